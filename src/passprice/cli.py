@@ -1614,8 +1614,8 @@ def price_command(
     _finite(data)
     # a lock whose recorded price this is not, and why
     moved = g.moved(root, kind, data, resolved, _stack_facts(expected))
-    relabels = g.relabels(root, resolved, named)  # a title, hypothetical mark, description the lock pinned (slip 43)
-    drifts = g.drifted(resolved, data, moved, _stack_facts(expected))  # a citation changed, no number moved (slip 43)
+    # a title, hypothetical mark, description the lock pinned; a citation changed, no number moved (slip 43)
+    relabels, drifts = g.since(root, resolved, named, data, moved, _stack_facts(expected))
     stale = _stale(resolved, data, expected)  # a derived fact it rests on whose inputs moved
     note = _routing_note(resolved, cost)
     reach = _ratio_reach(ctx, expected, resolved)
@@ -1686,8 +1686,8 @@ def best_command(
     _finite(data)
     # a best lock whose recorded price this is not, and why
     moved = g.moved(root, "best", data, resolved, _stack_facts(expected))
-    relabels = g.relabels(root, resolved, named)  # a title, hypothetical mark, description the lock pinned (slip 43)
-    drifts = g.drifted(resolved, data, moved, _stack_facts(expected))  # a citation changed, no number moved (slip 43)
+    # a title, hypothetical mark, description the lock pinned; a citation changed, no number moved (slip 43)
+    relabels, drifts = g.since(root, resolved, named, data, moved, _stack_facts(expected))
     stale = _stale(resolved, data, expected)  # a derived fact it rests on whose inputs moved
     note = _routing_note(resolved, cost)
     reach = _ratio_reach(ctx, expected, resolved)
@@ -1904,12 +1904,13 @@ def max_batch_command(
         _refuse(e)
     named = serving or (the_lock.info.serving if the_lock is not None else None)
     g, verdicts = _under_locks(root, named, resolved, lock_ref, no_lock)
+    relabels, drifts = g.since(root, resolved, named)  # said as price says them (slip 44)
     if as_json:
         data: dict[str, Any] = {"card": resolved.card.name, "checkpoint": resolved.spec.checkpoint, "max_batch": n}
         if under is not None:
             data.update({"stack": stack, "expected_max_batch": under, "reserved_bytes": reserved,
                          "stack_batches": list(held) if held is not None else None})
-        _echo_price_json({**_with_span(data, reach), "lock": g.to_json()})
+        _echo_price_json({**_with_span(data, reach), "lock": g.to_json(relabels=relabels, drifted=drifts)})
     else:
         click.echo(f"{resolved.spec.checkpoint} on {resolved.card.name}: at most {n:,} sequences a pass")
         if under is not None:
@@ -1922,7 +1923,7 @@ def max_batch_command(
             else:
                 click.echo("  its facts hold at no batch of this serving (range.rows): every price is refused")
             _span_text(reach, resolved.serving.batch)
-        click.echo(f"  lock  {g.line(verdicts, differs=g.differs(root, resolved))}")
+        click.echo(f"  lock  {g.line(verdicts, differs=g.differs(root, resolved), relabels=relabels, drifted=drifts)}")
 
 
 # --- locks -----------------------------------------------------------------------------------------------------------
@@ -3107,6 +3108,7 @@ def roofline_command(
     except ServingRefusal as e:
         _refuse(e)
     g, verdicts = _under_locks(root, serving, resolved, lock_ref, no_lock)
+    relabels, drifts = g.since(root, resolved, serving)  # said as price says them (slip 44)
     data = roofline_json(line)
     if under is not None:
         data["stack"] = under
@@ -3115,7 +3117,7 @@ def roofline_command(
     if plot_path is not None:
         draw(line, plot_path, force=force)
     if as_json:
-        _echo_json({**data, "lock": g.to_json()})
+        _echo_json({**data, "lock": g.to_json(relabels=relabels, drifted=drifts)})
     else:
         click.echo(roofline_text(line))
         if under is not None:
@@ -3123,7 +3125,8 @@ def roofline_command(
 
             click.echo(stack_lines_text(under))
             _span_text(reach, resolved.serving.batch)
-        click.echo(f"  lock: {g.line(verdicts, differs=g.differs(root, resolved))}")
+        said = g.line(verdicts, differs=g.differs(root, resolved), relabels=relabels, drifted=drifts)
+        click.echo(f"  lock: {said}")
     if plot_path is not None:
         click.echo(f"plot -> {shown_path(plot_path)}", err=True)
 
@@ -3315,6 +3318,8 @@ def simulate_command(
     except ServingRefusal as e:
         _refuse(e)
     g, verdicts = _under_locks(root, serving, resolved, lock_ref, no_lock, pricer.rests_on())
+    relabels, drifts = g.since(root, resolved, serving)  # said as price says them (slip 44)
+    lock_json = g.to_json(relabels=relabels, drifted=drifts)
     model = resolved.header.meta_int("context_length")
     if trace_path is not None:
         trace = read_trace(trace_path, pricer.limit, model)
@@ -3342,7 +3347,7 @@ def simulate_command(
     sim = Simulation(title, serving, trace.summary(), settings, pricer, tuple(outcomes))
     reach = _serving_span(root, the_stack, resolved)  # its decode pass against the stack's fitted span
     # The request records as a table of columns, which jsontext writes as json.dumps writes their dicts
-    data = {**_with_span(simulation_json(sim, with_requests=as_json, as_table=True), reach), "lock": g.to_json()}
+    data = {**_with_span(simulation_json(sim, with_requests=as_json, as_table=True), reach), "lock": lock_json}
     from passprice import jsontext  # json.dumps(data, indent=2)'s text, its request records column by column
 
     text = ""
@@ -3350,7 +3355,7 @@ def simulate_command(
         with contextlib.suppress(ValueError):  # a figure that is not finite: named below
             text = jsontext.dumps(data, allow_nan=False) + "\n"
         if not text:  # the records as dicts, for the line below
-            data = {**_with_span(simulation_json(sim), reach), "lock": g.to_json()}
+            data = {**_with_span(simulation_json(sim), reach), "lock": lock_json}
     if not text:  # the text shows the same figures: a TTFT of `inf s` is no latency
         _finite(data)  # the line naming the figure (encoding a --json document checked it already)
         text = jsontext.dumps(data) + "\n" if as_json else ""
@@ -3363,7 +3368,7 @@ def simulate_command(
         span = "" if reach is None else (f"  fitted span {reach.line()} (the serving's decode pass, batch "
                                          f"{resolved.serving.batch:,})\n")
         text = (f"{simulation_text(sim)}\n{span}  lock        "
-                f"{g.line(verdicts, differs=g.differs(root, resolved))}\n")
+                f"{g.line(verdicts, differs=g.differs(root, resolved), relabels=relabels, drifted=drifts)}\n")
     if output is None:
         click.echo(text, nl=False)
     else:

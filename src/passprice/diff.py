@@ -2300,7 +2300,10 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
             # What the lock pins besides facts (its card's title and hypothetical, its serving's description): a
             # change moves no number, yet check --frozen fails on it until re-pinned (slip round 42).
             drifted += relabelled_pins(head, new, by_file.get(("card", lock.card)), after.spec,
-                                       by_file.get(("stack", lock.stack.name)) if lock.stack is not None else None)
+                                       by_file.get(("stack", lock.stack.name)) if lock.stack is not None else None,
+                                       {k: by_file.get((k, pin.name)) for k, pin in (("routing", new.routing),
+                                                                                     ("draft", new.draft))
+                                        if pin is not None})
             drifted += header_repinned(new, entries.get(new.checkpoint_pin.name), after.checkpoint)
         if lock.stack is not None and status != "removed":
             # A stack's fit re-run on HEAD (check's re-fit): a routing record, card or checkpoint its runs price
@@ -2685,8 +2688,23 @@ class Diff:
     @property
     def unaffected(self) -> tuple[LockImpact, ...]:
         """The locks the change leaves as they were: same price, same floors, same inputs (the pricing model
-        aside, when it prices them the same)."""
-        return tuple(lock for lock in self.reviews if not lock.affected)
+        aside, when it prices them the same), and no source whose document changed under their price
+        (:attr:`on_changed_sources`)."""
+        resting = set(self.resting_on_sources())
+        return tuple(lock for lock in self.reviews if not lock.affected and lock.name not in resting)
+
+    @property
+    def on_changed_sources(self) -> tuple[LockImpact, ...]:
+        """The locks not affected otherwise whose recorded price rests on a source whose document changed
+        (:attr:`sources`, each's ``locks``): to verify, so not counted unaffected. Slip round 44: a source's
+        document changed read "no lock affected; 8 locks unaffected" while its to-verify line named 4 locked
+        prices resting on it."""
+        resting = set(self.resting_on_sources())
+        return tuple(lock for lock in self.reviews if not lock.affected and lock.name in resting)
+
+    def resting_on_sources(self) -> tuple[str, ...]:
+        """The names of the locks whose recorded price rests on a source whose document changed, each once."""
+        return tuple(dict.fromkeys(lock for s in self.sources for lock in s.locks))
 
     @property
     def fact_changes(self) -> tuple[tuple[FileChange, FactChange], ...]:
@@ -3026,6 +3044,9 @@ class Diff:
             parts.append(self.check_line())
         if self.head_warnings:
             parts.append(f"{_n(len(self.head_warnings) + self.head_warnings_left_out, 'warning')} of check on HEAD")
+        if self.on_changed_sources:
+            n = len(self.on_changed_sources)
+            parts.append(f"{_n(n, 'lock')} resting on a source whose document changed, to verify")
         if self.unaffected:
             parts.append(f"{_n(len(self.unaffected), 'lock')} unaffected")
         if self.unlocked or self.unlocked_left_out:
@@ -3075,6 +3096,7 @@ class Diff:
             "files": [f.to_json(errors.get(f.path)) for f in self.files],
             "locks": [lock.to_json() for lock in self.locks],
             "unaffected": [lock.name for lock in self.unaffected],
+            "on_changed_sources": [lock.name for lock in self.on_changed_sources],
             "unlocked": [m.to_json() for m in self.unlocked],
             "unlocked_left_out": self.unlocked_left_out,
             "code_changed": list(self.code_files),
@@ -3373,12 +3395,16 @@ def _pinning(side: Side, card: str) -> list[str]:
 
 
 def relabelled_pins(
-    head: Side, lock: Lock, card: FileChange | None, spec: Mapping[str, Any] | None, stack: FileChange | None = None
+    head: Side, lock: Lock, card: FileChange | None, spec: Mapping[str, Any] | None, stack: FileChange | None = None,
+    records: Mapping[str, FileChange | None] | None = None,
 ) -> list[str]:
     """The keys ``lock`` (as HEAD has it) pins besides facts that HEAD's files no longer hold as pinned:
     ``card.title`` and ``card.hypothetical`` when HEAD's card file ``card`` (changed) holds another title or mark,
     ``serving.description`` when HEAD's completed serving ``spec`` (its document) describes it otherwise,
-    ``stack.S.title`` when HEAD's stack file ``stack`` (changed) holds another title. The review
+    ``stack.S.title`` when HEAD's stack file ``stack`` (changed) holds another title, ``routing.title``/``note``
+    and ``draft.title``/``note`` when HEAD's routing record or drafting method file (``records``, by ``routing``
+    and ``draft``: changed) holds another title or note than the lock's ``[routing]``/``[draft]`` (slip round 44;
+    a lock without them pins neither). The review
     lists them with the facts a lock pins as before the change (:attr:`LockImpact.drifted`): ``check --frozen``
     fails on each (:func:`passprice.reproduce.relabelled`). Raises nothing: a file that does not read is named
     elsewhere."""
@@ -3402,6 +3428,18 @@ def relabelled_pins(
             title = lock.stack.title
         if title != lock.stack.title:
             out.append(f"stack.{lock.stack.name}.title")
+    for kind, f in (records or {}).items():
+        pin = lock.routing if kind == "routing" else lock.draft
+        if f is None or pin is None or f.status != "changed" or not {"name", "note"} & set(f.meta):
+            continue
+        try:
+            document = tomllib.loads(head.files[f.path].decode("utf-8"))
+            table = document.get("routing" if kind == "routing" else "method", {})
+            title, note = str(table.get("name", f.name)), table.get("note")
+        except (KeyError, UnicodeDecodeError, tomllib.TOMLDecodeError, AttributeError):
+            continue
+        out += [f"{kind}.{key}" for key, was, now in (("title", pin.title, title), ("note", pin.note, note))
+                if was != now]
     return out
 
 
@@ -3417,6 +3455,18 @@ def header_repinned(lock: Lock, entry: FileChange | None, content: str | None) -
     claims = entry.claims[1]
     stated = claims.get("header.sha256") if claims is not None else None
     return ["checkpoint.sha256"] if stated is not None and stated != lock.checkpoint_sha256 else []
+
+
+def _pins_record(side: Side, lock: str, kind: str, today: tuple[str, Any]) -> bool:
+    """Whether ``side``'s lock file ``locks/LOCK.lock.toml`` pins its routing record's (``kind`` ``routing``) or
+    drafting method's (``draft``) title and note (a ``[routing]``/``[draft]`` table, slip round 44) otherwise than
+    ``today`` (the record's title and note on that side): ``check --frozen`` fails it until re-pinned. Raises
+    nothing."""
+    try:
+        table = tomllib.loads(side.files[f"locks/{lock}.lock.toml"].decode("utf-8")).get(kind)
+    except (KeyError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return False
+    return isinstance(table, dict) and (table.get("title"), table.get("note")) != today
 
 
 def _pricing_with(side: Side, kind: str, name: str) -> list[str]:
@@ -3458,6 +3508,7 @@ def relabelled_records(base: Side, head: Side, files: Sequence[FileChange]) -> d
             after = tomllib.loads(head.files[f.path].decode("utf-8")).get(table, {})
             was, now = str(before.get("name", f.name)), str(after.get("name", f.name))
             renoted = before.get("note") != after.get("note")
+            note = after.get("note")
         except (KeyError, UnicodeDecodeError, tomllib.TOMLDecodeError, AttributeError):
             continue
         locks = _pricing_with(head, f.kind, f.name)
@@ -3469,7 +3520,10 @@ def relabelled_records(base: Side, head: Side, files: Sequence[FileChange]) -> d
             asks.append(f"{what} {spelled(f.name)} is retitled {escaped(repr(was))} → {escaped(repr(now))}")
         if renoted:
             asks.append(f"{what} {spelled(f.name)}'s note changed")
-        out[f.path] = (f"{'; '.join(asks)}: does it still describe what the locked prices rest on (no lock pins it; "
+        pins = [n for n in locks if _pins_record(head, n, f.kind, (now, note))]
+        pinned = (f"{', '.join(spelled(n) for n in pins)} pin{'s' if len(pins) == 1 else ''} it as before the "
+                  "change: re-pin (passprice lock --update)" if pins else "no lock pins it")
+        out[f.path] = (f"{'; '.join(asks)}: does it still describe what the locked prices rest on ({pinned}; "
                        f"{'a price prints the note, ' if f.kind == 'routing' else ''}audit shows it)?; "
                        f"{_n(len(locks), 'lock')} price{'s' if len(locks) == 1 else ''} with it: "
                        f"{', '.join(spelled(n) for n in locks)}")
@@ -4885,6 +4939,10 @@ def diff_text(d: Diff) -> str:
     if d.cited:
         lines += ["", "sources the added and changed facts cite"]
         lines += [f"  {source_id}: {line}" if source_id != "…" else f"  {line}" for source_id, line in d.cited.items()]
+    if d.on_changed_sources:
+        lines.append("")
+        lines.append(f"{_n(len(d.on_changed_sources), 'lock')} resting on a source whose document changed, to verify "
+                     f"(sources below): {', '.join(lock.name for lock in d.on_changed_sources)}")
     if d.unaffected:
         lines.append("")
         lines.append(f"{_n(len(d.unaffected), 'lock')} unaffected: {', '.join(lock.name for lock in d.unaffected)}")
@@ -5411,6 +5469,10 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
         from passprice.unlocked import markdown_lines
 
         out += markdown_lines(d.unlocked, d.unlocked_left_out)
+    if d.on_changed_sources:
+        names = ", ".join(markdown_code(x.name) for x in d.on_changed_sources)
+        out += ["", f"⚠️ {_n(len(d.on_changed_sources), 'lock')} resting on a source whose document changed, to verify "
+                f"(sources below): {names}"]
     if d.unaffected:
         names = ", ".join(markdown_code(x.name) for x in d.unaffected)
         out += ["", f"{_n(len(d.unaffected), 'lock')} unaffected: {names}"]

@@ -32,6 +32,8 @@ class DraftMethod:
     acceptance: tuple[Fact, ...]
     kind: str | None = None
     checkpoints: tuple[str, ...] = ()
+    #: The method's ``note`` (``None``: it has none); a lock pins it with the title (slip round 44).
+    note: str | None = None
 
     def facts(self) -> dict[str, Fact]:
         """The method's facts by their path in its file: ``acceptance.1`` …"""
@@ -54,7 +56,8 @@ def method_from_document(name: str, document: Mapping[str, Any], source: str) ->
         )
     facts = tuple(Fact.from_entry(table[str(i)], f"{source}: acceptance.{i}") for i in numbers)
     meta = document["method"]
-    return DraftMethod(name, str(meta.get("name", name)), facts, meta.get("kind"), tuple(meta.get("checkpoints", ())))
+    return DraftMethod(name, str(meta.get("name", name)), facts, meta.get("kind"), tuple(meta.get("checkpoints", ())),
+                       meta.get("note"))
 
 
 def draft_path(root: Root, ref: str) -> Path:

@@ -487,8 +487,14 @@ class Guard:
             own = serving is not None and lock.info.serving == serving
             described = own and resolved.spec.description != lock.spec.description
             resha = lock.checkpoint_pin.content is not None and resolved.header.sha256 != lock.checkpoint_sha256
+            routing, method = resolved.serving.routing, resolved.method
+            relabelled_record = any(
+                pin is not None and record is not None and record.name == pin.name
+                and (record.title, record.note) != (pin.title, pin.note)
+                for pin, record in ((lock.routing, routing), (lock.draft, method))
+            )
             if card.title == lock.card_title and card.hypothetical == lock.card_hypothetical and not described \
-                    and not resha:
+                    and not resha and not relabelled_record:
                 continue  # the common case imports nothing more (a warm price stays light)
             from passprice.locks import portable_spec
             from passprice.pins import checkpoint_digest
@@ -497,12 +503,26 @@ class Guard:
             sha256 = None
             if resha and checkpoint_digest(resolved.header) == lock.checkpoint_pin.content:
                 sha256 = resolved.header.sha256
-            lines = relabelled(lock, card, portable_spec(resolved.spec, root) if own else None, None, sha256)
+            lines = relabelled(lock, card, portable_spec(resolved.spec, root) if own else None, None, sha256, routing,
+                               method)
             out += [f"{lock.name}: {r}" if len(self.locks) > 1 else r for r in lines]
         return tuple(dict.fromkeys(out))
 
+    def since(
+        self, root: Root, resolved: Resolved, serving: str | None = None, price: Mapping[str, Any] | None = None,
+        moved: Iterable[PriceMoved] = (), stack_facts: Mapping[str, Fact] | None = None,
+    ) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """What changed since each applied lock that moves no number, as every command priced under a lock says it
+        (``price``, ``best``, ``roofline``, ``simulate``, ``max-batch``, ``sweep``; slip round 44: the last four said
+        neither): :meth:`relabels` (of the registered ``serving`` priced) and :meth:`drifted` (of the ``price``
+        shown, its ``--json`` object; ``None`` for a command whose figures are no lock's price: then the facts each
+        lock's recorded price rests on), for :meth:`line`'s ``relabels`` and ``drifted`` and :meth:`to_json`.
+        Raises nothing."""
+        moved = tuple(moved)
+        return self.relabels(root, resolved, serving), self.drifted(resolved, price, moved, stack_facts)
+
     def drifted(
-        self, resolved: Resolved, price: Mapping[str, Any], moved: Iterable[PriceMoved] = (),
+        self, resolved: Resolved, price: Mapping[str, Any] | None, moved: Iterable[PriceMoved] = (),
         stack_facts: Mapping[str, Fact] | None = None,
     ) -> tuple[str, ...]:
         """What drifted since each applied lock whose recorded price today's ``price`` (its ``--json`` object) still
@@ -511,18 +531,23 @@ class Guard:
         changed, ``memory.bandwidth: 4.8 TB/s (published) → 4.8 TB/s (published) (citation or note changed)``),
         prefixed ``L: `` when more than one lock applies; each line once. ``check --frozen`` fails on each and the
         review asks it, yet ``price --lock`` said "floors hold, and the price is the one L records" alone (slip
-        round 43). A lock of another card says nothing here. Raises nothing."""
+        round 43). A lock of another card says nothing here. ``price`` ``None`` (a command whose figures are no
+        lock's price: roofline, simulate, max-batch, sweep): the facts each lock's recorded price rests on are
+        compared. Raises nothing."""
         movers = {m.lock for m in moved}
-        read = dict(price.get("rests_on", {}))
-        expected = price.get("expected")
-        if isinstance(expected, Mapping):
-            read.update(expected.get("rests_on", {}))
+        shown: dict[str, Any] = {}
+        if price is not None:
+            shown.update(price.get("rests_on", {}))
+            expected = price.get("expected")
+            if isinstance(expected, Mapping):
+                shown.update(expected.get("rests_on", {}))
         today = dict(resolved.facts())
         today.update(stack_facts or {})
         out: list[str] = []
         for lock, _ in self.locks:
             if lock.name in movers or lock.card != resolved.card.name:
                 continue
+            read = shown if price is not None else dict.fromkeys(lock.rests_on)
             if all(p not in lock.facts or (p in today and _same_fact(today[p], lock.facts[p])) for p in read):
                 continue  # nothing pinned differs: the common case imports nothing more (a warm price stays light)
             from passprice.reproduce import drift
@@ -938,5 +963,7 @@ def sweep_under(
             swept = resolved if max_tpot is None else attrs.evolve(
                 resolved, spec=attrs.evolve(resolved.spec, max_tpot=max_tpot)
             )
-            lines.append(f"{name}: {g.line(verdicts, differs=g.differs(root, swept))}{tail}")
+            relabels, drifts = g.since(root, resolved, name)  # said as price says them (slip round 44)
+            said = g.line(verdicts, differs=g.differs(root, swept), relabels=relabels, drifted=drifts)
+            lines.append(f"{name}: {said}{tail}")
     return lines

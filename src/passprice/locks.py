@@ -309,6 +309,19 @@ class CardPin:
 
 
 @attrs.frozen
+class RecordPin:
+    """The ``[routing]`` or ``[draft]`` table (slip round 44): the routing record's or drafting method's registry
+    ``name``, its ``title`` (the record's own ``name`` key) and ``note`` (``None`` when it has none). Neither moves a
+    number, yet a price prints a routing record's note and ``audit`` both: a lock pins them as it pins a card's title,
+    so a retitle or a rewritten note is said as relabelled (:func:`passprice.reproduce.relabelled`). A lock written
+    before this table pins neither (absent: not pinned, said nowhere)."""
+
+    name: str
+    title: str
+    note: str | None = None
+
+
+@attrs.frozen
 class StackPin:
     """The ``[stack]`` table of a lock made under a serving stack (issue 14): its ``name``, where its matrix kernels
     run (``integer_matrices``, ``float_matrices``) and its ``title``; its facts are pinned under ``stack.``."""
@@ -338,6 +351,10 @@ class Lock:
     price: Mapping[str, Any]
     source: str = attrs.field(default="", eq=False)
     stack: StackPin | None = None
+    #: The routing record's and drafting method's title and note as priced (:class:`RecordPin`; ``None``: the price
+    #: names none, or the lock was written before slip round 44 and pins neither).
+    routing: RecordPin | None = None
+    draft: RecordPin | None = None
 
     @property
     def name(self) -> str:
@@ -463,7 +480,7 @@ def older_format(lock: Lock, where: str | None = None) -> str | None:
 
 
 #: The tables of a lock structured and unstructured field for field (fields at their default left out).
-_PLAIN_TABLES = (LockInfo, CheckpointPin, CardPin, Policy, StackPin)
+_PLAIN_TABLES = (LockInfo, CheckpointPin, CardPin, Policy, StackPin, RecordPin)
 
 
 @functools.cache
@@ -489,6 +506,7 @@ def converter() -> cattrs.Converter:
         lambda t: make_dict_unstructure_fn(
             Lock, c, info=override(rename="lock"), checkpoint_pin=override(rename="checkpoint"),
             card_pin=override(rename="card"), source=override(omit=True), stack=override(omit_if_default=True),
+            routing=override(omit_if_default=True), draft=override(omit_if_default=True),
         ),
     )
     c.register_structure_hook_factory(
@@ -870,7 +888,29 @@ def make_lock(
         facts=facts,
         price=price,
         stack=pin,
+        routing=routing_pin(resolved, facts),
+        draft=draft_pin(resolved),
     )
+
+
+def routing_pin(resolved: Resolved, facts: Mapping[str, Fact] | None = None) -> RecordPin | None:
+    """The ``[routing]`` table of a lock of ``resolved``: the routing record's name, title and note, where the lock
+    pins its ``routing.*`` figures (``facts``: the lock's; default ``resolved.facts()``), else ``None``. Raises
+    nothing."""
+    routing = resolved.serving.routing
+    pinned = resolved.facts() if facts is None else facts
+    if routing is None or not any(p.startswith("routing.") for p in pinned):
+        return None
+    return RecordPin(routing.name, routing.title, routing.note)
+
+
+def draft_pin(resolved: Resolved) -> RecordPin | None:
+    """The ``[draft]`` table of a lock of ``resolved``: the drafting method's name, title and note (``None`` when
+    the serving drafts with no registered method). Raises nothing."""
+    method = resolved.method
+    if method is None:
+        return None
+    return RecordPin(method.name, method.title, method.note)
 
 
 # --- finding locks ---------------------------------------------------------------------------------------------------

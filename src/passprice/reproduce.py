@@ -39,6 +39,8 @@ from passprice.servings import Resolved, ServingSpec, load_spec, resolve, spec_t
 
 if TYPE_CHECKING:
     from passprice.cards import Card
+    from passprice.drafts import DraftMethod
+    from passprice.routing import Routing
     from passprice.stacks import Stack
 
 
@@ -404,8 +406,20 @@ class Today:
     relabelled: tuple[str, ...] = ()
 
 
+def changed_span(old: str, new: str) -> str:
+    """The span where ``old`` and ``new`` differ, with 20 characters either side of it: ``…like a [Qwen3.5-27B →
+    Qwen3.6-27B] hybrid (synth…``; ``[ → text]`` where one is empty. Raises nothing."""
+    n = min(len(old), len(new))
+    a = next((i for i in range(n) if old[i] != new[i]), n)
+    b = next((i for i in range(n - a) if old[-1 - i] != new[-1 - i]), n - a)
+    tail = old[len(old) - b:]
+    return (f"{'…' if a > 20 else ''}{old[max(a - 20, 0):a]}[{old[a:len(old) - b]} → {new[a:len(new) - b]}]"
+            f"{tail[:20]}{'…' if b > 20 else ''}")
+
+
 def relabelled(
-    lock: Lock, card: Card, spec: ServingSpec | None = None, stack: Stack | None = None, sha256: str | None = None
+    lock: Lock, card: Card, spec: ServingSpec | None = None, stack: Stack | None = None, sha256: str | None = None,
+    routing: Routing | None = None, method: DraftMethod | None = None,
 ) -> tuple[str, ...]:
     """What ``lock`` pins of its card, serving and stack besides facts and priced fields that today's ``card``
     (the same registry card), completed serving ``spec`` and ``stack`` differ in, one line each:
@@ -416,7 +430,12 @@ def relabelled(
     pinned the old; the content priced is as pinned)``. None of these moves a number (the price reads no title and no
     description; ``hypothetical`` marks what a price claims to be, a real product's or not), yet the lock pins each,
     and a change passed ``check``, ``check --frozen`` and ``reproduce`` silently (slip round 42: the H200 card marked
-    ``hypothetical = true``, its four locks read "drift: none"). Raises nothing."""
+    ``hypothetical = true``, its four locks read "drift: none"). Of a lock pinning its routing record's or drafting
+    method's title and note (``[routing]``, ``[draft]``: slip round 44), today's ``routing`` record and drafting
+    ``method`` of the same name: ``routing.title: 'A' → 'B' (the lock pinned the old)``, ``routing.note: …[x →
+    y]… (the lock pinned the old)``, ``draft.title``, ``draft.note`` (a price prints the routing note; a retitle
+    passed ``check``, ``reproduce`` and ``price --lock`` silently). A lock without those tables pins neither, and
+    nothing is said of them. Raises nothing."""
     out = []
     if card.title != lock.card_title:
         out.append(f"card.title: {lock.card_title!r} → {card.title!r} (the lock pinned the old)")
@@ -429,14 +448,15 @@ def relabelled(
         was, now = ("true" if v else "false" for v in (lock.card_hypothetical, card.hypothetical))
         out.append(f"card.hypothetical: {was} → {now} (the lock pinned {was}: {claim})")
     if spec is not None and spec.description != lock.spec.description:
-        old, new = lock.spec.description or "", spec.description or ""
-        n = min(len(old), len(new))
-        a = next((i for i in range(n) if old[i] != new[i]), n)
-        b = next((i for i in range(n - a) if old[-1 - i] != new[-1 - i]), n - a)
-        tail = old[len(old) - b:]
-        change = (f"{'…' if a > 20 else ''}{old[max(a - 20, 0):a]}[{old[a:len(old) - b]} → {new[a:len(new) - b]}]"
-                  f"{tail[:20]}{'…' if b > 20 else ''}")
+        change = changed_span(lock.spec.description or "", spec.description or "")
         out.append(f"serving.description: {change} (the lock pinned the old)")
+    for table, pin, record in (("routing", lock.routing, routing), ("draft", lock.draft, method)):
+        if pin is None or record is None or record.name != pin.name:
+            continue  # not pinned (a lock written before slip round 44), or another record: said as a serving change
+        if record.title != pin.title:
+            out.append(f"{table}.title: {pin.title!r} → {record.title!r} (the lock pinned the old)")
+        if record.note != pin.note:
+            out.append(f"{table}.note: {changed_span(pin.note or '', record.note or '')} (the lock pinned the old)")
     if sha256 is not None and lock.checkpoint_pin.content is not None and sha256 != lock.checkpoint_sha256:
         out.append(f"checkpoint.sha256: {lock.checkpoint_sha256[:10]}… → {sha256[:10]}… (the lock pinned the old; the "
                    "content priced is as pinned)")
@@ -524,8 +544,8 @@ def price_today(root: Root, lock: Lock) -> Today:
     facts = resolved.facts()
     content = checkpoint_digest(resolved.header) if lock.checkpoint_pin.content is not None else resolved.header.sha256
     same = content == (lock.checkpoint_pin.content or lock.checkpoint_sha256)  # else said as the content changed
-    relabels = relabelled(lock, resolved.card, completed, None, resolved.header.sha256 if same else None) \
-        if resolved.card.name == lock.card else ()
+    relabels = relabelled(lock, resolved.card, completed, None, resolved.header.sha256 if same else None,
+                          resolved.serving.routing, resolved.method) if resolved.card.name == lock.card else ()
     if named is not None and not gone:
         # The registered serving now names another card or checkpoint than its lock: ``price`` refuses it
         # (ServingChanged, enforce.guard), so today's price under the lock is that refusal, not a verdict (check
