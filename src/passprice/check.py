@@ -332,7 +332,7 @@ def _validate_folder(
         count += 1
         try:
             if kind == "card":  # as load_card reads it (kept by passprice.cache); its sources are reviewed later
-                from passprice.cards import read_card, shown_title, title_contradicts_mark
+                from passprice.cards import marked_title, read_card, title_contradicts_mark
 
                 card = read_card(root, path)
                 contradiction = title_contradicts_mark(card)
@@ -340,7 +340,7 @@ def _validate_folder(
                     warnings.append(f"{path}: {contradiction}")
                 # Compared as every table shows them: a real card titled "NVIDIA H200 SXM 141GB, hypothetical" and
                 # the H200 marked hypothetical read alike there, and passed (attack round 47).
-                shown = shown_title(card)
+                shown = marked_title(card)  # not shown_title's ", not marked hypothetical" (left26b)
                 first, first_title = titles.setdefault(title_key(shown), (path, card.title))
                 if first != path:
                     alike = title_key(first_title) == title_key(card.title)
