@@ -118,15 +118,16 @@ def test_an_added_routing_record_s_facts_are_counted_as_added_not_changed(tmp_pa
     (root / "sources" / "mixtral-of-experts-paper.toml").write_text(SOURCE, encoding="utf-8")
     (root / "facts" / "routing" / "mixtral-8x7b-pile.toml").write_text(ROUTING, encoding="utf-8")
     out = json.loads(invoke("diff", "main", "--json", root=root).stdout)
-    assert out["summary"].startswith("2 routing facts added in 1 new file; 1 source added; no lock affected"), (
-        out["summary"])
+    # Each added routing fact cites the paper's record the same change adds: asked as a changed fact is (left26b).
+    assert out["summary"].startswith("2 routing facts added in 1 new file, 2 to verify in their sources; 1 source "
+                                     "added; no lock affected"), out["summary"]
     card = root / "facts" / "cards" / "a40.toml"
     text = card.read_text(encoding="utf-8")
     assert 'locator = "' in text
     card.write_text(text.replace('locator = "', 'locator = "page 2; ', 1), encoding="utf-8")
     out = json.loads(invoke("diff", "main", "--json", root=root).stdout)
     assert out["summary"].startswith("1 fact changed in 1 file, 1 to verify in its source; 2 routing facts added in 1 "
-                                     "new file; 1 source added; "), out["summary"]
+                                     "new file, 2 to verify in their sources; 1 source added; "), out["summary"]
 
 
 # --- attack round 36's leftovers: a vendor written in another case, a thousand runs counted ----------------------

@@ -289,6 +289,11 @@ def test_7_a_page_or_table_number_is_no_figure_the_locator_quotes(registry: Path
     lines = md.splitlines()
     at = lines.index("- `acme_x1` `memory.bandwidth` (added) in `facts/cards/acme_x1.toml`")
     # its input counts "five" in words: no digit quoted, nothing held against it (README: a count is held against
-    # the bare numbers its locator quotes); a "Table 5: 7 stacks" would now be asked, 5 being the table's
-    assert lines[at + 1:at + 3] == ["  - **cite**: hbm3-stack-brief: page 4, table 2: 700 GB/s a stack at 5.6 Gb/s",
+    # the bare numbers its locator quotes); a "Table 5: 7 stacks" would now be asked, 5 being the table's. Asked
+    # only that its source is new (left26b: an added fact citing a source the same change adds is asked as a changed
+    # one is; this walkthrough's bandwidth read nothing to verify of it before).
+    assert lines[at + 1:at + 4] == ["  - **cite**: hbm3-stack-brief: page 4, table 2: 700 GB/s a stack at 5.6 Gb/s",
+                                    "  - ⚠️ **to verify**: its source hbm3-stack-brief is added by this same change: "
+                                    "the registry records nothing of it from before, so the change records nothing "
+                                    "independent of itself for 3.5 TB/s: read the document itself",
                                     "- `acme_x1` `on_chip.capacity` (added) in `facts/cards/acme_x1.toml`"]

@@ -149,10 +149,36 @@ def shown_title(card: Card) -> str:
     it when the card is marked ``hypothetical = true`` and its title does not say so already (a real card's file
     marked hypothetical in a pull request then reads so wherever it is priced, not only in ``check`` and the review:
     session 25). The title says so only in the word itself: ``Nonhypothetical 4090`` or ``H200 (hypotheticals)``
-    held the letters and was shown bare (attack round 47). Raises nothing."""
+    held the letters and was shown bare (attack round 47). A card not marked so whose title says it is shown with
+    ``, not marked hypothetical`` after it (:func:`title_contradicts_mark`). Raises nothing."""
+    if not card.hypothetical and says_hypothetical(card.title):
+        # Its title says made-up while it is priced, locked and reviewed as a real card: `RTX 4090 (Hypothetical)`
+        # read as a made-up card in every table (left26b). Shown as what it is priced as; check warns of it.
+        return f"{card.title}, not marked hypothetical"
+    return marked_title(card)
+
+
+def marked_title(card: Card) -> str:
+    """``card.title`` with ``, hypothetical`` after it when the card is marked ``hypothetical = true`` and its title
+    does not say so already: what ``check`` compares two cards' titles by (a real card titled ``NVIDIA H200 SXM
+    141GB, hypothetical`` reads as the H200 marked so: attack round 47), :func:`shown_title` without its ``, not
+    marked hypothetical``, which would tell such a copy from the card it mimics. Raises nothing."""
     if card.hypothetical and not says_hypothetical(card.title):
         return f"{card.title}, hypothetical"
     return card.title
+
+
+def title_contradicts_mark(card: Card) -> str | None:
+    """What is wrong when ``card``'s title says ``hypothetical`` (:func:`says_hypothetical`) and the card is not
+    marked ``hypothetical = true``: one line without the file's name (``check`` warns of it, the review asks it),
+    else ``None``. Such a card is priced, locked (``hypothetical`` false) and reviewed as a real card (no question of
+    its published figures, :func:`passprice.diff.hypothetical_claims`) while its title tells every reader it is
+    made up (left26b). Not an error: a card made real by removing the mark (a change the review asks, and a lock's
+    drift) keeps the exit status that change has. Raises nothing."""
+    if card.hypothetical or not says_hypothetical(card.title):
+        return None
+    return (f"card.name: {card.title!r} says hypothetical, but the card is not marked hypothetical = true: it is "
+            "priced, locked and reviewed as a real card; mark it hypothetical, or retitle it")
 
 
 def says_hypothetical(title: str) -> bool:

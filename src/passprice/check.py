@@ -306,8 +306,12 @@ def _runs_past_context(root: Root, runs: list[Run]) -> list[str]:
 
 
 def _validate_folder(
-    root: Root, folder: Path, kind: str, build: Callable[[str, dict[str, Any], str], object], suffix: str = ".toml"
+    root: Root, folder: Path, kind: str, build: Callable[[str, dict[str, Any], str], object], suffix: str = ".toml",
+    warnings: list[str] | None = None,
 ) -> tuple[int, list[str]]:
+    """How many files of ``kind`` ``folder`` holds, and the problem lines of those that do not read or validate;
+    ``warnings``, when given, gains the lines that do not fail the check (a card whose title says hypothetical and
+    is not marked so: :func:`passprice.cards.title_contradicts_mark`)."""
     problems: list[str] = []
     count = 0
     from passprice.registry import folder_problem
@@ -328,12 +332,15 @@ def _validate_folder(
         count += 1
         try:
             if kind == "card":  # as load_card reads it (kept by passprice.cache); its sources are reviewed later
-                from passprice.cards import read_card, shown_title
+                from passprice.cards import marked_title, read_card, title_contradicts_mark
 
                 card = read_card(root, path)
+                contradiction = title_contradicts_mark(card)
+                if contradiction is not None and warnings is not None:
+                    warnings.append(f"{path}: {contradiction}")
                 # Compared as every table shows them: a real card titled "NVIDIA H200 SXM 141GB, hypothetical" and
                 # the H200 marked hypothetical read alike there, and passed (attack round 47).
-                shown = shown_title(card)
+                shown = marked_title(card)  # not shown_title's ", not marked hypothetical" (left26b)
                 first, first_title = titles.setdefault(title_key(shown), (path, card.title))
                 if first != path:
                     alike = title_key(first_title) == title_key(card.title)
@@ -524,6 +531,7 @@ def _review_files(root: Root, documents: Callable[[str], str | None] | None = No
     run_ids: dict[str, str] = {}  # a run id names one run: given twice, calibrate and best refused while check passed
 
     all_runs: list[Run] = []
+    titles: list[str] = []  # cards whose title says hypothetical, not marked so: warnings (left26b)
 
     def measured(name: str, document: dict[str, Any], where: str) -> list[Run]:
         runs = require_inside_root(root, runs_of_document(name, document, where), where)
@@ -544,7 +552,7 @@ def _review_files(root: Root, documents: Callable[[str], str | None] | None = No
         (root.checkpoints, "checkpoint", lambda name, doc, src: None),
         (root.measurements, "measurement", measured),
     ):
-        n, found = _validate_folder(root, folder, kind, build)
+        n, found = _validate_folder(root, folder, kind, build, warnings=titles)
         kinds[f"{kind}s"] = n
         problems += found
         unreadable += found
@@ -570,6 +578,7 @@ def _review_files(root: Root, documents: Callable[[str], str | None] | None = No
     # (read_sources) for the same lines: 4,000 records, 8,000 schema.load calls.
     found, warnings = review(root, unreadable, documents)
     problems += found
+    warnings = [*titles, *warnings]
     from passprice.calibrate import review_stacks
 
     # stack facts read off measured runs: runs still there, fits re-run (issue 14); a broken fit is a bad file

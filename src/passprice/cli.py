@@ -663,8 +663,11 @@ def _root(ctx: click.Context) -> Any:
 def cli(ctx: click.Context, root: str | None, no_cache: bool) -> None:
     """Price one decode pass of an LLM on one accelerator card, from its GGUF header and the card's cited facts."""
     from passprice import cache, snapshot
+    from passprice.settings import require_settings
 
     cache.configure(enabled=not no_cache)
+    # A bound set badly in the environment is no file's problem: refused before the command prints a line (left26b).
+    require_settings()
     ctx.ensure_object(dict)
     ctx.obj["root"] = root
     if ctx.invoked_subcommand in _READING:  # one read of the registry: each file once, until the command ends

@@ -646,9 +646,9 @@ class FactChange:
     #: For an added fact, what a reviewer must verify of it (:func:`passprice.addedfacts.asked`: its citation names
     #: no registered source, or another fact records another figure at the place it cites); ``None``: nothing.
     asked: str | None = None
-    #: The sources a changed fact's new citation (its own, or a figure input's) names that the same change adds
-    #: (``sources/ID.toml`` on HEAD, not on BASE) and the old fact did not cite: nothing the registry recorded before
-    #: the change backs what it cites them for (:attr:`to_verify` says so).
+    #: The sources a changed or added fact's new citation (its own, or a figure input's) names that the same change
+    #: adds (``sources/ID.toml`` on HEAD, not on BASE) and the old fact (if any) did not cite: nothing the registry
+    #: recorded before the change backs what it cites them for (:attr:`to_verify` says so).
     fresh_sources: tuple[str, ...] = ()
 
     @property
@@ -692,12 +692,12 @@ class FactChange:
     @property
     def to_verify(self) -> str | None:
         """What a reviewer must check in the cited source for this change (:meth:`_to_verify`), and, for a changed
-        fact citing anew a source the same change adds (:attr:`fresh_sources`), that the change records nothing
+        or added fact citing anew a source the same change adds (:attr:`fresh_sources`), that the change records nothing
         independent of itself: slip round 38, the H200's ``memory.bandwidth`` moved 4.8 → 5.2 TB/s under a
         ``sources/h200-refresh-note.toml`` added by the same commit read only "the citation changed: does … state
         5.2 TB/s?", as if the record were evidence the registry held."""
         asks = self._to_verify()
-        if not self.fresh_sources or self.old is None or self.new is None:
+        if not self.fresh_sources or self.new is None:
             return asks
         names = ", ".join(self.fresh_sources)
         fresh = (f"{'its source' if len(self.fresh_sources) == 1 else 'its sources'} {names} "
@@ -2610,6 +2610,9 @@ class Diff:
     #: Each routing record or drafting method retitled or re-noted, by path: what to verify, naming HEAD's locks that
     #: price with it (:func:`relabelled_records`). Shown, never failed.
     relabelled_records: Mapping[str, str] = attrs.field(factory=dict)
+    #: Each card the change adds, retitles or unmarks whose HEAD title says hypothetical while it is not marked so, by
+    #: path: what to verify (:func:`titles_contradicting`). Shown, never failed.
+    title_contradicts: Mapping[str, str] = attrs.field(factory=dict)
 
     @property
     def entries_edited(self) -> tuple[str, ...]:
@@ -2979,6 +2982,8 @@ class Diff:
             parts.append(f"{_n(len(self.made_real), 'card')} no longer hypothetical, to verify")
         if self.relabelled:
             parts.append(f"{_n(len(self.relabelled), 'card')} retitled or made hypothetical, to verify")
+        if self.title_contradicts:
+            parts.append(f"{_n(len(self.title_contradicts), 'card')} titled hypothetical and not marked so, to verify")
         if self.hypothetical:
             parts.append(f"{_n(len(self.hypothetical), 'hypothetical card')} added with published or measured facts, "
                          "to verify")
@@ -3119,6 +3124,7 @@ class Diff:
             "hypothetical_claims": dict(self.hypothetical),
             "cited_sources": dict(self.cited),
             "relabelled_records": dict(self.relabelled_records),
+            "title_contradicts_mark": dict(self.title_contradicts),
             "pricing_model": {
                 "base": self.base_code.model if self.base_code else None,
                 "head": self.head_code.model if self.head_code else None,
@@ -3235,7 +3241,8 @@ def _compare(base: Side, head: Side) -> Diff:
                 added_records(head, files, recited), stack_spans(base, head, files),
                 {p: len(asks) for p, asks in recited.items()}, widened, lookalikes, made_real(base, head, files),
                 relabelled_cards(base, head, files), hypothetical_claims(head, files),
-                cited_sources(head, files, {s.id for s in sources}), relabelled_records(base, head, files))
+                cited_sources(head, files, {s.id for s in sources}), relabelled_records(base, head, files),
+                titles_contradicting(base, head, files))
 
 
 #: What a checkpoint entry edited under the same header sha256 asks (:attr:`Diff.entries_edited`).
@@ -3348,6 +3355,37 @@ def cited_sources(head: Side, files: Sequence[FileChange], shown: Iterable[str] 
 
 #: The provenances a card that does not exist cannot have of its own (:func:`hypothetical_claims`).
 _PRODUCT_PROVENANCES = (Provenance.PUBLISHED, Provenance.MEASURED)
+
+
+def titles_contradicting(base: Side, head: Side, files: Sequence[FileChange]) -> dict[str, str]:
+    """Each card ``files`` add or change whose HEAD title says hypothetical (:func:`passprice.cards.says_hypothetical`)
+    while HEAD does not mark it ``hypothetical = true``, and BASE did not hold that same contradiction, by path: what
+    the reviewer must verify. Left26b: ``RTX 4090 (Hypothetical)`` unmarked is priced, locked and reviewed as a real
+    card (no question of its published figures, :func:`hypothetical_claims`) while every table's title calls it
+    made up. A file that does not parse on HEAD is left to the review's errors."""
+    from passprice.cards import says_hypothetical
+
+    def contradiction(side: Side, path: str) -> str | None:
+        try:
+            card = tomllib.loads(side.files[path].decode("utf-8")).get("card", {})
+        except (KeyError, UnicodeDecodeError, tomllib.TOMLDecodeError, AttributeError):
+            return None
+        title = card.get("name") if isinstance(card, dict) else None
+        if not isinstance(title, str) or card.get("hypothetical", False) is True or not says_hypothetical(title):
+            return None
+        return title
+
+    out: dict[str, str] = {}
+    for f in files:
+        if f.kind != "card" or f.status not in ("added", "changed"):
+            continue
+        title = contradiction(head, f.path)
+        if title is None or (f.status == "changed" and contradiction(base, f.path) == title):
+            continue
+        out[f.path] = (f"card {spelled(f.name)}'s title {escaped(repr(title))} says hypothetical, but it is not marked "
+                       "hypothetical = true: its prices read and lock as a real card's under a title that says it is "
+                       "made up; mark it hypothetical, or retitle it")
+    return out
 
 
 def hypothetical_claims(head: Side, files: Sequence[FileChange]) -> dict[str, str]:
@@ -3669,8 +3707,10 @@ def _cited(fact: Fact) -> set[str]:
 
 
 def _fresh_sources(base: Side, head: Side, files: tuple[FileChange, ...]) -> tuple[FileChange, ...]:
-    """``files`` with each changed fact's :attr:`FactChange.fresh_sources` set: the sources its new citation names
-    that ``head`` registers and ``base`` does not, and its old citation did not name."""
+    """``files`` with each changed or added fact's :attr:`FactChange.fresh_sources` set: the sources its new citation
+    names that ``head`` registers and ``base`` does not, and its old citation (a changed fact's) did not name. An
+    added fact is asked as a changed one is (left26b: walkthrough 30's new card, its bandwidth derived from a source
+    record the same pull request added, read nothing to verify of it)."""
     added = {file_kind(p)[1] for p in head.files if file_kind(p)[0] == "source" and p not in base.files}
     if not added:
         return files
@@ -3678,8 +3718,8 @@ def _fresh_sources(base: Side, head: Side, files: tuple[FileChange, ...]) -> tup
     for f in files:
         facts = []
         for c in f.facts:
-            if c.old is not None and c.new is not None:
-                fresh = tuple(sorted((_cited(c.new) - _cited(c.old)) & added))
+            if c.new is not None:  # an added fact too (left26b: a new card's bandwidth derived from a new record)
+                fresh = tuple(sorted((_cited(c.new) - (_cited(c.old) if c.old is not None else set())) & added))
                 if fresh:
                     c = attrs.evolve(c, fresh_sources=fresh)
             facts.append(c)
@@ -4805,6 +4845,8 @@ def diff_text(d: Diff) -> str:
             lines.append(f"  to verify: {d.made_real[f.path]}")
         if f.path in d.relabelled:
             lines.append(f"  to verify: {d.relabelled[f.path]}")
+        if f.path in d.title_contradicts:
+            lines.append(f"  to verify: {d.title_contradicts[f.path]}")
         if f.kind == "card" and f.path in d.added_records:
             lines.append(f"  {d.added_records[f.path]}")
         if f.path in d.hypothetical:
@@ -5211,7 +5253,7 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
         "⚠️" if d.weakened or d.loosened or d.removed or d.to_verify or d.drifting or d.sources or d.duplicates
         or d.head_warnings or d.install_files or d.runs_outside or d.runs_recited or d.widened or d.entries_edited
         or d.digests_dropped or d.lookalikes or d.by_header or d.made_real or d.relabelled or d.hypothetical
-        or d.relabelled_records else "✅"
+        or d.relabelled_records or d.title_contradicts else "✅"
     )
     out = [f"{mark} **passprice diff** {markdown_code(d.base.label)} → {markdown_code(d.head.label)}: {d.summary()}"]
     added_shown = _added_markdown(d)
@@ -5252,6 +5294,8 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
             *[f"- {markdown_code(f.name)} (added, {markdown_code(f.path)}): {added_shown[f.path]}"
               + (f" — ⚠️ **to verify**: {markdown_prose(d.hypothetical[f.path][:MAX_ADDED_DETAIL])}"
                  if f.path in d.hypothetical else "")
+              + (f" — ⚠️ **to verify**: {markdown_prose(d.title_contradicts[f.path][:MAX_ADDED_DETAIL])}"
+                 if f.path in d.title_contradicts else "")
               for f in d.files if f.kind == "card" and f.path in d.added_records],
         ]
     if d.spans:  # walkthrough 21: a re-fit's runs against the span they were measured in
@@ -5276,6 +5320,8 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
                 said += f" — ⚠️ **to verify**: {markdown_prose(d.made_real[f.path])}"
             if f.path in d.relabelled:
                 said += f" — ⚠️ **to verify**: {markdown_prose(d.relabelled[f.path])}"
+            if f.path in d.title_contradicts:
+                said += f" — ⚠️ **to verify**: {markdown_prose(d.title_contradicts[f.path][:MAX_ADDED_DETAIL])}"
             if f.path in d.relabelled_records:
                 said += f" — ⚠️ **to verify**: {markdown_prose(d.relabelled_records[f.path])}"
             if f.path in d.widened:
