@@ -155,12 +155,15 @@ def test_4_the_review_asks_a_routing_record_retitled_and_renoted_under_a_lock(re
     commit_all(path, "the routing record retitled")
     status, text, out = review(path)
     assert status == 0, text
+    # Since slip round 44 (re-locked in 5d82536) the lock pins the record's title and note: it is to re-pin.
     assert text.splitlines()[1] == ("no fact changed; 1 record retitled or re-noted under a locked price, to verify; "
-                                    "no lock affected; 8 locks unaffected")
+                                    "1 lock affected, 1 to re-pin (lock --update) for check --frozen; 7 locks "
+                                    "unaffected")
     said = ("routing record qwen3-30b-a3b-measured is retitled 'Qwen3-30B-A3B, measured skew (single-domain Python, "
             "~8k tokens)' → 'Qwen3-30B-A3B, measured skew (diverse prose)'; routing record qwen3-30b-a3b-measured's "
-            "note changed: does it still describe what the locked prices rest on (no lock pins it; a price prints the "
-            "note, audit shows it)?; 1 lock prices with it: qwen3-30b-a3b-h200")
+            "note changed: does it still describe what the locked prices rest on (qwen3-30b-a3b-h200 pins it as before "
+            "the change: re-pin (passprice lock --update); a price prints the note, audit shows it)?; 1 lock prices "
+            "with it: qwen3-30b-a3b-h200")
     assert f"  to verify: {said}" in text.splitlines()
     assert out["relabelled_records"] == {"facts/routing/qwen3-30b-a3b-measured.toml": said}
     markdown = invoke("diff", "main", "HEAD", "--format", "markdown", root=path).stdout

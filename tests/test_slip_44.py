@@ -123,8 +123,15 @@ def test_1_a_drafting_method_retitled_under_a_lock_is_said(tmp_path: Path) -> No
 
 
 def test_1_a_lock_made_before_pins_neither_and_says_nothing(tmp_path: Path) -> None:
-    # The shipped lock (no [routing] table until the lead re-locks it): as before, nothing is said of the record.
+    # A lock made before slip round 44 (no [routing] table: the shipped lock as it was until 5d82536, written again
+    # without it and digested as passprice writes a lock): as before, nothing is said of the record.
+    import attrs
+
+    from passprice.locks import lock_text, read_lock
+
     root = copy_root(tmp_path)
+    assert "\n[routing]\n" in (root / QWEN3).read_text(encoding="utf-8")  # the shipped lock pins it since 5d82536
+    (root / QWEN3).write_text(lock_text(attrs.evolve(read_lock(root / QWEN3), routing=None)), encoding="utf-8")
     assert "\n[routing]\n" not in (root / QWEN3).read_text(encoding="utf-8")
     relabel_routing(root)
     price = invoke("price", "--lock", str(root / QWEN3), root=root)
@@ -141,8 +148,8 @@ def test_1_a_lock_made_before_pins_neither_and_says_nothing(tmp_path: Path) -> N
 def test_1_the_review_names_the_lock_pinning_the_old_title(registry: Path) -> None:
     # Before: "[routing] changed: name, note; ... no lock affected" whichever lock priced with the record.
     path = branch(registry, "s44-base")
-    relock(path, "qwen3-30b-a3b-h200", QWEN3)
-    commit_all(path, "re-locked: the routing record pinned")
+    relock(path, "qwen3-30b-a3b-h200", QWEN3)  # the shipped lock pins the record since 5d82536: nothing to commit
+    assert "\n[routing]\n" in (path / QWEN3).read_text(encoding="utf-8") and not git(path, "status", "--porcelain")
     git(path, "checkout", "-q", "-b", "s44-relabelled")
     relabel_routing(path)
     commit_all(path, "the routing record retitled and re-noted")
