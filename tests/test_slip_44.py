@@ -241,3 +241,26 @@ def test_3_locks_resting_on_a_changed_source_are_not_counted_unaffected(registry
     markdown = invoke("diff", "main", "HEAD", "--format", "markdown", root=path).stdout
     assert "4 locks resting on a source whose document changed, to verify (sources below): `qwen3-30b-a3b-h200`" \
         in markdown
+
+
+def test_2_speculate_under_a_lock_says_a_drafting_method_retitled(tmp_path: Path) -> None:
+    """``speculate`` under a lock said "floors hold …" alone after the drafting method the lock pins was retitled
+    (session 26: the last pricing command without slip 44's lines); it says it as ``price`` does. Its serving is
+    resolved without the draft (it varies the draft length itself), so today's acceptance facts are the method's: a
+    first wiring read the pinned ``draft.acceptance.1`` as "0.85 (estimated) → gone"."""
+    root = copy_root(tmp_path)
+    plain = invoke("speculate", "qwen35-27b-h200-mtp", "--tokens", "1,2", root=root)
+    assert plain.exit_code == 0, plain.output
+    assert "since the lock" not in plain.stdout  # unchanged: no false drift of the method's acceptance facts
+    method = root / MTP
+    method.write_text(method.read_text(encoding="utf-8").replace(f'name = "{METHOD}"', 'name = "Qwen3.5 MTP"', 1),
+                      encoding="utf-8")
+    said = f"draft.title: {METHOD!r} → 'Qwen3.5 MTP' (the lock pinned the old)"
+    result = invoke("speculate", "qwen35-27b-h200-mtp", "--tokens", "1,2", root=root)
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[-3] == ("  lock: under lock qwen35-27b-h200-mtp (locks/qwen35-27b-h200-mtp.lock.toml): floors hold, "
+                         "but the prices shown are NOT the locked ones; relabelled since the lock (below)")
+    assert lines[-1] == f"{PAD}relabelled since the lock: {said}"
+    out = json.loads(invoke("speculate", "qwen35-27b-h200-mtp", "--tokens", "1,2", "--json", root=root).stdout)
+    assert (out["lock"]["relabelled"], out["lock"]["drifted"]) == ([said], [])

@@ -3190,8 +3190,11 @@ def speculate_command(
         _refuse(e)
     stack_facts = the_stack.lock_facts() if the_stack is not None else None
     g, verdicts = _under_locks(root, serving, resolved, lock_ref, no_lock, stack_facts=stack_facts)
+    # said as price says them (slip 44; speculate since session 26), the method's acceptance facts today's
+    relabels, drifts = g.since(root, resolved, serving, stack_facts=stack_facts,
+                              method_facts={f"draft.{p}": f for p, f in method.facts().items()})
     reach = _serving_span(root, the_stack, resolved)
-    data = {**_with_span(speculation_json(result), reach), "lock": g.to_json()}
+    data = {**_with_span(speculation_json(result), reach), "lock": g.to_json(relabels=relabels, drifted=drifts)}
     if all(r.refusal is not None for r in result.rows):
         raise Refused(f"every draft length is refused: {_reasons([r.refusal for r in result.rows])}", data)
     if the_stack is not None and all(r.expected_refusal is not None for r in result.rows if r.refusal is None):
@@ -3206,7 +3209,8 @@ def speculate_command(
         click.echo(speculation_text(result, f"{serving or spec.checkpoint}: {resolved.spec.checkpoint} on "
                                     f"{resolved.card.name}"))
         _span_text(reach, resolved.serving.batch)
-        click.echo(f"  lock: {g.line(verdicts, differs=g.differs(root, resolved))}")
+        said = g.line(verdicts, differs=g.differs(root, resolved), relabels=relabels, drifted=drifts)
+        click.echo(f"  lock: {said}")
 
 
 @cli.command("simulate")

@@ -511,19 +511,22 @@ class Guard:
     def since(
         self, root: Root, resolved: Resolved, serving: str | None = None, price: Mapping[str, Any] | None = None,
         moved: Iterable[PriceMoved] = (), stack_facts: Mapping[str, Fact] | None = None,
+        method_facts: Mapping[str, Fact] | None = None,
     ) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """What changed since each applied lock that moves no number, as every command priced under a lock says it
         (``price``, ``best``, ``roofline``, ``simulate``, ``max-batch``, ``sweep``; slip round 44: the last four said
         neither): :meth:`relabels` (of the registered ``serving`` priced) and :meth:`drifted` (of the ``price``
         shown, its ``--json`` object; ``None`` for a command whose figures are no lock's price: then the facts each
         lock's recorded price rests on), for :meth:`line`'s ``relabels`` and ``drifted`` and :meth:`to_json`.
-        Raises nothing."""
+        ``method_facts``: the drafting method's facts by lock path (``draft.acceptance.i``) where ``resolved`` prices
+        without its draft (``speculate`` varies the draft length itself: without them a pinned acceptance read as
+        "→ gone", session 26). Raises nothing."""
         moved = tuple(moved)
-        return self.relabels(root, resolved, serving), self.drifted(resolved, price, moved, stack_facts)
+        return self.relabels(root, resolved, serving), self.drifted(resolved, price, moved, stack_facts, method_facts)
 
     def drifted(
         self, resolved: Resolved, price: Mapping[str, Any] | None, moved: Iterable[PriceMoved] = (),
-        stack_facts: Mapping[str, Fact] | None = None,
+        stack_facts: Mapping[str, Fact] | None = None, method_facts: Mapping[str, Fact] | None = None,
     ) -> tuple[str, ...]:
         """What drifted since each applied lock whose recorded price today's ``price`` (its ``--json`` object) still
         is (``moved`` lists those it is not, which say their drift themselves): each pinned fact the price rests on
@@ -542,6 +545,7 @@ class Guard:
             if isinstance(expected, Mapping):
                 shown.update(expected.get("rests_on", {}))
         today = dict(resolved.facts())
+        today.update(method_facts or {})
         today.update(stack_facts or {})
         out: list[str] = []
         for lock, _ in self.locks:
