@@ -197,6 +197,35 @@ class SourceSinceLock:
                 "message": self.line()}
 
 
+#: The line an audit of a lock gives when no commit of the registry holds the lock file as it is (walkthrough 31: a
+#: lock handed over outside git was audited with today's source records, "at:" and "read:", and nothing said so).
+UNCOMPARED = ("the source records above are today's: a lock pins each fact's source id and locator, not the record, "
+              "and no commit here holds this lock file to compare them with (a lock committed in a git registry is "
+              "compared)")
+
+
+def lock_committed(root: Root, lock_file: Any) -> bool:
+    """Whether ``lock_file`` is committed, unchanged since, in ``root``'s git work tree: the case in which
+    :func:`sources_since_lock` can compare the source records the lock's facts cite with their records at its commit
+    (``False`` for the embedded registry, a folder that is no git work tree, a lock file outside it, untracked or
+    changed since its commit, or git failing). Raises nothing."""
+    import subprocess
+    from pathlib import Path
+
+    from passprice.gitread import run_git
+
+    if root.embedded:
+        return False
+    try:
+        top = Path(run_git(root.path, ["rev-parse", "--show-toplevel"]).decode("utf-8", "surrogateescape").strip())
+        rel_lock = Path(lock_file).resolve().relative_to(top.resolve()).as_posix()
+        if run_git(top, ["status", "--porcelain", "--", rel_lock]).strip():
+            return False
+        return bool(run_git(top, ["log", "-1", "--format=%H", "--", rel_lock]).strip())
+    except (subprocess.SubprocessError, OSError, ValueError, InputError):
+        return False
+
+
 def sources_since_lock(root: Root, lock_file: Any, ids: Iterable[str]) -> tuple[SourceSinceLock, ...]:
     """Each source of ``ids`` (those the facts of a lock cite) whose record today differs from its record at the
     commit that last wrote ``lock_file`` (a path in ``root``'s git work tree): a field of :data:`DOCUMENT_FIELDS`,
