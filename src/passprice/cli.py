@@ -2302,11 +2302,10 @@ def audit_command(
     if subject.lock is not None and subject.reference is not None:
         # a lock pins source ids, not documents: a record changed since the lock was committed is said (session 24)
         from passprice.locks import lock_path
-        from passprice.sourcechange import lock_committed, sources_since_lock
+        from passprice.sourcechange import compared_since_lock
 
-        the_file = lock_path(root, subject.reference)
-        since = sources_since_lock(root, the_file, cited_ids)
-        compared = lock_committed(root, the_file)  # walkthrough 31: a lock handed over outside git
+        # walkthrough 31: a lock no commit holds (handed over outside git) is said to be audited on today's records
+        since, compared = compared_since_lock(root, lock_path(root, subject.reference), cited_ids)
     from passprice.sourcechange import UNCOMPARED
 
     uncompared = [] if compared else [f"  sources       {UNCOMPARED}"]
