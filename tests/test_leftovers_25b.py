@@ -191,7 +191,10 @@ def test_2_an_old_locks_audit_reads_its_sources_with_one_git(tmp_path: Path, mon
                                  ("qwen35-27b-h200-mtp", 5, "source qwen35-mtp-review: ")):
         now, now_count = audits(lock)
         with monkeypatch.context() as m:
-            m.setattr(passprice.sourcechange, "sources_since_lock", _old_sources_since_lock)
+            # the audit asks compared_since_lock (walkthrough 31: its sources and whether they were compared, from
+            # the same git calls); the old reading answers the sources, the lock being committed here
+            m.setattr(passprice.sourcechange, "compared_since_lock",
+                      lambda root, lock_file, ids: (_old_sources_since_lock(root, lock_file, ids), True))
             before, before_count = audits(lock)
         assert now == before  # text, JSON and markdown, stdout and stderr, byte for byte
         assert since in now[0][0]

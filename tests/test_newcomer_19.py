@@ -116,10 +116,12 @@ def test_audit_names_the_routing_record_its_file_and_note() -> None:
     markdown = invoke("audit", "qwen3-30b-a3b-h200", "--format", "markdown").stdout
     assert ("\n\nRouting record: qwen3-30b-a3b-measured — Qwen3-30B-A3B, measured skew (single-domain Python, \\~8k "
             "tokens) (facts/routing/qwen3-30b-a3b-measured.toml)\n- note: The source counts") in markdown
-    # A lock pins the record's facts, not its note: the note shown is today's record's, and says so.
+    # A lock written since slip round 44 pins the record's note in its [routing] table: the audit shows the pinned
+    # note and says so (walkthrough 31; a lock written before that table shows today's record's, "note (today's
+    # record)", tested in tests/test_newcomer_31.py).
     locked = invoke("audit", "locks/qwen3-30b-a3b-h200.lock.toml").stdout.splitlines()
     at = locked.index("routing record (how the mixture of experts' rows route: the routing.* facts above):")
-    assert locked[at + 2].startswith("  note (today's record): The source counts")
+    assert locked[at + 2].startswith("  note (as the lock pinned it): The source counts")
     assert "routing record" not in invoke("audit", "r1-qwen7b-h200").stdout
 
 

@@ -22,9 +22,11 @@ from passprice.serving import Draft, Serving, ServingBind, ServingCost, ServingR
 from passprice.tables import markdown_code, markdown_prose, markdown_table, markdown_text, text_table
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from passprice.derivations import Input
     from passprice.gguf_header import GGUFHeader
-    from passprice.locks import Lock, Policy
+    from passprice.locks import Lock, Policy, RecordPin
     from passprice.registry import Root
     from passprice.servings import Resolved
     from passprice.sources import Source
@@ -196,6 +198,8 @@ class RoutingShown:
     file: str | None
     note: str | None
     today: bool = False
+    #: The title and note are the ones a lock's ``[routing]`` or ``[draft]`` table pinned (walkthrough 31).
+    pinned: bool = False
 
     def describe(self) -> str:
         """``NAME — TITLE (FILE)``."""
@@ -206,7 +210,7 @@ class RoutingShown:
         """The note, labelled today's record's when the facts are pinned; ``None`` without one."""
         if not self.note:
             return None
-        label = "note (today's record)" if self.today else "note"
+        label = "note (today's record)" if self.today else "note (as the lock pinned it)" if self.pinned else "note"
         return f"{label}: {self.note}"
 
     def to_json(self) -> dict[str, Any]:
@@ -214,13 +218,20 @@ class RoutingShown:
         return {"record": self.name, "title": self.title, "file": self.file, "note": self.note}
 
 
-def routing_shown(root: Root, serving: Serving, pinned: bool = False) -> RoutingShown | None:
+def routing_shown(
+    root: Root, serving: Serving, pinned: bool = False, pin: RecordPin | None = None
+) -> RoutingShown | None:
     """The :class:`RoutingShown` of ``serving``'s routing record (``None`` without one): its file and note read
     from ``root`` when the registry holds the record (``pinned``: the serving is a lock's, whose routing carries its
-    pinned facts only, so the title and note are today's record's)."""
+    pinned facts only, so the title and note are today's record's, unless the lock's ``[routing]`` table ``pin``
+    records them: then they are the pinned ones, walkthrough 31)."""
     routing = serving.routing
     if routing is None:
         return None
+    if pin is not None:
+        where = root.routing / f"{routing.name}.toml"
+        file = f"facts/routing/{where.name}" if where.is_file() else None
+        return RoutingShown(routing.name, pin.title, file, pin.note, pinned=True)
     from passprice.errors import InputError
     from passprice.routing import load_routing
 
@@ -231,6 +242,37 @@ def routing_shown(root: Root, serving: Serving, pinned: bool = False) -> Routing
         return RoutingShown(routing.name, routing.title, None, routing.note)
     file = f"facts/routing/{path.name}" if path.is_file() else None
     return RoutingShown(routing.name, record.title, file, record.note, today=pinned)
+
+
+def draft_shown(
+    root: Root, serving: Serving, pin: RecordPin | None = None, pinned: bool = False
+) -> RoutingShown | None:
+    """The drafting method a speculative-decoding price rests on, as an audit names it (walkthrough 31: an audit
+    listed ``draft.acceptance.1`` and ``draft.acceptance.2`` with their citations but named neither the method nor
+    its file, and its ``note``, which ``qwen35-mtp-review`` cites for the placeholders, showed nowhere): the method's
+    registry ``name``, ``title``, ``file`` (registry-relative; ``None`` when the registry no longer holds it) and
+    ``note``, in the shape of a :class:`RoutingShown`. ``None`` without drafts. For a lock (``pinned``): the title
+    and note its ``[draft]`` table ``pin`` records, else (a lock written before that table) today's method's,
+    labelled so. Raises nothing."""
+    draft = serving.draft
+    if draft is None or draft.tokens <= 0 or draft.method is None:
+        return None
+    from passprice.drafts import draft_path, load_draft_method
+    from passprice.errors import InputError
+
+    try:
+        method = load_draft_method(root, draft.method)
+        path: Path | None = draft_path(root, draft.method)
+    except InputError:
+        method, path = None, None
+    file = None
+    if path is not None and path.is_file():
+        file = f"facts/drafts/{path.name}" if path.parent.resolve() == root.drafts.resolve() else str(path)
+    if pin is not None:
+        return RoutingShown(draft.method, pin.title, file, pin.note, pinned=True)
+    if method is None:
+        return RoutingShown(draft.method, draft.method, None, None)
+    return RoutingShown(draft.method, method.title, file, method.note, today=pinned)
 
 
 @attrs.frozen
@@ -347,6 +389,8 @@ class Subject:
     judged: frozenset[str] = frozenset()
     #: The routing record a mixture of experts' price rests on (:func:`routing_shown`), named with its note.
     routing: RoutingShown | None = None
+    #: The drafting method a speculative-decoding price rests on (:func:`draft_shown`), named with its note.
+    draft: RoutingShown | None = None
 
 
 def lock_subject(root: Root, target: str) -> Subject:
@@ -363,16 +407,17 @@ def lock_subject(root: Root, target: str) -> Subject:
     title = f"audit of lock {the_lock.name} (pinned facts): {the_lock.checkpoint} on {the_lock.card}"
     stack = the_lock.pinned_stack()
     serving = pinned_serving(the_lock)
-    routing = routing_shown(root, serving, pinned=True)
+    routing = routing_shown(root, serving, pinned=True, pin=the_lock.routing)
+    draft = draft_shown(root, serving, pin=the_lock.draft, pinned=True)
     if stack is None:
         return Subject(header, the_lock.pinned_card(), serving, the_lock.kind, the_lock.policy,
-                       the_lock.facts, title, the_lock, target, routing=routing)
+                       the_lock.facts, title, the_lock, target, routing=routing, draft=draft)
     # A lock made under a serving stack records its expected price beside the limit: the audit is of that price, on
     # the stack facts it pinned (walkthrough 11: the audit left them out and said the lock did not reproduce).
     title += f", expected under stack {stack.name} (pinned)"
     return Subject(header, the_lock.pinned_card(), serving, the_lock.kind, the_lock.policy,
                    the_lock.facts, title, the_lock, target, stack=stack, calibration=calibrated_on(root, stack),
-                   judged=frozenset(the_lock.rests_on), routing=routing)
+                   judged=frozenset(the_lock.rests_on), routing=routing, draft=draft)
 
 
 def serving_subject(root: Root, target: str | None, resolved: Resolved, stack: Stack | None = None) -> Subject:
@@ -395,12 +440,13 @@ def serving_subject(root: Root, target: str | None, resolved: Resolved, stack: S
     if stack is not None:
         facts.update(stack.lock_facts())
     routing = routing_shown(root, resolved.serving)
+    draft = draft_shown(root, resolved.serving)
     if stack is None:
         return Subject(resolved.header, resolved.card, resolved.serving, "price", under.policy(), facts, title,
-                       routing=routing)
+                       routing=routing, draft=draft)
     judged = frozenset(p for lock, _ in under.locks for p in lock.rests_on)
     return Subject(resolved.header, resolved.card, resolved.serving, "price", under.policy(), facts, title,
-                   stack=stack, calibration=calibrated_on(root, stack), judged=judged, routing=routing)
+                   stack=stack, calibration=calibrated_on(root, stack), judged=judged, routing=routing, draft=draft)
 
 
 @attrs.frozen
@@ -421,6 +467,8 @@ class Report:
         out: dict[str, Any] = {"title": self.subject.title}
         if self.subject.routing is not None and self.audit.cost.routed is not None:
             out["routing"] = self.subject.routing.to_json()
+        if self.subject.draft is not None:
+            out["draft"] = self.subject.draft.to_json()
         if self.subject.stack is not None:
             out["stack"] = self.subject.stack.name
             out["calibration"] = [c.to_json() for c in self.subject.calibration]
@@ -679,6 +727,7 @@ def audit_text(
     stale: Stale | None = None,
     calibration: tuple[Calibration, ...] = (),
     routing: RoutingShown | None = None,
+    draft: RoutingShown | None = None,
 ) -> str:
     """The audit for people: a table of the facts (binding ones marked ``*``, the weakest ``!``) with their floors and
     margins (a lock's, or the serving's locks') and elasticities; a line naming the ``stale`` derived facts it rests
@@ -737,6 +786,12 @@ def audit_text(
         note = routing.note_line()
         if note is not None:
             lines.append(f"  {note}")
+    if draft is not None:
+        lines += ["", "drafting method (how the drafts are accepted: the draft.acceptance.* facts above):",
+                  f"  {draft.describe()}"]
+        note = draft.note_line()
+        if note is not None:
+            lines.append(f"  {note}")
     if calibration:
         lines += ["", "calibrated on (the measured runs the stack's fitted facts were fitted to):"]
         for c in calibration:
@@ -767,6 +822,7 @@ def audit_markdown(
     stale: Stale | None = None,
     calibration: tuple[Calibration, ...] = (),
     routing: RoutingShown | None = None,
+    draft: RoutingShown | None = None,
 ) -> str:
     """The audit as a pull-request comment: a summary line, a table of the facts (value, provenance, floor and
     margin, elasticity, its ``term`` role: binds or weakest, source and locator), the sources, the ``routing``
@@ -806,6 +862,10 @@ def audit_markdown(
     if routing is not None and a.cost.routed is not None:
         note = routing.note_line()
         listing += (f"\n\nRouting record: {markdown_text(routing.describe())}"
+                    + (f"\n- {markdown_text(note)}" if note is not None else ""))
+    if draft is not None:
+        note = draft.note_line()
+        listing += (f"\n\nDrafting method: {markdown_text(draft.describe())}"
                     + (f"\n- {markdown_text(note)}" if note is not None else ""))
     if calibration:
         listing += "\n\nCalibrated on (the measured runs the stack's fitted facts were fitted to):\n" + "\n".join(

@@ -2298,28 +2298,37 @@ def audit_command(
     # each cited document's caveat, its source record's note (walkthrough 25)
     cited_ids = cited_sources(result)  # the facts' documents and those their derivations' figures cite
     since: tuple[Any, ...] = ()
+    compared = True  # whether a lock's source records could be compared with those at its commit
     if subject.lock is not None and subject.reference is not None:
         # a lock pins source ids, not documents: a record changed since the lock was committed is said (session 24)
         from passprice.locks import lock_path
-        from passprice.sourcechange import sources_since_lock
+        from passprice.sourcechange import compared_since_lock
 
-        since = sources_since_lock(root, lock_path(root, subject.reference), cited_ids)
+        # walkthrough 31: a lock no commit holds (handed over outside git) is said to be audited on today's records
+        since, compared = compared_since_lock(root, lock_path(root, subject.reference), cited_ids)
+    from passprice.sourcechange import UNCOMPARED
+
+    uncompared = [] if compared else [f"  sources       {UNCOMPARED}"]
     if fmt == "json":
         data = audit_json(result, report.extra(), stale, sources)
         data["sources"] = with_notes(data["sources"], sources)
-        extra = {"sources_since_lock": [s.to_json() for s in since]} if subject.lock is not None else {}
+        extra: dict[str, Any] = {}
+        if subject.lock is not None:
+            extra = {"sources_since_lock": [s.to_json() for s in since], "sources_compared": compared}
         _echo_price_json({**data, "checkpoint": cited.to_json(), **extra})
     elif fmt == "markdown":
         from passprice.tables import markdown_prose
 
-        click.echo(audit_markdown(result, title, sources, stale, calibration, subject.routing))
+        click.echo(audit_markdown(result, title, sources, stale, calibration, subject.routing, subject.draft))
         click.echo("\n".join(["", *notes_markdown(sources, cited_ids), "", *cited.markdown_lines(),
-                              *([""] + [f"- ⚠️ {markdown_prose(s.line())}" for s in since] if since else [])]))
+                              *([""] + [f"- ⚠️ {markdown_prose(s.line())}" for s in since] if since else []),
+                              *(["", f"- {markdown_prose(UNCOMPARED)}"] if uncompared else [])]))
     else:
-        click.echo(audit_text(result, title, sources, stale, calibration, subject.routing))
+        click.echo(audit_text(result, title, sources, stale, calibration, subject.routing, subject.draft))
         noted = notes_lines(sources, cited_ids)
         click.echo("\n".join([*(["", *noted] if noted else []), "", *cited.text_lines(),
-                              *(["", *(f"  since lock    {s.line()}" for s in since)] if since else [])]))
+                              *(["", *(f"  since lock    {s.line()}" for s in since)] if since else []),
+                              *(["", *uncompared] if uncompared else [])]))
     for s in since:
         click.echo(f"passprice: warning: {s.line()}", err=True)
     if report.warning and fmt != "json":

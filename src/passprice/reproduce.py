@@ -109,13 +109,63 @@ class Drift:
             from passprice.fits import runs_change
 
             runs = runs_change(self.pinned.derivation, self.today.derivation)
-            new += f" ({runs})" if runs is not None else " (citation or note changed)"
+            new += f" ({runs})" if runs is not None else f" ({rewrite_said(self.pinned, self.today)})"
         return f"{self.path}: {old} → {new}"
 
     def to_json(self) -> dict[str, Any]:
         """``{"field": path, "locked": {value, unit, base_value, provenance, cite, digest}, "now": … or None}``: the
         difference as a program reads it (:meth:`describe` is its line)."""
         return {"field": self.path, "locked": _fact_brief(self.pinned), "now": _fact_brief(self.today)}
+
+
+def rewritten_parts(pinned: Fact, today: Fact) -> tuple[str, ...]:
+    """What of a fact was rewritten between ``pinned`` and ``today`` besides its figure and provenance: any of
+    ``"citation"`` (source, locator or a first-format lock's cite), ``"note"`` and ``"derivation"``, in that order
+    (empty when none differs). A derivation compares by formula, digits and inputs taken by name, so the order its
+    inputs are written in (a lock writes them sorted) is no change. Raises nothing."""
+    out = []
+    if (pinned.source, pinned.locator, pinned.cite) != (today.source, today.locator, today.cite):
+        out.append("citation")
+    if pinned.note != today.note:
+        out.append("note")
+    if _derivation_key(pinned.derivation) != _derivation_key(today.derivation):
+        out.append("derivation")
+    return tuple(out)
+
+
+def _derivation_key(derivation: Any) -> Any:
+    """A derivation as compared by :func:`rewritten_parts`: its inputs by name, not in the order written."""
+    from passprice.derivations import Derivation
+
+    if isinstance(derivation, Derivation):
+        return (derivation.formula, derivation.digits, tuple(sorted((i.name, repr(i)) for i in derivation.inputs)))
+    return derivation
+
+
+def rewrite_said(pinned: Fact, today: Fact) -> str:
+    """The parenthesis :meth:`Drift.describe` gives a fact whose figure and provenance are the pinned ones:
+    ``citation or note changed`` when its citation or note was rewritten (its derivation too:
+    ``citation or note changed; derivation changed``), else what changed in its derivation alone (walkthrough 31: a
+    derivation given ``digits = 4``, figure and citation kept, read "citation or note changed"):
+    ``derivation changed: digits none → 4`` when only its digits moved, ``derivation changed`` otherwise. Raises
+    nothing."""
+    from passprice.derivations import Derivation
+
+    parts = rewritten_parts(pinned, today)
+    said = "citation or note changed" if {"citation", "note"} & set(parts) else ""
+    if "derivation" not in parts:
+        return said or "citation or note changed"
+    was, now = pinned.derivation, today.derivation
+    what = "derivation changed"
+    if (isinstance(was, Derivation) and isinstance(now, Derivation) and was.formula == now.formula
+            and _derivation_key(attrs.evolve(was, digits=now.digits)) == _derivation_key(now)):
+        def digits(d: int | None) -> str:
+            return "none" if d is None else str(d)
+
+        what += f": digits {digits(was.digits)} → {digits(now.digits)}"
+    elif was is None or now is None:
+        what += ": added" if was is None else ": removed"
+    return f"{said}; {what}" if said else what
 
 
 def _fact_brief(fact: Fact | None) -> dict[str, Any] | None:
@@ -1144,11 +1194,25 @@ def reproduction_text(
         same = [path for path, line in said if path in quiet and line == f"{path}: tokens/s unchanged"]
         lines += [f"    {line}" for path, line in said if path not in same]
         if len(same) > 1:
-            lines.append(f"    {', '.join(same)}: tokens/s unchanged (each its citation or note alone changed: "
+            kinds = rewrite_kinds(d for d in today.drift if d.path in same)
+            lines.append(f"    {', '.join(same)}: tokens/s unchanged (each its {kinds} alone changed: "
                          "the figure and provenance are the pinned ones)")
         elif same:
             lines.append(f"    {same[0]}: tokens/s unchanged")
     return "\n".join(lines)
+
+
+def rewrite_kinds(drift: Iterable[Drift]) -> str:
+    """What the facts of ``drift`` (each with its pinned figure and provenance) had rewritten, for the line that
+    names them together: ``citation or note`` when no derivation is among it, ``derivation`` when only
+    derivations are, else ``citation, note or derivation`` (walkthrough 31). Raises nothing."""
+    parts: set[str] = set()
+    for d in drift:
+        if d.today is not None:
+            parts.update(rewritten_parts(d.pinned, d.today))
+    if "derivation" not in parts:
+        return "citation or note"
+    return "derivation" if parts == {"derivation"} else "citation, note or derivation"
 
 
 def cited_only(drift: Iterable[Drift]) -> set[str]:

@@ -197,7 +197,21 @@ class SourceSinceLock:
                 "message": self.line()}
 
 
+#: The line an audit of a lock gives when no commit of the registry holds the lock file as it is (walkthrough 31: a
+#: lock handed over outside git was audited with today's source records, "at:" and "read:", and nothing said so).
+UNCOMPARED = ("the source records above are today's: a lock pins each fact's source id and locator, not the record, "
+              "and no commit here holds this lock file to compare them with (a lock committed in a git registry is "
+              "compared)")
+
+
 def sources_since_lock(root: Root, lock_file: Any, ids: Iterable[str]) -> tuple[SourceSinceLock, ...]:
+    """:func:`compared_since_lock`'s sources alone. Raises nothing."""
+    return compared_since_lock(root, lock_file, ids)[0]
+
+
+def compared_since_lock(
+    root: Root, lock_file: Any, ids: Iterable[str]
+) -> tuple[tuple[SourceSinceLock, ...], bool]:
     """Each source of ``ids`` (those the facts of a lock cite) whose record today differs from its record at the
     commit that last wrote ``lock_file`` (a path in ``root``'s git work tree): a field of :data:`DOCUMENT_FIELDS`,
     or the registry document it names (``source.path``) with other bytes. Read through git (:mod:`passprice.gitread`:
@@ -205,8 +219,11 @@ def sources_since_lock(root: Root, lock_file: Any, ids: Iterable[str]) -> tuple[
     :func:`passprice.gitread.read_named`). Nothing when the registry is no git work tree, the
     lock file is not committed or has uncommitted changes (then it was made on today's records), git fails, or a
     record did not read at that commit (it was added since: the lock's facts cited another record then, which the
-    lock's own pins show). Session 24: an audit of an old lock showed today's source document as its. Raises
-    nothing."""
+    lock's own pins show). Session 24: an audit of an old lock showed today's source document as its. With them,
+    whether the comparison was made: ``False`` when no commit holds the lock file as it is (the embedded registry, a
+    folder that is no git work tree, a lock file outside it, untracked or changed since its commit, git failing),
+    for the audit's line saying its source records are today's (walkthrough 31: a lock handed over outside git was
+    audited with today's records and nothing said so); the same git calls answer both. Raises nothing."""
     import subprocess
     import tomllib
     from pathlib import Path
@@ -215,17 +232,19 @@ def sources_since_lock(root: Root, lock_file: Any, ids: Iterable[str]) -> tuple[
     from passprice.schema import read_bytes
 
     ids = sorted(set(ids))
-    if not ids or root.embedded:
-        return ()
+    if root.embedded:
+        return (), False
     lock = Path(lock_file)
     try:
         top = Path(run_git(root.path, ["rev-parse", "--show-toplevel"]).decode("utf-8", "surrogateescape").strip())
         rel_lock = lock.resolve().relative_to(top.resolve()).as_posix()
         if run_git(top, ["status", "--porcelain", "--", rel_lock]).strip():
-            return ()  # changed since its commit: it was made on today's records
+            return (), False  # changed since its commit: it was made on today's records
         said = run_git(top, ["log", "-1", "--format=%H%x00%cI", "--", rel_lock]).decode("ascii", "replace").strip()
         if not said:
-            return ()
+            return (), False
+        if not ids:
+            return (), True
         commit, when = said.split("\0", 1)
         sources = root.path.resolve().relative_to(top.resolve()) / "sources"
         today = {source_id: now for source_id in ids if (now := _table(root, source_id)) is not None}
@@ -260,6 +279,6 @@ def sources_since_lock(root: Root, lock_file: Any, ids: Iterable[str]) -> tuple[
                     pass
             if changed:
                 out.append(SourceSinceLock(source_id, commit, when, tuple(changed)))
-        return tuple(out)
+        return tuple(out), True
     except (InputError, OSError, ValueError, subprocess.CalledProcessError):
-        return ()
+        return (), False
