@@ -1,0 +1,96 @@
+"""Issue 13's leftovers, session 27 (task left27): each item's reproducer, kept as a test asserting the exit status
+and the exact text.
+
+1. A checkpoint entry's tensor offsets (outside its content digest, no price resting on them) edited: the review says
+   so instead of nothing.
+2. A stack record's ``builds``/``runtime`` text is pinned by a lock as a routing record's title and note are.
+3. A date after the day it is checked (``9999-12-31``) is refused by name; the clock is injected.
+4. Ctrl-C in the first moments of a command: exit 130, no traceback.
+5. The markdown review puts the line on facts resting on a changed source in the source section.
+6. ``speculate`` under a lock says nothing of a draft it does not resolve its serving with.
+7. ``-o`` is relative to the working folder; a missing folder says which folder was looked for.
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+from pathlib import Path
+
+import pytest
+
+from cli_helpers import copy_root, invoke
+from passprice import schema
+
+RUNS = "registry/measurements/llamacpp-points.toml"
+SOURCE = "sources/nvidia-h200-datasheet.toml"
+#: The injected clock's day: the registry's latest date is a source retrieved on 2026-12-02.
+LAST_DAY = "2026-12-31"
+
+
+def _on(day: str) -> datetime.date:
+    return datetime.date.fromisoformat(day)
+
+
+# 3. A date after the day it is checked.
+
+
+def _run_dated(root: Path, date: str) -> None:
+    """The first run of llamacpp-points.toml dated ``date`` (it is "2023-12-22")."""
+    path = root / RUNS
+    text, count = re.subn(r'^date = "2023-12-22"$', f'date = "{date}"', path.read_text(encoding="utf-8"), count=1,
+                          flags=re.M)
+    assert count == 1
+    path.write_text(text, encoding="utf-8")
+
+
+def test_3_a_run_dated_9999_12_31_is_refused_by_name(tmp_path: Path) -> None:
+    root = copy_root(tmp_path)
+    _run_dated(root, "9999-12-31")
+    result = invoke("check", root=root)  # before: exit 0, the run read as measured on 9999-12-31
+    assert result.exit_code == 2
+    today = schema.TODAY().isoformat()
+    assert [line for line in result.stderr.splitlines() if "error" in line] == [
+        f"passprice: error: {RUNS}: run.0.date: '9999-12-31' is after today ({today} in UTC+14, the latest day "
+        "anywhere): a run or a source is dated on a day that has come"]
+
+
+@pytest.mark.parametrize(("date", "after"), [
+    ("2027-01-01", True), ("2027-01", True), ("2028", True),
+    ("2026-12-31", False), ("2026-12", False), ("2026", False), ("unknown", False),
+])  # fmt: skip
+def test_3_the_day_a_date_may_not_pass_is_the_clocks(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, date: str,
+                                                      after: bool) -> None:
+    monkeypatch.setattr(schema, "TODAY", lambda: _on(LAST_DAY))
+    root = copy_root(tmp_path)
+    _run_dated(root, date)
+    result = invoke("check", root=root)
+    if not after:
+        assert result.exit_code == 0, result.output
+        return
+    assert result.exit_code == 2
+    assert [line for line in result.stderr.splitlines() if "error" in line] == [
+        f"passprice: error: {RUNS}: run.0.date: {date!r} is after today (2026-12-31 in UTC+14, the latest day "
+        "anywhere): a run or a source is dated on a day that has come"]
+
+
+def test_3_a_source_retrieved_tomorrow_is_refused(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setattr(schema, "TODAY", lambda: _on(LAST_DAY))
+    root = copy_root(tmp_path)
+    path = root / SOURCE
+    text, count = re.subn(r'^retrieved = "[^"]*"$', 'retrieved = "2027-01-01"', path.read_text(encoding="utf-8"),
+                          count=1, flags=re.M)
+    assert count == 1
+    path.write_text(text, encoding="utf-8")
+    result = invoke("check", root=root)
+    assert result.exit_code == 2
+    # (A card citing the source then says the source does not validate, quoting this line, as for any bad source.)
+    assert [line for line in result.stderr.splitlines() if "error" in line][:1] == [
+        f"passprice: error: {SOURCE}: source.retrieved: '2027-01-01' is after today (2026-12-31 in UTC+14, the latest "
+        "day anywhere): a run or a source is dated on a day that has come"]
+
+
+def test_3_the_latest_day_is_today_in_utc_plus_14() -> None:
+    now = datetime.datetime.now(datetime.UTC)
+    assert schema.latest_day() in {(now + datetime.timedelta(hours=14)).date(),
+                                   (now + datetime.timedelta(hours=14, minutes=1)).date()}
