@@ -94,3 +94,44 @@ def test_3_the_latest_day_is_today_in_utc_plus_14() -> None:
     now = datetime.datetime.now(datetime.UTC)
     assert schema.latest_day() in {(now + datetime.timedelta(hours=14)).date(),
                                    (now + datetime.timedelta(hours=14, minutes=1)).date()}
+
+
+# 7. -o is read from the working folder (pip-compile's convention), never from --root.
+
+
+def test_7_a_missing_folder_names_the_folder_looked_for(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = copy_root(tmp_path)
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    result = invoke("lock", "gemma3-270m-h100", "-o", "locks/X.lock.toml", root=root)
+    # before: "locks/X.lock.toml: cannot write: the folder locks does not exist (passprice does not create it)",
+    # though root/locks exists: no word of where it looked.
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr == (
+        f"passprice: error: locks/X.lock.toml: cannot write: the folder {work}/locks does not exist (passprice does "
+        "not create it): a relative output path is read from the working folder, not from --root\n")
+    assert not (root / "locks" / "X.lock.toml").exists()
+
+
+def test_7_update_with_no_lock_there_names_the_file_looked_for(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    root = copy_root(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    result = invoke("lock", "--update", "-o", "locks/gemma3-270m-h100.lock.toml", root=root)
+    # before: "locks/gemma3-270m-h100.lock.toml: no lock to update (write one without --update)", the lock being
+    # there under --root.
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr == (
+        f"passprice: error: locks/gemma3-270m-h100.lock.toml: no lock to update at {tmp_path}/locks/"
+        "gemma3-270m-h100.lock.toml (a relative -o is read from the working folder, not from --root; write one "
+        "without --update)\n")
+
+
+def test_7_the_same_run_from_the_root_updates_the_lock(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = copy_root(tmp_path)
+    monkeypatch.chdir(root)
+    lock = root / "locks" / "gemma3-270m-h100.lock.toml"
+    result = invoke("lock", "--update", "-o", "locks/gemma3-270m-h100.lock.toml", root=root)
+    assert result.exit_code == 0, result.output
+    assert lock.is_file()
