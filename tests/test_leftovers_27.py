@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import datetime
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -135,3 +136,42 @@ def test_7_the_same_run_from_the_root_updates_the_lock(tmp_path: Path, monkeypat
     result = invoke("lock", "--update", "-o", "locks/gemma3-270m-h100.lock.toml", root=root)
     assert result.exit_code == 0, result.output
     assert lock.is_file()
+
+
+# 5. The markdown review's line on locks resting on a changed source stands in the source section.
+
+
+def _two_roots(tmp_path: Path) -> tuple[Path, Path]:
+    base, head = copy_root(tmp_path / "base"), copy_root(tmp_path / "head")
+    for side in (base, head):
+        shutil.copytree(schema.schema_dir(), side / "schema")
+    return base, head
+
+
+def test_5_the_resting_line_stands_under_the_source_it_rests_on(tmp_path: Path) -> None:
+    base, head = _two_roots(tmp_path)
+    record = head / SOURCE
+    record.write_text(record.read_text(encoding="utf-8").replace('retrieved = "unknown"', 'retrieved = "2026-11-30"'),
+                      encoding="utf-8")
+    card = head / "facts" / "cards" / "h100_sxm5_80gb.toml"
+    text = card.read_text(encoding="utf-8")
+    assert text.count("value = 3.35\n") == 1
+    card.write_text(text.replace("value = 3.35\n", "value = 3.3\n"), encoding="utf-8")
+    result = invoke("diff", str(base), str(head), "--format", "markdown")
+    assert result.exit_code == 1  # the fact change moves two locked prices unreviewed
+    lines = result.stdout.splitlines()
+    sources = lines.index("#### Sources")
+    resting = ("- ⚠️ 4 locks resting on a source whose document changed, to verify (the sources above): "
+               "`qwen3-30b-a3b-h200`, `qwen35-27b-h200-mtp`, `r1-qwen7b-h200-best`, `r1-qwen7b-h200`")
+    # before: "⚠️ 4 locks … to verify (sources below): …" as a paragraph after the cited sources' bullets, the
+    # source it rests on above it
+    assert lines[sources + 2].startswith("- ⚠️ `nvidia-h200-datasheet` **to verify**: the document source "
+                                         "nvidia-h200-datasheet names changed (retrieved: unknown → 2026-11-30)")
+    assert lines[sources + 3] == resting
+    assert lines[sources + 4].startswith("- `nvidia-h100-datasheet` (cited): ")
+    assert sum("resting on a source whose document changed, to verify (" in line for line in lines) == 1
+    # the text review's line stays above its section ("sources whose document changed" comes last there)
+    text_lines = invoke("diff", str(base), str(head)).stdout.splitlines()
+    at = text_lines.index("4 locks resting on a source whose document changed, to verify (sources below): "
+                          "qwen3-30b-a3b-h200, qwen35-27b-h200-mtp, r1-qwen7b-h200-best, r1-qwen7b-h200")
+    assert "sources whose document changed" in text_lines[at:]

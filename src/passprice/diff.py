@@ -5476,6 +5476,13 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
     if d.sources or new_sources or d.cited:
         out += ["", "#### Sources", ""]
         out += [f"- ⚠️ {markdown_code(s.id)} **to verify**: {markdown_prose(s.to_verify)}" for s in d.sources]
+        if d.on_changed_sources:
+            # Here, under the sources it rests on: it stood after the last section (the pricing model, the locks not
+            # re-priced, or below the cited sources, which it then seemed to be about) and said "(sources below)" of
+            # sources above it (session 27).
+            names = ", ".join(markdown_code(x.name) for x in d.on_changed_sources)
+            out.append(f"- ⚠️ {_n(len(d.on_changed_sources), 'lock')} resting on a source whose document changed, to "
+                       f"verify (the sources above): {names}")
         out += [f"- {markdown_code(f.name)} (added, {markdown_code(f.path)}): {added_shown[f.path]}"
                 for f in new_sources]
         out += [f"- {markdown_code(source_id)} (cited): {markdown_prose(line)}" if source_id != "…"
@@ -5515,10 +5522,6 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
         from passprice.unlocked import markdown_lines
 
         out += markdown_lines(d.unlocked, d.unlocked_left_out)
-    if d.on_changed_sources:
-        names = ", ".join(markdown_code(x.name) for x in d.on_changed_sources)
-        out += ["", f"⚠️ {_n(len(d.on_changed_sources), 'lock')} resting on a source whose document changed, to verify "
-                f"(sources below): {names}"]
     if d.unaffected:
         names = ", ".join(markdown_code(x.name) for x in d.unaffected)
         out += ["", f"{_n(len(d.unaffected), 'lock')} unaffected: {names}"]
