@@ -175,3 +175,29 @@ def test_5_the_resting_line_stands_under_the_source_it_rests_on(tmp_path: Path) 
     at = text_lines.index("4 locks resting on a source whose document changed, to verify (sources below): "
                           "qwen3-30b-a3b-h200, qwen35-27b-h200-mtp, r1-qwen7b-h200-best, r1-qwen7b-h200")
     assert "sources whose document changed" in text_lines[at:]
+
+
+# 6. speculate under a lock: no "draft: … → (none)" line about how speculate prices.
+
+MTP = "qwen35-27b-h200-mtp"
+MTP_LOCK = f"locks/{MTP}.lock.toml"
+
+
+def test_6_speculate_under_its_lock_says_the_serving_is_the_locked_one() -> None:
+    result = invoke("speculate", MTP, "--lock", MTP_LOCK)
+    assert result.exit_code == 0, result.output
+    # before: "floors hold, but the prices shown are NOT the locked ones (below)" and "serving differs from the
+    # locked one: draft: method qwen35-mtp, tokens 2, head_rows 32768 → (none)"
+    assert result.stdout.splitlines()[-1] == (
+        f"  lock: under lock {MTP} ({MTP_LOCK}): floors hold; the serving is the locked one, its prices not compared "
+        f"with the locked ones (`passprice reproduce {MTP}` compares them)")
+
+
+def test_6_speculate_with_other_head_rows_says_what_differs() -> None:
+    result = invoke("speculate", MTP, "--lock", MTP_LOCK, "--head-rows", "1000")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[-2:] == [
+        f"  lock: under lock {MTP} ({MTP_LOCK}): floors hold, but the prices shown are NOT the locked ones (below)",
+        "                serving differs from the locked one: draft: method qwen35-mtp, tokens 2, head_rows 32768 → "
+        "method qwen35-mtp, tokens 2, head_rows 1000",
+    ]

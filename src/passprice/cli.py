@@ -3209,7 +3209,8 @@ def speculate_command(
         click.echo(speculation_text(result, f"{serving or spec.checkpoint}: {resolved.spec.checkpoint} on "
                                     f"{resolved.card.name}"))
         _span_text(reach, resolved.serving.batch)
-        said = g.line(verdicts, differs=g.differs(root, resolved), relabels=relabels, drifted=drifts)
+        said = g.line(verdicts, differs=g.differs(root, resolved, drafting=(method.name, head_rows)),
+                      relabels=relabels, drifted=drifts)
         click.echo(f"  lock: {said}")
 
 

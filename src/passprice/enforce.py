@@ -563,14 +563,33 @@ class Guard:
             out += [f"{lock.name}: {d.describe()}" if len(self.locks) > 1 else d.describe() for d in found]
         return tuple(dict.fromkeys(out))
 
-    def differs(self, root: Root, resolved: Resolved) -> tuple[str, ...]:
+    def differs(
+        self, root: Root, resolved: Resolved, drafting: tuple[str, int | None] | None = None
+    ) -> tuple[str, ...]:
         """How the serving ``resolved`` prices differs from the one the locks lock, one ``field: locked → today``
-        line each (:func:`passprice.reproduce.serving_changes`, each change once whichever lock pinned it)."""
+        line each (:func:`passprice.reproduce.serving_changes`, each change once whichever lock pinned it).
+
+        ``drafting``: for a command that varies the draft length itself (``speculate``, whose ``resolved`` has no
+        draft), the drafting method and head rows (``None``: the whole head) each length is priced with. A lock's
+        draft is then compared by those two alone, its length taken as the lock's (a lock without drafts: no draft
+        compared): speculate said "draft: method qwen35-mtp, tokens 2, head_rows 32768 → (none)" under the very lock
+        whose method it priced with (session 27), a line about how it prices, not a change."""
+        import attrs
+
         from passprice.locks import portable_spec
         from passprice.reproduce import serving_changes
+        from passprice.servings import DraftSpec
 
         today = portable_spec(resolved.spec, root)
-        return tuple(dict.fromkeys(c for lock, _ in self.locks for c in serving_changes(lock.spec, today)))
+        out: list[str] = []
+        for lock, _ in self.locks:
+            mine = today
+            if drafting is not None:
+                pinned = lock.spec.draft
+                drafted = None if pinned is None else DraftSpec(drafting[0], pinned.tokens, drafting[1])
+                mine = attrs.evolve(today, draft=drafted)
+            out += serving_changes(lock.spec, mine)
+        return tuple(dict.fromkeys(out))
 
     def moved(
         self, root: Root, kind: str, price: Mapping[str, Any], resolved: Resolved,
