@@ -14,13 +14,14 @@ and the exact text.
 from __future__ import annotations
 
 import datetime
+import json
 import re
 import shutil
 from pathlib import Path
 
 import pytest
 
-from cli_helpers import copy_root, invoke
+from cli_helpers import REPO, copy_root, invoke
 from passprice import schema
 
 RUNS = "registry/measurements/llamacpp-points.toml"
@@ -201,3 +202,56 @@ def test_6_speculate_with_other_head_rows_says_what_differs() -> None:
         "                serving differs from the locked one: draft: method qwen35-mtp, tokens 2, head_rows 32768 → "
         "method qwen35-mtp, tokens 2, head_rows 1000",
     ]
+
+
+# 1. A checkpoint entry's tensor offsets edited: the review says so, no price resting on them.
+
+ENTRY = "registry/checkpoints/gemma3-270m-q4_k_m.toml"
+
+
+def test_1_tensor_offsets_edited_are_named_as_no_price_rests_on_them(tmp_path: Path) -> None:
+    base, head = _two_roots(tmp_path)
+    path = head / ENTRY
+    text = path.read_text(encoding="utf-8")
+    for old in ("offset = 178260480,", "offset = 178373120,", "offset = 178374144,"):  # each + 32: still aligned
+        assert text.count(old) == 1
+        text = text.replace(old, f"offset = {int(old.split()[2].rstrip(',')) + 32},")
+    assert text.count("header_bytes = 6525112") == 2  # the header's and its one shard's, which must add up
+    path.write_text(text.replace("header_bytes = 6525112", "header_bytes = 6525116"), encoding="utf-8")
+    result = invoke("diff", str(base), str(head))
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    said = ("checkpoint gemma3-270m-q4_k_m: 3 tensor offsets changed, header.header_bytes 6525112 → 6525116, "
+            "header.shards.1.header_bytes 6525112 → 6525116; no price rests on them")
+    # before: the content line alone, "unchanged (4edde30b1f25…: the entry was rewritten, what the pricer reads was
+    # not)", and 8 locks unaffected
+    at = lines.index(f"{ENTRY} (checkpoint gemma3-270m-q4_k_m): changed")
+    assert lines[at + 1] == ("  content   unchanged (4edde30b1f25…: the entry was rewritten, what the pricer reads "
+                             "was not)")
+    assert lines[at + 2] == f"  layout    {said}"
+    assert lines[1] == "no fact changed; 1 checkpoint entry changed; no lock affected; 8 locks unaffected"
+    out = invoke("diff", str(base), str(head), "--json")
+    entry = next(f for f in json.loads(out.stdout)["files"] if f["path"] == ENTRY)
+    assert entry["layout_changes"] == ["3 tensor offsets changed", "header.header_bytes 6525112 → 6525116",
+                                       "header.shards.1.header_bytes 6525112 → 6525116"]
+    assert entry["content"]["base"] == entry["content"]["head"]  # the content digest every lock pins: as it was
+    markdown = invoke("diff", str(base), str(head), "--format", "markdown").stdout.splitlines()
+    assert markdown[markdown.index("#### Checkpoints") + 2] == (
+        f"- `{ENTRY}` (changed): content unchanged (4edde30b1f25…: the entry was rewritten, what the pricer reads was "
+        f"not); {said}")
+
+
+def test_1_the_layout_is_every_key_outside_the_content_and_the_claims() -> None:
+    import tomllib
+
+    from passprice.diff import checkpoint_claims, checkpoint_layout
+
+    document = tomllib.loads((REPO / ENTRY).read_text(encoding="utf-8"))
+    layout, claims = checkpoint_layout(document), checkpoint_claims(document)
+    assert {k for k in layout if not k.startswith("tensors.")} == {
+        "entry.name", "header.version", "header.byte_order", "header.header_bytes", "header.alignment",
+        "header.data_offset", "header.shards.1.header_bytes", "header.shards.1.data_offset",
+        "header.shards.1.tensor_count"}
+    assert sum(k.endswith(".offset") for k in layout if k.startswith("tensors.")) == 236  # tensor_count = 236
+    assert layout["tensors.blk.0.attn_k.weight.offset"] == "178260480"
+    assert not set(layout) & set(claims)
