@@ -255,3 +255,79 @@ def test_1_the_layout_is_every_key_outside_the_content_and_the_claims() -> None:
     assert sum(k.endswith(".offset") for k in layout if k.startswith("tensors.")) == 236  # tensor_count = 236
     assert layout["tensors.blk.0.attn_k.weight.offset"] == "178260480"
     assert not set(layout) & set(claims)
+
+
+# 2. A stack's runtime and builds texts are pinned by a lock as a routing record's title and note are.
+
+STACK = "facts/stacks/llamacpp-cuda-2405.toml"
+BUILDS = 'builds = "b2824 (4426e298) to b2843 (e8496488)"'
+REBUILT = 'builds = "b2824 (4426e298) to b2850 (e8496488)"'
+SAID = ("stack.llamacpp-cuda-2405.builds: …24 (4426e298) to b28[43 → 50] (e8496488) (the lock pinned the old)")
+
+
+def _stack_lock(tmp_path: Path) -> Path:
+    root = copy_root(tmp_path)
+    out = invoke("lock", "r1-qwen7b-h200", "--stack", "llamacpp-cuda-2405", "--batch", "1", "--name", "r1-stack",
+                 root=root)  # fmt: skip
+    assert out.exit_code == 0, out.output
+    return root
+
+
+def _rebuild(root: Path) -> None:
+    path = root / STACK
+    text = path.read_text(encoding="utf-8")
+    assert text.count(BUILDS) == 1
+    path.write_text(text.replace(BUILDS, REBUILT), encoding="utf-8")
+
+
+def test_2_a_lock_under_a_stack_pins_its_runtime_and_builds(tmp_path: Path) -> None:
+    root = _stack_lock(tmp_path)
+    text = (root / "locks" / "r1-stack.lock.toml").read_text(encoding="utf-8")
+    table = text[text.index("\n[stack]\n") + 1:].split("\n\n")[0].splitlines()[1:]
+    assert table == [
+        BUILDS, 'float_matrices = "vector"', 'integer_matrices = "vector"', 'name = "llamacpp-cuda-2405"',
+        'runtime = "llama.cpp (ggml-org/llama.cpp), llama-bench, all layers offloaded (-ngl 99), FlashAttention off '
+        '(the default then)"',
+        'title = "llama.cpp, CUDA backend, builds b2824-b2843 (May 2024)"',
+    ]
+
+
+def test_2_builds_changed_are_said_relabelled_by_check_reproduce_and_price(tmp_path: Path) -> None:
+    root = _stack_lock(tmp_path)
+    _rebuild(root)
+    # before: "relabelled" absent from reproduce, check's drift "none", price --lock "the price is the one r1-stack
+    # records" alone: the builds the pinned overheads were measured on changed without a word
+    reproduced = invoke("reproduce", "locks/r1-stack.lock.toml", root=root)
+    assert reproduced.exit_code == 0, reproduced.output
+    assert f"    relabelled     {SAID}" in reproduced.stdout.splitlines()
+    checked = invoke("check", root=root)
+    assert checked.exit_code == 0, checked.output
+    lines = checked.stdout.splitlines()
+    at = lines.index("lock r1-stack (locks/r1-stack.lock.toml): ok")
+    assert lines[at + 5:at + 7] == ["  drift:", f"    {SAID}"]
+    assert invoke("check", "--frozen", root=root).exit_code == 1
+    priced = invoke("price", "--lock", "locks/r1-stack.lock.toml", root=root)
+    assert priced.exit_code == 0, priced.output
+    assert priced.stdout.splitlines()[-2:] == [
+        "  lock          under lock r1-stack (locks/r1-stack.lock.toml): floors hold, and the price is the one "
+        "r1-stack records; relabelled since the lock (below)",
+        f"                relabelled since the lock: {SAID}",
+    ]
+
+
+def test_2_a_lock_made_before_pins_neither_and_stays_valid(tmp_path: Path) -> None:
+    import attrs
+
+    from passprice.locks import lock_text, read_lock
+
+    root = _stack_lock(tmp_path)
+    path = root / "locks" / "r1-stack.lock.toml"
+    lock = read_lock(path, schema.schema_dir())
+    assert lock.stack is not None
+    before = attrs.evolve(lock, stack=attrs.evolve(lock.stack, runtime=None, builds=None))
+    path.write_text(lock_text(before), encoding="utf-8")  # as a lock written before session 27: no runtime, builds
+    assert "\nruntime = " not in path.read_text(encoding="utf-8")
+    _rebuild(root)
+    checked = invoke("check", "--frozen", root=root)
+    assert checked.exit_code == 0, checked.output  # absent: not pinned, said nowhere
+    assert "builds" not in invoke("reproduce", "locks/r1-stack.lock.toml", root=root).stdout.split("since the lock")[1]

@@ -3521,13 +3521,16 @@ def relabelled_pins(
             out.append("card.hypothetical")
     if spec is not None and spec.get("description") != lock.spec.description:
         out.append("serving.description")
-    if stack is not None and lock.stack is not None and stack.status == "changed" and "name" in stack.meta:
+    if stack is not None and lock.stack is not None and stack.status == "changed" and \
+            {"name", "runtime", "builds"} & set(stack.meta):
+        pinned = {"name": lock.stack.title, "runtime": lock.stack.runtime, "builds": lock.stack.builds}
         try:
-            title = tomllib.loads(head.files[stack.path].decode("utf-8")).get("stack", {}).get("name")
+            table = tomllib.loads(head.files[stack.path].decode("utf-8")).get("stack", {})
         except (KeyError, UnicodeDecodeError, tomllib.TOMLDecodeError, AttributeError):
-            title = lock.stack.title
-        if title != lock.stack.title:
-            out.append(f"stack.{lock.stack.name}.title")
+            table = pinned
+        # the title, and the runtime and builds texts where the lock pins them (session 27; None: a lock before)
+        out += [f"stack.{lock.stack.name}.{'title' if key == 'name' else key}" for key, was in pinned.items()
+                if was is not None and table.get(key) != was]
     for kind, f in (records or {}).items():
         pin = lock.routing if kind == "routing" else lock.draft
         if f is None or pin is None or f.status != "changed" or not {"name", "note"} & set(f.meta):
