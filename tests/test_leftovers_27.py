@@ -17,6 +17,10 @@ import datetime
 import json
 import re
 import shutil
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -331,3 +335,55 @@ def test_2_a_lock_made_before_pins_neither_and_stays_valid(tmp_path: Path) -> No
     checked = invoke("check", "--frozen", root=root)
     assert checked.exit_code == 0, checked.output  # absent: not pinned, said nowhere
     assert "builds" not in invoke("reproduce", "locks/r1-stack.lock.toml", root=root).stdout.split("since the lock")[1]
+
+
+# 4. Ctrl-C in the first moments: passprice_sigint.pth puts a handler in place while `site` starts.
+
+PTH = REPO / "src" / "passprice_sigint.pth"
+
+
+def _python(code: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+
+
+def _site_line(argv0: str) -> str:
+    """Python code running the .pth file's line as ``site`` does (``exec`` of a line starting ``import``) in a process
+    whose ``argv[0]`` is ``argv0``."""
+    return f"import sys; sys.argv[0] = {argv0!r}; exec({PTH.read_text(encoding='utf-8').strip()!r}); "
+
+
+def test_4_the_pth_line_is_one_import_line() -> None:
+    lines = PTH.read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 1 and lines[0].startswith("import sys; ")  # site executes a line starting with "import"
+
+
+def test_4_a_ctrl_c_in_the_console_scripts_own_imports_exits_130_with_one_line() -> None:
+    # the handler the .pth puts in place answers a Ctrl-C that comes before passprice is imported (the console script's
+    # `import re`): before, Python's KeyboardInterrupt traceback, exit 1 (40 of 96 Ctrl-Cs 0-55 ms into a run)
+    done = _python(_site_line("/somewhere/bin/passprice")
+                   + "import os, signal, time; os.kill(os.getpid(), signal.SIGINT); time.sleep(5); print('go on')")
+    assert (done.returncode, done.stdout, done.stderr) == (130, "", "passprice: interrupted\n")
+
+
+def test_4_passprice_takes_the_handler_over_and_another_program_is_left_alone() -> None:
+    done = _python(_site_line("/somewhere/bin/passprice")
+                   + "import signal; print(signal.getsignal(signal.SIGINT).__name__); import passprice; "
+                   "print(signal.getsignal(signal.SIGINT).__name__)")
+    assert done.stdout == "_passprice_sigint\n_interrupted\n", done.stderr
+    done = _python(_site_line("/somewhere/bin/pip") + "import signal; print(signal.getsignal(signal.SIGINT).__name__)")
+    assert done.stdout == "default_int_handler\n", done.stderr
+
+
+@pytest.mark.parametrize("delay", [0.1, 0.2, 0.3, 0.5])
+def test_4_the_command_stopped_early_exits_130_without_a_traceback(delay: float) -> None:
+    command = Path(sys.executable).parent / "passprice"
+    if not command.is_file():
+        pytest.skip("no passprice console script beside this interpreter")
+    process = subprocess.Popen([str(command), "--no-cache", "check"], cwd=REPO, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)  # fmt: skip
+    time.sleep(delay)
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=60)
+    assert "Traceback" not in err
+    assert process.returncode == 130, (process.returncode, err)
+    assert err.endswith("interrupted\n"), err
