@@ -4,7 +4,8 @@ Every figure a price rests on is a cited fact with a provenance; a price is only
 
 The first thing this package's import does, in the ``passprice`` console script (or ``python -m passprice``) alone,
 is put passprice's Ctrl-C handling in place (:func:`passprice.entry.early`): a Ctrl-C from then on exits 130 with one
-line. What comes before (the interpreter's start-up, ``site``, the script's own ``import re``) is out of reach.
+line. Before it, from the moment ``site`` reads the environment's ``.pth`` files, ``passprice_sigint.pth`` does the
+same (session 27: the script's own ``import re`` is covered); the interpreter's start-up before that is out of reach.
 """
 
 from passprice import entry as _entry

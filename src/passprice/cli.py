@@ -1618,7 +1618,8 @@ def price_command(
     # a lock whose recorded price this is not, and why
     moved = g.moved(root, kind, data, resolved, _stack_facts(expected))
     # a title, hypothetical mark, description the lock pinned; a citation changed, no number moved (slip 43)
-    relabels, drifts = g.since(root, resolved, named, data, moved, _stack_facts(expected))
+    relabels, drifts = g.since(root, resolved, named, data, moved, _stack_facts(expected),
+                               stack=expected.stack if expected is not None else None)
     stale = _stale(resolved, data, expected)  # a derived fact it rests on whose inputs moved
     note = _routing_note(resolved, cost)
     reach = _ratio_reach(ctx, expected, resolved)
@@ -1690,7 +1691,8 @@ def best_command(
     # a best lock whose recorded price this is not, and why
     moved = g.moved(root, "best", data, resolved, _stack_facts(expected))
     # a title, hypothetical mark, description the lock pinned; a citation changed, no number moved (slip 43)
-    relabels, drifts = g.since(root, resolved, named, data, moved, _stack_facts(expected))
+    relabels, drifts = g.since(root, resolved, named, data, moved, _stack_facts(expected),
+                               stack=expected.stack if expected is not None else None)
     stale = _stale(resolved, data, expected)  # a derived fact it rests on whose inputs moved
     note = _routing_note(resolved, cost)
     reach = _ratio_reach(ctx, expected, resolved)
@@ -3218,7 +3220,8 @@ def speculate_command(
         click.echo(speculation_text(result, f"{serving or spec.checkpoint}: {resolved.spec.checkpoint} on "
                                     f"{resolved.card.name}"))
         _span_text(reach, resolved.serving.batch)
-        said = g.line(verdicts, differs=g.differs(root, resolved), relabels=relabels, drifted=drifts)
+        said = g.line(verdicts, differs=g.differs(root, resolved, drafting=(method.name, head_rows)),
+                      relabels=relabels, drifted=drifts)
         click.echo(f"  lock: {said}")
 
 

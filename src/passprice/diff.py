@@ -1091,6 +1091,9 @@ class FileChange:
     #: A checkpoint entry changed on both sides: what differs in its content (:func:`content_changes`), the first
     #: few differences of its tensor table and metadata, one line each.
     inside: tuple[str, ...] = attrs.field(default=(), eq=False, repr=False)
+    #: A checkpoint entry changed on both sides: what differs in its layout (:func:`layout_changes`: tensor offsets,
+    #: the header's sizes …), outside its content digest and read by no price.
+    layout: tuple[str, ...] = attrs.field(default=(), eq=False, repr=False)
 
     def fact_lines(self, fact: str) -> tuple[int, int] | None:
         """The 1-based first and last line of fact ``fact``'s table in HEAD's bytes of the file
@@ -1128,6 +1131,7 @@ class FileChange:
             "meta": list(self.meta),
             "content": {"base": self.content[0], "head": self.content[1]},
             "content_changes": list(self.inside),
+            "layout_changes": list(self.layout),
             "serving": list(self.serving),
             "dependants": [d.to_json() for d in self.dependants],
             "renamed": self.renamed,
@@ -1163,6 +1167,8 @@ class _Read:
     spec: Any = None
     #: A checkpoint entry's content (:func:`passprice.pins.checkpoint_content`), which :func:`content_changes` compares.
     data: Any = None
+    #: A checkpoint entry's layout (:func:`checkpoint_layout`), which :func:`layout_changes` compares.
+    layout: Mapping[str, str] | None = None
 
 
 def _read(side: Side, rel: str, kind: str, name: str) -> _Read:
@@ -1200,7 +1206,7 @@ def _read(side: Side, rel: str, kind: str, name: str) -> _Read:
             document = schema.load(path, "checkpoint", side.root.schema)
             header = header_from_entry(document, str(path))
             return _Read(meta=checkpoint_claims(document), content=checkpoint_digest(header),
-                         data=checkpoint_content(header))
+                         data=checkpoint_content(header), layout=checkpoint_layout(document))
         elif kind == "serving":
             from passprice.servings import spec_of_file
 
@@ -1246,11 +1252,14 @@ def compare_file(base: Side, head: Side, rel: str, renamed_from: str | None = No
             meta = tuple(k for k in dict.fromkeys([*before, *after]) if before.get(k) != after.get(k))
     claims: tuple[Mapping[str, str] | None, Mapping[str, str] | None] = (None, None)
     inside: tuple[str, ...] = ()
+    layout: tuple[str, ...] = ()
     if kind == "checkpoint" and on_base and on_head and old.meta is not None and new.meta is not None:
         meta = tuple(k for k in dict.fromkeys([*old.meta, *new.meta]) if old.meta.get(k) != new.meta.get(k))
         claims = (old.meta, new.meta)
         if old.content != new.content and old.data is not None and new.data is not None:
             inside = content_changes(old.data, new.data)
+        if old.layout is not None and new.layout is not None:
+            layout = layout_changes(old.layout, new.layout)
     serving: tuple[str, ...] = ()
     if kind == "serving" and old.spec is not None and new.spec is not None:
         serving = _serving_changes(old.spec, new.spec)
@@ -1261,7 +1270,7 @@ def compare_file(base: Side, head: Side, rel: str, renamed_from: str | None = No
     return FileChange(
         rel, kind, name, status, old.errors, new.errors, facts, meta, (old.content, new.content), serving, derived,
         findings, head.files[rel] if on_head and facts else None, renamed_from or renamed_to,
-        claims, inside,
+        claims, inside, layout,
     )
 
 
@@ -1343,6 +1352,59 @@ def checkpoint_claims(document: Mapping[str, Any]) -> dict[str, str]:
         if isinstance(value, Mapping) and "sha256" in value:
             claims[f"metadata.{key}.sha256"] = str(value["sha256"])
     return claims
+
+
+#: A checkpoint entry's header keys that say where the GGUF file's parts lie (:func:`checkpoint_layout`).
+LAYOUT_KEYS = ("version", "byte_order", "header_bytes", "alignment", "data_offset")
+#: A shard's keys that say where its parts lie (:func:`checkpoint_layout`).
+SHARD_LAYOUT_KEYS = ("header_bytes", "data_offset", "tensor_count")
+
+
+def checkpoint_layout(document: Mapping[str, Any]) -> dict[str, str]:
+    """A schema-valid checkpoint entry's layout, key path → value as text: ``entry.name``, the header's
+    :data:`LAYOUT_KEYS`, each shard's :data:`SHARD_LAYOUT_KEYS` (``header.shards.N.KEY``, N from 1) and each tensor's
+    ``offset`` and ``shard`` (``tensors.NAME.offset``). Where the file's parts lie, not what they are: none is in the
+    entry's content digest (:func:`passprice.pins.checkpoint_content`: metadata, tensor names, types and dims) nor
+    read by the pricer, and none is a claim (:func:`checkpoint_claims`), so an edit of one alone read "content
+    unchanged (the entry was rewritten …)" and nothing more (session 27: three tensor offsets edited by hand)."""
+    out: dict[str, str] = {}
+    entry, header = document.get("entry", {}), document.get("header", {})
+    if "name" in entry:
+        out["entry.name"] = str(entry["name"])
+    out |= {f"header.{key}": str(header[key]) for key in LAYOUT_KEYS if key in header}
+    for n, shard in enumerate(header.get("shards", ()), start=1):
+        out |= {f"header.shards.{n}.{key}": str(shard[key]) for key in SHARD_LAYOUT_KEYS if key in shard}
+    for tensor in header.get("tensors", ()):
+        for key in ("offset", "shard"):
+            if key in tensor and "name" in tensor:
+                out[f"tensors.{tensor['name']}.{key}"] = str(tensor[key])
+    return out
+
+
+def layout_changes(old: Mapping[str, str], new: Mapping[str, str]) -> tuple[str, ...]:
+    """What differs between two layouts of a checkpoint entry (:func:`checkpoint_layout`), for keys on both sides
+    (a tensor added or removed is a content change): tensors' offsets and shards counted (``3 tensor offsets
+    changed``), each other key with its values (``header.alignment 32 → 64``), at most :data:`MAX_CONTENT_CHANGES`
+    lines and how many more. Raises nothing."""
+    from passprice.errors import escaped
+
+    changed = [k for k in old if k in new and old[k] != new[k]]
+    out: list[str] = []
+    for suffix, what in ((".offset", "tensor offset"), (".shard", "tensor shard")):
+        n = sum(k.startswith("tensors.") and k.endswith(suffix) for k in changed)
+        if n:
+            out.append(f"{_n(n, what)} changed")
+    out += [f"{k} {escaped(old[k])[:MAX_CONTENT_VALUE]} → {escaped(new[k])[:MAX_CONTENT_VALUE]}"
+            for k in changed if not k.startswith("tensors.")]
+    if len(out) > MAX_CONTENT_CHANGES:
+        out = [*out[:MAX_CONTENT_CHANGES], f"and {len(out) - MAX_CONTENT_CHANGES:,} more"]
+    return tuple(out)
+
+
+def layout_line(f: FileChange) -> str:
+    """The review's line for a checkpoint entry's layout changes (:attr:`FileChange.layout`): ``checkpoint NAME:
+    3 tensor offsets changed; no price rests on them``."""
+    return f"checkpoint {spelled(f.name)}: {', '.join(f.layout)}; no price rests on them"
 
 
 #: What a checkpoint entry whose recorded digests the change drops or rewrites asks (:attr:`Diff.digests_dropped`).
@@ -3459,13 +3521,16 @@ def relabelled_pins(
             out.append("card.hypothetical")
     if spec is not None and spec.get("description") != lock.spec.description:
         out.append("serving.description")
-    if stack is not None and lock.stack is not None and stack.status == "changed" and "name" in stack.meta:
+    if stack is not None and lock.stack is not None and stack.status == "changed" and \
+            {"name", "runtime", "builds"} & set(stack.meta):
+        pinned = {"name": lock.stack.title, "runtime": lock.stack.runtime, "builds": lock.stack.builds}
         try:
-            title = tomllib.loads(head.files[stack.path].decode("utf-8")).get("stack", {}).get("name")
+            table = tomllib.loads(head.files[stack.path].decode("utf-8")).get("stack", {})
         except (KeyError, UnicodeDecodeError, tomllib.TOMLDecodeError, AttributeError):
-            title = lock.stack.title
-        if title != lock.stack.title:
-            out.append(f"stack.{lock.stack.name}.title")
+            table = pinned
+        # the title, and the runtime and builds texts where the lock pins them (session 27; None: a lock before)
+        out += [f"stack.{lock.stack.name}.{'title' if key == 'name' else key}" for key, was in pinned.items()
+                if was is not None and table.get(key) != was]
     for kind, f in (records or {}).items():
         pin = lock.routing if kind == "routing" else lock.draft
         if f is None or pin is None or f.status != "changed" or not {"name", "note"} & set(f.meta):
@@ -4862,6 +4927,8 @@ def diff_text(d: Diff) -> str:
         if f.kind == "checkpoint" and f.compared:
             lines.append(f"  content   {_content(f)}")
             lines += [f"  inside    {line}" for line in f.inside]
+            if f.layout:
+                lines.append(f"  layout    {layout_line(f)}")
             if f.path in d.entries_edited:
                 lines.append(f"  to verify: {EDITED_ENTRY}")
             if f.path in d.digests_dropped:
@@ -5453,6 +5520,7 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
         out += ["", "#### Checkpoints", ""]
         out += [f"- {markdown_code(f.path)} ({f.status}): content {_content(f)}"
                 + (f"; {markdown_text('; '.join(f.inside))}" if f.inside else "")
+                + (f"; {markdown_text(layout_line(f))}" if f.layout else "")
                 + (f"; {added_shown[f.path]}" if f.path in d.added_records else "")
                 + (f" — ⚠️ **to verify**: {markdown_prose(EDITED_ENTRY)}" if f.path in d.entries_edited else "")
                 + (f" — ⚠️ **to verify**: {markdown_text(', '.join(d.digests_dropped[f.path])[:MAX_ADDED_DETAIL])}: "
@@ -5476,6 +5544,13 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
     if d.sources or new_sources or d.cited:
         out += ["", "#### Sources", ""]
         out += [f"- ⚠️ {markdown_code(s.id)} **to verify**: {markdown_prose(s.to_verify)}" for s in d.sources]
+        if d.on_changed_sources:
+            # Here, under the sources it rests on: it stood after the last section (the pricing model, the locks not
+            # re-priced, or below the cited sources, which it then seemed to be about) and said "(sources below)" of
+            # sources above it (session 27).
+            names = ", ".join(markdown_code(x.name) for x in d.on_changed_sources)
+            out.append(f"- ⚠️ {_n(len(d.on_changed_sources), 'lock')} resting on a source whose document changed, to "
+                       f"verify (the sources above): {names}")
         out += [f"- {markdown_code(f.name)} (added, {markdown_code(f.path)}): {added_shown[f.path]}"
                 for f in new_sources]
         out += [f"- {markdown_code(source_id)} (cited): {markdown_prose(line)}" if source_id != "…"
@@ -5515,10 +5590,6 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
         from passprice.unlocked import markdown_lines
 
         out += markdown_lines(d.unlocked, d.unlocked_left_out)
-    if d.on_changed_sources:
-        names = ", ".join(markdown_code(x.name) for x in d.on_changed_sources)
-        out += ["", f"⚠️ {_n(len(d.on_changed_sources), 'lock')} resting on a source whose document changed, to verify "
-                f"(sources below): {names}"]
     if d.unaffected:
         names = ", ".join(markdown_code(x.name) for x in d.unaffected)
         out += ["", f"{_n(len(d.unaffected), 'lock')} unaffected: {names}"]

@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -29,6 +29,9 @@ from passprice.files import is_there, shell_word
 from passprice.locks import Lock, Policy, Verdict, judge, lock_path, locks_of, read_lock
 from passprice.registry import Root
 from passprice.servings import Resolved
+
+if TYPE_CHECKING:
+    from passprice.stacks import Stack
 
 
 class LockRefusal(Exception):
@@ -471,14 +474,17 @@ class Guard:
         head = f"under lock{'s' if len(self.locks) > 1 else ''} {shown}: {verdict}"
         return "\n".join([head, *(f"                {line}" for line in below)])
 
-    def relabels(self, root: Root, resolved: Resolved, serving: str | None = None) -> tuple[str, ...]:
+    def relabels(
+        self, root: Root, resolved: Resolved, serving: str | None = None, stack: Stack | None = None
+    ) -> tuple[str, ...]:
         """What each applied lock pins that moves no number and today's ``resolved`` differs in, one line each
         (:func:`passprice.reproduce.relabelled`: ``card.title: 'A' → 'B' (the lock pinned the old)``, a
         ``hypothetical`` mark, a serving's description, and, where the content priced is the pinned one, the
         checkpoint header's sha256), prefixed ``L: `` when more than one lock applies; each line once. A serving's
         description is compared only for a lock of the registered ``serving`` priced (one priced from
         ``--checkpoint``/``--card`` has none to compare). A lock of another card says nothing here (it is refused,
-        or priced with another card, elsewhere). Raises nothing."""
+        or priced with another card, elsewhere). ``stack``: today's serving stack the price is made under, whose
+        title, runtime and builds a lock made under it pins (``stack.S.runtime: …``, session 27). Raises nothing."""
         card = resolved.card
         out: list[str] = []
         for lock, _ in self.locks:
@@ -493,8 +499,13 @@ class Guard:
                 and (record.title, record.note) != (pin.title, pin.note)
                 for pin, record in ((lock.routing, routing), (lock.draft, method))
             )
+            restacked = stack is not None and lock.stack is not None and lock.stack.name == stack.name and (
+                stack.title != lock.stack.title
+                or any(pin is not None and now != pin for pin, now in ((lock.stack.runtime, stack.runtime),
+                                                                       (lock.stack.builds, stack.builds)))
+            )
             if card.title == lock.card_title and card.hypothetical == lock.card_hypothetical and not described \
-                    and not resha and not relabelled_record:
+                    and not resha and not relabelled_record and not restacked:
                 continue  # the common case imports nothing more (a warm price stays light)
             from passprice.locks import portable_spec
             from passprice.pins import checkpoint_digest
@@ -503,15 +514,17 @@ class Guard:
             sha256 = None
             if resha and checkpoint_digest(resolved.header) == lock.checkpoint_pin.content:
                 sha256 = resolved.header.sha256
-            lines = relabelled(lock, card, portable_spec(resolved.spec, root) if own else None, None, sha256, routing,
-                               method)
+            today_stack = stack if stack is not None and lock.stack is not None and lock.stack.name == stack.name \
+                else None
+            lines = relabelled(lock, card, portable_spec(resolved.spec, root) if own else None, today_stack, sha256,
+                               routing, method)
             out += [f"{lock.name}: {r}" if len(self.locks) > 1 else r for r in lines]
         return tuple(dict.fromkeys(out))
 
     def since(
         self, root: Root, resolved: Resolved, serving: str | None = None, price: Mapping[str, Any] | None = None,
         moved: Iterable[PriceMoved] = (), stack_facts: Mapping[str, Fact] | None = None,
-        method_facts: Mapping[str, Fact] | None = None,
+        method_facts: Mapping[str, Fact] | None = None, stack: Stack | None = None,
     ) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """What changed since each applied lock that moves no number, as every command priced under a lock says it
         (``price``, ``best``, ``roofline``, ``simulate``, ``max-batch``, ``sweep``; slip round 44: the last four said
@@ -522,7 +535,8 @@ class Guard:
         without its draft (``speculate`` varies the draft length itself: without them a pinned acceptance read as
         "→ gone", session 26). Raises nothing."""
         moved = tuple(moved)
-        return self.relabels(root, resolved, serving), self.drifted(resolved, price, moved, stack_facts, method_facts)
+        return (self.relabels(root, resolved, serving, stack),
+                self.drifted(resolved, price, moved, stack_facts, method_facts))
 
     def drifted(
         self, resolved: Resolved, price: Mapping[str, Any] | None, moved: Iterable[PriceMoved] = (),
@@ -563,14 +577,33 @@ class Guard:
             out += [f"{lock.name}: {d.describe()}" if len(self.locks) > 1 else d.describe() for d in found]
         return tuple(dict.fromkeys(out))
 
-    def differs(self, root: Root, resolved: Resolved) -> tuple[str, ...]:
+    def differs(
+        self, root: Root, resolved: Resolved, drafting: tuple[str, int | None] | None = None
+    ) -> tuple[str, ...]:
         """How the serving ``resolved`` prices differs from the one the locks lock, one ``field: locked → today``
-        line each (:func:`passprice.reproduce.serving_changes`, each change once whichever lock pinned it)."""
+        line each (:func:`passprice.reproduce.serving_changes`, each change once whichever lock pinned it).
+
+        ``drafting``: for a command that varies the draft length itself (``speculate``, whose ``resolved`` has no
+        draft), the drafting method and head rows (``None``: the whole head) each length is priced with. A lock's
+        draft is then compared by those two alone, its length taken as the lock's (a lock without drafts: no draft
+        compared): speculate said "draft: method qwen35-mtp, tokens 2, head_rows 32768 → (none)" under the very lock
+        whose method it priced with (session 27), a line about how it prices, not a change."""
+        import attrs
+
         from passprice.locks import portable_spec
         from passprice.reproduce import serving_changes
+        from passprice.servings import DraftSpec
 
         today = portable_spec(resolved.spec, root)
-        return tuple(dict.fromkeys(c for lock, _ in self.locks for c in serving_changes(lock.spec, today)))
+        out: list[str] = []
+        for lock, _ in self.locks:
+            mine = today
+            if drafting is not None:
+                pinned = lock.spec.draft
+                drafted = None if pinned is None else DraftSpec(drafting[0], pinned.tokens, drafting[1])
+                mine = attrs.evolve(today, draft=drafted)
+            out += serving_changes(lock.spec, mine)
+        return tuple(dict.fromkeys(out))
 
     def moved(
         self, root: Root, kind: str, price: Mapping[str, Any], resolved: Resolved,

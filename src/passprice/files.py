@@ -363,8 +363,15 @@ def check_writable(path: Path, force: bool = False) -> None:
             above = above.parent
         if found is not None and not stat.S_ISDIR(found.st_mode):
             raise InputError(f"{shown(path)}: cannot write: {above} is not a folder")
+        if end.is_absolute():
+            raise InputError(
+                f"{shown(path)}: cannot write: the folder {shown(folder)} does not exist (passprice does not create it)"
+            )
+        # A relative output path is read from the working folder, as pip-compile's -o is, never from --root:
+        # `--root DIR lock -o locks/X` said "the folder locks does not exist" with no word of where it looked.
         raise InputError(
-            f"{shown(path)}: cannot write: the folder {shown(folder)} does not exist (passprice does not create it)"
+            f"{shown(path)}: cannot write: the folder {shown(folder.absolute())} does not exist (passprice does not "
+            "create it): a relative output path is read from the working folder, not from --root"
         )
     if not stat.S_ISDIR(where.st_mode):
         raise InputError(f"{shown(path)}: cannot write: {folder} is not a folder")

@@ -131,7 +131,11 @@ def previous(root: Root, output: Path, update: bool, force: bool) -> Lock | None
             if update:
                 raise
     if update and old is None:
-        raise InputError(f"{output}: no lock to update (write one without --update)")
+        if output.is_absolute():
+            raise InputError(f"{shown(output)}: no lock to update (write one without --update)")
+        # -o is read from the working folder (pip-compile's convention), not from --root: say where it was looked for.
+        raise InputError(f"{shown(output)}: no lock to update at {shown(output.absolute())} (a relative -o is read "
+                         "from the working folder, not from --root; write one without --update)")
     return old
 
 

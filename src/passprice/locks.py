@@ -324,12 +324,18 @@ class RecordPin:
 @attrs.frozen
 class StackPin:
     """The ``[stack]`` table of a lock made under a serving stack (issue 14): its ``name``, where its matrix kernels
-    run (``integer_matrices``, ``float_matrices``) and its ``title``; its facts are pinned under ``stack.``."""
+    run (``integer_matrices``, ``float_matrices``), its ``title``, and (session 27) its ``runtime`` and ``builds``
+    texts; its facts are pinned under ``stack.``. The texts move no number, yet say which runtime and builds the
+    overhead facts pinned beside them were measured on: a lock pins them as a routing record's title and note
+    (:class:`RecordPin`), said as relabelled when they change (:func:`passprice.reproduce.relabelled`). A lock written
+    before pins neither (absent: ``None``, not pinned, said nowhere), and its digest is as it was."""
 
     name: str
     integer_matrices: str
     float_matrices: str
     title: str = ""
+    runtime: str | None = None
+    builds: str | None = None
 
 
 @attrs.frozen
@@ -878,7 +884,8 @@ def make_lock(
         own = f"stack.cards.{resolved.card.name}."
         pinned = stack.lock_facts()
         facts.update({p: f for p, f in pinned.items() if not p.startswith("stack.cards.") or p.startswith(own)})
-        pin = StackPin(stack.name, stack.integer_matrices, stack.float_matrices, stack.title)
+        pin = StackPin(stack.name, stack.integer_matrices, stack.float_matrices, stack.title, stack.runtime,
+                       stack.builds)
     return Lock(
         info=LockInfo(name, kind, pricing_model_digest(), LOCK_FORMAT, serving),
         policy=policy,

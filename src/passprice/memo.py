@@ -28,7 +28,8 @@ What a replay rests on, each checked before a byte is replayed:
   anything but a regular file or folder, wrote anywhere but the cache folder, exited with a status other than 0,
   printed more than :data:`MAX_OUTPUT` bytes or failed to print; a run during which, or shortly before which
   (:data:`KEEP_NS`), a file it read or a folder it listed changed, since what it read then cannot be told from what is
-  there after. No command of passprice reads the clock (the memo's own window aside).
+  there after. No command of passprice reads the clock (the memo's own window aside) but to refuse a date after today
+  (:data:`passprice.schema.TODAY`), which only a refused run, never kept, depends on.
 
 An entry is ``memo/KEY.memo`` in passprice's cache folder (:mod:`passprice.cachefolder`): the sha256 of the rest,
 then the entry marshalled. It is written and read by :mod:`passprice.cache`'s rules: a private file written

@@ -514,6 +514,14 @@ def relabelled(
         out.append(
             f"stack.{lock.stack.name}.title: {lock.stack.title!r} → {stack.title!r} (the lock pinned the old)"
         )
+    if stack is not None and lock.stack is not None:
+        # The runtime and builds texts, where the lock pins them (session 27; absent in a lock written before).
+        texts: tuple[tuple[str, str | None, str | None], ...] = (
+            ("runtime", lock.stack.runtime, stack.runtime), ("builds", lock.stack.builds, stack.builds))
+        for key, pinned_text, today_text in texts:
+            if pinned_text is not None and today_text != pinned_text:
+                change = changed_span(pinned_text, today_text or "")
+                out.append(f"stack.{lock.stack.name}.{key}: {change} (the lock pinned the old)")
     return tuple(out)
 
 

@@ -16,12 +16,15 @@ import os
 import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from passprice.digests import blake2b
 from passprice.errors import InputError, NotFound, SchemaError, problem_lines
 from passprice.files import read_regular, refuse_bom
 from passprice.registry import schema_dir
+
+if TYPE_CHECKING:
+    import datetime
 
 #: The names a checkpoint entry writes a NaN or an infinity by (JSON and the schemas have no such number).
 NONFINITE = ("nan", "inf", "-inf")
@@ -55,6 +58,38 @@ def _finite_number(checker: Any, instance: Any) -> bool:
 CALENDAR_DATE = "calendar-date"
 
 
+def latest_day() -> datetime.date:
+    """The latest day of the calendar anywhere on Earth now: today in UTC+14 (Kiribati's Line Islands), so that a
+    date a person writes as their own today is never "after today" for a reader in an earlier time zone. The clock a
+    :data:`CALENDAR_DATE` check reads through :data:`TODAY` (tests put another in its place). Raises nothing."""
+    import datetime
+
+    return (datetime.datetime.now(datetime.UTC) + datetime.timedelta(hours=14)).date()
+
+
+#: The day a date may not come after (:func:`calendar_date`, :func:`future_date`): a function of no arguments giving
+#: a :class:`datetime.date`, :func:`latest_day` unless a test injects a fixed clock (``monkeypatch.setattr``).
+TODAY: Callable[[], datetime.date] = latest_day
+
+
+def future_date(text: object) -> bool:
+    """Whether ``text``, a date of the :data:`CALENDAR_DATE` shape (``YYYY``, ``YYYY-MM``, ``YYYY-MM-DD``) naming a
+    day of the calendar, comes wholly after the day :data:`TODAY` gives: its first day is later (``2027`` is after
+    2026-12-04, ``2026-12`` is not). A run measured or a source published on a day not yet come is a slip
+    (``9999-12-31`` was accepted until session 27). Anything else (``unknown``, a bad date): ``False``. Raises
+    nothing."""
+    import datetime
+
+    if not isinstance(text, str) or not re.fullmatch(r"[0-9]{4}(?:-[0-9]{2}(?:-[0-9]{2})?)?", text):
+        return False
+    try:
+        first = datetime.date.fromisoformat(text if len(text) == 10 else f"{text}-01" if len(text) == 7 else
+                                             f"{text}-01-01")
+    except ValueError:
+        return False
+    return first > TODAY()
+
+
 def calendar_date(text: object) -> bool:
     """Whether ``text`` names a day (or month, or year) of the calendar, the :data:`CALENDAR_DATE` format:
     ``2024-02-29`` and ``2024-04`` do, ``2023-02-30``, ``2024-13`` and month ``00`` do not (a run's ``date =
@@ -66,12 +101,13 @@ def calendar_date(text: object) -> bool:
     if not isinstance(text, str) or not re.fullmatch(r"[0-9]{4}(?:-[0-9]{2}(?:-[0-9]{2})?)?", text):
         return True
     if len(text) == 4:
-        return text != "0000"  # no year 0 in the calendar, as `0000-01-01` was refused and `0000` read (round 47)
+        # No year 0 in the calendar, as `0000-01-01` was refused and `0000` read (round 47).
+        return text != "0000" and not future_date(text)
     try:
         datetime.date.fromisoformat(text if len(text) == 10 else f"{text}-01")
     except ValueError:
         return False
-    return True
+    return not future_date(text)
 
 
 @functools.cache
@@ -370,6 +406,9 @@ def _explain(error: Any) -> str:
         # The forms the key's pattern takes: a source's `retrieved` is a day, its `date` (and a run's) may be less.
         pattern = error.schema.get("pattern", "") if isinstance(error.schema, dict) else ""
         form = "YYYY-MM-DD" if pattern.startswith("^([0-9]{4}-") else "YYYY, YYYY-MM or YYYY-MM-DD"
+        if future_date(instance):
+            return (f"{_key_path(where)}: {shown_value(instance)} is after today ({TODAY().isoformat()} in UTC+14, "
+                    "the latest day anywhere): a run or a source is dated on a day that has come")
         return (f"{_key_path(where)}: {shown_value(instance)} is not a date of the calendar ({form}: a month from 01 "
                 "to 12, a day the month has)")
     if error.validator == "const":

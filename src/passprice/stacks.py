@@ -273,6 +273,11 @@ class Stack:
     cards: Mapping[str, Mapping[str, Fact]] = attrs.field(factory=dict)
     note: str | None = None
     ranged: bool = True
+    #: The ``[stack]`` table's ``runtime`` and ``builds`` texts (what runs, which builds): no number rests on them,
+    #: yet a lock pins them as it pins the title (:class:`passprice.locks.StackPin`, session 27); ``None`` where the
+    #: stack was rebuilt from a lock that pins neither.
+    runtime: str | None = None
+    builds: str | None = None
 
     def fact(self, path: str, card: str) -> tuple[str, Fact] | None:
         """The fact at ``path`` for ``card`` and its lock path: the card's own (``stack.cards.CARD.PATH``) where
@@ -367,6 +372,8 @@ def stack_from_document(name: str, document: Mapping[str, Any], source: str) -> 
         facts=own,
         cards=cards,
         note=meta.get("note"),
+        runtime=str(meta["runtime"]) if "runtime" in meta else None,
+        builds=str(meta["builds"]) if "builds" in meta else None,
     )
 
 
