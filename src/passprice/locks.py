@@ -677,7 +677,38 @@ def lock_from_document(document: Mapping[str, Any], source: str, *, checked: boo
         detail = "; ".join(cattrs.transform_error(e)) if isinstance(e, cattrs.BaseValidationError) else str(e)
         raise InputError(f"{source}: not a lock: {detail}") from None
     _require_read_floors(lock, source)
+    _require_own_records(lock, source)
     return attrs.evolve(lock, facts=facts, source=source)
+
+
+def _record_name(ref: str) -> str:
+    """The registry name a serving's routing or drafting reference ``ref`` reads (a name, or a path whose file name
+    less ``.toml`` is the record's, as :func:`passprice.registry.entry_name` names it). Raises nothing."""
+    name = Path(ref).name if "/" in ref or "\\" in ref or ref.endswith(".toml") else ref
+    return name[: -len(".toml")] if name.endswith(".toml") else name
+
+
+def _require_own_records(lock: Lock, source: str) -> None:
+    """Refuse a lock whose ``[routing]`` or ``[draft]`` table pins a record its own serving does not price with: a
+    lock of a dense serving with a ``[routing]`` table, or one naming another record than ``serving.routing`` (or
+    ``serving.draft.method``). Such a pin is compared with nothing (:func:`passprice.reproduce.relabelled` compares a
+    pin with the record of its name only), so a re-digested lock whose ``routing.name = "uniform"`` (its serving
+    routes with ``qwen3-30b-a3b-measured``) passed ``check``, ``reproduce`` and ``price --lock`` silently (attack round
+    48). Raises :class:`InputError` naming the file and the key."""
+    from passprice.schema import shown_value
+
+    draft = lock.spec.draft.method if lock.spec.draft is not None else None
+    for table, pin, ref, key, what, none in (
+        ("routing", lock.routing, lock.spec.routing, "serving.routing", "routing record", "routes with no record"),
+        ("draft", lock.draft, draft, "serving.draft.method", "drafting method", "drafts with no method"),
+    ):
+        if pin is None or (ref is not None and _record_name(ref) == pin.name):
+            continue
+        uses = f"its serving {none}" if ref is None else f"its serving's is {shown_value(_record_name(ref))} ({key})"
+        raise InputError(
+            f"{source}: {table}.name: {shown_value(pin.name)} is not the {what} the lock priced with ({uses}): a lock "
+            "pins the title and note of its own serving's record only; re-lock it"
+        )
 
 
 def _require_read_floors(lock: Lock, source: str) -> None:

@@ -1,0 +1,169 @@
+"""Attack round 48 (issue 13): the lock tables ``[routing]`` and ``[draft]`` (slip round 44) hand-edited and
+re-digested, and the titles and notes they pin. Each test builds its reproducer and asserts the exit status and the
+exact line (before the round: exit 0, nothing said, or a 100 KB line on every price)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import attrs
+import pytest
+
+from cli_helpers import bad, copy_root, invoke
+
+QWEN3 = "locks/qwen3-30b-a3b-h200.lock.toml"  # routes with qwen3-30b-a3b-measured, drafts with nothing
+QWEN35 = "locks/qwen35-27b-h200-mtp.lock.toml"  # drafts with qwen35-mtp, routes with nothing
+ROUTING = "facts/routing/qwen3-30b-a3b-measured.toml"
+DRAFT = "facts/drafts/qwen35-mtp.toml"
+PINS_OWN = "a lock pins the title and note of its own serving's record only; re-lock it"
+
+
+def _redigested(root: Path, rel: str, **tables: object) -> None:
+    """The lock ``rel`` of ``root`` with its ``routing`` / ``draft`` pins replaced and every digest recomputed, as
+    an attacker who knows the digest rule (or passprice's own writer) would write it."""
+    from passprice.locks import lock_text, read_lock
+
+    path = root / rel
+    path.write_text(lock_text(attrs.evolve(read_lock(path), **tables)), encoding="utf-8")
+
+
+def _cut(text: str) -> str:
+    """A long text as an error line shows it (:func:`passprice.schema.shown_value`: 99 characters, then ``…``)."""
+    return f"'{text[:99]}…"
+
+
+# --- 1. a [routing] or [draft] table pinning a record the lock's serving does not use -------------------------------
+
+
+@pytest.mark.parametrize(("rel", "table", "name", "said"), [
+    (QWEN3, "routing", "uniform", "routing.name: 'uniform' is not the routing record the lock priced with (its "
+     "serving's is 'qwen3-30b-a3b-measured' (serving.routing))"),
+    (QWEN35, "routing", "uniform", "routing.name: 'uniform' is not the routing record the lock priced with (its "
+     "serving routes with no record)"),
+    (QWEN35, "draft", "deepseek-v3-mtp", "draft.name: 'deepseek-v3-mtp' is not the drafting method the lock priced "
+     "with (its serving's is 'qwen35-mtp' (serving.draft.method))"),
+    (QWEN3, "draft", "qwen35-mtp", "draft.name: 'qwen35-mtp' is not the drafting method the lock priced with (its "
+     "serving drafts with no method)"),
+])  # fmt: skip
+def test_a_pin_of_another_record_is_refused(tmp_path: Path, rel: str, table: str, name: str, said: str) -> None:
+    """Re-digested, a ``[routing]`` table naming ``uniform`` in the Qwen3 lock (its serving routes with
+    ``qwen3-30b-a3b-measured``), one added to the dense MTP lock, a ``[draft]`` table naming ``deepseek-v3-mtp`` in
+    the MTP lock and one added to the Qwen3 lock: ``check``, ``reproduce`` and ``price --lock`` each exited 0 and said
+    nothing (the pin is compared with the record of its own name only, so it was compared with nothing)."""
+    from passprice.locks import RecordPin
+
+    root = copy_root(tmp_path)
+    _redigested(root, rel, **{table: RecordPin(name, "A title", "A note.")})
+    line = f"passprice: error: {root / rel}: {said}: {PINS_OWN}"
+    assert bad("reproduce", str(root / rel), root=root) == [line]
+    assert bad("price", "--lock", str(root / rel), root=root) == [line]
+    checked = invoke("check", root=root)
+    assert checked.exit_code == 2, checked.output
+    assert f"passprice: error: {rel}: {said}: {PINS_OWN}" in checked.stderr.splitlines()
+
+
+def test_a_pin_of_a_record_named_by_a_long_name_is_cut(tmp_path: Path) -> None:
+    """A ``[routing]`` table named by 300 ``u``: the refusal shows the name cut, as every error line shows a long
+    text (before the fix above: exit 0 and nothing said)."""
+    from passprice.locks import RecordPin
+
+    root = copy_root(tmp_path)
+    _redigested(root, QWEN3, routing=RecordPin("u" * 300, "A title"))
+    assert bad("reproduce", str(root / QWEN3), root=root) == [
+        f"passprice: error: {root / QWEN3}: routing.name: {_cut('u' * 300)} is not the routing record the lock priced "
+        f"with (its serving's is 'qwen3-30b-a3b-measured' (serving.routing)): {PINS_OWN}"
+    ]
+
+
+# --- 2. a pinned title or note of any length --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("rel", "table", "key", "size", "cap"), [
+    (QWEN3, "routing", "title", 100_000, 200),
+    (QWEN3, "routing", "title", 201, 200),
+    (QWEN3, "routing", "note", 4_001, 4_000),
+    (QWEN35, "draft", "title", 201, 200),
+    (QWEN35, "draft", "note", 100_000, 4_000),
+])  # fmt: skip
+def test_a_pinned_title_or_note_is_bounded(tmp_path: Path, rel: str, table: str, key: str, size: int,
+                                           cap: int) -> None:
+    """A re-digested lock pinning a routing title of 100,000 characters: ``check``, ``reproduce`` and ``price
+    --lock`` exited 0 and printed it whole on their ``relabelled since the lock`` line (100 KB each), where a card's
+    pinned title is at most 200 characters (attack round 47). Titles are capped as a card's, notes as a fact's."""
+    from passprice.locks import read_lock
+
+    root = copy_root(tmp_path)
+    pin = getattr(read_lock(root / rel), table)
+    _redigested(root, rel, **{table: attrs.evolve(pin, **{key: "A" * size})})
+    line = (f"passprice: error: {root / rel}: {table}.{key}: {_cut('A' * size)} is too long ({size:,} characters; at "
+            f"most {cap:,})")
+    assert bad("reproduce", str(root / rel), root=root) == [line]
+    assert bad("price", "--lock", str(root / rel), root=root) == [line]
+
+
+def test_a_pinned_title_of_200_characters_reads(tmp_path: Path) -> None:
+    """The cap's edge: a pinned routing title of exactly 200 characters reads, and is said relabelled."""
+    from passprice.locks import read_lock
+
+    root = copy_root(tmp_path)
+    lock = read_lock(root / QWEN3)
+    assert lock.routing is not None
+    _redigested(root, QWEN3, routing=attrs.evolve(lock.routing, title="T" * 200))
+    result = invoke("reproduce", str(root / QWEN3), root=root)
+    assert result.exit_code == 0, result.output
+    assert f"routing.title: {'T' * 200!r} → 'Qwen3-30B-A3B, measured skew (single-domain Python, ~8k tokens)'" in (
+        result.stdout
+    )
+
+
+# --- 3. the records' own titles and notes, a serving's description, a stack's title -----------------------------------
+
+
+def _set_key(path: Path, key: str, value: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    new, count = re.subn(rf'(?m)^{key} = "[^\n]*"', f'{key} = "{value}"', text, count=1)
+    assert count == 1, (path, key)
+    path.write_text(new, encoding="utf-8")
+
+
+@pytest.mark.parametrize(("rel", "key", "table", "size", "cap", "args"), [
+    (ROUTING, "name", "routing", 100_000, 200, ("price", "qwen3-30b-a3b-h200", "--json")),
+    (ROUTING, "note", "routing", 4_001, 4_000, ("price", "qwen3-30b-a3b-h200")),
+    (DRAFT, "name", "method", 201, 200, ("price", "qwen35-27b-h200-mtp")),
+    (DRAFT, "note", "method", 100_000, 4_000, ("speculate", "qwen35-27b-h200-mtp")),
+    ("registry/servings/r1-qwen7b-h200.toml", "description", "", 1_001, 1_000, ("price", "r1-qwen7b-h200")),
+])  # fmt: skip
+def test_a_record_title_note_or_description_is_bounded(tmp_path: Path, rel: str, key: str, table: str, size: int,
+                                                        cap: int, args: tuple[str, ...]) -> None:
+    """A routing record titled with 100,000 characters (its ``name`` key) passed ``check`` and made ``price``,
+    ``best``, ``roofline``, ``max-batch``, ``sweep``, ``reproduce``, ``audit`` and ``diff`` (text and ``--json``) each
+    print a 100 KB line, 300 KB in all for ``price``; a note, a drafting method's title and a serving's description
+    likewise (a card's title is capped at 200 characters since attack round 47)."""
+    root = copy_root(tmp_path)
+    _set_key(root / rel, key, "A" * size)
+    where = f"{table}.{key}" if table else key
+    too_long = f"is too long ({size:,} characters; at most {cap:,})"
+    assert bad(*args, root=root) == [f"passprice: error: {root / rel}: {where}: {_cut('A' * size)} {too_long}"]
+
+
+def test_a_stack_title_is_bounded(tmp_path: Path) -> None:
+    """A serving stack titled with 201 characters passed ``check`` (its title heads every expected price)."""
+    root = copy_root(tmp_path)
+    rel = "facts/stacks/llamacpp-cuda-2405.toml"
+    _set_key(root / rel, "name", "S" * 201)
+    checked = invoke("check", root=root)
+    assert checked.exit_code == 2, checked.output
+    assert (f"passprice: error: {rel}: stack.name: {_cut('S' * 201)} is too long (201 characters; at most 200)"
+            in checked.stderr.splitlines())
+
+
+def test_new_serving_writes_no_description_past_the_cap(tmp_path: Path) -> None:
+    """``new-serving --description`` of 1,001 characters is refused by the serving schema, and nothing is written."""
+    root = copy_root(tmp_path)
+    out = root / "registry" / "servings" / "longd.toml"
+    assert bad("new-serving", "longd", "r1-qwen7b-h200", "--description", "d" * 1001, root=root) == [
+        f"passprice: error: {out}: description: {_cut('d' * 1001)} is too long (1,001 characters; at most 1,000) "
+        "(nothing written)"
+    ]
+    assert not out.exists()
