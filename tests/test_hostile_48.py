@@ -167,3 +167,31 @@ def test_new_serving_writes_no_description_past_the_cap(tmp_path: Path) -> None:
         "(nothing written)"
     ]
     assert not out.exists()
+
+
+# --- 4. a title that reads "hypothetical" spelled with look-alikes ---------------------------------------------------
+
+
+@pytest.mark.parametrize(("title", "spelled"), [
+    ("\uff28\uff59\uff50\uff4f\uff54\uff48\uff45\uff54\uff49\uff43\uff41\uff4c GPU X",  # full-width letters
+     " (spelled '\\uff28\\uff59\\uff50\\uff4f\\uff54\\uff48\\uff45\\uff54\\uff49\\uff43\\uff41\\uff4c')"),
+    ("Hyp\u043ethetical GPU X", " (spelled 'Hyp\\u043ethetical')"),  # a Cyrillic о
+    ("Hypo\u00adthetical GPU X", ""),  # a soft hyphen, which does not print (the line's repr shows it: '\xad')
+])  # fmt: skip
+def test_a_title_reading_hypothetical_is_warned(tmp_path: Path, title: str, spelled: str) -> None:
+    """A copy of the RTX 4090's card, not marked hypothetical, titled ``Ｈｙｐｏｔｈｅｔｉｃａｌ GPU X`` (or with a
+    Cyrillic ``о``, or a soft hyphen in the word): ``check`` gave no warning and ``cards`` showed the title bare, where
+    ``Hypothetical GPU X`` is warned of and shown ``, not marked hypothetical`` (session 26b), and two titles are
+    compared as they read (attack round 46)."""
+    root = copy_root(tmp_path)
+    text = (root / "facts" / "cards" / "rtx_4090.toml").read_text(encoding="utf-8")
+    text, count = re.subn(r'(?m)^name = "[^\n]*"', f'name = "{title}"', text, count=1)
+    assert count == 1
+    (root / "facts" / "cards" / "zz.toml").write_text(text, encoding="utf-8")
+    checked = invoke("check", root=root)
+    assert checked.exit_code == 0, checked.output
+    assert (f"  warning: facts/cards/zz.toml: card.name: {title!r} says hypothetical, but the card is not marked "
+            "hypothetical = true: it is priced, locked and reviewed as a real card; mark it hypothetical, or retitle "
+            f"it{spelled}") in checked.stdout.splitlines()
+    (row,) = [line for line in invoke("cards", root=root).stdout.splitlines() if line.startswith("zz ")]
+    assert f"{title}, not marked hypothetical" in row.replace("\\xad", "\u00ad")
