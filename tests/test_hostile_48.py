@@ -195,3 +195,26 @@ def test_a_title_reading_hypothetical_is_warned(tmp_path: Path, title: str, spel
             f"it{spelled}") in checked.stdout.splitlines()
     (row,) = [line for line in invoke("cards", root=root).stdout.splitlines() if line.startswith("zz ")]
     assert f"{title}, not marked hypothetical" in row.replace("\\xad", "\u00ad")
+
+
+# --- 5. a checkpoint entry named as its file, with a character no entry name holds ------------------------------------
+
+
+@pytest.mark.parametrize(("name", "spelled"), [("LPT\u00b9", " (spelled 'LPT\\xb9')"), ('g\\"', "")])
+def test_an_entry_name_no_entry_holds_says_what_a_name_is(tmp_path: Path, name: str, spelled: str) -> None:
+    """``registry/checkpoints/LPT¹.toml`` (a Windows device) and ``g".toml``, each an entry named as its file: the
+    line said ``entry.name: 'LPT¹' is not the entry's name: its file name less .toml``, which it is; what is wrong is
+    a character an entry's name may not hold."""
+    root = copy_root(tmp_path)
+    shown = name.replace("\\", "")
+    text = (root / "registry" / "checkpoints" / "gemma3-270m-q4_k_m.toml").read_text(encoding="utf-8")
+    assert 'name = "gemma3-270m-q4_k_m"' in text
+    (root / "registry" / "checkpoints" / f"{shown}.toml").write_text(
+        text.replace('name = "gemma3-270m-q4_k_m"', f'name = "{name}"', 1), encoding="utf-8"
+    )
+    checked = invoke("check", root=root)
+    assert checked.exit_code == 2, checked.output
+    assert checked.stderr.splitlines()[0] == (
+        f"passprice: error: registry/checkpoints/{shown}.toml: entry.name: {shown!r} is not a checkpoint name "
+        f"(letters, digits, '.', '_' and '-', first a letter or digit), its file name less .toml{spelled}"
+    )
