@@ -218,3 +218,41 @@ def test_an_entry_name_no_entry_holds_says_what_a_name_is(tmp_path: Path, name: 
         f"passprice: error: registry/checkpoints/{shown}.toml: entry.name: {shown!r} is not a checkpoint name "
         f"(letters, digits, '.', '_' and '-', first a letter or digit), its file name less .toml{spelled}"
     )
+
+
+# --- 6. a pinned figure the lock's serving does not read --------------------------------------------------------------
+
+
+def _pinned_more(root: Path, rel: str, copies: dict[str, str]) -> None:
+    """The lock ``rel`` re-digested with pinned facts added: each new path a copy of a pinned one."""
+    from passprice.locks import read_lock
+
+    lock = read_lock(root / rel)
+    _redigested(root, rel, facts={**lock.facts, **{new: lock.facts[old] for new, old in copies.items()}})
+
+
+@pytest.mark.parametrize(("rel", "copies", "said"), [
+    (QWEN35, {f"draft.acceptance.{i}": "draft.acceptance.1" for i in range(3, 63)},
+     'facts."draft.acceptance.3" (and 59 more past it): a figure the lock\'s serving does not read (it drafts 2 '
+     "tokens a pass: serving.draft.tokens)"),
+    (QWEN3, {"draft.acceptance.1": "streams.read"},
+     'facts."draft.acceptance.1": a figure the lock\'s serving does not read (it drafts nothing: '
+     "serving.draft.tokens)"),
+    ("locks/r1-qwen7b-h200.lock.toml", {"routing.hot_share": "streams.read"},
+     'facts."routing.hot_share": a figure the lock\'s serving does not read (it routes with no record: '
+     "serving.routing)"),
+])  # fmt: skip
+def test_a_pin_the_serving_does_not_read_is_refused(tmp_path: Path, rel: str, copies: dict[str, str],
+                                                    said: str) -> None:
+    """The MTP lock (two draft tokens) re-digested with ``draft.acceptance.3`` to ``draft.acceptance.62`` pinned:
+    ``check`` and ``check --frozen`` said "0 problems" and ``reproduce`` exit 0, while the review failed the same
+    file as 60 pins no registry holds; a drafting figure pinned in a lock that drafts nothing, a routing figure in one
+    that routes with no record, likewise passed."""
+    root = copy_root(tmp_path)
+    _pinned_more(root, rel, copies)
+    line = f"{said}: passprice lock pins only what the price reads; re-lock it"
+    assert bad("reproduce", str(root / rel), root=root) == [f"passprice: error: {root / rel}: {line}"]
+    for args in (("check",), ("check", "--frozen")):
+        checked = invoke(*args, root=root)
+        assert checked.exit_code == 2, checked.output
+        assert checked.stderr.splitlines() == [f"passprice: error: {rel}: {line}"]

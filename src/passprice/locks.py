@@ -677,7 +677,7 @@ def lock_from_document(document: Mapping[str, Any], source: str, *, checked: boo
         detail = "; ".join(cattrs.transform_error(e)) if isinstance(e, cattrs.BaseValidationError) else str(e)
         raise InputError(f"{source}: not a lock: {detail}") from None
     _require_read_floors(lock, source)
-    _require_own_records(lock, source)
+    _require_own_records(lock, facts, source)
     return attrs.evolve(lock, facts=facts, source=source)
 
 
@@ -688,15 +688,37 @@ def _record_name(ref: str) -> str:
     return name[: -len(".toml")] if name.endswith(".toml") else name
 
 
-def _require_own_records(lock: Lock, source: str) -> None:
-    """Refuse a lock whose ``[routing]`` or ``[draft]`` table pins a record its own serving does not price with: a
-    lock of a dense serving with a ``[routing]`` table, or one naming another record than ``serving.routing`` (or
-    ``serving.draft.method``). Such a pin is compared with nothing (:func:`passprice.reproduce.relabelled` compares a
-    pin with the record of its name only), so a re-digested lock whose ``routing.name = "uniform"`` (its serving
-    routes with ``qwen3-30b-a3b-measured``) passed ``check``, ``reproduce`` and ``price --lock`` silently (attack round
-    48). Raises :class:`InputError` naming the file and the key."""
+def _require_own_records(lock: Lock, facts: Mapping[str, Fact], source: str) -> None:
+    """Refuse a lock (its pinned ``facts`` by path) whose ``[routing]`` or ``[draft]`` table pins a record its own
+    serving does not price with: a lock of a dense serving with a ``[routing]`` table, or one naming another record
+    than ``serving.routing`` (or ``serving.draft.method``). Such a pin is compared with nothing
+    (:func:`passprice.reproduce.relabelled` compares a pin with the record of its name only), so a re-digested lock
+    whose ``routing.name = "uniform"`` (its serving routes with ``qwen3-30b-a3b-measured``) passed ``check``,
+    ``reproduce`` and ``price --lock`` silently (attack round 48). So is a pinned ``draft.acceptance.i`` past
+    ``serving.draft.tokens`` (or of a serving that drafts nothing), and a pinned ``routing.*`` figure of a serving
+    that routes with no record: ``passprice lock`` pins only what the price reads, and a re-digested lock pinning
+    ``draft.acceptance.3`` to ``draft.acceptance.62`` for a two-token draft passed ``check`` and ``check --frozen``
+    ("0 problems") while the review failed it as pins no registry holds. Raises :class:`InputError` naming the file
+    and the key."""
+    from passprice.routing import ROUTING_PATHS
     from passprice.schema import shown_value
 
+    tokens = lock.spec.draft.tokens if lock.spec.draft is not None else 0
+    past = sorted(int(p.rsplit(".", 1)[1]) for p in facts if _draft_path().fullmatch(p) is not None
+                  and int(p.rsplit(".", 1)[1]) > tokens)
+    if past:
+        reads = f"it drafts {tokens} token{'s' if tokens != 1 else ''} a pass" if tokens else "it drafts nothing"
+        more = f" (and {len(past) - 1:,} more past it)" if len(past) > 1 else ""
+        raise InputError(
+            f"{source}: facts.{schema.key_part(f'draft.acceptance.{past[0]}')}{more}: a figure the lock's serving does "
+            f"not read ({reads}: serving.draft.tokens): passprice lock pins only what the price reads; re-lock it"
+        )
+    for path in facts:
+        if path in ROUTING_PATHS and lock.spec.routing is None:
+            raise InputError(
+                f"{source}: facts.{schema.key_part(path)}: a figure the lock's serving does not read (it routes with "
+                "no record: serving.routing): passprice lock pins only what the price reads; re-lock it"
+            )
     draft = lock.spec.draft.method if lock.spec.draft is not None else None
     for table, pin, ref, key, what, none in (
         ("routing", lock.routing, lock.spec.routing, "serving.routing", "routing record", "routes with no record"),
