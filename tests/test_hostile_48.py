@@ -256,3 +256,35 @@ def test_a_pin_the_serving_does_not_read_is_refused(tmp_path: Path, rel: str, co
         checked = invoke(*args, root=root)
         assert checked.exit_code == 2, checked.output
         assert checked.stderr.splitlines() == [f"passprice: error: {rel}: {line}"]
+
+
+# --- 7. a lock name no lock file can carry ----------------------------------------------------------------------------
+
+
+def test_lock_name_past_a_file_name_is_refused(tmp_path: Path) -> None:
+    """``lock R1 --name <5,000 a> -o x.lock.toml`` wrote the lock, exit 0, and printed the name whole on every line
+    naming it; ``locks/NAME.lock.toml`` cannot exist for it (255 bytes a file name). 245 characters is the most."""
+    root = copy_root(tmp_path)
+    out = tmp_path / "x.lock.toml"
+    assert bad("lock", "r1-qwen7b-h200", "--name", "a" * 246, "-o", str(out), root=root) == [
+        f"passprice: error: Invalid value for --name: {_cut('a' * 246)} is not a lock name: 246 characters, where a "
+        "lock file locks/NAME.lock.toml holds at most 245 before .lock.toml (see 'cli lock --help')"
+    ]
+    assert not out.exists()
+    written = invoke("lock", "r1-qwen7b-h200", "--name", "a" * 245, "-o", str(out), root=root)
+    assert written.exit_code == 0, written.output
+
+
+@pytest.mark.parametrize(("key", "cap"), [("name", 245), ("serving", 250)])
+def test_a_re_digested_lock_name_or_serving_past_a_file_name_is_refused(tmp_path: Path, key: str, cap: int) -> None:
+    """A re-digested lock whose ``lock.name`` (or ``lock.serving``) is 5,000 characters: ``check``, ``reproduce`` and
+    ``price`` exited 0 and printed the name whole (a 10,168-character line in ``price``)."""
+    from passprice.locks import read_lock
+
+    root = copy_root(tmp_path)
+    rel = "locks/r1-qwen7b-h200.lock.toml"
+    lock = read_lock(root / rel)
+    _redigested(root, rel, info=attrs.evolve(lock.info, **{key: "a" * 5000}))
+    assert bad("reproduce", str(root / rel), root=root) == [
+        f"passprice: error: {root / rel}: lock.{key}: {_cut('a' * 5000)} is too long (5,000 characters; at most {cap})"
+    ]
