@@ -5,6 +5,7 @@ exact line (before the round: exit 0, nothing said, or a 100 KB line on every pr
 from __future__ import annotations
 
 import re
+import subprocess
 from pathlib import Path
 
 import attrs
@@ -287,4 +288,31 @@ def test_a_re_digested_lock_name_or_serving_past_a_file_name_is_refused(tmp_path
     _redigested(root, rel, info=attrs.evolve(lock.info, **{key: "a" * 5000}))
     assert bad("reproduce", str(root / rel), root=root) == [
         f"passprice: error: {root / rel}: lock.{key}: {_cut('a' * 5000)} is too long (5,000 characters; at most {cap})"
+    ]
+
+
+# --- 8. a git revision that names a tree or a blob, not a commit ------------------------------------------------------
+
+
+def _git(repo: Path, *args: str) -> str:
+    done = subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args], cwd=repo,
+                          check=True, capture_output=True)  # fmt: skip
+    return done.stdout.decode().strip()
+
+
+def test_diff_of_a_tree_or_a_blob_says_it_is_no_commit(tmp_path: Path) -> None:
+    """``diff HEAD^{tree}``, ``diff HEAD:facts`` and ``diff <a blob's id>`` said "neither a folder nor a revision of
+    the git checkout", where each is a revision, of an object that is not a commit."""
+    root = copy_root(tmp_path)
+    _git(root, "init", "-q", "-b", "main")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "the registry")
+    blob = _git(root, "rev-parse", "HEAD:facts/cards/h200_sxm_141gb.toml")
+    for revision, kind in (("HEAD^{tree}", "tree"), ("HEAD:facts", "tree"), (blob, "blob")):
+        assert bad("diff", revision, root=root) == [
+            f"passprice: error: {revision}: names a {kind} of the git checkout at {root}, not a commit: diff compares "
+            "commits (or two folders)"
+        ]
+    assert bad("diff", "HEAD~5", root=root) == [
+        f"passprice: error: HEAD~5: neither a folder nor a revision of the git checkout at {root}"
     ]
