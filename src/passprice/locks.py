@@ -700,8 +700,7 @@ def _require_own_records(lock: Lock, facts: Mapping[str, Fact], source: str) -> 
     ``draft.acceptance.3`` to ``draft.acceptance.62`` for a two-token draft passed ``check`` and ``check --frozen``
     ("0 problems") while the review failed it as pins no registry holds. Raises :class:`InputError` naming the file
     and the key."""
-    from passprice.routing import ROUTING_PATHS
-    from passprice.schema import shown_value
+    from passprice.schema import shown_value  # not passprice.routing: a warm price imports no cattrs (test_cache)
 
     tokens = lock.spec.draft.tokens if lock.spec.draft is not None else 0
     past = sorted(int(p.rsplit(".", 1)[1]) for p in facts if _draft_path().fullmatch(p) is not None
@@ -714,7 +713,7 @@ def _require_own_records(lock: Lock, facts: Mapping[str, Fact], source: str) -> 
             f"not read ({reads}: serving.draft.tokens): passprice lock pins only what the price reads; re-lock it"
         )
     for path in facts:
-        if path in ROUTING_PATHS and lock.spec.routing is None:
+        if path.startswith("routing.") and lock.spec.routing is None:
             raise InputError(
                 f"{source}: facts.{schema.key_part(path)}: a figure the lock's serving does not read (it routes with "
                 "no record: serving.routing): passprice lock pins only what the price reads; re-lock it"
