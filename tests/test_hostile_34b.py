@@ -19,12 +19,13 @@ GITHUB_COMMENT = 65_536
 
 
 def test_added_records_of_huge_texts_keep_the_comment_under_githubs_limit(tmp_path: Path) -> None:
-    """A routing record's own ``note`` has no length bound but its file's 256 KiB: 200,000 ``<`` (each ``&lt;`` in
-    Markdown) made the comment 801 KB; 20 source records within their schema's bounds, title, publisher and ``read``
+    """A routing record's own ``note`` had no length bound but its file's 256 KiB: 200,000 ``<`` (each ``&lt;`` in
+    Markdown) made the comment 801 KB (since attack round 48 a note is at most 4,000 characters, whose 16,000 in
+    Markdown are still cut here); 20 source records within their schema's bounds, title, publisher and ``read``
     of ``@`` (each ``@&#8203;``), some 400 KB more. Each description is cut, saying its length, and past 20,000
     characters in all left to the text review, which shows each whole."""
     root = _repo(tmp_path)
-    note = "<" * 200_000
+    note = "<" * 4_000
     (root / "sources" / "mixtral-of-experts-paper.toml").write_text(SOURCE, encoding="utf-8")
     (root / "facts" / "routing" / "mixtral-8x7b-pile.toml").write_text(
         ROUTING.replace('note = "Read by eye off the bars, so estimated."', f'note = "{note}"'), encoding="utf-8")
@@ -43,7 +44,7 @@ def test_added_records_of_huge_texts_keep_the_comment_under_githubs_limit(tmp_pa
     assert routing.startswith("- `mixtral-8x7b-pile` (added, `facts/routing/mixtral-8x7b-pile.toml`): routing record "
                               "Mixtral-8x7B, read off the paper's Figure 7: 8 experts, 2 a token, for "
                               "mixtral-8x7b-q4_k_m; note: &lt;&lt;")
-    assert routing.endswith("&lt;… (200,113 characters: the text review (`passprice diff`) shows it whole)")
+    assert routing.endswith("&lt;… (4,113 characters: the text review (`passprice diff`) shows it whole)")
     assert len(routing) < 2_100
     sources = [line for line in lines if line.startswith("- `at-")]
     assert len(sources) == 19  # the first 20 added records are described (MAX_ADDED_RECORDS), the 21st listed

@@ -183,10 +183,17 @@ def title_contradicts_mark(card: Card) -> str | None:
 
 def says_hypothetical(title: str) -> bool:
     """Whether the card title ``title`` says the card is hypothetical: the word ``hypothetical`` in it, in any case,
-    not inside another word (``Nonhypothetical 4090`` does not). Raises nothing."""
+    not inside another word (``Nonhypothetical 4090`` does not), as a reader reads it (:func:`passprice.files.reads_as`,
+    as :func:`passprice.check.title_key` compares titles, and a soft hyphen U+00AD, which does not print, left out): a
+    full-width ``Ｈｙｐｏｔｈｅｔｉｃａｌ GPU``, ``Hypоthetical GPU`` with a Cyrillic ``о`` and ``Hypo\u00adthetical
+    GPU`` read "Hypothetical GPU" and were neither warned of nor shown ``, not marked hypothetical`` (attack round
+    48). Raises nothing."""
     import re
 
-    return re.search(r"(?<![^\W_])hypothetical(?![^\W_])", title.casefold()) is not None
+    from passprice.files import reads_as
+
+    read = reads_as(title.replace("\u00ad", ""))
+    return re.search(r"(?<![^\W_])hypothetical(?![^\W_])", read) is not None
 
 
 def is_card_path(path: str) -> bool:

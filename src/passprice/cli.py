@@ -2006,6 +2006,14 @@ def lock_command(
             f"{name!r} is not a lock name: use letters, digits, '.', '_' and '-' (first a letter or digit)",
             param_hint="--name",
         )
+    if name is not None and len(name) > locking.MAX_LOCK_NAME:
+        from passprice.schema import shown_value
+
+        raise click.BadParameter(
+            f"{shown_value(name)} is not a lock name: {len(name):,} characters, where a lock file locks/NAME.lock.toml "
+            f"holds at most {locking.MAX_LOCK_NAME} before .lock.toml",
+            param_hint="--name",
+        )
     from passprice.registry import windows_problem
 
     problem = windows_problem(name) if name is not None else None

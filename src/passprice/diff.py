@@ -195,11 +195,29 @@ class Checkout:
                 gitread.is_shallow(self.top)) else ""
             if "/" not in revision and self._names_commit(f"origin/{revision}"):  # a fresh clone has no local main
                 cut += f"; origin/{revision} is a revision here: diff origin/{revision} …"
+            kind = self._object_kind(revision)
+            if kind is not None:  # a tree or a blob (HEAD^{tree}, HEAD:facts, a blob's id): attack round 48
+                raise InputError(
+                    f"{revision}: names a {kind} of the git checkout at {self.top}, not a commit: diff compares "
+                    "commits (or two folders)"
+                ) from None
             raise InputError(
                 f"{revision}: neither a folder nor a revision of the git checkout at {self.top}{cut}"
             ) from None
         self._unambiguous(revision)
         return out.decode("ascii", "replace").strip()
+
+    def _object_kind(self, revision: str) -> str | None:
+        """The kind of object ``revision`` names when it names one that is no commit (``tree``, ``blob``), else
+        ``None``: ``HEAD^{tree}`` or ``HEAD:facts`` was "neither a folder nor a revision", which it is. Raises
+        nothing."""
+        try:
+            sha = _run_git(self.top, ["rev-parse", "--verify", "--quiet", "--end-of-options", revision]).strip()
+            kind = _run_git(self.top, ["cat-file", "-t", sha.decode("ascii", "replace")]).decode("ascii", "replace")
+        except (subprocess.CalledProcessError, OSError, ValueError, InputError):
+            return None
+        kind = kind.strip()
+        return kind if kind in ("tree", "blob") else None
 
     def _unambiguous(self, revision: str) -> None:
         """Refuse ``revision`` when its name (before any ``~``, ``^``, ``:`` or ``@{``) is the name of more than one

@@ -30,6 +30,10 @@ from passprice.servings import ServingSpec
 
 #: A lock's name: a file stem in ``locks/`` (letters, digits, ``.``, ``_``, ``-``; first a letter or digit).
 LOCK_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+#: The longest lock name: ``NAME.lock.toml`` is at most 255 bytes, the longest file name of ext4, APFS and NTFS (the
+#: lock schema's ``lock.name`` ``maxLength`` too). ``lock --name`` of 5,000 characters wrote a lock whose name no
+#: file can carry and printed it whole on every line naming it (attack round 48).
+MAX_LOCK_NAME = 245
 
 
 def default_output(root: Root, stem: str) -> Path:

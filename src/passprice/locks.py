@@ -683,7 +683,59 @@ def lock_from_document(document: Mapping[str, Any], source: str, *, checked: boo
         detail = "; ".join(cattrs.transform_error(e)) if isinstance(e, cattrs.BaseValidationError) else str(e)
         raise InputError(f"{source}: not a lock: {detail}") from None
     _require_read_floors(lock, source)
+    _require_own_records(lock, facts, source)
     return attrs.evolve(lock, facts=facts, source=source)
+
+
+def _record_name(ref: str) -> str:
+    """The registry name a serving's routing or drafting reference ``ref`` reads (a name, or a path whose file name
+    less ``.toml`` is the record's, as :func:`passprice.registry.entry_name` names it). Raises nothing."""
+    name = Path(ref).name if "/" in ref or "\\" in ref or ref.endswith(".toml") else ref
+    return name[: -len(".toml")] if name.endswith(".toml") else name
+
+
+def _require_own_records(lock: Lock, facts: Mapping[str, Fact], source: str) -> None:
+    """Refuse a lock (its pinned ``facts`` by path) whose ``[routing]`` or ``[draft]`` table pins a record its own
+    serving does not price with: a lock of a dense serving with a ``[routing]`` table, or one naming another record
+    than ``serving.routing`` (or ``serving.draft.method``). Such a pin is compared with nothing
+    (:func:`passprice.reproduce.relabelled` compares a pin with the record of its name only), so a re-digested lock
+    whose ``routing.name = "uniform"`` (its serving routes with ``qwen3-30b-a3b-measured``) passed ``check``,
+    ``reproduce`` and ``price --lock`` silently (attack round 48). So is a pinned ``draft.acceptance.i`` past
+    ``serving.draft.tokens`` (or of a serving that drafts nothing), and a pinned ``routing.*`` figure of a serving
+    that routes with no record: ``passprice lock`` pins only what the price reads, and a re-digested lock pinning
+    ``draft.acceptance.3`` to ``draft.acceptance.62`` for a two-token draft passed ``check`` and ``check --frozen``
+    ("0 problems") while the review failed it as pins no registry holds. Raises :class:`InputError` naming the file
+    and the key."""
+    from passprice.schema import shown_value  # not passprice.routing: a warm price imports no cattrs (test_cache)
+
+    tokens = lock.spec.draft.tokens if lock.spec.draft is not None else 0
+    past = sorted(int(p.rsplit(".", 1)[1]) for p in facts if _draft_path().fullmatch(p) is not None
+                  and int(p.rsplit(".", 1)[1]) > tokens)
+    if past:
+        reads = f"it drafts {tokens} token{'s' if tokens != 1 else ''} a pass" if tokens else "it drafts nothing"
+        more = f" (and {len(past) - 1:,} more past it)" if len(past) > 1 else ""
+        raise InputError(
+            f"{source}: facts.{schema.key_part(f'draft.acceptance.{past[0]}')}{more}: a figure the lock's serving does "
+            f"not read ({reads}: serving.draft.tokens): passprice lock pins only what the price reads; re-lock it"
+        )
+    for path in facts:
+        if path.startswith("routing.") and lock.spec.routing is None:
+            raise InputError(
+                f"{source}: facts.{schema.key_part(path)}: a figure the lock's serving does not read (it routes with "
+                "no record: serving.routing): passprice lock pins only what the price reads; re-lock it"
+            )
+    draft = lock.spec.draft.method if lock.spec.draft is not None else None
+    for table, pin, ref, key, what, none in (
+        ("routing", lock.routing, lock.spec.routing, "serving.routing", "routing record", "routes with no record"),
+        ("draft", lock.draft, draft, "serving.draft.method", "drafting method", "drafts with no method"),
+    ):
+        if pin is None or (ref is not None and _record_name(ref) == pin.name):
+            continue
+        uses = f"its serving {none}" if ref is None else f"its serving's is {shown_value(_record_name(ref))} ({key})"
+        raise InputError(
+            f"{source}: {table}.name: {shown_value(pin.name)} is not the {what} the lock priced with ({uses}): a lock "
+            "pins the title and note of its own serving's record only; re-lock it"
+        )
 
 
 def _require_read_floors(lock: Lock, source: str) -> None:
