@@ -6,6 +6,8 @@ its buffers are bounded by one group's text, not by the grid."""
 from __future__ import annotations
 
 import importlib.util
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -135,3 +137,48 @@ def test_the_gather_copies_runs_in_order_and_skips_empty_ones() -> None:
     length = np.array([2, 1, 0, 1, 3], dtype=np.int64)
     assert _gather(pool, src, length, Buffers()) == b"YZacabc"
     assert WIDTH == 23
+
+
+# Item 2: what a JSON sweep imports. A sweep under locks asks each lock whether today's serving differs from the
+# pinned one; two equal specs are answered without writing their documents (no cattrs import).
+
+
+def _differences_slowly(pinned: Any, today: Any) -> tuple[tuple[str, Any, Any], ...]:
+    from passprice.reproduce import _spec_fields
+
+    old, new = _spec_fields(pinned), _spec_fields(today)
+    return tuple((k, old.get(k), new.get(k)) for k in dict.fromkeys([*old, *new]) if old.get(k) != new.get(k))
+
+
+def test_equal_specs_differ_in_nothing_without_importing_cattrs() -> None:
+    code = (
+        "import sys\n"
+        "from passprice.servings import ContextSpec, ServingSpec\n"
+        "from passprice.reproduce import serving_differences\n"
+        "a = ServingSpec('r1-qwen7b-q4', 'h200_sxm_141gb', batch=8, contexts=(ContextSpec(1.0, 2048.0, 4096),),"
+        " source='locks/a.lock.toml')\n"
+        "b = ServingSpec('r1-qwen7b-q4', 'h200_sxm_141gb', batch=8, contexts=(ContextSpec(1.0, 2048.0, 4096),),"
+        " source='registry/servings/a.toml')\n"
+        "print(serving_differences(a, b), 'cattrs' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout == "() False\n"
+
+
+def test_specs_equal_by_value_but_not_by_document_are_still_told_apart() -> None:
+    from passprice.reproduce import serving_differences
+    from passprice.servings import ContextSpec, ServingSpec
+
+    pinned = ServingSpec("c", "h200_sxm_141gb", shared_prefix=0)
+    today = ServingSpec("c", "h200_sxm_141gb", shared_prefix=0.0)  # type: ignore[arg-type]
+    assert pinned == today  # attrs: 0 == 0.0
+    # The document leaves out shared_prefix at the int 0 only: 0.0 is written, so the lock's check names it.
+    assert serving_differences(pinned, today) == (("shared_prefix", None, 0.0),)
+    assert serving_differences(pinned, today) == _differences_slowly(pinned, today)
+    two = (ContextSpec(0.5, 2048, 4096), ContextSpec(0.5, 1024.0, 4096))
+    floats = (ContextSpec(0.5, 2048.0, 4096), ContextSpec(0.5, 1024.0, 4096))
+    a, b = ServingSpec("c", "x", contexts=two), ServingSpec("c", "x", contexts=floats)
+    assert a == b and serving_differences(a, b) == _differences_slowly(a, b) == ()
+    described = ServingSpec("c", "x", description="today's words")
+    assert serving_differences(ServingSpec("c", "x"), described) == ()  # descriptions aside, as before
+    assert serving_differences(ServingSpec("c", "x", batch=2), ServingSpec("c", "x", batch=3)) == (("batch", 2, 3),)
