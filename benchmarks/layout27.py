@@ -11,8 +11,9 @@ in the pool, length)`` (a fixed key text's run is the same for every row: broadc
 ``np.flatnonzero`` on the commas of orjson's text), and the group's bytes are one gather from the pool along an index
 built by ``cumsum`` of steps (1 inside a run, a jump at each run's first byte) in reused buffers (:class:`Buffers`:
 their size is the largest group's text, a few MB, never the grid's). Its cost is a few NumPy passes a byte of
-output (the index's fill, its ``cumsum``, the gather: 19 to 24 instructions a byte on the bench grid) where the
-pieces' join copies each piece with ``memcpy``: more than the pieces' whole cost (about 7 a byte).
+output (the index's fill, its ``cumsum``, the gather: 19 to 24 instructions a byte more than the join on the
+bench grid) where the pieces' join copies each piece with ``memcpy``: more than the pieces' whole cost (about 7
+instructions a byte).
 
 ``python benchmarks/layout27.py`` prices the bench grid once, then makes its JSON text both ways, alternated, and
 prints each run's CPU seconds and the text's sha256 (the same bytes, or it exits 1). ``tests/test_perf_27.py`` holds
