@@ -12,16 +12,18 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import attrs
 
-from cli_helpers import invoke
+from cli_helpers import copy_root, invoke
 from passprice.locks import lock_text, read_lock
 from test_diff import commit_all
 from test_slip_34 import branch, registry, review
 from test_slip_42 import retitle
+from test_slip_43 import PAD, lock_lines
 
 __all__ = ["registry"]  # the slip-34 fixture: this checkout's registry committed on main
 
@@ -127,3 +129,33 @@ def test_2_a_card_retitled_and_its_locks_re_locked_passes(registry: Path) -> Non
     assert status == 0, text
     assert "neither side of the change holds" not in text
     assert out["head_check"] == [], out["head_check"]
+
+
+def test_3_price_under_a_lock_says_its_serving_re_pointed_to_a_renamed_record(tmp_path: Path) -> None:
+    root = copy_root(tmp_path)
+    (root / "facts/routing/qwen3-30b-a3b-measured.toml").rename(root / "facts/routing/qwen3-measured.toml")
+    for serving in sorted((root / "registry/servings").glob("*.toml")):
+        text = serving.read_text(encoding="utf-8")
+        serving.write_text(text.replace('"qwen3-30b-a3b-measured"', '"qwen3-measured"'), encoding="utf-8")
+    said = "serving.routing: qwen3-30b-a3b-measured → qwen3-measured"
+    price = invoke("price", "--lock", str(root / QWEN3), root=root)
+    assert price.exit_code == 0, price.output
+    assert lock_lines(price.stdout) == [
+        f"  lock          under lock qwen3-30b-a3b-h200 ({QWEN3}): floors hold, and the price is the one "
+        "qwen3-30b-a3b-h200 records; drifted since the lock (below)",
+        f"{PAD}drifted since the lock: {said}",
+    ]
+    out = json.loads(invoke("price", "qwen3-30b-a3b-h200", "--json", root=root).stdout)
+    assert out["lock"]["drifted"] == [said] and out["lock"]["moved"] == []
+    assert round(out["tokens_per_s"], 1) == 10354.4  # no number moves
+    frozen = invoke("check", "--frozen", root=root)
+    assert frozen.exit_code == 1
+    assert "    routing: qwen3-30b-a3b-measured → qwen3-measured" in frozen.stdout.splitlines()
+
+
+def test_3_an_unchanged_serving_under_two_locks_says_nothing_more() -> None:
+    for command in ("price", "best"):
+        result = invoke(command, "r1-qwen7b-h200")
+        assert result.exit_code == 0, result.output
+        assert len(lock_lines(result.stdout)) == 1, result.stdout
+        assert json.loads(invoke(command, "r1-qwen7b-h200", "--json").stdout)["lock"]["drifted"] == []

@@ -520,9 +520,41 @@ class Guard:
         lock's recorded price rests on), for :meth:`line`'s ``relabels`` and ``drifted`` and :meth:`to_json`.
         ``method_facts``: the drafting method's facts by lock path (``draft.acceptance.i``) where ``resolved`` prices
         without its draft (``speculate`` varies the draft length itself: without them a pinned acceptance read as
-        "→ gone", session 26). Raises nothing."""
+        "→ gone", session 26). Of a ``price`` shown, the drift also holds each field the registered ``serving``
+        priced now differs in from the one a lock of it (whose recorded price today's still is) pinned, as
+        ``serving.FIELD: locked → today`` (:meth:`reserved`). Raises nothing."""
         moved = tuple(moved)
-        return self.relabels(root, resolved, serving), self.drifted(resolved, price, moved, stack_facts, method_facts)
+        drifts = self.drifted(resolved, price, moved, stack_facts, method_facts)
+        if price is not None:
+            drifts = (*drifts, *self.reserved(root, resolved, serving, moved))
+        return self.relabels(root, resolved, serving), drifts
+
+    def reserved(self, root: Root, resolved: Resolved, serving: str | None, moved: Iterable[PriceMoved] = ()) \
+            -> tuple[str, ...]:
+        """Each field the registered ``serving`` priced (``resolved``) differs in from the serving a lock of it pinned
+        whose recorded price today's is (``moved`` lists those it is not, which say their serving changes
+        themselves), one ``serving.FIELD: locked → today`` line each (:func:`passprice.reproduce.serving_changes`),
+        prefixed ``L: `` when more than one lock applies; each line once. A serving re-pointed to a routing record,
+        drafting method or checkpoint entry renamed (the same figures and content under another name) prices the
+        same, and ``price --lock`` read "floors hold, and the price is the one L records" alone while ``reproduce``
+        and ``check`` said the serving changed (slip round 45). Raises nothing."""
+        if serving is None:
+            return ()
+        movers = {m.lock for m in moved}
+        mine = [lock for lock, _ in self.locks if lock.info.serving == serving and lock.name not in movers
+                and lock.card == resolved.card.name]
+        if not mine:
+            return ()
+        from passprice.locks import portable_spec
+
+        today = portable_spec(resolved.spec, root)
+        if all(lock.spec == today for lock in mine):
+            return ()  # the common case imports nothing more (a warm price stays light)
+        from passprice.reproduce import serving_changes
+
+        out = [f"{lock.name}: serving.{c}" if len(self.locks) > 1 else f"serving.{c}"
+               for lock in mine for c in serving_changes(lock.spec, today)]
+        return tuple(dict.fromkeys(out))
 
     def drifted(
         self, resolved: Resolved, price: Mapping[str, Any] | None, moved: Iterable[PriceMoved] = (),
