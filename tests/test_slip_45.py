@@ -159,3 +159,21 @@ def test_3_an_unchanged_serving_under_two_locks_says_nothing_more() -> None:
         assert result.exit_code == 0, result.output
         assert len(lock_lines(result.stdout)) == 1, result.stdout
         assert json.loads(invoke(command, "r1-qwen7b-h200", "--json").stdout)["lock"]["drifted"] == []
+
+
+def test_3_price_under_a_lock_whose_serving_was_renamed_says_so(tmp_path: Path) -> None:
+    # Before: "floors hold, and the price is the one r1-qwen7b-h200 records" alone; reproduce said "serving
+    # r1-qwen7b-h200 is no longer registered (priced as the lock embeds it)" and check failed the lock.
+    root = copy_root(tmp_path)
+    (root / "registry/servings/r1-qwen7b-h200.toml").rename(root / "registry/servings/r1-7b-h200.toml")
+    said = "serving: r1-qwen7b-h200 is no longer registered (priced as the lock embeds it)"
+    price = invoke("price", "--lock", str(root / R1), root=root)
+    assert price.exit_code == 0, price.output
+    assert lock_lines(price.stdout) == [
+        f"  lock          under lock r1-qwen7b-h200 ({R1}): floors hold, and the price is the one r1-qwen7b-h200 "
+        "records; drifted since the lock (below)",
+        f"{PAD}drifted since the lock: {said}",
+    ]
+    out = json.loads(invoke("price", "--lock", str(root / R1), "--json", root=root).stdout)
+    assert out["lock"]["drifted"] == [said]
+    assert round(out["tokens_per_s"], 4) == 996.0966

@@ -18,6 +18,7 @@ than the serving names step outside its locks.
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -537,7 +538,9 @@ class Guard:
         prefixed ``L: `` when more than one lock applies; each line once. A serving re-pointed to a routing record,
         drafting method or checkpoint entry renamed (the same figures and content under another name) prices the
         same, and ``price --lock`` read "floors hold, and the price is the one L records" alone while ``reproduce``
-        and ``check`` said the serving changed (slip round 45). Raises nothing."""
+        and ``check`` said the serving changed (slip round 45); so did ``price --lock L`` of a lock whose registered
+        serving was removed or renamed (``serving: S is no longer registered (priced as the lock embeds it)``, as
+        ``reproduce`` says it). Raises nothing."""
         if serving is None:
             return ()
         movers = {m.lock for m in moved}
@@ -547,13 +550,17 @@ class Guard:
             return ()
         from passprice.locks import portable_spec
 
+        out = []
+        if not _registered(root, serving):  # ``price --lock L`` of a lock whose serving was removed or renamed
+            out = [f"{lock.name}: serving: {serving} is no longer registered (priced as the lock embeds it)"
+                   if len(self.locks) > 1 else
+                   f"serving: {serving} is no longer registered (priced as the lock embeds it)" for lock in mine]
         today = portable_spec(resolved.spec, root)
-        if all(lock.spec == today for lock in mine):
-            return ()  # the common case imports nothing more (a warm price stays light)
-        from passprice.reproduce import serving_changes
+        if out or any(lock.spec != today for lock in mine):
+            from passprice.reproduce import serving_changes
 
-        out = [f"{lock.name}: serving.{c}" if len(self.locks) > 1 else f"serving.{c}"
-               for lock in mine for c in serving_changes(lock.spec, today)]
+            out += [f"{lock.name}: serving.{c}" if len(self.locks) > 1 else f"serving.{c}"
+                    for lock in mine for c in serving_changes(lock.spec, today)]
         return tuple(dict.fromkeys(out))
 
     def drifted(
@@ -622,6 +629,15 @@ class Guard:
         ``drifted`` those of :meth:`drifted` (empty when no pinned fact of an unmoved price drifted)."""
         return {"locks": self.names(), "note": self.note, "moved": [m.to_json() for m in moved],
                 "relabelled": list(dict.fromkeys(relabels)), "drifted": list(dict.fromkeys(drifted))}
+
+
+def _registered(root: Root, name: str) -> bool:
+    """Whether something is at ``registry/servings/NAME.toml`` (:func:`passprice.reproduce.registered`, without
+    importing it on every price). Raises nothing."""
+    try:
+        return os.path.lexists(root.servings / f"{name}.toml")
+    except ValueError:  # a NUL in a name no lock may hold: nothing is there
+        return False
 
 
 def _same_fact(a: Fact, b: Fact) -> bool:
