@@ -557,10 +557,14 @@ class Guard:
                    f"serving: {serving} is no longer registered (priced as the lock embeds it)" for lock in mine]
         today = portable_spec(resolved.spec, root)
         if out or any(lock.spec != today for lock in mine):
-            from passprice.reproduce import serving_changes
+            from passprice.reproduce import _show, serving_differences
 
-            out += [f"{lock.name}: serving.{c}" if len(self.locks) > 1 else f"serving.{c}"
-                    for lock in mine for c in serving_changes(lock.spec, today)]
+            for lock in mine:
+                for key, was, now in serving_differences(lock.spec, today):
+                    if key in ("card", "checkpoint") and isinstance(now, str) and ("/" in now or "." in now):
+                        continue  # ``--card``/``--checkpoint`` given as a file: an option, not a change since the lock
+                    line = f"serving.{key}: {_show(was)} → {_show(now)}"
+                    out.append(f"{lock.name}: {line}" if len(self.locks) > 1 else line)
         return tuple(dict.fromkeys(out))
 
     def drifted(
