@@ -2773,8 +2773,27 @@ class Diff:
         """The locks the change leaves as they were: same price, same floors, same inputs (the pricing model
         aside, when it prices them the same), and no source whose document changed under their price
         (:attr:`on_changed_sources`)."""
-        resting = set(self.resting_on_sources())
+        resting = {*self.resting_on_sources(), *(lock.name for lock in self.on_changed_claims)}
         return tuple(lock for lock in self.reviews if not lock.affected and lock.name not in resting)
+
+    @property
+    def claimed_entries(self) -> tuple[str, ...]:
+        """The checkpoint entries (by name) changed on both sides whose claims changed (:func:`claims_changed`: its
+        ``origin``, ``source``, ``imported_by``, a header or shard sha256, a long array's element digest)."""
+        return tuple(f.name for f in self.files if f.kind == "checkpoint" and f.status == "changed" and f.meta)
+
+    @property
+    def on_changed_claims(self) -> tuple[LockImpact, ...]:
+        """The locks not affected otherwise, nor resting on a changed source, whose checkpoint entry's claims
+        changed (:attr:`claimed_entries`): to verify, so not counted unaffected. ``audit`` cites a lock's checkpoint
+        by its entry's ``origin`` (:mod:`passprice.checkpointcite`), which no lock pins: slip round 45, an origin
+        rewritten to "(fine-tuned)" under three locks read "no lock affected; 8 locks unaffected", ✅."""
+        entries = set(self.claimed_entries)
+        if not entries:
+            return ()
+        resting = set(self.resting_on_sources())
+        return tuple(lock for lock in self.reviews if not lock.affected and lock.name not in resting
+                     and lock.pinned_checkpoint in entries)
 
     @property
     def on_changed_sources(self) -> tuple[LockImpact, ...]:
@@ -3132,6 +3151,9 @@ class Diff:
         if self.on_changed_sources:
             n = len(self.on_changed_sources)
             parts.append(f"{_n(n, 'lock')} resting on a source whose document changed, to verify")
+        if self.on_changed_claims:
+            n = len(self.on_changed_claims)
+            parts.append(f"{_n(n, 'lock')} priced from a checkpoint entry whose claims changed, to verify")
         if self.unaffected:
             parts.append(f"{_n(len(self.unaffected), 'lock')} unaffected")
         if self.unlocked or self.unlocked_left_out:
@@ -3182,6 +3204,7 @@ class Diff:
             "locks": [lock.to_json() for lock in self.locks],
             "unaffected": [lock.name for lock in self.unaffected],
             "on_changed_sources": [lock.name for lock in self.on_changed_sources],
+            "on_changed_claims": [lock.name for lock in self.on_changed_claims],
             "unlocked": [m.to_json() for m in self.unlocked],
             "unlocked_left_out": self.unlocked_left_out,
             "code_changed": list(self.code_files),
@@ -5070,6 +5093,10 @@ def diff_text(d: Diff) -> str:
         lines.append("")
         lines.append(f"{_n(len(d.on_changed_sources), 'lock')} resting on a source whose document changed, to verify "
                      f"(sources below): {', '.join(lock.name for lock in d.on_changed_sources)}")
+    if d.on_changed_claims:
+        lines.append("")
+        lines.append(f"{_n(len(d.on_changed_claims), 'lock')} priced from a checkpoint entry whose claims changed, to "
+                     f"verify (checkpoints above): {', '.join(lock.name for lock in d.on_changed_claims)}")
     if d.unaffected:
         lines.append("")
         lines.append(f"{_n(len(d.unaffected), 'lock')} unaffected: {', '.join(lock.name for lock in d.unaffected)}")
@@ -5338,7 +5365,7 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
         "⚠️" if d.weakened or d.loosened or d.removed or d.to_verify or d.drifting or d.sources or d.duplicates
         or d.head_warnings or d.install_files or d.runs_outside or d.runs_recited or d.widened or d.entries_edited
         or d.digests_dropped or d.lookalikes or d.by_header or d.made_real or d.relabelled or d.hypothetical
-        or d.relabelled_records or d.title_contradicts else "✅"
+        or d.relabelled_records or d.title_contradicts or d.on_changed_claims else "✅"
     )
     out = [f"{mark} **passprice diff** {markdown_code(d.base.label)} → {markdown_code(d.head.label)}: {d.summary()}"]
     added_shown = _added_markdown(d)
@@ -5608,6 +5635,10 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
         from passprice.unlocked import markdown_lines
 
         out += markdown_lines(d.unlocked, d.unlocked_left_out)
+    if d.on_changed_claims:
+        names = ", ".join(markdown_code(x.name) for x in d.on_changed_claims)
+        out += ["", f"⚠️ {_n(len(d.on_changed_claims), 'lock')} priced from a checkpoint entry whose claims changed, "
+                f"to verify (checkpoints above): {names}"]
     if d.unaffected:
         names = ", ".join(markdown_code(x.name) for x in d.unaffected)
         out += ["", f"{_n(len(d.unaffected), 'lock')} unaffected: {names}"]

@@ -18,6 +18,7 @@ than the serving names step outside its locks.
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -533,10 +534,51 @@ class Guard:
         lock's recorded price rests on), for :meth:`line`'s ``relabels`` and ``drifted`` and :meth:`to_json`.
         ``method_facts``: the drafting method's facts by lock path (``draft.acceptance.i``) where ``resolved`` prices
         without its draft (``speculate`` varies the draft length itself: without them a pinned acceptance read as
-        "→ gone", session 26). Raises nothing."""
+        "→ gone", session 26). Of a ``price`` shown, the drift also holds each field the registered ``serving``
+        priced now differs in from the one a lock of it (whose recorded price today's still is) pinned, as
+        ``serving.FIELD: locked → today`` (:meth:`reserved`). Raises nothing."""
         moved = tuple(moved)
-        return (self.relabels(root, resolved, serving, stack),
-                self.drifted(resolved, price, moved, stack_facts, method_facts))
+        drifts = self.drifted(resolved, price, moved, stack_facts, method_facts)
+        if price is not None:
+            drifts = (*drifts, *self.reserved(root, resolved, serving, moved))
+        return self.relabels(root, resolved, serving, stack), drifts
+
+    def reserved(self, root: Root, resolved: Resolved, serving: str | None, moved: Iterable[PriceMoved] = ()) \
+            -> tuple[str, ...]:
+        """Each field the registered ``serving`` priced (``resolved``) differs in from the serving a lock of it pinned
+        whose recorded price today's is (``moved`` lists those it is not, which say their serving changes
+        themselves), one ``serving.FIELD: locked → today`` line each (:func:`passprice.reproduce.serving_changes`),
+        prefixed ``L: `` when more than one lock applies; each line once. A serving re-pointed to a routing record,
+        drafting method or checkpoint entry renamed (the same figures and content under another name) prices the
+        same, and ``price --lock`` read "floors hold, and the price is the one L records" alone while ``reproduce``
+        and ``check`` said the serving changed (slip round 45); so did ``price --lock L`` of a lock whose registered
+        serving was removed or renamed (``serving: S is no longer registered (priced as the lock embeds it)``, as
+        ``reproduce`` says it). Raises nothing."""
+        if serving is None:
+            return ()
+        movers = {m.lock for m in moved}
+        mine = [lock for lock, _ in self.locks if lock.info.serving == serving and lock.name not in movers
+                and lock.card == resolved.card.name]
+        if not mine:
+            return ()
+        from passprice.locks import portable_spec
+
+        out = []
+        if not _registered(root, serving):  # ``price --lock L`` of a lock whose serving was removed or renamed
+            out = [f"{lock.name}: serving: {serving} is no longer registered (priced as the lock embeds it)"
+                   if len(self.locks) > 1 else
+                   f"serving: {serving} is no longer registered (priced as the lock embeds it)" for lock in mine]
+        today = portable_spec(resolved.spec, root)
+        if out or any(lock.spec != today for lock in mine):
+            from passprice.reproduce import _show, serving_differences
+
+            for lock in mine:
+                for key, was, now in serving_differences(lock.spec, today):
+                    if key in ("card", "checkpoint") and isinstance(now, str) and ("/" in now or "." in now):
+                        continue  # ``--card``/``--checkpoint`` given as a file: an option, not a change since the lock
+                    line = f"serving.{key}: {_show(was)} → {_show(now)}"
+                    out.append(f"{lock.name}: {line}" if len(self.locks) > 1 else line)
+        return tuple(dict.fromkeys(out))
 
     def drifted(
         self, resolved: Resolved, price: Mapping[str, Any] | None, moved: Iterable[PriceMoved] = (),
@@ -623,6 +665,15 @@ class Guard:
         ``drifted`` those of :meth:`drifted` (empty when no pinned fact of an unmoved price drifted)."""
         return {"locks": self.names(), "note": self.note, "moved": [m.to_json() for m in moved],
                 "relabelled": list(dict.fromkeys(relabels)), "drifted": list(dict.fromkeys(drifted))}
+
+
+def _registered(root: Root, name: str) -> bool:
+    """Whether something is at ``registry/servings/NAME.toml`` (:func:`passprice.reproduce.registered`, without
+    importing it on every price). Raises nothing."""
+    try:
+        return os.path.lexists(root.servings / f"{name}.toml")
+    except ValueError:  # a NUL in a name no lock may hold: nothing is there
+        return False
 
 
 def _same_fact(a: Fact, b: Fact) -> bool:

@@ -6,10 +6,18 @@ A lock's pinned citation rewritten by hand (``memory.bandwidth`` re-cited to ano
 locator) and its digests recomputed priced exactly as it records, and its citation was registered: ``check`` passed
 and ``passprice diff`` said "re-locked" (exit 0), though ``audit LOCK`` now traced the locked price to a document no
 card ever cited for it (slip round 10).
+
+What a lock pins besides facts is held the same way (slip round 45): its card's title and ``hypothetical`` mark, its
+serving's description, its checkpoint entry's header sha256, its routing record's and drafting method's title and
+note, its stack's title (:func:`passprice.reproduce.relabelled`) must each be HEAD's or BASE's today or what BASE's
+copy of the lock pinned, and a ``[routing]`` or ``[draft]`` table BASE's copy had is not dropped. A lock rewritten
+by hand to pin another title or header sha256, digests recomputed, or stripped of its ``[routing]`` table read
+"re-locked" (exit 0), though ``check --frozen`` failed the first and the second no longer said the record's retitle.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable, Mapping
 
 from passprice.errors import InputError
@@ -19,13 +27,58 @@ from passprice.locks import Lock, read_lock
 from passprice.registry import Root
 
 
-def _today(root: Root, lock: Lock) -> Mapping[str, Fact] | None:
+def _today(root: Root, lock: Lock) -> tuple[Mapping[str, Fact] | None, frozenset[str]]:
     """The facts ``lock``'s price reads in ``root`` today (card, drafting method, routing, stack: lock paths), with
-    the running code (:func:`passprice.reproduce.price_today`); ``None`` when its inputs do not resolve there."""
+    the running code (:func:`passprice.reproduce.price_today`), ``None`` when its inputs do not resolve there; and the
+    labels it pins that differ from today's there (the keys of its relabel lines: ``card.title``, ``routing.note``,
+    ``stack.S.title`` …)."""
     from passprice.reproduce import price_today
 
     today = price_today(root, lock)
-    return today.facts if today.facts else None
+    return (today.facts if today.facts else None), frozenset(line.split(":", 1)[0] for line in today.relabelled)
+
+
+def label_pins(lock: Lock) -> dict[str, str | bool | None]:
+    """What ``lock`` pins besides facts and priced fields, by the key :func:`passprice.reproduce.relabelled` names it
+    with: ``card.title``, ``card.hypothetical``, ``serving.description``, ``checkpoint.sha256``, ``routing.title``,
+    ``routing.note``, ``draft.title``, ``draft.note`` (when the lock has the table), ``stack.NAME.title`` (when it
+    was made under a stack). Raises nothing."""
+    out: dict[str, str | bool | None] = {
+        "card.title": lock.card_title, "card.hypothetical": lock.card_hypothetical,
+        "serving.description": lock.spec.description, "checkpoint.sha256": lock.checkpoint_sha256,
+    }
+    for table, pin in (("routing", lock.routing), ("draft", lock.draft)):
+        if pin is not None:
+            out[f"{table}.title"], out[f"{table}.note"] = pin.title, pin.note
+    if lock.stack is not None:
+        out[f"stack.{lock.stack.name}.title"] = lock.stack.title
+    return out
+
+
+def _label_lines(rel: str, lock: Lock, on_both: frozenset[str], earlier: list[Lock]) -> list[str]:
+    """One line for each label ``lock`` (the lock file ``rel``) pins that differs from HEAD's today and BASE's today
+    (``on_both``: the keys relabelled on both sides) and from every lock of ``earlier`` (BASE's copy of it, or the
+    BASE locks of its card and checkpoint); and one for a ``[routing]`` or ``[draft]`` table BASE's copy had that it
+    dropped. Raises nothing."""
+    pins = label_pins(lock)
+    before = [label_pins(other) for other in earlier]
+    out = []
+    for key in sorted(on_both):
+        if key not in pins or any(key in old and old[key] == pins[key] for old in before):
+            continue
+        out.append(
+            f"{rel}: {key}: pins {pins[key]!r}, which neither side of the change holds and BASE's lock did not pin: "
+            "a lock's labels are pinned by passprice lock from a registry (check --frozen fails this one); re-lock "
+            f"it: passprice lock --update -o {shell_word(rel)}"
+        )
+    for table in ("routing", "draft"):
+        if f"{table}.title" not in pins and any(f"{table}.title" in old for old in before):
+            out.append(
+                f"{rel}: [{table}]: dropped, which BASE's lock pinned (the {table} record's title and note: a retitle "
+                "would go unsaid by check, reproduce and price): a lock is written by passprice lock, never trimmed "
+                f"by hand; re-lock it: passprice lock --update -o {shell_word(rel)}"
+            )
+    return out
 
 
 def forged_pins(base: Root, head: Root, base_files: Iterable[str], changed: Iterable[str]) -> tuple[str, ...]:
@@ -51,22 +104,23 @@ def forged_pins(base: Root, head: Root, base_files: Iterable[str], changed: Iter
         known: dict[str, set[str]] = {}
         # HEAD's facts today, BASE's (a lock made before the change's fact edit: drift, which the review flags), and
         # what BASE's copy of this lock pinned (a pin the change leaves alone).
-        sides = [_today(head, lock), _today(base, lock)]
+        (head_facts, head_labels), (base_facts, base_labels) = _today(head, lock), _today(base, lock)
+        sides = [head_facts, base_facts]
+        olds: list[Lock] = []
         if rel in on_base:
-            try:
-                before = read_lock(base.path / rel, base.schema)
-                sides.append(dict(before.facts))
-            except InputError:
-                pass
+            with contextlib.suppress(InputError):
+                olds.append(read_lock(base.path / rel, base.schema))
         else:
             # A lock renamed or copied (``git mv``) pins what BASE's lock of the same card and checkpoint pinned: a
             # lock that drifted since (a historic price) renamed failed as "written by hand" (round 19).
             if earlier is None:
                 earlier = _base_locks(base, on_base)
-            sides += [dict(other.facts) for other in earlier
-                      if other.card_pin == lock.card_pin and other.checkpoint_pin == lock.checkpoint_pin]
+            olds += [other for other in earlier
+                     if other.card_pin == lock.card_pin and other.checkpoint_pin == lock.checkpoint_pin]
+        sides += [dict(other.facts) for other in olds]
         if sides[0] is None and sides[1] is None:
             continue
+        out += _label_lines(rel, lock, head_labels & base_labels, olds)
         for facts in sides:
             for path, fact in (facts or {}).items():
                 known.setdefault(path, set()).add(fact.digest())
