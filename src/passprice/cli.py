@@ -1620,6 +1620,7 @@ def price_command(
     # a title, hypothetical mark, description the lock pinned; a citation changed, no number moved (slip 43)
     relabels, drifts = g.since(root, resolved, named, data, moved, _stack_facts(expected),
                                stack=expected.stack if expected is not None else None)
+    given = g.options(root, resolved, named, moved)  # options that make the serving another than the locked one
     stale = _stale(resolved, data, expected)  # a derived fact it rests on whose inputs moved
     note = _routing_note(resolved, cost)
     reach = _ratio_reach(ctx, expected, resolved)
@@ -1627,7 +1628,7 @@ def price_command(
     if as_json:
         _echo_price_json({**_with_span(_with_routing_note(data, note, resolved.header), reach),
                           **({} if fitted is None else {"stack_fit": fitted.to_json()}),
-                          "stale": stale.to_json(), "lock": g.to_json(moved, relabels, drifts)})
+                          "stale": stale.to_json(), "lock": g.to_json(moved, relabels, drifts, given)})
     else:
         from passprice.cards import shown_title
         title = f"{resolved.spec.checkpoint} on {resolved.card.name} ({shown_title(resolved.card)})"
@@ -1640,7 +1641,7 @@ def price_command(
                 click.echo(f"  fitted span   {reach.line()}")
         if stale:
             click.echo(f"\n  stale         {stale.line()}")
-        click.echo(f"\n  lock          {g.line(verdicts, moved, kind, relabels=relabels, drifted=drifts)}")
+        click.echo(f"\n  lock          {g.line(verdicts, moved, kind, given, relabels=relabels, drifted=drifts)}")
 
 
 @cli.command("best")
@@ -1693,6 +1694,7 @@ def best_command(
     # a title, hypothetical mark, description the lock pinned; a citation changed, no number moved (slip 43)
     relabels, drifts = g.since(root, resolved, named, data, moved, _stack_facts(expected),
                                stack=expected.stack if expected is not None else None)
+    given = g.options(root, resolved, named, moved)  # options that make the serving another than the locked one
     stale = _stale(resolved, data, expected)  # a derived fact it rests on whose inputs moved
     note = _routing_note(resolved, cost)
     reach = _ratio_reach(ctx, expected, resolved)
@@ -1700,7 +1702,7 @@ def best_command(
     if as_json:
         _echo_price_json({**_with_span(_with_routing_note(data, note, resolved.header), reach),
                           **({} if fitted is None else {"stack_fit": fitted.to_json()}),
-                          "stale": stale.to_json(), "lock": g.to_json(moved, relabels, drifts)})
+                          "stale": stale.to_json(), "lock": g.to_json(moved, relabels, drifts, given)})
     else:
         from passprice.cards import shown_title
         title = f"best batch: {resolved.spec.checkpoint} on {resolved.card.name} ({shown_title(resolved.card)})"
@@ -1713,7 +1715,7 @@ def best_command(
                 click.echo(f"  fitted span   {reach.line()}")
         if stale:
             click.echo(f"\n  stale         {stale.line()}")
-        click.echo(f"\n  lock          {g.line(verdicts, moved, 'best', relabels=relabels, drifted=drifts)}")
+        click.echo(f"\n  lock          {g.line(verdicts, moved, 'best', given, relabels=relabels, drifted=drifts)}")
 
 
 @cli.command("compare")
