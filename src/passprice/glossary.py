@@ -707,7 +707,7 @@ _TERMS = (
         "`kv` need no record); a dense checkpoint takes none (`BadRouting`). A price shows the record's note, its "
         "caveat, as `routing note`; `passprice audit` names the record, its file and its note.",
         ("routing record", "mixture of experts", "moe", "experts", "expert", "hot_experts", "hot_share", "hot set",
-         "routing note", "token-slots", "token-slot"),
+         "routing note", "token-slots"),
     ),
     Term(
         "MLA",
