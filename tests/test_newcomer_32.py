@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import math
 
-from cli_helpers import invoke
+from cli_helpers import bad, invoke
 from test_slip_43 import PAD, lock_lines
 
 QWEN3_LOCK = "locks/qwen3-30b-a3b-h200.lock.toml"
@@ -137,3 +137,17 @@ def test_the_audit_of_a_serving_is_of_its_own_batch_and_of_best_s_with_batch() -
 
     assert elasticities() == {"routing.hot_experts": "-0.238", "routing.hot_share": "+1.156"}
     assert elasticities("--batch", "605") == {"routing.hot_experts": "-0.000", "routing.hot_share": "+0.005"}
+
+
+def test_a_context_option_tried_by_its_usual_name_says_which_options_set_it() -> None:
+    # Before: "passprice: error: No such option '--context'. (see 'passprice best --help')" and no more.
+    for command, word in (("best", "--context"), ("compare", "--max-model-len"), ("price", "--seq-len")):
+        lines = bad(command, "qwen3-30b-a3b-h200", word, "4096")  # in-process the program is named "cli"
+        assert [line.replace("(see 'cli ", "(see 'passprice ") for line in lines] == [
+            f"passprice: error: no such option {word}: a sequence's context is --limit N (the positions it is "
+            "allowed) and --position P (the mean position reached; limit / 2 by default) (see 'passprice "
+            f"{command} --help')"
+        ]
+    # kv has no --limit (its --contexts lists them): click's own suggestion stands.
+    assert bad("kv", "gemma3-270m-q4_k_m", "--context", "4k")[0].startswith(
+        "passprice: error: No such option '--context'. Did you mean '--contexts'? (see '")

@@ -133,8 +133,18 @@ def _usage(e: click.UsageError) -> NoReturn:
         command = e.ctx.info_name if e.ctx is not None and e.ctx.info_name else "COMMAND"
         message = (f"{e.option_name} is an option of passprice itself: give it before the command (passprice "
                    f"{given} {command} …)")
+    elif (isinstance(e, click.NoSuchOption) and e.option_name in _CONTEXT_WORDS and e.ctx is not None
+          and any("--limit" in p.opts for p in e.ctx.command.params)):
+        # walkthrough 32: "a context of 4,096" tried as --context 4096 read "No such option" and no more
+        message = (f"no such option {e.option_name}: a sequence's context is --limit N (the positions it is allowed) "
+                   "and --position P (the mean position reached; limit / 2 by default)")
     click.echo(f"passprice: error: {escaped(message)}{where}", err=True)
     raise click.exceptions.Exit(2)
+
+
+#: Options a newcomer tries for the context length, which passprice calls ``--limit`` (and ``--position``).
+_CONTEXT_WORDS = frozenset({"--context", "--contexts", "--context-length", "--ctx", "--ctx-size", "--seq-len",
+                            "--max-seq-len", "--max-model-len", "--context-limit"})
 
 
 #: Characters an error line shows at most: past it, its head and tail with how much was left out between them.
