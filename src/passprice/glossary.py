@@ -101,7 +101,7 @@ _TERMS = (
     ),
     Term(
         "GGUF",
-        "llama.cpp's checkpoint file format; passprice reads its header (metadata, tensor table), never the weights",
+        "llama.cpp's checkpoint file format; passprice reads its header, never its weights",
         "GGUF is the file format llama.cpp stores a checkpoint in: a header (the model's metadata: architecture, "
         "layers, heads, context length, experts; and the tensor table: each tensor's name, shape and type) and then "
         "the weights. passprice reads the header only (`passprice header FILE`, `import`, `synth` writes one from a "
