@@ -155,7 +155,7 @@ def test_a_context_option_tried_by_its_usual_name_says_which_options_set_it() ->
 
 
 def test_the_readme_counts_the_tests_it_runs_as_about_4000() -> None:
-    # `python -m pytest --collect-only -q` collected 4,033 (session 27, this file's 9 among them: 2,078 test
+    # `python -m pytest --collect-only -q` collected 4,033 (session 27, with 8 of this file's tests: 2,078 test
     # functions, parametrized) where the README said "about 3,900"; CI runs the same command.
     from cli_helpers import REPO
 
