@@ -133,8 +133,18 @@ def _usage(e: click.UsageError) -> NoReturn:
         command = e.ctx.info_name if e.ctx is not None and e.ctx.info_name else "COMMAND"
         message = (f"{e.option_name} is an option of passprice itself: give it before the command (passprice "
                    f"{given} {command} …)")
+    elif (isinstance(e, click.NoSuchOption) and e.option_name in _CONTEXT_WORDS and e.ctx is not None
+          and any("--limit" in p.opts for p in e.ctx.command.params)):
+        # walkthrough 32: "a context of 4,096" tried as --context 4096 read "No such option" and no more
+        message = (f"no such option {e.option_name}: a sequence's context is --limit N (the positions it is allowed) "
+                   "and --position P (the mean position reached; limit / 2 by default)")
     click.echo(f"passprice: error: {escaped(message)}{where}", err=True)
     raise click.exceptions.Exit(2)
+
+
+#: Options a newcomer tries for the context length, which passprice calls ``--limit`` (and ``--position``).
+_CONTEXT_WORDS = frozenset({"--context", "--contexts", "--context-length", "--ctx", "--ctx-size", "--seq-len",
+                            "--max-seq-len", "--max-model-len", "--context-limit"})
 
 
 #: Characters an error line shows at most: past it, its head and tail with how much was left out between them.
@@ -1620,6 +1630,7 @@ def price_command(
     # a title, hypothetical mark, description the lock pinned; a citation changed, no number moved (slip 43)
     relabels, drifts = g.since(root, resolved, named, data, moved, _stack_facts(expected),
                                stack=expected.stack if expected is not None else None)
+    given = g.options(root, resolved, named, moved)  # options that make the serving another than the locked one
     stale = _stale(resolved, data, expected)  # a derived fact it rests on whose inputs moved
     note = _routing_note(resolved, cost)
     reach = _ratio_reach(ctx, expected, resolved)
@@ -1627,7 +1638,7 @@ def price_command(
     if as_json:
         _echo_price_json({**_with_span(_with_routing_note(data, note, resolved.header), reach),
                           **({} if fitted is None else {"stack_fit": fitted.to_json()}),
-                          "stale": stale.to_json(), "lock": g.to_json(moved, relabels, drifts)})
+                          "stale": stale.to_json(), "lock": g.to_json(moved, relabels, drifts, given)})
     else:
         from passprice.cards import shown_title
         title = f"{resolved.spec.checkpoint} on {resolved.card.name} ({shown_title(resolved.card)})"
@@ -1640,7 +1651,7 @@ def price_command(
                 click.echo(f"  fitted span   {reach.line()}")
         if stale:
             click.echo(f"\n  stale         {stale.line()}")
-        click.echo(f"\n  lock          {g.line(verdicts, moved, kind, relabels=relabels, drifted=drifts)}")
+        click.echo(f"\n  lock          {g.line(verdicts, moved, kind, given, relabels=relabels, drifted=drifts)}")
 
 
 @cli.command("best")
@@ -1693,6 +1704,7 @@ def best_command(
     # a title, hypothetical mark, description the lock pinned; a citation changed, no number moved (slip 43)
     relabels, drifts = g.since(root, resolved, named, data, moved, _stack_facts(expected),
                                stack=expected.stack if expected is not None else None)
+    given = g.options(root, resolved, named, moved)  # options that make the serving another than the locked one
     stale = _stale(resolved, data, expected)  # a derived fact it rests on whose inputs moved
     note = _routing_note(resolved, cost)
     reach = _ratio_reach(ctx, expected, resolved)
@@ -1700,7 +1712,7 @@ def best_command(
     if as_json:
         _echo_price_json({**_with_span(_with_routing_note(data, note, resolved.header), reach),
                           **({} if fitted is None else {"stack_fit": fitted.to_json()}),
-                          "stale": stale.to_json(), "lock": g.to_json(moved, relabels, drifts)})
+                          "stale": stale.to_json(), "lock": g.to_json(moved, relabels, drifts, given)})
     else:
         from passprice.cards import shown_title
         title = f"best batch: {resolved.spec.checkpoint} on {resolved.card.name} ({shown_title(resolved.card)})"
@@ -1713,7 +1725,7 @@ def best_command(
                 click.echo(f"  fitted span   {reach.line()}")
         if stale:
             click.echo(f"\n  stale         {stale.line()}")
-        click.echo(f"\n  lock          {g.line(verdicts, moved, 'best', relabels=relabels, drifted=drifts)}")
+        click.echo(f"\n  lock          {g.line(verdicts, moved, 'best', given, relabels=relabels, drifted=drifts)}")
 
 
 @cli.command("compare")

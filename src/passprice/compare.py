@@ -235,9 +235,9 @@ def comparison_text(rows: list[CardBest], what: str, summary: str, note: str, st
     lines.append(text_table(head, table, right=right))
     full = [r.card for r in rows if r.cost is not None and r.cost.held_bytes > HEADROOM * r.cost.capacity_bytes]
     if full:
-        lines.append(f"\n  headroom      the best batch holds over {HEADROOM:.0%} of card memory on {len(full)} of "
-                     f"{len(rows)} cards: passprice counts no runtime workspace, activations or fragmentation, so "
-                     "leave room (a smaller --limit, or --max-tpot) before serving one of these")
+        lines.append(f"\n  headroom      the best batch holds over {HEADROOM * 100:.0f} % of card memory on "
+                     f"{len(full)} of {len(rows)} cards: passprice counts no runtime workspace, activations or "
+                     "fragmentation, so leave room (a smaller --limit, or --max-tpot) before serving one of these")
     lines.append(f"\n  lock          {note}")
     return "\n".join(lines)
 

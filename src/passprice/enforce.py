@@ -411,7 +411,10 @@ class Guard:
           options that made this serving), ``(below)``, and on lines of their own (indented to sit under a table's
           ``lock`` row) the recorded price beside today's and what drifted;
         * with ``kind`` (the command compared its ``kind`` of price with the locks' and none moved): ``and the
-          price is the one L records`` (the locks of that kind), or that none of them records that kind;
+          price is the one L records`` (the locks of that kind), or that none of them records that kind; with
+          ``differs`` too (:meth:`options`: fields the command's options changed from the locked serving), ``; the
+          serving priced differs from the locked one (below)`` and a ``serving differs from the locked one: …``
+          line each (walkthrough 32: they read as ``drifted since the lock``);
         * without ``kind`` (a command whose figures are not a lock's price: roofline, sweep, max-batch, …):
           ``differs`` (:meth:`differs`, the serving's changes from the locked one) makes it ``but the prices shown
           are NOT the locked ones`` with those changes below; else the serving is the locked one, and the prices
@@ -454,6 +457,9 @@ class Guard:
                 f"{'' if len(self.locks) == 1 else 's'} to compare the price with (`passprice reproduce "
                 f"{self.locks[0][0].name}` compares its own)"
             )
+            if changes:  # the command's options (:meth:`options`): the serving priced is not the one locked
+                verdict += "; the serving priced differs from the locked one (below)"
+                below = [f"serving differs from the locked one: {c}" for c in changes]
         elif changes:
             verdict = "floors hold, but the prices shown are NOT the locked ones (below)"
             below = [f"serving differs from the locked one: {c}" for c in changes]
@@ -572,13 +578,70 @@ class Guard:
         if out or any(lock.spec != today for lock in mine):
             from passprice.reproduce import _show, serving_differences
 
+            given = self._given_keys(root, resolved, serving, mine) if not out else {}
             for lock in mine:
                 for key, was, now in serving_differences(lock.spec, today):
                     if key in ("card", "checkpoint") and isinstance(now, str) and ("/" in now or "." in now):
                         continue  # ``--card``/``--checkpoint`` given as a file: an option, not a change since the lock
+                    if key in given.get(lock.name, ()):
+                        continue  # an option the command was given (:meth:`options` says it), not a change since
                     line = f"serving.{key}: {_show(was)} → {_show(now)}"
                     out.append(f"{lock.name}: {line}" if len(self.locks) > 1 else line)
         return tuple(dict.fromkeys(out))
+
+    def options(self, root: Root, resolved: Resolved, serving: str | None, moved: Iterable[PriceMoved] = ()) \
+            -> tuple[str, ...]:
+        """Each field the command's options (``--limit``, ``--max-tpot``, ``--batch`` …) make the registered
+        ``serving`` priced (``resolved``) differ in from the serving a lock of it pinned whose recorded price today's
+        is (``moved`` lists those it is not, which say their serving changes themselves), one ``FIELD: locked →
+        today`` line each, as :class:`PriceMoved` and :meth:`line`'s ``differs`` say them (prefixed ``L: `` when more
+        than one lock applies). The registered file agreeing with the lock there, the field is the command's choice,
+        not a change since the lock: :meth:`reserved` leaves it out (walkthrough 32: ``best qwen3-30b-a3b-h200
+        --limit 4096 --max-tpot 0.02`` said "drifted since the lock: serving.max_tpot: (none) → 0.02", where the same
+        cap on a serving with a best lock read "serving differs from the locked one: max_tpot: (none) → 0.01").
+        Raises nothing."""
+        if serving is None or not _registered(root, serving):
+            return ()
+        movers = {m.lock for m in moved}
+        mine = [lock for lock, _ in self.locks if lock.info.serving == serving and lock.name not in movers
+                and lock.card == resolved.card.name]
+        if not mine:
+            return ()
+        from passprice.locks import portable_spec
+        from passprice.reproduce import _show, serving_differences
+
+        today = portable_spec(resolved.spec, root)
+        given = self._given_keys(root, resolved, serving, mine)
+        out = []
+        for lock in mine:
+            for key, was, now in serving_differences(lock.spec, today):
+                if key in given.get(lock.name, ()):
+                    line = f"{key}: {_show(was)} → {_show(now)}"
+                    out.append(f"{lock.name}: {line}" if len(self.locks) > 1 else line)
+        return tuple(dict.fromkeys(out))
+
+    @staticmethod
+    def _given_keys(root: Root, resolved: Resolved, serving: str, mine: Iterable[Lock]) -> dict[str, set[str]]:
+        """For each lock of ``mine`` (by name), the serving fields in which today's ``resolved`` spec differs from
+        the lock's while the registered file ``serving`` (read afresh, completed against the priced header) agrees
+        with the lock: fields the command's options chose. A file that does not read gives none (its
+        differences stay changes since the lock). Raises nothing."""
+        from passprice.errors import InputError
+        from passprice.locks import portable_spec
+        from passprice.reproduce import serving_differences
+        from passprice.servings import complete, load_spec
+
+        try:
+            registered = portable_spec(complete(load_spec(root, serving), resolved.header), root)
+        except (InputError, OSError, ValueError):
+            return {}
+        today = portable_spec(resolved.spec, root)
+        out: dict[str, set[str]] = {}
+        for lock in mine:
+            changed = {key for key, _, _ in serving_differences(lock.spec, today)}
+            filed = {key for key, _, _ in serving_differences(lock.spec, registered)}
+            out[lock.name] = changed - filed
+        return out
 
     def drifted(
         self, resolved: Resolved, price: Mapping[str, Any] | None, moved: Iterable[PriceMoved] = (),
@@ -657,14 +720,21 @@ class Guard:
         return tuple(m for m in out if m is not None)
 
     def to_json(
-        self, moved: Iterable[PriceMoved] = (), relabels: Iterable[str] = (), drifted: Iterable[str] = ()
+        self, moved: Iterable[PriceMoved] = (), relabels: Iterable[str] = (), drifted: Iterable[str] = (),
+        serving: Iterable[str] = (),
     ) -> dict[str, Any]:
-        """``{"locks": [names], "note": ..., "moved": [...], "relabelled": [...]}`` for a command's ``--json``:
-        ``moved`` lists each lock whose recorded price today's is not (:meth:`PriceMoved.to_json`), empty when each
-        records it; ``relabelled`` the lines of :meth:`relabels` (empty when nothing pinned was relabelled),
-        ``drifted`` those of :meth:`drifted` (empty when no pinned fact of an unmoved price drifted)."""
-        return {"locks": self.names(), "note": self.note, "moved": [m.to_json() for m in moved],
-                "relabelled": list(dict.fromkeys(relabels)), "drifted": list(dict.fromkeys(drifted))}
+        """``{"locks": [names], "note": ..., "moved": [...], "relabelled": [...], "drifted": [...]}`` for a
+        command's ``--json``: ``moved`` lists each lock whose recorded price today's is not
+        (:meth:`PriceMoved.to_json`), empty when each records it; ``relabelled`` the lines of :meth:`relabels` (empty
+        when nothing pinned was relabelled), ``drifted`` those of :meth:`drifted` (empty when no pinned fact of an
+        unmoved price drifted); with ``serving`` (:meth:`options`: the fields the command's options changed from
+        the locked serving, of an unmoved price), also ``"serving"``, those lines (the key absent when none)."""
+        out = {"locks": self.names(), "note": self.note, "moved": [m.to_json() for m in moved],
+               "relabelled": list(dict.fromkeys(relabels)), "drifted": list(dict.fromkeys(drifted))}
+        given = list(dict.fromkeys(serving))
+        if given:
+            out["serving"] = given
+        return out
 
 
 def _registered(root: Root, name: str) -> bool:

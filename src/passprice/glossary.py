@@ -100,6 +100,18 @@ _TERMS = (
         ("token-rows", "rows"),
     ),
     Term(
+        "GGUF",
+        "llama.cpp's checkpoint file format; passprice reads its header, never its weights",
+        "GGUF is the file format llama.cpp stores a checkpoint in: a header (the model's metadata: architecture, "
+        "layers, heads, context length, experts; and the tensor table: each tensor's name, shape and type) and then "
+        "the weights. passprice reads the header only (`passprice header FILE`, `import`, `synth` writes one from a "
+        "published configuration): a tensor's type and shape give its bytes. A type such as Q4_K or MXFP4 is a "
+        "block-quantized one (a block of weights shares its scales); a mix such as Q4_K_M, named after llama.cpp's "
+        "`llama-quantize`, gives each tensor its type (mostly Q4_K, some Q6_K, norms F32), so a checkpoint named "
+        "`…-q4_k_m` holds that mix.",
+        ("gguf header", "header", "q4_k_m", "q4_k", "q6_k", "quantization", "mix", "--mix"),
+    ),
+    Term(
         "TPOT",
         "time per output token of one sequence: pass time over tokens emitted a pass",
         "Time per output token: how long one sequence waits for each of its tokens, the pass's seconds over the "
@@ -107,7 +119,9 @@ _TERMS = (
         "TPOT cap (`max_tpot` in its file, `--max-tpot SECONDS`) bounds the best-batch search: `best` (and a best "
         "lock) then seeks the most tokens/s only among batches whose TPOT is at most the cap (refused `OverTPOT` "
         "when none is); it is part of the serving a lock pins. `compare` finds that capped best batch on each "
-        "card; `sweep --max-tpot` adds each row's `tpot_s` and `within_max_tpot` and marks the best within it.",
+        "card; `sweep --max-tpot` adds each row's `tpot_s` and `within_max_tpot` and marks the best within it. "
+        "`price --json` and `best --json` hold no TPOT key: it is `pass_s` / `emitted_per_sequence` (a drafting "
+        "serving emits more than 1 token a pass, so its TPOT is shorter than its pass).",
         ("time per output token", "max_tpot", "max-tpot", "TPOT cap"),
     ),
     Term(
@@ -686,13 +700,14 @@ _TERMS = (
         "A mixture of experts (MoE) routes each token to k of its E experts, so which experts a pass reads depends "
         "on its rows: one sequence reads its k experts a layer, many read nearly all. A routing record "
         "(`facts/routing/NAME.toml`, `--routing NAME`) gives it as facts: a hot set of `hot_experts` of the experts "
-        "takes `hot_share` of the routed token-slots (1 and 1: uniform, `uniform.toml`, an assumption). A pass of T "
+        "takes `hot_share` of the routed token-slots (a token fills k slots a layer, one for each expert it uses; "
+        "1 and 1: uniform, `uniform.toml`, an assumption). A pass of T "
         "token-rows reads Σ_e 1 − (1 − p_e)^T experts a layer, expected; a price rests on `routing.hot_experts` and "
         "`routing.hot_share`, which a lock can floor. How many sequences fit does not depend on it (`max-batch` and "
         "`kv` need no record); a dense checkpoint takes none (`BadRouting`). A price shows the record's note, its "
         "caveat, as `routing note`; `passprice audit` names the record, its file and its note.",
         ("routing record", "mixture of experts", "moe", "experts", "expert", "hot_experts", "hot_share", "hot set",
-         "routing note"),
+         "routing note", "token-slots"),
     ),
     Term(
         "MLA",
