@@ -662,12 +662,20 @@ def _root(ctx: click.Context) -> Any:
 @click.pass_context
 def cli(ctx: click.Context, root: str | None, no_cache: bool) -> None:
     """Price one decode pass of an LLM on one accelerator card, from its GGUF header and the card's cited facts."""
-    from passprice import cache, snapshot
+    from passprice import cache, cachefolder, snapshot
     from passprice.settings import require_settings
 
     cache.configure(enabled=not no_cache)
     # A bound set badly in the environment is no file's problem: refused before the command prints a line (left26b).
     require_settings()
+    if not no_cache and not cachefolder.bypassed():
+        # A cache folder inside a registry (PASSPRICE_CACHE_DIR=REG/facts) wrote the cache among its files (27b).
+        # Printed as it is: the group's error lines name paths below the root as given, and the variable's value
+        # is what the user set (PASSPRICE_CACHE_DIR=/reg/ read "PASSPRICE_CACHE_DIR=: the cache folder  lies …").
+        refused = cachefolder.refusal()
+        if refused is not None:
+            click.echo(f"passprice: error: {_cut(escaped(refused))}", err=True)
+            ctx.exit(2)
     ctx.ensure_object(dict)
     ctx.obj["root"] = root
     if ctx.invoked_subcommand in _READING:  # one read of the registry: each file once, until the command ends
