@@ -193,6 +193,13 @@ def test_lock_files_of_the_built_in_registry_are_named_so(tmp_path: Path, monkey
     )
     first = CliRunner().invoke(cli, ["reproduce", R1]).stdout.splitlines()[0]
     assert first == f"{R1} (the built-in registry's locks/{R1}.lock.toml): price lock of serving {R1}, lock format 2"
+    # audit's checkpoint entry, text and --json alike (before: "registry/checkpoints/X.toml").
+    entry = "the built-in registry's registry/checkpoints/deepseek-r1-distill-qwen-7b-q4_k_m.toml"
+    audited = CliRunner().invoke(cli, ["audit", R1])
+    assert f"  deepseek-r1-distill-qwen-7b-q4_k_m — {entry}" in audited.stdout.splitlines(), audited.output
+    assert json.loads(CliRunner().invoke(cli, ["audit", R1, "--json"]).stdout)["checkpoint"]["entry"] == entry
+    here = json.loads(invoke("audit", R1, "--json", root=root).stdout)["checkpoint"]["entry"]
+    assert here == "registry/checkpoints/deepseek-r1-distill-qwen-7b-q4_k_m.toml"
     inside = invoke("price", R1, root=root).stdout
     assert f"under locks {R1} (locks/{R1}.lock.toml), {R1}-best (locks/{R1}-best.lock.toml): " in inside
 
