@@ -65,7 +65,9 @@ def test_ecma_pattern_ends_at_the_end_of_the_text() -> None:
 # --- the result memo: no stale replay ---------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("folder", [".git", "cache/memo"])
+# A cache folder inside the root ("cache/memo" here until session 27) is refused since leftovers 27b
+# (tests/test_leftovers_27b.py): nothing of the cache is kept in a registry any more.
+@pytest.mark.parametrize("folder", [".git"])
 def test_a_file_read_in_a_folder_the_stamp_does_not_walk_misses_when_replaced(
     world: dict[str, Any], folder: str
 ) -> None:

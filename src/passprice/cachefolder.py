@@ -40,25 +40,83 @@ def existing(home: str) -> str:
     return home
 
 
+#: :func:`registry_holding` of each cache folder :func:`folder` answered, once a process (the document cache asks
+#: for its folder at each entry it reads: the walk up its folders was that many more system calls).
+_held: dict[str, str | None] = {}
+
+
 def folder(home: Callable[[], str] = _home) -> str:
     """The folder of passprice's cache: ``$PASSPRICE_CACHE_DIR`` when it is an absolute path (a relative one is
     ignored, as the XDG Base Directory specification ignores a relative ``$XDG_CACHE_HOME``, so no cache is made
     inside whatever folder a command runs in); else ``%LOCALAPPDATA%\\passprice\\Cache`` on Windows,
     ``~/Library/Caches/passprice`` on macOS, ``$XDG_CACHE_HOME/passprice`` or ``~/.cache/passprice`` elsewhere.
     ``home`` gives the home folder when one is needed (:meth:`pathlib.Path.home` for :mod:`passprice.cache`).
+    Raises :class:`RuntimeError` when a home folder is needed and there is none, and when the folder lies inside a
+    passprice registry (:func:`registry_holding`: no cache is kept there; :func:`refusal` says why)."""
+    chosen, _ = _chosen(home)
+    held = _held.get(chosen, False)
+    if held is False:
+        held = _held[chosen] = registry_holding(chosen)
+    if held is not None:
+        raise RuntimeError(f"The cache folder {chosen!r} lies inside a passprice registry.")
+    return chosen
+
+
+def _chosen(home: Callable[[], str] = _home) -> tuple[str, str]:
+    """The cache folder the environment names, and the variable that names it (``PASSPRICE_CACHE_DIR``,
+    ``XDG_CACHE_HOME``, ``LOCALAPPDATA`` or ``HOME``), by :func:`folder`'s rule but before its registry check.
     Raises :class:`RuntimeError` when a home folder is needed and there is none."""
     explicit = os.environ.get("PASSPRICE_CACHE_DIR")
     if explicit and os.path.isabs(explicit):
-        return explicit
+        return explicit, "PASSPRICE_CACHE_DIR"
     if sys.platform == "win32":
-        base = os.environ.get("LOCALAPPDATA") or os.path.join(home(), "AppData", "Local")
-        return os.path.join(base, "passprice", "Cache")
+        local = os.environ.get("LOCALAPPDATA")
+        base = local or os.path.join(home(), "AppData", "Local")
+        return os.path.join(base, "passprice", "Cache"), "LOCALAPPDATA" if local else "HOME"
     if sys.platform == "darwin":
-        return os.path.join(home(), "Library", "Caches", "passprice")
+        return os.path.join(home(), "Library", "Caches", "passprice"), "HOME"
     xdg = os.environ.get("XDG_CACHE_HOME")
     # The specification: a relative path in $XDG_CACHE_HOME is invalid and is ignored.
-    base = xdg if xdg and os.path.isabs(xdg) else os.path.join(home(), ".cache")
-    return os.path.join(base, "passprice")
+    if xdg and os.path.isabs(xdg):
+        return os.path.join(xdg, "passprice"), "XDG_CACHE_HOME"
+    return os.path.join(home(), ".cache", "passprice"), "HOME"
+
+
+def registry_holding(path: str) -> str | None:
+    """The nearest folder at or above ``path`` (made absolute, ``..`` folded; links not followed) that is a
+    passprice registry — one holding both ``facts/`` and ``registry/`` folders, as
+    :func:`passprice.registry.find_root` finds one — or ``None``. A cache folder there (``PASSPRICE_CACHE_DIR`` set
+    to a registry's ``facts/``) made passprice write its ``code/``, ``documents/``, ``memo/`` and ``objects/`` into
+    the registry, and ``check`` still passed (leftovers round 27b): :func:`folder` refuses it. Raises nothing."""
+    here = os.path.abspath(path)
+    while True:
+        if os.path.isdir(os.path.join(here, "facts")) and os.path.isdir(os.path.join(here, "registry")):
+            return here
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent
+
+
+def refusal() -> str | None:
+    """The one line refusing the environment's cache folder when it lies inside a passprice registry
+    (:func:`registry_holding`), naming the variable that set it, the folder and the registry; ``None`` when it lies
+    elsewhere, or there is none (no home folder). Every command stops on that line, exit 2 (:mod:`passprice.cli`),
+    and :func:`folder` never answers such a folder, so nothing is written there even before the command runs (the
+    result memo, the compiled code kept)."""
+    try:
+        chosen, variable = _chosen()
+    except RuntimeError:
+        return None
+    registry = registry_holding(chosen)
+    if registry is None:
+        return None
+    named = os.environ.get(variable, "") if variable != "HOME" else os.path.expanduser("~")
+    return (
+        f"{variable}={named}: the cache folder {chosen} lies inside the passprice registry at {registry}, and "
+        "passprice would write its cache (code/, documents/, memo/, objects/) among the registry's files: set "
+        f"{variable} to a folder outside any registry (or bypass the cache: PASSPRICE_NO_CACHE=1)"
+    )
 
 
 def make_folders(path: str | os.PathLike[str], mode: int = 0o777) -> None:

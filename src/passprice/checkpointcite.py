@@ -123,6 +123,7 @@ def checkpoint_cited(root: Root, header: GGUFHeader, price: dict[str, Any]) -> C
     from passprice.checkpoints import entry_origin
     from passprice.files import is_there
     from passprice.pins import checkpoint_digest
+    from passprice.registry import in_root
 
     source = header.source
     entry: str | None = None
@@ -133,13 +134,10 @@ def checkpoint_cited(root: Root, header: GGUFHeader, price: dict[str, Any]) -> C
         data = schema.read_bytes(Path(source))
         origin = entry_origin(root, data)
         header_file = entry_origin(root, data, "source")
-        entry = source
-        try:
-            entry = os.path.relpath(source, root.path) if root.path is not None else source
-        except ValueError:  # another drive (Windows): the path as it is
-            entry = source
-        if entry.startswith(".."):
-            entry = source
+        # Relative to the registry when inside it, and the built-in registry's said so (a command run outside any
+        # registry named "registry/checkpoints/X.toml", no path of the user's folder: leftovers 27b); text and
+        # --json alike.
+        entry = in_root(root, Path(source))
     return CheckpointCited(name, entry, checkpoint_digest(header), header.sha256, origin,
                            float(price.get("weight_bytes", 0.0)), float(price.get("sequence_bytes", 0.0)), header_file)
 

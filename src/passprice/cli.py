@@ -514,11 +514,11 @@ def _check_output(path: Path | None, force: bool) -> None:
 
 
 def _relative(root: Any, path: Path) -> str:
-    """``path`` relative to the root when it lies below it (``locks/NAME.lock.toml``), else as given."""
-    try:
-        return str(path.resolve().relative_to(root.path.resolve()))
-    except ValueError:
-        return str(path)
+    """``path`` relative to the root when it lies below it (``locks/NAME.lock.toml``; the embedded registry's said
+    so: :func:`passprice.registry.in_root`), else as given."""
+    from passprice.registry import in_root
+
+    return str(in_root(root, path))
 
 
 def _plot_option(what: str) -> Callable[[F], F]:
@@ -672,12 +672,20 @@ def _root(ctx: click.Context) -> Any:
 @click.pass_context
 def cli(ctx: click.Context, root: str | None, no_cache: bool) -> None:
     """Price one decode pass of an LLM on one accelerator card, from its GGUF header and the card's cited facts."""
-    from passprice import cache, snapshot
+    from passprice import cache, cachefolder, snapshot
     from passprice.settings import require_settings
 
     cache.configure(enabled=not no_cache)
     # A bound set badly in the environment is no file's problem: refused before the command prints a line (left26b).
     require_settings()
+    if not no_cache and not cachefolder.bypassed():
+        # A cache folder inside a registry (PASSPRICE_CACHE_DIR=REG/facts) wrote the cache among its files (27b).
+        # Printed as it is: the group's error lines name paths below the root as given, and the variable's value
+        # is what the user set (PASSPRICE_CACHE_DIR=/reg/ read "PASSPRICE_CACHE_DIR=: the cache folder  lies …").
+        refused = cachefolder.refusal()
+        if refused is not None:
+            click.echo(f"passprice: error: {_cut(escaped(refused))}", err=True)
+            ctx.exit(2)
     ctx.ensure_object(dict)
     ctx.obj["root"] = root
     if ctx.invoked_subcommand in _READING:  # one read of the registry: each file once, until the command ends
@@ -2154,7 +2162,7 @@ def reproduce_command(ctx: click.Context, lock: str, as_json: bool) -> None:
 
         rep = attrs.evolve(rep, stale_stack=stale_stack_facts(root, the_lock.stack.name, rep.today.price))
     shown = _relative(root, path)
-    older = older_format(the_lock, shown)
+    older = older_format(the_lock, str(path.resolve()) if root.embedded else shown)  # a command to paste: a path
     ctx.meta[STATUS] = 0 if rep.equals else 1  # the verdict stands if the reader leaves mid-report (`| head`)
     from passprice.pins import LOCK_FORMAT, checkout_note
     from passprice.reproduce import model_commit
@@ -2555,11 +2563,24 @@ def fact_show_command(ctx: click.Context, name: str, path: str | None, draft: bo
         if where.path not in facts:
             raise InputError(f"{where.file}: {where.path}: no such fact (it has {', '.join(facts)})")
         facts = {where.path: facts[where.path]}
+    # A drafting method's [method] note, which its figures' citations point to ("[method] note and this figure's
+    # note"), shown as a routing record's is (`audit` showed it, `fact show --draft` did not: leftovers 27b).
+    note = _method_note(root, where.file) if where.kind == "draft" else None
     if as_json:
         _echo_json({"name": where.name, "kind": where.kind, "file": str(where.file),
-                    "facts": {p: fact_json(f) for p, f in facts.items()}})
+                    "facts": {p: fact_json(f) for p, f in facts.items()},
+                    **({"note": note} if where.kind == "draft" else {})})
     else:
-        click.echo(facts_text(f"{where.name} ({where.file})", facts))
+        click.echo(facts_text(f"{where.name} ({where.file})", facts)
+                   + (f"\n\ndrafting method note: {note}" if note else ""))
+
+
+def _method_note(root: Any, file: Path) -> str | None:
+    """The ``[method]`` note of the drafting method in ``file`` (``None`` when it has none), as
+    :func:`passprice.drafts.load_draft_method` reads it. Raises :class:`InputError` as that does."""
+    from passprice.drafts import load_draft_method
+
+    return load_draft_method(root, str(file)).note
 
 
 @fact_group.command("recompute")

@@ -147,6 +147,17 @@ _run_git = gitread.run_git
 _git_says = gitread.git_says
 
 
+def _peeled(top: Path, revision: str) -> str:
+    """``revision`` peeled to the commit it names, as git's ``REV^{commit}``: for ``:/TEXT`` (the youngest commit
+    whose message matches TEXT) and ``:/!-TEXT``, whose text runs to the end (``:/base^{commit}`` searched for
+    "base^{commit}", so ``diff :/base`` was "neither a folder nor a revision"; leftovers 27b), the commit id git
+    resolves it to, then peeled. Raises :class:`subprocess.CalledProcessError` when git resolves nothing."""
+    if revision.startswith(":/"):
+        found = _run_git(top, ["rev-parse", "--verify", "--quiet", "--end-of-options", revision])
+        revision = found.decode("ascii", "replace").strip()
+    return f"{revision}^{{commit}}"
+
+
 @attrs.frozen
 class Checkout:
     """The git checkout a root lies in: ``top`` its top folder, ``prefix`` the root's folder inside it (``""`` or
@@ -189,7 +200,8 @@ class Checkout:
         """The full commit id ``revision`` names. Raises :class:`InputError` when it names none (saying so when the
         checkout is a shallow clone, whose older commits are not there)."""
         try:
-            out = _run_git(self.top, ["rev-parse", "--verify", "--quiet", "--end-of-options", f"{revision}^{{commit}}"])
+            peeled = _peeled(self.top, revision)
+            out = _run_git(self.top, ["rev-parse", "--verify", "--quiet", "--end-of-options", peeled])
         except subprocess.CalledProcessError:
             cut = " (this is a shallow clone: older commits are not here; git fetch --unshallow)" if (
                 gitread.is_shallow(self.top)) else ""

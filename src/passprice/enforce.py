@@ -789,6 +789,14 @@ def _shown(root: Root, path: Path) -> str:
         return str(path)
 
 
+def _named(root: Root, path: Path) -> str:
+    """The lock file ``path`` as a command's lock line names it (:func:`passprice.registry.in_root`: the embedded
+    registry's said so), where ``_shown`` is the lock's ``source``, a path the lock's own checks read."""
+    from passprice.registry import in_root
+
+    return in_root(root, path)
+
+
 def guard(
     root: Root, serving: str | None, resolved: Resolved, explicit: str | None = None, no_lock: bool = False
 ) -> Guard:
@@ -808,7 +816,7 @@ def guard(
         wrong = mismatch(lock, serving, resolved, root)
         if wrong is not None:
             raise wrong
-        return Guard(((lock, _shown(root, path)),))
+        return Guard(((lock, _named(root, path)),))
     if no_lock:
         return Guard(note="not under a lock (--no-lock)")
     alike = _option_locks(root, resolved)
@@ -825,7 +833,7 @@ def guard(
     for lock, p in found:
         wrong = mismatch(lock, None, resolved, root, content)
         if wrong is None:
-            applies.append((lock, _shown(root, p)))
+            applies.append((lock, _named(root, p)))
         elif isinstance(wrong, CheckpointChanged):
             raise wrong
         elif own is not None and isinstance(wrong, LockMismatch) and own == _choices(root, resolved):
@@ -859,7 +867,7 @@ def _option_locks(root: Root, resolved: Resolved) -> tuple[tuple[Lock, str], ...
         except InputError:
             continue
         if not serving_changes(lock.spec, today) and mismatch(lock, None, resolved, root) is None:
-            out.append((lock, _shown(root, p)))
+            out.append((lock, _named(root, p)))
     return tuple(out)
 
 

@@ -684,6 +684,7 @@ def lock_from_document(document: Mapping[str, Any], source: str, *, checked: boo
         raise InputError(f"{source}: not a lock: {detail}") from None
     _require_read_floors(lock, source)
     _require_own_records(lock, facts, source)
+    _require_read_pins(lock, facts, source)
     return attrs.evolve(lock, facts=facts, source=source)
 
 
@@ -736,6 +737,40 @@ def _require_own_records(lock: Lock, facts: Mapping[str, Fact], source: str) -> 
             f"{source}: {table}.name: {shown_value(pin.name)} is not the {what} the lock priced with ({uses}): a lock "
             "pins the title and note of its own serving's record only; re-lock it"
         )
+
+
+def _require_read_pins(lock: Lock, facts: Mapping[str, Fact], source: str) -> None:
+    """Refuse a lock (its pinned ``facts`` by path) that lacks a figure its own serving's price reads:
+    ``draft.acceptance.1`` to ``draft.acceptance.N`` for a serving drafting N tokens a pass (``serving.draft.tokens``),
+    and both ``routing.hot_experts`` and ``routing.hot_share`` for one routing with a record whose price rests on
+    routing (a pinned ``routing.*`` figure, ``rests_on`` or the recorded ``routing``). ``passprice lock`` pins every
+    figure the price reads, so such a lock is malformed input: re-digested without ``draft.acceptance.2``,
+    ``reproduce`` said "does not reproduce" (exit 1: BadDraft, or Routed for a missing ``routing.hot_share``) and
+    ``price --lock`` priced today's figure under it, exit 0 (leftovers round 27b). The complement of
+    :func:`_require_own_records`, which refuses figures past what the serving reads. Raises :class:`InputError`
+    naming the file and the first missing key."""
+    # passprice.routing.ROUTING_PATHS, spelled here: importing passprice.routing brings cattrs to a warm price.
+    routing_paths = ("routing.hot_experts", "routing.hot_share")
+    tokens = lock.spec.draft.tokens if lock.spec.draft is not None else 0
+    wanted = [f"draft.acceptance.{i}" for i in range(1, tokens + 1)]
+    why = {p: f"the lock's serving drafts {tokens} token{'s' if tokens != 1 else ''} a pass (serving.draft.tokens)"
+           for p in wanted}
+    routed = lock.spec.routing is not None and (
+        any(p.startswith("routing.") for p in (*facts, *lock.rests_on)) or "routing" in lock.price
+    )
+    if routed:
+        wanted += routing_paths
+        record = _record_name(lock.spec.routing or "")
+        why.update(dict.fromkeys(
+            routing_paths, f"the lock's serving routes with {record} (serving.routing) and its price rests on routing"
+        ))
+    for path in wanted:
+        if path not in facts:
+            raise InputError(
+                f"{source}: facts.{schema.key_part(path)}: missing, and {why[path]}: passprice lock pins every "
+                "figure the price reads (edited by hand?): restore the lock from the last commit that holds it as "
+                "written, or re-lock it"
+            )
 
 
 def _require_read_floors(lock: Lock, source: str) -> None:

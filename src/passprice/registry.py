@@ -820,6 +820,24 @@ def _is_root(path: Path) -> bool:
     return is_folder(path / "facts") and is_folder(path / "registry")
 
 
+#: What a file of the embedded registry is named with (:func:`in_root`): its path below that registry means nothing in
+#: the user's folder, which holds no ``locks/`` of its own (leftovers round 27b).
+BUILT_IN = "the built-in registry's "
+
+
+def in_root(root: Root, path: Path) -> str:
+    """How a command names the registry file ``path`` of ``root`` (a lock, a checkpoint entry) in text and in
+    ``--json`` alike: relative to the root (``locks/NAME.lock.toml``) when it lies inside it, prefixed
+    :data:`BUILT_IN` when ``root`` is the embedded default (a command run outside any registry: ``price`` said
+    ``under lock X (locks/X.lock.toml)``, a path not there relative to the user's folder), else as given. Links are
+    resolved for the comparison. Raises nothing."""
+    try:
+        shown = str(path.resolve().relative_to(root.path.resolve()))
+    except (OSError, ValueError):
+        return str(path)
+    return f"{BUILT_IN}{shown}" if root.embedded else shown
+
+
 def embedded_root() -> Root:
     """The package's own copy of the files (``passprice/_data``), or, for a source checkout installed in editable
     mode, the checkout the package lives in."""
