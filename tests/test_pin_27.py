@@ -164,8 +164,15 @@ def test_the_origin_is_read_from_the_entry_table_as_the_whole_document_reads_it(
     assert _entry_table('[entry] # the entry\norigin = "y [z]"\n\n[header]\nversion = 3\n') == {"origin": "y [z]"}
 
 
+#: The shipped locks priced from the entry: as written before session 27 here, whether or not they were re-locked.
+SHIPPED = ("locks/r1-qwen7b-h200-best.lock.toml", "locks/r1-qwen7b-h200.lock.toml",
+           "locks/r1-qwen7b-mi300x-int8kv.lock.toml")
+
+
 def test_the_review_names_the_lock_pinning_the_old_origin(tmp_path: Path) -> None:
     base = _locked(tmp_path / "base", with_schema=True)
+    for rel in SHIPPED:
+        _rewrite(base / rel, None)  # locks written before: they pin no origin, and stay to verify
     head = tmp_path / "head"
     shutil.copytree(base, head)
     _fine_tune(head)
@@ -173,7 +180,7 @@ def test_the_review_names_the_lock_pinning_the_old_origin(tmp_path: Path) -> Non
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
     # before: "no lock affected; 4 locks priced from a checkpoint entry whose claims changed, to verify", r1-o among
-    # them, none named as pinning the old origin (the shipped three pin none: made before session 27)
+    # them, none named as pinning the old origin (the three shipped ones pin none here: written before)
     assert lines[1] == (
         "no fact changed; 1 checkpoint entry changed; 1 lock affected, 1 to re-pin (lock --update) for check --frozen; "
         "3 locks priced from a checkpoint entry whose claims changed, to verify; 5 locks unaffected")
