@@ -29,6 +29,10 @@ ORIGIN = ("DeepSeek-R1-Distill-Qwen-7B, Q4_K_M: the header of the GGUF, from its
 FINE_TUNED = ORIGIN.replace("Qwen-7B, Q4_K_M", "Qwen-7B (fine-tuned), Q4_K_M", 1)
 SAID = ("checkpoint.origin: …k-R1-Distill-Qwen-7B[ →  (fine-tuned)], Q4_K_M: the header… (the lock pinned the old)")
 LOCK = "locks/r1-o.lock.toml"
+#: The shipped locks priced from the entry: made as written before session 27 where a test needs locks pinning no
+#: origin, whether or not the shipped locks were re-locked since.
+SHIPPED = ("locks/r1-qwen7b-h200-best.lock.toml", "locks/r1-qwen7b-h200.lock.toml",
+           "locks/r1-qwen7b-mi300x-int8kv.lock.toml")
 
 
 def _copy(tmp_path: Path, with_schema: bool = False) -> Path:
@@ -117,7 +121,8 @@ def test_a_lock_made_before_pins_no_origin_and_says_nothing(tmp_path: Path) -> N
     from passprice.locks import lock_document, read_lock
 
     root = _locked(tmp_path)
-    _rewrite(root / LOCK, None)  # as a lock written before session 27
+    for rel in (LOCK, *SHIPPED):
+        _rewrite(root / rel, None)  # as a lock written before session 27
     lock = read_lock(root / LOCK, schema.schema_dir())
     assert lock.checkpoint_origin is None
     assert sorted(lock_document(lock)["checkpoint"]) == ["content", "name", "sha256"]  # its digest as it was
@@ -162,11 +167,6 @@ def test_the_origin_is_read_from_the_entry_table_as_the_whole_document_reads_it(
     # an [entry] table the lines cannot hold alone (an inline table): the whole document is read instead
     assert _entry_table('entry = { name = "x", origin = "y" }\n') is None
     assert _entry_table('[entry] # the entry\norigin = "y [z]"\n\n[header]\nversion = 3\n') == {"origin": "y [z]"}
-
-
-#: The shipped locks priced from the entry: as written before session 27 here, whether or not they were re-locked.
-SHIPPED = ("locks/r1-qwen7b-h200-best.lock.toml", "locks/r1-qwen7b-h200.lock.toml",
-           "locks/r1-qwen7b-mi300x-int8kv.lock.toml")
 
 
 def test_the_review_names_the_lock_pinning_the_old_origin(tmp_path: Path) -> None:
