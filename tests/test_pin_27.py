@@ -229,3 +229,13 @@ def test_a_pinned_origin_past_4000_characters_is_refused_by_the_schema(tmp_path:
     assert result.exit_code == 2
     assert result.stderr.splitlines() == [
         f"passprice: error: {LOCK}: checkpoint.origin: '{'x' * 99}… is too long (4,001 characters; at most 4,000)"]
+
+
+def test_an_entry_reimported_with_another_content_is_said_as_a_content_change_alone(tmp_path: Path) -> None:
+    root = _locked(tmp_path)
+    data = Path(__file__).resolve().parent / "data" / "gemma3-270m-q4_k_m.header.gguf.xz"
+    out = invoke("import", str(data), "--name", "deepseek-r1-distill-qwen-7b-q4_k_m", "--force", root=root)
+    assert out.exit_code == 0, out.output  # another model's header, and the default origin, under the pinned name
+    reproduced = json.loads(invoke("reproduce", LOCK, "--json", root=root).stdout)
+    assert reproduced["changed"] == ["checkpoint content"]  # as the header sha256, the origin is not said on top
+    assert reproduced["relabelled"] == []

@@ -2385,7 +2385,7 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
                                                                                      ("draft", new.draft))
                                         if pin is not None})
             drifted += header_repinned(new, entries.get(new.checkpoint_pin.name), after.checkpoint)
-            drifted += origin_repinned(new, entries.get(new.checkpoint_pin.name))
+            drifted += origin_repinned(new, entries.get(new.checkpoint_pin.name), after.checkpoint)
         if lock.stack is not None and status != "removed":
             # A stack's fit re-run on HEAD (check's re-fit): a routing record, card or checkpoint its runs price
             # changed leaves the stack file as it was, its fitted facts no longer following from the runs; the lock
@@ -3628,13 +3628,16 @@ def header_repinned(lock: Lock, entry: FileChange | None, content: str | None) -
     return ["checkpoint.sha256"] if stated is not None and stated != lock.checkpoint_sha256 else []
 
 
-def origin_repinned(lock: Lock, entry: FileChange | None) -> list[str]:
+def origin_repinned(lock: Lock, entry: FileChange | None, content: str | None) -> list[str]:
     """``["checkpoint.origin"]`` when ``lock`` (as HEAD has it) pins its checkpoint entry's ``origin`` (session 27;
-    a lock written before pins none) and the entry ``entry`` the change rewrites states another on HEAD; else empty.
+    a lock written before pins none), HEAD prices the content it pins (``content``, HEAD's digest of it: another
+    content is reviewed as such, as :func:`header_repinned` has it) and the entry ``entry`` the change rewrites states
+    another origin on HEAD; else empty.
     ``check --frozen`` fails on it until the lock is re-pinned (:func:`passprice.reproduce.relabelled`): slip round
     45, an origin rewritten to "(fine-tuned)" under three locks was asked as a claim, no lock pinning it. Raises
     nothing."""
-    if entry is None or lock.checkpoint_origin is None or entry.status != "changed" or "entry.origin" not in entry.meta:
+    if entry is None or lock.checkpoint_origin is None or entry.status != "changed" \
+            or "entry.origin" not in entry.meta or content != lock.checkpoint_pin.content:
         return []
     claims = entry.claims[1]
     stated = claims.get("entry.origin", "") if claims is not None else None

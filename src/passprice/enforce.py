@@ -526,6 +526,8 @@ class Guard:
                 sha256 = resolved.header.sha256
             today_stack = stack if stack is not None and lock.stack is not None and lock.stack.name == stack.name \
                 else None
+            if reorigin and checkpoint_digest(resolved.header) != lock.checkpoint_pin.content:
+                origin = None  # another content: said as the checkpoint changed, as the header sha256 is
             lines = relabelled(lock, card, portable_spec(resolved.spec, root) if own else None, today_stack, sha256,
                                routing, method, origin)
             out += [f"{lock.name}: {r}" if len(self.locks) > 1 else r for r in lines]

@@ -498,7 +498,8 @@ def relabelled(
     y]… (the lock pinned the old)``, ``draft.title``, ``draft.note`` (a price prints the routing note; a retitle
     passed ``check``, ``reproduce`` and ``price --lock`` silently). A lock without those tables pins neither, and
     nothing is said of them. ``origin``: today's ``entry.origin`` of the checkpoint entry the lock names (``None``:
-    not compared, another checkpoint or none read); of a lock pinning it (session 27), a change is said as a
+    not compared: another checkpoint, none read, or content not as pinned, said as a content change, as the header
+    ``sha256`` is); of a lock pinning it (session 27), a change is said as a
     description is: ``checkpoint.origin: …[x → y]… (the lock pinned the old)`` (slip round 45: an origin rewritten
     to "(fine-tuned)" under three locks passed ``check``, ``reproduce`` and ``price --lock``); a lock written before
     pins none, and nothing is said. Raises nothing."""
@@ -634,7 +635,7 @@ def price_today(root: Root, lock: Lock) -> Today:
     same = content == (lock.checkpoint_pin.content or lock.checkpoint_sha256)  # else said as the content changed
     relabels = relabelled(lock, resolved.card, completed, None, resolved.header.sha256 if same else None,
                           resolved.serving.routing, resolved.method,
-                          pinned_origin_today(root, lock, completed.checkpoint)) \
+                          pinned_origin_today(root, lock, completed.checkpoint) if same else None) \
         if resolved.card.name == lock.card else ()
     if named is not None and not gone:
         # The registered serving now names another card or checkpoint than its lock: ``price`` refuses it
