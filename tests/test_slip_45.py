@@ -20,7 +20,7 @@ import attrs
 
 from cli_helpers import copy_root, invoke
 from passprice.locks import lock_text, read_lock
-from test_diff import commit_all
+from test_diff import commit_all, git
 from test_slip_34 import branch, registry, review
 from test_slip_42 import retitle
 from test_slip_43 import PAD, lock_lines
@@ -34,14 +34,25 @@ H200 = "facts/cards/h200_sxm_141gb.toml"
 
 
 def test_1_a_checkpoint_entrys_origin_rewritten_under_locks_is_to_verify(registry: Path) -> None:
-    path = branch(registry, "s45-origin")
+    # The three locks as written before session 27, pinning no origin (pin27: a lock written since pins it, and a
+    # rewrite is then said as relabelled, tests/test_pin_27.py): what slip45 reviewed, whether or not the shipped
+    # locks were re-locked since.
+    path = branch(registry, "s45-origin-base")
+    for rel in ("locks/r1-qwen7b-h200-best.lock.toml", R1, "locks/r1-qwen7b-mi300x-int8kv.lock.toml"):
+        lock = read_lock(path / rel)
+        rewrite(path, rel, checkpoint_pin=attrs.evolve(lock.checkpoint_pin, origin=None))
+    git(path, "add", "-A")
+    git(path, "commit", "-q", "--no-verify", "--allow-empty", "-m", "locks as written before session 27")
+    git(path, "checkout", "-q", "-b", "s45-origin")
     entry = path / ENTRY
     text = entry.read_text(encoding="utf-8")
     assert 'origin = "DeepSeek-R1-Distill-Qwen-7B, Q4_K_M' in text
     entry.write_text(text.replace('origin = "DeepSeek-R1-Distill-Qwen-7B, Q4_K_M',
                                   'origin = "DeepSeek-R1-Distill-Qwen-7B (fine-tuned), Q4_K_M', 1), encoding="utf-8")
     commit_all(path, "origin rewritten")
-    status, text, out = review(path)
+    text_review = invoke("diff", "s45-origin-base", "HEAD", root=path)
+    status, text = text_review.exit_code, text_review.stdout
+    out = json.loads(invoke("diff", "s45-origin-base", "HEAD", "--json", root=path).stdout)
     assert status == 0, text
     lines = text.splitlines()
     assert lines[1] == ("no fact changed; 1 checkpoint entry changed; no lock affected; 3 locks priced from a "
@@ -52,7 +63,7 @@ def test_1_a_checkpoint_entrys_origin_rewritten_under_locks_is_to_verify(registr
     assert out["on_changed_claims"] == priced
     assert out["unaffected"] == ["gemma3-270m-h100", "qwen3-30b-a3b-h200", "qwen35-27b-h100-every8",
                                  "qwen35-27b-h200-mtp", "qwen35-27b-ws1-trailing"]
-    markdown = invoke("diff", "main", "HEAD", "--format", "markdown", root=path).stdout
+    markdown = invoke("diff", "s45-origin-base", "HEAD", "--format", "markdown", root=path).stdout
     assert markdown.startswith("⚠️ **passprice diff**")  # was ✅
     assert ("⚠️ 3 locks priced from a checkpoint entry whose claims changed, to verify (checkpoints above): "
             "`r1-qwen7b-h200-best`") in markdown

@@ -2397,6 +2397,7 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
                                                                                      ("draft", new.draft))
                                         if pin is not None})
             drifted += header_repinned(new, entries.get(new.checkpoint_pin.name), after.checkpoint)
+            drifted += origin_repinned(new, entries.get(new.checkpoint_pin.name), after.checkpoint)
         if lock.stack is not None and status != "removed":
             # A stack's fit re-run on HEAD (check's re-fit): a routing record, card or checkpoint its runs price
             # changed leaves the stack file as it was, its fitted facts no longer following from the runs; the lock
@@ -2753,6 +2754,31 @@ class Diff:
             if names:
                 out[f.path] = names
         return out
+
+    @property
+    def origin_pins(self) -> dict[str, tuple[str, ...]]:
+        """For each checkpoint entry whose ``origin`` the change rewrites, by path, the locks of HEAD that pin the
+        origin it stated before (their ``drifted`` holds ``checkpoint.origin``, :func:`origin_repinned`): each must be
+        re-pinned (``lock --update``), ``check --frozen`` failing until then (session 27: a lock pins its entry's
+        origin, which ``audit`` cites)."""
+        out: dict[str, tuple[str, ...]] = {}
+        for f in self.files:
+            if f.kind != "checkpoint" or "entry.origin" not in f.meta:
+                continue
+            names = tuple(r.name for r in self.reviews
+                          if r.pinned_checkpoint == f.name and "checkpoint.origin" in r.drifted)
+            if names:
+                out[f.path] = names
+        return out
+
+    def origin_pinned_line(self, path: str) -> str:
+        """``; N locks pin the old origin: A, B (re-pin: passprice lock --update)`` for the entry at ``path`` of
+        :attr:`origin_pins`, empty when none pins it."""
+        names = self.origin_pins.get(path, ())
+        if not names:
+            return ""
+        return (f"; {_n(len(names), 'lock')} pin{'s' if len(names) == 1 else ''} the old origin: "
+                f"{', '.join(spelled(n) for n in names)} (re-pin: passprice lock --update)")
 
     def header_pinned_line(self, path: str) -> str:
         """``; N locks pin the old header: A, B (re-pin: passprice lock --update)`` for the entry at ``path`` of
@@ -3232,6 +3258,7 @@ class Diff:
             "entries_edited": list(self.entries_edited),
             "digests_dropped": {path: list(found) for path, found in self.digests_dropped.items()},
             "header_pinned_by": {path: list(names) for path, names in self.header_pins.items()},
+            "origin_pinned_by": {path: list(names) for path, names in self.origin_pins.items()},
             "lookalike_records": dict(self.lookalikes),
             "held_by_header": self.by_header,
             "made_real": dict(self.made_real),
@@ -3611,6 +3638,22 @@ def header_repinned(lock: Lock, entry: FileChange | None, content: str | None) -
     claims = entry.claims[1]
     stated = claims.get("header.sha256") if claims is not None else None
     return ["checkpoint.sha256"] if stated is not None and stated != lock.checkpoint_sha256 else []
+
+
+def origin_repinned(lock: Lock, entry: FileChange | None, content: str | None) -> list[str]:
+    """``["checkpoint.origin"]`` when ``lock`` (as HEAD has it) pins its checkpoint entry's ``origin`` (session 27;
+    a lock written before pins none), HEAD prices the content it pins (``content``, HEAD's digest of it: another
+    content is reviewed as such, as :func:`header_repinned` has it) and the entry ``entry`` the change rewrites states
+    another origin on HEAD; else empty.
+    ``check --frozen`` fails on it until the lock is re-pinned (:func:`passprice.reproduce.relabelled`): slip round
+    45, an origin rewritten to "(fine-tuned)" under three locks was asked as a claim, no lock pinning it. Raises
+    nothing."""
+    if entry is None or lock.checkpoint_origin is None or entry.status != "changed" \
+            or "entry.origin" not in entry.meta or content != lock.checkpoint_pin.content:
+        return []
+    claims = entry.claims[1]
+    stated = claims.get("entry.origin", "") if claims is not None else None
+    return ["checkpoint.origin"] if stated is not None and stated != lock.checkpoint_origin else []
 
 
 def _pins_record(side: Side, lock: str, kind: str, today: tuple[str, Any]) -> bool:
@@ -4956,7 +4999,7 @@ def diff_text(d: Diff) -> str:
         if f.holds_facts and not f.compared:
             lines.append("  facts not compared: the file does not read on a side")
         if f.meta and f.kind == "checkpoint":
-            lines.append(f"  {claims_changed(f)}")
+            lines.append(f"  {claims_changed(f)}{d.origin_pinned_line(f.path)}")
         elif f.meta:
             lines.append(f"  [{_table(f.kind)}] changed: {', '.join(f.meta)}")
         if f.path in d.made_real:
@@ -5437,8 +5480,9 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
         out += ["", "#### Records' own tables changed", ""]
         room = MAX_ADDED_DETAILS  # a claim's text has no bound but the entry's 64 MiB (attack round 34b)
         for f in tables[:MAX_OTHER_FILES]:
-            said = (markdown_cut(claims_changed(f), min(room, MAX_ADDED_DETAIL))
-                    or "claims changed: the text review (`passprice diff`) shows them") if f.kind == "checkpoint" \
+            said = ((markdown_cut(claims_changed(f), min(room, MAX_ADDED_DETAIL))
+                     or "claims changed: the text review (`passprice diff`) shows them")
+                    + markdown_text(d.origin_pinned_line(f.path))) if f.kind == "checkpoint" \
                 else f"`[{_table(f.kind)}]` {', '.join(markdown_code(k) for k in f.meta)}"
             if f.path in d.made_real:
                 said += f" — ⚠️ **to verify**: {markdown_prose(d.made_real[f.path])}"

@@ -491,7 +491,9 @@ class Guard:
         description is compared only for a lock of the registered ``serving`` priced (one priced from
         ``--checkpoint``/``--card`` has none to compare). A lock of another card says nothing here (it is refused,
         or priced with another card, elsewhere). ``stack``: today's serving stack the price is made under, whose
-        title, runtime and builds a lock made under it pins (``stack.S.runtime: …``, session 27). Raises nothing."""
+        title, runtime and builds a lock made under it pins (``stack.S.runtime: …``, session 27). The checkpoint
+        entry's ``origin``, where a lock pins it and the entry it names is the one priced (``checkpoint.origin: …[x →
+        y]… (the lock pinned the old)``, session 27). Raises nothing."""
         card = resolved.card
         out: list[str] = []
         for lock, _ in self.locks:
@@ -511,8 +513,15 @@ class Guard:
                 or any(pin is not None and now != pin for pin, now in ((lock.stack.runtime, stack.runtime),
                                                                        (lock.stack.builds, stack.builds)))
             )
+            # the checkpoint entry's origin, where the lock pins it (session 27) and the same entry is priced
+            origin = None
+            if lock.checkpoint_origin is not None and _same_entry(root, lock, resolved.spec.checkpoint):
+                from passprice.checkpoints import checkpoint_origin
+
+                origin = checkpoint_origin(root, resolved.spec.checkpoint)
+            reorigin = origin is not None and origin != lock.checkpoint_origin
             if card.title == lock.card_title and card.hypothetical == lock.card_hypothetical and not described \
-                    and not resha and not relabelled_record and not restacked:
+                    and not resha and not relabelled_record and not restacked and not reorigin:
                 continue  # the common case imports nothing more (a warm price stays light)
             from passprice.locks import portable_spec
             from passprice.pins import checkpoint_digest
@@ -523,8 +532,10 @@ class Guard:
                 sha256 = resolved.header.sha256
             today_stack = stack if stack is not None and lock.stack is not None and lock.stack.name == stack.name \
                 else None
+            if reorigin and checkpoint_digest(resolved.header) != lock.checkpoint_pin.content:
+                origin = None  # another content: said as the checkpoint changed, as the header sha256 is
             lines = relabelled(lock, card, portable_spec(resolved.spec, root) if own else None, today_stack, sha256,
-                               routing, method)
+                               routing, method, origin)
             out += [f"{lock.name}: {r}" if len(self.locks) > 1 else r for r in lines]
         return tuple(dict.fromkeys(out))
 

@@ -291,12 +291,18 @@ class LockInfo:
 @attrs.frozen
 class CheckpointPin:
     """The ``[checkpoint]`` table: the ``name`` the serving gave (an entry name, or a path relative to the root),
-    the header's ``sha256`` as the entry states it, and (format 2) the ``content`` digest of what the pricer reads
-    (:func:`passprice.pins.checkpoint_digest`)."""
+    the header's ``sha256`` as the entry states it, (format 2) the ``content`` digest of what the pricer reads
+    (:func:`passprice.pins.checkpoint_digest`), and (session 27, issue 13) the entry's ``origin``: which model, which
+    file, its licence, the text ``audit`` cites the checkpoint by (:mod:`passprice.checkpointcite`). The origin moves
+    no number, yet a rewritten one passed ``check``, ``reproduce`` and ``price --lock`` silently (slip round 45): a
+    lock pins it as a card's title, said as relabelled when it changes (:func:`passprice.reproduce.relabelled`:
+    ``checkpoint.origin: …[x → y]… (the lock pinned the old)``). ``None``: a lock written before, or of a checkpoint
+    given as a GGUF file (no entry, no origin): not pinned, said nowhere, and its digest is as it was."""
 
     name: str
     sha256: str
     content: str | None = None
+    origin: str | None = None
 
 
 @attrs.frozen
@@ -401,6 +407,12 @@ class Lock:
     def checkpoint_sha256(self) -> str:
         """The header sha256 the checkpoint entry stated."""
         return self.checkpoint_pin.sha256
+
+    @property
+    def checkpoint_origin(self) -> str | None:
+        """The checkpoint entry's ``origin`` the lock pins (``None``: not pinned, a lock written before session 27 or
+        of a checkpoint given as a GGUF file)."""
+        return self.checkpoint_pin.origin
 
     @property
     def rests_on(self) -> tuple[str, ...]:
@@ -945,13 +957,14 @@ def make_lock(
     stack: Stack | None = None,
 ) -> Lock:
     """Price ``resolved`` as a lock of ``kind`` would and pin it: the registered ``serving`` it locks (if any), the
-    pricing model's digest, the checkpoint (portable reference, header sha256, content digest), every card fact and
-    drafting figure (and, with a serving ``stack``, its facts and routes: the price records its expected price
-    too), the price, and ``policy`` (default: :func:`policy_from_flags` of the price's facts, ``floor`` and
-    ``requires``).
+    pricing model's digest, the checkpoint (portable reference, header sha256, content digest, entry origin), every
+    card fact and drafting figure (and, with a serving ``stack``, its facts and routes: the price records its
+    expected price too), the price, and ``policy`` (default: :func:`policy_from_flags` of the price's facts,
+    ``floor`` and ``requires``).
 
     Raises :class:`~passprice.serving.ServingRefusal` when the serving cannot be priced, and :class:`UnreadFloor`
     when the policy floors a path the price does not rest on."""
+    from passprice.checkpoints import checkpoint_origin
     from passprice.pins import checkpoint_digest, pricing_model_digest
 
     price, rests_on = priced(kind, resolved.header, resolved.card, resolved.serving, stack)
@@ -977,7 +990,8 @@ def make_lock(
         info=LockInfo(name, kind, pricing_model_digest(), LOCK_FORMAT, serving),
         policy=policy,
         serving=spec,
-        checkpoint_pin=CheckpointPin(spec.checkpoint, resolved.header.sha256, checkpoint_digest(resolved.header)),
+        checkpoint_pin=CheckpointPin(spec.checkpoint, resolved.header.sha256, checkpoint_digest(resolved.header),
+                                     checkpoint_origin(root, resolved.spec.checkpoint)),
         card_pin=CardPin(resolved.card.name, resolved.card.title, resolved.card.hypothetical),
         facts=facts,
         price=price,

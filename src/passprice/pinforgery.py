@@ -42,7 +42,7 @@ def label_pins(lock: Lock) -> dict[str, str | bool | None]:
     """What ``lock`` pins besides facts and priced fields, by the key :func:`passprice.reproduce.relabelled` names it
     with: ``card.title``, ``card.hypothetical``, ``serving.description``, ``checkpoint.sha256``, ``routing.title``,
     ``routing.note``, ``draft.title``, ``draft.note`` (when the lock has the table), ``stack.NAME.title`` (when it
-    was made under a stack). Raises nothing."""
+    was made under a stack), ``checkpoint.origin`` (when the lock pins it: session 27). Raises nothing."""
     out: dict[str, str | bool | None] = {
         "card.title": lock.card_title, "card.hypothetical": lock.card_hypothetical,
         "serving.description": lock.spec.description, "checkpoint.sha256": lock.checkpoint_sha256,
@@ -52,6 +52,8 @@ def label_pins(lock: Lock) -> dict[str, str | bool | None]:
             out[f"{table}.title"], out[f"{table}.note"] = pin.title, pin.note
     if lock.stack is not None:
         out[f"stack.{lock.stack.name}.title"] = lock.stack.title
+    if lock.checkpoint_origin is not None:
+        out["checkpoint.origin"] = lock.checkpoint_origin
     return out
 
 
@@ -116,7 +118,7 @@ def forged_pins(base: Root, head: Root, base_files: Iterable[str], changed: Iter
             if earlier is None:
                 earlier = _base_locks(base, on_base)
             olds += [other for other in earlier
-                     if other.card_pin == lock.card_pin and other.checkpoint_pin == lock.checkpoint_pin]
+                     if other.card_pin == lock.card_pin and _same_checkpoint(other, lock)]
         sides += [dict(other.facts) for other in olds]
         if sides[0] is None and sides[1] is None:
             continue
@@ -137,6 +139,13 @@ def forged_pins(base: Root, head: Root, base_files: Iterable[str], changed: Iter
                 f"re-lock it: passprice lock --update -o {shell_word(rel)}"
             )
     return tuple(out)
+
+
+def _same_checkpoint(a: Lock, b: Lock) -> bool:
+    """Whether locks ``a`` and ``b`` pin one checkpoint: its name, header sha256 and content (the origin aside: a
+    lock written before session 27 pins none, and a relabelled one is said by its label line). Raises nothing."""
+    pa, pb = a.checkpoint_pin, b.checkpoint_pin
+    return (pa.name, pa.sha256, pa.content) == (pb.name, pb.sha256, pb.content)
 
 
 def _base_locks(base: Root, files: Iterable[str]) -> list[Lock]:

@@ -481,7 +481,7 @@ def changed_span(old: str, new: str) -> str:
 
 def relabelled(
     lock: Lock, card: Card, spec: ServingSpec | None = None, stack: Stack | None = None, sha256: str | None = None,
-    routing: Routing | None = None, method: DraftMethod | None = None,
+    routing: Routing | None = None, method: DraftMethod | None = None, origin: str | None = None,
 ) -> tuple[str, ...]:
     """What ``lock`` pins of its card, serving and stack besides facts and priced fields that today's ``card``
     (the same registry card), completed serving ``spec`` and ``stack`` differ in, one line each:
@@ -497,7 +497,12 @@ def relabelled(
     ``method`` of the same name: ``routing.title: 'A' → 'B' (the lock pinned the old)``, ``routing.note: …[x →
     y]… (the lock pinned the old)``, ``draft.title``, ``draft.note`` (a price prints the routing note; a retitle
     passed ``check``, ``reproduce`` and ``price --lock`` silently). A lock without those tables pins neither, and
-    nothing is said of them. Raises nothing."""
+    nothing is said of them. ``origin``: today's ``entry.origin`` of the checkpoint entry the lock names (``None``:
+    not compared: another checkpoint, none read, or content not as pinned, said as a content change, as the header
+    ``sha256`` is); of a lock pinning it (session 27), a change is said as a
+    description is: ``checkpoint.origin: …[x → y]… (the lock pinned the old)`` (slip round 45: an origin rewritten
+    to "(fine-tuned)" under three locks passed ``check``, ``reproduce`` and ``price --lock``); a lock written before
+    pins none, and nothing is said. Raises nothing."""
     out = []
     if card.title != lock.card_title:
         out.append(f"card.title: {lock.card_title!r} → {card.title!r} (the lock pinned the old)")
@@ -522,6 +527,8 @@ def relabelled(
     if sha256 is not None and lock.checkpoint_pin.content is not None and sha256 != lock.checkpoint_sha256:
         out.append(f"checkpoint.sha256: {lock.checkpoint_sha256[:10]}… → {sha256[:10]}… (the lock pinned the old; the "
                    "content priced is as pinned)")
+    if origin is not None and lock.checkpoint_origin is not None and origin != lock.checkpoint_origin:
+        out.append(f"checkpoint.origin: {changed_span(lock.checkpoint_origin, origin)} (the lock pinned the old)")
     if stack is not None and lock.stack is not None and stack.title != lock.stack.title:
         out.append(
             f"stack.{lock.stack.name}.title: {lock.stack.title!r} → {stack.title!r} (the lock pinned the old)"
@@ -535,6 +542,18 @@ def relabelled(
                 change = changed_span(pinned_text, today_text or "")
                 out.append(f"stack.{lock.stack.name}.{key}: {change} (the lock pinned the old)")
     return tuple(out)
+
+
+def pinned_origin_today(root: Root, lock: Lock, checkpoint: str) -> str | None:
+    """Today's ``entry.origin`` of the checkpoint entry ``lock`` pins the origin of, where today's serving names
+    that checkpoint (``checkpoint``: its reference made portable, as the lock records it); ``None`` when the lock
+    pins no origin (a lock written before session 27, or of a GGUF file) or today's serving names another checkpoint
+    (said as a serving change). For :func:`relabelled`'s ``origin``. Raises nothing."""
+    if lock.checkpoint_origin is None or checkpoint != lock.checkpoint_pin.name:
+        return None
+    from passprice.checkpoints import checkpoint_origin
+
+    return checkpoint_origin(root, rooted(checkpoint, root))
 
 
 def today_spec(root: Root, lock: Lock) -> tuple[ServingSpec, bool]:
@@ -615,7 +634,9 @@ def price_today(root: Root, lock: Lock) -> Today:
     content = checkpoint_digest(resolved.header) if lock.checkpoint_pin.content is not None else resolved.header.sha256
     same = content == (lock.checkpoint_pin.content or lock.checkpoint_sha256)  # else said as the content changed
     relabels = relabelled(lock, resolved.card, completed, None, resolved.header.sha256 if same else None,
-                          resolved.serving.routing, resolved.method) if resolved.card.name == lock.card else ()
+                          resolved.serving.routing, resolved.method,
+                          pinned_origin_today(root, lock, completed.checkpoint) if same else None) \
+        if resolved.card.name == lock.card else ()
     if named is not None and not gone:
         # The registered serving now names another card or checkpoint than its lock: ``price`` refuses it
         # (ServingChanged, enforce.guard), so today's price under the lock is that refusal, not a verdict (check
