@@ -42,7 +42,8 @@ def label_pins(lock: Lock) -> dict[str, str | bool | None]:
     """What ``lock`` pins besides facts and priced fields, by the key :func:`passprice.reproduce.relabelled` names it
     with: ``card.title``, ``card.hypothetical``, ``serving.description``, ``checkpoint.sha256``, ``routing.title``,
     ``routing.note``, ``draft.title``, ``draft.note`` (when the lock has the table), ``stack.NAME.title`` (when it
-    was made under a stack), ``checkpoint.origin`` (when the lock pins it: session 27). Raises nothing."""
+    was made under a stack) and ``stack.NAME.runtime`` / ``stack.NAME.builds`` (when the lock pins them: session 27),
+    ``checkpoint.origin`` (when the lock pins it: session 27). Raises nothing."""
     out: dict[str, str | bool | None] = {
         "card.title": lock.card_title, "card.hypothetical": lock.card_hypothetical,
         "serving.description": lock.spec.description, "checkpoint.sha256": lock.checkpoint_sha256,
@@ -52,6 +53,10 @@ def label_pins(lock: Lock) -> dict[str, str | bool | None]:
             out[f"{table}.title"], out[f"{table}.note"] = pin.title, pin.note
     if lock.stack is not None:
         out[f"stack.{lock.stack.name}.title"] = lock.stack.title
+        if lock.stack.runtime is not None:
+            out[f"stack.{lock.stack.name}.runtime"] = lock.stack.runtime
+        if lock.stack.builds is not None:
+            out[f"stack.{lock.stack.name}.builds"] = lock.stack.builds
     if lock.checkpoint_origin is not None:
         out["checkpoint.origin"] = lock.checkpoint_origin
     return out
