@@ -722,7 +722,8 @@ def checkpoint_origin(root: Root, ref: str) -> str | None:
     the checkpoint by and a lock pins (:class:`passprice.locks.CheckpointPin`, session 27); ``""`` for an entry with
     none, ``None`` for a GGUF file (no entry) or a ``ref`` that names nothing readable (said where it is loaded).
     Read from the ``[entry]`` table's own lines (:func:`_entry_table`: a warm ``price --lock`` parsed no entry, and
-    a whole 126 kB entry takes 40 ms to parse), else from the whole document (:func:`entry_origin`). Raises
+    a whole 126 kB entry takes 40 ms to parse), else from the whole document (:func:`entry_origin`), and kept in the
+    cache of built objects by the entry's bytes (:func:`passprice.cache.built`: a warm price parses no TOML). Raises
     nothing."""
     try:
         path, is_entry = checkpoint_file(root, ref)
@@ -731,11 +732,18 @@ def checkpoint_origin(root: Root, ref: str) -> str | None:
         data = schema.read_bytes(path)
     except (InputError, OSError, ValueError):
         return None
-    try:
+    from passprice import cache
+
+    def origin() -> str:
         table = _entry_table(data.decode("utf-8"))
         if table is not None:
             return str(table.get("origin", ""))
         return entry_origin(root, data)
+
+    try:
+        # kept in the cache of built objects by the entry's bytes: a warm price under a lock pinning the origin (every
+        # shipped lock since session 27) parses no TOML (tests/test_cache.py)
+        return cache.built("checkpoint-origin", None, data, origin, str)
     except (UnicodeDecodeError, ValueError):  # tomllib.TOMLDecodeError is a ValueError
         return None
 

@@ -358,6 +358,16 @@ def _field_shown(value: Any) -> str:
     return _show(value)
 
 
+def _given_as_file(key: str, now: object) -> bool:
+    """Whether a serving difference ``key: … → now`` is a card or checkpoint given as a file (``--card PATH``,
+    ``--checkpoint PATH``): a choice of where to read the same record, whose content the lock's pins hold it to (a
+    checkpoint of another content is refused as changed), neither a change since the lock nor a serving that differs
+    (slip round 45 for the drift lines; the lead, session 27, for the option lines walkthrough 32 added: ``price
+    qwen35-27b-h200-mtp --checkpoint tests/data/qwen35-27b-like.header.gguf`` said "serving differs from the locked
+    one: checkpoint: qwen35-27b-like → tests/data/…" where the same price by name said nothing). Raises nothing."""
+    return key in ("card", "checkpoint") and isinstance(now, str) and ("/" in now or "." in now)
+
+
 @attrs.frozen
 class Guard:
     """The locks a result is priced under (``locks``, each with the path it was read from), or, when none applies,
@@ -592,7 +602,7 @@ class Guard:
             given = self._given_keys(root, resolved, serving, mine) if not out else {}
             for lock in mine:
                 for key, was, now in serving_differences(lock.spec, today):
-                    if key in ("card", "checkpoint") and isinstance(now, str) and ("/" in now or "." in now):
+                    if _given_as_file(key, now):
                         continue  # ``--card``/``--checkpoint`` given as a file: an option, not a change since the lock
                     if key in given.get(lock.name, ()):
                         continue  # an option the command was given (:meth:`options` says it), not a change since
@@ -619,14 +629,17 @@ class Guard:
         if not mine:
             return ()
         from passprice.locks import portable_spec
-        from passprice.reproduce import _show, serving_differences
 
         today = portable_spec(resolved.spec, root)
+        if all(lock.spec == today for lock in mine):
+            return ()  # the common case imports nothing more (a price under its own lock stays light)
+        from passprice.reproduce import _show, serving_differences
+
         given = self._given_keys(root, resolved, serving, mine)
         out = []
         for lock in mine:
             for key, was, now in serving_differences(lock.spec, today):
-                if key in given.get(lock.name, ()):
+                if key in given.get(lock.name, ()) and not _given_as_file(key, now):
                     line = f"{key}: {_show(was)} → {_show(now)}"
                     out.append(f"{lock.name}: {line}" if len(self.locks) > 1 else line)
         return tuple(dict.fromkeys(out))
