@@ -2398,6 +2398,7 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
                                         if pin is not None})
             drifted += header_repinned(new, entries.get(new.checkpoint_pin.name), after.checkpoint)
             drifted += origin_repinned(new, entries.get(new.checkpoint_pin.name), after.checkpoint)
+            drifted += entry_label_repinned(new, entries.get(new.checkpoint_pin.name), after.checkpoint, "source")
         if lock.stack is not None and status != "removed":
             # A stack's fit re-run on HEAD (check's re-fit): a routing record, card or checkpoint its runs price
             # changed leaves the stack file as it was, its fitted facts no longer following from the runs; the lock
@@ -2761,24 +2762,38 @@ class Diff:
         origin it stated before (their ``drifted`` holds ``checkpoint.origin``, :func:`origin_repinned`): each must be
         re-pinned (``lock --update``), ``check --frozen`` failing until then (session 27: a lock pins its entry's
         origin, which ``audit`` cites)."""
+        return self.entry_label_pins("origin")
+
+    @property
+    def source_pins(self) -> dict[str, tuple[str, ...]]:
+        """As :attr:`origin_pins`, of the entry's ``source`` (the header file ``audit`` cites; slip round 46)."""
+        return self.entry_label_pins("source")
+
+    def entry_label_pins(self, key: str) -> dict[str, tuple[str, ...]]:
+        """For each checkpoint entry whose ``[entry]`` ``key`` (``origin``, ``source``) the change rewrites, by path,
+        the locks of HEAD pinning the value it stated before (``checkpoint.KEY`` among their ``drifted``,
+        :func:`entry_label_repinned`)."""
         out: dict[str, tuple[str, ...]] = {}
         for f in self.files:
-            if f.kind != "checkpoint" or "entry.origin" not in f.meta:
+            if f.kind != "checkpoint" or f"entry.{key}" not in f.meta:
                 continue
             names = tuple(r.name for r in self.reviews
-                          if r.pinned_checkpoint == f.name and "checkpoint.origin" in r.drifted)
+                          if r.pinned_checkpoint == f.name and f"checkpoint.{key}" in r.drifted)
             if names:
                 out[f.path] = names
         return out
 
     def origin_pinned_line(self, path: str) -> str:
         """``; N locks pin the old origin: A, B (re-pin: passprice lock --update)`` for the entry at ``path`` of
-        :attr:`origin_pins`, empty when none pins it."""
-        names = self.origin_pins.get(path, ())
-        if not names:
-            return ""
-        return (f"; {_n(len(names), 'lock')} pin{'s' if len(names) == 1 else ''} the old origin: "
-                f"{', '.join(spelled(n) for n in names)} (re-pin: passprice lock --update)")
+        :attr:`origin_pins`, and ``; N locks pin the old source: …`` of :attr:`source_pins`; empty when none pins
+        either."""
+        out = ""
+        for key, pins in (("origin", self.origin_pins), ("source", self.source_pins)):
+            names = pins.get(path, ())
+            if names:
+                out += (f"; {_n(len(names), 'lock')} pin{'s' if len(names) == 1 else ''} the old {key}: "
+                        f"{', '.join(spelled(n) for n in names)} (re-pin: passprice lock --update)")
+        return out
 
     def header_pinned_line(self, path: str) -> str:
         """``; N locks pin the old header: A, B (re-pin: passprice lock --update)`` for the entry at ``path`` of
@@ -3259,6 +3274,7 @@ class Diff:
             "digests_dropped": {path: list(found) for path, found in self.digests_dropped.items()},
             "header_pinned_by": {path: list(names) for path, names in self.header_pins.items()},
             "origin_pinned_by": {path: list(names) for path, names in self.origin_pins.items()},
+            "source_pinned_by": {path: list(names) for path, names in self.source_pins.items()},
             "lookalike_records": dict(self.lookalikes),
             "held_by_header": self.by_header,
             "made_real": dict(self.made_real),
@@ -3648,12 +3664,21 @@ def origin_repinned(lock: Lock, entry: FileChange | None, content: str | None) -
     ``check --frozen`` fails on it until the lock is re-pinned (:func:`passprice.reproduce.relabelled`): slip round
     45, an origin rewritten to "(fine-tuned)" under three locks was asked as a claim, no lock pinning it. Raises
     nothing."""
-    if entry is None or lock.checkpoint_origin is None or entry.status != "changed" \
-            or "entry.origin" not in entry.meta or content != lock.checkpoint_pin.content:
+    return entry_label_repinned(lock, entry, content, "origin")
+
+
+def entry_label_repinned(lock: Lock, entry: FileChange | None, content: str | None, key: str) -> list[str]:
+    """``["checkpoint.KEY"]`` when ``lock`` (as HEAD has it) pins its checkpoint entry's ``[entry]`` ``key``
+    (``origin``: session 27; ``source``, the header file ``audit`` cites: slip round 46; a lock written before pins
+    none), HEAD prices the content it pins and the entry ``entry`` the change rewrites states another value on
+    HEAD; else empty (:func:`origin_repinned`). Raises nothing."""
+    pinned = {"origin": lock.checkpoint_origin, "source": lock.checkpoint_source}[key]
+    if entry is None or pinned is None or entry.status != "changed" \
+            or f"entry.{key}" not in entry.meta or content != lock.checkpoint_pin.content:
         return []
     claims = entry.claims[1]
-    stated = claims.get("entry.origin", "") if claims is not None else None
-    return ["checkpoint.origin"] if stated is not None and stated != lock.checkpoint_origin else []
+    stated = claims.get(f"entry.{key}", "") if claims is not None else None
+    return [f"checkpoint.{key}"] if stated is not None and stated != pinned else []
 
 
 def _pins_record(side: Side, lock: str, kind: str, today: tuple[str, Any]) -> bool:

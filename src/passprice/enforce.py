@@ -503,7 +503,8 @@ class Guard:
         or priced with another card, elsewhere). ``stack``: today's serving stack the price is made under, whose
         title, runtime and builds a lock made under it pins (``stack.S.runtime: …``, session 27). The checkpoint
         entry's ``origin``, where a lock pins it and the entry it names is the one priced (``checkpoint.origin: …[x →
-        y]… (the lock pinned the old)``, session 27). Raises nothing."""
+        y]… (the lock pinned the old)``, session 27), and its ``source`` (the header file ``audit`` cites) the same
+        way (``checkpoint.source: …``, slip round 46). Raises nothing."""
         card = resolved.card
         out: list[str] = []
         for lock, _ in self.locks:
@@ -530,8 +531,16 @@ class Guard:
 
                 origin = checkpoint_origin(root, resolved.spec.checkpoint)
             reorigin = origin is not None and origin != lock.checkpoint_origin
+            # and its source, the header file audit cites (slip round 46), the same way
+            source = None
+            if lock.checkpoint_source is not None and _same_entry(root, lock, resolved.spec.checkpoint):
+                from passprice.checkpoints import checkpoint_source
+
+                source = checkpoint_source(root, resolved.spec.checkpoint)
+            resource = source is not None and source != lock.checkpoint_source
             if card.title == lock.card_title and card.hypothetical == lock.card_hypothetical and not described \
-                    and not resha and not relabelled_record and not restacked and not reorigin:
+                    and not resha and not relabelled_record and not restacked and not reorigin \
+                    and not resource:
                 continue  # the common case imports nothing more (a warm price stays light)
             from passprice.locks import portable_spec
             from passprice.pins import checkpoint_digest
@@ -542,10 +551,10 @@ class Guard:
                 sha256 = resolved.header.sha256
             today_stack = stack if stack is not None and lock.stack is not None and lock.stack.name == stack.name \
                 else None
-            if reorigin and checkpoint_digest(resolved.header) != lock.checkpoint_pin.content:
-                origin = None  # another content: said as the checkpoint changed, as the header sha256 is
+            if (reorigin or resource) and checkpoint_digest(resolved.header) != lock.checkpoint_pin.content:
+                origin = source = None  # another content: said as the checkpoint changed, as the header sha256 is
             lines = relabelled(lock, card, portable_spec(resolved.spec, root) if own else None, today_stack, sha256,
-                               routing, method, origin)
+                               routing, method, origin, source)
             out += [f"{lock.name}: {r}" if len(self.locks) > 1 else r for r in lines]
         return tuple(dict.fromkeys(out))
 

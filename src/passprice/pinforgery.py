@@ -43,7 +43,8 @@ def label_pins(lock: Lock) -> dict[str, str | bool | None]:
     with: ``card.title``, ``card.hypothetical``, ``serving.description``, ``checkpoint.sha256``, ``routing.title``,
     ``routing.note``, ``draft.title``, ``draft.note`` (when the lock has the table), ``stack.NAME.title`` (when it
     was made under a stack) and ``stack.NAME.runtime`` / ``stack.NAME.builds`` (when the lock pins them: session 27),
-    ``checkpoint.origin`` (when the lock pins it: session 27). Raises nothing."""
+    ``checkpoint.origin`` (when the lock pins it: session 27) and ``checkpoint.source`` (when it pins it: slip
+    round 46). Raises nothing."""
     out: dict[str, str | bool | None] = {
         "card.title": lock.card_title, "card.hypothetical": lock.card_hypothetical,
         "serving.description": lock.spec.description, "checkpoint.sha256": lock.checkpoint_sha256,
@@ -59,6 +60,8 @@ def label_pins(lock: Lock) -> dict[str, str | bool | None]:
             out[f"stack.{lock.stack.name}.builds"] = lock.stack.builds
     if lock.checkpoint_origin is not None:
         out["checkpoint.origin"] = lock.checkpoint_origin
+    if lock.checkpoint_source is not None:
+        out["checkpoint.source"] = lock.checkpoint_source
     return out
 
 
