@@ -151,3 +151,36 @@ def test_1_a_pinned_or_entry_source_past_4000_characters_is_refused_by_the_schem
     assert result.exit_code == 2
     assert result.stderr.splitlines() == [
         f"passprice: error: {LOCK}: checkpoint.source: '{'x' * 99}… is too long (4,001 characters; at most 4,000)"]
+
+
+def test_2_a_lock_pinning_the_digest_of_no_code_fails_the_review(tmp_path: Path) -> None:
+    from passprice.locks import lock_text, read_lock
+
+    base = _locked(tmp_path / "base", with_schema=True)
+    head = tmp_path / "head"
+    shutil.copytree(base, head)
+    lock = read_lock(head / LOCK, schema.schema_dir())
+    forged = attrs.evolve(lock, info=attrs.evolve(lock.info, pricing_model="sha256:" + "0" * 64))
+    (head / LOCK).write_text(lock_text(forged), encoding="utf-8")  # digests recomputed
+    # before: "no fact changed; 1 lock affected, 1 re-locked; 8 locks unaffected", ✅, exit 0 (check, reproduce and
+    # price --lock exit 0 too: "pricing model: changed since the lock (000000000000… → …)")
+    result = invoke("diff", str(base), str(head))
+    assert result.exit_code == 1, result.output
+    assert ("  locks/r1-o.lock.toml: lock.pricing_model: pins 000000000000…, the digest of no code of this review "
+            "(BASE's, HEAD's, the running passprice's) nor of any BASE lock: a lock's pricing model is the digest "
+            "passprice lock computes of the code that priced it, never typed by hand; re-lock it: passprice lock "
+            "--update -o locks/r1-o.lock.toml") in result.stdout.splitlines()
+    review = json.JSONDecoder().raw_decode(invoke("diff", str(base), str(head), "--json").stdout)[0]
+    assert review["exit_status"] == 1
+    assert review["head_check"][0].startswith("locks/r1-o.lock.toml: lock.pricing_model: pins 000000000000…, ")
+    # a lock left on the code of another BASE lock (renamed, or copied from one made by older code) is no forgery
+    old = tmp_path / "old"
+    shutil.copytree(base, old)
+    lock = read_lock(old / "locks" / "r1-qwen7b-h200.lock.toml", schema.schema_dir())
+    (old / "locks" / "r1-qwen7b-h200.lock.toml").write_text(
+        lock_text(attrs.evolve(lock, info=attrs.evolve(lock.info, pricing_model="sha256:" + "1" * 64))),
+        encoding="utf-8")
+    renamed = tmp_path / "renamed"
+    shutil.copytree(old, renamed)
+    (renamed / "locks" / "r1-qwen7b-h200.lock.toml").rename(renamed / "locks" / "r1-renamed.lock.toml")
+    assert "lock.pricing_model" not in invoke("diff", str(old), str(renamed)).stdout

@@ -3369,6 +3369,12 @@ def _compare(base: Side, head: Side) -> Diff:
     from passprice.pinforgery import forged_pins
 
     problems += forged_pins(base.root, head.root, base.files, [p for p in paths if p in head.files])
+    # A lock's pricing model is the digest of the code that priced it: one of no code here, typed by hand (slip 46).
+    from passprice.pinforgery import forged_models
+    from passprice.pins import pricing_model_digest
+
+    problems += forged_models(base.root, head.root, base.files, [p for p in paths if p in head.files],
+                              (base.code.model, head.code.model, pricing_model_digest()))
     # A source leads elsewhere when its record changed, or the registry document it names did (its file unchanged).
     ids = [file_kind(p)[1] for p in head.files if file_kind(p)[0] == "source" and p in base.files
            and (base.files[p] != head.files[p] or b"path" in head.files[p])]

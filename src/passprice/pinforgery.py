@@ -166,3 +166,43 @@ def _base_locks(base: Root, files: Iterable[str]) -> list[Lock]:
             except InputError:
                 continue
     return found
+
+
+def forged_models(
+    base: Root, head: Root, base_files: Iterable[str], changed: Iterable[str], models: Iterable[str]
+) -> tuple[str, ...]:
+    """One line for each lock file of ``changed`` (paths relative to the roots, added or rewritten on HEAD) whose
+    ``lock.pricing_model`` is the digest of no code the review knows: not one of ``models`` (BASE's and HEAD's code
+    and the running passprice's, :func:`passprice.pins.pricing_model_digest`), nor one a lock of BASE records (a lock
+    the change leaves on its old code, renamed or copied). A lock pins the code that priced it by a digest computed
+    from that code, never typed by hand (``passprice lock`` writes it); slip round 46: a lock's ``pricing_model``
+    rewritten to ``sha256:000…``, its digests recomputed, read "1 re-locked" (✅, exit 0), ``check`` and ``price
+    --lock`` exit 0, and ``reproduce`` named the change's own commit as the code that wrote the lock. A lock of the
+    first format (its ``pricing_model`` typed by hand, ``"1"``) and a lock file that does not read are left to the
+    review's other rules. Never raises."""
+    from passprice.pins import LOCK_FORMAT
+
+    known = set(models)
+    out: list[str] = []
+    earlier: set[str] | None = None
+    for rel in changed:
+        if not rel.startswith("locks/") or not rel.endswith(".lock.toml"):
+            continue
+        try:
+            lock = read_lock(head.path / rel, head.schema)
+        except InputError:
+            continue
+        model = lock.info.pricing_model
+        if lock.info.format < LOCK_FORMAT or model in known:
+            continue
+        if earlier is None:
+            earlier = {other.info.pricing_model for other in _base_locks(base, base_files)}
+        if model in earlier:
+            continue
+        shown = model.removeprefix("sha256:")[:12]
+        out.append(
+            f"{rel}: lock.pricing_model: pins {shown}…, the digest of no code of this review (BASE's, HEAD's, the "
+            "running passprice's) nor of any BASE lock: a lock's pricing model is the digest passprice lock computes "
+            f"of the code that priced it, never typed by hand; re-lock it: passprice lock --update -o {shell_word(rel)}"
+        )
+    return tuple(out)
