@@ -184,3 +184,41 @@ def test_2_a_lock_pinning_the_digest_of_no_code_fails_the_review(tmp_path: Path)
     shutil.copytree(old, renamed)
     (renamed / "locks" / "r1-qwen7b-h200.lock.toml").rename(renamed / "locks" / "r1-renamed.lock.toml")
     assert "lock.pricing_model" not in invoke("diff", str(old), str(renamed)).stdout
+
+
+RUNS = "registry/measurements/xiongjiedai-llama3-llamabench.toml"
+
+
+def _stack_locked(tmp_path: Path) -> tuple[Path, Path]:
+    """BASE: a copy holding ``locks/r1-stack.lock.toml`` (r1-qwen7b-h200 at batch 1 under the stack
+    ``llamacpp-cuda-2405``, which no shipped lock is made under); HEAD: a copy of it."""
+    from test_pin_27 import _copy
+
+    base = _copy(tmp_path / "base", with_schema=True)
+    made = invoke("lock", "r1-qwen7b-h200", "--stack", "llamacpp-cuda-2405", "--batch", "1", "--name", "r1-stack",
+                  root=base)  # fmt: skip
+    assert made.exit_code == 0, made.output
+    head = tmp_path / "head"
+    shutil.copytree(base, head)
+    return base, head
+
+
+def test_3_a_lock_under_a_stack_fitted_from_runs_to_verify_is_to_verify(tmp_path: Path) -> None:
+    base, head = _stack_locked(tmp_path)
+    path = head / RUNS
+    text = path.read_text(encoding="utf-8")
+    assert text.count("tg512 | 145.55 ± 0.80") == 1
+    path.write_text(text.replace("tg512 | 145.55 ± 0.80", "tg512 | 145.55 ± 0.90"), encoding="utf-8")
+    result = invoke("diff", str(base), str(head))
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    # before: "…; 1 measured run to verify in its source; no lock affected; 9 locks unaffected", r1-stack among them
+    assert lines[1] == ("no fact changed; 1 other file changed; 1 measured run to verify in its source; no lock "
+                        "affected; 1 lock priced under a stack fitted from measured runs to verify; 8 locks unaffected")
+    assert "1 lock priced under a stack fitted from measured runs to verify (other files above): r1-stack" in lines
+    review = json.JSONDecoder().raw_decode(invoke("diff", str(base), str(head), "--json").stdout)[0]
+    assert review["on_recited_runs"] == ["r1-stack"]
+    assert "r1-stack" not in review["unaffected"]
+    markdown = invoke("diff", str(base), str(head), "--format", "markdown").stdout
+    assert ("⚠️ 1 lock priced under a stack fitted from measured runs to verify (other files above): `r1-stack`"
+            in markdown.splitlines())
