@@ -222,3 +222,26 @@ def test_3_a_lock_under_a_stack_fitted_from_runs_to_verify_is_to_verify(tmp_path
     markdown = invoke("diff", str(base), str(head), "--format", "markdown").stdout
     assert ("⚠️ 1 lock priced under a stack fitted from measured runs to verify (other files above): `r1-stack`"
             in markdown.splitlines())
+
+
+def test_4_price_under_a_lock_says_the_stacks_route_moved_it(tmp_path: Path) -> None:
+    _, root = _stack_locked(tmp_path)
+    path = root / "facts" / "stacks" / "llamacpp-cuda-2405.toml"
+    text = path.read_text(encoding="utf-8")
+    assert text.count('integer_matrices = "vector"\n') == 1
+    path.write_text(text.replace('integer_matrices = "vector"\n', 'integer_matrices = "array"\n'), encoding="utf-8")
+    lock = "locks/r1-stack.lock.toml"
+    said = "stack llamacpp-cuda-2405 integer_matrices: vector → array"
+    assert f"    serving        {said}" in invoke("reproduce", lock, root=root).stdout.splitlines()  # as before
+    priced = invoke("price", "--lock", lock, root=root)
+    assert priced.exit_code == 0, priced.output
+    lines = priced.stdout.splitlines()
+    # before: "no pinned fact or serving choice drifted: the pricing model (code) or the checkpoint moved it; …"
+    assert lines[-2:] == [
+        "                recorded 237.4 tokens/s expected under stack llamacpp-cuda-2405 at batch 1 by lock r1-stack; "
+        "today 244.6 tokens/s at batch 1 (+3.03 %, first moved: expected.array_s) — not the locked price",
+        f"                serving differs from the locked one: {said}",
+    ]
+    moved = json.loads(invoke("price", "--lock", lock, "--json", root=root).stdout)["lock"]["moved"]
+    assert moved[0]["differences"] == [
+        {"field": "stack.llamacpp-cuda-2405.integer_matrices", "locked": "vector", "now": "array"}]

@@ -289,14 +289,18 @@ class PriceMoved:
 
 def price_moved(
     root: Root, lock: Lock, kind: str, price: Mapping[str, Any], resolved: Resolved,
-    stack_facts: Mapping[str, Fact] | None = None,
+    stack_facts: Mapping[str, Fact] | None = None, stack: Stack | None = None,
 ) -> PriceMoved | None:
     """How today's ``price`` (a ``--json`` object of ``kind``: ``price`` or ``best``) of ``resolved`` differs from
     the price ``lock`` records, or ``None`` when the lock is of another kind or every figure (:data:`FIGURES
     <passprice.locks.FIGURES>`) is the recorded one. Floors are judged apart (:meth:`Guard.judge`); this says,
     beside a verdict that holds, that the price shown is not the locked one, and why. Under a serving stack
     (``stack_facts``, today's stack facts by lock path), a stack fact that drifted is named too (walkthrough 11: a
-    changed ``stack.memory.reserved`` was put down to "the pricing model (code) or the checkpoint")."""
+    changed ``stack.memory.reserved`` was put down to "the pricing model (code) or the checkpoint"). ``stack``: the
+    stack the price is made under; where it is the one the lock was made under, a route that moved (where its
+    integer or float matrices run: no fact, yet it moves the expected price) is said as a serving choice, as
+    ``reproduce`` says it (``stack S integer_matrices: vector → array``; slip round 46: ``price --lock`` put a route
+    moved ``vector → array`` down to "the pricing model (code) or the checkpoint")."""
     from passprice.locks import FIGURES, portable_spec
 
     if lock.kind != kind:
@@ -335,18 +339,25 @@ def price_moved(
     serving = tuple(f"{key}: {_field_shown(was)} → {_field_shown(now)}" for key, was, now in changes)
     differences = (*(d.to_json() for d in found),
                    *({"field": f"serving.{key}", "locked": was, "now": now} for key, was, now in changes))
-    stack = None
+    if stack is not None and lock.stack is not None and stack.name == lock.stack.name:
+        routes = tuple((what, was, now) for what, was, now in (
+            ("integer_matrices", lock.stack.integer_matrices, stack.integer_matrices),
+            ("float_matrices", lock.stack.float_matrices, stack.float_matrices)) if was != now)
+        serving += tuple(f"stack {lock.stack.name} {what}: {was} → {now}" for what, was, now in routes)
+        differences += tuple({"field": f"stack.{lock.stack.name}.{what}", "locked": was, "now": now}
+                             for what, was, now in routes)
+    under = None
     if isinstance(lock.price.get("expected"), Mapping) and isinstance(expected, Mapping):
         # A lock made under a serving stack records the expected price under it, the question it answers: that
         # one is shown, recorded against today's, whichever figure moved first (walkthrough 12: a card's scale
         # moved the expected price 237.4 -> 236.1 tokens/s, and the line showed the limit's 996.1 -> 996.1).
         was, now = lock.price["expected"], expected
-        stack = lock.stack.name if lock.stack is not None else str(price.get("stack") or "")
+        under = lock.stack.name if lock.stack is not None else str(price.get("stack") or "")
     else:
         was, now = lock.price, price
     return PriceMoved(
         lock.name, float(was.get("tokens_per_s", 0.0)), float(now["tokens_per_s"]),
-        int(was.get("batch", 0)), int(now.get("batch", 0)), differ[0].field, drifted, serving, stack or None,
+        int(was.get("batch", 0)), int(now.get("batch", 0)), differ[0].field, drifted, serving, under or None,
         unstacked, differences,
     )
 
@@ -745,11 +756,11 @@ class Guard:
 
     def moved(
         self, root: Root, kind: str, price: Mapping[str, Any], resolved: Resolved,
-        stack_facts: Mapping[str, Fact] | None = None,
+        stack_facts: Mapping[str, Fact] | None = None, stack: Stack | None = None,
     ) -> tuple[PriceMoved, ...]:
         """Each applied lock of ``kind`` whose recorded price today's ``price`` is not (:func:`price_moved`;
-        ``stack_facts``: today's facts of the stack the price is made under, by lock path)."""
-        out = (price_moved(root, lock, kind, price, resolved, stack_facts) for lock, _ in self.locks)
+        ``stack_facts``: today's facts of the stack the price is made under, by lock path; ``stack``: that stack)."""
+        out = (price_moved(root, lock, kind, price, resolved, stack_facts, stack) for lock, _ in self.locks)
         return tuple(m for m in out if m is not None)
 
     def to_json(
