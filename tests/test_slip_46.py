@@ -245,3 +245,47 @@ def test_4_price_under_a_lock_says_the_stacks_route_moved_it(tmp_path: Path) -> 
     moved = json.loads(invoke("price", "--lock", lock, "--json", root=root).stdout)["lock"]["moved"]
     assert moved[0]["differences"] == [
         {"field": "stack.llamacpp-cuda-2405.integer_matrices", "locked": "vector", "now": "array"}]
+
+
+def _dropped(rel: str, key: str) -> str:
+    return (f"  {rel}: {key}: dropped, which BASE's lock pinned (a label audit or a price shows: its change would go "
+            "unsaid by check, reproduce and price): a lock is written by passprice lock, never trimmed by hand; "
+            f"re-lock it: passprice lock --update -o {rel}")
+
+
+def test_5_a_lock_stripped_of_its_origin_pin_beside_a_rewritten_origin_fails_the_review(tmp_path: Path) -> None:
+    from test_pin_27 import _fine_tune
+
+    base = _locked(tmp_path / "base", with_schema=True)
+    head = tmp_path / "head"
+    shutil.copytree(base, head)
+    _rewrite(head / LOCK, origin=None)  # as a lock written before session 27 reads, digests recomputed
+    _fine_tune(head)
+    assert "checkpoint.origin" not in invoke("reproduce", LOCK, root=head).stdout  # the pin gone: nothing to say
+    result = invoke("diff", str(base), str(head))
+    # before: r1-o "re-locked" (exit 0 where no other lock pins the origin: slip 46's scratch clone, its shipped locks
+    # stripped too), the origin's rewrite said nowhere for it
+    assert result.exit_code == 1, result.output
+    assert _dropped(LOCK, "checkpoint.origin") in result.stdout.splitlines()
+
+
+def test_5_a_lock_stripped_of_its_stack_runtime_and_builds_beside_their_edit_fails_the_review(tmp_path: Path) -> None:
+    from passprice.locks import lock_text, read_lock
+
+    base, head = _stack_locked(tmp_path)
+    rel = "locks/r1-stack.lock.toml"
+    lock = read_lock(head / rel, schema.schema_dir())
+    assert lock.stack is not None
+    (head / rel).write_text(lock_text(attrs.evolve(lock, stack=attrs.evolve(lock.stack, runtime=None, builds=None))),
+                            encoding="utf-8")
+    path = head / "facts" / "stacks" / "llamacpp-cuda-2405.toml"
+    text = path.read_text(encoding="utf-8")
+    assert text.count("to b2843 (e8496488)") == 1
+    path.write_text(text.replace("to b2843 (e8496488)", "to b2850 (e8496488)"), encoding="utf-8")
+    assert invoke("check", "--frozen", root=head).exit_code == 0
+    result = invoke("diff", str(base), str(head))
+    # before: "no fact changed; 1 lock affected, 1 re-locked; 8 locks unaffected", ✅, exit 0
+    assert result.exit_code == 1, result.output
+    lines = result.stdout.splitlines()
+    assert _dropped(rel, "stack.llamacpp-cuda-2405.runtime") in lines
+    assert _dropped(rel, "stack.llamacpp-cuda-2405.builds") in lines

@@ -131,6 +131,8 @@ def forged_pins(base: Root, head: Root, base_files: Iterable[str], changed: Iter
         if sides[0] is None and sides[1] is None:
             continue
         out += _label_lines(rel, lock, head_labels & base_labels, olds)
+        if rel in on_base and olds:
+            out += _dropped_labels(rel, lock, olds[0], head)
         for facts in sides:
             for path, fact in (facts or {}).items():
                 known.setdefault(path, set()).add(fact.digest())
@@ -147,6 +149,38 @@ def forged_pins(base: Root, head: Root, base_files: Iterable[str], changed: Iter
                 f"re-lock it: passprice lock --update -o {shell_word(rel)}"
             )
     return tuple(out)
+
+
+def _dropped_labels(rel: str, lock: Lock, old: Lock, head: Root) -> list[str]:
+    """One line for each label BASE's copy ``old`` of the lock file ``rel`` pinned that ``lock`` (HEAD's) no longer
+    pins though ``passprice lock`` would: the checkpoint entry's ``origin`` or ``source`` of the same checkpoint (a
+    lock of a registry entry always pins them), a stack's ``runtime`` or ``builds`` of the same stack where HEAD's
+    stack states it. A lock pinning none is one written before, of which nothing is said: slip round 46, a lock
+    stripped of its origin (or of its stack's runtime and builds), digests recomputed, beside the entry's origin
+    rewritten to "(fine-tuned)" (the stack's builds to b2850) read "re-locked", ✅, exit 0, and ``check``,
+    ``reproduce`` and ``price --lock`` said nothing. Raises nothing."""
+    pins, before = label_pins(lock), label_pins(old)
+    dropped: list[str] = []
+    if lock.checkpoint_pin.name == old.checkpoint_pin.name:
+        dropped += [key for key in ("checkpoint.origin", "checkpoint.source") if key in before and key not in pins]
+    if lock.stack is not None and old.stack is not None and lock.stack.name == old.stack.name:
+        from passprice.stacks import load_stack
+
+        try:
+            today = load_stack(head, lock.stack.name)
+        except InputError:
+            today = None
+        for key, stated in (("runtime", None if today is None else today.runtime),
+                            ("builds", None if today is None else today.builds)):
+            name = f"stack.{lock.stack.name}.{key}"
+            if stated is not None and name in before and name not in pins:
+                dropped.append(name)
+    return [
+        f"{rel}: {key}: dropped, which BASE's lock pinned (a label audit or a price shows: its change would go unsaid "
+        "by check, reproduce and price): a lock is written by passprice lock, never trimmed by hand; re-lock it: "
+        f"passprice lock --update -o {shell_word(rel)}"
+        for key in dropped
+    ]
 
 
 def _same_checkpoint(a: Lock, b: Lock) -> bool:
