@@ -289,3 +289,19 @@ def test_5_a_lock_stripped_of_its_stack_runtime_and_builds_beside_their_edit_fai
     lines = result.stdout.splitlines()
     assert _dropped(rel, "stack.llamacpp-cuda-2405.runtime") in lines
     assert _dropped(rel, "stack.llamacpp-cuda-2405.builds") in lines
+
+
+def test_6_a_format_2_lock_stating_a_tool_version_is_refused_naming_the_key(tmp_path: Path) -> None:
+    from passprice.locks import lock_text, read_lock
+
+    root = _locked(tmp_path)
+    lock = read_lock(root / LOCK, schema.schema_dir())
+    (root / LOCK).write_text(lock_text(attrs.evolve(lock, info=attrs.evolve(lock.info, tool_version="0.0.1"))),
+                             encoding="utf-8")
+    for args in (("check",), ("reproduce", LOCK), ("price", "--lock", LOCK)):
+        result = invoke(*args, root=root)
+        assert result.exit_code == 2, result.output
+        # before: "…: lock: False schema does not allow '0.0.1'", naming no key
+        [line] = result.stderr.splitlines()  # the lock named as the command was given it
+        assert line.startswith("passprice: error: "), line
+        assert line.endswith(f"{LOCK}: lock.tool_version: '0.0.1' is not allowed here"), line
