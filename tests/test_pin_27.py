@@ -69,8 +69,10 @@ def _rewrite(path: Path, origin: str | None) -> None:
     from passprice.locks import lock_text, read_lock
 
     lock = read_lock(path, schema.schema_dir())
-    path.write_text(lock_text(attrs.evolve(lock, checkpoint_pin=attrs.evolve(lock.checkpoint_pin, origin=origin))),
-                    encoding="utf-8")
+    pin = attrs.evolve(lock.checkpoint_pin, origin=origin)
+    if origin is None:
+        pin = attrs.evolve(pin, source=None)  # a lock written before session 27 pins no source either (slip 46)
+    path.write_text(lock_text(attrs.evolve(lock, checkpoint_pin=pin)), encoding="utf-8")
 
 
 def _table(text: str, name: str) -> list[str]:
@@ -84,6 +86,7 @@ def test_a_lock_pins_the_entrys_origin_in_its_checkpoint_table(tmp_path: Path) -
         'name = "deepseek-r1-distill-qwen-7b-q4_k_m"',
         f"origin = {json.dumps(ORIGIN)}",
         'sha256 = "d9383567865a226b4fbcaa0f954ce9ca608490e1a9ec51c3db2f5d092698e904"',
+        'source = "deepseek-r1-distill-qwen-7b-q4_k_m.header.gguf.xz"',  # slip round 46 (tests/test_slip_46.py)
     ]
     checked = invoke("check", "--frozen", root=root)
     assert checked.exit_code == 0, checked.output

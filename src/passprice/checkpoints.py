@@ -721,10 +721,26 @@ def checkpoint_origin(root: Root, ref: str) -> str | None:
     ``.toml``, as :func:`checkpoint_file` finds it): which model, which file, its licence, the text ``audit`` cites
     the checkpoint by and a lock pins (:class:`passprice.locks.CheckpointPin`, session 27); ``""`` for an entry with
     none, ``None`` for a GGUF file (no entry) or a ``ref`` that names nothing readable (said where it is loaded).
+    Read as :func:`checkpoint_label` reads a key. Raises nothing."""
+    return checkpoint_label(root, ref, "origin")
+
+
+def checkpoint_source(root: Root, ref: str) -> str | None:
+    """The ``entry.source`` of the registry entry the checkpoint ``ref`` names: the header file it was imported from
+    (its name, no folder), which ``audit`` cites the checkpoint by (``header file: …``,
+    :class:`passprice.checkpointcite.CheckpointCitation`) and a lock pins beside the origin (slip round 46: a
+    rewritten source passed ``check``, ``reproduce`` and ``price --lock`` silently); ``""``/``None`` as
+    :func:`checkpoint_origin`. Raises nothing."""
+    return checkpoint_label(root, ref, "source")
+
+
+def checkpoint_label(root: Root, ref: str, key: str) -> str | None:
+    """The ``[entry]`` table's ``key`` (``origin``, ``source``) of the registry entry the checkpoint ``ref`` names,
+    ``""`` for an entry without it, ``None`` for a GGUF file (no entry) or a ``ref`` that names nothing readable.
     Read from the ``[entry]`` table's own lines (:func:`_entry_table`: a warm ``price --lock`` parsed no entry, and
     a whole 126 kB entry takes 40 ms to parse), else from the whole document (:func:`entry_origin`), and kept in the
-    cache of built objects by the entry's bytes (:func:`passprice.cache.built`: a warm price parses no TOML). Raises
-    nothing."""
+    cache of built objects by the entry's bytes and the key (:func:`passprice.cache.built`: a warm price parses no
+    TOML). Raises nothing."""
     try:
         path, is_entry = checkpoint_file(root, ref)
         if not is_entry:
@@ -734,16 +750,16 @@ def checkpoint_origin(root: Root, ref: str) -> str | None:
         return None
     from passprice import cache
 
-    def origin() -> str:
+    def label() -> str:
         table = _entry_table(data.decode("utf-8"))
         if table is not None:
-            return str(table.get("origin", ""))
-        return entry_origin(root, data)
+            return str(table.get(key, ""))
+        return entry_origin(root, data, key)
 
     try:
         # kept in the cache of built objects by the entry's bytes: a warm price under a lock pinning the origin (every
         # shipped lock since session 27) parses no TOML (tests/test_cache.py)
-        return cache.built("checkpoint-origin", None, data, origin, str)
+        return cache.built(f"checkpoint-{key}", None, data, label, str)
     except (UnicodeDecodeError, ValueError):  # tomllib.TOMLDecodeError is a ValueError
         return None
 

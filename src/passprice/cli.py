@@ -1634,7 +1634,8 @@ def price_command(
     data = cost_json(cost) if expected is None else expected_json(expected)
     _finite(data)
     # a lock whose recorded price this is not, and why
-    moved = g.moved(root, kind, data, resolved, _stack_facts(expected))
+    moved = g.moved(root, kind, data, resolved, _stack_facts(expected),
+                    expected.stack if expected is not None else None)
     # a title, hypothetical mark, description the lock pinned; a citation changed, no number moved (slip 43)
     relabels, drifts = g.since(root, resolved, named, data, moved, _stack_facts(expected),
                                stack=expected.stack if expected is not None else None)
@@ -1708,7 +1709,8 @@ def best_command(
     data = cost_json(cost) if expected is None else expected_json(expected)
     _finite(data)
     # a best lock whose recorded price this is not, and why
-    moved = g.moved(root, "best", data, resolved, _stack_facts(expected))
+    moved = g.moved(root, "best", data, resolved, _stack_facts(expected),
+                    expected.stack if expected is not None else None)
     # a title, hypothetical mark, description the lock pinned; a citation changed, no number moved (slip 43)
     relabels, drifts = g.since(root, resolved, named, data, moved, _stack_facts(expected),
                                stack=expected.stack if expected is not None else None)

@@ -2398,6 +2398,7 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
                                         if pin is not None})
             drifted += header_repinned(new, entries.get(new.checkpoint_pin.name), after.checkpoint)
             drifted += origin_repinned(new, entries.get(new.checkpoint_pin.name), after.checkpoint)
+            drifted += entry_label_repinned(new, entries.get(new.checkpoint_pin.name), after.checkpoint, "source")
         if lock.stack is not None and status != "removed":
             # A stack's fit re-run on HEAD (check's re-fit): a routing record, card or checkpoint its runs price
             # changed leaves the stack file as it was, its fitted facts no longer following from the runs; the lock
@@ -2706,6 +2707,9 @@ class Diff:
     #: Each card the change adds, retitles or unmarks whose HEAD title says hypothetical while it is not marked so, by
     #: path: what to verify (:func:`titles_contradicting`). Shown, never failed.
     title_contradicts: Mapping[str, str] = attrs.field(factory=dict)
+    #: HEAD's locks made under a serving stack fitted from a measured run to verify (:func:`runs_to_verify`'s
+    #: ``stacks``), by name: their expected price rests on the run's figure (slip round 46).
+    recited_locks: tuple[str, ...] = ()
 
     @property
     def entries_edited(self) -> tuple[str, ...]:
@@ -2761,24 +2765,38 @@ class Diff:
         origin it stated before (their ``drifted`` holds ``checkpoint.origin``, :func:`origin_repinned`): each must be
         re-pinned (``lock --update``), ``check --frozen`` failing until then (session 27: a lock pins its entry's
         origin, which ``audit`` cites)."""
+        return self.entry_label_pins("origin")
+
+    @property
+    def source_pins(self) -> dict[str, tuple[str, ...]]:
+        """As :attr:`origin_pins`, of the entry's ``source`` (the header file ``audit`` cites; slip round 46)."""
+        return self.entry_label_pins("source")
+
+    def entry_label_pins(self, key: str) -> dict[str, tuple[str, ...]]:
+        """For each checkpoint entry whose ``[entry]`` ``key`` (``origin``, ``source``) the change rewrites, by path,
+        the locks of HEAD pinning the value it stated before (``checkpoint.KEY`` among their ``drifted``,
+        :func:`entry_label_repinned`)."""
         out: dict[str, tuple[str, ...]] = {}
         for f in self.files:
-            if f.kind != "checkpoint" or "entry.origin" not in f.meta:
+            if f.kind != "checkpoint" or f"entry.{key}" not in f.meta:
                 continue
             names = tuple(r.name for r in self.reviews
-                          if r.pinned_checkpoint == f.name and "checkpoint.origin" in r.drifted)
+                          if r.pinned_checkpoint == f.name and f"checkpoint.{key}" in r.drifted)
             if names:
                 out[f.path] = names
         return out
 
     def origin_pinned_line(self, path: str) -> str:
         """``; N locks pin the old origin: A, B (re-pin: passprice lock --update)`` for the entry at ``path`` of
-        :attr:`origin_pins`, empty when none pins it."""
-        names = self.origin_pins.get(path, ())
-        if not names:
-            return ""
-        return (f"; {_n(len(names), 'lock')} pin{'s' if len(names) == 1 else ''} the old origin: "
-                f"{', '.join(spelled(n) for n in names)} (re-pin: passprice lock --update)")
+        :attr:`origin_pins`, and ``; N locks pin the old source: …`` of :attr:`source_pins`; empty when none pins
+        either."""
+        out = ""
+        for key, pins in (("origin", self.origin_pins), ("source", self.source_pins)):
+            names = pins.get(path, ())
+            if names:
+                out += (f"; {_n(len(names), 'lock')} pin{'s' if len(names) == 1 else ''} the old {key}: "
+                        f"{', '.join(spelled(n) for n in names)} (re-pin: passprice lock --update)")
+        return out
 
     def header_pinned_line(self, path: str) -> str:
         """``; N locks pin the old header: A, B (re-pin: passprice lock --update)`` for the entry at ``path`` of
@@ -2811,8 +2829,22 @@ class Diff:
         """The locks the change leaves as they were: same price, same floors, same inputs (the pricing model
         aside, when it prices them the same), and no source whose document changed under their price
         (:attr:`on_changed_sources`)."""
-        resting = {*self.resting_on_sources(), *(lock.name for lock in self.on_changed_claims)}
+        resting = {*self.resting_on_sources(), *(lock.name for lock in self.on_changed_claims),
+                   *(lock.name for lock in self.on_recited_runs)}
         return tuple(lock for lock in self.reviews if not lock.affected and lock.name not in resting)
+
+    @property
+    def on_recited_runs(self) -> tuple[LockImpact, ...]:
+        """The locks not affected otherwise, nor counted on a changed source or checkpoint claim, made under a serving
+        stack fitted from a measured run the change asks to verify (:attr:`recited_locks`): their expected price
+        rests on the run's figure through the stack's fit, so they are to verify, not unaffected. Slip round 46: the
+        111 runs of the stack ``llamacpp-cuda-2405`` re-cited to another source (or one run's locator rewritten)
+        read "111 measured runs to verify …; no lock affected; 9 locks unaffected" beside a lock made under it."""
+        if not self.recited_locks:
+            return ()
+        counted = {*self.resting_on_sources(), *(lock.name for lock in self.on_changed_claims)}
+        return tuple(lock for lock in self.reviews if not lock.affected and lock.name not in counted
+                     and lock.name in self.recited_locks)
 
     @property
     def claimed_entries(self) -> tuple[str, ...]:
@@ -3192,6 +3224,9 @@ class Diff:
         if self.on_changed_claims:
             n = len(self.on_changed_claims)
             parts.append(f"{_n(n, 'lock')} priced from a checkpoint entry whose claims changed, to verify")
+        if self.on_recited_runs:
+            n = len(self.on_recited_runs)
+            parts.append(f"{_n(n, 'lock')} priced under a stack fitted from measured runs to verify")
         if self.unaffected:
             parts.append(f"{_n(len(self.unaffected), 'lock')} unaffected")
         if self.unlocked or self.unlocked_left_out:
@@ -3243,6 +3278,7 @@ class Diff:
             "unaffected": [lock.name for lock in self.unaffected],
             "on_changed_sources": [lock.name for lock in self.on_changed_sources],
             "on_changed_claims": [lock.name for lock in self.on_changed_claims],
+            "on_recited_runs": [lock.name for lock in self.on_recited_runs],
             "unlocked": [m.to_json() for m in self.unlocked],
             "unlocked_left_out": self.unlocked_left_out,
             "code_changed": list(self.code_files),
@@ -3259,6 +3295,7 @@ class Diff:
             "digests_dropped": {path: list(found) for path, found in self.digests_dropped.items()},
             "header_pinned_by": {path: list(names) for path, names in self.header_pins.items()},
             "origin_pinned_by": {path: list(names) for path, names in self.origin_pins.items()},
+            "source_pinned_by": {path: list(names) for path, names in self.source_pins.items()},
             "lookalike_records": dict(self.lookalikes),
             "held_by_header": self.by_header,
             "made_real": dict(self.made_real),
@@ -3353,6 +3390,12 @@ def _compare(base: Side, head: Side) -> Diff:
     from passprice.pinforgery import forged_pins
 
     problems += forged_pins(base.root, head.root, base.files, [p for p in paths if p in head.files])
+    # A lock's pricing model is the digest of the code that priced it: one of no code here, typed by hand (slip 46).
+    from passprice.pinforgery import forged_models
+    from passprice.pins import pricing_model_digest
+
+    problems += forged_models(base.root, head.root, base.files, [p for p in paths if p in head.files],
+                              (base.code.model, head.code.model, pricing_model_digest()))
     # A source leads elsewhere when its record changed, or the registry document it names did (its file unchanged).
     ids = [file_kind(p)[1] for p in head.files if file_kind(p)[0] == "source" and p in base.files
            and (base.files[p] != head.files[p] or b"path" in head.files[p])]
@@ -3368,8 +3411,13 @@ def _compare(base: Side, head: Side) -> Diff:
     # An added file's runs are asked as runs added to an edited file are (slip round 34: a new file's run under a
     # locator quoting another run's figure was only priced, "1 other file changed", nothing to verify).
     read_runs: dict[Path, tuple[Run, ...] | None] = {}  # each measurement file read once for all files' asks
+    asked_stacks: set[str] = set()
     recited = {f.path: asks for f in files if f.status in ("changed", "added") and f.kind == "other"
-               and _is_measurement(f.path) and (asks := runs_to_verify(base, head, f.path, read_runs))}
+               and _is_measurement(f.path) and (asks := runs_to_verify(base, head, f.path, read_runs, asked_stacks))}
+    # HEAD's locks made under a stack fitted from a run to verify: to verify themselves (slip round 46)
+    recited_locks = tuple(lock.name for lock in _locks(head).values()
+                          if lock is not None and lock.stack is not None and lock.stack.name in asked_stacks) \
+        if asked_stacks else ()
 
     widened = {**scopes_widened(base, head, files), **scopes_copied(base, head, files)}
     lookalikes = lookalike_records(base, head, files)
@@ -3384,7 +3432,7 @@ def _compare(base: Side, head: Side) -> Diff:
                 {p: len(asks) for p, asks in recited.items()}, widened, lookalikes, made_real(base, head, files),
                 relabelled_cards(base, head, files), hypothetical_claims(head, files),
                 cited_sources(head, files, {s.id for s in sources}), relabelled_records(base, head, files),
-                titles_contradicting(base, head, files))
+                titles_contradicting(base, head, files), recited_locks=recited_locks)
 
 
 #: What a checkpoint entry edited under the same header sha256 asks (:attr:`Diff.entries_edited`).
@@ -3648,12 +3696,21 @@ def origin_repinned(lock: Lock, entry: FileChange | None, content: str | None) -
     ``check --frozen`` fails on it until the lock is re-pinned (:func:`passprice.reproduce.relabelled`): slip round
     45, an origin rewritten to "(fine-tuned)" under three locks was asked as a claim, no lock pinning it. Raises
     nothing."""
-    if entry is None or lock.checkpoint_origin is None or entry.status != "changed" \
-            or "entry.origin" not in entry.meta or content != lock.checkpoint_pin.content:
+    return entry_label_repinned(lock, entry, content, "origin")
+
+
+def entry_label_repinned(lock: Lock, entry: FileChange | None, content: str | None, key: str) -> list[str]:
+    """``["checkpoint.KEY"]`` when ``lock`` (as HEAD has it) pins its checkpoint entry's ``[entry]`` ``key``
+    (``origin``: session 27; ``source``, the header file ``audit`` cites: slip round 46; a lock written before pins
+    none), HEAD prices the content it pins and the entry ``entry`` the change rewrites states another value on
+    HEAD; else empty (:func:`origin_repinned`). Raises nothing."""
+    pinned = {"origin": lock.checkpoint_origin, "source": lock.checkpoint_source}[key]
+    if entry is None or pinned is None or entry.status != "changed" \
+            or f"entry.{key}" not in entry.meta or content != lock.checkpoint_pin.content:
         return []
     claims = entry.claims[1]
-    stated = claims.get("entry.origin", "") if claims is not None else None
-    return ["checkpoint.origin"] if stated is not None and stated != lock.checkpoint_origin else []
+    stated = claims.get(f"entry.{key}", "") if claims is not None else None
+    return [f"checkpoint.{key}"] if stated is not None and stated != pinned else []
 
 
 def _pins_record(side: Side, lock: str, kind: str, today: tuple[str, Any]) -> bool:
@@ -4125,7 +4182,8 @@ def printable_title(text: str) -> str:
 
 
 def runs_to_verify(
-    base: Side, head: Side, rel: str, read_runs: dict[Path, tuple[Run, ...] | None] | None = None
+    base: Side, head: Side, rel: str, read_runs: dict[Path, tuple[Run, ...] | None] | None = None,
+    stacks: set[str] | None = None,
 ) -> list[str]:
     """What a reviewer must verify of the runs of the measurement file ``rel`` HEAD holds (BASE too, or the change
     adds it: each of its runs is then added, slip round 34), by run id, one line a question: a run added to it whose
@@ -4142,7 +4200,9 @@ def runs_to_verify(
     FILE)``), else asked as added to the file. ``read_runs``: the runs of each measurement file already read
     (``None``: it does not read), kept across the calls of one review (a change to 100 measurement files read each
     other file again for each, 11,326 reads, 6.7 of a review's 8.1 s, attack round 41). Empty when a side does not
-    read (the review's errors say why). Raises nothing."""
+    read (the review's errors say why). ``stacks``, when given, gains the stack of each run asked (and the stack a
+    run's setting moved from): the stacks fitted from a run to verify (:attr:`Diff.on_recited_runs`). Raises
+    nothing."""
     from passprice.fits import relative_move
     from passprice.measurements import load_file
     from passprice.tables import count
@@ -4175,7 +4235,13 @@ def runs_to_verify(
     for r in before.values():
         if r.id not in kept:
             renamed.setdefault(setting(r), []).append(r)
-    out = []
+    out: list[str] = []
+
+    def ask(run: Run, line: str, was: Run | None = None) -> None:
+        out.append(line)
+        if stacks is not None:
+            stacks.update(r.stack for r in (run, was) if r is not None)
+
     places: dict[tuple[str, str], list[Run]] = {}
     # A run BASE holds in another measurement file, moved here: compared with itself there (slip round 35: a run
     # moved into a new file with its tokens/s 135.07 -> 155.07 and its locator to match, or its positions moved,
@@ -4221,7 +4287,7 @@ def runs_to_verify(
                 if fresh:
                     asks.append(fresh)
                 if asks:
-                    out.append(f"{name} added: " + "; ".join(asks))
+                    ask(run, f"{name} added: " + "; ".join(asks))
                 continue
             was = alike.pop(0)
             name = f"{name} (was {escaped(was.id)})"
@@ -4240,7 +4306,7 @@ def runs_to_verify(
                 # Re-cited to a record the same change adds (slip round 38): nothing the registry held backs it.
                 fresh = _fresh_source(base, head, run.source_id, figure)
                 fresh = f"; {fresh}" if fresh else ""
-            out.append(f"{name} cited anew ({', '.join(anew)}): does {where} state {figure}?{fresh}")
+            ask(run, f"{name} cited anew ({', '.join(anew)}): does {where} state {figure}?{fresh}")
         elif setting(was) != setting(run):
             # Its setting moved under its citation: the figure now prices another pass (slip round 34: a run's
             # positions [256, 512] → [1, 64] read "1 other file changed", nothing to verify).
@@ -4250,16 +4316,16 @@ def runs_to_verify(
             tokens = "" if was.tokens_per_s == run.tokens_per_s else (
                 f"; tokens/s {count(was.tokens_per_s)} → {count(run.tokens_per_s)} "
                 f"({relative_move(was.tokens_per_s, run.tokens_per_s)})")
-            out.append(f"{name}'s setting moved ({escaped(moved_to)}{tokens}) but its citation did not: does {where} "
-                       f"measure {figure} at that setting?")
+            ask(run, f"{name}'s setting moved ({escaped(moved_to)}{tokens}) but its citation did not: does {where} "
+                       f"measure {figure} at that setting?", was)
         elif was.tokens_per_s != run.tokens_per_s:
             quoted = _quoted_figures(run.locator)
             moved = (f"{name}'s tokens/s moved ({count(was.tokens_per_s)} → {figure}, "
                      f"{relative_move(was.tokens_per_s, run.tokens_per_s)}) but its citation did not")
             if _figure(was.tokens_per_s) in quoted and _figure(run.tokens_per_s) not in quoted:
-                out.append(f"{moved}, and the locator quotes {was.tokens_per_s:g}: {where}")
+                ask(run, f"{moved}, and the locator quotes {was.tokens_per_s:g}: {where}")
             else:
-                out.append(f"{moved}: does {where} say {figure}?")
+                ask(run, f"{moved}: does {where} say {figure}?")
     return out
 
 
@@ -5152,6 +5218,10 @@ def diff_text(d: Diff) -> str:
         lines.append("")
         lines.append(f"{_n(len(d.on_changed_claims), 'lock')} priced from a checkpoint entry whose claims changed, to "
                      f"verify (checkpoints above): {', '.join(lock.name for lock in d.on_changed_claims)}")
+    if d.on_recited_runs:
+        lines.append("")
+        lines.append(f"{_n(len(d.on_recited_runs), 'lock')} priced under a stack fitted from measured runs to verify "
+                     f"(other files above): {', '.join(lock.name for lock in d.on_recited_runs)}")
     if d.unaffected:
         lines.append("")
         lines.append(f"{_n(len(d.unaffected), 'lock')} unaffected: {', '.join(lock.name for lock in d.unaffected)}")
@@ -5420,7 +5490,7 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
         "⚠️" if d.weakened or d.loosened or d.removed or d.to_verify or d.drifting or d.sources or d.duplicates
         or d.head_warnings or d.install_files or d.runs_outside or d.runs_recited or d.widened or d.entries_edited
         or d.digests_dropped or d.lookalikes or d.by_header or d.made_real or d.relabelled or d.hypothetical
-        or d.relabelled_records or d.title_contradicts or d.on_changed_claims else "✅"
+        or d.relabelled_records or d.title_contradicts or d.on_changed_claims or d.on_recited_runs else "✅"
     )
     out = [f"{mark} **passprice diff** {markdown_code(d.base.label)} → {markdown_code(d.head.label)}: {d.summary()}"]
     added_shown = _added_markdown(d)
@@ -5695,6 +5765,10 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
         names = ", ".join(markdown_code(x.name) for x in d.on_changed_claims)
         out += ["", f"⚠️ {_n(len(d.on_changed_claims), 'lock')} priced from a checkpoint entry whose claims changed, "
                 f"to verify (checkpoints above): {names}"]
+    if d.on_recited_runs:
+        names = ", ".join(markdown_code(x.name) for x in d.on_recited_runs)
+        out += ["", f"⚠️ {_n(len(d.on_recited_runs), 'lock')} priced under a stack fitted from measured runs to "
+                f"verify (other files above): {names}"]
     if d.unaffected:
         names = ", ".join(markdown_code(x.name) for x in d.unaffected)
         out += ["", f"{_n(len(d.unaffected), 'lock')} unaffected: {names}"]

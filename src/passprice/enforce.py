@@ -289,14 +289,18 @@ class PriceMoved:
 
 def price_moved(
     root: Root, lock: Lock, kind: str, price: Mapping[str, Any], resolved: Resolved,
-    stack_facts: Mapping[str, Fact] | None = None,
+    stack_facts: Mapping[str, Fact] | None = None, stack: Stack | None = None,
 ) -> PriceMoved | None:
     """How today's ``price`` (a ``--json`` object of ``kind``: ``price`` or ``best``) of ``resolved`` differs from
     the price ``lock`` records, or ``None`` when the lock is of another kind or every figure (:data:`FIGURES
     <passprice.locks.FIGURES>`) is the recorded one. Floors are judged apart (:meth:`Guard.judge`); this says,
     beside a verdict that holds, that the price shown is not the locked one, and why. Under a serving stack
     (``stack_facts``, today's stack facts by lock path), a stack fact that drifted is named too (walkthrough 11: a
-    changed ``stack.memory.reserved`` was put down to "the pricing model (code) or the checkpoint")."""
+    changed ``stack.memory.reserved`` was put down to "the pricing model (code) or the checkpoint"). ``stack``: the
+    stack the price is made under; where it is the one the lock was made under, a route that moved (where its
+    integer or float matrices run: no fact, yet it moves the expected price) is said as a serving choice, as
+    ``reproduce`` says it (``stack S integer_matrices: vector → array``; slip round 46: ``price --lock`` put a route
+    moved ``vector → array`` down to "the pricing model (code) or the checkpoint")."""
     from passprice.locks import FIGURES, portable_spec
 
     if lock.kind != kind:
@@ -335,18 +339,25 @@ def price_moved(
     serving = tuple(f"{key}: {_field_shown(was)} → {_field_shown(now)}" for key, was, now in changes)
     differences = (*(d.to_json() for d in found),
                    *({"field": f"serving.{key}", "locked": was, "now": now} for key, was, now in changes))
-    stack = None
+    if stack is not None and lock.stack is not None and stack.name == lock.stack.name:
+        routes = tuple((what, was, now) for what, was, now in (
+            ("integer_matrices", lock.stack.integer_matrices, stack.integer_matrices),
+            ("float_matrices", lock.stack.float_matrices, stack.float_matrices)) if was != now)
+        serving += tuple(f"stack {lock.stack.name} {what}: {was} → {now}" for what, was, now in routes)
+        differences += tuple({"field": f"stack.{lock.stack.name}.{what}", "locked": was, "now": now}
+                             for what, was, now in routes)
+    under = None
     if isinstance(lock.price.get("expected"), Mapping) and isinstance(expected, Mapping):
         # A lock made under a serving stack records the expected price under it, the question it answers: that
         # one is shown, recorded against today's, whichever figure moved first (walkthrough 12: a card's scale
         # moved the expected price 237.4 -> 236.1 tokens/s, and the line showed the limit's 996.1 -> 996.1).
         was, now = lock.price["expected"], expected
-        stack = lock.stack.name if lock.stack is not None else str(price.get("stack") or "")
+        under = lock.stack.name if lock.stack is not None else str(price.get("stack") or "")
     else:
         was, now = lock.price, price
     return PriceMoved(
         lock.name, float(was.get("tokens_per_s", 0.0)), float(now["tokens_per_s"]),
-        int(was.get("batch", 0)), int(now.get("batch", 0)), differ[0].field, drifted, serving, stack or None,
+        int(was.get("batch", 0)), int(now.get("batch", 0)), differ[0].field, drifted, serving, under or None,
         unstacked, differences,
     )
 
@@ -503,7 +514,8 @@ class Guard:
         or priced with another card, elsewhere). ``stack``: today's serving stack the price is made under, whose
         title, runtime and builds a lock made under it pins (``stack.S.runtime: …``, session 27). The checkpoint
         entry's ``origin``, where a lock pins it and the entry it names is the one priced (``checkpoint.origin: …[x →
-        y]… (the lock pinned the old)``, session 27). Raises nothing."""
+        y]… (the lock pinned the old)``, session 27), and its ``source`` (the header file ``audit`` cites) the same
+        way (``checkpoint.source: …``, slip round 46). Raises nothing."""
         card = resolved.card
         out: list[str] = []
         for lock, _ in self.locks:
@@ -530,8 +542,16 @@ class Guard:
 
                 origin = checkpoint_origin(root, resolved.spec.checkpoint)
             reorigin = origin is not None and origin != lock.checkpoint_origin
+            # and its source, the header file audit cites (slip round 46), the same way
+            source = None
+            if lock.checkpoint_source is not None and _same_entry(root, lock, resolved.spec.checkpoint):
+                from passprice.checkpoints import checkpoint_source
+
+                source = checkpoint_source(root, resolved.spec.checkpoint)
+            resource = source is not None and source != lock.checkpoint_source
             if card.title == lock.card_title and card.hypothetical == lock.card_hypothetical and not described \
-                    and not resha and not relabelled_record and not restacked and not reorigin:
+                    and not resha and not relabelled_record and not restacked and not reorigin \
+                    and not resource:
                 continue  # the common case imports nothing more (a warm price stays light)
             from passprice.locks import portable_spec
             from passprice.pins import checkpoint_digest
@@ -542,10 +562,10 @@ class Guard:
                 sha256 = resolved.header.sha256
             today_stack = stack if stack is not None and lock.stack is not None and lock.stack.name == stack.name \
                 else None
-            if reorigin and checkpoint_digest(resolved.header) != lock.checkpoint_pin.content:
-                origin = None  # another content: said as the checkpoint changed, as the header sha256 is
+            if (reorigin or resource) and checkpoint_digest(resolved.header) != lock.checkpoint_pin.content:
+                origin = source = None  # another content: said as the checkpoint changed, as the header sha256 is
             lines = relabelled(lock, card, portable_spec(resolved.spec, root) if own else None, today_stack, sha256,
-                               routing, method, origin)
+                               routing, method, origin, source)
             out += [f"{lock.name}: {r}" if len(self.locks) > 1 else r for r in lines]
         return tuple(dict.fromkeys(out))
 
@@ -736,11 +756,11 @@ class Guard:
 
     def moved(
         self, root: Root, kind: str, price: Mapping[str, Any], resolved: Resolved,
-        stack_facts: Mapping[str, Fact] | None = None,
+        stack_facts: Mapping[str, Fact] | None = None, stack: Stack | None = None,
     ) -> tuple[PriceMoved, ...]:
         """Each applied lock of ``kind`` whose recorded price today's ``price`` is not (:func:`price_moved`;
-        ``stack_facts``: today's facts of the stack the price is made under, by lock path)."""
-        out = (price_moved(root, lock, kind, price, resolved, stack_facts) for lock, _ in self.locks)
+        ``stack_facts``: today's facts of the stack the price is made under, by lock path; ``stack``: that stack)."""
+        out = (price_moved(root, lock, kind, price, resolved, stack_facts, stack) for lock, _ in self.locks)
         return tuple(m for m in out if m is not None)
 
     def to_json(

@@ -297,12 +297,16 @@ class CheckpointPin:
     no number, yet a rewritten one passed ``check``, ``reproduce`` and ``price --lock`` silently (slip round 45): a
     lock pins it as a card's title, said as relabelled when it changes (:func:`passprice.reproduce.relabelled`:
     ``checkpoint.origin: …[x → y]… (the lock pinned the old)``). ``None``: a lock written before, or of a checkpoint
-    given as a GGUF file (no entry, no origin): not pinned, said nowhere, and its digest is as it was."""
+    given as a GGUF file (no entry, no origin): not pinned, said nowhere, and its digest is as it was. And (slip
+    round 46) the entry's ``source``, the header file it was imported from, which ``audit`` cites the checkpoint by
+    too (``header file: …``): a rewritten one passed ``check``, ``reproduce`` and ``price --lock`` silently, so a lock
+    pins it as the origin (``checkpoint.source: 'a' → 'b' (the lock pinned the old)``); ``None`` as the origin's."""
 
     name: str
     sha256: str
     content: str | None = None
     origin: str | None = None
+    source: str | None = None
 
 
 @attrs.frozen
@@ -413,6 +417,12 @@ class Lock:
         """The checkpoint entry's ``origin`` the lock pins (``None``: not pinned, a lock written before session 27 or
         of a checkpoint given as a GGUF file)."""
         return self.checkpoint_pin.origin
+
+    @property
+    def checkpoint_source(self) -> str | None:
+        """The checkpoint entry's ``source`` (the header file it was imported from) the lock pins (``None``: not
+        pinned, a lock written before slip round 46 or of a checkpoint given as a GGUF file)."""
+        return self.checkpoint_pin.source
 
     @property
     def rests_on(self) -> tuple[str, ...]:
@@ -957,14 +967,14 @@ def make_lock(
     stack: Stack | None = None,
 ) -> Lock:
     """Price ``resolved`` as a lock of ``kind`` would and pin it: the registered ``serving`` it locks (if any), the
-    pricing model's digest, the checkpoint (portable reference, header sha256, content digest, entry origin), every
-    card fact and drafting figure (and, with a serving ``stack``, its facts and routes: the price records its
-    expected price too), the price, and ``policy`` (default: :func:`policy_from_flags` of the price's facts,
-    ``floor`` and ``requires``).
+    pricing model's digest, the checkpoint (portable reference, header sha256, content digest, entry origin and
+    source), every card fact and drafting figure (and, with a serving ``stack``, its facts and routes: the price
+    records its expected price too), the price, and ``policy`` (default: :func:`policy_from_flags` of the price's
+    facts, ``floor`` and ``requires``).
 
     Raises :class:`~passprice.serving.ServingRefusal` when the serving cannot be priced, and :class:`UnreadFloor`
     when the policy floors a path the price does not rest on."""
-    from passprice.checkpoints import checkpoint_origin
+    from passprice.checkpoints import checkpoint_origin, checkpoint_source
     from passprice.pins import checkpoint_digest, pricing_model_digest
 
     price, rests_on = priced(kind, resolved.header, resolved.card, resolved.serving, stack)
@@ -991,7 +1001,8 @@ def make_lock(
         policy=policy,
         serving=spec,
         checkpoint_pin=CheckpointPin(spec.checkpoint, resolved.header.sha256, checkpoint_digest(resolved.header),
-                                     checkpoint_origin(root, resolved.spec.checkpoint)),
+                                     checkpoint_origin(root, resolved.spec.checkpoint),
+                                     checkpoint_source(root, resolved.spec.checkpoint)),
         card_pin=CardPin(resolved.card.name, resolved.card.title, resolved.card.hypothetical),
         facts=facts,
         price=price,

@@ -43,7 +43,8 @@ def label_pins(lock: Lock) -> dict[str, str | bool | None]:
     with: ``card.title``, ``card.hypothetical``, ``serving.description``, ``checkpoint.sha256``, ``routing.title``,
     ``routing.note``, ``draft.title``, ``draft.note`` (when the lock has the table), ``stack.NAME.title`` (when it
     was made under a stack) and ``stack.NAME.runtime`` / ``stack.NAME.builds`` (when the lock pins them: session 27),
-    ``checkpoint.origin`` (when the lock pins it: session 27). Raises nothing."""
+    ``checkpoint.origin`` (when the lock pins it: session 27) and ``checkpoint.source`` (when it pins it: slip
+    round 46). Raises nothing."""
     out: dict[str, str | bool | None] = {
         "card.title": lock.card_title, "card.hypothetical": lock.card_hypothetical,
         "serving.description": lock.spec.description, "checkpoint.sha256": lock.checkpoint_sha256,
@@ -59,6 +60,8 @@ def label_pins(lock: Lock) -> dict[str, str | bool | None]:
             out[f"stack.{lock.stack.name}.builds"] = lock.stack.builds
     if lock.checkpoint_origin is not None:
         out["checkpoint.origin"] = lock.checkpoint_origin
+    if lock.checkpoint_source is not None:
+        out["checkpoint.source"] = lock.checkpoint_source
     return out
 
 
@@ -128,6 +131,8 @@ def forged_pins(base: Root, head: Root, base_files: Iterable[str], changed: Iter
         if sides[0] is None and sides[1] is None:
             continue
         out += _label_lines(rel, lock, head_labels & base_labels, olds)
+        if rel in on_base and olds:
+            out += _dropped_labels(rel, lock, olds[0], head)
         for facts in sides:
             for path, fact in (facts or {}).items():
                 known.setdefault(path, set()).add(fact.digest())
@@ -144,6 +149,38 @@ def forged_pins(base: Root, head: Root, base_files: Iterable[str], changed: Iter
                 f"re-lock it: passprice lock --update -o {shell_word(rel)}"
             )
     return tuple(out)
+
+
+def _dropped_labels(rel: str, lock: Lock, old: Lock, head: Root) -> list[str]:
+    """One line for each label BASE's copy ``old`` of the lock file ``rel`` pinned that ``lock`` (HEAD's) no longer
+    pins though ``passprice lock`` would: the checkpoint entry's ``origin`` or ``source`` of the same checkpoint (a
+    lock of a registry entry always pins them), a stack's ``runtime`` or ``builds`` of the same stack where HEAD's
+    stack states it. A lock pinning none is one written before, of which nothing is said: slip round 46, a lock
+    stripped of its origin (or of its stack's runtime and builds), digests recomputed, beside the entry's origin
+    rewritten to "(fine-tuned)" (the stack's builds to b2850) read "re-locked", ✅, exit 0, and ``check``,
+    ``reproduce`` and ``price --lock`` said nothing. Raises nothing."""
+    pins, before = label_pins(lock), label_pins(old)
+    dropped: list[str] = []
+    if lock.checkpoint_pin.name == old.checkpoint_pin.name:
+        dropped += [key for key in ("checkpoint.origin", "checkpoint.source") if key in before and key not in pins]
+    if lock.stack is not None and old.stack is not None and lock.stack.name == old.stack.name:
+        from passprice.stacks import load_stack
+
+        try:
+            today = load_stack(head, lock.stack.name)
+        except InputError:
+            today = None
+        for key, stated in (("runtime", None if today is None else today.runtime),
+                            ("builds", None if today is None else today.builds)):
+            name = f"stack.{lock.stack.name}.{key}"
+            if stated is not None and name in before and name not in pins:
+                dropped.append(name)
+    return [
+        f"{rel}: {key}: dropped, which BASE's lock pinned (a label audit or a price shows: its change would go unsaid "
+        "by check, reproduce and price): a lock is written by passprice lock, never trimmed by hand; re-lock it: "
+        f"passprice lock --update -o {shell_word(rel)}"
+        for key in dropped
+    ]
 
 
 def _same_checkpoint(a: Lock, b: Lock) -> bool:
@@ -163,3 +200,43 @@ def _base_locks(base: Root, files: Iterable[str]) -> list[Lock]:
             except InputError:
                 continue
     return found
+
+
+def forged_models(
+    base: Root, head: Root, base_files: Iterable[str], changed: Iterable[str], models: Iterable[str]
+) -> tuple[str, ...]:
+    """One line for each lock file of ``changed`` (paths relative to the roots, added or rewritten on HEAD) whose
+    ``lock.pricing_model`` is the digest of no code the review knows: not one of ``models`` (BASE's and HEAD's code
+    and the running passprice's, :func:`passprice.pins.pricing_model_digest`), nor one a lock of BASE records (a lock
+    the change leaves on its old code, renamed or copied). A lock pins the code that priced it by a digest computed
+    from that code, never typed by hand (``passprice lock`` writes it); slip round 46: a lock's ``pricing_model``
+    rewritten to ``sha256:000…``, its digests recomputed, read "1 re-locked" (✅, exit 0), ``check`` and ``price
+    --lock`` exit 0, and ``reproduce`` named the change's own commit as the code that wrote the lock. A lock of the
+    first format (its ``pricing_model`` typed by hand, ``"1"``) and a lock file that does not read are left to the
+    review's other rules. Never raises."""
+    from passprice.pins import LOCK_FORMAT
+
+    known = set(models)
+    out: list[str] = []
+    earlier: set[str] | None = None
+    for rel in changed:
+        if not rel.startswith("locks/") or not rel.endswith(".lock.toml"):
+            continue
+        try:
+            lock = read_lock(head.path / rel, head.schema)
+        except InputError:
+            continue
+        model = lock.info.pricing_model
+        if lock.info.format < LOCK_FORMAT or model in known:
+            continue
+        if earlier is None:
+            earlier = {other.info.pricing_model for other in _base_locks(base, base_files)}
+        if model in earlier:
+            continue
+        shown = model.removeprefix("sha256:")[:12]
+        out.append(
+            f"{rel}: lock.pricing_model: pins {shown}…, the digest of no code of this review (BASE's, HEAD's, the "
+            "running passprice's) nor of any BASE lock: a lock's pricing model is the digest passprice lock computes "
+            f"of the code that priced it, never typed by hand; re-lock it: passprice lock --update -o {shell_word(rel)}"
+        )
+    return tuple(out)

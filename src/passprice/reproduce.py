@@ -482,6 +482,7 @@ def changed_span(old: str, new: str) -> str:
 def relabelled(
     lock: Lock, card: Card, spec: ServingSpec | None = None, stack: Stack | None = None, sha256: str | None = None,
     routing: Routing | None = None, method: DraftMethod | None = None, origin: str | None = None,
+    source: str | None = None,
 ) -> tuple[str, ...]:
     """What ``lock`` pins of its card, serving and stack besides facts and priced fields that today's ``card``
     (the same registry card), completed serving ``spec`` and ``stack`` differ in, one line each:
@@ -502,7 +503,9 @@ def relabelled(
     ``sha256`` is); of a lock pinning it (session 27), a change is said as a
     description is: ``checkpoint.origin: …[x → y]… (the lock pinned the old)`` (slip round 45: an origin rewritten
     to "(fine-tuned)" under three locks passed ``check``, ``reproduce`` and ``price --lock``); a lock written before
-    pins none, and nothing is said. Raises nothing."""
+    pins none, and nothing is said. ``source``: today's ``entry.source`` (the header file the entry was imported
+    from, which ``audit`` cites), compared as ``origin`` is where the lock pins it (slip round 46):
+    ``checkpoint.source: …[x → y]… (the lock pinned the old)``. Raises nothing."""
     out = []
     if card.title != lock.card_title:
         out.append(f"card.title: {lock.card_title!r} → {card.title!r} (the lock pinned the old)")
@@ -529,6 +532,8 @@ def relabelled(
                    "content priced is as pinned)")
     if origin is not None and lock.checkpoint_origin is not None and origin != lock.checkpoint_origin:
         out.append(f"checkpoint.origin: {changed_span(lock.checkpoint_origin, origin)} (the lock pinned the old)")
+    if source is not None and lock.checkpoint_source is not None and source != lock.checkpoint_source:
+        out.append(f"checkpoint.source: {changed_span(lock.checkpoint_source, source)} (the lock pinned the old)")
     if stack is not None and lock.stack is not None and stack.title != lock.stack.title:
         out.append(
             f"stack.{lock.stack.name}.title: {lock.stack.title!r} → {stack.title!r} (the lock pinned the old)"
@@ -554,6 +559,17 @@ def pinned_origin_today(root: Root, lock: Lock, checkpoint: str) -> str | None:
     from passprice.checkpoints import checkpoint_origin
 
     return checkpoint_origin(root, rooted(checkpoint, root))
+
+
+def pinned_source_today(root: Root, lock: Lock, checkpoint: str) -> str | None:
+    """Today's ``entry.source`` of the checkpoint entry ``lock`` pins the source of, as :func:`pinned_origin_today`
+    has the origin (``None`` when the lock pins no source: written before slip round 46, or of a GGUF file). For
+    :func:`relabelled`'s ``source``. Raises nothing."""
+    if lock.checkpoint_source is None or checkpoint != lock.checkpoint_pin.name:
+        return None
+    from passprice.checkpoints import checkpoint_source
+
+    return checkpoint_source(root, rooted(checkpoint, root))
 
 
 def today_spec(root: Root, lock: Lock) -> tuple[ServingSpec, bool]:
@@ -635,7 +651,8 @@ def price_today(root: Root, lock: Lock) -> Today:
     same = content == (lock.checkpoint_pin.content or lock.checkpoint_sha256)  # else said as the content changed
     relabels = relabelled(lock, resolved.card, completed, None, resolved.header.sha256 if same else None,
                           resolved.serving.routing, resolved.method,
-                          pinned_origin_today(root, lock, completed.checkpoint) if same else None) \
+                          pinned_origin_today(root, lock, completed.checkpoint) if same else None,
+                          pinned_source_today(root, lock, completed.checkpoint) if same else None) \
         if resolved.card.name == lock.card else ()
     if named is not None and not gone:
         # The registered serving now names another card or checkpoint than its lock: ``price`` refuses it

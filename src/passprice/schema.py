@@ -494,13 +494,37 @@ def problems(document: Mapping[str, Any], kind: str, folder: Path | None = None)
     # A float where a whole number goes (digits = 4.5) is one line, whole_floats' (which says how to write it), not
     # also jsonschema's "4.5 is not of type 'integer'" (attack round 31).
     said = {tuple(at) for at, _ in floats}
-    found = [((list(map(str, e.absolute_path)), e.message), _explain(e) + _branches(e, validator.schema, document))
+    found = [((list(map(str, e.absolute_path)), e.message),
+              _false_key(e, validator.schema, document) or _explain(e) + _branches(e, validator.schema, document))
              for e in errors if not (e.validator == "oneOf" and not e.context and tuple(e.absolute_path) in typed)
              and not (e.validator == "type" and isinstance(e.instance, float) and tuple(e.absolute_path) in said)]
     kept, more = _whole_lines(floats)
     found.extend(((list(map(str, at)), ""), line) for at, line in kept)
     # One line per problem: two keywords saying one thing (`items: false` and `maxItems`) give one line.
     return list(dict.fromkeys(line for _, line in sorted(found, key=lambda pair: pair[0]))) + more
+
+
+def _false_key(error: Any, root: Any, document: Any) -> str:
+    """``KEY.PATH: VALUE is not allowed here`` for a key a ``false`` subschema forbids (a format-2 lock's
+    ``tool_version``), ``""`` for any other error. ``jsonschema`` reports such an error at the table holding the key,
+    its schema path ending at ``properties``, so it read ``lock: False schema does not allow '0.0.1'``, naming no key
+    (slip round 46); the key is the one of that table the ``properties`` it ends at forbid. Raises nothing."""
+    if error.validator is not None or error.schema is not False:
+        return ""
+    node, table = root, document
+    try:
+        for part in error.absolute_schema_path:
+            node = node[part]
+        for part in error.absolute_path:
+            table = table[part]
+    except (KeyError, IndexError, TypeError):
+        return ""
+    if not isinstance(node, Mapping) or not isinstance(table, Mapping):
+        return ""
+    keys = [k for k, sub in node.items() if sub is False and k in table and table[k] == error.instance]
+    if not keys:
+        return ""
+    return f"{_key_path([*error.absolute_path, keys[0]])}: {shown_value(error.instance)} is not allowed here"
 
 
 #: The most whole-float lines (:func:`whole_floats`) listed for one document; the rest are counted in one line.
