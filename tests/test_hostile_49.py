@@ -1,0 +1,163 @@
+"""Attack round 49 (issue 13): what session 27 added, attacked on a freshly installed passprice — a lock's
+``[stack]`` table and its ``runtime``/``builds`` pins, its ``[checkpoint] origin`` pin, the cache-folder-in-registry
+refusal, the future-date rule, and the lock lines of commands priced under a lock with options given. Each test builds
+its reproducer and asserts the exit status and the exact line; the docstring or a comment says what it did before."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tomllib
+from collections.abc import Callable
+from hashlib import sha256
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cli_helpers import bad, copy_root, invoke
+
+R1 = "r1-qwen7b-h200"
+STACK = "llamacpp-cuda-2405"
+STACKED = "locks/r1-stack.lock.toml"  # r1-qwen7b-h200 at batch 1 under the stack (made by each test)
+PLAIN = "locks/r1-o.lock.toml"  # r1-qwen7b-h200 at batch 1, under no stack (made by each test)
+RESTORE = "(edited by hand?): restore the lock from the last commit that holds it as written, or re-lock it"
+
+
+def _rewritten(path: Path, edit: Callable[[dict[str, Any]], None]) -> None:
+    """The lock at ``path`` edited by ``edit`` (its TOML document, any key, any type) and its lock digest recomputed
+    as passprice computes it: what an attacker who knows the digest rule writes."""
+    import tomlkit
+
+    from passprice.locks import _PREAMBLE, _canonical, _sorted
+
+    document = tomllib.loads(path.read_text(encoding="utf-8"))
+    edit(document)
+    body = _sorted(document)
+    body["lock"].pop("digest")
+    body["lock"]["digest"] = "sha256:" + sha256(_canonical(_sorted(body)).encode("utf-8")).hexdigest()
+    path.write_text(_PREAMBLE + tomlkit.dumps(_sorted(body)), encoding="utf-8")
+
+
+def _locked(tmp_path: Path) -> Path:
+    """A copy of the registry holding ``locks/r1-stack.lock.toml`` and ``locks/r1-o.lock.toml``."""
+    root = copy_root(tmp_path)
+    for extra in (("--stack", STACK, "--name", "r1-stack"), ("--name", "r1-o")):
+        out = invoke("lock", R1, "--batch", "1", *extra, root=root)
+        assert out.exit_code == 0, out.output
+    return root
+
+
+def _refused_everywhere(root: Path, rel: str, said: str) -> None:
+    """``check``, ``reproduce`` and ``price --lock`` each refuse the lock ``rel`` as bad input, with ``said``."""
+    line = f"passprice: error: {root / rel}: {said}"
+    assert bad("reproduce", str(root / rel), root=root) == [line]
+    assert bad("price", "--lock", str(root / rel), root=root) == [line]
+    checked = invoke("check", root=root)
+    assert checked.exit_code == 2, checked.output
+    assert f"passprice: error: {rel}: {said}" in checked.stderr.splitlines()
+
+
+# --- 1. a lock's [stack] table, stack.* facts and recorded price disagreeing on the stack -------------------------
+
+
+def test_a_stack_table_added_to_a_lock_priced_under_none_is_refused(tmp_path: Path) -> None:
+    """Re-digested with the ``[stack]`` table of a lock made under llamacpp-cuda-2405: ``price --lock`` priced the
+    serving under the stack, exit 0, "floors hold, and the price is the one r1-o records"; ``check`` and
+    ``reproduce`` exit 1 ("does NOT reproduce: its pinned inputs are refused (StackLacks …)")."""
+    root = _locked(tmp_path)
+    table = tomllib.loads((root / STACKED).read_text(encoding="utf-8"))["stack"]
+    _rewritten(root / PLAIN, lambda document: document.update(stack=table))
+    _refused_everywhere(root, PLAIN, (
+        "stack.name: 'llamacpp-cuda-2405' is not the serving stack the lock priced under (its recorded price is under "
+        "no stack: price.stack): a lock pins the stack its price was made under only; re-lock it"))
+
+
+def test_a_stack_table_naming_another_stack_is_refused(tmp_path: Path) -> None:
+    """Before: exit 1 everywhere, as a refusal (StackLacks: lmdeploy-turbomind-2312 has no share.array)."""
+    root = _locked(tmp_path)
+    _rewritten(root / STACKED, lambda document: document["stack"].update(name="lmdeploy-turbomind-2312"))
+    _refused_everywhere(root, STACKED, (
+        "stack.name: 'lmdeploy-turbomind-2312' is not the serving stack the lock priced under (its recorded price's is "
+        "'llamacpp-cuda-2405': price.stack): a lock pins the stack its price was made under only; re-lock it"))
+
+
+def test_a_stack_table_removed_from_a_lock_made_under_a_stack_is_refused(tmp_path: Path) -> None:
+    """Before: ``price --lock`` priced the limit alone, exit 0, "the price is the one r1-stack records"; ``check``
+    and ``reproduce`` exit 1 ("does NOT reproduce … first: fixed_s")."""
+    root = _locked(tmp_path)
+    _rewritten(root / STACKED, lambda document: document.pop("stack"))
+    _refused_everywhere(root, STACKED, (
+        "stack: missing, and the lock's recorded price is under stack 'llamacpp-cuda-2405' (price.stack): passprice "
+        f"lock pins the stack a price is made under {RESTORE}"))
+
+
+def test_the_stack_facts_removed_from_a_lock_made_under_a_stack_are_refused(tmp_path: Path) -> None:
+    """Before: ``price --lock`` priced under today's stack facts, exit 0, "the price is the one r1-stack records"."""
+    root = _locked(tmp_path)
+
+    def strip(document: dict[str, Any]) -> None:
+        for path in [p for p in document["facts"] if p.startswith("stack.")]:
+            del document["facts"][path]
+
+    _rewritten(root / STACKED, strip)
+    _refused_everywhere(root, STACKED, (
+        "facts.\"stack.memory.reserved\": missing, and the lock's expected price under stack 'llamacpp-cuda-2405' "
+        f"rests on it (price.expected.rests_on): passprice lock pins every figure the price reads {RESTORE}"))
+
+
+def test_a_stack_fact_pinned_by_a_lock_priced_under_none_is_refused(tmp_path: Path) -> None:
+    root = _locked(tmp_path)
+    pinned = tomllib.loads((root / STACKED).read_text(encoding="utf-8"))["facts"]["stack.share.read"]
+    _rewritten(root / PLAIN, lambda document: document["facts"].update({"stack.share.read": pinned}))
+    _refused_everywhere(root, PLAIN, (
+        "facts.\"stack.share.read\": a figure the lock's price does not read (it is priced under no stack: "
+        "price.stack): passprice lock pins only what the price reads; re-lock it"))
+
+
+def test_locks_as_passprice_writes_them_still_read(tmp_path: Path) -> None:
+    root = _locked(tmp_path)
+    for rel in (STACKED, PLAIN):
+        assert invoke("reproduce", rel, root=root).exit_code == 0
+    assert invoke("check", "--frozen", root=root).exit_code == 0
+
+
+# --- 2. the cache folder named through a link into a registry -------------------------------------------------------
+
+
+def _cache_run(root: Path, cache: str) -> subprocess.CompletedProcess[bytes]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PASSPRICE_")}
+    env["PASSPRICE_CACHE_DIR"] = cache
+    return subprocess.run([sys.executable, "-m", "passprice", "price", R1], cwd=root, env=env, capture_output=True,
+                          timeout=300)  # fmt: skip
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="symbolic links")
+@pytest.mark.parametrize(("through", "inside"), [("link/cc", "facts/cc"), ("link", "facts"),
+                                                 ("link/../registry/cc", "registry/cc")])
+def test_a_cache_folder_linked_into_the_registry_is_refused(tmp_path: Path, through: str, inside: str) -> None:
+    """``PASSPRICE_CACHE_DIR=/tmp/link/cc`` with ``/tmp/link`` → ``ROOT/facts``: ``price`` exit 0 wrote
+    ``facts/cc/{code,documents,memo,objects}`` (the rule looked at the path as written, links not followed)."""
+    root = copy_root(tmp_path)
+    (tmp_path / "link").symlink_to(root / "facts")
+    cache = str(tmp_path / through)
+    done = _cache_run(root, cache)
+    assert (done.returncode, done.stdout) == (2, b""), done.stderr.decode()
+    assert done.stderr.decode().splitlines() == [
+        f"passprice: error: PASSPRICE_CACHE_DIR={cache}: the cache folder {cache} (through a symbolic link: "
+        f"{root / inside}) lies inside the passprice registry at {root}, and passprice would write its cache (code/, "
+        "documents/, memo/, objects/) among the registry's files: set PASSPRICE_CACHE_DIR to a folder outside any "
+        "registry (or bypass the cache: PASSPRICE_NO_CACHE=1)"]
+    assert sorted(p.name for p in (root / "facts").iterdir()) == ["cards", "drafts", "routing", "stacks"]
+    assert sorted(p.name for p in (root / "registry").iterdir()) == ["checkpoints", "measurements", "servings"]
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="symbolic links")
+def test_a_cache_folder_linked_outside_any_registry_is_used(tmp_path: Path) -> None:
+    root = copy_root(tmp_path)
+    (tmp_path / "kept").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "kept")
+    done = _cache_run(root, str(tmp_path / "link" / "cc"))
+    assert done.returncode == 0, done.stderr.decode()
+    assert (tmp_path / "kept" / "cc").is_dir()
