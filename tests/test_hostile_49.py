@@ -5,6 +5,7 @@ its reproducer and asserts the exit status and the exact line; the docstring or 
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -161,3 +162,26 @@ def test_a_cache_folder_linked_outside_any_registry_is_used(tmp_path: Path) -> N
     done = _cache_run(root, str(tmp_path / "link" / "cc"))
     assert done.returncode == 0, done.stderr.decode()
     assert (tmp_path / "kept" / "cc").is_dir()
+
+
+# --- 3. a serving drafting fewer tokens by an option: its unread acceptance figures are not "gone" ---------------------
+
+MTP = "qwen35-27b-h200-mtp"  # drafts 2 tokens with qwen35-mtp; its lock pins draft.acceptance.1 and .2
+
+
+@pytest.mark.parametrize(("command", "tokens", "now"), [
+    ("price", "1", "method qwen35-mtp, tokens 1, head_rows 32768"), ("price", "0", "(none)"),
+    ("max-batch", "1", "method qwen35-mtp, tokens 1, head_rows 32768"), ("max-batch", "0", "(none)"),
+])  # fmt: skip
+def test_acceptance_figures_the_option_does_not_read_are_not_drift(command: str, tokens: str, now: str) -> None:
+    """Before: "drifted since the lock: draft.acceptance.2: 0.75 (assumed) → gone" (and .1 at 0 tokens) under the
+    "serving differs" line, though facts/drafts/qwen35-mtp.toml still holds both: the option chose not to read them."""
+    result = invoke(command, MTP, "--draft-tokens", tokens)
+    assert result.exit_code == 0, result.output
+    assert "drifted since the lock" not in result.stdout
+    assert "draft.acceptance.2" not in result.stdout
+    assert "→ gone" not in result.stdout
+    assert (f"                serving differs from the locked one: draft: method qwen35-mtp, tokens 2, head_rows "
+            f"32768 → {now}") in result.stdout.splitlines()
+    as_json = json.loads(invoke(command, MTP, "--draft-tokens", tokens, "--json").stdout)
+    assert "draft.acceptance.2" not in json.dumps(as_json["lock"])

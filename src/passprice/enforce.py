@@ -32,6 +32,7 @@ from passprice.registry import Root
 from passprice.servings import Resolved
 
 if TYPE_CHECKING:
+    from passprice.reproduce import Drift
     from passprice.stacks import Stack
 
 
@@ -330,6 +331,7 @@ def price_moved(
 
         unstacked = lock.stack.name
         found = tuple(d for d in found if not is_stack_path(d.path))
+    found = unread_drafts(found, resolved)
     drifted = tuple(d.describe() for d in found)
     changes = serving_differences(lock.spec, portable_spec(resolved.spec, root))
     serving = tuple(f"{key}: {_field_shown(was)} → {_field_shown(now)}" for key, was, now in changes)
@@ -349,6 +351,26 @@ def price_moved(
         int(was.get("batch", 0)), int(now.get("batch", 0)), differ[0].field, drifted, serving, stack or None,
         unstacked, differences,
     )
+
+
+def unread_drafts(found: tuple[Drift, ...], resolved: Resolved) -> tuple[Drift, ...]:
+    """``found`` (:func:`passprice.reproduce.drift` of a lock against the facts ``resolved`` reads) less each pinned
+    ``draft.acceptance.i`` "gone" only because the serving priced drafts fewer than ``i`` tokens a pass
+    (``--draft-tokens 1`` or ``0`` on a serving drafting 2, or its file changed so): the drafting method still holds
+    it, today's serving does not read it, and the serving's own change is said beside ("serving differs from the
+    locked one: draft: …", or ``serving.draft: … → …``). ``price qwen35-27b-h200-mtp --draft-tokens 1`` said
+    "drifted since the lock: draft.acceptance.2: 0.75 (assumed) → gone", and ``max-batch`` the same, while
+    facts/drafts/qwen35-mtp.toml still held it (attack round 49). A figure gone while the serving still drafts that
+    many tokens stays drift (its price is refused besides). Raises nothing."""
+    draft = resolved.spec.draft
+    tokens = draft.tokens if draft is not None else 0
+
+    def unread(d: Drift) -> bool:
+        head, _, index = d.path.rpartition(".")
+        return d.today is None and head == "draft.acceptance" and index.isascii() and index.isdigit() \
+            and int(index) > tokens
+
+    return tuple(d for d in found if not unread(d))
 
 
 def _field_shown(value: Any) -> str:
@@ -700,7 +722,7 @@ class Guard:
             from passprice.reproduce import drift
             from passprice.stacks import is_stack_path
 
-            found = drift(lock, today, read)
+            found = unread_drafts(drift(lock, today, read), resolved)
             if stack_facts is None:
                 found = tuple(d for d in found if not is_stack_path(d.path))
             out += [f"{lock.name}: {d.describe()}" if len(self.locks) > 1 else d.describe() for d in found]
