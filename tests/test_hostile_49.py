@@ -225,3 +225,37 @@ def test_a_title_that_differs_only_in_normalisation_is_spelled() -> None:
     assert shown_pair("Café", "Cafe\u0301") == (
         "'Caf\\xe9' → 'Cafe\\u0301' (the same text in another Unicode normalisation, NFC → NFD: it prints the same)")
     assert shown_pair("Café", "Cafe") == "'Café' → 'Cafe'"
+
+
+def test_the_review_spells_an_origin_rewritten_in_another_normalisation(tmp_path: Path) -> None:
+    """The entry's origin rewritten from NFC to NFD (an editor normalising on save): the review read
+    ``entry.origin …MIT licence ([Zoë Café → Zoë Café]) (model card…`` and named the three locks pinning "the old
+    origin"."""
+    import shutil
+    import unicodedata
+
+    from passprice import schema
+
+    base = copy_root(tmp_path / "base")
+    shutil.copytree(schema.schema_dir(), base / "schema")
+    text = (base / ENTRY).read_text(encoding="utf-8")
+    (base / ENTRY).write_text(text.replace(json.dumps(ORIGIN), json.dumps(ACCENTED, ensure_ascii=False)),
+                              encoding="utf-8")  # fmt: skip
+    head = tmp_path / "head"
+    shutil.copytree(base, head)
+    (head / ENTRY).write_text(text.replace(json.dumps(ORIGIN), json.dumps(unicodedata.normalize("NFD", ACCENTED),
+                              ensure_ascii=False)), encoding="utf-8")  # fmt: skip
+    result = invoke("diff", str(base), str(head))
+    assert ("  claims changed, which the pricer does not read (re-import from the GGUF file to confirm them): "
+            "entry.origin …deepseek-r1-distill-qwen-7b-part-0000 0.1.0. MIT licence (Zo['\\xeb Caf\\xe9' → "
+            "'e\\u0308 Cafe\\u0301']) (model card of DeepSeek-R1-Distill-Qwen-7B). (the same text in another Unicode "
+            "normalisation, NFC → NFD: it prints the same); 3 locks pin the old origin: r1-qwen7b-h200-best, "
+            "r1-qwen7b-h200, r1-qwen7b-mi300x-int8kv (re-pin: passprice lock --update)") in result.stdout.splitlines()
+
+
+def test_text_change_spells_a_change_of_normalisation_alone() -> None:
+    from passprice.textchange import text_change
+
+    assert text_change("Zoë", "Zoe\u0308") == (
+        "Zo['\\xeb' → 'e\\u0308'] (the same text in another Unicode normalisation, NFC → NFD: it prints the same)")
+    assert text_change("Zoë", "Zoe") == "Zoë → Zoe"  # another text: as before

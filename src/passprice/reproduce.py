@@ -468,29 +468,12 @@ class Today:
     relabelled: tuple[str, ...] = ()
 
 
-def normalisation_only(old: str, new: str) -> str | None:
-    """What to say of two texts that differ only in their Unicode normalisation (``Café`` with ``é`` as U+00E9, NFC,
-    and as ``e`` + U+0301, NFD: other code points, the same text printed): ``the same text in another Unicode
-    normalisation, NFD → NFC: it prints the same``; ``None`` when they are equal or differ otherwise
-    (:func:`unicodedata.normalize`). A lock's pinned ``checkpoint.origin`` re-digested in NFD under an entry in NFC
-    was said relabelled as ``Zo[ë Café Ångströ → ë Café Ångströ]m`` by ``price --lock`` and ``reproduce``: a change
-    that prints as none (attack round 49). Raises nothing."""
-    import unicodedata
-
-    if old == new or unicodedata.normalize("NFC", old) != unicodedata.normalize("NFC", new):
-        return None
-
-    def form(text: str) -> str:
-        return "NFC" if unicodedata.is_normalized("NFC", text) else (
-            "NFD" if unicodedata.is_normalized("NFD", text) else "neither NFC nor NFD")
-
-    return f"the same text in another Unicode normalisation, {form(old)} → {form(new)}: it prints the same"
-
-
 def shown_pair(old: str, new: str) -> str:
     """``'old' → 'new'`` as a relabelled line shows a pinned title and today's (:func:`repr` each); two that differ
     only in their Unicode normalisation with their code points spelled (:func:`ascii`) and
-    :func:`normalisation_only`'s words after them. Raises nothing."""
+    :func:`passprice.textchange.normalisation_only`'s words after them. Raises nothing."""
+    from passprice.textchange import normalisation_only
+
     note = normalisation_only(old, new)
     return f"{old!r} → {new!r}" if note is None else f"{old!a} → {new!a} ({note})"
 
@@ -499,9 +482,11 @@ def changed_span(old: str, new: str) -> str:
     """The span where ``old`` and ``new`` differ, with 20 characters either side of it: ``…like a [Qwen3.5-27B →
     Qwen3.6-27B] hybrid (synth…``; ``[ → text]`` where one is empty. Two texts that differ only in their Unicode
     normalisation show the span from the letter the marks sit on, its code points spelled, and say so
-    (:func:`normalisation_only`): ``…Zo['\\xeb' → 'e\\u0308']… (the same text in another Unicode normalisation, NFC →
-    NFD: it prints the same)``. Raises nothing."""
+    (:func:`passprice.textchange.normalisation_only`): ``…Zo['\\xeb' → 'e\\u0308']… (the same text in another
+    Unicode normalisation, NFC → NFD: it prints the same)``. Raises nothing."""
     import unicodedata
+
+    from passprice.textchange import normalisation_only
 
     n = min(len(old), len(new))
     a = next((i for i in range(n) if old[i] != new[i]), n)
