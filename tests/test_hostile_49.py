@@ -259,3 +259,26 @@ def test_text_change_spells_a_change_of_normalisation_alone() -> None:
     assert text_change("Zoë", "Zoe\u0308") == (
         "Zo['\\xeb' → 'e\\u0308'] (the same text in another Unicode normalisation, NFC → NFD: it prints the same)")
     assert text_change("Zoë", "Zoe") == "Zoë → Zoe"  # another text: as before
+
+
+# --- 5. a date its key's pattern refuses is one line, not also the calendar's -----------------------------------------
+
+SOURCE = "sources/ai-benchmarking-guide-fork-samuel-bohman.toml"
+
+
+@pytest.mark.parametrize("date", ["2027", "0000", "0000-01", "2026-12"])
+def test_a_retrieved_day_written_as_a_year_or_month_is_one_line(tmp_path: Path, date: str) -> None:
+    """``retrieved`` takes a day (YYYY-MM-DD): ``"2027"`` was refused twice on one key, by the pattern and again as
+    "'2027' is after today …" (``"0000"``, ``"0000-01"``: again as "not a date of the calendar")."""
+    import re
+
+    root = copy_root(tmp_path)
+    path = root / SOURCE
+    text, count = re.subn(r'(?m)^retrieved = "[^"]*"$', f'retrieved = "{date}"', path.read_text(encoding="utf-8"))
+    assert count == 1
+    path.write_text(text, encoding="utf-8")
+    result = invoke("check", root=root)
+    assert result.exit_code == 2
+    assert [line for line in result.stderr.splitlines() if line.startswith(f"passprice: error: {SOURCE}:")] == [
+        f"passprice: error: {SOURCE}: source.retrieved: '{date}' is not when the copy that was read was retrieved "
+        "(YYYY-MM-DD), or \"unknown\""]
