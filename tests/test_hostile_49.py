@@ -282,3 +282,14 @@ def test_a_retrieved_day_written_as_a_year_or_month_is_one_line(tmp_path: Path, 
     assert [line for line in result.stderr.splitlines() if line.startswith(f"passprice: error: {SOURCE}:")] == [
         f"passprice: error: {SOURCE}: source.retrieved: '{date}' is not when the copy that was read was retrieved "
         "(YYYY-MM-DD), or \"unknown\""]
+
+
+# --- 6. an option of -0.0 ---------------------------------------------------------------------------------------------
+
+
+def test_a_position_of_minus_zero_is_zero() -> None:
+    """Before: ``price r1-qwen7b-h200 --position -0.0`` read "contexts at mean position -0 of a 4,096 limit"."""
+    result = invoke("price", R1, "--position", "-0.0")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[1].startswith("  contexts at mean position 0 of a 4,096 limit · ")
+    assert "position -0" not in result.stdout
