@@ -293,3 +293,14 @@ def test_a_position_of_minus_zero_is_zero() -> None:
     assert result.exit_code == 0, result.output
     assert result.stdout.splitlines()[1].startswith("  contexts at mean position 0 of a 4,096 limit · ")
     assert "position -0" not in result.stdout
+
+
+def test_sweep_says_rows_drafting_other_tokens_are_not_the_locked_servings() -> None:
+    """Before: "the serving is the locked one" alone, of a grid whose rows draft 0 and 1 tokens where the locked
+    serving drafts 2 (its positions, cards and --max-tpot were said already)."""
+    result = invoke("sweep", MTP, "--batches", "1", "--draft-tokens", "0,1,2")
+    assert result.exit_code == 0, result.output
+    assert result.stderr.splitlines()[-1] == (
+        f"passprice: {MTP}: under lock {MTP} (locks/{MTP}.lock.toml): floors hold; the serving is the locked one, its "
+        f"prices not compared with the locked ones (`passprice reproduce {MTP}` compares them); its rows drafting 0, "
+        "1 tokens a pass are not the locked serving's (drafting 2)")

@@ -1113,6 +1113,7 @@ def sweep_under(
     cards: Iterable[str] | None = None,
     positions: Iterable[float] | None = None,
     max_tpot: float | None = None,
+    draft_tokens: Iterable[int] | None = None,
 ) -> list[str]:
     """The policy ``sweep`` applies: each registered serving of ``servings`` (references as the command line gives
     them; an unregistered one has no lock) judged on today's facts under its locks, or under ``explicit`` alone,
@@ -1122,8 +1123,11 @@ def sweep_under(
     each serving's own) hold others than the serving's, the line says its rows on them are under no lock (a lock
     judges the facts of the card it locks; ``sweep --cards all`` said "holds" of every card); when its
     ``positions`` (``None``: the serving's own) are others than the locked serving's mean position, that its rows
-    at them are not the locked serving's (:meth:`Guard.line` says the rest, as every command does: a ``max_tpot``
-    given on the command line is a change of the serving, as ``best``/``roofline --max-tpot`` say it is).
+    at them are not the locked serving's; when its ``draft_tokens`` (``None``: the serving's own) hold others than the
+    serving's, that its rows drafting them are not the locked serving's either (``sweep qwen35-27b-h200-mtp
+    --draft-tokens 0,1,2`` said "the serving is the locked one" of rows drafting 0 and 1 tokens, attack round 49)
+    (:meth:`Guard.line` says the rest, as every command does: a ``max_tpot`` given on the command line is a change
+    of the serving, as ``best``/``roofline --max-tpot`` say it is).
 
     Raises :class:`LockFloor` at the first serving whose floors are breached (naming every lock of it that
     breaks; its JSON names the serving), the first
@@ -1170,6 +1174,12 @@ def sweep_under(
                 where = ", ".join(f"{p:g}" for p in away[:3]) + (f" and {len(away) - 3} more" if len(away) > 3 else "")
                 tail += (f"; its rows at position {where} are not the locked serving's (position "
                          f"{', '.join(f'{p:g}' for p in locked)})")
+            own_tokens = resolved.spec.draft.tokens if resolved.spec.draft is not None else 0
+            drafting = [k for k in dict.fromkeys(draft_tokens or ()) if k != own_tokens]
+            if drafting:
+                tail += (f"; its rows drafting {', '.join(map(str, drafting[:3]))}"
+                         f"{f' and {len(drafting) - 3} more' if len(drafting) > 3 else ''} tokens a pass are not the "
+                         f"locked serving's (drafting {own_tokens})")
             # the serving as the command line makes it: --max-tpot overrides its file's cap (walkthrough 9: sweep
             # said "the serving is the locked one" where best and roofline said it differs by max_tpot)
             swept = resolved if max_tpot is None else attrs.evolve(
