@@ -111,7 +111,8 @@ class Bound:
             # `--position 1e-400` was taken as 0 (or "0 is out of range"), a number the line does not hold (round 33)
             raise InputError(f"{_cut(text)!r} underflows a float (read as 0: nothing but 0 is nearer zero than "
                              f"±4.9e-324) ({self.describe()})")
-        return self.check(number)
+        # -0.0 is 0 (IEEE: -0.0 + 0.0 is 0.0): `--position -0.0` was priced and shown as "mean position -0" (round 49)
+        return self.check(number + 0.0)
 
     def check(self, value: int | float) -> int | float:
         """``value`` when it lies within the bound; else :class:`InputError` saying which side it passed."""

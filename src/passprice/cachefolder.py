@@ -83,12 +83,27 @@ def _chosen(home: Callable[[], str] = _home) -> tuple[str, str]:
 
 
 def registry_holding(path: str) -> str | None:
-    """The nearest folder at or above ``path`` (made absolute, ``..`` folded; links not followed) that is a
-    passprice registry — one holding both ``facts/`` and ``registry/`` folders, as
-    :func:`passprice.registry.find_root` finds one — or ``None``. A cache folder there (``PASSPRICE_CACHE_DIR`` set
-    to a registry's ``facts/``) made passprice write its ``code/``, ``documents/``, ``memo/`` and ``objects/`` into
-    the registry, and ``check`` still passed (leftovers round 27b): :func:`folder` refuses it. Raises nothing."""
-    here = os.path.abspath(path)
+    """The nearest folder at or above ``path`` that is a passprice registry — one holding both ``facts/`` and
+    ``registry/`` folders, as :func:`passprice.registry.find_root` finds one — or ``None``; ``path`` is looked at as
+    written (made absolute, ``..`` folded) and, where that lies in no registry, as the file system resolves it
+    (:func:`os.path.realpath`: symbolic links followed, a ``..`` after a link leading to the target's parent). A
+    cache folder there (``PASSPRICE_CACHE_DIR`` set to a registry's ``facts/``) made passprice write its ``code/``,
+    ``documents/``, ``memo/`` and ``objects/`` into the registry, and ``check`` still passed (leftovers round 27b);
+    so did one named through a link outside the registry to its ``facts/`` (``/tmp/link/cc`` with ``/tmp/link`` →
+    ``REGISTRY/facts``, or ``/tmp/link/../registry/cc``, attack round 49): :func:`folder` refuses both. Raises
+    nothing."""
+    written = os.path.abspath(path)
+    found = _registry_above(written)
+    if found is None:
+        real = os.path.realpath(path)  # ``..`` after a link is the link target's parent, as the system reads it
+        if real != written:
+            found = _registry_above(real)
+    return found
+
+
+def _registry_above(here: str) -> str | None:
+    """The nearest folder at or above the absolute path ``here`` holding both ``facts/`` and ``registry/``
+    folders, or ``None``. Raises nothing."""
     while True:
         if os.path.isdir(os.path.join(here, "facts")) and os.path.isdir(os.path.join(here, "registry")):
             return here
@@ -112,8 +127,11 @@ def refusal() -> str | None:
     if registry is None:
         return None
     named = os.environ.get(variable, "") if variable != "HOME" else os.path.expanduser("~")
+    real = os.path.realpath(chosen)
+    lexical = _registry_above(os.path.abspath(chosen))
+    linked = "" if lexical is not None else f" (through a symbolic link: {real})"
     return (
-        f"{variable}={named}: the cache folder {chosen} lies inside the passprice registry at {registry}, and "
+        f"{variable}={named}: the cache folder {chosen}{linked} lies inside the passprice registry at {registry}, and "
         "passprice would write its cache (code/, documents/, memo/, objects/) among the registry's files: set "
         f"{variable} to a folder outside any registry (or bypass the cache: PASSPRICE_NO_CACHE=1)"
     )

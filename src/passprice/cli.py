@@ -2888,7 +2888,8 @@ def sweep_command(
     def judged() -> None:
         # The servings judged under their locks (a floor breached exits 1 before a row is written): done once the
         # grid's workers are forked, while they price their parts (passprice.sweepjobs), else before pricing.
-        under.extend(_sweep_locks(root, grid.servings, lock_ref, no_lock, grid.cards, grid.positions, max_tpot))
+        under.extend(_sweep_locks(root, grid.servings, lock_ref, no_lock, grid.cards, grid.positions, max_tpot,
+                                  grid.draft_tokens))
 
     total = grid.size()
     if total >= 1 << 16:  # its text made a group of rows at a time: the heap's freed pages kept (passprice.heapkeep)
@@ -3020,6 +3021,7 @@ def _every_percent(update: Callable[[int], None], total: int) -> Callable[[int],
 def _sweep_locks(
     root: Any, servings: tuple[str, ...], lock_ref: str | None, no_lock: bool, cards: tuple[str, ...] | None = None,
     positions: tuple[float, ...] | None = None, max_tpot: float | None = None,
+    draft_tokens: tuple[int, ...] | None = None,
 ) -> list[str]:
     """:func:`passprice.enforce.sweep_under` (each registered serving of a sweep judged under its locks): the lines
     naming the locks each is priced under; a floor breached, or ``--lock L`` locking none of them, exits 1."""
@@ -3028,7 +3030,7 @@ def _sweep_locks(
     if lock_ref is not None and no_lock:
         raise click.UsageError("give --lock L or --no-lock, not both")
     try:
-        return sweep_under(root, servings, lock_ref, no_lock, cards, positions, max_tpot)
+        return sweep_under(root, servings, lock_ref, no_lock, cards, positions, max_tpot, draft_tokens)
     except (LockRefusal, LockFloor) as e:
         _refuse(e)
 

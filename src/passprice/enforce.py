@@ -32,6 +32,7 @@ from passprice.registry import Root
 from passprice.servings import Resolved
 
 if TYPE_CHECKING:
+    from passprice.reproduce import Drift
     from passprice.stacks import Stack
 
 
@@ -334,6 +335,7 @@ def price_moved(
 
         unstacked = lock.stack.name
         found = tuple(d for d in found if not is_stack_path(d.path))
+    found = unread_drafts(found, resolved)
     drifted = tuple(d.describe() for d in found)
     changes = serving_differences(lock.spec, portable_spec(resolved.spec, root))
     serving = tuple(f"{key}: {_field_shown(was)} → {_field_shown(now)}" for key, was, now in changes)
@@ -360,6 +362,26 @@ def price_moved(
         int(was.get("batch", 0)), int(now.get("batch", 0)), differ[0].field, drifted, serving, under or None,
         unstacked, differences,
     )
+
+
+def unread_drafts(found: tuple[Drift, ...], resolved: Resolved) -> tuple[Drift, ...]:
+    """``found`` (:func:`passprice.reproduce.drift` of a lock against the facts ``resolved`` reads) less each pinned
+    ``draft.acceptance.i`` "gone" only because the serving priced drafts fewer than ``i`` tokens a pass
+    (``--draft-tokens 1`` or ``0`` on a serving drafting 2, or its file changed so): the drafting method still holds
+    it, today's serving does not read it, and the serving's own change is said beside ("serving differs from the
+    locked one: draft: …", or ``serving.draft: … → …``). ``price qwen35-27b-h200-mtp --draft-tokens 1`` said
+    "drifted since the lock: draft.acceptance.2: 0.75 (assumed) → gone", and ``max-batch`` the same, while
+    facts/drafts/qwen35-mtp.toml still held it (attack round 49). A figure gone while the serving still drafts that
+    many tokens stays drift (its price is refused besides). Raises nothing."""
+    draft = resolved.spec.draft
+    tokens = draft.tokens if draft is not None else 0
+
+    def unread(d: Drift) -> bool:
+        head, _, index = d.path.rpartition(".")
+        return d.today is None and head == "draft.acceptance" and index.isascii() and index.isdigit() \
+            and int(index) > tokens
+
+    return tuple(d for d in found if not unread(d))
 
 
 def _field_shown(value: Any) -> str:
@@ -720,7 +742,7 @@ class Guard:
             from passprice.reproduce import drift
             from passprice.stacks import is_stack_path
 
-            found = drift(lock, today, read)
+            found = unread_drafts(drift(lock, today, read), resolved)
             if stack_facts is None:
                 found = tuple(d for d in found if not is_stack_path(d.path))
             out += [f"{lock.name}: {d.describe()}" if len(self.locks) > 1 else d.describe() for d in found]
@@ -1111,6 +1133,7 @@ def sweep_under(
     cards: Iterable[str] | None = None,
     positions: Iterable[float] | None = None,
     max_tpot: float | None = None,
+    draft_tokens: Iterable[int] | None = None,
 ) -> list[str]:
     """The policy ``sweep`` applies: each registered serving of ``servings`` (references as the command line gives
     them; an unregistered one has no lock) judged on today's facts under its locks, or under ``explicit`` alone,
@@ -1120,8 +1143,11 @@ def sweep_under(
     each serving's own) hold others than the serving's, the line says its rows on them are under no lock (a lock
     judges the facts of the card it locks; ``sweep --cards all`` said "holds" of every card); when its
     ``positions`` (``None``: the serving's own) are others than the locked serving's mean position, that its rows
-    at them are not the locked serving's (:meth:`Guard.line` says the rest, as every command does: a ``max_tpot``
-    given on the command line is a change of the serving, as ``best``/``roofline --max-tpot`` say it is).
+    at them are not the locked serving's; when its ``draft_tokens`` (``None``: the serving's own) hold others than the
+    serving's, that its rows drafting them are not the locked serving's either (``sweep qwen35-27b-h200-mtp
+    --draft-tokens 0,1,2`` said "the serving is the locked one" of rows drafting 0 and 1 tokens, attack round 49)
+    (:meth:`Guard.line` says the rest, as every command does: a ``max_tpot`` given on the command line is a change
+    of the serving, as ``best``/``roofline --max-tpot`` say it is).
 
     Raises :class:`LockFloor` at the first serving whose floors are breached (naming every lock of it that
     breaks; its JSON names the serving), the first
@@ -1168,6 +1194,12 @@ def sweep_under(
                 where = ", ".join(f"{p:g}" for p in away[:3]) + (f" and {len(away) - 3} more" if len(away) > 3 else "")
                 tail += (f"; its rows at position {where} are not the locked serving's (position "
                          f"{', '.join(f'{p:g}' for p in locked)})")
+            own_tokens = resolved.spec.draft.tokens if resolved.spec.draft is not None else 0
+            drafting = [k for k in dict.fromkeys(draft_tokens or ()) if k != own_tokens]
+            if drafting:
+                tail += (f"; its rows drafting {', '.join(map(str, drafting[:3]))}"
+                         f"{f' and {len(drafting) - 3} more' if len(drafting) > 3 else ''} tokens a pass are not the "
+                         f"locked serving's (drafting {own_tokens})")
             # the serving as the command line makes it: --max-tpot overrides its file's cap (walkthrough 9: sweep
             # said "the serving is the locked one" where best and roofline said it differs by max_tpot)
             swept = resolved if max_tpot is None else attrs.evolve(

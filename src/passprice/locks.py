@@ -706,6 +706,7 @@ def lock_from_document(document: Mapping[str, Any], source: str, *, checked: boo
         raise InputError(f"{source}: not a lock: {detail}") from None
     _require_read_floors(lock, source)
     _require_own_records(lock, facts, source)
+    _require_own_stack(lock, facts, source)
     _require_read_pins(lock, facts, source)
     return attrs.evolve(lock, facts=facts, source=source)
 
@@ -759,6 +760,59 @@ def _require_own_records(lock: Lock, facts: Mapping[str, Fact], source: str) -> 
             f"{source}: {table}.name: {shown_value(pin.name)} is not the {what} the lock priced with ({uses}): a lock "
             "pins the title and note of its own serving's record only; re-lock it"
         )
+
+
+#: What a lock that pins a figure it should not (or lacks one it should) is told to do: a lock is written by passprice.
+_RESTORE = ("(edited by hand?): restore the lock from the last commit that holds it as written, or re-lock it")
+
+
+def _require_own_stack(lock: Lock, facts: Mapping[str, Fact], source: str) -> None:
+    """Refuse a lock (format 2; its pinned ``facts`` by path) whose ``[stack]`` table, ``stack.*`` facts and recorded
+    price disagree on the serving stack the price was made under: ``passprice lock --stack S`` writes all three
+    (``[stack]`` naming S, ``price.stack = S`` beside the expected price, every stack fact the expected price rests
+    on), a lock without ``--stack`` none. Which stack a lock prices under is read from its ``[stack]`` table alone, so
+    a re-digested lock with a ``[stack]`` table added to a lock priced under none made ``price --lock`` price the
+    serving under that stack, exit 0, "the price is the one L records" (whose recorded price has no expected price to
+    compare), while ``check`` and ``reproduce`` said "does NOT reproduce" (exit 1: StackLacks); the table removed
+    from a lock made under a stack, or its ``stack.*`` facts removed, did the same the other way (attack round 49).
+    Such a lock is malformed input, as a ``[routing]`` table pinning another record is
+    (:func:`_require_own_records`). Raises :class:`InputError` naming the file and the key."""
+    from passprice.schema import shown_value
+
+    if lock.info.format < 2:
+        return
+    recorded = lock.price.get("stack")
+    recorded = recorded if isinstance(recorded, str) else None
+    pin = lock.stack
+    if pin is not None and pin.name != recorded:
+        uses = ("its recorded price is under no stack: price.stack" if recorded is None
+                else f"its recorded price's is {shown_value(recorded)}: price.stack")
+        raise InputError(
+            f"{source}: stack.name: {shown_value(pin.name)} is not the serving stack the lock priced under ({uses}): "
+            "a lock pins the stack its price was made under only; re-lock it"
+        )
+    if pin is None and recorded is not None:
+        raise InputError(
+            f"{source}: stack: missing, and the lock's recorded price is under stack {shown_value(recorded)} "
+            f"(price.stack): passprice lock pins the stack a price is made under {_RESTORE}"
+        )
+    if pin is None:
+        for path in facts:
+            if path.startswith("stack."):
+                raise InputError(
+                    f"{source}: facts.{schema.key_part(path)}: a figure the lock's price does not read (it is priced "
+                    "under no stack: price.stack): passprice lock pins only what the price reads; re-lock it"
+                )
+        return
+    expected = lock.price.get("expected")
+    read = expected.get("rests_on", {}) if isinstance(expected, Mapping) else {}
+    for path in read:
+        if isinstance(path, str) and path.startswith("stack.") and path not in facts:
+            raise InputError(
+                f"{source}: facts.{schema.key_part(path)}: missing, and the lock's expected price under stack "
+                f"{shown_value(pin.name)} rests on it (price.expected.rests_on): passprice lock pins every figure "
+                f"the price reads {_RESTORE}"
+            )
 
 
 def _require_read_pins(lock: Lock, facts: Mapping[str, Fact], source: str) -> None:

@@ -468,15 +468,41 @@ class Today:
     relabelled: tuple[str, ...] = ()
 
 
+def shown_pair(old: str, new: str) -> str:
+    """``'old' → 'new'`` as a relabelled line shows a pinned title and today's (:func:`repr` each); two that differ
+    only in their Unicode normalisation with their code points spelled (:func:`ascii`) and
+    :func:`passprice.textchange.normalisation_only`'s words after them. Raises nothing."""
+    from passprice.textchange import normalisation_only
+
+    note = normalisation_only(old, new)
+    return f"{old!r} → {new!r}" if note is None else f"{old!a} → {new!a} ({note})"
+
+
 def changed_span(old: str, new: str) -> str:
     """The span where ``old`` and ``new`` differ, with 20 characters either side of it: ``…like a [Qwen3.5-27B →
-    Qwen3.6-27B] hybrid (synth…``; ``[ → text]`` where one is empty. Raises nothing."""
+    Qwen3.6-27B] hybrid (synth…``; ``[ → text]`` where one is empty. Two texts that differ only in their Unicode
+    normalisation show the span from the letter the marks sit on, its code points spelled, and say so
+    (:func:`passprice.textchange.normalisation_only`): ``…Zo['\\xeb' → 'e\\u0308']… (the same text in another
+    Unicode normalisation, NFC → NFD: it prints the same)``. Raises nothing."""
+    import unicodedata
+
+    from passprice.textchange import normalisation_only
+
     n = min(len(old), len(new))
     a = next((i for i in range(n) if old[i] != new[i]), n)
     b = next((i for i in range(n - a) if old[-1 - i] != new[-1 - i]), n - a)
+    note = normalisation_only(old, new)
+    if note is not None:
+        # Whole characters: from the letter the marks sit on, to the end of its marks.
+        while a > 0 and any(a < len(t) and unicodedata.combining(t[a]) for t in (old, new)):
+            a -= 1
+        while b > 0 and unicodedata.combining(old[len(old) - b]):
+            b -= 1
     tail = old[len(old) - b:]
-    return (f"{'…' if a > 20 else ''}{old[max(a - 20, 0):a]}[{old[a:len(old) - b]} → {new[a:len(new) - b]}]"
-            f"{tail[:20]}{'…' if b > 20 else ''}")
+    was, now = old[a:len(old) - b], new[a:len(new) - b]
+    span = f"[{was} → {now}]" if note is None else f"[{was!a} → {now!a}]"
+    return (f"{'…' if a > 20 else ''}{old[max(a - 20, 0):a]}{span}{tail[:20]}{'…' if b > 20 else ''}"
+            + (f" ({note})" if note is not None else ""))
 
 
 def relabelled(
@@ -508,7 +534,7 @@ def relabelled(
     ``checkpoint.source: …[x → y]… (the lock pinned the old)``. Raises nothing."""
     out = []
     if card.title != lock.card_title:
-        out.append(f"card.title: {lock.card_title!r} → {card.title!r} (the lock pinned the old)")
+        out.append(f"card.title: {shown_pair(lock.card_title, card.title)} (the lock pinned the old)")
     if card.hypothetical != lock.card_hypothetical:
         claim = (
             "its price now claims a hypothetical card, not the real one it was locked as"
@@ -524,7 +550,7 @@ def relabelled(
         if pin is None or record is None or record.name != pin.name:
             continue  # not pinned (a lock written before slip round 44), or another record: said as a serving change
         if record.title != pin.title:
-            out.append(f"{table}.title: {pin.title!r} → {record.title!r} (the lock pinned the old)")
+            out.append(f"{table}.title: {shown_pair(pin.title, record.title)} (the lock pinned the old)")
         if record.note != pin.note:
             out.append(f"{table}.note: {changed_span(pin.note or '', record.note or '')} (the lock pinned the old)")
     if sha256 is not None and lock.checkpoint_pin.content is not None and sha256 != lock.checkpoint_sha256:
@@ -536,7 +562,7 @@ def relabelled(
         out.append(f"checkpoint.source: {changed_span(lock.checkpoint_source, source)} (the lock pinned the old)")
     if stack is not None and lock.stack is not None and stack.title != lock.stack.title:
         out.append(
-            f"stack.{lock.stack.name}.title: {lock.stack.title!r} → {stack.title!r} (the lock pinned the old)"
+            f"stack.{lock.stack.name}.title: {shown_pair(lock.stack.title, stack.title)} (the lock pinned the old)"
         )
     if stack is not None and lock.stack is not None:
         # The runtime and builds texts, where the lock pins them (session 27; absent in a lock written before).

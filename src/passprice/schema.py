@@ -494,10 +494,14 @@ def problems(document: Mapping[str, Any], kind: str, folder: Path | None = None)
     # A float where a whole number goes (digits = 4.5) is one line, whole_floats' (which says how to write it), not
     # also jsonschema's "4.5 is not of type 'integer'" (attack round 31).
     said = {tuple(at) for at, _ in floats}
+    # A date its key's pattern already refuses (a source's `retrieved = "2027"`, a day wanted) is that one line, not
+    # also the calendar-date format's "is after today" or "not a date of the calendar" (attack round 49).
+    patterned = {tuple(e.absolute_path) for e in errors if e.validator == "pattern"}
     found = [((list(map(str, e.absolute_path)), e.message),
               _false_key(e, validator.schema, document) or _explain(e) + _branches(e, validator.schema, document))
              for e in errors if not (e.validator == "oneOf" and not e.context and tuple(e.absolute_path) in typed)
-             and not (e.validator == "type" and isinstance(e.instance, float) and tuple(e.absolute_path) in said)]
+             and not (e.validator == "type" and isinstance(e.instance, float) and tuple(e.absolute_path) in said)
+             and not (e.validator == "format" and tuple(e.absolute_path) in patterned)]
     kept, more = _whole_lines(floats)
     found.extend(((list(map(str, at)), ""), line) for at, line in kept)
     # One line per problem: two keywords saying one thing (`items: false` and `maxItems`) give one line.

@@ -31,6 +31,23 @@ LONG_WORD = 40
 CONTEXT_CHARS = 60
 
 
+def normalisation_only(old: str, new: str) -> str | None:
+    """What to say of two texts that differ only in their Unicode normalisation (``Café`` with ``é`` as U+00E9, NFC,
+    and as ``e`` + U+0301, NFD: other code points, the same text printed): ``the same text in another Unicode
+    normalisation, NFD → NFC: it prints the same``; ``None`` when they are equal or differ otherwise
+    (:func:`unicodedata.normalize`). A lock's pinned ``checkpoint.origin`` re-digested in NFD under an entry in NFC
+    was said relabelled as ``Zo[ë Café Ångströ → ë Café Ångströ]m`` by ``price --lock`` and ``reproduce``: a change
+    that prints as none (attack round 49). Raises nothing."""
+    if old == new or unicodedata.normalize("NFC", old) != unicodedata.normalize("NFC", new):
+        return None
+
+    def form(text: str) -> str:
+        return "NFC" if unicodedata.is_normalized("NFC", text) else (
+            "NFD" if unicodedata.is_normalized("NFD", text) else "neither NFC nor NFD")
+
+    return f"the same text in another Unicode normalisation, {form(old)} → {form(new)}: it prints the same"
+
+
 def _tokens(text: str) -> list[str]:
     """``text``'s tokens (:data:`_TOKENS`): a combining mark (an accent written as its own code point, ``e`` +
     U+0301) kept with the character before it, never a token alone (``cafe[́ → ̀]`` put the accent on a bracket,
@@ -83,6 +100,9 @@ def text_change(old: str, new: str) -> str:
     of the two texts alone. Equal texts give ``unchanged``. Raises nothing."""
     if old == new:
         return "unchanged"
+    note = normalisation_only(old, new)
+    if note is not None:
+        return _spelled_change(old, new, note)
     if len(old) <= WHOLE or len(new) <= WHOLE:
         return f"{old} → {new}"
     a, b = _tokens(old), _tokens(new)
@@ -128,6 +148,23 @@ def text_change(old: str, new: str) -> str:
     text = "".join(out)
     more = spans - SPANS
     return text + (f" and {more} more change{'s' if more != 1 else ''}" if more > 0 else "")
+
+
+def _spelled_change(old: str, new: str, note: str) -> str:
+    """The one span where ``old`` and ``new``, texts that differ only in their Unicode normalisation, differ: from
+    the letter the marks sit on to the end of its marks, each side's code points spelled (:func:`ascii`), up to
+    :data:`CONTEXT_CHARS` characters of unchanged text either side, then ``note`` (:func:`normalisation_only`):
+    ``…Zo['\\xeb' → 'e\\u0308']m… (the same text in another Unicode normalisation, NFC → NFD: it prints the same)``.
+    Written whole, ``Zoë → Zoë`` read as no change at all (attack round 49). Raises nothing."""
+    n = min(len(old), len(new))
+    a = next((i for i in range(n) if old[i] != new[i]), n)
+    b = next((i for i in range(n - a) if old[-1 - i] != new[-1 - i]), n - a)
+    while a > 0 and any(a < len(t) and unicodedata.combining(t[a]) for t in (old, new)):
+        a -= 1
+    while b > 0 and unicodedata.combining(old[len(old) - b]):
+        b -= 1
+    was, now = old[a:len(old) - b], new[a:len(new) - b]
+    return f"{_cut_start(old[:a])}[{was!a} → {now!a}]{_cut_end(old[len(old) - b:])} ({note})"
 
 
 def _shown(span: str) -> str:
