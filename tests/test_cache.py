@@ -704,8 +704,9 @@ def test_a_process_stores_only_its_first_pass_shapes(
     for position in range(100, 106):
         s = attrs.evolve(r.serving, contexts=serving.ContextMix.uniform(float(position), 4096))
         assert serving.price_serving(r.header, r.card, s).tokens_per_s > 0
-    # Three shapes and the one decode step they share (every position the same deployment).
-    assert len(objects(cache_dir)) - before == 3 + 1
+    # Three shapes, the one decode step they share (every position the same deployment) and its header's clean check
+    # (decode.check_header, kept by the header's entry since round 28).
+    assert len(objects(cache_dir)) - before == 3 + 1 + 1
 
 
 def test_an_entry_that_is_a_link_is_replaced_not_written_through(tmp_path: Path, cache_dir: Path) -> None:

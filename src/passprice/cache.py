@@ -442,6 +442,16 @@ def identity(obj: object) -> str | None:
     return held[1] if held is not None and held[0] is obj else None
 
 
+def same_identity(obj: object, like: object) -> None:
+    """Give ``obj`` the :func:`identity` ``like`` has (nothing when ``like`` has none): for a copy of a built object
+    that differs from it only in what no key and no computed object reads (a checkpoint header's ``source``, the path
+    a refusal names: :func:`passprice.checkpoints._kept_entry`), so what is computed from the copy (its decode step,
+    its pass shapes) is looked up and kept under the same keys as from the original. Raises nothing."""
+    held = identity(like)
+    if held is not None:
+        _identify(obj, held)
+
+
 def _schema_bytes(schema_path: Path) -> bytes:
     """The bytes of the schema at ``schema_path`` (read once a snapshot, :mod:`passprice.snapshot`). Raises
     :class:`~passprice.errors.InputError` as :func:`~passprice.files.read_regular`."""

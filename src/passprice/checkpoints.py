@@ -23,6 +23,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import attrs
+
 from passprice import __version__, ggml, schema
 from passprice.digests import blake2b
 from passprice.errors import InputError, problem_lines
@@ -632,11 +634,18 @@ def _kept_entry(path: Path, root: Root, data: bytes) -> GGUFHeader:
     if key in _CACHE:
         _CACHE.move_to_end(key)
         return _CACHE[key]
-    source = str(path).encode("utf-8", "surrogateescape")
-    header = cache.built(
-        "checkpoint", root.schema / "checkpoint.schema.json", source + b"\0" + data,
+    # Keyed by the entry's file name (the build checks entry.name against it), not its folder: the header is a
+    # function of the name, the bytes and the schema, and its path is only its ``source`` text (what a refusal names,
+    # never kept), put right below. So diff's BASE and HEAD copies of an entry (a temporary folder each run, round 28:
+    # every run of `diff A B` rebuilt all 18 headers, their decode steps and pass shapes, about a third of its CPU)
+    # and the work tree's share one header and what is computed from it, in the process and across runs.
+    header = built = cache.built(
+        "checkpoint", root.schema / "checkpoint.schema.json", b"entry\0" + os.fsencode(path.name) + b"\0" + data,
         lambda: _header_of_entry(path, root, data), GGUFHeader,
     )
+    if header.source != str(path):
+        header = attrs.evolve(header, source=str(path))
+        cache.same_identity(header, built)
     _CACHE[key] = header
     _CONTENT[id(header)] = (header, f"{digest}\0{root.schema}")
     while len(_CACHE) > _CACHE_SIZE:

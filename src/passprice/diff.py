@@ -2520,6 +2520,87 @@ def _with_recomputed(lock: LockImpact, side: PriceSide, moved: Mapping[str, Mapp
                         refitted=tuple(f"{p} {was} → {now}" for p, (was, now) in fits.items() if was != now))
 
 
+@attrs.define
+class _Copy:
+    """A private copy of HEAD's files in ``folder`` (a :class:`Root` at ``root``) with every stale or mismatched
+    derived fact of a changed card or drafting method recomputed (``recomputed``: whether any was), or the ``error``
+    that stopped it; the serving stacks re-fitted in it since (``refitted``: name → each fact's (as HEAD wrote it,
+    as re-fitted)). :func:`recomputed_prices`'s."""
+
+    folder: Path
+    root: Root
+    error: str | None = None
+    recomputed: bool = False
+    refitted: dict[str, dict[str, tuple[str, str]]] = attrs.Factory(dict)
+
+
+@attrs.define
+class _Copies:
+    """The copies :func:`recomputed_prices` made while :func:`compare` runs (``made``: by the id of HEAD's side and
+    of the file changes) and the exit stack that removes their folders (``removal``)."""
+
+    made: dict[tuple[int, int], _Copy]
+    removal: contextlib.ExitStack
+
+
+#: While :func:`compare` runs (:func:`_shared_copies`): the locks' and the unlocked servings' prices share one copy
+#: (round 28: each wrote all of HEAD's files again and recomputed the card again, about a tenth of the CPU of a
+#: review of one changed card fact).
+_COPIES: list[_Copies] = []
+
+
+@contextlib.contextmanager
+def _shared_copies() -> Iterator[None]:
+    """Until the ``with`` ends, :func:`recomputed_prices` keeps its copies for the next call on the same HEAD and
+    changes; their folders are removed when it ends (an interrupt included)."""
+    with contextlib.ExitStack() as removal:
+        _COPIES.append(_Copies({}, removal))
+        try:
+            yield
+        finally:
+            _COPIES.pop()
+
+
+def _recomputed_copy(head: Side, files: Sequence[FileChange], folder: Path) -> _Copy:
+    """HEAD's files written into ``folder``, each stale or mismatched derived fact of a changed card or drafting
+    method recomputed there (:func:`passprice.edit.recompute_record`); a failure is the copy's ``error``. Raises
+    nothing."""
+    from passprice import snapshot
+    from passprice.edit import FactFile, recompute_record
+    from passprice.serving import ServingRefusal
+
+    root = Root(folder)
+    copy = _Copy(folder, root)
+    try:
+        with snapshot.suspended():  # written, then read back: not HEAD's snapshot
+            for rel, data in head.files.items():
+                target = folder / rel
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(data)
+            for rel in _named_by_sources(head.files):  # what sources name is there (empty: nothing prices it)
+                try:  # a name no file can have (past 255 bytes, a NUL, a link loop): check names it
+                    target = (folder / rel).resolve()
+                    if (target.is_relative_to(folder.resolve()) and not target.exists()
+                            and (head.root.path / rel).is_file()):
+                        target.parent.mkdir(parents=True, exist_ok=True)
+                        target.touch()
+                except (OSError, RuntimeError, ValueError):
+                    continue
+            for f in files:
+                if f.kind in ("card", "draft") and any(x.kind in ("stale", "mismatch") for x in f.findings):
+                    edits = recompute_record(FactFile(folder / f.path, f.kind, f.name, ""), root.schema, root)
+                    copy.recomputed = copy.recomputed or bool(edits)
+    except (InputError, ServingRefusal, OSError) as e:
+        copy.error = _not_recomputed(e, folder)
+    return copy
+
+
+def _not_recomputed(e: Exception, folder: Path) -> str:
+    """The error every result of :func:`recomputed_prices` gives when ``e`` stopped the copy in ``folder``."""
+    lines = e.lines if isinstance(e, InputError) else [str(e)]
+    return "not recomputed: " + "; ".join(lines).replace(f"{folder}/", "")
+
+
 def recomputed_prices(
     head: Side, files: Sequence[FileChange], requests: Sequence[Mapping[str, Any]],
     refits: Mapping[str, Sequence[Finding]], moved: dict[str, dict[str, tuple[str, str]]] | None = None,
@@ -2534,54 +2615,87 @@ def recomputed_prices(
     when a recomputation fails (a derivation that does not evaluate, a re-fit refused), every result is its
     ``error`` (``not recomputed: …``). HEAD's files are not touched. ``moved``, when given, receives each stack
     re-fitted: each of its facts by path (``share.read``), (as HEAD wrote it, as re-fitted), in the fact's unit.
-    Raises nothing."""
+    Inside :func:`compare`, a second call on the same HEAD and changes (the unlocked servings' after the locks')
+    prices in the first call's copy, unless a stack it prices stands otherwise there than it wants it (re-fitted or
+    not, :func:`_fits`): then in a copy of its own. Raises nothing."""
+    shared = _COPIES[-1] if _COPIES else None
+    key = (id(head), id(files))
+    with contextlib.ExitStack() as stack:
+        copy = shared.made.get(key) if shared is not None else None
+        if copy is not None and not _fits(copy, requests, refits):
+            copy = None
+        if copy is None:
+            folder = Path(tempfile.mkdtemp(prefix="passprice-recomputed-"))
+            (stack if shared is None else shared.removal).callback(_remove, folder)
+            stack.enter_context(cache.unkept(folder))
+            copy = _recomputed_copy(head, files, folder)
+            if copy.error is None:
+                copy.error = _refit(copy, requests, refits)
+            if shared is not None and key not in shared.made:
+                shared.made[key] = copy
+        else:
+            stack.enter_context(cache.unkept(copy.folder))
+        if copy.error is not None:
+            return {str(r["key"]): PriceSide(error=copy.error) for r in requests}
+        if moved is not None:
+            asked = {r.get("stack") for r in requests}
+            moved.update({name: dict(fits) for name, fits in copy.refitted.items() if name in asked})
+        results = price_locks(copy.root, head.code, requests)
+    return {key: PriceSide.of(result) for key, result in results.items()}
+
+
+def _remove(folder: Path) -> None:
+    """Remove ``folder`` and what it holds, silently (a copy's temporary folder)."""
+    import shutil
+
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def _wanted_stacks(copy: _Copy, requests: Sequence[Mapping[str, Any]], refits: Mapping[str, Sequence[Finding]]
+                   ) -> dict[str, bool]:
+    """Each serving stack ``requests`` price under that ``copy`` holds, by name: whether it is to be re-fitted
+    there (its fit no longer follows on HEAD, ``refits``, or a card was recomputed)."""
+    from passprice.registry import stays_in
+
+    out: dict[str, bool] = {}
+    for name in sorted({str(r["stack"]) for r in requests if r.get("stack") is not None}):
+        if not stays_in(copy.root.stacks, name) or not (copy.root.stacks / f"{name}.toml").is_file():
+            continue  # HEAD's price names the stack that is not there: its own error says so
+        out[name] = bool(refits.get(name)) or copy.recomputed
+    return out
+
+
+def _fits(copy: _Copy, requests: Sequence[Mapping[str, Any]], refits: Mapping[str, Sequence[Finding]]) -> bool:
+    """Whether ``requests`` may be priced in ``copy`` as it stands: it stopped at no error, and each stack they price
+    under stands there as they want it (:func:`_wanted_stacks`), nothing left to re-fit: a file the earlier call's
+    prices read is never rewritten under a later one."""
+    if copy.error is not None:
+        return False
+    return all((name in copy.refitted) == refit for name, refit in _wanted_stacks(copy, requests, refits).items())
+
+
+def _refit(copy: _Copy, requests: Sequence[Mapping[str, Any]], refits: Mapping[str, Sequence[Finding]]
+           ) -> str | None:
+    """Re-fit in ``copy`` each stack ``requests`` want re-fitted that it has not re-fitted yet
+    (:func:`passprice.calibrate.calibrate`): ``None``, or the error that stopped a re-fit. Raises nothing."""
     from passprice import snapshot
     from passprice.calibrate import calibrate, write_calibration
-    from passprice.edit import FactFile, recompute_record
-    from passprice.registry import stays_in
     from passprice.serving import ServingRefusal
     from passprice.stacks import load_stack
 
-    with tempfile.TemporaryDirectory(prefix="passprice-recomputed-") as tmp:
-        folder = Path(tmp)
-        with cache.unkept(folder):
-            try:
-                with snapshot.suspended():  # written, then read back: not HEAD's snapshot
-                    for rel, data in head.files.items():
-                        target = folder / rel
-                        target.parent.mkdir(parents=True, exist_ok=True)
-                        target.write_bytes(data)
-                    for rel in _named_by_sources(head.files):  # what sources name is there (empty: nothing prices it)
-                        try:  # a name no file can have (past 255 bytes, a NUL, a link loop): check names it
-                            target = (folder / rel).resolve()
-                            if (target.is_relative_to(folder.resolve()) and not target.exists()
-                                    and (head.root.path / rel).is_file()):
-                                target.parent.mkdir(parents=True, exist_ok=True)
-                                target.touch()
-                        except (OSError, RuntimeError, ValueError):
-                            continue
-                    root = Root(folder)
-                    recomputed = False
-                    for f in files:
-                        if f.kind in ("card", "draft") and any(x.kind in ("stale", "mismatch") for x in f.findings):
-                            edits = recompute_record(FactFile(folder / f.path, f.kind, f.name, ""), root.schema, root)
-                            recomputed = recomputed or bool(edits)
-                    for name in sorted({str(r["stack"]) for r in requests if r.get("stack") is not None}):
-                        if not stays_in(root.stacks, name) or not (root.stacks / f"{name}.toml").is_file():
-                            continue  # HEAD's price names the stack that is not there: its own error says so
-                        if refits.get(name) or recomputed:
-                            was = load_stack(root, name).lock_facts()
-                            write_calibration(root, calibrate(root, name))
-                            now = load_stack(root, name).lock_facts()
-                            if moved is not None:
-                                moved[name] = {p.removeprefix("stack."): (was[p].describe(), now[p].describe())
-                                               for p in now if p in was}
-            except (InputError, ServingRefusal, OSError) as e:
-                lines = e.lines if isinstance(e, InputError) else [str(e)]
-                why = "not recomputed: " + "; ".join(lines).replace(f"{folder}/", "")
-                return {str(r["key"]): PriceSide(error=why) for r in requests}
-            results = price_locks(root, head.code, requests)
-    return {key: PriceSide.of(result) for key, result in results.items()}
+    try:
+        with snapshot.suspended():
+            for name, refit in _wanted_stacks(copy, requests, refits).items():
+                if not refit or name in copy.refitted:
+                    continue
+                was = load_stack(copy.root, name).lock_facts()
+                write_calibration(copy.root, calibrate(copy.root, name))
+                now = load_stack(copy.root, name).lock_facts()
+                copy.refitted[name] = {p.removeprefix("stack."): (was[p].describe(), now[p].describe())
+                                       for p in now if p in was}
+    except (InputError, ServingRefusal, OSError) as e:
+        return _not_recomputed(e, copy.folder)
+    return None
 
 
 def stack_refit_findings(root: Root, name: str) -> tuple[Finding, ...]:
@@ -3362,7 +3476,7 @@ def compare(base: Side, head: Side) -> Diff:
     files) is read, validated and built once for the comparison, HEAD's review and the locks' prices."""
     from passprice import snapshot
 
-    with snapshot.reading():
+    with snapshot.reading(), _shared_copies():  # the private copies of HEAD removed first, then the snapshot
         return _compare(base, head)
 
 

@@ -1607,6 +1607,7 @@ def _stored_step(header: GGUFHeader, deployment: Deployment) -> DecodeStep:
 #: Pass shapes a process stores in the cache of built objects, at most: a command prices a serving or a few; a process
 #: pricing hundreds of servings in a loop keeps them in memory (:data:`_SHAPES`) and would only pay to write them.
 _SHAPES_STORED = 16
+#: Pass shapes this process has built (not found in the cache of built objects).
 _shapes_missed = 0
 
 
@@ -1619,14 +1620,20 @@ def _stored_shape(header: GGUFHeader, s: Serving, fields: tuple[Any, ...]) -> Pa
     import passprice
     from passprice import cache
 
-    global _shapes_missed
     origin = cache.identity(header)
     if origin is None:
         return pass_shape(header, s)
-    _shapes_missed += 1
+
+    def build() -> PassShape:
+        # Only a shape built counts: a hit counted too (round 28), so a diff, whose 31 lookups found its first 16
+        # kept, rebuilt the other 15 on every run and never kept them.
+        global _shapes_missed
+        _shapes_missed += 1
+        return pass_shape(header, s)
+
     material = f"{origin}\0{passprice.PRICING_MODEL_VERSION}\0{fields!r}"
-    return cache.built("pass-shape", None, material.encode("utf-8", "surrogateescape"),
-                       lambda: pass_shape(header, s), PassShape, store=_shapes_missed <= _SHAPES_STORED)
+    return cache.built("pass-shape", None, material.encode("utf-8", "surrogateescape"), build, PassShape,
+                       store=_shapes_missed < _SHAPES_STORED)
 
 
 def shape_of(header: GGUFHeader, s: Serving) -> PassShape:
