@@ -451,6 +451,16 @@ def enclosing_repository(dest: Path) -> Path | None:
     return None
 
 
+def repository_top(dest: Path) -> bool:
+    """Whether ``dest`` is the top of a git work tree already (it holds ``.git``, a folder or a worktree's file):
+    ``init``'s ``next:`` line then leaves out ``git init`` (walkthrough 33: ``init .`` in a fork's fresh repository
+    advised ``git init`` there again). Raises nothing: a folder that cannot be looked at is no top."""
+    try:
+        return look(Path(os.path.realpath(dest)) / ".git") is not None
+    except (OSError, ValueError, InputError):
+        return False
+
+
 def nested_caution(dest: Path) -> str | None:
     """The warning for a registry written into ``dest`` below the top of an existing git repository: GitHub runs
     the workflows of the repository's top ``.github/workflows/`` only, and pre-commit reads the top's
