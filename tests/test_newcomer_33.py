@@ -284,3 +284,16 @@ def test_explain_knows_the_words_the_fork_s_outputs_printed() -> None:
     assert result.stdout.splitlines()[0] == (
         "re-lock: write a lock again from today's inputs, keeping its floors: passprice lock --update -o LOCK  "
         "(also: relock, re-locks, lock --update)")
+
+
+def test_init_in_a_fork_holding_its_own_readme_says_how_to_set_it_aside(tmp_path: Path) -> None:
+    fork = tmp_path / "fork"
+    (fork / ".github").mkdir(parents=True)
+    (fork / "README.md").write_text("# our fork\n", encoding="utf-8")
+    # Before: "…already holds .github, README.md; init writes a registry into an empty folder (or one without these),
+    # and replaces nothing", and no way on.
+    bad("init", str(fork), says=(
+        f"passprice: error: {fork}: already holds .github, README.md; init writes a registry into an empty folder (or "
+        "one without these), and replaces nothing: to add a registry beside them, move them aside (mv .github "
+        ".github.mine; mv README.md README.md.mine), run init again, then merge each back into what init wrote"))
+    assert (fork / "README.md").read_text(encoding="utf-8") == "# our fork\n" and not (fork / "facts").exists()

@@ -40,7 +40,7 @@ import attrs
 from passprice import __version__
 from passprice.cachefolder import make_folders
 from passprice.errors import InputError
-from passprice.files import kind, look, read_regular, shown
+from passprice.files import kind, look, read_regular, shell_word, shown
 from passprice.registry import Root
 from passprice.schema import MAX_TOML_BYTES
 
@@ -528,9 +528,12 @@ def write(the_plan: Plan, dest: Path) -> None:
     tops = sorted({rel.split("/", 1)[0] for rel in the_plan.files})
     taken = [t for t in tops if look(dest / t) is not None or (dest / t).is_symlink()]
     if taken:
+        # Walkthrough 33: a fork's repository holding its own README.md read "replaces nothing" and no way on.
+        aside = "; ".join(f"mv {shell_word(t)} {shell_word(t + '.mine')}" for t in taken)
         raise InputError(
             f"{shown(dest)}: already holds {', '.join(taken)}; init writes a registry into an empty folder (or one "
-            "without these), and replaces nothing"
+            f"without these), and replaces nothing: to add a registry beside them, move them aside ({aside}), run "
+            "init again, then merge each back into what init wrote"
         )
     parent = dest.parent if str(dest.parent) else Path(".")
     above = parent
