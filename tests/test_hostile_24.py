@@ -290,7 +290,9 @@ def test_init_below_the_top_of_a_git_repository_warns_that_its_workflow_and_hook
     assert result.stdout.splitlines()[-1] == f"next: cd {sub} && passprice import MODEL.gguf --name NAME"
     assert (sub / ".github" / "workflows" / "facts.yml").is_file()
     top = invoke("init", str(repo))  # the repository's own top: nothing to warn of
-    assert top.exit_code == 0 and top.stderr == "" and "git init" in top.stdout.splitlines()[-1]
+    # ... and no `git init` there either: it is a repository already (walkthrough 33)
+    assert top.exit_code == 0 and top.stderr == "" and top.stdout.splitlines()[-1] == (
+        f"next: cd {repo} && pre-commit install; passprice import MODEL.gguf --name NAME")
 
 
 def test_a_sweep_output_suffix_picks_the_format_and_a_contradiction_is_refused(tmp_path: Path) -> None:

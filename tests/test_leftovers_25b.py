@@ -60,6 +60,9 @@ def test_1_reproduce_json_names_the_commit_whose_code_wrote_the_lock(tmp_path: P
     from test_newcomer_29 import _redigested
 
     root = copy_root(tmp_path)
+    # A checkout of passprice itself (a registry of one's own adds the requirements.txt line: test_newcomer_33).
+    (root / "src" / "passprice").mkdir(parents=True)
+    (root / "src" / "passprice" / "pins.py").write_text('"""The code of the commit."""\n', encoding="utf-8")
     lock = root / "locks" / "qwen3-30b-a3b-h200.lock.toml"
     _redigested(lock, lock, "sha256:" + "ab" * 32)
 

@@ -261,6 +261,10 @@ def test_reproduce_names_the_commit_whose_code_wrote_an_older_lock(tmp_path: Pat
     import subprocess
 
     root = copy_root(tmp_path)
+    # A checkout of passprice itself, whose commits hold its code (a registry of one's own names its requirements.txt
+    # line instead: test_newcomer_33).
+    (root / "src" / "passprice").mkdir(parents=True)
+    (root / "src" / "passprice" / "pins.py").write_text('"""The code of the commit."""\n', encoding="utf-8")
     old = "sha256:" + "ab" * 32
     lock = root / "locks" / "qwen3-30b-a3b-h200.lock.toml"
     _redigested(lock, lock, old)

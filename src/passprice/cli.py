@@ -138,8 +138,25 @@ def _usage(e: click.UsageError) -> NoReturn:
         # walkthrough 32: "a context of 4,096" tried as --context 4096 read "No such option" and no more
         message = (f"no such option {e.option_name}: a sequence's context is --limit N (the positions it is allowed) "
                    "and --position P (the mean position reached; limit / 2 by default)")
+    elif isinstance(e, click.NoSuchOption) and e.ctx is not None and _choice_option(e.ctx, e.option_name):
+        message = f"no such option {e.option_name}: write {_choice_option(e.ctx, e.option_name)}"
     click.echo(f"passprice: error: {escaped(message)}{where}", err=True)
     raise click.exceptions.Exit(2)
+
+
+def _choice_option(ctx: click.Context, given: str) -> str | None:
+    """The option and value the command takes for an option ``given`` that names one of its choices (``--markdown``
+    for ``--format markdown``, ``--csv`` for ``sweep --format csv``): ``"--format markdown"``; ``None`` when no option
+    of the command has that choice. Walkthrough 33: ``diff main HEAD --markdown`` read "No such option", and
+    ``audit … --markdown`` "Did you mean '--card'?"."""
+    word = given.removeprefix("--")
+    if word == given:
+        return None
+    for param in ctx.command.params:
+        if (isinstance(param, click.Option) and isinstance(param.type, click.Choice) and param.opts
+                and word in param.type.choices):
+            return f"{max(param.opts, key=len)} {word}"
+    return None
 
 
 #: Options a newcomer tries for the context length, which passprice calls ``--limit`` (and ``--position``).
@@ -904,7 +921,7 @@ def init_command(
     """Start a registry of your own in DIRECTORY (default: here): every record folder, the reference facts copied,
     the schemas, an editor configuration (.taplo.toml), a pre-commit hook and a CI workflow. Every command run in
     it then reads and writes its files."""
-    from passprice.scaffold import nested_caution, plan, write
+    from passprice.scaffold import nested_caution, plan, repository_top, write
 
     _require_unicode(str(directory), "DIRECTORY")
     if requirement is not None:
@@ -936,7 +953,9 @@ def init_command(
     from passprice.files import shell_word
 
     into = "" if directory.resolve() == Path.cwd().resolve() else f"cd {shell_word(directory)} && "
-    start = "" if caution is not None else "git init && pre-commit install; "  # no repository in a repository
+    # no repository in a repository; at a repository's top (a fork's own) no `git init` either (walkthrough 33)
+    start = "" if caution is not None else "pre-commit install; " if repository_top(directory) else (
+        "git init && pre-commit install; ")
     click.echo(f"next: {into}{start}passprice import MODEL.gguf --name NAME")
 
 
@@ -2167,14 +2186,16 @@ def reproduce_command(ctx: click.Context, lock: str, as_json: bool) -> None:
     older = older_format(the_lock, str(path.resolve()) if root.embedded else shown)  # a command to paste: a path
     ctx.meta[STATUS] = 0 if rep.equals else 1  # the verdict stands if the reader leaves mid-report (`| head`)
     from passprice.pins import LOCK_FORMAT, checkout_note
-    from passprice.reproduce import model_commit
+    from passprice.reproduce import model_commit, requirement_at
 
     commit = (model_commit(root, the_lock.info.pricing_model)
               if rep.model_changed and the_lock.info.format >= LOCK_FORMAT else None)
+    requirement = requirement_at(root, commit[0]) if commit is not None and not rep.holds_code else None
     if as_json:
-        _echo_json(reproduction_json(rep, older, commit))
+        _echo_json(reproduction_json(rep, older, commit, requirement))
     else:
-        text = reproduction_text(rep, shown, older, "" if root.embedded else checkout_note(root.path), commit)
+        text = reproduction_text(rep, shown, older, "" if root.embedded else checkout_note(root.path), commit,
+                                 requirement)
         # A look-alike name (a card copied under a Cyrillic х) reads as the name it copies: spelled out (slip 32).
         click.echo(spelled_lines(text))
     if not rep.equals:

@@ -146,6 +146,26 @@ def dims_text(dims: Dims) -> str:
     return text + ("/" + "·".join(down) if down else "")
 
 
+def operations_hint(got: Dims, wanted: Dims) -> str:
+    """What to write when a formula's dimension ``got`` is the fact's ``wanted`` but for operations (``op``,
+    ``FLOP``) where the fact counts multiply-adds (``MAC``), or the reverse: a datasheet's TOPS or TFLOPS count a
+    multiply-add as two operations, and a formula has no unit literals, so the 2 op/MAC is an input of its own
+    (walkthrough 33: ``tops / 2`` read "its formula gives op/s, but the fact is in TMAC/s (MAC/s)" and no more).
+    ``""`` for any other mismatch."""
+    ratio = dict(got)
+    for k, v in wanted:
+        ratio[k] = ratio.get(k, 0) - v
+    ratio = {k: v for k, v in ratio.items() if v}
+    for word in ("op", "FLOP"):
+        if ratio == {word: 1, "MAC": -1}:
+            return (f": a multiply-add is two operations; divide by an input ops_per_mac = {{ value = 2, unit = "
+                    f"\"{word}/MAC\", constant = \"two operations, a multiply and an add, a multiply-add\" }}")
+        if ratio == {word: -1, "MAC": 1}:
+            return (f": a multiply-add is two operations; multiply by an input ops_per_mac = {{ value = 2, unit = "
+                    f"\"{word}/MAC\", constant = \"two operations, a multiply and an add, a multiply-add\" }}")
+    return ""
+
+
 @attrs.frozen
 class Quantity:
     """An exact value in base units with its dimension."""
@@ -611,7 +631,7 @@ def recheck(path: str, fact: Any, facts: Mapping[str, Any]) -> Finding | None:
                 path,
                 "broken",
                 f"{path}.derivation: its formula gives {dims_text(recorded.dims)}, but the fact is in {fact.unit} "
-                f"({target.dimension()})",
+                f"({target.dimension()}){operations_hint(recorded.dims, target.dims)}",
             )
         written = quantity(fact.amount, fact.unit).value / target.multiplier
         if any(c.now is None for c in changed):

@@ -472,6 +472,64 @@ _TERMS = (
         ("format", "lock format 1", "lock format 2"),
     ),
     Term(
+        "lock kind",
+        "price lock: the serving's own batch; best lock (lock --best): the batch best finds",
+        "A lock's kind (`[lock] kind`; `reproduce` names it first: `price lock of serving S`): a *price lock* "
+        "(`passprice lock SERVING`) records the price at the serving's own batch, as `price` gives it; a *best lock* "
+        "(`passprice lock SERVING --best`) records the batch `best` finds and its price, so a change that moves the "
+        "best batch moves it. `lock --update` keeps the kind.",
+        ("price lock", "best lock"),
+    ),
+    Term(
+        "re-lock",
+        "write a lock again from today's inputs, keeping its floors: passprice lock --update -o LOCK",
+        "`passprice lock --update -o LOCK` writes the lock again from today's facts, checkpoint, serving and "
+        "pricing-model code, keeping its name, kind, serving, stack and floors (refused when a fact no longer meets "
+        "its floor: `--force --require PATH=PROVENANCE` loosens one on purpose, which the review shows). A review "
+        "(`passprice diff`) fails a change that moves a locked price without it, naming the command, and marks a "
+        "lock moved and re-locked in the same change `re-locked`, its recorded price old → new.",
+        ("relock", "re-locks", "lock --update"),
+    ),
+    Term(
+        "relabelled",
+        "a text a lock pins changed since, moving no number (a card's title, a serving's description …)",
+        "Besides facts and the serving priced, a lock pins texts that move no number: the card's title and "
+        "`hypothetical` mark, the serving's description, a stack's title, the checkpoint entry's `origin`, a routing "
+        "record's or drafting method's title and note. One that today's files hold otherwise is *relabelled*: "
+        "`reproduce` says it on a `relabelled` line, `check` lists it under the lock's drift, `check --frozen` fails "
+        "on it, and `lock --update` re-pins it.",
+        ("relabel", "relabelled since the lock"),
+    ),
+    Term(
+        "what-if",
+        "a price that is not the one a lock records: another option, card or batch than the locked serving's",
+        "A price of a locked serving with an option changed (`--batch`, `--max-tpot`, `--limit`, `--routing` …) is "
+        "a what-if: its lock line says the price is not the locked one and which serving field differs (`serving "
+        "differs from the locked one: batch: 8 → 9`). It is still priced under the serving's locks, so a what-if "
+        "resting on a fact below a floor is refused (`LockFloor`) unless priced `--no-lock`; on another `--card` or "
+        "`--checkpoint`, and in `compare` across cards, it is judged under no lock (the locks lock another card or "
+        "checkpoint). A what-if writes nothing: only `lock` records a price.",
+        ("what if", "what-ifs"),
+    ),
+    Term(
+        "hypothetical",
+        "a card that does not exist, a design sketch: hypothetical = true in its [card] table",
+        "A card marked `hypothetical = true` in its `[card]` table is a design sketch, not a product "
+        "(`ws1_hypothetical`): its prices read `, hypothetical` after its title, and its facts are `estimated` or "
+        "`assumed`, since no datasheet or benchmark is its own (the review asks of one citing `published` or "
+        "`measured` figures). A title saying hypothetical on a card not so marked reads `, not marked hypothetical`.",
+        ("marked hypothetical", "not marked hypothetical"),
+    ),
+    Term(
+        "origin",
+        "a checkpoint entry's origin: where its GGUF header came from (import --origin)",
+        "A checkpoint entry's `origin` (`[entry] origin`): where the header it was imported from came from — "
+        "package or URL, version, licence — as `passprice import FILE --name NAME --origin TEXT` gives it; without "
+        "`--origin` it names the file and says its `sha256` identifies it; `synth` writes the published "
+        "configuration it was built from. A lock pins it in `[checkpoint]`; `audit` and `diff` print it.",
+        ("checkpoint origin", "--origin"),
+    ),
+    Term(
         "margin",
         "rungs of the provenance ladder between a fact and its lock's floor",
         "In `audit`, how far a fact's provenance stands above the floor its lock sets on it, in rungs of the ladder "

@@ -1135,14 +1135,56 @@ def model_commit(root: Root, digest: str) -> tuple[str, str] | None:
     return found[-2][:12], found[-1]
 
 
+def requirement_at(root: Root, commit: str) -> str | None:
+    """The line of ``requirements.txt`` at ``commit`` of ``root``'s git history that installs passprice (its first
+    line that is neither blank nor a comment), as :func:`passprice.schema.shown_value` shows it: what a registry of
+    one's own (``passprice init``), which holds no passprice, ran its locks with. ``None`` when the commit holds no
+    such file or git fails. Raises nothing."""
+    import subprocess
+
+    from passprice.gitread import run_git
+    from passprice.schema import shown_value
+
+    if root.embedded:
+        return None
+    try:
+        said = run_git(root.path, ["show", f"{commit}:requirements.txt"])
+    except (InputError, OSError, subprocess.CalledProcessError):
+        return None
+    for line in said.decode("utf-8", "replace").splitlines():
+        if line.strip() and not line.lstrip().startswith("#"):
+            line = line.strip()
+            return line if line.isprintable() and len(line) <= 300 else shown_value(line)
+    return None
+
+
+def model_code(rep: Reproduction, commit: tuple[str, str], requirement: str | None) -> str:
+    """Where the code of a lock whose pricing model changed is, after "the lock's code is": commit ``commit``'s own
+    code in a checkout of passprice (``rep.holds_code``), a work tree of its own to run it in; in a registry of one's
+    own, which holds no passprice, the passprice its ``requirements.txt`` named at that commit (``requirement``, the
+    line, when it reads), installed in a virtual environment of its own. Walkthrough 33: a registry of one's own, a
+    month and an upgrade after its lock, was told to `git worktree add` a commit that holds no code, where the
+    README says ``reproduce`` names the requirements.txt line."""
+    digest = rep.lock.info.pricing_model.removeprefix("sha256:")[:12]
+    why = f"{commit[1]}: the oldest commit whose locks record {digest}"
+    if rep.holds_code:
+        return (f"commit {commit[0]}'s ({why}): run it in a work tree of its own, `git worktree add --detach "
+                f"../at-lock {commit[0]}`")
+    said = f", `{requirement}`" if requirement else ""
+    return (f"the passprice this registry's requirements.txt named at commit {commit[0]} ({why}){said}: install it "
+            f"in a virtual environment of its own (`git show {commit[0]}:requirements.txt > at-lock.txt`, `pip "
+            "install -r at-lock.txt`) and run its `passprice reproduce` here")
+
+
 def reproduction_text(
     rep: Reproduction, shown: str, older: str | None = None, model_note: str = "",
-    commit: tuple[str, str] | None = None,
+    commit: tuple[str, str] | None = None, requirement: str | None = None,
 ) -> str:
     """A reproduction for people: the lock, whether it reproduces and why, which inputs changed since, the recorded,
     reproduced and today's figures side by side, and the first term that moved. ``model_note`` follows an unchanged
     pricing model (:func:`passprice.pins.checkout_note`: the checkout's code is not the running passprice's);
-    ``commit`` (:func:`model_commit`: the commit whose code is the lock's pricing model) follows a changed one."""
+    ``commit`` (:func:`model_commit`: the commit whose code is the lock's pricing model) follows a changed one, with
+    ``requirement`` (:func:`requirement_at`) in a registry of one's own (:func:`model_code`)."""
     from passprice.tables import text_table
 
     lock = rep.lock
@@ -1201,10 +1243,8 @@ def reproduction_text(
         model = f"changed ({lock.info.pricing_model.removeprefix('sha256:')[:12]} → "
         model += f"{rep.pricing_model.removeprefix('sha256:')[:12]})"
         if commit is not None:
-            model += (f"; the lock's code is commit {commit[0]}'s ({commit[1]}: the oldest commit whose locks record "
-                      f"{lock.info.pricing_model.removeprefix('sha256:')[:12]}): run it in a work tree of its own, "
-                      f"`git worktree add --detach ../at-lock {commit[0]}` (README: The price a lock recorded, from "
-                      "the code that wrote it)")
+            model += (f"; the lock's code is {model_code(rep, commit, requirement)} (README: The price a lock "
+                      "recorded, from the code that wrote it)")
     lines += [
         "  since the lock:",
         f"    facts          {facts}",
@@ -1312,11 +1352,14 @@ def cited_only(drift: Iterable[Drift]) -> set[str]:
 
 
 def reproduction_json(
-    rep: Reproduction, older: str | None = None, commit: tuple[str, str] | None = None
+    rep: Reproduction, older: str | None = None, commit: tuple[str, str] | None = None,
+    requirement: str | None = None,
 ) -> dict[str, Any]:
     """A reproduction for ``--json``. ``pricing_model.commit`` is ``commit`` (:func:`model_commit`: the commit whose
     code wrote the lock's pricing model, found only when the model changed) as ``{"hash": 12 hex digits, "date":
-    "YYYY-MM-DD"}``, or ``None``: the text's "the lock's code is commit C's". Raises nothing."""
+    "YYYY-MM-DD"}``, or ``None``: the text's "the lock's code is commit C's"; in a registry of one's own (no
+    ``src/passprice``) it also holds ``"requirement"``, the requirements.txt line at that commit
+    (:func:`requirement_at`; ``None`` when it does not read). Raises nothing."""
     today = rep.today
     return {
         "lock": rep.lock.name,
@@ -1330,7 +1373,8 @@ def reproduction_json(
             "recorded": rep.lock.info.pricing_model,
             "now": rep.pricing_model,
             "changed": rep.model_changed,
-            "commit": {"hash": commit[0], "date": commit[1]} if commit is not None else None,
+            "commit": None if commit is None else {"hash": commit[0], "date": commit[1]} if rep.holds_code else {
+                "hash": commit[0], "date": commit[1], "requirement": requirement},
         },
         "checkpoint": attrs.asdict(rep.checkpoint),
         "facts_drifted": [

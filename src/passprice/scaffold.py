@@ -40,7 +40,7 @@ import attrs
 from passprice import __version__
 from passprice.cachefolder import make_folders
 from passprice.errors import InputError
-from passprice.files import kind, look, read_regular, shown
+from passprice.files import kind, look, read_regular, shell_word, shown
 from passprice.registry import Root
 from passprice.schema import MAX_TOML_BYTES
 
@@ -451,6 +451,16 @@ def enclosing_repository(dest: Path) -> Path | None:
     return None
 
 
+def repository_top(dest: Path) -> bool:
+    """Whether ``dest`` is the top of a git work tree already (it holds ``.git``, a folder or a worktree's file):
+    ``init``'s ``next:`` line then leaves out ``git init`` (walkthrough 33: ``init .`` in a fork's fresh repository
+    advised ``git init`` there again). Raises nothing: a folder that cannot be looked at is no top."""
+    try:
+        return look(Path(os.path.realpath(dest)) / ".git") is not None
+    except (OSError, ValueError, InputError):
+        return False
+
+
 def nested_caution(dest: Path) -> str | None:
     """The warning for a registry written into ``dest`` below the top of an existing git repository: GitHub runs
     the workflows of the repository's top ``.github/workflows/`` only, and pre-commit reads the top's
@@ -518,9 +528,12 @@ def write(the_plan: Plan, dest: Path) -> None:
     tops = sorted({rel.split("/", 1)[0] for rel in the_plan.files})
     taken = [t for t in tops if look(dest / t) is not None or (dest / t).is_symlink()]
     if taken:
+        # Walkthrough 33: a fork's repository holding its own README.md read "replaces nothing" and no way on.
+        aside = "; ".join(f"mv {shell_word(t)} {shell_word(t + '.mine')}" for t in taken)
         raise InputError(
             f"{shown(dest)}: already holds {', '.join(taken)}; init writes a registry into an empty folder (or one "
-            "without these), and replaces nothing"
+            f"without these), and replaces nothing: to add a registry beside them, move them aside ({aside}), run "
+            "init again, then merge each back into what init wrote"
         )
     parent = dest.parent if str(dest.parent) else Path(".")
     above = parent

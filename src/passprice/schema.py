@@ -319,6 +319,23 @@ def overflowed(value: Overflowed) -> str:
     return f"{typed} overflows a float (at most ±1.8e308): give a finite number"
 
 
+def _table_of(extra: Sequence[str], node: Mapping[str, Any], instance: Any) -> str | None:
+    """The name of the table ``extra`` (keys ``node``, a schema object, does not allow where they stand) belong in:
+    a property of ``node`` that ``instance`` lacks, is a table, and allows every one of them (a source record's
+    ``title``, ``kind``, ``read`` … written at the top of ``sources/ID.toml`` belong in its ``[source]`` table).
+    ``None`` when there is none, or when the keys are those of more than one such table. Walkthrough 33: a source
+    record written from the README's list of its keys, without ``[source]``, read "source: missing (required)" and
+    "Additional properties are not allowed ('title', 'kind', …)", and neither line said where the keys go."""
+    if not isinstance(instance, Mapping) or not extra:
+        return None
+    found = [
+        name for name, child in node.get("properties", {}).items()
+        if name not in instance and isinstance(child, Mapping) and child.get("type") == "object"
+        and isinstance(child.get("properties"), Mapping) and all(k in child["properties"] for k in extra)
+    ]
+    return found[0] if len(found) == 1 else None
+
+
 def _explain(error: Any) -> str:
     """One line for one ``jsonschema`` error: the key path and what was wrong, in words a file's author can act on. A
     value is shown by :func:`shown_value` (cut past 120 characters): a source record's ``kind`` of 700 KB made every
@@ -343,7 +360,9 @@ def _explain(error: Any) -> str:
             more = f" and {len(extra) - 5} more" if len(extra) > 5 else ""
             shown = ", ".join(shown_value(k) for k in extra[:5]) + more
             verb = "was" if len(extra) == 1 else "were"
-            return f"{_key_path(where)}: Additional properties are not allowed ({shown} {verb} unexpected)"
+            table = _table_of(extra, error.schema, error.instance)
+            hint = f": they are keys of the [{table}] table: write [{table}] on a line above them" if table else ""
+            return f"{_key_path(where)}: Additional properties are not allowed ({shown} {verb} unexpected){hint}"
         return f"{_key_path(where)}: {error.message}"
     if error.validator == "type" and isinstance(instance, Overflowed):
         return f"{_key_path(where)}: {overflowed(instance)}"
