@@ -40,7 +40,7 @@ import attrs
 from passprice import __version__
 from passprice.cachefolder import make_folders
 from passprice.errors import InputError
-from passprice.files import kind, look, read_regular, shown
+from passprice.files import kind, look, read_regular, require_windows_name, shown
 from passprice.registry import Root
 from passprice.schema import MAX_TOML_BYTES
 
@@ -504,6 +504,14 @@ def write(the_plan: Plan, dest: Path) -> None:
             f"{shown(dest)}: the folder name holds a character that does not print (a newline, a tab, U+202E …); "
             "name the registry with printing characters"
         )
+    # The one rule of a name passprice writes (files.require_windows_name): `init aux`, `init x.` and `init 'a|b'`
+    # made a registry whose folder a checkout on Windows cannot hold (issue 13's leftovers, session 28); the folders
+    # init creates above it too.
+    require_windows_name(dest)
+    for at in dest.parents:
+        if look(at) is not None:
+            break
+        require_windows_name(at)
     found = look(dest)  # the one lookup: a name too long or a loop of links is one error line
     if found is not None and not stat.S_ISDIR(found.st_mode):
         raise InputError(f"{shown(dest)}: is {kind(found.st_mode)}; give a folder for the new registry")
