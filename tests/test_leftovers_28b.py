@@ -6,6 +6,7 @@ stderr (exit 2)."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -152,3 +153,126 @@ def test_the_cache_key_of_a_non_utf8_name_is_its_own() -> None:
     assert one != other
     assert one != cache._key_start("a\ufffd").hexdigest()
     assert re.fullmatch(r"[0-9a-f]{64}", one)
+
+
+# --- 3. every command's --json failure path: nothing on stdout, one line on stderr, exit 2 --------------------------
+
+
+def _bad_inputs(tmp: Path) -> dict[str, Path]:
+    """One bad file of each kind: a card whose ``memory.bandwidth.value`` is text, a GGUF header cut at 100 bytes,
+    a lock that is not TOML, a trace whose 2nd request has a negative prompt, a sweep file with batch 0 among its
+    batches' bounds, a config that is not JSON."""
+    card_text = (REPO / "facts" / "cards" / "h200_sxm_141gb.toml").read_text(encoding="utf-8")
+    assert card_text.count("value = 4.8\n") == 1
+    files = {
+        "card": ("card.toml", retitled(card_text, "Bad card").replace("value = 4.8\n", 'value = "x"\n')),
+        "lock": ("bad.lock.toml", "[lock\n"),
+        "trace": ("trace.jsonl", '{"arrival_s": 0.0, "prompt_tokens": 8, "output_tokens": 4}\n'
+                                 '{"arrival_s": 0.1, "prompt_tokens": -1, "output_tokens": 4}\n'),
+        "grid": ("grid.toml", 'servings = ["r1-qwen7b-h200"]\npositions = [512]\nbatches = { from = 1, to = 2, '
+                              'factor = 0 }\n'),
+        "config": ("config.json", '{"model_type": '),
+    }
+    out = {}
+    for kind, (name, text) in files.items():
+        out[kind] = tmp / name
+        out[kind].write_text(text, encoding="utf-8")
+    header = (REPO / "tests" / "data" / "qwen35-27b-like.header.gguf").read_bytes()
+    out["header"] = tmp / "cut.gguf"
+    out["header"].write_bytes(header[:100])
+    (tmp / "taken" / "facts").mkdir(parents=True)
+    out["taken"] = tmp / "taken"
+    out["noroot"] = tmp / "noroot"
+    out["noroot"].mkdir()
+    return out
+
+
+#: Every command with --json, one bad input each (``{kind}`` is a file of :func:`_bad_inputs`; ``@root`` runs under
+#: ``--root`` a folder that is no registry, ``@copy`` under a private copy of the checkout's registry, not a git one).
+JSON_FAILURES = [
+    ("audit", "r1-qwen7b-h200", "--card", "{card}"),
+    ("best", "r1-qwen7b-h200", "--card", "{card}"),
+    ("calibrate", "--stack", "no-such-stack"),
+    ("@root", "cards"),
+    ("@root", "check"),
+    ("@root", "checkpoints"),
+    ("compare", "r1-qwen7b-h200", "--cards", "{card}"),
+    ("@copy", "diff", "HEAD"),
+    ("explain", "no-such-term"),
+    ("facts", "{card}"),
+    ("header", "{header}"),
+    ("@copy", "import", "{header}"),
+    ("init", "{taken}"),
+    ("kv", "{header}"),
+    ("@copy", "lock", "r1-qwen7b-h200", "--card", "{card}", "--name", "x"),
+    ("max-batch", "r1-qwen7b-h200", "--card", "{card}"),
+    ("@copy", "new-serving", "x", "--checkpoint", "{header}", "--card", "h200_sxm_141gb"),
+    ("price", "r1-qwen7b-h200", "--card", "{card}"),
+    ("reproduce", "{lock}"),
+    ("roofline", "{card}"),
+    ("@root", "servings"),
+    ("simulate", "r1-qwen7b-h200", "--trace", "{trace}"),
+    ("@root", "sources"),
+    ("speculate", "r1-qwen7b-h200", "--card", "{card}"),
+    ("sweep", "--file", "{grid}"),
+    ("synth", "{config}", "-o", "{taken}/x.gguf"),
+    ("validate", "--stack", "no-such-stack"),
+    ("fact", "show", "{card}"),
+    ("@copy", "fact", "set", "h200_sxm_141gb", "memory.bandwidth", "--value", "abc", "--unit", "TB/s",
+     "--provenance", "published", "--source", "nvidia-h200-datasheet", "--locator", "p. 1"),
+    ("fact", "recompute", "{card}"),
+]
+
+
+def test_3_every_command_with_json_is_in_the_list() -> None:
+    from passprice.cli import cli
+
+    def with_json(group: object, prefix: tuple[str, ...]) -> set[tuple[str, ...]]:
+        found: set[tuple[str, ...]] = set()
+        for name, command in getattr(group, "commands", {}).items():
+            if hasattr(command, "commands"):
+                found |= with_json(command, (*prefix, name))
+            elif any("--json" in p.opts for p in command.params):
+                found.add((*prefix, name))
+        return found
+
+    listed = set()
+    for case in JSON_FAILURES:
+        words = [w for w in case if not w.startswith("@")]
+        listed.add(tuple(words[:2]) if words[0] == "fact" else (words[0],))
+    assert listed == with_json(cli, ())
+
+
+@pytest.mark.parametrize("case", JSON_FAILURES, ids=[" ".join(c[:3]) for c in JSON_FAILURES])
+def test_3_a_json_failure_prints_nothing_on_stdout_and_one_line(tmp_path: Path, case: tuple[str, ...]) -> None:
+    files = _bad_inputs(tmp_path)
+    root = REPO
+    if case[0] == "@root":
+        root, case = files["noroot"], case[1:]
+    elif case[0] == "@copy":
+        root, case = copy_root(tmp_path), case[1:]
+    args = [a.format(**{k: str(v) for k, v in files.items()}) for a in case]
+    result = invoke(*args, "--json", root=root)
+    assert result.exit_code == 2, result.output
+    assert result.stdout == ""
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("passprice: error: "), result.stderr
+
+
+LISTINGS = [("cards",), ("servings",), ("checkpoints",), ("sources",), ("check",), ("compare", "gemma3-270m-h100")]
+
+
+@pytest.mark.parametrize("command", LISTINGS, ids=[c[0] for c in LISTINGS])
+def test_3_a_listing_with_one_bad_file_prints_one_whole_json_document(tmp_path: Path, command: tuple[str, ...]) -> None:
+    """The one kind of --json failure that prints: a listing (and ``check``, and ``compare``'s every card) still shows
+    every good file (issue 13's class 13), as one document that parses, and says the bad file's line, exit 2."""
+    root = copy_root(tmp_path)
+    folder = "facts/cards" if command[0] in ("cards", "sources", "compare") else (
+        "registry/checkpoints" if command[0] == "checkpoints" else "registry/servings")
+    broken = root / folder / "zz_broken.toml"
+    broken.write_text("garbage = [\n", encoding="utf-8")
+    result = invoke(*command, "--json", root=root)
+    assert result.exit_code == 2, result.output
+    said = f"{folder}/zz_broken.toml: not valid TOML: Invalid value (at end of document)"
+    assert result.stderr == f"passprice: error: {said}\n"
+    assert isinstance(json.loads(result.stdout), dict)
