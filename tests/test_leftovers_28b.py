@@ -259,20 +259,24 @@ def test_3_a_json_failure_prints_nothing_on_stdout_and_one_line(tmp_path: Path, 
     assert len(lines) == 1 and lines[0].startswith("passprice: error: "), result.stderr
 
 
-LISTINGS = [("cards",), ("servings",), ("checkpoints",), ("sources",), ("check",), ("compare", "gemma3-270m-h100")]
+LISTINGS = [("cards",), ("servings",), ("checkpoints",), ("sources",), ("check",), ("compare", "gemma3-270m-h100"),
+            ("validate",)]
 
 
 @pytest.mark.parametrize("command", LISTINGS, ids=[c[0] for c in LISTINGS])
 def test_3_a_listing_with_one_bad_file_prints_one_whole_json_document(tmp_path: Path, command: tuple[str, ...]) -> None:
-    """The one kind of --json failure that prints: a listing (and ``check``, and ``compare``'s every card) still shows
-    every good file (issue 13's class 13), as one document that parses, and says the bad file's line, exit 2."""
+    """The one kind of --json failure that prints: a listing (and ``check``, ``validate``'s runs and ``compare``'s every
+    card; ``diff``'s review likewise) still shows every good file (issue 13's class 13), as one document that parses,
+    and says the bad file's line, exit 2."""
     root = copy_root(tmp_path)
-    folder = "facts/cards" if command[0] in ("cards", "sources", "compare") else (
-        "registry/checkpoints" if command[0] == "checkpoints" else "registry/servings")
+    folder = {"cards": "facts/cards", "sources": "facts/cards", "compare": "facts/cards", "validate":
+              "registry/measurements", "checkpoints": "registry/checkpoints"}.get(command[0], "registry/servings")
     broken = root / folder / "zz_broken.toml"
     broken.write_text("garbage = [\n", encoding="utf-8")
     result = invoke(*command, "--json", root=root)
     assert result.exit_code == 2, result.output
     said = f"{folder}/zz_broken.toml: not valid TOML: Invalid value (at end of document)"
-    assert result.stderr == f"passprice: error: {said}\n"
+    # validate names it under --root (ROOT/registry/measurements/…), the listings relative to the registry
+    where = f"{root}/" if command[0] == "validate" else ""
+    assert result.stderr == f"passprice: error: {where}{said}\n"
     assert isinstance(json.loads(result.stdout), dict)
