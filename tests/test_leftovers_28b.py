@@ -82,6 +82,15 @@ def test_init_into_an_ordinary_folder_still_writes(tmp_path: Path) -> None:
     assert (tmp_path / "reg.v2" / "facts").is_dir()
 
 
+def test_init_into_a_folder_already_there_judges_only_what_it_creates(tmp_path: Path) -> None:
+    """A folder the user made is not init's to judge (as the folder of an output file is not): only the names init
+    creates are (the registry's own files and folders, all plain)."""
+    (tmp_path / "aux").mkdir()
+    result = invoke("init", str(tmp_path / "aux"))
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "aux" / "facts").is_dir()
+
+
 def test_fact_set_on_a_card_file_windows_cannot_hold_leaves_it_untouched(tmp_path: Path) -> None:
     """Before: ``fact set aux memory.bandwidth --value 4.7`` rewrote ``facts/cards/aux.toml`` (4.8 -> 4.7), exit 0."""
     root = copy_root(tmp_path)

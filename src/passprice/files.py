@@ -357,12 +357,11 @@ def check_writable(path: Path, force: bool = False) -> None:
     exist (it is not created), is not a folder, or is not writable by this process (``os.access``: a read-only
     folder for a user, a read-only file system for anyone).
 
-    Before all of these, the name of the file written is one a checkout on Windows can hold
+    And (after what is there, before its folder) the name of the file written is one a checkout on Windows can hold
     (:func:`require_windows_name`).
 
     Raises :class:`InputError` naming ``path``."""
     end = target(path)
-    require_windows_name(path, end.name)
     found = look(end)
     if found is not None:
         if stat.S_ISDIR(found.st_mode):
@@ -378,6 +377,8 @@ def check_writable(path: Path, force: bool = False) -> None:
             # A rename gives the path a new file: the file's other names (hard links) would keep the old text without
             # a word (round 20: fact set of a card linked elsewhere with ln split the two).
             raise _other_names(path, found.st_nlink)
+    # After the kind of what is there: `-o /dev/stdout` into a pipe resolves to `pipe:[123]`, a FIFO first.
+    require_windows_name(path, end.name)
     folder = end.parent if str(end.parent) else Path(".")
     where = look(folder)
     if where is None:
