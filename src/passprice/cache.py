@@ -185,10 +185,16 @@ def key(kind: str, schema_bytes: bytes, data: bytes) -> str:
 @functools.lru_cache(maxsize=64)
 def _key_start(*parts: str) -> Any:
     """The BLAKE2b hash of :func:`key` fed its first ``parts`` (format, version, code and library stamps, kind), each
-    then a NUL: copied for each key (the code stamp, a few KB, is hashed once a kind, not once a file)."""
+    then a NUL: copied for each key (the code stamp, a few KB, is hashed once a kind, not once a file).
+
+    A part is encoded with ``surrogatepass``: the code stamp names every file of the package folder and the library
+    stamp the folders libraries lie in, and a name in bytes that are not UTF-8 (``src/passprice/<0xff 0xfe> odd.py``,
+    held by Python as lone surrogates) raised UnicodeEncodeError from every cached read, so a side's own code in a
+    review said "HEAD cannot price: its own code could not price it: UnicodeEncodeError … surrogates not allowed"
+    (issue 13's leftovers, session 28). A lone surrogate's three bytes are no UTF-8, so no other text keys alike."""
     h = blake2b()
     for part in parts:
-        h.update(part.encode("utf-8") + b"\0")
+        h.update(part.encode("utf-8", "surrogatepass") + b"\0")
     return h
 
 

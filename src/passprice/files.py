@@ -329,6 +329,25 @@ def _still_replaceable(path: Path, end: Path) -> None:
         raise _other_names(path, found.st_nlink)
 
 
+def require_windows_name(path: Path, name: str | None = None) -> None:
+    """Refuse to create or replace a file or folder named ``name`` (default: ``path``'s own name) that no checkout on
+    Windows can hold: a device's name (``CON.csv``, ``aux``), a character Windows forbids (``a:b.csv``, ``a|b``), a
+    trailing dot or space (``x.csv.``), the rules of :func:`passprice.registry.windows_problem` and
+    :func:`passprice.registry.windows_name_problem`. One rule for every file passprice writes, inside a registry or
+    not (:func:`check_writable`, hence :func:`write_atomically`; ``init``'s folders): ``sweep -o CON.csv``, ``-o
+    a:b.csv`` and ``init aux`` were written on Linux, files a colleague's Git for Windows then cannot check out
+    (issue 13's leftovers, session 28); inside the registry such names were refused already.
+
+    Raises :class:`InputError` naming ``path`` and the rule, before anything is written."""
+    from passprice.registry import windows_name_problem, windows_problem
+
+    name = path.name if name is None else name
+    problem = windows_problem(name) or windows_name_problem(name)
+    if problem is not None:
+        raise InputError(f"{shown(path)}: {problem}: no checkout on Windows can hold the name (Git for Windows "
+                         "refuses it), and passprice writes no file a repository could not share: give another name")
+
+
 def check_writable(path: Path, force: bool = False) -> None:
     """Refuse to write ``path`` before any work is done (a sweep or a simulation can take seconds), for the reasons
     :func:`write_atomically` would: ``path`` (or the file a link at ``path`` points to) is a folder, a device, FIFO or
@@ -337,6 +356,9 @@ def check_writable(path: Path, force: bool = False) -> None:
     (hard links, which a rename would leave holding the old text); its folder does not
     exist (it is not created), is not a folder, or is not writable by this process (``os.access``: a read-only
     folder for a user, a read-only file system for anyone).
+
+    And (after what is there, before its folder) the name of the file written is one a checkout on Windows can hold
+    (:func:`require_windows_name`).
 
     Raises :class:`InputError` naming ``path``."""
     end = target(path)
@@ -355,6 +377,8 @@ def check_writable(path: Path, force: bool = False) -> None:
             # A rename gives the path a new file: the file's other names (hard links) would keep the old text without
             # a word (round 20: fact set of a card linked elsewhere with ln split the two).
             raise _other_names(path, found.st_nlink)
+    # After the kind of what is there: `-o /dev/stdout` into a pipe resolves to `pipe:[123]`, a FIFO first.
+    require_windows_name(path, end.name)
     folder = end.parent if str(end.parent) else Path(".")
     where = look(folder)
     if where is None:

@@ -214,7 +214,8 @@ def _cached(script: str, filename: str) -> CodeType | None:
     text, number, stand_in = found
     from passprice.digests import blake2b
 
-    key = blake2b(f"{sys.version}\0{filename}\0{text}".encode()).hexdigest()[:40]
+    # surrogatepass: a package folder named in bytes that are not UTF-8 holds lone surrogates (cache._key_start).
+    key = blake2b(f"{sys.version}\0{filename}\0{text}".encode("utf-8", "surrogatepass")).hexdigest()[:40]
     try:
         folder = _folder()
     except RuntimeError:  # no home folder to find the cache in

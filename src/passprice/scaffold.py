@@ -40,7 +40,7 @@ import attrs
 from passprice import __version__
 from passprice.cachefolder import make_folders
 from passprice.errors import InputError
-from passprice.files import kind, look, read_regular, shell_word, shown
+from passprice.files import kind, look, read_regular, require_windows_name, shell_word, shown
 from passprice.registry import Root
 from passprice.schema import MAX_TOML_BYTES
 
@@ -500,7 +500,9 @@ def write(the_plan: Plan, dest: Path) -> None:
     """Write ``the_plan`` below ``dest`` (created when missing): every file into a temporary folder beside ``dest``
     first, then each top-level entry moved into place; a failure on the way removes what was moved.
 
-    Raises :class:`InputError` when ``dest`` holds a character that does not print (a newline, a tab, U+202E …: the
+    Raises :class:`InputError` when ``dest`` (or a folder above it that init creates) is a name no checkout on
+    Windows holds (:func:`passprice.files.require_windows_name`; one already there is not judged), holds a character
+    that does not print (a newline, a tab, U+202E …: the
     registry's path shows in every error line and in the ``cd`` init suggests), is a file (or a FIFO, a device …)
     or a symbolic link to nothing,
     or any path the plan writes (or its top-level folder) already exists below ``dest`` (nothing is replaced), or a
@@ -514,6 +516,13 @@ def write(the_plan: Plan, dest: Path) -> None:
             f"{shown(dest)}: the folder name holds a character that does not print (a newline, a tab, U+202E …); "
             "name the registry with printing characters"
         )
+    # The one rule of a name passprice writes (files.require_windows_name): `init aux`, `init x.` and `init 'a|b'`
+    # made a registry whose folder a checkout on Windows cannot hold (issue 13's leftovers, session 28); the folders
+    # init creates above it too. A folder already there is the user's, as the folder of an output file is.
+    for at in (dest, *dest.parents):
+        if look(at) is not None or os.path.islink(at):
+            break
+        require_windows_name(at)
     found = look(dest)  # the one lookup: a name too long or a loop of links is one error line
     if found is not None and not stat.S_ISDIR(found.st_mode):
         raise InputError(f"{shown(dest)}: is {kind(found.st_mode)}; give a folder for the new registry")
