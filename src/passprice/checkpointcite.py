@@ -45,6 +45,27 @@ class CheckpointCited:
     #: The entry's ``source``: the name of the header file it was imported from (or synth wrote), as ``import``
     #: records it, without its folder; ``""`` for a header file read directly (``name`` is its name).
     header_file: str = ""
+    #: Of an audit of a lock that pins another origin than today's entry states (:meth:`pinned_by`): the lock's name
+    #: and the origin it pinned (leftovers 28: ``audit LOCK`` cited today's origin alone, where ``check``,
+    #: ``reproduce`` and ``price --lock`` say "relabelled since the lock"); ``None`` otherwise.
+    lock: str | None = None
+    pinned_origin: str | None = None
+
+    def pinned_by(self, lock: Lock) -> CheckpointCited:
+        """This citation with ``lock``'s pinned origin where it differs from today's entry's (the lock pins one, the
+        checkpoint is a registry entry); else unchanged. Raises nothing."""
+        pinned = lock.checkpoint_origin
+        if pinned is None or self.entry is None or pinned == self.origin:
+            return self
+        return attrs.evolve(self, lock=lock.name, pinned_origin=pinned)
+
+    def _since_line(self) -> str | None:
+        # the span that differs, as check/reproduce/price --lock say it (passprice.reproduce.relabelled)
+        if self.pinned_origin is None:
+            return None
+        from passprice.reproduce import changed_span
+
+        return f"checkpoint.origin: {changed_span(self.pinned_origin, self.origin)} (the lock pinned the old)"
 
     @property
     def synthetic(self) -> bool:
@@ -61,11 +82,22 @@ class CheckpointCited:
         return "not recorded in the entry"
 
     def to_json(self) -> dict[str, Any]:
-        """``{"name", "entry", "content", "header_sha256", "origin", "synthetic", "weight_bytes", "sequence_bytes"}``
-        for ``audit --json``."""
+        """``{"name", "entry", "content", "header_sha256", "origin", "synthetic", "weight_bytes", "sequence_bytes",
+        "header_file", "pinned_origin", "relabelled"}`` for ``audit --json`` (``origin``: today's entry's;
+        ``pinned_origin``: the one the audited lock pinned where it differs, else ``null``; ``relabelled``: the
+        ``checkpoint.origin: …`` line ``reproduce --json`` gives, or ``null``)."""
         return {"name": self.name, "entry": self.entry, "content": self.content, "header_sha256": self.header_sha256,
                 "origin": self.origin or None, "synthetic": self.synthetic, "weight_bytes": self.weight_bytes,
-                "sequence_bytes": self.sequence_bytes, "header_file": self.header_file or None}
+                "sequence_bytes": self.sequence_bytes, "header_file": self.header_file or None,
+                "pinned_origin": self.pinned_origin, "relabelled": self._since_line()}
+
+    def _origin_lines(self) -> list[tuple[str, str]]:
+        # (label, text): today's origin, and where a lock pinned another, that one and the span that differs
+        if self.pinned_origin is None:
+            return [("origin", self.origin_shown())]
+        return [("origin (today's entry)", self.origin_shown()),
+                (f"origin as lock {self.lock} pinned it (relabelled since the lock)", self.pinned_origin),
+                ("relabelled since the lock", self._since_line() or "")]
 
     def _header_file_line(self) -> str:
         # Walkthrough 27: the entry's source is a bare file name, which read as if it said where the header is.
@@ -92,7 +124,7 @@ class CheckpointCited:
         lines = [self._heading(), f"  {printable(self.name)}{where}",
                  f"    content: {self.content} (what a lock pins)", f"    header sha256: {self.header_sha256}",
                  *([f"    {printable(self._header_file_line())}"] if self.header_file else []),
-                 f"    origin: {printable(self.origin_shown())}"]
+                 *(f"    {printable(label)}: {printable(text)}" for label, text in self._origin_lines())]
         if self.synthetic:
             lines.append(f"    {self._synthetic_line()}")
         return lines
@@ -107,7 +139,7 @@ class CheckpointCited:
                  f"  - content: {markdown_code(self.content)}",
                  f"  - header sha256: {markdown_code(self.header_sha256)}",
                  *([f"  - {markdown_text(self._header_file_line())}"] if self.header_file else []),
-                 f"  - origin: {markdown_text(self.origin_shown())}"]
+                 *(f"  - {markdown_text(label)}: {markdown_text(text)}" for label, text in self._origin_lines())]
         if self.synthetic:
             lines.append(f"  - ⚠️ {self._synthetic_line()}")
         return lines
