@@ -84,3 +84,149 @@ def test_audit_of_a_lock_says_the_origin_it_pinned_when_todays_differs(tmp_path:
     # an audit of the serving is of today's facts: today's origin, no lock's
     served = json.loads(invoke("audit", "r1-qwen7b-h200", "--batch", "1", "--json", root=root).stdout)["checkpoint"]
     assert (served["origin"], served["pinned_origin"], served["relabelled"]) == (FINE_TUNED, None, None)
+
+
+# --- 2. the markdown review: each paragraph in its section --------------------------------------------------------
+
+
+def _review_change(tmp_path: Path) -> tuple[Path, Path]:
+    """BASE and HEAD copies (with the schemas): HEAD changes a fact (h100_sxm5_80gb memory.bandwidth 3.35 → 3.3 TB/s,
+    its citation not), a source record (nvidia-h200-datasheet's ``retrieved``) and only the layout of a checkpoint
+    entry (three tensor offsets + 32 and the header's size + 4 in gemma3-270m-q4_k_m: its content unchanged)."""
+    base, head = _copy(tmp_path / "base", with_schema=True), _copy(tmp_path / "head", with_schema=True)
+    record = head / "sources" / "nvidia-h200-datasheet.toml"
+    text = record.read_text(encoding="utf-8")
+    assert text.count('retrieved = "unknown"') == 1
+    record.write_text(text.replace('retrieved = "unknown"', 'retrieved = "2026-11-30"'), encoding="utf-8")
+    card = head / "facts" / "cards" / "h100_sxm5_80gb.toml"
+    text = card.read_text(encoding="utf-8")
+    assert text.count("value = 3.35\n") == 1
+    card.write_text(text.replace("value = 3.35\n", "value = 3.3\n"), encoding="utf-8")
+    entry = head / "registry" / "checkpoints" / "gemma3-270m-q4_k_m.toml"
+    text = entry.read_text(encoding="utf-8")
+    for old in ("offset = 178260480,", "offset = 178373120,", "offset = 178374144,"):
+        assert text.count(old) == 1
+        text = text.replace(old, f"offset = {int(old.split()[2].rstrip(',')) + 32},")
+    entry.write_text(text.replace("header_bytes = 6525112", "header_bytes = 6525116"), encoding="utf-8")
+    return base, head
+
+
+def test_the_markdown_review_puts_each_paragraph_in_its_section(tmp_path: Path) -> None:
+    base, head = _review_change(tmp_path)
+    result = invoke("diff", str(base), str(head), "--format", "markdown")
+    assert result.exit_code == 1  # two locked prices moved unreviewed, on stale derived facts
+    assert result.stderr.startswith("passprice: refused: derived facts do not follow from their inputs: ")
+    # before: "2 locks unaffected: …" and "Other files changed: `sources/nvidia-h200-datasheet.toml` (changed)" as
+    # the last two paragraphs, after the Sources section (read as about the sources), and "1 other file changed"
+    assert result.stdout.split("\n") == [
+    f'❌ **passprice diff** `{base}` → `{head}`: 1 fact changed in 1 file, 1 to verify in its source; 3 '
+     f'derived facts stale; 1 checkpoint entry changed; 1 source record changed; 1 source whose document '
+     f'changed, to verify (under 4 locked prices); 2 locks affected, 2 prices moved unreviewed, 2 rest on '
+     f'derived facts that do not follow; 4 locks resting on a source whose document changed, to verify; 2 '
+     f'locks unaffected',
+    '',
+    '#### Facts',
+    '',
+    '| file | fact | before | after | change | provenance | cite |',
+    '| --- | --- | ---: | ---: | ---: | --- | --- |',
+    '| `h100_sxm5_80gb` | `memory.bandwidth` | 3.35 TB/s | 3.3 TB/s | -1.493 % | published | unchanged |',
+    '',
+    '- `h100_sxm5_80gb` `memory.bandwidth` (changed) in `facts/cards/h100_sxm5_80gb.toml`',
+    "  - **cite**: nvidia-h100-datasheet: Technical Specifications table, H100 SXM column: 'GPU Memory "
+     "Bandwidth 3.35TB/s'",
+    '  - ⚠️ **to verify**: the value moved (3.35 TB/s → 3.3 TB/s) but its citation did not, and the '
+     "locator quotes 3.35: nvidia-h100-datasheet: Technical Specifications table, H100 SXM column: 'GPU "
+     "Memory Bandwidth 3.35TB/s'",
+    '',
+    '#### Derived from changed facts',
+    '',
+    '| file | changed input | derived fact | state | why |',
+    '| --- | --- | --- | --- | --- |',
+    '| `h100_sxm5_80gb` | `memory.bandwidth` | `streams.read` | ⚠️ STALE, recomputed 0.9636 | '
+     'streams.read is stale: its input bandwidth = memory.bandwidth: 3.35 TB/s when derived, 3.3 TB/s '
+     "now; recomputed from today's inputs it is 0.9636, not 0.9493 |",
+    '| `h100_sxm5_80gb` | `memory.bandwidth` | `streams.rewrite` | ⚠️ STALE, recomputed 0.8788 | '
+     'streams.rewrite is stale: its input bandwidth = memory.bandwidth: 3.35 TB/s when derived, 3.3 TB/s '
+     "now; recomputed from today's inputs it is 0.8788, not 0.8657 |",
+    '| `h100_sxm5_80gb` | `memory.bandwidth` | `streams.append` | ⚠️ STALE, recomputed 0.9 | '
+     'streams.append is stale: its input bandwidth = memory.bandwidth: 3.35 TB/s when derived, 3.3 TB/s '
+     "now; recomputed from today's inputs it is 0.9, not 0.8866 |",
+    '',
+    '#### Locks',
+    '',
+    '| lock | changed | floors | recorded | tokens/s BASE | tokens/s HEAD | change | binds | review |',
+    '| --- | --- | --- | ---: | ---: | ---: | ---: | --- | --- |',
+    '| `gemma3-270m-h100` | `memory.bandwidth` | held → still holds | 11,733.7 | 11,733.7 | ❌ 11,558.6 '
+     '(on stale facts) | -1.493 % | memory | ❌ rests on stale streams.read, streams.append: recompute '
+     'them; price moved, lock not updated (memory_s) |',
+    '| `qwen35-27b-h100-every8` | `memory.bandwidth` | held → still holds | 4,266.3 | 4,266.3 | ❌ '
+     '4,202.6 (on stale facts) | -1.493 % | memory | ❌ rests on stale streams.read, streams.rewrite, '
+     'streams.append: recompute them; price moved, lock not updated (memory_s) |',
+    '',
+    '- `gemma3-270m-h100`: recomputed tokens/s 11,733.7 → 11,732.7 (-0.008202 %), as HEAD wrote it '
+     '-1.493 %, once streams.read (0.9636), streams.append (0.9) follow from their inputs (recomputed as '
+     'passprice would write them)',
+    '- `qwen35-27b-h100-every8`: recomputed tokens/s 4,266.3 → 4,266.0 (-0.005568 %), as HEAD wrote it '
+     '-1.493 %, once streams.read (0.9636), streams.rewrite (0.8788), streams.append (0.9) follow from '
+     'their inputs (recomputed as passprice would write them)',
+    '',
+    '2 locks unaffected: `qwen35-27b-ws1-trailing`, `r1-qwen7b-mi300x-int8kv`',
+    '',
+    '#### Checkpoints',
+    '',
+    '- `registry/checkpoints/gemma3-270m-q4_k_m.toml` (changed): content unchanged (4edde30b1f25…: the '
+     'entry was rewritten, what the pricer reads was not); checkpoint gemma3-270m-q4_k_m: 3 tensor '
+     'offsets changed, header.header_bytes 6525112 → 6525116, header.shards.1.header_bytes 6525112 → '
+     '6525116; no price rests on them',
+    '',
+    '#### Sources',
+    '',
+    '- ⚠️ `nvidia-h200-datasheet` **to verify**: the document source nvidia-h200-datasheet names changed '
+     '(retrieved: unknown → 2026-11-30): does it state each of h200_sxm_141gb:memory.capacity, '
+     'h200_sxm_141gb:memory.bandwidth, h200_sxm_141gb:array, h200_sxm_141gb:vector, '
+     'h200_sxm_141gb:host.read, h200_sxm_141gb:host.write and 3 more, which cite it? The locked prices of '
+     'qwen3-30b-a3b-h200, qwen35-27b-h200-mtp, r1-qwen7b-h200, r1-qwen7b-h200-best rest on them (a lock '
+     'pins the id, not the document).',
+    '- ⚠️ 4 locks resting on a source whose document changed, to verify (the sources above): '
+     '`qwen3-30b-a3b-h200`, `qwen35-27b-h200-mtp`, `r1-qwen7b-h200-best`, `r1-qwen7b-h200`',
+    '- `nvidia-h100-datasheet` (cited): NVIDIA H100 Tensor Core GPU Datasheet (NVIDIA, 2023), datasheet, '
+     'at https://resources.nvidia.com/en-us-tensor-core/nvidia-tensor-core-gpu-datasheet; cited by '
+     'h100_sxm5_80gb memory.bandwidth',
+    '- source record files changed: `sources/nvidia-h200-datasheet.toml` (changed)',
+    '',    ]
+
+
+def test_the_markdown_review_says_locks_on_changed_claims_under_the_checkpoints(tmp_path: Path) -> None:
+    import attrs
+
+    from passprice.locks import lock_text, read_lock
+
+    base, head = _copy(tmp_path / "base", with_schema=True), _copy(tmp_path / "head", with_schema=True)
+    for side in (base, head):  # the three locks of the entry as written before session 27: no origin pinned
+        for name in ("r1-qwen7b-h200-best", "r1-qwen7b-h200", "r1-qwen7b-mi300x-int8kv"):
+            path = side / "locks" / f"{name}.lock.toml"
+            lock = read_lock(path, schema.schema_dir())
+            path.write_text(lock_text(attrs.evolve(lock, checkpoint_pin=attrs.evolve(lock.checkpoint_pin,
+                                                                                       origin=None))),
+                            encoding="utf-8")
+    _fine_tune(head)
+    result = invoke("diff", str(base), str(head), "--format", "markdown")
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.split("\n")
+    # before: the last paragraph, after the Locks section's unaffected line and any other section
+    assert lines[lines.index("#### Checkpoints"):] == [
+        "#### Checkpoints",
+        "",
+        "- `registry/checkpoints/deepseek-r1-distill-qwen-7b-q4_k_m.toml` (changed): content unchanged (169f62b972aa…: "
+        "the entry was rewritten, what the pricer reads was not)",
+        "- ⚠️ 3 locks priced from a checkpoint entry whose claims changed, to verify (checkpoints above): "
+        "`r1-qwen7b-h200-best`, `r1-qwen7b-h200`, `r1-qwen7b-mi300x-int8kv`",
+        "",
+    ]
+    assert lines[lines.index("#### Locks"):lines.index("#### Checkpoints")] == [
+        "#### Locks",
+        "",
+        "5 locks unaffected: `gemma3-270m-h100`, `qwen3-30b-a3b-h200`, `qwen35-27b-h100-every8`, "
+        "`qwen35-27b-h200-mtp`, `qwen35-27b-ws1-trailing`",
+        "",
+    ]
