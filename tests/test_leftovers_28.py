@@ -14,6 +14,8 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
+
 from cli_helpers import invoke
 from passprice import schema
 from passprice.registry import embedded_root
@@ -230,3 +232,78 @@ def test_the_markdown_review_says_locks_on_changed_claims_under_the_checkpoints(
         "`qwen35-27b-h200-mtp`, `qwen35-27b-ws1-trailing`",
         "",
     ]
+
+
+# --- 3. the built-in registry's files in check and audit --json --------------------------------------------------
+
+
+def test_check_names_the_built_in_registrys_locks_and_its_commands_paste(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import shlex
+
+    from click.testing import CliRunner
+
+    from passprice import registry
+    from passprice.cli import cli
+
+    built = _copy(tmp_path)  # stands for the built-in registry (passprice's own is not edited by a test)
+    monkeypatch.setattr(registry, "embedded_root", lambda: registry.Root(built, embedded=True))
+    _fine_tune(built)  # the three r1 locks pin the old origin: drift, so --frozen fails and says how to re-lock
+    away = tmp_path / "away"
+    away.mkdir()
+    monkeypatch.chdir(away)
+    checked = CliRunner().invoke(cli, ["check", "--frozen"])
+    assert checked.exit_code == 1, checked.output
+    lines = checked.stdout.splitlines()
+    # before: "lock r1-qwen7b-h200 (locks/r1-qwen7b-h200.lock.toml, …)" and the command
+    # `passprice lock --update -o locks/r1-qwen7b-h200.lock.toml`, which pasted here exits 2: "no lock to update at
+    # <here>/locks/r1-qwen7b-h200.lock.toml"
+    assert ("lock r1-qwen7b-h200 (the built-in registry's locks/r1-qwen7b-h200.lock.toml, locks serving "
+            "r1-qwen7b-h200): FAILS") in lines
+    names = ("r1-qwen7b-h200-best", "r1-qwen7b-h200", "r1-qwen7b-mi300x-int8kv")
+    commands = [f"`passprice lock --update -o {built / 'locks' / f'{n}.lock.toml'}`" for n in sorted(names)]
+    assert lines[-1] == (
+        "check FAILED (--frozen: the inputs of " + ", ".join(sorted(names)) + " drifted since they were locked; "
+        f"review the change, then re-lock each: {', '.join(commands)})")
+    data = json.loads(CliRunner().invoke(cli, ["check", "--json"]).stdout)
+    lock = next(x for x in data["locks"] if x["name"] == "r1-qwen7b-h200")
+    assert (lock["path"], lock["registry"]) == ("locks/r1-qwen7b-h200.lock.toml", "built-in")
+    assert "pasted" not in lock
+    for command in commands:  # each pasted as printed, here, outside any registry
+        words = shlex.split(command.strip("`"))
+        assert words[0] == "passprice"
+        pasted = CliRunner().invoke(cli, words[1:])
+        assert pasted.exit_code == 0, pasted.output
+    assert CliRunner().invoke(cli, ["check", "--frozen"]).exit_code == 0
+    # inside a registry of one's own: paths relative to it, its folder in --json
+    mine = json.loads(invoke("check", "--json", root=built).stdout)
+    lock = next(x for x in mine["locks"] if x["name"] == "r1-qwen7b-h200")
+    assert (lock["path"], lock["registry"]) == ("locks/r1-qwen7b-h200.lock.toml", str(built))
+
+
+def test_audit_json_names_the_built_in_registrys_entry_by_path_and_registry(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from click.testing import CliRunner
+
+    from passprice.cli import cli
+
+    away = tmp_path / "away"
+    away.mkdir()
+    monkeypatch.chdir(away)
+    entry = "registry/checkpoints/deepseek-r1-distill-qwen-7b-q4_k_m.toml"
+    for target in ("r1-qwen7b-h200", "locks/r1-qwen7b-h200.lock.toml"):
+        # before: "entry": "the built-in registry's registry/checkpoints/…", a phrase, not a path
+        cited = json.loads(CliRunner().invoke(cli, ["audit", target, "--json"]).stdout)["checkpoint"]
+        assert (cited["entry"], cited["registry"]) == (entry, "built-in")
+        assert (embedded_root().path / cited["entry"]).is_file()
+        text = CliRunner().invoke(cli, ["audit", target]).stdout.splitlines()
+        assert f"  deepseek-r1-distill-qwen-7b-q4_k_m — the built-in registry's {entry}" in text
+    root = _copy(tmp_path)
+    cited = json.loads(invoke("audit", "r1-qwen7b-h200", "--json", root=root).stdout)["checkpoint"]
+    assert (cited["entry"], cited["registry"]) == (entry, str(root))
+    header = Path(__file__).resolve().parent / "data" / "gemma3-270m-q4_k_m.header.gguf.xz"
+    cited = json.loads(invoke("audit", "--checkpoint", str(header), "--card", "h100_sxm5_80gb", "--json",
+                              root=root).stdout)["checkpoint"]
+    assert (cited["entry"], cited["registry"]) == (None, None)  # a header file read directly
