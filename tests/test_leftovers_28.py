@@ -3,6 +3,13 @@
 1. ``audit LOCK`` cited today's checkpoint origin alone where the lock pinned another (``check``, ``reproduce`` and
    ``price --lock`` say "relabelled since the lock"): it now says the origin the lock pinned and that today's differs,
    in text, markdown and ``--json``.
+2. The markdown review: the unaffected locks stand in the Locks section, locks priced from an entry whose claims
+   changed under Checkpoints, a changed source record under Sources (they followed the last section).
+3. The built-in registry's files: ``check`` names them as such, ``--json`` keeps a path with a ``registry`` field
+   (``check``'s locks, ``audit``'s checkpoint entry), and the ``lock --update -o`` it prints pastes from any folder.
+4. Names no longer nested in parentheses: a price on another card's lock note, a stack's and a drafting method's
+   titles.
+5. ``best --stack``'s two ratios say which limit each is against.
 
 Each test works in a private copy of passprice's own registry (:func:`passprice.registry.embedded_root`); the shipped
 locks are not re-locked here.
@@ -307,3 +314,77 @@ def test_audit_json_names_the_built_in_registrys_entry_by_path_and_registry(
     cited = json.loads(invoke("audit", "--checkpoint", str(header), "--card", "h100_sxm5_80gb", "--json",
                               root=root).stdout)["checkpoint"]
     assert (cited["entry"], cited["registry"]) == (None, None)  # a header file read directly
+
+
+# --- 4. names no longer nested in parentheses ------------------------------------------------------------------------
+
+
+def test_a_price_on_another_card_says_in_one_sentence_what_each_lock_is_of() -> None:
+    result = invoke("price", "qwen3-30b-a3b-h200", "--card", "mi300x")
+    assert result.exit_code == 0, result.output
+    # before: "not under a lock: the locks of qwen3-30b-a3b-h200 (qwen3-30b-a3b-h200 (h200_sxm_141gb,
+    # qwen3-30b-a3b-q4_k_m)) lock another card or checkpoint"
+    assert result.stdout.splitlines()[-1] == (
+        "  lock          not under a lock: this price is of card mi300x, and serving qwen3-30b-a3b-h200's lock "
+        "qwen3-30b-a3b-h200 is of card h200_sxm_141gb")
+    both = json.loads(invoke("price", "r1-qwen7b-h200", "--card", "mi300x", "--checkpoint", "gemma3-270m-q4_k_m",
+                             "--json").stdout)["lock"]
+    assert (both["locks"], both["note"]) == ([], (
+        "not under a lock: this price is of card mi300x and checkpoint gemma3-270m-q4_k_m, and serving "
+        "r1-qwen7b-h200's locks r1-qwen7b-h200 and r1-qwen7b-h200-best are of card h200_sxm_141gb and checkpoint "
+        "deepseek-r1-distill-qwen-7b-q4_k_m"))
+
+
+def test_locks_of_different_cards_and_checkpoints_are_said_apart() -> None:
+    from types import SimpleNamespace
+    from typing import Any
+
+    from passprice.enforce import other_card_note
+
+    locks: list[Any] = [SimpleNamespace(name="a", card="h200", checkpoint="k"),
+                        SimpleNamespace(name="b", card="h100", checkpoint="k"),
+                        SimpleNamespace(name="c", card="mi300x", checkpoint="other"),
+                        SimpleNamespace(name="d", card="h200", checkpoint="k")]
+    assert other_card_note("s", "mi300x", "k", locks) == (
+        "not under a lock: this price is of card mi300x and checkpoint k, and serving s's locks: a and d are of card "
+        "h200, b is of card h100, c is of checkpoint other")
+
+
+def test_a_stack_and_a_drafting_method_are_named_with_their_titles_unnested() -> None:
+    priced = invoke("price", "r1-qwen7b-h200", "--stack", "llamacpp-cuda-2405")
+    assert priced.exit_code == 0, priced.output
+    # before: "  stack         llamacpp-cuda-2405 (llama.cpp, CUDA backend, builds b2824-b2843 (May 2024))"
+    assert "  stack         llamacpp-cuda-2405 — llama.cpp, CUDA backend, builds b2824-b2843 (May 2024)" \
+        in priced.stdout.splitlines()
+    drafted = invoke("speculate", "qwen35-27b-h200-mtp", "--card", "mi300x")
+    assert drafted.exit_code == 0, drafted.output
+    # before: "… drafting with qwen35-mtp (Qwen3.5 MTP block (up to three drafts, the block reused)), at batch 16"
+    assert drafted.stdout.splitlines()[0] == (
+        "qwen35-27b-h200-mtp: qwen35-27b-like on mi300x: drafting with qwen35-mtp — Qwen3.5 MTP block (up to three "
+        "drafts, the block reused) — at batch 16")
+
+
+# --- 5. best --stack: which ratio is which ---------------------------------------------------------------------------
+
+
+def test_best_under_a_stack_labels_its_two_ratios() -> None:
+    result = invoke("best", "r1-qwen7b-h200", "--stack", "llamacpp-cuda-2405")
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    at = lines.index("  stack         llamacpp-cuda-2405 — llama.cpp, CUDA backend, builds b2824-b2843 (May 2024)")
+    # before: "…: 0.007122 × the limit's 33,339.2 at its own best batch, 580" and, below, "this price's 0.2384 × the
+    # limit at its batch, 1": two ratios of 237.4 tokens/s, neither said to be against which limit.
+    # 237.4 / 33,339.2 = 0.007122 (the limit's best, at batch 580); 237.4 / 996.1 = 0.2384 (the limit at batch 1)
+    assert lines[at + 1] == (
+        "  expected      237.4 tokens/s at batch 1, its best where its facts hold (TPOT 4.211 ms per sequence): "
+        "0.007122 × the limit's 33,339.2, best against best (the limit at its own best batch, 580)")
+    assert lines[at + 6] == (
+        "  fitted span   its 111 fitted runs measured 0.3425 … 0.8519 × their limit (the limit 1.17 … 2.92 × "
+        "measured); this price's 0.2384 × the limit at the same batch 1 (the limit 4.2 × expected) lies outside: an "
+        "extrapolation of the fit")
+    data = json.loads(invoke("best", "r1-qwen7b-h200", "--stack", "llamacpp-cuda-2405", "--json").stdout)
+    assert (data["batch"], data["expected"]["batch"], data["stack_span"]["batch"]) == (580, 1, 1)
+    expected = data["expected"]["tokens_per_s"]
+    assert f"{expected / data['tokens_per_s']:.4g}" == "0.007122"  # best against best
+    at_one = json.loads(invoke("price", "r1-qwen7b-h200", "--batch", "1", "--json").stdout)["tokens_per_s"]
+    assert f"{expected / at_one:.4g}" == f"{data['stack_span']['ratio']:.4g}" == "0.2384"  # at the same batch
