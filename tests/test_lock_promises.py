@@ -387,8 +387,8 @@ def test_5_a_lock_of_another_serving_card_or_checkpoint_is_refused(tmp_path: Pat
     # Priced on another card by an override, a serving's locks do not apply, and the output says why.
     out = run_json("price", R1, "--card", "mi300x", root=root)
     assert out["lock"]["locks"] == [] and out["lock"]["note"] == (
-        f"not under a lock: the locks of {R1} ({R1} ({H200}, {DEEPSEEK}), r1-qwen7b-h200-best ({H200}, {DEEPSEEK})) "
-        "lock another card or checkpoint"
+        f"not under a lock: this price is of card mi300x, and serving {R1}'s locks {R1} and r1-qwen7b-h200-best are "
+        f"of card {H200}"
     )
 
 
