@@ -56,7 +56,8 @@ def test_best_sweep_roofline_and_max_batch_price_under_a_stack_locks_stack(root:
     result = invoke("best", "--lock", "s", root=root)
     assert result.exit_code == 0, result.output
     assert ("  expected      237.4 tokens/s at batch 1, its best where its facts hold (TPOT 4.211 ms per sequence): "
-            "0.007122 × the limit's 33,339.2 at its own best batch, 580") in result.stdout.splitlines()
+            "0.007122 × the limit's 33,339.2, best against best (the limit at its own best batch, 580)"
+            ) in result.stdout.splitlines()
     # the span is judged against the limit at the expected price's own batch, 1, as each run's is
     assert result.stderr.splitlines() == [H200_REACH, H200_SPAN.format(at=" at batch 1")]
     result = invoke("sweep", R1, "--lock", "s", "--batches", "1,2", root=root)

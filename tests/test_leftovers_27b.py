@@ -197,7 +197,9 @@ def test_lock_files_of_the_built_in_registry_are_named_so(tmp_path: Path, monkey
     entry = "the built-in registry's registry/checkpoints/deepseek-r1-distill-qwen-7b-q4_k_m.toml"
     audited = CliRunner().invoke(cli, ["audit", R1])
     assert f"  deepseek-r1-distill-qwen-7b-q4_k_m — {entry}" in audited.stdout.splitlines(), audited.output
-    assert json.loads(CliRunner().invoke(cli, ["audit", R1, "--json"]).stdout)["checkpoint"]["entry"] == entry
+    # --json: the path relative to the registry, and which registry (leftovers 28)
+    cited = json.loads(CliRunner().invoke(cli, ["audit", R1, "--json"]).stdout)["checkpoint"]
+    assert (cited["entry"], cited["registry"]) == (entry.removeprefix("the built-in registry's "), "built-in")
     here = json.loads(invoke("audit", R1, "--json", root=root).stdout)["checkpoint"]["entry"]
     assert here == "registry/checkpoints/deepseek-r1-distill-qwen-7b-q4_k_m.toml"
     inside = invoke("price", R1, root=root).stdout

@@ -174,7 +174,7 @@ def test_2_a_changed_checkpoint_refuses_under_the_serving_s_locks(tmp_path: Path
     # --no-lock opts out, as it says; an option that prices another card steps outside the locks, as before.
     assert invoke("price", R1, "--no-lock", root=root).exit_code == 0
     note = run_json("price", R1, "--card", "mi300x", root=root)["lock"]["note"]
-    assert note.endswith("lock another card or checkpoint")
+    assert note.endswith("are of card h200_sxm_141gb")
 
 
 def test_2_a_serving_edited_to_another_card_refuses_under_its_locks(tmp_path: Path) -> None:

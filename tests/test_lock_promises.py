@@ -362,9 +362,9 @@ def test_5_a_fact_no_price_reads_moves_no_lock(branch: Path) -> None:
     # host.capacity 512 → 256 GiB re-cited to a basis naming no figure is to verify since slip round 38
     assert d.summary() == (f"2 facts changed in 1 file, 1 weakened, 1 to verify in its source; no lock affected; "
                            f"{len(names)} locks unaffected")
-    assert diff_markdown(d).endswith(
-        f"\n\n{len(names)} locks unaffected: " + ", ".join(f"`{n}`" for n in names)
-    )
+    # in a Locks section of its own (no lock affected), not after the last section (leftovers 28)
+    assert (f"\n\n#### Locks\n\n{len(names)} locks unaffected: " + ", ".join(f"`{n}`" for n in names) + "\n\n") \
+        in diff_markdown(d)
 
 
 def test_5_a_lock_of_another_serving_card_or_checkpoint_is_refused(tmp_path: Path) -> None:
@@ -387,8 +387,8 @@ def test_5_a_lock_of_another_serving_card_or_checkpoint_is_refused(tmp_path: Pat
     # Priced on another card by an override, a serving's locks do not apply, and the output says why.
     out = run_json("price", R1, "--card", "mi300x", root=root)
     assert out["lock"]["locks"] == [] and out["lock"]["note"] == (
-        f"not under a lock: the locks of {R1} ({R1} ({H200}, {DEEPSEEK}), r1-qwen7b-h200-best ({H200}, {DEEPSEEK})) "
-        "lock another card or checkpoint"
+        f"not under a lock: this price is of card mi300x, and serving {R1}'s locks {R1} and r1-qwen7b-h200-best are "
+        f"of card {H200}"
     )
 
 

@@ -36,7 +36,7 @@ def test_the_audit_names_a_synthetic_checkpoint_and_its_origin() -> None:
                              "--json").stdout)
     cited = data["checkpoint"]
     assert list(cited) == ["name", "entry", "content", "header_sha256", "origin", "synthetic", "weight_bytes",
-                           "sequence_bytes", "header_file"]
+                           "sequence_bytes", "header_file", "pinned_origin", "relabelled", "registry"]
     assert cited["name"] == "llama3-8b-q4_k_m" and cited["synthetic"] is True
     assert cited["weight_bytes"] == 4617414656 and cited["sequence_bytes"] == 268566528
     assert data["tokens_per_s"] == 8 / (4617414656 / (5.3e12 * 0.7302) + 8 * 268566528 / (5.3e12 * 0.7717))

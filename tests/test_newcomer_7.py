@@ -148,5 +148,5 @@ def test_best_under_a_stack_says_each_figure_is_at_its_own_best_batch() -> None:
     line = next(x for x in result.stdout.splitlines() if x.startswith("  expected "))
     assert line == (
         "  expected      237.4 tokens/s at batch 1, its best where its facts hold (TPOT 4.211 ms per sequence): "
-        "0.007122 × the limit's 33,339.2 at its own best batch, 580"
+        "0.007122 × the limit's 33,339.2, best against best (the limit at its own best batch, 580)"
     )

@@ -230,8 +230,8 @@ def test_3_locks_resting_on_a_changed_source_are_not_counted_unaffected(registry
     assert status == 0, text
     resting = ["qwen3-30b-a3b-h200", "qwen35-27b-h200-mtp", "r1-qwen7b-h200-best", "r1-qwen7b-h200"]
     assert text.splitlines()[1] == (
-        "no fact changed; 1 other file changed; 1 source whose document changed, to verify (under 4 locked prices); "
-        "no lock affected; 4 locks resting on a source whose document changed, to verify; 4 locks unaffected"
+        "no fact changed; 1 source record changed; 1 source whose document changed, to verify (under 4 locked "
+        "prices); no lock affected; 4 locks resting on a source whose document changed, to verify; 4 locks unaffected"
     )
     assert (f"4 locks resting on a source whose document changed, to verify (sources below): {', '.join(resting)}"
             in text.splitlines())

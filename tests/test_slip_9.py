@@ -168,7 +168,7 @@ def test_citations_that_lead_elsewhere_are_to_verify(tmp_path: Path) -> None:
     status, out, err = _diff(path, "main", "HEAD")
     assert status == 0, out + err  # nothing is failed: each is asked
     summary = out.splitlines()[1]
-    assert summary.startswith("1 fact changed in 1 file, 1 to verify in its source; 1 other file changed; 2 sources "
+    assert summary.startswith("1 fact changed in 1 file, 1 to verify in its source; 1 source record changed; 2 sources "
                               "whose document changed, to verify (under 1 locked price); 1 lock affected, 1 re-locked"
                               ), summary  # slip 27: the locked prices resting on a re-pointed source are named
     assert ("to verify: its input sparse moved (3958 TOPS → 7958 TOPS) but its citation did not, and the locator "

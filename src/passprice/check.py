@@ -57,6 +57,20 @@ class LockStatus:
     #: Pinned facts it rests on rewritten to the same quantity (``4.8 TB/s`` → ``4800 GB/s``), as lines: no drift,
     #: not an error with ``--frozen``; ``lock --update`` re-pins them as written.
     rewritten: tuple[str, ...] = ()
+    #: The registry ``path`` is relative to (:func:`passprice.registry.registry_named`): ``"built-in"`` or its
+    #: folder; the text names a built-in registry's file as such (leftovers 28: ``locks/X`` read as the user's).
+    registry: str = ""
+    #: ``path`` as a command to paste names it (:func:`passprice.registry.pasted_path`: absolute for the built-in
+    #: registry); ``None``: ``path``.
+    pasted: str | None = None
+
+    @property
+    def shown(self) -> str:
+        """``path`` as the text names it: ``the built-in registry's locks/X.lock.toml`` for the built-in registry
+        (:func:`passprice.registry.in_root`), else ``path``."""
+        from passprice.registry import BUILT_IN
+
+        return f"{BUILT_IN}{self.path}" if self.registry == "built-in" else self.path
 
     @property
     def drifted(self) -> bool:
@@ -100,7 +114,8 @@ class CheckReport:
             "kinds": dict(self.kinds),
             "problems": list(self.problems),
             "warnings": list(self.warnings),
-            "locks": [{**attrs.asdict(s), "drifted": s.drifted, "ok": s.ok(frozen)} for s in self.locks],
+            "locks": [{**attrs.asdict(s, filter=lambda a, _: a.name != "pasted"), "drifted": s.drifted,
+                       "ok": s.ok(frozen)} for s in self.locks],
             "disagreements": list(self.disagreements),
         }
 
@@ -133,7 +148,7 @@ class CheckReport:
         err = " (an error with --frozen)" if frozen else ""
         for s in self.locks:
             locks = f", locks serving {s.serving_name}" if s.serving_name else ""
-            lines.append(f"lock {s.name} ({escaped(s.path)}{locks}): {'ok' if s.ok(frozen) else 'FAILS'}")
+            lines.append(f"lock {s.name} ({escaped(s.shown)}{locks}): {'ok' if s.ok(frozen) else 'FAILS'}")
             if s.older:
                 lines.append(f"  format: {s.older}")
             lines.append(f"  {s.reproduction}")
@@ -163,7 +178,8 @@ class CheckReport:
         if drifted:  # failed by --frozen alone: say how to bring the locks up to date
             from passprice.enforce import command_span
 
-            commands = ", ".join(command_span(["passprice", "lock", "--update", "-o", s.path]) for s in drifted)
+            commands = ", ".join(command_span(["passprice", "lock", "--update", "-o", s.pasted or s.path])
+                                 for s in drifted)
             lines[-1] += (
                 " (--frozen: the inputs of " + ", ".join(s.name for s in drifted) + " drifted since they were locked; "
                 f"review the change, then re-lock each: {commands})"
@@ -698,6 +714,7 @@ def _judge_lock(root: Root, path: Path) -> tuple[LockStatus, Any]:
     """One lock's status (and the lock read), from :func:`passprice.reproduce.reproduce`."""
     from passprice import snapshot
     from passprice.locks import older_format, read_lock
+    from passprice.registry import pasted_path, registry_named
     from passprice.reproduce import reproduce
 
     lock = read_lock(path, root.schema)
@@ -719,7 +736,7 @@ def _judge_lock(root: Root, path: Path) -> tuple[LockStatus, Any]:
 
             text += (
                 "; to rest on the weaker fact, strengthen it, or loosen the floor on purpose through review ("
-                f"{relock_command(today.verdict, lock.info.serving, _shown(root, path))})"
+                f"{relock_command(today.verdict, lock.info.serving, pasted_path(root, path))})"
             )
     checkpoint = rep.checkpoint.describe()
     pinned = lock.checkpoint_pin.content or lock.checkpoint_pin.sha256
@@ -770,10 +787,12 @@ def _judge_lock(root: Root, path: Path) -> tuple[LockStatus, Any]:
         checkpoint_changed=rep.checkpoint.changed,
         serving=tuple(s for s in today.serving if not s.startswith("serving ")),
         today=shown_today,
-        older=older_format(lock, _shown(root, path)),
+        older=older_format(lock, pasted_path(root, path)),
         serving_name=lock.info.serving,
         judged=today.error is None,
         rewritten=tuple(d.describe() for d in today.rewritten),
+        registry=registry_named(root),
+        pasted=pasted_path(root, path),
     )
     return status, lock
 

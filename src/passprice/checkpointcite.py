@@ -45,6 +45,40 @@ class CheckpointCited:
     #: The entry's ``source``: the name of the header file it was imported from (or synth wrote), as ``import``
     #: records it, without its folder; ``""`` for a header file read directly (``name`` is its name).
     header_file: str = ""
+    #: Of an audit of a lock that pins another origin than today's entry states (:meth:`pinned_by`): the lock's name
+    #: and the origin it pinned (leftovers 28: ``audit LOCK`` cited today's origin alone, where ``check``,
+    #: ``reproduce`` and ``price --lock`` say "relabelled since the lock"); ``None`` otherwise.
+    lock: str | None = None
+    pinned_origin: str | None = None
+    #: The registry ``entry`` is relative to (:func:`passprice.registry.registry_named`: ``"built-in"`` or its
+    #: folder); ``None`` for an entry outside the registry (``entry`` is then the path as given) or a header file.
+    registry: str | None = None
+
+    @property
+    def entry_shown(self) -> str | None:
+        """``entry`` as the text names it: ``the built-in registry's registry/checkpoints/X.toml`` for the built-in
+        registry (:func:`passprice.registry.in_root`), else ``entry``."""
+        from passprice.registry import BUILT_IN
+
+        if self.entry is not None and self.registry == "built-in":
+            return f"{BUILT_IN}{self.entry}"
+        return self.entry
+
+    def pinned_by(self, lock: Lock) -> CheckpointCited:
+        """This citation with ``lock``'s pinned origin where it differs from today's entry's (the lock pins one, the
+        checkpoint is a registry entry); else unchanged. Raises nothing."""
+        pinned = lock.checkpoint_origin
+        if pinned is None or self.entry is None or pinned == self.origin:
+            return self
+        return attrs.evolve(self, lock=lock.name, pinned_origin=pinned)
+
+    def _since_line(self) -> str | None:
+        # the span that differs, as check/reproduce/price --lock say it (passprice.reproduce.relabelled)
+        if self.pinned_origin is None:
+            return None
+        from passprice.reproduce import changed_span
+
+        return f"checkpoint.origin: {changed_span(self.pinned_origin, self.origin)} (the lock pinned the old)"
 
     @property
     def synthetic(self) -> bool:
@@ -61,11 +95,23 @@ class CheckpointCited:
         return "not recorded in the entry"
 
     def to_json(self) -> dict[str, Any]:
-        """``{"name", "entry", "content", "header_sha256", "origin", "synthetic", "weight_bytes", "sequence_bytes"}``
-        for ``audit --json``."""
+        """``{"name", "entry", "content", "header_sha256", "origin", "synthetic", "weight_bytes", "sequence_bytes",
+        "header_file", "pinned_origin", "relabelled", "registry"}`` for ``audit --json`` (``entry``: a path relative
+        to ``registry``, ``"built-in"`` or the registry's folder, leftovers 28; ``origin``: today's entry's;
+        ``pinned_origin``: the one the audited lock pinned where it differs, else ``null``; ``relabelled``: the
+        ``checkpoint.origin: …`` line ``reproduce --json`` gives, or ``null``)."""
         return {"name": self.name, "entry": self.entry, "content": self.content, "header_sha256": self.header_sha256,
                 "origin": self.origin or None, "synthetic": self.synthetic, "weight_bytes": self.weight_bytes,
-                "sequence_bytes": self.sequence_bytes, "header_file": self.header_file or None}
+                "sequence_bytes": self.sequence_bytes, "header_file": self.header_file or None,
+                "pinned_origin": self.pinned_origin, "relabelled": self._since_line(), "registry": self.registry}
+
+    def _origin_lines(self) -> list[tuple[str, str]]:
+        # (label, text): today's origin, and where a lock pinned another, that one and the span that differs
+        if self.pinned_origin is None:
+            return [("origin", self.origin_shown())]
+        return [("origin (today's entry)", self.origin_shown()),
+                (f"origin as lock {self.lock} pinned it (relabelled since the lock)", self.pinned_origin),
+                ("relabelled since the lock", self._since_line() or "")]
 
     def _header_file_line(self) -> str:
         # Walkthrough 27: the entry's source is a bare file name, which read as if it said where the header is.
@@ -88,11 +134,12 @@ class CheckpointCited:
         name or origin text is shown, never obeyed)."""
         from passprice.tables import printable
 
-        where = f" — {printable(self.entry)}" if self.entry is not None else " (a header file, not a registry entry)"
+        where = (f" — {printable(self.entry_shown)}" if self.entry_shown is not None
+                 else " (a header file, not a registry entry)")
         lines = [self._heading(), f"  {printable(self.name)}{where}",
                  f"    content: {self.content} (what a lock pins)", f"    header sha256: {self.header_sha256}",
                  *([f"    {printable(self._header_file_line())}"] if self.header_file else []),
-                 f"    origin: {printable(self.origin_shown())}"]
+                 *(f"    {printable(label)}: {printable(text)}" for label, text in self._origin_lines())]
         if self.synthetic:
             lines.append(f"    {self._synthetic_line()}")
         return lines
@@ -101,13 +148,13 @@ class CheckpointCited:
         """The audit's section for a pull-request comment (names as code, the origin as escaped text)."""
         from passprice.tables import markdown_code, markdown_text
 
-        where = (f" in {markdown_code(self.entry)}" if self.entry is not None
+        where = (f" in {markdown_code(self.entry_shown)}" if self.entry_shown is not None
                  else " (a header file, not a registry entry)")
         lines = [f"**{self._heading()}**", "", f"- {markdown_code(self.name)}{where}",
                  f"  - content: {markdown_code(self.content)}",
                  f"  - header sha256: {markdown_code(self.header_sha256)}",
                  *([f"  - {markdown_text(self._header_file_line())}"] if self.header_file else []),
-                 f"  - origin: {markdown_text(self.origin_shown())}"]
+                 *(f"  - {markdown_text(label)}: {markdown_text(text)}" for label, text in self._origin_lines())]
         if self.synthetic:
             lines.append(f"  - ⚠️ {self._synthetic_line()}")
         return lines
@@ -123,10 +170,11 @@ def checkpoint_cited(root: Root, header: GGUFHeader, price: dict[str, Any]) -> C
     from passprice.checkpoints import entry_origin
     from passprice.files import is_there
     from passprice.pins import checkpoint_digest
-    from passprice.registry import in_root
+    from passprice.registry import registry_named
 
     source = header.source
     entry: str | None = None
+    registry: str | None = None
     origin = header_file = ""
     name = Path(source).name if source else "(unnamed header)"
     if source.endswith(".toml") and is_there(source):
@@ -134,12 +182,18 @@ def checkpoint_cited(root: Root, header: GGUFHeader, price: dict[str, Any]) -> C
         data = schema.read_bytes(Path(source))
         origin = entry_origin(root, data)
         header_file = entry_origin(root, data, "source")
-        # Relative to the registry when inside it, and the built-in registry's said so (a command run outside any
-        # registry named "registry/checkpoints/X.toml", no path of the user's folder: leftovers 27b); text and
-        # --json alike.
-        entry = in_root(root, Path(source))
+        # Relative to the registry when inside it, with the registry it is relative to: the text names the
+        # built-in registry's as such (a command run outside any registry named "registry/checkpoints/X.toml", no
+        # path of the user's folder: leftovers 27b), --json keeps the path and says which registry (leftovers 28:
+        # it held the phrase "the built-in registry's registry/…").
+        try:
+            entry = str(Path(source).resolve().relative_to(root.path.resolve()))
+            registry = registry_named(root)
+        except (OSError, ValueError):  # outside the registry: the path as given
+            entry = source
     return CheckpointCited(name, entry, checkpoint_digest(header), header.sha256, origin,
-                           float(price.get("weight_bytes", 0.0)), float(price.get("sequence_bytes", 0.0)), header_file)
+                           float(price.get("weight_bytes", 0.0)), float(price.get("sequence_bytes", 0.0)), header_file,
+                           registry=registry)
 
 
 def packaged_entry(root: Root, lock: Lock) -> Path | None:

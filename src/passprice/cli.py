@@ -2346,6 +2346,8 @@ def audit_command(
 
     # the checkpoint the pass's bytes are read from, and where it came from (walkthrough 25)
     cited = checkpoint_cited(root, subject.header, cost_json(result.cost))
+    if subject.lock is not None:  # the origin the lock pinned, where today's entry states another (leftovers 28)
+        cited = cited.pinned_by(subject.lock)
     from passprice.sourcenotes import notes_lines, notes_markdown, with_notes
 
     # each cited document's caveat, its source record's note (walkthrough 25)

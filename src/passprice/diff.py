@@ -3459,12 +3459,13 @@ def _file_counts(files: Sequence[FileChange]) -> list[str]:
             n = sum(1 for f in files if f.kind == kind and f.status == status)
             if n:
                 out.append(f"{n} {one if n == 1 else many} {status}")
-    # a source added, described under Sources (walkthrough 21: counted as "1 other file changed")
-    n = sum(1 for f in files if f.kind == "source" and f.status == "added")
-    if n:
-        out.append(f"{_n(n, 'source')} added")
-    others = [f for f in files if f.kind not in ("serving", "checkpoint") and not (f.kind == "source"
-                                                                                  and f.status == "added")]
+    # a source added, described under Sources (walkthrough 21: counted as "1 other file changed"); a source record
+    # changed or removed, named under Sources too (leftovers 28: "1 other file changed", the file in no section)
+    for status in ("added", "changed", "removed"):
+        n = sum(1 for f in files if f.kind == "source" and f.status == status)
+        if n:
+            out.append(f"{_n(n, 'source')} added" if status == "added" else f"{_n(n, 'source record')} {status}")
+    others = [f for f in files if f.kind not in ("serving", "checkpoint", "source")]
     if others:
         out.append(f"{_n(len(others), 'other file')} changed")
     return out
@@ -5775,6 +5776,11 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
                 notes.append(f"- ⚠️ {markdown_code(lock.name)}: **to verify**: {markdown_prose(lock.by_header)}")
         if notes:
             out += ["", *notes]
+    if d.unaffected:
+        # In the locks' section, under the affected ones (or on its own there when none is): it stood after the last
+        # section (the sources, the pricing model), which it then seemed to be about (leftovers 28).
+        names = ", ".join(markdown_code(x.name) for x in d.unaffected)
+        out += [*([] if d.locks else ["", "#### Locks"]), "", f"{_n(len(d.unaffected), 'lock')} unaffected: {names}"]
     policy = [(lock, c) for lock in d.reviews for c in lock.policy]
     if policy:
         out += ["", "#### Policy changes", ""]
@@ -5812,6 +5818,13 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
                    f"{markdown_text(DROPPED_DIGESTS + d.header_pinned_line(f.path))}" if f.path in d.digests_dropped
                    else "")
                 for f in checkpoints]
+    if d.on_changed_claims:
+        # Under the entries whose claims changed (it stood after the pricing model and the servings no lock pins,
+        # and said "checkpoints above" of a section far above it: leftovers 28).
+        names = ", ".join(markdown_code(x.name) for x in d.on_changed_claims)
+        out += [*([] if checkpoints else ["", "#### Checkpoints", ""]),
+                f"- ⚠️ {_n(len(d.on_changed_claims), 'lock')} priced from a checkpoint entry whose claims changed, "
+                f"to verify (checkpoints above): {names}"]
     servings = [f for f in d.files if f.kind == "serving"]
     if servings:
         out += ["", "#### Servings", ""]
@@ -5826,7 +5839,11 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
         if more > 0:
             out.append(f"- and {_n(more, 'more serving file')}: the text review (`passprice diff`) lists each")
     new_sources = [f for f in d.files if f.kind == "source" and f.path in d.added_records]
-    if d.sources or new_sources or d.cited:
+    # A source record changed or removed is named here, under what the section says of its document: it stood in
+    # "Other files changed" after every section (leftovers 28). Added ones are described above (the first
+    # MAX_ADDED_DETAILS), the rest named among the other files.
+    records = [f for f in d.files if f.kind == "source" and f.status != "added"]
+    if d.sources or new_sources or d.cited or records:
         out += ["", "#### Sources", ""]
         out += [f"- ⚠️ {markdown_code(s.id)} **to verify**: {markdown_prose(s.to_verify)}" for s in d.sources]
         if d.on_changed_sources:
@@ -5840,6 +5857,11 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
                 for f in new_sources]
         out += [f"- {markdown_code(source_id)} (cited): {markdown_prose(line)}" if source_id != "…"
                 else f"- {markdown_prose(line)}" for source_id, line in d.cited.items()]
+        if records:
+            more = len(records) - MAX_OTHER_FILES
+            out.append("- source record files changed: "
+                       + ", ".join(f"{markdown_code(f.path)} ({f.status})" for f in records[:MAX_OTHER_FILES])
+                       + (f", and {more} more: the text review (`passprice diff`) lists each" if more > 0 else ""))
     schemas = [f for f in d.files if f.kind == "schema"]
     if schemas:
         out += ["", "#### Schemas", ""]
@@ -5875,17 +5897,6 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
         from passprice.unlocked import markdown_lines
 
         out += markdown_lines(d.unlocked, d.unlocked_left_out)
-    if d.on_changed_claims:
-        names = ", ".join(markdown_code(x.name) for x in d.on_changed_claims)
-        out += ["", f"⚠️ {_n(len(d.on_changed_claims), 'lock')} priced from a checkpoint entry whose claims changed, "
-                f"to verify (checkpoints above): {names}"]
-    if d.on_recited_runs:
-        names = ", ".join(markdown_code(x.name) for x in d.on_recited_runs)
-        out += ["", f"⚠️ {_n(len(d.on_recited_runs), 'lock')} priced under a stack fitted from measured runs to "
-                f"verify (other files above): {names}"]
-    if d.unaffected:
-        names = ", ".join(markdown_code(x.name) for x in d.unaffected)
-        out += ["", f"{_n(len(d.unaffected), 'lock')} unaffected: {names}"]
     if d.check_beyond:
         listed, more = d.check_shown
         out += ["", f"#### ❌ {markdown_prose(d.check_line())}", ""]
@@ -5909,8 +5920,8 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
     # Every file the summary counts as "other" that no section above lists: a source record added with the fact
     # citing it was counted ("1 other file changed") and shown nowhere (session 15's walkthrough).
     # An added measurement file is "other" too, and is shown with its runs (walkthrough 22).
-    others = [f for f in d.files if f.kind in ("other", "source")
-              and (f.path not in d.added_records or f.kind == "other")]
+    others = [f for f in d.files if f.kind == "other"
+              or (f.kind == "source" and f.status == "added" and f.path not in d.added_records)]
     if others:
         named = ", ".join(f"{markdown_code(f.path)} ({f.status})"
                           + (f": {added_shown[f.path]}" if f.path in added_shown else "")
@@ -5918,6 +5929,12 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
         more = len(others) - MAX_OTHER_FILES
         out += ["", "Other files changed: " + named
                 + (f", and {more} more: the text review (`passprice diff`) lists each" if more > 0 else "")]
+    if d.on_recited_runs:
+        # Under the measured runs' files it rests on (slip 46 put it after the pricing model, and leftovers 28 then
+        # moved the other files to the end, below it: "(other files above)" would have pointed down).
+        names = ", ".join(markdown_code(x.name) for x in d.on_recited_runs)
+        out += ["", f"⚠️ {_n(len(d.on_recited_runs), 'lock')} priced under a stack fitted from measured runs to "
+                f"verify (other files above): {names}"]
     return bounded(out)
 
 

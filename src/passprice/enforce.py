@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -906,9 +906,42 @@ def guard(
             # No option moved the card or checkpoint: the registered serving itself names another than its lock.
             raise ServingChanged(lock, serving, wrong.what, wrong.locked, wrong.priced)
     if not applies and not alike:
-        others = ", ".join(f"{lock.name} ({lock.card}, {lock.checkpoint})" for lock, _ in found)
-        return Guard(note=f"not under a lock: the locks of {serving} ({others}) lock another card or checkpoint")
+        return Guard(note=other_card_note(serving, resolved.card.name, resolved.spec.checkpoint,
+                                          [lock for lock, _ in found]))
     return Guard((*applies, *alike))
+
+
+def other_card_note(serving: str, card: str, checkpoint: str, locks: Sequence[Lock]) -> str:
+    """The note of a price of registered ``serving`` on ``card`` and ``checkpoint`` (names, as the serving priced
+    them) under none of its ``locks`` (each locks another card or checkpoint: an option moved it), one sentence
+    naming what the price is of and what each lock is of, only the card or checkpoint where they differ: ``not
+    under a lock: this price is of card mi300x, and serving S's locks A and B are of card h200_sxm_141gb``.
+    Walkthrough 32 read "the locks of S (S (h200_sxm_141gb, …), …) lock another card or checkpoint", names nested
+    in parentheses (leftovers 28). Raises nothing."""
+
+    def differs(lock: Lock) -> tuple[bool, bool]:  # (card, checkpoint): the checkpoint when the card does not
+        return lock.card != card, lock.checkpoint != checkpoint or lock.card == card
+
+    def of(lock: Lock) -> str:
+        by_card, by_checkpoint = differs(lock)
+        return " and ".join([*([f"card {lock.card}"] if by_card else []),
+                             *([f"checkpoint {lock.checkpoint}"] if by_checkpoint else [])])
+
+    def listed(names: list[str]) -> str:
+        return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+    groups: dict[str, list[str]] = {}
+    for lock in locks:
+        groups.setdefault(of(lock), []).append(lock.name)
+    priced = " and ".join([*([f"card {card}"] if any(differs(lock)[0] for lock in locks) else []),
+                           *([f"checkpoint {checkpoint}"] if any(differs(lock)[1] for lock in locks) else [])])
+    clauses = [f"{listed(names)} {'is' if len(names) == 1 else 'are'} of {what}" for what, names in groups.items()]
+    if len(groups) == 1:
+        [names] = groups.values()
+        that = f"serving {serving}'s lock{'' if len(names) == 1 else 's'} {clauses[0]}"
+    else:
+        that = f"serving {serving}'s locks: {', '.join(clauses)}"
+    return f"not under a lock: this price is of {priced}, and {that}"
 
 
 def _option_locks(root: Root, resolved: Resolved) -> tuple[tuple[Lock, str], ...]:

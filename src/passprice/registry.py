@@ -838,6 +838,35 @@ def in_root(root: Root, path: Path) -> str:
     return f"{BUILT_IN}{shown}" if root.embedded else shown
 
 
+def registry_named(root: Root) -> str:
+    """Which registry ``root`` is, for ``--json`` beside a path relative to it (:func:`in_root` says it in text):
+    ``"built-in"`` for the embedded default (a command run outside any registry), else the registry's folder as
+    the command found or was given it. Raises nothing."""
+    return "built-in" if root.embedded else str(root.path)
+
+
+def relative_in(root: Root, path: Path) -> str:
+    """``path`` relative to ``root`` when it lies inside it (links resolved for the comparison), else as given: the
+    machine-usable half of :func:`in_root` (``--json``'s ``path``, with :func:`registry_named`). Raises nothing."""
+    try:
+        return str(path.resolve().relative_to(root.path.resolve()))
+    except (OSError, ValueError):
+        return str(path)
+
+
+def pasted_path(root: Root, path: Path) -> str:
+    """The registry file ``path`` as a command to paste names it: relative to the root for a registry of the
+    user's (run from its folder, as ``check`` is), absolute for the built-in one (a relative ``-o`` is read from
+    the working folder, where the built-in registry's ``locks/`` is not: ``reproduce`` names it so too). Raises
+    nothing."""
+    if root.embedded:
+        try:
+            return str(path.resolve())
+        except OSError:
+            return str(path)
+    return relative_in(root, path)
+
+
 def embedded_root() -> Root:
     """The package's own copy of the files (``passprice/_data``), or, for a source checkout installed in editable
     mode, the checkout the package lives in."""

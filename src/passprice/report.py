@@ -460,10 +460,14 @@ def expected_text(expected: Any) -> str:
     reserved = limit.capacity_bytes - e.capacity_bytes
     lines = [
         "",
-        f"  stack         {stack.name} ({stack.title})",
+        # its title after a dash: a title holding parentheses nested in them (leftovers 28)
+        f"  stack         {stack.name} — {stack.title}",
+        # At another batch than the limit's, the ratio is best against best, and says so: the fitted span's line
+        # gives another, at the same batch (leftovers 28: "0.007122 × … at its own best batch" beside "0.2384 × the
+        # limit at its batch, 1" read as two figures of one thing).
         f"  expected      {count(round(e.tokens_per_s, 1))} tokens/s{batch} (TPOT {si(tpot, 's')} per sequence): "
         f"{expected.ratio:.4g} × the limit's {count(round(limit.tokens_per_s, 1))}"
-        + ("" if e.batch == limit.batch else f" at its own best batch, {limit.batch:,}"),
+        + ("" if e.batch == limit.batch else f", best against best (the limit at its own best batch, {limit.batch:,})"),
         f"  pass          {si(e.pass_s, 's')}: fixed {si(expected.fixed_s, 's')}, terms at the stack's shares "
         f"{terms} (binds on {e.binds.value})",
         f"  held          {si(e.held_bytes, 'B')} of {si(e.capacity_bytes, 'B')} card memory the runtime leaves "

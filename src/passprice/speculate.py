@@ -432,7 +432,8 @@ def speculation_text(result: Speculation, title: str) -> str:
         )
     where = f"at batch {result.batch:,}" if result.batch is not None else "each at its own best batch"
     lines = [
-        f"{title}: drafting with {result.method.name} ({result.method.title}), {where}",
+        # the method's title between dashes: a title holding parentheses nested in them (leftovers 28)
+        f"{title}: drafting with {result.method.name} — {result.method.title} — {where}",
         "",
         text_table(
             [

@@ -225,7 +225,8 @@ class RatioReach:
                 "inside": self.inside}
 
     def _price(self) -> str:
-        at = "" if self.at_batch is None else f" × the limit at its batch, {self.at_batch:,}"
+        # at the expected price's batch: the limit re-priced there, not the limit's best (leftovers 28)
+        at = "" if self.at_batch is None else f" × the limit at the same batch {self.at_batch:,}"
         return f"this price's {self.ratio:.4g}{at}"
 
     def line(self) -> str:
