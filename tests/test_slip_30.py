@@ -187,12 +187,12 @@ def test_a_made_up_pin_at_a_path_no_side_holds_beside_a_code_edit_fails_the_revi
     result = invoke("diff", "main", "HEAD", "--json", root=path)
     out = json.loads(result.stdout)
     assert out["pricing_model"]["priced_with"][1].endswith("in its own process")
-    assert result.exit_code == 1, result.output  # was 0: "re-locked"
-    assert out["head_check"] == [
-        f"{R1_LOCK}: facts.stack.overhead.pass: pins 3 µs (published) cited nvidia-h200-datasheet: made up, a fact no "
-        "side of the change holds (HEAD's today: none) and BASE's lock did not pin: a lock's facts are pinned by "
-        "passprice lock from a registry, and a pin neither side holds (written by hand, or made before a later "
-        f"commit of the change edited the fact) cannot be traced; re-lock it: passprice lock --update -o {R1_LOCK}"
+    # Was 0 ("re-locked"), then 1 (the pin "made up", a fact no side holds); since attack round 49 a `stack.*` pin
+    # in a lock priced under no stack is bad input before any side is judged: HEAD's lock does not read (exit 2).
+    assert result.exit_code == 2, result.output
+    assert out["files"][0]["errors"]["head"] == [
+        f'{R1_LOCK}: facts."stack.overhead.pass": a figure the lock\'s price does not read (it is priced under no '
+        "stack: price.stack): passprice lock pins only what the price reads; re-lock it"
     ]
 
 
