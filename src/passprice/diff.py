@@ -3527,8 +3527,10 @@ def _compare(base: Side, head: Side) -> Diff:
     # locator quoting another run's figure was only priced, "1 other file changed", nothing to verify).
     read_runs: dict[Path, tuple[Run, ...] | None] = {}  # each measurement file read once for all files' asks
     asked_stacks: set[str] = set()
+    noted: dict[str, list[str]] = {}  # runs whose note changed, by file: listed, not asked (slip round 47)
     recited = {f.path: asks for f in files if f.status in ("changed", "added") and f.kind == "other"
-               and _is_measurement(f.path) and (asks := runs_to_verify(base, head, f.path, read_runs, asked_stacks))}
+               and _is_measurement(f.path)
+               and (asks := runs_to_verify(base, head, f.path, read_runs, asked_stacks, noted.setdefault(f.path, [])))}
     # HEAD's locks made under a stack fitted from a run to verify: to verify themselves (slip round 46)
     recited_locks = tuple(lock.name for lock in _locks(head).values()
                           if lock is not None and lock.stack is not None and lock.stack.name in asked_stacks) \
@@ -3543,7 +3545,8 @@ def _compare(base: Side, head: Side) -> Diff:
                 added_servings(head, files, reviews),
                 tuple(p for p in dict.fromkeys([*INSTALL_FILES, *sorted({*base.installs, *head.installs})])
                       if base.installs.get(p) != head.installs.get(p)),
-                added_records(head, files, recited), stack_spans(base, head, files),
+                added_records(head, files, recited, {p: lines for p, lines in noted.items() if lines}),
+                stack_spans(base, head, files),
                 {p: len(asks) for p, asks in recited.items()}, widened, lookalikes, made_real(base, head, files),
                 relabelled_cards(base, head, files), hypothetical_claims(head, files),
                 cited_sources(head, files, {s.id for s in sources}), relabelled_records(base, head, files),
@@ -4190,7 +4193,8 @@ MAX_ADDED_RECORDS = 20
 
 
 def added_records(head: Side, files: Sequence[FileChange],
-                  recited: Mapping[str, Sequence[str]] | None = None) -> dict[str, str]:
+                  recited: Mapping[str, Sequence[str]] | None = None,
+                  noted: Mapping[str, Sequence[str]] | None = None) -> dict[str, str]:
     """Each source record, routing record, checkpoint entry, card and measurement file ``files`` adds on ``head`` that
     reads there, by path: a card as :func:`added_card` says (its title and hypothetical mark, which its facts' rows
     do not show: walkthrough 30; the first :data:`MAX_ADDED_RECORDS` cards, counted apart), a routing record as
@@ -4199,7 +4203,9 @@ def added_records(head: Side, files: Sequence[FileChange],
     …`` (the first sentence of its ``origin``), a measurement file as :func:`measurements_added` says; the first
     :data:`MAX_ADDED_RECORDS`. One that does not read is left to the review's errors. A measurement file ``files``
     change is described too when ``recited`` holds runs of it to verify (:func:`runs_to_verify`, by path): ``N
-    measured runs to verify in their sources: …`` (:func:`in_source`)."""
+    measured runs to verify in their sources: …`` (:func:`in_source`), and when ``noted`` holds runs of it whose
+    ``note`` changed (:func:`runs_to_verify`'s ``noted``, by path): ``N run notes changed (listed: neither the fit
+    nor a price reads a note): …`` (slip round 47)."""
     import tomllib
 
     from passprice.checkpoints import entry_origin, load_checkpoint
@@ -4208,6 +4214,7 @@ def added_records(head: Side, files: Sequence[FileChange],
 
     out: dict[str, str] = {}
     recited = recited or {}
+    noted = noted or {}
     cards = 0  # added cards are counted apart, so a change adding many leaves its sources described
     for f in files:
         if f.kind == "card" and f.status == "added":
@@ -4227,11 +4234,19 @@ def added_records(head: Side, files: Sequence[FileChange],
                 out[f.path] = described + (f"; {_n(len(asks), 'measured run')} to verify {in_source(len(asks))}: "
                                            + "; ".join(asks[:MAX_ADDED_RUNS]) + more if asks else "")
             continue
-        if f.status == "changed" and f.kind == "other" and f.path in recited:
-            asks = recited[f.path]
-            more = f"; and {len(asks) - MAX_ADDED_RUNS:,} more" if len(asks) > MAX_ADDED_RUNS else ""
-            out[f.path] = (f"{_n(len(asks), 'measured run')} to verify {in_source(len(asks))}: "
-                           + "; ".join(asks[:MAX_ADDED_RUNS]) + more)
+        if f.status == "changed" and f.kind == "other" and (f.path in recited or f.path in noted):
+            parts = []
+            asks = recited.get(f.path, ())
+            if asks:
+                more = f"; and {len(asks) - MAX_ADDED_RUNS:,} more" if len(asks) > MAX_ADDED_RUNS else ""
+                parts.append(f"{_n(len(asks), 'measured run')} to verify {in_source(len(asks))}: "
+                             + "; ".join(asks[:MAX_ADDED_RUNS]) + more)
+            notes = noted.get(f.path, ())
+            if notes:
+                more = f"; and {len(notes) - MAX_ADDED_RUNS:,} more" if len(notes) > MAX_ADDED_RUNS else ""
+                parts.append(f"{_n(len(notes), 'run note')} changed (listed: neither the fit nor a price reads a "
+                             "note): " + "; ".join(notes[:MAX_ADDED_RUNS]) + more)
+            out[f.path] = "; ".join(parts)
             continue
         if f.status != "added" or f.kind not in ("source", "checkpoint", "routing"):
             continue
@@ -4298,7 +4313,7 @@ def printable_title(text: str) -> str:
 
 def runs_to_verify(
     base: Side, head: Side, rel: str, read_runs: dict[Path, tuple[Run, ...] | None] | None = None,
-    stacks: set[str] | None = None,
+    stacks: set[str] | None = None, noted: list[str] | None = None,
 ) -> list[str]:
     """What a reviewer must verify of the runs of the measurement file ``rel`` HEAD holds (BASE too, or the change
     adds it: each of its runs is then added, slip round 34), by run id, one line a question: a run added to it whose
@@ -4316,8 +4331,13 @@ def runs_to_verify(
     (``None``: it does not read), kept across the calls of one review (a change to 100 measurement files read each
     other file again for each, 11,326 reads, 6.7 of a review's 8.1 s, attack round 41). Empty when a side does not
     read (the review's errors say why). ``stacks``, when given, gains the stack of each run asked (and the stack a
-    run's setting moved from): the stacks fitted from a run to verify (:attr:`Diff.on_recited_runs`). Raises
-    nothing."""
+    run's setting moved from): the stacks fitted from a run to verify (:attr:`Diff.on_recited_runs`). A run's
+    identity as published, its ``build``, ``test`` or ``date`` (:data:`RUN_IDENTITY`), changed is asked as its
+    citation is, beside any other move (``ID's build changed (… → …) but its citation did not: does … state N
+    tokens/s for that build?``): the run a stack is fitted from is then another run (slip round 47: build, test and
+    date rewritten read "1 other file changed; no lock affected", the lock under the stack unaffected). ``noted``,
+    when given, gains a line for each run whose ``note`` changed (``ID's note changed: old → new``): listed, never
+    asked, since neither the fit nor a price reads it. Raises nothing."""
     from passprice.fits import relative_move
     from passprice.measurements import load_file
     from passprice.tables import count
@@ -4384,6 +4404,7 @@ def runs_to_verify(
     for run in after:
         was = before.get(run.id)
         figure = f"{count(run.tokens_per_s)} tokens/s"
+        identity: list[str] = []
         where = escaped(f"{run.source_id}: {run.locator}")
         name = escaped(run.id)
         if was is None and run.id in elsewhere:
@@ -4406,6 +4427,11 @@ def runs_to_verify(
                 continue
             was = alike.pop(0)
             name = f"{name} (was {escaped(was.id)})"
+        identity = _identity_moves(was, run)
+        if noted is not None and was.note != run.note:
+            from passprice.textchange import text_change
+
+            noted.append(f"{name}'s note changed: {escaped(text_change(was.note or 'none', run.note or 'none'))}")
         if (was.source_id, was.locator) != (run.source_id, run.locator):
             from passprice.textchange import text_change
 
@@ -4416,6 +4442,7 @@ def runs_to_verify(
             if was.tokens_per_s != run.tokens_per_s:  # the figure's move with numbers (walkthrough 27)
                 anew.append(f"tokens/s {count(was.tokens_per_s)} → {count(run.tokens_per_s)} "
                             f"({relative_move(was.tokens_per_s, run.tokens_per_s)})")
+            anew += identity
             fresh = ""
             if was.source_id != run.source_id:
                 # Re-cited to a record the same change adds (slip round 38): nothing the registry held backs it.
@@ -4431,17 +4458,41 @@ def runs_to_verify(
             tokens = "" if was.tokens_per_s == run.tokens_per_s else (
                 f"; tokens/s {count(was.tokens_per_s)} → {count(run.tokens_per_s)} "
                 f"({relative_move(was.tokens_per_s, run.tokens_per_s)})")
+            tokens += "".join(f"; {move}" for move in identity)
             ask(run, f"{name}'s setting moved ({escaped(moved_to)}{tokens}) but its citation did not: does {where} "
                        f"measure {figure} at that setting?", was)
         elif was.tokens_per_s != run.tokens_per_s:
             quoted = _quoted_figures(run.locator)
             moved = (f"{name}'s tokens/s moved ({count(was.tokens_per_s)} → {figure}, "
-                     f"{relative_move(was.tokens_per_s, run.tokens_per_s)}) but its citation did not")
+                     f"{relative_move(was.tokens_per_s, run.tokens_per_s)}"
+                     + "".join(f"; {move}" for move in identity) + ") but its citation did not")
             if _figure(was.tokens_per_s) in quoted and _figure(run.tokens_per_s) not in quoted:
                 ask(run, f"{moved}, and the locator quotes {was.tokens_per_s:g}: {where}")
             else:
                 ask(run, f"{moved}: does {where} say {figure}?")
+        elif identity:
+            # Another build, test or date under its citation: the figure is another run's (slip round 47).
+            moved_keys = [key for key in RUN_IDENTITY if getattr(was, key) != getattr(run, key)]
+            keys = (", ".join(moved_keys[:-1]) + " and " if len(moved_keys) > 1 else "") + moved_keys[-1]
+            ask(run, f"{name}'s {keys} changed ({'; '.join(identity)}) but its citation did not: does {where} state "
+                     f"{figure} for that {keys}?")
     return out
+
+
+#: A measured run's identity as published (:class:`passprice.measurements.Run`): the build that ran it, the test it
+#: ran and the day. A stack is fitted from the run they name, so a change of one is asked in its source
+#: (:func:`runs_to_verify`); its ``note`` is listed only.
+RUN_IDENTITY = ("build", "test", "date")
+
+
+def _identity_moves(was: Run, run: Run) -> list[str]:
+    """Each of :data:`RUN_IDENTITY` that differs between BASE's run ``was`` and HEAD's ``run``: ``build e8496488
+    (2843) → deadbeef (2999)`` (``none`` for a key a side does not state; long texts as
+    :func:`passprice.textchange.text_change` shows them), escaped. Empty when none differs. Raises nothing."""
+    from passprice.textchange import text_change
+
+    return [f"{key} {escaped(text_change(getattr(was, key) or 'none', getattr(run, key) or 'none'))}"
+            for key in RUN_IDENTITY if getattr(was, key) != getattr(run, key)]
 
 
 def _fresh_source(base: Side, head: Side, source: str, figure: str) -> str:
