@@ -120,26 +120,29 @@ def test_head_s_code_failing_with_a_huge_line_fails_the_review_in_a_short_line(t
 
 
 def test_a_claim_of_a_million_characters_keeps_the_comment_short(tmp_path: Path) -> None:
-    """``entry.imported_by`` (no length bound but the entry's 64 MiB) rewritten to 1,000,000 ``<``: the claims line
-    made a comment of 4,000,740 characters, exit 0. Cut, it says its length; the text review shows it whole."""
+    """``entry.imported_by`` rewritten to 1,000,000 ``<``: the claims line made a comment of 4,000,740 characters,
+    exit 0 (round 34b: cut to say its length). Since session 28 the schema bounds the claim at 200 characters of one
+    line: HEAD's entry does not read, the review exits 2, and each line quoting the value is cut (the text review
+    too: 1,876 characters in all)."""
     root = _repo(tmp_path)
     entry = root / "registry" / "checkpoints" / "gemma3-270m-q4_k_m.toml"
     text = entry.read_text(encoding="utf-8")
     assert text.count('imported_by = "passprice 0.1.0"') == 1
     entry.write_text(text.replace('imported_by = "passprice 0.1.0"', f'imported_by = "{"<" * 1_000_000}"'),
                      encoding="utf-8")
+    said = "… is too long (1,000,000 characters; at most 200)"
     markdown = invoke("diff", "HEAD", "--format", "markdown", root=root)
-    assert markdown.exit_code == 0, markdown.output[-2000:]
+    assert markdown.exit_code == 2, markdown.output[-2000:]
     assert len(markdown.stdout) < 10_000, len(markdown.stdout)
     line = next(line for line in markdown.stdout.splitlines()
-                if line.startswith("- `registry/checkpoints/gemma3-270m-q4_k_m.toml`: claims changed"))
-    assert ("claims changed, which the pricer does not read (re-import from the GGUF file to confirm them): "
-            "entry.imported_by passprice 0.1.0 → &lt;&lt;") in line
-    assert line.endswith("&lt;… (1,000,131 characters: the text review (`passprice diff`) shows it whole)")
-    assert len(line) <= 2_100
+                if line.startswith("- registry/checkpoints/gemma3-270m-q4_k_m.toml: entry.imported_by: '&lt;&lt;"))
+    assert line.endswith(said) and len(line) < 600, line
     text_review = invoke("diff", "HEAD", root=root)
-    assert text_review.exit_code == 0
-    assert f"entry.imported_by passprice 0.1.0 → {'<' * 1_000_000}" in text_review.stdout
+    assert text_review.exit_code == 2
+    assert len(text_review.stdout) < 10_000, len(text_review.stdout)
+    start = f"registry/checkpoints/gemma3-270m-q4_k_m.toml: entry.imported_by: '{'<' * 90}"
+    quoted = [line for line in text_review.stdout.splitlines() if line.strip().startswith(start)]
+    assert quoted and all(line.endswith(said) and len(line) < 300 for line in quoted), quoted
 
 
 # --- (d) HEAD's own code writing without end: the review kept every byte it wrote ------------------------------------
