@@ -33,7 +33,8 @@ def test_validate_shows_the_other_files_runs_beside_a_schema_invalid_one(tmp_pat
     path.write_text(text.replace("tokens_per_s = ", 'tokens_per_s = "abc" # ', 1))
     result = invoke("validate", root=root)
     assert result.exit_code == 2, result.output
-    assert result.stderr == f"passprice: error: {path}: run.0.tokens_per_s: 'abc' is not of type 'number'\n"
+    # named relative to the registry, as check and the listings name it (leftovers 28c: it was ROOT/registry/…)
+    assert result.stderr == f"passprice: error: {MEASURED}: run.0.tokens_per_s: 'abc' is not of type 'number'\n"
     assert "pr15131.rtx_4090.l31-8b-q4_0.ub16 " in result.stdout  # llamacpp-points.toml's runs are shown
     assert "xd3.h100_pcie_80gb" not in result.stdout  # no run of the bad file
     # calibrate still refuses to fit while a file of runs does not read (a fit over some of them is no fit).
@@ -61,7 +62,7 @@ def test_validate_names_a_stack_file_that_does_not_read_once(tmp_path: Path) -> 
     result = invoke("validate", root=root)
     assert result.exit_code == 2, result.output
     [line] = result.stderr.splitlines()
-    assert line.startswith(f"passprice: error: {stack}: ")
+    assert line.startswith(f"passprice: error: {stack.relative_to(root)}: ")  # as check names it
     assert "pr15131.rtx_4090.l31-8b-q4_0.ub16 " in result.stdout  # runs of no registered stack: still shown
 
 

@@ -218,12 +218,17 @@ def test_fact_set_reports_every_problem_of_the_edit_together(tmp_path: Path) -> 
         root=root,
     )  # fmt: skip
     file = f"{root}/facts/cards/{CARD}.toml"
-    registered = ", ".join(sorted(p.stem for p in (root / "sources").glob("*.toml")))
+    ids = sorted(p.stem for p in (root / "sources").glob("*.toml"))
+    count = len(ids)
+    # the three ids difflib ranks closest, not all 36 (leftovers 28c): which three is difflib's to say
+    from passprice.registry import closest
+
     assert lines == [
         f"passprice: error: {file}: streams.read.locator: 'x' is too short (at least 3 characters)",
         f"passprice: error: {file}: streams.read.source: no source 'no-such-source' "
         f"({root}/sources/no-such-source.toml does not exist: write it (a [source] table, schema/source.schema.json), "
-        f"or cite a registered one: {registered})",
+        f"or cite one of the {count} registered: the closest {', '.join(closest('no-such-source', ids, 3, 0.0))}, "
+        f"and {count - 3} more (passprice sources lists them))",
         f"passprice: error: {file}: streams.read.derivation.formula: not an expression: '(' was never closed",
     ]
     assert card.read_bytes() == before

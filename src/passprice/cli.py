@@ -2070,6 +2070,7 @@ def lock_command(
     if update and overridden:
         raise click.UsageError("--update re-locks the lock's own serving as it is today: give no serving options")
     root = _root(ctx)
+    given = output is not None
     if output is None:
         if serving is None and name is None:
             raise click.UsageError("give -o FILE (or a SERVING or --name to write locks/NAME.lock.toml)")
@@ -2148,7 +2149,7 @@ def lock_command(
         click.echo(
             f"locked {lock.name} ({lock.kind}, {locks}): {lock.price['tokens_per_s']:,.1f} tokens/s at batch "
             f"{lock.price['batch']}, binds on {lock.price['binds']}, weakest {lock.price['provenance']} "
-            f"-> {shown_path(output)}"
+            f"-> {locking.written_as(root, output, given, (ctx.find_root().obj or {}).get('root'))}"
         )
         from passprice.locks import expected_line
 

@@ -17,6 +17,7 @@ import contextlib
 import functools
 import json
 import os
+import re
 import subprocess
 import tempfile
 import tomllib
@@ -213,11 +214,28 @@ class Checkout:
                     f"{revision}: names a {kind} of the git checkout at {self.top}, not a commit: diff compares "
                     "commits (or two folders)"
                 ) from None
+            ends = self._range_ends(revision)
+            if ends is not None:  # `diff HEAD~1..HEAD`, git's way of naming two commits (leftovers 28c)
+                base = (f" (git's A...B starts from the commit both share: passprice diff $(git merge-base "
+                        f"{ends[0]} {ends[1]}) {ends[1]})") if "..." in revision else ""
+                raise InputError(
+                    f"{revision}: a range of revisions, which diff does not read: give its two revisions as two "
+                    f"arguments: passprice diff {ends[0]} {ends[1]}{base}"
+                ) from None
             raise InputError(
                 f"{revision}: neither a folder nor a revision of the git checkout at {self.top}{cut}"
             ) from None
         self._unambiguous(revision)
         return out.decode("ascii", "replace").strip()
+
+    def _range_ends(self, revision: str) -> tuple[str, str] | None:
+        """The two revisions of the range ``revision`` names as git writes one, ``A..B`` or ``A...B`` (an end left
+        out is ``HEAD``, as git reads it), when each names a commit here; else ``None``. Raises nothing."""
+        found = re.fullmatch(r"(.*?)\.\.\.?(.*)", revision, re.DOTALL)
+        if found is None or not (found.group(1) or found.group(2)):
+            return None
+        ends = (found.group(1) or "HEAD", found.group(2) or "HEAD")
+        return ends if all(self._names_commit(end) for end in ends) else None
 
     def _object_kind(self, revision: str) -> str | None:
         """The kind of object ``revision`` names when it names one that is no commit (``tree``, ``blob``), else

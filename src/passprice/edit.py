@@ -350,7 +350,9 @@ def _checked(
     try:
         new_facts = validate_text(where, after, schema_folder)
     except InputError as e:
-        problems += [line + DERIVATION_HINT if line.endswith(".derivation: missing (required)") else line
+        # the schema's own reason (schema.DERIVED_NEEDS) replaced by the option that gives a derivation here
+        needs = schema.DERIVED_NEEDS
+        problems += [line.removesuffix(needs) + DERIVATION_HINT if line.endswith(needs) else line
                      for line in problem_lines(e)]
     for path, entry in entries:
         one = attrs.evolve(where, path=path)

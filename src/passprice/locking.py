@@ -36,6 +36,23 @@ LOCK_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 MAX_LOCK_NAME = 245
 
 
+def written_as(root: Root, output: Path, given: bool, named: str | None) -> str:
+    """How ``lock`` names the lock it wrote, one rule for every form of the command: ``output`` as the user gave it
+    (``-o FILE``, ``given``), else (the default ``locks/NAME.lock.toml``, made from the resolved root) relative to
+    the working folder when it lies below it, else as the user would give it (:func:`passprice.registry.as_given`:
+    ``../locks/…`` from a folder of the root, below ``named``, ``--root DIR`` as typed, when that is relative),
+    else absolute. Leftovers 28c: ``lock SERVING`` printed ``-> /abs/…/locks/NAME.lock.toml`` where ``lock --update
+    -o FILE`` printed ``-> FILE``. Raises nothing."""
+    from passprice.registry import as_given
+
+    if given:
+        return shown(output)
+    try:
+        return shown(output.relative_to(Path.cwd().resolve()))
+    except (OSError, ValueError):
+        return shown(as_given([str(output)], root, named)[0])
+
+
 def default_output(root: Root, stem: str) -> Path:
     """Where a lock is written when no ``-o FILE`` is given: ``locks/STEM.lock.toml`` in the root (``stem``: the
     lock's ``--name``, else the serving's stem), the root's ``locks/`` made when missing (a ``-o FILE``'s folder is

@@ -336,6 +336,47 @@ def _table_of(extra: Sequence[str], node: Mapping[str, Any], instance: Any) -> s
     return found[0] if len(found) == 1 else None
 
 
+#: What a ``derived`` fact without its ``derivation`` is told, after "missing (required)" (leftovers 28c: the schema's
+#: line said only that the key was missing, not why a derived fact needs one nor where a derivation is described).
+DERIVED_NEEDS = (
+    ": a fact whose provenance is \"derived\" must carry a derivation (the formula and inputs it is computed from: "
+    "README.md, section Facts; passprice explain derivation), or give it another provenance"
+)
+
+
+#: The most valid key names :func:`_valid_keys_hint` lists (the rest counted), and the longest unexpected key it
+#: looks for a near miss of (difflib's ratio is quadratic in a name's length: a key of 5,000 digits is no typo).
+MAX_KEYS_LISTED = 10
+MAX_KEY_MATCHED = 80
+
+
+def _valid_keys_hint(extra: Sequence[str], node: Mapping[str, Any]) -> str:
+    """What to write instead of the unexpected keys ``extra`` of a table whose schema object is ``node``, as click
+    says of a mistyped option: ``: did you mean bandwidth?`` (the at most three property names of ``node`` closest to
+    the one key, :func:`difflib.get_close_matches`, cutoff 0.6; of several keys, the closest name of each that has
+    one: ``: did you mean bandwidth for 'bandwith', capacity for 'capcity'?``), else, when no key is near any name,
+    ``: the keys here are bandwidth, capacity`` (at most :data:`MAX_KEYS_LISTED`, the rest counted). Empty when
+    ``node`` names no properties, or allows names by pattern (which no list says). Leftovers 28c: ``bw = …`` in a
+    card's ``[on_chip]`` said only "Additional properties are not allowed ('bw' was unexpected)"."""
+    import difflib
+
+    names = sorted(k for k in node.get("properties", {}) if isinstance(k, str))
+    if not names or node.get("patternProperties"):
+        return ""
+    short = [k for k in extra if isinstance(k, str) and len(k) <= MAX_KEY_MATCHED]
+    if len(extra) == 1 and short:
+        close = difflib.get_close_matches(short[0], names, n=3, cutoff=0.6)
+        if close:
+            return f": did you mean {' or '.join(close)}?"
+    else:
+        pairs = [(k, difflib.get_close_matches(k, names, n=1, cutoff=0.6)) for k in short]
+        said = [f"{close[0]} for {shown_value(k)}" for k, close in pairs if close]
+        if said:
+            return f": did you mean {', '.join(said)}?"
+    more = f" and {len(names) - MAX_KEYS_LISTED} more" if len(names) > MAX_KEYS_LISTED else ""
+    return f": the keys here are {', '.join(names[:MAX_KEYS_LISTED])}{more}"
+
+
 def _explain(error: Any) -> str:
     """One line for one ``jsonschema`` error: the key path and what was wrong, in words a file's author can act on. A
     value is shown by :func:`shown_value` (cut past 120 characters): a source record's ``kind`` of 700 KB made every
@@ -351,7 +392,10 @@ def _explain(error: Any) -> str:
     instance = error.instance
     if error.validator == "required":
         missing = error.message.split("'")[1] if "'" in error.message else error.message
-        return f"{_key_path([*where, missing])}: missing (required)"
+        said = f"{_key_path([*where, missing])}: missing (required)"
+        if missing == "derivation" and isinstance(instance, Mapping) and instance.get("provenance") == "derived":
+            return said + DERIVED_NEEDS
+        return said
     if error.validator == "additionalProperties":
         extra = [k for k in error.instance if k not in error.schema.get("properties", {})]
         patterns = [re.compile(p) for p in error.schema.get("patternProperties", {})]  # ecma_pattern's already
@@ -361,7 +405,8 @@ def _explain(error: Any) -> str:
             shown = ", ".join(shown_value(k) for k in extra[:5]) + more
             verb = "was" if len(extra) == 1 else "were"
             table = _table_of(extra, error.schema, error.instance)
-            hint = f": they are keys of the [{table}] table: write [{table}] on a line above them" if table else ""
+            hint = f": they are keys of the [{table}] table: write [{table}] on a line above them" if table else (
+                _valid_keys_hint(extra[:5], error.schema))
             return f"{_key_path(where)}: Additional properties are not allowed ({shown} {verb} unexpected){hint}"
         return f"{_key_path(where)}: {error.message}"
     if error.validator == "type" and isinstance(instance, Overflowed):

@@ -188,10 +188,11 @@ def _source_there(root: Root, source_id: str) -> bool:
     return is_there(root.sources / f"{source_id}.toml")
 
 
-#: The most registered source ids a line on a source not found lists (:func:`missing_ids`); the rest are counted.
-#: Each line listed them all: in a registry of 4,036 records a card's 12 citations of ids not registered made
-#: ``check`` print 12 lines of 93 KB, 1.1 MB (attack round 38). passprice ships 36.
-MAX_LISTED_IDS = 40
+#: The most registered source ids a line on a source not found names (:func:`missing_ids`): the closest to the id
+#: given; the rest are counted and left to ``passprice sources``. Each line listed every id: in a registry of 4,036
+#: records a card's 12 citations of ids not registered made ``check`` print 12 lines of 93 KB, 1.1 MB (attack round
+#: 38), and with the 37 passprice ships each line was still about 900 characters, once a fact (leftovers 28c).
+MAX_LISTED_IDS = 3
 
 
 def missing_ids(root: Root, named: Iterable[tuple[str, str]], file: str) -> list[str]:
@@ -218,9 +219,6 @@ def missing_ids(root: Root, named: Iterable[tuple[str, str]], file: str) -> list
             continue
         if known is None:
             known = root.names(root.sources)
-        listed = ", ".join(known[:MAX_LISTED_IDS]) or "none"
-        if len(known) > MAX_LISTED_IDS:
-            listed += f" … ({len(known):,} in all, each a file of {root.sources})"
         # a folder or a link to no file there is something, not nothing: "does not exist" sent the user looking
         source_file = root.sources / f"{source_id}.toml"
         state = "is not a source file (a folder, or a link to no file)" if os.path.lexists(source_file) else (
@@ -230,9 +228,28 @@ def missing_ids(root: Root, named: Iterable[tuple[str, str]], file: str) -> list
         near = did_you_mean(source_id, known) if state == "does not exist" else ""
         out.append(
             f"{file}: {key}: no source {source_id!r}{near} ({source_file} {state}: write it "
-            f"(a [source] table, schema/source.schema.json), or cite a registered one: {listed})"
+            f"(a [source] table, schema/source.schema.json), or cite {registered_ids(source_id, known, near)})"
         )
     return out
+
+
+def registered_ids(source_id: str, known: list[str], near: str) -> str:
+    """Which registered source ids (``known``, sorted) a line on ``source_id`` not found points to, after "or cite":
+    ``one of the 37 registered (passprice sources lists them)`` when ``near`` (its "did you mean" hint) already names
+    the closest; else ``one of the 37 registered: the closest a, b, c, and 34 more (passprice sources lists them)``,
+    the at most :data:`MAX_LISTED_IDS` of ``known`` closest to ``source_id`` by difflib's ratio; ``a registered one:
+    none`` when there is none. Raises nothing."""
+    from passprice.registry import closest
+
+    if not known:
+        return "a registered one: none"
+    where = "passprice sources lists them"
+    if near:
+        return f"one of the {len(known):,} registered ({where})"
+    named = closest(source_id, known, n=MAX_LISTED_IDS, cutoff=0.0)
+    rest = len(known) - len(named)
+    more = f", and {rest:,} more" if rest else ""
+    return f"one of the {len(known):,} registered: the closest {', '.join(named)}{more} ({where})"
 
 
 def invalid_ids(root: Root, named: Iterable[tuple[str, str]], file: str) -> list[str]:

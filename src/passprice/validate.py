@@ -8,6 +8,8 @@ expected price's error, |expected / measured − 1|, is what a stack's calibrati
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -97,6 +99,15 @@ class Validation:
 MAX_RUNS = 600
 #: The environment variable that raises (or lowers) :data:`MAX_RUNS`.
 RUNS_VARIABLE = "PASSPRICE_MAX_VALIDATE_RUNS"
+
+
+def registry_relative(root: Root, lines: Sequence[str]) -> list[str]:
+    """``lines`` with every path below ``root`` named relative to it (``registry/measurements/x.toml``), wherever in a
+    line it starts (after the line's start, a blank, a parenthesis, a quote, ``=``, ``,``, ``:`` or ``[``): the rule
+    :func:`passprice.check.relative_lines` holds ``check`` and the listings to, for lines that name a file after a
+    run's id too (``run ID (SOURCE): FILE: …``). Raises nothing."""
+    start = re.compile(r"(?<![^\s(\"'=,:\[])" + re.escape(f"{root.path}{os.sep}"))
+    return [start.sub("", line) for line in lines]
 
 
 def validate(root: Root, stack: str | None = None, runs: Sequence[Run] | None = None) -> Validation:
@@ -194,7 +205,9 @@ def validate(root: Root, stack: str | None = None, runs: Sequence[Run] | None = 
         registered = tuple(root.names(root.stacks))
     except InputError:  # a facts/stacks/ that does not read names nothing here; check says what is wrong with it
         registered = ()
-    return Validation(tuple(kept), stacks, tuple(problems), registered)
+    # each file named relative to the registry, as check and the listings name it (leftovers 28c: under --root DIR
+    # a measurement file that did not read was DIR/registry/measurements/…, absolute)
+    return Validation(tuple(kept), stacks, tuple(registry_relative(root, problems)), registered)
 
 
 def under_stack_line(v: Validation) -> str | None:
