@@ -538,7 +538,13 @@ def write(the_plan: Plan, dest: Path) -> None:
     taken = [t for t in tops if look(dest / t) is not None or (dest / t).is_symlink()]
     if taken:
         # Walkthrough 33: a fork's repository holding its own README.md read "replaces nothing" and no way on.
-        aside = "; ".join(f"mv {shell_word(t)} {shell_word(t + '.mine')}" for t in taken)
+        # Each named below dest as the user typed it: `init "my reg"` from its parent advised `mv .github
+        # .github.mine`, which moves the working folder's own .github, if any (attack round 50).
+        here = str(dest) in ("", ".")
+        aside = "; ".join(
+            f"mv {shell_word(t if here else dest / t)} {shell_word(t + '.mine' if here else dest / (t + '.mine'))}"
+            for t in taken
+        )
         raise InputError(
             f"{shown(dest)}: already holds {', '.join(taken)}; init writes a registry into an empty folder (or one "
             f"without these), and replaces nothing: to add a registry beside them, move them aside ({aside}), run "
