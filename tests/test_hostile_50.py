@@ -143,3 +143,24 @@ def test_inits_advice_names_the_folder_given(tmp_path: Path, monkeypatch: pytest
     assert (tmp_path / "README.md").read_text(encoding="utf-8") == "# the parent's own\n"
     assert sorted(p.name for p in fork.iterdir()) == [".github.mine", "README.md.mine"]
     assert (fork / "README.md.mine").read_text(encoding="utf-8") == "# our fork\n"
+
+
+# --- 4. init of a registry folder whose name is as long as the file system allows ---------------------------------
+
+@pytest.mark.parametrize("name", ["r" * 255, "r" * 241, "\u00e9" * 127])  # 255, 241 and 254 bytes
+def test_init_makes_a_registry_whose_folder_name_is_as_long_as_allowed(tmp_path: Path, name: str) -> None:
+    # Before: exit 2, "rrrrrrrrrrrrrrrrrrrrrrrr…rrrrrrrrrrrrrrrrrrrrrrrr (255 characters): cannot write: File name too
+    # long", of the temporary folder beside it (".{name}.init.XXXXXXXX", 270 bytes).
+    result = invoke("init", str(tmp_path / name))
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / name / "README.md").is_file() and (tmp_path / name / "facts").is_dir()
+    assert sorted(p.name for p in tmp_path.iterdir()) == [name]  # no temporary folder left beside it
+
+
+def test_the_staging_prefix_is_cut_to_200_bytes_of_whole_characters() -> None:
+    from passprice.scaffold import staging_prefix
+
+    assert staging_prefix("my-reg") == ".my-reg.init."
+    assert staging_prefix("") == ".registry.init."
+    assert staging_prefix("r" * 255) == "." + "r" * 200 + ".init."
+    assert staging_prefix("\u00e9" * 127) == "." + "\u00e9" * 100 + ".init."  # 2 bytes each: 100 whole characters

@@ -126,6 +126,18 @@ def _schema_line(folder: Path) -> str | None:
     return None
 
 
+def staging_prefix(name: str) -> str:
+    """The name's start of the temporary folder ``init`` writes a registry named ``name`` into, beside it
+    (``.my-reg.init.``; ``tempfile.mkdtemp`` adds 8 characters): ``name`` cut to at most 200 bytes (whole characters),
+    so a registry folder named up to the file system's 255 bytes can be made; ``init`` of a 250-character name said
+    "cannot write: File name too long", of the temporary folder it never named (attack round 50). ``.registry.init.``
+    for no name. Raises nothing."""
+    cut = name or "registry"
+    while len(os.fsencode(cut)) > 200:
+        cut = cut[:-1]
+    return f".{cut}.init."
+
+
 #: The requirement line written when how passprice was installed is not known: pip refuses it ("Invalid
 #: requirement: 'FILL IN: …'", naming the line), so a workflow cannot run on a passprice nobody chose.
 PLACEHOLDER = (
@@ -563,7 +575,7 @@ def write(the_plan: Plan, dest: Path) -> None:
             break
     try:
         make_folders(parent)
-        staging = Path(tempfile.mkdtemp(prefix=f".{dest.name or 'registry'}.init.", dir=parent))
+        staging = Path(tempfile.mkdtemp(prefix=staging_prefix(dest.name), dir=parent))
     except OSError as e:
         raise InputError(f"{shown(dest)}: cannot write: {_write_failure(e, parent)}") from None
     moved: list[Path] = []
