@@ -164,3 +164,27 @@ def test_the_staging_prefix_is_cut_to_200_bytes_of_whole_characters() -> None:
     assert staging_prefix("") == ".registry.init."
     assert staging_prefix("r" * 255) == "." + "r" * 200 + ".init."
     assert staging_prefix("\u00e9" * 127) == "." + "\u00e9" * 100 + ".init."  # 2 bytes each: 100 whole characters
+
+
+# --- 5. a choice's option suggested for a shortened or capitalised word -------------------------------------------
+
+@pytest.mark.parametrize(("args", "said"), [
+    (("audit", "r1-qwen7b-h200", "--mark"), "no such option --mark: write --format markdown"),
+    (("audit", "r1-qwen7b-h200", "--Markdown"), "no such option --Markdown: write --format markdown"),
+    (("audit", "r1-qwen7b-h200", "--markdown=x"), "no such option --markdown: write --format markdown"),
+    (("audit", "r1-qwen7b-h200", "--markdown", "--markdown"), "no such option --markdown: write --format markdown"),
+    (("price", "r1-qwen7b-h200", "--sub"), "no such option --sub: write --scaling sub32"),
+    (("price", "r1-qwen7b-h200", "--per"), "no such option --per: write --scaling per-block"),
+])
+def test_a_word_starting_one_choice_is_told_that_choices_option(args: tuple[str, ...], said: str) -> None:
+    # Before: "No such option '--mark'. (Did you mean one of: '--card', '--stack'?)", "… '--Markdown'. Did you mean
+    # '--card'?", "… '--sub'." with no way on.
+    assert bad(*args) == [f"passprice: error: {said} (see 'cli {args[0]} --help')"]  # in-process: click's name
+
+
+@pytest.mark.parametrize(("args", "said"), [
+    (("audit", "r1-qwen7b-h200", "--car"), "No such option '--car'. Did you mean '--card'?"),  # an option's start
+    (("audit", "r1-qwen7b-h200", "--ma"), "No such option '--ma'."),  # two letters: click's own line
+])
+def test_a_word_starting_an_option_keeps_clicks_suggestion(args: tuple[str, ...], said: str) -> None:
+    assert bad(*args, says=f"passprice: error: {said}")
