@@ -188,3 +188,20 @@ def test_a_word_starting_one_choice_is_told_that_choices_option(args: tuple[str,
 ])
 def test_a_word_starting_an_option_keeps_clicks_suggestion(args: tuple[str, ...], said: str) -> None:
     assert bad(*args, says=f"passprice: error: {said}")
+
+
+def test_inits_advice_moves_nothing_onto_a_name_already_aside(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A second init after the first (its README.md now init's own): before, "mv README.md README.md.mine" again,
+    # which replaced the fork's own README.md kept aside by the first, and moved .github into .github.mine/.
+    fork = tmp_path / "fork"
+    (fork / ".github.mine").mkdir(parents=True)
+    (fork / "README.md.mine").write_text("# our fork\n", encoding="utf-8")
+    (fork / ".github").mkdir()
+    (fork / "README.md").write_text("# the registry\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    aside = "mv fork/.github fork/.github.mine2; mv fork/README.md fork/README.md.mine2"
+    assert bad("init", "fork", says=f"move them aside ({aside})")
+    subprocess.run(["sh", "-c", aside], cwd=tmp_path, check=True)
+    assert (fork / "README.md.mine").read_text(encoding="utf-8") == "# our fork\n"
+    assert sorted(p.name for p in fork.iterdir()) == [".github.mine", ".github.mine2", "README.md.mine",
+                                                      "README.md.mine2"]

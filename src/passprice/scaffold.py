@@ -126,6 +126,17 @@ def _schema_line(folder: Path) -> str | None:
     return None
 
 
+def _free_name(folder: Path, name: str) -> str:
+    """The first of ``NAME.mine``, ``NAME.mine2``, ``NAME.mine3`` … that nothing in ``folder`` holds (a link to
+    nothing included): where ``init``'s advice moves ``name`` aside, replacing nothing. Raises nothing."""
+    count = 1
+    while True:
+        free = f"{name}.mine{count if count > 1 else ''}"
+        if look(folder / free) is None and not os.path.islink(folder / free):
+            return free
+        count += 1
+
+
 def staging_prefix(name: str) -> str:
     """The name's start of the temporary folder ``init`` writes a registry named ``name`` into, beside it
     (``.my-reg.init.``; ``tempfile.mkdtemp`` adds 8 characters): ``name`` cut to at most 200 bytes (whole characters),
@@ -552,10 +563,13 @@ def write(the_plan: Plan, dest: Path) -> None:
         # Walkthrough 33: a fork's repository holding its own README.md read "replaces nothing" and no way on.
         # Each named below dest as the user typed it: `init "my reg"` from its parent advised `mv .github
         # .github.mine`, which moves the working folder's own .github, if any (attack round 50).
+        # A name aside that is free (attack round 50: `README.md.mine` kept from a first init was replaced by the
+        # advice of a second, and `.github` moved into an existing `.github.mine/`).
         here = str(dest) in ("", ".")
         aside = "; ".join(
-            f"mv {shell_word(t if here else dest / t)} {shell_word(t + '.mine' if here else dest / (t + '.mine'))}"
+            f"mv {shell_word(t if here else dest / t)} {shell_word(free if here else dest / free)}"
             for t in taken
+            for free in [_free_name(dest, t)]
         )
         raise InputError(
             f"{shown(dest)}: already holds {', '.join(taken)}; init writes a registry into an empty folder (or one "
