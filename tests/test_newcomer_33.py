@@ -296,6 +296,7 @@ def test_init_in_a_fork_holding_its_own_readme_says_how_to_set_it_aside(tmp_path
     # and replaces nothing", and no way on.
     bad("init", str(fork), says=(
         f"passprice: error: {fork}: already holds .github, README.md; init writes a registry into an empty folder (or "
-        "one without these), and replaces nothing: to add a registry beside them, move them aside (mv .github "
-        ".github.mine; mv README.md README.md.mine), run init again, then merge each back into what init wrote"))
+        "one without these), and replaces nothing: to add a registry beside them, move them aside (mv "
+        f"{fork}/.github {fork}/.github.mine; mv {fork}/README.md {fork}/README.md.mine), run init again, then merge "
+        "each back into what init wrote"))
     assert (fork / "README.md").read_text(encoding="utf-8") == "# our fork\n" and not (fork / "facts").exists()

@@ -114,9 +114,12 @@ class CheckpointCited:
                 ("relabelled since the lock", self._since_line() or "")]
 
     def _header_file_line(self) -> str:
-        # Walkthrough 27: the entry's source is a bare file name, which read as if it said where the header is.
-        return (f"header file: {self.header_file}, the name it was imported from (the entry keeps no folder: the "
-                "header sha256 above, of its header bytes decompressed, identifies it)")
+        # Walkthrough 27: the entry's source is a bare file name, which read as if it said where the header is. A
+        # file's name may hold a newline (attack round 50): escaped, as every path in an error line is.
+        from passprice.errors import escaped
+
+        return (f"header file: {escaped(self.header_file)}, the name it was imported from (the entry keeps no "
+                "folder: the header sha256 above, of its header bytes decompressed, identifies it)")
 
     def _heading(self) -> str:
         return (f"checkpoint (the pass's bytes, weight_bytes {self.weight_bytes:,.0f} B and sequence_bytes "

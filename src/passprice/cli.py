@@ -148,14 +148,26 @@ def _choice_option(ctx: click.Context, given: str) -> str | None:
     """The option and value the command takes for an option ``given`` that names one of its choices (``--markdown``
     for ``--format markdown``, ``--csv`` for ``sweep --format csv``): ``"--format markdown"``; ``None`` when no option
     of the command has that choice. Walkthrough 33: ``diff main HEAD --markdown`` read "No such option", and
-    ``audit … --markdown`` "Did you mean '--card'?"."""
+    ``audit … --markdown`` "Did you mean '--card'?". A word of 3 or more letters that starts one choice alone
+    (``--mark``, ``--sub``), case aside (``--Markdown``), names it too, unless an option of the command starts with
+    it (``--car``: click's "Did you mean '--card'?" stands; attack round 50)."""
     word = given.removeprefix("--")
     if word == given:
         return None
-    for param in ctx.command.params:
-        if (isinstance(param, click.Option) and isinstance(param.type, click.Choice) and param.opts
-                and word in param.type.choices):
-            return f"{max(param.opts, key=len)} {word}"
+    choices = [(max(param.opts, key=len), str(choice)) for param in ctx.command.params
+               if isinstance(param, click.Option) and isinstance(param.type, click.Choice) and param.opts
+               for choice in param.type.choices]
+    for option, choice in choices:
+        if word == choice:
+            return f"{option} {word}"
+    # Attack round 50: `--mark` and `--Markdown` read "Did you mean '--card'?". The one choice the word starts (or,
+    # case aside, is), when no option of the command itself starts with it, so click's own suggestion stands there.
+    if len(word) < 3 or any(o.startswith(given) for param in ctx.command.params for o in param.opts):
+        return None
+    found = {(o, c) for o, c in choices if c.lower().startswith(word.lower())}
+    if len(found) == 1:
+        option, choice = found.pop()
+        return f"{option} {choice}"
     return None
 
 

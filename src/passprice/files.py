@@ -329,7 +329,7 @@ def _still_replaceable(path: Path, end: Path) -> None:
         raise _other_names(path, found.st_nlink)
 
 
-def require_windows_name(path: Path, name: str | None = None) -> None:
+def require_windows_name(path: Path, name: str | None = None, end: Path | None = None) -> None:
     """Refuse to create or replace a file or folder named ``name`` (default: ``path``'s own name) that no checkout on
     Windows can hold: a device's name (``CON.csv``, ``aux``), a character Windows forbids (``a:b.csv``, ``a|b``), a
     trailing dot or space (``x.csv.``), the rules of :func:`passprice.registry.windows_problem` and
@@ -337,15 +337,20 @@ def require_windows_name(path: Path, name: str | None = None) -> None:
     not (:func:`check_writable`, hence :func:`write_atomically`; ``init``'s folders): ``sweep -o CON.csv``, ``-o
     a:b.csv`` and ``init aux`` were written on Linux, files a colleague's Git for Windows then cannot check out
     (issue 13's leftovers, session 28); inside the registry such names were refused already.
+    ``end``, when not ``path`` itself, is the file a link at ``path`` points to, whose name ``name`` is: the refusal
+    names both (attack round 50: ``-o good.csv``, a link to ``bad:x.csv``, said "good.csv: ':' is a character no
+    file name on Windows holds").
 
-    Raises :class:`InputError` naming ``path`` and the rule, before anything is written."""
+    Raises :class:`InputError` naming ``path`` (and ``end``) and the rule, before anything is written."""
     from passprice.registry import windows_name_problem, windows_problem
 
     name = path.name if name is None else name
     problem = windows_problem(name) or windows_name_problem(name)
     if problem is not None:
-        raise InputError(f"{shown(path)}: {problem}: no checkout on Windows can hold the name (Git for Windows "
-                         "refuses it), and passprice writes no file a repository could not share: give another name")
+        link = f" (a link to {shown(end)})" if end is not None and end != path else ""
+        raise InputError(f"{shown(path)}{link}: {problem}: no checkout on Windows can hold the name (Git for "
+                         "Windows refuses it), and passprice writes no file a repository could not share: give another "
+                         "name")
 
 
 def check_writable(path: Path, force: bool = False) -> None:
@@ -378,7 +383,7 @@ def check_writable(path: Path, force: bool = False) -> None:
             # a word (round 20: fact set of a card linked elsewhere with ln split the two).
             raise _other_names(path, found.st_nlink)
     # After the kind of what is there: `-o /dev/stdout` into a pipe resolves to `pipe:[123]`, a FIFO first.
-    require_windows_name(path, end.name)
+    require_windows_name(path, end.name, end)
     folder = end.parent if str(end.parent) else Path(".")
     where = look(folder)
     if where is None:

@@ -483,9 +483,13 @@ def changed_span(old: str, new: str) -> str:
     Qwen3.6-27B] hybrid (synth…``; ``[ → text]`` where one is empty. Two texts that differ only in their Unicode
     normalisation show the span from the letter the marks sit on, its code points spelled, and say so
     (:func:`passprice.textchange.normalisation_only`): ``…Zo['\\xeb' → 'e\\u0308']… (the same text in another
-    Unicode normalisation, NFC → NFD: it prints the same)``. Raises nothing."""
+    Unicode normalisation, NFC → NFD: it prints the same)``. Each character that does not print is written as its
+    escape (:func:`passprice.errors.escaped`): a lock's ``checkpoint.source`` may hold a newline (a file's name
+    may), and a pin of ``"x\\ny.gguf"`` split the line of ``check``, ``reproduce`` and ``price --lock`` in two, one
+    of U+202E reordered it (attack round 50). Raises nothing."""
     import unicodedata
 
+    from passprice.errors import escaped
     from passprice.textchange import normalisation_only
 
     n = min(len(old), len(new))
@@ -501,8 +505,8 @@ def changed_span(old: str, new: str) -> str:
     tail = old[len(old) - b:]
     was, now = old[a:len(old) - b], new[a:len(new) - b]
     span = f"[{was} → {now}]" if note is None else f"[{was!a} → {now!a}]"
-    return (f"{'…' if a > 20 else ''}{old[max(a - 20, 0):a]}{span}{tail[:20]}{'…' if b > 20 else ''}"
-            + (f" ({note})" if note is not None else ""))
+    return escaped(f"{'…' if a > 20 else ''}{old[max(a - 20, 0):a]}{span}{tail[:20]}{'…' if b > 20 else ''}"
+                   + (f" ({note})" if note is not None else ""))
 
 
 def relabelled(

@@ -126,6 +126,29 @@ def _schema_line(folder: Path) -> str | None:
     return None
 
 
+def _free_name(folder: Path, name: str) -> str:
+    """The first of ``NAME.mine``, ``NAME.mine2``, ``NAME.mine3`` … that nothing in ``folder`` holds (a link to
+    nothing included): where ``init``'s advice moves ``name`` aside, replacing nothing. Raises nothing."""
+    count = 1
+    while True:
+        free = f"{name}.mine{count if count > 1 else ''}"
+        if look(folder / free) is None and not os.path.islink(folder / free):
+            return free
+        count += 1
+
+
+def staging_prefix(name: str) -> str:
+    """The name's start of the temporary folder ``init`` writes a registry named ``name`` into, beside it
+    (``.my-reg.init.``; ``tempfile.mkdtemp`` adds 8 characters): ``name`` cut to at most 200 bytes (whole characters),
+    so a registry folder named up to the file system's 255 bytes can be made; ``init`` of a 250-character name said
+    "cannot write: File name too long", of the temporary folder it never named (attack round 50). ``.registry.init.``
+    for no name. Raises nothing."""
+    cut = name or "registry"
+    while len(os.fsencode(cut)) > 200:
+        cut = cut[:-1]
+    return f".{cut}.init."
+
+
 #: The requirement line written when how passprice was installed is not known: pip refuses it ("Invalid
 #: requirement: 'FILL IN: …'", naming the line), so a workflow cannot run on a passprice nobody chose.
 PLACEHOLDER = (
@@ -538,7 +561,16 @@ def write(the_plan: Plan, dest: Path) -> None:
     taken = [t for t in tops if look(dest / t) is not None or (dest / t).is_symlink()]
     if taken:
         # Walkthrough 33: a fork's repository holding its own README.md read "replaces nothing" and no way on.
-        aside = "; ".join(f"mv {shell_word(t)} {shell_word(t + '.mine')}" for t in taken)
+        # Each named below dest as the user typed it: `init "my reg"` from its parent advised `mv .github
+        # .github.mine`, which moves the working folder's own .github, if any (attack round 50).
+        # A name aside that is free (attack round 50: `README.md.mine` kept from a first init was replaced by the
+        # advice of a second, and `.github` moved into an existing `.github.mine/`).
+        here = str(dest) in ("", ".")
+        aside = "; ".join(
+            f"mv {shell_word(t if here else dest / t)} {shell_word(free if here else dest / free)}"
+            for t in taken
+            for free in [_free_name(dest, t)]
+        )
         raise InputError(
             f"{shown(dest)}: already holds {', '.join(taken)}; init writes a registry into an empty folder (or one "
             f"without these), and replaces nothing: to add a registry beside them, move them aside ({aside}), run "
@@ -557,7 +589,7 @@ def write(the_plan: Plan, dest: Path) -> None:
             break
     try:
         make_folders(parent)
-        staging = Path(tempfile.mkdtemp(prefix=f".{dest.name or 'registry'}.init.", dir=parent))
+        staging = Path(tempfile.mkdtemp(prefix=staging_prefix(dest.name), dir=parent))
     except OSError as e:
         raise InputError(f"{shown(dest)}: cannot write: {_write_failure(e, parent)}") from None
     moved: list[Path] = []

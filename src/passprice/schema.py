@@ -53,6 +53,12 @@ def _finite_number(checker: Any, instance: Any) -> bool:
     )
 
 
+#: The ``not`` a schema gives a file's name kept without its folder (a checkpoint entry's ``source``, the header file it
+#: was imported from, and a lock's pin of it): no slash (attack round 50: ``../../etc/passwd`` passed, and ``audit``
+#: printed it beside "the entry keeps no folder").
+NO_FOLDER = {"pattern": "/"}
+
+
 #: The format a schema gives a date a person writes (a source's ``date`` and ``retrieved``, a measured run's
 #: ``date``): ``YYYY``, ``YYYY-MM`` or ``YYYY-MM-DD`` naming a month and a day of the calendar, or ``unknown``.
 CALENDAR_DATE = "calendar-date"
@@ -451,6 +457,11 @@ def _explain(error: Any) -> str:
             f"{_key_path(where)}: a fact cites a source record now: give source = ID (a file in sources/) and "
             "locator = where in it (table, row, figure), instead of cite"
         )
+    if error.validator == "not" and error.validator_value == NO_FOLDER:
+        # A header file's name as an entry keeps it and a lock pins it: audit says "the entry keeps no folder"
+        # beside it; "../../etc/passwd" passed check, reproduce and audit (attack round 50).
+        return (f"{_key_path(where)}: {shown_value(instance)} holds a slash: it is a file's name alone, without a "
+                "folder (the name the header was imported from)")
     if error.validator == "not" and error.validator_value == {} and isinstance(error.schema, dict):
         # A key a schema no longer has (``"not": {}``) says why in its description.
         return f"{_key_path(where)}: no longer a key: {error.schema.get('description', 'remove it')}"
