@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 import math
 
+import pytest
+
 from cli_helpers import bad, invoke
 from test_slip_43 import PAD, lock_lines
 
@@ -154,11 +156,22 @@ def test_a_context_option_tried_by_its_usual_name_says_which_options_set_it() ->
 
 
 
-def test_the_readme_counts_the_tests_it_runs_as_about_4000() -> None:
-    # `python -m pytest --collect-only -q` collected 4,033 (session 27, with 8 of this file's tests: 2,078 test
-    # functions, parametrized) where the README said "about 3,900"; CI runs the same command.
+def test_the_readme_counts_the_tests_it_runs(request: pytest.FixtureRequest) -> None:
+    # `python -m pytest --collect-only -q` collected 4,033 (session 27) where the README said "about 3,900"; session
+    # 28 collected 4,212 under "about 4,000" and this test, pinning the text, failed only once the README was right.
+    # Now: the README's "about N tests" is within 5 % of what this run collected, judged when the run collects the
+    # whole suite (CI runs `python -m pytest` over tests/; each xdist worker collects every test).
+    import re
+
     from cli_helpers import REPO
 
     text = (REPO / "README.md").read_text(encoding="utf-8")
-    assert "history tests read the checkout's git history; about 4,000 tests, spread over" in text
-    assert "about 3,900 tests" not in text
+    said = re.search(r"history tests read the checkout's git history; about ([0-9,]+) tests, spread over", text)
+    assert said is not None
+    stated = int(said.group(1).replace(",", ""))
+    collected = len(request.session.items)
+    if collected < 3_000:
+        pytest.skip(f"a narrow run ({collected} tests collected): the README counts the whole suite")
+    assert abs(stated - collected) <= 0.05 * collected, (stated, collected)
+
+
