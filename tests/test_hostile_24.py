@@ -134,7 +134,8 @@ def test_a_measured_run_past_its_checkpoint_context_names_the_file_and_key(tmp_p
     before = stack.read_bytes()
     # calibrate names the file as validate and check do, relative to the registry (leftovers 28d: it named it
     # ROOT/registry/… under --root)
-    line = (f"passprice: error: {runs.relative_to(root).as_posix()}: run.0.positions: last position 9,000 is past the context length of checkpoint "
+    rel = runs.relative_to(root).as_posix()
+    line = (f"passprice: error: {rel}: run.0.positions: last position 9,000 is past the context length of checkpoint "
             "llama3-8b-q4_k_m, 8,192 positions (a model reads no position past its context: correct the run's "
             "positions or its checkpoint)")
     assert bad("calibrate", "--stack", "llamacpp-cuda-2405", root=root) == [line]

@@ -66,6 +66,28 @@ def test_lock_json_path_is_the_text_lines_path(tmp_path: Path, monkeypatch: pyte
     assert typed["path"] == "h.lock.toml"
 
 
+def test_a_lock_refused_by_its_floors_names_its_file_as_the_text_does(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    # Before: the LockFloor refusal's --json "path" was "/…/root/locks/strict.lock.toml" where its line said
+    # "locks/strict.lock.toml not written" (and "../locks/strict.lock.toml" from the locks folder).
+    root = copy_root(tmp_path)
+    args = ("lock", "gemma3-270m-h100", "--name", "strict", "--require", "scale=published")
+    line = ("passprice: refused: LockFloor: lock strict refuses this price: scale is estimated, below the floor "
+            "published (the price's weakest provenance is estimated, carried by scale); {} not written")
+    absolute = str((root / "locks" / "strict.lock.toml").resolve())
+    for folder, shown in ((root, "locks/strict.lock.toml"), (root / "locks", "strict.lock.toml")):
+        monkeypatch.chdir(folder)
+        text = invoke(*args, root=root)
+        assert text.exit_code == 1 and text.stdout == ""
+        assert text.stderr.splitlines() == [line.format(shown)]
+        refused = invoke(*args, "--json", root=root)
+        assert refused.exit_code == 1
+        out = json.loads(refused.stdout)
+        assert (out["refusal"], out["path"], out["absolute_path"], out["written"]) == ("LockFloor", shown, absolute,
+                                                                                        False)
+    assert not (root / "locks" / "strict.lock.toml").exists()
+
+
 # --- 3. a listing's JSON says which files it left out -----------------------------------------------------------------
 
 

@@ -2130,7 +2130,10 @@ def lock_command(
             requires=_parse_requires(requires),
             stack=stack,
         )
-    except (ServingRefusal, locking.LockNotWritten) as e:
+    except locking.LockNotWritten as e:
+        e.shown_as = locking.written_as(root, output, given, (ctx.find_root().obj or {}).get("root"))
+        _refuse(e)
+    except ServingRefusal as e:
         _refuse(e)
     lock = written.lock
     if lock.kind != "best":
