@@ -131,3 +131,18 @@ def test_a_whole_listing_says_no_problems(tmp_path: Path) -> None:
         result = invoke(*args, "--json", root=root)
         assert result.exit_code == 0, result.output
         assert json.loads(result.stdout)["problems"] == []
+
+
+def test_calibrate_names_the_card_file_of_a_run_that_does_not_price_relative_to_the_registry(tmp_path: Path) -> None:
+    # Before: "run xd3.a40.8b-q4km.tg512 (xiongjiedai-llama3-llamabench): ROOT/facts/cards/a40.toml: …", exit 2.
+    root = copy_root(tmp_path)
+    _bogus(root, "facts/cards/a40.toml")
+    line = ("passprice: error: run xd3.a40.8b-q4km.tg512 (xiongjiedai-llama3-llamabench): facts/cards/a40.toml: (top "
+            "level): Additional properties are not allowed ('bogus' was unexpected): the keys here are array, card, "
+            "host, memory, on_chip, scale, streams, tensor, vector")
+    result = invoke("calibrate", "--stack", "llamacpp-cuda-2405", "--dry-run", root=root)
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr.splitlines() == [line]  # the first run that does not price: a fit is all its runs or none
+    validated = invoke("validate", root=root)  # validate shows the rest and names each of the a40's 12 runs so
+    assert validated.exit_code == 2 and validated.stderr.splitlines()[0] == line
+    assert len(validated.stderr.splitlines()) == 12
