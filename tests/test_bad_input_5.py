@@ -38,7 +38,7 @@ def test_validate_shows_the_other_files_runs_beside_a_schema_invalid_one(tmp_pat
     assert "pr15131.rtx_4090.l31-8b-q4_0.ub16 " in result.stdout  # llamacpp-points.toml's runs are shown
     assert "xd3.h100_pcie_80gb" not in result.stdout  # no run of the bad file
     # calibrate still refuses to fit while a file of runs does not read (a fit over some of them is no fit).
-    bad("calibrate", "--stack", "llamacpp-cuda-2405", "--dry-run", root=root, says=f"{path}: run.0.tokens_per_s")
+    bad("calibrate", "--stack", "llamacpp-cuda-2405", "--dry-run", root=root, says=f"{MEASURED}: run.0.tokens_per_s")
 
 
 def test_validate_names_a_run_whose_card_is_gone_and_shows_the_rest(tmp_path: Path) -> None:

@@ -482,10 +482,17 @@ def stack_to_fit(root: Root, stack_name: str) -> Path:
 def calibrate(root: Root, stack_name: str, runs: Sequence[Run] | None = None) -> Calibration:
     """Fit stack ``stack_name`` to its measured runs (``runs``, default every run of the stack in ``root``), with
     both hold-out errors. Raises :class:`InputError` (no runs, more runs than :func:`runs_cap`, a run that does not
-    price; a stack not registered, :func:`stack_to_fit`)."""
+    price; a stack not registered, :func:`stack_to_fit`); a measurement file that does not read, and a run that does
+    not price, are named relative to ``root`` (:func:`passprice.validate.registry_relative`, as ``validate`` names
+    them: session 28 named them ROOT/registry/… under ``--root``)."""
     stack_to_fit(root, stack_name)
     stack = load_stack(root, stack_name)
-    runs = list(runs) if runs is not None else load_runs(root, stack.name)
+    from passprice.validate import registry_relative
+
+    try:
+        runs = list(runs) if runs is not None else load_runs(root, stack.name)
+    except InputError as e:  # a file named as validate, check and the listings name it (not ROOT/registry/…)
+        raise InputError.of(registry_relative(root, e.lines)) from None
     if not runs:
         raise InputError(f"calibrate: no measured runs of stack {stack.name!r} in {root.measurements}")
     cap = runs_cap()
@@ -498,7 +505,10 @@ def calibrate(root: Root, stack_name: str, runs: Sequence[Run] | None = None) ->
             f"at most {FITS_PER_RUN * cap:,}, runs at most {cap:,}); keep fewer runs of the stack, or set "
             f"{RUNS_VARIABLE} to allow more"
         )
-    models = model_runs(root, stack, runs)
+    try:
+        models = model_runs(root, stack, runs)
+    except InputError as e:
+        raise InputError.of(registry_relative(root, e.lines)) from None
     whole = fit(models)
     errors = {m.run.id: error(whole, m) for m in models}
     return Calibration(

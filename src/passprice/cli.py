@@ -761,7 +761,7 @@ def cards_command(ctx: click.Context, as_json: bool) -> None:
                     "facts": {p: fact_json(f) for p, f in c.facts().items()},
                 }
                 for c in cards
-            ]}
+            ], "problems": _kept_problems()}
         )
     else:
         click.echo(cards_table(cards))
@@ -787,6 +787,14 @@ def _problems(lines: Any) -> None:
     """Keep ``lines`` (problems of files that do not read) for the end of the command: the command still shows what
     does read, then the group prints each line on stderr (``passprice: error: …``) and exits 2."""
     click.get_current_context().meta.setdefault("passprice.problems", []).extend(lines)
+
+
+def _kept_problems() -> list[str]:
+    """The lines :func:`_problems` kept so far, each once, in order: a listing's ``--json`` holds them as
+    ``"problems"`` (as ``check --json`` holds the files that do not read), so a program reading stdout knows the list
+    leaves those files out (leftovers 28d: only stderr named them). Each line as the group prints it on stderr,
+    without ``passprice: error:`` and unescaped (JSON escapes it). Raises nothing."""
+    return list(dict.fromkeys(click.get_current_context().meta.get("passprice.problems", [])))
 
 
 def _load_all(names: list[str], load: Callable[[str], T], folder: Path | None = None,
@@ -839,7 +847,7 @@ def servings_command(ctx: click.Context, as_json: bool) -> None:
     if as_json:
         from passprice.servings import spec_to_document
 
-        _echo_json({"servings": {name: spec_to_document(spec) for name, spec in specs}})
+        _echo_json({"servings": {name: spec_to_document(spec) for name, spec in specs}, "problems": _kept_problems()})
         return
     from passprice.tables import text_table
 
@@ -869,7 +877,7 @@ def checkpoints_command(ctx: click.Context, as_json: bool) -> None:
     loaded = _load_all(root.names(root.checkpoints), lambda name: entry_row(root, name), root.checkpoints, root)
     out = [row for _, row in loaded]
     if as_json:
-        _echo_json({"checkpoints": out})
+        _echo_json({"checkpoints": out, "problems": _kept_problems()})
         return
     from passprice.tables import printable, si, text_table
 
@@ -987,7 +995,7 @@ def sources_command(ctx: click.Context, as_json: bool) -> None:
     uses, problems = source_uses(root)
     _problems(relative_lines(root, problems))  # a file named as check names it, as the other listings do
     if as_json:
-        _echo_json({"sources": [u.to_json() for u in uses]})
+        _echo_json({"sources": [u.to_json() for u in uses], "problems": _kept_problems()})
     else:
         click.echo(sources_text(uses))
 
@@ -1827,6 +1835,7 @@ def compare_command(
             "own_card": spec.card if serving is not None else None, "cards": cards_json, "lock": note}
     if stack is not None:
         data["stack"] = stack
+    data["problems"] = _kept_problems()  # a card file that does not read, left out of "cards"
     if all(r.cost is None for r in rows):  # as speculate: nothing priced is a refusal (exit 1), not a table
         raise Refused(refused_line(rows), data)
     # the serving as completed against its checkpoint (contexts filled in for a --checkpoint alone)
@@ -2121,7 +2130,10 @@ def lock_command(
             requires=_parse_requires(requires),
             stack=stack,
         )
-    except (ServingRefusal, locking.LockNotWritten) as e:
+    except locking.LockNotWritten as e:
+        e.shown_as = locking.written_as(root, output, given, (ctx.find_root().obj or {}).get("root"))
+        _refuse(e)
+    except ServingRefusal as e:
         _refuse(e)
     lock = written.lock
     if lock.kind != "best":
@@ -2145,11 +2157,13 @@ def lock_command(
         click.echo(f"passprice: note: not in a registry: lock {lock.name} pins the facts passprice ships "
                    f"({shown_path(root.path)}); `passprice reproduce` of it outside a registry reads them again",
                    err=True)
-    if as_json:
+    shown_as = locking.written_as(root, output, given, (ctx.find_root().obj or {}).get("root"))
+    if as_json:  # "path" as the text line names it (left28d: it was absolute where the line was relative)
         _echo_json(
             {
                 "lock": lock.name,
-                "path": str(output),
+                "path": shown_as,
+                "absolute_path": str(output.absolute()),
                 "serving": lock.info.serving,
                 "price": lock.price,
                 "loosened": [c.describe() for c in written.loosened],
@@ -2161,7 +2175,7 @@ def lock_command(
         click.echo(
             f"locked {lock.name} ({lock.kind}, {locks}): {lock.price['tokens_per_s']:,.1f} tokens/s at batch "
             f"{lock.price['batch']}, binds on {lock.price['binds']}, weakest {lock.price['provenance']} "
-            f"-> {locking.written_as(root, output, given, (ctx.find_root().obj or {}).get('root'))}"
+            f"-> {shown_as}"
         )
         from passprice.locks import expected_line
 

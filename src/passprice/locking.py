@@ -250,7 +250,8 @@ def locked_serving(root: Root, serving: str | None, overridden: bool, old: Lock 
 class LockNotWritten(Exception):
     """A lock whose own price breaches its floors (exit 1): never written. ``str(e)`` is the verdict's line and says
     the file was not written; ``to_json`` gives the verdict's JSON (``{"refusal": "LockFloor", ...}``), the path
-    and ``"written": false``."""
+    and ``"written": false``. ``shown_as``: the path as ``lock`` names it (:func:`written_as`), set by the command
+    line; ``None`` names it as ``output``."""
 
     name = "LockFloor"
 
@@ -259,11 +260,19 @@ class LockNotWritten(Exception):
         self.verdict = verdict
         self.output = output
         self.advice = advice
+        self.shown_as: str | None = None
+
+    def __str__(self) -> str:
+        """The verdict's line, naming the file not written as :attr:`shown_as` (else ``output``)."""
+        path = self.shown_as if self.shown_as is not None else str(self.output)
+        return f"{self.verdict.message()}; {path} not written" + (f" ({self.advice})" if self.advice else "")
 
     def to_json(self) -> dict[str, Any]:
-        """The verdict's JSON, the lock file's path and ``"written": false`` (and ``advice``, what to do, for a
-        ``--update`` its kept floors refuse)."""
-        out = {**self.verdict.to_json(), "path": str(self.output), "written": False}
+        """The verdict's JSON, the lock file's path (``path`` as :attr:`shown_as` names it, ``absolute_path``) and
+        ``"written": false`` (and ``advice``, what to do, for a ``--update`` its kept floors refuse). Leftovers 28d:
+        ``path`` was absolute where the refusal's line named it relative to the working folder."""
+        path = self.shown_as if self.shown_as is not None else str(self.output)
+        out = {**self.verdict.to_json(), "path": path, "absolute_path": str(self.output.absolute()), "written": False}
         if self.advice:
             out["advice"] = self.advice
             out["message"] = str(self)
