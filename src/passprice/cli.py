@@ -950,7 +950,7 @@ def init_command(
 
     root = _root(ctx)
     require_no_registry_in_records(root, directory)
-    the_plan = plan(root, requirement, examples)
+    the_plan = plan(root, requirement, examples, repository=repository_top(directory))
     write(the_plan, directory)
     caution = nested_caution(directory)
     if caution is not None:
