@@ -176,3 +176,38 @@ def test_the_sticky_step_posts_nothing_when_no_review_was_written(tmp_path: Path
     assert done.returncode == 0, done.stderr
     assert done.stdout == "posted a new comment\n"  # the coverage report is not the review's comment
     assert calls.splitlines()[-1].startswith("api --method POST repos/acme/registry/issues/12/comments -F body=@")
+
+
+FLOOR_WARNING = (
+    "passprice: warning: facts/cards/h200_sxm_141gb.toml: streams.rewrite is estimated now, below the floor measured "
+    "of lock qwen35-27b-h200-mtp: `passprice check` (the pre-commit hook) and the review fail it; restore the fact, or "
+    "loosen that floor on purpose (`passprice lock --update -o locks/qwen35-27b-h200-mtp.lock.toml --force --require "
+    "streams.rewrite=estimated`)"
+)
+
+
+def test_fact_set_says_when_an_edit_puts_a_fact_below_a_lock_s_floor(tmp_path: Path) -> None:
+    # Walkthrough 34: the H200's memory.bandwidth set `estimated` under a lock flooring it at `published` printed only
+    # its edit line (exit 0); the refusal came from the pre-commit hook at commit. Of the registered locks only the
+    # Gated-DeltaNet MTP lock rests on the H200's streams.rewrite (README, Reviewing a fact change), at `measured`.
+    root = copy_root(tmp_path)
+    args = ("fact", "set", "h200_sxm_141gb", "streams.rewrite", "--value", "0.8", "--unit", "1", "--source",
+            "azure-ai-benchmarking-guide", "--locator", "BabelStream Mul share x 0.96 (an engineering estimate)")
+    out = invoke(*args, "--provenance", "estimated", root=root)
+    assert out.exit_code == 0, out.output
+    warnings = out.stderr.splitlines()
+    assert warnings[-1] == FLOOR_WARNING and sum("below the floor" in w for w in warnings) == 1
+    # The lock is named as `check` names it: check fails it with the same re-lock.
+    checked = invoke("check", root=root)
+    assert checked.exit_code == 1
+    assert ("(`passprice lock --update -o locks/qwen35-27b-h200-mtp.lock.toml --force --require "
+            "streams.rewrite=estimated`)") in checked.stdout
+    # Made stronger again, or kept at a floor's provenance: no such line.
+    out = invoke(*args, "--provenance", "measured", root=root)
+    assert out.exit_code == 0 and "below the floor" not in out.stderr, out.output
+    # A fact no lock's price rests on (the H200's host.stream: no registered price holds sequences in host memory).
+    out = invoke("fact", "set", "h200_sxm_141gb", "host.stream", "--value", "0.8125", "--unit", "1", "--provenance",
+                 "assumed", "--source", "azure-ai-benchmarking-guide", "--locator", "an assumption", root=root)
+    assert out.exit_code == 0 and "below the floor" not in out.stderr, out.output
+    flat = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
+    assert " ".join(FLOOR_WARNING.removeprefix("passprice: warning: facts/cards/h200_sxm_141gb.toml: ").split()) in flat
