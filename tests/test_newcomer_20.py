@@ -199,7 +199,7 @@ def test_a_registry_of_ones_own_is_told_where_the_code_that_wrote_a_lock_is(tmp_
         "price comes from the code that wrote it: the passprice this registry's requirements.txt named at the commit "
         f"that last changed the lock (`git show \"$(git log -1 --format=%H -- {lock})\":requirements.txt`), "
         "installed in a virtual environment of its own; or re-lock it with today's code (`passprice lock --update -o "
-        "LOCK`) and review the change"
+        f"{lock}`) and review the change"  # walkthrough 34: was `-o LOCK`
     )
     # A checkout of passprice itself keeps the commit's own code as the answer.
     (root / "src" / "passprice").mkdir(parents=True)

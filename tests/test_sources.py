@@ -367,6 +367,11 @@ def test_fact_set_takes_a_derivation_and_refuses_cite_and_unknown_sources(tmp_pa
     assert result.stderr == (  # the entry is written as given: the old note, not given again, is said to be gone
         "passprice: warning: facts/cards/h200_sxm_141gb.toml: streams.rewrite: its note was removed (fact set writes "
         "the entry as given: --note keeps one)\n"
+        # walkthrough 34: the edit's place below the MTP lock's floor is said before any commit (check) says it
+        "passprice: warning: facts/cards/h200_sxm_141gb.toml: streams.rewrite is estimated now, below the floor "
+        "measured of lock qwen35-27b-h200-mtp: `passprice check` (the pre-commit hook) and the review fail it; restore "
+        "the fact, or loosen that floor on purpose (`passprice lock --update -o locks/qwen35-27b-h200-mtp.lock.toml "
+        "--force --require streams.rewrite=estimated`)\n"
     ), result.output
     text = card.read_text()
     assert 'derivation.inputs.bandwidth = {fact = "memory.bandwidth", value = 4.8, unit = "TB/s"}\n' in text

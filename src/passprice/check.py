@@ -781,7 +781,7 @@ def _judge_lock(root: Root, path: Path) -> tuple[LockStatus, Any]:
         ) + today.relabelled,  # the card's title or hypothetical, a description: pinned, moves no number (slip 42)
         refusal=refusal,
         format=lock.info.format,
-        reproduction=rep.verdict(),
+        reproduction=rep.verdict(pasted_path(root, path)),
         pricing_model=model,
         checkpoint=checkpoint,
         checkpoint_changed=rep.checkpoint.changed,

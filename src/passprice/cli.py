@@ -950,7 +950,7 @@ def init_command(
 
     root = _root(ctx)
     require_no_registry_in_records(root, directory)
-    the_plan = plan(root, requirement, examples)
+    the_plan = plan(root, requirement, examples, repository=repository_top(directory))
     write(the_plan, directory)
     caution = nested_caution(directory)
     if caution is not None:
@@ -2767,6 +2767,16 @@ def fact_set_command(
                    "today's inputs (`passprice diff` fails a change that leaves a derived fact stale)", err=True)
     for line in said:
         click.echo(f"passprice: warning: {shown}: {line}", err=True)
+    if not draft and edit.old is not None and edit.new.provenance.weaker_than(edit.old.provenance):
+        from passprice.locks import floors_below
+        from passprice.registry import pasted_path
+
+        for lock, file, floor in floors_below(root, name, where.path, edit.new.provenance):
+            relock = (f"passprice lock --update -o {shell_word(pasted_path(root, file))} --force --require "
+                      f"{where.path}={edit.new.provenance.value}")
+            click.echo(f"passprice: warning: {shown}: {where.path} is {edit.new.provenance.value} now, below the "
+                       f"floor {floor.value} of lock {lock}: `passprice check` (the pre-commit hook) and the review "
+                       f"fail it; restore the fact, or loosen that floor on purpose (`{relock}`)", err=True)
 
 
 @cli.command("sweep")

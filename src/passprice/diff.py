@@ -4715,7 +4715,7 @@ def unreproduced(head: Side, changed: Iterable[str]) -> tuple[str, ...]:
             continue
         rep = reproduce(head.root, lock, with_today=False)
         if not rep.equals:
-            out.append(f"{rel}: {rep.verdict()}")
+            out.append(f"{rel}: {rep.verdict(rel)}")
     return tuple(out)
 
 

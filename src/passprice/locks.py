@@ -1187,6 +1187,33 @@ def locks_of_none(root: Root) -> tuple[Path, ...]:
     return tuple(path for path, locked in index if locked is None)
 
 
+def floors_below(root: Root, card: str, path: str, provenance: Provenance) -> tuple[tuple[str, Path, Provenance], ...]:
+    """The locks of ``root`` a fact ``path`` of card ``card`` at ``provenance`` breaks: each lock whose recorded price
+    rests on that fact (its ``[price.rests_on]``) and whose policy floors ``path`` above ``provenance``, as (the
+    lock's name, its file, the floor), by file name. ``fact set`` warns of them when an edit weakens a fact
+    (walkthrough 34: the H200's ``memory.bandwidth`` set ``estimated`` under a lock flooring it at ``published`` said
+    nothing until the pre-commit hook's ``check`` refused the commit). A lock file that does not read, or a
+    ``locks`` that is no folder, is left out (``check`` names it). Raises nothing."""
+    out: list[tuple[str, Path, Provenance]] = []
+    try:
+        names = root.names(root.locks, ".lock.toml")
+    except InputError:
+        return ()
+    for name in names:
+        file = root.locks / f"{name}.lock.toml"
+        try:
+            lock = read_lock(file, root.schema)
+        except (InputError, OSError):
+            continue
+        rests_on = lock.price.get("rests_on")
+        if _record_name(lock.card) != card or not isinstance(rests_on, Mapping) or path not in rests_on:
+            continue
+        floor = lock.policy.allowed(path)
+        if provenance.weaker_than(floor):
+            out.append((lock.info.name, file, floor))
+    return tuple(out)
+
+
 def _unread_lock(root: Root, path: Path, serving: str) -> InputError:
     """The refusal of a price of ``serving`` while the lock file at ``path`` does not read (:func:`locks_of`): the
     first line reading it whole gives, and why it stops the price."""

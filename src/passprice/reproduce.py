@@ -857,8 +857,16 @@ class Reproduction:
             out.append("pricing model")
         return tuple(out)
 
-    def verdict(self) -> str:
-        """One line: reproduced or not, and why (which input is to blame)."""
+    def verdict(self, path: str | None = None) -> str:
+        """One line: reproduced or not, and why (which input is to blame). ``path`` is the lock file as a command to
+        paste names it (``check``: :func:`passprice.registry.pasted_path`; ``diff``: its path in the registry);
+        ``None`` names it as the lock was read (``reproduce LOCK``: as given). Walkthrough 34: the re-lock said
+        ``lock --update -o LOCK`` for a lock whose file it knew, and ``check``'s ``git log`` named it by its absolute
+        path where every other line of ``check`` names ``locks/NAME.lock.toml``. Raises nothing."""
+        import shlex
+
+        named = shlex.quote(path or self.lock.source or "LOCK")
+        relock = f"`passprice lock --update -o {named}`"
         if self.price is None:
             # said once, on the checkpoint line below (walkthrough 21: the long line was repeated here)
             return f"does NOT reproduce: the pinned checkpoint {self.checkpoint.ref} is gone (checkpoint, below)"
@@ -878,13 +886,11 @@ class Reproduction:
             )
             return (
                 f"does NOT reproduce: its pinned inputs are refused ({self.price['refusal']}: "
-                f"{self.price.get('message', '')}): {cause}; re-lock it (`passprice lock --update -o LOCK`) and "
+                f"{self.price.get('message', '')}): {cause}; re-lock it ({relock}) and "
                 "review the change"
             )
         if self.model_changed or self.lock.info.format < LOCK_FORMAT:
-            import shlex
-
-            last = f"git log -1 --format=%H -- {shlex.quote(self.lock.source or 'LOCK')}"
+            last = f"git log -1 --format=%H -- {named}"
             # Walkthrough 20: a registry of one's own (passprice init) holds no src/passprice, so "the passprice of
             # the commit" named no code there; its requirements.txt at that commit names the passprice it ran.
             code = (
@@ -895,13 +901,13 @@ class Reproduction:
             return (
                 f"does NOT reproduce: the pricing model changed and moves the price (first: {self.first_moved}); the "
                 f"lock's own price comes from the code that wrote it: {code}, installed in a virtual environment of "
-                "its own; or re-lock it with today's code (`passprice lock --update -o LOCK`) and review the change"
+                f"its own; or re-lock it with today's code ({relock}) and review the change"
             )
         return (
             f"does NOT reproduce, although the pricing model's code is the lock's (first: {self.first_moved}): its "
             "pinned inputs do not give what it records: the lock was edited by hand (its digest recomputed), or "
-            "something outside the digested modules (Python, a library) prices differently; re-lock it "
-            "(`passprice lock --update -o LOCK`) and review the change"
+            f"something outside the digested modules (Python, a library) prices differently; re-lock it "
+            f"({relock}) and review the change"
         )
 
 

@@ -300,7 +300,8 @@ def published_hooks() -> str:
     """The text of this project's ``.pre-commit-hooks.yaml`` (the hook a registry kept in another repository uses,
     ``language: python``: pre-commit installs passprice from this repository), run on every commit
     (:data:`HOOK_RUNS`).
-    ``python docs/make.py`` writes it; a test compares the checked-in file with it."""
+    ``python docs/make.py`` writes it; a test compares the checked-in file with it. Its example ``rev`` is a commit:
+    ``rev: main`` made pre-commit warn that a branch name "is never updated after first install" (walkthrough 34)."""
     return (
         "# pre-commit hooks for a repository of passprice facts (facts/, registry/, locks/, sources/, schema/ at its\n"
         "# top), used the way projects use check-jsonschema. Written by `python docs/make.py` from\n"
@@ -309,7 +310,7 @@ def published_hooks() -> str:
         "#\n"
         "#   repos:\n"
         "#     - repo: https://github.com/OWNER/passprice\n"
-        "#       rev: main   # better: a tag or commit sha of it\n"
+        "#       rev: COMMIT   # a commit sha or tag: pre-commit never updates a branch name once installed\n"
         "#       hooks:\n"
         "#         - id: passprice-check\n"
         "- id: passprice-check\n"
@@ -358,7 +359,17 @@ def _what(folder: str, copied: tuple[str, ...]) -> str:
     return "your own (empty)"
 
 
-def _readme(plan_folders: tuple[str, ...], copied: tuple[str, ...], source: Root, requirement: Requirement) -> str:
+def _readme(
+    plan_folders: tuple[str, ...], copied: tuple[str, ...], source: Root, requirement: Requirement,
+    repository: bool = False,
+) -> str:
+    """The registry's README.md: what each folder holds and the first commands. ``repository``: the registry is
+    written at the top of a git repository already (``init .`` in a company's repository), so its first commands
+    leave out ``git init``, as the ``next:`` line does (walkthrough 34: the README still said ``git init`` there),
+    and it says where pre-commit comes from (walkthrough 34: ``pre-commit install`` in a fresh virtual environment
+    read ``command not found``; requirements.txt, which CI installs, names passprice alone). Raises nothing."""
+    commit = 'git add . && git commit -m "A passprice registry"' if repository else (
+        'git init && git add . && git commit -m "A passprice registry"')
     rows = "\n".join(
         f"{folder + '/':<24}{_what(folder, copied)}"
         for folder in plan_folders
@@ -380,7 +391,8 @@ Start with:
 {_first_step(requirement)}
 ```sh
 pip install -r requirements.txt
-git init && git add . && git commit -m "A passprice registry"
+pip install pre-commit                   # the hook's runner (not in requirements.txt: CI runs no hook)
+{commit}
 pre-commit install                       # passprice check before each commit
 passprice import MODEL.gguf --name my-model     # registry/checkpoints/my-model.toml
 passprice price --checkpoint my-model --card h200_sxm_141gb --batch 8
@@ -408,12 +420,14 @@ def _first_step(requirement: Requirement) -> str:
     return f"\n**First:** {advice}.\n"
 
 
-def plan(source: Root, requirement: str | None = None, examples: bool = False) -> Plan:
+def plan(source: Root, requirement: str | None = None, examples: bool = False, repository: bool = False) -> Plan:
     """The files ``init`` writes for a registry seeded from ``source``: the reference folders' files copied (regular
     files only, at the folder's top; a nested folder is its own record folder), a ``.gitkeep`` in every empty one,
     the schemas, and the tooling files. ``requirement`` is the line of ``requirements.txt`` (default: how this
     passprice was installed, :func:`installed_requirement`). With ``examples`` the user's own folders are copied too
     (the source's checkpoints, servings and locks: a registry to try every command in, as the README's tour does).
+    ``repository``: the registry goes to the top of a git repository already (:func:`repository_top`), so its
+    README's first commands leave out ``git init``.
 
     Raises :class:`InputError` when ``source`` has no schemas, or ``requirement`` is not one line of text (a newline
     in it would write a second requirement)."""
@@ -453,7 +467,7 @@ def plan(source: Root, requirement: str | None = None, examples: bool = False) -
         + _REQUIREMENT_NOTES.get(install.origin, "")
         + f"{install.line}\n"
     ).encode()
-    files["README.md"] = _readme(tuple(folders.values()), tuple(copied), source, install).encode()
+    files["README.md"] = _readme(tuple(folders.values()), tuple(copied), source, install, repository).encode()
     return Plan(source, tuple(folders.values()), tuple(copied), files, install)
 
 
