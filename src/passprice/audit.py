@@ -538,6 +538,21 @@ def audit_subject(subject: Subject, check: Callable[[ServingCost], None] | None 
     return Report(s, result, stale, not differ, warning)
 
 
+def _copy_lines(record: Source) -> list[str]:
+    """The lines under a cited document's ``at:`` and ``read:`` in an audit saying which copy was read and when:
+    ``    retrieved: DATE[, sha256 …]`` and ``    copies: ADDRESS; …``, each only where the record states it
+    (:meth:`Source.retrieved_text`, :meth:`Source.copies_text`). Walkthrough 35: an auditor following a citation
+    needs the day the copy was retrieved and the copies checked, which only the record's file held."""
+    lines = []
+    retrieved = record.retrieved_text()
+    if retrieved is not None:
+        lines.append(f"    retrieved: {retrieved}")
+    copies = record.copies_text()
+    if copies is not None:
+        lines.append(f"    copies: {copies}")
+    return lines
+
+
 def _stale_by_path(stale: Stale | None) -> dict[str, str]:
     return {p: f.message for p, f, _ in stale.findings} if stale is not None else {}
 
@@ -560,7 +575,8 @@ def audit_json(
     cited.update(c["source"] for c in (extra or {}).get("calibration", ()))
     documents = {
         sid: {"title": record.title, "by": record.by, "date": record.date, "where": record.where(),
-              "url": record.url, "read": record.read}
+              "url": record.url, "copies": list(record.copies), "retrieved": record.retrieved,
+              "sha256": record.sha256, "read": record.read}
         for sid, record in (sources or {}).items() if sid in cited
     }
     return {
@@ -778,6 +794,7 @@ def audit_text(
         if record is not None:  # where to open it, and how it was read (what a reviewer checks a locator against)
             lines.append(f"    at: {record.where()}")
             lines.append(f"    read: {record.read}")
+            lines += _copy_lines(record)
         lines += [f"    {r.path}: {r.fact.locator}" for r in group]
         lines += figures.get(source_id, [])
     if routing is not None and a.cost.routed is not None:
@@ -800,6 +817,7 @@ def audit_text(
             if record is not None:
                 lines.append(f"    {c.source} — {record.describe()}")
                 lines.append(f"    at: {record.where()}")
+                lines += _copy_lines(record)
     derived = [r for r in a.rows if r.fact.derivation is not None]
     if derived:
         lines += ["", "derivations:"]
@@ -856,6 +874,7 @@ def audit_markdown(
     cited = cited_sources(a)
     documents = [
         f"- {markdown_code(sid)}: {markdown_text(record.where())}. Read: {markdown_text(record.read)}"
+        + (f" ({markdown_text('; '.join(line.strip() for line in copied))})" if (copied := _copy_lines(record)) else "")
         for sid in cited if (record := (sources or {}).get(sid)) is not None
     ]
     listing = "\n\nSources:\n" + "\n".join(documents) if documents else ""

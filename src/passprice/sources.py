@@ -78,6 +78,20 @@ class Source:
             parts.append(self.url if self.url != "unknown" else "address unknown")
         return "; ".join(parts) or "address unknown"
 
+    def retrieved_text(self) -> str | None:
+        """When the copy read was retrieved, with the sha256 of that copy when the record states one
+        (``2026-12-01, sha256 ABC…``, ``unknown``); ``None`` for a record that says nothing of it (a registry
+        document). Walkthrough 35: an audit of a price named no retrieval date, though the record holds one."""
+        if self.retrieved is None:
+            return None
+        return self.retrieved + (f", sha256 {self.sha256}" if self.sha256 else "")
+
+    def copies_text(self) -> str | None:
+        """The addresses of the copies read instead of (or besides) the original, ``; ``-separated, or ``None``
+        when the record lists none. Walkthrough 35: ``copies`` was in no output, so an auditor could not open the
+        copy a figure was checked against (the H200 datasheet's product page)."""
+        return "; ".join(self.copies) if self.copies else None
+
     def describe(self) -> str:
         """``TITLE (BY, DATE)``."""
         date = f", {self.date}" if self.date is not None else ""
