@@ -33,8 +33,16 @@ if TYPE_CHECKING:
     from passprice.stacks import Stack
     from passprice.stale import Stale
 
-#: The relative change of a fact an elasticity is measured over.
+#: The relative change of a fact an elasticity is measured over (``audit --step PERCENT`` sets another).
 STEP = 0.01
+#: The largest step ``audit --step`` takes, in percent: a fact 100 % lower is zero, which no price reads.
+MAX_STEP_PERCENT = 50.0
+
+
+def step_percent(step: float) -> str:
+    """A relative step as the audit prints it, in percent without a trailing zero: 0.01 is ``1 %``, 0.1 ``10 %``,
+    0.025 ``2.5 %`` (``%g`` of the percentage, rounded to 6 significant digits)."""
+    return f"{abs(step) * 100:.6g} %"
 
 
 @attrs.frozen
@@ -69,6 +77,8 @@ class Audit:
 
     cost: ServingCost
     rows: tuple[AuditRow, ...]
+    #: The relative change each elasticity was measured over: :data:`STEP` (1 %), or ``audit --step``'s.
+    step: float = STEP
 
     @property
     def weakest(self) -> Provenance:
@@ -144,13 +154,18 @@ def _with_fact(card: Card, serving: Serving, path: str, fact: Fact) -> tuple[Car
 
 
 def audit(
-    card: Card, serving: Serving, pricer: Pricer, policy: Policy | None = None, restack: Restack | None = None
+    card: Card, serving: Serving, pricer: Pricer, policy: Policy | None = None, restack: Restack | None = None,
+    step: float = STEP,
 ) -> Audit:
     """Price ``serving`` on ``card`` with ``pricer`` and audit it: every fact it rests on, the binding ones, the
     weakest, each fact's floor under ``policy`` (a lock's), and each fact's elasticity by re-pricing with that fact
     1 % higher (1 % lower when a higher value is refused, e.g. an acceptance of 1). A price made under a serving
     stack rests on the stack's facts too (``stack.share.read`` …): ``restack`` gives its pricer with one of them
-    replaced, and a share is binding when the card fact it scales is (:func:`stack_binding`).
+    replaced, and a share is binding when the card fact it scales is (:func:`stack_binding`). ``step`` (a
+    fraction, 0 < step < 1) is the relative change each elasticity is measured over, 1 % by default: with 0.1 the
+    elasticity column is each fact's average elasticity over a 10 % error, so the fact whose 10 % error moves the
+    price most has the largest magnitude (walkthrough 35: "which fact, 10 % wrong, moves this price most?" had no
+    answer from passprice but a 1 % slope, which a bound or a best batch's jump can make another ranking).
 
     Raises :class:`~passprice.serving.ServingRefusal` when the price itself is refused."""
     from passprice.stacks import is_stack_path
@@ -161,28 +176,28 @@ def audit(
     rows = []
     for path, fact in cost.rests_on:
         elasticity: float | None = None
-        used = STEP
+        used = step
         refused: list[str] = []
         stacked = restack is not None and is_stack_path(path)
-        for step in (STEP, -STEP):
+        for tried in (step, -step):
             try:
                 if stacked:
                     assert restack is not None
-                    moved = restack(path, fact.scaled(1.0 + step))(card, serving).tokens_per_s
+                    moved = restack(path, fact.scaled(1.0 + tried))(card, serving).tokens_per_s
                 else:
-                    c2, s2 = _with_fact(card, serving, path, fact.scaled(1.0 + step))
+                    c2, s2 = _with_fact(card, serving, path, fact.scaled(1.0 + tried))
                     moved = pricer(c2, s2).tokens_per_s
             except ServingRefusal as e:
                 refused.append(e.name)
                 continue
-            elasticity = (moved / base - 1.0) / step
-            used = step
+            elasticity = (moved / base - 1.0) / tried
+            used = tried
             break
         floor = policy.allowed(path) if policy is not None else None
         binds = path in binding or (stacked and stack_binding(path, binding))
         rows.append(AuditRow(path, fact, binds, fact.provenance is cost.provenance, elasticity, used, floor,
                              tuple(refused)))
-    return Audit(cost, tuple(rows))
+    return Audit(cost, tuple(rows), step)
 
 
 @attrs.frozen
@@ -479,11 +494,13 @@ class Report:
         return out
 
 
-def audit_subject(subject: Subject, check: Callable[[ServingCost], None] | None = None) -> Report:
+def audit_subject(
+    subject: Subject, check: Callable[[ServingCost], None] | None = None, step: float = STEP
+) -> Report:
     """Price ``subject`` (its kind: :func:`passprice.locks.evaluate`), ``check`` the price first when given (the
     command line refuses one that is not finite: elasticities need a finite, nonzero price), then audit it
     (:func:`audit`), find its stale derived facts (:func:`passprice.stale.stale_rested_on`) and, for a lock, compare
-    the price with the one it records (:func:`passprice.reproduce.moved`).
+    the price with the one it records (:func:`passprice.reproduce.moved`); ``step``: as :func:`audit`'s.
 
     Raises :class:`~passprice.serving.ServingRefusal` when the price itself is refused, and what ``check`` raises."""
     from passprice.locks import evaluate
@@ -512,7 +529,7 @@ def audit_subject(subject: Subject, check: Callable[[ServingCost], None] | None 
         pricer, restack = under(s.stack), replaced
     if check is not None:
         check(pricer(s.card, s.serving))
-    result = audit(s.card, s.serving, pricer, s.policy, restack)
+    result = audit(s.card, s.serving, pricer, s.policy, restack, step)
     if s.stack is not None:  # a stack fact no lock's price rests on is floored by none (enforce.Guard.judge)
         from passprice.stacks import is_stack_path
 
@@ -670,13 +687,22 @@ def _value(fact: Fact) -> str:
     return shown
 
 
+def _step_said(a: Audit) -> str:
+    """What the elasticity legend adds when ``audit --step`` measured over another step than 1 %: ``, measured over
+    a 10 % change: the fact 10 % higher moves tokens/s by 10 × its elasticity %``; ``""`` at 1 %."""
+    if a.step == STEP:
+        return ""
+    pct = step_percent(a.step)
+    return f", measured over a {pct} change: the fact {pct} higher moves tokens/s by {pct[:-2]} × its elasticity %"
+
+
 def _elasticity(r: AuditRow) -> str:
     """An elasticity to three decimals, a sign a reader can act on: one that rounds to zero is ``+0.000`` (a routing
     fact of a batch that reads every expert showed ``-0.000``, walkthrough 21)."""
     if r.elasticity is None:
         return "refused"
     shown = f"{r.elasticity:+.3f}"
-    return ("+0.000" if shown == "-0.000" else shown) + (" (−1 %)" if r.step < 0 else "")
+    return ("+0.000" if shown == "-0.000" else shown) + (f" (−{step_percent(r.step)})" if r.step < 0 else "")
 
 
 def elasticity_notes(a: Audit) -> list[str]:
@@ -691,12 +717,13 @@ def elasticity_notes(a: Audit) -> list[str]:
 
     lower = [r for r in a.rows if r.elasticity is not None and r.step < 0]
     unmeasured = [r for r in a.rows if r.elasticity is None]
+    pct = step_percent(a.step)
     out = []
     if lower:
-        out.append(f"(−1 %): measured with the fact 1 % lower, since 1 % higher is refused: {named(lower)}")
+        out.append(f"(−{pct}): measured with the fact {pct} lower, since {pct} higher is refused: {named(lower)}")
     if unmeasured:
-        out.append(f"refused: not measured, since 1 % higher and 1 % lower are both refused: {named(unmeasured)}; the "
-                   "price itself is not refused and rests on the fact as written")
+        out.append(f"refused: not measured, since {pct} higher and {pct} lower are both refused: {named(unmeasured)}; "
+                   "the price itself is not refused and rests on the fact as written")
     return out
 
 
@@ -767,7 +794,7 @@ def audit_text(
         text_table(headers, rows, right=(2, len(headers) - 1)),
         "",
         "  * a fact of the binding term   ! carries the weakest provenance",
-        "  elasticity: % change of tokens/s for a +1 % change of the fact, by re-pricing",
+        f"  elasticity: % change of tokens/s for a +1 % change of the fact, by re-pricing{_step_said(a)}",
         *(f"  {line}" for line in elasticity_notes(a)),
     ]
     if with_floors:
@@ -867,9 +894,8 @@ def audit_markdown(
     )
     notes = elasticity_notes(a)
     if notes:
-        table += "\n\nElasticity: % change of tokens/s for a +1 % change of the fact, by re-pricing.\n" + "\n".join(
-            f"- {markdown_text(line)}" for line in notes
-        )
+        table += (f"\n\nElasticity: % change of tokens/s for a +1 % change of the fact, by re-pricing{_step_said(a)}.\n"
+                  + "\n".join(f"- {markdown_text(line)}" for line in notes))
     warning = f"\n\n⚠️ **stale**: {markdown_prose(stale.line())}" if stale else ""
     cited = cited_sources(a)
     documents = [
