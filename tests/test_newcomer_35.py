@@ -233,3 +233,37 @@ def test_4_a_step_audit_cannot_take_is_one_error_line(args: list[str], line: str
 
 def test_4_the_default_step_prints_what_it_printed() -> None:
     assert invoke("audit", QWEN3, "--step", "1").stdout == invoke("audit", QWEN3).stdout
+
+
+# --- 5. a synthetic checkpoint's header: how to rebuild the bytes its digests name ------------------------------------
+
+QWEN3_HEADER = "4918213735724575b8dff44211afa6f6401a618a51dd8974001ee6b1f65756e0"
+
+
+def test_5_the_audit_says_how_a_synthetic_header_is_rebuilt_byte_for_byte() -> None:
+    # Before: the line ended "the type mix its origin names"; the header file it names is shipped nowhere, and
+    # `synth examples/configs/qwen3-30b-a3b.json -o qwen3-30b-a3b-q4_k_m.header.gguf` wrote sha256 b64043a1….
+    lines = invoke("audit", QWEN3).stdout.splitlines()
+    assert f"    header sha256: {QWEN3_HEADER}" in lines
+    assert lines[-1] == (
+        "    a synthetic header: built from a published configuration, no published file of these bytes; its byte "
+        "counts follow the configuration and the type mix its origin names; `passprice synth` rebuilds these bytes "
+        "from that configuration and mix with `--import qwen3-30b-a3b-q4_k_m` in a registry of your own (the "
+        "header's general.name; with -o alone general.name is the file's name, and the header sha256 and content "
+        "differ)"
+    )
+    # a header not built by synth (tests/hybrids.py wrote the Qwen3.5-like one) gets no such advice
+    assert invoke("audit", MTP).stdout.splitlines()[-1].endswith("the type mix its origin names")
+
+
+def test_5_what_the_audit_says_rebuilds_the_header_and_what_it_warns_of_does_not(tmp_path: Path) -> None:
+    root = copy_root(tmp_path)
+    config = str(REPO / "examples/configs/qwen3-30b-a3b.json")
+    alone = tmp_path / "qwen3-30b-a3b-q4_k_m.header.gguf"
+    assert invoke("synth", config, "--mix", "Q4_K_M", "-o", str(alone), root=root).exit_code == 0
+    assert _json("header", str(alone))["sha256"] != QWEN3_HEADER
+    rebuilt = tmp_path / "rebuilt.header.gguf"
+    made = invoke("synth", config, "--mix", "Q4_K_M", "-o", str(rebuilt), "--import", "qwen3-30b-a3b-q4_k_m",
+                  "--force", root=root)
+    assert made.exit_code == 0, made.output
+    assert _json("header", str(rebuilt))["sha256"] == QWEN3_HEADER
