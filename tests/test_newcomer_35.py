@@ -267,3 +267,34 @@ def test_5_what_the_audit_says_rebuilds_the_header_and_what_it_warns_of_does_not
                   "--force", root=root)
     assert made.exit_code == 0, made.output
     assert _json("header", str(rebuilt))["sha256"] == QWEN3_HEADER
+
+
+# --- 6. run outside any registry, the registry files an audit names are the built-in registry's -----------------------
+
+
+def test_6_outside_a_registry_the_audit_names_the_built_in_registrys_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Before: "at: facts/stacks/README.md in this registry" and "registry/measurements/…: 111 runs" from /tmp, where
+    # no such file is, while the checkpoint line beside them read "the built-in registry's registry/checkpoints/…".
+    from click.testing import CliRunner
+
+    from passprice.cli import cli
+
+    monkeypatch.chdir(tmp_path)
+    stacked = CliRunner().invoke(cli, ["audit", R1, "--stack", STACK])
+    assert stacked.exit_code == 0, stacked.output
+    lines = stacked.stdout.splitlines()
+    assert "    at: the built-in registry's facts/stacks/README.md" in lines
+    assert ("  the built-in registry's registry/measurements/xiongjiedai-llama3-llamabench.toml: 111 runs on 11 cards "
+            "(a100_pcie_80gb, a100_sxm4_80gb, a40, h100_pcie_80gb …), citing xiongjiedai-gpu-benchmarks") in lines
+    drafted = CliRunner().invoke(cli, ["audit", MTP]).stdout.splitlines()
+    assert "    at: the built-in registry's facts/drafts/qwen35-mtp.toml" in drafted
+    assert ("  qwen35-mtp — Qwen3.5 MTP block (up to three drafts, the block reused) (the built-in registry's "
+            "facts/drafts/qwen35-mtp.toml)") in drafted
+    routed = CliRunner().invoke(cli, ["audit", QWEN3, "--format", "markdown"]).stdout
+    assert ("Routing record: qwen3-30b-a3b-measured — Qwen3-30B-A3B, measured skew (single-domain Python, \\~8k "
+            "tokens) (the built-in registry's facts/routing/qwen3-30b-a3b-measured.toml)") in routed
+    # in a registry, its own files, as before
+    inside = invoke("audit", MTP).stdout.splitlines()
+    assert "    at: facts/drafts/qwen35-mtp.toml in this registry" in inside

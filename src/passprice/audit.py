@@ -216,9 +216,9 @@ class RoutingShown:
     #: The title and note are the ones a lock's ``[routing]`` or ``[draft]`` table pinned (walkthrough 31).
     pinned: bool = False
 
-    def describe(self) -> str:
-        """``NAME — TITLE (FILE)``."""
-        where = f" ({self.file})" if self.file is not None else " (not in this registry)"
+    def describe(self, registry: str = "") -> str:
+        """``NAME — TITLE (FILE)``, FILE prefixed ``registry`` (``the built-in registry's ``, :data:`BUILT_IN`)."""
+        where = f" ({registry}{self.file})" if self.file is not None else " (not in this registry)"
         return f"{self.name} — {self.title}{where}"
 
     def note_line(self) -> str | None:
@@ -308,15 +308,15 @@ class Calibration:
         return {"file": self.file, "source": self.source, "runs": self.runs, "cards": list(self.cards),
                 "routings": [{"routing": r, "provenance": p} for r, p in self.routings]}
 
-    def describe(self) -> str:
+    def describe(self, registry: str = "") -> str:
         """``registry/measurements/x.toml: 111 runs on 11 cards (a100_pcie_80gb, a40 …), citing SOURCE``, and for
         runs of a mixture of experts the routing records they price with their provenance: the fitted facts are
         ``derived`` from runs priced on those records, so an assumed record (``uniform``) is said to be one
         (walkthrough 27: it went unsaid)."""
         cards = ", ".join(self.cards[:4]) + (" …" if len(self.cards) > 4 else "")
         n = len(self.cards)
-        text = (f"{self.file}: {self.runs:,} run{'' if self.runs == 1 else 's'} on {n} card{'' if n == 1 else 's'} "
-                f"({cards}), citing {self.source}")
+        runs = f"{self.runs:,} run{'' if self.runs == 1 else 's'}"
+        text = f"{registry}{self.file}: {runs} on {n} card{'' if n == 1 else 's'} ({cards}), citing {self.source}"
         for name, provenance in self.routings:
             text += f"; priced on routing record {name} ({provenance})"
             if provenance in ("estimated", "assumed"):
@@ -771,11 +771,14 @@ def audit_text(
     calibration: tuple[Calibration, ...] = (),
     routing: RoutingShown | None = None,
     draft: RoutingShown | None = None,
+    registry: str = "",
 ) -> str:
     """The audit for people: a table of the facts (binding ones marked ``*``, the weakest ``!``) with their floors and
     margins (a lock's, or the serving's locks') and elasticities; a line naming the ``stale`` derived facts it rests
     on, if any; then the citations grouped by source (with each source's title, from ``sources``), each fact's
-    derivation (marked STALE where it no longer gives the fact) and note."""
+    derivation (marked STALE where it no longer gives the fact) and note. ``registry`` prefixes each registry file it
+    names (:data:`passprice.registry.BUILT_IN` for the embedded registry, as a lock or checkpoint entry of it is
+    named)."""
     found = _stale_by_path(stale)
     with_floors = any(r.floor is not None for r in a.rows)
     rows = []
@@ -819,31 +822,31 @@ def audit_text(
         record = (sources or {}).get(source_id)
         lines.append(f"  {source_id}" + (f" — {record.describe()}" if record is not None else " (not registered)"))
         if record is not None:  # where to open it, and how it was read (what a reviewer checks a locator against)
-            lines.append(f"    at: {record.where()}")
+            lines.append(f"    at: {record.where(registry)}")
             lines.append(f"    read: {record.read}")
             lines += _copy_lines(record)
         lines += [f"    {r.path}: {r.fact.locator}" for r in group]
         lines += figures.get(source_id, [])
     if routing is not None and a.cost.routed is not None:
         lines += ["", "routing record (how the mixture of experts' rows route: the routing.* facts above):",
-                  f"  {routing.describe()}"]
+                  f"  {routing.describe(registry)}"]
         note = routing.note_line()
         if note is not None:
             lines.append(f"  {note}")
     if draft is not None:
         lines += ["", "drafting method (how the drafts are accepted: the draft.acceptance.* facts above):",
-                  f"  {draft.describe()}"]
+                  f"  {draft.describe(registry)}"]
         note = draft.note_line()
         if note is not None:
             lines.append(f"  {note}")
     if calibration:
         lines += ["", "calibrated on (the measured runs the stack's fitted facts were fitted to):"]
         for c in calibration:
-            lines.append(f"  {c.describe()}")
+            lines.append(f"  {c.describe(registry)}")
             record = (sources or {}).get(c.source)
             if record is not None:
                 lines.append(f"    {c.source} — {record.describe()}")
-                lines.append(f"    at: {record.where()}")
+                lines.append(f"    at: {record.where(registry)}")
                 lines += _copy_lines(record)
     derived = [r for r in a.rows if r.fact.derivation is not None]
     if derived:
@@ -868,6 +871,7 @@ def audit_markdown(
     calibration: tuple[Calibration, ...] = (),
     routing: RoutingShown | None = None,
     draft: RoutingShown | None = None,
+    registry: str = "",
 ) -> str:
     """The audit as a pull-request comment: a summary line, a table of the facts (value, provenance, floor and
     margin, elasticity, its ``term`` role: binds or weakest, source and locator), the sources, the ``routing``
@@ -899,22 +903,22 @@ def audit_markdown(
     warning = f"\n\n⚠️ **stale**: {markdown_prose(stale.line())}" if stale else ""
     cited = cited_sources(a)
     documents = [
-        f"- {markdown_code(sid)}: {markdown_text(record.where())}. Read: {markdown_text(record.read)}"
+        f"- {markdown_code(sid)}: {markdown_text(record.where(registry))}. Read: {markdown_text(record.read)}"
         + (f" ({markdown_text('; '.join(line.strip() for line in copied))})" if (copied := _copy_lines(record)) else "")
         for sid in cited if (record := (sources or {}).get(sid)) is not None
     ]
     listing = "\n\nSources:\n" + "\n".join(documents) if documents else ""
     if routing is not None and a.cost.routed is not None:
         note = routing.note_line()
-        listing += (f"\n\nRouting record: {markdown_text(routing.describe())}"
+        listing += (f"\n\nRouting record: {markdown_text(routing.describe(registry))}"
                     + (f"\n- {markdown_text(note)}" if note is not None else ""))
     if draft is not None:
         note = draft.note_line()
-        listing += (f"\n\nDrafting method: {markdown_text(draft.describe())}"
+        listing += (f"\n\nDrafting method: {markdown_text(draft.describe(registry))}"
                     + (f"\n- {markdown_text(note)}" if note is not None else ""))
     if calibration:
         listing += "\n\nCalibrated on (the measured runs the stack's fitted facts were fitted to):\n" + "\n".join(
-            f"- {markdown_text(c.describe())}" for c in calibration
+            f"- {markdown_text(c.describe(registry))}" for c in calibration
         )
     # Each derivation and note, as the text audit gives them (walkthrough 19: the markdown had neither, so a reviewer
     # could not trace streams.read's 0.9333 to BabelStream's Dot 4.48 TB/s over 4.8 TB/s).

@@ -2288,6 +2288,7 @@ def audit_command(
     facts): a lock file, NAME.lock.toml, or a name in locks/ that names no serving. With --source ID or --fact
     CARD:PATH, audit backwards: what rests on that source or fact."""
     from passprice.audit import audit_json, audit_markdown, audit_text, cited_sources
+    from passprice.registry import BUILT_IN
     from passprice.reproduce import CheckpointGone
     from passprice.serving import ServingRefusal
     from passprice.servings import resolve
@@ -2404,12 +2405,14 @@ def audit_command(
     elif fmt == "markdown":
         from passprice.tables import markdown_prose
 
-        click.echo(audit_markdown(result, title, sources, stale, calibration, subject.routing, subject.draft))
+        click.echo(audit_markdown(result, title, sources, stale, calibration, subject.routing, subject.draft,
+                                  BUILT_IN if root.embedded else ""))
         click.echo("\n".join(["", *notes_markdown(sources, cited_ids), "", *cited.markdown_lines(),
                               *([""] + [f"- ⚠️ {markdown_prose(s.line())}" for s in since] if since else []),
                               *(["", f"- {markdown_prose(UNCOMPARED)}"] if uncompared else [])]))
     else:
-        click.echo(audit_text(result, title, sources, stale, calibration, subject.routing, subject.draft))
+        click.echo(audit_text(result, title, sources, stale, calibration, subject.routing, subject.draft,
+                              BUILT_IN if root.embedded else ""))
         noted = notes_lines(sources, cited_ids)
         click.echo("\n".join([*(["", *noted] if noted else []), "", *cited.text_lines(),
                               *(["", *(f"  since lock    {s.line()}" for s in since)] if since else []),

@@ -63,12 +63,14 @@ class Source:
             return f"{self.authors[0]} et al."
         return " and ".join(self.authors)
 
-    def where(self) -> str:
+    def where(self, registry: str = "") -> str:
         """Where the document is, in one line: its address, the repository at the commit read, the arXiv id, or its
-        path in this registry; ``unknown`` parts said so."""
+        path in this registry; ``unknown`` parts said so. ``registry``: how the text names the registry a ``path``
+        lies in when it is not the working one (``the built-in registry's `` outside any registry: "in this
+        registry" named no folder the reader had, walkthrough 35); ``""`` for ``PATH in this registry``."""
         parts = []
         if self.path is not None:
-            parts.append(f"{self.path} in this registry")
+            parts.append(f"{registry}{self.path}" if registry else f"{self.path} in this registry")
         if self.repository is not None:
             commit = self.commit if self.commit == "unknown" else (self.commit or "")[:12]
             parts.append(f"{self.repository} at commit {commit}")
