@@ -298,3 +298,26 @@ def test_6_outside_a_registry_the_audit_names_the_built_in_registrys_files(
     # in a registry, its own files, as before
     inside = invoke("audit", MTP).stdout.splitlines()
     assert "    at: facts/drafts/qwen35-mtp.toml in this registry" in inside
+
+
+# --- 7. an elasticity moves one fact alone: the audit names the facts derived from it ------------------------------
+
+
+def test_7_the_audit_names_the_rows_derived_from_another_row() -> None:
+    # memory.bandwidth reads +1.000, yet streams.read = 4.48 TB/s / memory.bandwidth: re-derived with the bandwidth
+    # 10 % higher (5.28 TB/s) the share is 4.48 / 5.28 = 0.8485 and the read rate 5.28 × 0.8485 = 4.48 TB/s again
+    assert round(4.48 / (4.8 * 1.1), 4) == 0.8485
+    assert round(4.8 * 1.1 * (4.48 / (4.8 * 1.1)), 12) == 4.48
+    lines = invoke("audit", MTP).stdout.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("  by hand: "))
+    assert lines[at + 1] == (
+        "  inputs of other rows' derivations: memory.bandwidth (of streams.read, streams.rewrite, streams.append); "
+        "vector (of scale); draft.acceptance.1 (of draft.acceptance.2) — each elasticity moves the fact alone, the "
+        "facts derived from it held as written (re-derived, they would move with it)"
+    )
+    assert lines[at + 2] == ""
+    # a stack's fitted facts derive from runs, not from another row: the stacked audit names the card's only
+    stacked = invoke("audit", R1, "--stack", STACK).stdout.splitlines()
+    assert ("  inputs of other rows' derivations: memory.bandwidth (of streams.read, streams.append); vector (of "
+            "scale) — each elasticity moves the fact alone, the facts derived from it held as written (re-derived, "
+            "they would move with it)") in stacked

@@ -727,6 +727,45 @@ def elasticity_notes(a: Audit) -> list[str]:
     return out
 
 
+def derived_from(a: Audit) -> dict[str, tuple[str, ...]]:
+    """For each fact of the audit that another of its facts derives from (a ``fact`` input of that fact's derivation,
+    of the same record: ``memory.bandwidth`` of ``streams.read``, ``acceptance.1`` of ``draft.acceptance.2``), the
+    paths of those derived facts, in row order. An elasticity moves one fact alone, holding the facts derived from
+    it as written, so its figure is not what an error of the fact would do once they are re-derived: the H200's
+    stream shares are BabelStream rates over ``memory.bandwidth``, and re-derived with the bandwidth 10 % higher
+    they give the same bytes a second, and the same price, where ``memory.bandwidth`` reads +1.000 (walkthrough
+    35). Raises nothing."""
+    from passprice.derivations import Derivation
+
+    paths = {r.path for r in a.rows}
+    out: dict[str, list[str]] = {}
+    for r in a.rows:
+        derivation = r.fact.derivation
+        if not isinstance(derivation, Derivation):  # none, free text, or a stack's fit to its runs
+            continue
+        prefix = next((p for p in ("draft.", "stack.", "routing.") if r.path.startswith(p)), "")
+        for i in derivation.inputs:
+            if i.fact is None:
+                continue
+            source = i.fact if i.fact in paths else prefix + i.fact
+            if source in paths and r.path not in out.setdefault(source, []):
+                out[source].append(r.path)
+    order = [r.path for r in a.rows]
+    return {p: tuple(out[p]) for p in sorted(out, key=order.index)}
+
+
+def derived_note(a: Audit) -> str | None:
+    """The line under an audit's table naming the facts other rows derive from (:func:`derived_from`), ``None``
+    when none does: ``derived from another row: memory.bandwidth (streams.read, streams.append), … — each
+    elasticity moves the fact alone, holding what derives from it as written``."""
+    found = derived_from(a)
+    if not found:
+        return None
+    named = "; ".join(f"{p} (of {', '.join(d)})" for p, d in found.items())
+    return (f"inputs of other rows' derivations: {named} — each elasticity moves the fact alone, the facts derived "
+            "from it held as written (re-derived, they would move with it)")
+
+
 def by_source(a: Audit) -> dict[str | None, list[AuditRow]]:
     """The audit's facts grouped by the source they cite (``None`` for facts pinned with a free-text cite), in the
     order each source first appears."""
@@ -806,6 +845,9 @@ def audit_text(
             "rungs above it"
         )
     lines.append(f"  by hand: {by_hand(a)}")
+    note = derived_note(a)
+    if note is not None:
+        lines.append(f"  {note}")
     if stale:
         lines += ["", f"STALE: {stale.line()}"]
     lines += ["", "citations, by source:"]
