@@ -139,8 +139,9 @@ def test_audit_of_a_moe_lock_shows_the_routing_note_it_pinned_or_todays(tmp_path
     # the measurement the routing rests on: 58 of 128 experts hold 90 % of the routing (the handbook's table row)
     assert ("    routing.hot_experts: table 'The real result - Qwen3 routes near-uniform', row 'narrow (single-domain "
             "Python)', ~8k tokens: experts for 90% coverage 58/128 (45%)") in old
-    assert ("  routing.hot_experts: hot / experts; experts = 128 (row 'narrow (single-domain Python)': of 128 "
-            "experts); hot = 58 (row 'narrow (single-domain Python)': experts for 90% coverage, 58 of 128)") in old
+    # walkthrough 35: the inputs in the formula's order, as the serving's audit lists them (the lock's were sorted)
+    assert ("  routing.hot_experts: hot / experts; hot = 58 (row 'narrow (single-domain Python)': experts for 90% "
+            "coverage, 58 of 128); experts = 128 (row 'narrow (single-domain Python)': of 128 experts)") in old
 
 
 def test_the_moe_price_by_hand_from_its_routing_record() -> None:

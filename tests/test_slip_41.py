@@ -38,10 +38,11 @@ def test_1_the_audit_lists_the_document_a_derivations_figure_is_read_from() -> N
     lines = result.stdout.splitlines()
     cited = lines[lines.index("citations, by source:") + 1:lines.index("derivations:")]
     at = cited.index("  amd-rocm-gpu-specs — AMD GPU specifications (ROCm documentation) (AMD, unknown)")
-    assert cited[at + 1:at + 5] == [
+    assert cited[at + 1:at + 6] == [
         "    at: https://rocm.docs.amd.com/en/latest/reference/gpu-specs.html",
         "    read: The MI300X row of the table (VGPR file 512 KiB per CU on CDNA 3) is taken as the drafts gave it; it "
         "was not re-read in the card review.",
+        "    retrieved: unknown",  # walkthrough 35: the record's retrieval date, under how it was read
         "    on_chip.capacity, its figure vgpr = 512 KiB: GPU specifications table, MI300X row: VGPR file 512 KiB per "
         "CU (CDNA 3)",
         "",

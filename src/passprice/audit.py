@@ -33,8 +33,16 @@ if TYPE_CHECKING:
     from passprice.stacks import Stack
     from passprice.stale import Stale
 
-#: The relative change of a fact an elasticity is measured over.
+#: The relative change of a fact an elasticity is measured over (``audit --step PERCENT`` sets another).
 STEP = 0.01
+#: The largest step ``audit --step`` takes, in percent: a fact 100 % lower is zero, which no price reads.
+MAX_STEP_PERCENT = 50.0
+
+
+def step_percent(step: float) -> str:
+    """A relative step as the audit prints it, in percent without a trailing zero: 0.01 is ``1 %``, 0.1 ``10 %``,
+    0.025 ``2.5 %`` (``%g`` of the percentage, rounded to 6 significant digits)."""
+    return f"{abs(step) * 100:.6g} %"
 
 
 @attrs.frozen
@@ -69,6 +77,8 @@ class Audit:
 
     cost: ServingCost
     rows: tuple[AuditRow, ...]
+    #: The relative change each elasticity was measured over: :data:`STEP` (1 %), or ``audit --step``'s.
+    step: float = STEP
 
     @property
     def weakest(self) -> Provenance:
@@ -144,13 +154,18 @@ def _with_fact(card: Card, serving: Serving, path: str, fact: Fact) -> tuple[Car
 
 
 def audit(
-    card: Card, serving: Serving, pricer: Pricer, policy: Policy | None = None, restack: Restack | None = None
+    card: Card, serving: Serving, pricer: Pricer, policy: Policy | None = None, restack: Restack | None = None,
+    step: float = STEP,
 ) -> Audit:
     """Price ``serving`` on ``card`` with ``pricer`` and audit it: every fact it rests on, the binding ones, the
     weakest, each fact's floor under ``policy`` (a lock's), and each fact's elasticity by re-pricing with that fact
     1 % higher (1 % lower when a higher value is refused, e.g. an acceptance of 1). A price made under a serving
     stack rests on the stack's facts too (``stack.share.read`` …): ``restack`` gives its pricer with one of them
-    replaced, and a share is binding when the card fact it scales is (:func:`stack_binding`).
+    replaced, and a share is binding when the card fact it scales is (:func:`stack_binding`). ``step`` (a
+    fraction, 0 < step < 1) is the relative change each elasticity is measured over, 1 % by default: with 0.1 the
+    elasticity column is each fact's average elasticity over a 10 % error, so the fact whose 10 % error moves the
+    price most has the largest magnitude (walkthrough 35: "which fact, 10 % wrong, moves this price most?" had no
+    answer from passprice but a 1 % slope, which a bound or a best batch's jump can make another ranking).
 
     Raises :class:`~passprice.serving.ServingRefusal` when the price itself is refused."""
     from passprice.stacks import is_stack_path
@@ -161,28 +176,28 @@ def audit(
     rows = []
     for path, fact in cost.rests_on:
         elasticity: float | None = None
-        used = STEP
+        used = step
         refused: list[str] = []
         stacked = restack is not None and is_stack_path(path)
-        for step in (STEP, -STEP):
+        for tried in (step, -step):
             try:
                 if stacked:
                     assert restack is not None
-                    moved = restack(path, fact.scaled(1.0 + step))(card, serving).tokens_per_s
+                    moved = restack(path, fact.scaled(1.0 + tried))(card, serving).tokens_per_s
                 else:
-                    c2, s2 = _with_fact(card, serving, path, fact.scaled(1.0 + step))
+                    c2, s2 = _with_fact(card, serving, path, fact.scaled(1.0 + tried))
                     moved = pricer(c2, s2).tokens_per_s
             except ServingRefusal as e:
                 refused.append(e.name)
                 continue
-            elasticity = (moved / base - 1.0) / step
-            used = step
+            elasticity = (moved / base - 1.0) / tried
+            used = tried
             break
         floor = policy.allowed(path) if policy is not None else None
         binds = path in binding or (stacked and stack_binding(path, binding))
         rows.append(AuditRow(path, fact, binds, fact.provenance is cost.provenance, elasticity, used, floor,
                              tuple(refused)))
-    return Audit(cost, tuple(rows))
+    return Audit(cost, tuple(rows), step)
 
 
 @attrs.frozen
@@ -201,9 +216,9 @@ class RoutingShown:
     #: The title and note are the ones a lock's ``[routing]`` or ``[draft]`` table pinned (walkthrough 31).
     pinned: bool = False
 
-    def describe(self) -> str:
-        """``NAME — TITLE (FILE)``."""
-        where = f" ({self.file})" if self.file is not None else " (not in this registry)"
+    def describe(self, registry: str = "") -> str:
+        """``NAME — TITLE (FILE)``, FILE prefixed ``registry`` (``the built-in registry's ``, :data:`BUILT_IN`)."""
+        where = f" ({registry}{self.file})" if self.file is not None else " (not in this registry)"
         return f"{self.name} — {self.title}{where}"
 
     def note_line(self) -> str | None:
@@ -293,15 +308,15 @@ class Calibration:
         return {"file": self.file, "source": self.source, "runs": self.runs, "cards": list(self.cards),
                 "routings": [{"routing": r, "provenance": p} for r, p in self.routings]}
 
-    def describe(self) -> str:
+    def describe(self, registry: str = "") -> str:
         """``registry/measurements/x.toml: 111 runs on 11 cards (a100_pcie_80gb, a40 …), citing SOURCE``, and for
         runs of a mixture of experts the routing records they price with their provenance: the fitted facts are
         ``derived`` from runs priced on those records, so an assumed record (``uniform``) is said to be one
         (walkthrough 27: it went unsaid)."""
         cards = ", ".join(self.cards[:4]) + (" …" if len(self.cards) > 4 else "")
         n = len(self.cards)
-        text = (f"{self.file}: {self.runs:,} run{'' if self.runs == 1 else 's'} on {n} card{'' if n == 1 else 's'} "
-                f"({cards}), citing {self.source}")
+        runs = f"{self.runs:,} run{'' if self.runs == 1 else 's'}"
+        text = f"{registry}{self.file}: {runs} on {n} card{'' if n == 1 else 's'} ({cards}), citing {self.source}"
         for name, provenance in self.routings:
             text += f"; priced on routing record {name} ({provenance})"
             if provenance in ("estimated", "assumed"):
@@ -479,11 +494,13 @@ class Report:
         return out
 
 
-def audit_subject(subject: Subject, check: Callable[[ServingCost], None] | None = None) -> Report:
+def audit_subject(
+    subject: Subject, check: Callable[[ServingCost], None] | None = None, step: float = STEP
+) -> Report:
     """Price ``subject`` (its kind: :func:`passprice.locks.evaluate`), ``check`` the price first when given (the
     command line refuses one that is not finite: elasticities need a finite, nonzero price), then audit it
     (:func:`audit`), find its stale derived facts (:func:`passprice.stale.stale_rested_on`) and, for a lock, compare
-    the price with the one it records (:func:`passprice.reproduce.moved`).
+    the price with the one it records (:func:`passprice.reproduce.moved`); ``step``: as :func:`audit`'s.
 
     Raises :class:`~passprice.serving.ServingRefusal` when the price itself is refused, and what ``check`` raises."""
     from passprice.locks import evaluate
@@ -512,7 +529,7 @@ def audit_subject(subject: Subject, check: Callable[[ServingCost], None] | None 
         pricer, restack = under(s.stack), replaced
     if check is not None:
         check(pricer(s.card, s.serving))
-    result = audit(s.card, s.serving, pricer, s.policy, restack)
+    result = audit(s.card, s.serving, pricer, s.policy, restack, step)
     if s.stack is not None:  # a stack fact no lock's price rests on is floored by none (enforce.Guard.judge)
         from passprice.stacks import is_stack_path
 
@@ -538,6 +555,21 @@ def audit_subject(subject: Subject, check: Callable[[ServingCost], None] | None 
     return Report(s, result, stale, not differ, warning)
 
 
+def _copy_lines(record: Source) -> list[str]:
+    """The lines under a cited document's ``at:`` and ``read:`` in an audit saying which copy was read and when:
+    ``    retrieved: DATE[, sha256 …]`` and ``    copies: ADDRESS; …``, each only where the record states it
+    (:meth:`Source.retrieved_text`, :meth:`Source.copies_text`). Walkthrough 35: an auditor following a citation
+    needs the day the copy was retrieved and the copies checked, which only the record's file held."""
+    lines = []
+    retrieved = record.retrieved_text()
+    if retrieved is not None:
+        lines.append(f"    retrieved: {retrieved}")
+    copies = record.copies_text()
+    if copies is not None:
+        lines.append(f"    copies: {copies}")
+    return lines
+
+
 def _stale_by_path(stale: Stale | None) -> dict[str, str]:
     return {p: f.message for p, f, _ in stale.findings} if stale is not None else {}
 
@@ -560,7 +592,8 @@ def audit_json(
     cited.update(c["source"] for c in (extra or {}).get("calibration", ()))
     documents = {
         sid: {"title": record.title, "by": record.by, "date": record.date, "where": record.where(),
-              "url": record.url, "read": record.read}
+              "url": record.url, "copies": list(record.copies), "retrieved": record.retrieved,
+              "sha256": record.sha256, "read": record.read}
         for sid, record in (sources or {}).items() if sid in cited
     }
     return {
@@ -654,13 +687,22 @@ def _value(fact: Fact) -> str:
     return shown
 
 
+def _step_said(a: Audit) -> str:
+    """What the elasticity legend adds when ``audit --step`` measured over another step than 1 %: ``, measured over
+    a 10 % change: the fact 10 % higher moves tokens/s by 10 × its elasticity %``; ``""`` at 1 %."""
+    if a.step == STEP:
+        return ""
+    pct = step_percent(a.step)
+    return f", measured over a {pct} change: the fact {pct} higher moves tokens/s by {pct[:-2]} × its elasticity %"
+
+
 def _elasticity(r: AuditRow) -> str:
     """An elasticity to three decimals, a sign a reader can act on: one that rounds to zero is ``+0.000`` (a routing
     fact of a batch that reads every expert showed ``-0.000``, walkthrough 21)."""
     if r.elasticity is None:
         return "refused"
     shown = f"{r.elasticity:+.3f}"
-    return ("+0.000" if shown == "-0.000" else shown) + (" (−1 %)" if r.step < 0 else "")
+    return ("+0.000" if shown == "-0.000" else shown) + (f" (−{step_percent(r.step)})" if r.step < 0 else "")
 
 
 def elasticity_notes(a: Audit) -> list[str]:
@@ -675,13 +717,53 @@ def elasticity_notes(a: Audit) -> list[str]:
 
     lower = [r for r in a.rows if r.elasticity is not None and r.step < 0]
     unmeasured = [r for r in a.rows if r.elasticity is None]
+    pct = step_percent(a.step)
     out = []
     if lower:
-        out.append(f"(−1 %): measured with the fact 1 % lower, since 1 % higher is refused: {named(lower)}")
+        out.append(f"(−{pct}): measured with the fact {pct} lower, since {pct} higher is refused: {named(lower)}")
     if unmeasured:
-        out.append(f"refused: not measured, since 1 % higher and 1 % lower are both refused: {named(unmeasured)}; the "
-                   "price itself is not refused and rests on the fact as written")
+        out.append(f"refused: not measured, since {pct} higher and {pct} lower are both refused: {named(unmeasured)}; "
+                   "the price itself is not refused and rests on the fact as written")
     return out
+
+
+def derived_from(a: Audit) -> dict[str, tuple[str, ...]]:
+    """For each fact of the audit that another of its facts derives from (a ``fact`` input of that fact's derivation,
+    of the same record: ``memory.bandwidth`` of ``streams.read``, ``acceptance.1`` of ``draft.acceptance.2``), the
+    paths of those derived facts, in row order. An elasticity moves one fact alone, holding the facts derived from
+    it as written, so its figure is not what an error of the fact would do once they are re-derived: the H200's
+    stream shares are BabelStream rates over ``memory.bandwidth``, and re-derived with the bandwidth 10 % higher
+    they give the same bytes a second, and the same price, where ``memory.bandwidth`` reads +1.000 (walkthrough
+    35). Raises nothing."""
+    from passprice.derivations import Derivation
+
+    paths = {r.path for r in a.rows}
+    out: dict[str, list[str]] = {}
+    for r in a.rows:
+        derivation = r.fact.derivation
+        if not isinstance(derivation, Derivation):  # none, free text, or a stack's fit to its runs
+            continue
+        prefix = next((p for p in ("draft.", "stack.", "routing.") if r.path.startswith(p)), "")
+        for i in derivation.inputs:
+            if i.fact is None:
+                continue
+            source = i.fact if i.fact in paths else prefix + i.fact
+            if source in paths and r.path not in out.setdefault(source, []):
+                out[source].append(r.path)
+    order = [r.path for r in a.rows]
+    return {p: tuple(out[p]) for p in sorted(out, key=order.index)}
+
+
+def derived_note(a: Audit) -> str | None:
+    """The line under an audit's table naming the facts other rows derive from (:func:`derived_from`), ``None``
+    when none does: ``derived from another row: memory.bandwidth (streams.read, streams.append), … — each
+    elasticity moves the fact alone, holding what derives from it as written``."""
+    found = derived_from(a)
+    if not found:
+        return None
+    named = "; ".join(f"{p} (of {', '.join(d)})" for p, d in found.items())
+    return (f"inputs of other rows' derivations: {named} — each elasticity moves the fact alone, the facts derived "
+            "from it held as written (re-derived, they would move with it)")
 
 
 def by_source(a: Audit) -> dict[str | None, list[AuditRow]]:
@@ -728,11 +810,14 @@ def audit_text(
     calibration: tuple[Calibration, ...] = (),
     routing: RoutingShown | None = None,
     draft: RoutingShown | None = None,
+    registry: str = "",
 ) -> str:
     """The audit for people: a table of the facts (binding ones marked ``*``, the weakest ``!``) with their floors and
     margins (a lock's, or the serving's locks') and elasticities; a line naming the ``stale`` derived facts it rests
     on, if any; then the citations grouped by source (with each source's title, from ``sources``), each fact's
-    derivation (marked STALE where it no longer gives the fact) and note."""
+    derivation (marked STALE where it no longer gives the fact) and note. ``registry`` prefixes each registry file it
+    names (:data:`passprice.registry.BUILT_IN` for the embedded registry, as a lock or checkpoint entry of it is
+    named)."""
     found = _stale_by_path(stale)
     with_floors = any(r.floor is not None for r in a.rows)
     rows = []
@@ -751,7 +836,7 @@ def audit_text(
         text_table(headers, rows, right=(2, len(headers) - 1)),
         "",
         "  * a fact of the binding term   ! carries the weakest provenance",
-        "  elasticity: % change of tokens/s for a +1 % change of the fact, by re-pricing",
+        f"  elasticity: % change of tokens/s for a +1 % change of the fact, by re-pricing{_step_said(a)}",
         *(f"  {line}" for line in elasticity_notes(a)),
     ]
     if with_floors:
@@ -760,6 +845,9 @@ def audit_text(
             "rungs above it"
         )
     lines.append(f"  by hand: {by_hand(a)}")
+    note = derived_note(a)
+    if note is not None:
+        lines.append(f"  {note}")
     if stale:
         lines += ["", f"STALE: {stale.line()}"]
     lines += ["", "citations, by source:"]
@@ -776,30 +864,32 @@ def audit_text(
         record = (sources or {}).get(source_id)
         lines.append(f"  {source_id}" + (f" — {record.describe()}" if record is not None else " (not registered)"))
         if record is not None:  # where to open it, and how it was read (what a reviewer checks a locator against)
-            lines.append(f"    at: {record.where()}")
+            lines.append(f"    at: {record.where(registry)}")
             lines.append(f"    read: {record.read}")
+            lines += _copy_lines(record)
         lines += [f"    {r.path}: {r.fact.locator}" for r in group]
         lines += figures.get(source_id, [])
     if routing is not None and a.cost.routed is not None:
         lines += ["", "routing record (how the mixture of experts' rows route: the routing.* facts above):",
-                  f"  {routing.describe()}"]
+                  f"  {routing.describe(registry)}"]
         note = routing.note_line()
         if note is not None:
             lines.append(f"  {note}")
     if draft is not None:
         lines += ["", "drafting method (how the drafts are accepted: the draft.acceptance.* facts above):",
-                  f"  {draft.describe()}"]
+                  f"  {draft.describe(registry)}"]
         note = draft.note_line()
         if note is not None:
             lines.append(f"  {note}")
     if calibration:
         lines += ["", "calibrated on (the measured runs the stack's fitted facts were fitted to):"]
         for c in calibration:
-            lines.append(f"  {c.describe()}")
+            lines.append(f"  {c.describe(registry)}")
             record = (sources or {}).get(c.source)
             if record is not None:
                 lines.append(f"    {c.source} — {record.describe()}")
-                lines.append(f"    at: {record.where()}")
+                lines.append(f"    at: {record.where(registry)}")
+                lines += _copy_lines(record)
     derived = [r for r in a.rows if r.fact.derivation is not None]
     if derived:
         lines += ["", "derivations:"]
@@ -823,6 +913,7 @@ def audit_markdown(
     calibration: tuple[Calibration, ...] = (),
     routing: RoutingShown | None = None,
     draft: RoutingShown | None = None,
+    registry: str = "",
 ) -> str:
     """The audit as a pull-request comment: a summary line, a table of the facts (value, provenance, floor and
     margin, elasticity, its ``term`` role: binds or weakest, source and locator), the sources, the ``routing``
@@ -849,27 +940,27 @@ def audit_markdown(
     )
     notes = elasticity_notes(a)
     if notes:
-        table += "\n\nElasticity: % change of tokens/s for a +1 % change of the fact, by re-pricing.\n" + "\n".join(
-            f"- {markdown_text(line)}" for line in notes
-        )
+        table += (f"\n\nElasticity: % change of tokens/s for a +1 % change of the fact, by re-pricing{_step_said(a)}.\n"
+                  + "\n".join(f"- {markdown_text(line)}" for line in notes))
     warning = f"\n\n⚠️ **stale**: {markdown_prose(stale.line())}" if stale else ""
     cited = cited_sources(a)
     documents = [
-        f"- {markdown_code(sid)}: {markdown_text(record.where())}. Read: {markdown_text(record.read)}"
+        f"- {markdown_code(sid)}: {markdown_text(record.where(registry))}. Read: {markdown_text(record.read)}"
+        + (f" ({markdown_text('; '.join(line.strip() for line in copied))})" if (copied := _copy_lines(record)) else "")
         for sid in cited if (record := (sources or {}).get(sid)) is not None
     ]
     listing = "\n\nSources:\n" + "\n".join(documents) if documents else ""
     if routing is not None and a.cost.routed is not None:
         note = routing.note_line()
-        listing += (f"\n\nRouting record: {markdown_text(routing.describe())}"
+        listing += (f"\n\nRouting record: {markdown_text(routing.describe(registry))}"
                     + (f"\n- {markdown_text(note)}" if note is not None else ""))
     if draft is not None:
         note = draft.note_line()
-        listing += (f"\n\nDrafting method: {markdown_text(draft.describe())}"
+        listing += (f"\n\nDrafting method: {markdown_text(draft.describe(registry))}"
                     + (f"\n- {markdown_text(note)}" if note is not None else ""))
     if calibration:
         listing += "\n\nCalibrated on (the measured runs the stack's fitted facts were fitted to):\n" + "\n".join(
-            f"- {markdown_text(c.describe())}" for c in calibration
+            f"- {markdown_text(c.describe(registry))}" for c in calibration
         )
     # Each derivation and note, as the text audit gives them (walkthrough 19: the markdown had neither, so a reviewer
     # could not trace streams.read's 0.9333 to BabelStream's Dot 4.48 TB/s over 4.8 TB/s).

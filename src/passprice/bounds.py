@@ -175,6 +175,12 @@ def _speculate_passes() -> Bound:
     return Bound(1, MAX_PASSES, integer=True, where="passprice.speculate.MAX_PASSES")
 
 
+def _audit_step() -> Bound:
+    from passprice.audit import MAX_STEP_PERCENT
+
+    return Bound(0, MAX_STEP_PERCENT, exclusive_minimum=True, where="passprice.audit.MAX_STEP_PERCENT")
+
+
 def _schema(kind: str, pointer: str) -> Callable[[], Bound]:
     return lambda: schema_bound(kind, pointer)
 
@@ -212,6 +218,8 @@ OPTIONS: dict[str, Callable[[], Bound]] = {
     "--seed": lambda: Bound(0, U64, integer=True, where="passprice.bounds.U64"),
     # speculate
     "--passes": _speculate_passes,
+    # audit: the relative change an elasticity is measured over, in percent (walkthrough 35)
+    "--step": _audit_step,
 }
 
 

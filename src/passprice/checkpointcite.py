@@ -16,6 +16,7 @@ model's digest.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -53,6 +54,9 @@ class CheckpointCited:
     #: The registry ``entry`` is relative to (:func:`passprice.registry.registry_named`: ``"built-in"`` or its
     #: folder); ``None`` for an entry outside the registry (``entry`` is then the path as given) or a header file.
     registry: str | None = None
+    #: The header's ``general.name`` (a string), which ``passprice synth`` writes from ``--import NAME`` (else from
+    #: ``-o``'s file name): what rebuilding a synthetic header byte for byte needs (walkthrough 35); ``None`` without.
+    general_name: str | None = None
 
     @property
     def entry_shown(self) -> str | None:
@@ -129,8 +133,17 @@ class CheckpointCited:
         # A header built from a bare config.json says so in its origin; the line does not call it published.
         built = ("a published configuration" if "from the published configuration" in self.origin
                  else "a configuration whose publication is not recorded")
-        return (f"a synthetic header: built from {built}, no published file of these bytes; "
+        line = (f"a synthetic header: built from {built}, no published file of these bytes; "
                 "its byte counts follow the configuration and the type mix its origin names")
+        # only a name --import takes, which no text escapes: a header's general.name is anyone's bytes
+        plain = re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}", self.general_name or "")
+        if "passprice synth" in self.origin and plain:
+            # Walkthrough 35: `synth CONFIG -o NAME.header.gguf`, the file this line names, wrote another header
+            # (sha256 b64043a1… for 4918213…): synth writes general.name from --import NAME, else from -o's file name.
+            line += (f"; `passprice synth` rebuilds these bytes from that configuration and mix with `--import "
+                     f"{self.general_name}` in a registry of your own (the header's general.name; with -o alone "
+                     "general.name is the file's name, and the header sha256 and content differ)")
+        return line
 
     def text_lines(self) -> list[str]:
         """The audit's section for people (names and the origin through :func:`passprice.tables.printable`: a file
@@ -144,7 +157,7 @@ class CheckpointCited:
                  *([f"    {printable(self._header_file_line())}"] if self.header_file else []),
                  *(f"    {printable(label)}: {printable(text)}" for label, text in self._origin_lines())]
         if self.synthetic:
-            lines.append(f"    {self._synthetic_line()}")
+            lines.append(f"    {printable(self._synthetic_line())}")
         return lines
 
     def markdown_lines(self) -> list[str]:
@@ -194,9 +207,10 @@ def checkpoint_cited(root: Root, header: GGUFHeader, price: dict[str, Any]) -> C
             registry = registry_named(root)
         except (OSError, ValueError):  # outside the registry: the path as given
             entry = source
+    general_name = header.metadata.get("general.name")
     return CheckpointCited(name, entry, checkpoint_digest(header), header.sha256, origin,
                            float(price.get("weight_bytes", 0.0)), float(price.get("sequence_bytes", 0.0)), header_file,
-                           registry=registry)
+                           registry=registry, general_name=general_name if isinstance(general_name, str) else None)
 
 
 def packaged_entry(root: Root, lock: Lock) -> Path | None:

@@ -2273,18 +2273,22 @@ def check_command(ctx: click.Context, frozen: bool, as_json: bool) -> None:
     "--format", "fmt", type=click.Choice(["text", "markdown", "json"]), default="text", show_default=True,
     help="text for people, markdown for a pull-request comment, json for programs.",
 )
+@click.option("--step", "step_pct", type=_float("--step"), default=1.0, show_default=True, metavar="PERCENT",
+              help="Measure each elasticity over a change of PERCENT (e.g. 10: which fact, 10 % wrong, moves the "
+                   "price most).")
 @_plot_option("each fact's elasticity as a bar chart")
 @click.option("--force", is_flag=True, help="Overwrite an existing --plot file.")
 @_json_option
 @click.pass_context
 def audit_command(
     ctx: click.Context, /, target: str | None, source_id: str | None, fact_ref: str | None, stack_ref: str | None,
-    fmt: str, plot_path: Path | None, force: bool, as_json: bool, **o: Any,
+    step_pct: float, fmt: str, plot_path: Path | None, force: bool, as_json: bool, **o: Any,
 ) -> None:
     """Audit the facts a price rests on: TARGET is a SERVING (today's facts, options apply) or a lock (its pinned
     facts): a lock file, NAME.lock.toml, or a name in locks/ that names no serving. With --source ID or --fact
     CARD:PATH, audit backwards: what rests on that source or fact."""
     from passprice.audit import audit_json, audit_markdown, audit_text, cited_sources
+    from passprice.registry import BUILT_IN
     from passprice.reproduce import CheckpointGone
     from passprice.serving import ServingRefusal
     from passprice.servings import resolve
@@ -2298,9 +2302,9 @@ def audit_command(
     if source_id is not None or fact_ref is not None:
         given = sorted(f"--{k.replace('_', '-')}" for k, v in o.items() if v is not None and v is not False)
         if (target is not None or given or (source_id is not None and fact_ref is not None) or plot_path is not None
-                or stack_ref is not None):
+                or stack_ref is not None or step_pct != 1.0):
             raise click.UsageError("--source and --fact audit the registry: give one of them, and no TARGET, "
-                                   "serving option, --stack or --plot")
+                                   "serving option, --stack, --step or --plot")
         from passprice.lineage import fact_lineage, parse_fact_ref, render, source_lineage
 
         lineage = (
@@ -2357,7 +2361,7 @@ def audit_command(
     from passprice.report import cost_json
 
     try:
-        report = audit_subject(subject, lambda cost: _finite(cost_json(cost)))
+        report = audit_subject(subject, lambda cost: _finite(cost_json(cost)), step_pct / 100)
     except ServingRefusal as e:
         _refuse(e)
     from passprice.sources import load_sources
@@ -2401,12 +2405,14 @@ def audit_command(
     elif fmt == "markdown":
         from passprice.tables import markdown_prose
 
-        click.echo(audit_markdown(result, title, sources, stale, calibration, subject.routing, subject.draft))
+        click.echo(audit_markdown(result, title, sources, stale, calibration, subject.routing, subject.draft,
+                                  BUILT_IN if root.embedded else ""))
         click.echo("\n".join(["", *notes_markdown(sources, cited_ids), "", *cited.markdown_lines(),
                               *([""] + [f"- ⚠️ {markdown_prose(s.line())}" for s in since] if since else []),
                               *(["", f"- {markdown_prose(UNCOMPARED)}"] if uncompared else [])]))
     else:
-        click.echo(audit_text(result, title, sources, stale, calibration, subject.routing, subject.draft))
+        click.echo(audit_text(result, title, sources, stale, calibration, subject.routing, subject.draft,
+                              BUILT_IN if root.embedded else ""))
         noted = notes_lines(sources, cited_ids)
         click.echo("\n".join([*(["", *noted] if noted else []), "", *cited.text_lines(),
                               *(["", *(f"  since lock    {s.line()}" for s in since)] if since else []),

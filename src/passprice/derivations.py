@@ -22,6 +22,7 @@ from __future__ import annotations
 import ast
 import functools
 import math
+import re
 from collections.abc import Callable, Mapping
 from decimal import Decimal, localcontext
 from fractions import Fraction
@@ -470,12 +471,22 @@ class Derivation:
             out.append((i.name, tuple(seen)))
         return tuple(out)
 
+    def in_formula_order(self) -> tuple[Input, ...]:
+        """The inputs in the order the formula first names them (``lanes * (vector / (lanes * lane_rate))``: lanes,
+        vector, lane_rate), any it does not name after, as written: one order whether the derivation is read from a
+        card file (its keys as written) or from a lock (its keys sorted). Walkthrough 35: ``audit SERVING`` and
+        ``audit LOCK`` listed one derivation's inputs in two orders."""
+        first: dict[str, int] = {}
+        for name in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", self.formula):
+            first.setdefault(name, len(first))
+        return tuple(sorted(self.inputs, key=lambda i: first.get(i.name, len(first))))
+
     def describe(self) -> str:
         """One line: ``dot / bandwidth, to 4 significant digits; dot = 4.48 TB/s (figure: …), bandwidth =
-        memory.bandwidth 4.8 TB/s``."""
+        memory.bandwidth 4.8 TB/s``, the inputs in :meth:`in_formula_order`."""
         rounding = f", to {self.digits} significant digits" if self.digits is not None else ""
         parts = []
-        for i in self.inputs:
+        for i in self.in_formula_order():
             if i.kind == "fact":
                 what = f"the fact {i.fact}, {i.shown()} when derived"
             elif i.kind == "constant":

@@ -43,6 +43,7 @@ _TERMS = (
         "seconds to move the pass's bytes through card memory",
         "The memory term: the weights read once a pass (shared by the batch) plus each sequence's own bytes (KV "
         "cache, recurrent state, log, conv ring), each stream at `memory.bandwidth` times its share (`streams.*`).",
+        ("memory.bandwidth",),
         tag="bytes through card memory",
     ),
     Term(
@@ -51,7 +52,8 @@ _TERMS = (
         "The host term: with `--host-memory`, sequences that do not fit in card memory live in pinned host memory "
         "and are read and written over the host link each pass (`host.read`, `host.write`, at the DMA share "
         "`host.stream`). 0 s when every sequence is in card memory.",
-        ("host link", "host memory", "host held", "host memory allowed", "--host-memory"),
+        ("host link", "host memory", "host held", "host memory allowed", "--host-memory", "host.read", "host.write",
+         "host.stream", "host.capacity"),
         tag="bytes over the host link",
     ),
     Term(
@@ -341,7 +343,7 @@ _TERMS = (
         "Speculative decoding: a drafting method (an MTP block, a draft head) proposes K tokens a pass; the next "
         "pass verifies them as extra token-rows. The tokens a pass emits are 1 + a1 + a1·a2 + …, from the "
         "method's acceptance facts (`facts/drafts/`).",
-        ("draft", "draft tokens", "speculative decoding", "MTP"),
+        ("draft", "draft tokens", "speculative decoding", "MTP", "acceptance", "drafting method"),
     ),
     Term(
         "streams.read",
@@ -374,7 +376,7 @@ _TERMS = (
         "on-chip memory holding the batch's token-rows through a layer",
         "`on_chip.capacity`: the on-chip memory (SRAM, shared memory, L2) that must hold the batch's token-rows "
         "while they cross a layer; a batch whose rows do not fit is refused. Prefill chunks are bounded by it.",
-        ("on_chip", "on-chip"),
+        ("on_chip", "on-chip", "on_chip.capacity", "on_chip.bandwidth"),
     ),
     Term(
         "held",
@@ -383,7 +385,7 @@ _TERMS = (
         "sequence's KV cache (at its limit, or its pages), recurrent state and conv ring. passprice counts no "
         "headroom for a runtime's workspace, activations or fragmentation: a batch filling 99.9 % of memory fits "
         "only on paper.",
-        ("held bytes", "headroom"),
+        ("held bytes", "headroom", "memory.capacity"),
     ),
     Term(
         "KV cache",
@@ -902,7 +904,8 @@ _TERMS = (
         "facts were fitted to, and a price whose expected / limit ratio lies outside it is an extrapolation of the "
         "fit, said on stderr too. A `× limit` column (compare --stack, speculate --stack) is the expected tokens/s "
         "over the card's limit: in compare, the limit at its own best batch, which may be larger than the stack's.",
-        ("serving stack", "expected", "expected price", "limit", "calibrate", "validate", "fitted span", "× limit"),
+        ("serving stack", "expected", "expected price", "limit", "calibrate", "validate", "fitted span", "× limit",
+         "memory.reserved", "calibrated on"),
     ),
     Term(
         "tensor.f16",
@@ -937,6 +940,9 @@ def lookup(text: str) -> Term:
             if _key(text).startswith(prefix):
                 found = _INDEX.get(_key(text)[len(prefix):])
                 break
+    if found is None:  # a path an audit row prints: draft.acceptance.2, stack.range.rows.min (walkthrough 35)
+        path = re.sub(r"^(routing|stack|draft)\.", "", _key(text))
+        found = _INDEX.get(re.sub(r"\.(\d+|min|max)$", "", path))
     if found is not None:
         return found
     close = difflib.get_close_matches(_key(text), list(_INDEX), n=6, cutoff=0.6)

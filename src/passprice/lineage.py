@@ -855,9 +855,12 @@ def source_lines(source: Source) -> list[str]:
     record's caveat: walkthrough 25 found "who measured it and when is unknown" in no output)."""
     date = source.date if source.date is not None else "versioned with this registry"
     lines = [f"  {source.title}", f"  {source.by} · {source.kind} · {date} · {source.where()}"]
-    if source.retrieved is not None:
-        digest = f", sha256 {source.sha256}" if source.sha256 else ""
-        lines.append(f"  retrieved {source.retrieved}{digest}")
+    retrieved = source.retrieved_text()
+    if retrieved is not None:
+        lines.append(f"  retrieved {retrieved}")
+    copies = source.copies_text()
+    if copies is not None:
+        lines.append(f"  copies: {copies}")
     lines.append(f"  read: {source.read}")
     if source.note:
         lines.append(f"  note: {source.note}")

@@ -397,7 +397,8 @@ def audit_picture(a: Audit, title: str, fmt: str) -> bytes:
     ax.set_yticks(ys, [r.path for r in rows], fontsize=8)
     ax.axvline(0.0, color="black", linewidth=0.8)
     ax.set_xlim(min(min(values), 0.0) - 0.35 * span, max(max(values), 0.0) + 0.6 * span)
-    ax.set_xlabel("elasticity: % change of tokens/s for +1 % of the fact")
+    over = "" if a.step == 0.01 else f", measured over {abs(a.step) * 100:.6g} %"  # audit --step (walkthrough 35)
+    ax.set_xlabel(f"elasticity: % change of tokens/s for +1 % of the fact{over}")
     ax.set_title(
         f"{title}\n{a.cost.tokens_per_s:,.1f} tokens/s, binds on {a.cost.binds.value} (orange: binding facts; "
         f"hatched: the weakest, {a.cost.provenance.value})",

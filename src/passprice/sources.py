@@ -63,12 +63,14 @@ class Source:
             return f"{self.authors[0]} et al."
         return " and ".join(self.authors)
 
-    def where(self) -> str:
+    def where(self, registry: str = "") -> str:
         """Where the document is, in one line: its address, the repository at the commit read, the arXiv id, or its
-        path in this registry; ``unknown`` parts said so."""
+        path in this registry; ``unknown`` parts said so. ``registry``: how the text names the registry a ``path``
+        lies in when it is not the working one (``the built-in registry's `` outside any registry: "in this
+        registry" named no folder the reader had, walkthrough 35); ``""`` for ``PATH in this registry``."""
         parts = []
         if self.path is not None:
-            parts.append(f"{self.path} in this registry")
+            parts.append(f"{registry}{self.path}" if registry else f"{self.path} in this registry")
         if self.repository is not None:
             commit = self.commit if self.commit == "unknown" else (self.commit or "")[:12]
             parts.append(f"{self.repository} at commit {commit}")
@@ -77,6 +79,20 @@ class Source:
         if self.url is not None and self.url != self.repository:
             parts.append(self.url if self.url != "unknown" else "address unknown")
         return "; ".join(parts) or "address unknown"
+
+    def retrieved_text(self) -> str | None:
+        """When the copy read was retrieved, with the sha256 of that copy when the record states one
+        (``2026-12-01, sha256 ABC…``, ``unknown``); ``None`` for a record that says nothing of it (a registry
+        document). Walkthrough 35: an audit of a price named no retrieval date, though the record holds one."""
+        if self.retrieved is None:
+            return None
+        return self.retrieved + (f", sha256 {self.sha256}" if self.sha256 else "")
+
+    def copies_text(self) -> str | None:
+        """The addresses of the copies read instead of (or besides) the original, ``; ``-separated, or ``None``
+        when the record lists none. Walkthrough 35: ``copies`` was in no output, so an auditor could not open the
+        copy a figure was checked against (the H200 datasheet's product page)."""
+        return "; ".join(self.copies) if self.copies else None
 
     def describe(self) -> str:
         """``TITLE (BY, DATE)``."""
