@@ -108,37 +108,54 @@ def _numpy_stamp() -> str:
     return _libraries_stamp(("numpy",))
 
 
+def _registry_part(root: Root) -> bytes | None:
+    """The part of :func:`fit_inputs` every stack of ``root`` shares: the folders it keys whole, with the package's
+    schemas and NumPy's stamp; ``None`` when one cannot be keyed soundly. Inside a snapshot, made once for all
+    stacks (:func:`passprice.snapshot.made`: the registry's files are read once a snapshot)."""
+    from passprice import snapshot
+
+    def make() -> bytes | None:
+        parts: list[bytes] = [f"{KIND}\0{_numpy_stamp()}\0".encode("utf-8", "surrogateescape")]
+        try:
+            for label, folder in (("stacks", root.stacks), ("measurements", root.measurements),
+                                  ("checkpoints", root.checkpoints), ("routing", root.routing),
+                                  ("drafts", root.drafts), ("sources", root.sources), ("schema", root.schema)):
+                _add_folder(parts, label, folder)
+            listed = sorted(os.listdir(root.cards))
+        except (_NotKeyable, OSError):
+            return None
+        parts.append("cards\0{}\0".format("\0".join(listed)).encode("utf-8", "surrogateescape"))
+        return b"".join(parts)
+
+    return snapshot.made(("stack-fit-inputs", os.fspath(root.path)), make)
+
+
 def fit_inputs(root: Root, stack: Stack, runs: Sequence[Run]) -> bytes | None:
     """The bytes :func:`stack_findings` keys stack ``stack``'s findings by: every input the re-fit of ``stack`` on
     ``runs`` (the registry's measured runs) reads, each named and given whole (the module's docstring lists them),
     or ``None`` when one cannot be keyed soundly (a run naming a card or checkpoint by a path, or one not there; an
-    entry of those folders that is neither a regular file nor a folder; a file that does not read). Reads each file
-    once; raises nothing."""
+    entry of those folders that is neither a regular file nor a folder; a file that does not read). Raises
+    nothing."""
     cards = sorted({r.card for r in runs})
     checkpoints = sorted({r.checkpoint for r in runs})
     if not all(_PLAIN_NAME.fullmatch(n) and not n.endswith(".toml") for n in (*cards, *checkpoints)):
         return None
+    shared = _registry_part(root)
+    if shared is None:
+        return None
     parts: list[bytes] = [
-        f"{KIND}\0{stack.name}\0{os.getcwd()}\0{os.environ.get('PASSPRICE_MAX_FIT_RUNS')!r}\0{_numpy_stamp()}\0"
-        .encode("utf-8", "surrogateescape")
+        f"{stack.name}\0{os.getcwd()}\0{os.environ.get('PASSPRICE_MAX_FIT_RUNS')!r}\0".encode("utf-8",
+                                                                                          "surrogateescape"),
+        shared,
     ]
     try:
-        for label, folder in (("stacks", root.stacks), ("measurements", root.measurements),
-                              ("checkpoints", root.checkpoints), ("routing", root.routing), ("drafts", root.drafts),
-                              ("sources", root.sources), ("schema", root.schema)):
-            _add_folder(parts, label, folder)
-        try:
-            listed = sorted(os.listdir(root.cards))
-        except OSError:
-            return None
-        parts.append("cards\0{}\0".format("\0".join(listed)).encode("utf-8", "surrogateescape"))
         for name in cards:
             _add_file(parts, f"cards/{name}.toml", root.cards / f"{name}.toml")
-        for name in checkpoints:  # named by a run, so there (an entry): a header found another way is not keyed
-            if not os.path.isfile(root.checkpoints / f"{name}.toml"):
-                return None
     except _NotKeyable:
         return None
+    for name in checkpoints:  # named by a run, so there (an entry): a header found another way is not keyed
+        if not os.path.isfile(root.checkpoints / f"{name}.toml"):
+            return None
     return b"".join(parts)
 
 
