@@ -402,6 +402,112 @@ def bench_instructions(headers: Sequence[tuple[str, Path]]) -> None:
              f"{ours / base:.2f} x pass; {ours / floor:.2f} x the floor", "(informational: load-free)")
 
 
+# --- the review path: check and diff, cold and warm (round 29) ----------------------------------------------------
+
+#: The one-fact change the review rows diff: the H200's memory bandwidth (three stream shares then stale under four
+#: locks, three unlocked servings moved; as ``tests/test_perf_28.py`` and ``tests/test_perf_29.py`` make it).
+REVIEW_CARD = "facts/cards/h200_sxm_141gb.toml"
+REVIEW_EDIT = ("[memory.bandwidth]\nvalue = 4.8\n", "[memory.bandwidth]\nvalue = 4.9\n")
+
+
+def review_repo(work: Path) -> Path:
+    """A git repository at ``work``/registry holding the checkout's registry (facts, registry, schema, sources,
+    locks) as one commit and :data:`REVIEW_EDIT` as a second: what a pull request changing one card fact is."""
+    import shutil
+
+    path = work / "registry"
+    path.mkdir()
+    for folder in ("facts", "registry", "schema", "sources", "locks"):
+        shutil.copytree(ROOT / folder, path / folder)
+    env = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@example.invalid", "GIT_COMMITTER_NAME": "b",
+           "GIT_COMMITTER_EMAIL": "b@example.invalid"}
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", *args], cwd=path, env=env, check=True, capture_output=True)
+
+    git("init", "-q", "-b", "main")
+    git("add", "-A")
+    git("commit", "-q", "--no-verify", "-m", "base")
+    card = path / REVIEW_CARD
+    card.write_text(card.read_text(encoding="utf-8").replace(*REVIEW_EDIT), encoding="utf-8")
+    git("commit", "-q", "--no-verify", "-am", "one card fact")
+    return path
+
+
+def review_env(cache_dir: Path) -> dict[str, str]:
+    """A review run's environment: :func:`child_env`'s with its own cache folder, the result memo bypassed (a pull
+    request's check is run afresh)."""
+    env = child_env()
+    env["PASSPRICE_CACHE_DIR"] = str(cache_dir)
+    env["PASSPRICE_NO_MEMO"] = "1"
+    return env
+
+
+def run_review(command: Sequence[str], cwd: Path, cache_dir: Path) -> float:
+    """One whole run of ``command`` in ``cwd`` with ``cache_dir`` as its cache folder: CPU seconds (user + sys, its
+    children waited for: git included). Exit status 0 or 1 (the one-fact diff refuses: its derived facts are
+    stale); anything else raises :class:`RuntimeError`."""
+    done = subprocess.run([sys.executable, "-c", _LAUNCHER, *command], cwd=cwd, env=review_env(cache_dir),
+                          capture_output=True, text=True)
+    status, cpu, _ = done.stdout.split()
+    if status not in ("0", "1"):
+        raise RuntimeError(f"{' '.join(command)} exited {status}: {done.stderr[-500:]}")
+    return float(cpu)
+
+
+def bench_review(runs: int) -> None:
+    """``passprice check`` and ``passprice diff HEAD~1 HEAD --format markdown`` of a one-fact change, as a reviewer
+    runs them on every pull request: cold (an empty cache folder each run, as a fresh CI machine) and warm (the
+    cache of a run before), each run beside ``python -c pass``, the ratio taken run by run; with valgrind, the cold
+    runs' instructions (the main process; git's children not counted). Issue 13's 2 s bound, round 29's target
+    of 0.8 s CPU cold."""
+    import shutil
+
+    pp = passprice_command()
+    with tempfile.TemporaryDirectory(prefix="passprice-review-") as tmp:
+        work = Path(tmp)
+        repo = review_repo(work)
+        warm = work / "warm"
+        cases = [("passprice check, cold (nothing cached)", [*pp, "check"], True),
+                 ("passprice diff HEAD~1 HEAD --format markdown (one card fact), cold", [*pp, "diff", "HEAD~1", "HEAD",
+                                                                                         "--format", "markdown"], True),
+                 ("passprice check, warm (the memo bypassed)", [*pp, "check"], False),
+                 ("passprice diff HEAD~1 HEAD --format markdown (one card fact), warm", [*pp, "diff", "HEAD~1",
+                                                                                         "HEAD", "--format",
+                                                                                         "markdown"], False)]
+        print(f"the review path: CPU (user + sys, git's processes included) medians of {runs} runs, each beside "
+              "`python -c pass`")
+        for label, command, cold in cases:
+            run_review(command, repo, warm)  # warm-up (and the warm rows' cache)
+            ours, base, ratios = [], [], []
+            for n in range(runs):
+                folder = work / f"cold-{n}" if cold else warm
+                a = run_review(command, repo, folder)
+                b, _ = run_once(PASS)
+                if cold:
+                    shutil.rmtree(folder, ignore_errors=True)
+                ours.append(a)
+                base.append(b)
+                ratios.append(a / b)
+            note(label, f"{statistics.median(ours) * 1e3:.0f} ms",
+                 f"python -c pass {statistics.median(base) * 1e3:.1f} ms", f"{statistics.median(ratios):.1f} x pass",
+                 "<= 800 ms" if cold else "(informational)")
+        if shutil.which("valgrind") is None:
+            return
+        base_i = instructions(PASS)
+        assert base_i is not None
+        for label, command, _ in cases[:2]:
+            folder = work / "cold-callgrind"
+            done = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *command],
+                                  cwd=repo, env=review_env(folder), capture_output=True, text=True)
+            shutil.rmtree(folder, ignore_errors=True)
+            found = [int(line.split()[-1]) / 1e6 for line in done.stderr.splitlines() if "Collected" in line]
+            if not found:
+                raise RuntimeError(f"{' '.join(command)}: no instruction count: {done.stderr[-500:]}")
+            note(f"{label} (instructions)", f"{found[0]:,.0f} M", f"python -c pass {base_i:,.0f} M",
+                 f"{found[0] / base_i:.1f} x pass", "(informational: load-free)")
+
+
 # --- in process ----------------------------------------------------------------------------------------------------
 
 
@@ -968,7 +1074,7 @@ def bench_compare(runs: int) -> None:
 
 
 #: The sections ``--only`` picks from, in the order they run.
-SECTIONS = ("processes", "instructions", "price", "best", "header", "sweep", "sweep-memory")
+SECTIONS = ("processes", "instructions", "review", "price", "best", "header", "sweep", "sweep-memory")
 
 
 def main() -> None:
@@ -997,6 +1103,8 @@ def main() -> None:
         bench_processes(runs, headers)
     if "instructions" in only:
         bench_instructions(headers)
+    if "review" in only:
+        bench_review(3 if args.quick else 5)
     if "price" in only:
         bench_price(runs)
     if "best" in only:

@@ -243,6 +243,9 @@ def test_best_json_of_a_mixture_keeps_a_fractional_count_a_float() -> None:
 def test_a_review_fits_each_stack_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from passprice import calibrate
 
+    # An empty cache of its own: a stack's findings are kept across runs by what the fit reads (round 29), so another
+    # test's review of the same files would leave nothing to fit here.
+    monkeypatch.setenv("PASSPRICE_CACHE_DIR", str(tmp_path / "cache"))
     base = _root(tmp_path / "base")
     head = _root(tmp_path / "head")
     made = invoke("lock", "--checkpoint", "llama3-8b-q4_k_m", "--card", "rtx_4090", "--limit", "512", "--position",

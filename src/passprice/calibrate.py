@@ -48,6 +48,10 @@ from passprice.gguf_header import GGUFHeader
 from passprice.measurements import Run, load_runs, past_context, ratio_too_large, run_serving
 from passprice.registry import Root
 from passprice.serving import ServingRefusal, shape_of
+from passprice.stackfits import METHOD
+from passprice.stackfits import review_stacks as review_stacks  # (re-exported: its home was this module)
+from passprice.stackfits import stack_findings as stack_findings
+from passprice.stackfits import unfitted_runs as unfitted_runs
 from passprice.stacks import Stack, expected_pricing, load_stack, stack_path
 
 #: The facts a calibration fits, in order: the two overheads, then the shares.
@@ -527,8 +531,6 @@ def calibrate(root: Root, stack_name: str, runs: Sequence[Run] | None = None) ->
 DIGITS = 4
 TOLERANCE = 0.001
 
-#: The method a fitted fact's derivation names (:data:`passprice.fits.METHODS`).
-METHOD = "nnls-relative-pass-time"
 
 
 def _rounded(value: float) -> float:
@@ -1086,58 +1088,3 @@ def _untraced(
     return out
 
 
-def unfitted_runs(stack: Stack, runs: Sequence[Run]) -> tuple[str, ...]:
-    """The ids of ``stack``'s measured runs (of ``runs``) that no fitted fact of the stack names: runs added since
-    it was calibrated."""
-    named: set[str] = set()
-    for fact in stack.facts.values():
-        if isinstance(fact.derivation, RunDerivation) and fact.derivation.method == METHOD:
-            named.update(fact.derivation.ids())
-    if not named:
-        return ()
-    return tuple(r.id for r in runs if r.stack == stack.name and r.id not in named)
-
-
-def stack_findings(root: Root, stack: Stack, runs: Sequence[Run]) -> tuple[Finding, ...]:
-    """:func:`verify_stack` of ``stack`` (read from ``root``) on ``runs`` (every measured run of ``root``), made once
-    a snapshot (:func:`passprice.snapshot.made`, keyed by the root and the stack's name: one snapshot reads each file
-    once, so the stack and the runs are the same objects' contents for every caller). The review re-ran each fit
-    twice, once for ``check``'s findings on HEAD and once for the stale-stack marks on the locks naming it: 50
-    stacks of 111 runs (leftovers round 21). Raises nothing a fit can raise (those are findings)."""
-    from passprice import snapshot
-
-    return snapshot.made(("verify-stack", str(root.path), stack.name),
-                         lambda: tuple(verify_stack(root, stack, runs)))
-
-
-def review_stacks(root: Root, unreadable: list[str] | None = None) -> tuple[list[str], list[str]]:
-    """``passprice check``'s look at the stacks: problems (:func:`verify_stack`'s findings, one line each naming
-    the stack's file) and warnings (runs of a stack its fit does not name). A stack or measurement file that does
-    not read is reported by check's own validation, not here. A fit that is ``broken`` (its runs gone, or a run it
-    names too small to divide by) is a bad file, as a broken derivation is in :func:`passprice.lineage.review`: its
-    line is appended to ``unreadable`` too (``check`` reports it on stderr, exit 2)."""
-    try:
-        runs = load_runs(root)
-    except InputError:
-        return [], []  # a measurement file that does not read: reported by check's validation
-    problems: list[str] = []
-    warnings: list[str] = []
-    for name in root.scan(root.stacks):
-        path = root.stacks / f"{name}.toml"
-        try:
-            stack = load_stack(root, str(path))
-        except InputError:
-            continue  # reported by check's validation
-        for f in stack_findings(root, stack, runs):
-            problems.append(f"{path}: {f.message}")
-            if f.kind == "broken" and unreadable is not None:
-                unreadable.append(problems[-1])
-        extra = unfitted_runs(stack, runs)
-        if extra:
-            shown = ", ".join(extra[:5]) + (f" and {len(extra) - 5:,} more" if len(extra) > 5 else "")
-            warnings.append(  # counts with a thousands separator, as every other count ("5000 runs": attack round 37)
-                f"{path}: {len(extra):,} measured run{'s' if len(extra) != 1 else ''} of stack {stack.name} "
-                f"{'are' if len(extra) != 1 else 'is'} not in its fit ({shown}): run passprice calibrate --stack "
-                f"{stack.name}"
-            )
-    return problems, warnings

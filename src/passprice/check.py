@@ -595,7 +595,7 @@ def _review_files(root: Root, documents: Callable[[str], str | None] | None = No
     found, warnings = review(root, unreadable, documents)
     problems += found
     warnings = [*titles, *warnings]
-    from passprice.calibrate import review_stacks
+    from passprice.stackfits import review_stacks
 
     # stack facts read off measured runs: runs still there, fits re-run (issue 14); a broken fit is a bad file
     found, more = review_stacks(root, unreadable)

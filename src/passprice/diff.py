@@ -2697,7 +2697,6 @@ def _refit(copy: _Copy, requests: Sequence[Mapping[str, Any]], refits: Mapping[s
     """Re-fit in ``copy`` each stack ``requests`` want re-fitted that it has not re-fitted yet
     (:func:`passprice.calibrate.calibrate`): ``None``, or the error that stopped a re-fit. Raises nothing."""
     from passprice import snapshot
-    from passprice.calibrate import calibrate, write_calibration
     from passprice.serving import ServingRefusal
     from passprice.stacks import load_stack
 
@@ -2706,6 +2705,8 @@ def _refit(copy: _Copy, requests: Sequence[Mapping[str, Any]], refits: Mapping[s
             for name, refit in _wanted_stacks(copy, requests, refits).items():
                 if not refit or name in copy.refitted:
                     continue
+                from passprice.calibrate import calibrate, write_calibration  # (NumPy: only for a re-fit)
+
                 was = load_stack(copy.root, name).lock_facts()
                 write_calibration(copy.root, calibrate(copy.root, name))
                 now = load_stack(copy.root, name).lock_facts()
@@ -2723,9 +2724,9 @@ def stack_refit_findings(root: Root, name: str) -> tuple[Finding, ...]:
     or the measured runs do not read (``check`` reports those files itself), and when ``name`` (a HEAD lock's stack
     name) leads out of ``facts/stacks`` (``../../../outside/vllm-w24``: a file of another folder, which the pricing
     refuses to read, was re-fitted and its findings marked on the lock, attack round 41). Raises nothing."""
-    from passprice.calibrate import stack_findings
     from passprice.measurements import load_runs
     from passprice.registry import stays_in
+    from passprice.stackfits import stack_findings
     from passprice.stacks import load_stack
 
     if not stays_in(root.stacks, name):

@@ -1,0 +1,237 @@
+"""``passprice check``'s look at the serving stacks' fitted facts, with each stack's findings kept across processes.
+
+Re-running a stack's fit (:func:`passprice.calibrate.verify_stack`: every run priced at six probes, then a
+non-negative least squares per ``terms.serial`` grid point) was about a sixth of a warm ``check`` and of a warm
+``diff`` (round 29, docs/PERFORMANCE.md), the same work every run while nothing it reads had changed, and it is the
+only reason those commands imported NumPy. So the findings are kept in the cache of built objects
+(:func:`passprice.cache.kept_object`) under a key made of the bytes of everything the fit is a function of
+(:func:`fit_inputs`), and a hit neither prices a run nor imports NumPy. This module imports no NumPy; the fit is
+imported on a miss.
+
+What the findings are a function of (:func:`passprice.calibrate.verify_stack` and what it calls): the stack's file,
+every measured run (``registry/measurements/``, all files: a run may move to another stack or disappear), the cards
+the runs name (``facts/cards/NAME.toml``, and the folder's listing, which a "not found" names), every checkpoint
+entry (``registry/checkpoints/``: a routing record's scope names checkpoints), the routing records and drafting
+methods (``facts/routing/``, ``facts/drafts/``), the other stacks (``facts/stacks/``), the source records every
+fact cites (``sources/``), the schemas (``schema/``), passprice's code and the libraries that decide an entry (in
+every cache key: :func:`passprice.cache.key`), NumPy's installed files (the least squares), the environment's
+``PASSPRICE_MAX_FIT_RUNS`` and the working folder (a finding's text may name a file as a path). Nothing is kept
+(the fit re-run, as before) when a run names a card or checkpoint by a path rather than a registry name, when a
+named card or entry is not there, when an entry of those folders is not a regular file or folder (a FIFO, a
+dangling link), or when a finding's text names the registry's folder (a path that differs between a side's
+temporary copy and the next).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from collections.abc import Sequence
+from pathlib import Path
+
+from passprice.derivations import Finding
+from passprice.errors import InputError
+from passprice.measurements import Run, load_runs
+from passprice.registry import Root
+from passprice.stacks import Stack, load_stack
+
+#: The method a fitted fact's derivation names (:data:`passprice.fits.METHODS`).
+METHOD = "nnls-relative-pass-time"
+
+#: The kind (and layout version) of a kept stack's findings in the cache of built objects.
+KIND = "stack-findings-1"
+
+#: A registry name a run gives for its card or checkpoint that :func:`fit_inputs` keys by the file it names (no
+#: folder, no suffix: a path is resolved against the working folder, which no key here follows).
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]*", re.ASCII)
+
+#: The largest file :func:`fit_inputs` reads (a larger one: nothing kept); every registry file is far smaller.
+_MAX_FILE_BYTES = 64 * 1024 * 1024
+
+#: How deep :func:`fit_inputs` follows folders inside a registry folder (links followed, so a loop ends here).
+_MAX_DEPTH = 4
+
+
+class _NotKeyable(Exception):
+    """An input :func:`fit_inputs` cannot key soundly (a FIFO, a path-named card, a file that does not read)."""
+
+
+def _add_file(parts: list[bytes], label: str, path: Path) -> None:
+    """Append ``label`` and the bytes of the regular file ``path``; raises :class:`_NotKeyable` otherwise."""
+    from passprice.files import read_regular
+
+    try:
+        data = read_regular(path, _MAX_FILE_BYTES)
+    except InputError:
+        raise _NotKeyable(label) from None
+    parts.append(f"file\0{label}\0{len(data)}\0".encode("utf-8", "surrogateescape"))
+    parts.append(data)
+
+
+def _add_folder(parts: list[bytes], label: str, folder: Path, depth: int = 0) -> None:
+    """Append every entry of ``folder`` (sorted by name, folders followed to :data:`_MAX_DEPTH`) with its bytes, or
+    that the folder is absent. Raises :class:`_NotKeyable` for an entry that is neither a regular file nor a folder,
+    or a folder that cannot be listed."""
+    try:
+        info = os.stat(folder)
+    except FileNotFoundError:
+        parts.append(f"absent\0{label}\0".encode("utf-8", "surrogateescape"))
+        return
+    except OSError:
+        raise _NotKeyable(label) from None
+    if not stat.S_ISDIR(info.st_mode) or depth > _MAX_DEPTH:
+        raise _NotKeyable(label)
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        raise _NotKeyable(label) from None
+    parts.append(f"folder\0{label}\0{len(names)}\0".encode("utf-8", "surrogateescape"))
+    for name in names:
+        path = folder / name
+        try:
+            mode = os.stat(path).st_mode
+        except OSError:
+            raise _NotKeyable(f"{label}/{name}") from None
+        if stat.S_ISDIR(mode):
+            _add_folder(parts, f"{label}/{name}", path, depth + 1)
+        elif stat.S_ISREG(mode):
+            _add_file(parts, f"{label}/{name}", path)
+        else:
+            raise _NotKeyable(f"{label}/{name}")
+
+
+def _numpy_stamp() -> str:
+    """NumPy's installed files as :func:`passprice.cache._libraries_stamp` stamps a library (found, not imported)."""
+    from passprice.cache import _libraries_stamp
+
+    return _libraries_stamp(("numpy",))
+
+
+def _registry_part(root: Root) -> bytes | None:
+    """The part of :func:`fit_inputs` every stack of ``root`` shares: the folders it keys whole, with the package's
+    schemas and NumPy's stamp; ``None`` when one cannot be keyed soundly. Inside a snapshot, made once for all
+    stacks (:func:`passprice.snapshot.made`: the registry's files are read once a snapshot)."""
+    from passprice import snapshot
+
+    def make() -> bytes | None:
+        parts: list[bytes] = [f"{KIND}\0{_numpy_stamp()}\0".encode("utf-8", "surrogateescape")]
+        try:
+            for label, folder in (("stacks", root.stacks), ("measurements", root.measurements),
+                                  ("checkpoints", root.checkpoints), ("routing", root.routing),
+                                  ("drafts", root.drafts), ("sources", root.sources), ("schema", root.schema)):
+                _add_folder(parts, label, folder)
+            listed = sorted(os.listdir(root.cards))
+        except (_NotKeyable, OSError):
+            return None
+        parts.append("cards\0{}\0".format("\0".join(listed)).encode("utf-8", "surrogateescape"))
+        return b"".join(parts)
+
+    return snapshot.made(("stack-fit-inputs", os.fspath(root.path)), make)
+
+
+def fit_inputs(root: Root, stack: Stack, runs: Sequence[Run]) -> bytes | None:
+    """The bytes :func:`stack_findings` keys stack ``stack``'s findings by: every input the re-fit of ``stack`` on
+    ``runs`` (the registry's measured runs) reads, each named and given whole (the module's docstring lists them),
+    or ``None`` when one cannot be keyed soundly (a run naming a card or checkpoint by a path, or one not there; an
+    entry of those folders that is neither a regular file nor a folder; a file that does not read). Raises
+    nothing."""
+    cards = sorted({r.card for r in runs})
+    checkpoints = sorted({r.checkpoint for r in runs})
+    if not all(_PLAIN_NAME.fullmatch(n) and not n.endswith(".toml") for n in (*cards, *checkpoints)):
+        return None
+    shared = _registry_part(root)
+    if shared is None:
+        return None
+    parts: list[bytes] = [
+        f"{stack.name}\0{os.getcwd()}\0{os.environ.get('PASSPRICE_MAX_FIT_RUNS')!r}\0".encode("utf-8",
+                                                                                          "surrogateescape"),
+        shared,
+    ]
+    try:
+        for name in cards:
+            _add_file(parts, f"cards/{name}.toml", root.cards / f"{name}.toml")
+    except _NotKeyable:
+        return None
+    for name in checkpoints:  # named by a run, so there (an entry): a header found another way is not keyed
+        if not os.path.isfile(root.checkpoints / f"{name}.toml"):
+            return None
+    return b"".join(parts)
+
+
+def _findings(root: Root, stack: Stack, runs: Sequence[Run]) -> tuple[Finding, ...]:
+    """:func:`passprice.calibrate.verify_stack`'s findings, kept by :func:`fit_inputs` across processes."""
+    from passprice import cache
+
+    inputs = fit_inputs(root, stack, runs) if cache.enabled() else None
+    if inputs is not None:
+        kept = cache.kept_object(KIND, inputs, tuple)
+        if kept is not None and all(isinstance(f, Finding) for f in kept):
+            return kept
+    from passprice.calibrate import verify_stack
+
+    found = tuple(verify_stack(root, stack, runs))
+    where = {os.path.abspath(root.path), os.path.realpath(root.path)}
+    if inputs is not None and not any(w in f.message for f in found for w in where):
+        cache.keep_object(KIND, inputs, found)
+    return found
+
+
+def stack_findings(root: Root, stack: Stack, runs: Sequence[Run]) -> tuple[Finding, ...]:
+    """:func:`passprice.calibrate.verify_stack` of ``stack`` (read from ``root``) on ``runs`` (every measured run of
+    ``root``), made once a snapshot (:func:`passprice.snapshot.made`, keyed by the root and the stack's name: one
+    snapshot reads each file once, so the stack and the runs are the same objects' contents for every caller), and
+    kept across processes by the bytes of everything it reads (:func:`fit_inputs`; a hit runs no fit and imports no
+    NumPy). The review re-ran each fit twice, once for ``check``'s findings on HEAD and once for the stale-stack
+    marks on the locks naming it: 50 stacks of 111 runs (leftovers round 21). Raises nothing a fit can raise (those
+    are findings)."""
+    from passprice import snapshot
+
+    return snapshot.made(("verify-stack", str(root.path), stack.name), lambda: _findings(root, stack, runs))
+
+
+def unfitted_runs(stack: Stack, runs: Sequence[Run]) -> tuple[str, ...]:
+    """The ids of ``stack``'s measured runs (of ``runs``) that no fitted fact of the stack names: runs added since
+    it was calibrated."""
+    from passprice.fits import RunDerivation
+
+    named: set[str] = set()
+    for fact in stack.facts.values():
+        if isinstance(fact.derivation, RunDerivation) and fact.derivation.method == METHOD:
+            named.update(fact.derivation.ids())
+    if not named:
+        return ()
+    return tuple(r.id for r in runs if r.stack == stack.name and r.id not in named)
+
+
+def review_stacks(root: Root, unreadable: list[str] | None = None) -> tuple[list[str], list[str]]:
+    """``passprice check``'s look at the stacks: problems (:func:`stack_findings`, one line each naming the stack's
+    file) and warnings (runs of a stack its fit does not name). A stack or measurement file that does not read is
+    reported by check's own validation, not here. A fit that is ``broken`` (its runs gone, or a run it names too
+    small to divide by) is a bad file, as a broken derivation is in :func:`passprice.lineage.review`: its line is
+    appended to ``unreadable`` too (``check`` reports it on stderr, exit 2)."""
+    try:
+        runs = load_runs(root)
+    except InputError:
+        return [], []  # a measurement file that does not read: reported by check's validation
+    problems: list[str] = []
+    warnings: list[str] = []
+    for name in root.scan(root.stacks):
+        path = root.stacks / f"{name}.toml"
+        try:
+            stack = load_stack(root, str(path))
+        except InputError:
+            continue  # reported by check's validation
+        for f in stack_findings(root, stack, runs):
+            problems.append(f"{path}: {f.message}")
+            if f.kind == "broken" and unreadable is not None:
+                unreadable.append(problems[-1])
+        extra = unfitted_runs(stack, runs)
+        if extra:
+            shown = ", ".join(extra[:5]) + (f" and {len(extra) - 5:,} more" if len(extra) > 5 else "")
+            warnings.append(  # counts with a thousands separator, as every other count ("5000 runs": attack round 37)
+                f"{path}: {len(extra):,} measured run{'s' if len(extra) != 1 else ''} of stack {stack.name} "
+                f"{'are' if len(extra) != 1 else 'is'} not in its fit ({shown}): run passprice calibrate --stack "
+                f"{stack.name}"
+            )
+    return problems, warnings
