@@ -206,3 +206,27 @@ def test_a_tag_named_as_a_folder_is_advised_as_a_tag(tmp_path: Path, monkeypatch
         "./facts for the folder, or heads/facts (or the commit id) for the revision"
     ]
     assert invoke("diff", "heads/facts", root=root).exit_code == 0
+
+
+# --- 7. a measured run's stack given as a path -----------------------------------------------------------------------
+
+MEASURED = "registry/measurements/xiongjiedai-llama3-llamabench.toml"
+
+
+@pytest.mark.parametrize("stack", [f"../stacks/{STACK}", f"{STACK}.toml", "a/b", "..", "../../etc/passwd"])
+def test_a_runs_stack_given_as_a_path_is_refused(tmp_path: Path, stack: str) -> None:
+    # Before: `stack = "../stacks/llamacpp-cuda-2405"` was priced by validate under that stack ("164.8 +13.2 %"),
+    # exit 0, while calibrate left the run out of its fit and check called the stack's facts stale ("now a run of
+    # stack ../stacks/llamacpp-cuda-2405, not llamacpp-cuda-2405"), exit 1; the others exit 0 or 1 alike.
+    root = copy_root(tmp_path)
+    path = root / MEASURED
+    text = path.read_text(encoding="utf-8")
+    path.write_text(re.sub(r"(?m)^stack = .*$", lambda _: f"stack = {json.dumps(stack)}", text, count=1),
+                    encoding="utf-8")
+    line = (f"passprice: error: {MEASURED}: run.0.stack: {stack!r} is a path, not a stack's name: a run names its "
+            "stack as facts/stacks/NAME.toml is named (NAME, registered or not), without a folder or .toml")
+    for command in (("validate",), ("calibrate", "--stack", STACK, "--dry-run"), ("check",)):
+        result = invoke(*command, root=root)  # validate and check go on with the other files, as for any bad file
+        assert result.exit_code == 2, (command, result.output)
+        assert line in result.stderr.splitlines(), command
+        assert "Traceback" not in result.output
