@@ -230,3 +230,18 @@ def test_a_runs_stack_given_as_a_path_is_refused(tmp_path: Path, stack: str) -> 
         assert result.exit_code == 2, (command, result.output)
         assert line in result.stderr.splitlines(), command
         assert "Traceback" not in result.output
+
+
+# --- 8. diff in a repository with no commit --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("revision", ["HEAD", "main"])
+def test_a_revision_of_a_repository_with_no_commit_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                           revision: str) -> None:
+    root = copy_root(tmp_path)
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    monkeypatch.chdir(root)
+    # was: "HEAD: neither a folder nor a revision of the git checkout at ROOT" alone, where `diff` says why
+    assert bad("diff", revision, root=root) == [
+        f"passprice: error: {revision}: neither a folder nor a revision of the git checkout at {root} (the git "
+        "checkout has no commit yet: commit the registry first, or compare two folders)"
+    ]

@@ -208,6 +208,9 @@ class Checkout:
                 gitread.is_shallow(self.top)) else ""
             if "/" not in revision and self._names_commit(f"origin/{revision}"):  # a fresh clone has no local main
                 cut += f"; origin/{revision} is a revision here: diff origin/{revision} …"
+            if not self._names_commit("HEAD"):  # `diff HEAD` in a new repository said only "neither a folder nor a
+                # revision", where `diff` alone says why (attack round 51)
+                cut += " (the git checkout has no commit yet: commit the registry first, or compare two folders)"
             kind = self._object_kind(revision)
             if kind is not None:  # a tree or a blob (HEAD^{tree}, HEAD:facts, a blob's id): attack round 48
                 raise InputError(
