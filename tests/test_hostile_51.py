@@ -245,3 +245,30 @@ def test_a_revision_of_a_repository_with_no_commit_says_so(tmp_path: Path, monke
         f"passprice: error: {revision}: neither a folder nor a revision of the git checkout at {root} (the git "
         "checkout has no commit yet: commit the registry first, or compare two folders)"
     ]
+
+
+def test_the_review_of_an_origin_renormalised_spells_a_bounded_span(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    # Before: diff's "claims changed" line spelled both 3,991-code-point spans whole, 48,220 characters.
+    root = copy_root(tmp_path)
+    text = "Zoe" + "\u0308" * 3990
+    entry = root / ENTRY
+    original = entry.read_text(encoding="utf-8")
+
+    def origin(form: str) -> None:
+        entry.write_text(re.sub(r"(?m)^origin = .*$", lambda _: "origin = " + json.dumps(
+            unicodedata.normalize(form, text), ensure_ascii=False), original), encoding="utf-8")
+
+    origin("NFC")
+    for args in (("init", "-q"), ("add", "-A"), ("-c", "user.name=t", "-c", "user.email=t@t", "-c",
+                                                 "commit.gpgsign=false", "commit", "-qm", "nfc")):
+        subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
+    origin("NFD")
+    monkeypatch.chdir(root)
+    result = invoke("diff", root=root)
+    assert result.exit_code == 0, result.output
+    marks = "\\u0308" * 63
+    span = (f"entry.origin Zo['\\xeb{marks}'… (3,990 code points) → 'e{marks}'… (3,991 code points)] (the same text in "
+            "another Unicode normalisation, NFC → NFD: it prints the same)")
+    assert any(span in line for line in result.stdout.splitlines()), result.stdout
+    assert max(len(line) for line in result.stdout.splitlines()) < 1500
