@@ -208,6 +208,9 @@ class Checkout:
                 gitread.is_shallow(self.top)) else ""
             if "/" not in revision and self._names_commit(f"origin/{revision}"):  # a fresh clone has no local main
                 cut += f"; origin/{revision} is a revision here: diff origin/{revision} …"
+            if not self._names_commit("HEAD"):  # `diff HEAD` in a new repository said only "neither a folder nor a
+                # revision", where `diff` alone says why (attack round 51)
+                cut += " (the git checkout has no commit yet: commit the registry first, or compare two folders)"
             kind = self._object_kind(revision)
             if kind is not None:  # a tree or a blob (HEAD^{tree}, HEAD:facts, a blob's id): attack round 48
                 raise InputError(
@@ -273,6 +276,17 @@ class Checkout:
                 f"{revision}: names more than one ref of the git checkout at {self.top} ({', '.join(found)}), and git "
                 "takes one of them without a word: give the one meant in full, or the commit id"
             )
+
+    def full_name(self, revision: str) -> str | None:
+        """The full name of the ref ``revision`` is (``refs/heads/main``, ``refs/tags/v1``,
+        ``refs/remotes/origin/main``: ``git rev-parse --symbolic-full-name``), or ``None`` when it names no ref (a
+        commit id, ``HEAD~1``) or more than one. Never raises."""
+        try:
+            out = _run_git(self.top, ["rev-parse", "--symbolic-full-name", "--end-of-options", revision])
+        except (subprocess.CalledProcessError, OSError, InputError):
+            return None
+        names = [n for n in os.fsdecode(out).split() if n != "--end-of-options"]  # git 2.39 echoes it here
+        return names[0] if len(names) == 1 and names[0].startswith("refs/") else None
 
     def _names_commit(self, revision: str) -> bool:
         """Whether ``revision`` names a commit of this checkout (never raises)."""
@@ -1056,12 +1070,13 @@ def _serving_changes(old: ServingSpec, new: ServingSpec) -> tuple[str, ...]:
     ASCII (a name) spelled out after the line (:func:`passprice.errors.spelled`): a serving pointed at a card copied
     under a name with a Cyrillic ``х`` read ``card: h200_sxm_141gb → h200_sxm_141gb``, a change that prints as none
     (slip round 30)."""
+    from passprice.errors import spell
     from passprice.reproduce import serving_changes
 
     out = []
     for line in serving_changes(old, new):
         words = dict.fromkeys(w.strip(";,") for w in line.split(" ") if not w.isascii() and w != "→")
-        out.append(line + "".join(f" (spelled {w!a})" for w in words if w and w.isprintable()))
+        out.append(line + "".join(f" (spelled {spell(w)})" for w in words if w and w.isprintable()))
     return tuple(out)
 
 
@@ -4926,7 +4941,11 @@ def _not_also_a_revision(ref: str, root: Root, git: Callable[[], Checkout]) -> N
         sha = git().commit(ref)
     except InputError:
         return  # no revision of that name (or no checkout here): the folder it is
-    revision = f"heads/{ref}" if "/" not in ref else f"refs/remotes/{ref}" if not ref.startswith("refs/") else None
+    # The ref the name is, spelled so git reads it alone: a tag named ``registry`` beside the folder was advised as
+    # ``heads/registry``, which names nothing (attack round 51); a branch is ``heads/NAME``, a tag ``tags/NAME``.
+    full = git().full_name(ref)
+    revision = (None if ref.startswith("refs/") else full.removeprefix("refs/") if full is not None and full.startswith(
+        ("refs/heads/", "refs/tags/")) else full if full is not None else None)
     spelled = f"{revision} (or the commit id)" if revision is not None else "the commit id"
     raise InputError(
         f"{ref}: names both a folder here and the revision {sha[:12]} of the git checkout; write ./{ref} for the "

@@ -79,15 +79,22 @@ def require_place(root: Root, output: Path) -> None:
     its own package or JSON Schemas; ``lock R1 --root COPY -o CHECKOUT/schema/card.schema.json --force`` replaced
     the schema every card is validated against, attack round 26).
 
+    The embedded root of an installed passprice lies in its own package (``passprice/_data``): ``lock R1 -o
+    …/site-packages/passprice/_data/locks/x.lock.toml`` run outside a registry wrote into the installed package,
+    exit 0, where ``lock R1`` there says the embedded facts are read-only and ``sweep -o`` into it is refused (attack
+    round 51); so a place inside the embedded root is judged as one outside is.
+
     Raises :class:`InputError` naming the file and where locks are read, before anything is priced."""
     from passprice.files import target
     from passprice.registry import read_elsewhere, within
 
-    if not within(root, output):
+    inside = within(root, output)
+    if not inside or root.embedded:
         link = f" (a link to {shown(target(output))})" if os.path.islink(output) else ""
         why = read_elsewhere(root, os.path.normcase(os.path.realpath(target(output))))
         if why is not None:
             raise InputError(f"{shown(output)}{link}: -o would {why}: write the lock elsewhere")
+    if not inside:
         return
     end = os.path.realpath(target(output))
     folder = os.path.dirname(end)
@@ -98,6 +105,32 @@ def require_place(root: Root, output: Path) -> None:
         f"{shown(output)}: inside the registry, locks are read from {shown(root.locks)}/NAME.lock.toml only: a lock "
         "written here would guard nothing (check, price and diff never read it); write it there (the default), or "
         "outside the registry"
+    )
+
+
+def require_registered_stack(root: Root, ref: str, name: str) -> None:
+    """A lock pins its stack by name alone (``[stack] name``), and ``price --lock``, ``check`` and ``reproduce`` read
+    the stack of that name from ``root``'s ``facts/stacks/``: a stack given to ``lock --stack`` as a path
+    (``--stack /elsewhere/my.stack.toml``, which ``price --stack`` reads) is locked only when it is that file.
+    ``lock R1 --stack /elsewhere/my.stack.toml`` wrote the lock, then exited 2 ("stack 'my.stack': not found in
+    facts/stacks"), leaving a lock that ``check`` failed and ``price --lock`` refused (attack round 51). Judged
+    before anything is written. Raises :class:`InputError` naming the file given and where stacks are read."""
+    from passprice.stacks import stack_path
+
+    given = stack_path(root, ref)
+    try:
+        registered = stack_path(root, name)
+    except InputError:
+        registered = None
+    try:
+        if registered is not None and os.path.samefile(given, registered):
+            return
+    except OSError:  # removed since it was read: not the registered file
+        pass
+    raise InputError(
+        f"--stack {shown(ref)}: not a stack of {shown(root.stacks)}: a lock pins its stack by name ({name}) and "
+        f"price --lock, check and reproduce read it from {shown(root.stacks)}/{name}.toml; copy the file there, or "
+        "price under it without a lock (price --stack)"
     )
 
 
@@ -343,6 +376,7 @@ def write(
         from passprice.stacks import load_stack
 
         the_stack = load_stack(root, stack)
+        require_registered_stack(root, stack, the_stack.name)
     policy = None
     if update and old is not None:
         # --update keeps the policy; --update --force --require sets the named paths' floors alone

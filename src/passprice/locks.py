@@ -784,6 +784,8 @@ def _require_own_stack(lock: Lock, facts: Mapping[str, Fact], source: str) -> No
     recorded = lock.price.get("stack")
     recorded = recorded if isinstance(recorded, str) else None
     pin = lock.stack
+    if pin is not None:
+        _require_stack_name(pin.name, source)
     if pin is not None and pin.name != recorded:
         uses = ("its recorded price is under no stack: price.stack" if recorded is None
                 else f"its recorded price's is {shown_value(recorded)}: price.stack")
@@ -797,6 +799,15 @@ def _require_own_stack(lock: Lock, facts: Mapping[str, Fact], source: str) -> No
             f"(price.stack): passprice lock pins the stack a price is made under {_RESTORE}"
         )
     if pin is None:
+        # The fields only a price under a stack records: with the [stack] table, price.stack and every stack.* fact
+        # removed, price.expected left made `reproduce` say "does NOT reproduce" (exit 1) and `price --lock` exit 0,
+        # "the price is the one L records" (attack round 51).
+        for key in ("expected", "ratio", "fixed_s"):
+            if key in lock.price:
+                raise InputError(
+                    f"{source}: price.{key}: a figure of a price under a stack, in a lock priced under none (no stack "
+                    f"table, no price.stack) {_RESTORE}"
+                )
         for path in facts:
             if path.startswith("stack."):
                 raise InputError(
@@ -813,6 +824,32 @@ def _require_own_stack(lock: Lock, facts: Mapping[str, Fact], source: str) -> No
                 f"{shown_value(pin.name)} rests on it (price.expected.rests_on): passprice lock pins every figure "
                 f"the price reads {_RESTORE}"
             )
+
+
+def _require_stack_name(name: str, source: str) -> None:
+    """Refuse a lock's ``[stack] name`` that names no file of ``facts/stacks`` (``NAME.toml``, read by name by
+    ``price --lock``, ``check`` and ``reproduce``): one holding a slash (``a/b``, ``../../etc``), ``.`` or ``..``,
+    more bytes than a file's name holds beside ``.toml`` (255 in all), or failing the rule every record's name keeps
+    (:func:`passprice.registry.name_problem`). Re-digested with ``name = "a/b"`` and ``price.stack = "a/b"`` (the
+    two agreeing), ``reproduce`` and ``audit`` exited 0, ``check`` failed the lock with "today's files do not read"
+    (exit 1) and ``price --lock`` exited 2 naming the stack file, not the lock (attack round 51). Raises
+    :class:`InputError` naming the file and the key."""
+    import os
+
+    from passprice.registry import name_problem
+    from passprice.schema import shown_value
+
+    problem = None
+    if "/" in name or os.sep in name or name in (".", ".."):
+        problem = "a stack's name is a file's name in facts/stacks, without a folder"
+    elif len(f"{name}.toml".encode("utf-8", "surrogatepass")) > 255:
+        problem = (f"{len(name.encode('utf-8', 'surrogatepass')):,} bytes, where a stack file's name holds at most 250 "
+                   "before .toml")
+    else:
+        problem = name_problem(name, "re-lock it")
+    if problem is not None:
+        raise InputError(f"{source}: stack.name: {shown_value(name)} is no stack's name: {problem}"
+                         + ("" if problem.endswith("re-lock it") else "; re-lock it"))
 
 
 def _require_read_pins(lock: Lock, facts: Mapping[str, Fact], source: str) -> None:

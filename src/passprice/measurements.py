@@ -14,6 +14,7 @@ as a serving does: without one its price is refused (``Routed``), and the refusa
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -262,10 +263,18 @@ def require_inside_root(root: Root, runs: list[Run], where: str) -> list[Run]:
     by a registry name or a path inside the root (:func:`passprice.registry.require_inside`). Raises
     :class:`InputError` naming the file and key ``run.N.card``, ``run.N.checkpoint`` or ``run.N.routing``. A run's
     ``routing = "/any/file.toml"`` was read and priced with (``check``: "all holds"), where its card was refused
-    (attack round 36)."""
+    (attack round 36). A run's ``stack`` is a name, registered or not, never a path: ``stack =
+    "../stacks/llamacpp-cuda-2405"`` was priced by ``validate`` under that stack (its file found through the path)
+    while ``calibrate`` left the run out of its fit and ``check`` called the stack's facts stale, "now a run of stack
+    ../stacks/llamacpp-cuda-2405" (attack round 51); refused naming ``run.N.stack``."""
     from passprice.registry import require_inside
 
     for run in runs:
+        if "/" in run.stack or os.sep in run.stack or run.stack in (".", "..") or run.stack.endswith(".toml"):
+            raise InputError(
+                f"{where}: run.{run.index}.stack: {run.stack!r} is a path, not a stack's name: a run names its stack "
+                "as facts/stacks/NAME.toml is named (NAME, registered or not), without a folder or .toml"
+            )
         require_inside(root, run.card, root.cards, f"{where}: run.{run.index}.card")
         require_inside(root, run.checkpoint, root.checkpoints, f"{where}: run.{run.index}.checkpoint")
         if run.routing is not None:

@@ -486,10 +486,11 @@ def changed_span(old: str, new: str) -> str:
     Unicode normalisation, NFC → NFD: it prints the same)``. Each character that does not print is written as its
     escape (:func:`passprice.errors.escaped`): a lock's ``checkpoint.source`` may hold a newline (a file's name
     may), and a pin of ``"x\\ny.gguf"`` split the line of ``check``, ``reproduce`` and ``price --lock`` in two, one
-    of U+202E reordered it (attack round 50). Raises nothing."""
+    of U+202E reordered it (attack round 50). A spelled side holds at most :data:`passprice.errors.SPELL_MOST` code
+    points (:func:`passprice.errors.spell`). Raises nothing."""
     import unicodedata
 
-    from passprice.errors import escaped
+    from passprice.errors import escaped, spell
     from passprice.textchange import normalisation_only
 
     n = min(len(old), len(new))
@@ -504,7 +505,7 @@ def changed_span(old: str, new: str) -> str:
             b -= 1
     tail = old[len(old) - b:]
     was, now = old[a:len(old) - b], new[a:len(new) - b]
-    span = f"[{was} → {now}]" if note is None else f"[{was!a} → {now!a}]"
+    span = f"[{was} → {now}]" if note is None else f"[{spell(was)} → {spell(now)}]"
     return escaped(f"{'…' if a > 20 else ''}{old[max(a - 20, 0):a]}{span}{tail[:20]}{'…' if b > 20 else ''}"
                    + (f" ({note})" if note is not None else ""))
 

@@ -383,6 +383,23 @@ def _valid_keys_hint(extra: Sequence[str], node: Mapping[str, Any]) -> str:
     return f": the keys here are {', '.join(names[:MAX_KEYS_LISTED])}{more}"
 
 
+def _unevaluated(message: str) -> list[str]:
+    """The keys a ``jsonschema`` message ``Unevaluated properties are not allowed ('a', 'b' were unexpected)`` names,
+    in its order (each written as Python's ``repr``); ``[]`` when the message is not of that form. Raises nothing."""
+    import ast
+
+    head, tail = "not allowed (", " unexpected)"
+    at = message.find(head)
+    if at < 0 or not message.endswith(tail):
+        return []
+    inner = message[at + len(head):-len(tail)].removesuffix(" were").removesuffix(" was")
+    try:
+        keys = ast.literal_eval(f"({inner},)")
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return []
+    return [k for k in keys if isinstance(k, str)] if isinstance(keys, tuple) else []
+
+
 def _explain(error: Any) -> str:
     """One line for one ``jsonschema`` error: the key path and what was wrong, in words a file's author can act on. A
     value is shown by :func:`shown_value` (cut past 120 characters): a source record's ``kind`` of 700 KB made every
@@ -414,6 +431,13 @@ def _explain(error: Any) -> str:
             hint = f": they are keys of the [{table}] table: write [{table}] on a line above them" if table else (
                 _valid_keys_hint(extra[:5], error.schema))
             return f"{_key_path(where)}: Additional properties are not allowed ({shown} {verb} unexpected){hint}"
+        return f"{_key_path(where)}: {error.message}"
+    if error.validator == "unevaluatedProperties":
+        extra = _unevaluated(error.message)
+        if len(extra) > 5:  # named as additionalProperties names them: 5,000 stray subtables of a fact's table made
+            # check's line and the listings' --json "problems" 44,000 characters long (attack round 51)
+            shown = ", ".join(shown_value(k) for k in extra[:5]) + f" and {len(extra) - 5} more"
+            return f"{_key_path(where)}: Unevaluated properties are not allowed ({shown} were unexpected)"
         return f"{_key_path(where)}: {error.message}"
     if error.validator == "type" and isinstance(instance, Overflowed):
         return f"{_key_path(where)}: {overflowed(instance)}"

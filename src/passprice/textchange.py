@@ -155,7 +155,10 @@ def _spelled_change(old: str, new: str, note: str) -> str:
     the letter the marks sit on to the end of its marks, each side's code points spelled (:func:`ascii`), up to
     :data:`CONTEXT_CHARS` characters of unchanged text either side, then ``note`` (:func:`normalisation_only`):
     ``…Zo['\\xeb' → 'e\\u0308']m… (the same text in another Unicode normalisation, NFC → NFD: it prints the same)``.
-    Written whole, ``Zoë → Zoë`` read as no change at all (attack round 49). Raises nothing."""
+    Written whole, ``Zoë → Zoë`` read as no change at all (attack round 49). Each side is spelled to
+    :data:`passprice.errors.SPELL_MOST` code points (:func:`passprice.errors.spell`). Raises nothing."""
+    from passprice.errors import spell
+
     n = min(len(old), len(new))
     a = next((i for i in range(n) if old[i] != new[i]), n)
     b = next((i for i in range(n - a) if old[-1 - i] != new[-1 - i]), n - a)
@@ -164,7 +167,7 @@ def _spelled_change(old: str, new: str, note: str) -> str:
     while b > 0 and unicodedata.combining(old[len(old) - b]):
         b -= 1
     was, now = old[a:len(old) - b], new[a:len(new) - b]
-    return f"{_cut_start(old[:a])}[{was!a} → {now!a}]{_cut_end(old[len(old) - b:])} ({note})"
+    return f"{_cut_start(old[:a])}[{spell(was)} → {spell(now)}]{_cut_end(old[len(old) - b:])} ({note})"
 
 
 def _shown(span: str) -> str:
