@@ -24,6 +24,8 @@ import json
 import shutil
 from pathlib import Path
 
+import attrs
+
 from cli_helpers import invoke
 from passprice import schema
 from test_pin_27 import _copy
@@ -187,3 +189,111 @@ def test_4_the_shipped_stacks_errors_are_the_ones_their_runs_give() -> None:
     runs = load_runs(root)
     for name in ("llamacpp-cuda-2405", "lmdeploy-turbomind-2312"):
         assert stack_findings(root, load_stack(root, name), runs) == ()
+
+
+MI_LOCK = "locks/mi-stack.lock.toml"
+MI300X = "facts/cards/mi300x.toml"
+
+
+def _mi_stack(tmp_path: Path) -> tuple[Path, Path]:
+    """BASE: a copy holding ``locks/mi-stack.lock.toml`` (r1's checkpoint on the MI300X at batch 1 under the stack
+    ``llamacpp-cuda-2405``, fitted on NVIDIA's cards alone); HEAD: a copy of it."""
+    base = _copy(tmp_path / "base", with_schema=True)
+    made = invoke("lock", "--checkpoint", "deepseek-r1-distill-qwen-7b-q4_k_m", "--card", "mi300x", "--stack",
+                  "llamacpp-cuda-2405", "--batch", "1", "--limit", "4096", "--position", "2048", "--name", "mi-stack",
+                  root=base)  # fmt: skip
+    assert made.exit_code == 0, made.output
+    head = tmp_path / "head"
+    shutil.copytree(base, head)
+    return base, head
+
+
+KERNELS = ("; and every card its runs measured is NVIDIA's, mi300x is AMD's: the stack's kernels never ran on such a "
+           "card as measured, so its facts may not describe the runtime there at all")
+CARD_VENDOR = "stack.llamacpp-cuda-2405.card_vendor: [AMD → NVIDIA] (the lock pinned the old)"
+
+
+def test_5_a_lock_under_a_stack_pins_the_vendors_its_card_warning_reads(tmp_path: Path) -> None:
+    base, _ = _mi_stack(tmp_path)
+    text = (base / MI_LOCK).read_text(encoding="utf-8")
+    table = text[text.index("\n[stack]\n"):].split("\n\n")[0].splitlines()
+    assert 'card_vendor = "AMD"' in table
+    assert 'fitted_vendors = ["NVIDIA"]' in table
+    priced = invoke("price", "--lock", MI_LOCK, root=base)
+    assert priced.exit_code == 0, priced.output
+    assert KERNELS in priced.stderr
+
+
+def test_5_a_card_vendor_rewritten_is_said_by_check_reproduce_price_and_the_review(tmp_path: Path) -> None:
+    base, head = _mi_stack(tmp_path)
+    _replace(head / MI300X, 'vendor = "AMD"', 'vendor = "NVIDIA"')
+    priced = invoke("price", "--lock", MI_LOCK, root=head)
+    assert priced.exit_code == 0, priced.output
+    assert KERNELS not in priced.stderr  # the warning the vendor silenced: the lock now says why
+    assert f"                relabelled since the lock: {CARD_VENDOR}" in priced.stdout.splitlines()
+    checked = invoke("check", "--frozen", root=head)
+    assert checked.exit_code == 1, checked.output  # before: 0
+    assert f"    {CARD_VENDOR}" in checked.stdout.splitlines()
+    reproduced = invoke("reproduce", MI_LOCK, root=head)
+    assert f"    relabelled     {CARD_VENDOR}" in reproduced.stdout.splitlines()
+    result = invoke("diff", str(base), str(head))
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    # before: "no fact changed; no lock affected; 9 locks unaffected", ✅
+    assert lines[1] == ("no fact changed; 1 lock affected, 1 to re-pin (lock --update) for check --frozen; 8 locks "
+                        "unaffected")
+    assert ("  mi-stack (locks/mi-stack.lock.toml, card mi300x, price): pins stack.llamacpp-cuda-2405.card_vendor as "
+            "before the change: re-pin (passprice lock --update -o locks/mi-stack.lock.toml; check --frozen fails "
+            "until then)") in lines
+    review = json.JSONDecoder().raw_decode(invoke("diff", str(base), str(head), "--json").stdout)[0]
+    assert review["drifted"] == ["mi-stack"]
+    markdown = invoke("diff", str(base), str(head), "--format", "markdown").stdout.splitlines()
+    assert markdown[0].startswith("⚠️ **passprice diff**")
+
+
+def test_5_a_fitted_cards_vendor_rewritten_is_said_too(tmp_path: Path) -> None:
+    base, head = _mi_stack(tmp_path)
+    _replace(head / "facts/cards/a100_pcie_80gb.toml", 'vendor = "NVIDIA"', 'vendor = "AMD"')
+    priced = invoke("price", "--lock", MI_LOCK, root=head)
+    assert "mi300x is AMD's" not in priced.stderr  # AMD is now among the fitted cards' vendors
+    said = "stack.llamacpp-cuda-2405.fitted_vendors: [ → AMD, ]NVIDIA (the lock pinned the old)"
+    assert f"                relabelled since the lock: {said}" in priced.stdout.splitlines()
+    checked = invoke("check", "--frozen", root=head)
+    assert checked.exit_code == 1, checked.output
+    assert f"    {said}" in checked.stdout.splitlines()
+    result = invoke("diff", str(base), str(head))
+    assert result.exit_code == 0, result.output
+    assert ("  mi-stack (locks/mi-stack.lock.toml, card mi300x, price): pins stack.llamacpp-cuda-2405.fitted_vendors "
+            "as before the change: re-pin (passprice lock --update -o locks/mi-stack.lock.toml; check --frozen fails "
+            "until then)") in result.stdout.splitlines()
+
+
+def _restack(path: Path, **pins: object) -> None:
+    from passprice.locks import lock_text, read_lock
+
+    lock = read_lock(path, schema.schema_dir())
+    assert lock.stack is not None
+    path.write_text(lock_text(attrs.evolve(lock, stack=attrs.evolve(lock.stack, **pins))), encoding="utf-8")
+
+
+def test_5_a_hand_forged_vendor_pin_fails_the_review(tmp_path: Path) -> None:
+    base, head = _mi_stack(tmp_path)
+    _restack(head / MI_LOCK, card_vendor="NVIDIA")  # digests recomputed; the card still AMD's
+    result = invoke("diff", str(base), str(head))
+    assert result.exit_code == 1, result.output
+    forged = (f"  {MI_LOCK}: stack.llamacpp-cuda-2405.card_vendor: pins 'NVIDIA', which neither side of the change "
+              "holds and BASE's lock did not pin")
+    assert any(line.startswith(forged) for line in result.stdout.splitlines()), result.stdout
+
+
+def test_5_a_lock_stripped_of_its_vendors_beside_their_edit_fails_the_review(tmp_path: Path) -> None:
+    base, head = _mi_stack(tmp_path)
+    _restack(head / MI_LOCK, card_vendor=None, fitted_vendors=None)  # as a lock written before slip 48 reads
+    _replace(head / MI300X, 'vendor = "AMD"', 'vendor = "NVIDIA"')
+    assert invoke("check", "--frozen", root=head).exit_code == 0  # a lock pinning none: nothing to say
+    result = invoke("diff", str(base), str(head))
+    assert result.exit_code == 1, result.output
+    dropped = (f"  {MI_LOCK}: stack.llamacpp-cuda-2405.fitted_vendors: dropped, which BASE's lock pinned (a label "
+               "audit or a price shows: its change would go unsaid by check, reproduce and price): a lock is written "
+               f"by passprice lock, never trimmed by hand; re-lock it: passprice lock --update -o {MI_LOCK}")
+    assert dropped in result.stdout.splitlines()
