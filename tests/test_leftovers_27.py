@@ -289,8 +289,9 @@ def test_2_a_lock_under_a_stack_pins_its_runtime_and_builds(tmp_path: Path) -> N
     root = _stack_lock(tmp_path)
     text = (root / "locks" / "r1-stack.lock.toml").read_text(encoding="utf-8")
     table = text[text.index("\n[stack]\n") + 1:].split("\n\n")[0].splitlines()[1:]
-    assert table == [
-        BUILDS, 'float_matrices = "vector"', 'integer_matrices = "vector"', 'name = "llamacpp-cuda-2405"',
+    assert table == [  # the vendors since slip 48 (tests/test_slip_48.py)
+        BUILDS, 'card_vendor = "NVIDIA"', 'fitted_vendors = ["NVIDIA"]', 'float_matrices = "vector"',
+        'integer_matrices = "vector"', 'name = "llamacpp-cuda-2405"',
         'runtime = "llama.cpp (ggml-org/llama.cpp), llama-bench, all layers offloaded (-ngl 99), FlashAttention off '
         '(the default then)"',
         'title = "llama.cpp, CUDA backend, builds b2824-b2843 (May 2024)"',

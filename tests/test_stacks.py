@@ -345,9 +345,11 @@ def test_a_lock_under_a_stack_pins_its_facts_reproduces_and_sees_them_change(tmp
     made = invoke("lock", "r1-qwen7b-h200", "--stack", STACK, "-o", str(lock), "--json", root=root)
     assert made.exit_code == 0, made.output
     text = lock.read_text()
-    # (the stack's builds and runtime texts pinned too since session 27: tests/test_leftovers_27.py, item 2)
-    assert ('[stack]\nbuilds = "b2824 (4426e298) to b2843 (e8496488)"\nfloat_matrices = "vector"\n'
-            'integer_matrices = "vector"\nname = "llamacpp-cuda-2405"') in text
+    # (the stack's builds and runtime texts pinned too since session 27: tests/test_leftovers_27.py, item 2; the
+    # card's and fitted cards' vendors since slip 48: tests/test_slip_48.py)
+    assert ('[stack]\nbuilds = "b2824 (4426e298) to b2843 (e8496488)"\ncard_vendor = "NVIDIA"\n'
+            'fitted_vendors = ["NVIDIA"]\nfloat_matrices = "vector"\ninteger_matrices = "vector"\n'
+            'name = "llamacpp-cuda-2405"') in text
     assert '[facts."stack.overhead.layer"]' in text and '[facts."stack.share.read"]' in text
     rep = json.loads(invoke("reproduce", str(lock), "--json", root=root).stdout)
     assert rep["equals"] is True and rep["price"]["expected"]["pass_s"] > rep["price"]["pass_s"]

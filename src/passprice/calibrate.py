@@ -567,6 +567,43 @@ def range_facts(stack: str, runs: Sequence[Run]) -> dict[str, dict[str, Any]]:
     return out
 
 
+def fit_errors(cal: Calibration) -> dict[str, float]:
+    """The fit's errors as a fitted fact's derivation records them (``errors``): the mean and largest |relative
+    error| of tokens/s in sample (``in_sample_mean``, ``in_sample_max``) and with each card and each checkpoint held
+    out (``card_out_*``, ``checkpoint_out_*``), each a fraction rounded to 4 decimals. A hold-out that was not
+    possible (every run on one card, or of one checkpoint) writes no error: an absent ``card_out_*`` is what
+    :mod:`passprice.stackreach` reads as "no measured error across cards", never a 0."""
+    mean, most = summary(cal.errors.values())
+    errors = {"in_sample_mean": round(mean, 4), "in_sample_max": round(most, 4)}
+    for h, key in ((cal.by_card, "card_out"), (cal.by_checkpoint, "checkpoint_out")):
+        if h.possible:
+            errors[f"{key}_mean"] = round(h.mean, 4)
+            errors[f"{key}_max"] = round(abs(h.worst[1]), 4)
+    return errors
+
+
+#: How far (a fraction, absolute) a recorded fit error may lie from the one ``passprice check`` computes again and
+#: still agree: the rounding to 4 decimals (0.00005) and room for least squares run on another machine; a hand edit
+#: of 6.9 % to 0.9 % is 0.06.
+ERRORS_SLACK = 0.0005
+
+
+def errors_disagree(recorded: Mapping[str, float], again: Mapping[str, float]) -> list[str]:
+    """Each error of ``recorded`` (a derivation's ``errors``) that ``again`` (:func:`fit_errors` of today's re-fit)
+    does not give, one ``KEY: RECORDED % (re-fitted: NOW %)`` phrase each, in ``again``'s order then the recorded
+    names it lacks (``KEY: RECORDED % (re-fitted: not possible)``); a key ``again`` has that ``recorded`` lacks is
+    ``KEY: none recorded (re-fitted: NOW %)``. Empty when every key agrees within :data:`ERRORS_SLACK`."""
+    out: list[str] = []
+    for key, now in again.items():
+        if key not in recorded:
+            out.append(f"{key}: none recorded (re-fitted: {100 * now:.4g} %)")
+        elif abs(float(recorded[key]) - now) > ERRORS_SLACK:
+            out.append(f"{key}: {100 * float(recorded[key]):.4g} % (re-fitted: {100 * now:.4g} %)")
+    out += [f"{key}: {100 * float(v):.4g} % (re-fitted: not possible)" for key, v in recorded.items()
+            if key not in again]
+    return out
+
+
 def derived_facts(cal: Calibration) -> dict[str, dict[str, Any]]:
     """The fitted facts as TOML entries (``derived``, citing :data:`CALIBRATION_SOURCE` with a locator naming the
     runs' files), by path: the fitted overheads (in µs) and shares, ``terms.serial``, then where the facts hold
@@ -578,21 +615,13 @@ def derived_facts(cal: Calibration) -> dict[str, dict[str, Any]]:
         f"the {len(runs)} runs of stack {cal.stack.name} in {_files(runs)} (each named, with its tokens/s, in the "
         f"derivation), fitted by passprice calibrate --stack {cal.stack.name}"
     )
-    mean, most = summary(cal.errors.values())
-    errors = {"in_sample_mean": round(mean, 4), "in_sample_max": round(most, 4)}
-    # A hold-out that was not possible (every run on one card, or of one checkpoint) writes no error: an absent
-    # card_out_* is what stackreach reads as "no measured error across cards", never a 0.
-    for h, key in ((cal.by_card, "card_out"), (cal.by_checkpoint, "checkpoint_out")):
-        if h.possible:
-            errors[f"{key}_mean"] = round(h.mean, 4)
-            errors[f"{key}_max"] = round(abs(h.worst[1]), 4)
     derivation = RunDerivation(
         METHOD,
         "tokens_per_s",
         tuple(RunInput(r.id, r.tokens_per_s) for r in runs),
         DIGITS,
         TOLERANCE,
-        errors,
+        fit_errors(cal),
     ).to_entry()
     out: dict[str, dict[str, Any]] = {}
     for p in (*cal.fit.fitted, "terms.serial"):
@@ -917,8 +946,9 @@ def verify_stack(root: Root, stack: Stack, runs: Sequence[Run] | None = None) ->
     - the fit is re-run (:func:`model_runs`, :func:`fit`) from the runs it names, as today's records give them, on
       today's cards and checkpoints, once for all the facts naming the same runs; a fitted fact whose re-fit differs
       by more than its derivation's ``tolerance`` (relative) is a ``mismatch``, and one the runs no longer fit is
-      ``broken``. The fit's hold-out errors are not re-computed (they take a fit a card and a checkpoint held out;
-      ``passprice calibrate --dry-run`` reports them).
+      ``broken``; the fit's errors its derivations record (in sample and held out) are computed again and one that
+      differs is a ``mismatch`` (:func:`_errors_findings`; slip 48: they were "not re-checked", and a price under the
+      stack prints them).
 
     ``runs``: every measured run of the registry (default: read from ``root``). Raises nothing for a fit that cannot
     be re-run: that is a ``broken`` finding."""
@@ -979,7 +1009,8 @@ def verify_stack(root: Root, stack: Stack, runs: Sequence[Run] | None = None) ->
             if len(present) > runs_cap():  # as calibrate refuses them: a fit of more takes past 2 s
                 raise InputError(f"{len(present):,} runs, past the {runs_cap():,} a stack is fitted from (set "
                                  f"{RUNS_VARIABLE} to allow more)")
-            refit = fit(model_runs(root, stack, present))
+            models = model_runs(root, stack, present)
+            refit = fit(models)
         except InputError as e:
             out.append(Finding(members[0][0], "broken", f"{paths}: their fit cannot be re-run: {e}",
                                also=tuple(p for p, _, _ in members[1:])))
@@ -999,6 +1030,7 @@ def verify_stack(root: Root, stack: Stack, runs: Sequence[Run] | None = None) ->
                                f"{_named(moved, first.figure)}; re-fitted from today's runs: {values}{besides} (run "
                                f"passprice calibrate --stack {stack.name})", also=tuple(p for p, _, _ in members[1:])))
             continue
+        out += _errors_findings(stack, members, models, refit)
         for path, fact, value in refits:
             if value is None:
                 out.append(Finding(path, "broken", f"{path}: re-fitted from its {len(ids)} runs, no run exercises it "
@@ -1013,6 +1045,43 @@ def verify_stack(root: Root, stack: Stack, runs: Sequence[Run] | None = None) ->
                     f"`passprice calibrate --stack {shell_word(stack.name)} --dry-run`, then run it without --dry-run)",
                 ))
     return out
+
+
+def _errors_findings(
+    stack: Stack, members: Sequence[tuple[str, Fact, RunDerivation]], models: Sequence[RunModel], whole: Fit,
+) -> list[Finding]:
+    """A ``mismatch`` :class:`~passprice.derivations.Finding` naming the fitted facts (``members``, one fit's) whose
+    derivation's ``errors`` are not the fit's errors computed again from its runs (``models``, ``whole``: the re-fit),
+    in sample and held out (:func:`fit_errors`, :func:`errors_disagree`); none when every member's agree or none
+    records errors. A price under the stack prints them ("with a card held out of the fit, its error was 6.9 % on
+    average, 20.4 % at most", :mod:`passprice.stackreach`) and they were "not re-checked": rewritten 6.9 % → 0.9 %
+    and re-locked, the review read "1 re-locked", ✅ (slip 48). The hold-out fits are made only when an error is
+    recorded (1 + cards + checkpoints fits, as calibrate makes them: 0.4 s of CPU for the 111 runs of
+    ``llamacpp-cuda-2405``), within calibrate's bound on runs × fits (:data:`FITS_PER_RUN`), past which the errors
+    cannot be computed again and that is the finding."""
+    recorded = [(path, d.errors) for path, _, d in members if d.errors]
+    if not recorded:
+        return []
+    fits = 1 + len({m.run.card for m in models}) + len({m.run.checkpoint for m in models})
+    if len(models) * fits > FITS_PER_RUN * runs_cap():  # the bound calibrate keeps (it would not write these)
+        return [Finding(recorded[0][0], "mismatch", (
+            f"{', '.join(p for p, _ in recorded)}: the fit's errors recorded cannot be computed again: "
+            f"{len(models):,} runs fitted {fits} times (all, and without each card and each checkpoint) is past the "
+            f"{FITS_PER_RUN * runs_cap():,} run-fits calibrate makes (set {RUNS_VARIABLE} to allow more)"),
+            also=tuple(p for p, _ in recorded[1:]))]
+    cal = Calibration(stack, whole, {m.run.id: error(whole, m) for m in models},
+                      hold_out(models, lambda r: r.card, "card"),
+                      hold_out(models, lambda r: r.checkpoint, "checkpoint"), tuple(models))
+    again = fit_errors(cal)
+    wrong = [(path, errors_disagree(errors, again)) for path, errors in recorded]
+    wrong = [(path, said) for path, said in wrong if said]
+    if not wrong:
+        return []
+    paths = ", ".join(p for p, _ in wrong)
+    return [Finding(wrong[0][0], "mismatch", (
+        f"{paths}: the fit's errors recorded are not the ones its {len(models)} runs give again: "
+        f"{'; '.join(wrong[0][1][:6])} (a price under the stack prints them; run passprice calibrate --stack "
+        f"{shell_word(stack.name)})"), also=tuple(p for p, _ in wrong[1:]))]
 
 
 def _moved_besides_runs(

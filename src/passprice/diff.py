@@ -2429,6 +2429,9 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
                                        {k: by_file.get((k, pin.name)) for k, pin in (("routing", new.routing),
                                                                                      ("draft", new.draft))
                                         if pin is not None})
+            if new.stack is not None and new.stack.fitted_vendors is not None and any(
+                    f.kind == "card" for f in files):
+                drifted += vendors_repinned(head, new)  # the vendors the stack's card warning reads (slip 48)
             drifted += header_repinned(new, entries.get(new.checkpoint_pin.name), after.checkpoint)
             drifted += origin_repinned(new, entries.get(new.checkpoint_pin.name), after.checkpoint)
             drifted += entry_label_repinned(new, entries.get(new.checkpoint_pin.name), after.checkpoint, "source")
@@ -3824,6 +3827,30 @@ def relabelled_pins(
         out += [f"{kind}.{key}" for key, was, now in (("title", pin.title, title), ("note", pin.note, note))
                 if was != now]
     return out
+
+
+def vendors_repinned(head: Side, lock: Lock) -> list[str]:
+    """``stack.S.card_vendor`` and ``stack.S.fitted_vendors`` when ``lock`` (as HEAD has it, made under stack ``S``)
+    pins them and HEAD's cards give others (:func:`passprice.reproduce.pinned_vendors_today`: the priced card's
+    ``[card] vendor``, the vendors of the cards the stack was fitted on); none when it pins none (a lock written
+    before slip 48) or HEAD's stack or runs do not read (named elsewhere). Slip 48: the MI300X's vendor rewritten AMD
+    → NVIDIA silenced a lock's warning that the stack's kernels never ran on such a card, and the review read "no lock
+    affected". Raises nothing."""
+    from passprice.reproduce import pinned_vendors_today
+    from passprice.stacks import load_stack
+
+    if lock.stack is None or lock.stack.fitted_vendors is None:
+        return []
+    try:
+        stack = load_stack(head.root, lock.stack.name)
+    except InputError:
+        return []
+    today = pinned_vendors_today(head.root, lock, stack)
+    if today is None:
+        return []
+    pinned = (("card_vendor", lock.stack.card_vendor, today[0]),
+              ("fitted_vendors", lock.stack.fitted_vendors, today[1]))
+    return [f"stack.{lock.stack.name}.{key}" for key, was, now in pinned if was != now]
 
 
 def header_repinned(lock: Lock, entry: FileChange | None, content: str | None) -> list[str]:

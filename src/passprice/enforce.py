@@ -537,7 +537,8 @@ class Guard:
         title, runtime and builds a lock made under it pins (``stack.S.runtime: …``, session 27). The checkpoint
         entry's ``origin``, where a lock pins it and the entry it names is the one priced (``checkpoint.origin: …[x →
         y]… (the lock pinned the old)``, session 27), and its ``source`` (the header file ``audit`` cites) the same
-        way (``checkpoint.source: …``, slip round 46). Raises nothing."""
+        way (``checkpoint.source: …``, slip round 46); the vendors a lock made under ``stack`` pins
+        (``stack.S.card_vendor: 'AMD' → 'NVIDIA' …``, slip 48). Raises nothing."""
         card = resolved.card
         out: list[str] = []
         for lock, _ in self.locks:
@@ -571,9 +572,17 @@ class Guard:
 
                 source = checkpoint_source(root, resolved.spec.checkpoint)
             resource = source is not None and source != lock.checkpoint_source
+            # and the vendors the stack's card warning reads, where the lock pins them (slip 48)
+            vendors = None
+            if stack is not None and lock.stack is not None and lock.stack.fitted_vendors is not None:
+                from passprice.reproduce import pinned_vendors_today
+
+                vendors = pinned_vendors_today(root, lock, stack)
+            revendored = vendors is not None and vendors != (lock.stack.card_vendor, lock.stack.fitted_vendors) \
+                if lock.stack is not None else False
             if card.title == lock.card_title and card.hypothetical == lock.card_hypothetical and not described \
                     and not resha and not relabelled_record and not restacked and not reorigin \
-                    and not resource:
+                    and not resource and not revendored:
                 continue  # the common case imports nothing more (a warm price stays light)
             from passprice.locks import portable_spec
             from passprice.pins import checkpoint_digest
@@ -587,7 +596,7 @@ class Guard:
             if (reorigin or resource) and checkpoint_digest(resolved.header) != lock.checkpoint_pin.content:
                 origin = source = None  # another content: said as the checkpoint changed, as the header sha256 is
             lines = relabelled(lock, card, portable_spec(resolved.spec, root) if own else None, today_stack, sha256,
-                               routing, method, origin, source)
+                               routing, method, origin, source, vendors)
             out += [f"{lock.name}: {r}" if len(self.locks) > 1 else r for r in lines]
         return tuple(dict.fromkeys(out))
 

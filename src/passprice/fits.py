@@ -15,7 +15,8 @@ those runs cover. It has:
   the fact was made (``{ run = ID, value = FIGURE }``);
 - for a fit, ``digits`` (the value is the fit rounded to that many significant digits), ``tolerance`` (the relative
   difference a re-fit may show and still agree: the fit is floating-point least squares, not exact arithmetic) and
-  ``errors`` (its error in sample and held out, as ``passprice calibrate`` reported it; not re-checked).
+  ``errors`` (its error in sample and held out, as ``passprice calibrate`` reported it; ``passprice check`` computes
+  it again since slip 48).
 
 ``passprice check`` verifies it (:func:`passprice.calibrate.verify_stack`): every named run still exists, is still a
 run of the stack and still has the figure recorded; a ``min``/``max`` is recomputed; a fit is re-run from the named

@@ -338,7 +338,11 @@ class StackPin:
     texts; its facts are pinned under ``stack.``. The texts move no number, yet say which runtime and builds the
     overhead facts pinned beside them were measured on: a lock pins them as a routing record's title and note
     (:class:`RecordPin`), said as relabelled when they change (:func:`passprice.reproduce.relabelled`). A lock written
-    before pins neither (absent: ``None``, not pinned, said nowhere), and its digest is as it was."""
+    before pins neither (absent: ``None``, not pinned, said nowhere), and its digest is as it was. Slip 48: the
+    vendors a price under the stack reads (:func:`passprice.stackreach.stack_vendors`): ``card_vendor``, the priced
+    card's ``[card] vendor`` (``None`` when it gives none), and ``fitted_vendors``, those of the cards the stack was
+    fitted on (``None``: not pinned, a lock written before); the warning that the stack's kernels never ran on a card
+    of another vendor rests on them, and they are said as relabelled as the texts are."""
 
     name: str
     integer_matrices: str
@@ -346,6 +350,8 @@ class StackPin:
     title: str = ""
     runtime: str | None = None
     builds: str | None = None
+    card_vendor: str | None = None
+    fitted_vendors: tuple[str, ...] | None = None
 
 
 @attrs.frozen
@@ -1085,8 +1091,11 @@ def make_lock(
         own = f"stack.cards.{resolved.card.name}."
         pinned = stack.lock_facts()
         facts.update({p: f for p, f in pinned.items() if not p.startswith("stack.cards.") or p.startswith(own)})
+        from passprice.stackreach import stack_vendors
+
+        card_vendor, fitted_vendors = stack_vendors(root, stack, resolved.card.name)
         pin = StackPin(stack.name, stack.integer_matrices, stack.float_matrices, stack.title, stack.runtime,
-                       stack.builds)
+                       stack.builds, card_vendor, fitted_vendors)
     return Lock(
         info=LockInfo(name, kind, pricing_model_digest(), LOCK_FORMAT, serving),
         policy=policy,

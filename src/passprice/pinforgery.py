@@ -44,7 +44,8 @@ def label_pins(lock: Lock) -> dict[str, str | bool | None]:
     ``routing.note``, ``draft.title``, ``draft.note`` (when the lock has the table), ``stack.NAME.title`` (when it
     was made under a stack) and ``stack.NAME.runtime`` / ``stack.NAME.builds`` (when the lock pins them: session 27),
     ``checkpoint.origin`` (when the lock pins it: session 27) and ``checkpoint.source`` (when it pins it: slip
-    round 46). Raises nothing."""
+    round 46), ``stack.NAME.card_vendor`` and ``stack.NAME.fitted_vendors`` (the latter's vendors joined by ``, ``;
+    when the lock pins them: slip 48). Raises nothing."""
     out: dict[str, str | bool | None] = {
         "card.title": lock.card_title, "card.hypothetical": lock.card_hypothetical,
         "serving.description": lock.spec.description, "checkpoint.sha256": lock.checkpoint_sha256,
@@ -58,6 +59,9 @@ def label_pins(lock: Lock) -> dict[str, str | bool | None]:
             out[f"stack.{lock.stack.name}.runtime"] = lock.stack.runtime
         if lock.stack.builds is not None:
             out[f"stack.{lock.stack.name}.builds"] = lock.stack.builds
+        if lock.stack.fitted_vendors is not None:  # the vendors the stack's card warning reads (slip 48)
+            out[f"stack.{lock.stack.name}.card_vendor"] = lock.stack.card_vendor
+            out[f"stack.{lock.stack.name}.fitted_vendors"] = ", ".join(lock.stack.fitted_vendors)
     if lock.checkpoint_origin is not None:
         out["checkpoint.origin"] = lock.checkpoint_origin
     if lock.checkpoint_source is not None:
@@ -171,7 +175,8 @@ def _dropped_labels(rel: str, lock: Lock, old: Lock, head: Root) -> list[str]:
         except InputError:
             today = None
         for key, stated in (("runtime", None if today is None else today.runtime),
-                            ("builds", None if today is None else today.builds)):
+                            ("builds", None if today is None else today.builds),
+                            ("fitted_vendors", None if today is None else "")):  # passprice lock pins them (slip 48)
             name = f"stack.{lock.stack.name}.{key}"
             if stated is not None and name in before and name not in pins:
                 dropped.append(name)

@@ -513,7 +513,7 @@ def changed_span(old: str, new: str) -> str:
 def relabelled(
     lock: Lock, card: Card, spec: ServingSpec | None = None, stack: Stack | None = None, sha256: str | None = None,
     routing: Routing | None = None, method: DraftMethod | None = None, origin: str | None = None,
-    source: str | None = None,
+    source: str | None = None, vendors: tuple[str | None, tuple[str, ...]] | None = None,
 ) -> tuple[str, ...]:
     """What ``lock`` pins of its card, serving and stack besides facts and priced fields that today's ``card``
     (the same registry card), completed serving ``spec`` and ``stack`` differ in, one line each:
@@ -536,7 +536,10 @@ def relabelled(
     to "(fine-tuned)" under three locks passed ``check``, ``reproduce`` and ``price --lock``); a lock written before
     pins none, and nothing is said. ``source``: today's ``entry.source`` (the header file the entry was imported
     from, which ``audit`` cites), compared as ``origin`` is where the lock pins it (slip round 46):
-    ``checkpoint.source: …[x → y]… (the lock pinned the old)``. Raises nothing."""
+    ``checkpoint.source: …[x → y]… (the lock pinned the old)``. ``vendors``: today's
+    :func:`passprice.stackreach.stack_vendors` of ``stack`` and the card, compared where the lock pins them (slip 48):
+    ``stack.S.card_vendor: 'AMD' → 'NVIDIA' (the lock pinned the old)``, ``stack.S.fitted_vendors: NVIDIA → AMD,
+    NVIDIA (the lock pinned the old)`` (``(none)`` for no vendor). Raises nothing."""
     out = []
     if card.title != lock.card_title:
         out.append(f"card.title: {shown_pair(lock.card_title, card.title)} (the lock pinned the old)")
@@ -577,7 +580,41 @@ def relabelled(
             if pinned_text is not None and today_text != pinned_text:
                 change = changed_span(pinned_text, today_text or "")
                 out.append(f"stack.{lock.stack.name}.{key}: {change} (the lock pinned the old)")
+    if vendors is not None and lock.stack is not None and lock.stack.fitted_vendors is not None:
+        out += vendor_lines(lock.stack.name, (lock.stack.card_vendor, lock.stack.fitted_vendors), vendors)
     return tuple(out)
+
+
+def vendor_lines(
+    stack: str, pinned: tuple[str | None, tuple[str, ...]], today: tuple[str | None, tuple[str, ...]],
+) -> list[str]:
+    """The relabelled lines of a lock made under ``stack`` whose pinned vendors (``pinned``: the card's, the fitted
+    cards', as :class:`passprice.locks.StackPin` holds them) differ from ``today``'s: ``stack.S.card_vendor: 'AMD' →
+    'NVIDIA' (the lock pinned the old)`` and ``stack.S.fitted_vendors: NVIDIA → AMD, NVIDIA (the lock pinned the
+    old)``, each text cut as :func:`changed_span` cuts a description's (at most 20 characters either side of what
+    changed; a vendor's length is uncapped) and written with its non-printing characters escaped. Raises nothing."""
+    out = []
+    if pinned[0] != today[0]:
+        was, now = pinned[0] or "(none)", today[0] or "(none)"
+        out.append(f"stack.{stack}.card_vendor: {changed_span(was, now)} (the lock pinned the old)")
+    if pinned[1] != today[1]:
+        was, now = ", ".join(pinned[1]) or "(none)", ", ".join(today[1]) or "(none)"
+        out.append(f"stack.{stack}.fitted_vendors: {changed_span(was, now)} (the lock pinned the old)")
+    return out
+
+
+def pinned_vendors_today(root: Root, lock: Lock, stack: Stack) -> tuple[str | None, tuple[str, ...]] | None:
+    """Today's :func:`passprice.stackreach.stack_vendors` of ``stack`` and ``lock``'s card in ``root``, where ``lock``
+    pins them (made under ``stack`` since slip 48); ``None`` otherwise, or when a measurement file does not read
+    (reported where it is read). For :func:`relabelled`'s ``vendors``. Raises nothing."""
+    if lock.stack is None or lock.stack.fitted_vendors is None or lock.stack.name != stack.name:
+        return None
+    from passprice.stackreach import stack_vendors
+
+    try:
+        return stack_vendors(root, stack, lock.card)
+    except InputError:
+        return None
 
 
 def pinned_origin_today(root: Root, lock: Lock, checkpoint: str) -> str | None:
@@ -708,7 +745,9 @@ def price_today(root: Root, lock: Lock) -> Today:
             return Today(completed, changes, gone, error=problem_lines(e)[0].replace(f"{root.path}/", ""),
                          differences=differences, relabelled=relabels)
         # a stack's title, pinned in the lock's [stack] table, said as the card's title is (slip round 42)
-        relabels = (*relabels, *(r for r in relabelled(lock, resolved.card, None, stack) if r.startswith("stack.")))
+        relabels = (*relabels, *(r for r in relabelled(lock, resolved.card, None, stack,
+                                                       vendors=pinned_vendors_today(root, lock, stack))
+                                 if r.startswith("stack.")))
         facts.update(stack.lock_facts())
         # Where the stack's matrix kernels run is no fact, but it moves the expected price as one: a stack's
         # integer_matrices vector → array read "facts unchanged, serving unchanged" and check --frozen "drift:

@@ -117,6 +117,26 @@ def card_reach(root: Root, stack: Stack, card: str) -> CardReach:
     return attrs.evolve(reach, vendor=card_vendor(root, card), fitted_vendors=tuple(sorted(vendors)))
 
 
+def stack_vendors(root: Root, stack: Stack, card: str) -> tuple[str | None, tuple[str, ...]]:
+    """What a price of ``card`` under ``stack`` reads of vendors (:func:`card_reach`'s ``vendor`` and
+    ``fitted_vendors``, whether or not the stack's runs measured the card): the card's ``[card] vendor`` (``None``
+    when it gives none) and the vendors of the cards the stack was fitted on, sorted, each once. A lock made under a
+    stack pins both (:class:`passprice.locks.StackPin`): the warning that the stack's kernels never ran on a card of
+    that vendor rests on them, and the MI300X's vendor rewritten AMD → NVIDIA silenced it under a lock while
+    ``check``, ``reproduce``, ``price --lock`` and the review said nothing (slip 48). Raises
+    :class:`~passprice.errors.InputError` for a measurement file that does not read."""
+    from passprice.measurements import load_runs
+
+    named: set[str] = set()
+    for fact in stack.facts.values():
+        if isinstance(fact.derivation, RunDerivation):
+            named.update(r.run for r in fact.derivation.runs)
+    cards = {run.card for run in load_runs(root, stack.name) if run.id in named} if named else set()
+    cards.update(stack.cards)
+    vendors = {v for v in map(lambda c: card_vendor(root, c), cards) if v is not None}
+    return card_vendor(root, card), tuple(sorted(vendors))
+
+
 def card_vendor(root: Root, card: str) -> str | None:
     """The ``[card] vendor`` of the card ``card`` names in ``root`` (``NVIDIA``, ``AMD`` …), or ``None`` when the file
     gives none or does not read (the price reports that file itself). Never raises."""
