@@ -1,0 +1,111 @@
+"""Leftovers 29 (issue 13: texts and names). A serving file's ``position = -0.0`` (and a sweep file's ``positions =
+[-0.0]``) was echoed as "-0" / "-0.0"; record dates of ``0001-01-01`` read; registry files named by absolute path
+under an absolute ``--root``; ``compare --json`` printed no JSON when no card read; ``import x.gguf.`` wrote an entry
+``x.gguf.``; roofline's ``card (title)`` label nested parentheses."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from cli_helpers import copy_root, invoke
+
+SERVING = "registry/servings/gemma3-270m-h100.toml"
+SOURCE = "sources/ai-benchmarking-guide-fork-samuel-bohman.toml"
+MEASUREMENTS = "registry/measurements/llamacpp-points.toml"
+
+
+def _edit(root: Path, rel: str, old: str, new: str) -> None:
+    """Replace the first ``old`` line text in ``root/rel`` by ``new`` (the edit must apply)."""
+    path = root / rel
+    text = path.read_text(encoding="utf-8")
+    assert old in text, (rel, old)
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+
+
+# --- 1. -0.0 in a serving or sweep file is 0 -------------------------------------------------------------------------
+
+
+def test_a_negative_zero_position_in_a_serving_file_is_shown_as_0(tmp_path: Path) -> None:
+    # Before: "0.75 × contexts at mean position -0 of a 4,096 limit" and "… share 0.75, position -0.0, limit 4096"
+    # in the lock's drift line (price, best, check, max-batch), "position": -0.0 in servings --json.
+    root = copy_root(tmp_path)
+    _edit(root, SERVING, "position = 1024\n", "position = -0.0\n")
+    drift = ("contexts: share 0.25, position 16384.0, limit 32768; share 0.75, position 1024.0, limit 4096 → share "
+             "0.25, position 16384.0, limit 32768; share 0.75, position 0.0, limit 4096")
+    for command in (("price",), ("best",), ("max-batch",)):
+        result = invoke(*command, "gemma3-270m-h100", root=root)
+        assert result.exit_code == 0, result.output
+        assert "-0" not in result.output.replace("-0.", "")  # no "-0" and no "-0.0"
+        assert "-0.0" not in result.output
+        assert drift in result.output
+    priced = invoke("price", "gemma3-270m-h100", root=root).stdout.splitlines()[1]
+    assert priced.startswith("  0.75 × contexts at mean position 0 of a 4,096 limit; 0.25 × contexts at mean "
+                             "position 16384 of a 32,768 limit · "), priced
+    listed = invoke("servings", "--json", root=root)
+    assert listed.exit_code == 0, listed.output
+    contexts = json.loads(listed.stdout)["servings"]["gemma3-270m-h100"]["contexts"]
+    assert [repr(c["position"]) for c in contexts] == ["0.0", "16384.0"]
+    assert '"position": -0.0' not in listed.stdout
+    checked = invoke("check", root=root)
+    assert drift in checked.output and "-0.0" not in checked.output
+
+
+def test_a_negative_zero_position_in_a_sweep_file_is_shown_as_0(tmp_path: Path) -> None:
+    # Before: "its rows at position -0, 512 are not the locked serving's (position 2048)".
+    root = copy_root(tmp_path)
+    grid = tmp_path / "grid.toml"
+    grid.write_text('servings = ["qwen3-30b-a3b-h200"]\nbatches = [1]\npositions = [-0.0, 512]\n', encoding="utf-8")
+    result = invoke("sweep", "--file", str(grid), root=root)
+    assert result.exit_code == 0, result.output
+    assert result.stderr.splitlines()[-1].endswith(
+        "its rows at position 0, 512 are not the locked serving's (position 2048)"), result.stderr
+    rows = json.loads(invoke("sweep", "--file", str(grid), "--json", root=root).stdout)
+    assert [r["position"] for r in rows] == [0, 512]
+    assert "-0" not in result.output.replace("e-0", "")
+
+
+# --- 2. a record date before any real record is refused by the schema ------------------------------------------------
+
+
+def test_a_date_before_any_real_record_is_one_line_naming_file_and_key(tmp_path: Path) -> None:
+    # Before: source date/retrieved and a run's date of 0001-01-01 read (check: 0 problems, exit 0).
+    root = copy_root(tmp_path)
+    _edit(root, SOURCE, 'date = "unknown"\n', 'date = "0001-01-01"\n')
+    _edit(root, SOURCE, 'retrieved = "2026-12-01"\n', 'retrieved = "0001-01-01"\n')
+    _edit(root, MEASUREMENTS, 'date = "2023-12-22"\n', 'date = "0001-01-01"\n')
+    result = invoke("check", root=root)
+    assert result.exit_code == 2, result.output
+    errors = [line for line in result.stderr.splitlines() if line.startswith("passprice: error: ")]
+    assert errors[:3] == [
+        f"passprice: error: {MEASUREMENTS}: run.0.date: '0001-01-01' is not when the run was made or published "
+        '(YYYY, YYYY-MM or YYYY-MM-DD, in 1990 or later), or "unknown"',
+        f"passprice: error: {SOURCE}: source.date: '0001-01-01' is not when it was published (YYYY, YYYY-MM or "
+        'YYYY-MM-DD, in 1900 or later), or "unknown"',
+        f"passprice: error: {SOURCE}: source.retrieved: '0001-01-01' is not when the copy that was read was "
+        'retrieved (YYYY-MM-DD, 1990-01-01 or later), or "unknown"',
+    ], result.stderr
+
+
+def test_the_date_bounds_hold_at_their_first_day_and_refuse_the_day_before(tmp_path: Path) -> None:
+    root = copy_root(tmp_path)
+    for retrieved, date, run, ok in (("1990-01-01", "1900", "1990", True), ("1989-12-31", "1899-12", "1989-12-31",
+                                                                             False)):
+        case = tmp_path / retrieved
+        case.mkdir()
+        copy = copy_root(case)
+        _edit(copy, SOURCE, 'date = "unknown"\n', f'date = "{date}"\n')
+        _edit(copy, SOURCE, 'retrieved = "2026-12-01"\n', f'retrieved = "{retrieved}"\n')
+        _edit(copy, MEASUREMENTS, 'date = "2023-12-22"\n', f'date = "{run}"\n')
+        result = invoke("validate", root=copy) if ok else invoke("check", root=copy)
+        if ok:
+            assert result.exit_code == 0, result.output
+            assert invoke("sources", root=copy).exit_code == 0
+        else:
+            assert result.exit_code == 2
+            errors = [line for line in result.stderr.splitlines() if line.startswith("passprice: error: ")]
+            assert [re.sub(r": '.*", "", line) for line in errors[:3]] == [
+                f"passprice: error: {MEASUREMENTS}: run.0.date", f"passprice: error: {SOURCE}: source.date",
+                f"passprice: error: {SOURCE}: source.retrieved"]
+    assert root.is_dir()
