@@ -109,3 +109,49 @@ def test_the_date_bounds_hold_at_their_first_day_and_refuse_the_day_before(tmp_p
                 f"passprice: error: {MEASUREMENTS}: run.0.date", f"passprice: error: {SOURCE}: source.date",
                 f"passprice: error: {SOURCE}: source.retrieved"]
     assert root.is_dir()
+
+
+# --- 3. registry files named relative to the registry under an absolute --root -----------------------------------------
+
+
+def test_calibrate_with_no_runs_names_the_measurements_folder_relative_to_the_registry(tmp_path: Path) -> None:
+    # Before: "calibrate: no measured runs of stack 'lmdeploy-turbomind-2312' in /…/root/registry/measurements".
+    root = copy_root(tmp_path)
+    (root / "registry/measurements/lmdeploy-turbomind-a100.toml").unlink()
+    for extra in ((), ("--json",)):
+        result = invoke("calibrate", "--stack", "lmdeploy-turbomind-2312", "--dry-run", *extra, root=root)
+        assert result.exit_code == 2, result.output
+        assert result.stderr.splitlines() == [
+            "passprice: error: calibrate: no measured runs of stack 'lmdeploy-turbomind-2312' in registry/measurements"]
+
+
+def test_an_unregistered_name_is_not_found_in_the_registry_relative_folder(tmp_path: Path) -> None:
+    # Before: "serving 'nosuch': not found in /…/root/registry/servings (registered: …)" under an absolute --root.
+    root = copy_root(tmp_path)
+    for args, start in (
+        (("compare", "nosuch"), "passprice: error: serving 'nosuch': not found in registry/servings (registered: "),
+        (("price", "nosuch"), "passprice: error: serving 'nosuch': not found in registry/servings (registered: "),
+        (("facts", "nosuch"), "passprice: error: card 'nosuch': not found in facts/cards (registered: "),
+        (("calibrate", "--stack", "nosuch"),
+         "passprice: error: stack 'nosuch': not found in facts/stacks (registered: llamacpp-cuda-2405, "),
+    ):
+        result = invoke(*args, root=root)
+        assert result.exit_code == 2, result.output
+        assert result.stderr.startswith(start), result.stderr
+        assert str(root) not in result.stderr
+
+
+def test_check_names_a_cited_source_record_relative_to_the_registry_inside_its_line(tmp_path: Path) -> None:
+    # Before: "facts/cards/mi300x.toml: streams.read.source: source '…' does not validate: /…/root/sources/….toml: …".
+    root = copy_root(tmp_path)
+    _edit(root, SOURCE, 'retrieved = "2026-12-01"\n', 'retrieved = "2027"\n')
+    result = invoke("check", root=root)
+    assert result.exit_code == 2, result.output
+    retrieved = (f"{SOURCE}: source.retrieved: '2027' is not when the copy that was read was retrieved (YYYY-MM-DD, "
+                 '1990-01-01 or later), or "unknown"')
+    assert result.stderr.splitlines() == [
+        f"passprice: error: {retrieved}",
+        "passprice: error: facts/cards/mi300x.toml: streams.read.source: source 'ai-benchmarking-guide-fork-samuel-"
+        f"bohman' does not validate: {retrieved}",
+    ]
+    assert str(root) not in result.output

@@ -818,13 +818,13 @@ def checkpoint_file(root: Root, ref: str) -> tuple[Path, bool]:
             return candidate, False
         if ref.endswith("/") or is_there(os.path.normpath(os.path.join(root.checkpoints, f"{ref}.toml"))):
             raise outside("checkpoint", ref, root.checkpoints, root.names(root.checkpoints))
-        raise not_found("checkpoint", ref, root.checkpoints, root.names(root.checkpoints))
+        raise not_found("checkpoint", ref, root.checkpoints, root.names(root.checkpoints), root)
     path = entry_path(root, ref)
     if is_there(path):
         return path, True
     if is_there(candidate):
         return candidate, False
-    raise not_found("checkpoint", ref, root.checkpoints, root.names(root.checkpoints))
+    raise not_found("checkpoint", ref, root.checkpoints, root.names(root.checkpoints), root)
 
 
 def registry_name(root: Root, ref: str) -> bool:

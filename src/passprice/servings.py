@@ -210,7 +210,7 @@ def serving_path(root: Root, ref: str) -> Path:
         raise outside("serving", ref, root.servings, root.names(root.servings))
     path = root.servings / f"{ref}.toml"
     if not is_there(path):
-        raise not_found("serving", ref, root.servings, root.names(root.servings))
+        raise not_found("serving", ref, root.servings, root.names(root.servings), root)
     return path
 
 
