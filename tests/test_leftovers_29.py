@@ -111,7 +111,7 @@ def test_the_date_bounds_hold_at_their_first_day_and_refuse_the_day_before(tmp_p
     assert root.is_dir()
 
 
-# --- 3. registry files named relative to the registry under an absolute --root -----------------------------------------
+# --- 3. registry files named relative to the registry under an absolute --root ---------------------------------------
 
 
 def test_calibrate_with_no_runs_names_the_measurements_folder_relative_to_the_registry(tmp_path: Path) -> None:
