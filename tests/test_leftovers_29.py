@@ -155,3 +155,64 @@ def test_check_names_a_cited_source_record_relative_to_the_registry_inside_its_l
         f"bohman' does not validate: {retrieved}",
     ]
     assert str(root) not in result.output
+
+
+# --- 4. --json is one JSON document whenever a command shows what reads ----------------------------------------------
+
+
+def _bogus_all(root: Path, folder: str) -> int:
+    """Put a key no schema allows at the top of every file of ``root/folder``: none reads; how many."""
+    files = sorted((root / folder).glob("*.toml"))
+    for path in files:
+        path.write_text("bogus = 1\n" + path.read_text(encoding="utf-8"), encoding="utf-8")
+    return len(files)
+
+
+def _one_document(args: tuple[str, ...], root: Path) -> dict[str, object]:
+    """Run ``args`` (with --json): exit 2, one JSON document on stdout whose ``problems`` are the stderr lines."""
+    result = invoke(*args, "--json", root=root)
+    assert result.exit_code == 2, result.output
+    out = json.loads(result.stdout)
+    assert isinstance(out, dict)
+    assert [f"passprice: error: {p}" for p in out["problems"]] == result.stderr.splitlines(), result.stderr
+    return out
+
+
+def test_compare_json_when_no_card_reads_prints_one_document_with_the_problems(tmp_path: Path) -> None:
+    # Before: exit 2, 17 error lines on stderr and nothing on stdout.
+    root = copy_root(tmp_path)
+    count = _bogus_all(root, "facts/cards")
+    out = _one_document(("compare", "gemma3-270m-h100", "--cards", "all"), root)
+    assert (out["serving"], out["cards"], len(out["problems"])) == ("gemma3-270m-h100", [], count)  # type: ignore
+    assert out["problems"][0] == (  # type: ignore[index]
+        "facts/cards/a100_pcie_80gb.toml: (top level): Additional properties are not allowed ('bogus' was "
+        "unexpected): the keys here are array, card, host, memory, on_chip, scale, streams, tensor, vector"
+    ), out["problems"]
+    text = invoke("compare", "gemma3-270m-h100", "--cards", "all", root=root)
+    assert (text.exit_code, text.stdout) == (2, "")
+
+
+def test_validate_json_names_the_files_it_left_out(tmp_path: Path) -> None:
+    # Before: the three measurement files that did not read were named on stderr only; the JSON held no "problems".
+    root = copy_root(tmp_path)
+    count = _bogus_all(root, "registry/measurements")
+    out = _one_document(("validate",), root)
+    assert (out["runs"], len(out["problems"])) == ([], count)  # type: ignore[arg-type]
+    assert out["problems"][0].startswith(  # type: ignore[index]
+        "registry/measurements/llamacpp-points.toml: (top level): Additional properties are not allowed ('bogus' "
+        "was unexpected)")
+    good = json.loads(invoke("validate", "--json", root=copy_root(tmp_path / "good")).stdout)
+    assert good["problems"] == [] and len(good["runs"]) == 144
+
+
+def test_every_listing_prints_one_document_when_nothing_reads(tmp_path: Path) -> None:
+    # The rule held already (listed for the record): cards, servings, checkpoints, sources, check.
+    root = copy_root(tmp_path)
+    for args, folder, key in ((("cards",), "facts/cards", "cards"), (("servings",), "registry/servings", "servings"),
+                              (("checkpoints",), "registry/checkpoints", "checkpoints"),
+                              (("sources",), "sources", "sources")):
+        case = copy_root(tmp_path / key)
+        count = _bogus_all(case, folder)
+        out = _one_document(args, case)
+        assert not out[key] and len(out["problems"]) >= count  # type: ignore[arg-type]
+    assert root.is_dir()
