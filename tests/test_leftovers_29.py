@@ -216,3 +216,32 @@ def test_every_listing_prints_one_document_when_nothing_reads(tmp_path: Path) ->
         out = _one_document(args, case)
         assert not out[key] and len(out["problems"]) >= count  # type: ignore[arg-type]
     assert root.is_dir()
+
+
+# --- 5. import's entry name never ends in a dot or a space --------------------------------------------------------------
+
+
+def test_import_of_a_file_name_ending_in_a_dot_names_the_entry_without_it(tmp_path: Path) -> None:
+    # Before: "imported x.gguf. as x.gguf.: …/registry/checkpoints/x.gguf..toml", exit 0.
+    import shutil
+
+    from cli_helpers import REPO
+
+    from passprice.checkpoints import entry_name
+
+    assert [entry_name(n) for n in ("x.gguf.", "x.gguf ", "x..gguf", "x.header.gguf.xz.", "m-00001-of-00002.gguf.")] \
+        == ["x", "x", "x", "x", "m"]
+    root = copy_root(tmp_path)
+    header = tmp_path / "x.gguf."
+    shutil.copyfile(REPO / "tests/data/qwen35-27b-like.header.gguf", header)
+    result = invoke("import", str(header), root=root)
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith(f"imported {header} as x: {root / 'registry/checkpoints/x.toml'} ("), result.stdout
+    assert sorted(p.name for p in (root / "registry/checkpoints").glob("x*")) == ["x.toml"]
+    assert invoke("header", "x", root=root).exit_code == 0  # what import writes reads back
+    named = invoke("import", str(header), "--name", "y.", root=root)
+    assert (named.exit_code, named.stdout) == (2, "")
+    assert named.stderr.splitlines() == [
+        "passprice: error: checkpoint name 'y.': ends in '.', which Windows drops from a file's name: give the name "
+        "without it ('y')"]
+    assert not (root / "registry/checkpoints/y..toml").exists()

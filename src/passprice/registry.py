@@ -154,6 +154,11 @@ def require_record_name(kind: str, name: str) -> None:
         # folder (attack round 31).
         raise InputError(f"{kind} name {name!r}: ends in .toml, which names a file wherever a {kind} is named: give "
                          f"the name without it ({name.removesuffix('.toml')!r} writes {name!r})")
+    if name.endswith("."):
+        # `import H --name y.` wrote registry/checkpoints/y..toml, a record whose name Windows drops the dot of when
+        # it names a file (`y.` and `y` one file there) and every listing shows with a dot nobody reads (session 29).
+        raise InputError(f"{kind} name {name!r}: ends in '.', which Windows drops from a file's name: give the name "
+                         f"without it ({name.rstrip('.')!r})")
     if len(name) > MAX_RECORD_NAME:
         raise InputError(f"{kind} name {name[:40]!r}…: {len(name):,} characters; at most {MAX_RECORD_NAME}")
     device = windows_device(name)
