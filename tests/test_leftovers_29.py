@@ -226,7 +226,6 @@ def test_import_of_a_file_name_ending_in_a_dot_names_the_entry_without_it(tmp_pa
     import shutil
 
     from cli_helpers import REPO
-
     from passprice.checkpoints import entry_name
 
     assert [entry_name(n) for n in ("x.gguf.", "x.gguf ", "x..gguf", "x.header.gguf.xz.", "m-00001-of-00002.gguf.")] \
