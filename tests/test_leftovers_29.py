@@ -218,7 +218,7 @@ def test_every_listing_prints_one_document_when_nothing_reads(tmp_path: Path) ->
     assert root.is_dir()
 
 
-# --- 5. import's entry name never ends in a dot or a space --------------------------------------------------------------
+# --- 5. import's entry name never ends in a dot or a space ------------------------------------------------------------
 
 
 def test_import_of_a_file_name_ending_in_a_dot_names_the_entry_without_it(tmp_path: Path) -> None:
