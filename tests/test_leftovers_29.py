@@ -244,3 +244,24 @@ def test_import_of_a_file_name_ending_in_a_dot_names_the_entry_without_it(tmp_pa
         "passprice: error: checkpoint name 'y.': ends in '.', which Windows drops from a file's name: give the name "
         "without it ('y')"]
     assert not (root / "registry/checkpoints/y..toml").exists()
+
+
+# --- 6. roofline's card line: the title after a dash, never nested in parentheses ------------------------------------
+
+
+def test_roofline_shows_a_card_title_holding_parentheses_after_a_dash(tmp_path: Path) -> None:
+    # Before: "a40 (Acme A40 (rev. 2)): memory 696 GB/s × streams.read 1 = 696 GB/s on one long read".
+    from cli_helpers import retitled
+
+    from passprice.tables import titled
+
+    root = copy_root(tmp_path)
+    card = root / "facts/cards/a40.toml"
+    card.write_text(retitled(card.read_text(encoding="utf-8"), "Acme A40 (rev. 2)"), encoding="utf-8")
+    result = invoke("roofline", "a40", root=root)
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[0] == (
+        "a40 — Acme A40 (rev. 2): memory 696 GB/s × streams.read 1 = 696 GB/s on one long read")
+    assert titled("a40", "Acme A40 (rev. 2)") == "a40 — Acme A40 (rev. 2)"
+    shipped = invoke("roofline", "a40")  # a title without parentheses reads the same way
+    assert shipped.stdout.splitlines()[0].startswith("a40 — NVIDIA A40: memory 696 GB/s")
