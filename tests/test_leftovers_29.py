@@ -252,7 +252,6 @@ def test_import_of_a_file_name_ending_in_a_dot_names_the_entry_without_it(tmp_pa
 def test_roofline_shows_a_card_title_holding_parentheses_after_a_dash(tmp_path: Path) -> None:
     # Before: "a40 (Acme A40 (rev. 2)): memory 696 GB/s × streams.read 1 = 696 GB/s on one long read".
     from cli_helpers import retitled
-
     from passprice.tables import titled
 
     root = copy_root(tmp_path)
