@@ -281,7 +281,7 @@ def test_a_retrieved_day_written_as_a_year_or_month_is_one_line(tmp_path: Path, 
     assert result.exit_code == 2
     assert [line for line in result.stderr.splitlines() if line.startswith(f"passprice: error: {SOURCE}:")] == [
         f"passprice: error: {SOURCE}: source.retrieved: '{date}' is not when the copy that was read was retrieved "
-        "(YYYY-MM-DD), or \"unknown\""]
+        "(YYYY-MM-DD, 1990-01-01 or later), or \"unknown\""]
 
 
 # --- 6. an option of -0.0 ---------------------------------------------------------------------------------------------

@@ -57,7 +57,7 @@ def test_a_name_of_the_shipped_registry_not_in_dir_says_where_it_is(tmp_path: Pa
     result = invoke("price", "r1-qwen7b-h200", root=root)
     assert result.exit_code == 2, result.output
     assert result.stderr == (
-        f"passprice: error: serving 'r1-qwen7b-h200': not found in {root}/registry/servings; r1-qwen7b-h200 is a "
+        "passprice: error: serving 'r1-qwen7b-h200': not found in registry/servings; r1-qwen7b-h200 is a "
         f"serving of the facts passprice ships, not of this registry ({root}): copy "
         f"{shipped}/registry/servings/r1-qwen7b-h200.toml into {root}/registry/servings to use it here (registered: "
         "none)\n"

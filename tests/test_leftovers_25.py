@@ -140,7 +140,8 @@ def _run_dated(root: Path, date: str) -> None:
                    "month has)"),
     ("2024-13", "is not a date of the calendar (YYYY, YYYY-MM or YYYY-MM-DD: a month from 01 to 12, a day the "
                 "month has)"),
-    ("Dec 2023", 'is not when the run was made or published (YYYY, YYYY-MM or YYYY-MM-DD), or "unknown"'),
+    ("Dec 2023", "is not when the run was made or published (YYYY, YYYY-MM or YYYY-MM-DD, in 1990 or later), "
+                 'or "unknown"'),
 ])  # fmt: skip
 def test_3_a_run_dated_no_day_of_the_calendar_is_bad_input(tmp_path: Path, date: str, says: str) -> None:
     root = copy_root(tmp_path)

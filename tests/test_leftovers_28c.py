@@ -97,7 +97,7 @@ def test_a_source_not_found_names_the_closest_three_and_counts_the_rest(tmp_path
     _edit(root, H200, 'source = "nvidia-hopper-whitepaper"\nlocator = "Table 3, H100 SXM5 column (the H100',
           'source = "zzz"\nlocator = "Table 3, H100 SXM5 column (the H100')
     lines = _check_errors(root)
-    sources = root / "sources"  # check names a registry file absolute inside a line under an absolute --root
+    sources = "sources"  # inside a line too, relative to the registry since session 29 (left29; was absolute)
     write = "does not exist: write it (a [source] table, schema/source.schema.json), or cite one of the"
     assert lines[0] == (
         f"passprice: error: {H200}: memory.capacity.source: no source 'nvidia-h200-datasheett'; did you mean "

@@ -105,7 +105,7 @@ def test_a_name_not_found_lists_40_registered_names_and_counts_the_rest(tmp_path
     assert out.exit_code == 2, out.output
     line = out.stderr.strip()
     assert len(out.stderr.splitlines()) == 1
-    assert line.endswith(f"(registered: {', '.join(known[:40])} … (118 in all, each a file of {cards}))")
+    assert line.endswith(f"(registered: {', '.join(known[:40])} … (118 in all, each a file of facts/cards))")
     assert known[40] not in line and len(line) < 1200
 
 

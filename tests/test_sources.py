@@ -120,7 +120,7 @@ def test_unknown_is_stated_not_omitted(tmp_path: Path) -> None:
     assert listed.stderr.splitlines() == [
         f"passprice: error: {shown}: source.date: missing (required)",
         f"passprice: error: {shown}: source.retrieved: 'soon' is not when the copy that was read was retrieved "
-        '(YYYY-MM-DD), or "unknown"',
+        '(YYYY-MM-DD, 1990-01-01 or later), or "unknown"',
     ]
     # A registry document must exist; a source nothing cites is a warning, not a failure.
     (root / "sources" / "ws1-design.toml").write_text(

@@ -111,8 +111,7 @@ class Bound:
             # `--position 1e-400` was taken as 0 (or "0 is out of range"), a number the line does not hold (round 33)
             raise InputError(f"{_cut(text)!r} underflows a float (read as 0: nothing but 0 is nearer zero than "
                              f"±4.9e-324) ({self.describe()})")
-        # -0.0 is 0 (IEEE: -0.0 + 0.0 is 0.0): `--position -0.0` was priced and shown as "mean position -0" (round 49)
-        return self.check(number + 0.0)
+        return self.check(unsigned_zero(number))
 
     def check(self, value: int | float) -> int | float:
         """``value`` when it lies within the bound; else :class:`InputError` saying which side it passed."""
@@ -122,6 +121,15 @@ class Bound:
         if below or above:
             raise InputError(f"{_shown(value)} is out of range ({self.describe()})")
         return value
+
+
+def unsigned_zero(value: float) -> float:
+    """``value`` with a negative zero made ``0.0`` (IEEE 754: ``-0.0 + 0.0`` is ``+0.0``; every other value, NaN and
+    the infinities included, is returned unchanged): the one rule for every number a user gives that is echoed back.
+    ``--position -0.0`` was shown as "mean position -0" (attack round 49), and ``position = -0.0`` in a serving file or
+    ``positions = [-0.0]`` in a sweep file, which their schemas' ``minimum = 0`` let by, as "position -0" and
+    "position -0.0" (session 29). Equal values either way (``-0.0 == 0.0``), so nothing priced or compared moves."""
+    return value + 0.0
 
 
 def _shown(value: float | int) -> str:

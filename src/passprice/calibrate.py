@@ -46,7 +46,7 @@ from passprice.files import shell_word, shown
 from passprice.fits import RunDerivation, RunInput, extreme, figure_of, rounded
 from passprice.gguf_header import GGUFHeader
 from passprice.measurements import Run, load_runs, past_context, ratio_too_large, run_serving
-from passprice.registry import Root
+from passprice.registry import Root, in_root
 from passprice.serving import ServingRefusal, shape_of
 from passprice.stackfits import METHOD
 from passprice.stackfits import review_stacks as review_stacks  # (re-exported: its home was this module)
@@ -498,7 +498,8 @@ def calibrate(root: Root, stack_name: str, runs: Sequence[Run] | None = None) ->
     except InputError as e:  # a file named as validate, check and the listings name it (not ROOT/registry/…)
         raise InputError.of(registry_relative(root, e.lines)) from None
     if not runs:
-        raise InputError(f"calibrate: no measured runs of stack {stack.name!r} in {root.measurements}")
+        # named as every registry file is (registry.in_root): it read ROOT/registry/measurements under --root ROOT
+        raise InputError(f"calibrate: no measured runs of stack {stack.name!r} in {in_root(root, root.measurements)}")
     cap = runs_cap()
     fits = 1 + len({r.card for r in runs}) + len({r.checkpoint for r in runs})
     if len(runs) > cap or len(runs) * fits > FITS_PER_RUN * cap:

@@ -320,7 +320,7 @@ def card_path(root: Root, ref: str) -> Path:
         raise outside("card", ref, root.cards, root.names(root.cards))
     path = root.cards / f"{ref}.toml"
     if not is_there(path):
-        raise not_found("card", ref, root.cards, root.names(root.cards))
+        raise not_found("card", ref, root.cards, root.names(root.cards), root)
     return path
 
 

@@ -490,9 +490,13 @@ def relative_lines(root: Root, lines: Sequence[str]) -> list[str]:
     """``lines`` with each path under ``root`` named relative to it (``facts/cards/nul.toml``), as ``check`` names
     every file: the one way problem lines name a registry's files, so the listings (``cards``, ``servings``,
     ``checkpoints``) and a sweep say a file's name as ``check`` does (session 25: under ``--root DIR`` they named it
-    ``DIR/facts/cards/nul.toml``, absolute, where ``check`` said ``facts/cards/nul.toml``). Raises nothing."""
-    prefix = f"{root.path}{os.sep}"
-    return [line.removeprefix(prefix) for line in lines]
+    ``DIR/facts/cards/nul.toml``, absolute, where ``check`` said ``facts/cards/nul.toml``). Wherever in a line a
+    path starts (after the line's start, a blank, a parenthesis, a quote, ``=``, ``,``, ``:`` or ``[``): a card
+    citing a source record that does not validate read ``facts/cards/x.toml: streams.read.source: source 'ID' does
+    not validate: /abs/root/sources/ID.toml: …`` under an absolute ``--root`` (session 29), where ``validate`` and
+    ``calibrate`` (:func:`passprice.validate.registry_relative`, now this) named every path. Raises nothing."""
+    start = re.compile(r"(?<![^\s(\"'=,:\[])" + re.escape(f"{root.path}{os.sep}"))
+    return [start.sub("", line) for line in lines]
 
 
 def registry_device_names(root: Root) -> list[str]:

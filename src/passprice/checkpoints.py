@@ -596,13 +596,15 @@ def _shard_suffix() -> re.Pattern[str]:
 def entry_name(path: str | os.PathLike[str]) -> str:
     """The entry name a GGUF file imports under by default: its file name less ``.xz``/``.gz``, ``.gguf``, a shard
     suffix (``-00001-of-00003``) and a ``.header`` marker (``gemma3-270m-q4_k_m.header.gguf.xz`` →
-    ``gemma3-270m-q4_k_m``)."""
-    name = Path(path).name
+    ``gemma3-270m-q4_k_m``), without trailing dots and spaces before and after them: ``import x.gguf.`` wrote an
+    entry named ``x.gguf.`` (``registry/checkpoints/x.gguf..toml``), a name Windows cannot hold as a file's and
+    nobody meant (walkthrough 33; session 29), where it is ``x`` now."""
+    name = Path(path).name.rstrip(". ")
     for suffix in (".xz", ".gz", ".gguf", ".header"):
         name = name.removesuffix(suffix)
         if suffix == ".gguf":
             name = _shard_suffix().sub("", name)
-    return name
+    return name.rstrip(". ")
 
 
 def entry_path(root: Root, name: str) -> Path:
@@ -818,13 +820,13 @@ def checkpoint_file(root: Root, ref: str) -> tuple[Path, bool]:
             return candidate, False
         if ref.endswith("/") or is_there(os.path.normpath(os.path.join(root.checkpoints, f"{ref}.toml"))):
             raise outside("checkpoint", ref, root.checkpoints, root.names(root.checkpoints))
-        raise not_found("checkpoint", ref, root.checkpoints, root.names(root.checkpoints))
+        raise not_found("checkpoint", ref, root.checkpoints, root.names(root.checkpoints), root)
     path = entry_path(root, ref)
     if is_there(path):
         return path, True
     if is_there(candidate):
         return candidate, False
-    raise not_found("checkpoint", ref, root.checkpoints, root.names(root.checkpoints))
+    raise not_found("checkpoint", ref, root.checkpoints, root.names(root.checkpoints), root)
 
 
 def registry_name(root: Root, ref: str) -> bool:

@@ -1806,7 +1806,11 @@ def compare_command(
         card_list = tuple(name for name, _ in _load_all(root.names(root.cards), lambda name: load_card(root, name),
                                                         root=root))
         if not card_list and root.names(root.cards):
-            return  # no card reads: their problems are all there is to say
+            # no card reads: their problems are all there is to say, in the one JSON document --json promises (it
+            # printed none, session 29): no card compared, each problem as its stderr line says it (exit 2)
+            if as_json:
+                _echo_json({"serving": serving, "cards": [], "problems": _kept_problems()})
+            return
     else:
         card_list = tuple(c.strip() for c in cards.split(",") if c.strip())
     if not card_list:
@@ -3576,7 +3580,8 @@ def validate_command(
     if plot_path is not None:
         plot(v, plot_path, force=force)
     if as_json:
-        _echo_json(data)
+        # the runs left out, as the listings' "problems" (stderr alone named them, session 29)
+        _echo_json({**data, "problems": _kept_problems()})
     else:
         click.echo(validation_text(v, stack))
     if plot_path is not None:

@@ -70,7 +70,7 @@ def draft_path(root: Root, ref: str) -> Path:
         raise outside("drafting method", ref, root.drafts, root.names(root.drafts))
     path = root.drafts / f"{ref}.toml"
     if not is_there(path):
-        raise not_found("drafting method", ref, root.drafts, root.names(root.drafts))
+        raise not_found("drafting method", ref, root.drafts, root.names(root.drafts), root)
     return path
 
 

@@ -154,6 +154,11 @@ def require_record_name(kind: str, name: str) -> None:
         # folder (attack round 31).
         raise InputError(f"{kind} name {name!r}: ends in .toml, which names a file wherever a {kind} is named: give "
                          f"the name without it ({name.removesuffix('.toml')!r} writes {name!r})")
+    if name.endswith("."):
+        # `import H --name y.` wrote registry/checkpoints/y..toml, a record whose name Windows drops the dot of when
+        # it names a file (`y.` and `y` one file there) and every listing shows with a dot nobody reads (session 29).
+        raise InputError(f"{kind} name {name!r}: ends in '.', which Windows drops from a file's name: give the name "
+                         f"without it ({name.rstrip('.')!r})")
     if len(name) > MAX_RECORD_NAME:
         raise InputError(f"{kind} name {name[:40]!r}…: {len(name):,} characters; at most {MAX_RECORD_NAME}")
     device = windows_device(name)
@@ -1006,12 +1011,15 @@ def outside(kind: str, ref: str, folder: Path, known: list[str]) -> InputError:
     )
 
 
-def not_found(kind: str, ref: str, folder: Path, known: list[str]) -> InputError:
+def not_found(kind: str, ref: str, folder: Path, known: list[str], root: Root | None = None) -> InputError:
     """The error for ``ref``, a ``kind`` (card, serving, checkpoint …) that names nothing: a folder where a file
     belongs (``ref`` itself, or ``folder/ref.toml``), a file that is not a ``.toml`` one, a path to no file (``ref``
     holds a path separator or ends in ``.toml``), a symbolic link to no file (``ref`` or ``folder/ref.toml``: the
     name is listed as registered, so "not found; did you mean REF?" named the very name), else a name not in
-    ``folder``, with the first :data:`MAX_LISTED_NAMES` of the ``known`` names listed and the rest counted."""
+    ``folder``, with the first :data:`MAX_LISTED_NAMES` of the ``known`` names listed and the rest counted.
+    ``folder`` is named as :func:`in_root` names a file of ``root`` (``registry/servings``, whatever ``--root``
+    was given as; it read ``/abs/root/registry/servings`` under an absolute ``--root``, session 29), or as given
+    without a ``root``."""
     if ref and is_folder(ref):
         return InputError(f"{shown(ref)}: is a folder, not a {kind} file")
     entry = folder / f"{ref}.toml"
@@ -1037,14 +1045,15 @@ def not_found(kind: str, ref: str, folder: Path, known: list[str]) -> InputError
         if "/" not in ref and os.sep not in ref and stem in known:
             return NotFound(f"{shown(ref)}: no such {kind} file; the registered {kind} is named {stem} (no .toml)")
         return NotFound(f"{shown(ref)}: no such {kind} file")
+    where = shown(in_root(root, folder)) if root is not None else str(folder)
     listed = ", ".join(known[:MAX_LISTED_NAMES]) or "none"
     if len(known) > MAX_LISTED_NAMES:
-        listed += f" … ({len(known):,} in all, each a file of {folder})"
+        listed += f" … ({len(known):,} in all, each a file of {where})"
     # a look-alike name (a Cyrillic х in h200_sхm_141gb) is spelled: "card 'h200_sхm_141gb': not found …; did you mean
     # h200_sxm_141gb" named two strings that print alike (attack round 38)
     hint = _hint(kind, ref, folder, known)
     named = repr(ref) if repr(ref).isascii() or ascii(ref) in hint else f"{ref!r} (spelled {ref!a})"
-    return NotFound(f"{kind} {named}: not found in {folder}{hint} (registered: {listed})")
+    return NotFound(f"{kind} {named}: not found in {where}{hint} (registered: {listed})")
 
 
 #: The most names a command given many (``sweep``'s servings and cards, ``compare --cards``) says are not found before

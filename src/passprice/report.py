@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from passprice.errors import InputError
 from passprice.gguf_records import LongArray, LongString, nonfinite_text
-from passprice.tables import count, percent, printable, si, text_table
+from passprice.tables import count, percent, printable, si, text_table, titled
 
 if TYPE_CHECKING:  # types only: a price's JSON, or a header's, needs none of these modules imported
     from passprice.cards import Card
@@ -461,7 +461,7 @@ def expected_text(expected: Any) -> str:
     lines = [
         "",
         # its title after a dash: a title holding parentheses nested in them (leftovers 28)
-        f"  stack         {stack.name} — {stack.title}",
+        f"  stack         {titled(stack.name, stack.title)}",
         # At another batch than the limit's, the ratio is best against best, and says so: the fitted span's line
         # gives another, at the same batch (leftovers 28: "0.007122 × … at its own best batch" beside "0.2384 × the
         # limit at its batch, 1" read as two figures of one thing).

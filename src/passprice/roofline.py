@@ -426,14 +426,14 @@ def roofline_json(line: Roofline) -> dict[str, Any]:
 
 def ridges_text(card: Card) -> str:
     """A card's ridge points for people, with the share used and why."""
-    from passprice.tables import si, text_table
+    from passprice.tables import si, text_table, titled
 
     items = ridges(card)
     first = items[0]
     rows = [[r.datapath, si(r.rate, f"{r.work}/s"), f"{r.ridge:,.4g} {r.work}/B"] for r in items]
     return "\n".join(
         [
-            f"{card.name} ({card.title}): memory {si(first.bandwidth, 'B/s')} × streams.read {first.share:g} = "
+            f"{titled(card.name, card.title)}: memory {si(first.bandwidth, 'B/s')} × streams.read {first.share:g} = "
             f"{si(first.bandwidth * first.share, 'B/s')} on one long read",
             "",
             "ridge points: work per byte of memory traffic at which a datapath takes as long as the memory,",

@@ -119,7 +119,7 @@ def routing_path(root: Root, ref: str) -> Path:
         raise outside("routing record", ref, root.routing, root.names(root.routing))
     path = root.routing / f"{ref}.toml"
     if not is_there(path):
-        raise not_found("routing record", ref, root.routing, root.names(root.routing))
+        raise not_found("routing record", ref, root.routing, root.names(root.routing), root)
     return path
 
 

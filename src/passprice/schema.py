@@ -504,7 +504,7 @@ def _explain(error: Any) -> str:
     if error.validator == "format" and error.validator_value == CALENDAR_DATE:
         # The forms the key's pattern takes: a source's `retrieved` is a day, its `date` (and a run's) may be less.
         pattern = error.schema.get("pattern", "") if isinstance(error.schema, dict) else ""
-        form = "YYYY-MM-DD" if pattern.startswith("^([0-9]{4}-") else "YYYY, YYYY-MM or YYYY-MM-DD"
+        form = "YYYY, YYYY-MM or YYYY-MM-DD" if ")?" in pattern else "YYYY-MM-DD"  # the month and day optional
         if future_date(instance):
             return (f"{_key_path(where)}: {shown_value(instance)} is after today ({TODAY().isoformat()} in UTC+14, "
                     "the latest day anywhere): a run or a source is dated on a day that has come")

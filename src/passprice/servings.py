@@ -123,9 +123,15 @@ def spec_from_document(document: Mapping[str, Any], source: str) -> ServingSpec:
     Raises :class:`InputError` naming ``source`` for values the schema lets through but the spec cannot hold."""
     import cattrs
 
+    from passprice.bounds import unsigned_zero
+
     data = dict(document)
     if "contexts" in data:
-        data["contexts"] = tuple(data["contexts"])
+        # position = -0.0 (the schema's minimum 0 lets it by) is 0, as --position -0.0 is: shown as "-0" otherwise
+        data["contexts"] = tuple(
+            {**c, "position": unsigned_zero(c["position"])} if isinstance(c.get("position"), float) else c
+            for c in data["contexts"]
+        )
     data["source"] = source  # structured with the rest: one object made, not one made and evolved
     try:
         spec = _converter().structure(data, ServingSpec)
@@ -204,7 +210,7 @@ def serving_path(root: Root, ref: str) -> Path:
         raise outside("serving", ref, root.servings, root.names(root.servings))
     path = root.servings / f"{ref}.toml"
     if not is_there(path):
-        raise not_found("serving", ref, root.servings, root.names(root.servings))
+        raise not_found("serving", ref, root.servings, root.names(root.servings), root)
     return path
 
 

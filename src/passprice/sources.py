@@ -140,9 +140,9 @@ def source_path(root: Root, ref: str) -> Path:
     if not SOURCE_ID.fullmatch(ref):
         if "/" not in ref and ref in root.names(root.sources):
             raise _not_an_id(str(path), ref)  # sources/Bad_ID.toml: registered, but its name is no id a fact cites
-        raise not_found("source", ref, root.sources, root.names(root.sources))
+        raise not_found("source", ref, root.sources, root.names(root.sources), root)
     if not is_there(path):
-        raise not_found("source", ref, root.sources, root.names(root.sources))
+        raise not_found("source", ref, root.sources, root.names(root.sources), root)
     return path
 
 

@@ -405,7 +405,7 @@ def _expected_entry(r: DraftRow) -> dict[str, Any]:
 def speculation_text(result: Speculation, title: str) -> str:
     """``passprice speculate`` for people: one row a draft length, tokens/s, speedup, emitted per pass and its
     Monte-Carlo check, pass time, the bind and the term behind it; refused lengths with their refusal."""
-    from passprice.tables import si, text_table
+    from passprice.tables import si, text_table, titled
 
     rows = []
     for r in result.rows:
@@ -433,7 +433,7 @@ def speculation_text(result: Speculation, title: str) -> str:
     where = f"at batch {result.batch:,}" if result.batch is not None else "each at its own best batch"
     lines = [
         # the method's title between dashes: a title holding parentheses nested in them (leftovers 28)
-        f"{title}: drafting with {result.method.name} — {result.method.title} — {where}",
+        f"{title}: drafting with {titled(result.method.name, result.method.title)} — {where}",
         "",
         text_table(
             [

@@ -387,7 +387,7 @@ def stack_path(root: Root, ref: str) -> Path:
         raise outside("stack", ref, root.stacks, root.names(root.stacks))
     path = root.stacks / f"{ref}.toml"
     if not is_there(path):
-        raise not_found("stack", ref, root.stacks, root.names(root.stacks))
+        raise not_found("stack", ref, root.stacks, root.names(root.stacks), root)
     return path
 
 

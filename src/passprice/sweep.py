@@ -27,7 +27,7 @@ import attrs
 import numpy as np
 
 from passprice import schema
-from passprice.bounds import misspelt
+from passprice.bounds import misspelt, unsigned_zero
 from passprice.cards import Card, card_path, load_card
 from passprice.cost import Pricing, pass_seconds, pass_terms
 from passprice.drafts import DraftMethod, load_draft_method
@@ -375,7 +375,7 @@ def grid_from_file(path: Path, root: Root) -> Grid:
         servings=servings,
         batches=batches,
         cards=cards,
-        positions=opt("positions", float),
+        positions=opt("positions", lambda v: unsigned_zero(float(v))),  # -0.0 is 0, as --positions -0.0 is
         draft_tokens=opt("draft_tokens", int),
         source=path,
     )

@@ -14,6 +14,13 @@ _PREFIXES = [(1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0,
 _SMALL = [(1.0, ""), (1e-3, "m"), (1e-6, "µ"), (1e-9, "n")]
 
 
+def titled(name: str, title: str) -> str:
+    """``NAME — TITLE``: a record's name with its title after a dash, never in parentheses, since a title may hold its
+    own (``a40 (Acme X (rev. 2))`` nested them: leftovers 28 for a stack's and a drafting method's title, session 29
+    for roofline's card). The one way a line shows a name beside its title. Raises nothing."""
+    return f"{name} — {title}"
+
+
 def si(value: float, unit: str, digits: int = 4) -> str:
     """``value`` with a decimal SI prefix and ``digits`` significant digits: ``si(4.8e12, "B/s")`` → ``4.8 TB/s``,
     ``si(0.00102, "s")`` → ``1.02 ms``. Zero is ``0 unit``; non-finite values print as they are."""

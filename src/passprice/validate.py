@@ -8,8 +8,6 @@ expected price's error, |expected / measured − 1|, is what a stack's calibrati
 
 from __future__ import annotations
 
-import os
-import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -105,9 +103,11 @@ def registry_relative(root: Root, lines: Sequence[str]) -> list[str]:
     """``lines`` with every path below ``root`` named relative to it (``registry/measurements/x.toml``), wherever in a
     line it starts (after the line's start, a blank, a parenthesis, a quote, ``=``, ``,``, ``:`` or ``[``): the rule
     :func:`passprice.check.relative_lines` holds ``check`` and the listings to, for lines that name a file after a
-    run's id too (``run ID (SOURCE): FILE: …``). Raises nothing."""
-    start = re.compile(r"(?<![^\s(\"'=,:\[])" + re.escape(f"{root.path}{os.sep}"))
-    return [start.sub("", line) for line in lines]
+    run's id too (``run ID (SOURCE): FILE: …``); the one rule, :func:`passprice.check.relative_lines`. Raises
+    nothing."""
+    from passprice.check import relative_lines
+
+    return relative_lines(root, lines)
 
 
 def validate(root: Root, stack: str | None = None, runs: Sequence[Run] | None = None) -> Validation:
