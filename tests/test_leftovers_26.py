@@ -132,7 +132,7 @@ def test_lock_o_with_a_name_refuses_a_device_file_name_too(tmp_path: Path, monke
      "digit) (see 'cli lock --help')"),
     (("fact", "set", "a:b", "memory.bandwidth", "--value", "1", "--unit", "TB/s", "--provenance", "assumed",
       "--source", "nvidia-h200", "--locator", "x"),
-     "card 'a:b': not found in ROOT/facts/cards (registered: a100_pcie_80gb, a100_sxm4_80gb, a40, b200, "
+     "card 'a:b': not found in facts/cards (registered: a100_pcie_80gb, a100_sxm4_80gb, a40, b200, "
      "h100_pcie_80gb, h100_sxm5_80gb, h200_sxm_141gb, l40s, mi300x, rtx_3080, rtx_3090, rtx_4080, rtx_4090, "
      "rtx_6000_ada, rtx_a6000, sn40l, ws1_hypothetical)"),
 ])  # fmt: skip

@@ -138,7 +138,7 @@ def test_unknown_is_stated_not_omitted(tmp_path: Path) -> None:
         " put the document there (source.path is read from the registry's top folder), or correct source.path",
         # the card citing it cannot be priced either (round 23: price and lock took it while check refused it)
         "facts/cards/ws1_hypothetical.toml: memory.capacity.source: source 'ws1-design' names no document of this "
-        f"registry: {root / 'sources' / 'ws1-design.toml'}: source.path: facts/cards/ws2.toml is not a file of this "
+        "registry: sources/ws1-design.toml: source.path: facts/cards/ws2.toml is not a file of this "
         "registry: put the document there (source.path is read from the registry's top folder), or correct "
         "source.path",
     ]
@@ -478,11 +478,11 @@ def test_a_fact_citing_a_missing_source_is_refused_naming_file_and_key(tmp_path:
     relative = [p for p in report["problems"] if p.startswith(H200_FILE)]
     registered = f"{len(load_sources(Root(REPO)))} registered (passprice sources lists them)"  # leftovers 28c
     assert relative == [
-        f"{H200_FILE}: memory.bandwidth.source: no source 'nvidia-h200-datasheet-2099'{near} ({root / 'sources'}/"
+        f"{H200_FILE}: memory.bandwidth.source: no source 'nvidia-h200-datasheet-2099'{near} (sources/"
         f"nvidia-h200-datasheet-2099.toml does not exist: write it (a [source] table, schema/source.schema.json), "
         f"or cite one of the {registered})",
         f"{H200_FILE}: on_chip.bandwidth.derivation.inputs.sms.source: no source 'hopper'; did you mean "
-        f"nvidia-hopper-whitepaper? ({root / 'sources'}/"
+        "nvidia-hopper-whitepaper? (sources/"
         f"hopper.toml does not exist: write it (a [source] table, schema/source.schema.json), "
         f"or cite one of the {registered})",
     ]
