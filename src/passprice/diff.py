@@ -2738,7 +2738,8 @@ def _refit(copy: _Copy, requests: Sequence[Mapping[str, Any]], refits: Mapping[s
 def stack_refit_findings(root: Root, name: str) -> tuple[Finding, ...]:
     """What ``passprice check`` finds in stack ``name``'s run-derived facts on ``root``
     (:func:`passprice.calibrate.verify_stack`: a fit re-run from today's runs, cards, checkpoints and routing records),
-    each :class:`~passprice.derivations.Finding` with the stack's own fact path (``share.read``). Empty when the stack
+    each :class:`~passprice.derivations.Finding` with the stack's own fact path (``share.read``); a finding of the
+    fit's recorded errors (``Finding.of_errors``) only when no fact's value moved. Empty when the stack
     or the measured runs do not read (``check`` reports those files itself), and when ``name`` (a HEAD lock's stack
     name) leads out of ``facts/stacks`` (``../../../outside/vllm-w24``: a file of another folder, which the pricing
     refuses to read, was re-fitted and its findings marked on the lock, attack round 41). Raises nothing."""
@@ -2751,7 +2752,12 @@ def stack_refit_findings(root: Root, name: str) -> tuple[Finding, ...]:
         return ()
     try:
         stack = load_stack(root, str(root.stacks / f"{name}.toml"))
-        return stack_findings(root, stack, load_runs(root))  # the fit check's review of HEAD re-ran, made once
+        found = stack_findings(root, stack, load_runs(root))  # the fit check's review of HEAD re-ran, made once
+        # A fit whose facts moved names those facts; its recorded errors, which move with them, would name all
+        # (session 29: eight facts marked of a fit whose three moved). Errors alone disagreeing (slip 48: rewritten
+        # by hand) still mark the facts carrying them: a price under the stack prints them.
+        values = tuple(f for f in found if not f.of_errors)
+        return values or found
     except InputError:
         return ()
 
