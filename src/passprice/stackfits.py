@@ -14,8 +14,9 @@ the runs name (``facts/cards/NAME.toml``, and the folder's listing, which a "not
 entry (``registry/checkpoints/``: a routing record's scope names checkpoints), the routing records and drafting
 methods (``facts/routing/``, ``facts/drafts/``), the other stacks (``facts/stacks/``), the source records every
 fact cites (``sources/``), the schemas (``schema/``), passprice's code and the libraries that decide an entry (in
-every cache key: :func:`passprice.cache.key`), NumPy's installed files (the least squares), the environment's
-``PASSPRICE_MAX_FIT_RUNS`` and the working folder (a finding's text may name a file as a path). Nothing is kept
+every cache key: :func:`passprice.cache.key`), NumPy's installed files (the least squares), every bound the
+environment sets (:data:`passprice.settings.VARIABLES`: ``PASSPRICE_MAX_FIT_RUNS``, and ``PASSPRICE_MAX_FILE_BYTES``,
+past which a card does not read) and the working folder (a finding's text may name a file as a path). Nothing is kept
 (the fit re-run, as before) when a run names a card or checkpoint by a path rather than a registry name, when a
 named card or entry is not there, when an entry of those folders is not a regular file or folder (a FIFO, a
 dangling link), or when a finding's text names the registry's folder (a path that differs between a side's
@@ -34,6 +35,7 @@ from passprice.derivations import Finding
 from passprice.errors import InputError
 from passprice.measurements import Run, load_runs
 from passprice.registry import Root
+from passprice.settings import VARIABLES
 from passprice.stacks import Stack, load_stack
 
 #: The method a fitted fact's derivation names (:data:`passprice.fits.METHODS`).
@@ -143,9 +145,12 @@ def fit_inputs(root: Root, stack: Stack, runs: Sequence[Run]) -> bytes | None:
     shared = _registry_part(root)
     if shared is None:
         return None
+    # Every bound the environment sets (passprice.settings.VARIABLES), not the fit's run cap alone: a card or
+    # routing record past PASSPRICE_MAX_FILE_BYTES makes the fit "broken", and a warm check kept the finding of a
+    # run without the bound (slip 49: "2 problems" warm, "3 problems" cold and without the cache).
+    bounds = "\0".join(f"{name}={os.environ.get(name)!r}" for name, _ in VARIABLES)
     parts: list[bytes] = [
-        f"{stack.name}\0{os.getcwd()}\0{os.environ.get('PASSPRICE_MAX_FIT_RUNS')!r}\0".encode("utf-8",
-                                                                                          "surrogateescape"),
+        f"{stack.name}\0{os.getcwd()}\0{bounds}\0".encode("utf-8", "surrogateescape"),
         shared,
     ]
     try:
