@@ -93,3 +93,26 @@ def test_a_warm_check_under_a_file_bound_says_the_broken_fit(tmp_path: Path) -> 
         "than 55,000 bytes, the most a card file may hold (60,002 bytes; PASSPRICE_MAX_FILE_BYTES=BYTES raises the "
         "cap)"
     ) in err.splitlines()
+
+
+def test_a_lock_stripped_of_its_card_vendor_alone_is_said_in_words(tmp_path: Path) -> None:
+    """``card_vendor`` dropped from a stack lock by hand (digests recomputed), ``fitted_vendors`` kept: caught by
+    ``check --frozen`` (exit 1), ``reproduce``, ``price --lock`` and the review (exit 1) before and after; the review's
+    line said ``pins None`` (Python's spelling), now ``pins (none)`` as ``check`` writes it."""
+    from cli_helpers import invoke
+    from test_slip_48 import MI_LOCK, _mi_stack, _restack
+
+    base, head = _mi_stack(tmp_path)
+    _restack(head / MI_LOCK, card_vendor=None)
+    said = "stack.llamacpp-cuda-2405.card_vendor: [(none) → AMD] (the lock pinned the old)"
+    checked = invoke("check", "--frozen", root=head)
+    assert checked.exit_code == 1, checked.output
+    assert f"    {said}" in checked.stdout.splitlines()
+    assert f"    relabelled     {said}" in invoke("reproduce", MI_LOCK, root=head).stdout.splitlines()
+    assert f"                relabelled since the lock: {said}" in invoke(
+        "price", "--lock", MI_LOCK, root=head).stdout.splitlines()
+    result = invoke("diff", str(base), str(head))
+    assert result.exit_code == 1, result.output
+    assert (f"  {MI_LOCK}: stack.llamacpp-cuda-2405.card_vendor: pins (none), which neither side of the change holds "
+            "and BASE's lock did not pin: a lock's labels are pinned by passprice lock from a registry (check --frozen "
+            f"fails this one); re-lock it: passprice lock --update -o {MI_LOCK}") in result.stdout.splitlines()
