@@ -116,3 +116,60 @@ def test_a_lock_stripped_of_its_card_vendor_alone_is_said_in_words(tmp_path: Pat
     assert (f"  {MI_LOCK}: stack.llamacpp-cuda-2405.card_vendor: pins (none), which neither side of the change holds "
             "and BASE's lock did not pin: a lock's labels are pinned by passprice lock from a registry (check --frozen "
             f"fails this one); re-lock it: passprice lock --update -o {MI_LOCK}") in result.stdout.splitlines()
+
+
+MEASUREMENTS = "registry/measurements/lmdeploy-turbomind-a100.toml"
+BATCH_32 = 'checkpoint = "llama2-7b-f16"\nbatch = 32\npositions = [128, 2176]\n'
+
+
+def _routed_by_path(tmp_path: Path) -> Path:
+    """A registry copy whose batch-32 run of :data:`STACK` is of Qwen3-30B-A3B (a mixture of experts), priced with
+    the routing record ``extra/r.toml`` (a copy of ``uniform``) named by its absolute path inside the root, which the
+    measurement file's check admits (:func:`passprice.registry.require_inside`); the stack re-calibrated to it."""
+    from cli_helpers import invoke
+
+    path = _registry(tmp_path / "registry").resolve()
+    shutil.copyfile(embedded_root().path / CARD, path / CARD)  # the card as shipped: no file bound here
+    (path / "extra").mkdir()
+    shutil.copyfile(path / "facts/routing/uniform.toml", path / "extra/r.toml")
+    text = (path / MEASUREMENTS).read_text(encoding="utf-8")
+    assert text.count(BATCH_32) == 1
+    routed = BATCH_32.replace('"llama2-7b-f16"\n', f'"qwen3-30b-a3b-q4_k_m"\nrouting = "{path / "extra/r.toml"}"\n')
+    (path / MEASUREMENTS).write_text(text.replace(BATCH_32, routed), encoding="utf-8")
+    made = invoke("calibrate", "--stack", STACK, root=path)
+    assert made.exit_code == 0, made.output
+    return path
+
+
+def _hot(path: Path) -> None:
+    """The routing record's hot set made 10 % of the experts, taking 90 % of the token-slots (valid, and the fit's
+    batch-32 run is priced otherwise)."""
+    text = path.read_text(encoding="utf-8")
+    for old, new in (("[hot_experts]\nvalue = 1.0", "[hot_experts]\nvalue = 0.1"),
+                     ("[hot_share]\nvalue = 1.0", "[hot_share]\nvalue = 0.9")):
+        assert text.count(old) == 1
+        text = text.replace(old, new)
+    path.write_text(text, encoding="utf-8")
+
+
+def test_a_routing_record_a_run_names_by_a_path_keeps_no_fit_findings(tmp_path: Path) -> None:
+    path = _routed_by_path(tmp_path)
+    root = Root(path)
+    assert stackfits.fit_inputs(root, load_stack(root, STACK), load_runs(root)) is None  # before: keyed, the file not
+
+    def check(cache: Path, *extra: str) -> tuple[int, str, str]:
+        done = subprocess.run([sys.executable, "-m", "passprice", *extra, "check"], cwd=path, env=_env(cache),
+                              capture_output=True, text=True, timeout=300)
+        return done.returncode, done.stdout, done.stderr
+
+    holds = check(tmp_path / "cache")
+    assert holds[0] == 0, holds[2]
+    _hot(path / "extra/r.toml")
+    warm = check(tmp_path / "cache")
+    assert warm == check(tmp_path / "unused", "--no-cache")
+    status, out, _ = warm
+    assert status == 1  # before: 0, "0 problems" warm; 1, "2 problems" without the cache
+    assert out.splitlines()[0].endswith(": 2 problems")
+    assert out.splitlines()[2].startswith(
+        f"  facts/stacks/{STACK}.toml: share.array: re-fitted from its 17 runs (as registered today, on today's cards, "
+        "checkpoints and routing records) it is 0.0202, not 0.02091: more than the 0.1 % its derivation allows")

@@ -17,8 +17,9 @@ fact cites (``sources/``), the schemas (``schema/``), passprice's code and the l
 every cache key: :func:`passprice.cache.key`), NumPy's installed files (the least squares), every bound the
 environment sets (:data:`passprice.settings.VARIABLES`: ``PASSPRICE_MAX_FIT_RUNS``, and ``PASSPRICE_MAX_FILE_BYTES``,
 past which a card does not read) and the working folder (a finding's text may name a file as a path). Nothing is kept
-(the fit re-run, as before) when a run names a card or checkpoint by a path rather than a registry name, when a
-named card or entry is not there, when an entry of those folders is not a regular file or folder (a FIFO, a
+(the fit re-run, as before) when a run names a card, checkpoint or routing record by a path rather than a registry
+name (a path inside the root passes the measurement file's check, and may lead to a folder no key lists), when a
+named card, entry or record is not there, when an entry of those folders is not a regular file or folder (a FIFO, a
 dangling link), or when a finding's text names the registry's folder (a path that differs between a side's
 temporary copy and the next).
 """
@@ -135,13 +136,20 @@ def _registry_part(root: Root) -> bytes | None:
 def fit_inputs(root: Root, stack: Stack, runs: Sequence[Run]) -> bytes | None:
     """The bytes :func:`stack_findings` keys stack ``stack``'s findings by: every input the re-fit of ``stack`` on
     ``runs`` (the registry's measured runs) reads, each named and given whole (the module's docstring lists them),
-    or ``None`` when one cannot be keyed soundly (a run naming a card or checkpoint by a path, or one not there; an
+    or ``None`` when one cannot be keyed soundly (a run naming a card, checkpoint or routing record by a path, or one
+    not there; an
     entry of those folders that is neither a regular file nor a folder; a file that does not read). Raises
     nothing."""
     cards = sorted({r.card for r in runs})
     checkpoints = sorted({r.checkpoint for r in runs})
-    if not all(_PLAIN_NAME.fullmatch(n) and not n.endswith(".toml") for n in (*cards, *checkpoints)):
+    # A run's routing record too: a path inside the root passes the measurement file's check
+    # (passprice.registry.require_inside), and `routing = "/root/extra/r.toml"`, a file of no folder keyed here, was
+    # read by the re-fit but not keyed: with it edited, a warm check said "0 problems" (exit 0), cold 2 (slip 49).
+    routings = sorted({r.routing for r in runs if r.routing is not None})
+    if not all(_PLAIN_NAME.fullmatch(n) and not n.endswith(".toml") for n in (*cards, *checkpoints, *routings)):
         return None
+    if not all(os.path.isfile(root.routing / f"{n}.toml") for n in routings):
+        return None  # a record not there: its "not found" lists the folder, which is keyed whole
     shared = _registry_part(root)
     if shared is None:
         return None
