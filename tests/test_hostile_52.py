@@ -5,13 +5,19 @@ exact line; the docstring or a comment says what it did before.
 1. ``audit r1-qwen7b-h200 --step 4.9e-324`` (a subnormal, 0 once divided by 100) was a ZeroDivisionError traceback
    (exit 1); ``--step 1e-16`` printed an elasticity of +0.000 for every fact (each fact scaled by ``1 + 1e-18``, which
    is 1), and ``--step 1e-12`` moved ``streams.read``'s +0.972 to +0.977: rounding, not the price.
+2. A lock's ``[stack] fitted_vendors`` re-digested to 5,000 names: ``check``, ``reproduce`` and ``price --lock`` each
+   printed one line of about 40,000 characters (the changed span's sides were uncapped).
 """
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 
 from cli_helpers import invoke
+from test_hostile_49 import STACKED, _locked, _rewritten
 
 R1 = "r1-qwen7b-h200"
 STEP_RANGE = "(a finite number from 0.0001 to 50)"
@@ -43,5 +49,43 @@ def test_1_the_smallest_step_measures_what_one_percent_does() -> None:
 def test_1_the_library_refuses_a_step_outside_the_range() -> None:
     from passprice.audit import audit
 
-    with pytest.raises(ValueError, match="outside 1e-06 … 0.5"):
+    with pytest.raises(ValueError, match=re.escape("audit step 0.0 is outside 1e-06 … 0.5")):
         audit(None, None, None, step=0.0)  # type: ignore[arg-type]
+
+
+# --- 2. a lock's vendor pins of 5,000 names: one line of 40,080 characters --------------------------------------------
+
+SPAN_5000 = ("stack.llamacpp-cuda-2405.fitted_vendors: [V00000, V00001, V00002, V00003, V00004, V00005, V00006, V000… "
+             "(39,998 characters) → NVIDIA] (the lock pinned the old)")
+
+
+def test_2_a_pinned_vendor_list_of_5000_names_is_cut_on_every_command(tmp_path: Path) -> None:
+    """``[stack] fitted_vendors`` re-digested to 5,000 names (6 characters and ``, `` each: 39,998): ``check``,
+    ``reproduce`` and ``price --lock`` each printed the whole list on one line of 40,080 characters (40,095 and
+    40,119). Each side of a changed span now shows at most 80 characters: past that its first 60 and its length."""
+    root = _locked(tmp_path)
+    _rewritten(root / STACKED, lambda d: d["stack"].__setitem__("fitted_vendors", [f"V{i:05d}" for i in range(5000)]))
+    for args in (("check",), ("reproduce", str(root / STACKED)), ("price", "--lock", str(root / STACKED))):
+        result = invoke(*args, root=root)
+        out = result.stdout + result.stderr
+        assert SPAN_5000 in out, (args, out[:2000])
+        assert max(len(line) for line in out.splitlines()) < 500, args
+
+
+def test_2_a_long_changed_side_of_combining_marks_is_cut_too() -> None:
+    """One letter and 3,990 combining acute accents pinned beside today's ``NVIDIA`` (not the same text in another
+    normalisation, so not spelled): the line held all 3,990 marks (4,490 characters)."""
+    from passprice.reproduce import changed_span
+
+    assert changed_span("N" + "\u0301" * 3990, "NVIDIA") == "N[" + "\u0301" * 60 + "… (3,990 characters) → VIDIA]"
+
+
+@pytest.mark.parametrize(("old", "new", "shown"), [
+    ("a" * 80, "b", "[" + "a" * 80 + " → b]"),
+    ("a" * 81, "b", "[" + "a" * 60 + "… (81 characters) → b]"),
+    ("x", "y" * 100_000, "[x → " + "y" * 60 + "… (100,000 characters)]"),
+])
+def test_2_a_changed_span_shows_at_most_80_characters_a_side(old: str, new: str, shown: str) -> None:
+    from passprice.reproduce import changed_span
+
+    assert changed_span(old, new) == shown
