@@ -7,6 +7,7 @@ exact line; the docstring or a comment says what it did before.
    is 1), and ``--step 1e-12`` moved ``streams.read``'s +0.972 to +0.977: rounding, not the price.
 2. A lock's ``[stack] fitted_vendors`` re-digested to 5,000 names: ``check``, ``reproduce`` and ``price --lock`` each
    printed one line of about 40,000 characters (the changed span's sides were uncapped).
+3. ``explain draft.acceptance.١`` (an Arabic-Indic digit) printed the drafts entry, exit 0.
 """
 
 from __future__ import annotations
@@ -89,3 +90,15 @@ def test_2_a_changed_span_shows_at_most_80_characters_a_side(old: str, new: str,
     from passprice.reproduce import changed_span
 
     assert changed_span(old, new) == shown
+
+
+# --- 3. explain: an audit row's path with a digit that is not ASCII ---------------------------------------------------
+
+def test_3_explain_takes_an_audit_rows_index_in_ascii_digits_alone() -> None:
+    """``explain draft.acceptance.١`` (U+0661, ARABIC-INDIC DIGIT ONE) printed the drafts entry, exit 0: ``\\d``
+    matched it, though no audit row prints one. ``draft.acceptance.99999999999`` is still the drafts entry."""
+    result = invoke("explain", "draft.acceptance.\u0661")
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr == ("passprice: error: explain: 'draft.acceptance.\u0661' is not a term passprice defines; "
+                             "did you mean drafts? (passprice explain lists them)\n")
+    assert invoke("explain", "draft.acceptance.99999999999").stdout.startswith("drafts: ")
