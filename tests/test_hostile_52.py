@@ -8,6 +8,9 @@ exact line; the docstring or a comment says what it did before.
 2. A lock's ``[stack] fitted_vendors`` re-digested to 5,000 names: ``check``, ``reproduce`` and ``price --lock`` each
    printed one line of about 40,000 characters (the changed span's sides were uncapped).
 3. ``explain draft.acceptance.١`` (an Arabic-Indic digit) printed the drafts entry, exit 0.
+4. facts.yml's sticky-comment step, run by hand on a review whose first line is ``<!-- passprice diff:") or true)) |
+   .id] | first // empty #`` (the marker is spliced into a jq program), overwrote another workflow's comment (id 7);
+   a first line of 10 MB made gh fail ("Argument list too long") and the step posted a second comment, exit 0.
 """
 
 from __future__ import annotations
@@ -102,3 +105,41 @@ def test_3_explain_takes_an_audit_rows_index_in_ascii_digits_alone() -> None:
     assert result.stderr == ("passprice: error: explain: 'draft.acceptance.\u0661' is not a term passprice defines; "
                              "did you mean drafts? (passprice explain lists them)\n")
     assert invoke("explain", "draft.acceptance.99999999999").stdout.startswith("drafts: ")
+
+
+# --- 4. facts.yml's sticky-comment step given a review whose first line is no marker passprice writes ----------------
+
+MARKER = "<!-- passprice diff: this comment is updated in place on every push -->"
+
+
+@pytest.mark.parametrize(("review", "said"), [
+    # was: "updated comment 7", another workflow's comment (a coverage report) overwritten with the review
+    ('<!-- passprice diff:") or true)) | .id] | first // empty #\nbody\n',
+     "no review posted: the review's first line is not a marker passprice writes"),
+    ('<!-- passprice diff: $(touch x) `touch y` \\" -->\nbody\n',
+     "no review posted: the review's first line is not a marker passprice writes"),
+    # was: "Argument list too long" from gh, then "posted a new comment" beside the one the lookup missed
+    (MARKER + "a" * (10 << 20) + "\nbody\n",
+     "no review posted: the review's first line is 10485831 characters, not a marker passprice writes"),
+])
+def test_4_a_review_whose_first_line_is_no_marker_posts_nothing(tmp_path: Path, review: str, said: str) -> None:
+    import shutil
+
+    from test_newcomer_34 import _run_sticky
+
+    if shutil.which("jq") is None:
+        pytest.skip("jq is not installed (the fake gh filters with it, as gh --jq does)")
+    done, calls = _run_sticky(tmp_path, review)
+    assert (done.returncode, done.stdout, done.stderr, calls) == (1, "", said + "\n", "")
+
+
+def test_4_a_ten_megabyte_review_under_the_marker_is_still_posted(tmp_path: Path) -> None:
+    import shutil
+
+    from test_newcomer_34 import _run_sticky
+
+    if shutil.which("jq") is None:
+        pytest.skip("jq is not installed (the fake gh filters with it, as gh --jq does)")
+    done, calls = _run_sticky(tmp_path, MARKER + "\n" + ("x" * 1000 + "\n") * 10_000)
+    assert (done.returncode, done.stdout) == (0, "posted a new comment\n")
+    assert calls.splitlines()[-1].startswith("api --method POST repos/acme/registry/issues/12/comments -F body=@")
