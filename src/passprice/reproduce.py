@@ -478,6 +478,20 @@ def shown_pair(old: str, new: str) -> str:
     return f"{old!r} → {new!r}" if note is None else f"{old!a} → {new!a} ({note})"
 
 
+#: The most characters :func:`changed_span` shows of either side of what changed; a longer side is its first
+#: :data:`SPAN_SHOWN` and how many it holds.
+SPAN_MOST = 80
+SPAN_SHOWN = 60
+
+
+def _side(text: str) -> str:
+    """One side of :func:`changed_span`'s span: ``text``, or past :data:`SPAN_MOST` characters its first
+    :data:`SPAN_SHOWN`, ``…`` and its length: ``V00000, V00001, …… (40,078 characters)`` (attack round 52: a lock's
+    ``fitted_vendors`` of 5,000 names printed one line of 40,080 characters from ``check``, ``reproduce`` and
+    ``price --lock``; one letter and 3,990 combining marks beside ``NVIDIA``, one of 4,490)."""
+    return text if len(text) <= SPAN_MOST else f"{text[:SPAN_SHOWN]}… ({len(text):,} characters)"
+
+
 def changed_span(old: str, new: str) -> str:
     """The span where ``old`` and ``new`` differ, with 20 characters either side of it: ``…like a [Qwen3.5-27B →
     Qwen3.6-27B] hybrid (synth…``; ``[ → text]`` where one is empty. Two texts that differ only in their Unicode
@@ -487,7 +501,8 @@ def changed_span(old: str, new: str) -> str:
     escape (:func:`passprice.errors.escaped`): a lock's ``checkpoint.source`` may hold a newline (a file's name
     may), and a pin of ``"x\\ny.gguf"`` split the line of ``check``, ``reproduce`` and ``price --lock`` in two, one
     of U+202E reordered it (attack round 50). A spelled side holds at most :data:`passprice.errors.SPELL_MOST` code
-    points (:func:`passprice.errors.spell`). Raises nothing."""
+    points (:func:`passprice.errors.spell`), any other at most :data:`SPAN_MOST` characters (:func:`_side`). Raises
+    nothing."""
     import unicodedata
 
     from passprice.errors import escaped, spell
@@ -505,7 +520,7 @@ def changed_span(old: str, new: str) -> str:
             b -= 1
     tail = old[len(old) - b:]
     was, now = old[a:len(old) - b], new[a:len(new) - b]
-    span = f"[{was} → {now}]" if note is None else f"[{spell(was)} → {spell(now)}]"
+    span = f"[{_side(was)} → {_side(now)}]" if note is None else f"[{spell(was)} → {spell(now)}]"
     return escaped(f"{'…' if a > 20 else ''}{old[max(a - 20, 0):a]}{span}{tail[:20]}{'…' if b > 20 else ''}"
                    + (f" ({note})" if note is not None else ""))
 
