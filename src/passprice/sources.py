@@ -219,7 +219,6 @@ def missing_ids(root: Root, named: Iterable[tuple[str, str]], file: str) -> list
     from passprice import snapshot
 
     out = []
-    file = named_in(root, file)  # as check names it (leftovers 29b: price named /abs/root/facts/cards/x.toml)
     known: list[str] | None = None
     folder = str(root.sources)
     for key, source_id in named:
@@ -286,7 +285,6 @@ def invalid_ids(root: Root, named: Iterable[tuple[str, str]], file: str) -> list
     ``path``, looked at again on every run (a ``stat``, never cached: the document may go while the record stays)."""
     from passprice import cache
 
-    file = named_in(root, file)  # as check names it (leftovers 29b)
     cited: list[tuple[str, str, Path]] = []
     seen: set[str] = set()
     for key, source_id in named:
