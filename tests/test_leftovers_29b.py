@@ -142,3 +142,37 @@ def test_lock_json_absolute_path_folds_dot_dot_and_keeps_the_links_given(tmp_pat
 
     assert absolute_path(Path("../link/../locks/d.lock.toml")) == str(root / "locks/d.lock.toml")
     assert os.path.normpath(tmp_path / "link/../locks/d.lock.toml") == str(tmp_path / "locks/d.lock.toml")
+
+
+# --- 3. a shallow clone's hint only where the revision could lie beyond its boundary ---------------------------------
+
+
+def _git(repo: Path, *args: str) -> str:
+    import subprocess
+
+    done = subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args], cwd=repo,
+                          check=True, capture_output=True)  # fmt: skip
+    return done.stdout.decode().strip()
+
+
+def test_a_shallow_clone_is_hinted_only_for_a_revision_that_could_be_beyond_its_boundary(tmp_path: Path) -> None:
+    # Before: `diff main` in a depth-1 clone with no branch main (local or remote) said "main: neither a folder nor
+    # a revision of the git checkout … (this is a shallow clone: older commits are not here; git fetch --unshallow)":
+    # no fetch of history makes a branch that does not exist.
+    origin = copy_root(tmp_path / "o")
+    _git(origin, "init", "-q", "-b", "trunk")
+    _git(origin, "add", "-A")
+    _git(origin, "commit", "-qm", "one")
+    first = _git(origin, "rev-parse", "HEAD")
+    _git(origin, "commit", "-q", "--allow-empty", "-m", "two")
+    clone = tmp_path / "clone"
+    _git(tmp_path, "clone", "-q", "--depth", "1", f"file://{origin}", str(clone))
+    hint = " (this is a shallow clone: older commits are not here; git fetch --unshallow)"
+    for revision, hinted in (("main", False), ("origin/main", False), ("v1.0", False), ("nosuch~1", False),
+                             ("HEAD~1", True), ("trunk^", True), (first, True), (first[:7], True)):
+        result = invoke("diff", revision, root=clone)
+        assert (result.exit_code, result.stdout) == (2, ""), result.output
+        [line] = result.stderr.splitlines()
+        assert line.startswith(f"passprice: error: {revision}: neither a folder nor a revision of the git checkout "
+                               f"at {clone}"), line
+        assert (hint in line) == hinted, (revision, line)
