@@ -176,3 +176,28 @@ def test_a_shallow_clone_is_hinted_only_for_a_revision_that_could_be_beyond_its_
         assert line.startswith(f"passprice: error: {revision}: neither a folder nor a revision of the git checkout "
                                f"at {clone}"), line
         assert (hint in line) == hinted, (revision, line)
+
+
+# --- 4. a fact of -0.0 is 0 ------------------------------------------------------------------------------------------
+
+
+def test_a_negative_zero_fact_is_read_as_0_and_never_echoed_as_minus_0(tmp_path: Path) -> None:
+    # Before: a drafting method's acceptance.1 = -0.0 was echoed "0.85 when derived, -0 now" (check, price's stale
+    # line) and "draft.acceptance.1: 0.85 (estimated) → -0 (estimated)" (the lock's drift line), -0.0 in --json.
+    from passprice.facts import Fact
+
+    root = copy_root(tmp_path)
+    _edit(root, "facts/drafts/qwen35-mtp.toml", "[acceptance.1]\nvalue = 0.85", "[acceptance.1]\nvalue = -0.0")
+    checked = invoke("check", root=root)
+    assert ("  facts/drafts/qwen35-mtp.toml: acceptance.2 is stale: its input first = acceptance.1: 0.85 when "
+            "derived, 0 now; recomputed from today's inputs it is -0.1, not 0.75") in checked.output.splitlines()
+    assert "    draft.acceptance.1: 0.85 (estimated) → 0 (estimated)" in checked.output.splitlines()
+    priced = invoke("price", "qwen35-27b-h200-mtp", root=root)
+    assert "input acceptance.1 0.85 when derived, 0 now — priced on its written value" in priced.output
+    assert "draft.acceptance.1: 0.85 (estimated) → 0 (estimated)" in priced.output
+    for result in (checked, priced):
+        assert "-0 " not in result.output and "-0.0" not in result.output and "→ -0" not in result.output
+    entry = {"value": -0.0, "unit": "1", "provenance": "estimated", "source": "x", "locator": "y"}
+    fact = Fact.from_entry(entry, "f: share")  # a stack's terms.serial or share, a card's fact: one reader
+    assert (repr(fact.value), repr(fact.amount), fact.to_entry()["value"]) == ("0.0", "0.0", 0.0)
+    assert str(fact.to_entry()["value"]) == "0.0"
