@@ -847,9 +847,18 @@ def named_in(root: Root | None, path: Path | str) -> str:
     """``path`` (a file or folder of ``root``) as text names it: :func:`in_root`'s name, shown (:func:`shown`), or
     ``path`` shown as given without a ``root``. The one helper for a registry file inside a line of text: "not found
     in", "leads out of", a renamed file's hint, a serving file's own name before its problem, "wrote" (leftovers
-    29b: each named ``/abs/root/…`` under an absolute ``--root`` where ``check`` said ``registry/…``). Raises
-    nothing."""
-    return shown(in_root(root, Path(path))) if root is not None else shown(path)
+    29b: each named ``/abs/root/…`` under an absolute ``--root`` where ``check`` said ``registry/…``). The file's
+    own name is kept when it is a symbolic link (its folder's links are resolved for the comparison): a card file
+    ``aaa.toml`` linking to ``kept.toml`` is the card ``aaa``, and the hint naming it says ``facts/cards/aaa.toml``.
+    Raises nothing."""
+    if root is None:
+        return shown(path)
+    given = Path(path)
+    try:
+        rel = str((given.parent.resolve() / given.name).relative_to(root.path.resolve()))
+    except (OSError, ValueError, RuntimeError):
+        return shown(given)
+    return shown(f"{BUILT_IN}{rel}" if root.embedded else rel)
 
 
 def registry_named(root: Root) -> str:
