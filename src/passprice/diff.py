@@ -205,7 +205,7 @@ class Checkout:
             out = _run_git(self.top, ["rev-parse", "--verify", "--quiet", "--end-of-options", peeled])
         except subprocess.CalledProcessError:
             cut = " (this is a shallow clone: older commits are not here; git fetch --unshallow)" if (
-                gitread.is_shallow(self.top)) else ""
+                self._could_be_cut(revision) and gitread.is_shallow(self.top)) else ""
             if "/" not in revision and self._names_commit(f"origin/{revision}"):  # a fresh clone has no local main
                 cut += f"; origin/{revision} is a revision here: diff origin/{revision} …"
             if not self._names_commit("HEAD"):  # `diff HEAD` in a new repository said only "neither a folder nor a
@@ -287,6 +287,17 @@ class Checkout:
             return None
         names = [n for n in os.fsdecode(out).split() if n != "--end-of-options"]  # git 2.39 echoes it here
         return names[0] if len(names) == 1 and names[0].startswith("refs/") else None
+
+    def _could_be_cut(self, revision: str) -> bool:
+        """Whether ``revision``, which names no commit here, could name one beyond a shallow clone's boundary: a
+        commit id (4 to 64 hex digits: an older commit git did not fetch), or a walk back (``X~N``, ``X^``) from a
+        revision ``X`` that names a commit here. A name (a branch, a tag, ``origin/main``) that is no ref here
+        cannot: a shallow clone cuts history, not names (leftovers 29b: ``diff main`` with no branch ``main`` at all
+        added "this is a shallow clone: older commits are not here"). Raises nothing."""
+        start = re.split(r"[~^]", revision, maxsplit=1)[0]
+        if start != revision:
+            return bool(start) and self._names_commit(start)
+        return re.fullmatch(r"[0-9a-fA-F]{4,64}", revision) is not None
 
     def _names_commit(self, revision: str) -> bool:
         """Whether ``revision`` names a commit of this checkout (never raises)."""
