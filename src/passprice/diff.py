@@ -37,7 +37,6 @@ from passprice.facts import Fact, Provenance, dimension
 from passprice.files import is_folder, shell_word
 from passprice.lineage import Dependant, changed_dependants
 from passprice.locks import (
-    FIGURES,
     FloorChange,
     Lock,
     Verdict,
@@ -1679,10 +1678,9 @@ def _figures_differ(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) ->
     shows the card's host capacity either way, but a price without host sequences does not rest on it."""
     if a is None or b is None:
         return None
-    host = bool(a.get("host_sequences")) or bool(b.get("host_sequences"))
-    first = next(
-        (f for f in FIGURES if f in a and a.get(f) != b.get(f) and (host or f != "host_capacity_bytes")), None
-    )
+    from passprice.reproduce import holds_host, priced_figures
+
+    first = next((f for f in priced_figures(a, {}, holds_host(a, b)) if a.get(f) != b.get(f)), None)
     if first is None:
         # Under a serving stack the expected price is locked too (a re-fit or an edited share moves it alone).
         from passprice.reproduce import expected_moved

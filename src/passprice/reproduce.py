@@ -71,17 +71,37 @@ def moved(
     return tuple(Moved(k, recorded.get(k), now.get(k)) for k in keys if recorded.get(k) != now.get(k))
 
 
+def holds_host(*prices: Mapping[str, Any] | None) -> bool:
+    """Whether any of ``prices`` (``--json`` price objects, or their ``expected`` parts) holds sequences in host
+    memory (``host_sequences``): only then does a price rest on the card's host capacity, so only then is a moved
+    ``host_capacity_bytes`` a moved price (the seed's record shows the card's host capacity either way)."""
+    return any(isinstance(p, Mapping) and bool(p.get("host_sequences")) for p in prices)
+
+
+def priced_figures(recorded: Mapping[str, Any], now: Mapping[str, Any], host: bool) -> list[str]:
+    """The :data:`~passprice.locks.FIGURES` either of ``recorded`` and ``now`` holds that a lock guarantees: all,
+    but ``host_capacity_bytes`` where no side holds sequences in host memory (``host``, :func:`holds_host`; session
+    29: `price --lock` said "NOT the locked price (tokens/s did not move, first moved: host_capacity_bytes)" when
+    the H200's assumed 512 GiB host placeholder was edited, where the review, rightly, said no lock was affected)."""
+    return [f for f in FIGURES if (f in recorded or f in now) and (host or f != "host_capacity_bytes")]
+
+
 def expected_moved(recorded: Mapping[str, Any] | None, now: Mapping[str, Any] | None) -> tuple[Moved, ...]:
     """Under a serving stack (issue 14), the expected price's :data:`~passprice.locks.FIGURES`
     (``expected.tokens_per_s`` …) and its ``fixed_s`` that differ between a ``recorded`` price and ``now``'s, when
     both are priced under a stack (a price without ``expected``, the limit alone, has none to compare). A lock made
     under a stack guarantees its expected price as it guarantees the limit: a re-fit, a hand-edited share or a code
-    change that moves it is a moved price."""
+    change that moves it is a moved price. ``expected.host_capacity_bytes`` counts only when a side holds sequences
+    in host memory, as the limit's does (:func:`passprice.diff._figures_differ`): the record shows the card's host
+    capacity either way, but a price without host sequences does not rest on it (session 29: the first shipped lock
+    under a stack read "price moved, lock not updated (expected.host_capacity_bytes …; tokens/s did not move)" when
+    the H200's assumed 512 GiB host placeholder was edited, while the limit locks read unaffected)."""
     if recorded is None or now is None or "expected" not in recorded or "expected" not in now:
         return ()
     was, is_ = recorded["expected"], now["expected"]
-    out = [Moved(f"expected.{f}", was.get(f), is_.get(f)) for f in FIGURES
-           if (f in was or f in is_) and was.get(f) != is_.get(f)]
+    host = holds_host(recorded, now, was, is_)
+    out = [Moved(f"expected.{f}", was.get(f), is_.get(f)) for f in priced_figures(was, is_, host)
+           if was.get(f) != is_.get(f)]
     if recorded.get("fixed_s") != now.get("fixed_s"):
         out.append(Moved("fixed_s", recorded.get("fixed_s"), now.get("fixed_s")))
     return tuple(out)
