@@ -11,7 +11,8 @@ import shutil
 from pathlib import Path
 
 from cli_helpers import copy_root, invoke
-from passprice.reproduce import expected_moved, holds_host, priced_figures
+from passprice.locks import holds_host, priced_figures
+from passprice.reproduce import expected_moved
 
 H200 = Path("facts") / "cards" / "h200_sxm_141gb.toml"
 

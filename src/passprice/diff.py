@@ -1678,7 +1678,7 @@ def _figures_differ(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) ->
     shows the card's host capacity either way, but a price without host sequences does not rest on it."""
     if a is None or b is None:
         return None
-    from passprice.reproduce import holds_host, priced_figures
+    from passprice.locks import holds_host, priced_figures
 
     first = next((f for f in priced_figures(a, {}, holds_host(a, b)) if a.get(f) != b.get(f)), None)
     if first is None:

@@ -306,7 +306,7 @@ def price_moved(
 
     if lock.kind != kind:
         return None
-    from passprice.reproduce import holds_host, priced_figures
+    from passprice.locks import holds_host, priced_figures
 
     fields = priced_figures(lock.price, price, holds_host(lock.price, price))
     same_expected = (

@@ -22,7 +22,6 @@ from passprice.facts import UNITS, Fact
 from passprice.files import shell_word
 from passprice.gguf_header import GGUFHeader
 from passprice.locks import (
-    FIGURES,
     Lock,
     Verdict,
     judge,
@@ -71,21 +70,6 @@ def moved(
     return tuple(Moved(k, recorded.get(k), now.get(k)) for k in keys if recorded.get(k) != now.get(k))
 
 
-def holds_host(*prices: Mapping[str, Any] | None) -> bool:
-    """Whether any of ``prices`` (``--json`` price objects, or their ``expected`` parts) holds sequences in host
-    memory (``host_sequences``): only then does a price rest on the card's host capacity, so only then is a moved
-    ``host_capacity_bytes`` a moved price (the seed's record shows the card's host capacity either way)."""
-    return any(isinstance(p, Mapping) and bool(p.get("host_sequences")) for p in prices)
-
-
-def priced_figures(recorded: Mapping[str, Any], now: Mapping[str, Any], host: bool) -> list[str]:
-    """The :data:`~passprice.locks.FIGURES` either of ``recorded`` and ``now`` holds that a lock guarantees: all,
-    but ``host_capacity_bytes`` where no side holds sequences in host memory (``host``, :func:`holds_host`; session
-    29: `price --lock` said "NOT the locked price (tokens/s did not move, first moved: host_capacity_bytes)" when
-    the H200's assumed 512 GiB host placeholder was edited, where the review, rightly, said no lock was affected)."""
-    return [f for f in FIGURES if (f in recorded or f in now) and (host or f != "host_capacity_bytes")]
-
-
 def expected_moved(recorded: Mapping[str, Any] | None, now: Mapping[str, Any] | None) -> tuple[Moved, ...]:
     """Under a serving stack (issue 14), the expected price's :data:`~passprice.locks.FIGURES`
     (``expected.tokens_per_s`` …) and its ``fixed_s`` that differ between a ``recorded`` price and ``now``'s, when
@@ -99,6 +83,8 @@ def expected_moved(recorded: Mapping[str, Any] | None, now: Mapping[str, Any] | 
     if recorded is None or now is None or "expected" not in recorded or "expected" not in now:
         return ()
     was, is_ = recorded["expected"], now["expected"]
+    from passprice.locks import holds_host, priced_figures
+
     host = holds_host(recorded, now, was, is_)
     out = [Moved(f"expected.{f}", was.get(f), is_.get(f)) for f in priced_figures(was, is_, host)
            if was.get(f) != is_.get(f)]
