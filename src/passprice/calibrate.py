@@ -189,8 +189,9 @@ def _lapack_lstsq() -> Callable[[np.ndarray, np.ndarray], np.ndarray] | None:
     try:
         from numpy.linalg import _linalg
 
-        gufunc = _linalg._umath_linalg.lstsq
-        raised = _linalg._raise_linalgerror_lstsq
+        private: Any = _linalg  # (NumPy's private names: typed as nothing)
+        gufunc = private._umath_linalg.lstsq
+        raised = private._raise_linalgerror_lstsq
     except (ImportError, AttributeError):
         return None
     if int(np.__version__.split(".")[0]) < 2:
