@@ -1,6 +1,6 @@
 """Round 30 (issue 16, the review path's speed): a cold ``check`` re-runs the two serving stacks' fits and their
 hold-out fits (slip 48's errors re-check: 18 fits, 1,217 NNLS solves, 7,081 least-squares steps), and NumPy's
-wrappers around arrays of two to seven numbers were most of that time. :func:`passprice.calibrate.nnls` now takes
+wrappers around arrays of one to seven numbers were a sixth of that time. :func:`passprice.calibrate.nnls` now takes
 each least-squares step through the LAPACK call ``numpy.linalg.lstsq`` makes (:data:`passprice.calibrate._LSTSQ`)
 and makes its choices on Python floats.
 
