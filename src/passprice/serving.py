@@ -1132,9 +1132,9 @@ def _check_serving(header: GGUFHeader, s: Serving, routing_free: bool = False) -
         d = s.draft
         values = [a.value for a in d.acceptance]
         if len(values) != d.tokens or any(not (0.0 <= v <= 1.0) for v in values):
-            short = d.method is not None and len(values) < d.tokens and all(0.0 <= v <= 1.0 for v in values)
+            too_few = d.method is not None and len(values) < d.tokens and all(0.0 <= v <= 1.0 for v in values)
             raise BadDraft(f"{d.tokens} drafted tokens with acceptance {values}",
-                           d.method if short else None, len(values) if short else None)
+                           d.method if too_few else None, len(values) if too_few else None)
     classes = s.contexts.classes
     shares = sum(c.share for c in classes)
     if (
