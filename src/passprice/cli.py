@@ -3341,6 +3341,12 @@ def speculate_command(
     reach = _serving_span(root, the_stack, resolved)
     data = {**_with_span(speculation_json(result), reach), "lock": g.to_json(relabels=relabels, drifted=drifts)}
     if all(r.refusal is not None for r in result.rows):
+        from passprice.serving import Routed
+
+        if all(isinstance(r.refusal, Routed) for r in result.rows):
+            # no routing record: no draft length is the cause, so refused once as price refuses it, naming the
+            # records that could price it (walkthrough 36: the line named none of them)
+            _refuse(result.rows[0].refusal)
         raise Refused(f"every draft length is refused: {_reasons([r.refusal for r in result.rows])}", data)
     if the_stack is not None and all(r.expected_refusal is not None for r in result.rows if r.refusal is None):
         # as `price --stack`: a stack that prices none of the lengths is a refusal (exit 1), not a table of them;
