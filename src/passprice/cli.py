@@ -2328,7 +2328,7 @@ def audit_command(
         else:
             click.echo(render(lineage, fmt))
         return
-    from passprice.audit import audit_subject, lock_subject, names_lock, serving_subject
+    from passprice.audit import audit_subject, lock_pins, lock_subject, names_lock, serving_subject
 
     if target is not None and names_lock(root, target):
         given = sorted(f"--{k.replace('_', '-')}" for k, v in o.items() if v is not None and v is not False)
@@ -2412,21 +2412,32 @@ def audit_command(
         data["sources"] = with_notes(data["sources"], sources)
         extra: dict[str, Any] = {}
         if subject.lock is not None:
-            extra = {"sources_since_lock": [s.to_json() for s in since], "sources_compared": compared}
+            extra = {"sources_since_lock": [s.to_json() for s in since], "sources_compared": compared,
+                     # what identifies the price a paper cites (walkthrough 36)
+                     "lock_digest": subject.lock.info.digest,
+                     "pricing_model": subject.lock.info.pricing_model if subject.lock.info.format >= 2 else None}
         _echo_price_json({**data, "checkpoint": cited.to_json(), **extra})
     elif fmt == "markdown":
         from passprice.tables import markdown_prose
 
         click.echo(audit_markdown(result, title, sources, stale, calibration, subject.routing, subject.draft,
                                   BUILT_IN if root.embedded else ""))
-        click.echo("\n".join(["", *notes_markdown(sources, cited_ids), "", *cited.markdown_lines(),
+        pinned: list[str] = []
+        if subject.lock is not None:  # what identifies the price a paper cites (walkthrough 36)
+            pins, cite = lock_pins(subject.lock, subject.reference)
+            pinned = ["", f"**lock** {markdown_prose(pins)} ({markdown_prose(cite)})"]
+        click.echo("\n".join(["", *notes_markdown(sources, cited_ids), *pinned, "", *cited.markdown_lines(),
                               *([""] + [f"- ⚠️ {markdown_prose(s.line())}" for s in since] if since else []),
                               *(["", f"- {markdown_prose(UNCOMPARED)}"] if uncompared else [])]))
     else:
         click.echo(audit_text(result, title, sources, stale, calibration, subject.routing, subject.draft,
                               BUILT_IN if root.embedded else ""))
         noted = notes_lines(sources, cited_ids)
-        click.echo("\n".join([*(["", *noted] if noted else []), "", *cited.text_lines(),
+        pinned = []
+        if subject.lock is not None:  # what identifies the price a paper cites (walkthrough 36)
+            pins, cite = lock_pins(subject.lock, subject.reference)
+            pinned = ["", f"lock          {pins}", f"              {cite}"]
+        click.echo("\n".join([*(["", *noted] if noted else []), *pinned, "", *cited.text_lines(),
                               *(["", *(f"  since lock    {s.line()}" for s in since)] if since else []),
                               *(["", *uncompared] if uncompared else [])]))
     for s in since:
@@ -3330,6 +3341,12 @@ def speculate_command(
     reach = _serving_span(root, the_stack, resolved)
     data = {**_with_span(speculation_json(result), reach), "lock": g.to_json(relabels=relabels, drifted=drifts)}
     if all(r.refusal is not None for r in result.rows):
+        from passprice.serving import Routed
+
+        if all(isinstance(r.refusal, Routed) for r in result.rows):
+            # no routing record: no draft length is the cause, so refused once as price refuses it, naming the
+            # records that could price it (walkthrough 36: the line named none of them)
+            _refuse(result.rows[0].refusal)
         raise Refused(f"every draft length is refused: {_reasons([r.refusal for r in result.rows])}", data)
     if the_stack is not None and all(r.expected_refusal is not None for r in result.rows if r.refusal is None):
         # as `price --stack`: a stack that prices none of the lengths is a refusal (exit 1), not a table of them;
