@@ -2786,15 +2786,21 @@ def fact_set_command(
     for line in said:
         click.echo(f"passprice: warning: {shown}: {line}", err=True)
     if not draft and edit.old is not None and edit.new.provenance.weaker_than(edit.old.provenance):
-        from passprice.locks import floors_below
+        from passprice.locks import MAX_FLOOR_WARNINGS, floors_below
         from passprice.registry import pasted_path
 
-        for lock, file, floor in floors_below(root, name, where.path, edit.new.provenance):
+        below = floors_below(root, name, where.path, edit.new.provenance)
+        for lock, file, floor in below[:MAX_FLOOR_WARNINGS]:
             relock = (f"passprice lock --update -o {shell_word(pasted_path(root, file))} --force --require "
                       f"{where.path}={edit.new.provenance.value}")
             click.echo(f"passprice: warning: {shown}: {where.path} is {edit.new.provenance.value} now, below the "
                        f"floor {floor.value} of lock {lock}: `passprice check` (the pre-commit hook) and the review "
                        f"fail it; restore the fact, or loosen that floor on purpose (`{relock}`)", err=True)
+        if len(below) > MAX_FLOOR_WARNINGS:
+            more = len(below) - MAX_FLOOR_WARNINGS
+            click.echo(f"passprice: warning: {shown}: and {more:,} more lock{'s' if more > 1 else ''} below "
+                       f"{'their floors' if more > 1 else 'its floor'} for {where.path} (`passprice check` lists "
+                       "every one)", err=True)
 
 
 @cli.command("sweep")

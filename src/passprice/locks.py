@@ -1248,31 +1248,95 @@ def locks_of_none(root: Root) -> tuple[Path, ...]:
     return tuple(path for path, locked in index if locked is None)
 
 
+#: How many locks ``fact set``'s floor warning names one by one; the rest are one "and K more locks" line, as the
+#: other listings cut theirs (issue 13: 1,000 locks under one floor printed 1,004 lines).
+MAX_FLOOR_WARNINGS = 5
+
+
 def floors_below(root: Root, card: str, path: str, provenance: Provenance) -> tuple[tuple[str, Path, Provenance], ...]:
     """The locks of ``root`` a fact ``path`` of card ``card`` at ``provenance`` breaks: each lock whose recorded price
     rests on that fact (its ``[price.rests_on]``) and whose policy floors ``path`` above ``provenance``, as (the
     lock's name, its file, the floor), by file name. ``fact set`` warns of them when an edit weakens a fact
     (walkthrough 34: the H200's ``memory.bandwidth`` set ``estimated`` under a lock flooring it at ``published`` said
     nothing until the pre-commit hook's ``check`` refused the commit). A lock file that does not read, or a
-    ``locks`` that is no folder, is left out (``check`` names it). Raises nothing."""
+    ``locks`` that is no folder, is left out (``check`` names it). Each lock's floors come from one cache entry keyed
+    by the bytes of every lock file and the lock schema (:func:`_floor_index`), so a warm edit reads no lock whole.
+    Raises nothing."""
     out: list[tuple[str, Path, Provenance]] = []
+    for file, summary in _floor_index(root):
+        if summary is None:
+            continue
+        name, locked_card, floors = summary
+        floor = floors.get(path)
+        if locked_card != card or floor is None:
+            continue
+        if provenance.weaker_than(Provenance(floor)):
+            out.append((name, file, Provenance(floor)))
+    return tuple(out)
+
+
+def _floor_index(root: Root) -> list[tuple[Path, tuple[str, str, dict[str, str]] | None]]:
+    """Each lock file of ``root/locks``, by name, with (its lock's name, the card it locks, the floor of each fact
+    its price rests on) or ``None`` when it does not read. Files with the same bytes are read once (issue 13: 1,000
+    copies of one lock took 3.0 s); the whole index is kept in the cache under the bytes of every lock file and of
+    the lock schema. Raises nothing."""
+    from passprice import cache
+
     try:
         names = root.names(root.locks, ".lock.toml")
     except InputError:
-        return ()
+        return []
+    files: list[tuple[str, Path, bytes | None]] = []
     for name in names:
         file = root.locks / f"{name}.lock.toml"
         try:
-            lock = read_lock(file, root.schema)
+            files.append((name, file, schema.read_bytes(file)))
         except (InputError, OSError):
-            continue
-        rests_on = lock.price.get("rests_on")
-        if _record_name(lock.card) != card or not isinstance(rests_on, Mapping) or path not in rests_on:
-            continue
-        floor = lock.policy.allowed(path)
-        if provenance.weaker_than(floor):
-            out.append((lock.info.name, file, floor))
-    return tuple(out)
+            files.append((name, file, None))
+    folder = root.schema
+    try:
+        schema_bytes = (folder / "lock.schema.json").read_bytes()
+    except OSError:
+        schema_bytes = b""
+    listing = b"".join(
+        b"%s\0%d\0%s" % (name.encode("utf-8", "surrogateescape"), -1 if data is None else len(data), data or b"")
+        for name, _, data in files
+    )
+    entry_key = cache.key("lock floors", schema_bytes + str(folder).encode("utf-8", "surrogateescape"), listing)
+    stored = cache.read(entry_key)
+    index = stored.get("locks") if stored is not None else None
+    if not isinstance(index, dict) or set(index) != {name for name, _, _ in files}:
+        index = {}
+        by_bytes: dict[bytes, list[Any] | None] = {}
+        for name, file, data in files:
+            if data is None:
+                index[name] = None
+                continue
+            if data not in by_bytes:
+                by_bytes[data] = _floors_of(file, root.schema)
+            index[name] = by_bytes[data]
+        cache.store(entry_key, {"locks": index})
+    out: list[tuple[Path, tuple[str, str, dict[str, str]] | None]] = []
+    for name, file, _ in files:
+        entry = index.get(name)
+        if isinstance(entry, list) and len(entry) == 3 and isinstance(entry[2], dict):
+            out.append((file, (str(entry[0]), str(entry[1]), {str(k): str(v) for k, v in entry[2].items()})))
+        else:
+            out.append((file, None))
+    return out
+
+
+def _floors_of(file: Path, schema_folder: Path | None) -> list[Any] | None:
+    """[the lock's name, the card it locks, {each fact its price rests on: that fact's floor}] of the lock at
+    ``file``, or ``None`` when it does not read (:func:`read_lock`). Raises nothing."""
+    try:
+        lock = read_lock(file, schema_folder)
+    except (InputError, OSError):
+        return None
+    rests_on = lock.price.get("rests_on")
+    if not isinstance(rests_on, Mapping):
+        return [lock.info.name, _record_name(lock.card), {}]
+    return [lock.info.name, _record_name(lock.card), {p: lock.policy.allowed(p).value for p in rests_on}]
 
 
 def _unread_lock(root: Root, path: Path, serving: str) -> InputError:
