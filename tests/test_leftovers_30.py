@@ -1,6 +1,8 @@
 """Issue 13's leftovers from session 29's closing note (task left30), each reproduced here first.
 
 1. ``fact set``'s floor warning was uncapped: 1,000 locks below a new value printed 1,004 lines in 3.0 s.
+2. A lock's ``[stack] fitted_vendors`` re-digested out of order (``["NVIDIA", "AMD"]``) read as relabelled vendors,
+   exit 0 on ``check``, ``reproduce`` and ``price --lock``; now refused by name (the lock schema states the rule).
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ import shutil
 from pathlib import Path
 
 from cli_helpers import copy_root, invoke
+from test_hostile_49 import STACKED, _locked, _refused_everywhere, _rewritten
 
 SET_REWRITE = ("fact", "set", "h200_sxm_141gb", "streams.rewrite", "--value", "0.8", "--unit", "1", "--source",
                "azure-ai-benchmarking-guide", "--locator", "BabelStream Mul share x 0.96 (an engineering estimate)",
@@ -45,3 +48,46 @@ def test_fact_set_with_two_locks_below_a_floor_names_both(tmp_path: Path) -> Non
     assert out.exit_code == 0, out.output
     floors = [line for line in out.stderr.splitlines() if "floor" in line]
     assert floors == [_floor_line("copy.lock.toml"), _floor_line("qwen35-27b-h200-mtp.lock.toml")]
+
+
+# --- 2. a lock's fitted_vendors out of order or empty -----------------------------------------------------------------
+
+def test_2_fitted_vendors_out_of_order_is_refused_naming_file_and_key(tmp_path: Path) -> None:
+    root = _locked(tmp_path)
+    _rewritten(root / STACKED, lambda d: d["stack"].__setitem__("fitted_vendors", ["NVIDIA", "AMD"]))
+    _refused_everywhere(root, STACKED, "stack.fitted_vendors: 'NVIDIA' before 'AMD' is not in order (the vendors are "
+                        "sorted, each once, as passprice writes them): re-lock it, or restore the lock from the last "
+                        "commit that holds it as written")
+
+
+def test_2_fitted_vendors_twice_the_same_is_the_schema_s_refusal(tmp_path: Path) -> None:
+    root = _locked(tmp_path)
+    _rewritten(root / STACKED, lambda d: d["stack"].__setitem__("fitted_vendors", ["NVIDIA", "NVIDIA"]))
+    checked = invoke("check", root=root)
+    assert checked.exit_code == 2, checked.output
+    assert [line for line in checked.stderr.splitlines() if "fitted_vendors" in line] == [
+        "passprice: error: locks/r1-stack.lock.toml: stack.fitted_vendors: 'NVIDIA' is listed more than once"
+    ]
+
+
+def test_2_the_lock_schema_states_the_rule() -> None:
+    import json
+
+    from passprice.registry import embedded_root
+
+    lock_schema = json.loads((embedded_root().schema / "lock.schema.json").read_text(encoding="utf-8"))
+    rule = lock_schema["properties"]["stack"]["properties"]["fitted_vendors"]
+    assert rule["uniqueItems"] is True and "minItems" not in rule
+    assert rule["description"].startswith("the vendors of the cards the stack was fitted on, sorted by code point, "
+                                          "each once (a list out of order is refused by name")
+
+
+def test_2_an_empty_fitted_vendors_is_a_lock_s_own_and_reads_as_relabelled(tmp_path: Path) -> None:
+    # Empty is what a stack fitted on cards that give no vendor pins (stackreach.stack_vendors): kept valid; against
+    # today's NVIDIA it is the relabelled pin slip 48 made it, which the review fails.
+    root = _locked(tmp_path)
+    _rewritten(root / STACKED, lambda d: d["stack"].__setitem__("fitted_vendors", []))
+    checked = invoke("check", root=root)
+    assert checked.exit_code == 0, checked.output
+    assert "    stack.llamacpp-cuda-2405.fitted_vendors: [(none) → NVIDIA] (the lock pinned the old)" in (
+        checked.stdout.splitlines())

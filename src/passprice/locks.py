@@ -18,6 +18,7 @@ name, a fixed ``rests_on`` list) is still read; :func:`older_format` says what t
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import re
 from collections.abc import Iterable, Mapping
@@ -677,7 +678,29 @@ def check_digests(document: Mapping[str, Any], source: str) -> None:
     ``source``. Raises :class:`InputError` naming the path of a fact whose digest fails (edited by hand), or the
     lock digest."""
     _require_whole_format(document, source)
+    _require_sorted_vendors(document, source)
     _pinned_facts(document, source, check=True)
+
+
+def _require_sorted_vendors(document: Mapping[str, Any], source: str) -> None:
+    """Refuse a lock whose ``[stack] fitted_vendors`` is not sorted (by code point, as :func:`sorted` sorts them):
+    the lock schema states the rule (JSON Schema cannot say it) and passprice writes them so
+    (:func:`passprice.stackreach.stack_vendors`); a list re-digested out of order read as the vendors relabelled
+    (``NVIDIA[, AMD → ]``), exit 0 (session 29). An empty list stays a lock's own: it is what a stack fitted on
+    cards that give no vendor pins. Raises :class:`InputError` naming the key and the first pair out of order."""
+    table = document.get("stack")
+    vendors = table.get("fitted_vendors") if isinstance(table, Mapping) else None
+    if not isinstance(vendors, list) or not all(isinstance(v, str) for v in vendors):
+        return
+    pair = next(((a, b) for a, b in itertools.pairwise(vendors) if not a < b), None)
+    if pair is not None:
+        from passprice.reproduce import _side  # only on a refusal: a warm price imports no reproduce (test_perf_25)
+
+        raise InputError(
+            f"{source}: stack.fitted_vendors: {_side(pair[0])!r} before {_side(pair[1])!r} is "
+            "not in order (the vendors are sorted, each once, as passprice writes them): re-lock it, or restore the "
+            "lock from the last commit that holds it as written"
+        )
 
 
 def _require_whole_format(document: Mapping[str, Any], source: str) -> None:
