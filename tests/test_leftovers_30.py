@@ -3,12 +3,18 @@
 1. ``fact set``'s floor warning was uncapped: 1,000 locks below a new value printed 1,004 lines in 3.0 s.
 2. A lock's ``[stack] fitted_vendors`` re-digested out of order (``["NVIDIA", "AMD"]``) read as relabelled vendors,
    exit 0 on ``check``, ``reproduce`` and ``price --lock``; now refused by name (the lock schema states the rule).
+3. ``passprice init .`` at the top of a git repository holding its own README.md and .github/ refused (exit 2, ``mv``
+   advice); now it adds what is missing (the registry, the workflow when absent) and says what it left alone.
 """
 
 from __future__ import annotations
 
+import json
 import shutil
+import subprocess
 from pathlib import Path
+
+import pytest
 
 from cli_helpers import copy_root, invoke
 from test_hostile_49 import STACKED, _locked, _refused_everywhere, _rewritten
@@ -91,3 +97,66 @@ def test_2_an_empty_fitted_vendors_is_a_lock_s_own_and_reads_as_relabelled(tmp_p
     assert checked.exit_code == 0, checked.output
     assert "    stack.llamacpp-cuda-2405.fitted_vendors: [(none) → NVIDIA] (the lock pinned the old)" in (
         checked.stdout.splitlines())
+
+
+# --- 3. init . in a repository holding its own README.md and .github/ -----------------------------------------------
+
+TOOLING = "  schema/, .taplo.toml, .pre-commit-config.yaml, .github/workflows/facts.yml, requirements.txt"
+LEFT = "  left alone (already here; init replaces nothing, so its own are not written): "
+
+
+def _repository(tmp_path: Path) -> Path:
+    fork = tmp_path / "fork"
+    (fork / ".github" / "ISSUE_TEMPLATE").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(fork)], check=True)
+    (fork / "README.md").write_text("# our fork\n", encoding="utf-8")
+    (fork / ".github" / "ISSUE_TEMPLATE" / "bug.md").write_text("ours\n", encoding="utf-8")
+    return fork
+
+
+def test_3_init_in_a_repository_adds_the_registry_and_the_workflow_and_keeps_its_readme(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Before: exit 2, "already holds .github, README.md; init writes a registry into an empty folder … move them
+    # aside (mv …/.github …/.github.mine; mv …/README.md …/README.md.mine)".
+    fork = _repository(tmp_path)
+    plain = tmp_path / "plain"
+    assert invoke("init", str(plain)).exit_code == 0
+    monkeypatch.chdir(fork)
+    result = invoke("init", ".")
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[10:12] == [TOOLING, LEFT + "README.md"]
+    assert lines[-1] == "next: pre-commit install; passprice import MODEL.gguf --name NAME"
+    assert (fork / "README.md").read_text(encoding="utf-8") == "# our fork\n"
+    assert (fork / ".github" / "ISSUE_TEMPLATE" / "bug.md").read_text(encoding="utf-8") == "ours\n"
+    workflow = ".github/workflows/facts.yml"
+    assert (fork / workflow).read_bytes() == (plain / workflow).read_bytes()
+    assert sorted(p.name for p in fork.iterdir()) == sorted([".git", *(p.name for p in plain.iterdir())])
+    assert not [p for p in tmp_path.iterdir() if p.name not in ("fork", "plain")]  # no staging folder left
+
+
+def test_3_init_in_a_repository_leaves_its_own_workflow_of_that_name_alone(tmp_path: Path) -> None:
+    fork = _repository(tmp_path)
+    (fork / ".github" / "workflows").mkdir()
+    (fork / ".github" / "workflows" / "facts.yml").write_text("name: ours\n", encoding="utf-8")
+    result = invoke("init", str(fork), "--json")
+    assert result.exit_code == 0, result.output
+    said = json.loads(result.stdout)
+    assert said["kept"] == [".github/workflows/facts.yml", "README.md"]
+    assert ".github/workflows/facts.yml" not in said["files"] and "README.md" not in said["files"]
+    assert (fork / ".github" / "workflows" / "facts.yml").read_text(encoding="utf-8") == "name: ours\n"
+    assert (fork / "facts" / "cards").is_dir() and (fork / "requirements.txt").is_file()
+
+
+def test_3_init_in_a_repository_still_refuses_a_record_folder_already_there(tmp_path: Path) -> None:
+    fork = _repository(tmp_path)
+    (fork / "facts").mkdir()
+    result = invoke("init", str(fork))
+    assert result.exit_code == 2
+    assert result.stderr.splitlines() == [
+        f"passprice: error: {fork}: already holds facts; init writes a registry into an empty folder (or one without "
+        f"these), and replaces nothing: to add a registry beside them, move them aside (mv {fork}/facts "
+        f"{fork}/facts.mine), run init again, then merge each back into what init wrote"]
+    assert sorted(p.name for p in fork.iterdir()) == [".git", ".github", "README.md", "facts"]
+    assert not (fork / ".github" / "workflows").exists()

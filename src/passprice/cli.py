@@ -951,21 +951,25 @@ def init_command(
     root = _root(ctx)
     require_no_registry_in_records(root, directory)
     the_plan = plan(root, requirement, examples, repository=repository_top(directory))
-    write(the_plan, directory)
+    kept = write(the_plan, directory)
     caution = nested_caution(directory)
     if caution is not None:
         click.echo(f"passprice: warning: {caution}", err=True)
     if as_json:
         _echo_json({"path": str(directory), "folders": list(the_plan.folders), "copied": list(the_plan.copied),
-                    "files": sorted(the_plan.files), "requirement": the_plan.requirement.line,
+                    "files": [f for f in sorted(the_plan.files) if f not in kept],
+                    "requirement": the_plan.requirement.line,
                     "requirement_origin": the_plan.requirement.origin, "advice": the_plan.requirement.advice(),
-                    "caution": caution})
+                    "caution": caution, "kept": list(kept)})
         return
     click.echo(f"a passprice registry in {directory}:")
     for folder in the_plan.folders:
         click.echo(f"  {folder + '/':<24}{the_plan.filled(folder)}")
-    click.echo("  schema/, .taplo.toml, .pre-commit-config.yaml, .github/workflows/facts.yml, requirements.txt, "
+    tooling = ("schema/", ".taplo.toml", ".pre-commit-config.yaml", ".github/workflows/facts.yml", "requirements.txt",
                "README.md")
+    click.echo("  " + ", ".join(t for t in tooling if t not in kept))
+    if kept:
+        click.echo(f"  left alone (already here; init replaces nothing, so its own are not written): {', '.join(kept)}")
     click.echo(f"  requirements.txt: {the_plan.requirement.line}")
     advice = the_plan.requirement.advice()
     if advice is not None:
