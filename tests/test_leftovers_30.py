@@ -5,6 +5,9 @@
    exit 0 on ``check``, ``reproduce`` and ``price --lock``; now refused by name (the lock schema states the rule).
 3. ``passprice init .`` at the top of a git repository holding its own README.md and .github/ refused (exit 2, ``mv``
    advice); now it adds what is missing (the registry, the workflow when absent) and says what it left alone.
+4. ``lock -o ../link/../locks/x.lock.toml`` was "cannot write: No such file or directory" (exit 2) where the kernel
+   resolves ``link/..`` to the folder above the link's target: the temporary file's name was folded by text
+   (``os.path.abspath``). Decision: resolve as the kernel does; the lock is written where the name leads.
 """
 
 from __future__ import annotations
@@ -160,3 +163,26 @@ def test_3_init_in_a_repository_still_refuses_a_record_folder_already_there(tmp_
         f"{fork}/facts.mine), run init again, then merge each back into what init wrote"]
     assert sorted(p.name for p in fork.iterdir()) == [".git", ".github", "README.md", "facts"]
     assert not (fork / ".github" / "workflows").exists()
+
+
+# --- 4. lock -o through link/.. ---------------------------------------------------------------------------------------
+
+def test_4_lock_o_through_a_link_and_dot_dot_writes_where_the_kernel_resolves(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = copy_root(tmp_path)
+    (root / "other" / "deep").mkdir(parents=True)
+    (root / "link").symlink_to("other/deep")  # link/../.. is root (the kernel); by text it was root's parent
+    (root / "work").mkdir()
+    monkeypatch.chdir(root / "work")
+    result = invoke("lock", "r1-qwen7b-h200", "--batch", "1", "-o", "../link/../../locks/x.lock.toml", root=root)
+    assert result.exit_code == 0, result.output  # was 2: "…: cannot write: No such file or directory"
+    assert result.stdout.splitlines()[-1].endswith(" -> ../link/../../locks/x.lock.toml")
+    assert (root / "locks" / "x.lock.toml").is_file()
+    assert [p.name for p in (root / "other").rglob("*")] == ["deep"] and not (tmp_path / "locks").exists()
+    said = invoke("lock", "r1-qwen7b-h200", "--batch", "1", "-o", "../link/../../locks/y.lock.toml", "--json",
+                  root=root)
+    assert said.exit_code == 0, said.output
+    assert json.loads(said.stdout)["absolute_path"] == str(root / "locks" / "y.lock.toml")
+    checked = invoke("reproduce", str(root / "locks" / "x.lock.toml"), root=root)
+    assert checked.exit_code == 0, checked.output
