@@ -8,6 +8,9 @@
 4. ``lock -o ../link/../locks/x.lock.toml`` was "cannot write: No such file or directory" (exit 2) where the kernel
    resolves ``link/..`` to the folder above the link's target: the temporary file's name was folded by text
    (``os.path.abspath``). Decision: resolve as the kernel does; the lock is written where the name leads.
+7. A lock made under ``llamacpp-cuda-2405`` re-digested to name the other registered stack (``[stack] name`` and
+   ``price.stack`` agreeing) was drift: ``check`` exit 1, ``reproduce`` and ``audit`` exit 0, ``price --lock`` a
+   StackLacks refusal (exit 1). A lock names the stack its price was made under: now refused by name, exit 2.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import json
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -186,3 +190,37 @@ def test_4_lock_o_through_a_link_and_dot_dot_writes_where_the_kernel_resolves(
     assert json.loads(said.stdout)["absolute_path"] == str(root / "locks" / "y.lock.toml")
     checked = invoke("reproduce", str(root / "locks" / "x.lock.toml"), root=root)
     assert checked.exit_code == 0, checked.output
+
+
+# --- 7. a lock re-digested to name another registered stack -----------------------------------------------------------
+
+OTHER = "lmdeploy-turbomind-2312"
+
+
+def _renamed(document: dict[str, Any]) -> None:
+    document["stack"]["name"] = OTHER
+    document["price"]["stack"] = OTHER
+
+
+def test_7_a_lock_naming_another_registered_stack_is_refused_by_name(tmp_path: Path) -> None:
+    root = _locked(tmp_path)
+    _rewritten(root / STACKED, _renamed)
+    said = (f"stack.name: '{OTHER}' is not the stack this lock's pins describe: its [stack] title, runtime and builds "
+            "are those of registered stack 'llamacpp-cuda-2405' (a lock names the stack its price was made under); "
+            "re-lock it, or restore the lock from the last commit that holds it as written")
+    _refused_everywhere(root, STACKED, said)  # check was exit 1 (drift), reproduce exit 0, price --lock exit 1
+    audited = invoke("audit", str(root / STACKED), root=root)
+    assert audited.exit_code == 2 and audited.stderr.splitlines() == [
+        f"passprice: error: {root / STACKED}: {said}"]  # was exit 0, "expected under stack lmdeploy-… (pinned)"
+
+
+def test_7_a_stack_retitled_since_the_lock_is_still_drift_not_a_refusal(tmp_path: Path) -> None:
+    root = _locked(tmp_path)
+    stack = root / "facts" / "stacks" / "llamacpp-cuda-2405.toml"
+    text = stack.read_text(encoding="utf-8")
+    assert text.count('name = "llama.cpp, CUDA backend') == 1  # the [stack] table's title
+    stack.write_text(text.replace('name = "llama.cpp, CUDA backend', 'name = "Retitled llama.cpp, CUDA backend'),
+                     encoding="utf-8")
+    checked = invoke("check", root=root)
+    assert checked.exit_code != 2 and "is not the stack this lock's pins describe" not in checked.output
+    assert invoke("reproduce", str(root / STACKED), root=root).exit_code == 0

@@ -1574,9 +1574,9 @@ def _lock_stack(root: Any, lock_ref: str | None, the_lock: Any, stack: str | Non
     if stack is not None or lock_ref is None:
         return stack
     if the_lock is None:
-        from passprice.locks import lock_path, read_lock
+        from passprice.locks import lock_path, read_lock_in
 
-        the_lock = read_lock(lock_path(root, lock_ref), root.schema)
+        the_lock = read_lock_in(root, lock_path(root, lock_ref))
     return the_lock.stack.name if the_lock.stack is not None else None
 
 
@@ -1585,10 +1585,10 @@ def _own_serving(root: Any, lock_ref: str | None, serving: str | None, o: dict[s
     registered serving it locks, else its embedded one) and L; else ``(None, None)``."""
     if lock_ref is None or serving is not None or o.get("checkpoint") or o.get("card"):
         return None, None
-    from passprice.locks import lock_path, read_lock
+    from passprice.locks import lock_path, read_lock_in
     from passprice.reproduce import today_spec
 
-    the_lock = read_lock(lock_path(root, lock_ref), root.schema)
+    the_lock = read_lock_in(root, lock_path(root, lock_ref))
     return today_spec(root, the_lock)[0], the_lock
 
 
@@ -2211,13 +2211,13 @@ def reproduce_command(ctx: click.Context, lock: str, as_json: bool) -> None:
     the recorded price, and say which of its inputs changed since (facts, checkpoint content, serving, pricing
     model) with the recorded and re-priced figures side by side. Exit 1 when it does not reproduce."""
     from passprice.errors import spelled_lines
-    from passprice.locks import lock_path, older_format, read_lock
+    from passprice.locks import lock_path, older_format, read_lock_in
     from passprice.reproduce import reproduce, reproduction_json, reproduction_text
 
     root = _root(ctx)
     _warn_code(root)
     path = lock_path(root, lock)
-    the_lock = read_lock(path, root.schema)
+    the_lock = read_lock_in(root, path)
     rep = reproduce(root, the_lock)
     if the_lock.stack is not None:  # today's expected column on a fit its runs no longer give (walkthrough 27)
         import attrs

@@ -896,6 +896,53 @@ def _require_stack_name(name: str, source: str) -> None:
                          + ("" if problem.endswith("re-lock it") else "; re-lock it"))
 
 
+def read_lock_in(root: Root, path: Path) -> Lock:
+    """The lock at ``path`` as :func:`read_lock` reads it, checked against ``root``'s registered stacks
+    (:func:`require_named_stack`): what ``check``, ``reproduce``, ``audit`` and ``price --lock`` read. Raises what
+    :func:`read_lock` and :func:`require_named_stack` raise."""
+    lock = read_lock(path, root.schema)
+    require_named_stack(root, lock, str(path))
+    return lock
+
+
+def require_named_stack(root: Root, lock: Lock, source: str) -> None:
+    """Refuse a lock whose ``[stack] name`` (and ``price.stack``, the two agreeing) names a registered stack other
+    than the one its ``[stack]`` pins describe: the named stack's title, runtime and builds differ from the pinned
+    ones while another registered stack's are exactly those. A lock made under ``llamacpp-cuda-2405`` re-digested to
+    name ``lmdeploy-turbomind-2312`` read as drift (``check`` exit 1, "stack lmdeploy-turbomind-2312
+    integer_matrices: vector → array"), ``reproduce`` and ``audit`` exit 0 under the wrong name (session 29): a lock
+    names the stack its price was made under (DESIGN, Locks), so a relabel is malformed input, not drift. A stack
+    merely edited since the lock (its title or runtime rewritten) matches no other stack and stays drift. Raises
+    :class:`InputError` naming the file and the key; nothing when the lock has no stack or a stack does not read
+    (the price reports that)."""
+    if lock.stack is None:
+        return
+    from passprice.stacks import load_stack
+
+    pinned = (lock.stack.title, lock.stack.runtime, lock.stack.builds)
+
+    def texts(name: str) -> tuple[str, str | None, str | None] | None:
+        try:
+            stack = load_stack(root, name)
+        except (InputError, OSError):
+            return None
+        return stack.title, stack.runtime, stack.builds
+
+    if texts(lock.stack.name) in (pinned, None):
+        return
+    try:
+        names = root.names(root.stacks)
+    except InputError:
+        return
+    other = next((n for n in names if n != lock.stack.name and texts(n) == pinned), None)
+    if other is not None:
+        raise InputError(
+            f"{source}: stack.name: {lock.stack.name!r} is not the stack this lock's pins describe: its [stack] "
+            f"title, runtime and builds are those of registered stack {other!r} (a lock names the stack its price was "
+            "made under); re-lock it, or restore the lock from the last commit that holds it as written"
+        )
+
+
 def _require_read_pins(lock: Lock, facts: Mapping[str, Fact], source: str) -> None:
     """Refuse a lock (its pinned ``facts`` by path) that lacks a figure its own serving's price reads:
     ``draft.acceptance.1`` to ``draft.acceptance.N`` for a serving drafting N tokens a pass (``serving.draft.tokens``),
