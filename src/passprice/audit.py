@@ -425,10 +425,10 @@ def lock_subject(root: Root, target: str) -> Subject:
 
     Raises :class:`~passprice.reproduce.CheckpointGone` when no registered entry holds the content it pinned (a
     refusal, exit 1), :class:`~passprice.errors.InputError` for a lock that does not read."""
-    from passprice.locks import lock_path, pinned_serving, read_lock
+    from passprice.locks import lock_path, pinned_serving, read_lock_in
     from passprice.reproduce import pinned_header
 
-    the_lock = read_lock(lock_path(root, target), root.schema)
+    the_lock = read_lock_in(root, lock_path(root, target))
     header = pinned_header(root, the_lock)
     title = f"audit of lock {the_lock.name} (pinned facts): {the_lock.checkpoint} on {the_lock.card}"
     stack = the_lock.pinned_stack()

@@ -951,21 +951,25 @@ def init_command(
     root = _root(ctx)
     require_no_registry_in_records(root, directory)
     the_plan = plan(root, requirement, examples, repository=repository_top(directory))
-    write(the_plan, directory)
+    kept = write(the_plan, directory)
     caution = nested_caution(directory)
     if caution is not None:
         click.echo(f"passprice: warning: {caution}", err=True)
     if as_json:
         _echo_json({"path": str(directory), "folders": list(the_plan.folders), "copied": list(the_plan.copied),
-                    "files": sorted(the_plan.files), "requirement": the_plan.requirement.line,
+                    "files": [f for f in sorted(the_plan.files) if f not in kept],
+                    "requirement": the_plan.requirement.line,
                     "requirement_origin": the_plan.requirement.origin, "advice": the_plan.requirement.advice(),
-                    "caution": caution})
+                    "caution": caution, "kept": list(kept)})
         return
     click.echo(f"a passprice registry in {directory}:")
     for folder in the_plan.folders:
         click.echo(f"  {folder + '/':<24}{the_plan.filled(folder)}")
-    click.echo("  schema/, .taplo.toml, .pre-commit-config.yaml, .github/workflows/facts.yml, requirements.txt, "
+    tooling = ("schema/", ".taplo.toml", ".pre-commit-config.yaml", ".github/workflows/facts.yml", "requirements.txt",
                "README.md")
+    click.echo("  " + ", ".join(t for t in tooling if t not in kept))
+    if kept:
+        click.echo(f"  left alone (already here; init replaces nothing, so its own are not written): {', '.join(kept)}")
     click.echo(f"  requirements.txt: {the_plan.requirement.line}")
     advice = the_plan.requirement.advice()
     if advice is not None:
@@ -1570,9 +1574,9 @@ def _lock_stack(root: Any, lock_ref: str | None, the_lock: Any, stack: str | Non
     if stack is not None or lock_ref is None:
         return stack
     if the_lock is None:
-        from passprice.locks import lock_path, read_lock
+        from passprice.locks import lock_path, read_lock_in
 
-        the_lock = read_lock(lock_path(root, lock_ref), root.schema)
+        the_lock = read_lock_in(root, lock_path(root, lock_ref))
     return the_lock.stack.name if the_lock.stack is not None else None
 
 
@@ -1581,10 +1585,10 @@ def _own_serving(root: Any, lock_ref: str | None, serving: str | None, o: dict[s
     registered serving it locks, else its embedded one) and L; else ``(None, None)``."""
     if lock_ref is None or serving is not None or o.get("checkpoint") or o.get("card"):
         return None, None
-    from passprice.locks import lock_path, read_lock
+    from passprice.locks import lock_path, read_lock_in
     from passprice.reproduce import today_spec
 
-    the_lock = read_lock(lock_path(root, lock_ref), root.schema)
+    the_lock = read_lock_in(root, lock_path(root, lock_ref))
     return today_spec(root, the_lock)[0], the_lock
 
 
@@ -2207,13 +2211,13 @@ def reproduce_command(ctx: click.Context, lock: str, as_json: bool) -> None:
     the recorded price, and say which of its inputs changed since (facts, checkpoint content, serving, pricing
     model) with the recorded and re-priced figures side by side. Exit 1 when it does not reproduce."""
     from passprice.errors import spelled_lines
-    from passprice.locks import lock_path, older_format, read_lock
+    from passprice.locks import lock_path, older_format, read_lock_in
     from passprice.reproduce import reproduce, reproduction_json, reproduction_text
 
     root = _root(ctx)
     _warn_code(root)
     path = lock_path(root, lock)
-    the_lock = read_lock(path, root.schema)
+    the_lock = read_lock_in(root, path)
     rep = reproduce(root, the_lock)
     if the_lock.stack is not None:  # today's expected column on a fit its runs no longer give (walkthrough 27)
         import attrs
@@ -2797,15 +2801,21 @@ def fact_set_command(
     for line in said:
         click.echo(f"passprice: warning: {shown}: {line}", err=True)
     if not draft and edit.old is not None and edit.new.provenance.weaker_than(edit.old.provenance):
-        from passprice.locks import floors_below
+        from passprice.locks import MAX_FLOOR_WARNINGS, floors_below
         from passprice.registry import pasted_path
 
-        for lock, file, floor in floors_below(root, name, where.path, edit.new.provenance):
+        below = floors_below(root, name, where.path, edit.new.provenance)
+        for lock, file, floor in below[:MAX_FLOOR_WARNINGS]:
             relock = (f"passprice lock --update -o {shell_word(pasted_path(root, file))} --force --require "
                       f"{where.path}={edit.new.provenance.value}")
             click.echo(f"passprice: warning: {shown}: {where.path} is {edit.new.provenance.value} now, below the "
                        f"floor {floor.value} of lock {lock}: `passprice check` (the pre-commit hook) and the review "
                        f"fail it; restore the fact, or loosen that floor on purpose (`{relock}`)", err=True)
+        if len(below) > MAX_FLOOR_WARNINGS:
+            more = len(below) - MAX_FLOOR_WARNINGS
+            click.echo(f"passprice: warning: {shown}: and {more:,} more lock{'s' if more > 1 else ''} below "
+                       f"{'their floors' if more > 1 else 'its floor'} for {where.path} (`passprice check` lists "
+                       "every one)", err=True)
 
 
 @cli.command("sweep")
