@@ -1,8 +1,8 @@
 """Issue 13's leftovers, session 28 (left28b): output files whose names no checkout on Windows holds are refused by
 every command that writes, outside the registry too (one rule, :func:`passprice.files.require_windows_name`); a
 file of passprice's own code named in bytes that are not UTF-8 stops no price (the cache key encoded the package's
-file names as strict UTF-8); and every command's ``--json`` failure path prints nothing on stdout and one line on
-stderr (exit 2)."""
+file names as strict UTF-8); and every command's ``--json`` failure path prints one line on stderr (exit 2) and,
+since session 30, one JSON document on stdout (nothing, in session 28)."""
 
 from __future__ import annotations
 
