@@ -95,6 +95,81 @@ def _escaped_lines(text: str) -> str:
 #: report, then exit 1 or 2): a reader that leaves the pipe early (``| head``) does not turn it into 0.
 STATUS = "passprice.status"
 
+#: ``ctx.meta`` keys: the command line's words (``passprice.argv``, kept by :class:`_Group` to tell whether ``--json``
+#: was asked when click stopped before reading it) and whether the command has put its JSON document on standard
+#: output (``passprice.json_printed``: a failure after it, a listing's files left out, prints no second one).
+ARGV = "passprice.argv"
+JSON_PRINTED = "passprice.json_printed"
+
+
+def _printed_json() -> None:
+    """Say that the running command has put its one JSON document on standard output (or begun to: ``sweep``'s rows
+    stream), so that a failure after it prints no second document. Raises nothing."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None:
+        ctx.meta[JSON_PRINTED] = True
+
+
+def _options_of(path: tuple[str, ...]) -> dict[str, bool] | None:
+    """:func:`passprice.jsonerror.json_asked`'s ``options_of``: the options of command ``path`` of ``passprice``,
+    each mapped to whether it takes a value; ``{}`` for a group; ``None`` when ``path`` names no command."""
+    command: click.Command | None = cli
+    for name in path:
+        command = command.commands.get(name) if isinstance(command, click.Group) else None
+        if command is None:
+            return None
+    if isinstance(command, click.Group):
+        return {}
+    assert command is not None
+    taken = {o: not (isinstance(p, click.Option) and (p.is_flag or p.count)) for p in command.params
+             if isinstance(p, click.Option) for o in (*p.opts, *p.secondary_opts)}
+    return {"--help": False, "-h": False, **taken}
+
+
+def _json_wanted(ctx: click.Context | None, args: list[str] | None = None) -> bool:
+    """Whether the command of ``ctx`` (or of the command line ``args``, before any context is made) was given
+    ``--json``: read by the option itself, else from the command line's words (:func:`passprice.jsonerror.json_asked`;
+    a usage error stops click before the option is read). Raises nothing."""
+    if ctx is not None and ctx.meta.get("passprice.json"):
+        return True
+    words = args if args is not None else (ctx.meta.get(ARGV) if ctx is not None else None)
+    if not words:
+        return False
+    from passprice.jsonerror import json_asked
+
+    try:
+        return json_asked(words, _options_of)
+    except Exception:  # whether to add a document must never hide the error itself
+        return False
+
+
+def _say_failed(ctx: click.Context | None, problems: list[str], *, shown: list[str] | None = None,
+                wanted: bool | None = None) -> None:
+    """A failure of bad input or usage (exit 2) said: one ``passprice: error:`` line per problem on standard error
+    (``shown``: the lines as printed, when they differ from ``problems``: escaped, cut, with a hint), and, when the
+    command was given ``--json`` (``wanted``, else :func:`_json_wanted`) and has put no JSON document on standard
+    output yet, :func:`passprice.jsonerror.error_document` of ``problems`` there: ``--json`` always prints one
+    document (issue 13, session 30). Standard output that cannot be written (a full disk) leaves the error line
+    alone. The caller exits 2."""
+    lines = shown if shown is not None else [f"passprice: error: {_cut(escaped(p))}" for p in problems]
+    with _reader_gone():
+        if lines:
+            click.echo("\n".join(lines), err=True)
+    wanted = _json_wanted(ctx) if wanted is None else wanted
+    if not wanted or (ctx is not None and ctx.meta.get(JSON_PRINTED)):
+        return
+    from passprice.jsonerror import error_document
+
+    try:
+        click.echo(json.dumps(error_document(problems), indent=2))
+        sys.stdout.flush()
+    except OSError:  # a full disk or a reader gone: the line on stderr stands, and the status
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+    if ctx is not None:
+        ctx.meta[JSON_PRINTED] = True
+
 
 def _quiet_outputs() -> None:
     """Point standard output and error at /dev/null (their reader is gone), so nothing more is written to them and
@@ -123,8 +198,10 @@ def _read_only(root: Any) -> str:
     return read_only(root)
 
 
-def _usage(e: click.UsageError) -> NoReturn:
-    """A usage error as one line on stderr (the problem, and where the command's help is), then exit 2."""
+def _usage(e: click.UsageError, args: list[str] | None = None) -> NoReturn:
+    """A usage error as one line on stderr (the problem, and where the command's help is), then exit 2; under
+    ``--json`` (asked in ``args``, the command line, or in ``e``'s context) its document on stdout
+    (:func:`_say_failed`)."""
     where = f" (see '{e.ctx.command_path} --help')" if e.ctx is not None else ""
     message = e.format_message()
     if isinstance(e, click.NoSuchOption) and e.option_name in ("--root", "--no-cache"):
@@ -140,7 +217,8 @@ def _usage(e: click.UsageError) -> NoReturn:
                    "and --position P (the mean position reached; limit / 2 by default)")
     elif isinstance(e, click.NoSuchOption) and e.ctx is not None and _choice_option(e.ctx, e.option_name):
         message = f"no such option {e.option_name}: write {_choice_option(e.ctx, e.option_name)}"
-    click.echo(f"passprice: error: {escaped(message)}{where}", err=True)
+    _say_failed(e.ctx, [f"{message}{where}"], shown=[f"passprice: error: {escaped(message)}{where}"],
+                wanted=_json_wanted(e.ctx, args))
     raise click.exceptions.Exit(2)
 
 
@@ -230,12 +308,15 @@ class _Group(click.Group):
     def make_context(
         self, info_name: str | None, args: list[str], parent: click.Context | None = None, **extra: Any
     ) -> click.Context:
+        given = list(args)  # click's parser consumes the list it is given
         try:
-            return super().make_context(info_name, args, parent=parent, **extra)
+            ctx = super().make_context(info_name, args, parent=parent, **extra)
+            ctx.meta[ARGV] = given
+            return ctx
         except click.exceptions.NoArgsIsHelpError:
             raise
         except click.UsageError as e:
-            _usage(e)
+            _usage(e, given)
         except KeyboardInterrupt as e:
             # Ctrl-C while click parses the command line (building a command's options): click would say "Aborted!"
             # and exit 1, the refusal status; it is the interrupted status, as during the command.
@@ -269,17 +350,16 @@ class _Group(click.Group):
 
                 lines = [found_elsewhere(line, root) for line in lines]
             lines = _as_given(ctx, lines, root, list(e.lines))
-            with _reader_gone():
-                # One write of them all: a write (and a terminal check) a line cost 1.3 s of system time for a
-                # sweep file's 16,384 whole floats in `batches`, a line each (attack round 30).
-                if lines:
-                    click.echo("\n".join(f"passprice: error: {_cut(escaped(line))}" for line in lines), err=True)
+            # One write of them all: a write (and a terminal check) a line cost 1.3 s of system time for a sweep
+            # file's 16,384 whole floats in `batches`, a line each (attack round 30).
+            _say_failed(ctx, lines)
             ctx.exit(2)
         except Refused as e:
             with _reader_gone():
                 _routed_records(ctx, e.payload, e.header)
-                if ctx.meta.get("passprice.json"):
+                if ctx.meta.get("passprice.json") and not ctx.meta.get(JSON_PRINTED):
                     click.echo(json.dumps(e.payload, indent=2))
+                    ctx.meta[JSON_PRINTED] = True
                 name = e.payload.get("refusal")
                 message = "\n".join(_as_given(ctx, e.message.split("\n"), _root_or_none(ctx)))
                 message += _records_said(e.payload)
@@ -300,7 +380,7 @@ class _Group(click.Group):
             try:
                 look(e.filename)
             except InputError as named:
-                click.echo(f"passprice: error: {escaped(str(named))}", err=True)
+                _say_failed(ctx, [str(named)], shown=[f"passprice: error: {escaped(str(named))}"])
                 ctx.exit(2)
             raise
         except KeyboardInterrupt as e:
@@ -320,8 +400,9 @@ class _Group(click.Group):
             from passprice.serving import Routed
 
             _routed_records(ctx, payload, e.header if isinstance(e, Routed) else None)
-            if ctx.meta.get("passprice.json"):
+            if ctx.meta.get("passprice.json") and not ctx.meta.get(JSON_PRINTED):
                 click.echo(json.dumps(payload, indent=2))
+                ctx.meta[JSON_PRINTED] = True
             said = str(e) + _records_said(payload)
             click.echo(f"passprice: refused: {e.name}: {_escaped_lines(said)}", err=True)
             ctx.exit(1)
@@ -414,6 +495,7 @@ def _echo_json(data: Any) -> None:
     from passprice.tables import json_text
 
     _finite(data)
+    _printed_json()
     click.echo(json_text(data))
 
 
@@ -713,7 +795,7 @@ def cli(ctx: click.Context, root: str | None, no_cache: bool) -> None:
         # is what the user set (PASSPRICE_CACHE_DIR=/reg/ read "PASSPRICE_CACHE_DIR=: the cache folder  lies …").
         refused = cachefolder.refusal()
         if refused is not None:
-            click.echo(f"passprice: error: {_cut(escaped(refused))}", err=True)
+            _say_failed(ctx, [refused])
             ctx.exit(2)
     ctx.ensure_object(dict)
     ctx.obj["root"] = root
@@ -2488,6 +2570,8 @@ def diff_command(
     links = Links.of(repository_url, ref)
     result = diff(_root(ctx), base, head)
     ctx.meta[STATUS] = result.exit_status  # the review's verdict stands if the reader leaves mid-report
+    if as_json or fmt == "json":
+        _printed_json()
     click.echo(render(result, "json" if as_json else fmt, links))
     if result.exit_status == 2:
         for line in result.head_error_lines():
@@ -3063,6 +3147,8 @@ def sweep_command(
         if output is None:
             from passprice.files import Appended, append_to_stream
 
+            if fmt == "json":
+                _printed_json()  # its rows stream: a failure after them prints no second document
             for chunk in chunks:
                 if isinstance(chunk, Appended):  # a worker's part (--jobs N), copied from its file
                     append_to_stream(chunk.fd, sys.stdout)
@@ -3539,6 +3625,8 @@ def simulate_command(
         text = (f"{simulation_text(sim)}\n{span}  lock        "
                 f"{g.line(verdicts, differs=g.differs(root, resolved), relabels=relabels, drifted=drifts)}\n")
     if output is None:
+        if as_json:
+            _printed_json()
         click.echo(text, nl=False)
     else:
         from passprice.files import write_atomically
