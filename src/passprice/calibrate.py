@@ -1059,8 +1059,12 @@ def _errors_findings(
     and re-locked, the review read "1 re-locked", ✅ (slip 48). The hold-out fits are made only when an error is
     recorded (1 + cards + checkpoints fits, as calibrate makes them: 0.4 s of CPU for the 111 runs of
     ``llamacpp-cuda-2405``), within calibrate's bound on runs × fits (:data:`FITS_PER_RUN`), past which the errors
-    cannot be computed again and that is the finding."""
-    recorded = [(path, d.errors) for path, _, d in members if d.errors]
+    cannot be computed again and that is the finding. A member recording no errors (its ``errors`` table removed, or
+    left empty) is checked as one recording none of them: calibrate writes them for every fitted fact, and a fit
+    with its errors deleted passed ``check`` while a price under the stack on another card said "no card could be
+    held out of its fit: its error on another card was never measured" of a fit held out on 11 cards (attack round
+    53)."""
+    recorded = [(path, dict(d.errors or {})) for path, _, d in members]
     if not recorded:
         return []
     fits = 1 + len({m.run.card for m in models}) + len({m.run.checkpoint for m in models})
