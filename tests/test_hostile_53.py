@@ -85,6 +85,15 @@ def test_1_one_fact_whose_errors_are_removed_is_named_alone(tmp_path: Path) -> N
     ) in checked.stdout.splitlines()
 
 
+def test_1_an_error_written_minus_zero_is_shown_as_zero() -> None:
+    """``in_sample_mean = -0.0`` (the schema's minimum 0 admits it) read "in_sample_mean: -0 % (re-fitted: 1.09 %)"
+    in check's line and the warning of a price under the stack."""
+    from passprice.calibrate import errors_disagree
+
+    assert errors_disagree({"in_sample_mean": -0.0, "card_out_max": -0.0}, {"in_sample_mean": 0.0109}) == [
+        "in_sample_mean: 0 % (re-fitted: 1.09 %)", "card_out_max: 0 % (re-fitted: not possible)"]
+
+
 def test_1_the_shipped_fits_record_their_errors_on_every_fitted_fact() -> None:
     """The rule holds for what passprice ships: every fitted fact of both stacks records its errors (a fit with
     none would now fail check)."""

@@ -589,6 +589,12 @@ def fit_errors(cal: Calibration) -> dict[str, float]:
 ERRORS_SLACK = 0.0005
 
 
+def _percent(fraction: float) -> str:
+    """A recorded error ``fraction`` as a percentage to 4 significant digits, a ``-0.0`` written by hand as ``0``
+    (``in_sample_mean = -0.0`` read "-0 % (re-fitted: 1.09 %)", attack round 53)."""
+    return f"{100 * float(fraction) + 0.0:.4g}"
+
+
 def errors_disagree(recorded: Mapping[str, float], again: Mapping[str, float]) -> list[str]:
     """Each error of ``recorded`` (a derivation's ``errors``) that ``again`` (:func:`fit_errors` of today's re-fit)
     does not give, one ``KEY: RECORDED % (re-fitted: NOW %)`` phrase each, in ``again``'s order then the recorded
@@ -599,8 +605,8 @@ def errors_disagree(recorded: Mapping[str, float], again: Mapping[str, float]) -
         if key not in recorded:
             out.append(f"{key}: none recorded (re-fitted: {100 * now:.4g} %)")
         elif abs(float(recorded[key]) - now) > ERRORS_SLACK:
-            out.append(f"{key}: {100 * float(recorded[key]):.4g} % (re-fitted: {100 * now:.4g} %)")
-    out += [f"{key}: {100 * float(v):.4g} % (re-fitted: not possible)" for key, v in recorded.items()
+            out.append(f"{key}: {_percent(recorded[key])} % (re-fitted: {100 * now:.4g} %)")
+    out += [f"{key}: {_percent(v)} % (re-fitted: not possible)" for key, v in recorded.items()
             if key not in again]
     return out
 
