@@ -642,6 +642,12 @@ def fit_errors(cal: Calibration) -> dict[str, float]:
 ERRORS_SLACK = 0.0005
 
 
+def _percent(fraction: float) -> str:
+    """A recorded error ``fraction`` as a percentage to 4 significant digits, a ``-0.0`` written by hand as ``0``
+    (``in_sample_mean = -0.0`` read "-0 % (re-fitted: 1.09 %)", attack round 53)."""
+    return f"{100 * float(fraction) + 0.0:.4g}"
+
+
 def errors_disagree(recorded: Mapping[str, float], again: Mapping[str, float]) -> list[str]:
     """Each error of ``recorded`` (a derivation's ``errors``) that ``again`` (:func:`fit_errors` of today's re-fit)
     does not give, one ``KEY: RECORDED % (re-fitted: NOW %)`` phrase each, in ``again``'s order then the recorded
@@ -652,8 +658,8 @@ def errors_disagree(recorded: Mapping[str, float], again: Mapping[str, float]) -
         if key not in recorded:
             out.append(f"{key}: none recorded (re-fitted: {100 * now:.4g} %)")
         elif abs(float(recorded[key]) - now) > ERRORS_SLACK:
-            out.append(f"{key}: {100 * float(recorded[key]):.4g} % (re-fitted: {100 * now:.4g} %)")
-    out += [f"{key}: {100 * float(v):.4g} % (re-fitted: not possible)" for key, v in recorded.items()
+            out.append(f"{key}: {_percent(recorded[key])} % (re-fitted: {100 * now:.4g} %)")
+    out += [f"{key}: {_percent(v)} % (re-fitted: not possible)" for key, v in recorded.items()
             if key not in again]
     return out
 
@@ -1112,8 +1118,12 @@ def _errors_findings(
     and re-locked, the review read "1 re-locked", ✅ (slip 48). The hold-out fits are made only when an error is
     recorded (1 + cards + checkpoints fits, as calibrate makes them: 0.4 s of CPU for the 111 runs of
     ``llamacpp-cuda-2405``), within calibrate's bound on runs × fits (:data:`FITS_PER_RUN`), past which the errors
-    cannot be computed again and that is the finding."""
-    recorded = [(path, d.errors) for path, _, d in members if d.errors]
+    cannot be computed again and that is the finding. A member recording no errors (its ``errors`` table removed, or
+    left empty) is checked as one recording none of them: calibrate writes them for every fitted fact, and a fit
+    with its errors deleted passed ``check`` while a price under the stack on another card said "no card could be
+    held out of its fit: its error on another card was never measured" of a fit held out on 11 cards (attack round
+    53)."""
+    recorded = [(path, dict(d.errors or {})) for path, _, d in members]
     if not recorded:
         return []
     fits = 1 + len({m.run.card for m in models}) + len({m.run.checkpoint for m in models})

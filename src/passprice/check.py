@@ -726,7 +726,7 @@ def _judge_lock(root: Root, path: Path) -> tuple[LockStatus, Any]:
     # reproduced once: what reproduce reads besides the lock (today's serving, card, checkpoint) is the snapshot's.
     rep = snapshot.made(("reproduce", str(root.path), schema.read_bytes(path)), lambda: reproduce(root, lock))
     today = rep.today
-    moved = tuple(f"{m.field}: {m.recorded!r} → {m.now!r} ({m.change()})" for m in rep.moved)
+    moved = tuple(m.line() for m in rep.moved)
     if today.error is not None:
         holds, text, refusal = False, f"today's files do not read: {today.error}", None
     elif today.refusal is not None:

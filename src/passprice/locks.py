@@ -977,6 +977,10 @@ def _require_read_pins(lock: Lock, facts: Mapping[str, Fact], source: str) -> No
             )
 
 
+#: The most characters of a floor's path :func:`_require_read_floors` shows (a fact path is at most about 40).
+_FLOOR_KEY_MOST = 100
+
+
 def _require_read_floors(lock: Lock, source: str) -> None:
     """Refuse a lock (format 2) with a per-path floor on a path its recorded price does not rest on: passprice never
     writes one (:class:`UnreadFloor`), and the floor guards nothing. A lock edited by hand and digested again with
@@ -986,12 +990,18 @@ def _require_read_floors(lock: Lock, source: str) -> None:
         return
     unread = unread_floors(lock.policy, lock.rests_on)
     if unread:
-        from passprice.errors import escaped
+        from passprice.errors import escaped, spell
 
         path = unread[0]
-        spelled = "" if path.isascii() else f" (spelled {path!a}: it prints like another name)"
+        # A key of 5,000 characters printed twice made a 3,551-character line (cut by the command line's backstop
+        # only; attack round 53): the key is shown once, cut, in the key path, and what is shown is what is spelled.
+        cut = path[:_FLOOR_KEY_MOST]
+        spelled = "" if path.isascii() else f" (spelled {spell(cut)}: it prints like another name)"
+        key = (schema.key_part(path) if len(path) <= _FLOOR_KEY_MOST
+               else f"{schema.key_part(cut)}… ({len(path):,} characters)")
+        named = escaped(path) if len(path) <= _FLOOR_KEY_MOST else "it"
         raise InputError(
-            f"{source}: policy.paths.{schema.key_part(path)}: a floor on {escaped(path)}{spelled}, a path the "
+            f"{source}: policy.paths.{key}: a floor on {named}{spelled}, a path the "
             f"recorded price does not rest on (it rests on {', '.join(lock.rests_on)}), guards nothing, and passprice "
             "never writes one (edited by hand?): restore the lock from the last commit that holds it as written, or "
             "re-lock it"
