@@ -339,7 +339,9 @@ class _Group(click.Group):
         except click.exceptions.NoArgsIsHelpError:
             raise
         except click.UsageError as e:
-            _usage(e)
+            # click's parser raises an option missing its value (`price --json --batch`) with no context: the
+            # command line's words tell whether --json was asked (attack round 54: no document was printed)
+            _usage(e, ctx.meta.get(ARGV))
         except InputError as e:
             # One problem a line (the error's lines: a newline, a U+2028 or a \x1c a file name holds is data), each
             # character that does not print escaped, so a name cannot split or reorder its line.
@@ -730,15 +732,27 @@ def _routed_records(ctx: click.Context, payload: dict[str, Any], header: Any = N
         payload["records_out_of_scope"] = outside
 
 
+#: How many routing records a ``Routed`` refusal's line names one by one in each of its two lists; the rest are
+#: ``and K more (--json lists every one)`` (attack round 54: 300 records made a 9,844-character line).
+MAX_RECORDS_SAID = 5
+
+
 def _records_said(payload: dict[str, Any]) -> str:
     """What a ``Routed`` refusal's line adds of its payload's ``records`` and ``records_out_of_scope``
     (:func:`_routed_records`): ``; registered here for 128 experts: uniform (…); not for this checkpoint (its
-    scope): qwen3-30b-a3b-measured (…)``; ``""`` when it has neither."""
+    scope): qwen3-30b-a3b-measured (…)``, each list cut to :data:`MAX_RECORDS_SAID` and ``and K more (--json lists
+    every one)``; ``""`` when it has neither."""
+
+    def listed(records: list[str]) -> str:
+        rest = len(records) - MAX_RECORDS_SAID
+        more = [f"and {rest:,} more (--json lists every one)"] if rest > 0 else []
+        return ", ".join([*records[:MAX_RECORDS_SAID], *more])
+
     said = ""
     if payload.get("records"):
-        said += f"; registered here for {payload['expert_count']} experts: " + ", ".join(payload["records"])
+        said += f"; registered here for {payload['expert_count']} experts: " + listed(payload["records"])
     if payload.get("records_out_of_scope"):
-        said += "; not for this checkpoint (its scope): " + ", ".join(payload["records_out_of_scope"])
+        said += "; not for this checkpoint (its scope): " + listed(payload["records_out_of_scope"])
     return said
 
 
