@@ -186,3 +186,44 @@ def test_4_a_routed_refusal_names_five_records_and_counts_the_rest(tmp_path: Pat
     assert result.stderr.count("\n") == 1
     data = json.loads(invoke(*args, "--json", root=root).stdout)
     assert len(data["records"]) == 13 and data["records"][-1] == "uniform (assumed; any checkpoint)"
+
+
+# --- 5. fact set's floor index: a lock rewritten while it was read poisoned the cache -------------------------------
+
+
+SET = ("fact", "set", "h200_sxm_141gb", "memory.bandwidth", "--value", "4.8", "--unit", "TB/s", "--provenance",
+       "estimated", "--source", "nvidia-h200-datasheet", "--locator", "xyz table")
+
+
+def test_5_a_lock_rewritten_while_the_floor_index_reads_it_is_not_cached_under_its_old_bytes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from passprice import locks
+
+    root = copy_root(tmp_path)
+    lock = root / LOCK
+    card = root / "facts" / "cards" / "h200_sxm_141gb.toml"
+    old, card_text = lock.read_bytes(), card.read_bytes()
+    new = old.replace(b'"memory.bandwidth" = "published"', b'"memory.bandwidth" = "estimated"')
+    assert len(new) == len(old) and new != old  # same size: only the bytes tell them apart
+    read = locks._floors_of
+
+    def racing(file: Path, folder: Path | None) -> list[object] | None:
+        if file.name == lock.name and file.read_bytes() == old:
+            file.write_bytes(new)  # the floor loosened between the index's read of the bytes and the lock's parse
+        return read(file, folder)
+
+    monkeypatch.setattr(locks, "_floors_of", racing)
+    first = invoke(*SET, root=root)
+    assert first.exit_code == 0, first.output
+    card.write_bytes(card_text)
+    lock.write_bytes(old)  # the floor back at published: the edit must be warned of again
+    monkeypatch.setattr(locks, "_floors_of", read)
+    # Before: no line for r1-qwen7b-h200, its floors (estimated) served from the cache under the published bytes.
+    second = invoke(*SET, root=root)
+    assert second.exit_code == 0, second.output
+    assert [line for line in second.stderr.splitlines() if "of lock r1-qwen7b-h200:" in line] == [
+        "passprice: warning: facts/cards/h200_sxm_141gb.toml: memory.bandwidth is estimated now, below the floor "
+        "published of lock r1-qwen7b-h200: `passprice check` (the pre-commit hook) and the review fail it; restore "
+        "the fact, or loosen that floor on purpose (`passprice lock --update -o locks/r1-qwen7b-h200.lock.toml "
+        "--force --require memory.bandwidth=estimated`)"]
