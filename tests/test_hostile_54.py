@@ -227,3 +227,25 @@ def test_5_a_lock_rewritten_while_the_floor_index_reads_it_is_not_cached_under_i
         "published of lock r1-qwen7b-h200: `passprice check` (the pre-commit hook) and the review fail it; restore "
         "the fact, or loosen that floor on purpose (`passprice lock --update -o locks/r1-qwen7b-h200.lock.toml "
         "--force --require memory.bandwidth=estimated`)"]
+
+
+# --- 6. --json given to passprice itself (or to the fact group): "Did you mean '--version'?" ------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (("--json", "cards"), "passprice: error: --json is an option of each command, not of passprice itself: give "
+                              "it after the command (passprice COMMAND … --json) (see 'cli --help')"),
+        (("fact", "--json", "show", "h200_sxm_141gb", "memory.bandwidth"),
+         "passprice: error: --json is an option of each command, not of passprice fact itself: give it after the "
+         "command (passprice fact COMMAND … --json) (see 'cli fact --help')"),
+    ],
+    ids=["passprice", "fact"],
+)
+def test_6_json_before_the_command_says_where_it_goes(args: tuple[str, ...], line: str) -> None:
+    # Before: "No such option '--json'. Did you mean '--version'? (see 'passprice --help')", and for fact "No such
+    # option '--json'."; --json counts after the command's name only (DESIGN), so stdout stays empty, as before.
+    result = invoke(*args)
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr == line + "\n"

@@ -210,6 +210,12 @@ def _usage(e: click.UsageError, args: list[str] | None = None) -> NoReturn:
         command = e.ctx.info_name if e.ctx is not None and e.ctx.info_name else "COMMAND"
         message = (f"{e.option_name} is an option of passprice itself: give it before the command (passprice "
                    f"{given} {command} …)")
+    elif (isinstance(e, click.NoSuchOption) and e.option_name == "--json" and e.ctx is not None
+          and isinstance(e.ctx.command, click.Group)):
+        # attack round 54: `passprice --json cards` read "Did you mean '--version'?"; --json is each command's
+        group = " ".join(["passprice", *_group_names(e.ctx)])
+        message = (f"--json is an option of each command, not of {group} itself: give it after the command "
+                   f"({group} COMMAND … --json)")
     elif (isinstance(e, click.NoSuchOption) and e.option_name in _CONTEXT_WORDS and e.ctx is not None
           and any("--limit" in p.opts for p in e.ctx.command.params)):
         # walkthrough 32: "a context of 4,096" tried as --context 4096 read "No such option" and no more
@@ -220,6 +226,16 @@ def _usage(e: click.UsageError, args: list[str] | None = None) -> NoReturn:
     _say_failed(e.ctx, [f"{message}{where}"], shown=[f"passprice: error: {escaped(message)}{where}"],
                 wanted=_json_wanted(e.ctx, args))
     raise click.exceptions.Exit(2)
+
+
+def _group_names(ctx: click.Context) -> list[str]:
+    """The names of the commands from ``passprice`` down to ``ctx``'s (``["fact"]`` for ``passprice fact``; ``[]``
+    for ``passprice`` itself, whatever name it runs under). Raises nothing."""
+    names: list[str] = []
+    while ctx.parent is not None:
+        names.insert(0, ctx.info_name or "")
+        ctx = ctx.parent
+    return names
 
 
 def _choice_option(ctx: click.Context, given: str) -> str | None:
