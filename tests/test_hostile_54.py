@@ -249,3 +249,22 @@ def test_6_json_before_the_command_says_where_it_goes(args: tuple[str, ...], lin
     result = invoke(*args)
     assert result.exit_code == 2 and result.stdout == ""
     assert result.stderr == line + "\n"
+
+
+def test_2_init_names_the_read_only_folder_of_the_repository(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Before (as a user, .github mode 555): exit 2, ".: cannot write: the folder . is not writable (Permission
+    # denied)", naming the writable folder. os.access is stood in for: as root every folder is writable.
+    import os
+
+    from passprice import scaffold
+
+    fork = _repository(tmp_path)
+    access = os.access
+    monkeypatch.setattr(scaffold.os, "access", lambda p, mode: str(p) != ".github" and access(p, mode))
+    monkeypatch.chdir(fork)
+    result = invoke("init", ".", "--json")
+    assert _error_of(result) == (
+        ".: cannot write: the folder .github is not writable; init adds .github/workflows/facts.yml there: make it "
+        "writable, or move it aside, and run init again"
+    )
+    assert sorted(p.name for p in fork.iterdir()) == [".git", ".github", "README.md"]

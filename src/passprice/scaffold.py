@@ -544,9 +544,11 @@ def _require_folders_of(dest: Path, rel: str) -> None:
     (``/``-separated, relative to ``dest``: ``.github/workflows/facts.yml``) that exists is a folder and none is a
     symbolic link: init adds its file into a folder of the repository's own only, never through a link (attack round
     54: ``.github/workflows`` linked to a folder outside the repository had the review workflow written there, silently;
-    linked to nothing, or a file, it said only ``.: cannot write: File exists`` or ``Not a directory``). A folder
+    linked to nothing, or a file, it said only ``.: cannot write: File exists`` or ``Not a directory``), and the
+    deepest of them that exists is writable (a read-only ``.github`` read ``the folder . is not writable``). A folder
     missing is made by :func:`write` (the folders below it are missing too)."""
     parts = rel.split("/")
+    last = dest / parts[0]  # the repository's own folder (a folder, no link: the caller looked)
     for depth in range(2, len(parts)):
         folder = dest.joinpath(*parts[:depth])
         aside = f"mv {shell_word(folder)} {shell_word(folder.parent / _free_name(folder.parent, folder.name))}"
@@ -558,12 +560,16 @@ def _require_folders_of(dest: Path, rel: str) -> None:
             )
         found = look(folder)
         if found is None:
-            return
+            break
         if not stat.S_ISDIR(found.st_mode):
             raise InputError(
                 f"{shown(folder)}: is {kind(found.st_mode)}, not a folder; init adds {rel} into it: move it aside "
                 f"({aside}), and run init again"
             )
+        last = folder
+    if not os.access(last, os.W_OK | os.X_OK):  # `.: the folder . is not writable` named the wrong one (round 54)
+        raise InputError(f"{shown(dest)}: cannot write: the folder {shown(last)} is not writable; init adds {rel} "
+                         "there: make it writable, or move it aside, and run init again")
 
 
 def write(the_plan: Plan, dest: Path) -> tuple[str, ...]:
