@@ -268,3 +268,17 @@ def test_2_init_names_the_read_only_folder_of_the_repository(tmp_path: Path, mon
         "writable, or move it aside, and run init again"
     )
     assert sorted(p.name for p in fork.iterdir()) == [".git", ".github", "README.md"]
+
+
+# --- 7. a usage error's line was not cut: 100,000 characters of option name printed a 100,070-character line ---------
+
+
+def test_7_a_long_unknown_option_is_cut_on_stderr_and_whole_in_the_document() -> None:
+    option = "--" + "z" * 5000
+    message = f"No such option '{option}'."
+    result = invoke("price", "r1-qwen7b-h200", "--json", option)
+    assert result.exit_code == 2
+    # Before: the whole 5,032-character message on the line (100,070 characters for a 100,000-character option).
+    assert result.stderr == (f"passprice: error: {message[:3000]} … ({len(message) - 3500:,} characters left out) … "
+                             f"{message[-500:]} (see 'cli price --help')\n")
+    assert json.loads(result.stdout) == {"error": {"status": 2, "problems": [f"{message} (see 'cli price --help')"]}}

@@ -223,7 +223,9 @@ def _usage(e: click.UsageError, args: list[str] | None = None) -> NoReturn:
                    "and --position P (the mean position reached; limit / 2 by default)")
     elif isinstance(e, click.NoSuchOption) and e.ctx is not None and _choice_option(e.ctx, e.option_name):
         message = f"no such option {e.option_name}: write {_choice_option(e.ctx, e.option_name)}"
-    _say_failed(e.ctx, [f"{message}{where}"], shown=[f"passprice: error: {escaped(message)}{where}"],
+    # cut as every error line is (attack round 54: an unknown option or command of 100,000 characters printed a
+    # line of 100,070)
+    _say_failed(e.ctx, [f"{message}{where}"], shown=[f"passprice: error: {_cut(escaped(message))}{where}"],
                 wanted=_json_wanted(e.ctx, args))
     raise click.exceptions.Exit(2)
 
