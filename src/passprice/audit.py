@@ -820,14 +820,19 @@ def lock_pins(lock: Lock, reference: str | None = None) -> tuple[str, str]:
     holds but the digest itself, so over every pinned fact, the checkpoint's content, the serving, the policy, the
     pricing model's digest and the recorded price; :func:`passprice.locks.lock_document`) and its pricing model's
     digest (``[lock] pricing_model``; a format-1 lock pins none); ``cite`` says what to cite and how to re-check it
-    (``passprice reproduce REFERENCE``, ``reference`` as the command line named the lock). Walkthrough 36: the audit
-    a researcher pastes under a published figure named neither digest, and no README line said what to cite."""
+    (``passprice reproduce REFERENCE``, ``reference`` as the command line named the lock, as one shell word:
+    :func:`passprice.files.shell_word`; attack round 54: a lock file named ``a$(id)'x.lock.toml`` was pasted bare, so
+    the command ran ``id``, and a newline in its name split the line). Walkthrough 36: the audit a researcher pastes
+    under a published figure named neither digest, and no README line said what to cite."""
+    from passprice.files import shell_word
+
     model = (lock.info.pricing_model if lock.info.format >= 2
              else f"none (lock format {lock.info.format} pins no pricing model)")
     pins = f"{lock.name}: digest {lock.info.digest}; pricing model {model}"
+    again = shell_word(reference or lock.name)
     cite = (
         "to cite this price: the lock's name and digest, which cover every pinned fact, the checkpoint's content, "
-        f"the serving, the pricing model and the recorded price; `passprice reproduce {reference or lock.name}` "
+        f"the serving, the pricing model and the recorded price; `passprice reproduce {again}` "
         "re-prices it from them bit for bit"
     )
     return pins, cite

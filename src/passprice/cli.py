@@ -210,6 +210,12 @@ def _usage(e: click.UsageError, args: list[str] | None = None) -> NoReturn:
         command = e.ctx.info_name if e.ctx is not None and e.ctx.info_name else "COMMAND"
         message = (f"{e.option_name} is an option of passprice itself: give it before the command (passprice "
                    f"{given} {command} …)")
+    elif (isinstance(e, click.NoSuchOption) and e.option_name == "--json" and e.ctx is not None
+          and isinstance(e.ctx.command, click.Group)):
+        # attack round 54: `passprice --json cards` read "Did you mean '--version'?"; --json is each command's
+        group = " ".join(["passprice", *_group_names(e.ctx)])
+        message = (f"--json is an option of each command, not of {group} itself: give it after the command "
+                   f"({group} COMMAND … --json)")
     elif (isinstance(e, click.NoSuchOption) and e.option_name in _CONTEXT_WORDS and e.ctx is not None
           and any("--limit" in p.opts for p in e.ctx.command.params)):
         # walkthrough 32: "a context of 4,096" tried as --context 4096 read "No such option" and no more
@@ -217,9 +223,21 @@ def _usage(e: click.UsageError, args: list[str] | None = None) -> NoReturn:
                    "and --position P (the mean position reached; limit / 2 by default)")
     elif isinstance(e, click.NoSuchOption) and e.ctx is not None and _choice_option(e.ctx, e.option_name):
         message = f"no such option {e.option_name}: write {_choice_option(e.ctx, e.option_name)}"
-    _say_failed(e.ctx, [f"{message}{where}"], shown=[f"passprice: error: {escaped(message)}{where}"],
+    # cut as every error line is (attack round 54: an unknown option or command of 100,000 characters printed a
+    # line of 100,070)
+    _say_failed(e.ctx, [f"{message}{where}"], shown=[f"passprice: error: {_cut(escaped(message))}{where}"],
                 wanted=_json_wanted(e.ctx, args))
     raise click.exceptions.Exit(2)
+
+
+def _group_names(ctx: click.Context) -> list[str]:
+    """The names of the commands from ``passprice`` down to ``ctx``'s (``["fact"]`` for ``passprice fact``; ``[]``
+    for ``passprice`` itself, whatever name it runs under). Raises nothing."""
+    names: list[str] = []
+    while ctx.parent is not None:
+        names.insert(0, ctx.info_name or "")
+        ctx = ctx.parent
+    return names
 
 
 def _choice_option(ctx: click.Context, given: str) -> str | None:
@@ -339,7 +357,9 @@ class _Group(click.Group):
         except click.exceptions.NoArgsIsHelpError:
             raise
         except click.UsageError as e:
-            _usage(e)
+            # click's parser raises an option missing its value (`price --json --batch`) with no context: the
+            # command line's words tell whether --json was asked (attack round 54: no document was printed)
+            _usage(e, ctx.meta.get(ARGV))
         except InputError as e:
             # One problem a line (the error's lines: a newline, a U+2028 or a \x1c a file name holds is data), each
             # character that does not print escaped, so a name cannot split or reorder its line.
@@ -730,15 +750,27 @@ def _routed_records(ctx: click.Context, payload: dict[str, Any], header: Any = N
         payload["records_out_of_scope"] = outside
 
 
+#: How many routing records a ``Routed`` refusal's line names one by one in each of its two lists; the rest are
+#: ``and K more (--json lists every one)`` (attack round 54: 300 records made a 9,844-character line).
+MAX_RECORDS_SAID = 5
+
+
 def _records_said(payload: dict[str, Any]) -> str:
     """What a ``Routed`` refusal's line adds of its payload's ``records`` and ``records_out_of_scope``
     (:func:`_routed_records`): ``; registered here for 128 experts: uniform (…); not for this checkpoint (its
-    scope): qwen3-30b-a3b-measured (…)``; ``""`` when it has neither."""
+    scope): qwen3-30b-a3b-measured (…)``, each list cut to :data:`MAX_RECORDS_SAID` and ``and K more (--json lists
+    every one)``; ``""`` when it has neither."""
+
+    def listed(records: list[str]) -> str:
+        rest = len(records) - MAX_RECORDS_SAID
+        more = [f"and {rest:,} more (--json lists every one)"] if rest > 0 else []
+        return ", ".join([*records[:MAX_RECORDS_SAID], *more])
+
     said = ""
     if payload.get("records"):
-        said += f"; registered here for {payload['expert_count']} experts: " + ", ".join(payload["records"])
+        said += f"; registered here for {payload['expert_count']} experts: " + listed(payload["records"])
     if payload.get("records_out_of_scope"):
-        said += "; not for this checkpoint (its scope): " + ", ".join(payload["records_out_of_scope"])
+        said += "; not for this checkpoint (its scope): " + listed(payload["records_out_of_scope"])
     return said
 
 

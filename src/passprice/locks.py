@@ -1359,7 +1359,8 @@ def _floor_index(root: Root) -> list[tuple[Path, tuple[str, str, dict[str, str]]
     """Each lock file of ``root/locks``, by name, with (its lock's name, the card it locks, the floor of each fact
     its price rests on) or ``None`` when it does not read. Files with the same bytes are read once (issue 13: 1,000
     copies of one lock took 3.0 s); the whole index is kept in the cache under the bytes of every lock file and of
-    the lock schema. Raises nothing."""
+    the lock schema, unless a lock file changed while it was read (its floors would be stored under bytes it no
+    longer holds, and served when those bytes came back). Raises nothing."""
     from passprice import cache
 
     try:
@@ -1388,14 +1389,20 @@ def _floor_index(root: Root) -> list[tuple[Path, tuple[str, str, dict[str, str]]
     if not isinstance(index, dict) or set(index) != {name for name, _, _ in files}:
         index = {}
         by_bytes: dict[bytes, list[Any] | None] = {}
+        moved = False  # a lock file rewritten while it was read: its floors are not those of the bytes keyed
         for name, file, data in files:
             if data is None:
                 index[name] = None
                 continue
             if data not in by_bytes:
                 by_bytes[data] = _floors_of(file, root.schema)
+                try:
+                    moved = moved or schema.read_bytes(file) != data
+                except (InputError, OSError):
+                    moved = True
             index[name] = by_bytes[data]
-        cache.store(entry_key, {"locks": index})
+        if not moved:  # attack round 54: a lock edited between the two reads left its new floors under its old bytes
+            cache.store(entry_key, {"locks": index})
     out: list[tuple[Path, tuple[str, str, dict[str, str]] | None]] = []
     for name, file, _ in files:
         entry = index.get(name)

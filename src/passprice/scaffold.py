@@ -539,6 +539,39 @@ def _write_failure(error: OSError, parent: Path) -> str:
 KEPT_IN_A_REPOSITORY = ("README.md", ".github")
 
 
+def _require_folders_of(dest: Path, rel: str) -> None:
+    """Raise :class:`InputError` unless each folder between ``dest``'s top-level folder and the file ``rel``
+    (``/``-separated, relative to ``dest``: ``.github/workflows/facts.yml``) that exists is a folder and none is a
+    symbolic link: init adds its file into a folder of the repository's own only, never through a link (attack round
+    54: ``.github/workflows`` linked to a folder outside the repository had the review workflow written there, silently;
+    linked to nothing, or a file, it said only ``.: cannot write: File exists`` or ``Not a directory``), and the
+    deepest of them that exists is writable (a read-only ``.github`` read ``the folder . is not writable``). A folder
+    missing is made by :func:`write` (the folders below it are missing too)."""
+    parts = rel.split("/")
+    last = dest / parts[0]  # the repository's own folder (a folder, no link: the caller looked)
+    for depth in range(2, len(parts)):
+        folder = dest.joinpath(*parts[:depth])
+        aside = f"mv {shell_word(folder)} {shell_word(folder.parent / _free_name(folder.parent, folder.name))}"
+        if os.path.islink(folder):
+            raise InputError(
+                f"{shown(folder)}: is a symbolic link to {shown(os.readlink(folder))}; init adds {rel} to the "
+                "repository's own folders only, never through a link: make it a folder of its own, or move it aside "
+                f"({aside}), and run init again"
+            )
+        found = look(folder)
+        if found is None:
+            break
+        if not stat.S_ISDIR(found.st_mode):
+            raise InputError(
+                f"{shown(folder)}: is {kind(found.st_mode)}, not a folder; init adds {rel} into it: move it aside "
+                f"({aside}), and run init again"
+            )
+        last = folder
+    if not os.access(last, os.W_OK | os.X_OK):  # `.: the folder . is not writable` named the wrong one (round 54)
+        raise InputError(f"{shown(dest)}: cannot write: the folder {shown(last)} is not writable; init adds {rel} "
+                         "there: make it writable, or move it aside, and run init again")
+
+
 def write(the_plan: Plan, dest: Path) -> tuple[str, ...]:
     """Write ``the_plan`` below ``dest`` (created when missing): every file into a temporary folder beside ``dest``
     first, then each top-level entry moved into place; a failure on the way removes what was moved. At the top of a
@@ -593,6 +626,8 @@ def write(the_plan: Plan, dest: Path) -> tuple[str, ...]:
             elif found is not None and stat.S_ISDIR(found.st_mode) and not (dest / top).is_symlink():
                 for rel in sorted(r for r in the_plan.files if r.startswith(f"{top}/")):
                     there = look(dest / rel) is not None or (dest / rel).is_symlink()
+                    if not there:
+                        _require_folders_of(dest, rel)
                     (kept if there else merged).append(rel)
             else:
                 continue
