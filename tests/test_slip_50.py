@@ -11,6 +11,12 @@ it "1 re-locked" (the fact forged) or "1 out of date already on BASE" (the price
 and recorded BASE's price), the JSON had no list of such locks, and the Markdown note told the author "its price was
 out of date already on BASE … once the move is reviewed, re-lock it". Such a lock is now counted as "not reproducing
 from its own pinned inputs (edited by hand?)", listed under ``unreproduced``, and told to restore its file or re-lock.
+
+Found too: a lock re-digested to record another provenance than its pins give (``provenance`` "measured" where the
+price is "estimated", or the expected price's ``weakest``), no figure moved, read ``price --lock``: "floors hold, and
+the price is the one r1-stack records" (exit 0), while ``check``, ``reproduce`` and the review failed it. A lock
+publishes its weakest provenance with its figures: when the record's is not today's and no pinned fact the price
+reads drifted (a drift says itself), ``price --lock`` now says the price is NOT the one the lock records, and why.
 """
 
 from __future__ import annotations
@@ -103,3 +109,60 @@ def test_a_lock_re_locked_honestly_is_still_re_locked(tmp_path: Path) -> None:
     assert status == 0, lines
     assert lines[1] == "no fact changed; 1 lock affected, 1 re-locked; 8 locks unaffected"
     assert review["unreproduced"] == []
+
+
+def _claim(key: str, value: object, expected: bool = False):  # type: ignore[no-untyped-def]
+    def change(lock):  # type: ignore[no-untyped-def]
+        price = dict(lock.price)
+        if expected:
+            price["expected"] = {**price["expected"], key: value}
+        else:
+            price[key] = value
+        return attrs.evolve(lock, price=price)
+
+    return change
+
+
+def _priced(root: Path) -> list[str]:
+    priced = invoke("price", "--lock", LOCK, root=root)
+    assert priced.exit_code == 0, priced.output
+    return [line.strip() for line in priced.stdout.splitlines()]
+
+
+def test_a_forged_provenance_is_not_the_locked_price_under_price_lock(tmp_path: Path) -> None:
+    _, head = _stack_locked(tmp_path)
+    _forge(head / LOCK, _claim("provenance", "measured"))  # today's (and the pins') is estimated
+    lines = _priced(head)
+    # before: "lock under lock r1-stack (locks/r1-stack.lock.toml): floors hold, and the price is the one r1-stack
+    # records", nothing more
+    assert ("lock          under lock r1-stack (locks/r1-stack.lock.toml): floors hold, but the price is NOT the one "
+            "r1-stack records (below)") in lines
+    assert ("recorded 237.4 tokens/s expected under stack llamacpp-cuda-2405 at batch 1 by lock r1-stack; today 237.4 "
+            "tokens/s at batch 1 (tokens/s did not move, first moved: provenance) — not the locked price") in lines
+    assert ("no pinned fact or serving choice drifted, yet lock r1-stack records another provenance than its pins "
+            "give: its record was edited by hand (`passprice reproduce r1-stack` fails it)") in lines
+    assert invoke("reproduce", LOCK, root=head).exit_code == 1
+    assert invoke("check", "--frozen", root=head).exit_code == 1
+
+
+def test_a_forged_expected_weakest_is_said_by_price_lock_too(tmp_path: Path) -> None:
+    _, head = _stack_locked(tmp_path)
+    _forge(head / LOCK, _claim("weakest", ["scale"], expected=True))  # it is scale, on_chip.capacity, stack.memory…
+    lines = _priced(head)
+    assert any(line.endswith("(tokens/s did not move, first moved: expected.weakest) — not the locked price")
+               for line in lines), lines
+
+
+def test_a_fact_whose_provenance_drifted_still_reads_as_drift_not_a_forged_record(tmp_path: Path) -> None:
+    _, head = _stack_locked(tmp_path)
+    card = head / "facts" / "cards" / "h200_sxm_141gb.toml"
+    text = card.read_text(encoding="utf-8")
+    table = text.index("\n[scale]\n")
+    end = text.index('provenance = "estimated"', table) + len('provenance = "estimated"')
+    card.write_text(text[:table] + text[table:end].replace('"estimated"', '"measured"') + text[end:],
+                    encoding="utf-8")
+    lines = _priced(head)
+    # the price's weakest moved with the fact (scale leaves it); the lock's record is BASE's: a drift, as before
+    assert ("lock          under lock r1-stack (locks/r1-stack.lock.toml): floors hold, and the price is the one "
+            "r1-stack records; drifted since the lock (below)") in lines
+    assert "drifted since the lock: scale: 33.5 Tcycle/s (estimated) → 33.5 Tcycle/s (measured)" in lines
