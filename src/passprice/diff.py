@@ -3136,7 +3136,18 @@ class Diff:
         return tuple(
             lock for lock in self.locks
             if lock.status == "changed" and not lock.stale and not lock.question and lock.note is None
+            and lock not in self.unreproducing
         )
+
+    @property
+    def unreproducing(self) -> tuple[LockImpact, ...]:
+        """The locks whose HEAD file does not reproduce from its own pinned inputs (:func:`unreproduced`'s lines of
+        :attr:`head_check`: edited by hand, its digest recomputed), whatever HEAD's price of them says. Counted as
+        such in the summary, never as "re-locked" or "out of date already on BASE" (slip round 50: a lock of the
+        stack ``llamacpp-cuda-2405`` whose pinned ``stack.overhead.layer`` was forged 96.63 → 115.96 µs read "1
+        re-locked", one whose expected price was forged 237.4 → 250 tokens/s "1 out of date already on BASE", the
+        row alone saying "does NOT reproduce")."""
+        return tuple(lock for lock in self.locks if not lock.removed and _unreproducing(self, lock))
 
     @property
     def drifting(self) -> tuple[LockImpact, ...]:
@@ -3350,11 +3361,16 @@ class Diff:
         unread = [lock for lock in self.locks if lock.head_unread]
         if unread:
             flags.append(f"{len(unread)} {'does' if len(unread) == 1 else 'do'} not read on HEAD")
-        moved = [lock for lock in self.stale if lock.unreviewed]
+        forged = self.unreproducing
+        if forged:
+            flags.append(f"{len(forged)} not reproducing from {'its' if len(forged) == 1 else 'their'} own pinned "
+                         "inputs (edited by hand?)")
+        stale = [lock for lock in self.stale if lock not in forged]
+        moved = [lock for lock in stale if lock.unreviewed]
         if moved:
             flags.append(f"{len(moved)} price{'s' if len(moved) > 1 else ''} moved unreviewed")
-        if len(moved) < len(self.stale):
-            flags.append(f"{len(self.stale) - len(moved)} out of date already on BASE")
+        if len(moved) < len(stale):
+            flags.append(f"{len(stale) - len(moved)} out of date already on BASE")
         if self.resting_on_unsound:
             n = len(self.resting_on_unsound)
             flags.append(f"{n} rest{'s' if n == 1 else ''} on derived facts that do not follow")
@@ -3428,6 +3444,7 @@ class Diff:
             "sources_changed": [s.to_json() for s in self.sources],
             "broken": [lock.name for lock in self.broken],
             "stale": [lock.name for lock in self.stale],
+            "unreproduced": [lock.name for lock in self.unreproducing],
             "unsound": [f"{f.name}:{x.path}" for f, x in self.unsound],
             "resting_on_unsound": [lock.name for lock in self.resting_on_unsound],
             "loosened": [lock.name for lock in self.loosened],
@@ -5689,13 +5706,15 @@ def _alone(lock: LockImpact) -> str:
 ALONE = "the lock's pinned inputs with only it as HEAD has it"
 
 
-def _relock_note(lock: LockImpact) -> str | None:
+def _relock_note(lock: LockImpact, forged: bool = False) -> str | None:
     """What the pull-request comment tells the author to run for a lock the review fails or asks to re-pin, as a
     code span to paste (:func:`passprice.enforce.command_span`): the re-lock loosening the floors a fact fell below
     (:func:`passprice.enforce.relock_command`), ``passprice lock --update -o LOCK`` for a lock that does not record
     HEAD's price (or pins a changed fact as before), or that after restoring a lock file edited by hand; ``None``
     for any other lock. Until slip round 28 only stderr gave the command, and a pull request's author reads the
-    comment."""
+    comment. ``forged``: the lock's HEAD file does not reproduce from its own pinned inputs (:func:`_unreproducing`;
+    slip round 50: such a lock's expected price forged 237.4 → 250 tokens/s was told "its price was out of date
+    already on BASE")."""
     from passprice.enforce import command_span, relock_command
 
     update = command_span(["passprice", "lock", "--update", "-o", lock.path])
@@ -5703,6 +5722,9 @@ def _relock_note(lock: LockImpact) -> str | None:
         return None
     if lock.head_unread:
         return f"restore its file as BASE has it (`git checkout BASE -- FILE`), then re-lock it with {update}"
+    if forged:
+        return ("its file does not reproduce from its own pinned inputs (edited by hand?): restore it as BASE has it "
+                f"(`git checkout BASE -- FILE`), or re-lock it with {update}")
     if lock.after.gone or lock.checkpoint_changed:
         return None
     if lock.verdict is not None and not lock.verdict.holds and lock.after.price is not None:
@@ -5720,9 +5742,15 @@ def _relock_note(lock: LockImpact) -> str | None:
 def _review(d: Diff, lock: LockImpact) -> str:
     """A lock's review verdict, or, for a lock file of HEAD that does not reproduce from its own pinned inputs
     (:func:`unreproduced`: edited by hand), that, whatever its price says."""
-    if any(line.startswith(f"{lock.path}: does NOT reproduce") for line in d.head_check):
+    if _unreproducing(d, lock):
         return "does NOT reproduce from its own pinned inputs (edited by hand?): see HEAD fails passprice check"
     return lock.review()
+
+
+def _unreproducing(d: Diff, lock: LockImpact) -> bool:
+    """Whether ``passprice check`` fails HEAD on ``lock``'s file because it does not reproduce from its own pinned
+    inputs (:func:`unreproduced`'s line in ``d.head_check``)."""
+    return any(line.startswith(f"{lock.path}: does NOT reproduce") for line in d.head_check)
 
 
 def diff_markdown(d: Diff, links: Links | None = None) -> str:
@@ -5900,7 +5928,7 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
             if lock.alone:
                 notes.append(f"- {markdown_code(lock.name)}: each changed fact alone ({ALONE}): "
                              f"{markdown_prose(_alone(lock))}")
-            todo = _relock_note(lock)
+            todo = _relock_note(lock, _unreproducing(d, lock))
             if todo is not None:
                 notes.append(f"- {markdown_code(lock.name)}: {todo}")
             if lock.by_header is not None:

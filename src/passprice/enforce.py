@@ -240,6 +240,9 @@ class PriceMoved:
     #: "now"}``: a fact's path with the pinned fact and today's (:meth:`passprice.reproduce.Drift.to_json`), or
     #: ``serving.FIELD`` with the locked value and today's as the serving document writes them.
     differences: tuple[Mapping[str, Any], ...] = ()
+    #: Whether no figure moved, only what the lock records of the price's provenance (:data:`CLAIMS`), with no pinned
+    #: fact or serving choice drifted: the record is not what its own pins give (slip round 50).
+    claims: bool = False
 
     def lines(self) -> list[str]:
         """The recorded price beside today's, then what drifted, one line each (no indent). Of a lock made under a
@@ -264,7 +267,12 @@ class PriceMoved:
                 f"lock {self.lock} was made under stack {self.unstacked}: this is the card's limit, its stack facts "
                 f"not read (none is judged here); `--stack {self.unstacked}` prices the expected price it locks"
             )
-        if not self.drifted and not self.serving:
+        if self.claims:
+            out.append(
+                f"no pinned fact or serving choice drifted, yet lock {self.lock} records another {self.first} than its "
+                f"pins give: its record was edited by hand (`passprice reproduce {shell_word(self.lock)}` fails it)"
+            )
+        elif not self.drifted and not self.serving:
             out.append(
                 "no pinned fact or serving choice drifted: the pricing model (code) or the checkpoint moved it; "
                 f"`passprice reproduce {shell_word(self.lock)}` says which"
@@ -314,18 +322,27 @@ def price_moved(
         or "expected" not in price
         or (lock.price["expected"] == price["expected"] and lock.price.get("fixed_s") == price.get("fixed_s"))
     )
-    if same_expected and all(lock.price.get(f) == price.get(f) for f in fields):
+    unmoved = same_expected and all(lock.price.get(f) == price.get(f) for f in fields)
+    if unmoved and not _claims_moved(lock.price, price):
         return None  # the locked price: reproduce (what moved, what drifted) is imported only when one moved
     from passprice.reproduce import drift, expected_moved, moved, serving_differences
 
     differ = moved(lock.price, price, fields) + expected_moved(lock.price, price)
+    claims = False
     if not differ:
-        return None
+        # No figure moved. What the record says of the price's provenance is a claim a lock publishes too: when it is
+        # not today's while no pinned fact the price reads drifted, the record is not what its own pins give (slip
+        # round 50: a lock under llamacpp-cuda-2405 re-digested to record provenance "measured" for an estimated
+        # price read "floors hold, and the price is the one it records"). Beside a drifted fact it is that drift.
+        differ = _claims_moved(lock.price, price)
+        if not differ or drift(lock, {**dict(resolved.facts()), **(stack_facts or {})}, _read(price)):
+            return None
+        if serving_differences(lock.spec, portable_spec(resolved.spec, root)):
+            return None
+        claims = True
 
-    read = dict(price.get("rests_on", {}))
+    read = _read(price)
     expected = price.get("expected")
-    if isinstance(expected, Mapping):
-        read.update(expected.get("rests_on", {}))
     today = dict(resolved.facts())
     today.update(stack_facts or {})
     unstacked = None
@@ -362,8 +379,33 @@ def price_moved(
     return PriceMoved(
         lock.name, float(was.get("tokens_per_s", 0.0)), float(now["tokens_per_s"]),
         int(was.get("batch", 0)), int(now.get("batch", 0)), differ[0].field, drifted, serving, under or None,
-        unstacked, differences,
+        unstacked, differences, claims,
     )
+
+
+#: What a price records of its provenance, beside its figures: the weakest provenance and the facts that are it.
+CLAIMS = ("provenance", "weakest")
+
+
+def _claims_moved(recorded: Mapping[str, Any], now: Mapping[str, Any]) -> tuple[Any, ...]:
+    """The :data:`CLAIMS` of the limit, then of the expected price under a stack (``expected.provenance`` …), that
+    differ between a ``recorded`` price and ``now``'s, as :class:`passprice.reproduce.Moved`. Raises nothing."""
+    from passprice.reproduce import Moved
+
+    out = [Moved(f, recorded.get(f), now.get(f)) for f in CLAIMS if recorded.get(f) != now.get(f)]
+    was, is_ = recorded.get("expected"), now.get("expected")
+    if isinstance(was, Mapping) and isinstance(is_, Mapping):
+        out += [Moved(f"expected.{f}", was.get(f), is_.get(f)) for f in CLAIMS if was.get(f) != is_.get(f)]
+    return tuple(out)
+
+
+def _read(price: Mapping[str, Any]) -> dict[str, Any]:
+    """The fact paths a ``--json`` price object rests on, its expected price's under a stack included."""
+    read = dict(price.get("rests_on", {}))
+    expected = price.get("expected")
+    if isinstance(expected, Mapping):
+        read.update(expected.get("rests_on", {}))
+    return read
 
 
 def unread_drafts(found: tuple[Drift, ...], resolved: Resolved) -> tuple[Drift, ...]:
