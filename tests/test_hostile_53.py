@@ -137,7 +137,7 @@ def test_2_a_moved_field_of_a_lock_is_cut_in_checks_line(tmp_path: Path) -> None
 
 
 def test_2_a_moved_value_of_at_most_120_characters_is_shown_whole() -> None:
-    from passprice.reproduce import Moved, moved_value
+    from passprice.locks import Moved, moved_value
 
     assert moved_value(549755813888.0) == "549755813888.0"
     assert moved_value("x" * 118) == "'" + "x" * 118 + "'"  # 120 characters with its quotes

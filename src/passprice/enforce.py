@@ -389,8 +389,10 @@ CLAIMS = ("provenance", "weakest")
 
 def _claims_moved(recorded: Mapping[str, Any], now: Mapping[str, Any]) -> tuple[Any, ...]:
     """The :data:`CLAIMS` of the limit, then of the expected price under a stack (``expected.provenance`` …), that
-    differ between a ``recorded`` price and ``now``'s, as :class:`passprice.reproduce.Moved`. Raises nothing."""
-    from passprice.reproduce import Moved
+    differ between a ``recorded`` price and ``now``'s, as :class:`passprice.locks.Moved` (it lives in ``locks``, not
+    ``reproduce``: importing ``reproduce`` here loaded the GGUF reader, ``fits`` and ``measurements`` on every plain
+    price, test_cache / test_perf_25). Raises nothing."""
+    from passprice.locks import Moved
 
     out = [Moved(f, recorded.get(f), now.get(f)) for f in CLAIMS if recorded.get(f) != now.get(f)]
     was, is_ = recorded.get("expected"), now.get("expected")
