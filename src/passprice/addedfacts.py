@@ -945,8 +945,9 @@ def another_cards(cards: Mapping[str, Mapping[str, Fact]], added: Iterable[tuple
     re-cited to its own new datasheet and 16 still citing the H200's columns and measurements, read "1 to verify in
     its source" (the new source) and nothing of the 16 (session 29's note, issue 13; left30b): now each such fact is
     asked, naming the first other card's file and fact (by file name) citing the place. Only a card file citing a
-    place of its own (one no other card file cites: its own datasheet, a column of its own) is asked: a plain copy,
-    every place shared, describes what the card it copies describes and asks nothing (slip round 32's decision). An
+    source of its own (one no other card file cites: its own datasheet) is asked: a copy citing only the sources
+    other cards cite (a plain copy, or one with a locator reworded) describes what the card it copies describes, as
+    slip round 32 decided, and is asked what :func:`asked` asks. An
     ``assumed`` fact is a placeholder, not a figure read at the place (every real card's 512 GiB ``host.capacity``):
     not asked. By
     ``(file, fact path)``; facts asked nothing are left out. Linear in the facts ``cards`` holds. Raises nothing."""
@@ -958,8 +959,12 @@ def another_cards(cards: Mapping[str, Mapping[str, Fact]], added: Iterable[tuple
         for path, fact in cards[rel].items():
             for place in _places_of(fact):
                 holders.setdefault(place, {}).setdefault(rel, path)
-    def own_place(rel: str) -> bool:  # a place of ``rel``'s that no other card file cites: its own document
-        return any(set(holders[place]) == {rel} for fact in cards[rel].values() for place in _places_of(fact))
+    sources: dict[str, set[str]] = {}  # source id -> the card files citing it
+    for place, files in holders.items():
+        sources.setdefault(place[0], set()).update(files)
+
+    def own_place(rel: str) -> bool:  # a source of ``rel``'s that no other card file cites: its own document
+        return any(sources[place[0]] == {rel} for fact in cards[rel].values() for place in _places_of(fact))
 
     borrowing = {rel for rel in dict.fromkeys(rel for rel, _ in wanted) if own_place(rel)}
     out = {}
