@@ -125,13 +125,17 @@ def test_2_an_added_derived_fact_under_a_source_the_change_adds(registry: Path) 
     commit_all(path, "a copy whose bandwidth is derived from a new source")
     status, text, out = review(path)
     assert status == 0, text  # a question for the reviewer, not a failure: no lock rests on the new card
-    assert ("17 facts added in 1 new file, 1 to verify in its source; 1 source added; no lock affected; 8 locks "
+    # left30b: the copy cites a source of its own, so each of its 15 other figures still citing a place the H200's
+    # file cites is asked too (was "1 to verify in its source", the others None); host.capacity, assumed, is not.
+    assert ("17 facts added in 1 new file, 16 to verify in their sources; 1 source added; no lock affected; 8 locks "
             "unaffected") in text
     assert f"                     to verify: {FRESH}\n" in text
-    assert out["to_verify"] == ["h200_copy:memory.bandwidth"]
+    assert len(out["to_verify"]) == 16 and "h200_copy:memory.bandwidth" in out["to_verify"]
     (bandwidth,) = [f for f in out["files"][0]["facts"] if f["path"] == "memory.bandwidth"]
     assert (bandwidth["change"], bandwidth["to_verify"]) == ("added", FRESH)
-    assert all(f["to_verify"] is None for f in out["files"][0]["facts"] if f["path"] != "memory.bandwidth")
+    others = {f["path"]: f["to_verify"] for f in out["files"][0]["facts"] if f["path"] != "memory.bandwidth"}
+    assert others.pop("host.capacity") is None and len(others) == 15
+    assert all("cites the same place, another card's" in said for said in others.values())
     markdown = invoke("diff", "main", "HEAD", "--format", "markdown", root=path)
     assert markdown.exit_code == 0
     assert FRESH in markdown.stdout and "h200_copy" in markdown.stdout

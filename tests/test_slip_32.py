@@ -51,6 +51,12 @@ def branch(path: Path, name: str) -> Path:
     return path
 
 
+#: The H200 card's 17 fact paths, sorted.
+H200_FACTS = sorted(["memory.capacity", "memory.bandwidth", "on_chip.capacity", "on_chip.bandwidth", "streams.read",
+                     "streams.rewrite", "streams.append", "array", "vector", "scale", "host.capacity", "host.read",
+                     "host.write", "host.stream", "tensor.f16", "tensor.bf16", "tensor.f8"])
+
+
 def h200_copy(path: Path, name: str, read: str, derivation: str | None) -> None:
     """The H200's card copied to ``facts/cards/NAME.toml`` under another ``[card] name``, its ``streams.read`` value
     set to ``read`` and its derivation replaced by ``derivation`` (``None``: left out)."""
@@ -133,7 +139,12 @@ def test_1_an_added_fact_citing_no_registered_source_is_to_verify(registry: Path
     assert status == 1, text  # check fails the source with no record too
     assert ("to verify: its source 'a-blog-post' is not registered (no sources/a-blog-post.toml): its citation "
             "traces to nothing") in text
-    assert out["to_verify"] == ["h200_copy:memory.capacity"]
+    # left30b: the copy cites a place of its own (the blog), so each other fact citing the H200's places is asked
+    # too (was: memory.capacity alone); host.capacity, assumed, is not.
+    assert sorted(out["to_verify"]) == [f"h200_copy:{p}" for p in H200_FACTS if p != "host.capacity"]
+    assert ("to verify: facts/cards/h200_sxm_141gb.toml: memory.bandwidth cites the same place, another card's: does "
+            "nvidia-h200-datasheet: Technical Specifications table, H200 SXM column: 'GPU Memory Bandwidth 4.8TB/s' "
+            "state 4.8 TB/s of what facts/cards/h200_copy.toml describes?") in text
 
 
 def test_1_copies_that_agree_with_what_they_cite_ask_nothing(registry: Path) -> None:

@@ -925,6 +925,63 @@ def moved(added: Iterable[tuple[str, str, Fact]],
     return out
 
 
+def _places_of(fact: Fact) -> list[tuple[str, str]]:
+    """The places ``fact`` cites (:func:`_place`): its own, then each figure input's of its derivation, each once."""
+    out = [own] if (own := _place(fact.source, fact.locator)) is not None else []
+    if isinstance(fact.derivation, Derivation):
+        for i in fact.derivation.inputs:
+            at = _place(i.source or fact.source, i.locator) if i.kind == "figure" else None
+            if at is not None and at not in out:
+                out.append(at)
+    return out
+
+
+def another_cards(cards: Mapping[str, Mapping[str, Fact]], added: Iterable[tuple[str, str]]) -> dict[tuple[str, str],
+                                                                                                   str]:
+    """What a reviewer must verify of each added card fact ``(file, fact path)`` of ``added`` that cites a place (its
+    source and locator, or a figure input's: :func:`_place`) a fact of another card file of ``cards`` (file → fact
+    path → fact, HEAD's card files) cites: the place states its figure of what that other file describes (the H200
+    SXM column of NVIDIA's datasheet), not necessarily of the card added. A card copied from the H200's file, one fact
+    re-cited to its own new datasheet and 16 still citing the H200's columns and measurements, read "1 to verify in
+    its source" (the new source) and nothing of the 16 (session 29's note, issue 13; left30b): now each such fact is
+    asked, naming the first other card's file and fact (by file name) citing the place. Only a card file citing a
+    source of its own (one no other card file cites: its own datasheet) is asked: a copy citing only the sources
+    other cards cite (a plain copy, or one with a locator reworded) describes what the card it copies describes, as
+    slip round 32 decided, and is asked what :func:`asked` asks. An
+    ``assumed`` fact is a placeholder, not a figure read at the place (every real card's 512 GiB ``host.capacity``):
+    not asked. By
+    ``(file, fact path)``; facts asked nothing are left out. Linear in the facts ``cards`` holds. Raises nothing."""
+    wanted = [(rel, path) for rel, path in added if path in cards.get(rel, {})]
+    if not wanted:
+        return {}
+    holders: dict[tuple[str, str], dict[str, str]] = {}  # place -> file -> its first fact path citing it
+    for rel in sorted(cards):
+        for path, fact in cards[rel].items():
+            for place in _places_of(fact):
+                holders.setdefault(place, {}).setdefault(rel, path)
+    sources: dict[str, set[str]] = {}  # source id -> the card files citing it
+    for place, files in holders.items():
+        sources.setdefault(place[0], set()).update(files)
+
+    def own_place(rel: str) -> bool:  # a source of ``rel``'s that no other card file cites: its own document
+        return any(sources[place[0]] == {rel} for fact in cards[rel].values() for place in _places_of(fact))
+
+    borrowing = {rel for rel in dict.fromkeys(rel for rel, _ in wanted) if own_place(rel)}
+    out = {}
+    for rel, path in wanted:
+        fact = cards[rel][path]
+        if rel not in borrowing or fact.provenance is Provenance.ASSUMED:
+            continue
+        for place in _places_of(fact):
+            other = next(((r, p) for r, p in holders.get(place, {}).items() if r != rel), None)
+            if other is not None:
+                out[(rel, path)] = (f"{escaped(other[0])}: {escaped(other[1])} cites the same place, another card's: "
+                                    f"does {escaped(place[0])}: {escaped(place[1])} state "
+                                    f"{_shown(fact.amount, fact.unit)} of what {escaped(rel)} describes?")
+                break
+    return out
+
+
 #: A number and the word after it in a locator (``7 HBM3E``, ``16 GB``, ``2.0 GHz``, ``50,000 block-scale``): a
 #: figure a basis names, held by the word that says what it counts.
 _TERM = re.compile(r"(?<![\w.,])(\d[\d,]*(?:\.\d+)?) ?([A-Za-z][\w/-]*)")

@@ -4115,7 +4115,11 @@ def _ask_added(base: Side, head: Side, files: tuple[FileChange, ...]) -> tuple[F
                 held[rel] = read.facts
     registered = [file_kind(rel)[1] for rel in head.files if file_kind(rel)[0] == "source"]
     found = asked(held, registered, added, _quoted_figures, _carried(base, head))
-    from passprice.addedfacts import moved
+    from passprice.addedfacts import another_cards, moved
+
+    cards = {rel: facts for rel, facts in held.items() if file_kind(rel)[0] == "card"}
+    for key, ask in another_cards(cards, added).items():
+        found[key] = f"{found[key]}; {ask}" if key in found else ask
 
     removed = [(f.path, c.path, c.old) for f in files for c in f.facts if c.old is not None and c.new is None]
     for key, ask in moved([(f.path, c.path, c.new) for f in files for c in f.facts if c.old is None

@@ -943,7 +943,8 @@ def guard(
     alike = _option_locks(root, resolved)
     if serving is None:
         return Guard(alike) if alike else Guard(note="not a registered serving: no lock applies")
-    found = [(attrs.evolve(read_lock(p, root.schema), source=_shown(root, p)), p) for p in locks_of(root, serving)]
+    # Each read as `check` and `price --lock` read it (left30b): one naming another registered stack is refused.
+    found = [(attrs.evolve(read_lock_in(root, p), source=_shown(root, p)), p) for p in locks_of(root, serving)]
     if not found:
         return Guard(alike)
     from passprice.pins import checkpoint_digest
@@ -1003,8 +1004,10 @@ def _option_locks(root: Root, resolved: Resolved) -> tuple[tuple[Lock, str], ...
     """The locks of no registered serving (:func:`passprice.locks.locks_of_none`: made with options, ``lock
     r1-qwen7b-h200 --limit 1024 -o locks/r1-1k.lock.toml``) whose pinned serving, card and checkpoint are the ones
     ``resolved`` prices, each with the path it was read from: the same command run again prices under them
-    (walkthrough 9: such a lock was never found again). A lock that does not read is left to ``check``."""
-    from passprice.locks import locks_of_none
+    (walkthrough 9: such a lock was never found again). A lock that does not read is left to ``check``; one that
+    reads and applies but names another registered stack than its pins describe raises :class:`InputError`
+    (:func:`passprice.locks.require_named_stack`), as ``price --lock`` does."""
+    from passprice.locks import locks_of_none, require_named_stack
 
     paths = locks_of_none(root)
     if not paths:
@@ -1021,6 +1024,9 @@ def _option_locks(root: Root, resolved: Resolved) -> tuple[tuple[Lock, str], ...
         except InputError:
             continue
         if not serving_changes(lock.spec, today) and mismatch(lock, None, resolved, root) is None:
+            # One this price falls under is read as `price --lock` reads it: naming another registered stack than
+            # its pins describe, it is refused by name (left30b; it was priced under, or skipped unsaid).
+            require_named_stack(root, lock, str(p))
             out.append((lock, _named(root, p)))
     return tuple(out)
 

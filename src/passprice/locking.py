@@ -188,7 +188,7 @@ def previous(root: Root, output: Path, update: bool, force: bool) -> Lock | None
     the file there is no lock that reads. Raises :class:`InputError` for ``update`` with no lock that reads, and for
     a file already there without ``update`` or ``force`` (naming both), before anything is priced."""
     from passprice.files import check_writable, shown
-    from passprice.locks import read_lock
+    from passprice.locks import read_lock_in
 
     if not (update or force) and os.path.lexists(output):
         # What --force could not replace either (a device, a FIFO, a folder, a read-only file) says so first:
@@ -201,7 +201,7 @@ def previous(root: Root, output: Path, update: bool, force: bool) -> Lock | None
     old = None
     if is_there(output) and (update or force):
         try:
-            old = read_lock(output, root.schema)
+            old = read_lock_in(root, output)  # a lock naming another registered stack is refused (left30b)
         except InputError:
             if update:
                 raise

@@ -400,6 +400,19 @@ def _unevaluated(message: str) -> list[str]:
     return [k for k in keys if isinstance(k, str)] if isinstance(keys, tuple) else []
 
 
+def _spelled_id(where: Sequence[Any], instance: Any) -> str:
+    """`` (spelled 'ID')`` for a look-alike source id (a ``source`` key's text not ASCII: a Cyrillic ``е`` in
+    ``azure-ai-benchmarking-guidе``), its code points as :func:`passprice.errors.spell` writes them; ``""`` for any
+    other key or value. ``check`` and ``reproduce`` spelled the id (their lines pass through
+    :func:`passprice.errors.spelled_words`, which does not spell a name the line spells already) while ``price``
+    printed it unspelled (issue 13, left30b): spelled here, every command prints the one line. Raises nothing."""
+    from passprice.errors import spell
+
+    if not where or where[-1] != "source" or not isinstance(instance, str) or instance.isascii():
+        return ""
+    return f" (spelled {spell(instance)})"
+
+
 def _explain(error: Any) -> str:
     """One line for one ``jsonschema`` error: the key path and what was wrong, in words a file's author can act on. A
     value is shown by :func:`shown_value` (cut past 120 characters): a source record's ``kind`` of 700 KB made every
@@ -496,7 +509,8 @@ def _explain(error: Any) -> str:
                 f"{_DIGEST_PATTERNS[error.validator_value]} (a sha256 digest)")
     if error.validator == "pattern" and isinstance(error.schema, dict) and error.schema.get("description"):
         # A pattern says what it wants in its description ("YYYY-MM-DD, or \"unknown\""), in words a person reads.
-        return f"{_key_path(where)}: {shown_value(instance)} is not {error.schema['description']}"
+        said = f"{shown_value(instance)} is not {error.schema['description']}"
+        return f"{_key_path(where)}: {said}{_spelled_id(where, instance)}"
     if error.validator == "pattern" and isinstance(error.validator_value, str):
         # The pattern as the schema writes it (ecma_pattern's "\\Z" back to "$").
         shown_pattern = error.validator_value.replace("\\Z", "$")
