@@ -185,10 +185,10 @@ def test_no_cache_option_and_environment(tmp_path: Path, cache_dir: Path, monkey
         monkeypatch.delenv("PASSPRICE_NO_CACHE")
         checkpoints._CACHE.clear()  # as a new process: this one keeps the header it built
         cached = invoke("price", "r1-qwen7b-h200", "--json", root=root)
-        # Its card, its two locks (a registered serving is priced under them), and which serving each lock file
-        # locks; not the checkpoint's or the serving file's document: its header and its spec are kept as built
-        # objects instead.
-        assert len(entries(cache_dir)) == 4
+        # Its card, its three locks (a registered serving is priced under them; the third, made under a stack, since
+        # stacklock 29), and which serving each lock file locks; not the checkpoint's or the serving file's document:
+        # its header and its spec are kept as built objects instead.
+        assert len(entries(cache_dir)) == 5
         assert json.loads(cached.stdout) == json.loads(result.stdout)
     finally:
         cache.configure(enabled=True)

@@ -45,7 +45,7 @@ def weaken_bandwidth(root: Path) -> None:
 def test_a_locked_serving_is_priced_under_both_its_locks_and_each_holds(tmp_path: Path) -> None:
     root = find_root(copy_root(tmp_path))
     g, verdicts = priced_under(root, R1, resolve(root, load_spec(root, R1)))
-    assert g.names() == [R1, "r1-qwen7b-h200-best"]
+    assert g.names() == [R1, "r1-qwen7b-h200-best", "r1-qwen7b-h200-llamacpp"]
     assert [v.lock for v in verdicts] == [R1, "r1-qwen7b-h200-best"]
     assert all(v.holds for v in verdicts)
     # Its weakest facts are estimates the locks were made on (their floor at those paths is estimated).

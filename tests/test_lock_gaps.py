@@ -33,6 +33,7 @@ from passprice.registry import Root
 
 R1 = "r1-qwen7b-h200"
 R1_BEST = "r1-qwen7b-h200-best"
+R1_STACK = "r1-qwen7b-h200-llamacpp"
 H200 = "h200_sxm_141gb"
 DEEPSEEK = "deepseek-r1-distill-qwen-7b-q4_k_m"
 ENTRY = f"registry/checkpoints/{DEEPSEEK}.toml"
@@ -200,24 +201,29 @@ def test_2_a_serving_edited_to_another_card_refuses_under_its_locks(tmp_path: Pa
 
 
 def test_4_deleting_a_serving_s_locks_drops_its_floors_and_fails_the_review(branch: Path) -> None:
-    for name in (R1, R1_BEST):
+    # all three: since stacklock 29 the serving's lock made under llamacpp-cuda-2405 floors the card facts the two
+    # limit locks floor (and its stack's), so deleting the two alone drops no floor
+    for name in (R1, R1_BEST, R1_STACK):
         (branch / "locks" / f"{name}.lock.toml").unlink()
-    head = commit(branch, "delete both r1 locks")
+    head = commit(branch, "delete the three r1 locks")
     d = diff(Root(branch), "main", head)
-    assert sorted(lock.name for lock in d.removed) == [R1, R1_BEST] == sorted(lock.name for lock in d.dropping)
+    assert sorted(lock.name for lock in d.removed) == [R1, R1_BEST, R1_STACK] == sorted(
+        lock.name for lock in d.dropping)
     assert d.exit_status == 1
     markdown = diff_markdown(d)
     first = markdown.splitlines()[0]
     assert first.startswith("❌ **passprice diff**") and first.endswith(
-        "no fact changed; 2 locks affected, 2 removed, 2 dropping floors; 6 locks unaffected"
+        "no fact changed; 3 locks affected, 3 removed, 3 dropping floors; 6 locks unaffected"
     )
     section = markdown.split("#### Locks removed\n\n", 1)[1].split("\n\n", 1)[0].splitlines()
-    assert section[9] == (
+    assert section[9].startswith(f"- ❌ removed `{R1_STACK}` (`locks/{R1_STACK}.lock.toml`, price lock of serving "
+                                 f"`{R1}`, recorded 996.1 tokens/s): its removal drops 21 floors of serving `{R1}`")
+    assert section[31] == (
         f"- ❌ removed `{R1}` (`locks/{R1}.lock.toml`, price lock of serving `{R1}`, recorded 996.1 tokens/s): its "
         f"removal drops 8 floors of serving `{R1}`, which is still registered; keep a lock of the serving, or remove "
         "the serving with it"
     )
-    assert section[10:] == [
+    assert section[32:] == [
         f"  - floor on `{path}` dropped: {was} → none (no lock of the serving left floors it)"
         for path, was in (("array", "derived"), ("memory.bandwidth", "published"), ("memory.capacity", "published"),
                           ("on_chip.capacity", "estimated"), ("scale", "estimated"), ("streams.append", "measured"),
@@ -228,7 +234,8 @@ def test_4_deleting_a_serving_s_locks_drops_its_floors_and_fails_the_review(bran
     assert done.returncode == 1
     assert done.stderr == (
         f"passprice: refused: it removes lock {R1_BEST}, dropping floors serving {R1} is priced under; it removes "
-        f"lock {R1}, dropping floors serving {R1} is priced under\n"
+        f"lock {R1_STACK}, dropping floors serving {R1} is priced under; it removes lock {R1}, dropping floors "
+        f"serving {R1} is priced under\n"
     )
 
 

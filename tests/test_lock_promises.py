@@ -173,8 +173,8 @@ def test_2_every_pricing_command_refuses_a_locked_serving_on_a_weakened_fact(tmp
     assert recorded["policy"]["paths"]["memory.bandwidth"] == "published"
     before = run_json("price", R1, root=root)
     assert before["tokens_per_s"] == recorded["price"]["tokens_per_s"] == 996.0966124437687
-    assert before["lock"] == {"locks": [R1, "r1-qwen7b-h200-best"], "note": None, "moved": [], "relabelled": [],
-                              "drifted": []}
+    assert before["lock"] == {"locks": [R1, "r1-qwen7b-h200-best", "r1-qwen7b-h200-llamacpp"], "note": None,
+                              "moved": [], "relabelled": [], "drifted": []}
 
     set_fact(root, "memory.bandwidth", "3.0", "TB/s", "estimated")
     message = (
