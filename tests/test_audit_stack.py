@@ -89,7 +89,7 @@ def test_text_and_markdown_list_them() -> None:
     assert text.exit_code == 0, text.output
     lines = text.stdout.splitlines()
     assert lines[0].endswith(f"on h200_sxm_141gb, expected under stack {STACK}, floors of locks r1-qwen7b-h200, "
-                             "r1-qwen7b-h200-best")
+                             "r1-qwen7b-h200-best, r1-qwen7b-h200-llamacpp")
     assert lines[1] == ("  237.4 tokens/s at batch 1, binds on memory; weakest provenance estimated (scale, "
                         "on_chip.capacity, stack.memory.reserved)")
     row = next(line for line in lines if " stack.share.read " in line)
@@ -124,7 +124,8 @@ def test_a_lock_made_under_the_stack_floors_its_facts(tmp_path: Path) -> None:
     floors = {f["path"]: (f["floor"], f["margin"]) for f in out["facts"]}
     # Locked without --require, each fact is floored at its provenance when locked: at floor.
     assert floors["stack.share.read"] == ("derived", 0) and floors["stack.memory.reserved"] == ("estimated", 0)
-    assert out["title"].endswith("floors of locks r1-qwen7b-h200, r1-qwen7b-h200-best, r1-stack")
+    assert out["title"].endswith("floors of locks r1-qwen7b-h200, r1-qwen7b-h200-best, r1-qwen7b-h200-llamacpp, "
+                                 "r1-stack")
 
 
 def test_stack_refusals_and_misuse() -> None:

@@ -467,6 +467,7 @@ def test_which_serving_a_lock_locks_is_cached_by_every_lock_files_bytes(
     # locks_of keeps which serving each lock file locks under the names and bytes of the whole folder: a warm call
     # parses no TOML, and an edit of the same size and modification time, a removed file or an added one misses.
     root = Root(copy_root(tmp_path))
+    (root.locks / "r1-qwen7b-h200-llamacpp.lock.toml").unlink()  # the serving's third lock (stacklock 29): two here
     both = (root.locks / "r1-qwen7b-h200.lock.toml", root.locks / "r1-qwen7b-h200-best.lock.toml")
     assert locks.locks_of(root, "r1-qwen7b-h200") == both
     assert [e for e in entries(cache_dir) if b'"servings"' in e.read_bytes()]

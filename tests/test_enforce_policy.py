@@ -46,7 +46,7 @@ def test_a_locked_serving_is_priced_under_both_its_locks_and_each_holds(tmp_path
     root = find_root(copy_root(tmp_path))
     g, verdicts = priced_under(root, R1, resolve(root, load_spec(root, R1)))
     assert g.names() == [R1, "r1-qwen7b-h200-best", "r1-qwen7b-h200-llamacpp"]
-    assert [v.lock for v in verdicts] == [R1, "r1-qwen7b-h200-best"]
+    assert [v.lock for v in verdicts] == [R1, "r1-qwen7b-h200-best", "r1-qwen7b-h200-llamacpp"]
     assert all(v.holds for v in verdicts)
     # Its weakest facts are estimates the locks were made on (their floor at those paths is estimated).
     assert (verdicts[0].provenance.value, verdicts[0].weakest) == ("estimated", ("on_chip.capacity", "scale"))

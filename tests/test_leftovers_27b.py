@@ -189,7 +189,8 @@ def test_lock_files_of_the_built_in_registry_are_named_so(tmp_path: Path, monkey
     lock_line = next(line for line in out.stdout.splitlines() if line.startswith("  lock "))
     assert lock_line == (
         f"  lock          under locks {R1} (the built-in registry's locks/{R1}.lock.toml), {R1}-best (the built-in "
-        f"registry's locks/{R1}-best.lock.toml): floors hold, and the price is the one {R1} records"
+        f"registry's locks/{R1}-best.lock.toml), {R1}-llamacpp (the built-in registry's "
+        f"locks/{R1}-llamacpp.lock.toml): floors hold, and the price is the one {R1} and {R1}-llamacpp record"
     )
     first = CliRunner().invoke(cli, ["reproduce", R1]).stdout.splitlines()[0]
     assert first == f"{R1} (the built-in registry's locks/{R1}.lock.toml): price lock of serving {R1}, lock format 2"

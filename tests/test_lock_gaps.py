@@ -264,7 +264,7 @@ def test_4_deleting_a_locked_serving_fails_the_review_as_check_does(branch: Path
     head = commit(branch, "delete the r1 serving, keep its locks")
     d = diff(Root(branch), "main", head)
     assert d.exit_status == 1
-    assert sorted(lock.name for lock in d.broken) == [R1, R1_BEST]
+    assert sorted(lock.name for lock in d.broken) == [R1, R1_BEST, R1_STACK]
     for lock in d.broken:
         assert lock.floors() == (
             f"BROKEN: serving {R1}, which the lock locks, is not registered on HEAD; restore it or remove the lock"
@@ -290,9 +290,9 @@ def set_bandwidth(root: Path, value: str, provenance: str = "published") -> None
 def test_5_a_moved_price_is_shown_beside_the_recorded_one_with_what_drifted(tmp_path: Path) -> None:
     root = copy_root(tmp_path)
     head = "  lock          under locks r1-qwen7b-h200 (locks/r1-qwen7b-h200.lock.toml), r1-qwen7b-h200-best (locks/" \
-        "r1-qwen7b-h200-best.lock.toml): "
+        "r1-qwen7b-h200-best.lock.toml), r1-qwen7b-h200-llamacpp (locks/r1-qwen7b-h200-llamacpp.lock.toml): "
     assert invoke("price", R1, root=root).stdout.endswith(
-        f"\n{head}floors hold, and the price is the one r1-qwen7b-h200 records\n")
+        f"\n{head}floors hold, and the price is the one r1-qwen7b-h200 and r1-qwen7b-h200-llamacpp record\n")
     assert run_json("price", R1, root=root)["lock"]["moved"] == []
 
     # A serving change moves the price; the floors still hold, and the lock line says this is not the locked price.
@@ -340,7 +340,7 @@ def test_6_audit_of_a_serving_shows_the_floors_of_its_locks(tmp_path: Path) -> N
     root = copy_root(tmp_path)
     out = run_json("audit", R1, root=root)
     assert out["title"] == (
-        f"audit of {R1} (today's facts): {DEEPSEEK} on {H200}, floors of locks {R1}, {R1_BEST}"
+        f"audit of {R1} (today's facts): {DEEPSEEK} on {H200}, floors of locks {R1}, {R1_BEST}, {R1_STACK}"
     )
     floors = {f["path"]: (f["floor"], f["margin"]) for f in out["facts"]}
     assert floors == {

@@ -19,7 +19,7 @@ from test_slip_43 import PAD, lock_lines
 QWEN3_LOCK = "locks/qwen3-30b-a3b-h200.lock.toml"
 MTP_LOCK = "locks/qwen35-27b-h200-mtp.lock.toml"
 R1_LOCKS = ("under locks r1-qwen7b-h200 (locks/r1-qwen7b-h200.lock.toml), r1-qwen7b-h200-best "
-            "(locks/r1-qwen7b-h200-best.lock.toml)")
+            "(locks/r1-qwen7b-h200-best.lock.toml), r1-qwen7b-h200-llamacpp (locks/r1-qwen7b-h200-llamacpp.lock.toml)")
 
 
 def test_a_tpot_cap_given_to_best_is_an_option_not_a_drift_since_the_lock() -> None:
