@@ -93,8 +93,9 @@ def test_text_and_markdown_list_them() -> None:
     assert lines[1] == ("  237.4 tokens/s at batch 1, binds on memory; weakest provenance estimated (scale, "
                         "on_chip.capacity, stack.memory.reserved)")
     row = next(line for line in lines if " stack.share.read " in line)
-    # The serving's locks lock its limit: they judge the card's facts, not the stack's, so no floor is shown there.
-    assert row.split() == ["*", "stack.share.read", "0.9883", "derived", "–", "–", "+0.233"]
+    # The serving's limit locks judge the card's facts, not the stack's; its lock made under the stack (the shipped
+    # r1-qwen7b-h200-llamacpp, stacklock 29) floors them: before it, "–", "–" (no floor) was shown here.
+    assert row.split() == ["*", "stack.share.read", "0.9883", "derived", "derived", "at", "floor", "+0.233"]
     at = lines.index("calibrated on (the measured runs the stack's fitted facts were fitted to):")
     assert lines[at + 1] == (
         "  registry/measurements/xiongjiedai-llama3-llamabench.toml: 111 runs on 11 cards (a100_pcie_80gb, "
@@ -104,7 +105,7 @@ def test_text_and_markdown_list_them() -> None:
     # The card the stack was never measured on is said, as price --stack says it.
     assert "not h200_sxm_141gb" in text.stderr
     markdown = invoke("audit", R1, "--batch", "1", "--stack", STACK, "--format", "markdown").stdout
-    assert "| `stack.share.read` | 0.9883 | derived | – | +0.233 | **binds** |" in markdown
+    assert "| `stack.share.read` | 0.9883 | derived | derived (at floor) | +0.233 | **binds** |" in markdown
     assert "Calibrated on (the measured runs the stack's fitted facts were fitted to):\n- registry/measurements/" \
         in markdown
 

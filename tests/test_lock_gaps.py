@@ -274,7 +274,7 @@ def test_4_deleting_a_locked_serving_fails_the_review_as_check_does(branch: Path
     done = passprice_with(REPO, "diff", "main", head, cwd=branch)
     assert done.returncode == 1
     assert done.stderr == (
-        f"passprice: refused: it deletes serving {R1}, which locks {R1}, {R1_BEST} lock\n"
+        f"passprice: refused: it deletes serving {R1}, which locks {R1}, {R1_BEST}, {R1_STACK} lock\n"
     )
 
 
