@@ -204,7 +204,8 @@ def test_lock_files_of_the_built_in_registry_are_named_so(tmp_path: Path, monkey
     here = json.loads(invoke("audit", R1, "--json", root=root).stdout)["checkpoint"]["entry"]
     assert here == "registry/checkpoints/deepseek-r1-distill-qwen-7b-q4_k_m.toml"
     inside = invoke("price", R1, root=root).stdout
-    assert f"under locks {R1} (locks/{R1}.lock.toml), {R1}-best (locks/{R1}-best.lock.toml): " in inside
+    assert (f"under locks {R1} (locks/{R1}.lock.toml), {R1}-best (locks/{R1}-best.lock.toml), {R1}-llamacpp "
+            f"(locks/{R1}-llamacpp.lock.toml): ") in inside
 
 
 # --- 5. a drafting method's [method] note ----------------------------------------------------------------------------
