@@ -64,10 +64,11 @@ def test_an_option_on_a_price_its_lock_still_records_is_said_as_a_serving_differ
     result = invoke("price", "r1-qwen7b-h200", "--max-tpot", "0.01")
     assert result.exit_code == 0, result.output
     assert lock_lines(result.stdout) == [
-        f"  lock          {R1_LOCKS}: floors hold, and the price is the one r1-qwen7b-h200 records; the serving "
-        "priced differs from the locked one (below)",
+        f"  lock          {R1_LOCKS}: floors hold, and the price is the one r1-qwen7b-h200 and r1-qwen7b-h200-llamacpp "
+        "record; the serving priced differs from the locked one (below)",
         f"{PAD}serving differs from the locked one: r1-qwen7b-h200: max_tpot: (none) → 0.01",
         f"{PAD}serving differs from the locked one: r1-qwen7b-h200-best: max_tpot: (none) → 0.01",
+        f"{PAD}serving differs from the locked one: r1-qwen7b-h200-llamacpp: max_tpot: (none) → 0.01",
     ]
     # Where a best lock records another price the moved lines say it, as before (the README's tour line).
     best = invoke("best", "r1-qwen7b-h200", "--max-tpot", "0.01")
