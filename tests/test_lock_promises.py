@@ -279,7 +279,7 @@ def test_4_an_edited_tensor_type_fails_check_reproduce_and_review(branch: Path) 
     # check: the three locks of that checkpoint fail, naming the content that changed.
     report = run_json("check", root=branch, code=1)
     failing = {s["name"]: s for s in report["locks"] if not s["ok"]}
-    assert sorted(failing) == [R1, "r1-qwen7b-h200-best", "r1-qwen7b-mi300x-int8kv"]
+    assert sorted(failing) == [R1, "r1-qwen7b-h200-best", "r1-qwen7b-h200-llamacpp", "r1-qwen7b-mi300x-int8kv"]
     for status in failing.values():
         assert status["reproduces"] is False and status["checkpoint_changed"] is True
         assert status["checkpoint"].startswith(f"{DEEPSEEK}: content changed (")
@@ -300,7 +300,8 @@ def test_4_an_edited_tensor_type_fails_check_reproduce_and_review(branch: Path) 
     head = commit(branch, "output.weight as Q4_K")
     d = diff(Root(branch), "main", head)
     assert d.exit_status == 1
-    assert sorted(lock.name for lock in d.stale) == [R1, "r1-qwen7b-h200-best", "r1-qwen7b-mi300x-int8kv"]
+    assert sorted(lock.name for lock in d.stale) == [R1, "r1-qwen7b-h200-best", "r1-qwen7b-h200-llamacpp",
+                                                      "r1-qwen7b-mi300x-int8kv"]
     assert all(lock.inputs == ("checkpoint content",) for lock in d.stale)
     markdown = diff_markdown(d)
     assert f"#### Checkpoints\n\n- `{ENTRY}` (changed): content " in markdown
@@ -387,8 +388,8 @@ def test_5_a_lock_of_another_serving_card_or_checkpoint_is_refused(tmp_path: Pat
     # Priced on another card by an override, a serving's locks do not apply, and the output says why.
     out = run_json("price", R1, "--card", "mi300x", root=root)
     assert out["lock"]["locks"] == [] and out["lock"]["note"] == (
-        f"not under a lock: this price is of card mi300x, and serving {R1}'s locks {R1} and r1-qwen7b-h200-best are "
-        f"of card {H200}"
+        f"not under a lock: this price is of card mi300x, and serving {R1}'s locks {R1}, r1-qwen7b-h200-best and "
+        f"r1-qwen7b-h200-llamacpp are of card {H200}"
     )
 
 
