@@ -89,7 +89,7 @@ def test_a_serving_pairing_a_model_with_another_models_routing_is_bad_input(tmp_
         "routing: routing record 'qwen3-30b-a3b-measured' applies to checkpoint qwen3-30b-a3b-q4_k_m only "
         "(facts/routing/qwen3-30b-a3b-measured.toml: checkpoints), not 'deepseek-v3-q4_k_m'"
     )
-    bad("price", "deepseek-v3-h200", root=root, says=f"{serving}: {why}")
+    bad("price", "deepseek-v3-h200", root=root, says=f"registry/servings/deepseek-v3-h200.toml: {why}")
     result = invoke("check", root=root)
     assert result.exit_code == 2
     assert result.stderr.startswith(f"passprice: error: registry/servings/deepseek-v3-h200.toml: {why}")
@@ -175,7 +175,8 @@ def test_a_serving_naming_a_file_outside_the_registry_is_refused_unread(tmp_path
     serving = root / "registry" / "servings" / "r1-qwen7b-h200.toml"
     text = serving.read_text()
     serving.write_text(text.replace('card = "h200_sxm_141gb"', f'card = "{secret}"'))
-    line = f"{serving}: card: {secret} lies outside the registry ({root}): {INSIDE}"
+    # the serving file relative to the registry, as check names it (left29b: it was absolute under --root)
+    line = f"registry/servings/r1-qwen7b-h200.toml: card: {secret} lies outside the registry ({root}): {INSIDE}"
     assert bad("price", "r1-qwen7b-h200", root=root, says=line) == [f"passprice: error: {line}"]
     result = invoke("check", root=root)
     assert result.exit_code == 2 and "SECRET" not in result.output
@@ -187,7 +188,8 @@ def test_a_serving_naming_a_file_outside_the_registry_is_refused_unread(tmp_path
     # (check passed it where diff of two revisions refused it as outside: cold5, #13).
     inside = f"{root}/facts/../facts/cards/h200_sxm_141gb.toml"
     serving.write_text(text.replace('card = "h200_sxm_141gb"', f'card = "{inside}"'))
-    bad("price", "r1-qwen7b-h200", root=root, says=f"{serving}: card: '{inside}' is an absolute path")
+    bad("price", "r1-qwen7b-h200", root=root,
+        says=f"registry/servings/r1-qwen7b-h200.toml: card: '{inside}' is an absolute path")
 
 
 def test_a_sweep_file_measurement_file_and_lock_of_the_registry_name_files_inside_it(tmp_path: Path) -> None:

@@ -78,7 +78,8 @@ def test_a_lock_of_the_registry_may_not_pin_a_card_outside_it(tmp_path: Path) ->
     shutil.copy(root / "facts" / "cards" / "h200_sxm_141gb.toml", outside)
     out = root / "locks" / "out.lock.toml"
     line = (
-        f"{out}: card: {outside} lies outside the registry ({root}): {INSIDE}; a lock written there could not be "
+        f"locks/out.lock.toml: card: {outside} lies outside the registry ({root}): {INSIDE}; a lock written there "
+        "could not be "
         "traced back to the registry: copy the file into the registry (passprice import, facts/…), or write the lock "
         "outside the registry (-o FILE)"
     )

@@ -226,7 +226,7 @@ def test_fact_set_reports_every_problem_of_the_edit_together(tmp_path: Path) -> 
     assert lines == [
         f"passprice: error: {file}: streams.read.locator: 'x' is too short (at least 3 characters)",
         f"passprice: error: {file}: streams.read.source: no source 'no-such-source' "
-        f"({root}/sources/no-such-source.toml does not exist: write it (a [source] table, schema/source.schema.json), "
+        "(sources/no-such-source.toml does not exist: write it (a [source] table, schema/source.schema.json), "
         f"or cite one of the {count} registered: the closest {', '.join(closest('no-such-source', ids, 3, 0.0))}, "
         f"and {count - 3} more (passprice sources lists them))",
         f"passprice: error: {file}: streams.read.derivation.formula: not an expression: '(' was never closed",

@@ -218,18 +218,19 @@ def _own_tokens() -> int:
 
 
 _NOT_JUDGED = ("src/passprice/locks.py: 960,007 bytes; the pricing model's modules reach 960,004 tokens with it, "
-               "past the 400,000 passprice parses of another checkout's code "
+               "past the 560,000 passprice parses of another checkout's code "
                f"(its own is {_own_tokens():,})")  # fmt: skip
 
 
 def test_the_token_cap_leaves_room_for_the_project_s_own_next_commits() -> None:
     """Session 25: the project's own pricing-model code had grown to 248,612 tokens, 1,388 under the 250,000 cap,
     so the next commit touching those modules would have made ``diff``/``reproduce`` refuse to judge the project's
-    own other checkouts (``CodeNotJudged``). The cap was raised to 400,000 (1.6 times, the ratio it was set at); this
+    own other checkouts (``CodeNotJudged``). The cap was raised to 400,000 (1.6 times, the ratio it was set at), and
+    in session 29 (378,074 tokens, past 80 % of it) to 560,000 (1.48 times: 1.3 s to parse the cap's worth); this
     fails when the package's own code passes 80 % of the cap, before any review of it does."""
     from passprice import pins
 
-    assert pins.MODEL_TOKENS == 400_000
+    assert pins.MODEL_TOKENS == 560_000
     assert pins.own_tokens() == _own_tokens()
     assert 200_000 < pins.own_tokens() <= 0.8 * pins.MODEL_TOKENS, pins.own_tokens()
 

@@ -198,15 +198,15 @@ def test_new_serving_refuses_a_relative_path_that_reads_back_from_one_folder_onl
     names = {"--checkpoint": "deepseek-r1-distill-qwen-7b-q4_k_m", "--card": "h200_sxm_141gb", option: ref}
     args = [a for pair in names.items() for a in pair]
     written = root / "registry" / "servings" / "x.toml"
-    bad("new-serving", "x", *args, root=root,
-        says=f"{written}: {key}: '{ref}' is a path relative to the working folder, which a serving file read from "
-        "another folder does not find (nothing written)")  # fmt: skip
+    bad("new-serving", "x", *args, root=root,  # the file relative to the registry, as check names it (left29b)
+        says=f"registry/servings/x.toml: {key}: '{ref}' is a path relative to the working folder, which a serving "
+        "file read from another folder does not find (nothing written)")  # fmt: skip
     assert not written.exists()
     names[option] = str(root / ref)
     from cli_helpers import invoke
 
     bad("new-serving", "x", *[a for pair in names.items() for a in pair], root=root,
-        says=f"{written}: {key}: '{root / ref}' is an absolute path")  # fmt: skip
+        says=f"registry/servings/x.toml: {key}: '{root / ref}' is an absolute path")  # fmt: skip
     assert not written.exists()
     names[option] = "deepseek-r1-distill-qwen-7b-q4_k_m" if key == "checkpoint" else "h200_sxm_141gb"
     made = invoke("new-serving", "x", *[a for pair in names.items() for a in pair], root=root)

@@ -75,7 +75,7 @@ def test_a_serving_naming_its_card_by_a_relative_path_fails_check_as_it_fails_di
     checked = invoke("check", root=root)
     assert checked.exit_code == 2
     assert checked.stderr == f"passprice: error: registry/servings/gemma3-270m-h100.toml: {why}\n"
-    bad("price", "gemma3-270m-h100", root=root, says=f"{serving}: {why}")
+    bad("price", "gemma3-270m-h100", root=root, says=f"registry/servings/gemma3-270m-h100.toml: {why}")  # left29b
     _git(root, "commit", "-qam", "relative")
     diffed = invoke("diff", "HEAD~1", "HEAD", root=root)
     assert diffed.exit_code == 2
@@ -161,7 +161,8 @@ def test_a_serving_renamed_with_its_card_named_by_path_is_refused_before_it_can_
     old.unlink()
     (head / "locks" / "r1-qwen7b-mi300x-int8kv.lock.toml").unlink()
     out = head / "locks" / "r1-mi.lock.toml"
-    absolute = (f"{serving}: card: '{card}' is an absolute path, the file of one clone on one machine (another "
+    absolute = (f"registry/servings/r1-mi.toml: card: '{card}' is an absolute path, the file of one clone on one "
+                "machine (another "
                 "checkout, and each side of a review, reads another): a registry's serving file names a registered "
                 "record by its name")
     assert bad("lock", "r1-mi", "--name", "r1-mi", "--floor", "assumed", "-o", str(out), root=head) == [
@@ -239,7 +240,8 @@ def test_a_source_record_that_is_a_folder_is_not_said_to_not_exist(tmp_path: Pat
     record.unlink()
     record.mkdir()
     lines = bad("audit", "r1-qwen7b-h200", root=root, says=(
-        f"{root}/facts/cards/h200_sxm_141gb.toml: memory.capacity.source: no source 'nvidia-h200-datasheet' ({record} "
+        f"{root}/facts/cards/h200_sxm_141gb.toml: memory.capacity.source: no source 'nvidia-h200-datasheet' (sources/"
+        "nvidia-h200-datasheet.toml "
         "is not a source file (a folder, or a link to no file): write it"
     ))
     assert not any("does not exist" in line for line in lines)

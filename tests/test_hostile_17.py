@@ -117,7 +117,8 @@ def test_compare_of_a_serving_whose_card_names_nothing_is_bad_input(tmp_path: Pa
     assert text.count('card = "h100_sxm5_80gb"') == 1
     serving.write_text(text.replace('card = "h100_sxm5_80gb"', 'card = "nope"'), encoding="utf-8")
     # the folder relative to the registry since session 29 (left29), as every registry file is named
-    said = f"{serving}: card: card 'nope': not found in facts/cards (registered: a100_pcie_80gb, "
+    said = ("registry/servings/gemma3-270m-h100.toml: card: card 'nope': not found in facts/cards (registered: "
+            "a100_pcie_80gb, ")
     assert bad("compare", "gemma3-270m-h100", "--cards", "h100_sxm5_80gb", root=root, says=said)[0].startswith(
         f"passprice: error: {said}"
     )

@@ -25,8 +25,8 @@ def test_a_card_file_named_as_a_stack_is_one_line_naming_what_it_is(tmp_path: Pa
     # Round 26: a name leading out of its kind's folder is no record of that kind; the line says where it leads and
     # what lies there.
     assert bad("price", "gemma3-270m-h100", "--stack", "../cards/h100_sxm5_80gb", root=root) == [
-        f"passprice: error: ../cards/h100_sxm5_80gb: no such stack file: a stack name is a file of {root}/facts/stacks,"
-        f" and this one leads out of it (to {root}/facts/cards/h100_sxm5_80gb.toml, the card h100_sxm5_80gb); to read"
+        "passprice: error: ../cards/h100_sxm5_80gb: no such stack file: a stack name is a file of facts/stacks,"
+        " and this one leads out of it (to facts/cards/h100_sxm5_80gb.toml, the card h100_sxm5_80gb); to read"
         " a stack file from elsewhere give its path, ending in .toml"
     ]
     # Given by its path, the card file is read as a stack and said to be a card file, in one line.
@@ -38,8 +38,9 @@ def test_a_card_file_named_as_a_stack_is_one_line_naming_what_it_is(tmp_path: Pa
             "card file")
     assert bad("price", "gemma3-270m-h100", "--card", str(serving), root=root) == [f"passprice: error: {line}"]
     assert bad("price", "gemma3-270m-h100", "--card", "../../registry/servings/gemma3-270m-h100", root=root) == [
-        f"passprice: error: ../../registry/servings/gemma3-270m-h100: no such card file: a card name is a file of "
-        f"{root}/facts/cards, and this one leads out of it (to {serving}, the serving gemma3-270m-h100); to read a "
+        "passprice: error: ../../registry/servings/gemma3-270m-h100: no such card file: a card name is a file of "
+        "facts/cards, and this one leads out of it (to registry/servings/gemma3-270m-h100.toml, the serving "
+        "gemma3-270m-h100); to read a "
         "card file from elsewhere give its path, ending in .toml"
     ]
 

@@ -259,7 +259,7 @@ def test_a_registry_name_with_a_folder_does_not_reach_outside_its_folder(tmp_pat
     assert bad("fact", "set", escape, "memory.bandwidth", "--value", "0.7", "--unit", "TB/s", "--provenance",
                "published", "--source", "nvidia-a40-datasheet", "--locator", "Specifications table",
                root=root) == [
-        f"passprice: error: {escape}: no such card file: a card name is a file of {root}/facts/cards, and this one "
+        f"passprice: error: {escape}: no such card file: a card name is a file of facts/cards, and this one "
         f"leads out of it (to {card}, a file of another folder); to read a card file from elsewhere give its path, "
         "ending in .toml"]
     assert card.read_bytes() == before
@@ -268,11 +268,11 @@ def test_a_registry_name_with_a_folder_does_not_reach_outside_its_folder(tmp_pat
              "method qwen35-mtp"),
             ("--stack", "../cards/a40", "stack", "facts/stacks", "facts/cards/a40.toml, the card a40")):
         assert bad("price", R1, option, name, root=root) == [
-            f"passprice: error: {name}: no such {kind} file: a {kind} name is a file of {root}/{folder}, and this one "
-            f"leads out of it (to {root}/{there}); to read a {kind} file from elsewhere give its path, ending in .toml"]
+            f"passprice: error: {name}: no such {kind} file: a {kind} name is a file of {folder}, and this one "
+            f"leads out of it (to {there}); to read a {kind} file from elsewhere give its path, ending in .toml"]
     assert bad("price", "../../facts/cards/a40", root=root) == [
-        f"passprice: error: ../../facts/cards/a40: no such serving file: a serving name is a file of "
-        f"{root}/registry/servings, and this one leads out of it (to {root}/facts/cards/a40.toml, the card a40); to "
+        "passprice: error: ../../facts/cards/a40: no such serving file: a serving name is a file of "
+        "registry/servings, and this one leads out of it (to facts/cards/a40.toml, the card a40); to "
         "read a serving file from elsewhere give its path, ending in .toml"]
     # A name that stays in its folder is that folder's record, as before (round 10: ./R1, ../servings/R1).
     assert invoke("price", R1, "--card", "./a40", root=root).exit_code == 0

@@ -111,8 +111,8 @@ def test_a_checkpoint_path_is_read_not_the_toml_beside_it(tmp_path: Path) -> Non
     assert result.exit_code == 0, result.output
     assert result.stdout.startswith(f"{header}\n  architecture  gemma3 ")
     assert bad("price", "--checkpoint", "../../facts/cards/a40", "--card", H200, root=root) == [
-        f"passprice: error: ../../facts/cards/a40: no such checkpoint file: a checkpoint name is a file of "
-        f"{root}/registry/checkpoints, and this one leads out of it (to {root}/facts/cards/a40.toml, the card a40); to "
+        "passprice: error: ../../facts/cards/a40: no such checkpoint file: a checkpoint name is a file of "
+        "registry/checkpoints, and this one leads out of it (to facts/cards/a40.toml, the card a40); to "
         "read a checkpoint file from elsewhere give its path, ending in .toml"]
     assert bad("header", str(tmp_path / "nothing" / "m"), root=root) == [
         f"passprice: error: {tmp_path / 'nothing' / 'm'}: no such checkpoint file"]
@@ -214,7 +214,7 @@ def test_a_file_given_as_a_record_name_is_said_to_be_no_record_file(tmp_path: Pa
         f"passprice: error: {tmp_path}: is a folder, not a stack file"]
     # A name leading to nothing, or to another kind's record, is still said to lead out of its folder.
     assert bad("price", R1, "--card", "../drafts/qwen35-mtp", root=root)[0].endswith(
-        f"leads out of it (to {root}/facts/drafts/qwen35-mtp.toml, the drafting method qwen35-mtp); to read a card "
+        "leads out of it (to facts/drafts/qwen35-mtp.toml, the drafting method qwen35-mtp); to read a card "
         "file from elsewhere give its path, ending in .toml")
 
 

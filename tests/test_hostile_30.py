@@ -114,15 +114,13 @@ def test_a_sweep_files_batches_of_sixteen_thousand_whole_floats_are_each_named(t
 def test_a_name_into_a_folder_below_the_kinds_folder_is_not_said_to_lead_out_of_it() -> None:
     # Round 30: `--card sub/a40` and `--card "\u2066../../facts/cards/a40"` (its first part a folder name) were said to
     # "lead out of" facts/cards, to a path inside it.
-    from tests.cli_helpers import REPO
-
-    cards = REPO / "facts" / "cards"
+    # The folder and the file relative to the registry, as check names them (left29b: {REPO}/facts/cards)
     for ref, shown, to in (("sub/a40", "sub/a40", "sub/a40"),
                            ("\u2066../../facts/cards/a40", "\\u2066../../facts/cards/a40", "facts/cards/a40")):
         assert bad("price", "r1-qwen7b-h200", "--card", ref) == [
-            f"passprice: error: {shown}: no such card file: a card name is a file of {cards}, and this one names a "
-            f"file in a folder below it (to {cards}/{to}.toml); to read a card file from elsewhere give its path, "
-            "ending in .toml"]
+            f"passprice: error: {shown}: no such card file: a card name is a file of facts/cards, and this one "
+            f"names a file in a folder below it (to facts/cards/{to}.toml); to read a card file from elsewhere give "
+            "its path, ending in .toml"]
     assert bad("price", "r1-qwen7b-h200", "--card", "../drafts/x")[0].startswith(
-        f"passprice: error: ../drafts/x: no such card file: a card name is a file of {cards}, and this one leads out "
-        "of it (to ")
+        "passprice: error: ../drafts/x: no such card file: a card name is a file of facts/cards, and this one leads "
+        "out of it (to ")

@@ -70,7 +70,8 @@ def test_a_serving_files_head_rows_past_the_vocabulary_names_the_file(tmp_path: 
     assert text.count("head_rows = 32768") == 1
     serving.write_text(text.replace("head_rows = 32768", "head_rows = 2147483648"), encoding="utf-8")
     bad("price", "qwen35-27b-h200-mtp", root=root,
-        says=f"{serving}: draft.head_rows: 2,147,483,648 rows, more than the 248,320 rows of the vocabulary")
+        says="registry/servings/qwen35-27b-h200-mtp.toml: draft.head_rows: 2,147,483,648 rows, more than the "
+        "248,320 rows of the vocabulary")
     bad("price", "qwen35-27b-h200-mtp", "--head-rows", "300000", root=root,
         says="--head-rows (draft.head_rows): 300,000 rows, more than the 248,320 rows of the vocabulary")
 

@@ -30,8 +30,9 @@ def test_a_serving_naming_a_renamed_entry_file_says_which_file_still_names_it(tm
     (checkpoints / f"{ENTRY}.toml").rename(checkpoints / "r1-distill-7b.toml")
     [line] = bad("price", "r1-qwen7b-h200", root=root)
     assert line.startswith(
-        f"passprice: error: {root}/registry/servings/r1-qwen7b-h200.toml: checkpoint: checkpoint '{ENTRY}': not found "
-        f"in registry/checkpoints; {checkpoints}/r1-distill-7b.toml names its entry '{ENTRY}' (its file renamed, "
+        f"passprice: error: registry/servings/r1-qwen7b-h200.toml: checkpoint: checkpoint '{ENTRY}': not found "
+        f"in registry/checkpoints; registry/checkpoints/r1-distill-7b.toml names its entry '{ENTRY}' (its file "
+        "renamed, "
         f"its [entry] name not): rename the file back to {ENTRY}.toml, or set its [entry] name to 'r1-distill-7b' "
         "and name the checkpoint so here (registered: "
     ), line

@@ -34,7 +34,8 @@ def test_the_file_states_every_default_and_prices_as_the_command_line(root: Path
                     "--description", "R1 7B on one H200, batch 8", root=root)
     assert result.exit_code == 0, result.output
     path = root / "registry" / "servings" / "r1-batch8.toml"
-    assert result.stdout == (f"wrote {path}: {R1} on h200_sxm_141gb, batch 8, contexts 1 at position 2048 of 4096; "
+    assert result.stdout == (f"wrote registry/servings/r1-batch8.toml: {R1} on h200_sxm_141gb, batch 8, contexts 1 at "
+                             "position 2048 of 4096; "
                              "price it with `passprice price r1-batch8`\n")
     # The model's context is 131,072 positions: the default limit is min(4096, it), the position half of it.
     assert path.read_text(encoding="utf-8") == (

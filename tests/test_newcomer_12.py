@@ -59,8 +59,8 @@ def test_a_folder_passprice_does_not_read_fails_check_and_is_named_when_its_serv
             "nor priced (did you mean registry/servings?)") in out.stderr.splitlines()
     lines = bad("price", "my-serving", root=root)
     assert lines[0].startswith("passprice: error: serving 'my-serving': not found in ")
-    assert (f"; {stray / 'my-serving.toml'} lies in a folder passprice does not read: move it to registry/servings/ "
-            "(registered: ") in lines[0]
+    assert ("; registry/serving/my-serving.toml lies in a folder passprice does not read: move it to "
+            "registry/servings/ (registered: ") in lines[0]
     # a folder of other files (no .toml) is the user's own business
     stray.joinpath("my-serving.toml").rename(stray / "notes.txt")
     assert invoke("check", root=root).exit_code == 0

@@ -181,7 +181,7 @@ def test_a_lock_is_not_written_on_a_citation_whose_source_record_does_not_valida
     assert len(lines) == 1
     assert lines[0].startswith(
         f"passprice: error: {record}: hot_experts.source: source 'my-notes' does not validate: "
-        f"{root}/sources/my-notes.toml: "
+        "sources/my-notes.toml: "  # relative to the registry, as check names it (left29b)
     )
     assert "source.read: missing (required)" in lines[0]
     assert "source.kind: 'notes' is not allowed here (one of 'datasheet', 'whitepaper', 'paper', " in lines[0]

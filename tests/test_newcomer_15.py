@@ -170,7 +170,7 @@ def test_the_readme_routing_record_prices_once_its_source_document_is_written(tm
     record = root / "facts" / "routing" / "my-mixtral.toml"
     assert bad(*price, root=root) == [
         f"passprice: error: {record}: hot_experts.source: source 'my-notes' names no document of this registry: "
-        f"{root / 'sources' / 'my-notes.toml'}: source.path: notes/mixtral-routing.md is not a file of this registry:"
+        "sources/my-notes.toml: source.path: notes/mixtral-routing.md is not a file of this registry:"
         " put the document there (source.path is read from the registry's top folder), or correct source.path"
     ]
     (root / "notes").mkdir()

@@ -187,7 +187,7 @@ def test_a_serving_naming_a_card_whose_file_was_renamed_is_told_which_file_it_is
     (cards / "h200_sxm_141gb.toml").rename(cards / "h200.toml")
     lines = bad("price", "r1-qwen7b-h200", "--no-lock", root=root)
     assert len(lines) == 1
-    assert (f"card 'h200_sxm_141gb': not found in facts/cards; {cards / 'h200.toml'} is 'NVIDIA H200 SXM 141GB' too, "
+    assert ("card 'h200_sxm_141gb': not found in facts/cards; facts/cards/h200.toml is 'NVIDIA H200 SXM 141GB' too, "
             "the card passprice ships as h200_sxm_141gb (its file renamed?): rename it back to h200_sxm_141gb.toml, or "
             "name the card h200 here (registered: ") in lines[0]
     assert "copy" not in lines[0]

@@ -215,10 +215,10 @@ def test_4_a_step_refused_above_is_measured_below_and_said_in_its_size() -> None
 
 @pytest.mark.parametrize(("args", "line"), [
     (["audit", QWEN3, "--step", "0"],
-     "passprice: error: Invalid value for '--step': 0 is out of range (a finite number above 0 and at most 50) "
+     "passprice: error: Invalid value for '--step': 0 is out of range (a finite number from 0.0001 to 50) "
      "(see '"),
     (["audit", QWEN3, "--step", "60"],
-     "passprice: error: Invalid value for '--step': 60 is out of range (a finite number above 0 and at most 50) "
+     "passprice: error: Invalid value for '--step': 60 is out of range (a finite number from 0.0001 to 50) "
      "(see '"),
     (["audit", "--source", "ws1-design", "--step", "10"],
      "passprice: error: --source and --fact audit the registry: give one of them, and no TARGET, serving option, "

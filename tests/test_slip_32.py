@@ -186,7 +186,7 @@ def test_3_two_copies_of_a_shipped_card_are_both_named(tmp_path: Path) -> None:
     (cards / "h200_sxm_141gb.toml").rename(cards / "zh200.toml")
     result = invoke("price", "r1-qwen7b-h200", root=root)
     assert result.exit_code == 2, result.output
-    assert (f"{cards / 'h200.toml'} and {cards / 'zh200.toml'} are both 'NVIDIA H200 SXM 141GB', the card passprice "
+    assert ("facts/cards/h200.toml and facts/cards/zh200.toml are both 'NVIDIA H200 SXM 141GB', the card passprice "
             "ships as h200_sxm_141gb (renamed copies?): rename the one meant back to h200_sxm_141gb.toml and remove "
             "the others, or name the card h200 or zh200 here") in result.stderr
 

@@ -71,7 +71,8 @@ def test_1_a_loosened_schema_alone_is_listed_and_warned_of(tmp_path: Path) -> No
     markdown = invoke("diff", str(base), str(head), "--format", "markdown").stdout.splitlines()
     assert markdown[0].startswith("⚠️ **passprice diff**")
     assert markdown[markdown.index("#### Schemas") + 2] == "- `schema/card.schema.json` (changed)"
-    assert f"- ⚠️ warning: {warning}" in markdown
+    # markdown escapes an underscore that could start emphasis (an installed package's `passprice/\\_data/schema`)
+    assert f"- ⚠️ warning: {warning}" in [line.replace("\\_", "_") for line in markdown]
 
 
 def test_1_a_fact_only_the_loosened_schema_admits_still_fails_the_review(tmp_path: Path) -> None:

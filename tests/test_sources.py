@@ -445,7 +445,7 @@ def test_a_sweep_of_a_serving_drafting_out_of_scope_is_refused_before_pricing(tm
         result = invoke(*args, root=root)
         assert result.exit_code == 2 and result.stdout == "", args
         assert result.stderr.startswith(
-            f"passprice: error: {root / 'registry' / 'servings' / 'r1-mtp.toml'}: draft.method: drafting method "
+            "passprice: error: registry/servings/r1-mtp.toml: draft.method: drafting method "
             "'qwen35-mtp' applies to checkpoint qwen35-27b-like only (facts/drafts/qwen35-mtp.toml: "
         ), args
 
@@ -472,7 +472,8 @@ def test_a_fact_citing_a_missing_source_is_refused_naming_file_and_key(tmp_path:
     )
     # each near a registered id, so each says which (walkthrough 23: the ids were listed unmarked)
     near = "; did you mean nvidia-h200-datasheet or nvidia-h100-datasheet or nvidia-a100-datasheet?"
-    key = f"{card}: memory.bandwidth.source: no source 'nvidia-h200-datasheet-2099'{near} ({root / 'sources'}"
+    # the record's path relative to the registry, as check names it (left29b: it was ROOT/sources/…)
+    key = f"{card}: memory.bandwidth.source: no source 'nvidia-h200-datasheet-2099'{near} (sources/"
     bad("price", "r1-qwen7b-h200", root=root, says=[key, f"{card}: on_chip.bandwidth.derivation.inputs.sms.source"])
     report = json.loads(invoke("check", "--json", root=root).stdout)
     relative = [p for p in report["problems"] if p.startswith(H200_FILE)]

@@ -37,9 +37,11 @@ def test_every_pricing_command_refuses_a_citation_whose_record_does_not_validate
     record = _break_datasheet(root)
     card = root / "facts" / "cards" / f"{H200}.toml"
     lines = bad(*args, root=root)
-    # one line for the record, naming the card, the citing key, the record's file and every problem of it
+    # one line for the record, naming the card, the citing key, the record's file (relative to the registry, as
+    # check names it: left29b) and every problem of it
     assert lines == [
-        f"passprice: error: {card}: memory.capacity.source: source '{DATASHEET}' does not validate: {record}: "
+        f"passprice: error: {card}: memory.capacity.source: source '{DATASHEET}' does not validate: "
+        f"{record.relative_to(root)}: "
         "source.date: missing (required); source.url: missing (required)"
     ]
     assert not (root / "registry" / "servings" / "x.toml").exists()

@@ -37,6 +37,12 @@ if TYPE_CHECKING:
 STEP = 0.01
 #: The largest step ``audit --step`` takes, in percent: a fact 100 % lower is zero, which no price reads.
 MAX_STEP_PERCENT = 50.0
+#: The smallest step ``audit --step`` takes, in percent (a fraction of 1e-6): a smaller one measures rounding, not
+#: the price (attack round 52, ``r1-qwen7b-h200``: ``--step 1e-12`` moved ``streams.read``'s +0.972 to +0.977,
+#: ``--step 1e-16`` printed +0.000 for every fact, its fact scaled by ``1 + 1e-18 == 1``, and ``--step 4.9e-324``,
+#: 0 once divided by 100, a ZeroDivisionError traceback). At 1e-6 a double's rounding moves an elasticity by about
+#: 1e-10, far under the three decimals shown.
+MIN_STEP_PERCENT = 1e-4
 
 
 def step_percent(step: float) -> str:
@@ -162,13 +168,18 @@ def audit(
     1 % higher (1 % lower when a higher value is refused, e.g. an acceptance of 1). A price made under a serving
     stack rests on the stack's facts too (``stack.share.read`` …): ``restack`` gives its pricer with one of them
     replaced, and a share is binding when the card fact it scales is (:func:`stack_binding`). ``step`` (a
-    fraction, 0 < step < 1) is the relative change each elasticity is measured over, 1 % by default: with 0.1 the
+    fraction, from :data:`MIN_STEP_PERCENT` to :data:`MAX_STEP_PERCENT` percent) is the relative change each
+    elasticity is measured over, 1 % by default: with 0.1 the
     elasticity column is each fact's average elasticity over a 10 % error, so the fact whose 10 % error moves the
     price most has the largest magnitude (walkthrough 35: "which fact, 10 % wrong, moves this price most?" had no
     answer from passprice but a 1 % slope, which a bound or a best batch's jump can make another ranking).
 
-    Raises :class:`~passprice.serving.ServingRefusal` when the price itself is refused."""
+    Raises :class:`~passprice.serving.ServingRefusal` when the price itself is refused, :class:`ValueError` when
+    ``step`` is outside that range (a caller's bug: ``audit --step`` bounds it, :mod:`passprice.bounds`)."""
     from passprice.stacks import is_stack_path
+
+    if not MIN_STEP_PERCENT / 100 <= step <= MAX_STEP_PERCENT / 100:
+        raise ValueError(f"audit step {step!r} is outside {MIN_STEP_PERCENT / 100:g} … {MAX_STEP_PERCENT / 100:g}")
 
     cost = pricer(card, serving)
     base = cost.tokens_per_s

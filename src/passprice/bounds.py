@@ -184,9 +184,9 @@ def _speculate_passes() -> Bound:
 
 
 def _audit_step() -> Bound:
-    from passprice.audit import MAX_STEP_PERCENT
+    from passprice.audit import MAX_STEP_PERCENT, MIN_STEP_PERCENT
 
-    return Bound(0, MAX_STEP_PERCENT, exclusive_minimum=True, where="passprice.audit.MAX_STEP_PERCENT")
+    return Bound(MIN_STEP_PERCENT, MAX_STEP_PERCENT, where="passprice.audit.MIN_STEP_PERCENT, MAX_STEP_PERCENT")
 
 
 def _schema(kind: str, pointer: str) -> Callable[[], Bound]:

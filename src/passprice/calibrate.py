@@ -1069,7 +1069,7 @@ def _errors_findings(
             f"{', '.join(p for p, _ in recorded)}: the fit's errors recorded cannot be computed again: "
             f"{len(models):,} runs fitted {fits} times (all, and without each card and each checkpoint) is past the "
             f"{FITS_PER_RUN * runs_cap():,} run-fits calibrate makes (set {RUNS_VARIABLE} to allow more)"),
-            also=tuple(p for p, _ in recorded[1:]))]
+            also=tuple(p for p, _ in recorded[1:]), of_errors=True)]
     cal = Calibration(stack, whole, {m.run.id: error(whole, m) for m in models},
                       hold_out(models, lambda r: r.card, "card"),
                       hold_out(models, lambda r: r.checkpoint, "checkpoint"), tuple(models))
@@ -1082,7 +1082,7 @@ def _errors_findings(
     return [Finding(wrong[0][0], "mismatch", (
         f"{paths}: the fit's errors recorded are not the ones its {len(models)} runs give again: "
         f"{'; '.join(wrong[0][1][:6])} (a price under the stack prints them; run passprice calibrate --stack "
-        f"{shell_word(stack.name)})"), also=tuple(p for p, _ in wrong[1:]))]
+        f"{shell_word(stack.name)})"), also=tuple(p for p, _ in wrong[1:]), of_errors=True)]
 
 
 def _moved_besides_runs(

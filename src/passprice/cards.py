@@ -317,7 +317,7 @@ def card_path(root: Root, ref: str) -> Path:
     if ref.endswith(".toml") and is_there(candidate):
         return candidate
     if ("/" in ref or os.sep in ref) and not stays_in(root.cards, ref):  # ../../other/a40: a file of another folder
-        raise outside("card", ref, root.cards, root.names(root.cards))
+        raise outside("card", ref, root.cards, root.names(root.cards), root)
     path = root.cards / f"{ref}.toml"
     if not is_there(path):
         raise not_found("card", ref, root.cards, root.names(root.cards), root)

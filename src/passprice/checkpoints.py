@@ -819,7 +819,7 @@ def checkpoint_file(root: Root, ref: str) -> tuple[Path, bool]:
         if is_there(candidate):
             return candidate, False
         if ref.endswith("/") or is_there(os.path.normpath(os.path.join(root.checkpoints, f"{ref}.toml"))):
-            raise outside("checkpoint", ref, root.checkpoints, root.names(root.checkpoints))
+            raise outside("checkpoint", ref, root.checkpoints, root.names(root.checkpoints), root)
         raise not_found("checkpoint", ref, root.checkpoints, root.names(root.checkpoints), root)
     path = entry_path(root, ref)
     if is_there(path):

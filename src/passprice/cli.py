@@ -1078,7 +1078,10 @@ def import_command(ctx: click.Context, file: Path, name: str | None, origin: str
         _echo_json({"entry": entry, "path": str(target), "sha256": header.sha256, "tensors": len(header.tensors),
                     "source": header.shards[0].file, "origin": origin})
     else:
-        click.echo(f"imported {shown_path(file)} as {entry}: {shown_path(target)} ({len(header.tensors)} tensors, "
+        from passprice.registry import named_in
+
+        # the entry as check and lock name a registry file: relative to it (leftovers 29b: /abs/root/registry/…)
+        click.echo(f"imported {shown_path(file)} as {entry}: {named_in(root, target)} ({len(header.tensors)} tensors, "
                    f"sha256 {header.sha256})")
 
 
@@ -1154,9 +1157,12 @@ def synth_command(
     types = ", ".join(f"{n} {ty}" for ty, n in counts.items())
     click.echo(f"{config}: {published.config.arch}, {built.mix.value}: {len(built.tensors):,} tensors, "
                f"{built.tensor_bytes():,} bytes of weights ({types})")
-    for what, path in (("header", output), ("entry", target)):
-        if path is not None:
-            click.echo(f"  {what} -> {path}")
+    if output is not None:
+        click.echo(f"  header -> {output}")
+    if target is not None:  # a registry file, named as check names it (leftovers 29b)
+        from passprice.registry import named_in
+
+        click.echo(f"  entry -> {named_in(root, target)}")
 
 
 # --- pricing ---------------------------------------------------------------------------------------------------------
@@ -1618,7 +1624,9 @@ def new_serving_command(
         return
     spec = written.spec
     contexts = ", ".join(f"{c.share:g} at position {c.position:g} of {c.limit}" for c in spec.contexts or ())
-    click.echo(f"wrote {shown_path(written.path)}: {spec.checkpoint} on {spec.card}, batch {spec.batch}, contexts "
+    from passprice.registry import named_in
+
+    click.echo(f"wrote {named_in(root, written.path)}: {spec.checkpoint} on {spec.card}, batch {spec.batch}, contexts "
                f"{contexts}; price it with `passprice price {shell_word(written.name)}`")
 
 
@@ -2167,7 +2175,7 @@ def lock_command(
             {
                 "lock": lock.name,
                 "path": shown_as,
-                "absolute_path": str(output.absolute()),
+                "absolute_path": locking.absolute_path(output),
                 "serving": lock.info.serving,
                 "price": lock.price,
                 "loosened": [c.describe() for c in written.loosened],

@@ -85,6 +85,7 @@ def compare_cards(
     own ``card`` names no card (exit 2, as every command); a card the price refuses is a row with its refusal."""
     from passprice.cards import card_path
     from passprice.errors import InputError, NotFound
+    from passprice.registry import named_in
     from passprice.serving import ServingRefusal, best_serving
     from passprice.servings import resolve
 
@@ -92,7 +93,7 @@ def compare_cards(
         try:
             card_path(root, spec.card)
         except NotFound as e:
-            raise InputError(f"{spec.source}: card: {e}") from None
+            raise InputError(f"{named_in(root, spec.source)}: card: {e}") from None
     from passprice.registry import MAX_NOT_FOUND
 
     files: dict[str, str] = {}  # one row a card file: its name and its path (or a link to it) name it once
@@ -114,7 +115,8 @@ def compare_cards(
         try:
             load_checkpoint(root, spec.checkpoint)
         except InputError as e:
-            where = f"{spec.source}: checkpoint: " if spec.source is not None and isinstance(e, NotFound) else ""
+            where = (f"{named_in(root, spec.source)}: checkpoint: " if spec.source is not None
+                     and isinstance(e, NotFound) else "")
             problems[:0] = [f"{where}{line}" for line in e.lines]
         raise InputError.of(problems)
     cards = tuple(files.values())

@@ -593,6 +593,11 @@ class Finding:
     #: The other facts one finding covers (a serving stack's facts fitted together, whose fit's runs moved: one
     #: line names them all, ``path`` the first).
     also: tuple[str, ...] = ()
+    #: A ``mismatch`` of a serving stack fit's recorded ``errors`` (:func:`passprice.calibrate.verify_stack`), not of
+    #: the fitted facts' values, which may still follow: ``check`` and the review fail it; a lock resting on the facts
+    #: is marked by it only when no fact's value moved (:func:`passprice.diff.stack_refit_findings`; session 29: it
+    #: named all eight facts of a fit whose three moved).
+    of_errors: bool = False
 
     def to_json(self) -> dict[str, Any]:
         """The finding for ``--json``."""

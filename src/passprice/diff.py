@@ -37,7 +37,6 @@ from passprice.facts import Fact, Provenance, dimension
 from passprice.files import is_folder, shell_word
 from passprice.lineage import Dependant, changed_dependants
 from passprice.locks import (
-    FIGURES,
     FloorChange,
     Lock,
     Verdict,
@@ -205,7 +204,7 @@ class Checkout:
             out = _run_git(self.top, ["rev-parse", "--verify", "--quiet", "--end-of-options", peeled])
         except subprocess.CalledProcessError:
             cut = " (this is a shallow clone: older commits are not here; git fetch --unshallow)" if (
-                gitread.is_shallow(self.top)) else ""
+                self._could_be_cut(revision) and gitread.is_shallow(self.top)) else ""
             if "/" not in revision and self._names_commit(f"origin/{revision}"):  # a fresh clone has no local main
                 cut += f"; origin/{revision} is a revision here: diff origin/{revision} …"
             if not self._names_commit("HEAD"):  # `diff HEAD` in a new repository said only "neither a folder nor a
@@ -287,6 +286,17 @@ class Checkout:
             return None
         names = [n for n in os.fsdecode(out).split() if n != "--end-of-options"]  # git 2.39 echoes it here
         return names[0] if len(names) == 1 and names[0].startswith("refs/") else None
+
+    def _could_be_cut(self, revision: str) -> bool:
+        """Whether ``revision``, which names no commit here, could name one beyond a shallow clone's boundary: a
+        commit id (4 to 64 hex digits: an older commit git did not fetch), or a walk back (``X~N``, ``X^``) from a
+        revision ``X`` that names a commit here. A name (a branch, a tag, ``origin/main``) that is no ref here
+        cannot: a shallow clone cuts history, not names (leftovers 29b: ``diff main`` with no branch ``main`` at all
+        added "this is a shallow clone: older commits are not here"). Raises nothing."""
+        start = re.split(r"[~^]", revision, maxsplit=1)[0]
+        if start != revision:
+            return bool(start) and self._names_commit(start)
+        return re.fullmatch(r"[0-9a-fA-F]{4,64}", revision) is not None
 
     def _names_commit(self, revision: str) -> bool:
         """Whether ``revision`` names a commit of this checkout (never raises)."""
@@ -1668,10 +1678,9 @@ def _figures_differ(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) ->
     shows the card's host capacity either way, but a price without host sequences does not rest on it."""
     if a is None or b is None:
         return None
-    host = bool(a.get("host_sequences")) or bool(b.get("host_sequences"))
-    first = next(
-        (f for f in FIGURES if f in a and a.get(f) != b.get(f) and (host or f != "host_capacity_bytes")), None
-    )
+    from passprice.locks import holds_host, priced_figures
+
+    first = next((f for f in priced_figures(a, {}, holds_host(a, b)) if a.get(f) != b.get(f)), None)
     if first is None:
         # Under a serving stack the expected price is locked too (a re-fit or an edited share moves it alone).
         from passprice.reproduce import expected_moved
@@ -2738,7 +2747,8 @@ def _refit(copy: _Copy, requests: Sequence[Mapping[str, Any]], refits: Mapping[s
 def stack_refit_findings(root: Root, name: str) -> tuple[Finding, ...]:
     """What ``passprice check`` finds in stack ``name``'s run-derived facts on ``root``
     (:func:`passprice.calibrate.verify_stack`: a fit re-run from today's runs, cards, checkpoints and routing records),
-    each :class:`~passprice.derivations.Finding` with the stack's own fact path (``share.read``). Empty when the stack
+    each :class:`~passprice.derivations.Finding` with the stack's own fact path (``share.read``); a finding of the
+    fit's recorded errors (``Finding.of_errors``) only when no fact's value moved. Empty when the stack
     or the measured runs do not read (``check`` reports those files itself), and when ``name`` (a HEAD lock's stack
     name) leads out of ``facts/stacks`` (``../../../outside/vllm-w24``: a file of another folder, which the pricing
     refuses to read, was re-fitted and its findings marked on the lock, attack round 41). Raises nothing."""
@@ -2751,7 +2761,12 @@ def stack_refit_findings(root: Root, name: str) -> tuple[Finding, ...]:
         return ()
     try:
         stack = load_stack(root, str(root.stacks / f"{name}.toml"))
-        return stack_findings(root, stack, load_runs(root))  # the fit check's review of HEAD re-ran, made once
+        found = stack_findings(root, stack, load_runs(root))  # the fit check's review of HEAD re-ran, made once
+        # A fit whose facts moved names those facts; its recorded errors, which move with them, would name all
+        # (session 29: eight facts marked of a fit whose three moved). Errors alone disagreeing (slip 48: rewritten
+        # by hand) still mark the facts carrying them: a price under the stack prints them.
+        values = tuple(f for f in found if not f.of_errors)
+        return values or found
     except InputError:
         return ()
 

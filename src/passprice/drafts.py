@@ -67,7 +67,7 @@ def draft_path(root: Root, ref: str) -> Path:
     if ref.endswith(".toml") and is_there(candidate):
         return candidate
     if ("/" in ref or os.sep in ref) and not stays_in(root.drafts, ref):  # ../../other/a40: a file of another folder
-        raise outside("drafting method", ref, root.drafts, root.names(root.drafts))
+        raise outside("drafting method", ref, root.drafts, root.names(root.drafts), root)
     path = root.drafts / f"{ref}.toml"
     if not is_there(path):
         raise not_found("drafting method", ref, root.drafts, root.names(root.drafts), root)

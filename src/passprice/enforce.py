@@ -302,11 +302,13 @@ def price_moved(
     integer or float matrices run: no fact, yet it moves the expected price) is said as a serving choice, as
     ``reproduce`` says it (``stack S integer_matrices: vector → array``; slip round 46: ``price --lock`` put a route
     moved ``vector → array`` down to "the pricing model (code) or the checkpoint")."""
-    from passprice.locks import FIGURES, portable_spec
+    from passprice.locks import portable_spec
 
     if lock.kind != kind:
         return None
-    fields = [f for f in FIGURES if f in lock.price or f in price]
+    from passprice.locks import holds_host, priced_figures
+
+    fields = priced_figures(lock.price, price, holds_host(lock.price, price))
     same_expected = (
         "expected" not in lock.price
         or "expected" not in price

@@ -195,7 +195,13 @@ class Fact:
         (``FILE: memory.bandwidth``) in errors.
 
         Raises :class:`InputError` for an unknown unit, provenance, or a non-finite value, and for a fact that cites
-        nothing."""
+        nothing. A value of ``-0.0`` (a card fact, a stack's share, a drafting method's acceptance, where a schema's
+        ``minimum = 0`` lets it by) is read as ``0.0`` (:func:`passprice.bounds.unsigned_zero`): it was echoed as
+        "-0" in drift and stale lines (leftovers 29b)."""
+        if isinstance(entry.get("value"), float):
+            from passprice.bounds import unsigned_zero
+
+            entry = {**entry, "value": unsigned_zero(entry["value"])}
         base = to_base(entry["value"], entry["unit"], f"{where}.value")
         Provenance.parse(entry["provenance"], f"{where}.provenance")
         if entry.get("source") is None and entry.get("cite") is None:

@@ -942,7 +942,9 @@ def lookup(text: str) -> Term:
                 break
     if found is None:  # a path an audit row prints: draft.acceptance.2, stack.range.rows.min (walkthrough 35)
         path = re.sub(r"^(routing|stack|draft)\.", "", _key(text))
-        found = _INDEX.get(re.sub(r"\.(\d+|min|max)$", "", path))
+        # ASCII digits alone (re.ASCII): `\d` took draft.acceptance.١ (an Arabic-Indic one) as draft.acceptance.1,
+        # which no audit row prints (attack round 52)
+        found = _INDEX.get(re.sub(r"\.([0-9]+|min|max)$", "", path, flags=re.ASCII))
     if found is not None:
         return found
     close = difflib.get_close_matches(_key(text), list(_INDEX), n=6, cutoff=0.6)

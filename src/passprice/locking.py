@@ -36,6 +36,27 @@ LOCK_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 MAX_LOCK_NAME = 245
 
 
+def absolute_path(path: Path) -> str:
+    """``path`` (a lock file's, as ``-o FILE`` gave it) made absolute with its ``.`` and ``..`` parts folded, the
+    links it names kept: ``lock --json``'s ``"absolute_path"`` (leftovers 29b: ``-o ../x/../locks/a.lock.toml``
+    gave ``/work/../x/../locks/a.lock.toml``). A ``..`` is folded by dropping the part before it unless that part is
+    a symbolic link, which is resolved first (``link/..`` is the folder above the link's target, as the system
+    reads it, not the folder holding the link); no other link is resolved. Raises nothing (an unreadable part is
+    taken as no link)."""
+    given = Path(os.getcwd(), path) if not path.is_absolute() else path
+    out = Path(given.anchor)
+    for part in given.parts[1:]:
+        if part == "..":
+            try:
+                linked = out.is_symlink()
+                out = out.resolve().parent if linked else out.parent
+            except (OSError, RuntimeError):
+                out = out.parent
+        elif part != ".":
+            out = out / part
+    return str(out)
+
+
 def written_as(root: Root, output: Path, given: bool, named: str | None) -> str:
     """How ``lock`` names the lock it wrote, one rule for every form of the command: ``output`` as the user gave it
     (``-o FILE``, ``given``), else (the default ``locks/NAME.lock.toml``, made from the resolved root) relative to
@@ -305,7 +326,7 @@ class LockNotWritten(Exception):
         ``"written": false`` (and ``advice``, what to do, for a ``--update`` its kept floors refuse). Leftovers 28d:
         ``path`` was absolute where the refusal's line named it relative to the working folder."""
         path = self.shown_as if self.shown_as is not None else str(self.output)
-        out = {**self.verdict.to_json(), "path": path, "absolute_path": str(self.output.absolute()), "written": False}
+        out = {**self.verdict.to_json(), "path": path, "absolute_path": absolute_path(self.output), "written": False}
         if self.advice:
             out["advice"] = self.advice
             out["message"] = str(self)

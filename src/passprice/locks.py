@@ -57,6 +57,21 @@ KINDS = ("price", "best")
 FIGURES = (*(f for f in COST_FIELDS if f != "provenance"), "tokens_per_s")
 
 
+def holds_host(*prices: Mapping[str, Any] | None) -> bool:
+    """Whether any of ``prices`` (``--json`` price objects, or their ``expected`` parts) holds sequences in host
+    memory (``host_sequences``): only then does a price rest on the card's host capacity, so only then is a moved
+    ``host_capacity_bytes`` a moved price (the seed's record shows the card's host capacity either way)."""
+    return any(isinstance(p, Mapping) and bool(p.get("host_sequences")) for p in prices)
+
+
+def priced_figures(recorded: Mapping[str, Any], now: Mapping[str, Any], host: bool) -> list[str]:
+    """The :data:`~passprice.locks.FIGURES` either of ``recorded`` and ``now`` holds that a lock guarantees: all,
+    but ``host_capacity_bytes`` where no side holds sequences in host memory (``host``, :func:`holds_host`; session
+    29: `price --lock` said "NOT the locked price (tokens/s did not move, first moved: host_capacity_bytes)" when
+    the H200's assumed 512 GiB host placeholder was edited, where the review, rightly, said no lock was affected)."""
+    return [f for f in FIGURES if (f in recorded or f in now) and (host or f != "host_capacity_bytes")]
+
+
 def is_fact_path(path: str) -> bool:
     """Whether ``path`` names a fact a price can rest on: a card path (``streams.rewrite``), a host-link path
     (``host.read``), a float-matrix rate (``tensor.f16``), a drafting figure (``draft.acceptance.1``), a routing

@@ -80,8 +80,11 @@ def _label_lines(rel: str, lock: Lock, on_both: frozenset[str], earlier: list[Lo
     for key in sorted(on_both):
         if key not in pins or any(key in old and old[key] == pins[key] for old in before):
             continue
+        # A label pinned as absent (card_vendor of a card stating none) reads "(none)", as check and reproduce
+        # write it; Python's "None" was printed (slip 49: card_vendor dropped from a lock by hand, digests recomputed).
+        pinned = "(none)" if pins[key] is None else repr(pins[key])
         out.append(
-            f"{rel}: {key}: pins {pins[key]!r}, which neither side of the change holds and BASE's lock did not pin: "
+            f"{rel}: {key}: pins {pinned}, which neither side of the change holds and BASE's lock did not pin: "
             "a lock's labels are pinned by passprice lock from a registry (check --frozen fails this one); re-lock "
             f"it: passprice lock --update -o {shell_word(rel)}"
         )

@@ -843,6 +843,24 @@ def in_root(root: Root, path: Path) -> str:
     return f"{BUILT_IN}{shown}" if root.embedded else shown
 
 
+def named_in(root: Root | None, path: Path | str) -> str:
+    """``path`` (a file or folder of ``root``) as text names it: :func:`in_root`'s name, shown (:func:`shown`), or
+    ``path`` shown as given without a ``root``. The one helper for a registry file inside a line of text: "not found
+    in", "leads out of", a renamed file's hint, a serving file's own name before its problem, "wrote" (leftovers
+    29b: each named ``/abs/root/…`` under an absolute ``--root`` where ``check`` said ``registry/…``). The file's
+    own name is kept when it is a symbolic link (its folder's links are resolved for the comparison): a card file
+    ``aaa.toml`` linking to ``kept.toml`` is the card ``aaa``, and the hint naming it says ``facts/cards/aaa.toml``.
+    Raises nothing."""
+    if root is None:
+        return shown(path)
+    given = Path(path)
+    try:
+        rel = str((given.parent.resolve() / given.name).relative_to(root.path.resolve()))
+    except (OSError, ValueError, RuntimeError):
+        return shown(given)
+    return shown(f"{BUILT_IN}{rel}" if root.embedded else rel)
+
+
 def registry_named(root: Root) -> str:
     """Which registry ``root`` is, for ``--json`` beside a path relative to it (:func:`in_root` says it in text):
     ``"built-in"`` for the embedded default (a command run outside any registry), else the registry's folder as
@@ -977,16 +995,17 @@ def entry_named(ref: str, folder: Path) -> str | None:
     return entry.name[: -len(".toml")] if is_there(entry) else None
 
 
-def outside(kind: str, ref: str, folder: Path, known: list[str]) -> InputError:
+def outside(kind: str, ref: str, folder: Path, known: list[str], root: Root | None = None) -> InputError:
     """The error for ``ref``, a ``kind`` name whose ``..`` parts lead out of ``folder`` (:func:`stays_in` false):
     where it leads, and, when a record of another kind of the same root lies there, what that record is: "no such
     stack file" for ``--stack ../cards/h100`` hid that the name reached a card (attack rounds 18, 26). A record
     from elsewhere is read by its path, ending in ``.toml``. An absolute path, or a path to a folder or a file of
     another kind, is told as :func:`not_found` tells it ("is a folder", "not a card file": round 27's `price
     /dev/zero`, or `--card ./mine` of a TOML file without its suffix, said "leads out of it (to /dev/zero.toml)").
-    Raises nothing."""
+    The folder and where the name leads are named as :func:`in_root` names a file of ``root`` (leftovers 29b: "a card
+    name is a file of /abs/root/facts/cards" under an absolute ``--root``). Raises nothing."""
     if os.path.isabs(ref) or is_there(ref) or is_folder(ref) or os.path.islink(ref):
-        return not_found(kind, ref, folder, known)
+        return not_found(kind, ref, folder, known, root)
     bare = ref.rstrip("/")
     if bare != ref:  # `--card a40/` was said to lead out of facts/cards "(to facts/cards/a40/.toml)" (attack round 28)
         entry = Path(os.path.normpath(os.path.join(folder, bare or ".")) + ".toml")
@@ -1006,8 +1025,8 @@ def outside(kind: str, ref: str, folder: Path, known: list[str]) -> InputError:
     below = os.path.commonpath([joined, os.path.normpath(folder)]) == os.path.normpath(folder)
     how = "names a file in a folder below it" if below else "leads out of it"
     return NotFound(
-        f"{shown(ref)}: no such {kind} file: a {kind} name is a file of {shown(folder)}, and this one {how} "
-        f"(to {shown(joined)}{what}); to read a {kind} file from elsewhere give its path, ending in .toml"
+        f"{shown(ref)}: no such {kind} file: a {kind} name is a file of {named_in(root, folder)}, and this one {how} "
+        f"(to {named_in(root, joined)}{what}); to read a {kind} file from elsewhere give its path, ending in .toml"
     )
 
 
@@ -1051,7 +1070,7 @@ def not_found(kind: str, ref: str, folder: Path, known: list[str], root: Root | 
         listed += f" … ({len(known):,} in all, each a file of {where})"
     # a look-alike name (a Cyrillic х in h200_sхm_141gb) is spelled: "card 'h200_sхm_141gb': not found …; did you mean
     # h200_sxm_141gb" named two strings that print alike (attack round 38)
-    hint = _hint(kind, ref, folder, known)
+    hint = _hint(kind, ref, folder, known, root)
     named = repr(ref) if repr(ref).isascii() or ascii(ref) in hint else f"{ref!r} (spelled {ref!a})"
     return NotFound(f"{kind} {named}: not found in {where}{hint} (registered: {listed})")
 
@@ -1075,7 +1094,7 @@ _KINDS = {"card": "facts/cards", "serving": "registry/servings", "checkpoint": "
           "drafting method": "facts/drafts", "routing record": "facts/routing", "serving stack": "facts/stacks"}
 
 
-def _hint(kind: str, ref: str, folder: Path, known: list[str]) -> str:
+def _hint(kind: str, ref: str, folder: Path, known: list[str], root: Root | None = None) -> str:
     """What a name not found is likely meant as: a record of another kind of the same root (a serving given where a
     checkpoint belongs, a card where a serving does), else the registered names closest to it (:func:`_closest`).
     A registered name that is ``ref`` in another Unicode normalization (``e`` + U+0301 typed, ``é`` registered) is
@@ -1100,16 +1119,18 @@ def _hint(kind: str, ref: str, folder: Path, known: list[str]) -> str:
     strays = snapshot.made(("stray-folders", str(top)), lambda: stray_folders(Root(top)))
     for stray, meant, _ in strays if "/" not in ref and os.sep not in ref else ():
         if meant is not None and top / meant == folder and is_there(stray / f"{ref}.toml"):
-            return f"; {shown(stray / f'{ref}.toml')} lies in a folder passprice does not read: move it to {meant}/"
+            return (f"; {named_in(root, stray / f'{ref}.toml')} lies in a folder passprice does not read: move it "
+                    f"to {meant}/")
     if kind == "checkpoint" and (renamed := _renamed_entry(ref, folder, top=top)) is not None:
-        return (f"; {shown(renamed)} names its entry {ref!r} (its file renamed, its [entry] name not): rename the file "
-                f"back to {ref}.toml, or set its [entry] name to {renamed.stem!r} and name the checkpoint so here")
+        return (f"; {named_in(root, renamed)} names its entry {ref!r} (its file renamed, its [entry] name not): rename "
+                f"the file back to {ref}.toml, or set its [entry] name to {renamed.stem!r} and name the checkpoint so "
+                "here")
     if kind == "card" and (card := _renamed_card(ref, folder, top)) is not None:
         copies, title = card
         if len(copies) == 1:
-            return (f"; {shown(copies[0])} is {title!r} too, the card passprice ships as {ref} (its file renamed?): "
-                    f"rename it back to {ref}.toml, or name the card {copies[0].stem} here")
-        files = ", ".join(shown(p) for p in copies[:-1]) + f" and {shown(copies[-1])}"
+            return (f"; {named_in(root, copies[0])} is {title!r} too, the card passprice ships as {ref} (its file "
+                    f"renamed?): rename it back to {ref}.toml, or name the card {copies[0].stem} here")
+        files = ", ".join(named_in(root, p) for p in copies[:-1]) + f" and {named_in(root, copies[-1])}"
         names = ", ".join(p.stem for p in copies[:-1]) + f" or {copies[-1].stem}"
         both = "both" if len(copies) == 2 else "all"
         return (f"; {files} are {both} {title!r}, the card passprice ships as {ref} (renamed copies?): rename the "

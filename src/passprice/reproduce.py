@@ -22,7 +22,6 @@ from passprice.facts import UNITS, Fact
 from passprice.files import shell_word
 from passprice.gguf_header import GGUFHeader
 from passprice.locks import (
-    FIGURES,
     Lock,
     Verdict,
     judge,
@@ -76,12 +75,19 @@ def expected_moved(recorded: Mapping[str, Any] | None, now: Mapping[str, Any] | 
     (``expected.tokens_per_s`` …) and its ``fixed_s`` that differ between a ``recorded`` price and ``now``'s, when
     both are priced under a stack (a price without ``expected``, the limit alone, has none to compare). A lock made
     under a stack guarantees its expected price as it guarantees the limit: a re-fit, a hand-edited share or a code
-    change that moves it is a moved price."""
+    change that moves it is a moved price. ``expected.host_capacity_bytes`` counts only when a side holds sequences
+    in host memory, as the limit's does (:func:`passprice.diff._figures_differ`): the record shows the card's host
+    capacity either way, but a price without host sequences does not rest on it (session 29: the first shipped lock
+    under a stack read "price moved, lock not updated (expected.host_capacity_bytes …; tokens/s did not move)" when
+    the H200's assumed 512 GiB host placeholder was edited, while the limit locks read unaffected)."""
     if recorded is None or now is None or "expected" not in recorded or "expected" not in now:
         return ()
     was, is_ = recorded["expected"], now["expected"]
-    out = [Moved(f"expected.{f}", was.get(f), is_.get(f)) for f in FIGURES
-           if (f in was or f in is_) and was.get(f) != is_.get(f)]
+    from passprice.locks import holds_host, priced_figures
+
+    host = holds_host(recorded, now, was, is_)
+    out = [Moved(f"expected.{f}", was.get(f), is_.get(f)) for f in priced_figures(was, is_, host)
+           if was.get(f) != is_.get(f)]
     if recorded.get("fixed_s") != now.get("fixed_s"):
         out.append(Moved("fixed_s", recorded.get("fixed_s"), now.get("fixed_s")))
     return tuple(out)
@@ -478,6 +484,20 @@ def shown_pair(old: str, new: str) -> str:
     return f"{old!r} → {new!r}" if note is None else f"{old!a} → {new!a} ({note})"
 
 
+#: The most characters :func:`changed_span` shows of either side of what changed; a longer side is its first
+#: :data:`SPAN_SHOWN` and how many it holds.
+SPAN_MOST = 80
+SPAN_SHOWN = 60
+
+
+def _side(text: str) -> str:
+    """One side of :func:`changed_span`'s span: ``text``, or past :data:`SPAN_MOST` characters its first
+    :data:`SPAN_SHOWN`, ``…`` and its length: ``V00000, V00001, …… (40,078 characters)`` (attack round 52: a lock's
+    ``fitted_vendors`` of 5,000 names printed one line of 40,080 characters from ``check``, ``reproduce`` and
+    ``price --lock``; one letter and 3,990 combining marks beside ``NVIDIA``, one of 4,490)."""
+    return text if len(text) <= SPAN_MOST else f"{text[:SPAN_SHOWN]}… ({len(text):,} characters)"
+
+
 def changed_span(old: str, new: str) -> str:
     """The span where ``old`` and ``new`` differ, with 20 characters either side of it: ``…like a [Qwen3.5-27B →
     Qwen3.6-27B] hybrid (synth…``; ``[ → text]`` where one is empty. Two texts that differ only in their Unicode
@@ -487,7 +507,8 @@ def changed_span(old: str, new: str) -> str:
     escape (:func:`passprice.errors.escaped`): a lock's ``checkpoint.source`` may hold a newline (a file's name
     may), and a pin of ``"x\\ny.gguf"`` split the line of ``check``, ``reproduce`` and ``price --lock`` in two, one
     of U+202E reordered it (attack round 50). A spelled side holds at most :data:`passprice.errors.SPELL_MOST` code
-    points (:func:`passprice.errors.spell`). Raises nothing."""
+    points (:func:`passprice.errors.spell`), any other at most :data:`SPAN_MOST` characters (:func:`_side`). Raises
+    nothing."""
     import unicodedata
 
     from passprice.errors import escaped, spell
@@ -505,7 +526,7 @@ def changed_span(old: str, new: str) -> str:
             b -= 1
     tail = old[len(old) - b:]
     was, now = old[a:len(old) - b], new[a:len(new) - b]
-    span = f"[{was} → {now}]" if note is None else f"[{spell(was)} → {spell(now)}]"
+    span = f"[{_side(was)} → {_side(now)}]" if note is None else f"[{spell(was)} → {spell(now)}]"
     return escaped(f"{'…' if a > 20 else ''}{old[max(a - 20, 0):a]}{span}{tail[:20]}{'…' if b > 20 else ''}"
                    + (f" ({note})" if note is not None else ""))
 

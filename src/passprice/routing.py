@@ -116,7 +116,7 @@ def routing_path(root: Root, ref: str) -> Path:
     if ref.endswith(".toml") and is_there(candidate):
         return candidate
     if ("/" in ref or os.sep in ref) and not stays_in(root.routing, ref):  # ../../other/a40: a file of another folder
-        raise outside("routing record", ref, root.routing, root.names(root.routing))
+        raise outside("routing record", ref, root.routing, root.names(root.routing), root)
     path = root.routing / f"{ref}.toml"
     if not is_there(path):
         raise not_found("routing record", ref, root.routing, root.names(root.routing), root)

@@ -155,6 +155,7 @@ def _require_not_relative(root: Root, path: Path, spec: ServingSpec) -> None:
     import os
 
     from passprice.files import is_there
+    from passprice.registry import named_in
 
     named = [("checkpoint", spec.checkpoint, root.checkpoints), ("card", spec.card, root.cards),
              ("routing", spec.routing, root.routing)]  # fmt: skip
@@ -167,7 +168,8 @@ def _require_not_relative(root: Root, path: Path, spec: ServingSpec) -> None:
             continue  # a registry name (a record may be named x.gguf)
         if "/" in ref or os.sep in ref or ref.endswith((".toml", ".gguf", ".xz", ".gz")):
             raise InputError(
-                f"{path}: {key}: {ref!r} is a path relative to the working folder, which a serving file read from "
+                f"{named_in(root, path)}: {key}: {ref!r} is a path relative to the working folder, which a serving "
+                "file read from "
                 "another folder does not find (nothing written): give its registry name (`passprice import FILE "
                 "--name NAME` for a checkpoint, a card's file into facts/cards/): a file outside the registry is "
                 "refused, and one inside it has a name"

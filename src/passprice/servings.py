@@ -22,7 +22,7 @@ from passprice.errors import InputError, NotFound
 from passprice.facts import Fact
 from passprice.files import is_there
 from passprice.gguf_records import GGUFHeader
-from passprice.registry import Root, below, not_found, outside, stays_in
+from passprice.registry import Root, below, named_in, not_found, outside, stays_in
 from passprice.serving import (
     ActScaling,
     AttentionMath,
@@ -207,7 +207,7 @@ def serving_path(root: Root, ref: str) -> Path:
     if ref.endswith(".toml") and is_there(ref):
         return Path(ref)
     if ("/" in ref or os.sep in ref) and not stays_in(root.servings, ref):  # ../../other/a40: a file of another folder
-        raise outside("serving", ref, root.servings, root.names(root.servings))
+        raise outside("serving", ref, root.servings, root.names(root.servings), root)
     path = root.servings / f"{ref}.toml"
     if not is_there(path):
         raise not_found("serving", ref, root.servings, root.names(root.servings), root)
@@ -370,15 +370,17 @@ def check_head_rows(header: GGUFHeader, head_rows: int | None, source: str | Non
         )
 
 
-def _named(spec: ServingSpec, key: str, load: Callable[[], T]) -> T:
+def _named(root: Root, spec: ServingSpec, key: str, load: Callable[[], T]) -> T:
     """``load()`` of what ``spec``'s ``key`` names; a name that names nothing is reported with the file and key that
-    gave it (``odd.toml: checkpoint: checkpoint 'x': not found …``) when the spec was read from a file."""
+    gave it (``odd.toml: checkpoint: checkpoint 'x': not found …``) when the spec was read from a file, the file
+    named as :func:`passprice.registry.named_in` names a file of ``root`` (leftovers 29b: ``/abs/root/registry/
+    servings/x.toml: card: …`` under an absolute ``--root``)."""
     try:
         return load()
     except NotFound as e:
         if spec.source is None:
             raise
-        raise InputError(f"{spec.source}: {key}: {e}") from None
+        raise InputError(f"{named_in(root, spec.source)}: {key}: {e}") from None
 
 
 def gathered(*loads: Callable[[], Any]) -> tuple[Any, ...]:
@@ -413,7 +415,7 @@ def named_files(root: Root, spec: ServingSpec, card: bool = True) -> list[tuple[
     from passprice.drafts import draft_path
     from passprice.routing import routing_path
 
-    where = f"{spec.source}: " if spec.source is not None else ""
+    where = f"{named_in(root, spec.source)}: " if spec.source is not None else ""
     named: list[tuple[str, Callable[[], Path]]] = [
         ("checkpoint", lambda: checkpoint_file(root, spec.checkpoint)[0]),
     ]
@@ -453,11 +455,12 @@ def require_inside_root(root: Root, spec: ServingSpec, as_written: bool = True) 
         named.append(("draft.method", spec.draft.method, root.drafts))
     if spec.routing is not None:
         named.append(("routing", spec.routing, root.routing))
+    file = named_in(root, spec.source)
     for key, ref, folder in named:
-        require_inside(root, ref, folder, f"{spec.source}: {key}")  # outside the root: said as such first
+        require_inside(root, ref, folder, f"{file}: {key}")  # outside the root: said as such first
         if as_written and ref and os.path.isabs(ref):
             raise InputError(
-                f"{spec.source}: {key}: {ref!r} is an absolute path, the file of one clone on one machine (another "
+                f"{file}: {key}: {ref!r} is an absolute path, the file of one clone on one machine (another "
                 "checkout, and each side of a review, reads another): a registry's serving file names a registered "
                 "record by its name"
             )
@@ -513,24 +516,25 @@ def resolve(
 
         # A method the command line named (speculate --draft) is not the serving file's to answer for.
         named_by = spec if spec.draft is not None or method_ref_from_file else attrs.evolve(spec, source=None)
-        return _named(named_by, "draft.method", lambda: load_draft_method(root, ref))
+        return _named(root, named_by, "draft.method", lambda: load_draft_method(root, ref))
 
     def routing_of() -> Routing | None:
         if name is None:
             return None
         from passprice.routing import load_routing
 
-        return _named(spec, "routing", lambda: load_routing(root, name))
+        return _named(root, spec, "routing", lambda: load_routing(root, name))
 
     # Every name is looked up whatever the others did (round 18: a wrong checkpoint, card and routing gave two lines)
     header, card, method, routing = gathered(
-        lambda: _named(spec, "checkpoint", lambda: load_checkpoint(root, spec.checkpoint)),
-        lambda: _named(spec, "card", lambda: load_card(root, spec.card)),
+        lambda: _named(root, spec, "checkpoint", lambda: load_checkpoint(root, spec.checkpoint)),
+        lambda: _named(root, spec, "card", lambda: load_card(root, spec.card)),
         method_of,
         routing_of,
     )
     spec = complete(spec, header)
-    check_head_rows(header, spec.draft.head_rows if spec.draft is not None else None, spec.source)
+    check_head_rows(header, spec.draft.head_rows if spec.draft is not None else None,
+                    named_in(root, spec.source) if spec.source is not None else None)
     acceptance = method.first(spec.draft.tokens) if method is not None and spec.draft is not None else ()
     require_scopes(root, spec.checkpoint, header, (ref, method), (name, routing), source=spec.source,
                    method_from_file=spec.draft is not None or method_ref_from_file)
@@ -563,7 +567,7 @@ def require_scopes(
         key = "routing" if e.kind == "routing record" else "draft.method"
         if source is None or (key == "draft.method" and not method_from_file):
             raise
-        raise InputError(f"{source}: {key}: {e}") from None
+        raise InputError(f"{named_in(root, source)}: {key}: {e}") from None
     ref, the_method = method
     if ref is not None and the_method is not None:  # in scope: now, does the header carry what it drafts with?
         require_drafter(ref, the_method.kind, checkpoint)

@@ -23,7 +23,7 @@ from passprice import schema
 from passprice.errors import InputError, SchemaError, problem_lines
 from passprice.facts import Fact
 from passprice.files import is_there
-from passprice.registry import Root, did_you_mean, document_problem, entry_name, not_found
+from passprice.registry import Root, did_you_mean, document_problem, entry_name, named_in, not_found
 
 if TYPE_CHECKING:
     import cattrs
@@ -243,7 +243,7 @@ def missing_ids(root: Root, named: Iterable[tuple[str, str]], file: str) -> list
         # 38 ids unmarked, where a card or routing name not found says "did you mean" (walkthrough 23)
         near = did_you_mean(source_id, known) if state == "does not exist" else ""
         out.append(
-            f"{file}: {key}: no source {source_id!r}{near} ({source_file} {state}: write it "
+            f"{file}: {key}: no source {source_id!r}{near} ({named_in(root, source_file)} {state}: write it "
             f"(a [source] table, schema/source.schema.json), or cite {registered_ids(source_id, known, near)})"
         )
     return out
@@ -307,7 +307,7 @@ def invalid_ids(root: Root, named: Iterable[tuple[str, str]], file: str) -> list
                 if isinstance(path, str):
                     paths[source_id] = path
             except SchemaError as e:
-                out.append(f"{file}: {key}: source {source_id!r} does not validate: {e.source}: "
+                out.append(f"{file}: {key}: source {source_id!r} does not validate: {named_in(root, e.source)}: "
                            f"{'; '.join(e.problems)}")
             except InputError as e:
                 out.append(f"{file}: {key}: source {source_id!r} does not validate: {'; '.join(problem_lines(e))}")
@@ -334,7 +334,8 @@ def invalid_ids(root: Root, named: Iterable[tuple[str, str]], file: str) -> list
     for key, source_id, source_file in cited:
         problem = document_problem(root, paths[source_id]) if source_id in paths else None
         if problem is not None:
-            out.append(f"{file}: {key}: source {source_id!r} names no document of this registry: {source_file}: "
+            out.append(f"{file}: {key}: source {source_id!r} names no document of this registry: "
+                       f"{named_in(root, source_file)}: "
                        f"source.path: {problem}")
     return out
 

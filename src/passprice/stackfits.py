@@ -14,10 +14,12 @@ the runs name (``facts/cards/NAME.toml``, and the folder's listing, which a "not
 entry (``registry/checkpoints/``: a routing record's scope names checkpoints), the routing records and drafting
 methods (``facts/routing/``, ``facts/drafts/``), the other stacks (``facts/stacks/``), the source records every
 fact cites (``sources/``), the schemas (``schema/``), passprice's code and the libraries that decide an entry (in
-every cache key: :func:`passprice.cache.key`), NumPy's installed files (the least squares), the environment's
-``PASSPRICE_MAX_FIT_RUNS`` and the working folder (a finding's text may name a file as a path). Nothing is kept
-(the fit re-run, as before) when a run names a card or checkpoint by a path rather than a registry name, when a
-named card or entry is not there, when an entry of those folders is not a regular file or folder (a FIFO, a
+every cache key: :func:`passprice.cache.key`), NumPy's installed files (the least squares), every bound the
+environment sets (:data:`passprice.settings.VARIABLES`: ``PASSPRICE_MAX_FIT_RUNS``, and ``PASSPRICE_MAX_FILE_BYTES``,
+past which a card does not read) and the working folder (a finding's text may name a file as a path). Nothing is kept
+(the fit re-run, as before) when a run names a card, checkpoint or routing record by a path rather than a registry
+name (a path inside the root passes the measurement file's check, and may lead to a folder no key lists), when a
+named card, entry or record is not there, when an entry of those folders is not a regular file or folder (a FIFO, a
 dangling link), or when a finding's text names the registry's folder (a path that differs between a side's
 temporary copy and the next).
 """
@@ -34,6 +36,7 @@ from passprice.derivations import Finding
 from passprice.errors import InputError
 from passprice.measurements import Run, load_runs
 from passprice.registry import Root
+from passprice.settings import VARIABLES
 from passprice.stacks import Stack, load_stack
 
 #: The method a fitted fact's derivation names (:data:`passprice.fits.METHODS`).
@@ -133,19 +136,29 @@ def _registry_part(root: Root) -> bytes | None:
 def fit_inputs(root: Root, stack: Stack, runs: Sequence[Run]) -> bytes | None:
     """The bytes :func:`stack_findings` keys stack ``stack``'s findings by: every input the re-fit of ``stack`` on
     ``runs`` (the registry's measured runs) reads, each named and given whole (the module's docstring lists them),
-    or ``None`` when one cannot be keyed soundly (a run naming a card or checkpoint by a path, or one not there; an
+    or ``None`` when one cannot be keyed soundly (a run naming a card, checkpoint or routing record by a path, or one
+    not there; an
     entry of those folders that is neither a regular file nor a folder; a file that does not read). Raises
     nothing."""
     cards = sorted({r.card for r in runs})
     checkpoints = sorted({r.checkpoint for r in runs})
-    if not all(_PLAIN_NAME.fullmatch(n) and not n.endswith(".toml") for n in (*cards, *checkpoints)):
+    # A run's routing record too: a path inside the root passes the measurement file's check
+    # (passprice.registry.require_inside), and `routing = "/root/extra/r.toml"`, a file of no folder keyed here, was
+    # read by the re-fit but not keyed: with it edited, a warm check said "0 problems" (exit 0), cold 2 (slip 49).
+    routings = sorted({r.routing for r in runs if r.routing is not None})
+    if not all(_PLAIN_NAME.fullmatch(n) and not n.endswith(".toml") for n in (*cards, *checkpoints, *routings)):
         return None
+    if not all(os.path.isfile(root.routing / f"{n}.toml") for n in routings):
+        return None  # a record not there: its "not found" lists the folder, which is keyed whole
     shared = _registry_part(root)
     if shared is None:
         return None
+    # Every bound the environment sets (passprice.settings.VARIABLES), not the fit's run cap alone: a card or
+    # routing record past PASSPRICE_MAX_FILE_BYTES makes the fit "broken", and a warm check kept the finding of a
+    # run without the bound (slip 49: "2 problems" warm, "3 problems" cold and without the cache).
+    bounds = "\0".join(f"{name}={os.environ.get(name)!r}" for name, _ in VARIABLES)
     parts: list[bytes] = [
-        f"{stack.name}\0{os.getcwd()}\0{os.environ.get('PASSPRICE_MAX_FIT_RUNS')!r}\0".encode("utf-8",
-                                                                                          "surrogateescape"),
+        f"{stack.name}\0{os.getcwd()}\0{bounds}\0".encode("utf-8", "surrogateescape"),
         shared,
     ]
     try:

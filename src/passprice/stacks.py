@@ -384,7 +384,7 @@ def stack_path(root: Root, ref: str) -> Path:
     if ref.endswith(".toml") and is_there(candidate):
         return candidate
     if ("/" in ref or os.sep in ref) and not stays_in(root.stacks, ref):  # ../../other/a40: a file of another folder
-        raise outside("stack", ref, root.stacks, root.names(root.stacks))
+        raise outside("stack", ref, root.stacks, root.names(root.stacks), root)
     path = root.stacks / f"{ref}.toml"
     if not is_there(path):
         raise not_found("stack", ref, root.stacks, root.names(root.stacks), root)
