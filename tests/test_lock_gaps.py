@@ -301,11 +301,18 @@ def test_5_a_moved_price_is_shown_beside_the_recorded_one_with_what_drifted(tmp_
     result = invoke("price", R1, root=root)
     assert result.exit_code == 0
     assert result.stdout.endswith(
-        f"\n{head}floors hold, but the price is NOT the one {R1} records (below)\n"
+        f"\n{head}floors hold, but the price is NOT the one {R1} and {R1_STACK} record (below)\n"
         f"                recorded 996.1 tokens/s at batch 1 by lock {R1}; today 982.3 tokens/s at batch 1 (-1.39 %, "
         "first moved: sequence_bytes) — not the locked price\n"
         "                serving differs from the locked one: contexts: share 1.0, position 2048.0, limit 4096 → share "
         "1.0, position 3072.0, limit 4096\n"
+        # the stack lock records the same limit, so moves with it; its stack facts are not read without --stack
+        f"                recorded 996.1 tokens/s at batch 1 by lock {R1_STACK}; today 982.3 tokens/s at batch 1 "
+        "(-1.39 %, first moved: sequence_bytes) — not the locked price\n"
+        "                serving differs from the locked one: contexts: share 1.0, position 2048.0, limit 4096 → share "
+        "1.0, position 3072.0, limit 4096\n"
+        f"                lock {R1_STACK} was made under stack llamacpp-cuda-2405: this is the card's limit, its stack "
+        "facts not read (none is judged here); `--stack llamacpp-cuda-2405` prices the expected price it locks\n"
     )
     # A fact change that keeps the floors (published → published) likewise, in text and JSON, for best too.
     serving.write_text(serving.read_text(encoding="utf-8").replace("position = 3072", "position = 2048"))
@@ -314,9 +321,9 @@ def test_5_a_moved_price_is_shown_beside_the_recorded_one_with_what_drifted(tmp_
     assert out["tokens_per_s"] == pytest.approx(996.0966124437687 * 4.75 / 4.8, rel=1e-12)
     differences = [m.pop("differences") for m in out["lock"]["moved"]]  # the same drift as {field, locked, now}
     assert [[(d["field"], d["locked"]["value"], d["now"]["value"]) for d in x] for x in differences] == [
-        [("memory.bandwidth", 4.8, 4.75)]]
+        [("memory.bandwidth", 4.8, 4.75)]] * 2
     assert out["lock"]["moved"] == [{
-        "lock": R1,
+        "lock": lock,
         "recorded_tokens_per_s": 996.0966124437687,
         "tokens_per_s": out["tokens_per_s"],
         "recorded_batch": 1,
@@ -324,7 +331,7 @@ def test_5_a_moved_price_is_shown_beside_the_recorded_one_with_what_drifted(tmp_
         "first_moved": "memory_s",
         "drifted": ["memory.bandwidth: 4.8 TB/s (published) → 4.75 TB/s (published)"],
         "serving": [],
-    }]
+    } for lock in (R1, R1_STACK)]
     best = run_json("best", R1, root=root)["lock"]["moved"]
     assert [m["lock"] for m in best] == [R1_BEST] and best[0]["drifted"] == out["lock"]["moved"][0]["drifted"]
     lines = invoke("best", R1, root=root).stdout.splitlines()

@@ -197,14 +197,17 @@ def test_2_every_pricing_command_refuses_a_locked_serving_on_a_weakened_fact(tmp
         assert result.stderr.startswith("passprice: refused: LockFloor: lock "), args
     assert invoke("price", R1, root=root).stderr == (
         f"passprice: refused: LockFloor: {message}; lock r1-qwen7b-h200-best refuses it too: memory.bandwidth is "
+        "estimated, below the floor published; lock r1-qwen7b-h200-llamacpp refuses it too: memory.bandwidth is "
         "estimated, below the floor published; for a what-if, price without the lock (--no-lock); to rest on the "
         "weaker fact, strengthen it, or loosen the floor on purpose through review (`passprice lock --update -o "
         f"locks/{R1}.lock.toml --force --require memory.bandwidth=estimated`; `passprice lock --update -o "
-        "locks/r1-qwen7b-h200-best.lock.toml --force --require memory.bandwidth=estimated`)\n"
+        "locks/r1-qwen7b-h200-best.lock.toml --force --require memory.bandwidth=estimated`; `passprice lock --update "
+        "-o locks/r1-qwen7b-h200-llamacpp.lock.toml --force --require memory.bandwidth=estimated`)\n"
     )
-    # The best lock refuses its own way (its recorded price rests on the same fact).
+    # The best lock refuses its own way (its recorded price rests on the same fact), as does the stack lock.
     refused = run_json("best", R1, root=root, code=1)
-    assert refused["refusal"] == "LockFloor" and refused["locks"] == [R1, "r1-qwen7b-h200-best"]
+    assert refused["refusal"] == "LockFloor"
+    assert refused["locks"] == [R1, "r1-qwen7b-h200-best", "r1-qwen7b-h200-llamacpp"]
     # --no-lock opts out, and says so; the price it gives is the weaker one.
     result = invoke("price", R1, "--no-lock", root=root)
     assert result.exit_code == 0 and result.stdout.endswith("  lock          not under a lock (--no-lock)\n")
