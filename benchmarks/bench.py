@@ -492,6 +492,7 @@ def bench_review(runs: int) -> None:
             note(label, f"{statistics.median(ours) * 1e3:.0f} ms",
                  f"python -c pass {statistics.median(base) * 1e3:.1f} ms", f"{statistics.median(ratios):.1f} x pass",
                  "<= 800 ms" if cold else "(informational)")
+        bench_stack_fits(runs)
         if shutil.which("valgrind") is None:
             return
         base_i = instructions(PASS)
@@ -506,6 +507,39 @@ def bench_review(runs: int) -> None:
                 raise RuntimeError(f"{' '.join(command)}: no instruction count: {done.stderr[-500:]}")
             note(f"{label} (instructions)", f"{found[0]:,.0f} M", f"python -c pass {base_i:,.0f} M",
                  f"{found[0] / base_i:.1f} x pass", "(informational: load-free)")
+
+
+def bench_stack_fits(runs: int) -> None:
+    """What a cold ``check`` and ``diff`` re-run of the shipped serving stacks (round 30): each stack's fit and its
+    hold-out fits by card and by checkpoint (slip 48's errors re-check; 18 fits, 1,217 NNLS solves), in process
+    with the runs' models built beforehand (untimed); each timing paired with a whole ``python -c pass``, the ratio
+    taken run by run."""
+    from passprice import calibrate
+    from passprice.measurements import load_runs
+    from passprice.registry import embedded_root
+    from passprice.stacks import load_stack
+
+    root = embedded_root()
+    every = load_runs(root)
+    models = [calibrate.model_runs(root, load_stack(root, name), [r for r in every if r.stack == name])
+              for name in ("llamacpp-cuda-2405", "lmdeploy-turbomind-2312")]
+
+    def fits() -> None:
+        for m in models:
+            calibrate.fit(m)
+            calibrate.hold_out(m, lambda r: r.card, "card")
+            calibrate.hold_out(m, lambda r: r.checkpoint, "checkpoint")
+
+    ours, base, ratios = [], [], []
+    for _ in range(runs):
+        a = cpu_median(fits, 1)
+        b, _ = run_once(PASS)
+        ours.append(a)
+        base.append(b)
+        ratios.append(a / b)
+    note("the stacks' fits and hold-out fits a cold check re-runs (18 fits), in process",
+         f"{statistics.median(ours) * 1e3:.0f} ms", f"python -c pass {statistics.median(base) * 1e3:.1f} ms",
+         f"{statistics.median(ratios):.1f} x pass", "(informational: part of the cold rows)")
 
 
 # --- in process ----------------------------------------------------------------------------------------------------

@@ -13,7 +13,9 @@ from typing import Any
 
 from click.testing import CliRunner, Result
 
-from passprice.cli import cli
+from passprice.cli import _cut, _options_of, cli
+from passprice.errors import escaped
+from passprice.jsonerror import json_asked
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -46,13 +48,23 @@ def invoke(*args: str, root: Path = REPO) -> Result:
 
 
 def bad(*args: str, root: Path = REPO, says: str | Sequence[str] = ()) -> list[str]:
-    """Run a command that must fail as bad input: exit 2, nothing on stdout, only ``passprice: error:`` lines on
-    stderr (one per problem, no usage block), containing each of ``says`` in order; the lines."""
+    """Run a command that must fail as bad input: exit 2, only ``passprice: error:`` lines on stderr (one per
+    problem, no usage block), containing each of ``says`` in order; the lines. On stdout nothing, or, when the
+    command was given ``--json``, its one JSON document: the error document (``{"error": {"status": 2, "problems"}}``,
+    each problem one of the stderr lines, escaped as printed) or the command's own (a listing's, with its
+    ``"problems"``; ``diff``'s report) (session 30)."""
     result = invoke(*args, root=root)
     assert result.exit_code == 2, f"exit {result.exit_code} for {args}:\n{result.output}"
-    assert result.stdout == "", result.stdout
     lines = result.stderr.splitlines()
     assert lines and all(line.startswith("passprice: error: ") for line in lines), result.stderr
+    if json_asked(["--root", str(root), *args], _options_of):
+        document = json.loads(result.stdout)
+        if "error" in document:
+            assert document == {"error": {"status": 2, "problems": document["error"]["problems"]}}, document
+            shown = [f"passprice: error: {_cut(escaped(p))}" for p in document["error"]["problems"]]
+            assert "\n".join(shown) == "\n".join(lines), (shown, lines)
+    else:
+        assert result.stdout == "", result.stdout
     wanted = [says] if isinstance(says, str) else list(says)
     assert len(lines) >= len(wanted), result.stderr
     for line, want in zip(lines, wanted, strict=False):

@@ -15,6 +15,7 @@ exact line; the docstring or a comment says what it did before.
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -34,9 +35,11 @@ STEP_RANGE = "(a finite number from 0.0001 to 50)"
 @pytest.mark.parametrize("fmt", [(), ("--json",), ("--format", "markdown")])
 def test_1_a_step_too_small_to_measure_is_one_error_line(step: str, shown: str, fmt: tuple[str, ...]) -> None:
     result = invoke("audit", R1, "--step", step, *fmt)
-    assert (result.exit_code, result.stdout) == (2, "")
-    assert result.stderr == (f"passprice: error: Invalid value for '--step': {shown} is out of range {STEP_RANGE} "
-                             "(see 'cli audit --help')\n")
+    problem = f"Invalid value for '--step': {shown} is out of range {STEP_RANGE} (see 'cli audit --help')"
+    # --json: the one error document since session 30 (nothing on stdout before); text and markdown print nothing
+    wanted = json.dumps({"error": {"status": 2, "problems": [problem]}}, indent=2) + "\n" if fmt == ("--json",) else ""
+    assert (result.exit_code, result.stdout) == (2, wanted)
+    assert result.stderr == f"passprice: error: {problem}\n"
 
 
 def test_1_the_smallest_step_measures_what_one_percent_does() -> None:

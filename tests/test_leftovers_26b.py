@@ -26,13 +26,21 @@ FILE_BYTES = "is not a number of bytes (a whole number from 1 to 67108864)"
 @pytest.mark.parametrize("value", ["abc", "-1", "1e999"])
 @pytest.mark.parametrize("command", [("cards", "--json"), ("servings", "--json"), ("sources", "--json"),
                                      ("check", "--json"), ("validate", "--json")])
-def test_1_a_bad_file_cap_prints_nothing_on_stdout(monkeypatch: pytest.MonkeyPatch, value: str,
-                                                  command: tuple[str, ...]) -> None:
-    # Before: `cards --json` printed {"cards": []} (and check --json its report, "ok": false), exit 2.
+def test_1_a_bad_file_cap_prints_no_listing_on_stdout(monkeypatch: pytest.MonkeyPatch, value: str,
+                                                     command: tuple[str, ...]) -> None:
+    # Before: `cards --json` printed {"cards": []} (and check --json its report, "ok": false), exit 2. Then nothing
+    # on stdout; since session 30 the one error document (no listing, no report).
     monkeypatch.setenv("PASSPRICE_MAX_FILE_BYTES", value)
     result = invoke(*command)
-    assert (result.exit_code, result.stdout) == (2, "")
-    assert result.stderr == f"passprice: error: PASSPRICE_MAX_FILE_BYTES: {value!r} {FILE_BYTES}\n"
+    assert result.exit_code == 2
+    said = f"PASSPRICE_MAX_FILE_BYTES: {value!r} {FILE_BYTES}"
+    assert json.loads(result.stdout) == _error(said)
+    assert result.stderr == f"passprice: error: {said}\n"
+
+
+def _error(*problems: str) -> dict[str, object]:
+    """The one JSON document a failed ``--json`` command prints since session 30."""
+    return {"error": {"status": 2, "problems": list(problems)}}
 
 
 BAD = {
@@ -62,7 +70,8 @@ def test_1_each_bad_variable_is_one_line_and_no_output(monkeypatch: pytest.Monke
     # ("facts/stacks/llamacpp-cuda-2405.toml: overhead.pass, …"), exit 2.
     monkeypatch.setenv(variable, "x")
     result = invoke("check", "--json")
-    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.exit_code == 2
+    assert json.loads(result.stdout) == _error(BAD[variable])  # session 30: the error document, no report
     assert result.stderr == f"passprice: error: {BAD[variable]}\n"
 
 

@@ -1,8 +1,8 @@
 """Issue 13's leftovers, session 28 (left28b): output files whose names no checkout on Windows holds are refused by
 every command that writes, outside the registry too (one rule, :func:`passprice.files.require_windows_name`); a
 file of passprice's own code named in bytes that are not UTF-8 stops no price (the cache key encoded the package's
-file names as strict UTF-8); and every command's ``--json`` failure path prints nothing on stdout and one line on
-stderr (exit 2)."""
+file names as strict UTF-8); and every command's ``--json`` failure path prints one line on stderr (exit 2) and,
+since session 30, one JSON document on stdout (nothing, in session 28)."""
 
 from __future__ import annotations
 
@@ -164,7 +164,7 @@ def test_the_cache_key_of_a_non_utf8_name_is_its_own() -> None:
     assert re.fullmatch(r"[0-9a-f]{64}", one)
 
 
-# --- 3. every command's --json failure path: nothing on stdout, one line on stderr, exit 2 --------------------------
+# --- 3. every command's --json failure path: one line on stderr, exit 2, and (session 30) the one JSON document ------
 
 
 def _bad_inputs(tmp: Path) -> dict[str, Path]:
@@ -253,7 +253,9 @@ def test_3_every_command_with_json_is_in_the_list() -> None:
 
 
 @pytest.mark.parametrize("case", JSON_FAILURES, ids=[" ".join(c[:3]) for c in JSON_FAILURES])
-def test_3_a_json_failure_prints_nothing_on_stdout_and_one_line(tmp_path: Path, case: tuple[str, ...]) -> None:
+def test_3_a_json_failure_prints_its_error_document_and_one_line(tmp_path: Path, case: tuple[str, ...]) -> None:
+    """Session 28b pinned nothing on stdout here; since session 30 ``--json`` always prints one document: the error
+    document, whose one problem is the stderr line without ``passprice: error:`` (tests/test_json_30.py)."""
     files = _bad_inputs(tmp_path)
     root = REPO
     if case[0] == "@root":
@@ -263,9 +265,10 @@ def test_3_a_json_failure_prints_nothing_on_stdout_and_one_line(tmp_path: Path, 
     args = [a.format(**{k: str(v) for k, v in files.items()}) for a in case]
     result = invoke(*args, "--json", root=root)
     assert result.exit_code == 2, result.output
-    assert result.stdout == ""
     lines = result.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("passprice: error: "), result.stderr
+    assert json.loads(result.stdout) == {"error": {"status": 2,
+                                                   "problems": [lines[0].removeprefix("passprice: error: ")]}}
 
 
 LISTINGS = [("cards",), ("servings",), ("checkpoints",), ("sources",), ("check",), ("compare", "gemma3-270m-h100"),
@@ -274,7 +277,8 @@ LISTINGS = [("cards",), ("servings",), ("checkpoints",), ("sources",), ("check",
 
 @pytest.mark.parametrize("command", LISTINGS, ids=[c[0] for c in LISTINGS])
 def test_3_a_listing_with_one_bad_file_prints_one_whole_json_document(tmp_path: Path, command: tuple[str, ...]) -> None:
-    """The one kind of --json failure that prints: a listing (and ``check``, ``validate``'s runs and ``compare``'s every
+    """The one kind of --json failure that prints its own document (every other prints the error document since
+    session 30): a listing (and ``check``, ``validate``'s runs and ``compare``'s every
     card; ``diff``'s review likewise) still shows every good file (issue 13's class 13), as one document that parses,
     and says the bad file's line, exit 2."""
     root = copy_root(tmp_path)

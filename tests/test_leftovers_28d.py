@@ -37,7 +37,10 @@ def test_calibrate_names_a_bad_measurement_file_relative_to_the_registry(tmp_pat
     for args in (("--dry-run",), ("--dry-run", "--json"), ()):
         result = invoke("calibrate", "--stack", "llamacpp-cuda-2405", *args, root=root)
         assert result.exit_code == 2, result.output
-        assert result.stdout == ""
+        # with --json, the one error document (session 30; nothing on stdout before)
+        wanted = json.dumps({"error": {"status": 2, "problems": [line.removeprefix("passprice: error: ")]}},
+                            indent=2) + "\n" if "--json" in args else ""
+        assert result.stdout == wanted
         assert result.stderr.splitlines() == [line]
     validated = invoke("validate", root=root)  # the one rule: validate's line is the same
     assert validated.exit_code == 2 and validated.stderr.splitlines() == [line]

@@ -256,7 +256,8 @@ def test_reproduce_of_a_stack_lock_marks_a_fit_the_routing_change_left_stale(tmp
 def test_simulate_of_a_mixture_of_experts_names_its_routing() -> None:
     result = invoke("simulate", "qwen3-30b-a3b-h200", "--synthetic", "20", "--seed", "7", "--rate", "200")
     assert result.exit_code == 0, result.output
-    assert ("  routing     a hot set of 45.31 % of the experts takes 90 % of the routed token-slots, measured "
+    # counted in experts as price shows it (walkthrough 36)
+    assert ("  routing     a hot set of 58 of 128 experts (45.31 %) takes 90 % of the routed token-slots, measured "
             "(qwen3-30b-a3b-measured)\n") in result.stdout
     dense = invoke("simulate", "r1-qwen7b-h200", "--synthetic", "20", "--seed", "7", "--rate", "200")
     assert "  routing " not in dense.stdout

@@ -426,10 +426,10 @@ def lock_subject(root: Root, target: str) -> Subject:
 
     Raises :class:`~passprice.reproduce.CheckpointGone` when no registered entry holds the content it pinned (a
     refusal, exit 1), :class:`~passprice.errors.InputError` for a lock that does not read."""
-    from passprice.locks import lock_path, pinned_serving, read_lock
+    from passprice.locks import lock_path, pinned_serving, read_lock_in
     from passprice.reproduce import pinned_header
 
-    the_lock = read_lock(lock_path(root, target), root.schema)
+    the_lock = read_lock_in(root, lock_path(root, target))
     header = pinned_header(root, the_lock)
     title = f"audit of lock {the_lock.name} (pinned facts): {the_lock.checkpoint} on {the_lock.card}"
     stack = the_lock.pinned_stack()
@@ -812,6 +812,26 @@ def cited_sources(a: Audit) -> list[str]:
     sources, then those only their derivations' figures cite (:func:`input_citations`). Raises nothing."""
     ids = [r.fact.source for r in a.rows if r.fact.source is not None]
     return list(dict.fromkeys([*ids, *(sid for sid, _, _ in input_citations(a))]))
+
+
+def lock_pins(lock: Lock, reference: str | None = None) -> tuple[str, str]:
+    """What identifies the audited ``lock``'s price, for a paper or a report citing it: ``(pins, cite)``.
+
+    ``pins`` names the lock, its digest (``[lock] digest``: sha256 over the canonical JSON of everything the lock
+    holds but the digest itself, so over every pinned fact, the checkpoint's content, the serving, the policy, the
+    pricing model's digest and the recorded price; :func:`passprice.locks.lock_document`) and its pricing model's
+    digest (``[lock] pricing_model``; a format-1 lock pins none); ``cite`` says what to cite and how to re-check it
+    (``passprice reproduce REFERENCE``, ``reference`` as the command line named the lock). Walkthrough 36: the audit
+    a researcher pastes under a published figure named neither digest, and no README line said what to cite."""
+    model = (lock.info.pricing_model if lock.info.format >= 2
+             else f"none (lock format {lock.info.format} pins no pricing model)")
+    pins = f"{lock.name}: digest {lock.info.digest}; pricing model {model}"
+    cite = (
+        "to cite this price: the lock's name and digest, which cover every pinned fact, the checkpoint's content, "
+        f"the serving, the pricing model and the recorded price; `passprice reproduce {reference or lock.name}` "
+        "re-prices it from them bit for bit"
+    )
+    return pins, cite
 
 
 def audit_text(

@@ -28,6 +28,7 @@ host memory) are not fitted and not written: a serving that needs them is refuse
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -177,24 +178,76 @@ def model_runs(root: Root, stack: Stack, runs: Sequence[Run]) -> list[RunModel]:
     return out
 
 
+def _lapack_lstsq() -> Callable[[np.ndarray, np.ndarray], np.ndarray] | None:
+    """The least-squares solve :func:`numpy.linalg.lstsq` makes for a float64 ``a`` (m, k) and ``b`` (m,) with
+    ``rcond=None``, without its wrapper: the same LAPACK call (``gelsd`` through NumPy's ``_umath_linalg.lstsq``
+    gufunc) on the same arrays with the same ``rcond`` (machine epsilon × max(m, k)), so the same doubles, under the
+    same error state (a failure to converge raises :class:`numpy.linalg.LinAlgError` as ``lstsq`` does). The
+    wrapper's checks and copies were about 0.04 s of the 0.42 s CPU a cold ``check``'s 18 stack fits took (7,081
+    solves of one to seven unknowns: round 30). ``None`` where this NumPy's private gufunc is not the one of NumPy 2
+    (then :func:`numpy.linalg.lstsq` itself is used); ``tests/test_perf_30.py`` holds the two bit-equal."""
+    try:
+        from numpy.linalg import _linalg
+
+        private: Any = _linalg  # (NumPy's private names: typed as nothing)
+        gufunc = private._umath_linalg.lstsq
+        raised = private._raise_linalgerror_lstsq
+    except (ImportError, AttributeError):
+        return None
+    if int(np.__version__.split(".")[0]) < 2:
+        return None
+    eps = float(np.finfo(np.float64).eps)
+
+    def solve(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        m, k = a.shape
+        with np.errstate(call=raised, invalid="call", over="ignore", divide="ignore", under="ignore"):
+            x = gufunc(a, b[:, np.newaxis], eps * max(k, m), signature="ddd->ddid")[0]
+        if m == 0:
+            x[...] = 0
+        solved: np.ndarray = x.squeeze(axis=-1).astype(np.float64, copy=True)
+        return solved
+
+    return solve
+
+
+def _lstsq(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``numpy.linalg.lstsq(a, b, rcond=None)[0]`` (see :func:`_lapack_lstsq`)."""
+    return np.linalg.lstsq(a, b, rcond=None)[0]  # type: ignore[no-any-return]
+
+
+_LSTSQ: Callable[[np.ndarray, np.ndarray], np.ndarray] = _lapack_lstsq() or _lstsq
+
+
+def _first_largest(values: Sequence[float]) -> int:
+    """The index :func:`numpy.argmax` gives ``values`` (floats): the first NaN, else the first largest."""
+    for k, v in enumerate(values):
+        if v != v:
+            return k
+    return max(range(len(values)), key=values.__getitem__)
+
+
 def nnls(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """The x ≥ 0 that minimises |a x − b|² (Lawson & Hanson's active-set NNLS, 1974, algorithm 23.10): variables
     enter the passive set by the largest gradient; a step that would make one negative is cut back to the boundary
-    and the variable leaves. ``a``: (m, n), ``b``: (m,). Terminates in finitely many steps (capped at 30 n)."""
+    and the variable leaves. ``a``: (m, n) float64, ``b``: (m,) float64. Terminates in finitely many steps (capped at
+    30 n). Each least-squares step is :data:`_LSTSQ` (``numpy.linalg.lstsq``'s LAPACK call, the same doubles)."""
     m, n = a.shape
     passive = np.zeros(n, dtype=bool)
     x = np.zeros(n)
     w = a.T @ (b - a @ x)
     tol = 1e-14 * max(1.0, float(np.abs(a).max(initial=0.0)) * float(np.abs(b).max(initial=0.0)) * m)
     for _ in range(30 * max(n, 1)):
-        if passive.all() or not (w[~passive] > tol).any():
+        # The choices read as Python floats (n is a handful: NumPy's calls on arrays of two to seven were most of a
+        # fit's time), the same comparisons: a NaN gradient is chosen first, as ``argmax`` chooses it.
+        entering = [v for v, held in zip(w.tolist(), passive.tolist(), strict=True) if not held]
+        if not entering or not any(v > tol for v in entering):
             break
-        j = int(np.argmax(np.where(passive, -np.inf, w)))
+        j = _first_largest([-math.inf if held else v for v, held in zip(w.tolist(), passive.tolist(), strict=True)])
         passive[j] = True
         while True:
             z = np.zeros(n)
-            z[passive] = np.linalg.lstsq(a[:, passive], b, rcond=None)[0]
-            if (z[passive] > 0).all():
+            z[passive] = _LSTSQ(a[:, passive], b)
+            if all(v > 0 for v, held in zip(z.tolist(), passive.tolist(), strict=True) if held):
                 x = z
                 break
             blocking = passive & (z <= 0)
@@ -589,6 +642,12 @@ def fit_errors(cal: Calibration) -> dict[str, float]:
 ERRORS_SLACK = 0.0005
 
 
+def _percent(fraction: float) -> str:
+    """A recorded error ``fraction`` as a percentage to 4 significant digits, a ``-0.0`` written by hand as ``0``
+    (``in_sample_mean = -0.0`` read "-0 % (re-fitted: 1.09 %)", attack round 53)."""
+    return f"{100 * float(fraction) + 0.0:.4g}"
+
+
 def errors_disagree(recorded: Mapping[str, float], again: Mapping[str, float]) -> list[str]:
     """Each error of ``recorded`` (a derivation's ``errors``) that ``again`` (:func:`fit_errors` of today's re-fit)
     does not give, one ``KEY: RECORDED % (re-fitted: NOW %)`` phrase each, in ``again``'s order then the recorded
@@ -599,8 +658,8 @@ def errors_disagree(recorded: Mapping[str, float], again: Mapping[str, float]) -
         if key not in recorded:
             out.append(f"{key}: none recorded (re-fitted: {100 * now:.4g} %)")
         elif abs(float(recorded[key]) - now) > ERRORS_SLACK:
-            out.append(f"{key}: {100 * float(recorded[key]):.4g} % (re-fitted: {100 * now:.4g} %)")
-    out += [f"{key}: {100 * float(v):.4g} % (re-fitted: not possible)" for key, v in recorded.items()
+            out.append(f"{key}: {_percent(recorded[key])} % (re-fitted: {100 * now:.4g} %)")
+    out += [f"{key}: {_percent(v)} % (re-fitted: not possible)" for key, v in recorded.items()
             if key not in again]
     return out
 
@@ -1059,8 +1118,12 @@ def _errors_findings(
     and re-locked, the review read "1 re-locked", ✅ (slip 48). The hold-out fits are made only when an error is
     recorded (1 + cards + checkpoints fits, as calibrate makes them: 0.4 s of CPU for the 111 runs of
     ``llamacpp-cuda-2405``), within calibrate's bound on runs × fits (:data:`FITS_PER_RUN`), past which the errors
-    cannot be computed again and that is the finding."""
-    recorded = [(path, d.errors) for path, _, d in members if d.errors]
+    cannot be computed again and that is the finding. A member recording no errors (its ``errors`` table removed, or
+    left empty) is checked as one recording none of them: calibrate writes them for every fitted fact, and a fit
+    with its errors deleted passed ``check`` while a price under the stack on another card said "no card could be
+    held out of its fit: its error on another card was never measured" of a fit held out on 11 cards (attack round
+    53)."""
+    recorded = [(path, dict(d.errors or {})) for path, _, d in members]
     if not recorded:
         return []
     fits = 1 + len({m.run.card for m in models}) + len({m.run.checkpoint for m in models})

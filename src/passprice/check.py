@@ -717,16 +717,16 @@ def _figures(price: Any) -> str:
 def _judge_lock(root: Root, path: Path) -> tuple[LockStatus, Any]:
     """One lock's status (and the lock read), from :func:`passprice.reproduce.reproduce`."""
     from passprice import snapshot
-    from passprice.locks import older_format, read_lock
+    from passprice.locks import older_format, read_lock_in
     from passprice.registry import pasted_path, registry_named
     from passprice.reproduce import reproduce
 
-    lock = read_lock(path, root.schema)
+    lock = read_lock_in(root, path)
     # Inside a snapshot (one read of the registry) a lock of the same bytes (a copy under another file name) is
     # reproduced once: what reproduce reads besides the lock (today's serving, card, checkpoint) is the snapshot's.
     rep = snapshot.made(("reproduce", str(root.path), schema.read_bytes(path)), lambda: reproduce(root, lock))
     today = rep.today
-    moved = tuple(f"{m.field}: {m.recorded!r} → {m.now!r} ({m.change()})" for m in rep.moved)
+    moved = tuple(m.line() for m in rep.moved)
     if today.error is not None:
         holds, text, refusal = False, f"today's files do not read: {today.error}", None
     elif today.refusal is not None:

@@ -95,6 +95,81 @@ def _escaped_lines(text: str) -> str:
 #: report, then exit 1 or 2): a reader that leaves the pipe early (``| head``) does not turn it into 0.
 STATUS = "passprice.status"
 
+#: ``ctx.meta`` keys: the command line's words (``passprice.argv``, kept by :class:`_Group` to tell whether ``--json``
+#: was asked when click stopped before reading it) and whether the command has put its JSON document on standard
+#: output (``passprice.json_printed``: a failure after it, a listing's files left out, prints no second one).
+ARGV = "passprice.argv"
+JSON_PRINTED = "passprice.json_printed"
+
+
+def _printed_json() -> None:
+    """Say that the running command has put its one JSON document on standard output (or begun to: ``sweep``'s rows
+    stream), so that a failure after it prints no second document. Raises nothing."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None:
+        ctx.meta[JSON_PRINTED] = True
+
+
+def _options_of(path: tuple[str, ...]) -> dict[str, bool] | None:
+    """:func:`passprice.jsonerror.json_asked`'s ``options_of``: the options of command ``path`` of ``passprice``,
+    each mapped to whether it takes a value; ``{}`` for a group; ``None`` when ``path`` names no command."""
+    command: click.Command | None = cli
+    for name in path:
+        command = command.commands.get(name) if isinstance(command, click.Group) else None
+        if command is None:
+            return None
+    if isinstance(command, click.Group):
+        return {}
+    assert command is not None
+    taken = {o: not (isinstance(p, click.Option) and (p.is_flag or p.count)) for p in command.params
+             if isinstance(p, click.Option) for o in (*p.opts, *p.secondary_opts)}
+    return {"--help": False, "-h": False, **taken}
+
+
+def _json_wanted(ctx: click.Context | None, args: list[str] | None = None) -> bool:
+    """Whether the command of ``ctx`` (or of the command line ``args``, before any context is made) was given
+    ``--json``: read by the option itself, else from the command line's words (:func:`passprice.jsonerror.json_asked`;
+    a usage error stops click before the option is read). Raises nothing."""
+    if ctx is not None and ctx.meta.get("passprice.json"):
+        return True
+    words = args if args is not None else (ctx.meta.get(ARGV) if ctx is not None else None)
+    if not words:
+        return False
+    from passprice.jsonerror import json_asked
+
+    try:
+        return json_asked(words, _options_of)
+    except Exception:  # whether to add a document must never hide the error itself
+        return False
+
+
+def _say_failed(ctx: click.Context | None, problems: list[str], *, shown: list[str] | None = None,
+                wanted: bool | None = None) -> None:
+    """A failure of bad input or usage (exit 2) said: one ``passprice: error:`` line per problem on standard error
+    (``shown``: the lines as printed, when they differ from ``problems``: escaped, cut, with a hint), and, when the
+    command was given ``--json`` (``wanted``, else :func:`_json_wanted`) and has put no JSON document on standard
+    output yet, :func:`passprice.jsonerror.error_document` of ``problems`` there: ``--json`` always prints one
+    document (issue 13, session 30). Standard output that cannot be written (a full disk) leaves the error line
+    alone. The caller exits 2."""
+    lines = shown if shown is not None else [f"passprice: error: {_cut(escaped(p))}" for p in problems]
+    with _reader_gone():
+        if lines:
+            click.echo("\n".join(lines), err=True)
+    wanted = _json_wanted(ctx) if wanted is None else wanted
+    if not wanted or (ctx is not None and ctx.meta.get(JSON_PRINTED)):
+        return
+    from passprice.jsonerror import error_document
+
+    try:
+        click.echo(json.dumps(error_document(problems), indent=2))
+        sys.stdout.flush()
+    except OSError:  # a full disk or a reader gone: the line on stderr stands, and the status
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+    if ctx is not None:
+        ctx.meta[JSON_PRINTED] = True
+
 
 def _quiet_outputs() -> None:
     """Point standard output and error at /dev/null (their reader is gone), so nothing more is written to them and
@@ -123,8 +198,10 @@ def _read_only(root: Any) -> str:
     return read_only(root)
 
 
-def _usage(e: click.UsageError) -> NoReturn:
-    """A usage error as one line on stderr (the problem, and where the command's help is), then exit 2."""
+def _usage(e: click.UsageError, args: list[str] | None = None) -> NoReturn:
+    """A usage error as one line on stderr (the problem, and where the command's help is), then exit 2; under
+    ``--json`` (asked in ``args``, the command line, or in ``e``'s context) its document on stdout
+    (:func:`_say_failed`)."""
     where = f" (see '{e.ctx.command_path} --help')" if e.ctx is not None else ""
     message = e.format_message()
     if isinstance(e, click.NoSuchOption) and e.option_name in ("--root", "--no-cache"):
@@ -140,7 +217,8 @@ def _usage(e: click.UsageError) -> NoReturn:
                    "and --position P (the mean position reached; limit / 2 by default)")
     elif isinstance(e, click.NoSuchOption) and e.ctx is not None and _choice_option(e.ctx, e.option_name):
         message = f"no such option {e.option_name}: write {_choice_option(e.ctx, e.option_name)}"
-    click.echo(f"passprice: error: {escaped(message)}{where}", err=True)
+    _say_failed(e.ctx, [f"{message}{where}"], shown=[f"passprice: error: {escaped(message)}{where}"],
+                wanted=_json_wanted(e.ctx, args))
     raise click.exceptions.Exit(2)
 
 
@@ -230,12 +308,15 @@ class _Group(click.Group):
     def make_context(
         self, info_name: str | None, args: list[str], parent: click.Context | None = None, **extra: Any
     ) -> click.Context:
+        given = list(args)  # click's parser consumes the list it is given
         try:
-            return super().make_context(info_name, args, parent=parent, **extra)
+            ctx = super().make_context(info_name, args, parent=parent, **extra)
+            ctx.meta[ARGV] = given
+            return ctx
         except click.exceptions.NoArgsIsHelpError:
             raise
         except click.UsageError as e:
-            _usage(e)
+            _usage(e, given)
         except KeyboardInterrupt as e:
             # Ctrl-C while click parses the command line (building a command's options): click would say "Aborted!"
             # and exit 1, the refusal status; it is the interrupted status, as during the command.
@@ -269,17 +350,16 @@ class _Group(click.Group):
 
                 lines = [found_elsewhere(line, root) for line in lines]
             lines = _as_given(ctx, lines, root, list(e.lines))
-            with _reader_gone():
-                # One write of them all: a write (and a terminal check) a line cost 1.3 s of system time for a
-                # sweep file's 16,384 whole floats in `batches`, a line each (attack round 30).
-                if lines:
-                    click.echo("\n".join(f"passprice: error: {_cut(escaped(line))}" for line in lines), err=True)
+            # One write of them all: a write (and a terminal check) a line cost 1.3 s of system time for a sweep
+            # file's 16,384 whole floats in `batches`, a line each (attack round 30).
+            _say_failed(ctx, lines)
             ctx.exit(2)
         except Refused as e:
             with _reader_gone():
                 _routed_records(ctx, e.payload, e.header)
-                if ctx.meta.get("passprice.json"):
+                if ctx.meta.get("passprice.json") and not ctx.meta.get(JSON_PRINTED):
                     click.echo(json.dumps(e.payload, indent=2))
+                    ctx.meta[JSON_PRINTED] = True
                 name = e.payload.get("refusal")
                 message = "\n".join(_as_given(ctx, e.message.split("\n"), _root_or_none(ctx)))
                 message += _records_said(e.payload)
@@ -300,7 +380,7 @@ class _Group(click.Group):
             try:
                 look(e.filename)
             except InputError as named:
-                click.echo(f"passprice: error: {escaped(str(named))}", err=True)
+                _say_failed(ctx, [str(named)], shown=[f"passprice: error: {escaped(str(named))}"])
                 ctx.exit(2)
             raise
         except KeyboardInterrupt as e:
@@ -320,8 +400,9 @@ class _Group(click.Group):
             from passprice.serving import Routed
 
             _routed_records(ctx, payload, e.header if isinstance(e, Routed) else None)
-            if ctx.meta.get("passprice.json"):
+            if ctx.meta.get("passprice.json") and not ctx.meta.get(JSON_PRINTED):
                 click.echo(json.dumps(payload, indent=2))
+                ctx.meta[JSON_PRINTED] = True
             said = str(e) + _records_said(payload)
             click.echo(f"passprice: refused: {e.name}: {_escaped_lines(said)}", err=True)
             ctx.exit(1)
@@ -414,6 +495,7 @@ def _echo_json(data: Any) -> None:
     from passprice.tables import json_text
 
     _finite(data)
+    _printed_json()
     click.echo(json_text(data))
 
 
@@ -713,7 +795,7 @@ def cli(ctx: click.Context, root: str | None, no_cache: bool) -> None:
         # is what the user set (PASSPRICE_CACHE_DIR=/reg/ read "PASSPRICE_CACHE_DIR=: the cache folder  lies …").
         refused = cachefolder.refusal()
         if refused is not None:
-            click.echo(f"passprice: error: {_cut(escaped(refused))}", err=True)
+            _say_failed(ctx, [refused])
             ctx.exit(2)
     ctx.ensure_object(dict)
     ctx.obj["root"] = root
@@ -951,21 +1033,25 @@ def init_command(
     root = _root(ctx)
     require_no_registry_in_records(root, directory)
     the_plan = plan(root, requirement, examples, repository=repository_top(directory))
-    write(the_plan, directory)
+    kept = write(the_plan, directory)
     caution = nested_caution(directory)
     if caution is not None:
         click.echo(f"passprice: warning: {caution}", err=True)
     if as_json:
         _echo_json({"path": str(directory), "folders": list(the_plan.folders), "copied": list(the_plan.copied),
-                    "files": sorted(the_plan.files), "requirement": the_plan.requirement.line,
+                    "files": [f for f in sorted(the_plan.files) if f not in kept],
+                    "requirement": the_plan.requirement.line,
                     "requirement_origin": the_plan.requirement.origin, "advice": the_plan.requirement.advice(),
-                    "caution": caution})
+                    "caution": caution, "kept": list(kept)})
         return
     click.echo(f"a passprice registry in {directory}:")
     for folder in the_plan.folders:
         click.echo(f"  {folder + '/':<24}{the_plan.filled(folder)}")
-    click.echo("  schema/, .taplo.toml, .pre-commit-config.yaml, .github/workflows/facts.yml, requirements.txt, "
+    tooling = ("schema/", ".taplo.toml", ".pre-commit-config.yaml", ".github/workflows/facts.yml", "requirements.txt",
                "README.md")
+    click.echo("  " + ", ".join(t for t in tooling if t not in kept))
+    if kept:
+        click.echo(f"  left alone (already here; init replaces nothing, so its own are not written): {', '.join(kept)}")
     click.echo(f"  requirements.txt: {the_plan.requirement.line}")
     advice = the_plan.requirement.advice()
     if advice is not None:
@@ -1570,9 +1656,9 @@ def _lock_stack(root: Any, lock_ref: str | None, the_lock: Any, stack: str | Non
     if stack is not None or lock_ref is None:
         return stack
     if the_lock is None:
-        from passprice.locks import lock_path, read_lock
+        from passprice.locks import lock_path, read_lock_in
 
-        the_lock = read_lock(lock_path(root, lock_ref), root.schema)
+        the_lock = read_lock_in(root, lock_path(root, lock_ref))
     return the_lock.stack.name if the_lock.stack is not None else None
 
 
@@ -1581,10 +1667,10 @@ def _own_serving(root: Any, lock_ref: str | None, serving: str | None, o: dict[s
     registered serving it locks, else its embedded one) and L; else ``(None, None)``."""
     if lock_ref is None or serving is not None or o.get("checkpoint") or o.get("card"):
         return None, None
-    from passprice.locks import lock_path, read_lock
+    from passprice.locks import lock_path, read_lock_in
     from passprice.reproduce import today_spec
 
-    the_lock = read_lock(lock_path(root, lock_ref), root.schema)
+    the_lock = read_lock_in(root, lock_path(root, lock_ref))
     return today_spec(root, the_lock)[0], the_lock
 
 
@@ -2207,13 +2293,13 @@ def reproduce_command(ctx: click.Context, lock: str, as_json: bool) -> None:
     the recorded price, and say which of its inputs changed since (facts, checkpoint content, serving, pricing
     model) with the recorded and re-priced figures side by side. Exit 1 when it does not reproduce."""
     from passprice.errors import spelled_lines
-    from passprice.locks import lock_path, older_format, read_lock
+    from passprice.locks import lock_path, older_format, read_lock_in
     from passprice.reproduce import reproduce, reproduction_json, reproduction_text
 
     root = _root(ctx)
     _warn_code(root)
     path = lock_path(root, lock)
-    the_lock = read_lock(path, root.schema)
+    the_lock = read_lock_in(root, path)
     rep = reproduce(root, the_lock)
     if the_lock.stack is not None:  # today's expected column on a fit its runs no longer give (walkthrough 27)
         import attrs
@@ -2328,7 +2414,7 @@ def audit_command(
         else:
             click.echo(render(lineage, fmt))
         return
-    from passprice.audit import audit_subject, lock_subject, names_lock, serving_subject
+    from passprice.audit import audit_subject, lock_pins, lock_subject, names_lock, serving_subject
 
     if target is not None and names_lock(root, target):
         given = sorted(f"--{k.replace('_', '-')}" for k, v in o.items() if v is not None and v is not False)
@@ -2412,21 +2498,32 @@ def audit_command(
         data["sources"] = with_notes(data["sources"], sources)
         extra: dict[str, Any] = {}
         if subject.lock is not None:
-            extra = {"sources_since_lock": [s.to_json() for s in since], "sources_compared": compared}
+            extra = {"sources_since_lock": [s.to_json() for s in since], "sources_compared": compared,
+                     # what identifies the price a paper cites (walkthrough 36)
+                     "lock_digest": subject.lock.info.digest,
+                     "pricing_model": subject.lock.info.pricing_model if subject.lock.info.format >= 2 else None}
         _echo_price_json({**data, "checkpoint": cited.to_json(), **extra})
     elif fmt == "markdown":
         from passprice.tables import markdown_prose
 
         click.echo(audit_markdown(result, title, sources, stale, calibration, subject.routing, subject.draft,
                                   BUILT_IN if root.embedded else ""))
-        click.echo("\n".join(["", *notes_markdown(sources, cited_ids), "", *cited.markdown_lines(),
+        pinned: list[str] = []
+        if subject.lock is not None:  # what identifies the price a paper cites (walkthrough 36)
+            pins, cite = lock_pins(subject.lock, subject.reference)
+            pinned = ["", f"**lock** {markdown_prose(pins)} ({markdown_prose(cite)})"]
+        click.echo("\n".join(["", *notes_markdown(sources, cited_ids), *pinned, "", *cited.markdown_lines(),
                               *([""] + [f"- ⚠️ {markdown_prose(s.line())}" for s in since] if since else []),
                               *(["", f"- {markdown_prose(UNCOMPARED)}"] if uncompared else [])]))
     else:
         click.echo(audit_text(result, title, sources, stale, calibration, subject.routing, subject.draft,
                               BUILT_IN if root.embedded else ""))
         noted = notes_lines(sources, cited_ids)
-        click.echo("\n".join([*(["", *noted] if noted else []), "", *cited.text_lines(),
+        pinned = []
+        if subject.lock is not None:  # what identifies the price a paper cites (walkthrough 36)
+            pins, cite = lock_pins(subject.lock, subject.reference)
+            pinned = ["", f"lock          {pins}", f"              {cite}"]
+        click.echo("\n".join([*(["", *noted] if noted else []), *pinned, "", *cited.text_lines(),
                               *(["", *(f"  since lock    {s.line()}" for s in since)] if since else []),
                               *(["", *uncompared] if uncompared else [])]))
     for s in since:
@@ -2473,6 +2570,8 @@ def diff_command(
     links = Links.of(repository_url, ref)
     result = diff(_root(ctx), base, head)
     ctx.meta[STATUS] = result.exit_status  # the review's verdict stands if the reader leaves mid-report
+    if as_json or fmt == "json":
+        _printed_json()
     click.echo(render(result, "json" if as_json else fmt, links))
     if result.exit_status == 2:
         for line in result.head_error_lines():
@@ -2786,15 +2885,21 @@ def fact_set_command(
     for line in said:
         click.echo(f"passprice: warning: {shown}: {line}", err=True)
     if not draft and edit.old is not None and edit.new.provenance.weaker_than(edit.old.provenance):
-        from passprice.locks import floors_below
+        from passprice.locks import MAX_FLOOR_WARNINGS, floors_below
         from passprice.registry import pasted_path
 
-        for lock, file, floor in floors_below(root, name, where.path, edit.new.provenance):
+        below = floors_below(root, name, where.path, edit.new.provenance)
+        for lock, file, floor in below[:MAX_FLOOR_WARNINGS]:
             relock = (f"passprice lock --update -o {shell_word(pasted_path(root, file))} --force --require "
                       f"{where.path}={edit.new.provenance.value}")
             click.echo(f"passprice: warning: {shown}: {where.path} is {edit.new.provenance.value} now, below the "
                        f"floor {floor.value} of lock {lock}: `passprice check` (the pre-commit hook) and the review "
                        f"fail it; restore the fact, or loosen that floor on purpose (`{relock}`)", err=True)
+        if len(below) > MAX_FLOOR_WARNINGS:
+            more = len(below) - MAX_FLOOR_WARNINGS
+            click.echo(f"passprice: warning: {shown}: and {more:,} more lock{'s' if more > 1 else ''} below "
+                       f"{'their floors' if more > 1 else 'its floor'} for {where.path} (`passprice check` lists "
+                       "every one)", err=True)
 
 
 @cli.command("sweep")
@@ -3042,6 +3147,8 @@ def sweep_command(
         if output is None:
             from passprice.files import Appended, append_to_stream
 
+            if fmt == "json":
+                _printed_json()  # its rows stream: a failure after them prints no second document
             for chunk in chunks:
                 if isinstance(chunk, Appended):  # a worker's part (--jobs N), copied from its file
                     append_to_stream(chunk.fd, sys.stdout)
@@ -3330,6 +3437,12 @@ def speculate_command(
     reach = _serving_span(root, the_stack, resolved)
     data = {**_with_span(speculation_json(result), reach), "lock": g.to_json(relabels=relabels, drifted=drifts)}
     if all(r.refusal is not None for r in result.rows):
+        from passprice.serving import Routed
+
+        if all(isinstance(r.refusal, Routed) for r in result.rows):
+            # no routing record: no draft length is the cause, so refused once as price refuses it, naming the
+            # records that could price it (walkthrough 36: the line named none of them)
+            _refuse(result.rows[0].refusal)
         raise Refused(f"every draft length is refused: {_reasons([r.refusal for r in result.rows])}", data)
     if the_stack is not None and all(r.expected_refusal is not None for r in result.rows if r.refusal is None):
         # as `price --stack`: a stack that prices none of the lengths is a refusal (exit 1), not a table of them;
@@ -3512,6 +3625,8 @@ def simulate_command(
         text = (f"{simulation_text(sim)}\n{span}  lock        "
                 f"{g.line(verdicts, differs=g.differs(root, resolved), relabels=relabels, drifted=drifts)}\n")
     if output is None:
+        if as_json:
+            _printed_json()
         click.echo(text, nl=False)
     else:
         from passprice.files import write_atomically

@@ -27,7 +27,7 @@ import attrs
 
 from passprice.facts import Fact
 from passprice.files import is_there, shell_word
-from passprice.locks import Lock, Policy, Verdict, judge, lock_path, locks_of, read_lock
+from passprice.locks import Lock, Policy, Verdict, judge, lock_path, locks_of, read_lock, read_lock_in
 from passprice.registry import Root
 from passprice.servings import Resolved
 
@@ -889,7 +889,7 @@ def guard(
     :class:`ServingChanged` as above, :class:`InputError` for a lock that does not read."""
     if explicit is not None:
         path = lock_path(root, explicit)
-        lock = attrs.evolve(read_lock(path, root.schema), source=_shown(root, path))
+        lock = attrs.evolve(read_lock_in(root, path), source=_shown(root, path))
         wrong = mismatch(lock, serving, resolved, root)
         if wrong is not None:
             raise wrong

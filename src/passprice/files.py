@@ -705,8 +705,12 @@ def _temporary(folder: Path, prefix: str) -> tuple[int, str]:
         # A name the file system takes (250 bytes of 255) left no room for the temporary file's own: "cannot write:
         # the name is longer than the file system allows" (round 19). The temporary file's name is cut instead.
         prefix = prefix[:-2] + prefix[-1]
+    # Made absolute without folding `..` by text (os.path.abspath does): `-o ../link/../locks/x.lock.toml`, whose
+    # `link/..` the kernel reads as the folder above the link's target, was "cannot write: No such file or directory"
+    # (leftovers 29b, session 30). The kernel resolves the name as given.
+    here = folder if os.path.isabs(folder) else os.path.join(os.getcwd(), folder)
     for _ in range(100):
-        name = os.path.abspath(os.path.join(folder, f"{prefix}{os.urandom(6).hex()}.tmp"))
+        name = os.path.join(here, f"{prefix}{os.urandom(6).hex()}.tmp")
         try:
             return os.open(name, flags, 0o600), name
         except FileExistsError:

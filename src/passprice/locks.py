@@ -18,6 +18,7 @@ name, a fixed ``rests_on`` list) is still read; :func:`older_format` says what t
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import re
 from collections.abc import Iterable, Mapping
@@ -677,7 +678,29 @@ def check_digests(document: Mapping[str, Any], source: str) -> None:
     ``source``. Raises :class:`InputError` naming the path of a fact whose digest fails (edited by hand), or the
     lock digest."""
     _require_whole_format(document, source)
+    _require_sorted_vendors(document, source)
     _pinned_facts(document, source, check=True)
+
+
+def _require_sorted_vendors(document: Mapping[str, Any], source: str) -> None:
+    """Refuse a lock whose ``[stack] fitted_vendors`` is not sorted (by code point, as :func:`sorted` sorts them):
+    the lock schema states the rule (JSON Schema cannot say it) and passprice writes them so
+    (:func:`passprice.stackreach.stack_vendors`); a list re-digested out of order read as the vendors relabelled
+    (``NVIDIA[, AMD → ]``), exit 0 (session 29). An empty list stays a lock's own: it is what a stack fitted on
+    cards that give no vendor pins. Raises :class:`InputError` naming the key and the first pair out of order."""
+    table = document.get("stack")
+    vendors = table.get("fitted_vendors") if isinstance(table, Mapping) else None
+    if not isinstance(vendors, list) or not all(isinstance(v, str) for v in vendors):
+        return
+    pair = next(((a, b) for a, b in itertools.pairwise(vendors) if not a < b), None)
+    if pair is not None:
+        from passprice.reproduce import _side  # only on a refusal: a warm price imports no reproduce (test_perf_25)
+
+        raise InputError(
+            f"{source}: stack.fitted_vendors: {_side(pair[0])!r} before {_side(pair[1])!r} is "
+            "not in order (the vendors are sorted, each once, as passprice writes them): re-lock it, or restore the "
+            "lock from the last commit that holds it as written"
+        )
 
 
 def _require_whole_format(document: Mapping[str, Any], source: str) -> None:
@@ -873,6 +896,53 @@ def _require_stack_name(name: str, source: str) -> None:
                          + ("" if problem.endswith("re-lock it") else "; re-lock it"))
 
 
+def read_lock_in(root: Root, path: Path) -> Lock:
+    """The lock at ``path`` as :func:`read_lock` reads it, checked against ``root``'s registered stacks
+    (:func:`require_named_stack`): what ``check``, ``reproduce``, ``audit`` and ``price --lock`` read. Raises what
+    :func:`read_lock` and :func:`require_named_stack` raise."""
+    lock = read_lock(path, root.schema)
+    require_named_stack(root, lock, str(path))
+    return lock
+
+
+def require_named_stack(root: Root, lock: Lock, source: str) -> None:
+    """Refuse a lock whose ``[stack] name`` (and ``price.stack``, the two agreeing) names a registered stack other
+    than the one its ``[stack]`` pins describe: the named stack's title, runtime and builds differ from the pinned
+    ones while another registered stack's are exactly those. A lock made under ``llamacpp-cuda-2405`` re-digested to
+    name ``lmdeploy-turbomind-2312`` read as drift (``check`` exit 1, "stack lmdeploy-turbomind-2312
+    integer_matrices: vector → array"), ``reproduce`` and ``audit`` exit 0 under the wrong name (session 29): a lock
+    names the stack its price was made under (DESIGN, Locks), so a relabel is malformed input, not drift. A stack
+    merely edited since the lock (its title or runtime rewritten) matches no other stack and stays drift. Raises
+    :class:`InputError` naming the file and the key; nothing when the lock has no stack or a stack does not read
+    (the price reports that)."""
+    if lock.stack is None:
+        return
+    from passprice.stacks import load_stack
+
+    pinned = (lock.stack.title, lock.stack.runtime, lock.stack.builds)
+
+    def texts(name: str) -> tuple[str, str | None, str | None] | None:
+        try:
+            stack = load_stack(root, name)
+        except (InputError, OSError):
+            return None
+        return stack.title, stack.runtime, stack.builds
+
+    if texts(lock.stack.name) in (pinned, None):
+        return
+    try:
+        names = root.names(root.stacks)
+    except InputError:
+        return
+    other = next((n for n in names if n != lock.stack.name and texts(n) == pinned), None)
+    if other is not None:
+        raise InputError(
+            f"{source}: stack.name: {lock.stack.name!r} is not the stack this lock's pins describe: its [stack] "
+            f"title, runtime and builds are those of registered stack {other!r} (a lock names the stack its price was "
+            "made under); re-lock it, or restore the lock from the last commit that holds it as written"
+        )
+
+
 def _require_read_pins(lock: Lock, facts: Mapping[str, Fact], source: str) -> None:
     """Refuse a lock (its pinned ``facts`` by path) that lacks a figure its own serving's price reads:
     ``draft.acceptance.1`` to ``draft.acceptance.N`` for a serving drafting N tokens a pass (``serving.draft.tokens``),
@@ -907,6 +977,10 @@ def _require_read_pins(lock: Lock, facts: Mapping[str, Fact], source: str) -> No
             )
 
 
+#: The most characters of a floor's path :func:`_require_read_floors` shows (a fact path is at most about 40).
+_FLOOR_KEY_MOST = 100
+
+
 def _require_read_floors(lock: Lock, source: str) -> None:
     """Refuse a lock (format 2) with a per-path floor on a path its recorded price does not rest on: passprice never
     writes one (:class:`UnreadFloor`), and the floor guards nothing. A lock edited by hand and digested again with
@@ -916,12 +990,18 @@ def _require_read_floors(lock: Lock, source: str) -> None:
         return
     unread = unread_floors(lock.policy, lock.rests_on)
     if unread:
-        from passprice.errors import escaped
+        from passprice.errors import escaped, spell
 
         path = unread[0]
-        spelled = "" if path.isascii() else f" (spelled {path!a}: it prints like another name)"
+        # A key of 5,000 characters printed twice made a 3,551-character line (cut by the command line's backstop
+        # only; attack round 53): the key is shown once, cut, in the key path, and what is shown is what is spelled.
+        cut = path[:_FLOOR_KEY_MOST]
+        spelled = "" if path.isascii() else f" (spelled {spell(cut)}: it prints like another name)"
+        key = (schema.key_part(path) if len(path) <= _FLOOR_KEY_MOST
+               else f"{schema.key_part(cut)}… ({len(path):,} characters)")
+        named = escaped(path) if len(path) <= _FLOOR_KEY_MOST else "it"
         raise InputError(
-            f"{source}: policy.paths.{schema.key_part(path)}: a floor on {escaped(path)}{spelled}, a path the "
+            f"{source}: policy.paths.{key}: a floor on {named}{spelled}, a path the "
             f"recorded price does not rest on (it rests on {', '.join(lock.rests_on)}), guards nothing, and passprice "
             "never writes one (edited by hand?): restore the lock from the last commit that holds it as written, or "
             "re-lock it"
@@ -1248,31 +1328,95 @@ def locks_of_none(root: Root) -> tuple[Path, ...]:
     return tuple(path for path, locked in index if locked is None)
 
 
+#: How many locks ``fact set``'s floor warning names one by one; the rest are one "and K more locks" line, as the
+#: other listings cut theirs (issue 13: 1,000 locks under one floor printed 1,004 lines).
+MAX_FLOOR_WARNINGS = 5
+
+
 def floors_below(root: Root, card: str, path: str, provenance: Provenance) -> tuple[tuple[str, Path, Provenance], ...]:
     """The locks of ``root`` a fact ``path`` of card ``card`` at ``provenance`` breaks: each lock whose recorded price
     rests on that fact (its ``[price.rests_on]``) and whose policy floors ``path`` above ``provenance``, as (the
     lock's name, its file, the floor), by file name. ``fact set`` warns of them when an edit weakens a fact
     (walkthrough 34: the H200's ``memory.bandwidth`` set ``estimated`` under a lock flooring it at ``published`` said
     nothing until the pre-commit hook's ``check`` refused the commit). A lock file that does not read, or a
-    ``locks`` that is no folder, is left out (``check`` names it). Raises nothing."""
+    ``locks`` that is no folder, is left out (``check`` names it). Each lock's floors come from one cache entry keyed
+    by the bytes of every lock file and the lock schema (:func:`_floor_index`), so a warm edit reads no lock whole.
+    Raises nothing."""
     out: list[tuple[str, Path, Provenance]] = []
+    for file, summary in _floor_index(root):
+        if summary is None:
+            continue
+        name, locked_card, floors = summary
+        floor = floors.get(path)
+        if locked_card != card or floor is None:
+            continue
+        if provenance.weaker_than(Provenance(floor)):
+            out.append((name, file, Provenance(floor)))
+    return tuple(out)
+
+
+def _floor_index(root: Root) -> list[tuple[Path, tuple[str, str, dict[str, str]] | None]]:
+    """Each lock file of ``root/locks``, by name, with (its lock's name, the card it locks, the floor of each fact
+    its price rests on) or ``None`` when it does not read. Files with the same bytes are read once (issue 13: 1,000
+    copies of one lock took 3.0 s); the whole index is kept in the cache under the bytes of every lock file and of
+    the lock schema. Raises nothing."""
+    from passprice import cache
+
     try:
         names = root.names(root.locks, ".lock.toml")
     except InputError:
-        return ()
+        return []
+    files: list[tuple[str, Path, bytes | None]] = []
     for name in names:
         file = root.locks / f"{name}.lock.toml"
         try:
-            lock = read_lock(file, root.schema)
+            files.append((name, file, schema.read_bytes(file)))
         except (InputError, OSError):
-            continue
-        rests_on = lock.price.get("rests_on")
-        if _record_name(lock.card) != card or not isinstance(rests_on, Mapping) or path not in rests_on:
-            continue
-        floor = lock.policy.allowed(path)
-        if provenance.weaker_than(floor):
-            out.append((lock.info.name, file, floor))
-    return tuple(out)
+            files.append((name, file, None))
+    folder = root.schema
+    try:
+        schema_bytes = (folder / "lock.schema.json").read_bytes()
+    except OSError:
+        schema_bytes = b""
+    listing = b"".join(
+        b"%s\0%d\0%s" % (name.encode("utf-8", "surrogateescape"), -1 if data is None else len(data), data or b"")
+        for name, _, data in files
+    )
+    entry_key = cache.key("lock floors", schema_bytes + str(folder).encode("utf-8", "surrogateescape"), listing)
+    stored = cache.read(entry_key)
+    index = stored.get("locks") if stored is not None else None
+    if not isinstance(index, dict) or set(index) != {name for name, _, _ in files}:
+        index = {}
+        by_bytes: dict[bytes, list[Any] | None] = {}
+        for name, file, data in files:
+            if data is None:
+                index[name] = None
+                continue
+            if data not in by_bytes:
+                by_bytes[data] = _floors_of(file, root.schema)
+            index[name] = by_bytes[data]
+        cache.store(entry_key, {"locks": index})
+    out: list[tuple[Path, tuple[str, str, dict[str, str]] | None]] = []
+    for name, file, _ in files:
+        entry = index.get(name)
+        if isinstance(entry, list) and len(entry) == 3 and isinstance(entry[2], dict):
+            out.append((file, (str(entry[0]), str(entry[1]), {str(k): str(v) for k, v in entry[2].items()})))
+        else:
+            out.append((file, None))
+    return out
+
+
+def _floors_of(file: Path, schema_folder: Path | None) -> list[Any] | None:
+    """[the lock's name, the card it locks, {each fact its price rests on: that fact's floor}] of the lock at
+    ``file``, or ``None`` when it does not read (:func:`read_lock`). Raises nothing."""
+    try:
+        lock = read_lock(file, schema_folder)
+    except (InputError, OSError):
+        return None
+    rests_on = lock.price.get("rests_on")
+    if not isinstance(rests_on, Mapping):
+        return [lock.info.name, _record_name(lock.card), {}]
+    return [lock.info.name, _record_name(lock.card), {p: lock.policy.allowed(p).value for p in rests_on}]
 
 
 def _unread_lock(root: Root, path: Path, serving: str) -> InputError:

@@ -60,6 +60,24 @@ class Moved:
             return f"{100.0 * (self.now - self.recorded) / self.recorded:+.4g} %"
         return "changed"
 
+    def line(self) -> str:
+        """``FIELD: RECORDED → NOW (CHANGE)``, each value as Python writes it (:func:`moved_value`: at most
+        :data:`MOVED_MOST` characters a side), as ``check`` lists the fields of a lock that does not reproduce."""
+        return f"{self.field}: {moved_value(self.recorded)} → {moved_value(self.now)} ({self.change()})"
+
+
+#: The most characters :func:`moved_value` shows of one side of a moved field.
+MOVED_MOST = 120
+
+
+def moved_value(value: Any) -> str:
+    """``repr(value)``, cut to its first 100 characters and a count past :data:`MOVED_MOST`: a lock re-digested with
+    a ``price.rests_on`` key of 5,000 characters made ``check`` print a 5,482-character line (the whole table, both
+    sides), and one of 200,000 (the lock file cap is 256 KiB) would print as much (attack round 53). Raises
+    nothing."""
+    text = repr(value)
+    return text if len(text) <= MOVED_MOST else f"{text[:100]}… ({len(text):,} characters)"
+
 
 def moved(
     recorded: Mapping[str, Any], now: Mapping[str, Any], fields: Iterable[str] | None = None

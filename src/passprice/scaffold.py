@@ -27,6 +27,8 @@ all of them are, and an existing file is never replaced.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import importlib.resources
 import json
 import os
@@ -521,8 +523,6 @@ def _write_failure(error: OSError, parent: Path) -> str:
     """Why a file or folder could not be made below ``parent``, in words: "No such file or directory" for a folder
     that exists (``init /proc/self``: /proc takes no new files) named nothing a person could find missing (attack
     round 26)."""
-    import errno
-
     if error.errno == errno.ENOENT and look(parent) is not None:
         return (f"the folder {shown(parent)} takes no new files or folders (a file system such as /proc or /sys "
                 f"that the kernel makes): give a folder on a disk")
@@ -533,9 +533,19 @@ def _write_failure(error: OSError, parent: Path) -> str:
     return error.strerror or str(error)
 
 
-def write(the_plan: Plan, dest: Path) -> None:
+#: What a repository's top may hold already that init adds to rather than refuses (session 30, issue 13): the
+#: repository's own ``README.md`` is left alone, and into its own ``.github/`` folder init adds each file it writes
+#: there that is missing (the review workflow), leaving any that exist alone.
+KEPT_IN_A_REPOSITORY = ("README.md", ".github")
+
+
+def write(the_plan: Plan, dest: Path) -> tuple[str, ...]:
     """Write ``the_plan`` below ``dest`` (created when missing): every file into a temporary folder beside ``dest``
-    first, then each top-level entry moved into place; a failure on the way removes what was moved.
+    first, then each top-level entry moved into place; a failure on the way removes what was moved. At the top of a
+    git repository (:func:`repository_top`) a ``README.md`` already there is left alone and a ``.github`` folder
+    already there is added to, file by file, each of the plan's files it holds already left alone
+    (:data:`KEPT_IN_A_REPOSITORY`; ``init .`` in a fork's repository refused with ``mv`` advice, session 29). Returns
+    the plan's paths left alone (``/``-separated, relative to ``dest``), sorted.
 
     Raises :class:`InputError` when ``dest`` (or a folder above it that init creates) is a name no checkout on
     Windows holds (:func:`passprice.files.require_windows_name`; one already there is not judged), holds a character
@@ -573,6 +583,20 @@ def write(the_plan: Plan, dest: Path) -> None:
             )
     tops = sorted({rel.split("/", 1)[0] for rel in the_plan.files})
     taken = [t for t in tops if look(dest / t) is not None or (dest / t).is_symlink()]
+    kept: list[str] = []
+    merged: list[str] = []  # the plan's files moved one by one into a folder of the repository's own
+    if taken and repository_top(dest):
+        for top in [t for t in taken if t in KEPT_IN_A_REPOSITORY]:
+            found = look(dest / top)
+            if top == "README.md":
+                kept.append(top)
+            elif found is not None and stat.S_ISDIR(found.st_mode) and not (dest / top).is_symlink():
+                for rel in sorted(r for r in the_plan.files if r.startswith(f"{top}/")):
+                    there = look(dest / rel) is not None or (dest / rel).is_symlink()
+                    (kept if there else merged).append(rel)
+            else:
+                continue
+            taken.remove(top)
     if taken:
         # Walkthrough 33: a fork's repository holding its own README.md read "replaces nothing" and no way on.
         # Each named below dest as the user typed it: `init "my reg"` from its parent advised `mv .github
@@ -607,18 +631,36 @@ def write(the_plan: Plan, dest: Path) -> None:
     except OSError as e:
         raise InputError(f"{shown(dest)}: cannot write: {_write_failure(e, parent)}") from None
     moved: list[Path] = []
+    made: list[Path] = []  # folders made inside a folder of the repository's own, to remove on a failure
+    whole = [t for t in tops if not any(t == k or k.startswith(f"{t}/") for k in (*kept, *merged))]
     try:
         for rel, data in the_plan.files.items():
+            if rel in kept:
+                continue
             path = staging / rel
             make_folders(path.parent)
             path.write_bytes(data)
         dest.mkdir(exist_ok=True)
-        for top in tops:
+        for top in whole:
             os.rename(staging / top, dest / top)
             moved.append(dest / top)
+        for rel in merged:
+            folder = (dest / rel).parent
+            missing = [f for f in (folder, *folder.parents) if look(f) is None]
+            for f in reversed(missing):
+                f.mkdir()
+                made.append(f)
+            if look(dest / rel) is not None or (dest / rel).is_symlink():  # made since it was looked at
+                raise FileExistsError(errno.EEXIST, "File exists", str(dest / rel))
+            os.rename(staging / rel, dest / rel)
+            moved.append(dest / rel)
     except OSError as e:
         for path in moved:
             shutil.rmtree(path, ignore_errors=True) if path.is_dir() else path.unlink(missing_ok=True)
+        for folder in reversed(made):
+            with contextlib.suppress(OSError):
+                folder.rmdir()
         raise InputError(f"{shown(dest)}: cannot write: {_write_failure(e, parent)}") from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+    return tuple(sorted(kept))

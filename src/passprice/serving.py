@@ -402,13 +402,30 @@ class OnChipOverflow(ServingRefusal):
 
 
 class BadDraft(ServingRefusal):
-    """A draft whose acceptance list is not one probability in [0, 1] per drafted token."""
+    """A draft whose acceptance list is not one probability in [0, 1] per drafted token.
+
+    ``method`` and ``figures``: the registered drafting method (``facts/drafts/METHOD.toml``) whose acceptance
+    figures, ``figures`` of them, are fewer than the tokens drafted; the message then says what to do (draft at most
+    ``figures`` tokens, or add the next figure to the method's file with its source) rather than ask for a figure the
+    command line cannot give (walkthrough 36: ``price deepseek-v3-h200 --draft-tokens 2`` read ``give one acceptance
+    figure in [0, 1] per drafted token``)."""
 
     name = "BadDraft"
 
-    def __init__(self, detail: str) -> None:
+    def __init__(self, detail: str, method: str | None = None, figures: int | None = None) -> None:
         self.detail = detail
-        super().__init__(f"bad draft: {detail}: give one acceptance figure in [0, 1] per drafted token")
+        self.method = method
+        self.figures = figures
+        if method is not None and figures is not None:
+            plural = "s" if figures != 1 else ""
+            super().__init__(
+                f"bad draft: {detail}: drafting method {method} gives acceptance figures for {figures} draft{plural} "
+                f"(facts/drafts/{method}.toml), so a longer draft would be priced on a guess: draft at most "
+                f"{figures} token{plural} (--draft-tokens {figures}), or add acceptance.{figures + 1} to that file, "
+                "cited as every fact is"
+            )
+        else:
+            super().__init__(f"bad draft: {detail}: give one acceptance figure in [0, 1] per drafted token")
 
     def fields(self) -> dict[str, Any]:
         return {"detail": self.detail}
@@ -1115,7 +1132,9 @@ def _check_serving(header: GGUFHeader, s: Serving, routing_free: bool = False) -
         d = s.draft
         values = [a.value for a in d.acceptance]
         if len(values) != d.tokens or any(not (0.0 <= v <= 1.0) for v in values):
-            raise BadDraft(f"{d.tokens} drafted tokens with acceptance {values}")
+            too_few = d.method is not None and len(values) < d.tokens and all(0.0 <= v <= 1.0 for v in values)
+            raise BadDraft(f"{d.tokens} drafted tokens with acceptance {values}",
+                           d.method if too_few else None, len(values) if too_few else None)
     classes = s.contexts.classes
     shares = sum(c.share for c in classes)
     if (

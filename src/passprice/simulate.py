@@ -60,7 +60,7 @@ import numpy as np
 
 from passprice.errors import InputError
 from passprice.jsontext import Table
-from passprice.serving import NotResident, OnChipOverflow, ServingBind
+from passprice.serving import NotResident, OnChipOverflow, PassShape, ServingBind
 from passprice.steps import StepPricer, StepRows, StepSums
 from passprice.stretch import BLOCK, Stretch, advance, held_totals, stepwise_sums
 from passprice.tables import count, si, text_table
@@ -1896,5 +1896,20 @@ def simulation_text(sim: Simulation) -> str:
               f"{weakest}"]
     shape = sim.pricer.shape
     if shape.routing_name:  # a mixture of experts: the record each step's decode and prompt rows route by
-        lines.append(f"  routing     {shape.routing_description or shape.routing_name}")
+        lines.append(f"  routing     {_routing_shown(shape)}")
     return "\n".join(lines)
+
+
+def _routing_shown(shape: PassShape) -> str:
+    """The routing line of a simulation, as ``price`` shows it: the hot set counted in experts (``a hot set of 58
+    of 128 experts (45.31 %) takes 90 % …``, :func:`passprice.routing.description`) where the shape holds the
+    routing facts and a main expert stream (walkthrough 36: simulate read ``a hot set of 45.31 % of the experts``
+    where price read ``58 of 128 experts (45.31 %)``); else the description the price records."""
+    from passprice.routing import ROUTING_PATHS, description
+
+    facts = dict(shape.facts)
+    hot, share = (facts.get(p) for p in ROUTING_PATHS)
+    main = next((e for e in shape.experts if not e.draft), None)
+    if hot is None or share is None or main is None:
+        return shape.routing_description or shape.routing_name
+    return description(shape.routing_name, hot, share, main.router.experts)

@@ -115,12 +115,29 @@ def source_from_document(source_id: str, document: Mapping[str, Any], where: str
     Raises :class:`InputError` naming ``where`` when the id is not a valid source id."""
     if not SOURCE_ID.fullmatch(source_id):
         raise _not_an_id(where, source_id)
+    _require_retrieved_after_date(document["source"], where)
     import cattrs
 
     try:
         return _converter().structure({"id": source_id, **document["source"]}, Source)
     except cattrs.BaseValidationError as e:  # pragma: no cover - the schema admits only what the class holds
         raise InputError(f"{where}: not a source: {'; '.join(cattrs.transform_error(e))}") from None
+
+
+def _require_retrieved_after_date(table: Mapping[str, Any], where: str) -> None:
+    """Refuse a ``[source]`` table whose copy was ``retrieved`` before the first day of its ``date`` (a partial date
+    ``2023`` or ``2023-12`` from its first day; ``unknown`` either side: nothing to compare): a copy is read on or
+    after the day it was published. A record published 2023-12-25 and retrieved 1990-01-01 passed ``check``, each
+    date within its own bound (attack round 53). Raises :class:`InputError` naming ``where`` and the key."""
+    date, retrieved = table.get("date"), table.get("retrieved")
+    if not isinstance(date, str) or not isinstance(retrieved, str) or "unknown" in (date, retrieved):
+        return
+    first = date + "-01-01"[len(date) - 4:] if len(date) in (4, 7) else date  # 2023 → 2023-01-01, 2023-12 → -01
+    if len(retrieved) == 10 and retrieved < first:
+        raise InputError(
+            f"{where}: source.retrieved: {retrieved!r} is before the source's date {date!r}: a copy is retrieved on "
+            "or after the day it was published; give the day the copy was read (or the date it was published)"
+        )
 
 
 def _not_an_id(where: str, source_id: str) -> InputError:
