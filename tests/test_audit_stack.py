@@ -39,8 +39,8 @@ def test_the_expected_price_is_audited_with_the_stack_s_facts(audited: dict) -> 
     assert audited["stack"] == STACK and audited["weakest"] == ["scale", "on_chip.capacity", "stack.memory.reserved"]
     read = next(f for f in audited["facts"] if f["path"] == "stack.share.read")
     assert (read["value"], read["unit"], read["provenance"], read["source"], read["floor"]) == (
-        0.9883, "1", "derived", "passprice-stack-calibration", None
-    )
+        0.9883, "1", "derived", "passprice-stack-calibration", "derived"
+    )  # floored by the shipped r1-qwen7b-h200-llamacpp, made under the stack (stacklock 29; it was None)
     assert next(f for f in audited["facts"] if f["path"] == "streams.read")["floor"] == "measured"
     assert read["locator"].startswith(f"the 111 runs of stack {STACK} in registry/measurements/")
     assert read["derivation"]["method"] == "nnls-relative-pass-time" and len(read["derivation"]["runs"]) == 111
@@ -89,12 +89,13 @@ def test_text_and_markdown_list_them() -> None:
     assert text.exit_code == 0, text.output
     lines = text.stdout.splitlines()
     assert lines[0].endswith(f"on h200_sxm_141gb, expected under stack {STACK}, floors of locks r1-qwen7b-h200, "
-                             "r1-qwen7b-h200-best")
+                             "r1-qwen7b-h200-best, r1-qwen7b-h200-llamacpp")
     assert lines[1] == ("  237.4 tokens/s at batch 1, binds on memory; weakest provenance estimated (scale, "
                         "on_chip.capacity, stack.memory.reserved)")
     row = next(line for line in lines if " stack.share.read " in line)
-    # The serving's locks lock its limit: they judge the card's facts, not the stack's, so no floor is shown there.
-    assert row.split() == ["*", "stack.share.read", "0.9883", "derived", "–", "–", "+0.233"]
+    # The serving's limit locks judge the card's facts, not the stack's; its lock made under the stack (the shipped
+    # r1-qwen7b-h200-llamacpp, stacklock 29) floors them: before it, "–", "–" (no floor) was shown here.
+    assert row.split() == ["*", "stack.share.read", "0.9883", "derived", "derived", "at", "floor", "+0.233"]
     at = lines.index("calibrated on (the measured runs the stack's fitted facts were fitted to):")
     assert lines[at + 1] == (
         "  registry/measurements/xiongjiedai-llama3-llamabench.toml: 111 runs on 11 cards (a100_pcie_80gb, "
@@ -104,7 +105,7 @@ def test_text_and_markdown_list_them() -> None:
     # The card the stack was never measured on is said, as price --stack says it.
     assert "not h200_sxm_141gb" in text.stderr
     markdown = invoke("audit", R1, "--batch", "1", "--stack", STACK, "--format", "markdown").stdout
-    assert "| `stack.share.read` | 0.9883 | derived | – | +0.233 | **binds** |" in markdown
+    assert "| `stack.share.read` | 0.9883 | derived | derived (at floor) | +0.233 | **binds** |" in markdown
     assert "Calibrated on (the measured runs the stack's fitted facts were fitted to):\n- registry/measurements/" \
         in markdown
 
@@ -124,7 +125,8 @@ def test_a_lock_made_under_the_stack_floors_its_facts(tmp_path: Path) -> None:
     floors = {f["path"]: (f["floor"], f["margin"]) for f in out["facts"]}
     # Locked without --require, each fact is floored at its provenance when locked: at floor.
     assert floors["stack.share.read"] == ("derived", 0) and floors["stack.memory.reserved"] == ("estimated", 0)
-    assert out["title"].endswith("floors of locks r1-qwen7b-h200, r1-qwen7b-h200-best, r1-stack")
+    assert out["title"].endswith("floors of locks r1-qwen7b-h200, r1-qwen7b-h200-best, r1-qwen7b-h200-llamacpp, "
+                                 "r1-stack")
 
 
 def test_stack_refusals_and_misuse() -> None:

@@ -71,7 +71,7 @@ def test_a_serving_is_audited_today_against_the_floors_its_locks_set_together() 
     subject = serving_subject(root, R1, resolve(root, load_spec(root, R1)))
     assert subject.title == (
         "audit of r1-qwen7b-h200 (today's facts): deepseek-r1-distill-qwen-7b-q4_k_m on h200_sxm_141gb, floors of "
-        "locks r1-qwen7b-h200, r1-qwen7b-h200-best"
+        "locks r1-qwen7b-h200, r1-qwen7b-h200-best, r1-qwen7b-h200-llamacpp"
     )
     assert subject.policy is not None and subject.policy.allowed("memory.bandwidth").value == "published"
     report = audit_subject(subject)

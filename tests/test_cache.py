@@ -185,10 +185,10 @@ def test_no_cache_option_and_environment(tmp_path: Path, cache_dir: Path, monkey
         monkeypatch.delenv("PASSPRICE_NO_CACHE")
         checkpoints._CACHE.clear()  # as a new process: this one keeps the header it built
         cached = invoke("price", "r1-qwen7b-h200", "--json", root=root)
-        # Its card, its two locks (a registered serving is priced under them), and which serving each lock file
-        # locks; not the checkpoint's or the serving file's document: its header and its spec are kept as built
-        # objects instead.
-        assert len(entries(cache_dir)) == 4
+        # Its card, its three locks (a registered serving is priced under them; the third, made under a stack, since
+        # stacklock 29), and which serving each lock file locks; not the checkpoint's or the serving file's document:
+        # its header and its spec are kept as built objects instead.
+        assert len(entries(cache_dir)) == 5
         assert json.loads(cached.stdout) == json.loads(result.stdout)
     finally:
         cache.configure(enabled=True)
@@ -467,6 +467,7 @@ def test_which_serving_a_lock_locks_is_cached_by_every_lock_files_bytes(
     # locks_of keeps which serving each lock file locks under the names and bytes of the whole folder: a warm call
     # parses no TOML, and an edit of the same size and modification time, a removed file or an added one misses.
     root = Root(copy_root(tmp_path))
+    (root.locks / "r1-qwen7b-h200-llamacpp.lock.toml").unlink()  # the serving's third lock (stacklock 29): two here
     both = (root.locks / "r1-qwen7b-h200.lock.toml", root.locks / "r1-qwen7b-h200-best.lock.toml")
     assert locks.locks_of(root, "r1-qwen7b-h200") == both
     assert [e for e in entries(cache_dir) if b'"servings"' in e.read_bytes()]

@@ -40,7 +40,8 @@ def test_the_table_the_tpot_cap_and_the_lock_line() -> None:
     assert h200.split()[:5] == ["h200_sxm_141gb", "318", "31,866.8", "9.979", "ms"]  # the capped best, as best's
     assert lines[-1] == (
         "  lock          none: a comparison across cards is a what-if (the serving's locks, r1-qwen7b-h200, "
-        f"r1-qwen7b-h200-best, lock h200_sxm_141gb; `passprice best {R1}` prices it under them)"
+        f"r1-qwen7b-h200-best, r1-qwen7b-h200-llamacpp, lock h200_sxm_141gb; `passprice best {R1}` prices it under "
+        "them)"
     )
 
 

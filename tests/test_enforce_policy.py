@@ -24,13 +24,16 @@ WEAKENED = (
 )
 
 ADVICE = (
-    # every lock the price breaks is named (the serving's best lock too), each with the command that re-locks it as
+    # every lock the price breaks is named (the serving's best lock too, and its lock made under the llamacpp stack,
+    # which floors the same card facts: memory.bandwidth at published), each with the command that re-locks it as
     # it is (--update: its kind, serving and stack kept) with only the breached floor loosened
     "; lock r1-qwen7b-h200-best refuses it too: memory.bandwidth is estimated, below the floor published"
+    "; lock r1-qwen7b-h200-llamacpp refuses it too: memory.bandwidth is estimated, below the floor published"
     "; for a what-if, price without the lock (--no-lock); to rest on the weaker fact, strengthen it, or loosen the "
     f"floor on purpose through review (`passprice lock --update -o locks/{R1}.lock.toml --force --require "
     "memory.bandwidth=estimated`; `passprice lock --update -o locks/r1-qwen7b-h200-best.lock.toml --force --require "
-    "memory.bandwidth=estimated`)"
+    "memory.bandwidth=estimated`; `passprice lock --update -o locks/r1-qwen7b-h200-llamacpp.lock.toml --force "
+    "--require memory.bandwidth=estimated`)"
 )
 
 
@@ -45,8 +48,8 @@ def weaken_bandwidth(root: Path) -> None:
 def test_a_locked_serving_is_priced_under_both_its_locks_and_each_holds(tmp_path: Path) -> None:
     root = find_root(copy_root(tmp_path))
     g, verdicts = priced_under(root, R1, resolve(root, load_spec(root, R1)))
-    assert g.names() == [R1, "r1-qwen7b-h200-best"]
-    assert [v.lock for v in verdicts] == [R1, "r1-qwen7b-h200-best"]
+    assert g.names() == [R1, "r1-qwen7b-h200-best", "r1-qwen7b-h200-llamacpp"]
+    assert [v.lock for v in verdicts] == [R1, "r1-qwen7b-h200-best", "r1-qwen7b-h200-llamacpp"]
     assert all(v.holds for v in verdicts)
     # Its weakest facts are estimates the locks were made on (their floor at those paths is estimated).
     assert (verdicts[0].provenance.value, verdicts[0].weakest) == ("estimated", ("on_chip.capacity", "scale"))
@@ -62,7 +65,7 @@ def test_a_weakened_fact_is_refused_by_name_with_the_locks_in_its_json(tmp_path:
     # Without the result's own facts (rests_on), the weakest are named in the order the lock's price rests on them.
     assert str(caught.value) == WEAKENED.replace("scale, on_chip.capacity", "on_chip.capacity, scale") + ADVICE
     out = caught.value.to_json()
-    assert out["refusal"] == "LockFloor" and out["locks"] == [R1, "r1-qwen7b-h200-best"]
+    assert out["refusal"] == "LockFloor" and out["locks"] == [R1, "r1-qwen7b-h200-best", "r1-qwen7b-h200-llamacpp"]
     assert out["offending"] == [{"path": "memory.bandwidth", "provenance": "estimated", "floor": "published"}]
     # --no-lock opts out: no lock, no verdict, and a note saying so.
     g, verdicts = priced_under(root, R1, resolved, no_lock=True)
@@ -87,9 +90,9 @@ def test_a_sweep_names_the_locks_of_each_locked_serving_and_refuses_a_breach_nam
     root = find_root(copied)
     lines = sweep_under(root, (R1, UNLOCKED))
     assert lines == [
-        f"{R1}: under locks {R1} (locks/{R1}.lock.toml), r1-qwen7b-h200-best (locks/r1-qwen7b-h200-best.lock.toml): "
-        "floors hold; the serving is the locked one, its prices not compared with the locked ones (`passprice "
-        f"reproduce {R1}` compares them)"
+        f"{R1}: under locks {R1} (locks/{R1}.lock.toml), r1-qwen7b-h200-best (locks/r1-qwen7b-h200-best.lock.toml), "
+        "r1-qwen7b-h200-llamacpp (locks/r1-qwen7b-h200-llamacpp.lock.toml): floors hold; the serving is the locked "
+        f"one, its prices not compared with the locked ones (`passprice reproduce {R1}` compares them)"
     ]
     # --lock L sweeps the servings it locks under it, and the others under their own locks (this one has none).
     assert sweep_under(root, (R1, UNLOCKED), explicit=R1) == [

@@ -189,10 +189,10 @@ FOLDER_IS_A_FILE = "is a regular file, not a folder: the registry keeps its file
 @pytest.mark.parametrize(
     ("folder", "shown"),
     [
-        ("registry/servings", "0 servings, 8 locks"),
+        ("registry/servings", "0 servings, 9 locks"),
         ("facts/cards", "0 cards, 2 drafts"),
         ("registry/checkpoints", "0 checkpoints"),
-        ("sources", "0 sources, 15 servings, 8 locks"),
+        ("sources", "0 sources, 15 servings, 9 locks"),
     ],
 )
 def test_check_names_a_folder_that_is_a_file_and_checks_the_rest(tmp_path: Path, folder: str, shown: str) -> None:
@@ -205,7 +205,7 @@ def test_check_names_a_folder_that_is_a_file_and_checks_the_rest(tmp_path: Path,
     assert lines[0] == f"passprice: error: {folder}: {FOLDER_IS_A_FILE}"
     assert all(line.startswith("passprice: error: ") for line in lines)
     assert shown in result.stdout.splitlines()[0]
-    assert result.stdout.count("\nlock ") == 8  # every lock still judged and shown
+    assert result.stdout.count("\nlock ") == 9  # every lock still judged and shown
     assert result.stdout.endswith("check FAILED\n")
 
 
@@ -276,11 +276,14 @@ def test_an_option_changing_a_locked_serving_is_priced_and_flagged_not_the_locke
     result = invoke("price", R1, "--limit", "1024", "--json")
     assert result.exit_code == 0, result.output
     lock = json.loads(result.stdout)["lock"]
-    [moved] = lock["moved"]
-    assert moved["lock"] == R1 and moved["recorded_batch"] == 1
-    assert moved["serving"] == [
-        "contexts: share 1.0, position 2048.0, limit 4096 → share 1.0, position 512.0, limit 1024"
-    ]
+    # both price locks of the serving record the limit at batch 1 (the one made under llamacpp-cuda-2405 too, whose
+    # limit a price without --stack is compared with: stacklock 29)
+    assert [moved["lock"] for moved in lock["moved"]] == [R1, f"{R1}-llamacpp"]
+    for moved in lock["moved"]:
+        assert moved["recorded_batch"] == 1
+        assert moved["serving"] == [
+            "contexts: share 1.0, position 2048.0, limit 4096 → share 1.0, position 512.0, limit 1024"
+        ]
 
 
 # ---------------------------------------------------------------------------------------------------------------------

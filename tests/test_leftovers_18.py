@@ -99,9 +99,9 @@ def test_a_lock_made_with_options_is_found_by_the_same_command(root: Path) -> No
     assert result.exit_code == 0, result.output
     lock = [line for line in result.stdout.splitlines() if line.startswith("  lock ")]
     assert lock == [
-        f"  lock          under locks {R1} (locks/{R1}.lock.toml), {R1}-best (locks/{R1}-best.lock.toml), r1-1k "
-        f"(locks/r1-1k.lock.toml): floors hold, but the price is NOT the one {R1} records; it is the one r1-1k "
-        "records (below)"
+        f"  lock          under locks {R1} (locks/{R1}.lock.toml), {R1}-best (locks/{R1}-best.lock.toml), "
+        f"{R1}-llamacpp (locks/{R1}-llamacpp.lock.toml), r1-1k (locks/r1-1k.lock.toml): floors hold, but the price "
+        f"is NOT the one {R1} and {R1}-llamacpp record; it is the one r1-1k records (below)"
     ]
     # the same serving from --checkpoint/--card: under r1-1k alone
     result = invoke("price", "--checkpoint", "deepseek-r1-distill-qwen-7b-q4_k_m", "--card", "h200_sxm_141gb",
@@ -112,7 +112,7 @@ def test_a_lock_made_with_options_is_found_by_the_same_command(root: Path) -> No
     )
     # another limit is not r1-1k's serving
     result = invoke("price", R1, "--limit", "2048", "--json", root=root)
-    assert json.loads(result.stdout)["lock"]["locks"] == [R1, f"{R1}-best"]
+    assert json.loads(result.stdout)["lock"]["locks"] == [R1, f"{R1}-best", f"{R1}-llamacpp"]
 
 
 def test_sweep_max_tpot_says_the_serving_differs_as_best_does(root: Path) -> None:
@@ -122,8 +122,9 @@ def test_sweep_max_tpot_says_the_serving_differs_as_best_does(root: Path) -> Non
     result = invoke("sweep", R1, "--max-tpot", "0.01", "--batches", "1,2", root=root)
     assert result.exit_code == 0, result.output
     assert result.stderr.splitlines()[-2:] == [
-        f"passprice: {R1}: under locks {R1} (locks/{R1}.lock.toml), {R1}-best (locks/{R1}-best.lock.toml), s "
-        "(locks/s.lock.toml): floors hold, but the prices shown are NOT the locked ones (below)",
+        f"passprice: {R1}: under locks {R1} (locks/{R1}.lock.toml), {R1}-best (locks/{R1}-best.lock.toml), "
+        f"{R1}-llamacpp (locks/{R1}-llamacpp.lock.toml), s (locks/s.lock.toml): floors hold, but the prices shown are "
+        "NOT the locked ones (below)",
         "                serving differs from the locked one: max_tpot: (none) → 0.01",
     ]
     result = invoke("roofline", "h200_sxm_141gb", R1, "--max-tpot", "0.01", root=root)

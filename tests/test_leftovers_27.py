@@ -167,8 +167,9 @@ def test_5_the_resting_line_stands_under_the_source_it_rests_on(tmp_path: Path) 
     assert result.exit_code == 1  # the fact change moves two locked prices unreviewed
     lines = result.stdout.splitlines()
     sources = lines.index("#### Sources")
-    resting = ("- ⚠️ 4 locks resting on a source whose document changed, to verify (the sources above): "
-               "`qwen3-30b-a3b-h200`, `qwen35-27b-h200-mtp`, `r1-qwen7b-h200-best`, `r1-qwen7b-h200`")
+    resting = ("- ⚠️ 5 locks resting on a source whose document changed, to verify (the sources above): "
+               "`qwen3-30b-a3b-h200`, `qwen35-27b-h200-mtp`, `r1-qwen7b-h200-best`, `r1-qwen7b-h200-llamacpp`, "
+               "`r1-qwen7b-h200`")
     # before: "⚠️ 4 locks … to verify (sources below): …" as a paragraph after the cited sources' bullets, the
     # source it rests on above it
     assert lines[sources + 2].startswith("- ⚠️ `nvidia-h200-datasheet` **to verify**: the document source "
@@ -178,8 +179,9 @@ def test_5_the_resting_line_stands_under_the_source_it_rests_on(tmp_path: Path) 
     assert sum("resting on a source whose document changed, to verify (" in line for line in lines) == 1
     # the text review's line stays above its section ("sources whose document changed" comes last there)
     text_lines = invoke("diff", str(base), str(head)).stdout.splitlines()
-    at = text_lines.index("4 locks resting on a source whose document changed, to verify (sources below): "
-                          "qwen3-30b-a3b-h200, qwen35-27b-h200-mtp, r1-qwen7b-h200-best, r1-qwen7b-h200")
+    at = text_lines.index("5 locks resting on a source whose document changed, to verify (sources below): "
+                          "qwen3-30b-a3b-h200, qwen35-27b-h200-mtp, r1-qwen7b-h200-best, r1-qwen7b-h200-llamacpp, "
+                          "r1-qwen7b-h200")
     assert "sources whose document changed" in text_lines[at:]
 
 
@@ -234,7 +236,7 @@ def test_1_tensor_offsets_edited_are_named_as_no_price_rests_on_them(tmp_path: P
     assert lines[at + 1] == ("  content   unchanged (4edde30b1f25…: the entry was rewritten, what the pricer reads "
                              "was not)")
     assert lines[at + 2] == f"  layout    {said}"
-    assert lines[1] == "no fact changed; 1 checkpoint entry changed; no lock affected; 8 locks unaffected"
+    assert lines[1] == "no fact changed; 1 checkpoint entry changed; no lock affected; 9 locks unaffected"
     out = invoke("diff", str(base), str(head), "--json")
     entry = next(f for f in json.loads(out.stdout)["files"] if f["path"] == ENTRY)
     assert entry["layout_changes"] == ["3 tensor offsets changed", "header.header_bytes 6525112 → 6525116",
@@ -335,7 +337,14 @@ def test_2_a_lock_made_before_pins_neither_and_stays_valid(tmp_path: Path) -> No
     assert "\nruntime = " not in path.read_text(encoding="utf-8")
     _rebuild(root)
     checked = invoke("check", "--frozen", root=root)
-    assert checked.exit_code == 0, checked.output  # absent: not pinned, said nowhere
+    # absent: not pinned, said nowhere; the shipped r1-qwen7b-h200-llamacpp (stacklock 29) pins them and fails alone
+    assert checked.exit_code == 1, checked.output
+    lines = checked.stdout.splitlines()
+    assert lines[0].endswith(": 0 problems; 1 of 10 locks FAIL")
+    at = lines.index("lock r1-stack (locks/r1-stack.lock.toml): ok")
+    assert lines[at + 5] == "  drift: none"
+    assert lines.index("lock r1-qwen7b-h200-llamacpp (locks/r1-qwen7b-h200-llamacpp.lock.toml, locks serving "
+                       "r1-qwen7b-h200): FAILS")
     assert "builds" not in invoke("reproduce", "locks/r1-stack.lock.toml", root=root).stdout.split("since the lock")[1]
 
 

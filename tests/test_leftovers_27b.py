@@ -118,7 +118,7 @@ def test_a_revision_searched_by_its_message_is_the_commit_git_finds(tmp_path: Pa
     assert str(e.value) == f":/no such message: neither a folder nor a revision of the git checkout at {root}"
     done = invoke("diff", ":/base", ":/second", root=root)
     assert done.exit_code == 0, done.output
-    assert "no changes to facts, registry, locks or the pricing model; 8 locks unaffected" in done.stdout
+    assert "no changes to facts, registry, locks or the pricing model; 9 locks unaffected" in done.stdout
 
 
 # --- 3. a re-digested lock missing a figure its serving reads ---------------------------------------------------------
@@ -189,7 +189,8 @@ def test_lock_files_of_the_built_in_registry_are_named_so(tmp_path: Path, monkey
     lock_line = next(line for line in out.stdout.splitlines() if line.startswith("  lock "))
     assert lock_line == (
         f"  lock          under locks {R1} (the built-in registry's locks/{R1}.lock.toml), {R1}-best (the built-in "
-        f"registry's locks/{R1}-best.lock.toml): floors hold, and the price is the one {R1} records"
+        f"registry's locks/{R1}-best.lock.toml), {R1}-llamacpp (the built-in registry's "
+        f"locks/{R1}-llamacpp.lock.toml): floors hold, and the price is the one {R1} and {R1}-llamacpp record"
     )
     first = CliRunner().invoke(cli, ["reproduce", R1]).stdout.splitlines()[0]
     assert first == f"{R1} (the built-in registry's locks/{R1}.lock.toml): price lock of serving {R1}, lock format 2"
@@ -203,7 +204,8 @@ def test_lock_files_of_the_built_in_registry_are_named_so(tmp_path: Path, monkey
     here = json.loads(invoke("audit", R1, "--json", root=root).stdout)["checkpoint"]["entry"]
     assert here == "registry/checkpoints/deepseek-r1-distill-qwen-7b-q4_k_m.toml"
     inside = invoke("price", R1, root=root).stdout
-    assert f"under locks {R1} (locks/{R1}.lock.toml), {R1}-best (locks/{R1}-best.lock.toml): " in inside
+    assert (f"under locks {R1} (locks/{R1}.lock.toml), {R1}-best (locks/{R1}-best.lock.toml), {R1}-llamacpp "
+            f"(locks/{R1}-llamacpp.lock.toml): ") in inside
 
 
 # --- 5. a drafting method's [method] note ----------------------------------------------------------------------------

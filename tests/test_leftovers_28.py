@@ -130,8 +130,8 @@ def test_the_markdown_review_puts_each_paragraph_in_its_section(tmp_path: Path) 
     assert result.stdout.split("\n") == [
     f'❌ **passprice diff** `{base}` → `{head}`: 1 fact changed in 1 file, 1 to verify in its source; 3 '
      f'derived facts stale; 1 checkpoint entry changed; 1 source record changed; 1 source whose document '
-     f'changed, to verify (under 4 locked prices); 2 locks affected, 2 prices moved unreviewed, 2 rest on '
-     f'derived facts that do not follow; 4 locks resting on a source whose document changed, to verify; 2 '
+     f'changed, to verify (under 5 locked prices); 2 locks affected, 2 prices moved unreviewed, 2 rest on '
+     f'derived facts that do not follow; 5 locks resting on a source whose document changed, to verify; 2 '
      f'locks unaffected',
     '',
     '#### Facts',
@@ -194,10 +194,11 @@ def test_the_markdown_review_puts_each_paragraph_in_its_section(tmp_path: Path) 
      '(retrieved: unknown → 2026-11-30): does it state each of h200_sxm_141gb:memory.capacity, '
      'h200_sxm_141gb:memory.bandwidth, h200_sxm_141gb:array, h200_sxm_141gb:vector, '
      'h200_sxm_141gb:host.read, h200_sxm_141gb:host.write and 3 more, which cite it? The locked prices of '
-     'qwen3-30b-a3b-h200, qwen35-27b-h200-mtp, r1-qwen7b-h200, r1-qwen7b-h200-best rest on them (a lock '
-     'pins the id, not the document).',
-    '- ⚠️ 4 locks resting on a source whose document changed, to verify (the sources above): '
-     '`qwen3-30b-a3b-h200`, `qwen35-27b-h200-mtp`, `r1-qwen7b-h200-best`, `r1-qwen7b-h200`',
+     'qwen3-30b-a3b-h200, qwen35-27b-h200-mtp, r1-qwen7b-h200, r1-qwen7b-h200-best, r1-qwen7b-h200-llamacpp rest '
+     'on them (a lock pins the id, not the document).',
+    '- ⚠️ 5 locks resting on a source whose document changed, to verify (the sources above): '
+     '`qwen3-30b-a3b-h200`, `qwen35-27b-h200-mtp`, `r1-qwen7b-h200-best`, `r1-qwen7b-h200-llamacpp`, '
+     '`r1-qwen7b-h200`',
     '- `nvidia-h100-datasheet` (cited): NVIDIA H100 Tensor Core GPU Datasheet (NVIDIA, 2023), datasheet, '
      'at https://resources.nvidia.com/en-us-tensor-core/nvidia-tensor-core-gpu-datasheet; cited by '
      'h100_sxm5_80gb memory.bandwidth',
@@ -211,8 +212,8 @@ def test_the_markdown_review_says_locks_on_changed_claims_under_the_checkpoints(
     from passprice.locks import lock_text, read_lock
 
     base, head = _copy(tmp_path / "base", with_schema=True), _copy(tmp_path / "head", with_schema=True)
-    for side in (base, head):  # the three locks of the entry as written before session 27: no origin pinned
-        for name in ("r1-qwen7b-h200-best", "r1-qwen7b-h200", "r1-qwen7b-mi300x-int8kv"):
+    for side in (base, head):  # the four locks of the entry as written before session 27: no origin pinned
+        for name in ("r1-qwen7b-h200-best", "r1-qwen7b-h200", "r1-qwen7b-h200-llamacpp", "r1-qwen7b-mi300x-int8kv"):
             path = side / "locks" / f"{name}.lock.toml"
             lock = read_lock(path, schema.schema_dir())
             path.write_text(lock_text(attrs.evolve(lock, checkpoint_pin=attrs.evolve(lock.checkpoint_pin,
@@ -228,8 +229,8 @@ def test_the_markdown_review_says_locks_on_changed_claims_under_the_checkpoints(
         "",
         "- `registry/checkpoints/deepseek-r1-distill-qwen-7b-q4_k_m.toml` (changed): content unchanged (169f62b972aa…: "
         "the entry was rewritten, what the pricer reads was not)",
-        "- ⚠️ 3 locks priced from a checkpoint entry whose claims changed, to verify (checkpoints above): "
-        "`r1-qwen7b-h200-best`, `r1-qwen7b-h200`, `r1-qwen7b-mi300x-int8kv`",
+        "- ⚠️ 4 locks priced from a checkpoint entry whose claims changed, to verify (checkpoints above): "
+        "`r1-qwen7b-h200-best`, `r1-qwen7b-h200-llamacpp`, `r1-qwen7b-h200`, `r1-qwen7b-mi300x-int8kv`",
         "",
     ]
     assert lines[lines.index("#### Locks"):lines.index("#### Checkpoints")] == [
@@ -256,7 +257,7 @@ def test_check_names_the_built_in_registrys_locks_and_its_commands_paste(
 
     built = _copy(tmp_path)  # stands for the built-in registry (passprice's own is not edited by a test)
     monkeypatch.setattr(registry, "embedded_root", lambda: registry.Root(built, embedded=True))
-    _fine_tune(built)  # the three r1 locks pin the old origin: drift, so --frozen fails and says how to re-lock
+    _fine_tune(built)  # the four r1 locks pin the old origin: drift, so --frozen fails and says how to re-lock
     away = tmp_path / "away"
     away.mkdir()
     monkeypatch.chdir(away)
@@ -268,7 +269,7 @@ def test_check_names_the_built_in_registrys_locks_and_its_commands_paste(
     # <here>/locks/r1-qwen7b-h200.lock.toml"
     assert ("lock r1-qwen7b-h200 (the built-in registry's locks/r1-qwen7b-h200.lock.toml, locks serving "
             "r1-qwen7b-h200): FAILS") in lines
-    names = ("r1-qwen7b-h200-best", "r1-qwen7b-h200", "r1-qwen7b-mi300x-int8kv")
+    names = ("r1-qwen7b-h200-best", "r1-qwen7b-h200", "r1-qwen7b-h200-llamacpp", "r1-qwen7b-mi300x-int8kv")
     commands = [f"`passprice lock --update -o {built / 'locks' / f'{n}.lock.toml'}`" for n in sorted(names)]
     assert lines[-1] == (
         "check FAILED (--frozen: the inputs of " + ", ".join(sorted(names)) + " drifted since they were locked; "
@@ -331,8 +332,8 @@ def test_a_price_on_another_card_says_in_one_sentence_what_each_lock_is_of() -> 
                              "--json").stdout)["lock"]
     assert (both["locks"], both["note"]) == ([], (
         "not under a lock: this price is of card mi300x and checkpoint gemma3-270m-q4_k_m, and serving "
-        "r1-qwen7b-h200's locks r1-qwen7b-h200 and r1-qwen7b-h200-best are of card h200_sxm_141gb and checkpoint "
-        "deepseek-r1-distill-qwen-7b-q4_k_m"))
+        "r1-qwen7b-h200's locks r1-qwen7b-h200, r1-qwen7b-h200-best and r1-qwen7b-h200-llamacpp are of card "
+        "h200_sxm_141gb and checkpoint deepseek-r1-distill-qwen-7b-q4_k_m"))
 
 
 def test_locks_of_different_cards_and_checkpoints_are_said_apart() -> None:

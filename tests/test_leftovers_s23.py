@@ -57,7 +57,12 @@ def test_1_a_lock_on_stale_shares_is_priced_again_on_recomputed_ones(bandwidth_m
                                                                   ("streams.append", "0.8487")]
     # every lock resting on the stale shares gets one; the others none
     assert {n for n, x in locks.items() if x["recomputed"] is not None} == {
-        "qwen3-30b-a3b-h200", "qwen35-27b-h200-mtp", "r1-qwen7b-h200-best", "r1-qwen7b-h200"}
+        "qwen3-30b-a3b-h200", "qwen35-27b-h200-mtp", "r1-qwen7b-h200-best", "r1-qwen7b-h200", "r1-qwen7b-h200-llamacpp"}
+    # the lock made under the llamacpp stack records the same limit, so its limit is recomputed to the same figure; its
+    # expected price moves less than the limit (+1.99e-05 against +8.24e-05): the stack's fixed costs do not move
+    stack = locks["r1-qwen7b-h200-llamacpp"]
+    assert stack["recomputed"]["tokens_per_s"] == r1["recomputed"]["tokens_per_s"]
+    assert 0 < stack["recomputed_expected_relative_change"] < r1["recomputed_relative_change"]
     assert (path / H200).read_bytes() == before  # the work tree's card is not recomputed in place
     text = invoke("diff", root=path).stdout
     assert ("    recomputed  tokens/s 996.1 → 996.2 (+0.008243 %), as HEAD wrote it +1.875 %, once streams.read "
@@ -166,7 +171,10 @@ def test_3_price_json_gives_the_locks_differences_structure(bandwidth_moved: Pat
     finally:
         serving.write_text(text, encoding="utf-8")
     assert result.exit_code == 0, result.output
-    [moved] = json.loads(result.stdout)["lock"]["moved"]
+    # the serving's plain lock and the one made under the llamacpp stack (it records the same limit) both moved
+    moved, under_stack = json.loads(result.stdout)["lock"]["moved"]
+    assert (moved["lock"], under_stack["lock"]) == ("r1-qwen7b-h200", "r1-qwen7b-h200-llamacpp")
+    assert under_stack["differences"] == moved["differences"]
     # the lines of text stay, for people
     assert moved["drifted"] == ["memory.bandwidth: 4.8 TB/s (published) → 4.89 TB/s (published)"]
     assert moved["serving"] == ["batch: 1 → 2"]

@@ -33,6 +33,7 @@ from passprice.registry import Root
 
 R1 = "r1-qwen7b-h200"
 R1_BEST = "r1-qwen7b-h200-best"
+R1_STACK = "r1-qwen7b-h200-llamacpp"
 H200 = "h200_sxm_141gb"
 DEEPSEEK = "deepseek-r1-distill-qwen-7b-q4_k_m"
 ENTRY = f"registry/checkpoints/{DEEPSEEK}.toml"
@@ -200,24 +201,29 @@ def test_2_a_serving_edited_to_another_card_refuses_under_its_locks(tmp_path: Pa
 
 
 def test_4_deleting_a_serving_s_locks_drops_its_floors_and_fails_the_review(branch: Path) -> None:
-    for name in (R1, R1_BEST):
+    # all three: since stacklock 29 the serving's lock made under llamacpp-cuda-2405 floors the card facts the two
+    # limit locks floor (and its stack's), so deleting the two alone drops no floor
+    for name in (R1, R1_BEST, R1_STACK):
         (branch / "locks" / f"{name}.lock.toml").unlink()
-    head = commit(branch, "delete both r1 locks")
+    head = commit(branch, "delete the three r1 locks")
     d = diff(Root(branch), "main", head)
-    assert sorted(lock.name for lock in d.removed) == [R1, R1_BEST] == sorted(lock.name for lock in d.dropping)
+    assert sorted(lock.name for lock in d.removed) == [R1, R1_BEST, R1_STACK] == sorted(
+        lock.name for lock in d.dropping)
     assert d.exit_status == 1
     markdown = diff_markdown(d)
     first = markdown.splitlines()[0]
     assert first.startswith("❌ **passprice diff**") and first.endswith(
-        "no fact changed; 2 locks affected, 2 removed, 2 dropping floors; 6 locks unaffected"
+        "no fact changed; 3 locks affected, 3 removed, 3 dropping floors; 6 locks unaffected"
     )
     section = markdown.split("#### Locks removed\n\n", 1)[1].split("\n\n", 1)[0].splitlines()
-    assert section[9] == (
+    assert section[9].startswith(f"- ❌ removed `{R1_STACK}` (`locks/{R1_STACK}.lock.toml`, price lock of serving "
+                                 f"`{R1}`, recorded 996.1 tokens/s): its removal drops 21 floors of serving `{R1}`")
+    assert section[31] == (
         f"- ❌ removed `{R1}` (`locks/{R1}.lock.toml`, price lock of serving `{R1}`, recorded 996.1 tokens/s): its "
         f"removal drops 8 floors of serving `{R1}`, which is still registered; keep a lock of the serving, or remove "
         "the serving with it"
     )
-    assert section[10:] == [
+    assert section[32:] == [
         f"  - floor on `{path}` dropped: {was} → none (no lock of the serving left floors it)"
         for path, was in (("array", "derived"), ("memory.bandwidth", "published"), ("memory.capacity", "published"),
                           ("on_chip.capacity", "estimated"), ("scale", "estimated"), ("streams.append", "measured"),
@@ -228,7 +234,8 @@ def test_4_deleting_a_serving_s_locks_drops_its_floors_and_fails_the_review(bran
     assert done.returncode == 1
     assert done.stderr == (
         f"passprice: refused: it removes lock {R1_BEST}, dropping floors serving {R1} is priced under; it removes "
-        f"lock {R1}, dropping floors serving {R1} is priced under\n"
+        f"lock {R1_STACK}, dropping floors serving {R1} is priced under; it removes lock {R1}, dropping floors "
+        f"serving {R1} is priced under\n"
     )
 
 
@@ -257,7 +264,7 @@ def test_4_deleting_a_locked_serving_fails_the_review_as_check_does(branch: Path
     head = commit(branch, "delete the r1 serving, keep its locks")
     d = diff(Root(branch), "main", head)
     assert d.exit_status == 1
-    assert sorted(lock.name for lock in d.broken) == [R1, R1_BEST]
+    assert sorted(lock.name for lock in d.broken) == [R1, R1_BEST, R1_STACK]
     for lock in d.broken:
         assert lock.floors() == (
             f"BROKEN: serving {R1}, which the lock locks, is not registered on HEAD; restore it or remove the lock"
@@ -267,7 +274,7 @@ def test_4_deleting_a_locked_serving_fails_the_review_as_check_does(branch: Path
     done = passprice_with(REPO, "diff", "main", head, cwd=branch)
     assert done.returncode == 1
     assert done.stderr == (
-        f"passprice: refused: it deletes serving {R1}, which locks {R1}, {R1_BEST} lock\n"
+        f"passprice: refused: it deletes serving {R1}, which locks {R1}, {R1_BEST}, {R1_STACK} lock\n"
     )
 
 
@@ -283,9 +290,9 @@ def set_bandwidth(root: Path, value: str, provenance: str = "published") -> None
 def test_5_a_moved_price_is_shown_beside_the_recorded_one_with_what_drifted(tmp_path: Path) -> None:
     root = copy_root(tmp_path)
     head = "  lock          under locks r1-qwen7b-h200 (locks/r1-qwen7b-h200.lock.toml), r1-qwen7b-h200-best (locks/" \
-        "r1-qwen7b-h200-best.lock.toml): "
+        "r1-qwen7b-h200-best.lock.toml), r1-qwen7b-h200-llamacpp (locks/r1-qwen7b-h200-llamacpp.lock.toml): "
     assert invoke("price", R1, root=root).stdout.endswith(
-        f"\n{head}floors hold, and the price is the one r1-qwen7b-h200 records\n")
+        f"\n{head}floors hold, and the price is the one r1-qwen7b-h200 and r1-qwen7b-h200-llamacpp record\n")
     assert run_json("price", R1, root=root)["lock"]["moved"] == []
 
     # A serving change moves the price; the floors still hold, and the lock line says this is not the locked price.
@@ -294,11 +301,18 @@ def test_5_a_moved_price_is_shown_beside_the_recorded_one_with_what_drifted(tmp_
     result = invoke("price", R1, root=root)
     assert result.exit_code == 0
     assert result.stdout.endswith(
-        f"\n{head}floors hold, but the price is NOT the one {R1} records (below)\n"
+        f"\n{head}floors hold, but the price is NOT the one {R1} and {R1_STACK} record (below)\n"
         f"                recorded 996.1 tokens/s at batch 1 by lock {R1}; today 982.3 tokens/s at batch 1 (-1.39 %, "
         "first moved: sequence_bytes) — not the locked price\n"
         "                serving differs from the locked one: contexts: share 1.0, position 2048.0, limit 4096 → share "
         "1.0, position 3072.0, limit 4096\n"
+        # the stack lock records the same limit, so moves with it; its stack facts are not read without --stack
+        f"                recorded 996.1 tokens/s at batch 1 by lock {R1_STACK}; today 982.3 tokens/s at batch 1 "
+        "(-1.39 %, first moved: sequence_bytes) — not the locked price\n"
+        "                serving differs from the locked one: contexts: share 1.0, position 2048.0, limit 4096 → share "
+        "1.0, position 3072.0, limit 4096\n"
+        f"                lock {R1_STACK} was made under stack llamacpp-cuda-2405: this is the card's limit, its stack "
+        "facts not read (none is judged here); `--stack llamacpp-cuda-2405` prices the expected price it locks\n"
     )
     # A fact change that keeps the floors (published → published) likewise, in text and JSON, for best too.
     serving.write_text(serving.read_text(encoding="utf-8").replace("position = 3072", "position = 2048"))
@@ -307,9 +321,9 @@ def test_5_a_moved_price_is_shown_beside_the_recorded_one_with_what_drifted(tmp_
     assert out["tokens_per_s"] == pytest.approx(996.0966124437687 * 4.75 / 4.8, rel=1e-12)
     differences = [m.pop("differences") for m in out["lock"]["moved"]]  # the same drift as {field, locked, now}
     assert [[(d["field"], d["locked"]["value"], d["now"]["value"]) for d in x] for x in differences] == [
-        [("memory.bandwidth", 4.8, 4.75)]]
+        [("memory.bandwidth", 4.8, 4.75)]] * 2
     assert out["lock"]["moved"] == [{
-        "lock": R1,
+        "lock": lock,
         "recorded_tokens_per_s": 996.0966124437687,
         "tokens_per_s": out["tokens_per_s"],
         "recorded_batch": 1,
@@ -317,7 +331,7 @@ def test_5_a_moved_price_is_shown_beside_the_recorded_one_with_what_drifted(tmp_
         "first_moved": "memory_s",
         "drifted": ["memory.bandwidth: 4.8 TB/s (published) → 4.75 TB/s (published)"],
         "serving": [],
-    }]
+    } for lock in (R1, R1_STACK)]
     best = run_json("best", R1, root=root)["lock"]["moved"]
     assert [m["lock"] for m in best] == [R1_BEST] and best[0]["drifted"] == out["lock"]["moved"][0]["drifted"]
     lines = invoke("best", R1, root=root).stdout.splitlines()
@@ -333,7 +347,7 @@ def test_6_audit_of_a_serving_shows_the_floors_of_its_locks(tmp_path: Path) -> N
     root = copy_root(tmp_path)
     out = run_json("audit", R1, root=root)
     assert out["title"] == (
-        f"audit of {R1} (today's facts): {DEEPSEEK} on {H200}, floors of locks {R1}, {R1_BEST}"
+        f"audit of {R1} (today's facts): {DEEPSEEK} on {H200}, floors of locks {R1}, {R1_BEST}, {R1_STACK}"
     )
     floors = {f["path"]: (f["floor"], f["margin"]) for f in out["facts"]}
     assert floors == {

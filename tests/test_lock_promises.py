@@ -173,8 +173,8 @@ def test_2_every_pricing_command_refuses_a_locked_serving_on_a_weakened_fact(tmp
     assert recorded["policy"]["paths"]["memory.bandwidth"] == "published"
     before = run_json("price", R1, root=root)
     assert before["tokens_per_s"] == recorded["price"]["tokens_per_s"] == 996.0966124437687
-    assert before["lock"] == {"locks": [R1, "r1-qwen7b-h200-best"], "note": None, "moved": [], "relabelled": [],
-                              "drifted": []}
+    assert before["lock"] == {"locks": [R1, "r1-qwen7b-h200-best", "r1-qwen7b-h200-llamacpp"], "note": None,
+                              "moved": [], "relabelled": [], "drifted": []}
 
     set_fact(root, "memory.bandwidth", "3.0", "TB/s", "estimated")
     message = (
@@ -197,14 +197,17 @@ def test_2_every_pricing_command_refuses_a_locked_serving_on_a_weakened_fact(tmp
         assert result.stderr.startswith("passprice: refused: LockFloor: lock "), args
     assert invoke("price", R1, root=root).stderr == (
         f"passprice: refused: LockFloor: {message}; lock r1-qwen7b-h200-best refuses it too: memory.bandwidth is "
+        "estimated, below the floor published; lock r1-qwen7b-h200-llamacpp refuses it too: memory.bandwidth is "
         "estimated, below the floor published; for a what-if, price without the lock (--no-lock); to rest on the "
         "weaker fact, strengthen it, or loosen the floor on purpose through review (`passprice lock --update -o "
         f"locks/{R1}.lock.toml --force --require memory.bandwidth=estimated`; `passprice lock --update -o "
-        "locks/r1-qwen7b-h200-best.lock.toml --force --require memory.bandwidth=estimated`)\n"
+        "locks/r1-qwen7b-h200-best.lock.toml --force --require memory.bandwidth=estimated`; `passprice lock --update "
+        "-o locks/r1-qwen7b-h200-llamacpp.lock.toml --force --require memory.bandwidth=estimated`)\n"
     )
-    # The best lock refuses its own way (its recorded price rests on the same fact).
+    # The best lock refuses its own way (its recorded price rests on the same fact), as does the stack lock.
     refused = run_json("best", R1, root=root, code=1)
-    assert refused["refusal"] == "LockFloor" and refused["locks"] == [R1, "r1-qwen7b-h200-best"]
+    assert refused["refusal"] == "LockFloor"
+    assert refused["locks"] == [R1, "r1-qwen7b-h200-best", "r1-qwen7b-h200-llamacpp"]
     # --no-lock opts out, and says so; the price it gives is the weaker one.
     result = invoke("price", R1, "--no-lock", root=root)
     assert result.exit_code == 0 and result.stdout.endswith("  lock          not under a lock (--no-lock)\n")
@@ -279,7 +282,7 @@ def test_4_an_edited_tensor_type_fails_check_reproduce_and_review(branch: Path) 
     # check: the three locks of that checkpoint fail, naming the content that changed.
     report = run_json("check", root=branch, code=1)
     failing = {s["name"]: s for s in report["locks"] if not s["ok"]}
-    assert sorted(failing) == [R1, "r1-qwen7b-h200-best", "r1-qwen7b-mi300x-int8kv"]
+    assert sorted(failing) == [R1, "r1-qwen7b-h200-best", "r1-qwen7b-h200-llamacpp", "r1-qwen7b-mi300x-int8kv"]
     for status in failing.values():
         assert status["reproduces"] is False and status["checkpoint_changed"] is True
         assert status["checkpoint"].startswith(f"{DEEPSEEK}: content changed (")
@@ -300,7 +303,8 @@ def test_4_an_edited_tensor_type_fails_check_reproduce_and_review(branch: Path) 
     head = commit(branch, "output.weight as Q4_K")
     d = diff(Root(branch), "main", head)
     assert d.exit_status == 1
-    assert sorted(lock.name for lock in d.stale) == [R1, "r1-qwen7b-h200-best", "r1-qwen7b-mi300x-int8kv"]
+    assert sorted(lock.name for lock in d.stale) == [R1, "r1-qwen7b-h200-best", "r1-qwen7b-h200-llamacpp",
+                                                      "r1-qwen7b-mi300x-int8kv"]
     assert all(lock.inputs == ("checkpoint content",) for lock in d.stale)
     markdown = diff_markdown(d)
     assert f"#### Checkpoints\n\n- `{ENTRY}` (changed): content " in markdown
@@ -387,8 +391,8 @@ def test_5_a_lock_of_another_serving_card_or_checkpoint_is_refused(tmp_path: Pat
     # Priced on another card by an override, a serving's locks do not apply, and the output says why.
     out = run_json("price", R1, "--card", "mi300x", root=root)
     assert out["lock"]["locks"] == [] and out["lock"]["note"] == (
-        f"not under a lock: this price is of card mi300x, and serving {R1}'s locks {R1} and r1-qwen7b-h200-best are "
-        f"of card {H200}"
+        f"not under a lock: this price is of card mi300x, and serving {R1}'s locks {R1}, r1-qwen7b-h200-best and "
+        f"r1-qwen7b-h200-llamacpp are of card {H200}"
     )
 
 

@@ -315,7 +315,11 @@ test = "tg512"
 """, encoding="utf-8")
     assert invoke("calibrate", "--stack", LLAMA, root=root).exit_code == 0
     text = invoke("diff", "main", root=root)
-    assert text.exit_code == 0, text.output
+    # the shipped lock made under the stack (r1-qwen7b-h200-llamacpp) rests on the re-fitted facts: its expected
+    # price moved unreviewed, so the review fails (it passed while no lock priced under the stack)
+    assert text.exit_code == 1, text.output
+    assert ("  r1-qwen7b-h200-llamacpp (locks/r1-qwen7b-h200-llamacpp.lock.toml, card h200_sxm_141gb, price): price "
+            "moved, lock not updated (expected.memory_s)") in text.stdout.splitlines()
     assert ("derivation: 111 → 112 measured runs (each run's tokens/s); added w21.h100_sxm5_80gb.8b-q4km.tg512 = "
             "168.2; the fit's |error| of tokens/s: in sample mean 5.55 % → 5.7 %") in text.stdout
     assert "[xd3.h100_pcie_80gb.8b → w21" not in text.stdout
@@ -330,8 +334,9 @@ test = "tg512"
     markdown = invoke("diff", "main", "--format", "markdown", root=root).stdout.splitlines()
     assert markdown[markdown.index("#### Stack fits") + 2] == f"- ⚠️ `facts/stacks/{LLAMA}.toml`: {span}"
     # and the summary asks it (the comment read ✅ with nothing to verify)
-    assert markdown[0].startswith("⚠️ **passprice diff**"), markdown[0]
-    assert "; 1 stack fit on a run outside its span, to verify; no lock affected" in markdown[0]
+    assert markdown[0].startswith("❌ **passprice diff**"), markdown[0]
+    assert ("; 1 stack fit on a run outside its span, to verify; 1 lock affected, 1 price moved unreviewed"
+            in markdown[0])
     data = json.loads(invoke("diff", "main", "--json", root=root).stdout)
     assert data["stack_spans"] == {f"facts/stacks/{LLAMA}.toml": span}
 

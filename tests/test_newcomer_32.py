@@ -19,7 +19,7 @@ from test_slip_43 import PAD, lock_lines
 QWEN3_LOCK = "locks/qwen3-30b-a3b-h200.lock.toml"
 MTP_LOCK = "locks/qwen35-27b-h200-mtp.lock.toml"
 R1_LOCKS = ("under locks r1-qwen7b-h200 (locks/r1-qwen7b-h200.lock.toml), r1-qwen7b-h200-best "
-            "(locks/r1-qwen7b-h200-best.lock.toml)")
+            "(locks/r1-qwen7b-h200-best.lock.toml), r1-qwen7b-h200-llamacpp (locks/r1-qwen7b-h200-llamacpp.lock.toml)")
 
 
 def test_a_tpot_cap_given_to_best_is_an_option_not_a_drift_since_the_lock() -> None:
@@ -64,10 +64,11 @@ def test_an_option_on_a_price_its_lock_still_records_is_said_as_a_serving_differ
     result = invoke("price", "r1-qwen7b-h200", "--max-tpot", "0.01")
     assert result.exit_code == 0, result.output
     assert lock_lines(result.stdout) == [
-        f"  lock          {R1_LOCKS}: floors hold, and the price is the one r1-qwen7b-h200 records; the serving "
-        "priced differs from the locked one (below)",
+        f"  lock          {R1_LOCKS}: floors hold, and the price is the one r1-qwen7b-h200 and r1-qwen7b-h200-llamacpp "
+        "record; the serving priced differs from the locked one (below)",
         f"{PAD}serving differs from the locked one: r1-qwen7b-h200: max_tpot: (none) → 0.01",
         f"{PAD}serving differs from the locked one: r1-qwen7b-h200-best: max_tpot: (none) → 0.01",
+        f"{PAD}serving differs from the locked one: r1-qwen7b-h200-llamacpp: max_tpot: (none) → 0.01",
     ]
     # Where a best lock records another price the moved lines say it, as before (the README's tour line).
     best = invoke("best", "r1-qwen7b-h200", "--max-tpot", "0.01")

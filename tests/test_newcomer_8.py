@@ -76,7 +76,7 @@ def test_the_check_headline_counts_failing_locks(root: Path) -> None:
         result = invoke("check", root=root)
         assert result.exit_code == 1
         first = result.stdout.splitlines()[0]
-        assert first.startswith("checked ") and first.endswith(": 0 problems; 4 of 8 locks FAIL"), first
+        assert first.startswith("checked ") and first.endswith(": 0 problems; 5 of 9 locks FAIL"), first
     finally:
         card.write_text(text, encoding="utf-8")
     assert invoke("check", root=root).stdout.splitlines()[0].endswith(": 0 problems")
@@ -156,7 +156,8 @@ def test_a_stacks_facts_are_counted_as_citing_their_sources(tmp_path: Path) -> N
                     "--stack", STACK, "-o", str(lock), root=root)
     assert result.exit_code == 0, result.output
     out = json.loads(invoke("audit", "--source", "passprice-stack-calibration", "--json", root=root).stdout)
-    assert [x["name"] for x in out["locks"]] == ["r1-4090-stack"]
+    # and the shipped r1-qwen7b-h200-llamacpp, made under llamacpp-cuda-2405 (stacklock 29)
+    assert [x["name"] for x in out["locks"]] == ["r1-4090-stack", "r1-qwen7b-h200-llamacpp"]
     assert out["locks"][0]["rests_on"] and all(p.startswith("stack.") for p in out["locks"][0]["rests_on"])
 
 
@@ -211,7 +212,8 @@ def test_an_editors_lock_file_is_no_registry_file(tmp_path: Path) -> None:
     (root / "facts" / "cards" / ".#h200_sxm_141gb.toml").symlink_to("someone@host.4242:1700000000")
     result = invoke("price", "r1-qwen7b-h200", "--json", root=root)
     assert result.exit_code == 0, result.output
-    assert json.loads(result.stdout)["lock"]["locks"] == ["r1-qwen7b-h200", "r1-qwen7b-h200-best"]
+    assert json.loads(result.stdout)["lock"]["locks"] == ["r1-qwen7b-h200", "r1-qwen7b-h200-best",
+                                                          "r1-qwen7b-h200-llamacpp"]
     checked = invoke("check", root=root)
     assert checked.exit_code == 0 and checked.stdout.endswith("all holds\n"), checked.output
     from passprice.gitread import read_by_passprice

@@ -127,10 +127,10 @@ def test_a_review_is_the_same_cold_warm_and_without_the_cache(repo: Repo, tmp_pa
         assert status == 1, err
         assert "4.8 TB/s → 4.9 TB/s" in out
         assert "streams.read: STALE, recomputed 0.9143" in out
-        # The four locks on the card and the three servings on it no lock pins, each priced with the card's facts
-        # recomputed (in one private copy of HEAD since round 28).
-        assert out.count("recomputed  tokens/s ") == 7
-        assert "4 locks affected" in out and "3 servings no lock pins move" in out
+        # The five locks on the card (the shipped stack lock among them) and the three servings on it no lock pins,
+        # each priced with the card's facts recomputed (in one private copy of HEAD since round 28).
+        assert out.count("recomputed  tokens/s ") == 8
+        assert "5 locks affected" in out and "3 servings no lock pins move" in out
         assert err.startswith("passprice: refused: derived facts do not follow from their inputs: ")
     else:
         assert status == 0, err

@@ -31,8 +31,8 @@ SAID = ("checkpoint.origin: …k-R1-Distill-Qwen-7B[ →  (fine-tuned)], Q4_K_M:
 LOCK = "locks/r1-o.lock.toml"
 #: The shipped locks priced from the entry: made as written before session 27 where a test needs locks pinning no
 #: origin, whether or not the shipped locks were re-locked since.
-SHIPPED = ("locks/r1-qwen7b-h200-best.lock.toml", "locks/r1-qwen7b-h200.lock.toml",
-           "locks/r1-qwen7b-mi300x-int8kv.lock.toml")
+SHIPPED = ("locks/r1-qwen7b-h200-best.lock.toml", "locks/r1-qwen7b-h200-llamacpp.lock.toml",
+           "locks/r1-qwen7b-h200.lock.toml", "locks/r1-qwen7b-mi300x-int8kv.lock.toml")
 
 
 def _copy(tmp_path: Path, with_schema: bool = False) -> Path:
@@ -183,10 +183,10 @@ def test_the_review_names_the_lock_pinning_the_old_origin(tmp_path: Path) -> Non
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
     # before: "no lock affected; 4 locks priced from a checkpoint entry whose claims changed, to verify", r1-o among
-    # them, none named as pinning the old origin (the three shipped ones pin none here: written before)
+    # them, none named as pinning the old origin (the four shipped ones pin none here: written before)
     assert lines[1] == (
         "no fact changed; 1 checkpoint entry changed; 1 lock affected, 1 to re-pin (lock --update) for check --frozen; "
-        "3 locks priced from a checkpoint entry whose claims changed, to verify; 5 locks unaffected")
+        "4 locks priced from a checkpoint entry whose claims changed, to verify; 5 locks unaffected")
     at = lines.index(f"{ENTRY} (checkpoint deepseek-r1-distill-qwen-7b-q4_k_m): changed")
     assert lines[at + 1] == (
         "  claims changed, which the pricer does not read (re-import from the GGUF file to confirm them): entry.origin "
@@ -196,7 +196,8 @@ def test_the_review_names_the_lock_pinning_the_old_origin(tmp_path: Path) -> Non
             "re-pin (passprice lock --update -o locks/r1-o.lock.toml; check --frozen fails until then)") in lines
     review = json.loads(invoke("diff", str(base), str(head), "--json").stdout)
     assert review["origin_pinned_by"] == {ENTRY: ["r1-o"]}
-    assert review["on_changed_claims"] == ["r1-qwen7b-h200-best", "r1-qwen7b-h200", "r1-qwen7b-mi300x-int8kv"]
+    assert review["on_changed_claims"] == ["r1-qwen7b-h200-best", "r1-qwen7b-h200-llamacpp", "r1-qwen7b-h200",
+                                          "r1-qwen7b-mi300x-int8kv"]
     markdown = invoke("diff", str(base), str(head), "--format", "markdown").stdout
     assert "; 1 lock pins the old origin: r1-o (re-pin: passprice lock --update)" in markdown
 

@@ -77,7 +77,9 @@ def test_an_edited_entry_beside_a_copy_of_the_pinned_one_fails_check(tmp_path: P
     )
     assert lines[-1] == "check FAILED"
     locks = {s["name"]: s for s in json.loads(invoke("check", "--json", root=root).stdout)["locks"]}
-    assert {n for n, s in locks.items() if not s["ok"]} == {R1, "r1-qwen7b-h200-best", "r1-qwen7b-mi300x-int8kv"}
+    # the shipped stack lock pins the entry too
+    assert {n for n, s in locks.items() if not s["ok"]} == {R1, "r1-qwen7b-h200-best", "r1-qwen7b-h200-llamacpp",
+                                                            "r1-qwen7b-mi300x-int8kv"}
     assert locks[R1]["refusal"] == "CheckpointChanged"
     # price said so before: the check now agrees with it
     priced = invoke("price", R1, root=root)
@@ -191,7 +193,7 @@ def test_the_hooks_run_on_a_commit_of_gitattributes_alone() -> None:
 # --- (3) a source moved to another document names the locks resting on it --------------------------------------------
 
 RESTING = ["gemma3-270m-h100", "qwen3-30b-a3b-h200", "qwen35-27b-h100-every8", "qwen35-27b-h200-mtp",
-           "qwen35-27b-ws1-trailing", "r1-qwen7b-h200", "r1-qwen7b-h200-best"]
+           "qwen35-27b-ws1-trailing", "r1-qwen7b-h200", "r1-qwen7b-h200-best", "r1-qwen7b-h200-llamacpp"]
 
 
 def test_a_source_moved_to_another_document_names_the_locked_prices_resting_on_it(tmp_path: Path) -> None:
@@ -206,12 +208,12 @@ def test_a_source_moved_to_another_document_names_the_locked_prices_resting_on_i
     assert result.exit_code == 0, result.output  # asked, never failed: a lock pins the id, not the document
     out = json.loads(result.stdout)
     (change,) = out["sources_changed"]
-    assert change["locks"] == RESTING  # as `passprice sources` counts them: 7
+    assert change["locks"] == RESTING  # as `passprice sources` counts them: 8
     assert change["to_verify"].endswith(
         "which cite it? The locked prices of gemma3-270m-h100, qwen3-30b-a3b-h200, qwen35-27b-h100-every8, "
-        "qwen35-27b-h200-mtp, qwen35-27b-ws1-trailing, r1-qwen7b-h200 and 1 more rest on them (a lock pins the id, "
+        "qwen35-27b-h200-mtp, qwen35-27b-ws1-trailing, r1-qwen7b-h200 and 2 more rest on them (a lock pins the id, "
         "not the document)."
     )
-    assert "1 source whose document changed, to verify (under 7 locked prices); no lock affected" in out["summary"]
+    assert "1 source whose document changed, to verify (under 8 locked prices); no lock affected" in out["summary"]
     markdown = invoke("diff", "main", "HEAD", "--format", "markdown", root=path).stdout
-    assert "and 1 more rest on them (a lock pins the id, not the document)." in markdown
+    assert "and 2 more rest on them (a lock pins the id, not the document)." in markdown

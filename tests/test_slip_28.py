@@ -102,7 +102,7 @@ def test_an_added_serving_and_its_lock_are_described_and_counted(registry: Path)
     assert status == 0, text
     lines = text.splitlines()
     # was "no fact changed; 1 other file changed; 1 lock affected, 1 added": two files added, one counted, unnamed
-    assert lines[1] == "no fact changed; 1 serving added; 1 lock affected, 1 added; 8 locks unaffected"
+    assert lines[1] == "no fact changed; 1 serving added; 1 lock affected, 1 added; 9 locks unaffected"
     at = lines.index(f"registry/servings/{H100}.toml (serving {H100}): added")
     assert lines[at + 1: at + 4] == [
         f"  serves    {SERVES}",
@@ -129,7 +129,7 @@ def test_an_added_serving_no_lock_pins_gives_the_command_that_locks_it(registry:
     commit_all(path, "r1 on the H100")
     status, markdown, _ = review(path, "markdown")
     assert status == 0, markdown
-    assert markdown.splitlines()[0].endswith("no fact changed; 1 serving added; no lock affected; 8 locks unaffected")
+    assert markdown.splitlines()[0].endswith("no fact changed; 1 serving added; no lock affected; 9 locks unaffected")
     line = next(x for x in markdown.splitlines() if x.startswith(f"- `registry/servings/{H100}.toml` (added): "))
     assert line.endswith(
         f"; not locked (nothing pins its price, so no review judges it: `passprice lock {H100} -o "
@@ -168,7 +168,7 @@ def test_a_comment_lists_the_first_50_serving_files_and_counts_the_rest(registry
     listed = [line for line in lines if line.startswith("- `registry/servings/s")]
     assert len(listed) == 50 and listed[-1].startswith("- `registry/servings/s049.toml` (added): card h100_sxm5_80gb")
     assert "- and 10 more serving files: the text review (`passprice diff`) lists each" in lines
-    assert markdown.splitlines()[0].endswith("no fact changed; 60 servings added; no lock affected; 8 locks unaffected")
+    assert markdown.splitlines()[0].endswith("no fact changed; 60 servings added; no lock affected; 9 locks unaffected")
     text = review(path)[1].splitlines()
     assert "registry/servings/s059.toml (serving s059): added" in text
 
@@ -272,15 +272,25 @@ def test_a_floor_loosened_that_the_other_lock_keeps_says_so(registry: Path) -> N
     assert out["exit_status"] == 1 and f"{R1}-best" in out["broken"] and R1 not in out["broken"]
 
 
-def test_a_floor_loosened_in_both_locks_is_kept_by_neither(registry: Path) -> None:
+def test_a_floor_loosened_in_every_lock_of_the_serving_is_kept_by_none(registry: Path) -> None:
     path = branch(registry, "l4-both")
-    for name in (R1, f"{R1}-best"):
+
+    def loosen(name: str) -> None:
         relocked = invoke("lock", "--update", "-o", str(path / "locks" / f"{name}.lock.toml"), "--force", "--require",
                           "streams.read=estimated", root=path)
         assert relocked.exit_code == 0, relocked.output
-    commit_all(path, "r1: streams.read floored at estimated in both")
+
+    for name in (R1, f"{R1}-best"):
+        loosen(name)
+    commit_all(path, "r1: streams.read floored at estimated in both limit locks")
     out = json.loads(invoke("diff", "main", "HEAD", "--json", root=path).stdout)
-    assert {x["name"]: x["floors_kept"] for x in out["locks"]} == {R1: {}, f"{R1}-best": {}}
+    # the serving's third lock, made under llamacpp-cuda-2405 (stacklock 29), rests on streams.read too and keeps it
+    kept = {"streams.read": {"lock": f"{R1}-llamacpp", "floor": "measured"}}
+    assert {x["name"]: x["floors_kept"] for x in out["locks"]} == {R1: kept, f"{R1}-best": kept}
+    loosen(f"{R1}-llamacpp")
+    commit_all(path, "r1: streams.read floored at estimated in the stack lock too")
+    out = json.loads(invoke("diff", "main", "HEAD", "--json", root=path).stdout)
+    assert {x["name"]: x["floors_kept"] for x in out["locks"]} == {R1: {}, f"{R1}-best": {}, f"{R1}-llamacpp": {}}
     markdown = review(path, "markdown")[1]
     assert f"- ⚠️ `{R1}`: floor on streams.read loosened: measured → estimated" in markdown.splitlines()
 
@@ -464,7 +474,7 @@ def test_a_card_renamed_with_a_fact_re_cited_inside_asks_to_verify_it(registry: 
     # was "✅ … 34 facts changed in 2 files; 2 servings changed; 2 locks affected, 2 re-locked"
     assert lines[0].startswith("⚠️ **passprice diff**")
     assert lines[0].endswith("1 fact changed in 1 file, 1 to verify in its source; 1 card renamed; 2 servings changed; "
-                             "2 locks affected, 2 re-locked; 6 locks unaffected")
+                             "2 locks affected, 2 re-locked; 7 locks unaffected")
     assert ("| `h100_sxm5` | `streams.read` | 0.9493 | 0.9493 | citation changed | measured | changed, below |"
             in lines)
     assert (f"- `facts/cards/{H100_CARD}.toml` → `facts/cards/h100_sxm5.toml`: its facts compared with the old file's "
@@ -484,7 +494,7 @@ def test_a_card_only_renamed_says_so_and_no_fact_changed(registry: Path) -> None
     status, text, _ = review(path)
     assert status == 0, text
     lines = text.splitlines()
-    assert lines[1] == ("no fact changed; 1 card renamed; 2 servings changed; 2 locks affected, 2 re-locked; 6 locks "
+    assert lines[1] == ("no fact changed; 1 card renamed; 2 servings changed; 2 locks affected, 2 re-locked; 7 locks "
                         "unaffected")
     assert (f"facts/cards/h100_sxm5.toml (card h100_sxm5): added (renamed from facts/cards/{H100_CARD}.toml: its facts "
             "compared with that file's)") in lines
@@ -505,7 +515,7 @@ def test_a_drafting_method_renamed_is_compared_with_its_old_file(registry: Path)
     commit_all(path, "the DeepSeek-V3 MTP method renamed, its acceptance raised")
     out = json.loads(invoke("diff", "main", "HEAD", "--json", root=path).stdout)
     assert out["summary"] == ("1 drafting-method fact changed in 1 file, 1 to verify in its source; 1 drafting "
-                              "method renamed; 1 serving changed; no lock affected; 8 locks unaffected")
+                              "method renamed; 1 serving changed; no lock affected; 9 locks unaffected")
     assert out["to_verify"] == ["deepseek-v3-mtp1:acceptance.1"]
     (changed,) = [f for f in out["files"] if f["facts"]]
     assert changed["renamed"] == "facts/drafts/deepseek-v3-mtp.toml"
@@ -525,7 +535,7 @@ def test_a_folder_named_origin_main_is_not_taken_for_the_base(registry: Path, mo
     edited = invoke("fact", "set", CARD, "streams.read", "--value", "0.95", "--unit", "1", "--provenance", "measured",
                     "--source", "azure-ai-benchmarking-guide", "--locator", "a what-if: a faster read", root=path)
     assert edited.exit_code == 0, edited.output
-    for name in ("qwen3-30b-a3b-h200", MTP, f"{R1}-best", R1):
+    for name in ("qwen3-30b-a3b-h200", MTP, f"{R1}-best", f"{R1}-llamacpp", R1):
         assert invoke("lock", "--update", "-o", str(path / "locks" / f"{name}.lock.toml"), root=path).exit_code == 0
     for folder in ("facts", "registry", "locks", "sources", "schema"):
         shutil.copytree(path / folder, path / "origin" / "main" / folder)
@@ -540,7 +550,7 @@ def test_a_folder_named_origin_main_is_not_taken_for_the_base(registry: Path, mo
                              "commit id) for the revision\n")
     revision = invoke("diff", "refs/remotes/origin/main", root=path)
     assert revision.stdout.splitlines()[1].startswith("1 fact changed in 1 file, 1 to verify in its source; ")
-    assert "4 re-locked" in revision.stdout.splitlines()[1]
+    assert "5 re-locked" in revision.stdout.splitlines()[1]
     folder = invoke("diff", "./origin/main", root=path)  # the folder, written as one: compared, as asked
     assert folder.exit_code == 0 and folder.stdout.splitlines()[0] == "passprice diff: ./origin/main → work tree"
 
@@ -553,7 +563,7 @@ def test_a_tag_named_like_the_base_branch_is_refused(registry: Path) -> None:
     edited = invoke("fact", "set", CARD, "streams.read", "--value", "0.95", "--unit", "1", "--provenance", "measured",
                     "--source", "azure-ai-benchmarking-guide", "--locator", "a what-if: a faster read", root=path)
     assert edited.exit_code == 0, edited.output
-    for name in ("qwen3-30b-a3b-h200", MTP, f"{R1}-best", R1):
+    for name in ("qwen3-30b-a3b-h200", MTP, f"{R1}-best", f"{R1}-llamacpp", R1):
         assert invoke("lock", "--update", "-o", str(path / "locks" / f"{name}.lock.toml"), root=path).exit_code == 0
     commit_all(path, "streams.read 0.95, re-locked")
     git(path, "update-ref", "refs/remotes/origin/main", "main")
@@ -566,7 +576,7 @@ def test_a_tag_named_like_the_base_branch_is_refused(registry: Path) -> None:
             "(refs/remotes/origin/main, refs/tags/origin/main), and git takes one of them without a word: give the "
             "one meant in full, or the commit id\n")
         full = invoke("diff", "refs/remotes/origin/main", root=path)
-        assert full.exit_code == 0 and "4 re-locked" in full.stdout.splitlines()[1]
+        assert full.exit_code == 0 and "5 re-locked" in full.stdout.splitlines()[1]
         git(path, "tag", "main", "HEAD")
         assert "main: names more than one ref" in invoke("diff", root=path).stderr  # the default BASE
     finally:

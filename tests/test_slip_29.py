@@ -303,7 +303,7 @@ def test_a_lock_re_locked_by_head_s_own_code_still_passes(tmp_path: Path) -> Non
 # --- (L3) two pull requests that each pass, merged, leave a lock stale on main -------------------------------------
 
 GPT = "gpt-oss-20b-h200"
-RELOCKED = ("qwen3-30b-a3b-h200", "qwen35-27b-h200-mtp", "r1-qwen7b-h200-best", R1)
+RELOCKED = ("qwen3-30b-a3b-h200", "qwen35-27b-h200-mtp", "r1-qwen7b-h200-best", "r1-qwen7b-h200-llamacpp", R1)
 
 
 def test_two_passing_pull_requests_merged_leave_a_lock_main_names(tmp_path: Path) -> None:
@@ -326,7 +326,7 @@ def test_two_passing_pull_requests_merged_leave_a_lock_main_names(tmp_path: Path
     commit_all(path, "streams.read 0.95, re-locked")
     second = invoke("diff", "main", "HEAD", root=path)
     assert second.exit_code == 0, second.output
-    assert "4 locks affected, 4 re-locked" in second.stdout.splitlines()[1]  # gpt-oss is no lock on this base
+    assert "5 locks affected, 5 re-locked" in second.stdout.splitlines()[1]  # gpt-oss is no lock on this base
     git(path, "checkout", "-q", "main")
     git(path, "merge", "-q", "--no-ff", "-m", "merge lock-gpt", "lock-gpt")
     git(path, "merge", "-q", "--no-ff", "-m", "merge faster-read", "faster-read")  # no conflict: other files
@@ -500,7 +500,7 @@ def test_a_derived_fact_re_cited_asks_to_verify(tmp_path: Path) -> None:
     assert out["exit_status"] == 0
     # was: "1 fact changed in 1 file; 4 locks affected, 4 re-locked; …", nothing to verify, ✅
     assert out["summary"].startswith(
-        "1 fact changed in 1 file, 1 to verify in its source; 4 locks affected, 4 re-locked")
+        "1 fact changed in 1 file, 1 to verify in its source; 5 locks affected, 5 re-locked")
     assert out["to_verify"] == [f"{CARD}:array"]
     (fact,) = [f for file in out["files"] for f in file["facts"]]
     assert fact["to_verify"] == (

@@ -138,7 +138,7 @@ def test_a_serving_moved_to_a_look_alike_card_spells_its_name(registry: Path) ->
     serving = path / "registry" / "servings" / f"{R1}.toml"
     serving.write_text(serving.read_text(encoding="utf-8").replace(f'card = "{CARD}"', f'card = "{LOOKALIKE}"'),
                        encoding="utf-8")
-    relock(path, (R1, f"{R1}-best"))
+    relock(path, (R1, f"{R1}-best", f"{R1}-llamacpp"))  # the stack lock rests on the serving too
     commit_all(path, "r1 on the H200, faster")
     result = invoke("diff", "main", "HEAD", root=path)
     assert result.exit_code == 0, result.output  # an added card is a reviewer's to read: now it reads as one

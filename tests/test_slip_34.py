@@ -191,7 +191,7 @@ def test_4_a_sources_retrieved_date_edited_is_to_verify(registry: Path) -> None:
     commit_all(path, "retrieved anew")
     status, text, out = review(path)
     assert status == 0, text
-    assert "1 source whose document changed, to verify (under 4 locked prices)" in text
+    assert "1 source whose document changed, to verify (under 5 locked prices)" in text
     assert ("nvidia-h200-datasheet: to verify: the document source nvidia-h200-datasheet names changed (retrieved: "
             "unknown → 2026-11-30): does it state each of h200_sxm_141gb:memory.capacity") in text
     assert [s["id"] for s in out["sources_changed"]] == ["nvidia-h200-datasheet"]

@@ -191,14 +191,15 @@ def test_5_a_lock_held_by_a_look_alike_header_alone_is_asked(registry: Path) -> 
     commit_all(path, "serve a fine-tune with the same header")
     status, text, out = review(path)
     assert status == 0, text
-    assert "2 locks held by a look-alike header alone, to verify" in text
+    # the shipped stack lock prices the same serving: 3 locks (r1-qwen7b-h200, its -best and its -llamacpp)
+    assert "3 locks held by a look-alike header alone, to verify" in text
     said = ("its serving now prices checkpoint r1-qwen7b-finetune, not deepseek-r1-distill-qwen-7b-q4_k_m, which the "
             "lock pinned: the lock holds only because their headers read alike (content 169f62b972aa…), as a "
             "fine-tune's header reads like its base model's: does r1-qwen7b-finetune hold "
             "deepseek-r1-distill-qwen-7b-q4_k_m's weights? if not, its routing, acceptance and measured figures are "
             "not the lock's; re-lock it (passprice lock --update -o locks/r1-qwen7b-h200.lock.toml) once shown")
     assert f"    to verify {said}" in text
-    assert sorted(out["held_by_header"]) == ["r1-qwen7b-h200", "r1-qwen7b-h200-best"]
+    assert sorted(out["held_by_header"]) == ["r1-qwen7b-h200", "r1-qwen7b-h200-best", "r1-qwen7b-h200-llamacpp"]
     assert out["held_by_header"]["r1-qwen7b-h200"] == said
     # the serving on its own entry asks nothing of the kind
     path = branch(registry, "same-entry")
@@ -286,7 +287,11 @@ def test_new_c15_a_run_re_cited_to_a_source_the_change_adds_records_nothing(regi
     assert invoke("calibrate", "--stack", "llamacpp-cuda-2405", root=path).exit_code == 0
     commit_all(path, "a run of my own")
     status, text, _ = review(path)
-    assert status == 0, text
+    # the re-fit moves the shipped stack lock's expected price (237.4 → 240.6 tokens/s), not re-locked: exit 1
+    assert status == 1, text
+    assert ("  r1-qwen7b-h200-llamacpp (locks/r1-qwen7b-h200-llamacpp.lock.toml, card h200_sxm_141gb, price): price "
+            "moved, lock not updated (expected.memory_s)") in text.splitlines()
+    assert "    expected  237.4 → 240.6  (+1.309 %) under stack llamacpp-cuda-2405, recorded 237.4" in text.splitlines()
     assert ("does my-bench: my run: 'tg512 | 165.55 ± 0.80' state 165.55 tokens/s?; its source my-bench is added by "
             "this same change: the registry records nothing of it from before, so the change records nothing "
             "independent of itself for 165.55 tokens/s: read the document itself") in text

@@ -28,7 +28,8 @@ from test_slip_34 import H200, branch, registry, review
 __all__ = ["registry"]  # the slip-34 fixture: this checkout's registry committed on main
 
 MTP = "locks/qwen35-27b-h200-mtp.lock.toml"
-H200_LOCKS = ["qwen3-30b-a3b-h200", "qwen35-27b-h200-mtp", "r1-qwen7b-h200-best", "r1-qwen7b-h200"]
+H200_LOCKS = ["qwen3-30b-a3b-h200", "qwen35-27b-h200-mtp", "r1-qwen7b-h200-best", "r1-qwen7b-h200-llamacpp",
+              "r1-qwen7b-h200"]
 TITLE = "card.title: 'NVIDIA H200 SXM 141GB' → 'NVIDIA H200 SXM 141GB (renamed)' (the lock pinned the old)"
 MADE_HYPOTHETICAL = ("card.hypothetical: false → true (the lock pinned false: its price now claims a hypothetical "
                      "card, not the real one it was locked as)")
@@ -64,7 +65,7 @@ def test_1_a_real_card_made_hypothetical_is_drift_and_fails_frozen(tmp_path: Pat
     assert plain.exit_code == 0, plain.output  # drift alone fails only --frozen
     frozen = invoke("check", "--frozen", root=root)
     assert frozen.exit_code == 1, frozen.output
-    assert frozen.stdout.splitlines()[0].endswith("0 problems; 4 of 8 locks FAIL")
+    assert frozen.stdout.splitlines()[0].endswith("0 problems; 5 of 9 locks FAIL")
     for name in H200_LOCKS:
         block = lock_block(frozen.stdout, name)
         assert block[0].endswith("): FAILS")
@@ -75,7 +76,7 @@ def test_1_a_real_card_made_hypothetical_is_drift_and_fails_frozen(tmp_path: Pat
                             "recorded field reproduces")
     assert lock_block(frozen.stdout, "gemma3-270m-h100")[-1] == "  drift: none"
     assert "check FAILED (--frozen: the inputs of qwen3-30b-a3b-h200, qwen35-27b-h200-mtp, r1-qwen7b-h200, " \
-           "r1-qwen7b-h200-best drifted since they were locked" in frozen.stdout
+           "r1-qwen7b-h200-best, r1-qwen7b-h200-llamacpp drifted since they were locked" in frozen.stdout
     out = json.loads(invoke("check", "--frozen", "--json", root=root).stdout)
     mtp = next(lock for lock in out["locks"] if lock["name"] == "qwen35-27b-h200-mtp")
     assert (mtp["drift"], mtp["drifted"], mtp["ok"], mtp["reproduces"]) == ([MADE_HYPOTHETICAL], True, False, True)
@@ -133,7 +134,7 @@ def test_2_a_serving_description_changed_is_drift(tmp_path: Path) -> None:
                        encoding="utf-8")
     frozen = invoke("check", "--frozen", root=root)
     assert frozen.exit_code == 1, frozen.output
-    assert frozen.stdout.splitlines()[0].endswith("0 problems; 1 of 8 locks FAIL")
+    assert frozen.stdout.splitlines()[0].endswith("0 problems; 1 of 9 locks FAIL")
     block = lock_block(frozen.stdout, "qwen35-27b-h200-mtp")
     assert block[block.index("  drift (an error with --frozen):") + 1:] == [f"    {DESCRIPTION}"]
 
@@ -159,11 +160,11 @@ def test_3_the_review_flags_a_card_made_hypothetical_and_retitled(registry: Path
     commit_all(path, "the H200 is hypothetical now")
     status, text, out = review(path)
     assert status == 0, text
-    assert text.splitlines()[1] == ("no fact changed; 1 card retitled or made hypothetical, to verify; 4 locks "
-                                    "affected, 4 to re-pin (lock --update) for check --frozen; 4 locks unaffected")
+    assert text.splitlines()[1] == ("no fact changed; 1 card retitled or made hypothetical, to verify; 5 locks "
+                                    "affected, 5 to re-pin (lock --update) for check --frozen; 4 locks unaffected")
     said = ("card h200_sxm_141gb is now marked hypothetical: its prices no longer claim a real card; is it not the "
             "product its figures cite?; card h200_sxm_141gb is retitled 'NVIDIA H200 SXM 141GB' → 'NVIDIA H200 SXM "
-            "141GB (renamed)': is it the same card?; 4 locks pin it as it was: " + ", ".join(H200_LOCKS))
+            "141GB (renamed)': is it the same card?; 5 locks pin it as it was: " + ", ".join(H200_LOCKS))
     assert f"  to verify: {said}" in text
     assert ("  r1-qwen7b-h200 (locks/r1-qwen7b-h200.lock.toml, card h200_sxm_141gb, price): pins card.title, "
             "card.hypothetical as before the change: re-pin (passprice lock --update -o "
@@ -188,7 +189,7 @@ def test_3_the_review_flags_a_serving_description_changed(registry: Path) -> Non
     status, text, out = review(path)
     assert status == 0, text
     assert text.splitlines()[1] == ("no fact changed; 1 serving changed; 1 lock affected, 1 to re-pin (lock "
-                                    "--update) for check --frozen; 7 locks unaffected")
+                                    "--update) for check --frozen; 8 locks unaffected")
     assert [(lock["name"], lock["drifted"]) for lock in out["locks"]] == [("qwen35-27b-h200-mtp",
                                                                             ["serving.description"])]
     markdown = invoke("diff", "main", "HEAD", "--format", "markdown", root=path).stdout
@@ -206,7 +207,7 @@ def test_2_a_checkpoint_entrys_header_sha256_rewritten_is_drift(tmp_path: Path) 
     entry.write_text(text.replace(f'\nsha256 = "{sha}"\n', f'\nsha256 = "0{sha[1:]}"\n', 1), encoding="utf-8")
     frozen = invoke("check", "--frozen", root=root)
     assert frozen.exit_code == 1, frozen.output
-    assert frozen.stdout.splitlines()[0].endswith("0 problems; 1 of 8 locks FAIL")
+    assert frozen.stdout.splitlines()[0].endswith("0 problems; 1 of 9 locks FAIL")
     block = lock_block(frozen.stdout, "qwen3-30b-a3b-h200")
     assert "  checkpoint: qwen3-30b-a3b-q4_k_m: content 5cda2d34b241… as pinned" in block
     assert block[block.index("  drift (an error with --frozen):") + 1:] == [
@@ -215,7 +216,8 @@ def test_2_a_checkpoint_entrys_header_sha256_rewritten_is_drift(tmp_path: Path) 
 
 
 def test_2_a_stack_title_changed_under_a_lock_made_under_it_is_drift_and_reviewed(registry: Path) -> None:
-    # No shipped lock is made under a stack: r1 locked under llama.cpp's, then the stack retitled.
+    # r1 locked under llama.cpp's stack (beside the shipped r1-qwen7b-h200-llamacpp, made the same way), then the
+    # stack retitled: both locks made under it drift.
     path = branch(registry, "s42-stack-base")
     locked = invoke("lock", "r1-qwen7b-h200", "--stack", "llamacpp-cuda-2405", "-o",
                     str(path / "locks" / "r1-stack.lock.toml"), root=path)
@@ -236,8 +238,10 @@ def test_2_a_stack_title_changed_under_a_lock_made_under_it_is_drift_and_reviewe
         "CUDA (May 2024)' (the lock pinned the old)"
     ]
     out = json.loads(invoke("diff", "s42-stack-base", "HEAD", "--json", root=path).stdout)
-    assert [(lock["name"], lock["drifted"]) for lock in out["locks"]] == [("r1-stack",
-                                                                            ["stack.llamacpp-cuda-2405.title"])]
+    assert [(lock["name"], lock["drifted"]) for lock in out["locks"]] == [
+        ("r1-qwen7b-h200-llamacpp", ["stack.llamacpp-cuda-2405.title"]),
+        ("r1-stack", ["stack.llamacpp-cuda-2405.title"]),
+    ]
 
 
 def test_4_a_price_on_a_card_marked_hypothetical_says_so_in_its_title_line(tmp_path: Path) -> None:

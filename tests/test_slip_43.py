@@ -68,7 +68,9 @@ def test_1_best_under_two_locks_names_each_lock_relabelled(tmp_path: Path) -> No
     said = ("card.hypothetical: false → true (the lock pinned false: its price now claims a hypothetical card, not "
             "the real one it was locked as)")
     assert lock_lines(result.stdout)[1:] == [f"{PAD}relabelled since the lock: r1-qwen7b-h200: {said}",
-                                             f"{PAD}relabelled since the lock: r1-qwen7b-h200-best: {said}"]
+                                             f"{PAD}relabelled since the lock: r1-qwen7b-h200-best: {said}",
+                                             # the shipped stack lock of the same serving pins the card too
+                                             f"{PAD}relabelled since the lock: r1-qwen7b-h200-llamacpp: {said}"]
     assert lock_lines(result.stdout)[0].endswith("floors hold, and the price is the one r1-qwen7b-h200-best records; "
                                                  "relabelled since the lock (below)")
 
@@ -100,7 +102,7 @@ def test_2_the_review_names_the_lock_pinning_the_old_header(registry: Path) -> N
     assert status == 0, text
     assert text.splitlines()[1] == (
         "no fact changed; 1 checkpoint entry changed; 1 checkpoint entry with a header digest dropped or rewritten, "
-        "to verify; 1 lock affected, 1 to re-pin (lock --update) for check --frozen; 7 locks unaffected"
+        "to verify; 1 lock affected, 1 to re-pin (lock --update) for check --frozen; 8 locks unaffected"
     )
     said = "; 1 lock pins the old header: qwen3-30b-a3b-h200 (re-pin: passprice lock --update)"
     verify = next(line for line in text.splitlines() if line.startswith("  to verify: header.sha256 "))
@@ -136,7 +138,8 @@ def test_3_price_under_a_lock_says_a_citation_changed(tmp_path: Path) -> None:
         f"{PAD}drifted since the lock: {said}",
     ]
     out = json.loads(invoke("best", "r1-qwen7b-h200", "--json", root=root).stdout)
-    assert out["lock"]["drifted"] == [f"r1-qwen7b-h200: {said}", f"r1-qwen7b-h200-best: {said}"]
+    assert out["lock"]["drifted"] == [f"r1-qwen7b-h200: {said}", f"r1-qwen7b-h200-best: {said}",
+                                      f"r1-qwen7b-h200-llamacpp: {said}"]  # the shipped stack lock pins the card
     assert out["lock"]["moved"] == [] and out["lock"]["relabelled"] == []
 
 
@@ -157,7 +160,7 @@ def test_4_the_review_asks_a_routing_record_retitled_and_renoted_under_a_lock(re
     assert status == 0, text
     # Since slip round 44 (re-locked in 5d82536) the lock pins the record's title and note: it is to re-pin.
     assert text.splitlines()[1] == ("no fact changed; 1 record retitled or re-noted under a locked price, to verify; "
-                                    "1 lock affected, 1 to re-pin (lock --update) for check --frozen; 7 locks "
+                                    "1 lock affected, 1 to re-pin (lock --update) for check --frozen; 8 locks "
                                     "unaffected")
     said = ("routing record qwen3-30b-a3b-measured is retitled 'Qwen3-30B-A3B, measured skew (single-domain Python, "
             "~8k tokens)' → 'Qwen3-30B-A3B, measured skew (diverse prose)'; routing record qwen3-30b-a3b-measured's "

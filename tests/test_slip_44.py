@@ -157,7 +157,7 @@ def test_1_the_review_names_the_lock_pinning_the_old_title(registry: Path) -> No
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
     assert lines[1] == ("no fact changed; 1 record retitled or re-noted under a locked price, to verify; 1 lock "
-                        "affected, 1 to re-pin (lock --update) for check --frozen; 7 locks unaffected")
+                        "affected, 1 to re-pin (lock --update) for check --frozen; 8 locks unaffected")
     assert ("  qwen3-30b-a3b-h200 (locks/qwen3-30b-a3b-h200.lock.toml, card h200_sxm_141gb, price): pins "
             "routing.title, routing.note as before the change: re-pin (passprice lock --update -o "
             "locks/qwen3-30b-a3b-h200.lock.toml; check --frozen fails until then)") in lines
@@ -203,13 +203,16 @@ def test_2_max_batch_and_sweep_under_a_lock_say_a_citation_changed(tmp_path: Pat
     assert (lock["drifted"], lock["relabelled"]) == ([BANDWIDTH], [])
     swept = invoke("sweep", "r1-qwen7b-h200", "--batches", "1,2", "-o", str(tmp_path / "rows.csv"), root=root)
     assert swept.exit_code == 0, swept.output
-    # under both of the serving's locks, each line prefixed by its lock
-    assert swept.stderr.splitlines()[-3:] == [
+    # under the serving's three locks (the third made under llamacpp-cuda-2405: stacklock 29), each line prefixed
+    # by its lock
+    assert swept.stderr.splitlines()[-4:] == [
         "passprice: r1-qwen7b-h200: under locks r1-qwen7b-h200 (locks/r1-qwen7b-h200.lock.toml), r1-qwen7b-h200-best "
-        "(locks/r1-qwen7b-h200-best.lock.toml): floors hold; the serving is the locked one, its prices not compared "
-        "with the locked ones (`passprice reproduce r1-qwen7b-h200` compares them); drifted since the lock (below)",
+        "(locks/r1-qwen7b-h200-best.lock.toml), r1-qwen7b-h200-llamacpp (locks/r1-qwen7b-h200-llamacpp.lock.toml): "
+        "floors hold; the serving is the locked one, its prices not compared with the locked ones (`passprice "
+        "reproduce r1-qwen7b-h200` compares them); drifted since the lock (below)",
         f"{PAD}drifted since the lock: r1-qwen7b-h200: {BANDWIDTH}",
         f"{PAD}drifted since the lock: r1-qwen7b-h200-best: {BANDWIDTH}",
+        f"{PAD}drifted since the lock: r1-qwen7b-h200-llamacpp: {BANDWIDTH}",
     ]
 
 
@@ -228,19 +231,20 @@ def test_3_locks_resting_on_a_changed_source_are_not_counted_unaffected(registry
     commit_all(path, "retrieved anew")
     status, text, out = review(path)
     assert status == 0, text
-    resting = ["qwen3-30b-a3b-h200", "qwen35-27b-h200-mtp", "r1-qwen7b-h200-best", "r1-qwen7b-h200"]
+    resting = ["qwen3-30b-a3b-h200", "qwen35-27b-h200-mtp", "r1-qwen7b-h200-best", "r1-qwen7b-h200-llamacpp",
+               "r1-qwen7b-h200"]
     assert text.splitlines()[1] == (
-        "no fact changed; 1 source record changed; 1 source whose document changed, to verify (under 4 locked "
-        "prices); no lock affected; 4 locks resting on a source whose document changed, to verify; 4 locks unaffected"
+        "no fact changed; 1 source record changed; 1 source whose document changed, to verify (under 5 locked "
+        "prices); no lock affected; 5 locks resting on a source whose document changed, to verify; 4 locks unaffected"
     )
-    assert (f"4 locks resting on a source whose document changed, to verify (sources below): {', '.join(resting)}"
+    assert (f"5 locks resting on a source whose document changed, to verify (sources below): {', '.join(resting)}"
             in text.splitlines())
     assert out["on_changed_sources"] == resting
     assert out["unaffected"] == ["gemma3-270m-h100", "qwen35-27b-h100-every8", "qwen35-27b-ws1-trailing",
                                  "r1-qwen7b-mi300x-int8kv"]
     markdown = invoke("diff", "main", "HEAD", "--format", "markdown", root=path).stdout
     # (under the source it rests on since session 27: tests/test_leftovers_27.py)
-    assert "- ⚠️ 4 locks resting on a source whose document changed, to verify (the sources above): " \
+    assert "- ⚠️ 5 locks resting on a source whose document changed, to verify (the sources above): " \
            "`qwen3-30b-a3b-h200`" in markdown
 
 

@@ -55,8 +55,12 @@ def test_1_a_checkpoint_entrys_origin_rewritten_under_locks_is_to_verify(registr
     out = json.loads(invoke("diff", "s45-origin-base", "HEAD", "--json", root=path).stdout)
     assert status == 0, text
     lines = text.splitlines()
-    assert lines[1] == ("no fact changed; 1 checkpoint entry changed; no lock affected; 3 locks priced from a "
-                        "checkpoint entry whose claims changed, to verify; 5 locks unaffected")
+    # the shipped stack lock, written after session 27, pins the origin: it is to re-pin, the other 3 to verify
+    assert lines[1] == ("no fact changed; 1 checkpoint entry changed; 1 lock affected, 1 to re-pin (lock --update) "
+                        "for check --frozen; 3 locks priced from a checkpoint entry whose claims changed, to verify; 5 "
+                        "locks unaffected")
+    assert [(lock["name"], lock["drifted"]) for lock in out["locks"]] == [("r1-qwen7b-h200-llamacpp",
+                                                                            ["checkpoint.origin"])]
     priced = ["r1-qwen7b-h200-best", "r1-qwen7b-h200", "r1-qwen7b-mi300x-int8kv"]
     assert (f"3 locks priced from a checkpoint entry whose claims changed, to verify (checkpoints above): "
             f"{', '.join(priced)}") in lines
@@ -122,7 +126,7 @@ def test_2_a_lock_stripped_of_its_routing_table_fails_the_review(registry: Path)
         "lock, never trimmed by hand; re-lock it: passprice lock --update -o locks/qwen3-30b-a3b-h200.lock.toml"
     ]
     assert text.splitlines()[1] == ("no fact changed; 1 lock affected, 1 re-locked; HEAD fails passprice check "
-                                    "(1 problem); 7 locks unaffected")
+                                    "(1 problem); 8 locks unaffected")
 
 
 def test_2_a_card_retitled_and_its_locks_re_locked_passes(registry: Path) -> None:

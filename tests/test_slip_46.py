@@ -100,7 +100,7 @@ def test_1_the_review_names_the_lock_pinning_the_old_source(tmp_path: Path) -> N
     # them
     assert lines[1] == (
         "no fact changed; 1 checkpoint entry changed; 1 lock affected, 1 to re-pin (lock --update) for check --frozen; "
-        "3 locks priced from a checkpoint entry whose claims changed, to verify; 5 locks unaffected")
+        "4 locks priced from a checkpoint entry whose claims changed, to verify; 5 locks unaffected")
     at = lines.index(f"{ENTRY} (checkpoint deepseek-r1-distill-qwen-7b-q4_k_m): changed")
     assert lines[at + 1] == (
         "  claims changed, which the pricer does not read (re-import from the GGUF file to confirm them): entry.source "
@@ -110,7 +110,8 @@ def test_1_the_review_names_the_lock_pinning_the_old_source(tmp_path: Path) -> N
     review = json.loads(invoke("diff", str(base), str(head), "--json").stdout)
     assert review["source_pinned_by"] == {ENTRY: ["r1-o"]}
     assert review["origin_pinned_by"] == {}
-    assert review["on_changed_claims"] == ["r1-qwen7b-h200-best", "r1-qwen7b-h200", "r1-qwen7b-mi300x-int8kv"]
+    assert review["on_changed_claims"] == ["r1-qwen7b-h200-best", "r1-qwen7b-h200-llamacpp", "r1-qwen7b-h200",
+                                          "r1-qwen7b-mi300x-int8kv"]
     markdown = invoke("diff", str(base), str(head), "--format", "markdown").stdout
     assert "; 1 lock pins the old source: r1-o (re-pin: passprice lock --update)" in markdown
 
@@ -192,7 +193,8 @@ RUNS = "registry/measurements/xiongjiedai-llama3-llamabench.toml"
 
 def _stack_locked(tmp_path: Path) -> tuple[Path, Path]:
     """BASE: a copy holding ``locks/r1-stack.lock.toml`` (r1-qwen7b-h200 at batch 1 under the stack
-    ``llamacpp-cuda-2405``, which no shipped lock is made under); HEAD: a copy of it."""
+    ``llamacpp-cuda-2405``, as the shipped ``r1-qwen7b-h200-llamacpp`` is made since stacklock 29); HEAD: a copy of
+    it."""
     from test_pin_27 import _copy
 
     base = _copy(tmp_path / "base", with_schema=True)
@@ -214,15 +216,18 @@ def test_3_a_lock_under_a_stack_fitted_from_runs_to_verify_is_to_verify(tmp_path
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
     # before: "…; 1 measured run to verify in its source; no lock affected; 9 locks unaffected", r1-stack among them
+    # (and since stacklock 29 the shipped r1-qwen7b-h200-llamacpp, made under the same stack, is to verify beside it)
     assert lines[1] == ("no fact changed; 1 other file changed; 1 measured run to verify in its source; no lock "
-                        "affected; 1 lock priced under a stack fitted from measured runs to verify; 8 locks unaffected")
-    assert "1 lock priced under a stack fitted from measured runs to verify (other files above): r1-stack" in lines
+                        "affected; 2 locks priced under a stack fitted from measured runs to verify; 8 locks "
+                        "unaffected")
+    assert ("2 locks priced under a stack fitted from measured runs to verify (other files above): "
+            "r1-qwen7b-h200-llamacpp, r1-stack") in lines
     review = json.JSONDecoder().raw_decode(invoke("diff", str(base), str(head), "--json").stdout)[0]
-    assert review["on_recited_runs"] == ["r1-stack"]
-    assert "r1-stack" not in review["unaffected"]
+    assert review["on_recited_runs"] == ["r1-qwen7b-h200-llamacpp", "r1-stack"]
+    assert "r1-stack" not in review["unaffected"] and "r1-qwen7b-h200-llamacpp" not in review["unaffected"]
     markdown = invoke("diff", str(base), str(head), "--format", "markdown").stdout
-    assert ("⚠️ 1 lock priced under a stack fitted from measured runs to verify (other files above): `r1-stack`"
-            in markdown.splitlines())
+    assert ("⚠️ 2 locks priced under a stack fitted from measured runs to verify (other files above): "
+            "`r1-qwen7b-h200-llamacpp`, `r1-stack`" in markdown.splitlines())
 
 
 def test_4_price_under_a_lock_says_the_stacks_route_moved_it(tmp_path: Path) -> None:
@@ -283,7 +288,18 @@ def test_5_a_lock_stripped_of_its_stack_runtime_and_builds_beside_their_edit_fai
     text = path.read_text(encoding="utf-8")
     assert text.count("to b2843 (e8496488)") == 1
     path.write_text(text.replace("to b2843 (e8496488)", "to b2850 (e8496488)"), encoding="utf-8")
-    assert invoke("check", "--frozen", root=head).exit_code == 0
+    # the stripped lock says nothing of the edit; the shipped r1-qwen7b-h200-llamacpp (stacklock 29) pins the old
+    # builds and fails check --frozen alone
+    frozen = invoke("check", "--frozen", root=head)
+    assert frozen.exit_code == 1, frozen.output
+    checked = frozen.stdout.splitlines()
+    assert checked[0].endswith(": 0 problems; 1 of 10 locks FAIL")
+    at = checked.index(f"lock r1-stack ({rel}): ok")
+    assert checked[at + 5] == "  drift: none"
+    at = checked.index("lock r1-qwen7b-h200-llamacpp (locks/r1-qwen7b-h200-llamacpp.lock.toml, locks serving "
+                       "r1-qwen7b-h200): FAILS")
+    assert checked[at + 6] == ("    stack.llamacpp-cuda-2405.builds: …24 (4426e298) to b28[43 → 50] (e8496488) "
+                               "(the lock pinned the old)")
     result = invoke("diff", str(base), str(head))
     # before: "no fact changed; 1 lock affected, 1 re-locked; 8 locks unaffected", ✅, exit 0
     assert result.exit_code == 1, result.output

@@ -52,16 +52,17 @@ def test_1_a_runs_build_test_and_date_rewritten_are_to_verify(tmp_path: Path) ->
     lines, review, markdown = _review(base, head)
     # before: "no fact changed; 1 other file changed; no lock affected; 9 locks unaffected", r1-stack among them
     assert lines[1] == ("no fact changed; 1 other file changed; 1 measured run to verify in its source; no lock "
-                        "affected; 1 lock priced under a stack fitted from measured runs to verify; 8 locks unaffected")
+                        "affected; 2 locks priced under a stack fitted from measured runs to verify; 8 locks "
+                        "unaffected")
     asked = (f"1 measured run to verify in its source: {RUN}'s build, test and date changed (build e8496488 (2843) → "
              f"deadbeef (2999); test tg512 → tg128; date none → 2020-01-01) but its citation did not: does {WHERE} "
              "state 145.55 tokens/s for that build, test and date?")
     assert f"  {RUNS} (changed): {asked}" in lines
     assert review["runs_to_verify"] == {RUNS: 1}
-    assert review["on_recited_runs"] == ["r1-stack"]
+    assert review["on_recited_runs"] == ["r1-qwen7b-h200-llamacpp", "r1-stack"]
     assert review["added_records"] == {RUNS: asked}  # type: ignore[comparison-overlap]
-    assert ("⚠️ 1 lock priced under a stack fitted from measured runs to verify (other files above): `r1-stack`"
-            in markdown.splitlines())
+    assert ("⚠️ 2 locks priced under a stack fitted from measured runs to verify (other files above): "
+            "`r1-qwen7b-h200-llamacpp`, `r1-stack`" in markdown.splitlines())
     assert "for that build, test and date?" in markdown
     # No lock pins a run's identity: check, reproduce and price --lock say nothing (DESIGN.md, Measured runs).
     assert invoke("check", "--frozen", root=head).exit_code == 0
@@ -88,7 +89,7 @@ def test_1_a_runs_note_rewritten_is_listed_not_asked(tmp_path: Path) -> None:
     _edited(head, 'build = "e8496488 (2843)"\ntest = "tg512"\nnote = "± 0.10')
     lines, review, _ = _review(base, head)
     # before: the same summary, the file listed bare ("registry/measurements/…llamabench.toml (changed)")
-    assert lines[1] == "no fact changed; 1 other file changed; no lock affected; 9 locks unaffected"
+    assert lines[1] == "no fact changed; 1 other file changed; no lock affected; 10 locks unaffected"
     listed = (f"1 run note changed (listed: neither the fit nor a price reads a note): {RUN}'s note changed: ± [0.80 "
               "→ 0.10] (llama-bench). Priced 15-20 % …")
     assert f"  {RUNS} (changed): {listed}" in lines
@@ -125,11 +126,12 @@ def test_3_an_entrys_imported_by_is_asked_by_the_review_and_pinned_nowhere(tmp_p
     path.write_text(text.replace('imported_by = "passprice 0.1.0"\n', 'imported_by = "passprice 9.9"\n'),
                     encoding="utf-8")
     lines, review, _ = _review(base, head)
-    assert lines[1] == ("no fact changed; 1 checkpoint entry changed; no lock affected; 3 locks priced from a "
+    assert lines[1] == ("no fact changed; 1 checkpoint entry changed; no lock affected; 4 locks priced from a "
                         "checkpoint entry whose claims changed, to verify; 5 locks unaffected")
     assert ("  claims changed, which the pricer does not read (re-import from the GGUF file to confirm them): "
             "entry.imported_by passprice 0.1.0 → passprice 9.9") in lines
-    assert review["on_changed_claims"] == ["r1-qwen7b-h200-best", "r1-qwen7b-h200", "r1-qwen7b-mi300x-int8kv"]
+    assert review["on_changed_claims"] == ["r1-qwen7b-h200-best", "r1-qwen7b-h200-llamacpp", "r1-qwen7b-h200",
+                                          "r1-qwen7b-mi300x-int8kv"]
     # not pinned (the tool that wrote the entry, not what it describes): check --frozen holds, audit shows nothing
     assert invoke("check", "--frozen", root=head).exit_code == 0
     audited = invoke("audit", "locks/r1-qwen7b-h200.lock.toml", root=head)

@@ -13,7 +13,8 @@ from pathlib import Path
 from cli_helpers import REPO, copy_root, invoke
 
 R1 = "r1-qwen7b-h200"
-LOCKS = (f"under locks {R1} (locks/{R1}.lock.toml), {R1}-best (locks/{R1}-best.lock.toml): ")
+LOCKS = (f"under locks {R1} (locks/{R1}.lock.toml), {R1}-best (locks/{R1}-best.lock.toml), {R1}-llamacpp "
+         f"(locks/{R1}-llamacpp.lock.toml): ")
 CHANGED = ("serving differs from the locked one: contexts: share 1.0, position 2048.0, limit 4096 → share 1.0, "
            "position 512.0, limit 1024")
 
@@ -31,8 +32,9 @@ def test_every_command_says_the_same_of_an_override_the_locks_did_not_price() ->
             in best.stdout)
     assert best.stdout.endswith(f"                {CHANGED}\n"), best.stdout
     # the registered serving unchanged: price and best compare and say so; max-batch's figure is no price
+    # the shipped stack lock records the same limit price (996.1 tokens/s) as the price lock
     assert invoke("price", R1).stdout.endswith(f"  lock          {LOCKS}floors hold, and the price is the one {R1} "
-                                               "records\n")
+                                               f"and {R1}-llamacpp record\n")
     assert invoke("best", R1).stdout.endswith(f"  lock          {LOCKS}floors hold, and the price is the one {R1}-best "
                                               "records\n")
     assert invoke("max-batch", R1).stdout.endswith(
@@ -43,6 +45,7 @@ def test_every_command_says_the_same_of_an_override_the_locks_did_not_price() ->
 def test_a_price_under_only_a_best_lock_says_there_is_no_price_lock_to_compare_with(tmp_path: Path) -> None:
     root = copy_root(tmp_path)
     (root / "locks" / f"{R1}.lock.toml").unlink()
+    (root / "locks" / f"{R1}-llamacpp.lock.toml").unlink()  # the shipped stack lock is a price lock too
     result = invoke("price", R1, root=root)
     assert result.exit_code == 0, result.output
     assert result.stdout.endswith(

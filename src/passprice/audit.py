@@ -337,13 +337,14 @@ class Calibration:
 
 
 def calibrated_on(root: Root, stack: Stack) -> tuple[Calibration, ...]:
-    """The measured runs ``stack``'s fitted facts name in their derivations (:class:`~passprice.fits.RunDerivation`),
-    as registered today (:func:`~passprice.measurements.load_runs`), by measurement file and the source they cite: what
-    a price under the stack rests on beyond its facts. A run the derivations name that is not registered is
-    ``check``'s to report (a re-fit is due); a measurement file that does not read leaves its runs out.
+    """The measured runs ``stack``'s fitted facts name in their derivations
+    (:class:`~passprice.derivations.RunDerivation`), as registered today (:func:`~passprice.measurements.load_runs`),
+    by measurement file and the source they cite: what a price under the stack rests on beyond its facts. A run the
+    derivations name that is not registered is ``check``'s to report (a re-fit is due); a measurement file that does
+    not read leaves its runs out.
 
     Raises nothing: an audit still lists the stack's own facts and their sources."""
-    from passprice.fits import RunDerivation
+    from passprice.derivations import RunDerivation
     from passprice.measurements import load_runs
 
     named: set[str] = set()

@@ -40,11 +40,11 @@ import numpy as np
 
 from passprice.cards import Card, load_card
 from passprice.checkpoints import load_checkpoint
-from passprice.derivations import Finding
+from passprice.derivations import Finding, RunDerivation, RunInput
 from passprice.errors import InputError, NotFound, SchemaError
 from passprice.facts import Fact, Provenance, shown_unit
 from passprice.files import shell_word, shown
-from passprice.fits import RunDerivation, RunInput, extreme, figure_of, rounded
+from passprice.fits import extreme, figure_of, rounded
 from passprice.gguf_header import GGUFHeader
 from passprice.measurements import Run, load_runs, past_context, ratio_too_large, run_serving
 from passprice.registry import Root, in_root
@@ -667,7 +667,7 @@ def errors_disagree(recorded: Mapping[str, float], again: Mapping[str, float]) -
 def derived_facts(cal: Calibration) -> dict[str, dict[str, Any]]:
     """The fitted facts as TOML entries (``derived``, citing :data:`CALIBRATION_SOURCE` with a locator naming the
     runs' files), by path: the fitted overheads (in µs) and shares, ``terms.serial``, then where the facts hold
-    (:func:`range_facts`). A fitted fact's derivation is a :class:`~passprice.fits.RunDerivation`: the method
+    (:func:`range_facts`). A fitted fact's derivation is a :class:`~passprice.derivations.RunDerivation`: the method
     (:data:`METHOD`), every run by id with the tokens/s it measured, the rounding, the tolerance a re-fit by
     ``passprice check`` must meet, and the fit's errors in sample and held out as reported."""
     runs = cal.fit.runs
@@ -996,8 +996,8 @@ def _named_twice(derivation: RunDerivation) -> tuple[str, int, int] | None:
 
 def verify_stack(root: Root, stack: Stack, runs: Sequence[Run] | None = None) -> list[Finding]:
     """What ``passprice check`` finds in ``stack``'s facts read off measured runs (their
-    :class:`~passprice.fits.RunDerivation`), each a :class:`~passprice.derivations.Finding` (``stale``, ``mismatch``
-    or ``broken``) naming the fact, and every run that changed or disappeared:
+    :class:`~passprice.derivations.RunDerivation`), each a :class:`~passprice.derivations.Finding` (``stale``,
+    ``mismatch`` or ``broken``) naming the fact, and every run that changed or disappeared:
 
     - a run named twice is ``broken`` (a re-fit would weigh it twice);
     - a run named that no measured run has now, that is now another stack's, or whose figure differs from the one

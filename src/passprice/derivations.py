@@ -15,6 +15,12 @@ The formula is evaluated by passprice itself, never by Python's ``eval``: a whit
 (:class:`fractions.Fraction`: ``4.48 / 4.8`` is 14/15, not a double), with units carried through: every input's
 unit is parsed into a multiplier and a dimension (``TOPS`` is 10^12 op/s, ``GHz`` 10^9 cycle/s), ``+``, ``-``,
 ``min`` and ``max`` need equal dimensions, and the result must have the fact's dimension.
+
+A serving stack's fact read off measured runs has a **run derivation** instead (:class:`RunDerivation`: a method, the
+figure each run contributed, the runs by id; :mod:`passprice.fits` says what each field means and checks it against
+today's runs). Its record lives here, beside a formula's, so a process that only reads a fact so derived (a warm
+price under a lock made under a stack, which unpickles the pinned facts) imports neither :mod:`passprice.fits` nor
+:mod:`passprice.measurements`.
 """
 
 from __future__ import annotations
@@ -773,3 +779,103 @@ def dependants(facts: Mapping[str, Any], path: str) -> tuple[str, ...]:
         for p, f in facts.items()
         if isinstance(f.derivation, Derivation) and path in f.derivation.facts()
     )
+
+
+#: The methods a run derivation may name, and what each does (in words, for people and for DESIGN.md).
+METHODS: dict[str, str] = {
+    "nnls-relative-pass-time": (
+        "least squares on the relative error of the pass time (NNLS: overheads >= 0, shares <= 1; terms.serial on a "
+        "0.05 grid)"
+    ),
+    "min": "the least of the runs' figures",
+    "max": "the largest of the runs' figures",
+}
+
+#: The figure of a run a derivation may take, and its unit in words.
+FIGURES: dict[str, str] = {
+    "tokens_per_s": "tokens/s",
+    "rows": "token-rows a pass",
+    "first": "positions",
+    "last": "positions",
+}
+
+
+@attrs.frozen
+class RunInput:
+    """One run a derivation rests on: its measurement ``run`` id and the ``value`` of the figure it contributed."""
+
+    run: str
+    value: int | float
+
+    def to_entry(self) -> dict[str, Any]:
+        """The input as its TOML inline table: ``{ run = ID, value = FIGURE }``."""
+        return {"run": self.run, "value": self.value}
+
+
+@attrs.frozen
+class RunDerivation:
+    """A fact's derivation from measured runs (module docstring): ``method``, ``figure``, ``runs`` (in the order
+    written), and for a fit ``digits``, ``tolerance`` (relative) and ``errors`` (name → relative error, as
+    reported)."""
+
+    method: str = attrs.field(validator=attrs.validators.in_(tuple(METHODS)))
+    figure: str = attrs.field(validator=attrs.validators.in_(tuple(FIGURES)))
+    runs: tuple[RunInput, ...]
+    digits: int | None = None
+    tolerance: float | None = None
+    errors: Mapping[str, float] | None = None
+
+    @classmethod
+    def from_entry(cls, entry: Mapping[str, Any]) -> RunDerivation:
+        """The derivation a schema-valid ``derivation`` table with a ``method`` describes."""
+        errors = entry.get("errors")
+        return cls(
+            method=entry["method"],
+            figure=entry["figure"],
+            runs=tuple(RunInput(r["run"], r["value"]) for r in entry["runs"]),
+            digits=entry.get("digits"),
+            tolerance=entry.get("tolerance"),
+            errors=dict(errors) if errors is not None else None,
+        )
+
+    def to_entry(self) -> dict[str, Any]:
+        """The derivation as its TOML table (the keys it was written with, in a fixed order)."""
+        out: dict[str, Any] = {"method": self.method, "figure": self.figure}
+        if self.digits is not None:
+            out["digits"] = self.digits
+        if self.tolerance is not None:
+            out["tolerance"] = self.tolerance
+        if self.errors is not None:
+            out["errors"] = dict(self.errors)
+        out["runs"] = [r.to_entry() for r in self.runs]
+        return out
+
+    def ids(self) -> tuple[str, ...]:
+        """The run ids, in order."""
+        return tuple(r.run for r in self.runs)
+
+    def describe(self) -> str:
+        """One line: the method in words, the figure, how many runs (the first and the last named), and for a fit
+        its rounding and tolerance."""
+        n = len(self.runs)
+        if n == 0:
+            named = "no runs"
+        elif n == 1:
+            named = f"run {self.runs[0].run} ({shown_figure(self.runs[0].value)})"
+        else:
+            named = (
+                f"{n} measured runs ({self.runs[0].run} = {shown_figure(self.runs[0].value)} … {self.runs[-1].run} = "
+                f"{shown_figure(self.runs[-1].value)})"
+            )
+        text = f"{self.method}: {METHODS[self.method]}, of the {FIGURES[self.figure]} of {named}"
+        if self.digits is not None:
+            text += f", to {self.digits} significant digits"
+        if self.tolerance is not None:
+            text += f"; passprice check re-fits it within {100 * self.tolerance:g} %"
+        return text
+
+
+def shown_figure(value: float) -> str:
+    """A run's figure as a run derivation names it: ``%g`` where that reads back as the same number, else in full
+    (``repr``). Raises nothing."""
+    return f"{value:g}" if float(f"{value:g}") == value else repr(value)

@@ -5533,7 +5533,8 @@ def _content(f: FileChange) -> str:
     return f"{before} → {after}"
 
 
-#: The errors a fit reports (:class:`passprice.fits.RunDerivation`'s ``errors``), as a re-fit's change names them.
+#: The errors a fit reports (:class:`passprice.derivations.RunDerivation`'s ``errors``), as a re-fit's change names
+#: them.
 _FIT_ERRORS = (("in_sample_mean", "in sample mean"), ("in_sample_max", "max"), ("card_out_mean", "card held out mean"),
                ("card_out_max", "max"), ("checkpoint_out_mean", "checkpoint held out mean"),
                ("checkpoint_out_max", "max"))
@@ -5541,12 +5542,13 @@ _FIT_ERRORS = (("in_sample_mean", "in sample mean"), ("in_sample_max", "max"), (
 
 def run_change(old: Any, new: Any) -> str | None:
     """What a re-fit changed in a fact's derivation from measured runs (both
-    :class:`passprice.fits.RunDerivation`; ``None`` for any other pair): the runs added, removed and whose figure
+    :class:`passprice.derivations.RunDerivation`; ``None`` for any other pair): the runs added, removed and whose figure
     changed, each by id with its tokens/s, then the fit's errors before → after. Walkthrough 21: a run added read,
     as a text change, as one run replaced by another (``[xd3.h100_pcie_80gb.8b → w21.h100_sxm5_80gb.8b]-q4km.tg512 =
     [145.55 → 168.2]``), the runs being listed in id order; a method, figure, digits or tolerance changed is left to
     the text change (``None``)."""
-    from passprice.fits import FIGURES, RunDerivation, relative_move
+    from passprice.derivations import FIGURES, RunDerivation
+    from passprice.fits import relative_move
 
     if not isinstance(old, RunDerivation) or not isinstance(new, RunDerivation):
         return None

@@ -27,8 +27,7 @@ from passprice.errors import InputError
 if TYPE_CHECKING:
     import cattrs
 
-    from passprice.derivations import Derivation
-    from passprice.fits import RunDerivation
+    from passprice.derivations import Derivation, RunDerivation
 
 
 @functools.total_ordering
@@ -166,7 +165,7 @@ class Fact:
     from (``sources/ID.toml``) and ``locator`` where in that source (table, row, column, quoted figure); ``note``
     gives the basis of an estimate or what a device reports; ``derivation`` is the
     :class:`~passprice.derivations.Derivation` of a computed fact (a serving stack's fact read off measured runs: a
-    :class:`~passprice.fits.RunDerivation`, issue 14). ``cite`` is the free-text citation of a fact
+    :class:`~passprice.derivations.RunDerivation`, issue 14). ``cite`` is the free-text citation of a fact
     pinned in a lock written before sources existed (its derivation then is free text too); a fact has a source or
     such a cite.
     """
@@ -290,10 +289,9 @@ _ORDER = ("value", "unit", "provenance", "source", "locator", "cite", "note", "d
 
 @functools.cache
 def _derivations() -> tuple[Any, Any]:
-    """:class:`~passprice.derivations.Derivation` and :class:`~passprice.fits.RunDerivation`, with :class:`Fact`'s
-    annotations resolved against them (they live in modules that import this one)."""
-    from passprice.derivations import Derivation
-    from passprice.fits import RunDerivation
+    """:class:`~passprice.derivations.Derivation` and :class:`~passprice.derivations.RunDerivation`, with
+    :class:`Fact`'s annotations resolved against them (they live in a module that imports this one)."""
+    from passprice.derivations import Derivation, RunDerivation
 
     attrs.resolve_types(Fact, localns={"Derivation": Derivation, "RunDerivation": RunDerivation})
     return Derivation, RunDerivation

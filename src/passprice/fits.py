@@ -21,35 +21,30 @@ those runs cover. It has:
 ``passprice check`` verifies it (:func:`passprice.calibrate.verify_stack`): every named run still exists, is still a
 run of the stack and still has the figure recorded; a ``min``/``max`` is recomputed; a fit is re-run from the named
 runs, today's records of them, and compared within its tolerance. A run that changed or disappeared is named.
+
+The record itself (:class:`~passprice.derivations.RunDerivation`, :class:`~passprice.derivations.RunInput`,
+:data:`~passprice.derivations.METHODS`, :data:`~passprice.derivations.FIGURES`) lives in
+:mod:`passprice.derivations` beside a formula's, and is re-exported here: a lock made under a stack pins stack facts
+derived so, and a warm price under such a lock, which unpickles them from the cache of built objects, imported this
+module and :mod:`passprice.measurements` (whose ``Run`` it only annotates with) for the class alone (session 30).
+What checks a run derivation against today's runs (:func:`changes`, :func:`pinned_apart`, :func:`agrees`) stays here.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from passprice.measurements import Run
+from passprice.derivations import FIGURES as FIGURES  # (re-exported: its home was this module)
+from passprice.derivations import METHODS as METHODS
+from passprice.derivations import RunDerivation as RunDerivation
+from passprice.derivations import RunInput as RunInput
+from passprice.derivations import shown_figure
 
-#: The methods a run derivation may name, and what each does (in words, for people and for DESIGN.md).
-METHODS: dict[str, str] = {
-    "nnls-relative-pass-time": (
-        "least squares on the relative error of the pass time (NNLS: overheads >= 0, shares <= 1; terms.serial on a "
-        "0.05 grid)"
-    ),
-    "min": "the least of the runs' figures",
-    "max": "the largest of the runs' figures",
-}
-
-#: The figure of a run a derivation may take, and its unit in words.
-FIGURES: dict[str, str] = {
-    "tokens_per_s": "tokens/s",
-    "rows": "token-rows a pass",
-    "first": "positions",
-    "last": "positions",
-}
-
+if TYPE_CHECKING:
+    from passprice.measurements import Run
 
 def figure_of(run: Run, figure: str) -> float:
     """The ``figure`` of ``run``: its measured tokens/s, its token-rows a pass (its batch: a measured run decodes one
@@ -64,85 +59,6 @@ def figure_of(run: Run, figure: str) -> float:
     if figure == "last":
         return float(run.last)
     raise KeyError(figure)
-
-
-@attrs.frozen
-class RunInput:
-    """One run a derivation rests on: its measurement ``run`` id and the ``value`` of the figure it contributed."""
-
-    run: str
-    value: int | float
-
-    def to_entry(self) -> dict[str, Any]:
-        """The input as its TOML inline table: ``{ run = ID, value = FIGURE }``."""
-        return {"run": self.run, "value": self.value}
-
-
-@attrs.frozen
-class RunDerivation:
-    """A fact's derivation from measured runs (module docstring): ``method``, ``figure``, ``runs`` (in the order
-    written), and for a fit ``digits``, ``tolerance`` (relative) and ``errors`` (name → relative error, as
-    reported)."""
-
-    method: str = attrs.field(validator=attrs.validators.in_(tuple(METHODS)))
-    figure: str = attrs.field(validator=attrs.validators.in_(tuple(FIGURES)))
-    runs: tuple[RunInput, ...]
-    digits: int | None = None
-    tolerance: float | None = None
-    errors: Mapping[str, float] | None = None
-
-    @classmethod
-    def from_entry(cls, entry: Mapping[str, Any]) -> RunDerivation:
-        """The derivation a schema-valid ``derivation`` table with a ``method`` describes."""
-        errors = entry.get("errors")
-        return cls(
-            method=entry["method"],
-            figure=entry["figure"],
-            runs=tuple(RunInput(r["run"], r["value"]) for r in entry["runs"]),
-            digits=entry.get("digits"),
-            tolerance=entry.get("tolerance"),
-            errors=dict(errors) if errors is not None else None,
-        )
-
-    def to_entry(self) -> dict[str, Any]:
-        """The derivation as its TOML table (the keys it was written with, in a fixed order)."""
-        out: dict[str, Any] = {"method": self.method, "figure": self.figure}
-        if self.digits is not None:
-            out["digits"] = self.digits
-        if self.tolerance is not None:
-            out["tolerance"] = self.tolerance
-        if self.errors is not None:
-            out["errors"] = dict(self.errors)
-        out["runs"] = [r.to_entry() for r in self.runs]
-        return out
-
-    def ids(self) -> tuple[str, ...]:
-        """The run ids, in order."""
-        return tuple(r.run for r in self.runs)
-
-    def describe(self) -> str:
-        """One line: the method in words, the figure, how many runs (the first and the last named), and for a fit
-        its rounding and tolerance."""
-        n = len(self.runs)
-        if n == 0:
-            named = "no runs"
-        elif n == 1:
-            named = f"run {self.runs[0].run} ({_shown(self.runs[0].value)})"
-        else:
-            named = (
-                f"{n} measured runs ({self.runs[0].run} = {_shown(self.runs[0].value)} … {self.runs[-1].run} = "
-                f"{_shown(self.runs[-1].value)})"
-            )
-        text = f"{self.method}: {METHODS[self.method]}, of the {FIGURES[self.figure]} of {named}"
-        if self.digits is not None:
-            text += f", to {self.digits} significant digits"
-        if self.tolerance is not None:
-            text += f"; passprice check re-fits it within {100 * self.tolerance:g} %"
-        return text
-
-
-def _shown(value: float) -> str:
-    return f"{value:g}" if float(f"{value:g}") == value else repr(value)
 
 
 def relative_move(was: float, now: float) -> str:
@@ -190,8 +106,8 @@ class RunChange:
         if self.now is None:
             return f"run {self.run}: {self.why}"
         unit = FIGURES[figure]
-        return (f"run {self.run}: {_shown(self.recorded)} {unit} when derived, {_shown(self.now)} {unit} now "
-                f"({relative_move(self.recorded, self.now)})")
+        return (f"run {self.run}: {shown_figure(self.recorded)} {unit} when derived, {shown_figure(self.now)} {unit} "
+                f"now ({relative_move(self.recorded, self.now)})")
 
 
 def changes(derivation: RunDerivation, runs: Mapping[str, Run], stack: str) -> tuple[RunChange, ...]:

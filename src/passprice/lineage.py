@@ -790,7 +790,7 @@ def fitted_to_source(
     nine fitted facts rest on the 111 runs read from it (they cite passprice-stack-calibration, the fit);
     walkthrough 27: a stack fitted to runs of a mixture of experts rests on the routing record they price as well.
     A stack or measurement file that does not read is check's to report."""
-    from passprice.fits import RunDerivation
+    from passprice.derivations import RunDerivation
     from passprice.measurements import load_runs
     from passprice.stacks import load_stack
 

@@ -39,7 +39,7 @@ from passprice.registry import Root
 from passprice.settings import VARIABLES
 from passprice.stacks import Stack, load_stack
 
-#: The method a fitted fact's derivation names (:data:`passprice.fits.METHODS`).
+#: The method a fitted fact's derivation names (:data:`passprice.derivations.METHODS`).
 METHOD = "nnls-relative-pass-time"
 
 #: The kind (and layout version) of a kept stack's findings in the cache of built objects.
@@ -206,7 +206,7 @@ def stack_findings(root: Root, stack: Stack, runs: Sequence[Run]) -> tuple[Findi
 def unfitted_runs(stack: Stack, runs: Sequence[Run]) -> tuple[str, ...]:
     """The ids of ``stack``'s measured runs (of ``runs``) that no fitted fact of the stack names: runs added since
     it was calibrated."""
-    from passprice.fits import RunDerivation
+    from passprice.derivations import RunDerivation
 
     named: set[str] = set()
     for fact in stack.facts.values():

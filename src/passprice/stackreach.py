@@ -20,7 +20,7 @@ from typing import Any
 
 import attrs
 
-from passprice.fits import RunDerivation
+from passprice.derivations import RunDerivation
 from passprice.gguf_header import GGUFHeader
 from passprice.registry import Root
 from passprice.stacks import Stack
