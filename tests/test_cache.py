@@ -187,8 +187,9 @@ def test_no_cache_option_and_environment(tmp_path: Path, cache_dir: Path, monkey
         cached = invoke("price", "r1-qwen7b-h200", "--json", root=root)
         # Its card, its three locks (a registered serving is priced under them; the third, made under a stack, since
         # stacklock 29), and which serving each lock file locks; not the checkpoint's or the serving file's document:
-        # its header and its spec are kept as built objects instead.
-        assert len(entries(cache_dir)) == 5
+        # its header and its spec are kept as built objects instead; and the stack file the third lock names, read
+        # to check the lock names the stack its pins describe (locks.require_named_stack, left30b, session 30).
+        assert len(entries(cache_dir)) == 6
         assert json.loads(cached.stdout) == json.loads(result.stdout)
     finally:
         cache.configure(enabled=True)

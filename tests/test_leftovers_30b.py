@@ -95,7 +95,7 @@ def test_2_a_copy_citing_another_card_s_places_asks_each_fact(tmp_path: Path) ->
     lines = result.stdout.splitlines()
     # was "17 facts added in 1 new file, 1 to verify in its source; …" (the new source's question alone)
     assert lines[1] == ("17 facts added in 1 new file, 16 to verify in their sources; 1 source added; no lock "
-                        "affected; 8 locks unaffected")
+                        "affected; 9 locks unaffected")
     asks = [line.strip() for line in lines if "another card's" in line]
     assert len(asks) == 15
     assert asks[0] == (
@@ -114,7 +114,7 @@ def test_2_a_plain_copy_citing_only_the_card_s_places_asks_nothing(tmp_path: Pat
         text.replace('name = "NVIDIA H200 SXM 141GB"', 'name = "NVIDIA H200 SXM 141GB (twin)"', 1), encoding="utf-8")
     result = invoke("diff", str(base), str(head), root=head)
     assert result.exit_code == 0, result.output
-    assert result.stdout.splitlines()[1] == "17 facts added in 1 new file; no lock affected; 8 locks unaffected"
+    assert result.stdout.splitlines()[1] == "17 facts added in 1 new file; no lock affected; 9 locks unaffected"
     assert "to verify" not in result.stdout
 
 

@@ -917,16 +917,20 @@ def require_named_stack(root: Root, lock: Lock, source: str) -> None:
     (the price reports that)."""
     if lock.stack is None:
         return
-    from passprice.stacks import load_stack
-
     pinned = (lock.stack.title, lock.stack.runtime, lock.stack.builds)
 
     def texts(name: str) -> tuple[str, str | None, str | None] | None:
-        try:
-            stack = load_stack(root, name)
-        except (InputError, OSError):
+        # The stack file's own [stack] table, read as every registry file is (schema-checked, kept in the document
+        # cache), not through passprice.stacks: a plain `price` judges the serving's locks through here, and
+        # importing the stack model (and the GGUF reader with it) on every price cost the fast path (lead, s30).
+        if not name or "/" in name or "\\" in name or name in (".", ".."):
             return None
-        return stack.title, stack.runtime, stack.builds
+        try:
+            meta = schema.load(root.stacks / f"{name}.toml", "stack", root.schema)["stack"]
+        except (InputError, OSError, KeyError, TypeError):
+            return None
+        runtime, builds = meta.get("runtime"), meta.get("builds")
+        return (str(meta["name"]), None if runtime is None else str(runtime), None if builds is None else str(builds))
 
     if texts(lock.stack.name) in (pinned, None):
         return
