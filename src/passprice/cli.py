@@ -100,6 +100,10 @@ STATUS = "passprice.status"
 #: output (``passprice.json_printed``: a failure after it, a listing's files left out, prints no second one).
 ARGV = "passprice.argv"
 JSON_PRINTED = "passprice.json_printed"
+#: ``ctx.meta`` key: the :class:`passprice.jsonerror.StreamedArray` of a JSON array being streamed onto standard
+#: output (``sweep --json``'s rows), removed once it is whole: a failure before that ends the array with its
+#: document as the last element (session 31).
+STREAMED = "passprice.streamed"
 
 
 def _printed_json() -> None:
@@ -155,13 +159,32 @@ def _say_failed(ctx: click.Context | None, problems: list[str], *, shown: list[s
     with _reader_gone():
         if lines:
             click.echo("\n".join(lines), err=True)
-    wanted = _json_wanted(ctx) if wanted is None else wanted
-    if not wanted or (ctx is not None and ctx.meta.get(JSON_PRINTED)):
-        return
     from passprice.jsonerror import error_document
 
+    _failure_document(ctx, error_document(problems), wanted)
+
+
+def _failure_document(ctx: click.Context | None, document: dict[str, Any], wanted: bool | None = None) -> None:
+    """Put ``document`` (the error document, a refusal's payload) on standard output when the command was given
+    ``--json`` or ``--format json`` (``wanted``, else :func:`_json_wanted`): alone when no JSON was printed yet, as
+    the last element of the array when the command's rows stream (:data:`STREAMED`, ``sweep --json``: a failure
+    after some rows; :class:`passprice.jsonerror.StreamedArray`), else nothing (its document is out). Standard
+    output that cannot be written (a full disk, a reader gone) is pointed at /dev/null: the line on stderr stands,
+    and the status. Raises nothing."""
+    wanted = _json_wanted(ctx) if wanted is None else wanted
+    if not wanted:
+        return
+    streamed = ctx.meta.get(STREAMED) if ctx is not None else None
+    if ctx is not None and ctx.meta.get(JSON_PRINTED):
+        if streamed is None:
+            return
+        text = streamed.closing(document)
+        ctx.meta.pop(STREAMED, None)
+    else:
+        text = json.dumps(document, indent=2) + "\n"
     try:
-        click.echo(json.dumps(error_document(problems), indent=2))
+        if text is not None:
+            click.echo(text, nl=False)
         sys.stdout.flush()
     except OSError:  # a full disk or a reader gone: the line on stderr stands, and the status
         with contextlib.suppress(OSError, ValueError, AttributeError):
@@ -377,9 +400,7 @@ class _Group(click.Group):
         except Refused as e:
             with _reader_gone():
                 _routed_records(ctx, e.payload, e.header)
-                if ctx.meta.get("passprice.json") and not ctx.meta.get(JSON_PRINTED):
-                    click.echo(json.dumps(e.payload, indent=2))
-                    ctx.meta[JSON_PRINTED] = True
+                _failure_document(ctx, e.payload)
                 name = e.payload.get("refusal")
                 message = "\n".join(_as_given(ctx, e.message.split("\n"), _root_or_none(ctx)))
                 message += _records_said(e.payload)
@@ -420,9 +441,8 @@ class _Group(click.Group):
             from passprice.serving import Routed
 
             _routed_records(ctx, payload, e.header if isinstance(e, Routed) else None)
-            if ctx.meta.get("passprice.json") and not ctx.meta.get(JSON_PRINTED):
-                click.echo(json.dumps(payload, indent=2))
-                ctx.meta[JSON_PRINTED] = True
+            with _reader_gone():
+                _failure_document(ctx, payload)
             said = str(e) + _records_said(payload)
             click.echo(f"passprice: refused: {e.name}: {_escaped_lines(said)}", err=True)
             ctx.exit(1)
@@ -3179,17 +3199,27 @@ def sweep_command(
         if output is None:
             from passprice.files import Appended, append_to_stream
 
+            streamed = None
             if fmt == "json":
-                _printed_json()  # its rows stream: a failure after them prints no second document
+                from passprice.jsonerror import StreamedArray
+
+                # Its rows stream: a failure after some ends the array with its document as the last element
+                # (_failure_document; session 31: a partial array), never a second document.
+                _printed_json()
+                streamed = ctx.meta[STREAMED] = StreamedArray()
             for chunk in chunks:
                 if isinstance(chunk, Appended):  # a worker's part (--jobs N), copied from its file
-                    append_to_stream(chunk.fd, sys.stdout)
+                    copied = append_to_stream(chunk.fd, sys.stdout)
+                    if streamed is not None and copied:
+                        streamed.wrote(os.pread(chunk.fd, 8, max(0, copied - 8)), whole=False)
                     continue
                 # JSON comes as bytes (ASCII), written as they are; ASCII text without an escape character (CSV
                 # unless a name holds one) is written as bytes too: the text click would write, without its search
                 # for ANSI codes over the whole text (0.07 s of CPU per 100 MB).
                 plain = isinstance(chunk, str) and chunk.isascii() and "\x1b" not in chunk
                 click.echo(chunk.encode("ascii") if plain else chunk, nl=False)
+                if streamed is not None:
+                    streamed.wrote(chunk)
         else:
             from passprice.files import write_atomically
 
