@@ -108,7 +108,8 @@ STREAMED = "passprice.streamed"
 
 def _printed_json() -> None:
     """Say that the running command has put its one JSON document on standard output (or begun to: ``sweep``'s rows
-    stream), so that a failure after it prints no second document. Raises nothing."""
+    stream, and a failure after some ends their array, :data:`STREAMED`), so that a failure after it prints no second
+    document. Raises nothing."""
     ctx = click.get_current_context(silent=True)
     if ctx is not None:
         ctx.meta[JSON_PRINTED] = True
@@ -132,8 +133,9 @@ def _options_of(path: tuple[str, ...]) -> dict[str, bool] | None:
 
 def _json_wanted(ctx: click.Context | None, args: list[str] | None = None) -> bool:
     """Whether the command of ``ctx`` (or of the command line ``args``, before any context is made) was given
-    ``--json``: read by the option itself, else from the command line's words (:func:`passprice.jsonerror.json_asked`;
-    a usage error stops click before the option is read). Raises nothing."""
+    ``--json`` (or ``--format json``, which asks the same; session 31): read by the option itself, else from the
+    command line's words (:func:`passprice.jsonerror.json_asked`; a usage error stops click before the option is
+    read). Raises nothing."""
     if ctx is not None and ctx.meta.get("passprice.json"):
         return True
     words = args if args is not None else (ctx.meta.get(ARGV) if ctx is not None else None)
@@ -151,10 +153,10 @@ def _say_failed(ctx: click.Context | None, problems: list[str], *, shown: list[s
                 wanted: bool | None = None) -> None:
     """A failure of bad input or usage (exit 2) said: one ``passprice: error:`` line per problem on standard error
     (``shown``: the lines as printed, when they differ from ``problems``: escaped, cut, with a hint), and, when the
-    command was given ``--json`` (``wanted``, else :func:`_json_wanted`) and has put no JSON document on standard
-    output yet, :func:`passprice.jsonerror.error_document` of ``problems`` there: ``--json`` always prints one
-    document (issue 13, session 30). Standard output that cannot be written (a full disk) leaves the error line
-    alone. The caller exits 2."""
+    command was given ``--json`` or ``--format json`` (``wanted``, else :func:`_json_wanted`),
+    :func:`passprice.jsonerror.error_document` of ``problems`` there (:func:`_failure_document`: alone, or as the last
+    element of an array being streamed): ``--json`` always prints one document (issue 13, sessions 30 and 31).
+    Standard output that cannot be written (a full disk) leaves the error line alone. The caller exits 2."""
     lines = shown if shown is not None else [f"passprice: error: {_cut(escaped(p))}" for p in problems]
     with _reader_gone():
         if lines:
