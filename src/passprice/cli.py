@@ -100,11 +100,16 @@ STATUS = "passprice.status"
 #: output (``passprice.json_printed``: a failure after it, a listing's files left out, prints no second one).
 ARGV = "passprice.argv"
 JSON_PRINTED = "passprice.json_printed"
+#: ``ctx.meta`` key: the :class:`passprice.jsonerror.StreamedArray` of a JSON array being streamed onto standard
+#: output (``sweep --json``'s rows), removed once it is whole: a failure before that ends the array with its
+#: document as the last element (session 31).
+STREAMED = "passprice.streamed"
 
 
 def _printed_json() -> None:
     """Say that the running command has put its one JSON document on standard output (or begun to: ``sweep``'s rows
-    stream), so that a failure after it prints no second document. Raises nothing."""
+    stream, and a failure after some ends their array, :data:`STREAMED`), so that a failure after it prints no second
+    document. Raises nothing."""
     ctx = click.get_current_context(silent=True)
     if ctx is not None:
         ctx.meta[JSON_PRINTED] = True
@@ -128,8 +133,9 @@ def _options_of(path: tuple[str, ...]) -> dict[str, bool] | None:
 
 def _json_wanted(ctx: click.Context | None, args: list[str] | None = None) -> bool:
     """Whether the command of ``ctx`` (or of the command line ``args``, before any context is made) was given
-    ``--json``: read by the option itself, else from the command line's words (:func:`passprice.jsonerror.json_asked`;
-    a usage error stops click before the option is read). Raises nothing."""
+    ``--json`` (or ``--format json``, which asks the same; session 31): read by the option itself, else from the
+    command line's words (:func:`passprice.jsonerror.json_asked`; a usage error stops click before the option is
+    read). Raises nothing."""
     if ctx is not None and ctx.meta.get("passprice.json"):
         return True
     words = args if args is not None else (ctx.meta.get(ARGV) if ctx is not None else None)
@@ -147,21 +153,40 @@ def _say_failed(ctx: click.Context | None, problems: list[str], *, shown: list[s
                 wanted: bool | None = None) -> None:
     """A failure of bad input or usage (exit 2) said: one ``passprice: error:`` line per problem on standard error
     (``shown``: the lines as printed, when they differ from ``problems``: escaped, cut, with a hint), and, when the
-    command was given ``--json`` (``wanted``, else :func:`_json_wanted`) and has put no JSON document on standard
-    output yet, :func:`passprice.jsonerror.error_document` of ``problems`` there: ``--json`` always prints one
-    document (issue 13, session 30). Standard output that cannot be written (a full disk) leaves the error line
-    alone. The caller exits 2."""
+    command was given ``--json`` or ``--format json`` (``wanted``, else :func:`_json_wanted`),
+    :func:`passprice.jsonerror.error_document` of ``problems`` there (:func:`_failure_document`: alone, or as the last
+    element of an array being streamed): ``--json`` always prints one document (issue 13, sessions 30 and 31).
+    Standard output that cannot be written (a full disk) leaves the error line alone. The caller exits 2."""
     lines = shown if shown is not None else [f"passprice: error: {_cut(escaped(p))}" for p in problems]
     with _reader_gone():
         if lines:
             click.echo("\n".join(lines), err=True)
-    wanted = _json_wanted(ctx) if wanted is None else wanted
-    if not wanted or (ctx is not None and ctx.meta.get(JSON_PRINTED)):
-        return
     from passprice.jsonerror import error_document
 
+    _failure_document(ctx, error_document(problems), wanted)
+
+
+def _failure_document(ctx: click.Context | None, document: dict[str, Any], wanted: bool | None = None) -> None:
+    """Put ``document`` (the error document, a refusal's payload) on standard output when the command was given
+    ``--json`` or ``--format json`` (``wanted``, else :func:`_json_wanted`): alone when no JSON was printed yet, as
+    the last element of the array when the command's rows stream (:data:`STREAMED`, ``sweep --json``: a failure
+    after some rows; :class:`passprice.jsonerror.StreamedArray`), else nothing (its document is out). Standard
+    output that cannot be written (a full disk, a reader gone) is pointed at /dev/null: the line on stderr stands,
+    and the status. Raises nothing."""
+    wanted = _json_wanted(ctx) if wanted is None else wanted
+    if not wanted:
+        return
+    streamed = ctx.meta.get(STREAMED) if ctx is not None else None
+    if ctx is not None and ctx.meta.get(JSON_PRINTED):
+        if streamed is None:
+            return
+        text = streamed.closing(document)
+        ctx.meta.pop(STREAMED, None)
+    else:
+        text = json.dumps(document, indent=2) + "\n"
     try:
-        click.echo(json.dumps(error_document(problems), indent=2))
+        if text is not None:
+            click.echo(text, nl=False)
         sys.stdout.flush()
     except OSError:  # a full disk or a reader gone: the line on stderr stands, and the status
         with contextlib.suppress(OSError, ValueError, AttributeError):
@@ -377,9 +402,7 @@ class _Group(click.Group):
         except Refused as e:
             with _reader_gone():
                 _routed_records(ctx, e.payload, e.header)
-                if ctx.meta.get("passprice.json") and not ctx.meta.get(JSON_PRINTED):
-                    click.echo(json.dumps(e.payload, indent=2))
-                    ctx.meta[JSON_PRINTED] = True
+                _failure_document(ctx, e.payload)
                 name = e.payload.get("refusal")
                 message = "\n".join(_as_given(ctx, e.message.split("\n"), _root_or_none(ctx)))
                 message += _records_said(e.payload)
@@ -420,9 +443,8 @@ class _Group(click.Group):
             from passprice.serving import Routed
 
             _routed_records(ctx, payload, e.header if isinstance(e, Routed) else None)
-            if ctx.meta.get("passprice.json") and not ctx.meta.get(JSON_PRINTED):
-                click.echo(json.dumps(payload, indent=2))
-                ctx.meta[JSON_PRINTED] = True
+            with _reader_gone():
+                _failure_document(ctx, payload)
             said = str(e) + _records_said(payload)
             click.echo(f"passprice: refused: {e.name}: {_escaped_lines(said)}", err=True)
             ctx.exit(1)
@@ -3179,17 +3201,27 @@ def sweep_command(
         if output is None:
             from passprice.files import Appended, append_to_stream
 
+            streamed = None
             if fmt == "json":
-                _printed_json()  # its rows stream: a failure after them prints no second document
+                from passprice.jsonerror import StreamedArray
+
+                # Its rows stream: a failure after some ends the array with its document as the last element
+                # (_failure_document; session 31: a partial array), never a second document.
+                _printed_json()
+                streamed = ctx.meta[STREAMED] = StreamedArray()
             for chunk in chunks:
                 if isinstance(chunk, Appended):  # a worker's part (--jobs N), copied from its file
-                    append_to_stream(chunk.fd, sys.stdout)
+                    copied = append_to_stream(chunk.fd, sys.stdout)
+                    if streamed is not None and copied:
+                        streamed.wrote(os.pread(chunk.fd, 8, max(0, copied - 8)), whole=False)
                     continue
                 # JSON comes as bytes (ASCII), written as they are; ASCII text without an escape character (CSV
                 # unless a name holds one) is written as bytes too: the text click would write, without its search
                 # for ANSI codes over the whole text (0.07 s of CPU per 100 MB).
                 plain = isinstance(chunk, str) and chunk.isascii() and "\x1b" not in chunk
                 click.echo(chunk.encode("ascii") if plain else chunk, nl=False)
+                if streamed is not None:
+                    streamed.wrote(chunk)
         else:
             from passprice.files import write_atomically
 
