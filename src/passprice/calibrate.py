@@ -394,7 +394,7 @@ def exercised(models: Sequence[RunModel]) -> tuple[str, ...]:
 
 #: The fits this process has solved, by :func:`_fit_key` (oldest first; at most :data:`_FITS_KEPT`): (values,
 #: serial). A cold one-fact ``diff`` fitted the same runs twice, HEAD's ``check`` and the re-fit of a private copy
-#: whose recomputed card no run reads (16 of its 33 fits: round 31, docs/PERFORMANCE.md).
+#: whose recomputed card no run reads (15 of its 33 fits: round 31, docs/PERFORMANCE.md).
 _FITS: dict[bytes, tuple[dict[str, float], float]] = {}
 
 #: How many fits :data:`_FITS` holds (a calibrate fits 1 + cards + checkpoints times; each key is about 70 bytes a
