@@ -269,3 +269,33 @@ def test_check_is_the_same_bytes_as_before(repo: dict[str, object], tmp_path: Pa
     now = run(path, tmp_path, False, "check")
     assert now == run(path, tmp_path, True, "check")
     assert now[1].startswith("checked 104 files (")
+
+
+@pytest.mark.parametrize(
+    ("rel", "old", "new"),
+    [("registry/measurements/lmdeploy-turbomind-a100.toml", "tokens_per_s = 100.02\n", "tokens_per_s = 100.03\n"),
+     ("facts/cards/a100_sxm4_80gb.toml", "[memory.bandwidth]\nvalue = 2039\n", "[memory.bandwidth]\nvalue = 1039\n")],
+    ids=["a measured run", "a card its runs name"],
+)
+def test_a_file_edited_within_the_same_second_is_fitted_afresh_in_the_same_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, rel: str, old: str, new: str
+) -> None:
+    """The memo holds numbers, not files: a run's figure or a card it prices edited in place (its size and
+    modification time kept) between two calibrates of one process gives the fit of the edited registry, the same
+    doubles as a process that never saw the first."""
+    sys.path.insert(0, str(HERE))
+    from passprice.registry import Root
+    from test_perf_29 import copy_registry, edit_in_place
+
+    monkeypatch.setenv("PASSPRICE_NO_CACHE", "1")
+    monkeypatch.delenv("PASSPRICE_MAX_FIT_RUNS", raising=False)
+    root = Root(copy_registry(tmp_path / "registry"))
+    first = calibrate.calibrate(root, STACK)
+    edit_in_place(root.path / rel, old, new)
+    root = Root(root.path)
+    again = calibrate.calibrate(root, STACK)
+    monkeypatch.setattr(calibrate, "_FITS", {})
+    solved = calibrate.calibrate(root, STACK)
+    assert (again.fit.values, again.fit.serial) == (solved.fit.values, solved.fit.serial)
+    assert again.fit.values != first.fit.values
+    assert again.by_card.errors == solved.by_card.errors and again.by_checkpoint.errors == solved.by_checkpoint.errors
