@@ -392,13 +392,49 @@ def exercised(models: Sequence[RunModel]) -> tuple[str, ...]:
     return tuple(out)
 
 
+#: The fits this process has solved, by :func:`_fit_key` (oldest first; at most :data:`_FITS_KEPT`): (values,
+#: serial). A cold one-fact ``diff`` fitted the same runs twice, HEAD's ``check`` and the re-fit of a private copy
+#: whose recomputed card no run reads (15 of its 33 fits: round 31, docs/PERFORMANCE.md).
+_FITS: dict[bytes, tuple[dict[str, float], float]] = {}
+
+#: How many fits :data:`_FITS` holds (a calibrate fits 1 + cards + checkpoints times; each key is about 70 bytes a
+#: run).
+_FITS_KEPT = 64
+
+
+def _fit_key(runs: _Runs, fitted: tuple[str, ...]) -> bytes:
+    """Everything :func:`fit`'s result is a function of, as bytes: the fitted parameters in order, each array's
+    shape and float64 bytes (``t``, ``comp``, ``layers``: the solve reads nothing else of the runs; NaNs and signed
+    zeros keep their bits), and the grid. The same key is the same arithmetic on the same doubles."""
+    parts = [repr((fitted, SERIAL_GRID, runs.t.shape, runs.comp.shape, runs.layers.shape)).encode()]
+    for array in (runs.t, runs.comp, runs.layers):
+        parts.append(np.ascontiguousarray(array, dtype=np.float64).tobytes())
+    return b"\0".join(parts)
+
+
 def fit(models: Sequence[RunModel], fitted: tuple[str, ...] | None = None) -> Fit:
     """The least-squares fit of ``models`` (module docstring): the best ``terms.serial`` on the grid, and for it the
-    NNLS values. Raises :class:`InputError` for no runs."""
+    NNLS values. Raises :class:`InputError` for no runs. A fit of the same numbers (:func:`_fit_key`: measured
+    seconds, components, layers, fitted parameters) solved before in this process is given again, not re-solved:
+    the same doubles, a fresh ``values`` dict, ``runs`` those of ``models``."""
     if not models:
         raise InputError("calibrate: no runs to fit")
     fitted = fitted if fitted is not None else exercised(models)
     runs = _Runs.of(models)
+    key = _fit_key(runs, fitted)
+    known = _FITS.get(key)
+    if known is not None:
+        return Fit(dict(known[0]), known[1], fitted, tuple(m.run for m in models))
+    solved = _fit(runs, fitted)
+    if _FITS_KEPT > 0:
+        while len(_FITS) >= _FITS_KEPT:
+            del _FITS[next(iter(_FITS))]
+        _FITS[key] = (dict(solved[0]), solved[1])
+    return Fit(solved[0], solved[1], fitted, tuple(m.run for m in models))
+
+
+def _fit(runs: _Runs, fitted: tuple[str, ...]) -> tuple[dict[str, float], float]:
+    """:func:`fit`'s solve of ``runs`` for ``fitted``: (values, serial)."""
     steps: _Steps = {}
     best: tuple[float, dict[str, float], float] | None = None
     for serial in SERIAL_GRID:
@@ -410,7 +446,7 @@ def fit(models: Sequence[RunModel], fitted: tuple[str, ...] | None = None) -> Fi
             if best is None or objective < best[0] - 1e-15:
                 best = (objective, values, serial)
     assert best is not None
-    return Fit(best[1], best[2], fitted, tuple(m.run for m in models))
+    return best[1], best[2]
 
 
 def error(fitted: Fit, model: RunModel) -> float:
@@ -700,10 +736,43 @@ def derived_facts(cal: Calibration) -> dict[str, dict[str, Any]]:
     return out
 
 
-def stack_text_with(path: Path, entries: dict[str, dict[str, Any]]) -> str:
+#: The keys of a fitted fact's table, in the order :func:`stack_text_with` writes them (``derivation`` last).
+_ENTRY_KEYS = ("value", "unit", "provenance", "source", "locator", "note")
+
+
+def _plain_text_with(before: str, entries: dict[str, dict[str, Any]]) -> str | None:
+    """:func:`stack_text_with`'s document without its layout: ``before`` read by ``tomllib``, each entry set at its
+    path as :func:`stack_text_with` sets it (an existing table replaced where it stands, a new one appended, its
+    keys in :data:`_ENTRY_KEYS` order), written by :func:`passprice.plaintoml.dumps`; ``None`` where that cannot be
+    done exactly (the caller then writes with tomlkit). Raises nothing."""
+    import tomllib
+
+    from passprice import plaintoml, schema
+
+    try:
+        document: Any = schema.toml_loads(before)
+    except (tomllib.TOMLDecodeError, ValueError, RecursionError):
+        return None
+    for key, entry in entries.items():
+        parent = document
+        parts = key.split(".")
+        for part in parts[:-1]:
+            parent = parent.setdefault(part, {})
+            if not isinstance(parent, dict):
+                return None
+        table = {k: entry[k] for k in _ENTRY_KEYS if k in entry}
+        if "derivation" in entry:
+            table["derivation"] = entry["derivation"]
+        parent[parts[-1]] = table
+    return plaintoml.dumps(document)
+
+
+def stack_text_with(path: Path, entries: dict[str, dict[str, Any]], keep_layout: bool = True) -> str:
     """The stack file's text with each entry set at its path (tomlkit: the rest of the file, its comments, key
-    order and line endings, stay as written; an existing table is replaced whole, a new one appended). Raises
-    :class:`InputError` for a file that is not a regular file or holds more than
+    order and line endings, stay as written; an existing table is replaced whole, a new one appended). With
+    ``keep_layout`` false (a private copy's file, read only by passprice: :func:`passprice.diff.recomputed_prices`)
+    the same document, comments and layout not kept (:func:`_plain_text_with`; tomlkit where it cannot write the
+    document exactly). Raises :class:`InputError` for a file that is not a regular file or holds more than
     :data:`passprice.edit.MAX_EDITED_BYTES` (:func:`passprice.edit.edited_bytes`)."""
     import tomlkit
 
@@ -712,6 +781,10 @@ def stack_text_with(path: Path, entries: dict[str, dict[str, Any]]) -> str:
     # No newline translation: a CRLF file stays CRLF. At most MAX_EDITED_BYTES, as `fact set` (round 23: a valid
     # 993 KB stack, its facts and 900 KB of comments, took `calibrate` 7.9 s of CPU, 6 s of it tomlkit's parse).
     before = edited_bytes(path).decode("utf-8")
+    if not keep_layout:
+        plain = _plain_text_with(before, entries)
+        if plain is not None:
+            return plain
     document = tomlkit.parse(before)
     arrays: dict[str, Any] = {}  # the runs of one fit, built once for its facts (_derivation_table)
     for key, entry in entries.items():
@@ -722,7 +795,7 @@ def stack_text_with(path: Path, entries: dict[str, dict[str, Any]]) -> str:
                 parent[part] = tomlkit.table(is_super_table=True)
             parent = parent[part]
         table = tomlkit.table()
-        for k in ("value", "unit", "provenance", "source", "locator", "note"):
+        for k in _ENTRY_KEYS:
             if k in entry:
                 table[k] = entry[k]
         if "derivation" in entry:
@@ -768,10 +841,11 @@ def _derivation_table(derivation: Any, arrays: dict[str, Any] | None = None) -> 
     return table
 
 
-def write_calibration(root: Root, cal: Calibration) -> Path:
+def write_calibration(root: Root, cal: Calibration, keep_layout: bool = True) -> Path:
     """Write the fitted facts into the stack's file (read again and validated under the file's lock,
-    :func:`passprice.edit.locked`, then written atomically). Returns its path. Raises :class:`InputError` when the
-    result would not validate, or another edit holds the file past the lock's wait."""
+    :func:`passprice.edit.locked`, then written atomically). Returns its path. ``keep_layout`` false: the file's
+    comments and layout are not kept (:func:`stack_text_with`; for a private copy only passprice reads). Raises
+    :class:`InputError` when the result would not validate, or another edit holds the file past the lock's wait."""
     from passprice import schema
     from passprice.files import write_atomically
     from passprice.stacks import stack_from_document
@@ -782,7 +856,7 @@ def write_calibration(root: Root, cal: Calibration) -> Path:
     # The read-modify-write holds the file's lock, as `fact set` does (attacker round 16: two writers of one stack
     # file, a calibrate and an edit, could lose one): the file is read again under it, its fitted facts replaced.
     with locked(path):
-        text = stack_text_with(path, derived_facts(cal))
+        text = stack_text_with(path, derived_facts(cal), keep_layout)
         document = schema.toml_loads(text)
         try:
             schema.validate(document, "stack", str(path), root.schema)

@@ -18,7 +18,7 @@ import os
 import re
 import time
 import tomllib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -890,14 +890,39 @@ def _exact_value(where: FactFile, fact: Fact, derivation: Any) -> int | float:
     )
 
 
-def recompute_record(where: FactFile, schema_folder: Path | None = None, root: Root | None = None) -> list[FactEdit]:
+def _recomputed_text(before: str, entries: Sequence[tuple[str, Mapping[str, Any]]], keep_layout: bool) -> str:
+    """The text of ``before`` with each (path, entry) of ``entries`` placed in turn: by :mod:`tomlkit`, the file's
+    comments and layout kept (:func:`_place`); with ``keep_layout`` false, the plain data (:func:`_placed_plainly`)
+    written by :func:`passprice.plaintoml.dumps`, tomlkit where that cannot be done exactly."""
+    if not keep_layout:
+        from passprice import plaintoml
+
+        try:
+            plain = schema.toml_loads(before)
+        except (tomllib.TOMLDecodeError, ValueError, RecursionError):
+            plain = None
+        if plain is not None and all(_placed_plainly(plain, path, entry) for path, entry in entries):
+            text = plaintoml.dumps(plain)
+            if text is not None:
+                return text
+    document = tomlkit.parse(before)
+    for path, entry in entries:
+        _place(document, path, entry)
+    return _dumped(document, before)
+
+
+def recompute_record(
+    where: FactFile, schema_folder: Path | None = None, root: Root | None = None, keep_layout: bool = True
+) -> list[FactEdit]:
     """:func:`recompute_fact` for every derived fact of the record at ``where.file`` that does not follow from its
     inputs (stale or a mismatch), inputs first (a share derived from a rate derived in turn is recomputed after
     it): the edits made, in order. The file is read, parsed and validated once, each fact recomputed from the ones
     recomputed before it, the whole edit checked once and written once, under :func:`locked` (64 chained
     acceptances of a drafting method took 14 s when each was a ``fact set`` of its own, re-reading, re-parsing and
-    re-validating the file). Raises :class:`InputError` at the first derivation that cannot be evaluated, and with
-    every problem of the edit (a recomputed value out of the schema's range), nothing written."""
+    re-validating the file). ``keep_layout`` false (a private copy only passprice reads:
+    :func:`passprice.diff.recomputed_prices`): the file's comments and layout are not kept, and tomlkit does not
+    parse it (:func:`_recomputed_text`). Raises :class:`InputError` at the first derivation that cannot be
+    evaluated, and with every problem of the edit (a recomputed value out of the schema's range), nothing written."""
     from passprice.derivations import Derivation, recheck
 
     done: set[str] = set()
@@ -909,7 +934,6 @@ def recompute_record(where: FactFile, schema_folder: Path | None = None, root: R
             raise InputError(f"{where.file}: byte {e.start}: not UTF-8 text") from None
         old_facts = validate_text(where, before, schema_folder)
         facts: dict[str, Fact] = dict(old_facts)
-        document = tomlkit.parse(before)
         while True:
             due = {
                 p: f for p, f in facts.items()
@@ -928,10 +952,10 @@ def recompute_record(where: FactFile, schema_folder: Path | None = None, root: R
                 continue
             # The next recheck reads this fact as recomputed; the schema checks every entry once, at the end.
             facts[path] = Fact.from_entry(entry, f"{where.file}: {path}")
-            _place(document, path, entry)
             entries.append((path, entry))
         if not entries:
             return []
-        edits = _checked(where, entries, before, _dumped(document, before), old_facts, schema_folder, root)
+        after = _recomputed_text(before, entries, keep_layout)
+        edits = _checked(where, entries, before, after, old_facts, schema_folder, root)
         apply_edit(edits[-1])
     return edits
