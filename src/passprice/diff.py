@@ -3579,7 +3579,8 @@ def _compare(base: Side, head: Side) -> Diff:
     from passprice.pins import pricing_model_digest
 
     problems += forged_models(base.root, head.root, base.files, [p for p in paths if p in head.files],
-                              (base.code.model, head.code.model, pricing_model_digest()))
+                              (base.code.model, head.code.model, pricing_model_digest()),
+                              base.installs.get("requirements.txt") != head.installs.get("requirements.txt"))
     # A source leads elsewhere when its record changed, or the registry document it names did (its file unchanged).
     ids = [file_kind(p)[1] for p in head.files if file_kind(p)[0] == "source" and p in base.files
            and (base.files[p] != head.files[p] or b"path" in head.files[p])]
