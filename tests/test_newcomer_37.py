@@ -14,6 +14,10 @@ Each test holds one place where what passprice printed did not say what it meant
    the two pull requests that upgrade.
 4. A derived ``vector`` in TMAC/s from a TFLOPS figure over an ``op/MAC`` input read "its formula gives
    FLOP·MAC/op·s, but the fact is in TMAC/s (MAC/s)" and no more.
+5. A stack re-fit on an added run outside its span said "check it in its source" without naming the source: the
+   re-fitted facts cite the calibration record, and the run's own source (the company's benchmark results) appeared
+   nowhere in the review. The run's figure and citation are named beside it.
+6. README said nothing of upgrading passprice in a registry of your own, nor what to do when ``check`` then fails.
 """
 
 from __future__ import annotations
@@ -60,6 +64,9 @@ def test_2_a_moved_expected_price_is_said_by_the_fields_that_moved() -> None:
         "expected.array_macs: 0.0 → 1.0 (changed); expected.batch: 8 → 9 (+12.5 %); expected.card: 'h100_nvl_94gb' "
         "→ 'l4' (changed); expected.vector_macs: 1109458944.0 → 1117847552.0 (+0.7561 %); and 2 more fields of "
         "expected")
+    # another table, or a field name no passprice writes, is shown whole, as before (attack round 53)
+    assert Moved("rests_on", {"a": "x"}, {"a": "y"}).line() == "rests_on: {'a': 'x'} → {'a': 'y'} (changed)"
+    assert Moved("expected", {"m" * 41: 1}, {}).line() == f"expected: {{'{'m' * 41}': 1}} → {{}} (changed)"
     # a plain field, as before
     assert Moved("tokens_per_s", 996.1, 1000.0).line() == "tokens_per_s: 996.1 → 1000.0 (+0.3915 %)"
 
@@ -124,3 +131,33 @@ def test_4_a_tflops_rate_over_an_op_per_mac_input_says_which_unit_to_write(tmp_p
     assert operations_hint((("MAC", 1), ("op", 1), ("FLOP", -1), ("s", -1)), (("MAC", 1), ("s", -1))).startswith(
         ": FLOP and op are two units")
     assert operations_hint((("B", 1), ("s", -1)), (("MAC", 1), ("s", -1))) == ""
+
+
+def test_5_a_run_outside_the_span_is_named_with_its_figure_and_citation() -> None:
+    from passprice.diff import _run_cited
+    from passprice.measurements import Run
+
+    run = Run("acme.h100_nvl_94gb.l3-8b-f16.b4", "acme-vllm-06", "h100_nvl_94gb", "llama3-8b-f16", 4, 0, 1024, 470.3,
+              source="acme-vllm-h100nvl", source_id="acme-inference-bench",
+              locator="results table, row 'llama3-8b fp16 | batch 4 | 0-1024 | 470.3 tok/s'")
+    assert _run_cited(run) == ("; 470.3 tokens/s, cited to acme-inference-bench: results table, row 'llama3-8b fp16 | "
+                               "batch 4 | 0-1024 | 470.3 tok/s'")
+    long = attrs.evolve(run, tokens_per_s=1004.5, locator="x" * 200)
+    assert _run_cited(long) == "; 1,004.5 tokens/s, cited to acme-inference-bench: " + "x" * 160 + "…"
+    assert _run_cited(None) == ""
+
+
+def test_6_readme_says_how_to_upgrade_and_its_quotes_are_passprices_text() -> None:
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    flat = " ".join(readme.split())
+    assert ("**Upgrading passprice** in a registry of your own takes two pull requests, since its `requirements.txt` "
+            "names the passprice that checks and reviews it, and its locks pin the digest of the code that priced "
+            "them.") in flat
+    assert ("Both in one pull request fail its review: the base branch's passprice knows no code giving the new "
+            "locks' digest") in flat
+    # each message the paragraph quotes is one passprice prints
+    source = "".join(p.read_text(encoding="utf-8") for p in
+                     (Path(__file__).resolve().parents[1] / "src" / "passprice").glob("*.py"))
+    for quoted in ("the pricing model changed and moves the price", "changed since the lock",
+                   "the digest of no code of this review", "how passprice is installed changed"):
+        assert quoted in flat and quoted in source, quoted
