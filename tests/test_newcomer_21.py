@@ -329,7 +329,8 @@ test = "tg512"
     # the run lies far outside the span the 111 runs measured: the review says so (it moved share.append +7.9 %)
     span = ("fitted span: 0.3425 … 0.8519 × their limit measured by its 111 fitted runs on BASE, 0.2461 … 0.8519 by "
             "its 112 on HEAD; outside BASE's span: w21.h100_sxm5_80gb.8b-q4km.tg512 at 0.2461 × its limit (the limit "
-            "4.06 × measured): check it in its source before the fit rests on it")
+            "4.06 × measured; 168.2 tokens/s, cited to xiongjiedai-gpu-benchmarks: a lab run for walkthrough 21): "
+            "check it in its source before the fit rests on it")
     assert f"  {span}" in text.stdout.splitlines()
     markdown = invoke("diff", "main", "--format", "markdown", root=root).stdout.splitlines()
     assert markdown[markdown.index("#### Stack fits") + 2] == f"- ⚠️ `facts/stacks/{LLAMA}.toml`: {span}"

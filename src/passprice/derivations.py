@@ -157,8 +157,9 @@ def operations_hint(got: Dims, wanted: Dims) -> str:
     """What to write when a formula's dimension ``got`` is the fact's ``wanted`` but for operations (``op``,
     ``FLOP``) where the fact counts multiply-adds (``MAC``), or the reverse: a datasheet's TOPS or TFLOPS count a
     multiply-add as two operations, and a formula has no unit literals, so the 2 op/MAC is an input of its own
-    (walkthrough 33: ``tops / 2`` read "its formula gives op/s, but the fact is in TMAC/s (MAC/s)" and no more).
-    ``""`` for any other mismatch."""
+    (walkthrough 33: ``tops / 2`` read "its formula gives op/s, but the fact is in TMAC/s (MAC/s)" and no more);
+    and when it is the fact's but for ``FLOP`` where ``op`` belongs, or the reverse (a TFLOPS rate over an ``op/MAC``
+    input). ``""`` for any other mismatch."""
     ratio = dict(got)
     for k, v in wanted:
         ratio[k] = ratio.get(k, 0) - v
@@ -170,6 +171,11 @@ def operations_hint(got: Dims, wanted: Dims) -> str:
         if ratio == {word: -1, "MAC": 1}:
             return (f": a multiply-add is two operations; multiply by an input ops_per_mac = {{ value = 2, unit = "
                     f"\"{word}/MAC\", constant = \"two operations, a multiply and an add, a multiply-add\" }}")
+    # FLOP and op are two units (walkthrough 37: TFLOPS over an op/MAC input read "its formula gives FLOP·MAC/op·s,
+    # but the fact is in TMAC/s (MAC/s)" and no more): the constant's unit names what the rate counts
+    if ratio in ({"FLOP": 1, "op": -1}, {"FLOP": -1, "op": 1}):
+        return (": FLOP and op are two units (TFLOPS counts FLOP, TOPS counts op): divide a FLOP rate by an input in "
+                "FLOP/MAC, an op rate by one in op/MAC")
     return ""
 
 

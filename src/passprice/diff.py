@@ -3582,7 +3582,8 @@ def _compare(base: Side, head: Side) -> Diff:
     from passprice.pins import pricing_model_digest
 
     problems += forged_models(base.root, head.root, base.files, [p for p in paths if p in head.files],
-                              (base.code.model, head.code.model, pricing_model_digest()))
+                              (base.code.model, head.code.model, pricing_model_digest()),
+                              base.installs.get("requirements.txt") != head.installs.get("requirements.txt"))
     # A source leads elsewhere when its record changed, or the registry document it names did (its file unchanged).
     ids = [file_kind(p)[1] for p in head.files if file_kind(p)[0] == "source" and p in base.files
            and (base.files[p] != head.files[p] or b"path" in head.files[p])]
@@ -4280,11 +4281,28 @@ def stack_spans(base: Side, head: Side, files: Sequence[FileChange]) -> dict[str
                 f"{lo1:.4g} … {hi1:.4g} by its {n1:,} on HEAD")
         outside = [(i, r) for i, r in ratios.items() if not lo0 <= r <= hi0]
         if outside:
-            named = ", ".join(f"{i} at {r:.4g} × its limit (the limit {1 / r:.3g} × measured)" for i, r in outside[:5])
+            # each with its figure and the citation it rests on: a re-fit's facts cite the calibration record, and
+            # the run's own source was named nowhere in the review (walkthrough 37)
+            by_id = {r.id: r for r in new}
+            named = ", ".join(f"{i} at {r:.4g} × its limit (the limit {1 / r:.3g} × measured{_run_cited(by_id.get(i))})"
+                              for i, r in outside[:5])
             more = f" and {len(outside) - 5:,} more" if len(outside) > 5 else ""
             line += (f"; outside BASE's span: {named}{more}: check it in its source before the fit rests on it")
         out[f.path] = line
     return out
+
+
+#: The most characters of a run's locator :func:`stack_spans` quotes.
+RUN_LOCATOR_SHOWN = 160
+
+
+def _run_cited(run: Run | None) -> str:
+    """``; 168.2 tokens/s, cited to SOURCE: LOCATOR`` for a measured run (its locator cut past
+    :data:`RUN_LOCATOR_SHOWN` characters), ``""`` for none."""
+    if run is None:
+        return ""
+    locator = run.locator if len(run.locator) <= RUN_LOCATOR_SHOWN else run.locator[:RUN_LOCATOR_SHOWN] + "…"
+    return f"; {run.tokens_per_s:,g} tokens/s, cited to {run.source_id}: {locator}"
 
 
 #: The most added source records and checkpoint entries a review describes (:func:`added_records`); the rest are

@@ -211,7 +211,8 @@ def _base_locks(base: Root, files: Iterable[str]) -> list[Lock]:
 
 
 def forged_models(
-    base: Root, head: Root, base_files: Iterable[str], changed: Iterable[str], models: Iterable[str]
+    base: Root, head: Root, base_files: Iterable[str], changed: Iterable[str], models: Iterable[str],
+    upgraded: bool = False,
 ) -> tuple[str, ...]:
     """One line for each lock file of ``changed`` (paths relative to the roots, added or rewritten on HEAD) whose
     ``lock.pricing_model`` is the digest of no code the review knows: not one of ``models`` (BASE's and HEAD's code
@@ -221,10 +222,16 @@ def forged_models(
     rewritten to ``sha256:000…``, its digests recomputed, read "1 re-locked" (✅, exit 0), ``check`` and ``price
     --lock`` exit 0, and ``reproduce`` named the change's own commit as the code that wrote the lock. A lock of the
     first format (its ``pricing_model`` typed by hand, ``"1"``) and a lock file that does not read are left to the
-    review's other rules. Never raises."""
+    review's other rules. ``upgraded``: HEAD also changes ``requirements.txt``, so each line says that such a lock
+    was most likely priced by the passprice HEAD now installs, which the base branch's passprice reviewing it is not,
+    and the two pull requests that upgrade (walkthrough 37: "never typed by hand; re-lock it" alone sent a newcomer
+    to re-lock with the old passprice, undoing the upgrade). Never raises."""
     from passprice.pins import LOCK_FORMAT
 
     known = set(models)
+    upgrade = ("; or, with requirements.txt changed too, priced by the passprice it now installs: upgrade in two "
+               "pull requests, requirements.txt alone first, then re-lock under the new passprice"
+               if upgraded else "")
     out: list[str] = []
     earlier: set[str] | None = None
     for rel in changed:
@@ -245,6 +252,7 @@ def forged_models(
         out.append(
             f"{rel}: lock.pricing_model: pins {shown}…, the digest of no code of this review (BASE's, HEAD's, the "
             "running passprice's) nor of any BASE lock: a lock's pricing model is the digest passprice lock computes "
-            f"of the code that priced it, never typed by hand; re-lock it: passprice lock --update -o {shell_word(rel)}"
+            f"of the code that priced it, never typed by hand{upgrade}; re-lock it: passprice lock --update -o "
+            f"{shell_word(rel)}"
         )
     return tuple(out)

@@ -234,8 +234,14 @@ class RatioReach:
 
     @property
     def inside(self) -> bool:
-        """True when the ratio lies within the runs' span (or no run could be priced)."""
-        return self.runs == 0 or self.low <= self.ratio <= self.high
+        """True when the ratio lies within the runs' span (or no run could be priced), each compared as
+        :meth:`line` shows it, to 4 significant digits: a price at a fitted run's own setting, priced on facts the
+        fit rounded to 4 digits, gave 0.61543296 against the run's 0.61543511 and read "this price's 0.6154 … lies
+        outside" the "0.6154 … 0.6223" span it printed (walkthrough 37)."""
+        if self.runs == 0:
+            return True
+        low, ratio, high = (float(f"{x:.4g}") for x in (self.low, self.ratio, self.high))
+        return low <= ratio <= high
 
     def to_json(self) -> dict[str, Any]:
         """``{"runs", "low", "high", "ratio", "batch", "inside"}``: the fitted runs' measured / limit span, the
