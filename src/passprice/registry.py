@@ -806,13 +806,13 @@ def as_given(lines: list[str], root: Root | None, named: str | None = None) -> l
     prefix = str(root.path) + os.sep
     if not any(prefix in line for line in lines):
         return lines
-    to = "" if base == os.curdir else base + os.sep
+    to = "" if base == os.curdir else base if base.endswith(os.sep) else base + os.sep  # `--root /`: "/x", not "//x"
     start = re.compile(r"(?<![^\s(\"'=,:\[])" + re.escape(prefix))
     return [start.sub(lambda _: to, line) for line in lines]
 
 
 def _spelled(named: str, path: Path) -> str:
-    """The relative folder name ``named`` (which resolves to ``path``) in its shortest spelling that still names
+    """The folder name ``named``, relative or absolute (which resolves to ``path``), in its shortest spelling that names
     ``path``: ``os.path.normpath``'s, which drops ``.`` and folds ``a/..``, when that resolves to ``path`` too, else
     ``named`` as given less trailing separators. Folding ``link/..`` is only right when ``link`` is no symbolic link:
     ``--root link/../reg`` with ``link`` a link into another folder named ``reg/facts/…``, a file of the working
