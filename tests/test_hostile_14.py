@@ -104,7 +104,7 @@ def test_a_registry_folder_linked_outside_the_registry_is_not_read(tmp_path: Pat
     shown = invoke("fact", "show", "h100_sxm5_80gb", "memory.bandwidth", root=linked_root)
     assert shown.exit_code == 0 and "3.35 TB/s" in shown.stdout, shown.output
     bad("price", "gemma3-270m-h100", "--json", root=linked_root,
-        says=(f"{root}/facts/cards/h100_sxm5_80gb.toml: host.capacity.source: source 'passprice-card-review' "
+        says=(f"{linked_root}/facts/cards/h100_sxm5_80gb.toml: host.capacity.source: source 'passprice-card-review' "
               "names no document of this registry:"))
     priced = invoke("price", "gemma3-270m-h100", "--json", root=linked_root)
     assert ("source.path: facts/cards/README.md passes through a symbolic link (facts/cards): a document of this "

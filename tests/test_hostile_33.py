@@ -251,10 +251,10 @@ def test_fact_show_finds_a_stacks_fact_beside_a_routing_record_of_the_name(tmp_p
     shutil.copy(root / "facts" / "stacks" / "llamacpp-cuda-2405.toml", root / "facts" / "stacks" / "uniform.toml")
     shown = invoke("fact", "show", "uniform", "stack.share.read", root=root)
     assert shown.exit_code == 0, shown.output
-    assert shown.stdout.splitlines()[0] == f"uniform ({root / 'facts' / 'stacks' / 'uniform.toml'}), a serving stack"
+    assert shown.stdout.splitlines()[0] == "uniform (facts/stacks/uniform.toml), a serving stack"
     assert invoke("fact", "show", "uniform", "share.read", root=root).stdout == shown.stdout
     assert invoke("fact", "show", "uniform", "routing.hot_share", root=root).stdout.splitlines()[0] == (
-        f"uniform ({root / 'facts' / 'routing' / 'uniform.toml'}), a routing record")
+        "uniform (facts/routing/uniform.toml), a routing record")
     line = bad("fact", "show", "uniform", "nope", root=root)[0]
     assert line.startswith(f"passprice: error: {root / 'facts' / 'routing' / 'uniform.toml'}: nope: no such fact (it "
                            "has routing.hot_experts, routing.hot_share); nor a fact of the serving stack uniform "

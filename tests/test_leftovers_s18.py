@@ -135,7 +135,7 @@ def test_an_added_routing_record_s_facts_are_counted_as_added_not_changed(tmp_pa
 
 def test_a_card_vendor_in_another_case_is_the_same_vendor(tmp_path: Path) -> None:
     """The H200's ``vendor = "Nvidia"`` under llamacpp-cuda-2405 (fitted on cards of vendor "NVIDIA") read as a card of
-    another vendor: "every card its runs measured is NVIDIA's, h200_sxm_141gb is Nvidia's"."""
+    another vendor: "every card its runs measured has vendor NVIDIA, h200_sxm_141gb has vendor Nvidia"."""
     from cli_helpers import copy_root, invoke
 
     root = copy_root(tmp_path)
@@ -149,7 +149,7 @@ def test_a_card_vendor_in_another_case_is_the_same_vendor(tmp_path: Path) -> Non
     assert "extrapolates across cards" in out.stderr and "never ran on such a card" not in out.stderr
     amd = invoke("price", "qwen3-30b-a3b-h200", "--card", "mi300x", "--batch", "1", "--stack", "llamacpp-cuda-2405",
                  "--no-lock", root=root)  # fmt: skip
-    assert "mi300x is AMD's: the stack's kernels never ran on such a card" in amd.stderr
+    assert "mi300x has vendor AMD: the stack's kernels never ran on such a card" in amd.stderr
 
 
 def test_an_added_measurement_file_of_a_thousand_runs_counts_them_with_a_separator(tmp_path: Path) -> None:

@@ -220,12 +220,12 @@ def test_a_stack_fitted_on_one_vendors_cards_says_so_on_another_vendors_card() -
     assert out.exit_code == 0, out.output
     card_line = next(line for line in out.stderr.splitlines() if "extrapolates across cards" in line)
     assert card_line.endswith(
-        "20.4 % at most); and every card its runs measured is NVIDIA's, mi300x is AMD's: the stack's kernels never "
-        "ran on such a card as measured, so its facts may not describe the runtime there at all"
+        "20.4 % at most); and every card its runs measured has vendor NVIDIA, mi300x has vendor AMD: the stack's "
+        "kernels never ran on such a card as measured, so its facts may not describe the runtime there at all"
     )
     # an NVIDIA card it never measured keeps the plain line; compare names the AMD card among several
     same = invoke("price", "qwen3-30b-a3b-h200", "--batch", "1", "--stack", "llamacpp-cuda-2405", "--no-lock")
     assert "never ran on such a card" not in same.stderr and "extrapolates across cards" in same.stderr
     many = invoke("compare", "qwen3-30b-a3b-h200", "--cards", "h200_sxm_141gb,mi300x,rtx_4090", "--stack",
                   "llamacpp-cuda-2405")  # fmt: skip
-    assert "every card its runs measured is NVIDIA's, mi300x is AMD's: " in many.stderr
+    assert "every card its runs measured has vendor NVIDIA, mi300x has vendor AMD: " in many.stderr

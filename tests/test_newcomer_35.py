@@ -311,13 +311,15 @@ def test_7_the_audit_names_the_rows_derived_from_another_row() -> None:
     lines = invoke("audit", MTP).stdout.splitlines()
     at = next(i for i, line in enumerate(lines) if line.startswith("  by hand: "))
     assert lines[at + 1] == (
-        "  inputs of other rows' derivations: memory.bandwidth (of streams.read, streams.rewrite, streams.append); "
-        "vector (of scale); draft.acceptance.1 (of draft.acceptance.2) — each elasticity moves the fact alone, the "
-        "facts derived from it held as written (re-derived, they would move with it)"
+        "  inputs of other rows' derivations: memory.bandwidth (of streams.read, streams.rewrite, streams.append) "
+        "+0.000 re-derived; vector (of scale) +0.000 re-derived; draft.acceptance.1 (of draft.acceptance.2) +0.891 "
+        "re-derived — each elasticity in the table moves the fact alone, the facts derived from it held as written; "
+        "re-derived, they are recomputed from it by their formulas"
     )
     assert lines[at + 2] == ""
     # a stack's fitted facts derive from runs, not from another row: the stacked audit names the card's only
     stacked = invoke("audit", R1, "--stack", STACK).stdout.splitlines()
-    assert ("  inputs of other rows' derivations: memory.bandwidth (of streams.read, streams.append); vector (of "
-            "scale) — each elasticity moves the fact alone, the facts derived from it held as written (re-derived, "
-            "they would move with it)") in stacked
+    assert ("  inputs of other rows' derivations: memory.bandwidth (of streams.read, streams.append) +0.000 "
+            "re-derived; vector (of scale) +0.113 re-derived — each elasticity in the table moves the fact alone, the "
+            "facts derived from it held as written; re-derived, they are recomputed from it by their "
+            "formulas") in stacked

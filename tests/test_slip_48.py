@@ -209,8 +209,8 @@ def _mi_stack(tmp_path: Path) -> tuple[Path, Path]:
     return base, head
 
 
-KERNELS = ("; and every card its runs measured is NVIDIA's, mi300x is AMD's: the stack's kernels never ran on such a "
-           "card as measured, so its facts may not describe the runtime there at all")
+KERNELS = ("; and every card its runs measured has vendor NVIDIA, mi300x has vendor AMD: the stack's kernels never "
+           "ran on such a card as measured, so its facts may not describe the runtime there at all")
 CARD_VENDOR = "stack.llamacpp-cuda-2405.card_vendor: [AMD → NVIDIA] (the lock pinned the old)"
 
 
@@ -256,7 +256,7 @@ def test_5_a_fitted_cards_vendor_rewritten_is_said_too(tmp_path: Path) -> None:
     base, head = _mi_stack(tmp_path)
     _replace(head / "facts/cards/a100_pcie_80gb.toml", 'vendor = "NVIDIA"', 'vendor = "AMD"')
     priced = invoke("price", "--lock", MI_LOCK, root=head)
-    assert "mi300x is AMD's" not in priced.stderr  # AMD is now among the fitted cards' vendors
+    assert "mi300x has vendor AMD" not in priced.stderr  # AMD is now among the fitted cards' vendors
     said = "stack.llamacpp-cuda-2405.fitted_vendors: [ → AMD, ]NVIDIA (the lock pinned the old)"
     assert f"                relabelled since the lock: {said}" in priced.stdout.splitlines()
     checked = invoke("check", "--frozen", root=head)

@@ -45,6 +45,46 @@ MAX_STEP_PERCENT = 50.0
 MIN_STEP_PERCENT = 1e-4
 
 
+def parse_step(text: str) -> float:
+    """``audit --step``'s ``text``: a percent from :data:`MIN_STEP_PERCENT` to :data:`MAX_STEP_PERCENT`, as
+    :func:`passprice.bounds.option_bound` bounds it. Decided in left31 (session 30 listed "``--step`` +N % only"): a
+    step is a size, not a direction — each elasticity is measured with the fact that much higher, or that much lower
+    where higher is refused (marked ``(−N %)``), so ``-10`` asks nothing ``10`` does not; and a step is relative, the
+    audited facts being in different units (B/s, bytes, shares), so one absolute step cannot apply to them all. Raises
+    :class:`~passprice.errors.InputError`, one line: the bound's own problem, then what is accepted for a negative
+    step, a step written with ``%`` and a step written with a unit."""
+    from passprice.bounds import option_bound
+    from passprice.errors import InputError
+
+    try:
+        return float(option_bound("--step").parse(text))
+    except InputError as e:
+        raise InputError(f"{e}{_step_hint(text)}") from None
+
+
+def _step_hint(text: str) -> str:
+    """What :func:`parse_step` adds to its line for ``text``: empty for a plain number, else what is accepted."""
+    import math
+    import re
+
+    size = "a step is a size, not a direction: each fact is moved that much higher, or that much lower where higher "
+    number = re.fullmatch(r"\s*([-+]?)\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*(%?)\s*(.*?)\s*", text)
+    if number is None or len(text) > 40:
+        return ""
+    sign, digits, percent, rest = number.groups()
+    magnitude = float(digits)
+    if rest:
+        return ("; the step is a percent of each fact, not an amount in a unit: the facts audited are in different "
+                "units (--step 10 moves each 10 %)")
+    fits = math.isfinite(magnitude) and MIN_STEP_PERCENT <= magnitude <= MAX_STEP_PERCENT
+    give = f"--step {digits}" if fits else "a percent from 0.0001 to 50"
+    if sign == "-" and magnitude != 0:
+        return f"; {size}is refused (marked (−N %)): give {give}"
+    if percent:
+        return f"; write the percent without its % sign: {give}"
+    return ""
+
+
 def step_percent(step: float) -> str:
     """A relative step as the audit prints it, in percent without a trailing zero: 0.01 is ``1 %``, 0.1 ``10 %``,
     0.025 ``2.5 %`` (``%g`` of the percentage, rounded to 6 significant digits)."""
@@ -69,6 +109,10 @@ class AuditRow:
     step: float
     floor: Provenance | None = None
     refused: tuple[str, ...] = ()
+    #: For a fact other rows derive from (:func:`derived_from`): the elasticity over the same step with those facts
+    #: re-derived from it by their formulas (:func:`rederived_elasticity`); ``None`` for any other fact, or when the
+    #: re-derived price is refused or a formula cannot be evaluated (left31).
+    rederived: float | None = None
 
     @property
     def margin(self) -> int | None:
@@ -208,7 +252,73 @@ def audit(
         binds = path in binding or (stacked and stack_binding(path, binding))
         rows.append(AuditRow(path, fact, binds, fact.provenance is cost.provenance, elasticity, used, floor,
                              tuple(refused)))
+    facts = {r.path: r.fact for r in rows}
+    for i, r in enumerate(rows):
+        if r.elasticity is not None and _derived_of(facts, r.path) and not (restack and is_stack_path(r.path)):
+            rows[i] = attrs.evolve(r, rederived=rederived_elasticity(card, serving, pricer, facts, r.path, r.step,
+                                                                     base))
     return Audit(cost, tuple(rows), step)
+
+
+def _record_prefix(path: str) -> str:
+    """The prefix a record's fact paths take in an audit (``draft.``, ``stack.``, ``routing.``; ``""`` for a card's):
+    a derivation names its inputs within its own record (``acceptance.1``)."""
+    return next((p for p in ("draft.", "stack.", "routing.") if path.startswith(p)), "")
+
+
+def _derived_of(facts: Mapping[str, Fact], path: str) -> list[str]:
+    """The paths among ``facts`` whose derivation takes the fact at ``path`` as an input, in ``facts``' order."""
+    from passprice.derivations import Derivation
+
+    out = []
+    for p, f in facts.items():
+        if isinstance(f.derivation, Derivation):
+            prefix = _record_prefix(p)
+            if any(i.fact is not None and path in (i.fact, prefix + i.fact) for i in f.derivation.inputs):
+                out.append(p)
+    return out
+
+
+def rederived_elasticity(card: Card, serving: Serving, pricer: Pricer, facts: Mapping[str, Fact], path: str,
+                         step: float, base: float) -> float | None:
+    """The elasticity of tokens/s in the fact at ``path`` (of ``facts``, the audited facts by path) over ``step``
+    (a fraction, signed), with every fact derived from it — directly, or from such a fact — re-derived by its
+    formula: each derived fact is scaled by the ratio of its formula's result with the moved inputs to its result
+    with today's (so a value rounded to ``digits`` moves by the exact ratio), then the price is made with all of
+    them replaced. ``base``: today's tokens/s. The H200's ``streams.read`` is BabelStream's 4.48 TB/s over
+    ``memory.bandwidth``: re-derived, a bandwidth 1 % higher gives the same bytes a second and the same price, so its
+    elasticity is +0.000 where the table's, the shares held as written, is +1.000 (walkthrough 35; left31). ``None``
+    when the re-derived price is refused or a formula cannot be evaluated. Raises nothing else."""
+    from passprice.derivations import Derivation, FormulaError, quantity
+    from passprice.errors import InputError
+
+    moved = {path: facts[path].scaled(1.0 + step)}
+    try:
+        for _ in range(len(facts)):  # a derivation chain is at most as long as the facts (check refuses a cycle)
+            before = dict(moved)
+            for p, f in facts.items():
+                derivation = f.derivation
+                if p == path or not isinstance(derivation, Derivation):
+                    continue
+                prefix = _record_prefix(p)
+                today: dict[str, Any] = {}
+                then: dict[str, Any] = {}
+                for i in derivation.inputs:
+                    src = None if i.fact is None else i.fact if i.fact in facts else prefix + i.fact
+                    if src is not None and src in moved and src in facts:
+                        today[i.name] = quantity(facts[src].amount, facts[src].unit)
+                        then[i.name] = quantity(moved[src].amount, moved[src].unit)
+                if then:
+                    ratio = derivation.result(then).value / derivation.result(today).value
+                    moved[p] = f.scaled(float(ratio))
+            if moved.keys() == before.keys() and all(moved[k] == before[k] for k in moved):
+                break
+        c2, s2 = card, serving
+        for p, f in moved.items():
+            c2, s2 = _with_fact(c2, s2, p, f)
+        return (pricer(c2, s2).tokens_per_s / base - 1.0) / step
+    except (ServingRefusal, FormulaError, InputError, ArithmeticError, ValueError):
+        return None
 
 
 @attrs.frozen
@@ -596,10 +706,12 @@ def audit_json(
     fact (path, value and unit as written, base value, provenance, source, locator, cite (the citation in one line),
     note, derivation (its table, and as text), ``stale`` (what recomputing its derivation found, when it does not
     follow from today's inputs: :mod:`passprice.stale`; else ``null``), floor and margin (``null`` without a lock),
-    binding, weakest, elasticity, step); with ``sources``, a ``sources`` object: for each registered source a fact
-    or a figure of its derivation cites (:func:`cited_sources`), its title, publisher, date, where it is (``where``,
-    one line; ``url``) and how it was read (``read``)."""
+    binding, weakest, elasticity, step, ``derived_by`` (the rows whose derivation reads it) and
+    ``elasticity_rederived`` (:attr:`AuditRow.rederived`)); with ``sources``, a ``sources`` object: for each
+    registered source a fact or a figure of its derivation cites (:func:`cited_sources`), its title, publisher,
+    date, where it is (``where``, one line; ``url``) and how it was read (``read``)."""
     found = _stale_by_path(stale)
+    derived = derived_from(a)
     cited = set(cited_sources(a))
     cited.update(c["source"] for c in (extra or {}).get("calibration", ()))
     documents = {
@@ -637,6 +749,8 @@ def audit_json(
                 "elasticity": r.elasticity,
                 "step": r.step,
                 "refused": list(r.refused),
+                "derived_by": list(derived.get(r.path, ())),
+                "elasticity_rederived": r.rederived,
             }
             for r in a.rows
         ],
@@ -773,9 +887,17 @@ def derived_note(a: Audit) -> str | None:
     found = derived_from(a)
     if not found:
         return None
-    named = "; ".join(f"{p} (of {', '.join(d)})" for p, d in found.items())
-    return (f"inputs of other rows' derivations: {named} — each elasticity moves the fact alone, the facts derived "
-            "from it held as written (re-derived, they would move with it)")
+    rows = {r.path: r for r in a.rows}
+
+    def through(path: str) -> str:
+        r = rows[path]
+        if r.elasticity is None:
+            return ""
+        return f" {r.rederived:+.3f} re-derived" if r.rederived is not None else " (re-derived: refused)"
+
+    named = "; ".join(f"{p} (of {', '.join(d)}){through(p)}" for p, d in found.items())
+    return (f"inputs of other rows' derivations: {named} — each elasticity in the table moves the fact alone, the "
+            "facts derived from it held as written; re-derived, they are recomputed from it by their formulas")
 
 
 def by_source(a: Audit) -> dict[str | None, list[AuditRow]]:

@@ -526,6 +526,20 @@ def _float(option: str) -> _Bounded:
     return _Bounded(option, integer=False)
 
 
+class _Step(click.ParamType):  # type: ignore[type-arg,unused-ignore]  # generic from click 8.2
+    """``audit --step PERCENT``, read by :func:`passprice.audit.parse_step` (its refusal says what is accepted)."""
+
+    name = "float"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        from passprice.audit import parse_step
+
+        try:
+            return parse_step(str(value))
+        except InputError as e:
+            self.fail(str(e), param, ctx)
+
+
 def _finite(data: Any) -> None:
     """:func:`passprice.report.require_finite`: a result holding a number that is not finite is bad input (exit 2)."""
     from passprice.report import require_finite
@@ -2425,7 +2439,7 @@ def check_command(ctx: click.Context, frozen: bool, as_json: bool) -> None:
     "--format", "fmt", type=click.Choice(["text", "markdown", "json"]), default="text", show_default=True,
     help="text for people, markdown for a pull-request comment, json for programs.",
 )
-@click.option("--step", "step_pct", type=_float("--step"), default=1.0, show_default=True, metavar="PERCENT",
+@click.option("--step", "step_pct", type=_Step(), default=1.0, show_default=True, metavar="PERCENT",
               help="Measure each elasticity over a change of PERCENT (e.g. 10: which fact, 10 % wrong, moves the "
                    "price most).")
 @_plot_option("each fact's elasticity as a bar chart")
@@ -2752,6 +2766,7 @@ def fact_show_command(ctx: click.Context, name: str, path: str | None, draft: bo
     """Show fact PATH of card NAME (every fact without PATH): value, unit, provenance, source and locator,
     derivation, note. With --history, when it changed, and from what (read through git)."""
     from passprice.edit import read_facts
+    from passprice.registry import named_in
     from passprice.report import fact_json, facts_text
 
     if history and not draft and path is not None:
@@ -2772,7 +2787,7 @@ def fact_show_command(ctx: click.Context, name: str, path: str | None, draft: bo
             _echo_json({"name": name, "kind": kind, "file": str(file), "note": note,
                         "facts": {p: fact_json(f) for p, f in facts.items()}})
         else:
-            click.echo(facts_text(f"{name} ({file}), a {kind}", facts)
+            click.echo(facts_text(f"{name} ({named_in(_root(ctx), file)}), a {kind}", facts)
                        + (f"\n\n{kind} note: {note}" if note else ""))
         return
     if history and path is None:
@@ -2794,7 +2809,9 @@ def fact_show_command(ctx: click.Context, name: str, path: str | None, draft: bo
                     "facts": {p: fact_json(f) for p, f in facts.items()},
                     **({"note": note} if where.kind == "draft" else {})})
     else:
-        click.echo(facts_text(f"{where.name} ({where.file})", facts)
+        # The card file relative to the root, as every other command names a registry file in text (left31: the
+        # absolute path was printed); --json keeps the absolute "file".
+        click.echo(facts_text(f"{where.name} ({named_in(root, where.file)})", facts)
                    + (f"\n\ndrafting method note: {note}" if note else ""))
 
 
@@ -3401,7 +3418,11 @@ def roofline_command(
 
     summary = " · ".join(spec_summary(resolved.spec).split(" · ")[:2])
     from passprice.cards import shown_title
-    title = f"{serving or spec.checkpoint}: {resolved.spec.checkpoint} on {shown_title(resolved.card)}\n{summary}"
+    from passprice.roofline import routing_caption
+
+    caption = routing_caption(resolved.header, resolved.serving)
+    title = (f"{serving or spec.checkpoint}: {resolved.spec.checkpoint} on {shown_title(resolved.card)}\n{summary}"
+             + (f"\n{caption}" if caption else ""))
     under = None
     reach = None
     try:

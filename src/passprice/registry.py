@@ -781,9 +781,14 @@ def as_given(lines: list[str], root: Root | None, named: str | None = None) -> l
     ``../facts/cards/h100.toml`` from its ``facts``), or below ``named`` as the user named the root (``--root
     ../reg``: ``../reg/facts/…``). A root is held resolved, so every path made from it was absolute: CI output named
     ``/home/runner/work/…/facts/cards/h100.toml`` where the user typed ``price gemma3-270m-h100`` (leftovers round
-    21). A root named by an absolute path, the embedded facts, or a working folder outside the root leave the lines
-    as they are. Only a whole path start is rewritten (after a blank, a parenthesis, a quote or the line's start).
-    Raises nothing."""
+    21). The embedded facts, or a working folder outside a root found around it, leave the lines as they are. Only a
+    whole path start is rewritten (after a blank, a parenthesis, a quote or the line's start).
+
+    One rule for a root named by ``--root DIR``, relative or absolute: below ``DIR`` as typed, never its resolved
+    folder (an absolute ``DIR`` was left resolved). Session 30: under ``--root /abs/link`` (a symbolic link to
+    ``/abs/real``) ``reproduce zz`` said "not in /abs/real/locks" and ``fact show zz`` "/abs/real/facts/cards/zz.toml"
+    where ``price zz`` said "registry/servings" (left31). A registry name relative to the root (:func:`named_in`)
+    is left as it is. Raises nothing."""
     import re
 
     if root is None or root.embedded or not lines:
@@ -792,7 +797,7 @@ def as_given(lines: list[str], root: Root | None, named: str | None = None) -> l
         here = Path.cwd().resolve()
     except OSError:
         return lines
-    if named is not None and not os.path.isabs(named):
+    if named is not None:
         base = _spelled(named, root.path)
     elif named is None and (here == root.path or here.is_relative_to(root.path)):
         base = os.path.relpath(root.path, here)
@@ -801,13 +806,13 @@ def as_given(lines: list[str], root: Root | None, named: str | None = None) -> l
     prefix = str(root.path) + os.sep
     if not any(prefix in line for line in lines):
         return lines
-    to = "" if base == os.curdir else base + os.sep
+    to = "" if base == os.curdir else base if base.endswith(os.sep) else base + os.sep  # `--root /`: "/x", not "//x"
     start = re.compile(r"(?<![^\s(\"'=,:\[])" + re.escape(prefix))
     return [start.sub(lambda _: to, line) for line in lines]
 
 
 def _spelled(named: str, path: Path) -> str:
-    """The relative folder name ``named`` (which resolves to ``path``) in its shortest spelling that still names
+    """The folder name ``named``, relative or absolute (which resolves to ``path``), in its shortest spelling that names
     ``path``: ``os.path.normpath``'s, which drops ``.`` and folds ``a/..``, when that resolves to ``path`` too, else
     ``named`` as given less trailing separators. Folding ``link/..`` is only right when ``link`` is no symbolic link:
     ``--root link/../reg`` with ``link`` a link into another folder named ``reg/facts/…``, a file of the working

@@ -20,6 +20,7 @@ import io
 import itertools
 import math
 import os
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -446,6 +447,21 @@ def ridges_text(card: Card) -> str:
     )
 
 
+def routing_caption(header: GGUFHeader, serving: Serving) -> str | None:
+    """The title line naming the routing record a mixture of experts' expert reads rest on, as ``price`` says it
+    (:func:`passprice.routing.description`): ``routed experts: a hot set of 58 of 128 experts (45.31 %) takes 90 % of
+    the routed token-slots, measured (qwen3-30b-a3b-measured)``; ``None`` for a dense checkpoint or a serving with
+    no record. The title is the plot's and the text's (walkthrough 36: ``roofline --plot`` of a MoE named no record,
+    so a reader could not tell which routing its curve assumed; left31). Raises nothing."""
+    from passprice.routing import description
+
+    experts = header.meta_int("expert_count") or 0
+    routing = serving.routing
+    if experts <= 0 or routing is None:
+        return None
+    return f"routed experts: {description(routing.name, routing.hot_experts, routing.hot_share, experts)}"
+
+
 def roofline_text(line: Roofline) -> str:
     """``passprice roofline CARD SERVING`` for people: the ridges, the pass's coefficients and where the bind
     changes (predicted and priced), the intensity by batch, the regions, the best batch and the largest."""
@@ -625,6 +641,11 @@ def literal_texts(fig: Any) -> None:
             text.set_parse_math(False)
 
 
+#: The characters a line of the roofline picture's title holds at its 8-inch width and 10-point type before it is
+#: wrapped (a 92-character line fills about nine tenths of it).
+TITLE_CHARS = 96
+
+
 def render(line: Roofline, fmt: str) -> bytes:
     """The roofline's picture as ``png`` or ``svg`` bytes: tokens/s (top) and pass time (bottom) against the batch,
     on log axes, each bind's region shaded, the best batch and the largest that fits marked.
@@ -680,7 +701,10 @@ def render(line: Roofline, fmt: str) -> bytes:
         last = line.points[-1]
         top.plot([last.batch], [last.tokens_per_s], marker="s", color="#0072B2")
         top.legend(loc="best", fontsize=8)
-        top.set_title(line.title or f"decode roofline on {line.card.name}", fontsize=10)
+        # Each title line wrapped to the picture's width: a MoE's routing line (routing_caption) ran past both
+        # edges, the record's name cut off (left31).
+        title = line.title or f"decode roofline on {line.card.name}"
+        top.set_title("\n".join(textwrap.fill(part, TITLE_CHARS) for part in title.split("\n")), fontsize=10)
         literal_texts(fig)
         fig.tight_layout()
         buffer = io.BytesIO()

@@ -69,12 +69,14 @@ class CardReach:
         fitted_as = {v.casefold() for v in self.fitted_vendors}  # "Nvidia" is NVIDIA (attack round 36)
         foreign = [c for c in named if (v := of.get(c)) is not None and v.casefold() not in fitted_as]
         if self.fitted_vendors and foreign:
-            which = ", ".join(f"{c} is {_vendor_shown(of[c])}'s" for c in foreign[:4]) + (
+            which = ", ".join(f"{c} has vendor {_vendor_shown(of[c])}" for c in foreign[:4]) + (
                 f" and {len(foreign) - 4} more" if len(foreign) > 4 else "")
             fitted = " or ".join(map(_vendor_shown, self.fitted_vendors[:MAX_VENDORS_SHOWN])) + (
                 f" (or {len(self.fitted_vendors) - MAX_VENDORS_SHOWN} more vendors)"
                 if len(self.fitted_vendors) > MAX_VENDORS_SHOWN else "")
-            vendor = (f"; and every card its runs measured is {fitted}'s, {which}: the "
+            # "has vendor X", never "X's": a vendor is free text, and "ws1_hypothetical is hypothetical's" read as
+            # garbled English (walkthrough 36; left31)
+            vendor = (f"; and every card its runs measured has vendor {fitted}, {which}: the "
                       "stack's kernels never ran on such a card as measured, so its facts may not describe the "
                       "runtime there at all")
         return (f"stack {self.stack} was fitted on runs on {len(self.fitted)} {cards} ({', '.join(self.fitted)}), "
