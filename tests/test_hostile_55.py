@@ -1,0 +1,100 @@
+"""Attack round 55 (issue 13): session 30's additions attacked on a freshly installed (non-editable) passprice —
+``cards --json`` on a registry of 10,000 cards, the locks folder a plain ``price`` reads, ``lock --stack``'s
+shipped stack lock, ``locks.Moved`` and a card copied many times. Each test builds its reproducer and asserts the
+exit status and the exact output or line; a comment says what it did before."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from cli_helpers import copy_root, invoke
+from passprice.report import cards_json_chunks
+from passprice.tables import json_text, nested_json_text
+
+# --- 1. cards --json: one card's table and text at a time ---------------------------------------------------------
+
+
+def _cards_root(tmp_path: Path, copies: int) -> Path:
+    root = copy_root(tmp_path)
+    a40 = (root / "facts" / "cards" / "a40.toml").read_text(encoding="utf-8")
+    for i in range(copies):
+        (root / "facts" / "cards" / f"copy{i:02d}.toml").write_text(a40, encoding="utf-8")
+    return root
+
+
+def test_1_cards_json_is_the_whole_documents_text_written_card_by_card(tmp_path: Path) -> None:
+    # Before: 10,000 cards (157 MB of card files) took 24 s wall, 17.3 s of CPU and 1.77 GB: every card's table, then
+    # the 265 MB string of the document, were held at once. Now each card is made and written in turn (10.9 s of
+    # CPU, 300 MB, the same 265 MB byte for byte); here, 17 shipped cards, 5 copies and a card that does not read.
+    root = _cards_root(tmp_path, copies=5)
+    (root / "facts" / "cards" / "zz_broken.toml").write_text("[memory\n", encoding="utf-8")
+    result = invoke("cards", "--json", root=root)
+    assert result.exit_code == 2
+    document = json.loads(result.stdout)
+    assert result.stdout == json_text(document) + "\n"  # what json.dumps(indent=2) writes for the whole
+    names = [c["name"] for c in document["cards"]]
+    assert len(names) == 22 and names[:5] == ["a100_pcie_80gb", "a100_sxm4_80gb", "a40", "b200", "copy00"]
+    assert [c["facts"]["memory.bandwidth"]["base_value"] for c in document["cards"] if c["name"] == "copy04"] == [
+        696e9
+    ]
+    assert len(document["problems"]) == 1 and document["problems"][0].startswith("facts/cards/zz_broken.toml: ")
+    assert result.stderr.splitlines() == ["passprice: error: " + document["problems"][0]]
+
+
+def test_1_cards_json_with_no_card_that_reads_is_one_document(tmp_path: Path) -> None:
+    root = copy_root(tmp_path)
+    shutil.rmtree(root / "facts" / "cards")
+    (root / "facts" / "cards").mkdir()
+    (root / "facts" / "cards" / "only.toml").write_text("x = [\n", encoding="utf-8")
+    result = invoke("cards", "--json", root=root)
+    assert result.exit_code == 2
+    document = json.loads(result.stdout)
+    assert result.stdout == json_text(document) + "\n"
+    assert document["cards"] == [] and len(document["problems"]) == 1
+
+
+def test_1_the_chunks_hold_one_card_each() -> None:
+    # The bound on memory: the document comes as one piece a card, then the closing with the problems.
+    from passprice.cards import load_card
+    from passprice.registry import embedded_root
+
+    root = embedded_root()
+    cards = [load_card(root, name) for name in ("a40", "h200_sxm_141gb", "mi300x")]
+    chunks = list(cards_json_chunks(cards, lambda: ["a line"]))
+    assert len(chunks) == 4
+    assert chunks[0].startswith('{\n  "cards": [\n    {\n      "name": "a40",')
+    assert [c.count('"name": ') for c in chunks] == [1, 1, 1, 0]
+    assert chunks[3] == '\n  ],\n  "problems": [\n    "a line"\n  ]\n}'
+    assert json.loads("".join(chunks))["problems"] == ["a line"]
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {},
+        [],
+        {"a": [], "b": {}, "c": [[], [{}]]},
+        {"s": 'q"\\\n\t\u202e\ud800é', "n": None, "t": True, "f": False, "i": -3, "x": 2.5, "z": -0.0, "big": 10**30},
+        [1e300, 5e-324, "x", [1, [2, [3]]]],
+        (1, 2),
+        "alone",
+    ],
+    ids=["empty-dict", "empty-list", "nested-empties", "scalars", "deep-list", "tuple", "string"],
+)
+def test_1_nested_json_text_is_json_texts_text_indented(value: object) -> None:
+    for level in (0, 1, 3):
+        assert nested_json_text(value, level) == json_text(value).replace("\n", "\n" + "  " * level)
+
+
+@pytest.mark.parametrize("value", [float("inf"), float("-inf"), float("nan")], ids=["inf", "-inf", "nan"])
+def test_1_nested_json_text_refuses_a_number_json_cannot_carry(value: float) -> None:
+    with pytest.raises(ValueError, match="is not finite"):
+        nested_json_text({"facts": [1, {"base_value": value}]}, 2)
+
+
+def test_1_a_key_that_is_not_a_string_falls_back_to_json_dumps() -> None:
+    assert nested_json_text({1: {"a": 2}}, 1) == '{\n    "1": {\n      "a": 2\n    }\n  }'
