@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -98,3 +99,39 @@ def test_1_nested_json_text_refuses_a_number_json_cannot_carry(value: float) -> 
 
 def test_1_a_key_that_is_not_a_string_falls_back_to_json_dumps() -> None:
     assert nested_json_text({1: {"a": 2}}, 1) == '{\n    "1": {\n      "a": 2\n    }\n  }'
+
+
+# --- 2. a lock's [stack] name no stack file of any clone can have --------------------------------------------------
+
+FOLDER = "a stack's name is a file's name in facts/stacks, without a folder"
+WINDOWS = "so no registry's stack file is named so (check refuses one)"
+
+
+@pytest.mark.parametrize(
+    ("name", "said"),
+    [
+        ("a\\b", f"'a\\\\b' is no stack's name: {FOLDER}; re-lock it"),
+        ("a:b", f"'a:b' is no stack's name: ':' is a character no file name on Windows holds, {WINDOWS}; re-lock it"),
+        ("x|y", f"'x|y' is no stack's name: '|' is a character no file name on Windows holds, {WINDOWS}; re-lock it"),
+        ("con", f"'con' is no stack's name: CON names a device on Windows, {WINDOWS}; re-lock it"),
+    ],
+    ids=["backslash", "colon", "pipe", "device"],
+)
+def test_2_a_lock_naming_a_stack_no_windows_file_can_be_is_refused(tmp_path: Path, name: str, said: str) -> None:
+    # Before: exit 0 for a plain `price r1-qwen7b-h200` ("under locks …, r1-stack (…): floors hold"), `reproduce`
+    # exit 0 and `check` "FAILS … today's files do not read: stack 'a\\b': not found" (exit 1), where "a/b" was
+    # refused as bad input (attack round 51): a lock re-digested with stack.name and price.stack both NAME.
+    from test_hostile_49 import R1, STACKED, _locked, _rewritten
+
+    root = _locked(tmp_path)
+
+    def renamed(document: dict[str, Any]) -> None:
+        document["lock"]["serving"] = R1  # one of the serving's own locks: a plain price reads it
+        document["stack"]["name"] = document["price"]["stack"] = name
+
+    _rewritten(root / STACKED, renamed)
+    line = f"passprice: error: {root / STACKED}: stack.name: {said}"
+    for args in (("price", R1), ("reproduce", str(root / STACKED))):
+        result = invoke(*args, root=root)
+        assert result.exit_code == 2, result.output
+        assert result.stderr.splitlines() == [line]
