@@ -135,3 +135,28 @@ def test_2_a_lock_naming_a_stack_no_windows_file_can_be_is_refused(tmp_path: Pat
         result = invoke(*args, root=root)
         assert result.exit_code == 2, result.output
         assert result.stderr.splitlines() == [line]
+
+
+# --- 3. the lock line of a serving with many locks ------------------------------------------------------------------
+
+
+def test_3_the_lock_line_names_eight_locks_and_counts_the_rest(tmp_path: Path) -> None:
+    # Before: 10,001 locks of gemma3-270m-h100 (copies of its lock) made a plain price's lock line 611,717 characters,
+    # every lock named twice; now 1,000-odd characters whatever their number. Here 13: the shipped one and 12 copies.
+    root = copy_root(tmp_path)
+    lock = (root / "locks" / "gemma3-270m-h100.lock.toml").read_bytes()
+    for i in range(12):
+        (root / "locks" / f"g{i:02d}.lock.toml").write_bytes(lock)
+    result = invoke("price", "gemma3-270m-h100", root=root)
+    assert result.exit_code == 0, result.output
+    [line] = [x for x in result.stdout.splitlines() if x.startswith("  lock ")]
+    names = ", ".join(["gemma3-270m-h100"] * 8)
+    assert line.endswith(f" and 5 more: floors hold, and the price is the one {names} and 5 more record"), line
+    assert line.count(".lock.toml)") == 8 and line.startswith("  lock          under locks gemma3-270m-h100 (")
+
+
+def test_3_three_locks_are_each_named() -> None:
+    from passprice.enforce import _listed
+
+    assert _listed(["a", "b", "c"]) == "a, b and c" and _listed(["a", "b"], ", ") == "a, b" and _listed(["a"]) == "a"
+    assert _listed([str(i) for i in range(10_001)]) == "0, 1, 2, 3, 4, 5, 6, 7 and 9,993 more"
