@@ -160,3 +160,48 @@ def test_3_three_locks_are_each_named() -> None:
 
     assert _listed(["a", "b", "c"]) == "a, b and c" and _listed(["a", "b"], ", ") == "a, b" and _listed(["a"]) == "a"
     assert _listed([str(i) for i in range(10_001)]) == "0, 1, 2, 3, 4, 5, 6, 7 and 9,993 more"
+
+
+# --- 4. price --lock's claims check: the facts a price rests on ----------------------------------------------------
+
+
+def _rests_on_forged(change: Any) -> Any:
+    def forged(lock: Any) -> Any:
+        import attrs
+
+        price = dict(lock.price)
+        price["rests_on"] = change(dict(price["rests_on"]))
+        return attrs.evolve(lock, price=price)
+
+    return forged
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda r: {**r, "x\ny\u202e": "derived"},  # a fact the price does not rest on, named with a newline and U+202E
+        lambda r: {k: v for k, v in r.items() if k != "memory.bandwidth"},  # the binding fact left out
+        lambda r: {**r, "scale": "published"},  # a fact's provenance raised
+    ],
+    ids=["key-added", "key-removed", "provenance-raised"],
+)
+def test_4_a_forged_rests_on_is_not_the_locked_price_under_price_lock(tmp_path: Path, change: Any) -> None:
+    # Before: "floors hold, and the price is the one r1-stack records" (exit 0), while reproduce and check failed the
+    # lock (exit 1): rests_on was no claim price --lock compared (slip 50 compared provenance and weakest).
+    from test_slip_46 import _stack_locked
+    from test_slip_50 import LOCK, _forge
+
+    _, head = _stack_locked(tmp_path)
+    _forge(head / LOCK, _rests_on_forged(change))
+    priced = invoke("price", "--lock", LOCK, root=head)
+    assert priced.exit_code == 0, priced.output
+    lines = [line.strip() for line in priced.stdout.splitlines()]
+    assert ("lock          under lock r1-stack (locks/r1-stack.lock.toml): floors hold, but the price is NOT the one "
+            "r1-stack records (below)") in lines
+    assert ("recorded 237.4 tokens/s expected under stack llamacpp-cuda-2405 at batch 1 by lock r1-stack; today 237.4 "
+            "tokens/s at batch 1 (tokens/s did not move, first moved: rests_on) — not the locked price") in lines
+    assert ("no pinned fact or serving choice drifted, yet lock r1-stack records another rests_on (the facts the price "
+            "rests on and their provenance) than its pins give: its record was edited by hand (`passprice reproduce "
+            "r1-stack` fails it)") in lines
+    assert "\u202e" not in priced.output
+    assert invoke("reproduce", LOCK, root=head).exit_code == 1

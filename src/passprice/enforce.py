@@ -284,8 +284,10 @@ class PriceMoved:
                 f"not read (none is judged here); `--stack {self.unstacked}` prices the expected price it locks"
             )
         if self.claims:
+            claim = (f"{self.first} (the facts the price rests on and their provenance)"
+                     if self.first.endswith("rests_on") else self.first)
             out.append(
-                f"no pinned fact or serving choice drifted, yet lock {self.lock} records another {self.first} than its "
+                f"no pinned fact or serving choice drifted, yet lock {self.lock} records another {claim} than its "
                 f"pins give: its record was edited by hand (`passprice reproduce {shell_word(self.lock)}` fails it)"
             )
         elif not self.drifted and not self.serving:
@@ -399,8 +401,11 @@ def price_moved(
     )
 
 
-#: What a price records of its provenance, beside its figures: the weakest provenance and the facts that are it.
-CLAIMS = ("provenance", "weakest")
+#: What a price records of its provenance, beside its figures: the weakest provenance, the facts that are it, and
+#: the facts it rests on with each one's provenance (``rests_on``: a key added to a re-digested lock, ``"x" =
+#: "derived"``, read "floors hold, and the price is the one r1-stack records" under ``price --lock``, exit 0, while
+#: ``reproduce`` and ``check`` failed it; attack round 55).
+CLAIMS = ("provenance", "weakest", "rests_on")
 
 
 def _claims_moved(recorded: Mapping[str, Any], now: Mapping[str, Any]) -> tuple[Any, ...]:
