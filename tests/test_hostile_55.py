@@ -205,3 +205,49 @@ def test_4_a_forged_rests_on_is_not_the_locked_price_under_price_lock(tmp_path: 
             "r1-stack` fails it)") in lines
     assert "\u202e" not in priced.output
     assert invoke("reproduce", LOCK, root=head).exit_code == 1
+
+
+# --- 5. a copied card, copied again: the copies share their new datasheet ----------------------------------------
+
+
+@pytest.mark.parametrize("copies", [2, 3])
+def test_5_copies_sharing_one_new_datasheet_are_each_asked_per_fact(tmp_path: Path, copies: int) -> None:
+    # Before: the H200's file copied as acme_x100 (memory.capacity re-cited to a new acme-x100-datasheet, 16 facts
+    # still citing the H200's columns) read "16 to verify"; one more copy beside it made it "2 to verify" (the new
+    # source's question alone, each): the new datasheet was then cited by another card file, so neither copy held a
+    # source "of its own" and both read as plain copies. 999 copies: "999 to verify" of 16,983 facts added.
+    from test_leftovers_30b import _acme
+
+    base, head = _acme(tmp_path)
+    text = (head / "facts" / "cards" / "acme_x100.toml").read_text(encoding="utf-8")
+    for i in range(1, copies):
+        (head / "facts" / "cards" / f"acme_x10{i}.toml").write_text(
+            text.replace('name = "Acme X100"', f'name = "Acme X10{i}"', 1), encoding="utf-8")
+    result = invoke("diff", str(base), str(head), root=head)
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[1] == (f"{17 * copies} facts added in {copies} new files, {16 * copies} to verify in their sources; 1 "
+                        "source added; no lock affected; 9 locks unaffected")
+    asks = [line.strip() for line in lines if "another card's" in line]
+    assert len(asks) == 16 * copies
+    # the card copied is named where it cites the place; the copies' shared datasheet names another copy
+    assert asks.count(
+        "to verify: facts/cards/h200_sxm_141gb.toml: memory.bandwidth cites the same place, another card's: does "
+        "nvidia-h200-datasheet: Technical Specifications table, H200 SXM column: 'GPU Memory Bandwidth 4.8TB/s' "
+        "state 4.8 TB/s of what facts/cards/acme_x100.toml describes?") == 1
+    shared = [a for a in asks if a.startswith("to verify: facts/cards/acme_x10") and ": memory.capacity cites" in a]
+    assert len(shared) == copies
+
+
+def test_5_plain_copies_of_a_card_still_ask_nothing(tmp_path: Path) -> None:
+    # slip round 32's decision kept: copies citing only the places of a card this change leaves are asked nothing.
+    base, head = copy_root(tmp_path / "base"), copy_root(tmp_path / "head")
+    text = (head / "facts" / "cards" / "h200_sxm_141gb.toml").read_text(encoding="utf-8")
+    for i in range(3):
+        (head / "facts" / "cards" / f"h200_twin{i}.toml").write_text(
+            text.replace('name = "NVIDIA H200 SXM 141GB"', f'name = "NVIDIA H200 SXM 141GB (twin {i})"', 1),
+            encoding="utf-8")
+    result = invoke("diff", str(base), str(head), root=head)
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[1] == "51 facts added in 3 new files; no lock affected; 9 locks unaffected"
+    assert "to verify" not in result.stdout
