@@ -251,3 +251,20 @@ def test_5_plain_copies_of_a_card_still_ask_nothing(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert result.stdout.splitlines()[1] == "51 facts added in 3 new files; no lock affected; 9 locks unaffected"
     assert "to verify" not in result.stdout
+
+
+# --- 6. a 1 GB sparse file in locks/ --------------------------------------------------------------------------------
+
+
+def test_6_a_file_past_the_read_cap_is_refused_unread_naming_its_size(tmp_path: Path) -> None:
+    # Before: the same line without "(1,073,741,824 bytes)", after reading 64 MiB of its zeros (100 MB peak, now 39).
+    root = copy_root(tmp_path)
+    sparse = root / "locks" / "sparse.lock.toml"
+    with sparse.open("wb") as handle:
+        handle.truncate(1 << 30)
+    result = invoke("price", "r1-qwen7b-h200", root=root)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.splitlines() == [
+        f"passprice: error: {sparse}: larger than 67,108,864 bytes: not a passprice file (1,073,741,824 bytes) (a lock "
+        "file that does not read may lock r1-qwen7b-h200: fix it (passprice check says what is wrong) or remove it)"
+    ]
