@@ -268,3 +268,18 @@ def test_6_a_file_past_the_read_cap_is_refused_unread_naming_its_size(tmp_path: 
         f"passprice: error: {sparse}: larger than 67,108,864 bytes: not a passprice file (1,073,741,824 bytes) (a lock "
         "file that does not read may lock r1-qwen7b-h200: fix it (passprice check says what is wrong) or remove it)"
     ]
+
+
+def test_5_the_count_to_verify_is_grouped_as_the_others_are(tmp_path: Path) -> None:
+    # Before: "16,983 facts added in 999 new files, 15984 to verify in their sources" (999 copies sharing a datasheet).
+    from test_leftovers_30b import _acme
+
+    base, head = _acme(tmp_path)
+    text = (head / "facts" / "cards" / "acme_x100.toml").read_text(encoding="utf-8")
+    for i in range(1, 63):
+        (head / "facts" / "cards" / f"acme_y{i:02d}.toml").write_text(
+            text.replace('name = "Acme X100"', f'name = "Acme Y{i:02d}"', 1), encoding="utf-8")
+    result = invoke("diff", str(base), str(head), root=head)
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[1] == ("1,071 facts added in 63 new files, 1,008 to verify in their sources; 1 "
+                                             "source added; no lock affected; 9 locks unaffected")
