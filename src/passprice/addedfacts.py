@@ -945,7 +945,8 @@ def another_cards(cards: Mapping[str, Mapping[str, Fact]], added: Iterable[tuple
     re-cited to its own new datasheet and 16 still citing the H200's columns and measurements, read "1 to verify in
     its source" (the new source) and nothing of the 16 (session 29's note, issue 13; left30b): now each such fact is
     asked, naming the first other card's file and fact (by file name) citing the place. Only a card file citing a
-    source of its own (one no other card file cites: its own datasheet) is asked: a copy citing only the sources
+    source of its own (one no card file but those ``added`` adds facts to cites: its own datasheet, or one the copies
+    added beside it share) is asked: a copy citing only the sources
     other cards cite (a plain copy, or one with a locator reworded) describes what the card it copies describes, as
     slip round 32 decided, and is asked what :func:`asked` asks. An
     ``assumed`` fact is a placeholder, not a figure read at the place (every real card's 512 GiB ``host.capacity``):
@@ -963,8 +964,13 @@ def another_cards(cards: Mapping[str, Mapping[str, Fact]], added: Iterable[tuple
     for place, files in holders.items():
         sources.setdefault(place[0], set()).update(files)
 
-    def own_place(rel: str) -> bool:  # a source of ``rel``'s that no other card file cites: its own document
-        return any(sources[place[0]] == {rel} for fact in cards[rel].values() for place in _places_of(fact))
+    adding = set(rel for rel, _ in wanted)
+
+    def own_place(rel: str) -> bool:
+        # A source of ``rel``'s that only files this change adds facts to cite: its own document, or one the copies
+        # it comes with share (two or 1,000 copies of the H200's file re-citing one fact to one new datasheet each
+        # held a source another card file cites, and none was asked a thing; attack round 55).
+        return any(sources[place[0]] <= adding for fact in cards[rel].values() for place in _places_of(fact))
 
     borrowing = {rel for rel in dict.fromkeys(rel for rel, _ in wanted) if own_place(rel)}
     out = {}
@@ -973,7 +979,9 @@ def another_cards(cards: Mapping[str, Mapping[str, Fact]], added: Iterable[tuple
         if rel not in borrowing or fact.provenance is Provenance.ASSUMED:
             continue
         for place in _places_of(fact):
-            other = next(((r, p) for r, p in holders.get(place, {}).items() if r != rel), None)
+            held = holders.get(place, {})  # a card file this change leaves as it was first (the one copied)
+            other = next(((r, p) for r, p in held.items() if r not in adding), None) or next(
+                ((r, p) for r, p in held.items() if r != rel), None)
             if other is not None:
                 out[(rel, path)] = (f"{escaped(other[0])}: {escaped(other[1])} cites the same place, another card's: "
                                     f"does {escaped(place[0])}: {escaped(place[1])} state "

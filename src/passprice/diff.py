@@ -3298,8 +3298,9 @@ class Diff:
             weakened = sum(1 for _, c in mine if c.weakened)
             asked = sum(1 for _, c in mine if c.to_verify is not None)
             # what the facts weaken or ask to verify follows the kind's first count
-            counts[0] += ((f", {weakened} weakened" if weakened else "")
-                          + (f", {asked} to verify {in_source(asked)}" if asked else ""))
+            # grouped as every count beside them is (999 copies of a card: "16,983 facts added …, 15984 to verify")
+            counts[0] += ((f", {weakened:,} weakened" if weakened else "")
+                          + (f", {asked:,} to verify {in_source(asked)}" if asked else ""))
             parts += counts
         parts = parts or ["no fact changed"]
         if self.unsound:

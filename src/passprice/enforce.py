@@ -36,6 +36,22 @@ if TYPE_CHECKING:
     from passprice.stacks import Stack
 
 
+
+#: The most locks the ``lock`` line names; more are counted (``and 9,993 more``).
+SHOWN_LOCKS = 8
+
+
+def _listed(names: list[str], last: str = " and ") -> str:
+    """``names`` joined with ``, ``, the last after ``last`` (``A, B and C``; ``last=", "``: ``A, B, C``), at most
+    :data:`SHOWN_LOCKS` of them named and the rest counted: ``A, …, H and 9,993 more``. 10,001 locks of one serving
+    made the ``lock`` line of a plain ``price`` 611,717 characters naming every one (attack round 55). Raises
+    nothing."""
+    if len(names) > SHOWN_LOCKS:
+        return f"{', '.join(names[:SHOWN_LOCKS])} and {len(names) - SHOWN_LOCKS:,} more"
+    if len(names) < 2:
+        return "".join(names)
+    return f"{', '.join(names[:-1])}{last}{names[-1]}"
+
 class LockRefusal(Exception):
     """A price refused because of what a lock locks, not because of a floor (exit 1): :class:`LockMismatch`,
     :class:`CheckpointChanged`, :class:`ServingChanged`. ``to_json`` gives ``{"refusal": NAME, ...}``."""
@@ -268,8 +284,10 @@ class PriceMoved:
                 f"not read (none is judged here); `--stack {self.unstacked}` prices the expected price it locks"
             )
         if self.claims:
+            claim = (f"{self.first} (the facts the price rests on and their provenance)"
+                     if self.first.endswith("rests_on") else self.first)
             out.append(
-                f"no pinned fact or serving choice drifted, yet lock {self.lock} records another {self.first} than its "
+                f"no pinned fact or serving choice drifted, yet lock {self.lock} records another {claim} than its "
                 f"pins give: its record was edited by hand (`passprice reproduce {shell_word(self.lock)}` fails it)"
             )
         elif not self.drifted and not self.serving:
@@ -383,8 +401,11 @@ def price_moved(
     )
 
 
-#: What a price records of its provenance, beside its figures: the weakest provenance and the facts that are it.
-CLAIMS = ("provenance", "weakest")
+#: What a price records of its provenance, beside its figures: the weakest provenance, the facts that are it, and
+#: the facts it rests on with each one's provenance (``rests_on``: a key added to a re-digested lock, ``"x" =
+#: "derived"``, read "floors hold, and the price is the one r1-stack records" under ``price --lock``, exit 0, while
+#: ``reproduce`` and ``check`` failed it; attack round 55).
+CLAIMS = ("provenance", "weakest", "rests_on")
 
 
 def _claims_moved(recorded: Mapping[str, Any], now: Mapping[str, Any]) -> tuple[Any, ...]:
@@ -518,7 +539,7 @@ class Guard:
         lock (below)`` and a ``drifted since the lock: …`` line each, as a moved price's lines do."""
         if not self.locks:
             return self.note or "no lock of this serving in locks/"
-        shown = ", ".join(f"{lock.name} ({path})" for lock, path in self.locks)
+        shown = _listed([f"{lock.name} ({path})" for lock, path in self.locks], ", ")
         held = all(v.holds for v in verdicts)
         moves = list(moved)
         changes = list(differs)
@@ -529,19 +550,18 @@ class Guard:
             movers = [m.lock for m in moves]
             verdict = (
                 f"floors hold, but the price is NOT the one {movers[0]} records (below)" if len(movers) == 1
-                else f"floors hold, but the price is NOT the one {', '.join(movers[:-1])} and {movers[-1]} record "
-                "(below)"
+                else f"floors hold, but the price is NOT the one {_listed(movers)} record (below)"
             )
             kept = [lock.name for lock, _ in self.locks if lock.kind == kind and lock.name not in movers]
             if kind is not None and kept:  # a lock of the serving as the options make it (made with them)
-                verdict = verdict.replace(" (below)", f"; it is the one {', '.join(kept)} records (below)")
+                verdict = verdict.replace(" (below)", f"; it is the one {_listed(kept, ', ')} records (below)")
             below = [line for m in moves for line in m.lines()]
         elif kind is not None:
             same = [lock.name for lock, _ in self.locks if lock.kind == kind]
-            names = ", ".join(self.names())
+            names = _listed(self.names(), ", ")
             verdict = (
                 (f"floors hold, and the price is the one {same[0]} records" if len(same) == 1
-                 else f"floors hold, and the price is the one {', '.join(same[:-1])} and {same[-1]} record") if same
+                 else f"floors hold, and the price is the one {_listed(same)} record") if same
                 else f"floors hold; {names} {'is no' if len(self.locks) == 1 else 'are no'} {kind} lock"
                 f"{'' if len(self.locks) == 1 else 's'} to compare the price with (`passprice reproduce "
                 f"{self.locks[0][0].name}` compares its own)"

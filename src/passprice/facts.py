@@ -156,6 +156,21 @@ def dimension(unit: str) -> str:
     return UNITS[unit][0]
 
 
+def entry_digest(entry: Mapping[str, Any]) -> str:
+    """:meth:`Fact.digest` of the fact whose :meth:`Fact.to_entry` is ``entry``: ``sha256:`` + the hex digest of its
+    canonical JSON (sorted keys, ``,``/``:`` separators, shortest round-trip floats, UTF-8). For a caller that holds
+    the entry already (``cards --json``, :func:`passprice.report.fact_json`), so the fact is not unstructured twice.
+    Raises nothing for an entry made by ``to_entry``."""
+    canonical = _canonical().encode(entry)  # json.dumps(entry, sort_keys=True, separators=(",", ":"), …)
+    return "sha256:" + sha256(canonical.encode("utf-8")).hexdigest()
+
+
+@functools.cache
+def _canonical() -> json.JSONEncoder:
+    """The encoder :func:`entry_digest` writes with, made once (``json.dumps`` with options makes one a call)."""
+    return json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
 @attrs.frozen
 class Fact:
     """One cited figure.
@@ -237,8 +252,7 @@ class Fact:
     def digest(self) -> str:
         """``sha256:`` + the hex digest of the fact's canonical JSON (sorted keys, shortest round-trip floats):
         any change of value, unit, provenance, source, locator (or cite), note or derivation changes it."""
-        canonical = json.dumps(self.to_entry(), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-        return "sha256:" + sha256(canonical.encode("utf-8")).hexdigest()
+        return entry_digest(self.to_entry())
 
     def scaled(self, factor: float) -> Fact:
         """The same fact with its value multiplied by ``factor`` (used to measure elasticities by re-pricing)."""
@@ -285,6 +299,7 @@ def converter() -> cattrs.Converter:
 _BASE = "\0base"
 #: The order a fact's keys are written in.
 _ORDER = ("value", "unit", "provenance", "source", "locator", "cite", "note", "derivation")
+_KEY_RANK = {key: rank for rank, key in enumerate(_ORDER)}
 
 
 @functools.cache
@@ -335,5 +350,5 @@ def _fact_structure() -> Any:
 
 def _unstructure_fact(fact: Fact) -> dict[str, Any]:
     entry = _fact_unstructure()(fact)
-    return {k: entry[k] for k in sorted(entry, key=lambda k: _ORDER.index(k) if k in _ORDER else len(_ORDER))}
+    return {k: entry[k] for k in sorted(entry, key=lambda k: _KEY_RANK.get(k, len(_ORDER)))}
 

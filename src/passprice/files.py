@@ -167,10 +167,13 @@ def open_regular(path: Path | str, buffering: int = -1) -> BinaryIO:
 
 def read_regular(path: Path | str, limit: int) -> bytes:
     """The bytes of the regular file ``path`` (:func:`open_regular`), refused past ``limit`` bytes without reading
-    further. Raises :class:`InputError` naming ``path``."""
+    further: one whose size says so before a byte is read (the line naming its size). Raises :class:`InputError`
+    naming ``path``."""
     with open_regular(path) as handle:
         try:
             size = os.fstat(handle.fileno()).st_size
+            if size > limit:  # said so unread: a 1 GB sparse file in locks/ read 64 MiB of zeros first (attack 55)
+                raise InputError(f"{shown(path)}: larger than {limit:,} bytes: not a passprice file ({size:,} bytes)")
             # A buffer of the file's size, not of the limit (tens of MB allocated and given back on every read cost
             # more than reading a small file); read on to the limit when the file holds more than it said (it grew,
             # or it reports no size, as /proc's files do).

@@ -874,23 +874,28 @@ def _require_stack_name(name: str, source: str) -> None:
     """Refuse a lock's ``[stack] name`` that names no file of ``facts/stacks`` (``NAME.toml``, read by name by
     ``price --lock``, ``check`` and ``reproduce``): one holding a slash (``a/b``, ``../../etc``), ``.`` or ``..``,
     more bytes than a file's name holds beside ``.toml`` (255 in all), or failing the rule every record's name keeps
-    (:func:`passprice.registry.name_problem`). Re-digested with ``name = "a/b"`` and ``price.stack = "a/b"`` (the
-    two agreeing), ``reproduce`` and ``audit`` exited 0, ``check`` failed the lock with "today's files do not read"
-    (exit 1) and ``price --lock`` exited 2 naming the stack file, not the lock (attack round 51). Raises
+    (:func:`passprice.registry.name_problem`), or holding a backslash (Windows' folder separator), another character
+    no file name on Windows holds or naming a Windows device (:func:`passprice.registry.windows_problem`: ``check``
+    refuses such a stack file; under ``a\\b`` a plain ``price`` said "floors hold", exit 0, attack round 55).
+    Re-digested with ``name = "a/b"`` and ``price.stack = "a/b"`` (the two agreeing), ``reproduce`` and ``audit``
+    exited 0, ``check`` failed the lock with "today's files do not read" (exit 1) and ``price --lock`` exited 2
+    naming the stack file, not the lock (attack round 51). Raises
     :class:`InputError` naming the file and the key."""
     import os
 
-    from passprice.registry import name_problem
+    from passprice.registry import name_problem, windows_problem
     from passprice.schema import shown_value
 
     problem = None
-    if "/" in name or os.sep in name or name in (".", ".."):
+    if "/" in name or "\\" in name or os.sep in name or name in (".", ".."):  # "\\": Windows' folder separator
         problem = "a stack's name is a file's name in facts/stacks, without a folder"
     elif len(f"{name}.toml".encode("utf-8", "surrogatepass")) > 255:
         problem = (f"{len(name.encode('utf-8', 'surrogatepass')):,} bytes, where a stack file's name holds at most 250 "
                    "before .toml")
     else:
         problem = name_problem(name, "re-lock it")
+    if problem is None and windows_problem(name) is not None:  # "a:b", "con": no stack file of a clone has it
+        problem = f"{windows_problem(name)}, so no registry's stack file is named so (check refuses one)"
     if problem is not None:
         raise InputError(f"{source}: stack.name: {shown_value(name)} is no stack's name: {problem}"
                          + ("" if problem.endswith("re-lock it") else "; re-lock it"))
