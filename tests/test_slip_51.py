@@ -136,3 +136,31 @@ def test_a_floor_loosened_and_re_digested_is_a_change_the_review_shows(tmp_path:
     markdown = invoke("diff", str(base), str(head), "--format", "markdown").stdout.splitlines()
     assert markdown[0].startswith("⚠️ **passprice diff**")
     assert "- ⚠️ `r1-stack`: floor on stack.overhead.layer loosened: derived → assumed" in markdown
+
+
+def _vendors_forged(lock):  # type: ignore[no-untyped-def]
+    assert lock.stack.fitted_vendors == ("NVIDIA",)
+    return attrs.evolve(lock, stack=attrs.evolve(lock.stack, fitted_vendors=("AMD", "NVIDIA")))
+
+
+def test_a_forged_label_pin_is_not_counted_re_locked(tmp_path: Path) -> None:
+    base, head = _stack_locked(tmp_path)
+    _forge(head / LOCK, _vendors_forged)
+    result = invoke("diff", str(base), str(head))
+    assert result.exit_code == 1, result.output
+    lines = result.stdout.splitlines()
+    # before: "no fact changed; 1 lock affected, 1 re-locked; HEAD fails passprice check (1 problem); …", the row
+    # "re-locked"
+    assert lines[1] == ("no fact changed; 1 lock affected, 1 with pins edited by hand; HEAD fails passprice check (1 "
+                        "problem); 9 locks unaffected")
+    assert ("  r1-stack (locks/r1-stack.lock.toml, card h200_sxm_141gb, price): its pins were edited by hand (one no "
+            "registry holds, or one BASE's copy pinned dropped): see HEAD fails passprice check") in lines
+    review = json.JSONDecoder().raw_decode(invoke("diff", str(base), str(head), "--json").stdout)[0]
+    assert review["forged_pins"] == ["r1-stack"] and review["unreproduced"] == []
+    markdown = invoke("diff", str(base), str(head), "--format", "markdown").stdout.splitlines()
+    assert markdown[0].startswith("❌ **passprice diff**") and "re-locked" not in markdown[0]
+    assert ("- `r1-stack`: its pins were edited by hand (one no registry holds, or one BASE's copy pinned dropped): "
+            "restore its file as BASE has it (`git checkout BASE -- FILE`), or re-lock it with `passprice lock "
+            "--update -o locks/r1-stack.lock.toml`") in markdown
+    # check --frozen, reproduce and price --lock say the relabel (slip 48)
+    assert invoke("check", "--frozen", root=head).exit_code == 1

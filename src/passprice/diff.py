@@ -3147,8 +3147,19 @@ class Diff:
         return tuple(
             lock for lock in self.locks
             if lock.status == "changed" and not lock.stale and not lock.question and lock.note is None
-            and lock not in self.unreproducing
+            and lock not in self.unreproducing and lock not in self.forging
         )
+
+    @property
+    def forging(self) -> tuple[LockImpact, ...]:
+        """The locks whose HEAD file pins what no side of the change holds and BASE's copy did not pin, or drops a
+        label BASE's copy pinned (:func:`passprice.pinforgery.forged_pins`' lines of :attr:`head_check`: edited by
+        hand, its digest recomputed), and which reproduce from their own pinned inputs (those are
+        :attr:`unreproducing`). Counted as such in the summary, never as "re-locked" (slip round 51: a lock whose
+        pinned ``fitted_vendors`` was forged to ``AMD, NVIDIA`` read "1 re-locked" there and on its row, beside "HEAD
+        fails passprice check")."""
+        return tuple(lock for lock in self.locks if not lock.removed and _forging(self, lock)
+                     and not _unreproducing(self, lock))
 
     @property
     def unreproducing(self) -> tuple[LockImpact, ...]:
@@ -3377,6 +3388,8 @@ class Diff:
         if forged:
             flags.append(f"{len(forged)} not reproducing from {'its' if len(forged) == 1 else 'their'} own pinned "
                          "inputs (edited by hand?)")
+        if self.forging:
+            flags.append(f"{len(self.forging)} with pins edited by hand")
         stale = [lock for lock in self.stale if lock not in forged]
         moved = [lock for lock in stale if lock.unreviewed]
         if moved:
@@ -3457,6 +3470,7 @@ class Diff:
             "broken": [lock.name for lock in self.broken],
             "stale": [lock.name for lock in self.stale],
             "unreproduced": [lock.name for lock in self.unreproducing],
+            "forged_pins": [lock.name for lock in self.forging],
             "unsound": [f"{f.name}:{x.path}" for f, x in self.unsound],
             "resting_on_unsound": [lock.name for lock in self.resting_on_unsound],
             "loosened": [lock.name for lock in self.loosened],
@@ -5777,7 +5791,7 @@ def _alone(lock: LockImpact) -> str:
 ALONE = "the lock's pinned inputs with only it as HEAD has it"
 
 
-def _relock_note(lock: LockImpact, forged: bool = False) -> str | None:
+def _relock_note(lock: LockImpact, forged: bool = False, pins: bool = False) -> str | None:
     """What the pull-request comment tells the author to run for a lock the review fails or asks to re-pin, as a
     code span to paste (:func:`passprice.enforce.command_span`): the re-lock loosening the floors a fact fell below
     (:func:`passprice.enforce.relock_command`), ``passprice lock --update -o LOCK`` for a lock that does not record
@@ -5785,7 +5799,7 @@ def _relock_note(lock: LockImpact, forged: bool = False) -> str | None:
     for any other lock. Until slip round 28 only stderr gave the command, and a pull request's author reads the
     comment. ``forged``: the lock's HEAD file does not reproduce from its own pinned inputs (:func:`_unreproducing`;
     slip round 50: such a lock's expected price forged 237.4 → 250 tokens/s was told "its price was out of date
-    already on BASE")."""
+    already on BASE"); ``pins``: its pins were edited by hand (:func:`_forging`, slip round 51)."""
     from passprice.enforce import command_span, relock_command
 
     update = command_span(["passprice", "lock", "--update", "-o", lock.path])
@@ -5796,6 +5810,9 @@ def _relock_note(lock: LockImpact, forged: bool = False) -> str | None:
     if forged:
         return ("its file does not reproduce from its own pinned inputs (edited by hand?): restore it as BASE has it "
                 f"(`git checkout BASE -- FILE`), or re-lock it with {update}")
+    if pins:
+        return ("its pins were edited by hand (one no registry holds, or one BASE's copy pinned dropped): restore its "
+                f"file as BASE has it (`git checkout BASE -- FILE`), or re-lock it with {update}")
     if lock.after.gone or lock.checkpoint_changed:
         return None
     if lock.verdict is not None and not lock.verdict.holds and lock.after.price is not None:
@@ -5815,7 +5832,27 @@ def _review(d: Diff, lock: LockImpact) -> str:
     (:func:`unreproduced`: edited by hand), that, whatever its price says."""
     if _unreproducing(d, lock):
         return "does NOT reproduce from its own pinned inputs (edited by hand?): see HEAD fails passprice check"
+    if _forging(d, lock):
+        return ("its pins were edited by hand (one no registry holds, or one BASE's copy pinned dropped): see HEAD "
+                "fails passprice check")
     return lock.review()
+
+
+#: How :func:`passprice.pinforgery.forged_pins` and :func:`~passprice.pinforgery.forged_models` say a lock file pins
+#: what no side of the change holds, or drops what BASE's copy pinned (after ``FILE: KEY: ``).
+FORGED_PIN_SAYS = (
+    "which neither side of the change holds and BASE's lock did not pin",
+    "a fact no side of the change holds",
+    "dropped, which BASE's lock pinned",
+    "the digest of no code of this review",
+)
+
+
+def _forging(d: Diff, lock: LockImpact) -> bool:
+    """Whether ``passprice check`` on HEAD (as the review runs it) fails ``lock``'s file for a pin no side of the
+    change holds, or a label BASE's copy pinned and HEAD's dropped (:data:`FORGED_PIN_SAYS`)."""
+    return any(line.startswith(f"{lock.path}: ") and any(says in line for says in FORGED_PIN_SAYS)
+               for line in d.head_check)
 
 
 def _unreproducing(d: Diff, lock: LockImpact) -> bool:
@@ -5999,7 +6036,7 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
             if lock.alone:
                 notes.append(f"- {markdown_code(lock.name)}: each changed fact alone ({ALONE}): "
                              f"{markdown_prose(_alone(lock))}")
-            todo = _relock_note(lock, _unreproducing(d, lock))
+            todo = _relock_note(lock, _unreproducing(d, lock), _forging(d, lock))
             if todo is not None:
                 notes.append(f"- {markdown_code(lock.name)}: {todo}")
             if lock.by_header is not None:
