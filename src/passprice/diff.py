@@ -1155,7 +1155,8 @@ class FileChange:
     #: A card the change renamed (:func:`card_renames`): for the file HEAD adds, BASE's file it is compared with (its
     #: ``facts`` are the changes between the two); for the file HEAD removes, the file it became (no facts of its
     #: own listed). A card renamed with a fact re-cited inside it listed every fact as removed and added, so the
-    #: re-cited fact asked nothing to be verified and the review read ✅ (slip round 28).
+    #: re-cited fact asked nothing to be verified and the review read ✅ (slip round 28). A serving stack too, and
+    #: (slip round 51) a measurement file whose bytes HEAD holds under another name (:func:`measurement_renames`).
     renamed: str | None = None
     #: A checkpoint entry's claims on BASE and HEAD (:func:`checkpoint_claims`) when one changed: what the entry
     #: says of the GGUF file, not read by the pricer.
@@ -1559,13 +1560,14 @@ def claims_changed(f: FileChange) -> str:
 
 def card_renames(base: Side, head: Side, paths: Iterable[str]) -> dict[str, str]:
     """The records holding facts of ``paths`` (the changed files) a change renamed — cards, drafting methods, routing
-    records —: HEAD's added file → BASE's removed one of the same kind, when a serving registered on both sides names
-    the removed one on BASE and the added one on HEAD, or else when both files' own tables (``[card]``, ``[method]``,
-    ``[routing]``) give the same ``name`` (the record's title); each file paired once, by path."""
+    records, serving stacks (slip round 51: a stack renamed read "removed" and its 14 facts "added") —: HEAD's added
+    file → BASE's removed one of the same kind, when a serving registered on both sides names the removed one on BASE
+    and the added one on HEAD, or else when both files' own tables (``[card]``, ``[method]``, ``[routing]``,
+    ``[stack]``) give the same ``name`` (the record's title); each file paired once, by path."""
     from passprice.schema import kind_cap, toml_loads
     from passprice.unlocked import SERVINGS, named_files
 
-    kinds = {"card": "card", "draft": "method", "routing": "routing"}
+    kinds = {"card": "card", "draft": "method", "routing": "routing", "stack": "stack"}
     paths = list(paths)
     gone = {file_kind(p): p for p in paths if file_kind(p)[0] in kinds and p in base.files and p not in head.files}
     added = {file_kind(p): p for p in paths if file_kind(p)[0] in kinds and p in head.files and p not in base.files}
@@ -2455,6 +2457,15 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
             unsound += [attrs.evolve(x, path=f"stack.{path}", also=()) for x in refits[lock.stack.name]
                         for path in (x.path, *x.also)
                         if f"stack.{path}" in after_rests and f"stack.{path}" not in {u.path for u in unsound}]
+        if lock.stack is not None and status != "removed":
+            # A stack is named by its file: renamed with its content kept, a lock made under it names a stack HEAD
+            # lacks (slip round 51: it read "stack 'S': not found" alone, the file "removed" and another "added").
+            gone_stack = by_file.get(("stack", lock.stack.name))
+            if gone_stack is not None and gone_stack.status == "removed" and gone_stack.renamed is not None:
+                what = (f"its stack {lock.stack.name} is renamed on HEAD ({gone_stack.path} → {gone_stack.renamed}): "
+                        "a lock names its stack by its file's name, so HEAD cannot price it; keep the file's name, or "
+                        f"re-lock it under stack {file_kind(gone_stack.renamed)[1]}")
+                note = f"{note}; {what}" if note else what
         if unreadable:
             what = f"{', '.join(unreadable)} does not read on a side; its changes could not be compared"
             note = f"{note}; {what}" if note else what
@@ -3139,8 +3150,19 @@ class Diff:
         return tuple(
             lock for lock in self.locks
             if lock.status == "changed" and not lock.stale and not lock.question and lock.note is None
-            and lock not in self.unreproducing
+            and lock not in self.unreproducing and lock not in self.forging
         )
+
+    @property
+    def forging(self) -> tuple[LockImpact, ...]:
+        """The locks whose HEAD file pins what no side of the change holds and BASE's copy did not pin, or drops a
+        label BASE's copy pinned (:func:`passprice.pinforgery.forged_pins`' lines of :attr:`head_check`: edited by
+        hand, its digest recomputed), and which reproduce from their own pinned inputs (those are
+        :attr:`unreproducing`). Counted as such in the summary, never as "re-locked" (slip round 51: a lock whose
+        pinned ``fitted_vendors`` was forged to ``AMD, NVIDIA`` read "1 re-locked" there and on its row, beside "HEAD
+        fails passprice check")."""
+        return tuple(lock for lock in self.locks if not lock.removed and _forging(self, lock)
+                     and not _unreproducing(self, lock))
 
     @property
     def unreproducing(self) -> tuple[LockImpact, ...]:
@@ -3309,7 +3331,8 @@ class Diff:
             parts.append(f"{_n(len(self.unsound), 'derived fact')} {' or '.join(what[k] for k in kinds)}")
         renamed = [f for f in self.files if f.renamed is not None and f.status == "added"]
         for kind, one, many in (("card", "card", "cards"), ("draft", "drafting method", "drafting methods"),
-                                ("routing", "routing record", "routing records")):
+                                ("routing", "routing record", "routing records"),
+                                ("stack", "serving stack", "serving stacks")):
             n = sum(1 for f in renamed if f.kind == kind)
             if n:
                 parts.append(f"{n} {one if n == 1 else many} renamed")
@@ -3369,6 +3392,8 @@ class Diff:
         if forged:
             flags.append(f"{len(forged)} not reproducing from {'its' if len(forged) == 1 else 'their'} own pinned "
                          "inputs (edited by hand?)")
+        if self.forging:
+            flags.append(f"{len(self.forging)} with pins edited by hand")
         stale = [lock for lock in self.stale if lock not in forged]
         moved = [lock for lock in stale if lock.unreviewed]
         if moved:
@@ -3449,6 +3474,7 @@ class Diff:
             "broken": [lock.name for lock in self.broken],
             "stale": [lock.name for lock in self.stale],
             "unreproduced": [lock.name for lock in self.unreproducing],
+            "forged_pins": [lock.name for lock in self.forging],
             "unsound": [f"{f.name}:{x.path}" for f, x in self.unsound],
             "resting_on_unsound": [lock.name for lock in self.resting_on_unsound],
             "loosened": [lock.name for lock in self.loosened],
@@ -3568,6 +3594,7 @@ def _compare(base: Side, head: Side) -> Diff:
     into = {old: new for new, old in renames.items()}
     files = _ask_added(base, head, tuple(compare_file(base, head, p, renames.get(p), into.get(p)) for p in paths))
     files = _fresh_sources(base, head, files)
+    files = measurement_renames(base, head, files)
     from passprice.check import review_files
 
     review = review_files(head.root, head.document)
@@ -3612,6 +3639,11 @@ def _compare(base: Side, head: Side) -> Diff:
 
     widened = {**scopes_widened(base, head, files), **scopes_copied(base, head, files)}
     lookalikes = lookalike_records(base, head, files)
+    records = added_records(head, files, recited, {p: lines for p, lines in noted.items() if lines})
+    for f in files:
+        if f.kind == "other" and f.status == "added" and f.renamed is not None:
+            said = renamed_runs(head, f.renamed, f.path)
+            records[f.path] = f"{said}; {records[f.path]}" if f.path in records else said
     return Diff(base.info, head.info, files, reviews, base.code, head.code,
                 _unrooted(head, problems), _unrooted(head, review.unreadable), sources, moves, left_out,
                 code_changes(base.code, head.code), _duplicates(head, paths),
@@ -3619,7 +3651,7 @@ def _compare(base: Side, head: Side) -> Diff:
                 added_servings(head, files, reviews),
                 tuple(p for p in dict.fromkeys([*INSTALL_FILES, *sorted({*base.installs, *head.installs})])
                       if base.installs.get(p) != head.installs.get(p)),
-                added_records(head, files, recited, {p: lines for p, lines in noted.items() if lines}),
+                records,
                 stack_spans(base, head, files),
                 {p: len(asks) for p, asks in recited.items()}, widened, lookalikes, made_real(base, head, files),
                 relabelled_cards(base, head, files), hypothetical_claims(head, files),
@@ -4652,6 +4684,45 @@ def _added_run_asks(run: Run, alike: Sequence[Run]) -> list[str]:
 MAX_ADDED_RUNS = 5
 
 
+def measurement_renames(base: Side, head: Side, files: Sequence[FileChange]) -> tuple[FileChange, ...]:
+    """``files`` with each measurement file BASE has and HEAD lacks whose bytes HEAD holds, exactly, in one measurement
+    file it adds marked renamed (:attr:`FileChange.renamed`: the removed one names the added one, the added one the
+    removed one), each file paired once, in path order: a measured runs' file renamed read "removed" and "added",
+    with nothing linking the two (slip round 51). Raises nothing."""
+    gone = [f.path for f in files if f.kind == "other" and f.status == "removed" and _is_measurement(f.path)]
+    added = [f.path for f in files if f.kind == "other" and f.status == "added" and _is_measurement(f.path)]
+    pairs: dict[str, str] = {}
+    for old in gone:
+        new = next((p for p in added if p not in pairs.values() and head.files.get(p) == base.files.get(old)), None)
+        if new is not None:
+            pairs[old] = new
+    into = {new: old for old, new in pairs.items()}
+    return tuple(attrs.evolve(f, renamed=pairs.get(f.path) or into.get(f.path)) if f.path in pairs or f.path in into
+                 else f for f in files)
+
+
+def renamed_runs(head: Side, was: str, rel: str) -> str:
+    """What a measurement file renamed from ``was`` to ``rel`` (:func:`measurement_renames`) touches, in one line:
+    ``renamed from WAS (the same bytes)``, then, when HEAD has locks made under a stack some run of it names, ``: the
+    runs of stack S, which the facts of S cite by the file's name, and lock L rests on``. Raises nothing."""
+    import tomllib
+
+    try:
+        runs = tomllib.loads(head.files[rel].decode("utf-8")).get("run", [])
+    except (UnicodeDecodeError, ValueError):
+        runs = []
+    stacks = sorted({r["stack"] for r in runs if isinstance(r, dict) and isinstance(r.get("stack"), str)})
+    locks = sorted(lock.name for lock in _locks(head).values()
+                   if lock is not None and lock.stack is not None and lock.stack.name in stacks)
+    said = f"renamed from {was} (the same bytes)"
+    if not locks:
+        return said
+    names = ", ".join(stacks)
+    return (f"{said}: the runs of {'stack' if len(stacks) == 1 else 'stacks'} {names}, whose fitted facts cite the "
+            f"file by its name, and {_n(len(locks), 'lock')} {'rests' if len(locks) == 1 else 'rest'} on them: "
+            f"{', '.join(locks)}")
+
+
 def _is_measurement(rel: str) -> bool:
     """Whether ``rel`` (a path relative to the root) is a measurement file, ``registry/measurements/NAME.toml``."""
     parts = rel.split("/")
@@ -5530,8 +5601,8 @@ def diff_text(d: Diff) -> str:
     if others:
         lines.append("")
         lines.append("other files changed")
-        lines += [f"  {f.path} ({f.status})" + (f": {d.added_records[f.path]}" if f.path in d.added_records else "")
-                  for f in others]
+        lines += [f"  {f.path} ({_other_status(f)})"
+                  + (f": {d.added_records[f.path]}" if f.path in d.added_records else "") for f in others]
     if d.lookalikes:
         lines += ["", "new records named like another"]
         lines += [f"  to verify: {line}" for line in d.lookalikes.values()]
@@ -5540,6 +5611,14 @@ def diff_text(d: Diff) -> str:
         lines += [f"  {s.id}: to verify: {s.to_verify}" for s in d.sources]
     # A file's path and name are shown, never obeyed: a card file ev\u202eil.toml added on HEAD was printed raw.
     return "\n".join(escaped(line) for line in lines)
+
+
+def _other_status(f: FileChange) -> str:
+    """How an other file changed, as its line says it: its status, and for a measurement file renamed
+    (:func:`measurement_renames`) removed on BASE, where it went (``removed: renamed to PATH``)."""
+    if f.kind == "other" and f.status == "removed" and f.renamed is not None:
+        return f"removed: renamed to {f.renamed}"
+    return f.status
 
 
 def _table(kind: str) -> str:
@@ -5734,7 +5813,7 @@ def _alone(lock: LockImpact) -> str:
 ALONE = "the lock's pinned inputs with only it as HEAD has it"
 
 
-def _relock_note(lock: LockImpact, forged: bool = False) -> str | None:
+def _relock_note(lock: LockImpact, forged: bool = False, pins: bool = False) -> str | None:
     """What the pull-request comment tells the author to run for a lock the review fails or asks to re-pin, as a
     code span to paste (:func:`passprice.enforce.command_span`): the re-lock loosening the floors a fact fell below
     (:func:`passprice.enforce.relock_command`), ``passprice lock --update -o LOCK`` for a lock that does not record
@@ -5742,7 +5821,7 @@ def _relock_note(lock: LockImpact, forged: bool = False) -> str | None:
     for any other lock. Until slip round 28 only stderr gave the command, and a pull request's author reads the
     comment. ``forged``: the lock's HEAD file does not reproduce from its own pinned inputs (:func:`_unreproducing`;
     slip round 50: such a lock's expected price forged 237.4 → 250 tokens/s was told "its price was out of date
-    already on BASE")."""
+    already on BASE"); ``pins``: its pins were edited by hand (:func:`_forging`, slip round 51)."""
     from passprice.enforce import command_span, relock_command
 
     update = command_span(["passprice", "lock", "--update", "-o", lock.path])
@@ -5753,6 +5832,9 @@ def _relock_note(lock: LockImpact, forged: bool = False) -> str | None:
     if forged:
         return ("its file does not reproduce from its own pinned inputs (edited by hand?): restore it as BASE has it "
                 f"(`git checkout BASE -- FILE`), or re-lock it with {update}")
+    if pins:
+        return ("its pins were edited by hand (one no registry holds, or one BASE's copy pinned dropped): restore its "
+                f"file as BASE has it (`git checkout BASE -- FILE`), or re-lock it with {update}")
     if lock.after.gone or lock.checkpoint_changed:
         return None
     if lock.verdict is not None and not lock.verdict.holds and lock.after.price is not None:
@@ -5772,7 +5854,27 @@ def _review(d: Diff, lock: LockImpact) -> str:
     (:func:`unreproduced`: edited by hand), that, whatever its price says."""
     if _unreproducing(d, lock):
         return "does NOT reproduce from its own pinned inputs (edited by hand?): see HEAD fails passprice check"
+    if _forging(d, lock):
+        return ("its pins were edited by hand (one no registry holds, or one BASE's copy pinned dropped): see HEAD "
+                "fails passprice check")
     return lock.review()
+
+
+#: How :func:`passprice.pinforgery.forged_pins` and :func:`~passprice.pinforgery.forged_models` say a lock file pins
+#: what no side of the change holds, or drops what BASE's copy pinned (after ``FILE: KEY: ``).
+FORGED_PIN_SAYS = (
+    "which neither side of the change holds and BASE's lock did not pin",
+    "a fact no side of the change holds",
+    "dropped, which BASE's lock pinned",
+    "the digest of no code of this review",
+)
+
+
+def _forging(d: Diff, lock: LockImpact) -> bool:
+    """Whether ``passprice check`` on HEAD (as the review runs it) fails ``lock``'s file for a pin no side of the
+    change holds, or a label BASE's copy pinned and HEAD's dropped (:data:`FORGED_PIN_SAYS`)."""
+    return any(line.startswith(f"{lock.path}: ") and any(says in line for says in FORGED_PIN_SAYS)
+               for line in d.head_check)
 
 
 def _unreproducing(d: Diff, lock: LockImpact) -> bool:
@@ -5872,7 +5974,7 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
         if len(tables) > MAX_OTHER_FILES:
             out.append(f"- and {_n(len(tables) - MAX_OTHER_FILES, 'more file')}: the text review (`passprice diff`) "
                        "lists each")
-    renamed = [f for f in d.files if f.renamed is not None and f.status == "added"]
+    renamed = [f for f in d.files if f.renamed is not None and f.status == "added" and f.kind != "other"]
     if renamed:
         out += ["", "#### Records renamed", ""]
         out += [f"- {markdown_code(f.renamed or '')} → {markdown_code(f.path)}: its facts compared with the old "
@@ -5956,7 +6058,7 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
             if lock.alone:
                 notes.append(f"- {markdown_code(lock.name)}: each changed fact alone ({ALONE}): "
                              f"{markdown_prose(_alone(lock))}")
-            todo = _relock_note(lock, _unreproducing(d, lock))
+            todo = _relock_note(lock, _unreproducing(d, lock), _forging(d, lock))
             if todo is not None:
                 notes.append(f"- {markdown_code(lock.name)}: {todo}")
             if lock.by_header is not None:
@@ -6110,7 +6212,7 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
     others = [f for f in d.files if f.kind == "other"
               or (f.kind == "source" and f.status == "added" and f.path not in d.added_records)]
     if others:
-        named = ", ".join(f"{markdown_code(f.path)} ({f.status})"
+        named = ", ".join(f"{markdown_code(f.path)} ({markdown_prose(_other_status(f))})"
                           + (f": {added_shown[f.path]}" if f.path in added_shown else "")
                           for f in others[:MAX_OTHER_FILES])
         more = len(others) - MAX_OTHER_FILES

@@ -259,6 +259,9 @@ class PriceMoved:
     #: Whether no figure moved, only what the lock records of the price's provenance (:data:`CLAIMS`), with no pinned
     #: fact or serving choice drifted: the record is not what its own pins give (slip round 50).
     claims: bool = False
+    #: Whether no figure moved, yet the lock pins another route for its stack's matrix kernels than the stack has
+    #: today (:attr:`serving` says which): its record was not priced from that pin (slip round 51).
+    pinned_route: bool = False
 
     def lines(self) -> list[str]:
         """The recorded price beside today's, then what drifted, one line each (no indent). Of a lock made under a
@@ -283,7 +286,13 @@ class PriceMoved:
                 f"lock {self.lock} was made under stack {self.unstacked}: this is the card's limit, its stack facts "
                 f"not read (none is judged here); `--stack {self.unstacked}` prices the expected price it locks"
             )
-        if self.claims:
+        if self.pinned_route:
+            out.append(
+                f"no figure moved, yet lock {self.lock} pins another route for its stack's matrix kernels than the "
+                "stack has: its record was not priced from its pins, it was edited by hand "
+                f"(`passprice reproduce {shell_word(self.lock)}` fails it)"
+            )
+        elif self.claims:
             claim = (f"{self.first} (the facts the price rests on and their provenance)"
                      if self.first.endswith("rests_on") else self.first)
             out.append(
@@ -341,12 +350,24 @@ def price_moved(
         or (lock.price["expected"] == price["expected"] and lock.price.get("fixed_s") == price.get("fixed_s"))
     )
     unmoved = same_expected and all(lock.price.get(f) == price.get(f) for f in fields)
-    if unmoved and not _claims_moved(lock.price, price):
+    # Where the serving stack's matrix kernels run is pinned beside its facts (``[stack] integer_matrices``): no
+    # fact, yet it moves the expected price, so a pinned route that is not today's stack's with no figure moved is a
+    # pin its record was not priced from (slip round 51: a lock re-digested to pin ``integer_matrices = "array"``
+    # read "the price is the one it records" here while check, reproduce and the review failed it).
+    routes = _routes_moved(lock, stack)
+    if unmoved and not _claims_moved(lock.price, price) and not routes:
         return None  # the locked price: reproduce (what moved, what drifted) is imported only when one moved
     from passprice.reproduce import drift, expected_moved, moved, serving_differences
 
     differ = moved(lock.price, price, fields) + expected_moved(lock.price, price)
     claims = False
+    pinned_route = False
+    if not differ and routes:
+        from passprice.locks import Moved
+
+        differ = tuple(Moved(f"stack.{lock.stack.name}.{what}", was, now)  # type: ignore[union-attr]
+                       for what, was, now in routes)
+        pinned_route = True
     if not differ:
         # No figure moved. What the record says of the price's provenance is a claim a lock publishes too: when it is
         # not today's while no pinned fact the price reads drifted, the record is not what its own pins give (slip
@@ -378,10 +399,7 @@ def price_moved(
     serving = tuple(f"{key}: {_field_shown(was)} → {_field_shown(now)}" for key, was, now in changes)
     differences = (*(d.to_json() for d in found),
                    *({"field": f"serving.{key}", "locked": was, "now": now} for key, was, now in changes))
-    if stack is not None and lock.stack is not None and stack.name == lock.stack.name:
-        routes = tuple((what, was, now) for what, was, now in (
-            ("integer_matrices", lock.stack.integer_matrices, stack.integer_matrices),
-            ("float_matrices", lock.stack.float_matrices, stack.float_matrices)) if was != now)
+    if routes and lock.stack is not None:
         serving += tuple(f"stack {lock.stack.name} {what}: {was} → {now}" for what, was, now in routes)
         differences += tuple({"field": f"stack.{lock.stack.name}.{what}", "locked": was, "now": now}
                              for what, was, now in routes)
@@ -397,8 +415,19 @@ def price_moved(
     return PriceMoved(
         lock.name, float(was.get("tokens_per_s", 0.0)), float(now["tokens_per_s"]),
         int(was.get("batch", 0)), int(now.get("batch", 0)), differ[0].field, drifted, serving, under or None,
-        unstacked, differences, claims,
+        unstacked, differences, claims, pinned_route,
     )
+
+
+def _routes_moved(lock: Lock, stack: Stack | None) -> tuple[tuple[str, str, str], ...]:
+    """Each route (``integer_matrices``, ``float_matrices``) that ``lock``, made under ``stack``, pins otherwise than
+    ``stack`` has it today, as ``(what, pinned, today)``; empty for a lock of no stack or of another stack than
+    ``stack``. Raises nothing."""
+    if stack is None or lock.stack is None or stack.name != lock.stack.name:
+        return ()
+    return tuple((what, was, now) for what, was, now in (
+        ("integer_matrices", lock.stack.integer_matrices, stack.integer_matrices),
+        ("float_matrices", lock.stack.float_matrices, stack.float_matrices)) if was != now)
 
 
 #: What a price records of its provenance, beside its figures: the weakest provenance, the facts that are it, and
