@@ -5,13 +5,18 @@ the exit status and the exact output or line, or the exact value; a comment says
 
 from __future__ import annotations
 
+import json
 import math
 import tomllib
 from typing import Any
 
+import numpy as np
 import pytest
+from click.testing import CliRunner, Result
 
+from cli_helpers import REPO
 from passprice import plaintoml, schema
+from passprice.cli import cli
 
 # --- 1. plaintoml.dumps ---------------------------------------------------------------------------------------------
 
@@ -74,3 +79,94 @@ def test_1_arrays_of_tables_and_dotted_quoted_keys() -> None:
     written = plaintoml.dumps(document)
     assert written is not None and tomllib.loads(written) == document
     assert list(tomllib.loads(written)) == ["a.b", "'", "t", ""]
+
+
+# --- 3. sweep --json's closing error element ------------------------------------------------------------------------
+
+GRID = ["gemma3-270m-h100", "qwen3-30b-a3b-h200", "--cards", "h200_sxm_141gb,sn40l", "--positions", "0,2048",
+        "--batches", "1,2"]
+
+
+def _sweep(args: list[str]) -> Result:
+    result = CliRunner().invoke(cli, ["--root", str(REPO), "sweep", *args])
+    assert result.exception is None or isinstance(result.exception, SystemExit), f"traceback: {result.exception!r}"
+    return result
+
+
+def _poison(monkeypatch: pytest.MonkeyPatch, where: dict[tuple[str, str], int]) -> None:
+    """Give the priced row ``where[(serving, card)]`` (an index among that segment's priced rows, -1 the last) a
+    memory_s that is not finite, in every process (forked workers inherit it)."""
+    from passprice.sweep import Sweeper
+
+    made = Sweeper._refused_under_stack
+
+    def poisoned(self: Sweeper, segment: Any) -> Any:
+        key = (segment.common["serving"], segment.common["card"])
+        rows = np.flatnonzero(segment.status == 0)
+        if key in where and segment.priced is not None and len(rows):
+            segment.priced["memory_s"][rows[where.pop(key)]] = np.inf
+        return made(self, segment)
+
+    monkeypatch.setattr(Sweeper, "_refused_under_stack", poisoned)
+
+
+def _inf(serving: str, card: str, batch: int) -> str:
+    return (f"sweep: {serving} on {card}, batch {batch}: memory_s is inf: a fact, element size or option is out of "
+            "range (the pass has no finite price)")
+
+
+ONE = ["gemma3-270m-h100", "qwen3-30b-a3b-h200", "--cards", "h200_sxm_141gb,sn40l", "--positions", "0", "--batches",
+       "1"]  # a block of one row each (rows are streamed a block, a serving on a card, at a time: DESIGN)
+PAIRS = [("gemma3-270m-h100", "h200_sxm_141gb"), ("gemma3-270m-h100", "sn40l"),
+         ("qwen3-30b-a3b-h200", "h200_sxm_141gb"), ("qwen3-30b-a3b-h200", "sn40l")]
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+@pytest.mark.parametrize("kept", [0, 1, 3])
+def test_3_the_error_after_exactly_0_1_and_all_but_one_rows(
+    kept: int, jobs: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rows = json.loads(_sweep([*ONE, "--json", "--jobs", "1"]).stdout)
+    assert [(r["serving"], r["card"]) for r in rows] == PAIRS
+    with monkeypatch.context() as patch:
+        _poison(patch, {PAIRS[kept]: 0})
+        result = _sweep([*ONE, "--json", "--jobs", jobs])
+    line = _inf(*PAIRS[kept], 1)
+    assert (result.exit_code, result.stderr) == (2, f"passprice: error: {line}\n")
+    error = {"error": {"status": 2, "problems": [line]}}
+    if kept == 0:
+        assert result.stdout == json.dumps(error, indent=2) + "\n"
+    else:
+        assert json.loads(result.stdout) == [*rows[:kept], error]
+        assert result.stdout.endswith("},\n" + json.dumps(error) + "\n]\n")
+
+
+def test_3_both_workers_failing_end_the_array_with_the_first_failure_in_grid_order(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    whole = json.loads(_sweep([*GRID, "--json", "--jobs", "1"]).stdout)
+    with monkeypatch.context() as patch:
+        _poison(patch, {("gemma3-270m-h100", "sn40l"): 0, ("qwen3-30b-a3b-h200", "sn40l"): 0})
+        result = _sweep([*GRID, "--json", "--jobs", "2"])
+    assert result.exit_code == 2
+    assert result.stderr == f"passprice: error: {_inf('gemma3-270m-h100', 'sn40l', 1)}\n"
+    document = json.loads(result.stdout)
+    assert document[:-1] == whole[:4]
+    assert document[-1] == {"error": {"status": 2, "problems": [_inf("gemma3-270m-h100", "sn40l", 1)]}}
+
+
+@pytest.mark.parametrize("line", ['a "quoted" \\ line', "two\nlines\r\n", "bad \udcff\udcfe name.toml", "\u2028\x00"])
+def test_3_the_closing_element_holds_any_line(line: str) -> None:
+    from passprice.jsonerror import StreamedArray, error_document
+
+    document = error_document([line])
+    for before in ([], [b"[\n"], [b'[\n{"a": 1}']):
+        array = StreamedArray()
+        for chunk in before:
+            array.wrote(chunk)
+        closing = array.closing(document)
+        assert closing is not None and closing.isascii()
+        text = b"".join(before).decode() + closing
+        parsed = json.loads(text)
+        want = document if not before else [{"a": 1}, document] if b"{" in before[0] else [document]
+        assert parsed == want
