@@ -170,3 +170,112 @@ def test_3_the_closing_element_holds_any_line(line: str) -> None:
         parsed = json.loads(text)
         want = document if not before else [{"a": 1}, document] if b"{" in before[0] else [document]
         assert parsed == want
+
+
+# --- 2. calibrate's in-process fit memo ------------------------------------------------------------------------------
+
+
+def _models() -> list[Any]:
+    from passprice import calibrate
+    from passprice.measurements import load_runs
+    from passprice.registry import embedded_root
+    from passprice.stacks import load_stack
+
+    root = embedded_root()
+    stack = load_stack(root, "llamacpp-cuda-2405")
+    return calibrate.model_runs(root, stack, load_runs(root, stack.name))
+
+
+def _fresh(ms: list[Any]) -> Any:
+    from passprice import calibrate
+
+    kept = dict(calibrate._FITS)
+    calibrate._FITS.clear()
+    try:
+        return calibrate.fit(ms)
+    finally:
+        calibrate._FITS.clear()
+        calibrate._FITS.update(kept)
+
+
+def _with_component(ms: list[Any], value: float) -> list[Any]:
+    import attrs
+
+    components = ms[0].components.copy()
+    components[int(np.argmin(np.abs(components)))] = value
+    return [attrs.evolve(ms[0], components=components), *ms[1:]]
+
+
+def test_2_a_signed_zero_and_a_nan_each_key_their_own_fit() -> None:
+    from passprice import calibrate
+
+    ms = _models()
+    plus, minus = _with_component(ms, 0.0), _with_component(ms, -0.0)
+    key = calibrate._fit_key
+    assert key(calibrate._Runs.of(plus), ("a",)) != key(calibrate._Runs.of(minus), ("a",))
+    for edited in (plus, minus):
+        now = calibrate.fit(edited)
+        solved = _fresh(edited)
+        assert (now.values, now.serial) == (solved.values, solved.serial)
+    nan = [_evolve(ms[0], measured_s=math.nan), *ms[1:]]
+    first = calibrate.fit(nan, calibrate.exercised(ms))
+    again = calibrate.fit(nan, calibrate.exercised(ms))
+    assert repr(first.values) == repr(again.values) and first.values is not again.values
+    assert calibrate.fit(ms).values == _fresh(ms).values  # the NaN fit is not given for the runs without it
+
+
+def _evolve(m: Any, **changes: Any) -> Any:
+    import attrs
+
+    return attrs.evolve(m, **changes)
+
+
+def test_2_two_stacks_with_the_same_numbers_share_the_doubles_not_the_runs() -> None:
+    from passprice import calibrate
+    from passprice.measurements import Run
+
+    ms = _models()
+    renamed = [_evolve(m, run=_evolve(m.run, id=m.run.id + "-copy")) for m in ms]
+    assert all(isinstance(m.run, Run) for m in renamed)
+    a, b = calibrate.fit(ms), calibrate.fit(renamed)
+    assert (a.values, a.serial) == (b.values, b.serial)
+    assert b.runs == tuple(m.run for m in renamed) and a.runs == tuple(m.run for m in ms)
+    b.values["share.read"] = -1.0
+    assert calibrate.fit(ms).values == a.values  # an edit of one stack's fit reaches neither the memo nor the other
+
+
+def test_2_a_run_edited_between_two_fits_is_fitted_afresh() -> None:
+    from passprice import calibrate
+
+    ms = _models()
+    before = calibrate.fit(ms)
+    edited = [_evolve(ms[-1], measured_s=ms[-1].measured_s * (1 + 2**-52)), *ms[:-1]]  # one ulp: another key
+    now = calibrate.fit(edited)
+    assert (now.values, now.serial) == (_fresh(edited).values, _fresh(edited).serial)
+    assert calibrate.fit(ms).values == before.values
+
+
+# --- 4. audit --step ------------------------------------------------------------------------------------------------
+
+BOUND = "(a finite number from 0.0001 to 50)"
+
+
+@pytest.mark.parametrize(("step", "said"), [
+    ("1e309", f"'1e309' overflows a float (at most ±1.8e308) {BOUND}"),
+    ("nan", f"'nan' is not a finite number {BOUND}"),
+    ("0", f"0 is out of range {BOUND}"),
+    ("-0", f"0 is out of range {BOUND}"),
+    ("+0 %", "'+0 %' holds a '+' sign: write the number in digits alone (a finite number from 0.0001 to 50); write "
+             "the percent without its % sign: a percent from 0.0001 to 50"),
+    ("\uff11\uff10", f"'\uff11\uff10' is not a number {BOUND}"),  # full-width 10: float() reads it, the bound not
+    ("\u0663", f"'\u0663' is not a number {BOUND}"),  # an Arabic-Indic 3
+    ("1" * 100_000, f"'{'1' * 30}… (100000 characters)' overflows a float (at most ±1.8e308) {BOUND}"),
+    ("0." + "0" * 99_990 + "1", f"'0.{'0' * 28}… (99993 characters)' underflows a float (read as 0: nothing but 0 is "
+                                f"nearer zero than ±4.9e-324) {BOUND}"),
+])
+def test_4_audit_step_refuses_in_one_line(step: str, said: str) -> None:
+    from cli_helpers import invoke
+
+    result = invoke("audit", "--step", step, root=REPO)
+    see = " (see 'cli audit --help')\n"  # the test runner's program name
+    assert (result.exit_code, result.stderr) == (2, f"passprice: error: Invalid value for '--step': {said}{see}")
