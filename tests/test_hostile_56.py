@@ -279,3 +279,31 @@ def test_4_audit_step_refuses_in_one_line(step: str, said: str) -> None:
     result = invoke("audit", "--step", step, root=REPO)
     see = " (see 'cli audit --help')\n"  # the test runner's program name
     assert (result.exit_code, result.stderr) == (2, f"passprice: error: Invalid value for '--step': {said}{see}")
+
+
+# --- 5. the root as typed -------------------------------------------------------------------------------------------
+
+
+def test_5_a_url_s_slashes_under_a_root_that_is_the_filesystem_s_root(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pathlib import Path
+
+    from passprice.registry import Root, as_given
+
+    line = "/facts/cards/x.toml: bad (see https://toml.io/en/v1.0.0) at /locks/a.lock.toml"
+    root = Root(Path("/"))
+    monkeypatch.chdir("/")
+    # before: "…(see https:toml.io/en/v1.0.0) at /locks/a.lock.toml", the paths left absolute (the prefix was "//")
+    assert as_given([line], root) == ["facts/cards/x.toml: bad (see https://toml.io/en/v1.0.0) at locks/a.lock.toml"]
+    # before: "…(see https:/toml.io/en/v1.0.0)…"
+    assert as_given([line], root, "/") == [line]
+
+
+@pytest.mark.parametrize("spelled", ["{r}/.", "{r}/./", "/{r}"])
+def test_5_a_root_typed_with_a_dot_or_a_double_slash(spelled: str, tmp_path: Any) -> None:
+    from cli_helpers import invoke
+
+    root = spelled.format(r=REPO)
+    shown = str(REPO) if spelled.startswith("{r}") else f"/{REPO}"  # POSIX keeps a leading "//" (normpath)
+    result = invoke("reproduce", "zz", root=root)
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"passprice: error: lock 'zz': no such file, and not in {shown}/locks (locks: ")
