@@ -11,6 +11,8 @@ read back): the caller then writes with ``tomlkit`` as before. The format: TOML 
 
 from __future__ import annotations
 
+import math
+import struct
 from collections.abc import Mapping
 from typing import Any
 
@@ -50,7 +52,14 @@ def _value(value: Any) -> str:
     if isinstance(value, int):
         return str(int(value))
     if isinstance(value, float):
-        return float.__repr__(float(value))  # "inf", "nan", "1e-05": each a TOML float, the same double read back
+        if getattr(value, "typed", None) is not None:
+            # schema.Overflowed / Underflowed: ``1e400`` or ``1e-400`` as the file wrote it, which the schemas refuse
+            # in the file's words; written "inf" or "0.0" it read back as a plain infinity or zero (attack round 56)
+            raise _Unwritable("a number that keeps the text its file wrote")
+        number = float(value)
+        if math.isnan(number):  # float.__repr__ writes "nan" for either sign
+            return "-nan" if math.copysign(1.0, number) < 0 else "nan"
+        return float.__repr__(number)  # "inf", "1e-05": each a TOML float, the same double read back
     if isinstance(value, str):
         return _string(value)
     if isinstance(value, list | tuple):
@@ -78,14 +87,14 @@ def _table(lines: list[str], path: tuple[str, ...], table: Mapping[str, Any]) ->
 
 def _same(a: Any, b: Any) -> bool:
     """Whether ``a`` and ``b`` are the same document: equal values of the same types, tables' keys in the same
-    order, floats the same bits (a NaN equal to itself)."""
+    order, floats the same bits (a NaN equal to itself, of the same sign and payload)."""
     if isinstance(a, Mapping):
         return (isinstance(b, Mapping) and list(a) == list(b)
                 and all(_same(v, b[k]) for k, v in a.items()))
     if isinstance(a, list | tuple):
         return isinstance(b, list) and len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
-    if isinstance(a, float):
-        return isinstance(b, float) and float.hex(float(a)) == float.hex(b)
+    if isinstance(a, float):  # the bits: float.hex writes "nan" for a NaN of either sign and any payload
+        return isinstance(b, float) and struct.pack("<d", a) == struct.pack("<d", b)
     if isinstance(a, bool) or isinstance(b, bool):
         return type(a) is type(b) and a == b
     return type(b) is (int if isinstance(a, int) else str) and a == b
@@ -94,15 +103,16 @@ def _same(a: Any, b: Any) -> bool:
 def dumps(document: Mapping[str, Any]) -> str | None:
     """TOML text that ``tomllib`` reads as exactly ``document`` (tables: mappings with string keys; arrays: lists or
     tuples; strings, integers, floats, booleans), keys in their order at every level, ending in one newline; or
-    ``None`` when ``document`` holds anything else (a date or time, a value of another type) or the text read back
-    is not the same document (checked every time: a document :func:`dumps` cannot write exactly is never written
-    approximately). Raises nothing."""
+    ``None`` when ``document`` holds anything else (a date or time, a value of another type, an integer of more
+    digits than Python writes, a float keeping its file's text: ``schema.Overflowed``/``Underflowed``) or the text
+    read back is not the same document (checked every time: a document :func:`dumps` cannot write exactly is never
+    written approximately). Raises nothing."""
     import tomllib
 
     lines: list[str] = []
     try:
         _table(lines, (), document)
-    except (_Unwritable, RecursionError):
+    except (_Unwritable, RecursionError, ValueError):  # ValueError: an integer past Python's 4,300 digits (round 56)
         return None
     text = "\n".join(lines).lstrip("\n") + "\n"
     try:

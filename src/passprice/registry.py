@@ -788,7 +788,7 @@ def as_given(lines: list[str], root: Root | None, named: str | None = None) -> l
     folder (an absolute ``DIR`` was left resolved). Session 30: under ``--root /abs/link`` (a symbolic link to
     ``/abs/real``) ``reproduce zz`` said "not in /abs/real/locks" and ``fact show zz`` "/abs/real/facts/cards/zz.toml"
     where ``price zz`` said "registry/servings" (left31). A registry name relative to the root (:func:`named_in`)
-    is left as it is. Raises nothing."""
+    is left as it is; so is a URL's ``//`` under ``--root /``. Raises nothing."""
     import re
 
     if root is None or root.embedded or not lines:
@@ -803,11 +803,13 @@ def as_given(lines: list[str], root: Root | None, named: str | None = None) -> l
         base = os.path.relpath(root.path, here)
     else:
         return lines
-    prefix = str(root.path) + os.sep
+    prefix = os.path.join(str(root.path), "")  # `--root /`: "/", not "//" (which a URL's "https://" holds)
     if not any(prefix in line for line in lines):
         return lines
     to = "" if base == os.curdir else base if base.endswith(os.sep) else base + os.sep  # `--root /`: "/x", not "//x"
-    start = re.compile(r"(?<![^\s(\"'=,:\[])" + re.escape(prefix))
+    # Not where a separator follows: no path below the root starts so, and under `--root /` "https://…" did (attack
+    # round 56: the "//" of a URL was rewritten, "https:/toml.io", or "https:toml.io" run from "/").
+    start = re.compile(r"(?<![^\s(\"'=,:\[])" + re.escape(prefix) + f"(?!{re.escape(os.sep)})")
     return [start.sub(lambda _: to, line) for line in lines]
 
 
