@@ -1,0 +1,71 @@
+"""Slip round 52 (issue 13: what a review misses on a company registry, walkthrough 37's leftovers), each reproduced
+first in a registry made with ``passprice init --examples`` and committed in git.
+
+1. A card copied from ``h100_sxm5_80gb`` (a new file), retitled "NVIDIA H100 NVL", its capacity and bandwidth
+   re-cited to the same datasheet's NVL column (94 GB, 3.9 TB/s), its 4 ``measured`` facts and the rest still citing
+   the SXM column and the SXM benchmark, read "17 facts added in 1 new file; …" with nothing to verify: left30b's
+   rule asked only a copy citing a source of its own. A copy re-citing a fact to a place of its own with another
+   figure than the card it copies describes another card: each fact still citing the copied card's places is asked
+   (14 of 17: the 2 re-cited and the assumed host.capacity aside).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from cli_helpers import copy_root, invoke
+
+H100 = Path("facts") / "cards" / "h100_sxm5_80gb.toml"
+
+# --- 1. a copy retitled and re-cited within the same datasheet ----------------------------------------------------
+
+
+def _nvl(tmp_path: Path) -> tuple[Path, Path]:
+    """BASE (a copy of the registry) and HEAD (BASE plus ``h100_nvl``: the H100 SXM5's file retitled, capacity and
+    bandwidth 94 GB and 3.9 TB/s under the datasheet's NVL column)."""
+    base, head = copy_root(tmp_path / "base"), copy_root(tmp_path / "head")
+    text = (head / H100).read_text(encoding="utf-8")
+    swaps = {'name = "NVIDIA H100 SXM5 80GB"': 'name = "NVIDIA H100 NVL"',
+             "value = 80\nunit = \"GB\"": "value = 94\nunit = \"GB\"",
+             "H100 SXM column: 'GPU Memory 80GB'": "H100 NVL column: 'GPU Memory 94GB'",
+             "value = 3.35\nunit = \"TB/s\"\nprovenance = \"published\"":
+                 "value = 3.9\nunit = \"TB/s\"\nprovenance = \"published\"",
+             "H100 SXM column: 'GPU Memory Bandwidth 3.35TB/s'": "H100 NVL column: 'GPU Memory Bandwidth 3.9TB/s'"}
+    for old, new in swaps.items():
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    (head / "facts" / "cards" / "h100_nvl.toml").write_text(text, encoding="utf-8")
+    return base, head
+
+
+def test_1_a_copy_retitled_and_re_cited_in_the_same_datasheet_asks_each_borrowed_fact(tmp_path: Path) -> None:
+    base, head = _nvl(tmp_path)
+    result = invoke("diff", str(base), str(head), root=head)
+    assert result.exit_code == 1, result.output  # its 3 stream shares stale over the new bandwidth: refused, as before
+    lines = result.stdout.splitlines()
+    # was "17 facts added in 1 new file; 3 derived facts stale; no lock affected; 9 locks unaffected"
+    assert lines[1] == ("17 facts added in 1 new file, 14 to verify in their sources; 3 derived facts stale; no lock "
+                        "affected; 9 locks unaffected")
+    asks = [line.strip() for line in lines if "another card's" in line]
+    assert len(asks) == 14
+    assert ("to verify: facts/cards/h100_sxm5_80gb.toml: streams.read cites the same place, another card's: does "
+            "azure-ai-benchmarking-guide: Azure_Results/ND_H100_v5_results.md (NVIDIA H100 80GB HBM3, CUDA 12.6), HBM "
+            "Bandwidth table (BabelStream): Dot 3.18 TB/s state 0.9493 of what facts/cards/h100_nvl.toml "
+            "describes?") in asks
+    said = json.loads(invoke("diff", str(base), str(head), "--json", root=head).stdout)
+    assert len(said["to_verify"]) == 14
+    assert not {"h100_nvl:memory.capacity", "h100_nvl:memory.bandwidth", "h100_nvl:host.capacity"} & set(
+        said["to_verify"])
+
+
+def test_1_a_copy_re_citing_a_locator_with_the_same_figure_still_asks_nothing(tmp_path: Path) -> None:
+    # slip round 32's decision kept: a locator reworded, every figure the copied card's, describes the same card.
+    base, head = copy_root(tmp_path / "base"), copy_root(tmp_path / "head")
+    text = (head / H100).read_text(encoding="utf-8").replace(
+        "H100 SXM column: 'GPU Memory 80GB'", "H100 SXM5 column: 'GPU Memory 80GB'").replace(
+        'name = "NVIDIA H100 SXM5 80GB"', 'name = "NVIDIA H100 SXM5 80GB (twin)"', 1)
+    (head / "facts" / "cards" / "h100_twin.toml").write_text(text, encoding="utf-8")
+    result = invoke("diff", str(base), str(head), root=head)
+    assert result.exit_code == 0, result.output
+    assert "another card's" not in result.stdout
