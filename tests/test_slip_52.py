@@ -7,6 +7,9 @@ first in a registry made with ``passprice init --examples`` and committed in git
    rule asked only a copy citing a source of its own. A copy re-citing a fact to a place of its own with another
    figure than the card it copies describes another card: each fact still citing the copied card's places is asked
    (14 of 17: the 2 re-cited and the assumed host.capacity aside).
+6. ``calibrate`` with 3 runs warned "the fit can match every run, so its in-sample error says nothing" beside a 4.0 %
+   mean error: no more runs than facts need not be matched (the facts are bounded; runs may not tell them apart).
+   The caution says the fit matches every run only where its in-sample error shows 0.0 %, else what the error is.
 """
 
 from __future__ import annotations
@@ -69,3 +72,27 @@ def test_1_a_copy_re_citing_a_locator_with_the_same_figure_still_asks_nothing(tm
     result = invoke("diff", str(base), str(head), root=head)
     assert result.exit_code == 0, result.output
     assert "another card's" not in result.stdout
+
+
+# --- 6. calibrate's caution said as the in-sample error is ---------------------------------------------------------
+
+
+def test_6_few_runs_missed_by_the_fit_are_not_said_to_be_matched() -> None:
+    import attrs
+
+    from passprice.calibrate import calibrate, calibration_cautions
+    from passprice.registry import embedded_root
+
+    cal = calibrate(embedded_root(), "lmdeploy-turbomind-2312")
+    kept = cal.fit.runs[:3]
+    errors = {kept[0].id: 0.05, kept[1].id: -0.03, kept[2].id: 0.04}  # mean |error| 4.0 %
+    three = attrs.evolve(cal, fit=attrs.evolve(cal.fit, runs=kept), errors=errors)
+    facts = len(cal.fit.fitted) + 1
+    assert facts >= 3
+    # was "3 runs fit N facts (terms.serial included): the fit can match every run, so its in-sample error says
+    # nothing; …" beside "in sample 4.0 %"
+    assert calibration_cautions(three)[0] == (
+        f"3 runs fit {facts} facts (terms.serial included): no more runs than facts, yet the fit misses them by 4.0 % "
+        "mean (its facts are bounded, or these runs do not tell them apart): that error is what the fit could not "
+        "match, not a check of how it prices anything else; measure more runs (other batches, positions, cards, "
+        "checkpoints)")
