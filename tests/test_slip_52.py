@@ -7,6 +7,8 @@ first in a registry made with ``passprice init --examples`` and committed in git
    rule asked only a copy citing a source of its own. A copy re-citing a fact to a place of its own with another
    figure than the card it copies describes another card: each fact still citing the copied card's places is asked
    (14 of 17: the 2 re-cited and the assumed host.capacity aside).
+4. ``audit`` showed a stack's ``range.rows.min`` of 1 as "1 rows", and ``diff`` "1 rows → 2 rows": a count unit
+   (``rows``, ``positions``) after exactly 1 is singular wherever a fact's value is shown (``facts.shown_unit``).
 6. ``calibrate`` with 3 runs warned "the fit can match every run, so its in-sample error says nothing" beside a 4.0 %
    mean error: no more runs than facts need not be matched (the facts are bounded; runs may not tell them apart).
    The caution says the fit matches every run only where its in-sample error shows 0.0 %, else what the error is.
@@ -96,3 +98,27 @@ def test_6_few_runs_missed_by_the_fit_are_not_said_to_be_matched() -> None:
         "mean (its facts are bounded, or these runs do not tell them apart): that error is what the fit could not "
         "match, not a check of how it prices anything else; measure more runs (other batches, positions, cards, "
         "checkpoints)")
+
+
+# --- 4. a count of 1 in the singular --------------------------------------------------------------------------------
+
+
+def test_4_audit_and_diff_show_a_count_of_one_in_the_singular(tmp_path: Path) -> None:
+    from passprice.facts import shown_unit
+
+    assert (shown_unit("rows", 1), shown_unit("rows", 2), shown_unit("positions", 1.0), shown_unit("us", 1)) == (
+        "row", "rows", "position", "µs")
+    audited = invoke("audit", "r1-qwen7b-h200-llamacpp")
+    assert audited.exit_code == 0, audited.output
+    named = (["stack.range.rows.min"], ["stack.range.rows.max"])
+    rows = [line.split()[:3] for line in audited.stdout.splitlines() if line.split()[:1] in named]
+    assert rows == [["stack.range.rows.min", "1", "row"], ["stack.range.rows.max", "1", "row"]]  # was "1 rows"
+    # a review of the stack's largest batch moved 1 → 2: "1 row → 2 rows"
+    base, head = copy_root(tmp_path / "base"), copy_root(tmp_path / "head")
+    stack = head / "facts" / "stacks" / "llamacpp-cuda-2405.toml"
+    text = stack.read_text(encoding="utf-8")
+    at = text.index("[range.rows.max]")
+    stack.write_text(text[:at] + text[at:].replace("value = 1\n", "value = 2\n", 1), encoding="utf-8")
+    result = invoke("diff", str(base), str(head), root=head)
+    assert "1 rows" not in result.stdout, result.output
+    assert "1 row → 2 rows" in result.stdout, result.output

@@ -22,7 +22,7 @@ import attrs
 
 from passprice.derivations import Derivation, quantity
 from passprice.errors import InputError, escaped
-from passprice.facts import Fact, Provenance, dimension
+from passprice.facts import Fact, Provenance, counted_unit, dimension
 
 #: A figure with its unit in a locator's text: ``4.8TB/s``, ``3,958 TOPS``, ``141GB`` (a number glued to a letter
 #: before it, ``pp512``, is a name, not a figure).
@@ -554,7 +554,7 @@ def _place(source: str | None, locator: str | None) -> tuple[str, str] | None:
 
 
 def _shown(amount: float, unit: str) -> str:
-    return f"{amount:g}" if unit == "1" else f"{amount:g} {unit}"
+    return f"{amount:g}" if unit == "1" else f"{amount:g} {counted_unit(unit, amount)}"
 
 
 def _stated(rel: str, path: str, fact: Fact) -> Iterable[tuple[tuple[str, str], Stated]]:

@@ -1052,7 +1052,7 @@ def _in_unit(fact: Fact, base: float) -> str:
 
     amount = base / float(UNITS[fact.unit][1])
     text = f"{amount:.{DIGITS}g}"
-    return text if fact.unit == "1" else f"{text} {shown_unit(fact.unit)}"
+    return text if fact.unit == "1" else f"{text} {shown_unit(fact.unit, float(text))}"
 
 
 #: The changed runs a finding names one by one; the rest are counted (a stack fitted from 115 runs whose
@@ -1132,7 +1132,8 @@ def verify_stack(root: Root, stack: Stack, runs: Sequence[Run] | None = None) ->
                                    f"its value {fact.describe()} still follows, but the derivation records the old "
                                    f"runs: {again}"))
             else:
-                shown = f"{now:g} {shown_unit(fact.unit)}" if now is not None else "nothing (no run it names is left)"
+                shown = (f"{now:g} {shown_unit(fact.unit, now)}" if now is not None
+                         else "nothing (no run it names is left)")
                 out.append(Finding(path, "stale", f"{path} is stale: {_named(moved, d.figure)}; from today's runs it "
                                    f"is {shown}, not {fact.describe()}: {again}"))
         elif recorded != written:
