@@ -7,6 +7,9 @@ first in a registry made with ``passprice init --examples`` and committed in git
    rule asked only a copy citing a source of its own. A copy re-citing a fact to a place of its own with another
    figure than the card it copies describes another card: each fact still citing the copied card's places is asked
    (14 of 17: the 2 re-cited and the assumed host.capacity aside).
+3. A lock re-written by a newer passprice alone (its ``pricing_model`` pin moved, no fact, serving or floor) read
+   "re-locked", changed "–", +0 %: the row names the pinned digest that moved (``pricing-model digest A… → B…``),
+   and ``--json`` its ``pricing_model_pins``.
 4. ``audit`` showed a stack's ``range.rows.min`` of 1 as "1 rows", and ``diff`` "1 rows → 2 rows": a count unit
    (``rows``, ``positions``) after exactly 1 is singular wherever a fact's value is shown (``facts.shown_unit``).
 6. ``calibrate`` with 3 runs warned "the fit can match every run, so its in-sample error says nothing" beside a 4.0 %
@@ -122,3 +125,36 @@ def test_4_audit_and_diff_show_a_count_of_one_in_the_singular(tmp_path: Path) ->
     result = invoke("diff", str(base), str(head), root=head)
     assert "1 rows" not in result.stdout, result.output
     assert "1 row → 2 rows" in result.stdout, result.output
+
+
+# --- 3. a re-lock by new code alone names the digest that moved ----------------------------------------------------
+
+
+def test_3_a_relock_by_new_code_alone_names_the_pricing_model_digest_on_its_row(tmp_path: Path) -> None:
+    import shutil
+
+    import attrs
+
+    from passprice import schema
+    from passprice.locks import lock_text, read_lock
+    from passprice.pins import pricing_model_digest
+    from test_pin_27 import LOCK, _locked
+
+    # HEAD: the lock as this passprice writes it; BASE: the same lock as an older passprice wrote it (another digest)
+    head = _locked(tmp_path / "head", with_schema=True)
+    base = tmp_path / "base"
+    shutil.copytree(head, base)
+    lock = read_lock(base / LOCK, schema.schema_dir())
+    old = "sha256:" + "1" * 64
+    (base / LOCK).write_text(lock_text(attrs.evolve(lock, info=attrs.evolve(lock.info, pricing_model=old))),
+                             encoding="utf-8")
+    now = pricing_model_digest()
+    result = invoke("diff", str(base), str(head))
+    lines = result.stdout.splitlines()
+    at = lines.index(next(line for line in lines if line.startswith(f"  r1-o ({LOCK}")))
+    assert "re-locked" in lines[at], result.output
+    # was "    changed   –"
+    assert lines[at + 1] == f"    changed   pricing-model digest 111111111111… → {now[7:19]}…"
+    said = json.loads(invoke("diff", str(base), str(head), "--json").stdout)
+    (mine,) = [lock for lock in said["locks"] if lock["name"] == "r1-o"]
+    assert mine["pricing_model_pins"] == {"before": old, "after": now}
