@@ -5359,7 +5359,7 @@ def _inputs(lock: LockImpact) -> str:
     """The inputs that changed for a lock: the facts it rests on by path, then checkpoint, serving, pricing model (the
     lock files' pinned digests, ``pricing-model digest 111111111111… → 5a914e0c2b7d…``, where they differ: slip52)."""
     bits = list(lock.changed)
-    bits += [i for i in lock.inputs if i not in ("facts", "pricing model") or lock.model_pins is None]
+    bits += [i for i in lock.inputs if i != "facts" and (i != "pricing model" or lock.model_pins is None)]
     if lock.model_pins is not None:
         was, now = lock.model_pins
         bits.append(f"pricing-model digest {was.removeprefix('sha256:')[:12]}… → {now.removeprefix('sha256:')[:12]}…")
