@@ -7,10 +7,6 @@ first in a registry made with ``passprice init --examples`` and committed in git
    rule asked only a copy citing a source of its own. A copy re-citing a fact to a place of its own with another
    figure than the card it copies describes another card: each fact still citing the copied card's places is asked
    (14 of 17: the 2 re-cited and the assumed host.capacity aside).
-2. ``fact recompute`` moved a ``measured`` streams.read 0.9493 → 0.8154 (3.18 TB/s over a bandwidth moved 3.35 →
-   3.9 TB/s) and kept it ``measured``: no benchmark measured 0.8154. A published or measured fact whose value a
-   recompute moves is written ``derived`` (DESIGN's ladder: computed from other facts by a stated formula), and the
-   line says so; one whose value does not move keeps its provenance.
 3. A lock re-written by a newer passprice alone (its ``pricing_model`` pin moved, no fact, serving or floor) read
    "re-locked", changed "–", +0 %: the row names the pinned digest that moved (``pricing-model digest A… → B…``),
    and ``--json`` its ``pricing_model_pins``.
@@ -162,29 +158,3 @@ def test_3_a_relock_by_new_code_alone_names_the_pricing_model_digest_on_its_row(
     said = json.loads(invoke("diff", str(base), str(head), "--json").stdout)
     (mine,) = [lock for lock in said["locks"] if lock["name"] == "r1-o"]
     assert mine["pricing_model_pins"] == {"before": old, "after": now}
-
-
-# --- 2. a measured figure recomputed is derived ----------------------------------------------------------------------
-
-
-def test_2_recompute_writes_a_moved_measured_share_as_derived(tmp_path: Path) -> None:
-    root = copy_root(tmp_path)
-    card = root / H100
-    text = card.read_text(encoding="utf-8")
-    old = "value = 3.35\nunit = \"TB/s\"\nprovenance = \"published\""
-    assert text.count(old) == 1
-    card.write_text(text.replace(old, "value = 3.9\nunit = \"TB/s\"\nprovenance = \"published\""), encoding="utf-8")
-    result = invoke("fact", "recompute", "h100_sxm5_80gb", "streams.read", root=root)
-    assert result.exit_code == 0, result.output
-    # 3.18 / 3.9 = 0.81538… → 0.8154; was "… (recomputed from today's inputs)", still `measured`
-    assert result.stdout.splitlines() == [
-        "facts/cards/h100_sxm5_80gb.toml: streams.read: 0.9493 -> 0.8154 (recomputed from today's inputs; measured "
-        "-> derived: its source states 0.9493, not the value recomputed)"]
-    shown = json.loads(invoke("fact", "show", "h100_sxm5_80gb", "streams.read", "--json", root=root).stdout)["facts"][
-        "streams.read"]
-    assert (shown["value"], shown["provenance"]) == (0.8154, "derived")
-    # a derived fact recomputed stays derived; a measured one whose value does not move stays measured
-    again = invoke("fact", "recompute", "h100_sxm5_80gb", root=root)
-    assert again.exit_code == 0, again.output
-    assert "streams.rewrite: 0.8657 -> 0.7436 (recomputed from today's inputs; measured -> derived" in again.stdout
-    assert "on_chip.bandwidth" not in again.stdout

@@ -2846,10 +2846,7 @@ def fact_recompute_command(ctx: click.Context, name: str, path: str | None, draf
         return
     for e in edits:
         old = e.old.describe() if e.old is not None else "(new)"
-        was = e.old.provenance if e.old is not None else None
-        demoted = (f"; {was.value} -> {e.new.provenance.value}: its source states {old}, not the value recomputed"
-                   if was is not None and was is not e.new.provenance else "")
-        click.echo(f"{shown}: {e.where.path}: {old} -> {e.new.describe()} (recomputed from today's inputs{demoted})")
+        click.echo(f"{shown}: {e.where.path}: {old} -> {e.new.describe()} (recomputed from today's inputs)")
     if not edits:
         what = f"{path} follows" if path is not None else "every derived fact follows"
         click.echo(f"{shown}: nothing to recompute: {what} from its inputs")

@@ -31,7 +31,7 @@ from passprice import schema
 from passprice.cards import CARD_PATHS, HOST_PATHS, TENSOR_PATHS, card_from_document, card_path, is_card_path
 from passprice.drafts import draft_path, method_from_document
 from passprice.errors import InputError, NotFound, problem_lines
-from passprice.facts import Fact, Provenance
+from passprice.facts import Fact
 from passprice.files import is_there, open_regular, read_regular, shell_word, shown, target, write_atomically
 from passprice.registry import Root, entry_name
 
@@ -826,13 +826,9 @@ def recompute_fact(where: FactFile, schema_folder: Path | None = None, root: Roo
     return edit
 
 
-def _recomputed(
-    where: FactFile, facts: Mapping[str, Fact], strict: bool, demote: bool = True
-) -> dict[str, Any] | None:
+def _recomputed(where: FactFile, facts: Mapping[str, Fact], strict: bool) -> dict[str, Any] | None:
     """The entry :func:`recompute_fact` writes for fact ``where.path`` of the record ``facts``, or ``None`` when it
-    follows from its inputs (or, not ``strict``, is not there or has no derivation). With ``demote``, a ``published``
-    or ``measured`` fact whose value the recompute moves is written ``derived``: its source states the old figure,
-    not the new (slip52)."""
+    follows from its inputs (or, not ``strict``, is not there or has no derivation)."""
     from passprice.derivations import Derivation, recheck
 
     fact = facts.get(where.path)
@@ -858,11 +854,6 @@ def _recomputed(
     entry["value"] = parse_value(finding.expected)
     if fact.derivation.digits is None:  # exactly the result: finding.expected is rounded to 10 digits for people
         entry["value"] = _exact_value(where, fact, Derivation.from_entry(entry["derivation"]))
-    if demote and fact.provenance in (Provenance.PUBLISHED, Provenance.MEASURED) and entry["value"] != fact.amount:
-        # A measured (or published) figure is what its source states; a value its formula gives from today's inputs
-        # is none the source states (streams.read 0.9493 measured over 3.35 TB/s → 0.8154 over 3.9 TB/s: no benchmark
-        # measured 0.8154; slip52). DESIGN's ladder: computed from other facts by a stated formula is `derived`.
-        entry["provenance"] = Provenance.DERIVED.value
     return entry
 
 
@@ -956,7 +947,7 @@ def recompute_record(
             ]
             path = (ready or sorted(due))[0]
             done.add(path)
-            entry = _recomputed(attrs.evolve(where, path=path), facts, strict=False, demote=keep_layout)
+            entry = _recomputed(attrs.evolve(where, path=path), facts, strict=False)
             if entry is None:
                 continue
             # The next recheck reads this fact as recomputed; the schema checks every entry once, at the end.
