@@ -287,7 +287,7 @@ def test_a_run_that_changed_or_disappeared_is_named_and_the_fit_re_run(today: tu
     assert found["range.rows.max"].kind == "stale"
     assert found["range.rows.max"].message == (
         "range.rows.max derives from runs that moved (run xd3.a40.8b-f16.tg512: gone (no measured run has this id "
-        "now)); its value 1 rows still follows, but the derivation records the old runs: run passprice calibrate "
+        "now)); its value 1 row still follows, but the derivation records the old runs: run passprice calibrate "
         "--stack llamacpp-cuda-2405"
     )
     # A run moved to another stack is no run of this one's any more; the largest position it gave is left to others.

@@ -309,4 +309,6 @@ def test_9_an_added_fact_whose_locator_quotes_another_figure_is_to_verify(regist
     assert status == 0, text
     assert ("to verify: its locator quotes 4.8TB/s, not 5.2 TB/s: does nvidia-h200-datasheet: Technical Specifications "
             "table, H200 NVL column: 'GPU Memory Bandwidth 4.8TB/s' state 5.2 TB/s?") in text
-    assert out["to_verify"] == ["h200_nvl:memory.bandwidth"]
+    # slip52: a copy re-citing a fact to a place of its own with another figure describes another card, so each fact
+    # still citing the H200 SXM's places is asked too (all 17 but the assumed host.capacity).
+    assert "h200_nvl:memory.bandwidth" in out["to_verify"] and len(out["to_verify"]) == 16

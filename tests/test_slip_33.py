@@ -133,7 +133,7 @@ def test_3_the_review_reads_a_figure_written_with_a_power_of_ten(registry: Path)
     status, text, out = review(path)
     assert status == 0, text
     assert "to verify: its locator quotes 4800000000000 B/s, not 5.2 TB/s" in text
-    assert out["to_verify"] == ["h200_copy:memory.bandwidth"]
+    assert "h200_copy:memory.bandwidth" in out["to_verify"] and len(out["to_verify"]) == 16  # slip52: + 15 borrowed
 
 
 def test_4_a_copied_derivation_input_raised_under_a_reworded_locator_is_to_verify(registry: Path) -> None:
@@ -149,7 +149,7 @@ def test_4_a_copied_derivation_input_raised_under_a_reworded_locator_is_to_verif
     assert ("to verify: its input dot is 4.624 TB/s but the place quotes 4.48 TB/s: does azure-ai-benchmarking-guide: "
             "Azure_Results/ND_H200_v5_results.md (NVIDIA H200 141GB, CUDA 12.6), HBM Bandwidth table (BabelStream): "
             "Dot 4.48 TB/s state 4.624 TB/s?") in text
-    assert out["to_verify"] == ["h200_copy:streams.read"]
+    assert "h200_copy:streams.read" in out["to_verify"] and len(out["to_verify"]) == 16  # slip52: + 15 borrowed
 
 
 def test_4_no_shipped_fact_would_be_asked_if_added() -> None:

@@ -91,11 +91,11 @@ def test_1_the_review_asks_a_copy_under_a_figure_in_words(registry: Path) -> Non
     commit_all(path, "a copy at 5.2 TB/s")
     status, text, out = review(path)
     assert status == 0, text
-    assert "17 facts added in 1 new file, 1 to verify in its source" in text
+    assert "17 facts added in 1 new file, 16 to verify in their sources" in text  # slip52: + 15 borrowed
     assert ("to verify: its locator quotes 4.8 TB/s, not 5.2 TB/s: does nvidia-h200-datasheet: Technical "
             "Specifications table, H200 SXM column: 'GPU Memory Bandwidth four point eight terabytes per second' "
             "state 5.2 TB/s?") in text
-    assert out["to_verify"] == ["h200_copy:memory.bandwidth"]
+    assert "h200_copy:memory.bandwidth" in out["to_verify"] and len(out["to_verify"]) == 16  # slip52: + 15 borrowed
 
 
 def test_1_a_value_moved_under_its_figure_in_another_notation_is_said_firmly(registry: Path) -> None:
@@ -126,7 +126,7 @@ def test_2_an_added_estimate_quoting_another_figure_is_to_verify(registry: Path)
     assert ("to verify: its locator quotes 4.8TB/s, not 5.2 TB/s: does nvidia-h200-datasheet: Technical "
             "Specifications table, H200 SXM column: 'GPU Memory Bandwidth 4.8TB/s' (the NVL's, page 2) give 5.2 "
             "TB/s, estimated?") in text
-    assert out["to_verify"] == ["h200_copy:memory.bandwidth"]
+    assert "h200_copy:memory.bandwidth" in out["to_verify"] and len(out["to_verify"]) == 16  # slip52: + 15 borrowed
 
 
 def test_2_an_estimate_whose_locator_quotes_its_basis_is_not_asked() -> None:

@@ -22,7 +22,7 @@ import attrs
 
 from passprice.derivations import Derivation, quantity
 from passprice.errors import InputError, escaped
-from passprice.facts import Fact, Provenance, dimension
+from passprice.facts import Fact, Provenance, counted_unit, dimension
 
 #: A figure with its unit in a locator's text: ``4.8TB/s``, ``3,958 TOPS``, ``141GB`` (a number glued to a letter
 #: before it, ``pp512``, is a name, not a figure).
@@ -554,7 +554,7 @@ def _place(source: str | None, locator: str | None) -> tuple[str, str] | None:
 
 
 def _shown(amount: float, unit: str) -> str:
-    return f"{amount:g}" if unit == "1" else f"{amount:g} {unit}"
+    return f"{amount:g}" if unit == "1" else f"{amount:g} {counted_unit(unit, amount)}"
 
 
 def _stated(rel: str, path: str, fact: Fact) -> Iterable[tuple[tuple[str, str], Stated]]:
@@ -946,7 +946,10 @@ def another_cards(cards: Mapping[str, Mapping[str, Fact]], added: Iterable[tuple
     its source" (the new source) and nothing of the 16 (session 29's note, issue 13; left30b): now each such fact is
     asked, naming the first other card's file and fact (by file name) citing the place. Only a card file citing a
     source of its own (one no card file but those ``added`` adds facts to cites: its own datasheet, or one the copies
-    added beside it share) is asked: a copy citing only the sources
+    added beside it share), or re-citing a fact to a place of its own with another figure (base units) than the card
+    file it copies (the one left by the change sharing the most places with it) states at that fact path, is asked
+    (an "H100 NVL" copied from the H100 SXM5's file, 94 GB and 3.9 TB/s under the datasheet's NVL column, asked 0 of
+    its 17 facts; slip52: now 14): a copy citing only the sources
     other cards cite (a plain copy, or one with a locator reworded) describes what the card it copies describes, as
     slip round 32 decided, and is asked what :func:`asked` asks. An
     ``assumed`` fact is a placeholder, not a figure read at the place (every real card's 512 GiB ``host.capacity``):
@@ -972,7 +975,30 @@ def another_cards(cards: Mapping[str, Mapping[str, Fact]], added: Iterable[tuple
         # held a source another card file cites, and none was asked a thing; attack round 55).
         return any(sources[place[0]] <= adding for fact in cards[rel].values() for place in _places_of(fact))
 
-    borrowing = {rel for rel in dict.fromkeys(rel for rel, _ in wanted) if own_place(rel)}
+    def moved_from_copied(rel: str) -> bool:
+        # A copy stating another figure than a card file it shares places with, at the same fact path, describes
+        # another card (the H100 SXM5's file retitled "H100 NVL", its capacity and bandwidth re-cited to the same
+        # datasheet's NVL column, 15 facts still citing the SXM column and benchmark: 0 of 17 asked; slip52).
+        # The card copied: the file this change leaves that shares the most places with ``rel`` (a place every card
+        # cites, the CUDA guide's shared-memory banks, names no one card).
+        mine = cards[rel]
+        shared: dict[str, int] = {}
+        for fact in mine.values():
+            for place in _places_of(fact):
+                for r in holders.get(place, {}):
+                    if r not in adding:
+                        shared[r] = shared.get(r, 0) + 1
+        if not shared:
+            return False
+        copied = cards[max(sorted(shared), key=lambda r: shared[r])]
+        theirs = {place for fact in copied.values() for place in _places_of(fact)}
+        # Re-cited to a place of its own with another figure (a figure moved under the copied card's own citation
+        # is asked by :func:`asked`, as slip round 32 decided, and is no sign of another card).
+        return any(path in copied and copied[path].value != fact.value
+                   and not set(_places_of(fact)) <= theirs
+                   for path, fact in mine.items() if fact.provenance is not Provenance.ASSUMED)
+
+    borrowing = {rel for rel in dict.fromkeys(rel for rel, _ in wanted) if own_place(rel) or moved_from_copied(rel)}
     out = {}
     for rel, path in wanted:
         fact = cards[rel][path]

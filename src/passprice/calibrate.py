@@ -898,7 +898,8 @@ def summary(values: Iterable[float]) -> tuple[float, float]:
 
 def calibration_cautions(cal: Calibration) -> list[str]:
     """What a user should not read into the fit, one line each: fewer runs than fitted facts (``terms.serial``
-    counted), so the fit can match every run and its in-sample error says nothing; and a hold-out that was not
+    counted): the fit matching every run (in-sample error 0.0 %) says nothing, and one that misses them (its facts
+    bounded, or the runs not telling them apart) says only what it could not match; and a hold-out that was not
     possible (every run of one card, or of one checkpoint), so nothing says how the facts do on another card or
     model; and a stack without the ``memory.reserved`` every price under it reads, which no fit writes.
     Walkthrough 2 (session 11): 2 runs on one card and one checkpoint fitted 8 facts, "in sample 0.0 %", written as
@@ -907,10 +908,19 @@ def calibration_cautions(cal: Calibration) -> list[str]:
     facts = len(cal.fit.fitted) + 1
     out = []
     if runs <= facts:
-        out.append(
-            f"{runs} run{'s' * (runs != 1)} fit {facts} facts (terms.serial included): the fit can match every run, "
-            "so its in-sample error says nothing; measure more runs (other batches, positions, cards, checkpoints)"
-        )
+        # Slip52: 3 runs fitting 8 facts read "the fit can match every run, so its in-sample error says nothing"
+        # beside a 4.0 % mean error: the facts are bounded (shares in (0, 1], overheads at least 0) and runs may not
+        # move each apart, so no more runs than facts need not be matched. Said as the errors are.
+        mean, _ = summary(cal.errors[r.id] for r in cal.fit.runs if r.id in cal.errors)
+        more = "measure more runs (other batches, positions, cards, checkpoints)"
+        head = f"{runs} run{'s' * (runs != 1)} fit {facts} facts (terms.serial included)"
+        if round(mean * 100, 1) == 0:
+            out.append(f"{head}: the fit matches every run (in-sample error 0.0 %), as so few runs let it, so its "
+                       f"in-sample error says nothing; {more}")
+        else:
+            out.append(f"{head}: no more runs than facts, yet the fit misses them by {mean * 100:.1f} % mean (its "
+                       "facts are bounded, or these runs do not tell them apart): that error is what the fit could not "
+                       f"match, not a check of how it prices anything else; {more}")
     alone = [h.by for h in (cal.by_card, cal.by_checkpoint) if not h.possible]
     if alone:
         what = " and ".join(f"one {by}" for by in alone)
@@ -1042,7 +1052,7 @@ def _in_unit(fact: Fact, base: float) -> str:
 
     amount = base / float(UNITS[fact.unit][1])
     text = f"{amount:.{DIGITS}g}"
-    return text if fact.unit == "1" else f"{text} {shown_unit(fact.unit)}"
+    return text if fact.unit == "1" else f"{text} {shown_unit(fact.unit, float(text))}"
 
 
 #: The changed runs a finding names one by one; the rest are counted (a stack fitted from 115 runs whose
@@ -1122,7 +1132,8 @@ def verify_stack(root: Root, stack: Stack, runs: Sequence[Run] | None = None) ->
                                    f"its value {fact.describe()} still follows, but the derivation records the old "
                                    f"runs: {again}"))
             else:
-                shown = f"{now:g} {shown_unit(fact.unit)}" if now is not None else "nothing (no run it names is left)"
+                shown = (f"{now:g} {shown_unit(fact.unit, now)}" if now is not None
+                         else "nothing (no run it names is left)")
                 out.append(Finding(path, "stale", f"{path} is stale: {_named(moved, d.figure)}; from today's runs it "
                                    f"is {shown}, not {fact.describe()}: {again}"))
         elif recorded != written:

@@ -388,7 +388,7 @@ class Input:
         """``4.48 TB/s``: the amount as written, with its unit (a bare number for ``1``)."""
         from passprice.facts import shown_unit
 
-        return _amount(self.amount) + ("" if self.unit == "1" else f" {shown_unit(self.unit)}")
+        return _amount(self.amount) + ("" if self.unit == "1" else f" {shown_unit(self.unit, self.amount)}")
 
     def to_entry(self) -> dict[str, Any]:
         """The input as its TOML table (the keys it was written with)."""

@@ -1763,6 +1763,10 @@ class LockImpact:
     #: on HEAD (:func:`kept_floors`): the path → that lock's name and floor. Loosening one of a serving's two locks
     #: then changes nothing the serving is held to, which the review did not say (slip round 28).
     kept: Mapping[str, tuple[str, Provenance]] = attrs.field(factory=dict)
+    #: BASE's and HEAD's ``pricing_model`` pins (the digest of the code each lock file was written by) where a lock
+    #: the change rewrote pins another; ``None`` otherwise. A re-lock by new code alone read "re-locked", changed
+    #: "–", +0 % (slip52): its row names the digest that moved.
+    model_pins: tuple[str, str] | None = None
     #: For a lock resting on :attr:`unsound` facts: HEAD's lock priced again, with HEAD's code, on HEAD's inputs with
     #: every derived fact that does not follow recomputed from its inputs (what ``passprice fact recompute CARD``
     #: writes) and the stack it was made under re-fitted (``passprice calibrate --stack S``), by
@@ -2080,6 +2084,8 @@ class LockImpact:
             "status": self.status,
             "changed": list(self.changed),
             "inputs": list(self.inputs),
+            "pricing_model_pins": (None if self.model_pins is None
+                                   else {"before": self.model_pins[0], "after": self.model_pins[1]}),
             "serving_changed": list(self.serving),
             "serving_differences": [dict(d) for d in self.serving_differences],
             "removed": self.removed,
@@ -2526,6 +2532,8 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
                 drifted=tuple(dict.fromkeys(drifted)),
                 rewritten=tuple(dict.fromkeys(rewritten)),
                 kept=kept_floors(new, policy, head_locks) if new is not None else {},
+                model_pins=((old.info.pricing_model, new.info.pricing_model) if status == "changed" and old is not None
+                            and new is not None and old.info.pricing_model != new.info.pricing_model else None),
             )
         )
     if head.code.running:
@@ -5348,9 +5356,13 @@ def _recorded(lock: LockImpact) -> str:
 
 
 def _inputs(lock: LockImpact) -> str:
-    """The inputs that changed for a lock: the facts it rests on by path, then checkpoint, serving, pricing model."""
+    """The inputs that changed for a lock: the facts it rests on by path, then checkpoint, serving, pricing model (the
+    lock files' pinned digests, ``pricing-model digest 111111111111… → 5a914e0c2b7d…``, where they differ: slip52)."""
     bits = list(lock.changed)
-    bits += [i for i in lock.inputs if i != "facts"]
+    bits += [i for i in lock.inputs if i != "facts" and (i != "pricing model" or lock.model_pins is None)]
+    if lock.model_pins is not None:
+        was, now = lock.model_pins
+        bits.append(f"pricing-model digest {was.removeprefix('sha256:')[:12]}… → {now.removeprefix('sha256:')[:12]}…")
     return ", ".join(bits)
 
 

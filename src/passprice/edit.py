@@ -400,7 +400,7 @@ class _Probe:
     def describe(self) -> str:
         from passprice.facts import shown_unit
 
-        return f"{self.amount:g}" + ("" if self.unit == "1" else f" {shown_unit(self.unit)}")
+        return f"{self.amount:g}" + ("" if self.unit == "1" else f" {shown_unit(self.unit, self.amount)}")
 
 
 def derivation_problems(where: FactFile, entry: Mapping[str, Any], facts: Mapping[str, Fact]) -> list[str]:

@@ -144,11 +144,22 @@ def to_base(amount: int | float, unit: str, where: str = "value") -> float:
         raise InputError(f"{where}: {shown} {unit} is too large (past 1.8e308 {base}, the largest double)") from None
 
 
-def shown_unit(unit: str) -> str:
+#: The count units (:data:`UNITS`), plural as files write them, and each one's singular.
+_SINGULAR = {"rows": "row", "positions": "position"}
+
+
+def shown_unit(unit: str, amount: float | None = None) -> str:
     """How passprice prints ``unit`` as written in a file: ``us`` (the ASCII spelling files and options use) as
-    ``µs``, as every other duration passprice prints (a price's ``256.5 µs``, the README's ``96.63 µs``); any other
-    unit as written."""
-    return "µs" if unit == "us" else unit
+    ``µs``, as every other duration passprice prints (a price's ``256.5 µs``, the README's ``96.63 µs``); a count
+    unit after an ``amount`` of exactly 1 in the singular (``1 row``, not ``1 rows``: a stack's ``range.rows.min``
+    in ``audit`` and ``diff``, slip52); any other unit as written."""
+    return "µs" if unit == "us" else counted_unit(unit, amount)
+
+
+def counted_unit(unit: str, amount: float | None) -> str:
+    """``unit`` as written, but a count unit (``rows``, ``positions``) after an ``amount`` of exactly 1 in the
+    singular (``1 row``). Raises nothing."""
+    return _SINGULAR[unit] if amount == 1 and unit in _SINGULAR else unit
 
 
 def dimension(unit: str) -> str:
@@ -265,7 +276,7 @@ class Fact:
         amount = f"{self.amount:g}" if isinstance(self.amount, float) else f"{self.amount}"
         if isinstance(self.amount, float) and float(amount) != self.amount:
             amount = repr(self.amount)
-        return amount if self.unit == "1" else f"{amount} {shown_unit(self.unit)}"
+        return amount if self.unit == "1" else f"{amount} {shown_unit(self.unit, self.amount)}"
 
 
 def _cattrs_says(error: Exception) -> str:
