@@ -590,8 +590,12 @@ def test_audit_of_a_memory_bound_price(root: Path) -> None:
         assert list(f) == [
             "path", "value", "unit", "base_value", "provenance", "source", "locator", "cite", "note", "derivation",
             "derivation_text", "stale", "cancelled", "floor", "margin", "binding", "weakest", "elasticity", "step",
-            "refused",
+            "refused", "derived_by", "elasticity_rederived",
         ]
+    # left31: the derived facts a fact feeds, re-derived by their formulas, take its move away (memory-bound: the
+    # streams' shares are derived from the bandwidth, so the price moves with them, not with the bandwidth alone).
+    assert rows["memory.bandwidth"]["derived_by"] == ["streams.read", "streams.append"]
+    assert rows["memory.bandwidth"]["elasticity_rederived"] == 0.0
     cost = price_json(root, R1, "--batch", "1")
     assert a["binds"] == cost["binds"] == "memory"
     assert a["tokens_per_s"] == cost["tokens_per_s"]

@@ -526,10 +526,12 @@ def _float(option: str) -> _Bounded:
     return _Bounded(option, integer=False)
 
 
-class _Step(click.ParamType):  # type: ignore[type-arg,unused-ignore]  # generic from click 8.2
-    """``audit --step PERCENT``, read by :func:`passprice.audit.parse_step` (its refusal says what is accepted)."""
+class _Step(_Bounded):
+    """``audit --step PERCENT``, bounded as :func:`passprice.bounds.option_bound` bounds ``--step`` and read by
+    :func:`passprice.audit.parse_step` (its refusal adds what is accepted: a size, in percent)."""
 
-    name = "float"
+    def __init__(self) -> None:
+        super().__init__("--step", integer=False)
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         from passprice.audit import parse_step
