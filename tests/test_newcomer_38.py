@@ -152,3 +152,25 @@ def test_8_a_digest_no_lock_has_says_so_and_how_to_read_one() -> None:
     # a short hex word is still a name: not looked up as a digest
     short = invoke("reproduce", "abc123")
     assert short.exit_code == 2 and "no such file, and not in" in short.stderr
+
+
+# --- 4. each fitted run's citation is one command away ---------------------------------------------------------------
+
+
+def test_9_validate_json_gives_each_runs_file_source_and_locator() -> None:
+    # Before: the audit named the measurement file and its source; no command gave a run's own locator.
+    result = invoke("validate", "--stack", "llamacpp-cuda-2405", "--json")
+    assert result.exit_code == 0, result.output
+    runs = json.loads(result.stdout)["runs"]
+    assert len(runs) == 111
+    first = runs[0]
+    assert (first["id"], first["file"], first["source"], first["locator"], first["measured"]) == (
+        "xd3.h100_pcie_80gb.8b-q4km.tg512",
+        "registry/measurements/xiongjiedai-llama3-llamabench.toml",
+        "xiongjiedai-gpu-benchmarks",
+        "LLaMA 3/Professional GPUs/H100_PCIe_v3.ipynb: llama-bench table, row 'llama 8B Q4_K - Medium | 4.58 GiB | "
+        "tg512 | 145.55 ± 0.80'",
+        145.55,
+    )
+    assert {r["source"] for r in runs} == {"xiongjiedai-gpu-benchmarks"}
+    assert all(r["locator"] for r in runs)
