@@ -76,7 +76,10 @@ def test_a_lock_refused_by_its_floors_names_its_file_as_the_text_does(tmp_path: 
     root = copy_root(tmp_path)
     args = ("lock", "gemma3-270m-h100", "--name", "strict", "--require", "scale=published")
     line = ("passprice: refused: LockFloor: lock strict refuses this price: scale is estimated, below the floor "
-            "published (the price's weakest provenance is estimated, carried by scale); {} not written")
+            "published (the price's weakest provenance is estimated, carried by scale); {} not written (for these "
+            "floors to accept it, strengthen scale to published or above with a citation that backs it, e.g. "
+            "passprice fact set h100_sxm5_80gb scale --provenance published --source ID --locator LOCATOR … in a "
+            "registry of your own; or floor it at its own provenance on purpose: --require scale=estimated)")
     absolute = str((root / "locks" / "strict.lock.toml").resolve())
     for folder, shown in ((root, "locks/strict.lock.toml"), (root / "locks", "strict.lock.toml")):
         monkeypatch.chdir(folder)

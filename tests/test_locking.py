@@ -92,7 +92,11 @@ def test_a_lock_its_own_floors_breach_is_refused_and_not_written(tmp_path: Path)
     with pytest.raises(locking.LockNotWritten) as caught:
         locking.write(root, output, load_spec(root, GEMMA), "strict", requires={"scale": Provenance.PUBLISHED})
     assert str(caught.value).startswith("lock strict refuses this price: scale is estimated, below the floor published")
-    assert str(caught.value).endswith(f"; {output} not written")
+    assert str(caught.value).endswith(f"; {output} not written (for these floors to accept it, strengthen scale to "
+                                      "published or above with a citation that backs it, e.g. passprice fact set "
+                                      "h100_sxm5_80gb scale --provenance published --source ID --locator LOCATOR … "
+                                      "in a registry of your own; or floor it at its own provenance on purpose: "
+                                      "--require scale=estimated)")
     out = caught.value.to_json()
     assert (out["refusal"], out["written"], out["path"]) == ("LockFloor", False, str(output))
     assert not output.exists()

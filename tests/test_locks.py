@@ -702,7 +702,11 @@ def test_floor_and_require_policies(root: Path) -> None:
     assert result.stderr == (
         "passprice: refused: LockFloor: lock strict refuses this price: streams.read is measured, "
         "below the floor published "
-        f"(the price's weakest provenance is estimated, carried by scale, on_chip.capacity); {target} not written\n"
+        f"(the price's weakest provenance is estimated, carried by scale, on_chip.capacity); {target} not written "
+        "(for these floors to accept it, strengthen streams.read to published or above with a citation that backs "
+        "it, e.g. passprice fact set h200_sxm_141gb streams.read --provenance published --source ID --locator "
+        "LOCATOR … in a registry of your own; or floor it at its own provenance on purpose: "
+        "--require streams.read=measured)\n"
     )
     assert not target.exists()
     # So does a floor above the price's weakest fact, naming every fact below it.

@@ -446,6 +446,63 @@ class Calibration:
         return text
 
 
+@attrs.frozen
+class StackReach:
+    """How far a price audited under a serving stack lies from where the stack was fitted: ``span``, its expected /
+    limit ratio against the measured / limit ratios of the stack's fitted runs
+    (:class:`~passprice.stackreach.RatioReach`; ``None`` when the ratio cannot be taken), and ``warnings``, one line
+    each for a card or a kind of model the stack's runs never measured
+    (:meth:`passprice.stackreach.CardReach.warning`, :meth:`~passprice.stackreach.ModelReach.warning`). ``price
+    --stack`` says these on its ``fitted span`` line and on stderr; an audit carries them in its body, so the
+    Markdown or JSON of a ticket keeps them (walkthrough 38: ``audit LOCK`` of the llama.cpp H200 lock, 0.2384 × the
+    limit against the 0.3425 … 0.8519 its 111 runs measured, on a card none of them ran on, said neither)."""
+
+    span: Any
+    warnings: tuple[str, ...] = ()
+
+    def lines(self) -> list[str]:
+        """The text lines: ``  fitted span   its 111 fitted runs measured … lies outside: an extrapolation of the
+        fit``, then ``  fit reach     stack S was fitted on runs on 11 cards (…), not CARD: …`` for each warning."""
+        out = [] if self.span is None or not self.span.runs else [f"  fitted span   {self.span.line()}"]
+        return out + [f"  fit reach     {w}" for w in self.warnings]
+
+    def markdown_lines(self) -> list[str]:
+        """The same as Markdown bullets, a span outside the fit and each warning marked ⚠️."""
+        out = []
+        if self.span is not None and self.span.runs:
+            mark = "" if self.span.inside else "⚠️ "
+            out.append(f"- {mark}**fitted span**: {markdown_prose(self.span.line())}")
+        return out + [f"- ⚠️ **fit reach**: {markdown_prose(w)}" for w in self.warnings]
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"stack_span": RatioReach.to_json() or null, "stack_reach": [warning lines]}``, as ``price --json
+        --stack`` gives ``stack_span``."""
+        span = None if self.span is None or not self.span.runs else self.span.to_json()
+        return {"stack_span": span, "stack_reach": list(self.warnings)}
+
+
+def stack_reach(root: Root, subject: Subject) -> StackReach | None:
+    """:class:`StackReach` of ``subject``'s expected price under its stack (``None`` without one, or when the stack
+    refuses the price: the audit reports its own refusal). The span is judged from ``root``'s measured runs, those
+    the stack's fitted facts (a lock's as pinned) name in their derivations, each run's limit priced as ``validate``
+    prices it (:func:`passprice.stackreach.expected_reach`). Raises :class:`~passprice.errors.InputError` for a
+    measurement file that does not read."""
+    if subject.stack is None:
+        return None
+    from passprice.stackreach import card_reach, expected_reach, model_reach
+    from passprice.stacks import price_expected
+
+    try:
+        expected = price_expected(subject.header, subject.card, subject.serving, subject.stack, subject.kind)
+    except ServingRefusal:
+        return None
+    span = expected_reach(root, expected, subject.header, subject.card, subject.serving)
+    card = card_reach(root, subject.stack, subject.card.name)
+    model = model_reach(root, subject.stack, subject.header)
+    warnings = tuple(w for w in (card.warning(), model.warning()) if w is not None)
+    return StackReach(span, warnings)
+
+
 def calibrated_on(root: Root, stack: Stack) -> tuple[Calibration, ...]:
     """The measured runs ``stack``'s fitted facts name in their derivations
     (:class:`~passprice.derivations.RunDerivation`), as registered today (:func:`~passprice.measurements.load_runs`),
@@ -490,13 +547,15 @@ def names_lock(root: Root, target: str) -> bool:
     """Whether ``target`` (an audit's TARGET) names a lock rather than a serving: a lock file (``*.lock.toml``), or
     a name only a lock has (``locks/NAME.lock.toml`` and neither ``servings/NAME.toml`` nor a serving file of that
     path). A name that is both (locks are often named after their serving) is the serving, priced with today's
-    facts: ``NAME.lock.toml`` audits its lock."""
+    facts: ``NAME.lock.toml`` audits its lock. A lock's digest (:data:`passprice.locks.DIGEST_REF`) that names no
+    serving is taken for a lock, so the error names the lock whose digest it is (walkthrough 38)."""
     from passprice.files import is_there
+    from passprice.locks import DIGEST_REF
 
     return target.endswith(".lock.toml") or (
         not is_there(root.servings / f"{target}.toml")
         and not (target.endswith(".toml") and is_there(target))
-        and is_there(root.locks / f"{target}.lock.toml")
+        and (is_there(root.locks / f"{target}.lock.toml") or bool(DIGEST_REF.match(target)))
     )
 
 

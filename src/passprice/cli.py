@@ -2553,6 +2553,14 @@ def audit_command(
     from passprice.sourcechange import UNCOMPARED
 
     uncompared = [] if compared else [f"  sources       {UNCOMPARED}"]
+    from passprice.audit import stack_reach
+
+    # how far the expected price lies from where its stack was fitted, in the audit's body (walkthrough 38)
+    reach = stack_reach(root, subject)
+    if reach is not None and subject.lock is not None:  # as audit SERVING --stack and price --stack warn
+        spanned = reach.span.warning() if reach.span is not None and reach.span.runs else None
+        for line in [*reach.warnings, *([spanned] if spanned else [])]:
+            click.echo(f"passprice: warning: {line}", err=True)
     if fmt == "json":
         data = audit_json(result, report.extra(), stale, sources)
         data["sources"] = with_notes(data["sources"], sources)
@@ -2562,6 +2570,8 @@ def audit_command(
                      # what identifies the price a paper cites (walkthrough 36)
                      "lock_digest": subject.lock.info.digest,
                      "pricing_model": subject.lock.info.pricing_model if subject.lock.info.format >= 2 else None}
+        if reach is not None:
+            extra.update(reach.to_json())
         _echo_price_json({**data, "checkpoint": cited.to_json(), **extra})
     elif fmt == "markdown":
         from passprice.tables import markdown_prose
@@ -2572,7 +2582,8 @@ def audit_command(
         if subject.lock is not None:  # what identifies the price a paper cites (walkthrough 36)
             pins, cite = lock_pins(subject.lock, subject.reference)
             pinned = ["", f"**lock** {markdown_prose(pins)} ({markdown_prose(cite)})"]
-        click.echo("\n".join(["", *notes_markdown(sources, cited_ids), *pinned, "", *cited.markdown_lines(),
+        reached = [] if reach is None or not reach.markdown_lines() else ["", *reach.markdown_lines()]
+        click.echo("\n".join([*reached, "", *notes_markdown(sources, cited_ids), *pinned, "", *cited.markdown_lines(),
                               *([""] + [f"- ⚠️ {markdown_prose(s.line())}" for s in since] if since else []),
                               *(["", f"- {markdown_prose(UNCOMPARED)}"] if uncompared else [])]))
     else:
@@ -2583,7 +2594,8 @@ def audit_command(
         if subject.lock is not None:  # what identifies the price a paper cites (walkthrough 36)
             pins, cite = lock_pins(subject.lock, subject.reference)
             pinned = ["", f"lock          {pins}", f"              {cite}"]
-        click.echo("\n".join([*(["", *noted] if noted else []), *pinned, "", *cited.text_lines(),
+        reached = [] if reach is None or not reach.lines() else ["", *reach.lines()]
+        click.echo("\n".join([*reached, *(["", *noted] if noted else []), *pinned, "", *cited.text_lines(),
                               *(["", *(f"  since lock    {s.line()}" for s in since)] if since else []),
                               *(["", *uncompared] if uncompared else [])]))
     for s in since:

@@ -433,10 +433,11 @@ _TERMS = (
         "source",
         "the document a fact cites: a record in sources/, with a locator within it",
         "Every fact names its source by id (`sources/ID.toml`: title, publisher or authors, date, address, how it was "
-        "read, all stated or said to be unknown) and a locator within it (table, row, column, quoted figure). "
+        "read, when the copy read was retrieved, all stated or said to be unknown) and a locator within it (table, "
+        "row, column, quoted figure). "
         "`passprice sources` lists them; `passprice audit --source ID` shows every fact citing one, the servings and "
         "locks resting on those, and which locks break their floors if it is withdrawn.",
-        ("sources", "locator", "citation", "cite"),
+        ("sources", "locator", "citation", "cite", "retrieved"),
     ),
     Term(
         "derivation",
@@ -904,10 +905,12 @@ _TERMS = (
         "refused (BeyondStack), and best --stack seeks its best batch only inside. Cards and the ratio are not "
         "bounded so: a price's `fitted span` line gives the least and largest measured / limit ratio of the runs its "
         "facts were fitted to, and a price whose expected / limit ratio lies outside it is an extrapolation of the "
-        "fit, said on stderr too. A `× limit` column (compare --stack, speculate --stack) is the expected tokens/s "
+        "fit, said on stderr too (`audit` under a stack prints the line in its body, with a `fit reach` line for a "
+        "card or kind of model the runs never measured). A `× limit` column (compare --stack, speculate --stack) is "
+        "the expected tokens/s "
         "over the card's limit: in compare, the limit at its own best batch, which may be larger than the stack's.",
         ("serving stack", "expected", "expected price", "limit", "calibrate", "validate", "fitted span", "× limit",
-         "memory.reserved", "calibrated on"),
+         "memory.reserved", "calibrated on", "fit reach"),
     ),
     Term(
         "tensor.f16",

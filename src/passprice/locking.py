@@ -301,6 +301,27 @@ def locked_serving(root: Root, serving: str | None, overridden: bool, old: Lock 
     return None
 
 
+def floor_advice(verdict: Verdict, card: str) -> str:
+    """What would have to change for the floors of a new lock that refuses its own price (``verdict``, not holding)
+    to accept it: each offending fact strengthened to its floor or above, with the ``fact set`` that re-cites a fact
+    of ``card`` (the first offence's, when it is the card's), or the facts floored at their own provenance on purpose
+    (``--require PATH=PROVENANCE`` each). One clause, no trailing period; ``""`` for a verdict that holds."""
+    from passprice.cards import is_card_path
+
+    if verdict.holds:
+        return ""
+    first = verdict.offences[0]
+    names = " and ".join(f"{o.path} to {o.floor.value} or above" for o in verdict.offences)
+    how = ""
+    if is_card_path(first.path):
+        how = (f", e.g. passprice fact set {card} {first.path} --provenance {first.floor.value} --source ID "
+               "--locator LOCATOR … in a registry of your own")
+    them = "it" if len(verdict.offences) == 1 else "them"
+    requires = " ".join(f"--require {o.path}={o.provenance.value}" for o in verdict.offences)
+    return (f"for these floors to accept it, strengthen {names} with a citation that backs {them}{how}; or floor "
+            f"{them} at {'its' if them == 'it' else 'their'} own provenance on purpose: {requires}")
+
+
 class LockNotWritten(Exception):
     """A lock whose own price breaches its floors (exit 1): never written. ``str(e)`` is the verdict's line and says
     the file was not written; ``to_json`` gives the verdict's JSON (``{"refusal": "LockFloor", ...}``), the path
@@ -429,6 +450,8 @@ def write(
                 "--update keeps the floors; to rest on the weaker fact, strengthen it, or loosen the floor on purpose "
                 f"through review: {relock_command(verdict, locked, shown(output))}"
             )
+        else:  # what would have to change for the floors asked to accept the price (walkthrough 38: unsaid)
+            advice = floor_advice(verdict, lock.card)
         raise LockNotWritten(verdict, output, advice)
     require_finite(lock.price)
     loosened = tuple(c for c in compare_policies(old.policy, lock.policy) if c.loosens) if old is not None else ()

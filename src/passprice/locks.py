@@ -1286,7 +1286,42 @@ def lock_path(root: Root, ref: str) -> Path:
 
     # `reproduce GEMMA3-270M-H100` listed the locks without the hint every other name lookup gives (round 33)
     hint = shipped_hint("lock", ref, root.locks, root.path) or did_you_mean(ref.removesuffix(".lock.toml"), files)
+    if DIGEST_REF.match(ref):  # a price cited by its lock's digest, as the README asks (walkthrough 38)
+        raise InputError(digest_ref_problem(root, ref, files, known))
     raise InputError(f"lock {ref!r}: no such file, and not in {root.locks}{hint} (locks: {known})")
+
+
+#: A lock named by its ``[lock] digest`` (or the first 8 or more hex digits of it), as a paper cites a price.
+DIGEST_REF = re.compile(r"^(?:sha256:)?[0-9a-fA-F]{8,64}$")
+
+
+def digest_ref_problem(root: Root, ref: str, files: list[str], known: str) -> str:
+    """The one error line for a lock named by its digest (``ref``: :data:`DIGEST_REF`, matched against the
+    ``[lock] digest`` of each of ``files``, the lock names in ``root/locks``; ``known``: them joined for the line):
+    the lock whose digest it is (or begins with), to be named by its name, or that none here has it. A lock file
+    that does not read is passed over (``check`` reports it). A lock is named by its file or name: a digest looked
+    up said only ``no such file`` and listed the locks, leaving the reader to open each to compare digests."""
+    import tomllib
+
+    wanted = ref.lower().removeprefix("sha256:")
+    found = []
+    for name in files:
+        try:
+            table = tomllib.loads((root.locks / f"{name}.lock.toml").read_text(encoding="utf-8")).get("lock")
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            continue
+        digest = table.get("digest") if isinstance(table, Mapping) else None
+        if isinstance(digest, str) and digest.lower().removeprefix("sha256:").startswith(wanted):
+            found.append(name)
+    if len(found) == 1:
+        return (f"lock {ref!r}: no such file; it is the [lock] digest of lock {found[0]} in {root.locks}: name the "
+                f"lock by its name or file, {found[0]}")
+    if found:
+        return (f"lock {ref!r}: no such file; the [lock] digests of {len(found)} locks in {root.locks} begin with "
+                f"it ({', '.join(found)}): give more of the digest, or name the lock")
+    return (f"lock {ref!r}: no such file, and no lock in {root.locks} has that [lock] digest (locks: {known}; "
+            "passprice audit NAME prints a lock's digest): the lock cited may have been re-locked since, or be of "
+            "another registry")
 
 
 def locked_serving(document: Mapping[str, Any], file_stem: str) -> str | None:

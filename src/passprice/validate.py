@@ -249,7 +249,8 @@ def unregistered_json(v: Validation) -> dict[str, Any] | None:
 
 
 def to_json(v: Validation) -> dict[str, Any]:
-    """The validation for ``--json``: every row (run id, stack, card, checkpoint, batch, positions, measured,
+    """The validation for ``--json``: every row (run id, its ``file``, ``source`` and ``locator``: where it is cited;
+    stack, card, checkpoint, batch, positions, measured,
     limit, limit_ratio, binds, expected, error, expected_binds, provenance, why), the summary, and
     ``unregistered`` (:func:`unregistered_json`: the runs of unregistered stacks and each one's ``price`` command
     under a registered stack ``S``; ``None`` when there are none)."""
@@ -258,6 +259,11 @@ def to_json(v: Validation) -> dict[str, Any]:
         rows.append(
             {
                 "id": r.run.id,
+                # where the run is cited (walkthrough 38: an auditor of a stack price found no command naming a
+                # fitted run's source and locator): its measurement file, source record and locator in it
+                "file": f"registry/measurements/{r.run.source}.toml",
+                "source": r.run.source_id,
+                "locator": r.run.locator,
                 "stack": r.run.stack,
                 "card": r.run.card,
                 "checkpoint": r.run.checkpoint,
