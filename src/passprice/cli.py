@@ -1305,6 +1305,17 @@ def synth_command(
                f"{built.tensor_bytes():,} bytes of weights ({types})")
     if output is not None:
         click.echo(f"  header -> {output}")
+    if target is None:
+        # walkthrough 39: `synth -o` then `passprice import FILE` gave an entry whose origin named "a file outside
+        # this registry" and never said synthetic, so its prices, locks and audits read as a real checkpoint's
+        from passprice.enforce import command_span
+
+        words = ["passprice", "synth", str(config), "--mix", built.mix.value]
+        words += (["--mla", mla] if mla != "split" else []) + (["--no-mtp"] if no_mtp else [])
+        again = command_span([*words, "--import", "NAME"])
+        click.echo(f"  not imported: {again} imports it with an origin that says it is synthetic; `passprice "
+                   "import` of the file cannot tell it from a real checkpoint's header (its entry would say so only "
+                   "with --origin)")
     if target is not None:  # a registry file, named as check names it (leftovers 29b)
         from passprice.registry import named_in
 
