@@ -6,13 +6,15 @@ where a price prints a context's."""
 
 from __future__ import annotations
 
+import subprocess
 import tomllib
 from pathlib import Path
 
 import pytest
 
-from cli_helpers import REPO, copy_root, invoke
+from cli_helpers import REPO, bad, copy_root, invoke
 from passprice import glossary
+from passprice.schema import _operations_hint
 
 CONFIG = REPO / "examples" / "configs" / "llama-2-7b.json"
 
@@ -95,3 +97,92 @@ def test_the_readme_glossary_holds_the_new_terms() -> None:
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     assert f"- **limit**: {glossary.TERMS['limit'].long}\n" in readme
     assert f"- **review**: {glossary.TERMS['review'].long}\n" in readme
+
+
+def test_fact_set_says_what_changed_when_the_figure_did_not(tmp_path: Path) -> None:
+    # "streams.read: 0.9333 (measured) -> 0.9333 (measured)" of an edit that changed the note and the citation
+    root = copy_root(tmp_path)
+    common = ["fact", "set", "h200_sxm_141gb", "streams.read", "--value", "0.9333", "--unit", "1", "--provenance",
+              "measured", "--source", "azure-ai-benchmarking-guide"]
+    cited = invoke(*common, "--locator", "Azure_Results/ND_H200_v5_results.md: Dot 4.48 TB/s", "--note",
+                   "our note", root=root)
+    assert cited.exit_code == 0, cited.output
+    assert cited.stdout == ("facts/cards/h200_sxm_141gb.toml: streams.read: 0.9333 (measured) -> 0.9333 (measured) "
+                            "(citation, note, derivation changed)\n")
+    noted = invoke(*common, "--locator", "Azure_Results/ND_H200_v5_results.md: Dot 4.48 TB/s", "--note", "other",
+                   root=root)
+    assert noted.stdout.endswith("-> 0.9333 (measured) (note changed)\n"), noted.stdout
+    same = invoke(*common, "--locator", "Azure_Results/ND_H200_v5_results.md: Dot 4.48 TB/s", "--note", "other",
+                  root=root)
+    assert same.stdout.endswith("-> 0.9333 (measured) (unchanged)\n"), same.stdout
+    moved = invoke(*common[:5], "0.92", *common[6:], "--locator", "a place: 0.92", root=root)
+    assert moved.stdout.startswith("facts/cards/h200_sxm_141gb.toml: streams.read: 0.9333 (measured) -> 0.92 "
+                                   "(measured)\n"), moved.stdout
+
+
+@pytest.mark.parametrize(("unit", "said"), [
+    ("TFLOPS", "a datasheet's TFLOPS counts a multiply-add as two operations, so give half its figure in TMAC/s, or "
+               "derive it from the quoted figure with an input of 2 FLOP/MAC (passprice explain derivation)"),
+    ("TOPS", "a datasheet's TOPS counts a multiply-add as two operations, so give half its figure in TMAC/s, or "
+             "derive it from the quoted figure with an input of 2 op/MAC (passprice explain derivation)"),
+    ("GFLOP/s", "so give half its figure in GMAC/s"),
+])
+def test_a_rate_in_operations_where_multiply_adds_belong_says_how_to_write_it(unit: str, said: str) -> None:
+    allowed = ["MAC/s", "GMAC/s", "TMAC/s", "PMAC/s"]
+    assert said in _operations_hint(unit, allowed)
+    assert _operations_hint(unit, ["B/s", "GB/s", "TB/s"]) == ""  # a bandwidth's unit: no such hint
+    assert _operations_hint("TMAC", allowed) == ""
+
+
+def test_fact_set_of_a_tflops_figure_gives_the_hint(tmp_path: Path) -> None:
+    root = copy_root(tmp_path)
+    before = (root / "facts" / "cards" / "h200_sxm_141gb.toml").read_bytes()
+    lines = bad("fact", "set", "h200_sxm_141gb", "tensor.f8", "--value", "1979", "--unit", "TFLOPS", "--provenance",
+                "published", "--source", "nvidia-h200-datasheet", "--locator", "FP8 Tensor Core 3,958 TFLOPS",
+                root=root)
+    assert lines == [
+        f"passprice: error: {root}/facts/cards/h200_sxm_141gb.toml: tensor.f8.unit: 'TFLOPS' is not allowed here "
+        "(one of 'MAC/s', 'GMAC/s', 'TMAC/s', 'PMAC/s'): a datasheet's TFLOPS counts a multiply-add as two "
+        "operations, so give half its figure in TMAC/s, or derive it from the quoted figure with an input of 2 "
+        "FLOP/MAC (passprice explain derivation)"
+    ]
+    assert (root / "facts" / "cards" / "h200_sxm_141gb.toml").read_bytes() == before
+
+
+def test_import_of_a_model_configuration_points_to_synth(tmp_path: Path) -> None:
+    root = copy_root(tmp_path)
+    config = tmp_path / "config.json"
+    config.write_bytes(b"\n  " + CONFIG.read_bytes())
+    assert bad("import", str(config), "--name", "l2", root=root) == [
+        f"passprice: error: {config}: byte 0: bad magic: a GGUF file starts with b'GGUF'; this file is JSON: a model "
+        f"configuration (config.json) is built into a header-only checkpoint by `passprice synth {config} --import "
+        "l2`"
+    ]
+    assert bad("import", str(config), root=root)[0].endswith(f"`passprice synth {config} --import NAME`")
+    other = tmp_path / "x.gguf"
+    other.write_bytes(b"not a header")
+    assert bad("import", str(other), "--name", "x", root=root) == [
+        f"passprice: error: {other}: byte 0: bad magic: a GGUF file starts with b'GGUF'"
+    ]
+    assert not (root / "registry" / "checkpoints" / "l2.toml").exists()
+
+
+def test_diff_of_a_revision_that_names_nothing_lists_the_branches(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    subprocess.run([*git, "init", "-q", "-b", "master"], cwd=repo, check=True)
+    for folder in ("facts", "registry"):  # a passprice root, empty
+        (repo / folder).mkdir()
+        (repo / folder / "README.md").write_text("empty\n", encoding="utf-8")
+    subprocess.run([*git, "add", "."], cwd=repo, check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "first"], cwd=repo, check=True)
+    subprocess.run([*git, "branch", "pr1"], cwd=repo, check=True)
+    assert bad("diff", "main", "HEAD", root=repo) == [
+        f"passprice: error: main: neither a folder nor a revision of the git checkout at {repo} (its branches: "
+        "master, pr1)"
+    ]
+    # a revision expression names no branch: said as before
+    assert bad("diff", "HEAD~5", root=repo) == [
+        f"passprice: error: HEAD~5: neither a folder nor a revision of the git checkout at {repo}"
+    ]
