@@ -73,6 +73,11 @@ def test_synth_hint_keeps_the_options_that_change_the_header(tmp_path: Path) -> 
     ("limit", "limit"),  # a price's "of a 4,096 limit", and the card's limit
     ("× limit", "stack"),
     ("context limit", "context"),
+    ("digest", "lock"),  # audit LOCK: "lock  NAME: digest sha256:…; pricing model sha256:…"
+    ("lock digest", "lock"),
+    ("by hand", "tokens/s"),  # audit: "by hand: tokens/s = batch × emitted_per_sequence / pass time = …"
+    ("re-derived", "elasticity"),  # audit: "inputs of other rows' derivations: memory.bandwidth … +0.000 re-derived"
+    ("inputs of other rows' derivations", "elasticity"),
 ])
 def test_words_the_walkthrough_outputs_print_are_explained(word: str, term: str) -> None:
     assert glossary.lookup(word).name == term
@@ -186,3 +191,12 @@ def test_diff_of_a_revision_that_names_nothing_lists_the_branches(tmp_path: Path
     assert bad("diff", "HEAD~5", root=repo) == [
         f"passprice: error: HEAD~5: neither a folder nor a revision of the git checkout at {repo}"
     ]
+
+
+def test_the_audit_s_re_derived_figure_is_the_one_the_glossary_quotes() -> None:
+    said = invoke("audit", "r1-qwen7b-h200")
+    assert said.exit_code == 0, said.output
+    assert "memory.bandwidth               4.8 TB/s  published   published  at floor      +1.000" in said.stdout
+    assert "memory.bandwidth (of streams.read, streams.append) +0.000 re-derived" in said.stdout
+    assert "(r1-qwen7b-h200's `memory.bandwidth`, +1.000 alone, is +0.000 re-derived)" in glossary.TERMS[
+        "elasticity"].long

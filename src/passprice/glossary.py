@@ -480,8 +480,10 @@ _TERMS = (
         "the checkpoint's content, the serving and the pricing model's code; the floors it allows (made without "
         "flags, each fact at its provenance when locked); and the price. Every pricing command of a locked serving "
         "prices under its locks (`--no-lock` opts out); `reproduce` re-prices it from what it pinned bit for bit; "
-        "`check` and `diff` judge it against today's inputs.",
-        ("locks", "floor", "floors"),
+        "`check` and `diff` judge it against today's inputs. Its `[lock] digest` (the `digest` on `audit LOCK`'s "
+        "`lock` line, `lock_digest` in `--json`) is the sha256 over all it holds: cite a price by the lock's name "
+        "and that digest.",
+        ("locks", "floor", "floors", "floors hold", "digest", "lock digest", "lock_digest"),
     ),
     Term(
         "lock format",
@@ -571,8 +573,12 @@ _TERMS = (
         "refused (an acceptance or a routing share of 1), `audit` measures it 1 % lower and marks it `(−1 %)`; where "
         "1 % lower is refused too (uniform routing's `routing.hot_share`: no share passes 1, and 0.99 of the "
         "token-slots cannot land on a hot set holding every expert) it shows `refused`, no elasticity, naming the "
-        "refusals under its table: the price itself is made.",
-        ("elasticities",),
+        "refusals under its table: the price itself is made. The table moves each fact alone, the facts derived "
+        "from it held as written; the line `inputs of other rows' derivations` under it gives such an input's "
+        "elasticity `re-derived`, its derived facts recomputed by their formulas: a stream share measured as a rate "
+        "over `memory.bandwidth` then cancels the bandwidth's move on the traffic it prices (r1-qwen7b-h200's "
+        "`memory.bandwidth`, +1.000 alone, is +0.000 re-derived).",
+        ("elasticities", "re-derived", "inputs of other rows' derivations"),
     ),
     Term(
         "refusal",
@@ -904,7 +910,7 @@ _TERMS = (
         "1.004 ms = 996.1; the MTP lock qwen35-27b-h200-mtp, drafting 2 tokens: 16 × 2.4875 / 10.92 ms = 3,644.2. "
         "`passprice audit` gives the sentence with its price's numbers. One sequence's wait for each token is the "
         "TPOT. `best` finds the batch with the most tokens/s.",
-        ("tokens per second", "throughput", "tokens_per_s"),
+        ("tokens per second", "throughput", "tokens_per_s", "by hand", "by_hand"),
     ),
     Term(
         "bytes/pass",
