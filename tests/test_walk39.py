@@ -6,6 +6,7 @@ where a price prints a context's."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import tomllib
 from pathlib import Path
@@ -14,6 +15,7 @@ import pytest
 
 from cli_helpers import REPO, bad, copy_root, invoke
 from passprice import glossary
+from passprice.cli import cli
 from passprice.schema import _operations_hint
 
 CONFIG = REPO / "examples" / "configs" / "llama-2-7b.json"
@@ -200,3 +202,62 @@ def test_the_audit_s_re_derived_figure_is_the_one_the_glossary_quotes() -> None:
     assert "memory.bandwidth (of streams.read, streams.append) +0.000 re-derived" in said.stdout
     assert "(r1-qwen7b-h200's `memory.bandwidth`, +1.000 alone, is +0.000 re-derived)" in glossary.TERMS[
         "elasticity"].long
+
+
+def test_check_says_why_a_lock_s_drift_was_not_judged(tmp_path: Path) -> None:
+    # A teammate's registry held the lock's checkpoint under another name, and not its serving: every file read,
+    # and check said "drift: not judged (today's files do not read)" without naming what did not.
+    root = copy_root(tmp_path)
+    assert invoke("synth", str(CONFIG), "--mix", "Q8_0", "--import", "l2q8", root=root).exit_code == 0
+    made = invoke("new-serving", "mine", "--checkpoint", "l2q8", "--card", "h100_sxm5_80gb", "--batch", "8",
+                  "--description", "a serving of our own", root=root)
+    assert made.exit_code == 0, made.output
+    assert invoke("lock", "mine", root=root).exit_code == 0
+    (root / "registry" / "servings" / "mine.toml").unlink()
+    entries = root / "registry" / "checkpoints"
+    text = (entries / "l2q8.toml").read_text(encoding="utf-8").replace('name = "l2q8"', 'name = "ours"', 1)
+    (entries / "ours.toml").write_text(text, encoding="utf-8")
+    (entries / "l2q8.toml").unlink()
+    checked = invoke("check", root=root)
+    assert checked.exit_code == 1, checked.output
+    lines = checked.stdout.splitlines()
+    at = lines.index("lock mine (locks/mine.lock.toml, locks serving mine): FAILS")
+    assert lines[at + 3].startswith("  checkpoint: l2q8: the pinned content "), lines[at + 3]
+    assert lines[at + 3].endswith(" is now entry ours (renamed or moved)"), lines[at + 3]
+    assert lines[at + 4] == ("  floors: serving mine, which the lock locks, is not registered; restore it or remove "
+                             "the lock")
+    assert lines[at + 5].startswith(
+        "  drift: not judged (today's inputs do not read: lock: serving: checkpoint: checkpoint 'l2q8': not found in "
+        "registry/checkpoints"), lines[at + 5]
+
+
+def test_reproduce_names_the_header_file_the_lock_pins(tmp_path: Path) -> None:
+    root = copy_root(tmp_path)
+    header = tmp_path / "l2.gguf"
+    assert invoke("synth", str(CONFIG), "--mix", "Q8_0", "-o", str(header), root=root).exit_code == 0
+    assert invoke("import", str(header), "--name", "l2", root=root).exit_code == 0
+    sha = tomllib.loads((root / "registry" / "checkpoints" / "l2.toml").read_text(encoding="utf-8"))["header"][
+        "sha256"]
+    assert invoke("lock", "--checkpoint", "l2", "--card", "h200_sxm_141gb", "--name", "ours", root=root).exit_code == 0
+    (root / "registry" / "checkpoints" / "l2.toml").unlink()
+    result = invoke("reproduce", "locks/ours.lock.toml", root=root)
+    assert result.exit_code == 1, result.output
+    line = next(x for x in result.stdout.splitlines() if x.startswith("    checkpoint "))
+    assert line.endswith(f": import the pinned header again (passprice import FILE --name l2; the lock pins the header "
+                         f"l2.gguf, sha256 {sha[:12]}…), or re-lock through review"), line
+    data = invoke("reproduce", "locks/ours.lock.toml", "--json", root=root).stdout
+    assert set(json.loads(data)["checkpoint"]) == {"status", "ref", "pinned", "found", "today", "error", "unread",
+                                                   "moved_to"}
+
+
+def test_best_s_headroom_line_names_the_command_that_prices_a_smaller_batch() -> None:
+    # best's line said "a smaller --batch", an option best does not take
+    best = invoke("best", "r1-qwen7b-h200")
+    assert best.exit_code == 0, best.output
+    assert ("  headroom      0.1 % of card memory left: passprice counts no runtime workspace, activations or "
+            "fragmentation, so leave room (price a smaller batch with `passprice price … --batch N`, or give a smaller "
+            "--limit) before serving this, or price it under a serving stack (--stack S), whose memory.reserved is "
+            "what its runtime keeps") in best.stdout.splitlines()
+    assert "--batch" not in {o for p in cli.commands["best"].params for o in getattr(p, "opts", [])}
+    price = invoke("price", "r1-qwen7b-h200", "--batch", "580")
+    assert "so leave room (a smaller --batch or --limit) before serving this" in price.stdout

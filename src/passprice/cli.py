@@ -1943,7 +1943,8 @@ def best_command(
         title = f"best batch: {resolved.spec.checkpoint} on {resolved.card.name} ({shown_title(resolved.card)})"
         click.echo(cost_text(cost, title, resolved.spec, float_matrices(resolved.header, resolved.card),
                              under_stack=expected is not None, routing_note=note,
-                             experts_held=routed_expert_bytes(resolved.header) if cost.routed is not None else None))
+                             experts_held=routed_expert_bytes(resolved.header) if cost.routed is not None else None,
+                             best=True))
         if expected is not None:
             click.echo(expected_text(expected))
             if reach is not None and reach.runs:
