@@ -209,8 +209,9 @@ def test_reproduce_of_a_lock_whose_checkpoint_is_gone_says_what_to_do_once(tmp_p
     result = invoke("reproduce", "locks/r1-qwen7b-h200.lock.toml", root=root)
     assert result.exit_code == 1, result.output
     assert (f"    checkpoint     {entry}: no entry of that name, and no entry of the registry holds the pinned content "
-            f"169f62b972aa…: import the pinned header again (passprice import FILE --name {entry}), or re-lock "
-            "through review") in result.stdout.splitlines()
+            f"169f62b972aa…: import the pinned header again (passprice import FILE --name {entry}; the lock pins the "
+            "header deepseek-r1-distill-qwen-7b-q4_k_m.header.gguf.xz, sha256 d9383567865a…), or re-lock "
+            "through review") in result.stdout.splitlines()  # the file to import: walkthrough 39
 
 
 def _git(repo: Path, *args: str) -> None:

@@ -57,6 +57,10 @@ class LockStatus:
     #: Pinned facts it rests on rewritten to the same quantity (``4.8 TB/s`` → ``4800 GB/s``), as lines: no drift,
     #: not an error with ``--frozen``; ``lock --update`` re-pins them as written.
     rewritten: tuple[str, ...] = ()
+    #: Why ``judged`` is false: today's first problem reading the lock's inputs, as the text says it (walkthrough 39:
+    #: "today's files do not read" of a registry whose files all read, the lock's checkpoint being under another
+    #: name); not in ``--json``, whose ``verdict`` says it.
+    unjudged: str = ""
     #: The registry ``path`` is relative to (:func:`passprice.registry.registry_named`): ``"built-in"`` or its
     #: folder; the text names a built-in registry's file as such (leftovers 28: ``locks/X`` read as the user's).
     registry: str = ""
@@ -114,7 +118,8 @@ class CheckReport:
             "kinds": dict(self.kinds),
             "problems": list(self.problems),
             "warnings": list(self.warnings),
-            "locks": [{**attrs.asdict(s, filter=lambda a, _: a.name != "pasted"), "drifted": s.drifted,
+            "locks": [{**attrs.asdict(s, filter=lambda a, _: a.name not in ("pasted", "unjudged")),
+                       "drifted": s.drifted,
                        "ok": s.ok(frozen)} for s in self.locks],
             "disagreements": list(self.disagreements),
         }
@@ -160,7 +165,8 @@ class CheckReport:
                 lines += [f"    {c}" for c in s.serving]
             lines.append(f"  floors: {s.verdict}")
             if not s.judged:
-                lines.append("  drift: not judged (today's files do not read)")
+                why = f": {s.unjudged}" if s.unjudged else ""
+                lines.append(f"  drift: not judged (today's inputs do not read{why})")
             elif s.drift:
                 lines.append(f"  drift{err}:")
                 lines += [f"    {d}" for d in s.drift]
@@ -794,6 +800,7 @@ def _judge_lock(root: Root, path: Path) -> tuple[LockStatus, Any]:
         older=older_format(lock, pasted_path(root, path)),
         serving_name=lock.info.serving,
         judged=today.error is None,
+        unjudged=today.error or "",
         rewritten=tuple(d.describe() for d in today.rewritten),
         registry=registry_named(root),
         pasted=pasted_path(root, path),

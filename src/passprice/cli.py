@@ -1207,7 +1207,18 @@ def import_command(ctx: click.Context, file: Path, name: str | None, origin: str
                 f"{shown_path(file)}: imported under its file's name less its suffixes, {entry_name(file)!r}, which "
                 "is no checkpoint name: give --name NAME (letters, digits, '.', '_' and '-', first a letter or digit)"
             ) from None
-    header = read_header(file)
+    try:
+        header = read_header(file)
+    except InputError as e:
+        from passprice.synthetic import looks_like_config
+
+        if len(e.lines) == 1 and ": byte 0: bad magic" in e.lines[0] and looks_like_config(file):
+            from passprice.enforce import command_span
+
+            synth = command_span(["passprice", "synth", str(file), "--import", name or "NAME"])
+            raise InputError(f"{e.lines[0]}; this file is JSON: a model configuration (config.json) is built into a "
+                             f"header-only checkpoint by {synth}") from None
+        raise
     entry = name if name is not None else entry_name(file)
     target = root.checkpoints / f"{entry}.toml"
     from passprice.registry import require_not_other_record
@@ -1305,6 +1316,17 @@ def synth_command(
                f"{built.tensor_bytes():,} bytes of weights ({types})")
     if output is not None:
         click.echo(f"  header -> {output}")
+    if target is None:
+        # walkthrough 39: `synth -o` then `passprice import FILE` gave an entry whose origin named "a file outside
+        # this registry" and never said synthetic, so its prices, locks and audits read as a real checkpoint's
+        from passprice.enforce import command_span
+
+        words = ["passprice", "synth", str(config), "--mix", built.mix.value]
+        words += (["--mla", mla] if mla != "split" else []) + (["--no-mtp"] if no_mtp else [])
+        again = command_span([*words, "--import", "NAME"])
+        click.echo(f"  not imported: {again} imports it with an origin that says it is synthetic; `passprice "
+                   "import` of the file cannot tell it from a real checkpoint's header (its entry would say so only "
+                   "with --origin)")
     if target is not None:  # a registry file, named as check names it (leftovers 29b)
         from passprice.registry import named_in
 
@@ -1921,7 +1943,8 @@ def best_command(
         title = f"best batch: {resolved.spec.checkpoint} on {resolved.card.name} ({shown_title(resolved.card)})"
         click.echo(cost_text(cost, title, resolved.spec, float_matrices(resolved.header, resolved.card),
                              under_stack=expected is not None, routing_note=note,
-                             experts_held=routed_expert_bytes(resolved.header) if cost.routed is not None else None))
+                             experts_held=routed_expert_bytes(resolved.header) if cost.routed is not None else None,
+                             best=True))
         if expected is not None:
             click.echo(expected_text(expected))
             if reach is not None and reach.runs:
@@ -2937,6 +2960,14 @@ def fact_set_command(
     else:
         old = f"{edit.old.describe()} ({edit.old.provenance.value})" if edit.old is not None else "(new)"
         state = "" if edit.changed else " (unchanged)"
+        if edit.changed and edit.old is not None and (edit.old.describe(), edit.old.provenance) == (
+                edit.new.describe(), edit.new.provenance):
+            # walkthrough 39: "0.92 (measured) -> 0.92 (measured)" of an edit that added a note said nothing of it
+            was, now = edit.old, edit.new
+            what = [word for word, a, b in (
+                ("citation", (was.source, was.locator, was.cite), (now.source, now.locator, now.cite)),
+                ("note", was.note, now.note), ("derivation", was.derivation, now.derivation)) if a != b]
+            state = f" ({', '.join(what) or 'as written'} changed)"
         click.echo(f"{shown}: {where.path}: {old} -> {edit.new.describe()} ({edit.new.provenance.value}){state}")
     for found in stale:
         click.echo(f"passprice: warning: {shown}: {found.message}", err=True)

@@ -224,6 +224,10 @@ class Checkout:
                     f"{revision}: a range of revisions, which diff does not read: give its two revisions as two "
                     f"arguments: passprice diff {ends[0]} {ends[1]}{base}"
                 ) from None
+            if not cut and re.fullmatch(r"[A-Za-z0-9_][\w.\-/]*", revision) and ".." not in revision:
+                # walkthrough 39: `diff main HEAD` in a registry whose branch is master said no more (a name such
+                # as a branch's only: HEAD~5 or :/text names no branch to list)
+                cut = self._branches_hint()
             raise InputError(
                 f"{revision}: neither a folder nor a revision of the git checkout at {self.top}{cut}"
             ) from None
@@ -297,6 +301,19 @@ class Checkout:
         if start != revision:
             return bool(start) and self._names_commit(start)
         return re.fullmatch(r"[0-9a-fA-F]{4,64}", revision) is not None
+
+    def _branches_hint(self) -> str:
+        """``" (its branches: master, pr1)"``: the checkout's branches, local then remote, at most 8 named and the
+        rest counted, for a revision that names nothing; ``""`` when it has none or git fails (never raises)."""
+        try:
+            out = _run_git(self.top, ["for-each-ref", "--format=%(refname:short)", "refs/heads", "refs/remotes"])
+        except (subprocess.CalledProcessError, OSError):
+            return ""
+        names = [n for n in out.decode("utf-8", "replace").splitlines() if n and not n.endswith("/HEAD")]
+        if not names:
+            return ""
+        more = f" and {len(names) - 8} more" if len(names) > 8 else ""
+        return f" (its branches: {', '.join(escaped(n) for n in names[:8])}{more})"
 
     def _names_commit(self, revision: str) -> bool:
         """Whether ``revision`` names a commit of this checkout (never raises)."""

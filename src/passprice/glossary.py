@@ -277,13 +277,28 @@ _TERMS = (
         ("reserved", "peak held / reserved", "sequences a step", "peak sequences"),
     ),
     Term(
+        "review",
+        "passprice diff: what a change does to every locked price, BASE → HEAD; CI fails on its exit status",
+        "`passprice diff [BASE [HEAD]]` is the review of a change (the workflow `init` writes runs it on every pull "
+        "request and posts it as a comment): it compares two git revisions or two folders — by default BASE is the "
+        "merge base with `main` (else the first of `origin/main`, `master`, `origin/master` there is; its first "
+        "line names which) and HEAD the work tree — lists each fact, checkpoint, serving and source the change "
+        "touches, and re-prices every lock on both sides (`locks affected`; `priced with BASE` and `priced with "
+        "HEAD` name the code each side was priced with). It exits 1 when the change breaks a lock's floors, moves "
+        "a locked price without re-locking it (`price moved`), leaves a derived fact stale or HEAD failing "
+        "`passprice check`; 2 when a file does not read on HEAD; 0 otherwise, with ⚠️ beside what is `weakened`, "
+        "`loosened` or `to verify`.",
+        ("diff", "passprice diff", "BASE", "HEAD", "work tree", "merge base", "locks affected", "priced with BASE",
+         "priced with HEAD"),
+    ),
+    Term(
         "weakened",
         "review: a fact stepped down the provenance ladder (published > … > assumed)",
         "In a review (`passprice diff`), a fact whose new provenance is weaker than its old (measured → estimated): "
         "the locks resting on it are judged against their floors, and a floor it no longer meets fails the "
         "review. `loosened` marks a lock whose floors the change lowered, `to verify` a changed figure or "
         "citation the reviewer must check in its source (passprice reads no sources).",
-        ("weakened facts", "loosened", "to verify", "floors loosened"),
+        ("weakened facts", "weaker", "loosened", "to verify", "floors loosened"),
     ),
     Term(
         "price moved",
@@ -293,7 +308,8 @@ _TERMS = (
         "on an out-of-date lock. `re-locked` is a lock the change re-wrote, its new price shown beside the old; "
         "`to re-pin` a lock whose pinned facts drifted (`check --frozen` fails it until `lock --update`); `asks "
         "another question` a lock file rewritten to another kind, serving, stack or name.",
-        ("recorded", "re-locked", "relocked", "to re-pin", "asks another question", "requestioned", "moved"),
+        ("recorded", "re-locked", "relocked", "to re-pin", "re-pin", "asks another question", "requestioned",
+         "moved"),
     ),
     Term(
         "content",
@@ -387,7 +403,7 @@ _TERMS = (
         "sequence's KV cache (at its limit, or its pages), recurrent state and conv ring. passprice counts no "
         "headroom for a runtime's workspace, activations or fragmentation: a batch filling 99.9 % of memory fits "
         "only on paper.",
-        ("held bytes", "headroom", "memory.capacity"),
+        ("held bytes", "headroom", "memory.capacity", "card memory", "all in card memory"),
     ),
     Term(
         "KV cache",
@@ -427,7 +443,7 @@ _TERMS = (
         "Every fact's provenance, strongest first: `published` (a datasheet or paper says so), `measured` (a public, "
         "reproducible measurement), `derived` (computed from other facts by a stated formula), `estimated` (an "
         "engineering estimate, basis stated), `assumed` (a placeholder). A price is as strong as its weakest fact.",
-        ("weakest", "published", "measured", "derived", "estimated", "assumed"),
+        ("weakest", "weakest provenance", "published", "measured", "derived", "estimated", "assumed"),
     ),
     Term(
         "source",
@@ -447,7 +463,7 @@ _TERMS = (
         "`check` recomputes it: a fact whose input has changed since is stale, named with that input; `fact set` "
         "warns which facts an edit leaves stale, and `diff` lists them and fails, marking each lock whose price "
         "rests on one.",
-        ("derivations", "stale", "formula"),
+        ("derivations", "stale", "formula", "still follows", "recomputed"),
     ),
     Term(
         "rests on",
@@ -464,8 +480,10 @@ _TERMS = (
         "the checkpoint's content, the serving and the pricing model's code; the floors it allows (made without "
         "flags, each fact at its provenance when locked); and the price. Every pricing command of a locked serving "
         "prices under its locks (`--no-lock` opts out); `reproduce` re-prices it from what it pinned bit for bit; "
-        "`check` and `diff` judge it against today's inputs.",
-        ("locks", "floor", "floors"),
+        "`check` and `diff` judge it against today's inputs. Its `[lock] digest` (the `digest` on `audit LOCK`'s "
+        "`lock` line, `lock_digest` in `--json`) is the sha256 over all it holds: cite a price by the lock's name "
+        "and that digest.",
+        ("locks", "floor", "floors", "floors hold", "digest", "lock digest", "lock_digest"),
     ),
     Term(
         "lock format",
@@ -530,9 +548,12 @@ _TERMS = (
         "a checkpoint entry's origin: where its GGUF header came from (import --origin)",
         "A checkpoint entry's `origin` (`[entry] origin`): where the header it was imported from came from — "
         "package or URL, version, licence — as `passprice import FILE --name NAME --origin TEXT` gives it; without "
-        "`--origin` it names the file and says its `sha256` identifies it; `synth` writes the published "
-        "configuration it was built from. A lock pins it in `[checkpoint]`; `audit` and `diff` print it.",
-        ("checkpoint origin", "--origin"),
+        "`--origin` it names the file and says its `sha256` identifies it; `synth --import NAME` writes the "
+        "published configuration it was built from, starting `Synthetic, header only`: a synthetic header, no "
+        "published file of those bytes, which `audit` says. A header `synth -o` wrote and `import` then read "
+        "carries no such mark (nothing in its bytes says it), so its entry says so only when `--origin` does. A lock "
+        "pins the origin in `[checkpoint]`; `audit` and `diff` print it.",
+        ("checkpoint origin", "--origin", "synthetic", "synthetic header"),
     ),
     Term(
         "margin",
@@ -552,8 +573,12 @@ _TERMS = (
         "refused (an acceptance or a routing share of 1), `audit` measures it 1 % lower and marks it `(−1 %)`; where "
         "1 % lower is refused too (uniform routing's `routing.hot_share`: no share passes 1, and 0.99 of the "
         "token-slots cannot land on a hot set holding every expert) it shows `refused`, no elasticity, naming the "
-        "refusals under its table: the price itself is made.",
-        ("elasticities",),
+        "refusals under its table: the price itself is made. The table moves each fact alone, the facts derived "
+        "from it held as written; the line `inputs of other rows' derivations` under it gives such an input's "
+        "elasticity `re-derived`, its derived facts recomputed by their formulas: a stream share measured as a rate "
+        "over `memory.bandwidth` then cancels the bandwidth's move on the traffic it prices (r1-qwen7b-h200's "
+        "`memory.bandwidth`, +1.000 alone, is +0.000 re-derived).",
+        ("elasticities", "re-derived", "inputs of other rows' derivations"),
     ),
     Term(
         "refusal",
@@ -866,6 +891,17 @@ _TERMS = (
          "context length"),
     ),
     Term(
+        "limit",
+        "a context's limit (the positions a sequence may reach), or the card's limit (the price its facts give)",
+        "Two things are called a limit. A context's `limit` (`--limit`; `contexts at mean position P of a L limit` "
+        "in a price) is the positions a sequence may reach: a contiguous KV cache holds it whole, and one past the "
+        "model's context length is refused (`ContextBeyondModel`; passprice explain context). The card's limit is "
+        "the price every command prints: every term at the card's own rates, the largest binding, which no runtime "
+        "reaches; `--stack S` prints a serving stack's expected price beside it, and their ratio (`× limit`; "
+        "passprice explain stack).",
+        ("limits", "--limit", "the limit", "card's limit", "the card's limit", "limit price"),
+    ),
+    Term(
         "tokens/s",
         "tokens the whole batch emits a second: tokens a pass over the pass's seconds",
         "Throughput: the tokens the whole batch emits a pass (each sequence 1 + its accepted drafts) over the pass's "
@@ -874,7 +910,7 @@ _TERMS = (
         "1.004 ms = 996.1; the MTP lock qwen35-27b-h200-mtp, drafting 2 tokens: 16 × 2.4875 / 10.92 ms = 3,644.2. "
         "`passprice audit` gives the sentence with its price's numbers. One sequence's wait for each token is the "
         "TPOT. `best` finds the batch with the most tokens/s.",
-        ("tokens per second", "throughput", "tokens_per_s"),
+        ("tokens per second", "throughput", "tokens_per_s", "by hand", "by_hand"),
     ),
     Term(
         "bytes/pass",
@@ -883,7 +919,8 @@ _TERMS = (
         "batch (with `--prefix-read-once`, the shared prefix's KV too), and each sequence's own bytes (its KV "
         "cache up to its position, recurrent state, log and conv ring), of which those rewritten in place (a "
         "recurrent state) are shown apart.",
-        ("bytes", "weight bytes", "sequence bytes", "per sequence", "shared by the batch"),
+        ("bytes", "weight bytes", "sequence bytes", "per sequence", "shared by the batch", "embedding rows",
+         "weights and embedding rows"),
     ),
     Term(
         "ridge",
@@ -909,8 +946,8 @@ _TERMS = (
         "card or kind of model the runs never measured). A `× limit` column (compare --stack, speculate --stack) is "
         "the expected tokens/s "
         "over the card's limit: in compare, the limit at its own best batch, which may be larger than the stack's.",
-        ("serving stack", "expected", "expected price", "limit", "calibrate", "validate", "fitted span", "× limit",
-         "memory.reserved", "calibrated on", "fit reach"),
+        ("serving stack", "expected", "expected price", "calibrate", "validate", "fitted span", "× limit",
+         "memory.reserved", "calibrated on", "fit reach", "extrapolation", "extrapolated"),
     ),
     Term(
         "tensor.f16",

@@ -121,6 +121,7 @@ def cost_text(
     under_stack: bool = False,
     routing_note: str | None = None,
     experts_held: float | None = None,
+    best: bool = False,
 ) -> str:
     """A priced pass for people: the five terms with the bind marked and a one-line legend (from
     :mod:`passprice.glossary`), tokens/s and time per output token (TPOT), bytes and work per pass, held bytes
@@ -129,7 +130,9 @@ def cost_text(
     (``floats``, :func:`float_matrices`), and the provenance it rests on. A mixture of experts' price shows its
     routing record's ``routing_note`` (the record's caveat, its ``note``) under the routing line (walkthrough 19:
     the caveat showed in neither ``price`` nor ``audit``), and the bytes all its routed experts hold
-    (``experts_held``, :func:`routed_expert_bytes`) beside the expected bytes a pass reads of them."""
+    (``experts_held``, :func:`routed_expert_bytes`) beside the expected bytes a pass reads of them. Of ``best``'s
+    pass (``best``), the headroom line names the command that prices a smaller batch: ``best`` takes no
+    ``--batch`` (walkthrough 39)."""
     from passprice.glossary import legend
 
     lines = [title]
@@ -199,11 +202,13 @@ def cost_text(
     )
     if cost.capacity_bytes > 0 and cost.held_bytes > HEADROOM_WARNING * cost.capacity_bytes:
         left = 1.0 - cost.held_bytes / cost.capacity_bytes
+        room = ("price a smaller batch with `passprice price … --batch N`, or give a smaller --limit" if best
+                else "a smaller --batch or --limit")
         stack = ("or read the expected price below, which keeps the stack's memory.reserved free" if under_stack else
                  "or price it under a serving stack (--stack S), whose memory.reserved is what its runtime keeps")
         lines.append(
             f"  headroom      {100.0 * left:.1f} % of card memory left: passprice counts no runtime workspace, "
-            f"activations or fragmentation, so leave room (a smaller --batch or --limit) before serving this, {stack}"
+            f"activations or fragmentation, so leave room ({room}) before serving this, {stack}"
         )
     if cost.host_sequences or (spec is not None and spec.host_memory):
         lines.append(

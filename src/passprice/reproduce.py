@@ -244,6 +244,10 @@ class CheckpointState:
     #: The entry (by its file's name) whose ``[entry] name`` is still ``ref``: its file renamed, its name not, so it
     #: does not read (walkthrough 21: said as one line naming both names and what to do).
     moved_to: str | None = None
+    #: The header file the lock pins (its entry's ``source``) and that header's sha256: what to import again
+    #: (walkthrough 39: a teammate handed the lock was told "passprice import FILE", and not which file).
+    header_file: str | None = None
+    header_sha256: str | None = None
 
     @property
     def changed(self) -> bool:
@@ -273,9 +277,15 @@ class CheckpointState:
             maybe = ("" if not n else f"; {n:,} entr{'y does' if n == 1 else 'ies do'} not read and may hold it "
                      f"({self.unread[0]}{f' and {n - 1:,} more' if n > 1 else ''}; `passprice check` names each "
                      "problem)")
+            pinned_file = ""
+            if self.header_file and self.header_sha256:
+                from passprice.errors import escaped
+
+                pinned_file = (f"; the lock pins the header {escaped(self.header_file)}, sha256 "
+                               f"{self.header_sha256[:12]}…")
             return (f"{self.ref}: no entry of that name, and no entry of the registry holds the pinned {what} "
                     f"{short}…: import the pinned header again (passprice import FILE --name "
-                    f"{shell_word(self.ref)}), or re-lock through review{maybe}")
+                    f"{shell_word(self.ref)}{pinned_file}), or re-lock through review{maybe}")
         nobody = "no entry of the registry that reads" if self.unread else "no entry of the registry"
         if self.status == "changed":
             now = (self.today or "").removeprefix("sha256:")[:12]
@@ -355,7 +365,8 @@ def find_checkpoint(root: Root, lock: Lock) -> tuple[GGUFHeader | None, Checkpoi
         if _identity(lock, header) == pinned:
             return header, CheckpointState("renamed", ref, pinned, name, today, error)
     status = "changed" if today is not None else "missing"
-    return None, CheckpointState(status, ref, pinned, None, today, error, tuple(unread), moved_to)
+    return None, CheckpointState(status, ref, pinned, None, today, error, tuple(unread), moved_to,
+                                 lock.checkpoint_source, lock.checkpoint_sha256)
 
 
 def pinned_header(root: Root, lock: Lock) -> GGUFHeader:
@@ -1433,7 +1444,9 @@ def reproduction_json(
             "commit": None if commit is None else {"hash": commit[0], "date": commit[1]} if rep.holds_code else {
                 "hash": commit[0], "date": commit[1], "requirement": requirement},
         },
-        "checkpoint": attrs.asdict(rep.checkpoint),
+        # the pinned header's file and sha256 are the lock's own ([checkpoint]); the object keeps its keys
+        "checkpoint": attrs.asdict(rep.checkpoint, filter=lambda a, _: a.name not in ("header_file",
+                                                                                        "header_sha256")),
         "facts_drifted": [
             {"path": d.path, "pinned": d.pinned.to_entry(), "today": d.today.to_entry() if d.today else None}
             for d in today.drift

@@ -290,6 +290,24 @@ def key_part(part: Any) -> str:
     return text if isinstance(part, int) or _bare_key().fullmatch(text) else json.dumps(text, ensure_ascii=False)
 
 
+#: A datasheet's rate in operations a second (``TFLOPS``, ``TOPS``, ``TFLOP/s``): its prefix and unit word.
+_OPERATIONS = re.compile(r"([kMGTPE]?)(FLOPS|OPS|FLOP/s|OP/s)", re.IGNORECASE)
+
+
+def _operations_hint(instance: Any, allowed: Sequence[Any]) -> str:
+    """For a rate given in operations a second where a multiply-add rate belongs (``tensor.f8`` in ``TFLOPS``, as
+    a datasheet prints it): how to write it, two operations a multiply-add; else ``""``. Walkthrough 39: the line
+    listed the MAC/s units and left the reader to find that a TFLOPS figure is halved, or derived."""
+    found = _OPERATIONS.fullmatch(instance) if isinstance(instance, str) else None
+    if found is None or not any(isinstance(a, str) and a.endswith("MAC/s") for a in allowed):
+        return ""
+    prefix = found[1].upper() if found[1] != "k" else "k"
+    unit = f"{prefix}MAC/s" if f"{prefix}MAC/s" in allowed else "MAC/s"
+    per = "FLOP/MAC" if found[2].upper().startswith("FLOP") else "op/MAC"  # the units a derivation's input takes
+    return (f": a datasheet's {instance} counts a multiply-add as two operations, so give half its figure in {unit}, "
+            f"or derive it from the quoted figure with an input of 2 {per} (passprice explain derivation)")
+
+
 def _key_path(parts: Any) -> str:
     return ".".join(key_part(p) for p in parts) or "(top level)"
 
@@ -471,7 +489,8 @@ def _explain(error: Any) -> str:
         return f"{_key_path(where)}: {shown_value(instance)} is past float32's range (±{FLOAT32_MAX!r})"
     if error.validator == "enum":
         allowed = ", ".join(repr(v) for v in error.validator_value)
-        return f"{_key_path(where)}: {shown_value(instance)} is not allowed here (one of {allowed})"
+        return (f"{_key_path(where)}: {shown_value(instance)} is not allowed here (one of {allowed})"
+                f"{_operations_hint(instance, error.validator_value)}")
     if error.validator == "minLength" and instance == "":
         return f"{_key_path(where)}: is empty (\"\"): give the text, or leave the key out if it is optional"
     if error.validator == "maxLength" and isinstance(instance, str):

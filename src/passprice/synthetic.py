@@ -274,6 +274,20 @@ def config_from_document(document: Mapping[str, Any], source: str, folder: Path 
     return Published(config, source, where, stated="config" in document)
 
 
+def looks_like_config(path: Path) -> bool:
+    """Whether the regular file ``path`` opens as a JSON object (its first byte past white space ``{``), as a
+    ``config.json`` does: what a GGUF reader refusing its magic can send to ``passprice synth`` (walkthrough 39:
+    ``import config.json`` said only "bad magic"). Reads at most 4 KiB; raises nothing (``False`` when unreadable)."""
+    try:
+        if not path.is_file():
+            return False
+        with path.open("rb") as f:
+            start = f.read(4096)
+    except (OSError, ValueError):
+        return False
+    return start.lstrip(b" \t\r\n").startswith(b"{")
+
+
 def read_config(path: Path, folder: Path | None = None) -> Published:
     """The configuration in the JSON file ``path`` (:func:`config_from_document`). Raises :class:`InputError` when
     the file cannot be read or is not JSON (naming its line and column), or what :func:`config_from_document`
