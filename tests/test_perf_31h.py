@@ -141,18 +141,24 @@ def test_header_command_prints_the_same_bytes_parsed_kept_and_uncached(tmp_path:
         assert result.exit_code == 0, result.output
         return result.stdout
 
-    first = printed()  # parsed, then kept in the cache folder
+    first = printed()  # parsed (without its long arrays' digests, which no view shows), then kept in the cache folder
+    kept = _kept(path)
+    assert kept is not None and kept[-1] is False  # kept without the digests (session 32), and said so
+    assert printed() == first  # read from the cache folder
+    parsed = read_header(path, cache=False)
+    clear_cache()
+    assert repr(read_header(path).metadata) == repr(parsed.metadata)  # a reader asking for digests: parsed again
     kept = _kept(path)
     assert kept is not None
-    assert printed() == first  # read from the cache folder
     # The cache folder keeps the parse field for field, each long array's digest included.
-    parsed = read_header(path, cache=False)
-    version, byte_order, metadata, value_types, rows, header_bytes, alignment, data_offset, sha256 = kept
-    assert (version, byte_order, header_bytes, alignment, data_offset, sha256) == (
-        parsed.version, parsed.byte_order, parsed.header_bytes, parsed.alignment, parsed.data_offset, parsed.sha256)
+    version, byte_order, metadata, value_types, rows, header_bytes, alignment, data_offset, sha256, digested = kept
+    assert (version, byte_order, header_bytes, alignment, data_offset, sha256, digested) == (
+        parsed.version, parsed.byte_order, parsed.header_bytes, parsed.alignment, parsed.data_offset, parsed.sha256,
+        True)
     assert repr(metadata) == repr(parsed.metadata)  # repr: LongArray.sha256 is not part of equality
     assert value_types == parsed.value_types
     assert rows == tuple((t.name, t.dims, t.type_id, t.offset) for t in parsed.tensors)
+    assert printed() == first  # read from the digested entry
     assert '"tokenizer.ggml.tokens": {\n      "long_array": "string",\n      "length": 1724\n    }' in first
     assert COUNT == 1724
     clear_cache()

@@ -242,9 +242,16 @@ class _Reader:
     """
 
     def __init__(
-        self, stream: IO[bytes], source: str, size: int | None, hashers: list[Any], cap: int = MAX_HEADER_BYTES
+        self,
+        stream: IO[bytes],
+        source: str,
+        size: int | None,
+        hashers: list[Any],
+        cap: int = MAX_HEADER_BYTES,
+        digests: bool = True,
     ) -> None:
         self.stream = stream
+        self.digests = digests  # hash each long array's elements apart too (LongArray.sha256)
         self.source = source
         self.size = size
         self.cap = cap
@@ -677,7 +684,7 @@ def _read_array(r: _Reader, key: str, keep: bool, depth: int) -> _Value:
             r.nest(type_at, f"{what}: an array of arrays inside an array")
         return _read_nested(r, key, length, keep, depth, length_at)
     descriptor = f"array[{ename}]"
-    digest = depth == 1
+    digest = depth == 1 and r.digests
     if etype == _STRING:
         if not keep:
             r.walk(length, length_at, f"{what}: array of {length} {ename}")
@@ -715,7 +722,7 @@ def _read_nested(r: _Reader, key: str, length: int, keep: bool, depth: int, leng
     inners: set[str] = set()
     leaves = 0
     done = 0
-    hasher = r.begin_digest() if depth == 1 and length else None  # the digest of a LongArray of arrays
+    hasher = r.begin_digest() if depth == 1 and length and r.digests else None  # a LongArray of arrays' digest
     while keep and done < length:
         element = _read_array(r, key, True, depth + 1)
         done += 1
@@ -846,11 +853,13 @@ def _known_magic(magic: bytes) -> str:
     return f" {known}" if known else ""
 
 
-def _parse(stream: IO[bytes], source: str, size: int | None, extra: list[Any]) -> _Parsed:
+def _parse(stream: IO[bytes], source: str, size: int | None, extra: list[Any], digests: bool = True) -> _Parsed:
+    """One file's header from ``stream``; ``digests``: each long array's :attr:`LongArray.sha256` too (else
+    ``None``: its elements are hashed once, into the header's sha256, not twice)."""
     import hashlib  # OpenSSL's sha256, loaded where a header (megabytes) is read, not by every import
 
     own = hashlib.sha256()
-    r = _Reader(stream, source, size, [own, *extra], header_cap())
+    r = _Reader(stream, source, size, [own, *extra], header_cap(), digests)
     magic = r.take(4, "the magic")
     if magic != _MAGIC:
         raise r.fail(0, f"bad magic{_known_magic(magic)}: a GGUF file starts with b'GGUF'")
@@ -1018,12 +1027,12 @@ def _decompression_errors() -> tuple[type[Exception], ...]:
     return (lzma.LZMAError, zlib.error, EOFError)
 
 
-def _parse_file(path: Path, extra: list[Any]) -> _Parsed:
-    """The header of the one file at ``path`` (hashed also into each of ``extra``)."""
+def _parse_file(path: Path, extra: list[Any], digests: bool = True) -> _Parsed:
+    """The header of the one file at ``path`` (hashed also into each of ``extra``; ``digests``: :func:`_parse`'s)."""
     try:
         with contextlib.ExitStack() as stack:
             stream, size = _open(path, stack)
-            return _parse(stream, str(path), size, extra)
+            return _parse(stream, str(path), size, extra, digests)
     except FileNotFoundError:
         raise InputError(f"{shown(path)}: no such file") from None
     except IsADirectoryError:
@@ -1195,9 +1204,9 @@ def _read_split(path: Path, first: _Parsed, combined: Any) -> tuple[GGUFHeader, 
 # --- the cache -------------------------------------------------------------------------------------------------------
 
 _StatKey: TypeAlias = tuple[str, int, int]
-#: Resolved path → (the stat keys of every file read for it, the header, the cap it was read under). Least recently
-#: used first.
-_CACHE: OrderedDict[str, tuple[tuple[_StatKey, ...], GGUFHeader, int]] = OrderedDict()
+#: Resolved path → (the stat keys of every file read for it, the header, the cap it was read under, whether its long
+#: arrays carry their digests). Least recently used first.
+_CACHE: OrderedDict[str, tuple[tuple[_StatKey, ...], GGUFHeader, int, bool]] = OrderedDict()
 #: Headers the cache keeps.
 CACHE_SIZE = 32
 
@@ -1222,8 +1231,9 @@ def clear_cache() -> None:
 #: array of arrays and an array of strings holding one too long to keep carry it too (attack round 44); ``-4`` since
 #: an empty inner array spends the budget of elements kept and arrays of arrays inside arrays have a budget of their
 #: own (session 24): a header kept before reads otherwise now; ``-5`` since a split key of another type than
-#: gguf-split writes is refused (attack round 46).
-_KEPT_KIND = "gguf-header-5"
+#: gguf-split writes is refused (attack round 46); ``-6`` since a header read without its long arrays' digests
+#: (``passprice header``, which shows none) is kept too, said so by a tenth field (session 32).
+_KEPT_KIND = "gguf-header-6"
 
 
 def _kept_data(real: str, cap: int) -> bytes:
@@ -1232,10 +1242,11 @@ def _kept_data(real: str, cap: int) -> bytes:
     return os.fsencode(real) + b"\0" + str(cap).encode("ascii")
 
 
-def _seen_before(real: str, path: Path, cap: int) -> GGUFHeader | None:
+def _seen_before(real: str, path: Path, cap: int, digests: bool = True) -> GGUFHeader | None:
     """The header of the plain (uncompressed, unsplit) GGUF file ``path`` (resolved: ``real``) when one was read from
     that path before, under the same ``cap``, by this passprice, and kept in the cache folder (:func:`_keep`), and the
-    file's first ``header_bytes`` bytes still hash to its ``sha256``; else ``None`` (the file is then parsed).
+    file's first ``header_bytes`` bytes still hash to its ``sha256``; else ``None`` (the file is then parsed). With
+    ``digests``, a header kept without its long arrays' digests is ``None`` too (parsed again, and kept with them).
 
     A header is a function of its bytes and the cap alone (a count or length is checked against the rest of the
     file only where the header holds it, so whatever follows the header cannot change it), and a plain file whose
@@ -1247,9 +1258,11 @@ def _seen_before(real: str, path: Path, cap: int) -> GGUFHeader | None:
     from passprice import cache
 
     kept = cache.kept_object(_KEPT_KIND, _kept_data(real, cap), tuple)
-    if kept is None or len(kept) != 9:
+    if kept is None or len(kept) != 10:
         return None
-    version, byte_order, metadata, value_types, rows, header_bytes, alignment, data_offset, sha256 = kept
+    version, byte_order, metadata, value_types, rows, header_bytes, alignment, data_offset, sha256, digested = kept
+    if digests and digested is not True:
+        return None
     if not isinstance(header_bytes, int) or not 0 < header_bytes <= cap or not isinstance(sha256, str):
         return None
     import hashlib
@@ -1280,19 +1293,20 @@ def _seen_before(real: str, path: Path, cap: int) -> GGUFHeader | None:
     )
 
 
-def _keep(real: str, cap: int, header: GGUFHeader) -> None:
+def _keep(real: str, cap: int, header: GGUFHeader, digests: bool) -> None:
     """Keep the header parsed from the plain, unsplit file resolved as ``real`` under ``cap`` in the cache folder,
     for :func:`_seen_before`, as a tuple of its fields and its tensors' rows (built again by their constructors: half
-    the load of the pickled objects); silently nothing when the cache is bypassed or cannot be written."""
+    the load of the pickled objects) and ``digests`` (whether its long arrays carry theirs); silently nothing when
+    the cache is bypassed or cannot be written."""
     from passprice import cache
 
     rows = tuple((t.name, t.dims, t.type_id, t.offset) for t in header.tensors)
     kept = (header.version, header.byte_order, header.metadata, header.value_types, rows, header.header_bytes,
-            header.alignment, header.data_offset, header.sha256)
+            header.alignment, header.data_offset, header.sha256, digests)
     cache.keep_object(_KEPT_KIND, _kept_data(real, cap), kept)
 
 
-def read_header(path: str | os.PathLike[str], *, cache: bool = True) -> GGUFHeader:
+def read_header(path: str | os.PathLike[str], *, cache: bool = True, array_digests: bool = True) -> GGUFHeader:
     """The header of the GGUF file at ``path``: a plain ``.gguf`` (complete, header-only, or truncated anywhere
     after its tensor-info table) or an xz- or gzip-compressed one (told by its first bytes, not its suffix).
 
@@ -1303,6 +1317,12 @@ def read_header(path: str | os.PathLike[str], *, cache: bool = True) -> GGUFHead
     same object; and a plain, unsplit file's header read before by any process (kept in passprice's cache folder
     unless the cache is bypassed) is read again from there when the file's header bytes still hash to its sha256
     (:func:`_seen_before`): an equal header, at the cost of reading and hashing those bytes.
+
+    ``array_digests=False``: each long array's :attr:`LongArray.sha256` may be ``None`` (not part of a header's
+    equality; ``passprice header`` shows none): its elements are hashed once, into the header's sha256, where a
+    digest takes them a second time (gemma3 270M's vocabulary: 6.5 MB of the header's 6.5 MB hashed again, about a
+    fifth of a first read). A header read so and a header read with the digests are kept apart in the cache: a
+    reader asking for the digests is never handed a header without them.
 
     Raises :class:`HeaderError` (file, byte offset, what was wrong: bad magic, unknown version, a count or length the
     file cannot hold, a key or tensor name that is not UTF-8, a tensor of more than 4 dimensions, an unknown value
@@ -1317,26 +1337,27 @@ def read_header(path: str | os.PathLike[str], *, cache: bool = True) -> GGUFHead
             hit is not None
             and hit[0][0] == key
             and hit[2] == cap
+            and (hit[3] or not array_digests)
             and all(_stat_key(Path(k[0])) == k for k in hit[0][1:])
         ):
             _CACHE.move_to_end(key[0])
             return hit[1]
-    seen = _seen_before(key[0], path, cap) if cache and key is not None else None
+    seen = _seen_before(key[0], path, cap, array_digests) if cache and key is not None else None
     if seen is not None:
         header, paths = seen, [path]
     else:
-        first = _parse_file(path, [])
+        first = _parse_file(path, [], array_digests)
         if _split_count(first) > 1:
             # The joined sha256 starts as the first file's own (its bytes are hashed once, not twice).
             header, paths = _read_split(path, first, first.hasher.copy())
         else:
             header, paths = _single(first, path.name, str(path)), [path]
             if cache and key is not None and first.sized:
-                _keep(key[0], cap, header)
+                _keep(key[0], cap, header, array_digests)
     if cache and key is not None:
         keys = [key, *(_stat_key(p) for p in paths if p != path)]
         if all(k is not None for k in keys):
-            _CACHE[key[0]] = (tuple(k for k in keys if k is not None), header, cap)
+            _CACHE[key[0]] = (tuple(k for k in keys if k is not None), header, cap, array_digests)
             _CACHE.move_to_end(key[0])
             while len(_CACHE) > CACHE_SIZE:
                 _CACHE.popitem(last=False)
