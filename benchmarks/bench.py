@@ -938,11 +938,13 @@ def bench_sweep(points: int, sample: int, runs: int) -> None:
     jobs = max(1, min(len(os.sched_getaffinity(0)), MOST_JOBS))
     floor_command = [sys.executable, "-c", "import numpy, orjson, passprice.cli, passprice.sweep, passprice.files"]
     with tempfile.TemporaryDirectory() as folder:
+        commands: dict[str, list[str]] = {}
         for fmt in ("csv", "json"):
             out = Path(folder) / f"grid.{fmt}"
-            command = [*passprice_command(), "sweep", *servings, "--cards", ",".join(cards),
-                       "--positions", ",".join(f"{p:g}" for p in positions), "--batches", f"1-{batches}", "-o",
-                       str(out), "--force", "--max-rows", str(MAX_ROWS), "--format", fmt]
+            command = commands[fmt] = [
+                *passprice_command(), "sweep", *servings, "--cards", ",".join(cards), "--positions",
+                ",".join(f"{p:g}" for p in positions), "--batches", f"1-{batches}", "-o", str(out), "--force",
+                "--max-rows", str(MAX_ROWS), "--format", fmt]
             cold = run_once(command)[0]  # the first run after a change of code fills the bench's cache: not timed
             # Every timed run replaces the file the run before wrote, as a user's `-o grid.json --force` replaces
             # yesterday's: the kernel's time for that (sys) is the user's too, and any writer of as many bytes pays
@@ -1004,6 +1006,24 @@ def bench_sweep(points: int, sample: int, runs: int) -> None:
                  f"{statistics.median(o.wall / n.wall for _, _, o, n in rounds):.2f} x faster than --jobs 1 (wall); "
                  f"{statistics.median(n.cpu / o.cpu for _, _, o, n in rounds):.2f} x its CPU",
                  ">= 1,000,000 prices/s, RSS < 500 MB")
+        # JSON against CSV run by run (--jobs 1, each replacing its last file; the order alternated a round): what
+        # JSON's keys (267 of a row's 503 bytes) cost over the same rows as CSV (165 bytes a row).
+        pairs = []
+        for k in range(max(runs, 4)):
+            order = ("json", "csv") if k % 2 == 0 else ("csv", "json")
+            ran = {fmt: run_walled([*commands[fmt], "--jobs", "1"]) for fmt in order}
+            pairs.append((ran["json"], ran["csv"]))
+        json_cpu = statistics.median(j.cpu for j, _ in pairs)
+        csv_cpu = statistics.median(c.cpu for _, c in pairs)
+        note("passprice sweep -o grid.json against -o grid.csv, --jobs 1, whole process, run by run",
+             f"{total / json_cpu:,.0f} prices/s ({json_cpu:.2f} s CPU: user "
+             f"{statistics.median(j.user for j, _ in pairs):.2f}, sys {statistics.median(j.sys for j, _ in pairs):.2f};"
+             f" peak RSS {max(j.rss for j, _ in pairs):.0f} MB)",
+             f"CSV {total / csv_cpu:,.0f} prices/s ({csv_cpu:.2f} s CPU: user "
+             f"{statistics.median(c.user for _, c in pairs):.2f}, sys {statistics.median(c.sys for _, c in pairs):.2f};"
+             f" peak RSS {max(c.rss for _, c in pairs):.0f} MB)",
+             f"{statistics.median(j.cpu / c.cpu for j, c in pairs):.2f} x CSV's CPU",
+             ">= 1,000,000 prices/s, RSS < 500 MB")
     note(f"sweep rows against price_serving on a random sample of {sample}", f"{mismatches} differ",
          "tokens_per_s, pass_s, binds, refusal compared as text (bit for bit)", "", "0 differ")
     _check_texts(root, grid)
