@@ -2,7 +2,8 @@
 whose views show none) hashes each long array's elements once, into the header's sha256, not twice (issue 16: about
 a fifth of a first read of gemma3 270M's header). It equals the header read with them (``LongArray.sha256`` is not
 part of equality), its sha256 is the same, and the cache never hands it to a reader asking for the digests (a scope,
-``import``): that reader parses again, and keeps the digests."""
+``import``): kept in the cache folder with its long arrays' offsets, it gives that reader the digests of those bytes
+of the header it reads and hashes anyway (no string walked); damaged offsets are a miss, and the file is parsed."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ import pytest
 from click.testing import CliRunner
 from gguf import GGUFWriter
 
-from passprice import gguf_header
+from passprice import cache, gguf_header
 from passprice.cli import cli
 from passprice.gguf_header import KEEP_ARRAY_LIMIT, LongArray, clear_cache, read_header
 
@@ -59,6 +60,20 @@ def element_digests(path: Path) -> dict[str, str]:
             "tokenizer.ggml.scores": hashlib.sha256(scores).hexdigest()}
 
 
+class Walks:
+    """Counts the parser's vocabulary walks (``_Reader.skip_strings``): none on a header read from the cache folder."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.count = 0
+        real = gguf_header._Reader.skip_strings
+
+        def counting(reader: gguf_header._Reader, count: int, what: str) -> None:
+            self.count += 1
+            real(reader, count, what)
+
+        monkeypatch.setattr(gguf_header._Reader, "skip_strings", counting)
+
+
 def digests_of(header: gguf_header.GGUFHeader) -> dict[str, str | None]:
     return {k: v.sha256 for k, v in header.metadata.items() if isinstance(v, LongArray)}
 
@@ -76,7 +91,7 @@ def test_without_digests_the_same_header_and_sha256_and_none_hashed_twice(tmp_pa
 
 
 def test_the_cache_never_serves_a_header_without_digests_to_a_reader_asking_for_them(
-    tmp_path: Path, cache_dir: Path
+    tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = write(tmp_path / "m.gguf")
     want = element_digests(path)
@@ -84,17 +99,46 @@ def test_the_cache_never_serves_a_header_without_digests_to_a_reader_asking_for_
     assert digests_of(read_header(path, array_digests=False)) == dict.fromkeys(want)
     assert digests_of(read_header(path)) == want
     assert digests_of(read_header(path, array_digests=False)) == want  # a reader not asking takes them too
-    # Through the cache folder: kept without, then asked for with (parsed again and kept with them).
+    # Through the cache folder: kept without, with the arrays' offsets; asked for with, made from the header's bytes
+    # (no string walked).
     clear_cache()
     for entry in (cache_dir / "objects").glob("*.pickle"):
         entry.unlink()
     read_header(path, array_digests=False)
+    walks = Walks(monkeypatch)
+    for _ in range(2):
+        clear_cache()
+        assert digests_of(read_header(path)) == want
+    clear_cache()
+    assert digests_of(read_header(path, array_digests=False)) == dict.fromkeys(want)  # as kept
+    assert walks.count == 0
+
+
+@pytest.mark.parametrize("spans", [
+    {"tokenizer.ggml.tokens": (10, 5)},  # backwards
+    {"tokenizer.ggml.tokens": (0, 10**9)},  # past the header
+    {"tokenizer.ggml.tokens": "x"},  # not a pair
+    {"llama.block_count": (0, 4)},  # not a long array
+    {"no.such.key": (0, 4)},
+    {"tokenizer.ggml.tokens": (0, 4)},  # the scores' offsets missing: a long array left without its digest
+    [("tokenizer.ggml.tokens", (0, 4))],  # not a dict
+])
+def test_kept_offsets_that_are_not_this_codes_are_a_miss(
+    tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch, spans: object
+) -> None:
+    """An entry whose offsets are damaged (or not this code's) is never trusted for the digests: the file is parsed
+    and the digests are the parse's, never an error."""
+    path = write(tmp_path / "m.gguf")
+    want = element_digests(path)
+    read_header(path, array_digests=False)
+    data = gguf_header._kept_data(str(path.resolve()), gguf_header.header_cap())
+    kept = cache.kept_object(gguf_header._KEPT_KIND, data, tuple)
+    assert kept is not None and set(kept[-1]) == set(want)
+    cache.keep_object(gguf_header._KEPT_KIND, data, (*kept[:-1], spans))
+    walks = Walks(monkeypatch)
     clear_cache()
     assert digests_of(read_header(path)) == want
-    clear_cache()
-    assert digests_of(read_header(path)) == want  # now read from the cache folder, the digests in it
-    clear_cache()
-    assert digests_of(read_header(path, array_digests=False)) == want
+    assert walks.count == 1  # parsed
 
 
 def test_header_command_prints_the_same_and_import_after_it_records_the_digests(
