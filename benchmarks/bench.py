@@ -797,7 +797,7 @@ def bench_header(
         # (untimed setup, timed run) of each figure.
         timed: dict[str, tuple[Callable[[], Any], Callable[[], Any]]] = {
             # `passprice header`'s first read: no long array's digest (none of its views shows one). Before "first",
-            # which keeps the header with its digests for "seen" (a reader asking for them parses one kept without).
+            # which keeps the header with its digests for "seen" (kept without, "seen" would hash the arrays again).
             "first_bare": (forget, lambda: read_header(path, array_digests=False)),
             "first": (forget, lambda: read_header(path)),
             "seen": (clear_cache, seen_before),
