@@ -171,3 +171,20 @@ def test_header_command_prints_the_same_and_import_after_it_records_the_digests(
     entry = tomllib.loads((root / "registry" / "checkpoints" / "m.toml").read_text()
                           if (root / "registry").is_dir() else (root / "checkpoints" / "m.toml").read_text())
     assert {k: entry["metadata"][k]["sha256"] for k in want} == want
+
+
+def test_a_compressed_file_read_without_digests_then_with(tmp_path: Path, cache_dir: Path) -> None:
+    """A compressed file is kept in the process only: read without the digests, then with, in one process, the
+    second read parses again (the first's header has none to give)."""
+    import lzma
+
+    path = write(tmp_path / "m.gguf")
+    want = element_digests(path)
+    packed = tmp_path / "m.gguf.xz"
+    packed.write_bytes(lzma.compress(path.read_bytes()))
+    bare = read_header(packed, array_digests=False)
+    assert digests_of(bare) == dict.fromkeys(want)
+    full = read_header(packed)
+    assert full is not bare and full == bare and digests_of(full) == want
+    assert read_header(packed, array_digests=False) is full  # kept in the process, and taken by a reader not asking
+    assert not (cache_dir / "objects").is_dir() or not list((cache_dir / "objects").glob("*.pickle"))
