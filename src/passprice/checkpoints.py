@@ -775,7 +775,7 @@ def checkpoint_label(root: Root, ref: str, key: str) -> str | None:
         return None
 
 
-def load_checkpoint(root: Root, ref: str) -> GGUFHeader:
+def load_checkpoint(root: Root, ref: str, *, array_digests: bool = True) -> GGUFHeader:
     """The header of the checkpoint ``ref``: a path to a GGUF file (``.gguf``, ``.gguf.xz``, ``.gguf.gz``, or any
     existing file that is not a ``.toml``: :func:`~passprice.gguf_header.read_header`), a path to an entry
     ``.toml``, or an entry name in ``root.checkpoints`` (validated against ``schema/checkpoint.schema.json``).
@@ -785,19 +785,25 @@ def load_checkpoint(root: Root, ref: str) -> GGUFHeader:
     :class:`~passprice.gguf_header.HeaderError` for a GGUF file that does not read. Inside a snapshot
     (:mod:`passprice.snapshot`) the checkpoint ``ref`` names is looked up and read once, whatever the number of
     servings naming it.
+
+    ``array_digests=False`` (a reader that shows no long array's digest: ``passprice header``): a GGUF file's long
+    arrays may come without their :attr:`~passprice.gguf_records.LongArray.sha256`, each array's elements hashed once
+    (into the header's sha256) rather than twice (:func:`~passprice.gguf_header.read_header`); an entry's carry
+    theirs as it records them.
     """
     from passprice import snapshot
 
-    return snapshot.made(("checkpoint-ref", root, ref), lambda: _load_checkpoint(root, ref))
+    return snapshot.made(("checkpoint-ref", root, ref, array_digests),
+                         lambda: _load_checkpoint(root, ref, array_digests))
 
 
-def _load_checkpoint(root: Root, ref: str) -> GGUFHeader:
+def _load_checkpoint(root: Root, ref: str, array_digests: bool = True) -> GGUFHeader:
     path, is_entry = checkpoint_file(root, ref)
     if is_entry:
         return _load_entry(path, root)
     from passprice.gguf_header import read_header  # the reader, imported only when a GGUF file is read
 
-    return read_header(path)
+    return read_header(path, array_digests=array_digests)
 
 
 def checkpoint_file(root: Root, ref: str) -> tuple[Path, bool]:

@@ -242,9 +242,19 @@ class _Reader:
     """
 
     def __init__(
-        self, stream: IO[bytes], source: str, size: int | None, hashers: list[Any], cap: int = MAX_HEADER_BYTES
+        self,
+        stream: IO[bytes],
+        source: str,
+        size: int | None,
+        hashers: list[Any],
+        cap: int = MAX_HEADER_BYTES,
+        digests: bool = True,
     ) -> None:
         self.stream = stream
+        self.digests = digests  # hash each long array's elements apart too (LongArray.sha256)
+        #: Without ``digests``: each long array's elements' offsets (metadata key → start, end), for a digest made
+        #: later from the header's bytes (:func:`_seen_before`).
+        self.spans: dict[str, tuple[int, int]] = {}
         self.source = source
         self.size = size
         self.cap = cap
@@ -681,25 +691,25 @@ def _read_array(r: _Reader, key: str, keep: bool, depth: int) -> _Value:
     if etype == _STRING:
         if not keep:
             r.walk(length, length_at, f"{what}: array of {length} {ename}")
-            hasher = r.begin_digest() if digest else None
+            hasher = _begin(r) if digest else None
             r.skip_strings(length, f"{what} array")
-            return _Value(LongArray(ename, length, _ended(r, hasher)), descriptor, 0)
+            return _Value(LongArray(ename, length, _ended(r, key, hasher)), descriptor, 0)
         items: list[str] = []
-        hasher = r.begin_digest() if digest and length else None  # a string past the limit makes it a LongArray
+        hasher = _begin(r) if digest and length else None  # a string past the limit makes it a LongArray
         for i in range(length):
             item = r.read_text(f"{what} array string {i}")
             if isinstance(item, LongString):  # too long to keep: the array is kept as its type, length and digest
                 r.walk(length - i - 1, length_at, f"{what}: array of {length} {ename}")
                 r.skip_strings(length - i - 1, f"{what} array")
-                return _Value(LongArray(ename, length, _ended(r, hasher)), descriptor, 0)
+                return _Value(LongArray(ename, length, _ended(r, key, hasher)), descriptor, 0)
             items.append(item)
-        _ended(r, hasher)
+        _ended(r, key, hasher, kept=True)
         return _Value(tuple(items), descriptor, length)
     size = _SIZE[etype]
     if not keep:
-        hasher = r.begin_digest() if digest else None
+        hasher = _begin(r) if digest else None
         r.skip(length * size, f"{what} array of {length} {ename}")
-        return _Value(LongArray(ename, length, _ended(r, hasher)), descriptor, 0)
+        return _Value(LongArray(ename, length, _ended(r, key, hasher)), descriptor, 0)
     raw = r.take(length * size, f"{what} array of {length} {ename}")
     values: tuple[MetaValue, ...] = struct.unpack(f"{r.order}{length}{_FORMAT[etype]}", raw)
     return _Value(values, descriptor, length)
@@ -715,7 +725,7 @@ def _read_nested(r: _Reader, key: str, length: int, keep: bool, depth: int, leng
     inners: set[str] = set()
     leaves = 0
     done = 0
-    hasher = r.begin_digest() if depth == 1 and length else None  # the digest of a LongArray of arrays
+    hasher = _begin(r) if depth == 1 and length else None  # the digest of a LongArray of arrays
     while keep and done < length:
         element = _read_array(r, key, True, depth + 1)
         done += 1
@@ -733,15 +743,29 @@ def _read_nested(r: _Reader, key: str, length: int, keep: bool, depth: int, leng
         inners |= _skip_arrays(r, key, length - done, depth + 1)
     inner = inners.pop() if len(inners) == 1 else "array"
     descriptor = f"array[{inner}]"
-    digest = _ended(r, hasher)
+    digest = _ended(r, key, hasher, kept=keep)
     if not keep:
         return _Value(LongArray(inner, length, digest), descriptor, 0)
     return _Value(tuple(items), descriptor, leaves)
 
 
-def _ended(r: _Reader, hasher: Any) -> str | None:
-    """:meth:`_Reader.end_digest` of ``hasher``, or ``None`` when there is none."""
-    return None if hasher is None else r.end_digest(hasher)
+def _begin(r: _Reader) -> Any:
+    """Where the elements of a long array (a metadata value, one array deep) start: a hasher of what follows
+    (:meth:`_Reader.begin_digest`), or, on a read without the digests, the offset they start at; for :func:`_ended`."""
+    return r.begin_digest() if r.digests else r.offset
+
+
+def _ended(r: _Reader, key: str, begun: Any, kept: bool = False) -> str | None:
+    """The sha256 of metadata ``key``'s array elements :func:`_begin` gave ``begun`` for (``None`` when there is
+    none, or on a read without the digests: their offsets are then noted in ``r.spans`` unless the array is
+    ``kept``)."""
+    if begun is None:
+        return None
+    if isinstance(begun, int):
+        if not kept:
+            r.spans[key] = (begun, r.offset)
+        return None
+    return r.end_digest(begun)
 
 
 def _skip_arrays(r: _Reader, key: str, count: int, depth: int) -> set[str]:
@@ -823,6 +847,8 @@ class _Parsed:
     sha256: str
     sized: bool  # read from a plain file (of a known size), not decompressed
     hasher: Any = attrs.field(eq=False, repr=False)  # the sha256 of the header bytes, to hash further shards into
+    #: Read without the digests: each long array's elements' offsets (:attr:`_Reader.spans`); ``None`` with them.
+    spans: dict[str, tuple[int, int]] | None = attrs.field(default=None, eq=False, repr=False)
 
 
 #: The first bytes of formats a file given as a GGUF file is often in fact, named in the bad-magic error. The bytes of
@@ -846,11 +872,13 @@ def _known_magic(magic: bytes) -> str:
     return f" {known}" if known else ""
 
 
-def _parse(stream: IO[bytes], source: str, size: int | None, extra: list[Any]) -> _Parsed:
+def _parse(stream: IO[bytes], source: str, size: int | None, extra: list[Any], digests: bool = True) -> _Parsed:
+    """One file's header from ``stream``; ``digests``: each long array's :attr:`LongArray.sha256` too (else
+    ``None``: its elements are hashed once, into the header's sha256, not twice)."""
     import hashlib  # OpenSSL's sha256, loaded where a header (megabytes) is read, not by every import
 
     own = hashlib.sha256()
-    r = _Reader(stream, source, size, [own, *extra], header_cap())
+    r = _Reader(stream, source, size, [own, *extra], header_cap(), digests)
     magic = r.take(4, "the magic")
     if magic != _MAGIC:
         raise r.fail(0, f"bad magic{_known_magic(magic)}: a GGUF file starts with b'GGUF'")
@@ -961,6 +989,7 @@ def _parse(stream: IO[bytes], source: str, size: int | None, extra: list[Any]) -
         sha256=own.hexdigest(),
         sized=size is not None,
         hasher=own,
+        spans=None if digests else r.spans,
     )
 
 
@@ -1018,12 +1047,12 @@ def _decompression_errors() -> tuple[type[Exception], ...]:
     return (lzma.LZMAError, zlib.error, EOFError)
 
 
-def _parse_file(path: Path, extra: list[Any]) -> _Parsed:
-    """The header of the one file at ``path`` (hashed also into each of ``extra``)."""
+def _parse_file(path: Path, extra: list[Any], digests: bool = True) -> _Parsed:
+    """The header of the one file at ``path`` (hashed also into each of ``extra``; ``digests``: :func:`_parse`'s)."""
     try:
         with contextlib.ExitStack() as stack:
             stream, size = _open(path, stack)
-            return _parse(stream, str(path), size, extra)
+            return _parse(stream, str(path), size, extra, digests)
     except FileNotFoundError:
         raise InputError(f"{shown(path)}: no such file") from None
     except IsADirectoryError:
@@ -1195,9 +1224,9 @@ def _read_split(path: Path, first: _Parsed, combined: Any) -> tuple[GGUFHeader, 
 # --- the cache -------------------------------------------------------------------------------------------------------
 
 _StatKey: TypeAlias = tuple[str, int, int]
-#: Resolved path → (the stat keys of every file read for it, the header, the cap it was read under). Least recently
-#: used first.
-_CACHE: OrderedDict[str, tuple[tuple[_StatKey, ...], GGUFHeader, int]] = OrderedDict()
+#: Resolved path → (the stat keys of every file read for it, the header, the cap it was read under, whether its long
+#: arrays carry their digests). Least recently used first.
+_CACHE: OrderedDict[str, tuple[tuple[_StatKey, ...], GGUFHeader, int, bool]] = OrderedDict()
 #: Headers the cache keeps.
 CACHE_SIZE = 32
 
@@ -1222,8 +1251,9 @@ def clear_cache() -> None:
 #: array of arrays and an array of strings holding one too long to keep carry it too (attack round 44); ``-4`` since
 #: an empty inner array spends the budget of elements kept and arrays of arrays inside arrays have a budget of their
 #: own (session 24): a header kept before reads otherwise now; ``-5`` since a split key of another type than
-#: gguf-split writes is refused (attack round 46).
-_KEPT_KIND = "gguf-header-5"
+#: gguf-split writes is refused (attack round 46); ``-6`` since a header read without its long arrays' digests
+#: (``passprice header``, which shows none) is kept too, with their elements' offsets as a tenth field (session 32).
+_KEPT_KIND = "gguf-header-6"
 
 
 def _kept_data(real: str, cap: int) -> bytes:
@@ -1232,10 +1262,12 @@ def _kept_data(real: str, cap: int) -> bytes:
     return os.fsencode(real) + b"\0" + str(cap).encode("ascii")
 
 
-def _seen_before(real: str, path: Path, cap: int) -> GGUFHeader | None:
+def _seen_before(real: str, path: Path, cap: int, digests: bool = True) -> GGUFHeader | None:
     """The header of the plain (uncompressed, unsplit) GGUF file ``path`` (resolved: ``real``) when one was read from
     that path before, under the same ``cap``, by this passprice, and kept in the cache folder (:func:`_keep`), and the
-    file's first ``header_bytes`` bytes still hash to its ``sha256``; else ``None`` (the file is then parsed).
+    file's first ``header_bytes`` bytes still hash to its ``sha256``; else ``None`` (the file is then parsed). With
+    ``digests``, a header kept without its long arrays' digests gets them from those bytes, at the offsets kept with
+    it (one more sha256 of each long array's elements, which parsing would hash too; no string walked).
 
     A header is a function of its bytes and the cap alone (a count or length is checked against the rest of the
     file only where the header holds it, so whatever follows the header cannot change it), and a plain file whose
@@ -1247,9 +1279,9 @@ def _seen_before(real: str, path: Path, cap: int) -> GGUFHeader | None:
     from passprice import cache
 
     kept = cache.kept_object(_KEPT_KIND, _kept_data(real, cap), tuple)
-    if kept is None or len(kept) != 9:
+    if kept is None or len(kept) != 10:
         return None
-    version, byte_order, metadata, value_types, rows, header_bytes, alignment, data_offset, sha256 = kept
+    version, byte_order, metadata, value_types, rows, header_bytes, alignment, data_offset, sha256, spans = kept
     if not isinstance(header_bytes, int) or not 0 < header_bytes <= cap or not isinstance(sha256, str):
         return None
     import hashlib
@@ -1261,6 +1293,18 @@ def _seen_before(real: str, path: Path, cap: int) -> GGUFHeader | None:
         return None
     if len(data) != header_bytes or hashlib.sha256(data).hexdigest() != sha256:
         return None
+    if digests and spans is not None:
+        try:
+            for key, (start, end) in spans.items():
+                value = metadata[key]
+                if not isinstance(value, LongArray) or not 0 <= start <= end <= header_bytes:
+                    return None
+                metadata[key] = LongArray(value.element_type, value.length,
+                                          hashlib.sha256(memoryview(data)[start:end]).hexdigest())
+        except (AttributeError, KeyError, TypeError, ValueError):  # not spans this code kept
+            return None
+        if any(isinstance(v, LongArray) and v.sha256 is None for v in metadata.values()):
+            return None  # a long array whose offsets were not kept: parsed, as with no entry
     try:
         tensors = tuple(TensorInfo(name, dims, type_id, offset) for name, dims, type_id, offset in rows)
     except (TypeError, ValueError):  # not rows of four: not an entry this code kept
@@ -1280,19 +1324,20 @@ def _seen_before(real: str, path: Path, cap: int) -> GGUFHeader | None:
     )
 
 
-def _keep(real: str, cap: int, header: GGUFHeader) -> None:
+def _keep(real: str, cap: int, header: GGUFHeader, spans: dict[str, tuple[int, int]] | None) -> None:
     """Keep the header parsed from the plain, unsplit file resolved as ``real`` under ``cap`` in the cache folder,
     for :func:`_seen_before`, as a tuple of its fields and its tensors' rows (built again by their constructors: half
-    the load of the pickled objects); silently nothing when the cache is bypassed or cannot be written."""
+    the load of the pickled objects) and ``spans``, each long array's elements' offsets when it was read without their
+    digests (else ``None``); silently nothing when the cache is bypassed or cannot be written."""
     from passprice import cache
 
     rows = tuple((t.name, t.dims, t.type_id, t.offset) for t in header.tensors)
     kept = (header.version, header.byte_order, header.metadata, header.value_types, rows, header.header_bytes,
-            header.alignment, header.data_offset, header.sha256)
+            header.alignment, header.data_offset, header.sha256, spans)
     cache.keep_object(_KEPT_KIND, _kept_data(real, cap), kept)
 
 
-def read_header(path: str | os.PathLike[str], *, cache: bool = True) -> GGUFHeader:
+def read_header(path: str | os.PathLike[str], *, cache: bool = True, array_digests: bool = True) -> GGUFHeader:
     """The header of the GGUF file at ``path``: a plain ``.gguf`` (complete, header-only, or truncated anywhere
     after its tensor-info table) or an xz- or gzip-compressed one (told by its first bytes, not its suffix).
 
@@ -1303,6 +1348,13 @@ def read_header(path: str | os.PathLike[str], *, cache: bool = True) -> GGUFHead
     same object; and a plain, unsplit file's header read before by any process (kept in passprice's cache folder
     unless the cache is bypassed) is read again from there when the file's header bytes still hash to its sha256
     (:func:`_seen_before`): an equal header, at the cost of reading and hashing those bytes.
+
+    ``array_digests=False``: each long array's :attr:`LongArray.sha256` may be ``None`` (not part of a header's
+    equality; ``passprice header`` shows none): its elements are hashed once, into the header's sha256, where a
+    digest takes them a second time (gemma3 270M's vocabulary: 6.5 MB of the header's 6.5 MB hashed again, about a
+    fifth of a first read). A reader asking for the digests is never handed a header without them: in the process the
+    two reads are kept apart; a header kept in the cache folder without them is kept with their elements' offsets,
+    and a reader asking for them hashes those bytes of the header it reads anyway (no string walked).
 
     Raises :class:`HeaderError` (file, byte offset, what was wrong: bad magic, unknown version, a count or length the
     file cannot hold, a key or tensor name that is not UTF-8, a tensor of more than 4 dimensions, an unknown value
@@ -1317,26 +1369,27 @@ def read_header(path: str | os.PathLike[str], *, cache: bool = True) -> GGUFHead
             hit is not None
             and hit[0][0] == key
             and hit[2] == cap
+            and (hit[3] or not array_digests)
             and all(_stat_key(Path(k[0])) == k for k in hit[0][1:])
         ):
             _CACHE.move_to_end(key[0])
             return hit[1]
-    seen = _seen_before(key[0], path, cap) if cache and key is not None else None
+    seen = _seen_before(key[0], path, cap, array_digests) if cache and key is not None else None
     if seen is not None:
         header, paths = seen, [path]
     else:
-        first = _parse_file(path, [])
+        first = _parse_file(path, [], array_digests)
         if _split_count(first) > 1:
             # The joined sha256 starts as the first file's own (its bytes are hashed once, not twice).
             header, paths = _read_split(path, first, first.hasher.copy())
         else:
             header, paths = _single(first, path.name, str(path)), [path]
             if cache and key is not None and first.sized:
-                _keep(key[0], cap, header)
+                _keep(key[0], cap, header, first.spans)
     if cache and key is not None:
         keys = [key, *(_stat_key(p) for p in paths if p != path)]
         if all(k is not None for k in keys):
-            _CACHE[key[0]] = (tuple(k for k in keys if k is not None), header, cap)
+            _CACHE[key[0]] = (tuple(k for k in keys if k is not None), header, cap, array_digests)
             _CACHE.move_to_end(key[0])
             while len(_CACHE) > CACHE_SIZE:
                 _CACHE.popitem(last=False)
