@@ -1253,6 +1253,8 @@ def reproduction_text(
             f"from its {len(lock.facts)} pinned facts"
         )
     lines = [f"{lock.name} ({shown}): {locks}, lock format {lock.info.format}", f"  {verdict}"]
+    if lock.info.digest:  # what a published price cites: matched here against the lock it came from (left32)
+        lines.append(f"  lock digest {lock.info.digest} (its [lock] digest, verified: what a citation names)")
     from passprice.locks import expected_line
 
     expected = expected_line(lock.price)
@@ -1420,6 +1422,7 @@ def reproduction_json(
     today = rep.today
     return {
         "lock": rep.lock.name,
+        "lock_digest": rep.lock.info.digest or None,
         "serving": rep.lock.info.serving,
         "format": rep.lock.info.format,
         "older_format": older,
