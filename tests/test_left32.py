@@ -34,7 +34,10 @@ def test_reproduce_prints_the_lock_digest() -> None:
     text = invoke("reproduce", R1)
     assert text.exit_code == 0, text.output
     lines = text.stdout.splitlines()
-    assert lines[2] == f"  lock digest {digest} (its [lock] digest, verified: what a citation names)"
+    # after what the price rests on and what else is pinned, before what changed since the lock
+    at = lines.index(f"  lock digest {digest} (its [lock] digest, verified: what a citation names)")
+    assert lines[at - 1].startswith("  also pinned, not read by this price (6): ")
+    assert lines[at + 1] == "  since the lock:"
     document = json.loads(invoke("reproduce", R1, "--json").stdout)
     assert document["lock_digest"] == digest
     # the same digest as the audit's lock line, which a paper cites (README: "To cite a price")
@@ -160,8 +163,10 @@ def test_rederived_elasticity_is_a_column_of_text_and_markdown() -> None:
     assert read.split()[-1] == "+0.972"  # no re-derived figure: nothing derives from it
 
     markdown = invoke("audit", R1, "--format", "markdown").stdout
-    assert "| fact | value | provenance | floor (margin) | elasticity | re-derived | term | source: locator |" in markdown
-    assert "| `memory.bandwidth` | 4.8 TB/s | published | published (at floor) | +1.000 | +0.000 | **binds** |" in markdown
+    assert ("| fact | value | provenance | floor (margin) | elasticity | re-derived | term | source: locator |"
+            in markdown)
+    assert ("| `memory.bandwidth` | 4.8 TB/s | published | published (at floor) | +1.000 | +0.000 | **binds** |"
+            in markdown)
     assert "| `streams.read` | 0.9333 | measured | measured (at floor) | +0.972 |  | **binds** |" in markdown
     assert ("\n\nRe-derived: inputs of other rows' derivations: memory.bandwidth (of streams.read, streams.append) "
             "+0.000 re-derived; vector (of scale) +0.000 re-derived — ") in markdown

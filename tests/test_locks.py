@@ -156,15 +156,15 @@ def test_a_lock_reproduces_after_its_card_changed_while_check_and_price_lock_see
         "mtp (locks/mtp.lock.toml): price lock of serving qwen35-27b-h200-mtp, lock format 2",
         f"  reproduces exactly: {recorded['tokens_per_s']!r} tokens/s at batch 16, binds on memory, from its 16 "
         "pinned facts",
-        # the lock's digest, what a citation names (left32); then which of the pinned facts the price rests on, and
-        # why the others are pinned too (issue 17)
-        f"  lock digest {read_lock(path).info.digest} (its [lock] digest, verified: what a citation names)",
+        # Which of the pinned facts the price rests on, and why the others are pinned too (issue 17).
         "  rests on 11 of its 16 pinned facts: array, draft.acceptance.1, draft.acceptance.2, memory.bandwidth, "
         "memory.capacity, on_chip.capacity, scale, streams.append, streams.read, streams.rewrite, vector",
         "  also pinned, not read by this price (5): host.capacity, host.read, host.stream, host.write, "
         "on_chip.bandwidth — a lock pins every fact of the card (its float-matrix rates, tensor.*, only where the "
         "price reads them) and every drafting figure, so it rebuilds the card the price was made on; a change to one "
         "the price does not read is no drift",
+        # the lock's digest, what a citation names (left32)
+        f"  lock digest {read_lock(path).info.digest} (its [lock] digest, verified: what a citation names)",
         "  since the lock:",
         "    facts          1 drifted: streams.rewrite: 0.8333 (measured) → 0.75 (estimated)",
         f"    checkpoint     qwen35-27b-like: content {out['checkpoint']['pinned'][7:19]}… as pinned",

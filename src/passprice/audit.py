@@ -607,13 +607,14 @@ def lock_options_problem(root: Root, target: str, given: Sequence[tuple[str, str
     own = shell_word(target if target.endswith(".lock.toml") else f"{lock}.lock.toml")
     from passprice.reproduce import registered
 
+    them, s = ("them", "s") if len(given) > 1 else ("it", "")
     if serving is not None and registered(root, serving):
-        elsewhere = f", or its serving with {'them' if len(given) > 1 else 'it'}: passprice audit {shell_word(serving)} {words}"
+        elsewhere = f", or its serving with {them}: passprice audit {shell_word(serving)} {words}"
     else:
-        elsewhere = f"; to try {'them' if len(given) > 1 else 'it'}, audit a SERVING (a registered name or a serving file)"
+        elsewhere = f"; to try {them}, audit a SERVING (a registered name or a serving file)"
     return (f"audit: {', '.join(options)} cannot apply to {named}: a lock pins its {' and its '.join(what)} (it is "
-            f"audited as it was priced), so the option{'s' if len(given) > 1 else ''} would change nothing; audit the lock "
-            f"without {'them' if len(given) > 1 else 'it'}, passprice audit {own}{elsewhere}")
+            f"audited as it was priced), so the option{s} would change nothing; audit the lock without {them}, "
+            f"passprice audit {own}{elsewhere}")
 
 
 @attrs.frozen

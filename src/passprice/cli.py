@@ -2503,10 +2503,10 @@ def audit_command(
     if target is not None and names_lock(root, target):
         from passprice.audit import lock_options_problem
 
-        given = _typed_options(ctx, {*o, "stack_ref"})
-        if given:
+        typed = _typed_options(ctx, {*o, "stack_ref"})
+        if typed:
             # left32: a lock (named by its digest too) pins what each option would change: one line, exit 2
-            problem = lock_options_problem(root, target, given)
+            problem = lock_options_problem(root, target, typed)
             if problem is not None:
                 raise click.UsageError(problem)
         _check_inputs([("TARGET", target)], [("--plot", plot_path)])

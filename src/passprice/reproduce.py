@@ -1253,8 +1253,6 @@ def reproduction_text(
             f"from its {len(lock.facts)} pinned facts"
         )
     lines = [f"{lock.name} ({shown}): {locks}, lock format {lock.info.format}", f"  {verdict}"]
-    if lock.info.digest:  # what a published price cites: matched here against the lock it came from (left32)
-        lines.append(f"  lock digest {lock.info.digest} (its [lock] digest, verified: what a citation names)")
     from passprice.locks import expected_line
 
     expected = expected_line(lock.price)
@@ -1272,6 +1270,8 @@ def reproduction_text(
         )
     if older:
         lines.append(f"  {older}")
+    if lock.info.digest:  # what a published price cites: matched here against the lock it came from (left32)
+        lines.append(f"  lock digest {lock.info.digest} (its [lock] digest, verified: what a citation names)")
     today = rep.today
     facts = "unchanged" if not today.drift else f"{len(today.drift)} drifted: " + "; ".join(
         d.describe() for d in today.drift
