@@ -64,11 +64,11 @@ def labels(text: str) -> list[str]:
 
 def words(phrase: str) -> list[str]:
     """The words a header or label names, for a glossary lookup: a parenthesis taken off (``reproduced (pinned
-    inputs)``), or the word inside when it is all there is (``(binary)``); a list of percentiles or a pair cut to
+    inputs)``), kept when it is all there is (``(binary)``); a list of percentiles or a pair cut to
     its first (``TTFT p50 / p90 / p99``, ``best / largest``); a layer kind's column (``global: positions``) as both
     words; a context's figure (``4K``) none."""
     if re.fullmatch(r"\((.*)\)", phrase):
-        phrase = phrase[1:-1]
+        return [phrase]
     phrase = re.sub(r"\s*\(.*\)$", "", phrase)
     phrase = re.split(r" p50| / ", phrase)[0].strip()
     if re.fullmatch(r"[\d.,]+[KM]?", phrase) or not re.search(r"[A-Za-z]", phrase):  # a figure, or a mark (*, !)
@@ -133,7 +133,7 @@ def test_the_collector_finds_the_tables_words() -> None:
     reproduce = invoke(*COMMANDS["reproduce"]).stdout
     assert headers(reproduce)[:4] == ["field", "recorded", "reproduced (pinned inputs)", "today's inputs"]
     assert {"facts", "checkpoint", "serving", "pricing model", "floors"} <= set(labels(reproduce))
-    assert words("global: positions") == ["global", "positions"] and words("(binary)") == ["binary"]
+    assert words("global: positions") == ["global", "positions"] and words("(binary)") == ["(binary)"]
     assert words("TTFT p50 / p90 / p99") == ["TTFT"] and words("40K") == []
 
 

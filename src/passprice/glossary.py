@@ -1035,7 +1035,7 @@ _TERMS = (
         "× element bytes, over its layers); then, at each context, the positions and bytes each kind holds and a "
         "sequence's total (`per sequence`, with the same in binary units, `(binary)`: MiB, GiB), and how many "
         "sequences fit on each card.",
-        ("layer kind", "layers", "KV heads", "binary", "bytes per token"),
+        ("layer kind", "layers", "KV heads", "(binary)", "bytes per token"),
     ),
     Term(
         "datapath",
