@@ -6,12 +6,14 @@ elasticity (``elasticity_rederived``) is a column of the text and markdown audit
 from __future__ import annotations
 
 import json
+import os
 import tomllib
+from pathlib import Path
 
 import click
 import pytest
 
-from cli_helpers import REPO, bad, invoke
+from cli_helpers import REPO, bad, copy_root, invoke
 from passprice.cli import cli
 
 R1 = "r1-qwen7b-h200"
@@ -178,3 +180,18 @@ def test_a_price_without_derived_inputs_has_no_rederived_column() -> None:
     derived = any(r["derived_by"] for r in document["facts"])
     text = invoke("audit", "gemma3-270m-h100").stdout
     assert ("re-derived" in text.split("\n\n")[1]) is derived
+
+
+def test_a_fifo_among_the_locks_is_never_opened(tmp_path: Path) -> None:
+    # Found (left32): looking up the lock a digest names, and the serving an option's lock locks, opened every
+    # locks/*.lock.toml, so a FIFO there would have blocked `audit DIGEST --batch 3`; read as a lock is read, it is
+    # passed over, and the FIFO's own audit says what to do.
+    root = copy_root(tmp_path)
+    os.mkfifo(root / "locks" / "zz.lock.toml")
+    prefix = _digest(R1).removeprefix("sha256:")[:12]
+    [line] = bad("audit", prefix, "--batch", "3", root=root)
+    assert f"audit: --batch cannot apply to lock {R1} (whose [lock] digest {prefix} is)" in line
+    [line] = bad("audit", "zz", "--no-host-memory", root=root)
+    assert line.startswith("passprice: error: audit: --no-host-memory cannot apply to lock zz: a lock pins its "
+                           "serving's choices")
+    assert "audit the lock without it, passprice audit zz.lock.toml; to try it, audit a SERVING" in line

@@ -597,9 +597,12 @@ def lock_options_problem(root: Root, target: str, given: Sequence[tuple[str, str
         named = f"lock {lock} (whose [lock] digest {target} is)"
     else:
         return None
-    try:
-        serving = locked_serving(tomllib.loads(path.read_text(encoding="utf-8")), lock)
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+    from passprice import schema
+    from passprice.errors import InputError
+
+    try:  # as a lock is read: a regular file, its size bounded (a FIFO named x.lock.toml is refused, never opened)
+        serving = locked_serving(tomllib.loads(schema.read_bytes(path).decode("utf-8")), lock)
+    except (InputError, UnicodeDecodeError, tomllib.TOMLDecodeError):
         serving = None  # the audit without the options says what is wrong with the file
     options = [option for option, _ in given]
     what = sorted({_PINNED_BY_OPTION.get(option, "serving's choices") for option in options})

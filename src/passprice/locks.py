@@ -1297,7 +1297,8 @@ DIGEST_REF = re.compile(r"^(?:sha256:)?[0-9a-fA-F]{8,64}$")
 
 def digest_owners(root: Root, ref: str, files: Iterable[str]) -> list[str]:
     """The names, of ``files`` (lock names in ``root/locks``), of the locks whose ``[lock] digest`` is ``ref`` or
-    begins with it (``ref``: :data:`DIGEST_REF`, ``sha256:`` optional, any case). A lock file that does not read is
+    begins with it (``ref``: :data:`DIGEST_REF`, ``sha256:`` optional, any case). A lock file that does not read, or
+    is no regular file (a FIFO named ``x.lock.toml``: refused unopened, :func:`passprice.schema.read_bytes`), is
     passed over (``check`` reports it). Raises nothing."""
     import tomllib
 
@@ -1305,8 +1306,9 @@ def digest_owners(root: Root, ref: str, files: Iterable[str]) -> list[str]:
     found = []
     for name in files:
         try:
-            table = tomllib.loads((root.locks / f"{name}.lock.toml").read_text(encoding="utf-8")).get("lock")
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            data = schema.read_bytes(root.locks / f"{name}.lock.toml")
+            table = tomllib.loads(data.decode("utf-8")).get("lock")
+        except (InputError, UnicodeDecodeError, tomllib.TOMLDecodeError):
             continue
         digest = table.get("digest") if isinstance(table, Mapping) else None
         if isinstance(digest, str) and digest.lower().removeprefix("sha256:").startswith(wanted):
