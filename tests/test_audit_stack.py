@@ -105,7 +105,8 @@ def test_text_and_markdown_list_them() -> None:
     # The card the stack was never measured on is said, as price --stack says it.
     assert "not h200_sxm_141gb" in text.stderr
     markdown = invoke("audit", R1, "--batch", "1", "--stack", STACK, "--format", "markdown").stdout
-    assert "| `stack.share.read` | 0.9883 | derived | derived (at floor) | +0.233 | **binds** |" in markdown
+    # its re-derived column empty: nothing derives from stack.share.read (left32)
+    assert "| `stack.share.read` | 0.9883 | derived | derived (at floor) | +0.233 |  | **binds** |" in markdown
     assert "Calibrated on (the measured runs the stack's fitted facts were fitted to):\n- registry/measurements/" \
         in markdown
 
@@ -134,6 +135,6 @@ def test_stack_refusals_and_misuse() -> None:
     refused = invoke("audit", R1, "--batch", "256", "--stack", STACK, "--json")
     assert refused.exit_code == 1 and json.loads(refused.stdout)["refusal"] == "BeyondStack"
     lock = invoke("audit", "locks/r1-qwen7b-h200.lock.toml", "--stack", STACK)
-    assert lock.exit_code == 2 and "--stack cannot change them" in lock.stderr
+    assert lock.exit_code == 2 and "audit: --stack cannot apply to lock r1-qwen7b-h200" in lock.stderr
     source = invoke("audit", "--source", "xiongjiedai-gpu-benchmarks", "--stack", STACK)
     assert source.exit_code == 2 and "--stack" in source.stderr

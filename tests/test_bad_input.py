@@ -101,7 +101,7 @@ def test_option_that_is_no_quantity(
         (("no-such-command",), "No such command 'no-such-command'"),
         (("price", "--checkpoint"), "Option '--checkpoint' requires an argument"),
         (("audit", "r1-qwen7b-h200", "gemma3-270m-h100"), "audit takes one TARGET"),
-        (("audit", "r1-qwen7b-h200.lock.toml", "--batch", "4"), "is a lock"),
+        (("audit", "r1-qwen7b-h200.lock.toml", "--batch", "4"), "audit: --batch cannot apply to lock r1-qwen7b-h200"),
     ],
 )
 def test_usage_errors_are_one_line(args: tuple[str, ...], says: str) -> None:

@@ -356,9 +356,10 @@ def test_6_audit_of_a_serving_shows_the_floors_of_its_locks(tmp_path: Path) -> N
         "scale": ("estimated", 0), "on_chip.capacity": ("estimated", 0),
     }
     text = invoke("audit", R1, root=root).stdout.splitlines()
-    assert text[3].split() == ["fact", "value", "provenance", "floor", "margin", "elasticity"]
+    # left32: and the re-derived elasticity of a fact other rows derive from
+    assert text[3].split() == ["fact", "value", "provenance", "floor", "margin", "elasticity", "re-derived"]
     assert text[5].split() == ["*", "memory.bandwidth", "4.8", "TB/s", "published", "published", "at", "floor",
-                               "+1.000"]
+                               "+1.000", "+0.000"]
     # A weaker fact (below the locks' floor) shows its margin below the floor.
     set_bandwidth(root, "4.8", "estimated")
     row = {f["path"]: f for f in run_json("audit", R1, root=root)["facts"]}["memory.bandwidth"]

@@ -152,7 +152,7 @@ def test_a_lock_reproduces_after_its_card_changed_while_check_and_price_lock_see
     assert rep.equals and rep.price is not None and dict(rep.price) == recorded
     assert rep.price["tokens_per_s"] == recorded["tokens_per_s"]  # float equality, not approximate
     lines = ok(run(root, "reproduce", "mtp")).stdout.splitlines()
-    assert lines[:9] == [
+    assert lines[:10] == [
         "mtp (locks/mtp.lock.toml): price lock of serving qwen35-27b-h200-mtp, lock format 2",
         f"  reproduces exactly: {recorded['tokens_per_s']!r} tokens/s at batch 16, binds on memory, from its 16 "
         "pinned facts",
@@ -163,6 +163,8 @@ def test_a_lock_reproduces_after_its_card_changed_while_check_and_price_lock_see
         "on_chip.bandwidth — a lock pins every fact of the card (its float-matrix rates, tensor.*, only where the "
         "price reads them) and every drafting figure, so it rebuilds the card the price was made on; a change to one "
         "the price does not read is no drift",
+        # the lock's digest, what a citation names (left32)
+        f"  lock digest {read_lock(path).info.digest} (its [lock] digest, verified: what a citation names)",
         "  since the lock:",
         "    facts          1 drifted: streams.rewrite: 0.8333 (measured) → 0.75 (estimated)",
         f"    checkpoint     qwen35-27b-like: content {out['checkpoint']['pinned'][7:19]}… as pinned",
@@ -631,7 +633,8 @@ def test_audit_of_a_memory_bound_price(root: Path) -> None:
         f"  {cost['tokens_per_s']:,.1f} tokens/s at batch 1, binds on memory; "
         "weakest provenance estimated (scale, on_chip.capacity)\n"
     ) in text
-    assert re.search(r"(?m)^\*  memory\.bandwidth +4\.8 TB/s  published +\+1\.000$", text)
+    # left32: then its elasticity with streams.read and streams.append re-derived from it
+    assert re.search(r"(?m)^\*  memory\.bandwidth +4\.8 TB/s  published +\+1\.000  +\+0\.000$", text)
     read = f"{rows['streams.read']['elasticity']:+.3f}"
     assert re.search(rf"(?m)^\*  streams\.read +0\.9333  measured +{re.escape(read)}$", text)
     assert re.search(r"(?m)^   array +989\.5 TMAC/s  derived +\+0\.000$", text)
@@ -660,7 +663,8 @@ def test_audit_of_a_lock_uses_its_pinned_facts(root: Path) -> None:
     # A lock's serving is pinned: options cannot change it.
     result = run(root, "audit", str(path), "--batch", "4")
     assert result.exit_code == 2
-    assert "is a lock: its serving and facts are pinned, so --batch cannot change them" in result.stderr
+    assert "--batch cannot apply to lock r1-qwen7b-h200 (" in result.stderr
+    assert "a lock pins its batch (it is audited as it was priced)" in result.stderr
 
 
 # --- policies ---------------------------------------------------------------------------------------------------------

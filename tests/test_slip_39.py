@@ -57,14 +57,16 @@ def test_2_sources_counts_the_runs_citing_each_source() -> None:
     result = invoke("sources")
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
-    assert lines[0].split() == ["source", "kind", "date", "facts", "runs", "locks", "provenance", "it", "supports"]
+    # left32: the retrieved column after the date
+    assert lines[0].split() == ["source", "kind", "date", "retrieved", "facts", "runs", "locks", "provenance", "it",
+                                "supports"]
     rows = {line.split()[0]: line.split() for line in lines[2:] if line[:1].isalpha()}
     # Before: "ggml-org-llama-cpp  repository  unknown  0  0  –", no count of its 11 runs (audit --source: 11).
-    assert rows["ggml-org-llama-cpp"][3:7] == ["0", "11", "0", "–"]
+    assert rows["ggml-org-llama-cpp"][3:8] == ["unknown", "0", "11", "0", "–"]
     # xiongjiedai: 111 runs of xiongjiedai-llama3-llamabench.toml and 5 of llamacpp-points.toml cite it.
     # the shipped stack lock (r1-qwen7b-h200-llamacpp) pins the stack's facts, which cite xiongjiedai, and the H200's
-    assert rows["xiongjiedai-gpu-benchmarks"][3:6] == ["12", "116", "1"]
-    assert rows["nvidia-h200-datasheet"][3:6] == ["9", "0", "5"]
+    assert rows["xiongjiedai-gpu-benchmarks"][3:7] == ["2026-12-01", "12", "116", "1"]
+    assert rows["nvidia-h200-datasheet"][3:7] == ["unknown", "9", "0", "5"]
     listed = {s["id"]: s for s in json.loads(invoke("sources", "--json").stdout)["sources"]}
     assert {k: v["runs"] for k, v in listed.items() if v["runs"]} == {
         "ggml-org-llama-cpp": 11, "lmdeploy-a100-fp16-benchmark": 17, "xiongjiedai-gpu-benchmarks": 116}

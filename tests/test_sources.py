@@ -79,7 +79,14 @@ def test_every_registered_fact_carries_a_registered_source() -> None:
     cited |= _stack_and_run_sources(Root(REPO))
     assert cited == set(sources)
     report = ok("check")
-    assert report["ok"] and report["problems"] == [] and report["warnings"] == []
+    # left32: the one warning, the records that date no copy read (21 of 36), never a failure
+    undated = sorted(s.id for s in sources.values() if s.retrieved == "unknown")
+    assert len(undated) == 21
+    assert report["ok"] and report["problems"] == [] and report["warnings"] == [
+        f'21 source records say retrieved = "unknown" ({", ".join(undated)}): no date is recorded for the copy that '
+        "was read, and none is guessed; add source.retrieved (YYYY-MM-DD) when it is known (passprice sources lists "
+        "them)"
+    ]
 
 
 def test_no_two_source_records_describe_the_same_document() -> None:
@@ -142,7 +149,9 @@ def test_unknown_is_stated_not_omitted(tmp_path: Path) -> None:
         "registry: put the document there (source.path is read from the registry's top folder), or correct "
         "source.path",
     ]
-    assert data["warnings"] == ["sources/unused-paper.toml: cited by no fact: cite it, or remove it"]
+    assert data["warnings"][0] == "sources/unused-paper.toml: cited by no fact: cite it, or remove it"
+    assert data["warnings"][1].startswith('22 source records say retrieved = "unknown" (')  # unused-paper's too
+    assert len(data["warnings"]) == 2
 
 
 # --- (a) audit --source: exactly the facts citing it, only the locks resting on them -------------------------------
@@ -526,8 +535,8 @@ def test_sources_lists_facts_locks_and_provenances() -> None:
     )
     assert len(drafting) == 3 and by_id["deepseek-v3-technical-report"]["locks"] == drafting
     text = invoke("sources").stdout
-    assert text.splitlines()[0].split() == ["source", "kind", "date", "facts", "runs", "locks", "provenance", "it",
-                                         "supports"]
+    assert text.splitlines()[0].split() == ["source", "kind", "date", "retrieved", "facts", "runs", "locks",
+                                         "provenance", "it", "supports"]
 
 
 def test_audit_of_a_lock_shows_floors_margins_and_citations_by_source() -> None:

@@ -63,8 +63,8 @@ def test_synth_hint_keeps_the_options_that_change_the_header(tmp_path: Path) -> 
     ("re-pin", "price moved"),  # diff: "re-pin (passprice lock --update …)"
     ("WEAKER", "weakened"),  # diff: "published → estimated (WEAKER)"
     ("still follows", "derivation"),  # diff: "derived from it: streams.rewrite: still follows"
-    ("extrapolated", "stack"),  # price --stack's warning: "the fit is extrapolated here"
-    ("extrapolation", "stack"),
+    ("extrapolated", "extrapolation"),  # price --stack's warning: "the fit is extrapolated here"
+    ("extrapolation", "extrapolation"),
     ("synthetic", "origin"),  # audit: "a synthetic header: built from …"
     ("BASE", "review"),  # diff's first line: "merge base with master (…) → work tree"
     ("HEAD", "review"),
@@ -75,9 +75,9 @@ def test_synth_hint_keeps_the_options_that_change_the_header(tmp_path: Path) -> 
     ("limit", "limit"),  # a price's "of a 4,096 limit", and the card's limit
     ("× limit", "stack"),
     ("context limit", "context"),
-    ("digest", "lock"),  # audit LOCK: "lock  NAME: digest sha256:…; pricing model sha256:…"
-    ("lock digest", "lock"),
-    ("by hand", "tokens/s"),  # audit: "by hand: tokens/s = batch × emitted_per_sequence / pass time = …"
+    ("digest", "lock digest"),  # audit LOCK: "lock  NAME: digest sha256:…; pricing model sha256:…"
+    ("lock digest", "lock digest"),
+    ("by hand", "by hand"),  # audit: "by hand: tokens/s = batch × emitted_per_sequence / pass time = …"
     ("re-derived", "elasticity"),  # audit: "inputs of other rows' derivations: memory.bandwidth … +0.000 re-derived"
     ("inputs of other rows' derivations", "elasticity"),
 ])
@@ -198,9 +198,9 @@ def test_diff_of_a_revision_that_names_nothing_lists_the_branches(tmp_path: Path
 def test_the_audit_s_re_derived_figure_is_the_one_the_glossary_quotes() -> None:
     said = invoke("audit", "r1-qwen7b-h200")
     assert said.exit_code == 0, said.output
-    assert "memory.bandwidth               4.8 TB/s  published   published  at floor      +1.000" in said.stdout
+    assert "memory.bandwidth               4.8 TB/s  published   published  at floor      +1.000      +0.000" in said.stdout
     assert "memory.bandwidth (of streams.read, streams.append) +0.000 re-derived" in said.stdout
-    assert "(r1-qwen7b-h200's `memory.bandwidth`, +1.000 alone, is +0.000 re-derived)" in glossary.TERMS[
+    assert "(r1-qwen7b-h200's `memory.bandwidth`, +1.000 alone, is +0.000 re-derived;" in glossary.TERMS[
         "elasticity"].long
 
 

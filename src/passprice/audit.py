@@ -10,7 +10,8 @@ fact's note and derivation, and its citations grouped by source. (Backwards, fro
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -22,8 +23,6 @@ from passprice.serving import Draft, Serving, ServingBind, ServingCost, ServingR
 from passprice.tables import markdown_code, markdown_prose, markdown_table, markdown_text, text_table
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from passprice.derivations import Input
     from passprice.gguf_header import GGUFHeader
     from passprice.locks import Lock, Policy, RecordPin
@@ -559,6 +558,68 @@ def names_lock(root: Root, target: str) -> bool:
     )
 
 
+#: What a lock pins that each serving option would change (the rest change its serving's other choices).
+_PINNED_BY_OPTION = {
+    "--batch": "batch", "--card": "card", "--checkpoint": "checkpoint", "--stack": "stack (or none)",
+    "--routing": "routing", "--max-tpot": "TPOT cap", "--draft": "drafting", "--draft-tokens": "drafting",
+    "--head-rows": "drafting",
+}
+
+
+def lock_options_problem(root: Root, target: str, given: Sequence[tuple[str, str]]) -> str | None:
+    """The one error line for serving options ``given`` (each the option as typed, ``--batch``, and the words it
+    was given with, ``--batch 3``) to an audit of the lock ``target`` (:func:`names_lock`: a lock file, a name only a
+    lock has, or a lock's ``[lock] digest``): a lock pins its card, checkpoint, serving (batch, contexts, every
+    choice) and stack, so an option has nothing to change; the line names the lock (the one whose digest ``target``
+    is), each option and what it would change, and says what to do: audit the lock without them, or its serving
+    with them. ``None`` for a digest no lock (or several) here has, whose own error (no such lock) says more.
+    Left32: ``audit DIGEST --batch 3`` said the digest "is a lock", and ``--no-host-memory`` on a lock was ignored,
+    exit 0. Raises nothing."""
+    import tomllib
+
+    from passprice.files import is_there, shell_word
+    from passprice.locks import DIGEST_REF, digest_owners, locked_serving
+
+    named = target
+    path = root.locks / f"{target}.lock.toml"
+    if target.endswith(".lock.toml") or is_there(path):
+        if target.endswith(".lock.toml"):
+            candidate = Path(target)
+            path = candidate if is_there(candidate) else root.locks / candidate.name
+        lock = path.name.removesuffix(".lock.toml")
+        named = f"lock {lock}" if target in (lock, path.name) else f"lock {lock} ({target})"
+    elif DIGEST_REF.match(target):
+        files = [n for n in root.names(root.locks, ".lock.toml") if is_there(root.locks / f"{n}.lock.toml")]
+        owners = digest_owners(root, target, files)
+        if len(owners) != 1:
+            return None
+        lock, path = owners[0], root.locks / f"{owners[0]}.lock.toml"
+        named = f"lock {lock} (whose [lock] digest {target} is)"
+    else:
+        return None
+    from passprice import schema
+    from passprice.errors import InputError
+
+    try:  # as a lock is read: a regular file, its size bounded (a FIFO named x.lock.toml is refused, never opened)
+        serving = locked_serving(tomllib.loads(schema.read_bytes(path).decode("utf-8")), lock)
+    except (InputError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        serving = None  # the audit without the options says what is wrong with the file
+    options = [option for option, _ in given]
+    what = sorted({_PINNED_BY_OPTION.get(option, "serving's choices") for option in options})
+    words = " ".join(text for _, text in given)
+    own = shell_word(target if target.endswith(".lock.toml") else f"{lock}.lock.toml")
+    from passprice.reproduce import registered
+
+    them, s = ("them", "s") if len(given) > 1 else ("it", "")
+    if serving is not None and registered(root, serving):
+        elsewhere = f", or its serving with {them}: passprice audit {shell_word(serving)} {words}"
+    else:
+        elsewhere = f"; to try {them}, audit a SERVING (a registered name or a serving file)"
+    return (f"audit: {', '.join(options)} cannot apply to {named}: a lock pins its {' and its '.join(what)} (it is "
+            f"audited as it was priced), so the option{s} would change nothing; audit the lock without {them}, "
+            f"passprice audit {own}{elsewhere}")
+
+
 @attrs.frozen
 class Subject:
     """What an audit prices and judges: a lock's pinned ``header``, ``card`` and ``serving`` (``lock`` set: its
@@ -959,6 +1020,18 @@ def derived_note(a: Audit) -> str | None:
             "facts derived from it held as written; re-derived, they are recomputed from it by their formulas")
 
 
+def rederived_cell(r: AuditRow, found: Mapping[str, tuple[str, ...]]) -> str:
+    """A row's ``re-derived`` cell (``found``: :func:`derived_from`): for a fact another row derives from, its
+    elasticity with those facts re-derived from it (:attr:`AuditRow.rederived`, ``+0.000``), ``refused`` when that
+    price is refused, ``–`` where the plain elasticity itself was not measured; empty for any other fact. Left32:
+    ``elasticity_rederived`` was in ``--json`` alone, under a note of the text table and absent from markdown."""
+    if r.path not in found:
+        return ""
+    if r.elasticity is None:
+        return "–"
+    return f"{r.rederived:+.3f}" if r.rederived is not None else "refused"
+
+
 def by_source(a: Audit) -> dict[str | None, list[AuditRow]]:
     """The audit's facts grouped by the source they cite (``None`` for facts pinned with a free-text cite), in the
     order each source first appears."""
@@ -1038,20 +1111,22 @@ def audit_text(
     named)."""
     found = _stale_by_path(stale)
     with_floors = any(r.floor is not None for r in a.rows)
+    inputs = derived_from(a)
     rows = []
     for r in a.rows:
         mark = ("*" if r.binding else "") + ("!" if r.weakest else "")
         row = [mark, r.path, _value(r.fact), r.fact.provenance.value]
         if with_floors:
             row += [r.floor.value if r.floor is not None else "–", _margin(r)]
-        rows.append([*row, _elasticity(r)])
-    headers = ["", "fact", "value", "provenance", *(["floor", "margin"] if with_floors else []), "elasticity"]
+        rows.append([*row, _elasticity(r), *([rederived_cell(r, inputs)] if inputs else [])])
+    headers = ["", "fact", "value", "provenance", *(["floor", "margin"] if with_floors else []), "elasticity",
+               *(["re-derived"] if inputs else [])]
     lines = [
         title,
         f"  {a.cost.tokens_per_s:,.1f} tokens/s at batch {a.cost.batch:,}, binds on {a.cost.binds.value}; "
         f"weakest provenance {a.cost.provenance.value} ({', '.join(a.cost.weakest)})",
         "",
-        text_table(headers, rows, right=(2, len(headers) - 1)),
+        text_table(headers, rows, right=(2, *range(len(headers) - (2 if inputs else 1), len(headers)))),
         "",
         "  * a fact of the binding term   ! carries the weakest provenance",
         f"  elasticity: % change of tokens/s for a +1 % change of the fact, by re-pricing{_step_said(a)}",
@@ -1138,6 +1213,7 @@ def audit_markdown(
     record and the runs a stack was ``calibration``-fitted on, each fact's derivation and note, and a warning naming
     the ``stale`` derived facts it rests on."""
     rows = []
+    inputs = derived_from(a)
     for r in a.rows:
         mark = ("**binds** " if r.binding else "") + ("⚠️ weakest" if r.weakest else "")
         floor = "–" if r.floor is None else f"{r.floor.value} ({_margin(r)})"
@@ -1148,18 +1224,22 @@ def audit_markdown(
             cite = (f"{markdown_text(record.title)} ({markdown_code(r.fact.source or '')}): "
                     f"{markdown_text(r.fact.locator or '')}")
         rows.append([markdown_code(r.path), _value(r.fact), r.fact.provenance.value, floor, _elasticity(r),
-                     mark.strip(), cite])
+                     *([rederived_cell(r, inputs)] if inputs else []), mark.strip(), cite])
     head = (
         f"**{markdown_text(title)}**: {a.cost.tokens_per_s:,.1f} tokens/s at batch {a.cost.batch:,}, binds on "
         f"{a.cost.binds.value}; weakest provenance {a.cost.provenance.value}\n\nBy hand: {markdown_text(by_hand(a))}"
     )
     table = markdown_table(
-        ["fact", "value", "provenance", "floor (margin)", "elasticity", "term", "source: locator"], rows, right=(1, 4)
+        ["fact", "value", "provenance", "floor (margin)", "elasticity", *(["re-derived"] if inputs else []), "term",
+         "source: locator"], rows, right=(1, 4, 5) if inputs else (1, 4)
     )
     notes = elasticity_notes(a)
     if notes:
         table += (f"\n\nElasticity: % change of tokens/s for a +1 % change of the fact, by re-pricing{_step_said(a)}.\n"
                   + "\n".join(f"- {markdown_text(line)}" for line in notes))
+    derived_line = derived_note(a)
+    if derived_line is not None:  # as the text says it under its table (left32)
+        table += f"\n\nRe-derived: {markdown_text(derived_line)}"
     warning = f"\n\n⚠️ **stale**: {markdown_prose(stale.line())}" if stale else ""
     cited = cited_sources(a)
     documents = [

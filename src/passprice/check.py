@@ -527,6 +527,9 @@ class FileReview:
     unreadable: tuple[str, ...]
     warnings: tuple[str, ...]
     kinds: tuple[tuple[str, int], ...]
+    #: The source records that say ``retrieved = "unknown"``, by id: ``check`` warns of them in one line
+    #: (:func:`passprice.sources.undated_line`); a review does not repeat that standing warning on HEAD.
+    undated: tuple[str, ...] = ()
 
 
 def review_files(root: Root, documents: Callable[[str], str | None] | None = None) -> FileReview:
@@ -602,7 +605,8 @@ def _review_files(root: Root, documents: Callable[[str], str | None] | None = No
     # is bad input too, as a card is: review's look at sources/ (sources.check_sources, each record loaded once)
     # appends its lines to unreadable. Until issue 13's leftovers each record was loaded a second time here
     # (read_sources) for the same lines: 4,000 records, 8,000 schema.load calls.
-    found, warnings = review(root, unreadable, documents)
+    undated: list[str] = []
+    found, warnings = review(root, unreadable, documents, undated)
     problems += found
     warnings = [*titles, *warnings]
     from passprice.stackfits import review_stacks
@@ -661,6 +665,7 @@ def _review_files(root: Root, documents: Callable[[str], str | None] | None = No
         tuple(dict.fromkeys(p.removeprefix(prefix) for p in unreadable)),
         tuple(w.removeprefix(prefix) for w in warnings),
         tuple(kinds.items()),
+        tuple(undated),
     )
 
 
@@ -701,7 +706,10 @@ def _check(root: Root) -> CheckReport:
     # A broken card or checkpoint is met again by every serving and lock naming it: report each line once, and name
     # files relative to the root, as the lock lines do.
     unique = tuple(dict.fromkeys(relative_lines(root, problems)))
-    shown = files.warnings + tuple(line for _, line in duplicates)
+    from passprice.sources import undated_line
+
+    undated = undated_line(files.undated)  # left32: a warning, never a failure: a date is not guessed
+    shown = files.warnings + tuple(line for _, line in duplicates) + ((undated,) if undated else ())
     unread = tuple(dict.fromkeys(relative_lines(root, unreadable)))
     return CheckReport(
         sum(kinds.values()), unique, tuple(statuses), tuple(kinds.items()), disagreements, shown, unread

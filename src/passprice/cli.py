@@ -2439,6 +2439,30 @@ def check_command(ctx: click.Context, frozen: bool, as_json: bool) -> None:
         ctx.exit(1)
 
 
+def _typed_options(ctx: click.Context, names: set[str]) -> list[tuple[str, str]]:
+    """The options of ``names`` (parameter names) the command line gave (its own or from the environment, not a
+    default), in the command's order: each as ``(option, words)``, the option as typed (``--no-host-memory`` for a
+    flag pair's off side) and the words that give it (``--batch 3``). A ``False`` off flag counts as given: a
+    ``v is not False`` test let ``audit LOCK --no-host-memory`` pass silently (left32)."""
+    from click.core import ParameterSource
+
+    from passprice.files import shell_word
+
+    given = []
+    for param in ctx.command.params:
+        if param.name not in names or not isinstance(param, click.Option):
+            continue
+        if ctx.get_parameter_source(param.name) not in (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT):
+            continue
+        value = ctx.params.get(param.name)
+        if param.is_flag:
+            option = param.opts[0] if value or not param.secondary_opts else param.secondary_opts[0]
+            given.append((option, option))
+        else:
+            given.append((param.opts[0], f"{param.opts[0]} {shell_word(str(value))}"))
+    return given
+
+
 @cli.command("audit")
 @click.argument("target", required=False)
 @_serving_options(with_batch=True)
@@ -2500,14 +2524,14 @@ def audit_command(
     from passprice.audit import audit_subject, lock_pins, lock_subject, names_lock, serving_subject
 
     if target is not None and names_lock(root, target):
-        given = sorted(f"--{k.replace('_', '-')}" for k, v in o.items() if v is not None and v is not False)
-        if stack_ref is not None:
-            given.append("--stack")
-        if given:
-            raise click.UsageError(
-                f"{target} is a lock: its serving and facts are pinned, so {', '.join(given)} cannot change them "
-                "(audit a SERVING to try other choices)"
-            )
+        from passprice.audit import lock_options_problem
+
+        typed = _typed_options(ctx, {*o, "stack_ref"})
+        if typed:
+            # left32: a lock (named by its digest too) pins what each option would change: one line, exit 2
+            problem = lock_options_problem(root, target, typed)
+            if problem is not None:
+                raise click.UsageError(problem)
         _check_inputs([("TARGET", target)], [("--plot", plot_path)])
         try:
             subject = lock_subject(root, target)

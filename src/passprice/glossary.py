@@ -35,7 +35,7 @@ _TERMS = (
         "The five terms of a pass (memory, host, array, vector, scale) run overlapped, so a pass takes as long as the "
         "largest; the pass *binds* on that term. A price table marks it `← binds`; `rests on` marks the facts of the "
         "binding term with `*`. Raising a fact of a term that does not bind does not speed the pass up.",
-        ("bind", "bound", "binding"),
+        ("bind", "bound", "binding", "limit binds", "expected binds"),
         tag="the largest term: the pass takes that long",
     ),
     Term(
@@ -82,7 +82,7 @@ _TERMS = (
         "The block-scale lanes: every quantized weight block's integer sums leave the array to be multiplied by the "
         "block's scales (and minimums). The card fact `scale` is the cycles a second of all lanes together, in "
         "Tcycle/s (10^12 cycles a second); a K-quant block costs more lane cycles than a Q8_0 block.",
-        ("scale lanes", "block scale", "Tcycle/s"),
+        ("scale lanes", "block scale", "Tcycle/s", "Tcycle", "cycle"),
         tag="block-scale lane cycles",
     ),
     Term(
@@ -199,7 +199,7 @@ _TERMS = (
         "are a1 … ad (each the chance the i-th draft is accepted, given the ones before it were), 1 + a1 + a1·a2 + … + "
         "a1·…·ad (the seed's `emitted_per_sequence`). `speculate` checks it against the accept/reject loop played "
         "100,000 passes a row (`simulated ± s.e.`).",
-        ("emitted per pass", "emitted_per_pass", "emitted_per_sequence", "simulated"),
+        ("emitted per pass", "emitted_per_pass", "emitted_per_sequence", "simulated", "simulated (± s.e.)", "s.e."),
     ),
     Term(
         "limit/meas",
@@ -265,7 +265,7 @@ _TERMS = (
         "In `passprice simulate`, a step carries every decoding sequence's row and then prompt rows in admission "
         "order, up to `--chunk` token-rows a step (2,048) and what on-chip memory holds: a long prompt is prefilled "
         "in chunks over several steps, beside the decoding sequences.",
-        ("chunks", "prefill", "steps of at most"),
+        ("chunks", "prefill", "steps of at most", "steps", "steps (by bind)"),
     ),
     Term(
         "peak held",
@@ -298,7 +298,7 @@ _TERMS = (
         "the locks resting on it are judged against their floors, and a floor it no longer meets fails the "
         "review. `loosened` marks a lock whose floors the change lowered, `to verify` a changed figure or "
         "citation the reviewer must check in its source (passprice reads no sources).",
-        ("weakened facts", "weaker", "loosened", "to verify", "floors loosened"),
+        ("weakened facts", "weaker", "loosened", "to verify", "floors loosened", "BROKEN"),
     ),
     Term(
         "price moved",
@@ -328,7 +328,8 @@ _TERMS = (
         "trees of the modules a price flows through); when it changed since the lock, `reproduce` says whether every "
         "recorded field still reproduces or which moved first (`first moved`: the first figure of the price, in "
         "order, that differs).",
-        ("reproduces", "reproduce", "pricing model", "first moved", "pricing model digest"),
+        ("reproduces", "reproduce", "pricing model", "first moved", "pricing model digest", "reproduced",
+         "reproduced (pinned inputs)", "pinned inputs", "today's inputs", "field", "since the lock"),
     ),
     Term(
         "activation word",
@@ -453,7 +454,8 @@ _TERMS = (
         "row, column, quoted figure). "
         "`passprice sources` lists them; `passprice audit --source ID` shows every fact citing one, the servings and "
         "locks resting on those, and which locks break their floors if it is withdrawn.",
-        ("sources", "locator", "citation", "cite", "retrieved"),
+        ("sources", "locator", "citation", "cite", "retrieved", "retrieved unknown", "kind", "date",
+         "provenance it supports", "source: locator"),
     ),
     Term(
         "derivation",
@@ -483,7 +485,7 @@ _TERMS = (
         "`check` and `diff` judge it against today's inputs. Its `[lock] digest` (the `digest` on `audit LOCK`'s "
         "`lock` line, `lock_digest` in `--json`) is the sha256 over all it holds: cite a price by the lock's name "
         "and that digest.",
-        ("locks", "floor", "floors", "floors hold", "digest", "lock digest", "lock_digest"),
+        ("locks", "floor", "floors", "floors hold"),
     ),
     Term(
         "lock format",
@@ -561,7 +563,7 @@ _TERMS = (
         "In `audit`, how far a fact's provenance stands above the floor its lock sets on it, in rungs of the ladder "
         "published > measured > derived > estimated > assumed: `at floor`, `+2` (published over a derived floor), "
         "or `-1 BELOW` (the lock breaks: price refuses LockFloor).",
-        ("margins",),
+        ("margins", "rung", "rungs", "at floor", "provenance ladder"),
     ),
     Term(
         "elasticity",
@@ -577,8 +579,8 @@ _TERMS = (
         "from it held as written; the line `inputs of other rows' derivations` under it gives such an input's "
         "elasticity `re-derived`, its derived facts recomputed by their formulas: a stream share measured as a rate "
         "over `memory.bandwidth` then cancels the bandwidth's move on the traffic it prices (r1-qwen7b-h200's "
-        "`memory.bandwidth`, +1.000 alone, is +0.000 re-derived).",
-        ("elasticities", "re-derived", "inputs of other rows' derivations"),
+        "`memory.bandwidth`, +1.000 alone, is +0.000 re-derived; `elasticity_rederived` and `derived_by` in `--json`).",
+        ("elasticities", "re-derived", "inputs of other rows' derivations", "elasticity_rederived", "derived_by"),
     ),
     Term(
         "refusal",
@@ -910,7 +912,7 @@ _TERMS = (
         "1.004 ms = 996.1; the MTP lock qwen35-27b-h200-mtp, drafting 2 tokens: 16 × 2.4875 / 10.92 ms = 3,644.2. "
         "`passprice audit` gives the sentence with its price's numbers. One sequence's wait for each token is the "
         "TPOT. `best` finds the batch with the most tokens/s.",
-        ("tokens per second", "throughput", "tokens_per_s", "by hand", "by_hand"),
+        ("tokens per second", "throughput", "tokens_per_s"),
     ),
     Term(
         "bytes/pass",
@@ -947,7 +949,188 @@ _TERMS = (
         "the expected tokens/s "
         "over the card's limit: in compare, the limit at its own best batch, which may be larger than the stack's.",
         ("serving stack", "expected", "expected price", "calibrate", "validate", "fitted span", "× limit",
-         "memory.reserved", "calibrated on", "fit reach", "extrapolation", "extrapolated"),
+         "memory.reserved", "calibrated on", "fit reach"),
+    ),
+    Term(
+        "by hand",
+        "audit's line giving tokens/s as batch × emitted a sequence / pass time, with the price's numbers",
+        "`passprice audit` prints, under its table, the price's last step with its own numbers, so it can be "
+        "checked by hand: `by hand: tokens/s = batch × emitted_per_sequence / pass time = 1 × 1 / 1.004 ms = 996.1 "
+        "(the pass time is the largest term, memory)`; under a stack, the expected pass. `--json` gives it as "
+        "`by_hand`. The README's *Checking a price by hand* takes the memory term apart the same way.",
+        ("by_hand", "checking a price by hand"),
+    ),
+    Term(
+        "extrapolation",
+        "a stack's expected price outside the measured runs its facts were fitted to",
+        "A serving stack's facts are fitted to measured runs (`passprice calibrate`). A price the runs do not cover "
+        "is an extrapolation of the fit: outside the stack's `range.*` facts (token-rows a pass, cached positions) it "
+        "is refused (BeyondStack); on a card or a kind of model no run measured (`fit reach`: extrapolates across "
+        "cards), or at an expected / limit ratio outside the least and largest its runs gave (`fitted span`), it is "
+        "priced, and said to be extrapolated on stderr and in `audit` (the held-out error `calibrate` measured says "
+        "how far such a price may be off). passprice never extrapolates silently.",
+        ("extrapolated", "extrapolates", "extrapolate", "extrapolates across cards"),
+    ),
+    Term(
+        "batch",
+        "the sequences one pass carries together (--batch, a serving's batch)",
+        "The batch: how many sequences advance together in one pass, each by its verified token and drafted ones, "
+        "every weight read once for all of them (`--batch N`, a serving's `batch`; `validate`'s column: the batch a "
+        "measured run was served at). More sequences share the weights' bytes, so tokens/s rises with the batch until "
+        "a term other than memory binds or memory runs out: `best` finds the best batch.",
+        ("batches", "--batch", "batch size"),
+    ),
+    Term(
+        "best batch",
+        "the batch with the most tokens/s that fits (passprice best), within a TPOT cap if one is given",
+        "`passprice best` prices batches to find the one that emits the most tokens a second (the best batch) among "
+        "those that fit the card's memory and on-chip memory (the largest that fits: `max-batch`), and, with a TPOT "
+        "cap, whose time per output token is within it. `roofline` marks the best and the largest batch (`best / "
+        "largest`); `speculate` the best draft length (`best`), each row at its own batch or at `--best` batches.",
+        ("best", "best / largest", "largest", "largest batch", "max-batch", "max batch", "best draft length"),
+    ),
+    Term(
+        "fact",
+        "one figure passprice prices with: value, unit, provenance, source and locator",
+        "A fact is one figure of a card (`facts/cards/`), a drafting method, a routing record or a serving stack, "
+        "named by its path (`memory.bandwidth`, `streams.read`, `stack.share.read`): its `value` in a `unit`, its "
+        "provenance, the source and locator it is read from, and a note or derivation where there is one. `fact "
+        "show` prints one; `fact set` edits one; a lock pins each by digest.",
+        ("facts", "value", "fact path", "path", "unit"),
+    ),
+    Term(
+        "note",
+        "a fact's caveat: the basis of an estimate, what a device reports, what differs from the source",
+        "A fact's `note` (`fact set --note`) says what a reader of its figure must know and the citation does not: "
+        "the basis of an estimate, what a device reports beside the datasheet, a convention. `audit` prints each "
+        "under `notes`, and a source record's note its caveat (`notes of the cited documents`).",
+        ("notes", "notes of the cited documents"),
+    ),
+    Term(
+        "card",
+        "an accelerator's facts: facts/cards/NAME.toml (memory, bandwidth, datapath rates, on-chip memory)",
+        "A card is an accelerator as facts (`facts/cards/NAME.toml`): its memory and bandwidth, the shares of it "
+        "each kind of traffic sustains (`streams.*`), its datapaths' rates (`array`, `vector`, `scale`, "
+        "`tensor.*`), on-chip memory and the host link, each cited. `passprice cards` lists them; `kv` and "
+        "`calibrate` show one a row.",
+        ("cards", "card file", "accelerator"),
+    ),
+    Term(
+        "checkpoint",
+        "a model as its GGUF header: a registry entry (registry/checkpoints/) or a .gguf path",
+        "A checkpoint is a model's weights as a GGUF header describes them (tensor names, shapes and types; layers, "
+        "heads, context length), registered as an entry (`registry/checkpoints/NAME.toml`, `passprice import`) or "
+        "named by a `.gguf` path. passprice prices the bytes and work its tensors give; a lock pins its `content`. "
+        "`passprice checkpoints` lists them.",
+        ("checkpoints", "checkpoint entry", "entry", "model"),
+    ),
+    Term(
+        "serving",
+        "a named way of serving a checkpoint on a card: registry/servings/NAME.toml (batch, contexts, choices)",
+        "A serving (`registry/servings/NAME.toml`) names a checkpoint and a card and every choice a price depends "
+        "on: the batch, the contexts (limit and mean position), the KV cache's paging and element bytes, drafting, "
+        "routing, host memory, a TPOT cap. Pricing commands take its name, options override a field (a what-if), "
+        "and a lock pins it whole. `passprice servings` lists them.",
+        ("servings", "serving file"),
+    ),
+    Term(
+        "lock digest",
+        "a lock's [lock] digest: sha256 over everything it pins, what a citation of its price names",
+        "A lock's `[lock] digest` is the sha256 of everything it holds but the digest (every pinned fact, the "
+        "checkpoint's content, the serving, the policy, the pricing model's digest and the recorded price), so one "
+        "digest names the price and all it rests on: cite it with the lock's name. `audit LOCK` prints it on its "
+        "`lock` line and `reproduce LOCK` on its `lock digest` line (`lock_digest` in `--json` of both), checked "
+        "against the file; `audit DIGEST` and `reproduce DIGEST` name the lock that holds it.",
+        ("digest", "lock_digest", "[lock] digest"),
+    ),
+    Term(
+        "measured run",
+        "one measured tokens/s of a runtime on a card and checkpoint (registry/measurements/)",
+        "A measured run (`registry/measurements/*.toml`) is a published benchmark's tokens/s for one checkpoint on "
+        "one card under one runtime, at its batch and the cached positions its tokens spanned (`positions`), with its "
+        "source. `validate` prices each run both as the card's limit and under its stack's expected price; "
+        "`calibrate` fits a stack's facts to them (`worst run`: the run with the largest |error|).",
+        ("run", "runs", "measured runs", "worst run"),
+    ),
+    Term(
+        "positions",
+        "cached positions: tokens a sequence's KV cache holds (validate: the span a run's tokens covered)",
+        "A position is one token a sequence has reached, held in its KV cache (a K and a V row a layer). `kv` gives, "
+        "for each layer kind, the positions a sequence holds at each context (a windowed layer at most its window) "
+        "and their bytes; `validate` the positions a measured run's generated tokens spanned (from its prompt's "
+        "length to its last token).",
+        ("cached positions",),
+    ),
+    Term(
+        "bytes/token",
+        "kv: the KV bytes one cached position adds, by layer kind (K and V rows of every block)",
+        "`passprice kv`: for each layer kind (global or windowed attention, latent attention, recurrent), its "
+        "`layers`, `KV heads` and the bytes one cached position adds (`bytes/token`: K and V rows × heads × head width "
+        "× element bytes, over its layers); then, at each context, the positions and bytes each kind holds and a "
+        "sequence's total (`per sequence`, with the same in binary units, `(binary)`: MiB, GiB), and how many "
+        "sequences fit on each card.",
+        ("layer kind", "layers", "KV heads", "(binary)", "bytes per token"),
+    ),
+    Term(
+        "datapath",
+        "a unit of the card that does a pass's work at a rate: the integer array, the vector units, the scale lanes",
+        "A datapath does a kind of a pass's work at its `rate`: the integer matrix array (MAC/s: `array`), the f32 "
+        "vector units (MAC/s: `vector`) and the block-scale lanes (cycle/s: `scale`); the float-matrix rates "
+        "(`tensor.*`) join the array's term. `roofline` gives each datapath's rate and ridge point.",
+        ("datapaths", "rate", "rates"),
+    ),
+    Term(
+        "intensity",
+        "arithmetic intensity: a pass's work per byte of memory traffic, against a datapath's ridge",
+        "Arithmetic intensity (roofline model): a pass's work on a datapath over the bytes it moves, in MAC/B (array "
+        "and vector) or cycle/B (scale lanes), the bytes counted as read-equivalent bytes (the memory term's seconds "
+        "× `memory.bandwidth` × `streams.read`: `bytes moved`). A datapath binds once its intensity reaches its "
+        "ridge; `roofline` gives it by batch (`array MAC/B`, `vector MAC/B`, `scale cyc/B`).",
+        ("arithmetic intensity", "MAC/B", "cycle/B", "cyc/B", "array MAC/B", "vector MAC/B", "scale cyc/B",
+         "bytes moved"),
+    ),
+    Term(
+        "fitted",
+        "calibrate: a stack fact's value fitted to its measured runs, beside its value before",
+        "`passprice calibrate --stack S` fits each of the stack's facts (overheads, shares, terms.serial) to its "
+        "measured runs and prints it `fitted`, beside its value `before` (as the stack file holds it); a fact no run "
+        "exercises is `not fitted`. Its error table gives the `mean` and `max` of |error| of tokens/s "
+        "((expected − measured) / measured) in sample and held out, and the `worst run`.",
+        ("before", "not fitted", "|error|", "|error| of tokens/s", "mean", "max"),
+    ),
+    Term(
+        "trace",
+        "simulate's request trace: each request's arrival, prompt and output tokens (a JSON-lines file)",
+        "`passprice simulate --trace FILE` serves a request trace (JSON lines: each request's arrival time, prompt "
+        "tokens, output tokens, optional `prefix_id`) on a serving; its `trace` line counts the requests and tokens "
+        "and its `engine` line gives the simulated server's limits: token-rows a step (`--chunk`, and what on-chip "
+        "memory holds), sequences (`--max-batch`), the KV cache and what admission reserves.",
+        ("request trace", "engine", "requests"),
+    ),
+    Term(
+        "changed",
+        "a review's list of what a change edited: facts, files, servings, the pricing model",
+        "In a review (`passprice diff`), what a change edits: each changed fact (old → new value, provenance, "
+        "citation, note, derivation), file, checkpoint, serving, lock policy and the pricing model; under a lock, "
+        "`changed` names the facts it rests on that the change edited.",
+        ("change", "changes"),
+    ),
+    Term(
+        "not locked",
+        "a review's servings whose price moves but that no lock pins: informational, never a failure",
+        "In a review (`passprice diff`), the registered servings whose price the change moves while no lock pins "
+        "them: `NOT LOCKED`, listed for information (nothing can fail for them), each with the command that would "
+        "lock it (`lock it`: `passprice lock SERVING -o locks/SERVING.lock.toml`).",
+        ("NOT LOCKED", "lock it", "servings no lock pins", "unlocked"),
+    ),
+    Term(
+        "registry",
+        "the folders passprice reads: facts/, registry/, locks/, sources/ (passprice init makes one of your own)",
+        "A registry is what passprice prices from: `facts/` (cards, drafting methods, routing records, stacks), "
+        "`registry/` (checkpoints, servings, measurements), `locks/` and `sources/`; this checkout's, or one of your "
+        "own (`passprice init`, `--root`). A source of kind `registry` is a document inside it (a review's "
+        "decisions), dated by the registry's own history.",
+        ("registries", "registry document", "--root"),
     ),
     Term(
         "tensor.f16",

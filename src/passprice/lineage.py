@@ -122,7 +122,8 @@ def _stack_records(root: Root, problems: list[str]) -> list[Record]:
 
 
 def review(
-    root: Root, unreadable: list[str] | None = None, documents: Callable[[str], str | None] | None = None
+    root: Root, unreadable: list[str] | None = None, documents: Callable[[str], str | None] | None = None,
+    undated: list[str] | None = None,
 ) -> tuple[list[str], list[str]]:
     """``passprice check``'s look at lineage: problems (a fact citing a source that is not registered, a derived fact
     that no longer follows from its inputs — naming each input that changed —, one source figure quoted with two
@@ -130,7 +131,8 @@ def review(
     and warnings (a source nothing cites), one line each naming the file. The problems that are bad files — a
     derivation that is ``broken`` (a cycle, a formula that does not evaluate), a source whose ``path`` is no
     document of the registry or does not hash to its ``sha256`` (:func:`document_hashes`, ``documents`` as there) —
-    are appended to ``unreadable`` too (``check`` reports them on stderr, exit 2)."""
+    are appended to ``unreadable`` too (``check`` reports them on stderr, exit 2). ``undated``, when given, gains the
+    ids of the source records that read and say ``retrieved = "unknown"`` (:func:`passprice.sources.undated`)."""
     records, _ = load_records(root)  # a file that does not read is reported by check's own validation
     problems: list[str] = []
     cited: set[str] = set()
@@ -172,6 +174,10 @@ def review(
         cited.update(pinned)
     loaded: dict[str, Source] = {}
     found, warnings = check_sources(root, cited, unreadable, loaded)
+    if undated is not None:
+        from passprice.sources import undated as undated_ids
+
+        undated += undated_ids(loaded.values())
     hashed = document_hashes(root, documents, loaded) if sources_there else []
     if unreadable is not None:
         unreadable += hashed
@@ -1028,6 +1034,7 @@ class SourceUse:
             "kind": self.source.kind,
             "by": self.source.by,
             "date": self.source.date,
+            "retrieved": self.source.retrieved,
             "where": self.source.where(),
             "facts": self.facts,
             "runs": self.runs,
@@ -1095,10 +1102,20 @@ def sources_text(uses: Iterable[SourceUse]) -> str:
         else:
             supports = f"{u.strongest.value}…{u.weakest.value}"
         date = u.source.date or "registry"
-        rows.append([u.source.id, u.source.kind, date, str(u.facts), str(u.runs), str(len(u.locks)), supports])
-    table = text_table(["source", "kind", "date", "facts", "runs", "locks", "provenance it supports"], rows, (3, 4, 5))
+        retrieved = u.source.retrieved or "registry"
+        rows.append([u.source.id, u.source.kind, date, retrieved, str(u.facts), str(u.runs), str(len(u.locks)),
+                     supports])
+    table = text_table(["source", "kind", "date", "retrieved", "facts", "runs", "locks", "provenance it supports"],
+                       rows, (4, 5, 6))
+    from passprice.sources import undated
+
+    n = len(undated(u.source for u in uses))
+    unknown = (f"\n  {n} of {len(rows)} say retrieved unknown: no date was recorded for the copy read, and none is "
+               "guessed (check warns of them)" if n else "")
     return (
-        f"{table}\n\n  facts: the facts citing it (as their source or a figure's); runs: the measured runs citing it;\n"
+        f"{table}\n\n  date: when it was published; retrieved: when the copy that was read was retrieved (registry: "
+        f"a document of the registry){unknown}\n"
+        "  facts: the facts citing it (as their source or a figure's); runs: the measured runs citing it;\n"
         "  locks: the locks whose price rests on them\n"
         "  `passprice audit --source ID` shows which, and what breaks if it is withdrawn"
     )

@@ -1295,24 +1295,34 @@ def lock_path(root: Root, ref: str) -> Path:
 DIGEST_REF = re.compile(r"^(?:sha256:)?[0-9a-fA-F]{8,64}$")
 
 
-def digest_ref_problem(root: Root, ref: str, files: list[str], known: str) -> str:
-    """The one error line for a lock named by its digest (``ref``: :data:`DIGEST_REF`, matched against the
-    ``[lock] digest`` of each of ``files``, the lock names in ``root/locks``; ``known``: them joined for the line):
-    the lock whose digest it is (or begins with), to be named by its name, or that none here has it. A lock file
-    that does not read is passed over (``check`` reports it). A lock is named by its file or name: a digest looked
-    up said only ``no such file`` and listed the locks, leaving the reader to open each to compare digests."""
+def digest_owners(root: Root, ref: str, files: Iterable[str]) -> list[str]:
+    """The names, of ``files`` (lock names in ``root/locks``), of the locks whose ``[lock] digest`` is ``ref`` or
+    begins with it (``ref``: :data:`DIGEST_REF`, ``sha256:`` optional, any case). A lock file that does not read, or
+    is no regular file (a FIFO named ``x.lock.toml``: refused unopened, :func:`passprice.schema.read_bytes`), is
+    passed over (``check`` reports it). Raises nothing."""
     import tomllib
 
     wanted = ref.lower().removeprefix("sha256:")
     found = []
     for name in files:
         try:
-            table = tomllib.loads((root.locks / f"{name}.lock.toml").read_text(encoding="utf-8")).get("lock")
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            data = schema.read_bytes(root.locks / f"{name}.lock.toml")
+            table = tomllib.loads(data.decode("utf-8")).get("lock")
+        except (InputError, UnicodeDecodeError, tomllib.TOMLDecodeError):
             continue
         digest = table.get("digest") if isinstance(table, Mapping) else None
         if isinstance(digest, str) and digest.lower().removeprefix("sha256:").startswith(wanted):
             found.append(name)
+    return found
+
+
+def digest_ref_problem(root: Root, ref: str, files: list[str], known: str) -> str:
+    """The one error line for a lock named by its digest (``ref``: :data:`DIGEST_REF`, matched against the
+    ``[lock] digest`` of each of ``files``, the lock names in ``root/locks``; ``known``: them joined for the line):
+    the lock whose digest it is (or begins with), to be named by its name, or that none here has it. A lock file
+    that does not read is passed over (``check`` reports it). A lock is named by its file or name: a digest looked
+    up said only ``no such file`` and listed the locks, leaving the reader to open each to compare digests."""
+    found = digest_owners(root, ref, files)
     if len(found) == 1:
         return (f"lock {ref!r}: no such file; it is the [lock] digest of lock {found[0]} in {root.locks}: name the "
                 f"lock by its name or file, {found[0]}")

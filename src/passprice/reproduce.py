@@ -1281,6 +1281,8 @@ def reproduction_text(
         )
     if older:
         lines.append(f"  {older}")
+    if lock.info.digest:  # what a published price cites: matched here against the lock it came from (left32)
+        lines.append(f"  lock digest {lock.info.digest} (its [lock] digest, verified: what a citation names)")
     today = rep.today
     facts = "unchanged" if not today.drift else f"{len(today.drift)} drifted: " + "; ".join(
         d.describe() for d in today.drift
@@ -1431,6 +1433,7 @@ def reproduction_json(
     today = rep.today
     return {
         "lock": rep.lock.name,
+        "lock_digest": rep.lock.info.digest or None,
         "serving": rep.lock.info.serving,
         "format": rep.lock.info.format,
         "older_format": older,

@@ -13,7 +13,7 @@ import contextlib
 import functools
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -378,6 +378,25 @@ def require_sources(root: Root, facts: Mapping[str, Fact], file: str) -> None:
     lines = untraceable_sources(root, facts, file)
     if lines:
         raise InputError.of(lines)
+
+
+def undated(sources: Iterable[Source]) -> list[str]:
+    """The ids of ``sources`` whose record says the copy read was retrieved on an ``unknown`` day (a registry
+    document, which has no ``retrieved``, is not among them), in the order given. Raises nothing."""
+    return [s.id for s in sources if s.retrieved == "unknown"]
+
+
+def undated_line(ids: Sequence[str]) -> str | None:
+    """The one warning ``check`` gives for the source records of ``ids`` (:func:`undated`) that say
+    ``retrieved = "unknown"``: how many, which, and why it is a warning (the figure a fact quotes cannot be dated to
+    the copy it was read in; a date is never guessed) and not an error; ``None`` when there are none (left32: 21 of
+    the 36 shipped records said so, and neither ``sources`` nor ``check`` said it)."""
+    if not ids:
+        return None
+    n = len(ids)
+    return (f"{n} source record{'s' if n != 1 else ''} say retrieved = \"unknown\" ({', '.join(ids)}): no date is "
+            "recorded for the copy that was read, and none is guessed; add source.retrieved (YYYY-MM-DD) when it is "
+            "known (passprice sources lists them)")
 
 
 def check_sources(
