@@ -494,6 +494,7 @@ def bench_review(runs: int) -> None:
                  f"python -c pass {statistics.median(base) * 1e3:.1f} ms", f"{statistics.median(ratios):.1f} x pass",
                  "<= 800 ms" if cold else "(informational)")
         bench_stack_fits(runs)
+        bench_review_parses(repo, work, cases[:2])
         if shutil.which("valgrind") is None:
             return
         base_i = instructions(PASS)
@@ -508,6 +509,52 @@ def bench_review(runs: int) -> None:
                 raise RuntimeError(f"{' '.join(command)}: no instruction count: {done.stderr[-500:]}")
             note(f"{label} (instructions)", f"{found[0]:,.0f} M", f"python -c pass {base_i:,.0f} M",
                  f"{found[0] / base_i:.1f} x pass", "(informational: load-free)")
+
+
+#: Runs passprice with ``tomllib.loads`` counted: prints, last, the texts parsed, how many were distinct and their
+#: characters, all and re-parsed (a text parsed before in the same process). The count is the run's own, load-free.
+_PARSE_COUNTER = """
+import atexit, os, sys, tomllib
+seen, counts = {}, [0, 0, 0]
+loads = tomllib.loads
+def counted(text, **kw):
+    counts[0] += 1
+    counts[1] += len(text)
+    if text in seen:
+        counts[2] += len(text)
+    seen[text] = True
+    return loads(text, **kw)
+tomllib.loads = counted
+def said(*_):
+    os.write(2, f"\\nPARSED {counts[0]} {len(seen)} {counts[1]} {counts[2]}\\n".encode())
+atexit.register(said)
+exit_now = os._exit
+os._exit = lambda status: (said(), exit_now(status))
+sys.argv = ["passprice", *sys.argv[1:]]
+from passprice.entry import main
+main()
+"""
+
+
+def bench_review_parses(repo: Path, work: Path, cases: Sequence[tuple[str, list[str], bool]]) -> None:
+    """What ``tomllib`` parses in a cold ``check`` and a cold one-fact ``diff`` (round 33): texts, characters, and
+    the characters of texts parsed before in the same process (the diff reads each file on two sides and in its
+    private copy). Load-free counts, informational."""
+    import shutil
+
+    for label, command, _ in cases:
+        folder = work / "cold-parses"
+        args = command[command.index("check") if "check" in command else command.index("diff"):]
+        done = subprocess.run([sys.executable, "-c", _PARSE_COUNTER, *args], cwd=repo, env=review_env(folder),
+                              capture_output=True, text=True)
+        shutil.rmtree(folder, ignore_errors=True)
+        found = [line.split()[1:] for line in done.stderr.splitlines() if line.startswith("PARSED ")]
+        if not found:
+            raise RuntimeError(f"{' '.join(args)}: no parse count: {done.stderr[-500:]}")
+        texts, distinct, chars, again = (int(x) for x in found[-1])
+        note(f"{label} (tomllib)", f"{chars:,} characters in {texts} texts ({distinct} distinct)",
+             f"{again:,} of them parsed before in the process", f"{again / max(chars, 1):.1%} re-parsed",
+             "(informational: load-free)")
 
 
 def bench_stack_fits(runs: int) -> None:

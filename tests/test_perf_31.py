@@ -101,7 +101,7 @@ def test_the_shipped_stacks_refit_text_is_tomlkits_document() -> None:
         kept = calibrate.stack_text_with(path, entries)
         plain = calibrate.stack_text_with(path, entries, keep_layout=False)
         assert plain != kept  # not tomlkit's text: its layout and comments are not kept
-        assert plaintoml._same(tomllib.loads(kept), tomllib.loads(plain))
+        assert plaintoml.same(tomllib.loads(kept), tomllib.loads(plain))
         assert tomllib.loads(plain)["share"]["read"]["source"] == calibrate.CALIBRATION_SOURCE
 
 

@@ -841,10 +841,44 @@ def _derivation_table(derivation: Any, arrays: dict[str, Any] | None = None) -> 
     return table
 
 
+def _current_stack(root: Root, path: Path) -> dict[str, Any] | None:
+    """The stack file at ``path`` as any read of it gives it (:func:`passprice.schema.load`: parsed and validated,
+    or from the cache of validated files where the same bytes, schema and passprice were validated before), or
+    ``None`` where it does not read or validate (its writer then says why, as before)."""
+    from passprice import schema
+
+    try:
+        return schema.load(path, "stack", root.schema)
+    except (InputError, SchemaError):
+        return None
+
+
+def _holds(document: dict[str, Any], entries: dict[str, dict[str, Any]]) -> bool:
+    """Whether ``document`` already holds every one of ``entries`` as :func:`_plain_text_with` would set it: the
+    table at its path the same (:func:`passprice.plaintoml.same`: keys in the same order, values of the same types,
+    floats of the same bits), so setting them all gives the same document."""
+    from passprice import plaintoml
+
+    for key, entry in entries.items():
+        parent: Any = document
+        *parents, leaf = key.split(".")
+        for part in parents:
+            parent = parent.get(part) if isinstance(parent, dict) else None
+        table = {k: entry[k] for k in _ENTRY_KEYS if k in entry}
+        if "derivation" in entry:
+            table["derivation"] = entry["derivation"]
+        if not isinstance(parent, dict) or leaf not in parent or not plaintoml.same(table, parent[leaf]):
+            return False
+    return True
+
+
 def write_calibration(root: Root, cal: Calibration, keep_layout: bool = True) -> Path:
     """Write the fitted facts into the stack's file (read again and validated under the file's lock,
     :func:`passprice.edit.locked`, then written atomically). Returns its path. ``keep_layout`` false: the file's
-    comments and layout are not kept (:func:`stack_text_with`; for a private copy only passprice reads). Raises
+    comments and layout are not kept (:func:`stack_text_with`; for a private copy only passprice reads), and a file
+    already holding every fitted fact as it would be written (:func:`_holds`) is left as it is: a one-fact diff's copy
+    re-fits a stack no run of which is on the changed card, so its fit is the file's, and the file's unchanged bytes
+    are read from the cache of validated files, not parsed and validated again (round 33). Raises
     :class:`InputError` when the result would not validate, or another edit holds the file past the lock's wait."""
     from passprice import schema
     from passprice.files import write_atomically
@@ -856,7 +890,12 @@ def write_calibration(root: Root, cal: Calibration, keep_layout: bool = True) ->
     # The read-modify-write holds the file's lock, as `fact set` does (attacker round 16: two writers of one stack
     # file, a calibrate and an edit, could lose one): the file is read again under it, its fitted facts replaced.
     with locked(path):
-        text = stack_text_with(path, derived_facts(cal), keep_layout)
+        entries = derived_facts(cal)
+        current = None if keep_layout else _current_stack(root, path)
+        if current is not None and _holds(current, entries):
+            stack_from_document(cal.stack.name, current, str(path))  # as a written document is checked
+            return path  # the private copy's fit is the file's: nothing to write (round 33)
+        text = stack_text_with(path, entries, keep_layout)
         document = schema.toml_loads(text)
         try:
             schema.validate(document, "stack", str(path), root.schema)

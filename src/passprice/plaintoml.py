@@ -85,14 +85,14 @@ def _table(lines: list[str], path: tuple[str, ...], table: Mapping[str, Any]) ->
         _table(lines, (*path, name), value)
 
 
-def _same(a: Any, b: Any) -> bool:
+def same(a: Any, b: Any) -> bool:
     """Whether ``a`` and ``b`` are the same document: equal values of the same types, tables' keys in the same
     order, floats the same bits (a NaN equal to itself, of the same sign and payload)."""
     if isinstance(a, Mapping):
         return (isinstance(b, Mapping) and list(a) == list(b)
-                and all(_same(v, b[k]) for k, v in a.items()))
+                and all(same(v, b[k]) for k, v in a.items()))
     if isinstance(a, list | tuple):
-        return isinstance(b, list) and len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+        return isinstance(b, list) and len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
     if isinstance(a, float):  # the bits: float.hex writes "nan" for a NaN of either sign and any payload
         return isinstance(b, float) and struct.pack("<d", a) == struct.pack("<d", b)
     if isinstance(a, bool) or isinstance(b, bool):
@@ -119,4 +119,4 @@ def dumps(document: Mapping[str, Any]) -> str | None:
         back = tomllib.loads(text)
     except (tomllib.TOMLDecodeError, RecursionError, ValueError):
         return None
-    return text if _same(document, back) else None
+    return text if same(document, back) else None
