@@ -105,6 +105,7 @@ def test_a_sweep_with_a_plot_still_writes_every_row_and_the_picture(tmp_path: Pa
 
 
 @pytest.mark.parametrize("args", [["sweep", R1, "--batches", "1-4096"], ["sweep", R1, "--batches", "1-64", "--json"],
+                                  ["sweep", R1, "--batches", "1-4096", "--jobs", "2"],
                                   ["cards"], ["cards", "--json"], ["sources"], ["sources", "--json"],
                                   ["price", R1, "--json"]])
 def test_a_reader_gone_before_the_output_is_a_quiet_exit_0(args: list[str]) -> None:
