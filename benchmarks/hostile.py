@@ -15,9 +15,9 @@ wall time and peak resident memory (``ru_maxrss`` from ``os.wait4``, that child 
     through ``check`` and a command that reads the kind (and, for the two large ones, again with
     ``PASSPRICE_MAX_FILE_BYTES`` raised to 64 MiB, as a user may).
 
-Run from a checkout: ``python benchmarks/hostile.py [--fuzz N] [--only PREFIX]`` (part d alone: ``--only d``). It prints one line a run and the
-worst time and memory of each part, and says which inputs were over 1 MB (none should be). Nothing here is a test:
-the numbers depend on the machine and how busy it is.
+Run from a checkout: ``python benchmarks/hostile.py [--fuzz N] [--only PREFIX]`` (part d alone: ``--only d``). It
+prints one line a run and the worst time and memory of each part, and says which inputs were over 1 MB (none should
+be; part d's are meant to be). Nothing here is a test: the numbers depend on the machine and how busy it is.
 """
 
 from __future__ import annotations

@@ -137,6 +137,9 @@ def test_a_signal_during_a_sweep_to_a_file_leaves_nothing(tmp_path: Path, name: 
     temporary file)."""
     code = (
         "import os, signal, passprice.sweep as s\n"
+        # Python's own handler, as an interactive shell starts it: a test run as a background job inherits SIGINT
+        # ignored, which passprice leaves ignored (the sweep then finishes, exit 0).
+        "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
         "def chunks(*a, **k):\n"
         "    yield 'serving,card,batch\\n'\n"
         f"    os.kill(os.getpid(), signal.{name})\n"
@@ -179,3 +182,70 @@ def test_a_registry_file_nested_100000_deep_is_one_error_line(tmp_path: Path, ki
     [said] = result.stderr.splitlines()
     assert said.startswith("passprice: error: ") and said.endswith(
         f"{rel}: not valid TOML: arrays or tables nested too deeply"), said
+
+
+# --- 3. A checkpoint entry is as small as the header's kept text allows, escapes counted ----------------------------
+
+
+@pytest.mark.parametrize("text", ["", "plain", "x\x01\n\t\"\\\x7f\u0085\u2028\ufffd", "é" * 3, "\x00" * 10,
+                                  "{% for m in messages %}\r\n\b\f{{ m['content'] }}"])
+def test_written_bytes_is_what_the_entry_writes(text: str) -> None:
+    import tomlkit
+
+    from passprice.gguf_header import written_bytes
+
+    document = tomlkit.document()
+    document["a"] = text
+    assert written_bytes(text) == len(tomlkit.dumps(document).encode("utf-8")) - len('a = ""\n')
+
+
+def _arch_meta() -> list:  # type: ignore[type-arg]
+    from gguf import GGUFValueType as V
+
+    from gguf_bytes import Meta
+
+    return [Meta("general.architecture", V.STRING, "llama"), Meta("llama.block_count", V.UINT32, 1),
+            Meta("llama.embedding_length", V.UINT32, 8), Meta("llama.context_length", V.UINT32, 4096)]
+
+
+def test_control_characters_are_charged_as_the_entry_writes_them(tmp_path: Path) -> None:
+    """17 strings of 65,000 ``\\x01`` (1.1 MB of header, 552 bytes as .xz) were kept whole, within the 1 MiB of
+    text kept, and written ``\\u0001`` each: a 6.2 MB entry, ``import`` 8.6 s and ``checkpoints`` 7.3 s (load 8).
+    Charged six bytes each, two strings fit (130,000 × 6 = 780,000 bytes of the 1,048,576) and the rest are kept as
+    their length: a 782 KB entry (2.2 s under the same load)."""
+    import tomllib
+
+    from gguf import GGUFValueType as V
+
+    from gguf_bytes import Meta, Tensor, encode
+
+    root = prepare(tmp_path)
+    header = tmp_path / "ctl.gguf"
+    header.write_bytes(encode([*_arch_meta(), *(Meta(f"s{i:02d}", V.STRING, "\x01" * 65_000) for i in range(17))],
+                              [Tensor("token_embd.weight", (8, 16), 0), Tensor("blk.0.attn_norm.weight", (8,), 0)]))
+    result = CliRunner().invoke(cli, ["--root", str(root), "import", str(header), "--name", "ctl"])
+    assert result.exit_code == 0, result.output
+    entry = root / "registry" / "checkpoints" / "ctl.toml"
+    metadata = tomllib.loads(entry.read_text(encoding="utf-8"))["metadata"]
+    kept = sorted(k for k, v in metadata.items() if k.startswith("s") and "value" in v)
+    assert kept == ["s00", "s01"]
+    assert [metadata[f"s{i:02d}"]["length"] for i in range(2, 17)] == [65_000] * 15
+    assert 780_000 < entry.stat().st_size < 800_000
+
+
+def test_names_of_control_characters_past_the_kept_text_are_one_error_line(tmp_path: Path) -> None:
+    """17 tensor names of 60,000 ``\\x01`` each (1.02 MB of names): written ``\\u0001`` each, a 6.1 MB entry; now
+    past the kept text as the entry writes it, refused naming the tensor."""
+    from gguf_bytes import Tensor, encode
+
+    root = prepare(tmp_path)
+    header = tmp_path / "names.gguf"
+    header.write_bytes(encode(_arch_meta(), [Tensor("token_embd.weight", (8, 16), 0),
+                                             *(Tensor(f"blk.0.{chr(1) * 60_000}{i}.weight", (8,), 0)
+                                               for i in range(17))]))
+    result = CliRunner().invoke(cli, ["--root", str(root), "import", str(header), "--name", "names"])
+    assert result.exit_code == 2, result.output
+    [line] = result.stderr.splitlines()
+    assert "tensor 3 name: keys and names past the 1,048,576 bytes of text passprice keeps" in line, line
+    assert "as a checkpoint entry writes them" in line
+    assert not (root / "registry" / "checkpoints" / "names.toml").exists()
