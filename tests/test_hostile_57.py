@@ -249,3 +249,29 @@ def test_names_of_control_characters_past_the_kept_text_are_one_error_line(tmp_p
     assert "tensor 3 name: keys and names past the 1,048,576 bytes of text passprice keeps" in line, line
     assert "as a checkpoint entry writes them" in line
     assert not (root / "registry" / "checkpoints" / "names.toml").exists()
+
+
+def test_a_checkpoint_entry_past_8_mib_is_refused_unparsed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A hand-made entry of one 50 MB string (under the 64 MiB then allowed) took ``checkpoints`` 14 s and ``check``
+    23 s and 470 MiB to parse (load 5-8). No entry ``import`` writes under the header reader's default cap comes
+    near 8 MiB, so a larger one is refused by its size before it is parsed (9 MiB here)."""
+    monkeypatch.delenv("PASSPRICE_MAX_HEADER_BYTES", raising=False)
+    root = prepare(tmp_path)
+    entry = root / "registry" / "checkpoints" / "gemma3-270m-q4_k_m.toml"
+    entry.write_text('x = "' + "a" * (9 << 20) + '"\n', encoding="utf-8")
+    result = CliRunner().invoke(cli, ["--root", str(root), "checkpoints"])
+    assert result.exit_code == 2, result.output
+    assert result.stderr == (
+        "passprice: error: registry/checkpoints/gemma3-270m-q4_k_m.toml: larger than 8 MiB, the most a checkpoint "
+        "file may hold (9,437,191 bytes; with PASSPRICE_MAX_HEADER_BYTES set, 64 MiB)\n")
+
+
+def test_import_refuses_an_entry_that_would_not_read_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from passprice.checkpoints import write_entry
+
+    monkeypatch.delenv("PASSPRICE_MAX_HEADER_BYTES", raising=False)
+    path = tmp_path / "registry" / "checkpoints" / "big.toml"
+    with pytest.raises(InputError, match=r"the entry would hold 8,388,609 bytes, past the 8,388,608 a checkpoint "
+                                         r"entry may hold \(it would not read back\): nothing written"):
+        write_entry(path, "a" * ((8 << 20) + 1))
+    assert not path.exists()
