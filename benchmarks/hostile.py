@@ -47,7 +47,8 @@ from hostile import CASES, H200, prepare  # noqa: E402
 #: when it exits: ``ru_maxrss`` of a child counts the parent's pages it was forked with, so the child says it itself.
 #: It says so from ``passprice.entry._end``, the exit handler that ends the process with ``os._exit``: a handler
 #: registered before ``main`` runs after ``_end`` (atexit runs them in reverse), so never, and every run read 0 MiB
-#: (attack round 57).
+#: (attack round 57). Registered too, for a run started with SIGINT ignored (a background job), where ``main`` puts
+#: no ``_end`` in place and the interpreter exits as usual.
 ENTRY = (
     "import atexit, os\n"
     "def _peak():\n"
@@ -55,6 +56,7 @@ ENTRY = (
     "        kb = next(int(line.split()[1]) for line in status if line.startswith('VmHWM:'))\n"
     "    with open(os.environ['PASSPRICE_BENCH_PEAK'], 'w') as out:\n"
     "        out.write(str(kb))\n"
+    "atexit.register(_peak)\n"
     "import passprice.entry as entry\n"
     "_end = entry._end\n"
     "def _last():\n"
