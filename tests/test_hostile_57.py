@@ -275,3 +275,24 @@ def test_import_refuses_an_entry_that_would_not_read_back(tmp_path: Path, monkey
                                          r"entry may hold \(it would not read back\): nothing written"):
         write_entry(path, "a" * ((8 << 20) + 1))
     assert not path.exists()
+
+
+def test_diff_of_a_schema_file_nested_100000_deep_is_one_error_line(tmp_path: Path) -> None:
+    """A pull request adding ``schema/x.schema.json`` of ``[[[…]]]`` 10^5 deep: ``diff`` read it with ``json.loads``
+    and printed a RecursionError traceback, exit 1 (the refusal status)."""
+    import shutil
+
+    from hostile import REPO
+
+    sides = []
+    for side in ("base", "head"):
+        root = prepare(tmp_path / side)
+        shutil.copytree(REPO / "schema", root / "schema")
+        sides.append(root)
+    (sides[1] / "schema" / "x.schema.json").write_text("[" * 100_000 + "]" * 100_000)
+    result = CliRunner().invoke(cli, ["diff", str(sides[0]), str(sides[1])])
+    assert result.exit_code == 2, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    assert result.stderr.splitlines()[-1] == (
+        "passprice: error: schema/x.schema.json does not read on HEAD: schema/x.schema.json: not valid JSON: nested "
+        "too deeply")
