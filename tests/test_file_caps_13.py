@@ -34,9 +34,13 @@ def _line(path: Path, size: int, kind: str = "card") -> str:
             "PASSPRICE_MAX_FILE_BYTES=BYTES raises the cap)")
 
 
-def test_the_caps() -> None:
+def test_the_caps(monkeypatch: pytest.MonkeyPatch) -> None:
     assert schema.MAX_FILE_BYTES == 262_144
     assert schema.kind_cap("card") == schema.kind_cap("stack") == schema.kind_cap("lock") == 262_144
+    # A checkpoint entry: 8 MiB under the header reader's default cap (attack round 57), 64 MiB once it is raised.
+    monkeypatch.delenv("PASSPRICE_MAX_HEADER_BYTES", raising=False)
+    assert schema.kind_cap("checkpoint") == 8 << 20
+    monkeypatch.setenv("PASSPRICE_MAX_HEADER_BYTES", str(256 << 20))
     assert schema.kind_cap("checkpoint") == 64 << 20
 
 

@@ -914,11 +914,16 @@ def write_entry(path: str | os.PathLike[str], text: str, force: bool = False) ->
     ``registry/checkpoints`` (:func:`passprice.files.write_atomically`).
 
     Raises :class:`InputError` when ``path`` exists and not ``force``, is a link in a registry to a file outside it
-    (:func:`passprice.schema.require_link_inside`: the entry would not read back), or the folder cannot be written.
+    (:func:`passprice.schema.require_link_inside`: the entry would not read back), ``text`` is past what an entry may
+    hold (:func:`passprice.schema.kind_cap`: it would not read back either), or the folder cannot be written.
     """
-    from passprice.schema import require_link_inside
+    from passprice.schema import kind_cap, require_link_inside
 
     require_link_inside(Path(path))
+    size = len(text.encode("utf-8", "surrogateescape"))
+    if size > (cap := kind_cap("checkpoint")):  # it would not read back (attack round 57)
+        raise InputError(f"{path}: the entry would hold {size:,} bytes, past the {cap:,} a checkpoint entry may hold "
+                         "(it would not read back): nothing written")
     require_no_lookalike(Path(path))
     make_folder(Path(path).parent)
     write_atomically(Path(path), text, force)

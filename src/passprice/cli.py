@@ -3235,12 +3235,24 @@ def sweep_command(
             yield segment
 
     def drawn(chunks: Iterator[Any]) -> Generator[Any, None, None]:
-        yield from chunks
-        if lines is not None and plot_path is not None:  # written before -o's rename: a failed picture leaves no -o
-            from passprice.plots import draw_sweep, picture_format, write_picture
+        if lines is None or plot_path is None:
+            yield from chunks
+            return
+        # The last block (the JSON's closing `]`) is held until the picture is written, before -o's rename too: a
+        # picture that fails (a full disk) then ends the streamed array with the error document, never after a
+        # whole array that reads as a success (attack round 57: `sweep --json --plot /sys/x.png` printed every row
+        # and the `]`, then exit 2; the folder's probe, files.check_writable, now refuses that one up front).
+        held = None
+        for chunk in chunks:
+            if held is not None:
+                yield held
+            held = chunk
+        from passprice.plots import draw_sweep, picture_format, write_picture
 
-            capped, cap = (best.capped(), best.cap) if best is not None else (None, "")
-            write_picture(plot_path, draw_sweep(lines.lines(), picture_format(plot_path), "", capped, cap), force)
+        capped, cap = (best.capped(), best.cap) if best is not None else (None, "")
+        write_picture(plot_path, draw_sweep(lines.lines(), picture_format(plot_path), "", capped, cap), force)
+        if held is not None:
+            yield held
 
     with contextlib.ExitStack() as exits:
         exits.enter_context(np.errstate(all="ignore"))

@@ -1313,6 +1313,8 @@ def _read(side: Side, rel: str, kind: str, name: str) -> _Read:
                 json.loads(path.read_bytes().decode("utf-8"))
             except (UnicodeDecodeError, ValueError) as e:
                 raise InputError(f"{path}: not valid JSON: {e}") from None
+            except RecursionError:  # a schema file nested 10^5 deep: a traceback, exit 1 (attack round 57)
+                raise InputError(f"{path}: not valid JSON: nested too deeply") from None
     except InputError as e:
         return _Read(errors=tuple(side.local(line) for line in problem_lines(e)))
     return _Read()

@@ -9,6 +9,7 @@ symbolic link to its target, keeps the target's permission bits, and never repla
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat
@@ -356,7 +357,7 @@ def require_windows_name(path: Path, name: str | None = None, end: Path | None =
                          "name")
 
 
-def check_writable(path: Path, force: bool = False) -> None:
+def check_writable(path: Path, force: bool = False, *, probe: bool = True) -> None:
     """Refuse to write ``path`` before any work is done (a sweep or a simulation can take seconds), for the reasons
     :func:`write_atomically` would: ``path`` (or the file a link at ``path`` points to) is a folder, a device, FIFO or
     socket (a rename would replace the device itself: ``-o /dev/null --force`` once did), exists without ``force``,
@@ -409,6 +410,14 @@ def check_writable(path: Path, force: bool = False) -> None:
         raise InputError(f"{shown(path)}: cannot write: {folder} is not a folder")
     if not os.access(folder, os.W_OK | os.X_OK):  # a read-only folder (or file system): no file can be put there
         raise InputError(f"{shown(path)}: cannot write: the folder {shown(folder)} is not writable")
+    if probe:
+        try:
+            fd, made = _temporary(folder, f".{end.name}.")
+        except OSError as e:
+            raise InputError(f"{shown(path)}: cannot write: {_why(e)}") from None
+        os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(made)
 
 
 def require_apart(first: tuple[str, Path | None], second: tuple[str, Path | None]) -> None:
@@ -632,7 +641,7 @@ def write_atomically(
     a special file, a read-only file, an existing file without ``force``, a missing folder), when ``path`` cannot be
     written, or when ``text`` is not Unicode (a name given on the command line in bytes that are not UTF-8)."""
     exists = f"{shown(path)}: already exists; pass --force to overwrite it"
-    check_writable(path, force)
+    check_writable(path, force, probe=False)  # its own temporary file is the probe
     chunks: Iterable[str | bytes | Appended | Placed] = ()
     try:
         if isinstance(text, str | bytes):

@@ -1085,18 +1085,32 @@ MAX_TOML_BYTES = 64 << 20
 #: and parses in at most about 0.3 s. A checkpoint entry (its tensor table: 126 KB shipped, a few MB for a model of
 #: many unfused expert tensors) keeps :data:`MAX_TOML_BYTES`.
 MAX_FILE_BYTES = 256 << 10
-#: The kinds whose files may hold more than :data:`MAX_FILE_BYTES` (and how much).
+#: The kinds whose files may hold more than :data:`MAX_FILE_BYTES` (and how much: a checkpoint entry
+#: :data:`MAX_ENTRY_BYTES` unless :data:`HEADER_CAP_VARIABLE` is set, :func:`kind_cap`).
 MAX_KIND_BYTES = {"checkpoint": MAX_TOML_BYTES}
+#: Bytes a checkpoint entry may hold under the header reader's default cap (attack round 57): what ``import`` writes
+#: is bounded by that cap (2,048 tensors, 512 keys, 4,096 array elements and 1 MiB of text kept, counted as the entry
+#: writes it: ``gguf_header.written_bytes``), a few MB at most (the largest shipped, DeepSeek-V3's, 126 KB), and
+#: ``import`` refuses an entry past it (it would not read back). At 64 MiB a hand-made entry of one 50 MB string took
+#: ``checkpoints`` 14 s and ``check`` 23 s (470 MiB) to parse (``tomllib``: 0.18 s of CPU a MB of a basic string, about
+#: 1.1 s a MB of one-key tables), which a registry file under the cap is never refused for.
+MAX_ENTRY_BYTES = 8 << 20
+#: ``passprice.gguf_header.CAP_VARIABLE`` (not imported: a price reads entries, never the header reader): set, it
+#: raises the reader's budgets, so an entry may hold up to :data:`MAX_TOML_BYTES`.
+HEADER_CAP_VARIABLE = "PASSPRICE_MAX_HEADER_BYTES"
 #: The environment variable that raises (or lowers) :data:`MAX_FILE_BYTES` for every kind it covers.
 FILE_BYTES_VARIABLE = "PASSPRICE_MAX_FILE_BYTES"
 
 
 def kind_cap(kind: str) -> int:
     """The most bytes a file of ``kind`` (a schema's name: ``card``, ``stack``, ``checkpoint`` ...) may hold before it
-    is parsed: :data:`MAX_KIND_BYTES` for its kind, else :data:`FILE_BYTES_VARIABLE` when set and not empty, else
+    is parsed: a checkpoint entry :data:`MAX_ENTRY_BYTES` while :data:`HEADER_CAP_VARIABLE` is not set;
+    :data:`MAX_KIND_BYTES` for its kind, else :data:`FILE_BYTES_VARIABLE` when set and not empty, else
     :data:`MAX_FILE_BYTES`. Raises :class:`InputError` when the variable is not a whole number of bytes from 1 to
     :data:`MAX_TOML_BYTES`."""
 
+    if kind == "checkpoint" and not os.environ.get(HEADER_CAP_VARIABLE):
+        return MAX_ENTRY_BYTES
     if kind in MAX_KIND_BYTES:
         return MAX_KIND_BYTES[kind]
     text = os.environ.get(FILE_BYTES_VARIABLE)
@@ -1123,7 +1137,10 @@ def require_size(where: object, kind: str, size: int) -> None:
     than a ``kind`` file may hold (:func:`kind_cap`): checked before the file is parsed."""
     cap = kind_cap(kind)
     if size > cap:
-        how = "" if kind in MAX_KIND_BYTES else f"; {FILE_BYTES_VARIABLE}=BYTES raises the cap"
+        if kind == "checkpoint" and cap == MAX_ENTRY_BYTES:
+            how = f"; with {HEADER_CAP_VARIABLE} set, {_size(MAX_TOML_BYTES)}"
+        else:
+            how = "" if kind in MAX_KIND_BYTES else f"; {FILE_BYTES_VARIABLE}=BYTES raises the cap"
         raise InputError(f"{where}: larger than {_size(cap)}, the most a {kind} file may hold ({size:,} bytes{how})")
 
 
