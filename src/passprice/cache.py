@@ -101,6 +101,24 @@ def _file_stamp(path: str, st: os.stat_result, now_ns: int) -> str:
         return "?"
 
 
+def file_stamp(path: str | os.PathLike[str], now_ns: int) -> str | None:
+    """What the regular file at ``path`` (links followed) stands for in a key: :func:`_file_stamp` of its status,
+    taken at ``now_ns`` (``time.time_ns()``, once for a whole folder) — its device, inode, size, modification and
+    change times when it last changed before :data:`passprice.memo.TRUST_NS`, else the BLAKE2b digest of its bytes,
+    so an edit of the same size within the same second, its modification time put back or not, moves it. ``None``
+    when it is no regular file or its status cannot be read (missing, a dangling link, a loop, a name too long).
+    Raises nothing."""
+    import stat
+
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        return None
+    return _file_stamp(os.fspath(path), st, now_ns)
+
+
 @functools.cache
 def _code_stamp() -> str:
     """Name and :func:`_file_stamp` of every module of the package, once a process: what a stored entry is (a

@@ -993,7 +993,9 @@ def guard(
     if serving is None:
         return Guard(alike) if alike else Guard(note="not a registered serving: no lock applies")
     # Each read as `check` and `price --lock` read it (left30b): one naming another registered stack is refused.
-    found = [(attrs.evolve(read_lock_in(root, p), source=_shown(root, p)), p) for p in locks_of(root, serving)]
+    # A serving's locks past the first few are one cache entry, named by the folder and the serving (session 32).
+    batch = f"{root.locks}{os.sep}{serving}.lock.toml*"
+    found = [(attrs.evolve(read_lock_in(root, p, batch), source=_shown(root, p)), p) for p in locks_of(root, serving)]
     if not found:
         return Guard(alike)
     from passprice.pins import checkpoint_digest
