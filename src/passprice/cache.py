@@ -700,10 +700,12 @@ class _Batch:
         from passprice.files import make_folder
 
         used = {k: v for k, v in self.used.items() if v is not None}
+        self.used.clear()  # the snapshot is closing: at most two copies of the pickled objects held at once
         try:
             body = pickle.dumps((self.batch_key, used), protocol=_PROTOCOL)
         except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
             return
+        used.clear()
         try:
             make_folder(self.path.parent)
             _write_entry(self.path, blake2b(body).hexdigest().encode("ascii") + b"\n" + body)
