@@ -441,8 +441,8 @@ def _allowed(module: str, name: str) -> Any:
     raise _Refused(f"{module}.{name}")
 
 
-def _unpickle(body: bytes) -> Any:
-    """The ``(key, object)`` pair an object entry's body holds, read by an unpickler that looks up only
+def _unpickle(body: bytes, start: int = 0) -> Any:
+    """The ``(key, object)`` pair an object entry's body (from ``start``) holds, read by an unpickler that looks up only
     :func:`_allowed` classes. The unpickler is the C accelerator ``pickle`` itself uses (``_pickle.Unpickler``),
     imported alone: the pure-Python ``pickle`` module around it costs a warm process more than the load."""
     import io
@@ -456,7 +456,9 @@ def _unpickle(body: bytes) -> Any:
         def find_class(self, module: str, name: str) -> Any:
             return _allowed(module, name)
 
-    return Unpickler(io.BytesIO(body)).load()
+    stream = io.BytesIO(body)  # shares the bytes' buffer: nothing copied
+    stream.seek(start)
+    return Unpickler(stream).load()
 
 
 def identity(obj: object) -> str | None:
@@ -606,8 +608,21 @@ def _whole(raw: bytes | None) -> bytes | None:
 def _stored_object(path: Path | str | None, entry_key: str, cls: type[T]) -> T | None:
     """The ``cls`` object the entry file ``path`` holds under ``entry_key``, or ``None`` (a miss): no file, or one
     that is not whole and ours (checksum, pickle, allowed classes, key) or not a ``cls``."""
-    body = _whole(_read_file(path) if path is not None else None)
-    return None if body is None else _one_object(body, entry_key, cls)
+    raw = _read_file(path) if path is not None else None
+    if raw is None:
+        return None
+    # the body checked and read where it lies in the file's bytes, not copied out of them (a batch of 2,000 locks
+    # is 70 MB)
+    at = raw.find(b"\n")
+    if at < 0 or raw[:at] != blake2b(memoryview(raw)[at + 1:]).hexdigest().encode("ascii"):
+        return None
+    try:
+        stored_key, obj = _unpickle(raw, at + 1)
+    except Exception:  # a damaged or foreign entry, whatever it raises, is a miss
+        return None
+    if stored_key == entry_key and isinstance(obj, cls):
+        return obj
+    return None
 
 
 #: Objects of a batched kind (:func:`built`'s ``batch``) a snapshot reads from one folder through their own entry
@@ -619,9 +634,8 @@ BATCH_AFTER = 16
 class _Batch:
     """The objects of one ``kind`` built from the files of one folder (``folder``) in one snapshot, past the first
     :data:`BATCH_AFTER`: kept in one entry, ``objects/KEY.pickle``, whose key is :func:`key`'s over the kind (with
-    the library stamp), the schema and the folder's path. It holds ``(KEY, {entry key: pickled (entry key, object)})``
-    pickled, after the BLAKE2b digest of the pickle, as an object entry does (each object its own pickle, unpickled
-    only when asked for: :func:`_pickled`); each object under the very key its own entry would have (the
+    the library stamp), the schema and the folder's path. It holds ``(KEY, {entry key: object})`` pickled, after the
+    BLAKE2b digest of the pickle, as an object entry does; each object under the very key its own entry would have (the
     file's path and bytes, schema, kind, passprice, attrs and interpreter), so a changed file can only miss and a
     batch can answer for nothing its own entry could not. The batch is read at the first object asked of it, and
     written when the snapshot ends (:func:`passprice.snapshot.at_close`), only when something was missing from it:
@@ -674,19 +688,16 @@ class _Batch:
             return build()
         assert self.loaded is not None
         entry_key = key(self.prefix or "", self.schema_bytes, data)
-        pickled = self.loaded.get(entry_key)
-        obj: Any = None
-        if isinstance(pickled, bytes):
-            obj = _one_object(pickled, entry_key, cls)
-        if obj is not None:
-            self.used[entry_key] = pickled
+        obj = self.loaded.get(entry_key)
+        if isinstance(obj, cls):
+            self.used[entry_key] = obj
         else:
             own = None if self.path is None else os.path.join(self.path.parent, f"{entry_key}.pickle")
             obj = _stored_object(own, entry_key, cls)
             if obj is None:
                 obj = build()
             if store and _kept(data):
-                self.used[entry_key] = _pickled((entry_key, obj))
+                self.used[entry_key] = obj
                 self.missed = True
         return obj
 
@@ -699,44 +710,16 @@ class _Batch:
         from passprice.errors import InputError
         from passprice.files import make_folder
 
-        used = {k: v for k, v in self.used.items() if v is not None}
-        self.used.clear()  # the snapshot is closing: at most two copies of the pickled objects held at once
         try:
-            body = pickle.dumps((self.batch_key, used), protocol=_PROTOCOL)
+            body = pickle.dumps((self.batch_key, self.used), protocol=_PROTOCOL)
         except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
             return
-        used.clear()
         try:
             make_folder(self.path.parent)
             _write_entry(self.path, blake2b(body).hexdigest().encode("ascii") + b"\n" + body)
         except (InputError, OSError):
             return
         _prune(self.path.parent)
-
-
-def _pickled(pair: tuple[str, object]) -> bytes | None:
-    """``(entry key, object)`` pickled as an object entry's body (``None``: it does not pickle), for a batch
-    (:class:`_Batch`): each object is its own pickle inside the batch, unpickled only when asked for, so a command
-    that uses a few of a batch of thousands builds a few (session 32: 2,000 locks of one serving pickled as one
-    object took 846 MB to write, their own objects' 533)."""
-    import pickle
-
-    try:
-        return pickle.dumps(pair, protocol=_PROTOCOL)
-    except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
-        return None
-
-
-def _one_object(body: bytes, entry_key: str, cls: type[T]) -> T | None:
-    """The ``cls`` object the pickled ``(entry key, object)`` ``body`` holds under ``entry_key``, or ``None`` (not
-    ours, another key, another class: a miss, as :func:`_stored_object` says)."""
-    try:
-        stored_key, obj = _unpickle(body)
-    except Exception:  # a damaged or foreign entry, whatever it raises, is a miss
-        return None
-    if stored_key == entry_key and isinstance(obj, cls):
-        return obj
-    return None
 
 
 #: Folders (as bytes, ending in a separator) whose files' objects are not stored: a revision ``diff`` copies into a
