@@ -146,3 +146,21 @@ def test_a_lock_of_measured_runs_pickles_its_runs_as_values_and_reads_back_equal
     runs = [r for f in again.facts.values() for r in getattr(f.derivation, "runs", ())]
     assert len(runs) > 1000 and all(type(r) is RunInput for r in runs)
     assert RunInput("r1", 2.5) == pickle.loads(pickle.dumps(RunInput("r1", 2.5)))
+
+
+def test_a_batch_is_written_in_chunks_each_its_own_pickle_and_reads_back_whole(tmp_path: Path) -> None:
+    # One pickle of 2,000 locks kept every object in the pickler's memo and the pickle twice in memory (847 MiB for
+    # a cold price, 533 before batching); chunks of BATCH_CHUNK objects each by a pickler of its own bound both.
+    from passprice.derivations import RunInput
+
+    objects = {f"k{i:04d}": RunInput(f"run-{i % 7}", float(i)) for i in range(3 * cache.BATCH_CHUNK + 5)}
+    path = tmp_path / "batch.pickle"
+    cache._write_batch(path, "KEY", objects)
+    raw = path.read_bytes()
+    assert raw[:64] == cache.blake2b(raw[65:]).hexdigest().encode("ascii") and raw[64:65] == b"\n"
+    assert raw.count(b"\x80\x05") == 1 + 4  # the head and four chunks, each a protocol-5 pickle
+    assert cache._read_batch(path, "KEY") == objects
+    assert cache._read_batch(path, "OTHER") is None
+    path.write_bytes(raw[:-1])  # torn: its digest fails
+    assert cache._read_batch(path, "KEY") is None
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
