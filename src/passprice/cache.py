@@ -460,7 +460,7 @@ def _unpickler() -> Any:
     except ImportError:  # pragma: no cover - an interpreter without the accelerator
         from pickle import Unpickler as Base
 
-    class Unpickler(Base):  # type: ignore[misc, valid-type]
+    class Unpickler(Base):
         def find_class(self, module: str, name: str) -> Any:
             return _allowed(module, name)
 

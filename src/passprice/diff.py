@@ -3810,7 +3810,9 @@ def titles_contradicting(base: Side, head: Side, files: Sequence[FileChange]) ->
 
     def contradiction(side: Side, path: str) -> str | None:
         card = _card_table(side, path)
-        title = card.get("name") if isinstance(card, dict) else None
+        if card is None:
+            return None
+        title = card.get("name")
         if not isinstance(title, str) or card.get("hypothetical", False) is True or not says_hypothetical(title):
             return None
         return title
