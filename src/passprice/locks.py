@@ -1351,9 +1351,10 @@ def locks_of(root: Root, serving: str) -> tuple[Path, ...]:
     this serving in locks/" and priced a changed card with exit 0. A file whose table reads but that fails its
     schema is read whole, and refused, by whoever uses it (a pricing command, for the locks of its serving; ``check``).
 
-    Which serving each file locks is kept in the cache (:mod:`passprice.cache`, kind ``locks+servings``) under the
-    names and bytes of every lock file of the folder, so a price under an unchanged folder of locks parses none of
-    them: a file added, removed, renamed or edited (its bytes are hashed on every run) misses. Inside a snapshot
+    Which serving each file locks is kept in the cache (:mod:`passprice.cache`, kind ``locks+servings+stamps``) under
+    the names and :func:`~passprice.cache.file_stamp` of every lock file of the folder (:func:`_lock_index`), so a
+    price under an unchanged folder of locks reads none of them but its serving's: a file added, removed, renamed or
+    edited (its change time moves; one changed lately is hashed) misses. Inside a snapshot
     (:mod:`passprice.snapshot`: one read of the registry) the folder is looked at once, whatever the number of
     servings asked about."""
     from passprice import snapshot
