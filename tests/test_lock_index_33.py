@@ -164,3 +164,28 @@ def test_a_batch_is_written_in_chunks_each_its_own_pickle_and_reads_back_whole(t
     path.write_bytes(raw[:-1])  # torn: its digest fails
     assert cache._read_batch(path, "KEY") is None
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_a_servings_locks_are_kept_in_batches_of_locks_a_batch(
+    tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # One batch of 5,000 locks of one serving (185 MB) passed the largest entry the cache reads, so every price built
+    # them all again (21.7 s warm; 8.5 s in batches of 500). Here batches of 20: 43 locks, three batches, all served.
+    from passprice import enforce
+
+    monkeypatch.setattr(enforce, "LOCKS_A_BATCH", 20)
+    root = copy_root(tmp_path)
+    folder = root / "locks"
+    for i in range(40):
+        shutil.copyfile(folder / "r1-qwen7b-h200.lock.toml", folder / f"copy{i:02d}.lock.toml")
+    first = lock_line(root)
+    held = [cache._read_batch(p, p.stem) for p in (cache_dir / "objects").glob("*.pickle")]
+    batches = [b for b in held if b is not None]
+    # the first two twenties past their first 16 (4 locks each); the last 3 have entries of their own
+    assert sorted(len(b) for b in batches) == [4, 4]
+    assert all(isinstance(lock, locks.Lock) for b in batches for lock in b.values())
+    built: list[str] = []
+    real = locks._lock_of_file
+    monkeypatch.setattr(locks, "_lock_of_file", lambda path, *a: built.append(path.name) or real(path, *a))
+    assert lock_line(root) == first
+    assert built == []  # every lock from its entry or its batch
