@@ -12,6 +12,10 @@ Each *shape* is a registry built in a temporary folder from this checkout's own 
   cycling through the registered servings' (checkpoint, card) pairs;
 - ``cards``: N card files, each a registered card copied under a new name;
 - ``locks``: N lock files, each a registered lock copied under a new name (every copy reproduces and holds);
+- ``samelocks``: N lock files of :data:`SERVING` (copies of its registered locks): its ``price`` is judged under
+  each (issue 13, session 32: 10,001 of them cost a price about 2 ms of CPU a lock);
+- ``otherlocks``: N lock files of the other servings (copies of theirs): a ``price`` of :data:`SERVING` needs none
+  of them (session 32: 10,000 of them made it hold 474 MB);
 - ``sources``: N source records of about 150 bytes, each valid, distinct (its title) and cited by no fact (``check``
   warns of each: issue 13 measured 4,000 of them, each loaded twice by ``check``);
 - ``badsources``: N source records missing five required keys each (``check`` and the review fail, exit 2: issue 13
@@ -114,6 +118,29 @@ def add_locks(folder: Path, n: int) -> None:
         shutil.copyfile(source, source.with_name(f"l{i:05d}-{source.name}"))
 
 
+def _lock_copies(folder: Path, n: int, same: bool) -> None:
+    """``n`` copies of the registered locks of :data:`SERVING` (``same``) or of every other serving's (not
+    ``same``), cycling through them."""
+    locks = []
+    for path in sorted((folder / "locks").glob("*.lock.toml")):
+        locked = tomllib.loads(path.read_text()).get("lock", {}).get("serving")
+        if (locked == SERVING) == same:
+            locks.append(path)
+    for i in range(n):
+        source = locks[i % len(locks)]
+        shutil.copyfile(source, source.with_name(f"l{i:05d}-{source.name}"))
+
+
+def add_same_locks(folder: Path, n: int) -> None:
+    """``n`` lock files of :data:`SERVING` (copies of its registered locks): ``price`` of it is judged under each."""
+    _lock_copies(folder, n, True)
+
+
+def add_other_locks(folder: Path, n: int) -> None:
+    """``n`` lock files of servings other than :data:`SERVING`: ``price`` of it needs none of them."""
+    _lock_copies(folder, n, False)
+
+
 def add_sources(folder: Path, n: int) -> None:
     """``n`` valid source records nothing cites, each with its own title."""
     for i in range(n):
@@ -130,6 +157,7 @@ def add_bad_sources(folder: Path, n: int) -> None:
 
 SHAPES: dict[str, Callable[[Path, int], None] | None] = {
     "base": None, "checkout": None, "servings": add_servings, "cards": add_cards, "locks": add_locks,
+    "samelocks": add_same_locks, "otherlocks": add_other_locks,
     "sources": add_sources, "badsources": add_bad_sources,
 }
 
@@ -138,6 +166,7 @@ COMMANDS: dict[str, list[str]] = {
     "sweep": ["sweep", "--batches", "1", "--max-rows", "88000000"],  # a registry of 2,000 servings counts 4 M (shapes)
     "diff": ["diff"],
     "cards": ["cards"],
+    "cardsjson": ["cards", "--json"],
     "servings": ["servings"],
     "checkpoints": ["checkpoints"],
     "sources": ["sources"],

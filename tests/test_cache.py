@@ -883,15 +883,19 @@ def test_a_folder_of_many_servings_is_kept_as_one_batch_that_never_answers_for_o
         assert read_all() == list(range(100, 140))
     # A whole batch under its key naming a foreign class, or a batch for another key: runs nothing, serves nothing.
     batch_key = batch.name[: -len(".pickle")]
-    _, held = cache._unpickle(batch.read_bytes().partition(b"\n")[2])
-    assert len(held) == 40 - cache.BATCH_AFTER
+    held = cache._read_batch(batch, batch_key)
+    assert held is not None and len(held) == 40 - cache.BATCH_AFTER
     marker = tmp_path / "ran"
     wrong = {k: attrs.evolve(v, batch=1) for k, v in held.items()}
     for key, planted in ((batch_key, {k: _Planted(marker) for k in held}), ("another key", wrong)):
-        body = pickle.dumps((key, planted), protocol=5)
-        batch.write_bytes(blake2b(body).hexdigest().encode("ascii") + b"\n" + body)
+        cache._write_batch(batch, key, planted)  # whole, in the batch's layout (session 32: chunks of BATCH_CHUNK)
         assert read_all() == list(range(100, 140))
         assert not marker.exists()
+    # the layout before (one pickle of (KEY, {entry key: object})) is a miss too, and is rewritten
+    body = pickle.dumps((batch_key, wrong), protocol=5)
+    batch.write_bytes(blake2b(body).hexdigest().encode("ascii") + b"\n" + body)
+    assert read_all() == list(range(100, 140))
+    assert cache._read_batch(batch, batch_key) == held
     # Outside a snapshot (a command that edits the registry), no batch: each file its own entry.
     assert [load_spec(root, name).batch for name in names[:3]] == [100, 101, 102]
 

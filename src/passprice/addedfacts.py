@@ -13,6 +13,7 @@ cites the rate it divides, not the share): their figure inputs are. A card copie
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -124,6 +125,13 @@ def _from_words(found: re.Match[str]) -> str:
     return found.group(0) if value is None else value
 
 
+#: How many texts (locators, notes) the text readers below remember: a review of many added cards reads the same
+#: locator once a fact of each card and once a figure it is held against (session 32: 999 copies of a card, 45 ms a
+#: file, most of it reading the same texts again).
+_TEXTS_KEPT = 4096
+
+
+@functools.lru_cache(maxsize=_TEXTS_KEPT)
 def _plain(text: str) -> str:
     """``text`` with the notations :data:`_WITH_UNIT` does not read rewritten as ones it does: a power of ten
     written out (``4.8e12 B/s`` → ``4800000000000 B/s``), a rate's unit spelled another way (``4.8 TB/sec``,
@@ -170,7 +178,12 @@ def _reads(unit: str) -> bool:
 def stated_with_unit(text: str) -> list[tuple[str, float, Fraction, tuple[tuple[str, int], ...], str]]:
     """The figures ``text`` writes with a unit passprice reads, as ``(as written, amount, value in base units,
     dimension, unit as written)``, after :func:`_plain`; a number whose following word is no unit is left out.
-    Raises nothing."""
+    Raises nothing. Each text is read once a process (a new list each call)."""
+    return list(_stated_with_unit(text))
+
+
+@functools.lru_cache(maxsize=_TEXTS_KEPT)
+def _stated_with_unit(text: str) -> tuple[tuple[str, float, Fraction, tuple[tuple[str, int], ...], str], ...]:
     out = []
     for found in _WITH_UNIT.finditer(_plain(text)):
         try:
@@ -179,7 +192,7 @@ def stated_with_unit(text: str) -> list[tuple[str, float, Fraction, tuple[tuple[
         except (InputError, ValueError, OverflowError):
             continue
         out.append((found.group(0), amount, q.value, q.dims, found.group(2)))
-    return out
+    return tuple(out)
 
 
 def _in_macs(value: Fraction, dims: tuple[tuple[str, int], ...]) -> tuple[Fraction, tuple[tuple[str, int], ...]]:
@@ -213,6 +226,12 @@ def other_figures(amount: float, unit: str, text: str | None) -> list[str] | Non
     MACs for a figure in MACs) when none is that figure: ``None`` when it quotes no figure of that dimension, ``[]``
     when one is its own (the same quantity, or the same size in a binary prefix: :func:`_size_alike`) or the text
     writes its amount as a bare number (``'INT8 Tensor Core 733 | 1,466 TOPS'`` for 733 TOPS). Raises nothing."""
+    found = _other_figures(amount, unit, text)
+    return None if found is None else list(found)
+
+
+@functools.lru_cache(maxsize=_TEXTS_KEPT)
+def _other_figures(amount: float, unit: str, text: str | None) -> tuple[str, ...] | None:
     if text is None:
         return None
     plain = _plain(text)
@@ -220,7 +239,7 @@ def other_figures(amount: float, unit: str, text: str | None) -> list[str] | Non
     for found in _NUMBER.finditer(plain):
         try:
             if found.start() not in with_unit and float(found.group(0).replace(",", "")) == amount:
-                return []
+                return ()
         except ValueError:
             continue
     try:
@@ -235,9 +254,9 @@ def other_figures(amount: float, unit: str, text: str | None) -> list[str] | Non
         if dims != mine.dims:
             continue
         if value == mine.value or _size_alike(amount, unit, their_amount, their_unit, dims):
-            return []
+            return ()
         alike.append(shown)
-    return alike or None
+    return tuple(alike) or None
 
 
 #: A unit written as a reader reads a size or rate but passprice does not (``tb/s``, ``gb``, ``TBPS``): which one is

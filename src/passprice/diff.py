@@ -3798,6 +3798,27 @@ def cited_sources(head: Side, files: Sequence[FileChange], shown: Iterable[str] 
 _PRODUCT_PROVENANCES = (Provenance.PUBLISHED, Provenance.MEASURED)
 
 
+def _card_table(side: Side, path: str) -> dict[str, Any] | None:
+    """The ``[card]`` table of the file ``path`` of ``side`` as ``tomllib`` reads the whole file, or ``None`` when
+    there is no such file, it does not decode or parse, or its ``card`` is no table. Parsed once a snapshot for its
+    bytes (:func:`titles_contradicting` and :func:`hypothetical_claims` each parsed every added card: 999 added cards,
+    2 parses each, a fifth of the review, session 32). Raises nothing."""
+    from passprice import snapshot
+
+    data = side.files.get(path)
+    if data is None:
+        return None
+
+    def parse() -> tuple[dict[str, Any] | None]:
+        try:
+            card = tomllib.loads(data.decode("utf-8")).get("card", {})
+        except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError, ValueError):
+            return (None,)
+        return (card if isinstance(card, dict) else None,)
+
+    return snapshot.made(("card-table", data), parse)[0]
+
+
 def titles_contradicting(base: Side, head: Side, files: Sequence[FileChange]) -> dict[str, str]:
     """Each card ``files`` add or change whose HEAD title says hypothetical (:func:`passprice.cards.says_hypothetical`)
     while HEAD does not mark it ``hypothetical = true``, and BASE did not hold that same contradiction, by path: what
@@ -3807,11 +3828,10 @@ def titles_contradicting(base: Side, head: Side, files: Sequence[FileChange]) ->
     from passprice.cards import says_hypothetical
 
     def contradiction(side: Side, path: str) -> str | None:
-        try:
-            card = tomllib.loads(side.files[path].decode("utf-8")).get("card", {})
-        except (KeyError, UnicodeDecodeError, tomllib.TOMLDecodeError, AttributeError):
+        card = _card_table(side, path)
+        if card is None:
             return None
-        title = card.get("name") if isinstance(card, dict) else None
+        title = card.get("name")
         if not isinstance(title, str) or card.get("hypothetical", False) is True or not says_hypothetical(title):
             return None
         return title
@@ -3840,11 +3860,8 @@ def hypothetical_claims(head: Side, files: Sequence[FileChange]) -> dict[str, st
     for f in files:
         if f.kind != "card" or f.status != "added" or not f.compared:
             continue
-        try:
-            marked = tomllib.loads(head.files[f.path].decode("utf-8")).get("card", {}).get("hypothetical", False)
-        except (KeyError, UnicodeDecodeError, tomllib.TOMLDecodeError, AttributeError):
-            continue
-        if marked is not True:
+        card = _card_table(head, f.path)
+        if card is None or card.get("hypothetical", False) is not True:
             continue
         strong = [path for path, fact in (_read(head, f.path, f.kind, f.name).facts or {}).items()
                   if fact.provenance in _PRODUCT_PROVENANCES]

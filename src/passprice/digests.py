@@ -45,7 +45,7 @@ def sha256(data: bytes = b"") -> Hash:
     return hashlib.sha256(data)
 
 
-def blake2b(data: bytes = b"") -> Hash:
+def blake2b(data: bytes | memoryview = b"") -> Hash:
     """A BLAKE2b hash object of a 32-byte digest (RFC 7693) over ``data`` (bytes): the interpreter's ``_blake2``,
     which needs no OpenSSL (:func:`hashlib.blake2b` where it is missing)."""
     try:

@@ -967,6 +967,11 @@ def _named(root: Root, path: Path) -> str:
     return in_root(root, path)
 
 
+#: The locks of one serving a batch entry of the cache keeps (:func:`guard`): a batch of the measured lock's kind
+#: pickles to about 90 KB a lock, so 500 stay far below :data:`passprice.cache.MAX_ENTRY_BYTES` (128 MiB).
+LOCKS_A_BATCH = 500
+
+
 def guard(
     root: Root, serving: str | None, resolved: Resolved, explicit: str | None = None, no_lock: bool = False
 ) -> Guard:
@@ -993,7 +998,13 @@ def guard(
     if serving is None:
         return Guard(alike) if alike else Guard(note="not a registered serving: no lock applies")
     # Each read as `check` and `price --lock` read it (left30b): one naming another registered stack is refused.
-    found = [(attrs.evolve(read_lock_in(root, p), source=_shown(root, p)), p) for p in locks_of(root, serving)]
+    # A serving's locks past the first few are kept in batch entries, named by the folder, the serving and which
+    # LOCKS_A_BATCH of its locks (session 32): one batch of 5,000 locks (185 MB) passed the largest entry read.
+    found = [
+        (attrs.evolve(read_lock_in(root, p, f"{root.locks}{os.sep}{serving}.lock.toml*{i // LOCKS_A_BATCH}"),
+                      source=_shown(root, p)), p)
+        for i, p in enumerate(locks_of(root, serving))
+    ]
     if not found:
         return Guard(alike)
     from passprice.pins import checkpoint_digest

@@ -901,11 +901,11 @@ def _require_stack_name(name: str, source: str) -> None:
                          + ("" if problem.endswith("re-lock it") else "; re-lock it"))
 
 
-def read_lock_in(root: Root, path: Path) -> Lock:
-    """The lock at ``path`` as :func:`read_lock` reads it, checked against ``root``'s registered stacks
-    (:func:`require_named_stack`): what ``check``, ``reproduce``, ``audit`` and ``price --lock`` read. Raises what
-    :func:`read_lock` and :func:`require_named_stack` raise."""
-    lock = read_lock(path, root.schema)
+def read_lock_in(root: Root, path: Path, batch: str | None = None) -> Lock:
+    """The lock at ``path`` as :func:`read_lock` reads it (``batch`` as it takes it), checked against ``root``'s
+    registered stacks (:func:`require_named_stack`): what ``check``, ``reproduce``, ``audit`` and ``price --lock``
+    read. Raises what :func:`read_lock` and :func:`require_named_stack` raise."""
+    lock = read_lock(path, root.schema, batch)
     require_named_stack(root, lock, str(path))
     return lock
 
@@ -1021,10 +1021,13 @@ def _require_read_floors(lock: Lock, source: str) -> None:
 _TABLES = ("card", "checkpoint", "facts", "lock", "policy", "price", "serving")
 
 
-def read_lock(path: Path, schema_folder: Path | None = None) -> Lock:
+def read_lock(path: Path, schema_folder: Path | None = None, batch: str | None = None) -> Lock:
     """Read, validate and digest-check the lock at ``path``. An unchanged lock file comes from the cache of validated
     files with its digests checked when it was stored (:func:`check_digests`), so only its facts and tables are
-    built again.
+    built again. ``batch``: a name for the locks a command reads together (a serving's, :func:`locks_of`), past the
+    first few kept in one cache entry (:func:`passprice.cache.built`'s ``batch``): 10,001 locks of one serving kept
+    one entry each passed the cache's :data:`~passprice.cache.MAX_ENTRIES` and every price built them all again
+    (issue 13, session 32: 16 s).
 
     Raises :class:`InputError` (unreadable, not TOML, incomplete, a digest that fails: one line each) or
     :class:`~passprice.errors.SchemaError` (every schema problem)."""
@@ -1036,7 +1039,7 @@ def read_lock(path: Path, schema_folder: Path | None = None) -> Lock:
     folder = schema_folder or schema_dir()
     return cache.built(
         "lock", Path(folder) / "lock.schema.json", str(path).encode("utf-8", "surrogateescape") + b"\0" + data,
-        lambda: _lock_of_file(path, folder, data), Lock,
+        lambda: _lock_of_file(path, folder, data), Lock, batch=batch,
     )
 
 
@@ -1358,9 +1361,10 @@ def locks_of(root: Root, serving: str) -> tuple[Path, ...]:
     this serving in locks/" and priced a changed card with exit 0. A file whose table reads but that fails its
     schema is read whole, and refused, by whoever uses it (a pricing command, for the locks of its serving; ``check``).
 
-    Which serving each file locks is kept in the cache (:mod:`passprice.cache`, kind ``locks+servings``) under the
-    names and bytes of every lock file of the folder, so a price under an unchanged folder of locks parses none of
-    them: a file added, removed, renamed or edited (its bytes are hashed on every run) misses. Inside a snapshot
+    Which serving each file locks is kept in the cache (:mod:`passprice.cache`, kind ``locks+servings+stamps``) under
+    the names and :func:`~passprice.cache.file_stamp` of every lock file of the folder (:func:`_lock_index`), so a
+    price under an unchanged folder of locks reads none of them but its serving's: a file added, removed, renamed or
+    edited (its change time moves; one changed lately is hashed) misses. Inside a snapshot
     (:mod:`passprice.snapshot`: one read of the registry) the folder is looked at once, whatever the number of
     servings asked about."""
     from passprice import snapshot
@@ -1494,32 +1498,57 @@ def _unread_lock(root: Root, path: Path, serving: str) -> InputError:
 
 def _lock_index(root: Root) -> tuple[tuple[tuple[Path, str | None], ...], tuple[Path, ...]]:
     """Each lock file of ``root/locks`` whose ``[lock]`` table reads, by name, with the serving it locks (``None``:
-    no registered serving), and the files whose ``[lock]`` table does not read (:func:`locks_of`)."""
-    from passprice import cache
+    no registered serving), and the files whose ``[lock]`` table does not read (:func:`locks_of`).
 
-    files: list[tuple[str, Path, bytes]] = []
-    unread: list[Path] = []
-    for name in root.names(root.locks, ".lock.toml"):
-        path = root.locks / f"{name}.lock.toml"
-        try:
-            files.append((name, path, schema.read_bytes(path)))
-        except InputError:
-            unread.append(path)
-    # a name not UTF-8 (\xff.lock.toml) is its bytes: strict UTF-8 made every price a traceback
-    folder = b"".join(
-        b"%s\0%d\0%s" % (name.encode("utf-8", "surrogateescape"), len(data), data) for name, _, data in files
-    )
-    entry_key = cache.key("locks+servings", b"", folder)
-    index = cache.read(entry_key)
+    Kept in the cache (kind ``locks+servings+stamps``) under the folder's names and each file's
+    :func:`passprice.cache.file_stamp` (its device, inode, size and times once its change time is a few seconds old,
+    else the digest of its bytes: an edit of the same size within the same second still misses), so a price under an
+    unchanged folder reads no lock file but its serving's (issue 13, session 32: 10,000 locks of other servings read
+    whole on every price held 474 MB). On a miss each file is read, its ``[lock]`` table looked at and its bytes let
+    go, one file at a time; the index is stored only when every stamp, taken again for the same moment, is the same
+    after the reads (a file changed meanwhile would key its old status to its new serving)."""
+    import time
+
+    from passprice import cache
+    from passprice.digests import blake2b
+
+    def stamped(now: int) -> tuple[list[tuple[str, Path, str | None]], bytes]:
+        files = []
+        h = blake2b()
+        for name in root.names(root.locks, ".lock.toml"):
+            path = root.locks / f"{name}.lock.toml"
+            stamp = cache.file_stamp(path, now)
+            files.append((name, path, stamp))
+            # a name not UTF-8 (\xff.lock.toml) is its bytes: strict UTF-8 made every price a traceback
+            h.update(b"%s\0%s\0" % (name.encode("utf-8", "surrogateescape"), (stamp or "-").encode("ascii")))
+        return files, h.digest()
+
+    now = time.time_ns()
+    files, folder = stamped(now)
+    entry_key = cache.key("locks+servings+stamps", b"", folder)
+    index = cache.read(entry_key) if cache.enabled() else None
     servings = index.get("servings") if index is not None else None
     broken = index.get("unread") if index is not None else None
     if not isinstance(servings, dict) or not isinstance(broken, list):
-        read = {name: _locks_serving(name, data) for name, _, data in files}
-        servings = {name: serving for name, (ok, serving) in read.items() if ok}
-        broken = [name for name, (ok, _) in read.items() if not ok]
-        cache.store(entry_key, {"servings": servings, "unread": broken})
-    unread += [path for name, path, _ in files if name in broken]
-    return tuple((path, servings.get(name)) for name, path, _ in files if name not in broken), tuple(sorted(unread))
+        servings, broken = {}, []
+        for name, path, stamp in files:
+            try:
+                # read here, not through the snapshot's kept bytes: only the serving's own locks are read again
+                ok, serving = _locks_serving(name, schema.read_unkept(path)) if stamp is not None else (False, None)
+            except InputError:
+                ok, serving = False, None
+            if ok:
+                servings[name] = serving
+            else:
+                broken.append(name)
+        # taken again at the same time: an unchanged file stamps alike, a changed one's change time is now past it
+        if cache.enabled() and stamped(now)[1] == folder:
+            cache.store(entry_key, {"servings": servings, "unread": broken})
+    unread = [path for name, path, _ in files if name not in servings]
+    return (
+        tuple((path, servings.get(name)) for name, path, _ in files if name in servings),
+        tuple(sorted(unread)),
+    )
 
 
 def _locks_serving(name: str, data: bytes) -> tuple[bool, str | None]:

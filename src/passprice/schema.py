@@ -1154,6 +1154,16 @@ def read_bytes(path: Path) -> bytes:
     return snapshot.file_bytes(path, lambda: _read_record(path))
 
 
+def read_unkept(path: Path) -> bytes:
+    """:func:`read_bytes` of ``path`` without keeping its bytes in the snapshot: for a look over thousands of files of
+    which a command uses a few (the locks' index, :func:`passprice.locks._lock_index`), so their bytes are let go as
+    soon as they are looked at. Raises what :func:`read_bytes` raises."""
+    from passprice import snapshot
+
+    kept = snapshot.kept_bytes(path)
+    return kept if kept is not None else _read_record(path)
+
+
 def _read_record(path: Path) -> bytes:
     """:func:`read_regular` of ``path``, refusing a symbolic link inside a registry to a file outside it (the
     root: the nearest folder at or above the link's own holding ``facts/`` and ``registry/``): a pull request adding

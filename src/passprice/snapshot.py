@@ -110,6 +110,12 @@ def file_bytes(path: str | os.PathLike[str], read: Callable[[], bytes]) -> bytes
     return data
 
 
+def kept_bytes(path: str | os.PathLike[str]) -> bytes | None:
+    """The bytes :func:`file_bytes` kept for ``path`` in the current snapshot, or ``None`` (none kept, or outside
+    one). Raises nothing."""
+    return None if _current is None else _current.files.get(os.fspath(path))
+
+
 def kept(key: Hashable) -> Any:
     """What :func:`made` made for ``key`` in the current snapshot; ``None`` outside one, or when nothing was made for
     it (nothing is made here). Raises nothing."""
