@@ -1983,7 +1983,12 @@ def compare_command(
 
         the_stack = load_stack(root, stack)
     rows = compare_cards(root, spec, card_list, the_stack)
-    note = lock_note(root, serving, spec.card)
+    from passprice.enforce import LockRefusal
+
+    try:
+        note = lock_note(root, serving, spec.card)
+    except LockRefusal as e:
+        _refuse(e)
     cards_json = comparison_json(rows)
     reaches = _compare_spans(root, spec, rows) if the_stack is not None else {}
     for row_json in cards_json:  # each card's expected best against the stack's fitted span, as best --stack's
@@ -2490,6 +2495,12 @@ def audit_command(
             subject = lock_subject(root, target)
         except CheckpointGone as e:
             raise Refused(str(e), e.to_json()) from None
+        from passprice.enforce import LockRefusal, require_unforged
+
+        try:  # a forged lock is no price to audit or cite, as every pricing command refuses it (slip 53)
+            require_unforged(root, [(subject.lock, target)] if subject.lock is not None else [], subject.header)
+        except LockRefusal as e:
+            _refuse(e)
     else:
         from passprice.enforce import LockRefusal
 

@@ -1,0 +1,173 @@
+"""Slip round 53 (issue 13): locks and reviews that a change slipped past. Each test builds its reproducer (a lock
+re-locked by this code into a private copy of the registry, then edited by hand and re-digested, as an attacker who
+knows the digest rule writes it) and asserts the exit status and the words said."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import attrs
+import pytest
+
+from cli_helpers import copy_root, invoke, refused
+
+R1 = "locks/r1-qwen7b-h200.lock.toml"
+MTP = "locks/qwen35-27b-h200-mtp.lock.toml"
+
+
+def relock(root: Path, serving: str, lock: str) -> None:
+    """``lock`` (inside ``root``) written anew by this code with ``lock --update``: its pricing model the running
+    code's, so its pins give its record exactly."""
+    result = invoke("lock", "--update", "-o", str(root / lock), "--force", root=root)
+    assert result.exit_code == 0, result.output
+
+
+def forge_pin(root: Path, rel: str, path: str, amount: float) -> None:
+    """The pinned fact ``path`` of lock ``rel`` set to ``amount`` (its unit kept), the record kept, every digest
+    recomputed (:func:`passprice.locks.lock_text` writes them)."""
+    from passprice.locks import lock_text, read_lock
+
+    target = root / rel
+    lock = read_lock(target)
+    was = lock.facts[path]
+    facts = {**lock.facts, path: attrs.evolve(was, amount=amount, value=was.value / was.amount * amount)}
+    target.write_text(lock_text(attrs.evolve(lock, facts=facts)), encoding="utf-8")
+
+
+def forge_record(root: Path, rel: str, **fields: object) -> None:
+    """The recorded price of lock ``rel`` with ``fields`` replaced, the pins kept, every digest recomputed."""
+    from passprice.locks import lock_text, read_lock
+
+    target = root / rel
+    lock = read_lock(target)
+    target.write_text(lock_text(attrs.evolve(lock, price={**lock.price, **fields})), encoding="utf-8")
+
+
+# --- 1. a price resting on a forged lock is refused by every pricing command -----------------------------------------
+
+FORGED = (
+    "passprice: refused: LockForged: lock r1-qwen7b-h200 (locks/r1-qwen7b-h200.lock.toml) is forged: its own pinned "
+    "inputs, priced with the code that wrote it, do not give the price it records (first: memory_s: recorded "
+    "0.0010039186836974126, its pins give 0.0009637619363495162): it was edited by hand and its digests recomputed, "
+    "so no price rests on it; restore the lock from the last commit that holds it as written, or re-lock it through "
+    "review (`passprice lock --update -o locks/r1-qwen7b-h200.lock.toml --force`), or price without the lock "
+    "(--no-lock)"
+)
+
+
+@pytest.fixture(scope="module")
+def forged_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A registry whose r1-qwen7b-h200 lock pins memory.bandwidth 5 TB/s (the card's is 4.8) and records the price
+    of 4.8 TB/s (996.1 tokens/s, memory_s 1.004 ms; 5 TB/s gives 1037.6 tokens/s, memory_s 963.8 µs), re-digested;
+    and whose qwen35-27b-h200-mtp lock pins an H200 bandwidth of 5 TB/s the same way."""
+    root = copy_root(tmp_path_factory.mktemp("slip53"))
+    relock(root, "r1-qwen7b-h200", R1)
+    relock(root, "qwen35-27b-h200-mtp", MTP)
+    forge_pin(root, R1, "memory.bandwidth", 5.0)
+    forge_pin(root, MTP, "memory.bandwidth", 5.0)
+    return root
+
+
+@pytest.mark.parametrize("args", [
+    ("price", "r1-qwen7b-h200", "--lock", R1),
+    ("price", "r1-qwen7b-h200"),  # under its locks, the forged one among them
+    ("best", "r1-qwen7b-h200", "--lock", R1),
+    ("max-batch", "r1-qwen7b-h200", "--lock", R1),
+    ("sweep", "r1-qwen7b-h200", "--batches", "1,2", "--lock", R1),
+    ("sweep", "r1-qwen7b-h200", "--batches", "1,2"),
+    ("compare", "r1-qwen7b-h200", "--cards", "h200_sxm_141gb"),
+    ("simulate", "r1-qwen7b-h200", "--synthetic", "5", "--lock", R1),
+    ("audit", "r1-qwen7b-h200"),
+    ("audit", R1),
+])  # fmt: skip
+def test_a_forged_lock_is_refused_by_every_pricing_command(forged_root: Path, args: tuple[str, ...]) -> None:
+    """Before: ``price r1-qwen7b-h200 --lock L`` said "floors hold, and the price is the one r1-qwen7b-h200 records;
+    drifted since the lock: memory.bandwidth: 5 TB/s (published) → 4.8 TB/s (published)", exit 0, and so did best,
+    max-batch, sweep, simulate and audit (``audit L`` printed "to cite this price: the lock's name and digest" with a
+    warning), while ``check`` and ``reproduce`` failed the lock (exit 1). Now each refuses it by name, exit 1."""
+    import os
+
+    cwd = Path.cwd()
+    os.chdir(forged_root)  # the lock shown as the command line names it, relative to the registry
+    try:
+        result = invoke(*args, root=forged_root)
+        assert result.exit_code == 1, result.output
+        assert result.stderr.splitlines() == [FORGED]
+        out = refused(*args, root=forged_root, name="LockForged")
+    finally:
+        os.chdir(cwd)
+    assert (out["lock"], out["first"]) == ("r1-qwen7b-h200", "memory_s")
+    assert (out["recorded"], out["pinned"]) == (0.0010039186836974126, 0.0009637619363495162)
+
+
+def test_speculate_refuses_a_forged_lock(forged_root: Path) -> None:
+    """``speculate`` of the MTP serving under its lock forged to 5 TB/s: refused by name (before: exit 0)."""
+    out = refused("speculate", "qwen35-27b-h200-mtp", root=forged_root, name="LockForged")
+    assert out["lock"] == "qwen35-27b-h200-mtp" and out["first"] == "memory_s"
+
+
+def test_without_the_lock_the_price_is_made(forged_root: Path) -> None:
+    """``--no-lock`` is the way out the refusal names: the what-if prices, 996.1 tokens/s (H200, 4.8 TB/s)."""
+    result = invoke("price", "r1-qwen7b-h200", "--no-lock", "--json", root=forged_root)
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["tokens_per_s"] == pytest.approx(996.0966124437687, rel=1e-12)
+
+
+def test_check_and_reproduce_fail_the_same_lock(forged_root: Path) -> None:
+    """The same status ``check`` gives a lock that fails (exit 1), and ``reproduce``'s."""
+    assert invoke("check", root=forged_root).exit_code == 1
+    assert invoke("reproduce", str(forged_root / R1), root=forged_root).exit_code == 1
+
+
+def test_a_forged_record_is_refused(tmp_path: Path) -> None:
+    """The record edited instead of a pin (tokens/s 996.1 → 1,000, the pins kept): refused, first ``tokens_per_s``
+    (before: "floors hold, but the price is NOT the one r1-qwen7b-h200 records", exit 0)."""
+    root = copy_root(tmp_path)
+    relock(root, "r1-qwen7b-h200", R1)
+    forge_record(root, R1, tokens_per_s=1000.0)
+    out = refused("price", "r1-qwen7b-h200", "--lock", str(root / R1), root=root, name="LockForged")
+    assert (out["first"], out["recorded"], out["pinned"]) == ("tokens_per_s", 1000.0, 996.0966124437687)
+
+
+def test_a_forged_provenance_claim_is_refused(tmp_path: Path) -> None:
+    """The record's provenance edited to ``measured`` (the price is ``estimated``): slip round 50 said it was edited
+    by hand and exited 0; now refused, first ``provenance``."""
+    root = copy_root(tmp_path)
+    relock(root, "r1-qwen7b-h200", R1)
+    forge_record(root, R1, provenance="measured")
+    out = refused("best", "r1-qwen7b-h200", "--lock", str(root / R1), root=root, name="LockForged")
+    assert (out["first"], out["recorded"], out["pinned"]) == ("provenance", "measured", "estimated")
+
+
+def test_a_lock_of_other_code_that_moved_is_no_forgery(tmp_path: Path) -> None:
+    """A lock written by other code (its ``pricing_model`` another digest) whose pins do not give its record is no
+    forgery the running code can tell from a code change: priced under as before, the drift said, exit 0
+    (``reproduce`` names the code that moved it)."""
+    from passprice.locks import LockInfo, lock_text, read_lock
+
+    root = copy_root(tmp_path)
+    relock(root, "r1-qwen7b-h200", R1)
+    forge_pin(root, R1, "memory.bandwidth", 5.0)
+    lock = read_lock(root / R1)
+    info = attrs.evolve(lock.info, pricing_model="sha256:" + "1" * 64)
+    assert isinstance(info, LockInfo)
+    (root / R1).write_text(lock_text(attrs.evolve(lock, info=info)), encoding="utf-8")
+    result = invoke("price", "r1-qwen7b-h200", "--lock", str(root / R1), root=root)
+    assert result.exit_code == 0, result.output
+    assert "drifted since the lock: memory.bandwidth: 5 TB/s (published) → 4.8 TB/s (published)" in result.stdout
+
+
+def test_a_lock_whose_digest_fails_is_bad_input_everywhere(tmp_path: Path) -> None:
+    """A pinned value edited without re-digesting: the file does not read, exit 2 with the same line from ``price
+    --lock`` and ``check`` (bad input, as every lock file that does not read)."""
+    root = copy_root(tmp_path)
+    text = (root / R1).read_text(encoding="utf-8")
+    head, table, tail = text.partition('[facts."memory.bandwidth"]\n')
+    assert table and "\nvalue = 4.8\n" in tail.split("\n[", 1)[0]
+    (root / R1).write_text(head + table + tail.replace("\nvalue = 4.8\n", "\nvalue = 5.0\n", 1), encoding="utf-8")
+    said = "digest mismatch: the pinned fact memory.bandwidth was edited by hand"
+    priced = invoke("price", "r1-qwen7b-h200", "--lock", str(root / R1), root=root)
+    assert priced.exit_code == 2 and said in priced.stderr
+    checked = invoke("check", root=root)
+    assert checked.exit_code == 2 and said in checked.stderr
