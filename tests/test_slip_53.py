@@ -171,3 +171,99 @@ def test_a_lock_whose_digest_fails_is_bad_input_everywhere(tmp_path: Path) -> No
     assert priced.exit_code == 2 and said in priced.stderr
     checked = invoke("check", root=root)
     assert checked.exit_code == 2 and said in checked.stderr
+
+
+# --- 2. a stack re-fit lists the facts that moved, not every fact it wrote again ------------------------------------
+
+LMD_RUNS = "registry/measurements/lmdeploy-turbomind-a100.toml"
+LMD = "facts/stacks/lmdeploy-turbomind-2312.toml"
+
+
+def _repo(tmp_path: Path) -> Path:
+    """A git repository of the checkout's registry, one commit."""
+    from test_diff import commit_all, git
+
+    root = copy_root(tmp_path)
+    git(root, "init", "-q")
+    commit_all(root, "base")
+    return root
+
+
+def _refit_moving_two(tmp_path: Path) -> Path:
+    """The first LMDeploy run's tokens/s 100.02 → 100.028 and the stack re-fitted (``calibrate``), committed: at 4
+    digits the fit moves overhead.pass 1716 → 1715 µs and share.read 0.9329 → 0.9328 only; its 5 other fitted facts
+    (overhead.layer, share.append, share.float, share.vector, terms.serial) are written again with the same values,
+    their derivations' runs and errors changed."""
+    from test_diff import commit_all
+
+    root = _repo(tmp_path)
+    runs = root / LMD_RUNS
+    text = runs.read_text(encoding="utf-8")
+    assert text.count("tokens_per_s = 100.02\n") == 1
+    runs.write_text(text.replace("tokens_per_s = 100.02\n", "tokens_per_s = 100.028\n"), encoding="utf-8")
+    fitted = invoke("calibrate", "--stack", "lmdeploy-turbomind-2312", root=root)
+    assert fitted.exit_code == 0, fitted.output
+    commit_all(root, "refit")
+    return root
+
+
+def test_a_refit_lists_only_the_facts_that_moved(tmp_path: Path) -> None:
+    """Before: "7 stack facts changed in 1 file", a row each ("share.append  1 → 1  (derivation changed)"). Now the
+    2 that moved, old → new, and one line naming the 5 written again unmoved."""
+    root = _refit_moving_two(tmp_path)
+    result = invoke("diff", "HEAD~1", "HEAD", root=root)
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[1].startswith("2 stack facts changed in 1 file (5 more fitted again unmoved); ")
+    rows = [line for line in lines if line.startswith("  ") and "derivation changed)" in line]
+    assert [row.split()[0:4] for row in rows] == [["overhead.pass", "1716", "µs", "→"], ["share.read", "0.9329", "→",
+                                                                                     "0.9328"]]
+    assert ("  5 more facts fitted again to the same value, provenance and citation (not listed as changed): "
+            "overhead.layer, share.append, share.float, share.vector, terms.serial; derivation: as overhead.pass's"
+            ) in lines
+    markdown = invoke("diff", "HEAD~1", "HEAD", "--format", "markdown", root=root).stdout
+    assert markdown.count("| `stack lmdeploy-turbomind-2312` |") == 2
+    assert "- `facts/stacks/lmdeploy-turbomind-2312.toml`: 5 more facts fitted again" in markdown
+    document = json.loads(invoke("diff", "HEAD~1", "HEAD", "--format", "json", root=root).stdout)
+    facts = [c for f in document["files"] if f["path"] == LMD for c in f["facts"]]
+    assert [c["path"] for c in facts if not c["refit_unmoved"]] == ["overhead.pass", "share.read"]
+    assert len([c for c in facts if c["refit_unmoved"]]) == 5
+
+
+# --- 3. a measurement's [source] note rewritten: old → new ---------------------------------------------------------
+
+
+def test_a_source_note_change_is_shown(tmp_path: Path) -> None:
+    """Before: "registry/measurements/lmdeploy-turbomind-a100.toml (changed)" and nothing more. Now the note's old
+    and new text from 20 characters before the first change, each cut at 60 characters with an ellipsis."""
+    from test_diff import commit_all
+
+    root = _repo(tmp_path)
+    runs = root / LMD_RUNS
+    text = runs.read_text(encoding="utf-8")
+    old = 'note = "Every figure is the throughput(out tok/s)'
+    assert text.count(old) == 1
+    runs.write_text(text.replace(old, 'note = "Each figure is the output throughput(out tok/s)'), encoding="utf-8")
+    commit_all(root, "renote")
+    result = invoke("diff", "HEAD~1", "HEAD", root=root)
+    assert result.exit_code == 0, result.output
+    assert ("  registry/measurements/lmdeploy-turbomind-a100.toml (changed): [source] note: \"Every figure is the "
+            "throughput(out tok/s) LMDeploy's profile\"… → \"Each figure is the output throughput(out tok/s) "
+            "LMDeploy's p\"…") in result.stdout.splitlines()
+
+
+def test_a_source_note_changed_late_is_shown_where_it_changed(tmp_path: Path) -> None:
+    """A change near the end of the 700-character note: shown from 20 characters before it, ``…`` in front."""
+    from test_diff import commit_all
+
+    root = _repo(tmp_path)
+    runs = root / LMD_RUNS
+    text = runs.read_text(encoding="utf-8")
+    old = "not SXM4 or PCIe (sources/lmdeploy-a100-fp16-benchmark.toml)."
+    assert text.count(old) == 1
+    runs.write_text(text.replace(old, "not SXM4 or PCIe; read as SXM4 (sources/lmdeploy-a100-fp16-benchmark.toml)."),
+                    encoding="utf-8")
+    commit_all(root, "renote")
+    line = next(x for x in invoke("diff", "HEAD~1", "HEAD", root=root).stdout.splitlines() if "[source]" in x)
+    assert line.endswith("[source] note: …\"G', not SXM4 or PCIe (sources/lmdeploy-a100-fp16-benchmark.t\"… → …\"G', "
+                         "not SXM4 or PCIe; read as SXM4 (sources/lmdeploy-a100-fp\"…"), line

@@ -183,11 +183,13 @@ class LockForged(LockRefusal):
         self.first = first
         self.recorded = recorded
         self.pinned = pinned
+        from passprice.errors import escaped
+
         where = f" ({lock.source})" if lock.source else ""
         super().__init__(
             f"lock {lock.name}{where} is forged: its own pinned inputs, priced with the code that wrote it, do not "
-            f"give the price it records (first: {first}: recorded {_field_shown(recorded)}, its pins give "
-            f"{_field_shown(pinned)}): it was edited by hand and its digests recomputed, so no price rests on it; "
+            f"give the price it records (first: {escaped(first)}: recorded {_forged_shown(recorded)}, its pins give "
+            f"{_forged_shown(pinned)}): it was edited by hand and its digests recomputed, so no price rests on it; "
             "restore the lock from the last commit that holds it as written, or re-lock it through review "
             f"(`passprice lock --update -o {shell_word(lock.source or lock.name)} --force`), or price without the "
             "lock (--no-lock)"
@@ -197,6 +199,16 @@ class LockForged(LockRefusal):
         """``{"refusal": "LockForged", "lock", "source", "first", "recorded", "pinned", "message"}``."""
         return {"refusal": self.name, "lock": self.lock, "source": self.source, "first": self.first,
                 "recorded": self.recorded, "pinned": self.pinned, "message": str(self)}
+
+
+def _forged_shown(value: Any, most: int = 160) -> str:
+    """A recorded field's value for :class:`LockForged`'s one line: as a serving field is shown, each character that
+    does not print escaped (a forged ``rests_on`` key may hold a newline or a bidi control), cut past ``most``
+    characters with ``…``."""
+    from passprice.errors import escaped
+
+    text = escaped(_field_shown(value))
+    return text if len(text) <= most else text[: most - 1] + "…"
 
 
 def unpriced_record(lock: Lock, header: GGUFHeader) -> tuple[str, Any, Any] | None:
