@@ -267,3 +267,27 @@ def test_a_source_note_changed_late_is_shown_where_it_changed(tmp_path: Path) ->
     line = next(x for x in invoke("diff", "HEAD~1", "HEAD", root=root).stdout.splitlines() if "[source]" in x)
     assert line.endswith("[source] note: …\"G', not SXM4 or PCIe (sources/lmdeploy-a100-fp16-benchmark.t\"… → …\"G', "
                          "not SXM4 or PCIe; read as SXM4 (sources/lmdeploy-a100-fp\"…"), line
+
+
+# --- 4. fact recompute keeps a measured fact measured, and says so ----------------------------------------------------
+
+
+def test_recompute_keeps_a_measured_share_measured_and_says_why(tmp_path: Path) -> None:
+    """The H200's bandwidth corrected 4.8 → 4.89 TB/s: its three stream shares, measured rates over it, are
+    recomputed (streams.read 4.48 / 4.89 = 0.91616 → 0.9162) and stay ``measured`` (session 32's decision), and the
+    output says so and why (before: nothing said of the provenance)."""
+    root = copy_root(tmp_path)
+    edited = invoke("fact", "set", "h200_sxm_141gb", "memory.bandwidth", "--value", "4.89", "--unit", "TB/s",
+                    "--provenance", "published", "--source", "nvidia-h200-datasheet", "--locator",
+                    "Technical Specifications table, H200 SXM column: 'GPU Memory Bandwidth 4.8TB/s'", root=root)
+    assert edited.exit_code == 0, edited.output
+    assert round(4.48 / 4.89, 4) == 0.9162
+    done = invoke("fact", "recompute", "h200_sxm_141gb", "--json", root=root)
+    assert done.exit_code == 0, done.output
+    document = json.loads(done.stdout)
+    read = next(e for e in document["recomputed"] if e["path"] == "streams.read")
+    assert (read["old"]["provenance"], read["new"]["provenance"], read["new"]["value"]) == ("measured", "measured",
+                                                                                           0.9162)
+    assert document["provenance_kept"].startswith(
+        "provenance kept: streams.append, streams.read, streams.rewrite stay measured (a recompute moves the value its "
+        "formula gives from today's inputs, not what the fact rests on")

@@ -2848,7 +2848,7 @@ def fact_recompute_command(ctx: click.Context, name: str, path: str | None, draf
     """Recompute derived fact PATH of card NAME from today's facts, in place (without PATH: every derived fact
     of NAME that no longer follows from its inputs, inputs first): its value from its formula, its fact inputs'
     recorded values today's; provenance, source, locator and note kept. What `check` and `diff` name stale."""
-    from passprice.edit import recompute_fact, recompute_record
+    from passprice.edit import provenance_kept, recompute_fact, recompute_record
     from passprice.report import fact_json
 
     root, where = _fact_file(ctx, name, path, draft)
@@ -2863,15 +2863,18 @@ def fact_recompute_command(ctx: click.Context, name: str, path: str | None, draf
     else:
         edits = recompute_record(where, root.schema, root)
     shown = where.file.relative_to(root.path) if where.file.is_relative_to(root.path) else where.file
+    kept = provenance_kept(edits)
     if as_json:
         _echo_json({"file": str(where.file), "recomputed": [
             {"path": e.where.path, "old": fact_json(e.old) if e.old is not None else None, "new": fact_json(e.new)}
             for e in edits
-        ]})
+        ], "provenance_kept": kept})
         return
     for e in edits:
         old = e.old.describe() if e.old is not None else "(new)"
         click.echo(f"{shown}: {e.where.path}: {old} -> {e.new.describe()} (recomputed from today's inputs)")
+    if kept is not None:
+        click.echo(f"{shown}: {kept}")
     if not edits:
         what = f"{path} follows" if path is not None else "every derived fact follows"
         click.echo(f"{shown}: nothing to recompute: {what} from its inputs")
