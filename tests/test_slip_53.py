@@ -291,3 +291,95 @@ def test_recompute_keeps_a_measured_share_measured_and_says_why(tmp_path: Path) 
     assert document["provenance_kept"].startswith(
         "provenance kept: streams.append, streams.read, streams.rewrite stay measured (a recompute moves the value its "
         "formula gives from today's inputs, not what the fact rests on")
+
+
+# --- 5. edits that must move a lock or a review's verdict, and edits that must not ---------------------------------
+
+
+@pytest.fixture(scope="module")
+def locked_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A git repository (branch ``main``, one commit) of the checkout's registry with its 9 locks written anew by
+    this code (so nothing reads as re-locked by other code)."""
+    from test_diff import commit_all, git
+
+    root = copy_root(tmp_path_factory.mktemp("locked"))
+    for lock in sorted((root / "locks").glob("*.lock.toml")):
+        result = invoke("lock", "--update", "-o", str(lock), "--force", root=root)
+        assert result.exit_code == 0, result.output
+    git(root, "init", "-q", "-b", "main")
+    commit_all(root, "base")
+    return root
+
+
+def _edited(locked_repo: Path, tmp_path: Path, edits: dict[str, tuple[str, str]]) -> Path:
+    """A copy of ``locked_repo`` (its history too) with each file's ``old`` text replaced by ``new`` (once; it
+    must be there), left uncommitted: the work tree a review compares with ``main``."""
+    import shutil
+
+    root = tmp_path / "repo"
+    shutil.copytree(locked_repo, root, symlinks=True)
+    for rel, (old, new) in edits.items():
+        text = (root / rel).read_text(encoding="utf-8")
+        assert text.count(old) == 1, (rel, old)
+        (root / rel).write_text(text.replace(old, new, 1), encoding="utf-8")
+    return root
+
+
+H200 = "facts/cards/h200_sxm_141gb.toml"
+LLAMACPP = "facts/stacks/llamacpp-cuda-2405.toml"
+ROUTING = "facts/routing/qwen3-30b-a3b-measured.toml"
+
+
+def test_comment_and_whitespace_edits_move_no_lock(locked_repo: Path, tmp_path: Path) -> None:
+    """Comments added and spaces widened in a card, a stack, a routing record and a lock-pinned fact's line: no fact
+    changed, no lock affected, ``check --frozen`` holds (a lock pins what the facts say, not how the file is laid
+    out)."""
+    root = _edited(locked_repo, tmp_path, {
+        H200: ("\nvalue = 4.8\n", "\n# the datasheet's figure\nvalue   =   4.8   # TB/s\n"),
+        LLAMACPP: ("[overhead.layer]\nvalue = 96.63\n", "[overhead.layer]   # fitted\nvalue = 96.63\n\n\n"),
+        ROUTING: ("[hot_share]\nvalue = 0.9\n", "[hot_share]\nvalue = 0.90\n"),
+    })
+    reviewed = invoke("diff", "main", root=root)
+    assert reviewed.exit_code == 0, reviewed.output
+    assert reviewed.stdout.splitlines()[1].startswith("no fact changed; no lock affected; 9 locks unaffected")
+    assert invoke("check", "--frozen", root=root).exit_code == 0
+
+
+def test_a_derivation_constant_reworded_moves_the_locks_pinning_it(locked_repo: Path, tmp_path: Path) -> None:
+    """The H200's ``array`` derivation's sparsity constant reworded, its value kept: the fact's digest moved, so
+    the 5 H200 locks pinning it are to re-pin and ``check --frozen`` fails them."""
+    root = _edited(locked_repo, tmp_path, {
+        H200: ("3,958 TOPS' (with sparsity)\" }\nderivation.inputs.sparsity = { value = 2, unit = \"1\", constant = \"2:4 "
+               "structured sparsity doubles the dense rate\"",
+               "3,958 TOPS' (with sparsity)\" }\nderivation.inputs.sparsity = { value = 2, unit = \"1\", constant = \"2:4 "
+               "structured sparsity doubles the rate\""),
+    })
+    reviewed = invoke("diff", "main", root=root)
+    assert reviewed.stdout.splitlines()[1].startswith(
+        "1 fact changed in 1 file; 5 locks affected, 5 to re-pin (lock --update) for check --frozen; "), reviewed.output
+    assert "  array  989.5 TMAC/s → 989.5 TMAC/s  (derivation changed)  derived" in reviewed.stdout.splitlines()
+    assert invoke("check", "--frozen", root=root).exit_code == 1
+
+
+def test_a_stack_overhead_edited_by_hand_fails_the_lock_under_it(locked_repo: Path, tmp_path: Path) -> None:
+    """``overhead.layer`` 96.63 → 96.64 µs by hand: the lock made under the stack moved unreviewed (exit 1) and
+    ``check --frozen`` fails it."""
+    root = _edited(locked_repo, tmp_path, {LLAMACPP: ("[overhead.layer]\nvalue = 96.63\n",
+                                                      "[overhead.layer]\nvalue = 96.64\n")})
+    reviewed = invoke("diff", "main", root=root)
+    assert reviewed.exit_code == 1, reviewed.output
+    assert reviewed.stdout.splitlines()[1].startswith(
+        "1 stack fact changed in 1 file; 1 lock affected, 1 price moved unreviewed; ")
+    assert invoke("check", "--frozen", root=root).exit_code == 1
+
+
+def test_a_source_url_changed_is_asked_of_the_locked_prices_on_it(locked_repo: Path, tmp_path: Path) -> None:
+    """The H200 datasheet's URL replaced: no pin moves (a lock pins the source's id and locator), but the review
+    asks it of the 5 locked prices resting on it."""
+    root = _edited(locked_repo, tmp_path, {"sources/nvidia-h200-datasheet.toml": (
+        'url = "https://nvdam.widen.net/s/nb5zzzsjdf/hpc-datasheet-sc23-h200-datasheet-3002446"',
+        'url = "https://example.com/h200-datasheet.pdf"')})
+    reviewed = invoke("diff", "main", root=root)
+    assert reviewed.stdout.splitlines()[1].startswith(
+        "no fact changed; 1 source record changed; 1 source whose document changed, to verify (under 5 locked "
+        "prices); "), reviewed.output
