@@ -345,14 +345,16 @@ def test_comment_and_whitespace_edits_move_no_lock(locked_repo: Path, tmp_path: 
     assert invoke("check", "--frozen", root=root).exit_code == 0
 
 
+#: The H200 array's sparsity input, after its sparse input (the other cards' tensor rates hold the same constant).
+SPARSITY = ("3,958 TOPS' (with sparsity)\" }\nderivation.inputs.sparsity = { value = 2, unit = \"1\", constant = "
+            "\"2:4 structured sparsity doubles the ")
+
+
 def test_a_derivation_constant_reworded_moves_the_locks_pinning_it(locked_repo: Path, tmp_path: Path) -> None:
     """The H200's ``array`` derivation's sparsity constant reworded, its value kept: the fact's digest moved, so
     the 5 H200 locks pinning it are to re-pin and ``check --frozen`` fails them."""
     root = _edited(locked_repo, tmp_path, {
-        H200: ("3,958 TOPS' (with sparsity)\" }\nderivation.inputs.sparsity = { value = 2, unit = \"1\", constant = \"2:4 "
-               "structured sparsity doubles the dense rate\"",
-               "3,958 TOPS' (with sparsity)\" }\nderivation.inputs.sparsity = { value = 2, unit = \"1\", constant = \"2:4 "
-               "structured sparsity doubles the rate\""),
+        H200: (f"{SPARSITY}dense rate\"", f"{SPARSITY}rate\""),
     })
     reviewed = invoke("diff", "main", root=root)
     assert reviewed.stdout.splitlines()[1].startswith(
