@@ -385,3 +385,15 @@ def test_a_source_url_changed_is_asked_of_the_locked_prices_on_it(locked_repo: P
     assert reviewed.stdout.splitlines()[1].startswith(
         "no fact changed; 1 source record changed; 1 source whose document changed, to verify (under 5 locked "
         "prices); "), reviewed.output
+
+
+def test_a_comment_added_to_a_serving_says_so(locked_repo: Path, tmp_path: Path) -> None:
+    """A comment appended to a serving file: no lock affected, and the file's entry says nothing it says changed
+    (before: "registry/servings/r1-qwen7b-h200.toml (serving r1-qwen7b-h200): changed" and nothing more)."""
+    rel = "registry/servings/r1-qwen7b-h200.toml"
+    text = (locked_repo / rel).read_text(encoding="utf-8")
+    root = _edited(locked_repo, tmp_path, {rel: (text, text + "\n# a comment\n")})
+    lines = invoke("diff", "main", root=root).stdout.splitlines()
+    assert lines[1].startswith("no fact changed; 1 serving changed; no lock affected; 9 locks unaffected")
+    at = lines.index("registry/servings/r1-qwen7b-h200.toml (serving r1-qwen7b-h200): changed")
+    assert lines[at + 1] == "  comments or layout only: every field of the serving reads as before"

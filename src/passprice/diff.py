@@ -5586,11 +5586,14 @@ def diff_text(d: Diff) -> str:
                 lines.append(f"  what      {d.added_records[f.path]}")
         if f.serving:
             lines += [f"  {c}" for c in f.serving]
+        elif f.kind == "serving" and f.status == "changed" and f.compared and f.renamed is None:
+            # slip 53: a comment added to a serving file read "changed" and nothing more
+            lines.append("  comments or layout only: every field of the serving reads as before")
         lines += [line for a in d.added_servings if a.path == f.path for line in a.text_lines()]
-        listed = [c for c in f.facts if not _folded(f, c)]
-        width = max((len(c.path) for c in listed), default=0)
+        rows = [c for c in f.facts if not _folded(f, c)]
+        width = max((len(c.path) for c in rows), default=0)
         said: dict[tuple[str, str, str], str] = {}  # a note's or derivation's change → the first fact shown with it
-        for c in listed:
+        for c in rows:
             head = f"  {c.path.ljust(width)}  {show(c.old)} → {show(c.new)}"
             what = _what(c)
             lines.append(f"{head}  ({what})  {_provenance(c)}")
@@ -5619,7 +5622,7 @@ def diff_text(d: Diff) -> str:
                     for d in derived
                     if d.finding is not None and d.finding.kind != "stale"
                 ]
-        refit = refit_line(f, listed)
+        refit = refit_line(f, rows)
         if refit is not None:
             lines.append(f"  {refit}")
         shown = {d.fact for d in f.dependants}
