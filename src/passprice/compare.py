@@ -263,7 +263,8 @@ def lock_note(root: Root, serving: str | None, own_card: str) -> str:
         return f"{head} (no lock of {name} in locks/)"
     from passprice.enforce import require_unforged_files
 
-    require_unforged_files(root, locks)  # a forged lock refuses the comparison as every pricing command (slip 53)
+    # a forged lock refuses the comparison as every pricing command (slip 53); compare takes no --no-lock
+    require_unforged_files(root, locks, no_lock=False)
     names = ", ".join(p.name.removesuffix(".lock.toml") for p in locks)
     best = f"passprice best {shell_word(serving or name)}"  # a command to paste (attack round 44)
     return f"{head} (the serving's locks, {names}, lock {own_card}; `{best}` prices it under them)"

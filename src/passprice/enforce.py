@@ -177,7 +177,7 @@ class LockForged(LockRefusal):
 
     name = "LockForged"
 
-    def __init__(self, lock: Lock, first: str, recorded: Any, pinned: Any) -> None:
+    def __init__(self, lock: Lock, first: str, recorded: Any, pinned: Any, no_lock: bool = True) -> None:
         self.lock = lock.name
         self.source = lock.source
         self.first = first
@@ -191,8 +191,8 @@ class LockForged(LockRefusal):
             f"give the price it records (first: {escaped(first)}: recorded {_forged_shown(recorded)}, its pins give "
             f"{_forged_shown(pinned)}): it was edited by hand and its digests recomputed, so no price rests on it; "
             "restore the lock from the last commit that holds it as written, or re-lock it through review "
-            f"(`passprice lock --update -o {shell_word(lock.source or lock.name)} --force`), or price without the "
-            "lock (--no-lock)"
+            f"(`passprice lock --update -o {shell_word(lock.source or lock.name)} --force`)"
+            + (", or price without the lock (--no-lock)" if no_lock else "")
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -240,11 +240,14 @@ def unpriced_record(lock: Lock, header: GGUFHeader) -> tuple[str, Any, Any] | No
     return first if lock.info.pricing_model == pricing_model_digest() else None
 
 
-def require_unforged(root: Root, locks: Iterable[tuple[Lock, str]], header: GGUFHeader | None = None) -> None:
+def require_unforged(
+    root: Root, locks: Iterable[tuple[Lock, str]], header: GGUFHeader | None = None, no_lock: bool = True
+) -> None:
     """Raise :class:`LockForged` for the first of ``locks`` whose record its pinned inputs do not give
     (:func:`unpriced_record`), priced with ``header`` when its content is the one the lock pins (the checkpoint
     priced, which :func:`guard` has checked), else with the lock's own checkpoint found in ``root``
-    (:func:`passprice.reproduce.find_checkpoint`; gone: nothing to price, ``reproduce`` says so)."""
+    (:func:`passprice.reproduce.find_checkpoint`; gone: nothing to price, ``reproduce`` says so). ``no_lock``:
+    whether the command takes ``--no-lock``, which the refusal then offers."""
     from passprice.pins import checkpoint_digest
 
     for lock, _ in locks:
@@ -257,15 +260,15 @@ def require_unforged(root: Root, locks: Iterable[tuple[Lock, str]], header: GGUF
             continue
         first = unpriced_record(lock, pinned)
         if first is not None:
-            raise LockForged(lock, *first)
+            raise LockForged(lock, *first, no_lock=no_lock)
 
 
-def require_unforged_files(root: Root, paths: Iterable[Path]) -> None:
+def require_unforged_files(root: Root, paths: Iterable[Path], no_lock: bool = True) -> None:
     """:func:`require_unforged` of the lock files ``paths`` of ``root``, each read as ``check`` reads it and named
     by its path in the registry (``compare``, which prices under no lock but names its serving's). Raises
     :class:`LockForged`, and :class:`InputError` for a lock that does not read."""
     require_unforged(root, [(attrs.evolve(read_lock_in(root, p), source=_shown(root, p)), _named(root, p))
-                            for p in paths])
+                            for p in paths], no_lock=no_lock)
 
 
 def serving_name(root: Root, ref: str | None) -> str | None:
