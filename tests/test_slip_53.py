@@ -74,6 +74,7 @@ def forged_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ("price", "r1-qwen7b-h200"),  # under its locks, the forged one among them
     ("best", "r1-qwen7b-h200", "--lock", R1),
     ("max-batch", "r1-qwen7b-h200", "--lock", R1),
+    ("roofline", "h200_sxm_141gb", "r1-qwen7b-h200", "--lock", R1),
     ("sweep", "r1-qwen7b-h200", "--batches", "1,2", "--lock", R1),
     ("sweep", "r1-qwen7b-h200", "--batches", "1,2"),
     ("compare", "r1-qwen7b-h200", "--cards", "h200_sxm_141gb"),
