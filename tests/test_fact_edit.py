@@ -295,6 +295,10 @@ def test_recompute_rewrites_only_the_figures_that_moved_and_reads_back_clean(roo
         f"{shown}: streams.append: 0.8646 -> 0.7981 (recomputed from today's inputs)\n"
         f"{shown}: streams.read: 0.9333 -> 0.8615 (recomputed from today's inputs)\n"
         f"{shown}: streams.rewrite: 0.8333 -> 0.7692 (recomputed from today's inputs)\n"
+        # slip 53: the provenance each kept, and why
+        f"{shown}: provenance kept: streams.append, streams.read, streams.rewrite stay measured (a recompute moves "
+        "the value its formula gives from today's inputs, not what the fact rests on: still the figure it cites, as "
+        "its provenance says; `passprice fact set` changes the provenance by hand)\n"
     )
     after = card_file(root).read_text(encoding="utf-8")
     changed = [(a, b) for a, b in zip(before.splitlines(), after.splitlines(), strict=True) if a != b]

@@ -75,6 +75,9 @@ def test_recompute_writes_an_exact_derivation_to_every_digit(tmp_path: Path) -> 
     assert result.exit_code == 0, result.output
     assert result.stdout == (
         "facts/cards/h200_sxm_141gb.toml: streams.read: 0.9 -> 0.82469135782 (recomputed from today's inputs)\n"
+        "facts/cards/h200_sxm_141gb.toml: provenance kept: streams.read stays measured (a recompute moves the value "
+        "its formula gives from today's inputs, not what the fact rests on: still the figure it cites, as its "
+        "provenance says; `passprice fact set` changes the provenance by hand)\n"  # slip 53
     )
     assert "[streams.read]\nvalue = 0.82469135782\n" in card.read_text(encoding="utf-8")
     assert 'derivation.inputs.bandwidth = { fact = "memory.bandwidth", value = 5, unit = "TB/s" }' in card.read_text(
@@ -137,9 +140,13 @@ def test_recompute_of_a_long_chain_parses_the_file_once(tmp_path: Path, monkeypa
     result = invoke("fact", "recompute", "chain", "--draft", root=root)
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
-    assert len(lines) == 63
+    assert len(lines) == 64
     assert lines[0] == "facts/drafts/chain.toml: acceptance.2: 0.989 -> 0.979 (recomputed from today's inputs)"
-    assert lines[-1] == "facts/drafts/chain.toml: acceptance.64: 0.927 -> 0.917 (recomputed from today's inputs)"
+    assert lines[-2] == "facts/drafts/chain.toml: acceptance.64: 0.927 -> 0.917 (recomputed from today's inputs)"
+    # slip 53: the provenance kept, said once, the 63 facts named by their first 8
+    assert lines[-1].startswith("facts/drafts/chain.toml: provenance kept: acceptance.2, acceptance.3, acceptance.4, "
+                                "acceptance.5, acceptance.6, acceptance.7, acceptance.8, acceptance.9 and 55 more stay "
+                                "assumed (a recompute moves")
     assert len(parsed) == 1
     text = file.read_text(encoding="utf-8")
     assert "[acceptance.64]\nvalue = 0.917\n" in text

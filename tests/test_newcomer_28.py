@@ -58,6 +58,9 @@ def test_fact_set_says_what_the_recompute_it_advises_needs_first(tmp_path: Path)
         "facts/cards/b200.toml: streams.read: 0.91875 -> 0.9533 (recomputed from today's inputs)",
         "facts/cards/b200.toml: streams.append: 0.8546 -> 0.8867 (recomputed from today's inputs)",
         "facts/cards/b200.toml: streams.rewrite: 0.8291 -> 0.8603 (recomputed from today's inputs)",
+        "facts/cards/b200.toml: provenance kept: streams.read, streams.append, streams.rewrite stay estimated (a "
+        "recompute moves the value its formula gives from today's inputs, not what the fact rests on: still the "
+        "figure it cites, as its provenance says; `passprice fact set` changes the provenance by hand)",  # slip 53
     ]
     assert invoke("check", root=root).exit_code == 0
 

@@ -132,18 +132,24 @@ def _priced(root: Path) -> list[str]:
     return [line.strip() for line in priced.stdout.splitlines()]
 
 
+def _refused_forged(root: Path) -> str:
+    """``price --lock LOCK --json`` of a forged lock: refused by name (exit 1, slip 53); its JSON document."""
+    result = invoke("price", "--lock", LOCK, "--json", root=root)
+    assert result.exit_code == 1, result.output
+    assert result.stderr.splitlines()[-1].startswith("passprice: refused: LockForged: lock r1-stack "), result.stderr
+    assert json.loads(result.stdout)["refusal"] == "LockForged"
+    return result.stdout
+
+
 def test_a_forged_provenance_is_not_the_locked_price_under_price_lock(tmp_path: Path) -> None:
     _, head = _stack_locked(tmp_path)
     _forge(head / LOCK, _claim("provenance", "measured"))  # today's (and the pins') is estimated
-    lines = _priced(head)
     # before: "lock under lock r1-stack (locks/r1-stack.lock.toml): floors hold, and the price is the one r1-stack
-    # records", nothing more
-    assert ("lock          under lock r1-stack (locks/r1-stack.lock.toml): floors hold, but the price is NOT the one "
-            "r1-stack records (below)") in lines
-    assert ("recorded 237.4 tokens/s expected under stack llamacpp-cuda-2405 at batch 1 by lock r1-stack; today 237.4 "
-            "tokens/s at batch 1 (tokens/s did not move, first moved: provenance) — not the locked price") in lines
-    assert ("no pinned fact or serving choice drifted, yet lock r1-stack records another provenance than its pins "
-            "give: its record was edited by hand (`passprice reproduce r1-stack` fails it)") in lines
+    # records", nothing more; this round: "but the price is NOT the one r1-stack records", exit 0; slip 53: a lock
+    # whose pins do not give its record under the code that wrote it is refused by name, exit 1
+    out = json.loads(_refused_forged(head))
+    assert (out["lock"], out["first"], out["recorded"], out["pinned"]) == (
+        "r1-stack", "provenance", "measured", "estimated")
     assert invoke("reproduce", LOCK, root=head).exit_code == 1
     assert invoke("check", "--frozen", root=head).exit_code == 1
 
@@ -151,9 +157,8 @@ def test_a_forged_provenance_is_not_the_locked_price_under_price_lock(tmp_path: 
 def test_a_forged_expected_weakest_is_said_by_price_lock_too(tmp_path: Path) -> None:
     _, head = _stack_locked(tmp_path)
     _forge(head / LOCK, _claim("weakest", ["scale"], expected=True))  # it is scale, on_chip.capacity, stack.memory…
-    lines = _priced(head)
-    assert any(line.endswith("(tokens/s did not move, first moved: expected.weakest) — not the locked price")
-               for line in lines), lines
+    out = json.loads(_refused_forged(head))  # slip 53: refused, not said
+    assert out["first"] == "expected" and out["recorded"]["weakest"] == ["scale"]
 
 
 def test_a_fact_whose_provenance_drifted_still_reads_as_drift_not_a_forged_record(tmp_path: Path) -> None:

@@ -40,25 +40,23 @@ def _route_forged(lock):  # type: ignore[no-untyped-def]
     return attrs.evolve(lock, stack=attrs.evolve(lock.stack, integer_matrices="array"))
 
 
+def _refused_forged(root: Path) -> str:
+    """``price --lock LOCK --json`` of a forged lock: refused by name (exit 1, slip 53); its JSON document."""
+    result = invoke("price", "--lock", LOCK, "--json", root=root)
+    assert result.exit_code == 1, result.output
+    assert result.stderr.splitlines()[-1].startswith("passprice: refused: LockForged: lock r1-stack "), result.stderr
+    assert json.loads(result.stdout)["refusal"] == "LockForged"
+    return result.stdout
+
+
 def test_a_forged_route_pin_is_not_the_locked_price_under_price_lock(tmp_path: Path) -> None:
     _, head = _stack_locked(tmp_path)
     _forge(head / LOCK, _route_forged)
-    priced = invoke("price", "--lock", LOCK, root=head)
-    assert priced.exit_code == 0, priced.output  # floors hold: price --lock fails on a floor alone
-    lines = [line.strip() for line in priced.stdout.splitlines()]
     # before: "lock under lock r1-stack (locks/r1-stack.lock.toml): floors hold, and the price is the one r1-stack
-    # records", nothing more
-    assert ("lock          under lock r1-stack (locks/r1-stack.lock.toml): floors hold, but the price is NOT the one "
-            "r1-stack records (below)") in lines
-    assert ("recorded 237.4 tokens/s expected under stack llamacpp-cuda-2405 at batch 1 by lock r1-stack; today 237.4 "
-            "tokens/s at batch 1 (tokens/s did not move, first moved: stack.llamacpp-cuda-2405.integer_matrices) — "
-            "not the locked price") in lines
-    assert "serving differs from the locked one: stack llamacpp-cuda-2405 integer_matrices: array → vector" in lines
-    assert ("no figure moved, yet lock r1-stack pins another route for its stack's matrix kernels than the stack has: "
-            "its record was not priced from its pins, it was edited by hand (`passprice reproduce r1-stack` fails "
-            "it)") in lines
-    as_json = json.loads(invoke("price", "--lock", LOCK, "--json", root=head).stdout)
-    assert [m["first_moved"] for m in as_json["lock"]["moved"]] == ["stack.llamacpp-cuda-2405.integer_matrices"]
+    # records", nothing more; slip 51: "but the price is NOT the one r1-stack records", exit 0; slip 53: refused by
+    # name, exit 1 (the record is not what its pins give under the code that wrote it)
+    out = json.loads(_refused_forged(head))
+    assert out["lock"] == "r1-stack"
     # the other three said it already
     assert invoke("reproduce", LOCK, root=head).exit_code == 1
     assert invoke("check", "--frozen", root=head).exit_code == 1

@@ -76,14 +76,17 @@ def test_a_stack_refit_is_reviewed_by_its_one_moved_run(tmp_path: Path) -> None:
              "90.02")
     assert text.count(moved) == 1, text
     assert "; the fit's |error| of tokens/s: in sample mean " in text
-    assert text.count("derivation: the same change as overhead.pass's") == 6
+    # slip 53: the one fact the re-fit wrote again unmoved is named in one line, not listed as changed
+    assert text.count("derivation: the same change as overhead.pass's") == 5
+    assert ("  1 more fact fitted again to the same value, provenance and citation (not listed as changed): "
+            "terms.serial; derivation: as overhead.pass's") in text.splitlines()
     assert "note: the same change as share.read's" in text  # share.vector's note was added as share.read's
     markdown = invoke("diff", "main", "--format", "markdown", root=root).stdout
     assert markdown.count("changed lmd1.a100\\_sxm4\\_80gb.l2-7b.b1.p1-o128 = 100.02 → 90.02") + markdown.count(
         "changed lmd1.a100_sxm4_80gb.l2-7b.b1.p1-o128 = 100.02 → 90.02") == 1, markdown
-    assert markdown.count("**derivation**: the same change as `overhead.pass`'s") == 6
+    assert markdown.count("**derivation**: the same change as `overhead.pass`'s") == 5
     assert markdown.count("passprice-stack-calibration: the 17 runs") == 1  # the cite, said once for the file
-    assert markdown.count("**cite**: as `overhead.pass`'s") == 6
+    assert markdown.count("**cite**: as `overhead.pass`'s") == 5
 
 
 def test_long_texts_are_compared_by_their_common_ends_alone() -> None:

@@ -2006,7 +2006,12 @@ def compare_command(
 
         the_stack = load_stack(root, stack)
     rows = compare_cards(root, spec, card_list, the_stack)
-    note = lock_note(root, serving, spec.card)
+    from passprice.enforce import LockRefusal
+
+    try:
+        note = lock_note(root, serving, spec.card)
+    except LockRefusal as e:
+        _refuse(e)
     cards_json = comparison_json(rows)
     reaches = _compare_spans(root, spec, rows) if the_stack is not None else {}
     for row_json in cards_json:  # each card's expected best against the stack's fitted span, as best --stack's
@@ -2537,6 +2542,12 @@ def audit_command(
             subject = lock_subject(root, target)
         except CheckpointGone as e:
             raise Refused(str(e), e.to_json()) from None
+        from passprice.enforce import LockRefusal, require_unforged
+
+        try:  # a forged lock is no price to audit or cite, as every pricing command refuses it (slip 53)
+            require_unforged(root, [(subject.lock, target)] if subject.lock is not None else [], subject.header)
+        except LockRefusal as e:
+            _refuse(e)
     else:
         from passprice.enforce import LockRefusal
 
@@ -2884,7 +2895,7 @@ def fact_recompute_command(ctx: click.Context, name: str, path: str | None, draf
     """Recompute derived fact PATH of card NAME from today's facts, in place (without PATH: every derived fact
     of NAME that no longer follows from its inputs, inputs first): its value from its formula, its fact inputs'
     recorded values today's; provenance, source, locator and note kept. What `check` and `diff` name stale."""
-    from passprice.edit import recompute_fact, recompute_record
+    from passprice.edit import provenance_kept, recompute_fact, recompute_record
     from passprice.report import fact_json
 
     root, where = _fact_file(ctx, name, path, draft)
@@ -2899,15 +2910,18 @@ def fact_recompute_command(ctx: click.Context, name: str, path: str | None, draf
     else:
         edits = recompute_record(where, root.schema, root)
     shown = where.file.relative_to(root.path) if where.file.is_relative_to(root.path) else where.file
+    kept = provenance_kept(edits)
     if as_json:
         _echo_json({"file": str(where.file), "recomputed": [
             {"path": e.where.path, "old": fact_json(e.old) if e.old is not None else None, "new": fact_json(e.new)}
             for e in edits
-        ]})
+        ], "provenance_kept": kept})
         return
     for e in edits:
         old = e.old.describe() if e.old is not None else "(new)"
         click.echo(f"{shown}: {e.where.path}: {old} -> {e.new.describe()} (recomputed from today's inputs)")
+    if kept is not None:
+        click.echo(f"{shown}: {kept}")
     if not edits:
         what = f"{path} follows" if path is not None else "every derived fact follows"
         click.echo(f"{shown}: nothing to recompute: {what} from its inputs")

@@ -248,7 +248,9 @@ def lock_note(root: Root, serving: str | None, own_card: str) -> str:
     """What the comparison says about locks: none applies (a what-if across cards); for a registered serving with
     locks in ``locks/``, which (by file name) and that they lock ``own_card`` (``best SERVING`` prices under them),
     else that the serving has none (walkthrough 11: the line named locks of a serving that had none). Raises
-    :class:`~passprice.errors.InputError` for a lock file that does not read (as every pricing command)."""
+    :class:`~passprice.errors.InputError` for a lock file that does not read and
+    :class:`~passprice.enforce.LockForged` for one whose pinned inputs do not give its record (as every pricing
+    command)."""
     from passprice.enforce import serving_name
     from passprice.locks import locks_of
 
@@ -259,6 +261,10 @@ def lock_note(root: Root, serving: str | None, own_card: str) -> str:
     locks = locks_of(root, name)
     if not locks:
         return f"{head} (no lock of {name} in locks/)"
+    from passprice.enforce import require_unforged_files
+
+    # a forged lock refuses the comparison as every pricing command (slip 53); compare takes no --no-lock
+    require_unforged_files(root, locks, no_lock=False)
     names = ", ".join(p.name.removesuffix(".lock.toml") for p in locks)
     best = f"passprice best {shell_word(serving or name)}"  # a command to paste (attack round 44)
     return f"{head} (the serving's locks, {names}, lock {own_card}; `{best}` prices it under them)"

@@ -759,6 +759,19 @@ class FactChange:
         return tuple(k for k in _FIELDS if _field(self.old, k) != _field(self.new, k))
 
     @property
+    def refit_unmoved(self) -> bool:
+        """Whether this change is a fact fitted again to measured runs whose value, unit, provenance, citation and
+        note did not move: only its derivation from runs (:class:`passprice.derivations.RunDerivation`: the runs and
+        the fit's errors) changed, as every fact of a stack re-fit does. A review lists such a fact in one line of
+        its file, not as a change (slip 53: a re-fit moving 2 of the stack's facts listed 7 as changed, 5 of them
+        "0.1 → 0.1")."""
+        if self.old is None or self.new is None or self.fields != ("derivation",):
+            return False
+        from passprice.derivations import RunDerivation
+
+        return isinstance(self.old.derivation, RunDerivation) and isinstance(self.new.derivation, RunDerivation)
+
+    @property
     def relative(self) -> float | None:
         """The relative change of the value in base units, (new − old) / old (``4.8 TB/s → 5 TB/s`` is
         +0.041 67); ``None`` for an added or removed fact, a zero old value, or a change of dimension."""
@@ -911,10 +924,35 @@ class FactChange:
             "weakened": self.weakened,
             "strengthened": self.strengthened,
             "to_verify": self.to_verify,
+            "refit_unmoved": self.refit_unmoved,
             # a moved derivation input that cancels out of the formula (moves nothing): audit's ``cancelled``
             "cancelled": ([{"input": n, "powers": list(p)} for n, p in _cancelled(self.new)]
                           if _moved_cancelling(self) else []),
         }
+
+
+def _folded(f: FileChange, c: FactChange) -> bool:
+    """Whether the review names ``c`` (of file ``f``) in its file's one line of facts fitted again unmoved rather
+    than as a change: :attr:`FactChange.refit_unmoved`, with no derived fact of the file reading it."""
+    return c.refit_unmoved and not any(d.input == c.path for d in f.dependants)
+
+
+def refit_line(f: FileChange, shown: Sequence[FactChange]) -> str | None:
+    """The review's one line for the facts of file ``f`` a re-fit wrote again unmoved (``None`` when none): how
+    many, their paths, and the change of their derivation: as the first listed fact's of ``shown`` (the file's
+    facts the review lists) that carries the same change, else said here (:func:`run_change`)."""
+    folded = [c for c in f.facts if _folded(f, c)]
+    if not folded:
+        return None
+    first = folded[0]
+    assert first.old is not None and first.new is not None
+    runs = run_change(first.old.derivation, first.new.derivation) or "changed"
+    same = next((c.path for c in shown if c.old is not None and c.new is not None and "derivation" in c.fields
+                 and run_change(c.old.derivation, c.new.derivation) == runs), None)
+    how = f"as {same}'s" if same is not None else runs
+    names = ", ".join(c.path for c in folded)
+    return (f"{_n(len(folded), 'more fact')} fitted again to the same value, provenance and citation (not listed as "
+            f"changed): {names}; derivation: {how}")
 
 
 def _cancelled(fact: Fact | None) -> tuple[tuple[str, tuple[int, ...]], ...]:
@@ -3087,8 +3125,15 @@ class Diff:
 
     @property
     def fact_changes(self) -> tuple[tuple[FileChange, FactChange], ...]:
-        """Every fact change, with its file."""
-        return tuple((f, c) for f in self.files for c in f.facts)
+        """Every fact change a review lists, with its file: all but the facts fitted again to the same value
+        (:attr:`refit_unmoved`, which ``--format json`` keeps in each file's ``facts``, marked)."""
+        return tuple((f, c) for f in self.files for c in f.facts if not _folded(f, c))
+
+    @property
+    def refit_unmoved(self) -> tuple[tuple[FileChange, FactChange], ...]:
+        """The facts a re-fit wrote again with the same value, provenance and citation (:attr:`FactChange.
+        refit_unmoved`), with their file: each file's are named in one line of the review."""
+        return tuple((f, c) for f in self.files for c in f.facts if _folded(f, c))
 
     @property
     def weakened(self) -> tuple[tuple[FileChange, FactChange], ...]:
@@ -3350,6 +3395,9 @@ class Diff:
             # grouped as every count beside them is (999 copies of a card: "16,983 facts added …, 15984 to verify")
             counts[0] += ((f", {weakened:,} weakened" if weakened else "")
                           + (f", {asked:,} to verify {in_source(asked)}" if asked else ""))
+            unmoved = sum(1 for f, _ in self.refit_unmoved if _FACT_KIND_OF.get(f.kind, "card") == kind)
+            if unmoved:  # a re-fit's facts written again unmoved: named in their file's line, not counted changed
+                counts[0] += f" ({unmoved:,} more fitted again unmoved)"
             parts += counts
         parts = parts or ["no fact changed"]
         if self.unsound:
@@ -3666,6 +3714,9 @@ def _compare(base: Side, head: Side) -> Diff:
 
     widened = {**scopes_widened(base, head, files), **scopes_copied(base, head, files)}
     lookalikes = lookalike_records(base, head, files)
+    for f in files:  # a measurement file's [source] table rewritten (slip 53: it read "(changed)" alone)
+        if f.status == "changed" and f.kind == "other" and _is_measurement(f.path):
+            noted.setdefault(f.path, []).extend(source_table_changes(base, head, f.path))
     records = added_records(head, files, recited, {p: lines for p, lines in noted.items() if lines})
     for f in files:
         if f.kind == "other" and f.status == "added" and f.renamed is not None:
@@ -4436,11 +4487,13 @@ def added_records(head: Side, files: Sequence[FileChange],
                 more = f"; and {len(asks) - MAX_ADDED_RUNS:,} more" if len(asks) > MAX_ADDED_RUNS else ""
                 parts.append(f"{_n(len(asks), 'measured run')} to verify {in_source(len(asks))}: "
                              + "; ".join(asks[:MAX_ADDED_RUNS]) + more)
-            notes = noted.get(f.path, ())
+            notes = [line for line in noted.get(f.path, ()) if not line.startswith("[source] ")]
             if notes:
                 more = f"; and {len(notes) - MAX_ADDED_RUNS:,} more" if len(notes) > MAX_ADDED_RUNS else ""
                 parts.append(f"{_n(len(notes), 'run note')} changed (listed: neither the fit nor a price reads a "
                              "note): " + "; ".join(notes[:MAX_ADDED_RUNS]) + more)
+            # its [source] table's keys rewritten (:func:`source_table_changes`), old → new
+            parts += [line for line in noted.get(f.path, ()) if line.startswith("[source] ")]
             out[f.path] = "; ".join(parts)
             continue
         if f.status != "added" or f.kind not in ("source", "checkpoint", "routing"):
@@ -4504,6 +4557,67 @@ def printable_title(text: str) -> str:
 
     shown = printable(text)
     return shown if len(shown) <= 120 else shown[:119] + "…"
+
+
+#: The most characters :func:`source_table_changes` shows of either side of a changed ``[source]`` text.
+SOURCE_TEXT_SHOWN = 60
+
+
+def _source_side(text: str, start: int) -> str:
+    """One side of a changed text from index ``start`` (``…`` before it when it is past the start), cut past
+    :data:`SOURCE_TEXT_SHOWN` characters with ``…``; as ``repr`` quotes it, each character that does not print
+    escaped."""
+    from passprice.errors import escaped
+
+    shown = text[start:start + SOURCE_TEXT_SHOWN]
+    return escaped(f"{'…' if start else ''}{shown!r}{'…' if len(text) > start + SOURCE_TEXT_SHOWN else ''}")
+
+
+def source_table_changes(base: Side, head: Side, rel: str) -> list[str]:
+    """What changed in the ``[source]`` table of the measurement file ``rel`` between BASE and HEAD (both holding it
+    and both reading as TOML), one line a key, in key order: ``[source] note: 'Every figure is …' → 'Each figure
+    is …'`` — each side from 20 characters before the first character that differs (``…`` before it when that is
+    past the start), cut past :data:`SOURCE_TEXT_SHOWN` characters with ``…``; ``[source] KEY added (…)`` /
+    ``removed``. Slip 53: a ``[source]`` note rewritten read "registry/measurements/X.toml (changed)" alone in the
+    review and the pull-request comment. Raises nothing."""
+    import tomllib
+
+    def table(side: Side) -> dict[str, Any] | None:
+        data = side.files.get(rel)
+        if data is None:
+            return None
+        try:
+            found = tomllib.loads(data.decode("utf-8")).get("source")
+        except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+            return None
+        return found if isinstance(found, dict) else None
+
+    was, now = table(base), table(head)
+    if was is None or now is None:
+        return []
+    out = []
+    for key in sorted({*was, *now}, key=str):
+        old, new = was.get(key), now.get(key)
+        if old == new:
+            continue
+        name = escaped_key(str(key))
+        if old is None:
+            out.append(f"[source] {name} added ({_source_side(str(new), 0)})")
+        elif new is None:
+            out.append(f"[source] {name} removed (was {_source_side(str(old), 0)})")
+        else:
+            a, b = str(old), str(new)
+            first = next((i for i in range(min(len(a), len(b))) if a[i] != b[i]), min(len(a), len(b)))
+            start = max(first - 20, 0)
+            out.append(f"[source] {name}: {_source_side(a, start)} → {_source_side(b, start)}")
+    return out
+
+
+def escaped_key(key: str) -> str:
+    """A TOML key as a review line names it: each character that does not print escaped, past 60 characters cut."""
+    from passprice.errors import escaped
+
+    return escaped(key if len(key) <= 60 else key[:59] + "…")
 
 
 def runs_to_verify(
@@ -5508,10 +5622,14 @@ def diff_text(d: Diff) -> str:
                 lines.append(f"  what      {d.added_records[f.path]}")
         if f.serving:
             lines += [f"  {c}" for c in f.serving]
+        elif f.kind == "serving" and f.status == "changed" and f.compared and f.renamed is None:
+            # slip 53: a comment added to a serving file read "changed" and nothing more
+            lines.append("  comments or layout only: every field of the serving reads as before")
         lines += [line for a in d.added_servings if a.path == f.path for line in a.text_lines()]
-        width = max((len(c.path) for c in f.facts), default=0)
+        rows = [c for c in f.facts if not _folded(f, c)]
+        width = max((len(c.path) for c in rows), default=0)
         said: dict[tuple[str, str, str], str] = {}  # a note's or derivation's change → the first fact shown with it
-        for c in f.facts:
+        for c in rows:
             head = f"  {c.path.ljust(width)}  {show(c.old)} → {show(c.new)}"
             what = _what(c)
             lines.append(f"{head}  ({what})  {_provenance(c)}")
@@ -5540,6 +5658,9 @@ def diff_text(d: Diff) -> str:
                     for d in derived
                     if d.finding is not None and d.finding.kind != "stale"
                 ]
+        refit = refit_line(f, rows)
+        if refit is not None:
+            lines.append(f"  {refit}")
         shown = {d.fact for d in f.dependants}
         lines += [f"  does not follow: {x.message}" for x in f.findings if x.path not in shown]
     files_left = d.errors_left_out()[1]
@@ -5976,6 +6097,9 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
               if hidden else []),
             "",
             *_fact_details(d, links),
+            *[f"- {markdown_code(f.path)}: {markdown_prose(line)}"
+              for f in {f.path: f for f, _ in d.refit_unmoved}.values()
+              if (line := refit_line(f, [c for c in f.facts if not _folded(f, c)])) is not None],
             *[f"- {markdown_code(f.name)} (added, {markdown_code(f.path)}): {added_shown[f.path]}"
               + (f" — ⚠️ **to verify**: {markdown_prose(d.widened[f.path][:MAX_ADDED_DETAIL])}"
                  if f.path in d.widened else "")

@@ -911,6 +911,31 @@ def _recomputed_text(before: str, entries: Sequence[tuple[str, Mapping[str, Any]
     return _dumped(document, before)
 
 
+def provenance_kept(edits: Sequence[FactEdit]) -> str | None:
+    """What ``fact recompute`` says of the provenance of the facts it recomputed (``edits``) that are not
+    ``derived`` (a measured share, a published figure written as a formula over its source's): each keeps its
+    provenance, one clause a provenance, with why: a recompute moves the value its formula gives from today's inputs,
+    not what the fact rests on, which is still the figure it cites (session 32's decision: writing ``derived`` broke
+    the README's recompute example, and a lock floored at ``measured`` refused the recomputed share). ``None`` when
+    every one is ``derived`` (or none was recomputed). Past 8 facts of one provenance, the first 8 are named and the
+    rest counted. Raises nothing."""
+    kept: dict[str, list[str]] = {}
+    for e in edits:
+        if e.new.provenance.value != "derived":
+            kept.setdefault(e.new.provenance.value, []).append(e.where.path)
+    if not kept:
+        return None
+
+    def named(paths: list[str]) -> str:  # a chain of 63 acceptances is named by its first 8 and counted
+        return ", ".join(paths[:8]) + (f" and {len(paths) - 8:,} more" if len(paths) > 8 else "")
+
+    stays = "; ".join(f"{named(paths)} {'stays' if len(paths) == 1 else 'stay'} {provenance}"
+                      for provenance, paths in kept.items())
+    return (f"provenance kept: {stays} (a recompute moves the value its formula gives from today's inputs, not what "
+            "the fact rests on: still the figure it cites, as its provenance says; `passprice fact set` changes the "
+            "provenance by hand)")
+
+
 def recompute_record(
     where: FactFile, schema_folder: Path | None = None, root: Root | None = None, keep_layout: bool = True
 ) -> list[FactEdit]:

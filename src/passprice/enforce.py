@@ -32,6 +32,7 @@ from passprice.registry import Root
 from passprice.servings import Resolved
 
 if TYPE_CHECKING:
+    from passprice.gguf_records import GGUFHeader
     from passprice.reproduce import Drift
     from passprice.stacks import Stack
 
@@ -164,6 +165,110 @@ class LockMismatch(LockRefusal):
             "priced": self.priced,
             "message": str(self),
         }
+
+
+class LockForged(LockRefusal):
+    """A lock whose own pinned inputs, priced with the code that wrote it (its ``pricing_model`` is the running
+    code's), do not give the price it records: its pins or its record were edited by hand and its digests
+    recomputed (slip 53). A price under it would look locked while resting on a record no registry state gave, so
+    every pricing command refuses it, as ``check`` and ``reproduce`` fail it (exit 1). ``lock``: its name;
+    ``source``: the file; ``first``: the first recorded field its pins do not give, ``recorded`` → ``pinned`` (what
+    the pins price)."""
+
+    name = "LockForged"
+
+    def __init__(self, lock: Lock, first: str, recorded: Any, pinned: Any, no_lock: bool = True) -> None:
+        self.lock = lock.name
+        self.source = lock.source
+        self.first = first
+        self.recorded = recorded
+        self.pinned = pinned
+        from passprice.errors import escaped
+
+        where = f" ({lock.source})" if lock.source else ""
+        super().__init__(
+            f"lock {lock.name}{where} is forged: its own pinned inputs, priced with the code that wrote it, do not "
+            f"give the price it records (first: {escaped(first)}: recorded {_forged_shown(recorded)}, its pins give "
+            f"{_forged_shown(pinned)}): it was edited by hand and its digests recomputed, so no price rests on it; "
+            "restore the lock from the last commit that holds it as written, or re-lock it through review "
+            f"(`passprice lock --update -o {shell_word(lock.source or lock.name)} --force`)"
+            + (", or price without the lock (--no-lock)" if no_lock else "")
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"refusal": "LockForged", "lock", "source", "first", "recorded", "pinned", "message"}``."""
+        return {"refusal": self.name, "lock": self.lock, "source": self.source, "first": self.first,
+                "recorded": self.recorded, "pinned": self.pinned, "message": str(self)}
+
+
+def _forged_shown(value: Any, most: int = 160) -> str:
+    """A recorded field's value for :class:`LockForged`'s one line: as a serving field is shown, each character that
+    does not print escaped (a forged ``rests_on`` key may hold a newline or a bidi control), cut past ``most``
+    characters with ``…``."""
+    from passprice.errors import escaped
+
+    text = escaped(_field_shown(value))
+    return text if len(text) <= most else text[: most - 1] + "…"
+
+
+def unpriced_record(lock: Lock, header: GGUFHeader) -> tuple[str, Any, Any] | None:
+    """Whether ``lock``'s record is what its own pinned inputs give: ``None`` when they give it (or the lock was
+    written by other code than the running one, whose move is no forgery: ``reproduce`` says which code moved it),
+    else the first recorded field they do not give, ``(field, recorded, pinned)`` (:meth:`Lock.compared`'s order,
+    ``refusal`` when the pins are refused). ``header``: the checkpoint the lock pins (its content digest the pinned
+    one). Prices once (a few ms: :func:`passprice.locks.priced`); the code's digest is computed only when the price
+    differs. Raises nothing."""
+    from passprice.errors import InputError
+    from passprice.locks import pinned_serving, priced
+    from passprice.serving import ServingRefusal
+
+    try:
+        now: Mapping[str, Any] = priced(lock.kind, header, lock.pinned_card(), pinned_serving(lock),
+                                        lock.pinned_stack())[0]
+    except ServingRefusal as e:
+        now = e.to_json()
+    except (InputError, ValueError, ArithmeticError):
+        return None  # pins that do not build a card or price: check says so (a lock that does not read)
+    first = next(((f, lock.price.get(f), now.get(f)) for f in lock.compared() if lock.price.get(f) != now.get(f)),
+                 None)
+    if first is None and "refusal" in now:
+        first = ("refusal", None, now["refusal"])
+    if first is None:
+        return None
+    from passprice.pins import pricing_model_digest
+
+    return first if lock.info.pricing_model == pricing_model_digest() else None
+
+
+def require_unforged(
+    root: Root, locks: Iterable[tuple[Lock, str]], header: GGUFHeader | None = None, no_lock: bool = True
+) -> None:
+    """Raise :class:`LockForged` for the first of ``locks`` whose record its pinned inputs do not give
+    (:func:`unpriced_record`), priced with ``header`` when its content is the one the lock pins (the checkpoint
+    priced, which :func:`guard` has checked), else with the lock's own checkpoint found in ``root``
+    (:func:`passprice.reproduce.find_checkpoint`; gone: nothing to price, ``reproduce`` says so). ``no_lock``:
+    whether the command takes ``--no-lock``, which the refusal then offers."""
+    from passprice.pins import checkpoint_digest
+
+    for lock, _ in locks:
+        pinned = header
+        if pinned is None or checkpoint_digest(pinned) != lock.checkpoint_pin.content:
+            from passprice.reproduce import find_checkpoint
+
+            pinned, _state = find_checkpoint(root, lock)
+        if pinned is None:
+            continue
+        first = unpriced_record(lock, pinned)
+        if first is not None:
+            raise LockForged(lock, *first, no_lock=no_lock)
+
+
+def require_unforged_files(root: Root, paths: Iterable[Path], no_lock: bool = True) -> None:
+    """:func:`require_unforged` of the lock files ``paths`` of ``root``, each read as ``check`` reads it and named
+    by its path in the registry (``compare``, which prices under no lock but names its serving's). Raises
+    :class:`LockForged`, and :class:`InputError` for a lock that does not read."""
+    require_unforged(root, [(attrs.evolve(read_lock_in(root, p), source=_shown(root, p)), _named(root, p))
+                            for p in paths], no_lock=no_lock)
 
 
 def serving_name(root: Root, ref: str | None) -> str | None:
@@ -983,8 +1088,23 @@ def guard(
     (:class:`CheckpointChanged`), as does one the registered serving no longer matches by card or checkpoint when
     no option overrode them (:class:`ServingChanged`): a change under a lock never turns it off.
 
+    A lock whose own pinned inputs do not give the price it records, under the code that wrote it (edited by hand,
+    digests recomputed), is refused (:class:`LockForged`, :func:`require_unforged`): a price under it would read as
+    locked (slip 53: ``price SERVING --lock L`` of such a lock said "floors hold, and the price is the one L
+    records", exit 0, while ``check`` and ``reproduce`` failed it).
+
     Raises :class:`LockMismatch` for an ``explicit`` lock of something else, :class:`CheckpointChanged` and
-    :class:`ServingChanged` as above, :class:`InputError` for a lock that does not read."""
+    :class:`ServingChanged` as above, :class:`LockForged` as above, :class:`InputError` for a lock that does not
+    read."""
+    g = _guard(root, serving, resolved, explicit, no_lock)
+    require_unforged(root, g.locks, resolved.header)
+    return g
+
+
+def _guard(
+    root: Root, serving: str | None, resolved: Resolved, explicit: str | None = None, no_lock: bool = False
+) -> Guard:
+    """:func:`guard` less the forgery check."""
     if explicit is not None:
         path = lock_path(root, explicit)
         lock = attrs.evolve(read_lock_in(root, path), source=_shown(root, path))

@@ -778,11 +778,22 @@ _TERMS = (
         "(`passprice lock --update`), or price without the lock (`--no-lock`).",
     ),
     Term(
+        "LockForged",
+        "refusal: a lock whose own pinned inputs do not give the price it records",
+        "A refusal under a lock: priced with the code that wrote it, the lock's own pinned inputs do not give the "
+        "price it records (a pinned fact or the record edited by hand and the digests recomputed), so no price rests "
+        "on it. Every pricing command refuses it (`price`, `best`, `max-batch`, `roofline`, `sweep`, `compare`, "
+        "`speculate`, `simulate`, `audit`), as `check` and `reproduce` fail it. Restore the lock from the last "
+        "commit that holds it as written, or re-lock it through review (`passprice lock --update`), or price "
+        "without it (`--no-lock`). A lock written by other code is not judged so: `reproduce` says which code moved "
+        "it.",
+    ),
+    Term(
         "LockRefusal",
-        "refusal by what a lock locks: LockMismatch, CheckpointChanged or ServingChanged",
+        "refusal by what a lock locks: LockMismatch, CheckpointChanged, ServingChanged or LockForged",
         "A refusal because of what a lock locks rather than a floor (`LockFloor`): the lock guards another serving, "
         "card or checkpoint (`LockMismatch`), or the checkpoint (`CheckpointChanged`) or serving (`ServingChanged`) "
-        "it locks changed since. Exit status 1.",
+        "it locks changed since, or its own pins do not give its record (`LockForged`). Exit status 1.",
     ),
     Term(
         "routing",
