@@ -400,3 +400,16 @@ def test_a_comment_added_to_a_serving_says_so(locked_repo: Path, tmp_path: Path)
     assert lines[1].startswith("no fact changed; 1 serving changed; no lock affected; 9 locks unaffected")
     at = lines.index("registry/servings/r1-qwen7b-h200.toml (serving r1-qwen7b-h200): changed")
     assert lines[at + 1] == "  comments or layout only: every field of the serving reads as before"
+
+
+def test_a_lock_kept_unforged_in_the_cache_is_refused_once_forged(tmp_path: Path) -> None:
+    # The verdict "its pins give its record" is kept under the lock's [lock] digest, so a warm price re-prices no
+    # lock; a lock forged after the honest one was kept has another digest and is re-priced and refused.
+    root = copy_root(tmp_path / "reg")
+    relock(root, "r1-qwen7b-h200", R1)
+    assert invoke("price", "r1-qwen7b-h200", root=root).exit_code == 0
+    assert invoke("price", "r1-qwen7b-h200", root=root).exit_code == 0  # warm: the kept verdict
+    forge_pin(root, R1, "memory.bandwidth", 5.0)
+    result = invoke("price", "r1-qwen7b-h200", root=root)
+    assert result.exit_code == 1, result.output
+    assert "LockForged: lock r1-qwen7b-h200" in result.output

@@ -198,7 +198,8 @@ def test_diff_of_a_revision_that_names_nothing_lists_the_branches(tmp_path: Path
 def test_the_audit_s_re_derived_figure_is_the_one_the_glossary_quotes() -> None:
     said = invoke("audit", "r1-qwen7b-h200")
     assert said.exit_code == 0, said.output
-    assert "memory.bandwidth               4.8 TB/s  published   published  at floor      +1.000      +0.000" in said.stdout
+    row = "memory.bandwidth               4.8 TB/s  published   published  at floor      +1.000      +0.000"
+    assert row in said.stdout
     assert "memory.bandwidth (of streams.read, streams.append) +0.000 re-derived" in said.stdout
     assert "(r1-qwen7b-h200's `memory.bandwidth`, +1.000 alone, is +0.000 re-derived;" in glossary.TERMS[
         "elasticity"].long

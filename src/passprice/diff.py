@@ -764,12 +764,15 @@ class FactChange:
         note did not move: only its derivation from runs (:class:`passprice.derivations.RunDerivation`: the runs and
         the fit's errors) changed, as every fact of a stack re-fit does. A review lists such a fact in one line of
         its file, not as a change (slip 53: a re-fit moving 2 of the stack's facts listed 7 as changed, 5 of them
-        "0.1 → 0.1")."""
+        "0.1 → 0.1"). Only a fit to other runs is one: a derivation whose runs read as before while its errors,
+        method or figure moved was edited, not fitted again (a fit of the same runs gives the same errors), and is
+        listed as a change (slip 48's hand-lowered errors read "no fact changed" otherwise)."""
         if self.old is None or self.new is None or self.fields != ("derivation",):
             return False
         from passprice.derivations import RunDerivation
 
-        return isinstance(self.old.derivation, RunDerivation) and isinstance(self.new.derivation, RunDerivation)
+        old, new = self.old.derivation, self.new.derivation
+        return isinstance(old, RunDerivation) and isinstance(new, RunDerivation) and old.runs != new.runs
 
     @property
     def relative(self) -> float | None:

@@ -240,6 +240,10 @@ def unpriced_record(lock: Lock, header: GGUFHeader) -> tuple[str, Any, Any] | No
     return first if lock.info.pricing_model == pricing_model_digest() else None
 
 
+#: The cache kind of a lock's verdict "its pins give its record" (:func:`require_unforged`).
+UNFORGED_KIND = "lock-unforged-1"
+
+
 def require_unforged(
     root: Root, locks: Iterable[tuple[Lock, str]], header: GGUFHeader | None = None, no_lock: bool = True
 ) -> None:
@@ -247,10 +251,19 @@ def require_unforged(
     (:func:`unpriced_record`), priced with ``header`` when its content is the one the lock pins (the checkpoint
     priced, which :func:`guard` has checked), else with the lock's own checkpoint found in ``root``
     (:func:`passprice.reproduce.find_checkpoint`; gone: nothing to price, ``reproduce`` says so). ``no_lock``:
-    whether the command takes ``--no-lock``, which the refusal then offers."""
+    whether the command takes ``--no-lock``, which the refusal then offers. A lock found unforged is kept so in the
+    cache of validated files under its ``[lock] digest`` (the running code's stamp in the key), so a warm run
+    prices no lock again."""
+    from passprice import cache
     from passprice.pins import checkpoint_digest
 
     for lock, _ in locks:
+        # the verdict is a function of the lock's bytes (its verified [lock] digest covers every pin and the
+        # record) and of the running code (the cache key's code stamp): kept once found, so a warm price does not
+        # re-price its locks (a stack lock's re-price imported the stack and decode modules on every price)
+        kept = cache.key(UNFORGED_KIND, b"", lock.info.digest.encode()) if lock.info.digest else None
+        if kept is not None and cache.read(kept) is not None:
+            continue
         pinned = header
         if pinned is None or checkpoint_digest(pinned) != lock.checkpoint_pin.content:
             from passprice.reproduce import find_checkpoint
@@ -261,6 +274,8 @@ def require_unforged(
         first = unpriced_record(lock, pinned)
         if first is not None:
             raise LockForged(lock, *first, no_lock=no_lock)
+        if kept is not None:
+            cache.store(kept, {"unforged": lock.info.digest})
 
 
 def require_unforged_files(root: Root, paths: Iterable[Path], no_lock: bool = True) -> None:

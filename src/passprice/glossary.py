@@ -1084,7 +1084,7 @@ _TERMS = (
     ),
     Term(
         "datapath",
-        "a unit of the card that does a pass's work at a rate: the integer array, the vector units, the scale lanes",
+        "a unit of the card doing a pass's work at a rate: the integer array, the vector units, the scale lanes",
         "A datapath does a kind of a pass's work at its `rate`: the integer matrix array (MAC/s: `array`), the f32 "
         "vector units (MAC/s: `vector`) and the block-scale lanes (cycle/s: `scale`); the float-matrix rates "
         "(`tensor.*`) join the array's term. `roofline` gives each datapath's rate and ridge point.",
