@@ -1031,7 +1031,7 @@ def read_lock(path: Path, schema_folder: Path | None = None) -> Lock:
     from passprice import cache
     from passprice.registry import schema_dir
 
-    data = schema.read_bytes(path)
+    data = schema.read_bytes(path, "lock")
     schema.require_size(path, "lock", len(data))  # a kept object answers for a file under the cap only (issue 13)
     folder = schema_folder or schema_dir()
     return cache.built(

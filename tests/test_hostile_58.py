@@ -1,0 +1,156 @@
+"""Attack round 58 (issue 13, hostile input): each input that escaped, built here and kept as a test.
+
+1. A registry file past its kind's cap was read whole (up to 64 MiB) before it was refused by its size: a 50 MB
+   checkpoint entry cost ``checkpoints`` 172 MiB and ``check`` 169 MiB at their peak. Now the open file's ``fstat``
+   refuses it before a byte is read, and at most ``cap + 1`` bytes are read when it holds more than it said.
+2. An 8 MiB checkpoint entry of one-key tables (1.06 million lines) cost ``tomllib`` 6.5-7 s and 594 MiB before
+   ``checkpoints`` printed its one line; one line of 4.2 million integers 9.6 s. Now counted before it is parsed.
+"""
+
+from __future__ import annotations
+
+import os
+import tracemalloc
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from hostile import REPO, prepare
+from passprice import files, schema
+from passprice.cli import cli
+from passprice.errors import InputError
+
+_ENTRY = "registry/checkpoints/gemma3-270m-q4_k_m.toml"
+
+
+# --- 1. Refused by the open file's size, never read whole ----------------------------------------------------------
+
+
+def test_a_50_mb_entry_is_refused_before_a_byte_is_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("PASSPRICE_MAX_HEADER_BYTES", raising=False)
+    path = tmp_path / "x.toml"
+    with open(path, "wb") as f:
+        f.truncate(50_000_000)  # sparse: reading it whole is what is measured against
+    tracemalloc.start()
+    try:
+        with pytest.raises(InputError) as caught:
+            schema.read_bytes(path, "checkpoint")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert str(caught.value) == (f"{path}: larger than 8 MiB, the most a checkpoint file may hold (50,000,000 bytes; "
+                                 "with PASSPRICE_MAX_HEADER_BYTES set, 64 MiB)")
+    assert peak < 1 << 20, peak  # was the whole file (50 MB) and more
+
+
+def test_a_file_holding_more_than_its_size_said_is_read_to_the_cap_only(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file that grew after its ``fstat`` (or reports no size, as ``/proc``'s do): read to ``cap + 1`` bytes, then
+    refused by the kind's own line."""
+    monkeypatch.delenv("PASSPRICE_MAX_HEADER_BYTES", raising=False)
+    path = tmp_path / "x.toml"
+    with open(path, "wb") as f:
+        f.truncate(50_000_000)
+    real = os.fstat
+
+    def small(fd: int) -> os.stat_result:
+        st = real(fd)
+        return os.stat_result((*st[:6], 10, *st[7:10]))  # st_size 10, the rest as it is
+
+    monkeypatch.setattr(files.os, "fstat", small)
+    tracemalloc.start()
+    try:
+        with pytest.raises(InputError) as caught:
+            schema.read_bytes(path, "checkpoint")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert str(caught.value) == (f"{path}: larger than 8 MiB, the most a checkpoint file may hold (8,388,609 bytes; "
+                                 "with PASSPRICE_MAX_HEADER_BYTES set, 64 MiB)")
+    assert peak < 20 << 20, peak  # the cap and a copy at most, not 50 MB
+
+
+@pytest.mark.parametrize(("rel", "args", "cap"), [
+    (_ENTRY, ["checkpoints"], "8 MiB, the most a checkpoint file may hold (50,000,000 bytes; with "
+                              "PASSPRICE_MAX_HEADER_BYTES set, 64 MiB)"),
+    (_ENTRY, ["check"], "8 MiB, the most a checkpoint file may hold (50,000,000 bytes; with "
+                        "PASSPRICE_MAX_HEADER_BYTES set, 64 MiB)"),
+    ("registry/servings/r1-qwen7b-h200.toml", ["price", "r1-qwen7b-h200"],
+     "256 KiB, the most a serving file may hold (50,000,000 bytes; PASSPRICE_MAX_FILE_BYTES=BYTES raises the cap)"),
+])
+def test_a_50_mb_registry_file_is_one_line_naming_its_cap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, rel: str,
+                                                          args: list[str], cap: str) -> None:
+    monkeypatch.delenv("PASSPRICE_MAX_HEADER_BYTES", raising=False)
+    root = prepare(tmp_path)
+    with open(root / rel, "r+b") as f:
+        f.truncate(50_000_000)
+    result = CliRunner().invoke(cli, ["--root", str(root), *args])
+    assert result.exit_code == 2, result.output
+    [line] = result.stderr.splitlines()
+    assert line.startswith("passprice: error: ") and line.endswith(f"{rel}: larger than {cap}"), line
+
+
+# --- 2. A checkpoint entry's lines and separators are counted before it is parsed -----------------------------------
+
+
+def _one_key_tables() -> bytes:
+    text = "".join(f"[t{i}]\na = 1\n" for i in range(600_000)).encode()[: 8 << 20]
+    return text[: text.rfind(b"\n") + 1]
+
+
+def test_an_entry_of_a_million_one_key_tables_is_refused_unparsed(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("PASSPRICE_MAX_HEADER_BYTES", raising=False)
+    root = prepare(tmp_path)
+    (root / _ENTRY).write_bytes(_one_key_tables())
+    result = CliRunner().invoke(cli, ["--root", str(root), "checkpoints"])
+    assert result.exit_code == 2, result.output
+    assert result.stderr.splitlines()[-1] == (
+        f"passprice: error: {_ENTRY}: 1,062,464 lines, past the 8,192 a checkpoint entry may hold (import writes one "
+        "a tensor, shard and metadata key): not parsed")
+
+
+@pytest.mark.parametrize(("variable", "cap", "said"), [
+    (None, "131,072", " (8 times as many with PASSPRICE_MAX_HEADER_BYTES set)"),
+    ("1000000000", "1,048,576", ""),
+])
+def test_an_entry_of_one_line_of_four_million_integers_is_refused_unparsed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, variable: str | None, cap: str, said: str) -> None:
+    if variable is None:
+        monkeypatch.delenv("PASSPRICE_MAX_HEADER_BYTES", raising=False)
+    else:
+        monkeypatch.setenv("PASSPRICE_MAX_HEADER_BYTES", variable)
+    path = tmp_path / "x.toml"
+    path.write_bytes(b"a = [" + b"1," * 4_000_000 + b"1]\n")
+    with pytest.raises(InputError) as caught:
+        schema.require_entry_shape(path, path.read_bytes())
+    assert str(caught.value) == (f"{path}: 4,000,002 separators (',', '=' and line ends outside strings), past the "
+                                 f"{cap} a checkpoint entry may hold{said}: not parsed")
+
+
+def test_separators_inside_strings_are_not_counted() -> None:
+    """A header's kept text may hold any number of commas: what ``import`` writes reads back."""
+    text = b'a = "' + b",=" * 200_000 + b'"\nb = \'' + b"," * 200_000 + b"'\nc = \"\\\",,,\"\n"
+    schema.require_entry_shape("x", text)
+    with pytest.raises(InputError, match=r"x: 400,\d+ separators"):  # a multi-line string: counted whole
+        schema.require_entry_shape("x", b'a = """' + b",=" * 200_000 + b'"""\n')
+
+
+def test_every_shipped_entry_is_well_under_the_counts() -> None:
+    for entry in sorted((REPO / "registry" / "checkpoints").glob("*.toml")):
+        data = entry.read_bytes()
+        assert data.count(b"\n") < schema.MAX_ENTRY_LINES // 4
+        assert data.count(b",") + data.count(b"=") + data.count(b"\n") < schema.MAX_ENTRY_SEPARATORS // 8
+        schema.require_entry_shape(entry, data)
+
+
+def test_import_refuses_an_entry_it_could_not_read_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from passprice.checkpoints import write_entry
+
+    monkeypatch.delenv("PASSPRICE_MAX_HEADER_BYTES", raising=False)
+    path = tmp_path / "registry" / "checkpoints" / "big.toml"
+    with pytest.raises(InputError, match=r"big.toml: 10,000 lines, past the 8,192 a checkpoint entry may hold .*"
+                                         r"\(it would not read back\): nothing written$"):
+        write_entry(path, "a = 1\n" * 10_000)
+    assert not path.exists()
