@@ -40,7 +40,7 @@ def test_a_50_mb_entry_is_refused_before_a_byte_is_read(tmp_path: Path, monkeypa
     finally:
         tracemalloc.stop()
     assert str(caught.value) == (f"{path}: larger than 8 MiB, the most a checkpoint file may hold (50,000,000 bytes; "
-                                 "with PASSPRICE_MAX_HEADER_BYTES set, 64 MiB)")
+                                 "with PASSPRICE_MAX_HEADER_BYTES set past 32 MiB, 64 MiB)")
     assert peak < 1 << 20, peak  # was the whole file (50 MB) and more
 
 
@@ -67,15 +67,15 @@ def test_a_file_holding_more_than_its_size_said_is_read_to_the_cap_only(tmp_path
     finally:
         tracemalloc.stop()
     assert str(caught.value) == (f"{path}: larger than 8 MiB, the most a checkpoint file may hold (8,388,609 bytes; "
-                                 "with PASSPRICE_MAX_HEADER_BYTES set, 64 MiB)")
+                                 "with PASSPRICE_MAX_HEADER_BYTES set past 32 MiB, 64 MiB)")
     assert peak < 20 << 20, peak  # the cap and a copy at most, not 50 MB
 
 
 @pytest.mark.parametrize(("rel", "args", "cap"), [
     (_ENTRY, ["checkpoints"], "8 MiB, the most a checkpoint file may hold (50,000,000 bytes; with "
-                              "PASSPRICE_MAX_HEADER_BYTES set, 64 MiB)"),
+                              "PASSPRICE_MAX_HEADER_BYTES set past 32 MiB, 64 MiB)"),
     (_ENTRY, ["check"], "8 MiB, the most a checkpoint file may hold (50,000,000 bytes; with "
-                        "PASSPRICE_MAX_HEADER_BYTES set, 64 MiB)"),
+                        "PASSPRICE_MAX_HEADER_BYTES set past 32 MiB, 64 MiB)"),
     ("registry/servings/r1-qwen7b-h200.toml", ["price", "r1-qwen7b-h200"],
      "256 KiB, the most a serving file may hold (50,000,000 bytes; PASSPRICE_MAX_FILE_BYTES=BYTES raises the cap)"),
 ])
@@ -112,7 +112,7 @@ def test_an_entry_of_a_million_one_key_tables_is_refused_unparsed(tmp_path: Path
 
 
 @pytest.mark.parametrize(("variable", "cap", "said"), [
-    (None, "131,072", " (8 times as many with PASSPRICE_MAX_HEADER_BYTES set)"),
+    (None, "131,072", " (8 times as many with PASSPRICE_MAX_HEADER_BYTES set past 32 MiB)"),
     ("1000000000", "1,048,576", ""),
 ])
 def test_an_entry_of_one_line_of_four_million_integers_is_refused_unparsed(
@@ -154,3 +154,55 @@ def test_import_refuses_an_entry_it_could_not_read_back(tmp_path: Path, monkeypa
                                          r"\(it would not read back\): nothing written$"):
         write_entry(path, "a = 1\n" * 10_000)
     assert not path.exists()
+
+
+# --- 4. PASSPRICE_MAX_HEADER_BYTES raises the entry's caps only when it raises the reader's ----------------------
+
+
+def test_the_schema_knows_the_header_readers_default_cap() -> None:
+    from passprice import gguf_header
+
+    assert schema.HEADER_READER_CAP == gguf_header.MAX_HEADER_BYTES
+
+
+@pytest.mark.parametrize(("value", "cap"), [
+    (None, 8 << 20), ("", 8 << 20), ("24", 8 << 20), ("33554432", 8 << 20), (" 33554433 ", 64 << 20),
+    ("1000000000", 64 << 20), ("0", 8 << 20), ("-1", 8 << 20), ("1e99", 8 << 20), ("abc", 8 << 20), ("9" * 40, 8 << 20),
+])
+def test_the_entry_cap_follows_the_header_readers_cap(monkeypatch: pytest.MonkeyPatch, value: str | None,
+                                                      cap: int) -> None:
+    """Set to 24 (a lower header cap, whose reader keeps less) it raised the entry cap to 64 MiB, and a 50 MB entry
+    was parsed; a value the reader refuses is refused before any command (below) and raises nothing here."""
+    if value is None:
+        monkeypatch.delenv("PASSPRICE_MAX_HEADER_BYTES", raising=False)
+    else:
+        monkeypatch.setenv("PASSPRICE_MAX_HEADER_BYTES", value)
+    assert schema.kind_cap("checkpoint") == cap
+
+
+@pytest.mark.parametrize(("value", "line"), [
+    ("0", "0 bytes is out of range: give a number of bytes from 24 to 9,223,372,036,854,775,807"),
+    ("-1", "'-1' is not a number of bytes (a whole number, at least 24)"),
+    ("1e99", "'1e99' is not a number of bytes (a whole number, at least 24)"),
+    ("abc", "'abc' is not a number of bytes (a whole number, at least 24)"),
+])
+def test_an_odd_header_cap_is_one_line_before_any_entry_is_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                value: str, line: str) -> None:
+    monkeypatch.setenv("PASSPRICE_MAX_HEADER_BYTES", value)
+    root = prepare(tmp_path)
+    result = CliRunner().invoke(cli, ["--root", str(root), "checkpoints"])
+    assert result.exit_code == 2, result.output
+    assert result.stdout == ""
+    assert result.stderr == f"passprice: error: PASSPRICE_MAX_HEADER_BYTES: {line}\n"
+
+
+def test_a_lower_header_cap_keeps_the_8_mib_entry_cap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PASSPRICE_MAX_HEADER_BYTES", "24")
+    root = prepare(tmp_path)
+    with open(root / _ENTRY, "r+b") as f:
+        f.truncate(9 << 20)
+    result = CliRunner().invoke(cli, ["--root", str(root), "checkpoints"])
+    assert result.exit_code == 2, result.output
+    assert result.stderr.splitlines()[-1] == (
+        f"passprice: error: {_ENTRY}: larger than 8 MiB, the most a checkpoint file may hold (9,437,184 bytes; with "
+        "PASSPRICE_MAX_HEADER_BYTES set past 32 MiB, 64 MiB)")

@@ -1095,11 +1095,25 @@ MAX_KIND_BYTES = {"checkpoint": MAX_TOML_BYTES}
 #: ``checkpoints`` 14 s and ``check`` 23 s (470 MiB) to parse (``tomllib``: 0.18 s of CPU a MB of a basic string, about
 #: 1.1 s a MB of one-key tables), which a registry file under the cap is never refused for.
 MAX_ENTRY_BYTES = 8 << 20
-#: ``passprice.gguf_header.CAP_VARIABLE`` (not imported: a price reads entries, never the header reader): set, it
-#: raises the reader's budgets, so an entry may hold up to :data:`MAX_TOML_BYTES`.
+#: ``passprice.gguf_header.CAP_VARIABLE`` (not imported: a price reads entries, never the header reader): set past the
+#: reader's default cap, it raises the reader's budgets, so an entry may hold up to :data:`MAX_TOML_BYTES`.
 HEADER_CAP_VARIABLE = "PASSPRICE_MAX_HEADER_BYTES"
 #: The environment variable that raises (or lowers) :data:`MAX_FILE_BYTES` for every kind it covers.
 FILE_BYTES_VARIABLE = "PASSPRICE_MAX_FILE_BYTES"
+
+
+#: ``passprice.gguf_header.MAX_HEADER_BYTES`` (not imported, as :data:`HEADER_CAP_VARIABLE`; a test holds them equal).
+HEADER_READER_CAP = 32 << 20
+
+
+def header_cap_raised() -> bool:
+    """Whether :data:`HEADER_CAP_VARIABLE` raises the header reader's cap: a whole number of bytes (ASCII digits,
+    blanks around them) past :data:`HEADER_READER_CAP`. Only then may a checkpoint entry hold more than
+    :data:`MAX_ENTRY_BYTES` (and :data:`MAX_ENTRY_SEPARATORS`): set to 24 (a lower cap, whose reader keeps less) it let
+    a 50 MB entry be parsed (attack round 58); a value the reader refuses (``0``, ``-1``, ``1e99``, text) is refused
+    before any command runs (:mod:`passprice.settings`) and raises nothing here. Raises nothing."""
+    digits = os.environ.get(HEADER_CAP_VARIABLE, "").strip()
+    return re.fullmatch(r"[0-9]{1,30}", digits, flags=re.ASCII) is not None and int(digits) > HEADER_READER_CAP
 
 
 def kind_cap(kind: str) -> int:
@@ -1109,7 +1123,7 @@ def kind_cap(kind: str) -> int:
     :data:`MAX_FILE_BYTES`. Raises :class:`InputError` when the variable is not a whole number of bytes from 1 to
     :data:`MAX_TOML_BYTES`."""
 
-    if kind == "checkpoint" and not os.environ.get(HEADER_CAP_VARIABLE):
+    if kind == "checkpoint" and not header_cap_raised():
         return MAX_ENTRY_BYTES
     if kind in MAX_KIND_BYTES:
         return MAX_KIND_BYTES[kind]
@@ -1138,7 +1152,7 @@ def require_size(where: object, kind: str, size: int) -> None:
     cap = kind_cap(kind)
     if size > cap:
         if kind == "checkpoint" and cap == MAX_ENTRY_BYTES:
-            how = f"; with {HEADER_CAP_VARIABLE} set, {_size(MAX_TOML_BYTES)}"
+            how = f"; with {HEADER_CAP_VARIABLE} set past {_size(HEADER_READER_CAP)}, {_size(MAX_TOML_BYTES)}"
         else:
             how = "" if kind in MAX_KIND_BYTES else f"; {FILE_BYTES_VARIABLE}=BYTES raises the cap"
         raise InputError(f"{where}: larger than {_size(cap)}, the most a {kind} file may hold ({size:,} bytes{how})")
@@ -1174,16 +1188,17 @@ def require_entry_shape(where: object, data: bytes) -> None:
             f"{where}: {lines:,} lines, past the {MAX_ENTRY_LINES:,} a checkpoint entry may hold (import writes one a "
             "tensor, shard and metadata key): not parsed"
         )
-    cap = MAX_ENTRY_SEPARATORS * (8 if os.environ.get(HEADER_CAP_VARIABLE) else 1)
+    cap = MAX_ENTRY_SEPARATORS * (8 if header_cap_raised() else 1)
     if data.count(b",") + data.count(b"=") + lines <= cap:
         return
     bare = data if b'"""' in data or b"'''" in data else _one_line_string().sub(b"", data)
     found = bare.count(b",") + bare.count(b"=") + lines
     if found > cap:
+        more = "" if cap > MAX_ENTRY_SEPARATORS else (
+            f" (8 times as many with {HEADER_CAP_VARIABLE} set past {_size(HEADER_READER_CAP)})")
         raise InputError(
             f"{where}: {found:,} separators (',', '=' and line ends outside strings), past the {cap:,} a checkpoint "
-            f"entry may hold{'' if cap > MAX_ENTRY_SEPARATORS else f' (8 times as many with {HEADER_CAP_VARIABLE} set)'}"
-            ": not parsed"
+            f"entry may hold{more}: not parsed"
         )
 
 
