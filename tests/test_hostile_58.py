@@ -10,6 +10,10 @@
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
+import sys
+import time
 import tracemalloc
 from pathlib import Path
 
@@ -206,3 +210,63 @@ def test_a_lower_header_cap_keeps_the_8_mib_entry_cap(tmp_path: Path, monkeypatc
     assert result.stderr.splitlines()[-1] == (
         f"passprice: error: {_ENTRY}: larger than 8 MiB, the most a checkpoint file may hold (9,437,184 bytes; with "
         "PASSPRICE_MAX_HEADER_BYTES set past 32 MiB, 64 MiB)")
+
+
+# --- 3. SIGTERM and SIGHUP in the first moments: one line, 128 + the signal ----------------------------------------
+
+_PTH = REPO / "src" / "passprice_sigint.pth"
+
+
+def _python(code: str, **kwargs: object) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                          **kwargs)  # type: ignore[call-overload]
+
+
+def _site_line(argv0: str) -> str:
+    """The .pth file's line run as ``site`` runs it, in a process whose ``argv[0]`` is ``argv0``."""
+    return f"import sys; sys.argv[0] = {argv0!r}; exec({_PTH.read_text(encoding='utf-8').strip()!r}); "
+
+
+@pytest.mark.parametrize("name", ["SIGTERM", "SIGHUP"])
+def test_a_signal_while_site_starts_is_one_line(name: str) -> None:
+    """Before, the default action: killed by the signal (status -15 / -1 to a caller), nothing said."""
+    number = getattr(signal, name)
+    done = _python(_site_line("/somewhere/bin/passprice")
+                   + f"import os, time; os.kill(os.getpid(), {number}); time.sleep(5); print('go on')")
+    assert (done.returncode, done.stdout, done.stderr) == (128 + number, "", "passprice: terminated\n")
+
+
+def test_passprice_takes_the_handlers_over_and_leaves_an_ignored_sighup_ignored() -> None:
+    done = _python(_site_line("/somewhere/bin/passprice")
+                   + "import signal as s; import passprice; "
+                   "print(s.getsignal(s.SIGTERM).__name__, s.getsignal(s.SIGHUP).__name__)")
+    assert done.stdout == "_interrupted _interrupted\n", done.stderr
+    done = _python(_site_line("/somewhere/bin/passprice")
+                   + "import signal as s; import passprice; "
+                   "print(s.getsignal(s.SIGTERM).__name__, s.getsignal(s.SIGHUP) == s.SIG_IGN)",
+                   preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN))
+    assert done.stdout == "_interrupted True\n", done.stderr
+    done = _python(_site_line("/somewhere/bin/pip") + "import signal as s; print(s.getsignal(s.SIGTERM) == s.SIG_DFL)")
+    assert done.stdout == "True\n", done.stderr
+
+
+@pytest.mark.parametrize("name", ["SIGTERM", "SIGHUP"])
+@pytest.mark.parametrize("delay", [0.05, 0.15, 0.3])
+def test_the_command_terminated_early_says_so(name: str, delay: float) -> None:
+    command = Path(sys.executable).parent / "passprice"
+    if not command.is_file():
+        pytest.skip("no passprice console script beside this interpreter")
+    env = {**os.environ, "PASSPRICE_NO_MEMO": "1"}  # a cold check takes seconds: the signal comes while it runs
+    process = subprocess.Popen([str(command), "--no-cache", "check"], cwd=REPO, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, env=env)  # fmt: skip
+    time.sleep(delay)
+    assert process.poll() is None, "the check ended before the signal: nothing was terminated"
+    number = getattr(signal, name)
+    process.send_signal(number)
+    _, err = process.communicate(timeout=60)
+    assert "Traceback" not in err
+    # At 0.05 s CPython's own start (before site reads the .pth) may still have the signal's default action
+    assert process.returncode == 128 + number or (delay < 0.1 and process.returncode == -number), (process.returncode,
+                                                                                                    err)
+    if process.returncode > 0:
+        assert err.endswith("passprice: terminated\n"), err

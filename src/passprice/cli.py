@@ -3912,7 +3912,8 @@ def main() -> None:
         raise Terminated(number)
 
     for name in ("SIGTERM", "SIGHUP"):
-        if hasattr(signal, name):
+        # One ignored (``nohup`` leaves SIGHUP ignored) stays ignored: the console script left it so (entry.early).
+        if hasattr(signal, name) and signal.getsignal(getattr(signal, name)) != signal.SIG_IGN:
             signal.signal(getattr(signal, name), terminated)
     if sys.stdout is None:  # started with standard output closed (`>&-`): what the command prints would be lost
         print("passprice: error: standard output is closed; nothing to print to", file=sys.stderr)
