@@ -270,3 +270,45 @@ def test_the_command_terminated_early_says_so(name: str, delay: float) -> None:
                                                                                                     err)
     if process.returncode > 0:
         assert err.endswith("passprice: terminated\n"), err
+
+
+# --- 4. What this session added: the lock digest lookup -------------------------------------------------------------
+
+_LOCK_DIGEST = "3400bdedac34c9e59210ce22452ae2921a74417eabcc6458ebe1e272dbd7c654"  # r1-qwen7b-h200's [lock] digest
+
+
+@pytest.mark.parametrize("body", [
+    "x = " + "[" * 100_000 + "]" * 100_000 + "\n",  # RecursionError: a traceback, exit 1
+    "x = " + "9" * 5000 + "\n",  # ValueError past Python's 4,300 digits: a traceback, exit 1
+    "a" + ".a" * 20_000 + " = 1\n",  # a 40 KB dotted key: 6.6 s of tomllib
+])
+@pytest.mark.parametrize("args", [["audit", "deadbeef12"], ["audit", "zz", "--batch", "3"]])
+def test_a_hostile_lock_file_beside_a_digest_lookup_is_passed_over(tmp_path: Path, body: str,
+                                                                   args: list[str]) -> None:
+    root = prepare(tmp_path)
+    (root / "locks" / "zz.lock.toml").write_text(body, encoding="utf-8")
+    result = CliRunner().invoke(cli, ["--root", str(root), *args])
+    assert result.exit_code == 2, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    [line] = result.stderr.splitlines()
+    if args[1] == "zz":
+        assert line.startswith("passprice: error: audit: --batch cannot apply to lock zz: "), line
+    else:
+        assert line.startswith(f"passprice: error: lock 'deadbeef12': no such file, and no lock in {root / 'locks'} "
+                               "has that [lock] digest"), line
+
+
+def test_the_whole_digest_of_two_copies_asks_for_a_name_not_more_digits(tmp_path: Path) -> None:
+    root = prepare(tmp_path)
+    (root / "locks" / "zcopy.lock.toml").write_bytes((root / "locks" / "r1-qwen7b-h200.lock.toml").read_bytes())
+    said = {}
+    for ref in (_LOCK_DIGEST[:8], f"sha256:{_LOCK_DIGEST}"):
+        result = CliRunner().invoke(cli, ["--root", str(root), "audit", ref])
+        assert result.exit_code == 2, result.output
+        said[ref] = result.stderr
+    assert said[_LOCK_DIGEST[:8]] == (
+        f"passprice: error: lock '3400bded': no such file; the [lock] digests of 2 locks in {root / 'locks'} begin "
+        "with it (r1-qwen7b-h200, zcopy): give more of the digest, or name the lock\n")
+    assert said[f"sha256:{_LOCK_DIGEST}"] == (
+        f"passprice: error: lock 'sha256:{_LOCK_DIGEST}': no such file; 2 locks in {root / 'locks'} have that "
+        "[lock] digest (r1-qwen7b-h200, zcopy: copies of one lock): name the lock by its name or file\n")
