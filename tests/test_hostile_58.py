@@ -312,3 +312,17 @@ def test_the_whole_digest_of_two_copies_asks_for_a_name_not_more_digits(tmp_path
     assert said[f"sha256:{_LOCK_DIGEST}"] == (
         f"passprice: error: lock 'sha256:{_LOCK_DIGEST}': no such file; 2 locks in {root / 'locks'} have that "
         "[lock] digest (r1-qwen7b-h200, zcopy: copies of one lock): name the lock by its name or file\n")
+
+
+def test_the_undated_warning_names_at_most_25_records() -> None:
+    """3,021 undated records (3,000 copies of one in a registry) made ``check``'s warning a line of 60 KB naming each;
+    ``sources`` lists them all."""
+    from passprice.sources import undated_line
+
+    ids = [f"s{i}" for i in range(3021)]
+    line = undated_line(ids)
+    assert line is not None and line.startswith(
+        f'3,021 source records say retrieved = "unknown" ({", ".join(ids[:20])} and 3,001 more): no date is recorded')
+    assert f"({', '.join(ids[:25])}): " in (undated_line(ids[:25]) or "")
+    assert undated_line(["a"]) is not None and undated_line(["a"]).startswith(  # type: ignore[union-attr]
+        '1 source record says retrieved = "unknown" (a): ')
