@@ -326,3 +326,42 @@ def test_the_undated_warning_names_at_most_25_records() -> None:
     assert f"({', '.join(ids[:25])}): " in (undated_line(ids[:25]) or "")
     assert undated_line(["a"]) is not None and undated_line(["a"]).startswith(  # type: ignore[union-attr]
         '1 source record says retrieved = "unknown" (a): ')
+
+
+# --- 4. What this session added: header's kept array offsets --------------------------------------------------------
+
+
+@pytest.mark.parametrize("spans", [
+    {"tokenizer.ggml.tokens": (0, 10**12)},  # past the file
+    {"tokenizer.ggml.tokens": (50, 10)},  # backwards
+    {"tokenizer.ggml.tokens": (-5, 10)},
+    {"tokenizer.ggml.tokens": ("0", "9")},
+    {"tokenizer.ggml.tokens": (0.5, 9.5)},
+    {"tokenizer.ggml.tokens": (0,)},
+    {"t.after": (0, 8)},  # not a long array
+    {"nowhere": (0, 8)},
+    {},  # the long array's offsets not kept
+    ["not", "a", "dict"],
+])
+def test_forged_kept_offsets_are_a_miss_and_the_header_is_parsed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                  spans: object) -> None:
+    """A cache entry kept without the digests whose offsets point past the header, backwards or at nothing: a miss,
+    and the digests read with them are the ones parsing gives."""
+    from test_header_seen_before import write
+
+    from passprice import cache, gguf_header
+
+    monkeypatch.setenv("PASSPRICE_CACHE_DIR", str(tmp_path / "cache"))
+    gguf_header.clear_cache()
+    path = write(tmp_path / "h.gguf")
+    expected = gguf_header.read_header(path, cache=False)  # parsed, with its digests
+    gguf_header.read_header(path, array_digests=False)  # keeps the entry with its offsets
+    gguf_header.clear_cache()
+    real, cap = os.path.realpath(path), gguf_header.header_cap()
+    kept = cache.kept_object(gguf_header._KEPT_KIND, gguf_header._kept_data(real, cap), tuple)
+    assert kept is not None and kept[9] is not None
+    cache.keep_object(gguf_header._KEPT_KIND, gguf_header._kept_data(real, cap), (*kept[:9], spans))
+    assert gguf_header._seen_before(real, path, cap) is None
+    again = gguf_header.read_header(path)
+    assert again.metadata == expected.metadata
+    assert again.metadata["tokenizer.ggml.tokens"].sha256 == expected.metadata["tokenizer.ggml.tokens"].sha256
