@@ -347,9 +347,8 @@ def test_forged_kept_offsets_are_a_miss_and_the_header_is_parsed(tmp_path: Path,
                                                                   spans: object) -> None:
     """A cache entry kept without the digests whose offsets point past the header, backwards or at nothing: a miss,
     and the digests read with them are the ones parsing gives."""
-    from test_header_seen_before import write
-
     from passprice import cache, gguf_header
+    from test_header_seen_before import write
 
     monkeypatch.setenv("PASSPRICE_CACHE_DIR", str(tmp_path / "cache"))
     gguf_header.clear_cache()
@@ -365,3 +364,22 @@ def test_forged_kept_offsets_are_a_miss_and_the_header_is_parsed(tmp_path: Path,
     again = gguf_header.read_header(path)
     assert again.metadata == expected.metadata
     assert again.metadata["tokenizer.ggml.tokens"].sha256 == expected.metadata["tokenizer.ggml.tokens"].sha256
+
+
+# --- 4. What this session added: synth -o's advice ------------------------------------------------------------------
+
+
+def test_synth_advice_for_a_configuration_named_like_an_option_runs(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """``synth -o out.gguf -- -x.json`` advised ``passprice synth -x.json --mix Q4_K_M --import NAME``, which is
+    refused: "No such option '-x'"."""
+    root = prepare(tmp_path)
+    config = REPO / "examples" / "configs" / "deepseek-r1-distill-qwen-7b.json"
+    (tmp_path / "-x.json").write_bytes(config.read_bytes())
+    monkeypatch.chdir(tmp_path)
+    made = CliRunner().invoke(cli, ["--root", str(root), "synth", "-o", "out.gguf", "--", "-x.json"])
+    assert made.exit_code == 0, made.output
+    [advice] = [line for line in made.stdout.splitlines() if "not imported" in line]
+    assert advice.startswith("  not imported: `passprice synth ./-x.json --mix Q4_K_M --import NAME` imports"), advice
+    again = CliRunner().invoke(cli, ["--root", str(root), "synth", "./-x.json", "--mix", "Q4_K_M", "--import", "x"])
+    assert again.exit_code == 0, again.output

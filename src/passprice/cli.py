@@ -1321,7 +1321,8 @@ def synth_command(
         # this registry" and never said synthetic, so its prices, locks and audits read as a real checkpoint's
         from passprice.enforce import command_span
 
-        words = ["passprice", "synth", str(config), "--mix", built.mix.value]
+        shown = str(config) if not str(config).startswith("-") else f"./{config}"  # `-x.json`: an option (round 58)
+        words = ["passprice", "synth", shown, "--mix", built.mix.value]
         words += (["--mla", mla] if mla != "split" else []) + (["--no-mtp"] if no_mtp else [])
         again = command_span([*words, "--import", "NAME"])
         click.echo(f"  not imported: {again} imports it with an origin that says it is synthetic; `passprice "
