@@ -1172,8 +1172,10 @@ MAX_ENTRY_SEPARATORS = 1 << 17
 
 @functools.cache
 def _one_line_string() -> re.Pattern[bytes]:
-    """A TOML basic or literal string on one line (its escapes kept inside it)."""
-    return re.compile(rb'"(?:[^"\\\n]|\\.)*"|\'[^\'\n]*\'')
+    """A TOML basic or literal string on one line (its escapes kept inside it), or one left open taken to the end of
+    its line: every string start matches at once, so no start is scanned twice (a pattern needing the closing quote
+    re-scanned the rest of the line from each quote of ``"\\"\\"\\"…`` left open: 1.8 s for 300 KB, round 58)."""
+    return re.compile(rb'"(?:[^"\\\n]|\\[^\n])*\\?(?:"|(?=\n)|\Z)|\'[^\'\n]*(?:\'|(?=\n)|\Z)')
 
 
 def require_entry_shape(where: object, data: bytes) -> None:
