@@ -263,7 +263,7 @@ def test_a_checkpoint_entry_past_8_mib_is_refused_unparsed(tmp_path: Path, monke
     assert result.exit_code == 2, result.output
     assert result.stderr == (
         "passprice: error: registry/checkpoints/gemma3-270m-q4_k_m.toml: larger than 8 MiB, the most a checkpoint "
-        "file may hold (9,437,191 bytes; with PASSPRICE_MAX_HEADER_BYTES set, 64 MiB)\n")
+        "file may hold (9,437,191 bytes; with PASSPRICE_MAX_HEADER_BYTES set past 32 MiB, 64 MiB)\n")
 
 
 def test_import_refuses_an_entry_that_would_not_read_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

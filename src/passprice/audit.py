@@ -575,10 +575,8 @@ def lock_options_problem(root: Root, target: str, given: Sequence[tuple[str, str
     with them. ``None`` for a digest no lock (or several) here has, whose own error (no such lock) says more.
     Left32: ``audit DIGEST --batch 3`` said the digest "is a lock", and ``--no-host-memory`` on a lock was ignored,
     exit 0. Raises nothing."""
-    import tomllib
-
     from passprice.files import is_there, shell_word
-    from passprice.locks import DIGEST_REF, digest_owners, locked_serving
+    from passprice.locks import DIGEST_REF, digest_owners, lock_file_document, locked_serving
 
     named = target
     path = root.locks / f"{target}.lock.toml"
@@ -597,13 +595,10 @@ def lock_options_problem(root: Root, target: str, given: Sequence[tuple[str, str
         named = f"lock {lock} (whose [lock] digest {target} is)"
     else:
         return None
-    from passprice import schema
-    from passprice.errors import InputError
-
-    try:  # as a lock is read: a regular file, its size bounded (a FIFO named x.lock.toml is refused, never opened)
-        serving = locked_serving(tomllib.loads(schema.read_bytes(path).decode("utf-8")), lock)
-    except (InputError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-        serving = None  # the audit without the options says what is wrong with the file
+    # As a lock is read (lock_file_document: a FIFO named x.lock.toml refused unopened, its size and parse bounded); one
+    # that does not read: the audit without the options says what is wrong with the file.
+    document = lock_file_document(path)
+    serving = locked_serving(document, lock) if document is not None else None
     options = [option for option, _ in given]
     what = sorted({_PINNED_BY_OPTION.get(option, "serving's choices") for option in options})
     words = " ".join(text for _, text in given)

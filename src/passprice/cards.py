@@ -343,7 +343,7 @@ def _load_card(root: Root, ref: str) -> Card:
     from passprice.sources import untraceable_sources
 
     path = card_path(root, ref)
-    data = schema.read_bytes(path)
+    data = schema.read_bytes(path, "card")
     card = read_card(root, path, data)
     # The sources it cites are looked up in the registry on every read, as they may change without the card.
     source = str(path).encode("utf-8", "surrogateescape")
@@ -365,7 +365,7 @@ def read_card(root: Root, path: Path, data: bytes | None = None) -> Card:
     Raises :class:`InputError` or :class:`passprice.errors.SchemaError` as :func:`load_card`."""
     from passprice import cache
 
-    raw = schema.read_bytes(path) if data is None else data
+    raw = schema.read_bytes(path, "card") if data is None else data
     name = entry_name(path)
     if "," in name:  # round 18: `compare --cards a,b` compared cards a and b, never the card "a,b"
         from passprice.files import shown

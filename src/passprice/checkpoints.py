@@ -620,7 +620,7 @@ def _load_entry(path: Path, root: Root) -> GGUFHeader:
     # being hashed again (a bytes object keeps its hash).
     from passprice import snapshot
 
-    data = schema.read_bytes(path)
+    data = schema.read_bytes(path, "checkpoint")
     if snapshot.active():
         key = ("checkpoint", os.fspath(path), str(root.schema), data)
         return snapshot.made(key, lambda: _kept_entry(path, root, data))
@@ -756,7 +756,7 @@ def checkpoint_label(root: Root, ref: str, key: str) -> str | None:
         path, is_entry = checkpoint_file(root, ref)
         if not is_entry:
             return None
-        data = schema.read_bytes(path)
+        data = schema.read_bytes(path, "checkpoint")
     except (InputError, OSError, ValueError):
         return None
     from passprice import cache
@@ -900,7 +900,7 @@ def entry_row(root: Root, name: str) -> dict[str, Any]:
     path = entry_path(root, name)
     if name.endswith(".toml") or not path.is_file():
         return listing_row(name, load_checkpoint(root, name))
-    data = schema.read_bytes(path)
+    data = schema.read_bytes(path, "checkpoint")
     return cache.validated(
         "checkpoint+summary",
         root.schema / "checkpoint.schema.json",
@@ -917,13 +917,17 @@ def write_entry(path: str | os.PathLike[str], text: str, force: bool = False) ->
     (:func:`passprice.schema.require_link_inside`: the entry would not read back), ``text`` is past what an entry may
     hold (:func:`passprice.schema.kind_cap`: it would not read back either), or the folder cannot be written.
     """
-    from passprice.schema import kind_cap, require_link_inside
+    from passprice.schema import kind_cap, require_entry_shape, require_link_inside
 
     require_link_inside(Path(path))
-    size = len(text.encode("utf-8", "surrogateescape"))
-    if size > (cap := kind_cap("checkpoint")):  # it would not read back (attack round 57)
+    data = text.encode("utf-8", "surrogateescape")
+    if (size := len(data)) > (cap := kind_cap("checkpoint")):  # it would not read back (attack round 57)
         raise InputError(f"{path}: the entry would hold {size:,} bytes, past the {cap:,} a checkpoint entry may hold "
                          "(it would not read back): nothing written")
+    try:
+        require_entry_shape(path, data)  # nor would this (attack round 58)
+    except InputError as e:
+        raise InputError(f"{e} (it would not read back): nothing written") from None
     require_no_lookalike(Path(path))
     make_folder(Path(path).parent)
     write_atomically(Path(path), text, force)

@@ -1321,7 +1321,8 @@ def synth_command(
         # this registry" and never said synthetic, so its prices, locks and audits read as a real checkpoint's
         from passprice.enforce import command_span
 
-        words = ["passprice", "synth", str(config), "--mix", built.mix.value]
+        shown = str(config) if not str(config).startswith("-") else f"./{config}"  # `-x.json`: an option (round 58)
+        words = ["passprice", "synth", shown, "--mix", built.mix.value]
         words += (["--mla", mla] if mla != "split" else []) + (["--no-mtp"] if no_mtp else [])
         again = command_span([*words, "--import", "NAME"])
         click.echo(f"  not imported: {again} imports it with an origin that says it is synthetic; `passprice "
@@ -3926,7 +3927,8 @@ def main() -> None:
         raise Terminated(number)
 
     for name in ("SIGTERM", "SIGHUP"):
-        if hasattr(signal, name):
+        # One ignored (``nohup`` leaves SIGHUP ignored) stays ignored: the console script left it so (entry.early).
+        if hasattr(signal, name) and signal.getsignal(getattr(signal, name)) != signal.SIG_IGN:
             signal.signal(getattr(signal, name), terminated)
     if sys.stdout is None:  # started with standard output closed (`>&-`): what the command prints would be lost
         print("passprice: error: standard output is closed; nothing to print to", file=sys.stderr)

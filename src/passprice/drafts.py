@@ -86,7 +86,7 @@ def load_draft_method(root: Root, ref: str) -> DraftMethod:
     from passprice.sources import require_sources
 
     path = draft_path(root, ref)
-    raw = schema.read_bytes(path)
+    raw = schema.read_bytes(path, "draft")
     schema.require_size(path, "draft", len(raw))  # a kept object answers for a file under the cap only (issue 13)
 
     def build() -> DraftMethod:

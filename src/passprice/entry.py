@@ -31,8 +31,9 @@ else:
 
 
 def _interrupted(number: int, frame: FrameType | None) -> None:
-    """Ctrl-C before the command line runs: one line on stderr, exit 130 (128 + SIGINT), nothing to clean up."""
-    os.write(2, b"passprice: interrupted\n")
+    """Ctrl-C before the command line runs: one line on stderr, exit 130 (128 + SIGINT), nothing to clean up; SIGTERM
+    or SIGHUP there (:func:`early`): ``passprice: terminated``, exit 128 + its number, as during a command."""
+    os.write(2, b"passprice: interrupted\n" if number == signal.SIGINT else b"passprice: terminated\n")
     os._exit(128 + number)
 
 
@@ -66,9 +67,18 @@ def early() -> None:
     into ``passprice cards`` at load 6 on 2 cores, 40 printed a traceback before, 20 after, none past 35 ms (all in
     CPython's own ``io``/``site`` start, before any ``.pth`` runs; README, exit status)."""
     current = signal.getsignal(signal.SIGINT)
-    if _console() and (current is signal.default_int_handler
-                       or getattr(current, "__name__", None) == SITE_HANDLER):
+    if not _console():
+        return
+    if current is signal.default_int_handler or getattr(current, "__name__", None) == SITE_HANDLER:
         signal.signal(signal.SIGINT, _interrupted)
+    # SIGTERM and SIGHUP likewise, where their action is the default (one ignored, as ``nohup`` leaves SIGHUP, stays
+    # ignored): until :func:`passprice.cli.main` put its handler in place, about 0.3 s in, either killed the process
+    # with no line (attack round 58; the .pth covers them from ``site`` on too). No file is written before then.
+    for number in (getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None)):
+        if number is not None:
+            current = signal.getsignal(number)
+            if current == signal.SIG_DFL or getattr(current, "__name__", None) == SITE_HANDLER:
+                signal.signal(number, _interrupted)
 
 
 def utf8_names() -> None:

@@ -166,14 +166,19 @@ def open_regular(path: Path | str, buffering: int = -1) -> BinaryIO:
         raise
 
 
-def read_regular(path: Path | str, limit: int) -> bytes:
+def read_regular(path: Path | str, limit: int, refuse: Callable[[int], None] | None = None) -> bytes:
     """The bytes of the regular file ``path`` (:func:`open_regular`), refused past ``limit`` bytes without reading
-    further: one whose size says so before a byte is read (the line naming its size). Raises :class:`InputError`
-    naming ``path``."""
+    further: one whose size says so before a byte is read (the line naming its size; the size is the open
+    descriptor's ``fstat``, so a file swapped between a ``stat`` of its path and the read cannot slip past), and one
+    that holds more than it said after ``limit + 1`` bytes. ``refuse``, when given, is called first with the size
+    found past ``limit`` and raises the caller's own line (a kind's cap, :func:`passprice.schema.require_size`).
+    Raises :class:`InputError` naming ``path``."""
     with open_regular(path) as handle:
         try:
             size = os.fstat(handle.fileno()).st_size
             if size > limit:  # said so unread: a 1 GB sparse file in locks/ read 64 MiB of zeros first (attack 55)
+                if refuse is not None:
+                    refuse(size)
                 raise InputError(f"{shown(path)}: larger than {limit:,} bytes: not a passprice file ({size:,} bytes)")
             # A buffer of the file's size, not of the limit (tens of MB allocated and given back on every read cost
             # more than reading a small file); read on to the limit when the file holds more than it said (it grew,
@@ -184,6 +189,8 @@ def read_regular(path: Path | str, limit: int) -> bytes:
         except OSError as e:
             raise InputError(f"{shown(path)}: cannot read: {_why(e)}") from None
     if len(data) > limit:
+        if refuse is not None:
+            refuse(len(data))
         raise InputError(f"{shown(path)}: larger than {limit:,} bytes: not a passprice file")
     return data
 

@@ -1034,7 +1034,7 @@ def read_lock(path: Path, schema_folder: Path | None = None, batch: str | None =
     from passprice import cache
     from passprice.registry import schema_dir
 
-    data = schema.read_bytes(path)
+    data = schema.read_bytes(path, "lock")
     schema.require_size(path, "lock", len(data))  # a kept object answers for a file under the cap only (issue 13)
     folder = schema_folder or schema_dir()
     return cache.built(
@@ -1298,21 +1298,31 @@ def lock_path(root: Root, ref: str) -> Path:
 DIGEST_REF = re.compile(r"^(?:sha256:)?[0-9a-fA-F]{8,64}$")
 
 
+def lock_file_document(path: Path) -> dict[str, Any] | None:
+    """The parsed TOML of the lock file ``path`` read as a lock is read (a regular file under a lock's cap, refused
+    unopened otherwise, :func:`passprice.schema.read_bytes`; parsed by :func:`passprice.schema.toml_loads`), not
+    validated; ``None`` when it does not read (the caller passes it over: ``check`` or the lock's own read reports
+    it). ``tomllib`` alone raised ``RecursionError`` (a lock file of ``x = [[[…]]]`` 10^5 deep) and ``ValueError``
+    (an integer of 5,000 digits) as tracebacks from ``audit DIGEST``, and spent 6.6 s on a 40 KB dotted key of 20,000
+    parts (attack round 58). Raises nothing."""
+    import tomllib
+
+    try:
+        return schema.toml_loads(schema.read_bytes(path, "lock").decode("utf-8"))
+    except (InputError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None
+
+
 def digest_owners(root: Root, ref: str, files: Iterable[str]) -> list[str]:
     """The names, of ``files`` (lock names in ``root/locks``), of the locks whose ``[lock] digest`` is ``ref`` or
     begins with it (``ref``: :data:`DIGEST_REF`, ``sha256:`` optional, any case). A lock file that does not read, or
     is no regular file (a FIFO named ``x.lock.toml``: refused unopened, :func:`passprice.schema.read_bytes`), is
     passed over (``check`` reports it). Raises nothing."""
-    import tomllib
-
     wanted = ref.lower().removeprefix("sha256:")
     found = []
     for name in files:
-        try:
-            data = schema.read_bytes(root.locks / f"{name}.lock.toml")
-            table = tomllib.loads(data.decode("utf-8")).get("lock")
-        except (InputError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-            continue
+        document = lock_file_document(root.locks / f"{name}.lock.toml")
+        table = document.get("lock") if document is not None else None
         digest = table.get("digest") if isinstance(table, Mapping) else None
         if isinstance(digest, str) and digest.lower().removeprefix("sha256:").startswith(wanted):
             found.append(name)
@@ -1329,6 +1339,9 @@ def digest_ref_problem(root: Root, ref: str, files: list[str], known: str) -> st
     if len(found) == 1:
         return (f"lock {ref!r}: no such file; it is the [lock] digest of lock {found[0]} in {root.locks}: name the "
                 f"lock by its name or file, {found[0]}")
+    if found and len(ref.removeprefix("sha256:")) == 64:  # the whole digest: more cannot be given (round 58)
+        return (f"lock {ref!r}: no such file; {len(found)} locks in {root.locks} have that [lock] digest "
+                f"({', '.join(found)}: copies of one lock): name the lock by its name or file")
     if found:
         return (f"lock {ref!r}: no such file; the [lock] digests of {len(found)} locks in {root.locks} begin with "
                 f"it ({', '.join(found)}): give more of the digest, or name the lock")
@@ -1534,7 +1547,7 @@ def _lock_index(root: Root) -> tuple[tuple[tuple[Path, str | None], ...], tuple[
         for name, path, stamp in files:
             try:
                 # read here, not through the snapshot's kept bytes: only the serving's own locks are read again
-                ok, serving = _locks_serving(name, schema.read_unkept(path)) if stamp is not None else (False, None)
+                ok, serving = _locks_serving(name, schema.read_unkept(path, "lock")) if stamp is not None else (False, None)
             except InputError:
                 ok, serving = False, None
             if ok:

@@ -549,7 +549,7 @@ def read_elsewhere(root: Root, end: str) -> str | None:
     import tomllib
 
     from passprice.files import read_regular
-    from passprice.schema import MAX_FILE_BYTES
+    from passprice.schema import MAX_FILE_BYTES, toml_loads
 
     try:
         with os.scandir(root.sources) as entries:
@@ -558,7 +558,7 @@ def read_elsewhere(root: Root, end: str) -> str | None:
         return None
     for name in records:
         try:
-            document = tomllib.loads(read_regular(root.sources / name, MAX_FILE_BYTES).decode("utf-8"))
+            document = toml_loads(read_regular(root.sources / name, MAX_FILE_BYTES).decode("utf-8"))
             cited = document["source"]["path"]
             if not isinstance(cited, str):
                 continue

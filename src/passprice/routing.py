@@ -180,7 +180,7 @@ def load_routing(root: Root, ref: str) -> Routing:
     from passprice.sources import require_sources
 
     path = routing_path(root, ref)
-    raw = schema.read_bytes(path)
+    raw = schema.read_bytes(path, "routing")
     schema.require_size(path, "routing", len(raw))  # a kept object answers for a file under the cap only (issue 13)
 
     def build() -> Routing:

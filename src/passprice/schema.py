@@ -1095,11 +1095,25 @@ MAX_KIND_BYTES = {"checkpoint": MAX_TOML_BYTES}
 #: ``checkpoints`` 14 s and ``check`` 23 s (470 MiB) to parse (``tomllib``: 0.18 s of CPU a MB of a basic string, about
 #: 1.1 s a MB of one-key tables), which a registry file under the cap is never refused for.
 MAX_ENTRY_BYTES = 8 << 20
-#: ``passprice.gguf_header.CAP_VARIABLE`` (not imported: a price reads entries, never the header reader): set, it
-#: raises the reader's budgets, so an entry may hold up to :data:`MAX_TOML_BYTES`.
+#: ``passprice.gguf_header.CAP_VARIABLE`` (not imported: a price reads entries, never the header reader): set past the
+#: reader's default cap, it raises the reader's budgets, so an entry may hold up to :data:`MAX_TOML_BYTES`.
 HEADER_CAP_VARIABLE = "PASSPRICE_MAX_HEADER_BYTES"
 #: The environment variable that raises (or lowers) :data:`MAX_FILE_BYTES` for every kind it covers.
 FILE_BYTES_VARIABLE = "PASSPRICE_MAX_FILE_BYTES"
+
+
+#: ``passprice.gguf_header.MAX_HEADER_BYTES`` (not imported, as :data:`HEADER_CAP_VARIABLE`; a test holds them equal).
+HEADER_READER_CAP = 32 << 20
+
+
+def header_cap_raised() -> bool:
+    """Whether :data:`HEADER_CAP_VARIABLE` raises the header reader's cap: a whole number of bytes (ASCII digits,
+    blanks around them) past :data:`HEADER_READER_CAP`. Only then may a checkpoint entry hold more than
+    :data:`MAX_ENTRY_BYTES` (and :data:`MAX_ENTRY_SEPARATORS`): set to 24 (a lower cap, whose reader keeps less) it let
+    a 50 MB entry be parsed (attack round 58); a value the reader refuses (``0``, ``-1``, ``1e99``, text) is refused
+    before any command runs (:mod:`passprice.settings`) and raises nothing here. Raises nothing."""
+    digits = os.environ.get(HEADER_CAP_VARIABLE, "").strip()
+    return re.fullmatch(r"[0-9]{1,30}", digits, flags=re.ASCII) is not None and int(digits) > HEADER_READER_CAP
 
 
 def kind_cap(kind: str) -> int:
@@ -1109,7 +1123,7 @@ def kind_cap(kind: str) -> int:
     :data:`MAX_FILE_BYTES`. Raises :class:`InputError` when the variable is not a whole number of bytes from 1 to
     :data:`MAX_TOML_BYTES`."""
 
-    if kind == "checkpoint" and not os.environ.get(HEADER_CAP_VARIABLE):
+    if kind == "checkpoint" and not header_cap_raised():
         return MAX_ENTRY_BYTES
     if kind in MAX_KIND_BYTES:
         return MAX_KIND_BYTES[kind]
@@ -1138,33 +1152,83 @@ def require_size(where: object, kind: str, size: int) -> None:
     cap = kind_cap(kind)
     if size > cap:
         if kind == "checkpoint" and cap == MAX_ENTRY_BYTES:
-            how = f"; with {HEADER_CAP_VARIABLE} set, {_size(MAX_TOML_BYTES)}"
+            how = f"; with {HEADER_CAP_VARIABLE} set past {_size(HEADER_READER_CAP)}, {_size(MAX_TOML_BYTES)}"
         else:
             how = "" if kind in MAX_KIND_BYTES else f"; {FILE_BYTES_VARIABLE}=BYTES raises the cap"
         raise InputError(f"{where}: larger than {_size(cap)}, the most a {kind} file may hold ({size:,} bytes{how})")
 
 
-def read_bytes(path: Path) -> bytes:
+#: The most lines a checkpoint entry may hold before it is parsed (attack round 58): ``import`` writes one line a
+#: shard, a tensor and a metadata key (the schema's 2,048, 2,048 and 512) and about 30 more, under 4,700 (the largest
+#: shipped, DeepSeek-V3's, 1,166); 8 MiB of one-key tables (``[t1]``, ``a = 1``: 1.06 million lines) cost ``tomllib``
+#: 6.5-7 s of CPU and 594 MiB before ``checkpoints`` printed its one line. 8,192 such lines parse in about 0.05 s.
+MAX_ENTRY_LINES = 8192
+#: The most separators (``,``, ``=`` and line ends outside strings) a checkpoint entry may hold before it is parsed,
+#: which bounds what one line can hold: ``import`` writes about 14 a tensor, 9 a shard and one an array element kept,
+#: under about 60,000 (DeepSeek-V3's 13,500); 8 MiB of ``a = [1,1,…]`` (4.2 million) cost ``tomllib`` 9.6 s, 131,072
+#: about 0.15-0.4 s. Eight times as many with :data:`HEADER_CAP_VARIABLE` set (whose reader keeps more elements).
+MAX_ENTRY_SEPARATORS = 1 << 17
+
+
+@functools.cache
+def _one_line_string() -> re.Pattern[bytes]:
+    """A TOML basic or literal string on one line (its escapes kept inside it), or one left open taken to the end of
+    its line: every string start matches at once, so no start is scanned twice (a pattern needing the closing quote
+    re-scanned the rest of the line from each quote of ``"\\"\\"\\"…`` left open: 1.8 s for 300 KB, round 58)."""
+    return re.compile(rb'"(?:[^"\\\n]|\\[^\n])*\\?(?:"|(?=\n)|\Z)|\'[^\'\n]*(?:\'|(?=\n)|\Z)')
+
+
+def require_entry_shape(where: object, data: bytes) -> None:
+    """Raise :class:`InputError` (one line naming ``where``) when the checkpoint entry ``data`` holds more than
+    :data:`MAX_ENTRY_LINES` lines or :data:`MAX_ENTRY_SEPARATORS` separators outside its strings (every ``,``,
+    ``=`` and line end; a text with a multi-line string delimiter, which ``import`` never writes, counted whole):
+    checked before it is parsed, by byte counts (about 10 ms for 8 MiB), since ``tomllib`` costs up to 0.8 s of CPU
+    a MB of hostile but valid TOML under the 8 MiB an entry may hold. What ``import`` writes is held to it too."""
+    lines = data.count(b"\n")
+    if lines > MAX_ENTRY_LINES:
+        raise InputError(
+            f"{where}: {lines:,} lines, past the {MAX_ENTRY_LINES:,} a checkpoint entry may hold (import writes one a "
+            "tensor, shard and metadata key): not parsed"
+        )
+    cap = MAX_ENTRY_SEPARATORS * (8 if header_cap_raised() else 1)
+    if data.count(b",") + data.count(b"=") + lines <= cap:
+        return
+    bare = data if b'"""' in data or b"'''" in data else _one_line_string().sub(b"", data)
+    found = bare.count(b",") + bare.count(b"=") + lines
+    if found > cap:
+        more = "" if cap > MAX_ENTRY_SEPARATORS else (
+            f" (8 times as many with {HEADER_CAP_VARIABLE} set past {_size(HEADER_READER_CAP)})")
+        raise InputError(
+            f"{where}: {found:,} separators (',', '=' and line ends outside strings), past the {cap:,} a checkpoint "
+            f"entry may hold{more}: not parsed"
+        )
+
+
+def read_bytes(path: Path, kind: str | None = None) -> bytes:
     """The bytes of the regular file at ``path`` (:func:`passprice.files.read_regular`: a FIFO, a device or a folder
     is refused before a byte is read, so no read blocks or runs without end). Raises :class:`InputError` naming the
-    file when it is missing, not a regular file, cannot be read, or is larger than :data:`MAX_TOML_BYTES`. Inside a
-    snapshot (:func:`passprice.snapshot.reading`) a file is read once."""
+    file when it is missing, not a regular file, cannot be read, or is larger than :data:`MAX_TOML_BYTES` or, with
+    ``kind`` (a schema's name), than :func:`kind_cap` allows a ``kind`` file (:func:`require_size`'s line), said from
+    the open file's size before a byte is read and at most ``cap + 1`` bytes read when it holds more than it said
+    (a 50 MB checkpoint entry was read whole, 175-265 MiB at its peak, before it was refused: attack round 58).
+    Inside a snapshot (:func:`passprice.snapshot.reading`) a file is read once (a caller passing ``kind`` still
+    checks :func:`require_size` of what it gets: bytes read earlier without ``kind`` are not capped by it)."""
     from passprice import snapshot
 
-    return snapshot.file_bytes(path, lambda: _read_record(path))
+    return snapshot.file_bytes(path, lambda: _read_record(path, kind))
 
 
-def read_unkept(path: Path) -> bytes:
+def read_unkept(path: Path, kind: str | None = None) -> bytes:
     """:func:`read_bytes` of ``path`` without keeping its bytes in the snapshot: for a look over thousands of files of
     which a command uses a few (the locks' index, :func:`passprice.locks._lock_index`), so their bytes are let go as
     soon as they are looked at. Raises what :func:`read_bytes` raises."""
     from passprice import snapshot
 
     kept = snapshot.kept_bytes(path)
-    return kept if kept is not None else _read_record(path)
+    return kept if kept is not None else _read_record(path, kind)
 
 
-def _read_record(path: Path) -> bytes:
+def _read_record(path: Path, kind: str | None = None) -> bytes:
     """:func:`read_regular` of ``path``, refusing a symbolic link inside a registry to a file outside it (the
     root: the nearest folder at or above the link's own holding ``facts/`` and ``registry/``): a pull request adding
     ``facts/cards/x.toml`` linked to a TOML file of the CI machine made ``check`` and ``diff --format comment`` quote
@@ -1172,7 +1236,9 @@ def _read_record(path: Path) -> bytes:
     name inside a registry file naming a path outside it may not (:func:`passprice.registry.require_inside`). Only
     a link costs the walk up; a folder of the registry that is itself a link is not looked at."""
     require_link_inside(path)
-    return read_regular(path, MAX_TOML_BYTES)
+    if kind is None:
+        return read_regular(path, MAX_TOML_BYTES)
+    return read_regular(path, kind_cap(kind), lambda size: require_size(path, kind, size))
 
 
 def require_link_inside(path: Path) -> None:
@@ -1543,8 +1609,10 @@ def load(
     from passprice import cache
 
     if data is None:
-        data = read_bytes(path)
+        data = read_bytes(path, kind)
     require_size(path, kind, len(data))  # before any parse (issue 13), and before the cache is asked
+    if kind == "checkpoint":
+        require_entry_shape(path, data)
     raw = data
     schema_folder = folder or schema_dir()
 

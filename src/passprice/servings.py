@@ -244,7 +244,7 @@ def spec_of_file(root: Root, path: Path) -> ServingSpec:
     :class:`InputError` or :class:`passprice.errors.SchemaError`."""
     from passprice import cache
 
-    data = schema.read_bytes(path)
+    data = schema.read_bytes(path, "serving")
     schema.require_size(path, "serving", len(data))  # a kept object answers for a file under the cap only (issue 13)
 
     def build() -> ServingSpec:

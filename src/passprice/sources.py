@@ -395,6 +395,10 @@ def undated(sources: Iterable[Source]) -> list[str]:
     return [s.id for s in sources if s.retrieved == "unknown"]
 
 
+#: The most source ids :func:`undated_line` names (past it, the first 20 and how many more: ``sources`` lists all).
+UNDATED_SHOWN = 25
+
+
 def undated_line(ids: Sequence[str]) -> str | None:
     """The one warning ``check`` gives for the source records of ``ids`` (:func:`undated`) that say
     ``retrieved = "unknown"``: how many, which, and why it is a warning (the figure a fact quotes cannot be dated to
@@ -403,7 +407,10 @@ def undated_line(ids: Sequence[str]) -> str | None:
     if not ids:
         return None
     n = len(ids)
-    return (f"{n} source record{'s' if n != 1 else ''} say retrieved = \"unknown\" ({', '.join(ids)}): no date is "
+    # At most UNDATED_SHOWN ids on the line: 10,000 undated records made it a line of 150 KB (attack round 58).
+    first = UNDATED_SHOWN - 5
+    shown = ", ".join(ids) if n <= UNDATED_SHOWN else f"{', '.join(ids[:first])} and {n - first:,} more"
+    return (f"{n:,} source record{'s say' if n != 1 else ' says'} retrieved = \"unknown\" ({shown}): no date is "
             "recorded for the copy that was read, and none is guessed; add source.retrieved (YYYY-MM-DD) when it is "
             "known (passprice sources lists them)")
 

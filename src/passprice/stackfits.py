@@ -49,8 +49,6 @@ KIND = "stack-findings-1"
 #: folder, no suffix: a path is resolved against the working folder, which no key here follows).
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]*", re.ASCII)
 
-#: The largest file :func:`fit_inputs` reads (a larger one: nothing kept); every registry file is far smaller.
-_MAX_FILE_BYTES = 64 * 1024 * 1024
 
 #: How deep :func:`fit_inputs` follows folders inside a registry folder (links followed, so a loop ends here).
 _MAX_DEPTH = 4
@@ -63,9 +61,12 @@ class _NotKeyable(Exception):
 def _add_file(parts: list[bytes], label: str, path: Path) -> None:
     """Append ``label`` and the bytes of the regular file ``path``; raises :class:`_NotKeyable` otherwise."""
     from passprice.files import read_regular
+    from passprice.schema import kind_cap
 
     try:
-        data = read_regular(path, _MAX_FILE_BYTES)
+        # At most what any registry file may hold (a checkpoint entry's cap, the largest kind's): a larger one is
+        # refused where it is read, and was read whole here first (a 50 MB entry: check's peak 169 MiB, round 58).
+        data = read_regular(path, kind_cap("checkpoint"))
     except InputError:
         raise _NotKeyable(label) from None
     parts.append(f"file\0{label}\0{len(data)}\0".encode("utf-8", "surrogateescape"))
