@@ -1768,6 +1768,11 @@ class LockImpact:
     #: HEAD's lock file does not read (edited by hand: its digest no longer matches; not TOML; not the schema): it
     #: is judged on BASE's lock for want of another, and is neither re-locked nor broken by the change.
     head_unread: bool = False
+    #: For a lock file :attr:`head_unread` that BASE's copy reads as TOML and HEAD's too: each key the hand edit
+    #: changed, ``price.tokens_per_s: 5166.56237077287 → 5500.0`` (:func:`hand_edits`; walkthrough 41: the review
+    #: said only that the file did not read, and a reviewer had to open the file's diff to see the price or the
+    #: floor it forged).
+    hand_edits: tuple[str, ...] = ()
     #: The changed facts HEAD's price rests on that HEAD's lock pins as they were before the change (its file not
     #: re-locked on them): a provenance made stronger, a citation or note moved, with no figure moved. The review
     #: passes, but ``check --frozen`` fails on that drift until ``lock --update`` re-pins them.
@@ -2034,6 +2039,15 @@ class LockImpact:
             # no price on HEAD: nothing recorded can be HEAD's price
             why = "HEAD refuses the price" if self.after.refusal is not None else "not priced on HEAD"
             return f"{why} (see below)" if self.after.refusal is not None or self.after.error else why
+        if self.verdict is not None and not self.verdict.holds:
+            # A fact below a floor: `lock --update` alone refuses to re-lock it, so the row must not advise it (its
+            # pins of the weakened fact drift too, and walkthrough 41 read "⚠️ … re-pin (passprice lock --update …)"
+            # beside a broken floor the verdict failed).
+            from passprice.enforce import relock_command
+
+            below = ", ".join(o.path for o in self.verdict.offences)
+            return (f"{unsound}breaks its floors ({below} below its floor): restore the fact, or re-lock with that "
+                    f"floor loosened, {relock_command(self.verdict, self.serving_name, self.path)}")
         bits = []
         if self.drifted:
             bits.append(f"pins {', '.join(self.drifted)} as before the change: re-pin (passprice lock --update -o "
@@ -2136,6 +2150,7 @@ class LockImpact:
             "retired": self.retired,
             "question": list(self.question),
             "head_unread": self.head_unread,
+            "hand_edits": list(self.hand_edits),
             "floors_kept": {path: {"lock": other, "floor": floor.value} for path, (other, floor) in self.kept.items()},
             "drifted": list(self.drifted),
             "rewritten": list(self.rewritten),
@@ -2546,6 +2561,8 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
                 pinned_checkpoint=new.checkpoint_pin.name if new is not None else None,
                 question=question_changes(old, new) if old is not None and new is not None else (),
                 head_unread=rel in head_locks and new is None,
+                hand_edits=(hand_edits(base.files.get(rel), head.files.get(rel))
+                            if rel in head_locks and new is None else ()),
                 drifted=tuple(dict.fromkeys(drifted)),
                 rewritten=tuple(dict.fromkeys(rewritten)),
                 kept=kept_floors(new, policy, head_locks) if new is not None else {},
@@ -2564,6 +2581,53 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
         sides = recomputed_prices(head, files, due, refits, moved)
         out = [_with_recomputed(lock, sides[lock.path], moved) if lock.path in sides else lock for lock in out]
     return tuple(out)
+
+
+#: The most keys :func:`hand_edits` names; the rest are counted.
+MAX_HAND_EDITS = 10
+
+
+def hand_edits(base: bytes | None, head: bytes | None) -> tuple[str, ...]:
+    """What a hand edit changed in a lock file, key by key: each dotted key whose value BASE's file and HEAD's
+    differ in (``price.tokens_per_s: 5166.56237077287 → 5500.0``, ``policy.paths.memory.capacity: published →
+    assumed``; added keys ``– → V``, removed ``V → –``), in the order HEAD's file holds them, the first
+    :data:`MAX_HAND_EDITS` and then ``and N more keys``. Both files read as plain TOML (:mod:`tomllib`), the digest
+    not checked: the digest mismatch is why HEAD's does not read as a lock. Empty when either side is missing or is
+    not TOML (then only the file's own diff shows what changed), or when no value differs (a comment or layout edit
+    alone). Values are shown as TOML writes scalars, each cut to 60 characters."""
+    if base is None or head is None:
+        return ()
+    try:
+        old = tomllib.loads(base.decode("utf-8"))
+        new = tomllib.loads(head.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return ()
+
+    def flat(table: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in table.items():
+            if isinstance(value, Mapping):
+                out.update(flat(value, f"{prefix}{key}."))
+            else:
+                out[f"{prefix}{key}"] = value
+        return out
+
+    def shown(value: Any) -> str:
+        if value is _ABSENT:
+            return "–"
+        text = str(value).lower() if isinstance(value, bool) else str(value)
+        return text if len(text) <= 60 else text[:59] + "…"
+
+    before, after = flat(old), flat(new)
+    keys = list(after) + [k for k in before if k not in after]
+    lines = [f"{k}: {shown(before.get(k, _ABSENT))} → {shown(after.get(k, _ABSENT))}"
+             for k in keys if before.get(k, _ABSENT) != after.get(k, _ABSENT)]
+    if len(lines) > MAX_HAND_EDITS:
+        lines = [*lines[:MAX_HAND_EDITS], f"and {len(lines) - MAX_HAND_EDITS:,} more keys"]
+    return tuple(lines)
+
+
+_ABSENT = object()
 
 
 def changed_alone(side: Side, lock: Lock | None, changed: Sequence[str]) -> tuple[tuple[str, str], ...]:
@@ -5572,6 +5636,7 @@ def diff_text(d: Diff) -> str:
                     lines.append(f"    {label} cannot price: {side.error}")
             if lock.note:
                 lines.append(f"    note      {lock.note}")
+            lines += [f"    {'edited' if i == 0 else '':<10}{edit}" for i, edit in enumerate(lock.hand_edits)]
     if d.duplicates:
         lines += ["", "locks duplicating another"]
         lines += [f"  {line}" for line in d.duplicates]
@@ -5857,7 +5922,9 @@ def _relock_note(lock: LockImpact, forged: bool = False, pins: bool = False) -> 
     if lock.removed:
         return None
     if lock.head_unread:
-        return f"restore its file as BASE has it (`git checkout BASE -- FILE`), then re-lock it with {update}"
+        edited = f"; the edit changed {'; '.join(lock.hand_edits)}" if lock.hand_edits else ""
+        return (f"restore its file as BASE has it (`git checkout BASE -- FILE`), then re-lock it with {update}"
+                f"{edited}")
     if forged:
         return ("its file does not reproduce from its own pinned inputs (edited by hand?): restore it as BASE has it "
                 f"(`git checkout BASE -- FILE`), or re-lock it with {update}")
@@ -6034,7 +6101,7 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
             floors = markdown_prose(lock.floors())
             floors = f"❌ {floors}" if lock.breaks else floors
             review = markdown_prose(_review(d, lock))
-            if lock.stale or lock.unsound or lock.question or review.startswith("does NOT reproduce"):
+            if lock.stale or lock.unsound or lock.question or lock.breaks or review.startswith("does NOT reproduce"):
                 review = f"❌ {review}"
             elif lock.loosened or lock.drifted:
                 review = f"⚠️ {review}"

@@ -1,0 +1,86 @@
+"""Findings of the 41st README-only walkthrough (a team registry's maintainer reviewing contributors' fact changes
+in pull requests): a fact weakened below a lock's floor read ``⚠️ pins memory.capacity as before the change: re-pin
+(passprice lock --update …)`` in the lock's review cell, a command that refuses such a lock, beside the broken
+floor the verdict failed; a lock file edited by hand was said not to read, with nothing of what the edit changed (a
+recorded price forged 5,166.6 → 5,500 tokens/s, or a floor loosened published → assumed, was seen only in the
+file's own diff)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from passprice.comment import comment_body
+from passprice.diff import MAX_HAND_EDITS, diff, diff_text, hand_edits
+from passprice.registry import Root
+from test_diff import LOCK, LOCK_FILE, Repo, commit_all, edit_fact, git, make_repo
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory: pytest.TempPathFactory) -> Repo:
+    return make_repo(tmp_path_factory.mktemp("walk41") / "registry")
+
+
+def _row(body: str, name: str) -> str:
+    return next(line for line in body.splitlines() if line.startswith(f"| `{name}` |"))
+
+
+def test_a_broken_floor_is_not_told_to_re_pin(repo: Repo) -> None:
+    # memory.capacity weakened at the same figure: the lock's floor (published) breaks, and the lock pins the fact
+    # as it was (a drift) — the row said "⚠️ … re-pin (passprice lock --update …)", which refuses that lock.
+    git(repo.path, "checkout", "-q", "-B", "capacity-estimated", "main")
+    edit_fact(repo.path, "memory.capacity", value=141, unit="GB", provenance="estimated",
+              source="nvidia-h200-datasheet",
+              locator="Technical Specifications table, H200 SXM column: 'GPU Memory 141GB'")
+    commit_all(repo.path, "capacity estimated")
+    d = diff(Root(repo.path), "main", "HEAD")
+    lock = {x.name: x for x in d.locks}[LOCK]
+    assert lock.breaks and "memory.capacity" in lock.drifted
+    command = (f"`passprice lock --update -o {LOCK_FILE} --force --require memory.capacity=estimated`")
+    assert lock.review() == (
+        "breaks its floors (memory.capacity below its floor): restore the fact, or re-lock with that floor "
+        f"loosened, {command}"
+    )
+    row = _row(comment_body(d), LOCK)
+    assert row.endswith(f"| ❌ breaks its floors (memory.capacity below its floor): restore the fact, or re-lock "
+                        f"with that floor loosened, {command} |")
+    assert "re-pin" not in row and "⚠️" not in row
+    assert d.exit_status == 1
+
+
+def test_a_lock_edited_by_hand_says_what_the_edit_changed(repo: Repo) -> None:
+    git(repo.path, "checkout", "-q", "-B", "forged-price", "main")
+    lock_file = repo.path / LOCK_FILE
+    text = lock_file.read_text(encoding="utf-8")
+    line = next(x for x in text.splitlines() if x.startswith("tokens_per_s = "))
+    recorded = line.split(" = ")[1]
+    lock_file.write_text(text.replace(line, "tokens_per_s = 5500.0"), encoding="utf-8")
+    commit_all(repo.path, "forge the recorded price")
+    d = diff(Root(repo.path), "main", "HEAD")
+    lock = {x.name: x for x in d.locks}[LOCK]
+    assert lock.head_unread
+    assert lock.hand_edits == (f"price.tokens_per_s: {recorded} → 5500.0",)
+    assert d.exit_status == 2
+    assert f"    edited    price.tokens_per_s: {recorded} → 5500.0" in diff_text(d).splitlines()
+    assert (f"then re-lock it with `passprice lock --update -o {LOCK_FILE}`; the edit changed price.tokens_per_s: "
+            f"{recorded} → 5500.0") in comment_body(d)
+    assert {x["name"]: x for x in d.to_json()["locks"]}[LOCK]["hand_edits"] == [f"price.tokens_per_s: {recorded} → 5500.0"]
+
+
+def test_hand_edits_key_by_key() -> None:
+    base = b'[policy.paths]\n"memory.capacity" = "published"\nscale = "estimated"\n[price]\nbatch = 8\n'
+    head = b'[policy.paths]\n"memory.capacity" = "assumed"\n[price]\nbatch = 8\nbest = true\n'
+    assert hand_edits(base, head) == (
+        "policy.paths.memory.capacity: published → assumed",
+        "price.best: – → true",
+        "policy.paths.scale: estimated → –",
+    )
+    # a comment or layout edit alone changes no key; a side missing or not TOML names none
+    assert hand_edits(base, b"# a comment\n" + base) == ()
+    assert hand_edits(base, b"[policy") == ()
+    assert hand_edits(None, head) == ()
+    many = b"".join(f"k{i} = {i}\n".encode() for i in range(MAX_HAND_EDITS + 3))
+    out = hand_edits(b"", many)
+    assert len(out) == MAX_HAND_EDITS + 1 and out[0] == "k0: – → 0" and out[-1] == "and 3 more keys"
+    assert hand_edits(b'a = "x"\n', b'a = "' + b"y" * 80 + b'"\n') == ("a: x → " + "y" * 59 + "…",)
