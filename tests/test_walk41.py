@@ -7,8 +7,6 @@ file's own diff)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from passprice.comment import comment_body
@@ -65,7 +63,8 @@ def test_a_lock_edited_by_hand_says_what_the_edit_changed(repo: Repo) -> None:
     assert f"    edited    price.tokens_per_s: {recorded} → 5500.0" in diff_text(d).splitlines()
     assert (f"then re-lock it with `passprice lock --update -o {LOCK_FILE}`; the edit changed price.tokens_per_s: "
             f"{recorded} → 5500.0") in comment_body(d)
-    assert {x["name"]: x for x in d.to_json()["locks"]}[LOCK]["hand_edits"] == [f"price.tokens_per_s: {recorded} → 5500.0"]
+    locks = {x["name"]: x for x in d.to_json()["locks"]}
+    assert locks[LOCK]["hand_edits"] == [f"price.tokens_per_s: {recorded} → 5500.0"]
 
 
 def test_hand_edits_key_by_key() -> None:
@@ -84,3 +83,46 @@ def test_hand_edits_key_by_key() -> None:
     out = hand_edits(b"", many)
     assert len(out) == MAX_HAND_EDITS + 1 and out[0] == "k0: – → 0" and out[-1] == "and 3 more keys"
     assert hand_edits(b'a = "x"\n', b'a = "' + b"y" * 80 + b'"\n') == ("a: x → " + "y" * 59 + "…",)
+
+
+def test_a_source_whose_document_changed_lists_each_figure_to_find_there(repo: Repo) -> None:
+    # The datasheet's address rewritten: the review named the 12 citing facts, the last 6 as "and 6 more", with no
+    # figure or place, so the new document could not be checked from the comment alone.
+    git(repo.path, "checkout", "-q", "-B", "datasheet-moved", "main")
+    record = repo.path / "sources" / "nvidia-h200-datasheet.toml"
+    text = record.read_text(encoding="utf-8")
+    old = "https://nvdam.widen.net/s/nb5zzzsjdf/hpc-datasheet-sc23-h200-datasheet-3002446"
+    record.write_text(text.replace(old, "https://example.com/h200-datasheet-v2.pdf"), encoding="utf-8")
+    commit_all(repo.path, "the datasheet's new address")
+    d = diff(Root(repo.path), "main", "HEAD")
+    (change,) = d.sources
+    assert len(change.citing) == 12 and "and 6 more, which cite it" in change.to_verify
+    column = "Technical Specifications table, H200 SXM column:"
+    assert change.places[:3] == (
+        f"h200_sxm_141gb:memory.capacity: 141 GB (published) at {column} 'GPU Memory 141GB'",
+        f"h200_sxm_141gb:memory.bandwidth: 4.8 TB/s (published) at {column} 'GPU Memory Bandwidth 4.8TB/s'",
+        # a fact derived from a figure read there, by that figure (its own 0.9333 is no figure of the datasheet)
+        f"h200_sxm_141gb:streams.read: figure bandwidth 4.8 TB/s at {column} 'GPU Memory Bandwidth 4.8TB/s'",
+    )
+    assert (f"h200_sxm_141gb:array: figure sparse 3958 TOPS at {column} 'INT8 Tensor Core 3,958 TOPS' (with "
+            "sparsity)") in change.places
+    assert len(change.places) == len(change.citing)  # one figure each: every citing fact traced
+    body = comment_body(d).splitlines()
+    at = next(i for i, line in enumerate(body) if line.startswith("- ⚠️ `nvidia-h200-datasheet` **to verify**"))
+    assert body[at + 1] == f"  - h200_sxm_141gb:memory.capacity: 141 GB (published) at {column} 'GPU Memory 141GB'"
+    assert all(line.startswith("  - h200_sxm_141gb:") for line in body[at + 1:at + 13])
+    assert f"    h200_sxm_141gb:memory.capacity: 141 GB (published) at {column} 'GPU Memory 141GB'" in diff_text(d)
+    assert d.to_json()["sources_changed"][0]["places"] == list(change.places)
+    assert d.exit_status == 0
+
+
+def test_cited_places_are_bounded() -> None:
+    from passprice.facts import Fact, Provenance
+    from passprice.lineage import Citing, FactRef
+    from passprice.sourcechange import PLACES, cited_places
+
+    fact = Fact(value=1e9, amount=1, unit="GB", provenance=Provenance.PUBLISHED, source="s", locator="p. 1")
+    citing = [Citing(FactRef("card", f"c{i}", "memory.capacity"), fact, ("source",)) for i in range(PLACES + 2)]
+    out = cited_places(citing, "s")
+    assert len(out) == PLACES + 1 and out[-1] == "and 2 more (passprice sources s lists each)"
+    assert out[0] == f"{citing[0].ref}: 1 GB (published) at p. 1"

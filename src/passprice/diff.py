@@ -5702,7 +5702,9 @@ def diff_text(d: Diff) -> str:
         lines += [f"  to verify: {line}" for line in d.lookalikes.values()]
     if d.sources:
         lines += ["", "sources whose document changed"]
-        lines += [f"  {s.id}: to verify: {s.to_verify}" for s in d.sources]
+        for s in d.sources:
+            lines.append(f"  {s.id}: to verify: {s.to_verify}")
+            lines += [f"    {place}" for place in s.places]
     # A file's path and name are shown, never obeyed: a card file ev\u202eil.toml added on HEAD was printed raw.
     return "\n".join(escaped(line) for line in lines)
 
@@ -6230,7 +6232,9 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
     records = [f for f in d.files if f.kind == "source" and f.status != "added"]
     if d.sources or new_sources or d.cited or records:
         out += ["", "#### Sources", ""]
-        out += [f"- ⚠️ {markdown_code(s.id)} **to verify**: {markdown_prose(s.to_verify)}" for s in d.sources]
+        for s in d.sources:
+            out.append(f"- ⚠️ {markdown_code(s.id)} **to verify**: {markdown_prose(s.to_verify)}")
+            out += [f"  - {markdown_text(place)}" for place in s.places]
         if d.on_changed_sources:
             # Here, under the sources it rests on: it stood after the last section (the pricing model, the locks not
             # re-priced, or below the cited sources, which it then seemed to be about) and said "(sources below)" of
