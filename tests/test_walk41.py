@@ -126,3 +126,28 @@ def test_cited_places_are_bounded() -> None:
     out = cited_places(citing, "s")
     assert len(out) == PLACES + 1 and out[-1] == "and 2 more (passprice sources s lists each)"
     assert out[0] == f"{citing[0].ref}: 1 GB (published) at p. 1"
+
+
+def test_a_serving_moved_to_another_entry_is_to_re_pin(repo: Repo) -> None:
+    # The serving moved to a second entry of the same header (a re-import under another name): the lock holds by
+    # that header, the review passed with the row "records HEAD's price", and check --frozen failed "serving changed".
+    git(repo.path, "checkout", "-q", "-B", "entry-renamed", "main")
+    entries = repo.path / "registry" / "checkpoints"
+    old = "deepseek-r1-distill-qwen-7b-q4_k_m"
+    text = (entries / f"{old}.toml").read_text(encoding="utf-8")
+    assert text.count(f'name = "{old}"') == 1
+    (entries / "r1-qwen7b-renamed.toml").write_text(text.replace(f'name = "{old}"', 'name = "r1-qwen7b-renamed"'),
+                                                    encoding="utf-8")
+    serving = repo.path / "registry" / "servings" / f"{LOCK}.toml"
+    serving.write_text(serving.read_text(encoding="utf-8").replace(f'checkpoint = "{old}"',
+                                                                   'checkpoint = "r1-qwen7b-renamed"'),
+                       encoding="utf-8")
+    commit_all(repo.path, "the serving on the renamed entry")
+    d = diff(Root(repo.path), "main", "HEAD")
+    lock = {x.name: x for x in d.locks}[LOCK]
+    assert lock.drifted == ("serving.checkpoint",)
+    assert lock in d.drifting and d.exit_status == 0
+    assert lock.review() == (f"pins serving.checkpoint as before the change: re-pin (passprice lock --update -o "
+                             f"{LOCK_FILE}; check --frozen fails until then)")
+    assert "1 to re-pin (lock --update) for check --frozen" in d.summary()
+    assert _row(comment_body(d), LOCK).endswith(f"| ⚠️ {lock.review()} |")

@@ -2520,6 +2520,11 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
             )
             if serving:
                 inputs.append("serving")
+            if serving and status == "unchanged" and new is not None:
+                # The lock file as it was under a serving the change rewrote: check --frozen fails on "serving
+                # changed" until it is re-pinned, while the row read "records HEAD's price" and the review passed
+                # without a word of it (walkthrough 41: the serving moved to another entry of the same header).
+                drifted += [str(f["field"]) for f in serving_fields]
         if after.gone:
             serving = (f"serving {lock.info.serving} is not registered on HEAD", *serving)
             serving_fields = ({"field": "registered", "locked": lock.info.serving, "now": None}, *serving_fields)
