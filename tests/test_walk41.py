@@ -151,3 +151,20 @@ def test_a_serving_moved_to_another_entry_is_to_re_pin(repo: Repo) -> None:
                              f"{LOCK_FILE}; check --frozen fails until then)")
     assert "1 to re-pin (lock --update) for check --frozen" in d.summary()
     assert _row(comment_body(d), LOCK).endswith(f"| ⚠️ {lock.review()} |")
+
+
+@pytest.mark.parametrize(("word", "term"), [
+    ("unaffected", "unaffected"),  # diff: "1 lock unaffected: `s-a100`"
+    ("not judged", "unaffected"),  # diff: "held → not judged: HEAD's lock file does not read"
+    ("does not read", "unaffected"),
+    ("informational", "unaffected"),  # diff: "2 servings no lock pins move (not locked, informational)"
+    ("alone", "unaffected"),  # diff: "each changed fact alone (the lock's pinned inputs with only it as HEAD has it)"
+    ("edited", "unaffected"),  # diff: "    edited    price.tokens_per_s: 5166.56… → 5500.0"
+    ("look-alike header", "unaffected"),  # diff: "1 lock held by a look-alike header alone, to verify"
+    ("sticky comment", "review"),  # the workflow's "one sticky comment" the README names
+])
+def test_the_words_a_review_prints_are_defined(word: str, term: str) -> None:
+    from passprice import glossary
+
+    assert glossary.lookup(word).name == term
+    assert f"`{word}`" in glossary.TERMS[term].long or word in glossary.TERMS[term].aliases
