@@ -168,3 +168,21 @@ def test_the_words_a_review_prints_are_defined(word: str, term: str) -> None:
 
     assert glossary.lookup(word).name == term
     assert f"`{word}`" in glossary.TERMS[term].long or word in glossary.TERMS[term].aliases
+
+
+def test_a_re_lock_moving_the_price_under_a_tenth_shows_both_figures_apart() -> None:
+    # the H200's bandwidth 4.8 → 4.9 TB/s with its stream shares recomputed moved a lock +0.001242 %: its re-lock
+    # read "recorded 5,166.6 → 5,166.6" beside BASE's 5,166.56 and HEAD's 5,166.63
+    from types import SimpleNamespace
+
+    from passprice.diff import _recorded
+
+    def lock(before: float | None, after: float | None) -> SimpleNamespace:
+        return SimpleNamespace(recorded_before=None if before is None else {"tokens_per_s": before},
+                               recorded=None if after is None else {"tokens_per_s": after})
+
+    assert _recorded(lock(5166.56237077287, 5166.626537)) == "5,166.56 → 5,166.63"  # type: ignore[arg-type]
+    assert _recorded(lock(996.1, 996.1000001)) == "996.1000000 → 996.1000001"  # type: ignore[arg-type]
+    assert _recorded(lock(996.1, 996.1)) == "996.1"  # type: ignore[arg-type]
+    assert _recorded(lock(996.1, 1079.1)) == "996.1 → 1,079.1"  # type: ignore[arg-type]
+    assert _recorded(lock(None, 1079.1)) == "1,079.1"  # type: ignore[arg-type]

@@ -5438,6 +5438,13 @@ def _recorded(lock: LockImpact) -> str:
     shown = [f"{v:,.1f}" for v in (before, after) if isinstance(v, int | float)]
     if len(shown) == 2 and shown[0] == shown[1] and before == after:
         return shown[0]
+    if len(shown) == 2 and shown[0] == shown[1]:
+        # a re-lock moving the price by less than a tenth read "5,166.6 → 5,166.6" beside the BASE and HEAD
+        # columns' 5,166.56 and 5,166.63 (walkthrough 41): the fewest decimals, up to 17, that tell them apart
+        for digits in range(2, 18):
+            shown = [f"{float(v):,.{digits}f}" for v in (before, after) if isinstance(v, int | float)]
+            if shown[0] != shown[1]:
+                break
     return " → ".join(shown) or "–"
 
 
