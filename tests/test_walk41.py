@@ -186,3 +186,41 @@ def test_a_re_lock_moving_the_price_under_a_tenth_shows_both_figures_apart() -> 
     assert _recorded(lock(996.1, 996.1)) == "996.1"  # type: ignore[arg-type]
     assert _recorded(lock(996.1, 1079.1)) == "996.1 → 1,079.1"  # type: ignore[arg-type]
     assert _recorded(lock(None, 1079.1)) == "1,079.1"  # type: ignore[arg-type]
+
+
+def test_a_comment_only_edit_is_named_in_the_comment(repo: Repo) -> None:
+    git(repo.path, "checkout", "-q", "-B", "comment-only", "main")
+    card = repo.path / "facts" / "cards" / "h200_sxm_141gb.toml"
+    text = card.read_text(encoding="utf-8")
+    card.write_text(text.replace("\n[card]\n", "\n# reviewed 2026-12 by the registry team\n[card]\n", 1),
+                    encoding="utf-8")
+    commit_all(repo.path, "a comment")
+    d = diff(Root(repo.path), "main", "HEAD")
+    assert d.exit_status == 0 and not d.fact_changes
+    body = comment_body(d).splitlines()
+    assert body[1].startswith("✅ **passprice diff**")
+    assert body[-1] == ("Other files changed: `facts/cards/h200_sxm_141gb.toml` (changed: comments or layout only, "
+                        "no fact)")
+
+
+def test_a_checkpoint_changed_under_a_lock_is_no_broken_floor(repo: Repo) -> None:
+    # the row read "held → ❌ still holds" beside "its checkpoint's content changed …" with no ❌
+    git(repo.path, "checkout", "-q", "-B", "entry-edited", "main")
+    entry = repo.path / "registry" / "checkpoints" / "deepseek-r1-distill-qwen-7b-q4_k_m.toml"
+    text = entry.read_text(encoding="utf-8")
+    line = next(x for x in text.splitlines() if x.lstrip().startswith('{ name = "blk.0.ffn_down.weight"'))
+    assert 'type = "Q6_K"' in line
+    entry.write_text(text.replace(line, line.replace('type = "Q6_K"', 'type = "Q4_K"')), encoding="utf-8")
+    commit_all(repo.path, "an entry edited")
+    d = diff(Root(repo.path), "main", "HEAD")
+    lock = {x.name: x for x in d.locks}[LOCK]
+    assert lock.why_broken == "checkpoint"
+    row = _row(comment_body(d), LOCK)
+    assert "❌ still holds" not in row and f"| {_held_cell(lock)} → {lock.floors()} |" in row
+    assert row.endswith("| ❌ its checkpoint's content changed from the pinned one: re-lock it through review |")
+
+
+def _held_cell(lock: object) -> str:
+    from passprice.diff import _held
+
+    return _held(lock)  # type: ignore[arg-type]

@@ -5721,11 +5721,22 @@ def diff_text(d: Diff) -> str:
     return "\n".join(escaped(line) for line in lines)
 
 
+def _quiet(f: FileChange) -> bool:
+    """True for a card, drafting method, routing record or serving stack HEAD changed with no fact, no key of its
+    own table and no finding changed: comments or layout alone. The text review names it (``FILE (card C):
+    changed``); the pull-request comment listed nothing of it and read "no fact changed" (walkthrough 41)."""
+    return (f.holds_facts and f.status == "changed" and f.compared and not f.facts and not f.meta
+            and not f.findings and f.renamed is None)
+
+
 def _other_status(f: FileChange) -> str:
     """How an other file changed, as its line says it: its status, and for a measurement file renamed
-    (:func:`measurement_renames`) removed on BASE, where it went (``removed: renamed to PATH``)."""
+    (:func:`measurement_renames`) removed on BASE, where it went (``removed: renamed to PATH``); for a record whose
+    facts did not change (:func:`_quiet`), ``changed: comments or layout only, no fact``."""
     if f.kind == "other" and f.status == "removed" and f.renamed is not None:
         return f"removed: renamed to {f.renamed}"
+    if _quiet(f):
+        return "changed: comments or layout only, no fact"
     return f.status
 
 
@@ -6113,7 +6124,9 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
         rows = []
         for lock in d.locks:
             floors = markdown_prose(lock.floors())
-            floors = f"❌ {floors}" if lock.breaks else floors
+            # a checkpoint's content changed breaks the lock, not its floors: the cell read "❌ still holds"
+            # (walkthrough 41); the review cell beside it carries the ❌
+            floors = f"❌ {floors}" if lock.breaks and lock.why_broken != "checkpoint" else floors
             review = markdown_prose(_review(d, lock))
             if lock.stale or lock.unsound or lock.question or lock.breaks or review.startswith("does NOT reproduce"):
                 review = f"❌ {review}"
@@ -6322,7 +6335,8 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
     # citing it was counted ("1 other file changed") and shown nowhere (session 15's walkthrough).
     # An added measurement file is "other" too, and is shown with its runs (walkthrough 22).
     others = [f for f in d.files if f.kind == "other"
-              or (f.kind == "source" and f.status == "added" and f.path not in d.added_records)]
+              or (f.kind == "source" and f.status == "added" and f.path not in d.added_records)
+              or _quiet(f)]
     if others:
         named = ", ".join(f"{markdown_code(f.path)} ({markdown_prose(_other_status(f))})"
                           + (f": {added_shown[f.path]}" if f.path in added_shown else "")
