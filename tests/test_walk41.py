@@ -224,3 +224,26 @@ def _held_cell(lock: object) -> str:
     from passprice.diff import _held
 
     return _held(lock)  # type: ignore[arg-type]
+
+
+def test_a_copied_card_is_asked_against_the_same_fact_of_the_card_it_copies(repo: Repo) -> None:
+    # the H100 SXM5's file copied as an NVL card, its capacity and bandwidth re-cited to the datasheet's NVL column:
+    # its scale was asked against "h100_sxm5_80gb.toml: on_chip.bandwidth", its host.write against host.read
+    git(repo.path, "checkout", "-q", "-B", "nvl-copy", "main")
+    cards = repo.path / "facts" / "cards"
+    text = (cards / "h100_sxm5_80gb.toml").read_text(encoding="utf-8")
+    for old, new in (('name = "NVIDIA H100 SXM5 80GB"', 'name = "NVIDIA H100 NVL 94GB"'),
+                     ("value = 80\n", "value = 94\n"), ("H100 SXM column: 'GPU Memory 80GB'",
+                                                        "H100 NVL column: 'GPU Memory 94GB'"),
+                     ("value = 3.35\n", "value = 3.9\n"),
+                     ("H100 SXM column: 'GPU Memory Bandwidth 3.35TB/s'",
+                      "H100 NVL column: 'GPU Memory Bandwidth 3.9TB/s'")):
+        assert old in text
+        text = text.replace(old, new, 1)
+    (cards / "h100_nvl.toml").write_text(text, encoding="utf-8")
+    commit_all(repo.path, "an NVL card copied")
+    d = diff(Root(repo.path), "main", "HEAD")
+    asked = {c.path: c.to_verify for f, c in d.fact_changes if f.name == "h100_nvl"}
+    for path in ("scale", "host.write", "host.read", "vector"):
+        assert (asked[path] or "").startswith(f"facts/cards/h100_sxm5_80gb.toml: {path} cites the same place, "
+                                              "another card's: "), asked[path]
