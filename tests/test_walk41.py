@@ -247,3 +247,25 @@ def test_a_copied_card_is_asked_against_the_same_fact_of_the_card_it_copies(repo
     for path in ("scale", "host.write", "host.read", "vector"):
         assert (asked[path] or "").startswith(f"facts/cards/h100_sxm5_80gb.toml: {path} cites the same place, "
                                               "another card's: "), asked[path]
+
+
+def test_a_value_moved_under_a_note_stating_the_old_figure_asks_of_the_note(repo: Repo) -> None:
+    # a stack's memory.reserved 512 → 1024 MiB under its note's "512 MiB in all" asked of the locator alone
+    from test_diff import read_fact
+
+    git(repo.path, "checkout", "-q", "-B", "capacity-raised", "main")
+    was = read_fact(repo.path, "memory.capacity")
+    assert was.note is not None and "'141 GB'" in was.note
+    edit_fact(repo.path, "memory.capacity", value=143, unit="GB", provenance="published", source=was.source,
+              locator=was.locator, note=was.note)
+    commit_all(repo.path, "capacity raised, its note kept")
+    d = diff(Root(repo.path), "main", "HEAD")
+    (asked,) = [c.to_verify for f, c in d.fact_changes if c.path == "memory.capacity"]
+    assert asked is not None and asked.endswith("; its note still states 141 GB: is the note this figure's?")
+    # the note rewritten with the new figure is not asked
+    edit_fact(repo.path, "memory.capacity", value=143, unit="GB", provenance="published", source=was.source,
+              locator=was.locator, note=was.note.replace("'141 GB'", "'143 GB'"))
+    commit_all(repo.path, "its note too")
+    d = diff(Root(repo.path), "main", "HEAD")
+    (asked,) = [c.to_verify for f, c in d.fact_changes if c.path == "memory.capacity"]
+    assert asked is not None and "its note" not in asked

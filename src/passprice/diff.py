@@ -841,12 +841,17 @@ class FactChange:
         if stronger is not None or untied is not None:
             return "; ".join(x for x in (stronger, untied) if x)
         if "value" in self.fields and same_cite:
+            from passprice.addedfacts import BASIS_TOLERANCE, other_figures, parts_of, states
+
+            # A note stating the old figure and not the new one goes on saying it under the new value (a stack's
+            # memory.reserved 512 → 1024 MiB under its note's "512 MiB in all": walkthrough 41).
+            noted = (f"; its note still states {old.describe()}: is the note this figure's?"
+                     if "note" not in self.fields and states(old.amount, old.unit, new.note)
+                     and not states(new.amount, new.unit, new.note) else "")
             quoted = _quoted_figures(new.locator or new.cite or "")
             if _figure(old.amount) in quoted and _figure(new.amount) not in quoted:
                 return (f"the value moved ({old.describe()} → {new.describe()}) but its citation did not, and the "
-                        f"locator quotes {old.amount:g}: {where}")
-            from passprice.addedfacts import BASIS_TOLERANCE, other_figures, parts_of, states
-
+                        f"locator quotes {old.amount:g}: {where}{noted}")
             # A ratio quoted as a part of a whole (``58/128``, ``58 of 128``) is the old figure as firmly (session 25).
             def near(amount: float, ratio: float) -> bool:
                 return abs(ratio - amount) <= BASIS_TOLERANCE * abs(amount)
@@ -855,16 +860,16 @@ class FactChange:
             was = [words for ratio, words in parts.items() if near(old.amount, ratio)]
             if was and not any(near(new.amount, ratio) for ratio in parts):
                 return (f"the value moved ({old.describe()} → {new.describe()}) but its citation did not, and the "
-                        f"locator quotes {was[0]} ({old.amount:g}): {where}")
+                        f"locator quotes {was[0]} ({old.amount:g}): {where}{noted}")
 
             # The old figure quoted in another notation (``4,800 GB/s``, ``four point eight terabytes per second``
             # under 4.8 → 5.2 TB/s) is said as firmly (slip round 34).
             others = other_figures(new.amount, new.unit, new.locator)
             if others and states(old.amount, old.unit, new.locator):
                 return (f"the value moved ({old.describe()} → {new.describe()}) but its citation did not, and the "
-                        f"locator quotes {', '.join(others[:3])}: {where}")
+                        f"locator quotes {', '.join(others[:3])}: {where}{noted}")
             return (f"the value moved ({old.describe()} → {new.describe()}) but its citation did not: does {where} "
-                    f"say {new.describe()}?")
+                    f"say {new.describe()}?{noted}")
         if not same_cite and new.provenance in (Provenance.PUBLISHED, Provenance.MEASURED):
             from passprice.addedfacts import other_figures, states
 
