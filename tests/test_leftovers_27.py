@@ -174,8 +174,11 @@ def test_5_the_resting_line_stands_under_the_source_it_rests_on(tmp_path: Path) 
     # source it rests on above it
     assert lines[sources + 2].startswith("- ⚠️ `nvidia-h200-datasheet` **to verify**: the document source "
                                          "nvidia-h200-datasheet names changed (retrieved: unknown → 2026-11-30)")
-    assert lines[sources + 3] == resting
-    assert lines[sources + 4].startswith("- `nvidia-h100-datasheet` (cited): ")
+    # under it, each figure to find in the document (walkthrough 41)
+    places = [line for line in lines[sources + 3:sources + 12] if line.startswith("  - h200_sxm_141gb:")]
+    assert len(places) == 9
+    assert lines[sources + 12] == resting
+    assert lines[sources + 13].startswith("- `nvidia-h100-datasheet` (cited): ")
     assert sum("resting on a source whose document changed, to verify (" in line for line in lines) == 1
     # the text review's line stays above its section ("sources whose document changed" comes last there)
     text_lines = invoke("diff", str(base), str(head)).stdout.splitlines()

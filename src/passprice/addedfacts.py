@@ -977,11 +977,11 @@ def another_cards(cards: Mapping[str, Mapping[str, Fact]], added: Iterable[tuple
     wanted = [(rel, path) for rel, path in added if path in cards.get(rel, {})]
     if not wanted:
         return {}
-    holders: dict[tuple[str, str], dict[str, str]] = {}  # place -> file -> its first fact path citing it
+    holders: dict[tuple[str, str], dict[str, list[str]]] = {}  # place -> file -> its fact paths citing it
     for rel in sorted(cards):
         for path, fact in cards[rel].items():
             for place in _places_of(fact):
-                holders.setdefault(place, {}).setdefault(rel, path)
+                holders.setdefault(place, {}).setdefault(rel, []).append(path)
     sources: dict[str, set[str]] = {}  # source id -> the card files citing it
     for place, files in holders.items():
         sources.setdefault(place[0], set()).update(files)
@@ -1025,9 +1025,12 @@ def another_cards(cards: Mapping[str, Mapping[str, Fact]], added: Iterable[tuple
             continue
         for place in _places_of(fact):
             held = holders.get(place, {})  # a card file this change leaves as it was first (the one copied)
-            other = next(((r, p) for r, p in held.items() if r not in adding), None) or next(
+            found = next(((r, p) for r, p in held.items() if r not in adding), None) or next(
                 ((r, p) for r, p in held.items() if r != rel), None)
-            if other is not None:
+            if found is not None:
+                # that file's fact at the same path when it cites the place too, else its first: a copy's scale read
+                # "h100_sxm5_80gb.toml: on_chip.bandwidth cites the same place" (walkthrough 41)
+                other = (found[0], path if path in found[1] else found[1][0])
                 out[(rel, path)] = (f"{escaped(other[0])}: {escaped(other[1])} cites the same place, another card's: "
                                     f"does {escaped(place[0])}: {escaped(place[1])} state "
                                     f"{_shown(fact.amount, fact.unit)} of what {escaped(rel)} describes?")

@@ -857,12 +857,17 @@ class FactChange:
         if stronger is not None or untied is not None:
             return "; ".join(x for x in (stronger, untied) if x)
         if "value" in self.fields and same_cite:
+            from passprice.addedfacts import BASIS_TOLERANCE, other_figures, parts_of, states
+
+            # A note stating the old figure and not the new one goes on saying it under the new value (a stack's
+            # memory.reserved 512 → 1024 MiB under its note's "512 MiB in all": walkthrough 41).
+            noted = (f"; its note still states {old.describe()}: is the note this figure's?"
+                     if "note" not in self.fields and states(old.amount, old.unit, new.note)
+                     and not states(new.amount, new.unit, new.note) else "")
             quoted = _quoted_figures(new.locator or new.cite or "")
             if _figure(old.amount) in quoted and _figure(new.amount) not in quoted:
                 return (f"the value moved ({old.describe()} → {new.describe()}) but its citation did not, and the "
-                        f"locator quotes {old.amount:g}: {where}")
-            from passprice.addedfacts import BASIS_TOLERANCE, other_figures, parts_of, states
-
+                        f"locator quotes {old.amount:g}: {where}{noted}")
             # A ratio quoted as a part of a whole (``58/128``, ``58 of 128``) is the old figure as firmly (session 25).
             def near(amount: float, ratio: float) -> bool:
                 return abs(ratio - amount) <= BASIS_TOLERANCE * abs(amount)
@@ -871,16 +876,16 @@ class FactChange:
             was = [words for ratio, words in parts.items() if near(old.amount, ratio)]
             if was and not any(near(new.amount, ratio) for ratio in parts):
                 return (f"the value moved ({old.describe()} → {new.describe()}) but its citation did not, and the "
-                        f"locator quotes {was[0]} ({old.amount:g}): {where}")
+                        f"locator quotes {was[0]} ({old.amount:g}): {where}{noted}")
 
             # The old figure quoted in another notation (``4,800 GB/s``, ``four point eight terabytes per second``
             # under 4.8 → 5.2 TB/s) is said as firmly (slip round 34).
             others = other_figures(new.amount, new.unit, new.locator)
             if others and states(old.amount, old.unit, new.locator):
                 return (f"the value moved ({old.describe()} → {new.describe()}) but its citation did not, and the "
-                        f"locator quotes {', '.join(others[:3])}: {where}")
+                        f"locator quotes {', '.join(others[:3])}: {where}{noted}")
             return (f"the value moved ({old.describe()} → {new.describe()}) but its citation did not: does {where} "
-                    f"say {new.describe()}?")
+                    f"say {new.describe()}?{noted}")
         if not same_cite and new.provenance in (Provenance.PUBLISHED, Provenance.MEASURED):
             from passprice.addedfacts import other_figures, states
 
@@ -1811,6 +1816,11 @@ class LockImpact:
     #: HEAD's lock file does not read (edited by hand: its digest no longer matches; not TOML; not the schema): it
     #: is judged on BASE's lock for want of another, and is neither re-locked nor broken by the change.
     head_unread: bool = False
+    #: For a lock file :attr:`head_unread` that BASE's copy reads as TOML and HEAD's too: each key the hand edit
+    #: changed, ``price.tokens_per_s: 5166.56237077287 → 5500.0`` (:func:`hand_edits`; walkthrough 41: the review
+    #: said only that the file did not read, and a reviewer had to open the file's diff to see the price or the
+    #: floor it forged).
+    hand_edits: tuple[str, ...] = ()
     #: The changed facts HEAD's price rests on that HEAD's lock pins as they were before the change (its file not
     #: re-locked on them): a provenance made stronger, a citation or note moved, with no figure moved. The review
     #: passes, but ``check --frozen`` fails on that drift until ``lock --update`` re-pins them.
@@ -2077,6 +2087,15 @@ class LockImpact:
             # no price on HEAD: nothing recorded can be HEAD's price
             why = "HEAD refuses the price" if self.after.refusal is not None else "not priced on HEAD"
             return f"{why} (see below)" if self.after.refusal is not None or self.after.error else why
+        if self.verdict is not None and not self.verdict.holds:
+            # A fact below a floor: `lock --update` alone refuses to re-lock it, so the row must not advise it (its
+            # pins of the weakened fact drift too, and walkthrough 41 read "⚠️ … re-pin (passprice lock --update …)"
+            # beside a broken floor the verdict failed).
+            from passprice.enforce import relock_command
+
+            below = ", ".join(o.path for o in self.verdict.offences)
+            return (f"{unsound}breaks its floors ({below} below its floor): restore the fact, or re-lock with that "
+                    f"floor loosened, {relock_command(self.verdict, self.serving_name, self.path)}")
         bits = []
         if self.drifted:
             bits.append(f"pins {', '.join(self.drifted)} as before the change: re-pin (passprice lock --update -o "
@@ -2179,6 +2198,7 @@ class LockImpact:
             "retired": self.retired,
             "question": list(self.question),
             "head_unread": self.head_unread,
+            "hand_edits": list(self.hand_edits),
             "floors_kept": {path: {"lock": other, "floor": floor.value} for path, (other, floor) in self.kept.items()},
             "drifted": list(self.drifted),
             "rewritten": list(self.rewritten),
@@ -2548,6 +2568,11 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
             )
             if serving:
                 inputs.append("serving")
+            if serving and status == "unchanged" and new is not None:
+                # The lock file as it was under a serving the change rewrote: check --frozen fails on "serving
+                # changed" until it is re-pinned, while the row read "records HEAD's price" and the review passed
+                # without a word of it (walkthrough 41: the serving moved to another entry of the same header).
+                drifted += [str(f["field"]) for f in serving_fields]
         if after.gone:
             serving = (f"serving {lock.info.serving} is not registered on HEAD", *serving)
             serving_fields = ({"field": "registered", "locked": lock.info.serving, "now": None}, *serving_fields)
@@ -2589,6 +2614,8 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
                 pinned_checkpoint=new.checkpoint_pin.name if new is not None else None,
                 question=question_changes(old, new) if old is not None and new is not None else (),
                 head_unread=rel in head_locks and new is None,
+                hand_edits=(hand_edits(base.files.get(rel), head.files.get(rel))
+                            if rel in head_locks and new is None else ()),
                 drifted=tuple(dict.fromkeys(drifted)),
                 rewritten=tuple(dict.fromkeys(rewritten)),
                 kept=kept_floors(new, policy, head_locks) if new is not None else {},
@@ -2607,6 +2634,53 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
         sides = recomputed_prices(head, files, due, refits, moved)
         out = [_with_recomputed(lock, sides[lock.path], moved) if lock.path in sides else lock for lock in out]
     return tuple(out)
+
+
+#: The most keys :func:`hand_edits` names; the rest are counted.
+MAX_HAND_EDITS = 10
+
+
+def hand_edits(base: bytes | None, head: bytes | None) -> tuple[str, ...]:
+    """What a hand edit changed in a lock file, key by key: each dotted key whose value BASE's file and HEAD's
+    differ in (``price.tokens_per_s: 5166.56237077287 → 5500.0``, ``policy.paths.memory.capacity: published →
+    assumed``; added keys ``– → V``, removed ``V → –``), in the order HEAD's file holds them, the first
+    :data:`MAX_HAND_EDITS` and then ``and N more keys``. Both files read as plain TOML (:mod:`tomllib`), the digest
+    not checked: the digest mismatch is why HEAD's does not read as a lock. Empty when either side is missing or is
+    not TOML (then only the file's own diff shows what changed), or when no value differs (a comment or layout edit
+    alone). Values are shown as TOML writes scalars, each cut to 60 characters."""
+    if base is None or head is None:
+        return ()
+    try:
+        old = tomllib.loads(base.decode("utf-8"))
+        new = tomllib.loads(head.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return ()
+
+    def flat(table: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in table.items():
+            if isinstance(value, Mapping):
+                out.update(flat(value, f"{prefix}{key}."))
+            else:
+                out[f"{prefix}{key}"] = value
+        return out
+
+    def shown(value: Any) -> str:
+        if value is _ABSENT:
+            return "–"
+        text = str(value).lower() if isinstance(value, bool) else str(value)
+        return text if len(text) <= 60 else text[:59] + "…"
+
+    before, after = flat(old), flat(new)
+    keys = list(after) + [k for k in before if k not in after]
+    lines = [f"{k}: {shown(before.get(k, _ABSENT))} → {shown(after.get(k, _ABSENT))}"
+             for k in keys if before.get(k, _ABSENT) != after.get(k, _ABSENT)]
+    if len(lines) > MAX_HAND_EDITS:
+        lines = [*lines[:MAX_HAND_EDITS], f"and {len(lines) - MAX_HAND_EDITS:,} more keys"]
+    return tuple(lines)
+
+
+_ABSENT = object()
 
 
 def changed_alone(side: Side, lock: Lock | None, changed: Sequence[str]) -> tuple[tuple[str, str], ...]:
@@ -5505,6 +5579,13 @@ def _recorded(lock: LockImpact) -> str:
     shown = [f"{v:,.1f}" for v in (before, after) if isinstance(v, int | float)]
     if len(shown) == 2 and shown[0] == shown[1] and before == after:
         return shown[0]
+    if len(shown) == 2 and shown[0] == shown[1]:
+        # a re-lock moving the price by less than a tenth read "5,166.6 → 5,166.6" beside the BASE and HEAD
+        # columns' 5,166.56 and 5,166.63 (walkthrough 41): the fewest decimals, up to 17, that tell them apart
+        for digits in range(2, 18):
+            shown = [f"{float(v):,.{digits}f}" for v in (before, after) if isinstance(v, int | float)]
+            if shown[0] != shown[1]:
+                break
     return " → ".join(shown) or "–"
 
 
@@ -5715,6 +5796,7 @@ def diff_text(d: Diff) -> str:
                     lines.append(f"    {label} cannot price: {side.error}")
             if lock.note:
                 lines.append(f"    note      {lock.note}")
+            lines += [f"    {'edited' if i == 0 else '':<10}{edit}" for i, edit in enumerate(lock.hand_edits)]
     if d.duplicates:
         lines += ["", "locks duplicating another"]
         lines += [f"  {line}" for line in d.duplicates]
@@ -5780,16 +5862,29 @@ def diff_text(d: Diff) -> str:
         lines += [f"  to verify: {line}" for line in d.lookalikes.values()]
     if d.sources:
         lines += ["", "sources whose document changed"]
-        lines += [f"  {s.id}: to verify: {s.to_verify}" for s in d.sources]
+        for s in d.sources:
+            lines.append(f"  {s.id}: to verify: {s.to_verify}")
+            lines += [f"    {place}" for place in s.places]
     # A file's path and name are shown, never obeyed: a card file ev\u202eil.toml added on HEAD was printed raw.
     return "\n".join(escaped(line) for line in lines)
 
 
+def _quiet(f: FileChange) -> bool:
+    """True for a card, drafting method, routing record or serving stack HEAD changed with no fact, no key of its
+    own table and no finding changed: comments or layout alone. The text review names it (``FILE (card C):
+    changed``); the pull-request comment listed nothing of it and read "no fact changed" (walkthrough 41)."""
+    return (f.holds_facts and f.status == "changed" and f.compared and not f.facts and not f.meta
+            and not f.findings and f.renamed is None)
+
+
 def _other_status(f: FileChange) -> str:
     """How an other file changed, as its line says it: its status, and for a measurement file renamed
-    (:func:`measurement_renames`) removed on BASE, where it went (``removed: renamed to PATH``)."""
+    (:func:`measurement_renames`) removed on BASE, where it went (``removed: renamed to PATH``); for a record whose
+    facts did not change (:func:`_quiet`), ``changed: comments or layout only, no fact``."""
     if f.kind == "other" and f.status == "removed" and f.renamed is not None:
         return f"removed: renamed to {f.renamed}"
+    if _quiet(f):
+        return "changed: comments or layout only, no fact"
     return f.status
 
 
@@ -6000,7 +6095,9 @@ def _relock_note(lock: LockImpact, forged: bool = False, pins: bool = False) -> 
     if lock.removed:
         return None
     if lock.head_unread:
-        return f"restore its file as BASE has it (`git checkout BASE -- FILE`), then re-lock it with {update}"
+        edited = f"; the edit changed {'; '.join(lock.hand_edits)}" if lock.hand_edits else ""
+        return (f"restore its file as BASE has it (`git checkout BASE -- FILE`), then re-lock it with {update}"
+                f"{edited}")
     if forged:
         return ("its file does not reproduce from its own pinned inputs (edited by hand?): restore it as BASE has it "
                 f"(`git checkout BASE -- FILE`), or re-lock it with {update}")
@@ -6178,9 +6275,11 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
         rows = []
         for lock in d.locks:
             floors = markdown_prose(lock.floors())
-            floors = f"❌ {floors}" if lock.breaks else floors
+            # a checkpoint's content changed breaks the lock, not its floors: the cell read "❌ still holds"
+            # (walkthrough 41); the review cell beside it carries the ❌
+            floors = f"❌ {floors}" if lock.breaks and lock.why_broken != "checkpoint" else floors
             review = markdown_prose(_review(d, lock))
-            if lock.stale or lock.unsound or lock.question or review.startswith("does NOT reproduce"):
+            if lock.stale or lock.unsound or lock.question or lock.breaks or review.startswith("does NOT reproduce"):
                 review = f"❌ {review}"
             elif lock.loosened or lock.drifted:
                 review = f"⚠️ {review}"
@@ -6309,7 +6408,9 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
     records = [f for f in d.files if f.kind == "source" and f.status != "added"]
     if d.sources or new_sources or d.cited or records:
         out += ["", "#### Sources", ""]
-        out += [f"- ⚠️ {markdown_code(s.id)} **to verify**: {markdown_prose(s.to_verify)}" for s in d.sources]
+        for s in d.sources:
+            out.append(f"- ⚠️ {markdown_code(s.id)} **to verify**: {markdown_prose(s.to_verify)}")
+            out += [f"  - {markdown_text(place)}" for place in s.places]
         if d.on_changed_sources:
             # Here, under the sources it rests on: it stood after the last section (the pricing model, the locks not
             # re-priced, or below the cited sources, which it then seemed to be about) and said "(sources below)" of
@@ -6385,7 +6486,8 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
     # citing it was counted ("1 other file changed") and shown nowhere (session 15's walkthrough).
     # An added measurement file is "other" too, and is shown with its runs (walkthrough 22).
     others = [f for f in d.files if f.kind == "other"
-              or (f.kind == "source" and f.status == "added" and f.path not in d.added_records)]
+              or (f.kind == "source" and f.status == "added" and f.path not in d.added_records)
+              or _quiet(f)]
     if others:
         named = ", ".join(f"{markdown_code(f.path)} ({markdown_prose(_other_status(f))})"
                           + (f": {added_shown[f.path]}" if f.path in added_shown else "")

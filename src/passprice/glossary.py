@@ -289,7 +289,21 @@ _TERMS = (
         "`passprice check`; 2 when a file does not read on HEAD; 0 otherwise, with ⚠️ beside what is `weakened`, "
         "`loosened` or `to verify`.",
         ("diff", "passprice diff", "BASE", "HEAD", "work tree", "merge base", "locks affected", "priced with BASE",
-         "priced with HEAD"),
+         "priced with HEAD", "sticky comment", "pull-request comment"),
+    ),
+    Term(
+        "unaffected",
+        "review: a lock the change does not touch, re-priced the same on both sides",
+        "In a review (`passprice diff`), the locks no changed file touches are `unaffected`, named on one line. A "
+        "registered serving no lock pins whose price the change moves is listed as `not locked, informational`: "
+        "nothing pins it, so it never fails the review. `alone` is what one changed fact alone does to a lock's "
+        "price (its pinned inputs with only that fact as HEAD has it). A lock whose HEAD inputs or lock file `does "
+        "not read` is `not judged`: no verdict and no HEAD price; a lock file edited by hand does not read (its "
+        "digest no longer matches) and `edited` names each key the hand edit changed, BASE → HEAD. A lock `held by "
+        "a look-alike header alone` is one whose serving now prices another checkpoint entry whose header reads "
+        "the same (a fine-tune of the same shapes, or the same header under another name): to verify.",
+        ("not judged", "does not read", "informational", "not locked, informational", "alone", "edited",
+         "look-alike header", "held by a look-alike header alone"),
     ),
     Term(
         "weakened",

@@ -34,6 +34,34 @@ DOCUMENT_FIELDS = (
 #: The citing facts named in a line at most; the rest are counted.
 SHOWN = 6
 
+#: The figures :attr:`SourceChange.places` lists at most; the rest are counted.
+PLACES = 20
+
+
+def cited_places(citing: Iterable[Any], source_id: str) -> tuple[str, ...]:
+    """What each of ``citing`` (:class:`passprice.lineage.Citing`, facts citing ``source_id``) takes from the
+    source, one line a figure: ``h200_sxm_141gb:array: figure sparse 3958 TOPS at LOCATOR`` for each figure of a
+    derivation read there, else ``h200_sxm_141gb:memory.bandwidth: 4.8 TB/s (published) at LOCATOR`` for a fact
+    citing it as its source; the first :data:`PLACES`, then ``and N more (passprice sources SOURCE)``. A fact pinned
+    before sources (a ``cite`` and no locator) reads ``at (no locator)``."""
+    from passprice.derivations import Derivation
+
+    out: list[str] = []
+    for c in citing:
+        fact = c.fact
+        figures = [i for i in fact.derivation.inputs if i.kind == "figure" and (i.source or fact.source) == source_id
+                   ] if isinstance(fact.derivation, Derivation) else []
+        # a derived fact is stated by the figures it reads there (989.5 TMAC/s is no figure of the datasheet, its
+        # 3,958 TOPS is); a fact derived from figures of other sources alone, by its own value
+        out += [f"{c.ref}: figure {i.name} {i.amount} {i.unit} at {i.locator or fact.locator or '(no locator)'}"
+                for i in figures]
+        if fact.source == source_id and not figures:
+            out.append(f"{c.ref}: {fact.amount} {fact.unit} ({fact.provenance.value}) at "
+                       f"{fact.locator or '(no locator)'}")
+    if len(out) > PLACES:
+        out = [*out[:PLACES], f"and {len(out) - PLACES:,} more (passprice sources {source_id} lists each)"]
+    return tuple(out)
+
 
 @attrs.frozen
 class SourceChange:
@@ -51,6 +79,10 @@ class SourceChange:
     locks: tuple[str, ...] = ()
     fitted: tuple[tuple[str, int], ...] = ()
     through: tuple[tuple[str, str], ...] = ()
+    #: Each figure of HEAD to find in the document (:func:`cited_places`, the first :data:`PLACES`): the review named
+    #: the citing facts alone, the seventh on as "and 3 more", so a reviewer reading the new document could not tell
+    #: from the comment which figure to look for where (walkthrough 41).
+    places: tuple[str, ...] = ()
 
     @property
     def to_verify(self) -> str:
@@ -87,6 +119,7 @@ class SourceChange:
         return {"id": self.id, "changed": list(self.changed), "citing": list(self.citing), "locks": list(self.locks),
                 "fitted": {stack: count for stack, count in self.fitted},
                 "fitted_through": [{"stack": stack, "routing": routing} for stack, routing in self.through],
+                "places": list(self.places),
                 "to_verify": self.to_verify}
 
 
@@ -156,6 +189,7 @@ def source_changes(
     out = []
     for source_id, fields in found:
         refs = [c.ref for c in citing.get(source_id, [])]
+        places = cited_places(citing.get(source_id, []), source_id)
         named = tuple(str(ref) for ref in refs)
         fitted: dict[str, int] = {}
         # a stack fitted to runs of a mixture of experts rests on the routing record they price as on the runs, as
@@ -167,7 +201,7 @@ def source_changes(
             fitted[stack] = fitted.get(stack, 0) + 1
         resting, _ = lock_impacts(locks, set(refs), source_id)
         out.append(SourceChange(source_id, fields, named, tuple(sorted({i.name for i in resting})),
-                                tuple(fitted.items()), through))
+                                tuple(fitted.items()), through, places))
     return tuple(out)
 
 

@@ -1,0 +1,271 @@
+"""Findings of the 41st README-only walkthrough (a team registry's maintainer reviewing contributors' fact changes
+in pull requests): a fact weakened below a lock's floor read ``⚠️ pins memory.capacity as before the change: re-pin
+(passprice lock --update …)`` in the lock's review cell, a command that refuses such a lock, beside the broken
+floor the verdict failed; a lock file edited by hand was said not to read, with nothing of what the edit changed (a
+recorded price forged 5,166.6 → 5,500 tokens/s, or a floor loosened published → assumed, was seen only in the
+file's own diff)."""
+
+from __future__ import annotations
+
+import pytest
+
+from passprice.comment import comment_body
+from passprice.diff import MAX_HAND_EDITS, diff, diff_text, hand_edits
+from passprice.registry import Root
+from test_diff import LOCK, LOCK_FILE, Repo, commit_all, edit_fact, git, make_repo
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory: pytest.TempPathFactory) -> Repo:
+    return make_repo(tmp_path_factory.mktemp("walk41") / "registry")
+
+
+def _row(body: str, name: str) -> str:
+    return next(line for line in body.splitlines() if line.startswith(f"| `{name}` |"))
+
+
+def test_a_broken_floor_is_not_told_to_re_pin(repo: Repo) -> None:
+    # memory.capacity weakened at the same figure: the lock's floor (published) breaks, and the lock pins the fact
+    # as it was (a drift) — the row said "⚠️ … re-pin (passprice lock --update …)", which refuses that lock.
+    git(repo.path, "checkout", "-q", "-B", "capacity-estimated", "main")
+    edit_fact(repo.path, "memory.capacity", value=141, unit="GB", provenance="estimated",
+              source="nvidia-h200-datasheet",
+              locator="Technical Specifications table, H200 SXM column: 'GPU Memory 141GB'")
+    commit_all(repo.path, "capacity estimated")
+    d = diff(Root(repo.path), "main", "HEAD")
+    lock = {x.name: x for x in d.locks}[LOCK]
+    assert lock.breaks and "memory.capacity" in lock.drifted
+    command = (f"`passprice lock --update -o {LOCK_FILE} --force --require memory.capacity=estimated`")
+    assert lock.review() == (
+        "breaks its floors (memory.capacity below its floor): restore the fact, or re-lock with that floor "
+        f"loosened, {command}"
+    )
+    row = _row(comment_body(d), LOCK)
+    assert row.endswith(f"| ❌ breaks its floors (memory.capacity below its floor): restore the fact, or re-lock "
+                        f"with that floor loosened, {command} |")
+    assert "re-pin" not in row and "⚠️" not in row
+    assert d.exit_status == 1
+
+
+def test_a_lock_edited_by_hand_says_what_the_edit_changed(repo: Repo) -> None:
+    git(repo.path, "checkout", "-q", "-B", "forged-price", "main")
+    lock_file = repo.path / LOCK_FILE
+    text = lock_file.read_text(encoding="utf-8")
+    line = next(x for x in text.splitlines() if x.startswith("tokens_per_s = "))
+    recorded = line.split(" = ")[1]
+    lock_file.write_text(text.replace(line, "tokens_per_s = 5500.0"), encoding="utf-8")
+    commit_all(repo.path, "forge the recorded price")
+    d = diff(Root(repo.path), "main", "HEAD")
+    lock = {x.name: x for x in d.locks}[LOCK]
+    assert lock.head_unread
+    assert lock.hand_edits == (f"price.tokens_per_s: {recorded} → 5500.0",)
+    assert d.exit_status == 2
+    assert f"    edited    price.tokens_per_s: {recorded} → 5500.0" in diff_text(d).splitlines()
+    assert (f"then re-lock it with `passprice lock --update -o {LOCK_FILE}`; the edit changed price.tokens_per_s: "
+            f"{recorded} → 5500.0") in comment_body(d)
+    locks = {x["name"]: x for x in d.to_json()["locks"]}
+    assert locks[LOCK]["hand_edits"] == [f"price.tokens_per_s: {recorded} → 5500.0"]
+
+
+def test_hand_edits_key_by_key() -> None:
+    base = b'[policy.paths]\n"memory.capacity" = "published"\nscale = "estimated"\n[price]\nbatch = 8\n'
+    head = b'[policy.paths]\n"memory.capacity" = "assumed"\n[price]\nbatch = 8\nbest = true\n'
+    assert hand_edits(base, head) == (
+        "policy.paths.memory.capacity: published → assumed",
+        "price.best: – → true",
+        "policy.paths.scale: estimated → –",
+    )
+    # a comment or layout edit alone changes no key; a side missing or not TOML names none
+    assert hand_edits(base, b"# a comment\n" + base) == ()
+    assert hand_edits(base, b"[policy") == ()
+    assert hand_edits(None, head) == ()
+    many = b"".join(f"k{i} = {i}\n".encode() for i in range(MAX_HAND_EDITS + 3))
+    out = hand_edits(b"", many)
+    assert len(out) == MAX_HAND_EDITS + 1 and out[0] == "k0: – → 0" and out[-1] == "and 3 more keys"
+    assert hand_edits(b'a = "x"\n', b'a = "' + b"y" * 80 + b'"\n') == ("a: x → " + "y" * 59 + "…",)
+
+
+def test_a_source_whose_document_changed_lists_each_figure_to_find_there(repo: Repo) -> None:
+    # The datasheet's address rewritten: the review named the 12 citing facts, the last 6 as "and 6 more", with no
+    # figure or place, so the new document could not be checked from the comment alone.
+    git(repo.path, "checkout", "-q", "-B", "datasheet-moved", "main")
+    record = repo.path / "sources" / "nvidia-h200-datasheet.toml"
+    text = record.read_text(encoding="utf-8")
+    old = "https://nvdam.widen.net/s/nb5zzzsjdf/hpc-datasheet-sc23-h200-datasheet-3002446"
+    record.write_text(text.replace(old, "https://example.com/h200-datasheet-v2.pdf"), encoding="utf-8")
+    commit_all(repo.path, "the datasheet's new address")
+    d = diff(Root(repo.path), "main", "HEAD")
+    (change,) = d.sources
+    assert len(change.citing) == 12 and "and 6 more, which cite it" in change.to_verify
+    column = "Technical Specifications table, H200 SXM column:"
+    assert change.places[:3] == (
+        f"h200_sxm_141gb:memory.capacity: 141 GB (published) at {column} 'GPU Memory 141GB'",
+        f"h200_sxm_141gb:memory.bandwidth: 4.8 TB/s (published) at {column} 'GPU Memory Bandwidth 4.8TB/s'",
+        # a fact derived from a figure read there, by that figure (its own 0.9333 is no figure of the datasheet)
+        f"h200_sxm_141gb:streams.read: figure bandwidth 4.8 TB/s at {column} 'GPU Memory Bandwidth 4.8TB/s'",
+    )
+    assert (f"h200_sxm_141gb:array: figure sparse 3958 TOPS at {column} 'INT8 Tensor Core 3,958 TOPS' (with "
+            "sparsity)") in change.places
+    assert len(change.places) == len(change.citing)  # one figure each: every citing fact traced
+    body = comment_body(d).splitlines()
+    at = next(i for i, line in enumerate(body) if line.startswith("- ⚠️ `nvidia-h200-datasheet` **to verify**"))
+    assert body[at + 1] == f"  - h200_sxm_141gb:memory.capacity: 141 GB (published) at {column} 'GPU Memory 141GB'"
+    assert all(line.startswith("  - h200_sxm_141gb:") for line in body[at + 1:at + 13])
+    assert f"    h200_sxm_141gb:memory.capacity: 141 GB (published) at {column} 'GPU Memory 141GB'" in diff_text(d)
+    assert d.to_json()["sources_changed"][0]["places"] == list(change.places)
+    assert d.exit_status == 0
+
+
+def test_cited_places_are_bounded() -> None:
+    from passprice.facts import Fact, Provenance
+    from passprice.lineage import Citing, FactRef
+    from passprice.sourcechange import PLACES, cited_places
+
+    fact = Fact(value=1e9, amount=1, unit="GB", provenance=Provenance.PUBLISHED, source="s", locator="p. 1")
+    citing = [Citing(FactRef("card", f"c{i}", "memory.capacity"), fact, ("source",)) for i in range(PLACES + 2)]
+    out = cited_places(citing, "s")
+    assert len(out) == PLACES + 1 and out[-1] == "and 2 more (passprice sources s lists each)"
+    assert out[0] == f"{citing[0].ref}: 1 GB (published) at p. 1"
+
+
+def test_a_serving_moved_to_another_entry_is_to_re_pin(repo: Repo) -> None:
+    # The serving moved to a second entry of the same header (a re-import under another name): the lock holds by
+    # that header, the review passed with the row "records HEAD's price", and check --frozen failed "serving changed".
+    git(repo.path, "checkout", "-q", "-B", "entry-renamed", "main")
+    entries = repo.path / "registry" / "checkpoints"
+    old = "deepseek-r1-distill-qwen-7b-q4_k_m"
+    text = (entries / f"{old}.toml").read_text(encoding="utf-8")
+    assert text.count(f'name = "{old}"') == 1
+    (entries / "r1-qwen7b-renamed.toml").write_text(text.replace(f'name = "{old}"', 'name = "r1-qwen7b-renamed"'),
+                                                    encoding="utf-8")
+    serving = repo.path / "registry" / "servings" / f"{LOCK}.toml"
+    serving.write_text(serving.read_text(encoding="utf-8").replace(f'checkpoint = "{old}"',
+                                                                   'checkpoint = "r1-qwen7b-renamed"'),
+                       encoding="utf-8")
+    commit_all(repo.path, "the serving on the renamed entry")
+    d = diff(Root(repo.path), "main", "HEAD")
+    lock = {x.name: x for x in d.locks}[LOCK]
+    assert lock.drifted == ("serving.checkpoint",)
+    assert lock in d.drifting and d.exit_status == 0
+    assert lock.review() == (f"pins serving.checkpoint as before the change: re-pin (passprice lock --update -o "
+                             f"{LOCK_FILE}; check --frozen fails until then)")
+    assert "1 to re-pin (lock --update) for check --frozen" in d.summary()
+    assert _row(comment_body(d), LOCK).endswith(f"| ⚠️ {lock.review()} |")
+
+
+@pytest.mark.parametrize(("word", "term"), [
+    ("unaffected", "unaffected"),  # diff: "1 lock unaffected: `s-a100`"
+    ("not judged", "unaffected"),  # diff: "held → not judged: HEAD's lock file does not read"
+    ("does not read", "unaffected"),
+    ("informational", "unaffected"),  # diff: "2 servings no lock pins move (not locked, informational)"
+    ("alone", "unaffected"),  # diff: "each changed fact alone (the lock's pinned inputs with only it as HEAD has it)"
+    ("edited", "unaffected"),  # diff: "    edited    price.tokens_per_s: 5166.56… → 5500.0"
+    ("look-alike header", "unaffected"),  # diff: "1 lock held by a look-alike header alone, to verify"
+    ("sticky comment", "review"),  # the workflow's "one sticky comment" the README names
+])
+def test_the_words_a_review_prints_are_defined(word: str, term: str) -> None:
+    from passprice import glossary
+
+    assert glossary.lookup(word).name == term
+    assert f"`{word}`" in glossary.TERMS[term].long or word in glossary.TERMS[term].aliases
+
+
+def test_a_re_lock_moving_the_price_under_a_tenth_shows_both_figures_apart() -> None:
+    # the H200's bandwidth 4.8 → 4.9 TB/s with its stream shares recomputed moved a lock +0.001242 %: its re-lock
+    # read "recorded 5,166.6 → 5,166.6" beside BASE's 5,166.56 and HEAD's 5,166.63
+    from types import SimpleNamespace
+
+    from passprice.diff import _recorded
+
+    def lock(before: float | None, after: float | None) -> SimpleNamespace:
+        return SimpleNamespace(recorded_before=None if before is None else {"tokens_per_s": before},
+                               recorded=None if after is None else {"tokens_per_s": after})
+
+    assert _recorded(lock(5166.56237077287, 5166.626537)) == "5,166.56 → 5,166.63"  # type: ignore[arg-type]
+    assert _recorded(lock(996.1, 996.1000001)) == "996.1000000 → 996.1000001"  # type: ignore[arg-type]
+    assert _recorded(lock(996.1, 996.1)) == "996.1"  # type: ignore[arg-type]
+    assert _recorded(lock(996.1, 1079.1)) == "996.1 → 1,079.1"  # type: ignore[arg-type]
+    assert _recorded(lock(None, 1079.1)) == "1,079.1"  # type: ignore[arg-type]
+
+
+def test_a_comment_only_edit_is_named_in_the_comment(repo: Repo) -> None:
+    git(repo.path, "checkout", "-q", "-B", "comment-only", "main")
+    card = repo.path / "facts" / "cards" / "h200_sxm_141gb.toml"
+    text = card.read_text(encoding="utf-8")
+    card.write_text(text.replace("\n[card]\n", "\n# reviewed 2026-12 by the registry team\n[card]\n", 1),
+                    encoding="utf-8")
+    commit_all(repo.path, "a comment")
+    d = diff(Root(repo.path), "main", "HEAD")
+    assert d.exit_status == 0 and not d.fact_changes
+    body = comment_body(d).splitlines()
+    assert body[1].startswith("✅ **passprice diff**")
+    assert body[-1] == ("Other files changed: `facts/cards/h200_sxm_141gb.toml` (changed: comments or layout only, "
+                        "no fact)")
+
+
+def test_a_checkpoint_changed_under_a_lock_is_no_broken_floor(repo: Repo) -> None:
+    # the row read "held → ❌ still holds" beside "its checkpoint's content changed …" with no ❌
+    git(repo.path, "checkout", "-q", "-B", "entry-edited", "main")
+    entry = repo.path / "registry" / "checkpoints" / "deepseek-r1-distill-qwen-7b-q4_k_m.toml"
+    text = entry.read_text(encoding="utf-8")
+    line = next(x for x in text.splitlines() if x.lstrip().startswith('{ name = "blk.0.ffn_down.weight"'))
+    assert 'type = "Q6_K"' in line
+    entry.write_text(text.replace(line, line.replace('type = "Q6_K"', 'type = "Q4_K"')), encoding="utf-8")
+    commit_all(repo.path, "an entry edited")
+    d = diff(Root(repo.path), "main", "HEAD")
+    lock = {x.name: x for x in d.locks}[LOCK]
+    assert lock.why_broken == "checkpoint"
+    row = _row(comment_body(d), LOCK)
+    assert "❌ still holds" not in row and f"| {_held_cell(lock)} → {lock.floors()} |" in row
+    assert row.endswith("| ❌ its checkpoint's content changed from the pinned one: re-lock it through review |")
+
+
+def _held_cell(lock: object) -> str:
+    from passprice.diff import _held
+
+    return _held(lock)  # type: ignore[arg-type]
+
+
+def test_a_copied_card_is_asked_against_the_same_fact_of_the_card_it_copies(repo: Repo) -> None:
+    # the H100 SXM5's file copied as an NVL card, its capacity and bandwidth re-cited to the datasheet's NVL column:
+    # its scale was asked against "h100_sxm5_80gb.toml: on_chip.bandwidth", its host.write against host.read
+    git(repo.path, "checkout", "-q", "-B", "nvl-copy", "main")
+    cards = repo.path / "facts" / "cards"
+    text = (cards / "h100_sxm5_80gb.toml").read_text(encoding="utf-8")
+    for old, new in (('name = "NVIDIA H100 SXM5 80GB"', 'name = "NVIDIA H100 NVL 94GB"'),
+                     ("value = 80\n", "value = 94\n"), ("H100 SXM column: 'GPU Memory 80GB'",
+                                                        "H100 NVL column: 'GPU Memory 94GB'"),
+                     ("value = 3.35\n", "value = 3.9\n"),
+                     ("H100 SXM column: 'GPU Memory Bandwidth 3.35TB/s'",
+                      "H100 NVL column: 'GPU Memory Bandwidth 3.9TB/s'")):
+        assert old in text
+        text = text.replace(old, new, 1)
+    (cards / "h100_nvl.toml").write_text(text, encoding="utf-8")
+    commit_all(repo.path, "an NVL card copied")
+    d = diff(Root(repo.path), "main", "HEAD")
+    asked = {c.path: c.to_verify for f, c in d.fact_changes if f.name == "h100_nvl"}
+    for path in ("scale", "host.write", "host.read", "vector"):
+        assert (asked[path] or "").startswith(f"facts/cards/h100_sxm5_80gb.toml: {path} cites the same place, "
+                                              "another card's: "), asked[path]
+
+
+def test_a_value_moved_under_a_note_stating_the_old_figure_asks_of_the_note(repo: Repo) -> None:
+    # a stack's memory.reserved 512 → 1024 MiB under its note's "512 MiB in all" asked of the locator alone
+    from test_diff import read_fact
+
+    git(repo.path, "checkout", "-q", "-B", "capacity-raised", "main")
+    was = read_fact(repo.path, "memory.capacity")
+    assert was.note is not None and "'141 GB'" in was.note
+    edit_fact(repo.path, "memory.capacity", value=143, unit="GB", provenance="published", source=was.source,
+              locator=was.locator, note=was.note)
+    commit_all(repo.path, "capacity raised, its note kept")
+    d = diff(Root(repo.path), "main", "HEAD")
+    (asked,) = [c.to_verify for f, c in d.fact_changes if c.path == "memory.capacity"]
+    assert asked is not None and asked.endswith("; its note still states 141 GB: is the note this figure's?")
+    # the note rewritten with the new figure is not asked
+    edit_fact(repo.path, "memory.capacity", value=143, unit="GB", provenance="published", source=was.source,
+              locator=was.locator, note=was.note.replace("'141 GB'", "'143 GB'"))
+    commit_all(repo.path, "its note too")
+    d = diff(Root(repo.path), "main", "HEAD")
+    (asked,) = [c.to_verify for f, c in d.fact_changes if c.path == "memory.capacity"]
+    assert asked is not None and "its note" not in asked
