@@ -899,14 +899,24 @@ def entry_row(root: Root, name: str) -> dict[str, Any]:
 
     path = entry_path(root, name)
     if name.endswith(".toml") or not path.is_file():
-        return listing_row(name, load_checkpoint(root, name))
+        return with_origin(root, name, listing_row(name, load_checkpoint(root, name)))
     data = schema.read_bytes(path)
-    return cache.validated(
+    return with_origin(root, name, cache.validated(
         "checkpoint+summary",
         root.schema / "checkpoint.schema.json",
         name.encode("utf-8") + b"\0" + data,
         lambda: listing_row(name, _load_entry(path, root)),
-    )
+    ))
+
+
+def with_origin(root: Root, name: str, row: dict[str, Any]) -> dict[str, Any]:
+    """``row`` (a :func:`listing_row`) with ``origin``, the entry's ``entry.origin`` text (:func:`checkpoint_origin`;
+    ``None`` for a GGUF file, no entry), and ``synthetic``: whether that text says the header was built by ``passprice
+    synth`` from a published configuration (it starts ``Synthetic``, as synth writes it and
+    :attr:`passprice.checkpointcite.CheckpointCited.synthetic` reads it), not read from a GGUF file (walkthrough 39:
+    ``checkpoints`` did not say which). Raises nothing."""
+    origin = checkpoint_origin(root, name)
+    return {**row, "origin": origin, "synthetic": bool(origin and origin.startswith("Synthetic"))}
 
 
 def write_entry(path: str | os.PathLike[str], text: str, force: bool = False) -> None:

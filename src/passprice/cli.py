@@ -880,6 +880,12 @@ CHECKPOINT_DIGESTS = (
     "table priced: the same for any copy or name of the header)"
 )
 
+#: The line under ``passprice checkpoints`` saying what its origin column means (walkthrough 39: it had none).
+CHECKPOINT_ORIGINS = (
+    "origin: synthetic = a header built by passprice synth from a published configuration, no weights exist; file = "
+    "read from a GGUF file's header (--json gives each entry's origin text)"
+)
+
 #: The commands that read the registry as one snapshot (:mod:`passprice.snapshot`): those that write none of its files.
 _READING = frozenset({
     "audit", "best", "cards", "check", "checkpoints", "diff", "facts", "max-batch", "price", "reproduce", "roofline",
@@ -1025,12 +1031,14 @@ def checkpoints_command(ctx: click.Context, as_json: bool) -> None:
 
     rows = [
         [c["name"], printable(str(c["architecture"])), f"{c['tensors']:,}", si(c["tensor_bytes"], "B"),
-         f"{c['context_length']:,}" if c["context_length"] else "", c["sha256"][:16] + "…"]
+         f"{c['context_length']:,}" if c["context_length"] else "", "synthetic" if c["synthetic"] else "file",
+         c["sha256"][:16] + "…"]
         for c in out
     ]
-    headers = ["checkpoint", "architecture", "tensors", "bytes", "context", "sha256"]
+    headers = ["checkpoint", "architecture", "tensors", "bytes", "context", "origin", "sha256"]
     click.echo(text_table(headers, rows, right=(2, 3, 4)))
     click.echo(f"\n  {CHECKPOINT_DIGESTS}")
+    click.echo(f"  {CHECKPOINT_ORIGINS}")
     from passprice.checkpoints import draft_note
 
     for c in out:  # a checkpoint's bytes a serving without drafts does not hold
@@ -3377,24 +3385,40 @@ def _sweep_locks(
     "--state-bytes", type=_float("--state-bytes"), default=4.0, show_default=True,
     help="Bytes per recurrent-state element.",
 )
+@click.option("--cards", default="all", show_default=True,
+              help="Cards to list how many sequences fit on, comma-separated, or 'all'.")
 @_json_option
 @click.pass_context
 def kv_command(
-    ctx: click.Context, checkpoint: str, contexts: str | None, kv_bytes: float, state_bytes: float, as_json: bool
+    ctx: click.Context, checkpoint: str, contexts: str | None, kv_bytes: float, state_bytes: float, cards: str,
+    as_json: bool,
 ) -> None:
     """KV cache (by layer kind), recurrent state and conv ring bytes per token and per sequence of CHECKPOINT at each
-    context, and how many sequences fit beside the weights on each registered card. A context past the model's is
-    shown refused; exit 1 only when every context is."""
-    from passprice.cards import load_cards
+    context, and how many sequences fit beside the weights on each registered card (or the --cards given). A context
+    past the model's is shown refused; exit 1 only when every context is."""
+    from passprice.cards import load_card, load_cards
     from passprice.checkpoints import load_checkpoint
     from passprice.kv import default_contexts, kv_json, kv_report, kv_text, parse_contexts
     from passprice.serving import ServingRefusal
 
     root = _root(ctx)
+    if cards.strip() == "all":
+        the_cards = None
+    else:  # as compare's --cards: every wrong name said at once (exit 2), before the checkpoint is read
+        from passprice.compare import missing_cards
+
+        names = tuple(dict.fromkeys(c.strip() for c in cards.split(",") if c.strip()))
+        if not names:
+            raise click.UsageError("--cards: give at least one card, or 'all'")
+        missing = missing_cards(root, names)
+        if missing:
+            raise InputError.of(missing)
+        the_cards = [load_card(root, name) for name in names]
     header = load_checkpoint(root, checkpoint)
     sizes = parse_contexts(contexts) if contexts is not None else default_contexts(header.meta_int("context_length"))
     try:
-        report = kv_report(header, sizes, load_cards(root), kv_bytes, state_bytes, name=checkpoint)
+        report = kv_report(header, sizes, load_cards(root) if the_cards is None else the_cards, kv_bytes, state_bytes,
+                           name=checkpoint)
     except ServingRefusal as e:
         _refuse(e)
     data = kv_json(report)
