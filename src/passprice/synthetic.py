@@ -633,9 +633,9 @@ class Built:
 
         return sum(ggml.by_name(ty).bytes_for(math.prod(t.dims)) for t, ty in self.tensors)
 
-    def origin(self, note: str = "") -> str:
+    def origin(self, note: str = "", written: bool = True) -> str:
         """The entry's origin note: built, header only, from which configuration, with which type mix and rules;
-        ``note`` appended."""
+        without ``written`` (``synth --import`` without ``-o``) :data:`NO_FILE_WRITTEN`; ``note`` appended."""
         c = self.published.config
         # A bare config.json names no place it was published: the file it was read from is all that is known, and
         # calling it "the published configuration" claimed a publication nobody recorded (walkthrough 27).
@@ -660,6 +660,8 @@ class Built:
         parts.append(
             f"; types: the {self.mix.value} mix by llama.cpp's rules (src/llama-quant.cpp, llama_tensor_get_type)."
         )
+        if not written:
+            parts.append(" " + NO_FILE_WRITTEN)
         if note:
             parts.append(" " + note)
         return "".join(parts)
@@ -803,6 +805,12 @@ def write_header(built: Built, path: Path, force: bool = False) -> Path:
     return path
 
 
+#: What the origin of an entry ``synth --import`` wrote without ``-o`` says: the entry's ``source`` (``NAME.header.gguf``)
+#: names a file that was never written, which ``audit`` then says (walkthrough 39: it said "the name it was imported
+#: from").
+NO_FILE_WRITTEN = "No header file was written (synth --import without -o)."
+
+
 def entry_text(built: Built, name: str, note: str = "", file: str | None = None) -> tuple[str, Any]:
     """The registry entry (``registry/checkpoints/{name}.toml`` text, :func:`passprice.checkpoints.import_header`)
     of ``built``, whose header file is named ``file`` (the name of the file ``synth -o`` writes it to, as ``import``
@@ -826,10 +834,11 @@ def entry_text(built: Built, name: str, note: str = "", file: str | None = None)
     # The entry names the file the header was (or, without -o, would have been) written to: walkthrough 16's
     # `synth … -o ../mixtral-8x7b.header.gguf --import my-mixtral` recorded my-mixtral.header.gguf, a file that never
     # existed. A shard's file name is not its identity (the content digest leaves it out), so no lock moves.
+    written = file is not None
     file = file or f"{name}.header.gguf"
     shards = (attrs.evolve(header.shards[0], file=file), *header.shards[1:])
     header = attrs.evolve(header, shards=shards, source=file)
-    return import_header(header, name, built.origin(note)), header
+    return import_header(header, name, built.origin(note, written)), header
 
 
 def type_counts(built: Built) -> dict[str, int]:
