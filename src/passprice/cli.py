@@ -1236,6 +1236,7 @@ def import_command(ctx: click.Context, file: Path, name: str | None, origin: str
     # header sha256 that identifies it, escaped to one line (a newline in a file's name is kept in `source`).
     origin = origin or default_origin(file, root.path, header.sha256)
     write_entry(target, import_header(header, entry, origin), force=force)
+    _warn_same_content(root, header, entry)
     unknown = unknown_types_note(header, entry)
     if unknown:  # written (it reads back equal), but no price of it can be: said now, not first at `price`
         click.echo(f"passprice: warning: {printable(unknown)}", err=True)
@@ -1248,6 +1249,21 @@ def import_command(ctx: click.Context, file: Path, name: str | None, origin: str
         # the entry as check and lock name a registry file: relative to it (leftovers 29b: /abs/root/registry/…)
         click.echo(f"imported {shown_path(file)} as {entry}: {named_in(root, target)} ({len(header.tensors)} tensors, "
                    f"sha256 {header.sha256})")
+
+
+def _warn_same_content(root: Any, header: Any, entry: str) -> None:
+    """The warning ``import`` and ``synth --import`` give when another entry of the registry holds the content just
+    written under ``entry`` (walkthrough 39: the same header under a second name said nothing)."""
+    from passprice.checkpoints import entries_holding
+
+    others = entries_holding(root, header, skip=entry)
+    if others:
+        from passprice.registry import named_in
+
+        said = ", ".join(named_in(root, root.checkpoints / f"{name}.toml") for name in others)
+        click.echo(f"passprice: warning: {entry} holds the same header content as {said}: one checkpoint under "
+                   f"{len(others) + 1} names (passprice check lists it; remove one unless both names are wanted)",
+                   err=True)
 
 
 @cli.command("synth")
@@ -1296,12 +1312,13 @@ def synth_command(
             from passprice.registry import outside_registry
 
             raise outside_registry(root, "--import writes into registry/checkpoints/, and they are read-only")
-        text, _ = entry_text(built, entry, note, output.name if output is not None else None)
+        text, entry_header = entry_text(built, entry, note, output.name if output is not None else None)
         target = root.checkpoints / f"{entry}.toml"
         from passprice.registry import require_not_other_record
 
         require_not_other_record(root, target)
         write_entry(target, text, force=force)
+        _warn_same_content(root, entry_header, entry)
     if output is not None:
         write_header(built, output, force)
     counts = type_counts(built)
