@@ -1409,6 +1409,11 @@ def _serving_options(with_batch: bool) -> Callable[[F], F]:
                 help="TPOT cap: the best batch is sought only among batches whose time per output token is at most "
                 "this (seconds, e.g. 0.05).",
             ),
+            click.option(
+                "--memory-use", type=_float("--memory-use"), metavar="FRACTION",
+                help="Memory headroom: the fraction of card memory the best and largest batch may fill (above 0, at "
+                "most 1, e.g. 0.9; default 1, every byte).",
+            ),
         ]
         if with_batch:
             options.insert(3, click.option("--batch", type=_int("--batch"), help="Sequences per pass (at least 1)."))
@@ -1479,6 +1484,7 @@ def _spec(ctx: click.Context, serving: str | None, base: Any = None, **o: Any) -
         prefix_read_once=o.get("prefix_read_once"),
         routing=o.get("routing"),
         max_tpot=o.get("max_tpot"),
+        memory_use=o.get("memory_use"),
     )
     if o.get("contiguous"):
         import attrs
@@ -1664,6 +1670,9 @@ def _cap_unused(options: dict[str, Any], why: str) -> None:
     if options.get("max_tpot") is not None:
         click.echo(f"passprice: warning: --max-tpot bounds the best batch's search (best, lock --best); it does not "
                    f"change this result: {why}", err=True)
+    if options.get("memory_use") is not None:
+        click.echo(f"passprice: warning: --memory-use bounds the best and largest batch's searches (best, max-batch, "
+                   f"compare, lock --best); it does not change this result: {why}", err=True)
 
 
 def _stack_warnings(root: Any, the_stack: Any, cards: list[str], header: Any = None) -> None:
@@ -1961,6 +1970,7 @@ def best_command(
     fitted = _fit_check(ctx, expected, lock_ref)
     if as_json:
         _echo_price_json({**_with_span(_with_routing_note(data, note, resolved.header), reach),
+                          "memory_use": resolved.serving.memory_use,  # the searches' headroom (walkthrough 39)
                           **({} if fitted is None else {"stack_fit": fitted.to_json()}),
                           "stale": stale.to_json(), "lock": g.to_json(moved, relabels, drifts, given)})
     else:
@@ -2158,7 +2168,7 @@ def max_batch_command(
     root, spec = _spec(ctx, serving, base=base, **o)
     resolved = _resolve(root, spec, stack)
     stack = _lock_stack(root, lock_ref, the_lock, stack)
-    _cap_unused(o, "max-batch is what memory holds, whatever each sequence waits")
+    _cap_unused({**o, "memory_use": None}, "max-batch is what memory holds, whatever each sequence waits")
     under = None
     reach = None
     try:
@@ -2179,13 +2189,16 @@ def max_batch_command(
     g, verdicts = _under_locks(root, named, resolved, lock_ref, no_lock)
     relabels, drifts = g.since(root, resolved, named)  # said as price says them (slip 44)
     if as_json:
-        data: dict[str, Any] = {"card": resolved.card.name, "checkpoint": resolved.spec.checkpoint, "max_batch": n}
+        data: dict[str, Any] = {"card": resolved.card.name, "checkpoint": resolved.spec.checkpoint, "max_batch": n,
+                                 "memory_use": resolved.serving.memory_use}
         if under is not None:
             data.update({"stack": stack, "expected_max_batch": under, "reserved_bytes": reserved,
                          "stack_batches": list(held) if held is not None else None})
         _echo_price_json({**_with_span(data, reach), "lock": g.to_json(relabels=relabels, drifted=drifts)})
     else:
-        click.echo(f"{resolved.spec.checkpoint} on {resolved.card.name}: at most {n:,} sequences a pass")
+        use = resolved.serving.memory_use
+        click.echo(f"{resolved.spec.checkpoint} on {resolved.card.name}: at most {n:,} sequences a pass"
+                   + (f" filling at most {100.0 * use:.4g} % of card memory (memory use)" if use is not None else ""))
         if under is not None:
             from passprice.tables import si
 
