@@ -127,6 +127,19 @@ _TERMS = (
         ("time per output token", "max_tpot", "max-tpot", "TPOT cap"),
     ),
     Term(
+        "memory use",
+        "memory headroom: the fraction of card memory the best and largest batch may fill",
+        "A serving's memory headroom (`memory_use` in its file, `--memory-use FRACTION`, above 0 and at most 1): "
+        "`best`, `max-batch`, `compare`, a best lock and `roofline`'s best and largest batch seek only batches "
+        "holding at most that fraction of the card memory the serving may fill (under a stack, the card's less its "
+        "`memory.reserved`). Without it they fill the card to its last byte (`r1-qwen7b-h200`: 580 sequences, "
+        "99.9 % of an H200), where passprice counts no runtime workspace, activations or fragmentation; with 0.9, "
+        "520 (89.9 %). The spec line says `memory use 90 % of card memory at most for the best and largest batch`; "
+        "`best --json` and `max-batch --json` hold `memory_use`. It is part of the serving a lock pins; a price at "
+        "a batch given does not read it.",
+        ("memory_use", "--memory-use", "memory headroom"),
+    ),
+    Term(
         "TTFT",
         "time to first token: a request's arrival to its first output token (simulate)",
         "Time to first token: how long a served request waits from its arrival until its first output token, in "
