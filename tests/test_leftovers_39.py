@@ -183,7 +183,7 @@ def test_audit_says_no_header_file_was_written(tmp_path: Path) -> None:
     assert "    header file: mine.header.gguf, the name it was imported from" in text
 
 
-# --- 7. reproduce with the checkpoint under a new name -----------------------------------------------------------------
+# --- 7. reproduce with the checkpoint under a new name ----------------------------------------------------------------
 
 
 def test_reproduce_compares_facts_of_a_renamed_checkpoint(tmp_path: Path) -> None:

@@ -805,9 +805,9 @@ def write_header(built: Built, path: Path, force: bool = False) -> Path:
     return path
 
 
-#: What the origin of an entry ``synth --import`` wrote without ``-o`` says: the entry's ``source`` (``NAME.header.gguf``)
-#: names a file that was never written, which ``audit`` then says (walkthrough 39: it said "the name it was imported
-#: from").
+#: What the origin of an entry ``synth --import`` wrote without ``-o`` says: the entry's ``source``
+#: (``NAME.header.gguf``) names a file that was never written, which ``audit`` then says (walkthrough 39: it said "the
+#: name it was imported from").
 NO_FILE_WRITTEN = "No header file was written (synth --import without -o)."
 
 
