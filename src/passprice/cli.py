@@ -1312,7 +1312,8 @@ def synth_command(
             from passprice.registry import outside_registry
 
             raise outside_registry(root, "--import writes into registry/checkpoints/, and they are read-only")
-        text, entry_header = entry_text(built, entry, note, output.name if output is not None else None)
+        text, entry_header = entry_text(built, entry, note, output.name if output is not None else None,
+                                        unwritten=output is None)
         target = root.checkpoints / f"{entry}.toml"
         from passprice.registry import require_not_other_record
 

@@ -811,11 +811,15 @@ def write_header(built: Built, path: Path, force: bool = False) -> Path:
 NO_FILE_WRITTEN = "No header file was written (synth --import without -o)."
 
 
-def entry_text(built: Built, name: str, note: str = "", file: str | None = None) -> tuple[str, Any]:
+def entry_text(
+    built: Built, name: str, note: str = "", file: str | None = None, unwritten: bool = False
+) -> tuple[str, Any]:
     """The registry entry (``registry/checkpoints/{name}.toml`` text, :func:`passprice.checkpoints.import_header`)
     of ``built``, whose header file is named ``file`` (the name of the file ``synth -o`` writes it to, as ``import``
     records the file it read; without one, ``{name}.header.gguf``) and whose origin is :meth:`Built.origin` with
-    ``note``; and the :class:`~passprice.gguf_header.GGUFHeader` read back from the built bytes.
+    ``note``; and the :class:`~passprice.gguf_header.GGUFHeader` read back from the built bytes. ``unwritten``
+    (``synth --import`` without ``-o``): the origin says no header file was written (:data:`NO_FILE_WRITTEN`); the
+    shipped entries, rebuilt by ``tests/synthesized.py`` with the default, keep their text (and their locks' pins).
 
     Raises :class:`InputError` for a name that is not a file stem of letters, digits, ``.``, ``_`` and ``-``."""
     import tempfile
@@ -834,11 +838,10 @@ def entry_text(built: Built, name: str, note: str = "", file: str | None = None)
     # The entry names the file the header was (or, without -o, would have been) written to: walkthrough 16's
     # `synth … -o ../mixtral-8x7b.header.gguf --import my-mixtral` recorded my-mixtral.header.gguf, a file that never
     # existed. A shard's file name is not its identity (the content digest leaves it out), so no lock moves.
-    written = file is not None
     file = file or f"{name}.header.gguf"
     shards = (attrs.evolve(header.shards[0], file=file), *header.shards[1:])
     header = attrs.evolve(header, shards=shards, source=file)
-    return import_header(header, name, built.origin(note, written)), header
+    return import_header(header, name, built.origin(note, not unwritten)), header
 
 
 def type_counts(built: Built) -> dict[str, int]:
