@@ -114,8 +114,8 @@ def test_the_floor_advice_quotes_a_lock_file_name_for_the_shell_and_the_code_spa
     assert result.stderr.endswith(
         "loosen the lock's floor for it on purpose through review (`` passprice lock --update -o "
         "'locks/a b;`touch PWN`$(id).lock.toml' --force --require memory.bandwidth=estimated ``; `passprice lock "
-        "--update -o locks/r1-qwen7b-h200-best.lock.toml --force --require memory.bandwidth=estimated`; `passprice lock --update "
-        "-o locks/r1-qwen7b-h200-llamacpp.lock.toml --force --require memory.bandwidth=estimated`)\n"
+        "--update -o locks/r1-qwen7b-h200-best.lock.toml --force --require memory.bandwidth=estimated`; `passprice "
+        "lock --update -o locks/r1-qwen7b-h200-llamacpp.lock.toml --force --require memory.bandwidth=estimated`)\n"
     ), result.stderr
 
 
