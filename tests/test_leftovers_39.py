@@ -217,3 +217,15 @@ def test_explain_knows_the_words() -> None:
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     for name in ("also pinned", "today", "not judged", "floors hold"):
         assert f"- **{name}**: " in readme
+
+
+def test_a_serving_file_states_it(tmp_path: Path) -> None:
+    root = copy_root(tmp_path)
+    made = invoke("new-serving", "r1-90", R1, "--memory-use", "0.9", root=root)
+    assert made.exit_code == 0, made.output
+    path = root / "registry" / "servings" / "r1-90.toml"
+    assert "\nmemory_use = 0.9\n" in path.read_text(encoding="utf-8")
+    assert json.loads(invoke("max-batch", "r1-90", "--json", root=root).stdout)["max_batch"] == 520
+    path.write_text(path.read_text(encoding="utf-8").replace("memory_use = 0.9", "memory_use = 1.5"), encoding="utf-8")
+    bad("max-batch", "r1-90", root=root,
+        says="registry/servings/r1-90.toml: memory_use: 1.5 is greater than the maximum of 1")
