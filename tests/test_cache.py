@@ -441,8 +441,10 @@ def test_a_checkpoint_listing_row_is_stored_once_the_entry_reads_whole(
     name = "deepseek-r1-distill-qwen-7b-q4_k_m"
     row = checkpoints.entry_row(root, name)
     assert row == {"name": name, "architecture": "qwen2", "tensors": 339, "tensor_bytes": 4_677_120_000,
-                   "context_length": 131_072, "sha256": row["sha256"], "draft_tensor_bytes": 0}
+                   "context_length": 131_072, "sha256": row["sha256"], "draft_tensor_bytes": 0,
+                   "origin": row["origin"], "synthetic": False}  # the entry's origin: read apart (walkthrough 39)
     assert row["sha256"].startswith("d9383567865a226b")
+    assert row["origin"].startswith("DeepSeek-R1-Distill-Qwen-7B, Q4_K_M: the header of the GGUF")
 
     def no_structuring(*_: object) -> None:
         raise AssertionError("the tensor table structured again on a hit")

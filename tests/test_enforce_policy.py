@@ -29,8 +29,9 @@ ADVICE = (
     # it is (--update: its kind, serving and stack kept) with only the breached floor loosened
     "; lock r1-qwen7b-h200-best refuses it too: memory.bandwidth is estimated, below the floor published"
     "; lock r1-qwen7b-h200-llamacpp refuses it too: memory.bandwidth is estimated, below the floor published"
-    "; for a what-if, price without the lock (--no-lock); to rest on the weaker fact, strengthen it, or loosen the "
-    f"floor on purpose through review (`passprice lock --update -o locks/{R1}.lock.toml --force --require "
+    "; for a what-if, price without the lock (--no-lock); to price it under the lock, two ways out: strengthen the "
+    "fact's provenance (passprice fact set with a stronger --provenance and its --source), or loosen the lock's "
+    f"floor for it on purpose through review (`passprice lock --update -o locks/{R1}.lock.toml --force --require "
     "memory.bandwidth=estimated`; `passprice lock --update -o locks/r1-qwen7b-h200-best.lock.toml --force --require "
     "memory.bandwidth=estimated`; `passprice lock --update -o locks/r1-qwen7b-h200-llamacpp.lock.toml --force "
     "--require memory.bandwidth=estimated`)"

@@ -112,10 +112,10 @@ def test_the_floor_advice_quotes_a_lock_file_name_for_the_shell_and_the_code_spa
     result = invoke("price", "r1-qwen7b-h200", root=root)
     assert result.exit_code == 1
     assert result.stderr.endswith(
-        "loosen the floor on purpose through review (`` passprice lock --update -o 'locks/a b;`touch PWN`$(id)"
-        ".lock.toml' --force --require memory.bandwidth=estimated ``; `passprice lock --update -o "
-        "locks/r1-qwen7b-h200-best.lock.toml --force --require memory.bandwidth=estimated`; `passprice lock --update "
-        "-o locks/r1-qwen7b-h200-llamacpp.lock.toml --force --require memory.bandwidth=estimated`)\n"
+        "loosen the lock's floor for it on purpose through review (`` passprice lock --update -o "
+        "'locks/a b;`touch PWN`$(id).lock.toml' --force --require memory.bandwidth=estimated ``; `passprice lock "
+        "--update -o locks/r1-qwen7b-h200-best.lock.toml --force --require memory.bandwidth=estimated`; `passprice "
+        "lock --update -o locks/r1-qwen7b-h200-llamacpp.lock.toml --force --require memory.bandwidth=estimated`)\n"
     ), result.stderr
 
 

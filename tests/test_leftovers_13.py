@@ -57,8 +57,9 @@ def test_a_floor_refusal_under_a_lock_outside_locks_never_advises_overwriting_it
     weaken_bandwidth(root)
     advice = ("passprice: refused: LockFloor: lock r1-qwen7b-h200 refuses this price: memory.bandwidth is estimated, "
               "below the floor published (the price's weakest provenance is estimated, carried by memory.bandwidth, "
-              "scale, on_chip.capacity); for a what-if, price without the lock (--no-lock); to rest on the weaker "
-              "fact, strengthen it, or loosen the floor on purpose through review (`passprice lock ")
+              "scale, on_chip.capacity); for a what-if, price without the lock (--no-lock); to price it under the "
+              "lock, two ways out: strengthen the fact's provenance (passprice fact set with a stronger --provenance "
+              "and its --source), or loosen the lock's floor for it on purpose through review (`passprice lock ")
     result = invoke("price", R1, "--lock", str(old), root=root)
     assert result.exit_code == 1, result.output
     assert result.stderr.splitlines() == [

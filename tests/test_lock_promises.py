@@ -198,8 +198,9 @@ def test_2_every_pricing_command_refuses_a_locked_serving_on_a_weakened_fact(tmp
     assert invoke("price", R1, root=root).stderr == (
         f"passprice: refused: LockFloor: {message}; lock r1-qwen7b-h200-best refuses it too: memory.bandwidth is "
         "estimated, below the floor published; lock r1-qwen7b-h200-llamacpp refuses it too: memory.bandwidth is "
-        "estimated, below the floor published; for a what-if, price without the lock (--no-lock); to rest on the "
-        "weaker fact, strengthen it, or loosen the floor on purpose through review (`passprice lock --update -o "
+        "estimated, below the floor published; for a what-if, price without the lock (--no-lock); to price it under "
+        "the lock, two ways out: strengthen the fact's provenance (passprice fact set with a stronger --provenance and "
+        "its --source), or loosen the lock's floor for it on purpose through review (`passprice lock --update -o "
         f"locks/{R1}.lock.toml --force --require memory.bandwidth=estimated`; `passprice lock --update -o "
         "locks/r1-qwen7b-h200-best.lock.toml --force --require memory.bandwidth=estimated`; `passprice lock --update "
         "-o locks/r1-qwen7b-h200-llamacpp.lock.toml --force --require memory.bandwidth=estimated`)\n"

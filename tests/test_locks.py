@@ -49,8 +49,9 @@ FLOOR_REFUSAL = (
     "(the price's weakest provenance is assumed, carried by draft.acceptance.2)"
 )
 FLOOR_ADVICE = (
-    "for a what-if, price without the lock (--no-lock); to rest on the weaker fact, strengthen it, or loosen the floor "
-    "on purpose through review (`passprice lock --update -o locks/mtp.lock.toml --force --require "
+    "for a what-if, price without the lock (--no-lock); to price it under the lock, two ways out: strengthen the "
+    "fact's provenance (passprice fact set with a stronger --provenance and its --source), or loosen the lock's "
+    "floor for it on purpose through review (`passprice lock --update -o locks/mtp.lock.toml --force --require "
     "streams.rewrite=estimated`)"
 )
 
@@ -189,8 +190,9 @@ def test_a_lock_reproduces_after_its_card_changed_while_check_and_price_lock_see
         "  reproduces exactly\n"
         "  pricing model: same\n"
         f"  checkpoint: qwen35-27b-like: content {out['checkpoint']['pinned'][7:19]}… as pinned\n"
-        f"  floors: {FLOOR_REFUSAL}; to rest on the weaker fact, strengthen it, or loosen the floor on purpose "
-        "through review (`passprice lock --update -o locks/mtp.lock.toml --force --require "
+        f"  floors: {FLOOR_REFUSAL}; two ways out: strengthen the fact's provenance (passprice fact set with a "
+        "stronger --provenance and its --source), or loosen the lock's floor for it on purpose through review "
+        "(`passprice lock --update -o locks/mtp.lock.toml --force --require "
         "streams.rewrite=estimated`)\n"
         "  drift:\n"
         "    streams.rewrite: 0.8333 (measured) → 0.75 (estimated)\n" + today_line
@@ -733,8 +735,9 @@ def test_floor_and_require_policies(root: Path) -> None:
     assert result.stderr == (
         "passprice: refused: LockFloor: lock loose refuses this price: array is estimated, below the floor derived "
         "(the price's weakest provenance is assumed, carried by on_chip.capacity); for a what-if, price without the "
-        "lock (--no-lock); to rest on the weaker fact, strengthen it, or loosen the floor on purpose through review "
-        "(`passprice lock --update -o locks/loose.lock.toml --force --require array=estimated`)\n"
+        "lock (--no-lock); to price it under the lock, two ways out: strengthen the fact's provenance (passprice fact "
+        "set with a stronger --provenance and its --source), or loosen the lock's floor for it on purpose through "
+        "review (`passprice lock --update -o locks/loose.lock.toml --force --require array=estimated`)\n"
     )
 
     # Bad policies are bad input.

@@ -253,8 +253,9 @@ def test_5_an_update_refused_by_a_floor_says_how_to_loosen_it(repo: Path) -> Non
     code, out, err = run(repo, "lock", "--update", "-o", f"locks/{R1}-best.lock.toml")
     assert code == 1 and out == ""
     assert err.endswith(
-        f"locks/{R1}-best.lock.toml not written (--update keeps the floors; to rest on the weaker fact, strengthen "
-        "it, or loosen the floor on purpose through review: `passprice lock --update -o "
+        f"locks/{R1}-best.lock.toml not written (--update keeps the floors; two ways out: strengthen the fact's "
+        "provenance (passprice fact set with a stronger --provenance and its --source), or loosen the lock's floor for "
+        "it on purpose through review: `passprice lock --update -o "
         f"locks/{R1}-best.lock.toml --force --require streams.read=estimated`)\n"
     ), err
     # --update --require without --force stays refused: a floor changed is said with --force

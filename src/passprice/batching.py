@@ -51,6 +51,20 @@ BUDGET = 5_000
 SCAN_LIMIT = 50_000
 
 
+def use_of(card: Card, pricing: Pricing | None, memory_use: float | None) -> Pricing | None:
+    """``pricing`` (default: the card's limit, :meth:`Pricing.limit`) with its ``capacity`` (bytes of card memory
+    the serving may fill) times ``memory_use`` (a fraction, 0 < f ≤ 1: :attr:`passprice.serving.Serving.memory_use`),
+    what the best- and largest-batch searches fit batches to: ``--memory-use 0.9`` on a 141 GB card searches batches
+    holding at most 126.9 GB (walkthrough 39: the searches filled 99.9 %). ``pricing`` itself when ``memory_use`` is
+    ``None``. Raises nothing (the serving's validator holds the fraction in range)."""
+    if memory_use is None:
+        return pricing
+    import attrs
+
+    base = pricing if pricing is not None else Pricing.limit(card)
+    return attrs.evolve(base, capacity=base.capacity * memory_use)
+
+
 class _Undecided(Exception):
     """The bounds could not prove the answer (near-ties on both sides, or the budget): use the scan."""
 
@@ -276,12 +290,15 @@ def _last_fitting(
     return good
 
 
-def max_batch(shape: PassShape, card: Card, host_memory: bool, pricing: Pricing | None = None) -> int:
+def max_batch(
+    shape: PassShape, card: Card, host_memory: bool, pricing: Pricing | None = None, memory_use: float | None = None
+) -> int:
     """The most sequences the serving carries on ``card`` (seed ``max_batch``, without its scan): the last batch up
     to card room (+ host room) + 1 before the first capacity refusal; at ``pricing``'s capacities (a serving
-    stack's, less the memory its runtime reserves; default the card's). Raises batch 1's refusal when nothing fits,
-    and any other refusal batch 1 raises."""
+    stack's, less the memory its runtime reserves; default the card's), card memory times ``memory_use`` when given
+    (:func:`use_of`). Raises batch 1's refusal when nothing fits, and any other refusal batch 1 raises."""
     # The seed's loop runs to `most.saturating_add(1)`: u32 arithmetic stops at u32::MAX.
+    pricing = use_of(card, pricing, memory_use)
     basis = shape.basis(card, pricing)
     n = _last_fitting(
         shape, card, host_memory, min(shape.most(card, host_memory, basis.pricing) + 1, U32_MAX), basis
@@ -298,6 +315,7 @@ def best(
     pricing: Pricing | None = None,
     batches: tuple[int, int] | None = None,
     max_tpot: float | None = None,
+    memory_use: float | None = None,
 ) -> ServingCost:
     """The batch that makes ``card`` emit the most tokens per second, and its pass, identical to the seed's scan
     (``PassShape::best``: ties within a relative 1e-12 go to the smaller batch), found by branch and bound.
@@ -312,7 +330,17 @@ def best(
     Raises :class:`OverTPOT` when the first batch searched is already slower than ``max_tpot``; what batch 1 raises
     when no batch fits (or batch 1's other refusals), and :class:`FlatCurve` when the bounds cannot settle the
     answer and the seed's scan would price more than :data:`SCAN_LIMIT` batches: the time is bounded for every input
-    (at most :data:`BUDGET` exact prices, or a scan of at most :data:`SCAN_LIMIT`)."""
+    (at most :data:`BUDGET` exact prices, or a scan of at most :data:`SCAN_LIMIT`).
+
+    ``memory_use``: only batches holding at most that fraction of the card memory ``pricing`` lets the serving fill
+    (:func:`use_of`; walkthrough 39); the pass returned states the whole of it as its ``capacity_bytes``, so its
+    held share reads against the card (89.9 %, not 99.9 % of the fraction)."""
+    if memory_use is not None:
+        import attrs
+
+        whole = (pricing if pricing is not None else Pricing.limit(card)).capacity
+        found = best(shape, card, host_memory, use_of(card, pricing, memory_use), batches, max_tpot)
+        return attrs.evolve(found, capacity_bytes=whole)
     lo, hi = batches if batches is not None else (1, U32_MAX)
     curve = _Curve(shape, card, host_memory, pricing)
     first = curve.cost(lo)

@@ -209,6 +209,7 @@ OPTIONS: dict[str, Callable[[], Bound]] = {
     "--head-rows": _schema("serving", _SERVING + "draft/properties/head_rows"),
     "--shared-prefix": _schema("serving", _SERVING + "shared_prefix"),
     "--max-tpot": _schema("serving", _SERVING + "max_tpot"),
+    "--memory-use": _schema("serving", _SERVING + "memory_use"),
     # A batch as a serving file's: at least 1 (0 would only ever be refused, as Empty; a sweep's --batches may list 0
     # to show that row's refusal). A draft length as a sweep's grid takes it: 0 is a value to price (no drafts).
     "--batch": _schema("serving", _SERVING + "batch"),

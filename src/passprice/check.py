@@ -246,6 +246,25 @@ def recompute_hints(problems: Sequence[str]) -> list[str]:
     return [f"to write them from today's inputs: `{command}`" for command in seen]
 
 
+def _duplicate_checkpoints(root: Root) -> list[str]:
+    """:func:`passprice.checkpoints.duplicate_lines` of every checkpoint entry of ``root`` that reads (loaded once
+    already by the validation above: kept in the checkpoint cache); one that does not read is its own problem.
+    Raises nothing."""
+    from passprice.checkpoints import duplicate_lines, load_checkpoint
+
+    headers = {}
+    try:
+        names = root.scan(root.checkpoints)
+    except InputError:
+        return []
+    for name in names:
+        try:
+            headers[name] = load_checkpoint(root, name)
+        except (InputError, OSError):
+            continue
+    return duplicate_lines(root, headers)
+
+
 def _runs_past_context(root: Root, runs: list[Run]) -> list[str]:
     """The lines of the measured ``runs`` whose card, checkpoint or routing record names no record that loads (``FILE:
     run.N.card: …``), or whose last position is past their checkpoint's context
@@ -628,6 +647,7 @@ def _review_files(root: Root, documents: Callable[[str], str | None] | None = No
     from passprice.registry import stray_headers
 
     warnings += stray_headers(root)  # a GGUF file copied among the checkpoint entries
+    warnings += _duplicate_checkpoints(root)  # one header imported under two names (walkthrough 39)
     from passprice.registry import stale_temporaries
 
     warnings += stale_temporaries(root)  # a write killed before it removed its temporary file
@@ -750,12 +770,9 @@ def _judge_lock(root: Root, path: Path) -> tuple[LockStatus, Any]:
         assert today.verdict is not None
         holds, text, refusal = today.verdict.holds, today.verdict.message(), None
         if not holds:  # the next step, as every floor refusal gives it: the same lock, only the floor loosened
-            from passprice.enforce import relock_command
+            from passprice.enforce import WAYS_OUT, relock_command
 
-            text += (
-                "; to rest on the weaker fact, strengthen it, or loosen the floor on purpose through review ("
-                f"{relock_command(today.verdict, lock.info.serving, pasted_path(root, path))})"
-            )
+            text += f"; {WAYS_OUT} ({relock_command(today.verdict, lock.info.serving, pasted_path(root, path))})"
     checkpoint = rep.checkpoint.describe()
     pinned = lock.checkpoint_pin.content or lock.checkpoint_pin.sha256
     if (rep.checkpoint.status == "renamed" and rep.checkpoint.today is not None and today.refusal is None

@@ -121,7 +121,15 @@ class CheckpointCited:
         # Walkthrough 27: the entry's source is a bare file name, which read as if it said where the header is. A
         # file's name may hold a newline (attack round 50): escaped, as every path in an error line is.
         from passprice.errors import escaped
+        from passprice.synthetic import NO_FILE_WRITTEN
 
+        if self.synthetic and NO_FILE_WRITTEN in self.origin:
+            # walkthrough 39: "the name it was imported from" of a file synth --import without -o never wrote
+            built = re.search(r"built by passprice synth from the (?:published )?configuration (\S+)", self.origin)
+            config = built[1] if built else "its configuration"
+            return (f"header file: none exists: built by passprice synth from {config} and imported without -o, "
+                    f"no header file written (the entry's source, {escaped(self.header_file)}, names no file; the "
+                    "header sha256 above is of the bytes synth built)")
         return (f"header file: {escaped(self.header_file)}, the name it was imported from (the entry keeps no "
                 "folder: the header sha256 above, of its header bytes decompressed, identifies it)")
 

@@ -899,14 +899,24 @@ def entry_row(root: Root, name: str) -> dict[str, Any]:
 
     path = entry_path(root, name)
     if name.endswith(".toml") or not path.is_file():
-        return listing_row(name, load_checkpoint(root, name))
+        return with_origin(root, name, listing_row(name, load_checkpoint(root, name)))
     data = schema.read_bytes(path, "checkpoint")
-    return cache.validated(
+    return with_origin(root, name, cache.validated(
         "checkpoint+summary",
         root.schema / "checkpoint.schema.json",
         name.encode("utf-8") + b"\0" + data,
         lambda: listing_row(name, _load_entry(path, root)),
-    )
+    ))
+
+
+def with_origin(root: Root, name: str, row: dict[str, Any]) -> dict[str, Any]:
+    """``row`` (a :func:`listing_row`) with ``origin``, the entry's ``entry.origin`` text (:func:`checkpoint_origin`;
+    ``None`` for a GGUF file, no entry), and ``synthetic``: whether that text says the header was built by ``passprice
+    synth`` from a published configuration (it starts ``Synthetic``, as synth writes it and
+    :attr:`passprice.checkpointcite.CheckpointCited.synthetic` reads it), not read from a GGUF file (walkthrough 39:
+    ``checkpoints`` did not say which). Raises nothing."""
+    origin = checkpoint_origin(root, name)
+    return {**row, "origin": origin, "synthetic": bool(origin and origin.startswith("Synthetic"))}
 
 
 def write_entry(path: str | os.PathLike[str], text: str, force: bool = False) -> None:
@@ -931,3 +941,71 @@ def write_entry(path: str | os.PathLike[str], text: str, force: bool = False) ->
     require_no_lookalike(Path(path))
     make_folder(Path(path).parent)
     write_atomically(Path(path), text, force)
+
+
+def _table_key(header: GGUFHeader) -> tuple[Any, ...]:
+    # What two headers of one content surely share, cheap to compare: architecture and tensor table (a content digest
+    # is computed only among headers alike in it: the shipped entries' digests are 1 MB of JSON to hash)
+    return (header.architecture, tuple((t.name, t.type_id, tuple(t.dims)) for t in header.tensors))
+
+
+def same_content(headers: Mapping[str, GGUFHeader]) -> list[list[str]]:
+    """The groups (two or more names each, in the order of ``headers``) of ``headers`` holding one content: the same
+    header sha256, or the same content digest (:func:`passprice.pins.checkpoint_digest`, what a lock pins: the
+    metadata and tensor table the pricer reads), so that a lock pinning one reproduces from any of them. A digest is
+    computed only for headers alike in architecture and tensor table. Raises nothing."""
+    from passprice.pins import checkpoint_digest
+
+    by_table: dict[tuple[Any, ...], list[str]] = {}
+    for name, header in headers.items():
+        by_table.setdefault(_table_key(header), []).append(name)
+    groups: list[list[str]] = []
+    for names in by_table.values():
+        if len(names) < 2:
+            continue
+        by_content: dict[str, list[str]] = {}
+        for name in names:
+            by_content.setdefault(checkpoint_digest(headers[name]), []).append(name)
+        groups += [same for same in by_content.values() if len(same) > 1]
+    return groups
+
+
+def entries_holding(root: Root, header: GGUFHeader, skip: str | None = None) -> list[str]:
+    """The names of ``root``'s checkpoint entries (``skip`` aside) holding the content of ``header``
+    (:func:`same_content`), by name; an entry that does not read is passed over (``check`` names it). What ``import``
+    and ``synth --import`` warn of (walkthrough 39: the same header imported under a second name said nothing).
+    Raises nothing."""
+    try:
+        names = [name for name in root.scan(root.checkpoints) if name != skip]
+    except InputError:
+        return []
+    headers: dict[str, GGUFHeader] = {}
+    for name in names:
+        try:
+            headers[name] = load_checkpoint(root, name)
+        except (InputError, OSError):
+            continue
+    key = _table_key(header)
+    alike = {name: h for name, h in headers.items() if _table_key(h) == key}
+    if not alike:
+        return []
+    new = "\0new"  # no entry name holds a NUL
+    groups = same_content({new: header, **alike})
+    return sorted(name for group in groups if new in group for name in group if name != new)
+
+
+def duplicate_lines(root: Root, headers: Mapping[str, GGUFHeader]) -> list[str]:
+    """``check``'s warning lines for the entries among ``headers`` (entry name → header) that hold one content
+    (:func:`same_content`): ``registry/checkpoints/A.toml, registry/checkpoints/B.toml: one header content
+    (sha256:… ) under 2 names …``. A warning, not a problem: two names may be wanted (a lock pinning it reproduces
+    from either), but more often one is a copy imported twice. Raises nothing."""
+    from passprice.pins import checkpoint_digest
+    from passprice.registry import named_in
+
+    lines = []
+    for group in same_content(headers):
+        files = ", ".join(named_in(root, root.checkpoints / f"{name}.toml") for name in group)
+        lines.append(f"{files}: one header content ({checkpoint_digest(headers[group[0]])[:19]}…) under "
+                     f"{len(group)} names: the same checkpoint registered twice; remove one unless both names are "
+                     "wanted (a lock finds the content it pinned under either)")
+    return lines

@@ -880,6 +880,12 @@ CHECKPOINT_DIGESTS = (
     "table priced: the same for any copy or name of the header)"
 )
 
+#: The line under ``passprice checkpoints`` saying what its origin column means (walkthrough 39: it had none).
+CHECKPOINT_ORIGINS = (
+    "origin: synthetic = a header built by passprice synth from a published configuration, no weights exist; file = "
+    "read from a GGUF file's header (--json gives each entry's origin text)"
+)
+
 #: The commands that read the registry as one snapshot (:mod:`passprice.snapshot`): those that write none of its files.
 _READING = frozenset({
     "audit", "best", "cards", "check", "checkpoints", "diff", "facts", "max-batch", "price", "reproduce", "roofline",
@@ -1025,12 +1031,14 @@ def checkpoints_command(ctx: click.Context, as_json: bool) -> None:
 
     rows = [
         [c["name"], printable(str(c["architecture"])), f"{c['tensors']:,}", si(c["tensor_bytes"], "B"),
-         f"{c['context_length']:,}" if c["context_length"] else "", c["sha256"][:16] + "…"]
+         f"{c['context_length']:,}" if c["context_length"] else "", "synthetic" if c["synthetic"] else "file",
+         c["sha256"][:16] + "…"]
         for c in out
     ]
-    headers = ["checkpoint", "architecture", "tensors", "bytes", "context", "sha256"]
+    headers = ["checkpoint", "architecture", "tensors", "bytes", "context", "origin", "sha256"]
     click.echo(text_table(headers, rows, right=(2, 3, 4)))
     click.echo(f"\n  {CHECKPOINT_DIGESTS}")
+    click.echo(f"  {CHECKPOINT_ORIGINS}")
     from passprice.checkpoints import draft_note
 
     for c in out:  # a checkpoint's bytes a serving without drafts does not hold
@@ -1228,6 +1236,7 @@ def import_command(ctx: click.Context, file: Path, name: str | None, origin: str
     # header sha256 that identifies it, escaped to one line (a newline in a file's name is kept in `source`).
     origin = origin or default_origin(file, root.path, header.sha256)
     write_entry(target, import_header(header, entry, origin), force=force)
+    _warn_same_content(root, header, entry)
     unknown = unknown_types_note(header, entry)
     if unknown:  # written (it reads back equal), but no price of it can be: said now, not first at `price`
         click.echo(f"passprice: warning: {printable(unknown)}", err=True)
@@ -1240,6 +1249,21 @@ def import_command(ctx: click.Context, file: Path, name: str | None, origin: str
         # the entry as check and lock name a registry file: relative to it (leftovers 29b: /abs/root/registry/…)
         click.echo(f"imported {shown_path(file)} as {entry}: {named_in(root, target)} ({len(header.tensors)} tensors, "
                    f"sha256 {header.sha256})")
+
+
+def _warn_same_content(root: Any, header: Any, entry: str) -> None:
+    """The warning ``import`` and ``synth --import`` give when another entry of the registry holds the content just
+    written under ``entry`` (walkthrough 39: the same header under a second name said nothing)."""
+    from passprice.checkpoints import entries_holding
+
+    others = entries_holding(root, header, skip=entry)
+    if others:
+        from passprice.registry import named_in
+
+        said = ", ".join(named_in(root, root.checkpoints / f"{name}.toml") for name in others)
+        click.echo(f"passprice: warning: {entry} holds the same header content as {said}: one checkpoint under "
+                   f"{len(others) + 1} names (passprice check lists it; remove one unless both names are wanted)",
+                   err=True)
 
 
 @cli.command("synth")
@@ -1288,12 +1312,14 @@ def synth_command(
             from passprice.registry import outside_registry
 
             raise outside_registry(root, "--import writes into registry/checkpoints/, and they are read-only")
-        text, _ = entry_text(built, entry, note, output.name if output is not None else None)
+        text, entry_header = entry_text(built, entry, note, output.name if output is not None else None,
+                                        unwritten=output is None)
         target = root.checkpoints / f"{entry}.toml"
         from passprice.registry import require_not_other_record
 
         require_not_other_record(root, target)
         write_entry(target, text, force=force)
+        _warn_same_content(root, entry_header, entry)
     if output is not None:
         write_header(built, output, force)
     counts = type_counts(built)
@@ -1385,6 +1411,11 @@ def _serving_options(with_batch: bool) -> Callable[[F], F]:
                 help="TPOT cap: the best batch is sought only among batches whose time per output token is at most "
                 "this (seconds, e.g. 0.05).",
             ),
+            click.option(
+                "--memory-use", type=_float("--memory-use"), metavar="FRACTION",
+                help="Memory headroom: the fraction of card memory the best and largest batch may fill (above 0, at "
+                "most 1, e.g. 0.9; default 1, every byte).",
+            ),
         ]
         if with_batch:
             options.insert(3, click.option("--batch", type=_int("--batch"), help="Sequences per pass (at least 1)."))
@@ -1455,6 +1486,7 @@ def _spec(ctx: click.Context, serving: str | None, base: Any = None, **o: Any) -
         prefix_read_once=o.get("prefix_read_once"),
         routing=o.get("routing"),
         max_tpot=o.get("max_tpot"),
+        memory_use=o.get("memory_use"),
     )
     if o.get("contiguous"):
         import attrs
@@ -1640,6 +1672,9 @@ def _cap_unused(options: dict[str, Any], why: str) -> None:
     if options.get("max_tpot") is not None:
         click.echo(f"passprice: warning: --max-tpot bounds the best batch's search (best, lock --best); it does not "
                    f"change this result: {why}", err=True)
+    if options.get("memory_use") is not None:
+        click.echo(f"passprice: warning: --memory-use bounds the best and largest batch's searches (best, max-batch, "
+                   f"compare, lock --best); it does not change this result: {why}", err=True)
 
 
 def _stack_warnings(root: Any, the_stack: Any, cards: list[str], header: Any = None) -> None:
@@ -1937,6 +1972,7 @@ def best_command(
     fitted = _fit_check(ctx, expected, lock_ref)
     if as_json:
         _echo_price_json({**_with_span(_with_routing_note(data, note, resolved.header), reach),
+                          "memory_use": resolved.serving.memory_use,  # the searches' headroom (walkthrough 39)
                           **({} if fitted is None else {"stack_fit": fitted.to_json()}),
                           "stale": stale.to_json(), "lock": g.to_json(moved, relabels, drifts, given)})
     else:
@@ -2139,7 +2175,7 @@ def max_batch_command(
     root, spec = _spec(ctx, serving, base=base, **o)
     resolved = _resolve(root, spec, stack)
     stack = _lock_stack(root, lock_ref, the_lock, stack)
-    _cap_unused(o, "max-batch is what memory holds, whatever each sequence waits")
+    _cap_unused({**o, "memory_use": None}, "max-batch is what memory holds, whatever each sequence waits")
     under = None
     reach = None
     try:
@@ -2160,13 +2196,16 @@ def max_batch_command(
     g, verdicts = _under_locks(root, named, resolved, lock_ref, no_lock)
     relabels, drifts = g.since(root, resolved, named)  # said as price says them (slip 44)
     if as_json:
-        data: dict[str, Any] = {"card": resolved.card.name, "checkpoint": resolved.spec.checkpoint, "max_batch": n}
+        data: dict[str, Any] = {"card": resolved.card.name, "checkpoint": resolved.spec.checkpoint, "max_batch": n,
+                                 "memory_use": resolved.serving.memory_use}
         if under is not None:
             data.update({"stack": stack, "expected_max_batch": under, "reserved_bytes": reserved,
                          "stack_batches": list(held) if held is not None else None})
         _echo_price_json({**_with_span(data, reach), "lock": g.to_json(relabels=relabels, drifted=drifts)})
     else:
-        click.echo(f"{resolved.spec.checkpoint} on {resolved.card.name}: at most {n:,} sequences a pass")
+        use = resolved.serving.memory_use
+        click.echo(f"{resolved.spec.checkpoint} on {resolved.card.name}: at most {n:,} sequences a pass"
+                   + (f" filling at most {100.0 * use:.4g} % of card memory (memory use)" if use is not None else ""))
         if under is not None:
             from passprice.tables import si
 
@@ -3404,24 +3443,40 @@ def _sweep_locks(
     "--state-bytes", type=_float("--state-bytes"), default=4.0, show_default=True,
     help="Bytes per recurrent-state element.",
 )
+@click.option("--cards", default="all", show_default=True,
+              help="Cards to list how many sequences fit on, comma-separated, or 'all'.")
 @_json_option
 @click.pass_context
 def kv_command(
-    ctx: click.Context, checkpoint: str, contexts: str | None, kv_bytes: float, state_bytes: float, as_json: bool
+    ctx: click.Context, checkpoint: str, contexts: str | None, kv_bytes: float, state_bytes: float, cards: str,
+    as_json: bool,
 ) -> None:
     """KV cache (by layer kind), recurrent state and conv ring bytes per token and per sequence of CHECKPOINT at each
-    context, and how many sequences fit beside the weights on each registered card. A context past the model's is
-    shown refused; exit 1 only when every context is."""
-    from passprice.cards import load_cards
+    context, and how many sequences fit beside the weights on each registered card (or the --cards given). A context
+    past the model's is shown refused; exit 1 only when every context is."""
+    from passprice.cards import load_card, load_cards
     from passprice.checkpoints import load_checkpoint
     from passprice.kv import default_contexts, kv_json, kv_report, kv_text, parse_contexts
     from passprice.serving import ServingRefusal
 
     root = _root(ctx)
+    if cards.strip() == "all":
+        the_cards = None
+    else:  # as compare's --cards: every wrong name said at once (exit 2), before the checkpoint is read
+        from passprice.compare import missing_cards
+
+        names = tuple(dict.fromkeys(c.strip() for c in cards.split(",") if c.strip()))
+        if not names:
+            raise click.UsageError("--cards: give at least one card, or 'all'")
+        missing = missing_cards(root, names)
+        if missing:
+            raise InputError.of(missing)
+        the_cards = [load_card(root, name) for name in names]
     header = load_checkpoint(root, checkpoint)
     sizes = parse_contexts(contexts) if contexts is not None else default_contexts(header.meta_int("context_length"))
     try:
-        report = kv_report(header, sizes, load_cards(root), kv_bytes, state_bytes, name=checkpoint)
+        report = kv_report(header, sizes, load_cards(root) if the_cards is None else the_cards, kv_bytes, state_bytes,
+                           name=checkpoint)
     except ServingRefusal as e:
         _refuse(e)
     data = kv_json(report)

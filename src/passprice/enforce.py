@@ -1261,6 +1261,14 @@ class LockFloor(Exception):
         return out
 
 
+#: The two ways out of a floor refusal, said alike by a refused price, ``check``, ``lock --update`` and the glossary's
+#: LockFloor (walkthrough 39: "to rest on the weaker fact, strengthen it, or loosen the floor" read as contradictory).
+WAYS_OUT = (
+    "two ways out: strengthen the fact's provenance (passprice fact set with a stronger --provenance and its "
+    "--source), or loosen the lock's floor for it on purpose through review"
+)
+
+
 def floor_advice(
     verdict: Verdict, serving: str | None, path: str | None, root: Root | None = None, lock: Lock | None = None,
     more: Iterable[tuple[Verdict, str | None, str | None, Lock | None]] = (), from_option: bool = False,
@@ -1286,8 +1294,8 @@ def floor_advice(
             f"loosen the floor on purpose through review ({'; '.join(commands)})"
         )
     return (
-        "for a what-if, price without the lock (--no-lock); to rest on the weaker fact, strengthen it, or loosen the "
-        f"floor on purpose through review ({'; '.join(commands)})"
+        f"for a what-if, price without the lock (--no-lock); to price it under the lock, {WAYS_OUT} "
+        f"({'; '.join(commands)})"
     )
 
 

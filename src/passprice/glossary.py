@@ -127,6 +127,19 @@ _TERMS = (
         ("time per output token", "max_tpot", "max-tpot", "TPOT cap"),
     ),
     Term(
+        "memory use",
+        "memory headroom: the fraction of card memory the best and largest batch may fill",
+        "A serving's memory headroom (`memory_use` in its file, `--memory-use FRACTION`, above 0 and at most 1): "
+        "`best`, `max-batch`, `compare`, a best lock and `roofline`'s best and largest batch seek only batches "
+        "holding at most that fraction of the card memory the serving may fill (under a stack, the card's less its "
+        "`memory.reserved`). Without it they fill the card to its last byte (`r1-qwen7b-h200`: 580 sequences, "
+        "99.9 % of an H200), where passprice counts no runtime workspace, activations or fragmentation; with 0.9, "
+        "520 (89.9 %). The spec line says `memory use 90 % of card memory at most for the best and largest batch`; "
+        "`best --json` and `max-batch --json` hold `memory_use`. It is part of the serving a lock pins; a price at "
+        "a batch given does not read it.",
+        ("memory_use", "--memory-use", "memory headroom"),
+    ),
+    Term(
         "TTFT",
         "time to first token: a request's arrival to its first output token (simulate)",
         "Time to first token: how long a served request waits from its arrival until its first output token, in "
@@ -499,7 +512,46 @@ _TERMS = (
         "`check` and `diff` judge it against today's inputs. Its `[lock] digest` (the `digest` on `audit LOCK`'s "
         "`lock` line, `lock_digest` in `--json`) is the sha256 over all it holds: cite a price by the lock's name "
         "and that digest.",
-        ("locks", "floor", "floors", "floors hold"),
+        ("locks", "floor", "floors"),
+    ),
+    Term(
+        "floors hold",
+        "every fact the price rests on is at or above the floor its lock allows",
+        "A lock's floors *hold* when every fact its price rests on has at least the provenance the lock allows for it "
+        "(`check`'s `floors:` line: `lock L holds`; `audit`'s margin column: `at floor` or above). A review "
+        "(`passprice diff`) says of each lock `still holds` when its floors hold on HEAD and HEAD prices the serving, "
+        "`floors hold, but the price is refused` when they hold and HEAD refuses the price (say why beside it), and "
+        "`BROKEN` when a fact is below a floor (`LockFloor`).",
+        ("still holds", "holds", "floors hold, but the price is refused"),
+    ),
+    Term(
+        "also pinned",
+        "facts a lock pins that its price does not read (a change to one is no drift)",
+        "`reproduce`'s `also pinned, not read by this price (N): …` line: a lock pins every fact of the card (its "
+        "float-matrix rates, `tensor.*`, only where the price reads them) and every drafting figure, so it rebuilds "
+        "the card the price was made on; those the price does not rest on are listed here, apart from `rests on`. A "
+        "change to one of them moves no figure of the price and is no drift.",
+        ("also pinned, not read by this price",),
+    ),
+    Term(
+        "today",
+        "what today's files give, beside what a lock recorded",
+        "`check`'s `today:` line under a lock: the price (tokens/s and the pass) with today's inputs (the card, "
+        "checkpoint, serving and pricing model as they are now), shown when it differs from the price the lock "
+        "recorded (`recorded; … with today's inputs`). The lock still reproduces from its own pins; the difference "
+        "is what re-locking (`lock --update`) would record. `today's inputs` and `today's files` elsewhere mean the "
+        "same: the registry as it is checked out now.",
+        ("today's inputs", "today's files"),
+    ),
+    Term(
+        "not judged",
+        "a lock's drift or a review's verdict could not be decided: today's (or HEAD's) inputs do not read",
+        "`check`'s `drift: not judged (today's inputs do not read: …)` and a review's `not judged: …`: the lock's "
+        "floors and drift are judged against today's (HEAD's) card, checkpoint and serving; when one of them does not "
+        "read (a bad file, a missing entry) there is nothing to judge them against, so no verdict is given and the "
+        "reason follows. It is no pass: the file that does not read is its own error. (A warning that the checkout's "
+        "`src/passprice` was `not judged` means the same of the code: whether it differs from the pinned pricing "
+        "model could not be decided.)",
     ),
     Term(
         "lock format",
@@ -763,9 +815,10 @@ _TERMS = (
         "refusal: a lock refuses the price: a fact it rests on is weaker than the lock's floor",
         "A refusal by a lock: a fact the price rests on has a provenance below the floor the lock allows for it "
         "(e.g. `estimated` where the lock requires `measured`), named with the fact. For a what-if, price without "
-        "the lock (`--no-lock`); to rest on the weaker fact, strengthen it, or loosen the floor on purpose through "
-        "review (`passprice lock --update -o LOCK --force --require PATH=PROVENANCE`: the same lock, its kind, "
-        "serving and stack kept, only that floor loosened, which the review shows as a loosened floor; "
+        "the lock (`--no-lock`); to price it under the lock, two ways out: strengthen the fact's provenance "
+        "(`passprice fact set` with a stronger `--provenance` and its `--source`), or loosen the lock's floor for it "
+        "on purpose through review (`passprice lock --update -o LOCK --force --require PATH=PROVENANCE`: the same "
+        "lock, its kind, serving and stack kept, only that floor loosened, which the review shows as a loosened floor; "
         "`lock --update` alone keeps the floors and refuses).",
     ),
     Term(

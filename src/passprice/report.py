@@ -72,6 +72,8 @@ def spec_summary(spec: ServingSpec) -> str:
         bits.append(f"shared prefix {spec.shared_prefix:,} positions{once}")
     if spec.max_tpot is not None:
         bits.append(f"TPOT cap {si(spec.max_tpot, 's')} on the best batch")
+    if spec.memory_use is not None:
+        bits.append(f"memory use {100.0 * spec.memory_use:.4g} % of card memory at most for the best and largest batch")
     return " · ".join(bits)
 
 

@@ -708,6 +708,25 @@ def _gone_difference(lock: Lock, gone: bool) -> tuple[Mapping[str, Any], ...]:
     return ({"field": "registered", "locked": lock.info.serving, "now": None},) if gone else ()
 
 
+def _facts_of_renamed(root: Root, lock: Lock, spec: ServingSpec | None) -> dict[str, Any]:
+    """Of a lock whose serving ``spec`` (today's; ``None`` when it did not read) does not resolve because the
+    checkpoint it names does not read while another entry holds the content the lock pinned
+    (:func:`find_checkpoint`: ``renamed``): ``facts``, ``drift`` and ``rewritten`` of today's card (and drafting
+    method) as :class:`Today` holds them, from the serving resolved on that entry: the pinned facts compared although
+    the serving cannot be priced by its name (walkthrough 39: ``reproduce`` said "facts not compared"). ``{}``
+    otherwise. Raises nothing."""
+    if spec is None:
+        return {}
+    _, state = find_checkpoint(root, lock)
+    if state.status != "renamed" or state.found is None:
+        return {}
+    try:
+        facts = resolve(root, attrs.evolve(spec, checkpoint=state.found)).facts()
+    except (InputError, ServingRefusal):
+        return {}
+    return {"facts": facts, "drift": drift(lock, facts), "rewritten": rewritten(lock, facts)}
+
+
 def price_today(root: Root, lock: Lock) -> Today:
     """``lock`` priced with today's inputs (see :class:`Today`); never raises for files that do not read or a
     price that is refused: both are recorded."""
@@ -715,12 +734,13 @@ def price_today(root: Root, lock: Lock) -> Today:
 
     named = lock.info.serving
     gone = named is not None and not registered(root, named)
+    spec = None
     try:
         spec, gone = today_spec(root, lock)
         resolved: Resolved = resolve(root, spec)
     except InputError as e:  # a removed serving is said even when today's files do not read (walkthrough 14)
         return Today(serving=_gone_line(lock, gone), error=problem_lines(e)[0].replace(f"{root.path}/", ""), gone=gone,
-                     differences=_gone_difference(lock, gone))
+                     differences=_gone_difference(lock, gone), **_facts_of_renamed(root, lock, spec))
     except ServingRefusal as e:  # today's drafting method out of its scope for the checkpoint
         return Today(serving=_gone_line(lock, gone), refusal=e.to_json(), gone=gone,
                      differences=_gone_difference(lock, gone))
@@ -1295,6 +1315,7 @@ def reproduction_text(
             f"{p}: {f.describe()} ({f.provenance.value})" for p, f in today.unpinned
         )
         facts = unpinned if facts == "unchanged" else f"{facts}; {unpinned}"
+    compared = facts
     if today.error is not None:
         facts = f"today's files do not read: {today.error}"
         if rep.checkpoint.error is not None and rep.checkpoint.error in today.error:  # said once, on its own line
@@ -1302,6 +1323,10 @@ def reproduction_text(
             if rep.checkpoint.status == "renamed":  # the line below says where the content went, not the problem
                 facts = (f"not compared: checkpoint {rep.checkpoint.ref} does not read today; the pinned content is "
                          f"entry {rep.checkpoint.found} now: name that instead")
+                if today.facts:  # compared on that entry (walkthrough 39: they could be, and were not)
+                    facts = (f"{compared} (today's card, the serving resolved on entry {rep.checkpoint.found}, which "
+                             f"holds the pinned content: checkpoint {rep.checkpoint.ref} does not read today, name "
+                             f"{rep.checkpoint.found} instead)")
     serving = "; ".join(today.serving) if today.serving else "unchanged"
     if not today.serving and today.spec is None:  # nothing of today's serving was read to compare
         serving = "not compared (today's files do not read)"

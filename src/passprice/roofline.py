@@ -283,8 +283,9 @@ def roofline(header: GGUFHeader, card: Card, serving: Serving, title: str = "") 
     (:class:`~passprice.serving.NotResident`, :class:`~passprice.serving.OnChipOverflow`).
     """
     shape = pass_shape(header, serving)
-    top = shape.max_batch(card, serving.host_memory)  # raises batch 1's refusal when nothing fits
-    best = shape.best(card, serving.host_memory, max_tpot=serving.max_tpot)
+    use = serving.memory_use  # the headroom the searches keep (walkthrough 39)
+    top = shape.max_batch(card, serving.host_memory, memory_use=use)  # raises batch 1's refusal when nothing fits
+    best = shape.best(card, serving.host_memory, max_tpot=serving.max_tpot, memory_use=use)
     coefficients = Coefficients.of(shape, card)
     priced: dict[int, ServingCost] = {}
 

@@ -200,6 +200,12 @@ class Serving:
     seconds; the best-batch search (:meth:`PassShape.best`) looks only at batches whose TPOT (the pass over the
     tokens each sequence emits) is at most it, and refuses :class:`~passprice.batching.OverTPOT` when batch 1 is
     already slower. ``None`` (the default): no cap, the seed's search. A price at a given batch does not read it.
+
+    Extension (memory headroom, walkthrough 39): ``memory_use``: the fraction (0 < f ≤ 1) of the card memory the
+    serving may fill (:attr:`passprice.cost.Pricing.capacity`: the card's, less a stack's ``memory.reserved``) that
+    the best-batch and largest-batch searches may fill: they run at capacity × f (:func:`passprice.batching.use_of`).
+    ``None`` (the default): all of it, the seed's searches (which picked a batch at 99.9 % of an H200). A price at a
+    given batch does not read it.
     """
 
     batch: int = 1
@@ -218,6 +224,14 @@ class Serving:
     prefix_read_once: bool = False
     routing: Routing | None = None
     max_tpot: float | None = None
+    memory_use: float | None = attrs.field(default=None, validator=lambda _, __, v: _check_use(v))
+
+
+def _check_use(value: float | None) -> None:
+    """:attr:`Serving.memory_use`'s rule (the serving schema states it for files): ``None`` or 0 < value ≤ 1.
+    Raises :class:`ValueError`."""
+    if value is not None and not 0.0 < value <= 1.0:
+        raise ValueError(f"memory_use must lie above 0 and at most 1, not {value!r}")
 
 
 _ONE_PASS = frozenset({"Q2_K", "Q3_K", "Q4_0", "Q4_1", "Q4_K"})
@@ -1050,21 +1064,26 @@ class PassShape:
         pricing: Pricing | None = None,
         batches: tuple[int, int] | None = None,
         max_tpot: float | None = None,
+        memory_use: float | None = None,
     ) -> ServingCost:
         """The batch that makes ``card`` emit the most tokens per second, and its pass: the seed's answer
         (:meth:`best_by_scan`), found without pricing every batch (:func:`passprice.batching.best`); at
         ``pricing`` (default: the card's limit; a serving stack's, issue 14), among ``batches`` (lo, hi; default
-        every batch) whose TPOT is at most ``max_tpot`` seconds (default: no cap)."""
+        every batch) whose TPOT is at most ``max_tpot`` seconds (default: no cap) and that hold at most
+        ``memory_use`` of the card memory (default: all of it)."""
         from passprice.batching import best
 
-        return best(self, card, host_memory, pricing, batches, max_tpot)
+        return best(self, card, host_memory, pricing, batches, max_tpot, memory_use)
 
-    def max_batch(self, card: Card, host_memory: bool, pricing: Pricing | None = None) -> int:
+    def max_batch(
+        self, card: Card, host_memory: bool, pricing: Pricing | None = None, memory_use: float | None = None
+    ) -> int:
         """The most sequences the serving carries on ``card``: the seed's answer (:meth:`max_batch_by_scan`),
-        found without pricing every batch (:func:`passprice.batching.max_batch`); at ``pricing``'s capacity."""
+        found without pricing every batch (:func:`passprice.batching.max_batch`); at ``pricing``'s capacity, times
+        ``memory_use`` when given."""
         from passprice.batching import max_batch
 
-        return max_batch(self, card, host_memory, pricing)
+        return max_batch(self, card, host_memory, pricing, memory_use)
 
     def best_by_scan(
         self,
@@ -1723,12 +1742,12 @@ def max_batch(header: GGUFHeader, card: Card, s: Serving) -> int:
     """The most sequences ``s`` can carry on ``card``: every larger batch is refused for capacity (seed
     ``max_batch``; ``s.batch`` is ignored). A mixture of experts needs no routing record for it (:func:`fit_shape`).
     Raises what :func:`pass_shape` raises, or batch 1's refusal."""
-    return fit_shape(header, s).max_batch(card, s.host_memory)
+    return fit_shape(header, s).max_batch(card, s.host_memory, memory_use=s.memory_use)
 
 
 def best_serving(header: GGUFHeader, card: Card, s: Serving) -> ServingCost:
     """The batch at which ``s`` emits the most tokens per second on ``card``, and its pass (seed ``best_serving``;
     ``s.batch`` is ignored; ties go to the smaller batch). Raises what :func:`pass_shape` raises, or batch 1's
     refusal when no batch fits."""
-    return shape_of(header, s).best(card, s.host_memory, max_tpot=s.max_tpot)
+    return shape_of(header, s).best(card, s.host_memory, max_tpot=s.max_tpot, memory_use=s.memory_use)
 

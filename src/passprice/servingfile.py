@@ -32,7 +32,7 @@ SCHEMA_LINE = "#:schema ../../schema/serving.schema.json"
 _ORDER = (
     "description", "checkpoint", "card", "batch", "kv_page", "kv_bytes", "state_bytes", "attention",
     "activation_words", "scaling", "kv_rotated", "flush", "host_memory", "shared_prefix", "prefix_read_once",
-    "routing", "max_tpot",
+    "routing", "max_tpot", "memory_use",
 )
 
 

@@ -75,7 +75,8 @@ class ServingSpec:
     (``per-block``/``sub32``), ``flush`` (``every-pass``/``every:N``/``trailing:N``), ``shared_prefix`` (positions
     every sequence shares, held once with a paged cache) and ``prefix_read_once`` (the prefix read once a pass).
     ``routing``: the routing record (a ``facts/routing`` name or path) a mixture of experts is priced with.
-    ``max_tpot``: the TPOT cap (seconds) the best-batch search keeps to (``None``: none).
+    ``max_tpot``: the TPOT cap (seconds) the best-batch search keeps to (``None``: none). ``memory_use``: the
+    fraction of card memory the best- and largest-batch searches may fill (``None``: all of it, the seed's).
     """
 
     checkpoint: str
@@ -97,6 +98,7 @@ class ServingSpec:
     prefix_read_once: bool = False
     routing: str | None = None
     max_tpot: float | None = None
+    memory_use: float | None = None
     #: The file the spec was read from (a serving or a lock), so a name in it that names nothing is reported with
     #: the file and key; not part of the spec's identity or of its document.
     source: str | None = attrs.field(default=None, eq=False, kw_only=True)
@@ -327,6 +329,7 @@ def to_serving(spec: ServingSpec, acceptance: tuple[Fact, ...] = (), routing: Ro
         prefix_read_once=spec.prefix_read_once,
         routing=routing,
         max_tpot=spec.max_tpot,
+        memory_use=spec.memory_use,
     )
 
 

@@ -543,7 +543,7 @@ def price_expected(header: GGUFHeader, card: Card, serving: Serving, stack: Stac
     pricing, used = expected_pricing(stack, card, shape, serving.host_memory)
     bounds, _ = held(stack, card.name)
     if kind == "best":
-        limit = shape.best(card, serving.host_memory, max_tpot=serving.max_tpot)
+        limit = shape.best(card, serving.host_memory, max_tpot=serving.max_tpot, memory_use=serving.memory_use)
         batches = None
         if bounds is not None:
             bounds.check_contexts(serving.contexts)
@@ -553,7 +553,7 @@ def price_expected(header: GGUFHeader, card: Card, serving: Serving, stack: Stac
         from passprice.batching import OverTPOT
 
         try:
-            expected = shape.best(card, serving.host_memory, pricing, batches, serving.max_tpot)
+            expected = shape.best(card, serving.host_memory, pricing, batches, serving.max_tpot, serving.memory_use)
         except OverTPOT as e:
             raise OverTPOT(e.batch, e.tpot_s, e.max_tpot_s, stack.name) from None
     else:
@@ -583,8 +583,8 @@ def max_batch_expected(
     pricing, _ = expected_pricing(stack, card, shape, serving.host_memory)
     bounds, _ = held(stack, card.name)
     return (
-        shape.max_batch(card, serving.host_memory),
-        shape.max_batch(card, serving.host_memory, pricing),
+        shape.max_batch(card, serving.host_memory, memory_use=serving.memory_use),
+        shape.max_batch(card, serving.host_memory, pricing, serving.memory_use),
         Pricing.limit(card).capacity - pricing.capacity,
         bounds.batches(shape.rows_per_sequence) if bounds is not None else None,
     )

@@ -633,9 +633,9 @@ class Built:
 
         return sum(ggml.by_name(ty).bytes_for(math.prod(t.dims)) for t, ty in self.tensors)
 
-    def origin(self, note: str = "") -> str:
+    def origin(self, note: str = "", written: bool = True) -> str:
         """The entry's origin note: built, header only, from which configuration, with which type mix and rules;
-        ``note`` appended."""
+        without ``written`` (``synth --import`` without ``-o``) :data:`NO_FILE_WRITTEN`; ``note`` appended."""
         c = self.published.config
         # A bare config.json names no place it was published: the file it was read from is all that is known, and
         # calling it "the published configuration" claimed a publication nobody recorded (walkthrough 27).
@@ -660,6 +660,8 @@ class Built:
         parts.append(
             f"; types: the {self.mix.value} mix by llama.cpp's rules (src/llama-quant.cpp, llama_tensor_get_type)."
         )
+        if not written:
+            parts.append(" " + NO_FILE_WRITTEN)
         if note:
             parts.append(" " + note)
         return "".join(parts)
@@ -803,11 +805,21 @@ def write_header(built: Built, path: Path, force: bool = False) -> Path:
     return path
 
 
-def entry_text(built: Built, name: str, note: str = "", file: str | None = None) -> tuple[str, Any]:
+#: What the origin of an entry ``synth --import`` wrote without ``-o`` says: the entry's ``source``
+#: (``NAME.header.gguf``) names a file that was never written, which ``audit`` then says (walkthrough 39: it said "the
+#: name it was imported from").
+NO_FILE_WRITTEN = "No header file was written (synth --import without -o)."
+
+
+def entry_text(
+    built: Built, name: str, note: str = "", file: str | None = None, unwritten: bool = False
+) -> tuple[str, Any]:
     """The registry entry (``registry/checkpoints/{name}.toml`` text, :func:`passprice.checkpoints.import_header`)
     of ``built``, whose header file is named ``file`` (the name of the file ``synth -o`` writes it to, as ``import``
     records the file it read; without one, ``{name}.header.gguf``) and whose origin is :meth:`Built.origin` with
-    ``note``; and the :class:`~passprice.gguf_header.GGUFHeader` read back from the built bytes.
+    ``note``; and the :class:`~passprice.gguf_header.GGUFHeader` read back from the built bytes. ``unwritten``
+    (``synth --import`` without ``-o``): the origin says no header file was written (:data:`NO_FILE_WRITTEN`); the
+    shipped entries, rebuilt by ``tests/synthesized.py`` with the default, keep their text (and their locks' pins).
 
     Raises :class:`InputError` for a name that is not a file stem of letters, digits, ``.``, ``_`` and ``-``."""
     import tempfile
@@ -829,7 +841,7 @@ def entry_text(built: Built, name: str, note: str = "", file: str | None = None)
     file = file or f"{name}.header.gguf"
     shards = (attrs.evolve(header.shards[0], file=file), *header.shards[1:])
     header = attrs.evolve(header, shards=shards, source=file)
-    return import_header(header, name, built.origin(note)), header
+    return import_header(header, name, built.origin(note, not unwritten)), header
 
 
 def type_counts(built: Built) -> dict[str, int]:
