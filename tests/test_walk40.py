@@ -1,0 +1,37 @@
+"""Walkthrough 40 (a mixture-of-experts user): what the MoE user read wrong or could not find — the float line
+counting gpt-oss's expert biases as matrices, the header listing no experts a token, the glossary missing p_e and
+the dense-checkpoint case of BadRouting — pinned by the figures they print."""
+
+from __future__ import annotations
+
+from cli_helpers import REPO, invoke
+from passprice import glossary
+from passprice.checkpoints import load_checkpoint
+from passprice.registry import find_root
+from passprice.report import float_matrices
+
+
+def test_expert_biases_are_not_float_matrices() -> None:
+    # gpt-oss-20b: 24 blocks, each an F32 router 2,880 × 32 (368,640 B) and three F32 expert biases (ffn_*_exps.bias,
+    # [2,880, 32]), which the pricer adds, one row of each of a token's k experts: not matrices. The line read
+    # "96 F32 (35.39 MB)", four times the routers alone.
+    header = load_checkpoint(find_root(REPO), "gpt-oss-20b-mxfp4")
+    assert float_matrices(header) == {"F32": (24, 24 * 2880 * 32 * 4)}
+    text = invoke("price", "gpt-oss-20b-h200", "--routing", "uniform").stdout
+    assert "  float         24 F32 (8.847 MB) matrices priced on the vector units" in text
+
+
+def test_the_header_lists_the_experts_a_token_uses() -> None:
+    out = invoke("header", "tests/data/qwen3next-80b-a3b-like.header.gguf").stdout.splitlines()
+    rows = [line.split() for line in out if line.startswith("qwen3next.expert")]
+    assert rows == [["qwen3next.expert_count", "512"], ["qwen3next.expert_used_count", "10"],
+                    ["qwen3next.expert_feed_forward_length", "512"]]
+
+
+def test_the_glossary_defines_p_e_and_the_dense_bad_routing() -> None:
+    routing = glossary.lookup("p_e")
+    assert routing.name == "routing" and glossary.lookup("token-slot").name == "routing"
+    assert ("k · hot_share / (hot_experts · E) for each expert of the hot set, "
+            "k · (1 − hot_share) / ((1 − hot_experts) · E) for each of the rest") in routing.long
+    bad = glossary.lookup("BadRouting").long
+    assert "or the checkpoint is dense (no `expert_count`): price a dense checkpoint without `--routing`" in bad
