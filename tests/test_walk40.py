@@ -1,8 +1,15 @@
 """Walkthrough 40 (a mixture-of-experts user): what the MoE user read wrong or could not find — the float line
 counting gpt-oss's expert biases as matrices, the header listing no experts a token, the glossary missing p_e and
-the dense-checkpoint case of BadRouting — pinned by the figures they print."""
+the dense-checkpoint case of BadRouting, the review of a routing record's derived fact that does not follow (its
+"recomputed" price was HEAD's, its advice a command that refuses routing records) — pinned by the figures they
+print."""
 
 from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
 
 from cli_helpers import REPO, invoke
 from passprice import glossary
@@ -35,3 +42,35 @@ def test_the_glossary_defines_p_e_and_the_dense_bad_routing() -> None:
             "k · (1 − hot_share) / ((1 − hot_experts) · E) for each of the rest") in routing.long
     bad = glossary.lookup("BadRouting").long
     assert "or the checkpoint is dense (no `expert_count`): price a dense checkpoint without `--routing`" in bad
+
+
+def _git(repo: Path, *args: str) -> None:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@example.invalid"}
+    subprocess.run(["git", *args], cwd=repo, env=env, capture_output=True, check=True)
+
+
+def test_a_routing_record_s_derived_fact_is_recomputed_in_the_review(tmp_path: Path) -> None:
+    repo = tmp_path / "registry"
+    repo.mkdir()
+    for folder in ("facts", "registry", "schema", "sources", "locks"):
+        shutil.copytree(REPO / folder, repo / folder)
+    _git(repo, "init", "-q", "-b", "main")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "--no-verify", "-m", "registry")
+    record = repo / "facts/routing/qwen3-30b-a3b-measured.toml"
+    text = record.read_text(encoding="utf-8")
+    assert text.count("value = 0.453125\n") == 1  # hot / experts = 58 / 128
+    record.write_text(text.replace("value = 0.453125\n", "value = 0.35\n"), encoding="utf-8")
+    out = invoke("diff", "main", root=repo)
+    assert out.exit_code == 1, out.output
+    lines = out.stdout.splitlines()
+    assert "    tokens/s  10,354.4 → 10,966.8  (+5.914 %)  HEAD's price rests on derived facts that do not follow: " \
+        "not a price to publish" in lines
+    # Before: "recomputed  tokens/s 10,354.4 → 10,966.8 (+5.914 %)": HEAD's price, the record not recomputed.
+    assert "    recomputed  tokens/s 10,354.4 → 10,354.4 (+0 %), as HEAD wrote it +5.914 %, once routing.hot_experts " \
+        "(0.453125) follows from its inputs (recomputed as passprice would write them)" in lines
+    # Before: "recompute them: `passprice fact recompute qwen3-30b-a3b-measured`", which refuses a routing record.
+    assert "(write by hand what the derivation gives: hot_experts = 0.453125 in " \
+        "facts/routing/qwen3-30b-a3b-measured.toml; passprice check names each input that moved)" in out.stderr
+    assert "fact recompute" not in out.stderr
