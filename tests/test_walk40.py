@@ -11,7 +11,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from cli_helpers import REPO, invoke
+from cli_helpers import REPO, bad, copy_root, invoke
 from passprice import glossary
 from passprice.checkpoints import load_checkpoint
 from passprice.registry import find_root
@@ -74,3 +74,38 @@ def test_a_routing_record_s_derived_fact_is_recomputed_in_the_review(tmp_path: P
     assert "(write by hand what the derivation gives: hot_experts = 0.453125 in " \
         "facts/routing/qwen3-30b-a3b-measured.toml; passprice check names each input that moved)" in out.stderr
     assert "fact recompute" not in out.stderr
+
+
+def test_new_serving_refuses_a_routing_no_price_of_it_could_take(tmp_path: Path) -> None:
+    root = copy_root(tmp_path)
+    # Before: written, and every price of it refused BadRouting.
+    bad("new-serving", "dense-routed", "--checkpoint", "deepseek-r1-distill-qwen-7b-q4_k_m", "--card",
+        "h100_sxm5_80gb", "--routing", "uniform", root=root,
+        says="registry/servings/dense-routed.toml: routing: 'uniform' names a routing record, but checkpoint "
+             "'deepseek-r1-distill-qwen-7b-q4_k_m' is dense (no expert_count): every price of the serving would be "
+             "refused BadRouting (nothing written): leave out --routing, or name the mixture of experts meant")
+    measured = root / "facts/routing/qwen3-30b-a3b-measured.toml"
+    text = measured.read_text(encoding="utf-8").replace('["qwen3-30b-a3b-q4_k_m"]', '["gpt-oss-20b-mxfp4"]')
+    (root / "facts/routing/r128.toml").write_text(text, encoding="utf-8")
+    bad("new-serving", "other-router", "--checkpoint", "gpt-oss-20b-mxfp4", "--card", "h100_sxm5_80gb",
+        "--routing", "r128", root=root,
+        says="registry/servings/other-router.toml: routing: 'r128' does not fit checkpoint 'gpt-oss-20b-mxfp4': r128 "
+             "describes a router of 128 experts, the checkpoint has 32; every price of the serving would be refused "
+             "BadRouting (nothing written)")
+    assert not (root / "registry/servings/dense-routed.toml").exists()
+    assert not (root / "registry/servings/other-router.toml").exists()
+
+
+def test_new_serving_warns_of_a_mixture_of_experts_without_routing(tmp_path: Path) -> None:
+    root = copy_root(tmp_path)
+    made = invoke("new-serving", "moe", "--checkpoint", "qwen3-30b-a3b-q4_k_m", "--card", "h100_sxm5_80gb", root=root)
+    assert made.exit_code == 0, made.output
+    assert made.stderr == (
+        "passprice: warning: qwen3-30b-a3b-q4_k_m is a mixture of 128 experts and the serving names no routing "
+        "record: every price of it is refused Routed unless given --routing NAME: write it with --routing NAME "
+        "(registered here for 128 experts: qwen3-30b-a3b-measured (measured; for qwen3-30b-a3b-q4_k_m), uniform "
+        "(assumed; any checkpoint))\n")
+    assert (root / "registry/servings/moe.toml").is_file()
+    routed = invoke("new-serving", "moe2", "--checkpoint", "qwen3-30b-a3b-q4_k_m", "--card", "h100_sxm5_80gb",
+                    "--routing", "uniform", root=root)
+    assert routed.exit_code == 0 and routed.stderr == "", routed.output

@@ -2644,8 +2644,8 @@ def _shared_copies() -> Iterator[None]:
 
 def _recomputed_copy(head: Side, files: Sequence[FileChange], folder: Path) -> _Copy:
     """HEAD's files written into ``folder``, each stale or mismatched derived fact of a changed card, drafting
-    method or routing record recomputed there (:func:`passprice.edit.recompute_record`); a failure is the copy's ``error``. Raises
-    nothing."""
+    method or routing record recomputed there (:func:`passprice.edit.recompute_record`); a failure is the copy's
+    ``error``. Raises nothing."""
     from passprice import snapshot
     from passprice.edit import FactFile, recompute_record
     from passprice.serving import ServingRefusal

@@ -97,9 +97,9 @@ def parse_value(text: str) -> int | float:
 
 @attrs.frozen
 class FactFile:
-    """Where a fact lives: the ``file``, its ``kind`` (``card``, ``draft``, or ``routing`` in the review's private copy), its
-    entry ``name`` (the file's stem)
-    and the fact's ``path`` within it (``streams.rewrite``, ``acceptance.1``)."""
+    """Where a fact lives: the ``file``, its ``kind`` (``card``, ``draft``, or ``routing`` in the review's private
+    copy), its entry ``name`` (the file's stem) and the fact's ``path`` within it (``streams.rewrite``,
+    ``acceptance.1``)."""
 
     file: Path
     kind: str
