@@ -109,3 +109,16 @@ def test_new_serving_warns_of_a_mixture_of_experts_without_routing(tmp_path: Pat
     routed = invoke("new-serving", "moe2", "--checkpoint", "qwen3-30b-a3b-q4_k_m", "--card", "h100_sxm5_80gb",
                     "--routing", "uniform", root=root)
     assert routed.exit_code == 0 and routed.stderr == "", routed.output
+
+
+def test_check_names_a_serving_file_whose_routing_no_price_could_take(tmp_path: Path) -> None:
+    root = copy_root(tmp_path)
+    serving = (root / "registry/servings/r1-qwen7b-h200.toml").read_text(encoding="utf-8")
+    assert "\n[[contexts]]" in serving
+    routed = serving.replace("\n[[contexts]]", '\nrouting = "uniform"\n\n[[contexts]]', 1)
+    (root / "registry/servings/dense-routed.toml").write_text(routed, encoding="utf-8")
+    out = invoke("check", root=root)
+    assert out.exit_code == 1, out.output  # before: "all holds", exit 0
+    assert ("  registry/servings/dense-routed.toml: routing: 'uniform' names a routing record, but checkpoint "
+            "'deepseek-r1-distill-qwen-7b-q4_k_m' is dense (no expert_count): every price of the serving would be "
+            "refused BadRouting") in out.stdout.splitlines(), out.output

@@ -87,34 +87,43 @@ class Written:
     warning: str | None = None
 
 
-def _require_routing_fits(root: Root, path: Path, resolved: Resolved) -> None:
-    """Refuse a serving whose ``routing`` no price of it could take (walkthrough 40: ``new-serving`` wrote one with
-    ``--routing uniform`` on a dense checkpoint, and one naming a record of another router, and every price of each
-    was then refused ``BadRouting``): a routing record on a dense checkpoint (no ``expert_count``), or one the
-    checkpoint's router cannot take (:func:`passprice.routing.mismatch`: another expert count or experts a token,
-    shares past their bound). Raises :class:`InputError` naming the file and key (nothing written)."""
-    from passprice.registry import named_in
+def routing_problem(resolved: Resolved) -> str | None:
+    """Why no price of the serving ``resolved`` could take its ``routing``, or ``None`` (walkthrough 40:
+    ``new-serving`` wrote one with ``--routing uniform`` on a dense checkpoint, and one naming a record of another
+    router, and every price of each was then refused ``BadRouting``): a routing record on a dense checkpoint (no
+    ``expert_count``), or one the checkpoint's router cannot take (:func:`passprice.routing.mismatch`: another
+    expert count or experts a token, shares past their bound). One phrase after ``routing: 'NAME'``; raises
+    nothing."""
     from passprice.routing import mismatch
 
     routing = resolved.serving.routing
     if routing is None:
-        return
+        return None
     header = resolved.header
     experts = header.meta_int("expert_count") or 0
     used = header.meta_int("expert_used_count") or 0
-    where = f"{named_in(root, path)}: routing: {routing.name!r}"
     if not experts:
-        raise InputError(
-            f"{where} names a routing record, but checkpoint {resolved.spec.checkpoint!r} is dense (no expert_count): "
-            "every price of the serving would be refused BadRouting (nothing written): leave out --routing, or name "
-            "the mixture of experts meant"
-        )
+        return (f"names a routing record, but checkpoint {resolved.spec.checkpoint!r} is dense (no expert_count): "
+                "every price of the serving would be refused BadRouting")
     problem = mismatch(routing, experts, used) if used else None
     if problem is not None:
-        raise InputError(
-            f"{where} does not fit checkpoint {resolved.spec.checkpoint!r}: {problem}; every price of the serving "
-            "would be refused BadRouting (nothing written)"
-        )
+        return (f"does not fit checkpoint {resolved.spec.checkpoint!r}: {problem}; every price of the serving would "
+                "be refused BadRouting")
+    return None
+
+
+def _require_routing_fits(root: Root, path: Path, resolved: Resolved) -> None:
+    """Refuse writing a serving whose routing no price of it could take (:func:`routing_problem`). Raises
+    :class:`InputError` naming the file and key (nothing written)."""
+    from passprice.registry import named_in
+
+    problem = routing_problem(resolved)
+    if problem is None:
+        return
+    routing = resolved.serving.routing
+    assert routing is not None
+    advice = ": leave out --routing, or name the mixture of experts meant" if "is dense" in problem else ""
+    raise InputError(f"{named_in(root, path)}: routing: {routing.name!r} {problem} (nothing written){advice}")
 
 
 def _routing_warning(root: Root, resolved: Resolved) -> str | None:
