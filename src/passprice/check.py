@@ -657,6 +657,7 @@ def _review_files(root: Root, documents: Callable[[str], str | None] | None = No
     # defaults complete) is a function of the fields it gives, not of the file it was read from, which only words a
     # refusal: a serving alike in every other field to one that resolved resolves too (a registry of 2,000 servings
     # of a dozen pairs). Only what resolved is remembered; a refusal is reached again for each file, in its words.
+    from passprice.servingfile import routing_problem
     from passprice.servings import ServingSpec
 
     fields = tuple(f.name for f in attrs.fields(ServingSpec) if f.name not in ("source", "description"))
@@ -671,7 +672,13 @@ def _review_files(root: Root, documents: Callable[[str], str | None] | None = No
                     continue
             except TypeError:  # a field that does not hash: resolved on its own
                 alike = None
-            resolve(root, spec)
+            made = resolve(root, spec)
+            unroutable = routing_problem(made)
+            if unroutable is not None:  # walkthrough 40: a serving every price of which is refused BadRouting
+                assert made.serving.routing is not None
+                problems.append(f"{root.servings / f'{name}.toml'}: routing: {made.serving.routing.name!r} "
+                                f"{unroutable}")
+                continue
             if alike is not None:
                 resolved.add(alike)
         except InputError as e:

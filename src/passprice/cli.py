@@ -1821,6 +1821,8 @@ def new_serving_command(
 
     require_not_other_record(root, root.servings / f"{name}.toml")
     written = write_serving(root, name, spec, description=description, force=force)
+    if written.warning is not None:
+        click.echo(f"passprice: warning: {escaped(written.warning)}", err=True)
     if as_json:
         from passprice.servings import spec_to_document
 

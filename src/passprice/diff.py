@@ -2760,9 +2760,9 @@ def _shared_copies() -> Iterator[None]:
 
 
 def _recomputed_copy(head: Side, files: Sequence[FileChange], folder: Path) -> _Copy:
-    """HEAD's files written into ``folder``, each stale or mismatched derived fact of a changed card or drafting
-    method recomputed there (:func:`passprice.edit.recompute_record`); a failure is the copy's ``error``. Raises
-    nothing."""
+    """HEAD's files written into ``folder``, each stale or mismatched derived fact of a changed card, drafting
+    method or routing record recomputed there (:func:`passprice.edit.recompute_record`); a failure is the copy's
+    ``error``. Raises nothing."""
     from passprice import snapshot
     from passprice.edit import FactFile, recompute_record
     from passprice.serving import ServingRefusal
@@ -2785,7 +2785,7 @@ def _recomputed_copy(head: Side, files: Sequence[FileChange], folder: Path) -> _
                 except (OSError, RuntimeError, ValueError):
                     continue
             for f in files:
-                if f.kind in ("card", "draft") and any(x.kind in ("stale", "mismatch") for x in f.findings):
+                if f.kind in ("card", "draft", "routing") and any(x.kind in ("stale", "mismatch") for x in f.findings):
                     edits = recompute_record(FactFile(folder / f.path, f.kind, f.name, ""), root.schema, root,
                                              keep_layout=False)  # a private copy: tomlkit's parse not needed
                     copy.recomputed = copy.recomputed or bool(edits)
@@ -3388,8 +3388,16 @@ class Diff:
             from passprice.enforce import command_span
 
             commands = ", ".join(command_span(["passprice", "fact", "recompute", name])
-                                 for name in dict.fromkeys(f.name for f, _ in self.unsound))
-            reasons.append(f"derived facts do not follow from their inputs: {facts}{on} (recompute them: {commands}; "
+                                 for name in dict.fromkeys(f.name for f, _ in self.unsound if f.kind != "routing"))
+            # A routing record is edited by hand (`fact recompute` refuses it: walkthrough 40 was sent there): each
+            # fact named with the value its derivation gives.
+            by_hand = "; ".join(
+                f"{x.path} = {x.expected} in {f.path}" if x.expected is not None else f"{x.path} in {f.path}"
+                for f, x in self.unsound if f.kind == "routing")
+            todo = "; ".join(part for part in (
+                f"recompute them: {commands}" if commands else "",
+                f"write by hand what the derivation gives: {by_hand}" if by_hand else "") if part)
+            reasons.append(f"derived facts do not follow from their inputs: {facts}{on} ({todo}; "
                            "passprice check names each input that moved)")
         broken = [lock for lock in self.broken if not lock.after.gone]
         floors = [lock for lock in broken if lock.verdict is not None and not lock.verdict.holds]

@@ -97,8 +97,9 @@ def parse_value(text: str) -> int | float:
 
 @attrs.frozen
 class FactFile:
-    """Where a fact lives: the ``file``, its ``kind`` (``card`` or ``draft``), its entry ``name`` (the file's stem)
-    and the fact's ``path`` within it (``streams.rewrite``, ``acceptance.1``)."""
+    """Where a fact lives: the ``file``, its ``kind`` (``card``, ``draft``, or ``routing`` in the review's private
+    copy), its entry ``name`` (the file's stem) and the fact's ``path`` within it (``streams.rewrite``,
+    ``acceptance.1``)."""
 
     file: Path
     kind: str
@@ -187,6 +188,12 @@ def _facts(where: FactFile, document: Mapping[str, Any]) -> dict[str, Fact]:
     if where.kind == "draft":
         method = method_from_document(where.name, document, source)
         return {f"acceptance.{i}": f for i, f in enumerate(method.acceptance, start=1)}
+    if where.kind == "routing":
+        # A routing record's facts by their tables (the review's private copy recomputes them: walkthrough 40).
+        from passprice.routing import routing_from_document
+
+        record = routing_from_document(where.name, document, source)
+        return {"hot_experts": record.hot_experts, "hot_share": record.hot_share}
     return card_from_document(where.name, document, source).facts()
 
 

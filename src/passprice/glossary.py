@@ -740,7 +740,9 @@ _TERMS = (
         "BadRouting",
         "refusal: a routing record that does not describe the checkpoint's router",
         "A refusal: the routing record names another expert count or experts a token than the checkpoint's router, "
-        "or shares no router of this size can take.",
+        "or shares no router of this size can take (each p_e at most 1: a hot set of hot_experts · E experts takes "
+        "at most hot_experts · E / k of the slots), or the checkpoint is dense (no `expert_count`): price a dense "
+        "checkpoint without `--routing`, or name the mixture of experts meant.",
     ),
     Term(
         "NoHostLink",
@@ -870,12 +872,15 @@ _TERMS = (
         "(`facts/routing/NAME.toml`, `--routing NAME`) gives it as facts: a hot set of `hot_experts` of the experts "
         "takes `hot_share` of the routed token-slots (a token fills k slots a layer, one for each expert it uses; "
         "1 and 1: uniform, `uniform.toml`, an assumption). A pass of T "
-        "token-rows reads Σ_e 1 − (1 − p_e)^T experts a layer, expected; a price rests on `routing.hot_experts` and "
-        "`routing.hot_share`, which a lock can floor. How many sequences fit does not depend on it (`max-batch` and "
-        "`kv` need no record); a dense checkpoint takes none (`BadRouting`). A price shows the record's note, its "
-        "caveat, as `routing note`; `passprice audit` names the record, its file and its note.",
+        "token-rows reads Σ_e 1 − (1 − p_e)^T experts a layer, expected (an `experts` line's figure), p_e the chance "
+        "expert e is among a token's k: k · hot_share / (hot_experts · E) for each expert of the hot set, "
+        "k · (1 − hot_share) / ((1 − hot_experts) · E) for each of the rest; a price rests on "
+        "`routing.hot_experts` and `routing.hot_share`, which a lock can floor. How many sequences fit does not "
+        "depend on it (`max-batch` and `kv` need no record); a dense checkpoint takes none (`BadRouting`). A price "
+        "shows the record's note, its caveat, as `routing note`; `passprice audit` names the record, its file and "
+        "its note.",
         ("routing record", "mixture of experts", "moe", "experts", "expert", "hot_experts", "hot_share", "hot set",
-         "routing note", "token-slots"),
+         "routing note", "token-slots", "token-slot", "p_e"),
     ),
     Term(
         "MLA",

@@ -94,7 +94,8 @@ def routed_expert_bytes(header: GGUFHeader) -> float:
 
 def float_matrices(header: GGUFHeader, card: Card | None = None) -> dict[str, tuple[int, int]]:
     """The float matrices of ``header`` the pricer runs on the vector units (:func:`passprice.serving.is_float`), by
-    type name: (tensors, bytes). A matrix is a tensor of two or more dimensions that is not a norm; the embedding
+    type name: (tensors, bytes). A matrix is a tensor of two or more dimensions that is not a norm nor an expert
+    stack's bias (``ffn_*_exps.bias``, added, not multiplied); the embedding
     table counts only when the head reads it (no ``output.weight``: tied embeddings), since its rows are otherwise
     looked up, not multiplied. With ``card``, the types that ride one of its float-matrix rates (``tensor.*``,
     issue 14) are left out: they are not priced on the vector units."""
@@ -105,6 +106,10 @@ def float_matrices(header: GGUFHeader, card: Card | None = None) -> dict[str, tu
     out: dict[str, tuple[int, int]] = {}
     for t in header.tensors:
         if len(t.dims) < 2 or "norm" in t.name or not ggml.known(t.type_id):
+            continue
+        if "_exps." in t.name and t.name.endswith(".bias"):
+            # gpt-oss's expert biases, [width, experts]: each row adds its k experts' rows (the pricer's bias
+            # adds, ExpertStream), not a matrix (walkthrough 40: "144 F32 (212.3 MB) matrices" for 36 routers).
             continue
         if t.name == "token_embd.weight" and not tied:
             continue
@@ -357,6 +362,9 @@ _SUMMARY_KEYS = (
     "attention.value_length",
     "attention.sliding_window",
     "expert_count",
+    "expert_used_count",
+    "expert_feed_forward_length",
+    "expert_shared_count",
     "nextn_predict_layers",
     "ssm.conv_kernel",
     "ssm.state_size",

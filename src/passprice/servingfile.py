@@ -21,7 +21,14 @@ import attrs
 from passprice.errors import InputError, SchemaError
 from passprice.files import make_folder, require_no_lookalike, write_atomically
 from passprice.registry import Root, read_only, require_record_name
-from passprice.servings import ServingSpec, require_inside_root, resolve, spec_from_document, spec_to_document
+from passprice.servings import (
+    Resolved,
+    ServingSpec,
+    require_inside_root,
+    resolve,
+    spec_from_document,
+    spec_to_document,
+)
 
 #: The first line of every serving file: the schema an editor (taplo, Even Better TOML) validates it against, relative
 #: to ``registry/servings/``.
@@ -71,11 +78,67 @@ def serving_text(spec: ServingSpec) -> str:
 @attrs.frozen
 class Written:
     """A serving file :func:`write_serving` wrote: its registry ``name``, its ``path`` and the completed ``spec`` it
-    holds (what ``passprice price NAME`` prices)."""
+    holds (what ``passprice price NAME`` prices), and a ``warning`` (one line, or ``None``): a mixture of experts
+    written without a routing record, every price of which is refused ``Routed`` unless given ``--routing``."""
 
     name: str
     path: Path
     spec: ServingSpec
+    warning: str | None = None
+
+
+def routing_problem(resolved: Resolved) -> str | None:
+    """Why no price of the serving ``resolved`` could take its ``routing``, or ``None`` (walkthrough 40:
+    ``new-serving`` wrote one with ``--routing uniform`` on a dense checkpoint, and one naming a record of another
+    router, and every price of each was then refused ``BadRouting``): a routing record on a dense checkpoint (no
+    ``expert_count``), or one the checkpoint's router cannot take (:func:`passprice.routing.mismatch`: another
+    expert count or experts a token, shares past their bound). One phrase after ``routing: 'NAME'``; raises
+    nothing."""
+    from passprice.routing import mismatch
+
+    routing = resolved.serving.routing
+    if routing is None:
+        return None
+    header = resolved.header
+    experts = header.meta_int("expert_count") or 0
+    used = header.meta_int("expert_used_count") or 0
+    if not experts:
+        return (f"names a routing record, but checkpoint {resolved.spec.checkpoint!r} is dense (no expert_count): "
+                "every price of the serving would be refused BadRouting")
+    problem = mismatch(routing, experts, used) if used else None
+    if problem is not None:
+        return (f"does not fit checkpoint {resolved.spec.checkpoint!r}: {problem}; every price of the serving would "
+                "be refused BadRouting")
+    return None
+
+
+def _require_routing_fits(root: Root, path: Path, resolved: Resolved) -> None:
+    """Refuse writing a serving whose routing no price of it could take (:func:`routing_problem`). Raises
+    :class:`InputError` naming the file and key (nothing written)."""
+    from passprice.registry import named_in
+
+    problem = routing_problem(resolved)
+    if problem is None:
+        return
+    routing = resolved.serving.routing
+    assert routing is not None
+    advice = ": leave out --routing, or name the mixture of experts meant" if "is dense" in problem else ""
+    raise InputError(f"{named_in(root, path)}: routing: {routing.name!r} {problem} (nothing written){advice}")
+
+
+def _routing_warning(root: Root, resolved: Resolved) -> str | None:
+    """The warning for a mixture of experts written without a routing record, naming the records registered for
+    its expert count (:func:`passprice.routing.records_for`), or ``None``."""
+    from passprice.routing import records_for
+
+    experts = resolved.header.meta_int("expert_count") or 0
+    if resolved.serving.routing is not None or not experts:
+        return None
+    records = records_for(root, experts, resolved.header)
+    named = (f"registered here for {experts} experts: {', '.join(records)}" if records
+             else "facts/routing/uniform.toml states uniform routing as an assumption")
+    return (f"{resolved.spec.checkpoint} is a mixture of {experts} experts and the serving names no routing record: "
+            f"every price of it is refused Routed unless given --routing NAME: write it with --routing NAME ({named})")
 
 
 def write_serving(
@@ -93,8 +156,8 @@ def write_serving(
     Raises :class:`InputError` (one line) when ``root`` is the read-only embedded registry, ``name`` is not a record
     name (letters, digits, ``.``, ``_``, ``-``), a name the spec gives names nothing or lies outside the registry,
     the file exists and not ``force``, or it cannot be written; :class:`InputError` also for a value the serving
-    schema refuses (a description with a newline), naming the key. Scope refusals
-    (:class:`~passprice.scopes.OutOfScope`) propagate."""
+    schema refuses (a description with a newline), naming the key, and for a routing record no price of the serving
+    could take (:func:`_require_routing_fits`). Scope refusals (:class:`~passprice.scopes.OutOfScope`) propagate."""
     if root.embedded:
         raise InputError(
             f"{read_only(root)}; start a registry of your own with `passprice init DIR`, "
@@ -111,7 +174,9 @@ def write_serving(
             f"{e}: bring it in first (`passprice import FILE --name NAME` for a checkpoint, a card's file into "
             "facts/cards/) and give its name"
         ) from None
-    completed = attrs.evolve(resolve(root, attrs.evolve(spec, source=None)).spec, source=None)
+    resolved = resolve(root, attrs.evolve(spec, source=None))
+    _require_routing_fits(root, path, resolved)
+    completed = attrs.evolve(resolved.spec, source=None)
     text = serving_text(completed)
     _read_back(root, path, text, completed)
     from passprice.schema import require_link_inside
@@ -120,7 +185,7 @@ def write_serving(
     require_no_lookalike(path)
     make_folder(root.servings)
     write_atomically(path, text, force)
-    return Written(name, path, completed)
+    return Written(name, path, completed, _routing_warning(root, resolved))
 
 
 def own_description(root: Root, name: str, serving: str | None) -> str | None:
