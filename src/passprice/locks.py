@@ -1547,7 +1547,8 @@ def _lock_index(root: Root) -> tuple[tuple[tuple[Path, str | None], ...], tuple[
         for name, path, stamp in files:
             try:
                 # read here, not through the snapshot's kept bytes: only the serving's own locks are read again
-                ok, serving = _locks_serving(name, schema.read_unkept(path, "lock")) if stamp is not None else (False, None)
+                ok, serving = (_locks_serving(name, schema.read_unkept(path, "lock")) if stamp is not None
+                               else (False, None))
             except InputError:
                 ok, serving = False, None
             if ok:
