@@ -265,7 +265,7 @@ def test_5_a_fitted_cards_vendor_rewritten_is_said_too(tmp_path: Path) -> None:
     result = invoke("diff", str(base), str(head))
     assert result.exit_code == 0, result.output
     assert ("  mi-stack (locks/mi-stack.lock.toml, card mi300x, price): pins stack.llamacpp-cuda-2405.fitted_vendors "
-            "as before the change: re-pin (passprice lock --update -o locks/mi-stack.lock.toml; check --frozen fails "
+            "as before the change, the price unmoved by it: re-pin (passprice lock --update -o locks/mi-stack.lock.toml; check --frozen fails "
             "until then)") in result.stdout.splitlines()
 
 

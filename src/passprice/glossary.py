@@ -803,12 +803,14 @@ _TERMS = (
         "(`facts/routing/NAME.toml`, `--routing NAME`) gives it as facts: a hot set of `hot_experts` of the experts "
         "takes `hot_share` of the routed token-slots (a token fills k slots a layer, one for each expert it uses; "
         "1 and 1: uniform, `uniform.toml`, an assumption). A pass of T "
-        "token-rows reads Σ_e 1 − (1 − p_e)^T experts a layer, expected; a price rests on `routing.hot_experts` and "
+        "token-rows reads Σ_e 1 − (1 − p_e)^T experts a layer, the mean over routing (the `experts` line's words: "
+        "an average over how its tokens may route, not a serving stack's expected price); a price rests on "
+        "`routing.hot_experts` and "
         "`routing.hot_share`, which a lock can floor. How many sequences fit does not depend on it (`max-batch` and "
         "`kv` need no record); a dense checkpoint takes none (`BadRouting`). A price shows the record's note, its "
         "caveat, as `routing note`; `passprice audit` names the record, its file and its note.",
         ("routing record", "mixture of experts", "moe", "experts", "expert", "hot_experts", "hot_share", "hot set",
-         "routing note", "token-slots"),
+         "routing note", "token-slots", "mean over routing"),
     ),
     Term(
         "MLA",
