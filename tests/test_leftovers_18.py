@@ -121,14 +121,23 @@ def test_sweep_max_tpot_says_the_serving_differs_as_best_does(root: Path) -> Non
     file is: it applies to R1 too.)"""
     result = invoke("sweep", R1, "--max-tpot", "0.01", "--batches", "1,2", root=root)
     assert result.exit_code == 0, result.output
-    assert result.stderr.splitlines()[-2:] == [
+    said = result.stderr.splitlines()
+    at = next(i for i, line in enumerate(said) if line.startswith(f"passprice: {R1}: under locks"))
+    # moe42: then one line each lock made from R1 with other options, not applied (the fixture's locks made so)
+    assert all(line.startswith("                not applied: ") for line in said[at + 2:])
+    assert said[at:at + 2] == [
         f"passprice: {R1}: under locks {R1} (locks/{R1}.lock.toml), {R1}-best (locks/{R1}-best.lock.toml), "
         f"{R1}-llamacpp (locks/{R1}-llamacpp.lock.toml), s (locks/s.lock.toml): floors hold, but the prices shown are "
         "NOT the locked ones (below)",
         "                serving differs from the locked one: max_tpot: (none) → 0.01",
     ]
     result = invoke("roofline", "h200_sxm_141gb", R1, "--max-tpot", "0.01", root=root)
-    assert result.stdout.splitlines()[-1] == " " * 16 + "serving differs from the locked one: max_tpot: (none) → 0.01"
+    lines = result.stdout.splitlines()
+    assert " " * 16 + "serving differs from the locked one: max_tpot: (none) → 0.01" in lines
+    # moe42: lock s pins R1 as registered, so with --max-tpot it is not applied, and says why
+    assert lines[-1] == (" " * 16 + "not applied: s (locks/s.lock.toml) locks this serving as other options make it "
+                         "(pinned → priced: max_tpot: (none) → 0.01): a lock applies only to the serving it pinned, "
+                         "options and all")
 
 
 def test_compare_prices_each_card_under_a_stack(root: Path) -> None:

@@ -192,8 +192,9 @@ def test_the_review_names_the_lock_pinning_the_old_origin(tmp_path: Path) -> Non
         "  claims changed, which the pricer does not read (re-import from the GGUF file to confirm them): entry.origin "
         "DeepSeek-R1-Distill-Qwen-7B [+ (fine-tuned)], Q4_K_M: the header of …; 1 lock pins the old origin: r1-o "
         "(re-pin: passprice lock --update)")
-    assert ("  r1-o (locks/r1-o.lock.toml, card h200_sxm_141gb, price): pins checkpoint.origin as before the change: "
-            "re-pin (passprice lock --update -o locks/r1-o.lock.toml; check --frozen fails until then)") in lines
+    assert ("  r1-o (locks/r1-o.lock.toml, card h200_sxm_141gb, price): pins checkpoint.origin as before the change, "
+            "the price unmoved by it: re-pin (passprice lock --update -o locks/r1-o.lock.toml; check --frozen fails "
+            "until then)") in lines
     review = json.loads(invoke("diff", str(base), str(head), "--json").stdout)
     assert review["origin_pinned_by"] == {ENTRY: ["r1-o"]}
     assert review["on_changed_claims"] == ["r1-qwen7b-h200-best", "r1-qwen7b-h200-llamacpp", "r1-qwen7b-h200",

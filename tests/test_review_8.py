@@ -233,8 +233,8 @@ def test_4_a_strengthened_fact_says_which_locks_to_re_pin_for_check_frozen(repo:
     assert drifting == sorted(LOCKS)
     lock = next(lock for lock in d.locks if lock.name == R1)
     assert lock.review() == (
-        f"pins scale as before the change: re-pin (passprice lock --update -o locks/{R1}.lock.toml; check --frozen "
-        "fails until then)"
+        "pins scale as before the change, the price unmoved by it: re-pin (passprice lock --update -o "
+        f"locks/{R1}.lock.toml; check --frozen fails until then)"
     )
     assert "5 to re-pin (lock --update) for check --frozen" in d.summary()
     assert diff_markdown(d).startswith("⚠️ ")

@@ -167,7 +167,7 @@ def test_3_the_review_flags_a_card_made_hypothetical_and_retitled(registry: Path
             "141GB (renamed)': is it the same card?; 5 locks pin it as it was: " + ", ".join(H200_LOCKS))
     assert f"  to verify: {said}" in text
     assert ("  r1-qwen7b-h200 (locks/r1-qwen7b-h200.lock.toml, card h200_sxm_141gb, price): pins card.title, "
-            "card.hypothetical as before the change: re-pin (passprice lock --update -o "
+            "card.hypothetical as before the change, the price unmoved by it: re-pin (passprice lock --update -o "
             "locks/r1-qwen7b-h200.lock.toml; check --frozen fails until then)") in text.splitlines()
     assert out["relabelled_cards"] == {H200: said}
     assert sorted(lock["name"] for lock in out["locks"]) == sorted(H200_LOCKS)

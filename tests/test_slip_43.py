@@ -108,7 +108,7 @@ def test_2_the_review_names_the_lock_pinning_the_old_header(registry: Path) -> N
     verify = next(line for line in text.splitlines() if line.startswith("  to verify: header.sha256 "))
     assert verify.endswith(f"say which file holds it{said}")
     assert ("  qwen3-30b-a3b-h200 (locks/qwen3-30b-a3b-h200.lock.toml, card h200_sxm_141gb, price): pins "
-            "checkpoint.sha256 as before the change: re-pin (passprice lock --update -o "
+            "checkpoint.sha256 as before the change, the price unmoved by it: re-pin (passprice lock --update -o "
             "locks/qwen3-30b-a3b-h200.lock.toml; check --frozen fails until then)") in text.splitlines()
     assert out["header_pinned_by"] == {QWEN3: ["qwen3-30b-a3b-h200"]}
     assert [(lock["name"], lock["drifted"]) for lock in out["locks"]] == [("qwen3-30b-a3b-h200",

@@ -105,8 +105,9 @@ def test_1_the_review_names_the_lock_pinning_the_old_source(tmp_path: Path) -> N
     assert lines[at + 1] == (
         "  claims changed, which the pricer does not read (re-import from the GGUF file to confirm them): entry.source "
         f"{SOURCE} → {OTHER}; 1 lock pins the old source: r1-o (re-pin: passprice lock --update)")
-    assert ("  r1-o (locks/r1-o.lock.toml, card h200_sxm_141gb, price): pins checkpoint.source as before the change: "
-            "re-pin (passprice lock --update -o locks/r1-o.lock.toml; check --frozen fails until then)") in lines
+    assert ("  r1-o (locks/r1-o.lock.toml, card h200_sxm_141gb, price): pins checkpoint.source as before the change, "
+            "the price unmoved by it: re-pin (passprice lock --update -o locks/r1-o.lock.toml; check --frozen fails "
+            "until then)") in lines
     review = json.loads(invoke("diff", str(base), str(head), "--json").stdout)
     assert review["source_pinned_by"] == {ENTRY: ["r1-o"]}
     assert review["origin_pinned_by"] == {}

@@ -244,8 +244,8 @@ def test_5_a_card_vendor_rewritten_is_said_by_check_reproduce_price_and_the_revi
     assert lines[1] == ("no fact changed; 1 lock affected, 1 to re-pin (lock --update) for check --frozen; 9 locks "
                         "unaffected")
     assert ("  mi-stack (locks/mi-stack.lock.toml, card mi300x, price): pins stack.llamacpp-cuda-2405.card_vendor as "
-            "before the change: re-pin (passprice lock --update -o locks/mi-stack.lock.toml; check --frozen fails "
-            "until then)") in lines
+            "before the change, the price unmoved by it: re-pin (passprice lock --update -o locks/mi-stack.lock.toml; "
+            "check --frozen fails until then)") in lines
     review = json.JSONDecoder().raw_decode(invoke("diff", str(base), str(head), "--json").stdout)[0]
     assert review["drifted"] == ["mi-stack"]
     markdown = invoke("diff", str(base), str(head), "--format", "markdown").stdout.splitlines()
@@ -265,8 +265,8 @@ def test_5_a_fitted_cards_vendor_rewritten_is_said_too(tmp_path: Path) -> None:
     result = invoke("diff", str(base), str(head))
     assert result.exit_code == 0, result.output
     assert ("  mi-stack (locks/mi-stack.lock.toml, card mi300x, price): pins stack.llamacpp-cuda-2405.fitted_vendors "
-            "as before the change: re-pin (passprice lock --update -o locks/mi-stack.lock.toml; check --frozen fails "
-            "until then)") in result.stdout.splitlines()
+            "as before the change, the price unmoved by it: re-pin (passprice lock --update -o "
+            "locks/mi-stack.lock.toml; check --frozen fails until then)") in result.stdout.splitlines()
 
 
 def _restack(path: Path, **pins: object) -> None:

@@ -951,7 +951,8 @@ def elasticity_notes(a: Audit) -> list[str]:
     legend said "+1 % change" only, so ``(−1 %)`` and ``refused`` went unexplained, and ``passprice explain
     refused`` defined a refusal, exit status 1, not a column of an audit that exits 0): one sentence for the rows
     measured 1 % lower, naming each fact and the refusal its +1 % step gave, and one for the rows not measured at
-    all, naming each fact and its refusals. Empty when every row was measured 1 % higher. Raises nothing."""
+    all, naming each fact and its refusals; and, for a mixture of experts routing 1 token-row a pass, why its
+    ``routing.*`` rows read +0.000 (D(1) = k whatever the skew). Empty when none applies. Raises nothing."""
 
     def named(rows: list[AuditRow]) -> str:
         return ", ".join(f"{r.path} ({' and '.join(dict.fromkeys(r.refused)) or 'refused'})" for r in rows)
@@ -965,6 +966,13 @@ def elasticity_notes(a: Audit) -> list[str]:
     if unmeasured:
         out.append(f"refused: not measured, since {pct} higher and {pct} lower are both refused: {named(unmeasured)}; "
                    "the price itself is not refused and rests on the fact as written")
+    routed = a.cost.routed
+    still = [r.path for r in a.rows if r.path.startswith("routing.") and r.elasticity == 0.0]
+    if routed is not None and routed.tokens == 1 and still:
+        # moe42: at batch 1 the routing rows read +0.000, unexplained
+        out.append(f"{', '.join(still)} +0.000: 1 token-row a pass reads exactly its {routed.used} experts a layer "
+                   "whatever the routing (D(1) = k), so no routing fact moves this price; from 2 token-rows a pass "
+                   "up the skew does")
     return out
 
 

@@ -1284,7 +1284,16 @@ def synth_command(
     note: str, force: bool, as_json: bool,
 ) -> None:
     """Build a header-only GGUF checkpoint from a published model configuration (CONFIG: a config.json)."""
-    from passprice.synthetic import Latent, build, compression, entry_text, read_config, type_counts, write_header
+    from passprice.synthetic import (
+        Latent,
+        build,
+        compression,
+        entry_text,
+        read_config,
+        requantized_experts,
+        type_counts,
+        write_header,
+    )
     from passprice.typemix import Mix
 
     if output is None and entry is None:
@@ -1333,7 +1342,10 @@ def synth_command(
         "types": counts,
         "output": str(output) if output is not None else None,
         "entry": str(target) if target is not None else None,
+        "warning": requantized_experts(built),
     }
+    if summary["warning"] is not None and not as_json:
+        click.echo(f"passprice: warning: {summary['warning']}", err=True)
     if as_json:
         _echo_json(summary)
         return

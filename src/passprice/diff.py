@@ -2098,8 +2098,11 @@ class LockImpact:
                     f"floor loosened, {relock_command(self.verdict, self.serving_name, self.path)}")
         bits = []
         if self.drifted:
-            bits.append(f"pins {', '.join(self.drifted)} as before the change: re-pin (passprice lock --update -o "
-                        f"{shell_word(self.path)}; check --frozen fails until then)")
+            # Not stale: the price is the one recorded, the pins alone are old (moe42: a routing record's change at
+            # batch 1 read as a re-pin only, the price's +0 % unexplained).
+            bits.append(f"pins {', '.join(self.drifted)} as before the change, the price unmoved by it"
+                        f"{_routing_unmoved(self)}: re-pin (passprice lock --update -o {shell_word(self.path)}; "
+                        "check --frozen fails until then)")
         if self.rewritten:
             bits.append(f"pins {', '.join(self.rewritten)} as written before the change (rewritten, same quantity: "
                         f"no drift; passprice lock --update -o {shell_word(self.path)} re-pins the words)")
@@ -4076,6 +4079,19 @@ def relabelled_pins(
         out += [f"{kind}.{key}" for key, was, now in (("title", pin.title, title), ("note", pin.note, note))
                 if was != now]
     return out
+
+
+def _routing_unmoved(impact: LockImpact) -> str:
+    """Why a changed routing fact a lock pins leaves its price where it was, when that is why: the price routes one
+    token-row a pass, which reads exactly its k experts a layer whatever the skew (D(1) = k, docs/DESIGN.md
+    Routing), ``" (1 token-row a pass reads its 8 experts a layer whatever the routing)"``; else ``""``. Raises
+    nothing."""
+    routed = (impact.after.price or {}).get("routing")
+    if not any(p.startswith("routing.") for p in impact.drifted) or not isinstance(routed, Mapping):
+        return ""
+    if routed.get("tokens") != 1:
+        return ""
+    return f" (1 token-row a pass reads its {routed.get('used')} experts a layer whatever the routing)"
 
 
 def vendors_repinned(head: Side, lock: Lock) -> list[str]:

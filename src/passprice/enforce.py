@@ -624,6 +624,19 @@ class Guard:
 
     locks: tuple[tuple[Lock, str], ...] = ()
     note: str | None = None
+    #: The locks made from this serving with other options (:func:`_option_locks`): each lock's name, its path and
+    #: the serving fields it pins otherwise (``routing: 'qwen3-30b-a3b-measured' → 'uniform'``), none applied.
+    passed: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
+
+    def passed_lines(self) -> list[str]:
+        """One line each lock of :attr:`passed` saying why it was not applied (moe42: ``lock S --best --routing R``
+        applied to ``price S --routing R`` while ``best S`` said "no lock of this serving" and nothing of it): a
+        lock applies to a price of the serving it pinned, options and all."""
+        return [
+            f"not applied: {name} ({path}) locks this serving as other options make it (pinned → priced: "
+            f"{'; '.join(changes)}): a lock applies only to the serving it pinned, options and all"
+            for name, path, changes in self.passed
+        ]
 
     def names(self) -> list[str]:
         """The names of the locks applied."""
@@ -687,7 +700,8 @@ class Guard:
         the price rests on whose citation, note or provenance changed, moving no number) adds ``; drifted since the
         lock (below)`` and a ``drifted since the lock: …`` line each, as a moved price's lines do."""
         if not self.locks:
-            return self.note or "no lock of this serving in locks/"
+            note = self.note or f"no lock of this serving in locks/{' applies' if self.passed else ''}"
+            return "\n".join([note, *(f"                {line}" for line in self.passed_lines())])
         shown = _listed([f"{lock.name} ({path})" for lock, path in self.locks], ", ")
         held = all(v.holds for v in verdicts)
         moves = list(moved)
@@ -737,7 +751,7 @@ class Guard:
                        else f"{verdict}; relabelled since the lock (below)")
             below += [f"relabelled since the lock: {r}" for r in relabel]
         head = f"under lock{'s' if len(self.locks) > 1 else ''} {shown}: {verdict}"
-        return "\n".join([head, *(f"                {line}" for line in below)])
+        return "\n".join([head, *(f"                {line}" for line in [*below, *self.passed_lines()])])
 
     def relabels(
         self, root: Root, resolved: Resolved, serving: str | None = None, stack: Stack | None = None
@@ -1021,6 +1035,9 @@ class Guard:
         the locked serving, of an unmoved price), also ``"serving"``, those lines (the key absent when none)."""
         out = {"locks": self.names(), "note": self.note, "moved": [m.to_json() for m in moved],
                "relabelled": list(dict.fromkeys(relabels)), "drifted": list(dict.fromkeys(drifted))}
+        if self.passed:
+            out["not_applied"] = [{"lock": name, "path": path, "serving": list(changes)}
+                                  for name, path, changes in self.passed]
         given = list(dict.fromkeys(serving))
         if given:
             out["serving"] = given
@@ -1129,7 +1146,7 @@ def _guard(
         return Guard(((lock, _named(root, path)),))
     if no_lock:
         return Guard(note="not under a lock (--no-lock)")
-    alike = _option_locks(root, resolved)
+    alike, passed = _option_locks(root, resolved)
     if serving is None:
         return Guard(alike) if alike else Guard(note="not a registered serving: no lock applies")
     # Each read as `check` and `price --lock` read it (left30b): one naming another registered stack is refused.
@@ -1141,7 +1158,7 @@ def _guard(
         for i, p in enumerate(locks_of(root, serving))
     ]
     if not found:
-        return Guard(alike)
+        return Guard(alike, passed=passed)
     from passprice.pins import checkpoint_digest
 
     content = functools.cache(lambda: checkpoint_digest(resolved.header))  # once, whatever the number of locks
@@ -1158,8 +1175,8 @@ def _guard(
             raise ServingChanged(lock, serving, wrong.what, wrong.locked, wrong.priced)
     if not applies and not alike:
         return Guard(note=other_card_note(serving, resolved.card.name, resolved.spec.checkpoint,
-                                          [lock for lock, _ in found]))
-    return Guard((*applies, *alike))
+                                          [lock for lock, _ in found]), passed=passed)
+    return Guard((*applies, *alike), passed=passed)
 
 
 def other_card_note(serving: str, card: str, checkpoint: str, locks: Sequence[Lock]) -> str:
@@ -1195,35 +1212,48 @@ def other_card_note(serving: str, card: str, checkpoint: str, locks: Sequence[Lo
     return f"not under a lock: this price is of {priced}, and {that}"
 
 
-def _option_locks(root: Root, resolved: Resolved) -> tuple[tuple[Lock, str], ...]:
+def _option_locks(
+    root: Root, resolved: Resolved
+) -> tuple[tuple[tuple[Lock, str], ...], tuple[tuple[str, str, tuple[str, ...]], ...]]:
     """The locks of no registered serving (:func:`passprice.locks.locks_of_none`: made with options, ``lock
     r1-qwen7b-h200 --limit 1024 -o locks/r1-1k.lock.toml``) whose pinned serving, card and checkpoint are the ones
     ``resolved`` prices, each with the path it was read from: the same command run again prices under them
     (walkthrough 9: such a lock was never found again). A lock that does not read is left to ``check``; one that
     reads and applies but names another registered stack than its pins describe raises :class:`InputError`
-    (:func:`passprice.locks.require_named_stack`), as ``price --lock`` does."""
+    (:func:`passprice.locks.require_named_stack`), as ``price --lock`` does.
+
+    Returns those, and the locks made from the same serving with other options, not applied (:attr:`Guard.passed`):
+    each of no registered serving whose card and checkpoint are the ones priced and whose pinned serving has the
+    description of the one priced (``lock`` copies it: made from it) but other fields, with the fields that differ
+    (``lock S --best --routing R`` does not apply to ``best S``, and says why there, moe42)."""
     from passprice.locks import locks_of_none, require_named_stack
 
     paths = locks_of_none(root)
     if not paths:
-        return ()  # the usual case: nothing more imported (issue 16: reproduce pulls cattrs, decode, fits …)
+        return (), ()  # the usual case: nothing more imported (issue 16: reproduce pulls cattrs, decode, fits …)
     from passprice.errors import InputError
     from passprice.locks import portable_spec
     from passprice.reproduce import serving_changes
 
     today = portable_spec(resolved.spec, root)
     out = []
+    passed: list[tuple[str, str, tuple[str, ...]]] = []
     for p in paths:
         try:
             lock = attrs.evolve(read_lock(p, root.schema), source=_shown(root, p))
         except InputError:
             continue
-        if not serving_changes(lock.spec, today) and mismatch(lock, None, resolved, root) is None:
+        changes = serving_changes(lock.spec, today)
+        if mismatch(lock, None, resolved, root) is not None:
+            continue
+        if not changes:
             # One this price falls under is read as `price --lock` reads it: naming another registered stack than
             # its pins describe, it is refused by name (left30b; it was priced under, or skipped unsaid).
             require_named_stack(root, lock, str(p))
             out.append((lock, _named(root, p)))
-    return tuple(out)
+        elif lock.spec.description is not None and lock.spec.description == resolved.spec.description:
+            passed.append((lock.name, _named(root, p), changes))
+    return tuple(out), tuple(passed)
 
 
 class LockFloor(Exception):

@@ -872,15 +872,16 @@ _TERMS = (
         "(`facts/routing/NAME.toml`, `--routing NAME`) gives it as facts: a hot set of `hot_experts` of the experts "
         "takes `hot_share` of the routed token-slots (a token fills k slots a layer, one for each expert it uses; "
         "1 and 1: uniform, `uniform.toml`, an assumption). A pass of T "
-        "token-rows reads Σ_e 1 − (1 − p_e)^T experts a layer, expected (an `experts` line's figure), p_e the chance "
-        "expert e is among a token's k: k · hot_share / (hot_experts · E) for each expert of the hot set, "
+        "token-rows reads Σ_e 1 − (1 − p_e)^T experts a layer, the mean over routing (the `experts` line's words: "
+        "an average over how its tokens may route, not a serving stack's expected price), p_e the chance expert e "
+        "is among a token's k: k · hot_share / (hot_experts · E) for each expert of the hot set, "
         "k · (1 − hot_share) / ((1 − hot_experts) · E) for each of the rest; a price rests on "
         "`routing.hot_experts` and `routing.hot_share`, which a lock can floor. How many sequences fit does not "
         "depend on it (`max-batch` and `kv` need no record); a dense checkpoint takes none (`BadRouting`). A price "
         "shows the record's note, its caveat, as `routing note`; `passprice audit` names the record, its file and "
         "its note.",
         ("routing record", "mixture of experts", "moe", "experts", "expert", "hot_experts", "hot_share", "hot set",
-         "routing note", "token-slots", "token-slot", "p_e"),
+         "routing note", "token-slots", "token-slot", "p_e", "mean over routing"),
     ),
     Term(
         "MLA",

@@ -180,8 +180,8 @@ def cost_text(
         r = cost.routed
         lines.append(
             f"  experts       {r.distinct:.4g} of {r.experts:,} experts a layer for {r.tokens:,.0f} token-row"
-            f"{'s' if r.tokens != 1 else ''} ({r.used} a token), expected: {si(r.bytes, 'B')} of them in the bytes "
-            "shared by the batch"
+            f"{'s' if r.tokens != 1 else ''} ({r.used} a token), the mean over routing: {si(r.bytes, 'B')} of them "
+            "in the bytes shared by the batch"
             + (f" (all {r.experts:,} experts of every layer hold {si(experts_held, 'B')})" if experts_held else "")
         )
         facts = dict(cost.rests_on)

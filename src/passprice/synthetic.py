@@ -850,3 +850,38 @@ def type_counts(built: Built) -> dict[str, int]:
     for _, ty in built.tensors:
         counts[ty] = counts.get(ty, 0) + 1
     return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+#: Where llama-quantize's handling of a tensor already quantized was read: ggml-org/llama.cpp's src/llama-quant.cpp
+#: at the commit :mod:`passprice.typemix` ports (``llama_model_quantize_impl``: ``bool quantize = cur_type !=
+#: new_type;`` then, for a quantized ``cur_type``, ``throw std::runtime_error(format("requantizing from type %s is
+#: disabled", ...))`` unless ``params->allow_requantize``; ``llama_tensor_get_type`` has no rule keeping a tensor's
+#: own type, and ``tensor_type_fallback`` takes a Q4_K whose rows are not a multiple of 256 to Q5_0, a Q6_K to Q8_0).
+LLAMA_QUANT_READ = "ggml-org/llama.cpp src/llama-quant.cpp at 007dbbf3fd17eefe9b47fee45f48f7ba5e62b714"
+
+
+def requantized_experts(built: Built) -> str | None:
+    """The warning for a gpt-oss header whose expert tensors ``built`` gives a type other than MXFP4, ``None`` for
+    any other (moe42). gpt-oss publishes its experts in MXFP4 and llama.cpp's converter keeps them so; the mix's
+    rules (:func:`passprice.typemix.assign`) give them the mix's type as they would a BF16 tensor (Q4_K_M: 2,880-wide
+    rows fill no 256-element Q4_K or Q6_K block, so Q5_0 and Q8_0 by ``tensor_type_fallback``), which
+    ``llama-quantize`` writes from an MXFP4 source only with ``--allow-requantize`` (without it, it stops:
+    "requantizing from type MXFP4 is disabled", :data:`LLAMA_QUANT_READ`). Published gpt-oss files of the K mixes
+    keep the experts MXFP4 by per-tensor overrides (bartowski's gpt-oss-20b GGUF card: "all FFN kept at
+    MXFP4_MOE"), the size ``--mix MXFP4`` builds. Raises nothing."""
+    if built.published.config.model_type != "gpt_oss":
+        return None
+    experts = [ty for t, ty in built.tensors if len(t.dims) > 2 and t.dims[2] > 1]
+    if not experts or all(ty == "MXFP4" for ty in experts):
+        return None
+    counts: dict[str, int] = {}
+    for ty in experts:
+        counts[ty] = counts.get(ty, 0) + 1
+    listed = ", ".join(f"{n} {ty}" for ty, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+    return (
+        f"gpt-oss publishes its {len(experts)} expert tensors in MXFP4; this header gives them {listed}, as "
+        f"llama-quantize's {built.mix.value} rules type a tensor that is not quantized yet, which it writes from "
+        "the published MXFP4 only with --allow-requantize (without it: 'requantizing from type MXFP4 is "
+        f"disabled', {LLAMA_QUANT_READ}); published gpt-oss GGUFs of the K mixes keep the experts MXFP4 by "
+        "per-tensor overrides: `--mix MXFP4` builds that size"
+    )
