@@ -147,7 +147,8 @@ def test_a_serving_moved_to_another_entry_is_to_re_pin(repo: Repo) -> None:
     lock = {x.name: x for x in d.locks}[LOCK]
     assert lock.drifted == ("serving.checkpoint",)
     assert lock in d.drifting and d.exit_status == 0
-    assert lock.review() == (f"pins serving.checkpoint as before the change: re-pin (passprice lock --update -o "
+    assert lock.review() == (f"pins serving.checkpoint as before the change, the price unmoved by it: re-pin "
+                             f"(passprice lock --update -o "
                              f"{LOCK_FILE}; check --frozen fails until then)")
     assert "1 to re-pin (lock --update) for check --frozen" in d.summary()
     assert _row(comment_body(d), LOCK).endswith(f"| ⚠️ {lock.review()} |")
@@ -155,7 +156,7 @@ def test_a_serving_moved_to_another_entry_is_to_re_pin(repo: Repo) -> None:
 
 @pytest.mark.parametrize(("word", "term"), [
     ("unaffected", "unaffected"),  # diff: "1 lock unaffected: `s-a100`"
-    ("not judged", "unaffected"),  # diff: "held → not judged: HEAD's lock file does not read"
+    ("not judged", "not judged"),  # diff: "held → not judged: HEAD's lock file does not read"
     ("does not read", "unaffected"),
     ("informational", "unaffected"),  # diff: "2 servings no lock pins move (not locked, informational)"
     ("alone", "unaffected"),  # diff: "each changed fact alone (the lock's pinned inputs with only it as HEAD has it)"

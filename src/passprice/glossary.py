@@ -315,7 +315,7 @@ _TERMS = (
         "digest no longer matches) and `edited` names each key the hand edit changed, BASE → HEAD. A lock `held by "
         "a look-alike header alone` is one whose serving now prices another checkpoint entry whose header reads "
         "the same (a fine-tune of the same shapes, or the same header under another name): to verify.",
-        ("not judged", "does not read", "informational", "not locked, informational", "alone", "edited",
+        ("does not read", "informational", "not locked, informational", "alone", "edited",
          "look-alike header", "held by a look-alike header alone"),
     ),
     Term(
