@@ -3259,8 +3259,15 @@ def sweep_command(
                                  for i, ref in enumerate(grid.cards or ())], stack),
                   [("-o", output), ("--plot", plot_path)])
     require_suffix(output)  # after the refusals that say more: a record, an input
+    from passprice.servings import load_spec
+
+    # a serving file's memory_use was read and ignored here without a word (issue 13): one line for the sweep
+    headroom = [str(ref) for ref in grid.servings if load_spec(root, ref).memory_use is not None]
+    if headroom:
+        more = f" and {len(headroom) - 3:,} more" if len(headroom) > 3 else ""
+        _cap_unused({"memory_use": 1.0}, "sweep prices every batch of its grid, each row's held_bytes beside its "
+                                         f"capacity_bytes (memory_use of {', '.join(headroom[:3])}{more})")
     if the_stack is not None:  # the cards swept that its runs never measured, in one line
-        from passprice.servings import load_spec
 
         own = [load_spec(root, ref).card for ref in grid.servings] if grid.cards is None else list(grid.cards)
         _stack_warnings(root, the_stack, [Path(c).name.removesuffix(".toml") for c in own])
