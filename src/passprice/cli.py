@@ -3264,9 +3264,9 @@ def sweep_command(
     # a serving file's memory_use was read and ignored here without a word (issue 13): one line for the sweep
     headroom = [str(ref) for ref in grid.servings if load_spec(root, ref).memory_use is not None]
     if headroom:
-        more = f" and {len(headroom) - 3:,} more" if len(headroom) > 3 else ""
+        others = f" and {len(headroom) - 3:,} more" if len(headroom) > 3 else ""
         _cap_unused({"memory_use": 1.0}, "sweep prices every batch of its grid, each row's held_bytes beside its "
-                                         f"capacity_bytes (memory_use of {', '.join(headroom[:3])}{more})")
+                                         f"capacity_bytes (memory_use of {', '.join(headroom[:3])}{others})")
     if the_stack is not None:  # the cards swept that its runs never measured, in one line
 
         own = [load_spec(root, ref).card for ref in grid.servings] if grid.cards is None else list(grid.cards)
