@@ -1821,6 +1821,10 @@ class LockImpact:
     #: said only that the file did not read, and a reviewer had to open the file's diff to see the price or the
     #: floor it forged).
     hand_edits: tuple[str, ...] = ()
+    #: For a lock file :attr:`head_unread`: the ``price.tokens_per_s`` HEAD's file records, read as plain TOML
+    #: (:func:`edited_recorded`), so the review's ``recorded`` column shows the figure HEAD's file holds, marked
+    #: edited (issue 13: it showed BASE's 5,166.6 while the forged 5,500 appeared on the ``edited`` line alone).
+    recorded_edited: float | None = None
     #: The changed facts HEAD's price rests on that HEAD's lock pins as they were before the change (its file not
     #: re-locked on them): a provenance made stronger, a citation or note moved, with no figure moved. The review
     #: passes, but ``check --frozen`` fails on that drift until ``lock --update`` re-pins them.
@@ -2202,6 +2206,7 @@ class LockImpact:
             "question": list(self.question),
             "head_unread": self.head_unread,
             "hand_edits": list(self.hand_edits),
+            "recorded_edited": self.recorded_edited,
             "floors_kept": {path: {"lock": other, "floor": floor.value} for path, (other, floor) in self.kept.items()},
             "drifted": list(self.drifted),
             "rewritten": list(self.rewritten),
@@ -2619,6 +2624,8 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
                 head_unread=rel in head_locks and new is None,
                 hand_edits=(hand_edits(base.files.get(rel), head.files.get(rel))
                             if rel in head_locks and new is None else ()),
+                recorded_edited=(edited_recorded(head.files.get(rel)) if rel in head_locks and new is None
+                                 else None),
                 drifted=tuple(dict.fromkeys(drifted)),
                 rewritten=tuple(dict.fromkeys(rewritten)),
                 kept=kept_floors(new, policy, head_locks) if new is not None else {},
@@ -2684,6 +2691,22 @@ def hand_edits(base: bytes | None, head: bytes | None) -> tuple[str, ...]:
 
 
 _ABSENT = object()
+
+
+def edited_recorded(head: bytes | None) -> float | None:
+    """The ``price.tokens_per_s`` a lock file that does not read as a lock (:attr:`LockImpact.head_unread`) holds,
+    read as plain TOML (:mod:`tomllib`), the digest not checked; ``None`` when the file is missing, not TOML, or holds
+    no finite number there. tokens/s. Raises nothing."""
+    if head is None:
+        return None
+    try:
+        price = tomllib.loads(head.decode("utf-8")).get("price")
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None
+    value = price.get("tokens_per_s") if isinstance(price, dict) else None
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != value or abs(value) == float("inf"):
+        return None
+    return float(value)
 
 
 def changed_alone(side: Side, lock: Lock | None, changed: Sequence[str]) -> tuple[tuple[str, str], ...]:
@@ -4348,10 +4371,13 @@ def _ask_added(base: Side, head: Side, files: tuple[FileChange, ...]) -> tuple[F
                 held[rel] = read.facts
     registered = [file_kind(rel)[1] for rel in head.files if file_kind(rel)[0] == "source"]
     found = asked(held, registered, added, _quoted_figures, _carried(base, head))
-    from passprice.addedfacts import another_cards, moved
+    from passprice.addedfacts import another_cards, copied_words, moved
 
     cards = {rel: facts for rel, facts in held.items() if file_kind(rel)[0] == "card"}
     for key, ask in another_cards(cards, added).items():
+        found[key] = f"{found[key]}; {ask}" if key in found else ask
+    # a copy's notes and [card] variant left as copied under figures it moved (issue 13)
+    for key, ask in copied_words(cards, {rel: _card_table(head, rel) or {} for rel in cards}, added).items():
         found[key] = f"{found[key]}; {ask}" if key in found else ask
 
     removed = [(f.path, c.path, c.old) for f in files for c in f.facts if c.old is not None and c.new is None]
@@ -5597,9 +5623,15 @@ def _added_terms(lock: LockImpact) -> str:
 
 
 def _recorded(lock: LockImpact) -> str:
-    """The tokens/s the lock files record: BASE's → HEAD's when the lock was re-locked, one figure otherwise."""
+    """The tokens/s the lock files record: BASE's → HEAD's when the lock was re-locked, one figure otherwise; for a
+    lock file edited by hand (:attr:`LockImpact.recorded_edited`) BASE's → HEAD's file's figure, ``(edited by
+    hand)``."""
     before = lock.recorded_before.get("tokens_per_s") if lock.recorded_before is not None else None
     after = lock.recorded.get("tokens_per_s") if lock.recorded is not None else None
+    if after is None and lock.recorded_edited is not None:
+        # a lock file edited by hand: HEAD's file's figure, marked, not BASE's alone (issue 13)
+        was = f"{before:,.1f} → " if isinstance(before, int | float) else ""
+        return f"{was}{lock.recorded_edited:,.1f} (edited by hand)"
     shown = [f"{v:,.1f}" for v in (before, after) if isinstance(v, int | float)]
     if len(shown) == 2 and shown[0] == shown[1] and before == after:
         return shown[0]
