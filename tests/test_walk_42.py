@@ -1,0 +1,64 @@
+"""Walkthrough 42 (README only, a card author): an AMD Instinct MI325X added by copying ``mi300x.toml``, its memory
+figures re-cited, priced, compared, audited, locked, and one datasheet figure changed as a pull request would. Each
+test builds the reproducer of one finding and asserts the exit status and the words.
+
+Finding 1: with the copy's ``memory.bandwidth`` set to 6 TB/s, ``check`` called the three stream shares stale and
+said to run ``passprice fact recompute mi325x``, which writes the MI300X's BabelStream rates over the MI325X's
+bandwidth (0.645, not 0.7302) as ``measured`` shares of the MI325X: no measurement of it. A stale fact citing the
+place another card's same fact cites now says so, and the hint says to recompute once the figures hold.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cli_helpers import copy_card, copy_root, invoke
+
+
+def _copied_mi325x(root: Path) -> Path:
+    card = root / "facts" / "cards" / "mi325x.toml"
+    copy_card(root / "facts" / "cards" / "mi300x.toml", card)
+    text = card.read_text()
+    old = "[memory.bandwidth]\nvalue = 5.3\n"
+    assert old in text
+    card.write_text(text.replace(old, "[memory.bandwidth]\nvalue = 6.0\n"))
+    return card
+
+
+def test_a_copied_cards_stale_share_says_its_figures_are_the_other_cards(tmp_path: Path) -> None:
+    root = copy_root(tmp_path)
+    _copied_mi325x(root)
+    result = invoke("check", root=root)
+    assert result.exit_code == 1, result.output
+    lines = result.stdout.splitlines()
+    read = next(line for line in lines if "mi325x.toml: streams.read is stale" in line)
+    # 3.87 TB/s (the MI300X's BabelStream Dot) / 6 TB/s = 0.645: the number `fact recompute` would write
+    assert "recomputed from today's inputs it is 0.645, not 0.7302" in read, read
+    assert read.endswith(
+        "; it cites the same place as another card's (facts/cards/mi300x.toml: streams.read): if copied from there, "
+        "its figures are that card's, so recompute it only where they hold for this card, else cite this card's own "
+        "(or mark it estimated or assumed) with `passprice fact set`"
+    ), read
+    assert sum(" is stale: " in line and "same place as another card's" in line for line in lines) == 3
+    assert (
+        "  to write them from today's inputs (once the copied ones hold for this card): "
+        "`passprice fact recompute mi325x`" in lines
+    ), result.stdout
+    # The MI300X's own shares are not stale and carry no such words.
+    assert not any(line.startswith("  facts/cards/mi300x.toml:") for line in lines), result.stdout
+
+
+def test_a_stale_share_citing_a_place_of_its_own_is_not_called_copied(tmp_path: Path) -> None:
+    root = copy_root(tmp_path)
+    card = _copied_mi325x(root)
+    # The copy's Dot re-cited to a measurement of its own (a made-up locator): no other card cites that place.
+    text = card.read_text()
+    old = 'HBM Bandwidth table (BabelStream): Dot 3.87 TB/s"\nnote'
+    assert old in text
+    card.write_text(text.replace(old, 'our MI325X BabelStream run: Dot 3.87 TB/s"\nnote', 1))
+    result = invoke("check", root=root)
+    assert result.exit_code == 1, result.output
+    read = next(line for line in result.stdout.splitlines() if "mi325x.toml: streams.read is stale" in line)
+    assert read.endswith("recomputed from today's inputs it is 0.645, not 0.7302"), read
+    # streams.rewrite and streams.append still cite the MI300X's places: the hint still waits on them.
+    assert "  to write them from today's inputs (once the copied ones hold for this card): " in result.stdout
