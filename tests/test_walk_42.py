@@ -62,3 +62,16 @@ def test_a_stale_share_citing_a_place_of_its_own_is_not_called_copied(tmp_path: 
     assert read.endswith("recomputed from today's inputs it is 0.645, not 0.7302"), read
     # streams.rewrite and streams.append still cite the MI300X's places: the hint still waits on them.
     assert "  to write them from today's inputs (once the copied ones hold for this card): " in result.stdout
+
+
+def test_explain_knows_the_term_seconds_a_review_prints() -> None:
+    """Finding 2: a review's lock row read ``price moved, lock not updated (memory_s)`` and ``passprice explain
+    memory_s`` answered "'memory_s' is not a term passprice defines", though every word an output prints is to be
+    in the glossary. Each term's seconds (``memory_s`` … ``pass_s``, as ``--json`` and the review name them) is its
+    term's alias."""
+    for name, term in (("memory_s", "memory"), ("host_s", "host"), ("array_s", "array"), ("vector_s", "vector"),
+                       ("scale_s", "scale"), ("pass_s", "pass")):
+        result = invoke("explain", name)
+        assert result.exit_code == 0, result.output
+        assert result.stdout.startswith(f"{term}: "), result.stdout
+        assert name in result.stdout.splitlines()[0]
