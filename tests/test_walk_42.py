@@ -75,3 +75,29 @@ def test_explain_knows_the_term_seconds_a_review_prints() -> None:
         assert result.exit_code == 0, result.output
         assert result.stdout.startswith(f"{term}: "), result.stdout
         assert name in result.stdout.splitlines()[0]
+
+
+def _bad_check(root: Path, line: str) -> None:
+    result = invoke("check", root=root)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.splitlines() == [line], result.stderr
+
+
+def test_a_sources_copies_written_as_one_string_says_to_write_a_list_of_addresses(tmp_path: Path) -> None:
+    """Finding 3: README says a source record gives "the ``copies`` read instead of or besides the original", not
+    that it is a list of http(s) addresses; ``copies = "a stored text copy"`` read ``source.copies: 'a stored text
+    copy' is not of type 'array'``, and the list then read ``does not match '^https?://[^\\\\s\\\\x00-\\\\x1f…'``."""
+    root = copy_root(tmp_path)
+    path = root / "sources" / "vultr-mi325x.toml"
+    text = ('#:schema ../schema/source.schema.json\n[source]\ntitle = "Hardware Requirements"\nkind = "web-page"\n'
+            'publisher = "Vultr"\ndate = "2026-03-11"\nurl = "https://docs.vultr.com/inference-cookbook/rocm/"\n'
+            'retrieved = "2026-12-05"\nread = "the MI325X Specifications table"\ncopies = "a stored text copy"\n')
+    path.write_text(text)
+    _bad_check(root, (
+        "passprice: error: sources/vultr-mi325x.toml: source.copies: 'a stored text copy' is one string, not a "
+        "list: write [\"a stored text copy\"] (addresses of copies of it that were read instead of (or besides) "
+        "the original)"))
+    path.write_text(text.replace('copies = "a stored text copy"', 'copies = ["a stored text copy"]'))
+    _bad_check(root, (
+        "passprice: error: sources/vultr-mi325x.toml: source.copies.0: 'a stored text copy' is not an http:// or "
+        "https:// address (a copy with no address is said in read or note)"))
