@@ -101,3 +101,36 @@ def test_a_sources_copies_written_as_one_string_says_to_write_a_list_of_addresse
     _bad_check(root, (
         "passprice: error: sources/vultr-mi325x.toml: source.copies.0: 'a stored text copy' is not an http:// or "
         "https:// address (a copy with no address is said in read or note)"))
+
+
+def test_a_lock_added_before_a_later_edit_is_not_called_edited_by_hand(tmp_path: Path) -> None:
+    """Finding 4: the card, its serving and its lock committed on a branch, then the card's bandwidth edited (6 →
+    5.9 TB/s) without re-locking, the review against ``main`` said "1 with pins edited by hand" and told the author
+    to "restore its file as BASE has it (`git checkout BASE -- FILE`)", a file BASE has not. A lock the change adds
+    pinning what no side holds now says it was most likely locked before a later edit, and to re-lock it."""
+    base = copy_root(tmp_path / "base")
+    head = copy_root(tmp_path / "head")
+    _copied_mi325x(head)
+    for args in (
+        ("new-serving", "r1-qwen7b-mi325x", "--checkpoint", "deepseek-r1-distill-qwen-7b-q4_k_m", "--card", "mi325x",
+         "--batch", "64", "--description", "walk42"),
+        ("fact", "recompute", "mi325x"),  # the shares as the copy's check leaves them, so the card checks
+        ("lock", "r1-qwen7b-mi325x", "-o", str(head / "locks" / "r1-qwen7b-mi325x.lock.toml")),
+    ):
+        made = invoke(*args, root=head)
+        assert made.exit_code == 0, (args, made.output)
+    card = head / "facts" / "cards" / "mi325x.toml"
+    card.write_text(card.read_text().replace("[memory.bandwidth]\nvalue = 6.0\n", "[memory.bandwidth]\nvalue = 5.9\n"))
+    assert invoke("fact", "recompute", "mi325x", root=head).exit_code == 0
+    result = invoke("diff", str(base), str(head))
+    assert result.exit_code == 1, result.output
+    lines = result.stdout.splitlines()
+    assert "1 added pinning what no side holds" in lines[1] and "edited by hand" not in lines[1], lines[1]
+    assert ("  r1-qwen7b-mi325x (locks/r1-qwen7b-mi325x.lock.toml, card mi325x, price): it pins what no side of the "
+            "change holds (locked before a later commit of the change edited a fact it pins, or edited by hand): see "
+            "HEAD fails passprice check") in lines, result.stdout
+    markdown = invoke("diff", str(base), str(head), "--format", "markdown").stdout.splitlines()
+    assert ("- `r1-qwen7b-mi325x`: it pins what no side of the change holds (locked before a later commit of the "
+            "change edited a fact it pins, or edited by hand): re-lock it with `passprice lock --update -o "
+            "locks/r1-qwen7b-mi325x.lock.toml`") in markdown
+    assert not any("git checkout BASE" in line and "mi325x" in line for line in markdown)
