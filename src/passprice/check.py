@@ -236,14 +236,20 @@ def recompute_hints(problems: Sequence[str]) -> list[str]:
     ``h200:b.toml`` got no command (attack round 36). Raises nothing."""
     import shlex
 
-    seen: dict[str, None] = {}
+    from passprice.lineage import COPIED_INPUTS
+
+    seen: dict[str, bool] = {}
     for problem in problems:
         found = _STALE.search(problem)
         if found is not None:
             kind, name = found.groups()
             words = ["passprice", "fact", "recompute", shlex.quote(name), *(["--draft"] if kind == "drafts" else [])]
-            seen[" ".join(words)] = None
-    return [f"to write them from today's inputs: `{command}`" for command in seen]
+            command = " ".join(words)
+            seen[command] = seen.get(command, False) or COPIED_INPUTS in problem
+    # A card whose stale facts cite another card's places (copied: walkthrough 42) is recomputed only once their
+    # figures are known to hold for it.
+    return [f"to write them from today's inputs{' (once the copied ones hold for this card)' if copied else ''}: "
+            f"`{command}`" for command, copied in seen.items()]
 
 
 def _duplicate_checkpoints(root: Root) -> list[str]:

@@ -3578,8 +3578,11 @@ class Diff:
         if forged:
             flags.append(f"{len(forged)} not reproducing from {'its' if len(forged) == 1 else 'their'} own pinned "
                          "inputs (edited by hand?)")
-        if self.forging:
-            flags.append(f"{len(self.forging)} with pins edited by hand")
+        by_hand = [lock for lock in self.forging if not lock.added]
+        if by_hand:
+            flags.append(f"{len(by_hand)} with pins edited by hand")
+        if len(by_hand) < len(self.forging):  # added locks (PINS_OF_AN_ADDED_LOCK)
+            flags.append(f"{len(self.forging) - len(by_hand)} added pinning what no side holds")
         stale = [lock for lock in self.stale if lock not in forged]
         moved = [lock for lock in stale if lock.unreviewed]
         if moved:
@@ -6157,6 +6160,8 @@ def _relock_note(lock: LockImpact, forged: bool = False, pins: bool = False) -> 
     if forged:
         return ("its file does not reproduce from its own pinned inputs (edited by hand?): restore it as BASE has it "
                 f"(`git checkout BASE -- FILE`), or re-lock it with {update}")
+    if pins and lock.added:  # BASE has no file to restore (walkthrough 42)
+        return f"{PINS_OF_AN_ADDED_LOCK}: re-lock it with {update}"
     if pins:
         return ("its pins were edited by hand (one no registry holds, or one BASE's copy pinned dropped): restore its "
                 f"file as BASE has it (`git checkout BASE -- FILE`), or re-lock it with {update}")
@@ -6174,11 +6179,21 @@ def _relock_note(lock: LockImpact, forged: bool = False, pins: bool = False) -> 
     return None
 
 
+#: A lock this change adds pinning what no side of it holds: most often locked on a commit of the change before a
+#: later one edited a fact it pins, not edited by hand. Walkthrough 42: an MI325X card, its serving and lock committed
+#: on a branch, then its bandwidth edited, was reviewed against ``main`` as "its pins were edited by hand … restore
+#: its file as BASE has it (`git checkout BASE -- FILE`)", a file BASE has not.
+PINS_OF_AN_ADDED_LOCK = ("it pins what no side of the change holds (locked before a later commit of the change edited "
+                         "a fact it pins, or edited by hand)")
+
+
 def _review(d: Diff, lock: LockImpact) -> str:
     """A lock's review verdict, or, for a lock file of HEAD that does not reproduce from its own pinned inputs
     (:func:`unreproduced`: edited by hand), that, whatever its price says."""
     if _unreproducing(d, lock):
         return "does NOT reproduce from its own pinned inputs (edited by hand?): see HEAD fails passprice check"
+    if _forging(d, lock) and lock.added:
+        return f"{PINS_OF_AN_ADDED_LOCK}: see HEAD fails passprice check"
     if _forging(d, lock):
         return ("its pins were edited by hand (one no registry holds, or one BASE's copy pinned dropped): see HEAD "
                 "fails passprice check")

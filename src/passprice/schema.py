@@ -476,6 +476,12 @@ def _explain(error: Any) -> str:
         return f"{_key_path(where)}: {underflowed(instance)}"
     if error.validator == "type" and isinstance(instance, float) and not math.isfinite(instance):
         return f"{_key_path(where)}: must be a finite number, not {instance!r}"
+    if (error.validator == "type" and error.validator_value == "array" and isinstance(instance, str)
+            and isinstance(error.schema, dict) and error.schema.get("description")):
+        # A list written as one string (a source's `copies = "https://…"`) read "is not of type 'array'", not what
+        # the key lists nor how it is written (walkthrough 42).
+        return (f"{_key_path(where)}: {shown_value(instance)} is one string, not a list: write "
+                f"[{json.dumps(instance, ensure_ascii=False)}] ({error.schema['description']})")
     if error.validator == "enum" and error.validator_value == list(NONFINITE):
         # A checkpoint entry's float: a finite number, or the name of a NaN or infinity the header held.
         said = overflowed(instance) if isinstance(instance, Overflowed) else underflowed(instance) if isinstance(
