@@ -3274,9 +3274,13 @@ class Diff:
     @property
     def check_beyond(self) -> tuple[str, ...]:
         """The lines of :attr:`head_check` that :attr:`unsound` does not already list (its findings are check's
-        lines ``FILE: PATH …``): what else ``check`` fails on HEAD."""
-        listed = tuple(f"{f.path}: {x.message}" for f, x in self.unsound)
-        return tuple(p for p in self.head_check if p not in listed)
+        lines ``FILE: PATH …``, a copied card's with :func:`passprice.lineage.copied_inputs`' words after them,
+        walkthrough 42): what else ``check`` fails on HEAD."""
+        from passprice.lineage import COPIED_INPUTS
+
+        listed = {f"{f.path}: {x.message}" for f, x in self.unsound}
+        copied = f"; it {COPIED_INPUTS} "
+        return tuple(p for p in self.head_check if p not in listed and p.split(copied)[0] not in listed)
 
     @property
     def check_shown(self) -> tuple[tuple[str, ...], int]:
