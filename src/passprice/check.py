@@ -716,11 +716,13 @@ def _check(root: Root) -> CheckReport:
     read: list[Any] = []
     paths: list[Path] = []
     kinds["locks"] = 0
+    from passprice.locks import folder_batch
+
     for i, name in enumerate(root.scan(root.locks, ".lock.toml")):
         kinds["locks"] += 1
         path = root.locks / f"{name}.lock.toml"
         try:
-            status, lock = _judge_lock(root, path, _lock_batch(root, i))
+            status, lock = _judge_lock(root, path, folder_batch(root, i))
         except InputError as e:
             problems += problem_lines(e)
             unreadable += problem_lines(e)
@@ -755,20 +757,9 @@ def _figures(price: Any) -> str:
     return f"{price['tokens_per_s']:,.1f} tokens/s at batch {price['batch']:,}"
 
 
-def _lock_batch(root: Root, i: int) -> str:
-    """The cache batch (:func:`passprice.locks.read_lock`'s ``batch``) ``check`` reads the ``i``-th lock of
-    ``root/locks`` (0 first, in :meth:`~passprice.registry.Root.scan` order) in: the folder and which
-    :data:`passprice.enforce.LOCKS_A_BATCH` of its locks, as ``price`` batches a serving's (``NAME*`` names no
-    serving's batch, whose name is ``SERVING.lock.toml*N``). Read one entry each, 5,000 locks passed the cache's
-    :data:`~passprice.cache.MAX_ENTRIES` (4,096) and every ``check`` built them all again (slip 54)."""
-    from passprice.enforce import LOCKS_A_BATCH
-
-    return f"{root.locks}{os.sep}*{i // LOCKS_A_BATCH}"
-
-
 def _judge_lock(root: Root, path: Path, batch: str | None = None) -> tuple[LockStatus, Any]:
     """One lock's status (and the lock read), from :func:`passprice.reproduce.reproduce`; ``batch``: the cache
-    batch the lock is read in (:func:`_lock_batch`)."""
+    batch the lock is read in (:func:`passprice.locks.folder_batch`)."""
     from passprice import snapshot
     from passprice.locks import older_format, read_lock_in
     from passprice.registry import pasted_path, registry_named
