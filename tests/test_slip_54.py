@@ -107,3 +107,36 @@ def test_diff_of_a_pr_with_a_hostile_lock_file_is_one_line_each(tmp_path: Path, 
     result = invoke("diff", str(base), str(head))
     assert result.exit_code == 2, result.output
     assert f"passprice: error: {rel} does not read on HEAD: {rel}: {says}" in result.output
+
+
+@pytest.mark.parametrize("hostile", ["40 KB dotted key", "50 MB"])
+def test_diff_of_a_pr_adding_a_hostile_card_parses_none_of_it_uncapped(
+    tmp_path: Path, hostile: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Slip 54: an added card that does not read was still parsed whole by the review's look at its [card] table
+    # (diff._card_table, a bare tomllib.loads): a 40 KB dotted key of 20,000 parts cost 8.9-11 s of CPU and 2.4 GB,
+    # a 50 MB card 9.1 s, before the one line (now 3.4 s and 2.4 s, 110-157 MiB in all). No bare tomllib.loads is
+    # left in passprice.diff: each goes through diff.side_toml, which this test watches.
+    import tomllib
+
+    from passprice import diff
+
+    tail, says = _HOSTILE[hostile]
+    base, head = copy_root(tmp_path / "base"), copy_root(tmp_path / "head")
+    cards = head / "facts" / "cards"
+    (cards / "zz.toml").write_text((cards / "h200_sxm_141gb.toml").read_text(encoding="utf-8") + "\n" + tail + "\n",
+                                   encoding="utf-8")
+    parsed: list[int] = []
+    real = tomllib.loads
+
+    def watched(text: str, **kw: object) -> dict[str, object]:
+        parsed.append(len(text))
+        return real(text, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(tomllib, "loads", watched)
+    result = invoke("diff", str(base), str(head))
+    assert result.exit_code == 2, result.output
+    rel = "facts/cards/zz.toml"
+    assert f"passprice: error: {rel} does not read on HEAD: {rel}: {says.replace('lock', 'card')}" in result.output
+    assert max(parsed, default=0) < 300_000  # nothing past a kind's 256 KiB cap reached tomllib
+    assert "tomllib.loads(" not in Path(diff.__file__).read_text(encoding="utf-8")
