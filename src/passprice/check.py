@@ -722,11 +722,13 @@ def _check(root: Root) -> CheckReport:
     read: list[Any] = []
     paths: list[Path] = []
     kinds["locks"] = 0
-    for name in root.scan(root.locks, ".lock.toml"):
+    from passprice.locks import folder_batch
+
+    for i, name in enumerate(root.scan(root.locks, ".lock.toml")):
         kinds["locks"] += 1
         path = root.locks / f"{name}.lock.toml"
         try:
-            status, lock = _judge_lock(root, path)
+            status, lock = _judge_lock(root, path, folder_batch(root, i))
         except InputError as e:
             problems += problem_lines(e)
             unreadable += problem_lines(e)
@@ -761,14 +763,15 @@ def _figures(price: Any) -> str:
     return f"{price['tokens_per_s']:,.1f} tokens/s at batch {price['batch']:,}"
 
 
-def _judge_lock(root: Root, path: Path) -> tuple[LockStatus, Any]:
-    """One lock's status (and the lock read), from :func:`passprice.reproduce.reproduce`."""
+def _judge_lock(root: Root, path: Path, batch: str | None = None) -> tuple[LockStatus, Any]:
+    """One lock's status (and the lock read), from :func:`passprice.reproduce.reproduce`; ``batch``: the cache
+    batch the lock is read in (:func:`passprice.locks.folder_batch`)."""
     from passprice import snapshot
     from passprice.locks import older_format, read_lock_in
     from passprice.registry import pasted_path, registry_named
     from passprice.reproduce import reproduce
 
-    lock = read_lock_in(root, path)
+    lock = read_lock_in(root, path, batch)
     # Inside a snapshot (one read of the registry) a lock of the same bytes (a copy under another file name) is
     # reproduced once: what reproduce reads besides the lock (today's serving, card, checkpoint) is the snapshot's.
     rep = snapshot.made(("reproduce", str(root.path), schema.read_bytes(path)), lambda: reproduce(root, lock))

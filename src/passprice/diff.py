@@ -2646,6 +2646,22 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
     return tuple(out)
 
 
+def side_toml(data: bytes, kind: str) -> dict[str, Any]:
+    """The TOML document in ``data`` (the bytes of a ``kind`` file of a side: a schema's name, ``card``, ``lock``
+    ...), parsed as that kind's own read parses it but not validated: refused unparsed past the kind's cap
+    (:func:`passprice.schema.kind_cap`), then :func:`passprice.schema.toml_loads` (a dotted key of thousands of parts
+    refused before ``tomllib`` spends their square; nesting past the recursion limit and an integer of thousands of
+    digits refused as a syntax error). Every look a review takes at a side's file as plain TOML goes through here: a
+    file that does not read as its kind (a lock whose digest fails, any lock file of a side, an added card) is looked
+    at unvalidated, and a bare ``tomllib.loads`` of a hostile one raised ``RecursionError`` or ``ValueError`` past
+    each caller's ``except TOMLDecodeError`` (a traceback), or parsed a 50 MB file whole (slip 54). Raises
+    ``tomllib.TOMLDecodeError`` for each refusal (every caller passes over a file that does not parse),
+    ``UnicodeDecodeError`` for bytes that are not UTF-8, :class:`InputError` only for a cap variable set wrong."""
+    if len(data) > schema.kind_cap(kind):
+        raise schema.toml_refusal(f"larger than {schema.kind_cap(kind):,} bytes, the most a {kind} file may hold")
+    return schema.toml_loads(data.decode("utf-8"))
+
+
 #: The most keys :func:`hand_edits` names; the rest are counted.
 MAX_HAND_EDITS = 10
 
@@ -2661,8 +2677,8 @@ def hand_edits(base: bytes | None, head: bytes | None) -> tuple[str, ...]:
     if base is None or head is None:
         return ()
     try:
-        old = tomllib.loads(base.decode("utf-8"))
-        new = tomllib.loads(head.decode("utf-8"))
+        old = side_toml(base, "lock")
+        new = side_toml(head, "lock")
     except (UnicodeDecodeError, tomllib.TOMLDecodeError):
         return ()
 
@@ -3873,8 +3889,8 @@ def scopes_widened(base: Side, head: Side, files: Sequence[FileChange]) -> dict[
             continue
         table = "routing" if f.kind == "routing" else "method"
         try:
-            before = tomllib.loads(base.files[f.path].decode("utf-8")).get(table, {}).get("checkpoints") or []
-            after = tomllib.loads(head.files[f.path].decode("utf-8")).get(table, {}).get("checkpoints") or []
+            before = side_toml(base.files[f.path], f.kind).get(table, {}).get("checkpoints") or []
+            after = side_toml(head.files[f.path], f.kind).get(table, {}).get("checkpoints") or []
         except (KeyError, UnicodeDecodeError, tomllib.TOMLDecodeError, AttributeError):
             continue
         if not before:
@@ -3904,8 +3920,8 @@ def made_real(base: Side, head: Side, files: Sequence[FileChange]) -> dict[str, 
         if f.kind != "card" or f.status != "changed" or "hypothetical" not in f.meta:
             continue
         try:
-            before = tomllib.loads(base.files[f.path].decode("utf-8")).get("card", {}).get("hypothetical", False)
-            after = tomllib.loads(head.files[f.path].decode("utf-8")).get("card", {}).get("hypothetical", False)
+            before = side_toml(base.files[f.path], "card").get("card", {}).get("hypothetical", False)
+            after = side_toml(head.files[f.path], "card").get("card", {}).get("hypothetical", False)
         except (KeyError, UnicodeDecodeError, tomllib.TOMLDecodeError, AttributeError):
             continue
         if before is True and after is not True:
@@ -3980,7 +3996,7 @@ def _card_table(side: Side, path: str) -> dict[str, Any] | None:
 
     def parse() -> tuple[dict[str, Any] | None]:
         try:
-            card = tomllib.loads(data.decode("utf-8")).get("card", {})
+            card = side_toml(data, "card").get("card", {})
         except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError, ValueError):
             return (None,)
         return (card if isinstance(card, dict) else None,)
@@ -4051,7 +4067,7 @@ def _pinning(side: Side, card: str) -> list[str]:
         if not (rel.startswith("locks/") and rel.endswith(".lock.toml")):
             continue
         try:
-            pinned = tomllib.loads(side.files[rel].decode("utf-8")).get("card", {})
+            pinned = side_toml(side.files[rel], "lock").get("card", {})
         except (UnicodeDecodeError, tomllib.TOMLDecodeError):
             continue
         if isinstance(pinned, dict) and pinned.get("name") == card:
@@ -4076,7 +4092,7 @@ def relabelled_pins(
     out = []
     if card is not None and card.status == "changed" and {"name", "hypothetical"} & set(card.meta):
         try:
-            table = tomllib.loads(head.files[card.path].decode("utf-8")).get("card", {})
+            table = side_toml(head.files[card.path], "card").get("card", {})
             title, hypothetical = table.get("name", card.name), table.get("hypothetical", False) is True
         except (KeyError, UnicodeDecodeError, tomllib.TOMLDecodeError, AttributeError):
             title, hypothetical = lock.card_title, lock.card_hypothetical
@@ -4090,7 +4106,7 @@ def relabelled_pins(
             {"name", "runtime", "builds"} & set(stack.meta):
         pinned = {"name": lock.stack.title, "runtime": lock.stack.runtime, "builds": lock.stack.builds}
         try:
-            table = tomllib.loads(head.files[stack.path].decode("utf-8")).get("stack", {})
+            table = side_toml(head.files[stack.path], "stack").get("stack", {})
         except (KeyError, UnicodeDecodeError, tomllib.TOMLDecodeError, AttributeError):
             table = pinned
         # the title, and the runtime and builds texts where the lock pins them (session 27; None: a lock before)
@@ -4101,7 +4117,7 @@ def relabelled_pins(
         if f is None or pin is None or f.status != "changed" or not {"name", "note"} & set(f.meta):
             continue
         try:
-            document = tomllib.loads(head.files[f.path].decode("utf-8"))
+            document = side_toml(head.files[f.path], f.kind)
             table = document.get("routing" if kind == "routing" else "method", {})
             title, note = str(table.get("name", f.name)), table.get("note")
         except (KeyError, UnicodeDecodeError, tomllib.TOMLDecodeError, AttributeError):
@@ -4193,7 +4209,7 @@ def _pins_record(side: Side, lock: str, kind: str, today: tuple[str, Any]) -> bo
     ``today`` (the record's title and note on that side): ``check --frozen`` fails it until re-pinned. Raises
     nothing."""
     try:
-        table = tomllib.loads(side.files[f"locks/{lock}.lock.toml"].decode("utf-8")).get(kind)
+        table = side_toml(side.files[f"locks/{lock}.lock.toml"], "lock").get(kind)
     except (KeyError, UnicodeDecodeError, tomllib.TOMLDecodeError):
         return False
     return isinstance(table, dict) and (table.get("title"), table.get("note")) != today
@@ -4208,7 +4224,7 @@ def _pricing_with(side: Side, kind: str, name: str) -> list[str]:
         if not (rel.startswith("locks/") and rel.endswith(".lock.toml")):
             continue
         try:
-            serving = tomllib.loads(side.files[rel].decode("utf-8")).get("serving", {})
+            serving = side_toml(side.files[rel], "lock").get("serving", {})
         except (UnicodeDecodeError, tomllib.TOMLDecodeError):
             continue
         if not isinstance(serving, dict):
@@ -4234,8 +4250,8 @@ def relabelled_records(base: Side, head: Side, files: Sequence[FileChange]) -> d
             continue
         table = "routing" if f.kind == "routing" else "method"
         try:
-            before = tomllib.loads(base.files[f.path].decode("utf-8")).get(table, {})
-            after = tomllib.loads(head.files[f.path].decode("utf-8")).get(table, {})
+            before = side_toml(base.files[f.path], f.kind).get(table, {})
+            after = side_toml(head.files[f.path], f.kind).get(table, {})
             was, now = str(before.get("name", f.name)), str(after.get("name", f.name))
             renoted = before.get("note") != after.get("note")
             note = after.get("note")
@@ -4272,8 +4288,8 @@ def relabelled_cards(base: Side, head: Side, files: Sequence[FileChange]) -> dic
         if f.kind != "card" or f.status != "changed" or not {"name", "hypothetical"} & set(f.meta):
             continue
         try:
-            before = tomllib.loads(base.files[f.path].decode("utf-8")).get("card", {})
-            after = tomllib.loads(head.files[f.path].decode("utf-8")).get("card", {})
+            before = side_toml(base.files[f.path], "card").get("card", {})
+            after = side_toml(head.files[f.path], "card").get("card", {})
             was, now = str(before.get("name", f.name)), str(after.get("name", f.name))
             hypothetical = before.get("hypothetical", False) is not True and after.get("hypothetical", False) is True
         except (KeyError, UnicodeDecodeError, tomllib.TOMLDecodeError, AttributeError):
@@ -4309,7 +4325,7 @@ def scopes_copied(base: Side, head: Side, files: Sequence[FileChange]) -> dict[s
 
     def scope(side: Side, rel: str, kind: str) -> list[str] | None:
         try:
-            document = tomllib.loads(side.files[rel].decode("utf-8"))
+            document = side_toml(side.files[rel], kind)
         except (KeyError, UnicodeDecodeError, tomllib.TOMLDecodeError):
             return None
         got = document.get("routing" if kind == "routing" else "method", {})
@@ -4721,7 +4737,7 @@ def source_table_changes(base: Side, head: Side, rel: str) -> list[str]:
         if data is None:
             return None
         try:
-            found = tomllib.loads(data.decode("utf-8")).get("source")
+            found = side_toml(data, "source").get("source")
         except (UnicodeDecodeError, tomllib.TOMLDecodeError):
             return None
         return found if isinstance(found, dict) else None
@@ -4997,10 +5013,9 @@ def renamed_runs(head: Side, was: str, rel: str) -> str:
     """What a measurement file renamed from ``was`` to ``rel`` (:func:`measurement_renames`) touches, in one line:
     ``renamed from WAS (the same bytes)``, then, when HEAD has locks made under a stack some run of it names, ``: the
     runs of stack S, which the facts of S cite by the file's name, and lock L rests on``. Raises nothing."""
-    import tomllib
 
     try:
-        runs = tomllib.loads(head.files[rel].decode("utf-8")).get("run", [])
+        runs = side_toml(head.files[rel], "measurement").get("run", [])
     except (UnicodeDecodeError, ValueError):
         runs = []
     stacks = sorted({r["stack"] for r in runs if isinstance(r, dict) and isinstance(r.get("stack"), str)})

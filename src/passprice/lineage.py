@@ -606,17 +606,19 @@ class LockImpact:
 def registered_locks(root: Root) -> tuple[list[tuple[str, Any]], list[str]]:
     """Every lock of ``root`` that reads, with its file shown relative to the root, and one line per lock that does
     not."""
-    from passprice.locks import read_lock
+    from passprice.locks import folder_batch, read_lock
 
     out: list[tuple[str, Any]] = []
     problems: list[str] = []
     problem = folder_problem(root.locks, root)
     if problem is not None:
         return out, [problem]
-    for name in root.names(root.locks, ".lock.toml"):
+    # In the folder's batches (as `check` judges them next, slip 54): past the cache's entry cap, one entry a lock
+    # was pruned and built again on every run.
+    for i, name in enumerate(root.names(root.locks, ".lock.toml")):
         path = root.locks / f"{name}.lock.toml"
         try:
-            out.append((str(path.relative_to(root.path)), read_lock(path, root.schema)))
+            out.append((str(path.relative_to(root.path)), read_lock(path, root.schema, folder_batch(root, i))))
         except InputError as e:
             problems += problem_lines(e)
     return out, problems
