@@ -66,7 +66,7 @@ VALUES: dict[str, str | None] = {
     "--kv-rotated": None, "--no-kv-rotated": None, "--draft": "mtp", "--draft-tokens": "2", "--head-rows": "100",
     "--flush": "every-pass", "--host-memory": None, "--no-host-memory": None, "--shared-prefix": "16",
     "--prefix-read-once": None, "--no-prefix-read-once": None, "--routing": "uniform", "--max-tpot": "0.05",
-    "--stack": "llamacpp-cuda-2405",
+    "--stack": "llamacpp-cuda-2405", "--memory-use": "0.9",
 }
 
 #: Options of ``audit`` that apply to a lock as to a serving (how to measure, draw or print it) or audit backwards.

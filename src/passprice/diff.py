@@ -2716,7 +2716,7 @@ def edited_recorded(head: bytes | None) -> float | None:
     if head is None:
         return None
     try:
-        price = tomllib.loads(head.decode("utf-8")).get("price")
+        price = side_toml(head, "lock").get("price")
     except (UnicodeDecodeError, tomllib.TOMLDecodeError):
         return None
     value = price.get("tokens_per_s") if isinstance(price, dict) else None
