@@ -290,11 +290,11 @@ def test_init_below_the_top_of_a_git_repository_warns_that_its_workflow_and_hook
         "sub/ never run; move them there (the workflow's steps in sub: working-directory), or run init at the "
         "repository's top"
     ]
-    assert result.stdout.splitlines()[-1] == f"next: cd {sub} && passprice import MODEL.gguf --name NAME"
+    assert result.stdout.splitlines()[-2] == f"next: cd {sub} && passprice import MODEL.gguf --name NAME"
     assert (sub / ".github" / "workflows" / "facts.yml").is_file()
     top = invoke("init", str(repo))  # the repository's own top: nothing to warn of
     # ... and no `git init` there either: it is a repository already (walkthrough 33)
-    assert top.exit_code == 0 and top.stderr == "" and top.stdout.splitlines()[-1] == (
+    assert top.exit_code == 0 and top.stderr == "" and top.stdout.splitlines()[-2] == (
         f"next: cd {repo} && pre-commit install; passprice import MODEL.gguf --name NAME")
 
 

@@ -351,7 +351,7 @@ def test_init_advises_a_folder_named_like_an_option_as_a_path(tmp_path: Path) ->
                          env={**os.environ, "PASSPRICE_NO_CACHE": "1"})  # fmt: skip
     assert run.returncode == 0, run.stderr
     assert (tmp_path / "-" / "facts").is_dir()
-    assert run.stdout.splitlines()[-1] == ("next: cd ./- && git init && pre-commit install; passprice import "
+    assert run.stdout.splitlines()[-2] == ("next: cd ./- && git init && pre-commit install; passprice import "
                                            "MODEL.gguf --name NAME")
 
 

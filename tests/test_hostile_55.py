@@ -261,8 +261,10 @@ def test_6_a_file_past_the_read_cap_is_refused_unread_naming_its_size(tmp_path: 
     result = invoke("price", "r1-qwen7b-h200", root=root)
     assert result.exit_code == 2, result.output
     assert result.stderr.splitlines() == [
-        f"passprice: error: {sparse}: larger than 67,108,864 bytes: not a passprice file (1,073,741,824 bytes) (a lock "
-        "file that does not read may lock r1-qwen7b-h200: fix it (passprice check says what is wrong) or remove it)"
+        # attack58: refused by the lock kind's own cap, from the open file's size, before a byte is read
+        f"passprice: error: {sparse}: larger than 256 KiB, the most a lock file may hold (1,073,741,824 bytes; "
+        "PASSPRICE_MAX_FILE_BYTES=BYTES raises the cap) (a lock file that does not read may lock r1-qwen7b-h200: fix "
+        "it (passprice check says what is wrong) or remove it)"
     ]
 
 

@@ -134,7 +134,8 @@ def test_3_init_in_a_repository_adds_the_registry_and_the_workflow_and_keeps_its
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
     assert lines[10:12] == [TOOLING, LEFT + "README.md"]
-    assert lines[-1] == "next: pre-commit install; passprice import MODEL.gguf --name NAME"
+    assert lines[-2] == "next: pre-commit install; passprice import MODEL.gguf --name NAME"
+    assert lines[-1].startswith("then: commit the registry to the default branch before the first pull request")
     assert (fork / "README.md").read_text(encoding="utf-8") == "# our fork\n"
     assert (fork / ".github" / "ISSUE_TEMPLATE" / "bug.md").read_text(encoding="utf-8") == "ours\n"
     workflow = ".github/workflows/facts.yml"

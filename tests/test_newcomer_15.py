@@ -246,7 +246,9 @@ def test_reproduce_after_a_checkpoint_is_renamed_says_what_to_name(tmp_path: Pat
     (entries / "r1-renamed.toml").write_text(text, encoding="utf-8")
     old.unlink()
     lines = invoke("reproduce", "r1-qwen7b-h200", root=root).stdout.splitlines()
-    assert "    facts          not compared: checkpoint deepseek-r1-distill-qwen-7b-q4_k_m does not read today; the " \
-           "pinned content is entry r1-renamed now: name that instead" in lines
+    # left33: the pinned facts are compared on the entry that holds the pinned content now
+    assert "    facts          unchanged (today's card, the serving resolved on entry r1-renamed, which holds the " \
+           "pinned content: checkpoint deepseek-r1-distill-qwen-7b-q4_k_m does not read today, name r1-renamed " \
+           "instead)" in lines
     assert any(line.startswith("    checkpoint     deepseek-r1-distill-qwen-7b-q4_k_m: the pinned content 169f62b972aa"
                                "… is now entry r1-renamed (renamed or moved)") for line in lines)

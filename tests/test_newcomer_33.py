@@ -224,11 +224,11 @@ def test_init_at_the_top_of_a_repository_does_not_advise_git_init(tmp_path: Path
     result = invoke("init", str(fork))
     assert result.exit_code == 0, result.output
     # Before: "next: cd … && git init && pre-commit install; …" in a folder git init had made a repository's top.
-    assert result.stdout.splitlines()[-1] == (
+    assert result.stdout.splitlines()[-2] == (
         f"next: cd {fork} && pre-commit install; passprice import MODEL.gguf --name NAME")
     plain = tmp_path / "plain"
     result = invoke("init", str(plain))
-    assert result.stdout.splitlines()[-1] == (
+    assert result.stdout.splitlines()[-2] == (
         f"next: cd {plain} && git init && pre-commit install; passprice import MODEL.gguf --name NAME")
 
 

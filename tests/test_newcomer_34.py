@@ -103,7 +103,7 @@ def test_the_registry_readme_leaves_out_git_init_at_a_repository_top_and_install
     subprocess.run(["git", "init", "-q", str(company)], check=True)
     out = invoke("init", str(company))
     assert out.exit_code == 0, out.output
-    assert out.stdout.splitlines()[-1].endswith("pre-commit install; passprice import MODEL.gguf --name NAME")
+    assert out.stdout.splitlines()[-2].endswith("pre-commit install; passprice import MODEL.gguf --name NAME")
     readme = (company / "README.md").read_text(encoding="utf-8").splitlines()
     at = readme.index("pip install -r requirements.txt")
     assert readme[at + 2] == 'git add . && git commit -m "A passprice registry"'

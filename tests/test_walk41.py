@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from passprice.comment import comment_body
-from passprice.diff import MAX_HAND_EDITS, diff, diff_text, hand_edits
+from passprice.diff import MAX_HAND_EDITS, diff, diff_text, edited_recorded, hand_edits
 from passprice.registry import Root
 from test_diff import LOCK, LOCK_FILE, Repo, commit_all, edit_fact, git, make_repo
 
@@ -65,6 +65,10 @@ def test_a_lock_edited_by_hand_says_what_the_edit_changed(repo: Repo) -> None:
             f"{recorded} → 5500.0") in comment_body(d)
     locks = {x["name"]: x for x in d.to_json()["locks"]}
     assert locks[LOCK]["hand_edits"] == [f"price.tokens_per_s: {recorded} → 5500.0"]
+    # issue 13: the recorded column showed BASE's 5,166.6 alone, the forged 5,500 only on the edited line
+    assert lock.recorded_edited == 5500.0 and locks[LOCK]["recorded_edited"] == 5500.0
+    assert f"    recorded  {float(recorded):,.1f} → 5,500.0 (edited by hand)" in diff_text(d).splitlines()
+    assert f"| {float(recorded):,.1f} → 5,500.0 (edited by hand) |" in _row(comment_body(d), LOCK)
 
 
 def test_hand_edits_key_by_key() -> None:
@@ -83,6 +87,14 @@ def test_hand_edits_key_by_key() -> None:
     out = hand_edits(b"", many)
     assert len(out) == MAX_HAND_EDITS + 1 and out[0] == "k0: – → 0" and out[-1] == "and 3 more keys"
     assert hand_edits(b'a = "x"\n', b'a = "' + b"y" * 80 + b'"\n') == ("a: x → " + "y" * 59 + "…",)
+
+
+def test_edited_recorded_reads_heads_figure_or_none() -> None:
+    assert edited_recorded(b"[price]\ntokens_per_s = 5500.0\n") == 5500.0
+    assert edited_recorded(b"[price]\ntokens_per_s = 5500\n") == 5500.0
+    for bad in (None, b"[price", b"[price]\ntokens_per_s = nan\n", b"[price]\ntokens_per_s = true\n",
+                b"price = 3\n", b"\xff"):
+        assert edited_recorded(bad) is None
 
 
 def test_a_source_whose_document_changed_lists_each_figure_to_find_there(repo: Repo) -> None:
@@ -147,7 +159,8 @@ def test_a_serving_moved_to_another_entry_is_to_re_pin(repo: Repo) -> None:
     lock = {x.name: x for x in d.locks}[LOCK]
     assert lock.drifted == ("serving.checkpoint",)
     assert lock in d.drifting and d.exit_status == 0
-    assert lock.review() == (f"pins serving.checkpoint as before the change: re-pin (passprice lock --update -o "
+    assert lock.review() == (f"pins serving.checkpoint as before the change, the price unmoved by it: re-pin "
+                             f"(passprice lock --update -o "
                              f"{LOCK_FILE}; check --frozen fails until then)")
     assert "1 to re-pin (lock --update) for check --frozen" in d.summary()
     assert _row(comment_body(d), LOCK).endswith(f"| ⚠️ {lock.review()} |")
@@ -155,7 +168,7 @@ def test_a_serving_moved_to_another_entry_is_to_re_pin(repo: Repo) -> None:
 
 @pytest.mark.parametrize(("word", "term"), [
     ("unaffected", "unaffected"),  # diff: "1 lock unaffected: `s-a100`"
-    ("not judged", "unaffected"),  # diff: "held → not judged: HEAD's lock file does not read"
+    ("not judged", "not judged"),  # diff: "held → not judged: HEAD's lock file does not read"
     ("does not read", "unaffected"),
     ("informational", "unaffected"),  # diff: "2 servings no lock pins move (not locked, informational)"
     ("alone", "unaffected"),  # diff: "each changed fact alone (the lock's pinned inputs with only it as HEAD has it)"
@@ -179,7 +192,7 @@ def test_a_re_lock_moving_the_price_under_a_tenth_shows_both_figures_apart() -> 
 
     def lock(before: float | None, after: float | None) -> SimpleNamespace:
         return SimpleNamespace(recorded_before=None if before is None else {"tokens_per_s": before},
-                               recorded=None if after is None else {"tokens_per_s": after})
+                               recorded=None if after is None else {"tokens_per_s": after}, recorded_edited=None)
 
     assert _recorded(lock(5166.56237077287, 5166.626537)) == "5,166.56 → 5,166.63"  # type: ignore[arg-type]
     assert _recorded(lock(996.1, 996.1000001)) == "996.1000000 → 996.1000001"  # type: ignore[arg-type]

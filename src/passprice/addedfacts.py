@@ -18,6 +18,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from fractions import Fraction
+from typing import Any
 
 import attrs
 
@@ -1033,9 +1034,101 @@ def another_cards(cards: Mapping[str, Mapping[str, Fact]], added: Iterable[tuple
                 other = (found[0], path if path in found[1] else found[1][0])
                 out[(rel, path)] = (f"{escaped(other[0])}: {escaped(other[1])} cites the same place, another card's: "
                                     f"does {escaped(place[0])}: {escaped(place[1])} state "
-                                    f"{_shown(fact.amount, fact.unit)} of what {escaped(rel)} describes?")
+                                    f"{_asked_figure(fact, place)} of what {escaped(rel)} describes?")
                 break
     return out
+
+
+def copied_words(cards: Mapping[str, Mapping[str, Fact]], tables: Mapping[str, Mapping[str, Any]],
+                 added: Iterable[tuple[str, str]]) -> dict[tuple[str, str], str]:
+    """What a reviewer must verify of the words a card copy keeps as copied while its figures moved: each added card
+    file of ``added`` (``(file, fact path)``) that copies another file of ``cards`` (file → fact path → fact, HEAD's
+    card files; the copied one is the file the change leaves that shares the most places with it, as
+    :func:`another_cards` finds it) and moves at least one figure from that file's at the same path (an assumed or a
+    derived fact aside: a derived one moves with its inputs). Asked, by ``(file, fact path)``: a fact's note left word
+    for word as the copied file's, under a value that moved (the H100 SXM5's ``memory.capacity`` note, "from 5 x 16
+    GiB HBM3 stacks", under an NVL copy's 94 GB) or stating a figure the copy moved (:func:`states`); and, on the
+    copy's first moved fact, its ``[card]`` ``variant`` left as the copied file's (``tables``: file → its ``[card]``
+    table; "SXM5, 700 W, HBM3" under the NVL copy) and its ``[card]`` ``note`` when that states a figure the copy
+    moved. Both stood unasked (issue 13). Linear in the facts ``cards`` holds. Raises nothing."""
+    wanted = {(rel, path) for rel, path in added if path in cards.get(rel, {})}
+    adding = {rel for rel, _ in wanted}
+    holders: dict[tuple[str, str], set[str]] = {}
+    for rel in sorted(cards):
+        if rel in adding:
+            continue
+        for fact in cards[rel].values():
+            for place in _places_of(fact):
+                holders.setdefault(place, set()).add(rel)
+    out: dict[tuple[str, str], str] = {}
+
+    def ask(key: tuple[str, str], what: str) -> None:
+        out[key] = f"{out[key]}; {what}" if key in out else what
+
+    for rel in sorted(adding):
+        shared: dict[str, int] = {}
+        for fact in cards[rel].values():
+            for place in _places_of(fact):
+                for r in holders.get(place, ()):
+                    shared[r] = shared.get(r, 0) + 1
+        if not shared:
+            continue
+        copied = max(sorted(shared), key=lambda r: shared[r])
+        theirs = cards[copied]
+        # a derived figure moves with its inputs (check recomputes it): its note, a rule for every card, is not asked
+        # for that (an H200 copy at 4.8 TiB/s asked the 3 stream shares' notes)
+        moved = [(path, theirs[path], fact) for path, fact in cards[rel].items()
+                 if path in theirs and theirs[path].value != fact.value and fact.provenance is not Provenance.ASSUMED
+                 and fact.derivation is None]
+        if not moved:
+            continue
+
+        def moved_stated(text: str | None, moved: list[tuple[str, Fact, Fact]] = moved) -> list[str]:
+            return [f"{path} {_shown(old.amount, old.unit)} (here {_shown(new.amount, new.unit)})"
+                    for path, old, new in moved if states(old.amount, old.unit, text)]
+
+        for path, fact in cards[rel].items():
+            old = theirs.get(path)
+            if (rel, path) not in wanted or fact.note is None or old is None or fact.note != old.note:
+                continue
+            if old.value != fact.value and fact.derivation is None:
+                ask((rel, path), f"its note is {escaped(copied)}: {escaped(path)}'s word for word, written of "
+                                 f"{_shown(old.amount, old.unit)}: is it true of {_shown(fact.amount, fact.unit)}?")
+            elif stated := moved_stated(fact.note):
+                ask((rel, path), f"its note, as {escaped(copied)} has it, states {', '.join(stated)}: is it this "
+                                 "card's?")
+        first = next(((rel, path) for path, _, _ in moved if (rel, path) in wanted), None)
+        mine, their = tables.get(rel) or {}, tables.get(copied) or {}
+        if first is None:
+            continue
+        variant = mine.get("variant")
+        if isinstance(variant, str) and variant and variant == their.get("variant"):
+            ask(first, f"its [card] variant '{escaped(variant)}' is {escaped(copied)}'s as copied, whose figures "
+                       f"this card moved ({', '.join(escaped(p) for p, _, _ in moved)}): does it describe this card?")
+        note = mine.get("note")
+        if isinstance(note, str) and note == their.get("note") and (stated := moved_stated(note)):
+            ask(first, f"its [card] note is {escaped(copied)}'s as copied and states {', '.join(stated)}: is it "
+                       "this card's?")
+    return out
+
+
+def _asked_figure(fact: Fact, place: tuple[str, str]) -> str:
+    """What a derived ``fact`` takes from ``place``, as a reviewer finds it there: each figure input of its
+    derivation read at ``place`` (at the fact's own citation: each read in the fact's own source), by name and as
+    written, and the
+    formula (``dot 3.18 TB/s, the input its derivation dot / bandwidth reads there``); a copied stream share was asked
+    whether ``'Dot 3.18 TB/s'`` states 0.9493, a figure no document states (issue 13). The fact's own figure for a
+    fact without a derivation, or one whose figure inputs none read at ``place``. Raises nothing."""
+    if isinstance(fact.derivation, Derivation):
+        own = place == _place(fact.source, fact.locator)
+        read = [i for i in fact.derivation.inputs if i.kind == "figure"
+                and (_place(i.source or fact.source, i.locator) == place
+                     or (own and (i.source or fact.source) == fact.source))]
+        if read:
+            said = ", ".join(f"{i.name} {i.shown()}" for i in read)
+            return (f"{said}, the {'input' if len(read) == 1 else 'inputs'} its derivation {fact.derivation.formula} "
+                    f"reads there (not its {_shown(fact.amount, fact.unit)})")
+    return _shown(fact.amount, fact.unit)
 
 
 #: A number and the word after it in a locator (``7 HBM3E``, ``16 GB``, ``2.0 GHz``, ``50,000 block-scale``): a

@@ -574,7 +574,8 @@ def lock_options_problem(root: Root, target: str, given: Sequence[tuple[str, str
     is), each option and what it would change, and says what to do: audit the lock without them, or its serving
     with them. ``None`` for a digest no lock (or several) here has, whose own error (no such lock) says more.
     Left32: ``audit DIGEST --batch 3`` said the digest "is a lock", and ``--no-host-memory`` on a lock was ignored,
-    exit 0. Raises nothing."""
+    exit 0. Raises :class:`InputError` (one line naming the file) when the lock file is no regular file (a FIFO),
+    before any word on the options."""
     from passprice.files import is_there, shell_word
     from passprice.locks import DIGEST_REF, digest_owners, lock_file_document, locked_serving
 
@@ -595,6 +596,12 @@ def lock_options_problem(root: Root, target: str, given: Sequence[tuple[str, str
         named = f"lock {lock} (whose [lock] digest {target} is)"
     else:
         return None
+    if is_there(path):
+        # A FIFO, device or socket named as the lock is refused first, as `audit LOCK` refuses it (slip 54: `audit ff
+        # --batch 3` of a FIFO locks/ff.lock.toml said the option cannot apply to lock ff); opened without blocking.
+        from passprice.files import open_regular
+
+        open_regular(path).close()
     # As a lock is read (lock_file_document: a FIFO named x.lock.toml refused unopened, its size and parse bounded); one
     # that does not read: the audit without the options says what is wrong with the file.
     document = lock_file_document(path)

@@ -236,14 +236,20 @@ def recompute_hints(problems: Sequence[str]) -> list[str]:
     ``h200:b.toml`` got no command (attack round 36). Raises nothing."""
     import shlex
 
-    seen: dict[str, None] = {}
+    from passprice.lineage import COPIED_INPUTS
+
+    seen: dict[str, bool] = {}
     for problem in problems:
         found = _STALE.search(problem)
         if found is not None:
             kind, name = found.groups()
             words = ["passprice", "fact", "recompute", shlex.quote(name), *(["--draft"] if kind == "drafts" else [])]
-            seen[" ".join(words)] = None
-    return [f"to write them from today's inputs: `{command}`" for command in seen]
+            command = " ".join(words)
+            seen[command] = seen.get(command, False) or COPIED_INPUTS in problem
+    # A card whose stale facts cite another card's places (copied: walkthrough 42) is recomputed only once their
+    # figures are known to hold for it.
+    return [f"to write them from today's inputs{' (once the copied ones hold for this card)' if copied else ''}: "
+            f"`{command}`" for command, copied in seen.items()]
 
 
 def _duplicate_checkpoints(root: Root) -> list[str]:
@@ -716,11 +722,13 @@ def _check(root: Root) -> CheckReport:
     read: list[Any] = []
     paths: list[Path] = []
     kinds["locks"] = 0
-    for name in root.scan(root.locks, ".lock.toml"):
+    from passprice.locks import folder_batch
+
+    for i, name in enumerate(root.scan(root.locks, ".lock.toml")):
         kinds["locks"] += 1
         path = root.locks / f"{name}.lock.toml"
         try:
-            status, lock = _judge_lock(root, path)
+            status, lock = _judge_lock(root, path, folder_batch(root, i))
         except InputError as e:
             problems += problem_lines(e)
             unreadable += problem_lines(e)
@@ -755,14 +763,15 @@ def _figures(price: Any) -> str:
     return f"{price['tokens_per_s']:,.1f} tokens/s at batch {price['batch']:,}"
 
 
-def _judge_lock(root: Root, path: Path) -> tuple[LockStatus, Any]:
-    """One lock's status (and the lock read), from :func:`passprice.reproduce.reproduce`."""
+def _judge_lock(root: Root, path: Path, batch: str | None = None) -> tuple[LockStatus, Any]:
+    """One lock's status (and the lock read), from :func:`passprice.reproduce.reproduce`; ``batch``: the cache
+    batch the lock is read in (:func:`passprice.locks.folder_batch`)."""
     from passprice import snapshot
     from passprice.locks import older_format, read_lock_in
     from passprice.registry import pasted_path, registry_named
     from passprice.reproduce import reproduce
 
-    lock = read_lock_in(root, path)
+    lock = read_lock_in(root, path, batch)
     # Inside a snapshot (one read of the registry) a lock of the same bytes (a copy under another file name) is
     # reproduced once: what reproduce reads besides the lock (today's serving, card, checkpoint) is the snapshot's.
     rep = snapshot.made(("reproduce", str(root.path), schema.read_bytes(path)), lambda: reproduce(root, lock))

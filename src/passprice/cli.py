@@ -1091,7 +1091,7 @@ def init_command(
     """Start a registry of your own in DIRECTORY (default: here): every record folder, the reference facts copied,
     the schemas, an editor configuration (.taplo.toml), a pre-commit hook and a CI workflow. Every command run in
     it then reads and writes its files."""
-    from passprice.scaffold import nested_caution, plan, repository_top, write
+    from passprice.scaffold import COMMIT_FIRST, nested_caution, plan, repository_top, write
 
     _require_unicode(str(directory), "DIRECTORY")
     if requirement is not None:
@@ -1110,7 +1110,7 @@ def init_command(
                     "files": [f for f in sorted(the_plan.files) if f not in kept],
                     "requirement": the_plan.requirement.line,
                     "requirement_origin": the_plan.requirement.origin, "advice": the_plan.requirement.advice(),
-                    "caution": caution, "kept": list(kept)})
+                    "caution": caution, "kept": list(kept), "then": COMMIT_FIRST})
         return
     click.echo(f"a passprice registry in {directory}:")
     for folder in the_plan.folders:
@@ -1131,6 +1131,8 @@ def init_command(
     start = "" if caution is not None else "pre-commit install; " if repository_top(directory) else (
         "git init && pre-commit install; ")
     click.echo(f"next: {into}{start}passprice import MODEL.gguf --name NAME")
+    # the README's "Commit the registry init wrote to the default branch" said nowhere in init's output (issue 13)
+    click.echo(f"then: {COMMIT_FIRST}")
 
 
 # --- checkpoints --------------------------------------------------------------------------------------------------
@@ -1882,6 +1884,8 @@ def price_command(
     root, spec = _spec(ctx, serving, base=base, **o)
     resolved = _resolve(root, spec, stack)
     kind = the_lock.kind if the_lock is not None else "price"
+    if kind != "best":  # accepted silently before (issue 13): a price at a batch given reads no memory headroom
+        _cap_unused({**o, "max_tpot": None}, "price prices the serving's batch")
     stack = _lock_stack(root, lock_ref, the_lock, stack)
     expected = None
     if stack is not None:
@@ -3255,8 +3259,15 @@ def sweep_command(
                                  for i, ref in enumerate(grid.cards or ())], stack),
                   [("-o", output), ("--plot", plot_path)])
     require_suffix(output)  # after the refusals that say more: a record, an input
+    from passprice.servings import load_spec
+
+    # a serving file's memory_use was read and ignored here without a word (issue 13): one line for the sweep
+    headroom = [str(ref) for ref in grid.servings if load_spec(root, ref).memory_use is not None]
+    if headroom:
+        others = f" and {len(headroom) - 3:,} more" if len(headroom) > 3 else ""
+        _cap_unused({"memory_use": 1.0}, "sweep prices every batch of its grid, each row's held_bytes beside its "
+                                         f"capacity_bytes (memory_use of {', '.join(headroom[:3])}{others})")
     if the_stack is not None:  # the cards swept that its runs never measured, in one line
-        from passprice.servings import load_spec
 
         own = [load_spec(root, ref).card for ref in grid.servings] if grid.cards is None else list(grid.cards)
         _stack_warnings(root, the_stack, [Path(c).name.removesuffix(".toml") for c in own])
@@ -3803,6 +3814,9 @@ def simulate_command(
     _check_inputs(_read_through(root, [], stack=stack, specs=[spec]), [("-o", output), ("--plot", plot_path)])
     as_json = written_as_json(as_json, output)  # after the refusals that say more: a record, an input
     resolved = _resolve(root, spec, stack)
+    # a serving file's memory_use was read and ignored here without a word (issue 13)
+    _cap_unused({"memory_use": resolved.serving.memory_use},
+                "simulate admits requests while the card's memory holds them, up to --max-batch")
     the_stack = None
     if stack is not None:
         from passprice.stacks import load_stack

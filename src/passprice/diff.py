@@ -1821,6 +1821,10 @@ class LockImpact:
     #: said only that the file did not read, and a reviewer had to open the file's diff to see the price or the
     #: floor it forged).
     hand_edits: tuple[str, ...] = ()
+    #: For a lock file :attr:`head_unread`: the ``price.tokens_per_s`` HEAD's file records, read as plain TOML
+    #: (:func:`edited_recorded`), so the review's ``recorded`` column shows the figure HEAD's file holds, marked
+    #: edited (issue 13: it showed BASE's 5,166.6 while the forged 5,500 appeared on the ``edited`` line alone).
+    recorded_edited: float | None = None
     #: The changed facts HEAD's price rests on that HEAD's lock pins as they were before the change (its file not
     #: re-locked on them): a provenance made stronger, a citation or note moved, with no figure moved. The review
     #: passes, but ``check --frozen`` fails on that drift until ``lock --update`` re-pins them.
@@ -2202,6 +2206,7 @@ class LockImpact:
             "question": list(self.question),
             "head_unread": self.head_unread,
             "hand_edits": list(self.hand_edits),
+            "recorded_edited": self.recorded_edited,
             "floors_kept": {path: {"lock": other, "floor": floor.value} for path, (other, floor) in self.kept.items()},
             "drifted": list(self.drifted),
             "rewritten": list(self.rewritten),
@@ -2619,6 +2624,8 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
                 head_unread=rel in head_locks and new is None,
                 hand_edits=(hand_edits(base.files.get(rel), head.files.get(rel))
                             if rel in head_locks and new is None else ()),
+                recorded_edited=(edited_recorded(head.files.get(rel)) if rel in head_locks and new is None
+                                 else None),
                 drifted=tuple(dict.fromkeys(drifted)),
                 rewritten=tuple(dict.fromkeys(rewritten)),
                 kept=kept_floors(new, policy, head_locks) if new is not None else {},
@@ -2639,6 +2646,22 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
     return tuple(out)
 
 
+def side_toml(data: bytes, kind: str) -> dict[str, Any]:
+    """The TOML document in ``data`` (the bytes of a ``kind`` file of a side: a schema's name, ``card``, ``lock``
+    ...), parsed as that kind's own read parses it but not validated: refused unparsed past the kind's cap
+    (:func:`passprice.schema.kind_cap`), then :func:`passprice.schema.toml_loads` (a dotted key of thousands of parts
+    refused before ``tomllib`` spends their square; nesting past the recursion limit and an integer of thousands of
+    digits refused as a syntax error). Every look a review takes at a side's file as plain TOML goes through here: a
+    file that does not read as its kind (a lock whose digest fails, any lock file of a side, an added card) is looked
+    at unvalidated, and a bare ``tomllib.loads`` of a hostile one raised ``RecursionError`` or ``ValueError`` past
+    each caller's ``except TOMLDecodeError`` (a traceback), or parsed a 50 MB file whole (slip 54). Raises
+    ``tomllib.TOMLDecodeError`` for each refusal (every caller passes over a file that does not parse),
+    ``UnicodeDecodeError`` for bytes that are not UTF-8, :class:`InputError` only for a cap variable set wrong."""
+    if len(data) > schema.kind_cap(kind):
+        raise schema.toml_refusal(f"larger than {schema.kind_cap(kind):,} bytes, the most a {kind} file may hold")
+    return schema.toml_loads(data.decode("utf-8"))
+
+
 #: The most keys :func:`hand_edits` names; the rest are counted.
 MAX_HAND_EDITS = 10
 
@@ -2654,8 +2677,8 @@ def hand_edits(base: bytes | None, head: bytes | None) -> tuple[str, ...]:
     if base is None or head is None:
         return ()
     try:
-        old = tomllib.loads(base.decode("utf-8"))
-        new = tomllib.loads(head.decode("utf-8"))
+        old = side_toml(base, "lock")
+        new = side_toml(head, "lock")
     except (UnicodeDecodeError, tomllib.TOMLDecodeError):
         return ()
 
@@ -2684,6 +2707,22 @@ def hand_edits(base: bytes | None, head: bytes | None) -> tuple[str, ...]:
 
 
 _ABSENT = object()
+
+
+def edited_recorded(head: bytes | None) -> float | None:
+    """The ``price.tokens_per_s`` a lock file that does not read as a lock (:attr:`LockImpact.head_unread`) holds,
+    read as plain TOML (:mod:`tomllib`), the digest not checked; ``None`` when the file is missing, not TOML, or holds
+    no finite number there. tokens/s. Raises nothing."""
+    if head is None:
+        return None
+    try:
+        price = side_toml(head, "lock").get("price")
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None
+    value = price.get("tokens_per_s") if isinstance(price, dict) else None
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != value or abs(value) == float("inf"):
+        return None
+    return float(value)
 
 
 def changed_alone(side: Side, lock: Lock | None, changed: Sequence[str]) -> tuple[tuple[str, str], ...]:
@@ -3251,9 +3290,13 @@ class Diff:
     @property
     def check_beyond(self) -> tuple[str, ...]:
         """The lines of :attr:`head_check` that :attr:`unsound` does not already list (its findings are check's
-        lines ``FILE: PATH …``): what else ``check`` fails on HEAD."""
-        listed = tuple(f"{f.path}: {x.message}" for f, x in self.unsound)
-        return tuple(p for p in self.head_check if p not in listed)
+        lines ``FILE: PATH …``, a copied card's with :func:`passprice.lineage.copied_inputs`' words after them,
+        walkthrough 42): what else ``check`` fails on HEAD."""
+        from passprice.lineage import COPIED_INPUTS
+
+        listed = {f"{f.path}: {x.message}" for f, x in self.unsound}
+        copied = f"; it {COPIED_INPUTS} "
+        return tuple(p for p in self.head_check if p not in listed and p.split(copied)[0] not in listed)
 
     @property
     def check_shown(self) -> tuple[tuple[str, ...], int]:
@@ -3555,8 +3598,11 @@ class Diff:
         if forged:
             flags.append(f"{len(forged)} not reproducing from {'its' if len(forged) == 1 else 'their'} own pinned "
                          "inputs (edited by hand?)")
-        if self.forging:
-            flags.append(f"{len(self.forging)} with pins edited by hand")
+        by_hand = [lock for lock in self.forging if not lock.added]
+        if by_hand:
+            flags.append(f"{len(by_hand)} with pins edited by hand")
+        if len(by_hand) < len(self.forging):  # added locks (PINS_OF_AN_ADDED_LOCK)
+            flags.append(f"{len(self.forging) - len(by_hand)} added pinning what no side holds")
         stale = [lock for lock in self.stale if lock not in forged]
         moved = [lock for lock in stale if lock.unreviewed]
         if moved:
@@ -3843,8 +3889,8 @@ def scopes_widened(base: Side, head: Side, files: Sequence[FileChange]) -> dict[
             continue
         table = "routing" if f.kind == "routing" else "method"
         try:
-            before = tomllib.loads(base.files[f.path].decode("utf-8")).get(table, {}).get("checkpoints") or []
-            after = tomllib.loads(head.files[f.path].decode("utf-8")).get(table, {}).get("checkpoints") or []
+            before = side_toml(base.files[f.path], f.kind).get(table, {}).get("checkpoints") or []
+            after = side_toml(head.files[f.path], f.kind).get(table, {}).get("checkpoints") or []
         except (KeyError, UnicodeDecodeError, tomllib.TOMLDecodeError, AttributeError):
             continue
         if not before:
@@ -3874,8 +3920,8 @@ def made_real(base: Side, head: Side, files: Sequence[FileChange]) -> dict[str, 
         if f.kind != "card" or f.status != "changed" or "hypothetical" not in f.meta:
             continue
         try:
-            before = tomllib.loads(base.files[f.path].decode("utf-8")).get("card", {}).get("hypothetical", False)
-            after = tomllib.loads(head.files[f.path].decode("utf-8")).get("card", {}).get("hypothetical", False)
+            before = side_toml(base.files[f.path], "card").get("card", {}).get("hypothetical", False)
+            after = side_toml(head.files[f.path], "card").get("card", {}).get("hypothetical", False)
         except (KeyError, UnicodeDecodeError, tomllib.TOMLDecodeError, AttributeError):
             continue
         if before is True and after is not True:
@@ -3950,7 +3996,7 @@ def _card_table(side: Side, path: str) -> dict[str, Any] | None:
 
     def parse() -> tuple[dict[str, Any] | None]:
         try:
-            card = tomllib.loads(data.decode("utf-8")).get("card", {})
+            card = side_toml(data, "card").get("card", {})
         except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError, ValueError):
             return (None,)
         return (card if isinstance(card, dict) else None,)
@@ -4021,7 +4067,7 @@ def _pinning(side: Side, card: str) -> list[str]:
         if not (rel.startswith("locks/") and rel.endswith(".lock.toml")):
             continue
         try:
-            pinned = tomllib.loads(side.files[rel].decode("utf-8")).get("card", {})
+            pinned = side_toml(side.files[rel], "lock").get("card", {})
         except (UnicodeDecodeError, tomllib.TOMLDecodeError):
             continue
         if isinstance(pinned, dict) and pinned.get("name") == card:
@@ -4046,7 +4092,7 @@ def relabelled_pins(
     out = []
     if card is not None and card.status == "changed" and {"name", "hypothetical"} & set(card.meta):
         try:
-            table = tomllib.loads(head.files[card.path].decode("utf-8")).get("card", {})
+            table = side_toml(head.files[card.path], "card").get("card", {})
             title, hypothetical = table.get("name", card.name), table.get("hypothetical", False) is True
         except (KeyError, UnicodeDecodeError, tomllib.TOMLDecodeError, AttributeError):
             title, hypothetical = lock.card_title, lock.card_hypothetical
@@ -4060,7 +4106,7 @@ def relabelled_pins(
             {"name", "runtime", "builds"} & set(stack.meta):
         pinned = {"name": lock.stack.title, "runtime": lock.stack.runtime, "builds": lock.stack.builds}
         try:
-            table = tomllib.loads(head.files[stack.path].decode("utf-8")).get("stack", {})
+            table = side_toml(head.files[stack.path], "stack").get("stack", {})
         except (KeyError, UnicodeDecodeError, tomllib.TOMLDecodeError, AttributeError):
             table = pinned
         # the title, and the runtime and builds texts where the lock pins them (session 27; None: a lock before)
@@ -4071,7 +4117,7 @@ def relabelled_pins(
         if f is None or pin is None or f.status != "changed" or not {"name", "note"} & set(f.meta):
             continue
         try:
-            document = tomllib.loads(head.files[f.path].decode("utf-8"))
+            document = side_toml(head.files[f.path], f.kind)
             table = document.get("routing" if kind == "routing" else "method", {})
             title, note = str(table.get("name", f.name)), table.get("note")
         except (KeyError, UnicodeDecodeError, tomllib.TOMLDecodeError, AttributeError):
@@ -4163,7 +4209,7 @@ def _pins_record(side: Side, lock: str, kind: str, today: tuple[str, Any]) -> bo
     ``today`` (the record's title and note on that side): ``check --frozen`` fails it until re-pinned. Raises
     nothing."""
     try:
-        table = tomllib.loads(side.files[f"locks/{lock}.lock.toml"].decode("utf-8")).get(kind)
+        table = side_toml(side.files[f"locks/{lock}.lock.toml"], "lock").get(kind)
     except (KeyError, UnicodeDecodeError, tomllib.TOMLDecodeError):
         return False
     return isinstance(table, dict) and (table.get("title"), table.get("note")) != today
@@ -4178,7 +4224,7 @@ def _pricing_with(side: Side, kind: str, name: str) -> list[str]:
         if not (rel.startswith("locks/") and rel.endswith(".lock.toml")):
             continue
         try:
-            serving = tomllib.loads(side.files[rel].decode("utf-8")).get("serving", {})
+            serving = side_toml(side.files[rel], "lock").get("serving", {})
         except (UnicodeDecodeError, tomllib.TOMLDecodeError):
             continue
         if not isinstance(serving, dict):
@@ -4204,8 +4250,8 @@ def relabelled_records(base: Side, head: Side, files: Sequence[FileChange]) -> d
             continue
         table = "routing" if f.kind == "routing" else "method"
         try:
-            before = tomllib.loads(base.files[f.path].decode("utf-8")).get(table, {})
-            after = tomllib.loads(head.files[f.path].decode("utf-8")).get(table, {})
+            before = side_toml(base.files[f.path], f.kind).get(table, {})
+            after = side_toml(head.files[f.path], f.kind).get(table, {})
             was, now = str(before.get("name", f.name)), str(after.get("name", f.name))
             renoted = before.get("note") != after.get("note")
             note = after.get("note")
@@ -4242,8 +4288,8 @@ def relabelled_cards(base: Side, head: Side, files: Sequence[FileChange]) -> dic
         if f.kind != "card" or f.status != "changed" or not {"name", "hypothetical"} & set(f.meta):
             continue
         try:
-            before = tomllib.loads(base.files[f.path].decode("utf-8")).get("card", {})
-            after = tomllib.loads(head.files[f.path].decode("utf-8")).get("card", {})
+            before = side_toml(base.files[f.path], "card").get("card", {})
+            after = side_toml(head.files[f.path], "card").get("card", {})
             was, now = str(before.get("name", f.name)), str(after.get("name", f.name))
             hypothetical = before.get("hypothetical", False) is not True and after.get("hypothetical", False) is True
         except (KeyError, UnicodeDecodeError, tomllib.TOMLDecodeError, AttributeError):
@@ -4279,7 +4325,7 @@ def scopes_copied(base: Side, head: Side, files: Sequence[FileChange]) -> dict[s
 
     def scope(side: Side, rel: str, kind: str) -> list[str] | None:
         try:
-            document = tomllib.loads(side.files[rel].decode("utf-8"))
+            document = side_toml(side.files[rel], kind)
         except (KeyError, UnicodeDecodeError, tomllib.TOMLDecodeError):
             return None
         got = document.get("routing" if kind == "routing" else "method", {})
@@ -4348,10 +4394,13 @@ def _ask_added(base: Side, head: Side, files: tuple[FileChange, ...]) -> tuple[F
                 held[rel] = read.facts
     registered = [file_kind(rel)[1] for rel in head.files if file_kind(rel)[0] == "source"]
     found = asked(held, registered, added, _quoted_figures, _carried(base, head))
-    from passprice.addedfacts import another_cards, moved
+    from passprice.addedfacts import another_cards, copied_words, moved
 
     cards = {rel: facts for rel, facts in held.items() if file_kind(rel)[0] == "card"}
     for key, ask in another_cards(cards, added).items():
+        found[key] = f"{found[key]}; {ask}" if key in found else ask
+    # a copy's notes and [card] variant left as copied under figures it moved (issue 13)
+    for key, ask in copied_words(cards, {rel: _card_table(head, rel) or {} for rel in cards}, added).items():
         found[key] = f"{found[key]}; {ask}" if key in found else ask
 
     removed = [(f.path, c.path, c.old) for f in files for c in f.facts if c.old is not None and c.new is None]
@@ -4688,7 +4737,7 @@ def source_table_changes(base: Side, head: Side, rel: str) -> list[str]:
         if data is None:
             return None
         try:
-            found = tomllib.loads(data.decode("utf-8")).get("source")
+            found = side_toml(data, "source").get("source")
         except (UnicodeDecodeError, tomllib.TOMLDecodeError):
             return None
         return found if isinstance(found, dict) else None
@@ -4964,10 +5013,9 @@ def renamed_runs(head: Side, was: str, rel: str) -> str:
     """What a measurement file renamed from ``was`` to ``rel`` (:func:`measurement_renames`) touches, in one line:
     ``renamed from WAS (the same bytes)``, then, when HEAD has locks made under a stack some run of it names, ``: the
     runs of stack S, which the facts of S cite by the file's name, and lock L rests on``. Raises nothing."""
-    import tomllib
 
     try:
-        runs = tomllib.loads(head.files[rel].decode("utf-8")).get("run", [])
+        runs = side_toml(head.files[rel], "measurement").get("run", [])
     except (UnicodeDecodeError, ValueError):
         runs = []
     stacks = sorted({r["stack"] for r in runs if isinstance(r, dict) and isinstance(r.get("stack"), str)})
@@ -5597,9 +5645,15 @@ def _added_terms(lock: LockImpact) -> str:
 
 
 def _recorded(lock: LockImpact) -> str:
-    """The tokens/s the lock files record: BASE's → HEAD's when the lock was re-locked, one figure otherwise."""
+    """The tokens/s the lock files record: BASE's → HEAD's when the lock was re-locked, one figure otherwise; for a
+    lock file edited by hand (:attr:`LockImpact.recorded_edited`) BASE's → HEAD's file's figure, ``(edited by
+    hand)``."""
     before = lock.recorded_before.get("tokens_per_s") if lock.recorded_before is not None else None
     after = lock.recorded.get("tokens_per_s") if lock.recorded is not None else None
+    if after is None and lock.recorded_edited is not None:
+        # a lock file edited by hand: HEAD's file's figure, marked, not BASE's alone (issue 13)
+        was = f"{before:,.1f} → " if isinstance(before, int | float) else ""
+        return f"{was}{lock.recorded_edited:,.1f} (edited by hand)"
     shown = [f"{v:,.1f}" for v in (before, after) if isinstance(v, int | float)]
     if len(shown) == 2 and shown[0] == shown[1] and before == after:
         return shown[0]
@@ -6125,6 +6179,8 @@ def _relock_note(lock: LockImpact, forged: bool = False, pins: bool = False) -> 
     if forged:
         return ("its file does not reproduce from its own pinned inputs (edited by hand?): restore it as BASE has it "
                 f"(`git checkout BASE -- FILE`), or re-lock it with {update}")
+    if pins and lock.added:  # BASE has no file to restore (walkthrough 42)
+        return f"{PINS_OF_AN_ADDED_LOCK}: re-lock it with {update}"
     if pins:
         return ("its pins were edited by hand (one no registry holds, or one BASE's copy pinned dropped): restore its "
                 f"file as BASE has it (`git checkout BASE -- FILE`), or re-lock it with {update}")
@@ -6142,11 +6198,21 @@ def _relock_note(lock: LockImpact, forged: bool = False, pins: bool = False) -> 
     return None
 
 
+#: A lock this change adds pinning what no side of it holds: most often locked on a commit of the change before a
+#: later one edited a fact it pins, not edited by hand. Walkthrough 42: an MI325X card, its serving and lock committed
+#: on a branch, then its bandwidth edited, was reviewed against ``main`` as "its pins were edited by hand … restore
+#: its file as BASE has it (`git checkout BASE -- FILE`)", a file BASE has not.
+PINS_OF_AN_ADDED_LOCK = ("it pins what no side of the change holds (locked before a later commit of the change edited "
+                         "a fact it pins, or edited by hand)")
+
+
 def _review(d: Diff, lock: LockImpact) -> str:
     """A lock's review verdict, or, for a lock file of HEAD that does not reproduce from its own pinned inputs
     (:func:`unreproduced`: edited by hand), that, whatever its price says."""
     if _unreproducing(d, lock):
         return "does NOT reproduce from its own pinned inputs (edited by hand?): see HEAD fails passprice check"
+    if _forging(d, lock) and lock.added:
+        return f"{PINS_OF_AN_ADDED_LOCK}: see HEAD fails passprice check"
     if _forging(d, lock):
         return ("its pins were edited by hand (one no registry holds, or one BASE's copy pinned dropped): see HEAD "
                 "fails passprice check")

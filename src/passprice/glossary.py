@@ -43,7 +43,7 @@ _TERMS = (
         "seconds to move the pass's bytes through card memory",
         "The memory term: the weights read once a pass (shared by the batch) plus each sequence's own bytes (KV "
         "cache, recurrent state, log, conv ring), each stream at `memory.bandwidth` times its share (`streams.*`).",
-        ("memory.bandwidth",),
+        ("memory.bandwidth", "memory_s"),
         tag="bytes through card memory",
     ),
     Term(
@@ -53,7 +53,7 @@ _TERMS = (
         "and are read and written over the host link each pass (`host.read`, `host.write`, at the DMA share "
         "`host.stream`). 0 s when every sequence is in card memory.",
         ("host link", "host memory", "host held", "host memory allowed", "--host-memory", "host.read", "host.write",
-         "host.stream", "host.capacity"),
+         "host.stream", "host.capacity", "host_s"),
         tag="bytes over the host link",
     ),
     Term(
@@ -62,7 +62,7 @@ _TERMS = (
         "The card's integer matrix array (tensor cores, matrix cores), as a rate of multiply-adds a second (MAC/s): "
         "a 4-bit weight code times an 8-bit activation code. A wider weight code is split into 4-bit digits and a "
         "two-word activation into two words, one pass each. Quantized matrices (Q4_K, Q8_0 …) run here.",
-        ("integer array", "tensor cores"),
+        ("integer array", "tensor cores", "array_s"),
         tag="integer multiply-adds",
     ),
     Term(
@@ -73,7 +73,7 @@ _TERMS = (
         "price says when float matrices are priced here: F16 and BF16 matrices ride the card's tensor cores where "
         "it has a rate for their type (`tensor.f16`, `tensor.bf16`: their seconds join the array term), and F32 "
         "matrices, or a type the card has no rate for, run on the vector units at its f32 rate.",
-        ("vector units", "f32", "float", "float matrices", "F16", "BF16"),
+        ("vector units", "f32", "float", "float matrices", "F16", "BF16", "vector_s"),
         tag="f32 multiply-adds",
     ),
     Term(
@@ -82,7 +82,7 @@ _TERMS = (
         "The block-scale lanes: every quantized weight block's integer sums leave the array to be multiplied by the "
         "block's scales (and minimums). The card fact `scale` is the cycles a second of all lanes together, in "
         "Tcycle/s (10^12 cycles a second); a K-quant block costs more lane cycles than a Q8_0 block.",
-        ("scale lanes", "block scale", "Tcycle/s", "Tcycle", "cycle"),
+        ("scale lanes", "block scale", "Tcycle/s", "Tcycle", "cycle", "scale_s"),
         tag="block-scale lane cycles",
     ),
     Term(
@@ -91,7 +91,7 @@ _TERMS = (
         "One decode pass: every sequence of the batch advances by one verified token (plus its drafted ones), every "
         "weight crossing the card once for all of them. passprice prices one pass; tokens/s is the batch's tokens "
         "emitted a pass over the pass's seconds.",
-        ("decode pass",),
+        ("decode pass", "pass_s"),
     ),
     Term(
         "token-row",
@@ -312,10 +312,11 @@ _TERMS = (
         "nothing pins it, so it never fails the review. `alone` is what one changed fact alone does to a lock's "
         "price (its pinned inputs with only that fact as HEAD has it). A lock whose HEAD inputs or lock file `does "
         "not read` is `not judged`: no verdict and no HEAD price; a lock file edited by hand does not read (its "
-        "digest no longer matches) and `edited` names each key the hand edit changed, BASE → HEAD. A lock `held by "
+        "digest no longer matches) and `edited` names each key the hand edit changed, BASE → HEAD; its `recorded` "
+        "column shows the tokens/s HEAD's file holds after BASE's, `(edited by hand)`. A lock `held by "
         "a look-alike header alone` is one whose serving now prices another checkpoint entry whose header reads "
         "the same (a fine-tune of the same shapes, or the same header under another name): to verify.",
-        ("not judged", "does not read", "informational", "not locked, informational", "alone", "edited",
+        ("does not read", "informational", "not locked, informational", "alone", "edited",
          "look-alike header", "held by a look-alike header alone"),
     ),
     Term(

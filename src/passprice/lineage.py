@@ -12,7 +12,7 @@ happens to pin (every lock pins ``host.stream``; only a price with sequences in 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Container, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -139,15 +139,16 @@ def review(
     from passprice import snapshot
 
     sources_there = folder_problem(root.sources, root) is None  # else every citation is missing: said once, by check
-    for record in records:
+    # A record's derivations read its own facts alone: inside a snapshot (one read of the registry), records of
+    # the same kind and bytes (a card copied under another name) are rechecked once.
+    rechecked = [snapshot.made(("recheck", record.kind, schema.read_bytes(record.file)),
+                               functools.partial(recheck_all, record.facts)) for record in records]
+    stale = {(record.file, f.path) for record, findings in zip(records, rechecked, strict=True) for f in findings}
+    for record, findings in zip(records, rechecked, strict=True):
         if sources_there:
             problems += missing_sources(root, record.facts, str(record.file))
-        # A record's derivations read its own facts alone: inside a snapshot (one read of the registry), records of
-        # the same kind and bytes (a card copied under another name) are rechecked once.
-        key = ("recheck", record.kind, schema.read_bytes(record.file))
-        findings = snapshot.made(key, functools.partial(recheck_all, record.facts))
         for f in findings:
-            problems.append(f"{record.file}: {f.message}")
+            problems.append(f"{record.file}: {f.message}{copied_inputs(records, record, f, stale)}")
             if f.kind == "broken" and unreadable is not None:
                 unreadable.append(problems[-1])
         for path, fact in record.facts.items():
@@ -182,6 +183,36 @@ def review(
     if unreadable is not None:
         unreadable += hashed
     return problems + found + hashed, warnings
+
+
+#: The words :func:`copied_inputs` adds to a stale fact's line, which ``check``'s ``fact recompute`` hint reads.
+COPIED_INPUTS = "cites the same place as another card's"
+
+
+def copied_inputs(records: Iterable[Record], record: Record, finding: Finding,
+                  unsettled: Container[tuple[Path, str]] = ()) -> str:
+    """What ``check`` adds to the line of a card's ``stale`` fact citing the very place (source and locator) the
+    same fact of another card cites: a copied card's fact (README, "A card of your own"), whose derivation's figures
+    are the other card's. Walkthrough 42: the MI300X's file copied for an MI325X, its bandwidth set to 6 TB/s,
+    ``check`` called the three stream shares stale (``recomputed from today's inputs it is 0.645, not 0.7302``) and
+    said to run ``fact recompute``, which writes the MI300X's BabelStream rate over the MI325X's bandwidth as a
+    ``measured`` share of the MI325X, 12 % below the one carried over. The other card is one whose fact still follows
+    from its inputs (not in ``unsettled``, the ``(file, path)`` of every fact with a finding): its figures fit it, so
+    they are its own; of two copies both stale neither is said to be the other's. ``""`` where no such card cites the
+    place or the finding is not a stale value. Raises nothing."""
+    if record.kind != "card" or finding.kind != "stale" or finding.follows:
+        return ""
+    fact = record.facts.get(finding.path)
+    if fact is None or fact.source is None:
+        return ""
+    for other in records:
+        theirs = other.facts.get(finding.path) if other.kind == "card" and other.file != record.file else None
+        if (theirs is not None and (theirs.source, theirs.locator) == (fact.source, fact.locator)
+                and (other.file, finding.path) not in unsettled):
+            return (f"; it {COPIED_INPUTS} ({other.file}: {finding.path}): if copied "
+                    "from there, its figures are that card's, so recompute it only where they hold for this card, "
+                    "else cite this card's own (or mark it estimated or assumed) with `passprice fact set`")
+    return ""
 
 
 def document_hashes(root: Root, documents: Callable[[str], str | None] | None = None,
@@ -575,17 +606,19 @@ class LockImpact:
 def registered_locks(root: Root) -> tuple[list[tuple[str, Any]], list[str]]:
     """Every lock of ``root`` that reads, with its file shown relative to the root, and one line per lock that does
     not."""
-    from passprice.locks import read_lock
+    from passprice.locks import folder_batch, read_lock
 
     out: list[tuple[str, Any]] = []
     problems: list[str] = []
     problem = folder_problem(root.locks, root)
     if problem is not None:
         return out, [problem]
-    for name in root.names(root.locks, ".lock.toml"):
+    # In the folder's batches (as `check` judges them next, slip 54): past the cache's entry cap, one entry a lock
+    # was pruned and built again on every run.
+    for i, name in enumerate(root.names(root.locks, ".lock.toml")):
         path = root.locks / f"{name}.lock.toml"
         try:
-            out.append((str(path.relative_to(root.path)), read_lock(path, root.schema)))
+            out.append((str(path.relative_to(root.path)), read_lock(path, root.schema, folder_batch(root, i))))
         except InputError as e:
             problems += problem_lines(e)
     return out, problems

@@ -20,6 +20,7 @@ from __future__ import annotations
 import functools
 import itertools
 import json
+import os
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -899,6 +900,18 @@ def _require_stack_name(name: str, source: str) -> None:
     if problem is not None:
         raise InputError(f"{source}: stack.name: {shown_value(name)} is no stack's name: {problem}"
                          + ("" if problem.endswith("re-lock it") else "; re-lock it"))
+
+
+def folder_batch(root: Root, i: int) -> str:
+    """The cache batch (:func:`read_lock`'s ``batch``) a command reading every lock of ``root/locks`` (``check``,
+    :func:`passprice.lineage.registered_locks`) reads its ``i``-th lock in (0 first, in the order it lists them):
+    the folder and which :data:`passprice.enforce.LOCKS_A_BATCH` of its locks, as ``price`` batches a serving's
+    (``FOLDER/*N``, where a serving's is ``FOLDER/SERVING.lock.toml*N``). One entry a lock, 5,000 locks passed the
+    cache's :data:`~passprice.cache.MAX_ENTRIES` (4,096) and every ``check`` built them all again (slip 54). Raises
+    nothing."""
+    from passprice.enforce import LOCKS_A_BATCH
+
+    return f"{root.locks}{os.sep}*{i // LOCKS_A_BATCH}"
 
 
 def read_lock_in(root: Root, path: Path, batch: str | None = None) -> Lock:

@@ -490,6 +490,16 @@ def enclosing_repository(dest: Path) -> Path | None:
     return None
 
 
+#: ``init``'s ``then:`` line, after its ``next:`` one: the first pull request's review runs the base branch's
+#: passprice, installed by the base branch's ``requirements.txt``, so a base branch without the registry installs none
+#: (``Could not open requirements file``) and that pull request gets no review and a failed job (the README said so;
+#: ``init``'s output did not, issue 13).
+COMMIT_FIRST = (
+    "commit the registry to the default branch before the first pull request: the review runs the base branch's "
+    "passprice, installed by its requirements.txt, and a base without one reviews nothing and fails"
+)
+
+
 def repository_top(dest: Path) -> bool:
     """Whether ``dest`` is the top of a git work tree already (it holds ``.git``, a folder or a worktree's file):
     ``init``'s ``next:`` line then leaves out ``git init`` (walkthrough 33: ``init .`` in a fork's fresh repository

@@ -476,6 +476,12 @@ def _explain(error: Any) -> str:
         return f"{_key_path(where)}: {underflowed(instance)}"
     if error.validator == "type" and isinstance(instance, float) and not math.isfinite(instance):
         return f"{_key_path(where)}: must be a finite number, not {instance!r}"
+    if (error.validator == "type" and error.validator_value == "array" and isinstance(instance, str)
+            and isinstance(error.schema, dict) and error.schema.get("description")):
+        # A list written as one string (a source's `copies = "https://…"`) read "is not of type 'array'", not what
+        # the key lists nor how it is written (walkthrough 42).
+        return (f"{_key_path(where)}: {shown_value(instance)} is one string, not a list: write "
+                f"[{json.dumps(instance, ensure_ascii=False)}] ({error.schema['description']})")
     if error.validator == "enum" and error.validator_value == list(NONFINITE):
         # A checkpoint entry's float: a finite number, or the name of a NaN or infinity the header held.
         said = overflowed(instance) if isinstance(instance, Overflowed) else underflowed(instance) if isinstance(
@@ -1313,6 +1319,13 @@ def deep_key(text: str) -> tuple[int, int] | None:
 
 
 @functools.cache
+def toml_refusal(message: str) -> ValueError:
+    """A ``tomllib.TOMLDecodeError`` (:func:`_not_read`) saying ``message``: what a reader raises for a TOML text it
+    refuses before parsing it (:func:`passprice.diff.side_toml`: past its kind's cap), so every caller's handling of
+    a syntax error holds. Raises nothing."""
+    return _not_read()(message)
+
+
 def _not_read() -> type[ValueError]:
     """The error :func:`toml_loads` raises for what it refuses itself or ``tomllib`` fails on without a
     ``TOMLDecodeError``: a ``tomllib.TOMLDecodeError`` (every caller's handling of a syntax error holds), made with

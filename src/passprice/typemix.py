@@ -144,14 +144,17 @@ def _block_elems(name: str) -> int:
 
 
 #: ``tensor_type_fallback``: the type a tensor whose rows do not fill the chosen type's block falls back to
-#: (ggml-org/llama.cpp src/llama-quant.cpp at 007dbbf3fd17eefe9b47fee45f48f7ba5e62b714, its ``switch (target_type)``:
-#: ``case GGML_TYPE_Q4_K: return_type = GGML_TYPE_Q5_0``, Q5_K → Q5_1, Q6_K → Q8_0, Q2_K/Q3_K → Q4_0, IQ4_XS → IQ4_NL,
-#: F16 when even that does not fit). A tensor's own type plays no part in the choice: ``llama_tensor_get_type`` has
-#: no rule keeping an MXFP4 tensor MXFP4 under Q4_K_M, so gpt-oss's 2,880-wide experts, Q4_K or Q6_K by the rules,
-#: fall back to Q5_0 or Q8_0; from a file whose experts are MXFP4 already ``llama_model_quantize_impl`` writes them
-#: so only with ``--allow-requantize`` ("requantizing from type %s is disabled" without it), and published gpt-oss
-#: K-mix files keep them MXFP4 by per-tensor overrides instead (:func:`passprice.synthetic.requantized_experts`
-#: warns; moe42, ``tests/test_moe42.py`` pins gpt-oss-120b's types and bytes).
+#: (ggml-org/llama.cpp src/llama-quant.cpp at 007dbbf3fd17eefe9b47fee45f48f7ba5e62b714, ``tensor_type_fallback`` at
+#: line 374, its ``switch (target_type)`` at 385: ``case GGML_TYPE_Q4_K: return_type = GGML_TYPE_Q5_0`` at 400,
+#: Q5_K → Q5_1 at 401, Q6_K → Q8_0 at 402, Q2_K/Q3_K → Q4_0, IQ4_XS → IQ4_NL, F16 when even that does not fit). A
+#: tensor's own type plays no part in the choice: ``llama_tensor_get_type`` (line 679; its rules in
+#: ``llama_tensor_get_type_impl``, lines 424-676) has no rule keeping an MXFP4 tensor MXFP4 under Q4_K_M, so
+#: gpt-oss's 2,880-wide experts, Q4_K or Q6_K by the rules, fall back to Q5_0 or Q8_0; from a file whose experts are
+#: MXFP4 already ``llama_model_quantize_impl`` (line 877) writes them so only with ``--allow-requantize``
+#: ("requantizing from type %s is disabled" without it, line 1236), and published gpt-oss K-mix files keep them
+#: MXFP4 by per-tensor overrides instead (:func:`passprice.synthetic.requantized_experts` warns; moe42,
+#: ``tests/test_moe42.py`` pins gpt-oss-120b's types and bytes). Line numbers counted in the stored text of that
+#: commit's file (issue 13).
 _FALLBACK = {"Q4_K": "Q5_0", "Q5_K": "Q5_1", "Q6_K": "Q8_0", "Q2_K": "Q4_0", "Q3_K": "Q4_0", "IQ4_XS": "IQ4_NL"}
 
 
