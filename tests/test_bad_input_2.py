@@ -375,10 +375,12 @@ def test_toml_files_that_broke_the_reader(tmp_path: Path, monkeypatch: pytest.Mo
     card = tmp_path / "card.toml"
     card.write_text("x = " + "{y = " * 5000 + "1" + "}" * 5000 + "\n")
     bad("price", R1, "--card", str(card), says=f"{card}: not valid TOML: arrays or tables nested too deeply")
-    monkeypatch.setattr(schema_module, "MAX_TOML_BYTES", 64)
+    # a cap above the sweep schema's own 2,402 bytes (since attack58 every file is refused from its size as it is
+    # opened, passprice's own schema too, so a 64-byte cap refused the schema before the file)
+    monkeypatch.setenv("PASSPRICE_MAX_FILE_BYTES", "4096")
     big = tmp_path / "big.toml"
-    big.write_text(f'servings = ["{R1}"]\nbatches = [{", ".join(["1"] * 40)}]\n')
-    bad("sweep", "--file", str(big), says=f"{big}: larger than 64 bytes: not a passprice file")
+    big.write_text(f'servings = ["{R1}"]\nbatches = [{", ".join(["1"] * 2100)}]\n')
+    bad("sweep", "--file", str(big), says=f"{big}: larger than 4 KiB, the most a sweep file may hold (6,3")
 
 
 # ---------------------------------------------------------------------------------------------------------------------

@@ -112,12 +112,20 @@ def test_comment_of_many_long_notes_stays_under_githubs_limit(tmp_path: Path) ->
     assert len(text) < 65_536, len(text)  # was 884 KB: 857 KB of citations and notes below the table
     lines = text.splitlines()
     changed = int(lines[1].split(": ", 1)[1].split(" facts changed")[0])
-    last = next(line for line in lines if line.startswith("- the citations, notes and derivations of "))
-    hidden = int(last.removeprefix("- the citations, notes and derivations of ").split(" ")[0])
-    assert last.endswith(" more changed facts: the text review (`passprice diff`) shows each")
     shown = sum(1 for line in lines if line.startswith("- `") and " in `facts/" in line)
-    assert shown + hidden == changed and shown >= 1 and hidden >= 1
-    assert text.count("**note**") == shown
+    last = next((line for line in lines if line.startswith("- the citations, notes and derivations of ")), None)
+    if last is None:
+        # session 32: the review's other sections grew (each figure to find in a changed source, walkthrough 41), so
+        # the Facts section's last lines, that count among them, are cut by the comment's own budget, and said so
+        assert any(line.startswith("- ✂️ and ") and " more lines of this section, cut to keep this comment within "
+                   "GitHub's 65,536 characters" in line for line in lines)
+        assert 1 <= shown < changed
+    else:
+        hidden = int(last.removeprefix("- the citations, notes and derivations of ").split(" ")[0])
+        assert last.endswith(" more changed facts: the text review (`passprice diff`) shows each")
+        assert shown + hidden == changed and shown >= 1 and hidden >= 1
+    # a note under each fact shown (the last fact's note may be among the cut lines)
+    assert shown - 1 <= text.count("**note**") <= shown
     full = invoke("diff", str(base), str(head))  # the text review still shows every note
     assert full.exit_code == 0 and full.stdout.count("note: ") >= changed
 

@@ -113,7 +113,7 @@ def test_each_listings_json_names_the_files_it_left_out(tmp_path: Path) -> None:
             "array, card, host, memory, on_chip, scale, streams, tensor, vector")
     serving = (f"{SERVING}: (top level): Additional properties are not allowed ('bogus' was unexpected): the keys here "
                "are activation_words, attention, batch, card, checkpoint, contexts, description, draft, flush, "
-               "host_memory and 9 more")
+               "host_memory and 10 more")
     cards, err = _listed(root, "cards")
     assert cards["problems"] == [card] and err == [f"passprice: error: {card}"]
     assert len(cards["cards"]) == 16 and "h200_sxm_141gb" not in {c["name"] for c in cards["cards"]}

@@ -235,8 +235,11 @@ def test_a_lock_edited_by_hand_shows_no_head_price(registry: Path) -> None:
     lines = markdown.splitlines()
     assert (f"- `{R1}`: HEAD's lock file does not read, so there is no HEAD lock to price and judge: no HEAD price is "
             "shown (BASE's lock priced on HEAD's inputs is not this file's price)") in lines
-    assert (f"- `{R1}`: restore its file as BASE has it (`git checkout BASE -- FILE`), then re-lock it with "
-            f"`passprice lock --update -o locks/{R1}.lock.toml`") in lines
+    # walkthrough 41: the line goes on to say what the edit changed
+    restore = [line for line in lines if line.startswith(
+        f"- `{R1}`: restore its file as BASE has it (`git checkout BASE -- FILE`), then re-lock it with "
+        f"`passprice lock --update -o locks/{R1}.lock.toml`; the edit changed ")]
+    assert len(restore) == 1 and "price.tokens_per_s" in restore[0], lines
     out = json.loads(invoke("diff", "main", "HEAD", "--json", root=path).stdout)
     (entry,) = [x for x in out["locks"] if x["name"] == R1]
     assert entry["head_unread"] and entry["relative_change"] is None and "tokens_per_s" not in entry["after"]
