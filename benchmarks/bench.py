@@ -1206,8 +1206,9 @@ def main() -> None:
         if gemma is not None and hashlib.sha256(gemma.read_bytes()).hexdigest() != GEMMA_SHA256:
             print(f"  {gemma}: its sha256 is not the published one; not used")
             gemma = None
+    load = os.getloadavg()[0]
     print(f"passprice benchmark: {os.cpu_count()} CPUs, Python {sys.version.split()[0]}, load average "
-          f"{os.getloadavg()[0]:.1f} (a shared machine: read the ratios)")
+          f"{load:.1f} (a shared machine: read the ratios)")
     print(byte_compile())
     headers = header_files(gemma) if only & {"processes", "instructions", "header"} else []
     if "processes" in only:
@@ -1231,9 +1232,27 @@ def main() -> None:
         bench_sweep_memory(args.quick)
     if args.compare:
         bench_compare(runs)
-    print("\n| figure | passprice | reference | ratio | target |\n| --- | --- | --- | --- | --- |")
+    print("\n| figure | passprice | reference | ratio | target | measured |\n| --- | --- | --- | --- | --- | --- |")
+    stamp = measured_stamp(load)
     for row in SUMMARY:
-        print("| " + " | ".join(row) + " |")
+        print("| " + " | ".join([*row, stamp]) + " |")
+
+
+def measured_stamp(load: float) -> str:
+    """The README Speed table's ``measured`` cell of this run: ``DATE, code COMMIT (load L)``, UTC date, the
+    checkout's short commit (``+ changes`` when its work tree differs from it; ``unknown`` outside git) and the load
+    average at the run's start. A row copied into the README keeps the run it came from (issue 13: rows not
+    re-measured for sessions read as today's). Raises nothing."""
+    repo = Path(__file__).resolve().parent.parent
+    try:
+        commit = subprocess.run(["git", "-C", str(repo), "rev-parse", "--short=7", "HEAD"], capture_output=True,
+                                text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(repo), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        commit, dirty = "unknown", ""
+    day = time.strftime("%Y-%m-%d", time.gmtime())
+    return f"{day}, code {commit}{' + changes' if dirty else ''} (load {load:.1f})"
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from cli_helpers import copy_root, invoke
+from cli_helpers import REPO, copy_root, invoke
 
 # --- (a) compare --cards naming one card twice (its name and its file's path) ----------------------------------------
 
@@ -142,12 +142,16 @@ def test_max_tpot_on_audit_and_on_a_price_lock_says_it_changes_nothing(tmp_path:
     assert audited.stderr == CAP_UNUSED + "result: audit prices the serving's batch, as price does\n"
     locked = invoke("lock", "r1-qwen7b-h200", "--max-tpot", "0.001", "-o", str(tmp_path / "p.lock.toml"))
     assert locked.exit_code == 0 and locked.stdout.startswith("locked p (price, locks no registered serving): 996.1")
+    # session 33 (left35): a lock written outside the registry is said to be unread by its check
+    unread = ("passprice: note: lock {} was written to {}, outside registry {}: its check, price and diff read "
+              "{}/locks/ only and will not see it (without -o, lock writes {}/locks/{}.lock.toml)\n")
     assert locked.stderr == CAP_UNUSED + (
         "result: a price lock records the price at the serving's batch, whatever its TPOT (lock --best records the "
         "best batch within the cap)\n"
-    )
+    ) + unread.format("p", tmp_path / "p.lock.toml", REPO, REPO, REPO, "p")
     best = invoke("lock", "r1-qwen7b-h200", "--best", "--max-tpot", "0.01", "-o", str(tmp_path / "b.lock.toml"))
-    assert best.exit_code == 0 and best.stderr == "" and "at batch 318" in best.stdout
+    assert best.exit_code == 0 and "at batch 318" in best.stdout
+    assert best.stderr == unread.format("b", tmp_path / "b.lock.toml", REPO, REPO, REPO, "b")
 
 
 # --- (g) an MTP checkpoint whose every block is a draft block --------------------------------------------------------

@@ -27,8 +27,12 @@ def test_the_audit_names_a_synthetic_checkpoint_and_its_origin() -> None:
             "  llama3-8b-q4_k_m — registry/checkpoints/llama3-8b-q4_k_m.toml\n"
             "    content: sha256:d0b42800ca2ad46d064dbeec496cf9b5911305c89613c7c4908001f988d0f5e7 (what a lock pins)\n"
             "    header sha256: 17f7e1f727231c68d7dfbfc0b51c1684fc7710cccdc3b7de25dac35327e8eba9\n"
-            "    header file: llama3-8b-q4_k_m.header.gguf, the name it was imported from (the entry keeps no folder: "
-            "the header sha256 above, of its header bytes decompressed, identifies it)\n"
+            # session 33 (left35): the shipped synth entries' header file was never written, and is said so
+            "    header file: not kept: this shipped synthetic header was built by passprice synth and imported "
+            "without -o, so no file was written (the entry's source, llama3-8b-q4_k_m.header.gguf, names none); "
+            "`passprice synth examples/configs/meta-llama-3-8b.json --mix Q4_K_M -o llama3-8b-q4_k_m` in a passprice "
+            "checkout writes these bytes again (the header sha256 shown; -o's file name becomes the header's "
+            "general.name: keep it llama3-8b-q4_k_m, then rename the file)\n"
             "    origin: Synthetic, header only: built by passprice synth from the published configuration ") in text
     assert "    a synthetic header: built from a published configuration, no published file of these bytes" in text
 

@@ -122,7 +122,13 @@ class CheckpointCited:
         # file's name may hold a newline (attack round 50): escaped, as every path in an error line is.
         from passprice.errors import escaped
         from passprice.synthetic import NO_FILE_WRITTEN
+        from passprice.unkept import unkept
 
+        never = unkept(self.header_sha256) if self.synthetic else None
+        if never is not None:
+            # issue 13 (session 33): the shipped synth entries, imported before NO_FILE_WRITTEN, said "the name it
+            # was imported from" of a file nobody wrote; their origins stay as locks pinned them
+            return f"header file: {never.sentence(escaped(self.header_file))}"
         if self.synthetic and NO_FILE_WRITTEN in self.origin:
             # walkthrough 39: "the name it was imported from" of a file synth --import without -o never wrote
             built = re.search(r"built by passprice synth from the (?:published )?configuration (\S+)", self.origin)

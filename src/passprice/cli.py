@@ -1039,6 +1039,13 @@ def checkpoints_command(ctx: click.Context, as_json: bool) -> None:
     click.echo(text_table(headers, rows, right=(2, 3, 4)))
     click.echo(f"\n  {CHECKPOINT_DIGESTS}")
     click.echo(f"  {CHECKPOINT_ORIGINS}")
+    from passprice.unkept import unkept
+
+    never = [c["name"] for c in out if c["synthetic"] and unkept(c["sha256"]) is not None]
+    if never:  # issue 13 (session 33): their entries' source names a header file nobody wrote
+        click.echo(f"  header file not kept: {', '.join(never)}: synthetic, built by passprice synth and imported "
+                   "without -o, so no header file was written (the entry's source names none); `passprice header "
+                   "NAME` gives the synth command that writes it again")
     from passprice.checkpoints import draft_note
 
     for c in out:  # a checkpoint's bytes a serving without drafts does not hold
@@ -1172,7 +1179,7 @@ def header_command(ctx: click.Context, file: str, show_metadata: bool, show_tens
     if as_json:
         _echo_json(header_json(header))
     else:
-        click.echo(header_text(header, show_metadata, show_tensors))
+        click.echo(_with_unkept(header_text(header, show_metadata, show_tensors), header))
     from passprice.check import relative_lines
     from passprice.decode import header_problems
 
@@ -1180,6 +1187,22 @@ def header_command(ctx: click.Context, file: str, show_metadata: bool, show_tens
     # (an entry without embedding_length was shown here without a word: issue 13's leftovers, session 26).
     for line in relative_lines(root, header_problems(header)):
         click.echo(f"passprice: warning: {escaped(line)} (check, checkpoints and every price refuse it)", err=True)
+
+
+def _with_unkept(text: str, header: Any) -> str:
+    """``header``'s text with, under its ``sha256`` line, a ``header file`` line when it is a shipped synthetic
+    header no file holds (:mod:`passprice.unkept`: its entry's source names a file never written, issue 13)."""
+    from passprice.unkept import unkept
+
+    never = unkept(header.sha256) if str(header.source).endswith(".toml") else None
+    if never is None:
+        return text
+    lines = text.split("\n")
+    at = next((i for i, line in enumerate(lines) if line.startswith("  sha256 ")), None)
+    if at is None:
+        return text
+    lines.insert(at + 1, f"  header file   {never.sentence(escaped(header.shards[0].file))}")
+    return "\n".join(lines)
 
 
 @cli.command("import")
@@ -2269,7 +2292,10 @@ def _given(o: dict[str, Any]) -> list[str]:
 
 @cli.command("lock")
 @_serving_options(with_batch=True)
-@click.option("-o", "--output", type=_OutputPath(stdout=False), help="Lock file to write.")
+@click.option("-o", "--output", type=_OutputPath(stdout=False),
+              help="Lock file to write, relative to the working folder (not to --root), as every -o is (default: the "
+              "registry's locks/NAME.lock.toml). check, price and diff read the registry's locks/ only: a lock "
+              "written elsewhere is yours to keep, and said to be.")
 @click.option("--name", help="Lock name (default: NAME of -o NAME.lock.toml, else the serving's name).")
 @click.option("--best", "kind", flag_value="best", help="Lock the best batch's price instead of the serving's batch.")
 @click.option("--floor", type=click.Choice(["published", "measured", "derived", "estimated", "assumed"]),
@@ -2402,6 +2428,9 @@ def lock_command(
                    f"({shown_path(root.path)}); `passprice reproduce` of it outside a registry reads them again",
                    err=True)
     shown_as = locking.written_as(root, output, given, (ctx.find_root().obj or {}).get("root"))
+    unread = locking.unread_note(root, output, lock.name, shown_as)
+    if unread is not None:  # issue 13: walk42's `--root COPY lock -o locks/x.lock.toml` wrote the checkout's, unsaid
+        click.echo(f"passprice: note: {unread}", err=True)
     if as_json:  # "path" as the text line names it (left28d: it was absolute where the line was relative)
         _echo_json(
             {

@@ -123,10 +123,34 @@ def require_place(root: Root, output: Path) -> None:
     if folder == os.path.realpath(root.locks) and name.endswith(".lock.toml") and len(name) > len(".lock.toml"):
         return
     raise InputError(
-        f"{shown(output)}: inside the registry, locks are read from {shown(root.locks)}/NAME.lock.toml only: a lock "
-        "written here would guard nothing (check, price and diff never read it); write it there (the default), or "
-        "outside the registry"
+        f"{shown(output)}{_from_cwd(output)}: inside the registry, locks are read from {shown(root.locks)}/"
+        "NAME.lock.toml only: a lock written here would guard nothing (check, price and diff never read it); write it "
+        "there (the default), or outside the registry"
     )
+
+
+def _from_cwd(output: Path) -> str:
+    # -o is relative to the working folder, as pip-compile's and check-jsonschema's are; said where it is relative
+    if output.is_absolute():
+        return ""
+    return f" (relative to the working folder: {shown(Path(os.path.abspath(output)))})"
+
+
+def unread_note(root: Root, output: Path, name: str, shown_as: str) -> str | None:
+    """The note ``lock`` gives after writing lock ``name`` to ``output`` (shown as ``shown_as``) outside ``root``'s
+    folder, which ``check``, ``price``, ``diff`` and ``reproduce NAME`` of that registry never read; ``None`` inside it
+    (:func:`require_place` has then made it the root's ``locks/``) or for the embedded root (read-only: ``lock`` says
+    so there). ``-o`` is relative to the working folder, never to ``--root`` (pip-compile's ``-o`` and
+    check-jsonschema's paths are too): walkthrough 42 ran ``passprice --root COPY lock … -o locks/x.lock.toml`` in a
+    checkout and wrote the checkout's ``locks/``, exit 0, without a word (issue 13, session 33). Raises
+    :class:`InputError` as :func:`passprice.registry.within` does."""
+    from passprice.registry import within
+
+    if root.embedded or within(root, output):
+        return None
+    return (f"lock {name} was written to {shown_as}{_from_cwd(output)}, outside registry {shown(root.path)}: its "
+            f"check, price and diff read {shown(root.locks)}/ only and will not see it (without -o, lock writes "
+            f"{shown(root.locks)}/{name}.lock.toml)")
 
 
 def require_registered_stack(root: Root, ref: str, name: str) -> None:
