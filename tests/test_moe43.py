@@ -8,7 +8,7 @@ from __future__ import annotations
 import attrs
 import pytest
 
-from cli_helpers import REPO
+from cli_helpers import REPO, invoke
 from passprice.measurements import load_runs
 from passprice.registry import Root
 from passprice.validate import validate
@@ -44,3 +44,41 @@ def test_the_limit_bounds_them_2_1_times_over_and_the_dense_fitted_stack_is_5_pe
     rows = validate(root, runs=[attrs.evolve(r, stack="llamacpp-cuda-2405") for r in runs]).rows
     assert [round(r.expected, 1) for r in rows] == [176.5, 176.2, 176.0]
     assert [round(100 * r.error, 1) for r in rows] == [-5.2, -4.5, -4.3]
+
+
+# sweep --memory-use (moe43): the headroom best, max-batch, compare and roofline keep, a serving field a lock pins.
+R1 = "r1-qwen7b-h200"  # DeepSeek-R1-Distill-Qwen-7B Q4_K_M on an H200 (141 GB)
+
+
+def _rows(text: str) -> list[dict[str, str]]:
+    lines = text.splitlines()
+    head = lines[0].split(",")
+    return [dict(zip(head, line.split(","), strict=True)) for line in lines[1:]]
+
+
+def test_sweep_memory_use_refuses_the_rows_past_the_fraction_by_hand() -> None:
+    # By hand: the serving holds 4,677,120,000 B shared and 234,881,024 B a sequence; 0.9 of 141e9 B is 126.9e9 B.
+    # Batch 520 holds 4,677,120,000 + 520 × 234,881,024 = 126,815,252,480 B (fits); 521 holds 127,050,133,504 B (does
+    # not), the largest batch max-batch --memory-use 0.9 finds; without it 521 fits the card's 141e9 B.
+    result = invoke("sweep", R1, "--batches", "520,521", "--memory-use", "0.9", "--no-lock")
+    assert result.exit_code == 0, result.output
+    rows = _rows(result.stdout)
+    assert [(r["batch"], r["held_bytes"], r["capacity_bytes"], r["refusal"]) for r in rows] == [
+        ("520", str(4_677_120_000 + 520 * 234_881_024), "126900000000", ""),
+        ("521", "", "", "NotResident")]
+    plain = _rows(invoke("sweep", R1, "--batches", "521", "--no-lock").stdout)
+    assert (plain[0]["held_bytes"], plain[0]["capacity_bytes"], plain[0]["refusal"]) == (
+        str(4_677_120_000 + 521 * 234_881_024), "141000000000", "")
+    # the prices of the rows that fit are not changed by it
+    assert rows[0]["tokens_per_s"] == _rows(invoke("sweep", R1, "--batches", "520", "--no-lock").stdout)[0][
+        "tokens_per_s"]
+    refused = invoke("sweep", R1, "--memory-use", "1.5")
+    assert refused.exit_code == 2 and refused.stderr.startswith(
+        "passprice: error: Invalid value for '--memory-use': 1.5 is out of range (a finite number above 0 and at most "
+        "1)")
+
+
+def test_sweep_memory_use_is_a_change_of_the_locked_serving() -> None:
+    result = invoke("sweep", R1, "--batches", "1", "--memory-use", "0.9")
+    assert result.exit_code == 0, result.output
+    assert "serving differs from the locked one: memory_use: (none) → 0.9" in result.stderr
