@@ -953,8 +953,8 @@ class Sweeper:
             pricing, used = expected_pricing(self.stack, card, shape, host_memory)
         except StackLacks as e:
             return _Expected(None, (), None, e.name)
-        pricing = use_of(card, pricing, memory_use)
-        return _Expected(pricing, used, _Batches(columns, card, pricing).cost_split(batches, host_memory))
+        fitted = use_of(card, pricing, memory_use) or pricing  # the stack's capacity times the headroom, if any
+        return _Expected(fitted, used, _Batches(columns, card, fitted).cost_split(batches, host_memory))
 
     def _with_stack(
         self,
