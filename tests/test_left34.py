@@ -4,7 +4,8 @@
    first pull request's review fails without that commit (the base branch installs no reviewer): a ``then:`` line.
 5. ``price --memory-use 0.9`` at a batch given, and ``simulate`` and ``sweep`` of a serving whose file holds
    ``memory_use``, took the headroom silently (it bounds the best and largest batch's searches only): each now says
-   so on stderr. ``sweep`` searches no batch (it prices its grid), so it takes no ``--memory-use``.
+   so on stderr. (``sweep`` reads a serving file's ``memory_use`` and takes ``--memory-use`` since moe43: a row
+   holding more than that fraction of card memory is refused; ``tests/test_moe43.py``.)
 
 Items 1-3 (a copied card's notes and ``[card]`` variant, a copied stream share asked by its input, a hand-edited
 lock's recorded figure) are pinned in ``test_slip_52.py`` and ``test_walk41.py`` beside their reproducers; item 6
@@ -58,12 +59,14 @@ def test_simulate_of_a_serving_with_memory_use_says_it_is_unused(tmp_path: Path)
             "requests while the card's memory holds them, up to --max-batch") in result.stderr
     plain = invoke("simulate", R1, "--synthetic", "8", "--no-lock", root=root)
     assert UNUSED not in plain.stderr
-    swept = invoke("sweep", "r1-90", R1, "--batches", "1,2", "--no-lock", root=root)
+    # sweep reads a serving file's memory_use since moe43: each row's capacity_bytes is its fraction of the card's
+    # 141 GB, and a row holding more is refused (it was read and ignored, with this warning)
+    swept = invoke("sweep", "r1-90", R1, "--batches", "521", "--no-lock", root=root)
     assert swept.exit_code == 0, swept.output
-    assert swept.stderr.count(UNUSED) == 1 and (
-        "it does not change this result: sweep prices every batch of its grid, each row's held_bytes beside its "
-        "capacity_bytes (memory_use of r1-90)") in swept.stderr
-    assert UNUSED not in invoke("sweep", R1, "--batches", "1,2", "--no-lock", root=root).stderr
+    assert UNUSED not in swept.stderr
+    rows = [line.split(",") for line in swept.stdout.splitlines()[1:]]
+    assert [(r[1], r[18], r[-1]) for r in rows] == [("r1-90", "", "NotResident"),
+                                                    ("r1-qwen7b-h200", "141000000000", "")]
 
 
 def _fact(amount: float, unit: str, note: str | None, locator: str) -> Fact:

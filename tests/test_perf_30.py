@@ -228,5 +228,6 @@ def test_check_is_the_same_bytes_with_round_29s_nnls(repo: dict[str, object], tm
     now = run(path, tmp_path, False, "check")
     assert now[0] == 0, now[2]
     assert now == run(path, tmp_path, True, "check")
-    # 104: the 9 shipped locks, the stack lock r1-qwen7b-h200-llamacpp among them (103 with 8)
-    assert now[1].startswith("checked 104 files (") and now[1].endswith("all holds\n")
+    # 104: the 9 shipped locks, the stack lock r1-qwen7b-h200-llamacpp among them (103 with 8); 106 with moe43's
+    # MoE measurement file and its source record
+    assert now[1].startswith("checked 106 files (") and now[1].endswith("all holds\n")

@@ -3150,6 +3150,10 @@ def fact_set_command(
 @click.option("--max-tpot", "max_tpot", type=_float("--max-tpot"), metavar="SECONDS",
               help="TPOT cap: add each row's tpot_s and within_max_tpot, mark each line's best batch within the cap "
                    "(--plot, and a summary on stderr); rows keep their prices.")
+@click.option("--memory-use", "memory_use", type=_float("--memory-use"), metavar="FRACTION",
+              help="Memory headroom for every serving swept (default: each serving's own memory_use, else 1): a row "
+                   "holding more than that fraction of card memory is refused (NotResident), its capacity_bytes the "
+                   "fraction's.")
 @click.option("--max-rows", "max_rows", type=_int("--max-rows"), default=1 << 20,  # sweep.DEFAULT_MAX_ROWS
               show_default=True,
               help="Refuse a larger grid (a row under --stack counts as 20, a JSON row as 2, a pass shape as 2,000).")
@@ -3173,6 +3177,7 @@ def sweep_command(
     force: bool,
     stack: str | None,
     max_tpot: float | None,
+    memory_use: float | None,
     max_rows: int,
     jobs: int | None,
     lock_ref: str | None,
@@ -3265,11 +3270,11 @@ def sweep_command(
             the_stack = load_stack(root, stack)
         except NotFound as e:  # said with every wrong name of the grid (round 18: the stack alone, 1 of 3)
             try:
-                Sweeper(root, None, max_rows, fmt == "json").check(grid)
+                Sweeper(root, None, max_rows, fmt == "json", memory_use).check(grid)
             except InputError as more:
                 raise InputError.of([*more.lines, *e.lines]) from None
             raise
-    sweeper = Sweeper(root, the_stack, max_rows, fmt == "json")
+    sweeper = Sweeper(root, the_stack, max_rows, fmt == "json", memory_use)
     try:
         sweeper.check(grid)
     except InputError as e:
@@ -3290,12 +3295,9 @@ def sweep_command(
     require_suffix(output)  # after the refusals that say more: a record, an input
     from passprice.servings import load_spec
 
-    # a serving file's memory_use was read and ignored here without a word (issue 13): one line for the sweep
-    headroom = [str(ref) for ref in grid.servings if load_spec(root, ref).memory_use is not None]
-    if headroom:
-        others = f" and {len(headroom) - 3:,} more" if len(headroom) > 3 else ""
-        _cap_unused({"memory_use": 1.0}, "sweep prices every batch of its grid, each row's held_bytes beside its "
-                                         f"capacity_bytes (memory_use of {', '.join(headroom[:3])}{others})")
+    # A serving's memory_use (its file's, or --memory-use for all) bounds each row's capacity_bytes (moe43): a row
+    # holding more is refused as the best and largest batch's searches exclude it (it was read and ignored, with a
+    # warning since left34).
     if the_stack is not None:  # the cards swept that its runs never measured, in one line
 
         own = [load_spec(root, ref).card for ref in grid.servings] if grid.cards is None else list(grid.cards)
@@ -3310,7 +3312,7 @@ def sweep_command(
         # The servings judged under their locks (a floor breached exits 1 before a row is written): done once the
         # grid's workers are forked, while they price their parts (passprice.sweepjobs), else before pricing.
         under.extend(_sweep_locks(root, grid.servings, lock_ref, no_lock, grid.cards, grid.positions, max_tpot,
-                                  grid.draft_tokens))
+                                  grid.draft_tokens, memory_use))
 
     total = grid.size()
     if total >= 1 << 16:  # its text made a group of rows at a time: the heap's freed pages kept (passprice.heapkeep)
@@ -3466,7 +3468,7 @@ def _every_percent(update: Callable[[int], None], total: int) -> Callable[[int],
 def _sweep_locks(
     root: Any, servings: tuple[str, ...], lock_ref: str | None, no_lock: bool, cards: tuple[str, ...] | None = None,
     positions: tuple[float, ...] | None = None, max_tpot: float | None = None,
-    draft_tokens: tuple[int, ...] | None = None,
+    draft_tokens: tuple[int, ...] | None = None, memory_use: float | None = None,
 ) -> list[str]:
     """:func:`passprice.enforce.sweep_under` (each registered serving of a sweep judged under its locks): the lines
     naming the locks each is priced under; a floor breached, or ``--lock L`` locking none of them, exits 1."""
@@ -3475,7 +3477,7 @@ def _sweep_locks(
     if lock_ref is not None and no_lock:
         raise click.UsageError("give --lock L or --no-lock, not both")
     try:
-        return sweep_under(root, servings, lock_ref, no_lock, cards, positions, max_tpot, draft_tokens)
+        return sweep_under(root, servings, lock_ref, no_lock, cards, positions, max_tpot, draft_tokens, memory_use)
     except (LockRefusal, LockFloor) as e:
         _refuse(e)
 

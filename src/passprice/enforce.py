@@ -1461,6 +1461,7 @@ def sweep_under(
     positions: Iterable[float] | None = None,
     max_tpot: float | None = None,
     draft_tokens: Iterable[int] | None = None,
+    memory_use: float | None = None,
 ) -> list[str]:
     """The policy ``sweep`` applies: each registered serving of ``servings`` (references as the command line gives
     them; an unregistered one has no lock) judged on today's facts under its locks, or under ``explicit`` alone,
@@ -1474,7 +1475,7 @@ def sweep_under(
     serving's, that its rows drafting them are not the locked serving's either (``sweep qwen35-27b-h200-mtp
     --draft-tokens 0,1,2`` said "the serving is the locked one" of rows drafting 0 and 1 tokens, attack round 49)
     (:meth:`Guard.line` says the rest, as every command does: a ``max_tpot`` given on the command line is a change
-    of the serving, as ``best``/``roofline --max-tpot`` say it is).
+    of the serving, as ``best``/``roofline --max-tpot`` say it is; so is a ``memory_use``, ``sweep --memory-use``).
 
     Raises :class:`LockFloor` at the first serving whose floors are breached (naming every lock of it that
     breaks; its JSON names the serving), the first
@@ -1532,6 +1533,8 @@ def sweep_under(
             swept = resolved if max_tpot is None else attrs.evolve(
                 resolved, spec=attrs.evolve(resolved.spec, max_tpot=max_tpot)
             )
+            if memory_use is not None:  # --memory-use likewise overrides its file's headroom (moe43)
+                swept = attrs.evolve(swept, spec=attrs.evolve(swept.spec, memory_use=memory_use))
             relabels, drifts = g.since(root, resolved, name)  # said as price says them (slip round 44)
             said = g.line(verdicts, differs=g.differs(root, swept), relabels=relabels, drifted=drifts)
             lines.append(f"{name}: {said}{tail}")

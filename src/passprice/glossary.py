@@ -135,8 +135,9 @@ _TERMS = (
         "`memory.reserved`). Without it they fill the card to its last byte (`r1-qwen7b-h200`: 580 sequences, "
         "99.9 % of an H200), where passprice counts no runtime workspace, activations or fragmentation; with 0.9, "
         "520 (89.9 %). The spec line says `memory use 90 % of card memory at most for the best and largest batch`; "
-        "`best --json` and `max-batch --json` hold `memory_use`. It is part of the serving a lock pins; a price at "
-        "a batch given does not read it.",
+        "`best --json` and `max-batch --json` hold `memory_use`. `sweep` refuses each row holding more than that "
+        "fraction (`NotResident`, its `capacity_bytes` the fraction's: 126,900,000,000 at 0.9). It is part of the "
+        "serving a lock pins; a price at a batch given does not read it.",
         ("memory_use", "--memory-use", "memory headroom"),
     ),
     Term(

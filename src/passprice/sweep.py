@@ -27,6 +27,7 @@ import attrs
 import numpy as np
 
 from passprice import schema
+from passprice.batching import use_of
 from passprice.bounds import misspelt, unsigned_zero
 from passprice.cards import Card, card_path, load_card
 from passprice.cost import Pricing, pass_seconds, pass_terms
@@ -716,10 +717,19 @@ class Sweeper:
     rows are to be written as JSON, each counted as :data:`JSON_ROW_ROWS` against ``max_rows``."""
 
     def __init__(
-        self, root: Root, stack: Any = None, max_rows: int = DEFAULT_MAX_ROWS, as_json: bool = False
+        self,
+        root: Root,
+        stack: Any = None,
+        max_rows: int = DEFAULT_MAX_ROWS,
+        as_json: bool = False,
+        memory_use: float | None = None,
     ) -> None:
         self.root = root
         self.stack = stack
+        #: ``--memory-use``: the headroom every serving of the grid is swept at, in place of its own ``memory_use``
+        #: (``None``: each serving's own, if any). A row holding more than that fraction of the card memory the
+        #: serving may fill is refused as the card being full, as the best and largest batch's searches exclude it.
+        self.memory_use = memory_use
         self.max_rows = max_rows
         self.as_json = as_json
         self._cards: dict[str, Card] = {}
@@ -850,6 +860,8 @@ class Sweeper:
             base = load_spec(self.root, serving_name)
             header = load_checkpoint(self.root, base.checkpoint)
             base = complete(base, header)
+            if self.memory_use is not None:  # --memory-use: the serving's field, as every command's option sets it
+                base = attrs.evolve(base, memory_use=self.memory_use)
             shapes: dict[tuple[int, float | None], PassShape | ServingRefusal] = {}
             stacks: dict[tuple[tuple[int, float | None], ...], _ShapeByPosition] = {}
             made_specs: dict[int, list[ServingSpec]] = {}  # by draft tokens: the same for every card
@@ -924,17 +936,25 @@ class Sweeper:
         }
 
     def _expected(
-        self, shape: PassShape, columns: Any, card: Card, batches: np.ndarray, host_memory: bool
+        self,
+        shape: PassShape,
+        columns: Any,
+        card: Card,
+        batches: np.ndarray,
+        host_memory: bool,
+        memory_use: float | None = None,
     ) -> _Expected:
         """A block priced under the sweep's stack: its pricing from ``shape`` (a position's pass, or the probe at
-        position 0: the facts a stack needs do not depend on the position), the arrays of ``columns`` at it."""
+        position 0: the facts a stack needs do not depend on the position), the arrays of ``columns`` at it; its
+        capacity the stack's times ``memory_use`` when given (:func:`passprice.batching.use_of`)."""
         from passprice.stacks import StackLacks, expected_pricing
 
         try:
             pricing, used = expected_pricing(self.stack, card, shape, host_memory)
         except StackLacks as e:
             return _Expected(None, (), None, e.name)
-        return _Expected(pricing, used, _Batches(columns, card, pricing).cost_split(batches, host_memory))
+        fitted = use_of(card, pricing, memory_use) or pricing  # the stack's capacity times the headroom, if any
+        return _Expected(fitted, used, _Batches(columns, card, fitted).cost_split(batches, host_memory))
 
     def _with_stack(
         self,
@@ -1008,9 +1028,11 @@ class Sweeper:
                 if stacks is not None and kept is None and len(batches) <= BLOCK_CELLS:
                     stacks[which] = stacked
                 grid2d = np.broadcast_to(chunk, (len(found), len(chunk))).copy()
-                priced = _Batches(stacked, card).cost_split(grid2d, specs[0].host_memory)
+                priced = _Batches(stacked, card, use_of(card, None, specs[0].memory_use)).cost_split(
+                    grid2d, specs[0].host_memory
+                )
             expected = (
-                self._expected(first, stacked, card, grid2d, specs[0].host_memory)
+                self._expected(first, stacked, card, grid2d, specs[0].host_memory, specs[0].memory_use)
                 if self.stack is not None and found and first is not None
                 else None
             )
@@ -1024,7 +1046,9 @@ class Sweeper:
                     yield _refused(common, chunk, got.name)
                     continue
                 exact = functools.partial(_itself, got)
-                segment = _emit(common, chunk, priced, (row_of[n],), card, got, exact, spec.host_memory)
+                segment = _emit(
+                    common, chunk, priced, (row_of[n],), card, got, exact, spec.host_memory, spec.memory_use
+                )
                 yield self._with_stack(segment, expected, (row_of[n],), exact, spec.host_memory, card)
             if progress is not None:
                 progress(len(chunk) * (rows.stop - rows.start))
@@ -1069,9 +1093,11 @@ class Sweeper:
             if every is not None and inside:
                 columns = every.take(np.array([row_of[n] for n in inside]))
                 grid2d = np.broadcast_to(chunk, (len(inside), len(chunk))).copy()
-                priced = _Batches(columns, card).cost_split(grid2d, serving.host_memory)
+                priced = _Batches(columns, card, use_of(card, None, serving.memory_use)).cost_split(
+                    grid2d, serving.host_memory
+                )
             expected = (
-                self._expected(shape, columns, card, grid2d, serving.host_memory)
+                self._expected(shape, columns, card, grid2d, serving.host_memory, serving.memory_use)
                 if self.stack is not None and columns is not None
                 else None
             )
@@ -1084,7 +1110,7 @@ class Sweeper:
                     continue
                 exact = functools.partial(pass_shape, header, self._serving(spec))
                 at = (row_in_block[n],)
-                segment = _emit(common, chunk, priced, at, card, shape, exact, serving.host_memory)
+                segment = _emit(common, chunk, priced, at, card, shape, exact, serving.host_memory, serving.memory_use)
                 yield self._with_stack(segment, expected, at, exact, serving.host_memory, card)
             if progress is not None:
                 progress(len(chunk) * (rows.stop - rows.start))
@@ -1328,10 +1354,11 @@ def _emit(
     shape: PassShape,
     exact: Callable[[], PassShape],
     host_memory: bool,
+    memory_use: float | None = None,
 ) -> Segment:
     """The segment of one block row from its priced arrays (``priced[key][index]``: the batches). ``shape`` gives
     the facts the price rests on; ``exact`` the row's exact :class:`PassShape`, for batches whose split search met
-    a refusal (the scalar pricer then says what the seed would)."""
+    a refusal (the scalar pricer then says what the seed would, at the card's capacity times ``memory_use``)."""
     shown, weakest_paths = _rests(shape, card)
     fields = {key: value[index] for key, value in priced.items()}
     codes = fields.pop("refusal")
@@ -1348,7 +1375,9 @@ def _emit(
         for j in rows:
             assert alone_shape is not None
             try:
-                c = alone_shape.cost_split(card, int(batches[j]), host_memory, alone_basis)
+                c = alone_shape.cost_split(
+                    card, int(batches[j]), host_memory, alone_basis, pricing=use_of(card, None, memory_use)
+                )
             except ServingRefusal as e:
                 if e.name not in names:
                     names = (*names, e.name)

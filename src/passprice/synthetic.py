@@ -855,10 +855,11 @@ def type_counts(built: Built) -> dict[str, int]:
 #: Where llama-quantize's handling of a tensor already quantized was read: ggml-org/llama.cpp's src/llama-quant.cpp
 #: at the commit :mod:`passprice.typemix` ports (``llama_model_quantize_impl``, line 877: ``bool quantize = cur_type
 #: != new_type;`` at line 1168, then, for a quantized ``cur_type``, ``throw std::runtime_error(format("requantizing
-#: from type %s is disabled", ...))`` at line 1236 unless ``params->allow_requantize``; ``llama_tensor_get_type``
-#: (line 679, its rules in ``llama_tensor_get_type_impl`` at 424) has no rule keeping a tensor's own type, and
+#: from type %s is disabled", ...))`` at line 1236 unless ``params->allow_requantize`` (tested at 1235);
+#: ``llama_tensor_get_type`` (line 679) keeps a tensor's own type only where ``tensor_allows_quantization`` (line 289)
+#: refuses it (lines 680-681), and its rules (``llama_tensor_get_type_impl``, lines 424-676) keep none, and
 #: ``tensor_type_fallback`` (line 374) takes a Q4_K whose rows are not a multiple of 256 to Q5_0 (line 400), a Q6_K
-#: to Q8_0 (line 402)). Line numbers counted in the stored text of that commit's file (issue 13).
+#: to Q8_0 (line 402)). Every line number checked against the stored text of that commit's file (session 33, moe43).
 LLAMA_QUANT_READ = "ggml-org/llama.cpp src/llama-quant.cpp at 007dbbf3fd17eefe9b47fee45f48f7ba5e62b714"
 
 

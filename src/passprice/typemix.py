@@ -1,8 +1,9 @@
 """A quantized GGUF's tensor types follow from its file type by llama.cpp's rules, so a header built from a published
 configuration carries the type mix ``llama-quantize`` would have written, tensor by tensor.
 
-Port of the rules of llama.cpp's ``src/llama-quant.cpp`` (ggml-org/llama.cpp, ``tensor_allows_quantization``,
-``llama_tensor_get_type_impl``, ``tensor_type_fallback``, ``init_quantize_state_counters``; read at commit
+Port of the rules of llama.cpp's ``src/llama-quant.cpp`` (ggml-org/llama.cpp, ``tensor_allows_quantization`` at line
+289, ``llama_tensor_get_type_impl`` at 424, ``tensor_type_fallback`` at 374, ``init_quantize_state_counters`` at 857;
+read at commit
 ``007dbbf3fd17eefe9b47fee45f48f7ba5e62b714``) for the file types passprice builds: ``Q4_K_M``, ``Q4_0``, ``Q8_0``,
 ``F16``, ``BF16``, ``MXFP4_MOE`` and ``NVFP4``. The rules read the tensors in the order ``llama-quantize`` does
 (``llama_model_loader::weight_name_comparer``: by block index, tensors outside a block first, then by name), which is
@@ -147,14 +148,15 @@ def _block_elems(name: str) -> int:
 #: (ggml-org/llama.cpp src/llama-quant.cpp at 007dbbf3fd17eefe9b47fee45f48f7ba5e62b714, ``tensor_type_fallback`` at
 #: line 374, its ``switch (target_type)`` at 385: ``case GGML_TYPE_Q4_K: return_type = GGML_TYPE_Q5_0`` at 400,
 #: Q5_K → Q5_1 at 401, Q6_K → Q8_0 at 402, Q2_K/Q3_K → Q4_0, IQ4_XS → IQ4_NL, F16 when even that does not fit). A
-#: tensor's own type plays no part in the choice: ``llama_tensor_get_type`` (line 679; its rules in
-#: ``llama_tensor_get_type_impl``, lines 424-676) has no rule keeping an MXFP4 tensor MXFP4 under Q4_K_M, so
+#: tensor's own type plays no part in the choice: ``llama_tensor_get_type`` (line 679) returns it only for a tensor
+#: ``tensor_allows_quantization`` (line 289) refuses (lines 680-681: norms, routers, 1-D), and its rules
+#: (``llama_tensor_get_type_impl``, lines 424-676) have none keeping an MXFP4 tensor MXFP4 under Q4_K_M, so
 #: gpt-oss's 2,880-wide experts, Q4_K or Q6_K by the rules, fall back to Q5_0 or Q8_0; from a file whose experts are
 #: MXFP4 already ``llama_model_quantize_impl`` (line 877) writes them so only with ``--allow-requantize``
 #: ("requantizing from type %s is disabled" without it, line 1236), and published gpt-oss K-mix files keep them
 #: MXFP4 by per-tensor overrides instead (:func:`passprice.synthetic.requantized_experts` warns; moe42,
-#: ``tests/test_moe42.py`` pins gpt-oss-120b's types and bytes). Line numbers counted in the stored text of that
-#: commit's file (issue 13).
+#: ``tests/test_moe42.py`` pins gpt-oss-120b's types and bytes). Every line number checked against the stored text of
+#: that commit's file (session 33, moe43: 61,384 characters, each line as cited).
 _FALLBACK = {"Q4_K": "Q5_0", "Q5_K": "Q5_1", "Q6_K": "Q8_0", "Q2_K": "Q4_0", "Q3_K": "Q4_0", "IQ4_XS": "IQ4_NL"}
 
 
