@@ -3547,6 +3547,9 @@ def roofline_command(
 
     if o.get("card"):
         raise click.UsageError("give the card as CARD, not --card")
+    from passprice.roofline import require_card_first
+
+    require_card_first(_root(ctx), card_name, serving)
     if plot_path is not None:
         from passprice.files import name_suffix, written_suffix
         from passprice.plots import picture_format

@@ -1,0 +1,82 @@
+"""Walkthrough 43 (issue 13, a new user from the README alone): every key a price's ``--json`` and a sweep's rows
+print is a word ``passprice explain`` defines (``first moved: rows_per_sequence`` was printed in a price's lock line
+with no entry), and a name of the wrong kind says what to give instead (the serving's checkpoint or card, the
+servings of a checkpoint or card, the card first for ``roofline``)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from cli_helpers import REPO, bad, invoke
+from passprice import glossary, sidecode, sweep
+from passprice.registry import find_root
+from passprice.roofline import require_card_first
+
+
+def test_every_price_json_key_and_sweep_column_is_explained() -> None:
+    result = invoke("price", "qwen3-30b-a3b-h200", "--json")
+    assert result.exit_code == 0, result.output
+    printed = set(json.loads(result.stdout)) | set(json.loads(result.stdout)["routing"])
+    keys = printed | sidecode.PRICE_NUMBERS | sidecode.PRICE_TEXTS | set(sweep.COLUMNS) | set(sweep.STACK_COLUMNS)
+    for key in sorted(keys - {"description", "used", "tokens"}):  # the routing object's plain words
+        glossary.lookup(key)  # raises InputError naming the key when it is not defined
+
+
+@pytest.mark.parametrize(
+    ("word", "term", "says"),
+    [
+        ("rows_per_sequence", "token-row", "`rows_per_sequence` is the rows each sequence carries a pass"),
+        ("host_sequences", "host", "`host_sequences` the sequences of the batch held in host memory"),
+        ("rewrite_bytes", "bytes/pass", "`rewrite_bytes` (of those, rewritten in place)"),
+        ("capacity_bytes", "held", "`capacity_bytes` the card's memory (`memory.capacity`)"),
+        ("held once", "held", "*held once* (the weights and embedding table)"),
+        ("card_room", "held", "the seed's `card_room`: ⌊(memory − held once) / held per sequence⌋"),
+        ("on_chip_capacity", "on chip", "`on_chip_capacity` the card's"),
+        ("scale_cycles", "scale", "`scale_cycles` is the pass's lane cycles"),
+        ("experts_held_bytes", "routing", "`experts_held_bytes` (all routed experts' bytes)"),
+        ("expected_tokens_per_s", "stack", "`expected_tokens_per_s`"),
+    ],
+)
+def test_a_json_key_explains_to_the_entry_that_defines_it(word: str, term: str, says: str) -> None:
+    result = invoke("explain", word)
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith(f"{term}: ")
+    assert says in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        # kv CHECKPOINT given the serving: its checkpoint named.
+        (("kv", "r1-qwen7b-h200"), "r1-qwen7b-h200 is a registered serving, not a checkpoint (its checkpoint is "
+                                   "deepseek-r1-distill-qwen-7b-q4_k_m: give that)"),
+        (("price", "--checkpoint", "qwen3-30b-a3b-q4_k_m", "--card", "gemma3-270m-h100"),
+         "gemma3-270m-h100 is a registered serving, not a card (its card is h100_sxm5_80gb: give that)"),
+        # A checkpoint or a card where a serving belongs: the servings of it, and the options without one.
+        (("audit", "gemma3-270m-q4_k_m"), "gemma3-270m-q4_k_m is a registered checkpoint, not a serving (give a "
+                                          "serving of it, gemma3-270m-h100, or price it with --checkpoint "
+                                          "gemma3-270m-q4_k_m --card CARD)"),
+        (("best", "llama2-7b-f16"), "llama2-7b-f16 is a registered checkpoint, not a serving (price it with "
+                                    "--checkpoint llama2-7b-f16 --card CARD)"),
+        (("best", "mi300x"), "mi300x is a registered card, not a serving (give a serving of it, deepseek-v3-mi300x, "
+                             "gpt-oss-20b-mi300x, qwen3-30b-a3b-mi300x, qwen3next-80b-a3b-mi300x, r1-qwen7b-mi300x-int8kv, "
+                             "or price it with --card mi300x --checkpoint CHECKPOINT)"),
+        # roofline CARD [SERVING] given the serving first, or alone: the command with the card first.
+        (("roofline", "r1-qwen7b-h200", "h200_sxm_141gb"),
+         "roofline takes CARD [SERVING], the card first: r1-qwen7b-h200 is a registered serving, not a card; run "
+         "`passprice roofline h200_sxm_141gb r1-qwen7b-h200`"),
+        (("roofline", "gemma3-270m-h100"), "run `passprice roofline h100_sxm5_80gb gemma3-270m-h100`"),
+    ],
+)
+def test_a_name_of_another_kind_says_what_to_give(args: tuple[str, ...], says: str) -> None:
+    lines = bad(*args, says=says)
+    assert len(lines) == 1, lines
+
+
+def test_roofline_with_the_card_first_is_not_refused() -> None:
+    root = find_root(REPO)
+    require_card_first(root, "h200_sxm_141gb", "r1-qwen7b-h200")  # the order the README shows
+    require_card_first(root, "h200_sxm_141gb", None)  # a card alone: its ridges
+    require_card_first(root, "no-such-card", None)  # not a serving: the loader says it is not found
