@@ -13,6 +13,7 @@ from cli_helpers import REPO, bad, invoke
 from passprice import glossary, sidecode, sweep
 from passprice.registry import find_root
 from passprice.roofline import require_card_first
+from passprice.trace import Synthetic, synthetic
 
 
 def test_every_price_json_key_and_sweep_column_is_explained() -> None:
@@ -61,8 +62,8 @@ def test_a_json_key_explains_to_the_entry_that_defines_it(word: str, term: str, 
         (("best", "llama2-7b-f16"), "llama2-7b-f16 is a registered checkpoint, not a serving (price it with "
                                     "--checkpoint llama2-7b-f16 --card CARD)"),
         (("best", "mi300x"), "mi300x is a registered card, not a serving (give a serving of it, deepseek-v3-mi300x, "
-                             "gpt-oss-20b-mi300x, qwen3-30b-a3b-mi300x, qwen3next-80b-a3b-mi300x, r1-qwen7b-mi300x-int8kv, "
-                             "or price it with --card mi300x --checkpoint CHECKPOINT)"),
+                             "gpt-oss-20b-mi300x, qwen3-30b-a3b-mi300x, qwen3next-80b-a3b-mi300x, "
+                             "r1-qwen7b-mi300x-int8kv, or price it with --card mi300x --checkpoint CHECKPOINT)"),
         # roofline CARD [SERVING] given the serving first, or alone: the command with the card first.
         (("roofline", "r1-qwen7b-h200", "h200_sxm_141gb"),
          "roofline takes CARD [SERVING], the card first: r1-qwen7b-h200 is a registered serving, not a card; run "
@@ -80,3 +81,18 @@ def test_roofline_with_the_card_first_is_not_refused() -> None:
     require_card_first(root, "h200_sxm_141gb", "r1-qwen7b-h200")  # the order the README shows
     require_card_first(root, "h200_sxm_141gb", None)  # a card alone: its ridges
     require_card_first(root, "no-such-card", None)  # not a serving: the loader says it is not found
+
+
+@pytest.mark.parametrize(
+    ("prefix", "says"),
+    [
+        (0, "20 prompts (to at most 8 tokens, half the limit, leaving the rest for the output)"),
+        (6, "20 prompts (to at most 5 tokens, half the 10 the shared prefix leaves, leaving the rest for the output)"),
+    ],
+)
+def test_a_synthetic_trace_says_why_its_prompts_were_cut_where_they_were(prefix: int, says: str) -> None:
+    """A prompt keeps at most half its room (the limit less a shared prefix), its output the rest: the summary said
+    "to at most 2,048 tokens" under a 4,096 limit without saying why 2,048."""
+    trace = synthetic(Synthetic(requests=20, seed=7, prompt_median=1000.0, prefix=prefix), 16)
+    assert says in trace.source
+    assert all(r.prompt - r.prefix <= (16 - prefix) // 2 for r in trace.requests)
