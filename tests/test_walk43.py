@@ -6,6 +6,7 @@ servings of a checkpoint or card, the card first for ``roofline``)."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -96,3 +97,16 @@ def test_a_synthetic_trace_says_why_its_prompts_were_cut_where_they_were(prefix:
     trace = synthetic(Synthetic(requests=20, seed=7, prompt_median=1000.0, prefix=prefix), 16)
     assert says in trace.source
     assert all(r.prompt - r.prefix <= (16 - prefix) // 2 for r in trace.requests)
+
+
+def test_every_word_the_readme_sends_to_explain_is_defined() -> None:
+    """The README's opening promises `passprice explain WORD` for "token-row, KV cache, floor, binds, drift, the seed
+    …": "the seed" was not found (only "seed" was); each `passprice explain X` it shows must answer too."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    listed = re.search(r"`passprice explain WORD` prints its entry \(([^)]*)\)", readme)
+    assert listed is not None
+    words = [w.strip() for w in listed[1].replace("…", "").split(",") if w.strip()]
+    assert "the seed" in words
+    shown = set(re.findall(r"`passprice explain ([^`\s]+)`", readme)) - {"WORD", "TERM"}
+    for word in [*words, *sorted(shown)]:
+        glossary.lookup(word)

@@ -246,7 +246,7 @@ _TERMS = (
         "The project's seed is `serving.rs`, the Rust pricing module passprice's pricer ports (kept beside the "
         "project, not in this repository): its items keep their names (`PassShape`, `cost_split`, `best_serving`, "
         "the `ServingRefusal` variants), and the card's limit it defines stays bit-exact for every lock.",
-        ("serving.rs",),
+        ("serving.rs", "the seed"),
     ),
     Term(
         "share.*",
