@@ -1169,10 +1169,10 @@ def _serving_part(path: Path, kind: str) -> str:
     import tomllib
 
     from passprice.files import read_regular
-    from passprice.schema import MAX_FILE_BYTES, toml_loads
+    from passprice.schema import toml_loads
 
     try:
-        named = toml_loads(read_regular(path, MAX_FILE_BYTES).decode("utf-8")).get(kind)
+        named = toml_loads(read_regular(path, SERVING_SCAN_BYTES).decode("utf-8")).get(kind)
     except (InputError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError, ValueError, OSError):
         return ""
     if not isinstance(named, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}", named, flags=re.ASCII):
@@ -1187,35 +1187,48 @@ MAX_SERVINGS_NAMED = 5
 
 def _servings_of(folder: Path, kind: str, ref: str) -> str:
     """For a checkpoint's or card's name ``ref`` given where a serving belongs, what to give instead: the servings
-    of ``folder`` naming it as their ``kind`` (the first :data:`MAX_SERVINGS_NAMED` of the first
-    :data:`MAX_SERVINGS_SCAN` files, in name order), and the options that price it without one (``: give a serving of
-    it, gemma3-270m-h100, or --checkpoint gemma3-270m-q4_k_m --card CARD``). ``passprice audit gemma3-270m-q4_k_m``
-    said only "gemma3-270m-q4_k_m is a registered checkpoint, not a serving" (walkthrough 43). Never raises."""
-    import tomllib
+    of ``folder`` naming it as their ``kind`` (the first :data:`MAX_SERVINGS_NAMED`, in name order, of the first
+    :data:`MAX_SERVINGS_SCAN` files, read once a snapshot), and the options that price it without one (``: give a
+    serving of it, gemma3-270m-h100, or price it with --checkpoint gemma3-270m-q4_k_m --card CARD``). ``passprice
+    audit gemma3-270m-q4_k_m`` said only "gemma3-270m-q4_k_m is a registered checkpoint, not a serving"
+    (walkthrough 43). Never raises."""
+    from passprice import snapshot
 
-    from passprice.files import read_regular
-    from passprice.schema import MAX_FILE_BYTES, toml_loads
-
-    try:
-        with os.scandir(folder) as entries:
-            files = sorted(e.name for e in entries if e.name.endswith(".toml"))[:MAX_SERVINGS_SCAN]
-    except (OSError, ValueError):
-        files = []
-    found: list[str] = []
-    for name in files:
-        try:
-            named = toml_loads(read_regular(folder / name, MAX_FILE_BYTES).decode("utf-8")).get(kind)
-        except (InputError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError, ValueError, OSError):
-            continue
-        if named == ref:
-            found.append(name.removesuffix(".toml"))
-            if len(found) == MAX_SERVINGS_NAMED:
-                break
+    pairs = snapshot.made(("servings-named", str(folder)), lambda: _servings_named(folder))
+    found = [name for name, named in pairs if named.get(kind) == ref][:MAX_SERVINGS_NAMED]
     other = "--card CARD" if kind == "checkpoint" else "--checkpoint CHECKPOINT"
     options = f"--{kind} {ref} {other}"
     if not found:
         return f" (price it with {options})"
     return f" (give a serving of it, {', '.join(found)}, or price it with {options})"
+
+
+#: The most bytes of a serving file :func:`_servings_named` reads (a registered serving takes under 1 KB).
+SERVING_SCAN_BYTES = 16 << 10
+
+
+def _servings_named(folder: Path) -> list[tuple[str, dict[str, str]]]:
+    """Each of the first :data:`MAX_SERVINGS_SCAN` serving files of ``folder`` (in name order) that reads within
+    :data:`SERVING_SCAN_BYTES`: its name and the ``checkpoint`` and ``card`` it names. Never raises."""
+    import tomllib
+
+    from passprice.files import read_regular
+    from passprice.schema import toml_loads
+
+    try:
+        with os.scandir(folder) as entries:
+            files = sorted(e.name for e in entries if e.name.endswith(".toml"))[:MAX_SERVINGS_SCAN]
+    except (OSError, ValueError):
+        return []
+    out: list[tuple[str, dict[str, str]]] = []
+    for name in files:
+        try:
+            document = toml_loads(read_regular(folder / name, SERVING_SCAN_BYTES).decode("utf-8"))
+        except (InputError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError, ValueError, OSError):
+            continue
+        named = {k: v for k in ("checkpoint", "card") if isinstance(v := document.get(k), str)}
+        out.append((name.removesuffix(".toml"), named))
+    return out
 
 
 #: The most checkpoint entry files :func:`_renamed_entry` opens, and the bytes it reads of each (an entry's
