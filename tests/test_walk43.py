@@ -70,6 +70,10 @@ def test_a_json_key_explains_to_the_entry_that_defines_it(word: str, term: str, 
          "roofline takes CARD [SERVING], the card first: r1-qwen7b-h200 is a registered serving, not a card; run "
          "`passprice roofline h200_sxm_141gb r1-qwen7b-h200`"),
         (("roofline", "gemma3-270m-h100"), "run `passprice roofline h100_sxm5_80gb gemma3-270m-h100`"),
+        # speculate without a serving: the options given name no drafting method, not the checkpoint as a serving.
+        (("speculate", "--checkpoint", "gemma3-270m-q4_k_m", "--card", "h100_sxm5_80gb", "--tokens", "1..2"),
+         "passprice: error: --checkpoint gemma3-270m-q4_k_m --card h100_sxm5_80gb names no drafting method: give "
+         "--draft METHOD"),
     ],
 )
 def test_a_name_of_another_kind_says_what_to_give(args: tuple[str, ...], says: str) -> None:
