@@ -329,7 +329,8 @@ CASES: tuple[Case, ...] = (
          "imported", _header("mixed.gguf", _mixed_arrays())),
     # 9. Silently accepted: clipped requests, a clamped --head-rows, control characters in a citation.
     Case("c09-simulate-limit-cuts-requests", 9, ("simulate", R1, "--synthetic", "50", "--limit", "16"), 0,
-         "cut to fit the limit of 16 positions: 50 prompts (to at most 8 tokens)"),
+         "cut to fit the limit of 16 positions: 50 prompts (to at most 8 tokens, half the limit, leaving the rest for "
+         "the output)"),
     Case("c09-head-rows-10e12", 9, ("price", "qwen35-27b-h200-mtp", "--head-rows", "1000000000000"), 2,
          "Invalid value for '--head-rows': 1,000,000,000,000 is out of range (a whole number from 1 to 4,294,967,295)"),
     Case("c09-head-rows-past-vocabulary", 9, ("price", "qwen35-27b-h200-mtp", "--head-rows", "1000000"), 2,

@@ -150,7 +150,8 @@ def test_header_says_when_the_architecture_is_missing() -> None:
     [
         # A serving where a checkpoint belongs (kv CHECKPOINT), a card where a serving does (roofline CARD [SERVING]).
         (("kv", "r1-qwen7b-h200"), "r1-qwen7b-h200 is a registered serving, not a checkpoint"),
-        (("roofline", "r1-qwen7b-h200", "h200_sxm_141gb"), "h200_sxm_141gb is a registered card, not a serving"),
+        # The two swapped: the command with the card first (walkthrough 43).
+        (("roofline", "r1-qwen7b-h200", "h200_sxm_141gb"), "run `passprice roofline h200_sxm_141gb r1-qwen7b-h200`"),
         # A typo, and a name's first part, suggest the registered names closest to it.
         (("price", "r1-qwen7-h200"), "; did you mean r1-qwen7b-h200 or "),
         (("price", "r1-qwen7b-h200", "--card", "h200"), "; did you mean h200_sxm_141gb or b200?"),

@@ -3578,6 +3578,9 @@ def roofline_command(
 
     if o.get("card"):
         raise click.UsageError("give the card as CARD, not --card")
+    from passprice.roofline import require_card_first
+
+    require_card_first(_root(ctx), card_name, serving)
     if plot_path is not None:
         from passprice.files import name_suffix, written_suffix
         from passprice.plots import picture_format
@@ -3695,7 +3698,10 @@ def speculate_command(
     method_name = o.pop("draft_method", None)
     head_rows = o.pop("head_rows", None)
     root, spec = _spec(ctx, serving, **o)
-    resolved, method, head_rows = resolve_speculation(root, spec, method_name, head_rows, serving or spec.checkpoint)
+    # Without a serving, the options given are what names no method ("gemma3-270m-q4_k_m names no drafting method"
+    # read as if the checkpoint were a serving; walkthrough 43).
+    label = serving or f"--checkpoint {spec.checkpoint} --card {spec.card}"
+    resolved, method, head_rows = resolve_speculation(root, spec, method_name, head_rows, label)
     batch = None if at_best else resolved.spec.batch
     if not at_best:
         _cap_unused(o, "speculate prices each draft length at the serving's batch (add --best to search within it)")

@@ -51,9 +51,11 @@ _TERMS = (
         "seconds to move the sequences held in host memory over the host link",
         "The host term: with `--host-memory`, sequences that do not fit in card memory live in pinned host memory "
         "and are read and written over the host link each pass (`host.read`, `host.write`, at the DMA share "
-        "`host.stream`). 0 s when every sequence is in card memory.",
+        "`host.stream`). 0 s when every sequence is in card memory. In `--json` and a sweep's rows: `host_s` the "
+        "term's seconds, `host_sequences` the sequences of the batch held in host memory, `host_held_bytes` their "
+        "bytes there and `host_capacity_bytes` the host memory they may use (`host.capacity`).",
         ("host link", "host memory", "host held", "host memory allowed", "--host-memory", "host.read", "host.write",
-         "host.stream", "host.capacity", "host_s"),
+         "host.stream", "host.capacity", "host_s", "host_sequences", "host_held_bytes", "host_capacity_bytes"),
         tag="bytes over the host link",
     ),
     Term(
@@ -61,8 +63,9 @@ _TERMS = (
         "seconds of integer multiply-adds on the matrix array",
         "The card's integer matrix array (tensor cores, matrix cores), as a rate of multiply-adds a second (MAC/s): "
         "a 4-bit weight code times an 8-bit activation code. A wider weight code is split into 4-bit digits and a "
-        "two-word activation into two words, one pass each. Quantized matrices (Q4_K, Q8_0 …) run here.",
-        ("integer array", "tensor cores", "array_s"),
+        "two-word activation into two words, one pass each. Quantized matrices (Q4_K, Q8_0 …) run here. `--json`'s "
+        "`array_macs` is the pass's multiply-adds there, `array_s` their seconds.",
+        ("integer array", "tensor cores", "array_s", "array_macs"),
         tag="integer multiply-adds",
     ),
     Term(
@@ -72,8 +75,9 @@ _TERMS = (
         "products over the KV cache (`--attention vector`), recurrences, and float matrices (F32, F16, BF16). A "
         "price says when float matrices are priced here: F16 and BF16 matrices ride the card's tensor cores where "
         "it has a rate for their type (`tensor.f16`, `tensor.bf16`: their seconds join the array term), and F32 "
-        "matrices, or a type the card has no rate for, run on the vector units at its f32 rate.",
-        ("vector units", "f32", "float", "float matrices", "F16", "BF16", "vector_s"),
+        "matrices, or a type the card has no rate for, run on the vector units at its f32 rate. `--json`'s "
+        "`vector_macs` is the pass's multiply-adds there, `vector_s` their seconds.",
+        ("vector units", "f32", "float", "float matrices", "F16", "BF16", "vector_s", "vector_macs"),
         tag="f32 multiply-adds",
     ),
     Term(
@@ -81,8 +85,9 @@ _TERMS = (
         "seconds of block-scale work: each weight block's integer sum rescaled",
         "The block-scale lanes: every quantized weight block's integer sums leave the array to be multiplied by the "
         "block's scales (and minimums). The card fact `scale` is the cycles a second of all lanes together, in "
-        "Tcycle/s (10^12 cycles a second); a K-quant block costs more lane cycles than a Q8_0 block.",
-        ("scale lanes", "block scale", "Tcycle/s", "Tcycle", "cycle", "scale_s"),
+        "Tcycle/s (10^12 cycles a second); a K-quant block costs more lane cycles than a Q8_0 block. `--json`'s "
+        "`scale_cycles` is the pass's lane cycles, `scale_s` their seconds.",
+        ("scale lanes", "block scale", "Tcycle/s", "Tcycle", "cycle", "scale_s", "scale_cycles"),
         tag="block-scale lane cycles",
     ),
     Term(
@@ -98,8 +103,9 @@ _TERMS = (
         "one token's activations through a layer; a sequence carries 1 + drafts a pass",
         "A token-row is one token's activation vector crossing a layer. Each sequence carries its verified token "
         "and each drafted token as rows, so a pass multiplies every weight by batch × (1 + drafts) rows. Token-rows "
-        "live in on-chip memory while they cross a layer.",
-        ("token-rows", "rows"),
+        "live in on-chip memory while they cross a layer. `--json`'s `rows_per_sequence` is the rows each sequence "
+        "carries a pass (1 + drafts).",
+        ("token-rows", "rows", "rows_per_sequence"),
     ),
     Term(
         "GGUF",
@@ -232,8 +238,8 @@ _TERMS = (
         "A serving stack's fixed cost: the seconds each pass pays whatever it carries (kernel launches, "
         "synchronisation, sampling), as the stack's `overhead.pass` and `overhead.layer` facts; `price --stack` shows "
         "it as `fixed` beside the terms at the stack's shares, and `holds on` the token-rows and cached positions "
-        "its runs were measured at (range.*), outside which it is refused (BeyondStack).",
-        ("fixed cost", "holds on", "overhead", "overhead.pass", "overhead.layer"),
+        "its runs were measured at (range.*), outside which it is refused (BeyondStack); `--json`'s `fixed_s`.",
+        ("fixed cost", "holds on", "overhead", "overhead.pass", "overhead.layer", "fixed_s"),
     ),
     Term(
         "seed",
@@ -241,7 +247,7 @@ _TERMS = (
         "The project's seed is `serving.rs`, the Rust pricing module passprice's pricer ports (kept beside the "
         "project, not in this repository): its items keep their names (`PassShape`, `cost_split`, `best_serving`, "
         "the `ServingRefusal` variants), and the card's limit it defines stays bit-exact for every lock.",
-        ("serving.rs",),
+        ("serving.rs", "the seed"),
     ),
     Term(
         "share.*",
@@ -423,8 +429,9 @@ _TERMS = (
         "on chip",
         "on-chip memory holding the batch's token-rows through a layer",
         "`on_chip.capacity`: the on-chip memory (SRAM, shared memory, L2) that must hold the batch's token-rows "
-        "while they cross a layer; a batch whose rows do not fit is refused. Prefill chunks are bounded by it.",
-        ("on_chip", "on-chip", "on_chip.capacity", "on_chip.bandwidth"),
+        "while they cross a layer; a batch whose rows do not fit is refused. Prefill chunks are bounded by it. "
+        "`--json`'s `on_chip_bytes` is what the batch's rows take of it, `on_chip_capacity` the card's.",
+        ("on_chip", "on-chip", "on_chip.capacity", "on_chip.bandwidth", "on_chip_bytes", "on_chip_capacity"),
     ),
     Term(
         "held",
@@ -432,8 +439,12 @@ _TERMS = (
         "Held bytes: what card memory must hold for the pass — the weights and embedding table once, and each "
         "sequence's KV cache (at its limit, or its pages), recurrent state and conv ring. passprice counts no "
         "headroom for a runtime's workspace, activations or fragmentation: a batch filling 99.9 % of memory fits "
-        "only on paper.",
-        ("held bytes", "headroom", "memory.capacity", "card memory", "all in card memory"),
+        "only on paper. `--json`'s `held_bytes` is that sum, `capacity_bytes` the card's memory (`memory.capacity`). "
+        "`kv` prints the two parts apart: *held once* (the weights and embedding table) and *held per sequence* (the "
+        "seed's `held_per_sequence`), and the sequences that fit, the seed's `card_room`: ⌊(memory − held once) / "
+        "held per sequence⌋.",
+        ("held bytes", "headroom", "memory.capacity", "card memory", "all in card memory", "capacity_bytes",
+         "held once", "held per sequence", "held_per_sequence", "card_room"),
     ),
     Term(
         "KV cache",
@@ -881,9 +892,10 @@ _TERMS = (
         "`routing.hot_experts` and `routing.hot_share`, which a lock can floor. How many sequences fit does not "
         "depend on it (`max-batch` and `kv` need no record); a dense checkpoint takes none (`BadRouting`). A price "
         "shows the record's note, its caveat, as `routing note`; `passprice audit` names the record, its file and "
-        "its note.",
+        "its note. A price's `--json` `routing` object gives `distinct` (the mean experts a layer the pass reads), "
+        "`bytes` (theirs) and `experts_held_bytes` (all routed experts' bytes).",
         ("routing record", "mixture of experts", "moe", "experts", "expert", "hot_experts", "hot_share", "hot set",
-         "routing note", "token-slots", "token-slot", "p_e", "mean over routing"),
+         "routing note", "token-slots", "token-slot", "p_e", "mean over routing", "distinct", "experts_held_bytes"),
     ),
     Term(
         "MLA",
@@ -1006,9 +1018,10 @@ _TERMS = (
         "The bytes a pass moves through card memory: the weights and embedding rows, read once and shared by the "
         "batch (with `--prefix-read-once`, the shared prefix's KV too), and each sequence's own bytes (its KV "
         "cache up to its position, recurrent state, log and conv ring), of which those rewritten in place (a "
-        "recurrent state) are shown apart.",
+        "recurrent state) are shown apart. In `--json`: `weight_bytes` (shared by the batch), `sequence_bytes` (one "
+        "sequence's) and `rewrite_bytes` (of those, rewritten in place).",
         ("bytes", "weight bytes", "sequence bytes", "per sequence", "shared by the batch", "embedding rows",
-         "weights and embedding rows"),
+         "weights and embedding rows", "rewrite_bytes", "rewritten in place"),
     ),
     Term(
         "ridge",
@@ -1033,9 +1046,14 @@ _TERMS = (
         "fit, said on stderr too (`audit` under a stack prints the line in its body, with a `fit reach` line for a "
         "card or kind of model the runs never measured). A `× limit` column (compare --stack, speculate --stack) is "
         "the expected tokens/s "
-        "over the card's limit: in compare, the limit at its own best batch, which may be larger than the stack's.",
+        "over the card's limit: in compare, the limit at its own best batch, which may be larger than the stack's. "
+        "In `--json`: `expected` (the expected price), `ratio` (its tokens/s over the limit's), `stack_span` (the "
+        "fitted span), `stack_fit` (`null` unless its fit no longer follows from today's runs); a sweep's "
+        "`expected_tokens_per_s`, `expected_pass_s`, `expected_binds`, `expected_provenance` and `expected_refusal` "
+        "columns are the expected price's.",
         ("serving stack", "expected", "expected price", "calibrate", "validate", "fitted span", "× limit",
-         "memory.reserved", "calibrated on", "fit reach"),
+         "memory.reserved", "calibrated on", "fit reach", "ratio", "stack_span", "stack_fit", "expected_tokens_per_s",
+         "expected_pass_s", "expected_provenance", "expected_refusal"),
     ),
     Term(
         "by hand",

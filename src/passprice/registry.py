@@ -1118,7 +1118,9 @@ def _hint(kind: str, ref: str, folder: Path, known: list[str], root: Root | None
     for other, rel in _KINDS.items():
         place = top / rel
         if other != kind and place != folder and is_there(place / f"{ref}.toml"):
-            return f"; {ref} is a registered {other}, not a {kind}"
+            if kind == "serving" and other in ("checkpoint", "card"):
+                return f"; {ref} is a registered {other}, not a {kind}{_servings_of(folder, other, ref)}"
+            return f"; {ref} is a registered {other}, not a {kind}{_serving_part(place / f'{ref}.toml', kind)}"
     from passprice import snapshot
 
     # Listed once a read of the registry: check's 1,000 runs naming 1,000 cards not registered listed the root's
@@ -1146,6 +1148,87 @@ def _hint(kind: str, ref: str, folder: Path, known: list[str], root: Root | None
     if shipped.startswith("; " + ref):
         return shipped
     return did_you_mean(ref, known) or shipped
+
+
+def serving_card(path: Path) -> str | None:
+    """The card the serving file ``path`` names, when it reads and the name is a plain one; else ``None``. Never
+    raises."""
+    part = _serving_part(path, "card")
+    return part.removeprefix(" (its card is ").removesuffix(": give that)") if part else None
+
+
+def _serving_part(path: Path, kind: str) -> str:
+    """For a serving's name given where a ``kind`` of ``checkpoint`` or ``card`` belongs, the one its file
+    ``path`` names, to give instead (``: its checkpoint is deepseek-r1-distill-qwen-7b-q4_k_m: give that``); ``""``
+    for another kind, or a file that does not read or names no plain name there. ``passprice kv r1-qwen7b-h200``
+    said only "r1-qwen7b-h200 is a registered serving, not a checkpoint", leaving the user to open the serving's
+    file to find the name wanted (walkthrough 43). Never raises."""
+    if kind not in ("checkpoint", "card"):
+        return ""
+    import re
+    import tomllib
+
+    from passprice.files import read_regular
+    from passprice.schema import toml_loads
+
+    try:
+        named = toml_loads(read_regular(path, SERVING_SCAN_BYTES).decode("utf-8")).get(kind)
+    except (InputError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError, ValueError, OSError):
+        return ""
+    if not isinstance(named, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}", named, flags=re.ASCII):
+        return ""
+    return f" (its {kind} is {named}: give that)"
+
+
+#: The most serving files :func:`_servings_of` reads, and the most servings it names.
+MAX_SERVINGS_SCAN = 200
+MAX_SERVINGS_NAMED = 5
+
+
+def _servings_of(folder: Path, kind: str, ref: str) -> str:
+    """For a checkpoint's or card's name ``ref`` given where a serving belongs, what to give instead: the servings
+    of ``folder`` naming it as their ``kind`` (the first :data:`MAX_SERVINGS_NAMED`, in name order, of the first
+    :data:`MAX_SERVINGS_SCAN` files, read once a snapshot), and the options that price it without one (``: give a
+    serving of it, gemma3-270m-h100, or price it with --checkpoint gemma3-270m-q4_k_m --card CARD``). ``passprice
+    audit gemma3-270m-q4_k_m`` said only "gemma3-270m-q4_k_m is a registered checkpoint, not a serving"
+    (walkthrough 43). Never raises."""
+    from passprice import snapshot
+
+    pairs = snapshot.made(("servings-named", str(folder)), lambda: _servings_named(folder))
+    found = [name for name, named in pairs if named.get(kind) == ref][:MAX_SERVINGS_NAMED]
+    other = "--card CARD" if kind == "checkpoint" else "--checkpoint CHECKPOINT"
+    options = f"--{kind} {ref} {other}"
+    if not found:
+        return f" (price it with {options})"
+    return f" (give a serving of it, {', '.join(found)}, or price it with {options})"
+
+
+#: The most bytes of a serving file :func:`_servings_named` reads (a registered serving takes under 1 KB).
+SERVING_SCAN_BYTES = 16 << 10
+
+
+def _servings_named(folder: Path) -> list[tuple[str, dict[str, str]]]:
+    """Each of the first :data:`MAX_SERVINGS_SCAN` serving files of ``folder`` (in name order) that reads within
+    :data:`SERVING_SCAN_BYTES`: its name and the ``checkpoint`` and ``card`` it names. Never raises."""
+    import tomllib
+
+    from passprice.files import read_regular
+    from passprice.schema import toml_loads
+
+    try:
+        with os.scandir(folder) as entries:
+            files = sorted(e.name for e in entries if e.name.endswith(".toml"))[:MAX_SERVINGS_SCAN]
+    except (OSError, ValueError):
+        return []
+    out: list[tuple[str, dict[str, str]]] = []
+    for name in files:
+        try:
+            document = toml_loads(read_regular(folder / name, SERVING_SCAN_BYTES).decode("utf-8"))
+        except (InputError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError, ValueError, OSError):
+            continue
+        named = {k: v for k in ("checkpoint", "card") if isinstance(v := document.get(k), str)}
+        out.append((name.removesuffix(".toml"), named))
+    return out
 
 
 #: The most checkpoint entry files :func:`_renamed_entry` opens, and the bytes it reads of each (an entry's

@@ -23,7 +23,7 @@ import os
 import textwrap
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -41,6 +41,9 @@ from passprice.serving import (
     pass_shape,
 )
 
+if TYPE_CHECKING:
+    from passprice.registry import Root
+
 #: What ``--plot`` needs, and how to get it (printed, exit 2, when matplotlib is missing).
 PLOT_INSTALL = "pip install '.[plot]' in a checkout of passprice ('passprice[plot]' from a package index)"
 
@@ -54,6 +57,31 @@ PLOT_POINTS = 240
 #: by pricing the plot's grid and bisecting between neighbours that bind differently.
 PRICE_EVERY = 4096
 
+
+def require_card_first(root: Root, card: str, serving: str | None) -> None:
+    """Refuse ``roofline CARD [SERVING]`` given a registered serving as CARD where ``root`` (a
+    registry) registers no card of that name, and ``serving`` is none or a registered card:
+    the two swapped, or the serving given alone. Raises :class:`InputError` naming the command to run (the serving's
+    card read from its file when it reads). ``roofline r1-qwen7b-h200 h200_sxm_141gb`` said only that
+    h200_sxm_141gb was "a registered card, not a serving" (walkthrough 43)."""
+    import re
+
+    from passprice.files import is_there
+    from passprice.registry import serving_card
+
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}", card, flags=re.ASCII):
+        return
+    if is_there(root.cards / f"{card}.toml"):
+        return
+    if not is_there(root.servings / f"{card}.toml"):
+        return
+    plain = serving is None or re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}", serving, flags=re.ASCII)
+    if serving is not None and (not plain or not is_there(root.cards / f"{serving}.toml")):
+        return
+    named = serving if serving is not None else serving_card(root.servings / f"{card}.toml")
+    then = f"passprice roofline {named} {card}" if named else f"passprice roofline CARD {card}"
+    raise InputError(f"roofline takes CARD [SERVING], the card first: {card} is a registered serving, not a card; "
+                     f"run `{then}`")
 
 @attrs.frozen
 class Ridge:

@@ -435,9 +435,12 @@ def synthetic(params: Synthetic, limit: int) -> Trace:
     if cut_prompts or cut_outputs:
         # Said where the trace is described (the summary's first lines), so a median the limit cut is not taken for
         # the trace's own.
+        # Why that many: a prompt keeps at most half its room, so its output has the rest ("to at most 2,048
+        # tokens" under a 4,096 limit read as a figure from nowhere; walkthrough 43).
+        half = "half the limit" if not params.prefix else f"half the {room:,} the shared prefix leaves"
         source += (
             f"; cut to fit the limit of {limit:,} positions: {cut_prompts:,} prompts (to at most "
-            f"{max(room // 2, 1):,} tokens) and {cut_outputs:,} outputs"
+            f"{max(room // 2, 1):,} tokens, {half}, leaving the rest for the output) and {cut_outputs:,} outputs"
         )
     return _checked(Trace(tuple(requests), source), limit)
 
