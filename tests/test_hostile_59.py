@@ -55,7 +55,7 @@ CASES = [
     (R1, _unit("memory.bandwidth", "GB"), 'facts."memory.bandwidth".unit: \'GB\' is not allowed here (one of '
      "'B/s', 'kB/s', 'MB/s', 'GB/s', 'TB/s', 'PB/s', 'KiB/s', 'MiB/s', 'GiB/s', 'TiB/s')"),
     (R1, _drop("scale"), "facts.scale: missing (required)"),
-    (R1, _drop("host.capacity"), "facts: 'host.capacity' is a dependency of 'host.read'"),
+    (R1, _drop("host.capacity"), 'facts."host.capacity": missing (required)'),
 ]
 
 
