@@ -3510,14 +3510,16 @@ def kv_command(
     """KV cache (by layer kind), recurrent state and conv ring bytes per token and per sequence of CHECKPOINT at each
     context, and how many sequences fit beside the weights on each registered card (or the --cards given). A context
     past the model's is shown refused; exit 1 only when every context is."""
-    from passprice.cards import load_card, load_cards
+    from passprice.cards import load_card
     from passprice.checkpoints import load_checkpoint
     from passprice.kv import default_contexts, kv_json, kv_report, kv_text, parse_contexts
     from passprice.serving import ServingRefusal
 
     root = _root(ctx)
-    if cards.strip() == "all":
-        the_cards = None
+    if cards.strip() == "all":  # as `cards` and compare: the good ones listed, each bad card file one line (exit 2)
+        # load_cards stopped at the first card file that did not read: one bad file hid the whole table, the
+        # checkpoint's own bytes a token included (attack round 59)
+        the_cards = [c for _, c in _load_all(root.names(root.cards), lambda name: load_card(root, name), root=root)]
     else:  # as compare's --cards: every wrong name said at once (exit 2), before the checkpoint is read
         from passprice.compare import missing_cards
 
@@ -3531,11 +3533,11 @@ def kv_command(
     header = load_checkpoint(root, checkpoint)
     sizes = parse_contexts(contexts) if contexts is not None else default_contexts(header.meta_int("context_length"))
     try:
-        report = kv_report(header, sizes, load_cards(root) if the_cards is None else the_cards, kv_bytes, state_bytes,
-                           name=checkpoint)
+        report = kv_report(header, sizes, the_cards, kv_bytes, state_bytes, name=checkpoint)
     except ServingRefusal as e:
         _refuse(e)
     data = kv_json(report)
+    data["problems"] = _kept_problems()  # each card file that does not read, left out of each context's "fits"
     if all(c.refusal is not None for c in report.contexts):
         raise Refused(f"every context is past {checkpoint}'s context length {report.model_context:,}", data)
     _finite(data)

@@ -450,6 +450,11 @@ def _explain(error: Any) -> str:
         if missing == "derivation" and isinstance(instance, Mapping) and instance.get("provenance") == "derived":
             return said + DERIVED_NEEDS
         return said
+    if error.validator == "dependentRequired":
+        # "'host.capacity' is a dependency of 'host.read'": the key missing, as `required` says it, so a lock cut
+        # short inside its host link still reads as one "incomplete lock" line (attack round 59)
+        missing = error.message.split("'")[1] if "'" in error.message else error.message
+        return f"{_key_path([*where, missing])}: missing (required)"
     if error.validator == "additionalProperties":
         extra = [k for k in error.instance if k not in error.schema.get("properties", {})]
         patterns = [re.compile(p) for p in error.schema.get("patternProperties", {})]  # ecma_pattern's already
