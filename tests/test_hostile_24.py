@@ -56,10 +56,19 @@ def _passprice(*args: str, cwd: Path, **env: str) -> subprocess.CompletedProcess
                           capture_output=True, text=True, timeout=300)
 
 
+@pytest.fixture(scope="module")
+def expected() -> subprocess.CompletedProcess[str]:
+    """``passprice price R1`` with the cache and the memo bypassed: what each deep cache folder's run must print
+    (run once for the module's four cases)."""
+    done = _passprice("price", R1, cwd=REPO, PASSPRICE_NO_CACHE="1", PASSPRICE_NO_MEMO="1")
+    assert done.returncode == 0, done.stderr
+    return done
+
+
 @pytest.mark.parametrize("variable", ["XDG_CACHE_HOME", "PASSPRICE_CACHE_DIR"])
 @pytest.mark.parametrize("memo", ["", "1"])
 def test_a_cache_folder_thousands_of_folders_deep_is_made_without_a_traceback(
-    tmp_path: Path, variable: str, memo: str, deep_trees: list[Path]
+    tmp_path: Path, variable: str, memo: str, deep_trees: list[Path], expected: subprocess.CompletedProcess[str]
 ) -> None:
     # Round 24: XDG_CACHE_HOME (or PASSPRICE_CACHE_DIR) = /tmp/x/y/y/…/y, 2,000 folders not yet there (4,000
     # bytes, a path Linux takes): `passprice price R1` printed the price, then a 1,000-frame traceback ending in
@@ -67,8 +76,6 @@ def test_a_cache_folder_thousands_of_folders_deep_is_made_without_a_traceback(
     # again for the compiled code at exit), exit 1. The cache's folders are now made in a loop.
     deep = _deep(tmp_path / "cache")
     deep_trees.append(tmp_path / "cache")
-    expected = _passprice("price", R1, cwd=REPO, PASSPRICE_NO_CACHE="1", PASSPRICE_NO_MEMO="1")
-    assert expected.returncode == 0, expected.stderr
     done = _passprice("price", R1, cwd=REPO, **{variable: str(deep), "PASSPRICE_NO_MEMO": memo})
     assert (done.returncode, done.stderr, done.stdout) == (0, "", expected.stdout)
     kept = deep / "passprice" if variable == "XDG_CACHE_HOME" else deep

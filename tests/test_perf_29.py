@@ -4,15 +4,14 @@
 
 Behaviour only, no timing: the kept findings are never stale (each input edited in place, its size and modification
 time kept as they were, as an edit within the same second leaves them; the findings then equal a fit re-run with the
-cache bypassed, and differ from before where the edit moves the fit); the reviews of a changed card fact, checkpoint
-entry and source record, and ``check``, are the same bytes and exit status cold, warm and without the cache."""
+cache bypassed, and differ from before where the edit moves the fit). The reviews of a changed card fact, checkpoint
+entry and source record, and ``check``, the same bytes and exit status cold, warm and without the cache (a warm
+``check`` importing no NumPy), are in test_same_bytes."""
 
 from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -163,78 +162,3 @@ def test_an_input_that_cannot_be_keyed_is_fitted_afresh(
     assert found == fresh_findings(root, monkeypatch)
     assert "llama2-7b-f16" in found[0].message  # type: ignore[attr-defined]
 
-
-# --- whole processes: the same bytes cold, warm and without the cache ---------------------------------------------
-
-
-def git(repo: Path, *args: str) -> str:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@example.invalid"}
-    return subprocess.run(["git", *args], cwd=repo, env=env, capture_output=True, text=True, check=True).stdout.strip()
-
-
-@pytest.fixture(scope="module")
-def repo(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
-    """A git repository of passprice's own registry, ``base`` and one commit on it each changing one card fact
-    (the H200's memory.bandwidth), one checkpoint entry's origin and one source record's read note."""
-    path = copy_registry(tmp_path_factory.mktemp("perf29") / "registry")
-    git(path, "init", "-q", "-b", "main")
-    git(path, "add", "-A")
-    git(path, "commit", "-q", "--no-verify", "-m", "base")
-    made: dict[str, object] = {"path": path, "base": git(path, "rev-parse", "HEAD")}
-    for name, rel, old, new in (
-        ("fact", "facts/cards/h200_sxm_141gb.toml", "[memory.bandwidth]\nvalue = 4.8\n",
-         "[memory.bandwidth]\nvalue = 4.9\n"),
-        ("entry", "registry/checkpoints/deepseek-r1-distill-qwen-7b-q4_k_m.toml",
-         'origin = "DeepSeek-R1-Distill-Qwen-7B, Q4_K_M: ', 'origin = "DeepSeek-R1-Distill-Qwen-7B (Q4_K_M): '),
-        ("source", "sources/nvidia-h200-datasheet.toml", 'read = "', 'read = "Read: '),
-    ):
-        git(path, "checkout", "-q", "-b", name, str(made["base"]))
-        file = path / rel
-        text = file.read_text(encoding="utf-8")
-        assert text.count(old) == 1
-        file.write_text(text.replace(old, new), encoding="utf-8")
-        git(path, "commit", "-q", "--no-verify", "-am", name)
-        made[name] = git(path, "rev-parse", "HEAD")
-    git(path, "checkout", "-q", "main")
-    return made
-
-
-def run(cwd: Path, cache_dir: Path, *args: str, importtime: bool = False) -> tuple[int, str, str]:
-    """``passprice ARGS`` in a process of its own, the result memo bypassed: exit status, stdout, stderr."""
-    env = {**os.environ, "PASSPRICE_CACHE_DIR": str(cache_dir), "PASSPRICE_NO_MEMO": "1"}
-    for name in ("PASSPRICE_NO_CACHE", "PASSPRICE_MAX_FIT_RUNS"):
-        env.pop(name, None)
-    done = subprocess.run([sys.executable, *(["-X", "importtime"] if importtime else []), "-m", "passprice", *args],
-                          cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
-    return done.returncode, done.stdout, done.stderr
-
-
-@pytest.mark.parametrize("change", ["fact", "entry", "source"])
-def test_a_markdown_review_is_the_same_cold_warm_and_without_the_cache(
-    repo: dict[str, object], tmp_path: Path, change: str
-) -> None:
-    path, base, head = Path(str(repo["path"])), str(repo["base"]), str(repo[change])
-    args = ("diff", base, head, "--format", "markdown")
-    cold = run(path, tmp_path / "cache", *args)
-    warm = run(path, tmp_path / "cache", *args)
-    bypassed = run(path, tmp_path / "unused", "--no-cache", *args)
-    assert cold == warm == bypassed
-    status, out, err = cold
-    if change == "fact":
-        assert status == 1, err
-        assert "4.8 TB/s → 4.9 TB/s" in out
-    else:
-        assert (status, err) == (0, "")
-
-
-def test_a_warm_check_is_the_same_and_imports_no_numpy(repo: dict[str, object], tmp_path: Path) -> None:
-    path = Path(str(repo["path"]))
-    cold = run(path, tmp_path / "cache", "check")
-    status, out, err = run(path, tmp_path / "cache", "check", importtime=True)
-    assert (status, out) == cold[:2]
-    assert cold[0] == 0, cold[2]
-    imported = {line.rsplit("|", 1)[-1].strip() for line in err.splitlines() if line.startswith("import time:")}
-    assert "passprice.stackfits" in imported
-    assert "numpy" not in imported and "passprice.calibrate" not in imported
-    assert run(path, tmp_path / "unused", "--no-cache", "check")[:2] == cold[:2]

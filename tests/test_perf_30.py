@@ -5,15 +5,12 @@ each least-squares step through the LAPACK call ``numpy.linalg.lstsq`` makes (:d
 and makes its choices on Python floats.
 
 Behaviour only, no timing: every double is the same as before (the step against ``numpy.linalg.lstsq``, the NNLS
-against the round-29 code kept here as :func:`reference_nnls`, the registry's fits and hold-out errors, and the
-reviews of a changed card fact, checkpoint entry and source record, and ``check``, byte for byte with the
-reference put back). No cache is added this round, so nothing here can be stale."""
+against the round-29 code kept here as :func:`reference_nnls`, the registry's fits and hold-out errors; the reviews
+of a changed card fact, checkpoint entry and source record, and ``check``, byte for byte with the reference put back,
+are in test_same_bytes). No cache is added this round, so nothing here can be stale."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -151,83 +148,3 @@ def test_the_registrys_fits_and_hold_out_errors_are_the_same_doubles(monkeypatch
     assert len(by_card) == 111 and len(by_checkpoint) == 111 and 0.0 <= serial <= 1.0
     assert set(values) >= {"overhead.pass", "overhead.layer"}
 
-
-# --- whole processes: the reviews and check the same bytes with round 29's NNLS put back ---------------------------
-
-DRIVER = """
-import runpy, sys
-sys.path.insert(0, {tests!r})
-if {reference!r}:
-    import passprice.calibrate
-    from test_perf_30 import reference_nnls
-    passprice.calibrate.nnls = reference_nnls
-sys.argv = ["passprice", *sys.argv[1:]]
-runpy.run_module("passprice", run_name="__main__")
-"""
-
-
-@pytest.fixture(scope="module")
-def repo(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
-    """A git repository of the shipped registry, ``base`` and one commit on it each changing one card fact (the
-    H200's memory.bandwidth), one checkpoint entry's origin and one source record's read note (round 29's)."""
-    sys.path.insert(0, str(HERE))
-    from test_perf_29 import copy_registry, git
-
-    path = copy_registry(tmp_path_factory.mktemp("perf30") / "registry")
-    git(path, "init", "-q", "-b", "main")
-    git(path, "add", "-A")
-    git(path, "commit", "-q", "--no-verify", "-m", "base")
-    made: dict[str, object] = {"path": path, "base": git(path, "rev-parse", "HEAD")}
-    for name, rel, old, new in (
-        ("fact", "facts/cards/h200_sxm_141gb.toml", "[memory.bandwidth]\nvalue = 4.8\n",
-         "[memory.bandwidth]\nvalue = 4.9\n"),
-        ("entry", "registry/checkpoints/deepseek-r1-distill-qwen-7b-q4_k_m.toml",
-         'origin = "DeepSeek-R1-Distill-Qwen-7B, Q4_K_M: ', 'origin = "DeepSeek-R1-Distill-Qwen-7B (Q4_K_M): '),
-        ("source", "sources/nvidia-h200-datasheet.toml", 'read = "', 'read = "Read: '),
-    ):
-        git(path, "checkout", "-q", "-b", name, str(made["base"]))
-        file = path / rel
-        text = file.read_text(encoding="utf-8")
-        assert text.count(old) == 1
-        file.write_text(text.replace(old, new), encoding="utf-8")
-        git(path, "commit", "-q", "--no-verify", "-am", name)
-        made[name] = git(path, "rev-parse", "HEAD")
-    git(path, "checkout", "-q", "main")
-    return made
-
-
-def run(cwd: Path, tmp: Path, reference: bool, *args: str) -> tuple[int, str, str]:
-    """``passprice --no-cache ARGS`` in a process of its own (the fits re-run), the memo bypassed, with round 29's
-    NNLS when ``reference``: exit status, stdout, stderr."""
-    env = {**os.environ, "PASSPRICE_CACHE_DIR": str(tmp / "unused"), "PASSPRICE_NO_MEMO": "1"}
-    env.pop("PASSPRICE_MAX_FIT_RUNS", None)
-    code = DRIVER.format(tests=str(HERE), reference=reference)
-    done = subprocess.run([sys.executable, "-c", code, "--no-cache", *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=300)
-    return done.returncode, done.stdout, done.stderr
-
-
-@pytest.mark.parametrize("change", ["fact", "entry", "source"])
-def test_a_markdown_review_is_the_same_bytes_with_round_29s_nnls(
-    repo: dict[str, object], tmp_path: Path, change: str
-) -> None:
-    path, base, head = Path(str(repo["path"])), str(repo["base"]), str(repo[change])
-    args = ("diff", base, head, "--format", "markdown")
-    now = run(path, tmp_path, False, *args)
-    assert now == run(path, tmp_path, True, *args)
-    status, out, err = now
-    if change == "fact":
-        assert status == 1, err
-        assert "4.8 TB/s → 4.9 TB/s" in out
-    else:
-        assert (status, err) == (0, ""), err
-
-
-def test_check_is_the_same_bytes_with_round_29s_nnls(repo: dict[str, object], tmp_path: Path) -> None:
-    path = Path(str(repo["path"]))
-    now = run(path, tmp_path, False, "check")
-    assert now[0] == 0, now[2]
-    assert now == run(path, tmp_path, True, "check")
-    # 104: the 9 shipped locks, the stack lock r1-qwen7b-h200-llamacpp among them (103 with 8); 106 with moe43's
-    # MoE measurement file and its source record
-    assert now[1].startswith("checked 106 files (") and now[1].endswith("all holds\n")

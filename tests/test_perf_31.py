@@ -4,14 +4,13 @@ private copy, whose recomputed card no run reads), and the private copy's re-fit
 written without tomlkit's parse (:mod:`passprice.plaintoml`: exactly the document, or tomlkit as before).
 
 Behaviour only, no timing: the plain writer's text reads back as exactly the document (hand-written cases, text
-checked), the kept fit is the fresh fit's doubles and each of its inputs edited gives a fresh solve, and the three
-markdown reviews and ``check`` are the same bytes and exit status as with the memo off and tomlkit writing."""
+checked), the kept fit is the fresh fit's doubles and each of its inputs edited gives a fresh solve. The three
+markdown reviews and ``check``, the same bytes and exit status as with the memo off and tomlkit writing, are in
+test_same_bytes."""
 
 from __future__ import annotations
 
 import math
-import os
-import subprocess
 import sys
 import tomllib
 from pathlib import Path
@@ -193,82 +192,6 @@ def test_the_memo_holds_at_most_its_bound(monkeypatch: pytest.MonkeyPatch) -> No
     assert len(calibrate._FITS) == 2  # the oldest (measured_s) let go
     assert calibrate._fit_key(calibrate._Runs.of(_edited(ms, "measured_s")), calibrate.exercised(ms)) \
         not in calibrate._FITS
-
-
-# --- the review: the same bytes ------------------------------------------------------------------------------------
-
-DRIVER = """
-import runpy, sys
-if {before!r}:
-    import passprice.calibrate, passprice.plaintoml
-    passprice.calibrate._FITS_KEPT = 0
-    passprice.plaintoml.dumps = lambda document: None
-sys.argv = ["passprice", *sys.argv[1:]]
-runpy.run_module("passprice", run_name="__main__")
-"""
-
-
-@pytest.fixture(scope="module")
-def repo(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
-    """Round 30's repository: the shipped registry, ``base``, and one commit on it each changing one card fact (the
-    H200's memory.bandwidth), one checkpoint entry's origin and one source record's read note."""
-    sys.path.insert(0, str(HERE))
-    from test_perf_29 import copy_registry, git
-
-    path = copy_registry(tmp_path_factory.mktemp("perf31") / "registry")
-    git(path, "init", "-q", "-b", "main")
-    git(path, "add", "-A")
-    git(path, "commit", "-q", "--no-verify", "-m", "base")
-    made: dict[str, object] = {"path": path, "base": git(path, "rev-parse", "HEAD")}
-    for name, rel, old, new in (
-        ("fact", "facts/cards/h200_sxm_141gb.toml", "[memory.bandwidth]\nvalue = 4.8\n",
-         "[memory.bandwidth]\nvalue = 4.9\n"),
-        ("entry", "registry/checkpoints/deepseek-r1-distill-qwen-7b-q4_k_m.toml",
-         'origin = "DeepSeek-R1-Distill-Qwen-7B, Q4_K_M: ', 'origin = "DeepSeek-R1-Distill-Qwen-7B (Q4_K_M): '),
-        ("source", "sources/nvidia-h200-datasheet.toml", 'read = "', 'read = "Read: '),
-    ):
-        git(path, "checkout", "-q", "-b", name, str(made["base"]))
-        file = path / rel
-        text = file.read_text(encoding="utf-8")
-        assert text.count(old) == 1
-        file.write_text(text.replace(old, new), encoding="utf-8")
-        git(path, "commit", "-q", "--no-verify", "-am", name)
-        made[name] = git(path, "rev-parse", "HEAD")
-    git(path, "checkout", "-q", "main")
-    return made
-
-
-def run(cwd: Path, tmp: Path, before: bool, *args: str) -> tuple[int, str, str]:
-    """``passprice --no-cache ARGS`` in a process of its own (cold), the memo bypassed; ``before``: the fit memo off
-    and tomlkit writing the private copy (round 30's code path): exit status, stdout, stderr."""
-    env = {**os.environ, "PASSPRICE_CACHE_DIR": str(tmp / "unused"), "PASSPRICE_NO_MEMO": "1"}
-    env.pop("PASSPRICE_MAX_FIT_RUNS", None)
-    code = DRIVER.format(before=before)
-    done = subprocess.run([sys.executable, "-c", code, "--no-cache", *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=300)
-    return done.returncode, done.stdout, done.stderr
-
-
-@pytest.mark.parametrize("change", ["fact", "entry", "source"])
-def test_a_markdown_review_is_the_same_bytes_as_before(repo: dict[str, object], tmp_path: Path, change: str) -> None:
-    path, base, head = Path(str(repo["path"])), str(repo["base"]), str(repo[change])
-    args = ("diff", base, head, "--format", "markdown")
-    now = run(path, tmp_path, False, *args)
-    assert now == run(path, tmp_path, True, *args)
-    status, out, err = now
-    if change == "fact":
-        assert status == 1, err
-        assert "4.8 TB/s → 4.9 TB/s" in out
-        assert "not recomputed" not in out  # the copy was recomputed and re-fitted
-    else:
-        assert (status, err) == (0, ""), err
-
-
-def test_check_is_the_same_bytes_as_before(repo: dict[str, object], tmp_path: Path) -> None:
-    path = Path(str(repo["path"]))
-    now = run(path, tmp_path, False, "check")
-    assert now == run(path, tmp_path, True, "check")
-    assert now[1].startswith("checked 106 files (")  # 104, and moe43's measurement file and source record
 
 
 @pytest.mark.parametrize(

@@ -5,13 +5,11 @@ read-back, ``write_calibration``'s own parse and the copy's read of the file it 
 
 Behaviour only, no timing: what counts as held (keys in order, types, float bits), the file's bytes and status
 untouched when held and rewritten to the fit when not (a fitted value edited, a schema-invalid file), the path
-taken only for a private copy (``keep_layout=False``), and the one-fact markdown review the same bytes and exit
-status as with every file rewritten."""
+taken only for a private copy (``keep_layout=False``). The one-fact markdown review, the same bytes and exit status
+as with every file rewritten (the stack's text parsed once against five times), is in test_same_bytes."""
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
 import tomllib
 from pathlib import Path
@@ -110,66 +108,3 @@ def test_a_copy_whose_file_does_not_hold_the_fit_is_rewritten_to_it(root: Root, 
     assert calibrate._holds(written, calibrate.derived_facts(cal))
     assert written["share"]["read"]["value"] == 0.9329
     assert load_stack(Root(root.path), STACK).lock_facts()["stack.share.read"].value == 0.9329
-
-
-DRIVER = """
-import os, runpy, sys, tomllib
-if {before!r}:
-    import passprice.calibrate
-    passprice.calibrate._holds = lambda document, entries: False
-stack = 0
-loads = tomllib.loads
-def counted(text, **kw):
-    global stack
-    document = loads(text, **kw)
-    meta = document.get("stack")  # the stack file's table (a lock's names its checkpoint too)
-    stack += isinstance(meta, dict) and "checkpoint" not in document and "b2824" in str(meta.get("builds"))
-    return document
-tomllib.loads = counted
-def said():
-    with open(os.environ["STACK_PARSES"], "w") as f:
-        f.write(str(stack))
-exit_now = os._exit
-os._exit = lambda status: (said(), exit_now(status))
-sys.argv = ["passprice", *sys.argv[1:]]
-try:
-    runpy.run_module("passprice", run_name="__main__")
-finally:
-    said()
-"""
-
-
-def test_the_one_fact_review_is_the_same_bytes_as_with_the_file_rewritten(tmp_path: Path) -> None:
-    """Cold (an empty cache folder each run, the memo bypassed), the H200's memory bandwidth 4.8 → 4.9 TB/s: the
-    copy re-fits ``llamacpp-cuda-2405`` (a lock is priced under it), whose runs are on no H200."""
-    sys.path.insert(0, str(HERE))
-    from test_perf_29 import copy_registry, git
-
-    path = copy_registry(tmp_path / "registry")
-    git(path, "init", "-q", "-b", "main")
-    git(path, "add", "-A")
-    git(path, "commit", "-q", "--no-verify", "-m", "base")
-    card = path / "facts/cards/h200_sxm_141gb.toml"
-    card.write_text(card.read_text(encoding="utf-8").replace("[memory.bandwidth]\nvalue = 4.8\n",
-                                                             "[memory.bandwidth]\nvalue = 4.9\n"), encoding="utf-8")
-    git(path, "commit", "-q", "--no-verify", "-am", "one card fact")
-    said, parsed = [], []
-    for n, before in enumerate((False, True)):
-        env = {**os.environ, "PASSPRICE_CACHE_DIR": str(tmp_path / f"cache{n}"), "PASSPRICE_NO_MEMO": "1"}
-        env.pop("PASSPRICE_MAX_FIT_RUNS", None)
-        env.pop("PASSPRICE_NO_CACHE", None)
-        counts = tmp_path / f"parsed{n}"
-        env["STACK_PARSES"] = str(counts)
-        done = subprocess.run([sys.executable, "-c", DRIVER.format(before=before), "diff", "HEAD~1", "HEAD",
-                               "--format", "markdown"], cwd=path, env=env, capture_output=True, text=True,
-                              timeout=300)
-        said.append((done.returncode, done.stdout, done.stderr))
-        parsed.append(int(counts.read_text()))
-    assert said[0] == said[1]
-    # The stack's text parsed once (HEAD's check; the copy's reads come from the cache), against five times with
-    # every file rewritten (the copy's parse to set the fit, the plain text's check, write_calibration's own
-    # validation, the copy's read of the new text; round 33).
-    assert parsed == [1, 5]
-    status, out, err = said[0]
-    assert status == 1, err
-    assert "4.8 TB/s → 4.9 TB/s" in out and "not recomputed" not in out
