@@ -16,10 +16,10 @@ from pathlib import Path
 
 import attrs
 import pytest
-from cli_helpers import REPO, copy_root, invoke
 
+from cli_helpers import REPO, copy_root, invoke
 from passprice import check, snapshot
-from passprice.locks import read_lock
+from passprice.locks import Lock, read_lock
 from passprice.registry import Root
 
 R1 = "r1-qwen7b-h200"
@@ -74,7 +74,7 @@ def test_price_under_twenty_locks_names_each_and_sees_an_edit(twenty_locks: Path
         edited.write_text(text)
 
 
-def _locks(n: int) -> list[tuple[Path, object]]:
+def _locks(n: int) -> list[tuple[Path, Lock]]:
     """``n`` copies of R1's lock and of its best batch's, alternating, under file names of their own."""
     kept = {name: read_lock(REPO / "locks" / f"{name}.lock.toml", REPO / "schema") for name in (R1, f"{R1}-best")}
     return [(REPO / "locks" / f"c{i:02d}-{name}.lock.toml", kept[name])
@@ -85,8 +85,7 @@ def test_duplicates_by_equality_and_by_text_say_the_same(monkeypatch: pytest.Mon
     locks = _locks(20)
     # one copy of R1's lock with one pinned fact moved is no duplicate of the others
     path, lock = locks[4]
-    fact = lock.facts["array"]  # type: ignore[attr-defined]
-    moved = attrs.evolve(lock, facts={**lock.facts, "array": attrs.evolve(fact, value=990.0)})  # type: ignore
+    moved = attrs.evolve(lock, facts={**lock.facts, "array": attrs.evolve(lock.facts["array"], value=990.0)})
     locks[4] = (path.with_name(f"moved-{R1}.lock.toml"), moved)
     root = Root(REPO)
     lines = check.duplicate_lines(root, locks)
