@@ -29,7 +29,7 @@ def test_fingerprint_names_long_bytes_by_length_and_digest() -> None:
     short = b"x" * snapshot.FINGERPRINT_AFTER
     assert snapshot.fingerprint(short) is short
     long = b"y" * (snapshot.FINGERPRINT_AFTER + 1)
-    size, digest = snapshot.fingerprint(long)  # type: ignore[misc]
+    size, digest = snapshot.fingerprint(long)
     assert size == 1025 and len(digest) == 32
     assert snapshot.fingerprint(long) == (1025, digest)
     assert snapshot.fingerprint(b"z" + long[1:]) != (1025, digest)
