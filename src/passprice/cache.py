@@ -600,6 +600,7 @@ def built(
     if not snapshot.active():
         return _built(kind, schema_path, data, build, cls, store)[1]
     where = None if schema_path is None else os.fspath(schema_path)
+    named = snapshot.fingerprint(data)  # the memo's key names the bytes without holding them (issue 13)
     if batch is not None:
         folder = snapshot.made(("batch", kind, where, batch), lambda: _Batch(kind, schema_path, batch))
         folder.seen += 1
@@ -607,10 +608,10 @@ def built(
             # (None, the object): a batched object has no identity (:meth:`_Batch.built`); the same memo as below,
             # which a file read before the batch began answers.
             return snapshot.made(
-                ("built", kind, where, data), lambda: (None, folder.built(data, build, cls, store))
+                ("built", kind, where, named), lambda: (None, folder.built(data, build, cls, store))
             )[1]
     entry_key, obj = snapshot.made(
-        ("built", kind, where, data), lambda: _built(kind, schema_path, data, build, cls, store)
+        ("built", kind, where, named), lambda: _built(kind, schema_path, data, build, cls, store)
     )
     if entry_key is not None:
         _identify(obj, entry_key)  # listed again: what is computed from it is still kept

@@ -302,7 +302,7 @@ def document_and_facts(
         document = schema.load(path, "card", schema_folder, data=raw)
         return document, facts_of_document(document, str(path))
 
-    return snapshot.made(("card-parts", str(schema_folder), raw), make)
+    return snapshot.made(("card-parts", str(schema_folder), snapshot.fingerprint(raw)), make)
 
 
 #: How many times :func:`document_and_facts` parsed and structured a card file in this process (what its tests count).

@@ -849,6 +849,11 @@ def _judge_lock(root: Root, path: Path, batch: str | None = None) -> tuple[LockS
     return status, lock
 
 
+#: How many unlike locks of one rough group :func:`duplicate_lines` compares a lock with field by field before it
+#: keys the rest by their whole text.
+DUPLICATE_CANDIDATES = 64
+
+
 def duplicate_lines(root: Root, locks: list[tuple[Path, Any]]) -> list[tuple[tuple[str, str], str]]:
     """The lock files of ``locks`` (each a path and the lock read from it, in file-name order) that pin what an
     earlier one pins: the same ``[lock]`` table but for its name (kind, registered serving, pricing model), serving,
@@ -874,27 +879,40 @@ def duplicate_lines(root: Root, locks: list[tuple[Path, Any]]) -> list[tuple[tup
                  lock.price.get("batch"))
         cheap.append(rough)
         alike[rough] = alike.get(rough, 0) + 1
+    # Within a rough group, a lock is compared field by field (attrs' equality, its name and digest blanked) with
+    # the first DUPLICATE_CANDIDATES unlike locks met; past them, by its whole unstructured text. Issue 13 (session
+    # 33): each lock of 4,209 was unstructured twice and each fact digested (three walks of its facts, 51 of 82
+    # profiled seconds of `check`).
+    firsts: dict[tuple[Any, ...], list[tuple[Any, tuple[str, Any]]]] = {}
     first: dict[str, tuple[str, Any]] = {}
     out: list[tuple[tuple[str, str], str]] = []
     for (path, lock), rough in zip(locks, cheap, strict=True):
         if alike[rough] < 2:
             continue
-        body = converter().unstructure(attrs.evolve(lock, info=attrs.evolve(lock.info, name="", digest="")))
-        body["facts"] = {p: [f.digest(), converter().unstructure(f)] for p, f in sorted(lock.facts.items())}
-        key = json.dumps(body, sort_keys=True, default=repr)
+        blank = attrs.evolve(lock, info=attrs.evolve(lock.info, name="", digest=""))
         rel = _shown(root, path)
-        if key not in first:
-            first[key] = (rel, lock)
+        met = firsts.setdefault(rough, [])
+        found = next((kept for other, kept in met if other == blank), None)
+        if found is None and len(met) < DUPLICATE_CANDIDATES:
+            met.append((blank, (rel, lock)))
             continue
+        if found is None:
+            body = converter().unstructure(attrs.evolve(blank, facts={}))
+            body["facts"] = {p: converter().unstructure(f) for p, f in sorted(lock.facts.items())}
+            key = json.dumps(body, sort_keys=True, default=repr)
+            if key not in first:
+                first[key] = (rel, lock)
+                continue
+            found = first[key]
         # The copy is the file not named after its lock (a copy keeps the original's name), else the later one.
-        copy, original = (rel, lock), first[key]
+        copy, original = (rel, lock), found
         if _named_after(*copy) and not _named_after(*original):
             copy, original = original, copy
         # The file names escaped (attack round 21: a copy named with a newline split the warning in two).
         copied, kept = escaped(copy[0]), escaped(original[0])
         named = "" if _named_after(*copy) else f"; {copied} is named {copy[1].name!r} inside, not after its file"
         serving = f"serving {lock.info.serving}" if lock.info.serving else "no registered serving"
-        out.append(((first[key][0], rel), (
+        out.append(((found[0], rel), (
             f"{copied} duplicates {kept}: it locks {serving} ({lock.kind}) with the same pins, floors and "
             f"price under another file name{named}; it guards nothing {kept} does not, and re-locking one "
             "leaves the other pinning the old facts: remove one"

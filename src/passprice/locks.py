@@ -1040,14 +1040,16 @@ def read_lock(path: Path, schema_folder: Path | None = None, batch: str | None =
     built again. ``batch``: a name for the locks a command reads together (a serving's, :func:`locks_of`), past the
     first few kept in one cache entry (:func:`passprice.cache.built`'s ``batch``): 10,001 locks of one serving kept
     one entry each passed the cache's :data:`~passprice.cache.MAX_ENTRIES` and every price built them all again
-    (issue 13, session 32: 16 s).
+    (issue 13, session 32: 16 s). A lock read as one of a ``batch`` does not keep its bytes in the snapshot
+    (:func:`passprice.schema.read_unkept`): 2,000 locks of one serving kept 131 MB of them for the whole of a
+    ``price`` (issue 13, session 33); what is built from them is still made once a snapshot.
 
     Raises :class:`InputError` (unreadable, not TOML, incomplete, a digest that fails: one line each) or
     :class:`~passprice.errors.SchemaError` (every schema problem)."""
     from passprice import cache
     from passprice.registry import schema_dir
 
-    data = schema.read_bytes(path, "lock")
+    data = schema.read_bytes(path, "lock") if batch is None else schema.read_unkept(path, "lock")
     schema.require_size(path, "lock", len(data))  # a kept object answers for a file under the cap only (issue 13)
     folder = schema_folder or schema_dir()
     return cache.built(

@@ -1659,7 +1659,7 @@ def load(
         from passprice import snapshot
 
         return snapshot.made(
-            ("document", kind, os.fspath(path), os.fspath(schema_folder), raw),
+            ("document", kind, os.fspath(path), os.fspath(schema_folder), snapshot.fingerprint(raw)),
             (lambda: cache.validated(entry_kind, Path(schema_folder) / f"{kind}.schema.json", data, build))
             if kept else build,
         )
