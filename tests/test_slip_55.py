@@ -120,3 +120,34 @@ def test_a_damaged_list_is_one_line(tmp_path: Path) -> None:
     with pytest.raises(InputError, match=r"pricing_models.json: not passprice's list of pricing models: 'sha256:00' "
                                          r"does not match"):
         read_known(bad)
+
+
+# --- 3. a card whose [card] note is copied identical from another card is flagged by check -------------------------
+
+
+def test_a_card_copied_with_its_note_is_a_warning_naming_both_cards(tmp_path: Path) -> None:
+    """Before: a copy of the MI300X's card (its own title, its note as the MI300X's) passed ``check`` silently on its
+    note. Now one warning names both cards; a note of its own (or white space alone differing: no) says nothing."""
+    from passprice.cards import card_from_document
+    from passprice.check import _validate_folder
+    from passprice.registry import Root
+
+    from cli_helpers import copy_card
+
+    root = copy_root(tmp_path)
+    cards = root / "facts" / "cards"
+    copy_card(cards / "mi300x.toml", cards / "mi325x.toml")
+    for other in cards.glob("*.toml"):  # the two cards alone: each read costs
+        if other.stem not in ("mi300x", "mi325x", "h200_sxm_141gb"):
+            other.unlink()
+    warnings: list[str] = []
+    _validate_folder(Root(root), cards, "card", card_from_document, warnings=warnings)
+    said = [w for w in warnings if "card.note" in w]
+    assert said == [f"{cards / 'mi325x.toml'}: card.note: the same text as {cards / 'mi300x.toml'}'s card note "
+                    "(copied from mi300x?): a card's note says what its own figures are and were checked against; "
+                    "write mi325x's own"]
+    text = (cards / "mi325x.toml").read_text(encoding="utf-8")
+    (cards / "mi325x.toml").write_text(text.replace('note = "8 XCDs', 'note = "A copy: 8 XCDs', 1), encoding="utf-8")
+    warnings.clear()
+    _validate_folder(Root(root), cards, "card", card_from_document, warnings=warnings)
+    assert not [w for w in warnings if "card.note" in w]
