@@ -151,3 +151,34 @@ def test_a_card_copied_with_its_note_is_a_warning_naming_both_cards(tmp_path: Pa
     warnings.clear()
     _validate_folder(Root(root), cards, "card", card_from_document, warnings=warnings)
     assert not [w for w in warnings if "card.note" in w]
+
+
+# --- 4. a kept header whose array offsets lie in range but are not the array's is a miss ----------------------------
+
+
+@pytest.mark.parametrize("shift", [(1, 1), (0, -1), (-12, -12), (8, 0)])
+def test_kept_offsets_in_range_but_not_the_array_s_are_a_miss(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                              shift: tuple[int, int]) -> None:
+    """Before: an entry whose vocabulary's offsets were moved inside the header (a byte on, a byte short, onto the
+    array's type and length) was served, with the sha256 of those bytes as the vocabulary's. Now a miss: the header
+    is parsed and the digest is the parse's."""
+    import os
+
+    from passprice import cache, gguf_header
+    from test_header_seen_before import write
+
+    monkeypatch.setenv("PASSPRICE_CACHE_DIR", str(tmp_path / "cache"))
+    gguf_header.clear_cache()
+    path = write(tmp_path / "h.gguf", tokens=1100)
+    expected = gguf_header.read_header(path, cache=False).metadata["tokenizer.ggml.tokens"].sha256
+    gguf_header.read_header(path, array_digests=False)  # keeps the entry with its offsets
+    gguf_header.clear_cache()
+    real, cap = os.path.realpath(path), gguf_header.header_cap()
+    kept = cache.kept_object(gguf_header._KEPT_KIND, gguf_header._kept_data(real, cap), tuple)
+    assert kept is not None and kept[9] is not None
+    start, end = kept[9]["tokenizer.ggml.tokens"]
+    assert gguf_header._seen_before(real, Path(path), cap) is not None  # the entry as kept is served
+    forged = {**kept[9], "tokenizer.ggml.tokens": (start + shift[0], end + shift[1])}
+    cache.keep_object(gguf_header._KEPT_KIND, gguf_header._kept_data(real, cap), (*kept[:9], forged))
+    assert gguf_header._seen_before(real, Path(path), cap) is None
+    assert gguf_header.read_header(path).metadata["tokenizer.ggml.tokens"].sha256 == expected
