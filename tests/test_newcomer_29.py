@@ -294,8 +294,8 @@ def test_reproduce_names_the_commit_whose_code_wrote_an_older_lock(tmp_path: Pat
         f"it in a work tree of its own, `git worktree add --detach ../at-lock {wrote}` (README: The price a lock "
         "recorded, from the code that wrote it)"
     )
-    # A digest no lock of the history records: nothing more is said.
-    _redigested(lock, handed, "sha256:2516003eb31b4a1ce53a7ec3a98c5bcfa8d819e7ee158f9105bd12160d72271c")  # listed, no lock here
+    # A digest no lock of the history records (a listed one: slip 55): nothing more is said.
+    _redigested(lock, handed, "sha256:2516003eb31b4a1ce53a7ec3a98c5bcfa8d819e7ee158f9105bd12160d72271c")
     [line] = [x for x in invoke("reproduce", str(handed), root=root).stdout.splitlines()
               if x.startswith("    pricing model  ")]
     assert line.startswith("    pricing model  changed (2516003eb31b → ") and line.endswith(")")

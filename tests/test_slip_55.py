@@ -128,11 +128,10 @@ def test_a_damaged_list_is_one_line(tmp_path: Path) -> None:
 def test_a_card_copied_with_its_note_is_a_warning_naming_both_cards(tmp_path: Path) -> None:
     """Before: a copy of the MI300X's card (its own title, its note as the MI300X's) passed ``check`` silently on its
     note. Now one warning names both cards; a note of its own (or white space alone differing: no) says nothing."""
+    from cli_helpers import copy_card
     from passprice.cards import card_from_document
     from passprice.check import _validate_folder
     from passprice.registry import Root
-
-    from cli_helpers import copy_card
 
     root = copy_root(tmp_path)
     cards = root / "facts" / "cards"

@@ -224,8 +224,8 @@ class LockModelForged(LockRefusal):
             f"lock {lock.name}{where} is forged: it pins pricing model {escaped(_short(model))}, the digest "
             f"neither of the running code nor of any of the {known:,} pricing models passprice {__version__} lists as "
             "having written locks: a lock's pricing model is the digest passprice lock computes, never typed by "
-            "hand, so no price rests on it; restore the lock from the last commit that holds it as written, or re-lock it "
-            f"through review (`passprice lock --update -o {shell_word(lock.source or lock.name)} --force`)"
+            "hand, so no price rests on it; restore the lock from the last commit that holds it as written, or "
+            f"re-lock it through review (`passprice lock --update -o {shell_word(lock.source or lock.name)} --force`)"
             + (", or price without the lock (--no-lock)" if no_lock else "")
         )
 
@@ -477,8 +477,8 @@ class PriceMoved:
         elif not self.drifted and not self.serving:
             model = f"; the lock's pricing model {self.written_by}" if self.written_by else ""
             out.append(
-                f"no pinned fact or serving choice drifted: the pricing model (code) or the checkpoint moved it{model}; "
-                f"`passprice reproduce {shell_word(self.lock)}` says which"
+                "no pinned fact or serving choice drifted: the pricing model (code) or the checkpoint moved "
+                f"it{model}; `passprice reproduce {shell_word(self.lock)}` says which"
             )
         return out
 

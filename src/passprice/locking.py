@@ -13,7 +13,6 @@ for the command to print.
 from __future__ import annotations
 
 import contextlib
-
 import os
 import re
 from collections.abc import Mapping
