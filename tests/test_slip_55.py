@@ -142,9 +142,9 @@ def test_a_card_copied_with_its_note_is_a_warning_naming_both_cards(tmp_path: Pa
     warnings: list[str] = []
     _validate_folder(Root(root), cards, "card", card_from_document, warnings=warnings)
     said = [w for w in warnings if "card.note" in w]
-    assert said == [f"{cards / 'mi325x.toml'}: card.note: the same text as {cards / 'mi300x.toml'}'s card note "
-                    "(copied from mi300x?): a card's note says what its own figures are and were checked against; "
-                    "write mi325x's own"]
+    assert said == [f"{cards / 'mi325x.toml'}: card.note: the same text as the note of mi300x.toml: one card copied "
+                    "from the other with its note? a card's note says what its own figures are and were checked "
+                    "against; give each card its own"]
     text = (cards / "mi325x.toml").read_text(encoding="utf-8")
     (cards / "mi325x.toml").write_text(text.replace('note = "8 XCDs', 'note = "A copy: 8 XCDs', 1), encoding="utf-8")
     warnings.clear()

@@ -445,7 +445,8 @@ def same_title(path: Path, title: str, first: Path, shown: str | None = None) ->
 
 def same_note(root: Root, path: Path, notes: dict[str, Path]) -> list[str]:
     """The warning line of the card file ``path`` whose ``[card] note`` (white space collapsed) is the note of a card
-    file read before it (``notes``: note → first file, which gains ``path``'s note when new): a card copied from
+    file read before it (``notes``: note → first file, which gains ``path``'s note when new; files are read by name,
+    so the line may fall on the original rather than the copy, and names both): a card copied from
     another keeps the other card's note, which says what the other card's figures are and were checked against
     (slip 55: the copied-card rules flagged the re-cited facts of such a copy, and its note, identical, passed).
     A warning, not a problem: two cards of one die may share a note written for both. Empty for a card with no
@@ -458,8 +459,8 @@ def same_note(root: Root, path: Path, notes: dict[str, Path]) -> list[str]:
     first = notes.setdefault(note, path)
     if first == path:
         return []
-    return [f"{path}: card.note: the same text as {first}'s card note (copied from {first.stem}?): a card's note "
-            f"says what its own figures are and were checked against; write {path.stem}'s own"]
+    return [f"{path}: card.note: the same text as the note of {first.name}: one card copied from the other with its "
+            "note? a card's note says what its own figures are and were checked against; give each card its own"]
 
 
 def lookalikes(folder: Path, suffix: str = ".toml") -> list[str]:
