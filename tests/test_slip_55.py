@@ -78,6 +78,18 @@ def test_reproduce_refuses_a_lock_of_no_code_s_pricing_model(forged_root: Path) 
     assert len(result.stderr.splitlines()) == 1 and "(--no-lock)" not in result.stderr
 
 
+def test_check_fails_a_lock_of_no_code_s_pricing_model(forged_root: Path) -> None:
+    """``check`` fails the lock every price refuses (before: a forged model beside an honest record read "pricing
+    model: changed since the lock; every recorded field reproduces", exit 0)."""
+    from passprice.check import _judge_lock
+    from passprice.registry import Root
+
+    status, _ = _judge_lock(Root(forged_root), forged_root / R1)
+    assert not status.ok(False) and status.refusal == "LockModelForged"
+    assert status.verdict.startswith("today's inputs refuse the price: lock r1-qwen7b-h200 "
+                                     "(locks/r1-qwen7b-h200.lock.toml) is forged: it pins pricing model 111111111111…")
+
+
 def test_a_lock_of_a_real_older_model_says_which_passprice_wrote_it(tmp_path: Path) -> None:
     """The limit: a forger naming a real older digest still prices (exit 0), and the line says whose code it was."""
     root = copy_root(tmp_path)

@@ -828,6 +828,12 @@ def _judge_lock(root: Root, path: Path, batch: str | None = None) -> tuple[LockS
     if today.gone:
         holds = False
         text = f"serving {lock.info.serving}, which the lock locks, is not registered; restore it or remove the lock"
+    from passprice.enforce import LockModelForged, require_known_model
+
+    try:  # every price refuses a lock of a pricing model no passprice had, so check fails it (slip 55)
+        require_known_model(attrs.evolve(lock, source=_shown(root, path)), no_lock=False)
+    except LockModelForged as e:
+        holds, text, refusal = False, f"today's inputs refuse the price: {e}", e.name
     from passprice.pins import checkout_note
 
     model = "same" + ("" if root.embedded else checkout_note(root.path))
