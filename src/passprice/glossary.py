@@ -864,7 +864,7 @@ _TERMS = (
         "A refusal under a lock: its `pricing_model` is the digest neither of the running code nor of any pricing "
         "model passprice lists as having written locks (the package's `pricing_models.json`), so it was typed by "
         "hand, most likely beside a record edited by hand to pass as an upgrade. Every pricing command and "
-        "`reproduce` refuse it (exit 1). Restore the lock from the last commit that holds it as written, or re-lock "
+        "`reproduce` refuse it (exit 1), and `check` fails it. Restore the lock from the last commit that holds it as written, or re-lock "
         "it through review (`passprice lock --update`). A forger naming a real older digest is not caught here: the "
         "price says which passprice wrote that code, and `check` and the review judge the lock.",
     ),
