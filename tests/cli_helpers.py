@@ -90,3 +90,7 @@ def copy_root(tmp_path: Path) -> Path:
     for folder in ("facts", "registry", "locks", "sources"):
         shutil.copytree(REPO / folder, root / folder)
     return root
+
+#: A pricing model passprice really locked with (the first, listed in ``src/passprice/pricing_models.json``): a test
+#: standing a lock "written by other code" pins it, since a digest of no code is refused as forged (slip 55).
+LISTED_MODEL = "sha256:d82efb38ac4484db2f213716078153839f163d99696ae2274cf103681a94fc2e"

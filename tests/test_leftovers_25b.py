@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from cli_helpers import REPO, copy_root, invoke
+from cli_helpers import LISTED_MODEL, REPO, copy_root, invoke
 
 # 1. validate's and reproduce's last words, in --json too.
 
@@ -69,7 +69,7 @@ def test_1_reproduce_json_names_the_commit_whose_code_wrote_the_lock(tmp_path: P
     (root / "src" / "passprice").mkdir(parents=True)
     (root / "src" / "passprice" / "pins.py").write_text('"""The code of the commit."""\n', encoding="utf-8")
     lock = root / "locks" / "qwen3-30b-a3b-h200.lock.toml"
-    _redigested(lock, lock, "sha256:" + "ab" * 32)
+    _redigested(lock, lock, LISTED_MODEL)
 
     def git(*args: str) -> str:
         env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
@@ -84,21 +84,21 @@ def test_1_reproduce_json_names_the_commit_whose_code_wrote_the_lock(tmp_path: P
     wrote = git("rev-parse", "HEAD")[:12]
     handed = tmp_path / "old.lock.toml"
     handed.write_bytes(lock.read_bytes())
-    _redigested(handed, lock, "sha256:" + "cd" * 32)
+    _redigested(handed, lock, "sha256:2516003eb31b4a1ce53a7ec3a98c5bcfa8d819e7ee158f9105bd12160d72271c")  # listed
     git("commit", "-qam", "re-locked")
     out = json.loads(invoke("reproduce", str(handed), "--json", root=root).stdout)
     # Before: no key; the text alone said "the lock's code is commit WROTE's (2026-12-03: …)".
-    assert out["pricing_model"]["recorded"] == "sha256:" + "ab" * 32
+    assert out["pricing_model"]["recorded"] == LISTED_MODEL
     assert out["pricing_model"]["changed"] is True
     assert out["pricing_model"]["commit"] == {"hash": wrote, "date": "2026-12-03"}
     assert len(wrote) == 12
     assert f"the lock's code is commit {wrote}'s (2026-12-03: " in invoke("reproduce", str(handed), root=root).stdout
     # a digest no lock of the history records, and a lock of today's code: null
-    _redigested(lock, handed, "sha256:" + "ef" * 32)
+    _redigested(lock, handed, "sha256:3526de8adff3d5abb540d90eb88141bf23bc6513deae4aa9e1885c7f9751b120")  # listed
     assert json.loads(invoke("reproduce", str(handed), "--json", root=root).stdout)["pricing_model"]["commit"] is None
     # the lock re-locked since names that commit; a lock of today's code names none (its model unchanged)
     relocked = git("rev-parse", "HEAD")[:12]
-    _redigested(lock, handed, "sha256:" + "cd" * 32)
+    _redigested(lock, handed, "sha256:2516003eb31b4a1ce53a7ec3a98c5bcfa8d819e7ee158f9105bd12160d72271c")  # listed
     model = json.loads(invoke("reproduce", str(handed), "--json", root=root).stdout)["pricing_model"]
     assert model["commit"] == {"hash": relocked, "date": "2026-12-03"} and relocked != wrote
     _redigested(lock, handed, model["now"])

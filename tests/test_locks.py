@@ -518,6 +518,12 @@ def test_reproduce_names_the_pricing_model_when_it_moves_the_price(
     recorded = document["price"]
     assert document["lock"]["pricing_model"] == pricing_model_digest()
     # A new pricing model: a softmax costs more vector multiply-adds a score (the code's digest changes with it).
+    # The lock's code, no longer the running one, stands as a listed older passprice (slip 55: a digest of no code
+    # listed is refused as forged; on a branch whose code is not listed yet, so would be this lock's).
+    from passprice import modelhistory
+
+    older = modelhistory.KnownModel(document["lock"]["pricing_model"], "0.1.0", "2026-12-01", "")
+    monkeypatch.setattr(modelhistory, "_shipped", lambda: {older.digest: older})
     monkeypatch.setattr(pins, "pricing_model_digest", lambda folder=None: "sha256:" + "ab" * 32)
     monkeypatch.setattr(serving, "SOFTMAX_MACS_PER_SCORE", 2 * serving.SOFTMAX_MACS_PER_SCORE)
     monkeypatch.setattr(passprice, "PRICING_MODEL_VERSION", "test")  # no pass shape kept from before is served

@@ -21,7 +21,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from cli_helpers import REPO, copy_root, invoke
+from cli_helpers import LISTED_MODEL, REPO, copy_root, invoke
 
 H200 = "h200_sxm_141gb"
 
@@ -190,7 +190,7 @@ def test_a_registry_of_ones_own_is_told_where_the_code_that_wrote_a_lock_is(tmp_
     root = copy_root(tmp_path)
     lock = root / "locks" / "r1-qwen7b-h200-best.lock.toml"
     recorded = _lock(lock)["price"]["vector_macs"]
-    _redigested(lock, "lock", "pricing_model", "sha256:" + "0" * 64)  # written by other code …
+    _redigested(lock, "lock", "pricing_model", LISTED_MODEL)  # written by other code …
     _redigested(lock, "price", "vector_macs", recorded + 1.0)  # … that counted another figure
     out = invoke("reproduce", str(lock), root=root)
     assert out.exit_code == 1, out.output

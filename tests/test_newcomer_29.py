@@ -9,7 +9,7 @@ import json
 import shutil
 from pathlib import Path
 
-from cli_helpers import REPO, copy_root, invoke
+from cli_helpers import LISTED_MODEL, REPO, copy_root, invoke
 
 GPT_OSS_H100 = ("--checkpoint", "gpt-oss-20b-mxfp4", "--card", "h100_sxm5_80gb", "--batch", "1", "--routing",
                 "uniform")
@@ -267,7 +267,7 @@ def test_reproduce_names_the_commit_whose_code_wrote_an_older_lock(tmp_path: Pat
     # line instead: test_newcomer_33).
     (root / "src" / "passprice").mkdir(parents=True)
     (root / "src" / "passprice" / "pins.py").write_text('"""The code of the commit."""\n', encoding="utf-8")
-    old = "sha256:" + "ab" * 32
+    old = LISTED_MODEL
     lock = root / "locks" / "qwen3-30b-a3b-h200.lock.toml"
     _redigested(lock, lock, old)
 
@@ -289,14 +289,14 @@ def test_reproduce_names_the_commit_whose_code_wrote_an_older_lock(tmp_path: Pat
     result = invoke("reproduce", str(handed), root=root)
     assert result.exit_code == 0, result.output
     [line] = [x for x in result.stdout.splitlines() if x.startswith("    pricing model  ")]
-    assert line.startswith("    pricing model  changed (abababababab → ")
+    assert line.startswith("    pricing model  changed (d82efb38ac44 → ")
     assert line.endswith(
-        f"); the lock's code is commit {wrote}'s (2026-12-03: the oldest commit whose locks record abababababab): run "
+        f"); the lock's code is commit {wrote}'s (2026-12-03: the oldest commit whose locks record d82efb38ac44): run "
         f"it in a work tree of its own, `git worktree add --detach ../at-lock {wrote}` (README: The price a lock "
         "recorded, from the code that wrote it)"
     )
-    # A digest no lock of the history records: nothing more is said.
-    _redigested(lock, handed, "sha256:" + "ef" * 32)
+    # A digest no lock of the history records (a listed one: slip 55): nothing more is said.
+    _redigested(lock, handed, "sha256:2516003eb31b4a1ce53a7ec3a98c5bcfa8d819e7ee158f9105bd12160d72271c")
     [line] = [x for x in invoke("reproduce", str(handed), root=root).stdout.splitlines()
               if x.startswith("    pricing model  ")]
-    assert line.startswith("    pricing model  changed (efefefefefef → ") and line.endswith(")")
+    assert line.startswith("    pricing model  changed (2516003eb31b → ") and line.endswith(")")

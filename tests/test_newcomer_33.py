@@ -20,7 +20,7 @@ from pathlib import Path
 import gguf
 import numpy as np
 
-from cli_helpers import bad, copy_root, invoke
+from cli_helpers import LISTED_MODEL, bad, copy_root, invoke
 from passprice import glossary
 from passprice.derivations import operations_hint
 from test_newcomer_29 import _redigested
@@ -256,7 +256,7 @@ def test_reproduce_in_a_registry_of_ones_own_names_the_requirements_line(tmp_pat
     line = "passprice @ git+https://example.invalid/acme/passprice@0123456789abcdef"
     (root / "requirements.txt").write_text(f"# how CI installs passprice\n{line}\n", encoding="utf-8")
     lock = root / "locks" / "qwen3-30b-a3b-h200.lock.toml"
-    _redigested(lock, lock, "sha256:" + "ab" * 32)  # written by another passprice
+    _redigested(lock, lock, LISTED_MODEL)  # written by another passprice
     _git(root, "init", "-q", "-b", "main")
     _git(root, "add", "-A")
     _git(root, "commit", "-qm", "the registry and its lock")
@@ -264,10 +264,10 @@ def test_reproduce_in_a_registry_of_ones_own_names_the_requirements_line(tmp_pat
     result = invoke("reproduce", str(lock), root=root)
     assert result.exit_code == 0, result.output
     [said] = [x for x in result.stdout.splitlines() if x.startswith("    pricing model  ")]
-    assert said.startswith("    pricing model  changed (abababababab → ")
+    assert said.startswith("    pricing model  changed (d82efb38ac44 → ")
     assert said.endswith(
         f"); the lock's code is the passprice this registry's requirements.txt named at commit {wrote} (2026-11-05: "
-        f"the oldest commit whose locks record abababababab), `{line}`: install it in a virtual environment of its "
+        f"the oldest commit whose locks record d82efb38ac44), `{line}`: install it in a virtual environment of its "
         f"own (`git show {wrote}:requirements.txt > at-lock.txt`, `pip install -r at-lock.txt`) and run its "
         "`passprice reproduce` here (README: The price a lock recorded, from the code that wrote it)")
     out = json.loads(invoke("reproduce", str(lock), "--json", root=root).stdout)

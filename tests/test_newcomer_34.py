@@ -28,7 +28,7 @@ from pathlib import Path
 
 import yaml
 
-from cli_helpers import REPO, copy_root, invoke
+from cli_helpers import LISTED_MODEL, REPO, copy_root, invoke
 from passprice.registry import find_root
 from passprice.scaffold import plan, published_hooks, workflow
 
@@ -55,7 +55,7 @@ def _written_by_other_code(root: Path) -> None:
     import tomllib
 
     recorded = tomllib.loads(lock.read_text(encoding="utf-8"))["price"]["vector_macs"]
-    _redigested(lock, "lock", "pricing_model", "sha256:" + "0" * 64)
+    _redigested(lock, "lock", "pricing_model", LISTED_MODEL)
     _redigested(lock, "price", "vector_macs", recorded + 1.0)
 
 

@@ -54,8 +54,12 @@ def test_1_a_copy_retitled_and_re_cited_in_the_same_datasheet_asks_each_borrowed
     lines = result.stdout.splitlines()
     # was "17 facts added in 1 new file; 3 derived facts stale; no lock affected; 9 locks unaffected"
     # 15 since issue 13: memory.capacity's note and the [card] variant and note, left as copied, are asked too
+    # and check on HEAD warns of the [card] note copied from h100_sxm5_80gb (slip 55)
     assert lines[1] == ("17 facts added in 1 new file, 15 to verify in their sources; 3 derived facts stale; no lock "
-                        "affected; 9 locks unaffected")
+                        "affected; 1 warning of check on HEAD; 9 locks unaffected")
+    assert ("  warning: facts/cards/h100_sxm5_80gb.toml: card.note: the same text as the note of h100_nvl.toml: one "
+            "card copied from the other with its note? a card's note says what its own figures are and were checked "
+            "against; give each card its own") in lines, result.stdout
     asks = [line.strip() for line in lines if "another card's" in line]
     assert len(asks) == 14
     # issue 13: was "… Dot 3.18 TB/s state 0.9493 …", a share no document states: now its input and formula

@@ -10,7 +10,7 @@ from pathlib import Path
 import attrs
 import pytest
 
-from cli_helpers import copy_root, invoke, refused
+from cli_helpers import LISTED_MODEL, copy_root, invoke, refused
 
 R1 = "locks/r1-qwen7b-h200.lock.toml"
 MTP = "locks/qwen35-27b-h200-mtp.lock.toml"
@@ -153,7 +153,7 @@ def test_a_lock_of_other_code_that_moved_is_no_forgery(tmp_path: Path) -> None:
     relock(root, "r1-qwen7b-h200", R1)
     forge_pin(root, R1, "memory.bandwidth", 5.0)
     lock = read_lock(root / R1)
-    info = attrs.evolve(lock.info, pricing_model="sha256:" + "1" * 64)
+    info = attrs.evolve(lock.info, pricing_model=LISTED_MODEL)
     assert isinstance(info, LockInfo)
     (root / R1).write_text(lock_text(attrs.evolve(lock, info=info)), encoding="utf-8")
     result = invoke("price", "r1-qwen7b-h200", "--lock", str(root / R1), root=root)

@@ -373,6 +373,7 @@ def _validate_folder(
     from passprice.registry import editor_lock
 
     titles: dict[str, tuple[Path, str]] = {}  # a card's shown title, folded (title_key) → first file, its title
+    notes: dict[str, Path] = {}  # a card's [card] note, its white space collapsed → the first file holding it
     for path in sorted(folder.glob(f"*{suffix}"), key=lambda p: p.name):
         if editor_lock(path.name):
             continue  # Emacs's .#FILE while a buffer is modified: no registry file, as the listings pass over it
@@ -392,6 +393,8 @@ def _validate_folder(
                 if first != path:
                     alike = title_key(first_title) == title_key(card.title)
                     problems.append(same_title(path, card.title, first, None if alike else shown))
+                if warnings is not None:
+                    warnings += same_note(root, path, notes)
             elif kind == "checkpoint":
                 # Loaded as the pricer loads it (schema, entry name = file name, header), and kept in its cache for
                 # the servings and locks that name it.
@@ -438,6 +441,26 @@ def same_title(path: Path, title: str, first: Path, shown: str | None = None) ->
         f"{path}: card.name: {title!r} is the title of {first.name} too: a review's tables show a card by its "
         "title; give each card its own"
     )
+
+
+def same_note(root: Root, path: Path, notes: dict[str, Path]) -> list[str]:
+    """The warning line of the card file ``path`` whose ``[card] note`` (white space collapsed) is the note of a card
+    file read before it (``notes``: note → first file, which gains ``path``'s note when new; files are read by name,
+    so the line may fall on the original rather than the copy, and names both): a card copied from
+    another keeps the other card's note, which says what the other card's figures are and were checked against
+    (slip 55: the copied-card rules flagged the re-cited facts of such a copy, and its note, identical, passed).
+    A warning, not a problem: two cards of one die may share a note written for both. Empty for a card with no
+    note. Raises :class:`InputError` as :func:`passprice.schema.load` (the file read already; its document is
+    kept)."""
+    meta = schema.load(path, "card", root.schema).get("card", {})
+    note = " ".join(str(meta.get("note", "")).split())
+    if not note:
+        return []
+    first = notes.setdefault(note, path)
+    if first == path:
+        return []
+    return [f"{path}: card.note: the same text as the note of {first.name}: one card copied from the other with its "
+            "note? a card's note says what its own figures are and were checked against; give each card its own"]
 
 
 def lookalikes(folder: Path, suffix: str = ".toml") -> list[str]:
@@ -805,6 +828,12 @@ def _judge_lock(root: Root, path: Path, batch: str | None = None) -> tuple[LockS
     if today.gone:
         holds = False
         text = f"serving {lock.info.serving}, which the lock locks, is not registered; restore it or remove the lock"
+    from passprice.enforce import LockModelForged, require_known_model
+
+    try:  # every price refuses a lock of a pricing model no passprice had, so check fails it (slip 55)
+        require_known_model(attrs.evolve(lock, source=_shown(root, path)), no_lock=False)
+    except LockModelForged as e:
+        holds, text, refusal = False, f"today's inputs refuse the price: {e}", e.name
     from passprice.pins import checkout_note
 
     model = "same" + ("" if root.embedded else checkout_note(root.path))

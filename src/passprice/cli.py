@@ -2475,6 +2475,12 @@ def reproduce_command(ctx: click.Context, lock: str, as_json: bool) -> None:
     _warn_code(root)
     path = lock_path(root, lock)
     the_lock = read_lock_in(root, path)
+    from passprice.enforce import LockRefusal, require_known_model
+
+    try:  # a pricing model no passprice had is no code to blame a move on: forged (slip 55)
+        require_known_model(the_lock, no_lock=False)
+    except LockRefusal as e:
+        _refuse(e)
     rep = reproduce(root, the_lock)
     if the_lock.stack is not None:  # today's expected column on a fit its runs no longer give (walkthrough 27)
         import attrs

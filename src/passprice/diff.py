@@ -3603,7 +3603,10 @@ class Diff:
             flags.append(f"{len(by_hand)} with pins edited by hand")
         if len(by_hand) < len(self.forging):  # added locks (PINS_OF_AN_ADDED_LOCK)
             flags.append(f"{len(self.forging) - len(by_hand)} added pinning what no side holds")
-        stale = [lock for lock in self.stale if lock not in forged]
+        # a lock counted above as pinning what no side holds is not counted again as a moved price (slip 55: a lock
+        # the change added, then a fact it pins edited, read "1 lock affected, 1 added pinning what no side holds,
+        # 1 price moved unreviewed"): its row's review is the pins' (re-lock it)
+        stale = [lock for lock in self.stale if lock not in forged and lock not in self.forging]
         moved = [lock for lock in stale if lock.unreviewed]
         if moved:
             flags.append(f"{len(moved)} price{'s' if len(moved) > 1 else ''} moved unreviewed")

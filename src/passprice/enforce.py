@@ -201,6 +201,53 @@ class LockForged(LockRefusal):
                 "recorded": self.recorded, "pinned": self.pinned, "message": str(self)}
 
 
+class LockModelForged(LockRefusal):
+    """A lock whose ``pricing_model`` is the digest of no code any passprice has written locks with (not listed in
+    the running package's :data:`passprice.modelhistory.KNOWN`) nor the running code's: typed by hand, digests
+    recomputed, most likely beside a record edited by hand (issue 13, slip 55: record and model both forged priced,
+    exit 0, "the pricing model (code) or the checkpoint moved it"). Every pricing command and ``reproduce`` refuse
+    it (exit 1). ``lock``: its name; ``source``: the file; ``model``: the digest it pins; ``known``: how many the
+    list holds."""
+
+    name = "LockModelForged"
+
+    def __init__(self, lock: Lock, model: str, known: int, no_lock: bool = True) -> None:
+        from passprice import __version__
+        from passprice.errors import escaped
+
+        self.lock = lock.name
+        self.source = lock.source
+        self.model = model
+        self.known = known
+        where = f" ({lock.source})" if lock.source else ""
+        super().__init__(
+            f"lock {lock.name}{where} is forged: it pins pricing model {escaped(_short(model))}, the digest "
+            f"neither of the running code nor of any of the {known:,} pricing models passprice {__version__} lists as "
+            "having written locks: a lock's pricing model is the digest passprice lock computes, never typed by "
+            "hand, so no price rests on it; restore the lock from the last commit that holds it as written, or "
+            f"re-lock it through review (`passprice lock --update -o {shell_word(lock.source or lock.name)} --force`)"
+            + (", or price without the lock (--no-lock)" if no_lock else "")
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"refusal": "LockModelForged", "lock", "source", "pricing_model", "known", "message"}``."""
+        return {"refusal": self.name, "lock": self.lock, "source": self.source, "pricing_model": self.model,
+                "known": self.known, "message": str(self)}
+
+
+def require_known_model(lock: Lock, no_lock: bool = True) -> None:
+    """Raise :class:`LockModelForged` when ``lock`` (of the current format: a first-format lock typed ``"1"``)
+    pins a pricing model no passprice had (:func:`passprice.modelhistory.is_known`). The list is read once a
+    process; the running code's digest is computed only for a digest not listed. Raises :class:`InputError` for a
+    shipped list that does not read."""
+    from passprice.modelhistory import is_known, known_count
+    from passprice.pins import LOCK_FORMAT
+
+    if lock.info.format < LOCK_FORMAT or is_known(lock.info.pricing_model):
+        return
+    raise LockModelForged(lock, lock.info.pricing_model, known_count(), no_lock=no_lock)
+
+
 def _forged_shown(value: Any, most: int = 160) -> str:
     """A recorded field's value for :class:`LockForged`'s one line: as a serving field is shown, each character that
     does not print escaped (a forged ``rests_on`` key may hold a newline or a bidi control), cut past ``most``
@@ -250,7 +297,9 @@ def require_unforged(
     """Raise :class:`LockForged` for the first of ``locks`` whose record its pinned inputs do not give
     (:func:`unpriced_record`), priced with ``header`` when its content is the one the lock pins (the checkpoint
     priced, which :func:`guard` has checked), else with the lock's own checkpoint found in ``root``
-    (:func:`passprice.reproduce.find_checkpoint`; gone: nothing to price, ``reproduce`` says so). ``no_lock``:
+    (:func:`passprice.reproduce.find_checkpoint`; gone: nothing to price, ``reproduce`` says so); and
+    :class:`LockModelForged` for one pinning a pricing model no passprice had (:func:`require_known_model`), before
+    it is priced. ``no_lock``:
     whether the command takes ``--no-lock``, which the refusal then offers. A lock found unforged is kept so in the
     cache of validated files under its ``[lock] digest`` (the running code's stamp in the key), so a warm run
     prices no lock again."""
@@ -264,6 +313,7 @@ def require_unforged(
         kept = cache.key(UNFORGED_KIND, b"", lock.info.digest.encode()) if lock.info.digest else None
         if kept is not None and cache.read(kept) is not None:
             continue
+        require_known_model(lock, no_lock=no_lock)  # a model no passprice had: forged with its record (slip 55)
         pinned = header
         if pinned is None or checkpoint_digest(pinned) != lock.checkpoint_pin.content:
             from passprice.reproduce import find_checkpoint
@@ -382,6 +432,11 @@ class PriceMoved:
     #: Whether no figure moved, yet the lock pins another route for its stack's matrix kernels than the stack has
     #: today (:attr:`serving` says which): its record was not priced from that pin (slip round 51).
     pinned_route: bool = False
+    #: Which passprice wrote a lock of the lock's pricing model, when it is listed and not only the running code's
+    #: (``d82efb38ac44… is passprice 0.1.0's, first locked 2026-12-01 at commit c23cf4390948``:
+    #: :meth:`passprice.modelhistory.KnownModel.describe`), said beside "the pricing model (code) … moved it"
+    #: (slip 55); ``""`` otherwise.
+    written_by: str = ""
 
     def lines(self) -> list[str]:
         """The recorded price beside today's, then what drifted, one line each (no indent). Of a lock made under a
@@ -420,9 +475,10 @@ class PriceMoved:
                 f"pins give: its record was edited by hand (`passprice reproduce {shell_word(self.lock)}` fails it)"
             )
         elif not self.drifted and not self.serving:
+            model = f"; the lock's pricing model {self.written_by}" if self.written_by else ""
             out.append(
-                "no pinned fact or serving choice drifted: the pricing model (code) or the checkpoint moved it; "
-                f"`passprice reproduce {shell_word(self.lock)}` says which"
+                "no pinned fact or serving choice drifted: the pricing model (code) or the checkpoint moved "
+                f"it{model}; `passprice reproduce {shell_word(self.lock)}` says which"
             )
         return out
 
@@ -535,8 +591,21 @@ def price_moved(
     return PriceMoved(
         lock.name, float(was.get("tokens_per_s", 0.0)), float(now["tokens_per_s"]),
         int(was.get("batch", 0)), int(now.get("batch", 0)), differ[0].field, drifted, serving, under or None,
-        unstacked, differences, claims, pinned_route,
+        unstacked, differences, claims, pinned_route, _written_by(lock),
     )
+
+
+def _written_by(lock: Lock) -> str:
+    """:attr:`PriceMoved.written_by` of ``lock``: its listed pricing model described, ``""`` when not listed or the
+    shipped list does not read. Raises nothing."""
+    from passprice.errors import InputError
+    from passprice.modelhistory import written_by
+
+    try:
+        model = written_by(lock.info.pricing_model)
+    except InputError:
+        return ""
+    return "" if model is None else f"{_short(model.digest)} is {model.describe()}"
 
 
 def _routes_moved(lock: Lock, stack: Stack | None) -> tuple[tuple[str, str, str], ...]:

@@ -1328,10 +1328,16 @@ def _seen_before(real: str, path: Path, cap: int, digests: bool = True) -> GGUFH
         return None
     if digests and spans is not None:
         try:
+            order = "<" if byte_order == "little" else ">"
+            keys = list(metadata)
             for key, (start, end) in spans.items():
                 value = metadata[key]
                 if not isinstance(value, LongArray) or not 0 <= start <= end <= header_bytes:
                     return None
+                at = keys.index(key)
+                following = keys[at + 1] if at + 1 < len(keys) else rows[0][0] if rows else None
+                if not _span_holds(data, order, key, value, start, end, following):
+                    return None  # offsets in range, yet not this array's elements (slip 55)
                 metadata[key] = LongArray(value.element_type, value.length,
                                           hashlib.sha256(memoryview(data)[start:end]).hexdigest())
         except (AttributeError, KeyError, TypeError, ValueError):  # not spans this code kept
@@ -1355,6 +1361,34 @@ def _seen_before(real: str, path: Path, cap: int, digests: bool = True) -> GGUFH
         shards=(Shard(path.name, header_bytes, data_offset, sha256, len(tensors)),),
         source=str(path),
     )
+
+
+def _span_holds(data: bytes, order: str, key: str, value: LongArray, start: int, end: int,
+                following: str | None) -> bool:
+    """Whether ``data[start:end]`` (``data``: a header's bytes, ``order``: its struct byte order) can be the elements
+    of the long array ``value`` of metadata ``key`` as a GGUF file lays it out: just before ``start``, the key (u64
+    length, its UTF-8 bytes), the value type ARRAY (u32), the element type (u32) and the length (u64) the array has;
+    for an array of a fixed-size type, exactly ``length`` × its size bytes; at ``end``, the next GGUF string, which
+    is ``following`` (the next metadata key, else the first tensor's name), or the end of ``data`` when there is
+    none. An entry kept by this code always holds; one whose offsets were moved inside the header (a byte on, a
+    byte short, onto the array's own type and length) gave the sha256 of those bytes as the array's (slip 55) and
+    is a miss. Exact for the array's start and for fixed-size elements; for strings the end is pinned by the string
+    after it. Raises nothing."""
+    name = key.encode("utf-8")
+    element = value.element_type
+    etype = _ARRAY if element.startswith("array") else _TYPE_ID.get(element.upper())
+    if etype is None:
+        return False
+    before = struct.pack(f"{order}Q", len(name)) + name + struct.pack(f"{order}IIQ", _ARRAY, etype, value.length)
+    if start < len(before) or data[start - len(before):start] != before:
+        return False
+    size = _SIZE.get(etype)
+    if size is not None and end - start != value.length * size:
+        return False
+    if following is None:
+        return end == len(data)
+    after = following.encode("utf-8")
+    return data[end:end + 8 + len(after)] == struct.pack(f"{order}Q", len(after)) + after
 
 
 def _keep(real: str, cap: int, header: GGUFHeader, spans: dict[str, tuple[int, int]] | None) -> None:

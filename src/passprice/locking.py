@@ -12,6 +12,7 @@ for the command to print.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from collections.abc import Mapping
@@ -477,4 +478,11 @@ def write(
     require_finite(lock.price)
     loosened = tuple(c for c in compare_policies(old.policy, lock.policy) if c.loosens) if old is not None else ()
     write_lock(output, lock, force=force or update)
+    from passprice.modelhistory import add_running
+
+    # a re-lock of passprice's own repository lists the code it locked with, so that every later passprice tells
+    # this lock's pricing model from one typed by hand (slip 55); a list that cannot be written is the test's to say
+    with contextlib.suppress(InputError, OSError, RuntimeError):
+        if output.resolve().parent == (root.path / "locks").resolve():  # a lock of the registry, not a copy elsewhere
+            add_running(root.path)
     return Written(lock, loosened)

@@ -1,0 +1,179 @@
+"""A lock's pricing model names code some passprice had: the package ships the list of every pricing-model digest
+passprice has written its own repository's locks with (``pricing_models.json``, beside its modules), each with the
+passprice version, the day and the commit that first locked with it, and a lock naming a digest neither listed nor
+the running code's is refused as forged.
+
+A lock pins the code that priced it by a digest of that code (:func:`passprice.pins.pricing_model_digest`), and a
+lock whose own pins do not give its record is refused as forged (:class:`passprice.enforce.LockForged`) only when
+that digest is the running code's: one of other code is an honest upgrade, whose move ``reproduce`` blames on the
+code. Issue 13 (slip 55): a lock whose record AND ``pricing_model`` were both edited by hand (the model rewritten to
+``sha256:111…``, digests recomputed) read as such an upgrade (``price --lock`` exit 0, "the pricing model (code) or
+the checkpoint moved it"); only ``check`` and the review, which know BASE's and HEAD's code, caught it. Telling an
+upgrade from a forgery on every price without git history needs the list of code that ever wrote a lock: shipped in
+the package, read only from the running package (never from a registry or a checkout a pull request could write).
+
+The limit that remains: a forger who names a real older digest (any listed one) keeps today's "the pricing model
+(code) moved it" line, which now says which passprice version and commit wrote a lock of that code; ``reproduce``
+with that passprice installed, ``check`` and the review catch it.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from passprice.errors import InputError
+from passprice.pins import PACKAGE
+
+#: The shipped list, beside the package's modules (a data file: no module of the pricing model, so adding a digest
+#: to it does not move the digest it lists).
+KNOWN = PACKAGE / "pricing_models.json"
+
+#: The most bytes :data:`KNOWN` may hold (some 200 bytes a digest: room for thousands of re-locks).
+KNOWN_BYTES = 4 * 1024 * 1024
+
+#: What :data:`KNOWN` holds (checked with jsonschema on every read).
+SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["models"],
+    "properties": {
+        "about": {"type": "string"},
+        "models": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["digest", "version", "first_locked", "commit"],
+                "additionalProperties": False,
+                "properties": {
+                    "digest": {"type": "string", "pattern": "^sha256:[0-9a-f]{64}$"},
+                    "version": {"type": "string", "minLength": 1, "maxLength": 64},
+                    "first_locked": {"type": "string", "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"},
+                    "commit": {"type": "string", "pattern": "^([0-9a-f]{12}|)$"},
+                },
+            },
+        },
+    },
+}
+
+
+@attrs.frozen
+class KnownModel:
+    """One pricing-model digest passprice has written locks with: ``digest`` (``sha256:`` + 64 hex), the passprice
+    ``version`` that wrote them (``0.1.0``), the day it first did (``first_locked``, ``YYYY-MM-DD``, UTC) and that
+    commit of passprice's repository (``commit``, 12 hex digits; empty when unknown)."""
+
+    digest: str = attrs.field(validator=attrs.validators.matches_re(r"sha256:[0-9a-f]{64}"))
+    version: str = attrs.field(validator=attrs.validators.instance_of(str))
+    first_locked: str = attrs.field(validator=attrs.validators.matches_re(r"[0-9]{4}-[0-9]{2}-[0-9]{2}"))
+    commit: str = attrs.field(validator=attrs.validators.matches_re(r"([0-9a-f]{12}|)"))
+
+    def describe(self) -> str:
+        """``passprice 0.1.0's, first locked 2026-12-01 at commit c23cf4390948``. Raises nothing."""
+        at = f" at commit {self.commit}" if self.commit else ""
+        return f"passprice {self.version}'s, first locked {self.first_locked}{at}"
+
+
+def read_known(path: Path = KNOWN) -> dict[str, KnownModel]:
+    """The list at ``path`` (default: the running package's :data:`KNOWN`), by digest. Raises :class:`InputError`
+    (one line naming the file) for a file that is missing, over :data:`KNOWN_BYTES`, not JSON or not
+    :data:`SCHEMA`'s."""
+    import cattrs
+    import jsonschema
+
+    from passprice.files import shown
+
+    try:
+        with path.open("rb") as f:
+            data = f.read(KNOWN_BYTES + 1)
+    except OSError as e:
+        raise InputError(f"{shown(path)}: cannot be read ({e.strerror}): passprice's list of pricing models") from None
+    if len(data) > KNOWN_BYTES:
+        raise InputError(f"{shown(path)}: holds over {KNOWN_BYTES:,} bytes: not passprice's list of pricing models")
+    try:
+        doc = json.loads(data)
+        jsonschema.validate(doc, SCHEMA)
+    except (ValueError, jsonschema.ValidationError) as e:
+        why = e.message if isinstance(e, jsonschema.ValidationError) else str(e)
+        raise InputError(f"{shown(path)}: not passprice's list of pricing models: {why}") from None
+    models = cattrs.structure(doc["models"], list[KnownModel])
+    return {m.digest: m for m in models}
+
+
+@functools.cache
+def _shipped() -> dict[str, KnownModel]:
+    return read_known()
+
+
+def written_by(digest: str) -> KnownModel | None:
+    """The listed model of ``digest`` in the running package's list (read once a process), or ``None`` when no
+    passprice is listed as having written a lock with it. Raises :class:`InputError` as :func:`read_known`."""
+    return _shipped().get(digest)
+
+
+def known_count() -> int:
+    """How many digests the running package's list holds. Raises :class:`InputError` as :func:`read_known`."""
+    return len(_shipped())
+
+
+def is_known(digest: str) -> bool:
+    """Whether ``digest`` is a pricing model some passprice had: listed (:func:`written_by`), or the running code's
+    (:func:`passprice.pins.pricing_model_digest`, computed only for a digest not listed: ~0.2 s cold, a few ms
+    cached). Raises :class:`InputError` as :func:`read_known`."""
+    if written_by(digest) is not None:
+        return True
+    from passprice.pins import pricing_model_digest
+
+    return digest == pricing_model_digest()
+
+
+def add_running(root: Path, today: str | None = None) -> KnownModel | None:
+    """When ``root`` is a checkout of passprice (it holds ``src/passprice/pricing_models.json``) whose code is the
+    running code (:func:`passprice.pins.checkout_model` is ``None``): add the running code's digest to that list,
+    with ``passprice.__version__``, ``today`` (default: today, UTC) and the checkout's HEAD commit (12 hex digits;
+    empty outside git), and return it; ``None`` when it is no such checkout or the digest is listed already. Written
+    atomically (:func:`passprice.files.write_atomically`). ``passprice lock`` calls it after writing a lock, so each
+    re-lock of passprice's repository lists the code it locked with. Raises :class:`InputError` as
+    :func:`read_known` and for a list that cannot be written."""
+    import datetime
+
+    from passprice import __version__
+    from passprice.files import is_there, write_atomically
+    from passprice.pins import checkout_model, pricing_model_digest
+
+    listed = root / "src" / "passprice" / KNOWN.name
+    try:
+        if not is_there(listed) or not is_there(root / "src" / "passprice" / "pins.py"):
+            return None
+    except (OSError, RuntimeError, InputError):
+        return None
+    if checkout_model(root) is not None:
+        return None  # the checkout's code is not the running code: the lock was not priced by it
+    digest = pricing_model_digest()
+    known = read_known(listed)
+    if digest in known:
+        return None
+    day = today or datetime.datetime.now(datetime.UTC).date().isoformat()
+    model = KnownModel(digest, __version__, day, _head(root))
+    doc = json.loads(listed.read_bytes())
+    doc["models"].append(attrs.asdict(model))
+    write_atomically(listed, json.dumps(doc, indent=1) + "\n", force=True)
+    if listed.resolve() == KNOWN.resolve():
+        _shipped.cache_clear()
+    return model
+
+
+def _head(root: Path) -> str:
+    """``root``'s HEAD commit, 12 hex digits, or ``""`` outside git or on any failure. Raises nothing."""
+    import subprocess
+
+    try:
+        out = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
+                             timeout=10, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    head = out.stdout.strip()
+    return head[:12] if out.returncode == 0 and len(head) >= 12 else ""
