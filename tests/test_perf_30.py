@@ -229,5 +229,5 @@ def test_check_is_the_same_bytes_with_round_29s_nnls(repo: dict[str, object], tm
     assert now[0] == 0, now[2]
     assert now == run(path, tmp_path, True, "check")
     # 104: the 9 shipped locks, the stack lock r1-qwen7b-h200-llamacpp among them (103 with 8); 106 with moe43's
-    # MoE measurement file and its source record
-    assert now[1].startswith("checked 106 files (") and now[1].endswith("all holds\n")
+    # MoE measurement file and its source record; 107 with moe44's checkpoint qwen3-30b-a3b-q4_0
+    assert now[1].startswith("checked 107 files (") and now[1].endswith("all holds\n")
