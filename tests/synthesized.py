@@ -123,7 +123,8 @@ SYNTHESIZED: dict[str, tuple[str, str, str]] = {
         "taken as Llama-3.1-8B: #17505 decodes at 32K of context, past Llama-3-8B's 8K): 4,653,375,488 bytes by the "
         "Q4_0 rules (Q6_K output).",
     ),
-    # Session 33 (moe44): the checkpoint of PR #16834's other MoE rows (registry/measurements/llamacpp-pr16834-moe.toml).
+    # Session 33 (moe44): the checkpoint of PR #16834's other MoE rows
+    # (registry/measurements/llamacpp-pr16834-moe.toml).
     "qwen3-30b-a3b-q4_0": (
         "qwen3-30b-a3b.json",
         "Q4_0",
