@@ -11,6 +11,10 @@ each entry of ``registry/checkpoints/`` listed here is exactly what the command 
     passprice synth examples/configs/meta-llama-3-8b.json --mix F16 --import llama3-8b-f16 --note ... --force
     passprice synth examples/configs/meta-llama-3-70b.json --mix Q4_K_M --import llama3-70b-q4_k_m --note ... --force
     passprice synth examples/configs/llama-2-13b.json --mix F16 --import llama2-13b-f16 --note ... --force
+    passprice synth examples/configs/qwen3-30b-a3b.json --mix Q4_0 --import qwen3-30b-a3b-q4_0 --note ... --force
+
+The entries of :data:`UNWRITTEN` were imported after ``synth --import`` without ``-o`` marked its origin (``No header
+file was written``); the others were imported before, and keep their text (and their locks' pins).
 """
 
 from __future__ import annotations
@@ -119,7 +123,20 @@ SYNTHESIZED: dict[str, tuple[str, str, str]] = {
         "taken as Llama-3.1-8B: #17505 decodes at 32K of context, past Llama-3-8B's 8K): 4,653,375,488 bytes by the "
         "Q4_0 rules (Q6_K output).",
     ),
+    # Session 33 (moe44): the checkpoint of PR #16834's other MoE rows
+    # (registry/measurements/llamacpp-pr16834-moe.toml).
+    "qwen3-30b-a3b-q4_0": (
+        "qwen3-30b-a3b.json",
+        "Q4_0",
+        "The 'qwen3moe 30B.A3B Q4_0' file of ggml-org/llama.cpp PR #16834's table (its size was not printed there): "
+        "17,298,520,064 bytes = 16.11 GiB by the Q4_0 rules (337 Q4_0, 241 F32, the head Q6_K). llama-bench printed "
+        "16.18 GiB for a 'qwen3moe 30B.A3B Q4_0' file of another maker (iacopPBK/llama.cpp-gfx906's README, a "
+        "Qwen3-30B-A3B-Thinking-2507 Q4_0): 0.07 GiB more than these rules give; which tensors differ was not read.",
+    ),
 }
+
+#: The entries imported by ``synth --import`` without ``-o`` since it marks that in the origin.
+UNWRITTEN = frozenset({"qwen3-30b-a3b-q4_0"})
 
 
 def built(name: str) -> object:
@@ -135,7 +152,7 @@ def entry(name: str) -> str:
     """The text of ``registry/checkpoints/{name}.toml``."""
     from passprice.synthetic import entry_text
 
-    text, _ = entry_text(built(name), name, SYNTHESIZED[name][2])  # type: ignore[arg-type]
+    text, _ = entry_text(built(name), name, SYNTHESIZED[name][2], unwritten=name in UNWRITTEN)  # type: ignore[arg-type]
     return text
 
 

@@ -1,15 +1,16 @@
 """A shipped synthetic header that was never written is said to be so, with the one command that writes it again.
 
-The fourteen checkpoint entries ``tests/synthesized.py`` builds (``passprice synth CONFIG --mix MIX --import NAME``,
-no ``-o``) were imported before ``synth --import`` without ``-o`` marked its origin
+Fourteen of the fifteen checkpoint entries ``tests/synthesized.py`` builds (``passprice synth CONFIG --mix MIX --import
+NAME``, no ``-o``) were imported before ``synth --import`` without ``-o`` marked its origin
 (:data:`passprice.synthetic.NO_FILE_WRITTEN`): each entry's ``source``, ``NAME.header.gguf``, reads as the file it was
-imported from, and no such file was ever kept. The entries are left as they are: a lock pins its checkpoint's
-``origin`` and ``source``, so rewriting them would move the pins of every lock on them (issue 13, session 33). This
-module knows those headers by their sha256 (the bytes, whatever an entry or a copy calls them) and gives the
-``synth`` command that writes them again byte for byte: ``synth`` writes the header's ``general.name`` from
-``--import NAME``, else from ``-o``'s file name, so ``-o NAME`` (no suffix) gives the imported bytes, where
-``-o NAME.header.gguf`` gives another header (walkthrough 35). Nothing here prices: the module is outside the pricing
-model's digest, and reads no file.
+imported from, and no such file was ever kept. The fifteenth, ``qwen3-30b-a3b-q4_0`` (session 33, moe44), was imported
+after, and its origin says so; it is listed all the same, for the command that writes its header again. The entries are
+left as they are: a lock pins its checkpoint's ``origin`` and ``source``, so rewriting them would move the pins of every
+lock on them (issue 13, session 33). This module knows those headers by their sha256 (the bytes, whatever an entry or a
+copy calls them) and gives the ``synth`` command that writes them again byte for byte: ``synth`` writes the header's
+``general.name`` from ``--import NAME``, else from ``-o``'s file name, so ``-o NAME`` (no suffix) gives the imported
+bytes, where ``-o NAME.header.gguf`` gives another header (walkthrough 35). Nothing here prices: the module is outside
+the pricing model's digest, and reads no file.
 """
 
 from __future__ import annotations
@@ -75,6 +76,8 @@ UNKEPT: dict[str, Unkept] = {
         Unkept("llama31-8b-bf16", "llama-3.1-8b.json", "BF16"),
     "f7810471b74e4b7df0d5de03bac63b8d3bd7b7ca9c5a943022bda0529c8fc2bc":
         Unkept("llama31-8b-q4_0", "llama-3.1-8b.json", "Q4_0"),
+    "5453634961574b1854be77d6e987787f44413d9f9b89f36f4cbd02e1ad21cf58":
+        Unkept("qwen3-30b-a3b-q4_0", "qwen3-30b-a3b.json", "Q4_0"),
 }
 
 
