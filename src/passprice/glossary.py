@@ -876,13 +876,14 @@ _TERMS = (
         "A refusal under a lock: its `pricing_model` is the digest neither of the running code nor of any pricing "
         "model passprice lists as having written locks (the package's `pricing_models.json`), so it was typed by "
         "hand, most likely beside a record edited by hand to pass as an upgrade. Every pricing command and "
-        "`reproduce` refuse it (exit 1), and `check` fails it. Restore the lock from the last commit that holds it as written, or re-lock "
-        "it through review (`passprice lock --update`). A forger naming a real older digest is not caught here: the "
-        "price says which passprice wrote that code, and `check` and the review judge the lock.",
+        "`reproduce` refuse it (exit 1), and `check` fails it. Restore the lock from the last commit that holds it "
+        "as written, or re-lock it through review (`passprice lock --update`). A forger naming a real older digest "
+        "is not caught here: the price says which passprice wrote that code, and `check` and the review judge the "
+        "lock.",
     ),
     Term(
         "LockRefusal",
-        "refusal by what a lock locks: LockMismatch, CheckpointChanged, ServingChanged, LockForged or LockModelForged",
+        "refusal by what a lock locks (LockMismatch, CheckpointChanged, ServingChanged, Lock[Model]Forged)",
         "A refusal because of what a lock locks rather than a floor (`LockFloor`): the lock guards another serving, "
         "card or checkpoint (`LockMismatch`), or the checkpoint (`CheckpointChanged`) or serving (`ServingChanged`) "
         "it locks changed since, or its own pins do not give its record (`LockForged`), or it pins a pricing model no "
