@@ -102,7 +102,7 @@ def test_long_texts_are_compared_by_their_common_ends_alone() -> None:
 def test_the_words_before_a_change_keep_the_inputs_name() -> None:
     """Issue 13: the space before a change was counted as one of the words kept, so a derivation's review read
     ``…= the fact memory.bandwidth, [4.8 → 4.89] TB/s``, the input's name ``bandwidth =`` cut off; and a cut at
-    :data:`CONTEXT_CHARS` fell inside a figure (``100.02`` read ``100.0 …``). Both sides now keep 5 words, cut at spaces."""
+    :data:`CONTEXT_CHARS` fell inside a figure (``100.02`` read ``100.0 …``). Both sides keep 5 words, cut at spaces."""
     old = ("tokens/s = 0.8 × the fact streams.read; bandwidth = the fact memory.bandwidth, 4.8 TB/s when derived "
            "from the stack's measured runs")  # fmt: skip
     assert text_change(old, old.replace("4.8 TB", "4.89 TB")) == (
