@@ -12,7 +12,7 @@ def test_max_batch_says_the_memory_that_bounds_it() -> None:
     assert result.exit_code == 0, result.output
     assert result.stdout.splitlines()[1] == (
         "  bounded by card memory: 141 GB less 4.677 GB held once (weights, embedding table) holds ⌊(141 GB − 4.677 "
-        "GB) / 234.9 MB a sequence (KV cache, activations)⌋ = 580")
+        "GB) / 234.9 MB a sequence (its KV cache, state and conv ring)⌋ = 580")
     result = invoke("max-batch", "r1-qwen7b-h200", "--no-lock", "--memory-use", "0.9")
     assert "at most 520 sequences a pass" in result.stdout
     assert "  bounded by card memory: 126.9 GB (90 % of 141 GB) less 4.677 GB" in result.stdout

@@ -2255,8 +2255,8 @@ def max_batch_command(
                    + (f" ({100.0 * use:.4g} % of {si(resolved.card.memory.capacity.value, 'B')})" if use is not None
                       else "")
                    + f" less {si(mb.shared, 'B')} held once (weights, embedding table) holds "
-                   f"⌊({si(mb.capacity, 'B')} − {si(mb.shared, 'B')}) / {si(mb.per_sequence, 'B')} a sequence (KV "
-                   f"cache, activations)⌋ = {mb.card_room:,}"
+                   f"⌊({si(mb.capacity, 'B')} − {si(mb.shared, 'B')}) / {si(mb.per_sequence, 'B')} a sequence (its "
+                   f"KV cache, state and conv ring)⌋ = {mb.card_room:,}"
                    + (f"; host memory adds {mb.host_room:,}" if mb.host_room else ""))
         if under is not None:
             from passprice.tables import si

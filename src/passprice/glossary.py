@@ -116,8 +116,9 @@ _TERMS = (
         "published configuration): a tensor's type and shape give its bytes. A type such as Q4_K or MXFP4 is a "
         "block-quantized one (a block of weights shares its scales); a mix such as Q4_K_M, named after llama.cpp's "
         "`llama-quantize`, gives each tensor its type (mostly Q4_K, some Q6_K, norms F32), so a checkpoint named "
-        "`…-q4_k_m` holds that mix.",
-        ("gguf header", "header", "q4_k_m", "q4_k", "q6_k", "quantization", "mix", "--mix"),
+        "`…-q4_k_m` holds that mix."
+        " `architecture` is the header's `general.architecture` (`qwen2`, `llama`, …).",
+        ("gguf header", "header", "q4_k_m", "q4_k", "q6_k", "quantization", "mix", "--mix", "architecture"),
     ),
     Term(
         "TPOT",
@@ -129,8 +130,9 @@ _TERMS = (
         "when none is); it is part of the serving a lock pins. `compare` finds that capped best batch on each "
         "card; `sweep --max-tpot` adds each row's `tpot_s` and `within_max_tpot` and marks the best within it. "
         "`price --json` and `best --json` hold no TPOT key: it is `pass_s` / `emitted_per_sequence` (a drafting "
-        "serving emits more than 1 token a pass, so its TPOT is shorter than its pass).",
-        ("time per output token", "max_tpot", "max-tpot", "TPOT cap"),
+        "serving emits more than 1 token a pass, so its TPOT is shorter than its pass)."
+        " `tpot_s` is TPOT in seconds: a pass's seconds over the tokens it emits per sequence.",
+        ("time per output token", "max_tpot", "max-tpot", "TPOT cap", "tpot_s"),
     ),
     Term(
         "memory use",
@@ -218,8 +220,11 @@ _TERMS = (
         "The tokens one sequence emits in a pass, on average: 1 without drafts; with d drafts whose acceptance rates "
         "are a1 … ad (each the chance the i-th draft is accepted, given the ones before it were), 1 + a1 + a1·a2 + … + "
         "a1·…·ad (the seed's `emitted_per_sequence`). `speculate` checks it against the accept/reject loop played "
-        "100,000 passes a row (`simulated ± s.e.`).",
-        ("emitted per pass", "emitted_per_pass", "emitted_per_sequence", "simulated", "simulated (± s.e.)", "s.e."),
+        "100,000 passes a row (`simulated ± s.e.`)."
+        " In `--json`, `simulated` gives `passes` (decode passes simulated), their `mean` emitted per sequence,"
+        " its standard error `stderr`, and the `expected` figure it checks.",
+        ("emitted per pass", "emitted_per_pass", "emitted_per_sequence", "simulated", "simulated (± s.e.)",
+         "s.e.", "passes", "stderr"),
     ),
     Term(
         "limit/meas",
@@ -396,8 +401,12 @@ _TERMS = (
         "tokens proposed per pass by speculative decoding, verified in the same pass",
         "Speculative decoding: a drafting method (an MTP block, a draft head) proposes K tokens a pass; the next "
         "pass verifies them as extra token-rows. The tokens a pass emits are 1 + a1 + a1·a2 + …, from the "
-        "method's acceptance facts (`facts/drafts/`).",
-        ("draft", "draft tokens", "speculative decoding", "MTP", "acceptance", "drafting method"),
+        "method's acceptance facts (`facts/drafts/`)."
+        " `speculate --json` gives the drafting `method`, the `batch`, `best_tokens` (the draft length that emits"
+        " the most tokens per second) and a row per draft length, `tokens` (draft tokens a pass; 0 is plain"
+        " decoding).",
+        ("draft", "draft tokens", "speculative decoding", "MTP", "acceptance", "drafting method", "method",
+         "best_tokens", "tokens"),
     ),
     Term(
         "streams.read",
@@ -430,8 +439,11 @@ _TERMS = (
         "on-chip memory holding the batch's token-rows through a layer",
         "`on_chip.capacity`: the on-chip memory (SRAM, shared memory, L2) that must hold the batch's token-rows "
         "while they cross a layer; a batch whose rows do not fit is refused. Prefill chunks are bounded by it. "
-        "`--json`'s `on_chip_bytes` is what the batch's rows take of it, `on_chip_capacity` the card's.",
-        ("on_chip", "on-chip", "on_chip.capacity", "on_chip.bandwidth", "on_chip_bytes", "on_chip_capacity"),
+        "`--json`'s `on_chip_bytes` is what the batch's rows take of it, `on_chip_capacity` the card's."
+        " `on_chip_room` (`kv --json`) is ⌊on-chip capacity / token-row bytes per sequence⌋, the batch on-chip"
+        " memory holds.",
+        ("on_chip", "on-chip", "on_chip.capacity", "on_chip.bandwidth", "on_chip_bytes", "on_chip_capacity",
+         "on_chip_room"),
     ),
     Term(
         "held",
@@ -442,17 +454,27 @@ _TERMS = (
         "only on paper. `--json`'s `held_bytes` is that sum, `capacity_bytes` the card's memory (`memory.capacity`). "
         "`kv` prints the two parts apart: *held once* (the weights and embedding table) and *held per sequence* (the "
         "seed's `held_per_sequence`), and the sequences that fit, the seed's `card_room`: ⌊(memory − held once) / "
-        "held per sequence⌋.",
+        "held per sequence⌋."
+        " `kv --json` gives them by card: `held_once` splits the bytes held once into `weights` and"
+        " `embedding_table` (`tied`: the checkpoint has no `output.weight`, its head reads the table;"
+        " `draft_weights_not_held`: the draft (MTP) blocks' weight bytes, not among `weights`), and each"
+        " context's `fits` (one a card) gives `capacity` (bytes of card memory), `held_shared` (bytes held once),"
+        " `held_per_sequence`, `card_room`, `on_chip_room`, `max_batch` (the first batch refused for capacity,"
+        " less one) and `limited_by` (`memory`, `on-chip`, or both joined by `and`: which room bounds the batch).",
         ("held bytes", "headroom", "memory.capacity", "card memory", "all in card memory", "capacity_bytes",
-         "held once", "held per sequence", "held_per_sequence", "card_room"),
+         "held once", "held per sequence", "held_per_sequence", "card_room", "held_shared", "weights",
+         "embedding_table", "tied", "draft_weights_not_held", "capacity", "fits", "limited_by"),
     ),
     Term(
         "KV cache",
         "each attention layer's cached keys and values, one row a position",
         "The KV cache: each attention layer keeps the key and value of every position a sequence has reached, "
         "read whole each pass. Its bytes a position are layers × KV heads × (key + value width) × `--kv-bytes`; "
-        "GQA shares a KV head among query heads, a sliding window caps a layer's positions.",
-        ("kv", "KV"),
+        "GQA shares a KV head among query heads, a sliding window caps a layer's positions."
+        " In `kv --json`: `kv_bytes_per_element` the bytes of one cached element (2 for 16-bit, `--kv-bytes`),"
+        " and per context `kv_bytes` a sequence's cache of the main blocks, `draft_kv_bytes` that of the draft"
+        " blocks, and `total_bytes` the cache, recurrent state and conv ring together (bytes).",
+        ("kv", "KV", "kv_bytes_per_element", "kv_bytes", "draft_kv_bytes", "total_bytes"),
     ),
     Term(
         "kv-rotated",
@@ -554,7 +576,7 @@ _TERMS = (
         "recorded (`recorded; … with today's inputs`). The lock still reproduces from its own pins; the difference "
         "is what re-locking (`lock --update`) would record. `today's inputs` and `today's files` elsewhere mean the "
         "same: the registry as it is checked out now.",
-        ("today's inputs", "today's files"),
+        ("today's files",),
     ),
     Term(
         "not judged",
@@ -668,8 +690,10 @@ _TERMS = (
         "`Undecoded` (a tensor type neither the array nor the vector units read), `Routed` (a mixture of experts "
         "without a routing record: which experts a pass reads depends on routing), `ContextBeyondModel`, "
         "`BadDraft`, `LockFloor` … (each defined here too). Exit status 1. (`refused` in an audit's elasticity "
-        "column is no refusal of the price: the fact moved 1 % either way is refused, see elasticity.)",
-        ("refused", "refusals"),
+        "column is no refusal of the price: the fact moved 1 % either way is refused, see elasticity.)"
+        " In `--json` a refusal is its name (`refusal`) with `message` (the line printed) or `detail` (what was"
+        " refused); `problems` lists the lines of files that did not read, the ones stderr named.",
+        ("refused", "refusals", "detail", "message", "problems"),
     ),
     Term(
         "NotResident",
@@ -939,9 +963,12 @@ _TERMS = (
         "The recurrent state of a Gated-DeltaNet layer: heads × key width × value width elements of `--state-bytes` "
         "each (4: f32), held once per sequence whatever its context, read and written back in place each pass "
         "(`streams.rewrite`; \"rewritten in place\" in a price), unless `--flush` carries it for a few tokens in a "
-        "log. Beside it each recurrent layer holds a conv ring.",
-        ("recurrent state", "state bytes", "--state-bytes", "state-bytes", "rewritten in place", "Gated DeltaNet",
-         "recurrence", "recurrent"),
+        "log. Beside it each recurrent layer holds a conv ring."
+        " `state_bytes_per_element` (`kv --json`) is the bytes of one state element (`--state-bytes`);"
+        " `state_per_layer` one recurrent block's dense state, heads × key × value × state bytes (0 without"
+        " recurrence).",
+        ("recurrent state", "state bytes", "--state-bytes", "state-bytes", "rewritten in place",
+         "Gated DeltaNet", "recurrence", "recurrent", "state_bytes_per_element", "state_per_layer"),
     ),
     Term(
         "conv ring",
@@ -949,8 +976,10 @@ _TERMS = (
         "A recurrent (Gated-DeltaNet) layer runs a short causal convolution over its inputs before the recurrence, "
         "so each sequence keeps the last `ssm.conv_kernel` − 1 inputs of the channels it convolves: "
         "(conv_kernel − 1) × channels × `--state-bytes` bytes a layer, whatever the context, read each pass and "
-        "appended to by one row a token (`streams.append`).",
-        ("ring", "conv", "convolution"),
+        "appended to by one row a token (`streams.append`)."
+        " `ring_per_layer` (`kv --json`) is one recurrent block's ring, (conv_kernel − 1) × channels × state"
+        " bytes; `ring_bytes` a sequence's rings at a context.",
+        ("ring", "conv", "convolution", "ring_per_layer", "ring_bytes"),
     ),
     Term(
         "windowed attention",
@@ -986,9 +1015,11 @@ _TERMS = (
         "A serving's contexts: each class of sequences (a share of the batch) has a `limit` (the positions a "
         "sequence may reach: a contiguous cache holds it whole) and a mean `position` reached (what a pass reads of "
         "the KV cache; default limit / 2). `contexts at mean position P of a L limit` in a price says which. A "
-        "limit past the model's context length is refused (`ContextBeyondModel`).",
+        "limit past the model's context length is refused (`ContextBeyondModel`)."
+        " `model_context` (`kv --json`) is the checkpoint's own `context_length`, the longest it was trained for"
+        " (`null` when the header lacks it).",
         ("contexts", "contexts at mean position", "mean position", "position", "context limit", "--position",
-         "context length"),
+         "context length", "model_context"),
     ),
     Term(
         "limit",
@@ -1021,7 +1052,7 @@ _TERMS = (
         "recurrent state) are shown apart. In `--json`: `weight_bytes` (shared by the batch), `sequence_bytes` (one "
         "sequence's) and `rewrite_bytes` (of those, rewritten in place).",
         ("bytes", "weight bytes", "sequence bytes", "per sequence", "shared by the batch", "embedding rows",
-         "weights and embedding rows", "rewrite_bytes", "rewritten in place"),
+         "weights and embedding rows", "rewrite_bytes"),
     ),
     Term(
         "ridge",
@@ -1116,8 +1147,10 @@ _TERMS = (
         "A card is an accelerator as facts (`facts/cards/NAME.toml`): its memory and bandwidth, the shares of it "
         "each kind of traffic sustains (`streams.*`), its datapaths' rates (`array`, `vector`, `scale`, "
         "`tensor.*`), on-chip memory and the host link, each cited. `passprice cards` lists them; `kv` and "
-        "`calibrate` show one a row.",
-        ("cards", "card file", "accelerator"),
+        "`calibrate` show one a row."
+        " `compare --json`'s `own_card` is the serving's own card; `title` in any `--json` is the full display"
+        " name of the record it sits in (a card, a serving, a checkpoint, a source).",
+        ("cards", "card file", "accelerator", "own_card", "title"),
     ),
     Term(
         "checkpoint",
@@ -1172,8 +1205,13 @@ _TERMS = (
         "`layers`, `KV heads` and the bytes one cached position adds (`bytes/token`: K and V rows × heads × head width "
         "× element bytes, over its layers); then, at each context, the positions and bytes each kind holds and a "
         "sequence's total (`per sequence`, with the same in binary units, `(binary)`: MiB, GiB), and how many "
-        "sequences fit on each card.",
-        ("layer kind", "layers", "KV heads", "(binary)", "bytes per token"),
+        "sequences fit on each card."
+        " In `kv --json`: `per_token` the bytes one cached position adds, by layer kind, `per_token_total` their"
+        " sum over the main blocks and `draft_per_token` over the draft blocks; each of `layers` gives its"
+        " `index` (its block number), kind and `bytes_per_position`; each context's `kinds` gives by layer kind"
+        " its layers, positions and bytes.",
+        ("layer kind", "layers", "KV heads", "(binary)", "bytes per token", "per_token", "per_token_total",
+         "draft_per_token", "bytes_per_position", "kinds", "index"),
     ),
     Term(
         "datapath",
@@ -1242,7 +1280,7 @@ _TERMS = (
         "tensor.f16, tensor.bf16, tensor.f8: a card's dense float-matrix rates (MAC/s), from its datasheet. Where a "
         "card has the rate for a matrix's type, the matrix rides it (its seconds join the array term, the matrix "
         "datapath; the price shows them as float_matrix_macs); where it has none, the vector units.",
-        ("tensor.bf16", "tensor.f8", "tensor cores", "tensor", "float_matrix_macs"),
+        ("tensor.bf16", "tensor.f8", "tensor", "float_matrix_macs"),
     ),
 )
 
