@@ -1750,8 +1750,9 @@ class MemoryBound:
     """What bounds :func:`max_batch` (issue 13: ``at most 580 sequences a pass`` said nothing of why): ``capacity``
     (bytes of card memory the serving may fill: the card's times ``memory_use`` when given), ``shared`` (bytes held
     once: weights and embedding table, :attr:`PassShape.held_shared`), ``per_sequence`` (bytes each sequence holds:
-    its KV cache, recurrent state and conv ring, :attr:`PassShape.held_per_sequence`), ``card_room`` (⌊(capacity − shared) / per
-    sequence⌋, :meth:`PassShape.card_room`) and ``host_room`` (sequences host memory adds, 0 without host memory)."""
+    its KV cache, recurrent state and conv ring, :attr:`PassShape.held_per_sequence`), ``card_room``
+    (⌊(capacity − shared) / per sequence⌋, :meth:`PassShape.card_room`) and ``host_room`` (sequences host memory
+    adds, 0 without host memory)."""
 
     capacity: float
     shared: float
