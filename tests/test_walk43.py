@@ -123,10 +123,13 @@ def test_every_word_the_readme_sends_to_explain_is_defined() -> None:
         ("speculate", "qwen35-27b-h200-mtp", "--json", "--no-lock"),
         ("compare", "r1-qwen7b-h200", "--json"),
         ("max-batch", "r1-qwen7b-h200", "--json", "--no-lock"),
+        ("simulate", "r1-qwen7b-h200", "--synthetic", "4", "--json", "--no-lock"),
+        ("roofline", "h200_sxm_141gb", "r1-qwen7b-h200", "--json", "--no-lock"),
     ],
 )
 def test_every_json_key_of_other_commands_is_explained(args: tuple[str, ...]) -> None:
-    """Issue 13 (left36): `kv --json`'s 25 keys, `speculate`'s 7 and `compare`'s 4 said "not a term"."""
+    """Issue 13 (left36): `kv --json`'s 25 keys, `simulate`'s 39, `roofline`'s 18, `speculate`'s 7 and `compare`'s 4
+    said "not a term"."""
     result = invoke(*args)
     assert result.exit_code == 0, result.output
     keys: set[str] = set()

@@ -34,8 +34,10 @@ _TERMS = (
         "the term that takes longest: the pass takes that long",
         "The five terms of a pass (memory, host, array, vector, scale) run overlapped, so a pass takes as long as the "
         "largest; the pass *binds* on that term. A price table marks it `← binds`; `rests on` marks the facts of the "
-        "binding term with `*`. Raising a fact of a term that does not bind does not speed the pass up.",
-        ("bind", "bound", "binding", "limit binds", "expected binds"),
+        "binding term with `*`. Raising a fact of a term that does not bind does not speed the pass up."
+        " `simulate --json`'s `steps_by_bind` and `seconds_by_bind` count the steps, and their seconds, by the"
+        " term they bind on.",
+        ("bind", "bound", "binding", "limit binds", "expected binds", "steps_by_bind", "seconds_by_bind"),
         tag="the largest term: the pass takes that long",
     ),
     Term(
@@ -154,14 +156,21 @@ _TERMS = (
         "Time to first token: how long a served request waits from its arrival until its first output token, in "
         "`passprice simulate`: the time it queued (for a place in the batch, or for memory: *waited for memory*) and "
         "the steps that prefilled its prompt, the last of which emits its first token. Reported as p50 / p90 / p99 "
-        "over the trace's requests, beside TPOT (each later token's wait) and end-to-end (arrival to last token).",
-        ("time to first token", "end-to-end", "e2e"),
+        "over the trace's requests, beside TPOT (each later token's wait) and end-to-end (arrival to last token)."
+        " `simulate --json` gives `ttft_s`, `tpot_s` and `e2e_s` (seconds) as percentiles `p50`, `p90`, `p99`"
+        " over the requests, and each of `records` its own: `arrival_s` (from the trace's start), `admitted_s`,"
+        " `first_token_s` and `finished_s` (seconds from the trace's start), `queue_s` (arrival to admission),"
+        " `ttft_s` (arrival to first token), `tpot_s` and `e2e_s` (arrival to last token).",
+        ("time to first token", "end-to-end", "e2e", "ttft_s", "e2e_s", "first_token_s", "queue_s",
+         "admitted_s", "arrival_s", "finished_s", "p50", "p90", "p99"),
     ),
     Term(
         "makespan",
         "simulate: from the trace's first arrival to its last request's last token",
         "In `passprice simulate`, the time from the trace's first arrival until the last request's last token: the "
-        "whole trace served. Throughput is the output tokens over it.",
+        "whole trace served. Throughput is the output tokens over it."
+        " `makespan_s` in `simulate --json` (seconds); `throughput_tokens_per_s` the output tokens over it.",
+        ("makespan_s", "throughput_tokens_per_s"),
     ),
     Term(
         "static batching",
@@ -177,8 +186,9 @@ _TERMS = (
         "A scheduling policy of `passprice simulate` (as vLLM, TGI and TensorRT-LLM schedule): every step retires "
         "the sequences that finished and admits waiting requests, first come first served, while memory (each "
         "request's full length reserved at admission) and `--max-batch` allow; prompts are prefilled in chunks of "
-        "at most `--chunk` token-rows beside the decoding sequences. Compare static batching.",
-        ("continuous", "continuous policy", "in-flight batching"),
+        "at most `--chunk` token-rows beside the decoding sequences. Compare static batching."
+        " `simulate --json`'s `policies` holds a run per `policy`, `static` and `continuous`.",
+        ("continuous", "continuous policy", "in-flight batching", "policies", "policy"),
     ),
     Term(
         "waited for memory",
@@ -289,8 +299,13 @@ _TERMS = (
         "simulate: the prompt rows prefilled in one step (--chunk, 2,048 by default)",
         "In `passprice simulate`, a step carries every decoding sequence's row and then prompt rows in admission "
         "order, up to `--chunk` token-rows a step (2,048) and what on-chip memory holds: a long prompt is prefilled "
-        "in chunks over several steps, beside the decoding sequences.",
-        ("chunks", "prefill", "steps of at most", "steps", "steps (by bind)"),
+        "in chunks over several steps, beside the decoding sequences."
+        " `simulate --json`'s `setup` gives the engine as run: `chunk_rows` (prompt rows a step computes at"
+        " most), `rows_on_chip` (token-rows on-chip memory holds a step), `max_batch`, the cache layout and"
+        " `admission` (`full length reserved`: a request is admitted when its whole length fits); `prompt_rows`"
+        " the prompt rows computed (fewer on a prefix hit).",
+        ("chunks", "prefill", "steps of at most", "steps", "steps (by bind)", "chunk_rows", "rows_on_chip",
+         "prompt_rows", "setup", "admission"),
     ),
     Term(
         "peak held",
@@ -298,8 +313,12 @@ _TERMS = (
         "In `passprice simulate`, the largest card memory the weights and the admitted sequences held at any step "
         "(`peak held`), beside what admission had reserved for them (`reserved`: each request's full length, prompt "
         "+ output, whole pages), of the card's capacity. `sequences a step` is the mean batch of the steps, `peak "
-        "sequences` the largest.",
-        ("reserved", "peak held / reserved", "sequences a step", "peak sequences"),
+        "sequences` the largest."
+        " In `simulate --json`: `peak_held_bytes` (written) and `peak_reserved_bytes` (admitted) with the"
+        " weights, `weights_bytes` those held once, `capacity_bytes` the card's, `peak_sequences` and"
+        " `mean_sequences` (the mean a step carried).",
+        ("reserved", "peak held / reserved", "sequences a step", "peak sequences", "peak_held_bytes",
+         "peak_reserved_bytes", "weights_bytes", "mean_sequences"),
     ),
     Term(
         "review",
@@ -497,8 +516,12 @@ _TERMS = (
         "positions every sequence shares (a system prompt), held once with a paged cache",
         "`--shared-prefix N`: the first N positions of every sequence are the same (a system prompt); with a paged "
         "cache their pages are held once for the batch, and with `--prefix-read-once` read once a pass. Those "
-        "bytes are then counted with the weights, shared by the batch.",
-        ("prefix", "--shared-prefix", "prefix-read-once"),
+        "bytes are then counted with the weights, shared by the batch."
+        " In a trace and `simulate --json`: `prefix_id` names a prompt prefix requests share and `prefix_tokens`"
+        " its length; `shared_prefixes` counts the trace's distinct ones, `shared_positions` a request's"
+        " positions held once, `prefix_caching` whether the run held them (paged KV only).",
+        ("prefix", "--shared-prefix", "prefix-read-once", "prefix_id", "prefix_tokens", "shared_positions",
+         "shared_prefixes", "prefix_caching"),
     ),
     Term(
         "provenance",
@@ -944,8 +967,14 @@ _TERMS = (
         "card memory), `host` (bytes over the host link), `array` (integer multiply-adds), `vector` (f32 "
         "multiply-adds) and `scale` (block-scale lane cycles). They run overlapped, so the pass takes the largest "
         "(it *binds*). A price table's columns: `time` (the term's seconds), `of pass` (its share of the pass's "
-        "seconds), `bind` (the term the pass binds on).",
-        ("terms", "time", "of pass"),
+        "seconds), `bind` (the term the pass binds on)."
+        " `roofline --json`'s `coefficients` are the terms' lines on the card (seconds): memory ="
+        " `memory_shared_s` + batch × `memory_per_sequence_s`, array, vector, scale = batch × `array_s`,"
+        " `vector_s`, `scale_s`; `crossing` the batch (a real number) at which the largest arithmetic term"
+        " reaches memory (`null` when it never does); `regions` the batches from `first` to `last` that bind on"
+        " one term.",
+        ("terms", "time", "of pass", "coefficients", "memory_shared_s", "memory_per_sequence_s", "crossing",
+         "regions", "first", "last"),
     ),
     Term(
         "MAC",
@@ -1058,8 +1087,11 @@ _TERMS = (
         "ridge",
         "work per byte at which a datapath takes as long as the memory",
         "A ridge point (roofline model): a datapath's rate over the memory's read rate, in MAC/B (or cycle/B). A "
-        "pass whose work per byte is below a datapath's ridge is memory-bound for that datapath.",
-        ("ridge point", "roofline", "ops:byte"),
+        "pass whose work per byte is below a datapath's ridge is memory-bound for that datapath."
+        " `roofline --json`'s `ridges` gives a ridge per datapath: its `rate`, `work` (MAC or cycle), the memory"
+        " `bandwidth` (B/s), the `share` of it a pass reads at and the fact that share is (`share_path`,"
+        " `streams.read`), and the `ridge`.",
+        ("ridge point", "roofline", "ops:byte", "ridges", "share_path", "bandwidth"),
     ),
     Term(
         "stack",
@@ -1227,9 +1259,15 @@ _TERMS = (
         "Arithmetic intensity (roofline model): a pass's work on a datapath over the bytes it moves, in MAC/B (array "
         "and vector) or cycle/B (scale lanes), the bytes counted as read-equivalent bytes (the memory term's seconds "
         "× `memory.bandwidth` × `streams.read`: `bytes moved`). A datapath binds once its intensity reaches its "
-        "ridge; `roofline` gives it by batch (`array MAC/B`, `vector MAC/B`, `scale cyc/B`).",
+        "ridge; `roofline` gives it by batch (`array MAC/B`, `vector MAC/B`, `scale cyc/B`)."
+        " `roofline --json`'s `points` gives one priced batch each: `bytes_moved` (card-memory bytes a pass"
+        " moves), `read_equivalent_bytes` (memory_s × bandwidth × streams.read), the intensities per"
+        " read-equivalent byte (`array_macs_per_byte`, `vector_macs_per_byte`, `scale_cycles_per_byte`) and per"
+        " byte moved (`array_macs_per_byte_moved`, `vector_macs_per_byte_moved`), with the pass's seconds,"
+        " tokens/s and bind.",
         ("arithmetic intensity", "MAC/B", "cycle/B", "cyc/B", "array MAC/B", "vector MAC/B", "scale cyc/B",
-         "bytes moved"),
+         "bytes moved", "array_macs_per_byte", "vector_macs_per_byte", "scale_cycles_per_byte",
+         "read_equivalent_bytes", "array_macs_per_byte_moved", "vector_macs_per_byte_moved", "points"),
     ),
     Term(
         "fitted",
@@ -1246,8 +1284,13 @@ _TERMS = (
         "`passprice simulate --trace FILE` serves a request trace (JSON lines: each request's arrival time, prompt "
         "tokens, output tokens, optional `prefix_id`) on a serving; its `trace` line counts the requests and tokens "
         "and its `engine` line gives the simulated server's limits: token-rows a step (`--chunk`, and what on-chip "
-        "memory holds), sequences (`--max-batch`), the KV cache and what admission reserves.",
-        ("request trace", "engine", "requests"),
+        "memory holds), sequences (`--max-batch`), the KV cache and what admission reserves."
+        " `simulate --json`'s `trace` counts its requests, `prompt_tokens` and `output_tokens` (all requests'),"
+        " the `longest` request (prompt + output tokens) and `last_arrival_s`; `records` (with `--requests`)"
+        " gives a row per request, its place (`index`) and its `line` in the trace file (`null` for a synthetic"
+        " trace), its prompt and output tokens and its times.",
+        ("request trace", "engine", "requests", "prompt_tokens", "output_tokens", "longest",
+         "last_arrival_s", "records", "line"),
     ),
     Term(
         "changed",
