@@ -125,20 +125,23 @@ def test_every_word_the_readme_sends_to_explain_is_defined() -> None:
         ("max-batch", "r1-qwen7b-h200", "--json", "--no-lock"),
         ("simulate", "r1-qwen7b-h200", "--synthetic", "4", "--json", "--no-lock"),
         ("roofline", "h200_sxm_141gb", "r1-qwen7b-h200", "--json", "--no-lock"),
+        ("audit", "r1-qwen7b-h200", "--json"),
     ],
 )
 def test_every_json_key_of_other_commands_is_explained(args: tuple[str, ...]) -> None:
-    """Issue 13 (left36): `kv --json`'s 25 keys, `simulate`'s 39, `roofline`'s 18, `speculate`'s 7 and `compare`'s 4
-    said "not a term"."""
+    """Issue 13 (left36): `kv --json`'s 25 keys, `simulate`'s 39, `roofline`'s 18, `audit`'s 19, `speculate`'s 7 and
+    `compare`'s 4 said "not a term". The keys of `sources` and of a derivation's `inputs` are names (a source's, an
+    input's), not words of passprice's."""
     result = invoke(*args)
     assert result.exit_code == 0, result.output
     keys: set[str] = set()
 
-    def collect(o: object) -> None:
+    def collect(o: object, names: bool = False) -> None:
         if isinstance(o, dict):
-            keys.update(o)
-            for v in o.values():
-                collect(v)
+            if not names:
+                keys.update(o)
+            for k, v in o.items():
+                collect(v, names=k in ("sources", "inputs") and not names)
         elif isinstance(o, list):
             for v in o:
                 collect(v)

@@ -119,8 +119,11 @@ _TERMS = (
         "block-quantized one (a block of weights shares its scales); a mix such as Q4_K_M, named after llama.cpp's "
         "`llama-quantize`, gives each tensor its type (mostly Q4_K, some Q6_K, norms F32), so a checkpoint named "
         "`…-q4_k_m` holds that mix."
-        " `architecture` is the header's `general.architecture` (`qwen2`, `llama`, …).",
-        ("gguf header", "header", "q4_k_m", "q4_k", "q6_k", "quantization", "mix", "--mix", "architecture"),
+        " `architecture` is the header's `general.architecture` (`qwen2`, `llama`, …)."
+        " `audit --json`'s `checkpoint` gives `header_sha256` (sha256 of the header's bytes) and `header_file`"
+        " (the header file read, `null` for a registry entry's).",
+        ("gguf header", "header", "q4_k_m", "q4_k", "q6_k", "quantization", "mix", "--mix", "architecture",
+         "header_file", "header_sha256"),
     ),
     Term(
         "TPOT",
@@ -538,9 +541,12 @@ _TERMS = (
         "read, when the copy read was retrieved, all stated or said to be unknown) and a locator within it (table, "
         "row, column, quoted figure). "
         "`passprice sources` lists them; `passprice audit --source ID` shows every fact citing one, the servings and "
-        "locks resting on those, and which locks break their floors if it is withdrawn.",
+        "locks resting on those, and which locks break their floors if it is withdrawn."
+        " `audit --json`'s `sources` gives each source cited: its `title`, `by` (its publisher or authors),"
+        " `date`, `where` (where it is, one line), `url`, `copies` (other places it is kept), `retrieved`,"
+        " `sha256` (of the copy that was read) and `read` (how it was read).",
         ("sources", "locator", "citation", "cite", "retrieved", "retrieved unknown", "kind", "date",
-         "provenance it supports", "source: locator"),
+         "provenance it supports", "source: locator", "by", "where", "url", "copies", "sha256", "read"),
     ),
     Term(
         "derivation",
@@ -549,8 +555,13 @@ _TERMS = (
         "from a source, constants with units) and a formula passprice evaluates itself, exactly and with units. "
         "`check` recomputes it: a fact whose input has changed since is stale, named with that input; `fact set` "
         "warns which facts an edit leaves stale, and `diff` lists them and fails, marking each lock whose price "
-        "rests on one.",
-        ("derivations", "stale", "formula", "still follows", "recomputed"),
+        "rests on one."
+        " In `--json` a derivation is its `formula`, `digits` (significant digits it is rounded to) and `inputs`,"
+        " each a figure with its `value`, `unit` and `locator`, a `fact` it reads, or a `constant` (what the"
+        " constant is); `derivation_text` is the line `audit` prints; `cancelled` lists each `input` whose figure"
+        " cancels out of the formula, with its `powers` (+1 over the line, −1 under it): its value moves nothing.",
+        ("derivations", "stale", "formula", "still follows", "recomputed", "derivation_text", "digits",
+         "inputs", "input", "constant", "cancelled", "powers"),
     ),
     Term(
         "rests on",
@@ -678,8 +689,10 @@ _TERMS = (
         "published configuration it was built from, starting `Synthetic, header only`: a synthetic header, no "
         "published file of those bytes, which `audit` says. A header `synth -o` wrote and `import` then read "
         "carries no such mark (nothing in its bytes says it), so its entry says so only when `--origin` does. A lock "
-        "pins the origin in `[checkpoint]`; `audit` and `diff` print it.",
-        ("checkpoint origin", "--origin", "synthetic", "synthetic header"),
+        "pins the origin in `[checkpoint]`; `audit` and `diff` print it."
+        " `pinned_origin` (`audit --json`) is the origin the audited lock pinned where it differs from today's"
+        " entry, else `null`.",
+        ("checkpoint origin", "--origin", "synthetic", "synthetic header", "pinned_origin"),
     ),
     Term(
         "margin",
@@ -1162,8 +1175,9 @@ _TERMS = (
         "A fact is one figure of a card (`facts/cards/`), a drafting method, a routing record or a serving stack, "
         "named by its path (`memory.bandwidth`, `streams.read`, `stack.share.read`): its `value` in a `unit`, its "
         "provenance, the source and locator it is read from, and a note or derivation where there is one. `fact "
-        "show` prints one; `fact set` edits one; a lock pins each by digest.",
-        ("facts", "value", "fact path", "path", "unit"),
+        "show` prints one; `fact set` edits one; a lock pins each by digest."
+        " `base_value` (`audit --json`) is the value in base units (4.8 TB/s is 4.8e12 B/s).",
+        ("facts", "value", "fact path", "path", "unit", "base_value"),
     ),
     Term(
         "note",
@@ -1190,8 +1204,9 @@ _TERMS = (
         "A checkpoint is a model's weights as a GGUF header describes them (tensor names, shapes and types; layers, "
         "heads, context length), registered as an entry (`registry/checkpoints/NAME.toml`, `passprice import`) or "
         "named by a `.gguf` path. passprice prices the bytes and work its tensors give; a lock pins its `content`. "
-        "`passprice checkpoints` lists them.",
-        ("checkpoints", "checkpoint entry", "entry", "model"),
+        "`passprice checkpoints` lists them."
+        " `name` in a record's `--json` (a checkpoint's, a card's) is its registry name.",
+        ("checkpoints", "checkpoint entry", "entry", "model", "name"),
     ),
     Term(
         "serving",
