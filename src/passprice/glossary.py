@@ -1256,7 +1256,8 @@ _TERMS = (
         " In `kv --json`: `per_token` the bytes one cached position adds, by layer kind, `per_token_total` their"
         " sum over the main blocks and `draft_per_token` over the draft blocks; each of `layers` gives its"
         " `index` (its block number), kind and `bytes_per_position`; each context's `kinds` gives by layer kind"
-        " its layers, positions and bytes.",
+        " its layers, positions and bytes. (`index` in `simulate --json`'s `records` is a request's place in the"
+        " trace.)",
         ("layer kind", "layers", "KV heads", "(binary)", "bytes per token", "per_token", "per_token_total",
          "draft_per_token", "bytes_per_position", "kinds", "index"),
     ),
