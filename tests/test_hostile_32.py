@@ -225,7 +225,9 @@ def test_a_change_of_spacing_alone_is_shown() -> None:
     assert text_change(old, old.replace(";", " ;")) == (
         "…datasheet says 80GB HBM2e (decimal) [+ ' '] ; the device reports 81,920 …"
     )
-    assert text_change(old, old.replace("80 GiB", "80 GiBs")) == "…81,920 MiB = 80 [GiB → GiBs], the memory a serving …"
+    assert text_change(old, old.replace("80 GiB", "80 GiBs")) == (
+        "…reports 81,920 MiB = 80 [GiB → GiBs], the memory a serving …"
+    )
 
 
 CARD_SHARE = ('\n[cards.h200_sxm_141gb.share.read]\nvalue = 0.5\nunit = "1"\nprovenance = "assumed"\n'

@@ -233,7 +233,7 @@ def test_a_changed_accent_is_shown_with_its_letter() -> None:
 
     tail = " measured 100.02 tokens per second on the card, as the table in the README of the runs says so"
     old, new = "the cafe\u0301" + tail, "the cafe\u0300" + tail
-    assert text_change(old, new) == "the [cafe\u0301 → cafe\u0300] measured 100.02 tokens per …"
+    assert text_change(old, new) == "the [cafe\u0301 → cafe\u0300] measured 100.02 tokens per second …"
 
 
 # --- fact show of a routing record and a serving stack of one name ------------------------------------------------

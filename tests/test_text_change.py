@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 
 from cli_helpers import REPO, invoke
-from passprice.textchange import text_change
+from passprice.textchange import _cut_end, _cut_start, text_change
 
 DERIVATION = (
     "nnls-relative-pass-time: least squares on the relative error of the pass time (NNLS: overheads >= 0, shares "
@@ -22,16 +22,16 @@ DERIVATION = (
 
 def test_one_figure_changed_is_shown_in_its_words() -> None:
     assert text_change(DERIVATION, DERIVATION.replace("100.02", "90.02")) == (
-        "…measured runs (lmd1.a100_sxm4_80gb.l2-7b.b1.p1-o128 = [100.02 → 90.02] … "
-        "lmd1.a100_sxm4_80gb.l2-13b.b64.p1-o128 = 3049.16), …"
+        "…17 measured runs (lmd1.a100_sxm4_80gb.l2-7b.b1.p1-o128 = [100.02 → 90.02] … "
+        "lmd1.a100_sxm4_80gb.l2-13b.b64.p1-o128 = 3049.16), to …"
     )
 
 
 def test_two_spans_and_their_context() -> None:
     new = DERIVATION.replace("17 measured", "18 measured").replace("to 4 significant", "to 5 significant")
     assert text_change(DERIVATION, new) == (
-        "…of the tokens/s of [17 → 18] measured runs (lmd1.a100_sxm4_80gb.l2-7b.b1.p1-o128 = … "
-        "lmd1.a100_sxm4_80gb.l2-13b.b64.p1-o128 = 3049.16), to [4 → 5] significant digits; passprice check …"
+        "…grid), of the tokens/s of [17 → 18] measured runs (lmd1.a100_sxm4_80gb.l2-7b.b1.p1-o128 = … "
+        "lmd1.a100_sxm4_80gb.l2-13b.b64.p1-o128 = 3049.16), to [4 → 5] significant digits; passprice check re-fits …"
     )
 
 
@@ -49,7 +49,7 @@ def test_more_than_four_spans_are_counted() -> None:
     new = old
     for i in (5, 15, 25, 35, 45, 55):
         new = new.replace(f"w{i} ", f"W{i} ")
-    assert text_change(old, new).endswith("[w35 → W35] w36 w37 w38 w39 … and 2 more changes")
+    assert text_change(old, new).endswith("[w35 → W35] w36 w37 w38 w39 w40 … and 2 more changes")
 
 
 def _git(repo: Path, *args: str) -> None:
@@ -95,5 +95,18 @@ def test_long_texts_are_compared_by_their_common_ends_alone() -> None:
     a, b = " ".join(["x y"] * 5000), " ".join(["y x"] * 5000)
     assert text_change(a, b) == f"{a} → {b}"
     long = " ".join(str(i % 7) for i in range(20000))
-    assert text_change(long, long[:30000] + " 9 " + long[30000:]) == "…1 2 3 4 5 [+ 9] 6 0 1 2 …"
-    assert text_change(long[:30000] + " 9 " + long[30000:], long) == "…1 2 3 4 5 [- 9] 6 0 1 2 …"
+    assert text_change(long, long[:30000] + " 9 " + long[30000:]) == "…1 2 3 4 5 [+ 9] 6 0 1 2 3 …"
+    assert text_change(long[:30000] + " 9 " + long[30000:], long) == "…1 2 3 4 5 [- 9] 6 0 1 2 3 …"
+
+
+def test_the_words_before_a_change_keep_the_inputs_name() -> None:
+    """Issue 13: the space before a change was counted as one of the words kept, so a derivation's review read
+    ``…= the fact memory.bandwidth, [4.8 → 4.89] TB/s``, the input's name ``bandwidth =`` cut off; and a cut at
+    :data:`CONTEXT_CHARS` fell inside a figure (``100.02`` read ``100.0 …``). Both sides keep 5 words, cut at spaces."""
+    old = ("tokens/s = 0.8 × the fact streams.read; bandwidth = the fact memory.bandwidth, 4.8 TB/s when derived "
+           "from the stack's measured runs")  # fmt: skip
+    assert text_change(old, old.replace("4.8 TB", "4.89 TB")) == (
+        "…bandwidth = the fact memory.bandwidth, [4.8 → 4.89] TB/s when derived from the …"
+    )
+    assert _cut_end("a = 100.02, " + "x" * 60) == "a = 100.02,…"
+    assert _cut_start("x" * 60 + " b = 100.02") == "…b = 100.02"

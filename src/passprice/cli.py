@@ -2247,6 +2247,17 @@ def max_batch_command(
         use = resolved.serving.memory_use
         click.echo(f"{resolved.spec.checkpoint} on {resolved.card.name}: at most {n:,} sequences a pass"
                    + (f" filling at most {100.0 * use:.4g} % of card memory (memory use)" if use is not None else ""))
+        from passprice.serving import memory_bound
+        from passprice.tables import si
+
+        mb = memory_bound(resolved.header, resolved.card, resolved.serving)
+        click.echo(f"  bounded by card memory: {si(mb.capacity, 'B')}"
+                   + (f" ({100.0 * use:.4g} % of {si(resolved.card.memory.capacity.value, 'B')})" if use is not None
+                      else "")
+                   + f" less {si(mb.shared, 'B')} held once (weights, embedding table) holds "
+                   f"⌊({si(mb.capacity, 'B')} − {si(mb.shared, 'B')}) / {si(mb.per_sequence, 'B')} a sequence (its "
+                   f"KV cache, state and conv ring)⌋ = {mb.card_room:,}"
+                   + (f"; host memory adds {mb.host_room:,}" if mb.host_room else ""))
         if under is not None:
             from passprice.tables import si
 

@@ -34,8 +34,10 @@ _TERMS = (
         "the term that takes longest: the pass takes that long",
         "The five terms of a pass (memory, host, array, vector, scale) run overlapped, so a pass takes as long as the "
         "largest; the pass *binds* on that term. A price table marks it `← binds`; `rests on` marks the facts of the "
-        "binding term with `*`. Raising a fact of a term that does not bind does not speed the pass up.",
-        ("bind", "bound", "binding", "limit binds", "expected binds"),
+        "binding term with `*`. Raising a fact of a term that does not bind does not speed the pass up."
+        " `simulate --json`'s `steps_by_bind` and `seconds_by_bind` count the steps, and their seconds, by the"
+        " term they bind on.",
+        ("bind", "bound", "binding", "limit binds", "expected binds", "steps_by_bind", "seconds_by_bind"),
         tag="the largest term: the pass takes that long",
     ),
     Term(
@@ -116,8 +118,12 @@ _TERMS = (
         "published configuration): a tensor's type and shape give its bytes. A type such as Q4_K or MXFP4 is a "
         "block-quantized one (a block of weights shares its scales); a mix such as Q4_K_M, named after llama.cpp's "
         "`llama-quantize`, gives each tensor its type (mostly Q4_K, some Q6_K, norms F32), so a checkpoint named "
-        "`…-q4_k_m` holds that mix.",
-        ("gguf header", "header", "q4_k_m", "q4_k", "q6_k", "quantization", "mix", "--mix"),
+        "`…-q4_k_m` holds that mix."
+        " `architecture` is the header's `general.architecture` (`qwen2`, `llama`, …)."
+        " `audit --json`'s `checkpoint` gives `header_sha256` (sha256 of the header's bytes) and `header_file`"
+        " (the header file read, `null` for a registry entry's).",
+        ("gguf header", "header", "q4_k_m", "q4_k", "q6_k", "quantization", "mix", "--mix", "architecture",
+         "header_file", "header_sha256"),
     ),
     Term(
         "TPOT",
@@ -129,8 +135,9 @@ _TERMS = (
         "when none is); it is part of the serving a lock pins. `compare` finds that capped best batch on each "
         "card; `sweep --max-tpot` adds each row's `tpot_s` and `within_max_tpot` and marks the best within it. "
         "`price --json` and `best --json` hold no TPOT key: it is `pass_s` / `emitted_per_sequence` (a drafting "
-        "serving emits more than 1 token a pass, so its TPOT is shorter than its pass).",
-        ("time per output token", "max_tpot", "max-tpot", "TPOT cap"),
+        "serving emits more than 1 token a pass, so its TPOT is shorter than its pass)."
+        " `tpot_s` is TPOT in seconds: a pass's seconds over the tokens it emits per sequence.",
+        ("time per output token", "max_tpot", "max-tpot", "TPOT cap", "tpot_s"),
     ),
     Term(
         "memory use",
@@ -152,14 +159,21 @@ _TERMS = (
         "Time to first token: how long a served request waits from its arrival until its first output token, in "
         "`passprice simulate`: the time it queued (for a place in the batch, or for memory: *waited for memory*) and "
         "the steps that prefilled its prompt, the last of which emits its first token. Reported as p50 / p90 / p99 "
-        "over the trace's requests, beside TPOT (each later token's wait) and end-to-end (arrival to last token).",
-        ("time to first token", "end-to-end", "e2e"),
+        "over the trace's requests, beside TPOT (each later token's wait) and end-to-end (arrival to last token)."
+        " `simulate --json` gives `ttft_s`, `tpot_s` and `e2e_s` (seconds) as percentiles `p50`, `p90`, `p99`"
+        " over the requests, and each of `records` its own: `arrival_s` (from the trace's start), `admitted_s`,"
+        " `first_token_s` and `finished_s` (seconds from the trace's start), `queue_s` (arrival to admission),"
+        " `ttft_s` (arrival to first token), `tpot_s` and `e2e_s` (arrival to last token).",
+        ("time to first token", "end-to-end", "e2e", "ttft_s", "e2e_s", "first_token_s", "queue_s",
+         "admitted_s", "arrival_s", "finished_s", "p50", "p90", "p99"),
     ),
     Term(
         "makespan",
         "simulate: from the trace's first arrival to its last request's last token",
         "In `passprice simulate`, the time from the trace's first arrival until the last request's last token: the "
-        "whole trace served. Throughput is the output tokens over it.",
+        "whole trace served. Throughput is the output tokens over it."
+        " `makespan_s` in `simulate --json` (seconds); `throughput_tokens_per_s` the output tokens over it.",
+        ("makespan_s", "throughput_tokens_per_s"),
     ),
     Term(
         "static batching",
@@ -175,8 +189,9 @@ _TERMS = (
         "A scheduling policy of `passprice simulate` (as vLLM, TGI and TensorRT-LLM schedule): every step retires "
         "the sequences that finished and admits waiting requests, first come first served, while memory (each "
         "request's full length reserved at admission) and `--max-batch` allow; prompts are prefilled in chunks of "
-        "at most `--chunk` token-rows beside the decoding sequences. Compare static batching.",
-        ("continuous", "continuous policy", "in-flight batching"),
+        "at most `--chunk` token-rows beside the decoding sequences. Compare static batching."
+        " `simulate --json`'s `policies` holds a run per `policy`, `static` and `continuous`.",
+        ("continuous", "continuous policy", "in-flight batching", "policies", "policy"),
     ),
     Term(
         "waited for memory",
@@ -218,8 +233,11 @@ _TERMS = (
         "The tokens one sequence emits in a pass, on average: 1 without drafts; with d drafts whose acceptance rates "
         "are a1 … ad (each the chance the i-th draft is accepted, given the ones before it were), 1 + a1 + a1·a2 + … + "
         "a1·…·ad (the seed's `emitted_per_sequence`). `speculate` checks it against the accept/reject loop played "
-        "100,000 passes a row (`simulated ± s.e.`).",
-        ("emitted per pass", "emitted_per_pass", "emitted_per_sequence", "simulated", "simulated (± s.e.)", "s.e."),
+        "100,000 passes a row (`simulated ± s.e.`)."
+        " In `--json`, `simulated` gives `passes` (decode passes simulated), their `mean` emitted per sequence,"
+        " its standard error `stderr`, and the `expected` figure it checks.",
+        ("emitted per pass", "emitted_per_pass", "emitted_per_sequence", "simulated", "simulated (± s.e.)",
+         "s.e.", "passes", "stderr"),
     ),
     Term(
         "limit/meas",
@@ -284,8 +302,13 @@ _TERMS = (
         "simulate: the prompt rows prefilled in one step (--chunk, 2,048 by default)",
         "In `passprice simulate`, a step carries every decoding sequence's row and then prompt rows in admission "
         "order, up to `--chunk` token-rows a step (2,048) and what on-chip memory holds: a long prompt is prefilled "
-        "in chunks over several steps, beside the decoding sequences.",
-        ("chunks", "prefill", "steps of at most", "steps", "steps (by bind)"),
+        "in chunks over several steps, beside the decoding sequences."
+        " `simulate --json`'s `setup` gives the engine as run: `chunk_rows` (prompt rows a step computes at"
+        " most), `rows_on_chip` (token-rows on-chip memory holds a step), `max_batch`, the cache layout and"
+        " `admission` (`full length reserved`: a request is admitted when its whole length fits); `prompt_rows`"
+        " the prompt rows computed (fewer on a prefix hit).",
+        ("chunks", "prefill", "steps of at most", "steps", "steps (by bind)", "chunk_rows", "rows_on_chip",
+         "prompt_rows", "setup", "admission"),
     ),
     Term(
         "peak held",
@@ -293,8 +316,12 @@ _TERMS = (
         "In `passprice simulate`, the largest card memory the weights and the admitted sequences held at any step "
         "(`peak held`), beside what admission had reserved for them (`reserved`: each request's full length, prompt "
         "+ output, whole pages), of the card's capacity. `sequences a step` is the mean batch of the steps, `peak "
-        "sequences` the largest.",
-        ("reserved", "peak held / reserved", "sequences a step", "peak sequences"),
+        "sequences` the largest."
+        " In `simulate --json`: `peak_held_bytes` (written) and `peak_reserved_bytes` (admitted) with the"
+        " weights, `weights_bytes` those held once, `capacity_bytes` the card's, `peak_sequences` and"
+        " `mean_sequences` (the mean a step carried).",
+        ("reserved", "peak held / reserved", "sequences a step", "peak sequences", "peak_held_bytes",
+         "peak_reserved_bytes", "weights_bytes", "mean_sequences"),
     ),
     Term(
         "review",
@@ -396,8 +423,12 @@ _TERMS = (
         "tokens proposed per pass by speculative decoding, verified in the same pass",
         "Speculative decoding: a drafting method (an MTP block, a draft head) proposes K tokens a pass; the next "
         "pass verifies them as extra token-rows. The tokens a pass emits are 1 + a1 + a1·a2 + …, from the "
-        "method's acceptance facts (`facts/drafts/`).",
-        ("draft", "draft tokens", "speculative decoding", "MTP", "acceptance", "drafting method"),
+        "method's acceptance facts (`facts/drafts/`)."
+        " `speculate --json` gives the drafting `method`, the `batch`, `best_tokens` (the draft length that emits"
+        " the most tokens per second) and a row per draft length, `tokens` (draft tokens a pass; 0 is plain"
+        " decoding).",
+        ("draft", "draft tokens", "speculative decoding", "MTP", "acceptance", "drafting method", "method",
+         "best_tokens", "tokens"),
     ),
     Term(
         "streams.read",
@@ -430,8 +461,11 @@ _TERMS = (
         "on-chip memory holding the batch's token-rows through a layer",
         "`on_chip.capacity`: the on-chip memory (SRAM, shared memory, L2) that must hold the batch's token-rows "
         "while they cross a layer; a batch whose rows do not fit is refused. Prefill chunks are bounded by it. "
-        "`--json`'s `on_chip_bytes` is what the batch's rows take of it, `on_chip_capacity` the card's.",
-        ("on_chip", "on-chip", "on_chip.capacity", "on_chip.bandwidth", "on_chip_bytes", "on_chip_capacity"),
+        "`--json`'s `on_chip_bytes` is what the batch's rows take of it, `on_chip_capacity` the card's."
+        " `on_chip_room` (`kv --json`) is ⌊on-chip capacity / token-row bytes per sequence⌋, the batch on-chip"
+        " memory holds.",
+        ("on_chip", "on-chip", "on_chip.capacity", "on_chip.bandwidth", "on_chip_bytes", "on_chip_capacity",
+         "on_chip_room"),
     ),
     Term(
         "held",
@@ -442,17 +476,27 @@ _TERMS = (
         "only on paper. `--json`'s `held_bytes` is that sum, `capacity_bytes` the card's memory (`memory.capacity`). "
         "`kv` prints the two parts apart: *held once* (the weights and embedding table) and *held per sequence* (the "
         "seed's `held_per_sequence`), and the sequences that fit, the seed's `card_room`: ⌊(memory − held once) / "
-        "held per sequence⌋.",
+        "held per sequence⌋."
+        " `kv --json` gives them by card: `held_once` splits the bytes held once into `weights` and"
+        " `embedding_table` (`tied`: the checkpoint has no `output.weight`, its head reads the table;"
+        " `draft_weights_not_held`: the draft (MTP) blocks' weight bytes, not among `weights`), and each"
+        " context's `fits` (one a card) gives `capacity` (bytes of card memory), `held_shared` (bytes held once),"
+        " `held_per_sequence`, `card_room`, `on_chip_room`, `max_batch` (the first batch refused for capacity,"
+        " less one) and `limited_by` (`memory`, `on-chip`, or both joined by `and`: which room bounds the batch).",
         ("held bytes", "headroom", "memory.capacity", "card memory", "all in card memory", "capacity_bytes",
-         "held once", "held per sequence", "held_per_sequence", "card_room"),
+         "held once", "held per sequence", "held_per_sequence", "card_room", "held_shared", "weights",
+         "embedding_table", "tied", "draft_weights_not_held", "capacity", "fits", "limited_by"),
     ),
     Term(
         "KV cache",
         "each attention layer's cached keys and values, one row a position",
         "The KV cache: each attention layer keeps the key and value of every position a sequence has reached, "
         "read whole each pass. Its bytes a position are layers × KV heads × (key + value width) × `--kv-bytes`; "
-        "GQA shares a KV head among query heads, a sliding window caps a layer's positions.",
-        ("kv", "KV"),
+        "GQA shares a KV head among query heads, a sliding window caps a layer's positions."
+        " In `kv --json`: `kv_bytes_per_element` the bytes of one cached element (2 for 16-bit, `--kv-bytes`),"
+        " and per context `kv_bytes` a sequence's cache of the main blocks, `draft_kv_bytes` that of the draft"
+        " blocks, and `total_bytes` the cache, recurrent state and conv ring together (bytes).",
+        ("kv", "KV", "kv_bytes_per_element", "kv_bytes", "draft_kv_bytes", "total_bytes"),
     ),
     Term(
         "kv-rotated",
@@ -475,8 +519,12 @@ _TERMS = (
         "positions every sequence shares (a system prompt), held once with a paged cache",
         "`--shared-prefix N`: the first N positions of every sequence are the same (a system prompt); with a paged "
         "cache their pages are held once for the batch, and with `--prefix-read-once` read once a pass. Those "
-        "bytes are then counted with the weights, shared by the batch.",
-        ("prefix", "--shared-prefix", "prefix-read-once"),
+        "bytes are then counted with the weights, shared by the batch."
+        " In a trace and `simulate --json`: `prefix_id` names a prompt prefix requests share and `prefix_tokens`"
+        " its length; `shared_prefixes` counts the trace's distinct ones, `shared_positions` a request's"
+        " positions held once, `prefix_caching` whether the run held them (paged KV only).",
+        ("prefix", "--shared-prefix", "prefix-read-once", "prefix_id", "prefix_tokens", "shared_positions",
+         "shared_prefixes", "prefix_caching"),
     ),
     Term(
         "provenance",
@@ -493,9 +541,12 @@ _TERMS = (
         "read, when the copy read was retrieved, all stated or said to be unknown) and a locator within it (table, "
         "row, column, quoted figure). "
         "`passprice sources` lists them; `passprice audit --source ID` shows every fact citing one, the servings and "
-        "locks resting on those, and which locks break their floors if it is withdrawn.",
+        "locks resting on those, and which locks break their floors if it is withdrawn."
+        " `audit --json`'s `sources` gives each source cited: its `title`, `by` (its publisher or authors),"
+        " `date`, `where` (where it is, one line), `url`, `copies` (other places it is kept), `retrieved`,"
+        " `sha256` (of the copy that was read) and `read` (how it was read).",
         ("sources", "locator", "citation", "cite", "retrieved", "retrieved unknown", "kind", "date",
-         "provenance it supports", "source: locator"),
+         "provenance it supports", "source: locator", "by", "where", "url", "copies", "sha256", "read"),
     ),
     Term(
         "derivation",
@@ -504,8 +555,13 @@ _TERMS = (
         "from a source, constants with units) and a formula passprice evaluates itself, exactly and with units. "
         "`check` recomputes it: a fact whose input has changed since is stale, named with that input; `fact set` "
         "warns which facts an edit leaves stale, and `diff` lists them and fails, marking each lock whose price "
-        "rests on one.",
-        ("derivations", "stale", "formula", "still follows", "recomputed"),
+        "rests on one."
+        " In `--json` a derivation is its `formula`, `digits` (significant digits it is rounded to) and `inputs`,"
+        " each a figure with its `value`, `unit` and `locator`, a `fact` it reads, or a `constant` (what the"
+        " constant is); `derivation_text` is the line `audit` prints; `cancelled` lists each `input` whose figure"
+        " cancels out of the formula, with its `powers` (+1 over the line, −1 under it): its value moves nothing.",
+        ("derivations", "stale", "formula", "still follows", "recomputed", "derivation_text", "digits",
+         "inputs", "input", "constant", "cancelled", "powers"),
     ),
     Term(
         "rests on",
@@ -554,7 +610,7 @@ _TERMS = (
         "recorded (`recorded; … with today's inputs`). The lock still reproduces from its own pins; the difference "
         "is what re-locking (`lock --update`) would record. `today's inputs` and `today's files` elsewhere mean the "
         "same: the registry as it is checked out now.",
-        ("today's inputs", "today's files"),
+        ("today's files",),
     ),
     Term(
         "not judged",
@@ -633,8 +689,10 @@ _TERMS = (
         "published configuration it was built from, starting `Synthetic, header only`: a synthetic header, no "
         "published file of those bytes, which `audit` says. A header `synth -o` wrote and `import` then read "
         "carries no such mark (nothing in its bytes says it), so its entry says so only when `--origin` does. A lock "
-        "pins the origin in `[checkpoint]`; `audit` and `diff` print it.",
-        ("checkpoint origin", "--origin", "synthetic", "synthetic header"),
+        "pins the origin in `[checkpoint]`; `audit` and `diff` print it."
+        " `pinned_origin` (`audit --json`) is the origin the audited lock pinned where it differs from today's"
+        " entry, else `null`.",
+        ("checkpoint origin", "--origin", "synthetic", "synthetic header", "pinned_origin"),
     ),
     Term(
         "margin",
@@ -668,8 +726,10 @@ _TERMS = (
         "`Undecoded` (a tensor type neither the array nor the vector units read), `Routed` (a mixture of experts "
         "without a routing record: which experts a pass reads depends on routing), `ContextBeyondModel`, "
         "`BadDraft`, `LockFloor` … (each defined here too). Exit status 1. (`refused` in an audit's elasticity "
-        "column is no refusal of the price: the fact moved 1 % either way is refused, see elasticity.)",
-        ("refused", "refusals"),
+        "column is no refusal of the price: the fact moved 1 % either way is refused, see elasticity.)"
+        " In `--json` a refusal is its name (`refusal`) with `message` (the line printed) or `detail` (what was"
+        " refused); `problems` lists the lines of files that did not read, the ones stderr named.",
+        ("refused", "refusals", "detail", "message", "problems"),
     ),
     Term(
         "NotResident",
@@ -932,8 +992,14 @@ _TERMS = (
         "card memory), `host` (bytes over the host link), `array` (integer multiply-adds), `vector` (f32 "
         "multiply-adds) and `scale` (block-scale lane cycles). They run overlapped, so the pass takes the largest "
         "(it *binds*). A price table's columns: `time` (the term's seconds), `of pass` (its share of the pass's "
-        "seconds), `bind` (the term the pass binds on).",
-        ("terms", "time", "of pass"),
+        "seconds), `bind` (the term the pass binds on)."
+        " `roofline --json`'s `coefficients` are the terms' lines on the card (seconds): memory ="
+        " `memory_shared_s` + batch × `memory_per_sequence_s`, array, vector, scale = batch × `array_s`,"
+        " `vector_s`, `scale_s`; `crossing` the batch (a real number) at which the largest arithmetic term"
+        " reaches memory (`null` when it never does); `regions` the batches from `first` to `last` that bind on"
+        " one term.",
+        ("terms", "time", "of pass", "coefficients", "memory_shared_s", "memory_per_sequence_s", "crossing",
+         "regions", "first", "last"),
     ),
     Term(
         "MAC",
@@ -951,9 +1017,12 @@ _TERMS = (
         "The recurrent state of a Gated-DeltaNet layer: heads × key width × value width elements of `--state-bytes` "
         "each (4: f32), held once per sequence whatever its context, read and written back in place each pass "
         "(`streams.rewrite`; \"rewritten in place\" in a price), unless `--flush` carries it for a few tokens in a "
-        "log. Beside it each recurrent layer holds a conv ring.",
-        ("recurrent state", "state bytes", "--state-bytes", "state-bytes", "rewritten in place", "Gated DeltaNet",
-         "recurrence", "recurrent"),
+        "log. Beside it each recurrent layer holds a conv ring."
+        " `state_bytes_per_element` (`kv --json`) is the bytes of one state element (`--state-bytes`);"
+        " `state_per_layer` one recurrent block's dense state, heads × key × value × state bytes (0 without"
+        " recurrence).",
+        ("recurrent state", "state bytes", "--state-bytes", "state-bytes", "rewritten in place",
+         "Gated DeltaNet", "recurrence", "recurrent", "state_bytes_per_element", "state_per_layer"),
     ),
     Term(
         "conv ring",
@@ -961,8 +1030,10 @@ _TERMS = (
         "A recurrent (Gated-DeltaNet) layer runs a short causal convolution over its inputs before the recurrence, "
         "so each sequence keeps the last `ssm.conv_kernel` − 1 inputs of the channels it convolves: "
         "(conv_kernel − 1) × channels × `--state-bytes` bytes a layer, whatever the context, read each pass and "
-        "appended to by one row a token (`streams.append`).",
-        ("ring", "conv", "convolution"),
+        "appended to by one row a token (`streams.append`)."
+        " `ring_per_layer` (`kv --json`) is one recurrent block's ring, (conv_kernel − 1) × channels × state"
+        " bytes; `ring_bytes` a sequence's rings at a context.",
+        ("ring", "conv", "convolution", "ring_per_layer", "ring_bytes"),
     ),
     Term(
         "windowed attention",
@@ -998,9 +1069,11 @@ _TERMS = (
         "A serving's contexts: each class of sequences (a share of the batch) has a `limit` (the positions a "
         "sequence may reach: a contiguous cache holds it whole) and a mean `position` reached (what a pass reads of "
         "the KV cache; default limit / 2). `contexts at mean position P of a L limit` in a price says which. A "
-        "limit past the model's context length is refused (`ContextBeyondModel`).",
+        "limit past the model's context length is refused (`ContextBeyondModel`)."
+        " `model_context` (`kv --json`) is the checkpoint's own `context_length`, the longest it was trained for"
+        " (`null` when the header lacks it).",
         ("contexts", "contexts at mean position", "mean position", "position", "context limit", "--position",
-         "context length"),
+         "context length", "model_context"),
     ),
     Term(
         "limit",
@@ -1033,14 +1106,17 @@ _TERMS = (
         "recurrent state) are shown apart. In `--json`: `weight_bytes` (shared by the batch), `sequence_bytes` (one "
         "sequence's) and `rewrite_bytes` (of those, rewritten in place).",
         ("bytes", "weight bytes", "sequence bytes", "per sequence", "shared by the batch", "embedding rows",
-         "weights and embedding rows", "rewrite_bytes", "rewritten in place"),
+         "weights and embedding rows", "rewrite_bytes"),
     ),
     Term(
         "ridge",
         "work per byte at which a datapath takes as long as the memory",
         "A ridge point (roofline model): a datapath's rate over the memory's read rate, in MAC/B (or cycle/B). A "
-        "pass whose work per byte is below a datapath's ridge is memory-bound for that datapath.",
-        ("ridge point", "roofline", "ops:byte"),
+        "pass whose work per byte is below a datapath's ridge is memory-bound for that datapath."
+        " `roofline --json`'s `ridges` gives a ridge per datapath: its `rate`, `work` (MAC or cycle), the memory"
+        " `bandwidth` (B/s), the `share` of it a pass reads at and the fact that share is (`share_path`,"
+        " `streams.read`), and the `ridge`.",
+        ("ridge point", "roofline", "ops:byte", "ridges", "share_path", "bandwidth"),
     ),
     Term(
         "stack",
@@ -1111,8 +1187,9 @@ _TERMS = (
         "A fact is one figure of a card (`facts/cards/`), a drafting method, a routing record or a serving stack, "
         "named by its path (`memory.bandwidth`, `streams.read`, `stack.share.read`): its `value` in a `unit`, its "
         "provenance, the source and locator it is read from, and a note or derivation where there is one. `fact "
-        "show` prints one; `fact set` edits one; a lock pins each by digest.",
-        ("facts", "value", "fact path", "path", "unit"),
+        "show` prints one; `fact set` edits one; a lock pins each by digest."
+        " `base_value` (`audit --json`) is the value in base units (4.8 TB/s is 4.8e12 B/s).",
+        ("facts", "value", "fact path", "path", "unit", "base_value"),
     ),
     Term(
         "note",
@@ -1128,8 +1205,10 @@ _TERMS = (
         "A card is an accelerator as facts (`facts/cards/NAME.toml`): its memory and bandwidth, the shares of it "
         "each kind of traffic sustains (`streams.*`), its datapaths' rates (`array`, `vector`, `scale`, "
         "`tensor.*`), on-chip memory and the host link, each cited. `passprice cards` lists them; `kv` and "
-        "`calibrate` show one a row.",
-        ("cards", "card file", "accelerator"),
+        "`calibrate` show one a row."
+        " `compare --json`'s `own_card` is the serving's own card; `title` in any `--json` is the full display"
+        " name of the record it sits in (a card, a serving, a checkpoint, a source).",
+        ("cards", "card file", "accelerator", "own_card", "title"),
     ),
     Term(
         "checkpoint",
@@ -1137,8 +1216,9 @@ _TERMS = (
         "A checkpoint is a model's weights as a GGUF header describes them (tensor names, shapes and types; layers, "
         "heads, context length), registered as an entry (`registry/checkpoints/NAME.toml`, `passprice import`) or "
         "named by a `.gguf` path. passprice prices the bytes and work its tensors give; a lock pins its `content`. "
-        "`passprice checkpoints` lists them.",
-        ("checkpoints", "checkpoint entry", "entry", "model"),
+        "`passprice checkpoints` lists them."
+        " `name` in a record's `--json` (a checkpoint's, a card's) is its registry name.",
+        ("checkpoints", "checkpoint entry", "entry", "model", "name"),
     ),
     Term(
         "serving",
@@ -1184,8 +1264,14 @@ _TERMS = (
         "`layers`, `KV heads` and the bytes one cached position adds (`bytes/token`: K and V rows × heads × head width "
         "× element bytes, over its layers); then, at each context, the positions and bytes each kind holds and a "
         "sequence's total (`per sequence`, with the same in binary units, `(binary)`: MiB, GiB), and how many "
-        "sequences fit on each card.",
-        ("layer kind", "layers", "KV heads", "(binary)", "bytes per token"),
+        "sequences fit on each card."
+        " In `kv --json`: `per_token` the bytes one cached position adds, by layer kind, `per_token_total` their"
+        " sum over the main blocks and `draft_per_token` over the draft blocks; each of `layers` gives its"
+        " `index` (its block number), kind and `bytes_per_position`; each context's `kinds` gives by layer kind"
+        " its layers, positions and bytes. (`index` in `simulate --json`'s `records` is a request's place in the"
+        " trace.)",
+        ("layer kind", "layers", "KV heads", "(binary)", "bytes per token", "per_token", "per_token_total",
+         "draft_per_token", "bytes_per_position", "kinds", "index"),
     ),
     Term(
         "datapath",
@@ -1201,9 +1287,15 @@ _TERMS = (
         "Arithmetic intensity (roofline model): a pass's work on a datapath over the bytes it moves, in MAC/B (array "
         "and vector) or cycle/B (scale lanes), the bytes counted as read-equivalent bytes (the memory term's seconds "
         "× `memory.bandwidth` × `streams.read`: `bytes moved`). A datapath binds once its intensity reaches its "
-        "ridge; `roofline` gives it by batch (`array MAC/B`, `vector MAC/B`, `scale cyc/B`).",
+        "ridge; `roofline` gives it by batch (`array MAC/B`, `vector MAC/B`, `scale cyc/B`)."
+        " `roofline --json`'s `points` gives one priced batch each: `bytes_moved` (card-memory bytes a pass"
+        " moves), `read_equivalent_bytes` (memory_s × bandwidth × streams.read), the intensities per"
+        " read-equivalent byte (`array_macs_per_byte`, `vector_macs_per_byte`, `scale_cycles_per_byte`) and per"
+        " byte moved (`array_macs_per_byte_moved`, `vector_macs_per_byte_moved`), with the pass's seconds,"
+        " tokens/s and bind.",
         ("arithmetic intensity", "MAC/B", "cycle/B", "cyc/B", "array MAC/B", "vector MAC/B", "scale cyc/B",
-         "bytes moved"),
+         "bytes moved", "array_macs_per_byte", "vector_macs_per_byte", "scale_cycles_per_byte",
+         "read_equivalent_bytes", "array_macs_per_byte_moved", "vector_macs_per_byte_moved", "points"),
     ),
     Term(
         "fitted",
@@ -1220,8 +1312,13 @@ _TERMS = (
         "`passprice simulate --trace FILE` serves a request trace (JSON lines: each request's arrival time, prompt "
         "tokens, output tokens, optional `prefix_id`) on a serving; its `trace` line counts the requests and tokens "
         "and its `engine` line gives the simulated server's limits: token-rows a step (`--chunk`, and what on-chip "
-        "memory holds), sequences (`--max-batch`), the KV cache and what admission reserves.",
-        ("request trace", "engine", "requests"),
+        "memory holds), sequences (`--max-batch`), the KV cache and what admission reserves."
+        " `simulate --json`'s `trace` counts its requests, `prompt_tokens` and `output_tokens` (all requests'),"
+        " the `longest` request (prompt + output tokens) and `last_arrival_s`; `records` (with `--requests`)"
+        " gives a row per request, its place (`index`) and its `line` in the trace file (`null` for a synthetic"
+        " trace), its prompt and output tokens and its times.",
+        ("request trace", "engine", "requests", "prompt_tokens", "output_tokens", "longest",
+         "last_arrival_s", "records", "line"),
     ),
     Term(
         "changed",
@@ -1254,7 +1351,7 @@ _TERMS = (
         "tensor.f16, tensor.bf16, tensor.f8: a card's dense float-matrix rates (MAC/s), from its datasheet. Where a "
         "card has the rate for a matrix's type, the matrix rides it (its seconds join the array term, the matrix "
         "datapath; the price shows them as float_matrix_macs); where it has none, the vector units.",
-        ("tensor.bf16", "tensor.f8", "tensor cores", "tensor", "float_matrix_macs"),
+        ("tensor.bf16", "tensor.f8", "tensor", "float_matrix_macs"),
     ),
 )
 

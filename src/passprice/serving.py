@@ -1745,6 +1745,34 @@ def max_batch(header: GGUFHeader, card: Card, s: Serving) -> int:
     return fit_shape(header, s).max_batch(card, s.host_memory, memory_use=s.memory_use)
 
 
+@attrs.frozen
+class MemoryBound:
+    """What bounds :func:`max_batch` (issue 13: ``at most 580 sequences a pass`` said nothing of why): ``capacity``
+    (bytes of card memory the serving may fill: the card's times ``memory_use`` when given), ``shared`` (bytes held
+    once: weights and embedding table, :attr:`PassShape.held_shared`), ``per_sequence`` (bytes each sequence holds:
+    its KV cache, recurrent state and conv ring, :attr:`PassShape.held_per_sequence`), ``card_room``
+    (⌊(capacity − shared) / per sequence⌋, :meth:`PassShape.card_room`) and ``host_room`` (sequences host memory
+    adds, 0 without host memory)."""
+
+    capacity: float
+    shared: float
+    per_sequence: float
+    card_room: int
+    host_room: int
+
+
+def memory_bound(header: GGUFHeader, card: Card, s: Serving) -> MemoryBound:
+    """The bytes that bound :func:`max_batch` for ``s`` on ``card`` (:class:`MemoryBound`; ``s.batch`` ignored).
+    Raises what :func:`pass_shape` raises."""
+    from passprice.batching import use_of
+
+    shape = fit_shape(header, s)
+    pricing = use_of(card, None, s.memory_use)
+    capacity = pricing.capacity if pricing is not None else card.memory.capacity.value
+    return MemoryBound(capacity, shape.held_shared, shape.held_per_sequence, shape.card_room(card, pricing),
+                       shape.host_room(card) if s.host_memory else 0)  # fmt: skip
+
+
 def best_serving(header: GGUFHeader, card: Card, s: Serving) -> ServingCost:
     """The batch at which ``s`` emits the most tokens per second on ``card``, and its pass (seed ``best_serving``;
     ``s.batch`` is ignored; ties go to the smaller batch). Raises what :func:`pass_shape` raises, or batch 1's

@@ -77,7 +77,8 @@ def _cut_start(text: str) -> str:
     at = len(text) - CONTEXT_CHARS
     while at < len(text) and unicodedata.combining(text[at]):
         at += 1
-    return "…" + text[at:]
+    space = text.find(" ", at - 1, len(text) - 1)  # cut at a space where one is: ``100.02`` cut read ``0.02``
+    return "…" + (text[space + 1:] if space >= 0 else text[at:])
 
 
 def _cut_end(text: str) -> str:
@@ -88,7 +89,8 @@ def _cut_end(text: str) -> str:
     at = CONTEXT_CHARS
     while at < len(text) and unicodedata.combining(text[at]):
         at += 1
-    return text[:at] + "…"
+    space = text.rfind(" ", 1, at + 1)  # cut at a space where one is: ``100.02`` cut read ``100.0``
+    return (text[:space] if space > 0 else text[:at]) + "…"
 
 
 def text_change(old: str, new: str) -> str:
@@ -199,20 +201,25 @@ def _ends(a: list[str], b: list[str]) -> list[tuple[str, int, int, int, int]] | 
 
 
 def _kept(tokens: list[str], first: bool, last: bool) -> str:
-    """Unchanged ``tokens`` between changed spans: whole when at most twice :data:`CONTEXT` words (cut only at
-    spaces), else its first and last :data:`CONTEXT` words around `` … ``; only its last words before the first span
+    """Unchanged ``tokens`` between changed spans: whole when at most ``2 * CONTEXT + 1`` words (cut only at
+    spaces), else its first and last ``CONTEXT + 1`` words around `` … ``; only its last words before the first span
     (``first``) and its first after the last (``last``), with ``…`` where words are left out; each side at most
-    :data:`CONTEXT_CHARS` characters (a text without spaces is cut at a character)."""
+    :data:`CONTEXT_CHARS` characters (a text without spaces is cut at a character). The spaces at its edges are
+    kept but counted as no word."""
     text = "".join(tokens)
     if first and last:
         return text
-    words = text.split(" ")
+    # The spaces at either edge are no word: counted, ``bandwidth = the fact memory.bandwidth, `` kept its last 4
+    # "words" as ``= the fact memory.bandwidth,`` plus the empty one after the trailing space (issue 13).
+    core = text.strip(" ")
+    lead, trail = text[:len(text) - len(text.lstrip(" "))], text[len(text.rstrip(" ")):]
+    words = core.split(" ")
     if first:
-        return _cut_start(text if len(words) <= CONTEXT + 1 else "…" + " ".join(words[-CONTEXT - 1:]))
+        return _cut_start(text if len(words) <= CONTEXT + 1 else "…" + " ".join(words[-CONTEXT - 1:]) + trail)
     if last:
-        return _cut_end(text if len(words) <= CONTEXT + 1 else " ".join(words[:CONTEXT + 1]) + " …")
+        return _cut_end(text if len(words) <= CONTEXT + 1 else lead + " ".join(words[:CONTEXT + 1]) + " …")
     if len(words) <= 2 * CONTEXT + 1 and len(text) <= 2 * CONTEXT_CHARS:
         return text
-    head = " ".join(words[:CONTEXT + 1]) if len(words) > 2 * CONTEXT + 1 else text
-    tail = " ".join(words[-CONTEXT - 1:]) if len(words) > 2 * CONTEXT + 1 else text
-    return _cut_end(head).removesuffix("…") + " … " + _cut_start(tail).removeprefix("…")
+    head = lead + " ".join(words[:CONTEXT + 1]) if len(words) > 2 * CONTEXT + 1 else text
+    tail = " ".join(words[-CONTEXT - 1:]) + trail if len(words) > 2 * CONTEXT + 1 else text
+    return _cut_end(head).removesuffix("…").rstrip(" ") + " … " + _cut_start(tail).removeprefix("…").lstrip(" ")
