@@ -57,6 +57,7 @@ if TYPE_CHECKING:
     from passprice.addedservings import AddedServing
     from passprice.comment import Links
     from passprice.measurements import Run
+    from passprice.modellist import ListChanges
     from passprice.servings import ServingSpec
     from passprice.unlocked import ServingMove
 
@@ -401,12 +402,12 @@ class Checkout:
             if kind != "blob" or any(part.startswith(".") for part in rel.split("/")[:-1]):
                 continue
             if mode == "120000":
-                if gitread.read_by_passprice(rel) or gitread.registry_folder(rel):
+                if _read_here(rel) or gitread.registry_folder(rel):
                     raise gitread.linked(name, f"at {commit[:12]}")
                 if gitread.registry_folder(rel.rpartition("/")[0]):
                     links[name] = (obj, int(size))  # locks/sub → ../archive: a folder check would find there
                 continue
-            if not gitread.read_by_passprice(rel):
+            if not _read_here(rel):
                 unread.add(rel)  # a file passprice never reads is not read here either (a .bin, a README)
                 continue
             if int(size) > schema.MAX_TOML_BYTES:
@@ -638,6 +639,15 @@ class Checkout:
 
 #: The links a path may pass through before it is a loop (Linux's ``MAXSYMLINKS``, the ELOOP limit).
 LINK_HOPS = 40
+
+
+def _read_here(rel: str) -> bool:
+    """Whether a review reads the file at ``rel`` of a revision (a POSIX path from the root): what passprice reads
+    (:func:`passprice.gitread.read_by_passprice`), and the code's list of pricing models
+    (:data:`passprice.modellist.LISTED`), which the review compares (slip 56)."""
+    from passprice.modellist import LISTED
+
+    return gitread.read_by_passprice(rel) or rel == LISTED
 
 
 def _link_target(link: str, text: str, commit: str, named: str | None = None) -> str:
@@ -2253,6 +2263,37 @@ def offence_elasticities(side: Side, lock: Lock, verdict: Verdict | None) -> dic
     return {o.path: by_path[o.path] for o in verdict.offences if o.path in by_path}
 
 
+def _list_changes(base: Side, head: Side) -> ListChanges:
+    """How HEAD changes passprice's list of pricing models (:func:`passprice.modellist.list_changes`), read from
+    each side's own ``src/passprice`` (none when HEAD's code is not its own: a registry kept apart from its code).
+    Never raises: a list that does not read on HEAD is a failing line, on BASE an empty list."""
+    from passprice.modelhistory import KNOWN, KnownModel, read_known
+    from passprice.modellist import ListChanges, list_changes
+
+    if head.code.folder is None or not head.code.own:
+        return ListChanges()
+
+    def listed(code: Code) -> dict[str, KnownModel] | None:
+        if code.folder is None or not code.own or not os.path.lexists(code.folder / KNOWN.name):
+            return None
+        return read_known(code.folder / KNOWN.name)
+
+    try:
+        base_list = listed(base.code)
+    except InputError:
+        base_list = None
+    try:
+        head_list: dict[str, KnownModel] | str | None = listed(head.code)
+    except InputError as e:
+        head_list = str(e).replace(f"{head.code.folder}/", "src/passprice/")
+    pins: dict[str, list[str]] = {}
+    if base_list is not None and base_list != head_list:
+        for lock in _locks(base).values():
+            if lock is not None:
+                pins.setdefault(lock.info.pricing_model, []).append(lock.name)
+    return list_changes(base_list, head_list, head.code.model, pins)
+
+
 def _locks(side: Side) -> dict[str, Lock | None]:
     """Each lock file of ``side`` by path: the lock, or ``None`` when it does not read."""
     out: dict[str, Lock | None] = {}
@@ -3831,6 +3872,8 @@ def _compare(base: Side, head: Side) -> Diff:
     sources = source_changes(base.root, head.root, ids, (base.document, head.document), head_locks)
     from passprice.unlocked import unlocked_moves
 
+    listed = _list_changes(base, head)
+    problems += listed.failing
     reviews = lock_impacts(base, head, files)
     moves, left_out = unlocked_moves(base, head, files, reviews)
     from passprice.addedservings import added_servings
@@ -3861,7 +3904,7 @@ def _compare(base: Side, head: Side) -> Diff:
             records[f.path] = f"{said}; {records[f.path]}" if f.path in records else said
     return Diff(base.info, head.info, files, reviews, base.code, head.code,
                 _unrooted(head, problems), _unrooted(head, review.unreadable), sources, moves, left_out,
-                code_changes(base.code, head.code), _duplicates(head, paths),
+                code_changes(base.code, head.code) + listed.named, _duplicates(head, paths),
                 _unrooted(head, review.warnings[:MAX_HEAD_WARNINGS]), max(0, len(review.warnings) - MAX_HEAD_WARNINGS),
                 added_servings(head, files, reviews),
                 tuple(p for p in dict.fromkeys([*INSTALL_FILES, *sorted({*base.installs, *head.installs})])

@@ -1,0 +1,110 @@
+"""Slip round 56 (issue 13): pull requests that slipped past the list of pricing models (slip 55's guard). The
+list (``src/passprice/pricing_models.json``) is a fact about history the running package believes, so the review
+names every entry a pull request adds, removes or edits, and fails each but the re-lock's own. Each test builds its
+pull request in a scratch git repository and asserts the exit status and the words said."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from cli_helpers import REPO, copy_root, invoke
+from test_diff import commit_all, git
+from test_slip_53 import R1, forge_record
+from test_slip_55 import _with_model
+
+LISTED = "src/passprice/pricing_models.json"
+FORGED = "sha256:" + "1" * 64
+
+
+@pytest.fixture(scope="module")
+def base_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A git repository (branch ``main``, one commit) of the checkout's registry, its locks (the running code's
+    pricing model) and its ``src/passprice`` with the list."""
+    root = copy_root(tmp_path_factory.mktemp("slip56"))
+    shutil.copytree(REPO / "src" / "passprice", root / "src" / "passprice",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    git(root, "init", "-q", "-b", "main")
+    commit_all(root, "base")
+    return root
+
+
+def _pull_request(base_repo: Path, tmp_path: Path) -> tuple[Path, dict[str, object]]:
+    """A copy of ``base_repo`` (its history too) and its list, to edit."""
+    root = tmp_path / "repo"
+    shutil.copytree(base_repo, root, symlinks=True)
+    return root, json.loads((root / LISTED).read_text(encoding="utf-8"))
+
+
+def _write(root: Path, doc: dict[str, object]) -> None:
+    (root / LISTED).write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+
+
+def test_removing_the_entry_base_locks_pin_fails_naming_them(base_repo: Path, tmp_path: Path) -> None:
+    """Before: "no changes to facts, registry, locks or the pricing model; 9 locks unaffected", exit 0 — and once
+    merged, every lock pinning that code reads as forged (LockModelForged). Now it fails, naming the 9 locks."""
+    root, doc = _pull_request(base_repo, tmp_path)
+    pinned = tomllib.loads((root / R1).read_text(encoding="utf-8"))["lock"]["pricing_model"]
+    doc["models"] = [m for m in doc["models"] if m["digest"] != pinned]  # type: ignore[attr-defined]
+    _write(root, doc)
+    result = invoke("diff", "main", "--format", "json", root=root)
+    assert result.exit_code == 1, result.output
+    out = json.loads(result.stdout)
+    assert len(out["code_changed"]) == 1
+    said = out["code_changed"][0]
+    assert said.startswith(f"{LISTED}: entry {pinned[7:19]}… removed (passprice 0.1.0's, first locked ")
+    assert said.endswith("; 9 BASE locks pin it (gemma3-270m-h100, qwen3-30b-a3b-h200, qwen35-27b-h100-every8 and "
+                         "more): the list records what passprice locked this repository with, and an entry leaves "
+                         "it never; restore it")
+
+
+def test_a_forged_digest_added_to_the_list_beside_a_lock_pinning_it_is_named_and_fails(
+        base_repo: Path, tmp_path: Path) -> None:
+    """Before: the review failed the forged lock but never named the list's added entry (HEAD's passprice, once
+    merged, would take ``sha256:111…`` for code passprice had). Now the entry is named with the code's files and
+    fails the review."""
+    root, doc = _pull_request(base_repo, tmp_path)
+    doc["models"].append({"digest": FORGED, "version": "0.1.0", "first_locked": "2026-12-04",  # type: ignore[attr-defined]
+                          "commit": "abcdefabcdef"})
+    _write(root, doc)
+    forge_record(root, R1, tokens_per_s=1000.0)
+    _with_model(root, R1, FORGED)
+    result = invoke("diff", "main", root=root)
+    assert result.exit_code == 1, result.output
+    lines = result.stdout.splitlines()
+    assert lines[1].endswith("; passprice's own code changed (1 file)")
+    line = next(x for x in lines if x.startswith(f"  {LISTED}: entry 111111111111… added"))
+    assert line.startswith(
+        f"  {LISTED}: entry 111111111111… added (passprice 0.1.0's, first locked 2026-12-04 at commit abcdefabcdef): "
+        "the digest of no code of this review (HEAD's is ")
+    assert line.endswith("only a re-lock adds to the list, and only the code it locked with (passprice lock adds "
+                         "it); remove the entry")
+    assert lines.count(line) == 2  # named with the code, and among what fails
+
+
+def test_each_change_to_the_list_is_judged() -> None:
+    """Edited and removed entries fail; an added one passes only when it is HEAD's own code's (a re-lock's)."""
+    from passprice.modelhistory import KnownModel
+    from passprice.modellist import list_changes
+
+    a = KnownModel("sha256:" + "a" * 64, "0.1.0", "2026-12-01", "c23cf4390948")
+    own = KnownModel("sha256:" + "b" * 64, "0.1.0", "2026-12-05", "")
+    base = {a.digest: a}
+    relock = list_changes(base, {a.digest: a, own.digest: own}, own.digest)
+    assert relock.failing == () and relock.named == (
+        f"{LISTED}: entry bbbbbbbbbbbb… added (passprice 0.1.0's, first locked 2026-12-05): HEAD's own pricing model, "
+        "a re-lock's",)
+    edited = list_changes(base, {a.digest: KnownModel(a.digest, "0.1.0", "2026-11-01", a.commit)}, own.digest)
+    assert edited.failing == (
+        f"{LISTED}: entry aaaaaaaaaaaa… edited (passprice 0.1.0's, first locked 2026-12-01 at commit c23cf4390948 → "
+        "passprice 0.1.0's, first locked 2026-11-01 at commit c23cf4390948): an entry records when passprice first "
+        "locked with that code and is never rewritten; restore it",)
+    assert list_changes(base, None, own.digest).failing == (
+        f"{LISTED}: removed: the list of every pricing model passprice locked this repository with goes with the "
+        "code that reads it; restore it",)
+    assert list_changes(base, "x: not JSON", own.digest).failing == (f"{LISTED}: does not read on HEAD (x: not JSON)",)
+    assert list_changes(base, dict(base), own.digest) == list_changes(None, None, own.digest)
