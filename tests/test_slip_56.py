@@ -23,9 +23,13 @@ FORGED = "sha256:" + "1" * 64
 
 @pytest.fixture(scope="module")
 def base_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A git repository (branch ``main``, one commit) of the checkout's registry, its locks (the running code's
-    pricing model) and its ``src/passprice`` with the list."""
+    """A git repository (branch ``main``, one commit) of the checkout's registry, two of its locks (the running
+    code's pricing model: r1-qwen7b-h200, qwen3-30b-a3b-h200; fewer locks, fewer prices a review makes) and its
+    ``src/passprice`` with the list."""
     root = copy_root(tmp_path_factory.mktemp("slip56"))
+    for lock in (root / "locks").glob("*.lock.toml"):
+        if lock.name not in ("r1-qwen7b-h200.lock.toml", "qwen3-30b-a3b-h200.lock.toml"):
+            lock.unlink()
     shutil.copytree(REPO / "src" / "passprice", root / "src" / "passprice",
                     ignore=shutil.ignore_patterns("__pycache__"))
     git(root, "init", "-q", "-b", "main")
@@ -45,8 +49,9 @@ def _write(root: Path, doc: dict[str, object]) -> None:
 
 
 def test_removing_the_entry_base_locks_pin_fails_naming_them(base_repo: Path, tmp_path: Path) -> None:
-    """Before: "no changes to facts, registry, locks or the pricing model; 9 locks unaffected", exit 0 — and once
-    merged, every lock pinning that code reads as forged (LockModelForged). Now it fails, naming the 9 locks."""
+    """Before: "no changes to facts, registry, locks or the pricing model; 9 locks unaffected", exit 0 (the
+    checkout's 9 locks) — and once merged, every lock pinning that code reads as forged (LockModelForged). Now it
+    fails, naming the locks."""
     root, doc = _pull_request(base_repo, tmp_path)
     pinned = tomllib.loads((root / R1).read_text(encoding="utf-8"))["lock"]["pricing_model"]
     doc["models"] = [m for m in doc["models"] if m["digest"] != pinned]  # type: ignore[attr-defined]
@@ -57,9 +62,8 @@ def test_removing_the_entry_base_locks_pin_fails_naming_them(base_repo: Path, tm
     assert len(out["code_changed"]) == 1
     said = out["code_changed"][0]
     assert said.startswith(f"{LISTED}: entry {pinned[7:19]}… removed (passprice 0.1.0's, first locked ")
-    assert said.endswith("; 9 BASE locks pin it (gemma3-270m-h100, qwen3-30b-a3b-h200, qwen35-27b-h100-every8 and "
-                         "more): the list records what passprice locked this repository with, and an entry leaves "
-                         "it never; restore it")
+    assert said.endswith("; 2 BASE locks pin it (qwen3-30b-a3b-h200, r1-qwen7b-h200): the list records what "
+                         "passprice locked this repository with, and an entry leaves it never; restore it")
 
 
 def test_a_forged_digest_added_to_the_list_beside_a_lock_pinning_it_is_named_and_fails(
@@ -108,3 +112,24 @@ def test_each_change_to_the_list_is_judged() -> None:
         "code that reads it; restore it",)
     assert list_changes(base, "x: not JSON", own.digest).failing == (f"{LISTED}: does not read on HEAD (x: not JSON)",)
     assert list_changes(base, dict(base), own.digest) == list_changes(None, None, own.digest)
+
+
+def test_a_synthetic_header_s_origin_rewritten_as_a_download_fails(base_repo: Path, tmp_path: Path) -> None:
+    """The Qwen3-30B-A3B Q4_K_M entry (a header passprice synth built) re-told as "downloaded from huggingface.co".
+    Before: "claims changed, which the pricer does not read", its lock "to re-pin" (exit 0; re-pinned in the same
+    pull request, it passed). Now it fails by name."""
+    import re
+
+    root, _ = _pull_request(base_repo, tmp_path)
+    rel = "registry/checkpoints/qwen3-30b-a3b-q4_k_m.toml"
+    text = (root / rel).read_text(encoding="utf-8")
+    origin = re.search(r'^origin = "Synthetic, .*"$', text, re.M)
+    assert origin is not None
+    (root / rel).write_text(text.replace(origin.group(0), 'origin = "Qwen3-30B-A3B, Q4_K_M: the header of the GGUF '
+                                        'downloaded from huggingface.co/Qwen"'), encoding="utf-8")
+    result = invoke("diff", "main", root=root)
+    assert result.exit_code == 1, result.output
+    assert result.stderr == (
+        f"passprice: refused: HEAD fails passprice check (1 problem); first: {rel}: entry.origin: no longer opens "
+        "with 'Synthetic', but its header (sha256 491821373572…) is a header passprice synth built (passprice's "
+        "table of shipped synthetic headers): a synthetic header's price is no real checkpoint's; restore the origin\n")

@@ -3873,7 +3873,7 @@ def _compare(base: Side, head: Side) -> Diff:
     from passprice.unlocked import unlocked_moves
 
     listed = _list_changes(base, head)
-    problems += listed.failing
+    problems += listed.failing + synthetic_made_real(base, head, files)
     reviews = lock_impacts(base, head, files)
     moves, left_out = unlocked_moves(base, head, files, reviews)
     from passprice.addedservings import added_servings
@@ -3954,6 +3954,49 @@ def scopes_widened(base: Side, head: Side, files: Sequence[FileChange]) -> dict[
                        f"for {'every model' if not after else 'that model' if len(new) == 1 else 'those models'}? "
                        f"does {', '.join(escaped(c) for c in cited) or 'its source'} state them of it?")
     return out
+
+
+#: How a synthetic checkpoint entry's ``entry.origin`` opens (``passprice synth --import`` and the test hybrids write
+#: it so): the one words telling a reader the header was built, not read from a published GGUF file.
+SYNTHETIC = "Synthetic"
+
+
+def synthetic_made_real(base: Side, head: Side, files: Sequence[FileChange]) -> tuple[str, ...]:
+    """One line for each checkpoint entry ``files`` add or change on HEAD whose ``entry.origin`` no longer opens with
+    :data:`SYNTHETIC` though its header is a synthetic one: a header passprice knows it built
+    (:data:`passprice.unkept.UNKEPT`, by the entry's ``header.sha256``), or the very header (same ``header.sha256``)
+    of a BASE entry whose origin said synthetic. Slip 56 (issue 13): the Qwen3-30B-A3B Q4_K_M entry's origin
+    rewritten to "… the header of the GGUF downloaded from huggingface.co …" read "claims changed, which the pricer
+    does not read", its lock only "to re-pin" (exit 0), and re-pinned in the same pull request it passed: the locked
+    price then read as a real checkpoint's. Each fails the review. Never raises (a file that does not read as TOML
+    is left to the review's other rules)."""
+    from passprice.unkept import UNKEPT
+
+    out: list[str] = []
+    for f in files:
+        if f.kind != "checkpoint" or f.path not in head.files:
+            continue
+        try:
+            new = side_toml(head.files[f.path], "checkpoint")
+            old = side_toml(base.files[f.path], "checkpoint") if f.path in base.files else {}
+        except (InputError, UnicodeDecodeError, tomllib.TOMLDecodeError, ValueError, RecursionError):
+            continue
+        entry, header = new.get("entry"), new.get("header")
+        was_entry, was_header = old.get("entry"), old.get("header")
+        if not isinstance(entry, dict) or not isinstance(header, dict):
+            continue
+        origin, sha = entry.get("origin"), header.get("sha256")
+        if not isinstance(origin, str) or not isinstance(sha, str) or origin.startswith(SYNTHETIC):
+            continue
+        was_synthetic = (isinstance(was_entry, dict) and isinstance(was_header, dict)
+                         and str(was_entry.get("origin", "")).startswith(SYNTHETIC) and was_header.get("sha256") == sha)
+        if sha in UNKEPT or was_synthetic:
+            how = ("a header passprice synth built (passprice's table of shipped synthetic headers)" if sha in UNKEPT
+                   else "the header BASE's entry called synthetic")
+            out.append(f"{f.path}: entry.origin: no longer opens with {SYNTHETIC!r}, but its header (sha256 "
+                       f"{sha[:12]}…) is {how}: a synthetic header's price is no real checkpoint's; restore the "
+                       "origin")
+    return tuple(out)
 
 
 def made_real(base: Side, head: Side, files: Sequence[FileChange]) -> dict[str, str]:
