@@ -133,3 +133,51 @@ def test_a_synthetic_header_s_origin_rewritten_as_a_download_fails(base_repo: Pa
         f"passprice: refused: HEAD fails passprice check (1 problem); first: {rel}: entry.origin: no longer opens "
         "with 'Synthetic', but its header (sha256 491821373572…) is a header passprice synth built (passprice's "
         "table of shipped synthetic headers): a synthetic header's price is no real checkpoint's; restore the origin\n")
+
+
+def _sides(tmp_path: Path, edit: tuple[str, str]) -> tuple[object, object]:
+    """BASE and HEAD stand-ins (only their ``code`` is read) whose ``src/passprice`` hold this checkout's
+    ``unkept.py``, HEAD's with ``edit`` (old, new) applied once."""
+    from types import SimpleNamespace
+
+    from passprice.sidecode import Code
+
+    text = (REPO / "src" / "passprice" / "unkept.py").read_text(encoding="utf-8")
+    assert text.count(edit[0]) == 1, edit
+    sides = []
+    for name, body in (("base", text), ("head", text.replace(*edit))):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "unkept.py").write_text(body, encoding="utf-8")
+        sides.append(SimpleNamespace(code=Code(tmp_path / name, "sha256:" + "0" * 64, True, True)))
+    return sides[0], sides[1]
+
+
+QWEN_ROW = 'Unkept("qwen3-30b-a3b-q4_k_m", "qwen3-30b-a3b.json", "Q4_K_M")'
+
+
+@pytest.mark.parametrize(("edit", "said"), [
+    (('-o {self.name}"', '-o {self.name} --mix Q8_0"'),
+     "src/passprice/unkept.py: Unkept.command (or CONFIGS) rewritten: it gives the command that writes each of the 15 "
+     "shipped synthetic headers again, byte for byte, and passprice tells readers to run it; restore it"),
+    ((QWEN_ROW, QWEN_ROW.replace("Q4_K_M", "Q8_0")),
+     "src/passprice/unkept.py: UNKEPT: the row of header 491821373572… (qwen3-30b-a3b-q4_k_m) rewritten "
+     "(qwen3-30b-a3b-q4_k_m, qwen3-30b-a3b.json, Q4_K_M → qwen3-30b-a3b-q4_k_m, qwen3-30b-a3b.json, Q8_0): it gives "
+     "the command that writes those bytes again, and passprice tells readers to run it; restore the row"),
+    ((QWEN_ROW, "Unkept(*NAMES)"),
+     "src/passprice/unkept.py: UNKEPT does not read as a table of Unkept(NAME, CONFIG, MIX) string literals: the "
+     "review cannot tell which command it gives for each shipped synthetic header"),
+])
+def test_a_shipped_synthetic_header_s_command_rewritten_fails(tmp_path: Path, edit: tuple[str, str], said: str) -> None:
+    """Before: "passprice's own code changed: src/passprice/unkept.py" alone (exit 0), and once merged ``audit``,
+    ``header`` and ``checkpoints`` sent readers to a command writing other bytes. Now each fails by name."""
+    from passprice.diff import unkept_changes
+
+    base, head = _sides(tmp_path, edit)
+    assert unkept_changes(base, head) == (said,)  # type: ignore[arg-type]
+
+
+def test_a_reworded_docstring_of_the_command_fails_nothing(tmp_path: Path) -> None:
+    from passprice.diff import unkept_changes
+
+    base, head = _sides(tmp_path, ("The command that writes the header again", "The command writing the header anew"))
+    assert unkept_changes(base, head) == ()  # type: ignore[arg-type]

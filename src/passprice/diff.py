@@ -3873,7 +3873,7 @@ def _compare(base: Side, head: Side) -> Diff:
     from passprice.unlocked import unlocked_moves
 
     listed = _list_changes(base, head)
-    problems += listed.failing + synthetic_made_real(base, head, files)
+    problems += listed.failing + synthetic_made_real(base, head, files) + unkept_changes(base, head)
     reviews = lock_impacts(base, head, files)
     moves, left_out = unlocked_moves(base, head, files, reviews)
     from passprice.addedservings import added_servings
@@ -3996,6 +3996,104 @@ def synthetic_made_real(base: Side, head: Side, files: Sequence[FileChange]) -> 
             out.append(f"{f.path}: entry.origin: no longer opens with {SYNTHETIC!r}, but its header (sha256 "
                        f"{sha[:12]}…) is {how}: a synthetic header's price is no real checkpoint's; restore the "
                        "origin")
+    return tuple(out)
+
+
+def _unkept_table(source: bytes) -> dict[str, tuple[str, str, str]] | None:
+    """The table ``UNKEPT`` a ``src/passprice/unkept.py`` (``source``) writes, read from its syntax tree, never run:
+    header sha256 → (name, config, mix), each a ``Unkept(…)`` of three string literals; ``None`` when the file does
+    not parse or writes the table otherwise."""
+    import ast
+
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    for node in tree.body:
+        target = node.target if isinstance(node, ast.AnnAssign) else (
+            node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else None)
+        if not isinstance(target, ast.Name) or target.id != "UNKEPT":
+            continue
+        value = node.value if isinstance(node, (ast.AnnAssign, ast.Assign)) else None
+        if not isinstance(value, ast.Dict):
+            return None
+        out: dict[str, tuple[str, str, str]] = {}
+        for key, call in zip(value.keys, value.values, strict=True):
+            if not (isinstance(key, ast.Constant) and isinstance(key.value, str) and isinstance(call, ast.Call)
+                    and isinstance(call.func, ast.Name) and call.func.id == "Unkept" and not call.keywords
+                    and len(call.args) == 3
+                    and all(isinstance(a, ast.Constant) and isinstance(a.value, str) for a in call.args)):
+                return None
+            name, config, mix = (a.value for a in call.args)  # type: ignore[attr-defined]
+            out[key.value] = (name, config, mix)
+        return out
+    return None
+
+
+def _unkept_command(source: bytes) -> str | None:
+    """The syntax of what makes ``Unkept.command`` in a ``src/passprice/unkept.py`` (``source``): ``CONFIGS``'
+    assignment and the method itself, docstrings left out, as :func:`ast.dump` text; ``None`` when it does not
+    parse or has neither."""
+    import ast
+
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    parts: list[str] = []
+    for node in tree.body:
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and "CONFIGS" in ast.dump(node)[:200]:
+            parts.append(ast.dump(node))
+        if isinstance(node, ast.ClassDef) and node.name == "Unkept":
+            for item in node.body:
+                if isinstance(item, ast.FunctionDef) and item.name == "command":
+                    body = item.body[1:] if (item.body and isinstance(item.body[0], ast.Expr)
+                                             and isinstance(item.body[0].value, ast.Constant)) else item.body
+                    parts.append(ast.dump(ast.Module(body=body, type_ignores=[])))
+    return "\n".join(parts) if len(parts) == 2 else None
+
+
+def unkept_changes(base: Side, head: Side) -> tuple[str, ...]:
+    """Lines failing HEAD's ``src/passprice/unkept.py`` where it changes what BASE's says of a shipped synthetic
+    header: each row of BASE's table ``UNKEPT`` (:data:`passprice.unkept.UNKEPT`) HEAD rewrites or drops, and
+    ``Unkept.command`` or ``CONFIGS`` rewritten (:func:`_unkept_command`); one line when HEAD's table does not read as
+    literals. Both files are read as syntax, never run. The table is history too: each row says which ``synth``
+    command writes those header bytes again, and ``audit``, ``header`` and ``checkpoints`` tell a reader to run it.
+    Slip 56 (issue 13): ``command`` rewritten to give ``--mix Q8_0`` for every header read only "passprice's own code
+    changed: src/passprice/unkept.py" (exit 0), and once merged passprice sent readers to commands writing other
+    bytes. A row HEAD adds is left to ``tests/test_unkept.py`` (it checks the table against the synthesized
+    headers). Empty unless both sides bring their own code. Never raises."""
+    from passprice.files import read_regular
+    from passprice.pins import MODULE_BYTES
+
+    if head.code.folder is None or not head.code.own or base.code.folder is None or not base.code.own:
+        return ()
+
+    def source(folder: Path) -> bytes:
+        try:
+            return read_regular(folder / "unkept.py", MODULE_BYTES) if (folder / "unkept.py").is_file() else b""
+        except (OSError, InputError):
+            return b""
+
+    was, now = source(base.code.folder), source(head.code.folder)
+    if was == now:
+        return ()
+    rel = f"{CODE}/unkept.py"
+    old, table = _unkept_table(was) or {}, _unkept_table(now)
+    if _unkept_command(was) != _unkept_command(now):
+        return (f"{rel}: Unkept.command (or CONFIGS) rewritten: it gives the command that writes each of the "
+                f"{len(old)} shipped synthetic headers again, byte for byte, and passprice tells readers to run it; "
+                "restore it",)
+    if table is None:
+        return (f"{rel}: UNKEPT does not read as a table of Unkept(NAME, CONFIG, MIX) string literals: the review "
+                "cannot tell which command it gives for each shipped synthetic header",)
+    out = []
+    for sha, row in old.items():
+        if table.get(sha) == row:
+            continue
+        said = "dropped" if sha not in table else f"rewritten ({', '.join(row)} → {', '.join(table[sha])})"
+        out.append(f"{rel}: UNKEPT: the row of header {sha[:12]}… ({row[0]}) {said}: it gives the command that "
+                   "writes those bytes again, and passprice tells readers to run it; restore the row")
     return tuple(out)
 
 
