@@ -24,12 +24,16 @@ FORGED = "sha256:" + "1" * 64
 @pytest.fixture(scope="module")
 def base_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A git repository (branch ``main``, one commit) of the checkout's registry, two of its locks (the running
-    code's pricing model: r1-qwen7b-h200, qwen3-30b-a3b-h200; fewer locks, fewer prices a review makes) and its
-    ``src/passprice`` with the list."""
+    code's pricing model: r1-qwen7b-h200, qwen3-30b-a3b-h200; fewer locks, fewer prices a review makes), no stacks
+    or measured runs, and its ``src/passprice`` with the list."""
     root = copy_root(tmp_path_factory.mktemp("slip56"))
     for lock in (root / "locks").glob("*.lock.toml"):
         if lock.name not in ("r1-qwen7b-h200.lock.toml", "qwen3-30b-a3b-h200.lock.toml"):
             lock.unlink()
+    for folder in ("facts/stacks", "registry/measurements"):  # no lock left rests on them: no stack re-fit to review
+        shutil.rmtree(root / folder)
+        (root / folder).mkdir()
+    (root / "sources" / "passprice-stack-calibration.toml").unlink()
     shutil.copytree(REPO / "src" / "passprice", root / "src" / "passprice",
                     ignore=shutil.ignore_patterns("__pycache__"))
     git(root, "init", "-q", "-b", "main")
@@ -181,3 +185,24 @@ def test_a_reworded_docstring_of_the_command_fails_nothing(tmp_path: Path) -> No
 
     base, head = _sides(tmp_path, ("The command that writes the header again", "The command writing the header anew"))
     assert unkept_changes(base, head) == ()  # type: ignore[arg-type]
+
+
+def test_a_lock_on_a_real_older_model_beside_an_edited_record_fails_the_review(base_repo: Path,
+                                                                                tmp_path: Path) -> None:
+    """A lock as restored from an older commit (pinning the first listed pricing model, which ``price --lock`` takes
+    as an upgrade) beside its record edited 996.1 → 1,000 tokens/s: the review fails it twice, as a model no code
+    of the review has and as not reproducing, and the list is untouched (nothing named of it)."""
+    from test_slip_55 import OLDEST
+
+    root, _ = _pull_request(base_repo, tmp_path)
+    forge_record(root, R1, tokens_per_s=1000.0)
+    _with_model(root, R1, OLDEST)
+    result = invoke("diff", "main", root=root)
+    assert result.exit_code == 1, result.output
+    lines = result.stdout.splitlines()
+    assert f"  {R1}: lock.pricing_model: pins d82efb38ac44…, the digest of no code of this review (BASE's, HEAD's, " \
+           "the running passprice's) nor of any BASE lock: a lock's pricing model is the digest passprice lock " \
+           f"computes of the code that priced it, never typed by hand; re-lock it: passprice lock --update -o {R1}" \
+        in lines
+    assert any(x.startswith(f"  {R1}: does NOT reproduce: ") for x in lines)
+    assert not any(LISTED in x for x in lines)
