@@ -57,6 +57,7 @@ if TYPE_CHECKING:
     from passprice.addedservings import AddedServing
     from passprice.comment import Links
     from passprice.measurements import Run
+    from passprice.modellist import ListChanges
     from passprice.servings import ServingSpec
     from passprice.unlocked import ServingMove
 
@@ -401,12 +402,12 @@ class Checkout:
             if kind != "blob" or any(part.startswith(".") for part in rel.split("/")[:-1]):
                 continue
             if mode == "120000":
-                if gitread.read_by_passprice(rel) or gitread.registry_folder(rel):
+                if _read_here(rel) or gitread.registry_folder(rel):
                     raise gitread.linked(name, f"at {commit[:12]}")
                 if gitread.registry_folder(rel.rpartition("/")[0]):
                     links[name] = (obj, int(size))  # locks/sub → ../archive: a folder check would find there
                 continue
-            if not gitread.read_by_passprice(rel):
+            if not _read_here(rel):
                 unread.add(rel)  # a file passprice never reads is not read here either (a .bin, a README)
                 continue
             if int(size) > schema.MAX_TOML_BYTES:
@@ -638,6 +639,15 @@ class Checkout:
 
 #: The links a path may pass through before it is a loop (Linux's ``MAXSYMLINKS``, the ELOOP limit).
 LINK_HOPS = 40
+
+
+def _read_here(rel: str) -> bool:
+    """Whether a review reads the file at ``rel`` of a revision (a POSIX path from the root): what passprice reads
+    (:func:`passprice.gitread.read_by_passprice`), and the code's list of pricing models
+    (:data:`passprice.modellist.LISTED`), which the review compares (slip 56)."""
+    from passprice.modellist import LISTED
+
+    return gitread.read_by_passprice(rel) or rel == LISTED
 
 
 def _link_target(link: str, text: str, commit: str, named: str | None = None) -> str:
@@ -2253,6 +2263,37 @@ def offence_elasticities(side: Side, lock: Lock, verdict: Verdict | None) -> dic
     return {o.path: by_path[o.path] for o in verdict.offences if o.path in by_path}
 
 
+def _list_changes(base: Side, head: Side) -> ListChanges:
+    """How HEAD changes passprice's list of pricing models (:func:`passprice.modellist.list_changes`), read from
+    each side's own ``src/passprice`` (none when HEAD's code is not its own: a registry kept apart from its code).
+    Never raises: a list that does not read on HEAD is a failing line, on BASE an empty list."""
+    from passprice.modelhistory import KNOWN, KnownModel, read_known
+    from passprice.modellist import ListChanges, list_changes
+
+    if head.code.folder is None or not head.code.own:
+        return ListChanges()
+
+    def listed(code: Code) -> dict[str, KnownModel] | None:
+        if code.folder is None or not code.own or not os.path.lexists(code.folder / KNOWN.name):
+            return None
+        return read_known(code.folder / KNOWN.name)
+
+    try:
+        base_list = listed(base.code)
+    except InputError:
+        base_list = None
+    try:
+        head_list: dict[str, KnownModel] | str | None = listed(head.code)
+    except InputError as e:
+        head_list = str(e).replace(f"{head.code.folder}/", "src/passprice/")
+    pins: dict[str, list[str]] = {}
+    if base_list is not None and base_list != head_list:
+        for lock in _locks(base).values():
+            if lock is not None:
+                pins.setdefault(lock.info.pricing_model, []).append(lock.name)
+    return list_changes(base_list, head_list, head.code.model, pins)
+
+
 def _locks(side: Side) -> dict[str, Lock | None]:
     """Each lock file of ``side`` by path: the lock, or ``None`` when it does not read."""
     out: dict[str, Lock | None] = {}
@@ -3831,6 +3872,8 @@ def _compare(base: Side, head: Side) -> Diff:
     sources = source_changes(base.root, head.root, ids, (base.document, head.document), head_locks)
     from passprice.unlocked import unlocked_moves
 
+    listed = _list_changes(base, head)
+    problems += listed.failing + synthetic_made_real(base, head, files) + unkept_changes(base, head)
     reviews = lock_impacts(base, head, files)
     moves, left_out = unlocked_moves(base, head, files, reviews)
     from passprice.addedservings import added_servings
@@ -3861,7 +3904,7 @@ def _compare(base: Side, head: Side) -> Diff:
             records[f.path] = f"{said}; {records[f.path]}" if f.path in records else said
     return Diff(base.info, head.info, files, reviews, base.code, head.code,
                 _unrooted(head, problems), _unrooted(head, review.unreadable), sources, moves, left_out,
-                code_changes(base.code, head.code), _duplicates(head, paths),
+                code_changes(base.code, head.code) + listed.named, _duplicates(head, paths),
                 _unrooted(head, review.warnings[:MAX_HEAD_WARNINGS]), max(0, len(review.warnings) - MAX_HEAD_WARNINGS),
                 added_servings(head, files, reviews),
                 tuple(p for p in dict.fromkeys([*INSTALL_FILES, *sorted({*base.installs, *head.installs})])
@@ -3911,6 +3954,147 @@ def scopes_widened(base: Side, head: Side, files: Sequence[FileChange]) -> dict[
                        f"for {'every model' if not after else 'that model' if len(new) == 1 else 'those models'}? "
                        f"does {', '.join(escaped(c) for c in cited) or 'its source'} state them of it?")
     return out
+
+
+#: How a synthetic checkpoint entry's ``entry.origin`` opens (``passprice synth --import`` and the test hybrids write
+#: it so): the one words telling a reader the header was built, not read from a published GGUF file.
+SYNTHETIC = "Synthetic"
+
+
+def synthetic_made_real(base: Side, head: Side, files: Sequence[FileChange]) -> tuple[str, ...]:
+    """One line for each checkpoint entry ``files`` add or change on HEAD whose ``entry.origin`` no longer opens with
+    :data:`SYNTHETIC` though its header is a synthetic one: a header passprice knows it built
+    (:data:`passprice.unkept.UNKEPT`, by the entry's ``header.sha256``), or the very header (same ``header.sha256``)
+    of a BASE entry whose origin said synthetic. Slip 56 (issue 13): the Qwen3-30B-A3B Q4_K_M entry's origin
+    rewritten to "… the header of the GGUF downloaded from huggingface.co …" read "claims changed, which the pricer
+    does not read", its lock only "to re-pin" (exit 0), and re-pinned in the same pull request it passed: the locked
+    price then read as a real checkpoint's. Each fails the review. Never raises (a file that does not read as TOML
+    is left to the review's other rules)."""
+    from passprice.unkept import UNKEPT
+
+    out: list[str] = []
+    for f in files:
+        if f.kind != "checkpoint" or f.path not in head.files:
+            continue
+        try:
+            new = side_toml(head.files[f.path], "checkpoint")
+            old = side_toml(base.files[f.path], "checkpoint") if f.path in base.files else {}
+        except (InputError, UnicodeDecodeError, tomllib.TOMLDecodeError, ValueError, RecursionError):
+            continue
+        entry, header = new.get("entry"), new.get("header")
+        was_entry, was_header = old.get("entry"), old.get("header")
+        if not isinstance(entry, dict) or not isinstance(header, dict):
+            continue
+        origin, sha = entry.get("origin"), header.get("sha256")
+        if not isinstance(origin, str) or not isinstance(sha, str) or origin.startswith(SYNTHETIC):
+            continue
+        was_synthetic = (isinstance(was_entry, dict) and isinstance(was_header, dict)
+                         and str(was_entry.get("origin", "")).startswith(SYNTHETIC) and was_header.get("sha256") == sha)
+        if sha in UNKEPT or was_synthetic:
+            how = ("a header passprice synth built (passprice's table of shipped synthetic headers)" if sha in UNKEPT
+                   else "the header BASE's entry called synthetic")
+            out.append(f"{f.path}: entry.origin: no longer opens with {SYNTHETIC!r}, but its header (sha256 "
+                       f"{sha[:12]}…) is {how}: a synthetic header's price is no real checkpoint's; restore the "
+                       "origin")
+    return tuple(out)
+
+
+def _unkept_table(source: bytes) -> dict[str, tuple[str, str, str]] | None:
+    """The table ``UNKEPT`` a ``src/passprice/unkept.py`` (``source``) writes, read from its syntax tree, never run:
+    header sha256 → (name, config, mix), each a ``Unkept(…)`` of three string literals; ``None`` when the file does
+    not parse or writes the table otherwise."""
+    import ast
+
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    for node in tree.body:
+        target = node.target if isinstance(node, ast.AnnAssign) else (
+            node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else None)
+        if not isinstance(target, ast.Name) or target.id != "UNKEPT":
+            continue
+        value = node.value if isinstance(node, (ast.AnnAssign, ast.Assign)) else None
+        if not isinstance(value, ast.Dict):
+            return None
+        out: dict[str, tuple[str, str, str]] = {}
+        for key, call in zip(value.keys, value.values, strict=True):
+            if not (isinstance(key, ast.Constant) and isinstance(key.value, str) and isinstance(call, ast.Call)
+                    and isinstance(call.func, ast.Name) and call.func.id == "Unkept" and not call.keywords
+                    and len(call.args) == 3
+                    and all(isinstance(a, ast.Constant) and isinstance(a.value, str) for a in call.args)):
+                return None
+            name, config, mix = (a.value for a in call.args)  # type: ignore[attr-defined]
+            out[key.value] = (name, config, mix)
+        return out
+    return None
+
+
+def _unkept_command(source: bytes) -> str | None:
+    """The syntax of what makes ``Unkept.command`` in a ``src/passprice/unkept.py`` (``source``): ``CONFIGS``'
+    assignment and the method itself, docstrings left out, as :func:`ast.dump` text; ``None`` when it does not
+    parse or has neither."""
+    import ast
+
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    parts: list[str] = []
+    for node in tree.body:
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and "CONFIGS" in ast.dump(node)[:200]:
+            parts.append(ast.dump(node))
+        if isinstance(node, ast.ClassDef) and node.name == "Unkept":
+            for item in node.body:
+                if isinstance(item, ast.FunctionDef) and item.name == "command":
+                    body = item.body[1:] if (item.body and isinstance(item.body[0], ast.Expr)
+                                             and isinstance(item.body[0].value, ast.Constant)) else item.body
+                    parts.append(ast.dump(ast.Module(body=body, type_ignores=[])))
+    return "\n".join(parts) if len(parts) == 2 else None
+
+
+def unkept_changes(base: Side, head: Side) -> tuple[str, ...]:
+    """Lines failing HEAD's ``src/passprice/unkept.py`` where it changes what BASE's says of a shipped synthetic
+    header: each row of BASE's table ``UNKEPT`` (:data:`passprice.unkept.UNKEPT`) HEAD rewrites or drops, and
+    ``Unkept.command`` or ``CONFIGS`` rewritten (:func:`_unkept_command`); one line when HEAD's table does not read as
+    literals. Both files are read as syntax, never run. The table is history too: each row says which ``synth``
+    command writes those header bytes again, and ``audit``, ``header`` and ``checkpoints`` tell a reader to run it.
+    Slip 56 (issue 13): ``command`` rewritten to give ``--mix Q8_0`` for every header read only "passprice's own code
+    changed: src/passprice/unkept.py" (exit 0), and once merged passprice sent readers to commands writing other
+    bytes. A row HEAD adds is left to ``tests/test_unkept.py`` (it checks the table against the synthesized
+    headers). Empty unless both sides bring their own code. Never raises."""
+    from passprice.files import read_regular
+    from passprice.pins import MODULE_BYTES
+
+    if head.code.folder is None or not head.code.own or base.code.folder is None or not base.code.own:
+        return ()
+
+    def source(folder: Path) -> bytes:
+        try:
+            return read_regular(folder / "unkept.py", MODULE_BYTES) if (folder / "unkept.py").is_file() else b""
+        except (OSError, InputError):
+            return b""
+
+    was, now = source(base.code.folder), source(head.code.folder)
+    if was == now:
+        return ()
+    rel = f"{CODE}/unkept.py"
+    old, table = _unkept_table(was) or {}, _unkept_table(now)
+    if _unkept_command(was) != _unkept_command(now):
+        return (f"{rel}: Unkept.command (or CONFIGS) rewritten: it gives the command that writes each of the "
+                f"{len(old)} shipped synthetic headers again, byte for byte, and passprice tells readers to run it; "
+                "restore it",)
+    if table is None:
+        return (f"{rel}: UNKEPT does not read as a table of Unkept(NAME, CONFIG, MIX) string literals: the review "
+                "cannot tell which command it gives for each shipped synthetic header",)
+    out = []
+    for sha, row in old.items():
+        if table.get(sha) == row:
+            continue
+        said = "dropped" if sha not in table else f"rewritten ({', '.join(row)} → {', '.join(table[sha])})"
+        out.append(f"{rel}: UNKEPT: the row of header {sha[:12]}… ({row[0]}) {said}: it gives the command that "
+                   "writes those bytes again, and passprice tells readers to run it; restore the row")
+    return tuple(out)
 
 
 def made_real(base: Side, head: Side, files: Sequence[FileChange]) -> dict[str, str]:
