@@ -1,0 +1,66 @@
+"""Attack round 60 (issue 13): hostile input against session 33's new code. Each test builds its reproducer and
+asserts the one line passprice now gives (it was a traceback, a hang, or a silent acceptance before).
+
+1. The shipped list of pricing-model digests (:mod:`passprice.modelhistory`): a list nested 10^5 deep
+   (``RecursionError``), a digest, date or commit with a final newline (passed the schema's ``$``, then failed
+   :class:`KnownModel`'s validator: a cattrs traceback), a FIFO in its place (blocked forever), one digest listed
+   twice with two versions (read silently, the second winning), a version holding terminal escapes (shown as is by
+   ``reproduce``) and a day 2026-99-99 (accepted)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from passprice.errors import InputError
+
+GOOD = {"digest": "sha256:" + "a" * 64, "version": "0.1.0", "first_locked": "2026-12-01", "commit": "c23cf4390948"}
+
+
+def _listed(tmp_path: Path, models: list[dict[str, Any]] | str) -> Path:
+    path = tmp_path / "pricing_models.json"
+    path.write_text(models if isinstance(models, str) else json.dumps({"models": models}), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(("models", "says"), [
+    ("[" * 100_000, "not passprice's list of pricing models: JSON nested too deep"),
+    ([{**GOOD, "digest": GOOD["digest"] + "\n"}], r"models\[0\].digest: 'sha256:a{64}\\n' is too long"),
+    ([{**GOOD, "first_locked": "2026-12-01\n"}], r"models\[0\].first_locked: '2026-12-01\\n' is too long"),
+    ([{**GOOD, "commit": "c23cf4390948\n"}], r"models\[0\].commit: 'c23cf4390948\\n' is too long"),
+    ([GOOD, {**GOOD, "version": "9.9"}], r"models\[1\].digest: sha256:a{64} is listed already \(models\[0\]\)"),
+    ([{**GOOD, "version": "0.1\x1b[31m"}], r"models\[0\].version: '0.1\\x1b\[31m' does not match"),
+    ([{**GOOD, "first_locked": "2026-99-99"}], r"models\[0\].first_locked: '2026-99-99' is not a 'date'"),
+    ({"models": {}}.__repr__().replace("'", '"'), r"not passprice's list of pricing models: models: \{\} is not of"),
+])
+def test_a_damaged_list_of_pricing_models_is_one_line_naming_file_and_entry(
+        tmp_path: Path, models: list[dict[str, Any]] | str, says: str) -> None:
+    from passprice.modelhistory import read_known
+
+    with pytest.raises(InputError, match=r"^.*pricing_models\.json: .*" + says):
+        read_known(_listed(tmp_path, models))
+
+
+def test_a_list_of_pricing_models_that_is_a_fifo_or_too_big_is_refused_unread(tmp_path: Path) -> None:
+    """A FIFO blocked ``read_known`` (and ``add_running`` on a checkout holding one) forever; a list over 1 MiB
+    (some 6,700 digests: 4 MiB read in 3.2 s) is refused by its size."""
+    from passprice.modelhistory import KNOWN_BYTES, read_known
+
+    fifo = tmp_path / "fifo.json"
+    os.mkfifo(fifo)
+    with pytest.raises(InputError, match=r"fifo\.json: is a FIFO \(named pipe\), not a regular file"):
+        read_known(fifo)
+    big = _listed(tmp_path, " " * (KNOWN_BYTES + 1))
+    with pytest.raises(InputError, match=r"pricing_models\.json: holds over 1,048,576 bytes"):
+        read_known(big)
+
+
+def test_the_shipped_list_reads_and_lists_no_digest_twice() -> None:
+    from passprice.modelhistory import KNOWN, read_known
+
+    listed = read_known(KNOWN)
+    assert len(listed) == len(json.loads(KNOWN.read_text(encoding="utf-8"))["models"]) >= 1
