@@ -5,7 +5,10 @@ asserts the one line passprice now gives (it was a traceback, a hang, or a silen
    (``RecursionError``), a digest, date or commit with a final newline (passed the schema's ``$``, then failed
    :class:`KnownModel`'s validator: a cattrs traceback), a FIFO in its place (blocked forever), one digest listed
    twice with two versions (read silently, the second winning), a version holding terminal escapes (shown as is by
-   ``reproduce``) and a day 2026-99-99 (accepted)."""
+   ``reproduce``) and a day 2026-99-99 (accepted).
+2. A kept header (:func:`passprice.gguf_header._seen_before`, slip 55's offset check ``_span_holds``) whose long
+   array's length is no u64 (-1, 2^64, ``1100.0``, ``"1100"``): ``struct.error`` reached the user from every read of
+   that header; now a miss, and the header is parsed again."""
 
 from __future__ import annotations
 
@@ -64,3 +67,26 @@ def test_the_shipped_list_reads_and_lists_no_digest_twice() -> None:
 
     listed = read_known(KNOWN)
     assert len(listed) == len(json.loads(KNOWN.read_text(encoding="utf-8"))["models"]) >= 1
+
+
+@pytest.mark.parametrize("length", [-1, 2**64, 1100.0, "1100"])
+def test_a_kept_header_whose_long_array_length_is_no_u64_is_a_miss(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, length: Any) -> None:
+    from passprice import cache, gguf_header
+    from passprice.gguf_records import LongArray
+    from test_header_seen_before import write
+
+    monkeypatch.setenv("PASSPRICE_CACHE_DIR", str(tmp_path / "cache"))
+    gguf_header.clear_cache()
+    path = write(tmp_path / "h.gguf", tokens=1100)
+    key = "tokenizer.ggml.tokens"
+    expected = gguf_header.read_header(path, cache=False).metadata[key].sha256
+    gguf_header.read_header(path, array_digests=False)  # keeps the entry with its offsets
+    gguf_header.clear_cache()
+    real, cap = os.path.realpath(path), gguf_header.header_cap()
+    kept = cache.kept_object(gguf_header._KEPT_KIND, gguf_header._kept_data(real, cap), tuple)
+    assert kept is not None
+    metadata = {**kept[2], key: LongArray(kept[2][key].element_type, length)}
+    cache.keep_object(gguf_header._KEPT_KIND, gguf_header._kept_data(real, cap), (*kept[:2], metadata, *kept[3:]))
+    assert gguf_header._seen_before(real, Path(path), cap) is None
+    assert gguf_header.read_header(path).metadata[key].sha256 == expected
