@@ -90,3 +90,33 @@ def test_a_kept_header_whose_long_array_length_is_no_u64_is_a_miss(
     cache.keep_object(gguf_header._KEPT_KIND, gguf_header._kept_data(real, cap), (*kept[:2], metadata, *kept[3:]))
     assert gguf_header._seen_before(real, Path(path), cap) is None
     assert gguf_header.read_header(path).metadata[key].sha256 == expected
+
+
+def test_duplicate_locks_are_found_by_key_for_thousands_of_unlike_locks_of_one_serving() -> None:
+    """Attack 60: locks of one serving and price that differ only in one fact's note (or a derivation's input) were
+    compared with 64 candidates each, then unstructured to JSON (5,000: 2.7 s of CPU); now keyed by
+    ``_frozen``: a copy (its own objects) is found, one note or input apart is not."""
+    import copy
+
+    import attrs
+
+    from passprice.check import _frozen, duplicate_lines
+    from passprice.locks import read_lock
+    from passprice.registry import find_root
+
+    from cli_helpers import REPO
+
+    root = find_root(REPO)
+    lock = read_lock(REPO / "locks" / "r1-qwen7b-h200.lock.toml")
+    path, fact = next((p, f) for p, f in lock.facts.items() if f.derivation is not None)
+    noted = attrs.evolve(lock, facts={**lock.facts, path: attrs.evolve(fact, note="mine")})
+    first = fact.derivation.inputs[0]
+    moved = attrs.evolve(fact.derivation, inputs=(attrs.evolve(first, locator="elsewhere"),
+                                                  *fact.derivation.inputs[1:]))
+    derived = attrs.evolve(lock, facts={**lock.facts, path: attrs.evolve(fact, derivation=moved)})
+    blank = attrs.evolve(lock, info=attrs.evolve(lock.info, name="", digest=""))
+    assert _frozen(blank) is not None and _frozen(blank) == _frozen(copy.deepcopy(blank))
+    locks = [(REPO / "locks" / f"{n}.lock.toml", one) for n, one in
+             (("a", lock), ("b", noted), ("c", derived), ("d", copy.deepcopy(lock)), ("e", copy.deepcopy(noted)))]
+    pairs = [pair for pair, _ in duplicate_lines(root, locks)]
+    assert pairs == [("locks/a.lock.toml", "locks/d.lock.toml"), ("locks/b.lock.toml", "locks/e.lock.toml")]
