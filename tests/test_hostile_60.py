@@ -120,3 +120,27 @@ def test_duplicate_locks_are_found_by_key_for_thousands_of_unlike_locks_of_one_s
              (("a", lock), ("b", noted), ("c", derived), ("d", copy.deepcopy(lock)), ("e", copy.deepcopy(noted)))]
     pairs = [pair for pair, _ in duplicate_lines(root, locks)]
     assert pairs == [("locks/a.lock.toml", "locks/d.lock.toml"), ("locks/b.lock.toml", "locks/e.lock.toml")]
+
+
+@pytest.mark.parametrize("card_own", [False, True])
+def test_a_lock_whose_stack_reserve_fills_its_card_is_one_line_naming_the_lock(
+        tmp_path: Path, card_own: bool) -> None:
+    """Attack 60: re-digested with ``stack.memory.reserved = 1e18 B`` and its record doubled, the llama.cpp lock was
+    priced by ``price --lock`` (exit 0, the forged record never re-priced), and ``reproduce``/``check`` named
+    ``facts/stacks/llamacpp-cuda-2405.toml``; a card's own reserve (``stack.cards.CARD.memory.reserved``) alike."""
+    import attrs
+
+    from cli_helpers import REPO
+    from passprice.locks import read_lock
+    from test_hostile_59 import _forged
+
+    def change(facts: dict[str, Any]) -> None:
+        path = "stack.cards.h200_sxm_141gb.memory.reserved" if card_own else "stack.memory.reserved"
+        facts[path] = attrs.evolve(facts["stack.memory.reserved"], value=141e9, amount=141.0, unit="GB")
+
+    forged = _forged(REPO / "locks" / "r1-qwen7b-h200-llamacpp.lock.toml", tmp_path / "l.lock.toml", change)
+    key = "stack.cards.h200_sxm_141gb.memory.reserved" if card_own else "stack.memory.reserved"
+    with pytest.raises(InputError, match=(rf'^{forged}: facts."{key}": 141,000,000,000 bytes reserved is at or '
+                                          r"above the pinned memory.capacity of card h200_sxm_141gb \(141,000,000,000 "
+                                          "bytes\\)")):
+        read_lock(forged)
