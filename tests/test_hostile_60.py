@@ -144,3 +144,14 @@ def test_a_lock_whose_stack_reserve_fills_its_card_is_one_line_naming_the_lock(
                                           r"above the pinned memory.capacity of card h200_sxm_141gb \(141,000,000,000 "
                                           "bytes\\)")):
         read_lock(forged)
+
+
+def test_a_package_without_its_list_of_pricing_models_says_what_is_missing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An install without ``pricing_models.json`` stopped every price of a lock on "PATH: no such file"."""
+    from passprice import modelhistory
+
+    monkeypatch.setattr(modelhistory, "KNOWN", tmp_path / "pricing_models.json")
+    with pytest.raises(InputError, match=r"pricing_models\.json: no such file: passprice's list of pricing models "
+                                         r"\(shipped in the package beside its modules: reinstall passprice\)$"):
+        modelhistory.read_known(modelhistory.KNOWN)

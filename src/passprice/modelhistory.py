@@ -96,11 +96,15 @@ def _read(path: Path) -> tuple[dict[str, Any], list[KnownModel]]:
 
     from passprice.files import open_regular, shown
 
+    shipped = " (shipped in the package beside its modules: reinstall passprice)" if path == KNOWN else ""
     try:
         with open_regular(path) as f:
             data = f.read(KNOWN_BYTES + 1)
+    except InputError as e:  # missing (an install without it: every price of a lock stopped on "no such file"), a FIFO
+        raise InputError(f"{e}: passprice's list of pricing models{shipped}") from None
     except OSError as e:
-        raise InputError(f"{shown(path)}: cannot be read ({e.strerror}): passprice's list of pricing models") from None
+        raise InputError(f"{shown(path)}: cannot be read ({e.strerror}): passprice's list of pricing models"
+                         f"{shipped}") from None
     if len(data) > KNOWN_BYTES:
         raise InputError(f"{shown(path)}: holds over {KNOWN_BYTES:,} bytes: not passprice's list of pricing models")
     try:
