@@ -155,3 +155,25 @@ def test_a_package_without_its_list_of_pricing_models_says_what_is_missing(
     with pytest.raises(InputError, match=r"pricing_models\.json: no such file: passprice's list of pricing models "
                                          r"\(shipped in the package beside its modules: reinstall passprice\)$"):
         modelhistory.read_known(modelhistory.KNOWN)
+
+
+@pytest.mark.parametrize("command", ["max-batch", "best"])
+def test_a_memory_use_too_small_for_the_weights_names_the_fraction_and_the_whole(command: str) -> None:
+    """``--memory-use 1e-9`` on the 80 GB H100: "the card memory must hold 269,419,008 bytes but holds 80", naming
+    no fraction, advising "a larger card"; now the fraction, the card's whole and a larger memory use are named."""
+    from cli_helpers import REPO, invoke
+
+    result = invoke(command, "gemma3-270m-h100", "--memory-use", "1e-9", root=REPO)
+    assert result.exit_code == 1, result.output
+    assert ("NotResident: the card memory must hold 269,419,008 bytes but holds 80 (memory use 1e-09 of its "
+            "80,000,000,000): the weights and embedding table alone take 246,587,904 bytes") in result.stderr
+    assert "a smaller type mix, a larger card or a larger memory use (--memory-use)" in result.stderr
+
+
+def test_max_batch_of_one_sequence_is_said_in_the_singular() -> None:
+    from cli_helpers import REPO, invoke
+
+    result = invoke("max-batch", "gemma3-270m-h100", "--memory-use", "0.0034", root=REPO)
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("gemma3-270m-q4_k_m on h100_sxm5_80gb: at most 1 sequence a pass filling at most "
+                                    "0.34 % of card memory (memory use)\n")
