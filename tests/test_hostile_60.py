@@ -100,11 +100,10 @@ def test_duplicate_locks_are_found_by_key_for_thousands_of_unlike_locks_of_one_s
 
     import attrs
 
+    from cli_helpers import REPO
     from passprice.check import _frozen, duplicate_lines
     from passprice.locks import read_lock
     from passprice.registry import find_root
-
-    from cli_helpers import REPO
 
     root = find_root(REPO)
     lock = read_lock(REPO / "locks" / "r1-qwen7b-h200.lock.toml")

@@ -2245,7 +2245,8 @@ def max_batch_command(
         _echo_price_json({**_with_span(data, reach), "lock": g.to_json(relabels=relabels, drifted=drifts)})
     else:
         use = resolved.serving.memory_use
-        click.echo(f"{resolved.spec.checkpoint} on {resolved.card.name}: at most {n:,} sequence{'' if n == 1 else 's'} a pass"
+        sequences = "sequence" if n == 1 else "sequences"
+        click.echo(f"{resolved.spec.checkpoint} on {resolved.card.name}: at most {n:,} {sequences} a pass"
                    + (f" filling at most {100.0 * use:.4g} % of card memory (memory use)" if use is not None else ""))
         if under is not None:
             from passprice.tables import si

@@ -127,8 +127,8 @@ def _read(path: Path) -> tuple[dict[str, Any], list[KnownModel]]:
     first: dict[str, int] = {}
     for i, m in enumerate(models):
         if m.digest in first:
-            raise InputError(f"{shown(path)}: models[{i}].digest: {m.digest} is listed already (models[{first[m.digest]}]): "
-                             "not passprice's list of pricing models")
+            raise InputError(f"{shown(path)}: models[{i}].digest: {m.digest} is listed already "
+                             f"(models[{first[m.digest]}]): not passprice's list of pricing models")
         first[m.digest] = i
     return doc, models
 
