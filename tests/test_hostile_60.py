@@ -176,3 +176,22 @@ def test_max_batch_of_one_sequence_is_said_in_the_singular() -> None:
     assert result.exit_code == 0, result.output
     assert result.stdout.startswith("gemma3-270m-q4_k_m on h100_sxm5_80gb: at most 1 sequence a pass filling at most "
                                     "0.34 % of card memory (memory use)\n")
+
+
+@pytest.mark.parametrize(("origin", "said"), [(None, True), ("Downloaded from https://example.org/a.gguf", False)])
+def test_header_says_not_kept_of_a_synthetic_entry_only(tmp_path: Path, origin: str | None, said: bool) -> None:
+    """Attack 60: an entry of a shipped synthetic header's bytes whose origin says it was downloaded was told "this
+    shipped synthetic header was built by passprice synth" by ``header`` (``checkpoints`` and ``audit`` did not)."""
+    import re
+
+    from cli_helpers import REPO, invoke
+
+    text = (REPO / "registry" / "checkpoints" / "llama2-7b-q4_0.toml").read_text(encoding="utf-8")
+    if origin is not None:
+        text = re.sub(r'^origin = ".*"$', f'origin = "{origin}"', text, count=1, flags=re.M)
+    entry = tmp_path / "llama2-7b-q4_0.toml"
+    entry.write_text(text, encoding="utf-8")
+    result = invoke("header", str(entry), root=REPO)
+    assert result.exit_code == 0, result.output
+    line = "  header file   not kept: this shipped synthetic header was built by passprice synth"
+    assert (line in result.stdout) is said
