@@ -129,8 +129,8 @@ def test_a_damaged_list_is_one_line(tmp_path: Path) -> None:
     bad = tmp_path / "pricing_models.json"
     bad.write_text('{"models": [{"digest": "sha256:00", "version": "x", "first_locked": "2026-12-05", "commit": ""}]}',
                    encoding="utf-8")
-    with pytest.raises(InputError, match=r"pricing_models.json: not passprice's list of pricing models: 'sha256:00' "
-                                         r"does not match"):
+    with pytest.raises(InputError, match=r"pricing_models.json: not passprice's list of pricing models: "
+                                         r"models\[0\]\.digest: 'sha256:00' does not match"):
         read_known(bad)
 
 

@@ -298,13 +298,19 @@ def max_batch(
     stack's, less the memory its runtime reserves; default the card's), card memory times ``memory_use`` when given
     (:func:`use_of`). Raises batch 1's refusal when nothing fits, and any other refusal batch 1 raises."""
     # The seed's loop runs to `most.saturating_add(1)`: u32 arithmetic stops at u32::MAX.
+    whole = (pricing if pricing is not None else Pricing.limit(card)).capacity
     pricing = use_of(card, pricing, memory_use)
     basis = shape.basis(card, pricing)
     n = _last_fitting(
         shape, card, host_memory, min(shape.most(card, host_memory, basis.pricing) + 1, U32_MAX), basis
     )
     if n == 0:
-        shape.cost_split(card, 1, host_memory, basis)
+        try:
+            shape.cost_split(card, 1, host_memory, basis)
+        except NotResident as e:
+            if memory_use is None or e.memory != "card":
+                raise
+            raise e.under_use(memory_use, whole) from None
     return n
 
 
@@ -339,7 +345,12 @@ def best(
         import attrs
 
         whole = (pricing if pricing is not None else Pricing.limit(card)).capacity
-        found = best(shape, card, host_memory, use_of(card, pricing, memory_use), batches, max_tpot)
+        try:
+            found = best(shape, card, host_memory, use_of(card, pricing, memory_use), batches, max_tpot)
+        except NotResident as e:
+            if e.memory != "card":
+                raise
+            raise e.under_use(memory_use, whole) from None
         return attrs.evolve(found, capacity_bytes=whole)
     lo, hi = batches if batches is not None else (1, U32_MAX)
     curve = _Curve(shape, card, host_memory, pricing)

@@ -914,17 +914,25 @@ def duplicate_lines(root: Root, locks: list[tuple[Path, Any]]) -> list[tuple[tup
     # profiled seconds of `check`).
     firsts: dict[tuple[Any, ...], list[tuple[Any, tuple[str, Any]]]] = {}
     first: dict[str, tuple[str, Any]] = {}
+    hashed: dict[Any, tuple[str, Any]] = {}
     out: list[tuple[tuple[str, str], str]] = []
     for (path, lock), rough in zip(locks, cheap, strict=True):
         if alike[rough] < 2:
             continue
         blank = attrs.evolve(lock, info=attrs.evolve(lock.info, name="", digest=""))
         rel = _shown(root, path)
-        met = firsts.setdefault(rough, [])
-        found = next((kept for other, kept in met if other == blank), None)
-        if found is None and len(met) < DUPLICATE_CANDIDATES:
-            met.append((blank, (rel, lock)))
-            continue
+        frozen = _frozen(blank)
+        if frozen is not None:  # every lock of a registry: one dictionary look-up
+            found = hashed.get(frozen)
+            if found is None:
+                hashed[frozen] = (rel, lock)
+                continue
+        else:
+            met = firsts.setdefault(rough, [])
+            found = next((kept for other, kept in met if other == blank), None)
+            if found is None and len(met) < DUPLICATE_CANDIDATES:
+                met.append((blank, (rel, lock)))
+                continue
         if found is None:
             body = converter().unstructure(attrs.evolve(blank, facts={}))
             body["facts"] = {p: converter().unstructure(f) for p, f in sorted(lock.facts.items())}
@@ -947,6 +955,40 @@ def duplicate_lines(root: Root, locks: list[tuple[Path, Any]]) -> list[tuple[tup
             "leaves the other pinning the old facts: remove one"
         )))
     return out
+
+
+def _frozen(value: Any) -> Any:
+    """``value`` (a lock, its name and digest blanked) as a hashable key equal for two values exactly when attrs'
+    equality finds them equal: a hashable value as it is (a frozen fact), a dict as the frozenset of its items, a
+    list or tuple as a tuple, an attrs instance as its class and its compared fields; ``None`` when some part is
+    none of these and unhashable (then :func:`duplicate_lines` compares field by field). Attack 60: 5,000 locks of
+    one serving and price, each with a fact's note of its own, took 2.7 s of CPU (11 s on the loaded 2-core
+    machine): each compared with 64 candidates, then unstructured to JSON; keyed so, 0.7 s (5,000 copies of one
+    lock: 0.25 → 0.6 s)."""
+    if isinstance(value, dict):
+        try:
+            return ("dict", frozenset(value.items()))  # each value hashed once (a fact: its whole derivation)
+        except TypeError:
+            items = [(k, _frozen(v)) for k, v in value.items()]
+            if any(f is None and value[k] is not None for k, f in items):
+                return None
+            return ("dict", frozenset(items))
+    if isinstance(value, list | tuple):
+        parts = [_frozen(v) for v in value]
+        if any(f is None and v is not None for f, v in zip(parts, value, strict=True)):
+            return None
+        return (type(value).__name__, tuple(parts))
+    try:
+        hash(value)
+        return value
+    except TypeError:
+        if not attrs.has(type(value)):
+            return None
+    fields = [a for a in attrs.fields(type(value)) if a.eq]
+    parts = [_frozen(getattr(value, a.name)) for a in fields]
+    if any(f is None and getattr(value, a.name) is not None for f, a in zip(parts, fields, strict=True)):
+        return None
+    return (type(value), tuple(parts))
 
 
 def _named_after(rel: str, lock: Any) -> bool:

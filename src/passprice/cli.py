@@ -1179,7 +1179,7 @@ def header_command(ctx: click.Context, file: str, show_metadata: bool, show_tens
     if as_json:
         _echo_json(header_json(header))
     else:
-        click.echo(_with_unkept(header_text(header, show_metadata, show_tensors), header))
+        click.echo(_with_unkept(header_text(header, show_metadata, show_tensors), header, root, file))
     from passprice.check import relative_lines
     from passprice.decode import header_problems
 
@@ -1189,12 +1189,18 @@ def header_command(ctx: click.Context, file: str, show_metadata: bool, show_tens
         click.echo(f"passprice: warning: {escaped(line)} (check, checkpoints and every price refuse it)", err=True)
 
 
-def _with_unkept(text: str, header: Any) -> str:
-    """``header``'s text with, under its ``sha256`` line, a ``header file`` line when it is a shipped synthetic
-    header no file holds (:mod:`passprice.unkept`: its entry's source names a file never written, issue 13)."""
+def _with_unkept(text: str, header: Any, root: Any, ref: str) -> str:
+    """``header``'s text (the checkpoint ``ref`` of ``root``) with, under its ``sha256`` line, a ``header file`` line
+    when it is a shipped synthetic header no file holds (:mod:`passprice.unkept`: its entry's source names a file
+    never written, issue 13), as ``checkpoints`` and ``audit`` say it: of an entry whose origin says synthetic only
+    (attack 60: an entry of those bytes whose origin says "Downloaded from …" was told "this shipped synthetic header
+    was built by passprice synth" by ``header`` alone)."""
+    from passprice.checkpoints import checkpoint_origin
     from passprice.unkept import unkept
 
     never = unkept(header.sha256) if str(header.source).endswith(".toml") else None
+    if never is not None and not (checkpoint_origin(root, ref) or "").startswith("Synthetic"):
+        never = None
     if never is None:
         return text
     lines = text.split("\n")
@@ -2245,7 +2251,8 @@ def max_batch_command(
         _echo_price_json({**_with_span(data, reach), "lock": g.to_json(relabels=relabels, drifted=drifts)})
     else:
         use = resolved.serving.memory_use
-        click.echo(f"{resolved.spec.checkpoint} on {resolved.card.name}: at most {n:,} sequences a pass"
+        sequences = "sequence" if n == 1 else "sequences"
+        click.echo(f"{resolved.spec.checkpoint} on {resolved.card.name}: at most {n:,} {sequences} a pass"
                    + (f" filling at most {100.0 * use:.4g} % of card memory (memory use)" if use is not None else ""))
         from passprice.serving import memory_bound
         from passprice.tables import si

@@ -1340,7 +1340,7 @@ def _seen_before(real: str, path: Path, cap: int, digests: bool = True) -> GGUFH
                     return None  # offsets in range, yet not this array's elements (slip 55)
                 metadata[key] = LongArray(value.element_type, value.length,
                                           hashlib.sha256(memoryview(data)[start:end]).hexdigest())
-        except (AttributeError, KeyError, TypeError, ValueError):  # not spans this code kept
+        except (AttributeError, KeyError, TypeError, ValueError, struct.error):  # not spans this code kept
             return None
         if any(isinstance(v, LongArray) and v.sha256 is None for v in metadata.values()):
             return None  # a long array whose offsets were not kept: parsed, as with no entry
@@ -1377,8 +1377,8 @@ def _span_holds(data: bytes, order: str, key: str, value: LongArray, start: int,
     name = key.encode("utf-8")
     element = value.element_type
     etype = _ARRAY if element.startswith("array") else _TYPE_ID.get(element.upper())
-    if etype is None:
-        return False
+    if etype is None or type(value.length) is not int or not 0 <= value.length < 2**64:
+        return False  # a kept length no u64 holds (-1, 2^64, 1100.0): struct.pack raised struct.error (attack 60)
     before = struct.pack(f"{order}Q", len(name)) + name + struct.pack(f"{order}IIQ", _ARRAY, etype, value.length)
     if start < len(before) or data[start - len(before):start] != before:
         return False

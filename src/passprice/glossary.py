@@ -737,7 +737,8 @@ _TERMS = (
         "A refusal: the weights once and every sequence's caches and states (held bytes) exceed `memory.capacity`, "
         "and the host's too with `--host-memory`. Lower the batch or the context limit, page the KV cache "
         "(`--kv-page`), allow host memory, or, when the weights alone do not fit, a smaller type mix or a larger "
-        "card.",
+        "card. Under a memory use (`--memory-use`) the searches' share is the capacity, and the line names it: "
+        "`holds 80 (memory use 1e-09 of its 80,000,000,000)`.",
     ),
     Term(
         "OnChipOverflow",

@@ -752,6 +752,7 @@ def lock_from_document(document: Mapping[str, Any], source: str, *, checked: boo
     _require_read_floors(lock, source)
     _require_own_records(lock, facts, source)
     _require_own_stack(lock, facts, source)
+    _require_reserve_fits(lock, facts, source)
     _require_read_pins(lock, facts, source)
     return attrs.evolve(lock, facts=facts, source=source)
 
@@ -869,6 +870,29 @@ def _require_own_stack(lock: Lock, facts: Mapping[str, Fact], source: str) -> No
                 f"{shown_value(pin.name)} rests on it (price.expected.rests_on): passprice lock pins every figure "
                 f"the price reads {_RESTORE}"
             )
+
+
+def _require_reserve_fits(lock: Lock, facts: Mapping[str, Fact], source: str) -> None:
+    """Refuse a lock (its pinned ``facts`` by path) whose stack reserve for its card (``stack.cards.CARD.memory.
+    reserved`` where pinned, else ``stack.memory.reserved``) is at or above its pinned ``memory.capacity``: no pass
+    prices under such a stack (:func:`passprice.stacks.expected_pricing` refuses it). Re-digested with a reserve of 1e18
+    B, ``price --lock`` exited 0 ("floors hold, but the price is NOT the one … records"), the forged record never
+    re-priced, and ``reproduce`` and ``check`` named ``facts/stacks/NAME.toml``, a file that holds no such figure
+    (attack round 60). Both values are in bytes, units differing (GB beside MiB), so no schema rule states it.
+    Raises :class:`InputError` naming the file and the key."""
+    if lock.stack is None:
+        return
+    capacity = facts.get("memory.capacity")
+    own = f"stack.cards.{lock.card_pin.name}.memory.reserved"
+    path = own if own in facts else "stack.memory.reserved"
+    reserved = facts.get(path)
+    if capacity is None or reserved is None or reserved.value < capacity.value:
+        return
+    raise InputError(
+        f"{source}: facts.{schema.key_part(path)}: {reserved.value:,.0f} bytes reserved is at or above the pinned "
+        f"memory.capacity of card {lock.card_pin.name} ({capacity.value:,.0f} bytes): the runtime's reserve must "
+        f"leave the card memory to hold a serving {_RESTORE}"
+    )
 
 
 def _require_stack_name(name: str, source: str) -> None:

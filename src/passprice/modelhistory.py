@@ -33,8 +33,9 @@ from passprice.pins import PACKAGE
 #: to it does not move the digest it lists).
 KNOWN = PACKAGE / "pricing_models.json"
 
-#: The most bytes :data:`KNOWN` may hold (some 200 bytes a digest: room for thousands of re-locks).
-KNOWN_BYTES = 4 * 1024 * 1024
+#: The most bytes :data:`KNOWN` may hold (some 200 bytes a digest: room for 5,000 re-locks; the shipped list held
+#: 17 KB in session 33). A full list reads in well under a second (attack 60: 4 MiB, 25,000 digests, took 3.2 s).
+KNOWN_BYTES = 1024 * 1024
 
 #: What :data:`KNOWN` holds (checked with jsonschema on every read).
 SCHEMA: dict[str, Any] = {
@@ -49,10 +50,13 @@ SCHEMA: dict[str, Any] = {
                 "required": ["digest", "version", "first_locked", "commit"],
                 "additionalProperties": False,
                 "properties": {
-                    "digest": {"type": "string", "pattern": "^sha256:[0-9a-f]{64}$"},
-                    "version": {"type": "string", "minLength": 1, "maxLength": 64},
-                    "first_locked": {"type": "string", "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"},
-                    "commit": {"type": "string", "pattern": "^([0-9a-f]{12}|)$"},
+                    # Lengths as well as patterns: a pattern's ``$`` also matches before a final newline
+                    # ("sha256:…\n" passed it, then failed KnownModel's validator: a traceback, attack 60).
+                    "digest": {"type": "string", "pattern": "^sha256:[0-9a-f]{64}$", "maxLength": 71},
+                    "version": {"type": "string", "pattern": "^[0-9A-Za-z][0-9A-Za-z.+!_-]*$", "maxLength": 64},
+                    "first_locked": {"type": "string", "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}$", "maxLength": 10,
+                                     "format": "date"},
+                    "commit": {"type": "string", "pattern": "^([0-9a-f]{12}|)$", "maxLength": 12},
                 },
             },
         },
@@ -79,28 +83,68 @@ class KnownModel:
 
 def read_known(path: Path = KNOWN) -> dict[str, KnownModel]:
     """The list at ``path`` (default: the running package's :data:`KNOWN`), by digest. Raises :class:`InputError`
-    (one line naming the file) for a file that is missing, over :data:`KNOWN_BYTES`, not JSON or not
-    :data:`SCHEMA`'s."""
+    (one line naming the file, and the entry for a bad one) for a file that is missing or not a regular file (a FIFO
+    is refused unopened: :func:`passprice.files.open_regular`), over :data:`KNOWN_BYTES`, not JSON (nested too deep
+    included), not :data:`SCHEMA`'s, or listing one digest twice (two entries would say different code wrote it)."""
+    return {m.digest: m for m in _read(path)[1]}
+
+
+def _read(path: Path) -> tuple[dict[str, Any], list[KnownModel]]:
+    """The document at ``path`` and its models, in the file's order; raises as :func:`read_known`."""
     import cattrs
     import jsonschema
 
-    from passprice.files import shown
+    from passprice.files import open_regular, shown
 
+    shipped = " (shipped in the package beside its modules: reinstall passprice)" if path == KNOWN else ""
     try:
-        with path.open("rb") as f:
+        with open_regular(path) as f:
             data = f.read(KNOWN_BYTES + 1)
+    except InputError as e:  # missing (an install without it: every price of a lock stopped on "no such file"), a FIFO
+        raise InputError(f"{e}: passprice's list of pricing models{shipped}") from None
     except OSError as e:
-        raise InputError(f"{shown(path)}: cannot be read ({e.strerror}): passprice's list of pricing models") from None
+        raise InputError(f"{shown(path)}: cannot be read ({e.strerror}): passprice's list of pricing models"
+                         f"{shipped}") from None
     if len(data) > KNOWN_BYTES:
         raise InputError(f"{shown(path)}: holds over {KNOWN_BYTES:,} bytes: not passprice's list of pricing models")
     try:
         doc = json.loads(data)
-        jsonschema.validate(doc, SCHEMA)
+        if not _surely_valid(doc):
+            jsonschema.validate(doc, SCHEMA, format_checker=jsonschema.FormatChecker(["date"]))
+    except RecursionError:  # "[" 10^5 times: a traceback, exit 1 (attack 60)
+        raise InputError(f"{shown(path)}: not passprice's list of pricing models: JSON nested too deep") from None
     except (ValueError, jsonschema.ValidationError) as e:
-        why = e.message if isinstance(e, jsonschema.ValidationError) else str(e)
+        if isinstance(e, jsonschema.ValidationError):
+            where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in e.absolute_path)
+            why = f"{where.lstrip('.') or 'the document'}: {e.message}"
+        else:
+            why = str(e)
         raise InputError(f"{shown(path)}: not passprice's list of pricing models: {why}") from None
-    models = cattrs.structure(doc["models"], list[KnownModel])
-    return {m.digest: m for m in models}
+    try:
+        models = cattrs.structure(doc["models"], list[KnownModel])
+    except (cattrs.BaseValidationError, ValueError, TypeError) as e:  # the schema states every rule: a last resort
+        raise InputError(f"{shown(path)}: not passprice's list of pricing models: {e}") from None
+    first: dict[str, int] = {}
+    for i, m in enumerate(models):
+        if m.digest in first:
+            raise InputError(f"{shown(path)}: models[{i}].digest: {m.digest} is listed already "
+                             f"(models[{first[m.digest]}]): not passprice's list of pricing models")
+        first[m.digest] = i
+    return doc, models
+
+
+def _surely_valid(doc: Any) -> bool:
+    """Whether ``jsonschema-rs`` (compiled) finds ``doc`` :data:`SCHEMA`'s, formats checked: it only ever says
+    "valid" faster; ``False`` where it does not, or is missing (then :mod:`jsonschema` decides and words the
+    refusal)."""
+    try:
+        import jsonschema_rs
+    except ImportError:
+        return False
+    try:
+        return bool(jsonschema_rs.Draft202012Validator(SCHEMA, validate_formats=True).is_valid(doc))
+    except Exception:
+        return False
 
 
 @functools.cache
@@ -153,13 +197,12 @@ def add_running(root: Path, today: str | None = None) -> KnownModel | None:
     if checkout_model(root) is not None:
         return None  # the checkout's code is not the running code: the lock was not priced by it
     digest = pricing_model_digest()
-    known = read_known(listed)
-    if digest in known:
+    doc, models = _read(listed)
+    if any(m.digest == digest for m in models):
         return None
     day = today or datetime.datetime.now(datetime.UTC).date().isoformat()
     model = KnownModel(digest, __version__, day, _head(root))
-    doc = json.loads(listed.read_bytes())
-    doc["models"].append(attrs.asdict(model))
+    doc["models"].append(attrs.asdict(model))  # the document read and checked above, not the file read again
     write_atomically(listed, json.dumps(doc, indent=1) + "\n", force=True)
     if listed.resolve() == KNOWN.resolve():
         _shipped.cache_clear()

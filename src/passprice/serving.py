@@ -379,20 +379,30 @@ class NotResident(ServingRefusal):
 
     def __init__(
         self, needed: float, capacity: float, memory: str = "card", weights: float = 0.0, draft: float = 0.0,
-        drafting: bool = False,
+        drafting: bool = False, use: tuple[float, float] | None = None,
     ) -> None:
         self.needed = needed
         self.capacity = capacity
         self.memory = memory
+        self._given = (weights, draft, drafting)
         advice = (
             "lower the batch or the context limit, page the KV cache (--kv-page), or let sequences use host memory "
             "(--host-memory)"
         )
+        larger = " or a larger memory use (--memory-use)" if use is not None else ""
         if weights > capacity:
             # What is held once (weights, embedding table) alone does not fit: no batch or cache choice helps.
             advice = (f"the weights and embedding table alone take {weights:,.0f} bytes"
-                      f"{held_once_counts(draft, drafting)}: no batch fits; a smaller type mix or a larger card")
-        super().__init__(f"the {memory} memory must hold {needed:,.0f} bytes but holds {capacity:,.0f}: {advice}")
+                      f"{held_once_counts(draft, drafting)}: no batch fits; a smaller type mix, a larger card{larger}")
+        # Under a memory use the capacity is the searches' share of the card (attack 60: "--memory-use 1e-9" said
+        # "the card memory … holds 80" of an 80 GB card, naming no fraction).
+        of = f" (memory use {use[0]:.4g} of its {use[1]:,.0f})" if use is not None else ""
+        super().__init__(f"the {memory} memory must hold {needed:,.0f} bytes but holds {capacity:,.0f}{of}: {advice}")
+
+    def under_use(self, use: float, whole: float) -> NotResident:
+        """This refusal said of a search's share ``use`` (0 < use ≤ 1, :attr:`Serving.memory_use`) of the card
+        memory's ``whole`` (bytes): the same figures, the fraction and the whole named. Raises nothing."""
+        return NotResident(self.needed, self.capacity, self.memory, *self._given, use=(use, whole))
 
     def fields(self) -> dict[str, Any]:
         return {"needed": self.needed, "capacity": self.capacity, "memory": self.memory}
