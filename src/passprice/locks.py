@@ -679,7 +679,8 @@ def _shared(path: str, digest: str, fact: Fact) -> Fact:
     serving pin mostly the same facts (its card's, its checkpoint's), and 5,000 of them each with its own 28 facts
     held 0.11 MiB a lock (issue 13, session 33). Shared, they are pickled once a batch chunk
     (:data:`passprice.cache.BATCH_CHUNK` objects) and read back shared. Equality (attrs') decides, the digest only
-    finds the candidate. Raises nothing."""
+    finds the candidate; the digest (canonical JSON: ``2`` and ``2.0`` differ) keeps apart what equality would not,
+    and a forged or edited fact has another digest, so it is always its own. Raises nothing."""
     from passprice import snapshot
 
     if not snapshot.active():
