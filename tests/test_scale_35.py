@@ -39,16 +39,19 @@ def _copies(folder: Path, n: int) -> list[Path]:
     return [folder / f"l{i:02d}-{R1}.lock.toml" for i in range(n)]
 
 
-def test_a_batch_of_locks_shares_its_pinned_facts_read_back_from_the_cache(tmp_path: Path) -> None:
+def test_a_batch_of_locks_shares_its_pinned_facts_read_back_from_the_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(cache, "BATCH_CHUNK", 2)  # the 4 batched locks in two chunks: shared across them too
     paths = _copies(tmp_path, cache.BATCH_AFTER + 4)
     alone = read_lock(paths[0], REPO / "schema")
     for _ in range(2):  # built (and the batch written when the snapshot ends), then read back from the batch entry
         with snapshot.reading():
             locks = [read_lock(p, REPO / "schema", batch="scale35") for p in paths]
-            last, before = locks[-1], locks[-2]  # past the first BATCH_AFTER: batched
-            assert last == before == attrs.evolve(alone, source=last.source)
+            last, first = locks[-1], locks[cache.BATCH_AFTER]  # past the first BATCH_AFTER: batched
+            assert last == first == attrs.evolve(alone, source=last.source)
             assert len(last.facts) == 14
-            assert all(last.facts[p] is before.facts[p] for p in last.facts)
+            assert all(last.facts[p] is first.facts[p] for p in last.facts)
 
 
 @pytest.fixture(scope="module")
