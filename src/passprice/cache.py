@@ -473,8 +473,10 @@ BATCH_CHUNK = 64
 
 
 def _write_batch(path: Path, batch_key: str, objects: dict[str, Any]) -> None:
-    """Write the batch entry ``path``: its BLAKE2b digest line, then ``(batch_key, "chunks", N)`` pickled and N
-    pickles of ``{entry key: object}`` of :data:`BATCH_CHUNK` objects each, each by a pickler of its own, streamed to
+    """Write the batch entry ``path``: its BLAKE2b digest line, then ``(batch_key, "shared-chunks", N)`` pickled, the
+    list of the objects of :func:`_shared_types` the chunks hold (each once, found by a first pass over the chunks
+    that writes nothing), and N pickles of ``{entry key: object}`` of :data:`BATCH_CHUNK` objects each, each by a
+    pickler of its own naming a shared object by its place in that list (a persistent id), streamed to
     a private temporary file in the folder as they are made and hashed on the way; the digest is written over a
     placeholder line at the end and the file renamed over ``path``. One pickle of a batch of 2,000 locks of one
     serving (74 MB) kept every object it wrote in its memo and the whole pickle twice in memory: a cold price went
@@ -495,19 +497,51 @@ def _write_batch(path: Path, batch_key: str, objects: dict[str, Any]) -> None:
 
     keys = list(objects)
     chunks = [keys[i : i + BATCH_CHUNK] for i in range(0, len(keys), BATCH_CHUNK)]
+    shared_types = _shared_types()
+    shared: list[Any] = []
+    index: dict[int, int] = {}
+
+    class Listing(pickle.Pickler):
+        def persistent_id(self, obj: Any) -> Any:  # each shared object once, in the order first met
+            if type(obj) in shared_types and id(obj) not in index:
+                index[id(obj)] = len(shared)
+                shared.append(obj)
+            return None
+
+    class Naming(pickle.Pickler):
+        def persistent_id(self, obj: Any) -> Any:  # a shared object by its place in the table
+            return index.get(id(obj)) if type(obj) in shared_types else None
+
+    class Null:
+        def write(self, data: Any) -> int:
+            return len(data)
+
+    for chunk in chunks:  # the objects shared across chunks found first: the table is read before the chunks
+        Listing(Null(), protocol=_PROTOCOL).dump({k: objects[k] for k in chunk})
     fd, tmp = tempfile.mkstemp(prefix=".", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as out:
             out.write(b"0" * 64 + b"\n")
             sink = Hashing(out)
-            pickle.Pickler(sink, protocol=_PROTOCOL).dump((batch_key, "chunks", len(chunks)))
+            pickle.Pickler(sink, protocol=_PROTOCOL).dump((batch_key, "shared-chunks", len(chunks)))
+            pickle.Pickler(sink, protocol=_PROTOCOL).dump(shared)
             for chunk in chunks:
-                pickle.Pickler(sink, protocol=_PROTOCOL).dump({k: objects[k] for k in chunk})
+                Naming(sink, protocol=_PROTOCOL).dump({k: objects[k] for k in chunk})
             out.seek(0)
             out.write(h.hexdigest().encode("ascii"))
         os.replace(tmp, path)
     finally:
         Path(tmp).unlink(missing_ok=True)
+
+
+@functools.cache
+def _shared_types() -> frozenset[type]:
+    """The classes whose objects a batch entry writes once however many of its chunks hold them
+    (:func:`_write_batch`): a lock's pinned facts (:func:`passprice.locks._shared` makes the equal ones of a snapshot
+    one object), 14 of them 0.1 MiB of a lock's 0.13 (issue 13, session 33)."""
+    from passprice.facts import Fact
+
+    return frozenset({Fact})
 
 
 def _read_batch(path: Path | None, batch_key: str) -> dict[str, Any] | None:
@@ -527,11 +561,21 @@ def _read_batch(path: Path | None, batch_key: str) -> dict[str, Any] | None:
     out: dict[str, Any] = {}
     try:
         head = _unpickler()(stream).load()
-        if not (isinstance(head, tuple) and len(head) == 3 and head[0] == batch_key and head[1] == "chunks"
+        if not (isinstance(head, tuple) and len(head) == 3 and head[0] == batch_key and head[1] == "shared-chunks"
                 and isinstance(head[2], int)):
             return None
+        shared = _unpickler()(stream).load()
+        if not (isinstance(shared, list) and all(type(x) in _shared_types() for x in shared)):
+            return None
+
+        class Reading(_unpickler()):  # type: ignore[misc]
+            def persistent_load(self, pid: Any) -> Any:
+                if type(pid) is not int or not 0 <= pid < len(shared):
+                    raise _Refused(f"shared object {pid!r}")
+                return shared[pid]
+
         for _ in range(head[2]):
-            chunk = _unpickler()(stream).load()
+            chunk = Reading(stream).load()
             if not isinstance(chunk, dict):
                 return None
             out.update(chunk)
@@ -714,7 +758,8 @@ BATCH_AFTER = 16
 class _Batch:
     """The objects of one ``kind`` built from the files of one folder (``folder``) in one snapshot, past the first
     :data:`BATCH_AFTER`: kept in one entry, ``objects/KEY.pickle``, whose key is :func:`key`'s over the kind (with
-    the library stamp), the schema and the folder's path. It holds ``(KEY, "chunks", N)`` and N pickles of ``{entry
+    the library stamp), the schema and the folder's path. It holds ``(KEY, "shared-chunks", N)``, the objects the
+    chunks share, and N pickles of ``{entry
     key: object}`` (:func:`_write_batch`: :data:`BATCH_CHUNK` objects a pickle), after the BLAKE2b digest of the
     pickles, as an object entry holds its one; each object under the very key its own entry would have (the
     file's path and bytes, schema, kind, passprice, attrs and interpreter), so a changed file can only miss and a
