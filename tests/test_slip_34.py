@@ -66,12 +66,15 @@ def fact(amount: float, unit: str, locator: str, provenance: Provenance = Proven
     return Fact(float(quantity(amount, unit).value), amount, unit, provenance, source="s", locator=locator)
 
 
-def renderings(path: Path, *formats: str, base: str = "main") -> tuple[int, list[str]]:
+def renderings(
+    path: Path, *formats: str, base: str | None = "main", head: str | None = "HEAD"
+) -> tuple[int, list[str]]:
     """``passprice --root PATH diff BASE HEAD --format FORMAT``'s exit status and standard output for each of
-    ``formats``, from one review: the library's :func:`passprice.diff.diff` run once in process as the command runs it
-    (the cache on, the registry read as one snapshot) and rendered per format as the command prints it
-    (:func:`passprice.diff.render`, no links, a line end), where one command per format reviewed the change again
-    (session 33: ~0.7 s a review). That these are the command's bytes and status is pinned by
+    ``formats`` (``None``: BASE or HEAD not given, the command's default), from one review: the library's
+    :func:`passprice.diff.diff` run once in process as the command runs it (the cache on, the registry read as one
+    snapshot) and rendered per format as the command prints it (:func:`passprice.diff.render`, no links, a line end),
+    where one command per format reviewed the change again (session 33: ~0.7 s a review). That these are the
+    command's bytes and status is pinned by
     ``test_3_a_new_files_run_citing_an_unregistered_source_fails_check_and_the_review``."""
     from passprice import cache, snapshot
     from passprice.diff import diff, render
@@ -79,7 +82,7 @@ def renderings(path: Path, *formats: str, base: str = "main") -> tuple[int, list
 
     cache.configure(enabled=True)
     with snapshot.reading():
-        result = diff(find_root(str(path)), base, "HEAD")
+        result = diff(find_root(str(path)), base, head)
         return result.exit_status, [render(result, fmt, None) + "\n" for fmt in formats]
 
 
