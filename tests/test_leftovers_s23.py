@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,6 +19,7 @@ from cli_helpers import REPO, invoke
 from passprice.tables import markdown_code, markdown_table, markdown_text
 from test_diff import commit_all, git
 from test_newcomer_24 import MOE, ROUTING, STACK, _registry
+from test_slip_34 import renderings  # one in-process review rendered per format
 
 H200 = "facts/cards/h200_sxm_141gb.toml"
 
@@ -40,12 +42,22 @@ def bandwidth_moved(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def test_1_a_lock_on_stale_shares_is_priced_again_on_recomputed_ones(bandwidth_moved: Path) -> None:
+@pytest.fixture(scope="module")
+def moved_review(bandwidth_moved: Path) -> dict[str, Any]:
+    """``passprice diff`` of :func:`bandwidth_moved` (BASE and HEAD as the command defaults them: ``main`` and the
+    work tree), made once for the two tests that read it: its exit ``status``, ``json`` (parsed), ``text`` and
+    ``markdown``, and the H200's card bytes before it (``card``)."""
+    card = (bandwidth_moved / H200).read_bytes()
+    status, (as_json, text, markdown) = renderings(bandwidth_moved, "json", "text", "markdown", base=None, head=None)
+    return {"status": status, "json": json.loads(as_json), "text": text, "markdown": markdown, "card": card}
+
+
+def test_1_a_lock_on_stale_shares_is_priced_again_on_recomputed_ones(
+    bandwidth_moved: Path, moved_review: dict[str, Any]
+) -> None:
     path = bandwidth_moved
-    before = (path / H200).read_bytes()
-    result = invoke("diff", "--format", "json", root=path)
-    assert result.exit_code == 1  # the stale shares still fail the review, as check fails them
-    locks = {x["name"]: x for x in json.loads(result.stdout)["locks"]}
+    assert moved_review["status"] == 1  # the stale shares still fail the review, as check fails them
+    locks = {x["name"]: x for x in moved_review["json"]["locks"]}
     r1 = locks["r1-qwen7b-h200"]
     assert r1["relative_change"] == pytest.approx(4.89 / 4.8 - 1, rel=1e-9)  # +1.875 % on the stale shares
     # Recomputed: read 4.48 TB/s / 4.89 = 0.9162, append 4.15 / 4.89 = 0.8487 (4 digits); the memory-bound pass reads
@@ -63,12 +75,12 @@ def test_1_a_lock_on_stale_shares_is_priced_again_on_recomputed_ones(bandwidth_m
     stack = locks["r1-qwen7b-h200-llamacpp"]
     assert stack["recomputed"]["tokens_per_s"] == r1["recomputed"]["tokens_per_s"]
     assert 0 < stack["recomputed_expected_relative_change"] < r1["recomputed_relative_change"]
-    assert (path / H200).read_bytes() == before  # the work tree's card is not recomputed in place
-    text = invoke("diff", root=path).stdout
+    assert (path / H200).read_bytes() == moved_review["card"]  # the work tree's card is not recomputed in place
+    text = moved_review["text"]
     assert ("    recomputed  tokens/s 996.1 → 996.2 (+0.008243 %), as HEAD wrote it +1.875 %, once streams.read "
             "(0.9162), streams.append (0.8487) follow from their inputs (recomputed as passprice would write them)\n"
             ) in text
-    markdown = invoke("diff", "--format", "markdown", root=path).stdout
+    markdown = moved_review["markdown"]
     assert ("- `r1-qwen7b-h200`: recomputed tokens/s 996.1 → 996.2 (+0.008243 %), as HEAD wrote it +1.875 %, once "
             "streams.read (0.9162), streams.append (0.8487) follow from their inputs") in markdown
 
@@ -104,12 +116,12 @@ def test_1_a_lock_under_a_stack_whose_fit_does_not_follow_is_priced_again_re_fit
     routing = head / "facts" / "routing" / f"{ROUTING}.toml"
     routing.write_text(_moved_routing(routing.read_text()))
     stack_before = (head / "facts" / "stacks" / f"{STACK}.toml").read_bytes()
-    text = invoke("diff", str(base), str(head), root=head).stdout
+    _, (text, as_json) = renderings(head, "text", "json", base=str(base), head=str(head))  # one review
     assert ("    recomputed  tokens/s 10,354.4 → 10,069.4 (-2.752 %), as HEAD wrote it -2.752 %; expected 6,589.8 → "
             "6,609.2 (+0.2939 %), once stack.overhead.pass, stack.share.read, stack.share.append follow from their "
             "inputs (recomputed and the stack re-fitted as passprice would write them; the re-fit moves overhead.pass "
             "1950 µs → 1988 µs, share.read 0.8564 → 0.912, share.append 0.7446 → 0.7517)\n") in text
-    out = json.loads(invoke("diff", str(base), str(head), "--format", "json", root=head).stdout)
+    out = json.loads(as_json)
     [moe] = [x for x in out["locks"] if x["name"] == "w24-moe"]
     assert moe["relative_change"] == pytest.approx(-0.027524642527911758, rel=1e-9)  # the limit: no stack fact
     # On the stale fit the expected price moved 6,589.8 -> 6,454.1 (-2.06 %); re-fitted to the same runs (the hot set
@@ -279,10 +291,10 @@ def test_4_audit_and_review_say_an_input_cancels(tmp_path: Path) -> None:
     text = card.read_text(encoding="utf-8")
     assert LANES in text
     card.write_text(text.replace(LANES, LANES.replace("value = 16896", "value = 20000")), encoding="utf-8")
-    review = invoke("diff", root=path).stdout
+    _, (review, as_json) = renderings(path, "text", "json", base=None, head=None)  # one review
     [line] = [x for x in review.splitlines() if x.strip().startswith("derivation: ") and "lanes = [16896 → 20000]" in x]
     assert line.endswith(" — lanes cancels (+1, −1): its figure does not move scale")
-    facts = [c for f in json.loads(invoke("diff", "--json", root=path).stdout)["files"] for c in f["facts"]]
+    facts = [c for f in json.loads(as_json)["files"] for c in f["facts"]]
     assert [(c["path"], c["cancelled"]) for c in facts] == [("scale", [{"input": "lanes", "powers": [1, -1]}])]
 
 
@@ -311,14 +323,14 @@ def test_reproduce_json_gives_serving_changes_structure(bandwidth_moved: Path) -
 # Then: the review's servings no lock pins, on stale shares, are priced again recomputed too.
 
 
-def test_unlocked_servings_on_stale_shares_are_priced_again_recomputed(bandwidth_moved: Path) -> None:
-    out = json.loads(invoke("diff", "--format", "json", root=bandwidth_moved).stdout)
+def test_unlocked_servings_on_stale_shares_are_priced_again_recomputed(moved_review: dict[str, Any]) -> None:
+    out = moved_review["json"]
     moves = {m["serving"]: m for m in out["unlocked"]}
     gpt = moves["gpt-oss-20b-h200"]
     assert gpt["relative_change"] == pytest.approx(0.01875, rel=1e-9)
     assert gpt["recomputed_relative_change"] == pytest.approx(6.775e-05, rel=1e-3)
     assert all(m["recomputed"] is not None for m in moves.values() if m["unsound"])
-    text = invoke("diff", root=bandwidth_moved).stdout
+    text = moved_review["text"]
     assert ("    recomputed  tokens/s 9,603.7 → 9,604.4 (+0.006775 %), as HEAD wrote it +1.875 %, once streams.read, "
             "streams.append follow from their inputs (recomputed as passprice would write them)\n") in text
 

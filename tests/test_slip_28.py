@@ -41,6 +41,7 @@ import pytest
 
 from cli_helpers import REPO, invoke
 from test_diff import commit_all, git
+from test_slip_34 import renderings  # one in-process review rendered per format
 
 R1 = "r1-qwen7b-h200"
 MTP = "qwen35-27b-h200-mtp"
@@ -98,7 +99,7 @@ def test_an_added_serving_and_its_lock_are_described_and_counted(registry: Path)
     price = json.loads(invoke("price", H100, "--json", root=path).stdout)
     tokens = f"{price['tokens_per_s']:,.1f}"
     assert price["batch"] == 1 and price["binds"] == "memory" and price["provenance"] == "estimated"
-    status, text, _ = review(path)
+    status, (text, markdown, as_json) = renderings(path, "text", "markdown", "json")  # one review
     assert status == 0, text
     lines = text.splitlines()
     # was "no fact changed; 1 other file changed; 1 lock affected, 1 added": two files added, one counted, unnamed
@@ -109,7 +110,6 @@ def test_an_added_serving_and_its_lock_are_described_and_counted(registry: Path)
         f"  price     HEAD prices it {tokens} tokens/s at batch 1, binds on memory, weakest provenance estimated",
         f"  lock      locked by {H100}",
     ]
-    status, markdown, _ = review(path, "markdown")
     assert status == 0
     assert (f"- `registry/servings/{H100}.toml` (added): {SERVES}; HEAD prices it {tokens} tokens/s at batch 1, "
             f"binds on memory, weakest provenance estimated; locked by `{H100}`") in markdown.splitlines()
@@ -117,7 +117,7 @@ def test_an_added_serving_and_its_lock_are_described_and_counted(registry: Path)
     # the price the review shows is the one the lock records
     lock_row = next(line for line in markdown.splitlines() if line.startswith(f"| `{H100}` |"))
     assert f"| {tokens} | – | {tokens} |" in lock_row
-    out = json.loads(invoke("diff", "main", "HEAD", "--json", root=path).stdout)
+    out = json.loads(as_json)
     (added,) = out["added_servings"]
     assert added["serving"] == H100 and added["locks"] == [H100] and added["lock_command"] is None
     assert added["after"]["tokens_per_s"] == price["tokens_per_s"]
@@ -162,14 +162,14 @@ def test_a_comment_lists_the_first_50_serving_files_and_counts_the_rest(registry
         (path / "registry" / "servings" / f"s{i:03d}.toml").write_text(
             f'checkpoint = "{ENTRY}"\ncard = "h100_sxm5_80gb"\n', encoding="utf-8")
     commit_all(path, "60 servings")
-    status, markdown, _ = review(path, "markdown")
+    status, (markdown, text_out) = renderings(path, "markdown", "text")  # one review
     assert status == 0, markdown
     lines = markdown.splitlines()
     listed = [line for line in lines if line.startswith("- `registry/servings/s")]
     assert len(listed) == 50 and listed[-1].startswith("- `registry/servings/s049.toml` (added): card h100_sxm5_80gb")
     assert "- and 10 more serving files: the text review (`passprice diff`) lists each" in lines
     assert markdown.splitlines()[0].endswith("no fact changed; 60 servings added; no lock affected; 9 locks unaffected")
-    text = review(path)[1].splitlines()
+    text = text_out.splitlines()
     assert "registry/servings/s059.toml (serving s059): added" in text
 
 
@@ -225,7 +225,7 @@ def test_a_lock_edited_by_hand_shows_no_head_price(registry: Path) -> None:
     assert edited != text
     lock.write_text(edited, encoding="utf-8")
     commit_all(path, "r1: a better price")
-    status, markdown, _ = review(path, "markdown")
+    status, (markdown, as_json, text_out) = renderings(path, "markdown", "json", "text")  # one review
     assert status == 2
     row = next(line for line in markdown.splitlines() if line.startswith(f"| `{R1}` |"))
     cells = [c.strip() for c in row.strip("|").split(" | ")]
@@ -240,10 +240,10 @@ def test_a_lock_edited_by_hand_shows_no_head_price(registry: Path) -> None:
         f"- `{R1}`: restore its file as BASE has it (`git checkout BASE -- FILE`), then re-lock it with "
         f"`passprice lock --update -o locks/{R1}.lock.toml`; the edit changed ")]
     assert len(restore) == 1 and "price.tokens_per_s" in restore[0], lines
-    out = json.loads(invoke("diff", "main", "HEAD", "--json", root=path).stdout)
+    out = json.loads(as_json)
     (entry,) = [x for x in out["locks"] if x["name"] == R1]
     assert entry["head_unread"] and entry["relative_change"] is None and "tokens_per_s" not in entry["after"]
-    text_lines = invoke("diff", "main", "HEAD", root=path).stdout.splitlines()
+    text_lines = text_out.splitlines()
     assert "    tokens/s  996.1 → – (not judged: HEAD's lock file does not read)" in text_lines
 
 
@@ -256,14 +256,14 @@ def test_a_floor_loosened_that_the_other_lock_keeps_says_so(registry: Path) -> N
                       "streams.read=estimated", root=path)
     assert relocked.exit_code == 0, relocked.output
     commit_all(path, "r1: streams.read floored at estimated")
-    status, markdown, _ = review(path, "markdown")
+    status, (markdown, as_json) = renderings(path, "markdown", "json")  # one review
     assert status == 0
     assert (f"- ℹ️ `{R1}`: floor on streams.read loosened: measured → estimated; lock {R1}-best of serving {R1} still "
             "floors streams.read at measured (its price rests on it): the serving is held to that floor as before, "
             "and a weaker fact still fails the review and check") in markdown.splitlines()
     row = next(line for line in markdown.splitlines() if line.startswith(f"| `{R1}` |"))
     assert row.endswith("| ⚠️ re-locked, floors loosened (another lock of the serving still holds each: below) |")
-    out = json.loads(invoke("diff", "main", "HEAD", "--json", root=path).stdout)
+    out = json.loads(as_json)
     (entry,) = [x for x in out["locks"] if x["name"] == R1]
     assert entry["floors_kept"] == {"streams.read": {"lock": f"{R1}-best", "floor": "measured"}}
     # and it is so: an estimated streams.read still fails the review, on the other lock
@@ -292,9 +292,9 @@ def test_a_floor_loosened_in_every_lock_of_the_serving_is_kept_by_none(registry:
     assert {x["name"]: x["floors_kept"] for x in out["locks"]} == {R1: kept, f"{R1}-best": kept}
     loosen(f"{R1}-llamacpp")
     commit_all(path, "r1: streams.read floored at estimated in the stack lock too")
-    out = json.loads(invoke("diff", "main", "HEAD", "--json", root=path).stdout)
+    _, (as_json, markdown) = renderings(path, "json", "markdown")  # one review
+    out = json.loads(as_json)
     assert {x["name"]: x["floors_kept"] for x in out["locks"]} == {R1: {}, f"{R1}-best": {}, f"{R1}-llamacpp": {}}
-    markdown = review(path, "markdown")[1]
     assert f"- ⚠️ `{R1}`: floor on streams.read loosened: measured → estimated" in markdown.splitlines()
 
 
@@ -471,7 +471,7 @@ def test_a_card_renamed_with_a_fact_re_cited_inside_asks_to_verify_it(registry: 
     (✅, nothing to verify, exit 0); without the rename the same edit asks to verify the new citation (⚠️)."""
     path = branch(registry, "rename-recite")
     _rename_h100(path, recite=True)
-    status, markdown, _ = review(path, "markdown")
+    status, (markdown, as_json) = renderings(path, "markdown", "json")  # one review
     assert status == 0
     lines = markdown.splitlines()
     # was "✅ … 34 facts changed in 2 files; 2 servings changed; 2 locks affected, 2 re-locked"
@@ -482,7 +482,7 @@ def test_a_card_renamed_with_a_fact_re_cited_inside_asks_to_verify_it(registry: 
             in lines)
     assert (f"- `facts/cards/{H100_CARD}.toml` → `facts/cards/h100_sxm5.toml`: its facts compared with the old file's "
             "(1 fact changed)") in lines
-    out = json.loads(invoke("diff", "main", "HEAD", "--json", root=path).stdout)
+    out = json.loads(as_json)
     assert out["to_verify"] == ["h100_sxm5:streams.read"]
     assert {x["name"]: x["changed"] for x in out["locks"]} == {
         "gemma3-270m-h100": ["streams.read"], "qwen35-27b-h100-every8": ["streams.read"]}
@@ -631,9 +631,9 @@ def test_a_lock_loosened_by_hand_beside_a_code_change_is_not_re_locked(tmp_path:
               locator=read.locator, derivation=None)
     _forge(path / "locks" / f"{R1}.lock.toml")
     commit_all(path, "weaken streams.read; loosen the lock by hand; tidy serving.py")
-    result = invoke("diff", "main", "HEAD", "--json", root=path)
-    assert result.exit_code == 1, result.output  # was 0: "1 re-locked, 1 with floors loosened"
-    out = json.loads(result.stdout)
+    status, (as_json, markdown) = renderings(path, "json", "markdown")  # one review
+    assert status == 1, as_json  # was 0: "1 re-locked, 1 with floors loosened"
+    out = json.loads(as_json)
     assert out["pricing_model"]["priced_with"][1].endswith("in its own process")
     assert out["head_check"] == [
         f"locks/{R1}.lock.toml: does NOT reproduce from its own pinned inputs: its price records streams.read as "
@@ -641,7 +641,6 @@ def test_a_lock_loosened_by_hand_beside_a_code_change_is_not_re_locked(tmp_path:
         f"restore it, then re-lock it: passprice lock --update -o locks/{R1}.lock.toml"
     ]
     assert [x["name"] for x in out["locks"]] == [R1]
-    markdown = invoke("diff", "main", "HEAD", "--format", "markdown", root=path).stdout
     row = next(line for line in markdown.splitlines() if line.startswith(f"| `{R1}` |"))
     assert row.endswith("| ❌ does NOT reproduce from its own pinned inputs (edited by hand?): see HEAD fails "
                         "passprice check |")

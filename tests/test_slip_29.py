@@ -55,6 +55,7 @@ from passprice.locks import _canonical, _sorted
 from passprice.registry import find_root
 from passprice.scaffold import plan, write
 from test_diff import commit_all, git
+from test_slip_34 import renderings  # one in-process review rendered per format
 
 # --- (L1) the pre-commit hook sees a commit removing a registry document outside the record folders -----------------
 
@@ -242,17 +243,16 @@ def test_a_price_set_by_hand_over_base_s_pins_beside_a_code_edit_fails_the_revie
     checked = invoke("check", root=path)
     assert checked.exit_code == 1
     assert "    tokens_per_s: 1013.4088703140782 → 996.0966124437687 (-1.708 %)" in checked.stdout.splitlines()
-    result = invoke("diff", "main", "HEAD", "--json", root=path)
-    out = json.loads(result.stdout)
+    status, (as_json, markdown) = renderings(path, "json", "markdown")  # one review
+    out = json.loads(as_json)
     assert out["pricing_model"]["priced_with"][1].endswith("in its own process")
-    assert result.exit_code == 1, result.output  # was 0: "re-pin (…), re-locked", the recorded 996.1 → 1,013.4
+    assert status == 1, as_json  # was 0: "re-pin (…), re-locked", the recorded 996.1 → 1,013.4
     assert out["head_check"] == [
         f"{R1_LOCK}: does NOT reproduce from its own pinned inputs with HEAD's own code (first: memory_s: "
         "0.0009867685485031106 recorded, 0.0010039186836974126 from its pins): its recorded price is not what its "
         "pinned facts give (the lock was edited by hand, its digest recomputed, or written by other code than "
         f"HEAD's); restore it, then re-lock it with HEAD's code: passprice lock --update -o {R1_LOCK}"
     ]
-    markdown = invoke("diff", "main", "HEAD", "--format", "markdown", root=path).stdout
     row = next(line for line in markdown.splitlines() if line.startswith(f"| `{R1}` |"))
     assert row.endswith("| ❌ does NOT reproduce from its own pinned inputs (edited by hand?): see HEAD fails "
                         "passprice check |")
@@ -456,9 +456,9 @@ def test_a_rewritten_requirements_line_is_named_by_the_review(tmp_path: Path) ->
     workflow = path / ".github" / "workflows" / "facts.yml"
     workflow.write_text(workflow.read_text(encoding="utf-8") + "# tidied\n", encoding="utf-8")
     commit_all(path, "requirements: another passprice")
-    result = invoke("diff", "main", "HEAD", root=path)
-    assert result.exit_code == 0, result.output  # shown, never failed
-    lines = result.stdout.splitlines()
+    status, (text, markdown_text, as_json) = renderings(path, "text", "markdown", "json")  # one review
+    assert status == 0, text  # shown, never failed
+    lines = text.splitlines()
     # was "no changes to facts, registry, locks or the pricing model; 8 locks unaffected" (✅)
     assert lines[1] == ("no fact changed; no lock affected; how passprice is installed changed (requirements.txt, "
                         ".github/workflows/facts.yml)")
@@ -466,10 +466,10 @@ def test_a_rewritten_requirements_line_is_named_by_the_review(tmp_path: Path) ->
                      "registry: once merged, the one they install reviews every later pull request, so read them as "
                      "code (guard them with a CODEOWNERS rule)")
     assert lines[at + 1: at + 3] == ["  requirements.txt", "  .github/workflows/facts.yml"]
-    markdown = invoke("diff", "main", "HEAD", "--format", "markdown", root=path).stdout.splitlines()
+    markdown = markdown_text.splitlines()
     assert markdown[0].startswith("⚠️ **passprice diff**")
     assert "#### How passprice is installed" in markdown and "- `requirements.txt`" in markdown
-    out = json.loads(invoke("diff", "main", "HEAD", "--json", root=path).stdout)
+    out = json.loads(as_json)
     assert out["install_changed"] == ["requirements.txt", ".github/workflows/facts.yml"]
     # the work tree as CI reviews it: the same
     work = invoke("diff", "main", "--json", root=path)
@@ -496,7 +496,8 @@ def test_a_derived_fact_re_cited_asks_to_verify(tmp_path: Path) -> None:
     for name in RELOCKED:
         assert invoke("lock", "--update", "-o", str(path / "locks" / f"{name}.lock.toml"), root=path).exit_code == 0
     commit_all(path, "array: re-cited")
-    out = json.loads(invoke("diff", "main", "HEAD", "--json", root=path).stdout)
+    _, (as_json, markdown) = renderings(path, "json", "markdown")  # one review
+    out = json.loads(as_json)
     assert out["exit_status"] == 0
     # was: "1 fact changed in 1 file; 4 locks affected, 4 re-locked; …", nothing to verify, ✅
     assert out["summary"].startswith(
@@ -507,5 +508,4 @@ def test_a_derived_fact_re_cited_asks_to_verify(tmp_path: Path) -> None:
         "its citation changed: does nvidia-h200-datasheet: Technical Specifications table, H200 SXM column: 'INT8 "
         "Tensor Core 4,958 TOPS' (with sparsity) give what its derivation (sparse / sparsity / ops_per_mac) takes "
         "from it?")
-    markdown = invoke("diff", "main", "HEAD", "--format", "markdown", root=path).stdout
     assert markdown.startswith("⚠️ **passprice diff**")

@@ -16,7 +16,6 @@ for a review, changed on a branch and reviewed as CI reviews it: ``passprice dif
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
 from pathlib import Path
@@ -25,6 +24,7 @@ import pytest
 
 from cli_helpers import REPO, copy_card, copy_root, invoke
 from test_diff import commit_all, git
+from test_slip_34 import review  # one in-process review rendered as text and as JSON
 
 H200 = "facts/cards/h200_sxm_141gb.toml"
 DOT = ("Azure_Results/ND_H200_v5_results.md (NVIDIA H200 141GB, CUDA 12.6), HBM Bandwidth table (BabelStream): Dot "
@@ -68,13 +68,6 @@ def h200_copy(path: Path, name: str, read: str, derivation: str | None) -> None:
     lines = [f"value = {read}" if line.startswith("value = ") else line for line in lines]
     new = "\n".join(lines) + (f"\n{derivation}" if derivation else "")
     (path / "facts" / "cards" / f"{name}.toml").write_text(text.replace(block.group(1), new))
-
-
-def review(path: Path) -> tuple[int, str, dict]:
-    """``diff main HEAD`` as text (its exit status too) and as JSON."""
-    text = invoke("diff", "main", "HEAD", root=path)
-    out = json.loads(invoke("diff", "main", "HEAD", "--json", root=path).stdout)
-    return text.exit_code, text.stdout, out
 
 
 def test_1_a_copied_card_raising_a_fact_under_its_citation_is_to_verify(registry: Path) -> None:

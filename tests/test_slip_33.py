@@ -20,7 +20,6 @@ on a branch and reviewed as CI reviews it: ``passprice diff main HEAD``).
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
 from pathlib import Path
@@ -35,6 +34,7 @@ from passprice.diff import _quoted_figures
 from passprice.facts import Fact, Provenance
 from passprice.registry import find_root
 from test_diff import commit_all, git
+from test_slip_34 import review  # one in-process review rendered as text and as JSON
 
 H200 = "facts/cards/h200_sxm_141gb.toml"
 BANDWIDTH = "Technical Specifications table, H200 SXM column: 'GPU Memory Bandwidth 4.8TB/s'"
@@ -74,13 +74,6 @@ def h200_copy(path: Path, *edits: tuple[str, str]) -> None:
 def published(amount: float, unit: str, locator: str) -> Fact:
     """A published fact of ``amount`` ``unit`` under ``locator`` (source ``s``)."""
     return Fact(float(quantity(amount, unit).value), amount, unit, Provenance.PUBLISHED, source="s", locator=locator)
-
-
-def review(path: Path, base: str = "main") -> tuple[int, str, dict]:
-    """``diff BASE HEAD`` as text (its exit status too) and as JSON."""
-    text = invoke("diff", base, "HEAD", root=path)
-    out = json.loads(invoke("diff", base, "HEAD", "--json", root=path).stdout)
-    return text.exit_code, text.stdout, out
 
 
 def test_1_an_added_fact_in_another_unit_than_its_locator_is_to_verify(registry: Path) -> None:

@@ -66,11 +66,30 @@ def fact(amount: float, unit: str, locator: str, provenance: Provenance = Proven
     return Fact(float(quantity(amount, unit).value), amount, unit, provenance, source="s", locator=locator)
 
 
-def review(path: Path) -> tuple[int, str, dict]:
-    """``diff main HEAD`` as text (its exit status too) and as JSON."""
-    text = invoke("diff", "main", "HEAD", root=path)
-    out = json.loads(invoke("diff", "main", "HEAD", "--json", root=path).stdout)
-    return text.exit_code, text.stdout, out
+def renderings(
+    path: Path, *formats: str, base: str | None = "main", head: str | None = "HEAD"
+) -> tuple[int, list[str]]:
+    """``passprice --root PATH diff BASE HEAD --format FORMAT``'s exit status and standard output for each of
+    ``formats`` (``None``: BASE or HEAD not given, the command's default), from one review: the library's
+    :func:`passprice.diff.diff` run once in process as the command runs it (the cache on, the registry read as one
+    snapshot) and rendered per format as the command prints it (:func:`passprice.diff.render`, no links, a line end),
+    where one command per format reviewed the change again (session 33: ~0.7 s a review). That these are the
+    command's bytes and status is pinned by
+    ``test_3_a_new_files_run_citing_an_unregistered_source_fails_check_and_the_review``."""
+    from passprice import cache, snapshot
+    from passprice.diff import diff, render
+    from passprice.registry import find_root
+
+    cache.configure(enabled=True)
+    with snapshot.reading():
+        result = diff(find_root(str(path)), base, head)
+        return result.exit_status, [render(result, fmt, None) + "\n" for fmt in formats]
+
+
+def review(path: Path, base: str = "main") -> tuple[int, str, dict]:
+    """``diff BASE HEAD`` as text (its exit status too) and as JSON (parsed), from one review (:func:`renderings`)."""
+    status, (text, as_json) = renderings(path, "text", "json", base=base)
+    return status, text, json.loads(as_json)
 
 
 @pytest.mark.parametrize("written", ["four point eight terabytes per second", "4.8\u00a0TB/s", "4.8\u202fTB/s",
@@ -177,9 +196,18 @@ def test_3_a_new_files_run_citing_an_unregistered_source_fails_check_and_the_rev
     assert checked.exit_code == 2, checked.output
     assert line in checked.stderr
     commit_all(path, "a run citing no record")
-    status, text, _ = review(path)
+    status, text, out = review(path)
     assert status == 2, text
     assert f"HEAD fails passprice check (1 problem):\n  {line}" in text
+    # review() renders one in-process review twice: the command's bytes and exit status, as text and as --json.
+    command = invoke("diff", "main", "HEAD", root=path)
+    assert (command.exit_code, command.stdout) == (status, text)
+    assert command.stderr == f"passprice: error: on HEAD: {line}\n"
+    _, (as_json, markdown) = renderings(path, "json", "markdown")
+    assert json.loads(as_json) == out
+    for fmt, printed in (("json", as_json), ("markdown", markdown)):
+        command = invoke("diff", "main", "HEAD", "--format", fmt, root=path)
+        assert (command.exit_code, command.stdout) == (2, printed), fmt
 
 
 def test_4_a_sources_retrieved_date_edited_is_to_verify(registry: Path) -> None:

@@ -27,7 +27,7 @@ from pathlib import Path
 from cli_helpers import REPO, invoke
 from test_diff import commit_all
 from test_newcomer_24 import MOE, ROUTING, STACK, _registry
-from test_slip_34 import POINTS, branch, h200_copy, registry, review
+from test_slip_34 import POINTS, branch, h200_copy, registry, renderings, review
 
 __all__ = ["registry"]  # the slip-34 fixture: this checkout's registry committed on main
 
@@ -56,22 +56,22 @@ def test_a_lock_under_a_stack_whose_fit_no_longer_follows_is_marked_on_stale_fac
     shutil.copytree(root, base)
     shutil.copytree(root, head)
     (head / ROUTING_FILE).write_text(_moved_routing((head / ROUTING_FILE).read_text()))
-    text = invoke("diff", str(base), str(head), root=head)
-    assert text.exit_code == 1
+    # one review as text, markdown and JSON
+    status, (stdout, md, as_json) = renderings(head, "text", "markdown", "json", base=str(base), head=str(head))
+    assert status == 1, stdout
     assert ("  w24-moe (locks/w24-moe.lock.toml, card h200_sxm_141gb, price): rests on stack.overhead.pass, "
             "stack.share.read, stack.share.append, no longer the fit of stack vllm-w24's runs: re-fit them (`passprice "
             "calibrate --stack vllm-w24`); price moved, "
-            "lock not updated (weight_bytes)") in text.stdout
-    assert ("    tokens/s  10,354.4 → 10,069.4  (-2.752 %)\n" in text.stdout)  # the card's limit rests on no stack fact
+            "lock not updated (weight_bytes)") in stdout
+    assert ("    tokens/s  10,354.4 → 10,069.4  (-2.752 %)\n" in stdout)  # the card's limit rests on no stack fact
     assert ("    expected  6,589.8 → 6,454.1  (-2.06 %) under stack vllm-w24, recorded 6,589.8  HEAD's expected price "
-            "rests on stack facts that do not follow: not a price to publish") in text.stdout
-    assert "1 rests on derived facts that do not follow" in text.stdout
-    markdown = invoke("diff", str(base), str(head), "--format", "markdown", root=head)
-    [row] = [line for line in markdown.stdout.splitlines() if line.startswith("| `w24-moe`")]
+            "rests on stack facts that do not follow: not a price to publish") in stdout
+    assert "1 rests on derived facts that do not follow" in stdout
+    [row] = [line for line in md.splitlines() if line.startswith("| `w24-moe`")]
     assert "(on stale facts)" not in row and "❌ rests on stack.overhead.pass" in row
     assert ("- `w24-moe`: expected tokens/s 6,589.8 → 6,454.1  (-2.06 %) under stack vllm-w24, recorded 6,589.8 ❌ (on "
-            "stale stack facts)") in markdown.stdout
-    locks = json.loads(invoke("diff", str(base), str(head), "--format", "json", root=head).stdout)["locks"]
+            "stale stack facts)") in md
+    locks = json.loads(as_json)["locks"]
     [moe] = [x for x in locks if x["name"] == "w24-moe"]
     assert [(u["path"], u["kind"]) for u in moe["unsound"]] == [
         ("stack.overhead.pass", "mismatch"), ("stack.share.read", "mismatch"), ("stack.share.append", "mismatch")]

@@ -12,6 +12,7 @@ and reviewed as CI reviews it: ``passprice diff main HEAD``).
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -28,7 +29,7 @@ from passprice.pins import checkpoint_digest
 from passprice.registry import Root
 from passprice.scopes import differences, in_scope
 from test_diff import commit_all
-from test_slip_34 import branch, fact, registry, review
+from test_slip_34 import branch, fact, registry, renderings, review
 
 __all__ = ["registry"]  # the slip-34 fixture: this checkout's registry committed on main
 
@@ -178,14 +179,14 @@ def test_new_4_a_routing_records_scope_widened_is_to_verify(registry: Path) -> N
     routing.write_text(routing.read_text().replace('checkpoints = ["qwen3-30b-a3b-q4_k_m"]',
                                                    'checkpoints = ["qwen3-30b-a3b-q4_k_m", "deepseek-v3-q4_k_m"]'))
     commit_all(path, "the routing record for DeepSeek-V3 too")
-    status, text, out = review(path)
+    status, (text, as_json, markdown) = renderings(path, "text", "json", "markdown")  # one review
+    out = json.loads(as_json)
     assert status == 0, text
     assert "no fact changed; 1 record applied to more checkpoints, to verify; no lock affected" in text
     assert ("  to verify: its checkpoints gain deepseek-v3-q4_k_m (was qwen3-30b-a3b-q4_k_m): were hot_experts, "
             "hot_share established for that model? does gpu-container-handbook-routing-derisk state them of it?"
             ) in text
     assert list(out["scopes_widened"]) == ["facts/routing/qwen3-30b-a3b-measured.toml"]
-    markdown = invoke("diff", "main", "HEAD", "--format", "markdown", root=path).stdout
     assert markdown.startswith("⚠️") and "⚠️ **to verify**: its checkpoints gain deepseek-v3-q4_k_m (was" in markdown
     # Attempt 24: a drafting method's list removed (it applies to any checkpoint then)
     path = branch(registry, "scope-removed")

@@ -11,6 +11,7 @@ and reviewed as CI reviews it: ``passprice diff main HEAD``).
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from cli_helpers import invoke
@@ -18,7 +19,7 @@ from passprice.addedfacts import derived_quotes_another, figureless, names_figur
 from passprice.derivations import Derivation, Input
 from passprice.facts import Fact, Provenance
 from test_diff import commit_all
-from test_slip_34 import H200, branch, registry, review
+from test_slip_34 import H200, branch, registry, renderings, review
 from test_slip_36 import WS1, ws1_copy
 
 __all__ = ["registry"]  # the slip-34 fixture: this checkout's registry committed on main
@@ -140,12 +141,12 @@ def test_4_a_checkpoint_digest_dropped_or_rewritten_is_asked(registry: Path) -> 
     assert TOKENS in entry.read_text()
     entry.write_text(entry.read_text().replace(TOKENS, TOKENS.split(", sha256")[0] + " }"))
     commit_all(path, "drop the vocabulary's digest")
-    status, text, out = review(path)
+    status, (text, as_json, markdown) = renderings(path, "text", "json", "markdown")  # one review
+    out = json.loads(as_json)
     assert status == 0, text
     assert "1 checkpoint entry with a header digest dropped or rewritten, to verify" in text
     assert out["digests_dropped"] == {R1: ["metadata.tokenizer.ggml.tokens.sha256 726b84beee63… → (none)"]}
     assert "to verify: metadata.tokenizer.ggml.tokens.sha256 726b84beee63… → (none): a digest that identifies" in text
-    markdown = invoke("diff", "main", "HEAD", "--format", "markdown", root=path).stdout
     assert markdown.startswith("⚠️") and "⚠️ **to verify**: metadata.tokenizer.ggml.tokens.sha256" in markdown
     # the header sha256 rewritten, the content unchanged
     path = branch(registry, "digest-rewritten")
@@ -164,7 +165,8 @@ def test_6_a_new_record_named_like_another_is_asked_quoting_both_files(registry:
     text = (path / H200).read_text().replace('name = "NVIDIA H200 SXM 141GB"', 'name = "NVIDIA H200 SXM 141GB, a copy"')
     (path / "facts" / "cards" / "h200_s\u0445m_141gb.toml").write_text(text, encoding="utf-8")
     commit_all(path, "a look-alike copy")
-    status, text, out = review(path)
+    status, (text, as_json, markdown) = renderings(path, "text", "json", "markdown")  # one review
+    out = json.loads(as_json)
     assert status == 0, text
     assert "1 new record named like another, to verify" in text
     said = ("facts/cards/h200_s\u0445m_141gb.toml (spelled 'facts/cards/h200_s\\u0445m_141gb.toml') is a new card "
@@ -173,7 +175,6 @@ def test_6_a_new_record_named_like_another_is_asked_quoting_both_files(registry:
             "the names read apart")
     assert f"  to verify: {said}" in text
     assert out["lookalike_records"] == {"facts/cards/h200_s\u0445m_141gb.toml": said}
-    markdown = invoke("diff", "main", "HEAD", "--format", "markdown", root=path).stdout
     assert markdown.startswith("⚠️") and "#### Records named like another" in markdown
 
 
@@ -326,11 +327,11 @@ def test_new_e1_a_card_no_longer_hypothetical_is_asked(registry: Path) -> None:
     assert "hypothetical = true\n" in card.read_text()
     card.write_text(card.read_text().replace("hypothetical = true\n", ""))
     commit_all(path, "WS1 is real now")
-    status, text, out = review(path)
+    status, (text, as_json, markdown) = renderings(path, "text", "json", "markdown")  # one review
+    out = json.loads(as_json)
     assert status == 0, text
     said = ("card ws1_hypothetical is no longer marked hypothetical: its prices now read as a real card's, 14 of its "
             "facts estimated or assumed; is it a product, and does each figure now cite that product's documents?")
     assert "1 card no longer hypothetical, to verify" in text and f"  to verify: {said}" in text
     assert out["made_real"] == {WS1: said}
-    markdown = invoke("diff", "main", "HEAD", "--format", "markdown", root=path).stdout
     assert f"⚠️ **to verify**: {said}" in markdown

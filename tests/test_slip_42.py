@@ -23,7 +23,7 @@ from passprice.registry import Root
 from passprice.reproduce import relabelled
 from passprice.stacks import load_stack
 from test_diff import commit_all, git
-from test_slip_34 import H200, branch, registry, review
+from test_slip_34 import H200, branch, registry, renderings
 
 __all__ = ["registry"]  # the slip-34 fixture: this checkout's registry committed on main
 
@@ -158,7 +158,8 @@ def test_3_the_review_flags_a_card_made_hypothetical_and_retitled(registry: Path
     card = path / H200
     card.write_text(retitle(hypothetical(card.read_text(encoding="utf-8"))), encoding="utf-8")
     commit_all(path, "the H200 is hypothetical now")
-    status, text, out = review(path)
+    status, (text, as_json, markdown) = renderings(path, "text", "json", "markdown")  # one review
+    out = json.loads(as_json)
     assert status == 0, text
     assert text.splitlines()[1] == ("no fact changed; 1 card retitled or made hypothetical, to verify; 5 locks "
                                     "affected, 5 to re-pin (lock --update) for check --frozen; 4 locks unaffected")
@@ -174,7 +175,6 @@ def test_3_the_review_flags_a_card_made_hypothetical_and_retitled(registry: Path
     assert all(lock["drifted"] == ["card.title", "card.hypothetical"] for lock in out["locks"])
     assert out["unaffected"] == ["gemma3-270m-h100", "qwen35-27b-h100-every8", "qwen35-27b-ws1-trailing",
                                  "r1-qwen7b-mi300x-int8kv"]
-    markdown = invoke("diff", "main", "HEAD", "--format", "markdown", root=path).stdout
     assert markdown.startswith("⚠️ **passprice diff**")
     assert "✅" not in markdown
 
@@ -186,13 +186,13 @@ def test_3_the_review_flags_a_serving_description_changed(registry: Path) -> Non
                                                                    'description = "Qwen3.5-27B-ish hybrid'),
                        encoding="utf-8")
     commit_all(path, "described otherwise")
-    status, text, out = review(path)
+    status, (text, as_json, markdown) = renderings(path, "text", "json", "markdown")  # one review
+    out = json.loads(as_json)
     assert status == 0, text
     assert text.splitlines()[1] == ("no fact changed; 1 serving changed; 1 lock affected, 1 to re-pin (lock "
                                     "--update) for check --frozen; 8 locks unaffected")
     assert [(lock["name"], lock["drifted"]) for lock in out["locks"]] == [("qwen35-27b-h200-mtp",
                                                                             ["serving.description"])]
-    markdown = invoke("diff", "main", "HEAD", "--format", "markdown", root=path).stdout
     assert markdown.startswith("⚠️ **passprice diff**")
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from cli_helpers import copy_root, invoke
 from test_diff import commit_all
-from test_slip_34 import H200, branch, registry, review
+from test_slip_34 import H200, branch, registry, renderings, review
 from test_slip_42 import TITLE, hypothetical, retitle
 
 __all__ = ["registry"]  # the slip-34 fixture: this checkout's registry committed on main
@@ -98,7 +98,8 @@ def test_2_the_review_names_the_lock_pinning_the_old_header(registry: Path) -> N
     path = branch(registry, "s43-sha")
     rewrite_sha(path)
     commit_all(path, "the header sha256 rewritten")
-    status, text, out = review(path)
+    status, (text, as_json, markdown) = renderings(path, "text", "json", "markdown")  # one review
+    out = json.loads(as_json)
     assert status == 0, text
     assert text.splitlines()[1] == (
         "no fact changed; 1 checkpoint entry changed; 1 checkpoint entry with a header digest dropped or rewritten, "
@@ -113,7 +114,6 @@ def test_2_the_review_names_the_lock_pinning_the_old_header(registry: Path) -> N
     assert out["header_pinned_by"] == {QWEN3: ["qwen3-30b-a3b-h200"]}
     assert [(lock["name"], lock["drifted"]) for lock in out["locks"]] == [("qwen3-30b-a3b-h200",
                                                                             ["checkpoint.sha256"])]
-    markdown = invoke("diff", "main", "HEAD", "--format", "markdown", root=path).stdout
     assert markdown.startswith("⚠️ **passprice diff**")
     assert "1 lock pins the old header: qwen3-30b-a3b-h200 (re-pin: passprice lock --update)" in markdown
     assert "| `qwen3-30b-a3b-h200` |" in markdown
@@ -156,7 +156,8 @@ def test_4_the_review_asks_a_routing_record_retitled_and_renoted_under_a_lock(re
     record.write_text(text.replace('\nnote = "The source counts', '\nnote = "Rewritten. The source counts', 1),
                       encoding="utf-8")
     commit_all(path, "the routing record retitled")
-    status, text, out = review(path)
+    status, (text, as_json, markdown) = renderings(path, "text", "json", "markdown")  # one review
+    out = json.loads(as_json)
     assert status == 0, text
     # Since slip round 44 (re-locked in 5d82536) the lock pins the record's title and note: it is to re-pin.
     assert text.splitlines()[1] == ("no fact changed; 1 record retitled or re-noted under a locked price, to verify; "
@@ -169,7 +170,6 @@ def test_4_the_review_asks_a_routing_record_retitled_and_renoted_under_a_lock(re
             "with it: qwen3-30b-a3b-h200")
     assert f"  to verify: {said}" in text.splitlines()
     assert out["relabelled_records"] == {"facts/routing/qwen3-30b-a3b-measured.toml": said}
-    markdown = invoke("diff", "main", "HEAD", "--format", "markdown", root=path).stdout
     assert markdown.startswith("⚠️ **passprice diff**") and "✅" not in markdown
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from cli_helpers import copy_root, invoke
 from test_diff import commit_all, git
-from test_slip_34 import H200, branch, registry, review
+from test_slip_34 import H200, branch, registry, renderings
 from test_slip_42 import TITLE, retitle
 from test_slip_43 import PAD, lock_lines
 
@@ -229,7 +229,8 @@ def test_3_locks_resting_on_a_changed_source_are_not_counted_unaffected(registry
     record = path / "sources" / "nvidia-h200-datasheet.toml"
     record.write_text(record.read_text().replace('retrieved = "unknown"', 'retrieved = "2026-11-30"'))
     commit_all(path, "retrieved anew")
-    status, text, out = review(path)
+    status, (text, as_json, markdown) = renderings(path, "text", "json", "markdown")  # one review
+    out = json.loads(as_json)
     assert status == 0, text
     resting = ["qwen3-30b-a3b-h200", "qwen35-27b-h200-mtp", "r1-qwen7b-h200-best", "r1-qwen7b-h200-llamacpp",
                "r1-qwen7b-h200"]
@@ -242,7 +243,6 @@ def test_3_locks_resting_on_a_changed_source_are_not_counted_unaffected(registry
     assert out["on_changed_sources"] == resting
     assert out["unaffected"] == ["gemma3-270m-h100", "qwen35-27b-h100-every8", "qwen35-27b-ws1-trailing",
                                  "r1-qwen7b-mi300x-int8kv"]
-    markdown = invoke("diff", "main", "HEAD", "--format", "markdown", root=path).stdout
     # (under the source it rests on since session 27: tests/test_leftovers_27.py)
     assert "- ⚠️ 5 locks resting on a source whose document changed, to verify (the sources above): " \
            "`qwen3-30b-a3b-h200`" in markdown

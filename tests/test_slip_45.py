@@ -21,7 +21,7 @@ import attrs
 from cli_helpers import copy_root, invoke
 from passprice.locks import lock_text, read_lock
 from test_diff import commit_all, git
-from test_slip_34 import branch, registry, review
+from test_slip_34 import branch, registry, renderings, review
 from test_slip_42 import retitle
 from test_slip_43 import PAD, lock_lines
 
@@ -50,9 +50,9 @@ def test_1_a_checkpoint_entrys_origin_rewritten_under_locks_is_to_verify(registr
     entry.write_text(text.replace('origin = "DeepSeek-R1-Distill-Qwen-7B, Q4_K_M',
                                   'origin = "DeepSeek-R1-Distill-Qwen-7B (fine-tuned), Q4_K_M', 1), encoding="utf-8")
     commit_all(path, "origin rewritten")
-    text_review = invoke("diff", "s45-origin-base", "HEAD", root=path)
-    status, text = text_review.exit_code, text_review.stdout
-    out = json.loads(invoke("diff", "s45-origin-base", "HEAD", "--json", root=path).stdout)
+    # one review as text, JSON and markdown
+    status, (text, as_json, markdown) = renderings(path, "text", "json", "markdown", base="s45-origin-base")
+    out = json.loads(as_json)
     assert status == 0, text
     lines = text.splitlines()
     # the shipped stack lock, written after session 27, pins the origin: it is to re-pin, the other 3 to verify
@@ -67,7 +67,6 @@ def test_1_a_checkpoint_entrys_origin_rewritten_under_locks_is_to_verify(registr
     assert out["on_changed_claims"] == priced
     assert out["unaffected"] == ["gemma3-270m-h100", "qwen3-30b-a3b-h200", "qwen35-27b-h100-every8",
                                  "qwen35-27b-h200-mtp", "qwen35-27b-ws1-trailing"]
-    markdown = invoke("diff", "s45-origin-base", "HEAD", "--format", "markdown", root=path).stdout
     assert markdown.startswith("⚠️ **passprice diff**")  # was ✅
     assert ("⚠️ 3 locks priced from a checkpoint entry whose claims changed, to verify (checkpoints above): "
             "`r1-qwen7b-h200-best`") in markdown

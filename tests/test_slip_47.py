@@ -21,8 +21,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from cli_helpers import invoke
+from cli_helpers import REPO, invoke
 from test_pin_27 import ENTRY, _copy
+from test_slip_34 import renderings  # one in-process review rendered per format
 from test_slip_46 import RUNS, _stack_locked
 
 RUN = "xd3.h100_pcie_80gb.8b-q4km.tg512"
@@ -39,11 +40,11 @@ def _edited(root: Path, new: str, old: str = KEPT) -> None:
 
 
 def _review(base: Path, head: Path) -> tuple[list[str], dict[str, object], str]:
-    result = invoke("diff", str(base), str(head))
-    assert result.exit_code == 0, result.output
-    review = json.JSONDecoder().raw_decode(invoke("diff", str(base), str(head), "--json").stdout)[0]
-    markdown = invoke("diff", str(base), str(head), "--format", "markdown").stdout
-    return result.stdout.splitlines(), review, markdown
+    # one review (``passprice diff BASE HEAD``) as text, JSON and markdown
+    status, (text, as_json, markdown) = renderings(REPO, "text", "json", "markdown", base=str(base), head=str(head))
+    assert status == 0, text
+    review = json.JSONDecoder().raw_decode(as_json)[0]
+    return text.splitlines(), review, markdown
 
 
 def test_1_a_runs_build_test_and_date_rewritten_are_to_verify(tmp_path: Path) -> None:

@@ -26,9 +26,10 @@ from pathlib import Path
 
 import attrs
 
-from cli_helpers import invoke
+from cli_helpers import REPO, invoke
 from passprice import schema
 from passprice.locks import lock_text, read_lock
+from test_slip_34 import renderings  # one in-process review rendered per format
 from test_slip_46 import _stack_locked
 
 LOCK = "locks/r1-stack.lock.toml"
@@ -58,10 +59,10 @@ def _expected_forged(lock):  # type: ignore[no-untyped-def]
 
 
 def _review(base: Path, head: Path) -> tuple[int, list[str], dict[str, object], list[str]]:
-    result = invoke("diff", str(base), str(head))
-    review = json.JSONDecoder().raw_decode(invoke("diff", str(base), str(head), "--json").stdout)[0]
-    markdown = invoke("diff", str(base), str(head), "--format", "markdown").stdout.splitlines()
-    return result.exit_code, result.stdout.splitlines(), review, markdown
+    # one review (``passprice diff BASE HEAD``) as text, JSON and markdown
+    status, (text, as_json, markdown) = renderings(REPO, "text", "json", "markdown", base=str(base), head=str(head))
+    review = json.JSONDecoder().raw_decode(as_json)[0]
+    return status, text.splitlines(), review, markdown.splitlines()
 
 
 def test_a_pinned_stack_fact_forged_is_counted_as_not_reproducing_not_re_locked(tmp_path: Path) -> None:
