@@ -54,6 +54,7 @@ KNOWN = {
     "c83d4dee": "commit",  # the Speed section's round 36 (perf36) baseline
     "d82efb38ac44": "c23cf4390948",  # an older pricing model src/passprice/pricing_models.json lists (slip55's example)
     "c23cf4390948": "commit",  # the commit that first locked with d82efb38ac44
+    "617db241a": "outside",  # ggml-org/llama.cpp's master in PR #20586's table (moe45's MoE runs above batch 1)
     "3304017b": "outside",  # "Seed 3304017b maintainers", an author's name in the history example
     "8fd0c6e1bd0f": "outside",  # Azure/AI-benchmarking-guide at that commit, a source's locator
     "007dbbf3fd17eefe9b47fee45f48f7ba5e62b714": "outside",  # ggml-org/llama.cpp's commit, its line numbers
