@@ -290,6 +290,7 @@ def _runs_past_context(root: Root, runs: list[Run]) -> list[str]:
     contexts: dict[str, int | NotFound | None] = {}
     cards: dict[str, NotFound | None] = {}
     routings: dict[str, NotFound | None] = {}
+    unread: set[str] = set()
     headers: dict[str, GGUFHeader] = {}
     named: set[tuple[str, str, str]] = set()
     # A run's serving resolved once a setting (checkpoint, routing, card, batch, positions: all run_serving reads
@@ -322,8 +323,8 @@ def _runs_past_context(root: Root, runs: list[Run]) -> list[str]:
                 load_routing(root, run.routing)
             except NotFound as e:
                 routings[run.routing] = e
-            except InputError:
-                pass  # a record that does not read: its own lines say so
+            except InputError:  # a record that does not read: its own lines say so, once, not once a run
+                unread.add(run.routing)
         named_records = [("card", cards[run.card]), ("checkpoint", contexts[run.checkpoint])]
         if run.routing is not None:  # a run of a mixture of experts names its routing record (walkthrough 22)
             named_records.append(("routing", routings[run.routing]))
@@ -332,7 +333,8 @@ def _runs_past_context(root: Root, runs: list[Run]) -> list[str]:
                 named.add((run.source, key, getattr(run, key)))
                 out.append(f"{where}.{key}: {failed.lines[0] if failed.lines else failed}")
         header = headers.get(run.checkpoint)
-        if run.routing is not None and header is not None and routings[run.routing] is None:
+        if (run.routing is not None and header is not None and routings[run.routing] is None
+                and run.routing not in unread):
             # The run as validate and calibrate price it: a dense checkpoint's run naming a routing record (or one
             # the record's scope refuses) is bad input there; check passed it when no registered stack fitted it
             # (slip round 32).
