@@ -69,7 +69,9 @@ def test_2_sources_counts_the_runs_citing_each_source() -> None:
     assert rows["nvidia-h200-datasheet"][3:7] == ["unknown", "9", "0", "5"]
     listed = {s["id"]: s for s in json.loads(invoke("sources", "--json").stdout)["sources"]}
     assert {k: v["runs"] for k, v in listed.items() if v["runs"]} == {
-        "ggml-org-llama-cpp": 11, "lmdeploy-a100-fp16-benchmark": 17, "xiongjiedai-gpu-benchmarks": 116}
+        "ggml-org-llama-cpp": 11, "lmdeploy-a100-fp16-benchmark": 17, "xiongjiedai-gpu-benchmarks": 116,
+        # session 33: llamacpp-pr16834-moe.toml (6 runs) and llamacpp-pr20586-moe.toml (10 runs) cite one PR each
+        "ggml-org-llama-cpp-pr16834": 6, "ggml-org-llama-cpp-pr20586": 10}
     audited = json.loads(invoke("audit", "--source", "ggml-org-llama-cpp", "--json").stdout)
     assert sum(len(r["ids"]) for r in audited["runs"]) == listed["ggml-org-llama-cpp"]["runs"]
 
