@@ -212,7 +212,7 @@ def test_5_copies_sharing_one_new_datasheet_are_each_asked_per_fact(tmp_path: Pa
     # still citing the H200's columns) read "16 to verify"; one more copy beside it made it "2 to verify" (the new
     # source's question alone, each): the new datasheet was then cited by another card file, so neither copy held a
     # source "of its own" and both read as plain copies. 999 copies: "999 to verify" of 16,983 facts added.
-    from test_leftovers_30b import _acme
+    from test_leftovers_30b import _acme, copied_notes
 
     base, head = _acme(tmp_path)
     text = (head / "facts" / "cards" / "acme_x100.toml").read_text(encoding="utf-8")
@@ -223,7 +223,10 @@ def test_5_copies_sharing_one_new_datasheet_are_each_asked_per_fact(tmp_path: Pa
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
     assert lines[1] == (f"{17 * copies} facts added in {copies} new files, {16 * copies} to verify in their sources; 1 "
-                        "source added; no lock affected; 9 locks unaffected")
+                        f"source added; no lock affected; {copies} warnings of check on HEAD; 9 locks unaffected")
+    # slip55: every card but the first by name keeps acme_x100's note (the H200's), each warned once
+    warned = [f"facts/cards/acme_x10{i}.toml" for i in range(1, copies)] + ["facts/cards/h200_sxm_141gb.toml"]
+    assert copied_notes(result.stdout) == [(path, "acme_x100.toml") for path in warned]
     asks = [line.strip() for line in lines if "another card's" in line]
     assert len(asks) == 16 * copies
     # the card copied is named where it cites the place; the copies' shared datasheet names another copy
@@ -237,6 +240,8 @@ def test_5_copies_sharing_one_new_datasheet_are_each_asked_per_fact(tmp_path: Pa
 
 def test_5_plain_copies_of_a_card_still_ask_nothing(tmp_path: Path) -> None:
     # slip round 32's decision kept: copies citing only the places of a card this change leaves are asked nothing.
+    from test_leftovers_30b import copied_notes
+
     base, head = copy_root(tmp_path / "base"), copy_root(tmp_path / "head")
     text = (head / "facts" / "cards" / "h200_sxm_141gb.toml").read_text(encoding="utf-8")
     for i in range(3):
@@ -245,7 +250,9 @@ def test_5_plain_copies_of_a_card_still_ask_nothing(tmp_path: Path) -> None:
             encoding="utf-8")
     result = invoke("diff", str(base), str(head), root=head)
     assert result.exit_code == 0, result.output
-    assert result.stdout.splitlines()[1] == "51 facts added in 3 new files; no lock affected; 9 locks unaffected"
+    assert result.stdout.splitlines()[1] == ("51 facts added in 3 new files; no lock affected; 3 warnings of check "
+                                             "on HEAD; 9 locks unaffected")  # slip55: each twin keeps the H200's note
+    assert copied_notes(result.stdout) == [(f"facts/cards/h200_twin{i}.toml", "h200_sxm_141gb.toml") for i in range(3)]
     assert "to verify" not in result.stdout
 
 
@@ -270,7 +277,7 @@ def test_6_a_file_past_the_read_cap_is_refused_unread_naming_its_size(tmp_path: 
 
 def test_5_the_count_to_verify_is_grouped_as_the_others_are(tmp_path: Path) -> None:
     # Before: "16,983 facts added in 999 new files, 15984 to verify in their sources" (999 copies sharing a datasheet).
-    from test_leftovers_30b import _acme
+    from test_leftovers_30b import _acme, copied_notes
 
     base, head = _acme(tmp_path)
     text = (head / "facts" / "cards" / "acme_x100.toml").read_text(encoding="utf-8")
@@ -280,4 +287,8 @@ def test_5_the_count_to_verify_is_grouped_as_the_others_are(tmp_path: Path) -> N
     result = invoke("diff", str(base), str(head), root=head)
     assert result.exit_code == 0, result.output
     assert result.stdout.splitlines()[1] == ("1,071 facts added in 63 new files, 1,008 to verify in their sources; 1 "
-                                             "source added; no lock affected; 9 locks unaffected")
+                                             "source added; no lock affected; 63 warnings of check on HEAD; 9 locks "
+                                             "unaffected")  # slip55: 62 copies and the H200 keep acme_x100's note
+    # the text shows the first 20 warnings (acme_y01 … acme_y20) and counts the other 43 (acme_y21 … y62, the H200)
+    assert copied_notes(result.stdout) == [(f"facts/cards/acme_y{i:02d}.toml", "acme_x100.toml") for i in range(1, 21)]
+    assert "\n  and 43 more warnings: passprice check on HEAD lists each\n" in result.stdout

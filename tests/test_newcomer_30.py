@@ -104,7 +104,8 @@ def test_2_an_added_hypothetical_card_is_described_and_its_borrowed_facts_asked(
     text = (path / H100).read_text(encoding="utf-8")
     assert text.count('name = "NVIDIA H100 SXM5 80GB"\n') == 1 and text.count('vendor = "NVIDIA"\n') == 1
     text = text.replace('name = "NVIDIA H100 SXM5 80GB"\n', 'name = "Acme X1"\n').replace(
-        'vendor = "NVIDIA"\n', 'vendor = "Acme"\nhypothetical = true\n')
+        'vendor = "NVIDIA"\n', 'vendor = "Acme"\nhypothetical = true\n').replace(
+        'note = "GH100 with 132 SMs', 'note = "Acme X1: GH100 with 132 SMs', 1)  # its own note: no copied-note warning
     (path / "facts" / "cards" / "acme_x1.toml").write_text(text, encoding="utf-8")
     commit_all(path, "a hypothetical card copied from the H100")
     code, md = markdown(path)
@@ -131,11 +132,13 @@ def test_2_an_added_hypothetical_card_is_described_and_its_borrowed_facts_asked(
 def test_2_a_real_or_all_assumed_added_card_is_described_and_not_asked(registry: Path) -> None:
     path = branch(registry, "plain-cards")
     h100 = (path / H100).read_text(encoding="utf-8").replace(
-        'name = "NVIDIA H100 SXM5 80GB"\n', 'name = "NVIDIA H100 SXM5 80GB, a copy"\n')
+        'name = "NVIDIA H100 SXM5 80GB"\n', 'name = "NVIDIA H100 SXM5 80GB, a copy"\n').replace(
+        'note = "GH100 with 132 SMs', 'note = "A copy: GH100 with 132 SMs', 1)  # each card its own note (slip55 warns)
     (path / "facts" / "cards" / "h100_copy.toml").write_text(h100, encoding="utf-8")
     ws1 = (path / "facts" / "cards" / "ws1_hypothetical.toml").read_text(encoding="utf-8")
     assert ws1.count('name = "WS1 (hypothetical weight-streaming card)"\n') == 1
-    ws2 = ws1.replace('name = "WS1 (hypothetical weight-streaming card)"\n', 'name = "WS2"\n')
+    ws2 = ws1.replace('name = "WS1 (hypothetical weight-streaming card)"\n', 'name = "WS2"\n').replace(
+        'note = "A card design that does not exist', 'note = "WS2: a card design that does not exist', 1)
     (path / "facts" / "cards" / "ws2.toml").write_text(ws2, encoding="utf-8")
     commit_all(path, "two cards")
     code, _, out = review(path)
