@@ -92,7 +92,7 @@ def test_1_a_runs_note_rewritten_is_listed_not_asked(tmp_path: Path) -> None:
     # before: the same summary, the file listed bare ("registry/measurements/…llamabench.toml (changed)")
     assert lines[1] == "no fact changed; 1 other file changed; no lock affected; 10 locks unaffected"
     listed = (f"1 run note changed (listed: neither the fit nor a price reads a note): {RUN}'s note changed: ± [0.80 "
-              "→ 0.10] (llama-bench). Priced 15-20 % …")
+              "→ 0.10] (llama-bench). Priced 15-20 % too …")
     assert f"  {RUNS} (changed): {listed}" in lines
     assert review["runs_to_verify"] == {}
     assert review["on_recited_runs"] == []

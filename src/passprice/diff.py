@@ -3961,6 +3961,17 @@ def scopes_widened(base: Side, head: Side, files: Sequence[FileChange]) -> dict[
 SYNTHETIC = "Synthetic"
 
 
+def _checkpoint_document(side: Side, rel: str) -> dict[str, Any]:
+    """The checkpoint entry ``rel`` of ``side`` as the review already read it (:func:`passprice.schema.load`, made
+    once a snapshot: an added entry was parsed twice cold, once to compare it and once for its origin; leftovers round
+    20's one parse), or, for an entry that does not validate, as plain TOML (:func:`side_toml`). Raises what
+    :func:`side_toml` raises."""
+    try:
+        return schema.load(side.root.path / rel, "checkpoint", side.root.schema)
+    except InputError:
+        return side_toml(side.files[rel], "checkpoint")
+
+
 def synthetic_made_real(base: Side, head: Side, files: Sequence[FileChange]) -> tuple[str, ...]:
     """One line for each checkpoint entry ``files`` add or change on HEAD whose ``entry.origin`` no longer opens with
     :data:`SYNTHETIC` though its header is a synthetic one: a header passprice knows it built
@@ -3977,8 +3988,8 @@ def synthetic_made_real(base: Side, head: Side, files: Sequence[FileChange]) -> 
         if f.kind != "checkpoint" or f.path not in head.files:
             continue
         try:
-            new = side_toml(head.files[f.path], "checkpoint")
-            old = side_toml(base.files[f.path], "checkpoint") if f.path in base.files else {}
+            new = _checkpoint_document(head, f.path)
+            old = _checkpoint_document(base, f.path) if f.path in base.files else {}
         except (InputError, UnicodeDecodeError, tomllib.TOMLDecodeError, ValueError, RecursionError):
             continue
         entry, header = new.get("entry"), new.get("header")

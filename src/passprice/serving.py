@@ -389,11 +389,12 @@ class NotResident(ServingRefusal):
             "lower the batch or the context limit, page the KV cache (--kv-page), or let sequences use host memory "
             "(--host-memory)"
         )
-        larger = " or a larger memory use (--memory-use)" if use is not None else ""
+        larger = (", a larger card or a larger memory use (--memory-use)" if use is not None
+                  else " or a larger card")
         if weights > capacity:
             # What is held once (weights, embedding table) alone does not fit: no batch or cache choice helps.
             advice = (f"the weights and embedding table alone take {weights:,.0f} bytes"
-                      f"{held_once_counts(draft, drafting)}: no batch fits; a smaller type mix, a larger card{larger}")
+                      f"{held_once_counts(draft, drafting)}: no batch fits; a smaller type mix{larger}")
         # Under a memory use the capacity is the searches' share of the card (attack 60: "--memory-use 1e-9" said
         # "the card memory … holds 80" of an 80 GB card, naming no fraction).
         of = f" (memory use {use[0]:.4g} of its {use[1]:,.0f})" if use is not None else ""
