@@ -250,8 +250,8 @@ def test_6_a_measured_runs_locator_rewritten_to_another_figure_is_to_verify(regi
     assert status == 0, text
     assert "1 other file changed; 1 measured run to verify in its source;" in text
     assert (f"{LMDEPLOY} (changed): 1 measured run to verify in its source: lmd1.a100_sxm4_80gb.l2-7b.b1.p1-o128 "
-            "cited anew (locator …| 1 | 128 | [100.02 → 90.02] | 76.55 | 0.011 | …): does lmdeploy-a100-fp16-benchmark: "
-            "docs/en/benchmark/a100_fp16.md") in text
+            "cited anew (locator …| 1 | 128 | [100.02 → 90.02] | 76.55 | 0.011 | …): does "
+            "lmdeploy-a100-fp16-benchmark: docs/en/benchmark/a100_fp16.md") in text
     assert out["runs_to_verify"] == {LMDEPLOY: 1}
     markdown = invoke("diff", "main", "HEAD", "--format", "markdown", root=path).stdout
     assert markdown.startswith("⚠️"), markdown[:200]
