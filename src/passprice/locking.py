@@ -494,7 +494,8 @@ def write(
         from passprice.locks import lock_document
 
         try:
-            add_running(root.path, record=lock_document(lock)["lock"]["digest"])
+            add_running(root.path, record=lock_document(lock)["lock"]["digest"],
+                        replaced=old.info.digest if old is not None else None)
         except (InputError, OSError) as e:  # changed under us since the check above: the lock is written
             raise InputError(
                 f"{e}: the lock {shown(output)} was written, but passprice's list of pricing models was not updated "

@@ -235,12 +235,16 @@ def require_updatable(listed: Path) -> None:
                          f"src/passprice/{KNOWN.name}); the lock was not written") from None
 
 
-def add_running(root: Path, today: str | None = None, record: str | None = None) -> KnownModel | None:
+def add_running(root: Path, today: str | None = None, record: str | None = None,
+                replaced: str | None = None) -> KnownModel | None:
     """When ``root`` is a checkout of passprice whose code is the running code (:func:`list_to_update`): list the
     running code's digest in that checkout's list, with ``passprice.__version__``, ``today`` (default: today, UTC)
     and the checkout's HEAD commit (12 hex digits; empty outside git), and add ``record`` (the ``[lock] digest`` of
     the lock just written, ``sha256:`` + 64 hex) to its ``records``; return the entry as written, or ``None`` when
-    it is no such checkout or the list holds both already. Written atomically
+    it is no such checkout or the list holds both already; ``replaced``, the ``[lock] digest`` of the lock file
+    the new one replaced, is dropped from the running code's records when the list as committed at the checkout's
+    HEAD does not hold it (a lock this code wrote and re-wrote before any commit: no commit holds it, so the review
+    would fail its record, :func:`passprice.modellist.list_changes`). Written atomically
     (:func:`passprice.files.write_atomically`). ``passprice lock`` calls it after writing a lock into ``locks/``, so
     each re-lock of passprice's repository lists the code it locked with and what it wrote. Raises
     :class:`InputError` as :func:`read_known` and for a list that cannot be written."""
@@ -260,11 +264,16 @@ def add_running(root: Path, today: str | None = None, record: str | None = None)
         day = today or datetime.datetime.now(datetime.UTC).date().isoformat()
         model = KnownModel(digest, __version__, day, _head(root), (record,) if record else ())
         doc["models"].append(_entry(model))  # the document read and checked above, not the file read again
-    elif record and record not in models[at].records:
-        model = attrs.evolve(models[at], records=(*models[at].records, record))
-        doc["models"][at] = _entry(model)
     else:
-        return None
+        kept = models[at].records
+        if replaced and replaced != record and replaced in kept and not _committed(root, digest, replaced):
+            kept = tuple(r for r in kept if r != replaced)
+        if record and record not in kept:
+            kept = (*kept, record)
+        if kept == models[at].records:
+            return None
+        model = attrs.evolve(models[at], records=kept)
+        doc["models"][at] = _entry(model)
     write_atomically(listed, json.dumps(doc, indent=1) + "\n", force=True)
     if listed.resolve() == KNOWN.resolve():
         _shipped.cache_clear()
@@ -303,6 +312,23 @@ def names_record(model: str, record: str) -> bool:
     with the pricing model ``model``. Raises :class:`InputError` as :func:`read_known`."""
     known = written_by(model)
     return known is not None and record in known.records
+
+
+def _committed(root: Path, digest: str, record: str) -> bool:
+    """Whether the list as committed at ``root``'s HEAD records ``record`` under ``digest``; ``True`` when that
+    cannot be told (outside git, no such file committed, git failing): then nothing is dropped. Raises nothing."""
+    import subprocess
+
+    try:
+        out = subprocess.run(["git", "-C", str(root), "show", f"HEAD:./src/passprice/{KNOWN.name}"],
+                             capture_output=True, timeout=10, check=False)
+        if out.returncode != 0 or len(out.stdout) > KNOWN_BYTES:
+            return True
+        models = json.loads(out.stdout).get("models", [])
+        return any(isinstance(m, dict) and m.get("digest") == digest and record in (m.get("records") or [])
+                   for m in models)
+    except (OSError, subprocess.SubprocessError, ValueError, AttributeError, TypeError, RecursionError):
+        return True
 
 
 def _head(root: Path) -> str:
