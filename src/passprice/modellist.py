@@ -4,7 +4,8 @@ The list (:data:`passprice.modelhistory.KNOWN`, ``src/passprice/pricing_models.j
 locked this repository with, and the running package believes it: a lock pinning a listed digest reads as an honest
 upgrade, one pinning no listed digest is refused as forged (:class:`passprice.enforce.LockModelForged`). So the list
 is a fact about history, not code to review by eye: an entry is added only by a re-lock
-(:func:`passprice.modelhistory.add_running` lists the code it locked with), and is never edited or removed. Nothing
+(:func:`passprice.modelhistory.add_running` lists the code it locked with, and the locks it wrote as ``records``),
+of HEAD's code or of a commit's of the branch that re-locked with it, and is never edited or removed. Nothing
 here prices: the module is outside the pricing model's digest (only :mod:`passprice.diff` imports it).
 """
 
