@@ -237,7 +237,7 @@ def test_each_change_to_the_records_is_judged() -> None:
     bare = KnownModel(a.digest, a.version, a.first_locked, a.commit)
     first = list_changes({a.digest: bare}, base, own.digest)  # the list's first records (slip 57's own change)
     assert first.failing == () and first.named == (
-        f"{LISTED}: entry aaaaaaaaaaaa…: 1 record listed, the locks passprice wrote with that code (the list's first "
+        f"{LISTED}: 1 record listed under 1 entry, the locks passprice wrote with each code (the list's first "
         "records)",)
 
 

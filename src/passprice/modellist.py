@@ -98,6 +98,7 @@ def list_changes(base: Mapping[str, KnownModel] | None, head: Mapping[str, Known
     first = base is not None and _first_records(old)
     named: list[str] = []
     failing: list[str] = []
+    firsts = first_records = 0
     for digest in sorted({*old, *new}, key=lambda d: (d not in old, d)):
         was, now = old.get(digest), new.get(digest)
         short = digest.removeprefix("sha256:")[:12]
@@ -146,9 +147,14 @@ def list_changes(base: Mapping[str, KnownModel] | None, head: Mapping[str, Known
                 line = stray
                 failing.append(line)
             elif first:
-                line = (f"{LISTED}: entry {short}…: {many} listed, the locks passprice wrote with that code (the "
-                        "list's first records)")
+                firsts += 1
+                first_records += len(added)
+                continue  # one line for them all, below
             else:
                 line = f"{LISTED}: entry {short}…: {many} added, of locks this branch wrote with that code"
         named.append(line)
+    if firsts:
+        named.insert(0, f"{LISTED}: {first_records:,} record{'s' if first_records != 1 else ''} listed under "
+                        f"{firsts} entr{'ies' if firsts != 1 else 'y'}, the locks passprice wrote with each code (the "
+                        "list's first records)")
     return ListChanges(tuple(named), tuple(failing))
