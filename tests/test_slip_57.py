@@ -177,6 +177,25 @@ def test_lock_lists_the_code_and_the_lock_it_wrote(lock_checkout: Path) -> None:
     assert written.digest in read_known(lock_checkout / LISTED)[written.pricing_model].records
 
 
+def test_a_list_that_fails_after_the_lock_is_written_says_so(lock_checkout: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """The list changed under the command after its check (a concurrent writer): the lock is written, and one line
+    says the list was not updated and what to run."""
+    from passprice import modelhistory
+    from passprice.errors import InputError
+
+    def fails(*args: object, **kwargs: object) -> None:
+        raise InputError("src/passprice/pricing_models.json: is read-only")
+
+    monkeypatch.setattr(modelhistory, "add_running", fails)
+    result = invoke("lock", "--update", "-o", str(lock_checkout / R1), "--force", root=lock_checkout)
+    assert result.exit_code == 2, result.output
+    assert result.stderr == (
+        f"passprice: error: src/passprice/pricing_models.json: is read-only: the lock {lock_checkout / R1} was "
+        "written, but passprice's list of pricing models was not updated with it; make the list writable and run "
+        f"passprice lock --update -o {lock_checkout / R1} again\n")
+
+
 def test_a_record_re_written_before_any_commit_is_dropped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """``lock`` twice before a commit: the first lock's record, which no commit holds, leaves the list with it (the
     review would fail it as the record of no lock of the branch); a committed record stays."""
