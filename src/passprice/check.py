@@ -830,11 +830,12 @@ def _judge_lock(root: Root, path: Path, batch: str | None = None) -> tuple[LockS
     if today.gone:
         holds = False
         text = f"serving {lock.info.serving}, which the lock locks, is not registered; restore it or remove the lock"
-    from passprice.enforce import LockModelForged, require_known_model
+    from passprice.enforce import LockModelForged, LockUnlisted, require_known_model
 
-    try:  # every price refuses a lock of a pricing model no passprice had, so check fails it (slip 55)
-        require_known_model(attrs.evolve(lock, source=_shown(root, path)), no_lock=False)
-    except LockModelForged as e:
+    try:  # every price refuses a lock of a pricing model no passprice had, so check fails it (slip 55), and one of
+        # the checkout's locks/ on an older model whose record the list does not name (slip 57)
+        require_known_model(attrs.evolve(lock, source=_shown(root, path)), no_lock=False, root=root.path)
+    except (LockModelForged, LockUnlisted) as e:
         holds, text, refusal = False, f"today's inputs refuse the price: {e}", e.name
     from passprice.pins import checkout_note
 

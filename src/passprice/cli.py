@@ -2496,7 +2496,7 @@ def reproduce_command(ctx: click.Context, lock: str, as_json: bool) -> None:
     from passprice.enforce import LockRefusal, require_known_model
 
     try:  # a pricing model no passprice had is no code to blame a move on: forged (slip 55)
-        require_known_model(the_lock, no_lock=False)
+        require_known_model(the_lock, no_lock=False, root=root.path)  # and, in locks/, a record not listed (slip 57)
     except LockRefusal as e:
         _refuse(e)
     rep = reproduce(root, the_lock)

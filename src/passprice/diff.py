@@ -121,6 +121,9 @@ class Side:
     #: The identity (:func:`passprice.sourcechange.document_digest`) of each of :data:`INSTALL_FILES` and each file
     #: of :data:`WORKFLOWS` on this side, by path (absent: not there).
     installs: Mapping[str, str] = attrs.field(factory=dict)
+    #: The git checkout a revision (or a work tree inside one) was read from: the review reads the branch's commits
+    #: through it (:func:`_branch_records`, slip 57); ``None`` for a folder outside git.
+    checkout: Checkout | None = attrs.field(default=None, eq=False, repr=False)
 
     def document(self, rel: str) -> str | None:
         """The identity of the registry document at ``rel`` on this side (``None``: not there, or not readable)."""
@@ -2265,10 +2268,12 @@ def offence_elasticities(side: Side, lock: Lock, verdict: Verdict | None) -> dic
 
 def _list_changes(base: Side, head: Side) -> ListChanges:
     """How HEAD changes passprice's list of pricing models (:func:`passprice.modellist.list_changes`), read from
-    each side's own ``src/passprice`` (none when HEAD's code is not its own: a registry kept apart from its code).
-    Never raises: a list that does not read on HEAD is a failing line, on BASE an empty list."""
+    each side's own ``src/passprice`` (none when HEAD's code is not its own: a registry kept apart from its code),
+    the records each model's locks were written with on the branch read from its commits
+    (:func:`_branch_records`) when the list's change asks for them. Never raises: a list that does not read on HEAD
+    is a failing line, on BASE an empty list."""
     from passprice.modelhistory import KNOWN, KnownModel, read_known
-    from passprice.modellist import ListChanges, list_changes
+    from passprice.modellist import ListChanges, asked_models, list_changes
 
     if head.code.folder is None or not head.code.own:
         return ListChanges()
@@ -2287,11 +2292,78 @@ def _list_changes(base: Side, head: Side) -> ListChanges:
     except InputError as e:
         head_list = str(e).replace(f"{head.code.folder}/", "src/passprice/")
     pins: dict[str, list[str]] = {}
+    branch: dict[str, frozenset[str]] = {}
     if base_list is not None and base_list != head_list:
         for lock in _locks(base).values():
             if lock is not None:
                 pins.setdefault(lock.info.pricing_model, []).append(lock.name)
-    return list_changes(base_list, head_list, head.code.model, pins)
+        if isinstance(head_list, dict):
+            asked = asked_models(base_list, head_list)
+            if asked:
+                branch = _branch_records(base, head, asked)
+    return list_changes(base_list, head_list, head.code.model, pins, branch)
+
+
+#: The most commits of a branch the review reads for the list's records (:func:`_branch_records`).
+BRANCH_COMMITS = 500
+
+
+def _branch_records(base: Side, head: Side, asked: frozenset[str]) -> dict[str, frozenset[str]]:
+    """For each pricing model of ``asked``: the ``[lock] digest`` of every lock pinning it in ``locks/`` of HEAD
+    (its files as read) or of a commit between BASE and HEAD (``git rev-list BASE..HEAD``, at most
+    :data:`BRANCH_COMMITS`), when that model is HEAD's code's or the code (``src/passprice``) of such a commit holding
+    one of those locks digests to it (:func:`passprice.pins.pricing_model_digest`, computed only for a model
+    asked); models with no such lock or code are left out. Slip 57: a branch that re-locked twice (two changes of
+    the pricing code, ``passprice lock --update`` after each, both committed) lists the first change's code, which
+    no HEAD lock pins: listed by a re-lock this branch committed, with that code at that commit, it is history, not a
+    digest typed by hand. Never raises: what git cannot say is left out (the entry then fails as before)."""
+    from passprice.pins import pricing_model_digest
+
+    found: dict[str, set[str]] = {}
+    for lock in _locks(head).values():
+        if lock is not None and lock.info.pricing_model in asked and lock.info.digest:
+            found.setdefault(lock.info.pricing_model, set()).add(lock.info.digest)
+    confirmed = {head.code.model} & set(found)
+    checkout = head.checkout or base.checkout
+    if checkout is None or base.info.revision is None:
+        return {m: frozenset(found[m]) for m in confirmed}
+    try:
+        tip = head.info.revision or _run_git(checkout.top, ["rev-parse", "--verify", "HEAD"]).decode().strip()
+        commits = _run_git(checkout.top, ["rev-list", f"--max-count={BRANCH_COMMITS}",
+                                          f"{base.info.revision}..{tip}"]).decode().split()
+        holding: dict[str, list[str]] = {}  # model → the commits whose locks pin it
+        for commit in commits:
+            listing = _run_git(checkout.top, ["ls-tree", "-r", "-l", "-z", "--full-tree", commit, "--",
+                                              f"{checkout.prefix}locks"])
+            sizes = {}
+            for record in os.fsdecode(listing).split("\0"):
+                meta, _, name = record.partition("\t")
+                parts = meta.split()
+                if len(parts) == 4 and parts[1] == "blob" and parts[3].isdigit() and name.endswith(".lock.toml") \
+                        and int(parts[3]) <= schema.MAX_TOML_BYTES:
+                    sizes[parts[2]] = int(parts[3])
+            for data in gitread.read_blobs(checkout.top, sizes).values():
+                try:
+                    info = tomllib.loads(data.decode("utf-8")).get("lock", {})
+                except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+                    continue
+                model, digest = info.get("pricing_model"), info.get("digest")
+                if model in asked and isinstance(digest, str):
+                    found.setdefault(model, set()).add(digest)
+                    if commit not in holding.setdefault(model, []):
+                        holding[model].append(commit)
+        for model in sorted(set(holding) - confirmed):
+            for commit in holding[model][:3]:  # the code of a commit holding its locks (the re-lock's, committed)
+                with tempfile.TemporaryDirectory(prefix="passprice-branch-") as tmp:
+                    checkout.materialize(commit, Path(tmp), (CODE,))
+                    folder = code_folder(Path(tmp))
+                    if folder is not None and pricing_model_digest(folder) == model:
+                        confirmed.add(model)
+                        break
+    except (subprocess.CalledProcessError, OSError, InputError, SyntaxError, RecursionError, MemoryError,
+            UnicodeDecodeError):
+        pass
+    return {m: frozenset(found[m]) for m in confirmed}
 
 
 def _locks(side: Side) -> dict[str, Lock | None]:
@@ -5532,7 +5604,7 @@ def diff(root: Root, base: str | None = None, head: str | None = None) -> Diff:
                     checkout[0].submodules()  # one not checked out is an empty folder: refused by name, not read
                 info = SideInfo("work tree", folder=str(root.path))
                 return Side(info, root, folder_files(root.path), code_of(gitread.sized_code(code_folder(root.path))),
-                            installs=_installs(root.path))
+                            installs=_installs(root.path), checkout=checkout[0] if checkout else None)
             if ref is None:
                 sha, label = git().default_base()
             else:
@@ -5547,7 +5619,8 @@ def diff(root: Root, base: str | None = None, head: str | None = None) -> Diff:
                 if rewritten:
                     raise InputError.of(rewritten)
             return Side(SideInfo(label, revision=sha), Root(tmp), files, code_of(code_folder(tmp) if code else None),
-                        git().documents(sha, _named_by_sources(files)), git().documents(sha, install_names(git(), sha)))
+                        git().documents(sha, _named_by_sources(files)), git().documents(sha, install_names(git(), sha)),
+                        checkout=git())
 
         base_side = open_side(base, None)
         head_side = open_side(head, "work tree")

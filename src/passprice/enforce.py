@@ -235,17 +235,68 @@ class LockModelForged(LockRefusal):
                 "known": self.known, "message": str(self)}
 
 
-def require_known_model(lock: Lock, no_lock: bool = True) -> None:
+class LockUnlisted(LockRefusal):
+    """A lock in ``locks/`` of a checkout of passprice pinning an older pricing model (listed, not the running
+    code's) whose ``[lock] digest`` the running package's list does not name among the locks passprice wrote with
+    that code (:func:`passprice.modelhistory.names_record`): a lock restored from an older commit is named there, so
+    this one was edited by hand, its digests recomputed, and its pricing model set to a real older digest so that
+    its record passes as that code's (issue 13, slip 57: priced, exit 0, "the pricing model (code) or the checkpoint
+    moved it"). Every pricing command and ``reproduce`` refuse it (exit 1), and ``check`` fails it; a lock of one's
+    own registry, written by a released passprice, is never judged so. ``lock``, ``source``, ``model`` (the digest
+    it pins), ``record`` (its ``[lock] digest``)."""
+
+    name = "LockUnlisted"
+
+    def __init__(self, lock: Lock, no_lock: bool = True) -> None:
+        from passprice import __version__
+        from passprice.errors import escaped
+        from passprice.modelhistory import written_by
+
+        self.lock = lock.name
+        self.source = lock.source
+        self.model = lock.info.pricing_model
+        self.record = lock.info.digest
+        known = written_by(self.model)
+        whose = f" ({known.describe()})" if known is not None else ""
+        super().__init__(
+            f"lock {lock.name} ({lock.source}) is forged: it pins the older pricing model "
+            f"{escaped(_short(self.model))}{whose}, but its record (lock digest {escaped(_short(self.record))}) is "
+            f"none of the locks passprice {__version__} lists as written with that code in this repository's "
+            "locks/: it was edited by hand and its digests recomputed, so no price rests on it; restore the lock "
+            "from the last commit that holds it as written, or re-lock it through review "
+            f"(`passprice lock --update -o {shell_word(lock.source or lock.name)} --force`)"
+            + (", or price without the lock (--no-lock)" if no_lock else "")
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"refusal": "LockUnlisted", "lock", "source", "pricing_model", "record", "message"}``."""
+        return {"refusal": self.name, "lock": self.lock, "source": self.source, "pricing_model": self.model,
+                "record": self.record, "message": str(self)}
+
+
+def require_known_model(lock: Lock, no_lock: bool = True, root: Path | None = None) -> None:
     """Raise :class:`LockModelForged` when ``lock`` (of the current format: a first-format lock typed ``"1"``)
-    pins a pricing model no passprice had (:func:`passprice.modelhistory.is_known`). The list is read once a
-    process; the running code's digest is computed only for a digest not listed. Raises :class:`InputError` for a
-    shipped list that does not read."""
-    from passprice.modelhistory import is_known, known_count
+    pins a pricing model no passprice had (:func:`passprice.modelhistory.is_known`); and, given the registry
+    ``root`` it is priced in, :class:`LockUnlisted` when it lies in ``root``'s ``locks/`` (its ``source`` relative to
+    ``root``), ``root`` is a checkout of passprice (:func:`passprice.modelhistory.in_checkout_locks`), and it pins a
+    listed pricing model other than the running code's under a ``[lock] digest`` the list does not name with it
+    (:func:`passprice.modelhistory.names_record`). The list is read once a process; the running code's digest is
+    computed only for a digest not listed, or a record not named. Raises :class:`InputError` for a shipped list that
+    does not read."""
+    from passprice.modelhistory import in_checkout_locks, is_known, known_count, names_record, written_by
     from passprice.pins import LOCK_FORMAT
 
-    if lock.info.format < LOCK_FORMAT or is_known(lock.info.pricing_model):
+    if lock.info.format < LOCK_FORMAT:
         return
-    raise LockModelForged(lock, lock.info.pricing_model, known_count(), no_lock=no_lock)
+    if not is_known(lock.info.pricing_model):
+        raise LockModelForged(lock, lock.info.pricing_model, known_count(), no_lock=no_lock)
+    if root is None or not in_checkout_locks(root, lock.source) or names_record(lock.info.pricing_model,
+                                                                                  lock.info.digest):
+        return
+    from passprice.pins import pricing_model_digest
+
+    if written_by(lock.info.pricing_model) is not None and lock.info.pricing_model != pricing_model_digest():
+        raise LockUnlisted(lock, no_lock=no_lock)  # the running code's own locks are judged by their pins
 
 
 def _forged_shown(value: Any, most: int = 160) -> str:
@@ -288,7 +339,7 @@ def unpriced_record(lock: Lock, header: GGUFHeader) -> tuple[str, Any, Any] | No
 
 
 #: The cache kind of a lock's verdict "its pins give its record" (:func:`require_unforged`).
-UNFORGED_KIND = "lock-unforged-1"
+UNFORGED_KIND = "lock-unforged-2"
 
 
 def require_unforged(
@@ -304,16 +355,19 @@ def require_unforged(
     cache of validated files under its ``[lock] digest`` (the running code's stamp in the key), so a warm run
     prices no lock again."""
     from passprice import cache
+    from passprice.modelhistory import in_checkout_locks
     from passprice.pins import checkpoint_digest
 
     for lock, _ in locks:
         # the verdict is a function of the lock's bytes (its verified [lock] digest covers every pin and the
         # record) and of the running code (the cache key's code stamp): kept once found, so a warm price does not
         # re-price its locks (a stack lock's re-price imported the stack and decode modules on every price)
-        kept = cache.key(UNFORGED_KIND, b"", lock.info.digest.encode()) if lock.info.digest else None
+        # ... and of where it lies: a lock of the checkout's locks/ is judged against the list's records (slip 57)
+        where = b"checkout-locks" if in_checkout_locks(root.path, lock.source) else b""
+        kept = cache.key(UNFORGED_KIND, where, lock.info.digest.encode()) if lock.info.digest else None
         if kept is not None and cache.read(kept) is not None:
             continue
-        require_known_model(lock, no_lock=no_lock)  # a model no passprice had: forged with its record (slip 55)
+        require_known_model(lock, no_lock=no_lock, root=root.path)  # forged with its record (slips 55, 57)
         pinned = header
         if pinned is None or checkpoint_digest(pinned) != lock.checkpoint_pin.content:
             from passprice.reproduce import find_checkpoint

@@ -939,16 +939,29 @@ _TERMS = (
         "hand, most likely beside a record edited by hand to pass as an upgrade. Every pricing command and "
         "`reproduce` refuse it (exit 1), and `check` fails it. Restore the lock from the last commit that holds it "
         "as written, or re-lock it through review (`passprice lock --update`). A forger naming a real older digest "
-        "is not caught here: the price says which passprice wrote that code, and `check` and the review judge the "
-        "lock.",
+        "is refused as `LockUnlisted` in passprice's own checkout; elsewhere the price says which passprice wrote "
+        "that code, and `check` and the review judge the lock.",
+    ),
+    Term(
+        "LockUnlisted",
+        "refusal: an older-model lock in passprice's own locks/ whose record the list does not name",
+        "A refusal under a lock in `locks/` of a checkout of passprice: it pins a listed pricing model other than the "
+        "running code's, but its `[lock] digest` is none of the locks passprice wrote with that code there (the "
+        "`records` of that model in the package's `pricing_models.json`), so it was edited by hand, its digests "
+        "recomputed and its pricing model set to a real older one. Every pricing command and `reproduce` refuse it "
+        "(exit 1), and `check` fails it. A lock of one's own registry, or kept outside `locks/`, is never judged "
+        "so. Restore the lock from the last commit that holds it as written, or re-lock it through review "
+        "(`passprice lock --update`).",
     ),
     Term(
         "LockRefusal",
-        "refusal by what a lock locks (LockMismatch, CheckpointChanged, ServingChanged, Lock[Model]Forged)",
+        "refusal by what a lock locks (LockMismatch, CheckpointChanged, ServingChanged, Lock[Model]Forged, "
+        "LockUnlisted)",
         "A refusal because of what a lock locks rather than a floor (`LockFloor`): the lock guards another serving, "
         "card or checkpoint (`LockMismatch`), or the checkpoint (`CheckpointChanged`) or serving (`ServingChanged`) "
         "it locks changed since, or its own pins do not give its record (`LockForged`), or it pins a pricing model no "
-        "passprice had (`LockModelForged`). Exit status 1.",
+        "passprice had (`LockModelForged`), or, in passprice's own `locks/`, an older one its record was not written "
+        "with (`LockUnlisted`). Exit status 1.",
     ),
     Term(
         "routing",

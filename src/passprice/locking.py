@@ -477,12 +477,28 @@ def write(
         raise LockNotWritten(verdict, output, advice)
     require_finite(lock.price)
     loosened = tuple(c for c in compare_policies(old.policy, lock.policy) if c.loosens) if old is not None else ()
-    write_lock(output, lock, force=force or update)
-    from passprice.modelhistory import add_running
+    from passprice.modelhistory import add_running, list_to_update, require_updatable
 
-    # a re-lock of passprice's own repository lists the code it locked with, so that every later passprice tells
-    # this lock's pricing model from one typed by hand (slip 55); a list that cannot be written is the test's to say
-    with contextlib.suppress(InputError, OSError, RuntimeError):
+    # A re-lock of passprice's own repository lists the code it locked with and the lock it wrote, so that every
+    # later passprice tells this lock's pricing model, and its record, from ones typed by hand (slips 55, 57). A list
+    # it could not update was ignored without a word (exit 0; the code then read as forged to every later
+    # passprice): refused before the lock is written, one line naming the file (slip 57).
+    listed = None
+    with contextlib.suppress(OSError, RuntimeError):
         if output.resolve().parent == (root.path / "locks").resolve():  # a lock of the registry, not a copy elsewhere
-            add_running(root.path)
+            listed = list_to_update(root.path)
+    if listed is not None:
+        require_updatable(listed)
+    write_lock(output, lock, force=force or update)
+    if listed is not None:
+        from passprice.locks import lock_document
+
+        try:
+            add_running(root.path, record=lock_document(lock)["lock"]["digest"],
+                        replaced=old.info.digest if old is not None else None)
+        except (InputError, OSError) as e:  # changed under us since the check above: the lock is written
+            raise InputError(
+                f"{e}: the lock {shown(output)} was written, but passprice's list of pricing models was not updated "
+                f"with it; make the list writable and run passprice lock --update -o {shown(output)} again"
+            ) from None
     return Written(lock, loosened)

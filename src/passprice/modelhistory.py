@@ -12,15 +12,20 @@ the checkpoint moved it"); only ``check`` and the review, which know BASE's and 
 upgrade from a forgery on every price without git history needs the list of code that ever wrote a lock: shipped in
 the package, read only from the running package (never from a registry or a checkout a pull request could write).
 
-The limit that remains: a forger who names a real older digest (any listed one) keeps today's "the pricing model
-(code) moved it" line, which now says which passprice version and commit wrote a lock of that code; ``reproduce``
-with that passprice installed, ``check`` and the review catch it.
+Slip 57: each entry also lists the ``[lock] digest`` of every lock passprice wrote into its ``locks/`` with that code
+(``records``), so a lock there naming a real older digest beside a forged record is refused
+(:class:`passprice.enforce.LockUnlisted`). The limit that remains: a lock of one's own registry (or kept outside
+passprice's ``locks/``) naming a real older digest keeps today's "the pricing model (code) moved it" line, which says
+which passprice version and commit wrote a lock of that code; ``reproduce`` with that passprice installed, ``check``
+and the review catch it.
 """
 
 from __future__ import annotations
 
 import functools
 import json
+import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +62,10 @@ SCHEMA: dict[str, Any] = {
                     "first_locked": {"type": "string", "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}$", "maxLength": 10,
                                      "format": "date"},
                     "commit": {"type": "string", "pattern": "^([0-9a-f]{12}|)$", "maxLength": 12},
+                    # The [lock] digest of every lock passprice wrote this repository's locks/ with under that code
+                    # (slip 57): an older-model lock in a checkout's locks/ whose record is not here is forged.
+                    "records": {"type": "array", "uniqueItems": True,
+                                "items": {"type": "string", "pattern": "^sha256:[0-9a-f]{64}$", "maxLength": 71}},
                 },
             },
         },
@@ -64,16 +73,27 @@ SCHEMA: dict[str, Any] = {
 }
 
 
+def _as_records(value: Iterable[str]) -> tuple[str, ...]:
+    """A model's ``records`` as a tuple (the list holds a JSON array)."""
+    return tuple(value)
+
+
 @attrs.frozen
 class KnownModel:
     """One pricing-model digest passprice has written locks with: ``digest`` (``sha256:`` + 64 hex), the passprice
     ``version`` that wrote them (``0.1.0``), the day it first did (``first_locked``, ``YYYY-MM-DD``, UTC) and that
-    commit of passprice's repository (``commit``, 12 hex digits; empty when unknown)."""
+    commit of passprice's repository (``commit``, 12 hex digits; empty when unknown); and ``records``, the
+    ``[lock] digest`` of every lock passprice wrote into its repository's ``locks/`` with that code (slip 57: from
+    ``git log -p -- locks/`` for the models before it, then added by each ``passprice lock``), among which an
+    older-model lock there must be (:class:`passprice.enforce.LockUnlisted`)."""
 
     digest: str = attrs.field(validator=attrs.validators.matches_re(r"sha256:[0-9a-f]{64}"))
     version: str = attrs.field(validator=attrs.validators.instance_of(str))
     first_locked: str = attrs.field(validator=attrs.validators.matches_re(r"[0-9]{4}-[0-9]{2}-[0-9]{2}"))
     commit: str = attrs.field(validator=attrs.validators.matches_re(r"([0-9a-f]{12}|)"))
+    # each record's form is the schema's to check (a regular expression a record here cost 1 ms a read of 773)
+    records: tuple[str, ...] = attrs.field(
+        default=(), converter=_as_records, validator=attrs.validators.deep_iterable(attrs.validators.instance_of(str)))
 
     def describe(self) -> str:
         """``passprice 0.1.0's, first locked 2026-12-01 at commit c23cf4390948``. Raises nothing."""
@@ -174,39 +194,144 @@ def is_known(digest: str) -> bool:
     return digest == pricing_model_digest()
 
 
-def add_running(root: Path, today: str | None = None) -> KnownModel | None:
-    """When ``root`` is a checkout of passprice (it holds ``src/passprice/pricing_models.json``) whose code is the
-    running code (:func:`passprice.pins.checkout_model` is ``None``): add the running code's digest to that list,
-    with ``passprice.__version__``, ``today`` (default: today, UTC) and the checkout's HEAD commit (12 hex digits;
-    empty outside git), and return it; ``None`` when it is no such checkout or the digest is listed already. Written
-    atomically (:func:`passprice.files.write_atomically`). ``passprice lock`` calls it after writing a lock, so each
-    re-lock of passprice's repository lists the code it locked with. Raises :class:`InputError` as
-    :func:`read_known` and for a list that cannot be written."""
-    import datetime
-
-    from passprice import __version__
-    from passprice.files import is_there, write_atomically
-    from passprice.pins import checkout_model, pricing_model_digest
+def list_to_update(root: Path) -> Path | None:
+    """The list ``passprice lock`` updates when it writes a lock into ``root``'s ``locks/``:
+    ``root/src/passprice/pricing_models.json`` when ``root`` is a checkout of passprice (it holds that path, a file
+    or not, and ``src/passprice/pins.py``) whose code is the running code (:func:`passprice.pins.checkout_model` is
+    ``None``); else ``None`` (a registry of one's own, or a checkout of other code, whose lock the running code did
+    not price as that checkout's code would). Raises nothing."""
+    from passprice.files import is_there
+    from passprice.pins import checkout_model
 
     listed = root / "src" / "passprice" / KNOWN.name
     try:
-        if not is_there(listed) or not is_there(root / "src" / "passprice" / "pins.py"):
+        if not (os.path.lexists(listed) and is_there(root / "src" / "passprice" / "pins.py")):
             return None
-    except (OSError, RuntimeError, InputError):
+        if checkout_model(root) is not None:
+            return None  # the checkout's code is not the running code: the lock was not priced by it
+    except (OSError, RuntimeError, ValueError, InputError):
         return None
-    if checkout_model(root) is not None:
-        return None  # the checkout's code is not the running code: the lock was not priced by it
+    return listed
+
+
+#: What a refusal to update the list adds: whose file it is and why ``lock`` needs it (slip 57).
+_UPDATES = ("passprice's list of pricing models, which passprice lock updates when it locks this checkout (the code "
+            "it locked with and the lock's [lock] digest)")
+
+
+def require_updatable(listed: Path) -> None:
+    """Refuse, before a lock is written, a list at ``listed`` that ``passprice lock`` could not update: not a
+    regular file (a folder, a FIFO, a link to one), read-only or in a folder it cannot write
+    (:func:`passprice.files.check_writable`), or that does not read (:func:`read_known`). Issue 13, slip 57: a lock
+    into the checkout's ``locks/`` ignored such a list without a word (exit 0), and the code it locked with was then
+    refused by every later passprice as forged. Raises :class:`InputError`, one line naming the file."""
+    from passprice.files import check_writable
+
+    try:
+        check_writable(listed, force=True)
+    except InputError as e:
+        raise InputError(f"{e}: {_UPDATES}; the lock was not written") from None
+    try:
+        _read(listed)
+    except InputError as e:
+        raise InputError(f"{e}; passprice lock updates it when it locks this checkout: restore it (git checkout -- "
+                         f"src/passprice/{KNOWN.name}); the lock was not written") from None
+
+
+def add_running(root: Path, today: str | None = None, record: str | None = None,
+                replaced: str | None = None) -> KnownModel | None:
+    """When ``root`` is a checkout of passprice whose code is the running code (:func:`list_to_update`): list the
+    running code's digest in that checkout's list, with ``passprice.__version__``, ``today`` (default: today, UTC)
+    and the checkout's HEAD commit (12 hex digits; empty outside git), and add ``record`` (the ``[lock] digest`` of
+    the lock just written, ``sha256:`` + 64 hex) to its ``records``; return the entry as written, or ``None`` when
+    it is no such checkout or the list holds both already; ``replaced``, the ``[lock] digest`` of the lock file
+    the new one replaced, is dropped from the running code's records when the list as committed at the checkout's
+    HEAD does not hold it (a lock this code wrote and re-wrote before any commit: no commit holds it, so the review
+    would fail its record, :func:`passprice.modellist.list_changes`). Written atomically
+    (:func:`passprice.files.write_atomically`). ``passprice lock`` calls it after writing a lock into ``locks/``, so
+    each re-lock of passprice's repository lists the code it locked with and what it wrote. Raises
+    :class:`InputError` as :func:`read_known` and for a list that cannot be written."""
+    import datetime
+
+    from passprice import __version__
+    from passprice.files import write_atomically
+    from passprice.pins import pricing_model_digest
+
+    listed = list_to_update(root)
+    if listed is None:
+        return None
     digest = pricing_model_digest()
     doc, models = _read(listed)
-    if any(m.digest == digest for m in models):
-        return None
-    day = today or datetime.datetime.now(datetime.UTC).date().isoformat()
-    model = KnownModel(digest, __version__, day, _head(root))
-    doc["models"].append(attrs.asdict(model))  # the document read and checked above, not the file read again
+    at = next((i for i, m in enumerate(models) if m.digest == digest), None)
+    if at is None:
+        day = today or datetime.datetime.now(datetime.UTC).date().isoformat()
+        model = KnownModel(digest, __version__, day, _head(root), (record,) if record else ())
+        doc["models"].append(_entry(model))  # the document read and checked above, not the file read again
+    else:
+        kept = models[at].records
+        if replaced and replaced != record and replaced in kept and not _committed(root, digest, replaced):
+            kept = tuple(r for r in kept if r != replaced)
+        if record and record not in kept:
+            kept = (*kept, record)
+        if kept == models[at].records:
+            return None
+        model = attrs.evolve(models[at], records=kept)
+        doc["models"][at] = _entry(model)
     write_atomically(listed, json.dumps(doc, indent=1) + "\n", force=True)
     if listed.resolve() == KNOWN.resolve():
         _shipped.cache_clear()
     return model
+
+
+def _entry(model: KnownModel) -> dict[str, Any]:
+    """``model`` as the list writes it: its ``records`` left out while it has none."""
+    entry = attrs.asdict(model)
+    entry["records"] = list(model.records)
+    if not model.records:
+        del entry["records"]
+    return entry
+
+
+def in_checkout_locks(root: Path, source: str | None) -> bool:
+    """Whether the lock file ``source`` (its path as a command names it: relative to ``root``, or absolute) lies in
+    ``locks/`` of ``root``, a checkout of passprice (it holds ``src/passprice/pricing_models.json`` and
+    ``src/passprice/pins.py``): the locks passprice's own re-locks write and list (:func:`add_running`). Raises
+    nothing."""
+    from passprice.files import is_there
+
+    if not source:
+        return False
+    try:
+        path = Path(source) if Path(source).is_absolute() else root / source
+        return (path.resolve().parent == (root / "locks").resolve()
+                and os.path.lexists(root / "src" / "passprice" / KNOWN.name)
+                and is_there(root / "src" / "passprice" / "pins.py"))
+    except (OSError, RuntimeError, ValueError, InputError):
+        return False
+
+
+def names_record(model: str, record: str) -> bool:
+    """Whether the running package's list names ``record`` (a lock's ``[lock] digest``) among those passprice wrote
+    with the pricing model ``model``. Raises :class:`InputError` as :func:`read_known`."""
+    known = written_by(model)
+    return known is not None and record in known.records
+
+
+def _committed(root: Path, digest: str, record: str) -> bool:
+    """Whether the list as committed at ``root``'s HEAD records ``record`` under ``digest``; ``True`` when that
+    cannot be told (outside git, no such file committed, git failing): then nothing is dropped. Raises nothing."""
+    import subprocess
+
+    try:
+        out = subprocess.run(["git", "-C", str(root), "show", f"HEAD:./src/passprice/{KNOWN.name}"],
+                             capture_output=True, timeout=10, check=False)
+        if out.returncode != 0 or len(out.stdout) > KNOWN_BYTES:
+            return True
+        models = json.loads(out.stdout).get("models", [])
+        return any(isinstance(m, dict) and m.get("digest") == digest and record in (m.get("records") or [])
+                   for m in models)
+    except (OSError, subprocess.SubprocessError, ValueError, AttributeError, TypeError, RecursionError):
+        return True
 
 
 def _head(root: Path) -> str:
