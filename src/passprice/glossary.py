@@ -737,8 +737,11 @@ _TERMS = (
         "A refusal: the weights once and every sequence's caches and states (held bytes) exceed `memory.capacity`, "
         "and the host's too with `--host-memory`. Lower the batch or the context limit, page the KV cache "
         "(`--kv-page`), allow host memory, or, when the weights alone do not fit, a smaller type mix or a larger "
-        "card. Under a memory use (`--memory-use`) the searches' share is the capacity, and the line names it: "
-        "`holds 80 (memory use 1e-09 of its 80,000,000,000)`.",
+        "card. When the weights fit, the line says how many sequences do (`at most 605 sequences fit beside the "
+        "18,550,716,416 bytes held once, 202,113,024 bytes a sequence (passprice max-batch)`; `fits` in `--json`): "
+        "⌊(capacity − held once) / held per sequence⌋, the card-memory bound `max-batch` gives, and a serving "
+        "whose KV cache is paged is not told to page it. Under a memory use (`--memory-use`) the searches' share "
+        "is the capacity, and the line names it: `holds 80 (memory use 1e-09 of its 80,000,000,000)`.",
     ),
     Term(
         "OnChipOverflow",

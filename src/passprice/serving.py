@@ -379,16 +379,27 @@ class NotResident(ServingRefusal):
 
     def __init__(
         self, needed: float, capacity: float, memory: str = "card", weights: float = 0.0, draft: float = 0.0,
-        drafting: bool = False, use: tuple[float, float] | None = None,
+        drafting: bool = False, use: tuple[float, float] | None = None, per_sequence: float = 0.0,
+        paged: bool = False,
     ) -> None:
         self.needed = needed
         self.capacity = capacity
         self.memory = memory
         self._given = (weights, draft, drafting)
+        self._per_sequence = per_sequence
+        # walk44: a batch past the card's room said how many bytes, never how many sequences fit (the number a user
+        # lowers the batch to): the seed's card_room, ⌊(capacity − held once) / held per sequence⌋, as max-batch.
+        self.fits: int | None = None
+        if memory == "card" and per_sequence > 0 and 0 < weights <= capacity:
+            self.fits = int(min(math.floor((capacity - weights) / per_sequence), U32_MAX))
+        page = "" if paged else "page the KV cache (--kv-page), "
         advice = (
-            "lower the batch or the context limit, page the KV cache (--kv-page), or let sequences use host memory "
-            "(--host-memory)"
+            f"lower the batch or the context limit, {page}or let sequences use host memory (--host-memory)"
         )
+        if self.fits is not None:
+            sequences = "sequence fits" if self.fits == 1 else "sequences fit"
+            advice = (f"at most {self.fits:,} {sequences} beside the {weights:,.0f} bytes held once, "
+                      f"{per_sequence:,.0f} bytes a sequence (passprice max-batch): {advice}")
         larger = (", a larger card or a larger memory use (--memory-use)" if use is not None
                   else " or a larger card")
         if weights > capacity:
@@ -403,10 +414,21 @@ class NotResident(ServingRefusal):
     def under_use(self, use: float, whole: float) -> NotResident:
         """This refusal said of a search's share ``use`` (0 < use ≤ 1, :attr:`Serving.memory_use`) of the card
         memory's ``whole`` (bytes): the same figures, the fraction and the whole named. Raises nothing."""
-        return NotResident(self.needed, self.capacity, self.memory, *self._given, use=(use, whole))
+        return NotResident(self.needed, self.capacity, self.memory, *self._given, use=(use, whole),
+                           per_sequence=self._per_sequence)
+
+    def paged(self) -> NotResident:
+        """This refusal said of a serving whose KV cache is paged already (walk44: its advice to page the cache,
+        ``--kv-page``, was said of ``qwen3-30b-a3b-h200`` whose cache is paged 16 positions a page): the same
+        figures, that advice left out. Raises nothing."""
+        return NotResident(self.needed, self.capacity, self.memory, *self._given, per_sequence=self._per_sequence,
+                           paged=True)
 
     def fields(self) -> dict[str, Any]:
-        return {"needed": self.needed, "capacity": self.capacity, "memory": self.memory}
+        out: dict[str, Any] = {"needed": self.needed, "capacity": self.capacity, "memory": self.memory}
+        if self.fits is not None:
+            out["fits"] = self.fits
+        return out
 
 
 class OnChipOverflow(ServingRefusal):
@@ -919,7 +941,8 @@ class PassShape:
         if host_sequences > 0 and card.host is None:
             raise NoHostLink(card.name)
         if held_bytes > capacity_bytes:
-            raise NotResident(held_bytes, capacity_bytes, "card", self.held_shared, self.held_draft, self.drafting)
+            raise NotResident(held_bytes, capacity_bytes, "card", self.held_shared, self.held_draft, self.drafting,
+                              per_sequence=self.held_per_sequence)
         if host_held_bytes > host_capacity_bytes:
             raise NotResident(host_held_bytes, host_capacity_bytes, "host")
         on_chip_bytes = b * self.on_chip_per_sequence
@@ -1734,7 +1757,12 @@ def price_serving(header: GGUFHeader, card: Card, s: Serving) -> ServingCost:
     Raises :class:`Empty` for batch 0, else what :func:`pass_shape` and :meth:`PassShape.cost_split` raise."""
     if s.batch == 0:
         raise Empty("batch")
-    return shape_of(header, s).cost_split(card, s.batch, s.host_memory)
+    try:
+        return shape_of(header, s).cost_split(card, s.batch, s.host_memory)
+    except NotResident as e:
+        if s.kv_page is None:
+            raise
+        raise e.paged() from None
 
 
 def fit_shape(header: GGUFHeader, s: Serving) -> PassShape:

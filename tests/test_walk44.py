@@ -1,0 +1,54 @@
+"""A new user pricing the mixtures of experts people serve on one card, from the README alone (session 34, walk44):
+what they hit, kept as tests. Hand-computed figures throughout; the library and CliRunner, no subprocess."""
+
+from __future__ import annotations
+
+import pytest
+
+from cli_helpers import REPO, invoke
+from passprice.serving import NotResident
+
+
+def test_a_batch_past_the_card_says_how_many_sequences_fit_and_a_paged_cache_is_not_told_to_page() -> None:
+    """``price qwen3-30b-a3b-h200 --batch 700`` said the bytes (160,029,833,216 of 141e9) and to "page the KV cache
+    (--kv-page)" of a serving paged 16 positions a page, never the batch that fits: 605, as max-batch says,
+    ⌊(141e9 − 18,550,716,416) / 202,113,024⌋."""
+    assert (141_000_000_000 - 18_550_716_416) // 202_113_024 == 605
+    result = invoke("price", "qwen3-30b-a3b-h200", "--batch", "700", "--json", root=REPO)
+    assert result.exit_code == 1, result.output
+    import json
+
+    out = json.loads(result.stdout)
+    assert (out["refusal"], out["fits"], out["needed"]) == ("NotResident", 605, 18_550_716_416 + 700 * 202_113_024)
+    assert out["message"] == (
+        "the card memory must hold 160,029,833,216 bytes but holds 141,000,000,000: at most 605 sequences fit "
+        "beside the 18,550,716,416 bytes held once, 202,113,024 bytes a sequence (passprice max-batch): lower the "
+        "batch or the context limit, or let sequences use host memory (--host-memory)")
+    # max-batch gives the same number
+    assert "= 605" in invoke("max-batch", "qwen3-30b-a3b-h200", root=REPO).stdout
+    # a contiguous cache is still told it may page: r1-qwen7b-h200 at 581, one past its 580
+    line = invoke("price", "r1-qwen7b-h200", "--batch", "581", root=REPO).stderr
+    assert ("at most 580 sequences fit beside the 4,677,120,000 bytes held once, 234,881,024 bytes a sequence "
+            "(passprice max-batch): lower the batch or the context limit, page the KV cache (--kv-page)") in line
+
+
+def test_not_resident_says_one_sequence_in_the_singular_and_nothing_when_the_weights_do_not_fit() -> None:
+    one = NotResident(30.0, 25.0, "card", 10.0, per_sequence=10.0)
+    assert one.fits == 1 and "at most 1 sequence fits beside the 10 bytes held once" in str(one)
+    assert one.fields()["fits"] == 1
+    # the weights alone past the card: no batch fits, said as before, no `fits`
+    none = NotResident(30.0, 25.0, "card", 26.0, per_sequence=2.0)
+    assert none.fits is None and "fits" not in none.fields() and "no batch fits" in str(none)
+    # host memory's refusal counts no room
+    assert NotResident(30.0, 25.0, "host").fits is None
+    # under a memory use the share's room: ⌊(50 − 10) / 10⌋ = 4
+    used = NotResident(60.0, 50.0, "card", 10.0, per_sequence=10.0).under_use(0.5, 100.0)
+    assert used.fits == 4 and "(memory use 0.5 of its 100): at most 4 sequences fit" in str(used)
+
+
+@pytest.mark.parametrize("paged", [False, True])
+def test_paged_leaves_out_the_paging_advice_only(paged: bool) -> None:
+    e = NotResident(30.0, 25.0, "card", 10.0, per_sequence=10.0)
+    said = str(e.paged() if paged else e)
+    assert ("page the KV cache (--kv-page)" in said) is not paged
+    assert "at most 1 sequence fits" in said and said.endswith("or let sequences use host memory (--host-memory)")
