@@ -52,3 +52,31 @@ def test_paged_leaves_out_the_paging_advice_only(paged: bool) -> None:
     said = str(e.paged() if paged else e)
     assert ("page the KV cache (--kv-page)" in said) is not paged
     assert "at most 1 sequence fits" in said and said.endswith("or let sequences use host memory (--host-memory)")
+
+
+@pytest.mark.parametrize(
+    ("word", "term", "says"),
+    [
+        # audit at batch 1 prints "… reads exactly its 8 experts a layer whatever the routing (D(1) = k)"
+        ("D(1)", "routing", "D(1) = k: one token-row reads exactly its k experts"),
+        ("D(T)", "routing", "reads D(T) = Σ_e 1 − (1 − p_e)^T experts a layer"),
+        ("experts a layer", "routing", "`N of E experts a layer`"),
+        # diff prints "1 price moved unreviewed" and "price moved, lock not updated (weight_bytes)"
+        ("unreviewed", "price moved", "(`1 price moved unreviewed`)"),
+        ("lock not updated", "price moved", "`price moved, lock not updated (FIGURE)`"),
+        # diff prints "1 derived fact not following" and "does not follow: hot_experts: …"
+        ("not following", "derivation", "does not follow (`not following`"),
+        ("does not follow", "derivation", "write the value the formula gives"),
+        # synth prints "gpt-oss, MXFP4_MOE: 687 tensors …"
+        ("MXFP4_MOE", "MXFP4", "the experts MXFP4, the other matrices Q8_0"),
+        # price prints "bytes/pass 3.594 GB of weights …" while a MoE pass reads its routed experts' only
+        ("weight_bytes", "bytes/pass", "a pass reads the weights of the experts its rows route to"),
+    ],
+)
+def test_the_words_a_moe_walk_printed_are_defined(word: str, term: str, says: str) -> None:
+    """``passprice explain D(1)``, ``unreviewed``, ``lock not updated``, ``not following``, ``MXFP4_MOE`` and
+    ``experts a layer`` were "not a term passprice defines", each printed by audit, diff, synth or price."""
+    from passprice.glossary import lookup, text
+
+    found = lookup(word)
+    assert found.name == term and says in " ".join(text(found).split())

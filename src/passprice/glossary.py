@@ -369,9 +369,11 @@ _TERMS = (
         "the change moved it without re-locking (`lock --update`), and the review fails as `cargo --locked` fails "
         "on an out-of-date lock. `re-locked` is a lock the change re-wrote, its new price shown beside the old; "
         "`to re-pin` a lock whose pinned facts drifted (`check --frozen` fails it until `lock --update`); `asks "
-        "another question` a lock file rewritten to another kind, serving, stack or name.",
+        "another question` a lock file rewritten to another kind, serving, stack or name. The lock's line reads "
+        "`price moved, lock not updated (FIGURE)`, FIGURE the recorded figure that no longer matches "
+        "(`weight_bytes`, `memory_s` …), and the summary line counts such locks (`1 price moved unreviewed`).",
         ("recorded", "re-locked", "relocked", "to re-pin", "re-pin", "asks another question", "requestioned",
-         "moved"),
+         "moved", "unreviewed", "moved unreviewed", "price moved unreviewed", "lock not updated"),
     ),
     Term(
         "content",
@@ -553,14 +555,17 @@ _TERMS = (
         "how a computed fact follows from its inputs: a formula over facts, figures and constants",
         "A fact's derivation names its inputs (other facts of the same card with the value each had, figures read "
         "from a source, constants with units) and a formula passprice evaluates itself, exactly and with units. "
-        "`check` recomputes it: a fact whose input has changed since is stale, named with that input; `fact set` "
+        "`check` recomputes it: a fact whose input has changed since is stale, named with that input, and one "
+        "whose value is not what its formula gives from the inputs it records does not follow (`not following`: "
+        "write the value the formula gives, or its new inputs); `fact set` "
         "warns which facts an edit leaves stale, and `diff` lists them and fails, marking each lock whose price "
         "rests on one."
         " In `--json` a derivation is its `formula`, `digits` (significant digits it is rounded to) and `inputs`,"
         " each a figure with its `value`, `unit` and `locator`, a `fact` it reads, or a `constant` (what the"
         " constant is); `derivation_text` is the line `audit` prints; `cancelled` lists each `input` whose figure"
         " cancels out of the formula, with its `powers` (+1 over the line, −1 under it): its value moves nothing.",
-        ("derivations", "stale", "formula", "still follows", "recomputed", "derivation_text", "digits",
+        ("derivations", "stale", "formula", "still follows", "does not follow", "not following", "mismatch",
+         "recomputed", "derivation_text", "digits",
          "inputs", "input", "constant", "cancelled", "powers"),
     ),
     Term(
@@ -961,8 +966,10 @@ _TERMS = (
         "(`facts/routing/NAME.toml`, `--routing NAME`) gives it as facts: a hot set of `hot_experts` of the experts "
         "takes `hot_share` of the routed token-slots (a token fills k slots a layer, one for each expert it uses; "
         "1 and 1: uniform, `uniform.toml`, an assumption). A pass of T "
-        "token-rows reads Σ_e 1 − (1 − p_e)^T experts a layer, the mean over routing (the `experts` line's words: "
-        "an average over how its tokens may route, not a serving stack's expected price), p_e the chance expert e "
+        "token-rows reads D(T) = Σ_e 1 − (1 − p_e)^T experts a layer (the `experts` line's `N of E experts a "
+        "layer`), the mean over routing (the `experts` line's words: an average over how its tokens may route, not "
+        "a serving stack's expected price; D(1) = k: one token-row reads exactly its k experts whatever the "
+        "routing, so at batch 1 without drafts no routing fact moves a price), p_e the chance expert e "
         "is among a token's k: k · hot_share / (hot_experts · E) for each expert of the hot set, "
         "k · (1 − hot_share) / ((1 − hot_experts) · E) for each of the rest; a price rests on "
         "`routing.hot_experts` and `routing.hot_share`, which a lock can floor. How many sequences fit does not "
@@ -971,7 +978,8 @@ _TERMS = (
         "its note. A price's `--json` `routing` object gives `distinct` (the mean experts a layer the pass reads), "
         "`bytes` (theirs) and `experts_held_bytes` (all routed experts' bytes).",
         ("routing record", "mixture of experts", "moe", "experts", "expert", "hot_experts", "hot_share", "hot set",
-         "routing note", "token-slots", "token-slot", "p_e", "mean over routing", "distinct", "experts_held_bytes"),
+         "routing note", "token-slots", "token-slot", "p_e", "mean over routing", "distinct", "experts_held_bytes",
+         "D(T)", "D(1)", "experts a layer"),
     ),
     Term(
         "MLA",
@@ -986,8 +994,9 @@ _TERMS = (
         "4-bit float weights in blocks of 32 with one shared scale (gpt-oss's experts)",
         "MXFP4 (GGML type 39): 32 E2M1 weights and one E8M0 scale in 17 bytes; NVFP4 (type 40): 64 weights and four "
         "E4M3 scales in 36 bytes. passprice reads both on the integer array (each code an int8 table value, two "
-        "passes) with their scales on the block-scale lanes.",
-        ("nvfp4", "fp4"),
+        "passes) with their scales on the block-scale lanes. `MXFP4_MOE` (`synth --mix MXFP4`) is llama.cpp's mix "
+        "of that name: the experts MXFP4, the other matrices Q8_0, norms and routers F32.",
+        ("nvfp4", "fp4", "MXFP4_MOE"),
     ),
     Term(
         "term",
@@ -1107,8 +1116,11 @@ _TERMS = (
         "The bytes a pass moves through card memory: the weights and embedding rows, read once and shared by the "
         "batch (with `--prefix-read-once`, the shared prefix's KV too), and each sequence's own bytes (its KV "
         "cache up to its position, recurrent state, log and conv ring), of which those rewritten in place (a "
-        "recurrent state) are shown apart. In `--json`: `weight_bytes` (shared by the batch), `sequence_bytes` (one "
-        "sequence's) and `rewrite_bytes` (of those, rewritten in place).",
+        "recurrent state) are shown apart. Of a mixture of experts, a pass reads the weights of the experts its rows "
+        "route to, not all it holds: D(T) of its E experts a layer (the `experts` line; `passprice explain "
+        "routing`), so `weight_bytes` grows with the batch up to every expert's, and `held` counts them all. In "
+        "`--json`: `weight_bytes` (shared by the batch), `sequence_bytes` (one sequence's) and `rewrite_bytes` (of "
+        "those, rewritten in place).",
         ("bytes", "weight bytes", "sequence bytes", "per sequence", "shared by the batch", "embedding rows",
          "weights and embedding rows", "rewrite_bytes"),
     ),
