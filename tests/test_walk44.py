@@ -80,3 +80,18 @@ def test_the_words_a_moe_walk_printed_are_defined(word: str, term: str, says: st
 
     found = lookup(word)
     assert found.name == term and says in " ".join(text(found).split())
+
+
+def test_weights_past_the_card_say_how_many_times_and_that_host_memory_holds_no_weights() -> None:
+    """DeepSeek-V3 Q4_K_M (403,516,178,432 bytes held once without its MTP block) on the 192 GB MI300X: refused the
+    same with ``--host-memory``, which a user reads as offloading experts; it holds sequences only. 403.5 / 192 =
+    2.10 times the card."""
+    assert round(403_516_178_432 / 192e9, 2) == 2.10
+    result = invoke("price", "deepseek-v3-mi300x", "--host-memory", root=REPO)
+    assert result.exit_code == 1
+    assert result.stderr == (
+        "passprice: refused: NotResident: the card memory must hold 403,516,178,432 bytes but holds 192,000,000,000: "
+        "the weights and embedding table alone take 403,516,178,432 bytes (without the 7,510,819,840-byte draft "
+        "(MTP) block, held only when drafting with it), 2.1 times what it holds: no batch fits; a smaller type mix "
+        "or a larger card (--host-memory holds sequences in host memory, never weights: passprice prices no weights "
+        "held off the card)\n")

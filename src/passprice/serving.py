@@ -404,8 +404,13 @@ class NotResident(ServingRefusal):
                   else " or a larger card")
         if weights > capacity:
             # What is held once (weights, embedding table) alone does not fit: no batch or cache choice helps.
+            # walk44: DeepSeek-V3 (403.5 GB) on a 192 GB MI300X was refused the same with --host-memory, which a
+            # user reads as offloading weights (llama.cpp's --n-cpu-moe): it moves sequences only. Say so, and how
+            # many times the capacity the weights take.
             advice = (f"the weights and embedding table alone take {weights:,.0f} bytes"
-                      f"{held_once_counts(draft, drafting)}: no batch fits; a smaller type mix{larger}")
+                      f"{held_once_counts(draft, drafting)}, {weights / capacity:.3g} times what it holds: no batch "
+                      f"fits; a smaller type mix{larger} (--host-memory holds sequences in host memory, never "
+                      "weights: passprice prices no weights held off the card)")
         # Under a memory use the capacity is the searches' share of the card (attack 60: "--memory-use 1e-9" said
         # "the card memory … holds 80" of an 80 GB card, naming no fraction).
         of = f" (memory use {use[0]:.4g} of its {use[1]:,.0f})" if use is not None else ""
