@@ -741,8 +741,9 @@ _TERMS = (
         "refusal: what the serving holds does not fit card memory (nor host memory, if allowed)",
         "A refusal: the weights once and every sequence's caches and states (held bytes) exceed `memory.capacity`, "
         "and the host's too with `--host-memory`. Lower the batch or the context limit, page the KV cache "
-        "(`--kv-page`), allow host memory, or, when the weights alone do not fit, a smaller type mix or a larger "
-        "card. When the weights fit, the line says how many sequences do (`at most 605 sequences fit beside the "
+        "(`--kv-page`), allow host memory, or, when the weights alone do not fit (the line says how many times the "
+        "capacity they take), a smaller type mix or a larger card: `--host-memory` holds sequences, never weights "
+        "(passprice prices no weights held off the card). When the weights fit, the line says how many sequences do (`at most 605 sequences fit beside the "
         "18,550,716,416 bytes held once, 202,113,024 bytes a sequence (passprice max-batch)`; `fits` in `--json`): "
         "⌊(capacity − held once) / held per sequence⌋, the card-memory bound `max-batch` gives, and a serving "
         "whose KV cache is paged is not told to page it. Under a memory use (`--memory-use`) the searches' share "
