@@ -95,3 +95,28 @@ def test_weights_past_the_card_say_how_many_times_and_that_host_memory_holds_no_
         "(MTP) block, held only when drafting with it), 2.1 times what it holds: no batch fits; a smaller type mix "
         "or a larger card (--host-memory holds sequences in host memory, never weights: passprice prices no weights "
         "held off the card)\n")
+
+
+def test_a_routing_record_of_another_router_names_the_records_that_fit(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """``price … --routing bad16`` of an 8-expert Mixtral said "bad16 describes a router of 16 experts, the
+    checkpoint has 8" and stopped; now it names the records registered for 8 experts, as ``Routed`` does (the
+    refused record left out). Here: a 64-expert record on gpt-oss-20b (32 experts, 4 a token)."""
+    import json
+
+    from cli_helpers import copy_root
+
+    root = copy_root(tmp_path)
+    uniform = (root / "facts/routing/uniform.toml").read_text(encoding="utf-8")
+    (root / "facts/routing/wide.toml").write_text(
+        uniform.replace("[routing]\n", "[routing]\nexperts = 64\nused = 4\n"), encoding="utf-8")
+    result = invoke("price", "gpt-oss-20b-h200", "--routing", "wide", "--json", root=root)
+    assert result.exit_code == 1, result.output
+    out = json.loads(result.stdout)
+    assert (out["refusal"], out["expert_count"], out["records"]) == (
+        "BadRouting", 32, ["uniform (assumed; any checkpoint)"])
+    assert result.stderr == (
+        "passprice: refused: BadRouting: routing wide does not fit this checkpoint: wide describes a router of 64 "
+        "experts, the checkpoint has 32; registered here for 32 experts: uniform (assumed; any checkpoint)\n")
+    # a dense checkpoint's BadRouting names no records (there is no router to fit)
+    dense = invoke("price", "r1-qwen7b-h200", "--routing", "uniform", "--json", root=root)
+    assert "records" not in json.loads(dense.stdout) and "expert_count" not in json.loads(dense.stdout)

@@ -743,8 +743,9 @@ _TERMS = (
         "and the host's too with `--host-memory`. Lower the batch or the context limit, page the KV cache "
         "(`--kv-page`), allow host memory, or, when the weights alone do not fit (the line says how many times the "
         "capacity they take), a smaller type mix or a larger card: `--host-memory` holds sequences, never weights "
-        "(passprice prices no weights held off the card). When the weights fit, the line says how many sequences do (`at most 605 sequences fit beside the "
-        "18,550,716,416 bytes held once, 202,113,024 bytes a sequence (passprice max-batch)`; `fits` in `--json`): "
+        "(passprice prices no weights held off the card). When the weights fit, the line says how many sequences "
+        "do (`at most 605 sequences fit beside the 18,550,716,416 bytes held once, 202,113,024 bytes a sequence "
+        "(passprice max-batch)`; `fits` in `--json`): "
         "⌊(capacity − held once) / held per sequence⌋, the card-memory bound `max-batch` gives, and a serving "
         "whose KV cache is paged is not told to page it. Under a memory use (`--memory-use`) the searches' share "
         "is the capacity, and the line names it: `holds 80 (memory use 1e-09 of its 80,000,000,000)`.",
@@ -825,7 +826,10 @@ _TERMS = (
         "A refusal: the routing record names another expert count or experts a token than the checkpoint's router, "
         "or shares no router of this size can take (each p_e at most 1: a hot set of hot_experts · E experts takes "
         "at most hot_experts · E / k of the slots), or the checkpoint is dense (no `expert_count`): price a dense "
-        "checkpoint without `--routing`, or name the mixture of experts meant.",
+        "checkpoint without `--routing`, or name the mixture of experts meant. Of a mixture of experts the line "
+        "names the records registered for its expert count, as `Routed` does, the refused one left out "
+        "(`; registered here for 32 experts: uniform (assumed; any checkpoint)`; `--json`: `expert_count`, "
+        "`records`).",
     ),
     Term(
         "NoHostLink",

@@ -554,13 +554,22 @@ class BadRouting(ServingRefusal):
 
     name = "BadRouting"
 
-    def __init__(self, routing: str, detail: str) -> None:
+    def __init__(
+        self, routing: str, detail: str, experts: int | None = None, header: GGUFHeader | None = None
+    ) -> None:
         self.routing = routing
         self.detail = detail
+        # walk44: of a mixture of experts, its expert count and header, so the command line can name the records
+        # that fit it as a Routed refusal does (`… the checkpoint has 8` said nothing of which record to name)
+        self.experts = experts
+        self.header = header
         super().__init__(f"routing {routing} does not fit this checkpoint: {detail}")
 
     def fields(self) -> dict[str, Any]:
-        return {"routing": self.routing, "detail": self.detail}
+        out: dict[str, Any] = {"routing": self.routing, "detail": self.detail}
+        if self.experts is not None:
+            out["expert_count"] = self.experts
+        return out
 
 
 class NoHostLink(ServingRefusal):
@@ -1229,7 +1238,7 @@ def _check_serving(header: GGUFHeader, s: Serving, routing_free: bool = False) -
 
         problem = mismatch(s.routing, experts, used)
         if problem is not None:
-            raise BadRouting(s.routing.name, problem)
+            raise BadRouting(s.routing.name, problem, experts, header)
 
 
 def _contexts_problem(classes: Sequence[ContextClass], shares: float) -> str:
