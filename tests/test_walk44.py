@@ -24,8 +24,6 @@ def test_a_batch_past_the_card_says_how_many_sequences_fit_and_a_paged_cache_is_
         "the card memory must hold 160,029,833,216 bytes but holds 141,000,000,000: at most 605 sequences fit "
         "beside the 18,550,716,416 bytes held once, 202,113,024 bytes a sequence (passprice max-batch): lower the "
         "batch or the context limit, or let sequences use host memory (--host-memory)")
-    # max-batch gives the same number
-    assert "= 605" in invoke("max-batch", "qwen3-30b-a3b-h200", root=REPO).stdout
     # a contiguous cache is still told it may page: r1-qwen7b-h200 at 581, one past its 580
     line = invoke("price", "r1-qwen7b-h200", "--batch", "581", root=REPO).stderr
     assert ("at most 580 sequences fit beside the 4,677,120,000 bytes held once, 234,881,024 bytes a sequence "
@@ -120,3 +118,17 @@ def test_a_routing_record_of_another_router_names_the_records_that_fit(tmp_path)
     # a dense checkpoint's BadRouting names no records (there is no router to fit)
     dense = invoke("price", "r1-qwen7b-h200", "--routing", "uniform", "--json", root=root)
     assert "records" not in json.loads(dense.stdout) and "expert_count" not in json.loads(dense.stdout)
+
+
+def test_uniform_routing_at_one_token_row_says_hot_share_moves_nothing_either() -> None:
+    """``audit gpt-oss-20b-h200 --batch 1`` read `refused` for routing.hot_share (uniform's 1, a share's bound,
+    refused 1 % either way) and explained D(1) = k of routing.hot_experts alone, as if hot_share could move a
+    batch-1 price: 4 experts a token, 4 read whatever the routing."""
+    result = invoke("audit", "gpt-oss-20b-h200", "--batch", "1", root=REPO)
+    assert result.exit_code == 0, result.output
+    assert ("  routing.hot_experts +0.000: 1 token-row a pass reads exactly its 4 experts a layer whatever the routing "
+            "(D(1) = k)") in result.stdout
+    assert ("  routing.hot_share: refused both ways, but at 1 token-row a pass no routing fact moves this price "
+            "either (D(1) = k: its 4 experts a layer whatever the routing)\n") in result.stdout
+    # at the serving's own batch (32) the skew moves the price: no such line
+    assert "refused both ways" not in invoke("audit", "gpt-oss-20b-h200", root=REPO).stdout
