@@ -37,11 +37,18 @@ def test_not_resident_says_one_sequence_in_the_singular_and_nothing_when_the_wei
     # the weights alone past the card: no batch fits, said as before, no `fits`
     none = NotResident(30.0, 25.0, "card", 26.0, per_sequence=2.0)
     assert none.fits is None and "fits" not in none.fields() and "no batch fits" in str(none)
+    # weights that fit with no room for one sequence: none, said so
+    zero = NotResident(30.0, 25.0, "card", 20.0, per_sequence=10.0)
+    assert str(zero).endswith(": no sequence fits beside the 20 bytes held once, 10 bytes a sequence: lower the "
+                              "context limit, page the KV cache (--kv-page), or let sequences use host memory "
+                              "(--host-memory)") and zero.fits == 0
     # host memory's refusal counts no room
     assert NotResident(30.0, 25.0, "host").fits is None
     # under a memory use the share's room: ⌊(50 − 10) / 10⌋ = 4
     used = NotResident(60.0, 50.0, "card", 10.0, per_sequence=10.0).under_use(0.5, 100.0)
     assert used.fits == 4 and "(memory use 0.5 of its 100): at most 4 sequences fit" in str(used)
+    assert str(used).endswith("let sequences use host memory (--host-memory), or give a larger memory use "
+                              "(--memory-use)")
 
 
 @pytest.mark.parametrize("paged", [False, True])

@@ -392,14 +392,17 @@ class NotResident(ServingRefusal):
         self.fits: int | None = None
         if memory == "card" and per_sequence > 0 and 0 < weights <= capacity:
             self.fits = int(min(math.floor((capacity - weights) / per_sequence), U32_MAX))
-        page = "" if paged else "page the KV cache (--kv-page), "
-        advice = (
-            f"lower the batch or the context limit, {page}or let sequences use host memory (--host-memory)"
-        )
+        ways = ["lower the context limit" if self.fits == 0 else "lower the batch or the context limit",
+                *([] if paged else ["page the KV cache (--kv-page)"]),
+                "let sequences use host memory (--host-memory)",
+                *([] if use is None else ["give a larger memory use (--memory-use)"])]
+        advice = f"{', '.join(ways[:-1])}, or {ways[-1]}"
         if self.fits is not None:
-            sequences = "sequence fits" if self.fits == 1 else "sequences fit"
-            advice = (f"at most {self.fits:,} {sequences} beside the {weights:,.0f} bytes held once, "
-                      f"{per_sequence:,.0f} bytes a sequence (passprice max-batch): {advice}")
+            room = {0: "no sequence fits", 1: "at most 1 sequence fits"}.get(
+                self.fits, f"at most {self.fits:,} sequences fit")
+            where = "" if self.fits == 0 else " (passprice max-batch)"
+            advice = (f"{room} beside the {weights:,.0f} bytes held once, {per_sequence:,.0f} bytes a sequence"
+                      f"{where}: {advice}")
         larger = (", a larger card or a larger memory use (--memory-use)" if use is not None
                   else " or a larger card")
         if weights > capacity:
