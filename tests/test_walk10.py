@@ -106,13 +106,15 @@ def test_each_weight_size_of_deepseek_v3_says_what_it_counts() -> None:
     assert priced.stderr == (
         "passprice: refused: NotResident: the card memory must hold 411,173,846,016 bytes but holds 141,000,000,000: "
         "the weights and embedding table alone take 411,026,998,272 bytes (with the 7,510,819,840-byte draft (MTP) "
-        "block the serving drafts with): no batch fits; a smaller type mix or a larger card\n"
+        "block the serving drafts with), 2.92 times what it holds: no batch fits; a smaller type mix or a larger "
+        "card (--host-memory holds sequences in host memory, never weights: passprice prices no weights held off "
+        "the card)\n"
     )
     alone = invoke("price", "--checkpoint", "deepseek-v3-q4_k_m", "--card", "h200_sxm_141gb", "--routing", "uniform")
     assert alone.stderr.startswith("passprice: refused: NotResident: the card memory must hold 403,804,012,544 bytes "
                                    "but holds 141,000,000,000: the weights and embedding table alone take "
                                    "403,516,178,432 bytes (without the 7,510,819,840-byte draft (MTP) block, held only "
-                                   "when drafting with it): "), alone.stderr
+                                   "when drafting with it), 2.86 times what it holds: "), alone.stderr
 
 
 def test_a_wrong_checkpoint_and_a_wrong_card_are_two_error_lines() -> None:

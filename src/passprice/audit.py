@@ -980,6 +980,12 @@ def elasticity_notes(a: Audit) -> list[str]:
         out.append(f"{', '.join(still)} +0.000: 1 token-row a pass reads exactly its {routed.used} experts a layer "
                    "whatever the routing (D(1) = k), so no routing fact moves this price; from 2 token-rows a pass "
                    "up the skew does")
+    stepless = [r.path for r in unmeasured if r.path.startswith("routing.")]
+    if routed is not None and routed.tokens == 1 and stepless:
+        # walk44: uniform routing's hot_share (1, a share's bound) read `refused` at batch 1, as if it could move the
+        # price, and the D(1) = k line named hot_experts alone
+        out.append(f"{', '.join(stepless)}: refused both ways, but at 1 token-row a pass no routing fact moves this "
+                   f"price either (D(1) = k: its {routed.used} experts a layer whatever the routing)")
     return out
 
 

@@ -440,9 +440,9 @@ class _Group(click.Group):
             if not isinstance(e, ServingRefusal):
                 raise
             payload = e.to_json()
-            from passprice.serving import Routed
+            from passprice.serving import BadRouting, Routed
 
-            _routed_records(ctx, payload, e.header if isinstance(e, Routed) else None)
+            _routed_records(ctx, payload, e.header if isinstance(e, (Routed, BadRouting)) else None)
             with _reader_gone():
                 _failure_document(ctx, payload)
             said = str(e) + _records_said(payload)
@@ -773,17 +773,23 @@ def _routed_records(ctx: click.Context, payload: dict[str, Any], header: Any = N
     checkpoint's ``header``, only those whose ``checkpoints`` scope holds it, the others as
     ``records_out_of_scope`` (session 24: a 128-expert model was offered the record of another, which refuses it
     OutOfScope). Nothing for another refusal, or when no registry reads."""
-    if payload.get("refusal") != "Routed" or not isinstance(payload.get("expert_count"), int):
+    if payload.get("refusal") not in ("Routed", "BadRouting") or not isinstance(payload.get("expert_count"), int):
         return
     root = _root_or_none(ctx)
     if root is None:
         return
     from passprice.routing import records_for, records_out_of_scope
 
-    records = records_for(root, payload["expert_count"], header)
+    # A BadRouting refusal (walk44) names the records that fit the checkpoint's expert count, less the one refused.
+    refused = payload.get("routing") if payload["refusal"] == "BadRouting" else None
+
+    def other(records: list[str]) -> list[str]:
+        return [r for r in records if r.split(" ", 1)[0] != refused]
+
+    records = other(records_for(root, payload["expert_count"], header))
     if records:
         payload["records"] = records
-    outside = records_out_of_scope(root, payload["expert_count"], header) if header is not None else []
+    outside = other(records_out_of_scope(root, payload["expert_count"], header)) if header is not None else []
     if outside:
         payload["records_out_of_scope"] = outside
 
@@ -1589,9 +1595,9 @@ def _reasons(refusals: list[Any]) -> str:
 
 
 def _refuse(e: Any) -> NoReturn:
-    from passprice.serving import Routed
+    from passprice.serving import BadRouting, Routed
 
-    raise Refused(str(e), e.to_json(), e.header if isinstance(e, Routed) else None)
+    raise Refused(str(e), e.to_json(), e.header if isinstance(e, (Routed, BadRouting)) else None)
 
 
 _STACK_HELP = "Also price the pass under serving stack S (facts/stacks): its expected price beside the card's limit."

@@ -369,9 +369,11 @@ _TERMS = (
         "the change moved it without re-locking (`lock --update`), and the review fails as `cargo --locked` fails "
         "on an out-of-date lock. `re-locked` is a lock the change re-wrote, its new price shown beside the old; "
         "`to re-pin` a lock whose pinned facts drifted (`check --frozen` fails it until `lock --update`); `asks "
-        "another question` a lock file rewritten to another kind, serving, stack or name.",
+        "another question` a lock file rewritten to another kind, serving, stack or name. The lock's line reads "
+        "`price moved, lock not updated (FIGURE)`, FIGURE the recorded figure that no longer matches "
+        "(`weight_bytes`, `memory_s` …), and the summary line counts such locks (`1 price moved unreviewed`).",
         ("recorded", "re-locked", "relocked", "to re-pin", "re-pin", "asks another question", "requestioned",
-         "moved"),
+         "moved", "unreviewed", "moved unreviewed", "price moved unreviewed", "lock not updated"),
     ),
     Term(
         "content",
@@ -553,14 +555,17 @@ _TERMS = (
         "how a computed fact follows from its inputs: a formula over facts, figures and constants",
         "A fact's derivation names its inputs (other facts of the same card with the value each had, figures read "
         "from a source, constants with units) and a formula passprice evaluates itself, exactly and with units. "
-        "`check` recomputes it: a fact whose input has changed since is stale, named with that input; `fact set` "
+        "`check` recomputes it: a fact whose input has changed since is stale, named with that input, and one "
+        "whose value is not what its formula gives from the inputs it records does not follow (`not following`: "
+        "write the value the formula gives, or its new inputs); `fact set` "
         "warns which facts an edit leaves stale, and `diff` lists them and fails, marking each lock whose price "
         "rests on one."
         " In `--json` a derivation is its `formula`, `digits` (significant digits it is rounded to) and `inputs`,"
         " each a figure with its `value`, `unit` and `locator`, a `fact` it reads, or a `constant` (what the"
         " constant is); `derivation_text` is the line `audit` prints; `cancelled` lists each `input` whose figure"
         " cancels out of the formula, with its `powers` (+1 over the line, −1 under it): its value moves nothing.",
-        ("derivations", "stale", "formula", "still follows", "recomputed", "derivation_text", "digits",
+        ("derivations", "stale", "formula", "still follows", "does not follow", "not following", "mismatch",
+         "recomputed", "derivation_text", "digits",
          "inputs", "input", "constant", "cancelled", "powers"),
     ),
     Term(
@@ -736,9 +741,14 @@ _TERMS = (
         "refusal: what the serving holds does not fit card memory (nor host memory, if allowed)",
         "A refusal: the weights once and every sequence's caches and states (held bytes) exceed `memory.capacity`, "
         "and the host's too with `--host-memory`. Lower the batch or the context limit, page the KV cache "
-        "(`--kv-page`), allow host memory, or, when the weights alone do not fit, a smaller type mix or a larger "
-        "card. Under a memory use (`--memory-use`) the searches' share is the capacity, and the line names it: "
-        "`holds 80 (memory use 1e-09 of its 80,000,000,000)`.",
+        "(`--kv-page`), allow host memory, or, when the weights alone do not fit (the line says how many times the "
+        "capacity they take), a smaller type mix or a larger card: `--host-memory` holds sequences, never weights "
+        "(passprice prices no weights held off the card). When the weights fit, the line says how many sequences "
+        "do (`at most 605 sequences fit beside the 18,550,716,416 bytes held once, 202,113,024 bytes a sequence "
+        "(passprice max-batch)`; `fits` in `--json`): "
+        "⌊(capacity − held once) / held per sequence⌋, the card-memory bound `max-batch` gives, and a serving "
+        "whose KV cache is paged is not told to page it. Under a memory use (`--memory-use`) the searches' share "
+        "is the capacity, and the line names it: `holds 80 (memory use 1e-09 of its 80,000,000,000)`.",
     ),
     Term(
         "OnChipOverflow",
@@ -816,7 +826,10 @@ _TERMS = (
         "A refusal: the routing record names another expert count or experts a token than the checkpoint's router, "
         "or shares no router of this size can take (each p_e at most 1: a hot set of hot_experts · E experts takes "
         "at most hot_experts · E / k of the slots), or the checkpoint is dense (no `expert_count`): price a dense "
-        "checkpoint without `--routing`, or name the mixture of experts meant.",
+        "checkpoint without `--routing`, or name the mixture of experts meant. Of a mixture of experts the line "
+        "names the records registered for its expert count, as `Routed` does, the refused one left out "
+        "(`; registered here for 32 experts: uniform (assumed; any checkpoint)`; `--json`: `expert_count`, "
+        "`records`).",
     ),
     Term(
         "NoHostLink",
@@ -971,8 +984,10 @@ _TERMS = (
         "(`facts/routing/NAME.toml`, `--routing NAME`) gives it as facts: a hot set of `hot_experts` of the experts "
         "takes `hot_share` of the routed token-slots (a token fills k slots a layer, one for each expert it uses; "
         "1 and 1: uniform, `uniform.toml`, an assumption). A pass of T "
-        "token-rows reads Σ_e 1 − (1 − p_e)^T experts a layer, the mean over routing (the `experts` line's words: "
-        "an average over how its tokens may route, not a serving stack's expected price), p_e the chance expert e "
+        "token-rows reads D(T) = Σ_e 1 − (1 − p_e)^T experts a layer (the `experts` line's `N of E experts a "
+        "layer`), the mean over routing (the `experts` line's words: an average over how its tokens may route, not "
+        "a serving stack's expected price; D(1) = k: one token-row reads exactly its k experts whatever the "
+        "routing, so at batch 1 without drafts no routing fact moves a price), p_e the chance expert e "
         "is among a token's k: k · hot_share / (hot_experts · E) for each expert of the hot set, "
         "k · (1 − hot_share) / ((1 − hot_experts) · E) for each of the rest; a price rests on "
         "`routing.hot_experts` and `routing.hot_share`, which a lock can floor. How many sequences fit does not "
@@ -981,7 +996,8 @@ _TERMS = (
         "its note. A price's `--json` `routing` object gives `distinct` (the mean experts a layer the pass reads), "
         "`bytes` (theirs) and `experts_held_bytes` (all routed experts' bytes).",
         ("routing record", "mixture of experts", "moe", "experts", "expert", "hot_experts", "hot_share", "hot set",
-         "routing note", "token-slots", "token-slot", "p_e", "mean over routing", "distinct", "experts_held_bytes"),
+         "routing note", "token-slots", "token-slot", "p_e", "mean over routing", "distinct", "experts_held_bytes",
+         "D(T)", "D(1)", "experts a layer"),
     ),
     Term(
         "MLA",
@@ -996,8 +1012,9 @@ _TERMS = (
         "4-bit float weights in blocks of 32 with one shared scale (gpt-oss's experts)",
         "MXFP4 (GGML type 39): 32 E2M1 weights and one E8M0 scale in 17 bytes; NVFP4 (type 40): 64 weights and four "
         "E4M3 scales in 36 bytes. passprice reads both on the integer array (each code an int8 table value, two "
-        "passes) with their scales on the block-scale lanes.",
-        ("nvfp4", "fp4"),
+        "passes) with their scales on the block-scale lanes. `MXFP4_MOE` (`synth --mix MXFP4`) is llama.cpp's mix "
+        "of that name: the experts MXFP4, the other matrices Q8_0, norms and routers F32.",
+        ("nvfp4", "fp4", "MXFP4_MOE"),
     ),
     Term(
         "term",
@@ -1117,8 +1134,11 @@ _TERMS = (
         "The bytes a pass moves through card memory: the weights and embedding rows, read once and shared by the "
         "batch (with `--prefix-read-once`, the shared prefix's KV too), and each sequence's own bytes (its KV "
         "cache up to its position, recurrent state, log and conv ring), of which those rewritten in place (a "
-        "recurrent state) are shown apart. In `--json`: `weight_bytes` (shared by the batch), `sequence_bytes` (one "
-        "sequence's) and `rewrite_bytes` (of those, rewritten in place).",
+        "recurrent state) are shown apart. Of a mixture of experts, a pass reads the weights of the experts its rows "
+        "route to, not all it holds: D(T) of its E experts a layer (the `experts` line; `passprice explain "
+        "routing`), so `weight_bytes` grows with the batch up to every expert's, and `held` counts them all. In "
+        "`--json`: `weight_bytes` (shared by the batch), `sequence_bytes` (one sequence's) and `rewrite_bytes` (of "
+        "those, rewritten in place).",
         ("bytes", "weight bytes", "sequence bytes", "per sequence", "shared by the batch", "embedding rows",
          "weights and embedding rows", "rewrite_bytes"),
     ),

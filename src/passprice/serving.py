@@ -379,22 +379,41 @@ class NotResident(ServingRefusal):
 
     def __init__(
         self, needed: float, capacity: float, memory: str = "card", weights: float = 0.0, draft: float = 0.0,
-        drafting: bool = False, use: tuple[float, float] | None = None,
+        drafting: bool = False, use: tuple[float, float] | None = None, per_sequence: float = 0.0,
+        paged: bool = False,
     ) -> None:
         self.needed = needed
         self.capacity = capacity
         self.memory = memory
         self._given = (weights, draft, drafting)
-        advice = (
-            "lower the batch or the context limit, page the KV cache (--kv-page), or let sequences use host memory "
-            "(--host-memory)"
-        )
+        self._per_sequence = per_sequence
+        # walk44: a batch past the card's room said how many bytes, never how many sequences fit (the number a user
+        # lowers the batch to): the seed's card_room, ⌊(capacity − held once) / held per sequence⌋, as max-batch.
+        self.fits: int | None = None
+        if memory == "card" and per_sequence > 0 and 0 < weights <= capacity:
+            self.fits = int(min(math.floor((capacity - weights) / per_sequence), U32_MAX))
+        ways = ["lower the context limit" if self.fits == 0 else "lower the batch or the context limit",
+                *([] if paged else ["page the KV cache (--kv-page)"]),
+                "let sequences use host memory (--host-memory)",
+                *([] if use is None else ["give a larger memory use (--memory-use)"])]
+        advice = f"{', '.join(ways[:-1])}, or {ways[-1]}"
+        if self.fits is not None:
+            room = {0: "no sequence fits", 1: "at most 1 sequence fits"}.get(
+                self.fits, f"at most {self.fits:,} sequences fit")
+            where = "" if self.fits == 0 else " (passprice max-batch)"
+            advice = (f"{room} beside the {weights:,.0f} bytes held once, {per_sequence:,.0f} bytes a sequence"
+                      f"{where}: {advice}")
         larger = (", a larger card or a larger memory use (--memory-use)" if use is not None
                   else " or a larger card")
         if weights > capacity:
             # What is held once (weights, embedding table) alone does not fit: no batch or cache choice helps.
+            # walk44: DeepSeek-V3 (403.5 GB) on a 192 GB MI300X was refused the same with --host-memory, which a
+            # user reads as offloading weights (llama.cpp's --n-cpu-moe): it moves sequences only. Say so, and how
+            # many times the capacity the weights take.
             advice = (f"the weights and embedding table alone take {weights:,.0f} bytes"
-                      f"{held_once_counts(draft, drafting)}: no batch fits; a smaller type mix{larger}")
+                      f"{held_once_counts(draft, drafting)}, {weights / capacity:.3g} times what it holds: no batch "
+                      f"fits; a smaller type mix{larger} (--host-memory holds sequences in host memory, never "
+                      "weights: passprice prices no weights held off the card)")
         # Under a memory use the capacity is the searches' share of the card (attack 60: "--memory-use 1e-9" said
         # "the card memory … holds 80" of an 80 GB card, naming no fraction).
         of = f" (memory use {use[0]:.4g} of its {use[1]:,.0f})" if use is not None else ""
@@ -403,10 +422,21 @@ class NotResident(ServingRefusal):
     def under_use(self, use: float, whole: float) -> NotResident:
         """This refusal said of a search's share ``use`` (0 < use ≤ 1, :attr:`Serving.memory_use`) of the card
         memory's ``whole`` (bytes): the same figures, the fraction and the whole named. Raises nothing."""
-        return NotResident(self.needed, self.capacity, self.memory, *self._given, use=(use, whole))
+        return NotResident(self.needed, self.capacity, self.memory, *self._given, use=(use, whole),
+                           per_sequence=self._per_sequence)
+
+    def paged(self) -> NotResident:
+        """This refusal said of a serving whose KV cache is paged already (walk44: its advice to page the cache,
+        ``--kv-page``, was said of ``qwen3-30b-a3b-h200`` whose cache is paged 16 positions a page): the same
+        figures, that advice left out. Raises nothing."""
+        return NotResident(self.needed, self.capacity, self.memory, *self._given, per_sequence=self._per_sequence,
+                           paged=True)
 
     def fields(self) -> dict[str, Any]:
-        return {"needed": self.needed, "capacity": self.capacity, "memory": self.memory}
+        out: dict[str, Any] = {"needed": self.needed, "capacity": self.capacity, "memory": self.memory}
+        if self.fits is not None:
+            out["fits"] = self.fits
+        return out
 
 
 class OnChipOverflow(ServingRefusal):
@@ -527,13 +557,22 @@ class BadRouting(ServingRefusal):
 
     name = "BadRouting"
 
-    def __init__(self, routing: str, detail: str) -> None:
+    def __init__(
+        self, routing: str, detail: str, experts: int | None = None, header: GGUFHeader | None = None
+    ) -> None:
         self.routing = routing
         self.detail = detail
+        # walk44: of a mixture of experts, its expert count and header, so the command line can name the records
+        # that fit it as a Routed refusal does (`… the checkpoint has 8` said nothing of which record to name)
+        self.experts = experts
+        self.header = header
         super().__init__(f"routing {routing} does not fit this checkpoint: {detail}")
 
     def fields(self) -> dict[str, Any]:
-        return {"routing": self.routing, "detail": self.detail}
+        out: dict[str, Any] = {"routing": self.routing, "detail": self.detail}
+        if self.experts is not None:
+            out["expert_count"] = self.experts
+        return out
 
 
 class NoHostLink(ServingRefusal):
@@ -919,7 +958,8 @@ class PassShape:
         if host_sequences > 0 and card.host is None:
             raise NoHostLink(card.name)
         if held_bytes > capacity_bytes:
-            raise NotResident(held_bytes, capacity_bytes, "card", self.held_shared, self.held_draft, self.drafting)
+            raise NotResident(held_bytes, capacity_bytes, "card", self.held_shared, self.held_draft, self.drafting,
+                              per_sequence=self.held_per_sequence)
         if host_held_bytes > host_capacity_bytes:
             raise NotResident(host_held_bytes, host_capacity_bytes, "host")
         on_chip_bytes = b * self.on_chip_per_sequence
@@ -1201,7 +1241,7 @@ def _check_serving(header: GGUFHeader, s: Serving, routing_free: bool = False) -
 
         problem = mismatch(s.routing, experts, used)
         if problem is not None:
-            raise BadRouting(s.routing.name, problem)
+            raise BadRouting(s.routing.name, problem, experts, header)
 
 
 def _contexts_problem(classes: Sequence[ContextClass], shares: float) -> str:
@@ -1734,7 +1774,12 @@ def price_serving(header: GGUFHeader, card: Card, s: Serving) -> ServingCost:
     Raises :class:`Empty` for batch 0, else what :func:`pass_shape` and :meth:`PassShape.cost_split` raise."""
     if s.batch == 0:
         raise Empty("batch")
-    return shape_of(header, s).cost_split(card, s.batch, s.host_memory)
+    try:
+        return shape_of(header, s).cost_split(card, s.batch, s.host_memory)
+    except NotResident as e:
+        if s.kv_page is None:
+            raise
+        raise e.paged() from None
 
 
 def fit_shape(header: GGUFHeader, s: Serving) -> PassShape:
