@@ -128,3 +128,35 @@ def test_an_unreadable_card_and_a_read_only_one_as_a_user(root: Path) -> None:
     assert read_only == {"exit": 2, "stderr": (
         f"passprice: error: {card}: is read-only; passprice does not replace it (make it writable first)\n")}
     assert card.read_bytes() == before
+
+
+# --- a lock file that is no lock was parsed four times by `check` ----------------------------------------------------
+
+
+def test_a_refused_lock_is_parsed_once_a_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 13's bar, 1 MB in 2 s: `check` of a 256 KiB lock file holding one array of 131,000 integers spent 2.85 s
+    of CPU (1.14 s with the lock as shipped) parsing it four times: `_not_a_lock` parsed again what `schema.load`
+    had parsed, and `check` reads every lock twice (its files, then its review), a refusal remembered by nothing. Now
+    the refused document travels on the SchemaError and a refused lock is remembered by its path and bytes."""
+    import tomllib
+
+    from passprice.errors import InputError
+    from passprice.locks import read_lock
+
+    lock = tmp_path / "x.lock.toml"
+    lock.write_text("a = [" + "1," * 5000 + "]\n", encoding="utf-8")
+    parsed: list[int] = []
+    loads = tomllib.loads
+
+    def counted(text: str, **kwargs: Any) -> dict[str, Any]:
+        if text.startswith("a = [1,"):
+            parsed.append(len(text))
+        return loads(text, **kwargs)
+
+    monkeypatch.setattr(tomllib, "loads", counted)
+    for _ in range(2):
+        with pytest.raises(InputError) as refused:
+            read_lock(lock)
+        assert list(refused.value.lines) == [f"{lock}: not a lock file (no [lock] table; it is some other file): a "
+                                             "lock is locks/NAME.lock.toml, written by `passprice lock SERVING`"]
+    assert len(parsed) == 1  # was 2 a read: 4 for the two reads
