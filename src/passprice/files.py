@@ -90,13 +90,32 @@ def shell_word(path: Path | str) -> str:
     return "$'" + "".join(out) + "'"
 
 
-def _why(error: OSError) -> str:
-    """An ``OSError`` in words a person acts on."""
+def unsearchable(path: Path | str) -> Path | None:
+    """The first folder on the way to ``path`` (its own ancestors, outermost first; not ``path`` itself) that this
+    process may not search (no ``x`` permission for it: ``os.access(folder, X_OK)``), or ``None``. Root may search
+    every folder, so this only ever answers for another user."""
+    given = Path(path)
+    for folder in reversed(given.parents):
+        if not os.access(folder, os.X_OK) and folder.is_dir():
+            return folder
+    return None
+
+
+def why(error: OSError, path: Path | str | None = None) -> str:
+    """An ``OSError`` in words a person acts on. A permission error (``EACCES``) met on the way to ``path`` names
+    the folder it came from, when one of ``path``'s folders may not be searched (:func:`unsearchable`): run as a user
+    who may not enter ``facts/cards/``, every card said only ``facts/cards/NAME.toml: Permission denied``, which
+    reads as the card's own mode (attack round 61)."""
     if error.errno == errno.ENAMETOOLONG:
         return "the name is longer than the file system allows"
     if error.errno == errno.ELOOP:
         return "a loop of symbolic links"
+    if error.errno == errno.EACCES and path is not None:
+        folder = unsearchable(path)
+        if folder is not None:
+            return f"permission denied: the folder {shown(folder)} may not be searched by this user"
     return error.strerror or str(error)
+
 
 
 def look(path: Path | str) -> os.stat_result | None:
@@ -112,7 +131,7 @@ def look(path: Path | str) -> os.stat_result | None:
     except (FileNotFoundError, NotADirectoryError):
         return None
     except OSError as e:
-        raise InputError(f"{shown(path)}: {_why(e)}") from None
+        raise InputError(f"{shown(path)}: {why(e, path)}") from None
     except ValueError:  # "embedded null byte": a name from a TOML file may hold one
         raise InputError(f"{str(path)!r}: not a file name (it holds a NUL character)") from None
 
@@ -156,7 +175,7 @@ def open_regular(path: Path | str, buffering: int = -1) -> BinaryIO:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as e:
-        raise InputError(f"{shown(path)}: cannot read: {_why(e)}") from None
+        raise InputError(f"{shown(path)}: cannot read: {why(e, path)}") from None
     try:
         _require_regular(path, os.fstat(fd).st_mode)
         os.set_blocking(fd, True)
@@ -187,7 +206,7 @@ def read_regular(path: Path | str, limit: int, refuse: Callable[[int], None] | N
             if size < len(data) <= limit:
                 data += handle.read(limit + 1 - len(data))
         except OSError as e:
-            raise InputError(f"{shown(path)}: cannot read: {_why(e)}") from None
+            raise InputError(f"{shown(path)}: cannot read: {why(e, path)}") from None
     if len(data) > limit:
         if refuse is not None:
             refuse(len(data))
@@ -421,7 +440,7 @@ def check_writable(path: Path, force: bool = False, *, probe: bool = True) -> No
         try:
             fd, made = _temporary(folder, f".{end.name}.")
         except OSError as e:
-            raise InputError(f"{shown(path)}: cannot write: {_why(e)}") from None
+            raise InputError(f"{shown(path)}: cannot write: {why(e, path)}") from None
         os.close(fd)
         with contextlib.suppress(OSError):
             os.unlink(made)
@@ -548,7 +567,7 @@ def make_folder(folder: Path) -> None:
     except (FileExistsError, NotADirectoryError):
         raise InputError(f"{shown(folder)}: cannot create the folder: a file is in the way") from None
     except OSError as e:
-        raise InputError(f"{shown(folder)}: cannot create the folder: {_why(e)}") from None
+        raise InputError(f"{shown(folder)}: cannot create the folder: {why(e, folder)}") from None
 
 
 class Appended(NamedTuple):
@@ -702,7 +721,7 @@ def write_atomically(
         finally:
             Path(tmp).unlink(missing_ok=True)
     except OSError as e:
-        raise InputError(f"{shown(path)}: cannot write: {_why(e)}") from None
+        raise InputError(f"{shown(path)}: cannot write: {why(e, path)}") from None
 
 
 #: The bytes a file name holds at most on the file systems passprice writes to (``NAME_MAX`` of Linux and macOS).

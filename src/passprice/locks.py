@@ -18,6 +18,7 @@ name, a fixed ``rests_on`` list) is still read; :func:`older_format` says what t
 from __future__ import annotations
 
 import functools
+import hashlib
 import itertools
 import json
 import os
@@ -1091,10 +1092,28 @@ def read_lock(path: Path, schema_folder: Path | None = None, batch: str | None =
     data = schema.read_bytes(path, "lock") if batch is None else schema.read_unkept(path, "lock")
     schema.require_size(path, "lock", len(data))  # a kept object answers for a file under the cap only (issue 13)
     folder = schema_folder or schema_dir()
-    return cache.built(
-        "lock", Path(folder) / "lock.schema.json", str(path).encode("utf-8", "surrogateescape") + b"\0" + data,
-        lambda: _lock_of_file(path, folder, data), Lock, batch=batch,
-    )
+    # What a lock file builds depends on its path, bytes and schema alone (the cache keeps a good one by them), so a
+    # refusal is kept by them too, once a process: `check` reads every lock twice (its files, then its review), and
+    # a 256 KiB lock file of one array of 131,000 integers was parsed four times, 1.4 s of CPU (attack round 61).
+    memo = (str(path), str(folder), hashlib.blake2b(data).digest())
+    refused = _REFUSED.get(memo)
+    if refused is not None:
+        raise refused
+    try:
+        return cache.built(
+            "lock", Path(folder) / "lock.schema.json", str(path).encode("utf-8", "surrogateescape") + b"\0" + data,
+            lambda: _lock_of_file(path, folder, data), Lock, batch=batch,
+        )
+    except InputError as e:
+        _REFUSED[memo] = e
+        while len(_REFUSED) > 64:
+            del _REFUSED[next(iter(_REFUSED))]
+        raise
+
+
+#: Lock files refused in this process, by path, schema folder and the blake2b of their bytes (never across processes,
+#: as :data:`passprice.schema._REFUSED`).
+_REFUSED: dict[tuple[str, str, bytes], InputError] = {}
 
 
 def _lock_of_file(path: Path, schema_folder: Path, data: bytes) -> Lock:
@@ -1103,7 +1122,7 @@ def _lock_of_file(path: Path, schema_folder: Path, data: bytes) -> Lock:
     try:
         document = schema.load(path, "lock", schema_folder, data=data, check=("digests", check_digests))
     except SchemaError as e:
-        _not_a_lock(path, data)
+        _not_a_lock(path, data, e.document)
         # A lock cut short (a truncated file, or a partial write by something other than passprice) lacks its last
         # tables and keys and nothing else is wrong with it: one line says so instead of a cascade of problems.
         suffix = ": missing (required)"
@@ -1116,16 +1135,18 @@ def _lock_of_file(path: Path, schema_folder: Path, data: bytes) -> Lock:
     return lock_from_document(document, str(path), checked=True)
 
 
-def _not_a_lock(path: Path, data: bytes) -> None:
+def _not_a_lock(path: Path, data: bytes, document: dict[str, Any] | None = None) -> None:
     """Raise one :class:`InputError` line for a file that is not a lock at all (no ``[lock]`` table), naming the
-    kind its ``#:schema`` line declares (a serving, a card …), instead of every lock key it lacks."""
+    kind its ``#:schema`` line declares (a serving, a card …), instead of every lock key it lacks. ``document``: the
+    file's parsed document, when the caller has it (parsed here otherwise)."""
     import re
     import tomllib
 
-    try:
-        document = schema.toml_loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
-        return
+    if document is None:
+        try:
+            document = schema.toml_loads(data.decode("utf-8"))
+        except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+            return
     declared = re.match(rb"#:schema [^\n]*?([a-z-]+)\.schema\.json", data)
     kind = declared[1].decode("ascii") if declared is not None else None
     if "lock" in document or kind == "lock" or (kind is None and (not document or set(document) & set(_TABLES))):

@@ -15,7 +15,7 @@ from pathlib import Path
 import attrs
 
 from passprice.errors import InputError, NotFound, escaped
-from passprice.files import is_folder, is_there, shell_word, shown
+from passprice.files import is_folder, is_there, shell_word, shown, why
 
 _PACKAGE = Path(__file__).resolve().parent
 
@@ -106,13 +106,17 @@ class Root:
         if not is_folder(folder):
             return []
         try:
-            return sorted(
+            names = sorted(
                 name[: -len(suffix)]
                 for name in os.listdir(folder)
                 if name.endswith(suffix) and len(name) > len(suffix) and not editor_lock(name)
             )
         except OSError as e:
-            raise InputError(f"{folder}: cannot list: {e.strerror or e}") from None
+            raise InputError(f"{folder}: cannot list: {why(e, folder)}") from None
+        if names and not os.access(folder, os.X_OK):
+            # Listed but not searchable (mode r--): every file in it failed alone, one line each (attack round 61).
+            raise InputError(f"{folder}: cannot read its files: the folder may not be searched by this user")
+        return names
 
     def scan(self, folder: Path, suffix: str = ".toml") -> list[str]:
         """:meth:`names`, for a look over the whole registry that another step has already validated folder by

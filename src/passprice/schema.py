@@ -1640,7 +1640,11 @@ def load(
         except UnicodeDecodeError as e:
             raise InputError(f"{path}: byte {e.start}: not UTF-8 text") from None
         document = read_toml(path, text)
-        validate(document, kind, str(path), schema_folder)
+        try:
+            validate(document, kind, str(path), schema_folder)
+        except SchemaError as e:
+            e.document = document  # for a caller that words its refusal from it (locks._not_a_lock): not parsed again
+            raise
         if check is not None:
             check[1](document, str(path))
         return document
