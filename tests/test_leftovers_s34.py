@@ -221,6 +221,25 @@ def test_5_signals_held_restores_the_mask_it_found() -> None:
     assert signal.pthread_sigmask(signal.SIG_BLOCK, ()) == before
 
 
+@pytest.mark.skipif(not hasattr(signal, "pthread_sigmask"), reason="no signal masks on this platform")
+def test_5_a_ctrl_c_as_the_signals_are_held_leaves_none_held(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = signal.pthread_sigmask
+
+    def raising(how: int, mask: Any) -> Any:  # the signal came just before the block: raised as the call returns
+        was = real(how, mask)
+        if how == signal.SIG_BLOCK and mask:
+            raise KeyboardInterrupt
+        return was
+
+    before = real(signal.SIG_BLOCK, ())
+    monkeypatch.setattr(signal, "pthread_sigmask", raising)
+    with pytest.raises(KeyboardInterrupt), schema.signals_held():
+        pass
+    after = real(signal.SIG_BLOCK, ())
+    real(signal.SIG_SETMASK, before)
+    assert after == before  # was: SIGINT, SIGTERM and SIGHUP held for good
+
+
 def test_5_a_ctrl_c_as_a_file_object_is_made_stays_a_ctrl_c(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "f.toml").write_text("x = 1\n")
     real = os.fdopen
