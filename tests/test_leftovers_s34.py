@@ -120,7 +120,11 @@ def test_2_refusals_say_what_a_tiny_memory_holds() -> None:
         "cache (--kv-page), or let sequences use host memory (--host-memory)")
     assert str(NotResident(2_000.0, 5e-10, weights=1_000.0).under_use(0.5, 1e-9)).startswith(
         "the card memory must hold 2,000 bytes but holds 5e-10 (memory use 0.5 of its 1e-09): the weights and "
-        "embedding table alone take 1,000 bytes: no batch fits")
+        "embedding table alone take 1,000 bytes, 2e+12 times what it holds: no batch fits")
+    # how many fit, beside what is held once, a sequence's bytes below one (was "0 bytes a sequence")
+    assert str(NotResident(100.0, 10.0, weights=4.0, per_sequence=0.25)).startswith(
+        "the card memory must hold 100 bytes but holds 10: at most 24 sequences fit beside the 4 bytes held once, "
+        "0.25 bytes a sequence (passprice max-batch): ")
     assert str(OnChipOverflow(3.0, 2.5e-7)).startswith(
         "the batch's token-rows take 3 bytes on chip but the card holds 2.5e-07: ")
 
@@ -131,7 +135,7 @@ def test_2_price_on_a_card_of_a_billionth_of_a_byte(root: Path) -> None:
     # was "… bytes but holds 0: …"
     assert result.stderr.startswith("passprice: refused: NotResident: the card memory must hold 15,625,109,504 bytes "
                                     "but holds 1e-09: the weights and embedding table alone take 13,477,625,856 "
-                                    "bytes: no batch fits")
+                                    "bytes, 1.35e+19 times what it holds: no batch fits")
 
 
 # 3. A context that is no whole number of K has separators, as every count beside it.
