@@ -179,10 +179,14 @@ def open_regular(path: Path | str, buffering: int = -1) -> BinaryIO:
     try:
         _require_regular(path, os.fstat(fd).st_mode)
         os.set_blocking(fd, True)
-        return os.fdopen(fd, "rb", buffering=buffering)
     except BaseException:
         os.close(fd)
         raise
+    # Outside the ``try``: the file object, once made, owns ``fd`` and closes it as it goes. A Ctrl-C raised as
+    # ``fdopen`` returned it closed ``fd`` there, then ``os.close`` here failed (EBADF), and that OSError took the
+    # interrupt's place: "passprice: error: standard output: Bad file descriptor", exit 2, in 1 of 50 Ctrl-Cs during
+    # `check` (session 34). A Ctrl-C before the object is made leaves ``fd`` to the process's end, which it is.
+    return os.fdopen(fd, "rb", buffering=buffering)
 
 
 def read_regular(path: Path | str, limit: int, refuse: Callable[[int], None] | None = None) -> bytes:
@@ -226,14 +230,17 @@ def target(path: Path) -> Path:
     (followed to its end), so a write replaces the target and keeps the link. A link whose end has no name in the
     file system (``/dev/stdout`` is ``/proc/self/fd/1``, which names a pipe as ``pipe:[123]``) is ``path`` itself,
     so what it opens is judged (a FIFO, a terminal) rather than a folder that cannot be written. Raises
-    :class:`InputError` as :func:`look` does."""
+    :class:`InputError` as :func:`look` does, naming ``path`` as given: a link into a loop (``a.toml`` → ``x.toml`` →
+    ``y.toml`` → ``x.toml``) is ``a.toml: a loop of symbolic links``, as every reader says, where ``new-serving a``
+    named ``x.toml``, the point at which :func:`os.path.realpath` gave up (issue 13's leftovers, session 34)."""
     try:
         if not os.path.islink(path):
             return path
     except ValueError:
         raise InputError(f"{str(path)!r}: not a file name (it holds a NUL character)") from None
+    found = look(path)  # first: what cannot be looked up is named as the user gave it
     end = Path(os.path.realpath(path))
-    if look(end) is None and look(path) is not None:
+    if found is not None and look(end) is None:
         return path
     number = _descriptor(path)
     if number is not None:

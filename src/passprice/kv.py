@@ -88,12 +88,14 @@ def parse_contexts(text: str) -> tuple[int, ...]:
 
 
 def context_label(positions: int) -> str:
-    """``131072`` → ``128K``; a size that is not a whole number of K is written out (``5000``)."""
+    """``131072`` → ``128K``; a size that is not a whole number of K is written out with thousands separators, as
+    every other count in the tables is (``5,000``; ``1,000,000`` where ``--contexts 1000000`` printed ``1000000``
+    beside ``262,144``: issue 13's leftovers, session 34)."""
     if positions % (1024 * 1024) == 0:
         return f"{positions // (1024 * 1024)}M"
     if positions % 1024 == 0:
         return f"{positions // 1024}K"
-    return str(positions)
+    return f"{positions:,}"
 
 
 @attrs.frozen

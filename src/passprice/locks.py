@@ -40,6 +40,7 @@ from passprice.pins import LOCK_FORMAT
 from passprice.registry import Root
 from passprice.serving import COST_FIELDS, Serving, ServingCost, best_serving, price_serving
 from passprice.servings import Resolved, ServingSpec, spec_from_document, spec_to_document, to_serving
+from passprice.tables import byte_figure
 
 if TYPE_CHECKING:
     import cattrs
@@ -905,9 +906,9 @@ def _require_reserve_fits(lock: Lock, facts: Mapping[str, Fact], source: str) ->
     if capacity is None or reserved is None or reserved.value < capacity.value:
         return
     raise InputError(
-        f"{source}: facts.{schema.key_part(path)}: {reserved.value:,.0f} bytes reserved is at or above the pinned "
-        f"memory.capacity of card {lock.card_pin.name} ({capacity.value:,.0f} bytes): the runtime's reserve must "
-        f"leave the card memory to hold a serving {_RESTORE}"
+        f"{source}: facts.{schema.key_part(path)}: {byte_figure(reserved.value)} bytes reserved is at or above the "
+        f"pinned memory.capacity of card {lock.card_pin.name} ({byte_figure(capacity.value)} bytes): the runtime's "
+        f"reserve must leave the card memory to hold a serving {_RESTORE}"
     )
 
 

@@ -161,8 +161,11 @@ def _surely_valid(doc: Any) -> bool:
         import jsonschema_rs
     except ImportError:
         return False
+    from passprice.schema import signals_held
+
     try:
-        return bool(jsonschema_rs.Draft202012Validator(SCHEMA, validate_formats=True).is_valid(doc))
+        with signals_held():  # a Ctrl-C meanwhile is not lost in the library (passprice.schema.signals_held)
+            return bool(jsonschema_rs.Draft202012Validator(SCHEMA, validate_formats=True).is_valid(doc))
     except Exception:
         return False
 

@@ -33,6 +33,7 @@ from passprice.cost import Pricing, pass_seconds, pass_terms
 from passprice.errors import InputError
 from passprice.facts import Fact, Provenance, weakest
 from passprice.gguf_records import GGUFHeader
+from passprice.tables import byte_figure
 
 if TYPE_CHECKING:  # a mixture of experts' routing is read only when a serving names one
     from passprice.decode import DecodeRefusal, DecodeStep, Deployment
@@ -364,7 +365,7 @@ def held_once_counts(
     wording ``price``, ``kv`` and ``checkpoints`` use."""
     if draft <= 0:
         return ""
-    shown = unit(draft) if unit is not None else f"{draft:,.0f}-byte"
+    shown = unit(draft) if unit is not None else f"{byte_figure(draft)}-byte"
     if drafting:
         said = f"with the {shown} draft (MTP) block the serving drafts with"
     else:
@@ -401,8 +402,8 @@ class NotResident(ServingRefusal):
             room = {0: "no sequence fits", 1: "at most 1 sequence fits"}.get(
                 self.fits, f"at most {self.fits:,} sequences fit")
             where = "" if self.fits == 0 else " (passprice max-batch)"
-            advice = (f"{room} beside the {weights:,.0f} bytes held once, {per_sequence:,.0f} bytes a sequence"
-                      f"{where}: {advice}")
+            advice = (f"{room} beside the {byte_figure(weights)} bytes held once, {byte_figure(per_sequence)} bytes "
+                      f"a sequence{where}: {advice}")
         larger = (", a larger card or a larger memory use (--memory-use)" if use is not None
                   else " or a larger card")
         if weights > capacity:
@@ -410,14 +411,15 @@ class NotResident(ServingRefusal):
             # walk44: DeepSeek-V3 (403.5 GB) on a 192 GB MI300X was refused the same with --host-memory, which a
             # user reads as offloading weights (llama.cpp's --n-cpu-moe): it moves sequences only. Say so, and how
             # many times the capacity the weights take.
-            advice = (f"the weights and embedding table alone take {weights:,.0f} bytes"
+            advice = (f"the weights and embedding table alone take {byte_figure(weights)} bytes"
                       f"{held_once_counts(draft, drafting)}, {weights / capacity:.3g} times what it holds: no batch "
                       f"fits; a smaller type mix{larger} (--host-memory holds sequences in host memory, never "
                       "weights: passprice prices no weights held off the card)")
         # Under a memory use the capacity is the searches' share of the card (attack 60: "--memory-use 1e-9" said
         # "the card memory … holds 80" of an 80 GB card, naming no fraction).
-        of = f" (memory use {use[0]:.4g} of its {use[1]:,.0f})" if use is not None else ""
-        super().__init__(f"the {memory} memory must hold {needed:,.0f} bytes but holds {capacity:,.0f}{of}: {advice}")
+        of = f" (memory use {use[0]:.4g} of its {byte_figure(use[1])})" if use is not None else ""
+        held = byte_figure(capacity)
+        super().__init__(f"the {memory} memory must hold {byte_figure(needed)} bytes but holds {held}{of}: {advice}")
 
     def under_use(self, use: float, whole: float) -> NotResident:
         """This refusal said of a search's share ``use`` (0 < use ≤ 1, :attr:`Serving.memory_use`) of the card
@@ -448,8 +450,8 @@ class OnChipOverflow(ServingRefusal):
         self.needed = needed
         self.capacity = capacity
         super().__init__(
-            f"the batch's token-rows take {needed:,.0f} bytes on chip but the card holds {capacity:,.0f}: "
-            "lower the batch or the drafted tokens"
+            f"the batch's token-rows take {byte_figure(needed)} bytes on chip but the card holds "
+            f"{byte_figure(capacity)}: lower the batch or the drafted tokens"
         )
 
     def fields(self) -> dict[str, Any]:

@@ -56,6 +56,7 @@ from passprice.serving import (
     ServingRefusal,
     pass_shape,
 )
+from passprice.tables import byte_figure
 
 #: Every path a stack fact may have, with its dimension.
 STACK_PATHS: dict[str, str] = {
@@ -446,9 +447,9 @@ def expected_pricing(
         # capacity contradict each other, named by both.
         path = next(p for p, f in used if p.endswith("memory.reserved"))
         raise InputError(
-            f"facts/stacks/{stack.name}.toml: {path.removeprefix(LOCK_PREFIX)}: {reserved:,.0f} bytes reserved "
-            f"exceeds card {card.name}'s memory.capacity of {limit.capacity:,.0f} bytes: the runtime's reserve must "
-            "leave the card memory to hold a serving"
+            f"facts/stacks/{stack.name}.toml: {path.removeprefix(LOCK_PREFIX)}: {byte_figure(reserved)} bytes "
+            f"reserved exceeds card {card.name}'s memory.capacity of {byte_figure(limit.capacity)} bytes: the "
+            "runtime's reserve must leave the card memory to hold a serving"
         )
     read = limit.read * need("share.read", "every pass streams its weights")
     rewrite, append = limit.rewrite, limit.append

@@ -167,9 +167,12 @@ def _start_part(
     fd = _anonymous(folder)
     read, write = os.pipe() if reports else (None, None)
     parent = os.getpid()
-    held = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPPING)
+    # The mask to restore asked first: a signal raised as the blocking call returned left the three held for the
+    # rest of the sweep, Ctrl-C unheard (passprice.schema.signals_held, session 34)
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, ())
     pid = -1
     try:
+        signal.pthread_sigmask(signal.SIG_BLOCK, _STOPPING)
         pid = os.fork()
         if pid != 0:
             workers.append(worker := _Worker(pid, fd, read))
@@ -507,9 +510,12 @@ def _start(
     ``workers`` before any signal that stops the sweep is let through."""
     read, write = os.pipe()
     parent = os.getpid()
-    held = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPPING)
+    # The mask to restore asked first: a signal raised as the blocking call returned left the three held for the
+    # rest of the sweep, Ctrl-C unheard (passprice.schema.signals_held, session 34)
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, ())
     pid = -1
     try:
+        signal.pthread_sigmask(signal.SIG_BLOCK, _STOPPING)
         pid = os.fork()
         if pid != 0:
             workers.append(worker := _Worker(pid, -1, read))

@@ -45,6 +45,20 @@ def count(value: float) -> str:
     return f"{value:,.6g}"
 
 
+def byte_figure(value: float) -> str:
+    """A figure of bytes as a line of text writes it: from one byte up, whole bytes with thousands separators
+    (``15,625,109,504``), as refusals always wrote them; below one byte, 4 significant digits (``1e-09``, ``0.5``),
+    never rounded to ``0``: ``NotResident`` said a card whose ``memory.capacity`` is 1e-9 B "holds 0" (issue 13's
+    leftovers, session 34). ``0`` is ``0``; a value that is not finite is written as it is (``inf``). The one way a
+    refusal writes bytes (:class:`passprice.serving.NotResident`, ``OnChipOverflow``, a stack's or lock's reserve
+    past the card's memory). Raises nothing."""
+    if not math.isfinite(value):
+        return f"{value:g}"
+    if value == 0 or abs(value) >= 1:
+        return f"{value:,.0f}"
+    return f"{value:.4g}"
+
+
 def printable(text: str) -> str:
     """``text`` for a terminal: as it is when every character prints, else its Python ``repr`` — quoted, with each
     control character (a NUL, a newline, ESC, DEL, C1), line or paragraph separator (U+2028, U+2029) and bidi control
