@@ -125,3 +125,35 @@ def test_a_cache_key_moves_with_the_schema_bytes() -> None:
     assert cache.key("card", bytes(bytearray(schema)), b"data") == one
     assert cache.key("card", schema + b" ", b"data") != one
     assert cache.key("card", schema, b"datb") != one
+
+
+R1_LOCK = REPO / "locks" / "r1-qwen7b-h200.lock.toml"
+
+
+def test_copies_of_a_lock_are_built_once_each_with_its_own_source(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from passprice import locks
+
+    built: list[Path] = []
+    real = locks._lock_of_file
+
+    def counted(path: Path, folder: Path, data: bytes) -> locks.Lock:
+        built.append(path)
+        return real(path, folder, data)
+
+    monkeypatch.setattr(locks, "_lock_of_file", counted)
+    paths = [tmp_path / f"l{i}-r1.lock.toml" for i in range(3)]
+    for p in paths:
+        shutil.copyfile(R1_LOCK, p)
+    text = R1_LOCK.read_text(encoding="utf-8")
+    forged = tmp_path / "forged-r1.lock.toml"  # one figure of a pinned fact changed, its digest kept
+    forged.write_text(text.replace("value = 989.5", "value = 989.6", 1), encoding="utf-8")
+    with snapshot.reading():
+        read = [locks.read_lock(p, REPO / "schema") for p in paths]
+        with pytest.raises(InputError, match=r"forged-r1\.lock\.toml: .*facts\.array"):
+            locks.read_lock(forged, REPO / "schema")
+    assert [lock.source for lock in read] == [str(p) for p in paths]
+    assert read[1] == attrs.evolve(read[0], source=str(paths[1]))
+    assert read[2].facts is read[0].facts  # built once, shared
+    assert built == [paths[0], forged]

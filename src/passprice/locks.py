@@ -1093,8 +1093,25 @@ def read_lock(path: Path, schema_folder: Path | None = None, batch: str | None =
     folder = schema_folder or schema_dir()
     return cache.built(
         "lock", Path(folder) / "lock.schema.json", str(path).encode("utf-8", "surrogateescape") + b"\0" + data,
-        lambda: _lock_of_file(path, folder, data), Lock, batch=batch,
+        lambda: _same_bytes_built(path, folder, data), Lock, batch=batch,
     )
+
+
+def _same_bytes_built(path: Path, schema_folder: Path, data: bytes) -> Lock:
+    """:func:`_lock_of_file`'s lock; inside a snapshot, built once for each content (bytes and schema folder): a
+    file of the same bytes as one built before is that lock with its own ``source`` (``attrs.evolve``), since the
+    path enters the lock only there and in the lines of a refusal, which is never kept (each file refused is
+    refused again, naming itself). A cold ``price`` under 5,000 copies of a serving's three locks parsed or read
+    back the same three documents and structured the same three locks 5,000 times (issue 13, scale36). A copy that
+    differs in one byte (a forged or edited lock) is its own content, read and checked as ever."""
+    from passprice import snapshot
+
+    where = str(path)
+    first, lock = snapshot.made(
+        ("lock-of-bytes", os.fspath(schema_folder), snapshot.fingerprint(data)),
+        lambda: (where, _lock_of_file(path, schema_folder, data)),
+    )
+    return lock if first == where else attrs.evolve(lock, source=where)
 
 
 def _lock_of_file(path: Path, schema_folder: Path, data: bytes) -> Lock:
