@@ -157,3 +157,32 @@ def test_copies_of_a_lock_are_built_once_each_with_its_own_source(
     assert read[1] == attrs.evolve(read[0], source=str(paths[1]))
     assert read[2].facts is read[0].facts  # built once, shared
     assert built == [paths[0], forged]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "[lock]\n",
+        "[lock]\nname = \"a\"\n",
+        "x = 1\n[lock]\n[lock]\nname = \"a\"\n",  # the first [lock] line holds no key: the second's table
+        "\n[lock]\nname = \"a\"\nserving = \"s\"\n[card]\n",
+        "a = \"[lock]\\nname = 1\"\n [lock]\nname = \"a\"\n",  # not at a line's start: no table
+        "[lock]\nname = \"a\"\n\n[lock]\nb = 2\n",
+        "[locks]\nname = \"a\"\n",
+    ],
+)
+def test_the_lock_table_found_is_the_patterns_search(text: str) -> None:
+    from passprice.locks import _lock_table, lock_table_in
+
+    found, searched = lock_table_in(text), _lock_table().search(text)
+    assert (found and (found.span(), found.group(0))) == (searched and (searched.span(), searched.group(0)))
+
+
+def test_the_lock_table_of_every_shipped_lock_is_the_patterns_search() -> None:
+    from passprice.locks import _lock_table, lock_table_in
+
+    for path in sorted((REPO / "locks").glob("*.lock.toml")):
+        text = path.read_text(encoding="utf-8")
+        found, searched = lock_table_in(text), _lock_table().search(text)
+        assert found is not None and searched is not None and found.span() == searched.span(), path

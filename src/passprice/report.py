@@ -313,7 +313,7 @@ def cards_json_chunks(cards: Iterable[Card], problems: Callable[[], list[str]]) 
     never another's; at most :data:`FACT_TEXTS_KEPT`, the oldest let go first): cards read from equal bytes share
     their fact objects (the snapshot's parts, the cache's batch pickles), and a fact's text is a function of the
     object alone. Equal but distinct objects are never taken for one another (``1 == 1.0``, ``0.0 == -0.0``: their
-    texts differ). 2,000 copies of the 18 shipped cards share 466 fact objects of 28,242 (scale36: 3.7 → 1.0 s).
+    texts differ). 2,000 copies of the 17 shipped cards share 466 fact objects of 28,242 (scale36: 3.7 → 1.0 s).
 
     Raises :class:`InputError` naming the key path when a card's table holds a number that is not finite
     (:func:`require_finite`; the card schemas bound every value, so none reaches here): the cards before it are
