@@ -982,6 +982,12 @@ def require_named_stack(root: Root, lock: Lock, source: str) -> None:
         # importing the stack model (and the GGUF reader with it) on every price cost the fast path (lead, s30).
         if not name or "/" in name or "\\" in name or name in (".", ".."):
             return None
+        from passprice import snapshot
+
+        # once a snapshot (one version of each file): 1,667 locks of one serving under a stack read it 1,667 times
+        return snapshot.made(("stack-texts", str(root.stacks), str(root.schema), name), lambda: _stack_texts(name))
+
+    def _stack_texts(name: str) -> tuple[str, str | None, str | None] | None:
         try:
             meta = schema.load(root.stacks / f"{name}.toml", "stack", root.schema)["stack"]
         except (InputError, OSError, KeyError, TypeError):
