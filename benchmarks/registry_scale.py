@@ -43,11 +43,21 @@ two run in turn; an installed package finds its schemas in its own ``_data``, a 
 an installed one trusts the pricing model's digest recorded when it was built). Run it with the interpreter of the
 environment to measure (``/path/to/venv/bin/python benchmarks/registry_scale.py``: a ``pip install .`` and a ``pip
 install -e .`` differ). Nothing here is a test: the numbers depend on the machine and its load.
+
+The code measured is frozen when the run starts: when the interpreter's ``passprice`` is this checkout's ``src/``
+(an editable install, or ``PYTHONPATH=src``), the package and ``schema/`` are copied into the run's temporary folder
+and every run of the after side (or the only side) imports that copy (``PYTHONPATH``). Each cache entry is keyed by
+the running code's files (their status, or their bytes while new: DESIGN.md, the cache of validated files), so a
+file of ``src/passprice`` saved while a run of many minutes went on made every later run of the live code miss the
+cache its fill run wrote: a ``--warm`` figure of 5,000 locks read as a cold one (27.8 s against 8.8 s, session 33,
+scale35; reproduced in session 34 by an edit between the fill and the warm run). An installed package is measured
+where it lies.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import shutil
 import statistics
@@ -176,6 +186,27 @@ COMMANDS: dict[str, list[str]] = {
 }
 
 
+def frozen_code(work: Path) -> dict[str, str]:
+    """The environment that makes a child import a copy, in ``work``, of the ``passprice`` this interpreter would
+    import, when that is this checkout's ``src/`` (so an edit made while the benchmark runs does not move the cache
+    keys of the code measured between its fill run and its warm runs); ``{}`` for an installed package, which an
+    edit of the checkout does not change."""
+    spec = importlib.util.find_spec("passprice")
+    if spec is None or spec.origin is None:
+        return {}
+    package = Path(spec.origin).resolve().parent
+    if not package.is_relative_to((ROOT / "src").resolve()):
+        return {}
+    frozen = work / "code"
+    # as git has it (no bytecode, no build's record of the pricing model), then compiled as the checkout is
+    shutil.copytree(package, frozen / "src" / "passprice",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "pricing_model.json"))
+    shutil.copytree(ROOT / "schema", frozen / "schema")
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(frozen / "src")], check=False,
+                   stdout=subprocess.DEVNULL)
+    return {"PYTHONPATH": str(frozen / "src")}
+
+
 def measure(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[int, float, float, float]:
     """Run ``ARGV`` (a ``python`` command line) in a child: (exit status, CPU seconds, wall seconds, peak MiB), the
     CPU time (user + sys) and peak resident memory (``ru_maxrss``) of the child and what it waited for, from
@@ -238,13 +269,14 @@ def main() -> None:
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "src")], check=False,
                    stdout=subprocess.DEVNULL)
     print(f"load average {os.getloadavg()[0]:.2f}; n = {args.n}; median of {args.runs} runs; CPU = user + sys")
-    sides = [("", {})] if args.before is None else [("before", {"PYTHONPATH": args.before}), ("after", {})]
     if args.before is not None:
         subprocess.run([sys.executable, "-m", "compileall", "-q", args.before], check=False, stdout=subprocess.DEVNULL)
     print(f"{'shape':9s} {'command':12s} {'cache':8s} {'side':6s} {'exit':>4s} {'CPU s':>7s} {'wall s':>7s} "
           f"{'peak MiB':>8s} {'pass CPU':>8s}" + (f" {'G instr':>8s}" if args.instructions else ""))
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
+        code = frozen_code(work)  # the code measured, as it is now: an edit during the run is not measured
+        sides = [("", code)] if args.before is None else [("before", {"PYTHONPATH": args.before}), ("after", code)]
         for shape in args.shapes.split(","):
             folder = base_registry(work / shape, code=shape == "checkout")
             add = SHAPES[shape]

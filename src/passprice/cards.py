@@ -348,10 +348,18 @@ def _load_card(root: Root, ref: str) -> Card:
     # The sources it cites are looked up in the registry on every read, as they may change without the card.
     source = str(path).encode("utf-8", "surrogateescape")
     # Inside a snapshot (passprice.snapshot: one read of the registry) the same card's sources are looked up once.
+    # A card's facts are those of its bytes (and schema), so a copy of a card whose sources all traced cites the very
+    # same records, traceable too: not looked up again for each of 2,000 copies (scale36). A problem is looked for
+    # afresh, so its lines name each file.
+    traced = ("card-sources-traced", str(root.sources), str(root.schema), data)
+    if snapshot.kept(traced):
+        return card
     missing = snapshot.made(
         ("card-sources", str(root.sources), source, data),
         lambda: untraceable_sources(root, card.facts(), str(path)),
     )
+    if not missing:
+        snapshot.made(traced, lambda: True)
     if missing:
         raise InputError.of(missing)
     return card

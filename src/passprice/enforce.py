@@ -1094,11 +1094,23 @@ class Guard:
         today.update(method_facts or {})
         today.update(stack_facts or {})
         out: list[str] = []
+        # Each pair of fact objects compared once a call: the locks of one serving share their pinned facts
+        # (locks._shared), so 5,000 of them ask about the same few pairs (issue 13, scale36). Every object stays
+        # held (today, self.locks) until the call returns, so no id is another's meanwhile.
+        compared: dict[tuple[int, int], bool] = {}
+
+        def alike(a: Fact, b: Fact) -> bool:
+            pair = (id(a), id(b))
+            found = compared.get(pair)
+            if found is None:
+                found = compared[pair] = _same_fact(a, b)
+            return found
+
         for lock, _ in self.locks:
             if lock.name in movers or lock.card != resolved.card.name:
                 continue
             read = shown if price is not None else dict.fromkeys(lock.rests_on)
-            if all(p not in lock.facts or (p in today and _same_fact(today[p], lock.facts[p])) for p in read):
+            if all(p not in lock.facts or (p in today and alike(today[p], lock.facts[p])) for p in read):
                 continue  # nothing pinned differs: the common case imports nothing more (a warm price stays light)
             from passprice.reproduce import drift
             from passprice.stacks import is_stack_path

@@ -984,6 +984,12 @@ def require_named_stack(root: Root, lock: Lock, source: str) -> None:
         # importing the stack model (and the GGUF reader with it) on every price cost the fast path (lead, s30).
         if not name or "/" in name or "\\" in name or name in (".", ".."):
             return None
+        from passprice import snapshot
+
+        # once a snapshot (one version of each file): 1,667 locks of one serving under a stack read it 1,667 times
+        return snapshot.made(("stack-texts", str(root.stacks), str(root.schema), name), lambda: _stack_texts(name))
+
+    def _stack_texts(name: str) -> tuple[str, str | None, str | None] | None:
         try:
             meta = schema.load(root.stacks / f"{name}.toml", "stack", root.schema)["stack"]
         except (InputError, OSError, KeyError, TypeError):
@@ -1096,25 +1102,49 @@ def read_lock(path: Path, schema_folder: Path | None = None, batch: str | None =
     # What a lock file builds depends on its path, bytes and schema alone (the cache keeps a good one by them), so a
     # refusal is kept by them too, once a process: `check` reads every lock twice (its files, then its review), and
     # a 256 KiB lock file of one array of 131,000 integers was parsed four times, 1.4 s of CPU (attack round 61).
-    memo = (str(path), str(folder), hashlib.blake2b(data).digest())
-    refused = _REFUSED.get(memo)
-    if refused is not None:
-        raise refused
+    # Looked up only once something was refused: hashing every good lock's bytes again would cost a cold `price`
+    # under 5,000 locks of one serving what scale36 saved.
+    if _REFUSED:
+        refused = _REFUSED.get(_refusal_key(path, folder, data))
+        if refused is not None:
+            raise refused
     try:
         return cache.built(
             "lock", Path(folder) / "lock.schema.json", str(path).encode("utf-8", "surrogateescape") + b"\0" + data,
-            lambda: _lock_of_file(path, folder, data), Lock, batch=batch,
+            lambda: _same_bytes_built(path, folder, data), Lock, batch=batch,
         )
     except InputError as e:
-        _REFUSED[memo] = e
+        _REFUSED[_refusal_key(path, folder, data)] = e
         while len(_REFUSED) > 64:
             del _REFUSED[next(iter(_REFUSED))]
         raise
 
 
+def _refusal_key(path: Path, folder: Path | str, data: bytes) -> tuple[str, str, bytes]:
+    """:data:`_REFUSED`'s key for the lock file at ``path``: its path, schema folder and the blake2b of its bytes."""
+    return (str(path), str(folder), hashlib.blake2b(data).digest())
+
+
 #: Lock files refused in this process, by path, schema folder and the blake2b of their bytes (never across processes,
 #: as :data:`passprice.schema._REFUSED`).
 _REFUSED: dict[tuple[str, str, bytes], InputError] = {}
+
+
+def _same_bytes_built(path: Path, schema_folder: Path, data: bytes) -> Lock:
+    """:func:`_lock_of_file`'s lock; inside a snapshot, built once for each content (bytes and schema folder): a
+    file of the same bytes as one built before is that lock with its own ``source`` (``attrs.evolve``), since the
+    path enters the lock only there and in the lines of a refusal, which is never kept (each file refused is
+    refused again, naming itself). A cold ``price`` under 5,000 copies of a serving's three locks parsed or read
+    back the same three documents and structured the same three locks 5,000 times (issue 13, scale36). A copy that
+    differs in one byte (a forged or edited lock) is its own content, read and checked as ever."""
+    from passprice import snapshot
+
+    where = str(path)
+    first, lock = snapshot.made(
+        ("lock-of-bytes", os.fspath(schema_folder), snapshot.fingerprint(data)),
+        lambda: (where, _lock_of_file(path, schema_folder, data)),
+    )
+    return lock if first == where else attrs.evolve(lock, source=where)
 
 
 def _lock_of_file(path: Path, schema_folder: Path, data: bytes) -> Lock:
@@ -1648,10 +1678,12 @@ def _locks_serving(name: str, data: bytes) -> tuple[bool, str | None]:
 
     try:
         # Newlines read as a text file reads them (universal newlines), so the [lock] pattern sees \n only.
-        text = data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+        text = data.decode("utf-8")
+        if "\r" in text:
+            text = text.replace("\r\n", "\n").replace("\r", "\n")
         # The [lock] table alone, as passprice writes it (a table of plain keys), is enough to say which serving
         # a lock locks; a file laid out otherwise is parsed whole.
-        section = _lock_table().search(text)
+        section = lock_table_in(text)
         document = schema.toml_loads(section.group(0) if section else text)
         if "lock" not in document:
             document = schema.toml_loads(text)
@@ -1660,6 +1692,22 @@ def _locks_serving(name: str, data: bytes) -> tuple[bool, str | None]:
     if not isinstance(document.get("lock"), Mapping):
         return False, None
     return True, locked_serving(document, name)
+
+
+def lock_table_in(text: str) -> re.Match[str] | None:
+    """``_lock_table().search(text)``, the first ``[lock]`` table of plain keys in ``text``, found by looking for
+    each ``[lock]`` line with ``str.find`` and matching the pattern only there: the search tried the pattern at
+    every line of the file, about 2 ms for the 169 KB measured lock, so a cold index of 5,000 lock files spent
+    seconds in it (issue 13, scale36). The same match, or ``None``. Raises nothing."""
+    pattern = _lock_table()
+    at = 0 if text.startswith("[lock]\n") else text.find("\n[lock]\n")
+    while at != -1:
+        start = at if at == 0 and text.startswith("[lock]\n") else at + 1
+        found = pattern.match(text, start)
+        if found is not None:
+            return found
+        at = text.find("\n[lock]\n", start)
+    return None
 
 
 #: The ``[lock]`` table of a lock file as :func:`lock_text` writes it: its header line and its plain keys.

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from passprice.digests import blake2b
+from passprice.digests import blake2b_digest
 from passprice.errors import InputError, NotFound, SchemaError, problem_lines
 from passprice.files import read_regular, refuse_bom
 from passprice.registry import schema_dir
@@ -1690,7 +1690,7 @@ def load(
     entry_kind = kind if check is None else f"{kind}+{check[0]}"
     if check is not None:  # a further check may read more than the file: nothing of it is remembered here
         return cache.validated(entry_kind, Path(schema_folder) / f"{kind}.schema.json", data, build)
-    memo = (kind, str(path), str(schema_folder), blake2b(raw).digest())
+    memo = (kind, str(path), str(schema_folder), blake2b_digest(raw))
     refused = _REFUSED.get(memo)
     if refused is not None:  # the same bad bytes of the same file read again in this process (check reads a file
         raise refused  # once for each review): parsed and refused once a process, not once a read

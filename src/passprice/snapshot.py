@@ -129,9 +129,9 @@ def fingerprint(data: bytes) -> bytes | tuple[int, bytes]:
     nothing."""
     if len(data) <= FINGERPRINT_AFTER:
         return data
-    from passprice.digests import blake2b
+    from passprice.digests import blake2b_digest
 
-    return len(data), blake2b(data).digest()
+    return len(data), blake2b_digest(data)
 
 
 def kept(key: Hashable) -> Any:
