@@ -187,11 +187,14 @@ def _lapack_lstsq() -> Callable[[np.ndarray, np.ndarray], np.ndarray] | None:
     solves of one to seven unknowns: round 30). ``None`` where this NumPy's private gufunc is not the one of NumPy 2
     (then :func:`numpy.linalg.lstsq` itself is used); ``tests/test_perf_30.py`` holds the two bit-equal."""
     try:
+        from numpy._core import _ufunc_config
         from numpy.linalg import _linalg
 
         private: Any = _linalg  # (NumPy's private names: typed as nothing)
         gufunc = private._umath_linalg.lstsq
         raised = private._raise_linalgerror_lstsq
+        config: Any = _ufunc_config
+        state, make = config._extobj_contextvar, config._make_extobj
     except (ImportError, AttributeError):
         return None
     if int(np.__version__.split(".")[0]) < 2:
@@ -200,11 +203,16 @@ def _lapack_lstsq() -> Callable[[np.ndarray, np.ndarray], np.ndarray] | None:
 
     def solve(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         m, k = a.shape
-        with np.errstate(call=raised, invalid="call", over="ignore", divide="ignore", under="ignore"):
+        # np.errstate(call=raised, invalid="call", over/divide/under="ignore") as its __enter__ and __exit__ set
+        # it, without making the errstate object (round 37: 7,081 steps a cold check)
+        token = state.set(make(call=raised, invalid="call", over="ignore", divide="ignore", under="ignore"))
+        try:
             x = gufunc(a, b[:, np.newaxis], eps * max(k, m), signature="ddd->ddid")[0]
+        finally:
+            state.reset(token)
         if m == 0:
             x[...] = 0
-        solved: np.ndarray = x.squeeze(axis=-1).astype(np.float64, copy=True)
+        solved: np.ndarray = x.reshape(k)  # (k, 1), fresh and contiguous: its one column as a (k,) view
         return solved
 
     return solve
