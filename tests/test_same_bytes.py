@@ -2,8 +2,9 @@
 question, asked once. Each review of a change (a card fact, a checkpoint entry, a source record, a card fact with a
 hostile note) runs in whole processes with every fast path on (the cache cold, then warm) and once with ALL the old
 paths switched off together (:data:`OLD_PATHS`: the cache bypassed, round 31's fit memo off, tomlkit writing the
-private copy instead of :mod:`passprice.plaintoml`, round 29's NNLS put back for round 30's, every re-fitted file
-rewritten as before round 33); the same bytes and exit status each way.
+private copy instead of :mod:`passprice.plaintoml`, round 29's NNLS put back for round 30's and round 37's,
+round 36's binding terms for round 37's, every re-fitted file rewritten as before round 33); the same bytes and exit
+status each way.
 
 Merged from test_perf_28/29/30/31/33 and test_hostile_56 (1b), whose in-process unit tests stay where they were.
 Behaviour only, no timing: what each round's review also promised (a warm run stores nothing new, nothing is keyed by
@@ -48,6 +49,8 @@ if {old!r}:
     import passprice.calibrate, passprice.plaintoml
     from test_perf_30 import reference_nnls
     passprice.calibrate.nnls = reference_nnls  # round 29's NNLS (round 30)
+    from test_perf_37 import reference_binding
+    passprice.calibrate._binding = reference_binding  # round 36's binding terms (round 37)
     passprice.calibrate._FITS_KEPT = 0  # no fit memo (round 31)
     passprice.plaintoml.dumps = lambda document: None  # tomlkit writes the private copy (round 31)
     passprice.calibrate._holds = lambda document, entries: False  # every re-fitted file rewritten (round 33)

@@ -187,11 +187,14 @@ def _lapack_lstsq() -> Callable[[np.ndarray, np.ndarray], np.ndarray] | None:
     solves of one to seven unknowns: round 30). ``None`` where this NumPy's private gufunc is not the one of NumPy 2
     (then :func:`numpy.linalg.lstsq` itself is used); ``tests/test_perf_30.py`` holds the two bit-equal."""
     try:
+        from numpy._core import _ufunc_config
         from numpy.linalg import _linalg
 
         private: Any = _linalg  # (NumPy's private names: typed as nothing)
         gufunc = private._umath_linalg.lstsq
         raised = private._raise_linalgerror_lstsq
+        config: Any = _ufunc_config
+        state, make = config._extobj_contextvar, config._make_extobj
     except (ImportError, AttributeError):
         return None
     if int(np.__version__.split(".")[0]) < 2:
@@ -200,11 +203,16 @@ def _lapack_lstsq() -> Callable[[np.ndarray, np.ndarray], np.ndarray] | None:
 
     def solve(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         m, k = a.shape
-        with np.errstate(call=raised, invalid="call", over="ignore", divide="ignore", under="ignore"):
+        # np.errstate(call=raised, invalid="call", over/divide/under="ignore") as its __enter__ and __exit__ set
+        # it, without making the errstate object (round 37: 7,081 steps a cold check)
+        token = state.set(make(call=raised, invalid="call", over="ignore", divide="ignore", under="ignore"))
+        try:
             x = gufunc(a, b[:, np.newaxis], eps * max(k, m), signature="ddd->ddid")[0]
+        finally:
+            state.reset(token)
         if m == 0:
             x[...] = 0
-        solved: np.ndarray = x.squeeze(axis=-1).astype(np.float64, copy=True)
+        solved: np.ndarray = x.reshape(k)  # (k, 1), fresh and contiguous: its one column as a (k,) view
         return solved
 
     return solve
@@ -230,34 +238,43 @@ def nnls(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """The x ≥ 0 that minimises |a x − b|² (Lawson & Hanson's active-set NNLS, 1974, algorithm 23.10): variables
     enter the passive set by the largest gradient; a step that would make one negative is cut back to the boundary
     and the variable leaves. ``a``: (m, n) float64, ``b``: (m,) float64. Terminates in finitely many steps (capped at
-    30 n). Each least-squares step is :data:`_LSTSQ` (``numpy.linalg.lstsq``'s LAPACK call, the same doubles)."""
+    30 n). Each least-squares step is :data:`_LSTSQ` (``numpy.linalg.lstsq``'s LAPACK call, the same doubles).
+
+    The passive set and the gradient are held as Python lists (round 37: n is one to seven, and NumPy's calls on
+    them, with each step's ``tolist``, were two thirds of a cold ``check``'s 7,081 steps); every array NumPy or
+    LAPACK computes with (the columns a step solves on, ``x``, the gradient's two products, a cut-back step's
+    ``alpha``) is the one round 30 computed, so every double is the same (``tests/test_perf_37.py``)."""
     m, n = a.shape
-    passive = np.zeros(n, dtype=bool)
+    held = [False] * n  # the passive set
+    by_column = np.ascontiguousarray(a.T)  # (n, m): a step's columns taken as rows, the same doubles
     x = np.zeros(n)
-    w = a.T @ (b - a @ x)
+    w = (a.T @ (b - a @ x)).tolist()
     tol = 1e-14 * max(1.0, float(np.abs(a).max(initial=0.0)) * float(np.abs(b).max(initial=0.0)) * m)
     for _ in range(30 * max(n, 1)):
-        # The choices read as Python floats (n is a handful: NumPy's calls on arrays of two to seven were most of a
-        # fit's time), the same comparisons: a NaN gradient is chosen first, as ``argmax`` chooses it.
-        entering = [v for v, held in zip(w.tolist(), passive.tolist(), strict=True) if not held]
-        if not entering or not any(v > tol for v in entering):
+        # The choices read as Python floats, the same comparisons: a NaN gradient is chosen first, as ``argmax``
+        # chooses it.
+        if not any(v > tol for v, h in zip(w, held, strict=True) if not h):
             break
-        j = _first_largest([-math.inf if held else v for v, held in zip(w.tolist(), passive.tolist(), strict=True)])
-        passive[j] = True
+        j = _first_largest([-math.inf if h else v for v, h in zip(w, held, strict=True)])
+        held[j] = True
         while True:
+            cols = [k for k in range(n) if held[k]]
+            solved = _LSTSQ(by_column.take(cols, axis=0).T, b)  # the passive columns in order: a[:, passive]
             z = np.zeros(n)
-            z[passive] = _LSTSQ(a[:, passive], b)
-            if all(v > 0 for v, held in zip(z.tolist(), passive.tolist(), strict=True) if held):
+            z[cols] = solved
+            if all(v > 0 for v in solved.tolist()):
                 x = z
                 break
+            passive = np.array(held)
             blocking = passive & (z <= 0)
             alpha = float(np.min(x[blocking] / (x[blocking] - z[blocking])))
             x = x + alpha * (z - x)
             passive &= x > 1e-15
             x[~passive] = 0.0
-            if not passive.any():
+            held = passive.tolist()
+            if not any(held):
                 break
-        w = a.T @ (b - a @ x)
+        w = (a.T @ (b - a @ x)).tolist()
     return x
 
 
@@ -298,14 +315,41 @@ class _Runs:
     t: np.ndarray
     comp: np.ndarray
     layers: np.ndarray
+    #: ``comp`` transposed, (shares, runs), C-contiguous, its rows in :data:`_BY_TERM` order: what :func:`_binding`
+    #: scales and sums a row at a time.
+    by_share: np.ndarray = attrs.field(eq=False, repr=False)
 
     @classmethod
     def of(cls, models: Sequence[RunModel]) -> _Runs:
+        comp = np.array([m.components for m in models])
         return cls(
             np.array([m.measured_s for m in models]),
-            np.array([m.components for m in models]),
+            comp,
             np.array([m.layers for m in models]),
+            np.ascontiguousarray(comp.T.reshape(len(SHARES), len(models))[_BY_TERM]),
         )
+
+
+#: The shares in the order :func:`_binding` reads them: :data:`SHARES`'s with ``share.float`` last, so that once
+#: ``read`` and ``rewrite`` are added into ``append``'s row and ``float`` into ``array``'s, the five terms are the
+#: rows 2 to 6 in term order (memory, host, array, vector, scale).
+_BY_TERM = [SHARES.index(p) for p in ("share.read", "share.rewrite", "share.append", "share.host", "share.array",
+                                      "share.vector", "share.scale", "share.float")]
+
+
+def _binding(runs: _Runs, values: Mapping[str, float]) -> np.ndarray:
+    """The index of each run's binding term (its largest; the first of equals, the first NaN, as
+    :func:`numpy.argmax` chooses) at ``values``: (runs,) int. Each term is the sum of its shares' components, each
+    times ``u = 1 / share``, added in :data:`SHARES` order; the sums are the doubles round 36's
+    ``terms[:, term] += parts[:, j]`` made from zeros (but the sign of a sum of zeros, which no comparison reads: 0.0
+    + -0.0 is 0.0), so the same terms bind, in five NumPy calls rather than thirteen (``tests/test_perf_37.py``)."""
+    u = np.array([1.0 / values.get(SHARES[j], 1.0) for j in _BY_TERM])
+    parts = runs.by_share * u[:, None]
+    parts[1] += parts[0]  # read + rewrite
+    parts[2] += parts[1]  # (read + rewrite) + append: the memory term
+    parts[4] += parts[7]  # array + float: the array term
+    found: np.ndarray = parts[2:7].argmax(axis=0)
+    return found
 
 
 #: A fit's solved steps: (serial share, the binding term of each run) → the fitted parameters' values the NNLS step
@@ -329,12 +373,7 @@ def _solve(
     values = dict(start) if start is not None else {p: (1.0 if p in SHARES else 0.0) for p in fitted}
     binding: np.ndarray | None = None
     for _ in range(12):
-        u = np.array([1.0 / values.get(p, 1.0) for p in SHARES])
-        parts = comp * u
-        terms = np.zeros((len(t), 5))
-        for j, term in enumerate(_TERM_INDEX.tolist()):  # in SHARES order: the sums np.add.at made, a tenth the time
-            terms[:, term] += parts[:, j]
-        now = np.argmax(terms, axis=1)
+        now = _binding(runs, values)
         if binding is not None and (now == binding).all():
             break
         binding = now
