@@ -106,7 +106,7 @@ def test_the_review_fails_on_the_locked_price_only(reviewed: tuple[Diff, list[li
     assert d.exit_status == 1 and [lock.name for lock in d.stale] == ["qwen35-27b-h200-mtp"]
     (reason,) = d.refusal_reasons()
     assert reason.startswith("it moves the locked price of qwen35-27b-h200-mtp without re-locking")
-    assert d.summary().endswith("8 locks unaffected; 2 servings no lock pins move (not locked, informational)")
+    assert d.summary().endswith("9 locks unaffected; 2 servings no lock pins move (not locked, informational)")
 
 
 def test_text_markdown_and_json_show_them_alike(reviewed: tuple[Diff, list[list[str]]]) -> None:

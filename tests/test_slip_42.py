@@ -65,7 +65,7 @@ def test_1_a_real_card_made_hypothetical_is_drift_and_fails_frozen(tmp_path: Pat
     assert plain.exit_code == 0, plain.output  # drift alone fails only --frozen
     frozen = invoke("check", "--frozen", root=root)
     assert frozen.exit_code == 1, frozen.output
-    assert frozen.stdout.splitlines()[0].endswith("0 problems; 5 of 9 locks FAIL")
+    assert frozen.stdout.splitlines()[0].endswith("0 problems; 5 of 10 locks FAIL")
     for name in H200_LOCKS:
         block = lock_block(frozen.stdout, name)
         assert block[0].endswith("): FAILS")
@@ -134,7 +134,7 @@ def test_2_a_serving_description_changed_is_drift(tmp_path: Path) -> None:
                        encoding="utf-8")
     frozen = invoke("check", "--frozen", root=root)
     assert frozen.exit_code == 1, frozen.output
-    assert frozen.stdout.splitlines()[0].endswith("0 problems; 1 of 9 locks FAIL")
+    assert frozen.stdout.splitlines()[0].endswith("0 problems; 1 of 10 locks FAIL")
     block = lock_block(frozen.stdout, "qwen35-27b-h200-mtp")
     assert block[block.index("  drift (an error with --frozen):") + 1:] == [f"    {DESCRIPTION}"]
 
@@ -190,7 +190,7 @@ def test_3_the_review_flags_a_serving_description_changed(registry: Path) -> Non
     out = json.loads(as_json)
     assert status == 0, text
     assert text.splitlines()[1] == ("no fact changed; 1 serving changed; 1 lock affected, 1 to re-pin (lock "
-                                    "--update) for check --frozen; 8 locks unaffected")
+                                    "--update) for check --frozen; 9 locks unaffected")
     assert [(lock["name"], lock["drifted"]) for lock in out["locks"]] == [("qwen35-27b-h200-mtp",
                                                                             ["serving.description"])]
     assert markdown.startswith("⚠️ **passprice diff**")
@@ -207,7 +207,7 @@ def test_2_a_checkpoint_entrys_header_sha256_rewritten_is_drift(tmp_path: Path) 
     entry.write_text(text.replace(f'\nsha256 = "{sha}"\n', f'\nsha256 = "0{sha[1:]}"\n', 1), encoding="utf-8")
     frozen = invoke("check", "--frozen", root=root)
     assert frozen.exit_code == 1, frozen.output
-    assert frozen.stdout.splitlines()[0].endswith("0 problems; 1 of 9 locks FAIL")
+    assert frozen.stdout.splitlines()[0].endswith("0 problems; 1 of 10 locks FAIL")
     block = lock_block(frozen.stdout, "qwen3-30b-a3b-h200")
     assert "  checkpoint: qwen3-30b-a3b-q4_k_m: content 5cda2d34b241… as pinned" in block
     assert block[block.index("  drift (an error with --frozen):") + 1:] == [

@@ -157,7 +157,7 @@ def test_1_the_review_names_the_lock_pinning_the_old_title(registry: Path) -> No
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
     assert lines[1] == ("no fact changed; 1 record retitled or re-noted under a locked price, to verify; 1 lock "
-                        "affected, 1 to re-pin (lock --update) for check --frozen; 8 locks unaffected")
+                        "affected, 1 to re-pin (lock --update) for check --frozen; 9 locks unaffected")
     assert ("  qwen3-30b-a3b-h200 (locks/qwen3-30b-a3b-h200.lock.toml, card h200_sxm_141gb, price): pins "
             "routing.title, routing.note as before the change, the price unmoved by it: re-pin (passprice lock "
             "--update -o locks/qwen3-30b-a3b-h200.lock.toml; check --frozen fails until then)") in lines

@@ -219,7 +219,7 @@ def test_3_a_lock_under_a_stack_fitted_from_runs_to_verify_is_to_verify(tmp_path
     # before: "…; 1 measured run to verify in its source; no lock affected; 9 locks unaffected", r1-stack among them
     # (and since stacklock 29 the shipped r1-qwen7b-h200-llamacpp, made under the same stack, is to verify beside it)
     assert lines[1] == ("no fact changed; 1 other file changed; 1 measured run to verify in its source; no lock "
-                        "affected; 2 locks priced under a stack fitted from measured runs to verify; 8 locks "
+                        "affected; 3 locks priced under a stack fitted from measured runs to verify; 8 locks "
                         "unaffected")
     assert ("2 locks priced under a stack fitted from measured runs to verify (other files above): "
             "r1-qwen7b-h200-llamacpp, r1-stack") in lines

@@ -53,7 +53,7 @@ def test_1_a_runs_build_test_and_date_rewritten_are_to_verify(tmp_path: Path) ->
     lines, review, markdown = _review(base, head)
     # before: "no fact changed; 1 other file changed; no lock affected; 9 locks unaffected", r1-stack among them
     assert lines[1] == ("no fact changed; 1 other file changed; 1 measured run to verify in its source; no lock "
-                        "affected; 2 locks priced under a stack fitted from measured runs to verify; 8 locks "
+                        "affected; 3 locks priced under a stack fitted from measured runs to verify; 8 locks "
                         "unaffected")
     asked = (f"1 measured run to verify in its source: {RUN}'s build, test and date changed (build e8496488 (2843) → "
              f"deadbeef (2999); test tg512 → tg128; date none → 2020-01-01) but its citation did not: does {WHERE} "
