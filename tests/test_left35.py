@@ -216,7 +216,8 @@ def test_3_header_and_checkpoints_say_the_header_was_not_kept() -> None:
     for kept in ("gemma3-270m-q4_k_m", "qwen35-27b-like"):  # a real header; one tests/hybrids.py writes to tests/data
         assert "header file" not in invoke("header", kept).stdout
     listed = invoke("checkpoints").stdout.splitlines()
-    assert ("  header file not kept: codellama-7b-f16, codellama-7b-q8_0, deepseek-v3-q4_k_m, gpt-oss-20b-mxfp4, "
+    assert ("  header file not kept: codellama-7b-f16, codellama-7b-q8_0, deepseek-v3-q4_k_m, gpt-oss-120b-mxfp4, "
+            "gpt-oss-20b-mxfp4, "
             "llama2-13b-f16, llama2-7b-f16, llama2-7b-q4_0, llama2-7b-q4_k_m, llama3-70b-q4_k_m, llama3-8b-f16, "
             "llama3-8b-q4_k_m, llama31-8b-bf16, llama31-8b-q4_0, qwen3-30b-a3b-q4_0, qwen3-30b-a3b-q4_k_m: synthetic, "
             "built by passprice synth and imported without -o, so no header file was written (the entry's source names "
