@@ -253,7 +253,7 @@ def test_the_markdown_review_says_locks_on_changed_claims_under_the_checkpoints(
     assert lines[lines.index("#### Locks"):lines.index("#### Checkpoints")] == [
         "#### Locks",
         "",
-        "5 locks unaffected: `gemma3-270m-h100`, `qwen3-30b-a3b-h200`, `qwen35-27b-h100-every8`, "
+        "6 locks unaffected: `gemma3-270m-h100`, `gpt-oss-120b-h100`, `qwen3-30b-a3b-h200`, `qwen35-27b-h100-every8`, "
         "`qwen35-27b-h200-mtp`, `qwen35-27b-ws1-trailing`",
         "",
     ]

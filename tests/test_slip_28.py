@@ -168,7 +168,8 @@ def test_a_comment_lists_the_first_50_serving_files_and_counts_the_rest(registry
     listed = [line for line in lines if line.startswith("- `registry/servings/s")]
     assert len(listed) == 50 and listed[-1].startswith("- `registry/servings/s049.toml` (added): card h100_sxm5_80gb")
     assert "- and 10 more serving files: the text review (`passprice diff`) lists each" in lines
-    assert markdown.splitlines()[0].endswith("no fact changed; 60 servings added; no lock affected; 10 locks unaffected")
+    assert markdown.splitlines()[0].endswith(
+        "no fact changed; 60 servings added; no lock affected; 10 locks unaffected")
     text = text_out.splitlines()
     assert "registry/servings/s059.toml (serving s059): added" in text
 

@@ -162,7 +162,7 @@ def test_3_the_review_flags_a_card_made_hypothetical_and_retitled(registry: Path
     out = json.loads(as_json)
     assert status == 0, text
     assert text.splitlines()[1] == ("no fact changed; 1 card retitled or made hypothetical, to verify; 5 locks "
-                                    "affected, 5 to re-pin (lock --update) for check --frozen; 4 locks unaffected")
+                                    "affected, 5 to re-pin (lock --update) for check --frozen; 5 locks unaffected")
     said = ("card h200_sxm_141gb is now marked hypothetical: its prices no longer claim a real card; is it not the "
             "product its figures cite?; card h200_sxm_141gb is retitled 'NVIDIA H200 SXM 141GB' → 'NVIDIA H200 SXM "
             "141GB (renamed)': is it the same card?; 5 locks pin it as it was: " + ", ".join(H200_LOCKS))

@@ -236,7 +236,7 @@ def test_3_locks_resting_on_a_changed_source_are_not_counted_unaffected(registry
                "r1-qwen7b-h200"]
     assert text.splitlines()[1] == (
         "no fact changed; 1 source record changed; 1 source whose document changed, to verify (under 5 locked "
-        "prices); no lock affected; 5 locks resting on a source whose document changed, to verify; 4 locks unaffected"
+        "prices); no lock affected; 5 locks resting on a source whose document changed, to verify; 5 locks unaffected"
     )
     assert (f"5 locks resting on a source whose document changed, to verify (sources below): {', '.join(resting)}"
             in text.splitlines())

@@ -57,7 +57,7 @@ def test_1_a_checkpoint_entrys_origin_rewritten_under_locks_is_to_verify(registr
     lines = text.splitlines()
     # the shipped stack lock, written after session 27, pins the origin: it is to re-pin, the other 3 to verify
     assert lines[1] == ("no fact changed; 1 checkpoint entry changed; 1 lock affected, 1 to re-pin (lock --update) "
-                        "for check --frozen; 3 locks priced from a checkpoint entry whose claims changed, to verify; 5 "
+                        "for check --frozen; 3 locks priced from a checkpoint entry whose claims changed, to verify; 6 "
                         "locks unaffected")
     assert [(lock["name"], lock["drifted"]) for lock in out["locks"]] == [("r1-qwen7b-h200-llamacpp",
                                                                             ["checkpoint.origin"])]

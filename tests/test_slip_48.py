@@ -62,8 +62,8 @@ def test_1_a_loosened_schema_alone_is_listed_and_warned_of(tmp_path: Path) -> No
     result = invoke("diff", str(base), str(head))
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
-    assert lines[1] == "no fact changed; 1 other file changed; no lock affected; 1 warning of check on HEAD; 10 locks " \
-                       "unaffected"
+    assert lines[1] == ("no fact changed; 1 other file changed; no lock affected; 1 warning of check on HEAD; 10 "
+                        "locks unaffected")
     ours = schema.schema_dir() / "card.schema.json"
     warning = (f"schema/card.schema.json: differs from this passprice's copy, which it validates against (editors "
                f"validate against this one): copy {ours} over it")

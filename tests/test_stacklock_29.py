@@ -168,6 +168,6 @@ def test_a_review_of_an_edited_overhead_fact_of_the_stack_names_the_lock(tmp_pat
     assert lock["name"] == NAME and lock["changed"] == ["stack.overhead.layer"]
     assert lock["moved"] == "expected.pass_s" and lock["holds"] is True
     assert lock["after"]["expected"]["tokens_per_s"] == moved
-    assert NAME not in review["unaffected"] and len(review["unaffected"]) == 8
+    assert NAME not in review["unaffected"] and len(review["unaffected"]) == 9
     # the limit's locks of the same serving rest on no stack fact: unaffected
     assert {"r1-qwen7b-h200", "r1-qwen7b-h200-best"} <= set(review["unaffected"])

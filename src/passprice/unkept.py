@@ -4,8 +4,8 @@ Fourteen of the sixteen checkpoint entries ``tests/synthesized.py`` builds (``pa
 NAME``, no ``-o``) were imported before ``synth --import`` without ``-o`` marked its origin
 (:data:`passprice.synthetic.NO_FILE_WRITTEN`): each entry's ``source``, ``NAME.header.gguf``, reads as the file it was
 imported from, and no such file was ever kept. The fifteenth, ``qwen3-30b-a3b-q4_0`` (session 33, moe44), and the
-sixteenth, ``gpt-oss-120b-mxfp4`` (session 34, moe46), were imported after, and their origins say so; they are listed all
-the same, for the command that writes its header again. The entries are
+sixteenth, ``gpt-oss-120b-mxfp4`` (session 34, moe46), were imported after, and their origins say so; they are
+listed all the same, for the command that writes its header again. The entries are
 left as they are: a lock pins its checkpoint's ``origin`` and ``source``, so rewriting them would move the pins of every
 lock on them (issue 13, session 33). This module knows those headers by their sha256 (the bytes, whatever an entry or a
 copy calls them) and gives the ``synth`` command that writes them again byte for byte: ``synth`` writes the header's
