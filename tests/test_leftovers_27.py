@@ -343,7 +343,7 @@ def test_2_a_lock_made_before_pins_neither_and_stays_valid(tmp_path: Path) -> No
     # absent: not pinned, said nowhere; the shipped r1-qwen7b-h200-llamacpp (stacklock 29) pins them and fails alone
     assert checked.exit_code == 1, checked.output
     lines = checked.stdout.splitlines()
-    assert lines[0].endswith(": 0 problems; 1 of 10 locks FAIL")
+    assert lines[0].endswith(": 0 problems; 1 of 11 locks FAIL")
     at = lines.index("lock r1-stack (locks/r1-stack.lock.toml): ok")
     assert lines[at + 5] == "  drift: none"
     assert lines.index("lock r1-qwen7b-h200-llamacpp (locks/r1-qwen7b-h200-llamacpp.lock.toml, locks serving "

@@ -213,7 +213,7 @@ def test_4_deleting_a_serving_s_locks_drops_its_floors_and_fails_the_review(bran
     markdown = diff_markdown(d)
     first = markdown.splitlines()[0]
     assert first.startswith("❌ **passprice diff**") and first.endswith(
-        "no fact changed; 3 locks affected, 3 removed, 3 dropping floors; 6 locks unaffected"
+        "no fact changed; 3 locks affected, 3 removed, 3 dropping floors; 7 locks unaffected"
     )
     section = markdown.split("#### Locks removed\n\n", 1)[1].split("\n\n", 1)[0].splitlines()
     assert section[9].startswith(f"- ❌ removed `{R1_STACK}` (`locks/{R1_STACK}.lock.toml`, price lock of serving "

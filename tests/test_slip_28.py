@@ -459,7 +459,7 @@ def _rename_h100(path: Path, recite: bool) -> None:
         text = card.read_text(encoding="utf-8")
         assert text.count(AZURE_READ) == 1
         card.write_text(text.replace(AZURE_READ, HOPPER_READ), encoding="utf-8")
-    for name in ("gemma3-270m-h100", "qwen35-27b-h100-every8"):
+    for name in ("gemma3-270m-h100", "gpt-oss-120b-h100", "qwen35-27b-h100-every8"):
         serving = path / "registry" / "servings" / f"{name}.toml"
         text = serving.read_text(encoding="utf-8")
         serving.write_text(text.replace(f'card = "{H100_CARD}"', 'card = "h100_sxm5"'), encoding="utf-8")
@@ -477,8 +477,8 @@ def test_a_card_renamed_with_a_fact_re_cited_inside_asks_to_verify_it(registry: 
     lines = markdown.splitlines()
     # was "✅ … 34 facts changed in 2 files; 2 servings changed; 2 locks affected, 2 re-locked"
     assert lines[0].startswith("⚠️ **passprice diff**")
-    assert lines[0].endswith("1 fact changed in 1 file, 1 to verify in its source; 1 card renamed; 2 servings changed; "
-                             "2 locks affected, 2 re-locked; 7 locks unaffected")
+    assert lines[0].endswith("1 fact changed in 1 file, 1 to verify in its source; 1 card renamed; 3 servings changed; "
+                             "3 locks affected, 3 re-locked; 7 locks unaffected")
     assert ("| `h100_sxm5` | `streams.read` | 0.9493 | 0.9493 | citation changed | measured | changed, below |"
             in lines)
     assert (f"- `facts/cards/{H100_CARD}.toml` → `facts/cards/h100_sxm5.toml`: its facts compared with the old file's "
@@ -486,7 +486,8 @@ def test_a_card_renamed_with_a_fact_re_cited_inside_asks_to_verify_it(registry: 
     out = json.loads(as_json)
     assert out["to_verify"] == ["h100_sxm5:streams.read"]
     assert {x["name"]: x["changed"] for x in out["locks"]} == {
-        "gemma3-270m-h100": ["streams.read"], "qwen35-27b-h100-every8": ["streams.read"]}
+        "gemma3-270m-h100": ["streams.read"], "gpt-oss-120b-h100": ["streams.read"],
+        "qwen35-27b-h100-every8": ["streams.read"]}
     files = {f["path"]: f for f in out["files"]}
     assert files["facts/cards/h100_sxm5.toml"]["renamed"] == f"facts/cards/{H100_CARD}.toml"
     assert files[f"facts/cards/{H100_CARD}.toml"]["facts"] == []
@@ -498,7 +499,7 @@ def test_a_card_only_renamed_says_so_and_no_fact_changed(registry: Path) -> None
     status, text, _ = review(path)
     assert status == 0, text
     lines = text.splitlines()
-    assert lines[1] == ("no fact changed; 1 card renamed; 2 servings changed; 2 locks affected, 2 re-locked; 7 locks "
+    assert lines[1] == ("no fact changed; 1 card renamed; 3 servings changed; 3 locks affected, 3 re-locked; 7 locks "
                         "unaffected")
     assert (f"facts/cards/h100_sxm5.toml (card h100_sxm5): added (renamed from facts/cards/{H100_CARD}.toml: its facts "
             "compared with that file's)") in lines

@@ -173,7 +173,9 @@ def test_4_the_review_asks_a_routing_record_retitled_and_renoted_under_a_lock(re
     assert markdown.startswith("⚠️ **passprice diff**") and "✅" not in markdown
 
 
-def test_4_a_routing_record_no_lock_prices_with_asks_nothing(registry: Path) -> None:
+def test_4_the_uniform_record_re_noted_asks_of_the_one_lock_pricing_with_it(registry: Path) -> None:
+    # Until session 34 no lock priced with the uniform record and its re-noting asked nothing; moe46's
+    # gpt-oss-120b-h100 lock prices with it, so the review asks the one question of that lock.
     path = branch(registry, "s43-uniform")
     record = path / "facts" / "routing" / "uniform.toml"
     text = record.read_text(encoding="utf-8")
@@ -182,7 +184,10 @@ def test_4_a_routing_record_no_lock_prices_with_asks_nothing(registry: Path) -> 
     commit_all(path, "the uniform record re-noted")
     status, text, out = review(path)
     assert status == 0, text
-    assert out["relabelled_records"] == {}
+    assert out["relabelled_records"] == {
+        "facts/routing/uniform.toml": "routing record uniform's note changed: does it still describe what the locked "
+        "prices rest on (gpt-oss-120b-h100 pins it as before the change: re-pin (passprice lock --update); a price "
+        "prints the note, audit shows it)?; 1 lock prices with it: gpt-oss-120b-h100"}
 
 
 def test_5_context_classes_reordered_are_no_drift(tmp_path: Path) -> None:

@@ -294,7 +294,7 @@ def test_5_a_lock_stripped_of_its_stack_runtime_and_builds_beside_their_edit_fai
     frozen = invoke("check", "--frozen", root=head)
     assert frozen.exit_code == 1, frozen.output
     checked = frozen.stdout.splitlines()
-    assert checked[0].endswith(": 0 problems; 1 of 10 locks FAIL")
+    assert checked[0].endswith(": 0 problems; 1 of 11 locks FAIL")
     at = checked.index(f"lock r1-stack ({rel}): ok")
     assert checked[at + 5] == "  drift: none"
     at = checked.index("lock r1-qwen7b-h200-llamacpp (locks/r1-qwen7b-h200-llamacpp.lock.toml, locks serving "
