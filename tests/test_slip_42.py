@@ -173,8 +173,8 @@ def test_3_the_review_flags_a_card_made_hypothetical_and_retitled(registry: Path
     assert out["relabelled_cards"] == {H200: said}
     assert sorted(lock["name"] for lock in out["locks"]) == sorted(H200_LOCKS)
     assert all(lock["drifted"] == ["card.title", "card.hypothetical"] for lock in out["locks"])
-    assert out["unaffected"] == ["gemma3-270m-h100", "qwen35-27b-h100-every8", "qwen35-27b-ws1-trailing",
-                                 "r1-qwen7b-mi300x-int8kv"]
+    assert out["unaffected"] == ["gemma3-270m-h100", "gpt-oss-120b-h100", "qwen35-27b-h100-every8",
+                                 "qwen35-27b-ws1-trailing", "r1-qwen7b-mi300x-int8kv"]
     assert markdown.startswith("⚠️ **passprice diff**")
     assert "✅" not in markdown
 

@@ -65,8 +65,8 @@ def test_1_a_checkpoint_entrys_origin_rewritten_under_locks_is_to_verify(registr
     assert (f"3 locks priced from a checkpoint entry whose claims changed, to verify (checkpoints above): "
             f"{', '.join(priced)}") in lines
     assert out["on_changed_claims"] == priced
-    assert out["unaffected"] == ["gemma3-270m-h100", "qwen3-30b-a3b-h200", "qwen35-27b-h100-every8",
-                                 "qwen35-27b-h200-mtp", "qwen35-27b-ws1-trailing"]
+    assert out["unaffected"] == ["gemma3-270m-h100", "gpt-oss-120b-h100", "qwen3-30b-a3b-h200",
+                                 "qwen35-27b-h100-every8", "qwen35-27b-h200-mtp", "qwen35-27b-ws1-trailing"]
     assert markdown.startswith("⚠️ **passprice diff**")  # was ✅
     assert ("⚠️ 3 locks priced from a checkpoint entry whose claims changed, to verify (checkpoints above): "
             "`r1-qwen7b-h200-best`") in markdown
