@@ -12,6 +12,7 @@ each entry of ``registry/checkpoints/`` listed here is exactly what the command 
     passprice synth examples/configs/meta-llama-3-70b.json --mix Q4_K_M --import llama3-70b-q4_k_m --note ... --force
     passprice synth examples/configs/llama-2-13b.json --mix F16 --import llama2-13b-f16 --note ... --force
     passprice synth examples/configs/qwen3-30b-a3b.json --mix Q4_0 --import qwen3-30b-a3b-q4_0 --note ... --force
+    passprice synth examples/configs/gpt-oss-120b.json --mix MXFP4 --import gpt-oss-120b-mxfp4 --note ... --force
 
 The entries of :data:`UNWRITTEN` were imported after ``synth --import`` without ``-o`` marked its origin (``No header
 file was written``); the others were imported before, and keep their text (and their locks' pins).
@@ -133,10 +134,22 @@ SYNTHESIZED: dict[str, tuple[str, str, str]] = {
         "16.18 GiB for a 'qwen3moe 30B.A3B Q4_0' file of another maker (iacopPBK/llama.cpp-gfx906's README, a "
         "Qwen3-30B-A3B-Thinking-2507 Q4_0): 0.07 GiB more than these rules give; which tensors differ was not read.",
     ),
+    # Session 34 (moe46): gpt-oss-120b, the model served on one 80 GB card, as ggml-org publishes it.
+    "gpt-oss-120b-mxfp4": (
+        "gpt-oss-120b.json",
+        "MXFP4",
+        "The MXFP4_MOE mix of ggml-org/gpt-oss-120b-GGUF's gpt-oss-120b-mxfp4 (three shards): the 108 expert matrices "
+        "MXFP4 (llama.cpp type 39, 32 elements in 17 bytes), the 146 other matrices Q8_0, vectors and the routers F32: "
+        "687 tensors and 63,374,323,968 bytes = 59.02 GiB, as llama-bench prints that file ('gpt-oss 120B MXFP4 MoE | "
+        "59.02 GiB | 116.83 B', e.g. ggml-org/llama.cpp discussion #15396). Matched: the size to llama-bench's two "
+        "decimals and its parameter count (116,829,156,672 elements = 116.83 B, as printed), and the type rule (the "
+        "20b entry's, checked against a 459-tensor log); not read: the published file's own tensor table or byte "
+        "count, so its 687 tensors and exact bytes are these rules', not a header's.",
+    ),
 }
 
 #: The entries imported by ``synth --import`` without ``-o`` since it marks that in the origin.
-UNWRITTEN = frozenset({"qwen3-30b-a3b-q4_0"})
+UNWRITTEN = frozenset({"qwen3-30b-a3b-q4_0", "gpt-oss-120b-mxfp4"})
 
 
 def built(name: str) -> object:

@@ -242,7 +242,7 @@ def test_a_workflow_added_beside_facts_yml_is_named_as_an_install_file(tmp_path:
     text = invoke("diff", "HEAD~", "HEAD", root=root)
     assert text.exit_code == 0
     lines = text.stdout.splitlines()
-    assert lines[1] == "no fact changed; no lock affected; 9 locks unaffected; how passprice is installed changed " \
+    assert lines[1] == "no fact changed; no lock affected; 10 locks unaffected; how passprice is installed changed " \
                        "(.github/workflows/review.yml)"
     assert json.loads(invoke("diff", "HEAD~", "HEAD", "--json", root=root).stdout)["install_changed"] == [
         ".github/workflows/review.yml"]

@@ -35,34 +35,42 @@ def test_1_validate_json_names_the_unregistered_runs_and_their_price_command() -
     u = data["unregistered"]
     # the text's last line: "stack not registered: 16 runs of llamacpp-cuda-2312, … (stacks registered: …)"
     stacks = ["llamacpp-cuda-2312", "llamacpp-cuda-2401", "llamacpp-cuda-2404", "llamacpp-cuda-2404-graphs",
-              "llamacpp-cuda-2508", "llamacpp-cuda-2510", "llamacpp-cuda-2511", "llamacpp-cuda-2603"]
+              "llamacpp-cuda-2508", "llamacpp-cuda-2510", "llamacpp-cuda-2511", "llamacpp-cuda-2603", "vllm-cuda-2601",
+              "vllm-rocm-0170"]
     assert u["stacks"] == stacks
     assert u["registered"] == ["llamacpp-cuda-2405", "lmdeploy-turbomind-2312"]
-    assert len(u["runs"]) == 32  # 16, llamacpp-pr16834-moe.toml's 3 (moe43) and 3 more (moe44), pr20586's 10 (moe45)
+    # 16, llamacpp-pr16834-moe.toml's 3 (moe43) and 3 more (moe44), pr20586's 10 (moe45); moe46's 4 llama.cpp runs of
+    # gpt-oss-20b and 12 vLLM runs of gpt-oss-120b
+    assert len(u["runs"]) == 48
     assert sorted({r["stack"] for r in u["runs"]}) == stacks
     assert u["runs"][0] == {
         "id": "xd2.h100_pcie_80gb.l2-7b-q4_0.main", "stack": "llamacpp-cuda-2312",
         "price_command": "passprice price --checkpoint llama2-7b-q4_0 --card h100_pcie_80gb --batch 1 --limit 512 "
                          "--position 384 --stack S"}
     # a run at depth 32,768 reading 512 positions more: --limit 33,280, --position their mean (32,768 + 33,280) / 2
-    assert u["runs"][-17] == {
+    assert u["runs"][15] == {
         "id": "pr17505.rtx_4090.l31-8b-q4_0.d32768", "stack": "llamacpp-cuda-2511",
         "price_command": "passprice price --checkpoint llama31-8b-q4_0 --card rtx_4090 --batch 1 --limit 33280 "
                          "--position 33024 --stack S"}
     # a mixture of experts' run: its command names its routing record (moe43)
-    assert u["runs"][-14] == {
+    assert u["runs"][18] == {
         "id": "pr16834.rtx_4090.gpt-oss-20b-mxfp4.tg512", "stack": "llamacpp-cuda-2510",
         "price_command": "passprice price --checkpoint gpt-oss-20b-mxfp4 --card rtx_4090 --batch 1 --limit 512 "
                          "--position 256 --routing uniform --stack S"}
-    assert u["runs"][-11] == {
+    assert u["runs"][21] == {
         "id": "pr16834.rtx_4090.qwen3-30b-a3b-q4_0.tg512", "stack": "llamacpp-cuda-2510",
         "price_command": "passprice price --checkpoint qwen3-30b-a3b-q4_0 --card rtx_4090 --batch 1 --limit 512 "
                          "--position 256 --routing uniform --stack S"}
     # a run of many token-rows a pass: --batch its rows (moe45)
-    assert u["runs"][-1] == {
+    assert u["runs"][31] == {
         "id": "pr20586.rtx_3090.gpt-oss-20b-mxfp4.ub512", "stack": "llamacpp-cuda-2603",
         "price_command": "passprice price --checkpoint gpt-oss-20b-mxfp4 --card rtx_3090 --batch 512 --limit 512 "
                          "--position 256 --routing uniform --stack S"}
+    # a serving benchmark's run: B requests in flight of 1,024 prompt tokens, decoding positions 1,024 to 2,048 (moe46)
+    assert u["runs"][-1] == {
+        "id": "ix1061.mi300x.gpt-oss-120b-mxfp4.c256", "stack": "vllm-rocm-0170",
+        "price_command": "passprice price --checkpoint gpt-oss-120b-mxfp4 --card mi300x --batch 256 --limit 2048 "
+                         "--position 1536 --routing uniform --stack S"}
     # the text names the first run's command, word for word
     last = invoke("validate").stdout.splitlines()[-1]
     assert f"e.g. {u['runs'][0]['id']}: `{u['runs'][0]['price_command']}` (" in last

@@ -239,7 +239,7 @@ def test_1_tensor_offsets_edited_are_named_as_no_price_rests_on_them(tmp_path: P
     assert lines[at + 1] == ("  content   unchanged (4edde30b1f25…: the entry was rewritten, what the pricer reads "
                              "was not)")
     assert lines[at + 2] == f"  layout    {said}"
-    assert lines[1] == "no fact changed; 1 checkpoint entry changed; no lock affected; 9 locks unaffected"
+    assert lines[1] == "no fact changed; 1 checkpoint entry changed; no lock affected; 10 locks unaffected"
     out = invoke("diff", str(base), str(head), "--json")
     entry = next(f for f in json.loads(out.stdout)["files"] if f["path"] == ENTRY)
     assert entry["layout_changes"] == ["3 tensor offsets changed", "header.header_bytes 6525112 → 6525116",
@@ -343,7 +343,7 @@ def test_2_a_lock_made_before_pins_neither_and_stays_valid(tmp_path: Path) -> No
     # absent: not pinned, said nowhere; the shipped r1-qwen7b-h200-llamacpp (stacklock 29) pins them and fails alone
     assert checked.exit_code == 1, checked.output
     lines = checked.stdout.splitlines()
-    assert lines[0].endswith(": 0 problems; 1 of 10 locks FAIL")
+    assert lines[0].endswith(": 0 problems; 1 of 11 locks FAIL")
     at = lines.index("lock r1-stack (locks/r1-stack.lock.toml): ok")
     assert lines[at + 5] == "  drift: none"
     assert lines.index("lock r1-qwen7b-h200-llamacpp (locks/r1-qwen7b-h200-llamacpp.lock.toml, locks serving "

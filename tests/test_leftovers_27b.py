@@ -118,7 +118,7 @@ def test_a_revision_searched_by_its_message_is_the_commit_git_finds(tmp_path: Pa
     assert str(e.value) == f":/no such message: neither a folder nor a revision of the git checkout at {root}"
     done = invoke("diff", ":/base", ":/second", root=root)
     assert done.exit_code == 0, done.output
-    assert "no changes to facts, registry, locks or the pricing model; 9 locks unaffected" in done.stdout
+    assert "no changes to facts, registry, locks or the pricing model; 10 locks unaffected" in done.stdout
 
 
 # --- 3. a re-digested lock missing a figure its serving reads ---------------------------------------------------------

@@ -145,7 +145,7 @@ def test_the_markdown_review_puts_each_paragraph_in_its_section(tmp_path: Path) 
     assert result.stdout.split("\n") == [
     f'❌ **passprice diff** `{base}` → `{head}`: 1 fact changed in 1 file, 1 to verify in its source; 3 '
      f'derived facts stale; 1 checkpoint entry changed; 1 source record changed; 1 source whose document '
-     f'changed, to verify (under 5 locked prices); 2 locks affected, 2 prices moved unreviewed, 2 rest on '
+     f'changed, to verify (under 5 locked prices); 3 locks affected, 3 prices moved unreviewed, 3 rest on '
      f'derived facts that do not follow; 5 locks resting on a source whose document changed, to verify; 2 '
      f'locks unaffected',
     '',
@@ -183,11 +183,17 @@ def test_the_markdown_review_puts_each_paragraph_in_its_section(tmp_path: Path) 
     '| `gemma3-270m-h100` | `memory.bandwidth` | held → still holds | 11,733.7 | 11,733.7 | ❌ 11,558.6 '
      '(on stale facts) | -1.493 % | memory | ❌ rests on stale streams.read, streams.append: recompute '
      'them; price moved, lock not updated (memory_s) |',
+    '| `gpt-oss-120b-h100` | `memory.bandwidth` | held → still holds | 2,213.0 | 2,213.0 | ❌ 2,180.0 '
+     '(on stale facts) | -1.493 % | memory | ❌ rests on stale streams.read, streams.append: recompute '
+     'them; price moved, lock not updated (memory_s) |',
     '| `qwen35-27b-h100-every8` | `memory.bandwidth` | held → still holds | 4,266.3 | 4,266.3 | ❌ '
      '4,202.6 (on stale facts) | -1.493 % | memory | ❌ rests on stale streams.read, streams.rewrite, '
      'streams.append: recompute them; price moved, lock not updated (memory_s) |',
     '',
     '- `gemma3-270m-h100`: recomputed tokens/s 11,733.7 → 11,732.7 (-0.008202 %), as HEAD wrote it '
+     '-1.493 %, once streams.read (0.9636), streams.append (0.9) follow from their inputs (recomputed as '
+     'passprice would write them)',
+    '- `gpt-oss-120b-h100`: recomputed tokens/s 2,213.0 → 2,212.8 (-0.008074 %), as HEAD wrote it '
      '-1.493 %, once streams.read (0.9636), streams.append (0.9) follow from their inputs (recomputed as '
      'passprice would write them)',
     '- `qwen35-27b-h100-every8`: recomputed tokens/s 4,266.3 → 4,266.0 (-0.005568 %), as HEAD wrote it '
@@ -253,7 +259,7 @@ def test_the_markdown_review_says_locks_on_changed_claims_under_the_checkpoints(
     assert lines[lines.index("#### Locks"):lines.index("#### Checkpoints")] == [
         "#### Locks",
         "",
-        "5 locks unaffected: `gemma3-270m-h100`, `qwen3-30b-a3b-h200`, `qwen35-27b-h100-every8`, "
+        "6 locks unaffected: `gemma3-270m-h100`, `gpt-oss-120b-h100`, `qwen3-30b-a3b-h200`, `qwen35-27b-h100-every8`, "
         "`qwen35-27b-h200-mtp`, `qwen35-27b-ws1-trailing`",
         "",
     ]

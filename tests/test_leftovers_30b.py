@@ -110,7 +110,7 @@ def test_2_a_copy_citing_another_card_s_places_asks_each_fact(tmp_path: Path) ->
     lines = result.stdout.splitlines()
     # was "17 facts added in 1 new file, 1 to verify in its source; …" (the new source's question alone)
     assert lines[1] == ("17 facts added in 1 new file, 16 to verify in their sources; 1 source added; no lock "
-                        "affected; 1 warning of check on HEAD; 9 locks unaffected")  # slip55: the copied note
+                        "affected; 1 warning of check on HEAD; 10 locks unaffected")  # slip55: the copied note
     assert copied_notes(result.stdout) == [("facts/cards/h200_sxm_141gb.toml", "acme_x100.toml")]
     asks = [line.strip() for line in lines if "another card's" in line]
     assert len(asks) == 15
@@ -131,7 +131,7 @@ def test_2_a_plain_copy_citing_only_the_card_s_places_asks_nothing(tmp_path: Pat
     result = invoke("diff", str(base), str(head), root=head)
     assert result.exit_code == 0, result.output
     assert result.stdout.splitlines()[1] == ("17 facts added in 1 new file; no lock affected; 1 warning of check on "
-                                             "HEAD; 9 locks unaffected")  # slip55: the copy keeps the H200's note
+                                             "HEAD; 10 locks unaffected")  # slip55: the copy keeps the H200's note
     assert copied_notes(result.stdout) == [("facts/cards/h200_twin.toml", "h200_sxm_141gb.toml")]
     assert "to verify" not in result.stdout
 

@@ -213,7 +213,7 @@ def test_4_deleting_a_serving_s_locks_drops_its_floors_and_fails_the_review(bran
     markdown = diff_markdown(d)
     first = markdown.splitlines()[0]
     assert first.startswith("❌ **passprice diff**") and first.endswith(
-        "no fact changed; 3 locks affected, 3 removed, 3 dropping floors; 6 locks unaffected"
+        "no fact changed; 3 locks affected, 3 removed, 3 dropping floors; 7 locks unaffected"
     )
     section = markdown.split("#### Locks removed\n\n", 1)[1].split("\n\n", 1)[0].splitlines()
     assert section[9].startswith(f"- ❌ removed `{R1_STACK}` (`locks/{R1_STACK}.lock.toml`, price lock of serving "
@@ -459,7 +459,7 @@ def test_7_a_review_fails_where_check_fails_on_head(branch: Path) -> None:
     head = commit(branch, "a run edited, no re-fit")
     d = diff(Root(branch), "main", head)
     assert d.exit_status == 1 and d.check_beyond and all("llamacpp-cuda-2405.toml" in p for p in d.check_beyond)
-    assert len(d.check_beyond) == 1 and "HEAD fails passprice check (1 problem); 8 locks unaffected" in d.summary()
+    assert len(d.check_beyond) == 1 and "HEAD fails passprice check (1 problem); 9 locks unaffected" in d.summary()
     # `passprice diff` exits 1 refusing it ("passprice: refused: HEAD fails passprice check …"): read off this review
     assert any(r.startswith("HEAD fails passprice check") for r in d.refusal_reasons()), d.refusal_reasons()
     git(branch, "reset", "-q", "--hard", "main")

@@ -113,7 +113,7 @@ def test_2_an_added_hypothetical_card_is_described_and_its_borrowed_facts_asked(
     assert md.splitlines()[0].startswith("⚠️ **passprice diff** `main (")
     assert md.splitlines()[0].endswith(
         "`: 17 facts added in 1 new file; 1 hypothetical card added with published or measured facts, to verify; no "
-        "lock affected; 9 locks unaffected")
+        "lock affected; 10 locks unaffected")
     asks = ("card acme_x1 is marked hypothetical, yet 6 of its facts are published or measured (memory.capacity, "
             "memory.bandwidth, streams.read, streams.rewrite, streams.append and 1 more): a card that does not exist "
             "has no datasheet or benchmark of its own; is each figure another card's, to be cited as estimated or "

@@ -76,7 +76,7 @@ def test_the_check_headline_counts_failing_locks(root: Path) -> None:
         result = invoke("check", root=root)
         assert result.exit_code == 1
         first = result.stdout.splitlines()[0]
-        assert first.startswith("checked ") and first.endswith(": 0 problems; 5 of 9 locks FAIL"), first
+        assert first.startswith("checked ") and first.endswith(": 0 problems; 5 of 10 locks FAIL"), first
     finally:
         card.write_text(text, encoding="utf-8")
     assert invoke("check", root=root).stdout.splitlines()[0].endswith(": 0 problems")

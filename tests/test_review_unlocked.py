@@ -70,7 +70,8 @@ def test_only_the_unlocked_servings_the_change_reaches_are_re_priced(reviewed: t
     d, asked = reviewed
     # The H200's servings no lock names (qwen3-30b-a3b-h200, r1-qwen7b-h200 and qwen35-27b-h200-mtp are locked);
     # the MI300X's and H100's are not reached by an H200 card change and are not priced.
-    reached = ["deepseek-v3-h200", "gpt-oss-20b-h200", "qwen35-27b-h200-chat", "qwen3next-80b-a3b-h200"]
+    reached = ["deepseek-v3-h200", "gpt-oss-120b-h200", "gpt-oss-20b-h200", "qwen35-27b-h200-chat",
+               "qwen3next-80b-a3b-h200"]
     assert asked == [reached, reached]
     # Of those, two rest on streams.rewrite (a recurrent state rewritten in place); the other two do not move.
     assert [(m.name, m.card, m.changed, m.inputs, m.moved) for m in d.unlocked] == [
@@ -106,7 +107,7 @@ def test_the_review_fails_on_the_locked_price_only(reviewed: tuple[Diff, list[li
     assert d.exit_status == 1 and [lock.name for lock in d.stale] == ["qwen35-27b-h200-mtp"]
     (reason,) = d.refusal_reasons()
     assert reason.startswith("it moves the locked price of qwen35-27b-h200-mtp without re-locking")
-    assert d.summary().endswith("8 locks unaffected; 2 servings no lock pins move (not locked, informational)")
+    assert d.summary().endswith("9 locks unaffected; 2 servings no lock pins move (not locked, informational)")
 
 
 def test_text_markdown_and_json_show_them_alike(reviewed: tuple[Diff, list[list[str]]]) -> None:
@@ -167,20 +168,21 @@ def test_unlocked_moves_alone_pass_the_review(tmp_path: Path) -> None:
 def test_a_review_re_prices_at_most_so_many_unlocked_servings(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Four unlocked servings on the H200 are reached; with a bound of 2 the first two by name are re-priced (neither
-    # rests on streams.rewrite, so neither moves) and the other two are counted, not priced.
+    # Five unlocked servings on the H200 are reached (moe46's gpt-oss-120b-h200 the fifth); with a bound of 2 the first
+    # two by name are re-priced (neither rests on streams.rewrite, so neither moves) and the other three are counted,
+    # not priced.
     from passprice import unlocked
 
     monkeypatch.setattr(unlocked, "MAX_REPRICED", 2)
     base, head = make_sides(tmp_path)
     d = diff(Root(head), str(base), str(head))
-    assert d.unlocked == () and d.unlocked_left_out == 2 and d.to_json()["unlocked_left_out"] == 2
-    line = ("2 more servings no lock pins are reached by the change and were not re-priced (a review re-prices at "
+    assert d.unlocked == () and d.unlocked_left_out == 3 and d.to_json()["unlocked_left_out"] == 3
+    line = ("3 more servings no lock pins are reached by the change and were not re-priced (a review re-prices at "
             "most 2)")
     assert diff_text(d).splitlines()[-1] == line
     assert f"ℹ️ {line}." in diff_markdown(d).splitlines()
     # the summary says it too (round 17: a review of 205 servings said "199 … move" and nothing of the rest)
-    assert "0 servings no lock pins move, 2 more not re-priced (not locked, informational)" in diff_text(d)
+    assert "0 servings no lock pins move, 3 more not re-priced (not locked, informational)" in diff_text(d)
 
 
 def _side(tokens: float | None = None, refusal: str | None = None, message: str = "m") -> PriceSide:

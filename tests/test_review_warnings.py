@@ -39,7 +39,7 @@ def test_the_review_shows_checks_warnings_on_head_and_passes(tmp_path: Path) -> 
     assert text.exit_code == 0, text.output  # a warning, not a failure
     lines = text.stdout.splitlines()
     assert lines[1] == (
-        "no fact changed; 1 source added; no lock affected; 2 warnings of check on HEAD; 9 locks unaffected"
+        "no fact changed; 1 source added; no lock affected; 2 warnings of check on HEAD; 10 locks unaffected"
     )
     at = lines.index("HEAD's passprice check warns (not a failure)")
     assert lines[at + 1: at + 3] == [f"  warning: {w}" for w in warned]

@@ -192,10 +192,11 @@ def test_a_review_is_the_same_bytes_cold_warm_and_with_every_old_path(repo: Repo
         assert "4.8 TB/s → 4.9 TB/s" in out and "4.8 TB/s → 4.9 TB/s" in now[1]
         assert "streams.read: STALE, recomputed 0.9143" in out
         assert "not recomputed" not in out and "not recomputed" not in now[1]  # the copy recomputed and re-fitted
-        # The five locks on the card (the shipped stack lock among them) and the three servings on it no lock pins,
-        # each priced with the card's facts recomputed (in one private copy of HEAD since round 28).
-        assert out.count("recomputed  tokens/s ") == 8
-        assert "5 locks affected" in out and "3 servings no lock pins move" in out
+        # The five locks on the card (the shipped stack lock among them) and the four servings on it no lock pins
+        # (moe46's gpt-oss-120b-h200 the fourth), each priced with the card's facts recomputed (in one private copy of
+        # HEAD since round 28).
+        assert out.count("recomputed  tokens/s ") == 9
+        assert "5 locks affected" in out and "4 servings no lock pins move" in out
         assert err.startswith("passprice: refused: derived facts do not follow from their inputs: ")
         # Cold, with every re-fitted file rewritten (round 33's one old path): the same bytes, and the stack's text
         # parsed five times (HEAD's check, then the copy's parse to set the fit, the plain text's check,
@@ -225,9 +226,10 @@ def test_check_is_the_same_bytes_cold_warm_and_with_every_old_path(repo: Repo, t
     tmp.mkdir()
     cold = run(repo.path, tmp_path / "cache", tmp, False, "check")
     assert cold[0] == 0, cold[2]
-    # 109: the 9 shipped locks, the stack lock r1-qwen7b-h200-llamacpp among them, moe43's MoE measurement
-    # file and its source record, moe44's checkpoint entry, and moe45's measurement file and source record
-    assert cold[1].startswith("checked 109 files (") and cold[1].endswith("all holds\n")
+    # 119: the 10 shipped locks, the stack lock r1-qwen7b-h200-llamacpp among them, moe43's MoE measurement
+    # file and its source record, moe44's checkpoint entry, moe45's measurement file and source record, and moe46's
+    # checkpoint entry, 3 measurement files, 3 source records, 2 servings and lock
+    assert cold[1].startswith("checked 119 files (") and cold[1].endswith("all holds\n")
     # Warm: the same, and the kept fit findings re-run no fit and import no NumPy (round 29).
     status, out, err = run(repo.path, tmp_path / "cache", tmp, False, "check", importtime=True)
     assert (status, out) == cold[:2]

@@ -103,7 +103,7 @@ def test_an_added_serving_and_its_lock_are_described_and_counted(registry: Path)
     assert status == 0, text
     lines = text.splitlines()
     # was "no fact changed; 1 other file changed; 1 lock affected, 1 added": two files added, one counted, unnamed
-    assert lines[1] == "no fact changed; 1 serving added; 1 lock affected, 1 added; 9 locks unaffected"
+    assert lines[1] == "no fact changed; 1 serving added; 1 lock affected, 1 added; 10 locks unaffected"
     at = lines.index(f"registry/servings/{H100}.toml (serving {H100}): added")
     assert lines[at + 1: at + 4] == [
         f"  serves    {SERVES}",
@@ -129,7 +129,7 @@ def test_an_added_serving_no_lock_pins_gives_the_command_that_locks_it(registry:
     commit_all(path, "r1 on the H100")
     status, markdown, _ = review(path, "markdown")
     assert status == 0, markdown
-    assert markdown.splitlines()[0].endswith("no fact changed; 1 serving added; no lock affected; 9 locks unaffected")
+    assert markdown.splitlines()[0].endswith("no fact changed; 1 serving added; no lock affected; 10 locks unaffected")
     line = next(x for x in markdown.splitlines() if x.startswith(f"- `registry/servings/{H100}.toml` (added): "))
     assert line.endswith(
         f"; not locked (nothing pins its price, so no review judges it: `passprice lock {H100} -o "
@@ -168,7 +168,8 @@ def test_a_comment_lists_the_first_50_serving_files_and_counts_the_rest(registry
     listed = [line for line in lines if line.startswith("- `registry/servings/s")]
     assert len(listed) == 50 and listed[-1].startswith("- `registry/servings/s049.toml` (added): card h100_sxm5_80gb")
     assert "- and 10 more serving files: the text review (`passprice diff`) lists each" in lines
-    assert markdown.splitlines()[0].endswith("no fact changed; 60 servings added; no lock affected; 9 locks unaffected")
+    assert markdown.splitlines()[0].endswith(
+        "no fact changed; 60 servings added; no lock affected; 10 locks unaffected")
     text = text_out.splitlines()
     assert "registry/servings/s059.toml (serving s059): added" in text
 
@@ -458,7 +459,7 @@ def _rename_h100(path: Path, recite: bool) -> None:
         text = card.read_text(encoding="utf-8")
         assert text.count(AZURE_READ) == 1
         card.write_text(text.replace(AZURE_READ, HOPPER_READ), encoding="utf-8")
-    for name in ("gemma3-270m-h100", "qwen35-27b-h100-every8"):
+    for name in ("gemma3-270m-h100", "gpt-oss-120b-h100", "qwen35-27b-h100-every8"):
         serving = path / "registry" / "servings" / f"{name}.toml"
         text = serving.read_text(encoding="utf-8")
         serving.write_text(text.replace(f'card = "{H100_CARD}"', 'card = "h100_sxm5"'), encoding="utf-8")
@@ -476,8 +477,8 @@ def test_a_card_renamed_with_a_fact_re_cited_inside_asks_to_verify_it(registry: 
     lines = markdown.splitlines()
     # was "✅ … 34 facts changed in 2 files; 2 servings changed; 2 locks affected, 2 re-locked"
     assert lines[0].startswith("⚠️ **passprice diff**")
-    assert lines[0].endswith("1 fact changed in 1 file, 1 to verify in its source; 1 card renamed; 2 servings changed; "
-                             "2 locks affected, 2 re-locked; 7 locks unaffected")
+    assert lines[0].endswith("1 fact changed in 1 file, 1 to verify in its source; 1 card renamed; 3 servings changed; "
+                             "3 locks affected, 3 re-locked; 7 locks unaffected")
     assert ("| `h100_sxm5` | `streams.read` | 0.9493 | 0.9493 | citation changed | measured | changed, below |"
             in lines)
     assert (f"- `facts/cards/{H100_CARD}.toml` → `facts/cards/h100_sxm5.toml`: its facts compared with the old file's "
@@ -485,7 +486,8 @@ def test_a_card_renamed_with_a_fact_re_cited_inside_asks_to_verify_it(registry: 
     out = json.loads(as_json)
     assert out["to_verify"] == ["h100_sxm5:streams.read"]
     assert {x["name"]: x["changed"] for x in out["locks"]} == {
-        "gemma3-270m-h100": ["streams.read"], "qwen35-27b-h100-every8": ["streams.read"]}
+        "gemma3-270m-h100": ["streams.read"], "gpt-oss-120b-h100": ["streams.read"],
+        "qwen35-27b-h100-every8": ["streams.read"]}
     files = {f["path"]: f for f in out["files"]}
     assert files["facts/cards/h100_sxm5.toml"]["renamed"] == f"facts/cards/{H100_CARD}.toml"
     assert files[f"facts/cards/{H100_CARD}.toml"]["facts"] == []
@@ -497,7 +499,7 @@ def test_a_card_only_renamed_says_so_and_no_fact_changed(registry: Path) -> None
     status, text, _ = review(path)
     assert status == 0, text
     lines = text.splitlines()
-    assert lines[1] == ("no fact changed; 1 card renamed; 2 servings changed; 2 locks affected, 2 re-locked; 7 locks "
+    assert lines[1] == ("no fact changed; 1 card renamed; 3 servings changed; 3 locks affected, 3 re-locked; 7 locks "
                         "unaffected")
     assert (f"facts/cards/h100_sxm5.toml (card h100_sxm5): added (renamed from facts/cards/{H100_CARD}.toml: its facts "
             "compared with that file's)") in lines
@@ -518,7 +520,7 @@ def test_a_drafting_method_renamed_is_compared_with_its_old_file(registry: Path)
     commit_all(path, "the DeepSeek-V3 MTP method renamed, its acceptance raised")
     out = json.loads(invoke("diff", "main", "HEAD", "--json", root=path).stdout)
     assert out["summary"] == ("1 drafting-method fact changed in 1 file, 1 to verify in its source; 1 drafting "
-                              "method renamed; 1 serving changed; no lock affected; 9 locks unaffected")
+                              "method renamed; 1 serving changed; no lock affected; 10 locks unaffected")
     assert out["to_verify"] == ["deepseek-v3-mtp1:acceptance.1"]
     (changed,) = [f for f in out["files"] if f["facts"]]
     assert changed["renamed"] == "facts/drafts/deepseek-v3-mtp.toml"

@@ -71,7 +71,10 @@ def test_2_sources_counts_the_runs_citing_each_source() -> None:
     assert {k: v["runs"] for k, v in listed.items() if v["runs"]} == {
         "ggml-org-llama-cpp": 11, "lmdeploy-a100-fp16-benchmark": 17, "xiongjiedai-gpu-benchmarks": 116,
         # session 33: llamacpp-pr16834-moe.toml (6 runs) and llamacpp-pr20586-moe.toml (10 runs) cite one PR each
-        "ggml-org-llama-cpp-pr16834": 6, "ggml-org-llama-cpp-pr20586": 10}
+        "ggml-org-llama-cpp-pr16834": 6, "ggml-org-llama-cpp-pr20586": 10,
+        # session 34 (moe46): the gpt-oss guide's 4 llama-bench rows, 8 InferenceMAX rows, InferenceX PR #1061's 4
+        "ggml-org-llama-cpp-discussion15396": 4, "mantile-inferencemax-gpt-oss-120b": 8,
+        "semianalysis-inferencex-pr1061": 4}
     audited = json.loads(invoke("audit", "--source", "ggml-org-llama-cpp", "--json").stdout)
     assert sum(len(r["ids"]) for r in audited["runs"]) == listed["ggml-org-llama-cpp"]["runs"]
 

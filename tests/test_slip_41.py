@@ -70,7 +70,7 @@ def test_1_every_document_a_figure_is_read_from_is_in_the_json_and_markdown() ->
         data = json.loads(result.stdout)
         assert _input_sources(data) <= set(data["sources"]), target
         audited += 1
-    assert audited == 22  # 9 locks (r1-qwen7b-h200-llamacpp since stacklock 29) and 13 servings
+    assert audited == 25  # 10 locks (r1-qwen7b-h200-llamacpp since stacklock 29, gpt-oss-120b-h100: moe46), 15 servings
     ws1 = json.loads(invoke("audit", "locks/qwen35-27b-ws1-trailing.lock.toml", "--json").stdout)
     assert "azure-ai-benchmarking-guide" in ws1["sources"]
     markdown = invoke("audit", MI300X, "--format", "markdown").stdout

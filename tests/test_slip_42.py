@@ -65,7 +65,7 @@ def test_1_a_real_card_made_hypothetical_is_drift_and_fails_frozen(tmp_path: Pat
     assert plain.exit_code == 0, plain.output  # drift alone fails only --frozen
     frozen = invoke("check", "--frozen", root=root)
     assert frozen.exit_code == 1, frozen.output
-    assert frozen.stdout.splitlines()[0].endswith("0 problems; 5 of 9 locks FAIL")
+    assert frozen.stdout.splitlines()[0].endswith("0 problems; 5 of 10 locks FAIL")
     for name in H200_LOCKS:
         block = lock_block(frozen.stdout, name)
         assert block[0].endswith("): FAILS")
@@ -134,7 +134,7 @@ def test_2_a_serving_description_changed_is_drift(tmp_path: Path) -> None:
                        encoding="utf-8")
     frozen = invoke("check", "--frozen", root=root)
     assert frozen.exit_code == 1, frozen.output
-    assert frozen.stdout.splitlines()[0].endswith("0 problems; 1 of 9 locks FAIL")
+    assert frozen.stdout.splitlines()[0].endswith("0 problems; 1 of 10 locks FAIL")
     block = lock_block(frozen.stdout, "qwen35-27b-h200-mtp")
     assert block[block.index("  drift (an error with --frozen):") + 1:] == [f"    {DESCRIPTION}"]
 
@@ -162,7 +162,7 @@ def test_3_the_review_flags_a_card_made_hypothetical_and_retitled(registry: Path
     out = json.loads(as_json)
     assert status == 0, text
     assert text.splitlines()[1] == ("no fact changed; 1 card retitled or made hypothetical, to verify; 5 locks "
-                                    "affected, 5 to re-pin (lock --update) for check --frozen; 4 locks unaffected")
+                                    "affected, 5 to re-pin (lock --update) for check --frozen; 5 locks unaffected")
     said = ("card h200_sxm_141gb is now marked hypothetical: its prices no longer claim a real card; is it not the "
             "product its figures cite?; card h200_sxm_141gb is retitled 'NVIDIA H200 SXM 141GB' → 'NVIDIA H200 SXM "
             "141GB (renamed)': is it the same card?; 5 locks pin it as it was: " + ", ".join(H200_LOCKS))
@@ -173,8 +173,8 @@ def test_3_the_review_flags_a_card_made_hypothetical_and_retitled(registry: Path
     assert out["relabelled_cards"] == {H200: said}
     assert sorted(lock["name"] for lock in out["locks"]) == sorted(H200_LOCKS)
     assert all(lock["drifted"] == ["card.title", "card.hypothetical"] for lock in out["locks"])
-    assert out["unaffected"] == ["gemma3-270m-h100", "qwen35-27b-h100-every8", "qwen35-27b-ws1-trailing",
-                                 "r1-qwen7b-mi300x-int8kv"]
+    assert out["unaffected"] == ["gemma3-270m-h100", "gpt-oss-120b-h100", "qwen35-27b-h100-every8",
+                                 "qwen35-27b-ws1-trailing", "r1-qwen7b-mi300x-int8kv"]
     assert markdown.startswith("⚠️ **passprice diff**")
     assert "✅" not in markdown
 
@@ -190,7 +190,7 @@ def test_3_the_review_flags_a_serving_description_changed(registry: Path) -> Non
     out = json.loads(as_json)
     assert status == 0, text
     assert text.splitlines()[1] == ("no fact changed; 1 serving changed; 1 lock affected, 1 to re-pin (lock "
-                                    "--update) for check --frozen; 8 locks unaffected")
+                                    "--update) for check --frozen; 9 locks unaffected")
     assert [(lock["name"], lock["drifted"]) for lock in out["locks"]] == [("qwen35-27b-h200-mtp",
                                                                             ["serving.description"])]
     assert markdown.startswith("⚠️ **passprice diff**")
@@ -207,7 +207,7 @@ def test_2_a_checkpoint_entrys_header_sha256_rewritten_is_drift(tmp_path: Path) 
     entry.write_text(text.replace(f'\nsha256 = "{sha}"\n', f'\nsha256 = "0{sha[1:]}"\n', 1), encoding="utf-8")
     frozen = invoke("check", "--frozen", root=root)
     assert frozen.exit_code == 1, frozen.output
-    assert frozen.stdout.splitlines()[0].endswith("0 problems; 1 of 9 locks FAIL")
+    assert frozen.stdout.splitlines()[0].endswith("0 problems; 1 of 10 locks FAIL")
     block = lock_block(frozen.stdout, "qwen3-30b-a3b-h200")
     assert "  checkpoint: qwen3-30b-a3b-q4_k_m: content 5cda2d34b241… as pinned" in block
     assert block[block.index("  drift (an error with --frozen):") + 1:] == [

@@ -103,7 +103,7 @@ def test_2_the_review_names_the_lock_pinning_the_old_header(registry: Path) -> N
     assert status == 0, text
     assert text.splitlines()[1] == (
         "no fact changed; 1 checkpoint entry changed; 1 checkpoint entry with a header digest dropped or rewritten, "
-        "to verify; 1 lock affected, 1 to re-pin (lock --update) for check --frozen; 8 locks unaffected"
+        "to verify; 1 lock affected, 1 to re-pin (lock --update) for check --frozen; 9 locks unaffected"
     )
     said = "; 1 lock pins the old header: qwen3-30b-a3b-h200 (re-pin: passprice lock --update)"
     verify = next(line for line in text.splitlines() if line.startswith("  to verify: header.sha256 "))
@@ -161,7 +161,7 @@ def test_4_the_review_asks_a_routing_record_retitled_and_renoted_under_a_lock(re
     assert status == 0, text
     # Since slip round 44 (re-locked in 5d82536) the lock pins the record's title and note: it is to re-pin.
     assert text.splitlines()[1] == ("no fact changed; 1 record retitled or re-noted under a locked price, to verify; "
-                                    "1 lock affected, 1 to re-pin (lock --update) for check --frozen; 8 locks "
+                                    "1 lock affected, 1 to re-pin (lock --update) for check --frozen; 9 locks "
                                     "unaffected")
     said = ("routing record qwen3-30b-a3b-measured is retitled 'Qwen3-30B-A3B, measured skew (single-domain Python, "
             "~8k tokens)' → 'Qwen3-30B-A3B, measured skew (diverse prose)'; routing record qwen3-30b-a3b-measured's "
@@ -173,7 +173,9 @@ def test_4_the_review_asks_a_routing_record_retitled_and_renoted_under_a_lock(re
     assert markdown.startswith("⚠️ **passprice diff**") and "✅" not in markdown
 
 
-def test_4_a_routing_record_no_lock_prices_with_asks_nothing(registry: Path) -> None:
+def test_4_the_uniform_record_re_noted_asks_of_the_one_lock_pricing_with_it(registry: Path) -> None:
+    # Until session 34 no lock priced with the uniform record and its re-noting asked nothing; moe46's
+    # gpt-oss-120b-h100 lock prices with it, so the review asks the one question of that lock.
     path = branch(registry, "s43-uniform")
     record = path / "facts" / "routing" / "uniform.toml"
     text = record.read_text(encoding="utf-8")
@@ -182,7 +184,10 @@ def test_4_a_routing_record_no_lock_prices_with_asks_nothing(registry: Path) -> 
     commit_all(path, "the uniform record re-noted")
     status, text, out = review(path)
     assert status == 0, text
-    assert out["relabelled_records"] == {}
+    assert out["relabelled_records"] == {
+        "facts/routing/uniform.toml": "routing record uniform's note changed: does it still describe what the locked "
+        "prices rest on (gpt-oss-120b-h100 pins it as before the change: re-pin (passprice lock --update); a price "
+        "prints the note, audit shows it)?; 1 lock prices with it: gpt-oss-120b-h100"}
 
 
 def test_5_context_classes_reordered_are_no_drift(tmp_path: Path) -> None:

@@ -157,7 +157,7 @@ def test_1_the_review_names_the_lock_pinning_the_old_title(registry: Path) -> No
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
     assert lines[1] == ("no fact changed; 1 record retitled or re-noted under a locked price, to verify; 1 lock "
-                        "affected, 1 to re-pin (lock --update) for check --frozen; 8 locks unaffected")
+                        "affected, 1 to re-pin (lock --update) for check --frozen; 9 locks unaffected")
     assert ("  qwen3-30b-a3b-h200 (locks/qwen3-30b-a3b-h200.lock.toml, card h200_sxm_141gb, price): pins "
             "routing.title, routing.note as before the change, the price unmoved by it: re-pin (passprice lock "
             "--update -o locks/qwen3-30b-a3b-h200.lock.toml; check --frozen fails until then)") in lines
@@ -236,13 +236,13 @@ def test_3_locks_resting_on_a_changed_source_are_not_counted_unaffected(registry
                "r1-qwen7b-h200"]
     assert text.splitlines()[1] == (
         "no fact changed; 1 source record changed; 1 source whose document changed, to verify (under 5 locked "
-        "prices); no lock affected; 5 locks resting on a source whose document changed, to verify; 4 locks unaffected"
+        "prices); no lock affected; 5 locks resting on a source whose document changed, to verify; 5 locks unaffected"
     )
     assert (f"5 locks resting on a source whose document changed, to verify (sources below): {', '.join(resting)}"
             in text.splitlines())
     assert out["on_changed_sources"] == resting
-    assert out["unaffected"] == ["gemma3-270m-h100", "qwen35-27b-h100-every8", "qwen35-27b-ws1-trailing",
-                                 "r1-qwen7b-mi300x-int8kv"]
+    assert out["unaffected"] == ["gemma3-270m-h100", "gpt-oss-120b-h100", "qwen35-27b-h100-every8",
+                                 "qwen35-27b-ws1-trailing", "r1-qwen7b-mi300x-int8kv"]
     # (under the source it rests on since session 27: tests/test_leftovers_27.py)
     assert "- ⚠️ 5 locks resting on a source whose document changed, to verify (the sources above): " \
            "`qwen3-30b-a3b-h200`" in markdown

@@ -57,7 +57,7 @@ def test_1_a_checkpoint_entrys_origin_rewritten_under_locks_is_to_verify(registr
     lines = text.splitlines()
     # the shipped stack lock, written after session 27, pins the origin: it is to re-pin, the other 3 to verify
     assert lines[1] == ("no fact changed; 1 checkpoint entry changed; 1 lock affected, 1 to re-pin (lock --update) "
-                        "for check --frozen; 3 locks priced from a checkpoint entry whose claims changed, to verify; 5 "
+                        "for check --frozen; 3 locks priced from a checkpoint entry whose claims changed, to verify; 6 "
                         "locks unaffected")
     assert [(lock["name"], lock["drifted"]) for lock in out["locks"]] == [("r1-qwen7b-h200-llamacpp",
                                                                             ["checkpoint.origin"])]
@@ -65,8 +65,8 @@ def test_1_a_checkpoint_entrys_origin_rewritten_under_locks_is_to_verify(registr
     assert (f"3 locks priced from a checkpoint entry whose claims changed, to verify (checkpoints above): "
             f"{', '.join(priced)}") in lines
     assert out["on_changed_claims"] == priced
-    assert out["unaffected"] == ["gemma3-270m-h100", "qwen3-30b-a3b-h200", "qwen35-27b-h100-every8",
-                                 "qwen35-27b-h200-mtp", "qwen35-27b-ws1-trailing"]
+    assert out["unaffected"] == ["gemma3-270m-h100", "gpt-oss-120b-h100", "qwen3-30b-a3b-h200",
+                                 "qwen35-27b-h100-every8", "qwen35-27b-h200-mtp", "qwen35-27b-ws1-trailing"]
     assert markdown.startswith("⚠️ **passprice diff**")  # was ✅
     assert ("⚠️ 3 locks priced from a checkpoint entry whose claims changed, to verify (checkpoints above): "
             "`r1-qwen7b-h200-best`") in markdown
@@ -126,7 +126,7 @@ def test_2_a_lock_stripped_of_its_routing_table_fails_the_review(registry: Path)
     ]
     # slip round 51: counted "1 re-locked" here until then
     assert text.splitlines()[1] == ("no fact changed; 1 lock affected, 1 with pins edited by hand; HEAD fails "
-                                    "passprice check (1 problem); 8 locks unaffected")
+                                    "passprice check (1 problem); 9 locks unaffected")
 
 
 def test_2_a_card_retitled_and_its_locks_re_locked_passes(registry: Path) -> None:

@@ -100,7 +100,7 @@ def test_1_the_review_names_the_lock_pinning_the_old_source(tmp_path: Path) -> N
     # them
     assert lines[1] == (
         "no fact changed; 1 checkpoint entry changed; 1 lock affected, 1 to re-pin (lock --update) for check --frozen; "
-        "4 locks priced from a checkpoint entry whose claims changed, to verify; 5 locks unaffected")
+        "4 locks priced from a checkpoint entry whose claims changed, to verify; 6 locks unaffected")
     at = lines.index(f"{ENTRY} (checkpoint deepseek-r1-distill-qwen-7b-q4_k_m): changed")
     assert lines[at + 1] == (
         "  claims changed, which the pricer does not read (re-import from the GGUF file to confirm them): entry.source "
@@ -219,7 +219,7 @@ def test_3_a_lock_under_a_stack_fitted_from_runs_to_verify_is_to_verify(tmp_path
     # before: "…; 1 measured run to verify in its source; no lock affected; 9 locks unaffected", r1-stack among them
     # (and since stacklock 29 the shipped r1-qwen7b-h200-llamacpp, made under the same stack, is to verify beside it)
     assert lines[1] == ("no fact changed; 1 other file changed; 1 measured run to verify in its source; no lock "
-                        "affected; 2 locks priced under a stack fitted from measured runs to verify; 8 locks "
+                        "affected; 2 locks priced under a stack fitted from measured runs to verify; 9 locks "
                         "unaffected")
     assert ("2 locks priced under a stack fitted from measured runs to verify (other files above): "
             "r1-qwen7b-h200-llamacpp, r1-stack") in lines
@@ -294,7 +294,7 @@ def test_5_a_lock_stripped_of_its_stack_runtime_and_builds_beside_their_edit_fai
     frozen = invoke("check", "--frozen", root=head)
     assert frozen.exit_code == 1, frozen.output
     checked = frozen.stdout.splitlines()
-    assert checked[0].endswith(": 0 problems; 1 of 10 locks FAIL")
+    assert checked[0].endswith(": 0 problems; 1 of 11 locks FAIL")
     at = checked.index(f"lock r1-stack ({rel}): ok")
     assert checked[at + 5] == "  drift: none"
     at = checked.index("lock r1-qwen7b-h200-llamacpp (locks/r1-qwen7b-h200-llamacpp.lock.toml, locks serving "

@@ -53,7 +53,7 @@ def test_1_a_runs_build_test_and_date_rewritten_are_to_verify(tmp_path: Path) ->
     lines, review, markdown = _review(base, head)
     # before: "no fact changed; 1 other file changed; no lock affected; 9 locks unaffected", r1-stack among them
     assert lines[1] == ("no fact changed; 1 other file changed; 1 measured run to verify in its source; no lock "
-                        "affected; 2 locks priced under a stack fitted from measured runs to verify; 8 locks "
+                        "affected; 2 locks priced under a stack fitted from measured runs to verify; 9 locks "
                         "unaffected")
     asked = (f"1 measured run to verify in its source: {RUN}'s build, test and date changed (build e8496488 (2843) → "
              f"deadbeef (2999); test tg512 → tg128; date none → 2020-01-01) but its citation did not: does {WHERE} "
@@ -90,7 +90,7 @@ def test_1_a_runs_note_rewritten_is_listed_not_asked(tmp_path: Path) -> None:
     _edited(head, 'build = "e8496488 (2843)"\ntest = "tg512"\nnote = "± 0.10')
     lines, review, _ = _review(base, head)
     # before: the same summary, the file listed bare ("registry/measurements/…llamabench.toml (changed)")
-    assert lines[1] == "no fact changed; 1 other file changed; no lock affected; 10 locks unaffected"
+    assert lines[1] == "no fact changed; 1 other file changed; no lock affected; 11 locks unaffected"
     listed = (f"1 run note changed (listed: neither the fit nor a price reads a note): {RUN}'s note changed: ± [0.80 "
               "→ 0.10] (llama-bench). Priced 15-20 % too …")
     assert f"  {RUNS} (changed): {listed}" in lines
@@ -128,7 +128,7 @@ def test_3_an_entrys_imported_by_is_asked_by_the_review_and_pinned_nowhere(tmp_p
                     encoding="utf-8")
     lines, review, _ = _review(base, head)
     assert lines[1] == ("no fact changed; 1 checkpoint entry changed; no lock affected; 4 locks priced from a "
-                        "checkpoint entry whose claims changed, to verify; 5 locks unaffected")
+                        "checkpoint entry whose claims changed, to verify; 6 locks unaffected")
     assert ("  claims changed, which the pricer does not read (re-import from the GGUF file to confirm them): "
             "entry.imported_by passprice 0.1.0 → passprice 9.9") in lines
     assert review["on_changed_claims"] == ["r1-qwen7b-h200-best", "r1-qwen7b-h200-llamacpp", "r1-qwen7b-h200",

@@ -74,7 +74,7 @@ def test_a_pinned_stack_fact_forged_is_counted_as_not_reproducing_not_re_locked(
     status, lines, review, markdown = _review(base, head)
     assert status == 1
     # before: "no fact changed; 1 lock affected, 1 re-locked; HEAD fails passprice check (2 problems); …"
-    assert lines[1] == (f"no fact changed; 1 lock affected, {FORGED}; HEAD fails passprice check (2 problems); 9 "
+    assert lines[1] == (f"no fact changed; 1 lock affected, {FORGED}; HEAD fails passprice check (2 problems); 10 "
                         "locks unaffected")
     assert ("  r1-stack (locks/r1-stack.lock.toml, card h200_sxm_141gb, price): does NOT reproduce from its own "
             "pinned inputs (edited by hand?): see HEAD fails passprice check") in lines
@@ -92,7 +92,7 @@ def test_an_expected_price_forged_is_not_called_out_of_date_on_base(tmp_path: Pa
     status, lines, review, markdown = _review(base, head)
     assert status == 1
     # before: "no fact changed; 1 lock affected, 1 out of date already on BASE; HEAD fails passprice check (1 …"
-    assert lines[1] == (f"no fact changed; 1 lock affected, {FORGED}; HEAD fails passprice check (1 problem); 9 "
+    assert lines[1] == (f"no fact changed; 1 lock affected, {FORGED}; HEAD fails passprice check (1 problem); 10 "
                         "locks unaffected")
     assert review["unreproduced"] == ["r1-stack"]
     assert review["stale"] == ["r1-stack"]  # it does not record HEAD's price: still true
@@ -111,7 +111,7 @@ def test_a_lock_re_locked_honestly_is_still_re_locked(tmp_path: Path) -> None:
     # The shipped stack lock (r1-qwen7b-h200-llamacpp, session 30) pins the stack's runtime too and is not re-locked
     # here: it is to re-pin, as an honest runtime edit asks.
     assert lines[1] == ("no fact changed; 2 locks affected, 1 to re-pin (lock --update) for check --frozen, "
-                        "1 re-locked; 8 locks unaffected")
+                        "1 re-locked; 9 locks unaffected")
     assert review["unreproduced"] == []
 
 

@@ -129,7 +129,7 @@ def test_a_floor_loosened_and_re_digested_is_a_change_the_review_shows(tmp_path:
     result = invoke("diff", str(base), str(head))
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
-    assert lines[1] == "no fact changed; 1 lock affected, 1 re-locked, 1 with floors loosened; 9 locks unaffected"
+    assert lines[1] == "no fact changed; 1 lock affected, 1 re-locked, 1 with floors loosened; 10 locks unaffected"
     assert "    policy    floor on stack.overhead.layer loosened: derived → assumed (LOOSENED)" in lines
     markdown = invoke("diff", str(base), str(head), "--format", "markdown").stdout.splitlines()
     assert markdown[0].startswith("⚠️ **passprice diff**")
@@ -150,7 +150,7 @@ def test_a_forged_label_pin_is_not_counted_re_locked(tmp_path: Path) -> None:
     # before: "no fact changed; 1 lock affected, 1 re-locked; HEAD fails passprice check (1 problem); …", the row
     # "re-locked"
     assert lines[1] == ("no fact changed; 1 lock affected, 1 with pins edited by hand; HEAD fails passprice check (1 "
-                        "problem); 9 locks unaffected")
+                        "problem); 10 locks unaffected")
     assert ("  r1-stack (locks/r1-stack.lock.toml, card h200_sxm_141gb, price): its pins were edited by hand (one no "
             "registry holds, or one BASE's copy pinned dropped): see HEAD fails passprice check") in lines
     review = json.JSONDecoder().raw_decode(invoke("diff", str(base), str(head), "--json").stdout)[0]

@@ -56,7 +56,7 @@ def test_1_a_copy_retitled_and_re_cited_in_the_same_datasheet_asks_each_borrowed
     # 15 since issue 13: memory.capacity's note and the [card] variant and note, left as copied, are asked too
     # and check on HEAD warns of the [card] note copied from h100_sxm5_80gb (slip 55)
     assert lines[1] == ("17 facts added in 1 new file, 15 to verify in their sources; 3 derived facts stale; no lock "
-                        "affected; 1 warning of check on HEAD; 9 locks unaffected")
+                        "affected; 1 warning of check on HEAD; 10 locks unaffected")
     assert ("  warning: facts/cards/h100_sxm5_80gb.toml: card.note: the same text as the note of h100_nvl.toml: one "
             "card copied from the other with its note? a card's note says what its own figures are and were checked "
             "against; give each card its own") in lines, result.stdout

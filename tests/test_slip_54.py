@@ -24,7 +24,7 @@ def test_check_past_the_caches_entry_cap_builds_no_lock_again_and_still_sees_an_
 ) -> None:
     # Slip 54: `check` read every lock into an entry of its own; past the cache's MAX_ENTRIES (4,096) the prune
     # removed half of them on every run, so every warm `check` of 5,000 locks built them all again (as `price` did
-    # before session 32 batched a serving's locks). Here the cap is 160 and the registry holds 129 locks: with the
+    # before session 32 batched a serving's locks). Here the cap is 160 and the registry holds 130 locks: with the
     # other objects a check keeps, about 125 entries batched, 237 one a lock.
     monkeypatch.setenv("PASSPRICE_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setattr(cache, "MAX_ENTRIES", 160)
@@ -43,7 +43,7 @@ def test_check_past_the_caches_entry_cap_builds_no_lock_again_and_still_sees_an_
     monkeypatch.setattr(locks, "_lock_of_file", counted)
     first = invoke("check", root=root)
     assert first.exit_code == 0, first.output
-    assert len(built) == 129  # 120 copies and the 9 registered locks, each built once
+    assert len(built) == 130  # 120 copies and the 10 registered locks, each built once
     for _ in range(2):  # the second run may store what the first's prune removed; the third builds nothing
         built.clear()
         assert invoke("check", root=root).exit_code == 0
