@@ -67,16 +67,19 @@ def test_init_writes_a_registry(tmp_path: Path) -> None:
     for own in ("registry/servings", "locks"):
         assert [p.name for p in (mine / own).iterdir()] == [".gitkeep"]
     # The measurements the reference stack is fitted from travel with it (check re-runs the fit from its runs), and
-    # so do the checkpoint entries those runs ran: the llama 2/3 family, and (session 33's PR runs) gpt-oss-20b-mxfp4
-    # and qwen3-30b-a3b-q4_0, not the r1 or other Qwen entries nothing measured.
+    # so do the checkpoint entries those runs ran: the llama 2/3 family, (session 33's PR runs) gpt-oss-20b-mxfp4
+    # and qwen3-30b-a3b-q4_0, and (session 34, moe48) deepseek-v2-lite-q4_0, not the r1 or other Qwen entries nothing
+    # measured.
     measured = sorted(p.name for p in (REPO / "registry/measurements").glob("*.toml"))
-    assert measured == ["llamacpp-points.toml", "llamacpp-pr16834-moe.toml", "llamacpp-pr20586-moe.toml",
-                        "lmdeploy-turbomind-a100.toml", "xiongjiedai-llama3-llamabench.toml"]
+    assert measured == ["llamacpp-points.toml", "llamacpp-pr15525-moe.toml", "llamacpp-pr16834-moe.toml",
+                        "llamacpp-pr20586-moe.toml", "lmdeploy-turbomind-a100.toml",
+                        "xiongjiedai-llama3-llamabench.toml"]
     assert sorted(p.name for p in (mine / "registry/measurements").glob("*.toml")) == measured
     ran = sorted(p.name for p in (mine / "registry/checkpoints").iterdir())
     assert "llama3-70b-q4_k_m.toml" in ran and "llama2-7b-q4_0.toml" in ran
     assert "deepseek-r1-distill-qwen-7b-q4_k_m.toml" not in ran and ".gitkeep" not in ran
-    assert len(ran) == 13 and "gpt-oss-20b-mxfp4.toml" in ran and "qwen3-30b-a3b-q4_0.toml" in ran
+    assert len(ran) == 14 and "gpt-oss-20b-mxfp4.toml" in ran and "qwen3-30b-a3b-q4_0.toml" in ran
+    assert "deepseek-v2-lite-q4_0.toml" in ran
     assert "qwen3-30b-a3b-q4_k_m.toml" not in ran
     # Editors: every folder's files mapped to the schema their #:schema line names.
     taplo = tomllib.loads((mine / ".taplo.toml").read_text(encoding="utf-8"))
@@ -349,7 +352,7 @@ def test_a_wheel_in_a_fresh_venv_outside_any_checkout(tmp_path: Path) -> None:
     # fresh environment's passprice console script.
     assert hook.returncode == 0, hook.stdout + hook.stderr
     assert "passprice check" in hook.stdout and "Passed" in hook.stdout
-    assert "14 checkpoints" in hook.stdout and "all holds" in hook.stdout  # the 13 init carries, and my-gemma
+    assert "15 checkpoints" in hook.stdout and "all holds" in hook.stdout  # the 14 init carries, and my-gemma
 
 
 def test_init_with_examples_copies_the_registry_too(tmp_path: Path) -> None:
@@ -426,8 +429,10 @@ def test_the_summary_names_the_checkpoint_entries_init_carries_and_says_no_cd_in
     assert result.exit_code == 0, result.output
     carried = sorted(p.name for p in (tmp_path / "mine" / "registry" / "checkpoints").glob("*.toml"))
     # 10 the llama.cpp runs ran, and llama2-13b-f16 of the LMDeploy runs (issue 11); the MoE runs of llama.cpp PR
-    # #16834 added gpt-oss-20b-mxfp4 (moe43) and qwen3-30b-a3b-q4_0 (moe44)
-    assert len(carried) == 13 and {"gpt-oss-20b-mxfp4.toml", "qwen3-30b-a3b-q4_0.toml"} <= set(carried)
+    # #16834 added gpt-oss-20b-mxfp4 (moe43) and qwen3-30b-a3b-q4_0 (moe44), those of PR #15525
+    # deepseek-v2-lite-q4_0 (moe48)
+    assert len(carried) == 14 and {"gpt-oss-20b-mxfp4.toml", "qwen3-30b-a3b-q4_0.toml",
+                                    "deepseek-v2-lite-q4_0.toml"} <= set(carried)
     assert (
         f"  registry/checkpoints/   {len(carried)} entries the reference stacks' measured runs name, copied from "
     ) in result.stdout

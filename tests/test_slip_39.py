@@ -70,8 +70,9 @@ def test_2_sources_counts_the_runs_citing_each_source() -> None:
     listed = {s["id"]: s for s in json.loads(invoke("sources", "--json").stdout)["sources"]}
     assert {k: v["runs"] for k, v in listed.items() if v["runs"]} == {
         "ggml-org-llama-cpp": 11, "lmdeploy-a100-fp16-benchmark": 17, "xiongjiedai-gpu-benchmarks": 116,
-        # session 33: llamacpp-pr16834-moe.toml (6 runs) and llamacpp-pr20586-moe.toml (10 runs) cite one PR each
-        "ggml-org-llama-cpp-pr16834": 6, "ggml-org-llama-cpp-pr20586": 10}
+        # session 33: llamacpp-pr16834-moe.toml (6 runs) and llamacpp-pr20586-moe.toml (10 runs) cite one PR each;
+        # session 34 (moe48): llamacpp-pr15525-moe.toml (19 runs: 10 master, 9 of the PR's branch)
+        "ggml-org-llama-cpp-pr16834": 6, "ggml-org-llama-cpp-pr20586": 10, "ggml-org-llama-cpp-pr15525": 19}
     audited = json.loads(invoke("audit", "--source", "ggml-org-llama-cpp", "--json").stdout)
     assert sum(len(r["ids"]) for r in audited["runs"]) == listed["ggml-org-llama-cpp"]["runs"]
 
