@@ -35,17 +35,19 @@ def test_1_validate_json_names_the_unregistered_runs_and_their_price_command() -
     u = data["unregistered"]
     # the text's last line: "stack not registered: 16 runs of llamacpp-cuda-2312, … (stacks registered: …)"
     stacks = ["llamacpp-cuda-2312", "llamacpp-cuda-2401", "llamacpp-cuda-2404", "llamacpp-cuda-2404-graphs",
-              "llamacpp-cuda-2508", "llamacpp-cuda-2510", "llamacpp-cuda-2511", "llamacpp-cuda-2603"]
+              "llamacpp-cuda-2508", "llamacpp-cuda-2508-pr15525", "llamacpp-cuda-2510", "llamacpp-cuda-2511",
+              "llamacpp-cuda-2603"]
     assert u["stacks"] == stacks
     assert u["registered"] == ["llamacpp-cuda-2405", "lmdeploy-turbomind-2312"]
-    assert len(u["runs"]) == 32  # 16, llamacpp-pr16834-moe.toml's 3 (moe43) and 3 more (moe44), pr20586's 10 (moe45)
+    # 16, llamacpp-pr16834-moe.toml's 3 (moe43) and 3 more (moe44), pr20586's 10 (moe45), pr15525's 19 (moe48)
+    assert len(u["runs"]) == 51
     assert sorted({r["stack"] for r in u["runs"]}) == stacks
     assert u["runs"][0] == {
         "id": "xd2.h100_pcie_80gb.l2-7b-q4_0.main", "stack": "llamacpp-cuda-2312",
         "price_command": "passprice price --checkpoint llama2-7b-q4_0 --card h100_pcie_80gb --batch 1 --limit 512 "
                          "--position 384 --stack S"}
     # a run at depth 32,768 reading 512 positions more: --limit 33,280, --position their mean (32,768 + 33,280) / 2
-    assert u["runs"][-17] == {
+    assert u["runs"][-36] == {
         "id": "pr17505.rtx_4090.l31-8b-q4_0.d32768", "stack": "llamacpp-cuda-2511",
         "price_command": "passprice price --checkpoint llama31-8b-q4_0 --card rtx_4090 --batch 1 --limit 33280 "
                          "--position 33024 --stack S"}

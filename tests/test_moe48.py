@@ -106,8 +106,9 @@ def test_the_trend_over_b_under_uniform_routing(priced: dict[str, list]) -> None
     """Through B = 1-32 (pass time = the B = 1 pass + a cost per distinct expert beyond the first 6, uniform D):
     the limit's pass rises 0.139 ms an expert (its bytes), the measured one 0.374 ms on the PR's branch (2.69 ×) and
     0.588 ms on master (4.23 ×), both 1.9-2.0 ms RMS off the line. Past B = 32 uniform D grows 4 % (61.26 to 64) and
-    the limit's pass 26 % to B = 256 and 52 % to 512 (9.31 to 14.17 ms: the caches of B sequences), while the measured pass grows 2.7 × on the
-    PR's branch to B = 256 and 3.2 × on master to B = 512: rows, not distinct experts, set its cost there."""
+    the limit's pass 26 % to B = 256 and 52 % to 512 (9.31 to 14.17 ms: the caches of B sequences), while the
+    measured pass grows 2.7 × on the PR's branch to B = 256 and 3.2 × on master to B = 512: rows, not distinct
+    experts, set its cost there."""
     d = Router(64, 6)
     out = {}
     for col in ("pr15525", "master"):

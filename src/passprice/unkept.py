@@ -1,10 +1,11 @@
 """A shipped synthetic header that was never written is said to be so, with the one command that writes it again.
 
-Fourteen of the fifteen checkpoint entries ``tests/synthesized.py`` builds (``passprice synth CONFIG --mix MIX --import
+Fourteen of the sixteen checkpoint entries ``tests/synthesized.py`` builds (``passprice synth CONFIG --mix MIX --import
 NAME``, no ``-o``) were imported before ``synth --import`` without ``-o`` marked its origin
 (:data:`passprice.synthetic.NO_FILE_WRITTEN`): each entry's ``source``, ``NAME.header.gguf``, reads as the file it was
-imported from, and no such file was ever kept. The fifteenth, ``qwen3-30b-a3b-q4_0`` (session 33, moe44), was imported
-after, and its origin says so; it is listed all the same, for the command that writes its header again. The entries are
+imported from, and no such file was ever kept. The other two, ``qwen3-30b-a3b-q4_0`` (session 33, moe44) and
+``deepseek-v2-lite-q4_0`` (session 34, moe48), were imported after, and their origins say so; they are listed all the
+same, for the command that writes each header again. The entries are
 left as they are: a lock pins its checkpoint's ``origin`` and ``source``, so rewriting them would move the pins of every
 lock on them (issue 13, session 33). This module knows those headers by their sha256 (the bytes, whatever an entry or a
 copy calls them) and gives the ``synth`` command that writes them again byte for byte: ``synth`` writes the header's
@@ -78,6 +79,8 @@ UNKEPT: dict[str, Unkept] = {
         Unkept("llama31-8b-q4_0", "llama-3.1-8b.json", "Q4_0"),
     "5453634961574b1854be77d6e987787f44413d9f9b89f36f4cbd02e1ad21cf58":
         Unkept("qwen3-30b-a3b-q4_0", "qwen3-30b-a3b.json", "Q4_0"),
+    "2c1375dd3eb8e868081697df3f0366b28e06af8ab5a3058787a7f894dc1c14e1":
+        Unkept("deepseek-v2-lite-q4_0", "deepseek-v2-lite.json", "Q4_0"),
 }
 
 
