@@ -13,6 +13,7 @@ each entry of ``registry/checkpoints/`` listed here is exactly what the command 
     passprice synth examples/configs/llama-2-13b.json --mix F16 --import llama2-13b-f16 --note ... --force
     passprice synth examples/configs/qwen3-30b-a3b.json --mix Q4_0 --import qwen3-30b-a3b-q4_0 --note ... --force
     passprice synth examples/configs/gpt-oss-120b.json --mix MXFP4 --import gpt-oss-120b-mxfp4 --note ... --force
+    passprice synth examples/configs/deepseek-v2-lite.json --mix Q4_0 --import deepseek-v2-lite-q4_0 --note ... --force
 
 The entries of :data:`UNWRITTEN` were imported after ``synth --import`` without ``-o`` marked its origin (``No header
 file was written``); the others were imported before, and keep their text (and their locks' pins).
@@ -145,11 +146,20 @@ SYNTHESIZED: dict[str, tuple[str, str, str]] = {
         "decimals and its parameter count (116,829,156,672 elements = 116.83 B, as printed), and the type rule (the "
         "20b entry's, checked against a 459-tensor log); not read: the published file's own tensor table or byte "
         "count, so its 687 tensors and exact bytes are these rules', not a header's.",
+    "deepseek-v2-lite-q4_0": (
+        "deepseek-v2-lite.json",
+        "Q4_0",
+        "The 'deepseek2 16B Q4_0' file of ggml-org/llama.cpp PR #15525's table (its size was not printed there): "
+        "27 blocks (1 dense, then 26 with 64 routed experts, 6 a token, and 2 shared), MLA split as llama.cpp has "
+        "stored it since ggml-org/llama.cpp#12801; 8,901,113,856 bytes = 8.29 GiB by the Q4_0 rules (295 Q4_0, 108 "
+        "F32, the head Q6_K), 15.71 B parameters. llama-bench printed 'deepseek2 16B Q4_0 | 8.29 GiB | 15.71 B' for "
+        "a DeepSeek-Coder-V2-Lite Q4_0 file (the same architecture and dims; a public llama.cpp note read in a "
+        "stored copy): the same size to the printed 0.01 GiB.",
     ),
 }
 
 #: The entries imported by ``synth --import`` without ``-o`` since it marks that in the origin.
-UNWRITTEN = frozenset({"qwen3-30b-a3b-q4_0", "gpt-oss-120b-mxfp4"})
+UNWRITTEN = frozenset({"qwen3-30b-a3b-q4_0", "gpt-oss-120b-mxfp4", "deepseek-v2-lite-q4_0"})
 
 
 def built(name: str) -> object:

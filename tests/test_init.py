@@ -68,12 +68,13 @@ def test_init_writes_a_registry(tmp_path: Path) -> None:
         assert [p.name for p in (mine / own).iterdir()] == [".gitkeep"]
     # The measurements the reference stack is fitted from travel with it (check re-runs the fit from its runs), and
     # so do the checkpoint entries those runs ran: the llama 2/3 family, and (session 33's PR runs) gpt-oss-20b-mxfp4
-    # and qwen3-30b-a3b-q4_0, and (session 34's vLLM runs) gpt-oss-120b-mxfp4, not the r1 or other Qwen entries nothing
-    # measured.
+    # and qwen3-30b-a3b-q4_0, and (session 34's vLLM runs) gpt-oss-120b-mxfp4 and (moe48) deepseek-v2-lite-q4_0, not
+    # the r1 or other Qwen entries nothing measured.
     measured = sorted(p.name for p in (REPO / "registry/measurements").glob("*.toml"))
-    assert measured == ["llamacpp-points.toml", "llamacpp-pr16834-moe.toml", "llamacpp-pr20586-moe.toml",
-                        "llamacpp-show-and-tell-15396-moe.toml", "lmdeploy-turbomind-a100.toml",
-                        "vllm-inferencemax-gpt-oss-120b-moe.toml", "vllm-inferencex-pr1061-moe.toml",
+    assert measured == ["llamacpp-points.toml", "llamacpp-pr15525-moe.toml", "llamacpp-pr16834-moe.toml",
+                        "llamacpp-pr20586-moe.toml", "llamacpp-show-and-tell-15396-moe.toml",
+                        "lmdeploy-turbomind-a100.toml", "vllm-inferencemax-gpt-oss-120b-moe.toml",
+                        "vllm-inferencex-pr1061-moe.toml",
                         "xiongjiedai-llama3-llamabench.toml"]
     assert sorted(p.name for p in (mine / "registry/measurements").glob("*.toml")) == measured
     ran = sorted(p.name for p in (mine / "registry/checkpoints").iterdir())
@@ -81,6 +82,7 @@ def test_init_writes_a_registry(tmp_path: Path) -> None:
     assert "deepseek-r1-distill-qwen-7b-q4_k_m.toml" not in ran and ".gitkeep" not in ran
     assert len(ran) == 14 and "gpt-oss-20b-mxfp4.toml" in ran and "qwen3-30b-a3b-q4_0.toml" in ran
     assert "gpt-oss-120b-mxfp4.toml" in ran
+    assert "deepseek-v2-lite-q4_0.toml" in ran
     assert "qwen3-30b-a3b-q4_k_m.toml" not in ran
     # Editors: every folder's files mapped to the schema their #:schema line names.
     taplo = tomllib.loads((mine / ".taplo.toml").read_text(encoding="utf-8"))
@@ -430,9 +432,11 @@ def test_the_summary_names_the_checkpoint_entries_init_carries_and_says_no_cd_in
     assert result.exit_code == 0, result.output
     carried = sorted(p.name for p in (tmp_path / "mine" / "registry" / "checkpoints").glob("*.toml"))
     # 10 the llama.cpp runs ran, and llama2-13b-f16 of the LMDeploy runs (issue 11); the MoE runs of llama.cpp PR
-    # #16834 added gpt-oss-20b-mxfp4 (moe43) and qwen3-30b-a3b-q4_0 (moe44), the vLLM runs gpt-oss-120b-mxfp4 (moe46)
-    assert len(carried) == 14
-    assert {"gpt-oss-20b-mxfp4.toml", "qwen3-30b-a3b-q4_0.toml", "gpt-oss-120b-mxfp4.toml"} <= set(carried)
+    # #16834 added gpt-oss-20b-mxfp4 (moe43) and qwen3-30b-a3b-q4_0 (moe44), the vLLM runs gpt-oss-120b-mxfp4 (moe46),
+    # those of PR #15525 deepseek-v2-lite-q4_0 (moe48)
+    assert len(carried) == 15
+    assert {"gpt-oss-20b-mxfp4.toml", "qwen3-30b-a3b-q4_0.toml", "gpt-oss-120b-mxfp4.toml",
+            "deepseek-v2-lite-q4_0.toml"} <= set(carried)
     assert (
         f"  registry/checkpoints/   {len(carried)} entries the reference stacks' measured runs name, copied from "
     ) in result.stdout

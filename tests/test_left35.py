@@ -178,8 +178,8 @@ def test_3_the_table_is_the_entries_synthesized_py_builds() -> None:
     from synthesized import SYNTHESIZED
 
     table = {u.name: (sha, u.config, u.mix) for sha, u in UNKEPT.items()}
-    # 14, moe44's qwen3-30b-a3b-q4_0, moe46's gpt-oss-120b-mxfp4
-    assert len(UNKEPT) == len(table) == len(SYNTHESIZED) == 16
+    # 14, moe44's qwen3-30b-a3b-q4_0, moe46's gpt-oss-120b-mxfp4, moe48's deepseek-v2-lite-q4_0
+    assert len(UNKEPT) == len(table) == len(SYNTHESIZED) == 17
     for name, (config, mix, _) in SYNTHESIZED.items():
         text = (REPO / "registry" / "checkpoints" / f"{name}.toml").read_text(encoding="utf-8")
         # the [entry] and [header] tables alone (tomllib of the 14 whole entries took 1.3 s)
@@ -218,7 +218,8 @@ def test_3_header_and_checkpoints_say_the_header_was_not_kept() -> None:
     for kept in ("gemma3-270m-q4_k_m", "qwen35-27b-like"):  # a real header; one tests/hybrids.py writes to tests/data
         assert "header file" not in invoke("header", kept).stdout
     listed = invoke("checkpoints").stdout.splitlines()
-    assert ("  header file not kept: codellama-7b-f16, codellama-7b-q8_0, deepseek-v3-q4_k_m, gpt-oss-120b-mxfp4, "
+    assert ("  header file not kept: codellama-7b-f16, codellama-7b-q8_0, deepseek-v2-lite-q4_0, deepseek-v3-q4_k_m, "
+            "gpt-oss-120b-mxfp4, "
             "gpt-oss-20b-mxfp4, "
             "llama2-13b-f16, llama2-7b-f16, llama2-7b-q4_0, llama2-7b-q4_k_m, llama3-70b-q4_k_m, llama3-8b-f16, "
             "llama3-8b-q4_k_m, llama31-8b-bf16, llama31-8b-q4_0, qwen3-30b-a3b-q4_0, qwen3-30b-a3b-q4_k_m: synthetic, "

@@ -15,8 +15,8 @@ def test_validate_refuses_more_runs_than_it_prices(monkeypatch: pytest.MonkeyPat
     """1,111 runs (a 469 KB measurement file beside the registered ones) made validate run 2.4 s of CPU (issue 13:
     2 s). A validate prices at most 600 runs (validate.MAX_RUNS), refused in one line naming the measurement files
     before any is priced; PASSPRICE_MAX_VALIDATE_RUNS moves the bound. Here it is lowered, to refuse the registry's
-    176 runs (127 llama.cpp runs, 17 LMDeploy ones: issue 11; 6 MoE runs of llama.cpp PR #16834: moe43, moe44; 10 of
-    PR #20586: moe45; 4 of llama.cpp's gpt-oss guide and 12 of vLLM: moe46) without
+    195 runs (127 llama.cpp runs, 17 LMDeploy ones: issue 11; 6 MoE runs of llama.cpp PR #16834: moe43, moe44; 10 of
+    PR #20586: moe45; 4 of llama.cpp's gpt-oss guide and 12 of vLLM: moe46; 19 of PR #15525: moe48) without
     pricing a thousand."""
     from passprice import validate
 
@@ -25,13 +25,14 @@ def test_validate_refuses_more_runs_than_it_prices(monkeypatch: pytest.MonkeyPat
     lines = bad("validate")
     assert lines == [
         "passprice: error: registry/measurements/llamacpp-points.toml, "
+        "registry/measurements/llamacpp-pr15525-moe.toml, "
         "registry/measurements/llamacpp-pr16834-moe.toml, "
         "registry/measurements/llamacpp-pr20586-moe.toml, "
         "registry/measurements/llamacpp-show-and-tell-15396-moe.toml, "
         "registry/measurements/lmdeploy-turbomind-a100.toml, "
         "registry/measurements/vllm-inferencemax-gpt-oss-120b-moe.toml, "
         "registry/measurements/vllm-inferencex-pr1061-moe.toml, "
-        "registry/measurements/xiongjiedai-llama3-llamabench.toml: 176 measured runs (every stack), past the 159 a "
+        "registry/measurements/xiongjiedai-llama3-llamabench.toml: 195 measured runs (every stack), past the 159 a "
         "validate prices (about 2 ms of CPU each); validate one stack (--stack S), or set "
         "PASSPRICE_MAX_VALIDATE_RUNS to allow more"
     ]

@@ -35,20 +35,20 @@ def test_1_validate_json_names_the_unregistered_runs_and_their_price_command() -
     u = data["unregistered"]
     # the text's last line: "stack not registered: 16 runs of llamacpp-cuda-2312, … (stacks registered: …)"
     stacks = ["llamacpp-cuda-2312", "llamacpp-cuda-2401", "llamacpp-cuda-2404", "llamacpp-cuda-2404-graphs",
-              "llamacpp-cuda-2508", "llamacpp-cuda-2510", "llamacpp-cuda-2511", "llamacpp-cuda-2603", "vllm-cuda-2601",
-              "vllm-rocm-0170"]
+              "llamacpp-cuda-2508", "llamacpp-cuda-2508-pr15525", "llamacpp-cuda-2510", "llamacpp-cuda-2511",
+              "llamacpp-cuda-2603", "vllm-cuda-2601", "vllm-rocm-0170"]
     assert u["stacks"] == stacks
     assert u["registered"] == ["llamacpp-cuda-2405", "lmdeploy-turbomind-2312"]
     # 16, llamacpp-pr16834-moe.toml's 3 (moe43) and 3 more (moe44), pr20586's 10 (moe45); moe46's 4 llama.cpp runs of
-    # gpt-oss-20b and 12 vLLM runs of gpt-oss-120b
-    assert len(u["runs"]) == 48
+    # gpt-oss-20b and 12 vLLM runs of gpt-oss-120b; pr15525's 19 (moe48)
+    assert len(u["runs"]) == 67
     assert sorted({r["stack"] for r in u["runs"]}) == stacks
     assert u["runs"][0] == {
         "id": "xd2.h100_pcie_80gb.l2-7b-q4_0.main", "stack": "llamacpp-cuda-2312",
         "price_command": "passprice price --checkpoint llama2-7b-q4_0 --card h100_pcie_80gb --batch 1 --limit 512 "
                          "--position 384 --stack S"}
     # a run at depth 32,768 reading 512 positions more: --limit 33,280, --position their mean (32,768 + 33,280) / 2
-    assert u["runs"][15] == {
+    assert u["runs"][-36] == {
         "id": "pr17505.rtx_4090.l31-8b-q4_0.d32768", "stack": "llamacpp-cuda-2511",
         "price_command": "passprice price --checkpoint llama31-8b-q4_0 --card rtx_4090 --batch 1 --limit 33280 "
                          "--position 33024 --stack S"}

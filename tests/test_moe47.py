@@ -3,7 +3,8 @@
 expected distinct experts D from :class:`passprice.routing.Router`), run here on the record's own model as passprice
 prices it (Qwen3-30B-A3B Q4_K_M on an RTX 4090, the card of the registry's Qwen3 runs) and on the one public
 multi-batch MoE table found beside moe45's (DeepSeek-V2-Lite on an RTX 3090, ggml-org/llama.cpp PR #15525: not
-registered, since no DeepSeek-V2-Lite configuration was found to cite for ``synth``). Finding: with a free fixed cost
+registered here, since no DeepSeek-V2-Lite configuration was found to cite for ``synth``; moe48 registered it,
+tests/test_moe48.py). Finding: with a free fixed cost
 and a free per-expert cost, neither table can decide, and the record's own model could not either at the noise
 moe45 saw; pinning the per-expert cost to the bytes' price is what would."""
 

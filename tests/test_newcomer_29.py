@@ -213,9 +213,9 @@ def test_validate_says_how_a_registered_stack_prices_a_run_of_another(tmp_path: 
     command = ("passprice price --checkpoint gpt-oss-20b-mxfp4 --card h100_sxm5_80gb --batch 1 --limit 128 "
                "--position 64 --routing uniform --stack S")
     assert lines[-1] == (
-        "  stack not registered: 49 runs of llamacpp-cuda-2312, llamacpp-cuda-2401, llamacpp-cuda-2404, "
-        "llamacpp-cuda-2404-graphs, llamacpp-cuda-2508, llamacpp-cuda-2510, llamacpp-cuda-2511, llamacpp-cuda-2603 "
-        "and 2 more priced as the card's "
+        "  stack not registered: 68 runs of llamacpp-cuda-2312, llamacpp-cuda-2401, llamacpp-cuda-2404, "
+        "llamacpp-cuda-2404-graphs, llamacpp-cuda-2508, llamacpp-cuda-2508-pr15525, llamacpp-cuda-2510, "
+        "llamacpp-cuda-2511 and 3 more priced as the card's "
         "limit only; what a "
         "registered stack expects of "
         f"one is its serving priced under it, e.g. blog.h100.gptoss20b.tg128: `{command}` (--limit its last position, "

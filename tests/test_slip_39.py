@@ -74,7 +74,9 @@ def test_2_sources_counts_the_runs_citing_each_source() -> None:
         "ggml-org-llama-cpp-pr16834": 6, "ggml-org-llama-cpp-pr20586": 10,
         # session 34 (moe46): the gpt-oss guide's 4 llama-bench rows, 8 InferenceMAX rows, InferenceX PR #1061's 4
         "ggml-org-llama-cpp-discussion15396": 4, "mantile-inferencemax-gpt-oss-120b": 8,
-        "semianalysis-inferencex-pr1061": 4}
+        "semianalysis-inferencex-pr1061": 4,
+        # session 34 (moe48): llamacpp-pr15525-moe.toml (19 runs: 10 master, 9 of the PR's branch)
+        "ggml-org-llama-cpp-pr15525": 19}
     audited = json.loads(invoke("audit", "--source", "ggml-org-llama-cpp", "--json").stdout)
     assert sum(len(r["ids"]) for r in audited["runs"]) == listed["ggml-org-llama-cpp"]["runs"]
 

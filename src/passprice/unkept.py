@@ -3,9 +3,10 @@
 Fourteen of the sixteen checkpoint entries ``tests/synthesized.py`` builds (``passprice synth CONFIG --mix MIX --import
 NAME``, no ``-o``) were imported before ``synth --import`` without ``-o`` marked its origin
 (:data:`passprice.synthetic.NO_FILE_WRITTEN`): each entry's ``source``, ``NAME.header.gguf``, reads as the file it was
-imported from, and no such file was ever kept. The fifteenth, ``qwen3-30b-a3b-q4_0`` (session 33, moe44), and the
-sixteenth, ``gpt-oss-120b-mxfp4`` (session 34, moe46), were imported after, and their origins say so; they are
-listed all the same, for the command that writes its header again. The entries are
+imported from, and no such file was ever kept. The fifteenth, ``qwen3-30b-a3b-q4_0`` (session 33, moe44), the
+sixteenth, ``gpt-oss-120b-mxfp4`` (session 34, moe46), and the seventeenth, ``deepseek-v2-lite-q4_0`` (session
+34, moe48), were imported after, and their origins say so; they are listed all the same, for the command that
+writes each header again. The entries are
 left as they are: a lock pins its checkpoint's ``origin`` and ``source``, so rewriting them would move the pins of every
 lock on them (issue 13, session 33). This module knows those headers by their sha256 (the bytes, whatever an entry or a
 copy calls them) and gives the ``synth`` command that writes them again byte for byte: ``synth`` writes the header's
@@ -81,6 +82,8 @@ UNKEPT: dict[str, Unkept] = {
         Unkept("qwen3-30b-a3b-q4_0", "qwen3-30b-a3b.json", "Q4_0"),
     "82ff78c7ef3f726300c924a0c61aec57baa5c76d3f2aa242d321160238d2cb52":
         Unkept("gpt-oss-120b-mxfp4", "gpt-oss-120b.json", "MXFP4"),
+    "2c1375dd3eb8e868081697df3f0366b28e06af8ab5a3058787a7f894dc1c14e1":
+        Unkept("deepseek-v2-lite-q4_0", "deepseek-v2-lite.json", "Q4_0"),
 }
 
 
