@@ -5237,7 +5237,7 @@ def _fresh_source(base: Side, head: Side, source: str, figure: str) -> str:
 def _added_run_asks(run: Run, alike: Sequence[Run]) -> list[str]:
     """What a reviewer must verify of a run added to a measurement file the change edits (``alike``: the runs HEAD
     holds at its place, its source and locator, itself among them): its locator quoting figures and not its
-    tokens/s (each of the 160 shipped runs quotes its own), or another run at its place recording another figure.
+    tokens/s (each of the 195 shipped runs quotes its own), or another run at its place recording another figure.
     A run added to an existing file with 155.07 tokens/s under a locator quoting another run's 135.07 read "1 other
     file changed", nothing to verify (slip round 33). Empty when nothing is asked; the caller names the run."""
     from passprice.tables import count
