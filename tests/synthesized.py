@@ -146,6 +146,8 @@ SYNTHESIZED: dict[str, tuple[str, str, str]] = {
         "decimals and its parameter count (116,829,156,672 elements = 116.83 B, as printed), and the type rule (the "
         "20b entry's, checked against a 459-tensor log); not read: the published file's own tensor table or byte "
         "count, so its 687 tensors and exact bytes are these rules', not a header's.",
+    ),
+    # Session 34 (moe48): DeepSeek-V2-Lite, the 64-expert MLA model of llama.cpp PR #15525's table.
     "deepseek-v2-lite-q4_0": (
         "deepseek-v2-lite.json",
         "Q4_0",

@@ -80,7 +80,7 @@ def test_init_writes_a_registry(tmp_path: Path) -> None:
     ran = sorted(p.name for p in (mine / "registry/checkpoints").iterdir())
     assert "llama3-70b-q4_k_m.toml" in ran and "llama2-7b-q4_0.toml" in ran
     assert "deepseek-r1-distill-qwen-7b-q4_k_m.toml" not in ran and ".gitkeep" not in ran
-    assert len(ran) == 14 and "gpt-oss-20b-mxfp4.toml" in ran and "qwen3-30b-a3b-q4_0.toml" in ran
+    assert len(ran) == 15 and "gpt-oss-20b-mxfp4.toml" in ran and "qwen3-30b-a3b-q4_0.toml" in ran
     assert "gpt-oss-120b-mxfp4.toml" in ran
     assert "deepseek-v2-lite-q4_0.toml" in ran
     assert "qwen3-30b-a3b-q4_k_m.toml" not in ran
@@ -355,7 +355,7 @@ def test_a_wheel_in_a_fresh_venv_outside_any_checkout(tmp_path: Path) -> None:
     # fresh environment's passprice console script.
     assert hook.returncode == 0, hook.stdout + hook.stderr
     assert "passprice check" in hook.stdout and "Passed" in hook.stdout
-    assert "15 checkpoints" in hook.stdout and "all holds" in hook.stdout  # the 14 init carries, and my-gemma
+    assert "16 checkpoints" in hook.stdout and "all holds" in hook.stdout  # the 15 init carries, and my-gemma
 
 
 def test_init_with_examples_copies_the_registry_too(tmp_path: Path) -> None:

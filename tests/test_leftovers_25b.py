@@ -43,34 +43,40 @@ def test_1_validate_json_names_the_unregistered_runs_and_their_price_command() -
     # gpt-oss-20b and 12 vLLM runs of gpt-oss-120b; pr15525's 19 (moe48)
     assert len(u["runs"]) == 67
     assert sorted({r["stack"] for r in u["runs"]}) == stacks
+    by_id = {r["id"]: r for r in u["runs"]}  # each run by its id: the list is in file order, which new files shift
     assert u["runs"][0] == {
         "id": "xd2.h100_pcie_80gb.l2-7b-q4_0.main", "stack": "llamacpp-cuda-2312",
         "price_command": "passprice price --checkpoint llama2-7b-q4_0 --card h100_pcie_80gb --batch 1 --limit 512 "
                          "--position 384 --stack S"}
     # a run at depth 32,768 reading 512 positions more: --limit 33,280, --position their mean (32,768 + 33,280) / 2
-    assert u["runs"][-36] == {
+    assert by_id["pr17505.rtx_4090.l31-8b-q4_0.d32768"] == {
         "id": "pr17505.rtx_4090.l31-8b-q4_0.d32768", "stack": "llamacpp-cuda-2511",
         "price_command": "passprice price --checkpoint llama31-8b-q4_0 --card rtx_4090 --batch 1 --limit 33280 "
                          "--position 33024 --stack S"}
     # a mixture of experts' run: its command names its routing record (moe43)
-    assert u["runs"][18] == {
+    assert by_id["pr16834.rtx_4090.gpt-oss-20b-mxfp4.tg512"] == {
         "id": "pr16834.rtx_4090.gpt-oss-20b-mxfp4.tg512", "stack": "llamacpp-cuda-2510",
         "price_command": "passprice price --checkpoint gpt-oss-20b-mxfp4 --card rtx_4090 --batch 1 --limit 512 "
                          "--position 256 --routing uniform --stack S"}
-    assert u["runs"][21] == {
+    assert by_id["pr16834.rtx_4090.qwen3-30b-a3b-q4_0.tg512"] == {
         "id": "pr16834.rtx_4090.qwen3-30b-a3b-q4_0.tg512", "stack": "llamacpp-cuda-2510",
         "price_command": "passprice price --checkpoint qwen3-30b-a3b-q4_0 --card rtx_4090 --batch 1 --limit 512 "
                          "--position 256 --routing uniform --stack S"}
     # a run of many token-rows a pass: --batch its rows (moe45)
-    assert u["runs"][31] == {
+    assert by_id["pr20586.rtx_3090.gpt-oss-20b-mxfp4.ub512"] == {
         "id": "pr20586.rtx_3090.gpt-oss-20b-mxfp4.ub512", "stack": "llamacpp-cuda-2603",
         "price_command": "passprice price --checkpoint gpt-oss-20b-mxfp4 --card rtx_3090 --batch 512 --limit 512 "
                          "--position 256 --routing uniform --stack S"}
     # a serving benchmark's run: B requests in flight of 1,024 prompt tokens, decoding positions 1,024 to 2,048 (moe46)
-    assert u["runs"][-1] == {
+    assert by_id["ix1061.mi300x.gpt-oss-120b-mxfp4.c256"] == {
         "id": "ix1061.mi300x.gpt-oss-120b-mxfp4.c256", "stack": "vllm-rocm-0170",
         "price_command": "passprice price --checkpoint gpt-oss-120b-mxfp4 --card mi300x --batch 256 --limit 2048 "
                          "--position 1536 --routing uniform --stack S"}
+    # a microbatch run of PR #15525's branch, a stack of its own (moe48)
+    assert by_id["pr15525.rtx_3090.deepseek-v2-lite-q4_0.pr15525.ub32"] == {
+        "id": "pr15525.rtx_3090.deepseek-v2-lite-q4_0.pr15525.ub32", "stack": "llamacpp-cuda-2508-pr15525",
+        "price_command": "passprice price --checkpoint deepseek-v2-lite-q4_0 --card rtx_3090 --batch 32 --limit 512 "
+                         "--position 256 --routing uniform --stack S"}
     # the text names the first run's command, word for word
     last = invoke("validate").stdout.splitlines()[-1]
     assert f"e.g. {u['runs'][0]['id']}: `{u['runs'][0]['price_command']}` (" in last

@@ -968,8 +968,7 @@ _TERMS = (
     ),
     Term(
         "LockRefusal",
-        "refusal by what a lock locks (LockMismatch, CheckpointChanged, ServingChanged, Lock[Model]Forged, "
-        "LockUnlisted)",
+        "a lock's refusal (LockMismatch, CheckpointChanged, ServingChanged, Lock[Model]Forged, LockUnlisted)",
         "A refusal because of what a lock locks rather than a floor (`LockFloor`): the lock guards another serving, "
         "card or checkpoint (`LockMismatch`), or the checkpoint (`CheckpointChanged`) or serving (`ServingChanged`) "
         "it locks changed since, or its own pins do not give its record (`LockForged`), or it pins a pricing model no "
