@@ -2344,8 +2344,10 @@ def _branch_records(base: Side, head: Side, asked: frozenset[str]) -> dict[str, 
                     sizes[parts[2]] = int(parts[3])
             for data in gitread.read_blobs(checkout.top, sizes).values():
                 try:
-                    info = tomllib.loads(data.decode("utf-8")).get("lock", {})
+                    info = side_toml(data, "lock").get("lock", {})
                 except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+                    continue
+                if not isinstance(info, dict):  # a `lock` that is no table: no model or digest to read
                     continue
                 model, digest = info.get("pricing_model"), info.get("digest")
                 if model in asked and isinstance(digest, str):

@@ -18,7 +18,6 @@ name, a fixed ``rests_on`` list) is still read; :func:`older_format` says what t
 from __future__ import annotations
 
 import functools
-import hashlib
 import itertools
 import json
 import os
@@ -1122,6 +1121,8 @@ def read_lock(path: Path, schema_folder: Path | None = None, batch: str | None =
 
 def _refusal_key(path: Path, folder: Path | str, data: bytes) -> tuple[str, str, bytes]:
     """:data:`_REFUSED`'s key for the lock file at ``path``: its path, schema folder and the blake2b of its bytes."""
+    import hashlib  # only once a lock is refused: a warm price imports no hashlib (tests/test_cache.py)
+
     return (str(path), str(folder), hashlib.blake2b(data).digest())
 
 
