@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cli_helpers import bad
@@ -33,3 +34,48 @@ def test_1_diff_refuses_a_list_of_pricing_models_that_does_not_read(
     with pytest.raises(InputError, match=says.replace(".", r"\.")):
         modelhistory.known_count()  # what price, check and reproduce refuse by
     bad("diff", "HEAD", "HEAD", says=says)
+
+
+def _unsearchable(monkeypatch: pytest.MonkeyPatch, folder: Path) -> None:
+    """``folder`` as a user who may list it but not search it (mode 644) finds it: ``os.access(folder, X_OK)`` is
+    false and every ``stat``/``open`` of a path in it raises ``PermissionError`` (EACCES). Mocked: the session runs
+    as root, whom the kernel lets search every folder."""
+    import errno
+    import os
+
+    inside = f"{folder}{os.sep}"
+
+    def denied(call: Any) -> Any:
+        def wrapped(path: Any, *args: Any, **kwargs: Any) -> Any:
+            if isinstance(path, (str, os.PathLike)) and os.path.abspath(os.fspath(path)).startswith(inside):
+                raise PermissionError(errno.EACCES, "Permission denied", os.fspath(path))
+            return call(path, *args, **kwargs)
+        return wrapped
+
+    access = os.access
+
+    def searchable(path: Any, mode: int, *args: Any, **kwargs: Any) -> bool:
+        if isinstance(path, (str, os.PathLike)) and os.path.abspath(os.fspath(path)) == str(folder) and mode & os.X_OK:
+            return False
+        return access(path, mode, *args, **kwargs)
+
+    monkeypatch.setattr(os, "stat", denied(os.stat))
+    monkeypatch.setattr(os, "open", denied(os.open))
+    monkeypatch.setattr(os, "access", searchable)
+
+
+@pytest.mark.parametrize("args", [("servings",), ("validate", "--stack", "llamacpp"), ("cards",),
+                                  ("kv", "qwen3-30b-a3b-q4_0"), ("price", "r1-qwen7b-h200")])
+def test_2_files_in_a_folder_that_may_not_be_searched_are_one_line_for_the_folder(
+        monkeypatch: pytest.MonkeyPatch, args: tuple[str, ...]) -> None:
+    """Before: ``servings`` 4 lines, ``validate`` 6-7, one a card, each "facts/cards/NAME.toml: permission denied:
+    the folder facts/cards may not be searched by this user"; now one line naming the folder alone, as ``cards``
+    said it (:func:`passprice.files.folder_refusal`)."""
+    from cli_helpers import REPO, invoke
+
+    _unsearchable(monkeypatch, REPO / "facts" / "cards")
+    result = invoke(*args)
+    assert result.exit_code == 2, result.output
+    # the listings (cards, servings) name it under --root as given, the rest relative to it, as before
+    assert result.stderr in {f"passprice: error: {prefix}facts/cards: cannot read its files: the folder may not be "
+                             "searched by this user\n" for prefix in ("", f"{REPO}/")}, result.stderr
