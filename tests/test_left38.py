@@ -79,3 +79,36 @@ def test_2_files_in_a_folder_that_may_not_be_searched_are_one_line_for_the_folde
     # the listings (cards, servings) name it under --root as given, the rest relative to it, as before
     assert result.stderr in {f"passprice: error: {prefix}facts/cards: cannot read its files: the folder may not be "
                              "searched by this user\n" for prefix in ("", f"{REPO}/")}, result.stderr
+
+
+@pytest.mark.parametrize("args", [("import", "{}"), ("synth", "{}", "-o", "out.gguf"), ("sweep", "--file", "{}"),
+                                  ("simulate", "r1-qwen7b-h200", "--trace", "{}")])
+def test_3_an_unreadable_or_folder_file_argument_is_refused_in_passprices_words(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: tuple[str, ...]) -> None:
+    """Before: click's "Invalid value for '--trace': File '…' is not readable." (and "… is a directory."); now the
+    reader's line, as for every other file passprice reads, exit 2. Unreadable is mocked (``os.access`` says no,
+    ``os.open`` raises EACCES): root reads every file."""
+    import errno
+    import os
+
+    unreadable = tmp_path / "t.jsonl"
+    unreadable.write_text("{}\n", encoding="utf-8")
+    folder = tmp_path / "d.jsonl"
+    folder.mkdir()
+    access, opened = os.access, os.open
+
+    def no_read(path: Any, mode: int, *rest: Any, **kwargs: Any) -> bool:
+        return False if os.fspath(path) == str(unreadable) and mode & os.R_OK else access(path, mode, *rest, **kwargs)
+
+    def no_open(path: Any, *rest: Any, **kwargs: Any) -> int:
+        if isinstance(path, (str, os.PathLike)) and os.fspath(path) == str(unreadable):
+            raise PermissionError(errno.EACCES, "Permission denied", os.fspath(path))
+        return opened(path, *rest, **kwargs)
+
+    monkeypatch.setattr(os, "access", no_read)
+    monkeypatch.setattr(os, "open", no_open)
+    monkeypatch.chdir(tmp_path)
+    for given, says in [(unreadable, f"{unreadable}: cannot read: Permission denied"),
+                        (folder, f"{folder}: is a folder, not a file")]:
+        assert bad(*(str(given) if a == "{}" else a for a in args), says=says) == [f"passprice: error: {says}"]
+    assert not (tmp_path / "out.gguf").exists()
