@@ -112,3 +112,19 @@ def test_3_an_unreadable_or_folder_file_argument_is_refused_in_passprices_words(
                         (folder, f"{folder}: is a folder, not a file")]:
         assert bad(*(str(given) if a == "{}" else a for a in args), says=says) == [f"passprice: error: {says}"]
     assert not (tmp_path / "out.gguf").exists()
+
+
+def test_4_a_routing_record_of_another_quantization_says_checkpoint_not_model() -> None:
+    """``qwen3-30b-a3b-q4_0`` is the same model as the record's ``qwen3-30b-a3b-q4_k_m``, another quantization: the
+    refusal said "its figures were not established for that model"."""
+    from cli_helpers import invoke
+
+    result = invoke("price", "--checkpoint", "qwen3-30b-a3b-q4_0", "--card", "h200_sxm_141gb",
+                    "--routing", "qwen3-30b-a3b-measured")
+    assert result.exit_code == 1, result.output
+    assert result.stderr == (
+        "passprice: refused: OutOfScope: routing record 'qwen3-30b-a3b-measured' applies to checkpoint "
+        "qwen3-30b-a3b-q4_k_m only (facts/routing/qwen3-30b-a3b-measured.toml: checkpoints), not 'qwen3-30b-a3b-q4_0' "
+        "(its header is not qwen3-30b-a3b-q4_k_m's: 337 tensors by name, type or dims, first token_embd.weight): its "
+        "figures were not established for that checkpoint; use a routing record whose checkpoints list "
+        "'qwen3-30b-a3b-q4_0', or add it to that list once the figures are shown to hold for it\n")
