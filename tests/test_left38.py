@@ -3,6 +3,11 @@ passprice now gives.
 
 1. The running package's list of pricing models (``pricing_models.json``) a folder or damaged: ``price``,
    ``check`` and ``reproduce`` refused in one line, ``diff BASE HEAD`` exited 0 (a review it could not judge passed).
+2. Several files a command needs in a folder that may not be searched: one line for the folder, not one a file.
+3. An unreadable file (or a folder) given as ``import FILE``, ``synth CONFIG``, ``--file``, ``--trace``: passprice's
+   reader's line, not click's "File '…' is not readable.".
+4. A routing record of another quantization of the same model: "not established for that checkpoint".
+5. The routing records a ``Routed``/``BadRouting`` refusal offers fit the experts a token (k), not only the count.
 """
 
 from __future__ import annotations
@@ -128,3 +133,37 @@ def test_4_a_routing_record_of_another_quantization_says_checkpoint_not_model() 
         "(its header is not qwen3-30b-a3b-q4_k_m's: 337 tensors by name, type or dims, first token_embd.weight): its "
         "figures were not established for that checkpoint; use a routing record whose checkpoints list "
         "'qwen3-30b-a3b-q4_0', or add it to that list once the figures are shown to hold for it\n")
+
+
+@pytest.fixture(scope="module")
+def k4_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A registry copy holding two routing records of Qwen3-30B-A3B's 128 experts but 4 a token (it routes 8)."""
+    from cli_helpers import copy_root
+
+    root = copy_root(tmp_path_factory.mktemp("left38"))
+    text = (root / "facts" / "routing" / "qwen3-30b-a3b-measured.toml").read_text(encoding="utf-8")
+    text = text.replace("used = 8\n", "used = 4\n").replace('checkpoints = ["qwen3-30b-a3b-q4_k_m"]\n', "")
+    for name in ("k4a", "k4b"):
+        (root / "facts" / "routing" / f"{name}.toml").write_text(text, encoding="utf-8")
+    return root
+
+
+@pytest.mark.parametrize(("routing", "refusal"), [(None, "Routed"), ("k4a", "BadRouting")])
+def test_5_routing_records_offered_fit_the_experts_a_token_too(
+        k4_root: Path, routing: str | None, refusal: str) -> None:
+    """Before: the Routed refusal offered k4a and k4b ("registered here for 128 experts: k4a (measured; any
+    checkpoint), k4b …"), each of which then refused BadRouting ("describes 4 experts a token, the checkpoint routes
+    8"), and BadRouting of k4a offered k4b; now only the records fitting E = 128 and k = 8."""
+    import json
+
+    from cli_helpers import invoke
+
+    args = ["price", "--checkpoint", "qwen3-30b-a3b-q4_0", "--card", "h200_sxm_141gb"]
+    result = invoke(*args, *(["--routing", routing] if routing else []), root=k4_root)
+    assert result.exit_code == 1, result.output
+    assert result.stderr.startswith(f"passprice: refused: {refusal}: "), result.stderr
+    assert result.stderr.endswith("; registered here for 128 experts: uniform (assumed; any checkpoint); not for "
+                                  "this checkpoint (its scope): qwen3-30b-a3b-measured (measured; for "
+                                  "qwen3-30b-a3b-q4_k_m)\n"), result.stderr
+    document = json.loads(invoke(*args, *(["--routing", routing] if routing else []), "--json", root=k4_root).stdout)
+    assert document["records"] == ["uniform (assumed; any checkpoint)"], document
