@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_helpers import bad
 
+from cli_helpers import bad
 from passprice.errors import InputError
 
 
