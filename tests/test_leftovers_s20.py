@@ -120,9 +120,9 @@ def test_a_users_own_copy_of_the_shipped_model_is_in_the_routing_records_scope(t
         "passprice: refused: OutOfScope: routing record 'qwen3-30b-a3b-measured' applies to checkpoint "
         "qwen3-30b-a3b-q4_k_m only (facts/routing/qwen3-30b-a3b-measured.toml: checkpoints), not "
         f"'{other}' (its header is not qwen3-30b-a3b-q4_k_m's: "
-        "338 tensors by name, type or dims, first output.weight): its figures were not established for that model; "
-        f"use a routing record whose checkpoints list '{other}', or add it to that list once the figures are shown "
-        "to hold for it\n"
+        "338 tensors by name, type or dims, first output.weight): its figures were not established for that "
+        f"checkpoint; use a routing record whose checkpoints list '{other}', or add it to that list once the figures "
+        "are shown to hold for it\n"
     )
 
 

@@ -591,12 +591,15 @@ def _require_unicode(text: str | None, what: str) -> str | None:
 
 
 class _FilePath(click.Path):
-    """A file name option or argument, as a :class:`~pathlib.Path`: ``click.Path(dir_okay=False)`` that also refuses
-    a name ending in a slash (``-o x.csv/`` names a folder; the path would drop the slash and write ``x.csv``) and
-    an empty name (``-o ''`` became ``Path('.')``, refused as "``.``: is a folder", a name nobody gave)."""
+    """A file name option or argument, as a :class:`~pathlib.Path`: ``click.Path`` that also refuses a name ending in
+    a slash (``-o x.csv/`` names a folder; the path would drop the slash and write ``x.csv``) and an empty name
+    (``-o ''`` became ``Path('.')``, refused as "``.``: is a folder", a name nobody gave). What the name names is
+    the reader's to judge (:func:`passprice.files.open_regular`: "FILE: cannot read: …", "FILE: is a folder, not a
+    file"), not click's: ``--trace``, ``--file``, ``import FILE`` and ``synth CONFIG`` said "File '…' is not
+    readable." and "… is a directory.", worded unlike every other file passprice reads (left38)."""
 
     def __init__(self) -> None:
-        super().__init__(dir_okay=False, path_type=Path)
+        super().__init__(readable=False, path_type=Path)
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         if value == "":

@@ -5571,7 +5571,12 @@ def diff(root: Root, base: str | None = None, head: str | None = None) -> Diff:
     ``origin/main``, ``master``, ``origin/master``, else ``HEAD``), ``head`` to ``root`` itself (the work tree).
 
     Raises :class:`InputError` for a folder that is not a passprice root, a revision asked of a folder that is not a
-    git checkout (or of the embedded facts), or a revision git does not know."""
+    git checkout (or of the embedded facts), a revision git does not know, or a running package whose list of
+    pricing models does not read (:func:`passprice.modelhistory.known_count`, as ``price``, ``check`` and
+    ``reproduce`` refuse it: a review that cannot tell an upgrade of the code from a forged lock passes nothing)."""
+    from passprice.modelhistory import known_count
+
+    known_count()  # the shipped list unreadable, a folder or damaged: one line naming it, exit 2 (issue 13, left38)
     with contextlib.ExitStack() as stack:
         stack.enter_context(gitread.failing_git(root.path))
         checkout: list[Checkout] = []

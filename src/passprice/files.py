@@ -101,6 +101,21 @@ def unsearchable(path: Path | str) -> Path | None:
     return None
 
 
+def folder_refusal(error: OSError, path: Path | str) -> InputError | None:
+    """The one line for a permission error (``EACCES``) met reading ``path`` because one of its folders may not be
+    searched (:func:`unsearchable`), naming that folder alone: ``facts/cards: cannot read its files: the folder may not
+    be searched by this user``; ``None`` for any other error. Every file a command needs in that folder gets this same
+    line, which a command's problems keep once (left38: ``servings`` and ``validate`` printed one line a card, 4-7
+    lines each naming the folder), as :meth:`passprice.registry.Root.names` says of a folder listed but not searched.
+    Raises nothing."""
+    if error.errno != errno.EACCES:
+        return None
+    folder = unsearchable(path)
+    if folder is None:
+        return None
+    return InputError(f"{shown(folder)}: cannot read its files: the folder may not be searched by this user")
+
+
 def why(error: OSError, path: Path | str | None = None) -> str:
     """An ``OSError`` in words a person acts on. A permission error (``EACCES``) met on the way to ``path`` names
     the folder it came from, when one of ``path``'s folders may not be searched (:func:`unsearchable`): run as a user
@@ -131,7 +146,7 @@ def look(path: Path | str) -> os.stat_result | None:
     except (FileNotFoundError, NotADirectoryError):
         return None
     except OSError as e:
-        raise InputError(f"{shown(path)}: {why(e, path)}") from None
+        raise folder_refusal(e, path) or InputError(f"{shown(path)}: {why(e, path)}") from None
     except ValueError:  # "embedded null byte": a name from a TOML file may hold one
         raise InputError(f"{str(path)!r}: not a file name (it holds a NUL character)") from None
 
@@ -175,7 +190,7 @@ def open_regular(path: Path | str, buffering: int = -1) -> BinaryIO:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as e:
-        raise InputError(f"{shown(path)}: cannot read: {why(e, path)}") from None
+        raise folder_refusal(e, path) or InputError(f"{shown(path)}: cannot read: {why(e, path)}") from None
     try:
         _require_regular(path, os.fstat(fd).st_mode)
         os.set_blocking(fd, True)
@@ -210,7 +225,7 @@ def read_regular(path: Path | str, limit: int, refuse: Callable[[int], None] | N
             if size < len(data) <= limit:
                 data += handle.read(limit + 1 - len(data))
         except OSError as e:
-            raise InputError(f"{shown(path)}: cannot read: {why(e, path)}") from None
+            raise folder_refusal(e, path) or InputError(f"{shown(path)}: cannot read: {why(e, path)}") from None
     if len(data) > limit:
         if refuse is not None:
             refuse(len(data))

@@ -127,7 +127,9 @@ def records_for(root: Root, experts: int, header: GGUFHeader | None = None) -> l
     """The registered routing records that could price a mixture of ``experts`` routed experts, each described for
     a ``Routed`` refusal: ``qwen3-30b-a3b-measured (measured; for qwen3-30b-a3b-q4_k_m)``, ``uniform (assumed; any
     checkpoint)``. A record stating another expert count, or not reading, is left out (``check`` reports the
-    latter), and, given the refused checkpoint's ``header``, one whose ``checkpoints`` scope does not hold it
+    latter); given the refused checkpoint's ``header``, so is one that does not fit its router, the experts a token
+    (k, ``expert_used_count``) as well as the count (:func:`mismatch`: left38, a record of k = 4 was offered to a
+    checkpoint routing 8, which it then refused BadRouting), and one whose ``checkpoints`` scope does not hold it
     (:func:`passprice.scopes.in_scope`: by header sha256 or model content; those are :func:`records_out_of_scope`).
     Walkthrough 27: the refusal of Qwen3-30B-A3B without a record named only ``uniform``, not the measured record
     written for that very checkpoint; session 24: another 128-expert model was offered that record, which then
@@ -136,10 +138,17 @@ def records_for(root: Root, experts: int, header: GGUFHeader | None = None) -> l
 
 
 def records_out_of_scope(root: Root, experts: int, header: GGUFHeader) -> list[str]:
-    """The registered routing records for ``experts`` experts (described as :func:`records_for` describes them)
-    whose ``checkpoints`` scope does not hold the checkpoint read as ``header``: shown apart, marked, so a reader
-    sees why the record written for a model of the same size is not offered. Raises nothing."""
+    """The registered routing records that fit the router of ``experts`` experts read as ``header`` (described and
+    held to it as :func:`records_for` does) whose ``checkpoints`` scope does not hold that checkpoint: shown apart,
+    marked, so a reader sees why the record written for a model of the same size is not offered. Raises nothing."""
     return _records(root, experts, header)[1]
+
+
+def _used(header: GGUFHeader | None) -> int | None:
+    """The experts a token (k) of ``header``'s router, or ``None`` when unknown (no header, no such key, not a
+    positive integer)."""
+    used = None if header is None else header.meta_int("expert_used_count")
+    return used if used is not None and used > 0 else None
 
 
 def _records(root: Root, experts: int, header: GGUFHeader | None) -> tuple[list[str], list[str]]:
@@ -152,6 +161,7 @@ def _records(root: Root, experts: int, header: GGUFHeader | None) -> tuple[list[
         names = root.names(root.routing)
     except InputError:
         return [], []
+    used = _used(header)
     for name in names:
         try:
             record = load_routing(root, name)
@@ -159,6 +169,8 @@ def _records(root: Root, experts: int, header: GGUFHeader | None) -> tuple[list[
             continue
         if record.experts is not None and record.experts != experts:
             continue
+        if used is not None and mismatch(record, experts, used) is not None:
+            continue  # another k, or shares no router of this size can take: BadRouting if named (left38)
         provenance = max(f.provenance for f in record.facts().values()).value  # max: the weakest
         scope = f"for {', '.join(record.checkpoints)}" if record.checkpoints else "any checkpoint"
         try:

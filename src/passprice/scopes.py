@@ -39,9 +39,9 @@ class OutOfScope(ServingRefusal):
         listed = ", ".join(self.applies_to)
         super().__init__(
             f"{kind} {record!r} applies to checkpoint{'s' if len(self.applies_to) != 1 else ''} {listed} only "
-            f"({file}: checkpoints), not {checkpoint!r}{differs}: its figures were not established for that model; "
-            f"use a {kind} whose checkpoints list {checkpoint!r}, or add it to that list once the figures are shown to "
-            "hold for it"
+            f"({file}: checkpoints), not {checkpoint!r}{differs}: its figures were not established for that "
+            f"checkpoint; use a {kind} whose checkpoints list {checkpoint!r}, or add it to that list once the figures "
+            "are shown to hold for it"
         )
 
     def fields(self) -> dict[str, Any]:
