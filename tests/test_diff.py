@@ -196,15 +196,15 @@ def test_raised_bandwidth_moves_the_locked_prices_and_fails_until_they_are_re_lo
     lock = {x.name: x for x in d.locks}[LOCK]
     assert lock.recorded_before == recorded.price and lock.recorded == lock.after.price
     assert d.summary() == (
-        "1 fact changed in 1 file, 1 to verify in its source; 2 locks affected, 2 re-locked; 4 servings no lock pins "
+        "1 fact changed in 1 file, 1 to verify in its source; 2 locks affected, 2 re-locked; 5 servings no lock pins "
         "move (not locked, informational)"
     )
     # The registered servings on the card that no lock names move too: shown, never failing the review. Every
     # stream share is a share of memory.bandwidth, so each one's memory time moves by the bandwidth ratio.
     assert [m.name for m in d.unlocked] == [
-        "gpt-oss-20b-h200", "qwen3-30b-a3b-h200", "qwen35-27b-h200-chat", "qwen3next-80b-a3b-h200"
+        "gpt-oss-120b-h200", "gpt-oss-20b-h200", "qwen3-30b-a3b-h200", "qwen35-27b-h200-chat", "qwen3next-80b-a3b-h200"
     ]
-    assert d.to_json()["unlocked"][0]["serving"] == "gpt-oss-20b-h200"
+    assert d.to_json()["unlocked"][0]["serving"] == "gpt-oss-120b-h200"
     for m in d.unlocked:
         assert m.before.price is not None and m.after.price is not None and m.changed == ("memory.bandwidth",)
         assert m.after.price["memory_s"] / m.before.price["memory_s"] == pytest.approx(4.8 / 5.2, rel=1e-12)
@@ -335,7 +335,7 @@ def test_markdown_is_a_pull_request_comment(repo: Repo) -> None:
     assert lines[0].startswith("❌ **passprice diff** `main (")
     assert lines[0].endswith(
         "2 facts changed in 1 file, 1 weakened, 1 to verify in its source; 2 locks affected, 1 breaks its floors, "
-        "2 prices moved unreviewed; 4 servings no lock pins move (not locked, informational)"
+        "2 prices moved unreviewed; 5 servings no lock pins move (not locked, informational)"
     )
     assert "| file | fact | before | after | change | provenance | cite |" in lines
     row = next(line for line in lines if "`streams.rewrite` | 0.8333 | 0.8 |" in line)
@@ -512,11 +512,12 @@ def test_a_stale_derived_fact_marks_the_locks_resting_on_it(tmp_path: Path) -> N
     assert d.exit_status == 1 and d.resting_on_unsound == (lock,) and not d.stale and not d.broken
     assert d.summary() == (
         "1 fact changed in 1 file, 1 to verify in its source; 3 derived facts stale; 1 lock affected, 1 rests on "
-        "derived facts that do not follow, 1 re-locked; 5 servings no lock pins move (not locked, informational)"
+        "derived facts that do not follow, 1 re-locked; 6 servings no lock pins move (not locked, informational)"
     )
     # The unlocked servings on the card move too (the hybrid's serving is unlocked here), on the same stale shares.
     assert [m.name for m in d.unlocked] == [
-        "gpt-oss-20b-h200", "qwen3-30b-a3b-h200", "qwen35-27b-h200-chat", MTP, "qwen3next-80b-a3b-h200"
+        "gpt-oss-120b-h200", "gpt-oss-20b-h200", "qwen3-30b-a3b-h200", "qwen35-27b-h200-chat", MTP,
+        "qwen3next-80b-a3b-h200"
     ]
     # Each rests on the stale read share (and those with sequences appending rows, on the stale append share).
     assert {m.name: m.unsound for m in d.unlocked}["gpt-oss-20b-h200"][0] == "streams.read"

@@ -161,7 +161,7 @@ QWEN_ROW = 'Unkept("qwen3-30b-a3b-q4_k_m", "qwen3-30b-a3b.json", "Q4_K_M")'
 
 @pytest.mark.parametrize(("edit", "said"), [
     (('-o {self.name}"', '-o {self.name} --mix Q8_0"'),
-     "src/passprice/unkept.py: Unkept.command (or CONFIGS) rewritten: it gives the command that writes each of the 15 "
+     "src/passprice/unkept.py: Unkept.command (or CONFIGS) rewritten: it gives the command that writes each of the 17 "
      "shipped synthetic headers again, byte for byte, and passprice tells readers to run it; restore it"),
     ((QWEN_ROW, QWEN_ROW.replace("Q4_K_M", "Q8_0")),
      "src/passprice/unkept.py: UNKEPT: the row of header 491821373572… (qwen3-30b-a3b-q4_k_m) rewritten "
