@@ -55,20 +55,32 @@ def blake2b(data: bytes | memoryview = b"") -> Hash:
     return cast(Hash, own(data, digest_size=32))
 
 
-#: The bytes object :func:`blake2b_digest` hashed last, and its digest.
-_last: tuple[bytes, bytes] = (b"", b"")
+#: The bytes objects :func:`blake2b_digest` hashed last, each with its digest, by ``id``, the most recent last: at
+#: most :data:`KEPT_DIGESTS` of them (each held, so its ``id`` names it while kept).
+_recent: dict[int, tuple[bytes, bytes]] = {}
+#: How many bytes objects :func:`blake2b_digest` keeps the digest of: a warm ``price`` under 1,000 locks of one
+#: serving hashed its 40 KB checkpoint entry again for each lock, as each lock's bytes, hashed in between, took the
+#: place of the one kept (issue 13, scale37).
+KEPT_DIGESTS = 4
 
 
 def blake2b_digest(data: bytes) -> bytes:
-    """``blake2b(data).digest()`` (32 bytes), the last bytes *object* hashed kept with its digest, so the same object
-    asked for again at once is not hashed again: a file read inside a snapshot is named by its digest in the memo's
-    key (:func:`passprice.snapshot.fingerprint`) and then in its cache key (:func:`passprice.cache.key`), two hashes
-    of each of 2,000 cards' 14 KB (issue 13, scale36). Kept by identity (``is``) only: bytes are immutable, so the
-    same object holds the same bytes; at most :data:`LARGE` bytes are held so (one file's). Raises nothing."""
-    global _last
-    if _last[0] is data and data:
-        return _last[1]
+    """``blake2b(data).digest()`` (32 bytes), the last :data:`KEPT_DIGESTS` bytes *objects* hashed kept with their
+    digests, so the same object asked for again is not hashed again: a file read inside a snapshot is named by its
+    digest in the memo's key (:func:`passprice.snapshot.fingerprint`) and then in its cache key
+    (:func:`passprice.cache.key`), two hashes of each of 2,000 cards' 14 KB (issue 13, scale36); a checkpoint entry
+    read once a snapshot is named so for each of 1,000 locks, between which each lock's own bytes are hashed
+    (scale37). Kept by identity (``is``) only: bytes are immutable, so the same object holds the same bytes; only
+    objects of at most :data:`LARGE` bytes are held so. Raises nothing."""
+    found = _recent.get(id(data))
+    if found is not None and found[0] is data:
+        _recent.pop(id(data), None)  # the most recent last
+        _recent[id(data)] = found
+        return found[1]
     digest = blake2b(data).digest()
-    if len(data) <= LARGE:
-        _last = (data, digest)
+    if data and len(data) <= LARGE:
+        _recent.pop(id(data), None)
+        _recent[id(data)] = (data, digest)
+        while len(_recent) > KEPT_DIGESTS:
+            _recent.pop(next(iter(_recent)), None)
     return digest

@@ -30,7 +30,7 @@ import attrs
 
 from passprice import schema
 from passprice.cards import Card, card_from_facts, is_card_path
-from passprice.digests import sha256
+from passprice.digests import blake2b_digest, sha256
 from passprice.errors import InputError, SchemaError
 from passprice.facts import Fact, Provenance, weakest
 from passprice.files import is_folder, is_there
@@ -1103,27 +1103,33 @@ def read_lock(path: Path, schema_folder: Path | None = None, batch: str | None =
     # a 256 KiB lock file of one array of 131,000 integers was parsed four times, 1.4 s of CPU (attack round 61).
     # Looked up only once something was refused: hashing every good lock's bytes again would cost a cold `price`
     # under 5,000 locks of one serving what scale36 saved.
+    # The bytes are hashed once here, and that digest names them in every key that follows (the refusal memo's, the
+    # cache's, the snapshot's memo of a content): the cache's key joined the path to the bytes (a new 66 KB object
+    # hashed whole) and the snapshot's named the bytes alone, so a cold price hashed each lock file two or three
+    # times (issue 13, scale37).
+    digest = blake2b_digest(data)
     if _REFUSED:
-        refused = _REFUSED.get(_refusal_key(path, folder, data))
+        refused = _REFUSED.get(_refusal_key(path, folder, digest))
         if refused is not None:
             raise refused
     try:
+        # the key names the path and the bytes (their digest): a lock's object holds its path (``source``)
         return cache.built(
-            "lock", Path(folder) / "lock.schema.json", str(path).encode("utf-8", "surrogateescape") + b"\0" + data,
-            lambda: _same_bytes_built(path, folder, data), Lock, batch=batch,
+            "lock", Path(folder) / "lock.schema.json",
+            str(path).encode("utf-8", "surrogateescape") + b"\0" + len(data).to_bytes(8, "big") + digest,
+            lambda: _same_bytes_built(path, folder, data, digest), Lock, batch=batch,
         )
     except InputError as e:
-        _REFUSED[_refusal_key(path, folder, data)] = e
+        _REFUSED[_refusal_key(path, folder, digest)] = e
         while len(_REFUSED) > 64:
             del _REFUSED[next(iter(_REFUSED))]
         raise
 
 
-def _refusal_key(path: Path, folder: Path | str, data: bytes) -> tuple[str, str, bytes]:
-    """:data:`_REFUSED`'s key for the lock file at ``path``: its path, schema folder and the blake2b of its bytes."""
-    import hashlib  # only once a lock is refused: a warm price imports no hashlib (tests/test_cache.py)
-
-    return (str(path), str(folder), hashlib.blake2b(data).digest())
+def _refusal_key(path: Path, folder: Path | str, digest: bytes) -> tuple[str, str, bytes]:
+    """:data:`_REFUSED`'s key for the lock file at ``path``: its path, schema folder and ``digest``, the BLAKE2b
+    digest of its bytes (:func:`passprice.digests.blake2b_digest`)."""
+    return (str(path), str(folder), digest)
 
 
 #: Lock files refused in this process, by path, schema folder and the blake2b of their bytes (never across processes,
@@ -1131,18 +1137,20 @@ def _refusal_key(path: Path, folder: Path | str, data: bytes) -> tuple[str, str,
 _REFUSED: dict[tuple[str, str, bytes], InputError] = {}
 
 
-def _same_bytes_built(path: Path, schema_folder: Path, data: bytes) -> Lock:
+def _same_bytes_built(path: Path, schema_folder: Path, data: bytes, digest: bytes) -> Lock:
     """:func:`_lock_of_file`'s lock; inside a snapshot, built once for each content (bytes and schema folder): a
     file of the same bytes as one built before is that lock with its own ``source`` (``attrs.evolve``), since the
     path enters the lock only there and in the lines of a refusal, which is never kept (each file refused is
     refused again, naming itself). A cold ``price`` under 5,000 copies of a serving's three locks parsed or read
     back the same three documents and structured the same three locks 5,000 times (issue 13, scale36). A copy that
-    differs in one byte (a forged or edited lock) is its own content, read and checked as ever."""
+    differs in one byte (a forged or edited lock) is its own content, read and checked as ever. ``digest``: the
+    BLAKE2b digest of ``data`` (:func:`passprice.digests.blake2b_digest`), which names the content (as
+    :func:`passprice.snapshot.fingerprint` would, without hashing the bytes again)."""
     from passprice import snapshot
 
     where = str(path)
     first, lock = snapshot.made(
-        ("lock-of-bytes", os.fspath(schema_folder), snapshot.fingerprint(data)),
+        ("lock-of-bytes", os.fspath(schema_folder), (len(data), digest)),
         lambda: (where, _lock_of_file(path, schema_folder, data)),
     )
     return lock if first == where else attrs.evolve(lock, source=where)
