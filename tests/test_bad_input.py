@@ -168,8 +168,8 @@ def test_paths_that_are_folders(tmp_path: Path) -> None:
     bad("facts", f, says=f"{f}: is a folder, not a card file")
     bad("reproduce", f, says=f"{f}: is a folder, not a lock file")
     bad("price", "r1-qwen7b-h200", "--lock", f, says=f"{f}: is a folder, not a lock file")
-    bad("lock", "r1-qwen7b-h200", "-o", f, says="Invalid value for '-o' / '--output'")
-    bad("import", f, "--name", "x", says="Invalid value for 'FILE'")
+    bad("lock", "r1-qwen7b-h200", "-o", f, says=f"{f}: is a folder; give a file to write")
+    bad("import", f, "--name", "x", says=f"{f}: is a folder, not a file")
 
 
 def test_paths_to_nothing_or_the_wrong_kind(tmp_path: Path) -> None:

@@ -293,8 +293,8 @@ def test_an_entry_without_element_digests_holds_a_scope_to_the_same_rule(tmp_pat
         "passprice: refused: OutOfScope: routing record 'qwen3-30b-a3b-measured' applies to checkpoint qwen3-vocab "
         "only (facts/routing/qwen3-30b-a3b-measured.toml: checkpoints), not"
         f" '{retokenized.source}'{said}: its figures were not established for that "
-        f"model; use a routing record whose checkpoints list '{retokenized.source}', or add it to that list once the "
-        "figures are shown to hold for it\n"), refused.stderr
+        f"checkpoint; use a routing record whose checkpoints list '{retokenized.source}', or add it to that list once "
+        "the figures are shown to hold for it\n"), refused.stderr
     assert invoke(*price, "qwen3-vocab", root=root).exit_code == 0  # the entry itself: by name
     # The entry with its digest back: the renamed copy is the model again, the re-tokenized one is not.
     _edit(entry, 'length = 2000 }', f'length = 2000, sha256 = "{digest}" }}')

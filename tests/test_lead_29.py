@@ -40,7 +40,7 @@ def test_a_host_capacity_no_price_rests_on_moves_no_lock(tmp_path: Path) -> None
     # before: "1 lock affected, 1 price moved unreviewed; 8 locks unaffected", exit 1. 10 locks: the 9 shipped (the
     # shipped stack lock r1-qwen7b-h200-llamacpp among them, unmoved too) and r1-stack.
     assert result.stdout.splitlines()[1] == (
-        "1 fact changed in 1 file, 1 to verify in its source; no lock affected; 10 locks unaffected")
+        "1 fact changed in 1 file, 1 to verify in its source; no lock affected; 11 locks unaffected")
     for lock in ("r1-stack", "r1-qwen7b-h200-llamacpp", "r1-qwen7b-h200"):
         priced = invoke("price", "--lock", lock, root=head)
         assert priced.exit_code == 0, priced.output

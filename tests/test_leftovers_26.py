@@ -249,7 +249,7 @@ def test_check_and_checkpoints_refuse_an_entry_without_embedding_length_in_one_l
     assert listed.exit_code == 2
     assert listed.stderr.splitlines() == [f"passprice: error: {line}"]
     names = [row["name"] for row in json.loads(listed.stdout)["checkpoints"]]
-    assert "llama31-8b-q4_0" not in names and len(names) == 19  # 20 entries, moe48's deepseek-v2-lite-q4_0 among them
+    assert "llama31-8b-q4_0" not in names and len(names) == 20  # 21 entries, moe46 and moe48 each added one
     shown = invoke("header", "llama31-8b-q4_0", root=root)
     assert shown.exit_code == 0
     assert shown.stdout.startswith(f"{entry}\n")

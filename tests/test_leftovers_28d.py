@@ -119,7 +119,7 @@ def test_each_listings_json_names_the_files_it_left_out(tmp_path: Path) -> None:
     assert len(cards["cards"]) == 16 and "h200_sxm_141gb" not in {c["name"] for c in cards["cards"]}
     servings, err = _listed(root, "servings")
     assert servings["problems"] == [serving] and err == [f"passprice: error: {serving}"]
-    assert len(servings["servings"]) == 14
+    assert len(servings["servings"]) == 16
     checkpoints, err = _listed(root, "checkpoints")
     (line,) = checkpoints["problems"]
     assert line.startswith(f"{CHECKPOINT}: ") and err == [f"passprice: error: {line}"]

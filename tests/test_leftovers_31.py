@@ -31,8 +31,9 @@ from cli_helpers import REPO, copy_root, invoke
 from passprice.registry import embedded_root
 from passprice.scaffold import workflow
 
-LOCKS = ("gemma3-270m-h100, qwen3-30b-a3b-h200, qwen35-27b-h100-every8, qwen35-27b-h200-mtp, qwen35-27b-ws1-trailing, "
-         "r1-qwen7b-h200, r1-qwen7b-h200-best, r1-qwen7b-h200-llamacpp, r1-qwen7b-mi300x-int8kv")
+LOCKS = ("gemma3-270m-h100, gpt-oss-120b-h100, qwen3-30b-a3b-h200, qwen35-27b-h100-every8, qwen35-27b-h200-mtp, "
+         "qwen35-27b-ws1-trailing, r1-qwen7b-h200, r1-qwen7b-h200-best, r1-qwen7b-h200-llamacpp, "
+         "r1-qwen7b-mi300x-int8kv")
 CARD_PATHS = ("memory.capacity, memory.bandwidth, on_chip.capacity, on_chip.bandwidth, streams.read, streams.rewrite, "
               "streams.append, array, vector, scale, host.capacity, host.read, host.write, host.stream, tensor.f16, "
               "tensor.bf16, tensor.f8")

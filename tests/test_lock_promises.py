@@ -138,12 +138,12 @@ def test_1_a_changed_formula_is_a_changed_pricing_model_in_reproduce_and_a_faile
                                      "tokens/s did not move)")
     markdown = diff_markdown(d)
     assert markdown.splitlines()[0].endswith(
-        f"no fact changed; {len(names)} locks affected, {len(names)} prices moved unreviewed; 6 servings no lock "
+        f"no fact changed; {len(names)} locks affected, {len(names)} prices moved unreviewed; 7 servings no lock "
         f"pins move (not locked, informational); pricing model changed, moving {len(names)} locked prices; "
         "passprice's own code changed (1 file)"
     )
     # The registered servings no lock names are priced by both codes too: shown, never failing the review.
-    assert len(d.unlocked) == 6 and all(m.inputs == ("pricing model",) for m in d.unlocked)
+    assert len(d.unlocked) == 7 and all(m.inputs == ("pricing model",) for m in d.unlocked)
     assert all(m.moved == "vector_macs" for m in d.unlocked)
     assert "#### Pricing model" in markdown
     assert f"pricing model changed: BASE {d.base_code.model[7:19]}… → HEAD {edited[7:19]}…; it moves" in markdown

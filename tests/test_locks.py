@@ -827,7 +827,7 @@ def test_check_reports_a_broken_file_of_every_kind_with_file_and_key_path(tmp_pa
     result = run(root, "check")
     assert result.exit_code == 2  # bad files are bad input: named on stderr, the rest of the report on stdout
     lines = result.stdout.splitlines()
-    assert lines[0].endswith(": 5 problems (5 on stderr); 2 of 8 locks FAIL")  # 8 locks read; 2 fail
+    assert lines[0].endswith(": 5 problems (5 on stderr); 2 of 9 locks FAIL")  # 9 locks read; 2 fail
     problems = [line.removeprefix("passprice: error: ") for line in result.stderr.splitlines()]
     assert problems == [
         "facts/cards/b200.toml: memory.bandwidth.unit: 'GB' is not allowed here (one of 'B/s', 'kB/s', 'MB/s', "

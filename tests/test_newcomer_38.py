@@ -144,8 +144,8 @@ def test_8_a_digest_no_lock_has_says_so_and_how_to_read_one() -> None:
     assert result.exit_code == 2
     assert result.stderr.splitlines() == [
         f"passprice: error: lock 'sha256:00000000': no such file, and no lock in {REPO / 'locks'} has that [lock] "
-        "digest (locks: gemma3-270m-h100, qwen3-30b-a3b-h200, qwen35-27b-h100-every8, qwen35-27b-h200-mtp, "
-        "qwen35-27b-ws1-trailing, r1-qwen7b-h200, r1-qwen7b-h200-best, r1-qwen7b-h200-llamacpp, "
+        "digest (locks: gemma3-270m-h100, gpt-oss-120b-h100, qwen3-30b-a3b-h200, qwen35-27b-h100-every8, "
+        "qwen35-27b-h200-mtp, qwen35-27b-ws1-trailing, r1-qwen7b-h200, r1-qwen7b-h200-best, r1-qwen7b-h200-llamacpp, "
         "r1-qwen7b-mi300x-int8kv; passprice audit NAME prints a lock's digest): the lock cited may have been "
         "re-locked since, or be of another registry"
     ]

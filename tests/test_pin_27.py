@@ -186,7 +186,7 @@ def test_the_review_names_the_lock_pinning_the_old_origin(tmp_path: Path) -> Non
     # them, none named as pinning the old origin (the four shipped ones pin none here: written before)
     assert lines[1] == (
         "no fact changed; 1 checkpoint entry changed; 1 lock affected, 1 to re-pin (lock --update) for check --frozen; "
-        "4 locks priced from a checkpoint entry whose claims changed, to verify; 5 locks unaffected")
+        "4 locks priced from a checkpoint entry whose claims changed, to verify; 6 locks unaffected")
     at = lines.index(f"{ENTRY} (checkpoint deepseek-r1-distill-qwen-7b-q4_k_m): changed")
     assert lines[at + 1] == (
         "  claims changed, which the pricer does not read (re-import from the GGUF file to confirm them): entry.origin "

@@ -192,8 +192,9 @@ def test_the_hooks_run_on_a_commit_of_gitattributes_alone() -> None:
 
 # --- (3) a source moved to another document names the locks resting on it --------------------------------------------
 
-RESTING = ["gemma3-270m-h100", "qwen3-30b-a3b-h200", "qwen35-27b-h100-every8", "qwen35-27b-h200-mtp",
-           "qwen35-27b-ws1-trailing", "r1-qwen7b-h200", "r1-qwen7b-h200-best", "r1-qwen7b-h200-llamacpp"]
+RESTING = ["gemma3-270m-h100", "gpt-oss-120b-h100", "qwen3-30b-a3b-h200", "qwen35-27b-h100-every8",
+           "qwen35-27b-h200-mtp", "qwen35-27b-ws1-trailing", "r1-qwen7b-h200", "r1-qwen7b-h200-best",
+           "r1-qwen7b-h200-llamacpp"]
 
 
 def test_a_source_moved_to_another_document_names_the_locked_prices_resting_on_it(tmp_path: Path) -> None:
@@ -208,12 +209,12 @@ def test_a_source_moved_to_another_document_names_the_locked_prices_resting_on_i
     assert result.exit_code == 0, result.output  # asked, never failed: a lock pins the id, not the document
     out = json.loads(result.stdout)
     (change,) = out["sources_changed"]
-    assert change["locks"] == RESTING  # as `passprice sources` counts them: 8
+    assert change["locks"] == RESTING  # as `passprice sources` counts them: 9
     assert change["to_verify"].endswith(
-        "which cite it? The locked prices of gemma3-270m-h100, qwen3-30b-a3b-h200, qwen35-27b-h100-every8, "
-        "qwen35-27b-h200-mtp, qwen35-27b-ws1-trailing, r1-qwen7b-h200 and 2 more rest on them (a lock pins the id, "
-        "not the document)."
+        "which cite it? The locked prices of gemma3-270m-h100, gpt-oss-120b-h100, qwen3-30b-a3b-h200, "
+        "qwen35-27b-h100-every8, qwen35-27b-h200-mtp, qwen35-27b-ws1-trailing and 3 more rest on them (a lock pins "
+        "the id, not the document)."
     )
-    assert "1 source whose document changed, to verify (under 8 locked prices); no lock affected" in out["summary"]
+    assert "1 source whose document changed, to verify (under 9 locked prices); no lock affected" in out["summary"]
     markdown = invoke("diff", "main", "HEAD", "--format", "markdown", root=path).stdout
-    assert "and 2 more rest on them (a lock pins the id, not the document)." in markdown
+    assert "and 3 more rest on them (a lock pins the id, not the document)." in markdown

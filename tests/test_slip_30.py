@@ -40,7 +40,7 @@ from passprice.locks import _canonical, _sorted
 from test_diff import commit_all, git
 
 H100 = "h100_sxm5_80gb"
-H100_LOCKS = ("gemma3-270m-h100", "qwen35-27b-h100-every8")
+H100_LOCKS = ("gemma3-270m-h100", "gpt-oss-120b-h100", "qwen35-27b-h100-every8")
 
 
 @pytest.fixture(scope="module")
@@ -92,8 +92,8 @@ def test_a_derived_scale_made_published_asks_to_verify(registry: Path) -> None:
     result = invoke("diff", "main", "HEAD", "--json", root=path)
     out = json.loads(result.stdout)
     # was: "1 fact changed in 1 file; 2 locks affected, 2 re-locked", nothing to verify
-    assert out["summary"].startswith("1 fact changed in 1 file, 1 to verify in its source; 2 locks affected, "
-                                     "2 re-locked"), out["summary"]
+    assert out["summary"].startswith("1 fact changed in 1 file, 1 to verify in its source; 3 locks affected, "
+                                     "3 re-locked"), out["summary"]
     assert out["to_verify"] == [f"{H100}:scale"]
     (change,) = [c for f in out["files"] for c in f["facts"]]
     assert change["strengthened"] and change["to_verify"] == STRONGER

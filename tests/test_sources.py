@@ -432,7 +432,7 @@ def test_the_mtp_method_refuses_another_checkpoint_by_name(tmp_path: Path) -> No
     assert result.stderr == (
         "passprice: refused: OutOfScope: drafting method 'qwen35-mtp' applies to checkpoint qwen35-27b-like only "
         "(facts/drafts/qwen35-mtp.toml: checkpoints), not 'deepseek-r1-distill-qwen-7b-q4_k_m': its figures were not "
-        "established for that model; use a drafting method whose checkpoints list "
+        "established for that checkpoint; use a drafting method whose checkpoints list "
         "'deepseek-r1-distill-qwen-7b-q4_k_m', or add it to that list once the figures are shown to hold for it\n"
     )
     # The checkpoint it applies to, by name or by the same header file, prices as before.

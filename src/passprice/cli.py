@@ -601,6 +601,11 @@ class _FilePath(click.Path):
     def __init__(self) -> None:
         super().__init__(readable=False, path_type=Path)
 
+    def get_metavar(self, param: click.Parameter, ctx: click.Context) -> str | None:
+        """An option's help says FILE (a folder is passprice's reader's to refuse, yet the option takes a file);
+        an argument keeps its own name."""
+        return "FILE" if param.param_type_name == "option" else None
+
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         if value == "":
             self.fail("'' is an empty name: give a file name", param, ctx)

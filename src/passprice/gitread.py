@@ -101,7 +101,7 @@ def side_too_many(label: str, cap: int) -> InputError:
     """The refusal of a side holding more than ``cap`` files passprice reads (counted before any is read)."""
     return InputError(
         f"{label}: more than {cap:,} files passprice reads, the most a side of a diff may hold (each costs "
-        f"milliseconds to compare; the registry holds about 100); set {FILES_VARIABLE} to allow more"
+        f"milliseconds to compare; the shipped registry holds about 130); set {FILES_VARIABLE} to allow more"
     )
 
 
