@@ -102,7 +102,7 @@ def test_check_fails_a_lock_whose_serving_names_a_renamed_card_as_price_refuses_
     assert checked.exit_code == 1, checked.output
     locks = {lock["name"]: lock for lock in json.loads(checked.stdout)["locks"]}
     failing = sorted(name for name, lock in locks.items() if not lock["holds"])
-    assert failing == ["gemma3-270m-h100", "qwen35-27b-h100-every8"]
+    assert failing == ["gemma3-270m-h100", "gpt-oss-120b-h100", "qwen35-27b-h100-every8"]
     assert locks["gemma3-270m-h100"]["refusal"] == "ServingChanged"
     text = invoke("check", root=root).stdout
     assert (
