@@ -24,7 +24,9 @@ every registered serving on every card, host memory off and on (against the seed
 a first read (parsed, then kept in a private cache folder), the same without the long arrays' digests
 (``passprice header``'s), one without the cache, and a header seen before (read from
 that folder once its bytes hash to the kept sha256: never counted as a first read), each against a plain read of the
-header's bytes, that read plus its sha256, and ``gguf.GGUFReader``; with ``--baseline-reader FILE``, a
+header's bytes, that read plus its sha256, and ``gguf.GGUFReader``, beside the reader's vocabulary walk alone and the
+floor of a first read in Python (that read, its sha256 and the walk: :func:`vocabulary_walk`); with
+``--baseline-reader FILE``, a
 ``gguf_header.py`` of another revision too, all timed a round at a time); the sweep's
 pricing (against ``price_serving`` in a Python loop).
 
