@@ -24,7 +24,9 @@ every registered serving on every card, host memory off and on (against the seed
 a first read (parsed, then kept in a private cache folder), the same without the long arrays' digests
 (``passprice header``'s), one without the cache, and a header seen before (read from
 that folder once its bytes hash to the kept sha256: never counted as a first read), each against a plain read of the
-header's bytes, that read plus its sha256, and ``gguf.GGUFReader``; with ``--baseline-reader FILE``, a
+header's bytes, that read plus its sha256, and ``gguf.GGUFReader``, beside the reader's vocabulary walk alone and the
+floor of a first read in Python (that read, its sha256 and the walk: :func:`vocabulary_walk`); with
+``--baseline-reader FILE``, a
 ``gguf_header.py`` of another revision too, all timed a round at a time); the sweep's
 pricing (against ``price_serving`` in a Python loop).
 
@@ -52,6 +54,7 @@ import argparse
 import contextlib
 import csv
 import hashlib
+import io
 import os
 import random
 import statistics
@@ -811,6 +814,33 @@ def _env(name: str, value: str) -> Iterator[None]:
             os.environ[name] = before
 
 
+def vocabulary_walk(path: Path, header: Any) -> Callable[[], None]:
+    """A run of the header reader's walk alone over the header of the plain GGUF file ``path`` (``header``, read
+    before): its bytes read once, each long string array (a vocabulary) stepped through string by string as
+    ``_Reader.skip_strings`` does, from where the array's elements start, with nothing read from the file and nothing
+    hashed; the run asserts it ends where the reader found the array's end. The floor's other part beside the
+    header's sha256 (docs/PERFORMANCE.md, round head39)."""
+    from passprice import gguf_header
+    from passprice.gguf_header import LongArray
+
+    spans = gguf_header._parse_file(path, [], False).spans or {}
+    with open(path, "rb") as f:
+        data = f.read(header.header_bytes)
+    arrays = [(start, end, value.length) for key, (start, end) in spans.items()
+              if isinstance(value := header.metadata[key], LongArray) and value.element_type == "string"]
+    order = "<" if header.byte_order == "little" else ">"
+
+    def run() -> None:
+        for start, end, count in arrays:
+            r = gguf_header._Reader(io.BytesIO(data), "walk", len(data), [], gguf_header.header_cap())
+            r.set_order(order)
+            r.buf, r.pos = data, start  # the whole header in the buffer: no read, and nothing hashed (no hasher)
+            r.skip_strings(count, "walk")
+            assert r.offset == end, (r.offset, end)
+
+    return run
+
+
 def bench_header(
     repeat: int, path: Path, with_reader: bool, baseline: Path | None = None, name: str = COMPLETE
 ) -> None:
@@ -824,6 +854,8 @@ def bench_header(
     def plain() -> bytes:
         with open(path, "rb") as f:
             return f.read(size)
+
+    walk = vocabulary_walk(path, header)
 
     def plain_hashed() -> str:
         return hashlib.sha256(plain()).hexdigest()
@@ -851,6 +883,7 @@ def bench_header(
             "parse": (clear_cache, lambda: read_header(path, cache=False)),
             "plain": (clear_cache, plain),
             "hashed": (clear_cache, plain_hashed),
+            "walk": (clear_cache, walk),
         }
         if baseline is not None:
             theirs_read = load_reader(baseline)
@@ -888,6 +921,19 @@ def bench_header(
     note(f"read_header <{name}> against the plain read and its sha256 (the header's identity): first read; seen before",
          f"{first * 1e3:.2f} ms; {seen * 1e3:.2f} ms", f"read + sha256 {hashed_s * 1e3:.2f} ms",
          f"{ratio('first', 'hashed'):.1f} x; {ratio('seen', 'hashed'):.2f} x", "(informational)")
+    strings = sum(v.length for v in header.metadata.values() if isinstance(v, LongArray) and v.element_type == "string")
+    walk_s = statistics.median(rounds["walk"])
+    note(f"read_header <{name}>: its walk alone, the {strings:,} strings of its long string arrays stepped through as "
+         "the reader does (its pattern and loop, over the header's bytes already in memory; nothing read or hashed)",
+         f"{walk_s * 1e3:.2f} ms", f"a plain read {read_s * 1e3:.2f} ms", f"{ratio('walk', 'plain'):.1f} x",
+         "(informational)")
+    floor = statistics.median((h + w) / p for h, w, p in zip(rounds["hashed"], rounds["walk"], rounds["plain"],
+                                                             strict=True))
+    note(f"read_header <{name}>: the floor of a first read in Python, a plain read with its sha256 (every first read "
+         "computes it: the header's identity) plus the walk, against the first read as `passprice header` makes it",
+         f"{(hashed_s + walk_s) * 1e3:.2f} ms; first read {statistics.median(rounds['first_bare']) * 1e3:.2f} ms",
+         f"a plain read {read_s * 1e3:.2f} ms", f"{floor:.1f} x; the first read {ratio('first_bare', 'plain'):.1f} x",
+         "<= 10 x")
     ours = parse
     if baseline is not None:
         base_s = statistics.median(rounds["baseline"])
