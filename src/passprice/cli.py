@@ -3478,7 +3478,8 @@ def sweep_command(
         click.echo(f"passprice: {line}", err=True)
     for line in under:
         click.echo(f"passprice: {line}", err=True)
-    if total and not seen_price and (nothing := nothing_priced(sweeper, grid)) is not None:  # written, but nothing priced: exit 1
+    # Written, but nothing priced: exit 1.
+    if total and not seen_price and (nothing := nothing_priced(sweeper, grid)) is not None:
         said = ", ".join(f"{name} ({n:,} line{'s' if n != 1 else ''})" for name, n in nothing.items())
         click.echo(f"passprice: refused: no row of the sweep has a price: every line is refused at its smallest "
                    f"batch, and at every larger one: {said}; the rows and their refusals were written", err=True)
