@@ -3373,16 +3373,8 @@ def sweep_command(
 
         best = BestWithin(max_tpot)
 
-    # Whether a row this process priced has a price: then the sweep is not "nothing priced", and the probe that
-    # prices the grid's smallest batch again (nothing_priced; 7 % of the bench grid's run, its first 170 lines
-    # refused) is not run. With --jobs N the workers' rows are not seen here, and the probe decides.
-    seen_price = False
-
     def keep(segments: Iterator[Any]) -> Iterator[Any]:
-        nonlocal seen_price
         for segment in segments:
-            if not seen_price and segment.has_price():
-                seen_price = True
             if lines is not None:
                 c = segment.common
                 lines.add(c["serving"], c["card"], c["position"], c["draft_tokens"], *segment.prices())
@@ -3478,8 +3470,10 @@ def sweep_command(
         click.echo(f"passprice: {line}", err=True)
     for line in under:
         click.echo(f"passprice: {line}", err=True)
-    # Written, but nothing priced: exit 1.
-    if total and not seen_price and (nothing := nothing_priced(sweeper, grid)) is not None:
+    # Written, but nothing priced: exit 1. A row this process priced with a price (sweeper.saw_price; with --jobs N
+    # the parent's own part) settles it without the probe, which prices the grid's smallest batch again
+    # (nothing_priced: 14-20 ms of the bench grid's run, its first 170 lines refused).
+    if total and not sweeper.saw_price and (nothing := nothing_priced(sweeper, grid)) is not None:
         said = ", ".join(f"{name} ({n:,} line{'s' if n != 1 else ''})" for name, n in nothing.items())
         click.echo(f"passprice: refused: no row of the sweep has a price: every line is refused at its smallest "
                    f"batch, and at every larger one: {said}; the rows and their refusals were written", err=True)

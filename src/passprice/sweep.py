@@ -737,6 +737,9 @@ class Sweeper:
         self._routings: dict[str, Routing] = {}
         self._labels: dict[str, str] = {}
         self._record_labels: dict[tuple[str, str], str] = {}
+        #: Whether a segment this sweeper made had a row with a price (:meth:`Segment.has_price`): a sweep that saw
+        #: one needs no :func:`nothing_priced` probe. A worker's (``--jobs N``) are its own process's, not seen here.
+        self.saw_price = False
         self._checked: Grid | None = None
 
     def card(self, name: str) -> Card:
@@ -883,6 +886,8 @@ class Sweeper:
                             batches, header, card, serving_name, specs, keys, shapes, progress, stacks
                         )
                     for segment in made:
+                        if not self.saw_price and segment.has_price():
+                            self.saw_price = True
                         yield self._refused_under_stack(segment)
 
     def _refused_under_stack(self, segment: Segment) -> Segment:
