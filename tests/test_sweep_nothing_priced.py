@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from cli_helpers import invoke
 
 
@@ -34,3 +36,56 @@ def test_a_sweep_under_a_stack_beyond_its_runs_still_has_the_limits_prices(tmp_p
                   str(tmp_path / "g.csv"))
     assert done.exit_code == 0, done.output
     assert "no row of the sweep has a price" not in done.stderr
+
+
+def test_a_sweep_that_priced_a_row_does_not_probe_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The probe that prices the grid's smallest batch again (nothing_priced) runs only where this process saw no
+    price (issue 16, sweep38: 14-20 ms of the bench grid's whole run, its first 170 lines refused): DeepSeek-V3
+    refused on the H200, r1 priced, exit 0 without the probe; every row refused, the probe runs and says so (exit 1);
+    with --jobs 2 the parent knows only its own part's rows."""
+    import passprice.sweep as sweep
+
+    probed: list[int] = []
+    real = sweep.nothing_priced
+
+    def counted(*args: object) -> object:
+        probed.append(1)
+        return real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(sweep, "nothing_priced", counted)
+    out = tmp_path / "g.csv"
+    done = invoke("sweep", "deepseek-v3-h200", "r1-qwen7b-h200", "--cards", "h200_sxm_141gb", "--batches", "1-2",
+                  "--jobs", "1", "-o", str(out))
+    assert done.exit_code == 0, done.output
+    assert probed == []
+    assert out.read_text().count("NotResident") == 2  # the refused rows are written all the same
+    done = invoke("sweep", "deepseek-v3-h200", "--cards", "h200_sxm_141gb", "--batches", "1-2", "--jobs", "1", "-o",
+                  str(out), "--force")
+    assert done.exit_code == 1, done.output
+    assert probed == [1]
+    assert "NotResident (1 line)" in done.stderr
+    # --jobs 2: the parent prices the first serving, a worker the second. r1 first: the parent saw a price, no probe;
+    # DeepSeek-V3 first: the parent saw none, so it probes, which finds r1's price (exit 0, nothing said).
+    r1_first, deepseek_first = ("r1-qwen7b-h200", "deepseek-v3-h200"), ("deepseek-v3-h200", "r1-qwen7b-h200")
+    for order, probes in ((r1_first, [1]), (deepseek_first, [1, 1])):
+        done = invoke("sweep", *order, "--cards", "h200_sxm_141gb", "--batches", "1-2", "--jobs", "2", "-o",
+                      str(out), "--force")
+        assert done.exit_code == 0, done.output
+        assert probed == probes, order
+        assert "no row of the sweep has a price" not in done.stderr
+
+
+def test_a_segment_says_whether_it_has_a_price() -> None:
+    """Segment.has_price: a row priced on the arrays, or priced alone, is a price; refusals alone are not."""
+    import numpy as np
+
+    from passprice.sweep import _ALONE, _PRICED, Segment
+
+    def segment(status: list[int], priced: bool, alone: dict[int, dict[str, object]]) -> Segment:
+        return Segment({}, np.arange(1, len(status) + 1), np.array(status), ("NotResident",),
+                       {"tokens_per_s": np.ones(len(status))} if priced else None, alone, ("", ""), ("", ""))
+
+    assert segment([1, _PRICED], True, {}).has_price()
+    assert not segment([1, 1], False, {}).has_price()
+    assert not segment([1, 1], True, {}).has_price()  # arrays made, every row refused
+    assert segment([1, _ALONE], False, {1: {"tokens_per_s": 2.0}}).has_price()

@@ -3470,7 +3470,10 @@ def sweep_command(
         click.echo(f"passprice: {line}", err=True)
     for line in under:
         click.echo(f"passprice: {line}", err=True)
-    if total and (nothing := nothing_priced(sweeper, grid)) is not None:  # written, but nothing priced: exit 1
+    # Written, but nothing priced: exit 1. A row this process priced with a price (sweeper.saw_price; with --jobs N
+    # the parent's own part) settles it without the probe, which prices the grid's smallest batch again
+    # (nothing_priced: 14-20 ms of the bench grid's run, its first 170 lines refused).
+    if total and not sweeper.saw_price and (nothing := nothing_priced(sweeper, grid)) is not None:
         said = ", ".join(f"{name} ({n:,} line{'s' if n != 1 else ''})" for name, n in nothing.items())
         click.echo(f"passprice: refused: no row of the sweep has a price: every line is refused at its smallest "
                    f"batch, and at every larger one: {said}; the rows and their refusals were written", err=True)

@@ -736,6 +736,10 @@ class Sweeper:
         self._methods: dict[str, DraftMethod] = {}
         self._routings: dict[str, Routing] = {}
         self._labels: dict[str, str] = {}
+        self._record_labels: dict[tuple[str, str], str] = {}
+        #: Whether a segment this sweeper made had a row with a price (:meth:`Segment.has_price`): a sweep that saw
+        #: one needs no :func:`nothing_priced` probe. A worker's (``--jobs N``) are its own process's, not seen here.
+        self.saw_price = False
         self._checked: Grid | None = None
 
     def card(self, name: str) -> Card:
@@ -882,6 +886,8 @@ class Sweeper:
                             batches, header, card, serving_name, specs, keys, shapes, progress, stacks
                         )
                     for segment in made:
+                        if not self.saw_price and segment.has_price():
+                            self.saw_price = True
                         yield self._refused_under_stack(segment)
 
     def _refused_under_stack(self, segment: Segment) -> Segment:
@@ -923,13 +929,22 @@ class Sweeper:
             found = self._labels[serving_name] = record_label(self.root.servings, serving_name)
         return found
 
+    def _record_label(self, kind: str, ref: str) -> str:
+        """A checkpoint's or routing record's name in a row (:func:`record_label` in the registry's folder ``kind``,
+        ``checkpoints`` or ``routing``), looked up once a sweep: every segment of a serving names the same ones
+        (1,616 segments in the bench grid, each finding the folder's path and, for a path, its file again)."""
+        found = self._record_labels.get((kind, ref))
+        if found is None:
+            found = self._record_labels[(kind, ref)] = record_label(getattr(self.root, kind), ref)
+        return found
+
     def _common(self, card: Card, serving_name: str, spec: ServingSpec) -> dict[str, Any]:
         contexts = spec.contexts or ()
         return {
             "card": card.name,
             "serving": self._label(serving_name),
-            "checkpoint": record_label(self.root.checkpoints, spec.checkpoint),
-            "routing": record_label(self.root.routing, spec.routing) if spec.routing is not None else None,
+            "checkpoint": self._record_label("checkpoints", spec.checkpoint),
+            "routing": self._record_label("routing", spec.routing) if spec.routing is not None else None,
             "draft_tokens": spec.draft.tokens if spec.draft else 0,
             "position": whole(sum(c.share * (c.position or 0.0) for c in contexts)),
             "limit": max((c.limit or 0 for c in contexts), default=0),
@@ -1290,6 +1305,13 @@ class Segment:
             rates[j] = fields["tokens_per_s"]
         has = (self.status == _PRICED) | (self.status == _ALONE)
         return self.batches[has], rates[has]
+
+    def has_price(self) -> bool:
+        """Whether any row of the segment has a price (priced on arrays, or priced alone without a refusal): a sweep
+        that saw one needs no :func:`nothing_priced` probe afterwards."""
+        if self.priced is not None and bool((self.status == _PRICED).any()):
+            return True
+        return any(not fields.get("refusal") for fields in self.alone.values())
 
     def rows(self) -> Iterator[dict[str, Any]]:
         """The segment's rows as dictionaries (:data:`COLUMNS`; ``None`` for an empty cell)."""
