@@ -3595,7 +3595,12 @@ class Diff:
                 f"it moves the locked price{'s' if len(moved) > 1 else ''} of {', '.join(moved)} without re-locking "
                 f"(review the move, then {commands})"
             )
-        behind = [lock.name for lock in self.stale if not lock.unreviewed]
+        # A lock file HEAD edited by hand (its digest recomputed) is not out of date on BASE, whose copy records
+        # BASE's price: the summary counts it as not reproducing or pinning what no side holds, and the HEAD check
+        # reason below says why (use45: a lock's recorded tokens/s forged 996.1 -> 1,095.7 was refused as "lock
+        # r1-qwen7b-h200 already out of date on BASE" on stderr, where BASE's lock reproduced).
+        hand = {lock.name for lock in (*self.unreproducing, *self.forging)}
+        behind = [lock.name for lock in self.stale if not lock.unreviewed and lock.name not in hand]
         if behind:
             reasons.append(f"lock{'s' if len(behind) > 1 else ''} {', '.join(behind)} already out of date on BASE")
         for lock in self.dropping:
