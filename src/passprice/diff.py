@@ -826,8 +826,9 @@ class FactChange:
 
     def _moved_alone(self) -> str | None:
         """For a fact fitted to measured runs whose value moved while its derivation (its runs, method and fit errors)
-        did not: nothing it is fitted to moved, so the move was typed, not fitted; ``check`` re-fits it only within
-        its derivation's tolerance (up to 0.1 %). use45: a stack's
+        did not, by no more than its derivation's tolerance (up to 0.1 %), which ``check`` re-fits it within: nothing
+        it is fitted to moved, so the move was typed, not fitted, and nothing else says so (past the tolerance
+        ``check`` fails it). use45: a stack's
         ``overhead.layer`` nudged 96.63 → 96.72 µs, no run changed, its lock re-locked, read ✅ with nothing to verify.
         ``None`` otherwise."""
         from passprice.derivations import RunDerivation
@@ -839,6 +840,8 @@ class FactChange:
         # (its rounding is exact), and the review says that fact does not follow.
         if not isinstance(new.derivation, RunDerivation) or not new.derivation.tolerance:
             return None
+        if self.relative is None or abs(self.relative) > new.derivation.tolerance:
+            return None  # past the tolerance: check re-fits it and fails, and the review says it does not follow
         return (f"the value moved ({old.describe()} → {new.describe()}) but its derivation did not (the same "
                 f"runs): a fitted figure moves only with what it is fitted to; was it edited by hand? (`passprice "
                 f"check` re-fits it only within {100 * new.derivation.tolerance:g} %)")
