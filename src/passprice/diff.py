@@ -824,6 +824,28 @@ class FactChange:
                  f"nothing independent of itself for {self.new.describe()}: read the document itself")
         return f"{asks}; {fresh}" if asks else fresh
 
+    def _moved_alone(self) -> str | None:
+        """For a fact fitted to measured runs whose value moved while its derivation (its runs, method and fit errors)
+        did not, by no more than its derivation's tolerance (up to 0.1 %), which ``check`` re-fits it within: nothing
+        it is fitted to moved, so the move was typed, not fitted, and nothing else says so (past the tolerance
+        ``check`` fails it). use45: a stack's
+        ``overhead.layer`` nudged 96.63 → 96.72 µs, no run changed, its lock re-locked, read ✅ with nothing to verify.
+        ``None`` otherwise."""
+        from passprice.derivations import RunDerivation
+
+        old, new = self.old, self.new
+        if old is None or new is None or "value" not in self.fields or "derivation" in self.fields:
+            return None
+        # Only a fit checked within a tolerance: a formula's result moved under the same inputs fails check outright
+        # (its rounding is exact), and the review says that fact does not follow.
+        if not isinstance(new.derivation, RunDerivation) or not new.derivation.tolerance:
+            return None
+        if self.relative is None or abs(self.relative) > new.derivation.tolerance:
+            return None  # past the tolerance: check re-fits it and fails, and the review says it does not follow
+        return (f"the value moved ({old.describe()} → {new.describe()}) but its derivation did not (the same "
+                f"runs): a fitted figure moves only with what it is fitted to; was it edited by hand? (`passprice "
+                f"check` re-fits it only within {100 * new.derivation.tolerance:g} %)")
+
     def _to_verify(self) -> str | None:
         """What a reviewer must check in the cited source for this change, which passprice cannot (it does not read
         the source): a provenance made stronger (does the new citation state the figure, as measured or
@@ -856,7 +878,7 @@ class FactChange:
             own = None if same_cite or not isinstance(new.derivation, Derivation) else (
                 f"its citation changed: does {where} give what its derivation ({new.derivation.formula}) takes from "
                 "it?")
-            return "; ".join(x for x in (stronger, own, _inputs_to_verify(old, new)) if x) or None
+            return "; ".join(x for x in (stronger, own, _inputs_to_verify(old, new), self._moved_alone()) if x) or None
         # A derivation removed unties the figure from what check recomputes it from (the H200's streams.read kept
         # at 0.9333, measured, under 'Dot 4.48 TB/s' with its `dot / bandwidth` gone: a later bandwidth change no
         # longer leaves it stale), and read "4 to re-pin", nothing to verify (slip round 38). A fact made an estimate
@@ -3595,7 +3617,12 @@ class Diff:
                 f"it moves the locked price{'s' if len(moved) > 1 else ''} of {', '.join(moved)} without re-locking "
                 f"(review the move, then {commands})"
             )
-        behind = [lock.name for lock in self.stale if not lock.unreviewed]
+        # A lock file HEAD edited by hand (its digest recomputed) is not out of date on BASE, whose copy records
+        # BASE's price: the summary counts it as not reproducing or pinning what no side holds, and the HEAD check
+        # reason below says why (use45: a lock's recorded tokens/s forged 996.1 -> 1,095.7 was refused as "lock
+        # r1-qwen7b-h200 already out of date on BASE" on stderr, where BASE's lock reproduced).
+        hand = {lock.name for lock in (*self.unreproducing, *self.forging)}
+        behind = [lock.name for lock in self.stale if not lock.unreviewed and lock.name not in hand]
         if behind:
             reasons.append(f"lock{'s' if len(behind) > 1 else ''} {', '.join(behind)} already out of date on BASE")
         for lock in self.dropping:
