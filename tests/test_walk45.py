@@ -1,0 +1,66 @@
+"""What session 35's README-only walkthrough (walk45: a new user pricing mixtures of experts, reviewing a fact
+change, importing a header built with gguf.GGUFWriter) tripped on, each kept as a test, in process."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from passprice.check import routing_record
+from passprice.errors import InputError
+from passprice.routing import Router, colder
+
+
+def record(hot_experts: float, hot_share: float, experts: int | None = None, used: int | None = None) -> dict[str, Any]:
+    """A routing record's document, as ``facts/routing/NAME.toml`` parses, with the figures given."""
+    meta: dict[str, Any] = {"name": "mine"}
+    if experts is not None:
+        meta["experts"] = experts
+    if used is not None:
+        meta["used"] = used
+
+    def fact(value: float) -> dict[str, Any]:
+        return {"value": value, "unit": "1", "provenance": "estimated", "source": "my-notes", "locator": "p. 1"}
+
+    return {"routing": meta, "hot_experts": fact(hot_experts), "hot_share": fact(hot_share)}
+
+
+SWAPPED = (
+    "hot_share: 0.45 of the routed token-slots is less than the hot set's 0.9 of the experts (hot_experts): a hot set "
+    "takes at least its experts' share of the slots (equal shares are uniform routing), so this set is the colder one "
+    "(were the two figures swapped?); the same routing named by its hot set is hot_experts 0.1, hot_share 0.55"
+)
+
+
+def test_a_hot_set_colder_than_the_rest_is_refused_as_the_figures_swapped() -> None:
+    # Was: Qwen3-30B-A3B's record with its hot_share lowered to 0.3 (58 of 128 experts taking 30 % of the slots:
+    # fewer than their 45.3 % share) priced 9,040 tokens/s at batch 64 on the H200 (7.079 ms, faster than uniform's
+    # 7.145 ms), its line reading "a hot set of 58 of 128 experts (45.31 %) takes 30 %", and a record written with
+    # the two figures swapped (hot_experts 0.9, hot_share 0.45: "45 % of the experts take 90 %") passed `check` and
+    # priced the same silently. The two-set reading is symmetric (a set of h taking s is the rest, 1 − h, taking
+    # 1 − s), so nothing sayable is lost by asking the hot set to be the hotter one.
+    assert Router(128, 8, 0.9, 0.45).problem() == SWAPPED
+    assert colder(0.9, 0.45) == SWAPPED
+    # Its mirror, h' = 0.1 of the experts taking s' = 0.55, routes: p_hot = 8 × 0.55 / 12.8 = 0.34375, p_cold = 8 ×
+    # 0.45 / 115.2 = 0.03125 — the swapped record's two probabilities, the other way round.
+    assert Router(128, 8, 0.1, 0.55).problem() is None
+    (hot, p_hot), (cold, p_cold) = Router(128, 8, 0.1, 0.55).probabilities()
+    assert (hot, p_hot, cold, p_cold) == pytest.approx((12.8, 0.34375, 115.2, 0.03125))
+    # Equal shares spread the slots evenly (uniform routing by another name): allowed, and D(T) is uniform's.
+    assert Router(128, 8, 0.25, 0.25).problem() is None
+    assert colder(1.0, 1.0) is None and colder(0.453125, 0.9) is None
+
+
+@pytest.mark.parametrize(("experts", "used"), [(None, None), (128, 8)])
+def test_check_refuses_the_swapped_record_naming_the_file_with_or_without_its_router(
+    experts: int | None, used: int | None
+) -> None:
+    # Without `experts` and `used` check could test nothing of a record before; s ≥ h needs neither.
+    with pytest.raises(InputError) as refused:
+        routing_record("mine", record(0.9, 0.45, experts, used), "facts/routing/mine.toml")
+    assert str(refused.value) == (
+        f"facts/routing/mine.toml: {SWAPPED}: correct hot_share or hot_experts (every price naming the record is "
+        "refused BadRouting until then)"
+    )
+    assert routing_record("mine", record(0.1, 0.55, experts, used), "facts/routing/mine.toml").hot_share.value == 0.55
