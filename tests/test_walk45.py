@@ -3,6 +3,7 @@ change, importing a header built with gguf.GGUFWriter) tripped on, each kept as 
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -64,3 +65,26 @@ def test_check_refuses_the_swapped_record_naming_the_file_with_or_without_its_ro
         "refused BadRouting until then)"
     )
     assert routing_record("mine", record(0.1, 0.55, experts, used), "facts/routing/mine.toml").hot_share.value == 0.55
+
+
+def test_a_price_under_a_stack_says_how_its_pass_line_adds_up() -> None:
+    # Was: "pass 4.211 ms: fixed 2.706 ms, terms at the stack's shares memory 1.025 ms · array 256.5 µs · vector
+    # 303.7 µs · scale 402 µs (binds on memory)": 2.706 + 1.025 = 3.731, and every term added is 4.693; the line
+    # never said the others add at terms.serial (0.5 here), so no reader could sum it. By hand: 2.706 + 1.025 + 0.5 ×
+    # (0.2565 + 0.3037 + 0.402) = 4.2121 ms, the pass to its rounding.
+    from passprice.registry import find_root
+    from passprice.report import expected_text
+    from passprice.servings import load_spec, resolve
+    from passprice.stacks import load_stack, price_expected
+
+    root = find_root(Path(__file__).resolve().parent.parent)
+    r = resolve(root, load_spec(root, "r1-qwen7b-h200"))
+    priced = price_expected(r.header, r.card, r.serving, load_stack(root, "llamacpp-cuda-2405"))
+    line = next(x for x in expected_text(priced).splitlines() if x.startswith("  pass "))
+    assert line == (
+        "  pass          4.211 ms: fixed 2.706 ms, terms at the stack's shares memory 1.025 ms · array 256.5 µs · "
+        "vector 303.7 µs · scale 402 µs (binds on memory; pass = fixed + memory + terms.serial 0.5 × the others)"
+    )
+    e = priced.expected
+    others = e.array_s + e.vector_s + e.scale_s
+    assert e.pass_s == pytest.approx(priced.fixed_s + e.memory_s + 0.5 * others, rel=1e-12)
