@@ -88,3 +88,67 @@ def test_a_price_under_a_stack_says_how_its_pass_line_adds_up() -> None:
     e = priced.expected
     others = e.array_s + e.vector_s + e.scale_s
     assert e.pass_s == pytest.approx(priced.fixed_s + e.memory_s + 0.5 * others, rel=1e-12)
+
+
+def moe_header(path: Path, used: int) -> Path:
+    """A one-block llama mixture of 8 experts written with gguf.GGUFWriter, ``used`` experts a token (K-quant
+    experts, 256-wide), as a user builds one to try passprice."""
+    import gguf
+    import numpy as np
+
+    q4k = gguf.GGMLQuantizationType.Q4_K
+    block, size = gguf.GGML_QUANT_SIZES[q4k]
+
+    def q(*shape: int) -> Any:
+        return np.zeros((*shape[:-1], shape[-1] // block * size), dtype=np.uint8)
+
+    w = gguf.GGUFWriter(str(path), "llama")
+    w.add_context_length(4096)
+    w.add_embedding_length(256)
+    w.add_block_count(1)
+    w.add_feed_forward_length(512)
+    w.add_head_count(4)
+    w.add_head_count_kv(4)
+    w.add_layer_norm_rms_eps(1e-5)
+    w.add_expert_count(8)
+    w.add_expert_used_count(used)
+    w.add_tensor("token_embd.weight", q(1000, 256), raw_dtype=q4k)
+    w.add_tensor("output_norm.weight", np.zeros(256, np.float32))
+    w.add_tensor("output.weight", q(1000, 256), raw_dtype=q4k)
+    w.add_tensor("blk.0.attn_norm.weight", np.zeros(256, np.float32))
+    for name in ("attn_q", "attn_k", "attn_v", "attn_output"):
+        w.add_tensor(f"blk.0.{name}.weight", q(256, 256), raw_dtype=q4k)
+    w.add_tensor("blk.0.ffn_norm.weight", np.zeros(256, np.float32))
+    w.add_tensor("blk.0.ffn_gate_inp.weight", np.zeros((8, 256), np.float32))
+    for name, shape in (("gate", (8, 512, 256)), ("up", (8, 512, 256)), ("down", (8, 256, 512))):
+        w.add_tensor(f"blk.0.ffn_{name}_exps.weight", q(*shape), raw_dtype=q4k)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    return path
+
+
+@pytest.mark.parametrize(
+    ("used", "says"),
+    [
+        (9, "metadata llama.expert_used_count: 9 experts a token, more than expert_count"),
+        (0, "metadata llama.expert_used_count: 0 experts a token, but expert_count is 8: a mixture of experts "
+            "routes each token to at least one"),
+    ],
+)
+def test_a_header_whose_router_cannot_be_is_bad_input_not_a_routing_refusal(
+    tmp_path: Path, used: int, says: str
+) -> None:
+    # Was, for 9 experts a token of 8: `price --checkpoint h.gguf` refused Routed ("name a routing record"), and with
+    # --routing uniform "BadRouting: routing uniform does not fit this checkpoint: 9 experts a token of 8", blaming
+    # the record for the header (while `kv h.gguf` said the header's key, exit 2). For 0 a token: Routed, then
+    # "Step: … missing metadata llama.expert_used_count", a key the header holds.
+    from cli_helpers import bad
+
+    header = str(moe_header(tmp_path / "h.gguf", used))
+    for routing in ((), ("--routing", "uniform")):
+        assert bad("price", "--checkpoint", header, "--card", "h100_sxm5_80gb", "--batch", "4", *routing) == [
+            f"passprice: error: {header}: {says}"
+        ]
+    assert bad("kv", header, "--contexts", "4k") == [f"passprice: error: {header}: {says}"]
