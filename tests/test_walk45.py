@@ -152,3 +152,51 @@ def test_a_header_whose_router_cannot_be_is_bad_input_not_a_routing_refusal(
             f"passprice: error: {header}: {says}"
         ]
     assert bad("kv", header, "--contexts", "4k") == [f"passprice: error: {header}: {says}"]
+
+
+def test_a_split_headers_layout_line_says_its_bytes_are_the_files_sum(tmp_path: Path) -> None:
+    # Was, for three shards gguf.GGUFWriter(split_max_tensors=8) wrote: "header 1,870 bytes; tensor data at byte 896"
+    # — data starting inside the header, to a reader: 1,870 is the three files' headers together, 896 the first
+    # file's data offset. And no word of the line (alignment, tensor data, shards, header_bytes …) was in the glossary.
+    import gguf
+    import numpy as np
+
+    from cli_helpers import invoke
+
+    w = gguf.GGUFWriter(str(tmp_path / "s.gguf"), "llama", split_max_tensors=8)
+    w.add_context_length(2048)
+    w.add_embedding_length(64)
+    w.add_block_count(2)
+    w.add_feed_forward_length(128)
+    w.add_head_count(4)
+    w.add_head_count_kv(2)
+    w.add_tensor("token_embd.weight", np.zeros((256, 64), np.float16))
+    w.add_tensor("output_norm.weight", np.zeros(64, np.float32))
+    w.add_tensor("output.weight", np.zeros((256, 64), np.float16))
+    for i in range(2):
+        w.add_tensor(f"blk.{i}.attn_norm.weight", np.zeros(64, np.float32))
+        for name, shape in (("attn_q", (64, 64)), ("attn_k", (32, 64)), ("attn_v", (32, 64)),
+                            ("attn_output", (64, 64)), ("ffn_gate", (128, 64)), ("ffn_up", (128, 64)),
+                            ("ffn_down", (64, 128))):
+            w.add_tensor(f"blk.{i}.{name}.weight", np.zeros(shape, np.float16))
+        w.add_tensor(f"blk.{i}.ffn_norm.weight", np.zeros(64, np.float32))
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    first = tmp_path / "s-00001-of-00003.gguf"
+    sizes = []
+    for n in (1, 2, 3):
+        reader = gguf.GGUFReader(str(tmp_path / f"s-0000{n}-of-00003.gguf"))
+        sizes.append(reader.data_offset)
+    out = invoke("header", str(first))
+    assert out.exit_code == 0, out.output
+    line = out.stdout.splitlines()[2]
+    # Each shard's data offset is its header padded to 32 bytes; the line's sum is of the unpadded headers.
+    assert line.startswith("  header        ") and " bytes in 3 files, " in line, line
+    total, head = (int(x.replace(",", "")) for x in (line.split()[1], line.split(" in the first")[0].split()[-1]))
+    assert -(-head // 32) * 32 == sizes[0] and total <= sum(sizes) and total > sum(sizes) - 3 * 32
+    assert line.endswith(f"in the first, its tensor data at byte {sizes[0]:,} (alignment 32)")
+    for word in ("alignment", "tensor data", "shards", "header_bytes", "data_offset", "byte_order", "tensor_bytes"):
+        said = invoke("explain", word)
+        assert said.exit_code == 0 and said.stdout.startswith("GGUF: "), (word, said.output)

@@ -121,9 +121,15 @@ _TERMS = (
         "`…-q4_k_m` holds that mix."
         " `architecture` is the header's `general.architecture` (`qwen2`, `llama`, …)."
         " `audit --json`'s `checkpoint` gives `header_sha256` (sha256 of the header's bytes) and `header_file`"
-        " (the header file read, `null` for a registry entry's).",
+        " (the header file read, `null` for a registry entry's)."
+        " `passprice header`'s `header` line gives the header's length in bytes (`header_bytes` in `--json`; a split"
+        " checkpoint's is its files' sum, each file holding a header of its own, the first's named) and where the"
+        " tensor data starts (`data_offset`: the header padded to the `alignment`, `general.alignment` or 32 bytes);"
+        " `shards` counts the files (split shards, `NAME-00001-of-0000N.gguf`), `byte_order` and `version` are the"
+        " file's, and `tensor_count` and `tensor_bytes` (the `tensors` line) count the tensors and their bytes.",
         ("gguf header", "header", "q4_k_m", "q4_k", "q6_k", "quantization", "mix", "--mix", "architecture",
-         "header_file", "header_sha256"),
+         "header_file", "header_sha256", "header_bytes", "data_offset", "tensor data", "alignment", "shards",
+         "byte_order", "tensor_count", "tensor_bytes"),
     ),
     Term(
         "TPOT",

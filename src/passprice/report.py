@@ -488,7 +488,12 @@ def header_text(header: GGUFHeader, show_metadata: bool = False, show_tensors: b
         printable(f"{header.source}"),
         f"  architecture  {architecture}   GGUF v{header.version}, {header.byte_order}-endian, "
         f"{len(header.shards)} file{'s' if len(header.shards) != 1 else ''}",
+        # A split checkpoint's header bytes are its files' sum, and its data offset the first file's: said so
+        # (walk45: "header 1,870 bytes; tensor data at byte 896" read as data starting inside the header).
         f"  header        {header.header_bytes:,} bytes; tensor data at byte {header.data_offset:,} "
+        f"(alignment {header.alignment})" if len(header.shards) < 2 else
+        f"  header        {header.header_bytes:,} bytes in {len(header.shards):,} files, "
+        f"{header.shards[0].header_bytes:,} in the first, its tensor data at byte {header.shards[0].data_offset:,} "
         f"(alignment {header.alignment})",
         f"  sha256        {header.sha256}",
         f"  tensors       {len(header.tensors):,}, {counted}",
