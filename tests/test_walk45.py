@@ -200,3 +200,17 @@ def test_a_split_headers_layout_line_says_its_bytes_are_the_files_sum(tmp_path: 
     for word in ("alignment", "tensor data", "shards", "header_bytes", "data_offset", "byte_order", "tensor_bytes"):
         said = invoke("explain", word)
         assert said.exit_code == 0 and said.stdout.startswith("GGUF: "), (word, said.output)
+
+
+@pytest.mark.parametrize(
+    ("word", "entry"),
+    [("Poisson", "trace"), ("lognormal", "trace"), ("Pareto", "trace"), ("cut to fit", "trace"),
+     ("rope key", "MLA")],
+)
+def test_the_words_simulate_and_kv_print_are_defined(word: str, entry: str) -> None:
+    # Was: simulate --synthetic's trace line ("Poisson arrivals at 200/s, lognormal prompts (median 512, sigma 1),
+    # Pareto outputs (scale 32, alpha 1.3); cut to fit the limit …") and kv's "global attention (MLA: latent + rope
+    # key)" printed words `passprice explain` did not know.
+    from passprice.glossary import lookup
+
+    assert lookup(word).name == entry

@@ -1011,7 +1011,7 @@ _TERMS = (
         "DeepSeek's multi-head latent attention caches, once a position for every head, a compressed latent "
         "(`kv_lora_rank` elements) and a rope key (`rope.dimension_count`): DeepSeek-V3 holds 61 × (512 + 64) × 2 = "
         "70,272 bytes a position at 2-byte elements, where multi-head attention would hold 4,997,120.",
-        ("multi-head latent attention", "latent"),
+        ("multi-head latent attention", "latent", "rope key", "latent + rope key"),
     ),
     Term(
         "MXFP4",
@@ -1356,9 +1356,15 @@ _TERMS = (
         " `simulate --json`'s `trace` counts its requests, `prompt_tokens` and `output_tokens` (all requests'),"
         " the `longest` request (prompt + output tokens) and `last_arrival_s`; `records` (with `--requests`)"
         " gives a row per request, its place (`index`) and its `line` in the trace file (`null` for a synthetic"
-        " trace), its prompt and output tokens and its times.",
+        " trace), its prompt and output tokens and its times."
+        " `--synthetic N` draws a trace instead (`--seed`, `--rate`), as its `trace` line says: `Poisson arrivals`"
+        " at the rate a second (exponential gaps), `lognormal prompts` (their median and sigma, the spread of the"
+        " log), `Pareto outputs` (scale, the least drawn, and alpha, the tail index); a request longer than the"
+        " serving's limit is `cut to fit`: its prompt to at most half the limit (less a shared prefix), its output"
+        " to the rest, the line counting the prompts and outputs cut.",
         ("request trace", "engine", "requests", "prompt_tokens", "output_tokens", "longest",
-         "last_arrival_s", "records", "line"),
+         "last_arrival_s", "records", "line", "synthetic trace", "Poisson", "lognormal", "Pareto",
+         "cut to fit"),
     ),
     Term(
         "changed",
