@@ -205,12 +205,13 @@ def test_a_split_headers_layout_line_says_its_bytes_are_the_files_sum(tmp_path: 
 @pytest.mark.parametrize(
     ("word", "entry"),
     [("Poisson", "trace"), ("lognormal", "trace"), ("Pareto", "trace"), ("cut to fit", "trace"),
-     ("rope key", "MLA")],
+     ("rope key", "MLA"), ("first term that moved", "reproduces exactly"), ("derivation changed", "derivation")],
 )
 def test_the_words_simulate_and_kv_print_are_defined(word: str, entry: str) -> None:
     # Was: simulate --synthetic's trace line ("Poisson arrivals at 200/s, lognormal prompts (median 512, sigma 1),
     # Pareto outputs (scale 32, alpha 1.3); cut to fit the limit …") and kv's "global attention (MLA: latent + rope
-    # key)" printed words `passprice explain` did not know.
+    # key)" printed words `passprice explain` did not know; so did reproduce's "first term that moved with today's
+    # inputs: memory_s" and diff's "0.9333 → 0.9143 (-2.036 %, derivation changed)".
     from passprice.glossary import lookup
 
     assert lookup(word).name == entry

@@ -397,8 +397,10 @@ _TERMS = (
         "give every recorded field bit for bit. The `pricing model` is the digest of the pricing code (the syntax "
         "trees of the modules a price flows through); when it changed since the lock, `reproduce` says whether every "
         "recorded field still reproduces or which moved first (`first moved`: the first figure of the price, in "
-        "order, that differs).",
-        ("reproduces", "reproduce", "pricing model", "first moved", "pricing model digest", "reproduced",
+        "order, that differs); `first term that moved with today's inputs` names the first figure today's facts "
+        "price otherwise than the pins, with the change of tokens/s.",
+        ("reproduces", "reproduce", "pricing model", "first moved", "first term that moved", "pricing model digest",
+         "reproduced",
          "reproduced (pinned inputs)", "pinned inputs", "today's inputs", "field", "since the lock"),
     ),
     Term(
@@ -569,8 +571,11 @@ _TERMS = (
         " In `--json` a derivation is its `formula`, `digits` (significant digits it is rounded to) and `inputs`,"
         " each a figure with its `value`, `unit` and `locator`, a `fact` it reads, or a `constant` (what the"
         " constant is); `derivation_text` is the line `audit` prints; `cancelled` lists each `input` whose figure"
-        " cancels out of the formula, with its `powers` (+1 over the line, −1 under it): its value moves nothing.",
-        ("derivations", "stale", "formula", "still follows", "does not follow", "not following", "mismatch",
+        " cancels out of the formula, with its `powers` (+1 over the line, −1 under it): its value moves nothing."
+        " In a review, `derivation changed` beside a fact's figure says its derivation's text differs BASE → HEAD"
+        " (the `derivation:` line under it shows what, `[old → new]`).",
+        ("derivations", "stale", "derivation changed", "formula", "still follows", "does not follow", "not following",
+         "mismatch",
          "recomputed", "derivation_text", "digits",
          "inputs", "input", "constant", "cancelled", "powers"),
     ),
