@@ -215,3 +215,14 @@ def test_the_words_simulate_and_kv_print_are_defined(word: str, entry: str) -> N
     from passprice.glossary import lookup
 
     assert lookup(word).name == entry
+
+
+def test_compare_counts_full_cards_among_those_priced() -> None:
+    # Was: "holds over 95 % of card memory on 9 of 17 cards" for gpt-oss-120b, the other 8 refusing it NotResident:
+    # every card that held it was full, which the count hid.
+    from cli_helpers import invoke
+
+    out = invoke("compare", "gpt-oss-120b-h200", "--cards", "h200_sxm_141gb,h100_sxm5_80gb,l40s,rtx_4090")
+    assert out.exit_code == 0, out.output
+    assert ("  headroom      the best batch holds over 95 % of card memory on 2 of the 2 cards priced (2 refused): "
+            "passprice counts no runtime workspace") in out.stdout
