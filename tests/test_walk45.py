@@ -226,3 +226,20 @@ def test_compare_counts_full_cards_among_those_priced() -> None:
     assert out.exit_code == 0, out.output
     assert ("  headroom      the best batch holds over 95 % of card memory on 2 of the 2 cards priced (2 refused): "
             "passprice counts no runtime workspace") in out.stdout
+
+
+def test_import_refuses_a_header_check_would_fail_and_writes_nothing(tmp_path: Path) -> None:
+    # Was: `passprice import h.gguf --name u9` of a header of 9 experts a token of 8 wrote registry/checkpoints/u9.toml
+    # (exit 0), and the next `check` failed on it ("metadata llama.expert_used_count: 9 experts a token, more than
+    # expert_count"). The entry's text is built by import_header, which now refuses it, so nothing is written.
+    from passprice.checkpoints import import_header
+    from passprice.gguf_header import read_header
+
+    header = read_header(moe_header(tmp_path / "h.gguf", 9))
+    with pytest.raises(InputError) as refused:
+        import_header(header, "u9", "made in a test")
+    assert list(refused.value.lines) == [
+        f"{tmp_path / 'h.gguf'}: metadata llama.expert_used_count: 9 experts a token, more than expert_count "
+        "(nothing imported: check, checkpoints and every price refuse such an entry)"
+    ]
+    assert import_header(read_header(moe_header(tmp_path / "k.gguf", 2)), "k2", "made in a test").startswith("#:schema")
