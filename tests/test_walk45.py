@@ -243,3 +243,22 @@ def test_import_refuses_a_header_check_would_fail_and_writes_nothing(tmp_path: P
         "(nothing imported: check, checkpoints and every price refuse such an entry)"
     ]
     assert import_header(read_header(moe_header(tmp_path / "k.gguf", 2)), "k2", "made in a test").startswith("#:schema")
+
+
+def test_best_on_a_level_curve_is_where_the_level_starts() -> None:
+    # Read as a wrong number: DeepSeek-V2-Lite's best batch on an H200 is 144 and on an H100 SXM 365, both at 34,433.1
+    # tokens/s: from the batch where vector binds, tokens/s stays level to the largest batch (1,036 on the H200), and
+    # ties (within 1e-12) go to the smaller batch, now said in the glossary's `best batch`.
+    import json
+
+    from cli_helpers import invoke
+
+    args = ("--checkpoint", "deepseek-v2-lite-q4_0", "--card", "h200_sxm_141gb", "--routing", "uniform", "--json")
+    best = json.loads(invoke("best", *args).stdout)
+    last = json.loads(invoke("price", *args, "--batch", "1036").stdout)
+    assert (best["batch"], best["binds"], last["binds"]) == (144, "vector", "vector")
+    assert last["tokens_per_s"] == pytest.approx(best["tokens_per_s"], rel=1e-12)
+    assert round(best["tokens_per_s"], 1) == 34433.1
+    from passprice.glossary import lookup
+
+    assert "a tie goes to the smaller batch" in lookup("best batch").long
