@@ -112,15 +112,16 @@ def test_check_refuses_a_routing_record_its_own_router_cannot_route_and_says_the
         "must be at most 0.5: correct hot_share or hot_experts (every price naming the record is refused BadRouting "
         "until then)"
     ]
-    # The other side: 7 hot experts taking 10 % leave 90 % of 2 choices to the one other expert (p = 1.8), so
-    # hot_share ≥ 1 − (1 − 0.875) × 8 / 2 = 0.5.
+    # The other side: 7 hot experts taking 10 % leave 90 % of 2 choices to the one other expert (p = 1.8); a hot set
+    # takes at least its experts' share (walk45: hot_share ≥ hot_experts, which also keeps the rest's p ≤ k / E), so
+    # hot_share ≥ 0.875 (it read "at least 0.5", the p ≤ 1 bound alone, whose 0.5 walk45 refuses as a colder set).
     code, err = check_routing(tmp_path, 0.875, 0.1)
     assert code == 2
     assert err.splitlines() == [
         "passprice: error: facts/routing/my-mixtral.toml: hot_share: 0.1 of the routed token-slots cannot land so "
         "with a hot set of 7 of the 8 experts (hot_experts 0.875) at 2 a token: the one other expert would be chosen "
         "with probability 1.8, and an expert is chosen at most once a token; for that hot set hot_share must be at "
-        "least 0.5 and at most 1: correct hot_share or hot_experts (every price naming the record is refused "
+        "least 0.875 and at most 1: correct hot_share or hot_experts (every price naming the record is refused "
         "BadRouting until then)"
     ]
     # The README's own example (4 of 8 experts taking 70 %: p = 0.35 and 0.15) passes.

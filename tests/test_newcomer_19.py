@@ -61,15 +61,24 @@ def test_bad_routing_at_price_time_names_the_share_and_its_bound(tmp_path: Path)
 
 def test_the_lower_bound_is_named_too() -> None:
     # A hot set of 6 of 8 experts at 2 a token taking only 0.1 of the slots leaves 1.8 choices for the other 2
-    # experts: each chosen with probability 0.9 — fine; at 0.01: 1.98 / 2 = 0.99 — fine; a set of 7 of 8 at 0.5
-    # leaves 1 choice for 1 expert (p = 1): fine; 7 of 8 at 0.4: p = 1.2 > 1, so hot_share ≥ 1 − 1 / 2 = 0.5.
+    # experts: each chosen with probability 0.9 — fine by p ≤ 1; a set of 7 of 8 at 0.5 leaves 1 choice for 1
+    # expert (p = 1); 7 of 8 at 0.4: p = 1.2 > 1. Since walk45 a hot set takes at least its experts' share
+    # (hot_share ≥ hot_experts: a set below it is the colder one, most likely the figures swapped), so the bound
+    # named is 0.875, and 7 of 8 at 0.5 is refused as colder, naming the same routing by its hot set (1 of 8 at 0.5).
     from passprice.routing import Router
 
-    assert Router(8, 2, 7 / 8, 0.5).problem() is None
+    assert Router(8, 2, 7 / 8, 7 / 8).problem() is None
+    assert Router(8, 2, 1 / 8, 0.5).problem() is None
+    assert Router(8, 2, 7 / 8, 0.5).problem() == (
+        "hot_share: 0.5 of the routed token-slots is less than the hot set's 0.875 of the experts (hot_experts): a hot "
+        "set takes at least its experts' share of the slots (equal shares are uniform routing), so this set is the "
+        "colder one (were the two figures swapped?); the same routing named by its hot set is hot_experts 0.125, "
+        "hot_share 0.5"
+    )
     assert Router(8, 2, 7 / 8, 0.4).problem() == (
         "hot_share: 0.4 of the routed token-slots cannot land so with a hot set of 7 of the 8 experts (hot_experts "
         "0.875) at 2 a token: the one other expert would be chosen with probability 1.2, and an expert is chosen at "
-        "most once a token; for that hot set hot_share must be at least 0.5 and at most 1"
+        "most once a token; for that hot set hot_share must be at least 0.875 and at most 1"
     )
 
 

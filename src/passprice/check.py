@@ -18,7 +18,7 @@ from passprice.drafts import method_from_document
 from passprice.errors import InputError, NotFound, escaped, problem_lines, spelled_words
 from passprice.files import is_folder, is_there
 from passprice.registry import Root
-from passprice.routing import Routing, router, routing_from_document
+from passprice.routing import Routing, colder, router, routing_from_document
 
 if TYPE_CHECKING:
     from passprice.gguf_header import GGUFHeader
@@ -199,23 +199,24 @@ def routing_record(name: str, document: dict[str, Any], source: str) -> Routing:
     and, when the record names its router's ``experts`` E and ``used`` k, its figures routing so. A hot set of h·E
     experts taking a share s of the routed token-slots chooses each of its experts with probability p_hot = k·s /
     (h·E), the rest each with p_cold = k·(1 − s) / ((1 − h)·E) (:class:`passprice.routing.Router`, DESIGN.md,
-    Routing); an expert is chosen at most once a token, so both are at most 1: s ≤ h·E / k and s ≥ 1 − (1 − h)·E /
-    k.
+    Routing); an expert is chosen at most once a token, so both are at most 1: s ≤ h·E / k; and a hot set takes at
+    least its experts' share, s ≥ h (:func:`passprice.routing.colder`, checked without E and k too: walk45).
 
     Raises :class:`~passprice.errors.InputError` naming the file, ``hot_share`` and the range it must lie in.
     Walkthrough 17: a record of 8 experts at 2 a token with ``hot_experts = 0.125`` and ``hot_share = 0.9`` passed
     ``check`` (0 problems), and every price naming it was refused ``BadRouting`` ("cannot take that share",
     without the share or the bound)."""
     record = routing_from_document(name, document, source)
+    h, share = record.hot_experts.value, record.hot_share.value
     if record.experts is None or record.used is None:
-        return record
-    problem = router(record, record.experts, record.used).problem()
+        # A hot set colder than the rest needs neither E nor k to be refused (walk45).
+        problem = colder(h, share)
+    else:
+        problem = router(record, record.experts, record.used).problem()
+        if problem is not None and (record.used > record.experts or not (0.0 < h < 1.0 and 0.0 < share <= 1.0)):
+            raise InputError(f"{source}: routing: {problem}")
     if problem is None:
         return record
-    e, k = record.experts, record.used
-    h, share = record.hot_experts.value, record.hot_share.value
-    if k > e or not (0.0 < h < 1.0 and 0.0 < share <= 1.0):
-        raise InputError(f"{source}: routing: {problem}")
     # The wording a price refused BadRouting gives too (Router.share_bound), with what to do here.
     raise InputError(
         f"{source}: {problem}: correct hot_share or hot_experts (every price naming the record is refused BadRouting "

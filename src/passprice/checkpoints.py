@@ -250,10 +250,19 @@ def import_header(header: GGUFHeader, name: str, source_note: str) -> str:
     ``schema/checkpoint.schema.json``; :func:`header_from_entry` reads it back to an equal header — which is checked
     here, so whatever ``import`` writes reads back (``header NAME``, ``checkpoints``, a price).
 
-    Raises :class:`InputError` for a name that is not a file stem of letters, digits, ``.``, ``_`` and ``-``, and,
-    naming the header's file and the first metadata key or line that differs, for a header the entry cannot hold.
+    Raises :class:`InputError` for a name that is not a file stem of letters, digits, ``.``, ``_`` and ``-``; for a
+    header with :func:`passprice.decode.header_problems` (every one, naming the file and key: ``check``,
+    ``checkpoints`` and every price refuse such an entry, so none is written; walk45: a header of 9 experts a token
+    of 8 was imported, exit 0, and the next ``check`` failed on the entry it wrote); and, naming the header's file
+    and the first metadata key or line that differs, for a header the entry cannot hold.
     """
     _check_name(name)
+    from passprice.decode import header_problems
+
+    problems = header_problems(header)
+    if problems:
+        raise InputError.of([*problems[:-1], f"{problems[-1]} (nothing imported: check, checkpoints and every "
+                                              "price refuse such an entry)"])
     text = _entry_text(header, name, source_note)
     _check_reads_back(header, text, name, source_note)
     return text

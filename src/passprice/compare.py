@@ -237,8 +237,13 @@ def comparison_text(rows: list[CardBest], what: str, summary: str, note: str, st
     lines.append(text_table(head, table, right=right))
     full = [r.card for r in rows if r.cost is not None and r.cost.held_bytes > HEADROOM * r.cost.capacity_bytes]
     if full:
+        # Of the cards priced (walk45: "on 9 of 17 cards" for gpt-oss-120b, whose 8 others refuse it NotResident:
+        # every card that holds it was full, which "9 of 17" hid).
+        priced = sum(1 for r in rows if r.cost is not None)
+        among = f"{len(full)} of {len(rows)} cards" if priced == len(rows) else (
+            f"{len(full)} of the {priced} cards priced ({len(rows) - priced} refused)")
         lines.append(f"\n  headroom      the best batch holds over {HEADROOM * 100:.0f} % of card memory on "
-                     f"{len(full)} of {len(rows)} cards: passprice counts no runtime workspace, activations or "
+                     f"{among}: passprice counts no runtime workspace, activations or "
                      "fragmentation, so leave room (a smaller --limit, or --max-tpot) before serving one of these")
     lines.append(f"\n  lock          {note}")
     return "\n".join(lines)

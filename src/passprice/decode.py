@@ -561,6 +561,10 @@ def header_problems(header: GGUFHeader) -> list[str]:
     used = header.metadata.get(f"{prefix}expert_used_count")
     if _whole(experts) and _whole(used) and isinstance(used, int) and isinstance(experts, int) and used > experts:
         out.append(f"{source}: metadata {prefix}expert_used_count: {used:,} experts a token, more than expert_count")
+    elif isinstance(used, int) and isinstance(experts, int) and used == 0 and experts > 0:
+        # walk45: it read "missing metadata …expert_used_count", a key the header holds (as 0).
+        out.append(f"{source}: metadata {prefix}expert_used_count: 0 experts a token, but expert_count is "
+                   f"{experts:,}: a mixture of experts routes each token to at least one")
     drafts = header.metadata.get(f"{prefix}nextn_predict_layers")
     if isinstance(drafts, int) and isinstance(blocks, int) and _whole(drafts) and _whole(blocks) and drafts >= blocks:
         # The draft layers are the last nextn_predict_layers of block_count: as many as block_count leaves the main

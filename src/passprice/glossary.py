@@ -121,9 +121,15 @@ _TERMS = (
         "`…-q4_k_m` holds that mix."
         " `architecture` is the header's `general.architecture` (`qwen2`, `llama`, …)."
         " `audit --json`'s `checkpoint` gives `header_sha256` (sha256 of the header's bytes) and `header_file`"
-        " (the header file read, `null` for a registry entry's).",
+        " (the header file read, `null` for a registry entry's)."
+        " `passprice header`'s `header` line gives the header's length in bytes (`header_bytes` in `--json`; a split"
+        " checkpoint's is its files' sum, each file holding a header of its own, the first's named) and where the"
+        " tensor data starts (`data_offset`: the header padded to the `alignment`, `general.alignment` or 32 bytes);"
+        " `shards` counts the files (split shards, `NAME-00001-of-0000N.gguf`), `byte_order` and `version` are the"
+        " file's, and `tensor_count` and `tensor_bytes` (the `tensors` line) count the tensors and their bytes.",
         ("gguf header", "header", "q4_k_m", "q4_k", "q6_k", "quantization", "mix", "--mix", "architecture",
-         "header_file", "header_sha256"),
+         "header_file", "header_sha256", "header_bytes", "data_offset", "tensor data", "alignment", "shards",
+         "byte_order", "tensor_count", "tensor_bytes"),
     ),
     Term(
         "TPOT",
@@ -391,8 +397,10 @@ _TERMS = (
         "give every recorded field bit for bit. The `pricing model` is the digest of the pricing code (the syntax "
         "trees of the modules a price flows through); when it changed since the lock, `reproduce` says whether every "
         "recorded field still reproduces or which moved first (`first moved`: the first figure of the price, in "
-        "order, that differs).",
-        ("reproduces", "reproduce", "pricing model", "first moved", "pricing model digest", "reproduced",
+        "order, that differs); `first term that moved with today's inputs` names the first figure today's facts "
+        "price otherwise than the pins, with the change of tokens/s.",
+        ("reproduces", "reproduce", "pricing model", "first moved", "first term that moved", "pricing model digest",
+         "reproduced",
          "reproduced (pinned inputs)", "pinned inputs", "today's inputs", "field", "since the lock"),
     ),
     Term(
@@ -563,8 +571,11 @@ _TERMS = (
         " In `--json` a derivation is its `formula`, `digits` (significant digits it is rounded to) and `inputs`,"
         " each a figure with its `value`, `unit` and `locator`, a `fact` it reads, or a `constant` (what the"
         " constant is); `derivation_text` is the line `audit` prints; `cancelled` lists each `input` whose figure"
-        " cancels out of the formula, with its `powers` (+1 over the line, −1 under it): its value moves nothing.",
-        ("derivations", "stale", "formula", "still follows", "does not follow", "not following", "mismatch",
+        " cancels out of the formula, with its `powers` (+1 over the line, −1 under it): its value moves nothing."
+        " In a review, `derivation changed` beside a fact's figure says its derivation's text differs BASE → HEAD"
+        " (the `derivation:` line under it shows what, `[old → new]`).",
+        ("derivations", "stale", "derivation changed", "formula", "still follows", "does not follow", "not following",
+         "mismatch",
          "recomputed", "derivation_text", "digits",
          "inputs", "input", "constant", "cancelled", "powers"),
     ),
@@ -982,7 +993,8 @@ _TERMS = (
         "on its rows: one sequence reads its k experts a layer, many read nearly all. A routing record "
         "(`facts/routing/NAME.toml`, `--routing NAME`) gives it as facts: a hot set of `hot_experts` of the experts "
         "takes `hot_share` of the routed token-slots (a token fills k slots a layer, one for each expert it uses; "
-        "1 and 1: uniform, `uniform.toml`, an assumption). A pass of T "
+        "1 and 1: uniform, `uniform.toml`, an assumption; the hot set is the hotter one, `hot_share` at least "
+        "`hot_experts`, else refused as the two figures swapped). A pass of T "
         "token-rows reads D(T) = Σ_e 1 − (1 − p_e)^T experts a layer (the `experts` line's `N of E experts a "
         "layer`), the mean over routing (the `experts` line's words: an average over how its tokens may route, not "
         "a serving stack's expected price; D(1) = k: one token-row reads exactly its k experts whatever the "
@@ -1004,7 +1016,7 @@ _TERMS = (
         "DeepSeek's multi-head latent attention caches, once a position for every head, a compressed latent "
         "(`kv_lora_rank` elements) and a rope key (`rope.dimension_count`): DeepSeek-V3 holds 61 × (512 + 64) × 2 = "
         "70,272 bytes a position at 2-byte elements, where multi-head attention would hold 4,997,120.",
-        ("multi-head latent attention", "latent"),
+        ("multi-head latent attention", "latent", "rope key", "latent + rope key"),
     ),
     Term(
         "MXFP4",
@@ -1210,7 +1222,10 @@ _TERMS = (
         "the batch with the most tokens/s that fits (passprice best), within a TPOT cap if one is given",
         "`passprice best` prices batches to find the one that emits the most tokens a second (the best batch) among "
         "those that fit the card's memory and on-chip memory (the largest that fits: `max-batch`), and, with a TPOT "
-        "cap, whose time per output token is within it. `roofline` marks the best and the largest batch (`best / "
+        "cap, whose time per output token is within it. Batches within a relative 1e-12 of each other's tokens/s tie, "
+        "and a tie goes to the smaller batch: past the batch where an arithmetic term binds, tokens/s stays level "
+        "(DeepSeek-V2-Lite on an H200 binds on vector from batch 144 on, 34,433.1 tokens/s to batch 1,036), so the "
+        "best is where the level starts, its TPOT the least. `roofline` marks the best and the largest batch (`best / "
         "largest`); `speculate` the best draft length (`best`), each row at its own batch or at `--best` batches.",
         ("best", "best / largest", "largest", "largest batch", "max-batch", "max batch", "best draft length"),
     ),
@@ -1349,9 +1364,15 @@ _TERMS = (
         " `simulate --json`'s `trace` counts its requests, `prompt_tokens` and `output_tokens` (all requests'),"
         " the `longest` request (prompt + output tokens) and `last_arrival_s`; `records` (with `--requests`)"
         " gives a row per request, its place (`index`) and its `line` in the trace file (`null` for a synthetic"
-        " trace), its prompt and output tokens and its times.",
+        " trace), its prompt and output tokens and its times."
+        " `--synthetic N` draws a trace instead (`--seed`, `--rate`), as its `trace` line says: `Poisson arrivals`"
+        " at the rate a second (exponential gaps), `lognormal prompts` (their median and sigma, the spread of the"
+        " log), `Pareto outputs` (scale, the least drawn, and alpha, the tail index); a request longer than the"
+        " serving's limit is `cut to fit`: its prompt to at most half the limit (less a shared prefix), its output"
+        " to the rest, the line counting the prompts and outputs cut.",
         ("request trace", "engine", "requests", "prompt_tokens", "output_tokens", "longest",
-         "last_arrival_s", "records", "line"),
+         "last_arrival_s", "records", "line", "synthetic trace", "Poisson", "lognormal", "Pareto",
+         "cut to fit"),
     ),
     Term(
         "changed",

@@ -488,7 +488,12 @@ def header_text(header: GGUFHeader, show_metadata: bool = False, show_tensors: b
         printable(f"{header.source}"),
         f"  architecture  {architecture}   GGUF v{header.version}, {header.byte_order}-endian, "
         f"{len(header.shards)} file{'s' if len(header.shards) != 1 else ''}",
+        # A split checkpoint's header bytes are its files' sum, and its data offset the first file's: said so
+        # (walk45: "header 1,870 bytes; tensor data at byte 896" read as data starting inside the header).
         f"  header        {header.header_bytes:,} bytes; tensor data at byte {header.data_offset:,} "
+        f"(alignment {header.alignment})" if len(header.shards) < 2 else
+        f"  header        {header.header_bytes:,} bytes in {len(header.shards):,} files, "
+        f"{header.shards[0].header_bytes:,} in the first, its tensor data at byte {header.shards[0].data_offset:,} "
         f"(alignment {header.alignment})",
         f"  sha256        {header.sha256}",
         f"  tensors       {len(header.tensors):,}, {counted}",
@@ -552,6 +557,12 @@ def expected_text(expected: Any) -> str:
     tpot = e.pass_s / e.emitted_per_sequence
     batch = "" if e.batch == limit.batch else f" at batch {e.batch:,}, its best where its facts hold"
     terms = " · ".join(f"{b.value} {si(s, 's')}" for b, s in e.terms().items() if s > 0)
+    # How the line's figures add up to the pass (walk45: "4.211 ms: fixed 2.706 ms, … memory 1.025 ms · array
+    # 256.5 µs …" did not say the others add at terms.serial, so no reader could sum it).
+    serial_fact = stack.fact("terms.serial", e.card)
+    serial = serial_fact[1].value if serial_fact is not None else 0.0
+    others = any(s > 0 for b, s in e.terms().items() if b != e.binds)
+    adds = f"fixed + {e.binds.value}" + (f" + terms.serial {serial:g} × the others" if serial > 0 and others else "")
     reserved = limit.capacity_bytes - e.capacity_bytes
     lines = [
         "",
@@ -564,7 +575,7 @@ def expected_text(expected: Any) -> str:
         f"{expected.ratio:.4g} × the limit's {count(round(limit.tokens_per_s, 1))}"
         + ("" if e.batch == limit.batch else f", best against best (the limit at its own best batch, {limit.batch:,})"),
         f"  pass          {si(e.pass_s, 's')}: fixed {si(expected.fixed_s, 's')}, terms at the stack's shares "
-        f"{terms} (binds on {e.binds.value})",
+        f"{terms} (binds on {e.binds.value}; pass = {adds})",
         f"  held          {si(e.held_bytes, 'B')} of {si(e.capacity_bytes, 'B')} card memory the runtime leaves "
         f"({si(reserved, 'B')} reserved)",
         f"  provenance    {e.provenance.value} — weakest: {', '.join(e.weakest)}",

@@ -225,8 +225,9 @@ class Router:
 
     def problem(self) -> str | None:
         """Why this router cannot route so, or ``None``: k above E, a set asked to take more than one choice of
-        each token for each of its experts (p > 1: an expert is chosen at most once a token), or the whole of the
-        experts in the hot set with part of the slots outside it."""
+        each token for each of its experts (p > 1: an expert is chosen at most once a token), the whole of the
+        experts in the hot set with part of the slots outside it, or a hot set taking less than its experts' share
+        of the slots (:func:`colder`)."""
         if self.used > self.experts:
             return f"{self.used} experts a token of {self.experts}"
         if not (0.0 < self.hot <= 1.0 and 0.0 < self.share <= 1.0):
@@ -234,16 +235,17 @@ class Router:
         if self.hot >= 1.0 and self.share < 1.0:
             return f"every expert is in the hot set (hot_experts 1) but it takes only {self.share:g} of the slots"
         sets = self.probabilities()
-        if all(p <= 1.0 for _, p in sets):
-            return None
-        return self.share_bound(sets)
+        if not all(p <= 1.0 for _, p in sets):
+            return self.share_bound(sets)
+        return colder(self.hot, self.share)
 
     def share_bound(self, sets: tuple[tuple[float, float], ...]) -> str:
         """Why ``hot_share`` s cannot be with this hot set, with the bound it must meet (``check``'s wording, which
         a price refused :class:`~passprice.serving.BadRouting` now gives too: walkthrough 19, the refusal named
-        neither the share nor its limit): the set chosen with p > 1, and s ≤ h·E / k, s ≥ 1 − (1 − h)·E / k."""
+        neither the share nor its limit): the set chosen with p > 1, and s ≤ h·E / k, s ≥ h (:func:`colder`: a hot
+        set takes at least its experts' share, which also keeps the rest's p at most k / E)."""
         e, k, h, s = self.experts, self.used, self.hot, self.share
-        high, low = min(1.0, h * e / k), max(0.0, 1.0 - (1.0 - h) * e / k)
+        high, low = min(1.0, h * e / k), h
         (n_hot, p_hot), (n_cold, p_cold) = sets
         others = "the one other expert" if n_cold == 1.0 else f"each of the other {n_cold:.4g} experts"
         which = (f"each of the hot set's experts would be chosen with probability {p_hot:.4g}" if p_hot > 1.0 else
@@ -251,7 +253,7 @@ class Router:
         return (
             f"hot_share: {s:g} of the routed token-slots cannot land so with a hot set of {n_hot:.4g} of the {e} "
             f"experts (hot_experts {h:g}) at {k} a token: {which}, and an expert is chosen at most once a token; for "
-            f"that hot set hot_share must be {f'at least {low:.4g} and ' if low > 0.0 else ''}at most {high:.4g}"
+            f"that hot set hot_share must be {f'at least {low:.4g} and ' if s < low else ''}at most {high:.4g}"
         )
 
     def distinct(self, tokens: Any) -> Any:
@@ -270,6 +272,23 @@ class Router:
 
             return np.where(np.asarray(tokens) == 1, float(self.used), total)
         return float(self.used) if tokens == 1 else total
+
+
+def colder(hot: float, share: float) -> str | None:
+    """Why a hot set of the share ``hot`` (h) of the experts cannot take only ``share`` (s) of the routed
+    token-slots, or ``None``: a hot set takes at least its experts' share, s ≥ h (s = h spreads the slots evenly,
+    uniform routing). A "hot" set below it is colder than the rest, most likely the two figures swapped (walk45: a
+    record of ``hot_experts = 0.9``, ``hot_share = 0.45`` priced silently, shown as "a hot set … takes 45 %"); the
+    same routing named by its hot set is h' = 1 − h, s' = 1 − s, so refusing it leaves no routing unsayable. Needs
+    neither E nor k, so ``check`` applies it to every record."""
+    if hot >= 1.0 or share >= hot:
+        return None
+    return (
+        f"hot_share: {share:g} of the routed token-slots is less than the hot set's {hot:g} of the experts "
+        f"(hot_experts): a hot set takes at least its experts' share of the slots (equal shares are uniform routing), "
+        f"so this set is the colder one (were the two figures swapped?); the same routing named by its hot set is "
+        f"hot_experts {1.0 - hot:.4g}, hot_share {1.0 - share:.4g}"
+    )
 
 
 def router(routing: Routing, experts: int, used: int) -> Router:

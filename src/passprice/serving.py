@@ -1198,8 +1198,17 @@ def _check_serving(header: GGUFHeader, s: Serving, routing_free: bool = False) -
     if s.activation_words == 0:
         raise Empty("activation words")
     experts = header.meta_int("expert_count")
-    if experts is not None and experts > 0 and s.routing is None and not routing_free:
-        raise Routed(experts, header)
+    if experts is not None and experts > 0:
+        used = header.meta_int("expert_used_count")
+        if used is not None and not 0 < used <= experts:
+            # A router that cannot be (k > E, k = 0) is the header's fault, said as kv says it (bad input, naming the
+            # file and key), before Routed and BadRouting send the reader after a routing record (walk45: a header
+            # of 9 experts a token of 8 was refused Routed, then "BadRouting: routing uniform does not fit").
+            from passprice.decode import check_header
+
+            check_header(header)
+        if s.routing is None and not routing_free:
+            raise Routed(experts, header)
     if s.draft is not None:
         d = s.draft
         values = [a.value for a in d.acceptance]
