@@ -143,7 +143,7 @@ def test_a_bad_pricing_model_list_is_refused_as_before(tmp_path: Path) -> None:
                                          r"models\[0\]\.first_locked: '2026-13-01' is not a 'date'$"):
         modelhistory.read_known(path)
     path.write_text("[" * 100_000, encoding="utf-8")
-    with pytest.raises(InputError, match="not passprice's list of pricing models: JSON nested too deep$"):
+    with pytest.raises(InputError, match=r"not passprice's list of pricing models: JSON nested too deep$"):
         modelhistory.read_known(path)
     path.write_text("{", encoding="utf-8")
     with pytest.raises(InputError, match="not passprice's list of pricing models: Expecting property name"):
