@@ -53,6 +53,7 @@ KNOWN = {
     "91e21ed9": "commit",  # the Speed section's session 32 run
     "c83d4dee": "commit",  # the Speed section's round 36 (perf36) baseline
     "8a52c0a7": "commit",  # the code benchmarks/stacks.py ran in session 34 (left37) and round 37's (perf37) baseline
+    "0c1e7f03": "commit",  # the Speed section's round 38 (cold38) baseline
     "29ec5f4e": "commit",  # the code benchmarks/stacks.py ran after session 34.s merges (the 195-run figures)
     "d82efb38ac44": "c23cf4390948",  # an older pricing model src/passprice/pricing_models.json lists (slip55's example)
     "c23cf4390948": "commit",  # the commit that first locked with d82efb38ac44

@@ -702,25 +702,33 @@ def _object_key(kind: str, data: bytes) -> str:
     return key(f"{kind}+object\0{_library_stamp()}", b"", data)
 
 
-def kept_object(kind: str, data: bytes, cls: type[T]) -> T | None:
+def object_key(kind: str, data: bytes) -> str:
+    """The entry key :func:`kept_object` and :func:`keep_object` file a ``kind`` object keyed by ``data`` under: for
+    a caller that asks both with the same large ``data`` (a stack's fit inputs, about 1.7 MB each: hashed twice
+    a cold ``check`` before cold38, session 35), to hash it once and pass the key to both. Raises nothing."""
+    return _object_key(kind, data)
+
+
+def kept_object(kind: str, data: bytes, cls: type[T], entry_key: str | None = None) -> T | None:
     """The ``cls`` object :func:`keep_object` kept under ``kind`` and ``data`` (bytes: whatever the object depends
     on), or ``None``: a bypassed cache, no entry, or one that is not whole and ours or not a ``cls`` (as
     :func:`built`'s entries). For an object whose key is known only once it is built (a GGUF header: its length and
     sha256 are read off the file's bytes), where :func:`built` cannot be used; the caller checks the object still
-    holds for what it reads now."""
+    holds for what it reads now. ``entry_key``: :func:`object_key` of ``kind`` and ``data`` when the caller has it
+    (then ``data`` is not hashed again)."""
     if not enabled():
         return None
-    entry_key = _object_key(kind, data)
+    entry_key = entry_key if entry_key is not None else _object_key(kind, data)
     return _stored_object(_object_path(entry_key), entry_key, cls)
 
 
-def keep_object(kind: str, data: bytes, obj: object) -> None:
+def keep_object(kind: str, data: bytes, obj: object, entry_key: str | None = None) -> None:
     """Keep ``obj`` under ``kind`` and ``data`` for :func:`kept_object` (``objects/KEY.pickle``, as :func:`built`
     writes it); silently nothing when the cache is bypassed, ``data`` names a folder kept out (:func:`unkept`), the
-    object does not pickle or the folder cannot be written."""
+    object does not pickle or the folder cannot be written. ``entry_key`` as :func:`kept_object`'s."""
     if not enabled() or not _kept(data):
         return
-    entry_key = _object_key(kind, data)
+    entry_key = entry_key if entry_key is not None else _object_key(kind, data)
     path = _object_path(entry_key)
     if path is not None:
         _store_object(path, entry_key, obj)

@@ -112,7 +112,6 @@ def read_known(path: Path = KNOWN) -> dict[str, KnownModel]:
 def _read(path: Path) -> tuple[dict[str, Any], list[KnownModel]]:
     """The document at ``path`` and its models, in the file's order; raises as :func:`read_known`."""
     import cattrs
-    import jsonschema
 
     from passprice.files import open_regular, shown
 
@@ -129,17 +128,26 @@ def _read(path: Path) -> tuple[dict[str, Any], list[KnownModel]]:
         raise InputError(f"{shown(path)}: holds over {KNOWN_BYTES:,} bytes: not passprice's list of pricing models")
     try:
         doc = json.loads(data)
-        if not _surely_valid(doc):
-            jsonschema.validate(doc, SCHEMA, format_checker=jsonschema.FormatChecker(["date"]))
     except RecursionError:  # "[" 10^5 times: a traceback, exit 1 (attack 60)
         raise InputError(f"{shown(path)}: not passprice's list of pricing models: JSON nested too deep") from None
-    except (ValueError, jsonschema.ValidationError) as e:
-        if isinstance(e, jsonschema.ValidationError):
+    except ValueError as e:
+        raise InputError(f"{shown(path)}: not passprice's list of pricing models: {e}") from None
+    if not _surely_valid(doc):
+        # jsonschema (pure Python, about 50 ms of imports on a quiet machine) only for a list the compiled validator
+        # does not find valid, to decide and word the refusal: a cold `check` imported it for the shipped list
+        # alone (cold38, session 35)
+        import jsonschema
+
+        try:
+            jsonschema.validate(doc, SCHEMA, format_checker=jsonschema.FormatChecker(["date"]))
+        except RecursionError:
+            raise InputError(f"{shown(path)}: not passprice's list of pricing models: JSON nested too deep") from None
+        except jsonschema.ValidationError as e:
             where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in e.absolute_path)
-            why = f"{where.lstrip('.') or 'the document'}: {e.message}"
-        else:
-            why = str(e)
-        raise InputError(f"{shown(path)}: not passprice's list of pricing models: {why}") from None
+            raise InputError(f"{shown(path)}: not passprice's list of pricing models: "
+                             f"{where.lstrip('.') or 'the document'}: {e.message}") from None
+        except ValueError as e:
+            raise InputError(f"{shown(path)}: not passprice's list of pricing models: {e}") from None
     try:
         models = cattrs.structure(doc["models"], list[KnownModel])
     except (cattrs.BaseValidationError, ValueError, TypeError) as e:  # the schema states every rule: a last resort

@@ -178,8 +178,10 @@ def _findings(root: Root, stack: Stack, runs: Sequence[Run]) -> tuple[Finding, .
     from passprice import cache
 
     inputs = fit_inputs(root, stack, runs) if cache.enabled() else None
+    # the inputs' key made once for the lookup and the store (about 1.7 MB hashed a stack: cold38, session 35)
+    entry_key = cache.object_key(KIND, inputs) if inputs is not None else None
     if inputs is not None:
-        kept = cache.kept_object(KIND, inputs, tuple)
+        kept = cache.kept_object(KIND, inputs, tuple, entry_key)
         if kept is not None and all(isinstance(f, Finding) for f in kept):
             return kept
     from passprice.calibrate import verify_stack
@@ -187,7 +189,7 @@ def _findings(root: Root, stack: Stack, runs: Sequence[Run]) -> tuple[Finding, .
     found = tuple(verify_stack(root, stack, runs))
     where = {os.path.abspath(root.path), os.path.realpath(root.path)}
     if inputs is not None and not any(w in f.message for f in found for w in where):
-        cache.keep_object(KIND, inputs, found)
+        cache.keep_object(KIND, inputs, found, entry_key)
     return found
 
 
