@@ -250,20 +250,32 @@ def add_running(root: Path, today: str | None = None, record: str | None = None,
     it is no such checkout or the list holds both already; ``replaced``, the ``[lock] digest`` of the lock file
     the new one replaced, is dropped from the running code's records when the list as committed at the checkout's
     HEAD does not hold it (a lock this code wrote and re-wrote before any commit: no commit holds it, so the review
-    would fail its record, :func:`passprice.modellist.list_changes`). Written atomically
-    (:func:`passprice.files.write_atomically`). ``passprice lock`` calls it after writing a lock into ``locks/``, so
+    would fail its record, :func:`passprice.modellist.list_changes`). Read, edited and written atomically
+    (:func:`passprice.files.write_atomically`) under the list's lock (:func:`passprice.edit.locked`, as ``fact set``
+    edits a card): attack 62, two ``lock`` runs of two locks at once each read the list and the second's rename
+    dropped the first's record (91 of 200 records lost, every run exiting 0; the lock whose record went was then
+    refused as :class:`passprice.enforce.LockUnlisted` once its code was older); now none is. ``passprice lock`` calls it after writing a lock into ``locks/``, so
     each re-lock of passprice's repository lists the code it locked with and what it wrote. Raises
-    :class:`InputError` as :func:`read_known` and for a list that cannot be written."""
-    import datetime
-
-    from passprice import __version__
-    from passprice.files import write_atomically
+    :class:`InputError` as :func:`read_known`, for a list that cannot be written, and as :func:`passprice.edit.locked`
+    for one another edit holds too long."""
+    from passprice.edit import locked
     from passprice.pins import pricing_model_digest
 
     listed = list_to_update(root)
     if listed is None:
         return None
-    digest = pricing_model_digest()
+    with locked(listed):  # two locks at once each read the list and the second rename lost the first's record
+        return _add(root, listed, pricing_model_digest(), today, record, replaced)
+
+
+def _add(root: Path, listed: Path, digest: str, today: str | None, record: str | None,
+         replaced: str | None) -> KnownModel | None:
+    """:func:`add_running`'s read-modify-write of ``listed``, run under :func:`passprice.edit.locked`."""
+    import datetime
+
+    from passprice import __version__
+    from passprice.files import write_atomically
+
     doc, models = _read(listed)
     at = next((i for i, m in enumerate(models) if m.digest == digest), None)
     if at is None:
