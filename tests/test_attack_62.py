@@ -66,3 +66,61 @@ def test_locks_at_once_lose_no_record_and_leave_no_partial_list(tmp_path: Path) 
     records = set(listed_now[pricing_model_digest()].records)
     assert records == {_record(tag, i) for tag in "ab" for i in range(count)}
     assert len(listed_now) == 2 and reads > 0
+
+
+# --- 2. the list's records: one listed twice, and a list with no room for one more lock's record -------------------
+
+
+def _list_of(tmp_path: Path, records: list[str], about: str = "") -> Path:
+    """A list of one model (the running code's) holding ``records``, padded by an ``about`` text."""
+    from passprice.pins import pricing_model_digest
+
+    path = tmp_path / LISTED
+    path.parent.mkdir(parents=True, exist_ok=True)
+    model = {"digest": pricing_model_digest(), "version": "0.1.0", "first_locked": "2026-12-01",
+             "commit": "c23cf4390948", "records": records}
+    path.write_text(json.dumps({"about": about, "models": [model]}, indent=1) + "\n", encoding="utf-8")
+    return path
+
+
+def test_a_record_listed_twice_is_named_with_its_two_places(tmp_path: Path) -> None:
+    """Before: a ``records`` of 13,600 digests holding one twice was refused by a line of 915,335 characters
+    quoting every record ("[…] has non-unique elements"). Now: the record and its two places."""
+    from passprice.errors import InputError
+    from passprice.modelhistory import read_known
+
+    records = [_record("r", i) for i in range(3000)]
+    path = _list_of(tmp_path, [*records, records[7]])
+    with pytest.raises(InputError) as raised:
+        read_known(path)
+    assert str(raised.value) == (f"{path}: not passprice's list of pricing models: models[0].records: "
+                                 f"{records[7]!r} is listed twice ([7] and [3000])")
+
+
+def test_lock_refuses_a_list_it_would_take_past_the_cap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before: ``lock`` into a checkout whose list was 137 bytes short of :data:`KNOWN_BYTES` added its record
+    (exit 0, the list 1,048,720 bytes), and every later price of an older-model lock refused the list as over the
+    cap (exit 2). Now the list is refused before the lock is written (under :data:`ROOM` bytes left), and
+    :func:`add_running` never writes a list past the cap (the file left as it was)."""
+    from passprice import modelhistory
+    from passprice.errors import InputError
+
+    monkeypatch.setattr(modelhistory, "list_to_update", lambda where: where / LISTED)
+    path = _list_of(tmp_path, [_record("r", 0)])
+    pad = modelhistory.KNOWN_BYTES - path.stat().st_size - 40  # 40 bytes short: room for no record (77 bytes)
+    path = _list_of(tmp_path, [_record("r", 0)], "x" * pad)
+    before = path.read_bytes()
+    size = len(before)
+    assert size == modelhistory.KNOWN_BYTES - 40
+    said = (f"{path}: holds {size:,} bytes, and with one more lock's record would pass the 1,048,576 bytes "
+            "passprice reads (modelhistory.KNOWN_BYTES; it refuses a larger list on every price): passprice's list "
+            "of pricing models, which passprice lock updates when it locks this checkout (the code it locked with "
+            "and the lock's [lock] digest); raise the cap in the code that reads it before locking with it")
+    with pytest.raises(InputError) as raised:
+        modelhistory.require_updatable(path)
+    assert str(raised.value) == said + "; the lock was not written"
+    with pytest.raises(InputError) as raised:
+        modelhistory.add_running(tmp_path, record=_record("r", 1))
+    assert str(raised.value) == said
+    assert path.read_bytes() == before
+    assert modelhistory.add_running(tmp_path, record=_record("r", 0)) is None  # listed already: nothing to write

@@ -136,7 +136,7 @@ def _read(path: Path) -> tuple[dict[str, Any], list[KnownModel]]:
     except (ValueError, jsonschema.ValidationError) as e:
         if isinstance(e, jsonschema.ValidationError):
             where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in e.absolute_path)
-            why = f"{where.lstrip('.') or 'the document'}: {e.message}"
+            why = f"{where.lstrip('.') or 'the document'}: {_said(e)}"
         else:
             why = str(e)
         raise InputError(f"{shown(path)}: not passprice's list of pricing models: {why}") from None
@@ -151,6 +151,28 @@ def _read(path: Path) -> tuple[dict[str, Any], list[KnownModel]]:
                              f"(models[{first[m.digest]}]): not passprice's list of pricing models")
         first[m.digest] = i
     return doc, models
+
+
+def _said(error: Any) -> str:
+    """What a ``jsonschema`` error of the list says, in one short line: a record listed twice by the record and its
+    two places, and any value past 120 characters cut (:func:`passprice.schema.shown_value`). Attack 62: a
+    ``records`` of 13,600 digests holding one twice was refused by a line of 915,335 characters quoting them all
+    (``[…] has non-unique elements``) that named neither the record nor where."""
+    from passprice.schema import shown_value
+
+    instance = error.instance
+    if error.validator == "uniqueItems" and isinstance(instance, list):
+        first: dict[str, int] = {}
+        for i, item in enumerate(instance):
+            mark = json.dumps(item, sort_keys=True)
+            if mark in first:
+                return f"{shown_value(item)} is listed twice ([{first[mark]}] and [{i}])"
+            first[mark] = i
+    message = str(error.message)
+    text = repr(instance)
+    if len(text) > 120 and text in message:
+        message = message.replace(text, shown_value(instance))
+    return message if len(message) <= 400 else f"{message[:300]}… ({error.validator} failed)"
 
 
 def _surely_valid(doc: Any) -> bool:
@@ -225,10 +247,12 @@ _UPDATES = ("passprice's list of pricing models, which passprice lock updates wh
 def require_updatable(listed: Path) -> None:
     """Refuse, before a lock is written, a list at ``listed`` that ``passprice lock`` could not update: not a
     regular file (a folder, a FIFO, a link to one), read-only or in a folder it cannot write
-    (:func:`passprice.files.check_writable`), or that does not read (:func:`read_known`). Issue 13, slip 57: a lock
+    (:func:`passprice.files.check_writable`), that does not read (:func:`read_known`), or with less than :data:`ROOM`
+    bytes left under :data:`KNOWN_BYTES` (attack 62: a list 137 bytes short of the cap took a lock's record, exit 0,
+    and every later price of an older-model lock refused the list as over the cap). Issue 13, slip 57: a lock
     into the checkout's ``locks/`` ignored such a list without a word (exit 0), and the code it locked with was then
     refused by every later passprice as forged. Raises :class:`InputError`, one line naming the file."""
-    from passprice.files import check_writable
+    from passprice.files import check_writable, shown
 
     try:
         check_writable(listed, force=True)
@@ -236,9 +260,30 @@ def require_updatable(listed: Path) -> None:
         raise InputError(f"{e}: {_UPDATES}; the lock was not written") from None
     try:
         _read(listed)
+        size = os.stat(listed).st_size
     except InputError as e:
         raise InputError(f"{e}; passprice lock updates it when it locks this checkout: restore it (git checkout -- "
                          f"src/passprice/{KNOWN.name}); the lock was not written") from None
+    except OSError as e:  # replaced meanwhile by a loop of links, or removed
+        raise InputError(f"{shown(listed)}: cannot be read ({e.strerror}): {_UPDATES}; the lock was not written") \
+            from None
+    if size > KNOWN_BYTES - ROOM:
+        raise InputError(_full(listed, size) + "; the lock was not written")
+
+
+#: The bytes one more entry of the list takes at most as :func:`add_running` writes it (a new model with one record:
+#: some 330; a record added to an entry: 77): :func:`require_updatable` refuses a list with less room than this left
+#: under :data:`KNOWN_BYTES`, before the lock is written.
+ROOM = 1024
+
+
+def _full(listed: Path, size: int) -> str:
+    """The words refusing a list with no room for the record of one more lock: its size and the cap."""
+    from passprice.files import shown
+
+    return (f"{shown(listed)}: holds {size:,} bytes, and with one more lock's record would pass the {KNOWN_BYTES:,} "
+            f"bytes passprice reads (modelhistory.KNOWN_BYTES; it refuses a larger list on every price): "
+            f"{_UPDATES}; raise the cap in the code that reads it before locking with it")
 
 
 def add_running(root: Path, today: str | None = None, record: str | None = None,
@@ -292,7 +337,10 @@ def _add(root: Path, listed: Path, digest: str, today: str | None, record: str |
             return None
         model = attrs.evolve(models[at], records=kept)
         doc["models"][at] = _entry(model)
-    write_atomically(listed, json.dumps(doc, indent=1) + "\n", force=True)
+    text = json.dumps(doc, indent=1) + "\n"
+    if len(text.encode("utf-8")) > KNOWN_BYTES:  # what passprice would then refuse on every price (attack 62)
+        raise InputError(_full(listed, os.stat(listed).st_size))
+    write_atomically(listed, text, force=True)
     if listed.resolve() == KNOWN.resolve():
         _shipped.cache_clear()
     return model
