@@ -124,3 +124,17 @@ def test_lock_refuses_a_list_it_would_take_past_the_cap(tmp_path: Path, monkeypa
     assert str(raised.value) == said
     assert path.read_bytes() == before
     assert modelhistory.add_running(tmp_path, record=_record("r", 0)) is None  # listed already: nothing to write
+
+
+def test_the_review_counts_stray_records_with_thousands_separators() -> None:
+    """A branch adding 12,000 records no lock holds: one failing line, its count written as every count is
+    (was ``12000 records``)."""
+    from passprice.modelhistory import KnownModel
+    from passprice.modellist import list_changes
+
+    old = KnownModel("sha256:" + "a" * 64, "0.1.0", "2026-12-01", "", (_record("r", 0),))
+    new = KnownModel(old.digest, old.version, old.first_locked, old.commit,
+                     (*old.records, *(_record("s", i) for i in range(12_000))))
+    changes = list_changes({old.digest: old}, {new.digest: new}, "sha256:" + "b" * 64)
+    assert len(changes.failing) == 1
+    assert changes.failing[0].startswith(f"{LISTED}: entry aaaaaaaaaaaa…: 12,000 records (first: lock digest ")
