@@ -299,10 +299,11 @@ def add_running(root: Path, today: str | None = None, record: str | None = None,
     (:func:`passprice.files.write_atomically`) under the list's lock (:func:`passprice.edit.locked`, as ``fact set``
     edits a card): attack 62, two ``lock`` runs of two locks at once each read the list and the second's rename
     dropped the first's record (91 of 200 records lost, every run exiting 0; the lock whose record went was then
-    refused as :class:`passprice.enforce.LockUnlisted` once its code was older); now none is. ``passprice lock`` calls it after writing a lock into ``locks/``, so
-    each re-lock of passprice's repository lists the code it locked with and what it wrote. Raises
-    :class:`InputError` as :func:`read_known`, for a list that cannot be written, and as :func:`passprice.edit.locked`
-    for one another edit holds too long."""
+    refused as :class:`passprice.enforce.LockUnlisted` once its code was older); now none is. ``passprice lock``
+    calls it after writing a lock into ``locks/``, so each re-lock of passprice's repository lists the code it
+    locked with and what it wrote. Raises :class:`InputError` as :func:`read_known`, for a list that cannot be
+    written or that the record would take past :data:`KNOWN_BYTES`, and as :func:`passprice.edit.locked` for one
+    another edit holds too long."""
     from passprice.edit import locked
     from passprice.pins import pricing_model_digest
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from passprice.digests import blake2b_digest
-from passprice.errors import InputError, NotFound, SchemaError, problem_lines
+from passprice.errors import InputError, NotFound, Refusals, SchemaError, problem_lines
 from passprice.files import read_regular, refuse_bom
 from passprice.registry import schema_dir
 
@@ -1704,12 +1704,10 @@ def load(
             if kept else build,
         )
     except InputError as e:
-        _REFUSED[memo] = e
-        while len(_REFUSED) > 64:
-            del _REFUSED[next(iter(_REFUSED))]
+        _REFUSED.keep(memo, e)
         raise
 
 
 #: Files refused in this process, by kind, path, schema folder and the sha256 of their bytes (never across
 #: processes: an invalid file is parsed and refused again on every run, as :mod:`passprice.cache` says).
-_REFUSED: dict[tuple[str, str, str, bytes], InputError] = {}
+_REFUSED = Refusals()
