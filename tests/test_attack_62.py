@@ -140,7 +140,7 @@ def test_the_review_counts_stray_records_with_thousands_separators() -> None:
     assert changes.failing[0].startswith(f"{LISTED}: entry aaaaaaaaaaaa…: 12,000 records (first: lock digest ")
 
 
-# --- 3. a side of a diff holding thousands of files that are no locks --------------------------------------------------
+# --- 3. a side of a diff holding thousands of files that are no locks -------------------------------------------------
 
 
 def test_files_refused_are_parsed_once_a_process_however_many(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
