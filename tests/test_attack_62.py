@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 import multiprocessing
+import shutil
 import time
 from pathlib import Path
 
@@ -180,3 +181,31 @@ def test_refusals_kept_are_bounded_by_count_and_characters() -> None:
     assert [kept.get(k) is not None for k in (2, 3, 4, "big")] == [False, False, False, True]
     kept.keep("huge", InputError("y" * 101))  # alone past the bound: kept by none
     assert kept.get("huge") is None and not kept
+
+
+# --- 4. one value breaking two bounds of one side is one line --------------------------------------------------------
+
+
+@pytest.mark.parametrize(("amount", "said"), [
+    (-1.0, "-1.0 is less than or equal to the minimum of 0"),
+    (1e308, "1e+308 is greater than the maximum of 1"),
+])
+def test_a_pinned_share_past_two_bounds_is_one_line(tmp_path: Path, amount: float, said: str) -> None:
+    """Before: a lock pinning ``routing.hot_share`` at -1 (digests recomputed) was refused by two lines, the
+    share's ``exclusiveMinimum`` 0 and every fact's ``minimum`` 0 (at 1e308: the share's maximum 1 and every
+    fact's 1e18); now one, the tighter bound's."""
+    import attrs
+
+    from passprice.errors import InputError
+    from passprice.locks import lock_text, read_lock
+
+    target = tmp_path / "qwen3-30b-a3b-h200.lock.toml"
+    shutil.copyfile(REPO / "locks" / target.name, target)
+    lock = read_lock(target)
+    was = lock.facts["routing.hot_share"]
+    pinned = attrs.evolve(was, amount=amount, value=was.value / was.amount * amount)
+    target.write_text(lock_text(attrs.evolve(lock, facts={**lock.facts, "routing.hot_share": pinned})),
+                      encoding="utf-8")
+    with pytest.raises(InputError) as raised:
+        read_lock(target)
+    assert raised.value.lines == (f'{target}: facts."routing.hot_share".value: {said}',)
