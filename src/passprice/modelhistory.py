@@ -145,7 +145,7 @@ def _read(path: Path) -> tuple[dict[str, Any], list[KnownModel]]:
         except jsonschema.ValidationError as e:
             where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in e.absolute_path)
             raise InputError(f"{shown(path)}: not passprice's list of pricing models: "
-                             f"{where.lstrip('.') or 'the document'}: {e.message}") from None
+                             f"{where.lstrip('.') or 'the document'}: {_said(e)}") from None
         except ValueError as e:
             raise InputError(f"{shown(path)}: not passprice's list of pricing models: {e}") from None
     try:
@@ -159,6 +159,28 @@ def _read(path: Path) -> tuple[dict[str, Any], list[KnownModel]]:
                              f"(models[{first[m.digest]}]): not passprice's list of pricing models")
         first[m.digest] = i
     return doc, models
+
+
+def _said(error: Any) -> str:
+    """What a ``jsonschema`` error of the list says, in one short line: a record listed twice by the record and its
+    two places, and any value past 120 characters cut (:func:`passprice.schema.shown_value`). Attack 62: a
+    ``records`` of 13,600 digests holding one twice was refused by a line of 915,335 characters quoting them all
+    (``[…] has non-unique elements``) that named neither the record nor where."""
+    from passprice.schema import shown_value
+
+    instance = error.instance
+    if error.validator == "uniqueItems" and isinstance(instance, list):
+        first: dict[str, int] = {}
+        for i, item in enumerate(instance):
+            mark = json.dumps(item, sort_keys=True)
+            if mark in first:
+                return f"{shown_value(item)} is listed twice ([{first[mark]}] and [{i}])"
+            first[mark] = i
+    message = str(error.message)
+    text = repr(instance)
+    if len(text) > 120 and text in message:
+        message = message.replace(text, shown_value(instance))
+    return message if len(message) <= 400 else f"{message[:300]}… ({error.validator} failed)"
 
 
 def _surely_valid(doc: Any) -> bool:
@@ -233,10 +255,12 @@ _UPDATES = ("passprice's list of pricing models, which passprice lock updates wh
 def require_updatable(listed: Path) -> None:
     """Refuse, before a lock is written, a list at ``listed`` that ``passprice lock`` could not update: not a
     regular file (a folder, a FIFO, a link to one), read-only or in a folder it cannot write
-    (:func:`passprice.files.check_writable`), or that does not read (:func:`read_known`). Issue 13, slip 57: a lock
+    (:func:`passprice.files.check_writable`), that does not read (:func:`read_known`), or with less than :data:`ROOM`
+    bytes left under :data:`KNOWN_BYTES` (attack 62: a list 137 bytes short of the cap took a lock's record, exit 0,
+    and every later price of an older-model lock refused the list as over the cap). Issue 13, slip 57: a lock
     into the checkout's ``locks/`` ignored such a list without a word (exit 0), and the code it locked with was then
     refused by every later passprice as forged. Raises :class:`InputError`, one line naming the file."""
-    from passprice.files import check_writable
+    from passprice.files import check_writable, shown
 
     try:
         check_writable(listed, force=True)
@@ -244,9 +268,30 @@ def require_updatable(listed: Path) -> None:
         raise InputError(f"{e}: {_UPDATES}; the lock was not written") from None
     try:
         _read(listed)
+        size = os.stat(listed).st_size
     except InputError as e:
         raise InputError(f"{e}; passprice lock updates it when it locks this checkout: restore it (git checkout -- "
                          f"src/passprice/{KNOWN.name}); the lock was not written") from None
+    except OSError as e:  # replaced meanwhile by a loop of links, or removed
+        raise InputError(f"{shown(listed)}: cannot be read ({e.strerror}): {_UPDATES}; the lock was not written") \
+            from None
+    if size > KNOWN_BYTES - ROOM:
+        raise InputError(_full(listed, size) + "; the lock was not written")
+
+
+#: The bytes one more entry of the list takes at most as :func:`add_running` writes it (a new model with one record:
+#: some 330; a record added to an entry: 77): :func:`require_updatable` refuses a list with less room than this left
+#: under :data:`KNOWN_BYTES`, before the lock is written.
+ROOM = 1024
+
+
+def _full(listed: Path, size: int) -> str:
+    """The words refusing a list with no room for the record of one more lock: its size and the cap."""
+    from passprice.files import shown
+
+    return (f"{shown(listed)}: holds {size:,} bytes, and with one more lock's record would pass the {KNOWN_BYTES:,} "
+            f"bytes passprice reads (modelhistory.KNOWN_BYTES; it refuses a larger list on every price): "
+            f"{_UPDATES}; raise the cap in the code that reads it before locking with it")
 
 
 def add_running(root: Path, today: str | None = None, record: str | None = None,
@@ -258,20 +303,33 @@ def add_running(root: Path, today: str | None = None, record: str | None = None,
     it is no such checkout or the list holds both already; ``replaced``, the ``[lock] digest`` of the lock file
     the new one replaced, is dropped from the running code's records when the list as committed at the checkout's
     HEAD does not hold it (a lock this code wrote and re-wrote before any commit: no commit holds it, so the review
-    would fail its record, :func:`passprice.modellist.list_changes`). Written atomically
-    (:func:`passprice.files.write_atomically`). ``passprice lock`` calls it after writing a lock into ``locks/``, so
-    each re-lock of passprice's repository lists the code it locked with and what it wrote. Raises
-    :class:`InputError` as :func:`read_known` and for a list that cannot be written."""
-    import datetime
-
-    from passprice import __version__
-    from passprice.files import write_atomically
+    would fail its record, :func:`passprice.modellist.list_changes`). Read, edited and written atomically
+    (:func:`passprice.files.write_atomically`) under the list's lock (:func:`passprice.edit.locked`, as ``fact set``
+    edits a card): attack 62, two ``lock`` runs of two locks at once each read the list and the second's rename
+    dropped the first's record (91 of 200 records lost, every run exiting 0; the lock whose record went was then
+    refused as :class:`passprice.enforce.LockUnlisted` once its code was older); now none is. ``passprice lock``
+    calls it after writing a lock into ``locks/``, so each re-lock of passprice's repository lists the code it
+    locked with and what it wrote. Raises :class:`InputError` as :func:`read_known`, for a list that cannot be
+    written or that the record would take past :data:`KNOWN_BYTES`, and as :func:`passprice.edit.locked` for one
+    another edit holds too long."""
+    from passprice.edit import locked
     from passprice.pins import pricing_model_digest
 
     listed = list_to_update(root)
     if listed is None:
         return None
-    digest = pricing_model_digest()
+    with locked(listed):  # two locks at once each read the list and the second rename lost the first's record
+        return _add(root, listed, pricing_model_digest(), today, record, replaced)
+
+
+def _add(root: Path, listed: Path, digest: str, today: str | None, record: str | None,
+         replaced: str | None) -> KnownModel | None:
+    """:func:`add_running`'s read-modify-write of ``listed``, run under :func:`passprice.edit.locked`."""
+    import datetime
+
+    from passprice import __version__
+    from passprice.files import write_atomically
+
     doc, models = _read(listed)
     at = next((i for i, m in enumerate(models) if m.digest == digest), None)
     if at is None:
@@ -288,7 +346,10 @@ def add_running(root: Path, today: str | None = None, record: str | None = None,
             return None
         model = attrs.evolve(models[at], records=kept)
         doc["models"][at] = _entry(model)
-    write_atomically(listed, json.dumps(doc, indent=1) + "\n", force=True)
+    text = json.dumps(doc, indent=1) + "\n"
+    if len(text.encode("utf-8")) > KNOWN_BYTES:  # what passprice would then refuse on every price (attack 62)
+        raise InputError(_full(listed, os.stat(listed).st_size))
+    write_atomically(listed, text, force=True)
     if listed.resolve() == KNOWN.resolve():
         _shipped.cache_clear()
     return model

@@ -53,7 +53,7 @@ def _records_line(digest: str, records: Iterable[str], known: frozenset[str]) ->
     if not stray:
         return None
     short = digest.removeprefix("sha256:")[:12]
-    return (f"{LISTED}: entry {short}…: {len(stray)} record{'s' if len(stray) != 1 else ''} (first: lock digest "
+    return (f"{LISTED}: entry {short}…: {len(stray):,} record{'s' if len(stray) != 1 else ''} (first: lock digest "
             f"{stray[0].removeprefix('sha256:')[:12]}…) that no lock in locks/ of HEAD or of this branch's commits "
             "pinning that code holds: only passprice lock adds a record, the [lock] digest of the lock it writes; "
             "remove them")
@@ -135,13 +135,13 @@ def list_changes(base: Mapping[str, KnownModel] | None, head: Mapping[str, Known
                     "passprice first locked with that code and is never rewritten; restore it")
             failing.append(line)
         elif gone := sorted(set(was.records) - set(now.records)):
-            line = (f"{LISTED}: entry {short}…: {len(gone)} record{'s' if len(gone) != 1 else ''} removed (first: "
+            line = (f"{LISTED}: entry {short}…: {len(gone):,} record{'s' if len(gone) != 1 else ''} removed (first: "
                     f"lock digest {gone[0].removeprefix('sha256:')[:12]}…): a record says passprice wrote that lock "
                     "with that code, and a lock restored from the commit holding it prices by it; restore them")
             failing.append(line)
         else:
             added = set(now.records) - set(was.records)
-            many = f"{len(added)} record{'s' if len(added) != 1 else ''}"
+            many = f"{len(added):,} record{'s' if len(added) != 1 else ''}"
             stray = None if first else _records_line(digest, added, had.get(digest, frozenset()))
             if stray is not None:
                 line = stray

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from passprice.digests import blake2b_digest
-from passprice.errors import InputError, NotFound, SchemaError, problem_lines
+from passprice.errors import InputError, NotFound, Refusals, SchemaError, problem_lines
 from passprice.files import read_regular, refuse_bom
 from passprice.registry import schema_dir
 
@@ -675,15 +675,40 @@ def problems(document: Mapping[str, Any], kind: str, folder: Path | None = None)
     # A date its key's pattern already refuses (a source's `retrieved = "2027"`, a day wanted) is that one line, not
     # also the calendar-date format's "is after today" or "not a date of the calendar" (attack round 49).
     patterned = {tuple(e.absolute_path) for e in errors if e.validator == "pattern"}
+    loose = _looser_bounds(errors)
     found = [((list(map(str, e.absolute_path)), e.message),
               _false_key(e, validator.schema, document) or _explain(e) + _branches(e, validator.schema, document))
              for e in errors if not (e.validator == "oneOf" and not e.context and tuple(e.absolute_path) in typed)
              and not (e.validator == "type" and isinstance(e.instance, float) and tuple(e.absolute_path) in said)
-             and not (e.validator == "format" and tuple(e.absolute_path) in patterned)]
+             and not (e.validator == "format" and tuple(e.absolute_path) in patterned) and id(e) not in loose]
     kept, more = _whole_lines(floats)
     found.extend(((list(map(str, at)), ""), line) for at, line in kept)
     # One line per problem: two keywords saying one thing (`items: false` and `maxItems`) give one line.
     return list(dict.fromkeys(line for _, line in sorted(found, key=lambda pair: pair[0]))) + more
+
+
+_LOWER = frozenset({"minimum", "exclusiveMinimum"})
+_UPPER = frozenset({"maximum", "exclusiveMaximum"})
+
+
+def _looser_bounds(errors: Sequence[Any]) -> set[int]:
+    """The ids of the ``errors`` that break a bound on a key whose value breaks a tighter bound of the same side
+    too: one value, one line, the tighter bound's. Attack 62: a routing share pinned at -1 in a lock read "-1.0 is
+    less than or equal to the minimum of 0" (the share's ``exclusiveMinimum``) and "-1.0 is less than the minimum of
+    0" (every fact's ``minimum``), and one at 1e308 named both the share's maximum 1 and every fact's 1e18."""
+    tightest: dict[tuple[tuple[Any, ...], bool], tuple[tuple[float, bool], Any]] = {}
+    for e in errors:
+        bound = e.validator_value
+        if e.validator not in _LOWER | _UPPER or isinstance(bound, bool) or not isinstance(bound, int | float):
+            continue
+        low = e.validator in _LOWER
+        rank = (float(bound) if low else -float(bound), str(e.validator).startswith("exclusive"))
+        key = (tuple(e.absolute_path), low)
+        if key not in tightest or rank > tightest[key][0]:
+            tightest[key] = (rank, e)
+    kept = {id(e) for _, e in tightest.values()}
+    return {id(e) for e in errors if e.validator in _LOWER | _UPPER and id(e) not in kept
+            and (tuple(e.absolute_path), e.validator in _LOWER) in tightest}
 
 
 def _false_key(error: Any, root: Any, document: Any) -> str:
@@ -1753,12 +1778,10 @@ def load(
             if kept else build,
         )
     except InputError as e:
-        _REFUSED[memo] = e
-        while len(_REFUSED) > 64:
-            del _REFUSED[next(iter(_REFUSED))]
+        _REFUSED.keep(memo, e)
         raise
 
 
 #: Files refused in this process, by kind, path, schema folder and the sha256 of their bytes (never across
 #: processes: an invalid file is parsed and refused again on every run, as :mod:`passprice.cache` says).
-_REFUSED: dict[tuple[str, str, str, bytes], InputError] = {}
+_REFUSED = Refusals()
