@@ -621,7 +621,7 @@ class _FolderPath(click.Path):
     the name as text, as given (``--root ./`` not a root was said to be ``.``, pathlib's spelling; round 29)."""
 
     def __init__(self, as_given: bool = False) -> None:
-        super().__init__(file_okay=False, path_type=str if as_given else Path)
+        super().__init__(readable=False, path_type=str if as_given else Path)
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         if value == "":

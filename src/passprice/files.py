@@ -133,10 +133,12 @@ def why(error: OSError, path: Path | str | None = None) -> str:
 
 
 
-def look(path: Path | str) -> os.stat_result | None:
+def look(path: Path | str, doing: str | None = None) -> os.stat_result | None:
     """What ``path`` names, symbolic links followed: its status, or ``None`` when nothing is there (no such file, or
     a path through a file). Every name → path lookup goes through here (or :func:`is_folder` and
-    :func:`is_there`), so no ``OSError`` of a hostile name reaches the user as a traceback.
+    :func:`is_there`), so no ``OSError`` of a hostile name reaches the user as a traceback. ``doing`` (``"read"``,
+    ``"write"``) words the refusal as the reader's and writer's lines are: ``PATH: cannot read: the name is longer
+    than the file system allows`` (a folder given on the command line, ``--root DIR`` and ``init DIR``; left39).
 
     Raises :class:`InputError`, one line naming ``path``, for any other failure: a name longer than the file system
     allows (``ENAMETOOLONG``, a component over 255 bytes), a loop of symbolic links (``ELOOP``), a folder that may
@@ -146,7 +148,8 @@ def look(path: Path | str) -> os.stat_result | None:
     except (FileNotFoundError, NotADirectoryError):
         return None
     except OSError as e:
-        raise folder_refusal(e, path) or InputError(f"{shown(path)}: {why(e, path)}") from None
+        said = f"cannot {doing}: " if doing else ""
+        raise folder_refusal(e, path) or InputError(f"{shown(path)}: {said}{why(e, path)}") from None
     except ValueError:  # "embedded null byte": a name from a TOML file may hold one
         raise InputError(f"{str(path)!r}: not a file name (it holds a NUL character)") from None
 

@@ -832,6 +832,24 @@ def _spelled(named: str, path: Path) -> str:
     return named.rstrip(os.sep) or named
 
 
+def _require_folder(given: Path | str) -> None:
+    """Refuse ``--root DIR`` when ``DIR`` is no folder to read, in the reader's words (:func:`passprice.files.look`):
+    ``DIR: cannot read: the name is longer than the file system allows``, ``DIR: is a regular file, not a folder``,
+    ``DIR: is a symbolic link to T, which does not exist``; a folder on the way that may not be searched names that
+    folder. click judged the name first and said "Invalid value for '--root': Directory 'DIR' is a file." or "… is
+    not readable." (left39). A folder that may be searched but not listed (mode 311) is a root like any other: no
+    command lists the root itself, and one found from the working folder was never asked to be readable. Nothing
+    there is left to :func:`find_root` ("not a passprice root"). Raises :class:`InputError`."""
+    from passprice.files import kind, look
+
+    found = look(given, "read")
+    if found is None and os.path.islink(given):
+        raise InputError(f"{shown(given)}: is a symbolic link to {shown(os.readlink(given))}, which does not exist")
+    if found is not None and not stat.S_ISDIR(found.st_mode):
+        raise InputError(f"{shown(given)}: is {kind(found.st_mode)}, not a folder: --root names a folder holding "
+                         "facts/ and registry/")
+
+
 def _is_root(path: Path) -> bool:
     return is_folder(path / "facts") and is_folder(path / "registry")
 
@@ -1428,6 +1446,7 @@ def find_root(explicit: Path | str | None = None, start: Path | None = None) -> 
     "standard output: No such file or directory")."""
     if explicit is not None:
         path = Path(explicit)
+        _require_folder(explicit)
         if not _is_root(path):  # named as given: `--root ./` was said to be "." (pathlib's spelling; round 29)
             raise InputError(f"{shown(explicit)}: not a passprice root (it needs facts/ and registry/ folders)")
         try:
