@@ -4,6 +4,8 @@ passprice now gives.
 1. ``--root DIR`` and ``init DIR`` with ``DIR`` a regular file, a FIFO, a link to nothing, a name over 255 bytes, or
    a folder this user may not list: click's "Invalid value for '--root': Directory '…' is a file." / "… is not
    readable." where passprice's reader says "DIR: cannot read: …" / "DIR: is a regular file, not a folder".
+2. ``reproduce`` (and ``check``) of a lock whose checkpoint entry is there but cannot be read (a folder in its place,
+   a FIFO, a file this user may not open): "the pinned checkpoint … is gone", exit 1; now the file's one line, exit 2.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from cli_helpers import REPO, bad, invoke
+from cli_helpers import REPO, bad, copy_root, invoke
 
 LONG = "a" * 300
 SHOWN_LONG = f"{'a' * 24}…{'a' * 24} (300 characters)"
@@ -92,3 +94,57 @@ def test_1_a_root_in_a_folder_that_may_not_be_searched_names_that_folder(
     says = f"{closed}: cannot read its files: the folder may not be searched by this user"
     assert bad("cards", root=closed / "reg", says=says) == [f"passprice: error: {says}"]
     assert bad("init", str(closed / "reg"), says=says) == [f"passprice: error: {says}"]
+
+
+R1_ENTRY = "registry/checkpoints/deepseek-r1-distill-qwen-7b-q4_k_m.toml"
+
+
+@pytest.fixture(scope="module")
+def registry_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One private copy of the checkout's registry for the module (each test restores what it breaks)."""
+    return copy_root(tmp_path_factory.mktemp("left39"))
+
+
+@pytest.mark.parametrize(
+    ("damage", "says"),
+    [("folder", f"{R1_ENTRY}: is a folder, not a checkpoint file"),
+     ("fifo", f"{R1_ENTRY}: is a FIFO (named pipe), not a regular file: passprice reads regular files only"),
+     ("eacces", f"{R1_ENTRY}: cannot read: Permission denied")],
+    ids=["folder", "fifo", "eacces"],
+)
+def test_2_a_checkpoint_entry_there_but_unreadable_is_bad_input_not_gone(
+        registry_copy: Path, monkeypatch: pytest.MonkeyPatch, damage: str, says: str) -> None:
+    """Before: "does NOT reproduce: the pinned checkpoint deepseek-r1-distill-qwen-7b-q4_k_m is gone", exit 1, for
+    all three; now the entry's one line, exit 2 (``check`` gives the same line once, exit 2: too slow to run here, 2 s
+    a run; a checkpoint really absent stays gone, exit 1: tests/test_newcomer_21.py). EACCES is mocked (``os.open`` raises it for the entry): root opens every file."""
+    import errno
+    import shutil
+
+    entry = registry_copy / R1_ENTRY
+    kept = entry.read_bytes()
+    entry.unlink()
+    if damage == "folder":
+        entry.mkdir()
+    elif damage == "fifo":
+        os.mkfifo(entry)
+    else:
+        entry.write_bytes(kept)
+        opened = os.open
+
+        def no_open(path: Any, *rest: Any, **kwargs: Any) -> int:
+            if isinstance(path, (str, os.PathLike)) and os.fspath(path) == str(entry):
+                raise PermissionError(errno.EACCES, "Permission denied", os.fspath(path))
+            return opened(path, *rest, **kwargs)
+
+        monkeypatch.setattr(os, "open", no_open)
+    try:
+        lock = str(registry_copy / "locks" / "r1-qwen7b-h200.lock.toml")
+        assert bad("reproduce", lock, root=registry_copy, says=says) == [f"passprice: error: {says}"]
+    finally:
+        monkeypatch.undo()
+        if entry.is_dir():
+            shutil.rmtree(entry)
+        else:
+            entry.unlink()
+        entry.write_bytes(kept)
+

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import attrs
 
-from passprice.errors import InputError, NotFound, escaped
+from passprice.errors import InputError, NotFound, Unreadable, escaped
 from passprice.files import is_folder, is_there, shell_word, shown, why
 
 _PACKAGE = Path(__file__).resolve().parent
@@ -1069,10 +1069,10 @@ def not_found(kind: str, ref: str, folder: Path, known: list[str], root: Root | 
     was given as; it read ``/abs/root/registry/servings`` under an absolute ``--root``, session 29), or as given
     without a ``root``."""
     if ref and is_folder(ref):
-        return InputError(f"{shown(ref)}: is a folder, not a {kind} file")
+        return Unreadable(f"{shown(ref)}: is a folder, not a {kind} file")
     entry = folder / f"{ref}.toml"
     if ref and "/" not in ref and os.sep not in ref and is_folder(entry):  # registry/servings/x.toml/ for `x`
-        return InputError(f"{shown(entry)}: is a folder, not a {kind} file")
+        return Unreadable(f"{shown(entry)}: is a folder, not a {kind} file")
     if ref and is_there(ref):
         return InputError(f"{shown(ref)}: not a {kind} file (a {kind} file is TOML, named NAME.toml)")
     for link in (entry, ref) if ref and "/" not in ref and os.sep not in ref else (ref,):
