@@ -6,6 +6,8 @@ passprice now gives.
    readable." where passprice's reader says "DIR: cannot read: …" / "DIR: is a regular file, not a folder".
 2. ``reproduce`` (and ``check``) of a lock whose checkpoint entry is there but cannot be read (a folder in its place,
    a FIFO, a file this user may not open): "the pinned checkpoint … is gone", exit 1; now the file's one line, exit 2.
+3. A registry folder that cannot be listed, outside any registry (the built-in one): :meth:`Root.names` named it by
+   its absolute path inside the installed package where every other line says "the built-in registry's …".
 """
 
 from __future__ import annotations
@@ -148,3 +150,38 @@ def test_2_a_checkpoint_entry_there_but_unreadable_is_bad_input_not_gone(
             entry.unlink()
         entry.write_bytes(kept)
 
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [(("servings",), "the built-in registry's registry/servings: cannot list: Permission denied"),
+     (("price", "nosuch"), "the built-in registry's registry/servings: cannot list: Permission denied"),
+     (("reproduce", "nosuch"), "lock 'nosuch': no such file, and not in the built-in registry's locks; ")],
+    ids=["servings", "price", "reproduce"],
+)
+def test_3_a_folder_of_the_built_in_registry_is_named_as_every_other_line_names_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: tuple[str, ...], says: str) -> None:
+    """Before: ``/…/passprice/registry/servings: cannot list: Permission denied`` (the package's absolute path, which
+    the command line leaves as it is for the built-in registry) and ``not in /…/locks``, where "not found in" says
+    ``the built-in registry's registry/servings``. Unlistable is mocked (``os.listdir`` raises EACCES): root lists
+    every folder. Run outside any registry, so the built-in one is read."""
+    import errno
+
+    from click.testing import CliRunner
+
+    from passprice.cli import cli
+
+    listed = os.listdir
+    target = os.path.join("registry", "servings")
+
+    def no_list(path: Any = ".") -> list[str]:
+        if os.fspath(path).endswith(target):
+            raise PermissionError(errno.EACCES, "Permission denied", os.fspath(path))
+        return listed(path)
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(os, "listdir", no_list)
+    result = CliRunner().invoke(cli, ["--no-cache", *args])
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith(f"passprice: error: {says}"), result.stderr
+    assert str(REPO) not in result.stderr and "site-packages" not in result.stderr

@@ -112,11 +112,21 @@ class Root:
                 if name.endswith(suffix) and len(name) > len(suffix) and not editor_lock(name)
             )
         except OSError as e:
-            raise InputError(f"{folder}: cannot list: {why(e, folder)}") from None
+            raise Unreadable(f"{self.folder_named(folder)}: cannot list: {why(e, folder)}") from None
         if names and not os.access(folder, os.X_OK):
             # Listed but not searchable (mode r--): every file in it failed alone, one line each (attack round 61).
-            raise InputError(f"{folder}: cannot read its files: the folder may not be searched by this user")
+            raise Unreadable(f"{self.folder_named(folder)}: cannot read its files: the folder may not be searched "
+                             "by this user")
         return names
+
+    def folder_named(self, folder: Path) -> str:
+        """How a line of text names ``folder``, one of this root's: ``the built-in registry's registry/servings``
+        for the embedded default (:func:`named_in`, as "not found in" names it), else its path, shown
+        (:func:`shown`), which the command line writes as the user gave the root (:func:`as_given`: relative to the
+        working folder, or below ``--root DIR`` as typed). Outside any registry, :meth:`names` said
+        ``/…/site-packages/passprice/…/registry/servings: cannot list`` where every other line said the built-in
+        registry's (left39). Raises nothing."""
+        return named_in(self, folder) if self.embedded else shown(folder)
 
     def scan(self, folder: Path, suffix: str = ".toml") -> list[str]:
         """:meth:`names`, for a look over the whole registry that another step has already validated folder by
