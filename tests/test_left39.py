@@ -8,6 +8,9 @@ passprice now gives.
    a FIFO, a file this user may not open): "the pinned checkpoint … is gone", exit 1; now the file's one line, exit 2.
 3. A registry folder that cannot be listed, outside any registry (the built-in one): :meth:`Root.names` named it by
    its absolute path inside the installed package where every other line says "the built-in registry's …".
+4. A ``Routed``/``BadRouting`` refusal (and new-serving's warning) offering routing records said "registered here for
+   128 experts" of records it chose by k too: now "128 experts, 8 a token" (tests/test_left38.py item 5,
+   test_newcomer_27, test_walk44 … pin the lines).
 """
 
 from __future__ import annotations
@@ -185,3 +188,23 @@ def test_3_a_folder_of_the_built_in_registry_is_named_as_every_other_line_names_
     assert result.exit_code == 2, result.output
     assert result.stderr.startswith(f"passprice: error: {says}"), result.stderr
     assert str(REPO) not in result.stderr and "site-packages" not in result.stderr
+
+
+def test_4_the_router_is_said_with_its_experts_a_token_when_the_header_gives_it() -> None:
+    """:func:`passprice.routing.router_said`: E and k in the glossary's words (``routing``: each token routes to k of
+    its E experts); E alone when no header, or a header without a positive ``expert_used_count``."""
+    from passprice.routing import router_said
+
+    class Header:
+        def __init__(self, used: int | None) -> None:
+            self.used = used
+
+        def meta_int(self, key: str) -> int | None:
+            assert key == "expert_used_count"
+            return self.used
+
+    assert router_said(128, Header(8)) == "128 experts, 8 a token"  # type: ignore[arg-type]
+    assert router_said(32, Header(4)) == "32 experts, 4 a token"  # type: ignore[arg-type]
+    assert router_said(128, Header(0)) == "128 experts"  # type: ignore[arg-type]
+    assert router_said(128, Header(None)) == "128 experts"  # type: ignore[arg-type]
+    assert router_said(128) == "128 experts"
