@@ -11,6 +11,10 @@ passprice now gives.
 4. A ``Routed``/``BadRouting`` refusal (and new-serving's warning) offering routing records said "registered here for
    128 experts" of records it chose by k too: now "128 experts, 8 a token" (tests/test_left38.py item 5,
    test_newcomer_27, test_walk44 … pin the lines).
+5. tests/test_locks.py's moved-price test failed alone and passed in the suite's order: the stacks' fits kept across
+   processes (:mod:`passprice.stackfits`) were not keyed by the pricing model's version, which the test sets in
+   process beside a patched constant (as every kept pass shape is keyed): alone it was served the fits of the
+   patched pricing; in order, the right ones another test had kept.
 """
 
 from __future__ import annotations
@@ -208,3 +212,21 @@ def test_4_the_router_is_said_with_its_experts_a_token_when_the_header_gives_it(
     assert router_said(128, Header(0)) == "128 experts"  # type: ignore[arg-type]
     assert router_said(128, Header(None)) == "128 experts"  # type: ignore[arg-type]
     assert router_said(128) == "128 experts"
+
+
+def test_5_the_stacks_fits_are_kept_by_the_pricing_models_version(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before: the same key under ``PRICING_MODEL_VERSION = "test"`` and ``"test, undone"``, so ``check`` served a fit
+    made with the other pricing ("re-fitted from its 111 runs … it is 0.04283, not 0.04165", exit 1)."""
+    import passprice
+    from passprice.measurements import load_runs
+    from passprice.registry import Root
+    from passprice.stackfits import fit_inputs
+    from passprice.stacks import load_stack
+
+    root = Root(REPO)
+    stack = load_stack(root, "llamacpp-cuda-2405")
+    runs = load_runs(root)
+    first = fit_inputs(root, stack, runs)
+    assert first is not None and fit_inputs(root, stack, runs) == first
+    monkeypatch.setattr(passprice, "PRICING_MODEL_VERSION", "test")
+    assert fit_inputs(root, stack, runs) not in (None, first)
