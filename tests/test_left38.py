@@ -162,7 +162,8 @@ def test_5_routing_records_offered_fit_the_experts_a_token_too(
     result = invoke(*args, *(["--routing", routing] if routing else []), root=k4_root)
     assert result.exit_code == 1, result.output
     assert result.stderr.startswith(f"passprice: refused: {refusal}: "), result.stderr
-    assert result.stderr.endswith("; registered here for 128 experts, 8 a token: uniform (assumed; any checkpoint); not for "
+    assert result.stderr.endswith("; registered here for 128 experts, 8 a token: uniform (assumed; any "
+        "checkpoint); not for "
                                   "this checkpoint (its scope): qwen3-30b-a3b-measured (measured; for "
                                   "qwen3-30b-a3b-q4_k_m)\n"), result.stderr
     document = json.loads(invoke(*args, *(["--routing", routing] if routing else []), "--json", root=k4_root).stdout)

@@ -125,7 +125,8 @@ def test_2_a_checkpoint_entry_there_but_unreadable_is_bad_input_not_gone(
         registry_copy: Path, monkeypatch: pytest.MonkeyPatch, damage: str, says: str) -> None:
     """Before: "does NOT reproduce: the pinned checkpoint deepseek-r1-distill-qwen-7b-q4_k_m is gone", exit 1, for
     all three; now the entry's one line, exit 2 (``check`` gives the same line once, exit 2: too slow to run here, 2 s
-    a run; a checkpoint really absent stays gone, exit 1: tests/test_newcomer_21.py). EACCES is mocked (``os.open`` raises it for the entry): root opens every file."""
+    a run; a checkpoint really absent stays gone, exit 1: tests/test_newcomer_21.py). EACCES is mocked (``os.open``
+    raises it for the entry): root opens every file."""
     import errno
     import shutil
 
