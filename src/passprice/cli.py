@@ -615,13 +615,20 @@ class _FilePath(click.Path):
 
 
 class _FolderPath(click.Path):
-    """A folder name option or argument, as a :class:`~pathlib.Path`: ``click.Path(file_okay=False)`` that also
-    refuses an empty name, which pathlib reads as ``.``: ``init ''`` (``init "$DIR"`` with ``DIR`` unset) wrote a
-    registry into the working folder, and ``--root ''`` read the working folder's (attack round 28). ``as_given``:
+    """A folder name option or argument, as a :class:`~pathlib.Path`: ``click.Path`` that also refuses an empty
+    name, which pathlib reads as ``.``: ``init ''`` (``init "$DIR"`` with ``DIR`` unset) wrote a registry into the
+    working folder, and ``--root ''`` read the working folder's (attack round 28). ``as_given``:
     the name as text, as given (``--root ./`` not a root was said to be ``.``, pathlib's spelling; round 29)."""
 
     def __init__(self, as_given: bool = False) -> None:
+        # What the name names is passprice's to judge (registry.find_root, scaffold.write), not click's: a file,
+        # FIFO or unlistable folder said "Invalid value for '--root': Directory '…' is a file." (left39).
         super().__init__(readable=False, path_type=str if as_given else Path)
+
+    def get_metavar(self, param: click.Parameter, ctx: click.Context) -> str | None:
+        """An option's help says DIRECTORY (click's PATH once files are not refused by click); an argument keeps its
+        own name."""
+        return "DIRECTORY" if param.param_type_name == "option" else None
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         if value == "":
