@@ -105,6 +105,15 @@ def test_1_a_root_in_a_folder_that_may_not_be_searched_names_that_folder(
     assert bad("init", str(closed / "reg"), says=says) == [f"passprice: error: {says}"]
 
 
+def test_1_the_root_option_still_says_directory_in_help() -> None:
+    """click names a ``click.Path`` that takes files and folders ``PATH``; ``--root`` takes a folder."""
+    from click.testing import CliRunner
+
+    from passprice.cli import cli
+
+    assert "  --root DIRECTORY " in CliRunner().invoke(cli, ["--help"]).stdout
+
+
 R1_ENTRY = "registry/checkpoints/deepseek-r1-distill-qwen-7b-q4_k_m.toml"
 
 
