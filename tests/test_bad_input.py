@@ -112,7 +112,7 @@ def test_usage_errors_are_one_line(args: tuple[str, ...], says: str) -> None:
 def test_root_that_is_no_root(tmp_path: Path) -> None:
     bad("cards", root=tmp_path / "nowhere", says=f"{tmp_path / 'nowhere'}: not a passprice root")
     (tmp_path / "file").write_text("x")
-    bad("cards", root=tmp_path / "file", says="Invalid value for '--root'")
+    bad("cards", root=tmp_path / "file", says=f"{tmp_path / 'file'}: is a regular file, not a folder")  # left39
 
 
 # ---------------------------------------------------------------------------------------------------------------------

@@ -179,7 +179,8 @@ def test_4_a_routed_refusal_names_five_records_and_counts_the_rest(tmp_path: Pat
     result = invoke(*args, root=root)
     assert result.exit_code == 1 and result.stdout == ""
     assert result.stderr.endswith(
-        "; registered here for 256 experts: u01 (assumed; any checkpoint), u02 (assumed; any checkpoint), u03 "
+        "; registered here for 256 experts, 8 a token: u01 (assumed; any checkpoint), u02 (assumed; any "
+        "checkpoint), u03 "
         "(assumed; any checkpoint), u04 (assumed; any checkpoint), u05 (assumed; any checkpoint), and 8 more (--json "
         "lists every one)\n"
     )

@@ -39,7 +39,7 @@ CASES = [
     (("facts", "nosuch"), NOT_CARD),
     (("header", "{tmp}/missing.gguf"), "/missing.gguf: no such file"),
     (("@copy", "import", "{tmp}/missing.gguf"), "/missing.gguf: no such file"),
-    (("init", "{tmp}/afile"), "is a file."),
+    (("init", "{tmp}/afile"), "/afile: is a regular file; give a folder for the new registry"),
     (("kv", "nosuch"), "checkpoint 'nosuch': not found in registry/checkpoints"),
     (("@copy", "lock", "nosuch"), NOT_SERVING),
     (("max-batch", "nosuch"), NOT_SERVING),

@@ -151,7 +151,7 @@ def k4_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.mark.parametrize(("routing", "refusal"), [(None, "Routed"), ("k4a", "BadRouting")])
 def test_5_routing_records_offered_fit_the_experts_a_token_too(
         k4_root: Path, routing: str | None, refusal: str) -> None:
-    """Before: the Routed refusal offered k4a and k4b ("registered here for 128 experts: k4a (measured; any
+    """Before: the Routed refusal offered k4a and k4b ("registered here for 128 experts, 8 a token: k4a (measured; any
     checkpoint), k4b …"), each of which then refused BadRouting ("describes 4 experts a token, the checkpoint routes
     8"), and BadRouting of k4a offered k4b; now only the records fitting E = 128 and k = 8."""
     import json
@@ -162,7 +162,8 @@ def test_5_routing_records_offered_fit_the_experts_a_token_too(
     result = invoke(*args, *(["--routing", routing] if routing else []), root=k4_root)
     assert result.exit_code == 1, result.output
     assert result.stderr.startswith(f"passprice: refused: {refusal}: "), result.stderr
-    assert result.stderr.endswith("; registered here for 128 experts: uniform (assumed; any checkpoint); not for "
+    assert result.stderr.endswith("; registered here for 128 experts, 8 a token: uniform (assumed; any "
+        "checkpoint); not for "
                                   "this checkpoint (its scope): qwen3-30b-a3b-measured (measured; for "
                                   "qwen3-30b-a3b-q4_k_m)\n"), result.stderr
     document = json.loads(invoke(*args, *(["--routing", routing] if routing else []), "--json", root=k4_root).stdout)

@@ -186,7 +186,8 @@ def test_4_routed_offers_only_records_whose_scope_holds_the_checkpoint(tmp_path:
     assert out["records_out_of_scope"] == ["qwen3-30b-a3b-measured (measured; for qwen3-30b-a3b-q4_k_m)"]
     result = invoke(*args)
     assert result.exit_code == 1
-    assert result.stderr.endswith("; registered here for 128 experts: uniform (assumed; any checkpoint); not for "
+    assert result.stderr.endswith("; registered here for 128 experts, 8 a token: uniform (assumed; any "
+        "checkpoint); not for "
                                   "this checkpoint (its scope): qwen3-30b-a3b-measured (measured; for "
                                   "qwen3-30b-a3b-q4_k_m)\n")
     assert invoke(*args, "--routing", "qwen3-30b-a3b-measured").stderr.startswith("passprice: refused: OutOfScope")

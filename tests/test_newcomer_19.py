@@ -49,7 +49,8 @@ def test_bad_routing_at_price_time_names_the_share_and_its_bound(tmp_path: Path)
     text = invoke("price", "qwen3-30b-a3b-h200", "--no-lock", root=root)
     assert text.exit_code == 1
     # walk44: then the records registered for its 128 experts, the refused one left out, as Routed names them
-    assert text.stderr == (f"passprice: refused: BadRouting: {out['message']}; registered here for 128 experts: "
+    assert text.stderr == (f"passprice: refused: BadRouting: {out['message']}; registered here for 128 experts, "
+        "8 a token: "
                            "uniform (assumed; any checkpoint)\n")
     # check words the record's problem the same way, naming its file and what to do.
     checked = invoke("check", root=root)

@@ -272,7 +272,7 @@ def test_routed_names_the_records_registered_for_its_experts() -> None:
     assert out["records"] == ["qwen3-30b-a3b-measured (measured; for qwen3-30b-a3b-q4_k_m)",
                               "uniform (assumed; any checkpoint)"]
     result = invoke("price", "--checkpoint", "qwen3-30b-a3b-q4_k_m", "--card", "mi300x", "--batch", "8")
-    assert result.stderr.endswith("; registered here for 128 experts: qwen3-30b-a3b-measured (measured; for "
+    assert result.stderr.endswith("; registered here for 128 experts, 8 a token: qwen3-30b-a3b-measured (measured; for "
                                   "qwen3-30b-a3b-q4_k_m), uniform (assumed; any checkpoint)\n")
     # gpt-oss-20b has 32 experts: the 128-expert record is not offered.
     other = refused("price", "--checkpoint", "gpt-oss-20b-mxfp4", "--card", "mi300x", "--batch", "8", name="Routed")

@@ -160,7 +160,7 @@ def test_5_speculate_without_a_routing_record_is_refused_routed_naming_the_recor
         "passprice: refused: Routed: a mixture of 256 experts: which experts a pass reads depends on how its rows "
         "route; name a routing record (facts/routing/NAME.toml) with --routing NAME or `routing = NAME` in the "
         "serving (facts/routing/uniform.toml states uniform routing as an assumption); registered here for 256 "
-        "experts: uniform (assumed; any checkpoint)\n"
+        "experts, 8 a token: uniform (assumed; any checkpoint)\n"
     )
     data = json.loads(invoke(*args, "--json").stdout)
     assert (data["refusal"], data["expert_count"], data["records"]) == (

@@ -103,7 +103,8 @@ def test_new_serving_warns_of_a_mixture_of_experts_without_routing(tmp_path: Pat
     assert made.stderr == (
         "passprice: warning: qwen3-30b-a3b-q4_k_m is a mixture of 128 experts and the serving names no routing "
         "record: every price of it is refused Routed unless given --routing NAME: write it with --routing NAME "
-        "(registered here for 128 experts: qwen3-30b-a3b-measured (measured; for qwen3-30b-a3b-q4_k_m), uniform "
+        "(registered here for 128 experts, 8 a token: qwen3-30b-a3b-measured (measured; for "
+        "qwen3-30b-a3b-q4_k_m), uniform "
         "(assumed; any checkpoint))\n")
     assert (root / "registry/servings/moe.toml").is_file()
     routed = invoke("new-serving", "moe2", "--checkpoint", "qwen3-30b-a3b-q4_k_m", "--card", "h100_sxm5_80gb",

@@ -121,7 +121,8 @@ def test_a_routing_record_of_another_router_names_the_records_that_fit(tmp_path)
         "BadRouting", 32, ["uniform (assumed; any checkpoint)"])
     assert result.stderr == (
         "passprice: refused: BadRouting: routing wide does not fit this checkpoint: wide describes a router of 64 "
-        "experts, the checkpoint has 32; registered here for 32 experts: uniform (assumed; any checkpoint)\n")
+        "experts, the checkpoint has 32; registered here for 32 experts, 4 a token: uniform (assumed; any "
+        "checkpoint)\n")
     # a dense checkpoint's BadRouting names no records (there is no router to fit)
     dense = invoke("price", "r1-qwen7b-h200", "--routing", "uniform", "--json", root=root)
     assert "records" not in json.loads(dense.stdout) and "expert_count" not in json.loads(dense.stdout)

@@ -405,7 +405,7 @@ class _Group(click.Group):
                 _failure_document(ctx, e.payload)
                 name = e.payload.get("refusal")
                 message = "\n".join(_as_given(ctx, e.message.split("\n"), _root_or_none(ctx)))
-                message += _records_said(e.payload)
+                message += _records_said(e.payload, e.header)
                 shown = (f"{name}: {message}" if isinstance(name, str) and not message.startswith(name)
                          else message)
                 click.echo(f"passprice: refused: {_escaped_lines(shown)}", err=True)
@@ -445,7 +445,7 @@ class _Group(click.Group):
             _routed_records(ctx, payload, e.header if isinstance(e, (Routed, BadRouting)) else None)
             with _reader_gone():
                 _failure_document(ctx, payload)
-            said = str(e) + _records_said(payload)
+            said = str(e) + _records_said(payload, e.header if isinstance(e, (Routed, BadRouting)) else None)
             click.echo(f"passprice: refused: {e.name}: {_escaped_lines(said)}", err=True)
             ctx.exit(1)
 
@@ -615,13 +615,20 @@ class _FilePath(click.Path):
 
 
 class _FolderPath(click.Path):
-    """A folder name option or argument, as a :class:`~pathlib.Path`: ``click.Path(file_okay=False)`` that also
-    refuses an empty name, which pathlib reads as ``.``: ``init ''`` (``init "$DIR"`` with ``DIR`` unset) wrote a
-    registry into the working folder, and ``--root ''`` read the working folder's (attack round 28). ``as_given``:
+    """A folder name option or argument, as a :class:`~pathlib.Path`: ``click.Path`` that also refuses an empty
+    name, which pathlib reads as ``.``: ``init ''`` (``init "$DIR"`` with ``DIR`` unset) wrote a registry into the
+    working folder, and ``--root ''`` read the working folder's (attack round 28). ``as_given``:
     the name as text, as given (``--root ./`` not a root was said to be ``.``, pathlib's spelling; round 29)."""
 
     def __init__(self, as_given: bool = False) -> None:
-        super().__init__(file_okay=False, path_type=str if as_given else Path)
+        # What the name names is passprice's to judge (registry.find_root, scaffold.write), not click's: a file,
+        # FIFO or unlistable folder said "Invalid value for '--root': Directory '…' is a file." (left39).
+        super().__init__(readable=False, path_type=str if as_given else Path)
+
+    def get_metavar(self, param: click.Parameter, ctx: click.Context) -> str | None:
+        """An option's help says DIRECTORY (click's PATH once files are not refused by click); an argument keeps its
+        own name."""
+        return "DIRECTORY" if param.param_type_name == "option" else None
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         if value == "":
@@ -807,20 +814,23 @@ def _routed_records(ctx: click.Context, payload: dict[str, Any], header: Any = N
 MAX_RECORDS_SAID = 5
 
 
-def _records_said(payload: dict[str, Any]) -> str:
+def _records_said(payload: dict[str, Any], header: Any = None) -> str:
     """What a ``Routed`` refusal's line adds of its payload's ``records`` and ``records_out_of_scope``
-    (:func:`_routed_records`): ``; registered here for 128 experts: uniform (…); not for this checkpoint (its
-    scope): qwen3-30b-a3b-measured (…)``, each list cut to :data:`MAX_RECORDS_SAID` and ``and K more (--json lists
-    every one)``; ``""`` when it has neither."""
+    (:func:`_routed_records`), the router as the refused checkpoint's ``header`` gives it
+    (:func:`passprice.routing.router_said`): ``; registered here for 128 experts, 8 a token: uniform (…); not for
+    this checkpoint (its scope): qwen3-30b-a3b-measured (…)``, each list cut to :data:`MAX_RECORDS_SAID` and ``and K
+    more (--json lists every one)``; ``""`` when it has neither."""
 
     def listed(records: list[str]) -> str:
         rest = len(records) - MAX_RECORDS_SAID
         more = [f"and {rest:,} more (--json lists every one)"] if rest > 0 else []
         return ", ".join([*records[:MAX_RECORDS_SAID], *more])
 
+    from passprice.routing import router_said
+
     said = ""
     if payload.get("records"):
-        said += f"; registered here for {payload['expert_count']} experts: " + listed(payload["records"])
+        said += f"; registered here for {router_said(payload['expert_count'], header)}: " + listed(payload["records"])
     if payload.get("records_out_of_scope"):
         said += "; not for this checkpoint (its scope): " + listed(payload["records_out_of_scope"])
     return said

@@ -124,6 +124,14 @@ class NotFound(InputError):
     read the name from a file (a serving naming its checkpoint) can say which file and key named it."""
 
 
+class Unreadable(InputError):
+    """A file that is there but cannot be read: a folder, FIFO, device or socket where a file belongs, a file this
+    user may not open, a folder on the way that may not be searched, a loop of symbolic links, a name too long
+    (:func:`passprice.files.open_regular`, :func:`passprice.files.look`). Bad input whoever meets it, never
+    :class:`NotFound`: ``reproduce`` of a lock whose checkpoint entry was a folder, a FIFO or mode 000 said the
+    checkpoint was "gone" and exited 1 (left39); a record that is really absent stays gone."""
+
+
 class SchemaError(InputError):
     """A file that does not match its JSON Schema; ``problems`` lists every mismatch, each as
     ``FILE: KEY.PATH: what was wrong`` (all of a file's problems together, not only the first)."""

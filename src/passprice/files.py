@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, NamedTuple
 
 from passprice.cachefolder import make_folders
-from passprice.errors import InputError, NotFound, escaped
+from passprice.errors import InputError, NotFound, Unreadable, escaped
 
 #: A UTF-8 byte-order mark (``codecs.BOM_UTF8``; decoded, U+FEFF).
 BOM = b"\xef\xbb\xbf"
@@ -113,7 +113,7 @@ def folder_refusal(error: OSError, path: Path | str) -> InputError | None:
     folder = unsearchable(path)
     if folder is None:
         return None
-    return InputError(f"{shown(folder)}: cannot read its files: the folder may not be searched by this user")
+    return Unreadable(f"{shown(folder)}: cannot read its files: the folder may not be searched by this user")
 
 
 def why(error: OSError, path: Path | str | None = None) -> str:
@@ -133,10 +133,12 @@ def why(error: OSError, path: Path | str | None = None) -> str:
 
 
 
-def look(path: Path | str) -> os.stat_result | None:
+def look(path: Path | str, doing: str | None = None) -> os.stat_result | None:
     """What ``path`` names, symbolic links followed: its status, or ``None`` when nothing is there (no such file, or
     a path through a file). Every name → path lookup goes through here (or :func:`is_folder` and
-    :func:`is_there`), so no ``OSError`` of a hostile name reaches the user as a traceback.
+    :func:`is_there`), so no ``OSError`` of a hostile name reaches the user as a traceback. ``doing`` (``"read"``,
+    ``"write"``) words the refusal as the reader's and writer's lines are: ``PATH: cannot read: the name is longer
+    than the file system allows`` (a folder given on the command line, ``--root DIR`` and ``init DIR``; left39).
 
     Raises :class:`InputError`, one line naming ``path``, for any other failure: a name longer than the file system
     allows (``ENAMETOOLONG``, a component over 255 bytes), a loop of symbolic links (``ELOOP``), a folder that may
@@ -146,7 +148,8 @@ def look(path: Path | str) -> os.stat_result | None:
     except (FileNotFoundError, NotADirectoryError):
         return None
     except OSError as e:
-        raise folder_refusal(e, path) or InputError(f"{shown(path)}: {why(e, path)}") from None
+        said = f"cannot {doing}: " if doing else ""
+        raise folder_refusal(e, path) or Unreadable(f"{shown(path)}: {said}{why(e, path)}") from None
     except ValueError:  # "embedded null byte": a name from a TOML file may hold one
         raise InputError(f"{str(path)!r}: not a file name (it holds a NUL character)") from None
 
@@ -167,9 +170,9 @@ def is_there(path: Path | str) -> bool:
 
 def _require_regular(path: Path | str, mode: int) -> None:
     if stat.S_ISDIR(mode):
-        raise InputError(f"{shown(path)}: is a folder, not a file")
+        raise Unreadable(f"{shown(path)}: is a folder, not a file")
     if not stat.S_ISREG(mode):
-        raise InputError(f"{shown(path)}: is {kind(mode)}, not a regular file: passprice reads regular files only")
+        raise Unreadable(f"{shown(path)}: is {kind(mode)}, not a regular file: passprice reads regular files only")
 
 
 def open_regular(path: Path | str, buffering: int = -1) -> BinaryIO:
@@ -190,7 +193,7 @@ def open_regular(path: Path | str, buffering: int = -1) -> BinaryIO:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as e:
-        raise folder_refusal(e, path) or InputError(f"{shown(path)}: cannot read: {why(e, path)}") from None
+        raise folder_refusal(e, path) or Unreadable(f"{shown(path)}: cannot read: {why(e, path)}") from None
     try:
         _require_regular(path, os.fstat(fd).st_mode)
         os.set_blocking(fd, True)
@@ -225,7 +228,7 @@ def read_regular(path: Path | str, limit: int, refuse: Callable[[int], None] | N
             if size < len(data) <= limit:
                 data += handle.read(limit + 1 - len(data))
         except OSError as e:
-            raise folder_refusal(e, path) or InputError(f"{shown(path)}: cannot read: {why(e, path)}") from None
+            raise folder_refusal(e, path) or Unreadable(f"{shown(path)}: cannot read: {why(e, path)}") from None
     if len(data) > limit:
         if refuse is not None:
             refuse(len(data))

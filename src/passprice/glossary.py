@@ -829,7 +829,9 @@ _TERMS = (
         "refusal: a mixture of experts priced without a routing record",
         "A refusal: which experts a pass of a mixture of experts reads depends on how its rows route, a fact the "
         "serving must name: `--routing NAME` or `routing = NAME` in the serving (`facts/routing/uniform.toml` "
-        "states uniform routing as an assumption).",
+        "states uniform routing as an assumption). The line names the records registered here that fit the "
+        "checkpoint's router, its expert count and experts a token (`; registered here for 128 experts, 8 a token: "
+        "uniform (assumed; any checkpoint)`; `--json`: `expert_count`, `records`).",
     ),
     Term(
         "BadRouting",
@@ -838,9 +840,9 @@ _TERMS = (
         "or shares no router of this size can take (each p_e at most 1: a hot set of hot_experts · E experts takes "
         "at most hot_experts · E / k of the slots), or the checkpoint is dense (no `expert_count`): price a dense "
         "checkpoint without `--routing`, or name the mixture of experts meant. Of a mixture of experts the line "
-        "names the records registered for its expert count, as `Routed` does, the refused one left out "
-        "(`; registered here for 32 experts: uniform (assumed; any checkpoint)`; `--json`: `expert_count`, "
-        "`records`).",
+        "names the records registered for its router, as `Routed` does, the refused one left out "
+        "(`; registered here for 32 experts, 4 a token: uniform (assumed; any checkpoint)`; `--json`: "
+        "`expert_count`, `records`).",
     ),
     Term(
         "NoHostLink",
@@ -1008,7 +1010,7 @@ _TERMS = (
         "`bytes` (theirs) and `experts_held_bytes` (all routed experts' bytes).",
         ("routing record", "mixture of experts", "moe", "experts", "expert", "hot_experts", "hot_share", "hot set",
          "routing note", "token-slots", "token-slot", "p_e", "mean over routing", "distinct", "experts_held_bytes",
-         "D(T)", "D(1)", "experts a layer"),
+         "D(T)", "D(1)", "experts a layer", "experts a token"),
     ),
     Term(
         "MLA",

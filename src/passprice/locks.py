@@ -1407,7 +1407,7 @@ def lock_path(root: Root, ref: str) -> Path:
     hint = shipped_hint("lock", ref, root.locks, root.path) or did_you_mean(ref.removesuffix(".lock.toml"), files)
     if DIGEST_REF.match(ref):  # a price cited by its lock's digest, as the README asks (walkthrough 38)
         raise InputError(digest_ref_problem(root, ref, files, known))
-    raise InputError(f"lock {ref!r}: no such file, and not in {root.locks}{hint} (locks: {known})")
+    raise InputError(f"lock {ref!r}: no such file, and not in {root.folder_named(root.locks)}{hint} (locks: {known})")
 
 
 #: A lock named by its ``[lock] digest`` (or the first 8 or more hex digits of it), as a paper cites a price.

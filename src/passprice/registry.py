@@ -14,7 +14,7 @@ from pathlib import Path
 
 import attrs
 
-from passprice.errors import InputError, NotFound, escaped
+from passprice.errors import InputError, NotFound, Unreadable, escaped
 from passprice.files import is_folder, is_there, shell_word, shown, why
 
 _PACKAGE = Path(__file__).resolve().parent
@@ -112,11 +112,21 @@ class Root:
                 if name.endswith(suffix) and len(name) > len(suffix) and not editor_lock(name)
             )
         except OSError as e:
-            raise InputError(f"{folder}: cannot list: {why(e, folder)}") from None
+            raise Unreadable(f"{self.folder_named(folder)}: cannot list: {why(e, folder)}") from None
         if names and not os.access(folder, os.X_OK):
             # Listed but not searchable (mode r--): every file in it failed alone, one line each (attack round 61).
-            raise InputError(f"{folder}: cannot read its files: the folder may not be searched by this user")
+            raise Unreadable(f"{self.folder_named(folder)}: cannot read its files: the folder may not be searched "
+                             "by this user")
         return names
+
+    def folder_named(self, folder: Path) -> str:
+        """How a line of text names ``folder``, one of this root's: ``the built-in registry's registry/servings``
+        for the embedded default (:func:`named_in`, as "not found in" names it), else its path, shown
+        (:func:`shown`), which the command line writes as the user gave the root (:func:`as_given`: relative to the
+        working folder, or below ``--root DIR`` as typed). Outside any registry, :meth:`names` said
+        ``/…/site-packages/passprice/…/registry/servings: cannot list`` where every other line said the built-in
+        registry's (left39). Raises nothing."""
+        return named_in(self, folder) if self.embedded else shown(folder)
 
     def scan(self, folder: Path, suffix: str = ".toml") -> list[str]:
         """:meth:`names`, for a look over the whole registry that another step has already validated folder by
@@ -832,6 +842,24 @@ def _spelled(named: str, path: Path) -> str:
     return named.rstrip(os.sep) or named
 
 
+def _require_folder(given: Path | str) -> None:
+    """Refuse ``--root DIR`` when ``DIR`` is no folder to read, in the reader's words (:func:`passprice.files.look`):
+    ``DIR: cannot read: the name is longer than the file system allows``, ``DIR: is a regular file, not a folder``,
+    ``DIR: is a symbolic link to T, which does not exist``; a folder on the way that may not be searched names that
+    folder. click judged the name first and said "Invalid value for '--root': Directory 'DIR' is a file." or "… is
+    not readable." (left39). A folder that may be searched but not listed (mode 311) is a root like any other: no
+    command lists the root itself, and one found from the working folder was never asked to be readable. Nothing
+    there is left to :func:`find_root` ("not a passprice root"). Raises :class:`InputError`."""
+    from passprice.files import kind, look
+
+    found = look(given, "read")
+    if found is None and os.path.islink(given):
+        raise InputError(f"{shown(given)}: is a symbolic link to {shown(os.readlink(given))}, which does not exist")
+    if found is not None and not stat.S_ISDIR(found.st_mode):
+        raise InputError(f"{shown(given)}: is {kind(found.st_mode)}, not a folder: --root names a folder holding "
+                         "facts/ and registry/")
+
+
 def _is_root(path: Path) -> bool:
     return is_folder(path / "facts") and is_folder(path / "registry")
 
@@ -1051,10 +1079,10 @@ def not_found(kind: str, ref: str, folder: Path, known: list[str], root: Root | 
     was given as; it read ``/abs/root/registry/servings`` under an absolute ``--root``, session 29), or as given
     without a ``root``."""
     if ref and is_folder(ref):
-        return InputError(f"{shown(ref)}: is a folder, not a {kind} file")
+        return Unreadable(f"{shown(ref)}: is a folder, not a {kind} file")
     entry = folder / f"{ref}.toml"
     if ref and "/" not in ref and os.sep not in ref and is_folder(entry):  # registry/servings/x.toml/ for `x`
-        return InputError(f"{shown(entry)}: is a folder, not a {kind} file")
+        return Unreadable(f"{shown(entry)}: is a folder, not a {kind} file")
     if ref and is_there(ref):
         return InputError(f"{shown(ref)}: not a {kind} file (a {kind} file is TOML, named NAME.toml)")
     for link in (entry, ref) if ref and "/" not in ref and os.sep not in ref else (ref,):
@@ -1428,6 +1456,7 @@ def find_root(explicit: Path | str | None = None, start: Path | None = None) -> 
     "standard output: No such file or directory")."""
     if explicit is not None:
         path = Path(explicit)
+        _require_folder(explicit)
         if not _is_root(path):  # named as given: `--root ./` was said to be "." (pathlib's spelling; round 29)
             raise InputError(f"{shown(explicit)}: not a passprice root (it needs facts/ and registry/ folders)")
         try:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from passprice.errors import InputError, problem_lines
+from passprice.errors import InputError, Unreadable, problem_lines
 from passprice.facts import UNITS, Fact
 from passprice.files import shell_word
 from passprice.gguf_header import GGUFHeader
@@ -335,7 +335,12 @@ def _identity(lock: Lock, header: GGUFHeader) -> str:
 
 def find_checkpoint(root: Root, lock: Lock) -> tuple[GGUFHeader | None, CheckpointState]:
     """The header holding the content ``lock`` pinned, and where it was found (:class:`CheckpointState`): the entry
-    (or file) the lock names, else the first registry entry, by name, that holds it; ``None`` when none does."""
+    (or file) the lock names, else the first registry entry, by name, that holds it; ``None`` when none does.
+
+    Raises :class:`~passprice.errors.Unreadable` (bad input, exit 2) when the entry the lock names is there but
+    cannot be read (a folder in its place, a FIFO, a file this user may not open): one line naming the file, root
+    relative. ``reproduce`` said such a checkpoint was "gone" and exited 1 (left39); a name that names nothing, or an
+    entry that reads and holds other content, is looked for among the other entries as before."""
     from passprice.checkpoints import load_checkpoint
 
     ref = lock.checkpoint_pin.name
@@ -347,6 +352,8 @@ def find_checkpoint(root: Root, lock: Lock) -> tuple[GGUFHeader | None, Checkpoi
         today = _identity(lock, named)
         if today == pinned:
             return named, CheckpointState("same", ref, pinned, ref, today)
+    except Unreadable as e:
+        raise Unreadable(problem_lines(e)[0].replace(f"{root.path}/", "")) from None
     except InputError as e:
         error = problem_lines(e)[0].replace(f"{root.path}/", "")
     unread = []

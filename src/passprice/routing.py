@@ -123,6 +123,15 @@ def routing_path(root: Root, ref: str) -> Path:
     return path
 
 
+def router_said(experts: int, header: GGUFHeader | None = None) -> str:
+    """A router in the words a refusal offering routing records uses (the glossary's ``routing``: each token routes
+    to k of its E experts): ``128 experts, 8 a token``, or ``128 experts`` when ``header`` gives no k
+    (:func:`experts_used`). The records offered fit k as well as E (:func:`records_for`), and the line said only
+    "registered here for 128 experts" (left39). Raises nothing."""
+    used = experts_used(header)
+    return f"{experts} experts" if used is None else f"{experts} experts, {used} a token"
+
+
 def records_for(root: Root, experts: int, header: GGUFHeader | None = None) -> list[str]:
     """The registered routing records that could price a mixture of ``experts`` routed experts, each described for
     a ``Routed`` refusal: ``qwen3-30b-a3b-measured (measured; for qwen3-30b-a3b-q4_k_m)``, ``uniform (assumed; any
@@ -144,9 +153,9 @@ def records_out_of_scope(root: Root, experts: int, header: GGUFHeader) -> list[s
     return _records(root, experts, header)[1]
 
 
-def _used(header: GGUFHeader | None) -> int | None:
-    """The experts a token (k) of ``header``'s router, or ``None`` when unknown (no header, no such key, not a
-    positive integer)."""
+def experts_used(header: GGUFHeader | None) -> int | None:
+    """The experts a token (k) of ``header``'s router (``expert_used_count``), or ``None`` when unknown (no header, no
+    such key, not a positive integer). Raises nothing."""
     used = None if header is None else header.meta_int("expert_used_count")
     return used if used is not None and used > 0 else None
 
@@ -161,7 +170,7 @@ def _records(root: Root, experts: int, header: GGUFHeader | None) -> tuple[list[
         names = root.names(root.routing)
     except InputError:
         return [], []
-    used = _used(header)
+    used = experts_used(header)
     for name in names:
         try:
             record = load_routing(root, name)

@@ -609,8 +609,8 @@ def write(the_plan: Plan, dest: Path) -> tuple[str, ...]:
     # The one rule of a name passprice writes (files.require_windows_name): `init aux`, `init x.` and `init 'a|b'`
     # made a registry whose folder a checkout on Windows cannot hold (issue 13's leftovers, session 28); the folders
     # init creates above it too. A folder already there is the user's, as the folder of an output file is.
-    for at in (dest, *dest.parents):
-        if look(at) is not None or os.path.islink(at):
+    for at in (dest, *dest.parents):  # a name too long is the writer's line: "DEST: cannot write: the name …"
+        if look(at, "write") is not None or os.path.islink(at):
             break
         require_windows_name(at)
     found = look(dest)  # the one lookup: a name too long or a loop of links is one error line

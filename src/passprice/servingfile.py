@@ -129,13 +129,13 @@ def _require_routing_fits(root: Root, path: Path, resolved: Resolved) -> None:
 def _routing_warning(root: Root, resolved: Resolved) -> str | None:
     """The warning for a mixture of experts written without a routing record, naming the records registered for
     its expert count (:func:`passprice.routing.records_for`), or ``None``."""
-    from passprice.routing import records_for
+    from passprice.routing import records_for, router_said
 
     experts = resolved.header.meta_int("expert_count") or 0
     if resolved.serving.routing is not None or not experts:
         return None
     records = records_for(root, experts, resolved.header)
-    named = (f"registered here for {experts} experts: {', '.join(records)}" if records
+    named = (f"registered here for {router_said(experts, resolved.header)}: {', '.join(records)}" if records
              else "facts/routing/uniform.toml states uniform routing as an assumption")
     return (f"{resolved.spec.checkpoint} is a mixture of {experts} experts and the serving names no routing record: "
             f"every price of it is refused Routed unless given --routing NAME: write it with --routing NAME ({named})")

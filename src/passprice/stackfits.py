@@ -9,18 +9,18 @@ only reason those commands imported NumPy. So the findings are kept in the cache
 imported on a miss.
 
 What the findings are a function of (:func:`passprice.calibrate.verify_stack` and what it calls): the stack's file,
-every measured run (``registry/measurements/``, all files: a run may move to another stack or disappear), the cards
-the runs name (``facts/cards/NAME.toml``, and the folder's listing, which a "not found" names), every checkpoint
-entry (``registry/checkpoints/``: a routing record's scope names checkpoints), the routing records and drafting
-methods (``facts/routing/``, ``facts/drafts/``), the other stacks (``facts/stacks/``), the source records every
-fact cites (``sources/``), the schemas (``schema/``), passprice's code and the libraries that decide an entry (in
-every cache key: :func:`passprice.cache.key`), NumPy's installed files (the least squares), every bound the
-environment sets (:data:`passprice.settings.VARIABLES`: ``PASSPRICE_MAX_FIT_RUNS``, and ``PASSPRICE_MAX_FILE_BYTES``,
-past which a card does not read) and the working folder (a finding's text may name a file as a path). Nothing is kept
-(the fit re-run, as before) when a run names a card, checkpoint or routing record by a path rather than a registry
-name (a path inside the root passes the measurement file's check, and may lead to a folder no key lists), when a
-named card, entry or record is not there, when an entry of those folders is not a regular file or folder (a FIFO, a
-dangling link), or when a finding's text names the registry's folder (a path that differs between a side's
+every measured run (``registry/measurements/``, all files: a run may move to another stack or disappear), the cards the
+runs name (``facts/cards/NAME.toml``, and the folder's listing, which a "not found" names), every checkpoint entry
+(``registry/checkpoints/``: a routing record's scope names checkpoints), the routing records and drafting methods
+(``facts/routing/``, ``facts/drafts/``), the other stacks (``facts/stacks/``), the source records every fact cites
+(``sources/``), the schemas (``schema/``), passprice's code and the libraries that decide an entry (in every cache key:
+:func:`passprice.cache.key`), the pricing model's version (as a kept pass shape's), NumPy's installed files (the least
+squares), every bound the environment sets (:data:`passprice.settings.VARIABLES`: ``PASSPRICE_MAX_FIT_RUNS``, and
+``PASSPRICE_MAX_FILE_BYTES``, past which a card does not read) and the working folder (a finding's text may name a file
+as a path). Nothing is kept (the fit re-run, as before) when a run names a card, checkpoint or routing record by a path
+rather than a registry name (a path inside the root passes the measurement file's check, and may lead to a folder no key
+lists), when a named card, entry or record is not there, when an entry of those folders is not a regular file or folder
+(a FIFO, a dangling link), or when a finding's text names the registry's folder (a path that differs between a side's
 temporary copy and the next).
 """
 
@@ -158,8 +158,16 @@ def fit_inputs(root: Root, stack: Stack, runs: Sequence[Run]) -> bytes | None:
     # routing record past PASSPRICE_MAX_FILE_BYTES makes the fit "broken", and a warm check kept the finding of a
     # run without the bound (slip 49: "2 problems" warm, "3 problems" cold and without the cache).
     bounds = "\0".join(f"{name}={os.environ.get(name)!r}" for name, _ in VARIABLES)
+    # The pricing model's version, as every pass shape kept is keyed (passprice.serving._stored_shape): the fit
+    # prices every run. The code stamp keys the modules' files only, so a version set in process (a test standing
+    # in for new pricing code, with the code's constants patched) was served the findings of the other pricing:
+    # tests/test_locks.py's moved-price test failed alone ("re-fitted … 0.04283, not 0.04165") and passed after a
+    # test that had kept the right ones (left39).
+    import passprice
+
     parts: list[bytes] = [
-        f"{stack.name}\0{os.getcwd()}\0{bounds}\0".encode("utf-8", "surrogateescape"),
+        f"{stack.name}\0{os.getcwd()}\0{bounds}\0{passprice.PRICING_MODEL_VERSION}\0".encode(
+            "utf-8", "surrogateescape"),
         shared,
     ]
     try:
