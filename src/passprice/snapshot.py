@@ -144,16 +144,22 @@ def kept(key: Hashable) -> Any:
 
 def resolved(path: str | os.PathLike[str]) -> Path:
     """``Path(path).resolve()`` (``os.path.realpath``, links followed, not strict): outside a snapshot that call
-    itself; inside one, the folder holding ``path`` is resolved once a snapshot (:func:`made`, keyed by the folder as
-    written and, for a relative one, the working folder) and ``path``'s own name joined to it when an ``lstat`` shows
-    that name is no symbolic link. Anything else — the name a link, ``.``/``..``/empty, an ``lstat`` or a resolution
-    failing — takes ``Path(path).resolve()`` itself, so the result and whatever it raises (``OSError``, a link loop's
-    ``RuntimeError``) are the same. Issue 16 (session 35): a price under 1,000 locks of one serving resolved each
-    lock's full path six times (three callers naming it, each resolving the lock and the registry's root),
-    ``realpath`` an ``lstat`` a component, about 15 % of a warm run."""
+    itself; inside one, made once a snapshot for each ``path`` as written (:func:`made`; with the working folder, when
+    it is relative), as the folder holding it resolved once a snapshot (:func:`resolved_folder`) joined to its own
+    name when an ``lstat`` shows that name is no symbolic link. Anything else (the name a link, ``.``, ``..`` or
+    empty, an ``lstat`` or a resolution failing) takes ``Path(path).resolve()`` itself, so the result and whatever it
+    raises (``OSError``, a link loop's ``RuntimeError``) are the same. Issue 16 (session 35): a warm price under 1,000
+    locks of one serving resolved each lock's path six times (three callers naming it, each resolving the lock and
+    the registry's root), ``realpath`` an ``lstat`` a component: 6,026 resolutions, about 15 % of the run."""
     if _current is None:
         return Path(path).resolve()
     text = os.fspath(path)
+    key = ("resolved-path", text) if os.path.isabs(text) else ("resolved-path", os.getcwd(), text)
+    return made(key, lambda: _resolved(text))
+
+
+def _resolved(text: str) -> Path:
+    """:func:`resolved` of ``text`` inside a snapshot, its folder taken from :func:`resolved_folder`."""
     folder, name = os.path.split(text)
     if name in ("", ".", ".."):
         return Path(text).resolve()
