@@ -141,3 +141,32 @@ def test_a_folder_resolved_once_a_snapshot_only(tmp_path: Path) -> None:
     assert snapshot.resolved(tmp_path / "via" / "x.toml") == tmp_path / "two" / "x.toml"  # the next reads afresh
     with snapshot.reading():
         assert snapshot.resolved(tmp_path / "via" / "x.toml") == tmp_path / "two" / "x.toml"
+
+
+def test_copies_of_a_lock_are_judged_unforged_once_a_price(
+    many_locks: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from passprice import cache, enforce
+
+    made: set[str] = set()
+    read: list[str] = []
+    key, read_entry = cache.key, cache.read
+
+    def keyed(kind: str, schema_bytes: bytes, data: bytes) -> str:
+        found = key(kind, schema_bytes, data)
+        if kind == enforce.UNFORGED_KIND:
+            made.add(found)
+        return found
+
+    def counted(entry_key: str) -> dict | None:
+        if entry_key in made:
+            read.append(entry_key)
+        return read_entry(entry_key)
+
+    with monkeypatch.context() as mp:
+        mp.setattr(cache, "key", keyed)
+        mp.setattr(cache, "read", counted)
+        result = invoke("price", SERVING, root=many_locks[0])
+    assert result.exit_code == 0, result.output
+    # 52 locks of three contents (the link is a fourth name of one): each verdict looked up once, not once a copy
+    assert len(made) == 3 and sorted(read) == sorted(made)
