@@ -31,9 +31,9 @@ from typing import Any
 
 import attrs
 
+from passprice import snapshot
 from passprice.errors import InputError
 from passprice.pins import PACKAGE
-from passprice import snapshot
 from passprice.snapshot import resolved, resolved_folder
 
 #: The shipped list, beside the package's modules (a data file: no module of the pricing model, so adding a digest
