@@ -179,7 +179,7 @@ def resolved_folder(folder: str | os.PathLike[str]) -> Path:
         return Path(folder).resolve()
     text = os.fspath(folder)
     key = ("resolved", text) if os.path.isabs(text) else ("resolved", os.getcwd(), text)
-    return made(key, Path(text).resolve)
+    return made(key, lambda: Path(text).resolve())
 
 
 def made(key: Hashable, make: Callable[[], T]) -> T:
