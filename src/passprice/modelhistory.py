@@ -309,7 +309,7 @@ def in_checkout_locks(root: Path, source: str | None) -> bool:
     try:
         path = Path(source) if Path(source).is_absolute() else root / source
         return (resolved(path).parent == resolved_folder(root / "locks")
-                and snapshot.made(("passprice-checkout", os.fspath(root)),  # once a snapshot, not once a lock
+                and snapshot.made(("passprice-checkout", os.fspath(root), os.getcwd()),  # once a snapshot, not a lock
                                   lambda: os.path.lexists(root / "src" / "passprice" / KNOWN.name)
                                   and is_there(root / "src" / "passprice" / "pins.py")))
     except (OSError, RuntimeError, ValueError, InputError):
