@@ -358,6 +358,7 @@ def require_unforged(
     from passprice.modelhistory import in_checkout_locks
     from passprice.pins import checkpoint_digest
 
+    held: set[str] = set()  # the keys of the verdicts found or made in this call
     for lock, _ in locks:
         # the verdict is a function of the lock's bytes (its verified [lock] digest covers every pin and the
         # record) and of the running code (the cache key's code stamp): kept once found, so a warm price does not
@@ -365,7 +366,10 @@ def require_unforged(
         # ... and of where it lies: a lock of the checkout's locks/ is judged against the list's records (slip 57)
         where = b"checkout-locks" if in_checkout_locks(root.path, lock.source) else b""
         kept = cache.key(UNFORGED_KIND, where, lock.info.digest.encode()) if lock.info.digest else None
-        if kept is not None and cache.read(kept) is not None:
+        # ... so copies of one lock (the same digest, where) are judged once a call, not read from the cache once a
+        # copy (issue 16, scale38: 1,000 locks of one serving, three contents, read 1,000 cache entries)
+        if kept is not None and (kept in held or cache.read(kept) is not None):
+            held.add(kept)
             continue
         require_known_model(lock, no_lock=no_lock, root=root.path)  # forged with its record (slips 55, 57)
         pinned = header
@@ -380,6 +384,7 @@ def require_unforged(
             raise LockForged(lock, *first, no_lock=no_lock)
         if kept is not None:
             cache.store(kept, {"unforged": lock.info.digest})
+            held.add(kept)
 
 
 def require_unforged_files(root: Root, paths: Iterable[Path], no_lock: bool = True) -> None:
@@ -893,6 +898,20 @@ class Guard:
         (``stack.S.card_vendor: 'AMD' → 'NVIDIA' …``, slip 48). Raises nothing."""
         card = resolved.card
         out: list[str] = []
+        # what the priced checkpoint reference gives (its portable name, its entry's origin and source) is the same for
+        # every lock: made once a call, when a lock first asks (1,000 locks of one serving looked each up 1,000 times)
+        today: dict[str, str | None] = {}
+
+        def priced(what: str) -> str | None:
+            if what not in today:
+                from passprice.checkpoints import checkpoint_label
+                from passprice.locks import portable
+
+                ref = resolved.spec.checkpoint
+                today[what] = portable(ref, root, root.checkpoints) if what == "name" \
+                    else checkpoint_label(root, ref, what)
+            return today[what]
+
         for lock, _ in self.locks:
             if lock.card != card.name:
                 continue
@@ -912,17 +931,13 @@ class Guard:
             )
             # the checkpoint entry's origin, where the lock pins it (session 27) and the same entry is priced
             origin = None
-            if lock.checkpoint_origin is not None and _same_entry(root, lock, resolved.spec.checkpoint):
-                from passprice.checkpoints import checkpoint_origin
-
-                origin = checkpoint_origin(root, resolved.spec.checkpoint)
+            if lock.checkpoint_origin is not None and priced("name") == lock.checkpoint_pin.name:
+                origin = priced("origin")  # checkpoints.checkpoint_origin
             reorigin = origin is not None and origin != lock.checkpoint_origin
             # and its source, the header file audit cites (slip round 46), the same way
             source = None
-            if lock.checkpoint_source is not None and _same_entry(root, lock, resolved.spec.checkpoint):
-                from passprice.checkpoints import checkpoint_source
-
-                source = checkpoint_source(root, resolved.spec.checkpoint)
+            if lock.checkpoint_source is not None and priced("name") == lock.checkpoint_pin.name:
+                source = priced("source")  # checkpoints.checkpoint_source
             resource = source is not None and source != lock.checkpoint_source
             # and the vendors the stack's card warning reads, where the lock pins them (slip 48)
             vendors = None
@@ -1225,8 +1240,10 @@ def _own_choices(root: Root, serving: str) -> tuple[str, str] | None:
 
 
 def _shown(root: Root, path: Path) -> str:
+    from passprice.snapshot import resolved, resolved_folder
+
     try:
-        return str(path.resolve().relative_to(root.path.resolve()))
+        return str(resolved(path).relative_to(resolved_folder(root.path)))
     except ValueError:
         return str(path)
 

@@ -31,8 +31,10 @@ from typing import Any
 
 import attrs
 
+from passprice import snapshot
 from passprice.errors import InputError
 from passprice.pins import PACKAGE
+from passprice.snapshot import resolved, resolved_folder
 
 #: The shipped list, beside the package's modules (a data file: no module of the pricing model, so adding a digest
 #: to it does not move the digest it lists).
@@ -375,9 +377,10 @@ def in_checkout_locks(root: Path, source: str | None) -> bool:
         return False
     try:
         path = Path(source) if Path(source).is_absolute() else root / source
-        return (path.resolve().parent == (root / "locks").resolve()
-                and os.path.lexists(root / "src" / "passprice" / KNOWN.name)
-                and is_there(root / "src" / "passprice" / "pins.py"))
+        return (resolved(path).parent == resolved_folder(root / "locks")
+                and snapshot.made(("passprice-checkout", os.fspath(root), os.getcwd()),  # once a snapshot, not a lock
+                                  lambda: os.path.lexists(root / "src" / "passprice" / KNOWN.name)
+                                  and is_there(root / "src" / "passprice" / "pins.py")))
     except (OSError, RuntimeError, ValueError, InputError):
         return False
 

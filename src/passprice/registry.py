@@ -16,6 +16,7 @@ import attrs
 
 from passprice.errors import InputError, NotFound, Unreadable, escaped
 from passprice.files import is_folder, is_there, shell_word, shown, why
+from passprice.snapshot import resolved, resolved_folder
 
 _PACKAGE = Path(__file__).resolve().parent
 
@@ -874,9 +875,10 @@ def in_root(root: Root, path: Path) -> str:
     ``--json`` alike: relative to the root (``locks/NAME.lock.toml``) when it lies inside it, prefixed
     :data:`BUILT_IN` when ``root`` is the embedded default (a command run outside any registry: ``price`` said
     ``under lock X (locks/X.lock.toml)``, a path not there relative to the user's folder), else as given. Links are
-    resolved for the comparison. Raises nothing."""
+    resolved for the comparison (the root once a snapshot, a file through its folder: :func:`snapshot.resolved`).
+    Raises nothing."""
     try:
-        shown = str(path.resolve().relative_to(root.path.resolve()))
+        shown = str(resolved(path).relative_to(resolved_folder(root.path)))
     except (OSError, ValueError):
         return str(path)
     return f"{BUILT_IN}{shown}" if root.embedded else shown
