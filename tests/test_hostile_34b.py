@@ -13,6 +13,8 @@ from tests.cli_helpers import invoke
 from tests.test_newcomer_21 import ROUTING, SOURCE, _git, _repo
 from tests.test_slip_29 import lock_lines
 
+from passprice.modellist import UNRECORDED_SAYS
+
 # --- (a) an added record's description in the pull-request comment: no bound on its length ------------------------
 
 #: GitHub takes a comment of at most 65,536 characters.
@@ -95,7 +97,8 @@ def test_head_s_code_answering_a_result_that_is_no_table_fails_the_review_in_one
     result = invoke("diff", "main", "HEAD", "--json", root=path)
     assert result.exit_code == 1, result.output[-3000:]
     assert result.exception is None or isinstance(result.exception, SystemExit)
-    (line,) = lock_lines(json.loads(result.stdout)["head_check"])
+    line, unrecorded = lock_lines(json.loads(result.stdout)["head_check"])
+    assert UNRECORDED_SAYS in unrecorded  # slip 58: the forged lock's digest is in no record of the list
     assert line.startswith(_NOT_PRICED + "its own code could not price it: it answered 5, not a table)")
 
 
@@ -107,7 +110,8 @@ def test_head_s_code_failing_with_a_huge_line_fails_the_review_in_a_short_line(t
     path = _head_answers(tmp_path, "    raise RuntimeError('x' * 1_000_000)\n")
     result = invoke("diff", "main", "HEAD", "--json", root=path)
     assert result.exit_code == 1, result.output[-3000:]
-    (line,) = lock_lines(json.loads(result.stdout)["head_check"])
+    line, unrecorded = lock_lines(json.loads(result.stdout)["head_check"])
+    assert UNRECORDED_SAYS in unrecorded  # slip 58: the forged lock's digest is in no record of the list
     # the last 64 KiB of its standard error are kept (MAX_STDERR, test (d)): the line's end, cut at 300 characters
     assert line.startswith(_NOT_PRICED + "its own code could not price it: xxx")
     assert "x… (65,535 characters)); check it with HEAD's code" in line
@@ -181,7 +185,8 @@ def test_head_s_code_writing_a_flood_of_answer_fails_the_review_in_one_line(tmp_
         "    os._exit(0)\n"))
     result = invoke("diff", "main", "HEAD", "--json", root=path)
     assert result.exit_code == 1, result.output[-3000:]
-    (line,) = lock_lines(json.loads(result.stdout)["head_check"])
+    line, unrecorded = lock_lines(json.loads(result.stdout)["head_check"])
+    assert UNRECORDED_SAYS in unrecorded  # slip 58: the forged lock's digest is in no record of the list
     assert line.startswith(_NOT_PRICED + "its own code could not price it: wrote more than 33,554,432 bytes of "
                                          "answer)")
 
@@ -216,7 +221,8 @@ def test_head_s_code_that_never_answers_is_asked_once(tmp_path: Path, monkeypatc
     result = invoke("diff", "main", "HEAD", "--json", root=path)
     assert result.exit_code == 1, result.output[-3000:]
     assert len(runs) == 1
-    (line,) = lock_lines(json.loads(result.stdout)["head_check"])
+    line, unrecorded = lock_lines(json.loads(result.stdout)["head_check"])
+    assert UNRECORDED_SAYS in unrecorded  # slip 58: the forged lock's digest is in no record of the list
     assert line.startswith(_NOT_PRICED + "its own code could not price it: took longer than 3 s)")
     assert "its own code could not price it: took longer than 3 s, asked before: not run again" in result.stdout
 

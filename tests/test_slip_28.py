@@ -40,6 +40,7 @@ from pathlib import Path
 import pytest
 
 from cli_helpers import REPO, invoke
+from passprice.modellist import UNRECORDED_SAYS
 from test_diff import commit_all, git
 from test_slip_34 import renderings  # one in-process review rendered per format
 
@@ -319,7 +320,8 @@ def test_a_lock_re_cited_by_hand_beside_a_code_change_fails_the_review(tmp_path:
     out = json.loads(result.stdout)
     assert out["pricing_model"]["changed"] and out["code_changed"] == ["src/passprice/serving.py"]
     assert result.exit_code == 1, result.output  # was 0: "1 re-locked; pricing model changed"
-    (line,) = out["head_check"]
+    line, unrecorded = out["head_check"]  # slip 58: its digest, recomputed by hand, is in no record of the list
+    assert unrecorded.startswith(f"locks/{R1}.lock.toml: lock.digest: ") and UNRECORDED_SAYS in unrecorded
     assert line.startswith(f"locks/{R1}.lock.toml: facts.memory.bandwidth: pins 4.8 TB/s (published) cited "
                            "nvidia-hopper-whitepaper: Table 3, H100 SXM5 column: memory bandwidth 4.8 TB/s, a fact no "
                            "side of the change holds")
@@ -637,7 +639,9 @@ def test_a_lock_loosened_by_hand_beside_a_code_change_is_not_re_locked(tmp_path:
     assert status == 1, as_json  # was 0: "1 re-locked, 1 with floors loosened"
     out = json.loads(as_json)
     assert out["pricing_model"]["priced_with"][1].endswith("in its own process")
-    assert out["head_check"] == [
+    *lines, unrecorded = out["head_check"]
+    assert UNRECORDED_SAYS in unrecorded  # slip 58: its digest, recomputed by hand, is in no record of the list
+    assert lines == [
         f"locks/{R1}.lock.toml: does NOT reproduce from its own pinned inputs: its price records streams.read as "
         "assumed, and the lock pins streams.read measured: the lock was edited by hand (its digest recomputed); "
         f"restore it, then re-lock it: passprice lock --update -o locks/{R1}.lock.toml"

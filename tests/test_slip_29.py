@@ -52,6 +52,7 @@ import pytest
 
 from cli_helpers import REPO, invoke
 from passprice.locks import _canonical, _sorted
+from passprice.modellist import UNRECORDED_SAYS
 from passprice.registry import find_root
 from passprice.scaffold import plan, write
 from test_diff import commit_all, git
@@ -236,7 +237,9 @@ def test_pins_edited_with_the_card_and_the_price_kept_fail_check_and_the_review(
             "inputs do not give what it records") in checked.stdout
     result = invoke("diff", "main", "HEAD", "--json", root=path)
     assert result.exit_code == 1, result.output
-    (line,) = lock_lines(json.loads(result.stdout)["head_check"])
+    # slip 58: its digest, recomputed by hand, is in no record of the list either
+    line, unrecorded = lock_lines(json.loads(result.stdout)["head_check"])
+    assert unrecorded.startswith(f"{R1_LOCK}: lock.digest: ") and UNRECORDED_SAYS in unrecorded
     assert line.startswith(f"{R1_LOCK}: does NOT reproduce, although the pricing model's code is the lock's (first: "
                            "memory_s)")
 
@@ -256,7 +259,9 @@ def test_a_price_set_by_hand_over_base_s_pins_beside_a_code_edit_fails_the_revie
     out = json.loads(as_json)
     assert out["pricing_model"]["priced_with"][1].endswith("in its own process")
     assert status == 1, as_json  # was 0: "re-pin (…), re-locked", the recorded 996.1 → 1,013.4
-    assert lock_lines(out["head_check"]) == [
+    *lines, unrecorded = lock_lines(out["head_check"])
+    assert UNRECORDED_SAYS in unrecorded  # slip 58: its digest, recomputed by hand, is in no record of the list
+    assert lines == [
         f"{R1_LOCK}: does NOT reproduce from its own pinned inputs with HEAD's own code (first: memory_s: "
         "0.0009867685485031106 recorded, 0.0010039186836974126 from its pins): its recorded price is not what its "
         "pinned facts give (the lock was edited by hand, its digest recomputed, or written by other code than "
@@ -283,7 +288,8 @@ def test_head_s_code_that_cannot_price_pins_fails_the_review(tmp_path: Path) -> 
     commit_all(path, "streams.read 0.95; r1's price; reproduce.py")
     result = invoke("diff", "main", "HEAD", "--json", root=path)
     assert result.exit_code == 1, result.output
-    (line,) = lock_lines(json.loads(result.stdout)["head_check"])
+    line, unrecorded = lock_lines(json.loads(result.stdout)["head_check"])
+    assert UNRECORDED_SAYS in unrecorded  # slip 58: its digest, recomputed by hand, is in no record of the list
     assert line.startswith(f"{R1_LOCK}: does NOT reproduce from its own pinned inputs with HEAD's own code: they "
                            "were not priced (its own code could not price it: RuntimeError: not today)")
 

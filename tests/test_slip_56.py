@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from cli_helpers import REPO, copy_root, invoke
+from passprice.modellist import UNRECORDED_SAYS
 from test_diff import commit_all, git
 from test_slip_53 import R1, forge_record
 from test_slip_55 import _with_model
@@ -190,8 +191,9 @@ def test_a_reworded_docstring_of_the_command_fails_nothing(tmp_path: Path) -> No
 def test_a_lock_on_a_real_older_model_beside_an_edited_record_fails_the_review(base_repo: Path,
                                                                                 tmp_path: Path) -> None:
     """A lock as restored from an older commit (pinning the first listed pricing model, which ``price --lock`` takes
-    as an upgrade) beside its record edited 996.1 → 1,000 tokens/s: the review fails it twice, as a model no code
-    of the review has and as not reproducing, and the list is untouched (nothing named of it)."""
+    as an upgrade) beside its record edited 996.1 → 1,000 tokens/s: the review fails it thrice, as a model no code
+    of the review has, as not reproducing and (slip 58) as a digest in no record of the list, and the list is
+    untouched (nothing named of it but that)."""
     from test_slip_55 import OLDEST
 
     root, _ = _pull_request(base_repo, tmp_path)
@@ -205,4 +207,5 @@ def test_a_lock_on_a_real_older_model_beside_an_edited_record_fails_the_review(b
            f"computes of the code that priced it, never typed by hand; re-lock it: passprice lock --update -o {R1}" \
         in lines
     assert any(x.startswith(f"  {R1}: does NOT reproduce: ") for x in lines)
-    assert not any(LISTED in x for x in lines)
+    assert any(x.startswith(f"  {R1}: lock.digest: ") and UNRECORDED_SAYS in x for x in lines)
+    assert not any(LISTED in x for x in lines if UNRECORDED_SAYS not in x)

@@ -57,9 +57,14 @@ if TYPE_CHECKING:
     from passprice.addedservings import AddedServing
     from passprice.comment import Links
     from passprice.measurements import Run
+    from passprice.modelhistory import KnownModel
     from passprice.modellist import ListChanges
     from passprice.servings import ServingSpec
     from passprice.unlocked import ServingMove
+
+    #: BASE's and HEAD's list of pricing models as :func:`_side_lists` reads them: by digest, ``None`` where a side
+    #: has none, HEAD's error line where it does not read; ``None`` for the pair when HEAD's code is not its own.
+    SideLists = tuple[dict[str, KnownModel] | None, dict[str, KnownModel] | str | None] | None
 
 #: The folders of a root a diff compares.
 FOLDERS = ("facts", "registry", "locks", "schema", "sources")
@@ -2288,17 +2293,16 @@ def offence_elasticities(side: Side, lock: Lock, verdict: Verdict | None) -> dic
     return {o.path: by_path[o.path] for o in verdict.offences if o.path in by_path}
 
 
-def _list_changes(base: Side, head: Side) -> ListChanges:
-    """How HEAD changes passprice's list of pricing models (:func:`passprice.modellist.list_changes`), read from
-    each side's own ``src/passprice`` (none when HEAD's code is not its own: a registry kept apart from its code),
-    the records each model's locks were written with on the branch read from its commits
-    (:func:`_branch_records`) when the list's change asks for them. Never raises: a list that does not read on HEAD
-    is a failing line, on BASE an empty list."""
-    from passprice.modelhistory import KNOWN, KnownModel, read_known
-    from passprice.modellist import ListChanges, asked_models, list_changes
+def _side_lists(base: Side, head: Side) -> SideLists:
+    """BASE's and HEAD's list of pricing models (:data:`passprice.modelhistory.KNOWN`), each read from the side's
+    own ``src/passprice`` (:func:`passprice.modelhistory.read_known`: a regular file, at most
+    :data:`~passprice.modelhistory.KNOWN_BYTES`, the list's schema); ``None`` when HEAD's code is not its own (a
+    registry kept apart from its code). Never raises: a list that does not read on HEAD is its error line (paths
+    as ``src/passprice/…``), on BASE none."""
+    from passprice.modelhistory import KNOWN, read_known
 
     if head.code.folder is None or not head.code.own:
-        return ListChanges()
+        return None
 
     def listed(code: Code) -> dict[str, KnownModel] | None:
         if code.folder is None or not code.own or not os.path.lexists(code.folder / KNOWN.name):
@@ -2313,6 +2317,20 @@ def _list_changes(base: Side, head: Side) -> ListChanges:
         head_list: dict[str, KnownModel] | str | None = listed(head.code)
     except InputError as e:
         head_list = str(e).replace(f"{head.code.folder}/", "src/passprice/")
+    return base_list, head_list
+
+
+def _list_changes(base: Side, head: Side, lists: SideLists) -> ListChanges:
+    """How HEAD changes passprice's list of pricing models (:func:`passprice.modellist.list_changes`), each side's
+    list as :func:`_side_lists` read it (``lists``; ``None``: HEAD's code is not its own, no change), the records
+    each model's locks were written with on the branch read from its commits (:func:`_branch_records`) when the
+    list's change asks for them. Never raises: a list that does not read on HEAD is a failing line, on BASE an
+    empty list."""
+    from passprice.modellist import ListChanges, asked_models, list_changes
+
+    if lists is None:
+        return ListChanges()
+    base_list, head_list = lists
     pins: dict[str, list[str]] = {}
     branch: dict[str, frozenset[str]] = {}
     if base_list is not None and base_list != head_list:
@@ -2324,6 +2342,31 @@ def _list_changes(base: Side, head: Side) -> ListChanges:
             if asked:
                 branch = _branch_records(base, head, asked)
     return list_changes(base_list, head_list, head.code.model, pins, branch)
+
+
+def _unrecorded_locks(head: Side, changed: Iterable[str],
+                      lists: SideLists) -> tuple[str, ...]:
+    """The lines of :func:`passprice.modellist.unrecorded_locks` for the lock files of ``changed`` (paths HEAD adds
+    or rewrites) lying directly in ``locks/`` that read as format-2 locks on HEAD, judged by HEAD's list
+    (``lists``, :func:`_side_lists`; nothing when HEAD's code is not its own). A lock elsewhere (a user's registry,
+    a folder under ``locks/``) is not judged so: only ``locks/`` of a checkout of passprice is recorded
+    (:func:`passprice.modelhistory.in_checkout_locks`). Never raises."""
+    from passprice.modellist import unrecorded_locks
+    from passprice.pins import LOCK_FORMAT
+
+    if lists is None or not isinstance(lists[1], dict):
+        return ()
+    found = []
+    for rel in changed:
+        if file_kind(rel)[0] != "lock":  # locks/NAME.lock.toml: the review's lock files
+            continue
+        try:
+            lock = read_lock(head.root.path / rel, head.root.schema)
+        except InputError:
+            continue  # a lock file that does not read is the review's other rules' (head_unread)
+        if lock.info.format >= LOCK_FORMAT:
+            found.append((rel, lock.info.pricing_model, lock.info.digest))
+    return unrecorded_locks(found, lists[1])
 
 
 #: The most commits of a branch the review reads for the list's records (:func:`_branch_records`).
@@ -3482,7 +3525,7 @@ class Diff:
         return tuple(
             lock for lock in self.locks
             if lock.status == "changed" and not lock.stale and not lock.question and lock.note is None
-            and lock not in self.unreproducing and lock not in self.forging
+            and lock not in self.unreproducing and lock not in self.forging and lock not in self.unrecorded
         )
 
     @property
@@ -3495,6 +3538,16 @@ class Diff:
         fails passprice check")."""
         return tuple(lock for lock in self.locks if not lock.removed and _forging(self, lock)
                      and not _unreproducing(self, lock))
+
+    @property
+    def unrecorded(self) -> tuple[LockImpact, ...]:
+        """The locks whose HEAD file's ``[lock] digest`` is in no record of HEAD's list of pricing models
+        (:func:`passprice.modellist.unrecorded_locks`' lines of :attr:`head_check`: not written by ``passprice
+        lock``, edited by hand and its digest recomputed), and which reproduce and pin nothing forged (those are
+        :attr:`unreproducing` and :attr:`forging`). Counted as such, never as "re-locked" (slip 58: a lock whose
+        floors were loosened by hand read "re-locked, floors loosened", exit 0)."""
+        return tuple(lock for lock in self.locks if not lock.removed and _unrecorded(self, lock)
+                     and not _unreproducing(self, lock) and not _forging(self, lock))
 
     @property
     def unreproducing(self) -> tuple[LockImpact, ...]:
@@ -3621,7 +3674,7 @@ class Diff:
         # BASE's price: the summary counts it as not reproducing or pinning what no side holds, and the HEAD check
         # reason below says why (use45: a lock's recorded tokens/s forged 996.1 -> 1,095.7 was refused as "lock
         # r1-qwen7b-h200 already out of date on BASE" on stderr, where BASE's lock reproduced).
-        hand = {lock.name for lock in (*self.unreproducing, *self.forging)}
+        hand = {lock.name for lock in (*self.unreproducing, *self.forging, *self.unrecorded)}
         behind = [lock.name for lock in self.stale if not lock.unreviewed and lock.name not in hand]
         if behind:
             reasons.append(f"lock{'s' if len(behind) > 1 else ''} {', '.join(behind)} already out of date on BASE")
@@ -3745,6 +3798,8 @@ class Diff:
             flags.append(f"{len(by_hand)} with pins edited by hand")
         if len(by_hand) < len(self.forging):  # added locks (PINS_OF_AN_ADDED_LOCK)
             flags.append(f"{len(self.forging) - len(by_hand)} added pinning what no side holds")
+        if self.unrecorded:
+            flags.append(f"{len(self.unrecorded)} not written by passprice lock")
         # a lock counted above as pinning what no side holds is not counted again as a moved price (slip 55: a lock
         # the change added, then a fact it pins edited, read "1 lock affected, 1 added pinning what no side holds,
         # 1 price moved unreviewed"): its row's review is the pins' (re-lock it)
@@ -3829,6 +3884,7 @@ class Diff:
             "stale": [lock.name for lock in self.stale],
             "unreproduced": [lock.name for lock in self.unreproducing],
             "forged_pins": [lock.name for lock in self.forging],
+            "unrecorded": [lock.name for lock in self.unrecorded],
             "unsound": [f"{f.name}:{x.path}" for f, x in self.unsound],
             "resting_on_unsound": [lock.name for lock in self.resting_on_unsound],
             "loosened": [lock.name for lock in self.loosened],
@@ -3973,7 +4029,10 @@ def _compare(base: Side, head: Side) -> Diff:
     sources = source_changes(base.root, head.root, ids, (base.document, head.document), head_locks)
     from passprice.unlocked import unlocked_moves
 
-    listed = _list_changes(base, head)
+    lists = _side_lists(base, head)
+    listed = _list_changes(base, head, lists)
+    # A lock passprice lock wrote into locks/ is among the records of HEAD's list; one edited by hand is not (slip 58).
+    problems += _unrecorded_locks(head, [p for p in paths if p in head.files], lists)
     problems += listed.failing + synthetic_made_real(base, head, files) + unkept_changes(base, head)
     reviews = lock_impacts(base, head, files)
     moves, left_out = unlocked_moves(base, head, files, reviews)
@@ -6463,7 +6522,8 @@ def _alone(lock: LockImpact) -> str:
 ALONE = "the lock's pinned inputs with only it as HEAD has it"
 
 
-def _relock_note(lock: LockImpact, forged: bool = False, pins: bool = False) -> str | None:
+def _relock_note(lock: LockImpact, forged: bool = False, pins: bool = False, unrecorded: bool = False
+                 ) -> str | None:
     """What the pull-request comment tells the author to run for a lock the review fails or asks to re-pin, as a
     code span to paste (:func:`passprice.enforce.command_span`): the re-lock loosening the floors a fact fell below
     (:func:`passprice.enforce.relock_command`), ``passprice lock --update -o LOCK`` for a lock that does not record
@@ -6471,7 +6531,8 @@ def _relock_note(lock: LockImpact, forged: bool = False, pins: bool = False) -> 
     for any other lock. Until slip round 28 only stderr gave the command, and a pull request's author reads the
     comment. ``forged``: the lock's HEAD file does not reproduce from its own pinned inputs (:func:`_unreproducing`;
     slip round 50: such a lock's expected price forged 237.4 → 250 tokens/s was told "its price was out of date
-    already on BASE"); ``pins``: its pins were edited by hand (:func:`_forging`, slip round 51)."""
+    already on BASE"); ``pins``: its pins were edited by hand (:func:`_forging`, slip round 51); ``unrecorded``: its
+    digest is in no record of HEAD's list of pricing models (:func:`_unrecorded`, slip 58)."""
     from passprice.enforce import command_span, relock_command
 
     update = command_span(["passprice", "lock", "--update", "-o", lock.path])
@@ -6489,6 +6550,11 @@ def _relock_note(lock: LockImpact, forged: bool = False, pins: bool = False) -> 
     if pins:
         return ("its pins were edited by hand (one no registry holds, or one BASE's copy pinned dropped): restore its "
                 f"file as BASE has it (`git checkout BASE -- FILE`), or re-lock it with {update}")
+    if unrecorded:
+        from passprice.modellist import UNRECORDED_SAYS
+
+        return (f"{UNRECORDED_SAYS} (edited by hand, its digest recomputed?): re-lock it with {update} (with --force "
+                "and --require PATH=PROVENANCE to loosen a floor: the review then shows it loosened)")
     if lock.after.gone or lock.checkpoint_changed:
         return None
     if lock.verdict is not None and not lock.verdict.holds and lock.after.price is not None:
@@ -6521,6 +6587,10 @@ def _review(d: Diff, lock: LockImpact) -> str:
     if _forging(d, lock):
         return ("its pins were edited by hand (one no registry holds, or one BASE's copy pinned dropped): see HEAD "
                 "fails passprice check")
+    if _unrecorded(d, lock):
+        from passprice.modellist import UNRECORDED_SAYS
+
+        return f"{UNRECORDED_SAYS} (edited by hand, its digest recomputed?): see HEAD fails passprice check"
     return lock.review()
 
 
@@ -6539,6 +6609,14 @@ def _forging(d: Diff, lock: LockImpact) -> bool:
     change holds, or a label BASE's copy pinned and HEAD's dropped (:data:`FORGED_PIN_SAYS`)."""
     return any(line.startswith(f"{lock.path}: ") and any(says in line for says in FORGED_PIN_SAYS)
                for line in d.head_check)
+
+
+def _unrecorded(d: Diff, lock: LockImpact) -> bool:
+    """Whether the review fails HEAD on ``lock``'s file because its ``[lock] digest`` is in no record of HEAD's list
+    of pricing models (:func:`passprice.modellist.unrecorded_locks`' line in ``d.head_check``)."""
+    from passprice.modellist import UNRECORDED_SAYS
+
+    return any(line.startswith(f"{lock.path}: lock.digest: ") and UNRECORDED_SAYS in line for line in d.head_check)
 
 
 def _unreproducing(d: Diff, lock: LockImpact) -> bool:
@@ -6674,7 +6752,8 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
             # (walkthrough 41); the review cell beside it carries the ❌
             floors = f"❌ {floors}" if lock.breaks and lock.why_broken != "checkpoint" else floors
             review = markdown_prose(_review(d, lock))
-            if lock.stale or lock.unsound or lock.question or lock.breaks or review.startswith("does NOT reproduce"):
+            if (lock.stale or lock.unsound or lock.question or lock.breaks or review.startswith("does NOT reproduce")
+                    or _unrecorded(d, lock)):
                 review = f"❌ {review}"
             elif lock.loosened or lock.drifted:
                 review = f"⚠️ {review}"
@@ -6727,7 +6806,7 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
             if lock.alone:
                 notes.append(f"- {markdown_code(lock.name)}: each changed fact alone ({ALONE}): "
                              f"{markdown_prose(_alone(lock))}")
-            todo = _relock_note(lock, _unreproducing(d, lock), _forging(d, lock))
+            todo = _relock_note(lock, _unreproducing(d, lock), _forging(d, lock), _unrecorded(d, lock))
             if todo is not None:
                 notes.append(f"- {markdown_code(lock.name)}: {todo}")
             if lock.by_header is not None:

@@ -365,8 +365,12 @@ _TERMS = (
         "In a review (`passprice diff`), a fact whose new provenance is weaker than its old (measured → estimated): "
         "the locks resting on it are judged against their floors, and a floor it no longer meets fails the "
         "review. `loosened` marks a lock whose floors the change lowered, `to verify` a changed figure or "
-        "citation the reviewer must check in its source (passprice reads no sources).",
-        ("weakened facts", "weaker", "loosened", "to verify", "floors loosened", "BROKEN"),
+        "citation the reviewer must check in its source (passprice reads no sources). A floor is loosened only by "
+        "`passprice lock` (`--update --force --require PATH=PROVENANCE`), which lists the lock's digest among its "
+        "pricing model's records in `pricing_models.json`: a lock in passprice's own `locks/` whose digest is in no "
+        "record is `not written by passprice lock` (edited by hand, its digest recomputed) and fails the review.",
+        ("weakened facts", "weaker", "loosened", "to verify", "floors loosened", "BROKEN",
+         "not written by passprice lock"),
     ),
     Term(
         "price moved",

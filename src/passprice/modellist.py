@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import attrs
 
+from passprice.files import shell_word
 from passprice.modelhistory import KNOWN, KnownModel
 
 #: Where the list lies in a checkout of passprice (a POSIX path from its root): the review reads it on each side.
@@ -158,3 +159,37 @@ def list_changes(base: Mapping[str, KnownModel] | None, head: Mapping[str, Known
                         f"{firsts} entr{'ies' if firsts != 1 else 'y'}, the locks passprice wrote with each code (the "
                         "list's first records)")
     return ListChanges(tuple(named), tuple(failing))
+
+
+#: What :func:`unrecorded_locks` says of a lock file (after ``FILE: lock.digest: DIGEST…``): the review's row and
+#: summary find its lines in HEAD's problems by these words (:func:`passprice.diff._unrecorded`).
+UNRECORDED_SAYS = "not written by passprice lock: its digest is in no record of the pricing model list"
+
+
+def unrecorded_locks(locks: Iterable[tuple[str, str, str]], head: Mapping[str, KnownModel] | str | None
+                     ) -> tuple[str, ...]:
+    """One line for each lock of ``locks`` — ``(path, pricing_model, digest)`` of each format-2 lock file HEAD adds
+    or rewrites directly in ``locks/`` of a checkout of passprice (paths from the registry root; the caller reads
+    them) — whose ``[lock] digest`` is none of the ``records`` HEAD's list (``head``, read from HEAD's own
+    ``src/passprice`` as :func:`list_changes` reads it) holds under its ``pricing_model`` (or whose model HEAD's list
+    does not hold): ``locks/r1-qwen7b-h200.lock.toml: lock.digest: 2ec925b3bca1…: not written by passprice lock: its
+    digest is in no record of the pricing model list; run passprice lock --update -o …``. Every lock ``passprice
+    lock`` writes there has its digest added to its model's records (:func:`passprice.modelhistory.add_running`),
+    and a hand-made one does not; slip 58 (issue 13): a lock whose floors were loosened by hand and its digest
+    recomputed read "re-locked, floors loosened" (⚠️, exit 0), exactly as an honest ``passprice lock --update
+    --force --require …``. Nothing when HEAD has no list, one that does not read (:func:`list_changes` fails it), or
+    a list recording no lock at all (from before slip 57). Never raises."""
+    if not isinstance(head, Mapping) or not any(m.records for m in head.values()):
+        return ()
+    out = []
+    for rel, model, digest in locks:
+        known = head.get(model)
+        if known is not None and digest in known.records:
+            continue
+        where = (f"{model.removeprefix('sha256:')[:12]}…'s records" if known is not None else
+                 f"no entry: its pricing model {model.removeprefix('sha256:')[:12]}… is not listed")
+        out.append(f"{rel}: lock.digest: {digest.removeprefix('sha256:')[:12]}…: {UNRECORDED_SAYS}; run passprice "
+                   f"lock --update -o {shell_word(rel)} (every lock passprice lock writes into locks/ has its digest "
+                   f"listed in {LISTED} under the code that wrote it: {where}; a lock edited by hand, its digest "
+                   "recomputed, has none)")
+    return tuple(out)
