@@ -10,12 +10,12 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from tests.test_diff import commit_all, git
 
 from passprice import locks, snapshot
 from passprice.diff import MAX_LOCKLESS, diff, diff_text
 from passprice.errors import InputError
 from passprice.registry import Root
-from tests.test_diff import commit_all, git
 
 REPO = Path(__file__).parent.parent
 NOT_A_LOCK = (

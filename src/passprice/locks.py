@@ -1112,12 +1112,19 @@ def read_lock(path: Path, schema_folder: Path | None = None, batch: str | None =
     try:
         lock = _read_lock(path, folder, batch)
     except InputError as e:
-        if snapshot.kept_bytes(path) is not None:
-            snapshot.made(key, lambda: e)
+        _keep(path, key, e)
         raise
-    if snapshot.kept_bytes(path) is not None:
-        snapshot.made(key, lambda: lock)
+    _keep(path, key, lock)
     return lock
+
+
+def _keep(path: Path, key: tuple[str, str, str], made: Lock | InputError) -> None:
+    """Keep ``made`` (a lock or its refusal) in the snapshot under ``key`` when the snapshot holds the bytes of the
+    file at ``path`` (so they cannot change while it lasts). Raises nothing."""
+    from passprice import snapshot
+
+    if snapshot.kept_bytes(path) is not None:
+        snapshot.made(key, lambda: made)
 
 
 def _read_lock(path: Path, folder: Path, batch: str | None) -> Lock:
