@@ -737,6 +737,30 @@ def refuse_lockless(side: str, files: Mapping[str, bytes]) -> None:
     )
 
 
+def refuse_unread_locks(role: str, side: Side, paths: Sequence[str]) -> None:
+    """Raise one :class:`InputError` line when more than :data:`MAX_LOCKLESS` of the locks at ``paths`` (the files
+    of ``side`` that differ from the other side's, in order) do not read (:func:`passprice.locks.read_lock`), named by
+    ``role`` (``HEAD``, ``BASE``) and the side's label: how many lock files it was looking at and the first one's
+    refusal. It stops at the first past :data:`MAX_LOCKLESS`: 3,700 files ``[lock]`` + ``x = {i}`` (so not told from
+    their bytes, :func:`refuse_lockless`) cost ``diff`` 7.5 s of CPU, each validated against the lock's schema and
+    printed by its own line. Read inside the comparison's snapshot, a lock read here is not read again by the
+    comparison, the review or the pins' checks. Raises nothing for :data:`MAX_LOCKLESS` or fewer."""
+    locks = [rel for rel in paths if file_kind(rel)[0] == "lock"]
+    if len(locks) <= MAX_LOCKLESS:
+        return
+    unread: list[str] = []
+    for rel in locks:
+        try:
+            read_lock(side.root.path / rel, side.root.schema)
+        except InputError as e:
+            unread.append(side.local(problem_lines(e)[0]))
+            if len(unread) > MAX_LOCKLESS:
+                raise InputError(
+                    f"{role} {side.info.label}: more than {MAX_LOCKLESS} of its {len(locks):,} lock files that differ "
+                    f"from the other side's do not read (the side is refused whole); the first: {unread[0]}"
+                ) from None
+
+
 def _is_root(folder: Path) -> bool:
     return is_folder(folder / "facts") and is_folder(folder / "registry")
 
@@ -4031,6 +4055,8 @@ def _compare(base: Side, head: Side) -> Diff:
         for rel, data in side.files.items():
             snapshot.file_bytes(side.root.path / rel, _given(data))
     paths = sorted(p for p in {*base.files, *head.files} if base.files.get(p) != head.files.get(p))
+    for role, side in (("BASE", base), ("HEAD", head)):
+        refuse_unread_locks(role, side, [p for p in paths if p in side.files])
     renames = card_renames(base, head, paths)
     into = {old: new for new, old in renames.items()}
     files = _ask_added(base, head, tuple(compare_file(base, head, p, renames.get(p), into.get(p)) for p in paths))
