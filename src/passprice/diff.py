@@ -370,7 +370,10 @@ class Checkout:
             raise InputError(f"{self.top}: the git checkout has no commit yet; nothing to compare with") from None
         return sha, f"HEAD ({sha[:12]}; no main or master branch)"
 
-    def materialize(self, commit: str, dest: Path, folders: Iterable[str] = FOLDERS) -> dict[str, bytes]:
+    def materialize(
+        self, commit: str, dest: Path, folders: Iterable[str] = FOLDERS,
+        judge: Callable[[Mapping[str, bytes]], None] | None = None,
+    ) -> dict[str, bytes]:
         """Write the root's ``folders`` (default :data:`FOLDERS`; ``src/passprice`` for its code) as they are at
         ``commit`` into ``dest``; the files written, by path relative to the root. Only the files passprice reads
         (:func:`passprice.gitread.read_by_passprice`) are read (the folders holding the others are made, empty),
@@ -381,7 +384,8 @@ class Checkout:
         (with its size), a submodule, a symbolic link where passprice reads a file (:func:`passprice.gitread.linked`),
         a blob missing from the repository; and when the files add up past :data:`~passprice.gitread.MAX_SIDE_BYTES`
         or their count past :data:`~passprice.gitread.MAX_SIDE_FILES` (of ``facts/`` files, past
-        :data:`~passprice.gitread.MAX_SIDE_FACT_FILES`)."""
+        :data:`~passprice.gitread.MAX_SIDE_FACT_FILES`); and what ``judge`` raises, called with the files read before
+        any is written (:func:`refuse_lockless`)."""
         specs = [f"{self.prefix}{folder}" for folder in folders]
         listing = self._listing(commit, specs)
         wanted: dict[str, int] = {}
@@ -440,6 +444,8 @@ class Checkout:
             if obj not in contents:
                 raise InputError(f"{commit[:12]}:{self.prefix}{rel}: object {obj} is missing from the repository")
             files[rel] = contents[obj]
+        if judge is not None:
+            judge(files)
         for folder in ("facts", "registry"):
             make_folders(dest / folder)
         for rel, data in files.items():
@@ -704,6 +710,55 @@ def folder_files(folder: Path) -> dict[str, bytes]:
     files left out (:func:`passprice.gitread.work_tree_files`: each sized before it is read, nothing else read).
     Raises :class:`InputError` for a file past the cap or a submodule."""
     return gitread.work_tree_files(folder, FOLDERS)
+
+
+#: More files than this under ``locks/`` of one side that are no lock (no ``[lock]`` table) refuse the side in one line
+#: (:func:`refuse_lockless`): a reviewer needs the first, not 3,700 lines of the same refusal (issue 13, diff59).
+MAX_LOCKLESS = 100
+
+
+def refuse_lockless(side: str, files: Mapping[str, bytes]) -> None:
+    """Raise one :class:`InputError` line when more than :data:`MAX_LOCKLESS` of ``files`` (a side's, by path from its
+    root, with their bytes) are locks by their path (``locks/NAME.lock.toml``) holding no ``[lock]`` table: their
+    count and the first one's refusal (:func:`passprice.locks.lockless_line`), named by ``side`` (``HEAD``,
+    ``BASE``). Told from the bytes alone, before the side's tree is written or a file of it parsed: a branch adding
+    3,700 files ``x = 1`` under ``locks/`` cost ``diff`` 2.8 s of CPU and printed 3,789 lines. Raises nothing for
+    :data:`MAX_LOCKLESS` or fewer (each then refused by its own line, as ever)."""
+    from passprice.locks import lockless_line
+
+    lockless = [rel for rel, data in files.items() if file_kind(rel)[0] == "lock" and b"[lock]" not in data]
+    if len(lockless) <= MAX_LOCKLESS:
+        return
+    first = min(lockless)
+    line = lockless_line(Path(first), files[first]) or first
+    raise InputError(
+        f"{side}: {len(lockless):,} files under locks/ are no lock (past {MAX_LOCKLESS}, the side is refused whole); "
+        f"the first: {line}"
+    )
+
+
+def refuse_unread_locks(role: str, side: Side, paths: Sequence[str]) -> None:
+    """Raise one :class:`InputError` line when more than :data:`MAX_LOCKLESS` of the locks at ``paths`` (the files
+    of ``side`` that differ from the other side's, in order) do not read (:func:`passprice.locks.read_lock`), named by
+    ``role`` (``HEAD``, ``BASE``) and the side's label: how many lock files it was looking at and the first one's
+    refusal. It stops at the first past :data:`MAX_LOCKLESS`: 3,700 files ``[lock]`` + ``x = {i}`` (so not told from
+    their bytes, :func:`refuse_lockless`) cost ``diff`` 7.5 s of CPU, each validated against the lock's schema and
+    printed by its own line. Read inside the comparison's snapshot, a lock read here is not read again by the
+    comparison, the review or the pins' checks. Raises nothing for :data:`MAX_LOCKLESS` or fewer."""
+    locks = [rel for rel in paths if file_kind(rel)[0] == "lock"]
+    if len(locks) <= MAX_LOCKLESS:
+        return
+    unread: list[str] = []
+    for rel in locks:
+        try:
+            read_lock(side.root.path / rel, side.root.schema)
+        except InputError as e:
+            unread.append(side.local(problem_lines(e)[0]))
+            if len(unread) > MAX_LOCKLESS:
+                raise InputError(
+                    f"{role} {side.info.label}: more than {MAX_LOCKLESS} of its {len(locks):,} lock files that differ "
+                    f"from the other side's do not read (the side is refused whole); the first: {unread[0]}"
+                ) from None
 
 
 def _is_root(folder: Path) -> bool:
@@ -4000,6 +4055,8 @@ def _compare(base: Side, head: Side) -> Diff:
         for rel, data in side.files.items():
             snapshot.file_bytes(side.root.path / rel, _given(data))
     paths = sorted(p for p in {*base.files, *head.files} if base.files.get(p) != head.files.get(p))
+    for role, side in (("BASE", base), ("HEAD", head)):
+        refuse_unread_locks(role, side, [p for p in paths if p in side.files])
     renames = card_renames(base, head, paths)
     into = {old: new for new, old in renames.items()}
     files = _ask_added(base, head, tuple(compare_file(base, head, p, renames.get(p), into.get(p)) for p in paths))
@@ -5680,13 +5737,16 @@ def diff(root: Root, base: str | None = None, head: str | None = None) -> Diff:
             return checkout[0]
 
         def open_side(ref: str | None, default: str | None) -> Side:
+            role = "BASE" if default is None else "HEAD"
             if ref is not None and is_folder(ref):
                 _not_also_a_revision(ref, root, git)
                 folder = Path(ref).resolve()
                 if not _is_root(folder):
                     raise InputError(f"{ref}: not a passprice root (it needs facts/ and registry/ folders)")
                 info = SideInfo(str(ref), folder=str(folder))
-                return Side(info, Root(folder), folder_files(folder), code_of(gitread.sized_code(code_folder(folder))),
+                files = folder_files(folder)
+                refuse_lockless(f"{role} {ref}", files)
+                return Side(info, Root(folder), files, code_of(gitread.sized_code(code_folder(folder))),
                             installs=_installs(folder))
             if ref is None and default == "work tree":
                 if root.embedded:
@@ -5696,7 +5756,9 @@ def diff(root: Root, base: str | None = None, head: str | None = None) -> Diff:
                 if checkout:
                     checkout[0].submodules()  # one not checked out is an empty folder: refused by name, not read
                 info = SideInfo("work tree", folder=str(root.path))
-                return Side(info, root, folder_files(root.path), code_of(gitread.sized_code(code_folder(root.path))),
+                files = folder_files(root.path)
+                refuse_lockless(f"{role} work tree", files)
+                return Side(info, root, files, code_of(gitread.sized_code(code_folder(root.path))),
                             installs=_installs(root.path), checkout=checkout[0] if checkout else None)
             if ref is None:
                 sha, label = git().default_base()
@@ -5705,7 +5767,7 @@ def diff(root: Root, base: str | None = None, head: str | None = None) -> Diff:
                 label = sha[:12] if sha.startswith(ref.lower()) else f"{ref} ({sha[:12]})"
             tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="passprice-diff-")))
             stack.enter_context(cache.unkept(tmp))
-            files = git().materialize(sha, tmp)
+            files = git().materialize(sha, tmp, judge=lambda read: refuse_lockless(f"{role} {label}", read))
             code = {p: d for p, d in git().materialize(sha, tmp, (CODE,)).items() if p.endswith(".py")}
             if default == "work tree":  # HEAD: what the review reads must be what a checkout of it reads
                 rewritten = git().rewrites(sha, [*files, *code])

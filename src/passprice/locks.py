@@ -1092,12 +1092,48 @@ def read_lock(path: Path, schema_folder: Path | None = None, batch: str | None =
 
     Raises :class:`InputError` (unreadable, not TOML, incomplete, a digest that fails: one line each) or
     :class:`~passprice.errors.SchemaError` (every schema problem)."""
-    from passprice import cache
+    from passprice import snapshot
     from passprice.registry import schema_dir
+
+    folder = schema_folder or schema_dir()
+    if not snapshot.active():
+        return _read_lock(path, folder, batch)
+    # Inside a snapshot a path's bytes are fixed once read (:func:`passprice.snapshot.file_bytes`), so what they make
+    # (the lock or its refusal) is kept by the path: `diff` of a branch adding 3,700 files under locks/ that are no
+    # locks read each one 8 times (its comparison, the review, the lineage, the pins' forgery checks, ...), each
+    # time sized, hashed and looked up again: 29,610 calls (issue 13, diff59). A path whose bytes the snapshot does
+    # not keep (a ``batch`` read of a file not read before) is never kept: its bytes may change under it.
+    key = ("read-lock", os.fspath(path), os.fspath(folder))
+    known = snapshot.kept(key)
+    if isinstance(known, InputError):
+        raise known
+    if known is not None:
+        return known  # type: ignore[no-any-return]
+    try:
+        lock = _read_lock(path, folder, batch)
+    except InputError as e:
+        _keep(path, key, e)
+        raise
+    _keep(path, key, lock)
+    return lock
+
+
+def _keep(path: Path, key: tuple[str, str, str], made: Lock | InputError) -> None:
+    """Keep ``made`` (a lock or its refusal) in the snapshot under ``key`` when the snapshot holds the bytes of the
+    file at ``path`` (so they cannot change while it lasts). Raises nothing."""
+    from passprice import snapshot
+
+    if snapshot.kept_bytes(path) is not None:
+        snapshot.made(key, lambda: made)
+
+
+def _read_lock(path: Path, folder: Path, batch: str | None) -> Lock:
+    """:func:`read_lock` of ``path`` against the schemas in ``folder``, read from the snapshot's bytes or the file.
+    Raises what :func:`read_lock` raises."""
+    from passprice import cache
 
     data = schema.read_bytes(path, "lock") if batch is None else schema.read_unkept(path, "lock")
     schema.require_size(path, "lock", len(data))  # a kept object answers for a file under the cap only (issue 13)
-    folder = schema_folder or schema_dir()
     # What a lock file builds depends on its path, bytes and schema alone (the cache keeps a good one by them), so a
     # refusal is kept by them too, once a process: `check` reads every lock twice (its files, then its review), and
     # a 256 KiB lock file of one array of 131,000 integers was parsed four times, 1.4 s of CPU (attack round 61).
@@ -1174,6 +1210,19 @@ def _lock_of_file(path: Path, schema_folder: Path, data: bytes) -> Lock:
         shown = ", ".join(listed[:6]) + (f" and {len(listed) - 6} more" if len(listed) > 6 else "")
         raise InputError(f"{path}: incomplete lock (truncated?): missing {shown}; re-lock it") from None
     return lock_from_document(document, str(path), checked=True)
+
+
+def lockless_line(path: Path, data: bytes) -> str | None:
+    """The one line :func:`read_lock` would refuse the file at ``path`` (whose bytes are ``data``) by for holding no
+    ``[lock]`` table, told from its bytes alone (no schema check): ``not a lock file`` (:func:`_not_a_lock`) or
+    ``no [lock] table``; ``None`` for a file holding one. Raises nothing."""
+    if b"[lock]" in data:
+        return None
+    try:
+        _not_a_lock(path, data)
+    except InputError as e:
+        return str(e).splitlines()[0]
+    return f"{path}: no [lock] table (not a whole lock): re-lock it"
 
 
 def _not_a_lock(path: Path, data: bytes, document: dict[str, Any] | None = None) -> None:

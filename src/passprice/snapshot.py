@@ -8,8 +8,9 @@ and then served from memory, so the command sees one version of each file even w
 from a file is keyed by everything it is made from (its kind, its schema's and its own bytes, with its path), as
 the cache of validated files (:mod:`passprice.cache`) keys it across processes, so a content-keyed memo can never
 answer for other bytes. A failure is never kept: a file that does not read, parse or validate is read and refused
-again by whoever asks next. Where a path's links lead is looked up once a snapshot too (:func:`resolved`): the
-snapshot's one version of the files is one version of the links to them.
+again by whoever asks next (but a lock file's refusal, kept by :func:`passprice.locks.read_lock` by its path once the
+snapshot holds its bytes: those bytes cannot change while the snapshot lasts). Where a path's links lead is looked up
+once a snapshot too (:func:`resolved`): the snapshot's one version of the files is one version of the links to them.
 
 Only commands that write no registry file open a snapshot (a command that edits a file and reads it back must see
 its own write); outside one, nothing is kept and every read goes to the file. Snapshots nest: an inner

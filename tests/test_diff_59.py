@@ -1,0 +1,133 @@
+"""Issue 13 (diff59): ``diff`` of a side holding hundreds of files under ``locks/`` that are no locks. Before: a branch
+adding 3,700 files ``x = {i}`` there made ``diff`` call ``read_lock`` 29,610 times (each file sized, hashed and looked
+up 8 times, once a pass) and print 3,789 lines; now a lock file is read once a snapshot, and past
+:data:`~passprice.diff.MAX_LOCKLESS` such files the side is refused in one line before its tree is written."""
+
+from __future__ import annotations
+
+import shutil
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from tests.test_diff import commit_all, git
+
+from passprice import locks, snapshot
+from passprice.diff import MAX_LOCKLESS, diff, diff_text
+from passprice.errors import InputError
+from passprice.registry import Root
+
+REPO = Path(__file__).parent.parent
+NOT_A_LOCK = (
+    "not a lock file (no [lock] table; it is some other file): a lock is locks/NAME.lock.toml, written by "
+    "`passprice lock SERVING`"
+)
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A registry with no locks: the repository's facts, registry, schemas and sources."""
+    path = tmp_path_factory.mktemp("diff59") / "base"
+    for folder in ("facts", "registry", "schema", "sources"):
+        shutil.copytree(REPO / folder, path / folder)
+    (path / "locks").mkdir()
+    return path
+
+
+def _with_lockless(base: Path, dest: Path, count: int) -> Path:
+    shutil.copytree(base, dest)
+    for i in range(count):
+        (dest / f"locks/u{i}.lock.toml").write_text(f"x = {i}\n", encoding="utf-8")
+    return dest
+
+
+def _counted(monkeypatch: pytest.MonkeyPatch, name: str) -> Counter[str]:
+    seen: Counter[str] = Counter()
+    real = getattr(locks, name)
+
+    def counted(path: Path, *args: object) -> object:
+        seen[str(path)] += 1
+        return real(path, *args)
+
+    monkeypatch.setattr(locks, name, counted)
+    return seen
+
+
+def test_each_lock_file_of_a_side_is_read_once_and_each_refused_by_its_line(
+    base: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """20 files that are no locks: before, each was read by ``read_lock`` 8 times (160 reads); now once each, and the
+    diff still names each by its own line."""
+    head = _with_lockless(base, tmp_path / "head", 20)
+    reads = _counted(monkeypatch, "_read_lock")
+    text = diff_text(diff(Root(head), str(base), str(head)))
+    assert sorted(reads) == sorted(str(head / f"locks/u{i}.lock.toml") for i in range(20))
+    assert set(reads.values()) == {1}
+    refused = [line.strip() for line in text.splitlines() if NOT_A_LOCK in line]
+    assert refused == [f"locks/u{i}.lock.toml: {NOT_A_LOCK}" for i in sorted(range(20), key=str)]
+
+
+def test_a_lock_read_again_in_a_snapshot_is_not_read_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """In a snapshot the same lock path (good or refused) is read once however often asked; outside one, each time."""
+    path = tmp_path / "u.lock.toml"
+    path.write_text("x = 1\n", encoding="utf-8")
+    reads = _counted(monkeypatch, "_read_lock")
+    with snapshot.reading():
+        for _ in range(3):
+            with pytest.raises(InputError, match=rf"^{path}: not a lock file"):
+                locks.read_lock(path)
+    assert reads[str(path)] == 1
+    for _ in range(2):
+        with pytest.raises(InputError, match=rf"^{path}: not a lock file"):
+            locks.read_lock(path)
+    assert reads[str(path)] == 3
+
+
+def test_hundreds_of_files_that_are_no_locks_refuse_the_side_in_one_line(
+    base: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """300 files ``x = {i}`` under ``locks/``, on a branch and in a folder: one line naming their count and the first
+    file's refusal, and not one of them parsed (before: 300 'does not read on HEAD' entries, 2,400 lock reads)."""
+    repo = _with_lockless(base, tmp_path / "repo", 0)
+    git(repo, "init", "-q", "-b", "main")
+    commit_all(repo, "no locks")
+    _with_lockless(repo, tmp_path / "folder", 300)
+    git(repo, "checkout", "-q", "-b", "bad")
+    for i in range(300):
+        (repo / f"locks/u{i}.lock.toml").write_text(f"x = {i}\n", encoding="utf-8")
+    sha = commit_all(repo, "300 files that are no locks")
+    git(repo, "checkout", "-q", "main")
+    parsed = _counted(monkeypatch, "_lock_of_file")
+    line = (f"300 files under locks/ are no lock (past {MAX_LOCKLESS}, the side is refused whole); the first: "
+            f"locks/u0.lock.toml: {NOT_A_LOCK}")
+    with pytest.raises(InputError) as raised:
+        diff(Root(repo), "main", "bad")
+    assert str(raised.value) == f"HEAD bad ({sha[:12]}): {line}"
+    with pytest.raises(InputError) as raised:
+        diff(Root(repo), str(tmp_path / "folder"), "main")
+    assert str(raised.value) == f"BASE {tmp_path / 'folder'}: {line}"
+    assert not parsed
+
+
+def test_hundreds_of_lock_files_that_do_not_read_refuse_the_side_after_the_101st(
+    base: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """300 files ``[lock]`` + ``x = {i}`` (a lock table, so not told from their bytes): before, each was validated
+    and refused by its own line (3,700 of them: 7.5 s of CPU); now the side is refused once the 101st does not
+    read, 101 parsed, not 300."""
+    repo = _with_lockless(base, tmp_path / "repo", 0)
+    git(repo, "init", "-q", "-b", "main")
+    commit_all(repo, "no locks")
+    git(repo, "checkout", "-q", "-b", "bad")
+    for i in range(300):
+        (repo / f"locks/u{i}.lock.toml").write_text(f"[lock]\nx = {i}\n", encoding="utf-8")
+    sha = commit_all(repo, "300 lock files that do not read")
+    git(repo, "checkout", "-q", "main")
+    parsed = _counted(monkeypatch, "_lock_of_file")
+    with pytest.raises(InputError) as raised:
+        diff(Root(repo), "main", "bad")
+    assert str(raised.value) == (
+        f"HEAD bad ({sha[:12]}): more than {MAX_LOCKLESS} of its 300 lock files that differ from the other side's "
+        "do not read (the side is refused whole); the first: locks/u0.lock.toml: card: missing (required)"
+    )
+    assert len(parsed) == MAX_LOCKLESS + 1 and set(parsed.values()) == {1}
