@@ -812,7 +812,12 @@ def test_every_commands_options_build_as_declared() -> None:
                 assert param.type.name in ("file", "directory", "path") and param.type.type is Path, param
                 paths += 1
     assert seen > 250 and paths >= 14
-    assert cli.commands["init"].params[0].type.dir_okay and not cli.commands["init"].params[0].type.file_okay
+    # init's folder is passprice's to judge (left39: a file is refused by scaffold's one line, not click's), so its
+    # type is the folder type that leaves files to passprice
+    from passprice.cli import _FolderPath
+
+    assert isinstance(cli.commands["init"].params[0].type, _FolderPath)
+    assert cli.commands["init"].params[0].type.dir_okay and cli.commands["init"].params[0].type.file_okay
     price = cli.commands["price"]
     batch = next(p for p in price.params if p.name == "batch")
     assert isinstance(batch, click.Option) and batch.opts == ["--batch"] and batch.type.name == "integer"

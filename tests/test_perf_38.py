@@ -174,3 +174,17 @@ def test_a_stacks_fit_inputs_are_hashed_once(tmp_path: Path, monkeypatch: pytest
     assert len(hashed) == 1 and hashed[0] > 100_000
     kept = cache.kept_object(stackfits.KIND, stackfits.fit_inputs(root, stack, runs), tuple)
     assert kept == first
+
+
+def test_whole_floats_found_again_after_the_schema_document_is_built_again() -> None:
+    """The lead, session 35: the whole-reaching node ids were cached apart from the schema document they were ids of;
+    after test_cache cleared ``_ecma_document`` (a new document, new ids), a synth config's ``num_hidden_layers =
+    2.0`` went unfound (exit 0, a 2-block header) in the full suite's order."""
+    config = Path(__file__).resolve().parents[1] / "examples" / "configs" / "llama-2-7b.json"
+    text = config.read_text(encoding="utf-8")
+    document = json.loads(text.replace('"num_hidden_layers": 32', '"num_hidden_layers": 2.0'))
+    line = ("config.num_hidden_layers: 2.0 is not of type 'integer' (a whole number, written without a decimal point "
+            "or exponent: 2)")
+    assert schema.whole_floats(document, "model-config") == [(("config", "num_hidden_layers"), line)]
+    schema._ecma_document.cache_clear()
+    assert schema.whole_floats(document, "model-config") == [(("config", "num_hidden_layers"), line)]

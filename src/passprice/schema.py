@@ -932,15 +932,24 @@ def _walked(node: Mapping[str, Any], root: Mapping[str, Any]) -> list[Any]:
     return [n for n in out if isinstance(n, dict)]
 
 
-@functools.cache
+#: :func:`_whole_reaching`'s answers, by kind and folder, each beside the schema document it was found in: the ids
+#: stand only while that very document is :func:`_ecma_document`'s (a test that clears that cache builds another,
+#: whose nodes' ids the old set does not hold, or holds by chance: a float in a synth config went unfound).
+_REACHING: dict[tuple[str, str], tuple[Any, frozenset[int]]] = {}
+
+
 def _whole_reaching(kind: str, folder: str) -> frozenset[int]:
     """The ``id`` of every node of :func:`_ecma_document`'s ``kind`` schema (held for the process, so the ids
     stand) from which :func:`whole_floats`'s walk can reach a node that takes only whole numbers
     (:func:`_whole_only`), itself included: the only nodes the walk enters. A value under any other node (a
     measurement's ``tokens_per_s``, a card's ``value``: ``number``) can hold no finding, so the walk's answer is the
     same and a cold ``check`` walks 10,814 nodes fewer times (cold38, session 35). Found by a fixed point over the
-    walk's edges (:func:`_walked`; a ``$ref`` cycle included)."""
+    walk's edges (:func:`_walked`; a ``$ref`` cycle included). Kept beside the document it walked
+    (:data:`_REACHING`), found again for another."""
     root = _ecma_document(kind, folder)
+    kept = _REACHING.get((kind, folder))
+    if kept is not None and kept[0] is root:
+        return kept[1]
     nodes: dict[int, Mapping[str, Any]] = {}
     todo: list[Any] = [root]
     while todo:
@@ -957,7 +966,9 @@ def _whole_reaching(kind: str, folder: str) -> frozenset[int]:
             if i not in reaching and any(t in reaching for t in targets):
                 reaching.add(i)
                 grown = True
-    return frozenset(reaching)
+    found = frozenset(reaching)
+    _REACHING[(kind, folder)] = (root, found)
+    return found
 
 
 def _float_holders(document: Any) -> set[int]:
