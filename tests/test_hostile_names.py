@@ -126,8 +126,10 @@ def test_what_a_command_wrote_is_named_on_one_line(tmp_path: Path) -> None:
     import numpy as np
     from gguf import GGUFWriter
 
+    from importable import importable
+
     source = tmp_path / "new\nline.gguf"
-    w = GGUFWriter(source, "llama")
+    w = importable(GGUFWriter(source, "llama"))  # import refuses a header check would fail (walk45)
     w.add_tensor("x", np.zeros((4,), dtype=np.float32))
     w.write_header_to_file()
     w.write_kv_data_to_file()

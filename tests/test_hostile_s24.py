@@ -113,15 +113,18 @@ def test_empty_inner_arrays_spend_the_budget_of_elements_kept(tmp_path: Path) ->
 # --- 2. each shard's own data offset --------------------------------------------------------------------------------
 
 
-def _split(folder: Path, aligns: tuple[int, ...], steps: tuple[int, ...]) -> Path:
+def _split(folder: Path, aligns: tuple[int, ...], steps: tuple[int, ...], *, importable: bool = False) -> Path:
     """``m-0000N-of-COUNT.gguf`` shards in ``folder``, shard N stating ``general.alignment`` ``aligns[N]`` (none when
-    0) and holding two one-element F32 tensors at offsets 0 and ``steps[N]``; the first."""
+    0) and holding two one-element F32 tensors at offsets 0 and ``steps[N]``; the first. ``importable``: every shard
+    states ``llama.embedding_length`` too (38 bytes more a shard, after the architecture), as a header import takes
+    must (walk45: import refuses a header check would fail)."""
     from gguf_bytes import Tensor
+    from importable import importable_meta
 
     folder.mkdir(parents=True)
     count = len(aligns)
     for no, align in enumerate(aligns):
-        meta = [Meta("general.architecture", V.STRING, "llama")]
+        meta = importable_meta() if importable else [Meta("general.architecture", V.STRING, "llama")]
         if align:
             meta.append(Meta("general.alignment", V.UINT32, align))
         meta += [Meta("split.no", V.UINT16, no), Meta("split.count", V.UINT16, count),
@@ -133,23 +136,24 @@ def _split(folder: Path, aligns: tuple[int, ...], steps: tuple[int, ...]) -> Pat
 
 @pytest.mark.parametrize("offset", ["1000", "200"])
 def test_a_further_shards_data_offset_is_checked_like_the_first(tmp_path: Path, offset: str) -> None:
-    """Two shards of 223 header bytes each, imported: the entry's shard 1 edited to data offset 1,000, or 200 (inside
+    """Two shards of 261 header bytes each, imported: the entry's shard 1 edited to data offset 1,000, or 200 (inside
     its own header), read without a word: only shard 0's data offset was checked against its header bytes padded to
-    the alignment. 223 bytes padded to 32 end at 224."""
-    first = _split(tmp_path / "split", (0, 0), (32, 32))
+    the alignment. 261 bytes (223 before walk45 asked for llama.embedding_length's 38) padded to 32 end at 288."""
+    first = _split(tmp_path / "split", (0, 0), (32, 32), importable=True)
     root = _root(tmp_path)
-    assert invoke("import", str(first), "--name", "sh", root=root).exit_code == 0
+    result = invoke("import", str(first), "--name", "sh", root=root)
+    assert result.exit_code == 0, result.output
     entry = root / "registry" / "checkpoints" / "sh.toml"
     text = entry.read_text(encoding="utf-8")
-    assert text.count("header_bytes = 223, data_offset = 224,") == 2
-    _edit(entry, '{ file = "m-00002-of-00002.gguf", header_bytes = 223, data_offset = 224,',
-          f'{{ file = "m-00002-of-00002.gguf", header_bytes = 223, data_offset = {offset},')
+    assert text.count("header_bytes = 261, data_offset = 288,") == 2
+    _edit(entry, '{ file = "m-00002-of-00002.gguf", header_bytes = 261, data_offset = 288,',
+          f'{{ file = "m-00002-of-00002.gguf", header_bytes = 261, data_offset = {offset},')
     shown = f"{int(offset):,}"
     result = invoke("header", "sh", root=root)
     assert result.exit_code == 2, result.output
     assert result.stderr == (
-        f"passprice: error: {entry}: header.shards.1.data_offset: {shown} but shard 1's (m-00002-of-00002.gguf) 223 "
-        "header bytes padded to the alignment 32 end at 224: they must be equal (re-import the header rather than "
+        f"passprice: error: {entry}: header.shards.1.data_offset: {shown} but shard 1's (m-00002-of-00002.gguf) 261 "
+        "header bytes padded to the alignment 32 end at 288: they must be equal (re-import the header rather than "
         "edit the entry)\n")
 
 

@@ -36,13 +36,15 @@ def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]
 
 
 def write(path: Path) -> Path:
-    """A header with a long string array, a long float32 array and one tensor."""
+    """A header of one block with a long string array, a long float32 array and two tensors (``blk.0``'s norm: import
+    refuses a header naming a block no tensor fills, walk45)."""
     w = GGUFWriter(path, "llama")
     w.add_uint32("llama.block_count", 1)
     w.add_uint32("llama.embedding_length", 8)
     w.add_array("tokenizer.ggml.tokens", [f"t{i}" for i in range(TOKENS)])
     w.add_array("tokenizer.ggml.scores", [float(i) / 4 for i in range(SCORES)])
     w.add_tensor("token_embd.weight", np.zeros((4, 8), dtype=np.float32))
+    w.add_tensor("blk.0.attn_norm.weight", np.zeros((8,), dtype=np.float32))
     w.write_header_to_file()
     w.write_kv_data_to_file()
     w.write_tensors_to_file()
