@@ -168,8 +168,8 @@ def test_9_validate_json_gives_each_runs_file_source_and_locator() -> None:
         "xd3.h100_pcie_80gb.8b-q4km.tg512",
         "registry/measurements/xiongjiedai-llama3-llamabench.toml",
         "xiongjiedai-gpu-benchmarks",
-        "LLaMA 3/Professional GPUs/H100_PCIe_v3.ipynb: llama-bench table, row 'llama 8B Q4_K - Medium | 4.58 GiB | "
-        "tg512 | 145.55 ± 0.80'",
+        "LLaMA 3/Professional GPUs/H100_PCIe_v3.ipynb: llama-bench table, row '| llama 8B Q4_K - Medium         |   "
+        "4.58 GiB |     8.03 B | CUDA       |  99 |         tg512 |    145.55 ± 0.80 |'",
         145.55,
     )
     assert {r["source"] for r in runs} == {"xiongjiedai-gpu-benchmarks"}

@@ -270,8 +270,8 @@ def test_new_b13_a_value_moved_under_a_locator_respaced_is_said_firmly(registry:
 
 
 RUN = ('''tokens_per_s = 145.55
-locator = "LLaMA 3/Professional GPUs/H100_PCIe_v3.ipynb: llama-bench table, row 'llama 8B Q4_K - Medium | 4.58 GiB | '''
-       '''tg512 | 145.55 ± 0.80'"''')
+locator = "LLaMA 3/Professional GPUs/H100_PCIe_v3.ipynb: llama-bench table, row '| llama 8B Q4_K - Medium         |'''
+       '''   4.58 GiB |     8.03 B | CUDA       |  99 |         tg512 |    145.55 ± 0.80 |'"''')
 
 
 def test_new_c15_a_run_re_cited_to_a_source_the_change_adds_records_nothing(registry: Path) -> None:

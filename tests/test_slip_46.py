@@ -211,8 +211,8 @@ def test_3_a_lock_under_a_stack_fitted_from_runs_to_verify_is_to_verify(tmp_path
     base, head = _stack_locked(tmp_path)
     path = head / RUNS
     text = path.read_text(encoding="utf-8")
-    assert text.count("tg512 | 145.55 ± 0.80") == 1
-    path.write_text(text.replace("tg512 | 145.55 ± 0.80", "tg512 | 145.55 ± 0.90"), encoding="utf-8")
+    assert text.count("tg512 |    145.55 ± 0.80") == 1
+    path.write_text(text.replace("tg512 |    145.55 ± 0.80", "tg512 |    145.55 ± 0.90"), encoding="utf-8")
     result = invoke("diff", str(base), str(head))
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()

@@ -27,8 +27,8 @@ from test_slip_34 import renderings  # one in-process review rendered per format
 from test_slip_46 import RUNS, _stack_locked
 
 RUN = "xd3.h100_pcie_80gb.8b-q4km.tg512"
-WHERE = ("xiongjiedai-gpu-benchmarks: LLaMA 3/Professional GPUs/H100_PCIe_v3.ipynb: llama-bench table, row 'llama 8B "
-         "Q4_K - Medium | 4.58 GiB | tg512 | 145.55 ± 0.80'")
+WHERE = ("xiongjiedai-gpu-benchmarks: LLaMA 3/Professional GPUs/H100_PCIe_v3.ipynb: llama-bench table, row '| llama 8B "
+         "Q4_K - Medium         |   4.58 GiB |     8.03 B | CUDA       |  99 |         tg512 |    145.55 ± 0.80 |'")
 KEPT = 'build = "e8496488 (2843)"\ntest = "tg512"\nnote = "± 0.80'
 
 
