@@ -2,9 +2,9 @@
 passprice now gives: a registry folder that may be listed but not searched (mode 644) is one line naming the folder
 (:data:`passprice.files.UNSEARCHABLE`), and every command names that folder alike.
 
-1. Under an absolute ``--root /abs/REG``, ``servings`` said ``facts/cards`` (relative to the registry, as
-   :func:`passprice.check.relative_lines` names a file that does not read) where ``cards``, ``price``, ``kv``,
-   ``validate`` and ``check`` said ``/abs/REG/facts/cards``: the line's leading file is named as the user gave the root
+1. Under an absolute ``--root /abs/REG``, ``servings`` and ``validate`` said ``facts/cards`` (relative to the
+   registry, as :func:`passprice.check.relative_lines` names a file that does not read) where ``cards``, ``price``,
+   ``kv`` and ``check`` said ``/abs/REG/facts/cards``: the line's leading file is named as the user gave the root
    (:func:`passprice.registry.as_given`), as every error line's leading file is (docs/DESIGN.md, left31).
 2. Outside any registry (the built-in one), ``price`` and ``validate`` named the package's absolute path
    (``files.folder_refusal`` knows no root) where ``cards``, ``kv`` and ``check`` said ``the built-in registry's
@@ -25,15 +25,15 @@ from passprice.cli import cli
 from test_left38 import _unsearchable
 
 COMMANDS = [("servings",), ("cards",), ("kv", "qwen3-30b-a3b-q4_0"), ("price", "r1-qwen7b-h200"),
-            ("validate", "--stack", "llamacpp")]
+            ("validate", "--stack", "llamacpp-cuda-2405")]
 ENDS = ": cannot read its files: the folder may not be searched by this user\n"
 
 
 @pytest.mark.parametrize("args", COMMANDS, ids=[a[0] for a in COMMANDS])
 def test_1_under_an_absolute_root_every_command_names_the_folder_under_it(
         monkeypatch: pytest.MonkeyPatch, args: tuple[str, ...]) -> None:
-    """Before: ``servings`` ``facts/cards: cannot read its files: …``; the others ``{REPO}/facts/cards: …``. Now all
-    the latter, exit 2, one line."""
+    """Before: ``servings`` and ``validate`` ``facts/cards: cannot read its files: …``; the others
+    ``{REPO}/facts/cards: …``. Now all the latter, exit 2, one line."""
     _unsearchable(monkeypatch, REPO / "facts" / "cards")
     result = CliRunner().invoke(cli, ["--no-cache", "--root", str(REPO), *args])
     assert result.exit_code == 2, result.output
