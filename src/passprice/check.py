@@ -16,7 +16,7 @@ from passprice import schema
 from passprice.cards import card_from_document
 from passprice.drafts import method_from_document
 from passprice.errors import InputError, NotFound, escaped, problem_lines, spelled_words
-from passprice.files import is_folder, is_there
+from passprice.files import is_folder, is_there, unsearchable_folder
 from passprice.registry import Root
 from passprice.routing import Routing, colder, router, routing_from_document
 
@@ -551,9 +551,13 @@ def relative_lines(root: Root, lines: Sequence[str]) -> list[str]:
     path starts (after the line's start, a blank, a parenthesis, a quote, ``=``, ``,``, ``:`` or ``[``): a card
     citing a source record that does not validate read ``facts/cards/x.toml: streams.read.source: source 'ID' does
     not validate: /abs/root/sources/ID.toml: …`` under an absolute ``--root`` (session 29), where ``validate`` and
-    ``calibrate`` (:func:`passprice.validate.registry_relative`, now this) named every path. Raises nothing."""
+    ``calibrate`` (:func:`passprice.validate.registry_relative`, now this) named every path. A line of a folder that
+    may not be searched (:data:`passprice.files.UNSEARCHABLE`) is left as it is: its folder leads it as the user gave
+    the root, in every command (left40). Raises nothing."""
     start = re.compile(r"(?<![^\s(\"'=,:\[])" + re.escape(f"{root.path}{os.sep}"))
-    return [start.sub("", line) for line in lines]
+    # A folder that may not be searched leads its line as the user gave the root, in every command (left40:
+    # ``servings`` said ``facts/cards`` where ``cards``, ``price`` and ``kv`` said ``/abs/REG/facts/cards``).
+    return [line if unsearchable_folder(line) is not None else start.sub("", line) for line in lines]
 
 
 def registry_device_names(root: Root) -> list[str]:

@@ -965,8 +965,12 @@ def _kept_problems() -> list[str]:
     """The lines :func:`_problems` kept so far, each once, in order: a listing's ``--json`` holds them as
     ``"problems"`` (as ``check --json`` holds the files that do not read), so a program reading stdout knows the list
     leaves those files out (leftovers 28d: only stderr named them). Each line as the group prints it on stderr,
-    without ``passprice: error:`` and unescaped (JSON escapes it). Raises nothing."""
-    return list(dict.fromkeys(click.get_current_context().meta.get("passprice.problems", [])))
+    without ``passprice: error:`` and unescaped (JSON escapes it), its paths as the group writes them
+    (:func:`_as_given`: a folder of the built-in registry that may not be searched was the package's absolute path in
+    ``servings --json`` where stderr said ``the built-in registry's facts/cards``, left40). Raises nothing."""
+    ctx = click.get_current_context()
+    kept = list(dict.fromkeys(ctx.meta.get("passprice.problems", [])))
+    return _as_given(ctx, kept, _root_or_none(ctx)) if kept else kept
 
 
 def _load_all(names: list[str], load: Callable[[str], T], folder: Path | None = None,

@@ -101,6 +101,21 @@ def unsearchable(path: Path | str) -> Path | None:
     return None
 
 
+#: The end of the one line for a folder that may be listed but not searched (:func:`folder_refusal`,
+#: :meth:`passprice.registry.Root.names`): ``FOLDER: cannot read its files: …``. Its leading ``FOLDER`` is the file the
+#: user opens to fix it, so every command names it alike (left40): as the user gave the root, never relative to the
+#: registry (:func:`passprice.check.relative_lines` leaves such a line alone: ``servings`` said ``facts/cards`` where
+#: ``cards``, ``price`` and ``kv`` said ``/abs/REG/facts/cards`` under ``--root /abs/REG``), and by
+#: :meth:`passprice.registry.Root.folder_named` for the built-in registry (:func:`passprice.registry.as_given`).
+UNSEARCHABLE = ": cannot read its files: the folder may not be searched by this user"
+
+
+def unsearchable_folder(line: str) -> str | None:
+    """The folder a :data:`UNSEARCHABLE` line names (the text before it, as shown), or ``None`` for any other line.
+    Raises nothing."""
+    return line[: -len(UNSEARCHABLE)] if line.endswith(UNSEARCHABLE) else None
+
+
 def folder_refusal(error: OSError, path: Path | str) -> InputError | None:
     """The one line for a permission error (``EACCES``) met reading ``path`` because one of its folders may not be
     searched (:func:`unsearchable`), naming that folder alone: ``facts/cards: cannot read its files: the folder may not
@@ -113,7 +128,7 @@ def folder_refusal(error: OSError, path: Path | str) -> InputError | None:
     folder = unsearchable(path)
     if folder is None:
         return None
-    return Unreadable(f"{shown(folder)}: cannot read its files: the folder may not be searched by this user")
+    return Unreadable(f"{shown(folder)}{UNSEARCHABLE}")
 
 
 def why(error: OSError, path: Path | str | None = None) -> str:

@@ -15,7 +15,7 @@ from pathlib import Path
 import attrs
 
 from passprice.errors import InputError, NotFound, Unreadable, escaped
-from passprice.files import is_folder, is_there, shell_word, shown, why
+from passprice.files import UNSEARCHABLE, is_folder, is_there, shell_word, shown, unsearchable_folder, why
 from passprice.snapshot import resolved, resolved_folder
 
 _PACKAGE = Path(__file__).resolve().parent
@@ -116,8 +116,7 @@ class Root:
             raise Unreadable(f"{self.folder_named(folder)}: cannot list: {why(e, folder)}") from None
         if names and not os.access(folder, os.X_OK):
             # Listed but not searchable (mode r--): every file in it failed alone, one line each (attack round 61).
-            raise Unreadable(f"{self.folder_named(folder)}: cannot read its files: the folder may not be searched "
-                             "by this user")
+            raise Unreadable(f"{self.folder_named(folder)}{UNSEARCHABLE}")
         return names
 
     def folder_named(self, folder: Path) -> str:
@@ -796,7 +795,9 @@ def as_given(lines: list[str], root: Root | None, named: str | None = None) -> l
     ``../facts/cards/h100.toml`` from its ``facts``), or below ``named`` as the user named the root (``--root
     ../reg``: ``../reg/facts/…``). A root is held resolved, so every path made from it was absolute: CI output named
     ``/home/runner/work/…/facts/cards/h100.toml`` where the user typed ``price gemma3-270m-h100`` (leftovers round
-    21). The embedded facts, or a working folder outside a root found around it, leave the lines as they are. Only a
+    21). The embedded facts leave the lines as they are but for a folder that may not be searched, named as
+    :meth:`Root.folder_named` names it (:func:`_built_in_folder`, left40); a working folder outside a root found
+    around it leaves them as they are. Only a
     whole path start is rewritten (after a blank, a parenthesis, a quote or the line's start).
 
     One rule for a root named by ``--root DIR``, relative or absolute: below ``DIR`` as typed, never its resolved
@@ -806,7 +807,9 @@ def as_given(lines: list[str], root: Root | None, named: str | None = None) -> l
     is left as it is; so is a URL's ``//`` under ``--root /``. Raises nothing."""
     import re
 
-    if root is None or root.embedded or not lines:
+    if root is not None and root.embedded:
+        return [_built_in_folder(root, line) for line in lines]
+    if root is None or not lines:
         return lines
     try:
         here = Path.cwd().resolve()
@@ -826,6 +829,18 @@ def as_given(lines: list[str], root: Root | None, named: str | None = None) -> l
     # round 56: the "//" of a URL was rewritten, "https:/toml.io", or "https:toml.io" run from "/").
     start = re.compile(r"(?<![^\s(\"'=,:\[])" + re.escape(prefix) + f"(?!{re.escape(os.sep)})")
     return [start.sub(lambda _: to, line) for line in lines]
+
+
+def _built_in_folder(root: Root, line: str) -> str:
+    """``line`` with the built-in registry's folder it leads with named as :meth:`Root.folder_named` names it, when
+    it is a :data:`passprice.files.UNSEARCHABLE` line of a folder of ``root`` (the embedded default): a card that
+    ``price`` and ``kv`` read in such a folder said the package's absolute path (``files.folder_refusal`` knows no
+    root) where ``cards`` said ``the built-in registry's facts/cards`` (left40). Any other line is left as it is.
+    Raises nothing."""
+    folder = unsearchable_folder(line)
+    if folder is None or not Path(folder).is_absolute() or not Path(folder).is_relative_to(root.path):
+        return line
+    return f"{root.folder_named(Path(folder))}{UNSEARCHABLE}"
 
 
 def _spelled(named: str, path: Path) -> str:
