@@ -1,0 +1,125 @@
+"""Every locator citing a ggml-org/llama.cpp issue or PR thread quotes it verbatim (session 35, cite65).
+
+Found by cite64's audit: run pr4766.rtx_4090.cl-7b-f16.tg128 quoted ``'llama 7B F16 | 12.55 GiB | ... | tg 128 |
+61.03 ± 0.07'`` where the thread shows ``| llama 7B F16                   |  12.55 GiB |     6.74 B | CUDA       |  99
+| tg 128     |     61.03 ± 0.07 |`` (the Q8_0 run likewise), and checking the 11 runs of source ``ggml-org-llama-cpp``
+found two titles misquoted (PR #17505's ``'CUDA: generalized (mma) FA`` with no closing quote, so the locator's
+quotes paired wrongly; issue #6763's title with no closing parenthesis) and 8 runs quoting a title or a cell but no
+figure. Each now quotes its title and the row or sentence that prints its figure, and
+``tests/data/llama-cpp-threads-excerpt.txt`` holds those lines of each thread (with its URL) for the checks below,
+without the network.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from cli_helpers import REPO
+from passprice.measurements import Run, load_runs
+from passprice.registry import Root
+
+SOURCE = "ggml-org-llama-cpp"
+EXCERPT = REPO / "tests" / "data" / "llama-cpp-threads-excerpt.txt"
+_QUOTED = re.compile(r"'([^']*)'")
+_THREAD = re.compile(r"^ggml-org/llama\.cpp (PR|issue) #(\d+) \('")
+_SECTION = re.compile(r"^== #(\d+) (https://github\.com/ggml-org/llama\.cpp/(pull|issues)/(\d+)) ==$")
+
+
+def _sections(text: str) -> dict[int, tuple[str, list[str]]]:
+    # thread number -> (URL, its lines: the title first); '#' lines before the first section are the header
+    out: dict[int, tuple[str, list[str]]] = {}
+    lines: list[str] | None = None
+    for line in text.splitlines():
+        m = _SECTION.match(line)
+        if m:
+            assert m.group(1) == m.group(4), line
+            lines = []
+            out[int(m.group(1))] = (m.group(2), lines)
+        elif lines is not None:
+            lines.append(line)
+        else:
+            assert line.startswith("# "), line
+    return out
+
+
+@pytest.fixture(scope="module")
+def threads() -> dict[int, tuple[str, list[str]]]:
+    return _sections(EXCERPT.read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def runs() -> list[Run]:
+    return [r for r in load_runs(Root(REPO)) if r.source_id == SOURCE]
+
+
+def _thread(locator: str) -> tuple[str, int]:
+    m = _THREAD.match(locator)
+    assert m, locator
+    return m.group(1), int(m.group(2))
+
+
+def test_1_every_quote_is_verbatim_in_its_thread(runs: list[Run],
+                                                threads: dict[int, tuple[str, list[str]]]) -> None:
+    assert len(runs) == 11
+    spans = 0
+    for r in runs:
+        kind, number = _thread(r.locator)
+        url, lines = threads[number]
+        assert url.split("/")[-2] == {"PR": "pull", "issue": "issues"}[kind], r.id
+        quoted = _QUOTED.findall(r.locator)
+        assert len(quoted) == 2, r.id  # the title, then the line that prints the figure
+        assert quoted[0] == lines[0], r.id  # the title, whole
+        assert any(quoted[1] in line for line in lines[1:]), (r.id, quoted[1])
+        assert "..." not in quoted[1] and "…" not in quoted[1], r.id
+        assert r.locator.count("'") == 4, r.id  # no stray quote pairing the spans wrongly
+        spans += len(quoted)
+    assert spans == 22
+    assert sorted({_thread(r.locator)[1] for r in runs}) == sorted(threads) == [4766, 6763, 6766, 15131, 17505]
+
+
+def _cells(row: str) -> list[str]:
+    return [c.strip() for c in row.strip().strip("|").split("|")]
+
+
+def test_2_each_quoted_row_prints_the_runs_figure(runs: list[Run]) -> None:
+    by_id = {r.id: r for r in runs}
+    got = {}
+    for r in runs:
+        quoted = _QUOTED.findall(r.locator)[1]
+        if r.id.startswith("pr6763."):
+            got[r.id] = re.findall(r"\*\*(\d+\.\d+)\*\*", quoted)  # master, then the CUDA-graphs branch
+        elif r.id.startswith("pr4766."):
+            got[r.id] = [_cells(quoted)[6].split(" ± ")[0]]  # llama-bench: t/s ± sd
+        else:
+            got[r.id] = [c for c in _cells(quoted) if re.fullmatch(r"\d+\.\d+", c)][:2]  # master, PR
+        assert float(got[r.id][1 if r.id.endswith("-graphs") else 0]) == r.tokens_per_s, r.id
+    assert got == {
+        "pr4766.rtx_4090.cl-7b-f16.tg128": ["61.03"], "pr4766.rtx_4090.cl-7b-q8_0.tg128": ["98.13"],
+        "pr6763.h100_pcie_80gb.l2-7b-q4km.n128": ["143.35", "163.83"],
+        "pr6763.h100_pcie_80gb.l2-7b-q4km.n128-graphs": ["143.35", "163.83"],
+        "pr6766.rtx_4090.l2-7b-q4_0.main": ["138.31", "146.81"],
+        "pr15131.rtx_4090.l31-8b-bf16.ub1": ["65.21", "65.20"],
+        "pr15131.rtx_4090.l31-8b-bf16.ub2": ["124.64", "124.32"],
+        "pr15131.rtx_4090.l31-8b-bf16.ub4": ["245.00", "246.37"],
+        "pr15131.rtx_4090.l31-8b-bf16.ub8": ["457.75", "485.16"],
+        "pr15131.rtx_4090.l31-8b-q4_0.ub16": ["1891.88", "1930.50"],
+        "pr17505.rtx_4090.l31-8b-q4_0.d32768": ["98.14", "102.76"]}
+    # PR #15131's ubatch column is the run's -ub
+    for ub in (1, 2, 4, 8, 16):
+        rid = next(i for i in by_id if i.startswith("pr15131.") and i.endswith(f".ub{ub}"))
+        assert _cells(_QUOTED.findall(by_id[rid].locator)[1])[3] == str(ub), rid
+    assert by_id["pr4766.rtx_4090.cl-7b-f16.tg128"].locator.endswith(
+        "row '| llama 7B F16                   |  12.55 GiB |     6.74 B | CUDA       |  99 | tg 128     |     61.03 ± "
+        "0.07 |'")
+
+
+def test_3_the_quotes_found_before_are_not_in_the_threads(threads: dict[int, tuple[str, list[str]]]) -> None:
+    # what test_1 refuses: the locators' quotes before this change
+    text = {n: "\n".join(lines) for n, (_, lines) in threads.items()}
+    assert "llama 7B F16 | 12.55 GiB | ... | tg 128 | 61.03 ± 0.07" not in text[4766]
+    assert "llama 7B Q8_0 | 6.67 GiB | ... | tg 128 | 98.13 ± 0.07" not in text[4766]
+    assert threads[17505][1][0] != "CUDA: generalized (mma) FA"  # the old title, cut at its comma
+    assert _QUOTED.findall("ggml-org/llama.cpp PR #17505 ('CUDA: generalized (mma) FA: table row 'llama 8B Q4_0', "
+                           "pp512@d32768") == ["CUDA: generalized (mma) FA: table row "]
