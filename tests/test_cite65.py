@@ -1,13 +1,14 @@
-"""Every locator citing a ggml-org/llama.cpp issue or PR thread quotes it verbatim (session 35, cite65).
+"""Runs citing llama.cpp threads #4766, #6763, #6766, #15131, #16834, #17505 quote them verbatim (session 35, cite65).
 
 Found by cite64's audit: run pr4766.rtx_4090.cl-7b-f16.tg128 quoted ``'llama 7B F16 | 12.55 GiB | ... | tg 128 |
 61.03 ± 0.07'`` where the thread shows ``| llama 7B F16                   |  12.55 GiB |     6.74 B | CUDA       |  99
-| tg 128     |     61.03 ± 0.07 |`` (the Q8_0 run likewise), and checking the 11 runs of source ``ggml-org-llama-cpp``
-found two titles misquoted (PR #17505's ``'CUDA: generalized (mma) FA`` with no closing quote, so the locator's
-quotes paired wrongly; issue #6763's title with no closing parenthesis) and 8 runs quoting a title or a cell but no
-figure. Each now quotes its title and the row or sentence that prints its figure, and
-``tests/data/llama-cpp-threads-excerpt.txt`` holds those lines of each thread (with its URL) for the checks below,
-without the network.
+| tg 128     |     61.03 ± 0.07 |`` (the Q8_0 run likewise): 2 rows cut by an ellipsis. Checking the 11 runs of source
+``ggml-org-llama-cpp`` and the 6 of ``ggml-org-llama-cpp-pr16834`` also found a title cut short (PR #17505's
+``'CUDA: generalized (mma) FA`` with no closing quote, so the locator's quotes paired wrongly; issue #6763's title
+lacked its closing parenthesis, and a possessive such as ``issue's`` pairs quotes too) and 14 runs quoting a title,
+or a cell or two, but not the figure. Each now quotes its title and the whole row or sentence that prints its
+figure, and ``tests/data/llama-cpp-threads-excerpt.txt`` holds those lines of each thread (with its URL) for the
+checks below, without the network. Not yet checked: the runs citing discussion #15396 and PRs #15525 and #20586.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from cli_helpers import REPO
 from passprice.measurements import Run, load_runs
 from passprice.registry import Root
 
-SOURCE = "ggml-org-llama-cpp"
+SOURCES = ("ggml-org-llama-cpp", "ggml-org-llama-cpp-pr16834")
 EXCERPT = REPO / "tests" / "data" / "llama-cpp-threads-excerpt.txt"
 _QUOTED = re.compile(r"'([^']*)'")
 _THREAD = re.compile(r"^ggml-org/llama\.cpp (PR|issue) #(\d+) \('")
@@ -51,7 +52,7 @@ def threads() -> dict[int, tuple[str, list[str]]]:
 
 @pytest.fixture(scope="module")
 def runs() -> list[Run]:
-    return [r for r in load_runs(Root(REPO)) if r.source_id == SOURCE]
+    return [r for r in load_runs(Root(REPO)) if r.source_id in SOURCES]
 
 
 def _thread(locator: str) -> tuple[str, int]:
@@ -62,7 +63,7 @@ def _thread(locator: str) -> tuple[str, int]:
 
 def test_1_every_quote_is_verbatim_in_its_thread(runs: list[Run],
                                                 threads: dict[int, tuple[str, list[str]]]) -> None:
-    assert len(runs) == 11
+    assert len(runs) == 11 + 6
     spans = 0
     for r in runs:
         kind, number = _thread(r.locator)
@@ -75,8 +76,8 @@ def test_1_every_quote_is_verbatim_in_its_thread(runs: list[Run],
         assert "..." not in quoted[1] and "…" not in quoted[1], r.id
         assert r.locator.count("'") == 4, r.id  # no stray quote pairing the spans wrongly
         spans += len(quoted)
-    assert spans == 22
-    assert sorted({_thread(r.locator)[1] for r in runs}) == sorted(threads) == [4766, 6763, 6766, 15131, 17505]
+    assert spans == 34
+    assert sorted({_thread(r.locator)[1] for r in runs}) == sorted(threads) == [4766, 6763, 6766, 15131, 16834, 17505]
 
 
 def _cells(row: str) -> list[str]:
@@ -105,7 +106,13 @@ def test_2_each_quoted_row_prints_the_runs_figure(runs: list[Run]) -> None:
         "pr15131.rtx_4090.l31-8b-bf16.ub4": ["245.00", "246.37"],
         "pr15131.rtx_4090.l31-8b-bf16.ub8": ["457.75", "485.16"],
         "pr15131.rtx_4090.l31-8b-q4_0.ub16": ["1891.88", "1930.50"],
-        "pr17505.rtx_4090.l31-8b-q4_0.d32768": ["98.14", "102.76"]}
+        "pr17505.rtx_4090.l31-8b-q4_0.d32768": ["98.14", "102.76"],
+        "pr16834.rtx_4090.gpt-oss-20b-mxfp4.tg128": ["186.10", "187.25"],
+        "pr16834.rtx_4090.gpt-oss-20b-mxfp4.tg256": ["184.63", "187.19"],
+        "pr16834.rtx_4090.gpt-oss-20b-mxfp4.tg512": ["183.95", "184.45"],
+        "pr16834.rtx_4090.qwen3-30b-a3b-q4_0.tg128": ["161.55", "163.48"],
+        "pr16834.rtx_4090.qwen3-30b-a3b-q4_0.tg256": ["162.39", "163.33"],
+        "pr16834.rtx_4090.qwen3-30b-a3b-q4_0.tg512": ["159.14", "160.86"]}
     # PR #15131's ubatch column is the run's -ub
     for ub in (1, 2, 4, 8, 16):
         rid = next(i for i in by_id if i.startswith("pr15131.") and i.endswith(f".ub{ub}"))
