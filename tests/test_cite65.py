@@ -1,14 +1,16 @@
-"""Runs citing llama.cpp threads #4766, #6763, #6766, #15131, #16834, #17505 quote them verbatim (session 35, cite65).
+"""Runs citing llama.cpp threads #4766, #6763, #6766, #15131, #16834, #17505, #20586 quote them verbatim (cite65).
 
 Found by cite64's audit: run pr4766.rtx_4090.cl-7b-f16.tg128 quoted ``'llama 7B F16 | 12.55 GiB | ... | tg 128 |
 61.03 ± 0.07'`` where the thread shows ``| llama 7B F16                   |  12.55 GiB |     6.74 B | CUDA       |  99
 | tg 128     |     61.03 ± 0.07 |`` (the Q8_0 run likewise): 2 rows cut by an ellipsis. Checking the 11 runs of source
-``ggml-org-llama-cpp`` and the 6 of ``ggml-org-llama-cpp-pr16834`` also found a title cut short (PR #17505's
-``'CUDA: generalized (mma) FA`` with no closing quote, so the locator's quotes paired wrongly; issue #6763's title
-lacked its closing parenthesis, and a possessive such as ``issue's`` pairs quotes too) and 14 runs quoting a title,
-or a cell or two, but not the figure. Each now quotes its title and the whole row or sentence that prints its
-figure, and ``tests/data/llama-cpp-threads-excerpt.txt`` holds those lines of each thread (with its URL) for the
-checks below, without the network. Not yet checked: the runs citing discussion #15396 and PRs #15525 and #20586.
+``ggml-org-llama-cpp``, the 6 of ``ggml-org-llama-cpp-pr16834`` and the 10 of ``ggml-org-llama-cpp-pr20586`` also
+found a title cut short (PR #17505's ``'CUDA: generalized (mma) FA`` with no closing quote, so the locator's quotes
+paired wrongly; issue #6763's title lacked its closing parenthesis, and a possessive such as ``issue's`` pairs quotes
+too), 14 runs quoting a title, or a cell or two, but not the figure, and 10 quoting ``'RTX 3090 | gpt-oss 20B MXFP4
+MoE | 1 | pp512'`` for a row printed ``| RTX 3090       | gpt-oss 20B MXFP4 MoE   |               1 | pp512 |`` (no
+search of the thread finds it). Each now quotes its title and the whole row or sentence that prints its figure, and
+``tests/data/llama-cpp-threads-excerpt.txt`` holds those lines of each thread (with its URL) for the checks below,
+without the network. Not yet checked: the runs citing discussion #15396 and PR #15525.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from cli_helpers import REPO
 from passprice.measurements import Run, load_runs
 from passprice.registry import Root
 
-SOURCES = ("ggml-org-llama-cpp", "ggml-org-llama-cpp-pr16834")
+SOURCES = ("ggml-org-llama-cpp", "ggml-org-llama-cpp-pr16834", "ggml-org-llama-cpp-pr20586")
 EXCERPT = REPO / "tests" / "data" / "llama-cpp-threads-excerpt.txt"
 _QUOTED = re.compile(r"'([^']*)'")
 _THREAD = re.compile(r"^ggml-org/llama\.cpp (PR|issue) #(\d+) \('")
@@ -63,7 +65,7 @@ def _thread(locator: str) -> tuple[str, int]:
 
 def test_1_every_quote_is_verbatim_in_its_thread(runs: list[Run],
                                                 threads: dict[int, tuple[str, list[str]]]) -> None:
-    assert len(runs) == 11 + 6
+    assert len(runs) == 11 + 6 + 10
     spans = 0
     for r in runs:
         kind, number = _thread(r.locator)
@@ -76,8 +78,9 @@ def test_1_every_quote_is_verbatim_in_its_thread(runs: list[Run],
         assert "..." not in quoted[1] and "…" not in quoted[1], r.id
         assert r.locator.count("'") == 4, r.id  # no stray quote pairing the spans wrongly
         spans += len(quoted)
-    assert spans == 34
-    assert sorted({_thread(r.locator)[1] for r in runs}) == sorted(threads) == [4766, 6763, 6766, 15131, 16834, 17505]
+    assert spans == 54
+    assert sorted({_thread(r.locator)[1] for r in runs}) == sorted(threads)
+    assert sorted(threads) == [4766, 6763, 6766, 15131, 16834, 17505, 20586]
 
 
 def _cells(row: str) -> list[str]:
@@ -112,11 +115,25 @@ def test_2_each_quoted_row_prints_the_runs_figure(runs: list[Run]) -> None:
         "pr16834.rtx_4090.gpt-oss-20b-mxfp4.tg512": ["183.95", "184.45"],
         "pr16834.rtx_4090.qwen3-30b-a3b-q4_0.tg128": ["161.55", "163.48"],
         "pr16834.rtx_4090.qwen3-30b-a3b-q4_0.tg256": ["162.39", "163.33"],
-        "pr16834.rtx_4090.qwen3-30b-a3b-q4_0.tg512": ["159.14", "160.86"]}
+        "pr16834.rtx_4090.qwen3-30b-a3b-q4_0.tg512": ["159.14", "160.86"],
+        "pr20586.rtx_3090.gpt-oss-20b-mxfp4.ub1": ["238.89", "237.49"],
+        "pr20586.rtx_3090.gpt-oss-20b-mxfp4.ub2": ["283.62", "286.24"],
+        "pr20586.rtx_3090.gpt-oss-20b-mxfp4.ub4": ["339.24", "337.89"],
+        "pr20586.rtx_3090.gpt-oss-20b-mxfp4.ub8": ["507.06", "514.70"],
+        "pr20586.rtx_3090.gpt-oss-20b-mxfp4.ub16": ["808.75", "815.90"],
+        "pr20586.rtx_3090.gpt-oss-20b-mxfp4.ub32": ["1228.01", "1227.84"],
+        "pr20586.rtx_3090.gpt-oss-20b-mxfp4.ub64": ["1671.74", "1663.09"],
+        "pr20586.rtx_3090.gpt-oss-20b-mxfp4.ub128": ["2036.35", "2018.82"],
+        "pr20586.rtx_3090.gpt-oss-20b-mxfp4.ub256": ["3086.19", "3047.10"],
+        "pr20586.rtx_3090.gpt-oss-20b-mxfp4.ub512": ["4739.20", "4702.81"]}
     # PR #15131's ubatch column is the run's -ub
     for ub in (1, 2, 4, 8, 16):
         rid = next(i for i in by_id if i.startswith("pr15131.") and i.endswith(f".ub{ub}"))
         assert _cells(_QUOTED.findall(by_id[rid].locator)[1])[3] == str(ub), rid
+    # PR #20586's ubatch column likewise
+    for ub in (1, 2, 4, 8, 16, 32, 64, 128, 256, 512):
+        rid = f"pr20586.rtx_3090.gpt-oss-20b-mxfp4.ub{ub}"
+        assert _cells(_QUOTED.findall(by_id[rid].locator)[1])[2] == str(ub), rid
     assert by_id["pr4766.rtx_4090.cl-7b-f16.tg128"].locator.endswith(
         "row '| llama 7B F16                   |  12.55 GiB |     6.74 B | CUDA       |  99 | tg 128     |     61.03 ± "
         "0.07 |'")
@@ -127,6 +144,8 @@ def test_3_the_quotes_found_before_are_not_in_the_threads(threads: dict[int, tup
     text = {n: "\n".join(lines) for n, (_, lines) in threads.items()}
     assert "llama 7B F16 | 12.55 GiB | ... | tg 128 | 61.03 ± 0.07" not in text[4766]
     assert "llama 7B Q8_0 | 6.67 GiB | ... | tg 128 | 98.13 ± 0.07" not in text[4766]
+    assert "RTX 3090 | gpt-oss 20B MXFP4 MoE | 1 | pp512" not in text[20586]
+    assert "| RTX 3090       | gpt-oss 20B MXFP4 MoE   |               1 | pp512 |" in text[20586]
     assert threads[17505][1][0] != "CUDA: generalized (mma) FA"  # the old title, cut at its comma
     assert _QUOTED.findall("ggml-org/llama.cpp PR #17505 ('CUDA: generalized (mma) FA: table row 'llama 8B Q4_0', "
                            "pp512@d32768") == ["CUDA: generalized (mma) FA: table row "]
