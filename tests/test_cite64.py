@@ -8,6 +8,10 @@ collapsed), so searching the source for the locator's text found nothing; 4 card
 (``'1MiB / 10240MiB'`` for ``1MiB /  10240MiB``) likewise. Each locator now quotes the line as printed, whitespace
 included, and ``tests/data/xiongjiedai-aa72e0e-excerpt.txt`` holds those lines of the source (one section a
 notebook) for the checks below, without the network.
+
+cite65: the four LLaMA 2 ``./main`` runs whose locators listed their figures (``83.19, 83.36, 83.40 tokens per
+second``) and quoted no line now quote the three ``llama_print_timings:        eval time = ...`` lines the notebook
+printed, the third being the run's figure; no locator citing the source is left without a quote.
 """
 
 from __future__ import annotations
@@ -27,9 +31,9 @@ SOURCE = "xiongjiedai-gpu-benchmarks"
 EXCERPT = REPO / "tests" / "data" / "xiongjiedai-aa72e0e-excerpt.txt"
 # a locator's quoted text: each span between single quotes
 _QUOTED = re.compile(r"'([^']*)'")
-# the four runs whose locators list the figures of several ./main runs and quote no line
-UNQUOTED = ["xd2.h100_pcie_80gb.l2-7b-f16.main", "xd2.a100_pcie_80gb.l2-7b-q4_0.main",
-            "xd2.a100_pcie_80gb.l2-7b-f16.main", "xd2.rtx_4090.l2-7b-q4_0.main"]
+# the four runs whose locators listed the figures of three ./main runs and quoted no line before cite65
+MAIN_RUNS = ["xd2.h100_pcie_80gb.l2-7b-f16.main", "xd2.a100_pcie_80gb.l2-7b-q4_0.main",
+             "xd2.a100_pcie_80gb.l2-7b-f16.main", "xd2.rtx_4090.l2-7b-q4_0.main"]
 
 
 def _sections(text: str) -> dict[str, list[str]]:
@@ -113,8 +117,30 @@ def test_3_every_quote_citing_the_source_is_verbatim_in_it(citing: list[tuple[st
     assert missing == []
     # 111 llama-bench runs, 5 ./main runs, 11 cards' memory.capacity, the stack's memory.reserved
     assert len(citing) == 128
-    assert sum(len(_QUOTED.findall(locator)) for _, locator in citing) == 111 + 1 + 11 + 3
-    assert [who for who, locator in citing if not _QUOTED.findall(locator)] == UNQUOTED
+    # one row a llama-bench run; 'eval time' for the first ./main run, 3 lines for each of the 4 others; ...
+    assert sum(len(_QUOTED.findall(locator)) for _, locator in citing) == 111 + 1 + 4 * 3 + 11 + 3
+    assert [who for who, locator in citing if not _QUOTED.findall(locator)] == []  # 4 before cite65
+
+
+def test_3b_each_main_run_quotes_its_three_eval_time_lines(excerpt: dict[str, list[str]]) -> None:
+    runs = {r.id: r for r in load_runs(Root(REPO), "llamacpp-cuda-2312")}
+    figures = {}
+    for rid in MAIN_RUNS:
+        quoted = _QUOTED.findall(runs[rid].locator)
+        assert len(quoted) == 3, rid
+        for line in quoted:
+            assert line in excerpt[_notebook(runs[rid].locator)], (rid, line)  # a whole line of its notebook
+            assert line.startswith("llama_print_timings:        eval time = ") and "/  1023 runs" in line, line
+        figures[rid] = [float(line.split(",")[-1].split()[0]) for line in quoted]
+        assert runs[rid].tokens_per_s == figures[rid][2], rid  # the third run's figure is kept
+    assert figures == {"xd2.h100_pcie_80gb.l2-7b-f16.main": [83.19, 83.36, 83.40],
+                       "xd2.a100_pcie_80gb.l2-7b-q4_0.main": [136.09, 136.17, 136.47],
+                       "xd2.a100_pcie_80gb.l2-7b-f16.main": [73.86, 73.79, 73.84],
+                       "xd2.rtx_4090.l2-7b-q4_0.main": [150.09, 148.67, 149.35]}
+    # the H100's F16 run, as the notebook's cell 24 printed it (12.0 ms/token, as the old locator said)
+    assert runs["xd2.h100_pcie_80gb.l2-7b-f16.main"].locator.endswith(
+        "'llama_print_timings:        eval time =   12265.64 ms /  1023 runs   (   11.99 ms per token,    83.40 tokens "
+        "per second)' (the third kept)")
 
 
 def test_4_the_paraphrases_found_before_are_not_in_the_source(excerpt: dict[str, list[str]]) -> None:

@@ -42,9 +42,12 @@ def test_the_qwen_runs_are_the_pr_table_rows_as_printed(priced: dict[str, list])
         ("rtx_4090", "qwen3-30b-a3b-q4_0", "uniform", 1, "llamacpp-cuda-2510", "ggml-org-llama-cpp-pr16834")}
     assert [(r.first, r.last) for r in qwen] == [(0, 128), (0, 256), (0, 512)]
     # each locator quotes its own row of the table: the master figure and the PR's
-    assert [r.locator.rsplit(": ", 1)[1] for r in qwen] == [
-        "t/s master 161.55, t/s set-row 163.48", "t/s master 162.39, t/s set-row 163.33",
-        "t/s master 159.14, t/s set-row 160.86"]
+    # (the row as printed, padding kept: cite65; tests/test_cite65.py checks it against the thread's text)
+    assert [r.locator.rsplit("|' ", 1)[1] for r in qwen] == [
+        "(t/s master 161.55 kept, t/s set-row 163.48)", "(t/s master 162.39 kept, t/s set-row 163.33)",
+        "(t/s master 159.14 kept, t/s set-row 160.86)"]
+    assert qwen[0].locator.endswith("row '| qwen3moe 30B.A3B Q4_0 | tg128  |       161.55 |        163.48 |      1.01 "
+                                    "|' (t/s master 161.55 kept, t/s set-row 163.48)")
 
 
 def test_the_checkpoint_is_llama_cpps_q4_0_mix_of_qwen3_30b_a3b() -> None:
