@@ -31,9 +31,10 @@ SOURCE = "xiongjiedai-gpu-benchmarks"
 EXCERPT = REPO / "tests" / "data" / "xiongjiedai-aa72e0e-excerpt.txt"
 # a locator's quoted text: each span between single quotes
 _QUOTED = re.compile(r"'([^']*)'")
-# the four runs whose locators listed the figures of three ./main runs and quoted no line before cite65
-MAIN_RUNS = ["xd2.h100_pcie_80gb.l2-7b-f16.main", "xd2.a100_pcie_80gb.l2-7b-q4_0.main",
-             "xd2.a100_pcie_80gb.l2-7b-f16.main", "xd2.rtx_4090.l2-7b-q4_0.main"]
+# the four runs whose locators listed the figures of three ./main runs and quoted no line before cite65, and the
+# H100's Q4_0 run, whose quote 'eval time' matched the prompt-eval line before the lead's fix (session 35)
+MAIN_RUNS = ["xd2.h100_pcie_80gb.l2-7b-q4_0.main", "xd2.h100_pcie_80gb.l2-7b-f16.main",
+             "xd2.a100_pcie_80gb.l2-7b-q4_0.main", "xd2.a100_pcie_80gb.l2-7b-f16.main", "xd2.rtx_4090.l2-7b-q4_0.main"]
 
 
 def _sections(text: str) -> dict[str, list[str]]:
@@ -117,8 +118,9 @@ def test_3_every_quote_citing_the_source_is_verbatim_in_it(citing: list[tuple[st
     assert missing == []
     # 111 llama-bench runs, 5 ./main runs, 11 cards' memory.capacity, the stack's memory.reserved
     assert len(citing) == 128
-    # one row a llama-bench run; 'eval time' for the first ./main run, 3 lines for each of the 4 others; ...
-    assert sum(len(_QUOTED.findall(locator)) for _, locator in citing) == 111 + 1 + 4 * 3 + 11 + 3
+    # one row a llama-bench run; 3 eval-time lines for each of the 5 ./main runs (the H100 Q4_0 run quoted 'eval time'
+    # alone, which matched the prompt-eval line, before the lead's fix in session 35); ...
+    assert sum(len(_QUOTED.findall(locator)) for _, locator in citing) == 111 + 5 * 3 + 11 + 3
     assert [who for who, locator in citing if not _QUOTED.findall(locator)] == []  # 4 before cite65
 
 
@@ -133,7 +135,8 @@ def test_3b_each_main_run_quotes_its_three_eval_time_lines(excerpt: dict[str, li
             assert line.startswith("llama_print_timings:        eval time = ") and "/  1023 runs" in line, line
         figures[rid] = [float(line.split(",")[-1].split()[0]) for line in quoted]
         assert runs[rid].tokens_per_s == figures[rid][2], rid  # the third run's figure is kept
-    assert figures == {"xd2.h100_pcie_80gb.l2-7b-f16.main": [83.19, 83.36, 83.40],
+    assert figures == {"xd2.h100_pcie_80gb.l2-7b-q4_0.main": [131.44, 134.81, 135.07],
+                       "xd2.h100_pcie_80gb.l2-7b-f16.main": [83.19, 83.36, 83.40],
                        "xd2.a100_pcie_80gb.l2-7b-q4_0.main": [136.09, 136.17, 136.47],
                        "xd2.a100_pcie_80gb.l2-7b-f16.main": [73.86, 73.79, 73.84],
                        "xd2.rtx_4090.l2-7b-q4_0.main": [150.09, 148.67, 149.35]}
