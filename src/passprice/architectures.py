@@ -65,14 +65,15 @@ KNOWN: Mapping[str, Architecture] = {
             "llama",
             "Llama 1-3, Code Llama, Mistral, Mixtral (convert_hf_to_gguf.py writes all of them as llama)",
             "dense GQA; routed experts (Mixtral)",
-            "registered llama2-7b, llama3-8b/70b, llama31-8b, codellama-7b (locks); tests/test_serving.py",
+            "tests/test_serving.py (dense prices by hand); registered llama2-7b, llama3-8b/70b, llama31-8b, "
+            "codellama-7b",
             "llama.cpp llm_build_llama",
         ),
         Architecture(
             "qwen2",
             "Qwen2, Qwen2.5, DeepSeek-R1-Distill-Qwen",
             "dense GQA, q/k/v biases",
-            "registered deepseek-r1-distill-qwen-7b-q4_k_m (locks r1-qwen7b-*)",
+            "locks r1-qwen7b-* (registered deepseek-r1-distill-qwen-7b-q4_k_m)",
             "llama.cpp llm_build_qwen2",
         ),
         Architecture(
@@ -86,28 +87,28 @@ KNOWN: Mapping[str, Architecture] = {
             "qwen3moe",
             "Qwen3 mixtures of experts (Qwen3-30B-A3B …)",
             "GQA, q/k norms, routed experts",
-            "registered qwen3-30b-a3b-q4_0/q4_k_m (locks); tests/test_moe.py",
+            "lock qwen3-30b-a3b-h200 (registered qwen3-30b-a3b-q4_k_m); tests/test_moe.py",
             "llama.cpp llm_build_qwen3moe",
         ),
         Architecture(
             "qwen3next",
             "Qwen3-Next",
             "Gated DeltaNet recurrence and gated attention, routed and shared experts",
-            "registered qwen3next-80b-a3b-like; tests/test_serving.py, tests/test_hybrids.py",
+            "tests/test_serving.py (the recurrence by hand); registered qwen3next-80b-a3b-like",
             "llama.cpp llm_build_qwen3next",
         ),
         Architecture(
             "qwen35",
             "Qwen3.5 dense",
             "Gated DeltaNet recurrence and gated attention, MTP draft layers",
-            "registered qwen35-27b-like (locks); tests/test_hybrids.py",
+            "locks qwen35-27b-* (registered qwen35-27b-like); tests/test_hybrids.py",
             "llama.cpp llm_build_qwen35",
         ),
         Architecture(
             "deepseek2",
             "DeepSeek-V2, -V2-Lite, -V3, -R1",
             "multi-head latent attention (MLA), routed and shared experts, MTP draft layers",
-            "registered deepseek-v2-lite-q4_0, deepseek-v3-q4_k_m (locks); tests/test_mla.py",
+            "tests/test_mla.py (the latent cache by hand); registered deepseek-v2-lite-q4_0, deepseek-v3-q4_k_m",
             "llama.cpp llm_build_deepseek2; arXiv:2405.04434 §2.1",
         ),
         _windowed(
@@ -123,7 +124,7 @@ KNOWN: Mapping[str, Architecture] = {
             6,
             "Gemma 3",
             "five windowed layers then one global; tied head",
-            "registered gemma3-270m-q4_k_m (locks gemma3-270m-*)",
+            "lock gemma3-270m-h100 (registered gemma3-270m-q4_k_m)",
             "google/gemma-3 config.json sliding_window_pattern 6",
         ),
         _windowed(
@@ -139,7 +140,7 @@ KNOWN: Mapping[str, Architecture] = {
             2,
             "gpt-oss-20b, -120b",
             "windowed then full layers, alternating; attention sinks; routed experts",
-            "registered gpt-oss-20b/120b-mxfp4 (locks)",
+            "lock gpt-oss-120b-h100 (registered gpt-oss-20b/120b-mxfp4)",
             "openai/gpt-oss config.json layer_types",
         ),
     )
@@ -171,7 +172,8 @@ def markdown() -> str:
     ``architectures: begin`` and ``end`` markers): name, models, what is priced beyond a dense GQA block, the
     window period and the keys it needs, what pins it."""
     rows = [
-        "| `general.architecture` | checkpoints | priced beyond a dense GQA block | sliding window | needs | pinned by |",
+        "| `general.architecture` | checkpoints | priced beyond a dense GQA block | sliding window | needs "
+        "| pinned by |",
         "|---|---|---|---|---|---|",
     ]
     for a in KNOWN.values():
