@@ -190,7 +190,7 @@ def test_import_records_an_unknown_architecture_and_warns_and_sweep_refuses_it(t
     root = tmp_path / "root"
     for folder in ("registry/checkpoints", "registry/servings", "locks"):
         (root / folder).mkdir(parents=True)
-    for folder in ("facts", "sources"):
+    for folder in ("facts/cards", "sources"):
         shutil.copytree(REPO / folder, root / folder)
     path = _file(tmp_path / "foo.gguf", "foo")
     r = invoke("import", str(path), "--name", "foo", root=root)
@@ -203,3 +203,8 @@ def test_import_records_an_unknown_architecture_and_warns_and_sweep_refuses_it(t
     assert invoke("new-serving", "s", "--checkpoint", "foo", "--card", "a40", root=root).exit_code == 0
     r = invoke("sweep", "s", "--batches", "1", "--json", root=root)
     assert r.exit_code == 1 and [row["refusal"] for row in json.loads(r.stdout)] == ["Step"]
+    from passprice.check import _duplicate_checkpoints  # the warnings check gives of the checkpoint entries
+    from passprice.registry import find_root
+
+    assert [line[:56] for line in _duplicate_checkpoints(find_root(root))] == [
+        "every price of foo is refused (UnknownArchitecture): /tm"]
