@@ -3,6 +3,7 @@
     python docs/make.py
 
 - the README's glossary section, from passprice.glossary (the text `passprice explain` prints);
+- the list of architectures passprice prices, in the README and docs/DESIGN.md, from passprice.architectures;
 - .pre-commit-hooks.yaml, the hook this project publishes, from passprice.scaffold.published_hooks (it runs on every
   commit, as the hook `passprice init` writes does);
 - the gallery's pictures under docs/, each drawn by the passprice command the README shows beside it.
@@ -48,6 +49,22 @@ def glossary() -> None:
     README.write_text(f"{head}{BEGIN}\n{markdown()}\n{END}{tail}", encoding="utf-8")
 
 
+ARCH_BEGIN = "<!-- architectures: begin (python docs/make.py writes it from passprice.architectures) -->"
+ARCH_END = "<!-- architectures: end -->"
+
+
+def architectures() -> None:
+    """Rewrite the list of known architectures in the README and DESIGN.md from passprice.architectures."""
+    sys.path.insert(0, str(TOP / "src"))
+    from passprice.architectures import markdown
+
+    for path in (README, TOP / "docs" / "DESIGN.md"):
+        text = path.read_text(encoding="utf-8")
+        head, rest = text.split(ARCH_BEGIN, 1)
+        _, tail = rest.split(ARCH_END, 1)
+        path.write_text(f"{head}{ARCH_BEGIN}\n{markdown()}\n{ARCH_END}{tail}", encoding="utf-8")
+
+
 def hooks() -> None:
     """Rewrite .pre-commit-hooks.yaml from passprice.scaffold."""
     sys.path.insert(0, str(TOP / "src"))
@@ -67,5 +84,6 @@ def pictures() -> None:
 
 if __name__ == "__main__":
     glossary()
+    architectures()
     hooks()
     pictures()

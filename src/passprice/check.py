@@ -255,9 +255,10 @@ def recompute_hints(problems: Sequence[str]) -> list[str]:
 
 def _duplicate_checkpoints(root: Root) -> list[str]:
     """:func:`passprice.checkpoints.duplicate_lines` of every checkpoint entry of ``root`` that reads (loaded once
-    already by the validation above: kept in the checkpoint cache); one that does not read is its own problem.
-    Raises nothing."""
-    from passprice.checkpoints import duplicate_lines, load_checkpoint
+    already by the validation above: kept in the checkpoint cache), then :func:`passprice.checkpoints.architecture_note`
+    of each whose architecture no price can take (an architecture passprice does not price, a windowed one without
+    its window: session 36, every price of it refused); one that does not read is its own problem. Raises nothing."""
+    from passprice.checkpoints import architecture_note, duplicate_lines, load_checkpoint
 
     headers = {}
     try:
@@ -269,7 +270,8 @@ def _duplicate_checkpoints(root: Root) -> list[str]:
             headers[name] = load_checkpoint(root, name)
         except (InputError, OSError):
             continue
-    return duplicate_lines(root, headers)
+    unpriced = [note for name, header in headers.items() if (note := architecture_note(header, name))]
+    return duplicate_lines(root, headers) + unpriced
 
 
 def _runs_past_context(root: Root, runs: list[Run]) -> list[str]:

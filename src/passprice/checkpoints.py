@@ -287,6 +287,20 @@ def unknown_types_note(header: GGUFHeader, name: str) -> str | None:
     )
 
 
+def architecture_note(header: GGUFHeader, name: str) -> str | None:
+    """What ``import`` says of a header whose architecture passprice does not price
+    (:func:`passprice.decode.architecture_refusal`: a ``general.architecture`` none of
+    :data:`passprice.architectures.KNOWN`, or a key that architecture needs missing): the entry ``name`` is written
+    (it is the header, read back equal; ``header NAME`` shows it), and every price of it is refused by that name,
+    exit 1, said now rather than first at ``price``. ``None`` when its architecture can be priced."""
+    from passprice.decode import architecture_refusal
+
+    refusal = architecture_refusal(header)
+    if refusal is None:
+        return None
+    return f"every price of {name} is refused ({refusal.name}): {refusal}"
+
+
 def _check_reads_back(header: GGUFHeader, text: str, name: str, source_note: str) -> None:
     """Raise :class:`InputError` unless the entry ``text`` reads back (TOML, the schema, :func:`header_from_entry`)
     to a header whose entry document (:func:`entry_document`, which the text is written from) is the same: nothing

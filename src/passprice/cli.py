@@ -1248,7 +1248,14 @@ def _with_unkept(text: str, header: Any, root: Any, ref: str) -> str:
 @click.pass_context
 def import_command(ctx: click.Context, file: Path, name: str | None, origin: str, force: bool, as_json: bool) -> None:
     """Import the GGUF header of FILE into registry/checkpoints/NAME.toml."""
-    from passprice.checkpoints import default_origin, entry_name, import_header, unknown_types_note, write_entry
+    from passprice.checkpoints import (
+        architecture_note,
+        default_origin,
+        entry_name,
+        import_header,
+        unknown_types_note,
+        write_entry,
+    )
     from passprice.gguf_header import read_header
     from passprice.tables import printable
 
@@ -1299,6 +1306,9 @@ def import_command(ctx: click.Context, file: Path, name: str | None, origin: str
     unknown = unknown_types_note(header, entry)
     if unknown:  # written (it reads back equal), but no price of it can be: said now, not first at `price`
         click.echo(f"passprice: warning: {printable(unknown)}", err=True)
+    unpriced = architecture_note(header, entry)
+    if unpriced:  # recorded as read (an architecture passprice does not price): every price of it refuses
+        click.echo(f"passprice: warning: {printable(unpriced)}", err=True)
     if as_json:
         _echo_json({"entry": entry, "path": str(target), "sha256": header.sha256, "tensors": len(header.tensors),
                     "source": header.shards[0].file, "origin": origin})
@@ -1388,6 +1398,12 @@ def synth_command(
         require_not_other_record(root, target)
         write_entry(target, text, force=force)
         _warn_same_content(root, entry_header, entry)
+        from passprice.checkpoints import architecture_note
+        from passprice.tables import printable
+
+        unpriced = architecture_note(entry_header, entry)
+        if unpriced:  # a configuration without a key its architecture needs (gpt-oss with no sliding_window)
+            click.echo(f"passprice: warning: {printable(unpriced)}", err=True)
     if output is not None:
         write_header(built, output, force)
     counts = type_counts(built)

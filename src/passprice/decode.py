@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 import attrs
 
 from passprice import ggml, schema
+from passprice.architectures import KNOWN, WINDOW_KEY, known_names, rules_of
 from passprice.errors import InputError
 from passprice.gguf_header import GGUFHeader, LongArray, TensorInfo
 
@@ -35,17 +36,47 @@ class DecodeRefusal(Exception):
 
 
 class MissingMetadata(DecodeRefusal):
-    """Metadata the step needs is absent: ``keys`` names each missing key (architecture prefix resolved)."""
+    """Metadata the step needs is absent: ``keys`` names each missing key (architecture prefix resolved); ``file``,
+    when given, the header that lacks them (its ``source``: a ``.gguf`` path or a registry entry's file)."""
 
     name = "MissingMetadata"
 
-    def __init__(self, keys: Sequence[str], why: str) -> None:
+    def __init__(self, keys: Sequence[str], why: str, file: str | None = None) -> None:
         self.keys = tuple(keys)
         self.why = why
-        super().__init__(f"missing metadata {', '.join(self.keys)} ({why})")
+        self.file = file
+        where = f"{file}: " if file else ""
+        super().__init__(f"{where}missing metadata {', '.join(self.keys)} ({why})")
 
     def fields(self) -> dict[str, Any]:
-        return {"keys": list(self.keys), "why": self.why}
+        out: dict[str, Any] = {"keys": list(self.keys), "why": self.why}
+        if self.file:
+            out["file"] = self.file
+        return out
+
+
+class UnknownArchitecture(DecodeRefusal):
+    """A header whose ``general.architecture`` is none passprice prices (:data:`passprice.architectures.KNOWN`): the
+    rules of its layers are its architecture's, so a price read off its tensor names would be a guess (session 36: a
+    header naming ``foo`` with llama's tensors was priced as llama, exit 0). ``file``: the header's ``source``;
+    ``architecture``: the name it gives; ``known``: the names passprice prices."""
+
+    name = "UnknownArchitecture"
+
+    def __init__(self, file: str, architecture: str) -> None:
+        self.file = file
+        self.architecture = architecture
+        self.known = tuple(KNOWN)
+        super().__init__(
+            f"{file}: general.architecture {architecture!r} is no architecture passprice prices (it prices "
+            f"{known_names()}): which layers slide a window, and what a layer's tensors do, are the architecture's, "
+            "so a price read off tensor names alone would be a guess; if the model is one of these, convert it with "
+            "llama.cpp's convert_hf_to_gguf.py (which names its architecture), else add the architecture to "
+            "passprice.architectures.KNOWN with its rules and a test"
+        )
+
+    def fields(self) -> dict[str, Any]:
+        return {"file": self.file, "architecture": self.architecture, "known": list(self.known)}
 
 
 class UnclassifiedTensor(DecodeRefusal):
@@ -245,10 +276,36 @@ class DecodeStep:
 
 
 #: Sliding-window period of the architectures whose layer pattern is known (DESIGN.md: layer ``i`` is windowed when
-#: ``i % p < p − 1``): gemma3 five windowed then one global, gemma2 alternating, cohere2 three then one, gpt-oss
-#: alternating from a windowed layer (its published config.json: ``layer_types`` ``sliding_attention``,
-#: ``full_attention``, … for openai/gpt-oss-20b and -120b).
-WINDOW_PERIODS: Mapping[str, int] = {"gemma3": 6, "gemma2": 2, "cohere2": 4, "gpt-oss": 2}
+#: ``i % p < p − 1``), read from :data:`passprice.architectures.KNOWN` (each period cited there): gemma3 five windowed
+#: then one global, gemma2 alternating, cohere2 three then one, gpt-oss alternating from a windowed layer.
+WINDOW_PERIODS: Mapping[str, int] = {a.name: a.window_period for a in KNOWN.values() if a.window_period}
+
+
+def architecture_refusal(header: GGUFHeader) -> DecodeRefusal | None:
+    """Why ``header``'s architecture cannot be priced, or ``None`` when it can: :class:`UnknownArchitecture` when
+    ``general.architecture`` is a string none of :data:`passprice.architectures.KNOWN` (nor an alias of one);
+    :class:`MissingMetadata` naming the file and the first key the architecture needs that the header lacks
+    (:attr:`~passprice.architectures.Architecture.needs`: a windowed architecture's ``attention.sliding_window``; a
+    gemma3 header without it was priced with every layer full). A missing or non-string ``general.architecture`` is
+    :func:`header_problems`' (bad input), not this. Raises nothing."""
+    arch = header.metadata.get("general.architecture")
+    if not isinstance(arch, str):
+        return None
+    source = header.source or "checkpoint"
+    rules = rules_of(arch)
+    if rules is None:
+        return UnknownArchitecture(source, arch)
+    missing = [f"{arch}.{key}" for key in rules.needs if header.meta(key) is None]
+    if missing:
+        why = (
+            f"{arch} slides a window over {rules.window_period - 1} of every {rules.window_period} layers and this "
+            "key is the window's width in positions; llama.cpp refuses such a file too: add the key the model's "
+            "config.json gives (sliding_window)"
+            if rules.window_period and missing == [f"{arch}.{WINDOW_KEY}"]
+            else f"the {arch} architecture's rules read it"
+        )
+        return MissingMetadata(missing, why, source)
+    return None
 
 
 @functools.cache
@@ -366,7 +423,8 @@ def _windowed_layers(header: GGUFHeader, blocks: int) -> tuple[int | None, list[
         return window, flags
     period = pattern if isinstance(pattern, int) and not isinstance(pattern, bool) else None
     if period is None:
-        period = WINDOW_PERIODS.get(header.architecture or "")
+        rules = rules_of(header.architecture)
+        period = rules.window_period if rules is not None else None
     if not period or period < 1:
         return window, [False] * blocks
     return window, [i % period < period - 1 for i in range(blocks)]
@@ -782,7 +840,9 @@ def decode_step(header: GGUFHeader, deployment: Deployment, *, defer_recurrence:
     Raises :class:`~passprice.errors.InputError` for a header that parses but describes no checkpoint
     (:func:`header_problems`: counts that are negative or not numbers, more blocks than tensors, empty tensors, an
     expert stack that does not hold ``expert_count`` experts), :class:`UnclassifiedTensor` for a tensor no rule
-    places, :class:`UnknownType` for a tensor type ``gguf`` does not know, :class:`MissingMetadata` for a mixture of
+    places, :class:`UnknownArchitecture` for a ``general.architecture`` passprice does not price and
+    :class:`MissingMetadata` (file and key) for a key its architecture needs (:func:`architecture_refusal`),
+    :class:`UnknownType` for a tensor type ``gguf`` does not know, :class:`MissingMetadata` for a mixture of
     experts without ``expert_count`` / ``expert_used_count``, an MLA layer without ``attention.kv_lora_rank`` /
     ``rope.dimension_count``, or a recurrent layer the deployment uses without its ``ssm.*`` shape — unless
     ``defer_recurrence``: then the step keeps each recurrence stage without its bytes and ``recurrence`` is ``None``,
@@ -794,6 +854,9 @@ def decode_step(header: GGUFHeader, deployment: Deployment, *, defer_recurrence:
     (:mod:`passprice.routing`) and refuses (``Routed``) without one.
     """
     check_header(header)
+    refusal = architecture_refusal(header)
+    if refusal is not None:
+        raise refusal
     blocks = header.meta_int("block_count") or 0
     drafts = header.meta_int("nextn_predict_layers") or 0
     first_draft = max(blocks - drafts, 0)

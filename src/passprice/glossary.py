@@ -788,13 +788,25 @@ _TERMS = (
         "Step",
         "refusal: the checkpoint's decode step cannot be read off its header (MissingMetadata …)",
         "A refusal of the checkpoint itself: its decode step cannot be read off the header, for the reason it "
-        "carries: `MissingMetadata`, `UnclassifiedTensor` or `UnknownType`.",
+        "carries: `UnknownArchitecture`, `MissingMetadata`, `UnclassifiedTensor` or `UnknownType`.",
+    ),
+    Term(
+        "UnknownArchitecture",
+        "refusal: the header's general.architecture is none passprice prices",
+        "A refusal: the checkpoint's `general.architecture` is not one of the architectures passprice implements and "
+        "tests (the README's list, `passprice.architectures.KNOWN`). Which layers slide a window, and what a "
+        "layer's tensors do, are the architecture's, so a price read off tensor names alone would be a guess. "
+        "`import` records such a header and warns; every price of it refuses. Convert the model with llama.cpp's "
+        "convert_hf_to_gguf.py if it is one of the known architectures, or add the architecture to the table with "
+        "its rules and a test.",
     ),
     Term(
         "MissingMetadata",
         "refusal: a metadata key the decode step needs is absent",
         "A refusal: the header lacks a key the decode step needs (a mixture of experts' `expert_count` and "
-        "`expert_used_count`, MLA's `attention.kv_lora_rank`, a recurrent layer's `ssm.*` shape), named with why.",
+        "`expert_used_count`, MLA's `attention.kv_lora_rank`, a recurrent layer's `ssm.*` shape, a windowed "
+        "architecture's `attention.sliding_window`: gemma2, gemma3, cohere2, gpt-oss), named with why (and, for a "
+        "key the architecture needs, the header's file).",
     ),
     Term(
         "UnclassifiedTensor",

@@ -1,0 +1,185 @@
+"""A checkpoint is priced by the rules of the architecture its header names, and only of one passprice knows: one
+table, :data:`KNOWN`, says which architectures passprice implements and which test pins each; any other
+``general.architecture`` is refused by name (:class:`~passprice.decode.UnknownArchitecture`), never priced by the
+rules its tensor names resemble.
+
+Why a table and not the tensor names: most of the decode step is read off the tensors (DESIGN.md, The decode step:
+``attn_kv_a_mqa`` is latent attention, ``ffn_*_exps`` routed experts, ``ssm_*`` a recurrence), but some of what is
+priced is the architecture's alone, and a header does not carry it: which layers slide a window
+(:attr:`Architecture.window_period`, llama.cpp's ``hparams.set_swa_pattern``), and what a layer does with the
+tensors it holds (an architecture not listed may read them otherwise, or hold state no tensor names). A header
+naming ``foo`` whose tensors are llama's was priced as llama, exit 0 (session 36): a guess the user was not told of.
+
+An architecture llama.cpp knows under another name whose layer rules are one passprice knows may be priced as that
+one, but only through :data:`ALIASES`, each entry with its citation; it holds none today.
+
+The README's and DESIGN.md's list of known architectures is :func:`markdown`'s text (``python docs/make.py`` writes
+it; ``tests/test_architectures.py`` fails when either differs).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import attrs
+
+#: The key (architecture prefix left off) a windowed architecture's period applies to: its window in positions.
+WINDOW_KEY = "attention.sliding_window"
+
+
+@attrs.frozen
+class Architecture:
+    """One architecture passprice prices: ``name`` its ``general.architecture``; ``models`` the checkpoints it is
+    (one line); ``rules`` what of it is priced beyond a dense GQA block (experts, latent attention, windows …);
+    ``window_period`` the sliding-window period *p* (layer ``i`` windowed when ``i % p < p − 1``, DESIGN.md, Sliding
+    windows), ``None`` when it has no windowed layers; ``needs`` the metadata keys (prefix left off) its rules need
+    beyond those every header needs, refused by name when absent (``MissingMetadata``); ``pinned`` what pins its
+    prices (registered checkpoints, a test); ``source`` where its rules come from."""
+
+    name: str = attrs.field(validator=attrs.validators.min_len(1))
+    models: str
+    rules: str
+    pinned: str
+    source: str
+    window_period: int | None = attrs.field(
+        default=None, validator=attrs.validators.optional(attrs.validators.ge(2))
+    )
+    needs: tuple[str, ...] = ()
+
+
+_SWA = "llama.cpp src/llama-model.cpp, llama_model::load_hparams: hparams.set_swa_pattern({p}), {key} required"
+
+
+def _windowed(name: str, period: int, models: str, rules: str, pinned: str, source: str) -> Architecture:
+    """A windowed architecture: its period, and its window key needed (llama.cpp reads it with ``get_key`` required)."""
+    cited = f"{_SWA.format(p=period, key=f'{name}.{WINDOW_KEY}')}; {source}"
+    return Architecture(name, models, rules, pinned, cited, period, (WINDOW_KEY,))
+
+
+#: The architectures passprice prices, by ``general.architecture``: each implemented (DESIGN.md, The decode step)
+#: and pinned by a test or by the locks of registered checkpoints. Order: as listed to the user.
+KNOWN: Mapping[str, Architecture] = {
+    a.name: a
+    for a in (
+        Architecture(
+            "llama",
+            "Llama 1-3, Code Llama, Mistral, Mixtral (convert_hf_to_gguf.py writes all of them as llama)",
+            "dense GQA; routed experts (Mixtral)",
+            "tests/test_serving.py (dense prices by hand); registered llama2-7b, llama3-8b/70b, llama31-8b, "
+            "codellama-7b",
+            "llama.cpp llm_build_llama",
+        ),
+        Architecture(
+            "qwen2",
+            "Qwen2, Qwen2.5, DeepSeek-R1-Distill-Qwen",
+            "dense GQA, q/k/v biases",
+            "locks r1-qwen7b-* (registered deepseek-r1-distill-qwen-7b-q4_k_m)",
+            "llama.cpp llm_build_qwen2",
+        ),
+        Architecture(
+            "qwen3",
+            "Qwen3 dense",
+            "dense GQA, q/k norms",
+            "tests/test_architectures.py",
+            "llama.cpp llm_build_qwen3",
+        ),
+        Architecture(
+            "qwen3moe",
+            "Qwen3 mixtures of experts (Qwen3-30B-A3B …)",
+            "GQA, q/k norms, routed experts",
+            "lock qwen3-30b-a3b-h200 (registered qwen3-30b-a3b-q4_k_m); tests/test_moe.py",
+            "llama.cpp llm_build_qwen3moe",
+        ),
+        Architecture(
+            "qwen3next",
+            "Qwen3-Next",
+            "Gated DeltaNet recurrence and gated attention, routed and shared experts",
+            "tests/test_serving.py (the recurrence by hand); registered qwen3next-80b-a3b-like",
+            "llama.cpp llm_build_qwen3next",
+        ),
+        Architecture(
+            "qwen35",
+            "Qwen3.5 dense",
+            "Gated DeltaNet recurrence and gated attention, MTP draft layers",
+            "locks qwen35-27b-* (registered qwen35-27b-like); tests/test_hybrids.py",
+            "llama.cpp llm_build_qwen35",
+        ),
+        Architecture(
+            "deepseek2",
+            "DeepSeek-V2, -V2-Lite, -V3, -R1",
+            "multi-head latent attention (MLA), routed and shared experts, MTP draft layers",
+            "tests/test_mla.py (the latent cache by hand); registered deepseek-v2-lite-q4_0, deepseek-v3-q4_k_m",
+            "llama.cpp llm_build_deepseek2; arXiv:2405.04434 §2.1",
+        ),
+        _windowed(
+            "gemma2",
+            2,
+            "Gemma 2",
+            "windowed then global layers, alternating; tied head",
+            "tests/test_serving.py (a windowed layer beside a full one)",
+            "google/gemma-2 config.json",
+        ),
+        _windowed(
+            "gemma3",
+            6,
+            "Gemma 3",
+            "five windowed layers then one global; tied head",
+            "lock gemma3-270m-h100 (registered gemma3-270m-q4_k_m)",
+            "google/gemma-3 config.json sliding_window_pattern 6",
+        ),
+        _windowed(
+            "cohere2",
+            4,
+            "Command R7B, Command A",
+            "three windowed layers then one global",
+            "tests/test_architectures.py",
+            "CohereForAI/c4ai-command-r7b config.json sliding_window_pattern 4",
+        ),
+        _windowed(
+            "gpt-oss",
+            2,
+            "gpt-oss-20b, -120b",
+            "windowed then full layers, alternating; attention sinks; routed experts",
+            "lock gpt-oss-120b-h100 (registered gpt-oss-20b/120b-mxfp4)",
+            "openai/gpt-oss config.json layer_types",
+        ),
+    )
+}
+
+#: An architecture llama.cpp names otherwise whose layer rules are those of one in :data:`KNOWN`: name → (the known
+#: architecture, the citation that shows the rules are the same). Empty: none is cited yet, and none is guessed.
+ALIASES: Mapping[str, tuple[str, str]] = {}
+
+
+def rules_of(architecture: str | None) -> Architecture | None:
+    """The :class:`Architecture` whose rules price a header naming ``architecture`` (through :data:`ALIASES` when it
+    is one), or ``None`` when passprice knows no rules for it. Raises nothing."""
+    if architecture is None:
+        return None
+    known = KNOWN.get(architecture)
+    if known is None and architecture in ALIASES:
+        known = KNOWN.get(ALIASES[architecture][0])
+    return known
+
+
+def known_names() -> str:
+    """The known architectures' names, comma-separated, in :data:`KNOWN`'s order (what a refusal lists)."""
+    return ", ".join(KNOWN)
+
+
+def markdown() -> str:
+    """The known architectures as a markdown table (the README's and DESIGN.md's list, between their
+    ``architectures: begin`` and ``end`` markers): name, models, what is priced beyond a dense GQA block, the
+    window period and the keys it needs, what pins it."""
+    rows = [
+        "| `general.architecture` | checkpoints | priced beyond a dense GQA block | sliding window | needs "
+        "| pinned by |",
+        "|---|---|---|---|---|---|",
+    ]
+    for a in KNOWN.values():
+        window = f"period {a.window_period}" if a.window_period else "none"
+        needs = ", ".join(f"`{a.name}.{k}`" for k in a.needs) or "—"
+        rows.append(f"| `{a.name}` | {a.models} | {a.rules} | {window} | {needs} | {a.pinned} |")
+    for name, (known, source) in ALIASES.items():  # pragma: no cover - none today
+        rows.append(f"| `{name}` | priced as `{known}` ({source}) | | | | |")
+    return "\n".join(rows)
