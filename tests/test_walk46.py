@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_helpers import copy_root, invoke
 
+from cli_helpers import copy_root, invoke
 from passprice.diff import Diff, diff, diff_markdown, diff_text
 from passprice.registry import Root
 

@@ -4672,11 +4672,11 @@ def _pricing_with(side: Side, kind: str, name: str) -> list[str]:
 def relabelled_records(base: Side, head: Side, files: Sequence[FileChange]) -> dict[str, str]:
     """Each routing record or drafting method ``files`` change on both sides whose title (``[routing]``/``[method]``
     ``name``) or ``note`` changed while a lock of HEAD prices with it, by path: what the reviewer must verify, naming
-    those locks. Neither moves a number (a lock written since slip round 44 pins both, :func:`_pins_record`), yet a price prints
-    the routing record's note (``routing note``) and ``audit`` its title and note ("today's record") as what the
-    price rests on: slip round 43, the Qwen3-30B-A3B record retitled "measured skew (diverse prose)" and its note
-    rewritten read "[routing] changed: name, note; no lock affected", ✅. A file that does not read is left to the
-    review's errors."""
+    those locks. Neither moves a number (a lock written since slip round 44 pins both, :func:`_pins_record`), yet a
+    price prints the routing record's note (``routing note``) and ``audit`` its title and note ("today's record") as
+    what the price rests on: slip round 43, the Qwen3-30B-A3B record retitled "measured skew (diverse prose)" and its
+    note rewritten read "[routing] changed: name, note; no lock affected", ✅. A file that does not read is left to
+    the review's errors."""
     out: dict[str, str] = {}
     for f in files:
         if f.kind not in ("routing", "draft") or f.status != "changed" or not {"name", "note"} & set(f.meta):
