@@ -22,8 +22,9 @@ ROUTING = "qwen3-30b-a3b-measured"
 @pytest.fixture(scope="module")
 def review(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """BASE: the checkout's registry cut to one serving and its lock (so the review prices one lock, fast); HEAD: the
-    H200's bandwidth 4.8 → 4.89 TB/s with its shares recomputed, the routing record's hot_share 0.9 → 0.85 and its
-    note rewritten, and the lock re-locked (``lock --update``), as a team's pull request holds them."""
+    H200's bandwidth 4.8 → 4.89 TB/s with its shares recomputed, its capacity re-cited at 141 GB, the routing
+    record's hot_share 0.9 → 0.85 and its note rewritten, and the lock re-locked (``lock --update``), as a team's
+    pull request holds them."""
     tmp = tmp_path_factory.mktemp("walk46")
     base = copy_root(tmp / "base")
     for lock in (base / "locks").iterdir():
@@ -39,6 +40,11 @@ def review(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
                   "a datasheet revision: 'GPU Memory Bandwidth 4.89TB/s'", root=head)
     assert edit.exit_code == 0, edit.output
     assert invoke("fact", "recompute", "h200_sxm_141gb", root=head).exit_code == 0
+    # The revision re-cites the capacity too, its figure kept: a changed fact that alone moves nothing.
+    recite = invoke("fact", "set", "h200_sxm_141gb", "memory.capacity", "--value", "141", "--unit", "GB",
+                    "--provenance", "published", "--source", "nvidia-h200-datasheet", "--locator",
+                    "a datasheet revision: 'GPU Memory 141GB'", root=head)
+    assert recite.exit_code == 0, recite.output
     record = head / "facts" / "routing" / f"{ROUTING}.toml"
     text = record.read_text(encoding="utf-8")
     assert text.count("\nvalue = 0.9\n") == 1 and text.count('\nnote = "The source counts') == 1
@@ -71,9 +77,12 @@ def test_a_relocked_price_says_which_changed_fact_moved_it(as_json: dict[str, An
     # 4.89 / 4.8 − 1 = +1.875 % on a memory-bound pass.
     [lock] = as_json["locks"]
     assert lock["name"] == LOCK and lock["review"] == "re-locked"
-    assert lock["changed"] == ["memory.bandwidth", "streams.read", "streams.append", "routing.hot_share"]
+    assert lock["changed"] == ["memory.capacity", "memory.bandwidth", "streams.read", "streams.append",
+                               "routing.hot_share"]
     assert f"{100 * lock['relative_change']:+.4g}" == "-4.889"
     assert lock["alone_from"] == "base"
+    # memory.capacity, re-cited at the same 141 GB, moves nothing alone and is left out (as a stack fact re-fitted to
+    # its own value was, eight of a re-fit's thirteen reading "tokens/s unchanged, expected tokens/s unchanged").
     assert lock["alone"] == [
         {"path": "memory.bandwidth", "move": "tokens/s +1.875 %"},
         {"path": "streams.read", "move": "tokens/s -0.9199 %"},

@@ -2991,11 +2991,15 @@ def changed_alone(side: Side, lock: Lock | None, changed: Sequence[str]) -> tupl
         rep = reproduce(side.root, lock)
     except (InputError, ServingRefusal):
         return ()
+    from passprice.reproduce import exact_quantity
+
     said = {a.path: a.describe(lock.price, lock.compared()).removeprefix(f"{a.path}: ") for a in rep.alone}
-    # A fact that alone moves nothing (a stack fact re-fitted to its own value, only its derivation's run list
-    # changed) is left out: "tokens/s unchanged, expected tokens/s unchanged" eight times hid the one that moved.
-    return tuple((path, said[path]) for path in changed
-                 if path in said and not all(part.endswith(" unchanged") for part in said[path].split(", ")))
+    # A fact whose quantity did not move (a stack fact re-fitted to its own value, only its derivation's run list
+    # changed) and that alone moves nothing is left out: walkthrough 46's re-fit read "tokens/s unchanged, expected
+    # tokens/s unchanged" eight times beside the five that moved. A moved figure moving nothing is still said.
+    kept = {d.path for d in rep.today.drift if d.today is None or exact_quantity(d.pinned) != exact_quantity(d.today)}
+    return tuple((path, said[path]) for path in changed if path in said and (
+        path in kept or not all(part.endswith(" unchanged") for part in said[path].split(", "))))
 
 
 def _with_recomputed(lock: LockImpact, side: PriceSide, moved: Mapping[str, Mapping[str, tuple[str, str]]]
