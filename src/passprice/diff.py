@@ -1956,6 +1956,9 @@ class LockImpact:
     #: that the routing moved it (-4.894 %) and the bandwidth the other way (+1.875 %). Empty otherwise, and when
     #: HEAD's code is not the running code.
     alone: tuple[tuple[str, str], ...] = ()
+    #: True when :attr:`alone` was priced from BASE's lock, for a lock the change re-locked (HEAD's lock pins HEAD's
+    #: facts, so nothing of it is "as HEAD has it" alone): ``ALONE_BASE`` says so beside the moves.
+    alone_base: bool = False
 
     @property
     def by_header(self) -> str | None:
@@ -2306,6 +2309,7 @@ class LockImpact:
             "drifted": list(self.drifted),
             "rewritten": list(self.rewritten),
             "alone": [{"path": path, "move": move} for path, move in self.alone],
+            "alone_from": ("base" if self.alone_base else "head") if self.alone else None,
         }
 
 
@@ -2869,9 +2873,7 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
             )
         )
     if head.code.running:
-        out = [attrs.evolve(lock, alone=changed_alone(head, pairs[lock.path][1], lock.changed))
-               if lock.unreviewed and len(lock.changed) > 1 and pairs[lock.path][1] is not None else lock
-               for lock in out]
+        out = [_with_alone(head, lock, *pairs[lock.path][:2]) if len(lock.changed) > 1 else lock for lock in out]
     asked = {str(r["key"]): r for r in requests["head"]}
     due = [asked[lock.path] for lock in out if lock.unsound and not lock.removed and lock.path in asked]
     if due:
@@ -2960,6 +2962,19 @@ def edited_recorded(head: bytes | None) -> float | None:
     return float(value)
 
 
+def _with_alone(head: Side, lock: LockImpact, old: Lock | None, new: Lock | None) -> LockImpact:
+    """``lock`` with :attr:`LockImpact.alone` filled when the change moved its price through two or more changed facts:
+    from HEAD's lock when it was not re-locked (its pins are BASE's), else from BASE's lock (``alone_base``), whose
+    pins are what the re-lock replaced. Walkthrough 46: a re-locked lock moved +4.711 % by a bandwidth, its shares and
+    a routing record's ``hot_experts`` read "re-locked" with the four paths and no word of which moved it, though the
+    re-lock accepts the move and ``reproduce`` of BASE's lock said ``routing.hot_experts: tokens/s +4.705 %``."""
+    if lock.unreviewed and new is not None:
+        return attrs.evolve(lock, alone=changed_alone(head, new, lock.changed))
+    if not lock.stale and lock.moved and old is not None and not lock.removed and not lock.added:
+        return attrs.evolve(lock, alone=changed_alone(head, old, lock.changed), alone_base=True)
+    return lock
+
+
 def changed_alone(side: Side, lock: Lock | None, changed: Sequence[str]) -> tuple[tuple[str, str], ...]:
     """Each of the ``changed`` fact paths that ``lock`` pins and ``side`` holds otherwise, with what it alone does
     to the lock's recorded price: the lock's pinned inputs with only that fact as ``side`` has it, priced with the
@@ -2976,8 +2991,15 @@ def changed_alone(side: Side, lock: Lock | None, changed: Sequence[str]) -> tupl
         rep = reproduce(side.root, lock)
     except (InputError, ServingRefusal):
         return ()
+    from passprice.reproduce import exact_quantity
+
     said = {a.path: a.describe(lock.price, lock.compared()).removeprefix(f"{a.path}: ") for a in rep.alone}
-    return tuple((path, said[path]) for path in changed if path in said)
+    # A fact whose quantity did not move (a stack fact re-fitted to its own value, only its derivation's run list
+    # changed) and that alone moves nothing is left out: walkthrough 46's re-fit read "tokens/s unchanged, expected
+    # tokens/s unchanged" eight times beside the five that moved. A moved figure moving nothing is still said.
+    kept = {d.path for d in rep.today.drift if d.today is None or exact_quantity(d.pinned) != exact_quantity(d.today)}
+    return tuple((path, said[path]) for path in changed if path in said and (
+        path in kept or not all(part.endswith(" unchanged") for part in said[path].split(", "))))
 
 
 def _with_recomputed(lock: LockImpact, side: PriceSide, moved: Mapping[str, Mapping[str, tuple[str, str]]]
@@ -4618,16 +4640,16 @@ def entry_label_repinned(lock: Lock, entry: FileChange | None, content: str | No
     return [f"checkpoint.{key}"] if stated is not None and stated != pinned else []
 
 
-def _pins_record(side: Side, lock: str, kind: str, today: tuple[str, Any]) -> bool:
+def _pins_record(side: Side, lock: str, kind: str, today: tuple[str, Any] | None) -> bool:
     """Whether ``side``'s lock file ``locks/LOCK.lock.toml`` pins its routing record's (``kind`` ``routing``) or
     drafting method's (``draft``) title and note (a ``[routing]``/``[draft]`` table, slip round 44) otherwise than
-    ``today`` (the record's title and note on that side): ``check --frozen`` fails it until re-pinned. Raises
-    nothing."""
+    ``today`` (the record's title and note on that side): ``check --frozen`` fails it until re-pinned. With ``today``
+    ``None``: whether it pins them at all (a lock written before slip round 44 pins neither). Raises nothing."""
     try:
         table = side_toml(side.files[f"locks/{lock}.lock.toml"], "lock").get(kind)
     except (KeyError, UnicodeDecodeError, tomllib.TOMLDecodeError):
         return False
-    return isinstance(table, dict) and (table.get("title"), table.get("note")) != today
+    return isinstance(table, dict) and (today is None or (table.get("title"), table.get("note")) != today)
 
 
 def _pricing_with(side: Side, kind: str, name: str) -> list[str]:
@@ -4654,11 +4676,11 @@ def _pricing_with(side: Side, kind: str, name: str) -> list[str]:
 def relabelled_records(base: Side, head: Side, files: Sequence[FileChange]) -> dict[str, str]:
     """Each routing record or drafting method ``files`` change on both sides whose title (``[routing]``/``[method]``
     ``name``) or ``note`` changed while a lock of HEAD prices with it, by path: what the reviewer must verify, naming
-    those locks. Neither moves a number and no lock pins either (a lock pins the record's facts), yet a price prints
-    the routing record's note (``routing note``) and ``audit`` its title and note ("today's record") as what the
-    price rests on: slip round 43, the Qwen3-30B-A3B record retitled "measured skew (diverse prose)" and its note
-    rewritten read "[routing] changed: name, note; no lock affected", ✅. A file that does not read is left to the
-    review's errors."""
+    those locks. Neither moves a number (a lock written since slip round 44 pins both, :func:`_pins_record`), yet a
+    price prints the routing record's note (``routing note``) and ``audit`` its title and note ("today's record") as
+    what the price rests on: slip round 43, the Qwen3-30B-A3B record retitled "measured skew (diverse prose)" and its
+    note rewritten read "[routing] changed: name, note; no lock affected", ✅. A file that does not read is left to
+    the review's errors."""
     out: dict[str, str] = {}
     for f in files:
         if f.kind not in ("routing", "draft") or f.status != "changed" or not {"name", "note"} & set(f.meta):
@@ -4682,8 +4704,16 @@ def relabelled_records(base: Side, head: Side, files: Sequence[FileChange]) -> d
         if renoted:
             asks.append(f"{what} {spelled(f.name)}'s note changed")
         pins = [n for n in locks if _pins_record(head, n, f.kind, (now, note))]
-        pinned = (f"{', '.join(spelled(n) for n in pins)} pin{'s' if len(pins) == 1 else ''} it as before the "
-                  "change: re-pin (passprice lock --update)" if pins else "no lock pins it")
+        # Walkthrough 46: a lock re-locked with the change pins the record as it is now, and read "no lock pins it".
+        current = [n for n in locks if n not in pins and _pins_record(head, n, f.kind, None)]
+        said = []
+        if pins:
+            said.append(f"{', '.join(spelled(n) for n in pins)} pin{'s' if len(pins) == 1 else ''} it as before the "
+                        "change: re-pin (passprice lock --update)")
+        if current:
+            said.append(f"{', '.join(spelled(n) for n in current)} pin{'s' if len(current) == 1 else ''} it as "
+                        "changed, re-locked with it")
+        pinned = "; ".join(said) or "no lock pins it"
         out[f.path] = (f"{'; '.join(asks)}: does it still describe what the locked prices rest on ({pinned}; "
                        f"{'a price prints the note, ' if f.kind == 'routing' else ''}audit shows it)?; "
                        f"{_n(len(locks), 'lock')} price{'s' if len(locks) == 1 else ''} with it: "
@@ -6271,7 +6301,7 @@ def diff_text(d: Diff) -> str:
             if recomputed is not None:
                 lines.append(f"    recomputed  {recomputed}")
             if lock.alone:
-                lines.append(f"    alone     {_alone(lock)}  (each changed fact alone: {ALONE})")
+                lines.append(f"    alone     {_alone(lock)}  (each changed fact alone: {_alone_what(lock)})")
             lines.append(f"    recorded  {_recorded(lock)}")
             expected = _expected_shift(lock)
             if expected is not None:
@@ -6582,6 +6612,13 @@ def _alone(lock: LockImpact) -> str:
 
 #: What the ``alone`` moves are, said beside them.
 ALONE = "the lock's pinned inputs with only it as HEAD has it"
+#: The same, of a lock the change re-locked: the moves are priced from BASE's copy of it.
+ALONE_BASE = "BASE's lock's pinned inputs with only it as HEAD has it"
+
+
+def _alone_what(lock: LockImpact) -> str:
+    """What ``lock``'s ``alone`` moves are: :data:`ALONE`, or :data:`ALONE_BASE` for a re-locked lock."""
+    return ALONE_BASE if lock.alone_base else ALONE
 
 
 def _relock_note(lock: LockImpact, forged: bool = False, pins: bool = False, unrecorded: bool = False
@@ -6866,7 +6903,7 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
             if lock.note:
                 notes.append(f"- {markdown_code(lock.name)}: {markdown_prose(lock.note)}")
             if lock.alone:
-                notes.append(f"- {markdown_code(lock.name)}: each changed fact alone ({ALONE}): "
+                notes.append(f"- {markdown_code(lock.name)}: each changed fact alone ({_alone_what(lock)}): "
                              f"{markdown_prose(_alone(lock))}")
             todo = _relock_note(lock, _unreproducing(d, lock), _forging(d, lock), _unrecorded(d, lock))
             if todo is not None:

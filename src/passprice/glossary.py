@@ -350,10 +350,12 @@ _TERMS = (
         "In a review (`passprice diff`), the locks no changed file touches are `unaffected`, named on one line. A "
         "registered serving no lock pins whose price the change moves is listed as `not locked, informational`: "
         "nothing pins it, so it never fails the review. `alone` is what one changed fact alone does to a lock's "
-        "price (its pinned inputs with only that fact as HEAD has it). A lock whose HEAD inputs or lock file `does "
-        "not read` is `not judged`: no verdict and no HEAD price; a lock file edited by hand does not read (its "
-        "digest no longer matches) and `edited` names each key the hand edit changed, BASE → HEAD; its `recorded` "
-        "column shows the tokens/s HEAD's file holds after BASE's, `(edited by hand)`. A lock `held by "
+        "price (its pinned inputs with only that fact as HEAD has it; of a lock the change re-locked, BASE's lock's "
+        "pinned inputs, the ones the re-lock replaced), given when two or more changed facts moved the price; a "
+        "fact re-fitted to its own value that alone moves nothing is left out. A lock whose HEAD inputs or lock "
+        "file `does not read` is `not judged`: no verdict and no HEAD price; a lock file edited by hand does not "
+        "read (its digest no longer matches) and `edited` names each key the hand edit changed, BASE → HEAD; its "
+        "`recorded` column shows the tokens/s HEAD's file holds after BASE's, `(edited by hand)`. A lock `held by "
         "a look-alike header alone` is one whose serving now prices another checkpoint entry whose header reads "
         "the same (a fine-tune of the same shapes, or the same header under another name): to verify.",
         ("does not read", "informational", "not locked, informational", "alone", "edited",

@@ -1,0 +1,109 @@
+"""Findings of the forty-sixth walkthrough: a team's pull request (a datasheet revision of the H200's bandwidth with
+its stream shares recomputed, a routing record's figure and note changed, every lock re-locked) read as its reviewer
+reads the comment: which changed fact moved each re-locked price, and whether the locks pin the re-noted record."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cli_helpers import copy_root, invoke
+from passprice.diff import Diff, diff, diff_markdown, diff_text
+from passprice.registry import Root
+
+LOCK = "qwen3-30b-a3b-h200"
+ROUTING = "qwen3-30b-a3b-measured"
+
+
+@pytest.fixture(scope="module")
+def review(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """BASE: the checkout's registry cut to one serving and its lock (so the review prices one lock, fast); HEAD: the
+    H200's bandwidth 4.8 → 4.89 TB/s with its shares recomputed, its capacity re-cited at 141 GB, the routing
+    record's hot_share 0.9 → 0.85 and its note rewritten, and the lock re-locked (``lock --update``), as a team's
+    pull request holds them."""
+    tmp = tmp_path_factory.mktemp("walk46")
+    base = copy_root(tmp / "base")
+    for lock in (base / "locks").iterdir():
+        if lock.name != f"{LOCK}.lock.toml":
+            lock.unlink()
+    for serving in (base / "registry" / "servings").iterdir():
+        if serving.name != f"{LOCK}.toml":
+            serving.unlink()
+    head = tmp / "head"
+    shutil.copytree(base, head)
+    edit = invoke("fact", "set", "h200_sxm_141gb", "memory.bandwidth", "--value", "4.89", "--unit", "TB/s",
+                  "--provenance", "published", "--source", "nvidia-h200-datasheet", "--locator",
+                  "a datasheet revision: 'GPU Memory Bandwidth 4.89TB/s'", root=head)
+    assert edit.exit_code == 0, edit.output
+    assert invoke("fact", "recompute", "h200_sxm_141gb", root=head).exit_code == 0
+    # The revision re-cites the capacity too, its figure kept: a changed fact that alone moves nothing.
+    recite = invoke("fact", "set", "h200_sxm_141gb", "memory.capacity", "--value", "141", "--unit", "GB",
+                    "--provenance", "published", "--source", "nvidia-h200-datasheet", "--locator",
+                    "a datasheet revision: 'GPU Memory 141GB'", root=head)
+    assert recite.exit_code == 0, recite.output
+    record = head / "facts" / "routing" / f"{ROUTING}.toml"
+    text = record.read_text(encoding="utf-8")
+    assert text.count("\nvalue = 0.9\n") == 1 and text.count('\nnote = "The source counts') == 1
+    record.write_text(text.replace("\nvalue = 0.9\n", "\nvalue = 0.85\n")
+                      .replace('\nnote = "The source counts', '\nnote = "Re-read: the source counts'), encoding="utf-8")
+    relock = invoke("lock", "--update", "-o", str(head / "locks" / f"{LOCK}.lock.toml"), root=head)
+    assert relock.exit_code == 0, relock.output
+    return base, head
+
+
+@pytest.fixture(scope="module")
+def reviewed(review: tuple[Path, Path]) -> Diff:
+    """The review of the pull request, made once in process (text, markdown and JSON are rendered from it)."""
+    base, head = review
+    return diff(Root(head), str(base), str(head))
+
+
+@pytest.fixture(scope="module")
+def as_json(reviewed: Diff) -> dict[str, Any]:
+    assert reviewed.to_json()["exit_status"] == 0
+    out: dict[str, Any] = json.loads(json.dumps(reviewed.to_json()))
+    return out
+
+
+def test_a_relocked_price_says_which_changed_fact_moved_it(as_json: dict[str, Any]) -> None:
+    # Was: the re-locked lock's row read "re-locked", its four changed paths and "-4.889 %", and no word of which
+    # moved it (the `alone` moves were given only for a price moved without re-locking). The moves are BASE's lock's
+    # pinned inputs with one fact as HEAD has it: by hand (tests/test_newcomer_29.py), hot_share 0.9 → 0.85 alone
+    # reads D(64) 94.444 → 104.834 experts a layer, 10,354.4 → 9,847.7 tokens/s, -4.894 %; the bandwidth alone
+    # 4.89 / 4.8 − 1 = +1.875 % on a memory-bound pass.
+    [lock] = as_json["locks"]
+    assert lock["name"] == LOCK and lock["review"] == "re-locked"
+    assert lock["changed"] == ["memory.capacity", "memory.bandwidth", "streams.read", "streams.append",
+                               "routing.hot_share"]
+    assert f"{100 * lock['relative_change']:+.4g}" == "-4.889"
+    assert lock["alone_from"] == "base"
+    # memory.capacity, re-cited at the same 141 GB, moves nothing alone and is left out (as a stack fact re-fitted to
+    # its own value was, eight of a re-fit's thirteen reading "tokens/s unchanged, expected tokens/s unchanged").
+    assert lock["alone"] == [
+        {"path": "memory.bandwidth", "move": "tokens/s +1.875 %"},
+        {"path": "streams.read", "move": "tokens/s -0.9199 %"},
+        {"path": "streams.append", "move": "tokens/s -0.9327 %"},
+        {"path": "routing.hot_share", "move": "tokens/s -4.894 %"},
+    ]
+
+
+def test_the_text_and_the_comment_say_it_of_base_s_lock(reviewed: Diff) -> None:
+    assert ("    alone     memory.bandwidth: tokens/s +1.875 %; streams.read: tokens/s -0.9199 %; streams.append: "
+            "tokens/s -0.9327 %; routing.hot_share: tokens/s -4.894 %  (each changed fact alone: BASE's lock's "
+            "pinned inputs with only it as HEAD has it)") in diff_text(reviewed).splitlines()
+    assert (f"- `{LOCK}`: each changed fact alone (BASE's lock's pinned inputs with only it as HEAD has it): "
+            "memory.bandwidth: tokens/s +1.875 %; streams.read: tokens/s -0.9199 %; streams.append: tokens/s -0.9327 "
+            "%; routing.hot_share: tokens/s -4.894 %") in diff_markdown(reviewed).splitlines()
+
+
+def test_a_relocked_lock_pins_the_renoted_record(as_json: dict[str, Any]) -> None:
+    # Was: "does it still describe what the locked prices rest on (no lock pins it; …)", though the re-locked lock's
+    # [routing] table pins the new note (slip round 44).
+    [(path, ask)] = as_json["relabelled_records"].items()
+    assert path == f"facts/routing/{ROUTING}.toml"
+    assert "no lock pins it" not in ask
+    assert f"({LOCK} pins it as changed, re-locked with it; a price prints the note, audit shows it)" in ask
