@@ -147,6 +147,10 @@ def test_options_a_checkpoint_sweep_refuses() -> None:
     assert lock.exit_code == 2 and "--checkpoint with no SERVINGS sweeps no registered serving" in lock.stderr
     file = invoke("sweep", "--file", str(ROOT.path / "examples" / "grid.toml"), "--routing", "uniform")
     assert file.exit_code == 2 and "a sweep file takes no --routing" in file.stderr
+    # No card to sweep on: said as the grid says it (it said "no servings to price").
+    none = invoke("sweep", "--checkpoint", QWEN, "--cards", "", "--batches", "1")
+    said = "passprice: error: --cards: no cards (give names, comma-separated, or 'all')\n"
+    assert none.exit_code == 2 and none.stderr == said
 
 
 def test_every_card_by_default_its_serving_cell_empty() -> None:

@@ -3554,8 +3554,8 @@ def _swept(
             raise click.UsageError("--checkpoint with no SERVINGS sweeps no registered serving, so no lock judges its "
                                    "rows: give --lock L with the serving it locks (sweep SERVING --checkpoint C), or "
                                    "leave --lock out")
-        if cards is not None and not cards:
-            return (), None, None  # the grid's own refusal says there are no cards
+        if not cards:  # `--cards ''`, or a registry with none: as the grid says it (sweep.check_grid)
+            raise InputError("--cards: no cards (give names, comma-separated, or 'all')")
         # its card is the first swept, a stand-in: the grid's cards replace it (each row's card is the grid's)
         spec = _spec(ctx, None, checkpoint=checkpoint, card=cards[0] if cards else None, routing=routing)[1]
         _resolve(root, spec)
