@@ -2185,14 +2185,15 @@ def _sweep_spans(root: Any, the_stack: Any, grid: Any, most: int = 64) -> dict[s
 
     from passprice.errors import InputError
     from passprice.serving import ServingRefusal
-    from passprice.servings import load_spec, resolve
+    from passprice.servings import resolve
     from passprice.stackreach import serving_reach
+    from passprice.sweep import entry_name, swept_spec
 
     out: dict[str, Any] = {}
     pairs = 0
     for ref in grid.servings:
         try:
-            spec = load_spec(root, ref)
+            spec = swept_spec(root, grid, ref)
         except InputError:
             continue
         for card in [spec.card] if grid.cards is None else [Path(c).name.removesuffix(".toml") for c in grid.cards]:
@@ -2205,7 +2206,8 @@ def _sweep_spans(root: Any, the_stack: Any, grid: Any, most: int = 64) -> dict[s
             except (InputError, ServingRefusal):
                 continue
             if reach is not None:
-                out[f"{Path(str(ref)).name.removesuffix('.toml')} on {card}"] = reach
+                shown = entry_name(ref) if not isinstance(ref, str) else Path(ref).name.removesuffix(".toml")
+                out[f"{shown} on {card}"] = reach
     return out
 
 
@@ -3208,6 +3210,10 @@ def fact_set_command(
 @click.option("--batches", default="1-4096*2", show_default=True, help="Batches: 1,2,8 or 1-64 or 1-4096*2.")
 @click.option("--positions", help="Mean context positions (default: each serving's own contexts).")
 @click.option("--draft-tokens", "draft_tokens", help="Drafted tokens per pass, e.g. 0,1,2,3 (default: the serving's).")
+@click.option("--checkpoint", help="Checkpoint: registry entry name or a .gguf path, swept on every card (or --cards) "
+                                   "with no serving; with SERVINGS, in place of each one's, as price's --checkpoint.")
+@click.option("--routing", help="Routing record (facts/routing name) a mixture of experts is priced with, in place of "
+                                "each serving's, as price's --routing.")
 @click.option("--format", "fmt", type=click.Choice(["csv", "json"]),
               help="Rows as csv or json (default: the -o file's suffix, .json or .csv; csv on stdout).")
 @click.option("--json", "as_json", is_flag=True, help="The same as --format json.")
@@ -3238,6 +3244,8 @@ def sweep_command(
     batches: str,
     positions: str | None,
     draft_tokens: str | None,
+    checkpoint: str | None,
+    routing: str | None,
     fmt: str | None,
     as_json: bool,
     output: Path | None,
@@ -3251,8 +3259,9 @@ def sweep_command(
     lock_ref: str | None,
     no_lock: bool,
 ) -> None:
-    """Price a grid: SERVINGS (default: every registered serving) x cards x draft tokens x positions x batches,
-    as CSV or JSON rows, each with its bind and weakest provenance (or its refusal)."""
+    """Price a grid: SERVINGS (default: every registered serving; with --checkpoint C and no SERVINGS, C with no
+    serving, on every card) x cards x draft tokens x positions x batches, as CSV or JSON rows, each with its bind
+    and weakest provenance (or its refusal)."""
     import numpy as np
 
     from passprice.serving import U32_MAX
@@ -3294,19 +3303,25 @@ def sweep_command(
         # The file describes the whole grid: an axis given on the command line too would be silently ignored.
         given = [f"--{name.replace('_', '-')}" for name in ("cards", "batches", "positions", "draft_tokens")
                  if ctx.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE]
+        if checkpoint is not None or routing is not None:  # a sweep file names servings, never a checkpoint alone
+            what = " and ".join(o for o, v in (("--checkpoint", checkpoint), ("--routing", routing)) if v is not None)
+            raise click.UsageError(f"--file describes the whole grid, and a sweep file takes no {what}: sweep the "
+                                   f"file's servings on the command line with {what} (sweep SERVINGS {what} …)")
         if servings or given:
             what = ", ".join((["SERVINGS"] if servings else []) + given)
             raise click.UsageError(f"--file describes the whole grid: give {what} in the file, not on the command line")
         grid = grid_from_file(sweep_file, root)
     else:
-        names = servings or tuple(root.names(root.servings))
         card_list = None
-        if cards == "all":
-            card_list = tuple(root.names(root.cards))
+        if cards == "all" or (cards is None and checkpoint is not None and not servings):
+            card_list = tuple(root.names(root.cards))  # a checkpoint alone has no card of its own: every card
         elif cards is not None:
             card_list = tuple(c.strip() for c in cards.split(",") if c.strip())
+        names, checkpoint, routing = _swept(ctx, servings, card_list, checkpoint, routing)
         grid = Grid(
-            servings=tuple(names),
+            servings=names,
+            checkpoint=checkpoint,
+            routing=routing,
             batches=parse_batches(batches, "--batches", most=U32_MAX),
             cards=card_list,
             positions=parse_numbers(positions, float, "--positions") if positions is not None else None,
@@ -3355,20 +3370,21 @@ def sweep_command(
             raise InputError.of(relative) from None
         raise
     named = "SERVINGS" if grid.source is None else f"{grid.source}: servings"
+    from passprice.sweep import swept_spec
+
     _check_inputs(_read_through(root, [(f"{named}.{i}" if grid.source else named, ref)
-                                       for i, ref in enumerate(grid.servings)],
+                                       for i, ref in enumerate(grid.servings) if isinstance(ref, str)],
                                 [(f"{grid.source}: cards.{i}" if grid.source else "--cards", ref)
-                                 for i, ref in enumerate(grid.cards or ())], stack),
+                                 for i, ref in enumerate(grid.cards or ())], stack,
+                                [swept_spec(root, grid, ref) for ref in grid.servings if not isinstance(ref, str)]),
                   [("-o", output), ("--plot", plot_path)])
     require_suffix(output)  # after the refusals that say more: a record, an input
-    from passprice.servings import load_spec
-
     # A serving's memory_use (its file's, or --memory-use for all) bounds each row's capacity_bytes (moe43): a row
     # holding more is refused as the best and largest batch's searches exclude it (it was read and ignored, with a
     # warning since left34).
     if the_stack is not None:  # the cards swept that its runs never measured, in one line
 
-        own = [load_spec(root, ref).card for ref in grid.servings] if grid.cards is None else list(grid.cards)
+        own = [swept_spec(root, grid, ref).card for ref in grid.servings] if grid.cards is None else list(grid.cards)
         _stack_warnings(root, the_stack, [Path(c).name.removesuffix(".toml") for c in own])
         outside = _outside_line(the_stack.name, _sweep_spans(root, the_stack, grid))
         if outside:  # as price --stack says it, for each (serving, card) of the grid (walkthrough 21)
@@ -3380,7 +3396,7 @@ def sweep_command(
         # The servings judged under their locks (a floor breached exits 1 before a row is written): done once the
         # grid's workers are forked, while they price their parts (passprice.sweepjobs), else before pricing.
         under.extend(_sweep_locks(root, grid.servings, lock_ref, no_lock, grid.cards, grid.positions, max_tpot,
-                                  grid.draft_tokens, memory_use))
+                                  grid.draft_tokens, memory_use, grid.checkpoint, grid.routing))
 
     total = grid.size()
     if total >= 1 << 16:  # its text made a group of rows at a time: the heap's freed pages kept (passprice.heapkeep)
@@ -3407,7 +3423,8 @@ def sweep_command(
         for segment in segments:
             if lines is not None:
                 c = segment.common
-                lines.add(c["serving"], c["card"], c["position"], c["draft_tokens"], *segment.prices())
+                lines.add(c["serving"] or c["checkpoint"], c["card"], c["position"], c["draft_tokens"],
+                          *segment.prices())
             if best is not None:
                 best.add(segment)
             yield segment
@@ -3536,10 +3553,49 @@ def _every_percent(update: Callable[[int], None], total: int) -> Callable[[int],
     return progress
 
 
+def _swept(
+    ctx: click.Context, servings: tuple[str, ...], cards: tuple[str, ...] | None, checkpoint: str | None,
+    routing: str | None,
+) -> tuple[tuple[Any, ...], str | None, str | None]:
+    """What a sweep of ``servings`` (every registered one when empty) prices, with ``--checkpoint`` and
+    ``--routing``: the grid's servings and the checkpoint and routing record that replace each one's. Each is read
+    by ``price``'s own path (:func:`_spec`, then :func:`_resolve`: the same names accepted, the same refusals, said
+    the same way), so a sweep's rows are priced on what ``price SERVING --checkpoint C --routing R`` prices. With
+    ``--checkpoint C`` and no SERVINGS: C alone, with no serving (one spec, the grid's servings), on ``cards``."""
+    root = _root(ctx)
+    if checkpoint is None and routing is None:
+        return servings or tuple(root.names(root.servings)), None, None
+    if checkpoint is not None and not servings:
+        if ctx.params.get("lock_ref") is not None:  # price --lock L judges a serving L locks; here there is none
+            raise click.UsageError("--checkpoint with no SERVINGS sweeps no registered serving, so no lock judges its "
+                                   "rows: give --lock L with the serving it locks (sweep SERVING --checkpoint C), or "
+                                   "leave --lock out")
+        if not cards:  # `--cards ''`, or a registry with none: as the grid says it (sweep.check_grid)
+            raise InputError("--cards: no cards (give names, comma-separated, or 'all')")
+        # its card is the first swept, a stand-in: the grid's cards replace it (each row's card is the grid's)
+        spec = _spec(ctx, None, checkpoint=checkpoint, card=cards[0] if cards else None, routing=routing)[1]
+        _resolve(root, spec)
+        return (spec,), None, None
+    names = servings or tuple(root.names(root.servings))
+    from passprice.servings import load_spec
+
+    for ref in names:
+        try:
+            load_spec(root, ref)
+        except InputError:
+            continue  # a serving that does not read: the sweep's own check names it with the others
+        spec = _spec(ctx, ref, checkpoint=checkpoint, routing=routing)[1]
+        _resolve(root, spec)
+        if checkpoint is not None:
+            checkpoint = spec.checkpoint  # as price names it (`.//M` is the entry M)
+    return names, checkpoint, routing
+
+
 def _sweep_locks(
-    root: Any, servings: tuple[str, ...], lock_ref: str | None, no_lock: bool, cards: tuple[str, ...] | None = None,
+    root: Any, servings: tuple[Any, ...], lock_ref: str | None, no_lock: bool, cards: tuple[str, ...] | None = None,
     positions: tuple[float, ...] | None = None, max_tpot: float | None = None,
-    draft_tokens: tuple[int, ...] | None = None, memory_use: float | None = None,
+    draft_tokens: tuple[int, ...] | None = None, memory_use: float | None = None, checkpoint: str | None = None,
+    routing: str | None = None,
 ) -> list[str]:
     """:func:`passprice.enforce.sweep_under` (each registered serving of a sweep judged under its locks): the lines
     naming the locks each is priced under; a floor breached, or ``--lock L`` locking none of them, exits 1."""
@@ -3548,7 +3604,8 @@ def _sweep_locks(
     if lock_ref is not None and no_lock:
         raise click.UsageError("give --lock L or --no-lock, not both")
     try:
-        return sweep_under(root, servings, lock_ref, no_lock, cards, positions, max_tpot, draft_tokens, memory_use)
+        return sweep_under(root, servings, lock_ref, no_lock, cards, positions, max_tpot, draft_tokens, memory_use,
+                           checkpoint, routing)
     except (LockRefusal, LockFloor) as e:
         _refuse(e)
 

@@ -1606,7 +1606,7 @@ def _holds_as_registered(
 
 def sweep_under(
     root: Root,
-    servings: Iterable[str],
+    servings: Iterable[Any],
     explicit: str | None = None,
     no_lock: bool = False,
     cards: Iterable[str] | None = None,
@@ -1614,35 +1614,42 @@ def sweep_under(
     max_tpot: float | None = None,
     draft_tokens: Iterable[int] | None = None,
     memory_use: float | None = None,
+    checkpoint: str | None = None,
+    routing: str | None = None,
 ) -> list[str]:
-    """The policy ``sweep`` applies: each registered serving of ``servings`` (references as the command line gives
-    them; an unregistered one has no lock) judged on today's facts under its locks, or under ``explicit`` alone,
-    which must lock at least one of them (the others are swept under their own locks: ``sweep A B --lock A`` swept
-    B under none, so a fact below B's floors slipped past its lock). Returns one line a serving priced under a
-    lock: ``"NAME: under lock L (locks/L.lock.toml): holds"``; when the sweep's ``cards`` (references, ``None``:
-    each serving's own) hold others than the serving's, the line says its rows on them are under no lock (a lock
-    judges the facts of the card it locks; ``sweep --cards all`` said "holds" of every card); when its
-    ``positions`` (``None``: the serving's own) are others than the locked serving's mean position, that its rows
-    at them are not the locked serving's; when its ``draft_tokens`` (``None``: the serving's own) hold others than the
-    serving's, that its rows drafting them are not the locked serving's either (``sweep qwen35-27b-h200-mtp
-    --draft-tokens 0,1,2`` said "the serving is the locked one" of rows drafting 0 and 1 tokens, attack round 49)
-    (:meth:`Guard.line` says the rest, as every command does: a ``max_tpot`` given on the command line is a change
-    of the serving, as ``best``/``roofline --max-tpot`` say it is; so is a ``memory_use``, ``sweep --memory-use``).
+    """The policy ``sweep`` applies: each registered serving of ``servings`` (references as the command line gives them;
+    an unregistered one, or a :class:`~passprice.servings.ServingSpec` (a checkpoint swept with no serving), has no
+    lock) with ``checkpoint`` and ``routing`` put in place of its own when given (``sweep SERVING --routing R``, as
+    ``price SERVING --routing R`` judges the serving so priced: a floor the option breaks refuses, and the advice says
+    the option, not the lock, is the fix) judged on today's facts under its locks, or under ``explicit`` alone, which
+    must lock at least one of them (the others are swept under their own locks: ``sweep A B --lock A`` swept B under
+    none, so a fact below B's floors slipped past its lock). Returns one line a serving priced under a lock: ``"NAME:
+    under lock L (locks/L.lock.toml): holds"``; when the sweep's ``cards`` (references, ``None``: each serving's own)
+    hold others than the serving's, the line says its rows on them are under no lock (a lock judges the facts of the
+    card it locks; ``sweep --cards all`` said "holds" of every card); when its ``positions`` (``None``: the serving's
+    own) are others than the locked serving's mean position, that its rows at them are not the locked serving's; when
+    its ``draft_tokens`` (``None``: the serving's own) hold others than the serving's, that its rows drafting them are
+    not the locked serving's either (``sweep qwen35-27b-h200-mtp --draft-tokens 0,1,2`` said "the serving is the locked
+    one" of rows drafting 0 and 1 tokens, attack round 49) (:meth:`Guard.line` says the rest, as every command does: a
+    ``max_tpot`` given on the command line is a change of the serving, as ``best``/``roofline --max-tpot`` say it is; so
+    is a ``memory_use``, ``sweep --memory-use``).
 
     Raises :class:`LockFloor` at the first serving whose floors are breached (naming every lock of it that
     breaks; its JSON names the serving), the first
     :class:`LockMismatch` when ``explicit`` locks none of ``servings``, :class:`CheckpointChanged` or
     :class:`ServingChanged` when what a lock locks changed under it, and
     :class:`~passprice.errors.InputError` for a serving or lock that does not read."""
-    from passprice.servings import load_spec, resolve
+    from passprice.servings import ServingSpec, load_spec, override, resolve
 
     guarded: list[tuple[str, Resolved, Guard | None]] = []
     mismatches = []
     for ref in servings:
+        if isinstance(ref, ServingSpec):
+            continue
         name = serving_name(root, ref)
         if name is None:
             continue
-        resolved = resolve(root, load_spec(root, ref))
+        resolved = resolve(root, override(load_spec(root, ref), checkpoint=checkpoint, routing=routing))
         try:
             guarded.append((name, resolved, guard(root, name, resolved, explicit, no_lock)))
         except LockMismatch as e:
@@ -1660,7 +1667,8 @@ def sweep_under(
             for v in refused:
                 at = next(((lock, shown) for lock, shown in g.locks if lock.name == v.lock), None)
                 each.append((v, name, at[1] if at is not None else None, at[0] if at is not None else None))
-            advice = floor_advice(*each[0][:3], root, each[0][3], more=each[1:])
+            by_option = (checkpoint is not None or routing is not None) and _holds_as_registered(root, name, g, None)
+            advice = floor_advice(*each[0][:3], root, each[0][3], more=each[1:], from_option=by_option)
             raise LockFloor(refused[0], {"serving": name}, advice, tuple(refused[1:]))
         if g.locks:
             verdicts = g.judge(resolved.facts())

@@ -1025,7 +1025,8 @@ _TERMS = (
         "depend on it (`max-batch` and `kv` need no record); a dense checkpoint takes none (`BadRouting`). A price "
         "shows the record's note, its caveat, as `routing note`; `passprice audit` names the record, its file and "
         "its note. A price's `--json` `routing` object gives `distinct` (the mean experts a layer the pass reads), "
-        "`bytes` (theirs) and `experts_held_bytes` (all routed experts' bytes).",
+        "`bytes` (theirs) and `experts_held_bytes` (all routed experts' bytes). `sweep --routing NAME` prices every "
+        "row on the record, as `price --routing NAME` does, and names it in the row's `routing` column.",
         ("routing record", "mixture of experts", "moe", "experts", "expert", "hot_experts", "hot_share", "hot set",
          "routing note", "token-slots", "token-slot", "p_e", "mean over routing", "distinct", "experts_held_bytes",
          "D(T)", "D(1)", "experts a layer", "experts a token"),
@@ -1294,7 +1295,9 @@ _TERMS = (
         "A serving (`registry/servings/NAME.toml`) names a checkpoint and a card and every choice a price depends "
         "on: the batch, the contexts (limit and mean position), the KV cache's paging and element bytes, drafting, "
         "routing, host memory, a TPOT cap. Pricing commands take its name, options override a field (a what-if), "
-        "and a lock pins it whole. `passprice servings` lists them.",
+        "and a lock pins it whole. `passprice servings` lists them. A sweep's rows name theirs in the `serving` "
+        "column, empty (`null` in JSON) for a checkpoint swept with no serving (`sweep --checkpoint C`: C on every "
+        "card, at price's defaults).",
         ("servings", "serving file"),
     ),
     Term(

@@ -123,13 +123,18 @@ class Grid:
     serving's own card), with every number of drafted tokens in ``draft_tokens`` (``None``: the serving's own; 0
     means no drafts; a serving without a drafting method takes only 0), at every mean position in ``positions``
     (``None``: the serving's own contexts; a position replaces them by one class at the serving's longest limit),
-    and every batch in ``batches``."""
+    and every batch in ``batches``. A serving may be a :class:`~passprice.servings.ServingSpec` in place of a name: a
+    checkpoint swept with no registered serving (``sweep --checkpoint C``), its rows' ``serving`` empty (``None``).
+    ``checkpoint`` and ``routing`` (``None``: each serving's own) replace every serving's checkpoint and routing
+    record, as ``price SERVING --checkpoint C --routing R`` does (:func:`swept_spec`)."""
 
-    servings: tuple[str, ...]
+    servings: tuple[str | ServingSpec, ...]
     batches: Sequence[int]
     cards: tuple[str, ...] | None = None
     positions: tuple[float, ...] | None = None
     draft_tokens: tuple[int, ...] | None = None
+    checkpoint: str | None = None
+    routing: str | None = None
     #: The sweep file the grid was read from (named in its refusals), or ``None``.
     source: Path | None = attrs.field(default=None, eq=False)
 
@@ -380,6 +385,24 @@ def grid_from_file(path: Path, root: Root) -> Grid:
         draft_tokens=opt("draft_tokens", int),
         source=path,
     )
+
+
+def swept_spec(root: Root, grid: Grid, entry: str | ServingSpec) -> ServingSpec:
+    """The serving spec a sweep prices for ``entry``, one of ``grid.servings``: the registered serving's (or serving
+    file's) spec, or ``entry`` itself for a spec, with ``grid.checkpoint`` and ``grid.routing`` put in place of its
+    own by :func:`~passprice.servings.override`, the function ``price SERVING --checkpoint C --routing R`` applies
+    (so a sweep row names, and is priced on, what that price is). Raises what
+    :func:`~passprice.servings.load_spec` raises (:class:`~passprice.errors.NotFound`, :class:`InputError`)."""
+    spec = entry if isinstance(entry, ServingSpec) else load_spec(root, entry)
+    if grid.checkpoint is None and grid.routing is None:
+        return spec
+    return override(spec, checkpoint=grid.checkpoint, routing=grid.routing)
+
+
+def entry_name(entry: str | ServingSpec) -> str:
+    """How a refusal names a grid's serving ``entry``: its reference, or for a spec its checkpoint
+    (``checkpoint C``)."""
+    return f"checkpoint {entry.checkpoint}" if isinstance(entry, ServingSpec) else entry
 
 
 class _Batches:
@@ -785,7 +808,8 @@ class Sweeper:
         missing: list[str] = []
         not_looked = 0
         looks: list[tuple[str, Callable[[str], object]]] = [
-            (name, lambda n: load_spec(self.root, n)) for name in dict.fromkeys(grid.servings)
+            (name, lambda n: load_spec(self.root, n))
+            for name in dict.fromkeys(grid.servings) if not isinstance(name, ServingSpec)
         ]
         looks += [(card, self.card) for card in dict.fromkeys(grid.cards or ())]
         for name, look in looks:
@@ -804,8 +828,9 @@ class Sweeper:
         per = (len(grid.cards) if grid.cards else 1) * (len(grid.draft_tokens) if grid.draft_tokens else 1)
         positions = len(grid.positions) if grid.positions else 1
         shapes = 0
-        for name in grid.servings:
-            spec = load_spec(self.root, name)
+        for entry in grid.servings:
+            spec = swept_spec(self.root, grid, entry)
+            name = entry_name(entry)
             header = load_checkpoint(self.root, spec.checkpoint)
             if grid.cards is None:
                 self.card(spec.card)
@@ -861,7 +886,7 @@ class Sweeper:
             first = index * per_serving
             if units is not None and (first + per_serving <= units.start or first >= units.stop):
                 continue
-            base = load_spec(self.root, serving_name)
+            base = swept_spec(self.root, grid, serving_name)
             header = load_checkpoint(self.root, base.checkpoint)
             base = complete(base, header)
             if self.memory_use is not None:  # --memory-use: the serving's field, as every command's option sets it
@@ -876,7 +901,9 @@ class Sweeper:
                 for tokens in grid.draft_tokens or ((base.draft.tokens if base.draft else 0),):
                     if tokens not in made_specs:
                         positions = grid.positions or (None,)
-                        made_specs[tokens] = [self._spec(base, tokens, p, serving_name) for p in positions]
+                        made_specs[tokens] = [
+                            self._spec(base, tokens, p, entry_name(serving_name)) for p in positions
+                        ]
                     specs = made_specs[tokens]
                     if len(specs) > EXACT_POSITIONS and not base.shared_prefix:
                         made = self._positions(batches, header, card, serving_name, specs, progress)
@@ -922,8 +949,11 @@ class Sweeper:
         acceptance = self.method(spec.draft.method).first(spec.draft.tokens) if spec.draft else ()
         return to_serving(spec, acceptance, self.routing(spec.routing))
 
-    def _label(self, serving_name: str) -> str:
-        """The serving's name in a row (:func:`record_label`), looked up once a serving."""
+    def _label(self, serving_name: str | ServingSpec) -> str | None:
+        """The serving's name in a row (:func:`record_label`), looked up once a serving; ``None`` for a spec (a
+        checkpoint swept with no serving: its ``serving`` cell empty, ``null`` in JSON)."""
+        if isinstance(serving_name, ServingSpec):
+            return None
         found = self._labels.get(serving_name)
         if found is None:
             found = self._labels[serving_name] = record_label(self.root.servings, serving_name)
@@ -938,7 +968,7 @@ class Sweeper:
             found = self._record_labels[(kind, ref)] = record_label(getattr(self.root, kind), ref)
         return found
 
-    def _common(self, card: Card, serving_name: str, spec: ServingSpec) -> dict[str, Any]:
+    def _common(self, card: Card, serving_name: str | ServingSpec, spec: ServingSpec) -> dict[str, Any]:
         contexts = spec.contexts or ()
         return {
             "card": card.name,
@@ -1010,7 +1040,7 @@ class Sweeper:
         batches: np.ndarray,
         header: Any,
         card: Card,
-        serving_name: str,
+        serving_name: str | ServingSpec,
         specs: list[ServingSpec],
         keys: list[tuple[int, float | None]],
         shapes: dict[tuple[int, float | None], PassShape | ServingRefusal],
@@ -1073,7 +1103,7 @@ class Sweeper:
         batches: np.ndarray,
         header: Any,
         card: Card,
-        serving_name: str,
+        serving_name: str | ServingSpec,
         specs: list[ServingSpec],
         progress: Callable[[int], None] | None = None,
     ) -> Iterator[Segment]:
@@ -2385,7 +2415,7 @@ def scalar_rows(root: Root, grid: Grid) -> Iterator[dict[str, Any]]:
 
     sweeper = Sweeper(root)
     for serving_name in grid.servings:
-        base = load_spec(root, serving_name)
+        base = swept_spec(root, grid, serving_name)
         header = load_checkpoint(root, base.checkpoint)
         base = complete(base, header)
         for card_name in grid.cards or (base.card,):

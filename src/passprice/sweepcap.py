@@ -166,7 +166,7 @@ class BestWithin:
         """The priced rows of ``segment`` (one block of a line's batches)."""
         values, rows = tpots(segment)
         c = segment.common
-        key = (c["serving"], c["card"], c["position"], c["draft_tokens"])
+        key = (c["serving"] or c["checkpoint"], c["card"], c["position"], c["draft_tokens"])
         if not len(rows):
             if key in self._lines and len(segment.batches):  # a block refused whole still widens the grid
                 self._lines[key].largest = max(self._lines[key].largest or 0, int(segment.batches.max()))
