@@ -110,6 +110,25 @@ def unsearchable(path: Path | str) -> Path | None:
 UNSEARCHABLE = ": cannot read its files: the folder may not be searched by this user"
 
 
+#: The end of the one line for a folder that may be searched but not listed (mode ``311``: ``EACCES`` on
+#: ``listdir``), which every command that needs the folder's listing gives (:func:`listing_refusal`, left41): ``FOLDER:
+#: cannot be listed: the folder may not be read by this user``. A command that reads only files it names (``price
+#: SERVING`` of ``facts/cards``) goes on; one that needs every file (``cards``, ``check``, ``kv``) stops on this line.
+UNLISTABLE = ": cannot be listed: the folder may not be read by this user"
+
+
+def listing_refusal(error: OSError, folder: Path | str, named: str | None = None) -> Unreadable:
+    """The one line for ``folder`` whose listing failed with ``error``, naming it as ``named`` (default: shown, as
+    :func:`shown` names it): ``FOLDER`` + :data:`UNLISTABLE` for a permission error (``EACCES``, mode ``311``), else
+    ``FOLDER: cannot be listed: WHY`` (:func:`why`). Before left41, ``cards`` said ``FOLDER: cannot list: Permission
+    denied`` and ``check`` passed a ``registry/checkpoints`` it could not list ("0 checkpoints … all holds", exit 0).
+    Raises nothing."""
+    name = shown(folder) if named is None else named
+    if error.errno == errno.EACCES and unsearchable(folder) is None:
+        return Unreadable(f"{name}{UNLISTABLE}")
+    return Unreadable(f"{name}: cannot be listed: {why(error, folder)}")
+
+
 def unsearchable_folder(line: str) -> str | None:
     """The folder a :data:`UNSEARCHABLE` line names (the text before it, as shown), or ``None`` for any other line.
     Raises nothing."""
