@@ -150,3 +150,24 @@ def test_3_an_added_runs_locator_quotes_its_figures_in_tokens_per_second_first()
     plain = Run(id="r", stack="s", card="c", checkpoint="k", batch=1, first=256, last=512, tokens_per_s=155.07,
                 source_id="src", locator="Table 3: 7.61 ms, 131.44")
     assert _added_run_asks(plain, [plain])[0].startswith("its locator quotes 7.61, 131.44, not 155.07 tokens/s")
+
+
+def test_1_a_writer_refuses_a_folder_it_cannot_list_for_a_name_there_alike(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before: ``lock --name Zz42`` and ``new-serving Zz42S`` (as an ordinary user, ``locks/`` and
+    ``registry/servings/`` mode 311) wrote beside ``zz42.lock.toml`` and ``zz42s.toml``, exit 0: the check for a name
+    that differs only by case (:func:`passprice.files.require_no_lookalike`) passed a folder it could not list. Now
+    the folder's one line; a folder not there still passes (the writer makes or reports it)."""
+    from passprice.errors import InputError
+    from passprice.files import require_no_lookalike
+
+    folder = tmp_path / "locks"
+    folder.mkdir()
+    (folder / "zz42.lock.toml").write_text("", encoding="utf-8")
+    with pytest.raises(InputError, match="differs only by case"):
+        require_no_lookalike(folder / "Zz42.lock.toml")
+    _unlistable(monkeypatch, folder)
+    with pytest.raises(InputError) as refused:
+        require_no_lookalike(folder / "Zz42.lock.toml")
+    assert str(refused.value) == f"{folder}{LISTED}"
+    require_no_lookalike(tmp_path / "absent" / "x.toml")
