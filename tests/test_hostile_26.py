@@ -199,9 +199,13 @@ def test_reproduce_says_a_folder_at_the_serving_is_a_folder(tmp_path: Path) -> N
     serving.unlink()
     serving.mkdir()
     result = invoke("reproduce", R1, root=root)
-    assert result.exit_code == 0, result.output
+    # left41: bad input, exit 2 on the file's line after the report, as check says of it (was exit 0, a note)
+    assert result.exit_code == 2, result.output
     assert ("    facts          today's files do not read: registry/servings/r1-qwen7b-h200.toml: is a folder, not a "
-            "serving file\n") in result.stdout
+            "serving file (bad input: not judged; the price above is rebuilt from the lock's pins alone)\n"
+            ) in result.stdout
+    assert result.stderr == ("passprice: error: registry/servings/r1-qwen7b-h200.toml: is a folder, not a serving "
+                             "file\n")
     assert "no longer registered" not in result.stdout
     # Nothing there at all is still "no longer registered".
     serving.rmdir()

@@ -171,8 +171,10 @@ def test_2_a_checkpoint_entry_there_but_unreadable_is_bad_input_not_gone(
 
 @pytest.mark.parametrize(
     ("args", "says"),
-    [(("servings",), "the built-in registry's registry/servings: cannot list: Permission denied"),
-     (("price", "nosuch"), "the built-in registry's registry/servings: cannot list: Permission denied"),
+    [(("servings",), "the built-in registry's registry/servings: cannot be listed: the folder may not be read by "
+                     "this user"),  # left41: was "cannot list: Permission denied"
+     (("price", "nosuch"), "the built-in registry's registry/servings: cannot be listed: the folder may not be read "
+                           "by this user"),
      (("reproduce", "nosuch"), "lock 'nosuch': no such file, and not in the built-in registry's locks; ")],
     ids=["servings", "price", "reproduce"],
 )

@@ -16,7 +16,7 @@ from passprice import schema
 from passprice.cards import card_from_document
 from passprice.drafts import method_from_document
 from passprice.errors import InputError, NotFound, escaped, problem_lines, spelled_words
-from passprice.files import is_folder, is_there, unsearchable_folder
+from passprice.files import is_folder, is_there, listing_refusal, unsearchable_folder
 from passprice.registry import Root
 from passprice.routing import Routing, colder, router, routing_from_document
 
@@ -379,7 +379,14 @@ def _validate_folder(
 
     titles: dict[str, tuple[Path, str]] = {}  # a card's shown title, folded (title_key) → first file, its title
     notes: dict[str, Path] = {}  # a card's [card] note, its white space collapsed → the first file holding it
-    for path in sorted(folder.glob(f"*{suffix}"), key=lambda p: p.name):
+    # Listed with os.listdir, not Path.glob, which passes over a folder it may not list: ``check`` said "0
+    # checkpoints … all holds", exit 0, of a registry/checkpoints of mode 311 (left41). Such a folder is one line
+    # naming it (:func:`passprice.files.listing_refusal`), as every command needing its listing says.
+    try:
+        listed = sorted(name for name in os.listdir(folder) if name.endswith(suffix))
+    except OSError as e:
+        raise listing_refusal(e, folder, root.folder_named(folder)) from None
+    for path in (folder / name for name in listed):
         if editor_lock(path.name):
             continue  # Emacs's .#FILE while a buffer is modified: no registry file, as the listings pass over it
         count += 1

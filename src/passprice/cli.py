@@ -2568,6 +2568,8 @@ def reproduce_command(ctx: click.Context, lock: str, as_json: bool) -> None:
                                  requirement)
         # A look-alike name (a card copied under a Cyrillic х) reads as the name it copies: spelled out (slip 32).
         click.echo(spelled_lines(text))
+    if rep.bad_input is not None:  # a file of today's that does not read: bad input, after the report, as check
+        _problems([rep.bad_input])
     if not rep.equals:
         click.echo(f"passprice: refused: lock {the_lock.name} does not reproduce its recorded price", err=True)
         if rep.checkpoint.status != "same" and rep.checkpoint.found is None:
@@ -3335,14 +3337,10 @@ def sweep_command(
     # Every registered serving (or card) swept: names that differ only by case or Unicode normalization, or that name
     # a Windows device, are a problem, as the listings say (rows of two servings that print alike, exit 0: attack
     # round 33); the grid is still swept, and the command exits 2 after it.
-    from passprice.check import name_problems
-
-    twins = []
-    if set(grid.servings) == set(root.names(root.servings)) and grid.servings:
-        twins += name_problems(root.servings)
-    if grid.cards is not None and set(grid.cards) == set(root.names(root.cards)):
-        twins += name_problems(root.cards)
     from passprice.check import relative_lines
+    from passprice.sweep import every_registered_problems
+
+    twins = every_registered_problems(root, grid)
 
     _problems(relative_lines(root, twins))
     the_stack = None

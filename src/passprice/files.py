@@ -110,6 +110,25 @@ def unsearchable(path: Path | str) -> Path | None:
 UNSEARCHABLE = ": cannot read its files: the folder may not be searched by this user"
 
 
+#: The end of the one line for a folder that may be searched but not listed (mode ``311``: ``EACCES`` on
+#: ``listdir``), which every command that needs the folder's listing gives (:func:`listing_refusal`, left41): ``FOLDER:
+#: cannot be listed: the folder may not be read by this user``. A command that reads only files it names (``price
+#: SERVING`` of ``facts/cards``) goes on; one that needs every file (``cards``, ``check``, ``kv``) stops on this line.
+UNLISTABLE = ": cannot be listed: the folder may not be read by this user"
+
+
+def listing_refusal(error: OSError, folder: Path | str, named: str | None = None) -> Unreadable:
+    """The one line for ``folder`` whose listing failed with ``error``, naming it as ``named`` (default: shown, as
+    :func:`shown` names it): ``FOLDER`` + :data:`UNLISTABLE` for a permission error (``EACCES``, mode ``311``), else
+    ``FOLDER: cannot be listed: WHY`` (:func:`why`). Before left41, ``cards`` said ``FOLDER: cannot list: Permission
+    denied`` and ``check`` passed a ``registry/checkpoints`` it could not list ("0 checkpoints … all holds", exit 0).
+    Raises nothing."""
+    name = shown(folder) if named is None else named
+    if error.errno == errno.EACCES and unsearchable(folder) is None:
+        return Unreadable(f"{name}{UNLISTABLE}")
+    return Unreadable(f"{name}: cannot be listed: {why(error, folder)}")
+
+
 def unsearchable_folder(line: str) -> str | None:
     """The folder a :data:`UNSEARCHABLE` line names (the text before it, as shown), or ``None`` for any other line.
     Raises nothing."""
@@ -577,17 +596,23 @@ def require_no_lookalike(path: Path) -> None:
     R1-QWEN7B-H200`` and ``lock --name R1-QWEN7B-H200`` wrote a second entry beside ``gemma3-270m-q4_k_m.toml`` (or
     ``r1-qwen7b-h200.toml``), exit 0, which ``check`` then failed ("names that differ only by case or Unicode
     normalization"); on macOS and Windows, where the two are one file, ``--force`` replaced the other entry (attack
-    round 24). ``path`` itself (the same name, replaced with ``--force``) is not a lookalike. A folder that does not
-    list passes (the writer reports it).
+    round 24). ``path`` itself (the same name, replaced with ``--force``) is not a lookalike. A folder that is not
+    there, or not a folder, passes (the writer reports it); one that is there but cannot be listed (mode 311, which
+    still lets the writer write) is refused by its one line (:func:`listing_refusal`): ``lock --name Zz42`` and
+    ``new-serving Zz42S`` wrote beside ``zz42`` and ``zz42s``, exit 0, in a ``locks/`` or ``registry/servings/`` they
+    could not list (left41).
 
-    Raises :class:`InputError` naming ``path`` and the name already there."""
+    Raises :class:`InputError` naming ``path`` and the name already there, or naming the folder that cannot be
+    listed."""
     folder = path.parent if str(path.parent) else Path(".")
     mine = fold(path.name)
     try:
         with os.scandir(folder) as entries:
             others = sorted(e.name for e in entries if e.name != path.name and fold(e.name) == mine)
-    except (OSError, ValueError):
+    except (FileNotFoundError, NotADirectoryError, ValueError):
         return
+    except OSError as e:
+        raise listing_refusal(e, folder) from None
     if others:
         raise InputError(
             f"{shown(path)}: {shown(folder)} already holds {', '.join(ascii(n) for n in others)}, a name that differs "

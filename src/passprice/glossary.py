@@ -640,7 +640,10 @@ _TERMS = (
         "`check`'s `drift: not judged (today's inputs do not read: …)` and a review's `not judged: …`: the lock's "
         "floors and drift are judged against today's (HEAD's) card, checkpoint and serving; when one of them does not "
         "read (a bad file, a missing entry) there is nothing to judge them against, so no verdict is given and the "
-        "reason follows. It is no pass: the file that does not read is its own error. (A warning that the checkout's "
+        "reason follows. It is no pass: the file that does not read is its own error. `reproduce` says it as "
+        "`today's files do not read: … (bad input: not judged; the price above is rebuilt from the lock's pins "
+        "alone)` of a file that is there but cannot be read, and exits 2 on its line, as `check` does. (A warning "
+        "that the checkout's "
         "`src/passprice` was `not judged` means the same of the code: whether it differs from the pinned pricing "
         "model could not be decided.)",
     ),

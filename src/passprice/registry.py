@@ -15,7 +15,7 @@ from pathlib import Path
 import attrs
 
 from passprice.errors import InputError, NotFound, Unreadable, escaped
-from passprice.files import UNSEARCHABLE, is_folder, is_there, shell_word, shown, unsearchable_folder, why
+from passprice.files import UNSEARCHABLE, is_folder, is_there, listing_refusal, shell_word, shown, unsearchable_folder
 from passprice.snapshot import resolved, resolved_folder
 
 _PACKAGE = Path(__file__).resolve().parent
@@ -113,7 +113,7 @@ class Root:
                 if name.endswith(suffix) and len(name) > len(suffix) and not editor_lock(name)
             )
         except OSError as e:
-            raise Unreadable(f"{self.folder_named(folder)}: cannot list: {why(e, folder)}") from None
+            raise listing_refusal(e, folder, self.folder_named(folder)) from None
         if names and not os.access(folder, os.X_OK):
             # Listed but not searchable (mode r--): every file in it failed alone, one line each (attack round 61).
             raise Unreadable(f"{self.folder_named(folder)}{UNSEARCHABLE}")

@@ -476,6 +476,10 @@ class Today:
     #: and whether it is hypothetical, the serving's description, a stack's title; one ``key: pinned → today (…)``
     #: line each. Moves no number, yet it is drift: ``check --frozen`` fails on it (slip round 42).
     relabelled: tuple[str, ...] = ()
+    #: Whether :attr:`error` is a file that is there but cannot be read (:class:`~passprice.errors.Unreadable`: mode
+    #: 000, a folder on the way that may not be searched or listed): bad input, as ``check`` says of the same file
+    #: (exit 2 naming it), though the lock's pins, which rebuild every input, still reproduce its price (left41).
+    unreadable: bool = False
 
 
 def shown_pair(old: str, new: str) -> str:
@@ -747,7 +751,8 @@ def price_today(root: Root, lock: Lock) -> Today:
         resolved: Resolved = resolve(root, spec)
     except InputError as e:  # a removed serving is said even when today's files do not read (walkthrough 14)
         return Today(serving=_gone_line(lock, gone), error=problem_lines(e)[0].replace(f"{root.path}/", ""), gone=gone,
-                     differences=_gone_difference(lock, gone), **_facts_of_renamed(root, lock, spec))
+                     differences=_gone_difference(lock, gone), unreadable=isinstance(e, Unreadable),
+                     **_facts_of_renamed(root, lock, spec))
     except ServingRefusal as e:  # today's drafting method out of its scope for the checkpoint
         return Today(serving=_gone_line(lock, gone), refusal=e.to_json(), gone=gone,
                      differences=_gone_difference(lock, gone))
@@ -788,7 +793,7 @@ def price_today(root: Root, lock: Lock) -> Today:
             stack = load_stack(root, lock.stack.name)
         except InputError as e:  # what changed in the serving is still said (session 24: it was dropped here)
             return Today(completed, changes, gone, error=problem_lines(e)[0].replace(f"{root.path}/", ""),
-                         differences=differences, relabelled=relabels)
+                         differences=differences, relabelled=relabels, unreadable=isinstance(e, Unreadable))
         # a stack's title, pinned in the lock's [stack] table, said as the card's title is (slip round 42)
         relabels = (*relabels, *(r for r in relabelled(lock, resolved.card, None, stack,
                                                        vendors=pinned_vendors_today(root, lock, stack))
@@ -912,6 +917,14 @@ class Reproduction:
     def equals(self) -> bool:
         """True when the pinned inputs give every compared field of the recorded price exactly."""
         return self.price is not None and not self.moved
+
+    @property
+    def bad_input(self) -> str | None:
+        """The line naming today's file that is there but cannot be read (:attr:`Today.unreadable`), else ``None``.
+        The lock pins every input its price is rebuilt from, so the reproduction is made and shown without it, but
+        what changed since cannot be judged: ``reproduce`` exits 2 on this line after its report, as ``check`` does
+        of the same file (``reproduce`` exited 0 with the line as a note; left41)."""
+        return self.today.error if self.today.unreadable else None
 
     @property
     def model_changed(self) -> bool:
@@ -1325,6 +1338,8 @@ def reproduction_text(
     compared = facts
     if today.error is not None:
         facts = f"today's files do not read: {today.error}"
+        if today.unreadable:
+            facts += " (bad input: not judged; the price above is rebuilt from the lock's pins alone)"
         if rep.checkpoint.error is not None and rep.checkpoint.error in today.error:  # said once, on its own line
             facts = "not compared: today's checkpoint does not read (below)"
             if rep.checkpoint.status == "renamed":  # the line below says where the content went, not the problem

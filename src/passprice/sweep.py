@@ -32,7 +32,7 @@ from passprice.bounds import misspelt, unsigned_zero
 from passprice.cards import Card, card_path, load_card
 from passprice.cost import Pricing, pass_seconds, pass_terms
 from passprice.drafts import DraftMethod, load_draft_method
-from passprice.errors import InputError, NotFound
+from passprice.errors import InputError, NotFound, Unreadable
 from passprice.facts import weakest
 from passprice.floattext import (
     fast,
@@ -334,6 +334,30 @@ def check_grid(
             f"{where}sweep: {what} is more than the {max_rows:,} rows --max-rows allows (about 2 s of CPU a million "
             f"rows); {lift}"
         )
+
+
+def every_registered_problems(root: Root, grid: Grid) -> list[str]:
+    """The name problems (:func:`passprice.check.name_problems`: names that differ only by case or Unicode
+    normalization, or name a Windows device) of ``root``'s servings when ``grid`` sweeps every registered serving, and
+    of its cards when it sweeps every registered card, as the listings say them (rows of two servings that print
+    alike, exit 0: attack round 33); the grid is still swept. A grid of servings (or cards) named one by one needs no
+    listing: when their folder cannot be listed it is no grid of every one, and nothing is said here (left41: ``sweep
+    SERVING`` with a ``registry/servings`` of mode 311 stopped on the folder it never reads). Raises nothing more than
+    :meth:`passprice.registry.Root.names` does of a folder that is no folder."""
+    from passprice.check import name_problems
+
+    def every(folder: Path, names: Sequence[str]) -> bool:
+        try:
+            return set(names) == set(root.names(folder))
+        except Unreadable:
+            return False
+
+    twins = []
+    if grid.servings and every(root.servings, grid.servings):
+        twins += name_problems(root.servings)
+    if grid.cards is not None and every(root.cards, grid.cards):
+        twins += name_problems(root.cards)
+    return twins
 
 
 def grid_from_file(path: Path, root: Root) -> Grid:
