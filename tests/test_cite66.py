@@ -1,4 +1,4 @@
-"""The GitHub files and threads cited beyond XiongjieDai's notebooks and llama.cpp's threads are quoted verbatim (cite66).
+"""The files, pull requests and pages cited beyond XiongjieDai's notebooks and llama.cpp's threads quote them (cite66).
 
 Found checking every locator of the 7 sources whose text is on GitHub against that text (each file at the commit its
 source record names): LMDeploy's 17 runs quoted their table row with the padding collapsed and four of its 13
@@ -10,7 +10,9 @@ the first 8 of its 17 fields), and the B200's on-chip capacity paraphrased the d
 (``Number of SMs 148`` for ``Number of SMs: 148``). Each now quotes the line as printed, and
 ``tests/data/github-sources-excerpt.txt`` holds those lines (with each file's address and commit) for the checks below,
 without the network. The Azure AI-benchmarking-guide's BabelStream and nvbandwidth results (and its fork's MI300X
-file) are cited by table and row name, quoting nothing: test_4 checks each figure they name against the row.
+file) are cited by table and row name, quoting nothing: test_4 checks each figure they name against the row. Two web
+pages the reference search stores are checked likewise: grafikkarten.com's sentence opens 'Mit Geschwindigkeiten von 20
+Gbps' (the RTX 6000 Ada's pin rate was quoted with a lower-case 'mit'), and the SN40L DAC abstract's quote is verbatim.
 """
 
 from __future__ import annotations
@@ -30,10 +32,11 @@ EXCERPT = REPO / "tests" / "data" / "github-sources-excerpt.txt"
 FILES = ("lmdeploy-a100-fp16-benchmark", "azure-ai-benchmarking-guide", "ai-benchmarking-guide-fork-samuel-bohman",
          "mantile-inferencemax-gpt-oss-120b", "xytpai-nvbench")  # a file at the source record's commit
 THREADS = ("pytorch-ao-pr-4002", "semianalysis-inferencex-pr1061")  # a pull request's text
-SOURCES = FILES + THREADS
+PAGES = ("grafikkarten-rtx-6000-ada", "sambanova-sn40l-dac-2025")  # a web page's text
+SOURCES = FILES + THREADS + PAGES
 # a quoted span: opened after a space, bracket or punctuation (so "the card's" opens none), closed before one
 _QUOTED = re.compile(r"(?:(?<=^)|(?<=[\s(\[:;,]))'(.+?)'(?=$|[\s),;:\].])")
-_SECTION = re.compile(r"^== (\S+) (\S+) (https://github\.com/\S+) ==$")
+_SECTION = re.compile(r"^== (\S+) (\S+) (https://\S+) ==$")
 # a BabelStream/nvbandwidth/TransferBench row a locator names, with the figure it gives (if it gives one)
 _ROW = re.compile(r"\b(Copy|Mul|Add|Triad|Dot|Host to Device|Device to Host)(?: (\d+(?:\.\d+)?) (TB/s|GB/s))?")
 
@@ -104,7 +107,7 @@ def test_1_each_excerpt_is_of_its_source_records_commit(excerpt: dict[tuple[str,
     for (source, path), (url, _) in excerpt.items():
         with (REPO / "sources" / f"{source}.toml").open("rb") as f:
             record = tomllib.load(f)["source"]
-        if source in THREADS:
+        if source in THREADS + PAGES:
             assert path == "-" and url == record["url"], source
         else:
             repo = "/".join(url.split("/")[3:5])
@@ -113,8 +116,8 @@ def test_1_each_excerpt_is_of_its_source_records_commit(excerpt: dict[tuple[str,
             assert re.fullmatch(r"[0-9a-f]{40}", record["commit"]), source
 
 
-def test_2_every_quote_citing_them_is_verbatim_in_its_file(citing: list[tuple[str, str, str, Any]],
-                                                          excerpt: dict[tuple[str, str], tuple[str, list[str]]]) -> None:
+def test_2_every_quote_citing_them_is_verbatim_in_its_file(
+        citing: list[tuple[str, str, str, Any]], excerpt: dict[tuple[str, str], tuple[str, list[str]]]) -> None:
     spans: dict[str, int] = {}
     missing = []
     for source, who, locator, _ in citing:
@@ -126,8 +129,9 @@ def test_2_every_quote_citing_them_is_verbatim_in_its_file(citing: list[tuple[st
         assert "..." not in locator and "…" not in locator, who
     assert missing == []
     assert spans == {"lmdeploy-a100-fp16-benchmark": 17, "mantile-inferencemax-gpt-oss-120b": 8, "xytpai-nvbench": 32,
-                     "pytorch-ao-pr-4002": 12, "semianalysis-inferencex-pr1061": 12}
-    assert len(citing) == 18 + 57 + 9 + 8 + 32 + 8 + 4
+                     "pytorch-ao-pr-4002": 12, "semianalysis-inferencex-pr1061": 12, "grafikkarten-rtx-6000-ada": 3,
+                     "sambanova-sn40l-dac-2025": 1}
+    assert len(citing) == 18 + 57 + 9 + 8 + 32 + 8 + 4 + 3 + 1
 
 
 def _cells(row: str, sep: str = "|") -> list[str]:
@@ -197,13 +201,15 @@ def test_5_the_quotes_found_before_are_not_in_the_files(excerpt: dict[tuple[str,
     ao = "\n".join(excerpt["pytorch-ao-pr-4002", "-"][1])
     assert "Number of SMs 148" not in ao and "Number of SMs: 148" in ao
     assert _QUOTED.findall("over the A100 SXM4's 2,039 GB/s peak, 'Number of SMs: 148'") == ["Number of SMs: 148"]
+    page = "\n".join(excerpt["grafikkarten-rtx-6000-ada", "-"][1])  # the sentence opens with a capital
+    assert "mit Geschwindigkeiten von 20 Gbps" not in page and "Mit Geschwindigkeiten von 20 Gbps" in page
 
 
 def test_6_the_nvbench_figure_named_is_the_rtx_4090s(citing: list[tuple[str, str, str, Any]],
                                                      excerpt: dict[tuple[str, str], tuple[str, list[str]]]) -> None:
     # xytpai/nvbench's 32 locators quote the table's heading and name the cell: 'float 4' row, RTX4090 column
     header, row = excerpt["xytpai-nvbench", "README.md"][1][1:]
-    cell = dict(zip(_cells(header), _cells(row)))
+    cell = dict(zip(_cells(header), _cells(row), strict=True))
     assert (cell["test/card(GBPS)"], cell["RTX4090"]) == ("float 4", "921.850")
     values = set()
     for source, who, locator, value in citing:
