@@ -93,7 +93,8 @@ def test_the_runs_are_the_published_rows_as_printed(priced: dict) -> None:
     assert runs["imx.b200.gpt-oss-120b-mxfp4.1k1k.c4"].locator.split(": ", 1)[1].startswith(
         "output throughput per GPU 1010.8763811026761 (output_throughput_per_gpu), ")
     assert runs["ix1061.mi300x.gpt-oss-120b-mxfp4.c256"].locator.endswith(
-        "row Concurrency 256: Output TPS 4,271, Total TPS 8,552, Median TPOT 58.3 ms, vs Baseline +113%")
+        "row '| 256 | 4,271 | 8,552 | 58.3 ms | +113% |' (Concurrency | Output TPS | Total TPS | Median TPOT | "
+        "vs Baseline)")
     llama = {r.id.removeprefix("d15396.").replace(".gpt-oss-20b-mxfp4.tg128", ""): r.tokens_per_s
              for r in runs.values() if r.id.startswith("d15396.")}
     assert llama == {"rtx_3090.ub2048": 161.77, "rtx_3090.ub4096": 161.95, "rtx_4090.ub2048": 221.95,
