@@ -7,6 +7,8 @@ layer full (exit 0)."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import re
 import shutil
@@ -21,6 +23,7 @@ from hybrids import write_header_only
 from passprice import architectures
 from passprice.architectures import KNOWN, markdown
 from passprice.checkpoints import architecture_note
+from passprice.sweep import COLUMNS
 from passprice.decode import (
     WINDOW_PERIODS,
     Deployment,
@@ -203,8 +206,46 @@ def test_import_records_an_unknown_architecture_and_warns_and_sweep_refuses_it(t
     assert invoke("new-serving", "s", "--checkpoint", "foo", "--card", "a40", root=root).exit_code == 0
     r = invoke("sweep", "s", "--batches", "1", "--json", root=root)
     assert r.exit_code == 1 and [row["refusal"] for row in json.loads(r.stdout)] == ["Step"]
+    # arch42: the row says which refusal of the step stopped it and why, as price --json does (it said Step alone).
+    row = json.loads(r.stdout)[0]
+    assert (row["step"], row["message"]) == (out["step"], out["message"])
+    assert row["step"]["refusal"] == "UnknownArchitecture" and row["message"].startswith("decode step refused: ")
+    r = invoke("sweep", "s", "--batches", "1", root=root)
+    cells = next(csv.DictReader(io.StringIO(r.stdout[r.stdout.index("card,"):])))
+    assert r.exit_code == 1 and list(cells) == list(COLUMNS)  # the same columns
+    assert cells["refusal"] == f"Step: UnknownArchitecture: {out['message'].removeprefix('decode step refused: ')}"
+    assert cells["refusal"].startswith(f"Step: UnknownArchitecture: {out['step']['file']}: general.architecture 'foo'")
+    assert "no row of the sweep has a price" in r.stderr and "Step: UnknownArchitecture: " in r.stderr
     from passprice.check import _duplicate_checkpoints  # the warnings check gives of the checkpoint entries
     from passprice.registry import find_root
 
     assert [line[:56] for line in _duplicate_checkpoints(find_root(root))] == [
         "every price of foo is refused (UnknownArchitecture): /tm"]
+
+
+# --- a window of 0 (arch42) -------------------------------------------------------------------------------------
+
+
+def test_a_windowed_architecture_with_a_window_of_0_is_bad_input_naming_file_and_key(tmp_path: Path) -> None:
+    # It was priced as no window at all (every layer global), exit 0; llama.cpp's versions disagree on what 0 means
+    # (decode.ZERO_WINDOW_SOURCE), so it is refused as bad input naming the file and the key.
+    from passprice.decode import ZERO_WINDOW_SOURCE, header_problems
+    from passprice.errors import InputError
+
+    assert "01b77b5793" in ZERO_WINDOW_SOURCE and "a5410f046c" in ZERO_WINDOW_SOURCE
+    for arch, period in WINDOW_PERIODS.items():
+        zero = header({**_meta(2), "attention.sliding_window": 0}, _tensors(2), arch)
+        assert header_problems(zero) == [
+            f"synthetic: metadata {arch}.attention.sliding_window: 0 ({arch} slides a window over {period - 1} of "
+            f"every {period} layers, and a window of 0 positions is none llama.cpp agrees on: some versions mask "
+            "every position of a windowed layer, the token's own included, a later one reads gemma3's 0 as no "
+            "window; give the window the model's config.json gives (sliding_window))"]
+        with pytest.raises(InputError):
+            decode_step(zero, Deployment(ctx=10))
+    # An architecture without windows reads no window whatever the key says, 0 included.
+    assert _kv("llama", 2, 10, **{"attention.sliding_window": 0}) == (2 * PER_POSITION * 10, [LayerKind.ATTENTION] * 2)
+    path = _file(tmp_path / "g.gguf", "gemma3", window=0)
+    r = invoke("price", "--checkpoint", str(path), "--card", "h200_sxm_141gb")
+    assert r.exit_code == 2, r.output
+    assert f"{path}: metadata gemma3.attention.sliding_window: 0 (gemma3 slides a window over 5 of every 6" in r.stderr
+    assert "Traceback" not in r.output

@@ -538,12 +538,34 @@ def _whole(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
+#: Why a window of 0 positions is refused, not priced (session 36, arch42): llama.cpp's own versions disagree on it.
+ZERO_WINDOW_SOURCE = (
+    "llama.cpp src/llama-hparams.cpp at 01b77b5793 (llama_hparams::is_masked_swa, LLAMA_SWA_TYPE_STANDARD: a "
+    "position is masked when p1 - p0 >= n_swa, so with 0 every position, the token's own included); "
+    "src/llama-model.cpp at a5410f046c (load_hparams: gemma3 and cohere2 read attention.sliding_window as required "
+    "and set their pattern with no check of 0; gemma2 reads it optional, default 4096); a later llama-model.cpp in "
+    "the same store (commit not named by the index) sets gemma3 STANDARD only when found_swa && n_swa > 0, else "
+    "swa_type NONE (every layer global): the versions disagree on what 0 means, so passprice prices neither"
+)
+
+
+def _zero_window(source: str, key: str, arch: str, period: int) -> str:
+    """The bad-input line for a windowed architecture whose window is 0 positions (:data:`ZERO_WINDOW_SOURCE`)."""
+    return (
+        f"{source}: metadata {key}: 0 ({arch} slides a window over {period - 1} of every {period} layers, and a "
+        "window of 0 positions is none llama.cpp agrees on: some versions mask every position of a windowed layer, "
+        "the token's own included, a later one reads gemma3's 0 as no window; give the window the model's "
+        "config.json gives (sliding_window))"
+    )
+
+
 def header_problems(header: GGUFHeader) -> list[str]:
     """Every way ``header`` parses but describes no checkpoint the step can read, one line each naming the file, the
     metadata key or tensor, and what was wrong: ``general.architecture`` missing or not a string; a count or width
     (:data:`_COUNT_KEYS`) that is not a whole number ≥ 0; no ``embedding_length`` (a token-row's width); more blocks
     (``block_count``, or a ``blk.N`` tensor) than the tensor table could hold, every block holding a tensor; a tensor
-    with a dimension of 0. Empty when the header is fit to price. Cheap: one look at each tensor and key."""
+    with a dimension of 0; a windowed architecture's ``attention.sliding_window`` of 0 (:data:`ZERO_WINDOW_SOURCE`:
+    it was priced as no window, every layer global, exit 0). Empty when the header is fit to price. Cheap: one look at each tensor and key."""
     source = header.source or "checkpoint"
     out: list[str] = []
     arch = header.metadata.get("general.architecture")
@@ -573,6 +595,9 @@ def header_problems(header: GGUFHeader) -> list[str]:
             out.append(f"{source}: metadata {name}: 0 (a token-row is at least one element wide)")
         if key in ("attention.key_length", "attention.value_length") and value == 0:
             out.append(f"{source}: metadata {name}: 0 (an attention head is at least one element wide)")
+        if key == WINDOW_KEY and value == 0 and (window_rules := rules_of(arch if isinstance(arch, str) else None)):
+            if window_rules.window_period:
+                out.append(_zero_window(source, name, window_rules.name, window_rules.window_period))
     blocks = header.metadata.get(f"{prefix}block_count")
     layers = blocks if _whole(blocks) else 0
     assert isinstance(layers, int)

@@ -788,7 +788,8 @@ _TERMS = (
         "Step",
         "refusal: the checkpoint's decode step cannot be read off its header (MissingMetadata …)",
         "A refusal of the checkpoint itself: its decode step cannot be read off the header, for the reason it "
-        "carries: `UnknownArchitecture`, `MissingMetadata`, `UnclassifiedTensor` or `UnknownType`.",
+        "carries: `UnknownArchitecture`, `MissingMetadata`, `UnclassifiedTensor` or `UnknownType`. A sweep row's "
+        "refusal cell names it too: `Step: UnknownArchitecture: why`.",
     ),
     Term(
         "UnknownArchitecture",
