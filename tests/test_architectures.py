@@ -249,3 +249,32 @@ def test_a_windowed_architecture_with_a_window_of_0_is_bad_input_naming_file_and
     assert r.exit_code == 2, r.output
     assert f"{path}: metadata gemma3.attention.sliding_window: 0 (gemma3 slides a window over 5 of every 6" in r.stderr
     assert "Traceback" not in r.output
+
+
+# --- features an architecture has none of (arch42) ----------------------------------------------------------------
+
+
+def test_a_tensor_of_a_feature_its_architecture_lacks_is_refused_naming_the_tensor_and_the_architecture() -> None:
+    # A llama header holding attn_kv_a_mqa was priced with latent attention, exit 0; llama.cpp loads a llama file by
+    # llama's tensors and refuses one holding a tensor llama does not read.
+    from passprice.decode import TensorNotInArchitecture
+
+    assert {a.name: sorted(a.features) for a in KNOWN.values() if a.features} == {
+        "llama": ["routed experts"], "qwen3moe": ["routed experts"],
+        "qwen3next": ["recurrence", "routed experts"], "qwen35": ["recurrence"],
+        "deepseek2": ["latent attention", "routed experts"], "gpt-oss": ["routed experts"]}
+    cases = [
+        ("llama", "blk.1.attn_kv_a_mqa.weight", "latent attention", ["deepseek2"]),
+        ("qwen3", "blk.0.ffn_up_exps.weight", "routed experts",
+         ["llama", "qwen3moe", "qwen3next", "deepseek2", "gpt-oss"]),
+        ("gemma3", "blk.0.ssm_conv1d.weight", "recurrence", ["qwen3next", "qwen35"]),
+    ]
+    for arch, tensor, feature, known in cases:
+        tensors = [*_tensors(2), (tensor, (E, E, 4) if "exps" in tensor else (E, E), "F16")]
+        meta = {**_meta(2), "attention.sliding_window": 64, "expert_count": 4, "expert_used_count": 1}
+        with pytest.raises(TensorNotInArchitecture) as e:
+            decode_step(header(meta, tensors, arch), Deployment(ctx=10))
+        assert e.value.fields() == {"file": "synthetic", "tensor": tensor, "architecture": arch, "feature": feature,
+                                    "known": known}
+        assert str(e.value).startswith(f"synthetic: tensor {tensor!r} is {feature}, which the {arch} architecture "
+                                       f"has none of (llama.cpp loads a {arch} file by {arch}'s tensors")

@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 import attrs
 
 from passprice import ggml, schema
-from passprice.architectures import KNOWN, WINDOW_KEY, known_names, rules_of
+from passprice.architectures import EXPERTS, KNOWN, MLA, RECURRENCE, WINDOW_KEY, known_names, rules_of
 from passprice.errors import InputError
 from passprice.gguf_header import GGUFHeader, LongArray, TensorInfo
 
@@ -77,6 +77,35 @@ class UnknownArchitecture(DecodeRefusal):
 
     def fields(self) -> dict[str, Any]:
         return {"file": self.file, "architecture": self.architecture, "known": list(self.known)}
+
+
+class TensorNotInArchitecture(DecodeRefusal):
+    """A header holding a tensor of a feature its architecture has none of
+    (:attr:`~passprice.architectures.Architecture.features`: latent attention, routed experts, a recurrence): the
+    feature is read off tensor names, so it was priced whatever the architecture (session 36: a ``llama`` header
+    holding ``attn_kv_a_mqa`` priced with MLA, exit 0), but llama.cpp loads such a file by its architecture's tensor
+    list and refuses a tensor the list lacks. ``file``: the header's ``source``; ``tensor``: the first such tensor;
+    ``architecture``: the name the header gives; ``feature``: what the tensor is; ``known``: the architectures that
+    have it."""
+
+    name = "TensorNotInArchitecture"
+
+    def __init__(self, file: str, tensor: str, architecture: str, feature: str) -> None:
+        self.file = file
+        self.tensor = tensor
+        self.architecture = architecture
+        self.feature = feature
+        self.known = tuple(a.name for a in KNOWN.values() if feature in a.features)
+        super().__init__(
+            f"{file}: tensor {tensor!r} is {feature}, which the {architecture} architecture has none of (llama.cpp "
+            f"loads a {architecture} file by {architecture}'s tensors and refuses one it does not read: wrong number "
+            f"of tensors): name the architecture the model is ({', '.join(self.known)} have {feature}), as "
+            "llama.cpp's convert_hf_to_gguf.py writes it"
+        )
+
+    def fields(self) -> dict[str, Any]:
+        return {"file": self.file, "tensor": self.tensor, "architecture": self.architecture, "feature": self.feature,
+                "known": list(self.known)}
 
 
 class UnclassifiedTensor(DecodeRefusal):
@@ -284,6 +313,8 @@ WINDOW_PERIODS: Mapping[str, int] = {a.name: a.window_period for a in KNOWN.valu
 def architecture_refusal(header: GGUFHeader) -> DecodeRefusal | None:
     """Why ``header``'s architecture cannot be priced, or ``None`` when it can: :class:`UnknownArchitecture` when
     ``general.architecture`` is a string none of :data:`passprice.architectures.KNOWN` (nor an alias of one);
+    :class:`TensorNotInArchitecture` naming the first tensor of a feature the architecture has none of
+    (:attr:`~passprice.architectures.Architecture.features`: ``attn_kv_a_mqa``, ``ffn_*_exps``, ``ssm_*``);
     :class:`MissingMetadata` naming the file and the first key the architecture needs that the header lacks
     (:attr:`~passprice.architectures.Architecture.needs`: a windowed architecture's ``attention.sliding_window``; a
     gemma3 header without it was priced with every layer full). A missing or non-string ``general.architecture`` is
@@ -295,6 +326,10 @@ def architecture_refusal(header: GGUFHeader) -> DecodeRefusal | None:
     rules = rules_of(arch)
     if rules is None:
         return UnknownArchitecture(source, arch)
+    for t in header.tensors:
+        feature = _feature(_split_name(t.name)[1])
+        if feature is not None and feature not in rules.features:
+            return TensorNotInArchitecture(source, t.name, arch, feature)
     missing = [f"{arch}.{key}" for key in rules.needs if header.meta(key) is None]
     if missing:
         why = (
@@ -305,6 +340,18 @@ def architecture_refusal(header: GGUFHeader) -> DecodeRefusal | None:
             else f"the {arch} architecture's rules read it"
         )
         return MissingMetadata(missing, why, source)
+    return None
+
+
+def _feature(base: str) -> str | None:
+    """The architecture feature a tensor of base name ``base`` is (:data:`passprice.architectures.FEATURES`), or
+    ``None``: ``attn_kv_a_mqa`` latent attention, ``ffn_*_exps`` routed experts, ``ssm_*`` a recurrence."""
+    if base == "attn_kv_a_mqa":
+        return MLA
+    if base in _EXPERTS:
+        return EXPERTS
+    if base.startswith("ssm_"):
+        return RECURRENCE
     return None
 
 
