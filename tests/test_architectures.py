@@ -23,7 +23,6 @@ from hybrids import write_header_only
 from passprice import architectures
 from passprice.architectures import KNOWN, markdown
 from passprice.checkpoints import architecture_note
-from passprice.sweep import COLUMNS
 from passprice.decode import (
     WINDOW_PERIODS,
     Deployment,
@@ -34,6 +33,7 @@ from passprice.decode import (
     UnknownArchitecture,
     decode_step,
 )
+from passprice.sweep import COLUMNS
 from synth import header
 
 # A small dense GQA model: 4 query heads and 2 KV heads of width 16 (embedding 64), every tensor F16.

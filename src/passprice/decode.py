@@ -612,7 +612,8 @@ def header_problems(header: GGUFHeader) -> list[str]:
     (:data:`_COUNT_KEYS`) that is not a whole number ≥ 0; no ``embedding_length`` (a token-row's width); more blocks
     (``block_count``, or a ``blk.N`` tensor) than the tensor table could hold, every block holding a tensor; a tensor
     with a dimension of 0; a windowed architecture's ``attention.sliding_window`` of 0 (:data:`ZERO_WINDOW_SOURCE`:
-    it was priced as no window, every layer global, exit 0). Empty when the header is fit to price. Cheap: one look at each tensor and key."""
+    it was priced as no window, every layer global, exit 0). Empty when the header is fit to price. Cheap: one look
+    at each tensor and key."""
     source = header.source or "checkpoint"
     out: list[str] = []
     arch = header.metadata.get("general.architecture")
@@ -642,9 +643,9 @@ def header_problems(header: GGUFHeader) -> list[str]:
             out.append(f"{source}: metadata {name}: 0 (a token-row is at least one element wide)")
         if key in ("attention.key_length", "attention.value_length") and value == 0:
             out.append(f"{source}: metadata {name}: 0 (an attention head is at least one element wide)")
-        if key == WINDOW_KEY and value == 0 and (window_rules := rules_of(arch if isinstance(arch, str) else None)):
-            if window_rules.window_period:
-                out.append(_zero_window(source, name, window_rules.name, window_rules.window_period))
+        windows = rules_of(arch if isinstance(arch, str) else None) if key == WINDOW_KEY and value == 0 else None
+        if windows is not None and windows.window_period:
+            out.append(_zero_window(source, name, windows.name, windows.window_period))
     blocks = header.metadata.get(f"{prefix}block_count")
     layers = blocks if _whole(blocks) else 0
     assert isinstance(layers, int)
