@@ -193,7 +193,7 @@ def test_import_records_an_unknown_architecture_and_warns_and_sweep_refuses_it(t
     root = tmp_path / "root"
     for folder in ("registry/checkpoints", "registry/servings", "locks"):
         (root / folder).mkdir(parents=True)
-    for folder in ("facts/cards", "sources"):
+    for folder in ("facts/cards", "facts/stacks", "sources"):
         shutil.copytree(REPO / folder, root / folder)
     path = _file(tmp_path / "foo.gguf", "foo")
     r = invoke("import", str(path), "--name", "foo", root=root)
@@ -216,6 +216,10 @@ def test_import_records_an_unknown_architecture_and_warns_and_sweep_refuses_it(t
     assert cells["refusal"] == f"Step: UnknownArchitecture: {out['message'].removeprefix('decode step refused: ')}"
     assert cells["refusal"].startswith(f"Step: UnknownArchitecture: {out['step']['file']}: general.architecture 'foo'")
     assert "no row of the sweep has a price" in r.stderr and "Step: UnknownArchitecture: " in r.stderr
+    r = invoke("sweep", "s", "--batches", "1", "--stack", "llamacpp-cuda-2405", "--json", root=root)
+    row = json.loads(r.stdout)[0]  # a stack's rows are written a row at a time: the same keys
+    assert (row["refusal"], row["step"], row["message"], row["expected_refusal"]) == (
+        "Step", out["step"], out["message"], "Step")
     from passprice.check import _duplicate_checkpoints  # the warnings check gives of the checkpoint entries
     from passprice.registry import find_root
 

@@ -710,26 +710,30 @@ _SHAPE_COLUMNS = (
 class StepText(str):
     """A sweep row's refusal cell for a :class:`~passprice.serving.Step` refusal: ``Step: INNER: its message``
     (``Step: UnknownArchitecture: g.gguf: general.architecture 'foo' is no architecture …``), so a CSV row says which
-    refusal of the decode step stopped it and why (session 36, arch42: it said ``Step`` alone). ``json``: what a JSON
-    row holds after its batch's null columns instead, the keys ``price --json`` gives the same refusal:
-    ``"refusal": "Step"``, ``"step": {"refusal": INNER, …its fields}`` and ``"message"``. A ``str`` (the cell's
-    text), so a segment's refusal names compare and count as text."""
+    refusal of the decode step stopped it and why (session 36, arch42: it said ``Step`` alone). ``fields``: what a
+    JSON row holds instead, the keys ``price --json`` gives the same refusal (``"refusal": "Step"``, ``"step":
+    {"refusal": INNER, …its fields}``, ``"message"``; :func:`json_fields`). A ``str`` (the cell's text), so a
+    segment's refusal names compare and count as text."""
 
-    json: str
+    fields: dict[str, Any]
 
-    def __new__(cls, text: str, json_text: str) -> StepText:
+    def __new__(cls, text: str, fields: dict[str, Any]) -> StepText:
         made = super().__new__(cls, text)
-        made.json = json_text
+        made.fields = fields
         return made
 
-    def __getnewargs__(self) -> tuple[str, str]:  # type: ignore[override]
-        return str(self), self.json
+    def __getnewargs__(self) -> tuple[str, dict[str, Any]]:  # type: ignore[override]
+        return str(self), self.fields
 
     @classmethod
     def of(cls, refusal: Step) -> StepText:
-        """The cell of ``refusal``; its ``json`` the keys ``refusal.to_json()`` gives, in its order."""
-        shown = ", ".join(f"{json.dumps(k)}: {json.dumps(v)}" for k, v in refusal.to_json().items())
-        return cls(f"{refusal.name}: {refusal.refusal.name}: {refusal.refusal}", shown)
+        """The cell of ``refusal``; its ``fields`` are ``refusal.to_json()``."""
+        return cls(f"{refusal.name}: {refusal.refusal.name}: {refusal.refusal}", refusal.to_json())
+
+    @property
+    def json(self) -> str:
+        """:attr:`fields` as the text of a JSON object's members (no braces), in their order."""
+        return ", ".join(f"{json.dumps(k)}: {json.dumps(v)}" for k, v in self.fields.items())
 
 
 def refusal_text(refusal: ServingRefusal) -> str:
@@ -742,6 +746,23 @@ def _json_refusal(name: str) -> str:
     """A refused JSON row's keys from ``refusal`` on (without the closing brace): ``"refusal": NAME``, or a
     :class:`StepText`'s ``json``."""
     return name.json if isinstance(name, StepText) else f'"refusal": {json.dumps(name)}'
+
+
+def json_fields(row: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``row`` as a JSON row holds it: a :class:`StepText` ``refusal`` becomes its ``fields`` (``"refusal": "Step"``,
+    ``step``, ``message``) in its place, and a :class:`StepText` ``expected_refusal`` (``--stack``) its name alone."""
+    if not any(isinstance(v, StepText) for v in row.values()):
+        return row
+    out: dict[str, Any] = {}
+    for k, v in row.items():
+        if isinstance(v, StepText):
+            if k == "refusal":
+                out.update(v.fields)
+            else:
+                out[k] = v.fields["refusal"]
+        else:
+            out[k] = v
+    return out
 
 
 def _row_refusal(code: int) -> str:
@@ -1556,7 +1577,7 @@ def write_rows(
     out.write("[")
     for row in rows:
         _check_finite(row)
-        out.write(("\n" if n == 0 else ",\n") + json.dumps(row, allow_nan=False))
+        out.write(("\n" if n == 0 else ",\n") + json.dumps(json_fields(row), allow_nan=False))
         n += 1
     out.write("\n]\n")
     return n
@@ -1693,7 +1714,7 @@ def _row_lines(segment: Segment, fmt: str, columns: Sequence[str]) -> list[str]:
         if fmt == "csv":
             lines.append(_csv_line([_cell(row.get(k)) for k in columns]))
         else:
-            lines.append(json.dumps(row, allow_nan=False))
+            lines.append(json.dumps(json_fields(row), allow_nan=False))
     return lines
 
 
