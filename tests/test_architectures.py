@@ -7,6 +7,8 @@ layer full (exit 0)."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import re
 import shutil
@@ -31,6 +33,7 @@ from passprice.decode import (
     UnknownArchitecture,
     decode_step,
 )
+from passprice.sweep import COLUMNS
 from synth import header
 
 # A small dense GQA model: 4 query heads and 2 KV heads of width 16 (embedding 64), every tensor F16.
@@ -190,7 +193,7 @@ def test_import_records_an_unknown_architecture_and_warns_and_sweep_refuses_it(t
     root = tmp_path / "root"
     for folder in ("registry/checkpoints", "registry/servings", "locks"):
         (root / folder).mkdir(parents=True)
-    for folder in ("facts/cards", "sources"):
+    for folder in ("facts/cards", "facts/stacks", "sources"):
         shutil.copytree(REPO / folder, root / folder)
     path = _file(tmp_path / "foo.gguf", "foo")
     r = invoke("import", str(path), "--name", "foo", root=root)
@@ -203,8 +206,79 @@ def test_import_records_an_unknown_architecture_and_warns_and_sweep_refuses_it(t
     assert invoke("new-serving", "s", "--checkpoint", "foo", "--card", "a40", root=root).exit_code == 0
     r = invoke("sweep", "s", "--batches", "1", "--json", root=root)
     assert r.exit_code == 1 and [row["refusal"] for row in json.loads(r.stdout)] == ["Step"]
+    # arch42: the row says which refusal of the step stopped it and why, as price --json does (it said Step alone).
+    row = json.loads(r.stdout)[0]
+    assert (row["step"], row["message"]) == (out["step"], out["message"])
+    assert row["step"]["refusal"] == "UnknownArchitecture" and row["message"].startswith("decode step refused: ")
+    r = invoke("sweep", "s", "--batches", "1", root=root)
+    cells = next(csv.DictReader(io.StringIO(r.stdout[r.stdout.index("card,"):])))
+    assert r.exit_code == 1 and list(cells) == list(COLUMNS)  # the same columns
+    assert cells["refusal"] == f"Step: UnknownArchitecture: {out['message'].removeprefix('decode step refused: ')}"
+    assert cells["refusal"].startswith(f"Step: UnknownArchitecture: {out['step']['file']}: general.architecture 'foo'")
+    assert "no row of the sweep has a price" in r.stderr and "Step: UnknownArchitecture: " in r.stderr
+    r = invoke("sweep", "s", "--batches", "1", "--stack", "llamacpp-cuda-2405", "--json", root=root)
+    row = json.loads(r.stdout)[0]  # a stack's rows are written a row at a time: the same keys
+    assert (row["refusal"], row["step"], row["message"], row["expected_refusal"]) == (
+        "Step", out["step"], out["message"], "Step")
     from passprice.check import _duplicate_checkpoints  # the warnings check gives of the checkpoint entries
     from passprice.registry import find_root
 
     assert [line[:56] for line in _duplicate_checkpoints(find_root(root))] == [
         "every price of foo is refused (UnknownArchitecture): /tm"]
+
+
+# --- a window of 0 (arch42) -------------------------------------------------------------------------------------
+
+
+def test_a_windowed_architecture_with_a_window_of_0_is_bad_input_naming_file_and_key(tmp_path: Path) -> None:
+    # It was priced as no window at all (every layer global), exit 0; llama.cpp's versions disagree on what 0 means
+    # (decode.ZERO_WINDOW_SOURCE), so it is refused as bad input naming the file and the key.
+    from passprice.decode import ZERO_WINDOW_SOURCE, header_problems
+    from passprice.errors import InputError
+
+    assert "01b77b5793" in ZERO_WINDOW_SOURCE and "a5410f046c" in ZERO_WINDOW_SOURCE
+    for arch, period in WINDOW_PERIODS.items():
+        zero = header({**_meta(2), "attention.sliding_window": 0}, _tensors(2), arch)
+        assert header_problems(zero) == [
+            f"synthetic: metadata {arch}.attention.sliding_window: 0 ({arch} slides a window over {period - 1} of "
+            f"every {period} layers, and a window of 0 positions is none llama.cpp agrees on: some versions mask "
+            "every position of a windowed layer, the token's own included, a later one reads gemma3's 0 as no "
+            "window; give the window the model's config.json gives (sliding_window))"]
+        with pytest.raises(InputError):
+            decode_step(zero, Deployment(ctx=10))
+    # An architecture without windows reads no window whatever the key says, 0 included.
+    assert _kv("llama", 2, 10, **{"attention.sliding_window": 0}) == (2 * PER_POSITION * 10, [LayerKind.ATTENTION] * 2)
+    path = _file(tmp_path / "g.gguf", "gemma3", window=0)
+    r = invoke("price", "--checkpoint", str(path), "--card", "h200_sxm_141gb")
+    assert r.exit_code == 2, r.output
+    assert f"{path}: metadata gemma3.attention.sliding_window: 0 (gemma3 slides a window over 5 of every 6" in r.stderr
+    assert "Traceback" not in r.output
+
+
+# --- features an architecture has none of (arch42) ----------------------------------------------------------------
+
+
+def test_a_tensor_of_a_feature_its_architecture_lacks_is_refused_naming_the_tensor_and_the_architecture() -> None:
+    # A llama header holding attn_kv_a_mqa was priced with latent attention, exit 0; llama.cpp loads a llama file by
+    # llama's tensors and refuses one holding a tensor llama does not read.
+    from passprice.decode import TensorNotInArchitecture
+
+    assert {a.name: sorted(a.features) for a in KNOWN.values() if a.features} == {
+        "llama": ["routed experts"], "qwen3moe": ["routed experts"],
+        "qwen3next": ["recurrence", "routed experts"], "qwen35": ["recurrence"],
+        "deepseek2": ["latent attention", "routed experts"], "gpt-oss": ["routed experts"]}
+    cases = [
+        ("llama", "blk.1.attn_kv_a_mqa.weight", "latent attention", ["deepseek2"]),
+        ("qwen3", "blk.0.ffn_up_exps.weight", "routed experts",
+         ["llama", "qwen3moe", "qwen3next", "deepseek2", "gpt-oss"]),
+        ("gemma3", "blk.0.ssm_conv1d.weight", "recurrence", ["qwen3next", "qwen35"]),
+    ]
+    for arch, tensor, feature, known in cases:
+        tensors = [*_tensors(2), (tensor, (E, E, 4) if "exps" in tensor else (E, E), "F16")]
+        meta = {**_meta(2), "attention.sliding_window": 64, "expert_count": 4, "expert_used_count": 1}
+        with pytest.raises(TensorNotInArchitecture) as e:
+            decode_step(header(meta, tensors, arch), Deployment(ctx=10))
+        assert e.value.fields() == {"file": "synthetic", "tensor": tensor, "architecture": arch, "feature": feature,
+                                    "known": known}
+        assert str(e.value).startswith(f"synthetic: tensor {tensor!r} is {feature}, which the {arch} architecture "
+                                       f"has none of (llama.cpp loads a {arch} file by {arch}'s tensors")

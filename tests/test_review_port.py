@@ -221,7 +221,9 @@ def test_missing_ssm_metadata_of_an_unused_draft_layer_is_not_refused() -> None:
     meta = _llama_meta(block_count=2, nextn_predict_layers=1)
     # the MTP block holds its nextn.enorm, as a draft block must (round 18: decode.header_problems); a norm is not
     # among the bytes a pass without drafts reads
-    h = header(meta, [*_hybrid_tensors(recurrent_layer=1, layers=2), ("blk.1.nextn.enorm.weight", (64,), "F32")])
+    # qwen3next: a recurrence is the architecture's (arch42: llama holds no ssm_* tensor, TensorNotInArchitecture)
+    h = header(meta, [*_hybrid_tensors(recurrent_layer=1, layers=2), ("blk.1.nextn.enorm.weight", (64,), "F32")],
+               "qwen3next")
     shape = pass_shape(h, SERVING)  # the port raised Step(MissingMetadata) before the fix
     assert shape.weight_bytes == _BLOCK_BYTES + _HEAD_AND_NORM
 
@@ -234,6 +236,6 @@ def test_missing_token_embd_is_refused_before_missing_ssm_metadata() -> None:
     # `token_embd.weight` nor its `ssm.*` keys is refused as MissingTensor; the port refuses it as Step, from the
     # decode step.
     tensors = [x for x in _hybrid_tensors(recurrent_layer=0, layers=1) if x[0] != "token_embd.weight"]
-    h = header(_llama_meta(), tensors)
+    h = header(_llama_meta(), tensors, "qwen3next")  # a recurrence is qwen3next's, not llama's (arch42)
     with pytest.raises(MissingTensor):
         pass_shape(h, SERVING)

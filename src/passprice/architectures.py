@@ -26,6 +26,15 @@ import attrs
 #: The key (architecture prefix left off) a windowed architecture's period applies to: its window in positions.
 WINDOW_KEY = "attention.sliding_window"
 
+#: The features read off tensor names (DESIGN.md, The decode step) that only some architectures have: latent
+#: attention (``attn_kv_a_mqa``), routed experts (``ffn_*_exps``), the Gated-DeltaNet recurrence (``ssm_*``). A header
+#: holding one its architecture lacks is refused (:class:`~passprice.decode.TensorNotInArchitecture`): llama.cpp builds
+#: each architecture's tensor list by name and refuses a file holding a tensor its list lacks
+#: (``llama_model_loader::done_getting_tensors``: "wrong number of tensors; expected N, got M"), so a ``llama`` header
+#: holding ``attn_kv_a_mqa`` is no model llama.cpp runs (it was priced with MLA, exit 0: session 36).
+MLA, EXPERTS, RECURRENCE = "latent attention", "routed experts", "recurrence"
+FEATURES = (MLA, EXPERTS, RECURRENCE)
+
 
 @attrs.frozen
 class Architecture:
@@ -45,15 +54,20 @@ class Architecture:
         default=None, validator=attrs.validators.optional(attrs.validators.ge(2))
     )
     needs: tuple[str, ...] = ()
+    features: frozenset[str] = attrs.field(
+        default=frozenset(), validator=attrs.validators.deep_iterable(attrs.validators.in_(FEATURES))
+    )
 
 
 _SWA = "llama.cpp src/llama-model.cpp, llama_model::load_hparams: hparams.set_swa_pattern({p}), {key} required"
 
 
-def _windowed(name: str, period: int, models: str, rules: str, pinned: str, source: str) -> Architecture:
+def _windowed(
+    name: str, period: int, models: str, rules: str, pinned: str, source: str, features: frozenset[str] = frozenset()
+) -> Architecture:
     """A windowed architecture: its period, and its window key needed (llama.cpp reads it with ``get_key`` required)."""
     cited = f"{_SWA.format(p=period, key=f'{name}.{WINDOW_KEY}')}; {source}"
-    return Architecture(name, models, rules, pinned, cited, period, (WINDOW_KEY,))
+    return Architecture(name, models, rules, pinned, cited, period, (WINDOW_KEY,), features)
 
 
 #: The architectures passprice prices, by ``general.architecture``: each implemented (DESIGN.md, The decode step)
@@ -68,6 +82,7 @@ KNOWN: Mapping[str, Architecture] = {
             "tests/test_serving.py (dense prices by hand); registered llama2-7b, llama3-8b/70b, llama31-8b, "
             "codellama-7b",
             "llama.cpp llm_build_llama",
+            features=frozenset({EXPERTS}),
         ),
         Architecture(
             "qwen2",
@@ -89,6 +104,7 @@ KNOWN: Mapping[str, Architecture] = {
             "GQA, q/k norms, routed experts",
             "lock qwen3-30b-a3b-h200 (registered qwen3-30b-a3b-q4_k_m); tests/test_moe.py",
             "llama.cpp llm_build_qwen3moe",
+            features=frozenset({EXPERTS}),
         ),
         Architecture(
             "qwen3next",
@@ -96,6 +112,7 @@ KNOWN: Mapping[str, Architecture] = {
             "Gated DeltaNet recurrence and gated attention, routed and shared experts",
             "tests/test_serving.py (the recurrence by hand); registered qwen3next-80b-a3b-like",
             "llama.cpp llm_build_qwen3next",
+            features=frozenset({EXPERTS, RECURRENCE}),
         ),
         Architecture(
             "qwen35",
@@ -103,6 +120,7 @@ KNOWN: Mapping[str, Architecture] = {
             "Gated DeltaNet recurrence and gated attention, MTP draft layers",
             "locks qwen35-27b-* (registered qwen35-27b-like); tests/test_hybrids.py",
             "llama.cpp llm_build_qwen35",
+            features=frozenset({RECURRENCE}),
         ),
         Architecture(
             "deepseek2",
@@ -110,6 +128,7 @@ KNOWN: Mapping[str, Architecture] = {
             "multi-head latent attention (MLA), routed and shared experts, MTP draft layers",
             "tests/test_mla.py (the latent cache by hand); registered deepseek-v2-lite-q4_0, deepseek-v3-q4_k_m",
             "llama.cpp llm_build_deepseek2; arXiv:2405.04434 §2.1",
+            features=frozenset({MLA, EXPERTS}),
         ),
         _windowed(
             "gemma2",
@@ -142,6 +161,7 @@ KNOWN: Mapping[str, Architecture] = {
             "windowed then full layers, alternating; attention sinks; routed experts",
             "lock gpt-oss-120b-h100 (registered gpt-oss-20b/120b-mxfp4)",
             "openai/gpt-oss config.json layer_types",
+            frozenset({EXPERTS}),
         ),
     )
 }

@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 import attrs
 
 from passprice import ggml, schema
-from passprice.architectures import KNOWN, WINDOW_KEY, known_names, rules_of
+from passprice.architectures import EXPERTS, KNOWN, MLA, RECURRENCE, WINDOW_KEY, known_names, rules_of
 from passprice.errors import InputError
 from passprice.gguf_header import GGUFHeader, LongArray, TensorInfo
 
@@ -77,6 +77,35 @@ class UnknownArchitecture(DecodeRefusal):
 
     def fields(self) -> dict[str, Any]:
         return {"file": self.file, "architecture": self.architecture, "known": list(self.known)}
+
+
+class TensorNotInArchitecture(DecodeRefusal):
+    """A header holding a tensor of a feature its architecture has none of
+    (:attr:`~passprice.architectures.Architecture.features`: latent attention, routed experts, a recurrence): the
+    feature is read off tensor names, so it was priced whatever the architecture (session 36: a ``llama`` header
+    holding ``attn_kv_a_mqa`` priced with MLA, exit 0), but llama.cpp loads such a file by its architecture's tensor
+    list and refuses a tensor the list lacks. ``file``: the header's ``source``; ``tensor``: the first such tensor;
+    ``architecture``: the name the header gives; ``feature``: what the tensor is; ``known``: the architectures that
+    have it."""
+
+    name = "TensorNotInArchitecture"
+
+    def __init__(self, file: str, tensor: str, architecture: str, feature: str) -> None:
+        self.file = file
+        self.tensor = tensor
+        self.architecture = architecture
+        self.feature = feature
+        self.known = tuple(a.name for a in KNOWN.values() if feature in a.features)
+        super().__init__(
+            f"{file}: tensor {tensor!r} is {feature}, which the {architecture} architecture has none of (llama.cpp "
+            f"loads a {architecture} file by {architecture}'s tensors and refuses one it does not read: wrong number "
+            f"of tensors): name the architecture the model is ({', '.join(self.known)} have {feature}), as "
+            "llama.cpp's convert_hf_to_gguf.py writes it"
+        )
+
+    def fields(self) -> dict[str, Any]:
+        return {"file": self.file, "tensor": self.tensor, "architecture": self.architecture, "feature": self.feature,
+                "known": list(self.known)}
 
 
 class UnclassifiedTensor(DecodeRefusal):
@@ -284,6 +313,8 @@ WINDOW_PERIODS: Mapping[str, int] = {a.name: a.window_period for a in KNOWN.valu
 def architecture_refusal(header: GGUFHeader) -> DecodeRefusal | None:
     """Why ``header``'s architecture cannot be priced, or ``None`` when it can: :class:`UnknownArchitecture` when
     ``general.architecture`` is a string none of :data:`passprice.architectures.KNOWN` (nor an alias of one);
+    :class:`TensorNotInArchitecture` naming the first tensor of a feature the architecture has none of
+    (:attr:`~passprice.architectures.Architecture.features`: ``attn_kv_a_mqa``, ``ffn_*_exps``, ``ssm_*``);
     :class:`MissingMetadata` naming the file and the first key the architecture needs that the header lacks
     (:attr:`~passprice.architectures.Architecture.needs`: a windowed architecture's ``attention.sliding_window``; a
     gemma3 header without it was priced with every layer full). A missing or non-string ``general.architecture`` is
@@ -295,6 +326,10 @@ def architecture_refusal(header: GGUFHeader) -> DecodeRefusal | None:
     rules = rules_of(arch)
     if rules is None:
         return UnknownArchitecture(source, arch)
+    for t in header.tensors:
+        feature = _feature(_split_name(t.name)[1])
+        if feature is not None and feature not in rules.features:
+            return TensorNotInArchitecture(source, t.name, arch, feature)
     missing = [f"{arch}.{key}" for key in rules.needs if header.meta(key) is None]
     if missing:
         why = (
@@ -305,6 +340,18 @@ def architecture_refusal(header: GGUFHeader) -> DecodeRefusal | None:
             else f"the {arch} architecture's rules read it"
         )
         return MissingMetadata(missing, why, source)
+    return None
+
+
+def _feature(base: str) -> str | None:
+    """The architecture feature a tensor of base name ``base`` is (:data:`passprice.architectures.FEATURES`), or
+    ``None``: ``attn_kv_a_mqa`` latent attention, ``ffn_*_exps`` routed experts, ``ssm_*`` a recurrence."""
+    if base == "attn_kv_a_mqa":
+        return MLA
+    if base in _EXPERTS:
+        return EXPERTS
+    if base.startswith("ssm_"):
+        return RECURRENCE
     return None
 
 
@@ -538,12 +585,35 @@ def _whole(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
+#: Why a window of 0 positions is refused, not priced (session 36, arch42): llama.cpp's own versions disagree on it.
+ZERO_WINDOW_SOURCE = (
+    "llama.cpp src/llama-hparams.cpp at 01b77b5793 (llama_hparams::is_masked_swa, LLAMA_SWA_TYPE_STANDARD: a "
+    "position is masked when p1 - p0 >= n_swa, so with 0 every position, the token's own included); "
+    "src/llama-model.cpp at a5410f046c (load_hparams: gemma3 and cohere2 read attention.sliding_window as required "
+    "and set their pattern with no check of 0; gemma2 reads it optional, default 4096); a later llama-model.cpp in "
+    "the same store (commit not named by the index) sets gemma3 STANDARD only when found_swa && n_swa > 0, else "
+    "swa_type NONE (every layer global): the versions disagree on what 0 means, so passprice prices neither"
+)
+
+
+def _zero_window(source: str, key: str, arch: str, period: int) -> str:
+    """The bad-input line for a windowed architecture whose window is 0 positions (:data:`ZERO_WINDOW_SOURCE`)."""
+    return (
+        f"{source}: metadata {key}: 0 ({arch} slides a window over {period - 1} of every {period} layers, and a "
+        "window of 0 positions is none llama.cpp agrees on: some versions mask every position of a windowed layer, "
+        "the token's own included, a later one reads gemma3's 0 as no window; give the window the model's "
+        "config.json gives (sliding_window))"
+    )
+
+
 def header_problems(header: GGUFHeader) -> list[str]:
     """Every way ``header`` parses but describes no checkpoint the step can read, one line each naming the file, the
     metadata key or tensor, and what was wrong: ``general.architecture`` missing or not a string; a count or width
     (:data:`_COUNT_KEYS`) that is not a whole number ≥ 0; no ``embedding_length`` (a token-row's width); more blocks
     (``block_count``, or a ``blk.N`` tensor) than the tensor table could hold, every block holding a tensor; a tensor
-    with a dimension of 0. Empty when the header is fit to price. Cheap: one look at each tensor and key."""
+    with a dimension of 0; a windowed architecture's ``attention.sliding_window`` of 0 (:data:`ZERO_WINDOW_SOURCE`:
+    it was priced as no window, every layer global, exit 0). Empty when the header is fit to price. Cheap: one look
+    at each tensor and key."""
     source = header.source or "checkpoint"
     out: list[str] = []
     arch = header.metadata.get("general.architecture")
@@ -573,6 +643,9 @@ def header_problems(header: GGUFHeader) -> list[str]:
             out.append(f"{source}: metadata {name}: 0 (a token-row is at least one element wide)")
         if key in ("attention.key_length", "attention.value_length") and value == 0:
             out.append(f"{source}: metadata {name}: 0 (an attention head is at least one element wide)")
+        windows = rules_of(arch if isinstance(arch, str) else None) if key == WINDOW_KEY and value == 0 else None
+        if windows is not None and windows.window_period:
+            out.append(_zero_window(source, name, windows.name, windows.window_period))
     blocks = header.metadata.get(f"{prefix}block_count")
     layers = blocks if _whole(blocks) else 0
     assert isinstance(layers, int)

@@ -793,7 +793,16 @@ _TERMS = (
         "Step",
         "refusal: the checkpoint's decode step cannot be read off its header (MissingMetadata …)",
         "A refusal of the checkpoint itself: its decode step cannot be read off the header, for the reason it "
-        "carries: `UnknownArchitecture`, `MissingMetadata`, `UnclassifiedTensor` or `UnknownType`.",
+        "carries: `UnknownArchitecture`, `TensorNotInArchitecture`, `MissingMetadata`, `UnclassifiedTensor` or "
+        "`UnknownType`. A sweep row's "
+        "refusal cell names it too: `Step: UnknownArchitecture: why`.",
+    ),
+    Term(
+        "TensorNotInArchitecture",
+        "refusal: the header holds a tensor of a feature its architecture has none of",
+        "A refusal inside `Step`: the header holds a tensor of latent attention (`attn_kv_a_mqa`), routed experts "
+        "(`ffn_*_exps`) or a recurrence (`ssm_*`) that its `general.architecture` has none of (a `llama` header "
+        "with `attn_kv_a_mqa`); llama.cpp would not load it. Name the architecture the model is.",
     ),
     Term(
         "UnknownArchitecture",

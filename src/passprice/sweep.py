@@ -59,6 +59,7 @@ from passprice.serving import (
     Serving,
     ServingBind,
     ServingRefusal,
+    Step,
     pass_shape,
     rested_on,
     shape_of,
@@ -753,6 +754,64 @@ _SHAPE_COLUMNS = (
 )
 
 
+class StepText(str):
+    """A sweep row's refusal cell for a :class:`~passprice.serving.Step` refusal: ``Step: INNER: its message``
+    (``Step: UnknownArchitecture: g.gguf: general.architecture 'foo' is no architecture …``), so a CSV row says which
+    refusal of the decode step stopped it and why (session 36, arch42: it said ``Step`` alone). ``fields``: what a
+    JSON row holds instead, the keys ``price --json`` gives the same refusal (``"refusal": "Step"``, ``"step":
+    {"refusal": INNER, …its fields}``, ``"message"``; :func:`json_fields`). A ``str`` (the cell's text), so a
+    segment's refusal names compare and count as text."""
+
+    fields: dict[str, Any]
+
+    def __new__(cls, text: str, fields: dict[str, Any]) -> StepText:
+        made = super().__new__(cls, text)
+        made.fields = fields
+        return made
+
+    def __getnewargs__(self) -> tuple[str, dict[str, Any]]:  # type: ignore[override]
+        return str(self), self.fields
+
+    @classmethod
+    def of(cls, refusal: Step) -> StepText:
+        """The cell of ``refusal``; its ``fields`` are ``refusal.to_json()``."""
+        return cls(f"{refusal.name}: {refusal.refusal.name}: {refusal.refusal}", refusal.to_json())
+
+    @property
+    def json(self) -> str:
+        """:attr:`fields` as the text of a JSON object's members (no braces), in their order."""
+        return ", ".join(f"{json.dumps(k)}: {json.dumps(v)}" for k, v in self.fields.items())
+
+
+def refusal_text(refusal: ServingRefusal) -> str:
+    """What a sweep row's ``refusal`` cell says of ``refusal``: its name, or for a refused decode step
+    (:class:`~passprice.serving.Step`) a :class:`StepText` naming the inner refusal and its message."""
+    return StepText.of(refusal) if isinstance(refusal, Step) else refusal.name
+
+
+def _json_refusal(name: str) -> str:
+    """A refused JSON row's keys from ``refusal`` on (without the closing brace): ``"refusal": NAME``, or a
+    :class:`StepText`'s ``json``."""
+    return name.json if isinstance(name, StepText) else f'"refusal": {json.dumps(name)}'
+
+
+def json_fields(row: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``row`` as a JSON row holds it: a :class:`StepText` ``refusal`` becomes its ``fields`` (``"refusal": "Step"``,
+    ``step``, ``message``) in its place, and a :class:`StepText` ``expected_refusal`` (``--stack``) its name alone."""
+    if not any(isinstance(v, StepText) for v in row.values()):
+        return row
+    out: dict[str, Any] = {}
+    for k, v in row.items():
+        if isinstance(v, StepText):
+            if k == "refusal":
+                out.update(v.fields)
+            else:
+                out[k] = v.fields["refusal"]
+        else:
+            out[k] = v
+    return out
+
+
 def _row_refusal(code: int) -> str:
     return {_NO_HOST: NoHostLink.name, _CARD_FULL: NotResident.name, _HOST_FULL: NotResident.name}.get(
         code, OnChipOverflow.name
@@ -1112,7 +1171,7 @@ class Sweeper:
                 got = shapes[keys[n]]
                 if not isinstance(got, PassShape) or priced is None:
                     assert isinstance(got, ServingRefusal)
-                    yield _refused(common, chunk, got.name)
+                    yield _refused(common, chunk, refusal_text(got))
                     continue
                 exact = functools.partial(_itself, got)
                 segment = _emit(
@@ -1147,7 +1206,7 @@ class Sweeper:
             early = isinstance(e, Empty | Routed | BadDraft)
             for rows, cols in blocks(len(specs), len(batches)):
                 for n in range(rows.start, rows.stop):
-                    name = e.name if early or valid[n] else BadContexts.name
+                    name = refusal_text(e) if early or valid[n] else BadContexts.name
                     yield _refused(self._common(card, serving_name, specs[n]), batches[cols], name)
                 if progress is not None:
                     progress(len(batches[cols]) * (rows.stop - rows.start))
@@ -1572,7 +1631,7 @@ def write_rows(
     out.write("[")
     for row in rows:
         _check_finite(row)
-        out.write(("\n" if n == 0 else ",\n") + json.dumps(row, allow_nan=False))
+        out.write(("\n" if n == 0 else ",\n") + json.dumps(json_fields(row), allow_nan=False))
         n += 1
     out.write("\n]\n")
     return n
@@ -1709,7 +1768,7 @@ def _row_lines(segment: Segment, fmt: str, columns: Sequence[str]) -> list[str]:
         if fmt == "csv":
             lines.append(_csv_line([_cell(row.get(k)) for k in columns]))
         else:
-            lines.append(json.dumps(row, allow_nan=False))
+            lines.append(json.dumps(json_fields(row), allow_nan=False))
     return lines
 
 
@@ -1808,7 +1867,7 @@ class _Texts:
         """:meth:`refused` of a JSON row, as ASCII bytes."""
         made = self.refused_bytes.get(name)
         if made is None:
-            made = self.refused_bytes[name] = f'{_JSON_NULLS}, "refusal": {json.dumps(name)}}}'.encode("ascii")
+            made = self.refused_bytes[name] = f"{_JSON_NULLS}, {_json_refusal(name)}}}".encode("ascii")
         return made
 
     def refused(self, name: str) -> str:
@@ -1908,7 +1967,7 @@ def _segment_text(segment: Segment, fmt: str, kept: _Texts) -> str:
                 suffix = "," * len(_AFTER_BATCH) + _csv_line([name]) + end
             else:
                 nulls = "".join(f", {json.dumps(k)}: null" for k in _AFTER_BATCH[:-1])
-                suffix = f'{nulls}, "refusal": {json.dumps(name)}}}'
+                suffix = f"{nulls}, {_json_refusal(name)}}}"
             out.append(_block([start + prefix, batch_text[a:b], suffix], a, b, b - a))
     return "".join(out)
 
@@ -2453,6 +2512,6 @@ def scalar_rows(root: Root, grid: Grid) -> Iterator[dict[str, Any]]:
                         try:
                             c = price_serving(header, card, serving)
                         except ServingRefusal as e:
-                            yield {"batch": b, "refusal": e.name}
+                            yield {"batch": b, "refusal": refusal_text(e)}
                             continue
                         yield {"batch": b, "refusal": None, **_scalar_row(c)}

@@ -18,7 +18,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from passprice.sweep import _ALONE, _PRICED, COLUMNS, Segment, _cell, _check_finite, _csv_line
+from passprice.sweep import _ALONE, _PRICED, COLUMNS, Segment, _cell, _check_finite, _csv_line, json_fields
 from passprice.tables import si
 
 #: The columns a sweep with ``--max-tpot`` adds after :data:`passprice.sweep.COLUMNS` (none without it, so a sweep's
@@ -112,7 +112,7 @@ def _reference_lines(segment: Segment, fmt: str, max_tpot: float) -> Iterator[st
         if fmt == "csv":
             yield _csv_line([_csv_cell(row.get(k)) for k in columns]) + "\n"
         else:
-            yield ",\n" + json.dumps(row, allow_nan=False)
+            yield ",\n" + json.dumps(json_fields(row), allow_nan=False)
 
 
 def reference_chunks(segments: Iterable[Segment], fmt: str, max_tpot: float) -> Iterator[str]:
