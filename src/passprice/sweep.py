@@ -347,7 +347,8 @@ def every_registered_problems(root: Root, grid: Grid) -> list[str]:
     :meth:`passprice.registry.Root.names` does of a folder that is no folder."""
     from passprice.check import name_problems
 
-    def every(folder: Path, names: Sequence[str]) -> bool:
+    def every(folder: Path, names: Sequence[object]) -> bool:
+        # a serving given as a spec (sweep --checkpoint) is no registered name: such a grid is not every one
         try:
             return set(names) == set(root.names(folder))
         except Unreadable:
