@@ -1673,8 +1673,8 @@ def sweep_under(
             each = []
             for v in refused:
                 at = next(((lock, shown) for lock, shown in g.locks if lock.name == v.lock), None)
-                locked = name or (at[0].info.serving if at is not None else None)  # as priced_under names it
-                each.append((v, locked, at[1] if at is not None else None, at[0] if at is not None else None))
+                whose = name or (at[0].info.serving if at is not None else None)  # as priced_under names it
+                each.append((v, whose, at[1] if at is not None else None, at[0] if at is not None else None))
             by_option = (checkpoint is not None or routing is not None) and _holds_as_registered(root, name, g, None)
             advice = floor_advice(*each[0][:3], root, each[0][3], more=each[1:], from_option=by_option)
             raise LockFloor(refused[0], {"serving": shown_name}, advice, tuple(refused[1:]))
