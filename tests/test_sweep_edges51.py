@@ -101,14 +101,14 @@ def test_every_wrong_name_beside_a_wrong_checkpoint_is_said_at_once() -> None:
 
 def test_with_servings_each_wrong_serving_card_checkpoint_and_routing_is_said() -> None:
     result = invoke("sweep", "r1-qwen7b-h200", "nosuch", "--checkpoint", "nope", "--routing", "nor", "--cards",
-                    "nocard,h200_sxm_141gb", "--batches", "1")
+                    "nocard,h200_sxm_141gb", "--stack", "nostack", "--batches", "1")
     assert result.exit_code == 2
     said = stderr_lines(result)
     assert [line.split("'")[0] for line in said] == [
-        "passprice: error: checkpoint ", "passprice: error: routing record ", "passprice: error: serving ",
-        "passprice: error: card ",
+        "passprice: error: checkpoint ", "passprice: error: routing record ", "passprice: error: stack ",
+        "passprice: error: serving ", "passprice: error: card ",
     ]
-    assert [line.split("'")[1] for line in said] == ["nope", "nor", "nosuch", "nocard"]
+    assert [line.split("'")[1] for line in said] == ["nope", "nor", "nostack", "nosuch", "nocard"]
 
 
 # 3. a sweep every line of which is refused Routed or BadRouting: price's advice in its summary

@@ -3584,7 +3584,7 @@ def _swept(
         # its card is the first swept, a stand-in: the grid's cards replace it (each row's card is the grid's)
         spec = _spec(ctx, None, checkpoint=checkpoint, card=cards[0] if cards else None, routing=routing)[1]
         with _every_name(root, (), cards, cards[:1]):
-            _resolve(root, spec)
+            _resolve(root, spec, ctx.params.get("stack"))  # a wrong --stack said with them, as price says it
         return (spec,), None, None
     names = servings or tuple(root.names(root.servings))
     from passprice.servings import load_spec
@@ -3596,7 +3596,7 @@ def _swept(
             continue  # a serving that does not read: the sweep's own check names it with the others
         spec = _spec(ctx, ref, checkpoint=checkpoint, routing=routing)[1]
         with _every_name(root, names, cards):
-            _resolve(root, spec)
+            _resolve(root, spec, ctx.params.get("stack"))
         if checkpoint is not None:
             checkpoint = spec.checkpoint  # as price names it (`.//M` is the entry M)
     return names, checkpoint, routing
