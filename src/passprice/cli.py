@@ -3268,6 +3268,7 @@ def sweep_command(
 
     from passprice.serving import U32_MAX
     from passprice.sweep import (
+        ROUTING_REFUSALS,
         Grid,
         Sweeper,
         grid_from_file,
@@ -3276,6 +3277,7 @@ def sweep_command(
         parse_batches,
         parse_numbers,
         require_suffix,
+        routing_refusal,
         text_chunks,
     )
     from passprice.sweepjobs import default_jobs, shared_chunks
@@ -3520,8 +3522,15 @@ def sweep_command(
     # (nothing_priced: 14-20 ms of the bench grid's run, its first 170 lines refused).
     if total and not sweeper.saw_price and (nothing := nothing_priced(sweeper, grid)) is not None:
         said = ", ".join(f"{name} ({n:,} line{'s' if n != 1 else ''})" for name, n in nothing.items())
+        advice = ""
+        if ROUTING_REFUSALS & set(nothing) and (routed := routing_refusal(sweeper, grid)) is not None:
+            # price's words, with the records that fit its checkpoint (the summary said the name alone: sweep51)
+            payload = routed.to_json()
+            _routed_records(ctx, payload, routed.header)
+            advice = f"; {routed.name}: {routed}{_records_said(payload, routed.header)}"
         click.echo(f"passprice: refused: no row of the sweep has a price: every line is refused at its smallest "
-                   f"batch, and at every larger one: {said}; the rows and their refusals were written", err=True)
+                   f"batch, and at every larger one: {said}; the rows and their refusals were written{advice}",
+                   err=True)
         ctx.exit(1)
 
 
@@ -3572,7 +3581,8 @@ def _swept(
             raise InputError("--cards: no cards (give names, comma-separated, or 'all')")
         # its card is the first swept, a stand-in: the grid's cards replace it (each row's card is the grid's)
         spec = _spec(ctx, None, checkpoint=checkpoint, card=cards[0] if cards else None, routing=routing)[1]
-        _resolve(root, spec)
+        with _every_name(root, (), cards, cards[:1]):
+            _resolve(root, spec, ctx.params.get("stack"))  # a wrong --stack said with them, as price says it
         return (spec,), None, None
     names = servings or tuple(root.names(root.servings))
     from passprice.servings import load_spec
@@ -3583,10 +3593,33 @@ def _swept(
         except InputError:
             continue  # a serving that does not read: the sweep's own check names it with the others
         spec = _spec(ctx, ref, checkpoint=checkpoint, routing=routing)[1]
-        _resolve(root, spec)
+        with _every_name(root, names, cards):
+            _resolve(root, spec, ctx.params.get("stack"))
         if checkpoint is not None:
             checkpoint = spec.checkpoint  # as price names it (`.//M` is the entry M)
     return names, checkpoint, routing
+
+
+@contextlib.contextmanager
+def _every_name(
+    root: Any, servings: tuple[str, ...], cards: tuple[str, ...] | None, said: tuple[str, ...] = ()
+) -> Iterator[None]:
+    """Around price's resolution of a swept serving (or checkpoint): an :class:`InputError` it raises (a
+    ``--checkpoint`` or ``--routing`` that names nothing) said with every serving and card of the grid that names
+    nothing (:meth:`passprice.sweep.Sweeper.not_found`, the sweep's own look-up; ``said``: the cards the resolution
+    looked at itself), one line each: ``sweep --checkpoint nope --cards h200_sxm_141gb,nocard`` named the checkpoint
+    alone, and ``nocard`` once it was fixed (sweep51)."""
+    try:
+        yield
+    except InputError as e:
+        from passprice.sweep import Grid, Sweeper
+
+        grid = Grid(servings=servings, batches=(1,), cards=cards)
+        try:
+            more = Sweeper(root).not_found(grid, skip=said)
+        except InputError as other:  # a serving or card found that does not read: said too
+            more = list(other.lines)
+        raise InputError.of(list(dict.fromkeys([*e.lines, *more]))) from None
 
 
 def _sweep_locks(

@@ -1618,8 +1618,11 @@ def sweep_under(
     routing: str | None = None,
 ) -> list[str]:
     """The policy ``sweep`` applies: each registered serving of ``servings`` (references as the command line gives them;
-    an unregistered one, or a :class:`~passprice.servings.ServingSpec` (a checkpoint swept with no serving), has no
-    lock) with ``checkpoint`` and ``routing`` put in place of its own when given (``sweep SERVING --routing R``, as
+    a :class:`~passprice.servings.ServingSpec` (a checkpoint swept with no serving) has no lock, nor has a serving file
+    kept outside the registry, but under ``explicit`` such a file is judged as ``price FILE --lock L`` judges it: L
+    applies when it locks the card and checkpoint the file prices, its line named by the reference; sweep51: its
+    floors were skipped, exit 0) with ``checkpoint`` and ``routing`` put in place of its own when given (``sweep
+    SERVING --routing R``, as
     ``price SERVING --routing R`` judges the serving so priced: a floor the option breaks refuses, and the advice says
     the option, not the lock, is the fix) judged on today's facts under its locks, or under ``explicit`` alone, which
     must lock at least one of them (the others are swept under their own locks: ``sweep A B --lock A`` swept B under
@@ -1641,24 +1644,28 @@ def sweep_under(
     :class:`~passprice.errors.InputError` for a serving or lock that does not read."""
     from passprice.servings import ServingSpec, load_spec, override, resolve
 
-    guarded: list[tuple[str, Resolved, Guard | None]] = []
+    # (name shown, registered name or None, resolved, the guard of --lock L or None: the serving's own locks)
+    guarded: list[tuple[str, str | None, Resolved, Guard | None]] = []
     mismatches = []
     for ref in servings:
         if isinstance(ref, ServingSpec):
             continue
         name = serving_name(root, ref)
-        if name is None:
-            continue
+        if name is None and explicit is None:
+            continue  # a serving file kept outside the registry has no locks of its own
         resolved = resolve(root, override(load_spec(root, ref), checkpoint=checkpoint, routing=routing))
         try:
-            guarded.append((name, resolved, guard(root, name, resolved, explicit, no_lock)))
+            # One kept outside the registry is judged under --lock L as `price FILE --lock L` judges it (sweep51:
+            # its floors were skipped, exit 0): L applies when it locks the card and checkpoint the file prices.
+            guarded.append((name or ref, name, resolved, guard(root, name, resolved, explicit, no_lock)))
         except LockMismatch as e:
             mismatches.append(e)
-            guarded.append((name, resolved, None))
-    if explicit is not None and len(mismatches) == len(guarded) and mismatches:
+            if name is not None:
+                guarded.append((name, name, resolved, None))
+    if explicit is not None and mismatches and not any(under is not None for *_, under in guarded):
         raise mismatches[0]
     lines = []
-    for name, resolved, under in guarded:
+    for shown_name, name, resolved, under in guarded:
         # a serving the explicit lock does not lock: under its own locks
         g = under if under is not None else guard(root, name, resolved)
         refused = [v for v in g.judge(resolved.facts()) if not v.holds]
@@ -1666,10 +1673,11 @@ def sweep_under(
             each = []
             for v in refused:
                 at = next(((lock, shown) for lock, shown in g.locks if lock.name == v.lock), None)
-                each.append((v, name, at[1] if at is not None else None, at[0] if at is not None else None))
+                whose = name or (at[0].info.serving if at is not None else None)  # as priced_under names it
+                each.append((v, whose, at[1] if at is not None else None, at[0] if at is not None else None))
             by_option = (checkpoint is not None or routing is not None) and _holds_as_registered(root, name, g, None)
             advice = floor_advice(*each[0][:3], root, each[0][3], more=each[1:], from_option=by_option)
-            raise LockFloor(refused[0], {"serving": name}, advice, tuple(refused[1:]))
+            raise LockFloor(refused[0], {"serving": shown_name}, advice, tuple(refused[1:]))
         if g.locks:
             verdicts = g.judge(resolved.facts())
             own = resolved.card.name
@@ -1697,5 +1705,5 @@ def sweep_under(
                 swept = attrs.evolve(swept, spec=attrs.evolve(swept.spec, memory_use=memory_use))
             relabels, drifts = g.since(root, resolved, name)  # said as price says them (slip round 44)
             said = g.line(verdicts, differs=g.differs(root, swept), relabels=relabels, drifted=drifts)
-            lines.append(f"{name}: {said}{tail}")
+            lines.append(f"{shown_name}: {said}{tail}")
     return lines

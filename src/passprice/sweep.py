@@ -49,6 +49,7 @@ from passprice.serving import (
     U32_MAX,
     BadContexts,
     BadDraft,
+    BadRouting,
     ContextMix,
     Empty,
     NoHostLink,
@@ -869,6 +870,37 @@ class Sweeper:
             self._routings[name] = load_routing(self.root, name)
         return self._routings[name]
 
+    def not_found(self, grid: Grid, skip: Iterable[str] = ()) -> list[str]:
+        """The lines of :class:`NotFound` of every serving and card ``grid`` names that names nothing (its servings
+        first, then its cards, each once; ``skip``: cards already said), as :meth:`check` refuses them; ``[]`` when
+        every one is found. Every wrong name said at once (round 18: the first of a serving and a card alone), up to
+        :data:`~passprice.registry.MAX_NOT_FOUND` of them, then one line for the rest: each is looked for where it
+        might be instead (another kind's folder, the facts passprice ships, the closest names), about half a
+        millisecond, so 5,000 names on the command line took 4.6 s (attack round 47). Raises
+        :class:`InputError` for a serving or card that is found but does not read."""
+        from passprice.registry import MAX_NOT_FOUND
+
+        missing: list[str] = []
+        not_looked = 0
+        looks: list[tuple[str, Callable[[str], object]]] = [
+            (name, lambda n: load_spec(self.root, n))
+            for name in dict.fromkeys(grid.servings) if not isinstance(name, ServingSpec)
+        ]
+        said = set(skip)
+        looks += [(card, self.card) for card in dict.fromkeys(grid.cards or ()) if card not in said]
+        for name, look in looks:
+            if len(missing) >= MAX_NOT_FOUND:
+                not_looked += 1
+                continue
+            try:
+                look(name)
+            except NotFound as e:
+                missing += e.lines
+        if not_looked:
+            missing.append(f"sweep: {not_looked:,} more serving and card names not looked up after {MAX_NOT_FOUND} "
+                           "not found: correct these first")
+        return missing
+
     def check(self, grid: Grid) -> None:
         """Refuse, before anything is priced, a grid :func:`check_grid` refuses (its rows and the pass shapes it
         reads counted against ``max_rows``), a batch outside a u32, or one that reads more than :data:`MAX_SHAPES`
@@ -884,30 +916,8 @@ class Sweeper:
         check_grid(grid, self.max_rows, stacked, as_json=self.as_json)  # the rows alone, before any file is read
         if grid.batches and (min(grid.batches) < 0 or max(grid.batches) > U32_MAX):
             raise InputError(f"batches: each must be from 0 to {U32_MAX:,} (the seed's batch is a u32)")
-        # Every wrong name said at once (round 18: the first of a serving and a card alone), up to MAX_NOT_FOUND of
-        # them: each is looked for where it might be instead (another kind's folder, the facts passprice ships, the
-        # closest names), about half a millisecond, so 5,000 names on the command line took 4.6 s (attack round 47).
-        from passprice.registry import MAX_NOT_FOUND
-
-        missing: list[str] = []
-        not_looked = 0
-        looks: list[tuple[str, Callable[[str], object]]] = [
-            (name, lambda n: load_spec(self.root, n))
-            for name in dict.fromkeys(grid.servings) if not isinstance(name, ServingSpec)
-        ]
-        looks += [(card, self.card) for card in dict.fromkeys(grid.cards or ())]
-        for name, look in looks:
-            if len(missing) >= MAX_NOT_FOUND:
-                not_looked += 1
-                continue
-            try:
-                look(name)
-            except NotFound as e:
-                missing += e.lines
+        missing = self.not_found(grid)
         if missing:
-            if not_looked:
-                missing.append(f"sweep: {not_looked:,} more serving and card names not looked up after {MAX_NOT_FOUND} "
-                               "not found: correct these first")
             raise InputError.of(missing)
         per = (len(grid.cards) if grid.cards else 1) * (len(grid.draft_tokens) if grid.draft_tokens else 1)
         positions = len(grid.positions) if grid.positions else 1
@@ -2470,6 +2480,31 @@ def nothing_priced(sweeper: Sweeper, grid: Grid) -> dict[str, int] | None:
                 return None
             counts[refusal] = counts.get(refusal, 0) + 1
     return counts or None
+
+
+#: The refusals whose advice names the routing records that fit (``price``'s line lists them; a sweep's summary too).
+ROUTING_REFUSALS = frozenset({Routed.name, BadRouting.name})
+
+
+def routing_refusal(sweeper: Sweeper, grid: Grid) -> Routed | BadRouting | None:
+    """The first :class:`~passprice.serving.Routed` or :class:`~passprice.serving.BadRouting` refusal of ``grid``'s
+    servings in grid order, as ``price`` raises it for the serving so priced (its header with it: the records whose
+    scope holds the checkpoint are the ones its advice names), else ``None``. A sweep whose every line was refused so
+    said the refusal's name alone (``… Routed (1 line)``), where ``price`` said which records fit (sweep51). Which
+    experts a pass reads does not depend on the card, batch or position, so each serving is read once, with its own
+    drafts. Raises what :meth:`Sweeper.segments` raises for a serving that does not load."""
+    from passprice.checkpoints import load_checkpoint
+
+    for entry in dict.fromkeys(grid.servings):
+        spec = swept_spec(sweeper.root, grid, entry)
+        header = load_checkpoint(sweeper.root, spec.checkpoint)
+        try:
+            pass_shape(header, sweeper._serving(complete(spec, header)))
+        except (Routed, BadRouting) as e:
+            return e
+        except ServingRefusal:
+            continue
+    return None
 
 
 def record_label(folder: Path, ref: str) -> str:
