@@ -135,3 +135,26 @@ def test_a_sweep_refused_for_its_routing_says_prices_advice(sweep: list[str], pr
     if name == "Routed":  # the records that fit, as price names them
         assert summary.endswith("; registered here for 128 experts, 8 a token: qwen3-30b-a3b-measured (measured; "
                                 "for qwen3-30b-a3b-q4_k_m), uniform (assumed; any checkpoint)")
+
+
+def test_an_outside_file_is_judged_without_lock_under_the_locks_of_what_it_prices(tmp_path: Path) -> None:
+    # `price COPY` judged a serving file kept outside the registry under a lock of no registered serving that locks
+    # what it prices ("under lock r1-1k … floors hold"); `sweep COPY` skipped it, said nothing, exit 0 (found by
+    # sweep51, fixed by the lead).
+    reg = tmp_path / "reg"
+    assert CliRunner().invoke(cli, ["init", str(reg), "--examples"]).exit_code == 0
+    here = ["--root", str(reg)]
+    locked = CliRunner().invoke(cli, [*here, "lock", "r1-qwen7b-h200", "--limit", "1024", "-o",
+                                      str(reg / "locks" / "r1-1k.lock.toml")])
+    assert locked.exit_code == 0, locked.output
+    text = (reg / "registry" / "servings" / "r1-qwen7b-h200.toml").read_text()
+    assert "\nposition = 2048\n" in text and "\nlimit = 4096\n" in text
+    copy = tmp_path / "copy.toml"
+    copy.write_text(text.replace("\nposition = 2048\n", "\nposition = 512\n").replace("\nlimit = 4096\n",
+                                                                                     "\nlimit = 1024\n"))
+    root = find_root(reg)
+    assert sweep_under(root, (str(copy),)) == [
+        f"{copy}: under lock r1-1k (locks/r1-1k.lock.toml): floors hold; the serving is the locked one, its prices "
+        "not compared with the locked ones (`passprice reproduce r1-1k` compares them)"]
+    priced = CliRunner().invoke(cli, [*here, "price", str(copy)])
+    assert "under lock r1-1k (locks/r1-1k.lock.toml): floors hold" in priced.stdout

@@ -1618,8 +1618,9 @@ def sweep_under(
     routing: str | None = None,
 ) -> list[str]:
     """The policy ``sweep`` applies: each registered serving of ``servings`` (references as the command line gives them;
-    a :class:`~passprice.servings.ServingSpec` (a checkpoint swept with no serving) has no lock, nor has a serving file
-    kept outside the registry, but under ``explicit`` such a file is judged as ``price FILE --lock L`` judges it: L
+    a :class:`~passprice.servings.ServingSpec` (a checkpoint swept with no serving) has no lock; a serving file kept
+    outside the registry is judged as ``price FILE`` judges it, under the locks that lock what it prices (those of no
+    registered serving), and under ``explicit`` as ``price FILE --lock L`` judges it: L
     applies when it locks the card and checkpoint the file prices, its line named by the reference; sweep51: its
     floors were skipped, exit 0) with ``checkpoint`` and ``routing`` put in place of its own when given (``sweep
     SERVING --routing R``, as
@@ -1651,9 +1652,15 @@ def sweep_under(
         if isinstance(ref, ServingSpec):
             continue
         name = serving_name(root, ref)
-        if name is None and explicit is None:
-            continue  # a serving file kept outside the registry has no locks of its own
         resolved = resolve(root, override(load_spec(root, ref), checkpoint=checkpoint, routing=routing))
+        if name is None and explicit is None:
+            # A serving file kept outside the registry is judged under the locks that lock what it prices, as `price
+            # FILE` judges it (sweep skipped it: `price COPY` said "under lock r1-1k … floors hold" where `sweep COPY`
+            # said nothing, exit 0; found by sweep51).
+            own = guard(root, None, resolved)
+            if own.locks:
+                guarded.append((ref, None, resolved, own))
+            continue
         try:
             # One kept outside the registry is judged under --lock L as `price FILE --lock L` judges it (sweep51:
             # its floors were skipped, exit 0): L applies when it locks the card and checkpoint the file prices.
