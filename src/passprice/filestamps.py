@@ -48,6 +48,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from passprice import digests
+
 #: The layout of a record file and the rule its records were made by; bump it when either changes.
 FORMAT = "passprice-stamps-1"
 #: How long (ns) before the read whose bytes were hashed a file must have last changed for its status to be recorded:
@@ -66,10 +68,13 @@ MAX_FILES = 8
 MAX_FILE_BYTES = 8 << 20
 
 #: The records read (``None`` until the first file read of the process, then a dict), the record file's path (``""``
-#: when there is no cache folder or the cache is bypassed) and whether a record was learned since.
+#: when there is no cache folder or the cache is bypassed), whether a record was learned since, and
+#: :mod:`passprice.cache` once loaded (its ``--no-cache`` switch looked at on every read; the environment's
+#: ``PASSPRICE_NO_CACHE`` when the records are read: looking it up on every read was a third of this module's cost).
 _records: dict[Any, Any] | None = None
 _path = ""
 _learned = False
+_cache: Any = None
 #: The clock: ``time.time_ns`` (a test moves it forward to make a file it just wrote an old one).
 _clock = time.time_ns
 
@@ -90,10 +95,6 @@ def clock() -> int:
     return _clock()
 
 
-def _stamp(st: os.stat_result) -> tuple[int, int, int]:
-    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-
-
 def seen(before: os.stat_result, after: os.stat_result, since_ns: int, data: bytes) -> None:
     """Note that ``data`` was read from a regular file whose status was ``before`` just before the read and ``after``
     just after it (``fstat`` of the open file), the read begun at ``since_ns`` (:func:`clock`): when a record of this
@@ -102,21 +103,21 @@ def seen(before: os.stat_result, after: os.stat_result, since_ns: int, data: byt
     status is not :func:`racy`, the digest ``data`` is first hashed to is recorded for it (written when the process
     exits). Nothing when the cache is bypassed, the two statuses differ (written during the read), or ``data`` is
     under :data:`MIN_BYTES` or over :data:`passprice.digests.LARGE`. Raises nothing."""
-    from passprice import digests
-
-    if not MIN_BYTES <= len(data) <= digests.LARGE:
+    size = len(data)
+    if size < MIN_BYTES or size > digests.LARGE:
         return
-    stamp = _stamp(before)
-    if stamp != _stamp(after) or (before.st_dev, before.st_ino) != (after.st_dev, after.st_ino):
+    # (one status taken apart once: this runs for every file read, about 15,000 instructions a call as first written)
+    stamp = (before.st_size, before.st_mtime_ns, before.st_ctime_ns)
+    where = (before.st_dev, before.st_ino)
+    if stamp != (after.st_size, after.st_mtime_ns, after.st_ctime_ns) or where != (after.st_dev, after.st_ino):
         return
-    records = _loaded()
+    records = _records if _records is not None and _path and _cache._enabled else _loaded()
     if records is None:
         return
-    where = (before.st_dev, before.st_ino)
     found = records.get(where)
-    if type(found) is tuple and len(found) == 4 and found[:3] == stamp:
+    if found is not None and type(found) is tuple and len(found) == 4 and found[:3] == stamp and size == stamp[0]:
         digest = found[3]
-        if type(digest) is bytes and len(digest) == 32 and len(data) == stamp[0]:
+        if type(digest) is bytes and len(digest) == 32:
             digests.vouch(data, digest)
             return
     if not racy(before, since_ns):
@@ -141,18 +142,18 @@ def _key() -> str:
     """The record file's key: BLAKE2b of :data:`FORMAT`, passprice's version and its code stamp."""
     import passprice
     from passprice import cache
-    from passprice.digests import blake2b
 
     parts = (FORMAT, passprice.__version__, cache._code_stamp())
-    return blake2b("\0".join(parts).encode("utf-8", "surrogatepass")).hexdigest()
+    return digests.blake2b("\0".join(parts).encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _loaded() -> dict[Any, Any] | None:
     """The records of this passprice (read once a process; ``{}`` when there are none or the file is not whole and
     ours), or ``None`` when the cache is bypassed or has no folder."""
-    global _records, _path
+    global _records, _path, _cache
     from passprice import cache
 
+    _cache = cache
     if not cache.enabled():
         return None
     if _records is not None:
@@ -165,13 +166,12 @@ def _loaded() -> dict[Any, Any] | None:
         _path = ""
         return None
     from passprice import cachefolder
-    from passprice.digests import blake2b
 
     raw = cachefolder.read(_path, MAX_FILE_BYTES)
     if raw is None:
         return _records
     checksum, newline, body = raw.partition(b"\n")
-    if not newline or checksum != blake2b(body).hexdigest().encode("ascii"):
+    if not newline or checksum != digests.blake2b(body).hexdigest().encode("ascii"):
         return _records
     try:
         kept = marshal.loads(body)
@@ -194,8 +194,9 @@ def flush() -> None:
         return
     from passprice import cache
     from passprice.cachefolder import make_folders
-    from passprice.digests import blake2b
 
+    if not cache.enabled():
+        return
     if len(records) > MAX_RECORDS:
         records = dict(list(records.items())[-MAX_RECORDS:])
     try:
@@ -205,7 +206,7 @@ def flush() -> None:
     folder = os.path.dirname(path)
     try:
         make_folders(folder, 0o700)
-        cache._write_entry(Path(path), blake2b(body).hexdigest().encode("ascii") + b"\n" + body)
+        cache._write_entry(Path(path), digests.blake2b(body).hexdigest().encode("ascii") + b"\n" + body)
     except OSError:
         return
     _prune(folder)
