@@ -8,8 +8,9 @@ edited source checkout misses too, its modification time put back or not), the k
 checkpoint's listing row), the BLAKE2b digest of its schema's bytes, and that of the file's own bytes. The file's
 *content* names it, never its size or modification time alone, so an edit of the same size made within the same
 second still misses; the content's digest is hashed from the bytes read unless the file's status, recorded when they
-were last hashed, vouches for it under git's racy-clean rule (:mod:`passprice.filestamps`). Only a document that parsed, matched its schema and passed its kind's
-checks is stored, so a hit is always a valid document; an invalid file is parsed and refused again on every run.
+were last hashed, vouches for it under git's racy-clean rule (:mod:`passprice.filestamps`). Only a document that
+parsed, matched its schema and passed its kind's checks is stored, so a hit is always a valid document; an invalid
+file is parsed and refused again on every run.
 
 An entry is one file ``documents/KEY.json``: a first line holding the BLAKE2b digest (hex) of the rest, then the
 document as JSON (``{"key": KEY, "document": …}``). An entry that is truncated, altered, unreadable or for another key
