@@ -6,9 +6,11 @@ format, the passprice version (and the status of the package's modules, their by
 edited source checkout misses too, its modification time put back or not), the kind of entry (``card``,
 ``checkpoint`` …, ``lock+digests`` for a lock whose digests were checked too, ``checkpoint+summary`` for a
 checkpoint's listing row), the BLAKE2b digest of its schema's bytes, and that of the file's own bytes. The file's
-*content* is hashed on every read, never trusted from its size or modification time, so an edit of the same size
-made within the same second still misses. Only a document that parsed, matched its schema and passed its kind's
-checks is stored, so a hit is always a valid document; an invalid file is parsed and refused again on every run.
+*content* names it, never its size or modification time alone, so an edit of the same size made within the same
+second still misses; the content's digest is hashed from the bytes read unless the file's status, recorded when they
+were last hashed, vouches for it under git's racy-clean rule (:mod:`passprice.filestamps`). Only a document that
+parsed, matched its schema and passed its kind's checks is stored, so a hit is always a valid document; an invalid
+file is parsed and refused again on every run.
 
 An entry is one file ``documents/KEY.json``: a first line holding the BLAKE2b digest (hex) of the rest, then the
 document as JSON (``{"key": KEY, "document": …}``). An entry that is truncated, altered, unreadable or for another key
@@ -204,8 +206,9 @@ def key(kind: str, schema_bytes: bytes, data: bytes) -> str:
 def _schema_digest(schema_bytes: bytes) -> bytes:
     """The BLAKE2b digest of a schema's bytes, once a process for each schema (the same bytes found again by their
     hash, which ``bytes`` computes once an object): :func:`key` hashed the 13 KB card schema for each of 2,000 cards
-    and the 43 KB lock schema for each of 5,000 locks (issue 13, scale36)."""
-    return blake2b(schema_bytes).digest()
+    and the 43 KB lock schema for each of 5,000 locks (issue 13, scale36). Named by :func:`blake2b_digest`: a schema
+    file whose status vouches for its digest is not hashed (:mod:`passprice.filestamps`)."""
+    return blake2b_digest(schema_bytes)
 
 
 @functools.lru_cache(maxsize=64)

@@ -205,16 +205,17 @@ def read(path: str, limit: int) -> bytes | None:
 
 
 #: The lengths of an entry's key (hex) and the suffixes of the entries written under it: the cache's documents,
-#: objects and memo entries (64) and its compiled code (40).
-_ENTRY_SUFFIXES = {64: ("json", "pickle", "memo"), 40: ("code",)}
+#: objects, memo entries and file status records (``stamps/``, :mod:`passprice.filestamps`) (64) and its compiled
+#: code (40).
+_ENTRY_SUFFIXES = {64: ("json", "pickle", "memo", "stamps"), 40: ("code",)}
 _HEX = frozenset("0123456789abcdef")
 
 
 def entry_name(name: str) -> bool:
     """Whether ``name`` is that of a cache entry (its key in hex, then its kind's suffix: ``KEY.json``, ``.pickle``,
-    ``.memo``, ``.code``) or of a temporary file one is written through (``.XXXX.tmp``, ``KEY.code.PID.tmp``): a
-    user's ``grid.json`` in a folder the cache shares a name with (``PASSPRICE_CACHE_DIR=$HOME``, ``~/documents``) is
-    not the cache's."""
+    ``.memo``, ``.stamps``, ``.code``) or of a temporary file one is written through (``.XXXX.tmp``,
+    ``KEY.code.PID.tmp``): a user's ``grid.json`` in a folder the cache shares a name with
+    (``PASSPRICE_CACHE_DIR=$HOME``, ``~/documents``) is not the cache's."""
     if name.startswith(".") and name.endswith(".tmp"):
         return True
     key, _, rest = name.partition(".")

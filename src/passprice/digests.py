@@ -12,7 +12,8 @@ asks it for every algorithm), more than a warm price hashes with the interpreter
 from __future__ import annotations
 
 import sys
-from typing import Protocol, cast
+from collections.abc import Callable
+from typing import Any, Protocol, cast
 
 
 class Hash(Protocol):
@@ -64,6 +65,38 @@ _recent: dict[int, tuple[bytes, bytes]] = {}
 KEPT_DIGESTS = 4
 
 
+#: Bytes objects read from a file whose status vouches for their digest (:func:`vouch`), each with it; and bytes objects
+#: whose digest, once hashed, is to be reported (:func:`report`), each with whom to tell. By ``id``, each object held
+#: (so its ``id`` names it while kept), at most :data:`KEPT_NAMED` of each, the most recent last: a file's bytes are
+#: hashed, if at all, soon after they are read.
+_vouched: dict[int, tuple[bytes, bytes]] = {}
+_reports: dict[int, tuple[bytes, Callable[[bytes], None]]] = {}
+KEPT_NAMED = 8
+
+
+def _hold(table: dict[int, Any], data: bytes, value: Any) -> None:
+    table.pop(id(data), None)
+    table[id(data)] = (data, value)
+    while len(table) > KEPT_NAMED:
+        table.pop(next(iter(table)), None)
+
+
+def vouch(data: bytes, digest: bytes) -> None:
+    """Name the bytes *object* ``data`` by ``digest`` (32 bytes): :func:`blake2b_digest` of it returns ``digest``
+    without hashing it. Only for bytes read from a file whose status, recorded when its bytes were last hashed, says
+    they are those bytes (:func:`passprice.filestamps.seen`: git's racy-clean rule), so only where a digest is a cache
+    key, never where it is evidence (:func:`sha256`). Raises nothing."""
+    _reports.pop(id(data), None)
+    _hold(_vouched, data, digest)
+
+
+def report(data: bytes, tell: Callable[[bytes], None]) -> None:
+    """Call ``tell(digest)`` when :func:`blake2b_digest` first hashes the bytes *object* ``data`` (once; forgotten
+    past :data:`KEPT_NAMED` later ones): how a file's digest is recorded for its status
+    (:func:`passprice.filestamps.seen`) without hashing a file no key asks for. ``tell`` must raise nothing."""
+    _hold(_reports, data, tell)
+
+
 def blake2b_digest(data: bytes) -> bytes:
     """``blake2b(data).digest()`` (32 bytes), the last :data:`KEPT_DIGESTS` bytes *objects* hashed kept with their
     digests, so the same object asked for again is not hashed again: a file read inside a snapshot is named by its
@@ -77,7 +110,17 @@ def blake2b_digest(data: bytes) -> bytes:
         _recent.pop(id(data), None)  # the most recent last
         _recent[id(data)] = found
         return found[1]
+    if _vouched:
+        named = _vouched.get(id(data))
+        if named is not None and named[0] is data:
+            _hold(_vouched, data, named[1])  # asked again: kept longer
+            return named[1]
     digest = blake2b(data).digest()
+    if _reports:
+        told = _reports.get(id(data))
+        if told is not None and told[0] is data:
+            del _reports[id(data)]
+            told[1](digest)
     if data and len(data) <= LARGE:
         _recent.pop(id(data), None)
         _recent[id(data)] = (data, digest)

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, BinaryIO, NamedTuple
 
+from passprice import filestamps
 from passprice.cachefolder import make_folders
 from passprice.errors import InputError, NotFound, Unreadable, escaped
 
@@ -248,9 +249,11 @@ def read_regular(path: Path | str, limit: int, refuse: Callable[[int], None] | N
     that holds more than it said after ``limit + 1`` bytes. ``refuse``, when given, is called first with the size
     found past ``limit`` and raises the caller's own line (a kind's cap, :func:`passprice.schema.require_size`).
     Raises :class:`InputError` naming ``path``."""
+    since = filestamps.clock()
     with open_regular(path) as handle:
         try:
-            size = os.fstat(handle.fileno()).st_size
+            before = os.fstat(handle.fileno())
+            size = before.st_size
             if size > limit:  # said so unread: a 1 GB sparse file in locks/ read 64 MiB of zeros first (attack 55)
                 if refuse is not None:
                     refuse(size)
@@ -261,6 +264,9 @@ def read_regular(path: Path | str, limit: int, refuse: Callable[[int], None] | N
             data = handle.read(min(size, limit) + 1)
             if size < len(data) <= limit:
                 data += handle.read(limit + 1 - len(data))
+            elif len(data) == size >= filestamps.MIN_BYTES:
+                # whole, as its status said: that status may name its digest (git's racy-clean rule)
+                filestamps.seen(before, os.fstat(handle.fileno()), since, data)
         except OSError as e:
             raise folder_refusal(e, path) or Unreadable(f"{shown(path)}: cannot read: {why(e, path)}") from None
     if len(data) > limit:

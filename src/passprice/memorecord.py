@@ -54,7 +54,7 @@ _SPOILS = frozenset({
 _LISTS = frozenset({"os.listdir", "os.scandir"})
 #: The cache folder's own folders (``code`` holds one folder a cache tag) and the endings of the files in them:
 #: entries, and the temporary files entries are written through.
-_ENTRY_FOLDERS = ("documents", "objects", "memo")
+_ENTRY_FOLDERS = ("documents", "objects", "memo", "stamps")
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
 #: The sets naming the functions that take ``dir_fd``, a descriptor, ``follow_symlinks`` or ``effective_ids``
 #: (``shutil.rmtree`` picks its safe way by them): a watched function stands in them as the function it wraps.

@@ -1,0 +1,228 @@
+"""A file's bytes, where they are only a cache key, are named by the digest recorded for its status when that status
+vouches for them — git's racy-clean rule — and hashed again otherwise.
+
+The cache keys a file's validated document or built object by the BLAKE2b digest of its bytes
+(:func:`passprice.digests.blake2b_digest`, :mod:`passprice.cache`). Hashing them on every run was 35 % of a warm
+``price`` under 1,000 locks (docs/PERFORMANCE.md, scale38). Here a file read by :func:`passprice.files.read_regular`
+whose bytes were hashed before is named by the digest recorded then, unhashed, when all of these hold:
+
+- its status now (device and inode, the record's key; size, modification and change times in nanoseconds, ``fstat``
+  of the open file before and after the read, the two equal) is the one recorded;
+- when it was recorded, the file had last changed (``ctime``, and ``mtime``) more than :data:`TRUST_NS` before the
+  clock was read ahead of the read whose bytes were hashed (:func:`racy`: 100 ms where the file system keeps
+  nanoseconds, 3 s where it keeps whole seconds). A later write, in place, of the same size, moves ``ctime`` to the
+  kernel's clock at that write, later than the read less one tick of that clock (at most 10 ms), so it cannot equal
+  the recorded one; nor can a ``utime`` putting an old ``mtime`` back, which moves ``ctime`` too (no user can set
+  ``ctime``). A file that changed within the margin is *racily clean* (git's word): its status is not recorded, so it
+  is hashed on every read until it has aged. This is git's rule (Documentation/technical/racy-git.adoc in git's
+  repository: an index entry whose ``st_mtime`` is not older than the index file is compared by content), with
+  the moment of the read in place of the index file's ``mtime`` and ``ctime`` beside ``mtime``, as the result memo
+  (:mod:`passprice.memo`) and the code stamp (:func:`passprice.cache.file_stamp`) apply it;
+- the record is this passprice's: its file's key is the BLAKE2b of :data:`FORMAT`, the package's version and the
+  code stamp of its modules (:func:`passprice.cache._code_stamp`), so a record written by another passprice, or by
+  this checkout before an edit of its code, is never read (another schema changes no file's digest: it is in every
+  cache key beside the file's, and the schema file's own bytes are named by this rule like any other file's).
+
+Only digests that are a cache key are named so. A digest that is evidence is always computed from the bytes: a lock's
+recorded ``sha256`` of its checkpoint entry, card and pricing code (:mod:`passprice.locks`, checked by ``check``,
+``review`` and ``reproduce``), a GGUF header's ``sha256``, the result memo's ``sha256`` of each file it read, and the
+checksum each cache entry carries of its own body (which tells a torn or altered entry). A file under
+:data:`MIN_BYTES` or over :data:`passprice.digests.LARGE` is hashed as ever.
+
+The records are one file in passprice's cache folder, ``stamps/KEY.stamps``: the BLAKE2b digest (hex) of the rest,
+a newline, then ``{"key": KEY, "records": {(device, inode): (size, mtime_ns, ctime_ns, digest)}}`` marshalled. It is
+read once a process, at the first file read, as every entry is (:func:`passprice.cachefolder.read`: a regular file of
+the user's that no one else may write), and written when the process exits when it learned a record, through a
+private temporary file and a rename (a concurrent run sees a whole file; the last writer's records win, the other's
+are learned again). A file that is torn, altered, foreign or of another shape is ignored (every file is hashed) and
+replaced, never an error. ``--no-cache`` and ``PASSPRICE_NO_CACHE`` bypass it with the rest of the cache.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import marshal
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from passprice import digests
+
+#: The layout of a record file and the rule its records were made by; bump it when either changes.
+FORMAT = "passprice-stamps-1"
+#: How long (ns) before the read whose bytes were hashed a file must have last changed for its status to be recorded:
+#: the first figure where ``ctime`` has nanoseconds (the kernel's clock moves a tick of at most 10 ms at a time), the
+#: second where it is a whole number of seconds (ext3, FAT). The result memo's :data:`passprice.memo.TRUST_NS`.
+TRUST_NS = (100_000_000, 3_000_000_000)
+#: Files smaller than this are hashed on every read: hashing 2 KB (about 26,000 instructions) costs about what a
+#: record's look-up does.
+MIN_BYTES = 2048
+#: Records kept: past this, the records learned longest ago are dropped when the file is written (about 90 bytes a
+#: record: 1.5 MB at the bound).
+MAX_RECORDS = 16384
+#: Record files kept in ``stamps/`` (one a passprice version and code stamp): past this the oldest are removed.
+MAX_FILES = 8
+#: The largest record file read.
+MAX_FILE_BYTES = 8 << 20
+
+#: The records read (``None`` until the first file read of the process, then a dict), the record file's path (``""``
+#: when there is no cache folder or the cache is bypassed), whether a record was learned since, and
+#: :mod:`passprice.cache` once loaded (its ``--no-cache`` switch looked at on every read; the environment's
+#: ``PASSPRICE_NO_CACHE`` when the records are read: looking it up on every read was a third of this module's cost).
+_records: dict[Any, Any] | None = None
+_path = ""
+_learned = False
+_cache: Any = None
+#: The clock: ``time.time_ns`` (a test moves it forward to make a file it just wrote an old one).
+_clock = time.time_ns
+
+
+def racy(st: os.stat_result, since_ns: int) -> bool:
+    """Whether a file of status ``st`` read at ``since_ns`` (ns since the epoch, read before the read) is *racily
+    clean*: it last changed (``st_ctime_ns`` or ``st_mtime_ns``) less than :data:`TRUST_NS` before ``since_ns``, or
+    after it (a clock set back, a time stamped in the future). The margin is the fine one unless ``ctime`` is a whole
+    number of seconds. Such a status is never recorded. Raises nothing."""
+    ctime = st.st_ctime_ns
+    window = TRUST_NS[ctime % 1_000_000_000 == 0]
+    return ctime >= since_ns - window or st.st_mtime_ns >= since_ns - window
+
+
+def clock() -> int:
+    """The moment (ns since the epoch) a read starts at, as :func:`seen` is given it: read before the file is
+    ``fstat``-ed."""
+    return _clock()
+
+
+def seen(before: os.stat_result, after: os.stat_result, since_ns: int, data: bytes) -> None:
+    """Note that ``data`` was read from a regular file whose status was ``before`` just before the read and ``after``
+    just after it (``fstat`` of the open file), the read begun at ``since_ns`` (:func:`clock`): when a record of this
+    passprice's holds for that status, ``data`` is named by its digest from now on
+    (:func:`passprice.digests.vouch`, so :func:`~passprice.digests.blake2b_digest` does not hash it); else, when the
+    status is not :func:`racy`, the digest ``data`` is first hashed to is recorded for it (written when the process
+    exits). Nothing when the cache is bypassed, the two statuses differ (written during the read), or ``data`` is
+    under :data:`MIN_BYTES` or over :data:`passprice.digests.LARGE`. Raises nothing."""
+    size = len(data)
+    if size < MIN_BYTES or size > digests.LARGE:
+        return
+    # (one status taken apart once: this runs for every file read, about 15,000 instructions a call as first written)
+    stamp = (before.st_size, before.st_mtime_ns, before.st_ctime_ns)
+    where = (before.st_dev, before.st_ino)
+    if stamp != (after.st_size, after.st_mtime_ns, after.st_ctime_ns) or where != (after.st_dev, after.st_ino):
+        return
+    records = _records if _records is not None and _path and _cache._enabled else _loaded()
+    if records is None:
+        return
+    found = records.get(where)
+    if found is not None and type(found) is tuple and len(found) == 4 and found[:3] == stamp and size == stamp[0]:
+        digest = found[3]
+        if type(digest) is bytes and len(digest) == 32:
+            digests.vouch(data, digest)
+            return
+    if not racy(before, since_ns):
+        digests.report(data, functools.partial(_learn, where, stamp))
+
+
+def _learn(where: tuple[int, int], stamp: tuple[int, int, int], digest: bytes) -> None:
+    """Record ``digest`` for the file ``where`` (device, inode) of status ``stamp``, to be written at exit."""
+    global _learned
+    if _records is None:
+        return
+    _records.pop(where, None)  # learned last: dropped last past MAX_RECORDS
+    _records[where] = (*stamp, digest)
+    if not _learned:
+        _learned = True
+        import atexit
+
+        atexit.register(flush)
+
+
+def _key() -> str:
+    """The record file's key: BLAKE2b of :data:`FORMAT`, passprice's version and its code stamp."""
+    import passprice
+    from passprice import cache
+
+    parts = (FORMAT, passprice.__version__, cache._code_stamp())
+    return digests.blake2b("\0".join(parts).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _loaded() -> dict[Any, Any] | None:
+    """The records of this passprice (read once a process; ``{}`` when there are none or the file is not whole and
+    ours), or ``None`` when the cache is bypassed or has no folder."""
+    global _records, _path, _cache
+    from passprice import cache
+
+    _cache = cache
+    if not cache.enabled():
+        return None
+    if _records is not None:
+        return _records if _path else None
+    _records = {}
+    try:
+        key = _key()
+        _path = os.path.join(cache.cache_dir(), "stamps", f"{key}.stamps")
+    except (RuntimeError, OSError):  # no home folder to find the cache in
+        _path = ""
+        return None
+    from passprice import cachefolder
+
+    raw = cachefolder.read(_path, MAX_FILE_BYTES)
+    if raw is None:
+        return _records
+    checksum, newline, body = raw.partition(b"\n")
+    if not newline or checksum != digests.blake2b(body).hexdigest().encode("ascii"):
+        return _records
+    try:
+        kept = marshal.loads(body)
+    except (ValueError, EOFError, TypeError):
+        return _records
+    if type(kept) is dict and kept.get("key") == key and type(kept.get("records")) is dict:
+        _records = kept["records"]
+    return _records
+
+
+def flush() -> None:
+    """Write the records (those read and those learned, at most :data:`MAX_RECORDS`, the last learned kept) when one
+    was learned, then forget them: the next file read reads the file again (what a new process does). Past
+    :data:`MAX_FILES` record files, the oldest are removed. Silently nothing written when the folder cannot be.
+    Raises nothing."""
+    global _records, _path, _learned
+    records, path, learned = _records, _path, _learned
+    _records, _path, _learned = None, "", False
+    if not learned or records is None or not path:
+        return
+    from passprice import cache
+    from passprice.cachefolder import make_folders
+
+    if not cache.enabled():
+        return
+    if len(records) > MAX_RECORDS:
+        records = dict(list(records.items())[-MAX_RECORDS:])
+    try:
+        body = marshal.dumps({"key": os.path.basename(path)[: -len(".stamps")], "records": records}, 4)
+    except ValueError:  # a record of another shape read from the file (none is written)
+        return
+    folder = os.path.dirname(path)
+    try:
+        make_folders(folder, 0o700)
+        cache._write_entry(Path(path), digests.blake2b(body).hexdigest().encode("ascii") + b"\n" + body)
+    except OSError:
+        return
+    _prune(folder)
+
+
+def _prune(folder: str) -> None:
+    """Remove the oldest record files of ``folder`` past :data:`MAX_FILES` (only names this module writes)."""
+    with contextlib.suppress(OSError):
+        names = [n for n in os.listdir(folder) if n.endswith(".stamps") and len(n) == 64 + len(".stamps")]
+        if len(names) <= MAX_FILES:
+            return
+        aged = []
+        for name in names:
+            with contextlib.suppress(OSError):
+                aged.append((os.stat(os.path.join(folder, name)).st_mtime_ns, name))
+        aged.sort()
+        for _, name in aged[: len(aged) - MAX_FILES]:
+            with contextlib.suppress(OSError):
+                os.unlink(os.path.join(folder, name))
