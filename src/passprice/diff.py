@@ -839,7 +839,8 @@ class FactChange:
         its file, not as a change (slip 53: a re-fit moving 2 of the stack's facts listed 7 as changed, 5 of them
         "0.1 → 0.1"). Only a fit to other runs is one: a derivation whose runs read as before while its errors,
         method or figure moved was edited, not fitted again (a fit of the same runs gives the same errors), and is
-        listed as a change (slip 48's hand-lowered errors read "no fact changed" otherwise)."""
+        listed as a change (slip 48's hand-lowered errors read "no fact changed" otherwise). Its citation may differ
+        in the count of runs it names alone (:attr:`recounted`: a run added, walkthrough 47)."""
         if self.old is None or self.new is None or not {"derivation"} <= set(self.fields) <= {"derivation", "locator",
                                                                                             "cite"}:
             return False
@@ -848,7 +849,7 @@ class FactChange:
         old, new = self.old.derivation, self.new.derivation
         if not (isinstance(old, RunDerivation) and isinstance(new, RunDerivation) and old.runs != new.runs):
             return False
-        return self.recounted is not None or "cite" not in self.fields and "locator" not in self.fields
+        return self.recounted is not None or ("cite" not in self.fields and "locator" not in self.fields)
 
     @property
     def recounted(self) -> tuple[int, int] | None:
