@@ -324,9 +324,16 @@ test = "tg512"
     assert ("derivation: 111 → 112 measured runs (each run's tokens/s); added w21.h100_sxm5_80gb.8b-q4km.tg512 = "
             "168.2; the fit's |error| of tokens/s: in sample mean 5.55 % → 5.7 %") in text.stdout
     assert "[xd3.h100_pcie_80gb.8b → w21" not in text.stdout
-    assert text.stdout.count("derivation: the same change as overhead.pass's") == 8
-    assert ("derivation: 111 → 112 measured runs (each run's token-rows a pass); added "
-            "w21.h100_sxm5_80gb.8b-q4km.tg512 = 1") in text.stdout
+    # walkthrough 47: the 7 facts the re-fit moved are listed, overhead.layer first; the 6 it wrote again with the same
+    # value (their citations "the 111 runs" → "the 112 runs" alone) in one line, each derivation's change said
+    assert text.stdout.count("derivation: the same change as overhead.layer's") == 6
+    assert text.stdout.splitlines()[1].startswith(
+        "7 stack facts changed in 1 file (6 more re-derived to the same value); ")
+    assert ("  6 more facts re-derived to the same value and provenance, the citation changed only in its count of "
+            "runs (111 → 112) (not listed as changed): overhead.pass, share.array, range.rows.min, range.rows.max, "
+            "range.position.min, range.position.max; derivation: overhead.pass, share.array: as overhead.layer's; "
+            "range.rows.min, range.rows.max: 111 → 112 measured runs (each run's token-rows a pass); added "
+            "w21.h100_sxm5_80gb.8b-q4km.tg512 = 1; ") in text.stdout
     # the run lies far outside the span the 111 runs measured: the review says so (it moved share.append +7.9 %)
     span = ("fitted span: 0.3425 … 0.8519 × their limit measured by its 111 fitted runs on BASE, 0.2461 … 0.8519 by "
             "its 112 on HEAD; outside BASE's span: w21.h100_sxm5_80gb.8b-q4km.tg512 at 0.2461 × its limit (the limit "

@@ -217,16 +217,16 @@ def test_a_refit_lists_only_the_facts_that_moved(tmp_path: Path) -> None:
     result = invoke("diff", "HEAD~1", "HEAD", root=root)
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
-    assert lines[1].startswith("2 stack facts changed in 1 file (5 more fitted again unmoved); ")
+    assert lines[1].startswith("2 stack facts changed in 1 file (5 more re-derived to the same value); ")
     rows = [line for line in lines if line.startswith("  ") and "derivation changed)" in line]
     assert [row.split()[0:4] for row in rows] == [["overhead.pass", "1716", "µs", "→"], ["share.read", "0.9329", "→",
                                                                                      "0.9328"]]
-    assert ("  5 more facts fitted again to the same value, provenance and citation (not listed as changed): "
+    assert ("  5 more facts re-derived to the same value, provenance and citation (not listed as changed): "
             "overhead.layer, share.append, share.float, share.vector, terms.serial; derivation: as overhead.pass's"
             ) in lines
     markdown = invoke("diff", "HEAD~1", "HEAD", "--format", "markdown", root=root).stdout
     assert markdown.count("| `stack lmdeploy-turbomind-2312` |") == 2
-    assert "- `facts/stacks/lmdeploy-turbomind-2312.toml`: 5 more facts fitted again" in markdown
+    assert "- `facts/stacks/lmdeploy-turbomind-2312.toml`: 5 more facts re-derived to the same value" in markdown
     document = json.loads(invoke("diff", "HEAD~1", "HEAD", "--format", "json", root=root).stdout)
     facts = [c for f in document["files"] if f["path"] == LMD for c in f["facts"]]
     assert [c["path"] for c in facts if not c["refit_unmoved"]] == ["overhead.pass", "share.read"]

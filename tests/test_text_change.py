@@ -78,7 +78,7 @@ def test_a_stack_refit_is_reviewed_by_its_one_moved_run(tmp_path: Path) -> None:
     assert "; the fit's |error| of tokens/s: in sample mean " in text
     # slip 53: the one fact the re-fit wrote again unmoved is named in one line, not listed as changed
     assert text.count("derivation: the same change as overhead.pass's") == 5
-    assert ("  1 more fact fitted again to the same value, provenance and citation (not listed as changed): "
+    assert ("  1 more fact re-derived to the same value, provenance and citation (not listed as changed): "
             "terms.serial; derivation: as overhead.pass's") in text.splitlines()
     assert "note: the same change as share.read's" in text  # share.vector's note was added as share.read's
     markdown = invoke("diff", "main", "--format", "markdown", root=root).stdout

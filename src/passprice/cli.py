@@ -2395,6 +2395,7 @@ def lock_command(
     checkpoint's content, the serving, the policy and the pricing model's code."""
     from passprice import locking
     from passprice.facts import Provenance
+    from passprice.locks import replaced, replaced_lines
     from passprice.serving import ServingRefusal
 
     if name is not None and not locking.LOCK_NAME.fullmatch(name):  # .match let "x\n" through ($ before a \n)
@@ -2504,6 +2505,8 @@ def lock_command(
                 "serving": lock.info.serving,
                 "price": lock.price,
                 "loosened": [c.describe() for c in written.loosened],
+                # the price --update replaced (walkthrough 47); null for a lock written anew
+                "replaced": replaced(old.price, lock.price) if update and old is not None else None,
                 **({"stack_span": reach.to_json()} if reach is not None and reach.runs else {}),
             }
         )
@@ -2521,6 +2524,9 @@ def lock_command(
             click.echo(f"  {expected}")
         if reach is not None and reach.runs:
             click.echo(f"  fitted span   {reach.line()}")
+        if update and old is not None:  # the price it replaces (walkthrough 47: the new one alone was printed)
+            for line in replaced_lines(old.price, lock.price):
+                click.echo(f"  replaces  {line}")
 
 
 @cli.command("reproduce")

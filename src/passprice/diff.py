@@ -839,13 +839,39 @@ class FactChange:
         its file, not as a change (slip 53: a re-fit moving 2 of the stack's facts listed 7 as changed, 5 of them
         "0.1 → 0.1"). Only a fit to other runs is one: a derivation whose runs read as before while its errors,
         method or figure moved was edited, not fitted again (a fit of the same runs gives the same errors), and is
-        listed as a change (slip 48's hand-lowered errors read "no fact changed" otherwise)."""
-        if self.old is None or self.new is None or self.fields != ("derivation",):
+        listed as a change (slip 48's hand-lowered errors read "no fact changed" otherwise). Its citation may differ
+        in the count of runs it names alone (:attr:`recounted`: a run added, walkthrough 47)."""
+        if self.old is None or self.new is None or not {"derivation"} <= set(self.fields) <= {"derivation", "locator",
+                                                                                            "cite"}:
             return False
         from passprice.derivations import RunDerivation
 
         old, new = self.old.derivation, self.new.derivation
-        return isinstance(old, RunDerivation) and isinstance(new, RunDerivation) and old.runs != new.runs
+        if not (isinstance(old, RunDerivation) and isinstance(new, RunDerivation) and old.runs != new.runs):
+            return False
+        return self.recounted is not None or ("cite" not in self.fields and "locator" not in self.fields)
+
+    @property
+    def recounted(self) -> tuple[int, int] | None:
+        """For a fact fitted again whose citation changed only in the count of runs it names (``the 111 runs of
+        stack S …`` → ``the 112 runs …``, as ``calibrate`` writes it after a run is added: walkthrough 47), the two
+        counts (each side's derivation's number of runs); ``None`` when the citation did not change, or changed in
+        anything else."""
+        from passprice.derivations import RunDerivation
+
+        if self.old is None or self.new is None:
+            return None
+        old, new = self.old.derivation, self.new.derivation
+        if not isinstance(old, RunDerivation) or not isinstance(new, RunDerivation) or len(old.runs) == len(new.runs):
+            return None
+        if (self.old.source, self.old.cite, self.old.locator) == (self.new.source, self.new.cite, self.new.locator):
+            return None
+        was, now = f"the {len(old.runs)} runs", f"the {len(new.runs)} runs"
+        if self.old.source != self.new.source or any(
+                (getattr(self.old, k) or "").replace(was, now) != (getattr(self.new, k) or "")
+                for k in ("cite", "locator")):
+            return None
+        return len(old.runs), len(new.runs)
 
     @property
     def relative(self) -> float | None:
@@ -1047,15 +1073,27 @@ def refit_line(f: FileChange, shown: Sequence[FactChange]) -> str | None:
     folded = [c for c in f.facts if _folded(f, c)]
     if not folded:
         return None
-    first = folded[0]
-    assert first.old is not None and first.new is not None
-    runs = run_change(first.old.derivation, first.new.derivation) or "changed"
-    same = next((c.path for c in shown if c.old is not None and c.new is not None and "derivation" in c.fields
-                 and run_change(c.old.derivation, c.new.derivation) == runs), None)
-    how = f"as {same}'s" if same is not None else runs
+    # The folded facts grouped by their derivation's change (a re-fit's fitted facts read tokens/s, its range facts
+    # each run's rows or positions: walkthrough 47), each said once: as a listed fact's, else in words.
+    groups: dict[str, list[str]] = {}
+    for c in folded:
+        assert c.old is not None and c.new is not None
+        groups.setdefault(run_change(c.old.derivation, c.new.derivation) or "changed", []).append(c.path)
+    hows = []
+    for runs, paths in groups.items():
+        same = next((c.path for c in shown if c.old is not None and c.new is not None and "derivation" in c.fields
+                     and run_change(c.old.derivation, c.new.derivation) == runs), None)
+        said = f"as {same}'s" if same is not None else runs
+        hows.append(said if len(groups) == 1 else f"{', '.join(paths)}: {said}")
+    how = "; ".join(hows)
     names = ", ".join(c.path for c in folded)
-    return (f"{_n(len(folded), 'more fact')} fitted again to the same value, provenance and citation (not listed as "
-            f"changed): {names}; derivation: {how}")
+    counts = {c.recounted for c in folded if c.recounted is not None}
+    if not counts:
+        return (f"{_n(len(folded), 'more fact')} re-derived to the same value, provenance and citation (not listed "
+                f"as changed): {names}; derivation: {how}")
+    recounted = "; ".join(f"{a} → {b}" for a, b in sorted(counts))
+    return (f"{_n(len(folded), 'more fact')} re-derived to the same value and provenance, the citation changed only "
+            f"in its count of runs ({recounted}) (not listed as changed): {names}; derivation: {how}")
 
 
 def _cancelled(fact: Fact | None) -> tuple[tuple[str, tuple[int, ...]], ...]:
@@ -2124,6 +2162,17 @@ class LockImpact:
         return a / b - 1.0
 
     @property
+    def expected_relative(self) -> float | None:
+        """For a lock made under a serving stack: the relative change of its expected tokens/s (the price it pins
+        under the stack), HEAD's / BASE's − 1; ``None`` unless both sides priced an expected price. Walkthrough 47:
+        a stack re-fit moved the locked expected price +0.1534 % while the lock's row read the limit's "+0 %"."""
+        sides = [side.price.get("expected") if side.price is not None else None for side in (self.before, self.after)]
+        if not all(isinstance(e, Mapping) and isinstance(e.get("tokens_per_s"), int | float) for e in sides):
+            return None
+        b, a = (float(e["tokens_per_s"]) for e in sides if isinstance(e, Mapping))
+        return None if b == 0 else a / b - 1.0
+
+    @property
     def recomputed_relative(self) -> float | None:
         """The relative change of tokens/s from BASE's price to :attr:`recomputed`'s, recomputed / before − 1;
         ``None`` unless both priced."""
@@ -2316,6 +2365,7 @@ class LockImpact:
             "before": self.before.to_json(),
             "after": self.after.to_json(),
             "relative_change": self.relative,
+            "expected_relative_change": self.expected_relative,
             "older_format": self.older,
             "note": self.note,
             "elasticities": dict(self.elasticities),
@@ -2775,7 +2825,9 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
         for f in touched:
             if f is None:
                 continue
-            changed += [c.lock_path for c in f.facts if c.lock_path in rests]
+            # a fact re-derived to the same value (a re-fit's unmoved facts) moved nothing the lock rests on: it is
+            # named in its file's one line, not here (walkthrough 47: all 12 stack paths listed, 5 of them moved)
+            changed += [c.lock_path for c in f.facts if c.lock_path in rests and not _folded(f, c)]
             if new is not None and status != "removed":
                 pinned = [(c.lock_path, new.facts[c.lock_path], c.new) for c in f.facts if c.new is not None
                           and c.lock_path in after_rests and c.lock_path in new.facts
@@ -3822,7 +3874,7 @@ class Diff:
                           + (f", {asked:,} to verify {in_source(asked)}" if asked else ""))
             unmoved = sum(1 for f, _ in self.refit_unmoved if _FACT_KIND_OF.get(f.kind, "card") == kind)
             if unmoved:  # a re-fit's facts written again unmoved: named in their file's line, not counted changed
-                counts[0] += f" ({unmoved:,} more fitted again unmoved)"
+                counts[0] += f" ({unmoved:,} more re-derived to the same value)"
             parts += counts
         parts = parts or ["no fact changed"]
         if self.unsound:
@@ -6048,6 +6100,17 @@ def _pct(x: float | None) -> str:
     return "" if x is None else f"{100.0 * x:+.4g} %"
 
 
+def _change_cell(lock: Any) -> str:
+    """A lock row's change column: the move of the price the lock pins, its expected tokens/s under its stack where
+    it locks one (``+0.2191 % expected``), with the card's limit's move beside it (``(limit +0 %)``); else the
+    limit's move; ``–`` when a side did not price."""
+    expected = lock.expected_relative
+    if expected is None:
+        return _pct(lock.relative) or "–"
+    limit = f" (limit {_pct(lock.relative)})" if lock.relative is not None else ""
+    return f"{_pct(expected)} expected{limit}"
+
+
 def _provenance(c: FactChange) -> str:
     if c.old is None or c.new is None:
         fact = c.new or c.old
@@ -6892,7 +6955,7 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
                     (f"❌ {_shorts(lock)[1]} (on stale facts)" if lock.unsound_limit else _shorts(lock)[1])
                     if not lock.removed and not lock.head_unread else
                     "– (not judged: its lock file does not read)" if lock.head_unread else "–",
-                    _pct(lock.relative) or "–",
+                    _change_cell(lock),
                     _binds(lock),
                     review,
                 ]

@@ -606,6 +606,30 @@ _TERMS = (
         ("locks", "floor", "floors"),
     ),
     Term(
+        "replaces",
+        "lock --update: the price the re-lock replaced, old -> new, or unchanged",
+        "`lock --update`'s `replaces` lines under the new price: the tokens/s the old lock recorded and the new one "
+        "records, `OLD -> NEW tokens/s (±x %)`, or `OLD tokens/s, unchanged` when equal; under a stack the expected "
+        "price the same way (`replaces  expected 122.7 -> 123.0 tokens/s (+0.2191 %)`). In `--json`, `replaced`: "
+        "the old `tokens_per_s` and `expected_tokens_per_s` with each one's `relative_change` and "
+        "`expected_relative_change` (new / old − 1); `null` for a lock written anew.",
+        ("replaced", "replaces expected"),
+    ),
+    Term(
+        "re-derived to the same value",
+        "review: facts a re-fit wrote again with the same value, named in one line of their file, not as changes",
+        "A review (`passprice diff`) lists a fact fitted to measured runs that a re-fit (`calibrate --stack S`) wrote "
+        "again with the same value, unit, provenance and note — only its derivation's runs changed, and its citation "
+        "at most in the count of runs it names (`the 111 runs` → `the 112 runs`) — in one line of its file (`7 more "
+        "facts re-derived to the same value …: overhead.pass, share.array, …; derivation: …`, grouped by what changed "
+        "in their derivations), not as a change: the summary counts the facts that changed and adds `(N more "
+        "re-derived to the same value)`, a lock's `changed` names only the facts that changed, and its `change` "
+        "column gives the move of the price it pins: the expected price under its stack (`+0.2191 % expected "
+        "(limit +0 %)`) where it locks one, else the limit's. `--format json` keeps them in `files[].facts`, marked "
+        "`refit_unmoved`; a lock's `expected_relative_change` is the expected price's move.",
+        ("more re-derived to the same value", "refit_unmoved", "expected_relative_change"),
+    ),
+    Term(
         "floors hold",
         "every fact the price rests on is at or above the floor its lock allows",
         "A lock's floors *hold* when every fact its price rests on has at least the provenance the lock allows for it "

@@ -515,6 +515,48 @@ def expected_line(price: Mapping[str, Any]) -> str | None:
             f"{expected.get('provenance', '?')}{of_limit}")
 
 
+def _figure(price: Mapping[str, Any] | None) -> float | None:
+    """``price["tokens_per_s"]`` as a float, ``None`` where there is none."""
+    value = price.get("tokens_per_s") if isinstance(price, Mapping) else None
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def replaced(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, float | None]:
+    """What ``lock --update`` replaced, for ``--json``: the old lock's ``tokens_per_s`` and (under a stack) its
+    expected ``expected_tokens_per_s``, and each one's ``relative_change`` (new / old − 1; ``None`` where a side has no
+    such figure or the old one is 0). ``old`` and ``new`` are the two locks' ``price`` tables. Raises nothing."""
+    out: dict[str, float | None] = {}
+    for key, a, b in (("", _figure(old), _figure(new)),
+                      ("expected_", _figure(old.get("expected")), _figure(new.get("expected")))):
+        out[f"{key}tokens_per_s"] = a
+        out[f"{key}relative_change"] = b / a - 1.0 if a is not None and b is not None and a != 0 else None
+    return out
+
+
+def replaced_lines(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    """What ``lock --update`` prints of the price it replaces (walkthrough 47: it printed the new price alone): the
+    limit's ``"214.9 -> 215.3 tokens/s (+0.1861 %)"``, or ``"214.9 tokens/s, unchanged"`` when equal, then under a
+    stack the expected price's the same way (``"expected 122.7 -> 123.0 tokens/s (+0.2191 %)"``). Two figures that
+    differ are shown with the decimals it takes to tell them apart (up to 17). ``old`` and ``new`` are the two
+    locks' ``price`` tables; a figure one side lacks is left out. Raises nothing."""
+    lines = []
+    for label, a, b in (("", _figure(old), _figure(new)),
+                        ("expected ", _figure(old.get("expected")), _figure(new.get("expected")))):
+        if a is None or b is None:
+            continue
+        if a == b:
+            lines.append(f"{label}{a:,.1f} tokens/s, unchanged")
+            continue
+        shown = (f"{a:,.1f}", f"{b:,.1f}")
+        for digits in range(2, 18):
+            if shown[0] != shown[1]:
+                break
+            shown = (f"{a:,.{digits}f}", f"{b:,.{digits}f}")
+        move = f"{100.0 * (b / a - 1.0):+.4g} %" if a != 0 else "from 0"
+        lines.append(f"{label}{shown[0]} -> {shown[1]} tokens/s ({move})")
+    return lines
+
+
 def older_format(lock: Lock, where: str | None = None) -> str | None:
     """What to say of a lock of an older format (``None`` for the current one): which format, what it lacks, and
     the commands that re-lock it (``where``: the lock's path as the user names it; default its source)."""
