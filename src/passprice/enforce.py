@@ -1657,9 +1657,9 @@ def sweep_under(
             # A serving file kept outside the registry is judged under the locks that lock what it prices, as `price
             # FILE` judges it (sweep skipped it: `price COPY` said "under lock r1-1k … floors hold" where `sweep COPY`
             # said nothing, exit 0; found by sweep51).
-            own = guard(root, None, resolved)
-            if own.locks:
-                guarded.append((ref, None, resolved, own))
+            outside = guard(root, None, resolved)
+            if outside.locks:
+                guarded.append((ref, None, resolved, outside))
             continue
         try:
             # One kept outside the registry is judged under --lock L as `price FILE --lock L` judges it (sweep51:
