@@ -3,6 +3,7 @@ what passprice now does with it."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
@@ -219,9 +220,13 @@ def _own_tokens() -> int:
     return sum(len(token.findall((pins.PACKAGE / f"{name}.py").read_bytes())) for name in pins.pricing_modules())
 
 
-_NOT_JUDGED = ("src/passprice/locks.py: 960,007 bytes; the pricing model's modules reach 960,004 tokens with it, "
-               "past the 560,000 passprice parses of another checkout's code "
-               f"(its own is {_own_tokens():,})")  # fmt: skip
+@functools.cache
+def _not_judged() -> str:
+    """What the dense checkout's ``locks.py`` is said to be, naming the running package's own tokens: computed when a
+    test first asks, not at import (parsing every pricing module cost each pytest-xdist worker ~2 s of collection)."""
+    return ("src/passprice/locks.py: 960,007 bytes; the pricing model's modules reach 960,004 tokens with it, "
+            "past the 560,000 passprice parses of another checkout's code "
+            f"(its own is {_own_tokens():,})")  # fmt: skip
 
 
 def test_the_token_cap_leaves_room_for_the_project_s_own_next_commits() -> None:
@@ -248,12 +253,12 @@ def test_a_checkout_whose_pricing_code_is_past_the_token_cap_is_not_parsed(tmp_p
     root = copy_root(tmp_path)
     _dense_checkout(root)
     ours = pins.pricing_model_digest()
-    assert pins.checkout_model(root) == (f"not judged: {_NOT_JUDGED}", ours)
+    assert pins.checkout_model(root) == (f"not judged: {_not_judged()}", ours)
     assert ours == pins._compute(str(pins.PACKAGE))  # the running package: parsed whole, no cap
     result = invoke("check", root=root)
     assert result.exit_code == 0 and "all holds" in result.stdout, result.output
     assert result.stderr == (
-        f"passprice: warning: this checkout's src/passprice was not judged ({_NOT_JUDGED}): whether it prices with "
+        f"passprice: warning: this checkout's src/passprice was not judged ({_not_judged()}): whether it prices with "
         "the running passprice's pricing model is unknown; locks are written, checked and reproduced by the running "
         "code\n"
     )
@@ -267,8 +272,8 @@ def test_a_review_side_whose_code_is_past_the_token_cap_is_not_priced(tmp_path: 
     from passprice.sidecode import code_of, price_locks
 
     code = code_of(_dense_checkout(tmp_path))
-    assert code.not_judged == _NOT_JUDGED and not code.running
+    assert code.not_judged == _not_judged() and not code.running
     said = code.describe("HEAD")
-    assert said == f"HEAD: its own src/passprice was not judged ({_NOT_JUDGED}); its locks are not priced"
+    assert said == f"HEAD: its own src/passprice was not judged ({_not_judged()}); its locks are not priced"
     answered = price_locks(find_root(REPO), code, [{"key": "r1-qwen7b-h200"}])
-    assert answered == {"r1-qwen7b-h200": {"error": f"its own code was not judged: {_NOT_JUDGED}"}}
+    assert answered == {"r1-qwen7b-h200": {"error": f"its own code was not judged: {_not_judged()}"}}

@@ -12,6 +12,7 @@ from typing import Any
 from tests.cli_helpers import invoke
 from tests.test_newcomer_21 import ROUTING, SOURCE, _git, _repo
 from tests.test_slip_29 import lock_lines
+from tests.test_slip_34 import printed, renderings  # one in-process review rendered per format
 
 from passprice.modellist import UNRECORDED_SAYS
 
@@ -39,10 +40,10 @@ def test_added_records_of_huge_texts_keep_the_comment_under_githubs_limit(tmp_pa
             .replace('read = "Section 5, Routing analysis, Figure 7."', f'read = "{"@" * 2000}"'),
             encoding="utf-8")
     _git(root, "add", "-A")
-    markdown = invoke("diff", "HEAD", "--format", "markdown", root=root)
-    assert markdown.exit_code == 0, markdown.output[-2000:]
-    assert len(markdown.stdout) < GITHUB_COMMENT // 2, len(markdown.stdout)
-    lines = markdown.stdout.splitlines()
+    status, (markdown, text) = renderings(root, "markdown", "text", base="HEAD", head=None)
+    assert status == 0, markdown[-2000:]
+    assert len(markdown) < GITHUB_COMMENT // 2, len(markdown)
+    lines = markdown.splitlines()
     routing = next(line for line in lines if line.startswith("- `mixtral-8x7b-pile` (added"))
     assert routing.startswith("- `mixtral-8x7b-pile` (added, `facts/routing/mixtral-8x7b-pile.toml`): routing record "
                               "Mixtral-8x7B, read off the paper's Figure 7: 8 experts, 2 a token, for "
@@ -53,9 +54,7 @@ def test_added_records_of_huge_texts_keep_the_comment_under_githubs_limit(tmp_pa
     assert len(sources) == 19  # the first 20 added records are described (MAX_ADDED_RECORDS), the 21st listed
     assert sources[-1] == "- `at-18` (added, `sources/at-18.toml`): described in the text review (`passprice diff`)"
     assert "`sources/at-19.toml` (added)" in lines[-1]
-    text = invoke("diff", "HEAD", root=root)
-    assert text.exit_code == 0
-    assert f"; note: {note}" in text.stdout  # the text review shows it whole
+    assert f"; note: {note}" in text  # the text review shows it whole
 
 
 # --- (b) HEAD's own code pricing its locks' pins (sidecode.price_pins): an answer of another shape --------------------
@@ -108,17 +107,15 @@ def test_head_s_code_failing_with_a_huge_line_fails_the_review_in_a_short_line(t
     import json
 
     path = _head_answers(tmp_path, "    raise RuntimeError('x' * 1_000_000)\n")
-    result = invoke("diff", "main", "HEAD", "--json", root=path)
-    assert result.exit_code == 1, result.output[-3000:]
-    line, unrecorded = lock_lines(json.loads(result.stdout)["head_check"])
+    status, (as_json, markdown) = renderings(path, "json", "markdown")
+    assert status == 1, as_json[-3000:]
+    line, unrecorded = lock_lines(json.loads(as_json)["head_check"])
     assert UNRECORDED_SAYS in unrecorded  # slip 58: the forged lock's digest is in no record of the list
     # the last 64 KiB of its standard error are kept (MAX_STDERR, test (d)): the line's end, cut at 300 characters
     assert line.startswith(_NOT_PRICED + "its own code could not price it: xxx")
     assert "x… (65,535 characters)); check it with HEAD's code" in line
     assert len(line) < 800
-    markdown = invoke("diff", "main", "HEAD", "--format", "markdown", root=path)
-    assert markdown.exit_code == 1
-    assert len(markdown.stdout) < 20_000
+    assert len(markdown) < 20_000
 
 
 # --- (c) a checkpoint entry's changed claims (checkpoint_claims): no bound on entry.source or entry.imported_by -------
@@ -136,17 +133,15 @@ def test_a_claim_of_a_million_characters_keeps_the_comment_short(tmp_path: Path)
     entry.write_text(text.replace('imported_by = "passprice 0.1.0"', f'imported_by = "{"<" * 1_000_000}"'),
                      encoding="utf-8")
     said = "… is too long (1,000,000 characters; at most 200)"
-    markdown = invoke("diff", "HEAD", "--format", "markdown", root=root)
-    assert markdown.exit_code == 2, markdown.output[-2000:]
-    assert len(markdown.stdout) < 10_000, len(markdown.stdout)
-    line = next(line for line in markdown.stdout.splitlines()
+    status, (markdown, text_review) = renderings(root, "markdown", "text", base="HEAD", head=None)
+    assert status == 2, markdown[-2000:]
+    assert len(markdown) < 10_000, len(markdown)
+    line = next(line for line in markdown.splitlines()
                 if line.startswith("- registry/checkpoints/gemma3-270m-q4_k_m.toml: entry.imported_by: '&lt;&lt;"))
     assert line.endswith(said) and len(line) < 600, line
-    text_review = invoke("diff", "HEAD", root=root)
-    assert text_review.exit_code == 2
-    assert len(text_review.stdout) < 10_000, len(text_review.stdout)
+    assert len(text_review) < 10_000, len(text_review)
     start = f"registry/checkpoints/gemma3-270m-q4_k_m.toml: entry.imported_by: '{'<' * 90}"
-    quoted = [line for line in text_review.stdout.splitlines() if line.strip().startswith(start)]
+    quoted = [line for line in text_review.splitlines() if line.strip().startswith(start)]
     assert quoted and all(line.endswith(said) and len(line) < 300 for line in quoted), quoted
 
 
@@ -246,13 +241,12 @@ def test_a_workflow_added_beside_facts_yml_is_named_as_an_install_file(tmp_path:
     assert json.loads(work.stdout)["install_changed"] == [".github/workflows/review.yml"]
     _git(root, "add", "-A")
     _git(root, "commit", "-q", "--no-verify", "-m", "a workflow")
-    text = invoke("diff", "HEAD~", "HEAD", root=root)
-    assert text.exit_code == 0
-    lines = text.stdout.splitlines()
+    status, (text, as_json) = renderings(root, "text", "json", base="HEAD~", head="HEAD")
+    assert status == 0
+    lines = text.splitlines()
     assert lines[1] == "no fact changed; no lock affected; 10 locks unaffected; how passprice is installed changed " \
                        "(.github/workflows/review.yml)"
-    assert json.loads(invoke("diff", "HEAD~", "HEAD", "--json", root=root).stdout)["install_changed"] == [
-        ".github/workflows/review.yml"]
+    assert json.loads(as_json)["install_changed"] == [".github/workflows/review.yml"]
     assert json.loads(invoke("diff", "HEAD", "--json", root=root).stdout)["install_changed"] == []
 
 
@@ -276,12 +270,11 @@ def test_head_s_code_answering_a_price_of_text_is_one_line_not_a_traceback(tmp_p
         '    return {"results": {str(r["key"]): {"price": {"tokens_per_s": "x"}} for r in requests}}\n')),
         encoding="utf-8")
     commit_all(path, "reproduce.py answers text")
-    result = invoke("diff", "main", "HEAD", "--json", root=path)
-    assert result.exception is None or isinstance(result.exception, SystemExit), result.output[-3000:]
-    assert result.exit_code == 1, result.output[-3000:]
-    assert "Traceback" not in result.output
+    status, (as_json, text), err = printed(path, "json", "text")  # an exception escaping the review fails the test
+    assert status == 1, as_json[-3000:]
+    assert err.startswith("passprice: refused: ") and err.count("\n") == 1, err
+    assert "Traceback" not in as_json + text + err
     said = ('its own code could not price it: it answered {"price": {"tokens_per_s": "x"}}: its price.tokens_per_s '
             "is not a number")
-    assert json.dumps(said)[1:-1] in result.stdout
-    text = invoke("diff", "main", "HEAD", root=path)
-    assert text.exit_code == 1 and said in text.stdout, text.output[-3000:]
+    assert json.dumps(said)[1:-1] in as_json
+    assert said in text, text[-3000:]

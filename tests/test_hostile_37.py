@@ -9,6 +9,7 @@ import pytest
 
 from cli_helpers import invoke
 from test_hostile_35 import _head_side_json
+from test_slip_34 import renderings  # one in-process review rendered per format
 
 #: GitHub's most characters in a pull request's comment.
 COMMENT = 65_536
@@ -22,11 +23,11 @@ def test_an_error_of_a_million_characters_keeps_the_review_and_comment_short(tmp
     path = _head_side_json(tmp_path, (
         '    for r in out["results"].values():\n'
         '        r["error"], r["price"] = "E" * 10**6, None\n'))
-    for how in ((), ("--format", "comment")):
-        result = invoke("diff", "main", "HEAD", *how, root=path)
-        assert result.exit_code == 1, result.output[-3000:]
-        assert len(result.stdout) < COMMENT, len(result.stdout)
-        assert "its error is 1,000,000 characters (at most 4,096 read)" in result.stdout
+    status, shown = renderings(path, "text", "comment")  # one review, as text and as the comment
+    assert status == 1, shown[0][-3000:]
+    for out in shown:
+        assert len(out) < COMMENT, len(out)
+        assert "its error is 1,000,000 characters (at most 4,096 read)" in out
 
 
 def test_a_binds_of_a_million_characters_keeps_the_review_short(tmp_path: Path) -> None:
@@ -182,12 +183,11 @@ def test_two_thousand_modules_added_keep_the_comment_under_githubs_limit(tmp_pat
     for i in range(2000):
         (many / (f"m{i:05d}_" + "x" * 100 + ".py")).write_bytes(b"")
     commit_all(path, "many modules")
-    comment = invoke("diff", "main", "HEAD", "--format", "comment", root=path)
-    assert comment.exit_code == 0, comment.output[-3000:]
-    assert len(comment.stdout) < COMMENT, len(comment.stdout)
-    assert "- and 1,980 more files: the text review (`passprice diff`) lists each" in comment.stdout
-    text = invoke("diff", "main", "HEAD", root=path)
-    assert text.exit_code == 0 and "src/passprice/many/m01999_" in text.stdout
+    status, (comment, text) = renderings(path, "comment", "text")
+    assert status == 0, comment[-3000:]
+    assert len(comment) < COMMENT, len(comment)
+    assert "- and 1,980 more files: the text review (`passprice diff`) lists each" in comment
+    assert "src/passprice/many/m01999_" in text
 
 
 def test_copies_of_one_module_count_each_against_a_sides_bytes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

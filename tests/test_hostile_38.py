@@ -23,6 +23,7 @@ import pytest
 
 from cli_helpers import REPO, invoke
 from test_diff import commit_all, git
+from test_slip_34 import renderings  # one in-process review rendered per format
 
 LMDEPLOY = "registry/measurements/lmdeploy-turbomind-a100.toml"
 A40 = "facts/cards/a40.toml"
@@ -76,10 +77,9 @@ def test_1_a_measured_runs_locator_of_hyphenated_names_is_reviewed(registry: Pat
     branch(path, "long-locator-moved", "long-locator")
     runs.write_text(runs.read_text().replace("tokens_per_s = 100.02", "tokens_per_s = 101.02", 1))
     commit_all(path, "its tokens/s moved")
-    result = invoke("diff", "long-locator", "HEAD", "--json", root=path)
-    assert result.exit_code == 1, result.output  # the stack fitted from the run is stale
-    assert json.loads(result.stdout)["runs_to_verify"] == {LMDEPLOY: 1}
-    text = invoke("diff", "long-locator", "HEAD", root=path).stdout
+    status, (as_json, text) = renderings(path, "json", "text", base="long-locator")
+    assert status == 1, as_json  # the stack fitted from the run is stale
+    assert json.loads(as_json)["runs_to_verify"] == {LMDEPLOY: 1}
     assert ("lmd1.a100_sxm4_80gb.l2-7b.b1.p1-o128's tokens/s moved (100.02 → 101.02 tokens/s, +0.9998 %) but its "
             "citation did not: does lmdeploy-a100-fp16-benchmark: docs/en/benchmark/a100_fp16.md a_-a_-") in text
 
@@ -95,18 +95,18 @@ def test_2_added_copies_citing_one_place_are_each_held_against_the_others(regist
             copy = copy.replace("[memory.bandwidth]\nvalue = 696", "[memory.bandwidth]\nvalue = 700")
         (path / "facts" / "cards" / f"a40_c{i:02}.toml").write_text(copy)
     commit_all(path, "12 copies")
-    result = invoke("diff", "main", "HEAD", root=path)
-    assert result.exit_code == 0, result.output
-    assert "144 facts added in 12 new files, 12 to verify in their sources" in result.stdout
+    status, (text, as_json) = renderings(path, "text", "json")
+    assert status == 0, text
+    assert "144 facts added in 12 new files, 12 to verify in their sources" in text
     place = ("nvidia-a40-datasheet: specifications table: 'Memory bandwidth 696 GB/s' (read in a verbatim copy of the "
              "table: the source record's copies)")
     assert (f"to verify: its locator quotes 696 GB/s, not 700 GB/s: does {place} state 700 GB/s?; {A40}: "
             "memory.bandwidth reads 696 GB/s at the place facts/cards/a40_c11.toml: memory.bandwidth cites as "
-            f"700 GB/s (and 11 more): does {place} state 700 GB/s?") in result.stdout
+            f"700 GB/s (and 11 more): does {place} state 700 GB/s?") in text
     assert ("to verify: facts/cards/a40_c11.toml: memory.bandwidth reads 700 GB/s at the place "
             f"facts/cards/a40_c00.toml: memory.bandwidth cites as 696 GB/s: does {place} state 696 GB/s?"
-            ) in result.stdout
-    out = json.loads(invoke("diff", "main", "HEAD", "--json", root=path).stdout)
+            ) in text
+    out = json.loads(as_json)
     assert out["to_verify"] == [f"a40_c{i:02}:memory.bandwidth" for i in range(12)]
 
 
@@ -192,9 +192,9 @@ def test_5_runs_renamed_or_added_in_an_edited_measurement_file_are_to_verify(reg
     added = blocks[0].replace('id = "o0', 'id = "o9').replace("batch = 1\n", "batch = 9\n")
     runs.write_text(head + "".join(f"\n[[run]]\n{r}" for r in [*blocks[::-1], added]))  # reordered, one added
     commit_all(path, "reordered, one added")
-    out = json.loads(invoke("diff", "other-runs", "HEAD", "--json", root=path).stdout)
+    _, (as_json, text) = renderings(path, "json", "text", base="other-runs")
+    out = json.loads(as_json)
     assert out["runs_to_verify"] == {"registry/measurements/other.toml": 1}
-    text = invoke("diff", "other-runs", "HEAD", root=path).stdout
     # an added run is asked as slip round 33 asks it (merged with this round): its locator quotes 100.02, not 100
     assert ("1 measured run to verify in its source: o9.a100_sxm4_80gb.l2-7b.b1.p1-o128 added: its locator quotes "
             "0.009, 0.01, 0.011, 1, 7, not 100 tokens/s: does lmdeploy-a100-fp16-benchmark: "
@@ -212,10 +212,9 @@ def test_6_a_comment_lists_20_derived_facts_that_do_not_follow_and_counts_the_re
                       else m.group(0), copy, flags=re.M)
         (path / "facts" / "cards" / f"a40_r{i}.toml").write_text(copy)
     commit_all(path, "3 copies, raised")
-    text = invoke("diff", "main", "HEAD", root=path)
-    assert text.exit_code == 1, text.output
-    assert text.stdout.count("does not follow from its derivation") == 21, text.stdout
-    markdown = invoke("diff", "main", "HEAD", "--format", "markdown", root=path).stdout
+    status, (text, markdown) = renderings(path, "text", "markdown")
+    assert status == 1, text
+    assert text.count("does not follow from its derivation") == 21, text
     section = markdown.split("#### Derived facts that do not follow\n\n", 1)[1].split("\n\n", 1)[0].splitlines()
     assert len(section) == 21 and all(x.startswith("- ❌ `a40_r") for x in section[:20]), section
     assert section[20] == "- and 1 more: the text review (`passprice diff`) lists each"

@@ -31,6 +31,7 @@ import subprocess
 from pathlib import Path
 
 from cli_helpers import REPO, bad, copy_root, invoke
+from test_slip_34 import renderings  # one in-process review rendered per format
 
 H200 = "h200_sxm_141gb"
 LLAMA = "llamacpp-cuda-2405"
@@ -274,15 +275,15 @@ def test_the_review_says_what_an_added_source_and_checkpoint_are(tmp_path: Path)
     made = invoke("synth", str(REPO / "examples" / "configs" / "mixtral-8x7b.json"), "--mix", "Q4_K_M", "-o",
                   str(tmp_path / "mixtral.header.gguf"), "--import", "mixtral-8x7b-q4_k_m", root=root)  # fmt: skip
     assert made.exit_code == 0, made.output
-    markdown = invoke("diff", "main", "--format", "markdown", root=root)
-    assert markdown.exit_code == 0, markdown.output
-    lines = markdown.stdout.splitlines()
+    status, (markdown, text, as_json) = renderings(root, "markdown", "text", "json", base="main", head=None)
+    assert status == 0, markdown
+    lines = markdown.splitlines()
     assert "1 checkpoint entry added; 1 source added" in lines[0]
-    assert ("- `registry/checkpoints/mixtral-8x7b-q4_k_m.toml` (added): content – → ") in markdown.stdout
+    assert ("- `registry/checkpoints/mixtral-8x7b-q4_k_m.toml` (added): content – → ") in markdown
     assert ("; llama, 323 tensors, 28.45 GB of weights, 8 routed experts (2 a token); origin: Synthetic, header only: "
             "built by passprice synth from the published configuration "
             "https://huggingface.co/mistralai/Mixtral-8x7B-v0.1/blob/main/config.json (model_type mixtral); no "
-            "weights exist") in markdown.stdout
+            "weights exist") in markdown
     assert ("- `mixtral-of-experts-paper` (added, `sources/mixtral-of-experts-paper.toml`): Mixtral of Experts "
             "(Mistral AI, 2024-01-08), paper, at https://arxiv.org/abs/2401.04088; read: Section 5, Routing analysis, "
             "Figure 7.") in lines
@@ -291,10 +292,9 @@ def test_the_review_says_what_an_added_source_and_checkpoint_are(tmp_path: Path)
     said = ("routing record Mixtral-8x7B, read off the paper's Figure 7: 8 experts, 2 a token, for "
             "mixtral-8x7b-q4_k_m; note: Read by eye off the bars, so estimated.")
     assert f"- `mixtral-8x7b-pile` (added, `facts/routing/mixtral-8x7b-pile.toml`): {said}" in lines
-    assert f"  {said}" in invoke("diff", "main", root=root).stdout.splitlines()
-    data = json.loads(invoke("diff", "main", "--json", root=root).stdout)
+    assert f"  {said}" in text.splitlines()
+    data = json.loads(as_json)
     assert data["added_records"]["sources/mixtral-of-experts-paper.toml"].startswith("Mixtral of Experts (Mistral AI")
-    text = invoke("diff", "main", root=root).stdout
     assert "  what      llama, 323 tensors, 28.45 GB of weights, 8 routed experts (2 a token); origin: " in text
 
 
@@ -315,38 +315,38 @@ build = "e8496488 (2843)"
 test = "tg512"
 """, encoding="utf-8")
     assert invoke("calibrate", "--stack", LLAMA, root=root).exit_code == 0
-    text = invoke("diff", "main", root=root)
+    status, (text, markdown_text, as_json) = renderings(root, "text", "markdown", "json", base="main", head=None)
     # the shipped lock made under the stack (r1-qwen7b-h200-llamacpp) rests on the re-fitted facts: its expected
     # price moved unreviewed, so the review fails (it passed while no lock priced under the stack)
-    assert text.exit_code == 1, text.output
+    assert status == 1, text
     assert ("  r1-qwen7b-h200-llamacpp (locks/r1-qwen7b-h200-llamacpp.lock.toml, card h200_sxm_141gb, price): price "
-            "moved, lock not updated (expected.memory_s)") in text.stdout.splitlines()
+            "moved, lock not updated (expected.memory_s)") in text.splitlines()
     assert ("derivation: 111 → 112 measured runs (each run's tokens/s); added w21.h100_sxm5_80gb.8b-q4km.tg512 = "
-            "168.2; the fit's |error| of tokens/s: in sample mean 5.55 % → 5.7 %") in text.stdout
-    assert "[xd3.h100_pcie_80gb.8b → w21" not in text.stdout
+            "168.2; the fit's |error| of tokens/s: in sample mean 5.55 % → 5.7 %") in text
+    assert "[xd3.h100_pcie_80gb.8b → w21" not in text
     # walkthrough 47: the 7 facts the re-fit moved are listed, overhead.layer first; the 6 it wrote again with the same
     # value (their citations "the 111 runs" → "the 112 runs" alone) in one line, each derivation's change said
-    assert text.stdout.count("derivation: the same change as overhead.layer's") == 6
-    assert text.stdout.splitlines()[1].startswith(
+    assert text.count("derivation: the same change as overhead.layer's") == 6
+    assert text.splitlines()[1].startswith(
         "7 stack facts changed in 1 file (6 more re-derived to the same value); ")
     assert ("  6 more facts re-derived to the same value and provenance, the citation changed only in its count of "
             "runs (111 → 112) (not listed as changed): overhead.pass, share.array, range.rows.min, range.rows.max, "
             "range.position.min, range.position.max; derivation: overhead.pass, share.array: as overhead.layer's; "
             "range.rows.min, range.rows.max: 111 → 112 measured runs (each run's token-rows a pass); added "
-            "w21.h100_sxm5_80gb.8b-q4km.tg512 = 1; ") in text.stdout
+            "w21.h100_sxm5_80gb.8b-q4km.tg512 = 1; ") in text
     # the run lies far outside the span the 111 runs measured: the review says so (it moved share.append +7.9 %)
     span = ("fitted span: 0.3425 … 0.8519 × their limit measured by its 111 fitted runs on BASE, 0.2461 … 0.8519 by "
             "its 112 on HEAD; outside BASE's span: w21.h100_sxm5_80gb.8b-q4km.tg512 at 0.2461 × its limit (the limit "
             "4.06 × measured; 168.2 tokens/s, cited to xiongjiedai-gpu-benchmarks: a lab run for walkthrough 21): "
             "check it in its source before the fit rests on it")
-    assert f"  {span}" in text.stdout.splitlines()
-    markdown = invoke("diff", "main", "--format", "markdown", root=root).stdout.splitlines()
+    assert f"  {span}" in text.splitlines()
+    markdown = markdown_text.splitlines()
     assert markdown[markdown.index("#### Stack fits") + 2] == f"- ⚠️ `facts/stacks/{LLAMA}.toml`: {span}"
     # and the summary asks it (the comment read ✅ with nothing to verify)
     assert markdown[0].startswith("❌ **passprice diff**"), markdown[0]
     assert ("; 1 stack fit on a run outside its span, to verify; 1 lock affected, 1 price moved unreviewed"
             in markdown[0])
-    data = json.loads(invoke("diff", "main", "--json", root=root).stdout)
+    data = json.loads(as_json)
     assert data["stack_spans"] == {f"facts/stacks/{LLAMA}.toml": span}
 
 

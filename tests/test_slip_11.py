@@ -37,6 +37,7 @@ import shutil
 from pathlib import Path
 
 from cli_helpers import REPO, copy_root, invoke
+from test_slip_34 import renderings  # one in-process review rendered per format
 
 R1 = "r1-qwen7b-h200"
 
@@ -77,14 +78,13 @@ def test_a_review_adding_a_copied_lock_names_it(tmp_path: Path) -> None:
     git(path, "checkout", "-q", "-b", "pr")
     shutil.copyfile(path / "locks" / f"{R1}.lock.toml", path / "locks" / "r1-copy.lock.toml")
     commit_all(path, "a copy of the lock")
-    result = invoke("diff", "main", "HEAD", root=path)
-    assert result.exit_code == 0, result.output
-    assert "1 duplicating another" in result.stdout.splitlines()[1]
-    assert f"locks duplicating another\n  {COPY_LINE}\n" in result.stdout
-    markdown = invoke("diff", "main", "HEAD", "--format", "markdown", root=path).stdout
+    status, (text, markdown, as_json) = renderings(path, "text", "markdown", "json")
+    assert status == 0, text
+    assert "1 duplicating another" in text.splitlines()[1]
+    assert f"locks duplicating another\n  {COPY_LINE}\n" in text
     assert markdown.startswith("⚠️ **passprice diff**")
     assert "#### Locks duplicating another" in markdown
-    out = json.loads(invoke("diff", "main", "HEAD", "--json", root=path).stdout)
+    out = json.loads(as_json)
     assert out["duplicate_locks"] == [COPY_LINE] and out["exit_status"] == 0
     # A review that touches neither file says nothing of them (check still warns).
     assert json.loads(invoke("diff", "HEAD", "HEAD", "--json", root=path).stdout)["duplicate_locks"] == []

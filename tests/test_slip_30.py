@@ -38,6 +38,7 @@ from cli_helpers import REPO, invoke, retitled
 from passprice.facts import Fact
 from passprice.locks import _canonical, _sorted
 from test_diff import commit_all, git
+from test_slip_34 import renderings  # one in-process review rendered per format
 
 H100 = "h100_sxm5_80gb"
 H100_LOCKS = ("gemma3-270m-h100", "gpt-oss-120b-h100", "qwen35-27b-h100-every8")
@@ -89,16 +90,15 @@ def test_a_derived_scale_made_published_asks_to_verify(registry: Path) -> None:
     _publish_scale(path / "facts" / "cards" / f"{H100}.toml")
     relock(path, H100_LOCKS)
     commit_all(path, "scale: published")
-    result = invoke("diff", "main", "HEAD", "--json", root=path)
-    out = json.loads(result.stdout)
+    status, (as_json, text) = renderings(path, "json", "text")
+    out = json.loads(as_json)
     # was: "1 fact changed in 1 file; 2 locks affected, 2 re-locked", nothing to verify
     assert out["summary"].startswith("1 fact changed in 1 file, 1 to verify in its source; 3 locks affected, "
                                      "3 re-locked"), out["summary"]
     assert out["to_verify"] == [f"{H100}:scale"]
     (change,) = [c for f in out["files"] for c in f["facts"]]
     assert change["strengthened"] and change["to_verify"] == STRONGER
-    assert result.exit_code == 0  # a question for the reviewer, as any fact made stronger is, not a failure
-    text = invoke("diff", "main", "HEAD", root=path).stdout
+    assert status == 0  # a question for the reviewer, as any fact made stronger is, not a failure
     assert f"         to verify: {STRONGER}" in text.splitlines()
 
 
@@ -140,16 +140,15 @@ def test_a_serving_moved_to_a_look_alike_card_spells_its_name(registry: Path) ->
                        encoding="utf-8")
     relock(path, (R1, f"{R1}-best", f"{R1}-llamacpp"))  # the stack lock rests on the serving too
     commit_all(path, "r1 on the H200, faster")
-    result = invoke("diff", "main", "HEAD", root=path)
-    assert result.exit_code == 0, result.output  # an added card is a reviewer's to read: now it reads as one
-    lines = result.stdout.splitlines()
+    status, (text, comment) = renderings(path, "text", "comment")
+    assert status == 0, text  # an added card is a reviewer's to read: now it reads as one
+    lines = text.splitlines()
     spelled = f"{LOOKALIKE} (spelled 'h200_s\\u0445m_141gb')"
     # was "  card: h200_sxm_141gb → h200_sхm_141gb", which prints as no change
     assert f"  card: {CARD} → {spelled}" in lines
     assert f"    serving   card: {CARD} → {spelled}" in lines
     assert f"facts/cards/{LOOKALIKE}.toml (card {spelled}): added" in lines
     assert "    tokens/s  996.1 → 1,027.2  (+3.121 %)" in lines
-    comment = invoke("diff", "main", "HEAD", "--format", "comment", root=path).stdout
     assert (f"- `registry/servings/{R1}.toml` (changed): card: {CARD} → {LOOKALIKE} (spelled "
             "'h200_s\\\\u0445m_141gb')") in comment.splitlines()
 

@@ -76,6 +76,16 @@ def renderings(
     where one command per format reviewed the change again (session 33: ~0.7 s a review). That these are the
     command's bytes and status is pinned by
     ``test_3_a_new_files_run_citing_an_unregistered_source_fails_check_and_the_review``."""
+    status, outs, _ = printed(path, *formats, base=base, head=head)
+    return status, outs
+
+
+def printed(
+    path: Path, *formats: str, base: str | None = "main", head: str | None = "HEAD"
+) -> tuple[int, list[str], str]:
+    """:func:`renderings` and the standard error the command prints beside them, as it prints it: one
+    ``passprice: error:`` line per problem when the review exits 2, one ``passprice: refused:`` line when it exits 1,
+    nothing at 0."""
     from passprice import cache, snapshot
     from passprice.diff import diff, render
     from passprice.registry import find_root
@@ -83,7 +93,14 @@ def renderings(
     cache.configure(enabled=True)
     with snapshot.reading():
         result = diff(find_root(str(path)), base, head)
-        return result.exit_status, [render(result, fmt, None) + "\n" for fmt in formats]
+        outs = [render(result, fmt, None) + "\n" for fmt in formats]
+        if result.exit_status == 2:
+            err = "".join(f"passprice: error: {line}\n" for line in result.head_error_lines())
+        elif result.exit_status == 1:
+            err = f"passprice: refused: {'; '.join(result.refusal_reasons())}\n"
+        else:
+            err = ""
+        return result.exit_status, outs, err
 
 
 def review(path: Path, base: str = "main") -> tuple[int, str, dict]:
@@ -203,11 +220,12 @@ def test_3_a_new_files_run_citing_an_unregistered_source_fails_check_and_the_rev
     command = invoke("diff", "main", "HEAD", root=path)
     assert (command.exit_code, command.stdout) == (status, text)
     assert command.stderr == f"passprice: error: on HEAD: {line}\n"
-    _, (as_json, markdown) = renderings(path, "json", "markdown")
+    _, (as_json, markdown), err = printed(path, "json", "markdown")
     assert json.loads(as_json) == out
-    for fmt, printed in (("json", as_json), ("markdown", markdown)):
+    assert err == command.stderr  # printed(): the command's standard error too
+    for fmt, shown in (("json", as_json), ("markdown", markdown)):
         command = invoke("diff", "main", "HEAD", "--format", fmt, root=path)
-        assert (command.exit_code, command.stdout) == (2, printed), fmt
+        assert (command.exit_code, command.stdout) == (2, shown), fmt
 
 
 def test_4_a_sources_retrieved_date_edited_is_to_verify(registry: Path) -> None:

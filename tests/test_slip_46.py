@@ -18,9 +18,10 @@ from pathlib import Path
 
 import attrs
 
-from cli_helpers import invoke
+from cli_helpers import REPO, invoke
 from passprice import schema
 from test_pin_27 import ENTRY, LOCK, ORIGIN, SHIPPED, _locked, _table
+from test_slip_34 import renderings  # one in-process review rendered per format
 
 SOURCE = "deepseek-r1-distill-qwen-7b-q4_k_m.header.gguf.xz"
 OTHER = "deepseek-r1-distill-qwen-7b-q4_k_m-finetune.header.gguf.xz"
@@ -93,9 +94,9 @@ def test_1_the_review_names_the_lock_pinning_the_old_source(tmp_path: Path) -> N
     head = tmp_path / "head"
     shutil.copytree(base, head)
     _resourced(head)
-    result = invoke("diff", str(base), str(head))
-    assert result.exit_code == 0, result.output
-    lines = result.stdout.splitlines()
+    status, (text, as_json, markdown) = renderings(REPO, "text", "json", "markdown", base=str(base), head=str(head))
+    assert status == 0, text
+    lines = text.splitlines()
     # before: "no lock affected; 4 locks priced from a checkpoint entry whose claims changed, to verify", r1-o among
     # them
     assert lines[1] == (
@@ -108,12 +109,11 @@ def test_1_the_review_names_the_lock_pinning_the_old_source(tmp_path: Path) -> N
     assert ("  r1-o (locks/r1-o.lock.toml, card h200_sxm_141gb, price): pins checkpoint.source as before the change, "
             "the price unmoved by it: re-pin (passprice lock --update -o locks/r1-o.lock.toml; check --frozen fails "
             "until then)") in lines
-    review = json.loads(invoke("diff", str(base), str(head), "--json").stdout)
+    review = json.loads(as_json)
     assert review["source_pinned_by"] == {ENTRY: ["r1-o"]}
     assert review["origin_pinned_by"] == {}
     assert review["on_changed_claims"] == ["r1-qwen7b-h200-best", "r1-qwen7b-h200-llamacpp", "r1-qwen7b-h200",
                                           "r1-qwen7b-mi300x-int8kv"]
-    markdown = invoke("diff", str(base), str(head), "--format", "markdown").stdout
     assert "; 1 lock pins the old source: r1-o (re-pin: passprice lock --update)" in markdown
 
 
@@ -167,13 +167,13 @@ def test_2_a_lock_pinning_the_digest_of_no_code_fails_the_review(tmp_path: Path)
     (head / LOCK).write_text(lock_text(forged), encoding="utf-8")  # digests recomputed
     # before: "no fact changed; 1 lock affected, 1 re-locked; 8 locks unaffected", ✅, exit 0 (check, reproduce and
     # price --lock exit 0 too: "pricing model: changed since the lock (000000000000… → …)")
-    result = invoke("diff", str(base), str(head))
-    assert result.exit_code == 1, result.output
+    status, (text, as_json) = renderings(REPO, "text", "json", base=str(base), head=str(head))
+    assert status == 1, text
     assert ("  locks/r1-o.lock.toml: lock.pricing_model: pins 000000000000…, the digest of no code of this review "
             "(BASE's, HEAD's, the running passprice's) nor of any BASE lock: a lock's pricing model is the digest "
             "passprice lock computes of the code that priced it, never typed by hand; re-lock it: passprice lock "
-            "--update -o locks/r1-o.lock.toml") in result.stdout.splitlines()
-    review = json.JSONDecoder().raw_decode(invoke("diff", str(base), str(head), "--json").stdout)[0]
+            "--update -o locks/r1-o.lock.toml") in text.splitlines()
+    review = json.JSONDecoder().raw_decode(as_json)[0]
     assert review["exit_status"] == 1
     assert review["head_check"][0].startswith("locks/r1-o.lock.toml: lock.pricing_model: pins 000000000000…, ")
     # a lock left on the code of another BASE lock (renamed, or copied from one made by older code) is no forgery
@@ -213,9 +213,9 @@ def test_3_a_lock_under_a_stack_fitted_from_runs_to_verify_is_to_verify(tmp_path
     text = path.read_text(encoding="utf-8")
     assert text.count("tg512 |    145.55 ± 0.80") == 1
     path.write_text(text.replace("tg512 |    145.55 ± 0.80", "tg512 |    145.55 ± 0.90"), encoding="utf-8")
-    result = invoke("diff", str(base), str(head))
-    assert result.exit_code == 0, result.output
-    lines = result.stdout.splitlines()
+    status, (shown, as_json, markdown) = renderings(REPO, "text", "json", "markdown", base=str(base), head=str(head))
+    assert status == 0, shown
+    lines = shown.splitlines()
     # before: "…; 1 measured run to verify in its source; no lock affected; 9 locks unaffected", r1-stack among them
     # (and since stacklock 29 the shipped r1-qwen7b-h200-llamacpp, made under the same stack, is to verify beside it)
     assert lines[1] == ("no fact changed; 1 other file changed; 1 measured run to verify in its source; no lock "
@@ -223,10 +223,9 @@ def test_3_a_lock_under_a_stack_fitted_from_runs_to_verify_is_to_verify(tmp_path
                         "unaffected")
     assert ("2 locks priced under a stack fitted from measured runs to verify (other files above): "
             "r1-qwen7b-h200-llamacpp, r1-stack") in lines
-    review = json.JSONDecoder().raw_decode(invoke("diff", str(base), str(head), "--json").stdout)[0]
+    review = json.JSONDecoder().raw_decode(as_json)[0]
     assert review["on_recited_runs"] == ["r1-qwen7b-h200-llamacpp", "r1-stack"]
     assert "r1-stack" not in review["unaffected"] and "r1-qwen7b-h200-llamacpp" not in review["unaffected"]
-    markdown = invoke("diff", str(base), str(head), "--format", "markdown").stdout
     assert ("⚠️ 2 locks priced under a stack fitted from measured runs to verify (other files above): "
             "`r1-qwen7b-h200-llamacpp`, `r1-stack`" in markdown.splitlines())
 

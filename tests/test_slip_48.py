@@ -26,9 +26,10 @@ from pathlib import Path
 
 import attrs
 
-from cli_helpers import invoke
+from cli_helpers import REPO, invoke
 from passprice import schema
 from test_pin_27 import _copy
+from test_slip_34 import printed, renderings  # one in-process review rendered per format
 from test_slip_46 import RUNS, _stack_locked
 
 STACK = "facts/stacks/llamacpp-cuda-2405.toml"
@@ -59,16 +60,16 @@ def _loosened(tmp_path: Path) -> tuple[Path, Path]:
 
 def test_1_a_loosened_schema_alone_is_listed_and_warned_of(tmp_path: Path) -> None:
     base, head = _loosened(tmp_path)
-    result = invoke("diff", str(base), str(head))
-    assert result.exit_code == 0, result.output
-    lines = result.stdout.splitlines()
+    status, (text, markdown_text) = renderings(REPO, "text", "markdown", base=str(base), head=str(head))
+    assert status == 0, text
+    lines = text.splitlines()
     assert lines[1] == ("no fact changed; 1 other file changed; no lock affected; 1 warning of check on HEAD; 10 "
                         "locks unaffected")
     ours = schema.schema_dir() / "card.schema.json"
     warning = (f"schema/card.schema.json: differs from this passprice's copy, which it validates against (editors "
                f"validate against this one): copy {ours} over it")
     assert f"  warning: {warning}" in lines
-    markdown = invoke("diff", str(base), str(head), "--format", "markdown").stdout.splitlines()
+    markdown = markdown_text.splitlines()
     assert markdown[0].startswith("⚠️ **passprice diff**")
     assert markdown[markdown.index("#### Schemas") + 2] == "- `schema/card.schema.json` (changed)"
     # markdown escapes an underscore that could start emphasis (an installed package's `passprice/\\_data/schema`)
@@ -80,14 +81,13 @@ def test_1_a_fact_only_the_loosened_schema_admits_still_fails_the_review(tmp_pat
     # on_chip.bandwidth: read by no term of the pricer, so no locked price moves: the schema alone must refuse it
     _replace(head / CARD, "[on_chip.bandwidth]\nvalue = 33.5\n", "[on_chip.bandwidth]\nvalue = 0\n")
     said = "facts/cards/h200_sxm_141gb.toml: on_chip.bandwidth.value: 0 is less than the minimum of 1e-09"
-    for args in ((), ("--json",), ("--format", "markdown")):
-        result = invoke("diff", str(base), str(head), *args)
-        assert result.exit_code == 2, result.output
-    review = json.JSONDecoder().raw_decode(invoke("diff", str(base), str(head), "--json").stdout)[0]
+    # one review rendered as text, --json and markdown (each format's exit status is the review's)
+    status, (_, as_json, _), err = printed(REPO, "text", "json", "markdown", base=str(base), head=str(head))
+    assert status == 2, as_json
+    review = json.JSONDecoder().raw_decode(as_json)[0]
     assert review["exit_status"] == 2
     assert review["head_unreadable"] == [said]
-    assert invoke("diff", str(base), str(head)).stderr.splitlines() == [
-        f"passprice: error: facts/cards/h200_sxm_141gb.toml does not read on HEAD: {said}"]
+    assert err.splitlines() == [f"passprice: error: facts/cards/h200_sxm_141gb.toml does not read on HEAD: {said}"]
     checked = invoke("check", root=head)
     assert checked.exit_code == 2, checked.output
     assert f"passprice: error: {said}" in checked.stderr.splitlines()
@@ -168,15 +168,16 @@ def test_4_a_fits_errors_rewritten_and_re_locked_fail_the_review(tmp_path: Path)
     base, head = _stack_locked(tmp_path)
     _errors_rewritten(head)
     _relock(head)
-    result = invoke("diff", str(base), str(head))
+    status, (text, as_json, markdown_text) = renderings(REPO, "text", "json", "markdown", base=str(base),
+                                                        head=str(head))
     # before: "9 stack facts changed in 1 file; 1 lock affected, 1 re-locked", ✅, exit 0
-    assert result.exit_code == 1, result.output
-    assert result.stdout.splitlines()[1] == (
+    assert status == 1, text
+    assert text.splitlines()[1] == (
         "9 stack facts changed in 1 file; 2 locks affected, 2 rest on derived facts that do not follow, 1 to re-pin "
         "(lock --update) for check --frozen, 1 re-locked; HEAD fails passprice check (1 problem); 9 locks unaffected")
-    review = json.JSONDecoder().raw_decode(invoke("diff", str(base), str(head), "--json").stdout)[0]
+    review = json.JSONDecoder().raw_decode(as_json)[0]
     assert review["head_check"] == [ERRORS_SAID]
-    markdown = invoke("diff", str(base), str(head), "--format", "markdown").stdout.splitlines()
+    markdown = markdown_text.splitlines()
     assert markdown[0].startswith("❌ **passprice diff**")
 
 
@@ -248,18 +249,19 @@ def test_5_a_card_vendor_rewritten_is_said_by_check_reproduce_price_and_the_revi
     assert f"    {CARD_VENDOR}" in checked.stdout.splitlines()
     reproduced = invoke("reproduce", MI_LOCK, root=head)
     assert f"    relabelled     {CARD_VENDOR}" in reproduced.stdout.splitlines()
-    result = invoke("diff", str(base), str(head))
-    assert result.exit_code == 0, result.output
-    lines = result.stdout.splitlines()
+    status, (text, as_json, markdown_text) = renderings(REPO, "text", "json", "markdown", base=str(base),
+                                                        head=str(head))
+    assert status == 0, text
+    lines = text.splitlines()
     # before: "no fact changed; no lock affected; 9 locks unaffected", ✅
     assert lines[1] == ("no fact changed; 1 lock affected, 1 to re-pin (lock --update) for check --frozen; 10 locks "
                         "unaffected")
     assert ("  mi-stack (locks/mi-stack.lock.toml, card mi300x, price): pins stack.llamacpp-cuda-2405.card_vendor as "
             "before the change, the price unmoved by it: re-pin (passprice lock --update -o locks/mi-stack.lock.toml; "
             "check --frozen fails until then)") in lines
-    review = json.JSONDecoder().raw_decode(invoke("diff", str(base), str(head), "--json").stdout)[0]
+    review = json.JSONDecoder().raw_decode(as_json)[0]
     assert review["drifted"] == ["mi-stack"]
-    markdown = invoke("diff", str(base), str(head), "--format", "markdown").stdout.splitlines()
+    markdown = markdown_text.splitlines()
     assert markdown[0].startswith("⚠️ **passprice diff**")
 
 

@@ -26,8 +26,9 @@ from pathlib import Path
 
 import attrs
 
-from cli_helpers import invoke
+from cli_helpers import REPO, invoke
 from passprice.facts import Provenance
+from test_slip_34 import renderings  # one in-process review rendered per format
 from test_slip_46 import RUNS, _stack_locked
 from test_slip_50 import _forge
 
@@ -73,9 +74,9 @@ def test_the_unforged_lock_is_still_the_locked_price(tmp_path: Path) -> None:
 def test_a_stack_renamed_reads_as_renamed_and_names_its_locks(tmp_path: Path) -> None:
     base, head = _stack_locked(tmp_path)
     os.rename(head / STACK, head / "facts" / "stacks" / "llamacpp-cuda-2405b.toml")
-    result = invoke("diff", str(base), str(head))
-    assert result.exit_code == 2, result.output  # HEAD fails check: the stack's runs name the old stack
-    lines = result.stdout.splitlines()
+    status, (text, markdown_text) = renderings(REPO, "text", "markdown", base=str(base), head=str(head))
+    assert status == 2, text  # HEAD fails check: the stack's runs name the old stack
+    lines = text.splitlines()
     # before: "14 stack facts changed in 1 file, 14 to verify in their sources; 14 stack facts added in 1 new file;
     # 2 locks affected, 2 not judged; …"
     assert lines[1].startswith("no fact changed; 1 serving stack renamed; 2 locks affected, 2 not judged; "), lines[1]
@@ -88,16 +89,16 @@ def test_a_stack_renamed_reads_as_renamed_and_names_its_locks(tmp_path: Path) ->
             "it; keep the file's name, or re-lock it under stack llamacpp-cuda-2405b")
     assert lines.count(f"    note      {note}") == 2  # r1-stack and the shipped r1-qwen7b-h200-llamacpp
     assert not any("to verify" in line for line in lines)  # before: each of the 14 facts "moved from …"
-    markdown = invoke("diff", str(base), str(head), "--format", "markdown").stdout.splitlines()
+    markdown = markdown_text.splitlines()
     assert f"- `r1-stack`: {note}" in markdown
 
 
 def test_a_measured_runs_file_renamed_reads_as_renamed_and_names_its_locks(tmp_path: Path) -> None:
     base, head = _stack_locked(tmp_path)
     os.rename(head / RUNS, head / "registry" / "measurements" / "xiongjiedai-llama3.toml")
-    result = invoke("diff", str(base), str(head))
-    assert result.exit_code == 1, result.output  # check fails: the stack's facts cite the old file's name
-    lines = result.stdout.splitlines()
+    status, (text, as_json) = renderings(REPO, "text", "json", base=str(base), head=str(head))
+    assert status == 1, text  # check fails: the stack's facts cite the old file's name
+    lines = text.splitlines()
     # before: "registry/measurements/xiongjiedai-llama3-llamabench.toml (removed)", and the added one described alone
     assert ("  registry/measurements/xiongjiedai-llama3-llamabench.toml (removed: renamed to "
             "registry/measurements/xiongjiedai-llama3.toml)") in lines
@@ -106,7 +107,7 @@ def test_a_measured_runs_file_renamed_reads_as_renamed_and_names_its_locks(tmp_p
         "registry/measurements/xiongjiedai-llama3-llamabench.toml (the same bytes): the runs of stack "
         "llamacpp-cuda-2405, whose fitted facts cite the file by its name, and 2 locks rest on them: "
         "r1-qwen7b-h200-llamacpp, r1-stack; 111 measured runs (") for line in lines), lines
-    review = json.JSONDecoder().raw_decode(invoke("diff", str(base), str(head), "--json").stdout)[0]
+    review = json.JSONDecoder().raw_decode(as_json)[0]
     renamed = {f["path"]: f["renamed"] for f in review["files"] if f["renamed"] is not None}
     assert renamed == {"registry/measurements/xiongjiedai-llama3-llamabench.toml":
                        "registry/measurements/xiongjiedai-llama3.toml",
@@ -126,12 +127,12 @@ def test_a_floor_loosened_and_re_digested_is_a_change_the_review_shows(tmp_path:
     # Decided (DESIGN, Locks): --frozen fails on what a lock pinned that drifted, not on its own policy; a looser
     # floor is a lock made with --require as well as one edited, and only BASE's copy tells them apart: the review.
     assert invoke("check", "--frozen", root=head).exit_code == 0
-    result = invoke("diff", str(base), str(head))
-    assert result.exit_code == 0, result.output
-    lines = result.stdout.splitlines()
+    status, (text, markdown_text) = renderings(REPO, "text", "markdown", base=str(base), head=str(head))
+    assert status == 0, text
+    lines = text.splitlines()
     assert lines[1] == "no fact changed; 1 lock affected, 1 re-locked, 1 with floors loosened; 10 locks unaffected"
     assert "    policy    floor on stack.overhead.layer loosened: derived → assumed (LOOSENED)" in lines
-    markdown = invoke("diff", str(base), str(head), "--format", "markdown").stdout.splitlines()
+    markdown = markdown_text.splitlines()
     assert markdown[0].startswith("⚠️ **passprice diff**")
     assert "- ⚠️ `r1-stack`: floor on stack.overhead.layer loosened: derived → assumed" in markdown
 
@@ -144,18 +145,19 @@ def _vendors_forged(lock):  # type: ignore[no-untyped-def]
 def test_a_forged_label_pin_is_not_counted_re_locked(tmp_path: Path) -> None:
     base, head = _stack_locked(tmp_path)
     _forge(head / LOCK, _vendors_forged)
-    result = invoke("diff", str(base), str(head))
-    assert result.exit_code == 1, result.output
-    lines = result.stdout.splitlines()
+    status, (text, as_json, markdown_text) = renderings(REPO, "text", "json", "markdown", base=str(base),
+                                                        head=str(head))
+    assert status == 1, text
+    lines = text.splitlines()
     # before: "no fact changed; 1 lock affected, 1 re-locked; HEAD fails passprice check (1 problem); …", the row
     # "re-locked"
     assert lines[1] == ("no fact changed; 1 lock affected, 1 with pins edited by hand; HEAD fails passprice check (1 "
                         "problem); 10 locks unaffected")
     assert ("  r1-stack (locks/r1-stack.lock.toml, card h200_sxm_141gb, price): its pins were edited by hand (one no "
             "registry holds, or one BASE's copy pinned dropped): see HEAD fails passprice check") in lines
-    review = json.JSONDecoder().raw_decode(invoke("diff", str(base), str(head), "--json").stdout)[0]
+    review = json.JSONDecoder().raw_decode(as_json)[0]
     assert review["forged_pins"] == ["r1-stack"] and review["unreproduced"] == []
-    markdown = invoke("diff", str(base), str(head), "--format", "markdown").stdout.splitlines()
+    markdown = markdown_text.splitlines()
     assert markdown[0].startswith("❌ **passprice diff**") and "re-locked" not in markdown[0]
     assert ("- `r1-stack`: its pins were edited by hand (one no registry holds, or one BASE's copy pinned dropped): "
             "restore its file as BASE has it (`git checkout BASE -- FILE`), or re-lock it with `passprice lock "
