@@ -1,0 +1,68 @@
+"""Attack round 63 (issue 13): the newest surfaces — routing records, measurement files, stacks, ``import``,
+``simulate`` traces, the review's markdown, ``--json`` on hostile names, concurrent edits and the cache folder. Each
+test builds its reproducer and asserts the exit status and the words said."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from cli_helpers import REPO, invoke
+
+ENTRY = REPO / "registry" / "checkpoints" / "gemma3-270m-q4_k_m.toml"
+
+
+def _checkpoints_only(tmp_path: Path, name: str) -> Path:
+    """A registry holding one good checkpoint entry and a copy of it under the file name ``name`` (+ ``.toml``)."""
+    root = tmp_path / "root"
+    folder = root / "registry" / "checkpoints"
+    folder.mkdir(parents=True)
+    (root / "facts").mkdir()
+    shutil.copy(ENTRY, folder / ENTRY.name)
+    shutil.copy(ENTRY, os.path.join(os.fsencode(folder), os.fsencode(name) + b".toml"))
+    return root
+
+
+# --- 1. a checkpoint file name whose bytes are not UTF-8 --------------------------------------------------------------
+
+
+@pytest.mark.skipif(os.name != "posix", reason="a file name of any bytes is a POSIX file system's")
+def test_checkpoints_lists_past_an_entry_whose_file_name_is_not_utf8(tmp_path: Path) -> None:
+    """Before: ``passprice checkpoints`` with ``registry/checkpoints/a\\xffb.toml`` (a copy of a good entry) printed a
+    ``UnicodeEncodeError`` traceback and exited 1: the cache key of the listing's row encoded the name as UTF-8
+    (``checkpoints.entry_row``), which a lone surrogate (the byte 0xff, as ``os.fsdecode`` keeps it) does not. Now
+    the key holds the name's own bytes: the entry is refused by name (exit 2, the byte escaped) and the good one is
+    still listed."""
+    root = _checkpoints_only(tmp_path, os.fsdecode(b"a\xffb"))
+    result = invoke("checkpoints", root=root)
+    assert result.exit_code == 2
+    assert result.stderr == (
+        "passprice: error: registry/checkpoints/a\\udcffb.toml: entry.name: 'gemma3-270m-q4_k_m' does not "
+        "match the file name 'a\\udcffb'\n"
+    )
+    assert result.stdout.splitlines()[2].startswith("gemma3-270m-q4_k_m ")
+    result = invoke("checkpoints", "--json", root=root)
+    assert result.exit_code == 2
+    document = json.loads(result.stdout)
+    assert [row["name"] for row in document["checkpoints"]] == ["gemma3-270m-q4_k_m"]
+
+
+# --- 2. a bidi control in a checkpoint file name, in --json's problems -----------------------------------------------
+
+
+def test_a_misnamed_entry_is_named_escaped_in_json_problems(tmp_path: Path) -> None:
+    """Before: an entry copied to ``registry/checkpoints/a\\u202eb.toml`` was named with the raw U+202E in ``check
+    --json``'s and ``checkpoints --json``'s ``problems`` (``"…/a‮b.toml: entry.name: … does not match the file name
+    'a\\u202eb'"``): the path was put in the line as it is, where every other problem's path is escaped
+    (:func:`passprice.files.shown`), so a program printing the problem reordered the line. Now the path is escaped."""
+    root = _checkpoints_only(tmp_path, "a\u202eb")
+    result = invoke("checkpoints", "--json", root=root)
+    assert result.exit_code == 2
+    problems = json.loads(result.stdout)["problems"]
+    assert len(problems) == 1
+    assert "a\\u202eb.toml: entry.name: 'gemma3-270m-q4_k_m' does not match the file name 'a\\u202eb'" in problems[0]
+    assert "\u202e" not in result.stdout + result.stderr
