@@ -66,3 +66,43 @@ def test_a_misnamed_entry_is_named_escaped_in_json_problems(tmp_path: Path) -> N
     assert len(problems) == 1
     assert "a\\u202eb.toml: entry.name: 'gemma3-270m-q4_k_m' does not match the file name 'a\\u202eb'" in problems[0]
     assert "\u202e" not in result.stdout + result.stderr
+
+
+# --- 3. a bidi control in a source's or a stack's file name ----------------------------------------------------------
+
+
+def _with_copy(tmp_path: Path, folder: str, original: str, name: str) -> Path:
+    """A registry root holding ``folder/original`` of the checkout and a copy of it as ``folder/name.toml``."""
+    root = tmp_path / "root"
+    for part in ("facts", "registry", folder):
+        (root / part).mkdir(parents=True, exist_ok=True)
+    shutil.copy(REPO / folder / original, root / folder / original)
+    shutil.copy(REPO / folder / original, root / folder / f"{name}.toml")
+    return root
+
+
+def test_a_source_file_named_with_a_bidi_control_is_named_escaped(tmp_path: Path) -> None:
+    """Before: ``sources/a\\u202eb.toml`` (a copy of a good record) was refused in ``sources --json``'s and ``check
+    --json``'s problems as ``"sources/a‮b.toml: 'a\\u202eb' is not a source id …"``, the path's U+202E raw (the id
+    itself escaped). Now the path is escaped too, as every other problem's."""
+    from passprice.registry import Root
+    from passprice.sources import read_sources
+
+    root = _with_copy(tmp_path, "sources", "nvidia-h200-datasheet.toml", "a\u202eb")
+    found, problems = read_sources(Root(root))
+    assert list(found) == ["nvidia-h200-datasheet"]
+    assert problems == [
+        f"{root}/sources/a\\u202eb.toml: 'a\\u202eb' is not a source id (lower-case letters, digits, '.' and '-', first "
+        "a letter or digit): rename the file"
+    ]
+
+
+def test_validate_lists_no_stack_whose_file_name_check_refuses(tmp_path: Path) -> None:
+    """Before: ``facts/stacks/a\\u202eb.toml`` (a copy of a registered stack), which ``check`` refuses by its name,
+    was listed raw among ``validate --json``'s ``"registered"`` stacks (the list its hint names). Now only the stacks
+    whose names are names are listed."""
+    from passprice.registry import Root
+    from passprice.validate import validate
+
+    root = _with_copy(tmp_path, "facts/stacks", "llamacpp-cuda-2405.toml", "a\u202eb")
+    assert validate(Root(root), runs=()).registered == ("llamacpp-cuda-2405",)
