@@ -92,8 +92,8 @@ def test_a_source_file_named_with_a_bidi_control_is_named_escaped(tmp_path: Path
     found, problems = read_sources(Root(root))
     assert list(found) == ["nvidia-h200-datasheet"]
     assert problems == [
-        f"{root}/sources/a\\u202eb.toml: 'a\\u202eb' is not a source id (lower-case letters, digits, '.' and '-', first "
-        "a letter or digit): rename the file"
+        f"{root}/sources/a\\u202eb.toml: 'a\\u202eb' is not a source id (lower-case letters, digits, '.' and '-', "
+        "first a letter or digit): rename the file"
     ]
 
 
