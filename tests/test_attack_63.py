@@ -106,3 +106,26 @@ def test_validate_lists_no_stack_whose_file_name_check_refuses(tmp_path: Path) -
 
     root = _with_copy(tmp_path, "facts/stacks", "llamacpp-cuda-2405.toml", "a\u202eb")
     assert validate(Root(root), runs=()).registered == ("llamacpp-cuda-2405",)
+
+
+# --- 4. a stack fact's derivation of an unknown method --------------------------------------------------------------
+
+
+def test_a_fit_of_an_unknown_method_names_the_keys_it_may_not_give(tmp_path: Path) -> None:
+    """Before: a stack fact whose fit names ``method = "x"`` was refused (exit 2) with, beside the method's own
+    line, ``overhead.pass.derivation: {'method': 'x', 'figure': 'tokens_per_s', 'digits': 4, … should not be valid
+    under {'anyOf': [{'required': ['digits']}, …]}``: jsonschema's text, the table and the schema printed. Now the
+    line names the keys the table may not give."""
+    from passprice.errors import InputError
+    from passprice.schema import load
+
+    stack = REPO / "facts" / "stacks" / "llamacpp-cuda-2405.toml"
+    path = tmp_path / "s.toml"
+    path.write_text(stack.read_text(encoding="utf-8").replace('method = "nnls-relative-pass-time"', 'method = "x"', 1),
+                    encoding="utf-8")
+    with pytest.raises(InputError) as raised:
+        load(path, "stack", REPO / "schema", kept=False)
+    said = str(raised.value)
+    assert f"{path}: overhead.pass.derivation: 'digits', 'tolerance', 'errors' may not be given here" in said
+    assert "overhead.pass.derivation.method: 'x' is not allowed here (one of 'nnls-relative-pass-time', 'min'" in said
+    assert "should not be valid" not in said
