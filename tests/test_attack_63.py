@@ -129,3 +129,26 @@ def test_a_fit_of_an_unknown_method_names_the_keys_it_may_not_give(tmp_path: Pat
     assert f"{path}: overhead.pass.derivation: 'digits', 'tolerance', 'errors' may not be given here" in said
     assert "overhead.pass.derivation.method: 'x' is not allowed here (one of 'nnls-relative-pass-time', 'min'" in said
     assert "should not be valid" not in said
+
+
+# --- 5. a cache folder thousands of folders deep ---------------------------------------------------------------------
+
+
+def test_a_cache_folder_path_past_the_bound_keeps_no_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before: ``PASSPRICE_CACHE_DIR`` 3,000 folders deep (6 KB) made every ``passprice cards`` take 8.7 s, the
+    second run too (1.6 s with no cache): each cache file's lookup resolved every folder of its path, and the code
+    cache could not be written past ``PATH_MAX``. Now a cache folder whose path is longer than
+    ``MAX_FOLDER_BYTES`` (1,024) keeps no cache (:func:`passprice.cachefolder.folder` raises, as for no home
+    folder), and nothing is made there; one of 1,024 bytes is kept."""
+    from passprice import cachefolder
+
+    deep = str(tmp_path) + "/d" * 3000
+    monkeypatch.setenv("PASSPRICE_CACHE_DIR", deep)
+    with pytest.raises(RuntimeError, match="longer than 1,024 bytes"):
+        cachefolder.folder()
+    result = invoke("cards", root=REPO)
+    assert result.exit_code == 0 and "h200_sxm_141gb" in result.stdout
+    assert not (tmp_path / "d").exists()
+    bound = str(tmp_path) + "/c" + "c" * (cachefolder.MAX_FOLDER_BYTES - len(str(tmp_path)) - 2)
+    monkeypatch.setenv("PASSPRICE_CACHE_DIR", bound)
+    assert len(bound) == cachefolder.MAX_FOLDER_BYTES and cachefolder.folder() == bound
