@@ -45,15 +45,24 @@ def existing(home: str) -> str:
 _held: dict[str, str | None] = {}
 
 
+#: The longest cache folder path kept, in bytes: every cache file's lookup resolves each of its folders, so a
+#: ``PASSPRICE_CACHE_DIR`` 3,000 folders deep (6 KB) made every ``cards`` take 8.7 s (1.6 s with no cache; attack
+#: round 63); no cache is kept past it. Linux's ``PATH_MAX`` is 4,096, and an entry's name adds 80 bytes.
+MAX_FOLDER_BYTES = 1024
+
+
 def folder(home: Callable[[], str] = _home) -> str:
     """The folder of passprice's cache: ``$PASSPRICE_CACHE_DIR`` when it is an absolute path (a relative one is
     ignored, as the XDG Base Directory specification ignores a relative ``$XDG_CACHE_HOME``, so no cache is made
     inside whatever folder a command runs in); else ``%LOCALAPPDATA%\\passprice\\Cache`` on Windows,
     ``~/Library/Caches/passprice`` on macOS, ``$XDG_CACHE_HOME/passprice`` or ``~/.cache/passprice`` elsewhere.
     ``home`` gives the home folder when one is needed (:meth:`pathlib.Path.home` for :mod:`passprice.cache`).
-    Raises :class:`RuntimeError` when a home folder is needed and there is none, and when the folder lies inside a
+    Raises :class:`RuntimeError` when a home folder is needed and there is none, when its path is longer than
+    :data:`MAX_FOLDER_BYTES`, and when the folder lies inside a
     passprice registry (:func:`registry_holding`: no cache is kept there; :func:`refusal` says why)."""
     chosen, _ = _chosen(home)
+    if len(os.fsencode(chosen)) > MAX_FOLDER_BYTES:
+        raise RuntimeError(f"The cache folder's path is longer than {MAX_FOLDER_BYTES:,} bytes.")
     held = _held.get(chosen, False)
     if held is False:
         held = _held[chosen] = registry_holding(chosen)

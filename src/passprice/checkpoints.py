@@ -707,7 +707,9 @@ def _header_of_entry(path: Path, root: Root, data: bytes) -> GGUFHeader:
     stem = path.name[: -len(".toml")]
     named = document["entry"]["name"]
     if named != stem:
-        raise InputError(f"{path}: entry.name: {named!r} does not match the file name {stem!r}")
+        from passprice.files import shown  # a name holding U+202E or a newline, escaped as every other line's path
+
+        raise InputError(f"{shown(path)}: entry.name: {named!r} does not match the file name {stem!r}")
     return header_from_entry(document, str(path))
 
 
@@ -929,7 +931,7 @@ def entry_row(root: Root, name: str) -> dict[str, Any]:
     return cache.validated(
         "checkpoint+summary+origin",
         root.schema / "checkpoint.schema.json",
-        name.encode("utf-8") + b"\0" + data,
+        os.fsencode(name) + b"\0" + data,
         lambda: _origin_row(listing_row(name, _load_entry(path, root)), _bytes_origin(root, data)),
     )
 

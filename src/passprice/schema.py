@@ -466,6 +466,20 @@ def _spelled_id(where: Sequence[Any], instance: Any) -> str:
     return f" (spelled {spell(instance)})"
 
 
+def _forbidden_keys(error: Any) -> list[str]:
+    """The keys of ``error``'s table that its schema forbids by ``"not": {"anyOf": [{"required": [KEY]}, …]}`` or
+    ``"not": {"required": [KEY]}`` (a key allowed only beside other values: a stack fact's ``digits`` beside a fit's
+    ``method``), those present; ``[]`` for any other error. Raises nothing."""
+    value = error.validator_value
+    if error.validator != "not" or not isinstance(value, dict) or set(value) not in ({"anyOf"}, {"required"}):
+        return []
+    branches = value.get("anyOf", [value])
+    if not isinstance(branches, list) or not all(isinstance(b, dict) and set(b) == {"required"} for b in branches):
+        return []
+    keys = [k for b in branches for k in b["required"] if isinstance(k, str)]
+    return [k for k in keys if isinstance(error.instance, dict) and k in error.instance]
+
+
 def _explain(error: Any) -> str:
     """One line for one ``jsonschema`` error: the key path and what was wrong, in words a file's author can act on. A
     value is shown by :func:`shown_value` (cut past 120 characters): a source record's ``kind`` of 700 KB made every
@@ -564,6 +578,11 @@ def _explain(error: Any) -> str:
         # beside it; "../../etc/passwd" passed check, reproduce and audit (attack round 50).
         return (f"{_key_path(where)}: {shown_value(instance)} holds a slash: it is a file's name alone, without a "
                 "folder (the name the header was imported from)")
+    forbidden = _forbidden_keys(error)
+    if forbidden:
+        # "{'method': 'x', …} should not be valid under {'anyOf': [{'required': ['digits']}, …]}": a stack fact's
+        # derivation of an unknown method printed the table and the schema (attack round 63)
+        return f"{_key_path(where)}: {', '.join(shown_value(k) for k in forbidden)} may not be given here"
     if error.validator == "not" and error.validator_value == {} and isinstance(error.schema, dict):
         # A key a schema no longer has (``"not": {}``) says why in its description.
         return f"{_key_path(where)}: no longer a key: {error.schema.get('description', 'remove it')}"

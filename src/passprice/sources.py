@@ -141,8 +141,10 @@ def _require_retrieved_after_date(table: Mapping[str, Any], where: str) -> None:
 
 
 def _not_an_id(where: str, source_id: str) -> InputError:
+    from passprice.files import shown  # sources/a\u202eb.toml was named raw in check --json's problems (round 63)
+
     return InputError(
-        f"{where}: {source_id!r} is not a source id (lower-case letters, digits, '.' and '-', first a letter or "
+        f"{shown(where)}: {source_id!r} is not a source id (lower-case letters, digits, '.' and '-', first a letter or "
         "digit): rename the file"
     )
 

@@ -20,7 +20,7 @@ from passprice.errors import InputError
 from passprice.files import check_writable, is_there, written_suffix
 from passprice.gguf_header import GGUFHeader
 from passprice.measurements import Run, load_runs, past_context, ratio_too_large, run_serving
-from passprice.registry import Root
+from passprice.registry import Root, name_problem
 from passprice.serving import ServingRefusal
 from passprice.stacks import Stack, load_stack, price_expected
 
@@ -202,7 +202,9 @@ def validate(root: Root, stack: str | None = None, runs: Sequence[Run] | None = 
         else:
             problems.append(small)
     try:
-        registered = tuple(root.names(root.stacks))
+        # a stack file check refuses by its name (facts/stacks/a\u202eb.toml) is no stack: it was listed raw in
+        # validate --json's "registered" (attack round 63)
+        registered = tuple(name for name in root.names(root.stacks) if name_problem(name) is None)
     except InputError:  # a facts/stacks/ that does not read names nothing here; check says what is wrong with it
         registered = ()
     # each file named relative to the registry, as check and the listings name it (leftovers 28c: under --root DIR
