@@ -32,7 +32,7 @@ EXCERPT = REPO / "tests" / "data" / "github-sources-excerpt.txt"
 FILES = ("lmdeploy-a100-fp16-benchmark", "azure-ai-benchmarking-guide", "ai-benchmarking-guide-fork-samuel-bohman",
          "mantile-inferencemax-gpt-oss-120b", "xytpai-nvbench")  # a file at the source record's commit
 THREADS = ("pytorch-ao-pr-4002", "semianalysis-inferencex-pr1061")  # a pull request's text
-PAGES = ("grafikkarten-rtx-6000-ada", "sambanova-sn40l-dac-2025")  # a web page's text
+PAGES = ("grafikkarten-rtx-6000-ada", "sambanova-sn40l-dac-2025", "azure-hpc-blog-gb200")  # a web page's text
 SOURCES = FILES + THREADS + PAGES
 # a quoted span: opened after a space, bracket or punctuation (so "the card's" opens none), closed before one
 _QUOTED = re.compile(r"(?:(?<=^)|(?<=[\s(\[:;,]))'(.+?)'(?=$|[\s),;:\].])")
@@ -130,8 +130,8 @@ def test_2_every_quote_citing_them_is_verbatim_in_its_file(
     assert missing == []
     assert spans == {"lmdeploy-a100-fp16-benchmark": 17, "mantile-inferencemax-gpt-oss-120b": 8, "xytpai-nvbench": 32,
                      "pytorch-ao-pr-4002": 12, "semianalysis-inferencex-pr1061": 12, "grafikkarten-rtx-6000-ada": 3,
-                     "sambanova-sn40l-dac-2025": 1}
-    assert len(citing) == 18 + 57 + 9 + 8 + 32 + 8 + 4 + 3 + 1
+                     "sambanova-sn40l-dac-2025": 1, "azure-hpc-blog-gb200": 2}
+    assert len(citing) == 18 + 57 + 9 + 8 + 32 + 8 + 4 + 3 + 1 + 2
 
 
 def _cells(row: str, sep: str = "|") -> list[str]:

@@ -241,7 +241,9 @@ LMDEPLOY = "registry/measurements/lmdeploy-turbomind-a100.toml"
 
 def test_6_a_measured_runs_locator_rewritten_to_another_figure_is_to_verify(registry: Path) -> None:
     # New attempt (slip round 32): the run's locator made to quote 90.02 tokens/s, the run still 100.02 (the stack
-    # lmdeploy-turbomind-2312 is fitted from it). Before: "1 other file changed", ✅, and check "all holds".
+    # lmdeploy-turbomind-2312 is fitted from it). Before: "1 other file changed", ✅, and check "all holds". The
+    # context shows the row's runs of spaces as one (cite67: it read "…    | [100.02 → 90.02]                | 76.55
+    # | …", mostly padding); the run's locator keeps the row verbatim.
     path = branch(registry, "run-recited")
     runs = path / LMDEPLOY
     runs.write_text(runs.read_text().replace("| 128           | 100.02 ", "| 128           | 90.02 ", 1))
@@ -250,7 +252,7 @@ def test_6_a_measured_runs_locator_rewritten_to_another_figure_is_to_verify(regi
     assert status == 0, text
     assert "1 other file changed; 1 measured run to verify in its source;" in text
     assert (f"{LMDEPLOY} (changed): 1 measured run to verify in its source: lmd1.a100_sxm4_80gb.l2-7b.b1.p1-o128 "
-            "cited anew (locator …    | [100.02 → 90.02]                | 76.55   | …): does "
+            "cited anew (locator …| 1 | 128 | [100.02 → 90.02] | 76.55 | 0.011 | …): does "
             "lmdeploy-a100-fp16-benchmark: docs/en/benchmark/a100_fp16.md") in text
     assert out["runs_to_verify"] == {LMDEPLOY: 1}
     markdown = invoke("diff", "main", "HEAD", "--format", "markdown", root=path).stdout
