@@ -40,14 +40,18 @@ def test_2_an_added_runs_figures_are_the_quoted_ones_nearest_its_own_first() -> 
     # Before: 0.009, 0.01, 0.011, 1, 7 (all the locator's figures, smallest first; 7 of "llama2-7b").
     assert _quoted_span_figures(LOCATOR, 100) == [100.02, 128, 76.55, 1, 0.011, 0.01, 0.009]
     assert 7 not in _quoted_span_figures(LOCATOR, 7)
-    assert _quoted_span_figures("llama2-7b table, batch 1, 100.02 tokens/s", 100) == []  # quotes nothing
+    assert _quoted_span_figures("llama2-7b table, batch 1, 100.02 tokens/s", 100) == [100.02]  # quoting nothing
+    assert _quoted_span_figures("Table 3: 7.61 ms, 131.44", 155.07) == [131.44, 7.61]  # read whole, nearest first
+    assert _quoted_span_figures("row 'a | b'", 1) == []
     # a tokens/s figure quoted comes first and alone (left41)
-    main = "'(    7.61 ms per token,   131.44 tokens per second)', '(    7.40 ms per token,   135.07 tokens per second)'"
+    main = ("'(    7.61 ms per token,   131.44 tokens per second)', "
+            "'(    7.40 ms per token,   135.07 tokens per second)'")
     assert _quoted_span_figures(main, 155.07) == [131.44, 135.07]
 
 
 def test_3_a_padded_rows_changed_figure_shows_its_neighbours_compactly() -> None:
     new = LOCATOR.replace("| 100.02 ", "| 90.02 ", 1)
     shown = text_change(LOCATOR, new)
-    assert shown == "…| 1 | 128 | [100.02 → 90.02] | 76.55 | 0.011 | …"  # was "…    | [100.02 → 90.02]                | 76.55   | …"
+    # was "…    | [100.02 → 90.02]                | 76.55   | …"
+    assert shown == "…| 1 | 128 | [100.02 → 90.02] | 76.55 | 0.011 | …"
     assert ROW in LOCATOR and "  " in ROW  # the locator itself keeps the row verbatim

@@ -5433,12 +5433,13 @@ def _quoted_span_figures(locator: str, tokens_per_s: float) -> list[float]:
     them, left41; smaller first, and no other figure after them), else the others nearest the run's
     ``tokens_per_s`` first (by ratio; ties smaller first), so a row's
     own throughput heads the list (LMDeploy's row ``| 1 | 1 | 1 | 128 | 100.02 | 76.55 | 0.011 | …`` for a run of
-    100 tokens/s reads ``100.02, 76.55, 128, 1, 0.011``, not ``0.009, 0.01, 0.011, 1, 7``: cite67). Empty when no
-    span quotes a figure. The first 10,000 characters are read. Raises nothing."""
+    100 tokens/s reads ``100.02, 128, 76.55, 1, 0.011``, not ``0.009, 0.01, 0.011, 1, 7``: cite67); a locator that
+    quotes nothing is read whole. Empty when it quotes no figure. The first 10,000 characters are read. Raises
+    nothing."""
     import math
     import re
 
-    spans = re.findall(_QUOTED_SPAN, locator[:10_000])
+    spans = re.findall(_QUOTED_SPAN, locator[:10_000]) or [locator[:10_000]]
     rates: set[float] = set().union(*(_figures_per_second(s) for s in spans))
     rest: set[float] = set().union(*(_quoted_figures(s) for s in spans)) - rates
     own = tokens_per_s if tokens_per_s > 0 and math.isfinite(tokens_per_s) else 1.0
