@@ -195,9 +195,11 @@ def test_5_runs_renamed_or_added_in_an_edited_measurement_file_are_to_verify(reg
     _, (as_json, text) = renderings(path, "json", "text", base="other-runs")
     out = json.loads(as_json)
     assert out["runs_to_verify"] == {"registry/measurements/other.toml": 1}
-    # an added run is asked as slip round 33 asks it (merged with this round): its locator quotes 100.02, not 100
+    # an added run is asked as slip round 33 asks it (merged with this round): its locator quotes 100.02, not 100;
+    # the figures from the quoted row only, nearest the run's first (cite67: it read "0.009, 0.01, 0.011, 1, 7", the
+    # 7 from "llama2-7b" outside the quote, and never the row's own 100.02)
     assert ("1 measured run to verify in its source: o9.a100_sxm4_80gb.l2-7b.b1.p1-o128 added: its locator quotes "
-            "0.009, 0.01, 0.011, 1, 7, not 100 tokens/s: does lmdeploy-a100-fp16-benchmark: "
+            "100.02, 128, 76.55, 1, 0.011, not 100 tokens/s: does lmdeploy-a100-fp16-benchmark: "
             "docs/en/benchmark/a100_fp16.md") in text
 
 

@@ -45,7 +45,7 @@ def test_a_mistyped_name_in_a_registry_of_many_long_names_scores_a_bounded_numbe
 _READ = (
     'derivation.formula = "dot / bandwidth"\nderivation.digits = 4\n'
     'derivation.inputs.dot = { value = 4.48, unit = "TB/s", locator = "Azure_Results/ND_H200_v5_results.md, HBM '
-    'Bandwidth table (BabelStream): Dot" }\n'
+    'Bandwidth table (BabelStream): row \'| Dot   | 4.48              |\' in TB/s" }\n'
 )
 
 

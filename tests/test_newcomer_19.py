@@ -242,7 +242,9 @@ def test_markdown_audit_carries_derivations_and_notes() -> None:
     assert ("| fact | value | provenance | floor (margin) | elasticity | re-derived | term | source: locator |"
             in markdown)  # left32: the re-derived elasticity of memory.bandwidth and vector, as --json has it
     assert ("\n\nDerivations:\n- `streams.read`: dot / bandwidth, to 4 significant digits; dot = 4.48 TB/s "
-            "(Azure_Results/ND_H200_v5_results.md, HBM Bandwidth table (BabelStream): Dot); bandwidth = the fact "
+            "(Azure_Results/ND_H200_v5_results.md, HBM Bandwidth table (BabelStream): "
+            "row '| Dot   | 4.48              |' in TB/s); "
+            "bandwidth = the fact "
             "memory.bandwidth, 4.8 TB/s when derived\n") in markdown
     assert "\n\nNotes:\n- `memory.capacity`: Datasheet decimal GB." in markdown
 

@@ -131,7 +131,8 @@ def test_the_readme_s_review_comment_is_what_diff_prints(tmp_path: Path) -> None
     readme = (REPO / "README.md").read_text()
     block = readme.split("```markdown\n")[1].split("\n```")[0].splitlines()
     assert ("  - **derivation**: mul / bandwidth, to 4 significant digits; mul = 4 TB/s (Azure_Results/"
-            "ND_H200_v5_results.md, HBM Bandwidth table (BabelStream): Mul); bandwidth = the fact memory.bandwidth, "
+            "ND_H200_v5_results.md, HBM Bandwidth table (BabelStream): row '| Mul   | 4.00              |' in TB/s); "
+            "bandwidth = the fact memory.bandwidth, "
             "4.8 TB/s when derived → (none)") in block
     # Every line of the README's comment but its first (the base's label and hash are the reader's) is printed, and
     # every line printed up to the servings no lock pins is in the README.

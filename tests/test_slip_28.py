@@ -448,7 +448,8 @@ def test_a_lock_of_no_registered_serving_re_locked_with_update_asks_the_same(reg
 
 H100_CARD = "h100_sxm5_80gb"
 AZURE_READ = ('source = "azure-ai-benchmarking-guide"\nlocator = "Azure_Results/ND_H100_v5_results.md (NVIDIA H100 '
-              '80GB HBM3, CUDA 12.6), HBM Bandwidth table (BabelStream): Dot 3.18 TB/s"')
+              '80GB HBM3, CUDA 12.6), HBM Bandwidth table (BabelStream): row \'| Dot   | 3.18              |\' '
+              'in TB/s"')
 HOPPER_READ = 'source = "nvidia-hopper-whitepaper"\nlocator = "Table 3, H100 SXM5 column: memory bandwidth, read share"'
 
 

@@ -27,8 +27,9 @@ from test_diff import commit_all, git
 from test_slip_34 import review  # one in-process review rendered as text and as JSON
 
 H200 = "facts/cards/h200_sxm_141gb.toml"
-DOT = ("Azure_Results/ND_H200_v5_results.md (NVIDIA H200 141GB, CUDA 12.6), HBM Bandwidth table (BabelStream): Dot "
-       "4.48 TB/s")
+# the row as a review shows it, each run of spaces as one (the card quotes it verbatim: cite67)
+DOT = ("Azure_Results/ND_H200_v5_results.md (NVIDIA H200 141GB, CUDA 12.6), HBM Bandwidth table (BabelStream): "
+       "row '| Dot | 4.48 |' in TB/s")
 
 
 @pytest.fixture(scope="module")
@@ -89,7 +90,9 @@ def test_1_a_copied_derivation_input_raised_under_its_locator_is_to_verify(regis
     # The copy keeps a derivation that follows (4.624 / 4.8 = 0.9633); check fails one source figure quoted with two
     # values already (exit 1, as before), and the added fact now says which to verify too.
     path = branch(registry, "copy-input-raised")
-    locator = "Azure_Results/ND_H200_v5_results.md, HBM Bandwidth table (BabelStream): Dot"
+    locator = ("Azure_Results/ND_H200_v5_results.md, HBM Bandwidth table (BabelStream): "
+               "row '| Dot   | 4.48              |' in TB/s")
+    shown = " ".join(locator.split())  # as a review shows it
     derivation = ('derivation.formula = "dot / bandwidth"\nderivation.digits = 4\n'
                   f'derivation.inputs.dot = {{ value = 4.624, unit = "TB/s", locator = "{locator}" }}\n'
                   'derivation.inputs.bandwidth = { fact = "memory.bandwidth", value = 4.8, unit = "TB/s" }')
@@ -99,7 +102,7 @@ def test_1_a_copied_derivation_input_raised_under_its_locator_is_to_verify(regis
     assert status == 1 and "is quoted with 2 values: 4.624 TB/s in facts/cards/h200_copy.toml" in text, text
     # The B200's card borrows the H200's Dot figure under that locator too (its input h200_dot).
     assert ("input h200_dot reads 4.48 TB/s at the place facts/cards/h200_copy.toml: streams.read input dot cites as "
-            f"4.624 TB/s (and 2 more): does azure-ai-benchmarking-guide: {locator} state 4.624 TB/s?") in text
+            f"4.624 TB/s (and 2 more): does azure-ai-benchmarking-guide: {shown} state 4.624 TB/s?") in text
     assert out["to_verify"] == ["h200_copy:streams.read"]
 
 
@@ -241,7 +244,9 @@ LMDEPLOY = "registry/measurements/lmdeploy-turbomind-a100.toml"
 
 def test_6_a_measured_runs_locator_rewritten_to_another_figure_is_to_verify(registry: Path) -> None:
     # New attempt (slip round 32): the run's locator made to quote 90.02 tokens/s, the run still 100.02 (the stack
-    # lmdeploy-turbomind-2312 is fitted from it). Before: "1 other file changed", ✅, and check "all holds".
+    # lmdeploy-turbomind-2312 is fitted from it). Before: "1 other file changed", ✅, and check "all holds". The
+    # context shows the row's runs of spaces as one (cite67: it read "…    | [100.02 → 90.02]                | 76.55
+    # | …", mostly padding); the run's locator keeps the row verbatim.
     path = branch(registry, "run-recited")
     runs = path / LMDEPLOY
     runs.write_text(runs.read_text().replace("| 128           | 100.02 ", "| 128           | 90.02 ", 1))
@@ -250,7 +255,7 @@ def test_6_a_measured_runs_locator_rewritten_to_another_figure_is_to_verify(regi
     assert status == 0, text
     assert "1 other file changed; 1 measured run to verify in its source;" in text
     assert (f"{LMDEPLOY} (changed): 1 measured run to verify in its source: lmd1.a100_sxm4_80gb.l2-7b.b1.p1-o128 "
-            "cited anew (locator …    | [100.02 → 90.02]                | 76.55   | …): does "
+            "cited anew (locator …| 1 | 128 | [100.02 → 90.02] | 76.55 | 0.011 | …): does "
             "lmdeploy-a100-fp16-benchmark: docs/en/benchmark/a100_fp16.md") in text
     assert out["runs_to_verify"] == {LMDEPLOY: 1}
     markdown = invoke("diff", "main", "HEAD", "--format", "markdown", root=path).stdout

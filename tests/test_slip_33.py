@@ -141,7 +141,7 @@ def test_4_a_copied_derivation_input_raised_under_a_reworded_locator_is_to_verif
     assert status == 0, text
     assert ("to verify: its input dot is 4.624 TB/s but the place quotes 4.48 TB/s: does azure-ai-benchmarking-guide: "
             "Azure_Results/ND_H200_v5_results.md (NVIDIA H200 141GB, CUDA 12.6), HBM Bandwidth table (BabelStream): "
-            "Dot 4.48 TB/s state 4.624 TB/s?") in text
+            "row '| Dot | 4.48 |' in TB/s state 4.624 TB/s?")  # the row's runs of spaces shown as one in text
     assert "h200_copy:streams.read" in out["to_verify"] and len(out["to_verify"]) == 16  # slip52: + 15 borrowed
 
 

@@ -238,7 +238,8 @@ def test_new_b9_a_derivation_removed_is_asked(registry: Path) -> None:
     card = path / H200
     derivation = ('derivation.formula = "dot / bandwidth"\nderivation.digits = 4\nderivation.inputs.dot = { value = '
                   '4.48, unit = "TB/s", locator = "Azure_Results/ND_H200_v5_results.md, HBM Bandwidth table '
-                  '(BabelStream): Dot" }\nderivation.inputs.bandwidth = { fact = "memory.bandwidth", value = 4.8, '
+                  '(BabelStream): row \'| Dot   | 4.48              |\' in TB/s" }\nderivation.inputs.bandwidth = '
+                  '{ fact = "memory.bandwidth", value = 4.8, '
                   'unit = "TB/s" }\n')
     assert derivation in card.read_text()
     card.write_text(card.read_text().replace(derivation, "", 1))
@@ -248,7 +249,8 @@ def test_new_b9_a_derivation_removed_is_asked(registry: Path) -> None:
     assert out["to_verify"] == ["h200_sxm_141gb:streams.read"], text
     assert ("to verify: its derivation (dot / bandwidth) was removed: check no longer recomputes 0.9333 from its "
             "inputs; does azure-ai-benchmarking-guide: Azure_Results/ND_H200_v5_results.md (NVIDIA H200 141GB, CUDA "
-            "12.6), HBM Bandwidth table (BabelStream): Dot 4.48 TB/s state it, measured?") in text
+            "12.6), HBM Bandwidth table (BabelStream): row '| Dot   | 4.48              |' in TB/s state it, "
+            "measured?") in text
 
 
 def test_new_b13_a_value_moved_under_a_locator_respaced_is_said_firmly(registry: Path) -> None:

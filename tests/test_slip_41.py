@@ -114,4 +114,4 @@ def test_1_an_input_citing_a_document_no_fact_cites_is_listed(tmp_path: Path) ->
                                       "nvidia-hopper-whitepaper", "xytpai-nvbench"]
     text = invoke("audit", "r1-qwen7b-h200", root=root).stdout
     assert ("    streams.read, its figure dot = 4.48 TB/s: Azure_Results/ND_H200_v5_results.md, HBM Bandwidth table "
-            "(BabelStream): Dot\n") in text
+            "(BabelStream): row '| Dot   | 4.48              |' in TB/s\n") in text

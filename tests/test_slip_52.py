@@ -65,7 +65,8 @@ def test_1_a_copy_retitled_and_re_cited_in_the_same_datasheet_asks_each_borrowed
     # issue 13: was "… Dot 3.18 TB/s state 0.9493 …", a share no document states: now its input and formula
     assert ("to verify: facts/cards/h100_sxm5_80gb.toml: streams.read cites the same place, another card's: does "
             "azure-ai-benchmarking-guide: Azure_Results/ND_H100_v5_results.md (NVIDIA H100 80GB HBM3, CUDA 12.6), HBM "
-            "Bandwidth table (BabelStream): Dot 3.18 TB/s state dot 3.18 TB/s, the input its derivation dot / "
+            "Bandwidth table (BabelStream): row '| Dot | 3.18 |' in TB/s state dot 3.18 TB/s, the input its derivation "
+            "dot / "
             "bandwidth reads there (not its 0.9493) of what facts/cards/h100_nvl.toml describes?") in asks
     copied = "facts/cards/h100_sxm5_80gb.toml"
     assert ("to verify: its note is facts/cards/h100_sxm5_80gb.toml: memory.capacity's word for word, written of "

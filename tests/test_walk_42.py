@@ -53,7 +53,7 @@ def test_a_stale_share_citing_a_place_of_its_own_is_not_called_copied(tmp_path: 
     card = _copied_mi325x(root)
     # The copy's Dot re-cited to a measurement of its own (a made-up locator): no other card cites that place.
     text = card.read_text()
-    old = 'HBM Bandwidth table (BabelStream): Dot 3.87 TB/s"\nnote'
+    old = 'HBM Bandwidth table (BabelStream): row \'| Dot   | 3.87              |\' in TB/s"\nnote'
     assert old in text
     card.write_text(text.replace(old, 'our MI325X BabelStream run: Dot 3.87 TB/s"\nnote', 1))
     result = invoke("check", root=root)

@@ -205,8 +205,10 @@ def _kept(tokens: list[str], first: bool, last: bool) -> str:
     spaces), else its first and last ``CONTEXT + 1`` words around `` … ``; only its last words before the first span
     (``first``) and its first after the last (``last``), with ``…`` where words are left out; each side at most
     :data:`CONTEXT_CHARS` characters (a text without spaces is cut at a character). The spaces at its edges are
-    kept but counted as no word."""
-    text = "".join(tokens)
+    kept but counted as no word. A run of spaces shows as one (the texts compared keep theirs): a padded table row's
+    context read ``…    | [100.02 → 90.02]                | 76.55   | …``, mostly padding, and now reads
+    ``…| 1 | 128 | [100.02 → 90.02] | 76.55 | 0.011 | …``, the figure's neighbours in the row (cite67)."""
+    text = re.sub(" {2,}", " ", "".join(tokens))
     if first and last:
         return text
     # The spaces at either edge are no word: counted, ``bandwidth = the fact memory.bandwidth, `` kept its last 4
