@@ -524,6 +524,12 @@ def _expert_slice_bytes(t: TensorInfo) -> int:
     return ggml.ggml_type(t.type_id).bytes_for(ggml.elements(t.dims[:-1]))
 
 
+def expert_stacks(header: GGUFHeader) -> list[str]:
+    """The names of the expert stacks ``header`` holds (``blk.N.ffn_{gate,up,down,gate_up}_exps.*``), in its
+    order: a mixture of experts holds at least one, a dense checkpoint none. Raises nothing."""
+    return [t.name for t in header.tensors if _split_name(t.name)[1] in _EXPERTS]
+
+
 def _expert_counts(header: GGUFHeader) -> tuple[int, int]:
     """``expert_count`` and ``expert_used_count`` of a checkpoint holding expert stacks. Raises
     :class:`MissingMetadata` naming each that is missing or 0."""
@@ -689,6 +695,11 @@ def header_problems(header: GGUFHeader) -> list[str]:
                 f"{source}: tensor {t.name!r}: dims {list(t.dims)} do not stack {prefix}expert_count = {experts} "
                 "experts (the last dimension is the expert)"
             )
+    if type(experts) is int and experts == 0 and expert_stacks(header):
+        # attack64: decode_step read "missing metadata …expert_count", a key the header holds (as 0), and --routing
+        # was refused "BadRouting: the checkpoint is dense".
+        out.append(f"{source}: metadata {prefix}expert_count: 0 experts, but the header holds expert stacks "
+                   f"({expert_stacks(header)[0]!r} …): a mixture of experts has at least one")
     used = header.metadata.get(f"{prefix}expert_used_count")
     if _whole(experts) and _whole(used) and isinstance(used, int) and isinstance(experts, int) and used > experts:
         out.append(f"{source}: metadata {prefix}expert_used_count: {used:,} experts a token, more than expert_count")
