@@ -137,3 +137,22 @@ def test_header_shows_an_empty_or_non_string_architecture_as_what_it_is(
     assert result.exit_code == 0, result.output
     line = next(line for line in result.stdout.splitlines() if line.startswith("  architecture"))
     assert re.match(rf"  architecture  {re.escape(shown)}   GGUF v3", line), line  # was "(missing: no … key)"
+
+
+# --- lock --update on a re-digested lock whose old price is at the schema's edges ----------------------------------
+
+
+def test_the_price_replaced_is_finite_and_readable_at_the_schemas_edges() -> None:
+    from passprice.locks import replaced, replaced_lines
+
+    new = {"tokens_per_s": 11733.7}
+    # 5e-324 (the schema's minimum is 0): relative_change was inf, and `lock --update --json` exited 2 after the lock
+    # was written; the text read "0.0 -> 11,733.7 tokens/s (+inf %)".
+    assert replaced({"tokens_per_s": 5e-324}, new)["relative_change"] is None
+    assert replaced_lines({"tokens_per_s": 5e-324}, new) == ["4.94066e-324 -> 11,733.7 tokens/s (a ratio past a float)"]
+    # 1.7e308 (the schema's maximum): 309 digits were printed
+    assert replaced_lines({"tokens_per_s": 1.7e308}, new) == ["1.7e+308 -> 11,733.7 tokens/s (-100 %)"]
+    assert replaced({"tokens_per_s": 1.7e308}, new)["relative_change"] == -1.0
+    assert replaced_lines({"tokens_per_s": 0.0}, new) == ["0.0 -> 11,733.7 tokens/s (from 0)"]
+    assert replaced_lines({"tokens_per_s": 11733.0}, new) == ["11,733.0 -> 11,733.7 tokens/s (+0.005966 %)"]
+    assert replaced_lines({"tokens_per_s": 0.04}, {"tokens_per_s": 0.04}) == ["0.04 tokens/s, unchanged"]

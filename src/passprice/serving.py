@@ -1209,9 +1209,8 @@ def _check_serving(header: GGUFHeader, s: Serving, routing_free: bool = False) -
         from passprice.decode import check_header
 
         check_header(header)
-    if experts is not None and experts > 0:
-        if s.routing is None and not routing_free:
-            raise Routed(experts, header)
+    if experts is not None and experts > 0 and s.routing is None and not routing_free:
+        raise Routed(experts, header)
     if s.draft is not None:
         d = s.draft
         values = [a.value for a in d.acceptance]
@@ -1245,7 +1244,8 @@ def _check_serving(header: GGUFHeader, s: Serving, routing_free: bool = False) -
         # the wrong checkpoint or card (DESIGN.md, Routing).
         raise BadRouting(
             s.routing.name,
-            f"the checkpoint is dense ({'no expert_count' if experts is None else f'expert_count {experts}'}): a routing record says how a mixture of experts' tokens route; "
+            f"the checkpoint is dense ({'no expert_count' if experts is None else f'expert_count {experts}'}): "
+            "a routing record says how a mixture of experts' tokens route; "
             "price it without --routing (or name a mixture of experts)",
         )
     if experts and used and s.routing is not None:
