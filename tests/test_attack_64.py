@@ -156,3 +156,32 @@ def test_the_price_replaced_is_finite_and_readable_at_the_schemas_edges() -> Non
     assert replaced_lines({"tokens_per_s": 0.0}, new) == ["0.0 -> 11,733.7 tokens/s (from 0)"]
     assert replaced_lines({"tokens_per_s": 11733.0}, new) == ["11,733.0 -> 11,733.7 tokens/s (+0.005966 %)"]
     assert replaced_lines({"tokens_per_s": 0.04}, {"tokens_per_s": 0.04}) == ["0.04 tokens/s, unchanged"]
+
+
+# --- the file status records (passprice.filestamps) under a clock set back -----------------------------------------
+
+
+def test_records_written_at_a_later_clock_are_dropped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A clock set back (NTP stepping it, a VM restored) lets the kernel stamp a change with a time it stamped before:
+    on a whole-second file system a same-size edit in the repeated second repeats a recorded status, and its stale
+    digest was vouched. Records written at a clock later than the reader's are dropped: the file is hashed."""
+    import time
+
+    from test_racy_42 import card_copy
+    from test_racy_42 import run as read_once
+
+    from passprice import filestamps
+
+    filestamps.flush()
+    monkeypatch.setenv("PASSPRICE_CACHE_DIR", str(tmp_path / "cache"))
+    card = card_copy(tmp_path)
+    size = card.stat().st_size
+    try:
+        monkeypatch.setattr(filestamps, "_clock", lambda: time.time_ns() + 3600 * 10**9)  # an hour ahead
+        assert read_once(monkeypatch, card)[1] == [size]  # hashed, recorded at the clock an hour ahead
+        assert read_once(monkeypatch, card)[1] == []  # that clock still: named by its record
+        monkeypatch.setattr(filestamps, "_clock", lambda: time.time_ns() + 10 * 10**9)  # set back 59 min 50 s
+        assert read_once(monkeypatch, card)[1] == [size]  # was [] (the record trusted)
+        assert read_once(monkeypatch, card)[1] == []  # recorded afresh at this clock
+    finally:
+        filestamps.flush()
