@@ -167,10 +167,9 @@ def test_records_written_at_a_later_clock_are_dropped(tmp_path: Path, monkeypatc
     digest was vouched. Records written at a clock later than the reader's are dropped: the file is hashed."""
     import time
 
+    from passprice import filestamps
     from test_racy_42 import card_copy
     from test_racy_42 import run as read_once
-
-    from passprice import filestamps
 
     filestamps.flush()
     monkeypatch.setenv("PASSPRICE_CACHE_DIR", str(tmp_path / "cache"))
