@@ -184,3 +184,16 @@ def test_records_written_at_a_later_clock_are_dropped(tmp_path: Path, monkeypatc
         assert read_once(monkeypatch, card)[1] == []  # recorded afresh at this clock
     finally:
         filestamps.flush()
+
+
+def test_a_10kb_architecture_is_cut_in_the_refusal_line_and_whole_in_its_fields(tmp_path: Path) -> None:
+    path = tmp_path / "long.gguf"
+    path.write_bytes(_header("a" * 10_000))
+    result = invoke("price", "--checkpoint", str(path), "--card", H200)
+    assert result.exit_code == 1
+    (line,) = result.stderr.splitlines()
+    assert len(line) < 700  # was 10,626
+    assert (f"{path}: general.architecture '{'a' * 24}'…'{'a' * 24}' (10,000 characters) is no architecture "
+            "passprice prices") in line
+    result = invoke("price", "--checkpoint", str(path), "--card", H200, "--json")
+    assert result.exit_code == 1 and '"architecture": "' + "a" * 10_000 + '"' in result.stdout

@@ -55,6 +55,16 @@ class MissingMetadata(DecodeRefusal):
         return out
 
 
+def _quoted(text: str, limit: int = 80) -> str:
+    """``text`` quoted (``repr``) for a refusal's line, cut to its ends and its length past ``limit`` characters: a
+    header's string is as long as its file says, and a 10,000-character ``general.architecture`` or tensor name
+    filled the one line ``price`` and ``sweep`` print (attack64). The refusal's fields keep it whole. Raises
+    nothing."""
+    if len(text) <= limit:
+        return repr(text)
+    return f"{text[:24]!r}…{text[-24:]!r} ({len(text):,} characters)"
+
+
 class UnknownArchitecture(DecodeRefusal):
     """A header whose ``general.architecture`` is none passprice prices (:data:`passprice.architectures.KNOWN`): the
     rules of its layers are its architecture's, so a price read off its tensor names would be a guess (session 36: a
@@ -68,7 +78,7 @@ class UnknownArchitecture(DecodeRefusal):
         self.architecture = architecture
         self.known = tuple(KNOWN)
         super().__init__(
-            f"{file}: general.architecture {architecture!r} is no architecture passprice prices (it prices "
+            f"{file}: general.architecture {_quoted(architecture)} is no architecture passprice prices (it prices "
             f"{known_names()}): which layers slide a window, and what a layer's tensors do, are the architecture's, "
             "so a price read off tensor names alone would be a guess; if the model is one of these, convert it with "
             "llama.cpp's convert_hf_to_gguf.py (which names its architecture), else add the architecture to "
@@ -97,8 +107,8 @@ class TensorNotInArchitecture(DecodeRefusal):
         self.feature = feature
         self.known = tuple(a.name for a in KNOWN.values() if feature in a.features)
         super().__init__(
-            f"{file}: tensor {tensor!r} is {feature}, which the {architecture} architecture has none of (llama.cpp "
-            f"loads a {architecture} file by {architecture}'s tensors and refuses one it does not read: wrong number "
+            f"{file}: tensor {_quoted(tensor)} is {feature}, which the {architecture} architecture has none of "
+            f"(llama.cpp loads a {architecture} file by {architecture}'s tensors and refuses one it does not read: wrong number "
             f"of tensors): name the architecture the model is ({', '.join(self.known)} have {feature}), as "
             "llama.cpp's convert_hf_to_gguf.py writes it"
         )
@@ -115,7 +125,7 @@ class UnclassifiedTensor(DecodeRefusal):
 
     def __init__(self, tensor: str) -> None:
         self.tensor = tensor
-        super().__init__(f"tensor {tensor!r} belongs to no decode stage passprice knows")
+        super().__init__(f"tensor {_quoted(tensor)} belongs to no decode stage passprice knows")
 
     def fields(self) -> dict[str, Any]:
         return {"tensor": self.tensor}
