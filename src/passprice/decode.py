@@ -109,8 +109,8 @@ class TensorNotInArchitecture(DecodeRefusal):
         super().__init__(
             f"{file}: tensor {_quoted(tensor)} is {feature}, which the {architecture} architecture has none of "
             f"(llama.cpp loads a {architecture} file by {architecture}'s tensors and refuses one it does not read: "
-            f"wrong number of tensors): name the architecture the model is ({', '.join(self.known)} have {feature}), as "
-            "llama.cpp's convert_hf_to_gguf.py writes it"
+            f"wrong number of tensors): name the architecture the model is ({', '.join(self.known)} have {feature}), "
+            "as llama.cpp's convert_hf_to_gguf.py writes it"
         )
 
     def fields(self) -> dict[str, Any]:
