@@ -197,3 +197,26 @@ def test_a_10kb_architecture_is_cut_in_the_refusal_line_and_whole_in_its_fields(
             "passprice prices") in line
     result = invoke("price", "--checkpoint", str(path), "--card", H200, "--json")
     assert result.exit_code == 1 and '"architecture": "' + "a" * 10_000 + '"' in result.stdout
+
+
+# --- sweep --checkpoint PATH: a path's characters in the CSV --------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["a\nb.gguf", "a\rb.gguf"])
+def test_a_checkpoint_path_with_a_line_break_stays_in_its_csv_cell(tmp_path: Path, name: str) -> None:
+    import csv
+    import io
+
+    from passprice.sweep import COLUMNS, write_rows
+
+    path = tmp_path / name
+    path.write_bytes(_header("llama"))
+    result = invoke("sweep", "--checkpoint", str(path), "--cards", f"{H200},mi300x", "--batches", "1,2")
+    assert result.exit_code == 0, result.output
+    rows = list(csv.DictReader(io.StringIO(result.stdout, newline="")))
+    assert len(rows) == 4 and {r["checkpoint"] for r in rows} == {str(path)}  # the row was split at the break
+    assert f'"{path}"' in result.stdout
+    out = io.StringIO()  # the reference writer quotes it the same way (\r was left bare)
+    assert write_rows(iter([{"card": H200, "checkpoint": str(path)}]), "csv", out) == 1
+    assert out.getvalue().splitlines(keepends=False)[0] == ",".join(COLUMNS)
+    assert [r["checkpoint"] for r in csv.DictReader(io.StringIO(out.getvalue(), newline=""))] == [str(path)]
