@@ -1055,10 +1055,10 @@ def checkpoints_command(ctx: click.Context, as_json: bool) -> None:
     if as_json:
         _echo_json({"checkpoints": out, "problems": _kept_problems()})
         return
-    from passprice.tables import printable, si, text_table
+    from passprice.tables import cut, printable, si, text_table
 
     rows = [
-        [c["name"], printable(str(c["architecture"])), f"{c['tensors']:,}", si(c["tensor_bytes"], "B"),
+        [c["name"], cut(str(c["architecture"])), f"{c['tensors']:,}", si(c["tensor_bytes"], "B"),
          f"{c['context_length']:,}" if c["context_length"] else "", "synthetic" if c["synthetic"] else "file",
          c["sha256"][:16] + "…"]
         for c in out

@@ -55,6 +55,16 @@ class MissingMetadata(DecodeRefusal):
         return out
 
 
+def _quoted(text: str, limit: int = 80) -> str:
+    """``text`` quoted (``repr``) for a refusal's line, cut to its ends and its length past ``limit`` characters: a
+    header's string is as long as its file says, and a 10,000-character ``general.architecture`` or tensor name
+    filled the one line ``price`` and ``sweep`` print (attack64). The refusal's fields keep it whole. Raises
+    nothing."""
+    if len(text) <= limit:
+        return repr(text)
+    return f"{text[:24]!r}…{text[-24:]!r} ({len(text):,} characters)"
+
+
 class UnknownArchitecture(DecodeRefusal):
     """A header whose ``general.architecture`` is none passprice prices (:data:`passprice.architectures.KNOWN`): the
     rules of its layers are its architecture's, so a price read off its tensor names would be a guess (session 36: a
@@ -68,7 +78,7 @@ class UnknownArchitecture(DecodeRefusal):
         self.architecture = architecture
         self.known = tuple(KNOWN)
         super().__init__(
-            f"{file}: general.architecture {architecture!r} is no architecture passprice prices (it prices "
+            f"{file}: general.architecture {_quoted(architecture)} is no architecture passprice prices (it prices "
             f"{known_names()}): which layers slide a window, and what a layer's tensors do, are the architecture's, "
             "so a price read off tensor names alone would be a guess; if the model is one of these, convert it with "
             "llama.cpp's convert_hf_to_gguf.py (which names its architecture), else add the architecture to "
@@ -97,10 +107,10 @@ class TensorNotInArchitecture(DecodeRefusal):
         self.feature = feature
         self.known = tuple(a.name for a in KNOWN.values() if feature in a.features)
         super().__init__(
-            f"{file}: tensor {tensor!r} is {feature}, which the {architecture} architecture has none of (llama.cpp "
-            f"loads a {architecture} file by {architecture}'s tensors and refuses one it does not read: wrong number "
-            f"of tensors): name the architecture the model is ({', '.join(self.known)} have {feature}), as "
-            "llama.cpp's convert_hf_to_gguf.py writes it"
+            f"{file}: tensor {_quoted(tensor)} is {feature}, which the {architecture} architecture has none of "
+            f"(llama.cpp loads a {architecture} file by {architecture}'s tensors and refuses one it does not read: "
+            f"wrong number of tensors): name the architecture the model is ({', '.join(self.known)} have {feature}), "
+            "as llama.cpp's convert_hf_to_gguf.py writes it"
         )
 
     def fields(self) -> dict[str, Any]:
@@ -115,7 +125,7 @@ class UnclassifiedTensor(DecodeRefusal):
 
     def __init__(self, tensor: str) -> None:
         self.tensor = tensor
-        super().__init__(f"tensor {tensor!r} belongs to no decode stage passprice knows")
+        super().__init__(f"tensor {_quoted(tensor)} belongs to no decode stage passprice knows")
 
     def fields(self) -> dict[str, Any]:
         return {"tensor": self.tensor}
@@ -524,6 +534,12 @@ def _expert_slice_bytes(t: TensorInfo) -> int:
     return ggml.ggml_type(t.type_id).bytes_for(ggml.elements(t.dims[:-1]))
 
 
+def expert_stacks(header: GGUFHeader) -> list[str]:
+    """The names of the expert stacks ``header`` holds (``blk.N.ffn_{gate,up,down,gate_up}_exps.*``), in its
+    order: a mixture of experts holds at least one, a dense checkpoint none. Raises nothing."""
+    return [t.name for t in header.tensors if _split_name(t.name)[1] in _EXPERTS]
+
+
 def _expert_counts(header: GGUFHeader) -> tuple[int, int]:
     """``expert_count`` and ``expert_used_count`` of a checkpoint holding expert stacks. Raises
     :class:`MissingMetadata` naming each that is missing or 0."""
@@ -689,6 +705,11 @@ def header_problems(header: GGUFHeader) -> list[str]:
                 f"{source}: tensor {t.name!r}: dims {list(t.dims)} do not stack {prefix}expert_count = {experts} "
                 "experts (the last dimension is the expert)"
             )
+    if type(experts) is int and experts == 0 and expert_stacks(header):
+        # attack64: decode_step read "missing metadata …expert_count", a key the header holds (as 0), and --routing
+        # was refused "BadRouting: the checkpoint is dense".
+        out.append(f"{source}: metadata {prefix}expert_count: 0 experts, but the header holds expert stacks "
+                   f"({expert_stacks(header)[0]!r} …): a mixture of experts has at least one")
     used = header.metadata.get(f"{prefix}expert_used_count")
     if _whole(experts) and _whole(used) and isinstance(used, int) and isinstance(experts, int) and used > experts:
         out.append(f"{source}: metadata {prefix}expert_used_count: {used:,} experts a token, more than expert_count")

@@ -30,7 +30,9 @@ checksum each cache entry carries of its own body (which tells a torn or altered
 :data:`MIN_BYTES` or over :data:`passprice.digests.LARGE` is hashed as ever.
 
 The records are one file in passprice's cache folder, ``stamps/KEY.stamps``: the BLAKE2b digest (hex) of the rest,
-a newline, then ``{"key": KEY, "records": {(device, inode): (size, mtime_ns, ctime_ns, digest)}}`` marshalled. It is
+a newline, then ``{"key": KEY, "clock": NS, "records": {(device, inode): (size, mtime_ns, ctime_ns, digest)}}``
+marshalled, ``NS`` the clock when it was written: a process whose clock reads earlier (the clock was set back, so the
+kernel may stamp a change with a time it stamped before) drops every record. It is
 read once a process, at the first file read, as every entry is (:func:`passprice.cachefolder.read`: a regular file of
 the user's that no one else may write), and written when the process exits when it learned a record, through a
 private temporary file and a rename (a concurrent run sees a whole file; the last writer's records win, the other's
@@ -51,7 +53,7 @@ from typing import Any
 from passprice import digests
 
 #: The layout of a record file and the rule its records were made by; bump it when either changes.
-FORMAT = "passprice-stamps-1"
+FORMAT = "passprice-stamps-2"
 #: How long (ns) before the read whose bytes were hashed a file must have last changed for its status to be recorded:
 #: the first figure where ``ctime`` has nanoseconds (the kernel's clock moves a tick of at most 10 ms at a time), the
 #: second where it is a whole number of seconds (ext3, FAT). The result memo's :data:`passprice.memo.TRUST_NS`.
@@ -177,7 +179,13 @@ def _loaded() -> dict[Any, Any] | None:
         kept = marshal.loads(body)
     except (ValueError, EOFError, TypeError):
         return _records
-    if type(kept) is dict and kept.get("key") == key and type(kept.get("records")) is dict:
+    written = kept.get("clock") if type(kept) is dict else None
+    if type(written) is not int or clock() < written:
+        # The clock is behind the moment the records were written (set back: NTP stepping it, a VM restored): the
+        # kernel will stamp changes with times it has stamped before, so a same-size edit may repeat a recorded
+        # status to the tick (on a whole-second file system, to the second). Every record is dropped (attack64).
+        return _records
+    if kept.get("key") == key and type(kept.get("records")) is dict:
         _records = kept["records"]
     return _records
 
@@ -200,7 +208,8 @@ def flush() -> None:
     if len(records) > MAX_RECORDS:
         records = dict(list(records.items())[-MAX_RECORDS:])
     try:
-        body = marshal.dumps({"key": os.path.basename(path)[: -len(".stamps")], "records": records}, 4)
+        body = marshal.dumps({"key": os.path.basename(path)[: -len(".stamps")], "clock": clock(),
+                              "records": records}, 4)
     except ValueError:  # a record of another shape read from the file (none is written)
         return
     folder = os.path.dirname(path)

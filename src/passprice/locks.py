@@ -20,6 +20,7 @@ from __future__ import annotations
 import functools
 import itertools
 import json
+import math
 import os
 import re
 from collections.abc import Iterable, Mapping
@@ -521,6 +522,24 @@ def _figure(price: Mapping[str, Any] | None) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
+def _change(a: float | None, b: float | None) -> float | None:
+    """``b / a − 1``, ``None`` where a side is missing, ``a`` is 0, or the ratio is past a float (an old price of
+    5e-324 tokens/s, which the lock schema admits: attack64's ``lock --update --json`` wrote the lock, then exited 2
+    on an infinite ``relative_change``). Raises nothing."""
+    if a is None or b is None or a == 0:
+        return None
+    change = b / a - 1.0
+    return change if math.isfinite(change) else None
+
+
+def _rate(value: float, digits: int = 1) -> str:
+    """A tokens/s figure: grouped with ``digits`` decimals, or in ``g`` notation when that would print 0 for a
+    figure that is not (5e-324 read "0.0") or more than 15 digits (1.7e308 printed 309). Raises nothing."""
+    if value != 0 and not (10.0 ** -digits <= abs(value) < 1e15):
+        return f"{value:.6g}"
+    return f"{value:,.{digits}f}"
+
+
 def replaced(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, float | None]:
     """What ``lock --update`` replaced, for ``--json``: the old lock's ``tokens_per_s`` and (under a stack) its
     expected ``expected_tokens_per_s``, and each one's ``relative_change`` (new / old − 1; ``None`` where a side has no
@@ -529,7 +548,7 @@ def replaced(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, float 
     for key, a, b in (("", _figure(old), _figure(new)),
                       ("expected_", _figure(old.get("expected")), _figure(new.get("expected")))):
         out[f"{key}tokens_per_s"] = a
-        out[f"{key}relative_change"] = b / a - 1.0 if a is not None and b is not None and a != 0 else None
+        out[f"{key}relative_change"] = _change(a, b)
     return out
 
 
@@ -545,14 +564,15 @@ def replaced_lines(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
         if a is None or b is None:
             continue
         if a == b:
-            lines.append(f"{label}{a:,.1f} tokens/s, unchanged")
+            lines.append(f"{label}{_rate(a)} tokens/s, unchanged")
             continue
-        shown = (f"{a:,.1f}", f"{b:,.1f}")
+        shown = (_rate(a), _rate(b))
         for digits in range(2, 18):
             if shown[0] != shown[1]:
                 break
-            shown = (f"{a:,.{digits}f}", f"{b:,.{digits}f}")
-        move = f"{100.0 * (b / a - 1.0):+.4g} %" if a != 0 else "from 0"
+            shown = (_rate(a, digits), _rate(b, digits))
+        change = _change(a, b)
+        move = f"{100.0 * change:+.4g} %" if change is not None else "from 0" if a == 0 else "a ratio past a float"
         lines.append(f"{label}{shown[0]} -> {shown[1]} tokens/s ({move})")
     return lines
 

@@ -467,6 +467,19 @@ def header_json(header: GGUFHeader, tensors: bool = True) -> dict[str, Any]:
     return out
 
 
+
+def architecture_cell(header: GGUFHeader) -> str:
+    """How ``header``'s ``general.architecture`` is shown: the name (:func:`~passprice.tables.printable`), ``''
+    (empty)`` for an empty one, the value and its type for one that is not a string, and ``(missing: no
+    general.architecture key)`` only when the key is absent (attack64: an empty name and a uint32 both read
+    "missing", a key the header holds). Raises nothing."""
+    value = header.metadata.get("general.architecture")
+    if value is None:
+        return "(missing: no general.architecture key)"
+    if not isinstance(value, str):
+        return f"(not a string: {printable(repr(value)[:40])})"
+    return printable(value) if value else "'' (empty)"
+
 def header_text(header: GGUFHeader, show_metadata: bool = False, show_tensors: bool = False) -> str:
     """A header for people: identity and layout, the shape figures the pricer reads, tensor types and bytes, and,
     on request, every metadata key and every tensor."""
@@ -483,7 +496,7 @@ def header_text(header: GGUFHeader, show_metadata: bool = False, show_tensors: b
     # tensors of id 255 read "236, 0 bytes").
     unknown = sum(1 for t in header.tensors if not ggml.known(t.type_id))
     counted = f"{total:,} bytes" + (f" ({unknown:,} of an unknown type not counted)" if unknown else "")
-    architecture = printable(header.architecture) if header.architecture else "(missing: no general.architecture key)"
+    architecture = architecture_cell(header)
     lines = [
         printable(f"{header.source}"),
         f"  architecture  {architecture}   GGUF v{header.version}, {header.byte_order}-endian, "

@@ -1198,17 +1198,19 @@ def _check_serving(header: GGUFHeader, s: Serving, routing_free: bool = False) -
     if s.activation_words == 0:
         raise Empty("activation words")
     experts = header.meta_int("expert_count")
-    if experts is not None and experts > 0:
-        used = header.meta_int("expert_used_count")
-        if used is not None and not 0 < used <= experts:
-            # A router that cannot be (k > E, k = 0) is the header's fault, said as kv says it (bad input, naming the
-            # file and key), before Routed and BadRouting send the reader after a routing record (walk45: a header
-            # of 9 experts a token of 8 was refused Routed, then "BadRouting: routing uniform does not fit").
-            from passprice.decode import check_header
+    if experts is not None or s.routing is not None:
+        # A header that does not read as a mixture of experts (k > E, k = 0, expert tensors that do not stack E, E = 0
+        # beside k = 8) is the header's fault, said as kv and check say it (bad input, exit 2, naming the file and
+        # key), before Routed and BadRouting send the reader after a routing record: walk45's header of 9 experts a
+        # token of 8 was refused Routed, then "BadRouting: routing uniform does not fit"; attack64's of 10^6 experts
+        # whose tensors stack 128 was refused Routed (advising uniform, which then said exit 2) or BadRouting, and
+        # one of expert_count = 0 beside 8 a token "BadRouting: the checkpoint is dense". (Kept once per header:
+        # :func:`~passprice.decode.check_header`.)
+        from passprice.decode import check_header
 
-            check_header(header)
-        if s.routing is None and not routing_free:
-            raise Routed(experts, header)
+        check_header(header)
+    if experts is not None and experts > 0 and s.routing is None and not routing_free:
+        raise Routed(experts, header)
     if s.draft is not None:
         d = s.draft
         values = [a.value for a in d.acceptance]
@@ -1237,12 +1239,13 @@ def _check_serving(header: GGUFHeader, s: Serving, routing_free: bool = False) -
         if short:
             raise BadPrefix(s.shared_prefix, f"is past the position {min(short):g} a context class has reached")
     used = header.meta_int("expert_used_count")
-    if not experts and s.routing is not None:
+    if not experts and s.routing is not None and not _holds_stacks(header):
         # A routing record on a dense checkpoint would be silently ignored: refused by name, as the likelier case is
         # the wrong checkpoint or card (DESIGN.md, Routing).
         raise BadRouting(
             s.routing.name,
-            "the checkpoint is dense (no expert_count): a routing record says how a mixture of experts' tokens route; "
+            f"the checkpoint is dense ({'no expert_count' if experts is None else f'expert_count {experts}'}): "
+            "a routing record says how a mixture of experts' tokens route; "
             "price it without --routing (or name a mixture of experts)",
         )
     if experts and used and s.routing is not None:
@@ -1253,6 +1256,15 @@ def _check_serving(header: GGUFHeader, s: Serving, routing_free: bool = False) -
         problem = mismatch(s.routing, experts, used)
         if problem is not None:
             raise BadRouting(s.routing.name, problem, experts, header)
+
+
+def _holds_stacks(header: GGUFHeader) -> bool:
+    """Whether ``header`` holds expert stacks (:func:`passprice.decode.expert_stacks`): one without
+    ``expert_count`` is no dense checkpoint, and its decode step refuses it by the missing key (attack64: it was
+    refused "BadRouting: the checkpoint is dense (no expert_count)")."""
+    from passprice.decode import expert_stacks
+
+    return bool(expert_stacks(header))
 
 
 def _contexts_problem(classes: Sequence[ContextClass], shares: float) -> str:

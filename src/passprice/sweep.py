@@ -1632,11 +1632,10 @@ def write_rows(
     sweep`` writes) is tested against, byte for byte."""
     n = 0
     if fmt == "csv":
-        writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\n")
-        writer.writeheader()
+        out.write(_csv_line(columns) + "\n")
         for row in rows:
             _check_finite(row)
-            writer.writerow({k: _cell(v) for k, v in row.items()})
+            out.write(_csv_line([_cell(row.get(k)) for k in columns]) + "\n")
             n += 1
         return n
     out.write("[")
@@ -1784,10 +1783,13 @@ def _row_lines(segment: Segment, fmt: str, columns: Sequence[str]) -> list[str]:
 
 
 def _csv_line(values: Sequence[Any]) -> str:
-    """``values`` as one CSV line without its end, quoted as :class:`csv.DictWriter` quotes them."""
+    """``values`` as one CSV line without its end, quoted as :class:`csv.writer` quotes them: a cell holding a
+    comma, a quote, a carriage return or a new line is quoted (written with ``lineterminator=""``, a cell of a path
+    holding a new line was not, and split its row in two: attack64; ``\r\n`` names both characters the quoting
+    looks for, and is cut off)."""
     buffer = io.StringIO()
-    csv.writer(buffer, lineterminator="").writerow(values)
-    return buffer.getvalue()
+    csv.writer(buffer, lineterminator="\r\n").writerow(values)
+    return buffer.getvalue()[:-2]
 
 
 #: The columns after ``batch``, in order.

@@ -67,6 +67,21 @@ def printable(text: str) -> str:
     return text if text.isprintable() else repr(text)
 
 
+#: The most characters a table cell taken from a header's string shows (:func:`cut`).
+CELL_CHARS = 40
+
+
+def cut(text: str, limit: int = CELL_CHARS) -> str:
+    """``text`` (:func:`printable`) for a table cell, cut to its ends and its length when longer than ``limit``
+    characters: one checkpoint whose ``general.architecture`` held 10,000 characters padded every row of
+    ``checkpoints`` to 10,094 characters (attack64). Raises nothing."""
+    shown = printable(text)
+    if len(shown) <= limit:
+        return shown
+    half = (limit - 1) // 2
+    return f"{shown[:half]}…{shown[-half:]} ({len(text):,} characters)"
+
+
 def percent(part: float, whole: float) -> str:
     """``part`` as a percentage of ``whole`` (``–`` when ``whole`` is 0)."""
     return "–" if whole == 0 else f"{100.0 * part / whole:.1f} %"
