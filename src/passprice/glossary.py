@@ -843,8 +843,9 @@ _TERMS = (
         "refusal: a metadata key the decode step needs is absent",
         "A refusal: the header lacks a key the decode step needs (a mixture of experts' `expert_count` and "
         "`expert_used_count`, MLA's `attention.kv_lora_rank`, a recurrent layer's `ssm.*` shape, a windowed "
-        "architecture's `attention.sliding_window`: gemma2, gemma3, cohere2, gpt-oss), named with why (and, for a "
-        "key the architecture needs, the header's file).",
+        "architecture's `attention.sliding_window`: gemma3, cohere2, gpt-oss, which llama.cpp reads as required; "
+        "gemma2's is optional, see `defaulted`), named with why (and, for a key the architecture needs, the "
+        "header's file).",
     ),
     Term(
         "UnclassifiedTensor",
@@ -1142,6 +1143,18 @@ _TERMS = (
         "its KV cache, however long the context; a global attention layer reads every position reached. `kv` "
         "lists the two kinds apart.",
         ("sliding window", "sliding-window attention", "window", "windowed", "global attention", "global"),
+    ),
+    Term(
+        "defaulted",
+        "a metadata key the header lacks, priced at llama.cpp's default (gemma2's window: 4,096 positions)",
+        "A key the header lacks that llama.cpp reads as optional, with a default it runs the model with, is priced "
+        "at that default, and the price says so: today only gemma2's `attention.sliding_window`, 4,096 positions "
+        "(llama.cpp src/llama-model.cpp at a5410f046c, `load_hparams`: `hparams.n_swa = 4096; // default value of "
+        "gemma 2`, then the key read optional). `price`, `best` and `max-batch` print it on a `defaulted` line "
+        "(the key, the value, the citation), and their `--json` holds `defaulted`: `[{\"key\", \"value\", "
+        "\"source\"}]` (absent when nothing is defaulted). The other windowed architectures (gemma3, cohere2, "
+        "gpt-oss) have no default: llama.cpp refuses such a header, and so does passprice (`MissingMetadata`).",
+        ("default window", "defaulted window"),
     ),
     Term(
         "attention",
