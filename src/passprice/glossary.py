@@ -1195,7 +1195,9 @@ _TERMS = (
         "model's context length is refused (`ContextBeyondModel`; passprice explain context). The card's limit is "
         "the price every command prints: every term at the card's own rates, the largest binding, which no runtime "
         "reaches; `--stack S` prints a serving stack's expected price beside it, and their ratio (`× limit`; "
-        "passprice explain stack).",
+        "passprice explain stack). A review's lock made under a stack says its `tokens/s` line is the limit's "
+        "(`tokens/s  996.1 → 996.1  (limit +0 %)`); the price it pins moves on its `expected` line, as its markdown "
+        "row's `+0.2191 % expected (limit +0 %)`.",
         ("limits", "--limit", "the limit", "card's limit", "the card's limit", "limit price"),
     ),
     Term(
