@@ -6410,8 +6410,8 @@ def diff_text(d: Diff) -> str:
             expected = _expected_shift(lock)
             # A lock made under a stack pins its expected price (the `expected` line below): this line is the
             # card's limit, said so as the markdown row's `(limit +0 %)` (it read `(+0 %)`, taken for the lock's move).
-            said = "limit " if expected is not None else ""
-            rel = (f"  ({said}{_pct(lock.relative)})" if lock.relative is not None else
+            limit_said = "limit " if expected is not None else ""
+            rel = (f"  ({limit_said}{_pct(lock.relative)})" if lock.relative is not None else
                    "  (limit)" if expected is not None else "")
             if lock.unsound_limit:
                 rel += "  HEAD's price rests on derived facts that do not follow: not a price to publish"
