@@ -220,6 +220,7 @@ def test_gemma2_without_its_window_is_priced_at_llama_cpps_default_of_4096_and_s
     for command in ("price", "best", "max-batch"):
         priced[command] = out = json.loads(invoke(command, *args, "--json").stdout)
         assert out["defaulted"] == [{"key": "gemma2.attention.sliding_window", "value": 4096, "source": d.source}]
+    assert json.loads(invoke("kv", str(path), "--json").stdout)["defaulted"] == priced["price"]["defaulted"]
     text = invoke("price", *args).stdout
     assert ("\n  defaulted     gemma2.attention.sliding_window 4,096 positions: not in the header, so llama.cpp's "
             "default is priced (llama.cpp src/llama-model.cpp at a5410f046c (") in text

@@ -3732,9 +3732,10 @@ def kv_command(
         raise Refused(f"every context is past {checkpoint}'s context length {report.model_context:,}", data)
     _finite(data)
     if as_json:
-        _echo_json(data)
+        _echo_json({**data, **_defaulted_json(header)})
     else:
         click.echo(kv_text(report))
+        _echo_defaulted(header)
 
 
 @cli.command("roofline")
