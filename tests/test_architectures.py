@@ -32,6 +32,7 @@ from passprice.decode import (
     StageKind,
     UnknownArchitecture,
     decode_step,
+    defaulted_window,
 )
 from passprice.sweep import COLUMNS
 from synth import header
@@ -84,7 +85,10 @@ def _kv(arch: str, blocks: int, ctx: int, **meta: int) -> tuple[float, list[Laye
 
 def test_the_table_gives_the_window_periods_that_were_priced() -> None:
     assert dict(WINDOW_PERIODS) == {"gemma3": 6, "gemma2": 2, "cohere2": 4, "gpt-oss": 2}
-    assert {a.name for a in KNOWN.values() if "attention.sliding_window" in a.needs} == set(WINDOW_PERIODS)
+    # gemma2's window is optional in llama.cpp (default 4,096): every other windowed architecture needs its key.
+    assert {a.name for a in KNOWN.values() if "attention.sliding_window" in a.needs} == set(WINDOW_PERIODS) - {
+        "gemma2"}
+    assert {a.name: a.window_default for a in KNOWN.values() if a.window_default is not None} == {"gemma2": 4096}
     assert list(KNOWN) == ["llama", "qwen2", "qwen3", "qwen3moe", "qwen3next", "qwen35", "deepseek2", "gemma2",
                            "gemma3", "cohere2", "gpt-oss"]
     assert architectures.ALIASES == {}  # none cited yet: none guessed
@@ -153,6 +157,8 @@ def test_an_unknown_architecture_is_refused_by_name_and_a_windowed_one_without_i
     assert decode_step(header(_meta(2), _tensors(2), "llama"), Deployment(ctx=10)).held_bytes(
         HeldClass.KV_CACHE) == 2 * PER_POSITION * 10
     for arch, period in WINDOW_PERIODS.items():
+        if arch == "gemma2":  # priced at llama.cpp's default window: test_gemma2_without_its_window_...
+            continue
         with pytest.raises(MissingMetadata) as m:
             decode_step(header(_meta(2), _tensors(2), arch), Deployment())
         assert m.value.fields() == {"keys": [f"{arch}.attention.sliding_window"], "why": m.value.why,
@@ -187,6 +193,41 @@ def test_gemma3_without_its_window_is_refused_naming_the_file_and_key(tmp_path: 
     assert (out["step"]["keys"], out["step"]["file"]) == (["gemma3.attention.sliding_window"], str(path))
     assert invoke("price", "--checkpoint", str(_file(tmp_path / "w.gguf", "gemma3", window=64)), "--card",
                   "h200_sxm_141gb").exit_code == 0
+
+
+def test_gemma2_without_its_window_is_priced_at_llama_cpps_default_of_4096_and_says_so(tmp_path: Path) -> None:
+    # arch41 refused it (MissingMetadata); llama.cpp (src/llama-model.cpp at a5410f046c, LLM_ARCH_GEMMA2) sets
+    # n_swa = 4096 and reads the key optional, so it runs such a file with a window of 4,096.
+    # 2 blocks, period 2: block 0 windowed (4,096 of the 10,000 positions), block 1 global (all 10,000).
+    kv, kinds = _kv("gemma2", 2, 10_000)
+    assert kinds == [LayerKind.WINDOWED, LayerKind.ATTENTION]
+    assert kv == PER_POSITION * 4096 + PER_POSITION * 10_000 == 1_804_288
+    assert _kv("gemma2", 2, 10_000, **{"attention.sliding_window": 4096}) == (kv, kinds)
+    assert _kv("gemma2", 2, 10_000, **{"attention.sliding_window": 64})[0] == PER_POSITION * (64 + 10_000)
+    bare = header(_meta(2), _tensors(2), "gemma2")
+    d = defaulted_window(bare)
+    assert d is not None and (d.key, d.window) == ("gemma2.attention.sliding_window", 4096)
+    assert "src/llama-model.cpp at a5410f046c" in d.source and "hparams.n_swa = 4096" in d.source
+    assert architecture_note(bare, "g") is None  # import no longer warns every price is refused
+    # Named in the header, or an architecture whose key llama.cpp requires: nothing defaulted.
+    assert defaulted_window(header({**_meta(2), "attention.sliding_window": 64}, _tensors(2), "gemma2")) is None
+    for arch in ("gemma3", "cohere2", "gpt-oss", "llama"):
+        assert defaulted_window(header(_meta(2), _tensors(2), arch)) is None
+    # The price says so: a `defaulted` line (key, value, citation) and --json's `defaulted`; none with the key.
+    path = _file(tmp_path / "g2.gguf", "gemma2")
+    args = ("--checkpoint", str(path), "--card", "h200_sxm_141gb")
+    priced = {}
+    for command in ("price", "best", "max-batch"):
+        priced[command] = out = json.loads(invoke(command, *args, "--json").stdout)
+        assert out["defaulted"] == [{"key": "gemma2.attention.sliding_window", "value": 4096, "source": d.source}]
+    assert json.loads(invoke("kv", str(path), "--json").stdout)["defaulted"] == priced["price"]["defaulted"]
+    text = invoke("price", *args).stdout
+    assert ("\n  defaulted     gemma2.attention.sliding_window 4,096 positions: not in the header, so llama.cpp's "
+            "default is priced (llama.cpp src/llama-model.cpp at a5410f046c (") in text
+    given = ("--checkpoint", str(_file(tmp_path / "w.gguf", "gemma2", window=4096)), "--card", "h200_sxm_141gb")
+    with_key = json.loads(invoke("price", *given, "--json").stdout)
+    assert "defaulted" not in with_key and "defaulted" not in invoke("price", *given).stdout
+    assert with_key["tokens_per_s"] == priced["price"]["tokens_per_s"]  # the same price as the key at 4,096
 
 
 def test_import_records_an_unknown_architecture_and_warns_and_sweep_refuses_it(tmp_path: Path) -> None:

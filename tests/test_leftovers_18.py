@@ -241,7 +241,7 @@ def test_diff_shows_a_stack_locks_expected_price_and_no_setting_as_the_figure(re
                      "the fit of stack llamacpp-cuda-2405's runs: re-fit it (`passprice calibrate --stack "
                      "llamacpp-cuda-2405`); price moved, lock not updated (expected.pass_s)")
     assert lines[at + 3: at + 8] == [
-        "    tokens/s  996.1 → 996.1  (+0 %)",
+        "    tokens/s  996.1 → 996.1  (limit +0 %)",  # arch43: was "(+0 %)", read as the lock's move
         # left23: priced again with the stack re-fitted, the expected price does not move at all
         "    recomputed  tokens/s 996.1 → 996.1 (+0 %), as HEAD wrote it +0 %; expected 237.4 → 237.4 (+0 %), once "
         "stack.overhead.layer follows from its inputs (recomputed and the stack re-fitted as passprice would write "

@@ -125,7 +125,12 @@ def test_the_lock_row_names_what_moved_and_the_move_of_the_price_it_pins(reviewe
         "`stack.overhead.layer`", "`stack.share.read`", "`stack.share.append`", "`stack.share.vector`",
         "`stack.share.scale`"]
     assert cells[7] == f"{move} expected (limit +0 %)"  # was "+0 %"
-    assert f"    expected  {expected[0]:,.1f} → {expected[1]:,.1f}  ({move}) under stack {STACK}" in diff_text(reviewed)
+    text = diff_text(reviewed)
+    assert f"    expected  {expected[0]:,.1f} → {expected[1]:,.1f}  ({move}) under stack {STACK}" in text
+    # arch43: the text's tokens/s line is the card's limit, said so as the row's "(limit +0 %)" (it read "(+0 %)")
+    limit = f"{lock['before']['tokens_per_s']:,.1f}"
+    assert lock["after"]["tokens_per_s"] == lock["before"]["tokens_per_s"]
+    assert f"\n    tokens/s  {limit} → {limit}  (limit +0 %)\n" in text
 
 
 def test_lock_update_says_the_price_it_replaces(review: tuple[Path, Path, str], as_json: dict[str, Any]) -> None:

@@ -57,17 +57,37 @@ class Architecture:
     features: frozenset[str] = attrs.field(
         default=frozenset(), validator=attrs.validators.deep_iterable(attrs.validators.in_(FEATURES))
     )
+    #: The window (positions) llama.cpp runs a header without :data:`WINDOW_KEY` with, ``None`` when it refuses such
+    #: a header (the key then in :attr:`needs`); ``window_default_source`` cites where llama.cpp sets it.
+    window_default: int | None = attrs.field(default=None, validator=attrs.validators.optional(attrs.validators.ge(1)))
+    window_default_source: str = ""
 
 
-_SWA = "llama.cpp src/llama-model.cpp, llama_model::load_hparams: hparams.set_swa_pattern({p}), {key} required"
+_SWA = "llama.cpp src/llama-model.cpp, llama_model::load_hparams: hparams.set_swa_pattern({p}), {key} {read}"
+
+#: Where llama.cpp gives gemma2 a window its header does not name (session 36, arch43): src/llama-model.cpp at
+#: a5410f046c, ``llama_model::load_hparams``, ``case LLM_ARCH_GEMMA2``: ``hparams.n_swa = 4096; // default value of
+#: gemma 2`` then ``ml.get_key(LLM_KV_ATTENTION_SLIDING_WINDOW, hparams.n_swa, false)`` (optional: the 4,096 stands
+#: when the key is absent); the same at 00342301d0. gemma3 and cohere2 read the key required at both commits
+#: (``get_key`` without ``false``; a5410f046c's ``n_swa_pattern`` 6 and 4), gpt-oss (``LLM_ARCH_OPENAI_MOE``, not yet
+#: in a5410f046c) required at 00342301d0: those refuse a header without it, and so does passprice.
+GEMMA2_WINDOW_SOURCE = (
+    "llama.cpp src/llama-model.cpp at a5410f046c (llama_model::load_hparams, LLM_ARCH_GEMMA2: hparams.n_swa = 4096 "
+    "\"default value of gemma 2\", then get_key(LLM_KV_ATTENTION_SLIDING_WINDOW, hparams.n_swa, false): the key "
+    "optional)"
+)
 
 
 def _windowed(
-    name: str, period: int, models: str, rules: str, pinned: str, source: str, features: frozenset[str] = frozenset()
+    name: str, period: int, models: str, rules: str, pinned: str, source: str, features: frozenset[str] = frozenset(),
+    default: int | None = None, default_source: str = "",
 ) -> Architecture:
-    """A windowed architecture: its period, and its window key needed (llama.cpp reads it with ``get_key`` required)."""
-    cited = f"{_SWA.format(p=period, key=f'{name}.{WINDOW_KEY}')}; {source}"
-    return Architecture(name, models, rules, pinned, cited, period, (WINDOW_KEY,), features)
+    """A windowed architecture: its period, and its window key needed (llama.cpp reads it with ``get_key`` required),
+    or, with ``default``, optional: llama.cpp runs a header without it with that window (``default_source``)."""
+    read = "required" if default is None else f"optional (default {default})"
+    cited = f"{_SWA.format(p=period, key=f'{name}.{WINDOW_KEY}', read=read)}; {source}"
+    needs = (WINDOW_KEY,) if default is None else ()
+    return Architecture(name, models, rules, pinned, cited, period, needs, features, default, default_source)
 
 
 #: The architectures passprice prices, by ``general.architecture``: each implemented (DESIGN.md, The decode step)
@@ -135,8 +155,11 @@ KNOWN: Mapping[str, Architecture] = {
             2,
             "Gemma 2",
             "windowed then global layers, alternating; tied head",
-            "tests/test_serving.py (a windowed layer beside a full one)",
+            "tests/test_serving.py (a windowed layer beside a full one); tests/test_architectures.py (its default "
+            "window)",
             "google/gemma-2 config.json",
+            default=4096,
+            default_source=GEMMA2_WINDOW_SOURCE,
         ),
         _windowed(
             "gemma3",
@@ -190,7 +213,7 @@ def known_names() -> str:
 def markdown() -> str:
     """The known architectures as a markdown table (the README's and DESIGN.md's list, between their
     ``architectures: begin`` and ``end`` markers): name, models, what is priced beyond a dense GQA block, the
-    window period and the keys it needs, what pins it."""
+    window period and the keys it needs (or the window llama.cpp gives a header without its key), what pins it."""
     rows = [
         "| `general.architecture` | checkpoints | priced beyond a dense GQA block | sliding window | needs "
         "| pinned by |",
@@ -199,6 +222,9 @@ def markdown() -> str:
     for a in KNOWN.values():
         window = f"period {a.window_period}" if a.window_period else "none"
         needs = ", ".join(f"`{a.name}.{k}`" for k in a.needs) or "—"
+        if a.window_default is not None:
+            needs = (f"— (`{a.name}.{WINDOW_KEY}` optional: without it the window is {a.window_default:,}, "
+                     "llama.cpp's default, and the price says so)")
         rows.append(f"| `{a.name}` | {a.models} | {a.rules} | {window} | {needs} | {a.pinned} |")
     for name, (known, source) in ALIASES.items():  # pragma: no cover - none today
         rows.append(f"| `{name}` | priced as `{known}` ({source}) | | | | |")

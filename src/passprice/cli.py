@@ -1849,6 +1849,25 @@ def _with_routing_note(data: dict[str, Any], note: str | None, header: Any = Non
     return out
 
 
+def _defaulted_json(header: Any) -> dict[str, Any]:
+    """``{"defaulted": [{"key", "value", "source"}]}`` when ``header``'s window is priced from llama.cpp's default
+    (:func:`passprice.decode.defaulted_window`: a gemma2 header without its window), else ``{}``. Added for output
+    only, as the routing note is."""
+    from passprice.decode import defaulted_window
+
+    d = defaulted_window(header)
+    return {} if d is None else {"defaulted": [d.to_json()]}
+
+
+def _echo_defaulted(header: Any) -> None:
+    """The text line of :func:`_defaulted_json`: ``  defaulted     KEY N positions: …`` (nothing without one)."""
+    from passprice.decode import defaulted_window
+
+    d = defaulted_window(header)
+    if d is not None:
+        click.echo(f"  defaulted     {escaped(d.line())}")
+
+
 def _stack_facts(expected: Any) -> dict[str, Any] | None:
     """The facts of the stack an expected price was made under, by lock path (``None`` without one)."""
     return expected.stack.lock_facts() if expected is not None else None
@@ -1988,6 +2007,7 @@ def price_command(
     fitted = _fit_check(ctx, expected, lock_ref)
     if as_json:
         _echo_price_json({**_with_span(_with_routing_note(data, note, resolved.header), reach),
+                          **_defaulted_json(resolved.header),
                           **({} if fitted is None else {"stack_fit": fitted.to_json()}),
                           "stale": stale.to_json(), "lock": g.to_json(moved, relabels, drifts, given)})
     else:
@@ -1996,6 +2016,7 @@ def price_command(
         click.echo(cost_text(cost, title, resolved.spec, float_matrices(resolved.header, resolved.card),
                              under_stack=expected is not None, routing_note=note,
                              experts_held=routed_expert_bytes(resolved.header) if cost.routed is not None else None))
+        _echo_defaulted(resolved.header)
         if expected is not None:
             click.echo(expected_text(expected))
             if reach is not None and reach.runs:
@@ -2063,6 +2084,7 @@ def best_command(
     fitted = _fit_check(ctx, expected, lock_ref)
     if as_json:
         _echo_price_json({**_with_span(_with_routing_note(data, note, resolved.header), reach),
+                          **_defaulted_json(resolved.header),
                           "memory_use": resolved.serving.memory_use,  # the searches' headroom (walkthrough 39)
                           **({} if fitted is None else {"stack_fit": fitted.to_json()}),
                           "stale": stale.to_json(), "lock": g.to_json(moved, relabels, drifts, given)})
@@ -2073,6 +2095,7 @@ def best_command(
                              under_stack=expected is not None, routing_note=note,
                              experts_held=routed_expert_bytes(resolved.header) if cost.routed is not None else None,
                              best=True))
+        _echo_defaulted(resolved.header)
         if expected is not None:
             click.echo(expected_text(expected))
             if reach is not None and reach.runs:
@@ -2294,12 +2317,14 @@ def max_batch_command(
         if under is not None:
             data.update({"stack": stack, "expected_max_batch": under, "reserved_bytes": reserved,
                          "stack_batches": list(held) if held is not None else None})
-        _echo_price_json({**_with_span(data, reach), "lock": g.to_json(relabels=relabels, drifted=drifts)})
+        _echo_price_json({**_with_span(data, reach), **_defaulted_json(resolved.header),
+                          "lock": g.to_json(relabels=relabels, drifted=drifts)})
     else:
         use = resolved.serving.memory_use
         sequences = "sequence" if n == 1 else "sequences"
         click.echo(f"{resolved.spec.checkpoint} on {resolved.card.name}: at most {n:,} {sequences} a pass"
                    + (f" filling at most {100.0 * use:.4g} % of card memory (memory use)" if use is not None else ""))
+        _echo_defaulted(resolved.header)
         from passprice.serving import memory_bound
         from passprice.tables import si
 
@@ -3707,9 +3732,10 @@ def kv_command(
         raise Refused(f"every context is past {checkpoint}'s context length {report.model_context:,}", data)
     _finite(data)
     if as_json:
-        _echo_json(data)
+        _echo_json({**data, **_defaulted_json(header)})
     else:
         click.echo(kv_text(report))
+        _echo_defaulted(header)
 
 
 @cli.command("roofline")

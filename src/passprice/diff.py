@@ -6407,7 +6407,12 @@ def diff_text(d: Diff) -> str:
             lines.append(f"  {lock.name} ({lock.path}, card {lock.card}, {lock.kind}): {_review(d, lock)}")
             lines.append(f"    changed   {_inputs(lock) or '–'}")
             lines.append(f"    floors    {_held(lock)} → {lock.floors()}")
-            rel = f"  ({_pct(lock.relative)})" if lock.relative is not None else ""
+            expected = _expected_shift(lock)
+            # A lock made under a stack pins its expected price (the `expected` line below): this line is the
+            # card's limit, said so as the markdown row's `(limit +0 %)` (it read `(+0 %)`, taken for the lock's move).
+            limit_said = "limit " if expected is not None else ""
+            rel = (f"  ({limit_said}{_pct(lock.relative)})" if lock.relative is not None else
+                   "  (limit)" if expected is not None else "")
             if lock.unsound_limit:
                 rel += "  HEAD's price rests on derived facts that do not follow: not a price to publish"
             before, after = _shorts(lock)
@@ -6418,7 +6423,6 @@ def diff_text(d: Diff) -> str:
             if lock.alone:
                 lines.append(f"    alone     {_alone(lock)}  (each changed fact alone: {_alone_what(lock)})")
             lines.append(f"    recorded  {_recorded(lock)}")
-            expected = _expected_shift(lock)
             if expected is not None:
                 stale = ("  HEAD's expected price rests on stack facts that do not follow: not a price to publish"
                          if lock.unsound_expected else "")

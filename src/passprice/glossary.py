@@ -843,8 +843,9 @@ _TERMS = (
         "refusal: a metadata key the decode step needs is absent",
         "A refusal: the header lacks a key the decode step needs (a mixture of experts' `expert_count` and "
         "`expert_used_count`, MLA's `attention.kv_lora_rank`, a recurrent layer's `ssm.*` shape, a windowed "
-        "architecture's `attention.sliding_window`: gemma2, gemma3, cohere2, gpt-oss), named with why (and, for a "
-        "key the architecture needs, the header's file).",
+        "architecture's `attention.sliding_window`: gemma3, cohere2, gpt-oss, which llama.cpp reads as required; "
+        "gemma2's is optional, see `defaulted`), named with why (and, for a key the architecture needs, the "
+        "header's file).",
     ),
     Term(
         "UnclassifiedTensor",
@@ -1144,6 +1145,18 @@ _TERMS = (
         ("sliding window", "sliding-window attention", "window", "windowed", "global attention", "global"),
     ),
     Term(
+        "defaulted",
+        "a metadata key the header lacks, priced at llama.cpp's default (gemma2's window: 4,096 positions)",
+        "A key the header lacks that llama.cpp reads as optional, with a default it runs the model with, is priced "
+        "at that default, and the price says so: today only gemma2's `attention.sliding_window`, 4,096 positions "
+        "(llama.cpp src/llama-model.cpp at a5410f046c, `load_hparams`: `hparams.n_swa = 4096; // default value of "
+        "gemma 2`, then the key read optional). `price`, `best`, `max-batch` and `kv` print it on a `defaulted` line "
+        "(the key, the value, the citation), and their `--json` holds `defaulted`: `[{\"key\", \"value\", "
+        "\"source\"}]` (absent when nothing is defaulted). The other windowed architectures (gemma3, cohere2, "
+        "gpt-oss) have no default: llama.cpp refuses such a header, and so does passprice (`MissingMetadata`).",
+        ("default window", "defaulted window"),
+    ),
+    Term(
         "attention",
         "where attention's products over the KV cache run: the vector units (default) or the array",
         "`--attention vector|array`: where attention's scores (query · key) and weighted sums (weights · value) "
@@ -1182,7 +1195,9 @@ _TERMS = (
         "model's context length is refused (`ContextBeyondModel`; passprice explain context). The card's limit is "
         "the price every command prints: every term at the card's own rates, the largest binding, which no runtime "
         "reaches; `--stack S` prints a serving stack's expected price beside it, and their ratio (`× limit`; "
-        "passprice explain stack).",
+        "passprice explain stack). A review's lock made under a stack says its `tokens/s` line is the limit's "
+        "(`tokens/s  996.1 → 996.1  (limit +0 %)`); the price it pins moves on its `expected` line, as its markdown "
+        "row's `+0.2191 % expected (limit +0 %)`.",
         ("limits", "--limit", "the limit", "card's limit", "the card's limit", "limit price"),
     ),
     Term(

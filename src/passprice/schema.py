@@ -636,6 +636,31 @@ def _explain(error: Any) -> str:
     return f"{_key_path(where)}: {message}"
 
 
+def _forms(error: Any) -> str | None:
+    """The line for a value none of a key's forms (``oneOf``) takes, when the key's schema states its forms in an
+    ``errorMessage`` (a sweep file's ``batches``: a list or a ``{ from, to, factor }`` range, not the command line's
+    ``'1-4096*2'``) and the value, or a part of it, is of a wrong type: the key path and the value (or, inside a
+    form, the part that is wrong and why), then the forms.
+    jsonschema's own words named one form alone (``batches: '1-4096*2' is not of type 'array'``, ``batches.factor:
+    1.01 is not of type 'integer'``; arch43). ``None`` for any other error: :func:`_explain` says it."""
+    forms = error.schema.get("errorMessage") if isinstance(error.schema, Mapping) else None
+    if error.validator not in ("oneOf", "anyOf") or not isinstance(forms, str):
+        return None
+    where = list(error.absolute_path)
+    # the form that got furthest into the value, a bound or a missing key before a type (as _explain picks); one
+    # that is the right form with a wrong bound or key (`[1, 2, 1]`, `{ from = 0, … }`) is _explain's line alone
+    deepest = max(error.context, key=lambda e: (len(e.absolute_path), e.validator != "type"), default=None)
+    if deepest is not None and deepest.validator != "type":
+        return None
+    if deepest is None or len(deepest.absolute_path) <= len(where):
+        said = f"{_key_path(where)}: {shown_value(error.instance)} is none of the forms it takes"
+    elif deepest.validator_value == "integer":
+        said = f"{_key_path(list(deepest.absolute_path))}: {shown_value(deepest.instance)} is not a whole number"
+    else:
+        said = _explain(deepest)
+    return f"{said}; {_key_path(where)} is {forms}"
+
+
 def _oversized(document: Mapping[str, Any], schema: Mapping[str, Any], node: Mapping[str, Any] | None = None,
                at: str = "") -> list[str]:
     """The arrays of ``document`` longer than the schema's ``maxItems`` for them, one line each, found before the
@@ -696,7 +721,8 @@ def problems(document: Mapping[str, Any], kind: str, folder: Path | None = None)
     patterned = {tuple(e.absolute_path) for e in errors if e.validator == "pattern"}
     loose = _looser_bounds(errors)
     found = [((list(map(str, e.absolute_path)), e.message),
-              _false_key(e, validator.schema, document) or _explain(e) + _branches(e, validator.schema, document))
+              _false_key(e, validator.schema, document) or _forms(e) or _explain(e)
+              + _branches(e, validator.schema, document))
              for e in errors if not (e.validator == "oneOf" and not e.context and tuple(e.absolute_path) in typed)
              and not (e.validator == "type" and isinstance(e.instance, float) and tuple(e.absolute_path) in said)
              and not (e.validator == "format" and tuple(e.absolute_path) in patterned) and id(e) not in loose]
