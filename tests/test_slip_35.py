@@ -104,7 +104,7 @@ def test_a_run_moved_into_a_new_file_with_its_figure_moved_is_to_verify(registry
     status, text, out = review(path)
     assert status == 0, text
     assert "no fact changed; 2 other files changed; 1 measured run to verify in its source" in text
-    assert (f"1 measured run to verify in its source: {RUN} cited anew (locator … 7.40 ms per token,   "
+    assert (f"1 measured run to verify in its source: {RUN} cited anew (locator …( 7.40 ms per token, "
             "[135.07 → 155.07] tokens per second)' (the third, …, tokens/s 135.07 → 155.07 (+14.81 %)): does "
             "xiongjiedai-gpu-benchmarks: ") in text
     assert out["runs_to_verify"] == {"registry/measurements/new-points.toml": 1}
