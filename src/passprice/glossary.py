@@ -885,7 +885,10 @@ _TERMS = (
         "serving must name: `--routing NAME` or `routing = NAME` in the serving (`facts/routing/uniform.toml` "
         "states uniform routing as an assumption). The line names the records registered here that fit the "
         "checkpoint's router, its expert count and experts a token (`; registered here for 128 experts, 8 a token: "
-        "uniform (assumed; any checkpoint)`; `--json`: `expert_count`, `records`).",
+        "uniform (assumed; any checkpoint)`; `--json`: `expert_count`, `records`). A refusal no record can lift is "
+        "said before it: an architecture passprice does not price (`Step`) and a batch the card cannot hold whatever "
+        "the routing (`NotResident`: every expert is held). A sweep whose every row is refused so ends its one "
+        "refusal line with this one, records included.",
     ),
     Term(
         "BadRouting",
@@ -896,7 +899,7 @@ _TERMS = (
         "checkpoint without `--routing`, or name the mixture of experts meant. Of a mixture of experts the line "
         "names the records registered for its router, as `Routed` does, the refused one left out "
         "(`; registered here for 32 experts, 4 a token: uniform (assumed; any checkpoint)`; `--json`: "
-        "`expert_count`, `records`).",
+        "`expert_count`, `records`). A sweep whose every row is refused so ends its one refusal line with this one.",
     ),
     Term(
         "NoHostLink",
