@@ -156,3 +156,24 @@ def test_sweep_rows_say_what_price_says() -> None:
     ]  # fmt: skip
     qwen = invoke("sweep", "--checkpoint", QWEN, "--cards", "rtx_3090", "--batches", "17,18")
     assert [row["refusal"] for row in rows(qwen.stdout)] == ["Routed", "NotResident"]
+
+
+def test_a_capped_sweeps_best_says_a_batch_between_may_be_faster() -> None:
+    """Qwen3-30B-A3B on the measured record, an H200, position 512, TPOT ≤ 20 ms: the doubling grid's best is 256
+    (36,057.7 tokens/s), where `best` finds 304 (39,322.5): the line says a batch between 256 and 512 may be faster.
+    A grid with every batch around the best (303, 304, 305) says nothing more."""
+    args = ("sweep", "--checkpoint", QWEN, "--routing", "qwen3-30b-a3b-measured", "--cards", "h200_sxm_141gb",
+            "--positions", "512", "--max-tpot", "0.02", "--batches")
+    gaps = invoke(*args, "128,256,512")
+    assert gaps.exit_code == 0, gaps.output
+    assert gaps.stderr == (
+        f"passprice: {QWEN} on h200_sxm_141gb: best batch within TPOT ≤ 20 ms: 256, 36,057.7 tokens/s at 7.1 ms — the "
+        "best of the batches swept; one between 256 and 512 may be faster (`passprice best --max-tpot` searches every "
+        "batch)\n"
+    )
+    dense = invoke(*args, "303,304,305")
+    assert dense.stderr == f"passprice: {QWEN} on h200_sxm_141gb: best batch within TPOT ≤ 20 ms: 304, 39,322.5 " \
+                           "tokens/s at 7.731 ms\n"
+    best = invoke("best", "--checkpoint", QWEN, "--routing", "qwen3-30b-a3b-measured", "--card", "h200_sxm_141gb",
+                  "--position", "512", "--max-tpot", "0.02")
+    assert "batch 304 sequences" in best.stdout and "39,322.5" in best.stdout
