@@ -96,7 +96,7 @@ def test_unknown_architecture_is_said_before_routed(headers: dict[str, Path], ro
     """olmoe, 64 experts: refused for its architecture with or without a routing record, never Routed first."""
     r = invoke("price", "--checkpoint", str(headers["olmoe"]), "--card", "h200_sxm_141gb", "--batch", "8", *routing)
     assert r.exit_code == 1, r.output
-    assert "refused: Step: decode step refused:" in r.output
+    assert "refused: Step: decode step refused (UnknownArchitecture):" in r.output
     assert "general.architecture 'olmoe' is no architecture passprice prices" in r.output
     assert "Routed" not in r.output
 

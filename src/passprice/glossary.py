@@ -818,8 +818,8 @@ _TERMS = (
         "refusal: the checkpoint's decode step cannot be read off its header (MissingMetadata …)",
         "A refusal of the checkpoint itself: its decode step cannot be read off the header, for the reason it "
         "carries: `UnknownArchitecture`, `TensorNotInArchitecture`, `MissingMetadata`, `UnclassifiedTensor` or "
-        "`UnknownType`. A sweep row's "
-        "refusal cell names it too: `Step: UnknownArchitecture: why`.",
+        "`UnknownType`, named on the line (`Step: decode step refused (UnknownArchitecture): why`; `--json`: "
+        "`step.refusal`). A sweep row's refusal cell names it too: `Step: UnknownArchitecture: why`.",
     ),
     Term(
         "TensorNotInArchitecture",

@@ -318,7 +318,9 @@ class Step(ServingRefusal):
 
     def __init__(self, refusal: DecodeRefusal) -> None:
         self.refusal = refusal
-        super().__init__(f"decode step refused: {refusal}")
+        # The reason's name on the line (walk48: `Step: decode step refused: …olmoe…` named no word `explain` reads,
+        # where import's warning and a sweep's cell say `UnknownArchitecture`).
+        super().__init__(f"decode step refused ({refusal.name}): {refusal}")
 
     def fields(self) -> dict[str, Any]:
         return {"step": {"refusal": self.refusal.name, **self.refusal.fields()}}
