@@ -250,11 +250,12 @@ def test_import_records_an_unknown_architecture_and_warns_and_sweep_refuses_it(t
     # arch42: the row says which refusal of the step stopped it and why, as price --json does (it said Step alone).
     row = json.loads(r.stdout)[0]
     assert (row["step"], row["message"]) == (out["step"], out["message"])
-    assert row["step"]["refusal"] == "UnknownArchitecture" and row["message"].startswith("decode step refused: ")
+    said = "decode step refused (UnknownArchitecture): "  # walk48: the reason named on the line
+    assert row["step"]["refusal"] == "UnknownArchitecture" and row["message"].startswith(said)
     r = invoke("sweep", "s", "--batches", "1", root=root)
     cells = next(csv.DictReader(io.StringIO(r.stdout[r.stdout.index("card,"):])))
     assert r.exit_code == 1 and list(cells) == list(COLUMNS)  # the same columns
-    assert cells["refusal"] == f"Step: UnknownArchitecture: {out['message'].removeprefix('decode step refused: ')}"
+    assert cells["refusal"] == f"Step: UnknownArchitecture: {out['message'].removeprefix(said)}"
     assert cells["refusal"].startswith(f"Step: UnknownArchitecture: {out['step']['file']}: general.architecture 'foo'")
     assert "no row of the sweep has a price" in r.stderr and "Step: UnknownArchitecture: " in r.stderr
     r = invoke("sweep", "s", "--batches", "1", "--stack", "llamacpp-cuda-2405", "--json", root=root)

@@ -66,10 +66,14 @@ def test_refused_cards_are_rows_and_nothing_priced_is_a_refusal() -> None:
         "411,173,846,016 bytes but holds 141,000,000,000"
     )
     assert out.stderr.rstrip().endswith("(on h200_sxm_141gb; the others likewise)")
-    routed = invoke("compare", "--checkpoint", "deepseek-v3-q4_k_m", "--cards", "h200_sxm_141gb", "--limit", "1024",
-                    "--position", "512", "--json")
+    routed = invoke("compare", "--checkpoint", "qwen3-30b-a3b-q4_k_m", "--cards", "h200_sxm_141gb", "--limit",
+                    "1024", "--position", "512", "--json")
     data = json.loads(routed.stdout)  # a mixture of experts given by checkpoint alone names no routing record
     assert routed.exit_code == 1 and data["cards"][0]["refusal"] == "Routed" and data["own_card"] is None
+    # ... unless no routing record makes it fit (walk48): DeepSeek-V3's 403.5 GB of weights on a 141 GB card.
+    unfit = invoke("compare", "--checkpoint", "deepseek-v3-q4_k_m", "--cards", "h200_sxm_141gb", "--limit", "1024",
+                   "--position", "512", "--json")
+    assert unfit.exit_code == 1 and json.loads(unfit.stdout)["cards"][0]["refusal"] == "NotResident"
 
 
 def test_bad_cards_are_the_options_errors() -> None:

@@ -58,7 +58,7 @@ def test_import_of_an_unknown_tensor_type_warns_and_its_price_says_what_to_fix(t
     assert priced.exit_code == 1, priced.output
     assert json.loads(priced.stdout)["refusal"] == "Step"
     assert priced.stderr == (
-        "passprice: refused: Step: decode step refused: tensor 'blk.0.ffn_down.weight' has GGML type id "
+        "passprice: refused: Step: decode step refused (UnknownType): tensor 'blk.0.ffn_down.weight' has GGML type id "
         f"{type_id}, unknown to the gguf package: requantize it to a type the gguf package knows (Q4_K, Q8_0, F16 "
         "…), or install a gguf that knows this id and import it again\n")
 

@@ -15,7 +15,7 @@ import re
 import tomllib
 from pathlib import Path
 
-from cli_helpers import REPO, invoke
+from cli_helpers import REPO, copy_root, invoke
 from passprice.locks import lock_document, read_lock
 from passprice.registry import embedded_root
 from passprice.serving import BadDraft
@@ -150,11 +150,16 @@ def test_4_simulate_counts_the_hot_set_in_experts_as_price_does() -> None:
 # --- 5. speculate of a mixture of experts without a routing record names the records -------------------------------
 
 
-def test_5_speculate_without_a_routing_record_is_refused_routed_naming_the_records() -> None:
+def test_5_speculate_without_a_routing_record_is_refused_routed_naming_the_records(tmp_path: Path) -> None:
+    # walk48: DeepSeek-V3's 403.5 GB fit no registered card, and weights no routing makes fit are refused NotResident
+    # before Routed; this copy's MI300X holds 960 GB, so the refusal is Routed's.
+    root = copy_root(tmp_path)
+    card = root / "facts" / "cards" / "mi300x.toml"
+    card.write_text(card.read_text(encoding="utf-8").replace("value = 192\n", "value = 960\n", 1), encoding="utf-8")
     args = ("speculate", "--checkpoint", "deepseek-v3-q4_k_m", "--card", "mi300x", "--draft", "deepseek-v3-mtp",
-            "--tokens", "1..2")
+            "--tokens", "1")
     # Before: "every draft length is refused: Routed: … as an assumption)", no record named
-    result = invoke(*args)
+    result = invoke(*args, root=root)
     assert result.exit_code == 1 and result.stdout == ""
     assert result.stderr == (
         "passprice: refused: Routed: a mixture of 256 experts: which experts a pass reads depends on how its rows "
@@ -162,12 +167,14 @@ def test_5_speculate_without_a_routing_record_is_refused_routed_naming_the_recor
         "serving (facts/routing/uniform.toml states uniform routing as an assumption); registered here for 256 "
         "experts, 8 a token: uniform (assumed; any checkpoint)\n"
     )
-    data = json.loads(invoke(*args, "--json").stdout)
+    data = json.loads(invoke(*args, "--json", root=root).stdout)
     assert (data["refusal"], data["expert_count"], data["records"]) == (
         "Routed", 256, ["uniform (assumed; any checkpoint)"])
     # the same words price gives
-    price = invoke("price", "--checkpoint", "deepseek-v3-q4_k_m", "--card", "mi300x")
+    price = invoke("price", "--checkpoint", "deepseek-v3-q4_k_m", "--card", "mi300x", root=root)
     assert price.exit_code == 1 and price.stderr == result.stderr
+    shipped = invoke("price", "--checkpoint", "deepseek-v3-q4_k_m", "--card", "mi300x")
+    assert shipped.exit_code == 1 and shipped.stderr.startswith("passprice: refused: NotResident: ")
 
 
 # --- 6. the README lists the sweep's columns as a sweep writes them ---------------------------------------------------

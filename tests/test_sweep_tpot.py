@@ -76,7 +76,8 @@ def test_drafts_and_refusals_under_a_cap_in_json() -> None:
     assert rows[2]["tpot_s"] == pytest.approx(0.0118605, rel=1e-5)
     assert result.stderr.splitlines()[0] == (
         f"passprice: {CHAT} on h200_sxm_141gb: best batch within TPOT ≤ 10 ms: 1, 731.5 tokens/s at 1.367 ms "
-        "(without the cap: 256, 21,584.2 tokens/s at 11.86 ms)"
+        "(without the cap: 256, 21,584.2 tokens/s at 11.86 ms) — the best of the batches swept; one between 1 and 256 "
+        "may be faster (`passprice best --max-tpot` searches every batch)"  # walk48: the grid skips 2 … 255
     )
 
 

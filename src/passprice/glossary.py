@@ -818,8 +818,8 @@ _TERMS = (
         "refusal: the checkpoint's decode step cannot be read off its header (MissingMetadata …)",
         "A refusal of the checkpoint itself: its decode step cannot be read off the header, for the reason it "
         "carries: `UnknownArchitecture`, `TensorNotInArchitecture`, `MissingMetadata`, `UnclassifiedTensor` or "
-        "`UnknownType`. A sweep row's "
-        "refusal cell names it too: `Step: UnknownArchitecture: why`.",
+        "`UnknownType`, named on the line (`Step: decode step refused (UnknownArchitecture): why`; `--json`: "
+        "`step.refusal`). A sweep row's refusal cell names it too: `Step: UnknownArchitecture: why`.",
     ),
     Term(
         "TensorNotInArchitecture",
@@ -886,7 +886,10 @@ _TERMS = (
         "serving must name: `--routing NAME` or `routing = NAME` in the serving (`facts/routing/uniform.toml` "
         "states uniform routing as an assumption). The line names the records registered here that fit the "
         "checkpoint's router, its expert count and experts a token (`; registered here for 128 experts, 8 a token: "
-        "uniform (assumed; any checkpoint)`; `--json`: `expert_count`, `records`).",
+        "uniform (assumed; any checkpoint)`; `--json`: `expert_count`, `records`). A refusal no record can lift is "
+        "said before it: an architecture passprice does not price (`Step`) and a batch the card cannot hold whatever "
+        "the routing (`NotResident`: every expert is held). A sweep whose every row is refused so ends its one "
+        "refusal line with this one, records included.",
     ),
     Term(
         "BadRouting",
@@ -897,7 +900,7 @@ _TERMS = (
         "checkpoint without `--routing`, or name the mixture of experts meant. Of a mixture of experts the line "
         "names the records registered for its router, as `Routed` does, the refused one left out "
         "(`; registered here for 32 experts, 4 a token: uniform (assumed; any checkpoint)`; `--json`: "
-        "`expert_count`, `records`).",
+        "`expert_count`, `records`). A sweep whose every row is refused so ends its one refusal line with this one.",
     ),
     Term(
         "NoHostLink",

@@ -318,7 +318,9 @@ class Step(ServingRefusal):
 
     def __init__(self, refusal: DecodeRefusal) -> None:
         self.refusal = refusal
-        super().__init__(f"decode step refused: {refusal}")
+        # The reason's name on the line (walk48: `Step: decode step refused: …olmoe…` named no word `explain` reads,
+        # where import's warning and a sweep's cell say `UnknownArchitecture`).
+        super().__init__(f"decode step refused ({refusal.name}): {refusal}")
 
     def fields(self) -> dict[str, Any]:
         return {"step": {"refusal": self.refusal.name, **self.refusal.fields()}}
@@ -1210,6 +1212,7 @@ def _check_serving(header: GGUFHeader, s: Serving, routing_free: bool = False) -
 
         check_header(header)
     if experts is not None and experts > 0 and s.routing is None and not routing_free:
+        _check_architecture(header)
         raise Routed(experts, header)
     if s.draft is not None:
         d = s.draft
@@ -1255,6 +1258,7 @@ def _check_serving(header: GGUFHeader, s: Serving, routing_free: bool = False) -
 
         problem = mismatch(s.routing, experts, used)
         if problem is not None:
+            _check_architecture(header)
             raise BadRouting(s.routing.name, problem, experts, header)
 
 
@@ -1265,6 +1269,19 @@ def _holds_stacks(header: GGUFHeader) -> bool:
     from passprice.decode import expert_stacks
 
     return bool(expert_stacks(header))
+
+
+def _check_architecture(header: GGUFHeader) -> None:
+    """Raise :class:`Step` when ``header``'s architecture cannot be priced
+    (:func:`passprice.decode.architecture_refusal`: ``UnknownArchitecture``, ``TensorNotInArchitecture``,
+    ``MissingMetadata``), before ``Routed`` or ``BadRouting`` send the reader after a routing record no record can
+    help (walk48: an ``olmoe`` header was refused ``Routed``, and once given ``--routing uniform``, ``Step:
+    UnknownArchitecture``). Raises nothing for an architecture passprice prices."""
+    from passprice.decode import architecture_refusal
+
+    refusal = architecture_refusal(header)
+    if refusal is not None:
+        raise Step(refusal)
 
 
 def _contexts_problem(classes: Sequence[ContextClass], shares: float) -> str:
@@ -1794,11 +1811,21 @@ def shape_of(header: GGUFHeader, s: Serving) -> PassShape:
 def price_serving(header: GGUFHeader, card: Card, s: Serving) -> ServingCost:
     """One pass of ``s`` over the checkpoint ``header`` describes, on ``card`` (seed ``price_serving``).
 
-    Raises :class:`Empty` for batch 0, else what :func:`pass_shape` and :meth:`PassShape.cost_split` raise."""
+    Raises :class:`Empty` for batch 0, else what :func:`pass_shape` and :meth:`PassShape.cost_split` raise; for a
+    mixture of experts without a routing record, the batch's capacity refusal (``NotResident``, ``OnChipOverflow``:
+    what the routing-free :func:`fit_shape` refuses) before ``Routed``, since no routing record makes it fit."""
     if s.batch == 0:
         raise Empty("batch")
     try:
-        return shape_of(header, s).cost_split(card, s.batch, s.host_memory)
+        try:
+            shape = shape_of(header, s)
+        except Routed:
+            # Whether the batch fits reads no routing (fit_shape): a batch no routing record can make fit is refused
+            # for capacity, not Routed (walk48: gpt-oss-120b on a 10 GB card said Routed, sending the reader after a
+            # routing record that could never price it).
+            fit_shape(header, s).cost_split(card, s.batch, s.host_memory)
+            raise
+        return shape.cost_split(card, s.batch, s.host_memory)
     except NotResident as e:
         if s.kv_page is None:
             raise
@@ -1855,6 +1882,12 @@ def memory_bound(header: GGUFHeader, card: Card, s: Serving) -> MemoryBound:
 def best_serving(header: GGUFHeader, card: Card, s: Serving) -> ServingCost:
     """The batch at which ``s`` emits the most tokens per second on ``card``, and its pass (seed ``best_serving``;
     ``s.batch`` is ignored; ties go to the smaller batch). Raises what :func:`pass_shape` raises, or batch 1's
-    refusal when no batch fits."""
-    return shape_of(header, s).best(card, s.host_memory, max_tpot=s.max_tpot, memory_use=s.memory_use)
+    refusal when no batch fits; for a mixture of experts without a routing record, batch 1's capacity refusal
+    (``NotResident``) before ``Routed`` when not one sequence fits (:func:`price_serving`)."""
+    try:
+        shape = shape_of(header, s)
+    except Routed:
+        fit_shape(header, s).max_batch(card, s.host_memory, memory_use=s.memory_use)
+        raise
+    return shape.best(card, s.host_memory, max_tpot=s.max_tpot, memory_use=s.memory_use)
 

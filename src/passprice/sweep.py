@@ -61,6 +61,7 @@ from passprice.serving import (
     ServingBind,
     ServingRefusal,
     Step,
+    fit_shape,
     pass_shape,
     rested_on,
     shape_of,
@@ -1182,6 +1183,9 @@ class Sweeper:
                 got = shapes[keys[n]]
                 if not isinstance(got, PassShape) or priced is None:
                     assert isinstance(got, ServingRefusal)
+                    if isinstance(got, Routed):
+                        yield _routed(common, chunk, got, header, card, self._serving(spec))
+                        continue
                     yield _refused(common, chunk, refusal_text(got))
                     continue
                 exact = functools.partial(_itself, got)
@@ -1484,6 +1488,32 @@ def _refused(common: Mapping[str, Any], batches: np.ndarray, name: str) -> Segme
     batch before anything)."""
     status = np.where(batches == 0, 1, 2)
     return Segment(dict(common), batches, status, ("Empty", name), None, {}, ("", ""), ("", ""))
+
+
+def _routed(
+    common: Mapping[str, Any], batches: np.ndarray, refusal: Routed, header: Any, card: Card, serving: Serving
+) -> Segment:
+    """The rows of a mixture of experts priced without a routing record, as :func:`passprice.serving.price_serving`
+    refuses each: a batch the card cannot hold whatever the routing (the routing-free
+    :func:`~passprice.serving.fit_shape`'s refusal past its most sequences: ``NotResident``, ``OnChipOverflow``) is
+    refused for that, the others ``Routed`` (walk48: every row of gpt-oss-120b on a 10 GB card said ``Routed``), and
+    batch 0 ``Empty``."""
+    try:
+        fit = fit_shape(header, serving)
+    except ServingRefusal:
+        return _refused(common, batches, refusal.name)
+    try:
+        most = fit.max_batch(card, serving.host_memory, memory_use=serving.memory_use)
+    except ServingRefusal as e:
+        most, over = 0, e.name
+    else:
+        try:
+            fit.cost_split(card, most + 1, serving.host_memory, pricing=use_of(card, None, serving.memory_use))
+            over = refusal.name  # not refused for capacity past the most (cannot be): say Routed
+        except ServingRefusal as e:
+            over = e.name
+    status = np.where(batches == 0, 1, np.where(batches > most, 3, 2))
+    return Segment(dict(common), batches, status, ("Empty", refusal.name, over), None, {}, ("", ""), ("", ""))
 
 
 #: A segment's refusal names, by status code: 1 Empty (batch 0), then the vectorized cost's refusal codes 1 … 4

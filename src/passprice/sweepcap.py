@@ -156,6 +156,8 @@ class BestWithin:
     def __init__(self, max_tpot: float) -> None:
         self.max_tpot = max_tpot
         self._lines: dict[tuple[Any, ...], _Line] = {}
+        #: Every batch of the grid (each line sweeps the same batches): whether a line's best has a next batch swept.
+        self._batches: set[int] = set()
 
     @property
     def cap(self) -> str:
@@ -165,6 +167,7 @@ class BestWithin:
     def add(self, segment: Segment) -> None:
         """The priced rows of ``segment`` (one block of a line's batches)."""
         values, rows = tpots(segment)
+        self._batches.update(segment.batches.tolist())
         c = segment.common
         key = (c["serving"] or c["checkpoint"], c["card"], c["position"], c["draft_tokens"])
         if not len(rows):
@@ -224,6 +227,10 @@ class BestWithin:
             if batch == line.largest:  # walkthrough 11: 100 read as the cap's answer where `best` finds 318
                 text += (" — the grid's largest batch: the grid, not the cap, bounds it (`passprice best --max-tpot` "
                          "searches every batch)")
+            elif batch + 1 not in self._batches:  # walk48: 256 of 1-4096*2 read as the best, where `best` finds 304
+                after = min((b for b in self._batches if b > batch), default=None)
+                text += (f" — the best of the batches swept; one between {batch:,} and {after:,} may be faster "
+                         "(`passprice best --max-tpot` searches every batch)")
             out.append(text)
         more = len(self._lines) - SUMMARY_LINES
         if more > 0:
