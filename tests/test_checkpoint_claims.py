@@ -16,6 +16,7 @@ from cli_helpers import REPO, invoke
 from passprice import schema
 from passprice.diff import checkpoint_claims
 from test_diff import commit_all, git
+from test_slip_34 import renderings  # one in-process review rendered per format
 
 ENTRY = REPO / "registry" / "checkpoints" / "codellama-7b-f16.toml"
 SHA = "7598e1bb60f9277a81f6d269eaf9e898e2052dc62e344f7e89cc6df6886221c3"
@@ -61,19 +62,18 @@ def test_a_header_sha256_rewritten_by_hand_is_named_in_the_review(registry: Path
     assert forged.count(f"0{SHA[1:]}") == 2
     entry.write_text(forged, encoding="utf-8")
     commit_all(path, "a header digest rewritten")
-    result = invoke("diff", "main", "HEAD", root=path)
-    assert result.exit_code == 0, result.output
-    lines = result.stdout.splitlines()
+    status, (text, markdown, as_json) = renderings(path, "text", "markdown", "json")  # one review, three formats
+    assert status == 0, text
+    lines = text.splitlines()
     at = lines.index("registry/checkpoints/codellama-7b-f16.toml (checkpoint codellama-7b-f16): changed")
     assert lines[at + 1] == (
         "  claims changed, which the pricer does not read (re-import from the GGUF file to confirm them): "
         "header.sha256 7598e1bb60f9… → 0598e1bb60f9…, header.shards.1.sha256 7598e1bb60f9… → 0598e1bb60f9…"
     )
     assert lines[at + 2].startswith("  content   unchanged (")
-    markdown = invoke("diff", "main", "HEAD", "--format", "markdown", root=path).stdout
     assert ("- `registry/checkpoints/codellama-7b-f16.toml`: claims changed, which the pricer does not read "
             "(re-import from the GGUF file to confirm them): header.sha256 7598e1bb60f9… → 0598e1bb60f9…") in markdown
-    data = json.loads(invoke("diff", "main", "HEAD", "--json", root=path).stdout)
+    data = json.loads(as_json)
     [changed] = [f for f in data["files"] if f["path"].endswith(ENTRY.name)]
     assert changed["meta"] == ["header.sha256", "header.shards.1.sha256"]
 

@@ -139,6 +139,16 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Repo:
     return make_repo(tmp_path_factory.mktemp("diff") / "registry")
 
 
+@pytest.fixture(scope="module")
+def main_to_pr(repo: Repo) -> tuple[int, list[str], str]:
+    """``passprice --root REPO diff main pr``'s exit status, standard output as ``--format json`` and ``markdown``,
+    and standard error, from one review (test_slip_34's :func:`printed`: the command's bytes), for the tests of
+    each format."""
+    from test_slip_34 import printed
+
+    return printed(repo.path, "json", "markdown", base="main", head="pr")
+
+
 def cli_run(args: list[str], cwd: Path | None = None) -> tuple[int, str, str]:
     runner = CliRunner()
     if cwd is None:
@@ -255,8 +265,8 @@ def test_weakened_rewrite_breaks_the_lock_that_rests_on_it_only(repo: Repo) -> N
     assert [x.name for x in d.locks] == [MTP, LOCK]  # the lock files differ (HEAD's are the un-relocked ones)
 
 
-def test_both_commits_through_the_command_line(repo: Repo) -> None:
-    code, out, err = cli_run(["--root", str(repo.path), "diff", "main", "pr", "--format", "json"])
+def test_both_commits_through_the_command_line(repo: Repo, main_to_pr: tuple[int, list[str], str]) -> None:
+    code, (out, _), err = main_to_pr
     assert code == 1, err
     assert err == (
         f"passprice: refused: the change breaks lock {MTP} (a fact below a floor: restore it, or re-lock with the "
@@ -329,8 +339,8 @@ def test_no_main_branch_falls_back(tmp_path: Path) -> None:
     assert d.base.revision == repo.locked and d.base.label.startswith("merge base with master")
 
 
-def test_markdown_is_a_pull_request_comment(repo: Repo) -> None:
-    text = diff_markdown(diff(Root(repo.path), "main", "pr"))
+def test_markdown_is_a_pull_request_comment(main_to_pr: tuple[int, list[str], str]) -> None:
+    _, (_, text), _ = main_to_pr
     lines = text.splitlines()
     assert lines[0].startswith("❌ **passprice diff** `main (")
     assert lines[0].endswith(
@@ -387,7 +397,9 @@ def test_a_file_that_does_not_parse_is_reported_and_the_rest_still_is(repo: Repo
     markdown = diff_markdown(d)
     assert "#### Files that do not read" in markdown
     assert "| `facts/cards/b200.toml` | HEAD | facts/cards/b200.toml: not valid TOML" in markdown
-    code, out, err = cli_run(["--root", str(clone), "diff", repo.faster, "--format", "markdown"])
+    from test_slip_34 import shown  # `--root CLONE diff FASTER --format markdown` prints, of this one review
+
+    code, (out,), err = shown(d, "markdown")
     assert code == 2 and "b200.toml does not read on HEAD" in err and "#### Locks" in out
 
     # The other way round: broken on BASE, mended on HEAD, is reported on BASE and is no failure of its own (the
@@ -533,7 +545,9 @@ def test_a_stale_derived_fact_marks_the_locks_resting_on_it(tmp_path: Path) -> N
     assert "| ❌ 1,079.1 (on stale facts) |" in row and row.endswith(
         "| ❌ rests on stale streams.read, streams.append: recompute them; re-locked |"
     )
-    code, out, err = cli_run(["--root", str(path), "diff", "--format", "json"], cwd=path)
+    from test_slip_34 import shown  # `--root PATH diff --format json` prints, of this one review
+
+    code, (out,), err = shown(d, "json")
     assert code == 1 and json.loads(out)["resting_on_unsound"] == [LOCK]
     assert err == (
         "passprice: refused: derived facts do not follow from their inputs: h200_sxm_141gb:streams.read (stale), "

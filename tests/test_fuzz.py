@@ -32,6 +32,7 @@ from gguf import GGUFValueType as V
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from any_text import any_text  # st.text()'s alphabet without its per-process codec table
 from gguf_bytes import Array, Meta, Tensor, decode, encode
 from passprice.cli import cli
 from passprice.gguf_header import read_header
@@ -138,7 +139,7 @@ def _scalar(draw: st.DrawFn) -> tuple[V, Any]:
         return kind, draw(st.floats(width=32, allow_nan=True, allow_infinity=True))
     if kind == V.BOOL:
         return kind, draw(st.booleans())
-    return kind, draw(st.text(max_size=20))
+    return kind, draw(any_text(max_size=20))
 
 
 @st.composite
@@ -280,7 +281,7 @@ _ODD_VALUES = st.one_of(
                      math.nan, "", "²", "x" * 300, True]),
     st.integers(-(2**63), 2**63 - 1),
     st.floats(allow_nan=True, allow_infinity=True),
-    st.text(max_size=30),
+    any_text(max_size=30),
     st.lists(st.integers(0, 10), max_size=3),
 )
 
@@ -364,3 +365,19 @@ def test_mutated_registry_files(root: Path, case: tuple[str, str, str]) -> None:
             names_file(run(root, "sweep", "--file", str(path), "--format", "json"), path)
     finally:
         path.unlink()
+
+
+def test_any_text_is_every_character_utf_8_encodes() -> None:
+    """The fuzz tests' text (``any_text``) draws from what ``st.text()`` draws from, every character UTF-8 encodes
+    (1,112,064: all of U+0000-U+10FFFF but the 2,048 surrogates), without Hypothesis's per-process codec table."""
+    import sys
+
+    from any_text import UTF8
+
+    assert UTF8.wrapped_strategy.intervals.intervals == ((0, 0xD7FF), (0xE000, sys.maxunicode))
+    assert sys.maxunicode + 1 - 2048 == len(UTF8.wrapped_strategy.intervals) == 1_112_064
+    for code in (0, 0xD7FF, 0xE000, sys.maxunicode):
+        chr(code).encode("utf-8")  # each end of each interval encodes
+    for code in (0xD800, 0xDFFF):
+        with pytest.raises(UnicodeEncodeError):
+            chr(code).encode("utf-8")  # and the surrogates between them do not

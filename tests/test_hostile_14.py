@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from any_text import any_text  # st.text()'s alphabet without its per-process codec table
 from cli_helpers import bad, copy_root, invoke
 
 # --- a checkpoint entry named like a GGUF file ------------------------------------------------------------------------
@@ -273,14 +274,14 @@ def test_a_registry_folder_that_is_a_symbolic_link_is_named_by_diff(
 # --- simulate --json of a trace under 1 MB ----------------------------------------------------------------------------
 
 _SCALAR = st.one_of(st.none(), st.booleans(), st.integers(min_value=-(2**70), max_value=2**70),
-                    st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=6))  # fmt: skip
-_FLAT = st.dictionaries(st.text(max_size=4), _SCALAR, max_size=4)
+                    st.floats(allow_nan=True, allow_infinity=True), any_text(max_size=6))  # fmt: skip
+_FLAT = st.dictionaries(any_text(max_size=4), _SCALAR, max_size=4)
 # Records sharing one key order (as simulate writes its requests): jsontext writes those column by column.
-_SAME_KEYS = st.lists(st.text(max_size=4), min_size=1, max_size=4, unique=True).flatmap(
+_SAME_KEYS = st.lists(any_text(max_size=4), min_size=1, max_size=4, unique=True).flatmap(
     lambda keys: st.lists(st.fixed_dictionaries({k: _SCALAR for k in keys}), min_size=2, max_size=4))
 _DOCUMENT = st.recursive(
     _SCALAR | st.lists(_FLAT, max_size=4) | _SAME_KEYS,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3)
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(any_text(max_size=4), inner, max_size=3)
     | st.tuples(inner, inner),
     max_leaves=12,
 )

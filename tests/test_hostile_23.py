@@ -13,7 +13,8 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from tests.cli_helpers import bad, copy_root, invoke
+from tests.cli_helpers import REPO, bad, copy_root, invoke
+from tests.test_slip_34 import renderings  # one in-process review rendered per format
 
 from passprice import cache, schema
 
@@ -78,9 +79,9 @@ def test_the_reviews_head_warnings_are_bounded(tmp_path: Path) -> None:
         (head / "sources" / f"n{i:04d}.toml").write_text(
             '[source]\nkind = "web-page"\ntitle = "ttt"\nread = "read it all"\npublisher = "pp"\nurl = "unknown"\n'
             'date = "unknown"\nretrieved = "unknown"\n', encoding="utf-8")
-    markdown = invoke("diff", str(base), str(head), "--format", "markdown")
-    assert markdown.exit_code == 0, markdown.output
-    md = markdown.stdout.splitlines()
+    status, (markdown, shown, as_json) = renderings(REPO, "markdown", "text", "json", base=str(base), head=str(head))
+    assert status == 0, markdown[-3000:]
+    md = markdown.splitlines()
     assert "300 warnings of check on HEAD" in md[0]
     at = md.index("#### Warnings of passprice check on HEAD (not a failure)")
     assert md[at + 2] == "- ⚠️ warning: sources/n0000.toml: cited by no fact: cite it, or remove it"
@@ -93,10 +94,10 @@ def test_the_reviews_head_warnings_are_bounded(tmp_path: Path) -> None:
                            "each"), md[-1]
     assert md[-1].startswith("Other files changed: `sources/n0020.toml` (added), ")
     assert sum(line.startswith("- `n00") and "(added, `sources/n00" in line for line in md) == 20
-    assert len(markdown.stdout) < 10_000
-    text = invoke("diff", str(base), str(head)).stdout.splitlines()
+    assert len(markdown) < 10_000
+    text = shown.splitlines()
     assert "  and 280 more warnings: passprice check on HEAD lists each" in text
-    out = json.loads(invoke("diff", str(base), str(head), "--json").stdout)
+    out = json.loads(as_json)
     assert len(out["head_warnings"]) == 20 and out["head_warnings_left_out"] == 280
 
 

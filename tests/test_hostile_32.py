@@ -37,7 +37,8 @@ from pathlib import Path
 
 import pytest
 
-from cli_helpers import copy_root, invoke, retitled
+from cli_helpers import REPO, copy_root, invoke, retitled
+from test_slip_34 import renderings  # one in-process review rendered per format
 
 STACK = "facts/stacks/llamacpp-cuda-2405.toml"
 
@@ -106,9 +107,8 @@ def _notes_everywhere(root: Path) -> None:
 def test_comment_of_many_long_notes_stays_under_githubs_limit(tmp_path: Path) -> None:
     base, head = copy_root(tmp_path / "base"), copy_root(tmp_path / "head")
     _notes_everywhere(head)
-    out = invoke("diff", str(base), str(head), "--format", "comment")
-    assert out.exit_code == 0, out.output
-    text = out.stdout
+    status, (text, full) = renderings(REPO, "comment", "text", base=str(base), head=str(head))  # one review
+    assert status == 0, text[-3000:]
     assert len(text) < 65_536, len(text)  # was 884 KB: 857 KB of citations and notes below the table
     lines = text.splitlines()
     changed = int(lines[1].split(": ", 1)[1].split(" facts changed")[0])
@@ -126,8 +126,7 @@ def test_comment_of_many_long_notes_stays_under_githubs_limit(tmp_path: Path) ->
         assert shown + hidden == changed and shown >= 1 and hidden >= 1
     # a note under each fact shown (the last fact's note may be among the cut lines)
     assert shown - 1 <= text.count("**note**") <= shown
-    full = invoke("diff", str(base), str(head))  # the text review still shows every note
-    assert full.exit_code == 0 and full.stdout.count("note: ") >= changed
+    assert full.count("note: ") >= changed  # the text review still shows every note
 
 
 def test_comment_of_a_thousand_added_facts_counts_the_table_rows_past_200(tmp_path: Path) -> None:
@@ -309,11 +308,10 @@ def test_a_records_own_table_changed_is_in_the_comment_and_named_by_its_table(tm
     routing = head / "facts/routing/qwen3-30b-a3b-measured.toml"
     routing.write_text(routing.read_text(encoding="utf-8").replace("experts for 90 %", "experts for 90 percent"),
                        encoding="utf-8")  # fmt: skip
-    out = invoke("diff", str(base), str(head))
-    lines = out.stdout.splitlines()
+    _, (text, comment) = renderings(REPO, "text", "comment", base=str(base), head=str(head))  # one review
+    lines = text.splitlines()
     assert "  [stack] changed: integer_matrices" in lines and "  [routing] changed: note" in lines
-    out = invoke("diff", str(base), str(head), "--format", "comment")
-    lines = out.stdout.splitlines()
+    lines = comment.splitlines()
     at = lines.index("#### Records' own tables changed")
     assert lines[at + 2].startswith("- `facts/routing/qwen3-30b-a3b-measured.toml`: `[routing]` `note` — ⚠️ **to "
                                     "verify**: routing record qwen3-30b-a3b-measured's note changed")  # slip 43

@@ -28,6 +28,7 @@ import pytest
 
 from cli_helpers import REPO, copy_root, invoke
 from passprice import schema
+from test_slip_34 import renderings  # one in-process review rendered per format
 
 RUNS = "registry/measurements/llamacpp-points.toml"
 SOURCE = "sources/nvidia-h200-datasheet.toml"
@@ -228,9 +229,9 @@ def test_1_tensor_offsets_edited_are_named_as_no_price_rests_on_them(tmp_path: P
         text = text.replace(old, f"offset = {int(old.split()[2].rstrip(',')) + 32},")
     assert text.count("header_bytes = 6525112") == 2  # the header's and its one shard's, which must add up
     path.write_text(text.replace("header_bytes = 6525112", "header_bytes = 6525116"), encoding="utf-8")
-    result = invoke("diff", str(base), str(head))
-    assert result.exit_code == 0, result.output
-    lines = result.stdout.splitlines()
+    status, (shown, as_json, shown_md) = renderings(REPO, "text", "json", "markdown", base=str(base), head=str(head))
+    assert status == 0, shown
+    lines = shown.splitlines()
     said = ("checkpoint gemma3-270m-q4_k_m: 3 tensor offsets changed, header.header_bytes 6525112 → 6525116, "
             "header.shards.1.header_bytes 6525112 → 6525116; no price rests on them")
     # before: the content line alone, "unchanged (4edde30b1f25…: the entry was rewritten, what the pricer reads was
@@ -240,12 +241,11 @@ def test_1_tensor_offsets_edited_are_named_as_no_price_rests_on_them(tmp_path: P
                              "was not)")
     assert lines[at + 2] == f"  layout    {said}"
     assert lines[1] == "no fact changed; 1 checkpoint entry changed; no lock affected; 10 locks unaffected"
-    out = invoke("diff", str(base), str(head), "--json")
-    entry = next(f for f in json.loads(out.stdout)["files"] if f["path"] == ENTRY)
+    entry = next(f for f in json.loads(as_json)["files"] if f["path"] == ENTRY)
     assert entry["layout_changes"] == ["3 tensor offsets changed", "header.header_bytes 6525112 → 6525116",
                                        "header.shards.1.header_bytes 6525112 → 6525116"]
     assert entry["content"]["base"] == entry["content"]["head"]  # the content digest every lock pins: as it was
-    markdown = invoke("diff", str(base), str(head), "--format", "markdown").stdout.splitlines()
+    markdown = shown_md.splitlines()
     assert markdown[markdown.index("#### Checkpoints") + 2] == (
         f"- `{ENTRY}` (changed): content unchanged (4edde30b1f25…: the entry was rewritten, what the pricer reads was "
         f"not); {said}")

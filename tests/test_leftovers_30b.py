@@ -21,6 +21,7 @@ from typing import Any
 from cli_helpers import copy_root, invoke
 from test_hostile_49 import R1, STACKED, _locked, _rewritten
 from test_leftovers_30 import OTHER, _renamed
+from test_slip_34 import renderings  # one in-process review rendered per format
 
 H200 = Path("facts") / "cards" / "h200_sxm_141gb.toml"
 
@@ -105,20 +106,20 @@ def test_2_a_copy_citing_another_card_s_places_asks_each_fact(tmp_path: Path) ->
     import json
 
     base, head = _acme(tmp_path)
-    result = invoke("diff", str(base), str(head), root=head)
-    assert result.exit_code == 0, result.output
-    lines = result.stdout.splitlines()
+    status, (text, as_json) = renderings(head, "text", "json", base=str(base), head=str(head))  # one review
+    assert status == 0, text
+    lines = text.splitlines()
     # was "17 facts added in 1 new file, 1 to verify in its source; …" (the new source's question alone)
     assert lines[1] == ("17 facts added in 1 new file, 16 to verify in their sources; 1 source added; no lock "
                         "affected; 1 warning of check on HEAD; 10 locks unaffected")  # slip55: the copied note
-    assert copied_notes(result.stdout) == [("facts/cards/h200_sxm_141gb.toml", "acme_x100.toml")]
+    assert copied_notes(text) == [("facts/cards/h200_sxm_141gb.toml", "acme_x100.toml")]
     asks = [line.strip() for line in lines if "another card's" in line]
     assert len(asks) == 15
     assert asks[0] == (
         "to verify: facts/cards/h200_sxm_141gb.toml: memory.bandwidth cites the same place, another card's: does "
         "nvidia-h200-datasheet: Technical Specifications table, H200 SXM column: 'GPU Memory Bandwidth 4.8TB/s' "
         "state 4.8 TB/s of what facts/cards/acme_x100.toml describes?")
-    said = json.loads(invoke("diff", str(base), str(head), "--json", root=head).stdout)
+    said = json.loads(as_json)
     assert sorted(said["to_verify"]) == sorted(["acme_x100:memory.capacity", *(f"acme_x100:{p}" for p in BORROWED)])
 
 

@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 from cli_helpers import copy_root, invoke
+from test_slip_34 import renderings  # one in-process review rendered per format
 
 SERVING = "gemma3-270m-mi300x"
 LOCK = f"locks/{SERVING}.lock.toml"
@@ -29,13 +30,11 @@ def test_an_added_lock_says_what_it_rests_on_in_the_review(tmp_path: Path) -> No
     assert locked.exit_code == 0, locked.output
     assert locked.stdout.startswith(f"locked {SERVING} (price, locks serving {SERVING}): 224,149.0 tokens/s at "
                                     "batch 64, binds on memory, weakest estimated -> ")
-    markdown = invoke("diff", str(base), str(head), "--format", "markdown", root=base)
-    assert markdown.exit_code == 0, markdown.output
+    status, (markdown, text) = renderings(base, "markdown", "text", base=str(base), head=str(head))  # one review
+    assert status == 0, markdown
     assert (f"- added `{SERVING}` (`{LOCK}`, price, locks serving `{SERVING}`): 224,149.0 tokens/s at batch 64, "
-            "binds on memory, weakest provenance estimated (scale)") in markdown.stdout.splitlines()
-    text = invoke("diff", str(base), str(head), root=base)
-    assert text.exit_code == 0, text.output
-    lines = text.stdout.splitlines()
+            "binds on memory, weakest provenance estimated (scale)") in markdown.splitlines()
+    lines = text.splitlines()
     row = lines.index(f"  {SERVING} ({LOCK}, card mi300x, price): added")
     assert lines[row + 1 : row + 9] == [
         "    changed   –",

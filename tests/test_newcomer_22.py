@@ -31,6 +31,7 @@ from pathlib import Path
 import pytest
 
 from cli_helpers import REPO, bad, copy_root, invoke
+from test_slip_34 import renderings  # one in-process review rendered per format
 
 RUN = """#:schema ../../schema/measurement.schema.json
 [source]
@@ -162,18 +163,17 @@ def test_the_review_of_an_added_measurement_file_prices_its_runs(tmp_path: Path)
         r"; 2 measured runs to verify in their sources: w22\.h200_sxm_141gb\.qwen3moe\.tg128 added: its locator "
         r"quotes no figure: .*"
     )
-    review = invoke("diff", "main", root=root)
-    assert review.exit_code == 0, review.output
-    lines = [m for m in map(said.fullmatch, review.stdout.splitlines()) if m is not None]
-    assert len(lines) == 1, review.stdout
+    status, (text, markdown, as_json) = renderings(root, "text", "markdown", "json", head=None)  # `diff main`
+    assert status == 0, text
+    lines = [m for m in map(said.fullmatch, text.splitlines()) if m is not None]
+    assert len(lines) == 1, text
     moe, moe_ratio, dense, dense_ratio = lines[0].groups()
     assert float(moe.replace(",", "")) / 160.5 == pytest.approx(float(moe_ratio), rel=1e-2)  # the limit bounds it
     assert float(dense.replace(",", "")) / 5000 == pytest.approx(float(dense_ratio), rel=1e-2)
     assert float(moe_ratio) > 1 and float(dense_ratio) < 1  # 5,000 tokens/s is past the 7B's limit on one H200
-    markdown = invoke("diff", "main", "--format", "markdown", root=root).stdout
     assert "Other files changed: `registry/measurements/w22-runs.toml` (added): 2 measured runs (stack " in markdown
     assert "ABOVE its limit: check it in its source" in markdown
-    data = json.loads(invoke("diff", "main", "--json", root=root).stdout)
+    data = json.loads(as_json)
     described = data["added_records"]["registry/measurements/w22-runs.toml"]
     assert lines[0].group(0) == f"  registry/measurements/w22-runs.toml (added): {described}"
 

@@ -10,6 +10,7 @@ import shutil
 from pathlib import Path
 
 from cli_helpers import LISTED_MODEL, REPO, copy_root, invoke
+from test_slip_34 import renderings  # one in-process review rendered per format
 
 GPT_OSS_H100 = ("--checkpoint", "gpt-oss-20b-mxfp4", "--card", "h100_sxm5_80gb", "--batch", "1", "--routing",
                 "uniform")
@@ -158,9 +159,9 @@ def test_the_review_says_which_changed_fact_moved_a_locked_price(tmp_path: Path)
     assert (round(tokens(0.9), 1), round(tokens(0.85), 1)) == (10354.4, 9847.7)
     assert f"{100 * (tokens(0.85) / tokens(0.9) - 1):+.4g}" == "-4.894"
     base, head = _bandwidth_and_routing(tmp_path)
-    text = invoke("diff", str(base), str(head), root=head)
-    assert text.exit_code == 1, text.output
-    lines = text.stdout.splitlines()
+    status, (text, shown_md, as_json) = renderings(head, "text", "markdown", "json", base=str(base), head=str(head))
+    assert status == 1, text
+    lines = text.splitlines()
     row = lines.index("  qwen3-30b-a3b-h200 (locks/qwen3-30b-a3b-h200.lock.toml, card h200_sxm_141gb, price): price "
                       "moved, lock not updated (weight_bytes)")
     assert lines[row + 3:row + 5] == [
@@ -169,11 +170,11 @@ def test_the_review_says_which_changed_fact_moved_a_locked_price(tmp_path: Path)
         "-0.9327 %; routing.hot_share: tokens/s -4.894 %  (each changed fact alone: the lock's pinned inputs with "
         "only it as HEAD has it)",
     ]
-    markdown = invoke("diff", str(base), str(head), "--format", "markdown", root=head).stdout.splitlines()
+    markdown = shown_md.splitlines()
     assert ("- `qwen3-30b-a3b-h200`: each changed fact alone (the lock's pinned inputs with only it as HEAD has it): "
             "memory.bandwidth: tokens/s +1.875 %; streams.read: tokens/s -0.9199 %; streams.append: tokens/s -0.9327 "
             "%; routing.hot_share: tokens/s -4.894 %") in markdown
-    out = json.loads(invoke("diff", str(base), str(head), "--json", root=head).stdout)
+    out = json.loads(as_json)
     locks = {lock["name"]: lock for lock in out["locks"]}
     assert locks["qwen3-30b-a3b-h200"]["alone"][-1] == {"path": "routing.hot_share", "move": "tokens/s -4.894 %"}
     # The bandwidth corrected with its shares recomputed nearly cancels on a memory-bound price: each alone says so.

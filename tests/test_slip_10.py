@@ -23,6 +23,7 @@ from click.testing import CliRunner
 
 from passprice.cli import cli
 from test_diff import REPO, commit_all, git, make_lock_file
+from test_slip_34 import printed  # one in-process review rendered per format, its stderr too
 
 SERVING = "r1-qwen7b-h200"
 SERVING_FILE = f"registry/servings/{SERVING}.toml"
@@ -82,16 +83,15 @@ def test_a_pull_request_rewriting_the_review_s_verdict_is_named_and_judged_by_ba
     assert json.loads(own.stdout)["code_changed"] == ["src/passprice/diff.py"]  # named, but passed
 
     # Run by BASE's code (this passprice: the workflow's reviewer): refused, and the code change named.
-    result = CliRunner().invoke(cli, ["--root", str(path), "diff", "main", "HEAD"])
-    assert result.exit_code == 1, result.output
-    assert f"passprice: refused: it moves the locked price of {SERVING} without re-locking" in result.stderr
-    summary = result.stdout.splitlines()[1]
+    status, (text, markdown), err = printed(path, "text", "markdown")  # one review, as text and as markdown
+    assert status == 1, text + err
+    assert f"passprice: refused: it moves the locked price of {SERVING} without re-locking" in err
+    summary = text.splitlines()[1]
     assert summary.endswith("; passprice's own code changed (1 file)"), summary
     assert ("\npassprice's own code changed: the verdict is sound only from BASE's passprice (the CI workflow "
             "installs the base branch's to review): HEAD's code could pass its own change\n"
-            "  src/passprice/diff.py\n") in result.stdout
-    markdown = CliRunner().invoke(cli, ["--root", str(path), "diff", "main", "HEAD", "--format", "markdown"])
-    assert "#### passprice's own code" in markdown.stdout and "- `src/passprice/diff.py`" in markdown.stdout
+            "  src/passprice/diff.py\n") in text
+    assert "#### passprice's own code" in markdown and "- `src/passprice/diff.py`" in markdown
 
 
 def test_the_workflow_reviews_with_the_base_branch_s_passprice_before_the_pull_request_s_code_runs() -> None:

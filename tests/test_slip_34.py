@@ -23,6 +23,7 @@ import pytest
 from cli_helpers import REPO, invoke
 from passprice.addedfacts import from_basis, quotes_another
 from passprice.derivations import quantity
+from passprice.diff import Diff
 from passprice.facts import Fact, Provenance
 from test_diff import commit_all, git
 
@@ -87,20 +88,28 @@ def printed(
     ``passprice: error:`` line per problem when the review exits 2, one ``passprice: refused:`` line when it exits 1,
     nothing at 0."""
     from passprice import cache, snapshot
-    from passprice.diff import diff, render
+    from passprice.diff import diff
     from passprice.registry import find_root
 
     cache.configure(enabled=True)
     with snapshot.reading():
-        result = diff(find_root(str(path)), base, head)
-        outs = [render(result, fmt, None) + "\n" for fmt in formats]
-        if result.exit_status == 2:
-            err = "".join(f"passprice: error: {line}\n" for line in result.head_error_lines())
-        elif result.exit_status == 1:
-            err = f"passprice: refused: {'; '.join(result.refusal_reasons())}\n"
-        else:
-            err = ""
-        return result.exit_status, outs, err
+        return shown(diff(find_root(str(path)), base, head), *formats)
+
+
+def shown(result: Diff, *formats: str) -> tuple[int, list[str], str]:
+    """What ``passprice diff --format FORMAT`` prints of a review already made (``result``, a
+    :class:`passprice.diff.Diff`): its exit status, its standard output in each of ``formats`` (no links, a line end)
+    and its standard error (:func:`printed`'s lines), where a test holding the review ran the command again."""
+    from passprice.diff import render
+
+    outs = [render(result, fmt, None) + "\n" for fmt in formats]
+    if result.exit_status == 2:
+        err = "".join(f"passprice: error: {line}\n" for line in result.head_error_lines())
+    elif result.exit_status == 1:
+        err = f"passprice: refused: {'; '.join(result.refusal_reasons())}\n"
+    else:
+        err = ""
+    return result.exit_status, outs, err
 
 
 def review(path: Path, base: str = "main") -> tuple[int, str, dict]:

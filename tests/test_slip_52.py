@@ -22,7 +22,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from cli_helpers import copy_root, invoke
+from cli_helpers import REPO, copy_root, invoke
+from test_slip_34 import renderings  # one in-process review rendered per format
 
 H100 = Path("facts") / "cards" / "h100_sxm5_80gb.toml"
 
@@ -49,9 +50,9 @@ def _nvl(tmp_path: Path) -> tuple[Path, Path]:
 
 def test_1_a_copy_retitled_and_re_cited_in_the_same_datasheet_asks_each_borrowed_fact(tmp_path: Path) -> None:
     base, head = _nvl(tmp_path)
-    result = invoke("diff", str(base), str(head), root=head)
-    assert result.exit_code == 1, result.output  # its 3 stream shares stale over the new bandwidth: refused, as before
-    lines = result.stdout.splitlines()
+    status, (text, as_json) = renderings(head, "text", "json", base=str(base), head=str(head))
+    assert status == 1, text  # its 3 stream shares stale over the new bandwidth: refused, as before
+    lines = text.splitlines()
     # was "17 facts added in 1 new file; 3 derived facts stale; no lock affected; 9 locks unaffected"
     # 15 since issue 13: memory.capacity's note and the [card] variant and note, left as copied, are asked too
     # and check on HEAD warns of the [card] note copied from h100_sxm5_80gb (slip 55)
@@ -59,7 +60,7 @@ def test_1_a_copy_retitled_and_re_cited_in_the_same_datasheet_asks_each_borrowed
                         "affected; 1 warning of check on HEAD; 10 locks unaffected")
     assert ("  warning: facts/cards/h100_sxm5_80gb.toml: card.note: the same text as the note of h100_nvl.toml: one "
             "card copied from the other with its note? a card's note says what its own figures are and were checked "
-            "against; give each card its own") in lines, result.stdout
+            "against; give each card its own") in lines, text
     asks = [line.strip() for line in lines if "another card's" in line]
     assert len(asks) == 14
     # issue 13: was "… Dot 3.18 TB/s state 0.9493 …", a share no document states: now its input and formula
@@ -74,7 +75,7 @@ def test_1_a_copy_retitled_and_re_cited_in_the_same_datasheet_asks_each_borrowed
             "figures this card moved (memory.capacity, memory.bandwidth): does it describe this card?; its [card] "
             f"note is {copied}'s as copied and states memory.capacity 80 GB (here 94 GB), memory.bandwidth 3.35 TB/s "
             "(here 3.9 TB/s): is it this card's?") in [line.strip() for line in lines]
-    said = json.loads(invoke("diff", str(base), str(head), "--json", root=head).stdout)
+    said = json.loads(as_json)
     assert len(said["to_verify"]) == 15 and "h100_nvl:memory.capacity" in said["to_verify"]
     assert not {"h100_nvl:memory.bandwidth", "h100_nvl:host.capacity"} & set(said["to_verify"])
 
@@ -161,12 +162,12 @@ def test_3_a_relock_by_new_code_alone_names_the_pricing_model_digest_on_its_row(
     (base / LOCK).write_text(lock_text(attrs.evolve(lock, info=attrs.evolve(lock.info, pricing_model=old))),
                              encoding="utf-8")
     now = pricing_model_digest()
-    result = invoke("diff", str(base), str(head))
-    lines = result.stdout.splitlines()
+    _, (text, as_json) = renderings(REPO, "text", "json", base=str(base), head=str(head))  # --root: the checkout
+    lines = text.splitlines()
     at = lines.index(next(line for line in lines if line.startswith(f"  r1-o ({LOCK}")))
-    assert "re-locked" in lines[at], result.output
+    assert "re-locked" in lines[at], text
     # was "    changed   –"
     assert lines[at + 1] == f"    changed   pricing-model digest 111111111111… → {now[7:19]}…"
-    said = json.loads(invoke("diff", str(base), str(head), "--json").stdout)
+    said = json.loads(as_json)
     (mine,) = [lock for lock in said["locks"] if lock["name"] == "r1-o"]
     assert mine["pricing_model_pins"] == {"before": old, "after": now}

@@ -11,6 +11,7 @@ import attrs
 import pytest
 
 from cli_helpers import LISTED_MODEL, copy_root, invoke, refused
+from test_slip_34 import renderings  # one in-process review rendered per format
 
 R1 = "locks/r1-qwen7b-h200.lock.toml"
 MTP = "locks/qwen35-27b-h200-mtp.lock.toml"
@@ -214,9 +215,9 @@ def test_a_refit_lists_only_the_facts_that_moved(tmp_path: Path) -> None:
     """Before: "7 stack facts changed in 1 file", a row each ("share.append  1 → 1  (derivation changed)"). Now the
     2 that moved, old → new, and one line naming the 5 written again unmoved."""
     root = _refit_moving_two(tmp_path)
-    result = invoke("diff", "HEAD~1", "HEAD", root=root)
-    assert result.exit_code == 0, result.output
-    lines = result.stdout.splitlines()
+    status, (text, markdown, as_json) = renderings(root, "text", "markdown", "json", base="HEAD~1")  # one review
+    assert status == 0, text
+    lines = text.splitlines()
     assert lines[1].startswith("2 stack facts changed in 1 file (5 more re-derived to the same value); ")
     rows = [line for line in lines if line.startswith("  ") and "derivation changed)" in line]
     assert [row.split()[0:4] for row in rows] == [["overhead.pass", "1716", "µs", "→"], ["share.read", "0.9329", "→",
@@ -224,10 +225,9 @@ def test_a_refit_lists_only_the_facts_that_moved(tmp_path: Path) -> None:
     assert ("  5 more facts re-derived to the same value, provenance and citation (not listed as changed): "
             "overhead.layer, share.append, share.float, share.vector, terms.serial; derivation: as overhead.pass's"
             ) in lines
-    markdown = invoke("diff", "HEAD~1", "HEAD", "--format", "markdown", root=root).stdout
     assert markdown.count("| `stack lmdeploy-turbomind-2312` |") == 2
     assert "- `facts/stacks/lmdeploy-turbomind-2312.toml`: 5 more facts re-derived to the same value" in markdown
-    document = json.loads(invoke("diff", "HEAD~1", "HEAD", "--format", "json", root=root).stdout)
+    document = json.loads(as_json)
     facts = [c for f in document["files"] if f["path"] == LMD for c in f["facts"]]
     assert [c["path"] for c in facts if not c["refit_unmoved"]] == ["overhead.pass", "share.read"]
     assert len([c for c in facts if c["refit_unmoved"]]) == 5

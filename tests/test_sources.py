@@ -17,6 +17,7 @@ from passprice.lineage import source_lineage
 from passprice.locks import read_lock
 from passprice.registry import Root
 from passprice.sources import load_sources
+from test_slip_34 import renderings  # one in-process review rendered per format
 
 AZURE = "azure-ai-benchmarking-guide"
 H200 = "h200_sxm_141gb"
@@ -315,14 +316,13 @@ def test_raising_memory_bandwidth_makes_each_stream_share_stale(tmp_path: Path) 
     assert report.exit_code == 1
     assert json.loads(report.stdout)["problems"] == [f"{H200_FILE}: {line}" for line in expected]
     # diff shows the changed input's dependants, each stale, with the value its inputs now give.
-    d = json.loads(invoke("diff", str(REPO), str(root), "--json", root=root).stdout)
+    _, (as_json, text, markdown) = renderings(root, "json", "text", "markdown", base=str(REPO), head=str(root))
+    d = json.loads(as_json)
     (card,) = [f for f in d["files"] if f["name"] == H200]
     assert [(x["input"], x["fact"], x["finding"]["expected"]) for x in card["dependants"]] == [
         ("memory.bandwidth", p, recomputed[p]) for p in ("streams.read", "streams.rewrite", "streams.append")
     ]
-    text = invoke("diff", str(REPO), str(root), root=root).stdout
     assert "derived from it: streams.read: STALE, recomputed 0.8615; streams.rewrite: STALE, recomputed 0.7692" in text
-    markdown = invoke("diff", str(REPO), str(root), "--format", "markdown", root=root).stdout
     assert "#### Derived from changed facts" in markdown
 
 

@@ -14,9 +14,10 @@ import shutil
 import tomllib
 from pathlib import Path
 
-from cli_helpers import invoke
+from cli_helpers import REPO, invoke
 from passprice import schema
 from passprice.registry import embedded_root
+from test_slip_34 import renderings  # one in-process review rendered per format
 
 NAME = "r1-qwen7b-h200-llamacpp"
 LOCK = f"locks/{NAME}.lock.toml"
@@ -153,9 +154,9 @@ def test_a_review_of_an_edited_overhead_fact_of_the_stack_names_the_lock(tmp_pat
     # by hand: 28 × 100 µs = 2.8 ms fixed, the rest as above: 4.30590 ms a pass, 232.244 tokens/s, -2.191 %
     _, moved = _by_hand(100e-6)
     assert round(moved, 3) == 232.244 and round((moved / _by_hand()[1] - 1) * 100, 3) == -2.191
-    result = invoke("diff", str(base), str(head))
-    assert result.exit_code == 1, result.output  # moves a locked price without re-locking it
-    lines = result.stdout.splitlines()
+    status, (text, as_json) = renderings(REPO, "text", "json", base=str(base), head=str(head))  # one review
+    assert status == 1, text  # moves a locked price without re-locking it
+    lines = text.splitlines()
     assert lines[1] == ("1 stack fact changed in 1 file; 1 lock affected, 1 price moved unreviewed, 1 rests on derived "
                         "facts that do not follow; HEAD fails passprice check (1 problem); 9 locks unaffected")
     at = next(i for i, line in enumerate(lines) if line.startswith(f"  {NAME} ({LOCK}, "))
@@ -163,7 +164,7 @@ def test_a_review_of_an_edited_overhead_fact_of_the_stack_names_the_lock(tmp_pat
     assert lines[at + 1] == "    changed   stack.overhead.layer"
     assert ("    expected  237.4 → 232.2  (-2.191 %) under stack llamacpp-cuda-2405, recorded 237.4  HEAD's expected "
             "price rests on stack facts that do not follow: not a price to publish") in lines
-    review = json.JSONDecoder().raw_decode(invoke("diff", str(base), str(head), "--json").stdout)[0]
+    review = json.JSONDecoder().raw_decode(as_json)[0]
     (lock,) = review["locks"]
     assert lock["name"] == NAME and lock["changed"] == ["stack.overhead.layer"]
     assert lock["moved"] == "expected.pass_s" and lock["holds"] is True
