@@ -62,8 +62,8 @@ KNOWN = {
     "617db241a": "outside",  # ggml-org/llama.cpp's master in PR #20586's table (moe45's MoE runs above batch 1)
     "3304017b": "outside",  # "Seed 3304017b maintainers", an author's name in the history example
     "8fd0c6e1bd0f": "outside",  # Azure/AI-benchmarking-guide at that commit, a source's locator
-    "007dbbf3fd17eefe9b47fee45f48f7ba5e62b714": "outside",
-    "a5410f046c": "outside",  # ggml-org/llama.cpp's commit whose llama-model.cpp reads gemma2's window as optional  # ggml-org/llama.cpp's commit, its line numbers
+    "007dbbf3fd17eefe9b47fee45f48f7ba5e62b714": "outside",  # ggml-org/llama.cpp's commit, its line numbers
+    "a5410f046c": "outside",  # ggml-org/llama.cpp's commit whose llama-model.cpp reads gemma2's window as optional
 }
 SHOWN = re.compile(r"`passprice (?:reproduce|audit) ([0-9a-f]{8,64})` \(`([A-Za-z0-9._-]+)`'s `\[lock\] digest`")
 HEX = re.compile(r"(?<![0-9A-Za-z_])(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{8,64}(?![0-9A-Za-z_])")

@@ -86,10 +86,13 @@ def test_a_warm_check_under_a_file_bound_says_the_broken_fit(tmp_path: Path) -> 
     assert warm == cold
     status, out, err = warm
     assert status == 2
-    # before: "2 problems (2 on stderr)" warm; the 4th since the shipped stack lock (168,954 bytes) is over the bound
+    # before: "2 problems (2 on stderr)" warm; the 4th since the shipped stack lock (169,383 bytes since cite67's
+    # verbatim locators; its size read off the shipped file) is over the bound
     assert out.splitlines()[0].endswith(": 4 problems (4 on stderr)")
+    size = (embedded_root().path / "locks" / "r1-qwen7b-h200-llamacpp.lock.toml").stat().st_size
+    assert size > 65_000
     assert ("passprice: error: locks/r1-qwen7b-h200-llamacpp.lock.toml: larger than 65,000 bytes, the most a lock "
-            "file may hold (168,954 bytes; PASSPRICE_MAX_FILE_BYTES=BYTES raises the cap)") in err.splitlines()
+            f"file may hold ({size:,} bytes; PASSPRICE_MAX_FILE_BYTES=BYTES raises the cap)") in err.splitlines()
     assert (
         "passprice: error: facts/stacks/lmdeploy-turbomind-2312.toml: overhead.pass, overhead.layer, share.read, "
         "share.append, share.float, share.vector, terms.serial: their fit cannot be re-run: run "

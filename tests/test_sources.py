@@ -553,8 +553,9 @@ def test_audit_of_a_lock_shows_floors_margins_and_citations_by_source() -> None:
     text = invoke("audit", "qwen35-27b-h200-mtp.lock.toml").stdout
     assert "citations, by source:\n" in text
     assert "  azure-ai-benchmarking-guide — Azure AI Benchmarking Guide (Microsoft (Azure), 2024-09-27)\n" in text
-    assert (
-        "    streams.rewrite: Azure_Results/ND_H200_v5_results.md, HBM Bandwidth table (BabelStream): Mul 4.00" in text
+    assert (  # the rows verbatim (cite67)
+        "    streams.rewrite: Azure_Results/ND_H200_v5_results.md, HBM Bandwidth table (BabelStream): row '| Mul   | "
+        "4.00              |' in TB/s (row '| Copy  | 4.01              |' in TB/s)" in text
     )
     assert "\nderivations:\n" in text and "\nnotes:\n" in text
     # A serving is audited under its locks' floors (the strictest of its locks'); one without locks has none.
