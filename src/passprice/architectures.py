@@ -20,8 +20,12 @@ it; ``tests/test_architectures.py`` fails when either differs).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 import attrs
+
+if TYPE_CHECKING:
+    from passprice.gguf_header import GGUFHeader
 
 #: The key (architecture prefix left off) a windowed architecture's period applies to: its window in positions.
 WINDOW_KEY = "attention.sliding_window"
@@ -229,3 +233,34 @@ def markdown() -> str:
     for name, (known, source) in ALIASES.items():  # pragma: no cover - none today
         rows.append(f"| `{name}` | priced as `{known}` ({source}) | | | | |")
     return "\n".join(rows)
+
+
+@attrs.frozen
+class DefaultedWindow:
+    """A windowed architecture's window priced from llama.cpp's default because the header names none: ``key`` the
+    absent metadata key (architecture prefix included), ``window`` the positions priced, ``source`` llama.cpp's line
+    that sets it (:attr:`passprice.architectures.Architecture.window_default_source`)."""
+
+    key: str
+    window: int
+    source: str
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"key", "value", "source"}``: what a price's ``--json`` holds under ``defaulted``."""
+        return {"key": self.key, "value": self.window, "source": self.source}
+
+    def line(self) -> str:
+        """One line for a price's text: the key, the window priced and why."""
+        return (f"{self.key} {self.window:,} positions: not in the header, so llama.cpp's default is priced "
+                f"({self.source})")
+
+
+def defaulted_window(header: GGUFHeader) -> DefaultedWindow | None:
+    """The window ``header`` is priced with though it names none (its architecture's
+    :attr:`~passprice.architectures.Architecture.window_default`: gemma2's 4,096, which llama.cpp runs such a header
+    with), or ``None`` when the header names its window or its architecture gives none by default (those that need
+    the key are refused without it: :func:`passprice.decode.architecture_refusal`). Raises nothing."""
+    rules = rules_of(header.architecture)
+    if rules is None or rules.window_default is None or header.meta(WINDOW_KEY) is not None:
+        return None
+    return DefaultedWindow(f"{rules.name}.{WINDOW_KEY}", rules.window_default, rules.window_default_source)

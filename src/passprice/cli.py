@@ -1851,9 +1851,9 @@ def _with_routing_note(data: dict[str, Any], note: str | None, header: Any = Non
 
 def _defaulted_json(header: Any) -> dict[str, Any]:
     """``{"defaulted": [{"key", "value", "source"}]}`` when ``header``'s window is priced from llama.cpp's default
-    (:func:`passprice.decode.defaulted_window`: a gemma2 header without its window), else ``{}``. Added for output
-    only, as the routing note is."""
-    from passprice.decode import defaulted_window
+    (:func:`passprice.architectures.defaulted_window`: a gemma2 header without its window), else ``{}``. Added for
+    output only, as the routing note is. Imports no decode step (a warm price imports none: test_cache)."""
+    from passprice.architectures import defaulted_window
 
     d = defaulted_window(header)
     return {} if d is None else {"defaulted": [d.to_json()]}
@@ -1861,7 +1861,7 @@ def _defaulted_json(header: Any) -> dict[str, Any]:
 
 def _echo_defaulted(header: Any) -> None:
     """The text line of :func:`_defaulted_json`: ``  defaulted     KEY N positions: …`` (nothing without one)."""
-    from passprice.decode import defaulted_window
+    from passprice.architectures import defaulted_window
 
     d = defaulted_window(header)
     if d is not None:

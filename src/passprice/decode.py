@@ -19,7 +19,16 @@ from typing import Any, ClassVar
 import attrs
 
 from passprice import ggml, schema
-from passprice.architectures import EXPERTS, KNOWN, MLA, RECURRENCE, WINDOW_KEY, known_names, rules_of
+from passprice.architectures import (
+    EXPERTS,
+    KNOWN,
+    MLA,
+    RECURRENCE,
+    WINDOW_KEY,
+    defaulted_window,
+    known_names,
+    rules_of,
+)
 from passprice.errors import InputError
 from passprice.gguf_header import GGUFHeader, LongArray, TensorInfo
 
@@ -467,37 +476,6 @@ def _per_layer(header: GGUFHeader, key: str, layer: int) -> int | None:
         if isinstance(item, int) and not isinstance(item, bool):
             return item
     return None
-
-
-@attrs.frozen
-class DefaultedWindow:
-    """A windowed architecture's window priced from llama.cpp's default because the header names none: ``key`` the
-    absent metadata key (architecture prefix included), ``window`` the positions priced, ``source`` llama.cpp's line
-    that sets it (:attr:`passprice.architectures.Architecture.window_default_source`)."""
-
-    key: str
-    window: int
-    source: str
-
-    def to_json(self) -> dict[str, Any]:
-        """``{"key", "value", "source"}``: what a price's ``--json`` holds under ``defaulted``."""
-        return {"key": self.key, "value": self.window, "source": self.source}
-
-    def line(self) -> str:
-        """One line for a price's text: the key, the window priced and why."""
-        return (f"{self.key} {self.window:,} positions: not in the header, so llama.cpp's default is priced "
-                f"({self.source})")
-
-
-def defaulted_window(header: GGUFHeader) -> DefaultedWindow | None:
-    """The window ``header`` is priced with though it names none (its architecture's
-    :attr:`~passprice.architectures.Architecture.window_default`: gemma2's 4,096, which llama.cpp runs such a header
-    with), or ``None`` when the header names its window or its architecture gives none by default (those that need
-    the key are refused without it: :func:`architecture_refusal`). Raises nothing."""
-    rules = rules_of(header.architecture)
-    if rules is None or rules.window_default is None or header.meta(WINDOW_KEY) is not None:
-        return None
-    return DefaultedWindow(f"{rules.name}.{WINDOW_KEY}", rules.window_default, rules.window_default_source)
 
 
 def _windowed_layers(header: GGUFHeader, blocks: int) -> tuple[int | None, list[bool]]:
