@@ -1,0 +1,58 @@
+"""Walkthrough 49 (issue 13, the three uses on mixtures of experts under a serving stack): what a new user serving
+gpt-oss-20b and Qwen3-30B-A3B with llama.cpp on an H200 and an MI300X could not find in the README.
+
+- "the cheapest card meeting a 30 ms TPOT bound": passprice prices time, never money, and `passprice explain price`
+  (or `cheapest`, `cost`, `$/hour`) said the word was no term it defines; the glossary now says what a price is and
+  how to rank `compare --max-tpot` rows by one's own $/hour.
+- a price under a serving stack checked by hand: a mixture of experts' F32 routers are float matrices, priced at
+  the card's vector rate × `share.float` and joined to the array term, which the README's by-hand (a dense model)
+  never showed: gpt-oss-20b on the MI300X at batch 1, 242.357 tokens/s, bit for bit from the README's operations.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from cli_helpers import REPO, invoke
+from passprice import glossary
+
+
+@pytest.mark.parametrize("word", ["price", "prices", "cheapest", "cost", "$/hour", "money"])
+def test_explain_price_says_it_is_time_not_money(word: str) -> None:
+    term = glossary.lookup(word)
+    assert term.name == "price"
+    assert "never money" in term.long
+    assert "$/hour / (0.0036 × tokens/s)" in term.long  # 1e6 tokens × ($/hour / 3600 s) / tokens/s
+    assert "compare SERVING --max-tpot SECONDS" in term.long
+
+
+def test_the_readme_says_compare_ranks_by_tokens_not_cost() -> None:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert f"- **price**: {glossary.TERMS['price'].long}" in readme
+    assert "`passprice explain cheapest` says how to rank its rows by your own" in readme
+
+
+def test_a_moe_price_under_llamacpp_by_hand() -> None:
+    result = invoke("price", "gpt-oss-20b-mi300x", "--batch", "1", "--stack", "llamacpp-cuda-2405", "--json")
+    assert result.exit_code == 0, result.output
+    priced = json.loads(result.stdout)
+    expected = priced["expected"]
+    routers = 24 * 2880 * 32  # gpt-oss-20b: 24 layers, a 2,880-wide router over 32 experts, F32
+    assert expected["float_matrix_macs"] == routers == 2_211_840
+    assert expected["vector_macs"] == priced["vector_macs"] - routers == 441_901_824
+    # the README's operations, the facts as `facts mi300x` and `fact show llamacpp-cuda-2405` give them
+    memory = 2_574_705_396 / (5.3e12 * 0.7302 * 0.9883) + 103_858_176 / (5.3e12 * 0.7717 * 0.7532)
+    array = 7_209_861_120 / (81.7e12 * 1) + routers / (81.7e12 * 0.07171)
+    vector = (444_113_664 - routers) / (81.7e12 * 0.04165)
+    scale = 112_654_080 / (40.8576e12 * 0.002051)
+    fixed = 24 * 96.63e-6
+    assert (expected["memory_s"], expected["array_s"], expected["vector_s"], expected["scale_s"]) == (
+        memory, array, vector, scale)
+    assert expected["binds"] == "scale"
+    pass_s = fixed + scale + 0.5 * (memory + array + vector)  # terms.serial 0.5 × the others
+    assert expected["pass_s"] == pass_s == pytest.approx(4.126e-3, abs=5e-7)
+    assert expected["tokens_per_s"] == 1 / pass_s == pytest.approx(242.357, abs=1e-3)
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert "the pass 2.319 + 1.344 + 0.5 × (0.7069 + 0.08863 + 0.1299) = 4.126 ms, 242.4 tokens/s" in readme
