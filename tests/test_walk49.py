@@ -12,6 +12,11 @@ gpt-oss-20b and Qwen3-30B-A3B with llama.cpp on an H200 and an MI300X could not 
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
+import tomllib
+from pathlib import Path
 
 import pytest
 
@@ -56,3 +61,38 @@ def test_a_moe_price_under_llamacpp_by_hand() -> None:
     assert expected["tokens_per_s"] == 1 / pass_s == pytest.approx(242.357, abs=1e-3)
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     assert "the pass 2.319 + 1.344 + 0.5 × (0.7069 + 0.08863 + 0.1299) = 4.126 ms, 242.4 tokens/s" in readme
+
+
+def _git(repo: Path, *args: str, date: str = "") -> str:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@example.com"}
+    if date:
+        env |= {"GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date}
+    return subprocess.run(["git", "-C", str(repo), *args], env=env, check=True, capture_output=True,
+                          text=True).stdout.strip()
+
+
+def test_last_month_s_lock_is_reproduced_from_history(tmp_path: Path) -> None:
+    """The README's recipe: the lock file as a registry held it on a day, re-priced from its pins; a day before the
+    lock was written gives no commit, which the `${C:?…}` guard stops (an empty C reads today's lock)."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert 'git show "${C:?no commit wrote the lock by that day}":locks/' in readme
+    lock = "locks/qwen3-30b-a3b-h200.lock.toml"
+    (tmp_path / "locks").mkdir()
+    _git(tmp_path, "init", "-q")
+    shutil.copyfile(REPO / lock, tmp_path / lock)
+    _git(tmp_path, "add", ".")
+    _git(tmp_path, "commit", "-qm", "lock", date="2026-11-05T10:00:00+00:00")
+    shutil.copyfile(REPO / "locks/r1-qwen7b-h200.lock.toml", tmp_path / lock)  # another lock there since
+    _git(tmp_path, "commit", "-qam", "today", date="2026-12-05T10:00:00+00:00")
+    assert _git(tmp_path, "log", "-1", "--until=2026-11-01", "--format=%H", "--", lock) == ""  # the guard's case
+    commit = _git(tmp_path, "log", "-1", "--until=2026-11-30", "--format=%H", "--", lock)
+    old = tmp_path / "old.lock.toml"
+    old.write_text(_git(tmp_path, "show", f"{commit}:{lock}") + "\n", encoding="utf-8")
+    assert old.read_bytes() == (REPO / lock).read_bytes()
+    result = invoke("reproduce", str(old), "--json")
+    assert result.exit_code == 0, result.output
+    reproduced = json.loads(result.stdout)
+    digest = tomllib.loads((REPO / lock).read_text(encoding="utf-8"))["lock"]["digest"]
+    assert reproduced["lock_digest"] == digest
+    assert reproduced["lock"] == "qwen3-30b-a3b-h200" and reproduced["equals"] is True
