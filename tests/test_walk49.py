@@ -17,11 +17,12 @@ import shutil
 import subprocess
 import tomllib
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from cli_helpers import REPO, invoke
-from passprice import glossary
+from passprice import diff, glossary
 
 
 @pytest.mark.parametrize("word", ["price", "prices", "cheapest", "cost", "$/hour", "money"])
@@ -96,3 +97,25 @@ def test_last_month_s_lock_is_reproduced_from_history(tmp_path: Path) -> None:
     digest = tomllib.loads((REPO / lock).read_text(encoding="utf-8"))["lock"]["digest"]
     assert reproduced["lock_digest"] == digest
     assert reproduced["lock"] == "qwen3-30b-a3b-h200" and reproduced["equals"] is True
+
+
+def _stack_lock(changed: tuple[str, ...], batch: int, after: float) -> SimpleNamespace:
+    def side(tokens: float) -> SimpleNamespace:
+        return SimpleNamespace(price={
+            "stack": "llamacpp-cuda-2405", "routing": {"used": 8, "tokens": 605},
+            "expected": {"tokens_per_s": tokens, "batch": batch, "rows_per_sequence": 1}})
+    return SimpleNamespace(before=side(177.7740829202033), after=side(after), changed=changed,
+                           recorded={"expected": {"tokens_per_s": 177.7740829202033}})
+
+
+def test_a_stack_lock_s_expected_price_unmoved_by_routing_says_why() -> None:
+    """A best lock under llamacpp-cuda-2405 (fitted at batch 1): the routing record's change moved the limit's best
+    (batch 605, -0.003585 %) and left the expected price at batch 1 where it was, which read `177.8 → 177.8 (+0 %)`
+    with no reason."""
+    line = diff._expected_shift(_stack_lock(("routing.hot_experts",), 1, 177.7740829202033))
+    assert line == ("177.8 → 177.8  (+0 %) under stack llamacpp-cuda-2405, recorded 177.8; unmoved by "
+                    "routing.hot_experts: 1 token-row a pass reads its 8 experts a layer whatever the routing")
+    for lock in (_stack_lock(("routing.hot_experts",), 2, 177.7740829202033),  # 2 token-rows: the routing counts
+                 _stack_lock(("memory.bandwidth",), 1, 177.7740829202033),  # no routing fact changed
+                 _stack_lock(("routing.hot_share",), 1, 180.0)):  # it moved: nothing to explain
+        assert "unmoved" not in (diff._expected_shift(lock) or "")
