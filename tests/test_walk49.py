@@ -119,3 +119,16 @@ def test_a_stack_lock_s_expected_price_unmoved_by_routing_says_why() -> None:
                  _stack_lock(("memory.bandwidth",), 1, 177.7740829202033),  # no routing fact changed
                  _stack_lock(("routing.hot_share",), 1, 180.0)):  # it moved: nothing to explain
         assert "unmoved" not in (diff._expected_shift(lock) or "")
+
+
+def test_compare_under_a_stack_says_its_range_chose_the_batch() -> None:
+    """Every row of `compare gpt-oss-20b-h200 --stack llamacpp-cuda-2405` reads batch 1 (4.533 ms on the H200, where
+    the limit's best is 1,239 sequences at 33.57 ms): the stack was measured at batch 1 only, which the table did not
+    say, so "the batch with the lowest TPOT" and "the batch the stack holds on" read alike."""
+    out = invoke("compare", "gpt-oss-20b-h200", "--cards", "h200_sxm_141gb", "--stack", "llamacpp-cuda-2405")
+    assert out.exit_code == 0, out.output
+    lines = out.stdout.splitlines()
+    row = next(line for line in lines if line.startswith("h200_sxm_141gb "))
+    assert row.split()[1:3] == ["1", "220.6"]
+    assert ("  holds on      batch 1 … 1, cached positions 0 … 8,192 (range.*: where the stack's runs were measured): "
+            "each card's best batch is sought within it") in lines
