@@ -245,6 +245,15 @@ def comparison_text(rows: list[CardBest], what: str, summary: str, note: str, st
         lines.append(f"\n  headroom      the best batch holds over {HEADROOM * 100:.0f} % of card memory on "
                      f"{among}: passprice counts no runtime workspace, activations or "
                      "fragmentation, so leave room (a smaller --limit, or --max-tpot) before serving one of these")
+    held = next((r.expected for r in rows if r.expected is not None and r.expected.held is not None), None)
+    if held is not None and held.held is not None:
+        # Walkthrough 49: every row read batch 1 under llamacpp-cuda-2405, and nothing said the stack's range, not
+        # the cards, chose it ("which batch gives the lowest TPOT" could not be read off the table).
+        h, rows_per = held.held, held.expected.rows_per_sequence
+        within = f"batch {h.rows[0]:,} … {h.rows[1]:,}" if rows_per == 1 else (
+            f"{h.rows[0]:,} … {h.rows[1]:,} token-rows a pass")
+        lines.append(f"\n  holds on      {within}, cached positions {h.positions[0]:,.0f} … {h.positions[1]:,.0f} "
+                     "(range.*: where the stack's runs were measured): each card's best batch is sought within it")
     lines.append(f"\n  lock          {note}")
     return "\n".join(lines)
 

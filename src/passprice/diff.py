@@ -6070,7 +6070,24 @@ def _expected_shift(lock: Any) -> str | None:
     recorded = (lock.recorded or {}).get("expected")
     tail = (f", recorded {float(recorded['tokens_per_s']):,.1f}" if isinstance(recorded, Mapping)
             and isinstance(recorded.get("tokens_per_s"), int | float) else "")
-    return f"{shown[0]} → {shown[1]}{rel} under stack {stack}{tail}"
+    return f"{shown[0]} → {shown[1]}{rel} under stack {stack}{tail}{_expected_unrouted(lock, sides[1], x, y)}"
+
+
+def _expected_unrouted(lock: Any, expected: object, x: float | None, y: float | None) -> str:
+    """Why a changed routing fact leaves a stack lock's expected price where it was, when that is why: the expected
+    price routes one token-row a pass (a stack fitted at batch 1 prices its best there, while the limit's best batch
+    routes hundreds), which reads exactly its k experts a layer whatever the skew (D(1) = k, docs/DESIGN.md Routing),
+    ``"; unmoved by routing.hot_experts: 1 token-row a pass reads its 8 experts a layer whatever the routing"``; else
+    ``""``. Walkthrough 49: a routing record's change read ``177.8 → 177.8 (+0 %)`` beside the limit's move,
+    unexplained. Raises nothing."""
+    routing = [p for p in getattr(lock, "changed", ()) if p.startswith("routing.")]
+    routed = (lock.after.price or {}).get("routing") if lock.after.price is not None else None
+    if not routing or x is None or x != y or not isinstance(expected, Mapping) or not isinstance(routed, Mapping):
+        return ""
+    if expected.get("batch") != 1 or expected.get("rows_per_sequence") != 1:
+        return ""
+    return (f"; unmoved by {', '.join(routing)}: 1 token-row a pass reads its {routed.get('used')} experts a layer "
+            "whatever the routing")
 
 
 def _moved_cancelling(c: FactChange) -> str:

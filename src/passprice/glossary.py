@@ -1204,6 +1204,21 @@ _TERMS = (
         ("limits", "--limit", "the limit", "card's limit", "the card's limit", "limit price"),
     ),
     Term(
+        "price",
+        "one decode pass's time on one card (pass seconds, tokens/s, TPOT), never money: no $/hour is a fact",
+        "What passprice calls a price is what one decode pass of a serving takes on one card: its seconds, the "
+        "term it binds on, tokens/s and TPOT, with the facts it rests on (the card's limit; under `--stack S` also "
+        "what a runtime is expected to deliver). It is never money: the registry holds no card's rent or purchase "
+        "price ($/hour is no fact of a card), so no command ranks cards by cost, and `compare` ranks them by "
+        "tokens/s. For the cheapest card meeting a TPOT bound, `passprice compare SERVING --max-tpot SECONDS` "
+        "gives each card's best batch within the bound and its tokens/s; with your own $/hour for each card, "
+        "dollars a million tokens = $/hour / (0.0036 × tokens/s), the least of them the cheapest card (a card "
+        "that meets the bound only at a batch near 100 % `held` leaves the runtime no room: read its row's "
+        "`held`, or give `--memory-use`).",
+        ("prices", "priced", "cost", "cheapest", "cheaper", "cheap", "money", "dollars", "$/hour",
+         "cost per token"),
+    ),
+    Term(
         "tokens/s",
         "tokens the whole batch emits a second: tokens a pass over the pass's seconds",
         "Throughput: the tokens the whole batch emits a pass (each sequence 1 + its accepted drafts) over the pass's "
