@@ -21,6 +21,7 @@ n_ubatch the run's ``-ub`` and its t/s the run's tokens/s (test_3). The values a
 from __future__ import annotations
 
 import re
+import tomllib
 
 import pytest
 
@@ -139,3 +140,63 @@ def test_3_the_discussions_runs_quote_its_blocks(runs: list[Run],
     assert "'gpt-oss 120B MXFP4 MoE | 59.02 GiB | 116.83 B'" in origin
     big = blocks["Benchmarks on M2 Ultra (192 GB, 76 GPU cores) for gpt-oss-120b"]
     assert any(line.startswith("gpt-oss 120B MXFP4 MoE 59.02 GiB 116.83 B ") for line in big)
+
+
+def _facts_citing(source: str) -> list[tuple[str, str, object]]:
+    # (file:path, locator, value) of every fact and derivation input citing ``source`` (an input without its own
+    # source cites its fact's)
+    out: list[tuple[str, str, object]] = []
+
+    def walk(table: object, where: str, cited: str | None) -> None:
+        if isinstance(table, dict):
+            own = table.get("source")
+            cited = own if isinstance(own, str) else cited
+            if isinstance(table.get("locator"), str) and cited == source:
+                out.append((where, table["locator"], table.get("value")))
+            for key, value in table.items():
+                walk(value, f"{where}:{key}", cited)
+
+    for path in sorted((REPO / "facts").rglob("*.toml")):
+        with path.open("rb") as f:
+            walk(tomllib.load(f), path.stem, None)
+    return out
+
+
+def test_4_the_cdna3_quotes_and_figures_are_the_white_papers(
+        excerpt: dict[str, tuple[str, str, list[str]]]) -> None:
+    # The CDNA 3 white paper's 19 spans are in a text copy of its PDF, read with its line wraps joined: two were not
+    # verbatim, the section heading quoted 'Communication and scaling' (the paper prints 'COMMUNICATION AND SCALING')
+    # and 'a x16 PCIe Gen 5 link' (the paper: 'PCIe®'); they now quote it. Each derivation input's figure is the
+    # paper's too.
+    path, url, lines = excerpt["amd-cdna3-whitepaper"]
+    assert url == ("https://github.com/bojieli/ai-infra-book/blob/8653dd660d1e3f2de17ba0015731ad8677a83567/"
+                   f"{path}")
+    text = " ".join(" ".join(lines).split())  # the PDF's line wraps and layout spaces as one space
+    cited = _facts_citing("amd-cdna3-whitepaper")
+    spans = [q for _, locator, _ in cited for q in _QUOTED.findall(locator)]
+    assert len(spans) == 19 and [q for q in spans if " ".join(q.split()) not in text] == []
+    assert "Communication and scaling" not in text and "x16 PCIe Gen 5 link" not in text  # the quotes before
+    # each figure a derivation input reads, as the paper prints it
+    printed = {"cus": "304 compute units (CUs)", "lanes": "19,456 stream cores", "clock": "2,100 MHz peak boost",
+               "l2": "share a 4MB L2 cache", "xcds": "incorporates 8 accelerator complex dies", "lds": "remain at 64KB",
+               "infinity": "256MB of data", "fp32": "Vector FP32 256 128 163.4",
+               "capacity": "192 GB HBM3 memory capacity", "bandwidth": "5.3 TB/s peak theoretical memory bandwidth"}
+    dense = {"array": "Matrix INT8 4096 1024 2614.9", "f16": "Matrix FP16 2048 1024 1307.4",
+             "bf16": "Matrix BF16 2048 1024 1307.4", "f8": "Matrix FP8 4096 N/A 2614.9"}
+    checked = set()
+    for where, _, value in cited:
+        keys = where.split(":")  # card, key..., [derivation, inputs, NAME]
+        name = keys[-1]
+        if name == "dense":
+            row = dense[keys[2] if keys[1] == "tensor" else keys[1]]
+        elif name == "lanes" and keys[1] == "host":
+            row = "x16 PCIe® Gen 5 link"
+        elif name in printed and (name not in ("capacity", "bandwidth") or keys[1] == "memory"):
+            row = printed[name]
+        else:
+            continue  # a fact whose figure its inputs give (on-chip capacity, bandwidth, array, vector, scale)
+        shown = f"{value:,g}" if isinstance(value, int) else f"{value:g}"
+        assert row in text and shown.replace(",", "") in row.replace(",", ""), (where, value)
+        checked.add(where)
+    # the 16 derivation inputs and the two memory figures
+    assert len(checked) == 18 and sum(":inputs:" in w for w in checked) == 16
