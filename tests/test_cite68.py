@@ -16,6 +16,13 @@ the page shows as code, without them) and a table's cells are separated by singl
 with its backticks dropped, and a row quoted as cells joined by `` | `` (``'gpt-oss 20B MXFP4 MoE | 11.27 GiB | … |
 tg128 | 161.77 ± 0.56'``) with its cells joined by spaces: the whole row, cell for cell under the table's header, its
 n_ubatch the run's ``-ub`` and its t/s the run's tokens/s (test_3). The values all match; no locator changed.
+
+The CDNA 3 white paper's 19 spans were listed as unchecked PDF quotes; a text copy of the PDF is stored
+(bojieli/ai-infra-book), and two spans were not verbatim: 'Communication and scaling' (the heading prints in capitals)
+and a host link 'x16 PCIe Gen 5 link' (the paper: 'PCIe®'); both now quote it, and the 18 figures its derivation
+inputs and memory facts read are the paper's (test_4). The architecture table's graph builders and the tensor-count
+check TensorNotInArchitecture cites are in src/llama-model.cpp at a5410f046c (test_5), unnumbered: past character
+224,000 the stored file's lines were not counted.
 """
 
 from __future__ import annotations
@@ -200,3 +207,23 @@ def test_4_the_cdna3_quotes_and_figures_are_the_white_papers(
         checked.add(where)
     # the 16 derivation inputs and the two memory figures
     assert len(checked) == 18 and sum(":inputs:" in w for w in checked) == 16
+
+
+def test_5_the_graph_builders_and_the_tensor_count_check_are_in_the_commit(
+        excerpt: dict[str, tuple[str, str, list[str]]]) -> None:
+    # KNOWN cites each architecture's rules to llama.cpp's graph builder by name (``llama.cpp llm_build_qwen2``); five
+    # of the seven are structs of src/llama-model.cpp at a5410f046c, in its order; qwen3next and qwen35 came later,
+    # and no stored copy holds them. TensorNotInArchitecture rests on load_tensors creating each architecture's
+    # tensors by name (an architecture it does not list is refused) and then calling done_getting_tensors.
+    path, url, lines = excerpt["llama.cpp-text"]
+    assert (path, url) == excerpt["llama.cpp"][:2]
+    builders = [line.split()[1] for line in lines if line.startswith("struct llm_build_")]
+    assert builders == ["llm_build_llama", "llm_build_qwen2", "llm_build_qwen3", "llm_build_qwen3moe",
+                        "llm_build_deepseek2"]
+    cited = {name: arch.source.split("llama.cpp ")[1].split(";")[0] for name, arch in KNOWN.items()
+             if arch.source.startswith("llama.cpp llm_build_")}
+    assert sorted(cited) == ["deepseek2", "llama", "qwen2", "qwen3", "qwen35", "qwen3moe", "qwen3next"]
+    assert sorted(b for b in cited.values() if b in builders) == sorted(builders)
+    assert sorted(n for n, b in cited.items() if b not in builders) == ["qwen35", "qwen3next"]
+    assert [line.strip() for line in lines[:3]] == ["default:", 'throw std::runtime_error("unknown architecture");',
+                                                    "ml.done_getting_tensors();"]

@@ -36,10 +36,12 @@ WINDOW_KEY = "attention.sliding_window"
 #: each architecture's tensor list by name and refuses a file holding a tensor its list lacks
 #: (``llama_model_loader::done_getting_tensors``, src/llama-model-loader.cpp: ``if (n_created != n_tensors)`` throws
 #: ``"%s: wrong number of tensors; expected %d, got %d"``), so a ``llama`` header holding ``attn_kv_a_mqa`` is no model
-#: llama.cpp runs (it was priced with MLA, exit 0: session 36). Cited by function, not at a commit: the reference
-#: search holds that file at one commit only, 3074b500a5, whose text (a direct-I/O loader, lines of trailing blanks)
-#: could not be tied to ggml-org/llama.cpp, whose stored listing also holds forks' files (cite68); the function's
-#: body reads the same in the 8 other stored copies of it.
+#: llama.cpp runs (it was priced with MLA, exit 0: session 36). At a5410f046c, src/llama-model.cpp's
+#: ``llama_model::load_tensors`` creates each architecture's tensors in a switch whose ``default:`` throws "unknown
+#: architecture", then calls ``ml.done_getting_tensors();`` (tests/test_cite68.py). The function itself is cited by
+#: name, not at a commit: the reference search holds src/llama-model-loader.cpp at one commit only, 3074b500a5, whose
+#: text (a direct-I/O loader, lines of trailing blanks) could not be tied to ggml-org/llama.cpp, whose stored listing
+#: also holds forks' files (cite68); its body reads the same in the 8 other stored copies of it.
 MLA, EXPERTS, RECURRENCE = "latent attention", "routed experts", "recurrence"
 FEATURES = (MLA, EXPERTS, RECURRENCE)
 
@@ -105,7 +107,10 @@ def _windowed(
 
 
 #: The architectures passprice prices, by ``general.architecture``: each implemented (DESIGN.md, The decode step)
-#: and pinned by a test or by the locks of registered checkpoints. Order: as listed to the user.
+#: and pinned by a test or by the locks of registered checkpoints. Order: as listed to the user. A ``source`` naming
+#: llama.cpp's graph builder (``llm_build_qwen2``) names a struct of src/llama-model.cpp at a5410f046c for llama,
+#: qwen2, qwen3, qwen3moe and deepseek2 (tests/test_cite68.py); ``llm_build_qwen3next`` and ``llm_build_qwen35`` came
+#: later, and no stored copy of llama.cpp holds them.
 KNOWN: Mapping[str, Architecture] = {
     a.name: a
     for a in (
