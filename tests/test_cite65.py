@@ -10,7 +10,8 @@ quoting a title, or a cell or two, but not the figure, and 29 (#15525, #20586) q
 collapsed, ``'RTX 3090 | gpt-oss 20B MXFP4 MoE | 1 | pp512'`` for ``| RTX 3090       | gpt-oss 20B MXFP4 MoE   |
 1 | pp512 |`` (15 spaces before the 1), so no search of the thread finds it. Each now quotes its title and the whole
 row or sentence that prints its figure, and ``tests/data/llama-cpp-threads-excerpt.txt`` holds those lines of each
-thread (with its URL) for the checks below, without the network. Not yet checked: the 4 runs citing discussion #15396.
+thread (with its URL) for the checks below, without the network. The 4 runs citing discussion #15396 are checked
+by tests/test_cite68.py.
 """
 
 from __future__ import annotations

@@ -34,8 +34,14 @@ WINDOW_KEY = "attention.sliding_window"
 #: attention (``attn_kv_a_mqa``), routed experts (``ffn_*_exps``), the Gated-DeltaNet recurrence (``ssm_*``). A header
 #: holding one its architecture lacks is refused (:class:`~passprice.decode.TensorNotInArchitecture`): llama.cpp builds
 #: each architecture's tensor list by name and refuses a file holding a tensor its list lacks
-#: (``llama_model_loader::done_getting_tensors``: "wrong number of tensors; expected N, got M"), so a ``llama`` header
-#: holding ``attn_kv_a_mqa`` is no model llama.cpp runs (it was priced with MLA, exit 0: session 36).
+#: (``llama_model_loader::done_getting_tensors``, src/llama-model-loader.cpp: ``if (n_created != n_tensors)`` throws
+#: ``"%s: wrong number of tensors; expected %d, got %d"``), so a ``llama`` header holding ``attn_kv_a_mqa`` is no model
+#: llama.cpp runs (it was priced with MLA, exit 0: session 36). At a5410f046c, src/llama-model.cpp's
+#: ``llama_model::load_tensors`` creates each architecture's tensors in a switch whose ``default:`` throws "unknown
+#: architecture", then calls ``ml.done_getting_tensors();`` (tests/test_cite68.py). The function itself is cited by
+#: name, not at a commit: the reference search holds src/llama-model-loader.cpp at one commit only, 3074b500a5, whose
+#: text (a direct-I/O loader, lines of trailing blanks) could not be tied to ggml-org/llama.cpp, whose stored listing
+#: also holds forks' files (cite68); its body reads the same in the 8 other stored copies of it.
 MLA, EXPERTS, RECURRENCE = "latent attention", "routed experts", "recurrence"
 FEATURES = (MLA, EXPERTS, RECURRENCE)
 
@@ -67,11 +73,17 @@ class Architecture:
     window_default_source: str = ""
 
 
+#: How a windowed architecture's period and window key are cited. At a5410f046c (the one commit of
+#: src/llama-model.cpp the reference search holds) the period is spelled ``hparams.n_swa_pattern = P;``: gemma2's 2 on
+#: line 913, gemma3's 6 on line 930, cohere2's 4 on line 1014, each key read on line 916 (optional), 935 and 1016
+#: (required); tests/test_cite68.py checks the periods and the reads against those lines. ``set_swa_pattern`` is the
+#: later spelling (00342301d0), and gpt-oss is not in a5410f046c: neither is in a stored copy.
 _SWA = "llama.cpp src/llama-model.cpp, llama_model::load_hparams: hparams.set_swa_pattern({p}), {key} {read}"
 
 #: Where llama.cpp gives gemma2 a window its header does not name (session 36, arch43): src/llama-model.cpp at
-#: a5410f046c, ``llama_model::load_hparams``, ``case LLM_ARCH_GEMMA2``: ``hparams.n_swa = 4096; // default value of
-#: gemma 2`` then ``ml.get_key(LLM_KV_ATTENTION_SLIDING_WINDOW, hparams.n_swa, false)`` (optional: the 4,096 stands
+#: a5410f046c, ``llama_model::load_hparams`` (line 406), ``case LLM_ARCH_GEMMA2`` (line 910): line 912
+#: ``hparams.n_swa = 4096; // default value of gemma 2`` then line 916
+#: ``ml.get_key(LLM_KV_ATTENTION_SLIDING_WINDOW,    hparams.n_swa, false)`` (optional: the 4,096 stands
 #: when the key is absent); the same at 00342301d0. gemma3 and cohere2 read the key required at both commits
 #: (``get_key`` without ``false``; a5410f046c's ``n_swa_pattern`` 6 and 4), gpt-oss (``LLM_ARCH_OPENAI_MOE``, not yet
 #: in a5410f046c) required at 00342301d0: those refuse a header without it, and so does passprice.
@@ -95,7 +107,10 @@ def _windowed(
 
 
 #: The architectures passprice prices, by ``general.architecture``: each implemented (DESIGN.md, The decode step)
-#: and pinned by a test or by the locks of registered checkpoints. Order: as listed to the user.
+#: and pinned by a test or by the locks of registered checkpoints. Order: as listed to the user. A ``source`` naming
+#: llama.cpp's graph builder (``llm_build_qwen2``) names a struct of src/llama-model.cpp at a5410f046c for llama,
+#: qwen2, qwen3, qwen3moe and deepseek2 (tests/test_cite68.py); ``llm_build_qwen3next`` and ``llm_build_qwen35`` came
+#: later, and no stored copy of llama.cpp holds them.
 KNOWN: Mapping[str, Architecture] = {
     a.name: a
     for a in (
