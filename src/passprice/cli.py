@@ -3548,6 +3548,10 @@ def sweep_command(
         click.echo(f"passprice: {line}", err=True)
     for line in under:
         click.echo(f"passprice: {line}", err=True)
+    # A window priced from llama.cpp's default (gemma2 without its key): one line a checkpoint on stderr, as price's
+    # `defaulted` line says it, never a column of every row (arch44: the sweep priced 4,096 without a word).
+    for line in sweeper.defaulted(grid):
+        click.echo(f"passprice: defaulted: {escaped(line)}", err=True)
     # Written, but nothing priced: exit 1. A row this process priced with a price (sweeper.saw_price; with --jobs N
     # the parent's own part) settles it without the probe, which prices the grid's smallest batch again
     # (nothing_priced: 14-20 ms of the bench grid's run, its first 170 lines refused).
@@ -3839,9 +3843,10 @@ def roofline_command(
     if plot_path is not None:
         draw(line, plot_path, force=force)
     if as_json:
-        _echo_json({**data, "lock": g.to_json(relabels=relabels, drifted=drifts)})
+        _echo_json({**data, **_defaulted_json(resolved.header), "lock": g.to_json(relabels=relabels, drifted=drifts)})
     else:
         click.echo(roofline_text(line))
+        _echo_defaulted(resolved.header)  # as price says it (arch44: roofline priced gemma2's 4,096 without a word)
         if under is not None:
             from passprice.roofline import stack_lines_text
 
