@@ -2,8 +2,9 @@
 its reproducer, in process:
 
 1. A gemma2 header without its window is priced at llama.cpp's 4,096 and ``price``/``best``/``max-batch``/``kv`` say
-   so; ``roofline`` and ``sweep`` priced it so without a word. ``roofline`` now prints the ``defaulted`` line (and
-   ``--json``'s ``defaulted``), ``sweep`` one ``passprice: defaulted:`` line a checkpoint on stderr (never a column).
+   so; ``roofline``, ``sweep``, ``compare``, ``audit`` and ``simulate`` priced it so without a word. Each now prints
+   the ``defaulted`` line (and ``--json``'s ``defaulted``; audit's markdown a bullet), ``sweep`` one ``passprice:
+   defaulted:`` line a checkpoint on stderr (never a column).
 2. A sweep of more than 64 positions (``sweep.EXACT_POSITIONS``) of a mixture of experts without a routing record
    said ``Routed`` on every row, where ``price`` says ``NotResident`` for a batch no routing makes fit (walk48):
    gpt-oss-120b on a 10 GB RTX 3080, 195 of 195 rows ``Routed``. And at 64 positions or fewer, a position past the
@@ -49,6 +50,12 @@ def test_roofline_and_sweep_say_the_defaulted_window(tmp_path: Path) -> None:
     priced = json.loads(invoke("price", "--checkpoint", path, "--card", H200, "--json").stdout)
     assert data["defaulted"] == priced["defaulted"]  # was: no key
     assert data["defaulted"][0]["key"] == "gemma2.attention.sliding_window" and data["defaulted"][0]["value"] == 4096
+    # compare, audit and simulate priced it without a word too: each says it as price does (text and --json).
+    for args in (("compare", "--checkpoint", path, "--cards", H200), ("audit", "--checkpoint", path, "--card", H200),
+                 ("simulate", "--checkpoint", path, "--card", H200, "--synthetic", "2")):
+        out = json.loads(invoke(*args, "--json").stdout)
+        assert out["defaulted"] == priced["defaulted"], args
+    assert f"\n  defaulted     {line}" in invoke("audit", "--checkpoint", path, "--card", H200).stdout
     # sweep: once a command on stderr, whatever the cards and format; never in a row.
     for fmt in ("csv", "json"):
         result = invoke("sweep", "--checkpoint", path, "--cards", f"{H200},mi300x", "--batches", "1,8",
