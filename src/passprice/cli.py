@@ -2184,10 +2184,11 @@ def compare_command(
         if outside:
             click.echo(f"passprice: warning: {outside}", err=True)
     if as_json:
-        _echo_price_json(data)
+        _echo_price_json({**data, **_defaulted_json(first.header)})
         return
     what = f"{serving + ': ' if serving else ''}{spec.checkpoint}"
     click.echo(comparison_text(rows, what, spec_summary(first.spec), note, stack))
+    _echo_defaulted(first.header)  # as price says it (arch44: compare priced gemma2's 4,096 without a word)
     if reaches:
         some = next(iter(reaches.values()))
         out = [f"{card} {r.ratio:.4g}" for card, r in reaches.items() if not r.inside]
@@ -2820,12 +2821,17 @@ def audit_command(
                      "pricing_model": subject.lock.info.pricing_model if subject.lock.info.format >= 2 else None}
         if reach is not None:
             extra.update(reach.to_json())
-        _echo_price_json({**data, "checkpoint": cited.to_json(), **extra})
+        _echo_price_json({**data, "checkpoint": cited.to_json(), **extra, **_defaulted_json(subject.header)})
     elif fmt == "markdown":
         from passprice.tables import markdown_prose
 
         click.echo(audit_markdown(result, title, sources, stale, calibration, subject.routing, subject.draft,
                                   BUILT_IN if root.embedded else ""))
+        from passprice.architectures import defaulted_window
+
+        said = defaulted_window(subject.header)
+        if said is not None:  # as price says it (arch44: audit priced gemma2's 4,096 without a word)
+            click.echo(f"\n- **defaulted** {markdown_prose(said.line())}")
         pinned: list[str] = []
         if subject.lock is not None:  # what identifies the price a paper cites (walkthrough 36)
             pins, cite = lock_pins(subject.lock, subject.reference)
@@ -2837,6 +2843,7 @@ def audit_command(
     else:
         click.echo(audit_text(result, title, sources, stale, calibration, subject.routing, subject.draft,
                               BUILT_IN if root.embedded else ""))
+        _echo_defaulted(subject.header)  # as price says it (arch44: audit priced gemma2's 4,096 without a word)
         noted = notes_lines(sources, cited_ids)
         pinned = []
         if subject.lock is not None:  # what identifies the price a paper cites (walkthrough 36)
@@ -3548,6 +3555,10 @@ def sweep_command(
         click.echo(f"passprice: {line}", err=True)
     for line in under:
         click.echo(f"passprice: {line}", err=True)
+    # A window priced from llama.cpp's default (gemma2 without its key): one line a checkpoint on stderr, as price's
+    # `defaulted` line says it, never a column of every row (arch44: the sweep priced 4,096 without a word).
+    for line in sweeper.defaulted(grid):
+        click.echo(f"passprice: defaulted: {escaped(line)}", err=True)
     # Written, but nothing priced: exit 1. A row this process priced with a price (sweeper.saw_price; with --jobs N
     # the parent's own part) settles it without the probe, which prices the grid's smallest batch again
     # (nothing_priced: 14-20 ms of the bench grid's run, its first 170 lines refused).
@@ -3839,9 +3850,10 @@ def roofline_command(
     if plot_path is not None:
         draw(line, plot_path, force=force)
     if as_json:
-        _echo_json({**data, "lock": g.to_json(relabels=relabels, drifted=drifts)})
+        _echo_json({**data, **_defaulted_json(resolved.header), "lock": g.to_json(relabels=relabels, drifted=drifts)})
     else:
         click.echo(roofline_text(line))
+        _echo_defaulted(resolved.header)  # as price says it (arch44: roofline priced gemma2's 4,096 without a word)
         if under is not None:
             from passprice.roofline import stack_lines_text
 
@@ -4086,7 +4098,9 @@ def simulate_command(
     sim = Simulation(title, serving, trace.summary(), settings, pricer, tuple(outcomes))
     reach = _serving_span(root, the_stack, resolved)  # its decode pass against the stack's fitted span
     # The request records as a table of columns, which jsontext writes as json.dumps writes their dicts
-    data = {**_with_span(simulation_json(sim, with_requests=as_json, as_table=True), reach), "lock": lock_json}
+    defaulted = _defaulted_json(resolved.header)  # as price says it (arch44: simulate said no word of gemma2's 4,096)
+    data = {**_with_span(simulation_json(sim, with_requests=as_json, as_table=True), reach), **defaulted,
+            "lock": lock_json}
     from passprice import jsontext  # json.dumps(data, indent=2)'s text, its request records column by column
 
     text = ""
@@ -4094,7 +4108,7 @@ def simulate_command(
         with contextlib.suppress(ValueError):  # a figure that is not finite: named below
             text = jsontext.dumps(data, allow_nan=False) + "\n"
         if not text:  # the records as dicts, for the line below
-            data = {**_with_span(simulation_json(sim), reach), "lock": lock_json}
+            data = {**_with_span(simulation_json(sim), reach), **defaulted, "lock": lock_json}
     if not text:  # the text shows the same figures: a TTFT of `inf s` is no latency
         _finite(data)  # the line naming the figure (encoding a --json document checked it already)
         text = jsontext.dumps(data) + "\n" if as_json else ""
@@ -4106,6 +4120,11 @@ def simulate_command(
     if not as_json:
         span = "" if reach is None else (f"  fitted span {reach.line()} (the serving's decode pass, batch "
                                          f"{resolved.serving.batch:,})\n")
+        if defaulted:
+            from passprice.architectures import defaulted_window
+
+            said = defaulted_window(resolved.header)
+            span += f"  defaulted   {escaped(said.line())}\n" if said is not None else ""
         text = (f"{simulation_text(sim)}\n{span}  lock        "
                 f"{g.line(verdicts, differs=g.differs(root, resolved), relabels=relabels, drifted=drifts)}\n")
     if output is None:

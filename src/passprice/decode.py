@@ -635,9 +635,19 @@ def _zero_window(source: str, key: str, arch: str, period: int) -> str:
     )
 
 
+def _first_of(lines: list[str], what: str) -> list[str]:
+    """``lines`` (one bad tensor each, of one kind) as one line: the first, then how many more ``what`` are bad
+    alike (``…, and 143 more expert stacks alike``); ``[]`` for none. One bad input is one line, however many
+    tensors show it."""
+    if len(lines) <= 1:
+        return lines
+    return [f"{lines[0]}, and {len(lines) - 1:,} more {what} alike"]
+
+
 def header_problems(header: GGUFHeader) -> list[str]:
     """Every way ``header`` parses but describes no checkpoint the step can read, one line each naming the file, the
-    metadata key or tensor, and what was wrong: ``general.architecture`` missing or not a string; a count or width
+    metadata key or tensor, and what was wrong (many tensors bad the same way one line: the first, and how many more,
+    :func:`_first_of`): ``general.architecture`` missing or not a string; a count or width
     (:data:`_COUNT_KEYS`) that is not a whole number ≥ 0; no ``embedding_length`` (a token-row's width); more blocks
     (``block_count``, or a ``blk.N`` tensor) than the tensor table could hold, every block holding a tensor; a tensor
     with a dimension of 0; a windowed architecture's ``attention.sliding_window`` of 0 (:data:`ZERO_WINDOW_SOURCE`:
@@ -679,26 +689,32 @@ def header_problems(header: GGUFHeader) -> list[str]:
     layers = blocks if _whole(blocks) else 0
     assert isinstance(layers, int)
     named = 0
+    # One line a kind of bad tensor, the first named and the rest counted (arch44: expert_count 10^6 beside stacks of
+    # 128 said 144 lines, one a stack, for one bad key).
+    digits: list[str] = []
+    empty: list[str] = []
+    rows: list[str] = []
     for t in header.tensors:
         m = _block().match(t.name)
         if m is not None:
             if len(m.group(1)) > _MAX_INDEX_DIGITS:
                 shown = repr(t.name) if len(t.name) <= 60 else f"{t.name[:60]!r}…"
-                out.append(f"{source}: tensor {shown}: block index of {len(m.group(1))} digits")
+                digits.append(f"{source}: tensor {shown}: block index of {len(m.group(1))} digits")
             else:
                 named = max(named, int(m.group(1)) + 1)
         if 0 in t.dims:
-            out.append(f"{source}: tensor {t.name!r}: dimension 0 in {list(t.dims)} (a tensor holds an element)")
+            empty.append(f"{source}: tensor {t.name!r}: dimension 0 in {list(t.dims)} (a tensor holds an element)")
         elif t.dims and ggml.known(t.type_id):
             block = ggml.ggml_type(t.type_id).block_elems
             if t.dims[0] % block:
                 # ggml stores a row as whole blocks (ggml_row_size asserts it): such a tensor is no GGUF file's, and
                 # ceil(elements / block) would price bytes no file holds.
-                out.append(
+                rows.append(
                     f"{source}: tensor {t.name!r}: rows of {t.dims[0]:,} elements (dims {list(t.dims)}) are not a "
                     f"whole number of {t.type_name} blocks of {block} elements: ggml stores whole blocks a row, so no "
                     "GGUF file holds such a tensor"
                 )
+    out += _first_of(digits, "tensors") + _first_of(empty, "tensors") + _first_of(rows, "tensors")
     layers = max(layers, named)
     if layers > len(header.tensors):
         out.append(
@@ -711,13 +727,15 @@ def header_problems(header: GGUFHeader) -> list[str]:
         said = "missing" if blocks is None else f"{blocks:,}"
         out.append(f"{source}: metadata {prefix}block_count: {said}, but the tensors name {named:,} blocks (blk.0 …)")
     experts = header.metadata.get(f"{prefix}expert_count")
+    unstacked: list[str] = []
     for t in header.tensors:
         _, base, _ = _split_name(t.name)
         if base in _EXPERTS and _whole(experts) and experts and (len(t.dims) < 2 or t.dims[-1] != experts):
-            out.append(
+            unstacked.append(
                 f"{source}: tensor {t.name!r}: dims {list(t.dims)} do not stack {prefix}expert_count = {experts} "
                 "experts (the last dimension is the expert)"
             )
+    out += _first_of(unstacked, "expert stacks")
     if type(experts) is int and experts == 0 and expert_stacks(header):
         # attack64: decode_step read "missing metadata …expert_count", a key the header holds (as 0), and --routing
         # was refused "BadRouting: the checkpoint is dense".

@@ -15,7 +15,37 @@ def escaped(text: str) -> str:
     newline or a right-to-left override can then neither split an error line in two nor reorder it."""
     if text.isprintable():
         return text
-    return "".join(c if c.isprintable() or c == " " else repr(c)[1:-1] for c in text)
+    return "".join(c if _prints(c) else repr(c)[1:-1] for c in text)
+
+
+def _prints(c: str) -> bool:
+    """Whether the character ``c`` is shown as it is (:func:`escaped`, :func:`json_escaped`): printable, or a space."""
+    return c.isprintable() or c == " "
+
+
+def json_escaped(text: str) -> str:
+    """JSON text ``text`` (``json.dumps`` with ``ensure_ascii=False``) with each character :func:`escaped` would
+    escape written as JSON's ``\\uXXXX`` escape (beyond U+FFFF its UTF-16 pair): a bidi control (U+202E), a line
+    separator, DEL, a C1 control or a lone surrogate reads back (``json.loads``) as itself, yet can neither reorder
+    nor split a terminal's line. ``json.dumps`` escapes the C0 controls itself; the newlines of an indented text,
+    outside any string, are kept. Every ``--json`` goes through it (:func:`passprice.tables.json_text`): ``header
+    --json`` wrote a ``general.architecture`` holding U+202E raw, where ``check --json`` escapes it (attack63,
+    arch44). Cheap on ASCII text (one scan)."""
+    if text.isascii() and "\x7f" not in text:
+        return text
+    import re
+
+    def one(m: re.Match[str]) -> str:
+        c = m.group(0)
+        if _prints(c):
+            return c
+        code = ord(c)
+        if code > 0xFFFF:
+            code -= 0x10000
+            return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+        return f"\\u{code:04x}"
+
+    return re.sub("[^\x00-\x7e]", one, text)
 
 
 def spelled(name: str) -> str:

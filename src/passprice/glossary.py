@@ -1153,10 +1153,12 @@ _TERMS = (
         "A key the header lacks that llama.cpp reads as optional, with a default it runs the model with, is priced "
         "at that default, and the price says so: today only gemma2's `attention.sliding_window`, 4,096 positions "
         "(llama.cpp src/llama-model.cpp at a5410f046c, `load_hparams`: `hparams.n_swa = 4096; // default value of "
-        "gemma 2`, then the key read optional). `price`, `best`, `max-batch` and `kv` print it on a `defaulted` line "
-        "(the key, the value, the citation), and their `--json` holds `defaulted`: `[{\"key\", \"value\", "
-        "\"source\"}]` (absent when nothing is defaulted). The other windowed architectures (gemma3, cohere2, "
-        "gpt-oss) have no default: llama.cpp refuses such a header, and so does passprice (`MissingMetadata`).",
+        "gemma 2`, then the key read optional). `price`, `best`, `max-batch`, `kv`, `roofline`, `compare`, `audit` "
+        "and `simulate` print it on a `defaulted` line (the key, the value, the citation; audit's markdown a "
+        "bullet), and their `--json` holds `defaulted`: `[{\"key\", \"value\", \"source\"}]` (absent when nothing "
+        "is defaulted); `sweep` prints it once on stderr, one `passprice: defaulted: CHECKPOINT: …` line a "
+        "checkpoint, never in a row. The other windowed architectures (gemma3, cohere2, gpt-oss) have no default: "
+        "llama.cpp refuses such a header, and so does passprice (`MissingMetadata`).",
         ("default window", "defaulted window"),
     ),
     Term(

@@ -699,12 +699,18 @@ class _ShapeByPosition:
         )
 
     @classmethod
-    def of(cls, header: Any, serving: Serving, positions: np.ndarray) -> _ShapeByPosition:
-        """The shape of ``serving`` (one context class, its limit) at each of ``positions``. Raises what
-        :func:`~passprice.serving.pass_shape` raises at no context."""
+    def of(
+        cls, header: Any, serving: Serving, positions: np.ndarray, routing_free: bool = False
+    ) -> _ShapeByPosition:
+        """The shape of ``serving`` (one context class, its limit) at each of ``positions``; ``routing_free``: the
+        routing-free shape (:func:`~passprice.serving.pass_shape`'s: what the card holds and how many sequences fit,
+        no experts streamed; attention reads no routing). Raises what :func:`~passprice.serving.pass_shape` raises at
+        no context."""
         from passprice.steps import attention_groups
 
-        zero = pass_shape(header, attrs.evolve(serving, contexts=ContextMix.uniform(0.0, 0), kv_page=None))
+        zero = pass_shape(
+            header, attrs.evolve(serving, contexts=ContextMix.uniform(0.0, 0), kv_page=None), routing_free=routing_free
+        )
         k = serving.draft.tokens if serving.draft is not None else 0
         limit = float(serving.contexts.longest())
         p = positions.astype(float)[:, None]
@@ -952,6 +958,27 @@ class Sweeper:
                 )
         check_grid(grid, self.max_rows, stacked, shapes, as_json=self.as_json)
         self._checked = grid
+
+    def defaulted(self, grid: Grid) -> list[str]:
+        """One line for each checkpoint of ``grid`` whose window is priced from llama.cpp's default (a gemma2
+        header without its window: :func:`passprice.architectures.defaulted_window`), naming the checkpoint as its
+        rows do, then price's ``defaulted`` line (key, value, citation); ``[]`` when none is. What ``sweep`` says
+        once a command on stderr: a CSV or JSON row has no place for a note, and a column repeating it on every row
+        would change the rows' contract. Raises :class:`InputError` for a checkpoint that does not load (none does
+        once :meth:`check` passed)."""
+        from passprice.architectures import defaulted_window
+        from passprice.checkpoints import load_checkpoint
+
+        lines: dict[str, str] = {}
+        for entry in grid.servings:
+            checkpoint = swept_spec(self.root, grid, entry).checkpoint
+            label = self._record_label("checkpoints", checkpoint)
+            if label in lines:
+                continue
+            d = defaulted_window(load_checkpoint(self.root, checkpoint))
+            if d is not None:
+                lines[label] = f"{label}: {d.line()}"
+        return list(lines.values())
 
     def rows(self, grid: Grid, progress: Callable[[int], None] | None = None) -> Iterator[dict[str, Any]]:
         """Every row of the sweep as a dictionary, in grid order (serving, card, draft tokens, position, batch);
@@ -1214,8 +1241,16 @@ class Sweeper:
         limit = serving.contexts.longest()
         valid = (positions >= 0.0) & (positions <= float(limit))
         probe = attrs.evolve(serving, contexts=ContextMix.uniform(0.0, limit))
+        # A mixture of experts without a routing record is priced on the routing-free shape, each row then refused
+        # for capacity where no routing makes its batch fit and Routed where one might, as price refuses it
+        # (walk48; arch44: every row said Routed past EXACT_POSITIONS positions, gpt-oss-120b on a 10 GB card too).
+        routed: Routed | None = None
         try:
-            shape = pass_shape(header, probe)
+            try:
+                shape = pass_shape(header, probe)
+            except Routed as e:
+                routed = e
+                shape = pass_shape(header, probe, routing_free=True)
         except ServingRefusal as e:
             # The seed refuses these before it reads the contexts; the others after a bad context mix.
             early = isinstance(e, Empty | Routed | BadDraft)
@@ -1227,7 +1262,8 @@ class Sweeper:
                     progress(len(batches[cols]) * (rows.stop - rows.start))
             return
         kept = np.nonzero(valid)[0]
-        every = _ShapeByPosition.of(header, probe, positions[kept]) if len(kept) else None
+        free = routed is not None
+        every = _ShapeByPosition.of(header, probe, positions[kept], routing_free=free) if len(kept) else None
         row_of = {int(k): i for i, k in enumerate(kept)}
         for rows, cols in blocks(len(specs), len(batches)):
             chunk = batches[cols]
@@ -1241,7 +1277,7 @@ class Sweeper:
                 )
             expected = (
                 self._expected(shape, columns, card, grid2d, serving.host_memory, serving.memory_use)
-                if self.stack is not None and columns is not None
+                if self.stack is not None and columns is not None and routed is None
                 else None
             )
             row_in_block = {n: i for i, n in enumerate(inside)}
@@ -1251,9 +1287,12 @@ class Sweeper:
                 if n not in row_in_block or priced is None:
                     yield _refused(common, chunk, BadContexts.name)
                     continue
-                exact = functools.partial(pass_shape, header, self._serving(spec))
+                exact = functools.partial(pass_shape, header, self._serving(spec), routing_free=free)
                 at = (row_in_block[n],)
                 segment = _emit(common, chunk, priced, at, card, shape, exact, serving.host_memory, serving.memory_use)
+                if routed is not None:
+                    yield _fitting_routed(segment, routed.name)
+                    continue
                 yield self._with_stack(segment, expected, at, exact, serving.host_memory, card)
             if progress is not None:
                 progress(len(chunk) * (rows.stop - rows.start))
@@ -1497,11 +1536,12 @@ def _routed(
     refuses each: a batch the card cannot hold whatever the routing (the routing-free
     :func:`~passprice.serving.fit_shape`'s refusal past its most sequences: ``NotResident``, ``OnChipOverflow``) is
     refused for that, the others ``Routed`` (walk48: every row of gpt-oss-120b on a 10 GB card said ``Routed``), and
-    batch 0 ``Empty``."""
+    batch 0 ``Empty``; a serving the routing-free shape refuses (a position past its limit: ``BadContexts``) is
+    refused for that, as price says it (arch44: the rows said ``Routed``)."""
     try:
         fit = fit_shape(header, serving)
-    except ServingRefusal:
-        return _refused(common, batches, refusal.name)
+    except ServingRefusal as e:
+        return _refused(common, batches, refusal_text(e))
     try:
         most = fit.max_batch(card, serving.host_memory, memory_use=serving.memory_use)
     except ServingRefusal as e:
@@ -1514,6 +1554,16 @@ def _routed(
             over = e.name
     status = np.where(batches == 0, 1, np.where(batches > most, 3, 2))
     return Segment(dict(common), batches, status, ("Empty", refusal.name, over), None, {}, ("", ""), ("", ""))
+
+
+def _fitting_routed(segment: Segment, name: str) -> Segment:
+    """``segment``, priced on a mixture of experts' routing-free shape, as :func:`~passprice.serving.price_serving`
+    says it without a routing record: each row refused for capacity (or Empty) keeps its refusal, and each row that
+    fits is refused ``name`` (``Routed``): no price without a routing record."""
+    names = segment.names if name in segment.names else (*segment.names, name)
+    fits = (segment.status == _PRICED) | (segment.status == _ALONE)
+    status = np.where(fits, names.index(name) + 1, segment.status)
+    return Segment(dict(segment.common), segment.batches, status, names, None, {}, ("", ""), ("", ""))
 
 
 #: A segment's refusal names, by status code: 1 Empty (batch 0), then the vectorized cost's refusal codes 1 … 4

@@ -215,12 +215,6 @@ def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[str]], right:
     return "\n".join(lines)
 
 
-@functools.cache
-def _surrogate() -> re.Pattern[str]:
-    """A lone surrogate (compiled on first use)."""
-    return re.compile("[\ud800-\udfff]")
-
-
 #: Keys of a price's ``--json`` object (at any depth: ``expected``, ``routing``) that count tokens without a
 #: ``_bytes`` suffix: ``on_chip_capacity`` (bytes), ``tokens`` (the token-rows routed a pass).
 _COUNT_KEYS = frozenset(("on_chip_capacity", "tokens", "bytes"))
@@ -337,18 +331,19 @@ def _null_text(value: None) -> str:
 
 
 def _escaped(text: str) -> str:
-    """``text`` with each lone surrogate written as its ``\\uXXXX`` escape (:func:`json_text`)."""
-    try:
-        text.encode("utf-8")  # no lone surrogate (the common case): the pattern is not even compiled
-    except UnicodeEncodeError:
-        return _surrogate().sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
-    return text
+    """``text`` with each character that does not print (a lone surrogate, U+202E, U+2028, DEL, C1 …) written as its
+    ``\\uXXXX`` escape (:func:`passprice.errors.json_escaped`, :func:`json_text`)."""
+    from passprice.errors import json_escaped
+
+    return json_escaped(text)
 
 
 def json_text(data: Any, indent: int | None = 2) -> str:
-    """``data`` as JSON text for output (``json.dumps``, non-ASCII characters as they are), a lone surrogate written
-    as its ``\\uXXXX`` escape: a file name byte that is not UTF-8 (kept by ``os.fsdecode`` as a surrogate) cannot be
-    written as UTF-8, and escaped it reads back (``json.loads``, then ``os.fsencode``) as the very byte."""
+    """``data`` as JSON text for output (``json.dumps``, non-ASCII characters as they are), each character that does
+    not print written as its ``\\uXXXX`` escape (:func:`passprice.errors.json_escaped`): a lone surrogate (a file
+    name byte that is not UTF-8, kept by ``os.fsdecode`` as a surrogate) cannot be written as UTF-8, and escaped it
+    reads back (``json.loads``, then ``os.fsencode``) as the very byte; a U+202E (a header's architecture, arch44)
+    reads back as itself and reorders no line of the terminal."""
     import json
 
     return _escaped(json.dumps(data, indent=indent, ensure_ascii=False))
