@@ -114,8 +114,8 @@ def test_hundreds_of_lock_files_that_do_not_read_refuse_the_side_after_the_101st
     base: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """300 files ``[lock]`` + ``x = {i}`` (a lock table, so not told from their bytes): before, each was validated
-    and refused by its own line (3,700 of them: 7.5 s of CPU); now the side is refused once the 101st does not
-    read, 101 parsed, not 300."""
+    and refused by its own line (3,700 of them: 7.5 s of CPU); then the side was refused once the 101st did not
+    read, 101 parsed, not 300; now (speed48) before HEAD's tree is written, the first alone parsed."""
     repo = _with_lockless(base, tmp_path / "repo", 0)
     git(repo, "init", "-q", "-b", "main")
     commit_all(repo, "no locks")
@@ -132,7 +132,8 @@ def test_hundreds_of_lock_files_that_do_not_read_refuse_the_side_after_the_101st
         f"HEAD bad ({sha[:12]}): more than {MAX_LOCKLESS} of its 300 lock files that differ from the other side's "
         "do not read (the side is refused whole); the first: locks/u0.lock.toml: card: missing (required)"
     )
-    assert len(parsed) == MAX_LOCKLESS + 1 and set(parsed.values()) == {1}
+    # speed48: all 300 surely fail (no key of the lock schema's top but `lock` spelled): the first is parsed alone
+    assert len(parsed) == 1 and next(iter(parsed)).endswith("/locks/u0.lock.toml")
     # speed48: refused from the bytes before HEAD's tree is written: one side's folder (BASE's, no lock in it) written
     folders = {next(part for part in Path(w).parts if part.startswith("passprice-diff-")) for w in written}
     assert len(folders) == 1 and not [w for w in written if "/locks/" in w]
