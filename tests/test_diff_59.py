@@ -154,9 +154,12 @@ def _written(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return written
 
 
-def test_both_sides_holding_locks_that_do_not_read_name_base_first(base: Path, tmp_path: Path) -> None:
+def test_both_sides_holding_locks_that_do_not_read_name_base_first(
+    base: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """BASE and HEAD each adding 150 lock files that surely do not read (speed48: HEAD's are judged from their bytes
-    before its tree is written): BASE's line, as the comparison gives it, not HEAD's."""
+    before its tree is written): BASE's line, as the comparison gives it, not HEAD's; with HEAD the work tree (the
+    comparison's own check), the same line, BASE's first lock alone parsed."""
     repo = _with_lockless(base, tmp_path / "repo", 0)
     git(repo, "init", "-q", "-b", "main")
     commit_all(repo, "no locks")
@@ -167,12 +170,18 @@ def test_both_sides_holding_locks_that_do_not_read_name_base_first(base: Path, t
             (repo / f"locks/{branch}{i}.lock.toml").write_text(f"[lock]\n{key} = {i}\n", encoding="utf-8")
         commit_all(repo, f"150 lock files that do not read ({branch})")
     sha = git(repo, "rev-parse", "one").strip()
-    with pytest.raises(InputError) as raised:
-        diff(Root(repo), "one", "two")
-    assert str(raised.value) == (
+    line = (
         f"BASE one ({sha[:12]}): more than {MAX_LOCKLESS} of its 150 lock files that differ from the other side's "
         "do not read (the side is refused whole); the first: locks/one0.lock.toml: card: missing (required)"
     )
+    with pytest.raises(InputError) as raised:
+        diff(Root(repo), "one", "two")
+    assert str(raised.value) == line
+    parsed = _counted(monkeypatch, "_lock_of_file")
+    with pytest.raises(InputError) as raised:
+        diff(Root(repo), "one")  # HEAD: the work tree, branch two
+    assert str(raised.value) == line
+    assert len(parsed) == 1 and next(iter(parsed)).endswith("/locks/one0.lock.toml")
 
 
 def test_a_lock_surely_unread_is_told_from_its_bytes_alone() -> None:
