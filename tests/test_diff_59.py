@@ -1,7 +1,8 @@
 """Issue 13 (diff59): ``diff`` of a side holding hundreds of files under ``locks/`` that are no locks. Before: a branch
 adding 3,700 files ``x = {i}`` there made ``diff`` call ``read_lock`` 29,610 times (each file sized, hashed and looked
 up 8 times, once a pass) and print 3,789 lines; now a lock file is read once a snapshot, and past
-:data:`~passprice.diff.MAX_LOCKLESS` such files the side is refused in one line before its tree is written."""
+:data:`~passprice.diff.MAX_LOCKLESS` such files the side is refused in one line before its tree is written (speed48:
+also past that many lock files that surely do not read, :func:`~passprice.diff.surely_unread`)."""
 
 from __future__ import annotations
 
@@ -113,8 +114,8 @@ def test_hundreds_of_lock_files_that_do_not_read_refuse_the_side_after_the_101st
     base: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """300 files ``[lock]`` + ``x = {i}`` (a lock table, so not told from their bytes): before, each was validated
-    and refused by its own line (3,700 of them: 7.5 s of CPU); now the side is refused once the 101st does not
-    read, 101 parsed, not 300."""
+    and refused by its own line (3,700 of them: 7.5 s of CPU); then the side was refused once the 101st did not
+    read, 101 parsed, not 300; now (speed48) before HEAD's tree is written, the first alone parsed."""
     repo = _with_lockless(base, tmp_path / "repo", 0)
     git(repo, "init", "-q", "-b", "main")
     commit_all(repo, "no locks")
@@ -124,10 +125,74 @@ def test_hundreds_of_lock_files_that_do_not_read_refuse_the_side_after_the_101st
     sha = commit_all(repo, "300 lock files that do not read")
     git(repo, "checkout", "-q", "main")
     parsed = _counted(monkeypatch, "_lock_of_file")
+    written = _written(monkeypatch)
     with pytest.raises(InputError) as raised:
         diff(Root(repo), "main", "bad")
     assert str(raised.value) == (
         f"HEAD bad ({sha[:12]}): more than {MAX_LOCKLESS} of its 300 lock files that differ from the other side's "
         "do not read (the side is refused whole); the first: locks/u0.lock.toml: card: missing (required)"
     )
-    assert len(parsed) == MAX_LOCKLESS + 1 and set(parsed.values()) == {1}
+    # speed48: all 300 surely fail (no key of the lock schema's top but `lock` spelled): the first is parsed alone
+    assert len(parsed) == 1 and next(iter(parsed)).endswith("/locks/u0.lock.toml")
+    # speed48: refused from the bytes before HEAD's tree is written: one side's folder (BASE's, no lock in it) written
+    folders = {next(part for part in Path(w).parts if part.startswith("passprice-diff-")) for w in written}
+    assert len(folders) == 1 and not [w for w in written if "/locks/" in w]
+
+
+def _written(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The paths :mod:`passprice.diff` opens to write a side's tree, in order."""
+    from passprice import diff as module
+
+    written: list[str] = []
+
+    def opened(path: str, mode: str = "r", *args: object, **kwargs: object) -> object:
+        if "w" in mode:
+            written.append(path)
+        return open(path, mode, *args, **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(module, "open", opened, raising=False)
+    return written
+
+
+def test_both_sides_holding_locks_that_do_not_read_name_base_first(
+    base: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """BASE and HEAD each adding 150 lock files that surely do not read (speed48: HEAD's are judged from their bytes
+    before its tree is written): BASE's line, as the comparison gives it, not HEAD's; with HEAD the work tree (the
+    comparison's own check), the same line, BASE's first lock alone parsed."""
+    repo = _with_lockless(base, tmp_path / "repo", 0)
+    git(repo, "init", "-q", "-b", "main")
+    commit_all(repo, "no locks")
+    for branch, key in (("one", "x"), ("two", "y")):
+        git(repo, "checkout", "-q", "-b", branch, "main")
+        (repo / "locks").mkdir(exist_ok=True)  # main holds no file there: git left no folder
+        for i in range(150):
+            (repo / f"locks/{branch}{i}.lock.toml").write_text(f"[lock]\n{key} = {i}\n", encoding="utf-8")
+        commit_all(repo, f"150 lock files that do not read ({branch})")
+    sha = git(repo, "rev-parse", "one").strip()
+    line = (
+        f"BASE one ({sha[:12]}): more than {MAX_LOCKLESS} of its 150 lock files that differ from the other side's "
+        "do not read (the side is refused whole); the first: locks/one0.lock.toml: card: missing (required)"
+    )
+    with pytest.raises(InputError) as raised:
+        diff(Root(repo), "one", "two")
+    assert str(raised.value) == line
+    parsed = _counted(monkeypatch, "_lock_of_file")
+    with pytest.raises(InputError) as raised:
+        diff(Root(repo), "one")  # HEAD: the work tree, branch two
+    assert str(raised.value) == line
+    assert len(parsed) == 1 and next(iter(parsed)).endswith("/locks/one0.lock.toml")
+
+
+def test_a_lock_surely_unread_is_told_from_its_bytes_alone() -> None:
+    """:func:`passprice.diff.surely_unread` is sure only where the lock schema's required keys are not all spelled
+    in the bytes; every shipped lock (which reads) is not surely unread, and a key spelled by an escape says nothing."""
+    from passprice.diff import surely_unread
+
+    shipped = sorted((REPO / "locks").glob("*.lock.toml"))
+    assert len(shipped) >= 10 and not any(surely_unread(p.read_bytes()) for p in shipped)
+    assert surely_unread(b"[lock]\nx = 1\n") and surely_unread(b"x = 1\n")
+    full = (REPO / "locks" / "r1-qwen7b-h200.lock.toml").read_bytes()
+    assert not surely_unread(full.replace(b"[policy]\n", b"[polish]\n"))  # [policy.paths] still spells policy
+    assert surely_unread(full.replace(b"policy", b"polish"))
+    assert not surely_unread(b'[lock]\n"\\u0070olicy" = 1\n')  # an escape may spell any key

@@ -133,6 +133,14 @@ def _schema_document(kind: str, folder: str) -> dict[str, Any]:
     return schema
 
 
+def required_at_top(kind: str, folder: Path | None = None) -> tuple[str, ...]:
+    """The keys the ``kind`` schema (in ``folder``, default the package's) requires at a document's top, as it
+    lists them (``required``): a document lacking one is surely refused by :func:`validate`, whatever else it holds.
+    Raises :class:`InputError` as :func:`validate` does for a schema it cannot read."""
+    required = _schema_document(kind, str(folder or schema_dir())).get("required", [])
+    return tuple(k for k in required if isinstance(k, str)) if isinstance(required, list) else ()
+
+
 def ecma_pattern(pattern: str) -> str:
     """``pattern`` (a JSON Schema ``pattern``: an ECMA-262 regular expression) for Python's :mod:`re`, where a ``$``
     outside a character class means the end of the text, as in ECMA-262, not also "before a final newline", as in
