@@ -81,6 +81,14 @@ _cache: Any = None
 _clock = time.time_ns
 
 
+def _keeps_ctime(dev: int) -> bool:
+    """Whether device ``dev``'s file system keeps ``ctime`` itself (:func:`passprice.memo.keeps_ctime`, once a
+    process a device; :mod:`passprice.memo` is loaded by then: the code stamp in every record file's key uses it)."""
+    from passprice.memo import keeps_ctime
+
+    return keeps_ctime(dev)
+
+
 def racy(st: os.stat_result, since_ns: int) -> bool:
     """Whether a file of status ``st`` read at ``since_ns`` (ns since the epoch, read before the read) is *racily
     clean*: it last changed (``st_ctime_ns`` or ``st_mtime_ns``) less than :data:`TRUST_NS` before ``since_ns``, or
@@ -114,7 +122,7 @@ def seen(before: os.stat_result, after: os.stat_result, since_ns: int, data: byt
     if stamp != (after.st_size, after.st_mtime_ns, after.st_ctime_ns) or where != (after.st_dev, after.st_ino):
         return
     records = _records if _records is not None and _path and _cache._enabled else _loaded()
-    if records is None:
+    if records is None or not _keeps_ctime(where[0]):
         return
     found = records.get(where)
     if found is not None and type(found) is tuple and len(found) == 4 and found[:3] == stamp and size == stamp[0]:

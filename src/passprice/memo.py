@@ -83,7 +83,66 @@ TRUST_NS = (100_000_000, 3_000_000_000)
 #: (the same rule: a change between the run's read and the stamp taken after it would move the ``ctime``).
 KEEP_NS = (100_000_000, 3_000_000_000)
 
+#: The file system types (as ``/proc/self/mountinfo`` names them) whose kernel driver keeps ``ctime`` itself: it sets
+#: it to the kernel's clock at every write and every change of status (a ``utime`` putting an old ``mtime`` back
+#: included), keeps it apart from ``mtime`` on disk, and lets no user set it. On any other — FAT (``vfat``,
+#: ``msdos``: Linux keeps its ``ctime`` identical to ``mtime``, since FAT has no change time), ``exfat``, NTFS
+#: (``ntfs3``, ``fuseblk``: Windows lets a program set its change time), ``fuse.*`` (``sshfs`` reports ``mtime`` as
+#: ``ctime``: SFTP carries no change time), network and pass-through file systems (``nfs``, ``cifs``, ``smb3``,
+#: ``9p``, ``virtiofs``: the server's rule, unknown here), and any type not listed — a same-size edit with its
+#: ``mtime`` put back may leave size, ``mtime`` and ``ctime`` all as they were, so no status vouches for a file's
+#: bytes there (:func:`keeps_ctime`). ``overlay`` reports the status of the layer a file lies in, whose upper layer
+#: must be a local file system with extended attributes (``tmpfs``, ``ext4``, ``xfs``, ``btrfs``: none of the others).
+KEEPS_CTIME = frozenset({
+    "btrfs", "ext2", "ext3", "ext4", "f2fs", "jfs", "nilfs2", "overlay", "ramfs", "reiserfs", "tmpfs", "xfs", "zfs",
+})
+#: Where the file system of each device is read from (Linux; elsewhere it is missing, and no status is trusted).
+MOUNTINFO = "/proc/self/mountinfo"
+
 _hashlib: Any = None
+#: :func:`keeps_ctime`'s answers by device, and the mount table's bytes it read them from (read once a process).
+_kept: dict[int, bool] = {}
+_mounts: bytes | None = None
+
+
+def keeps_ctime(dev: int) -> bool:
+    """Whether the file system of device ``dev`` (``st_dev``) is of a type in :data:`KEEPS_CTIME`, as the lines of
+    :data:`MOUNTINFO` whose third field is ``dev``'s ``major:minor`` name it (every one of them, when several). False
+    when no line names ``dev`` (a device other than the mount's: each ``btrfs`` subvolume reports one of its own;
+    an ``overlay`` of layers on several file systems), when the table cannot be read (not Linux, no ``/proc``), or the
+    type is not listed: a status vouches for a file's bytes only where ``ctime`` moves at every change (git's
+    ``core.trustctime`` is the user's switch for the same doubt; here the file system decides). Answered once a
+    process a device. Raises nothing."""
+    found = _kept.get(dev)
+    if found is None:
+        found = _kept[dev] = _keeps_ctime(dev)
+    return found
+
+
+def _keeps_ctime(dev: int) -> bool:
+    global _mounts
+    if _mounts is None:
+        try:
+            with open(MOUNTINFO, "rb") as f:
+                _mounts = f.read(1 << 22)
+        except (OSError, ValueError):
+            _mounts = b""
+    try:
+        name = b" %d:%d " % (os.major(dev), os.minor(dev))
+    except (OverflowError, ValueError, AttributeError):  # no os.major off Unix
+        return False
+    types = []
+    start = _mounts.find(name)
+    while start >= 0:
+        begin = _mounts.rfind(b"\n", 0, start) + 1
+        end = _mounts.find(b"\n", start)
+        line = _mounts[begin:] if end < 0 else _mounts[begin:end]
+        fields = line.split(b" ", 3)
+        if len(fields) > 3 and b" %s " % fields[2] == name:  # the third field, not a name in a later one
+            head, sep, tail = line.partition(b" - ")
+            types.append(tail.split(b" ", 1)[0] if sep else b"")
+        start = _mounts.find(name, start + 1)
+    return bool(types) and all(t.decode("ascii", "replace") in KEEPS_CTIME for t in types)
 
 
 def _recent(ctime_ns: int, since_ns: int, window: tuple[int, int]) -> bool:
@@ -301,7 +360,7 @@ def _holds(item: tuple[Any, ...]) -> bool:
         st = os.lstat(path) if kind == "l" else os.stat(path)
     except (OSError, ValueError):
         return False
-    if not racy and _stamp(st) == recorded:
+    if not racy and _stamp(st) == recorded and keeps_ctime(st.st_dev):
         return True
     if kind == "f":
         return what is not None and stat.S_ISREG(st.st_mode) and _digest(path) == what
