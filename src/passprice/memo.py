@@ -139,7 +139,7 @@ def _keeps_ctime(dev: int) -> bool:
         line = _mounts[begin:] if end < 0 else _mounts[begin:end]
         fields = line.split(b" ", 3)
         if len(fields) > 3 and b" %s " % fields[2] == name:  # the third field, not a name in a later one
-            head, sep, tail = line.partition(b" - ")
+            _, sep, tail = line.partition(b" - ")
             types.append(tail.split(b" ", 1)[0] if sep else b"")
         start = _mounts.find(name, start + 1)
     return bool(types) and all(t.decode("ascii", "replace") in KEEPS_CTIME for t in types)
