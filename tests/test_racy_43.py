@@ -185,3 +185,26 @@ def test_the_mount_table_read_during_a_recorded_run_is_no_input_of_it(tmp_path: 
     assert list(r.opened) == [str(CARD)] and r.spoiled is None
     r.hook("open", (memo.MOUNTINFO, "wb", os.O_WRONLY))  # a write there is one
     assert r.spoiled == f"wrote {memo.MOUNTINFO}"
+
+
+def test_a_recorded_run_hashes_a_file_the_previous_entry_stamped_where_ctime_follows_mtime(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "card.toml"
+    path.write_bytes(b"value = 1\n")
+    old_sha = memo._sha256(b"value = 1\n").digest()
+    path.write_bytes(b"value = 2\n")  # same size, and (ctime following mtime) the status the entry recorded
+    st = memo._stamp(os.stat(path))
+    old = {"items": [(str(path), "f", st, False, old_sha)]}
+    (tmp_path / "cache").mkdir()
+    r = memorecord.Recorder(str(tmp_path), str(tmp_path / "cache"))
+    later = time.time_ns() + 10 * 10**9
+    mount_table(tmp_path, monkeypatch, line(st[1], "vfat"))
+    w = memorecord._World(later, r, old)
+    w.file(str(path), st, read=True)
+    # the new bytes' digest beside the new output: the old one's, kept, replayed that output once edited back
+    assert w.items == [(str(path), "f", st, False, memo._sha256(b"value = 2\n").digest())]
+    mount_table(tmp_path, monkeypatch, line(st[1], "ext4"))  # where ctime moves, the status proves the old digest
+    w = memorecord._World(later, r, old)
+    w.file(str(path), st, read=True)
+    assert w.items == [(str(path), "f", st, False, old_sha)]

@@ -453,7 +453,10 @@ class _World:
         read = read and not path.endswith(".pyc")
         need = (read or racy) and st[3] <= BIG
         known = self.known.get(path)
-        if known is not None and known[2] == st and (known[4] is not None or not need):
+        # (only where the status proves the bytes unchanged, memo.keeps_ctime: on a file system whose ctime follows
+        # mtime, a same-size edit with its mtime put back kept the previous entry's digest of the old bytes beside
+        # the output of the new, replayed once the file was edited back)
+        if known is not None and known[2] == st and (known[4] is not None or not need) and memo.keeps_ctime(st[1]):
             digest = known[4]
         elif need:
             digest = _digest(path, st)
