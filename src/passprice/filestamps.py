@@ -18,6 +18,10 @@ whose bytes were hashed before is named by the digest recorded then, unhashed, w
   repository: an index entry whose ``st_mtime`` is not older than the index file is compared by content), with
   the moment of the read in place of the index file's ``mtime`` and ``ctime`` beside ``mtime``, as the result memo
   (:mod:`passprice.memo`) and the code stamp (:func:`passprice.cache.file_stamp`) apply it;
+- the file lies on a file system that keeps ``ctime`` itself (:func:`passprice.memo.keeps_ctime`: its type, read
+  from the mount table, is one of :data:`passprice.memo.KEEPS_CTIME`). Where ``ctime`` follows ``mtime`` (FAT,
+  exFAT, NTFS, sshfs and other FUSE, network file systems), a same-size edit with its ``mtime`` put back leaves size,
+  ``mtime`` and ``ctime`` all unchanged; there, and where the type cannot be told, no record is made or used;
 - the record is this passprice's: its file's key is the BLAKE2b of :data:`FORMAT`, the package's version and the
   code stamp of its modules (:func:`passprice.cache._code_stamp`), so a record written by another passprice, or by
   this checkout before an edit of its code, is never read (another schema changes no file's digest: it is in every

@@ -19,7 +19,8 @@ What a replay rests on, each checked before a byte is replayed:
   read it (or it changed just before), the sha256 of its bytes; a folder by its status and the names and kinds of
   its entries. At lookup, a file whose status is the
   one recorded, and was already older than the run when it was recorded, is unchanged (any write since would have
-  moved its ``ctime``: the racy-clean rule git applies to its index); any other is hashed again (so a card edited to
+  moved its ``ctime``: the racy-clean rule git applies to its index) when its file system keeps ``ctime`` itself
+  (:func:`keeps_ctime`); any other is hashed again (so a card edited to
   the same size within the same second misses on its content; a file the run did not read, and so has no digest,
   misses), a folder listed again, and one difference is a miss.
 - **What is never kept**: a command not in :data:`COMMANDS`, or given an option that writes (``-o``, ``--plot``,
