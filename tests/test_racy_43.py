@@ -70,7 +70,7 @@ def on_vfat(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str = "vfat")
     """``tmp_path``'s file system made one whose ``ctime`` follows ``mtime``: the status every read sees, and the
     mount table naming its device ``kind``."""
     seen = filestamps.seen
-    monkeypatch.setattr(filestamps, "seen", lambda b, a, since, data: seen(_Follows(b), _Follows(a), since, data))
+    monkeypatch.setattr(filestamps, "seen", lambda b, a, *rest: seen(_Follows(b), _Follows(a), *rest))
     mount_table(tmp_path, monkeypatch, line(os.stat(tmp_path).st_dev, kind))
 
 
@@ -208,3 +208,23 @@ def test_a_recorded_run_hashes_a_file_the_previous_entry_stamped_where_ctime_fol
     w = memorecord._World(later, r, old)
     w.file(str(path), st, read=True)
     assert w.items == [(str(path), "f", st, False, old_sha)]
+
+
+@pytest.mark.parametrize(("kind", "kept"), [("btrfs", True), ("vfat", False)])
+def test_a_device_the_table_does_not_list_is_told_by_the_mount_its_file_was_opened_through(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str, kept: bool
+) -> None:
+    path = tmp_path / "card.toml"
+    path.write_bytes(b"x")
+    dev = os.stat(path).st_dev
+    with open(path, "rb") as f:
+        info = Path(f"/proc/self/fdinfo/{f.fileno()}").read_text(encoding="ascii")
+        mount = int(info.split("mnt_id:", 1)[1].split()[0])
+        # the file's mount listed under another device, as btrfs lists a subvolume's
+        mount_table(tmp_path, monkeypatch, f"{mount} 1 0:999 / /m rw - {kind} /dev/x rw\n" + line(dev + 1, "ext4"))
+        assert not memo.keeps_ctime(dev) and dev not in memo._kept  # no line names it; nothing said where it is
+        assert memo.keeps_ctime(dev, f.fileno()) is kept
+    monkeypatch.setattr(memo, "_kept", {})
+    assert memo.keeps_ctime(dev, str(path)) is kept  # by its path, opened O_PATH
+    monkeypatch.setattr(memo, "_kept", {})
+    assert not memo.keeps_ctime(dev, str(tmp_path / "missing"))

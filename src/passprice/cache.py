@@ -95,7 +95,7 @@ def _file_stamp(path: str, st: os.stat_result, now_ns: int) -> str:
     that does not keep ``ctime`` itself (:func:`passprice.memo.keeps_ctime`), always the digest."""
     from passprice.memo import TRUST_NS, _recent, keeps_ctime
 
-    if not _recent(st.st_ctime_ns, now_ns, TRUST_NS) and keeps_ctime(st.st_dev):
+    if not _recent(st.st_ctime_ns, now_ns, TRUST_NS) and keeps_ctime(st.st_dev, path):
         return f"{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}"
     try:
         with open(path, "rb") as f:

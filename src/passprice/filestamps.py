@@ -85,12 +85,12 @@ _cache: Any = None
 _clock = time.time_ns
 
 
-def _keeps_ctime(dev: int) -> bool:
+def _keeps_ctime(dev: int, fd: int | None) -> bool:
     """Whether device ``dev``'s file system keeps ``ctime`` itself (:func:`passprice.memo.keeps_ctime`, once a
     process a device; :mod:`passprice.memo` is loaded by then: the code stamp in every record file's key uses it)."""
     from passprice.memo import keeps_ctime
 
-    return keeps_ctime(dev)
+    return keeps_ctime(dev, fd)
 
 
 def racy(st: os.stat_result, since_ns: int) -> bool:
@@ -109,14 +109,16 @@ def clock() -> int:
     return _clock()
 
 
-def seen(before: os.stat_result, after: os.stat_result, since_ns: int, data: bytes) -> None:
+def seen(before: os.stat_result, after: os.stat_result, since_ns: int, data: bytes, fd: int | None = None) -> None:
     """Note that ``data`` was read from a regular file whose status was ``before`` just before the read and ``after``
     just after it (``fstat`` of the open file), the read begun at ``since_ns`` (:func:`clock`): when a record of this
     passprice's holds for that status, ``data`` is named by its digest from now on
     (:func:`passprice.digests.vouch`, so :func:`~passprice.digests.blake2b_digest` does not hash it); else, when the
     status is not :func:`racy`, the digest ``data`` is first hashed to is recorded for it (written when the process
-    exits). Nothing when the cache is bypassed, the two statuses differ (written during the read), or ``data`` is
-    under :data:`MIN_BYTES` or over :data:`passprice.digests.LARGE`. Raises nothing."""
+    exits). Nothing when the cache is bypassed, the two statuses differ (written during the read), ``data`` is
+    under :data:`MIN_BYTES` or over :data:`passprice.digests.LARGE`, or the file system does not keep ``ctime``
+    itself (:func:`passprice.memo.keeps_ctime`, told by the device or, for one the mount table does not list, by the
+    open descriptor ``fd``). Raises nothing."""
     size = len(data)
     if size < MIN_BYTES or size > digests.LARGE:
         return
@@ -126,7 +128,7 @@ def seen(before: os.stat_result, after: os.stat_result, since_ns: int, data: byt
     if stamp != (after.st_size, after.st_mtime_ns, after.st_ctime_ns) or where != (after.st_dev, after.st_ino):
         return
     records = _records if _records is not None and _path and _cache._enabled else _loaded()
-    if records is None or not _keeps_ctime(where[0]):
+    if records is None or not _keeps_ctime(where[0], fd):
         return
     found = records.get(where)
     if found is not None and type(found) is tuple and len(found) == 4 and found[:3] == stamp and size == stamp[0]:

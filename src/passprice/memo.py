@@ -99,6 +99,8 @@ KEEPS_CTIME = frozenset({
 })
 #: Where the file system of each device is read from (Linux; elsewhere it is missing, and no status is trusted).
 MOUNTINFO = "/proc/self/mountinfo"
+#: Where an open descriptor's mount (``mnt_id``) is read from: this folder, then the descriptor's number.
+FDINFO = "/proc/self/fdinfo/"
 
 _hashlib: Any = None
 #: :func:`keeps_ctime`'s answers by device, and the mount table's bytes it read them from (read once a process).
@@ -106,21 +108,28 @@ _kept: dict[int, bool] = {}
 _mounts: bytes | None = None
 
 
-def keeps_ctime(dev: int) -> bool:
-    """Whether the file system of device ``dev`` (``st_dev``) is of a type in :data:`KEEPS_CTIME`, as the lines of
-    :data:`MOUNTINFO` whose third field is ``dev``'s ``major:minor`` name it (every one of them, when several). False
-    when no line names ``dev`` (a device other than the mount's: each ``btrfs`` subvolume reports one of its own;
-    an ``overlay`` of layers on several file systems), when the table cannot be read (not Linux, no ``/proc``), or the
-    type is not listed: a status vouches for a file's bytes only where ``ctime`` moves at every change (git's
-    ``core.trustctime`` is the user's switch for the same doubt; here the file system decides). Answered once a
-    process a device. Raises nothing."""
+def keeps_ctime(dev: int, where: int | str | None = None) -> bool:
+    """Whether the file system of device ``dev`` (``st_dev``) is of a type in :data:`KEEPS_CTIME`: the type every line
+    of :data:`MOUNTINFO` whose third field is ``dev``'s ``major:minor`` names, or, when none does (each ``btrfs``
+    subvolume reports a device of its own, which the table does not list), the type of the mount that ``where`` — an
+    open descriptor of the file, or its path, opened ``O_PATH`` — was opened through (its ``mnt_id`` in
+    :data:`FDINFO`, the table's first field). False when neither tells (the table unreadable: not Linux, no
+    ``/proc``), or the type is not listed: a status vouches for a file's bytes only where ``ctime`` moves at every
+    change (git's ``core.trustctime`` is the user's switch for the same doubt; here the file system decides).
+    Answered once a process a device. Raises nothing."""
     found = _kept.get(dev)
     if found is None:
-        found = _kept[dev] = _keeps_ctime(dev)
+        types = _types(dev)
+        if not types and where is not None:
+            types = _mount_types(where)
+        elif not types:
+            return False  # not kept: a later call may say where the file is
+        found = _kept[dev] = bool(types) and all(t.decode("ascii", "replace") in KEEPS_CTIME for t in types)
     return found
 
 
-def _keeps_ctime(dev: int) -> bool:
+def _table() -> bytes:
+    """:data:`MOUNTINFO`'s bytes (read once a process; empty when it cannot be read)."""
     global _mounts
     if _mounts is None:
         try:
@@ -128,22 +137,57 @@ def _keeps_ctime(dev: int) -> bool:
                 _mounts = f.read(1 << 22)
         except (OSError, ValueError):
             _mounts = b""
+    return _mounts
+
+
+def _types(dev: int) -> list[bytes]:
+    """The file system types the mount table's lines of device ``dev`` name (field 3: ``major:minor``)."""
+    table = _table()
     try:
         name = b" %d:%d " % (os.major(dev), os.minor(dev))
     except (OverflowError, ValueError, AttributeError):  # no os.major off Unix
-        return False
+        return []
     types = []
-    start = _mounts.find(name)
+    start = table.find(name)
     while start >= 0:
-        begin = _mounts.rfind(b"\n", 0, start) + 1
-        end = _mounts.find(b"\n", start)
-        line = _mounts[begin:] if end < 0 else _mounts[begin:end]
+        begin = table.rfind(b"\n", 0, start) + 1
+        end = table.find(b"\n", start)
+        line = table[begin:] if end < 0 else table[begin:end]
         fields = line.split(b" ", 3)
         if len(fields) > 3 and b" %s " % fields[2] == name:  # the third field, not a name in a later one
             _, sep, tail = line.partition(b" - ")
             types.append(tail.split(b" ", 1)[0] if sep else b"")
-        start = _mounts.find(name, start + 1)
-    return bool(types) and all(t.decode("ascii", "replace") in KEEPS_CTIME for t in types)
+        start = table.find(name, start + 1)
+    return types
+
+
+def _mount_types(where: int | str) -> list[bytes]:
+    """The type of the mount the descriptor (or path) ``where`` was opened through, as a one-item list (empty when it
+    cannot be told): its ``mnt_id`` read from :data:`FDINFO`, the mount table's line whose first field it is."""
+    opened = -1
+    try:
+        if isinstance(where, str):
+            where = opened = os.open(where, getattr(os, "O_PATH", 0) | getattr(os, "O_CLOEXEC", 0))
+        with open(f"{FDINFO}{where}", "rb") as f:
+            info = f.read(1 << 16)
+    except (OSError, ValueError, TypeError):
+        return []
+    finally:
+        if opened >= 0:
+            os.close(opened)
+    at = info.find(b"mnt_id:")
+    if at < 0:
+        return []
+    mount = info[at + 7:].split(b"\n", 1)[0].strip()
+    if not mount.isdigit():
+        return []
+    table = _table()
+    begin = 0 if table.startswith(mount + b" ") else table.find(b"\n" + mount + b" ") + 1
+    if begin <= 0 and not table.startswith(mount + b" "):
+        return []
+    end = table.find(b"\n", begin)
+    _, sep, tail = (table[begin:] if end < 0 else table[begin:end]).partition(b" - ")
+    return [tail.split(b" ", 1)[0]] if sep else []
 
 
 def _recent(ctime_ns: int, since_ns: int, window: tuple[int, int]) -> bool:
@@ -361,7 +405,7 @@ def _holds(item: tuple[Any, ...]) -> bool:
         st = os.lstat(path) if kind == "l" else os.stat(path)
     except (OSError, ValueError):
         return False
-    if not racy and _stamp(st) == recorded and keeps_ctime(st.st_dev):
+    if not racy and _stamp(st) == recorded and keeps_ctime(st.st_dev, path):
         return True
     if kind == "f":
         return what is not None and stat.S_ISREG(st.st_mode) and _digest(path) == what
