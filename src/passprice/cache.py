@@ -91,10 +91,11 @@ def _file_stamp(path: str, st: os.stat_result, now_ns: int) -> str:
     moves it, so no other bytes can share the stamp (git's racy-clean rule, the memo's); else, changed lately, the
     BLAKE2b digest of its bytes (``?`` when they cannot be read). Size and modification time alone (round 22) let an
     edit of the same size with the modification time put back (``cp -p``, ``rsync -t``, ``tar``, a file system that
-    keeps whole seconds) serve the objects the old code built: a price from the old unit table."""
-    from passprice.memo import TRUST_NS, _recent
+    keeps whole seconds) serve the objects the old code built: a price from the old unit table. On a file system
+    that does not keep ``ctime`` itself (:func:`passprice.memo.keeps_ctime`), always the digest."""
+    from passprice.memo import TRUST_NS, _recent, keeps_ctime
 
-    if not _recent(st.st_ctime_ns, now_ns, TRUST_NS):
+    if not _recent(st.st_ctime_ns, now_ns, TRUST_NS) and keeps_ctime(st.st_dev, path):
         return f"{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}"
     try:
         with open(path, "rb") as f:

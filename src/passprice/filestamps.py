@@ -18,6 +18,10 @@ whose bytes were hashed before is named by the digest recorded then, unhashed, w
   repository: an index entry whose ``st_mtime`` is not older than the index file is compared by content), with
   the moment of the read in place of the index file's ``mtime`` and ``ctime`` beside ``mtime``, as the result memo
   (:mod:`passprice.memo`) and the code stamp (:func:`passprice.cache.file_stamp`) apply it;
+- the file lies on a file system that keeps ``ctime`` itself (:func:`passprice.memo.keeps_ctime`: its type, read
+  from the mount table, is one of :data:`passprice.memo.KEEPS_CTIME`). Where ``ctime`` follows ``mtime`` (FAT,
+  exFAT, NTFS, sshfs and other FUSE, network file systems), a same-size edit with its ``mtime`` put back leaves size,
+  ``mtime`` and ``ctime`` all unchanged; there, and where the type cannot be told, no record is made or used;
 - the record is this passprice's: its file's key is the BLAKE2b of :data:`FORMAT`, the package's version and the
   code stamp of its modules (:func:`passprice.cache._code_stamp`), so a record written by another passprice, or by
   this checkout before an edit of its code, is never read (another schema changes no file's digest: it is in every
@@ -81,6 +85,14 @@ _cache: Any = None
 _clock = time.time_ns
 
 
+def _keeps_ctime(dev: int, fd: int | None) -> bool:
+    """Whether device ``dev``'s file system keeps ``ctime`` itself (:func:`passprice.memo.keeps_ctime`, once a
+    process a device; :mod:`passprice.memo` is loaded by then: the code stamp in every record file's key uses it)."""
+    from passprice.memo import keeps_ctime
+
+    return keeps_ctime(dev, fd)
+
+
 def racy(st: os.stat_result, since_ns: int) -> bool:
     """Whether a file of status ``st`` read at ``since_ns`` (ns since the epoch, read before the read) is *racily
     clean*: it last changed (``st_ctime_ns`` or ``st_mtime_ns``) less than :data:`TRUST_NS` before ``since_ns``, or
@@ -97,14 +109,16 @@ def clock() -> int:
     return _clock()
 
 
-def seen(before: os.stat_result, after: os.stat_result, since_ns: int, data: bytes) -> None:
+def seen(before: os.stat_result, after: os.stat_result, since_ns: int, data: bytes, fd: int | None = None) -> None:
     """Note that ``data`` was read from a regular file whose status was ``before`` just before the read and ``after``
     just after it (``fstat`` of the open file), the read begun at ``since_ns`` (:func:`clock`): when a record of this
     passprice's holds for that status, ``data`` is named by its digest from now on
     (:func:`passprice.digests.vouch`, so :func:`~passprice.digests.blake2b_digest` does not hash it); else, when the
     status is not :func:`racy`, the digest ``data`` is first hashed to is recorded for it (written when the process
-    exits). Nothing when the cache is bypassed, the two statuses differ (written during the read), or ``data`` is
-    under :data:`MIN_BYTES` or over :data:`passprice.digests.LARGE`. Raises nothing."""
+    exits). Nothing when the cache is bypassed, the two statuses differ (written during the read), ``data`` is
+    under :data:`MIN_BYTES` or over :data:`passprice.digests.LARGE`, or the file system does not keep ``ctime``
+    itself (:func:`passprice.memo.keeps_ctime`, told by the device or, for one the mount table does not list, by the
+    open descriptor ``fd``). Raises nothing."""
     size = len(data)
     if size < MIN_BYTES or size > digests.LARGE:
         return
@@ -114,7 +128,7 @@ def seen(before: os.stat_result, after: os.stat_result, since_ns: int, data: byt
     if stamp != (after.st_size, after.st_mtime_ns, after.st_ctime_ns) or where != (after.st_dev, after.st_ino):
         return
     records = _records if _records is not None and _path and _cache._enabled else _loaded()
-    if records is None:
+    if records is None or not _keeps_ctime(where[0], fd):
         return
     found = records.get(where)
     if found is not None and type(found) is tuple and len(found) == 4 and found[:3] == stamp and size == stamp[0]:

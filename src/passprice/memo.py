@@ -19,7 +19,8 @@ What a replay rests on, each checked before a byte is replayed:
   read it (or it changed just before), the sha256 of its bytes; a folder by its status and the names and kinds of
   its entries. At lookup, a file whose status is the
   one recorded, and was already older than the run when it was recorded, is unchanged (any write since would have
-  moved its ``ctime``: the racy-clean rule git applies to its index); any other is hashed again (so a card edited to
+  moved its ``ctime``: the racy-clean rule git applies to its index) when its file system keeps ``ctime`` itself
+  (:func:`keeps_ctime`); any other is hashed again (so a card edited to
   the same size within the same second misses on its content; a file the run did not read, and so has no digest,
   misses), a folder listed again, and one difference is a miss.
 - **What is never kept**: a command not in :data:`COMMANDS`, or given an option that writes (``-o``, ``--plot``,
@@ -83,7 +84,110 @@ TRUST_NS = (100_000_000, 3_000_000_000)
 #: (the same rule: a change between the run's read and the stamp taken after it would move the ``ctime``).
 KEEP_NS = (100_000_000, 3_000_000_000)
 
+#: The file system types (as ``/proc/self/mountinfo`` names them) whose kernel driver keeps ``ctime`` itself: it sets
+#: it to the kernel's clock at every write and every change of status (a ``utime`` putting an old ``mtime`` back
+#: included), keeps it apart from ``mtime`` on disk, and lets no user set it. On any other — FAT (``vfat``,
+#: ``msdos``: Linux keeps its ``ctime`` identical to ``mtime``, since FAT has no change time), ``exfat``, NTFS
+#: (``ntfs3``, ``fuseblk``: Windows lets a program set its change time), ``fuse.*`` (``sshfs`` reports ``mtime`` as
+#: ``ctime``: SFTP carries no change time), network and pass-through file systems (``nfs``, ``cifs``, ``smb3``,
+#: ``9p``, ``virtiofs``: the server's rule, unknown here), and any type not listed — a same-size edit with its
+#: ``mtime`` put back may leave size, ``mtime`` and ``ctime`` all as they were, so no status vouches for a file's
+#: bytes there (:func:`keeps_ctime`). ``overlay`` reports the status of the layer a file lies in, whose upper layer
+#: must be a local file system with extended attributes (``tmpfs``, ``ext4``, ``xfs``, ``btrfs``: none of the others).
+KEEPS_CTIME = frozenset({
+    "btrfs", "ext2", "ext3", "ext4", "f2fs", "jfs", "nilfs2", "overlay", "ramfs", "reiserfs", "tmpfs", "xfs", "zfs",
+})
+#: Where the file system of each device is read from (Linux; elsewhere it is missing, and no status is trusted).
+MOUNTINFO = "/proc/self/mountinfo"
+#: Where an open descriptor's mount (``mnt_id``) is read from: this folder, then the descriptor's number.
+FDINFO = "/proc/self/fdinfo/"
+
 _hashlib: Any = None
+#: :func:`keeps_ctime`'s answers by device, and the mount table's bytes it read them from (read once a process).
+_kept: dict[int, bool] = {}
+_mounts: bytes | None = None
+
+
+def keeps_ctime(dev: int, where: int | str | None = None) -> bool:
+    """Whether the file system of device ``dev`` (``st_dev``) is of a type in :data:`KEEPS_CTIME`: the type every line
+    of :data:`MOUNTINFO` whose third field is ``dev``'s ``major:minor`` names, or, when none does (each ``btrfs``
+    subvolume reports a device of its own, which the table does not list), the type of the mount that ``where`` — an
+    open descriptor of the file, or its path, opened ``O_PATH`` — was opened through (its ``mnt_id`` in
+    :data:`FDINFO`, the table's first field). False when neither tells (the table unreadable: not Linux, no
+    ``/proc``), or the type is not listed: a status vouches for a file's bytes only where ``ctime`` moves at every
+    change (git's ``core.trustctime`` is the user's switch for the same doubt; here the file system decides).
+    Answered once a process a device. Raises nothing."""
+    found = _kept.get(dev)
+    if found is None:
+        types = _types(dev)
+        if not types and where is not None:
+            types = _mount_types(where)
+        elif not types:
+            return False  # not kept: a later call may say where the file is
+        found = _kept[dev] = bool(types) and all(t.decode("ascii", "replace") in KEEPS_CTIME for t in types)
+    return found
+
+
+def _table() -> bytes:
+    """:data:`MOUNTINFO`'s bytes (read once a process; empty when it cannot be read)."""
+    global _mounts
+    if _mounts is None:
+        try:
+            with open(MOUNTINFO, "rb") as f:
+                _mounts = f.read(1 << 22)
+        except (OSError, ValueError):
+            _mounts = b""
+    return _mounts
+
+
+def _types(dev: int) -> list[bytes]:
+    """The file system types the mount table's lines of device ``dev`` name (field 3: ``major:minor``)."""
+    table = _table()
+    try:
+        name = b" %d:%d " % (os.major(dev), os.minor(dev))
+    except (OverflowError, ValueError, AttributeError):  # no os.major off Unix
+        return []
+    types = []
+    start = table.find(name)
+    while start >= 0:
+        begin = table.rfind(b"\n", 0, start) + 1
+        end = table.find(b"\n", start)
+        line = table[begin:] if end < 0 else table[begin:end]
+        fields = line.split(b" ", 3)
+        if len(fields) > 3 and b" %s " % fields[2] == name:  # the third field, not a name in a later one
+            _, sep, tail = line.partition(b" - ")
+            types.append(tail.split(b" ", 1)[0] if sep else b"")
+        start = table.find(name, start + 1)
+    return types
+
+
+def _mount_types(where: int | str) -> list[bytes]:
+    """The type of the mount the descriptor (or path) ``where`` was opened through, as a one-item list (empty when it
+    cannot be told): its ``mnt_id`` read from :data:`FDINFO`, the mount table's line whose first field it is."""
+    opened = -1
+    try:
+        if isinstance(where, str):
+            where = opened = os.open(where, getattr(os, "O_PATH", 0) | getattr(os, "O_CLOEXEC", 0))
+        with open(f"{FDINFO}{where}", "rb") as f:
+            info = f.read(1 << 16)
+    except (OSError, ValueError, TypeError):
+        return []
+    finally:
+        if opened >= 0:
+            os.close(opened)
+    at = info.find(b"mnt_id:")
+    if at < 0:
+        return []
+    mount = info[at + 7:].split(b"\n", 1)[0].strip()
+    if not mount.isdigit():
+        return []
+    table = _table()
+    begin = 0 if table.startswith(mount + b" ") else table.find(b"\n" + mount + b" ") + 1
+    if begin <= 0 and not table.startswith(mount + b" "):
+        return []
+    end = table.find(b"\n", begin)
+    _, sep, tail = (table[begin:] if end < 0 else table[begin:end]).partition(b" - ")
+    return [tail.split(b" ", 1)[0]] if sep else []
 
 
 def _recent(ctime_ns: int, since_ns: int, window: tuple[int, int]) -> bool:
@@ -301,7 +405,7 @@ def _holds(item: tuple[Any, ...]) -> bool:
         st = os.lstat(path) if kind == "l" else os.stat(path)
     except (OSError, ValueError):
         return False
-    if not racy and _stamp(st) == recorded:
+    if not racy and _stamp(st) == recorded and keeps_ctime(st.st_dev, path):
         return True
     if kind == "f":
         return what is not None and stat.S_ISREG(st.st_mode) and _digest(path) == what

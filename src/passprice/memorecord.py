@@ -253,7 +253,10 @@ class Recorder:
             writes = (isinstance(flags, int) and flags & _WRITE_FLAGS) or (
                 isinstance(mode, str) and any(c in mode for c in "wax+")
             )
-            if self._cached(p):
+            if self._cached(p) or (not writes and (p == memo.MOUNTINFO or p.startswith(memo.FDINFO))):
+                # (the mount table, and a descriptor's mount, are read to decide whether a status may name a file's
+                # bytes, memo.keeps_ctime: which files are hashed, never what a run prints; as a world item,
+                # /proc/self resolved to this process's id, it made every run a miss)
                 return
             if writes:
                 self.spoil(f"wrote {p}")
@@ -450,7 +453,11 @@ class _World:
         read = read and not path.endswith(".pyc")
         need = (read or racy) and st[3] <= BIG
         known = self.known.get(path)
-        if known is not None and known[2] == st and (known[4] is not None or not need):
+        # (only where the status proves the bytes unchanged, memo.keeps_ctime: on a file system whose ctime follows
+        # mtime, a same-size edit with its mtime put back kept the previous entry's digest of the old bytes beside
+        # the output of the new, replayed once the file was edited back)
+        if (known is not None and known[2] == st and (known[4] is not None or not need)
+                and memo.keeps_ctime(st[1], path)):
             digest = known[4]
         elif need:
             digest = _digest(path, st)
