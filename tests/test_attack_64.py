@@ -51,7 +51,8 @@ def entry(tmp: Path, name: str, old: str, new: str) -> str:
 def test_a_million_experts_beside_stacks_of_128_is_a_bad_file_whatever_the_routing(tmp_path: Path) -> None:
     path = entry(tmp_path, "e1m", COUNT, COUNT.replace("128", "1000000"))
     said = (f"passprice: error: {path}: tensor 'blk.0.ffn_down_exps.weight': dims [768, 2048, 128] do not stack "
-            "qwen3moe.expert_count = 1000000 experts (the last dimension is the expert)")
+            "qwen3moe.expert_count = 1000000 experts (the last dimension is the expert); nor do 143 more expert "
+            "tensors ('blk.0.ffn_gate_exps.weight' … 'blk.47.ffn_up_exps.weight')")  # attack65: was 144 lines
     for args in (["price", "--checkpoint", path, "--card", H200],  # was Routed (exit 1), advising uniform
                  ["price", "--checkpoint", path, "--card", H200, "--routing", "qwen3-30b-a3b-measured"],  # BadRouting
                  ["sweep", "--checkpoint", path, "--routing", "qwen3-30b-a3b-measured", "--cards", H200,

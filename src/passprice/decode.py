@@ -711,13 +711,18 @@ def header_problems(header: GGUFHeader) -> list[str]:
         said = "missing" if blocks is None else f"{blocks:,}"
         out.append(f"{source}: metadata {prefix}block_count: {said}, but the tensors name {named:,} blocks (blk.0 …)")
     experts = header.metadata.get(f"{prefix}expert_count")
-    for t in header.tensors:
-        _, base, _ = _split_name(t.name)
-        if base in _EXPERTS and _whole(experts) and experts and (len(t.dims) < 2 or t.dims[-1] != experts):
-            out.append(
-                f"{source}: tensor {t.name!r}: dims {list(t.dims)} do not stack {prefix}expert_count = {experts} "
-                "experts (the last dimension is the expert)"
-            )
+    unstacked = [t for t in header.tensors if _whole(experts) and experts and _split_name(t.name)[1] in _EXPERTS
+                 and (len(t.dims) < 2 or t.dims[-1] != experts)]
+    if unstacked:
+        # One line, the first tensor's, the others counted: gpt-oss's expert_count of 2^64 - 1 printed 144 lines,
+        # one a stack (attack65).
+        first, rest = unstacked[0], unstacked[1:]
+        more = (f"; nor do {len(rest):,} more expert tensors ({rest[0].name!r}" + (f" … {rest[-1].name!r})"
+                if len(rest) > 1 else ")")) if rest else ""
+        out.append(
+            f"{source}: tensor {first.name!r}: dims {list(first.dims)} do not stack {prefix}expert_count = "
+            f"{experts} experts (the last dimension is the expert){more}"
+        )
     if type(experts) is int and experts == 0 and expert_stacks(header):
         # attack64: decode_step read "missing metadata …expert_count", a key the header holds (as 0), and --routing
         # was refused "BadRouting: the checkpoint is dense".
