@@ -635,7 +635,23 @@ def _zero_window(source: str, key: str, arch: str, period: int) -> str:
     )
 
 
+#: The most lines :func:`header_problems` lists; past it the rest are counted on one more line. A header of 236
+#: tensors each with a dimension of 0 printed 236 error lines (attack65).
+MAX_HEADER_PROBLEMS = 20
+
+
 def header_problems(header: GGUFHeader) -> list[str]:
+    """:func:`all_header_problems` of ``header``, the first :data:`MAX_HEADER_PROBLEMS` lines, then one counting the
+    rest (``FILE: and 216 more problems of this header, not listed``)."""
+    out = all_header_problems(header)
+    if len(out) <= MAX_HEADER_PROBLEMS:
+        return out
+    source = header.source or "checkpoint"
+    more = len(out) - MAX_HEADER_PROBLEMS
+    return [*out[:MAX_HEADER_PROBLEMS], f"{source}: and {more:,} more problems of this header, not listed"]
+
+
+def all_header_problems(header: GGUFHeader) -> list[str]:
     """Every way ``header`` parses but describes no checkpoint the step can read, one line each naming the file, the
     metadata key or tensor, and what was wrong: ``general.architecture`` missing or not a string; a count or width
     (:data:`_COUNT_KEYS`) that is not a whole number ≥ 0; no ``embedding_length`` (a token-row's width); more blocks
