@@ -138,3 +138,14 @@ def test_a_header_s_problems_are_listed_to_20_then_counted(tmp_path: Path, comma
     assert lines[0] == (f"passprice: error: {path}: tensor 'output_norm.weight': dimension 0 in [0] (a tensor holds "
                         "an element)")
     assert lines[-1] == f"passprice: error: {path}: and 216 more problems of this header, not listed"
+
+
+# --- lock --update -o a folder ---------------------------------------------------------------------------------------
+
+
+def test_lock_update_into_a_folder_says_it_is_one(tmp_path: Path) -> None:
+    folder = tmp_path / "x.lock.toml"
+    folder.mkdir()
+    result = invoke("lock", "--update", "-o", str(folder))
+    assert result.exit_code == 2  # was "no lock to update (write one without --update)"
+    assert result.stderr.splitlines() == [f"passprice: error: {folder}: is a folder; give a file to write"]
