@@ -149,3 +149,17 @@ def test_lock_update_into_a_folder_says_it_is_one(tmp_path: Path) -> None:
     result = invoke("lock", "--update", "-o", str(folder))
     assert result.exit_code == 2  # was "no lock to update (write one without --update)"
     assert result.stderr.splitlines() == [f"passprice: error: {folder}: is a folder; give a file to write"]
+
+
+# --- a window past every position, in simulate's closed form --------------------------------------------------------
+
+
+def test_simulate_prices_a_window_of_2_to_the_64(tmp_path: Path) -> None:
+    # The closed form (passprice.stretch) computed with the window in int64: 2^64 - 1 raised OverflowError (a
+    # traceback). A window past every position a serving reaches changes nothing (a run of 2^32 prints the same).
+    key = '"gemma3.attention.sliding_window" = '
+    path = entry(tmp_path, "gemma3-270m-q4_k_m", "w64", lambda t: re.sub(
+        rf"(?m)^{re.escape(key)}.*$", f'{key}{{ type = "uint64", value = {2**64 - 1} }}', t))
+    result = invoke("simulate", "--checkpoint", path, "--card", H200, "--synthetic", "2", "--kv-page", "16")
+    assert result.exit_code == 0, result.output
+    assert "every step's price rests on 8 facts" in result.stdout
