@@ -644,7 +644,23 @@ def _first_of(lines: list[str], what: str) -> list[str]:
     return [f"{lines[0]}, and {len(lines) - 1:,} more {what} alike"]
 
 
+#: The most lines :func:`header_problems` lists; past it the rest are counted on one more line. A header of 236
+#: tensors each with a dimension of 0 printed 236 error lines (attack65).
+MAX_HEADER_PROBLEMS = 20
+
+
 def header_problems(header: GGUFHeader) -> list[str]:
+    """:func:`all_header_problems` of ``header``, the first :data:`MAX_HEADER_PROBLEMS` lines, then one counting the
+    rest (``FILE: and 216 more problems of this header, not listed``)."""
+    out = all_header_problems(header)
+    if len(out) <= MAX_HEADER_PROBLEMS:
+        return out
+    source = header.source or "checkpoint"
+    more = len(out) - MAX_HEADER_PROBLEMS
+    return [*out[:MAX_HEADER_PROBLEMS], f"{source}: and {more:,} more problems of this header, not listed"]
+
+
+def all_header_problems(header: GGUFHeader) -> list[str]:
     """Every way ``header`` parses but describes no checkpoint the step can read, one line each naming the file, the
     metadata key or tensor, and what was wrong (many tensors bad the same way one line: the first, and how many more,
     :func:`_first_of`): ``general.architecture`` missing or not a string; a count or width

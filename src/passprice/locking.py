@@ -231,6 +231,8 @@ def previous(root: Root, output: Path, update: bool, force: bool) -> Lock | None
             if update:
                 raise
     if update and old is None:
+        if os.path.lexists(output):  # a folder there read "no lock to update at …" (attack65): say what it is
+            check_writable(output, force=True)
         if output.is_absolute():
             raise InputError(f"{shown(output)}: no lock to update (write one without --update)")
         # -o is read from the working folder (pip-compile's convention), not from --root: say where it was looked for.

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import itertools
 import json
 import math
 import os
@@ -714,8 +715,16 @@ def problems(document: Mapping[str, Any], kind: str, folder: Path | None = None)
         return [line for _, line in kept] + more
     if _values_past(document, MAX_EXPLAINED):
         return _compiled_problems(document, kind, where)
+    wide = _wide_table(document) if _fast_validator(kind, where) is not None else None
+    if wide is not None:  # found invalid: jsonschema walked each of 30,000 keys (0.5 s; attack65)
+        return [wide]
     validator = _validator(kind, where)
-    errors = list(validator.iter_errors(document))
+    # At most MAX_EXPLAINED_ERRORS errors are asked of jsonschema, lazily: each costs it about 120 µs, and a 222 KB
+    # routing record of 30,000 derivation inputs `za = 1` (under every cap of size and values) took 3.8 s of CPU and
+    # 278 MB to print 30,003 lines (attack65).
+    errors = list(itertools.islice(validator.iter_errors(document), MAX_EXPLAINED_ERRORS + 1))
+    cut = len(errors) > MAX_EXPLAINED_ERRORS
+    del errors[MAX_EXPLAINED_ERRORS:]
     # A value of the wrong type (a derivation's input `sms = 5`, not a table) also "is valid under each of"
     # {required: [fact]}, {required: [locator]}, {required: [constant]} (a `required` holds of a non-object): that
     # second line says nothing the type's line does not (attack round 31).
@@ -737,7 +746,12 @@ def problems(document: Mapping[str, Any], kind: str, folder: Path | None = None)
     kept, more = _whole_lines(floats)
     found.extend(((list(map(str, at)), ""), line) for at, line in kept)
     # One line per problem: two keywords saying one thing (`items: false` and `maxItems`) give one line.
-    return list(dict.fromkeys(line for _, line in sorted(found, key=lambda pair: pair[0]))) + more
+    lines = list(dict.fromkeys(line for _, line in sorted(found, key=lambda pair: pair[0]))) + more
+    if cut:
+        return [*lines[:MAX_COMPILED_PROBLEMS],
+            f"(top level): and more problems (over {MAX_EXPLAINED_ERRORS:,}; the first {MAX_COMPILED_PROBLEMS} by key "
+            f"path of the first {MAX_EXPLAINED_ERRORS:,} found are listed): make it smaller"]
+    return lines
 
 
 _LOWER = frozenset({"minimum", "exclusiveMinimum"})
@@ -1111,8 +1125,14 @@ def _branches(error: Any, root: Mapping[str, Any], document: Any) -> str:
 #: 300 deep, 629 KB, with a wrong ``header.version``) took 12 s. The largest shipped file, deepseek-v3's entry, holds
 #: 8,978. A larger invalid document is explained in ``jsonschema-rs``'s words instead (:func:`_compiled_problems`).
 MAX_EXPLAINED = 32_768
-#: The most problems listed for a document too large for ``jsonschema`` (:data:`MAX_EXPLAINED`).
+#: The most problems listed for a document too large for ``jsonschema`` (:data:`MAX_EXPLAINED`), or with more than
+#: :data:`MAX_EXPLAINED_ERRORS` problems.
 MAX_COMPILED_PROBLEMS = 20
+#: The most errors ``jsonschema`` is asked to find in one document (it finds them lazily, about 120 µs each): past it
+#: the first :data:`MAX_COMPILED_PROBLEMS` lines by key path are listed and the rest counted as "more". A routing
+#: record of 30,000 derivation inputs (222 KB, under its 256 KiB cap and :data:`MAX_EXPLAINED`) printed 30,003 lines
+#: in 3.8 s of CPU and 278 MB (attack65).
+MAX_EXPLAINED_ERRORS = 200
 #: The most keys a table of an invalid document too large for ``jsonschema`` may hold for ``jsonschema-rs`` to be
 #: asked why: each of its errors carries the table it is about, converted to Python, and its message names every key
 #: not allowed. A card of 75,000 one-key tables (964 KB) took ``passprice facts`` 2.5 s of CPU and 600 MB, 1.1 s of
@@ -1157,6 +1177,24 @@ def _short_instance(message: str) -> str:
     return message if end <= 100 else f"{message[:100]}…{message[end:]}"
 
 
+def _wide_table(document: Any) -> str | None:
+    """The line refusing an invalid ``document`` for its first table (depth first) of more than
+    :data:`MAX_TABLE_KEYS` keys, ``None`` where it holds none: no passprice file holds one, and asking either
+    validator why such a file is invalid walks every key (a routing record's 30,000 derivation inputs: 0.5 s in
+    ``jsonschema`` after its first errors, attack65). Raises nothing."""
+    todo: list[tuple[tuple[Any, ...], Any]] = [((), document)]
+    while todo:
+        where, value = todo.pop()
+        if isinstance(value, dict) and len(value) > MAX_TABLE_KEYS:
+            return (f"{_key_path(where)}: a table of {len(value):,} keys (no passprice file holds one of more than "
+                    f"{MAX_TABLE_KEYS:,}, and this file does not validate): make it smaller")
+        if isinstance(value, dict):
+            todo.extend(((*where, k), v) for k, v in value.items())
+        elif isinstance(value, list):
+            todo.extend(((*where, i), v) for i, v in enumerate(value))
+    return None
+
+
 def _compiled_problems(document: Any, kind: str, folder: str) -> list[str]:
     """The problems of a document too large for ``jsonschema`` to walk in time (:data:`MAX_EXPLAINED`), one line
     each, ``KEY.PATH: what was wrong`` in ``jsonschema-rs``'s words (the value it opens with cut to 100 characters), the
@@ -1171,13 +1209,13 @@ def _compiled_problems(document: Any, kind: str, folder: str) -> list[str]:
         if isinstance(value, datetime.date | datetime.time):
             return [f"{_key_path(where)}: {shown_value(value)} is a TOML date or time, which no passprice file holds "
                     "here (write it as a string)"]
-        if isinstance(value, dict) and len(value) > MAX_TABLE_KEYS:
-            return [f"{_key_path(where)}: a table of {len(value):,} keys (no passprice file holds one of more than "
-                    f"{MAX_TABLE_KEYS:,}, and this file does not validate): make it smaller"]
         if isinstance(value, dict):
             todo.extend(((*where, k), v) for k, v in value.items())
         elif isinstance(value, list):
             todo.extend(((*where, i), v) for i, v in enumerate(value))
+    wide = _wide_table(document)
+    if wide is not None:
+        return [wide]
     fast = _fast_validator(kind, folder)
     lines: list[str] = []
     if fast is not None:

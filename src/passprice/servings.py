@@ -290,8 +290,16 @@ def override(spec: ServingSpec, position: float | None = None, limit: int | None
 def complete(spec: ServingSpec, header: GGUFHeader) -> ServingSpec:
     """``spec`` with its defaults made explicit: no contexts become one class at limit = min(4096, the model's
     context length) and position = limit / 2; a class without a limit gets that limit, one without a position
-    limit / 2."""
+    limit / 2. Raises :class:`InputError` (:func:`passprice.decode.check_header`, every problem of the header) for a
+    header whose ``context_length`` is negative."""
     model = header.meta_int("context_length")
+    if model is not None and model < 0:
+        # The header's fault, said as kv says it (bad input naming the key, :func:`passprice.decode.check_header`):
+        # an int32 context_length of -5 made the default limit -5, and price and best refused "BadContexts: a class
+        # has position -2.5" (exit 1) for a dense checkpoint (attack65).
+        from passprice.decode import check_header
+
+        check_header(header)
     default_limit = min(DEFAULT_LIMIT, model) if model else DEFAULT_LIMIT
     classes = spec.contexts or (ContextSpec(1.0, None, None),)
     filled = []

@@ -29,6 +29,16 @@ from passprice.steps import AttentionGroup, StepPricer, StepSums
 
 #: Elements of a step-by-step block (steps × sequences) computed at once.
 BLOCK = 1 << 16
+#: The largest window the closed form computes with: a window past it reads as it, which changes nothing (every
+#: position a serving reaches is below 2^32, the largest limit, so min(p, window) = p either way), and keeps the
+#: int64 arithmetic exact: a gemma header's ``sliding_window`` of 2^64 − 1 raised OverflowError in ``simulate``
+#: (attack65), and a window times a count of sequences stays below 2^63 up to 2^23 of them.
+WINDOW_CAP = 1 << 40
+
+
+def _reach(window: int) -> int:
+    """``window`` as the closed form computes with it: at most :data:`WINDOW_CAP`."""
+    return min(window, WINDOW_CAP)
 
 
 class _Counted:
@@ -99,7 +109,7 @@ class Stretch:
         for g in self.groups:
             if g.window is None or g.window in self.windows:
                 continue
-            c = np.maximum(-((q - g.window) // e), s)
+            c = np.maximum(-((q - _reach(g.window)) // e), s)
             self.windows[g.window] = (_Counted(np.minimum(c, f), q), _Counted(c, q), _Counted(np.maximum(c, f), q))
         # Prefixes read once: streamed from the first step any of their sequences reads them to the last.
         self.once: tuple[_Counted, _Counted] | None = None
@@ -134,7 +144,7 @@ class Stretch:
             below, reached, left = self.windows[g.window]
             n_below, q_below = below.at(i)
             scored = ((q_begun - q_below) + ie * (n_begun - n_below)
-                      + g.window * (reached.count(i) - left.count(i))).astype(float)
+                      + _reach(g.window) * (reached.count(i) - left.count(i))).astype(float)
             groups.append((scored, scored, 0.0, 0.0))
         shared_once: Any = 0.0
         if self.once is not None:
@@ -299,11 +309,11 @@ def held_totals(pricer: StepPricer, base: np.ndarray, emitted: float, begin: np.
         if g.window is None:
             total = total + int(g.held) * _pages_sums(steps, begin, end, whole, e, page)
             continue
-        last_page = g.window // page * page
+        last_page = _reach(g.window) // page * page
         past = (last_page - whole) // e  # the first step at which a sequence holds more than last_page positions
         below_end = np.minimum(end, past)
         above_begin = np.minimum(np.maximum(begin, past), end)
         scored = (_pages_sums(steps, begin, below_end, whole, e, page)
-                  + g.window * _active_sums(steps, above_begin, end, np.ones(len(whole), dtype=np.int64)))
+                  + _reach(g.window) * _active_sums(steps, above_begin, end, np.ones(len(whole), dtype=np.int64)))
         total = total + int(g.held) * scored
     return total.astype(float)
