@@ -666,20 +666,37 @@ def test_a_pass_shape_and_decode_step_are_kept_for_an_unchanged_checkpoint_entry
     assert json.loads(edited.stdout)["tokens_per_s"] < json.loads(first.stdout)["tokens_per_s"]
 
 
-def test_the_pricing_model_digest_kept_in_the_cache_follows_each_module_s_content(tmp_path: Path) -> None:
+def test_the_pricing_model_digest_kept_in_the_cache_follows_each_module_s_content(
+    tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The digest of a package folder is kept in the cache under the sha256 of every module's bytes: an edit of a
     formula's constant that keeps the file's size and modification time still changes it, and undoing the edit
-    gives the first digest back (now from the cache)."""
+    gives the first digest back (now from the cache).
+
+    Each digest the trees were parsed for is counted (``pins._compute`` wrapped, in a cache of this test's own): the
+    first and the edited digests are computed from the folder's bytes, the repeat and the undone edit come from the
+    cache with nothing parsed. (It compared each with a second ``_compute`` of the folder: four walks of the
+    package's trees, ~1 s of CPU each on a loaded machine; two now, and "from the cache" is asserted, not assumed.)"""
     import os
     import shutil
 
-    from passprice import cache, pins
+    from passprice import pins
 
     folder = tmp_path / "passprice"
     shutil.copytree(pins.PACKAGE, folder, ignore=shutil.ignore_patterns("__pycache__"))
     assert cache.enabled()
+    computed: list[tuple[str, str]] = []
+    compute = pins._compute
+
+    def counted(at: str, files: dict[str, str | None] | None = None, capped: bool = False) -> str:
+        digest = compute(at, files, capped)
+        computed.append((at, digest))
+        return digest
+
+    monkeypatch.setattr(pins, "_compute", counted)
     first = pins.pricing_model_digest(folder)
-    assert first == pins.pricing_model_digest(folder) == pins._compute(str(folder))
+    assert computed == [(str(folder.resolve()), first)]  # parsed from the folder's bytes: the cache was empty
+    assert pins.pricing_model_digest(folder) == first and len(computed) == 1  # from the cache
     module = folder / "serving.py"
     text = module.read_text(encoding="utf-8")
     stat = module.stat()
@@ -689,9 +706,9 @@ def test_the_pricing_model_digest_kept_in_the_cache_follows_each_module_s_conten
     os.utime(module, ns=(stat.st_atime_ns, stat.st_mtime_ns))
     assert module.stat().st_size == stat.st_size and module.stat().st_mtime_ns == stat.st_mtime_ns
     edited = pins.pricing_model_digest(folder)
-    assert edited != first and edited == pins._compute(str(folder))
+    assert edited != first and computed[1:] == [(str(folder.resolve()), edited)]  # parsed afresh, not the cache's
     module.write_text(text, encoding="utf-8")
-    assert pins.pricing_model_digest(folder) == first
+    assert pins.pricing_model_digest(folder) == first and len(computed) == 2  # from the cache
 
 
 def test_a_process_stores_only_its_first_pass_shapes(

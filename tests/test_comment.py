@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import attrs
 import pytest
 
 from passprice.comment import MARKER, Links, comment_body, fact_lines
@@ -78,13 +79,20 @@ def test_links() -> None:
     assert Links.of("https://git.example.org:8443/group/sub.group/my-repo_1", "x") is not None
 
 
-def test_nothing_read_from_a_file_becomes_markup(tmp_path: Path) -> None:
+def _main_of(repo: Repo, path: Path) -> Repo:
+    """A clone of the module's repository at ``path``, its branch ``main`` checked out: :func:`make_repo`'s ``main``
+    (the module's fixture commits only on ``pr``), for a test that edits its work tree. A clone is a few git
+    processes; :func:`make_repo` again was ~2 s of CPU (two locks priced, three facts edited, re-locked, 6 commits)."""
+    git(path.parent, "clone", "-q", "--branch", "main", str(repo.path), path.name)
+    return attrs.evolve(repo, path=path)
+
+
+def test_nothing_read_from_a_file_becomes_markup(repo: Repo, tmp_path: Path) -> None:
     # Finding 13: a locator holding a link, an image and bold text, a card file whose name closes a code span and
     # opens a link, and a repository address that closes the link it is put in.
     from markdown_it import MarkdownIt
 
-    made = make_repo(tmp_path / "registry")
-    git(made.path, "checkout", "-q", "main")
+    made = _main_of(repo, tmp_path / "registry")
     hostile = "[click](https://evil.example) <img src=x> **all locks hold** _x_"
     bandwidth = "Technical Specifications table, H200 SXM column: 'GPU Memory Bandwidth 4.8TB/s'"
     card = made.path / CARD_FILE
@@ -164,15 +172,13 @@ def test_comment_body(repo: Repo) -> None:
     assert plain[0] == MARKER and not any("](" in line for line in plain)
 
 
-def test_a_fact_the_price_depends_on_shows_its_elasticity(tmp_path: Path) -> None:
-    made = make_repo(tmp_path / "registry")
+def test_a_fact_the_price_depends_on_shows_its_elasticity(repo: Repo, tmp_path: Path) -> None:
+    made = _main_of(repo, tmp_path / "registry")
     # A floor on memory.bandwidth, then that fact weakened: a memory-bound price moves with it one for one.
     from passprice.facts import Provenance
     from passprice.locks import Policy, read_lock, write_lock
 
-    git(made.path, "checkout", "-q", "main")
     lock = read_lock(made.path / LOCK_FILE)
-    import attrs
 
     floors = Policy(lock.policy.floor, {"memory.bandwidth": Provenance.PUBLISHED})
     write_lock(made.path / LOCK_FILE, attrs.evolve(lock, policy=floors), force=True)

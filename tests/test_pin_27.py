@@ -13,6 +13,7 @@ shipped locks are re-locked by the lead, not here.
 
 from __future__ import annotations
 
+import functools
 import json
 import shutil
 from pathlib import Path
@@ -48,11 +49,28 @@ def _copy(tmp_path: Path, with_schema: bool = False) -> Path:
     return root
 
 
-def _locked(tmp_path: Path, with_schema: bool = False) -> Path:
-    """A copy holding ``locks/r1-o.lock.toml``: r1-qwen7b-h200 at batch 1, locked with this code."""
-    root = _copy(tmp_path, with_schema)
+@functools.cache
+def _locked_made(with_schema: bool) -> Path:
+    """The copy :func:`_locked` gives, made once a process for each ``with_schema`` (in a temporary folder removed at
+    exit): copying it is ~0.02 s of CPU where making it (the copy, then ``lock``) was ~0.4 s, and some 40 tests of ten
+    files start from it. Its bytes do not depend on its folder (two made in two folders are the same, file for
+    file), so a copy of it is what making it afresh there gives."""
+    import atexit
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="passprice-locked-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    root = _copy(folder, with_schema)
     out = invoke("lock", "r1-qwen7b-h200", "--batch", "1", "--name", "r1-o", root=root)
     assert out.exit_code == 0, out.output
+    return root
+
+
+def _locked(tmp_path: Path, with_schema: bool = False) -> Path:
+    """A copy holding ``locks/r1-o.lock.toml``: r1-qwen7b-h200 at batch 1, locked with this code (a copy of
+    :func:`_locked_made`'s)."""
+    root = tmp_path / "root"
+    shutil.copytree(_locked_made(with_schema), root)
     return root
 
 
