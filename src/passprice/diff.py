@@ -2019,6 +2019,17 @@ class LockImpact:
     #: True when :attr:`alone` was priced from BASE's lock, for a lock the change re-locked (HEAD's lock pins HEAD's
     #: facts, so nothing of it is "as HEAD has it" alone): ``ALONE_BASE`` says so beside the moves.
     alone_base: bool = False
+    #: Of :attr:`alone`'s facts, each changed input with the changed facts derived from it (their derivation names
+    #: it), priced at once: ``(input, derived paths, move)`` (:func:`changed_alone`). Walkthrough 49: a datasheet's
+    #: bandwidth read ``+0.4717 %`` alone and the stream shares recomputed from it ``-0.44 %``, though the one change
+    #: moved the price ``+0.003 %``: the review says the group's move in their place.
+    joint: tuple[tuple[str, tuple[str, ...], str], ...] = ()
+    #: The routing record the lock's serving names (``None``: none): its ``routing.*`` facts are named with it, a
+    #: review of two changed records read ``changed routing.hot_experts`` of either (walkthrough 49).
+    routing_record: str | None = None
+    #: Of :attr:`changed`, each fact whose citation the change rewrote, with the citation HEAD's price rests on:
+    #: ``(path, source, locator)`` (walkthrough 49: the lock's row named the facts, the Facts section the citations).
+    cites: tuple[tuple[str, str | None, str | None], ...] = ()
 
     @property
     def by_header(self) -> str | None:
@@ -2382,6 +2393,10 @@ class LockImpact:
             "rewritten": list(self.rewritten),
             "alone": [{"path": path, "move": move} for path, move in self.alone],
             "alone_from": ("base" if self.alone_base else "head") if self.alone else None,
+            "routing_record": self.routing_record,
+            "cites": [{"path": path, "source": source, "locator": locator} for path, source, locator in self.cites],
+            "alone_grouped": [{"input": top, "derived": list(derived), "move": move}
+                              for top, derived, move in self.joint],
         }
 
 
@@ -2815,6 +2830,7 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
         if lock.stack is not None:
             touched.append(by_file.get(("stack", lock.stack.name)))
         changed: list[str] = []
+        cites: list[tuple[str, str | None, str | None]] = []
         drifted: list[str] = []
         rewritten: list[str] = []
         unreadable = []
@@ -2828,6 +2844,9 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
             # a fact re-derived to the same value (a re-fit's unmoved facts) moved nothing the lock rests on: it is
             # named in its file's one line, not here (walkthrough 47: all 12 stack paths listed, 5 of them moved)
             changed += [c.lock_path for c in f.facts if c.lock_path in rests and not _folded(f, c)]
+            cites += [(c.lock_path, c.new.source, c.new.locator) for c in f.facts
+                      if c.lock_path in rests and not _folded(f, c) and c.old is not None and c.new is not None
+                      and (c.old.source, c.old.locator) != (c.new.source, c.new.locator)]
             if new is not None and status != "removed":
                 pinned = [(c.lock_path, new.facts[c.lock_path], c.new) for c in f.facts if c.new is not None
                           and c.lock_path in after_rests and c.lock_path in new.facts
@@ -2915,6 +2934,8 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
                 serving_name=lock.info.serving,
                 status=status,
                 changed=tuple(dict.fromkeys(changed)),
+                routing_record=lock.spec.routing,
+                cites=tuple(dict.fromkeys(cites)),
                 before=before,
                 after=after,
                 verdict_before=_judge(old, before) if status != "added" else None,
@@ -3043,28 +3064,34 @@ def _with_alone(head: Side, lock: LockImpact, old: Lock | None, new: Lock | None
     a routing record's ``hot_experts`` read "re-locked" with the four paths and no word of which moved it, though the
     re-lock accepts the move and ``reproduce`` of BASE's lock said ``routing.hot_experts: tokens/s +4.705 %``."""
     if lock.unreviewed and new is not None:
-        return attrs.evolve(lock, alone=changed_alone(head, new, lock.changed))
+        alone, joint = changed_alone(head, new, lock.changed)
+        return attrs.evolve(lock, alone=alone, joint=joint)
     if not lock.stale and lock.moved and old is not None and not lock.removed and not lock.added:
-        return attrs.evolve(lock, alone=changed_alone(head, old, lock.changed), alone_base=True)
+        alone, joint = changed_alone(head, old, lock.changed)
+        return attrs.evolve(lock, alone=alone, joint=joint, alone_base=True)
     return lock
 
 
-def changed_alone(side: Side, lock: Lock | None, changed: Sequence[str]) -> tuple[tuple[str, str], ...]:
+def changed_alone(side: Side, lock: Lock | None, changed: Sequence[str]
+                  ) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, tuple[str, ...], str], ...]]:
     """Each of the ``changed`` fact paths that ``lock`` pins and ``side`` holds otherwise, with what it alone does
     to the lock's recorded price: the lock's pinned inputs with only that fact as ``side`` has it, priced with the
     running code, as ``passprice reproduce`` prints it under "each drifted fact alone" (:func:`passprice.reproduce.
     alone`; ``tokens/s -4.894 %``, or ``refused alone (NotResident)``), in the order of ``changed``. The moves need
-    not add up (a term taking over as the binding one). Empty when the lock cannot be reproduced on ``side`` (its
-    checkpoint gone, a file that does not read). Raises nothing."""
+    not add up (a term taking over as the binding one). Second, each changed input with the changed facts derived
+    from it priced at once, ``(input, derived paths, move)`` (:func:`passprice.reproduce.together`): a derived fact
+    recomputed from a changed input is not an independent change (walkthrough 49: a bandwidth +0.4717 % alone, the
+    shares derived from it -0.44 %, the one change +0.003 %). Both empty when the lock cannot be reproduced on
+    ``side`` (its checkpoint gone, a file that does not read). Raises nothing."""
     from passprice.reproduce import reproduce
     from passprice.serving import ServingRefusal
 
     if lock is None:
-        return ()
+        return (), ()
     try:
-        rep = reproduce(side.root, lock)
+        rep = reproduce(side.root, lock, grouped=True)
     except (InputError, ServingRefusal):
-        return ()
+        return (), ()
     from passprice.reproduce import exact_quantity
 
     said = {a.path: a.describe(lock.price, lock.compared()).removeprefix(f"{a.path}: ") for a in rep.alone}
@@ -3072,8 +3099,13 @@ def changed_alone(side: Side, lock: Lock | None, changed: Sequence[str]) -> tupl
     # changed) and that alone moves nothing is left out: walkthrough 46's re-fit read "tokens/s unchanged, expected
     # tokens/s unchanged" eight times beside the five that moved. A moved figure moving nothing is still said.
     kept = {d.path for d in rep.today.drift if d.today is None or exact_quantity(d.pinned) != exact_quantity(d.today)}
-    return tuple((path, said[path]) for path in changed if path in said and (
+    alone = tuple((path, said[path]) for path in changed if path in said and (
         path in kept or not all(part.endswith(" unchanged") for part in said[path].split(", "))))
+    asked = set(changed)
+    joint = tuple((g.input, tuple(p for p in changed if p in g.derived),
+                   g.describe(lock.price, lock.compared()).split(": ", 1)[1])
+                  for g in rep.joint if asked.issuperset(g.paths))
+    return alone, joint
 
 
 def _with_recomputed(lock: LockImpact, side: PriceSide, moved: Mapping[str, Mapping[str, tuple[str, str]]]
@@ -6258,12 +6290,36 @@ def _recorded(lock: LockImpact) -> str:
 def _inputs(lock: LockImpact) -> str:
     """The inputs that changed for a lock: the facts it rests on by path, then checkpoint, serving, pricing model (the
     lock files' pinned digests, ``pricing-model digest 111111111111… → 5a914e0c2b7d…``, where they differ: slip52)."""
-    bits = list(lock.changed)
+    bits = [_named(lock, path) for path in lock.changed]
     bits += [i for i in lock.inputs if i != "facts" and (i != "pricing model" or lock.model_pins is None)]
     if lock.model_pins is not None:
         was, now = lock.model_pins
         bits.append(f"pricing-model digest {was.removeprefix('sha256:')[:12]}… → {now.removeprefix('sha256:')[:12]}…")
     return ", ".join(bits)
+
+
+def _named(lock: LockImpact, path: str) -> str:
+    """A lock's fact ``path`` as the review names it: a ``routing.*`` fact with its record,
+    ``routing.hot_experts (qwen3-30b-a3b-measured)`` (walkthrough 49: two changed records left it ambiguous)."""
+    if path.startswith("routing.") and lock.routing_record is not None:
+        return f"{path} ({lock.routing_record})"
+    return path
+
+
+#: The most characters of a locator a lock's ``cites`` line shows (cut at a word).
+CITE_CHARS = 100
+
+
+def _cites(lock: LockImpact) -> str:
+    """The citations HEAD's price rests on for ``lock``'s changed facts whose citation the change rewrote (the
+    review's ``cites`` line): ``routing.hot_experts (qwen3-30b-a3b-measured): gpu-container-handbook-routing-derisk,
+    table 'The real result - Qwen3 routes near-uniform', row…``, each locator cut at a word to :data:`CITE_CHARS`
+    characters (the Facts section gives it whole). Empty when no citation changed."""
+    from passprice.textchange import cut_at_word
+
+    return "; ".join(f"{_named(lock, path)}: {source or '(no source)'}"
+                     + (f", {cut_at_word(locator, CITE_CHARS)}" if locator else "")
+                     for path, source, locator in lock.cites)
 
 
 def _removal(lock: LockImpact, code: Callable[[str], str] = str) -> str:
@@ -6423,6 +6479,8 @@ def diff_text(d: Diff) -> str:
         for lock in d.locks:
             lines.append(f"  {lock.name} ({lock.path}, card {lock.card}, {lock.kind}): {_review(d, lock)}")
             lines.append(f"    changed   {_inputs(lock) or '–'}")
+            if lock.cites:
+                lines.append(f"    cites     {_cites(lock)}  (as HEAD cites them; whole under the file above)")
             lines.append(f"    floors    {_held(lock)} → {lock.floors()}")
             expected = _expected_shift(lock)
             # A lock made under a stack pins its expected price (the `expected` line below): this line is the
@@ -6742,8 +6800,22 @@ def _fact_items(d: Diff, links: Links | None) -> Iterator[list[str]]:
 
 def _alone(lock: LockImpact) -> str:
     """What each changed fact alone does to ``lock``'s recorded price (:attr:`LockImpact.alone`), the review's
-    ``alone`` line: ``memory.bandwidth: tokens/s +1.875 %; routing.hot_share: tokens/s -4.894 %``."""
-    return "; ".join(f"{path}: {move}" for path, move in lock.alone)
+    ``alone`` line: ``memory.bandwidth: tokens/s +1.875 %; routing.hot_share: tokens/s -4.894 %``. A changed input
+    with changed facts derived from it (:attr:`LockImpact.joint`) is one entry, in the place of its first member:
+    ``memory.bandwidth with the 2 facts derived from it (streams.read, streams.append): tokens/s +0.003051 %``."""
+    grouped = {p: (top, derived, move) for top, derived, move in lock.joint for p in (top, *derived)}
+    out, said = [], set()
+    for path, move in lock.alone:
+        if path not in grouped:
+            out.append(f"{path}: {move}")
+            continue
+        top, derived, joint = grouped[path]
+        if top not in said:
+            said.add(top)
+            n = len(derived)
+            out.append(f"{top} with the {n} fact{'s' if n != 1 else ''} derived from it ({', '.join(derived)}): "
+                       f"{joint}")
+    return "; ".join(out)
 
 
 #: What the ``alone`` moves are, said beside them.
@@ -6754,7 +6826,8 @@ ALONE_BASE = "BASE's lock's pinned inputs with only it as HEAD has it"
 
 def _alone_what(lock: LockImpact) -> str:
     """What ``lock``'s ``alone`` moves are: :data:`ALONE`, or :data:`ALONE_BASE` for a re-locked lock."""
-    return ALONE_BASE if lock.alone_base else ALONE
+    what = ALONE_BASE if lock.alone_base else ALONE
+    return what + (", or it with the facts derived from it" if lock.joint else "")
 
 
 def _relock_note(lock: LockImpact, forged: bool = False, pins: bool = False, unrecorded: bool = False
@@ -7038,6 +7111,9 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
                     notes.append(f"- {markdown_code(lock.name)}: {label} cannot price: {markdown_prose(side.error)}")
             if lock.note:
                 notes.append(f"- {markdown_code(lock.name)}: {markdown_prose(lock.note)}")
+            if lock.cites:
+                notes.append(f"- {markdown_code(lock.name)}: its changed facts now cite (as HEAD cites them; whole in "
+                             f"the Facts section): {markdown_prose(_cites(lock))}")
             if lock.alone:
                 notes.append(f"- {markdown_code(lock.name)}: each changed fact alone ({_alone_what(lock)}): "
                              f"{markdown_prose(_alone(lock))}")
