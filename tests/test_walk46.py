@@ -111,7 +111,7 @@ def test_a_bandwidth_with_its_recomputed_shares_moves_the_price_by_what_the_stre
     # (+0.001518 %). A memory-bound pass's move lies between the two, nowhere near the bandwidth's +1.875 % alone.
     [lock] = as_json["locks"]
     [group] = lock["alone_grouped"]
-    assert group["input"] == "memory.bandwidth" and group["derived"] == ["streams.read", "streams.append"]
+    assert group["inputs"] == ["memory.bandwidth"] and group["derived"] == ["streams.read", "streams.append"]
     assert group["move"] == "tokens/s +0.00496 %"
     read, append = 4.89 * 0.9162 / (4.8 * 0.9333) - 1, 4.89 * 0.8487 / (4.8 * 0.8646) - 1
     assert (round(100 * read, 6), round(100 * append, 6)) == (0.008438, 0.001518)

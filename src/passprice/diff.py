@@ -2020,10 +2020,10 @@ class LockImpact:
     #: facts, so nothing of it is "as HEAD has it" alone): ``ALONE_BASE`` says so beside the moves.
     alone_base: bool = False
     #: Of :attr:`alone`'s facts, each changed input with the changed facts derived from it (their derivation names
-    #: it), priced at once: ``(input, derived paths, move)`` (:func:`changed_alone`). Walkthrough 49: a datasheet's
+    #: it), priced at once: ``(inputs, derived paths, move)`` (:func:`changed_alone`). Walkthrough 49: a datasheet's
     #: bandwidth read ``+0.4717 %`` alone and the stream shares recomputed from it ``-0.44 %``, though the one change
     #: moved the price ``+0.003 %``: the review says the group's move in their place.
-    joint: tuple[tuple[str, tuple[str, ...], str], ...] = ()
+    joint: tuple[tuple[tuple[str, ...], tuple[str, ...], str], ...] = ()
     #: The routing record the lock's serving names (``None``: none): its ``routing.*`` facts are named with it, a
     #: review of two changed records read ``changed routing.hot_experts`` of either (walkthrough 49).
     routing_record: str | None = None
@@ -2395,8 +2395,8 @@ class LockImpact:
             "alone_from": ("base" if self.alone_base else "head") if self.alone else None,
             "routing_record": self.routing_record,
             "cites": [{"path": path, "source": source, "locator": locator} for path, source, locator in self.cites],
-            "alone_grouped": [{"input": top, "derived": list(derived), "move": move}
-                              for top, derived, move in self.joint],
+            "alone_grouped": [{"inputs": list(inputs), "derived": list(derived), "move": move}
+                              for inputs, derived, move in self.joint],
         }
 
 
@@ -3073,13 +3073,13 @@ def _with_alone(head: Side, lock: LockImpact, old: Lock | None, new: Lock | None
 
 
 def changed_alone(side: Side, lock: Lock | None, changed: Sequence[str]
-                  ) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, tuple[str, ...], str], ...]]:
+                  ) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[tuple[str, ...], tuple[str, ...], str], ...]]:
     """Each of the ``changed`` fact paths that ``lock`` pins and ``side`` holds otherwise, with what it alone does
     to the lock's recorded price: the lock's pinned inputs with only that fact as ``side`` has it, priced with the
     running code, as ``passprice reproduce`` prints it under "each drifted fact alone" (:func:`passprice.reproduce.
     alone`; ``tokens/s -4.894 %``, or ``refused alone (NotResident)``), in the order of ``changed``. The moves need
     not add up (a term taking over as the binding one). Second, each changed input with the changed facts derived
-    from it priced at once, ``(input, derived paths, move)`` (:func:`passprice.reproduce.together`): a derived fact
+    from it priced at once, ``(inputs, derived paths, move)`` (:func:`passprice.reproduce.together`): a derived fact
     recomputed from a changed input is not an independent change (walkthrough 49: a bandwidth +0.4717 % alone, the
     shares derived from it -0.44 %, the one change +0.003 %). Both empty when the lock cannot be reproduced on
     ``side`` (its checkpoint gone, a file that does not read). Raises nothing."""
@@ -3102,7 +3102,7 @@ def changed_alone(side: Side, lock: Lock | None, changed: Sequence[str]
     alone = tuple((path, said[path]) for path in changed if path in said and (
         path in kept or not all(part.endswith(" unchanged") for part in said[path].split(", "))))
     asked = set(changed)
-    joint = tuple((g.input, tuple(p for p in changed if p in g.derived),
+    joint = tuple((tuple(p for p in changed if p in g.inputs), tuple(p for p in changed if p in g.derived),
                    g.describe(lock.price, lock.compared()).split(": ", 1)[1])
                   for g in rep.joint if asked.issuperset(g.paths))
     return alone, joint
@@ -6803,18 +6803,18 @@ def _alone(lock: LockImpact) -> str:
     ``alone`` line: ``memory.bandwidth: tokens/s +1.875 %; routing.hot_share: tokens/s -4.894 %``. A changed input
     with changed facts derived from it (:attr:`LockImpact.joint`) is one entry, in the place of its first member:
     ``memory.bandwidth with the 2 facts derived from it (streams.read, streams.append): tokens/s +0.003051 %``."""
-    grouped = {p: (top, derived, move) for top, derived, move in lock.joint for p in (top, *derived)}
+    from passprice.reproduce import grouped_name
+
+    grouped = {p: (inputs, derived, move) for inputs, derived, move in lock.joint for p in (*inputs, *derived)}
     out, said = [], set()
     for path, move in lock.alone:
         if path not in grouped:
             out.append(f"{path}: {move}")
             continue
-        top, derived, joint = grouped[path]
-        if top not in said:
-            said.add(top)
-            n = len(derived)
-            out.append(f"{top} with the {n} fact{'s' if n != 1 else ''} derived from it ({', '.join(derived)}): "
-                       f"{joint}")
+        inputs, derived, joint = grouped[path]
+        if inputs not in said:
+            said.add(inputs)
+            out.append(f"{grouped_name(inputs, derived)}: {joint}")
     return "; ".join(out)
 
 

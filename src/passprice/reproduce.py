@@ -1129,34 +1129,35 @@ def alone(
 
 @attrs.frozen
 class Together:
-    """A changed input fact and the changed facts derived from it, taken as today's at once: ``input`` (a lock path,
-    ``memory.bandwidth``), ``derived`` (the lock paths whose today's derivation names it, directly or through one
-    another, in drift order) and ``price``, the lock re-priced from its pinned inputs with all of them today's (the
-    ``--json`` object, or a refusal's). One datasheet change moves a bandwidth and the stream shares recomputed from
-    it together; taken alone each, the bandwidth read +0.4717 % and the shares -0.44 %, though the change moved the
-    price +0.003 % (walkthrough 49)."""
+    """Changed input facts and the changed facts derived from them, taken as today's at once: ``inputs`` (lock paths,
+    ``("memory.bandwidth",)``; two when a fact is derived from two changed ones), ``derived`` (the lock paths whose
+    today's derivation names one of the group, in drift order) and ``price``, the lock re-priced from its pinned
+    inputs with all of them today's (the ``--json`` object, or a refusal's). One datasheet change moves a bandwidth
+    and the stream shares recomputed from it together; taken alone each, the bandwidth read +0.4717 % and the shares
+    -0.44 %, though the change moved the price +0.003 % (walkthrough 49)."""
 
-    input: str
+    inputs: tuple[str, ...]
     derived: tuple[str, ...]
     price: Mapping[str, Any]
 
     @property
     def paths(self) -> tuple[str, ...]:
-        """The input, then the derived facts."""
-        return (self.input, *self.derived)
+        """The inputs, then the derived facts."""
+        return (*self.inputs, *self.derived)
 
     def describe(self, recorded: Mapping[str, Any], order: Iterable[str] = ()) -> str:
         """``memory.bandwidth with the 2 facts derived from it (streams.read, streams.append): tokens/s +0.003051 %``:
         the move as :meth:`Alone.describe` words one fact's."""
-        n = len(self.derived)
-        head = (f"{self.input} with the {n} fact{'s' if n != 1 else ''} derived from it "
-                f"({', '.join(self.derived)})")
-        return Alone(head, self.price).describe(recorded, order)
+        return Alone(grouped_name(self.inputs, self.derived), self.price).describe(recorded, order)
 
-    def to_json(self, recorded: Mapping[str, Any], order: Iterable[str] = ()) -> dict[str, Any]:
-        """``{"input", "derived": [...], "move"}``, ``move`` as the review's ``alone`` entries word it."""
-        return {"input": self.input, "derived": list(self.derived),
-                "move": self.describe(recorded, order).split(": ", 1)[1]}
+
+def grouped_name(inputs: Iterable[str], derived: Iterable[str]) -> str:
+    """``memory.bandwidth with the 2 facts derived from it (streams.read, streams.append)``; ``a and b with the fact
+    derived from them (c)`` for two inputs."""
+    inputs, derived = tuple(inputs), tuple(derived)
+    n = len(derived)
+    return (f"{' and '.join(inputs)} with the {n if n != 1 else ''}{' ' if n != 1 else ''}fact{'s' if n != 1 else ''}"
+            f" derived from {'them' if len(inputs) > 1 else 'it'} ({', '.join(derived)})")
 
 
 def _input_path(path: str, name: str, drifted: Iterable[str]) -> str | None:
@@ -1172,18 +1173,18 @@ def _input_path(path: str, name: str, drifted: Iterable[str]) -> str | None:
     return None
 
 
-def derived_groups(drifted: Iterable[Drift]) -> tuple[tuple[str, tuple[str, ...]], ...]:
-    """The drifted facts that are derived from other drifted facts, grouped under the input none of the group is
-    derived from: ``(input, (derived, ...))`` for each group, in drift order (an input first drifted first). A fact
-    is derived from another when its today's derivation names that fact as an input (``fact = "memory.bandwidth"``),
-    directly or through another drifted derived fact. A fact derived from two drifted inputs joins the first one's
-    group, and the groups of both inputs merge into one under the first. Empty when no drifted fact is derived from
-    another. Raises nothing."""
+def derived_groups(drifted: Iterable[Drift]) -> tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]:
+    """The drifted facts derived from other drifted facts, grouped with them: ``(inputs, derived)`` for each group
+    (facts linked by derivations, directly or through one another), ``inputs`` those of the group whose today's
+    derivation names no drifted fact, ``derived`` the rest, each in drift order; groups in the order of their first
+    fact. A fact is derived from another when its today's derivation names it as an input (``fact =
+    "memory.bandwidth"``). Empty when no drifted fact is derived from another. Raises nothing."""
     from passprice.derivations import Derivation
 
     drifts = [d for d in drifted if d.today is not None]
     paths = [d.path for d in drifts]
     parent: dict[str, str] = {p: p for p in paths}
+    derived: set[str] = set()
 
     def root(p: str) -> str:
         while parent[p] != p:
@@ -1198,32 +1199,33 @@ def derived_groups(drifted: Iterable[Drift]) -> tuple[tuple[str, tuple[str, ...]
             found = _input_path(d.path, name, paths)
             if found is None:
                 continue
+            derived.add(d.path)
             a, b = root(found), root(d.path)
-            if a != b:  # the group first in drift order keeps its input
-                first, second = (a, b) if paths.index(a) < paths.index(b) else (b, a)
-                parent[second] = first
+            if a != b:
+                parent[max(a, b, key=paths.index)] = min(a, b, key=paths.index)
     groups: dict[str, list[str]] = {}
     for p in paths:
         groups.setdefault(root(p), []).append(p)
-    return tuple((top, tuple(p for p in members if p != top)) for top, members in groups.items() if len(members) > 1)
+    return tuple((tuple(p for p in members if p not in derived), tuple(p for p in members if p in derived))
+                 for members in groups.values() if len(members) > 1)
 
 
 def together(lock: Lock, header: GGUFHeader, drifted: Iterable[Drift]) -> tuple[Together, ...]:
-    """Each group of :func:`derived_groups` priced at once: the lock from its pinned inputs with the input and every
-    fact derived from it taken as today's (:func:`passprice.locks.priced`; one price a group). A group whose facts do
-    not build a card with the pinned ones is left out. Raises nothing: a refusal is recorded."""
+    """Each group of :func:`derived_groups` priced at once: the lock from its pinned inputs with the inputs and every
+    fact derived from them taken as today's (:func:`passprice.locks.priced`; one price a group). A group whose facts
+    do not build a card with the pinned ones is left out. Raises nothing: a refusal is recorded."""
     drifted = tuple(drifted)
     drifts = {d.path: d.today for d in drifted if d.today is not None}
     out = []
-    for top, derived in derived_groups(drifted):
-        one = attrs.evolve(lock, facts={**lock.facts, **{p: drifts[p] for p in (top, *derived)}})
+    for inputs, derived in derived_groups(drifted):
+        one = attrs.evolve(lock, facts={**lock.facts, **{p: drifts[p] for p in (*inputs, *derived)}})
         try:
             price = priced(one.kind, header, one.pinned_card(), pinned_serving(one), one.pinned_stack())[0]
         except ServingRefusal as e:
             price = e.to_json()
         except InputError:
             continue
-        out.append(Together(top, derived, price))
+        out.append(Together(inputs, derived, price))
     return tuple(out)
 
 
