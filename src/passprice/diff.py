@@ -3437,6 +3437,9 @@ class Diff:
     #: HEAD's locks made under a serving stack fitted from a measured run to verify (:func:`runs_to_verify`'s
     #: ``stacks``), by name: their expected price rests on the run's figure (slip round 46).
     recited_locks: tuple[str, ...] = ()
+    #: Each record re-cited to another table row whose unchanged description (or its source's ``read``) still names
+    #: the old row, by path: what to verify (:func:`stale_descriptions`). Shown, never failed.
+    stale_descriptions: Mapping[str, str] = attrs.field(factory=dict)
 
     @property
     def entries_edited(self) -> tuple[str, ...]:
@@ -3947,6 +3950,9 @@ class Diff:
         if self.relabelled_records:
             parts.append(f"{_n(len(self.relabelled_records), 'record')} retitled or re-noted under a locked price, "
                          "to verify")
+        if self.stale_descriptions:
+            parts.append(f"{_n(len(self.stale_descriptions), 'record')} re-cited to another row under the old "
+                         "description, to verify")
         if self.by_header:
             parts.append(f"{_n(len(self.by_header), 'lock')} held by a look-alike header alone, to verify")
         if self.digests_dropped:
@@ -4109,6 +4115,7 @@ class Diff:
             "hypothetical_claims": dict(self.hypothetical),
             "cited_sources": dict(self.cited),
             "relabelled_records": dict(self.relabelled_records),
+            "stale_descriptions": dict(self.stale_descriptions),
             "title_contradicts_mark": dict(self.title_contradicts),
             "pricing_model": {
                 "base": self.base_code.model if self.base_code else None,
@@ -4259,7 +4266,8 @@ def _compare(base: Side, head: Side) -> Diff:
                 {p: len(asks) for p, asks in recited.items()}, widened, lookalikes, made_real(base, head, files),
                 relabelled_cards(base, head, files), hypothetical_claims(head, files),
                 cited_sources(head, files, {s.id for s in sources}), relabelled_records(base, head, files),
-                titles_contradicting(base, head, files), recited_locks=recited_locks)
+                titles_contradicting(base, head, files), recited_locks=recited_locks,
+                stale_descriptions=stale_descriptions(base, head, files))
 
 
 #: What a checkpoint entry edited under the same header sha256 asks (:attr:`Diff.entries_edited`).
@@ -4777,6 +4785,75 @@ def _pricing_with(side: Side, kind: str, name: str) -> list[str]:
         if used == name:
             out.append(rel.removeprefix("locks/").removesuffix(".lock.toml"))
     return out
+
+
+def _locators(fact: Fact | None) -> list[str]:
+    """``fact``'s locator and each of its derivation's inputs' (``[]`` for ``None``)."""
+    from passprice.derivations import Derivation
+
+    if fact is None:
+        return []
+    out = [fact.locator] if fact.locator else []
+    if isinstance(fact.derivation, Derivation):
+        out += [i.locator for i in fact.derivation.inputs if i.locator]
+    return out
+
+
+def stale_descriptions(base: Side, head: Side, files: Sequence[FileChange]) -> dict[str, str]:
+    """Each record ``files`` change whose facts were re-cited from one table row to another (their locators' ``row
+    'LABEL'``, :mod:`passprice.rowcite`) while a description was left as it was, by path: what to verify. A
+    description is a string of the record's own table (``[routing]``'s ``name`` and ``note`` …) the change left
+    unchanged that holds words of the row no longer cited and none of the row cited now, or quotes the old row; and
+    the ``read`` line of a source the re-cited facts cite on HEAD that quotes the old row. Walkthrough 49: the
+    Qwen3-30B-A3B routing record re-cited from row 'narrow (single-domain Python)' to row 'diverse (prose, code,
+    math)' kept its title "measured skew (single-domain Python, ~8k tokens)" and its source's ``read`` the narrow row,
+    and the review, which flags a derived fact left stale, said nothing. Shown, never failed. A file or source that
+    does not read is left to the review's errors."""
+    from passprice.rowcite import old_row_words, rows
+    from passprice.sources import cited_ids, load_source
+
+    out: dict[str, str] = {}
+    for f in files:
+        if not f.holds_facts or f.status != "changed" or not f.compared or f.path not in base.files:
+            continue
+        was = rows(loc for c in f.facts for loc in _locators(c.old))
+        now = rows(loc for c in f.facts for loc in _locators(c.new))
+        old, new = [r for r in was if r not in now], [r for r in now if r not in was]
+        if not old or not new:
+            continue
+        said = []
+        try:
+            before = side_toml(base.files[f.path], f.kind).get(_table(f.kind), {})
+            after = side_toml(head.files[f.path], f.kind).get(_table(f.kind), {})
+        except (InputError, KeyError):
+            before, after = {}, {}
+        for key, text in after.items():
+            if not isinstance(text, str) or before.get(key) != text:
+                continue
+            quoted = [r for r in rows([text]) if r in old]
+            stale = old_row_words(text, old, new)
+            if quoted or stale:
+                said.append(f"its {key} still says " + (_rows_named(quoted) if quoted
+                                                         else ", ".join(f"'{w}'" for w in stale)))
+        ids = dict.fromkeys(sid for c in f.facts if c.new is not None for _, sid in cited_ids(c.path, c.new))
+        for sid in ids:
+            try:
+                read = load_source(head.root, sid).read
+            except InputError:
+                continue
+            quoted = [r for r in rows([read]) if r in old]
+            if quoted:
+                said.append(f"source {sid}'s read still names {_rows_named(quoted)}")
+        if said:
+            out[f.path] = (f"{'; '.join(said)}, though its facts now cite {_rows_named(new)} in place of "
+                           f"{_rows_named(old)}: does each still describe the record? (nothing priced reads it; "
+                           "`audit` shows it)")
+    return out
+
+
+def _rows_named(labels: Iterable[str]) -> str:
+    """``row 'narrow (single-domain Python)'``, each of ``labels`` so, joined by commas."""
+    return ", ".join(f"row '{r}'" for r in labels)
 
 
 def relabelled_records(base: Side, head: Side, files: Sequence[FileChange]) -> dict[str, str]:
@@ -6408,6 +6485,8 @@ def diff_text(d: Diff) -> str:
             lines.append(f"  to verify: {d.hypothetical[f.path]}")
         if f.path in d.relabelled_records:
             lines.append(f"  to verify: {d.relabelled_records[f.path]}")
+        if f.path in d.stale_descriptions:
+            lines.append(f"  to verify: {d.stale_descriptions[f.path]}")
         if f.path in d.spans:
             lines.append(f"  {d.spans[f.path]}")
         if f.kind == "routing" and f.path in d.added_records:
@@ -6763,6 +6842,9 @@ def _fact_items(d: Diff, links: Links | None) -> Iterator[list[str]]:
         if links is not None and c.new is not None:
             where = links.fact_link(f.path, c.path, f.fact_lines(c.path))
         out.append(f"- {markdown_code(f.shown_name)} {markdown_code(f.lock_path(c.path))} ({c.change}) in {where}")
+        if f.path in d.stale_descriptions and (f.path, "described", "") not in said:
+            said[(f.path, "described", "")] = c.path  # once a file, under its first changed fact
+            out.append(f"  - ⚠️ **to verify**: {markdown_prose(d.stale_descriptions[f.path])}")
         if c.new is not None:
             label = "cite (new)" if c.old is not None and c.old.citation() != c.new.citation() else "cite"
             first = said.setdefault((f.path, "cite", c.new.citation()), c.path)
@@ -6944,7 +7026,8 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
         "⚠️" if d.weakened or d.loosened or d.removed or d.to_verify or d.drifting or d.sources or d.duplicates
         or d.head_warnings or d.install_files or d.runs_outside or d.runs_recited or d.widened or d.entries_edited
         or d.digests_dropped or d.lookalikes or d.by_header or d.made_real or d.relabelled or d.hypothetical
-        or d.relabelled_records or d.title_contradicts or d.on_changed_claims or d.on_recited_runs else "✅"
+        or d.relabelled_records or d.stale_descriptions or d.title_contradicts or d.on_changed_claims
+        or d.on_recited_runs else "✅"
     )
     out = [f"{mark} **passprice diff** {markdown_code(d.base.label)} → {markdown_code(d.head.label)}: {d.summary()}"]
     added_shown = _added_markdown(d)
