@@ -105,17 +105,23 @@ def test_the_text_and_the_comment_say_it_of_base_s_lock(reviewed: Diff) -> None:
 
 def test_a_bandwidth_with_its_recomputed_shares_moves_the_price_by_what_the_streams_measured(
         as_json: dict[str, Any]) -> None:
-    # By hand: a share is the stream's measured rate over the bandwidth (4 significant digits), so bandwidth × share,
-    # the rate the pass streams at, barely moves: read 4.8 × 0.9333 = 4.47984 → 4.89 × 0.9162 (4.48 / 4.89) =
-    # 4.480218 TB/s (+0.008438 %), append 4.8 × 0.8646 = 4.15008 → 4.89 × 0.8487 (4.15 / 4.89) = 4.150143 TB/s
-    # (+0.001518 %). A memory-bound pass's move lies between the two, nowhere near the bandwidth's +1.875 % alone.
+    # By hand (the pass of tests/test_newcomer_29.py): a share is the stream's measured rate over the bandwidth (4
+    # significant digits), so bandwidth × share, the rate the pass streams at, barely moves: read 4.8 × 0.9333 →
+    # 4.89 × 0.9162 (4.48 / 4.89), append 4.8 × 0.8646 → 4.89 × 0.8487 (4.15 / 4.89). At hot_share 0.9, D(64) =
+    # 94.444 experts a layer: weights 822,597,632 + D / 128 × 17,553,162,240 B read, 64 × 201,424,896 B appended.
     [lock] = as_json["locks"]
     [group] = lock["alone_grouped"]
     assert group["inputs"] == ["memory.bandwidth"] and group["derived"] == ["streams.read", "streams.append"]
     assert group["move"] == "tokens/s +0.00496 %"
-    read, append = 4.89 * 0.9162 / (4.8 * 0.9333) - 1, 4.89 * 0.8487 / (4.8 * 0.8646) - 1
-    assert (round(100 * read, 6), round(100 * append, 6)) == (0.008438, 0.001518)
-    assert 100 * append < 0.00496 < 100 * read
+    assert (round(4.48 / 4.89, 4), round(4.15 / 4.89, 4)) == (0.9162, 0.8487)
+    d = 58 * (1 - (1 - 8 * 0.9 / 58) ** 64) + 70 * (1 - (1 - 8 * 0.1 / 70) ** 64)
+    weights, appended = 822_597_632 + d / 128 * 17_553_162_240, 64 * 201_424_896
+
+    def tokens(bandwidth: float, read: float, append: float) -> float:
+        return 64 / (weights / (bandwidth * read) + appended / (bandwidth * append))
+
+    assert round(tokens(4.8e12, 0.9333, 0.8646), 1) == 10_354.4
+    assert f"{100 * (tokens(4.89e12, 0.9162, 0.8487) / tokens(4.8e12, 0.9333, 0.8646) - 1):+.3g}" == "+0.00496"
 
 
 def test_a_lock_row_names_the_routing_record_and_the_citations_it_now_rests_on(reviewed: Diff) -> None:
