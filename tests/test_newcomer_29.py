@@ -164,16 +164,22 @@ def test_the_review_says_which_changed_fact_moved_a_locked_price(tmp_path: Path)
     lines = text.splitlines()
     row = lines.index("  qwen3-30b-a3b-h200 (locks/qwen3-30b-a3b-h200.lock.toml, card h200_sxm_141gb, price): price "
                       "moved, lock not updated (weight_bytes)")
-    assert lines[row + 3:row + 5] == [
+    # Walkthrough 49: the bandwidth and the shares recomputed from it are one change (tests/test_walk46.py prices it
+    # by hand, +0.00496 %), and the row names the record and the citation it now rests on (`cites`).
+    assert lines[row + 1:row + 3] == [
+        "    changed   memory.bandwidth, streams.read, streams.append, routing.hot_share (qwen3-30b-a3b-measured)",
+        "    cites     memory.bandwidth: nvidia-h200-datasheet, a what-if: corrected bandwidth  (as HEAD cites them; "
+        "whole under the file above)"]
+    assert lines[row + 4:row + 6] == [
         "    tokens/s  10,354.4 → 9,848.2  (-4.889 %)",
-        "    alone     memory.bandwidth: tokens/s +1.875 %; streams.read: tokens/s -0.9199 %; streams.append: tokens/s "
-        "-0.9327 %; routing.hot_share: tokens/s -4.894 %  (each changed fact alone: the lock's pinned inputs with "
-        "only it as HEAD has it)",
+        "    alone     memory.bandwidth with the 2 facts derived from it (streams.read, streams.append): tokens/s "
+        "+0.00496 %; routing.hot_share: tokens/s -4.894 %  (each changed fact alone: the lock's pinned inputs with "
+        "only it as HEAD has it, or it with the facts derived from it)",
     ]
     markdown = shown_md.splitlines()
-    assert ("- `qwen3-30b-a3b-h200`: each changed fact alone (the lock's pinned inputs with only it as HEAD has it): "
-            "memory.bandwidth: tokens/s +1.875 %; streams.read: tokens/s -0.9199 %; streams.append: tokens/s -0.9327 "
-            "%; routing.hot_share: tokens/s -4.894 %") in markdown
+    assert ("- `qwen3-30b-a3b-h200`: each changed fact alone (the lock's pinned inputs with only it as HEAD has it, or "
+            "it with the facts derived from it): memory.bandwidth with the 2 facts derived from it (streams.read, "
+            "streams.append): tokens/s +0.00496 %; routing.hot_share: tokens/s -4.894 %") in markdown
     out = json.loads(as_json)
     locks = {lock["name"]: lock for lock in out["locks"]}
     assert locks["qwen3-30b-a3b-h200"]["alone"][-1] == {"path": "routing.hot_share", "move": "tokens/s -4.894 %"}

@@ -188,7 +188,8 @@ def test_4_the_routing_change_moves_the_locked_price_as_the_formulas_give(regist
     commit_all(path, "hot_share 0.85")
     code, md = markdown(path)
     assert code == 1
-    assert ("| `qwen3-30b-a3b-h200` | `routing.hot_share` | held → still holds | 10,354.4 | 10,354.4 | 9,847.7 | "
+    assert ("| `qwen3-30b-a3b-h200` | `routing.hot_share (qwen3-30b-a3b-measured)` | held → still holds | 10,354.4 | "
+            "10,354.4 | 9,847.7 | "
             "-4.894 % | memory | ❌ price moved, lock not updated (weight_bytes) |") in md
     # By hand (README, Mixtures of experts): p_e = 8 × 0.85 / 58 = 0.11724 for each of the 58 hot experts and
     # 8 × 0.15 / 70 = 0.017143 for each of the other 70; 64 token-rows read D = 58 (1 − (1 − 0.11724)^64) +

@@ -92,12 +92,50 @@ def test_a_relocked_price_says_which_changed_fact_moved_it(as_json: dict[str, An
 
 
 def test_the_text_and_the_comment_say_it_of_base_s_lock(reviewed: Diff) -> None:
-    assert ("    alone     memory.bandwidth: tokens/s +1.875 %; streams.read: tokens/s -0.9199 %; streams.append: "
-            "tokens/s -0.9327 %; routing.hot_share: tokens/s -4.894 %  (each changed fact alone: BASE's lock's "
-            "pinned inputs with only it as HEAD has it)") in diff_text(reviewed).splitlines()
-    assert (f"- `{LOCK}`: each changed fact alone (BASE's lock's pinned inputs with only it as HEAD has it): "
-            "memory.bandwidth: tokens/s +1.875 %; streams.read: tokens/s -0.9199 %; streams.append: tokens/s -0.9327 "
-            "%; routing.hot_share: tokens/s -4.894 %") in diff_markdown(reviewed).splitlines()
+    # Walkthrough 49: the bandwidth and the shares recomputed from it are one change, priced at once (their `alone`
+    # entries read +1.875 %, -0.9199 %, -0.9327 %, as if independent); the --json `alone` list keeps each (above).
+    assert ("    alone     memory.bandwidth with the 2 facts derived from it (streams.read, streams.append): tokens/s "
+            "+0.00496 %; routing.hot_share: tokens/s -4.894 %  (each changed fact alone: BASE's lock's pinned inputs "
+            "with only it as HEAD has it, or it with the facts derived from it)") in diff_text(reviewed).splitlines()
+    assert (f"- `{LOCK}`: each changed fact alone (BASE's lock's pinned inputs with only it as HEAD has it, or it "
+            "with the facts derived from it): memory.bandwidth with the 2 facts derived from it (streams.read, "
+            "streams.append): tokens/s +0.00496 %; routing.hot_share: tokens/s -4.894 %"
+            ) in diff_markdown(reviewed).splitlines()
+
+
+def test_a_bandwidth_with_its_recomputed_shares_moves_the_price_by_what_the_streams_measured(
+        as_json: dict[str, Any]) -> None:
+    # By hand (the pass of tests/test_newcomer_29.py): a share is the stream's measured rate over the bandwidth (4
+    # significant digits), so bandwidth × share, the rate the pass streams at, barely moves: read 4.8 × 0.9333 →
+    # 4.89 × 0.9162 (4.48 / 4.89), append 4.8 × 0.8646 → 4.89 × 0.8487 (4.15 / 4.89). At hot_share 0.9, D(64) =
+    # 94.444 experts a layer: weights 822,597,632 + D / 128 × 17,553,162,240 B read, 64 × 201,424,896 B appended.
+    [lock] = as_json["locks"]
+    [group] = lock["alone_grouped"]
+    assert group["inputs"] == ["memory.bandwidth"] and group["derived"] == ["streams.read", "streams.append"]
+    assert group["move"] == "tokens/s +0.00496 %"
+    assert (round(4.48 / 4.89, 4), round(4.15 / 4.89, 4)) == (0.9162, 0.8487)
+    d = 58 * (1 - (1 - 8 * 0.9 / 58) ** 64) + 70 * (1 - (1 - 8 * 0.1 / 70) ** 64)
+    weights, appended = 822_597_632 + d / 128 * 17_553_162_240, 64 * 201_424_896
+
+    def tokens(bandwidth: float, read: float, append: float) -> float:
+        return 64 / (weights / (bandwidth * read) + appended / (bandwidth * append))
+
+    assert round(tokens(4.8e12, 0.9333, 0.8646), 1) == 10_354.4
+    assert f"{100 * (tokens(4.89e12, 0.9162, 0.8487) / tokens(4.8e12, 0.9333, 0.8646) - 1):+.3g}" == "+0.00496"
+
+
+def test_a_lock_row_names_the_routing_record_and_the_citations_it_now_rests_on(reviewed: Diff) -> None:
+    # Walkthrough 49: `changed routing.hot_experts` named no record (two changed records: which?), and the row gave
+    # no citation (the Facts section did, under the file).
+    lines = diff_text(reviewed).splitlines()
+    assert any(line.startswith("    changed   memory.capacity, memory.bandwidth, streams.read, streams.append, "
+                               f"routing.hot_share ({ROUTING}), pricing-model digest ") for line in lines)
+    assert ("    cites     memory.capacity: nvidia-h200-datasheet, a datasheet revision: 'GPU Memory 141GB'; "
+            "memory.bandwidth: nvidia-h200-datasheet, a datasheet revision: 'GPU Memory Bandwidth 4.89TB/s'  (as HEAD "
+            "cites them; whole under the file above)") in lines
+    [lock] = reviewed.to_json()["locks"]
+    assert lock["routing_record"] == ROUTING
+    assert [c["path"] for c in lock["cites"]] == ["memory.capacity", "memory.bandwidth"]
 
 
 def test_a_relocked_lock_pins_the_renoted_record(as_json: dict[str, Any]) -> None:

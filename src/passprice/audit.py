@@ -1109,6 +1109,16 @@ def lock_pins(lock: Lock, reference: str | None = None) -> tuple[str, str]:
     return pins, cite
 
 
+def _fact_locators(fact: Fact) -> list[str]:
+    """``fact``'s locator and each of its derivation's inputs' (what names the rows it reads)."""
+    from passprice.derivations import Derivation
+
+    out = [fact.locator] if fact.locator else []
+    if isinstance(fact.derivation, Derivation):
+        out += [i.locator for i in fact.derivation.inputs if i.locator]
+    return out
+
+
 def audit_text(
     a: Audit,
     title: str,
@@ -1125,6 +1135,9 @@ def audit_text(
     derivation (marked STALE where it no longer gives the fact) and note. ``registry`` prefixes each registry file it
     names (:data:`passprice.registry.BUILT_IN` for the embedded registry, as a lock or checkpoint entry of it is
     named)."""
+    from passprice.rowcite import read_note, title_note, uncited_rows
+    from passprice.rowcite import rows as cited_rows
+
     found = _stale_by_path(stale)
     with_floors = any(r.floor is not None for r in a.rows)
     inputs = derived_from(a)
@@ -1161,6 +1174,7 @@ def audit_text(
         lines += ["", f"STALE: {stale.line()}"]
     lines += ["", "citations, by source:"]
     groups = by_source(a)
+    old_rows: list[str] = []  # rows a source's read names that no fact citing it cites
     figures: dict[str, list[str]] = {}  # a derivation's figure read from another document (slip round 41)
     for sid, path, i in input_citations(a):
         figures.setdefault(sid, []).append(f"    {path}, its figure {i.name} = {i.shown()}: {i.locator}")
@@ -1175,12 +1189,23 @@ def audit_text(
         if record is not None:  # where to open it, and how it was read (what a reviewer checks a locator against)
             lines.append(f"    at: {record.where(registry)}")
             lines.append(f"    read: {record.read}")
+            # A record re-cited to another row of the source's table leaves the read line on the old one
+            # (walkthrough 49): said, never failed.
+            locators = [loc for r in group for loc in _fact_locators(r.fact)]
+            stale_read = read_note(record.read, locators)
+            if stale_read is not None:
+                lines.append(f"    to verify: {stale_read}")
+                old_rows += uncited_rows(record.read, cited_rows(locators))
             lines += _copy_lines(record)
         lines += [f"    {r.path}: {r.fact.locator}" for r in group]
         lines += figures.get(source_id, [])
     if routing is not None and a.cost.routed is not None:
         lines += ["", "routing record (how the mixture of experts' rows route: the routing.* facts above):",
                   f"  {routing.describe(registry)}"]
+        titled = title_note("its title", routing.title, old_rows,
+                            [loc for r in a.rows if r.path.startswith("routing.") for loc in _fact_locators(r.fact)])
+        if titled is not None:
+            lines.append(f"  to verify: {titled}")
         note = routing.note_line()
         if note is not None:
             lines.append(f"  {note}")

@@ -2495,6 +2495,14 @@ def lock_command(
         e.shown_as = locking.written_as(root, output, given, (ctx.find_root().obj or {}).get("root"))
         _refuse(e)
     except ServingRefusal as e:
+        from passprice.files import shell_word
+        from passprice.stacks import BeyondStack
+
+        if isinstance(e, BeyondStack) and serving is not None and locking.best_instead(root, spec, stack, kind):
+            hint = (f"or lock its best price inside the stack's range: "
+                    f"`passprice lock {shell_word(serving)} --best --stack {shell_word(str(stack))}`")
+            raise Refused(f"{e}; {hint}", {**e.to_json(), "message": f"{e}; {hint}", "best_instead": True},
+                          None) from None
         _refuse(e)
     lock = written.lock
     if lock.kind != "best":

@@ -2077,6 +2077,17 @@ class LockImpact:
     #: True when :attr:`alone` was priced from BASE's lock, for a lock the change re-locked (HEAD's lock pins HEAD's
     #: facts, so nothing of it is "as HEAD has it" alone): ``ALONE_BASE`` says so beside the moves.
     alone_base: bool = False
+    #: Of :attr:`alone`'s facts, each changed input with the changed facts derived from it (their derivation names
+    #: it), priced at once: ``(inputs, derived paths, move)`` (:func:`changed_alone`). Walkthrough 49: a datasheet's
+    #: bandwidth read ``+0.4717 %`` alone and the stream shares recomputed from it ``-0.44 %``, though the one change
+    #: moved the price ``+0.003 %``: the review says the group's move in their place.
+    joint: tuple[tuple[tuple[str, ...], tuple[str, ...], str], ...] = ()
+    #: The routing record the lock's serving names (``None``: none): its ``routing.*`` facts are named with it, a
+    #: review of two changed records read ``changed routing.hot_experts`` of either (walkthrough 49).
+    routing_record: str | None = None
+    #: Of :attr:`changed`, each fact whose citation the change rewrote, with the citation HEAD's price rests on:
+    #: ``(path, source, locator)`` (walkthrough 49: the lock's row named the facts, the Facts section the citations).
+    cites: tuple[tuple[str, str | None, str | None], ...] = ()
 
     @property
     def by_header(self) -> str | None:
@@ -2440,6 +2451,10 @@ class LockImpact:
             "rewritten": list(self.rewritten),
             "alone": [{"path": path, "move": move} for path, move in self.alone],
             "alone_from": ("base" if self.alone_base else "head") if self.alone else None,
+            "routing_record": self.routing_record,
+            "cites": [{"path": path, "source": source, "locator": locator} for path, source, locator in self.cites],
+            "alone_grouped": [{"inputs": list(inputs), "derived": list(derived), "move": move}
+                              for inputs, derived, move in self.joint],
         }
 
 
@@ -2873,6 +2888,7 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
         if lock.stack is not None:
             touched.append(by_file.get(("stack", lock.stack.name)))
         changed: list[str] = []
+        cites: list[tuple[str, str | None, str | None]] = []
         drifted: list[str] = []
         rewritten: list[str] = []
         unreadable = []
@@ -2886,6 +2902,9 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
             # a fact re-derived to the same value (a re-fit's unmoved facts) moved nothing the lock rests on: it is
             # named in its file's one line, not here (walkthrough 47: all 12 stack paths listed, 5 of them moved)
             changed += [c.lock_path for c in f.facts if c.lock_path in rests and not _folded(f, c)]
+            cites += [(c.lock_path, c.new.source, c.new.locator) for c in f.facts
+                      if c.lock_path in rests and not _folded(f, c) and c.old is not None and c.new is not None
+                      and (c.old.source, c.old.locator) != (c.new.source, c.new.locator)]
             if new is not None and status != "removed":
                 pinned = [(c.lock_path, new.facts[c.lock_path], c.new) for c in f.facts if c.new is not None
                           and c.lock_path in after_rests and c.lock_path in new.facts
@@ -2973,6 +2992,8 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
                 serving_name=lock.info.serving,
                 status=status,
                 changed=tuple(dict.fromkeys(changed)),
+                routing_record=lock.spec.routing,
+                cites=tuple(dict.fromkeys(cites)),
                 before=before,
                 after=after,
                 verdict_before=_judge(old, before) if status != "added" else None,
@@ -3101,28 +3122,34 @@ def _with_alone(head: Side, lock: LockImpact, old: Lock | None, new: Lock | None
     a routing record's ``hot_experts`` read "re-locked" with the four paths and no word of which moved it, though the
     re-lock accepts the move and ``reproduce`` of BASE's lock said ``routing.hot_experts: tokens/s +4.705 %``."""
     if lock.unreviewed and new is not None:
-        return attrs.evolve(lock, alone=changed_alone(head, new, lock.changed))
+        alone, joint = changed_alone(head, new, lock.changed)
+        return attrs.evolve(lock, alone=alone, joint=joint)
     if not lock.stale and lock.moved and old is not None and not lock.removed and not lock.added:
-        return attrs.evolve(lock, alone=changed_alone(head, old, lock.changed), alone_base=True)
+        alone, joint = changed_alone(head, old, lock.changed)
+        return attrs.evolve(lock, alone=alone, joint=joint, alone_base=True)
     return lock
 
 
-def changed_alone(side: Side, lock: Lock | None, changed: Sequence[str]) -> tuple[tuple[str, str], ...]:
+def changed_alone(side: Side, lock: Lock | None, changed: Sequence[str]
+                  ) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[tuple[str, ...], tuple[str, ...], str], ...]]:
     """Each of the ``changed`` fact paths that ``lock`` pins and ``side`` holds otherwise, with what it alone does
     to the lock's recorded price: the lock's pinned inputs with only that fact as ``side`` has it, priced with the
     running code, as ``passprice reproduce`` prints it under "each drifted fact alone" (:func:`passprice.reproduce.
     alone`; ``tokens/s -4.894 %``, or ``refused alone (NotResident)``), in the order of ``changed``. The moves need
-    not add up (a term taking over as the binding one). Empty when the lock cannot be reproduced on ``side`` (its
-    checkpoint gone, a file that does not read). Raises nothing."""
+    not add up (a term taking over as the binding one). Second, each changed input with the changed facts derived
+    from it priced at once, ``(inputs, derived paths, move)`` (:func:`passprice.reproduce.together`): a derived fact
+    recomputed from a changed input is not an independent change (walkthrough 49: a bandwidth +0.4717 % alone, the
+    shares derived from it -0.44 %, the one change +0.003 %). Both empty when the lock cannot be reproduced on
+    ``side`` (its checkpoint gone, a file that does not read). Raises nothing."""
     from passprice.reproduce import reproduce
     from passprice.serving import ServingRefusal
 
     if lock is None:
-        return ()
+        return (), ()
     try:
-        rep = reproduce(side.root, lock)
+        rep = reproduce(side.root, lock, grouped=True)
     except (InputError, ServingRefusal):
-        return ()
+        return (), ()
     from passprice.reproduce import exact_quantity
 
     said = {a.path: a.describe(lock.price, lock.compared()).removeprefix(f"{a.path}: ") for a in rep.alone}
@@ -3130,8 +3157,13 @@ def changed_alone(side: Side, lock: Lock | None, changed: Sequence[str]) -> tupl
     # changed) and that alone moves nothing is left out: walkthrough 46's re-fit read "tokens/s unchanged, expected
     # tokens/s unchanged" eight times beside the five that moved. A moved figure moving nothing is still said.
     kept = {d.path for d in rep.today.drift if d.today is None or exact_quantity(d.pinned) != exact_quantity(d.today)}
-    return tuple((path, said[path]) for path in changed if path in said and (
+    alone = tuple((path, said[path]) for path in changed if path in said and (
         path in kept or not all(part.endswith(" unchanged") for part in said[path].split(", "))))
+    asked = set(changed)
+    joint = tuple((tuple(p for p in changed if p in g.inputs), tuple(p for p in changed if p in g.derived),
+                   g.describe(lock.price, lock.compared()).split(": ", 1)[1])
+                  for g in rep.joint if asked.issuperset(g.paths))
+    return alone, joint
 
 
 def _with_recomputed(lock: LockImpact, side: PriceSide, moved: Mapping[str, Mapping[str, tuple[str, str]]]
@@ -3463,6 +3495,9 @@ class Diff:
     #: HEAD's locks made under a serving stack fitted from a measured run to verify (:func:`runs_to_verify`'s
     #: ``stacks``), by name: their expected price rests on the run's figure (slip round 46).
     recited_locks: tuple[str, ...] = ()
+    #: Each record re-cited to another table row whose unchanged description (or its source's ``read``) still names
+    #: the old row, by path: what to verify (:func:`stale_descriptions`). Shown, never failed.
+    stale_descriptions: Mapping[str, str] = attrs.field(factory=dict)
 
     @property
     def entries_edited(self) -> tuple[str, ...]:
@@ -3973,6 +4008,9 @@ class Diff:
         if self.relabelled_records:
             parts.append(f"{_n(len(self.relabelled_records), 'record')} retitled or re-noted under a locked price, "
                          "to verify")
+        if self.stale_descriptions:
+            parts.append(f"{_n(len(self.stale_descriptions), 'record')} re-cited to another row under the old "
+                         "description, to verify")
         if self.by_header:
             parts.append(f"{_n(len(self.by_header), 'lock')} held by a look-alike header alone, to verify")
         if self.digests_dropped:
@@ -4135,6 +4173,7 @@ class Diff:
             "hypothetical_claims": dict(self.hypothetical),
             "cited_sources": dict(self.cited),
             "relabelled_records": dict(self.relabelled_records),
+            "stale_descriptions": dict(self.stale_descriptions),
             "title_contradicts_mark": dict(self.title_contradicts),
             "pricing_model": {
                 "base": self.base_code.model if self.base_code else None,
@@ -4285,7 +4324,8 @@ def _compare(base: Side, head: Side) -> Diff:
                 {p: len(asks) for p, asks in recited.items()}, widened, lookalikes, made_real(base, head, files),
                 relabelled_cards(base, head, files), hypothetical_claims(head, files),
                 cited_sources(head, files, {s.id for s in sources}), relabelled_records(base, head, files),
-                titles_contradicting(base, head, files), recited_locks=recited_locks)
+                titles_contradicting(base, head, files), recited_locks=recited_locks,
+                stale_descriptions=stale_descriptions(base, head, files))
 
 
 #: What a checkpoint entry edited under the same header sha256 asks (:attr:`Diff.entries_edited`).
@@ -4803,6 +4843,75 @@ def _pricing_with(side: Side, kind: str, name: str) -> list[str]:
         if used == name:
             out.append(rel.removeprefix("locks/").removesuffix(".lock.toml"))
     return out
+
+
+def _locators(fact: Fact | None) -> list[str]:
+    """``fact``'s locator and each of its derivation's inputs' (``[]`` for ``None``)."""
+    from passprice.derivations import Derivation
+
+    if fact is None:
+        return []
+    out = [fact.locator] if fact.locator else []
+    if isinstance(fact.derivation, Derivation):
+        out += [i.locator for i in fact.derivation.inputs if i.locator]
+    return out
+
+
+def stale_descriptions(base: Side, head: Side, files: Sequence[FileChange]) -> dict[str, str]:
+    """Each record ``files`` change whose facts were re-cited from one table row to another (their locators' ``row
+    'LABEL'``, :mod:`passprice.rowcite`) while a description was left as it was, by path: what to verify. A
+    description is a string of the record's own table (``[routing]``'s ``name`` and ``note`` …) the change left
+    unchanged that holds words of the row no longer cited and none of the row cited now, or quotes the old row; and
+    the ``read`` line of a source the re-cited facts cite on HEAD that quotes the old row. Walkthrough 49: the
+    Qwen3-30B-A3B routing record re-cited from row 'narrow (single-domain Python)' to row 'diverse (prose, code,
+    math)' kept its title "measured skew (single-domain Python, ~8k tokens)" and its source's ``read`` the narrow row,
+    and the review, which flags a derived fact left stale, said nothing. Shown, never failed. A file or source that
+    does not read is left to the review's errors."""
+    from passprice.rowcite import old_row_words, rows
+    from passprice.sources import cited_ids, load_source
+
+    out: dict[str, str] = {}
+    for f in files:
+        if not f.holds_facts or f.status != "changed" or not f.compared or f.path not in base.files:
+            continue
+        was = rows(loc for c in f.facts for loc in _locators(c.old))
+        now = rows(loc for c in f.facts for loc in _locators(c.new))
+        old, new = [r for r in was if r not in now], [r for r in now if r not in was]
+        if not old or not new:
+            continue
+        said = []
+        try:
+            before = side_toml(base.files[f.path], f.kind).get(_table(f.kind), {})
+            after = side_toml(head.files[f.path], f.kind).get(_table(f.kind), {})
+        except (InputError, KeyError):
+            before, after = {}, {}
+        for key, text in after.items():
+            if not isinstance(text, str) or before.get(key) != text:
+                continue
+            quoted = [r for r in rows([text]) if r in old]
+            stale = old_row_words(text, old, new)
+            if quoted or stale:
+                said.append(f"its {key} still says " + (_rows_named(quoted) if quoted
+                                                         else ", ".join(f"'{w}'" for w in stale)))
+        ids = dict.fromkeys(sid for c in f.facts if c.new is not None for _, sid in cited_ids(c.path, c.new))
+        for sid in ids:
+            try:
+                read = load_source(head.root, sid).read
+            except InputError:
+                continue
+            quoted = [r for r in rows([read]) if r in old]
+            if quoted:
+                said.append(f"source {sid}'s read still names {_rows_named(quoted)}")
+        if said:
+            out[f.path] = (f"{'; '.join(said)}, though its facts now cite {_rows_named(new)} in place of "
+                           f"{_rows_named(old)}: does each still describe the record? (nothing priced reads it; "
+                           "`audit` shows it)")
+    return out
+
+
+def _rows_named(labels: Iterable[str]) -> str:
+    """``row 'narrow (single-domain Python)'``, each of ``labels`` so, joined by commas."""
+    return ", ".join(f"row '{r}'" for r in labels)
 
 
 def relabelled_records(base: Side, head: Side, files: Sequence[FileChange]) -> dict[str, str]:
@@ -6324,12 +6433,36 @@ def _recorded(lock: LockImpact) -> str:
 def _inputs(lock: LockImpact) -> str:
     """The inputs that changed for a lock: the facts it rests on by path, then checkpoint, serving, pricing model (the
     lock files' pinned digests, ``pricing-model digest 111111111111… → 5a914e0c2b7d…``, where they differ: slip52)."""
-    bits = list(lock.changed)
+    bits = [_named(lock, path) for path in lock.changed]
     bits += [i for i in lock.inputs if i != "facts" and (i != "pricing model" or lock.model_pins is None)]
     if lock.model_pins is not None:
         was, now = lock.model_pins
         bits.append(f"pricing-model digest {was.removeprefix('sha256:')[:12]}… → {now.removeprefix('sha256:')[:12]}…")
     return ", ".join(bits)
+
+
+def _named(lock: LockImpact, path: str) -> str:
+    """A lock's fact ``path`` as the review names it: a ``routing.*`` fact with its record,
+    ``routing.hot_experts (qwen3-30b-a3b-measured)`` (walkthrough 49: two changed records left it ambiguous)."""
+    if path.startswith("routing.") and lock.routing_record is not None:
+        return f"{path} ({lock.routing_record})"
+    return path
+
+
+#: The most characters of a locator a lock's ``cites`` line shows (cut at a word).
+CITE_CHARS = 100
+
+
+def _cites(lock: LockImpact) -> str:
+    """The citations HEAD's price rests on for ``lock``'s changed facts whose citation the change rewrote (the
+    review's ``cites`` line): ``routing.hot_experts (qwen3-30b-a3b-measured): gpu-container-handbook-routing-derisk,
+    table 'The real result - Qwen3 routes near-uniform', row…``, each locator cut at a word to :data:`CITE_CHARS`
+    characters (the Facts section gives it whole). Empty when no citation changed."""
+    from passprice.textchange import cut_at_word
+
+    return "; ".join(f"{_named(lock, path)}: {source or '(no source)'}"
+                     + (f", {cut_at_word(locator, CITE_CHARS)}" if locator else "")
+                     for path, source, locator in lock.cites)
 
 
 def _removal(lock: LockImpact, code: Callable[[str], str] = str) -> str:
@@ -6418,6 +6551,8 @@ def diff_text(d: Diff) -> str:
             lines.append(f"  to verify: {d.hypothetical[f.path]}")
         if f.path in d.relabelled_records:
             lines.append(f"  to verify: {d.relabelled_records[f.path]}")
+        if f.path in d.stale_descriptions:
+            lines.append(f"  to verify: {d.stale_descriptions[f.path]}")
         if f.path in d.spans:
             lines.append(f"  {d.spans[f.path]}")
         if f.kind == "routing" and f.path in d.added_records:
@@ -6489,6 +6624,8 @@ def diff_text(d: Diff) -> str:
         for lock in d.locks:
             lines.append(f"  {lock.name} ({lock.path}, card {lock.card}, {lock.kind}): {_review(d, lock)}")
             lines.append(f"    changed   {_inputs(lock) or '–'}")
+            if lock.cites:
+                lines.append(f"    cites     {_cites(lock)}  (as HEAD cites them; whole under the file above)")
             lines.append(f"    floors    {_held(lock)} → {lock.floors()}")
             expected = _expected_shift(lock)
             # A lock made under a stack pins its expected price (the `expected` line below): this line is the
@@ -6771,6 +6908,9 @@ def _fact_items(d: Diff, links: Links | None) -> Iterator[list[str]]:
         if links is not None and c.new is not None:
             where = links.fact_link(f.path, c.path, f.fact_lines(c.path))
         out.append(f"- {markdown_code(f.shown_name)} {markdown_code(f.lock_path(c.path))} ({c.change}) in {where}")
+        if f.path in d.stale_descriptions and (f.path, "described", "") not in said:
+            said[(f.path, "described", "")] = c.path  # once a file, under its first changed fact
+            out.append(f"  - ⚠️ **to verify**: {markdown_prose(d.stale_descriptions[f.path])}")
         if c.new is not None:
             label = "cite (new)" if c.old is not None and c.old.citation() != c.new.citation() else "cite"
             first = said.setdefault((f.path, "cite", c.new.citation()), c.path)
@@ -6808,8 +6948,22 @@ def _fact_items(d: Diff, links: Links | None) -> Iterator[list[str]]:
 
 def _alone(lock: LockImpact) -> str:
     """What each changed fact alone does to ``lock``'s recorded price (:attr:`LockImpact.alone`), the review's
-    ``alone`` line: ``memory.bandwidth: tokens/s +1.875 %; routing.hot_share: tokens/s -4.894 %``."""
-    return "; ".join(f"{path}: {move}" for path, move in lock.alone)
+    ``alone`` line: ``memory.bandwidth: tokens/s +1.875 %; routing.hot_share: tokens/s -4.894 %``. A changed input
+    with changed facts derived from it (:attr:`LockImpact.joint`) is one entry, in the place of its first member:
+    ``memory.bandwidth with the 2 facts derived from it (streams.read, streams.append): tokens/s +0.003051 %``."""
+    from passprice.reproduce import grouped_name
+
+    grouped = {p: (inputs, derived, move) for inputs, derived, move in lock.joint for p in (*inputs, *derived)}
+    out, said = [], set()
+    for path, move in lock.alone:
+        if path not in grouped:
+            out.append(f"{path}: {move}")
+            continue
+        inputs, derived, joint = grouped[path]
+        if inputs not in said:
+            said.add(inputs)
+            out.append(f"{grouped_name(inputs, derived)}: {joint}")
+    return "; ".join(out)
 
 
 #: What the ``alone`` moves are, said beside them.
@@ -6820,7 +6974,8 @@ ALONE_BASE = "BASE's lock's pinned inputs with only it as HEAD has it"
 
 def _alone_what(lock: LockImpact) -> str:
     """What ``lock``'s ``alone`` moves are: :data:`ALONE`, or :data:`ALONE_BASE` for a re-locked lock."""
-    return ALONE_BASE if lock.alone_base else ALONE
+    what = ALONE_BASE if lock.alone_base else ALONE
+    return what + (", or it with the facts derived from it" if lock.joint else "")
 
 
 def _relock_note(lock: LockImpact, forged: bool = False, pins: bool = False, unrecorded: bool = False
@@ -6937,7 +7092,8 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
         "⚠️" if d.weakened or d.loosened or d.removed or d.to_verify or d.drifting or d.sources or d.duplicates
         or d.head_warnings or d.install_files or d.runs_outside or d.runs_recited or d.widened or d.entries_edited
         or d.digests_dropped or d.lookalikes or d.by_header or d.made_real or d.relabelled or d.hypothetical
-        or d.relabelled_records or d.title_contradicts or d.on_changed_claims or d.on_recited_runs else "✅"
+        or d.relabelled_records or d.stale_descriptions or d.title_contradicts or d.on_changed_claims
+        or d.on_recited_runs else "✅"
     )
     out = [f"{mark} **passprice diff** {markdown_code(d.base.label)} → {markdown_code(d.head.label)}: {d.summary()}"]
     added_shown = _added_markdown(d)
@@ -7104,6 +7260,9 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
                     notes.append(f"- {markdown_code(lock.name)}: {label} cannot price: {markdown_prose(side.error)}")
             if lock.note:
                 notes.append(f"- {markdown_code(lock.name)}: {markdown_prose(lock.note)}")
+            if lock.cites:
+                notes.append(f"- {markdown_code(lock.name)}: its changed facts now cite (as HEAD cites them; whole in "
+                             f"the Facts section): {markdown_prose(_cites(lock))}")
             if lock.alone:
                 notes.append(f"- {markdown_code(lock.name)}: each changed fact alone ({_alone_what(lock)}): "
                              f"{markdown_prose(_alone(lock))}")

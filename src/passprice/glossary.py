@@ -352,14 +352,20 @@ _TERMS = (
         "nothing pins it, so it never fails the review. `alone` is what one changed fact alone does to a lock's "
         "price (its pinned inputs with only that fact as HEAD has it; of a lock the change re-locked, BASE's lock's "
         "pinned inputs, the ones the re-lock replaced), given when two or more changed facts moved the price; a "
-        "fact re-fitted to its own value that alone moves nothing is left out. A lock whose HEAD inputs or lock "
+        "fact re-fitted to its own value that alone moves nothing is left out. A changed fact derived from another "
+        "changed one (its derivation names it: stream shares recomputed from a bandwidth) is no independent change: "
+        "`alone` prices the input with the facts derived from it at once, one entry (`memory.bandwidth with the 2 "
+        "facts derived from it (streams.read, streams.append)`; `alone_grouped` in `--json`, whose `alone` keeps "
+        "each fact's own move). A lock's `changed` names a `routing.*` fact with its routing record, and `cites` gives "
+        "the citation HEAD's price rests on for each changed fact whose citation the change rewrote (source and "
+        "locator, cut at a word; whole under the fact's file). A lock whose HEAD inputs or lock "
         "file `does not read` is `not judged`: no verdict and no HEAD price; a lock file edited by hand does not "
         "read (its digest no longer matches) and `edited` names each key the hand edit changed, BASE → HEAD; its "
         "`recorded` column shows the tokens/s HEAD's file holds after BASE's, `(edited by hand)`. A lock `held by "
         "a look-alike header alone` is one whose serving now prices another checkpoint entry whose header reads "
         "the same (a fine-tune of the same shapes, or the same header under another name): to verify.",
         ("does not read", "informational", "not locked, informational", "alone", "edited",
-         "look-alike header", "held by a look-alike header alone"),
+         "look-alike header", "held by a look-alike header alone", "cites", "derived from it"),
     ),
     Term(
         "weakened",

@@ -504,3 +504,26 @@ def write(
                 f"with it; make the list writable and run passprice lock --update -o {shown(output)} again"
             ) from None
     return Written(lock, loosened)
+
+
+def best_instead(root: Root, spec: ServingSpec, stack: str | None, kind: str | None) -> bool:
+    """Whether a ``price`` lock of ``spec`` under ``stack`` refused ``BeyondStack`` (its batch outside the passes
+    the stack's runs measured) would be lockable as a ``best`` lock under the same stack (``lock S --best --stack
+    X``): ``best`` seeks its batch inside the stack's range, so a stack calibrated at batch 1 locks the best price
+    where the serving's batch 64 is refused (walkthrough 49: the refusal advised ``--batch 1``, which ``lock`` of a
+    registered serving does not take). Prices it once, as :func:`passprice.locks.make_lock` would
+    (:func:`passprice.locks.priced`); ``False`` for another kind, no stack, or any refusal or bad input on the way.
+    Raises nothing."""
+    if stack is None or (kind or "price") != "price":
+        return False
+    from passprice.locks import priced
+    from passprice.serving import ServingRefusal
+    from passprice.servings import resolve
+    from passprice.stacks import load_stack
+
+    try:
+        resolved = resolve(root, spec)
+        priced("best", resolved.header, resolved.card, resolved.serving, load_stack(root, stack))
+    except (InputError, ServingRefusal):
+        return False
+    return True

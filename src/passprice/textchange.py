@@ -93,6 +93,16 @@ def _cut_end(text: str) -> str:
     return (text[:space] if space > 0 else text[:at]) + "…"
 
 
+def cut_at_word(text: str, limit: int) -> str:
+    """``text`` when at most ``limit`` characters, else its first ``limit`` cut back to the last space (or after the
+    last ``,`` or ``;``) with ``…``; a text with no space in its first ``limit`` characters is cut at ``limit``.
+    Raises nothing."""
+    if len(text) <= limit:
+        return text
+    space = text.rfind(" ", 1, limit + 1)
+    return (text[:space] if space > 0 else text[:limit]).rstrip(" ,;:") + "…"
+
+
 def text_change(old: str, new: str) -> str:
     """``old → new`` for people: both whole when either is at most :data:`WHOLE` characters or they share little;
     otherwise each changed span in square brackets (``[old → new]``, ``[+ added]``, ``[- removed]``) with up to
@@ -149,7 +159,12 @@ def text_change(old: str, new: str) -> str:
         out.append(lead + body + trail)
     text = "".join(out)
     more = spans - SPANS
-    return text + (f" and {more} more change{'s' if more != 1 else ''}" if more > 0 else "")
+    if more <= 0:
+        return text
+    # What is left out is marked where the shown text stops, at a word: the unchanged run before the first change
+    # left out read ``…experts for 90% coverage,  and 4 more changes`` (its trailing space, then ours; walkthrough 49).
+    text = text.rstrip(" ,;:")
+    return (text if text.endswith("…") else text + " …") + f" and {more} more change{'s' if more != 1 else ''}"
 
 
 def _spelled_change(old: str, new: str, note: str) -> str:
