@@ -1,0 +1,60 @@
+"""Leftovers of session 37's helpers (task left42), each with its reproducer built here.
+
+1. ``check`` of a registry in a checkout of passprice whose ``src/passprice`` is not the running package judged that
+   checkout's code once a lock (:func:`passprice.pins.checkout_note` → :func:`passprice.pins.checkout_model`), and
+   each judgement hashed every module file of the checkout again (about 10 ms a lock, 12 hashings for 10 locks in a
+   cold check): now once a snapshot, the lines unchanged.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from cli_helpers import REPO, copy_root
+from passprice import pins
+from passprice.registry import Root
+
+
+@pytest.fixture(scope="module")
+def checkout(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the checkout's registry with three locks and a copy of the running package's ``src/passprice`` (the
+    same code in another folder, a checkout whose code ``check`` judges: its digest is the running package's, found
+    in the cache under the same module bytes, so the test parses no second copy of the code)."""
+    root = copy_root(tmp_path_factory.mktemp("left42"))
+    for lock in sorted((root / "locks").glob("*.lock.toml"))[3:]:
+        lock.unlink()
+    shutil.copytree(REPO / "src" / "passprice", root / "src" / "passprice",
+                    ignore=shutil.ignore_patterns("__pycache__", "pricing_model.json"))
+    return root
+
+
+def test_check_judges_a_checkouts_code_once_not_once_a_lock(checkout: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Three locks, one hashing of the checkout's modules (was three); each lock's line is as it was: "same", no note
+    (or, for a lock of an older pricing model, "changed since the lock")."""
+    from passprice import snapshot
+    from passprice.check import _judge_lock
+
+    source = str((checkout / "src" / "passprice").resolve())
+    hashed: list[str] = []
+    sources = pins._sources
+
+    def counted(folder: str) -> bytes:
+        hashed.append(folder)
+        return sources(folder)
+
+    monkeypatch.setattr(pins, "_sources", counted)
+    root = Root(checkout)
+    with snapshot.reading():  # what check() does for each lock, without its review of every registry file
+        statuses = [_judge_lock(root, path)[0] for path in sorted((checkout / "locks").glob("*.lock.toml"))]
+    assert len(statuses) == 3
+    assert hashed.count(source) == 1
+    for status in statuses:
+        same = status.pricing_model == "same"
+        assert same or status.pricing_model.startswith("changed since the lock ("), status.pricing_model
+    # Outside a snapshot nothing is kept: each ask judges the files as they are now.
+    hashed.clear()
+    assert pins.checkout_note(checkout) == pins.checkout_note(checkout) == ""
+    assert hashed.count(source) == 2
