@@ -4,6 +4,9 @@
    checkout's code once a lock (:func:`passprice.pins.checkout_note` → :func:`passprice.pins.checkout_model`), and
    each judgement hashed every module file of the checkout again (about 10 ms a lock, 12 hashings for 10 locks in a
    cold check): now once a snapshot, the lines unchanged.
+2. A record that is a folder (HEAD's ``facts/routing/uniform.toml``, reviewed by ``diff``'s "HEAD fails passprice
+   check") was two lines for one problem: "is a folder, not a file" (the folder's validation) and "is a folder, not
+   a routing record file" (the serving naming it): now the one line, in the words every lookup by name uses.
 """
 
 from __future__ import annotations
@@ -12,9 +15,11 @@ import shutil
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from cli_helpers import REPO, copy_root
 from passprice import pins
+from passprice.cli import cli
 from passprice.registry import Root
 
 
@@ -58,3 +63,20 @@ def test_check_judges_a_checkouts_code_once_not_once_a_lock(checkout: Path, monk
     hashed.clear()
     assert pins.checkout_note(checkout) == pins.checkout_note(checkout) == ""
     assert hashed.count(source) == 2
+
+
+def test_a_record_that_is_a_folder_is_one_line_not_two(tmp_path: Path) -> None:
+    """``passprice check`` of an ``init --examples`` registry whose routing record ``uniform`` (named by servings)
+    and card ``mi300x`` are folders: one line each, naming the record's kind (was also "is a folder, not a file")."""
+    root = tmp_path / "registry"
+    assert CliRunner().invoke(cli, ["init", str(root), "--examples"]).exit_code == 0
+    for record in (root / "facts/routing/uniform.toml", root / "facts/cards/mi300x.toml"):
+        record.unlink()
+        record.mkdir()
+    result = CliRunner().invoke(cli, ["--root", str(root), "check"])
+    assert result.exit_code == 2, result.output
+    folders = [line for line in result.stderr.splitlines() if ": is a folder, not a" in line]
+    assert folders == [
+        "passprice: error: facts/cards/mi300x.toml: is a folder, not a card file",
+        "passprice: error: facts/routing/uniform.toml: is a folder, not a routing record file",
+    ]
