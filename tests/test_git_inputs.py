@@ -265,4 +265,4 @@ def test_a_commit_of_thousands_of_files_costs_one_cat_file_and_reads_none_of_the
     assert (side / "facts" / "cards" / "README.md").read_bytes() == b""
     result = invoke("diff", "main", "pr", root=root)
     assert result.stdout.splitlines()[1].startswith("1 fact changed in 1 file"), result.output
-    assert result.exit_code == 2 and "facts/cards/bogus.toml: is a folder, not a file" in result.stderr
+    assert result.exit_code == 2 and "facts/cards/bogus.toml: is a folder, not a card file" in result.stderr

@@ -357,6 +357,11 @@ def _runs_past_context(root: Root, runs: list[Run]) -> list[str]:
     return out
 
 
+#: The word for a record of each kind :func:`_validate_folder` reads where it differs from the kind's name, as a lookup
+#: of a record by name says it (:func:`passprice.registry.not_found`'s ``kind``).
+ENTRY_WORDS = {"routing": "routing record", "draft": "drafting method"}
+
+
 def _validate_folder(
     root: Root, folder: Path, kind: str, build: Callable[[str, dict[str, Any], str], object], suffix: str = ".toml",
     warnings: list[str] | None = None,
@@ -391,6 +396,11 @@ def _validate_folder(
             continue  # Emacs's .#FILE while a buffer is modified: no registry file, as the listings pass over it
         count += 1
         try:
+            if is_folder(path):  # in the words of every lookup by name (registry.not_found), so that a serving
+                # naming it adds no second line for the one problem ("is a folder, not a file" beside "is a folder,
+                # not a routing record file": left42)
+                problems.append(f"{path}: is a folder, not a {ENTRY_WORDS.get(kind, kind)} file")
+                continue
             if kind == "card":  # as load_card reads it (kept by passprice.cache); its sources are reviewed later
                 from passprice.cards import marked_title, read_card, title_contradicts_mark
 

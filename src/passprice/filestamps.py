@@ -41,7 +41,9 @@ read once a process, at the first file read, as every entry is (:func:`passprice
 the user's that no one else may write), and written when the process exits when it learned a record, through a
 private temporary file and a rename (a concurrent run sees a whole file; the last writer's records win, the other's
 are learned again). A file that is torn, altered, foreign or of another shape is ignored (every file is hashed) and
-replaced, never an error. ``--no-cache`` and ``PASSPRICE_NO_CACHE`` bypass it with the rest of the cache.
+replaced, never an error; so is one larger than :data:`MAX_FILE_BYTES` (not read), and one holding more than
+:data:`MAX_RECORDS` records is trimmed to the last of them as it is read and written back so. ``--no-cache`` and
+``PASSPRICE_NO_CACHE`` bypass it with the rest of the cache.
 """
 
 from __future__ import annotations
@@ -70,8 +72,12 @@ MIN_BYTES = 2048
 MAX_RECORDS = 16384
 #: Record files kept in ``stamps/`` (one a passprice version and code stamp): past this the oldest are removed.
 MAX_FILES = 8
-#: The largest record file read.
-MAX_FILE_BYTES = 8 << 20
+#: The largest record file read: :data:`MAX_RECORDS` records of the largest shape a writer makes (device, inode,
+#: size and two times as 64-bit integers, and a 32-byte digest: 117 bytes marshalled) and the rest of the file. A
+#: larger one is no file this passprice's :func:`flush` wrote: it is not read (its size is taken from the open
+#: descriptor), and is replaced when a record is learned. It was 8 MiB: a file of 100,000 records (5 MB) was read
+#: and unmarshalled by every process, 90 ms each, and only trimmed once one learned a record (left42).
+MAX_FILE_BYTES = MAX_RECORDS * 117 + 4096
 
 #: The records read (``None`` until the first file read of the process, then a dict), the record file's path (``""``
 #: when there is no cache folder or the cache is bypassed), whether a record was learned since, and
@@ -142,16 +148,11 @@ def seen(before: os.stat_result, after: os.stat_result, since_ns: int, data: byt
 
 def _learn(where: tuple[int, int], stamp: tuple[int, int, int], digest: bytes) -> None:
     """Record ``digest`` for the file ``where`` (device, inode) of status ``stamp``, to be written at exit."""
-    global _learned
     if _records is None:
         return
     _records.pop(where, None)  # learned last: dropped last past MAX_RECORDS
     _records[where] = (*stamp, digest)
-    if not _learned:
-        _learned = True
-        import atexit
-
-        atexit.register(flush)
+    _trimmed()
 
 
 def _key() -> str:
@@ -201,7 +202,23 @@ def _loaded() -> dict[Any, Any] | None:
         return _records
     if kept.get("key") == key and type(kept.get("records")) is dict:
         _records = kept["records"]
+        if len(_records) > MAX_RECORDS:
+            # Small records sharing one digest object fit more than MAX_RECORDS under MAX_FILE_BYTES: the last learned
+            # are kept, and the file is written trimmed when the process exits (through a temporary file and a
+            # rename, as every write of it: a concurrent writer's whole file or this one wins).
+            _records = dict(list(_records.items())[-MAX_RECORDS:])
+            _trimmed()
     return _records
+
+
+def _trimmed() -> None:
+    """Have :func:`flush` write the records at exit, as when one is learned."""
+    global _learned
+    if not _learned:
+        _learned = True
+        import atexit
+
+        atexit.register(flush)
 
 
 def flush() -> None:

@@ -497,7 +497,18 @@ def checkout_model(root: Path) -> tuple[str, str] | None:
     as plain module files (a ``src/passprice`` that is a file or a link loop, a module that is a FIFO — it blocked
     ``check`` forever —, over :data:`MODULE_BYTES`, or nested past the parser's depth: a traceback). A checkout
     whose pricing-model modules are past :data:`MODEL_TOKENS` is not parsed: its "digest" is then ``not judged:``
-    and why (the module, its bytes), for the warning to say so."""
+    and why (the module, its bytes), for the warning to say so.
+
+    Inside a snapshot (:func:`passprice.snapshot.reading`) it is judged once a root: ``check`` asks for every lock,
+    and each ask hashed the checkout's module files again (about 10 ms a lock; session 37, left42), though the
+    snapshot is one reading of the checkout."""
+    from passprice import snapshot
+
+    return snapshot.made(("checkout-model", str(root)), lambda: _checkout_model(root))
+
+
+def _checkout_model(root: Path) -> tuple[str, str] | None:
+    """:func:`checkout_model`, judged afresh."""
     source = root / "src" / "passprice"
     try:
         if not is_there(source / "pins.py") or source.resolve() == PACKAGE:
