@@ -52,6 +52,7 @@ import contextlib
 import functools
 import marshal
 import os
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -139,12 +140,15 @@ def seen(before: os.stat_result, after: os.stat_result, since_ns: int, data: byt
 def _scratch(path: str) -> bool:
     """Whether ``path`` (a file's name as it was opened) lies in one of passprice's own temporary folders: a folder
     ``passprice-*`` of :func:`tempfile.gettempdir`, where every one passprice makes is made (``tempfile.mkdtemp`` and
-    ``TemporaryDirectory`` with the prefix ``passprice-``). Raises nothing."""
-    import tempfile
-
+    ``TemporaryDirectory`` with the prefix ``passprice-``). The folder is the one :mod:`tempfile` found when this
+    process made one; none made (``tempfile.tempdir`` unset), none is asked for: :func:`tempfile.gettempdir` writes a
+    probe file, which the result memo takes for a write of the run's (:mod:`passprice.memo`). Raises nothing."""
+    folder = getattr(sys.modules.get("tempfile"), "tempdir", None)
+    if not isinstance(folder, str):
+        return False
     try:
-        return os.path.abspath(path).startswith(os.path.join(tempfile.gettempdir(), "passprice-"))
-    except (OSError, ValueError):  # no temporary folder, a name no path can hold
+        return os.path.abspath(path).startswith(os.path.join(folder, "passprice-"))
+    except ValueError:  # a name no path can hold
         return False
 
 
