@@ -266,7 +266,7 @@ def read_regular(path: Path | str, limit: int, refuse: Callable[[int], None] | N
                 data += handle.read(limit + 1 - len(data))
             elif len(data) == size >= filestamps.MIN_BYTES:
                 # whole, as its status said: that status may name its digest (git's racy-clean rule)
-                filestamps.seen(before, os.fstat(handle.fileno()), since, data, handle.fileno())
+                filestamps.seen(before, os.fstat(handle.fileno()), since, data, handle.fileno(), os.fspath(path))
         except OSError as e:
             raise folder_refusal(e, path) or Unreadable(f"{shown(path)}: cannot read: {why(e, path)}") from None
     if len(data) > limit:

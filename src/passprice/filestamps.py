@@ -44,6 +44,12 @@ are learned again). A file that is torn, altered, foreign or of another shape is
 replaced, never an error; so is one larger than :data:`MAX_FILE_BYTES` (not read), and one holding more than
 :data:`MAX_RECORDS` records is trimmed to the last of them as it is read and written back so. ``--no-cache`` and
 ``PASSPRICE_NO_CACHE`` bypass it with the rest of the cache.
+
+A file read from one of passprice's own temporary folders (``TMPDIR/passprice-*``: the private copies of BASE and
+HEAD a review writes and removes, :mod:`passprice.diff`) is recorded for the rest of the process only, never written:
+its folder is gone when the process ends, so its record could never name it again, and each review added about 25
+such records, which every later process read and rewrote (a full file, :data:`MAX_RECORDS`, costs about 20 ms a
+process; session 37, suite43).
 """
 
 from __future__ import annotations
@@ -52,6 +58,7 @@ import contextlib
 import functools
 import marshal
 import os
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -87,6 +94,9 @@ _records: dict[Any, Any] | None = None
 _path = ""
 _learned = False
 _cache: Any = None
+#: The (device, inode) keys learned this process for files of passprice's own temporary folders (:func:`_scratch`):
+#: looked up like any other record until the process ends, never written (:func:`flush` drops them).
+_transient: set[tuple[int, int]] = set()
 #: The clock: ``time.time_ns`` (a test moves it forward to make a file it just wrote an old one).
 _clock = time.time_ns
 
@@ -115,14 +125,19 @@ def clock() -> int:
     return _clock()
 
 
-def seen(before: os.stat_result, after: os.stat_result, since_ns: int, data: bytes, fd: int | None = None) -> None:
+def seen(
+    before: os.stat_result, after: os.stat_result, since_ns: int, data: bytes, fd: int | None = None,
+    path: str = "",
+) -> None:
     """Note that ``data`` was read from a regular file whose status was ``before`` just before the read and ``after``
     just after it (``fstat`` of the open file), the read begun at ``since_ns`` (:func:`clock`): when a record of this
     passprice's holds for that status, ``data`` is named by its digest from now on
     (:func:`passprice.digests.vouch`, so :func:`~passprice.digests.blake2b_digest` does not hash it); else, when the
     status is not :func:`racy`, the digest ``data`` is first hashed to is recorded for it (written when the process
-    exits). Nothing when the cache is bypassed, the two statuses differ (written during the read), ``data`` is
-    under :data:`MIN_BYTES` or over :data:`passprice.digests.LARGE`, or the file system does not keep ``ctime``
+    exits; kept for this process only when ``path``, the file's name as it was opened, is in one of passprice's
+    own temporary folders: :func:`_scratch`). Nothing when the cache is bypassed, the two statuses differ (written
+    during the read), ``data`` is under :data:`MIN_BYTES` or over :data:`passprice.digests.LARGE`, or the file
+    system does not keep ``ctime``
     itself (:func:`passprice.memo.keeps_ctime`, told by the device or, for one the mount table does not list, by the
     open descriptor ``fd``). Raises nothing."""
     size = len(data)
@@ -143,15 +158,35 @@ def seen(before: os.stat_result, after: os.stat_result, since_ns: int, data: byt
             digests.vouch(data, digest)
             return
     if not racy(before, since_ns):
-        digests.report(data, functools.partial(_learn, where, stamp))
+        digests.report(data, functools.partial(_learn, where, stamp, path))
 
 
-def _learn(where: tuple[int, int], stamp: tuple[int, int, int], digest: bytes) -> None:
-    """Record ``digest`` for the file ``where`` (device, inode) of status ``stamp``, to be written at exit."""
+def _scratch(path: str) -> bool:
+    """Whether ``path`` (a file's name as it was opened) lies in one of passprice's own temporary folders: a folder
+    ``passprice-*`` of :func:`tempfile.gettempdir`, where every one passprice makes is made (``tempfile.mkdtemp`` and
+    ``TemporaryDirectory`` with the prefix ``passprice-``). The folder is the one :mod:`tempfile` found when this
+    process made one; none made (``tempfile.tempdir`` unset), none is asked for: :func:`tempfile.gettempdir` writes a
+    probe file, which the result memo takes for a write of the run's (:mod:`passprice.memo`). Raises nothing."""
+    folder = getattr(sys.modules.get("tempfile"), "tempdir", None)
+    if not isinstance(folder, str):
+        return False
+    try:
+        return os.path.abspath(path).startswith(os.path.join(folder, "passprice-"))
+    except ValueError:  # a name no path can hold
+        return False
+
+
+def _learn(where: tuple[int, int], stamp: tuple[int, int, int], path: str, digest: bytes) -> None:
+    """Record ``digest`` for the file ``where`` (device, inode) of status ``stamp``, to be written at exit unless
+    ``path`` is in one of passprice's own temporary folders (:func:`_scratch`: kept for this process only)."""
     if _records is None:
         return
     _records.pop(where, None)  # learned last: dropped last past MAX_RECORDS
     _records[where] = (*stamp, digest)
+    if path and _scratch(path):
+        _transient.add(where)
+        return
+    _transient.discard(where)
     _trimmed()
 
 
@@ -222,15 +257,19 @@ def _trimmed() -> None:
 
 
 def flush() -> None:
-    """Write the records (those read and those learned, at most :data:`MAX_RECORDS`, the last learned kept) when one
-    was learned, then forget them: the next file read reads the file again (what a new process does). Past
-    :data:`MAX_FILES` record files, the oldest are removed. Silently nothing written when the folder cannot be.
-    Raises nothing."""
+    """Write the records (those read and those learned, at most :data:`MAX_RECORDS`, the last learned kept, none of a
+    temporary folder's files: :func:`_scratch`) when one was learned, then forget them: the next file read reads the
+    file again (what a new process does). Past :data:`MAX_FILES` record files, the oldest are removed. Silently
+    nothing written when the folder cannot be. Raises nothing."""
     global _records, _path, _learned
     records, path, learned = _records, _path, _learned
     _records, _path, _learned = None, "", False
+    transient = set(_transient)
+    _transient.clear()
     if not learned or records is None or not path:
         return
+    for where in transient:  # files of a temporary folder passprice has removed (or is removing)
+        records.pop(where, None)
     from passprice import cache
     from passprice.cachefolder import make_folders
 
