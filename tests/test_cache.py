@@ -695,8 +695,11 @@ def test_the_pricing_model_digest_kept_in_the_cache_follows_each_module_s_conten
 
     monkeypatch.setattr(pins, "_compute", counted)
     first = pins.pricing_model_digest(folder)
-    assert computed == [(str(folder.resolve()), first)]  # parsed from the folder's bytes: the cache was empty
-    assert pins.pricing_model_digest(folder) == first and len(computed) == 1  # from the cache
+    # Parsed from the folder's bytes (the cache was empty), or, in an installed (not editable) package, named by the
+    # digest recorded when it was built, the folder's modules being the package's own bytes (the CI's case).
+    assert computed in ([], [(str(folder.resolve()), first)])
+    n = len(computed)
+    assert pins.pricing_model_digest(folder) == first and len(computed) == n  # from the cache
     module = folder / "serving.py"
     text = module.read_text(encoding="utf-8")
     stat = module.stat()
@@ -706,9 +709,9 @@ def test_the_pricing_model_digest_kept_in_the_cache_follows_each_module_s_conten
     os.utime(module, ns=(stat.st_atime_ns, stat.st_mtime_ns))
     assert module.stat().st_size == stat.st_size and module.stat().st_mtime_ns == stat.st_mtime_ns
     edited = pins.pricing_model_digest(folder)
-    assert edited != first and computed[1:] == [(str(folder.resolve()), edited)]  # parsed afresh, not the cache's
+    assert edited != first and computed[n:] == [(str(folder.resolve()), edited)]  # parsed afresh, not the cache's
     module.write_text(text, encoding="utf-8")
-    assert pins.pricing_model_digest(folder) == first and len(computed) == 2  # from the cache
+    assert pins.pricing_model_digest(folder) == first and len(computed) == n + 1  # from the cache (or the record)
 
 
 def test_a_process_stores_only_its_first_pass_shapes(

@@ -49,27 +49,28 @@ def test_check_judges_a_checkouts_code_once_not_once_a_lock(checkout: Path, monk
     from passprice import snapshot
     from passprice.check import _judge_lock
 
-    source = str((checkout / "src" / "passprice").resolve())
-    hashed: list[str] = []
-    sources = pins._sources
+    judged: list[Path] = []
+    judge = pins._checkout_model
 
-    def counted(folder: str) -> bytes:
-        hashed.append(folder)
-        return sources(folder)
+    def counted(root: Path) -> tuple[str, str] | None:
+        judged.append(root)
+        return judge(root)
 
-    monkeypatch.setattr(pins, "_sources", counted)
+    # The judging itself is counted, not the hashing under it: an installed (not editable) package names a checkout
+    # holding its own modules' bytes by its build record, hashing no folder (the CI's case), a source tree hashes it.
+    monkeypatch.setattr(pins, "_checkout_model", counted)
     root = Root(checkout)
     with snapshot.reading():  # what check() does for each lock, without its review of every registry file
         statuses = [_judge_lock(root, path)[0] for path in sorted((checkout / "locks").glob("*.lock.toml"))]
     assert len(statuses) == 3
-    assert hashed.count(source) == 1
+    assert len(judged) == 1
     for status in statuses:
         same = status.pricing_model == "same"
         assert same or status.pricing_model.startswith("changed since the lock ("), status.pricing_model
     # Outside a snapshot nothing is kept: each ask judges the files as they are now.
-    hashed.clear()
+    judged.clear()
     assert pins.checkout_note(checkout) == pins.checkout_note(checkout) == ""
-    assert hashed.count(source) == 2
+    assert len(judged) == 2
 
 
 def test_a_record_that_is_a_folder_is_one_line_not_two(tmp_path: Path) -> None:

@@ -44,8 +44,10 @@ def test_a_commit_that_moves_no_tokens_says_what_it_moved_and_what_was_out_of_da
                       "memory_s out of date already on BASE)")
     # By hand: 4,370,560,992 B of weights at 4.8 TB/s × 0.9333 = 975.607 µs; 117,497,856 B a sequence at 4.8 TB/s ×
     # 0.8 = 30.5984 µs; 1 / 1,006.205 µs = 993.83 tokens/s on both sides.
-    assert lines[row + 1 : row + 4] == [
+    assert lines[row + 1 : row + 5] == [
         "    changed   scale",
+        "    cites     scale: nvidia-hopper-whitepaper, Table 3 (a what-if)  (as HEAD cites them; whole under the file "
+        "above)",  # walk50: the citation a re-cited fact now rests on
         "    floors    held → still holds",
         "    tokens/s  993.8 → 993.8  (+0 %)",
     ]
