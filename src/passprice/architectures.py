@@ -34,14 +34,16 @@ WINDOW_KEY = "attention.sliding_window"
 #: attention (``attn_kv_a_mqa``), routed experts (``ffn_*_exps``), the Gated-DeltaNet recurrence (``ssm_*``). A header
 #: holding one its architecture lacks is refused (:class:`~passprice.decode.TensorNotInArchitecture`): llama.cpp builds
 #: each architecture's tensor list by name and refuses a file holding a tensor its list lacks
-#: (``llama_model_loader::done_getting_tensors``, src/llama-model-loader.cpp: ``if (n_created != n_tensors)`` throws
-#: ``"%s: wrong number of tensors; expected %d, got %d"``), so a ``llama`` header holding ``attn_kv_a_mqa`` is no model
-#: llama.cpp runs (it was priced with MLA, exit 0: session 36). At a5410f046c, src/llama-model.cpp's
-#: ``llama_model::load_tensors`` creates each architecture's tensors in a switch whose ``default:`` throws "unknown
-#: architecture", then calls ``ml.done_getting_tensors();`` (tests/test_cite68.py). The function itself is cited by
-#: name, not at a commit: the reference search holds src/llama-model-loader.cpp at one commit only, 3074b500a5, whose
-#: text (a direct-I/O loader, lines of trailing blanks) could not be tied to ggml-org/llama.cpp, whose stored listing
-#: also holds forks' files (cite68); its body reads the same in the 8 other stored copies of it.
+#: (``llama_model_loader::done_getting_tensors``, src/llama-model-loader.cpp at c392e5094d, lines 809-811:
+#: ``if (n_created != n_tensors) {`` throws ``"%s: wrong number of tensors; expected %d, got %d"``; ``n_tensors`` is
+#: the file's tensor count, line 573, and each ``create_tensor`` of the architecture's list counts ``n_created``, lines
+#: 774 and 804), so a ``llama`` header holding ``attn_kv_a_mqa`` is no model llama.cpp runs (it was priced with MLA,
+#: exit 0: session 36). At a5410f046c, src/llama-model.cpp's ``llama_model::load_tensors`` creates each
+#: architecture's tensors in a switch whose ``default:`` throws "unknown architecture", then calls
+#: ``ml.done_getting_tensors();`` (tests/test_cite68.py); at c392e5094d the same (src/llama-model.cpp lines 1268,
+#: 3420, 3430). c392e5094d is master of 2025-02-20 in a git snapshot of the repository (fetched as
+#: ggerganov/llama.cpp, its name before ggml-org), so lines and commit can be read with ``git show``; a5410f046c is
+#: later, and no stored copy holds its src/llama-model-loader.cpp (tests/test_cite69.py).
 MLA, EXPERTS, RECURRENCE = "latent attention", "routed experts", "recurrence"
 FEATURES = (MLA, EXPERTS, RECURRENCE)
 

@@ -117,7 +117,9 @@ def shard_name() -> re.Pattern[str]:
 
 _SUFFIXES = (".gguf", ".gguf.xz", ".gguf.gz")
 
-#: The split keys and the one type each is written with (llama.cpp's gguf-split and gguf-py's writer alike).
+#: The split keys and the one type each is written with (llama.cpp's gguf-split and gguf-py's writer alike: at
+#: c392e5094d, examples/gguf-split/gguf-split.cpp lines 234-236 ``gguf_set_val_u16``/``_u16``/``_i32``, and
+#: gguf-py/gguf/gguf_writer.py lines 204-206 ``UINT16``/``UINT16``/``INT32``; tests/test_cite69.py).
 _SPLIT_TYPES = (("split.no", "uint16"), ("split.count", "uint16"), ("split.tensors.count", "int32"))
 
 # struct format of each fixed-size value type (a GGUF bool is one byte, 0 or 1), by GGUFValueType name.

@@ -1575,8 +1575,10 @@ def pass_shape(header: GGUFHeader, s: Serving, *, routing_free: bool = False) ->
     if routed:
         # DESIGN.md extension (issue 15): a routed row's FFN activations are its k experts' and the shared experts'.
         # An expert is expert_feed_forward_length wide; a Mixtral header (arch llama) has no such key and its
-        # experts are feed_forward_length wide, as llama.cpp sizes them (src/llama-model.cpp, LLM_ARCH_LLAMA:
-        # ffn_{gate,up}_exps {n_embd, n_ff, n_expert}).
+        # experts are feed_forward_length wide, as llama.cpp sizes them (src/llama-model.cpp at c392e5094d,
+        # load_tensors' case LLM_ARCH_LLAMA, line 1501: ffn_gate_exps and ffn_up_exps {n_embd,   n_ff, n_expert} on
+        # lines 1555 and 1557, n_ff (line 1384) the feed_forward_length load_hparams reads on line 439;
+        # tests/test_cite69.py).
         expert_ffn = float(_widest(header, "expert_feed_forward_length") or _widest(header, "feed_forward_length"))
         shared_ffn = float(_widest(header, "expert_shared_feed_forward_length")) or float(
             header.meta_int("expert_shared_count") or 0
