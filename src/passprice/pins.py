@@ -92,8 +92,8 @@ def _token() -> re.Pattern[bytes]:
 @functools.cache
 def own_tokens() -> int:
     """The tokens (:func:`_token`) of the running package's pricing-model modules (:func:`pricing_modules`)
-    together: what :data:`MODEL_TOKENS` is set against (about 1.3 times this: 453,331 tokens in session 38). Reads the package's own files; an
-    ``OSError`` there is the installation's fault and propagates."""
+    together: what :data:`MODEL_TOKENS` is set against (about 1.3 times this: 453,331 tokens in session 38). Reads
+    the package's own files; an ``OSError`` there is the installation's fault and propagates."""
     return sum(sum(1 for _ in _token().finditer((PACKAGE / f"{name}.py").read_bytes())) for name in pricing_modules())
 
 
