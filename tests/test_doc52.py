@@ -54,11 +54,12 @@ def test_simulate_json_gives_each_request_s_record_without_an_option() -> None:
     assert [r["index"] for r in records] == [0, 1, 2] and {r["line"] for r in records} == {None}
 
 
-#: Outputs test_glossary_outputs does not collect from, whose words had no entry before doc52: `withdrawn`,
-#: `record` and `cites it as` (audit --source), `+ draft KV if drafting` (kv of an MTP checkpoint), `shape`, `type`
-#: and `tensors` (header, checkpoints), `description` (servings).
+#: Outputs test_glossary_outputs does not collect from, whose words had no entry before doc52: `provenance →
+#: withdrawn`, `record` and `cites it as` (audit --source), `why` (audit --fact), `+ draft KV if drafting` (kv of an
+#: MTP checkpoint), `shape`, `type` and `tensors` (header, checkpoints), `description` (servings).
 MORE = (
     ("audit", "--source", "gpu-container-handbook-routing-derisk"),
+    ("audit", "--fact", "h200_sxm_141gb:memory.bandwidth"),
     ("kv", "deepseek-v3-q4_k_m", "--contexts", "4k"),
     ("header", str(REPO / "tests" / "data" / "gemma3-270m-q4_k_m.header.gguf.xz")),
     ("checkpoints",),
@@ -74,6 +75,6 @@ def test_every_word_these_outputs_print_is_defined() -> None:
         result = invoke(*args)
         assert result.exit_code == 0, (args, result.output)
         found |= {w for phrase in headers(result.stdout) + labels(result.stdout) for w in words(phrase)}
-    assert {"provenance → withdrawn", "record", "cites it as", "+ draft KV if drafting", "shape",
+    assert {"provenance → withdrawn", "record", "cites it as", "+ draft KV if drafting", "why", "shape",
             "type", "tensors", "description"} <= found
     assert _undefined(found) == []

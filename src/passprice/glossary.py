@@ -581,11 +581,12 @@ _TERMS = (
         "`passprice audit --source ID` (or `--fact CARD:PATH`) asks what a price would rest on were the source "
         "withdrawn: every fact citing it (`cites it as`: `source`, its own source, or `figure NAME`, a figure of "
         "its derivation read from it; `record` is the card, drafting method, routing record or stack holding the "
-        "fact) is demoted to `assumed`, and with it every fact derived from one. Values do not change, so no price "
+        "fact) is demoted to `assumed`, and with it every fact derived from one (`--fact`'s `why`: `derived from "
+        "PATH`). Values do not change, so no price "
         "moves: the servings and locks resting on those facts show their weakest provenance today and withdrawn "
         "(`provenance → withdrawn`; `provenance_withdrawn` in `--json`), and the locks line counts those whose "
         "floors would then break (`withdrawn (the facts above assumed), 8 break`).",
-        ("withdraw", "provenance → withdrawn", "provenance_withdrawn", "cites it as", "record"),
+        ("withdraw", "provenance → withdrawn", "provenance_withdrawn", "cites it as", "record", "why"),
     ),
     Term(
         "derivation",
