@@ -56,13 +56,13 @@ def test_simulate_json_gives_each_request_s_record_without_an_option() -> None:
 
 #: Outputs test_glossary_outputs does not collect from, whose words had no entry before doc52: `provenance →
 #: withdrawn`, `record` and `cites it as` (audit --source), `why` (audit --fact), `+ draft KV if drafting` (kv of an
-#: MTP checkpoint), `shape`, `type` and `tensors` (header, checkpoints), `description` (servings).
+#: MTP checkpoint), `shape`, `type` and `tensors` (header; checkpoints' column is the same word), `description`
+#: (servings).
 MORE = (
     ("audit", "--source", "gpu-container-handbook-routing-derisk"),
     ("audit", "--fact", "h200_sxm_141gb:memory.bandwidth"),
     ("kv", "deepseek-v3-q4_k_m", "--contexts", "4k"),
     ("header", str(REPO / "tests" / "data" / "gemma3-270m-q4_k_m.header.gguf.xz")),
-    ("checkpoints",),
     ("servings",),
 )
 
