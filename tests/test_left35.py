@@ -64,6 +64,8 @@ KNOWN = {
     "8fd0c6e1bd0f": "outside",  # Azure/AI-benchmarking-guide at that commit, a source's locator
     "007dbbf3fd17eefe9b47fee45f48f7ba5e62b714": "outside",  # ggml-org/llama.cpp's commit, its line numbers
     "a5410f046c": "outside",  # ggml-org/llama.cpp's commit whose llama-model.cpp reads gemma2's window as optional
+    "a0187f68f28a": "commit",  # the commit the lock-on-a-day recipe's `--until=2026-12-02T23:59:59Z` finds (test_doc52)
+    "c8ac5b1d": "a0187f68f28a",  # qwen3-30b-a3b-h200's [lock] digest at that commit, forever
 }
 SHOWN = re.compile(r"`passprice (?:reproduce|audit) ([0-9a-f]{8,64})` \(`([A-Za-z0-9._-]+)`'s `\[lock\] digest`")
 HEX = re.compile(r"(?<![0-9A-Za-z_])(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{8,64}(?![0-9A-Za-z_])")

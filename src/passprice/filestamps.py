@@ -74,8 +74,8 @@ TRUST_NS = (100_000_000, 3_000_000_000)
 #: Files smaller than this are hashed on every read: hashing 2 KB (about 26,000 instructions) costs about what a
 #: record's look-up does.
 MIN_BYTES = 2048
-#: Records kept: past this, the records learned longest ago are dropped when the file is written (about 90 bytes a
-#: record: 1.5 MB at the bound).
+#: Records kept: past this, the records learned longest ago are dropped when the file is written (at most 117 bytes
+#: a record marshalled: 1.92 MB at the bound, :data:`MAX_FILE_BYTES`).
 MAX_RECORDS = 16384
 #: Record files kept in ``stamps/`` (one a passprice version and code stamp): past this the oldest are removed.
 MAX_FILES = 8

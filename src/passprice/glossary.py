@@ -126,10 +126,13 @@ _TERMS = (
         " checkpoint's is its files' sum, each file holding a header of its own, the first's named) and where the"
         " tensor data starts (`data_offset`: the header padded to the `alignment`, `general.alignment` or 32 bytes);"
         " `shards` counts the files (split shards, `NAME-00001-of-0000N.gguf`), `byte_order` and `version` are the"
-        " file's, and `tensor_count` and `tensor_bytes` (the `tensors` line) count the tensors and their bytes.",
+        " file's, and `tensor_count` and `tensor_bytes` (the `tensors` line) count the tensors and their bytes;"
+        " its `shape` table lists the metadata keys that shape the pass (blocks, widths, heads, window) with their"
+        " values, and its `type` table the tensors of each GGML type (`tensors`, `bytes`). `checkpoints`' `tensors`"
+        " column counts an entry's tensors.",
         ("gguf header", "header", "q4_k_m", "q4_k", "q6_k", "quantization", "mix", "--mix", "architecture",
          "header_file", "header_sha256", "header_bytes", "data_offset", "tensor data", "alignment", "shards",
-         "byte_order", "tensor_count", "tensor_bytes"),
+         "byte_order", "tensor_count", "tensor_bytes", "tensors", "type", "shape"),
     ),
     Term(
         "TPOT",
@@ -517,8 +520,10 @@ _TERMS = (
         "GQA shares a KV head among query heads, a sliding window caps a layer's positions."
         " In `kv --json`: `kv_bytes_per_element` the bytes of one cached element (2 for 16-bit, `--kv-bytes`),"
         " and per context `kv_bytes` a sequence's cache of the main blocks, `draft_kv_bytes` that of the draft"
-        " blocks, and `total_bytes` the cache, recurrent state and conv ring together (bytes).",
-        ("kv", "KV", "kv_bytes_per_element", "kv_bytes", "draft_kv_bytes", "total_bytes"),
+        " blocks, and `total_bytes` the cache, recurrent state and conv ring together (bytes); `kv`'s `+ draft KV if"
+        " drafting` column is that of the draft blocks, held only when drafting with them (MTP).",
+        ("kv", "KV", "kv_bytes_per_element", "kv_bytes", "draft_kv_bytes", "total_bytes", "+ draft KV if drafting",
+         "draft KV"),
     ),
     Term(
         "kv-rotated",
@@ -569,6 +574,19 @@ _TERMS = (
         " `sha256` (of the copy that was read) and `read` (how it was read).",
         ("sources", "locator", "citation", "cite", "retrieved", "retrieved unknown", "kind", "date",
          "provenance it supports", "source: locator", "by", "where", "url", "copies", "sha256", "read"),
+    ),
+    Term(
+        "withdrawn",
+        "audit --source: the facts citing it demoted to assumed, and what the prices and locks on them say then",
+        "`passprice audit --source ID` (or `--fact CARD:PATH`) asks what a price would rest on were the source "
+        "withdrawn: every fact citing it (`cites it as`: `source`, its own source, or `figure NAME`, a figure of "
+        "its derivation read from it; `record` is the card, drafting method, routing record or stack holding the "
+        "fact) is demoted to `assumed`, and with it every fact derived from one (`--fact`'s `why`: `derived from "
+        "PATH`). Values do not change, so no price "
+        "moves: the servings and locks resting on those facts show their weakest provenance today and withdrawn "
+        "(`provenance → withdrawn`; `provenance_withdrawn` in `--json`), and the locks line counts those whose "
+        "floors would then break (`withdrawn (the facts above assumed), 8 break`).",
+        ("withdraw", "provenance → withdrawn", "provenance_withdrawn", "cites it as", "record", "why"),
     ),
     Term(
         "derivation",
@@ -1374,8 +1392,9 @@ _TERMS = (
         "routing, host memory, a TPOT cap. Pricing commands take its name, options override a field (a what-if), "
         "and a lock pins it whole. `passprice servings` lists them. A sweep's rows name theirs in the `serving` "
         "column, empty (`null` in JSON) for a checkpoint swept with no serving (`sweep --checkpoint C`: C on every "
-        "card, at price's defaults).",
-        ("servings", "serving file"),
+        "card, at price's defaults). Its `description` (one line, the `servings` column) says what it is for; a "
+        "lock pins it too.",
+        ("servings", "serving file", "description"),
     ),
     Term(
         "lock digest",
@@ -1462,9 +1481,9 @@ _TERMS = (
         "and its `engine` line gives the simulated server's limits: token-rows a step (`--chunk`, and what on-chip "
         "memory holds), sequences (`--max-batch`), the KV cache and what admission reserves."
         " `simulate --json`'s `trace` counts its requests, `prompt_tokens` and `output_tokens` (all requests'),"
-        " the `longest` request (prompt + output tokens) and `last_arrival_s`; `records` (with `--requests`)"
-        " gives a row per request, its place (`index`) and its `line` in the trace file (`null` for a synthetic"
-        " trace), its prompt and output tokens and its times."
+        " the `longest` request (prompt + output tokens), `last_arrival_s` and `shared_prefixes`; `records`"
+        " (always, under `--json`) gives a row per request, its place (`index`) and its `line` in the trace file"
+        " (`null` for a synthetic trace), its prompt and output tokens and its times."
         " `--synthetic N` draws a trace instead (`--seed`, `--rate`), as its `trace` line says: `Poisson arrivals`"
         " at the rate a second (exponential gaps), `lognormal prompts` (their median and sigma, the spread of the"
         " log), `Pareto outputs` (scale, the least drawn, and alpha, the tail index); a request longer than the"
