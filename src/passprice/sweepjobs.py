@@ -28,7 +28,7 @@ import signal
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from passprice.files import Appended
+from passprice.files import Appended, start_writeback
 from passprice.sweep import Grid, Sweeper, text_chunks, units_of
 
 #: Rows from which a sweep shares its grid among processes when ``--jobs`` is not given (a fork and the copy of
@@ -406,6 +406,7 @@ class _Held:
                 self.at = self.write(self.fd, at)
         if self.at is not None:
             _write_at(self.fd, data, self.at)
+            start_writeback(self.fd, self.at, len(data))
             self.at += len(data)
             return
         if self.spilled is None and len(data) <= self.room[0]:
@@ -426,8 +427,9 @@ class _Held:
         return self.write(self.fd, wait())
 
     def write(self, fd: int, offset: int) -> int:
-        """Write what is kept into ``fd`` from ``offset`` on; return the offset past it, and close the anonymous
-        file."""
+        """Write what is kept into ``fd`` from ``offset`` on (its way to disk started: :func:`start_writeback`);
+        return the offset past it, and close the anonymous file."""
+        start = offset
         for data in self.chunks:
             _write_at(fd, data, offset)
             offset += len(data)
@@ -444,6 +446,7 @@ class _Held:
                 os.close(self.spilled)
                 self.spilled = None
             offset += done
+        start_writeback(fd, start, offset - start)
         return offset
 
     def _release(self) -> None:
@@ -745,6 +748,7 @@ def write_shared(
         turns = [os.pipe() for _ in range(jobs)]
         claims = _claims(len(runs))
         _prctl()  # looked up once here, not in each worker
+        start_writeback(fd, offset, 0)  # sync_file_range looked up once here too
         for k in range(1, jobs):
             _start(workers, sweeper, grid, fmt, runs, k, jobs, fd, turns, folder, claims, offset)
         if ready is not None:
@@ -802,6 +806,7 @@ def _write_from(
         for chunk in made:
             data = _encoded(chunk)
             _write_at(fd, data, offset)
+            start_writeback(fd, offset, len(data))
             offset += len(data)
     return offset
 
