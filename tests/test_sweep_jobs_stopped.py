@@ -21,16 +21,22 @@ ROOT = find_root(REPO)
 ARGS = ["gemma3-270m-h100", "qwen3-30b-a3b-h200", "qwen35-27b-h200-mtp", "--cards", "h200_sxm_141gb,sn40l,rtx_3080",
         "--positions", "0,2048", "--batches", "1,2,7,64"]
 
-#: Run in the sweep's process before passprice starts (a sitecustomize): each worker is stopped as soon as it is
-#: forked, its pid noted, and after a second either it is continued (SIGCONT) or Ctrl-C is pressed (SIGINT to the
-#: process group, as a terminal sends it).
+#: Run in the sweep's process before passprice starts (a sitecustomize): each worker stops itself once it has taken
+#: its first block (a worker stopped before it takes one holds nothing: the other processes take every block), the
+#: sweep waits until it has, notes its pid, and after a second either it is continued (SIGCONT) or Ctrl-C is pressed
+#: (SIGINT to the process group, as a terminal sends it).
 _SITE = """
 import os, signal, threading
 import passprice.sweepjobs as jobs
-start = jobs._start
+start, made, parent = jobs._start, jobs._held_text, os.getpid()
+def stopping(*args, **kwargs):
+    if os.getpid() != parent:
+        os.kill(os.getpid(), signal.SIGSTOP)
+    return made(*args, **kwargs)
+jobs._held_text = stopping
 def stopped(*args, **kwargs):
     worker = start(*args, **kwargs)
-    os.kill(worker.pid, signal.SIGSTOP)
+    os.waitpid(worker.pid, os.WUNTRACED)
     with open(os.environ["WORKERS"], "a") as f:
         f.write(f"{worker.pid}\\n")
     then = os.environ["THEN"]

@@ -28,7 +28,7 @@ import signal
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from passprice.files import Appended
+from passprice.files import Appended, start_writeback
 from passprice.sweep import Grid, Sweeper, text_chunks, units_of
 
 #: Rows from which a sweep shares its grid among processes when ``--jobs`` is not given (a fork and the copy of
@@ -383,10 +383,16 @@ class _Held:
     each chunk is kept), until then kept, in memory up to :data:`HELD_BYTES`, the rest in an anonymous file in
     ``folder`` (copied in at its turn)."""
 
-    def __init__(self, folder: Path | None, fd: int = -1, turn: Callable[[], int | None] | None = None) -> None:
+    def __init__(
+        self, folder: Path | None, fd: int = -1, turn: Callable[[], int | None] | None = None,
+        room: list[int] | None = None,
+    ) -> None:
         self.folder = folder
         self.fd = fd
         self.turn = turn
+        # The bytes this process may still hold in memory, shared by every block it holds (a process that makes
+        # blocks ahead of its turn holds several): :data:`HELD_BYTES` in all.
+        self.room = room if room is not None else [HELD_BYTES]
         self.at: int | None = None  # once the turn has come: where the next byte goes
         self.chunks: list[bytes] = []
         self.size = 0
@@ -400,11 +406,13 @@ class _Held:
                 self.at = self.write(self.fd, at)
         if self.at is not None:
             _write_at(self.fd, data, self.at)
+            start_writeback(self.fd, self.at, len(data))
             self.at += len(data)
             return
-        if self.spilled is None and self.size + len(data) <= HELD_BYTES:
+        if self.spilled is None and len(data) <= self.room[0]:
             self.chunks.append(data)
             self.size += len(data)
+            self.room[0] -= len(data)
             return
         if self.spilled is None:
             self.spilled = _anonymous(self.folder)
@@ -419,12 +427,13 @@ class _Held:
         return self.write(self.fd, wait())
 
     def write(self, fd: int, offset: int) -> int:
-        """Write what is kept into ``fd`` from ``offset`` on; return the offset past it, and close the anonymous
-        file."""
+        """Write what is kept into ``fd`` from ``offset`` on (its way to disk started: :func:`start_writeback`);
+        return the offset past it, and close the anonymous file."""
+        start = offset
         for data in self.chunks:
             _write_at(fd, data, offset)
             offset += len(data)
-        self.chunks = []
+        self._release()
         if self.spilled is not None:
             done = 0
             try:
@@ -437,9 +446,16 @@ class _Held:
                 os.close(self.spilled)
                 self.spilled = None
             offset += done
+        start_writeback(fd, start, offset - start)
         return offset
 
+    def _release(self) -> None:
+        self.chunks = []
+        self.room[0] += self.size
+        self.size = 0
+
     def close(self) -> None:
+        self._release()
         if self.spilled is not None:
             with contextlib.suppress(OSError):
                 os.close(self.spilled)
@@ -470,11 +486,11 @@ def _copy_at(source: int, at: int, fd: int, offset: int, size: int) -> int:
 
 def _held_text(
     sweeper: Sweeper, grid: Grid, fmt: str, runs: list[range], k: int, report: Callable[[int], None] | None,
-    folder: Path | None, fd: int = -1, turn: Callable[[], int | None] | None = None,
+    folder: Path | None, fd: int = -1, turn: Callable[[], int | None] | None = None, room: list[int] | None = None,
 ) -> _Held:
     """The text of block ``k`` of ``runs`` (the first opens the sweep's text, the last closes it), on its way into
-    ``fd`` (:class:`_Held`, ``turn`` its turn)."""
-    held = _Held(folder, fd, turn)
+    ``fd`` (:class:`_Held`, ``turn`` its turn, ``room`` the memory its process may still hold)."""
+    held = _Held(folder, fd, turn, room)
     try:
         made = text_chunks(
             sweeper.segments(grid, report, runs[k]), fmt, opens=k == 0, closes=k == len(runs) - 1, binary=True
@@ -491,6 +507,108 @@ class _Failed(Exception):
     """A worker of :func:`write_shared` ended without writing all its blocks."""
 
 
+#: Blocks :func:`write_shared` cuts a grid into at most (adjacent blocks joined past it): their numbers, 4 bytes each,
+#: fit a pipe's buffer at once, and the ends of the blocks others wrote, 16 bytes each, fit every worker's inbox, so
+#: no process ever waits to write either (:func:`_claims`).
+MOST_BLOCKS = 1024
+
+
+def _joined_runs(runs: list[range], most: int) -> list[range]:
+    """``runs`` (contiguous, in order) joined in groups of adjacent ones into at most ``most`` runs."""
+    if len(runs) <= most:
+        return runs
+    step = -(-len(runs) // most)
+    return [range(runs[i].start, runs[min(i + step, len(runs)) - 1].stop) for i in range(0, len(runs), step)]
+
+
+def _claims(count: int) -> int:
+    """A pipe holding the block numbers ``0`` … ``count - 1`` (4 bytes each, little-endian), its writing end closed:
+    each process of :func:`write_shared` takes the next block with one read of 4 bytes (:func:`_claim`), which the
+    kernel gives whole and to one reader, so the blocks are taken in grid order, each by one process, whichever is
+    free first. Returns the reading end."""
+    read, write = os.pipe()
+    try:
+        _write_all(write, b"".join(k.to_bytes(4, "little") for k in range(count)))
+    finally:
+        os.close(write)
+    return read
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _claim(claims: int) -> int | None:
+    """The next block no process has taken (:func:`_claims`), or ``None`` when none is left."""
+    data = os.read(claims, 4)
+    return int.from_bytes(data, "little") if len(data) == 4 else None
+
+
+def _made(
+    sweeper: Sweeper, grid: Grid, fmt: str, runs: list[range], claims: int, fd: int, folder: Path | None,
+    report: Callable[[int], None] | None, written: list[int], hear: Callable[[bool], None],
+    tell: Callable[[int, int], None], settle: bool,
+) -> None:
+    """One process's share of :func:`write_shared`: take the next block not taken (:func:`_claim`) until none is
+    left, make its text and write it into ``fd`` at its turn, when every block before it is written (``written``:
+    the last block written in grid order, all before it too, and the offset past it; kept up to date by ``hear``,
+    which waits for news when given ``True``). A block made before its turn is held (:class:`_Held`, the memory of
+    every block held here :data:`HELD_BYTES` in all) and the next one taken meanwhile, so no process waits while a
+    block is left; each held block is written as soon as its turn comes (asked between two chunks of text), and
+    ``tell`` is told each block written and the offset past it. ``settle``: a row this process refuses is raised
+    once every block before its block is written (the sweep's error only then, this process's own held blocks
+    written meanwhile); else at once."""
+    held: list[tuple[int, _Held]] = []
+    room = [HELD_BYTES]
+
+    def done(block: int, end: int) -> None:
+        tell(block, end)
+        if written[0] + 1 == block:
+            written[:] = [block, end]
+
+    def flush() -> None:
+        hear(False)
+        while held and written[0] + 1 >= held[0][0]:
+            block, text = held.pop(0)
+            try:
+                end = text.write(fd, written[1])
+            finally:
+                text.close()
+            done(block, end)
+            hear(False)
+
+    try:
+        while (block := _claim(claims)) is not None:
+
+            def come(block: int = block) -> int | None:  # the offset, once every block before it is written
+                flush()
+                return written[1] if written[0] + 1 >= block else None
+
+            try:
+                text = _held_text(sweeper, grid, fmt, runs, block, report, folder, fd, come, room)
+            except Exception:
+                while settle and written[0] + 1 < block:
+                    flush()
+                    if written[0] + 1 < block:
+                        hear(True)
+                raise
+            if text.at is not None:  # its turn came while it was made: written in place
+                text.close()
+                done(block, text.at)
+            else:
+                held.append((block, text))
+            flush()
+        while held:
+            flush()
+            if held:
+                hear(True)
+    finally:
+        for _, text in held:
+            text.close()
+
+
 def _start(
     workers: list[_Worker],
     sweeper: Sweeper,
@@ -502,12 +620,15 @@ def _start(
     fd: int,
     turns: list[tuple[int, int]],
     folder: Path | None,
+    claims: int = -1,
+    offset: int = 0,
 ) -> _Worker:
-    """Fork worker ``k`` of ``jobs`` for :func:`write_shared`: it makes the text of blocks ``k``, ``k + jobs``, … of
-    ``runs`` and writes each into ``fd`` at its turn (the offset read from its pipe ``turns[k]``), then hands the
-    offset past it to the pipe of the block after's worker (this process hears it in the report); it reports to
-    this process the rows it prices (``N``) and each block written (``wBLOCK END``) through a pipe. Added to
-    ``workers`` before any signal that stops the sweep is let through."""
+    """Fork worker ``k`` of ``jobs`` for :func:`write_shared`: it takes blocks of ``runs`` from ``claims`` and
+    writes each into ``fd`` at its turn (:func:`_made`), hearing the offset past each block the others write from
+    its inbox ``turns[k]`` (16 bytes a block: its number and that offset, little-endian; the first block goes at
+    ``offset``), and telling the others' inboxes of each block it writes; it reports to this process the rows it
+    prices (``N``) and each block written (``wBLOCK END``) through a pipe. Added to ``workers`` before any signal
+    that stops the sweep is let through."""
     read, write = os.pipe()
     parent = os.getpid()
     # The mask to restore asked first: a signal raised as the blocking call returned left the three held for the
@@ -528,29 +649,41 @@ def _start(
             _die_with(parent)
             signal.pthread_sigmask(signal.SIG_SETMASK, held)
             os.close(read)
-            mine = turns[k][0]
+            inbox = turns[k][0]
+            written = [-1, offset]
+            ends: dict[int, int] = {}
+            pending = b""
 
             def report(rows: int) -> None:
                 os.write(write, b"%d\n" % rows)
 
-            def come() -> int | None:  # the offset, if it is in the pipe already
-                os.set_blocking(mine, False)
+            def hear(wait: bool) -> None:
+                nonlocal pending
+                os.set_blocking(inbox, wait)
                 try:
-                    data = os.read(mine, 8)  # 8 bytes written at once arrive at once (PIPE_BUF)
+                    data = os.read(inbox, 1 << 16)
                 except BlockingIOError:
-                    return None
+                    return
                 finally:
-                    os.set_blocking(mine, True)
-                if len(data) != 8:
+                    os.set_blocking(inbox, True)
+                if not data:
                     raise _Failed("no turn")
-                return int.from_bytes(data, "little")
+                data = pending + data
+                whole = len(data) - len(data) % 16
+                for at in range(0, whole, 16):
+                    ends[int.from_bytes(data[at : at + 8], "little")] = int.from_bytes(data[at + 8 : at + 16], "little")
+                pending = data[whole:]
+                _advance(written, ends)
 
-            for block in range(k, len(runs), jobs):
-                text = _held_text(sweeper, grid, fmt, runs, block, report, folder, fd, come)
-                end = text.finish(lambda: _turn(mine))
+            def tell(block: int, end: int) -> None:
+                ends[block] = end
                 os.write(write, b"w%d %d\n" % (block, end))
-                if block + 1 < len(runs) and (block + 1) % jobs:  # this process hears it in the report
-                    os.write(turns[(block + 1) % jobs][1], end.to_bytes(8, "little"))
+                news = block.to_bytes(8, "little") + end.to_bytes(8, "little")
+                for j in range(1, jobs):
+                    if j != k:
+                        os.write(turns[j][1], news)  # 16 bytes written at once arrive at once (PIPE_BUF)
+
+            _made(sweeper, grid, fmt, runs, claims, fd, folder, report, written, hear, tell, False)
             status = 0
         except BaseException:  # whatever stops the worker, this process writes what it left
             status = 1
@@ -558,18 +691,6 @@ def _start(
             os._exit(status)
     os.close(write)
     return worker
-
-
-def _turn(fd: int) -> int:  # pragma: no cover - read in the forked worker
-    """The offset a worker writes its next block at, read from its pipe (8 bytes); raises :class:`_Failed` when
-    the pipe closes first."""
-    data = b""
-    while len(data) < 8:
-        more = os.read(fd, 8 - len(data))
-        if not more:
-            raise _Failed("no turn")
-        data += more
-    return int.from_bytes(data, "little")
 
 
 def write_shared(
@@ -586,11 +707,13 @@ def write_shared(
     """Write the text of the sweep of ``grid`` (checked by ``sweeper``), exactly :func:`~passprice.sweep.text_chunks`
     of :meth:`~passprice.sweep.Sweeper.segments`, into the open file ``fd`` from ``offset`` on, made by ``jobs``
     processes that write straight into it (a :class:`~passprice.files.Placed` chunk of
-    :func:`~passprice.files.write_atomically`): the grid is cut into blocks (:func:`blocks_of`), process ``k``
-    makes blocks ``k``, ``k + jobs``, … and writes each at its turn, at the offset the block before it ended at,
-    which the process that wrote that block hands on; no part is copied from one file into another (the copy of a
-    worker's part, a quarter of a gigabyte of the bench's JSON, took 0.1 to 0.8 s of CPU, after both processes had
-    ended). Returns the offset past the text.
+    :func:`~passprice.files.write_atomically`): the grid is cut into blocks (:func:`blocks_of`, at most
+    :data:`MOST_BLOCKS`), each process takes the next block no process has taken whenever it is free
+    (:func:`_claims`: the one that judges the locks, or draws the short straw of a costly serving, takes fewer), and
+    writes it at its turn, at the offset the block before it ended at, which the process that wrote that block tells
+    every other (:func:`_made`); no part is copied from one file into another (the copy of a worker's part, a quarter
+    of a gigabyte of the bench's JSON, took 0.1 to 0.8 s of CPU, after both processes had ended). Returns the offset
+    past the text.
 
     A worker that fails, for any reason, says nothing: this process stops every worker and writes every block from
     the first not yet written itself, in grid order, so the error a sweep reports is the one the one-process sweep
@@ -600,7 +723,7 @@ def write_shared(
     first row in grid order that :func:`~passprice.sweep.text_chunks` refuses, :class:`OSError` when ``fd`` cannot
     be written; no worker is left when it returns or raises."""
     jobs = usable_jobs(jobs)
-    runs = blocks_of(grid, jobs)
+    runs = _joined_runs(blocks_of(grid, jobs), MOST_BLOCKS)
     jobs = min(jobs, len(runs))
     if grid.size() // max(units_of(grid), 1) > HELD_ROWS:  # a pair no cut divides, too long to hold
         jobs = 1
@@ -618,43 +741,39 @@ def write_shared(
 
     workers: list[_Worker] = []
     turns: list[tuple[int, int]] = []
+    claims = -1
     written = [-1, offset]  # the last block written (all before it written too), and the offset past it
-    ends: dict[int, int] = {}  # the offset past each block the workers have written
+    ends: dict[int, int] = {}  # the offset past each block written
     try:
         turns = [os.pipe() for _ in range(jobs)]
+        claims = _claims(len(runs))
         _prctl()  # looked up once here, not in each worker
+        start_writeback(fd, offset, 0)  # sync_file_range looked up once here too
         for k in range(1, jobs):
-            _start(workers, sweeper, grid, fmt, runs, k, jobs, fd, turns, folder)
+            _start(workers, sweeper, grid, fmt, runs, k, jobs, fd, turns, folder, claims, offset)
         if ready is not None:
             ready()
+
+        def hear(wait: bool) -> None:
+            if wait:
+                _await(workers, written[0] + 2, written, ends, count)
+            for worker in workers:
+                _heard(worker, count, ends)
+            _advance(written, ends)
 
         def mine(rows: int) -> None:
             count(rows)
             for worker in workers:
                 _heard(worker, count, ends)
 
+        def tell(block: int, end: int) -> None:
+            ends[block] = end
+            news = block.to_bytes(8, "little") + end.to_bytes(8, "little")
+            for j in range(1, jobs):
+                os.write(turns[j][1], news)
+
         try:
-            for block in range(0, len(runs), jobs):
-
-                def come(block: int = block) -> int | None:  # the offset, if the blocks before are written
-                    for worker in workers:
-                        _heard(worker, count, ends)
-                    _advance(written, ends)
-                    return written[1] if written[0] + 1 >= block else None
-
-                try:
-                    text = _held_text(sweeper, grid, fmt, runs, block, mine, folder, fd, come)
-                except Exception:
-                    # A row this process refuses: the sweep's error only if every block before it is written.
-                    _await(workers, block, written, ends, count)
-                    raise
-                try:
-                    end = text.finish(lambda: _await(workers, block, written, ends, count))  # noqa: B023
-                finally:
-                    text.close()
-                written[:] = [block, end]
-                if block + 1 < len(runs):
-                    os.write(turns[(block + 1) % jobs][1], end.to_bytes(8, "little"))
+            _made(sweeper, grid, fmt, runs, claims, fd, folder, mine, written, hear, tell, True)
             return _await(workers, len(runs), written, ends, count)
         except _Failed:
             pass
@@ -668,8 +787,8 @@ def write_shared(
     finally:
         for worker in workers:
             worker.stop()
-        for pair in turns:
-            for end_fd in pair:
+        for end_fd in [claims, *(end for pair in turns for end in pair)]:
+            if end_fd >= 0:
                 with contextlib.suppress(OSError):
                     os.close(end_fd)
 
@@ -687,6 +806,7 @@ def _write_from(
         for chunk in made:
             data = _encoded(chunk)
             _write_at(fd, data, offset)
+            start_writeback(fd, offset, len(data))
             offset += len(data)
     return offset
 
