@@ -1,0 +1,42 @@
+"""Walkthrough 51 (a team's three months: a corrected L40S bandwidth, a routing record, a locator): what an audit of
+a fact or a source finds resting on it through a serving stack's fit, whose runs are priced on the card."""
+
+from __future__ import annotations
+
+from cli_helpers import REPO, invoke
+from passprice.lineage import FactRef, fact_lineage, paths_text
+from passprice.registry import Root
+
+NINE = {f"stack.{p}" for p in ("overhead.pass", "overhead.layer", "share.read", "share.append", "share.array",
+                               "share.float", "share.vector", "share.scale", "terms.serial")}
+
+
+def test_a_card_fact_s_audit_follows_the_stack_fitted_to_runs_on_that_card() -> None:
+    # Correcting the L40S's bandwidth (864 -> 900 GB/s) made `check` re-fit llama.cpp's stack and moved the H200 lock
+    # under it (expected +0.005869 %), yet `audit --fact l40s:memory.bandwidth` said "facts derived from it: 0" and
+    # named no lock. 12 of the stack's 111 runs are on the L40S; range.* is read off the runs, never priced.
+    a = fact_lineage(Root(REPO), FactRef("card", "l40s", "memory.bandwidth"))
+    assert {path for _, path, _, _, _ in a.fitted} == NINE
+    assert {(runs, total) for _, _, _, runs, total in a.fitted} == {(12, 111)}
+    assert a.fitted_on_cards == (("llamacpp-cuda-2405", "l40s", ("memory.bandwidth",)),)
+    assert a.fitted_through == () and a.derived == ()
+    lock = next(lock for lock in a.locks if lock.name == "r1-qwen7b-h200-llamacpp")
+    assert set(lock.rests_on) <= NINE and "stack.share.read" in lock.rests_on and lock.breaks
+    data = a.to_json()
+    assert data["fitted_on_cards"] == [{"stack": "llamacpp-cuda-2405", "card": "l40s", "paths": ["memory.bandwidth"]}]
+    # A fact no pass's time reads reaches no fit: capacity decides what fits, not a pass's time.
+    assert fact_lineage(Root(REPO), FactRef("card", "l40s", "memory.capacity")).fitted == ()
+
+
+def test_a_lock_s_stack_facts_are_counted_in_the_audit_table() -> None:
+    # Its 12 stack facts made each row of the source audit's lock table about 300 characters wide.
+    assert paths_text(["streams.read", "stack.share.read", "stack.share.append", "stack.terms.serial"]) == (
+        "streams.read, stack.share.read and 2 more stack facts")
+    assert paths_text(["memory.bandwidth", "stack.share.read"], lambda p: f"`{p}`") == (
+        "`memory.bandwidth`, `stack.share.read`")
+    out = invoke("audit", "--fact", "l40s:memory.bandwidth")
+    assert out.exit_code == 0, out.output
+    assert ("  (llamacpp-cuda-2405's runs on card l40s read its memory.bandwidth, the fact or derived from it: the fit "
+            "rests on it)\n") in out.stdout
+    row = next(line for line in out.stdout.splitlines() if line.startswith("r1-qwen7b-h200-llamacpp "))
+    assert "stack.overhead.layer and 7 more stack facts" in row and len(row) < 200
