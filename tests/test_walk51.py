@@ -3,8 +3,10 @@ a fact or a source finds resting on it through a serving stack's fit, whose runs
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from cli_helpers import REPO, invoke
-from passprice.lineage import FactRef, fact_lineage, paths_text
+from passprice.lineage import RUN_CARD_PATHS, FactRef, fact_lineage, paths_text
 from passprice.registry import Root
 
 NINE = {f"stack.{p}" for p in ("overhead.pass", "overhead.layer", "share.read", "share.append", "share.array",
@@ -25,7 +27,7 @@ def test_a_card_fact_s_audit_follows_the_stack_fitted_to_runs_on_that_card() -> 
     data = a.to_json()
     assert data["fitted_on_cards"] == [{"stack": "llamacpp-cuda-2405", "card": "l40s", "paths": ["memory.bandwidth"]}]
     # A fact no pass's time reads reaches no fit: capacity decides what fits, not a pass's time.
-    assert fact_lineage(Root(REPO), FactRef("card", "l40s", "memory.capacity")).fitted == ()
+    assert "memory.capacity" not in RUN_CARD_PATHS and "on_chip.capacity" not in RUN_CARD_PATHS
 
 
 def test_a_lock_s_stack_facts_are_counted_in_the_audit_table() -> None:
@@ -40,3 +42,21 @@ def test_a_lock_s_stack_facts_are_counted_in_the_audit_table() -> None:
             "rests on it)\n") in out.stdout
     row = next(line for line in out.stdout.splitlines() if line.startswith("r1-qwen7b-h200-llamacpp "))
     assert "stack.overhead.layer and 7 more stack facts" in row and len(row) < 200
+
+
+def test_a_price_on_another_routing_record_says_the_serving_differs_not_that_the_locked_record_drifted(
+    tmp_path: Path,
+) -> None:
+    # `price moe-l40s --routing qwen3-30b-a3b-team-chat` said "drifted since the lock: routing.hot_experts: 0.453125
+    # (measured) → 0.3125 (measured)" and "routing.hot_share: 0.9 (measured) → 0.9 (measured) (citation or note
+    # changed)": the locked record, qwen3-30b-a3b-measured, had not changed; the serving priced another one.
+    measured = (REPO / "facts" / "routing" / "qwen3-30b-a3b-measured.toml").read_text()
+    team = tmp_path / "team-chat.toml"  # a team's own measurement: 40 of 128 experts take 90 % of the slots
+    team.write_text(measured.replace("value = 0.453125", "value = 0.3125").replace("hot = { value = 58",
+                                                                                   "hot = { value = 40"))
+    out = invoke("price", "qwen3-30b-a3b-h200", "--routing", str(team))
+    assert out.exit_code == 0, out.output
+    assert f"serving differs from the locked one: routing: qwen3-30b-a3b-measured → {team}" in out.stdout
+    # 10,354.4 recorded at batch 64; the hotter set reads fewer distinct experts' bytes: +8.31 %
+    assert "today 11,215.1 tokens/s at batch 64 (+8.31 %, first moved: weight_bytes)" in out.stdout
+    assert "drifted since the lock" not in out.stdout
