@@ -60,3 +60,15 @@ def test_a_price_on_another_routing_record_says_the_serving_differs_not_that_the
     # 10,354.4 recorded at batch 64; the hotter set reads fewer distinct experts' bytes: +8.31 %
     assert "today 11,215.1 tokens/s at batch 64 (+8.31 %, first moved: weight_bytes)" in out.stdout
     assert "drifted since the lock" not in out.stdout
+
+
+def test_the_sources_listing_counts_the_locks_resting_on_a_source_through_a_stack_s_fit() -> None:
+    # `passprice sources` counted 0 locks on the L40S datasheet where `audit --source` finds the lock under llama.cpp's
+    # stack, whose 12 L40S runs are priced at the datasheet's bandwidth: the listing and the audit now agree.
+    from passprice.lineage import source_uses
+
+    uses, problems = source_uses(Root(REPO))
+    assert problems == []
+    locks = {u.source.id: set(u.locks) for u in uses}
+    assert locks["nvidia-l40s-datasheet"] == {"r1-qwen7b-h200-llamacpp"}
+    assert locks["lmdeploy-a100-fp16-benchmark"] == set()  # its 17 runs' stack locks nothing

@@ -884,14 +884,23 @@ def fitted_through(
     Walkthrough 51: the L40S's datasheet bandwidth corrected, ``check`` found llama.cpp's fit stale and its re-fit
     moved an H200 lock's expected price +0.005869 %, while `audit --fact l40s:memory.bandwidth` and `audit --source`
     of the datasheet said "facts derived from it: 0" and listed neither the stack nor that lock. Raises nothing."""
+    return _fitted_in(stack_fits(root), source_id, routings, cards)
+
+
+#: A serving stack's fitted facts with the runs each was fitted to: (stack, lock path, fact, the runs it names, each
+#: ``None`` where no registered run has that id).
+StackFits = tuple[tuple[str, str, Fact, tuple[Any, ...]], ...]
+
+
+def stack_fits(root: Root) -> StackFits:
+    """Every registered serving stack's run-fitted facts with their runs (:data:`StackFits`), read once for a
+    listing of every source (``passprice sources``). A stack or measurement file that does not read is check's to
+    report, and left out. Raises nothing."""
     from passprice.derivations import RunDerivation
     from passprice.measurements import load_runs
     from passprice.stacks import load_stack
 
-    cards = {name: paths for name, paths in (cards or {}).items() if paths}
-    out: list[tuple[str, str, Fact, int, int]] = []
-    through: dict[tuple[str, str], None] = {}
-    on_cards: dict[tuple[str, str], tuple[str, ...]] = {}
+    out = []
     for name in root.scan(root.stacks):
         try:
             stack = load_stack(root, name)
@@ -900,23 +909,35 @@ def fitted_through(
             continue
         for path, fact in stack.lock_facts().items():
             if isinstance(fact.derivation, RunDerivation):
-                named = [runs.get(r.run) for r in fact.derivation.runs]
-                # The range a stack's runs measured (range.rows, range.position) is read off the runs, not priced:
-                # no card fact moves it.
-                priced = not path.removeprefix("stack.").startswith("range.")
-                resting = 0
-                for run in named:
-                    if run is None:
-                        continue
-                    if run.routing in routings:
-                        through[(name, run.routing)] = None
-                    on_card = priced and run.card in cards
-                    if on_card:
-                        on_cards[(name, run.card)] = cards[run.card]
-                    resting += (source_id is not None and run.source_id == source_id) or run.routing in routings \
-                        or on_card
-                if resting:
-                    out.append((name, path, fact, resting, len(named)))
+                out.append((name, path, fact, tuple(runs.get(r.run) for r in fact.derivation.runs)))
+    return tuple(out)
+
+
+def _fitted_in(
+    fits: StackFits, source_id: str | None, routings: frozenset[str], cards: Mapping[str, tuple[str, ...]] | None,
+) -> tuple[tuple[tuple[str, str, Fact, int, int], ...], tuple[tuple[str, str], ...],
+           tuple[tuple[str, str, tuple[str, ...]], ...]]:
+    """:func:`fitted_through` over ``fits`` read already."""
+    cards = {name: paths for name, paths in (cards or {}).items() if paths}
+    out: list[tuple[str, str, Fact, int, int]] = []
+    through: dict[tuple[str, str], None] = {}
+    on_cards: dict[tuple[str, str], tuple[str, ...]] = {}
+    for name, path, fact, named in fits:
+        # The range a stack's runs measured (range.rows, range.position) is read off the runs, not priced: no card
+        # fact moves it.
+        priced = not path.removeprefix("stack.").startswith("range.")
+        resting = 0
+        for run in named:
+            if run is None:
+                continue
+            if run.routing in routings:
+                through[(name, run.routing)] = None
+            on_card = priced and run.card in cards
+            if on_card:
+                on_cards[(name, run.card)] = cards[run.card]
+            resting += (source_id is not None and run.source_id == source_id) or run.routing in routings or on_card
+        if resting:
+            out.append((name, path, fact, resting, len(named)))
     return tuple(out), tuple(through), tuple((stack, card, paths) for (stack, card), paths in on_cards.items())
 
 
@@ -1198,9 +1219,15 @@ def source_uses(root: Root) -> tuple[list[SourceUse], list[str]]:
     index = citing_sources(records)  # one pass over the facts and the locks' pins, not one a source
     cited = {shown: pinned_citations(lock) for shown, lock in locks}
     runs = Counter(run.source_id for run in load_runs(root, problems=[]))
+    fits = stack_fits(root)
     for source in sources.values():
         citing = index.get(source.id, [])
         demoted = {c.ref for c in citing} | {c.ref for c in derived_closure(records, [c.ref for c in citing])}
+        # The stack facts fitted to runs resting on it, as `audit --source` follows them (walkthrough 51: the
+        # listing counted 0 locks on the L40S datasheet where the audit found the lock under llama.cpp's stack).
+        fitted, _, _ = _fitted_in(fits, source.id, frozenset(r.record for r in demoted if r.kind == "routing"),
+                                  _card_paths(demoted))
+        demoted |= {FactRef("stack", stack, path.removeprefix("stack.")) for stack, path, _, _, _ in fitted}
         impacts, _ = lock_impacts(locks, demoted, source.id, cited)
         provenances = [c.fact.provenance for c in citing]
         out.append(
