@@ -628,7 +628,7 @@ def price_moved(
 
         unstacked = lock.stack.name
         found = tuple(d for d in found if not is_stack_path(d.path))
-    found = unread_drafts(found, resolved)
+    found = other_routing(unread_drafts(found, resolved), lock, resolved)
     drifted = tuple(d.describe() for d in found)
     changes = serving_differences(lock.spec, portable_spec(resolved.spec, root))
     serving = tuple(f"{key}: {_field_shown(was)} → {_field_shown(now)}" for key, was, now in changes)
@@ -726,6 +726,22 @@ def unread_drafts(found: tuple[Drift, ...], resolved: Resolved) -> tuple[Drift, 
             and int(index) > tokens
 
     return tuple(d for d in found if not unread(d))
+
+
+def other_routing(found: tuple[Drift, ...], lock: Lock, resolved: Resolved) -> tuple[Drift, ...]:
+    """``found`` less each ``routing.*`` drift of a price made with another routing record than the one ``lock``
+    pinned (``--routing NAME``, or the serving file naming another): the locked record still holds its figures, the
+    priced one is another record, and the serving's own change is said beside (``serving differs from the locked
+    one: routing: A → B``). ``price moe-l40s --routing qwen3-30b-a3b-team-chat`` said "drifted since the lock:
+    routing.hot_experts: 0.453125 (measured) → 0.3125 (measured)" and "routing.hot_share: 0.9 (measured) → 0.9
+    (measured) (citation or note changed)" though qwen3-30b-a3b-measured was unchanged: `fact show … --history`
+    found no such change (walkthrough 51). Raises nothing."""
+    from passprice.locks import _record_name
+
+    locked, now = lock.spec.routing, resolved.spec.routing
+    if locked is None or now is None or _record_name(locked) == _record_name(now):
+        return found
+    return tuple(d for d in found if not d.path.startswith("routing."))
 
 
 def _field_shown(value: Any) -> str:
@@ -1130,7 +1146,7 @@ class Guard:
             from passprice.reproduce import drift
             from passprice.stacks import is_stack_path
 
-            found = unread_drafts(drift(lock, today, read), resolved)
+            found = other_routing(unread_drafts(drift(lock, today, read), resolved), lock, resolved)
             if stack_facts is None:
                 found = tuple(d for d in found if not is_stack_path(d.path))
             out += [f"{lock.name}: {d.describe()}" if len(self.locks) > 1 else d.describe() for d in found]

@@ -584,13 +584,13 @@ class LockImpact:
 
     def floors(self) -> str:
         """``still holds``, or ``BREAKS: P1, P2 below F1; P3 below F2`` (the withdrawn facts, now ``assumed``, grouped
-        by the floor each falls below)."""
+        by the floor each falls below; a serving stack's fitted facts counted, :func:`paths_text`)."""
         if self.withdrawn.holds:
             return "still holds"
         by_floor: dict[str, list[str]] = {}
         for o in self.withdrawn.offences:
             by_floor.setdefault(o.floor.value, []).append(o.path)
-        listed = "; ".join(f"{', '.join(paths)} below {floor}" for floor, paths in by_floor.items())
+        listed = "; ".join(f"{paths_text(paths)} below {floor}" for floor, paths in by_floor.items())
         return ("BREAKS: " if self.now.holds else "unheld already: ") + listed
 
     def to_json(self) -> dict[str, Any]:
@@ -697,6 +697,20 @@ def serving_impacts(uses: Iterable[ServingUse], demoted: set[FactRef]) -> list[S
 # --- the audit of a source or a fact ---------------------------------------------------------------------------------
 
 
+def paths_text(paths: Iterable[str], code: Callable[[str], str] = str) -> str:
+    """Fact paths for a table cell: each card or drafting fact by path, a serving stack's fitted facts (``stack.*``)
+    counted when more than two (``stack.share.read and 8 more stack facts``), so that a lock under a stack keeps the
+    table readable (walkthrough 51: its 12 stack facts made the audit's rows 300 characters wide)."""
+    paths = list(paths)
+    own = [code(p) for p in paths if not p.startswith("stack.")]
+    stack = [p for p in paths if p.startswith("stack.")]
+    if len(stack) > 2:
+        own.append(f"{code(stack[0])} and {len(stack) - 1} more stack facts")
+    else:
+        own += [code(p) for p in stack]
+    return ", ".join(own)
+
+
 @attrs.frozen
 class Lineage:
     """What rests on a subject: a ``source`` (its record) or one ``fact``; the facts ``citing`` it (for a fact, the
@@ -719,6 +733,10 @@ class Lineage:
     #: The (stack, routing record) pairs whose runs rest on the source through the routing record they price (a
     #: mixture of experts' runs: the record's facts cite the source), counted among :attr:`fitted`'s runs.
     fitted_through: tuple[tuple[str, str], ...] = ()
+    #: The (stack, card, fact paths) triples whose runs rest on the subject through the card they are priced on (its
+    #: facts of :data:`RUN_CARD_PATHS` cite the source, derive from it, or are the audited fact), counted among
+    #: :attr:`fitted`'s runs.
+    fitted_on_cards: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
     #: A source's measured runs, by measurement file (:func:`runs_citing`): each (file, the ids of its runs citing
     #: the source, their stacks, their cards), registered stack or not.
     runs: tuple[tuple[str, tuple[str, ...], tuple[str, ...], tuple[str, ...]], ...] = ()
@@ -745,6 +763,8 @@ class Lineage:
                         "provenance": fact.provenance.value, "runs": runs, "of": total}
                        for stack, path, fact, runs, total in self.fitted],
             "fitted_through": [{"stack": stack, "routing": routing} for stack, routing in self.fitted_through],
+            "fitted_on_cards": [{"stack": stack, "card": card, "paths": list(paths)}
+                                for stack, card, paths in self.fitted_on_cards],
             "runs": [{"file": file, "ids": list(ids), "stacks": list(stacks), "cards": list(cards)}
                      for file, ids, stacks, cards in self.runs],
         }
@@ -790,13 +810,15 @@ def source_lineage(root: Root, source_id: str) -> Lineage:
         raise InputError.of(problems)
     citing = citing_source(records, source.id)
     routings = frozenset(c.ref.record for c in citing if c.ref.kind == "routing")
-    fitted, through = fitted_to_source(root, source.id, routings)
+    reached = [c.ref for c in citing] + [c.ref for c in derived_closure(records, [c.ref for c in citing])]
+    fitted, through, on_cards = fitted_through(root, source.id, routings, _card_paths(reached))
     # The fitted facts rest on the source as its runs do: a lock resting on them is judged with them withdrawn too
     # (walkthrough 27: `audit --source` of the benchmark a stack was fitted to listed a lock under the stack as
     # resting on its memory.reserved alone).
     refs = [FactRef("stack", stack, path.removeprefix("stack.")) for stack, path, _, _, _ in fitted]
     lineage = _lineage(root, f"source {source.id}", citing, source, None, records, refs)
-    return attrs.evolve(lineage, fitted=fitted, fitted_through=through, runs=runs_citing(root, source.id))
+    return attrs.evolve(lineage, fitted=fitted, fitted_through=through, fitted_on_cards=on_cards,
+                        runs=runs_citing(root, source.id))
 
 
 def runs_citing(
@@ -830,6 +852,12 @@ def _listed(names: tuple[str, ...], most: int = 3) -> str:
     return f"{', '.join(names[:most])} and {len(names) - most} more"
 
 
+#: The card facts a measured run's limit reads whatever its checkpoint: the terms of a decode pass
+#: (:func:`passprice.serving.rested_on`; ``memory.capacity`` and ``on_chip.capacity`` decide what fits, not how
+#: long a pass takes, so a fit's values never move with them). A stack fitted to runs on a card rests on these.
+RUN_CARD_PATHS = ("memory.bandwidth", "streams.read", "streams.append", "array", "vector", "scale")
+
+
 def fitted_to_source(
     root: Root, source_id: str, routings: frozenset[str] = frozenset()
 ) -> tuple[tuple[tuple[str, str, Fact, int, int], ...], tuple[tuple[str, str], ...]]:
@@ -840,12 +868,39 @@ def fitted_to_source(
     nine fitted facts rest on the 111 runs read from it (they cite passprice-stack-calibration, the fit);
     walkthrough 27: a stack fitted to runs of a mixture of experts rests on the routing record they price as well.
     A stack or measurement file that does not read is check's to report."""
+    fitted, through, _ = fitted_through(root, source_id, routings)
+    return fitted, through
+
+
+def fitted_through(
+    root: Root, source_id: str | None, routings: frozenset[str] = frozenset(),
+    cards: Mapping[str, tuple[str, ...]] | None = None,
+) -> tuple[tuple[tuple[str, str, Fact, int, int], ...], tuple[tuple[str, str], ...],
+           tuple[tuple[str, str, tuple[str, ...]], ...]]:
+    """As :func:`fitted_to_source`, a run also resting on the subject when it is priced on a card of ``cards``
+    (card name -> the paths of its facts the subject reaches, each of :data:`RUN_CARD_PATHS`: the run's limit reads
+    them, so the fit does); ``source_id`` None for a fact's audit (no run cites a fact). Returns the fitted facts, the
+    (stack, routing record) pairs and the (stack, card, paths) triples through which runs rest on the subject.
+    Walkthrough 51: the L40S's datasheet bandwidth corrected, ``check`` found llama.cpp's fit stale and its re-fit
+    moved an H200 lock's expected price +0.005869 %, while `audit --fact l40s:memory.bandwidth` and `audit --source`
+    of the datasheet said "facts derived from it: 0" and listed neither the stack nor that lock. Raises nothing."""
+    return _fitted_in(stack_fits(root), source_id, routings, cards)
+
+
+#: A serving stack's fitted facts with the runs each was fitted to: (stack, lock path, fact, the runs it names, each
+#: ``None`` where no registered run has that id).
+StackFits = tuple[tuple[str, str, Fact, tuple[Any, ...]], ...]
+
+
+def stack_fits(root: Root) -> StackFits:
+    """Every registered serving stack's run-fitted facts with their runs (:data:`StackFits`), read once for a
+    listing of every source (``passprice sources``). A stack or measurement file that does not read is check's to
+    report, and left out. Raises nothing."""
     from passprice.derivations import RunDerivation
     from passprice.measurements import load_runs
     from passprice.stacks import load_stack
 
-    out: list[tuple[str, str, Fact, int, int]] = []
-    through: dict[tuple[str, str], None] = {}
+    out = []
     for name in root.scan(root.stacks):
         try:
             stack = load_stack(root, name)
@@ -854,15 +909,45 @@ def fitted_to_source(
             continue
         for path, fact in stack.lock_facts().items():
             if isinstance(fact.derivation, RunDerivation):
-                named = [runs.get(r.run) for r in fact.derivation.runs]
-                resting = 0
-                for run in named:
-                    if run is not None and run.routing in routings:
-                        through[(name, run.routing)] = None
-                    resting += run is not None and (run.source_id == source_id or run.routing in routings)
-                if resting:
-                    out.append((name, path, fact, resting, len(named)))
-    return tuple(out), tuple(through)
+                out.append((name, path, fact, tuple(runs.get(r.run) for r in fact.derivation.runs)))
+    return tuple(out)
+
+
+def _fitted_in(
+    fits: StackFits, source_id: str | None, routings: frozenset[str], cards: Mapping[str, tuple[str, ...]] | None,
+) -> tuple[tuple[tuple[str, str, Fact, int, int], ...], tuple[tuple[str, str], ...],
+           tuple[tuple[str, str, tuple[str, ...]], ...]]:
+    """:func:`fitted_through` over ``fits`` read already."""
+    cards = {name: paths for name, paths in (cards or {}).items() if paths}
+    out: list[tuple[str, str, Fact, int, int]] = []
+    through: dict[tuple[str, str], None] = {}
+    on_cards: dict[tuple[str, str], tuple[str, ...]] = {}
+    for name, path, fact, named in fits:
+        # The range a stack's runs measured (range.rows, range.position) is read off the runs, not priced: no card
+        # fact moves it.
+        priced = not path.removeprefix("stack.").startswith("range.")
+        resting = 0
+        for run in named:
+            if run is None:
+                continue
+            if run.routing in routings:
+                through[(name, run.routing)] = None
+            on_card = priced and run.card in cards
+            if on_card:
+                on_cards[(name, run.card)] = cards[run.card]
+            resting += (source_id is not None and run.source_id == source_id) or run.routing in routings or on_card
+        if resting:
+            out.append((name, path, fact, resting, len(named)))
+    return tuple(out), tuple(through), tuple((stack, card, paths) for (stack, card), paths in on_cards.items())
+
+
+def _card_paths(refs: Iterable[FactRef]) -> dict[str, tuple[str, ...]]:
+    """The card facts of ``refs`` a measured run's limit reads (:data:`RUN_CARD_PATHS`), by card."""
+    out: dict[str, list[str]] = {}
+    for ref in refs:
+        if ref.kind == "card" and ref.path in RUN_CARD_PATHS and ref.path not in out.get(ref.record, []):
+            out.setdefault(ref.record, []).append(ref.path)
+    return {card: tuple(paths) for card, paths in out.items()}
 
 
 def parse_fact_ref(root: Root, text: str) -> FactRef:
@@ -894,7 +979,14 @@ def fact_lineage(root: Root, ref: FactRef) -> Lineage:
     if ref.path not in record.facts:
         raise InputError(f"--fact {ref}: no such fact")
     citing = [Citing(ref, record.facts[ref.path], ("the fact itself",))]
-    return _lineage(root, f"fact {ref}", citing, None, ref, records)
+    # The serving stacks fitted to runs priced on the fact (on its card, or on its routing record), as a source's
+    # audit follows them (walkthrough 51).
+    reached = [ref] + [c.ref for c in derived_closure(records, [ref])]
+    routings = frozenset(r.record for r in reached if r.kind == "routing")
+    fitted, through, on_cards = fitted_through(root, None, routings, _card_paths(reached))
+    refs = [FactRef("stack", stack, path.removeprefix("stack.")) for stack, path, _, _, _ in fitted]
+    lineage = _lineage(root, f"fact {ref}", citing, None, ref, records, refs)
+    return attrs.evolve(lineage, fitted=fitted, fitted_through=through, fitted_on_cards=on_cards)
 
 
 # --- rendering -------------------------------------------------------------------------------------------------------
@@ -921,6 +1013,11 @@ def _fact_rows(citing: Iterable[Citing]) -> list[list[str]]:
     return [
         [c.ref.record, c.ref.path, c.fact.describe(), c.fact.provenance.value, ", ".join(c.how)] for c in citing
     ]
+
+
+def _reached(a: Lineage) -> str:
+    """How a card's facts that a stack's runs read reach the subject of audit ``a``."""
+    return "citing it or derived from it" if a.source is not None else "the fact or derived from it"
 
 
 def lineage_text(a: Lineage) -> str:
@@ -950,6 +1047,8 @@ def lineage_text(a: Lineage) -> str:
         lines.append(text_table(["stack", "fact", "value", "provenance", "runs resting on it"], rows))
         lines += [f"  ({stack}'s runs price routing record {routing}, whose facts cite it: the fit rests on them)"
                   for stack, routing in a.fitted_through]
+        lines += [f"  ({stack}'s runs on card {card} read its {', '.join(paths)}, {_reached(a)}: the fit rests on "
+                  f"{'it' if len(paths) == 1 else 'them'})" for stack, card, paths in a.fitted_on_cards]
         lines.append("  (each fact's derivation names its runs: passprice audit SERVING --stack S, or passprice fact "
                      "show S PATH)")
     if a.source is not None and a.runs:
@@ -975,7 +1074,7 @@ def lineage_text(a: Lineage) -> str:
         rows = [
             [
                 lock.name,
-                ", ".join(lock.rests_on),
+                paths_text(lock.rests_on),
                 f"{lock.tokens_per_s:,.1f}",
                 f"{lock.now.provenance.value} → {lock.withdrawn.provenance.value}",
                 ("holds" if lock.now.holds else "unheld") + " → " + lock.floors(),
@@ -1014,7 +1113,10 @@ def lineage_markdown(a: Lineage) -> str:
         out += ["", "#### Serving-stack facts fitted to its measured runs", "",
                 markdown_table(["stack", "fact", "value", "provenance", "runs resting on it"], rows, (2,)),
                 *[f"\n{markdown_code(stack)}'s runs price routing record {markdown_code(routing)}, whose facts "
-                  "cite it: the fit rests on them" for stack, routing in a.fitted_through]]
+                  "cite it: the fit rests on them" for stack, routing in a.fitted_through],
+                *[f"\n{markdown_code(stack)}'s runs on card {markdown_code(card)} read its "
+                  f"{', '.join(markdown_code(p) for p in paths)}, {_reached(a)}: the fit rests on "
+                  f"{'it' if len(paths) == 1 else 'them'}" for stack, card, paths in a.fitted_on_cards]]
     if a.source is not None and a.runs:
         rows = [[markdown_code(file), str(len(ids)), markdown_text(_listed(ids, 1)), markdown_text(_listed(stacks, 2)),
                  markdown_text(_listed(cards))] for file, ids, stacks, cards in a.runs]
@@ -1031,7 +1133,7 @@ def lineage_markdown(a: Lineage) -> str:
                 markdown_table(["serving", "card", "rests on", "tokens/s", "provenance → withdrawn"], rows, (3,))]
     if a.locks:
         rows = [
-            [markdown_code(lock.name), ", ".join(markdown_code(p) for p in lock.rests_on), f"{lock.tokens_per_s:,.1f}",
+            [markdown_code(lock.name), paths_text(lock.rests_on, markdown_code), f"{lock.tokens_per_s:,.1f}",
              f"{lock.now.provenance.value} → {lock.withdrawn.provenance.value}",
              ("❌ " if lock.breaks else "") + markdown_prose(lock.floors())]
             for lock in a.locks
@@ -1117,9 +1219,15 @@ def source_uses(root: Root) -> tuple[list[SourceUse], list[str]]:
     index = citing_sources(records)  # one pass over the facts and the locks' pins, not one a source
     cited = {shown: pinned_citations(lock) for shown, lock in locks}
     runs = Counter(run.source_id for run in load_runs(root, problems=[]))
+    fits = stack_fits(root)
     for source in sources.values():
         citing = index.get(source.id, [])
         demoted = {c.ref for c in citing} | {c.ref for c in derived_closure(records, [c.ref for c in citing])}
+        # The stack facts fitted to runs resting on it, as `audit --source` follows them (walkthrough 51: the
+        # listing counted 0 locks on the L40S datasheet where the audit found the lock under llama.cpp's stack).
+        fitted, _, _ = _fitted_in(fits, source.id, frozenset(r.record for r in demoted if r.kind == "routing"),
+                                  _card_paths(demoted))
+        demoted |= {FactRef("stack", stack, path.removeprefix("stack.")) for stack, path, _, _, _ in fitted}
         impacts, _ = lock_impacts(locks, demoted, source.id, cited)
         provenances = [c.fact.provenance for c in citing]
         out.append(
