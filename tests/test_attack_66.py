@@ -1,0 +1,45 @@
+"""Attack round 66 (issue 13): what sessions 36-37 added, broken as an attacker would, each escape's reproducer in
+process. The review's stale descriptions (:mod:`passprice.rowcite`) compared the rows a record's facts cite on each
+side as tuples: a card citing 17,524 distinct rows a side (256 KiB) made ``diff`` run 17 s."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import attrs
+
+from cli_helpers import REPO
+from passprice import rowcite
+from passprice.diff import stale_descriptions
+from passprice.registry import Root
+from passprice.routing import load_routing
+
+ROUTING = "facts/routing/qwen3-30b-a3b-measured.toml"
+
+
+def test_a_record_re_cited_from_20000_rows_to_20000_others_is_compared_in_linear_time() -> None:
+    # 20,000 rows a side: the tuples' look-ups were 4 x 10^8 comparisons (11.5 s of CPU here), now set look-ups
+    # (0.15 s); the line names three rows a side and counts the rest (it named all 40,001: 538,082 characters).
+    fact = load_routing(Root(REPO), "qwen3-30b-a3b-measured").hot_experts
+    n = 20_000
+    old = attrs.evolve(fact, derivation=None, locator="row 'narrow (single-domain Python)', "
+                       + ", ".join(f"row 'b{i}'" for i in range(n)))
+    new = attrs.evolve(fact, derivation=None, locator=", ".join(f"row 'h{i}'" for i in range(n)))
+    f = SimpleNamespace(path=ROUTING, kind="routing", status="changed", compared=True, holds_facts=True,
+                        facts=(SimpleNamespace(path="hot_experts", old=old, new=new),))
+    side = SimpleNamespace(files={ROUTING: (REPO / ROUTING).read_bytes()}, root=Root(REPO))
+    said = stale_descriptions(side, side, [f])  # type: ignore[arg-type]
+    assert said == {ROUTING: (
+        "its name still says 'single-domain', 'Python'; source gpu-container-handbook-routing-derisk's read still "
+        "names row 'narrow (single-domain Python)', though its facts now cite row 'h0', row 'h1', row 'h2' and "
+        "19,997 more rows in place of row 'narrow (single-domain Python)', row 'b0', row 'b1' and 19,998 more rows: "
+        "does each still describe the record? (nothing priced reads it; `audit` shows it)")}
+
+
+def test_rows_named_three_then_counted() -> None:
+    assert rowcite.named([]) == ""
+    assert rowcite.named(["a", "b", "c"]) == "row 'a', row 'b', row 'c'"
+    assert rowcite.named(["a", "b", "c", "d"]) == "row 'a', row 'b', row 'c' and 1 more row"
+    assert rowcite.named(["a", "b", "c", "d", "e"]) == "row 'a', row 'b', row 'c' and 2 more rows"
+    assert rowcite.label_words(("narrow (single-domain Python)", "ab")) == frozenset({"narrow", "single-domain",
+                                                                                      "python"})
