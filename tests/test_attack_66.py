@@ -43,3 +43,29 @@ def test_rows_named_three_then_counted() -> None:
     assert rowcite.named(["a", "b", "c", "d", "e"]) == "row 'a', row 'b', row 'c' and 2 more rows"
     assert rowcite.label_words(("narrow (single-domain Python)", "ab")) == frozenset({"narrow", "single-domain",
                                                                                       "python"})
+
+
+def test_a_sweep_of_many_positions_counts_each_against_the_bound() -> None:
+    # `sweep --cards all --positions 1-100 --batches 1` counted 606,900 (28,900 rows and 289 shapes) and ran 8.0 s of
+    # CPU; `--positions 1-1000` about 80 s: each position past 64 is a block of its own (80 to 280 µs). Now each
+    # counts as sweep.POSITION_ROWS: 28,900 + 289 x 2,000 + 28,900 x 150 = 4,941,900, refused before pricing.
+    from passprice.errors import InputError
+    from passprice.registry import find_root
+    from passprice.sweep import Grid, Sweeper
+
+    root = find_root(REPO)
+    grid = Grid(("r1-qwen7b-h200",), (1,), positions=tuple(float(p) for p in range(1, 100_001)))
+    try:
+        Sweeper(root).check(grid)
+    except InputError as e:
+        assert str(e) == (
+            "sweep: 100,000 rows (1 serving × 1 card × 1 draft length × 100,000 positions × 1 batch), and 1 pass "
+            "shapes to read, each counting as 2,000, and 100,000 positions priced each from a shape read once (past "
+            "64 positions), each counting as 150: 15,102,000 rows in all, is more than the 1,048,576 rows --max-rows "
+            "allows (about 2 s of CPU a million rows); split the grid, use a doubling range of batches (1-4096*2), or "
+            "raise --max-rows (at most 688,000,000)")
+    else:
+        raise AssertionError("100,000 positions were not refused")
+    Sweeper(root, max_rows=15_102_000).check(grid)  # raised, it is allowed
+    # 64 positions read a shape each (2,000) and are not counted again
+    Sweeper(root).check(Grid(("r1-qwen7b-h200",), (1,), positions=tuple(float(p) for p in range(1, 65))))
