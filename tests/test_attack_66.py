@@ -69,3 +69,18 @@ def test_a_sweep_of_many_positions_counts_each_against_the_bound() -> None:
     Sweeper(root, max_rows=15_102_000).check(grid)  # raised, it is allowed
     # 64 positions read a shape each (2,000) and are not counted again
     Sweeper(root).check(Grid(("r1-qwen7b-h200",), (1,), positions=tuple(float(p) for p in range(1, 65))))
+
+
+def test_a_negative_zero_position_on_the_command_line_is_shown_as_0() -> None:
+    # `sweep SERVING --positions -0.0` wrote position 0 in its rows but "its rows at position -0 are not the locked
+    # serving's" on stderr: the sweep file's positions were read as 0 (leftovers 29), the command line's were not.
+    import math
+
+    from cli_helpers import invoke
+    from passprice.sweep import parse_numbers
+
+    assert [math.copysign(1, v) for v in parse_numbers("-0.0,0,512", float, "--positions")] == [1, 1, 1]
+    result = invoke("sweep", "qwen3-30b-a3b-h200", "--positions", "-0.0,512", "--batches", "1")
+    assert result.exit_code == 0, result.output
+    assert result.stderr.splitlines()[-1].endswith(
+        "its rows at position 0, 512 are not the locked serving's (position 2048)"), result.stderr

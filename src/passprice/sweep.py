@@ -251,6 +251,8 @@ def parse_numbers(
                     out.extend(kind(str(v)) for v in range(lo, hi + 1))
             else:
                 out.append(kind(part))
+                if isinstance(out[-1], float):  # -0.0 is 0, as a sweep file's and a serving file's are (attack66:
+                    out[-1] = unsigned_zero(out[-1])  # `--positions -0.0` read "its rows at position -0")
                 if out[-1] == 0 and any(c in "123456789" for c in part.lower().partition("e")[0]):
                     # `--positions 1e-400` priced position 0, a number the line does not hold (round 33)
                     raise InputError(f"{what}: {part!r} underflows a float (read as 0: nothing but 0 is nearer zero "
