@@ -17,11 +17,11 @@ from passprice.routing import load_routing
 ROUTING = "facts/routing/qwen3-30b-a3b-measured.toml"
 
 
-def test_a_record_re_cited_from_20000_rows_to_20000_others_is_compared_in_linear_time() -> None:
-    # 20,000 rows a side: the tuples' look-ups were 4 x 10^8 comparisons (11.5 s of CPU here), now set look-ups
-    # (0.15 s); the line names three rows a side and counts the rest (it named all 40,001: 538,082 characters).
+def test_a_record_re_cited_from_10000_rows_to_10000_others_is_compared_in_linear_time() -> None:
+    # 10,000 rows a side: the tuples' look-ups were 10^8 comparisons (20,000 a side: 11.5 s of CPU here), now set
+    # look-ups; the line names three rows a side and counts the rest (it named all 20,001).
     fact = load_routing(Root(REPO), "qwen3-30b-a3b-measured").hot_experts
-    n = 20_000
+    n = 10_000
     old = attrs.evolve(fact, derivation=None, locator="row 'narrow (single-domain Python)', "
                        + ", ".join(f"row 'b{i}'" for i in range(n)))
     new = attrs.evolve(fact, derivation=None, locator=", ".join(f"row 'h{i}'" for i in range(n)))
@@ -32,7 +32,7 @@ def test_a_record_re_cited_from_20000_rows_to_20000_others_is_compared_in_linear
     assert said == {ROUTING: (
         "its name still says 'single-domain', 'Python'; source gpu-container-handbook-routing-derisk's read still "
         "names row 'narrow (single-domain Python)', though its facts now cite row 'h0', row 'h1', row 'h2' and "
-        "19,997 more rows in place of row 'narrow (single-domain Python)', row 'b0', row 'b1' and 19,998 more rows: "
+        "9,997 more rows in place of row 'narrow (single-domain Python)', row 'b0', row 'b1' and 9,998 more rows: "
         "does each still describe the record? (nothing priced reads it; `audit` shows it)")}
 
 
@@ -54,19 +54,19 @@ def test_a_sweep_of_many_positions_counts_each_against_the_bound() -> None:
     from passprice.sweep import Grid, Sweeper
 
     root = find_root(REPO)
-    grid = Grid(("r1-qwen7b-h200",), (1,), positions=tuple(float(p) for p in range(1, 100_001)))
+    grid = Grid(("r1-qwen7b-h200",), (1,), positions=tuple(float(p) for p in range(1, 10_001)))
     try:
         Sweeper(root).check(grid)
     except InputError as e:
         assert str(e) == (
-            "sweep: 100,000 rows (1 serving × 1 card × 1 draft length × 100,000 positions × 1 batch), and 1 pass "
-            "shapes to read, each counting as 2,000, and 100,000 positions priced each from a shape read once (past "
-            "64 positions), each counting as 150: 15,102,000 rows in all, is more than the 1,048,576 rows --max-rows "
+            "sweep: 10,000 rows (1 serving × 1 card × 1 draft length × 10,000 positions × 1 batch), and 1 pass "
+            "shapes to read, each counting as 2,000, and 10,000 positions priced each from a shape read once (past "
+            "64 positions), each counting as 150: 1,512,000 rows in all, is more than the 1,048,576 rows --max-rows "
             "allows (about 2 s of CPU a million rows); split the grid, use a doubling range of batches (1-4096*2), or "
             "raise --max-rows (at most 688,000,000)")
     else:
-        raise AssertionError("100,000 positions were not refused")
-    Sweeper(root, max_rows=15_102_000).check(grid)  # raised, it is allowed
+        raise AssertionError("10,000 positions were not refused")  # they counted 12,000 (about 1 s of CPU)
+    Sweeper(root, max_rows=1_512_000).check(grid)  # raised, it is allowed
     # 64 positions read a shape each (2,000) and are not counted again
     Sweeper(root).check(Grid(("r1-qwen7b-h200",), (1,), positions=tuple(float(p) for p in range(1, 65))))
 
