@@ -35,7 +35,7 @@ def test_a_small_file_asking_for_millions_of_rows_is_refused_before_pricing(tmp_
     lines = bad("sweep", "--file", str(grid), "-o", str(out), says=(
         f"passprice: error: {grid}: sweep: 3,897,000 rows (1 serving × 1 card × 1 draft length × 1,299 positions × "
         "3,000 batches) is more than the 1,048,576 rows --max-rows allows (about 2 s of CPU a million rows); split "
-        "the grid, use a doubling range of batches (1-4096*2), or raise --max-rows (at most 88,000,000)"
+        "the grid, use a doubling range of batches (1-4096*2), or raise --max-rows (at most 688,000,000)"
     ))
     assert len(lines) == 1  # one line: no progress bar was drawn, nothing was priced
     assert not out.exists()
@@ -53,14 +53,14 @@ def test_a_grid_on_the_command_line_is_bounded_the_same_way() -> None:
 
 
 def test_past_the_most_rows_there_is_nothing_to_raise(tmp_path: Path) -> None:
-    for raised in ((), ("--max-rows", "88000000")):
+    for raised in ((), ("--max-rows", "688000000")):
         bad("sweep", R1, "--positions", "1-2000", "--batches", "1-3000", *raised, says=(
             "6,000,000 rows (1 serving × 1 card × 1 draft length × 2,000 positions × 3,000 batches) is more than "
             "the 4,000,000 rows a sweep prices whatever --max-rows says; split the grid, use a doubling range of "
             "batches (1-4096*2)"
         ))
-    bad("sweep", R1, "--batches", "1", "--max-rows", "88000001",
-        says="Invalid value for '--max-rows': 88,000,001 is out of range (a whole number from 1 to 88,000,000)")
+    bad("sweep", R1, "--batches", "1", "--max-rows", "688000001",
+        says="Invalid value for '--max-rows': 688,000,001 is out of range (a whole number from 1 to 688,000,000)")
 
 
 def test_a_registry_of_thousands_of_servings_can_be_swept_when_asked() -> None:
@@ -79,7 +79,11 @@ def test_raising_the_bound_admits_the_grid() -> None:
     assert len(result.stdout.splitlines()) == 1 + 1000
     # The grid passes the check under a raised bound (and is not priced here: it takes several seconds).
     grid = Grid((R1,), range(1, 3001), positions=tuple(float(p) for p in range(1, 1300)))
-    Sweeper(ROOT, max_rows=4_000_000).check(grid)  # past 64 positions one shape is read and decomposed: 3,899,000
+    # past 64 positions one shape is read and decomposed, each position a block of its own: 3,897,000 + 2,000 +
+    # 1,299 x 150 = 4,093,850
+    Sweeper(ROOT, max_rows=4_093_850).check(grid)
+    with pytest.raises(InputError, match="1,299 positions priced each from a shape read once"):
+        Sweeper(ROOT, max_rows=4_093_849).check(grid)
     with pytest.raises(InputError, match="3,897,000 rows"):
         Sweeper(ROOT).check(grid)
 
@@ -94,7 +98,7 @@ def test_pass_shapes_and_rows_under_a_stack_count_against_the_bound() -> None:
         "sweep: 900 rows (1 serving × 1 card × 1 draft length × 3 positions × 300 batches), and 3 pass shapes to "
         "read, each counting as 2,000: 6,900 rows in all, is more than the 6,899 rows --max-rows allows (about 2 s of "
         "CPU a million rows); split the grid, use a doubling range of batches (1-4096*2), or raise --max-rows (at "
-        "most 88,000,000)"
+        "most 688,000,000)"
     )
     with pytest.raises(InputError, match=r"900 rows \(.*\) under --stack, each counting as 20: 18,000 rows in all,"):
         check_grid(grid, max_rows=17_999, stacked=True)
@@ -128,6 +132,6 @@ def test_the_bound_is_the_one_the_library_states() -> None:
     command = cli.commands["sweep"]
     default = next(p.default for p in command.params if p.name == "max_rows")
     assert default == sweep.DEFAULT_MAX_ROWS == 1_048_576
-    assert option_bound("--max-rows").maximum == sweep.MAX_COUNTED == 88_000_000
-    with pytest.raises(InputError, match=r"--max-rows: 88,000,001 is out of range \(from 1 to 88,000,000\)"):
-        check_grid(Grid((R1,), (1,)), max_rows=88_000_001)
+    assert option_bound("--max-rows").maximum == sweep.MAX_COUNTED == 688_000_000
+    with pytest.raises(InputError, match=r"--max-rows: 688,000,001 is out of range \(from 1 to 688,000,000\)"):
+        check_grid(Grid((R1,), (1,)), max_rows=688_000_001)

@@ -220,7 +220,7 @@ OPTIONS: dict[str, Callable[[], Bound]] = {
     "--max-batch": _schema("serving", _SERVING + "batch"),
     "--max-steps": lambda: Bound(1, U32, integer=True, where="passprice.bounds.U32"),
     "--max-work": lambda: Bound(1, U32, integer=True, where="passprice.bounds.U32"),
-    "--max-rows": lambda: Bound(1, 88_000_000, integer=True, where="passprice.sweep.MAX_COUNTED"),
+    "--max-rows": lambda: Bound(1, 688_000_000, integer=True, where="passprice.sweep.MAX_COUNTED"),
     "--jobs": lambda: Bound(1, 64, integer=True, where="passprice.sweepjobs.MAX_JOBS"),
     "--synthetic": _trace_requests,
     "--rate": lambda: Bound(0, MAX_RATE, exclusive_minimum=True, where="passprice.bounds.MAX_RATE"),

@@ -3278,7 +3278,8 @@ def fact_set_command(
                    "fraction's.")
 @click.option("--max-rows", "max_rows", type=_int("--max-rows"), default=1 << 20,  # sweep.DEFAULT_MAX_ROWS
               show_default=True,
-              help="Refuse a larger grid (a row under --stack counts as 20, a JSON row as 2, a pass shape as 2,000).")
+              help="Refuse a larger grid (a row under --stack counts as 20, a JSON row as 2, a pass shape as 2,000, "
+                   "a position past 64 as 150).")
 @click.option("--jobs", "jobs", type=_int("--jobs"), default=None,
               help="Processes pricing the grid, the same text whatever their number (at most the CPUs, 2 at least; "
                    "default: the idle CPUs, at most 4, for 131,072 rows or more; 1 with --plot or --max-tpot).")

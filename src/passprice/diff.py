@@ -4876,9 +4876,13 @@ def stale_descriptions(base: Side, head: Side, files: Sequence[FileChange]) -> d
             continue
         was = rows(loc for c in f.facts for loc in _locators(c.old))
         now = rows(loc for c in f.facts for loc in _locators(c.new))
-        old, new = [r for r in was if r not in now], [r for r in now if r not in was]
+        # Sets for the look-ups: a card of 17,524 distinct row labels on each side (256 KiB, 13 inputs a fact) took
+        # 10.7 s to compare as tuples (attack66).
+        was_set, now_set = set(was), set(now)
+        old, new = [r for r in was if r not in now_set], [r for r in now if r not in was_set]
         if not old or not new:
             continue
+        old_set = set(old)
         said = []
         try:
             before = side_toml(base.files[f.path], f.kind).get(_table(f.kind), {})
@@ -4888,7 +4892,7 @@ def stale_descriptions(base: Side, head: Side, files: Sequence[FileChange]) -> d
         for key, text in after.items():
             if not isinstance(text, str) or before.get(key) != text:
                 continue
-            quoted = [r for r in rows([text]) if r in old]
+            quoted = [r for r in rows([text]) if r in old_set]
             stale = old_row_words(text, old, new)
             if quoted or stale:
                 said.append(f"its {key} still says " + (_rows_named(quoted) if quoted
@@ -4899,7 +4903,7 @@ def stale_descriptions(base: Side, head: Side, files: Sequence[FileChange]) -> d
                 read = load_source(head.root, sid).read
             except InputError:
                 continue
-            quoted = [r for r in rows([read]) if r in old]
+            quoted = [r for r in rows([read]) if r in old_set]
             if quoted:
                 said.append(f"source {sid}'s read still names {_rows_named(quoted)}")
         if said:
@@ -4910,8 +4914,11 @@ def stale_descriptions(base: Side, head: Side, files: Sequence[FileChange]) -> d
 
 
 def _rows_named(labels: Iterable[str]) -> str:
-    """``row 'narrow (single-domain Python)'``, each of ``labels`` so, joined by commas."""
-    return ", ".join(f"row '{r}'" for r in labels)
+    """``row 'narrow (single-domain Python)'``, each of ``labels`` so, joined by commas (the first few, the rest
+    counted: :func:`passprice.rowcite.named`)."""
+    from passprice.rowcite import named
+
+    return named(labels)
 
 
 def relabelled_records(base: Side, head: Side, files: Sequence[FileChange]) -> dict[str, str]:

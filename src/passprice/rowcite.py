@@ -13,6 +13,7 @@ words of a row no longer cited and none of the rows cited (:func:`old_row_words`
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 
@@ -52,11 +53,19 @@ def old_row_words(text: str | None, old: Iterable[str], new: Iterable[str]) -> t
     if not text or not new:
         return ()
     said = words(text)
-    fresh = set().union(*(words(r) for r in new))
+    fresh = label_words(new)
     if said & fresh:
         return ()
-    gone = (set().union(*(words(r) for r in old)) - fresh) & said
+    gone = (label_words(tuple(old)) - fresh) & said
     return tuple(dict.fromkeys(w for w in SPELLED.findall(text) if w.lower() in gone))
+
+
+@functools.lru_cache(maxsize=8)
+def label_words(labels: tuple[str, ...]) -> frozenset[str]:
+    """The words (:func:`words`) of every row label of ``labels``, taken apart once for the same labels: a review asks
+    :func:`old_row_words` for each description of a record with the record's same rows (a card citing 17,524 rows a
+    side, four descriptions: 140,196 labels taken apart, 2.2 s; attack66)."""
+    return frozenset().union(*(words(r) for r in labels))
 
 
 def read_note(read: str | None, locators: Iterable[str | None]) -> str | None:
@@ -68,7 +77,7 @@ def read_note(read: str | None, locators: Iterable[str | None]) -> str | None:
     stale = uncited_rows(read, cited)
     if not stale:
         return None
-    return (f"read names {_named(stale)}, which none of the facts above cites (they cite {_named(cited)}): does it "
+    return (f"read names {named(stale)}, which none of the facts above cites (they cite {named(cited)}): does it "
             "still say how the source was read?")
 
 
@@ -81,9 +90,19 @@ def title_note(what: str, title: str | None, old: Iterable[str], locators: Itera
     said = old_row_words(title, old, new)
     if not said:
         return None
-    return (f"{what} still says {', '.join(repr(w) for w in said)} (of {_named(old)}), while its facts cite "
-            f"{_named(new)}: does it still describe the record?")
+    return (f"{what} still says {', '.join(repr(w) for w in said)} (of {named(old)}), while its facts cite "
+            f"{named(new)}: does it still describe the record?")
 
 
-def _named(labels: Iterable[str]) -> str:
-    return ", ".join(f"row '{r}'" for r in labels)
+#: The most rows a line names; the rest are counted (``and 17,521 more rows``).
+NAMED = 3
+
+
+def named(labels: Iterable[str]) -> str:
+    """``row 'narrow (single-domain Python)'``, each of ``labels`` so, joined by commas: the first :data:`NAMED`, the
+    rest counted. A card whose facts cite 20,000 rows named every one in the review's line (538,082 characters;
+    attack66)."""
+    labels = tuple(labels)
+    shown = ", ".join(f"row '{r}'" for r in labels[:NAMED])
+    more = len(labels) - NAMED
+    return shown if more <= 0 else f"{shown} and {more:,} more row{'s' if more > 1 else ''}"

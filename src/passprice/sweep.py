@@ -179,11 +179,19 @@ JSON_ROW_ROWS = 2
 #: Rows a pass shape read counts as (one to seven milliseconds each; about 4 ms on the registry's servings).
 SHAPE_ROWS = 2_000
 
+#: Rows each position of a (serving, card, draft length) counts as where its positions are priced from one pass shape
+#: read and decomposed (more than :data:`EXACT_POSITIONS` positions, no shared prefix): each position is a block of
+#: its own, its spec, group and rows made apart, about 80 to 280 µs of CPU whatever its batches (a row is 1 to 2
+#: µs). ``sweep --cards all --positions 1-100 --batches 1`` on the registry (28,900 rows, 289 shapes: 606,900
+#: counted) took 8.0 s of CPU, and ``--positions 1-1000`` (867,000 counted) about 80 s, under the default bound
+#: (attack66).
+POSITION_ROWS = 150
+
 #: The most ``--max-rows`` may be raised to: every grid within the absolute limits (:data:`MAX_ROWS` rows, each
-#: under a stack, and :data:`MAX_SHAPES` pass shapes) can be allowed by the user who asks for it — a registry of
-#: 2,015 servings swept at one batch counts 4,032,015 and was refused whatever --max-rows said when the ceiling was
-#: :data:`MAX_ROWS`.
-MAX_COUNTED = MAX_ROWS * STACK_ROW_ROWS + MAX_SHAPES * SHAPE_ROWS
+#: under a stack and at a position of its own, and :data:`MAX_SHAPES` pass shapes) can be allowed by the user who
+#: asks for it — a registry of 2,015 servings swept at one batch counts 4,032,015 and was refused whatever
+#: --max-rows said when the ceiling was :data:`MAX_ROWS`.
+MAX_COUNTED = MAX_ROWS * (STACK_ROW_ROWS + POSITION_ROWS) + MAX_SHAPES * SHAPE_ROWS
 
 
 def _spelt_number(part: str, kind: Callable[[str], Any]) -> bool:
@@ -243,6 +251,8 @@ def parse_numbers(
                     out.extend(kind(str(v)) for v in range(lo, hi + 1))
             else:
                 out.append(kind(part))
+                if isinstance(out[-1], float):  # -0.0 is 0, as a sweep file's and a serving file's are (attack66:
+                    out[-1] = unsigned_zero(out[-1])  # `--positions -0.0` read "its rows at position -0")
                 if out[-1] == 0 and any(c in "123456789" for c in part.lower().partition("e")[0]):
                     # `--positions 1e-400` priced position 0, a number the line does not hold (round 33)
                     raise InputError(f"{what}: {part!r} underflows a float (read as 0: nothing but 0 is nearer zero "
@@ -287,14 +297,16 @@ def batch_array(batches: Sequence[int]) -> np.ndarray:
 
 
 def check_grid(
-    grid: Grid, max_rows: int = DEFAULT_MAX_ROWS, stacked: bool = False, shapes: int = 0, as_json: bool = False
+    grid: Grid, max_rows: int = DEFAULT_MAX_ROWS, stacked: bool = False, shapes: int = 0, as_json: bool = False,
+    positioned: int = 0,
 ) -> None:
     """Refuse, before anything is priced, a grid with no servings, or one that counts more than ``max_rows`` rows
     (``--max-rows``, :data:`DEFAULT_MAX_ROWS`; at most :data:`MAX_COUNTED`): each of its rows counts as one, as
     :data:`STACK_ROW_ROWS` when ``stacked`` (priced under a serving stack), else as :data:`JSON_ROW_ROWS` when
-    written ``as_json``, and each of the ``shapes`` pass shapes it reads as :data:`SHAPE_ROWS`. The refusal names the
-    grid's file (``grid.source``) if it has one, and says how to
-    lift the bound. Raises :class:`InputError`."""
+    written ``as_json``, each of the ``shapes`` pass shapes it reads as :data:`SHAPE_ROWS`, and each of the
+    ``positioned`` positions priced from a decomposed shape (past :data:`EXACT_POSITIONS` positions, one a serving,
+    card and draft length) as :data:`POSITION_ROWS`. The refusal names the grid's file (``grid.source``) if it has
+    one, and says how to lift the bound. Raises :class:`InputError`."""
     if not grid.servings:
         raise InputError("sweep: no servings to price (none registered, and none given)")
     if grid.cards is not None and not grid.cards:
@@ -303,7 +315,7 @@ def check_grid(
         raise InputError(f"--max-rows: {max_rows:,} is out of range (from 1 to {MAX_COUNTED:,})")
     size = grid.size()
     weight = STACK_ROW_ROWS if stacked else JSON_ROW_ROWS if as_json else 1
-    counted = size * weight + shapes * SHAPE_ROWS
+    counted = size * weight + shapes * SHAPE_ROWS + positioned * POSITION_ROWS
     if counted > max_rows or size > MAX_ROWS:
         def many(n: int, what: str) -> str:
             return f"{n:,} {what}{'' if n == 1 else 'es' if what.endswith('h') else 's'}"
@@ -320,6 +332,9 @@ def check_grid(
             what += f" as JSON, each counting as {JSON_ROW_ROWS}"
         if shapes:
             what += f", and {shapes:,} pass shapes to read, each counting as {SHAPE_ROWS:,}"
+        if positioned:
+            what += (f", and {positioned:,} positions priced each from a shape read once (past {EXACT_POSITIONS} "
+                     f"positions), each counting as {POSITION_ROWS}")
         if counted != size:
             what += f": {counted:,} rows in all,"
         where = f"{grid.source}: " if grid.source is not None else ""
@@ -928,7 +943,7 @@ class Sweeper:
             raise InputError.of(missing)
         per = (len(grid.cards) if grid.cards else 1) * (len(grid.draft_tokens) if grid.draft_tokens else 1)
         positions = len(grid.positions) if grid.positions else 1
-        shapes = 0
+        shapes = positioned = 0
         for entry in grid.servings:
             spec = swept_spec(self.root, grid, entry)
             name = entry_name(entry)
@@ -949,6 +964,7 @@ class Sweeper:
                 shapes += (len(grid.draft_tokens) if grid.draft_tokens else 1) * positions
             else:
                 shapes += per
+                positioned += per * positions  # each a block of its own (POSITION_ROWS)
             if shapes > MAX_SHAPES:
                 why = ""
                 if alone > 1:
@@ -956,7 +972,7 @@ class Sweeper:
                 raise InputError(
                     f"sweep: more than {MAX_SHAPES:,} pass shapes to read{why}, milliseconds each; split the grid"
                 )
-        check_grid(grid, self.max_rows, stacked, shapes, as_json=self.as_json)
+        check_grid(grid, self.max_rows, stacked, shapes, as_json=self.as_json, positioned=positioned)
         self._checked = grid
 
     def defaulted(self, grid: Grid) -> list[str]:
