@@ -2819,7 +2819,7 @@ def audit_command(
         for line in [*reach.warnings, *([spanned] if spanned else [])]:
             click.echo(f"passprice: warning: {line}", err=True)
     if fmt == "json":
-        data = audit_json(result, report.extra(), stale, sources)
+        data = audit_json(result, report.extra(), stale, sources, subject.routing)
         data["sources"] = with_notes(data["sources"], sources)
         extra: dict[str, Any] = {}
         if subject.lock is not None:

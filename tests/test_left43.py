@@ -1,0 +1,44 @@
+"""What session 37 left, each fixed with a test: ``audit --json`` carrying the stale-description notes the text audit
+prints (walkthrough 49's routing record re-cited to another table row under its old title), …"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from cli_helpers import invoke
+from test_walk50 import _recited
+
+READ = ("read names row 'narrow (single-domain Python)', which none of the facts above cites (they cite row "
+        "'diverse (prose, code, math)'): does it still say how the source was read?")
+TITLE = ("its title still says 'single-domain', 'Python' (of row 'narrow (single-domain Python)'), while its facts "
+         "cite row 'diverse (prose, code, math)': does it still describe the record?")
+
+
+@pytest.fixture(scope="module")
+def recited(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _recited(tmp_path_factory.mktemp("recited"))
+
+
+def test_audit_json_and_text_carry_the_same_stale_descriptions(recited: Path) -> None:
+    # Session 37: `audit` printed two "to verify" lines for walkthrough 49's re-cited routing record; `--json` had
+    # neither. One list (audit.description_notes) now feeds the text, the markdown and --json.
+    text = [x.strip() for x in invoke("audit", "qwen3-30b-a3b-h200", root=recited).output.splitlines()
+            if x.strip().startswith("to verify: ")]
+    assert text == [f"to verify: {READ}", f"to verify: {TITLE}"]
+    data = json.loads(invoke("audit", "qwen3-30b-a3b-h200", "--json", root=recited).stdout)
+    assert data["stale_descriptions"] == [
+        {"record": "source", "id": "gpu-container-handbook-routing-derisk", "field": "read",
+         "rows_named": ["narrow (single-domain Python)"], "rows_cited": ["diverse (prose, code, math)"], "note": READ},
+        {"record": "routing", "id": "qwen3-30b-a3b-measured", "field": "title",
+         "rows_named": ["narrow (single-domain Python)"], "rows_cited": ["diverse (prose, code, math)"],
+         "note": TITLE},
+    ]
+    assert [f"to verify: {n['note']}" for n in data["stale_descriptions"]] == text  # the same findings, in order
+    markdown = invoke("audit", "qwen3-30b-a3b-h200", "--format", "markdown", root=recited).output
+    assert ("To verify:\n- ⚠️ source `gpu-container-handbook-routing-derisk`: " + READ) in markdown
+    assert f"- ⚠️ routing record `qwen3-30b-a3b-measured`: {TITLE}" in markdown
+    # the checkout's own record describes the row it cites: a stable, empty field
+    assert json.loads(invoke("audit", "qwen3-30b-a3b-h200", "--json").stdout)["stale_descriptions"] == []
