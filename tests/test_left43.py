@@ -42,3 +42,26 @@ def test_audit_json_and_text_carry_the_same_stale_descriptions(recited: Path) ->
     assert f"- ⚠️ routing record `qwen3-30b-a3b-measured`: {TITLE}" in markdown
     # the checkout's own record describes the row it cites: a stable, empty field
     assert json.loads(invoke("audit", "qwen3-30b-a3b-h200", "--json").stdout)["stale_descriptions"] == []
+
+
+def test_check_says_a_reason_several_locks_share_once() -> None:
+    # The case no registry file builds cheaply (check of a copy costs seconds; test_left42 checks one for real): a
+    # reason opening with no file is named as today's files, and a lone lock's drift says "the same" of its floors.
+    from passprice.check import CheckReport, LockStatus, unread_said
+
+    why = "lock: serving: checkpoint: checkpoint 'l2q8': not found in registry/checkpoints"
+    assert unread_said(why) == "today's files do not read"
+    assert unread_said("facts/cards/a40.toml: memory.bandwidth: …") == "facts/cards/a40.toml does not read"
+
+    def status(name: str, reason: str) -> LockStatus:
+        return LockStatus(name, f"locks/{name}.lock.toml", True, (), False, f"today's files do not read: {reason}",
+                          (), judged=False, unjudged=reason, reproduction="reproduces")
+
+    report = CheckReport(3, (), (status("a", why), status("b", why), status("c", "x.toml: y")))
+    lines = report.text(False).splitlines()
+    assert lines[1] == f"locks not judged: 2 of 3 (a, b): today's files do not read: {why}"
+    assert lines[2:8] == ["lock a (locks/a.lock.toml): FAILS", "  reproduces", "  pricing model: same",
+                          "  checkpoint: ", "  floors: not judged (today's files do not read, above)",
+                          "  drift: not judged (the same)"]
+    assert lines[-3:-1] == ["  floors: today's files do not read: x.toml: y", "  drift: not judged (the same)"]
+    assert sum(why in line for line in lines) == 1

@@ -672,12 +672,17 @@ _TERMS = (
         "`check`'s `drift: not judged (today's inputs do not read: …)` and a review's `not judged: …`: the lock's "
         "floors and drift are judged against today's (HEAD's) card, checkpoint and serving; when one of them does not "
         "read (a bad file, a missing entry) there is nothing to judge them against, so no verdict is given and the "
-        "reason follows. It is no pass: the file that does not read is its own error. `reproduce` says it as "
+        "reason follows. A reason two or more locks share is said once, above the locks, with how many it leaves "
+        "not judged (`locks not judged: 5 of 10 (…): today's files do not read: FILE: …`), each of those locks then "
+        "reading `floors: not judged (FILE does not read, above)`; a lock's `drift: not judged (the same)` says the "
+        "reason its floors line gave. It is no pass: the file that does not read is its own error. `reproduce` says "
+        "it as "
         "`today's files do not read: … (bad input: not judged; the price above is rebuilt from the lock's pins "
         "alone)` of a file that is there but cannot be read, and exits 2 on its line, as `check` does. (A warning "
         "that the checkout's "
         "`src/passprice` was `not judged` means the same of the code: whether it differs from the pinned pricing "
         "model could not be decided.)",
+        ("locks not judged",),
     ),
     Term(
         "lock format",
