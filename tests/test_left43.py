@@ -65,3 +65,25 @@ def test_check_says_a_reason_several_locks_share_once() -> None:
                           "  drift: not judged (the same)"]
     assert lines[-3:-1] == ["  floors: today's files do not read: x.toml: y", "  drift: not judged (the same)"]
     assert sum(why in line for line in lines) == 1
+
+
+def test_a_csv_cell_keeps_a_paths_bytes_where_lines_for_people_escape_them(tmp_path: Path) -> None:
+    # Session 37 left it open: the sweep's CSV wrote a checkpoint path holding U+202E raw. CSV is for programs and
+    # keeps the bytes (README); the lines for people, which printed it raw too (price's title, sweep's --max-tpot
+    # line), escape it as --json does.
+    from cli_helpers import REPO
+
+    header = tmp_path / "a\u202eb.gguf"
+    header.write_bytes((REPO / "tests" / "data" / "qwen35-27b-like.header.gguf").read_bytes())
+    out = tmp_path / "rows.csv"
+    swept = invoke("sweep", "--checkpoint", str(header), "--cards", "h200_sxm_141gb", "--batches", "1,2",
+                   "--positions", "512", "--max-tpot", "0.01", "-o", str(out))
+    assert swept.exit_code == 0, swept.output
+    cells = [line.split(",")[2] for line in out.read_text(encoding="utf-8").splitlines()[1:]]
+    assert cells == [str(header)] * 2  # the bytes, U+202E and all
+    said = [line for line in swept.stderr.splitlines() if "best batch within TPOT" in line]
+    assert len(said) == 1 and "\u202e" not in swept.stderr
+    assert said[0].startswith(f"passprice: {tmp_path}/a\\u202eb.gguf on h200_sxm_141gb: best batch within TPOT")
+    priced = invoke("price", "--checkpoint", str(header), "--card", "h200_sxm_141gb")
+    assert priced.exit_code == 0 and "\u202e" not in priced.output
+    assert priced.stdout.splitlines()[0] == f"{tmp_path}/a\\u202eb.gguf on h200_sxm_141gb (NVIDIA H200 SXM 141GB)"

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from passprice.cards import Card, card_from_facts, is_card_path
+from passprice.errors import escaped
 from passprice.facts import Fact, Provenance
 from passprice.routing import ROUTING_PATHS
 from passprice.serving import Draft, Serving, ServingBind, ServingCost, ServingRefusal
@@ -1209,7 +1210,7 @@ def audit_text(
     headers = ["", "fact", "value", "provenance", *(["floor", "margin"] if with_floors else []), "elasticity",
                *(["re-derived"] if inputs else [])]
     lines = [
-        title,
+        escaped(title),  # a checkpoint path's U+202E, as --json escapes it (left43)
         f"  {a.cost.tokens_per_s:,.1f} tokens/s at batch {a.cost.batch:,}, binds on {a.cost.binds.value}; "
         f"weakest provenance {a.cost.provenance.value} ({', '.join(a.cost.weakest)})",
         "",
