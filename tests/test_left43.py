@@ -87,3 +87,35 @@ def test_a_csv_cell_keeps_a_paths_bytes_where_lines_for_people_escape_them(tmp_p
     priced = invoke("price", "--checkpoint", str(header), "--card", "h200_sxm_141gb")
     assert priced.exit_code == 0 and "\u202e" not in priced.output
     assert priced.stdout.splitlines()[0] == f"{tmp_path}/a\\u202eb.gguf on h200_sxm_141gb (NVIDIA H200 SXM 141GB)"
+
+
+def test_a_lock_cites_a_fact_re_cited_and_re_derived_both_ways() -> None:
+    # tests/test_walk46.py reviews a real change (a bandwidth re-cited, its shares recomputed); here the other cases
+    # of one fact, built from the H200 card's streams.read: derivation only, citation only, both, neither.
+    from types import SimpleNamespace
+
+    import attrs
+
+    from cli_helpers import REPO
+    from passprice.cards import load_card
+    from passprice.derivations import Derivation
+    from passprice.diff import _cites, _lock_cite
+    from passprice.registry import Root
+
+    old = load_card(Root(REPO), "h200_sxm_141gb").facts()["streams.read"]
+    assert isinstance(old.derivation, Derivation)
+    inputs = tuple(attrs.evolve(i, amount=4.89) if i.fact else i for i in old.derivation.inputs)
+    rederived = attrs.evolve(old, value=0.9162, derivation=attrs.evolve(old.derivation, inputs=inputs))
+    recited = attrs.evolve(old, locator="p. 2, 'Dot 4.48'")
+    both = attrs.evolve(rederived, locator="p. 2, 'Dot 4.48'")
+    assert _lock_cite("streams.read", old, old) is None and _lock_cite("streams.read", None, old) is None
+    said = {}
+    for name, new in (("rederived", rederived), ("recited", recited), ("both", both)):
+        cite = _lock_cite("streams.read", old, new)
+        assert cite is not None
+        said[name] = _cites(SimpleNamespace(cites=(cite,), routing_record=None))  # type: ignore[arg-type]
+    formula = ("dot / bandwidth [dot 4.48 TB/s: azure-ai-benchmarking-guide, Azure_Results/ND_H200_v5_results.md, "
+               "HBM Bandwidth table…; bandwidth 4.89 TB/s: fact memory.bandwidth]")
+    assert said == {"rederived": f"streams.read = {formula}",
+                    "recited": "streams.read: azure-ai-benchmarking-guide, p. 2, 'Dot 4.48'",
+                    "both": f"streams.read: azure-ai-benchmarking-guide, p. 2, 'Dot 4.48' = {formula}"}

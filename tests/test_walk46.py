@@ -147,6 +147,7 @@ def test_a_lock_row_names_the_routing_record_and_the_citations_it_now_rests_on(r
                                                   "streams.append"]
     # routing.hot_share's figure changed under the same citation and no derivation: HEAD rests on what BASE cited
     assert [c["derivation"] is None for c in lock["cites"]] == [True, True, False, False]
+    assert [c["recited"] for c in lock["cites"]] == [True, True, False, False]  # the shares keep their citation
     read = lock["cites"][2]["derivation"]
     assert read["formula"] == "dot / bandwidth"
     assert [(i["name"], i["value"], i["unit"], i["fact"], i["source"]) for i in read["inputs"]] == [
