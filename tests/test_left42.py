@@ -75,22 +75,37 @@ def test_check_judges_a_checkouts_code_once_not_once_a_lock(checkout: Path, monk
 
 def test_a_record_that_is_a_folder_is_one_line_not_two(tmp_path: Path) -> None:
     """``passprice check`` of an ``init --examples`` registry (without its stacks and measurements) whose routing
-    record ``uniform`` (named by servings) and card ``mi300x`` are folders: one line each, naming the record's kind
-    (was also "is a folder, not a file")."""
+    record ``uniform`` (named by servings) and cards ``mi300x`` and ``h200_sxm_141gb`` are folders: one line each,
+    naming the record's kind (was also "is a folder, not a file"); on stdout, each said once (left43)."""
     root = tmp_path / "registry"
     assert CliRunner().invoke(cli, ["init", str(root), "--examples"]).exit_code == 0
     for folder in ("facts/stacks", "registry/measurements"):  # not what is checked here: 2/3 of the test's time
         shutil.rmtree(root / folder)
-    for record in (root / "facts/routing/uniform.toml", root / "facts/cards/mi300x.toml"):
+    for record in (root / "facts/routing/uniform.toml", root / "facts/cards/mi300x.toml",
+                   root / "facts/cards/h200_sxm_141gb.toml"):
         record.unlink()
         record.mkdir()
     result = CliRunner().invoke(cli, ["--root", str(root), "check"])
     assert result.exit_code == 2, result.output
     folders = [line for line in result.stderr.splitlines() if ": is a folder, not a" in line]
     assert folders == [
+        "passprice: error: facts/cards/h200_sxm_141gb.toml: is a folder, not a card file",
         "passprice: error: facts/cards/mi300x.toml: is a folder, not a card file",
         "passprice: error: facts/routing/uniform.toml: is a folder, not a routing record file",
     ]
+    # left43: each lock resting on a record that does not read said it on two lines (floors, drift), 10 lines for the
+    # H200 card's 5 locks: now once above the locks, with their count, and once on a lone lock's floors line.
+    lines = result.stdout.splitlines()
+    h200 = "facts/cards/h200_sxm_141gb.toml: is a folder, not a card file"
+    assert [line for line in lines if h200 in line] == [
+        "locks not judged: 5 of 10 (qwen3-30b-a3b-h200, qwen35-27b-h200-mtp, r1-qwen7b-h200, r1-qwen7b-h200-best, "
+        f"r1-qwen7b-h200-llamacpp): today's files do not read: {h200}"]
+    at = lines.index("lock r1-qwen7b-h200 (locks/r1-qwen7b-h200.lock.toml, locks serving r1-qwen7b-h200): FAILS")
+    assert lines[at + 4:at + 6] == ["  floors: not judged (facts/cards/h200_sxm_141gb.toml does not read, above)",
+                                    "  drift: not judged (the same)"]
+    assert sum(line == "  drift: not judged (the same)" for line in lines) == 7  # and uniform's and mi300x's lock
+    assert [line for line in lines if "facts/cards/mi300x.toml" in line] == [
+        "  floors: today's files do not read: facts/cards/mi300x.toml: is a folder, not a card file"]
 
 
 def _stamps(folder: Path, count: int, pad: int = 0) -> Path:

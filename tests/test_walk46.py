@@ -133,11 +133,27 @@ def test_a_lock_row_names_the_routing_record_and_the_citations_it_now_rests_on(r
     # The pricing-model digest joins the list only while the checkout's locks were made by other code.
     assert any(line == changed or line.startswith(f"{changed}, pricing-model digest ") for line in lines)
     assert ("    cites     memory.capacity: nvidia-h200-datasheet, a datasheet revision: 'GPU Memory 141GB'; "
-            "memory.bandwidth: nvidia-h200-datasheet, a datasheet revision: 'GPU Memory Bandwidth 4.89TB/s'  (as HEAD "
-            "cites them; whole under the file above)") in lines
+            "memory.bandwidth: nvidia-h200-datasheet, a datasheet revision: 'GPU Memory Bandwidth 4.89TB/s'; "
+            # session 37: the shares `fact recompute` rewrote from the new bandwidth had no citation on the row: a
+            # derived fact gives its formula and its inputs' values and citations, short
+            "streams.read = dot / bandwidth [dot 4.48 TB/s: azure-ai-benchmarking-guide, "
+            "Azure_Results/ND_H200_v5_results.md, HBM Bandwidth table…; bandwidth 4.89 TB/s: fact memory.bandwidth]; "
+            "streams.append = triad / bandwidth [triad 4.15 TB/s: azure-ai-benchmarking-guide, "
+            "Azure_Results/ND_H200_v5_results.md, HBM Bandwidth table…; bandwidth 4.89 TB/s: fact memory.bandwidth]  "
+            "(as HEAD cites them; whole under the file above)") in lines
     [lock] = reviewed.to_json()["locks"]
     assert lock["routing_record"] == ROUTING
-    assert [c["path"] for c in lock["cites"]] == ["memory.capacity", "memory.bandwidth"]
+    assert [c["path"] for c in lock["cites"]] == ["memory.capacity", "memory.bandwidth", "streams.read",
+                                                  "streams.append"]
+    # routing.hot_share's figure changed under the same citation and no derivation: HEAD rests on what BASE cited
+    assert [c["derivation"] is None for c in lock["cites"]] == [True, True, False, False]
+    assert [c["recited"] for c in lock["cites"]] == [True, True, False, False]  # the shares keep their citation
+    read = lock["cites"][2]["derivation"]
+    assert read["formula"] == "dot / bandwidth"
+    assert [(i["name"], i["value"], i["unit"], i["fact"], i["source"]) for i in read["inputs"]] == [
+        ("dot", 4.48, "TB/s", None, "azure-ai-benchmarking-guide"),
+        ("bandwidth", 4.89, "TB/s", "memory.bandwidth", None)]
+    assert read["inputs"][0]["locator"].endswith("row '| Dot   | 4.48              |' in TB/s")  # whole in --json
 
 
 def test_a_relocked_lock_pins_the_renoted_record(as_json: dict[str, Any]) -> None:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from passprice.cards import Card, card_from_facts, is_card_path
+from passprice.errors import escaped
 from passprice.facts import Fact, Provenance
 from passprice.routing import ROUTING_PATHS
 from passprice.serving import Draft, Serving, ServingBind, ServingCost, ServingRefusal
@@ -823,6 +824,7 @@ def audit_json(
     extra: Mapping[str, Any] | None = None,
     stale: Stale | None = None,
     sources: Mapping[str, Source] | None = None,
+    routing: RoutingShown | None = None,
 ) -> dict[str, Any]:
     """The audit for ``--json``: the price's tokens/s, bind and provenance, the weakest paths, and one object per
     fact (path, value and unit as written, base value, provenance, source, locator, cite (the citation in one line),
@@ -831,7 +833,9 @@ def audit_json(
     binding, weakest, elasticity, step, ``derived_by`` (the rows whose derivation reads it) and
     ``elasticity_rederived`` (:attr:`AuditRow.rederived`)); with ``sources``, a ``sources`` object: for each
     registered source a fact or a figure of its derivation cites (:func:`cited_sources`), its title, publisher,
-    date, where it is (``where``, one line; ``url``) and how it was read (``read``)."""
+    date, where it is (``where``, one line; ``url``) and how it was read (``read``); ``stale_descriptions``: the
+    text audit's "to verify" lines, a source's ``read`` or the ``routing`` record's title still naming a row no fact
+    cites (:func:`description_notes`, :meth:`DescriptionNote.to_json`; ``[]`` when none)."""
     found = _stale_by_path(stale)
     derived = derived_from(a)
     cited = set(cited_sources(a))
@@ -877,6 +881,7 @@ def audit_json(
             for r in a.rows
         ],
         **({"sources": documents} if sources is not None else {}),
+        "stale_descriptions": [n.to_json() for n in description_notes(a, sources, routing)],
     }
 
 
@@ -1119,6 +1124,61 @@ def _fact_locators(fact: Fact) -> list[str]:
     return out
 
 
+@attrs.frozen
+class DescriptionNote:
+    """A description an audit's price does not read that still names a table row none of its facts cites
+    (:mod:`passprice.rowcite`; walkthrough 49's routing record re-cited from row 'narrow (single-domain Python)' to
+    row 'diverse (prose, code, math)'): ``record`` is ``"source"`` (``field`` ``"read"``: the source's read line) or
+    ``"routing"`` (``field`` ``"title"``: the routing record's title), ``id`` the source id or routing record name,
+    ``rows_named`` the rows it still names (those a source's read quotes that no fact citing it cites), ``rows_cited``
+    the rows the facts cite, ``note`` the line the text audit prints after ``to verify:``. Said, never failed."""
+
+    record: str
+    id: str
+    field: str
+    rows_named: tuple[str, ...]
+    rows_cited: tuple[str, ...]
+    note: str
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"record", "id", "field", "rows_named", "rows_cited", "note"}`` (``audit --json``'s
+        ``stale_descriptions`` items)."""
+        return {"record": self.record, "id": self.id, "field": self.field, "rows_named": list(self.rows_named),
+                "rows_cited": list(self.rows_cited), "note": self.note}
+
+
+def description_notes(
+    a: Audit, sources: Mapping[str, Source] | None = None, routing: RoutingShown | None = None
+) -> tuple[DescriptionNote, ...]:
+    """The audit's stale descriptions, in the order the text audit prints them: each registered source (of
+    ``sources``) a fact cites whose ``read`` names a row none of the facts citing it cites
+    (:func:`passprice.rowcite.read_note`), then the ``routing`` record's title when it still says words of such a row
+    alone (:func:`passprice.rowcite.title_note`; only when the price is routed). One list for the text, markdown and
+    ``--json`` audits, so they carry the same findings (session 37: ``--json`` had none). Raises nothing."""
+    from passprice.rowcite import read_note, title_note, uncited_rows
+    from passprice.rowcite import rows as cited_rows
+
+    out: list[DescriptionNote] = []
+    old_rows: list[str] = []  # rows a source's read names that no fact citing it cites
+    for source_id, group in by_source(a).items():
+        record = (sources or {}).get(source_id) if source_id is not None else None
+        if source_id is None or record is None:
+            continue
+        locators = [loc for r in group for loc in _fact_locators(r.fact)]
+        said = read_note(record.read, locators)
+        if said is not None:
+            named = uncited_rows(record.read, cited_rows(locators))
+            old_rows += named
+            out.append(DescriptionNote("source", source_id, "read", named, cited_rows(locators), said))
+    if routing is not None and a.cost.routed is not None:
+        locators = [loc for r in a.rows if r.path.startswith("routing.") for loc in _fact_locators(r.fact)]
+        titled = title_note("its title", routing.title, old_rows, locators)
+        if titled is not None:
+            out.append(DescriptionNote("routing", routing.name, "title", tuple(dict.fromkeys(old_rows)),
+                                       cited_rows(locators), titled))
+    return tuple(out)
+
+
 def audit_text(
     a: Audit,
     title: str,
@@ -1135,10 +1195,9 @@ def audit_text(
     derivation (marked STALE where it no longer gives the fact) and note. ``registry`` prefixes each registry file it
     names (:data:`passprice.registry.BUILT_IN` for the embedded registry, as a lock or checkpoint entry of it is
     named)."""
-    from passprice.rowcite import read_note, title_note, uncited_rows
-    from passprice.rowcite import rows as cited_rows
-
     found = _stale_by_path(stale)
+    described = description_notes(a, sources, routing)
+    read_notes = {n.id: n.note for n in described if n.record == "source"}
     with_floors = any(r.floor is not None for r in a.rows)
     inputs = derived_from(a)
     rows = []
@@ -1151,7 +1210,7 @@ def audit_text(
     headers = ["", "fact", "value", "provenance", *(["floor", "margin"] if with_floors else []), "elasticity",
                *(["re-derived"] if inputs else [])]
     lines = [
-        title,
+        escaped(title),  # a checkpoint path's U+202E, as --json escapes it (left43)
         f"  {a.cost.tokens_per_s:,.1f} tokens/s at batch {a.cost.batch:,}, binds on {a.cost.binds.value}; "
         f"weakest provenance {a.cost.provenance.value} ({', '.join(a.cost.weakest)})",
         "",
@@ -1174,7 +1233,6 @@ def audit_text(
         lines += ["", f"STALE: {stale.line()}"]
     lines += ["", "citations, by source:"]
     groups = by_source(a)
-    old_rows: list[str] = []  # rows a source's read names that no fact citing it cites
     figures: dict[str, list[str]] = {}  # a derivation's figure read from another document (slip round 41)
     for sid, path, i in input_citations(a):
         figures.setdefault(sid, []).append(f"    {path}, its figure {i.name} = {i.shown()}: {i.locator}")
@@ -1191,21 +1249,15 @@ def audit_text(
             lines.append(f"    read: {record.read}")
             # A record re-cited to another row of the source's table leaves the read line on the old one
             # (walkthrough 49): said, never failed.
-            locators = [loc for r in group for loc in _fact_locators(r.fact)]
-            stale_read = read_note(record.read, locators)
-            if stale_read is not None:
-                lines.append(f"    to verify: {stale_read}")
-                old_rows += uncited_rows(record.read, cited_rows(locators))
+            if source_id in read_notes:
+                lines.append(f"    to verify: {read_notes[source_id]}")
             lines += _copy_lines(record)
         lines += [f"    {r.path}: {r.fact.locator}" for r in group]
         lines += figures.get(source_id, [])
     if routing is not None and a.cost.routed is not None:
         lines += ["", "routing record (how the mixture of experts' rows route: the routing.* facts above):",
                   f"  {routing.describe(registry)}"]
-        titled = title_note("its title", routing.title, old_rows,
-                            [loc for r in a.rows if r.path.startswith("routing.") for loc in _fact_locators(r.fact)])
-        if titled is not None:
-            lines.append(f"  to verify: {titled}")
+        lines += [f"  to verify: {n.note}" for n in described if n.record == "routing"]
         note = routing.note_line()
         if note is not None:
             lines.append(f"  {note}")
@@ -1293,6 +1345,11 @@ def audit_markdown(
         note = routing.note_line()
         listing += (f"\n\nRouting record: {markdown_text(routing.describe(registry))}"
                     + (f"\n- {markdown_text(note)}" if note is not None else ""))
+    described = description_notes(a, sources, routing)
+    if described:  # as the text audit's "to verify" lines (walkthrough 49)
+        listing += "\n\nTo verify:\n" + "\n".join(
+            f"- ⚠️ {'routing record' if n.record == 'routing' else n.record} {markdown_code(n.id)}: "
+            f"{markdown_text(n.note)}" for n in described)
     if draft is not None:
         note = draft.note_line()
         listing += (f"\n\nDrafting method: {markdown_text(draft.describe(registry))}"

@@ -129,6 +129,16 @@ class CheckReport:
         (:func:`passprice.errors.spelled_words`), as the report's own lines are."""
         return tuple(spelled_words(line) for line in self.unreadable)
 
+    def unjudged_by_reason(self) -> dict[str, list[str]]:
+        """The locks not judged (:attr:`LockStatus.judged` false) for a reason two or more share, by that reason
+        (today's first problem reading their inputs, ``facts/cards/h200_sxm_141gb.toml: is a folder, not a card
+        file``): their names, in the report's order. One lock's reason is said on its own lines."""
+        out: dict[str, list[str]] = {}
+        for s in self.locks:
+            if not s.judged and s.unjudged:
+                out.setdefault(s.unjudged, []).append(s.name)
+        return {reason: names for reason, names in out.items() if len(names) > 1}
+
     def _locks_failing(self, frozen: bool) -> str:
         """The headline's word on the locks when any fails (``; 2 of 8 locks FAIL``): the file count alone read as
         a pass over a check that fails on its locks."""
@@ -151,6 +161,12 @@ class CheckReport:
         lines += [f"  {h}" for h in recompute_hints(self.problems)]
         lines += [f"  warning: {w}" for w in self.warnings]
         err = " (an error with --frozen)" if frozen else ""
+        # One file that does not read leaves every lock resting on it not judged: said once, with how many locks it
+        # affects (session 37: a card that was a folder gave 5 locks 2 lines each, 10 lines for one problem).
+        unjudged = self.unjudged_by_reason()
+        for reason, names in unjudged.items():
+            lines.append(f"locks not judged: {len(names)} of {len(self.locks)} ({', '.join(names)}): today's files do "
+                         f"not read: {reason}")
         for s in self.locks:
             locks = f", locks serving {s.serving_name}" if s.serving_name else ""
             lines.append(f"lock {s.name} ({escaped(s.shown)}{locks}): {'ok' if s.ok(frozen) else 'FAILS'}")
@@ -163,8 +179,15 @@ class CheckReport:
             if s.serving:
                 lines.append(f"  serving changed{err}:")
                 lines += [f"    {c}" for c in s.serving]
-            lines.append(f"  floors: {s.verdict}")
-            if not s.judged:
+            # its reason said once: on the line above the locks when others share it, else on its floors line
+            floored = s.verdict == f"today's files do not read: {s.unjudged}"
+            if s.unjudged in unjudged and floored:
+                lines.append(f"  floors: not judged ({unread_said(s.unjudged)}, above)")
+            else:
+                lines.append(f"  floors: {s.verdict}")
+            if not s.judged and s.unjudged and (floored or s.unjudged in unjudged):
+                lines.append("  drift: not judged (the same)")
+            elif not s.judged:
                 why = f": {s.unjudged}" if s.unjudged else ""
                 lines.append(f"  drift: not judged (today's inputs do not read{why})")
             elif s.drift:
@@ -192,6 +215,15 @@ class CheckReport:
             )
         # A look-alike name (a card copied under a Cyrillic х) reads as the name it copies: spelled out (slip 32).
         return "\n".join(spelled_words(line) for line in lines)
+
+
+def unread_said(reason: str) -> str:
+    """What does not read, by the file a lock's reason for not being judged names first: ``facts/cards/h200.toml
+    does not read`` of ``facts/cards/h200.toml: is a folder, not a card file`` (such a line opens with the file it
+    is about), or ``today's files do not read`` when it opens with no file (``lock: serving: checkpoint: …``).
+    Raises nothing."""
+    first = reason.split(": ", 1)[0]
+    return f"{first} does not read" if "/" in first or first.endswith(".toml") else "today's files do not read"
 
 
 def routing_record(name: str, document: dict[str, Any], source: str) -> Routing:

@@ -2012,7 +2012,8 @@ def price_command(
                           "stale": stale.to_json(), "lock": g.to_json(moved, relabels, drifts, given)})
     else:
         from passprice.cards import shown_title
-        title = f"{resolved.spec.checkpoint} on {resolved.card.name} ({shown_title(resolved.card)})"
+        # a checkpoint named by a path holding U+202E is escaped for people, as --json escapes it (left43)
+        title = f"{escaped(resolved.spec.checkpoint)} on {resolved.card.name} ({shown_title(resolved.card)})"
         click.echo(cost_text(cost, title, resolved.spec, float_matrices(resolved.header, resolved.card),
                              under_stack=expected is not None, routing_note=note,
                              experts_held=routed_expert_bytes(resolved.header) if cost.routed is not None else None))
@@ -2090,7 +2091,8 @@ def best_command(
                           "stale": stale.to_json(), "lock": g.to_json(moved, relabels, drifts, given)})
     else:
         from passprice.cards import shown_title
-        title = f"best batch: {resolved.spec.checkpoint} on {resolved.card.name} ({shown_title(resolved.card)})"
+        title = (f"best batch: {escaped(resolved.spec.checkpoint)} on {resolved.card.name} "
+                 f"({shown_title(resolved.card)})")
         click.echo(cost_text(cost, title, resolved.spec, float_matrices(resolved.header, resolved.card),
                              under_stack=expected is not None, routing_note=note,
                              experts_held=routed_expert_bytes(resolved.header) if cost.routed is not None else None,
@@ -2323,7 +2325,7 @@ def max_batch_command(
     else:
         use = resolved.serving.memory_use
         sequences = "sequence" if n == 1 else "sequences"
-        click.echo(f"{resolved.spec.checkpoint} on {resolved.card.name}: at most {n:,} {sequences} a pass"
+        click.echo(f"{escaped(resolved.spec.checkpoint)} on {resolved.card.name}: at most {n:,} {sequences} a pass"
                    + (f" filling at most {100.0 * use:.4g} % of card memory (memory use)" if use is not None else ""))
         _echo_defaulted(resolved.header)
         from passprice.serving import memory_bound
@@ -2819,7 +2821,7 @@ def audit_command(
         for line in [*reach.warnings, *([spanned] if spanned else [])]:
             click.echo(f"passprice: warning: {line}", err=True)
     if fmt == "json":
-        data = audit_json(result, report.extra(), stale, sources)
+        data = audit_json(result, report.extra(), stale, sources, subject.routing)
         data["sources"] = with_notes(data["sources"], sources)
         extra: dict[str, Any] = {}
         if subject.lock is not None:
@@ -3560,10 +3562,11 @@ def sweep_command(
         click.echo(f"{total:,} row{'' if total == 1 else 's'} -> {shown_path(output)}", err=True)
     if plot_path is not None:
         click.echo(f"plot -> {shown_path(plot_path)}", err=True)
+    # Lines for people: a checkpoint path's U+202E escaped, as --json escapes it (its CSV cell keeps the bytes; left43)
     for line in best.summary() if best is not None else ():
-        click.echo(f"passprice: {line}", err=True)
+        click.echo(f"passprice: {escaped(line)}", err=True)
     for line in under:
-        click.echo(f"passprice: {line}", err=True)
+        click.echo(f"passprice: {escaped(line)}", err=True)
     # A window priced from llama.cpp's default (gemma2 without its key): one line a checkpoint on stderr, as price's
     # `defaulted` line says it, never a column of every row (arch44: the sweep priced 4,096 without a word).
     for line in sweeper.defaulted(grid):

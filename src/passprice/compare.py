@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from passprice.errors import escaped
 from passprice.files import shell_word
 
 if TYPE_CHECKING:
@@ -218,7 +219,7 @@ def comparison_text(rows: list[CardBest], what: str, summary: str, note: str, st
             dashes = ["—"] * (6 if stack is not None else 5)
             table.append([row.card, *dashes, f"refused: {row.refusal.name}: {reason}"])
     under = f" under stack {stack}" if stack is not None else ""
-    lines = [f"best batch{under} on each card, fastest first: {what}", f"  {summary}"]
+    lines = [f"best batch{under} on each card, fastest first: {escaped(what)}", f"  {summary}"]
     routed = next((r.cost for r in rows if r.cost is not None and r.cost.routed is not None), None)
     if routed is not None and routed.routed is not None:
         # A mixture of experts ranks the cards on the routing record it was priced on, which the summary did not

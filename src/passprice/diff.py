@@ -30,7 +30,7 @@ import attrs
 from passprice import cache, gitread, schema
 from passprice.cachefolder import make_folders
 from passprice.cards import card_from_document, document_and_facts
-from passprice.derivations import Derivation, Finding, recheck_all
+from passprice.derivations import Derivation, Finding, Input, recheck_all
 from passprice.drafts import method_from_document
 from passprice.errors import InputError, escaped, problem_lines, spelled
 from passprice.facts import Fact, Provenance, dimension
@@ -2085,9 +2085,13 @@ class LockImpact:
     #: The routing record the lock's serving names (``None``: none): its ``routing.*`` facts are named with it, a
     #: review of two changed records read ``changed routing.hot_experts`` of either (walkthrough 49).
     routing_record: str | None = None
-    #: Of :attr:`changed`, each fact whose citation the change rewrote, with the citation HEAD's price rests on:
-    #: ``(path, source, locator)`` (walkthrough 49: the lock's row named the facts, the Facts section the citations).
-    cites: tuple[tuple[str, str | None, str | None], ...] = ()
+    #: Of :attr:`changed`, each fact whose citation the change rewrote, or whose derivation it changed (a derived
+    #: fact recomputed: ``fact recompute`` after its input moved), with the citation HEAD's price rests on: ``(path,
+    #: source, locator, recited, derivation)``, ``recited`` whether the change rewrote the citation, ``derivation``
+    #: HEAD's :class:`~passprice.derivations.Derivation` when the change changed it (its inputs' citations are what
+    #: the price rests on), else ``None`` (walkthrough 49: the lock's row named the facts, the Facts section the
+    #: citations; session 37: a recomputed share had no citation on the row).
+    cites: tuple[tuple[str, str | None, str | None, bool, Derivation | None], ...] = ()
 
     @property
     def by_header(self) -> str | None:
@@ -2452,7 +2456,9 @@ class LockImpact:
             "alone": [{"path": path, "move": move} for path, move in self.alone],
             "alone_from": ("base" if self.alone_base else "head") if self.alone else None,
             "routing_record": self.routing_record,
-            "cites": [{"path": path, "source": source, "locator": locator} for path, source, locator in self.cites],
+            "cites": [{"path": path, "source": source, "locator": locator, "recited": recited,
+                       "derivation": _derivation_cites(derivation, source) if derivation is not None else None}
+                      for path, source, locator, recited, derivation in self.cites],
             "alone_grouped": [{"inputs": list(inputs), "derived": list(derived), "move": move}
                               for inputs, derived, move in self.joint],
         }
@@ -2888,7 +2894,7 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
         if lock.stack is not None:
             touched.append(by_file.get(("stack", lock.stack.name)))
         changed: list[str] = []
-        cites: list[tuple[str, str | None, str | None]] = []
+        cites: list[tuple[str, str | None, str | None, bool, Derivation | None]] = []
         drifted: list[str] = []
         rewritten: list[str] = []
         unreadable = []
@@ -2902,9 +2908,8 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
             # a fact re-derived to the same value (a re-fit's unmoved facts) moved nothing the lock rests on: it is
             # named in its file's one line, not here (walkthrough 47: all 12 stack paths listed, 5 of them moved)
             changed += [c.lock_path for c in f.facts if c.lock_path in rests and not _folded(f, c)]
-            cites += [(c.lock_path, c.new.source, c.new.locator) for c in f.facts
-                      if c.lock_path in rests and not _folded(f, c) and c.old is not None and c.new is not None
-                      and (c.old.source, c.old.locator) != (c.new.source, c.new.locator)]
+            cites += [cite for c in f.facts
+                      if c.lock_path in rests and not _folded(f, c) and (cite := _lock_cite(c.lock_path, c.old, c.new))]
             if new is not None and status != "removed":
                 pinned = [(c.lock_path, new.facts[c.lock_path], c.new) for c in f.facts if c.new is not None
                           and c.lock_path in after_rests and c.lock_path in new.facts
@@ -6460,16 +6465,70 @@ def _named(lock: LockImpact, path: str) -> str:
 CITE_CHARS = 100
 
 
-def _cites(lock: LockImpact) -> str:
-    """The citations HEAD's price rests on for ``lock``'s changed facts whose citation the change rewrote (the
-    review's ``cites`` line): ``routing.hot_experts (qwen3-30b-a3b-measured): gpu-container-handbook-routing-derisk,
-    table 'The real result - Qwen3 routes near-uniform', row…``, each locator cut at a word to :data:`CITE_CHARS`
-    characters (the Facts section gives it whole). Empty when no citation changed."""
+#: The most characters of a derivation input's locator a lock's ``cites`` line shows (cut at a word).
+INPUT_CITE_CHARS = 60
+
+
+def _derivation_cites(derivation: Derivation, own: str | None) -> dict[str, Any]:
+    """A derived fact's derivation as a lock's ``cites`` entry gives it in ``--json``: ``{"formula", "inputs"}``,
+    each input ``{"name", "value", "unit", "fact", "source", "locator", "constant"}`` (``value`` and ``unit`` as
+    written; a figure's ``source`` the fact's own, ``own``, where it names none; ``null`` where it does not apply),
+    in the order the formula names them."""
+    return {"formula": derivation.formula, "inputs": [
+        {"name": i.name, "value": i.amount, "unit": i.unit, "fact": i.fact,
+         "source": (i.source or own) if i.kind == "figure" else None, "locator": i.locator, "constant": i.constant}
+        for i in derivation.in_formula_order()]}
+
+
+def _input_cite(i: Input, own: str | None) -> str:
+    """One derivation input as a ``cites`` line names what it rests on, its value as written first: ``bandwidth
+    4.89 TB/s: fact memory.bandwidth``, ``dot 4.48 TB/s: SOURCE, LOCATOR…`` (the fact's own source, ``own``, where
+    it names none; the locator cut at a word to :data:`INPUT_CITE_CHARS`), ``bits 8: constant``."""
     from passprice.textchange import cut_at_word
 
-    return "; ".join(f"{_named(lock, path)}: {source or '(no source)'}"
-                     + (f", {cut_at_word(locator, CITE_CHARS)}" if locator else "")
-                     for path, source, locator in lock.cites)
+    head = f"{i.name} {i.shown()}"
+    if i.kind == "fact":
+        return f"{head}: fact {i.fact}"
+    if i.kind == "constant":
+        return f"{head}: constant"
+    source = i.source or own or "(no source)"
+    return f"{head}: {source}" + (f", {cut_at_word(i.locator, INPUT_CITE_CHARS)}" if i.locator else "")
+
+
+def _lock_cite(path: str, old: Fact | None, new: Fact | None
+               ) -> tuple[str, str | None, str | None, bool, Derivation | None] | None:
+    """A lock's ``cites`` entry for its changed fact ``path`` (:attr:`LockImpact.cites`): ``None`` unless the change
+    rewrote its citation or its (formula) derivation."""
+    if old is None or new is None:
+        return None
+    recited = (old.source, old.locator) != (new.source, new.locator)
+    derivation = new.derivation if isinstance(new.derivation, Derivation) and old.derivation != new.derivation else None
+    if not recited and derivation is None:
+        return None
+    return path, new.source, new.locator, recited, derivation
+
+
+def _cites(lock: LockImpact) -> str:
+    """The citations HEAD's price rests on for ``lock``'s changed facts whose citation the change rewrote or whose
+    derivation it changed (the review's ``cites`` line): ``routing.hot_experts (qwen3-30b-a3b-measured):
+    gpu-container-handbook-routing-derisk, table 'The real result - Qwen3 routes near-uniform', row…``, each locator
+    cut at a word to :data:`CITE_CHARS` characters (the Facts section gives it whole); a derived fact by its formula
+    and each input's value and citation, short: ``streams.read = dot / bandwidth [dot 4.48 TB/s: SOURCE, LOCATOR…;
+    bandwidth 4.89 TB/s: fact memory.bandwidth]`` (session 37: a share ``fact recompute`` rewrote from a changed
+    bandwidth had none; a fact re-cited and re-derived gives its citation, then ``= FORMULA […]``). Empty when no
+    citation or derivation changed."""
+    from passprice.textchange import cut_at_word
+
+    def one(path: str, source: str | None, locator: str | None, recited: bool, derivation: Derivation | None) -> str:
+        said = ""
+        if recited:
+            said = f": {source or '(no source)'}" + (f", {cut_at_word(locator, CITE_CHARS)}" if locator else "")
+        if derivation is not None:
+            inputs = "; ".join(_input_cite(i, source) for i in derivation.in_formula_order())
+            said += f" = {derivation.formula} [{inputs}]"
+        return f"{_named(lock, path)}{said}"
+
+    return "; ".join(one(*cite) for cite in lock.cites)
 
 
 def _removal(lock: LockImpact, code: Callable[[str], str] = str) -> str:

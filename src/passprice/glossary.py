@@ -361,7 +361,9 @@ _TERMS = (
         "facts derived from it (streams.read, streams.append)`; `alone_grouped` in `--json`, whose `alone` keeps "
         "each fact's own move). A lock's `changed` names a `routing.*` fact with its routing record, and `cites` gives "
         "the citation HEAD's price rests on for each changed fact whose citation the change rewrote (source and "
-        "locator, cut at a word; whole under the fact's file). A lock whose HEAD inputs or lock "
+        "locator, cut at a word; whole under the fact's file), and for each derived fact the change recomputed its "
+        "formula with its inputs' values and citations, short (`streams.read = dot / bandwidth [dot 4.48 TB/s: "
+        "SOURCE, LOCATOR…; bandwidth 4.89 TB/s: fact memory.bandwidth]`). A lock whose HEAD inputs or lock "
         "file `does not read` is `not judged`: no verdict and no HEAD price; a lock file edited by hand does not "
         "read (its digest no longer matches) and `edited` names each key the hand edit changed, BASE → HEAD; its "
         "`recorded` column shows the tokens/s HEAD's file holds after BASE's, `(edited by hand)`. A lock `held by "
@@ -688,12 +690,17 @@ _TERMS = (
         "`check`'s `drift: not judged (today's inputs do not read: …)` and a review's `not judged: …`: the lock's "
         "floors and drift are judged against today's (HEAD's) card, checkpoint and serving; when one of them does not "
         "read (a bad file, a missing entry) there is nothing to judge them against, so no verdict is given and the "
-        "reason follows. It is no pass: the file that does not read is its own error. `reproduce` says it as "
+        "reason follows. A reason two or more locks share is said once, above the locks, with how many it leaves "
+        "not judged (`locks not judged: 5 of 10 (…): today's files do not read: FILE: …`), each of those locks then "
+        "reading `floors: not judged (FILE does not read, above)`; a lock's `drift: not judged (the same)` says the "
+        "reason its floors line gave. It is no pass: the file that does not read is its own error. `reproduce` says "
+        "it as "
         "`today's files do not read: … (bad input: not judged; the price above is rebuilt from the lock's pins "
         "alone)` of a file that is there but cannot be read, and exits 2 on its line, as `check` does. (A warning "
         "that the checkout's "
         "`src/passprice` was `not judged` means the same of the code: whether it differs from the pinned pricing "
         "model could not be decided.)",
+        ("locks not judged",),
     ),
     Term(
         "lock format",

@@ -30,7 +30,7 @@ import attrs
 from passprice.cachefolder import make_folders
 from passprice.cards import Card
 from passprice.cost import Lines, Pricing, binding
-from passprice.errors import InputError
+from passprice.errors import InputError, escaped
 from passprice.files import check_writable, write_atomically, written_suffix
 from passprice.gguf_header import GGUFHeader
 from passprice.serving import (
@@ -498,7 +498,7 @@ def roofline_text(line: Roofline) -> str:
 
     co = line.coefficients
     per, compute = co.compute()
-    lines = [ridges_text(line.card), "", line.title, ""]
+    lines = [ridges_text(line.card), "", "\n".join(escaped(t) for t in line.title.split("\n")), ""]
     lines.append(
         f"  the pass as lines in the batch b (seconds): memory {si(co.memory_shared_s, 's')} + "
         f"{si(co.memory_per_sequence_s, 's')} × b;"

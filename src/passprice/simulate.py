@@ -58,7 +58,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from passprice.errors import InputError
+from passprice.errors import InputError, escaped
 from passprice.jsontext import Table
 from passprice.serving import NotResident, OnChipOverflow, PassShape, ServingBind
 from passprice.steps import StepPricer, StepRows, StepSums
@@ -1854,7 +1854,7 @@ def simulation_text(sim: Simulation) -> str:
         if setup["prefix_read_once"]:
             prefix += ", prefix read once a step"
     lines = [
-        sim.title,
+        escaped(sim.title),  # a checkpoint path's U+202E, as --json escapes it (left43)
         f"  trace   {sim.trace['source']}",
         f"          {count(sim.trace['requests'])} requests, {count(sim.trace['prompt_tokens'])} prompt and "
         f"{count(sim.trace['output_tokens'])} output tokens, longest {count(sim.trace['longest'])} positions",
