@@ -62,3 +62,22 @@ def test_a_copys_refit_is_kept_and_written_again_unfitted(tmp_path: Path, monkey
         r for r in calibrate.load_runs(root) if r.stack == STACK])
     with pytest.raises(AssertionError, match="re-fitted"):
         calibrate.fit(models)
+
+
+def test_edit_imports_tomlkit_only_to_keep_a_layout(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``passprice.edit`` (a review's private copy recomputes a card through it, written without tomlkit) imports no
+    tomlkit until an edit keeps a layout; ``edit.tomlkit`` is the module, imported when asked for."""
+    import importlib
+    import sys
+
+    import tomlkit
+
+    monkeypatch.delitem(sys.modules, "passprice.edit", raising=False)
+    monkeypatch.setitem(sys.modules, "tomlkit", None)  # importing it now raises ImportError
+    fresh = importlib.import_module("passprice.edit")
+    before = '"name" = "x"\n'
+    assert fresh._recomputed_text(before, [], keep_layout=False) == before
+    monkeypatch.setitem(sys.modules, "tomlkit", tomlkit)
+    assert fresh.tomlkit is tomlkit
+    with pytest.raises(AttributeError):
+        fresh.no_such_name  # noqa: B018
