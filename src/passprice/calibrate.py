@@ -456,6 +456,18 @@ def _fit_key(runs: _Runs, fitted: tuple[str, ...]) -> bytes:
 FIT_KIND = "calibrate-fit-1"
 #: Whether :func:`fit` looks in (and keeps to) the cache folder: only inside :func:`fits_kept`.
 _ACROSS: list[bool] = [False]
+#: (cache folder, :func:`_fit_key` key) of each fit this process kept in, or read from, that folder (not kept again).
+_ON_DISK: set[tuple[str, bytes]] = set()
+
+
+def _on_disk(key: bytes) -> tuple[str, bytes]:
+    """``key`` in the cache folder in use now, as :data:`_ON_DISK` holds it."""
+    from passprice import cache
+
+    try:
+        return str(cache.cache_dir()), key
+    except RuntimeError:  # no home folder: nothing is kept anyway
+        return "", key
 
 
 @contextlib.contextmanager
@@ -495,7 +507,7 @@ def _kept_fit(key: bytes) -> tuple[dict[str, float], float] | None:
         return None
     if not all(type(k) is str and type(v) is float for k, v in values.items()):
         return None
-    _FITS[key] = (values, serial)
+    _ON_DISK.add(_on_disk(key))
     return values, serial
 
 
@@ -506,6 +518,7 @@ def _keep_fit(key: bytes, solved: tuple[dict[str, float], float]) -> None:
 
     if _ACROSS[0] and cache.enabled():
         cache.keep_object(FIT_KIND, _fit_data(key), (dict(solved[0]), solved[1]))
+        _ON_DISK.add(_on_disk(key))
 
 
 def fit(models: Sequence[RunModel], fitted: tuple[str, ...] | None = None) -> Fit:
@@ -520,16 +533,29 @@ def fit(models: Sequence[RunModel], fitted: tuple[str, ...] | None = None) -> Fi
     fitted = fitted if fitted is not None else exercised(models)
     runs = _Runs.of(models)
     key = _fit_key(runs, fitted)
-    known = _FITS.get(key) or _kept_fit(key)
+    known = _FITS.get(key)
+    if known is not None:
+        if _ACROSS[0] and _on_disk(key) not in _ON_DISK:  # solved before fits_kept (HEAD's check): kept for later
+            _keep_fit(key, known)
+    else:
+        known = _kept_fit(key)
+        if known is not None:
+            _remember(key, known)
     if known is not None:
         return Fit(dict(known[0]), known[1], fitted, tuple(m.run for m in models))
     solved = _fit(runs, fitted)
     _keep_fit(key, solved)
+    _remember(key, solved)
+    return Fit(solved[0], solved[1], fitted, tuple(m.run for m in models))
+
+
+def _remember(key: bytes, solved: tuple[dict[str, float], float]) -> None:
+    """Hold the fit ``solved`` of :func:`_fit_key` ``key`` in :data:`_FITS` (its oldest dropped past
+    :data:`_FITS_KEPT`)."""
     if _FITS_KEPT > 0:
         while len(_FITS) >= _FITS_KEPT:
             del _FITS[next(iter(_FITS))]
         _FITS[key] = (dict(solved[0]), solved[1])
-    return Fit(solved[0], solved[1], fitted, tuple(m.run for m in models))
 
 
 def _fit(runs: _Runs, fitted: tuple[str, ...]) -> tuple[dict[str, float], float]:
