@@ -28,10 +28,11 @@ host memory) are not fitted and not written: a serving that needs them is refuse
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -451,11 +452,82 @@ def _fit_key(runs: _Runs, fitted: tuple[str, ...]) -> bytes:
     return b"\0".join(parts)
 
 
+#: The kind of a fit's entry in the cache of built objects (:func:`_kept_fit`).
+FIT_KIND = "calibrate-fit-1"
+#: Whether :func:`fit` looks in (and keeps to) the cache folder: only inside :func:`fits_kept`.
+_ACROSS: list[bool] = [False]
+#: (cache folder, :func:`_fit_key` key) of each fit this process kept in, or read from, that folder (not kept again).
+_ON_DISK: set[tuple[str, bytes]] = set()
+
+
+def _on_disk(key: bytes) -> tuple[str, bytes]:
+    """``key`` in the cache folder in use now, as :data:`_ON_DISK` holds it."""
+    from passprice import cache
+
+    try:
+        return str(cache.cache_dir()), key
+    except RuntimeError:  # no home folder: nothing is kept anyway
+        return "", key
+
+
+@contextlib.contextmanager
+def fits_kept() -> Iterator[None]:
+    """Within the ``with``, :func:`fit` gives a fit another process solved and kept (:func:`_kept_fit`) and keeps
+    those it solves. For a one-fact ``diff``'s re-fit of its private copy (:func:`passprice.diff._refit`), which
+    solved the same 15 fits every run, about half of a warm review (speed50); ``check`` keeps its stacks' findings
+    whole (:mod:`passprice.stackfits`), and a fit asked for anywhere else is solved in the process as ever."""
+    before = _ACROSS[0]
+    _ACROSS[0] = True
+    try:
+        yield
+    finally:
+        _ACROSS[0] = before
+
+
+def _fit_data(key: bytes) -> bytes:
+    """What a fit's entry is keyed by besides passprice's code and libraries (every object entry's key): NumPy's
+    installed files (:func:`passprice.stackfits._numpy_stamp`: the least squares' arithmetic) and :func:`_fit_key`."""
+    from passprice.stackfits import _numpy_stamp
+
+    return _numpy_stamp().encode("utf-8", "surrogateescape") + b"\0" + key
+
+
+def _kept_fit(key: bytes) -> tuple[dict[str, float], float] | None:
+    """The fit of :func:`_fit_key` ``key`` another process solved and kept (:func:`_keep_fit`), or ``None``: the
+    cache bypassed, no entry, or one that is not a (``{parameter: float}``, float) pair. Raises nothing."""
+    from passprice import cache
+
+    if not _ACROSS[0] or not cache.enabled():
+        return None
+    kept = cache.kept_object(FIT_KIND, _fit_data(key), tuple)
+    if kept is None or len(kept) != 2:
+        return None
+    values, serial = kept
+    if type(serial) is not float or type(values) is not dict:
+        return None
+    if not all(type(k) is str and type(v) is float for k, v in values.items()):
+        return None
+    _ON_DISK.add(_on_disk(key))
+    return values, serial
+
+
+def _keep_fit(key: bytes, solved: tuple[dict[str, float], float]) -> None:
+    """Keep the fit ``solved`` of :func:`_fit_key` ``key`` in the cache folder for a later process
+    (:func:`_kept_fit`); silently nothing when the cache is bypassed or cannot be written."""
+    from passprice import cache
+
+    if _ACROSS[0] and cache.enabled():
+        cache.keep_object(FIT_KIND, _fit_data(key), (dict(solved[0]), solved[1]))
+        _ON_DISK.add(_on_disk(key))
+
+
 def fit(models: Sequence[RunModel], fitted: tuple[str, ...] | None = None) -> Fit:
     """The least-squares fit of ``models`` (module docstring): the best ``terms.serial`` on the grid, and for it the
     NNLS values. Raises :class:`InputError` for no runs. A fit of the same numbers (:func:`_fit_key`: measured
-    seconds, components, layers, fitted parameters) solved before in this process is given again, not re-solved:
-    the same doubles, a fresh ``values`` dict, ``runs`` those of ``models``."""
+    seconds, components, layers, fitted parameters) solved before in this process, or in another and kept in the
+    cache folder (:func:`_kept_fit`, within :func:`fits_kept`; NumPy's installed files in its key), is given again,
+    not re-solved: the same doubles (pickled floats keep their bits), a fresh ``values`` dict, ``runs`` those of
+    ``models``."""
     if not models:
         raise InputError("calibrate: no runs to fit")
     fitted = fitted if fitted is not None else exercised(models)
@@ -463,13 +535,27 @@ def fit(models: Sequence[RunModel], fitted: tuple[str, ...] | None = None) -> Fi
     key = _fit_key(runs, fitted)
     known = _FITS.get(key)
     if known is not None:
+        if _ACROSS[0] and _on_disk(key) not in _ON_DISK:  # solved before fits_kept (HEAD's check): kept for later
+            _keep_fit(key, known)
+    else:
+        known = _kept_fit(key)
+        if known is not None:
+            _remember(key, known)
+    if known is not None:
         return Fit(dict(known[0]), known[1], fitted, tuple(m.run for m in models))
     solved = _fit(runs, fitted)
+    _keep_fit(key, solved)
+    _remember(key, solved)
+    return Fit(solved[0], solved[1], fitted, tuple(m.run for m in models))
+
+
+def _remember(key: bytes, solved: tuple[dict[str, float], float]) -> None:
+    """Hold the fit ``solved`` of :func:`_fit_key` ``key`` in :data:`_FITS` (its oldest dropped past
+    :data:`_FITS_KEPT`)."""
     if _FITS_KEPT > 0:
         while len(_FITS) >= _FITS_KEPT:
             del _FITS[next(iter(_FITS))]
         _FITS[key] = (dict(solved[0]), solved[1])
-    return Fit(solved[0], solved[1], fitted, tuple(m.run for m in models))
 
 
 def _fit(runs: _Runs, fitted: tuple[str, ...]) -> tuple[dict[str, float], float]:

@@ -1208,12 +1208,16 @@ def header_command(ctx: click.Context, file: str, show_metadata: bool, show_tens
         _echo_json(header_json(header))
     else:
         click.echo(_with_unkept(header_text(header, show_metadata, show_tensors), header, root, file))
-    from passprice.check import relative_lines
     from passprice.decode import header_problems
 
     # Shown whole (a reader of any header), with what no price reads it by, as `check` and `checkpoints` refuse it
     # (an entry without embedding_length was shown here without a word: issue 13's leftovers, session 26).
-    for line in relative_lines(root, header_problems(header)):
+    problems = header_problems(header)
+    if not problems:  # the usual case: passprice.check (cards, facts, drafts, routing) is not imported for nothing
+        return
+    from passprice.check import relative_lines
+
+    for line in relative_lines(root, problems):
         click.echo(f"passprice: warning: {escaped(line)} (check, checkpoints and every price refuse it)", err=True)
 
 

@@ -3354,18 +3354,61 @@ def _refit(copy: _Copy, requests: Sequence[Mapping[str, Any]], refits: Mapping[s
             for name, refit in _wanted_stacks(copy, requests, refits).items():
                 if not refit or name in copy.refitted:
                     continue
-                from passprice.calibrate import calibrate, write_calibration  # (NumPy: only for a re-fit)
-
-                was = load_stack(copy.root, name).lock_facts()
-                # The copy's file is priced and removed, never shown: its layout is not kept (tomlkit's parse of a
-                # 93 KB stack was 0.11 s of a cold one-fact diff, round 31)
-                write_calibration(copy.root, calibrate(copy.root, name), keep_layout=False)
+                stack = load_stack(copy.root, name)
+                was = stack.lock_facts()
+                _refit_stack(copy.root, stack)
                 now = load_stack(copy.root, name).lock_facts()
                 copy.refitted[name] = {p.removeprefix("stack."): (was[p].describe(), now[p].describe())
                                        for p in now if p in was}
     except (InputError, ServingRefusal, OSError) as e:
         return _not_recomputed(e, copy.folder)
     return None
+
+
+#: The kind of a re-fitted stack file's entry in the cache of built objects (:func:`_refit_stack`).
+REFIT_KIND = "diff-refit-1"
+
+
+def _refit_stack(root: Root, stack: Any) -> None:
+    """Re-fit ``stack`` (a :class:`passprice.stacks.Stack` read from ``root``, a private copy) to the copy's measured
+    runs and write its fitted facts into its file (:func:`passprice.calibrate.calibrate`, then
+    :func:`passprice.calibrate.write_calibration`, the layout not kept: the copy's file is priced and removed, never
+    shown; tomlkit's parse of a 93 KB stack was 0.11 s of a cold one-fact diff, round 31).
+
+    The file it writes is a function of everything :func:`passprice.stackfits.fit_inputs` keys a stack's findings by
+    (the stack files, every measured run, the runs' cards, the checkpoint entries, routing records, drafting methods,
+    sources, schemas, NumPy's files, the environment's bounds, the working folder; with passprice's code and
+    libraries, as every cache key): so it is kept in the cache folder under those bytes, and a review run again
+    writes the kept bytes, with no run priced, no fit solved and NumPy not imported (the copy's re-fit was about half
+    of a warm one-fact diff, speed50). Where the inputs cannot be keyed (:func:`~passprice.stackfits.fit_inputs`
+    says ``None``) or the cache is bypassed, it is re-fitted as ever; a re-fit that raises keeps nothing. Raises
+    :class:`InputError` or :class:`~passprice.serving.ServingRefusal` as a re-fit does."""
+    from passprice.files import write_atomically
+    from passprice.measurements import load_runs
+    from passprice.stackfits import fit_inputs
+    from passprice.stacks import stack_path
+
+    path = stack_path(root, stack.name)
+    inputs = None
+    if cache.enabled():
+        try:
+            inputs = fit_inputs(root, stack, load_runs(root))
+        except InputError:  # a run that does not read: the re-fit says so as ever
+            inputs = None
+    entry_key = cache.object_key(REFIT_KIND, inputs) if inputs is not None else None
+    if inputs is not None:
+        kept = cache.kept_object(REFIT_KIND, inputs, bytes, entry_key)
+        if kept is not None:
+            if path.read_bytes() != kept:
+                write_atomically(path, kept, force=True)
+            return
+    from passprice.calibrate import calibrate, fits_kept, write_calibration  # (NumPy: only for a re-fit)
+
+    with fits_kept():
+        fitted = calibrate(root, stack.name)
+    write_calibration(root, fitted, keep_layout=False)
+    if inputs is not None:
+        cache.keep_object(REFIT_KIND, inputs, path.read_bytes(), entry_key)
 
 
 def stack_refit_findings(root: Root, name: str) -> tuple[Finding, ...]:

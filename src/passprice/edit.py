@@ -24,8 +24,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import attrs
-import tomlkit
-from tomlkit.items import InlineTable, Table
 
 from passprice import schema
 from passprice.cards import CARD_PATHS, HOST_PATHS, TENSOR_PATHS, card_from_document, card_path, is_card_path
@@ -37,6 +35,17 @@ from passprice.registry import Root, entry_name
 
 if TYPE_CHECKING:
     from passprice.derivations import Finding
+
+def __getattr__(name: str) -> Any:
+    """``edit.tomlkit``: the :mod:`tomlkit` module, imported when first asked for. It is imported where an edit keeps
+    a file's layout, not with this module: a review's private copy, written without it, imported it for nothing (30
+    ms of a warm one-fact diff; speed50). Raises :class:`AttributeError` for any other name."""
+    if name == "tomlkit":
+        import tomlkit
+
+        return tomlkit
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 #: The keys of a fact entry, in the order a new entry is written (``cite``, the free text facts had before they
 #: named sources, is never written: an edit removes it).
@@ -237,6 +246,8 @@ def set_fact(
     the edited file would not validate: a non-finite or out-of-range value, a unit of the wrong dimension (``GB`` where
     ``B/s`` belongs), an unknown provenance, a ``derived`` fact without a derivation, a source ``root`` has no record
     of."""
+    import tomlkit
+
     try:
         before = edited_bytes(where.file).decode("utf-8")
     except UnicodeDecodeError as e:
@@ -271,6 +282,9 @@ def _edit(
 
 def _place(document: Any, path: str, entry: Mapping[str, Any]) -> None:
     """Make fact ``path`` of the :mod:`tomlkit` ``document`` the ``entry``, in place (:func:`set_fact`)."""
+    import tomlkit
+    from tomlkit.items import InlineTable, Table
+
     parts = path.split(".")
     parent: Any = document
     for part in parts[:-1]:
@@ -318,6 +332,8 @@ def _placed_plainly(document: dict[str, Any], path: str, entry: Mapping[str, Any
 
 def _dumped(document: Any, before: str) -> str:
     """The text of the edited ``document`` of a file whose text was ``before``, in its line endings."""
+    import tomlkit
+
     return in_line_endings(tomlkit.dumps(document), before)
 
 
@@ -451,6 +467,9 @@ def _set(table: Any, key: str, value: Any) -> None:
     """Set ``key`` of a fact's ``table`` to ``value``; a derivation is written as the registry writes it, dotted keys
     in the fact's own table (``derivation.formula = …``, one inline table an input: ``derivation.inputs.dot = {…}``),
     replacing the one there."""
+    import tomlkit
+    from tomlkit.items import InlineTable
+
     if key != "derivation" or not isinstance(value, Mapping) or isinstance(table, InlineTable):
         table[key] = value
         return
@@ -474,6 +493,8 @@ def _update_derivation(current: Any, value: Mapping[str, Any]) -> bool:
     or a moved input changes only those characters (a review's diff shows the figures that moved). False, with
     nothing changed, when ``current`` is not the registry's dotted layout or the keys, inputs or input keys differ
     (the caller then writes the derivation anew)."""
+    from tomlkit.items import InlineTable
+
     inputs = value.get("inputs")
     written = current.get("inputs") if hasattr(current, "get") else None
     if not isinstance(inputs, Mapping) or written is None or isinstance(current, InlineTable):
@@ -900,7 +921,8 @@ def _exact_value(where: FactFile, fact: Fact, derivation: Any) -> int | float:
 def _recomputed_text(before: str, entries: Sequence[tuple[str, Mapping[str, Any]]], keep_layout: bool) -> str:
     """The text of ``before`` with each (path, entry) of ``entries`` placed in turn: by :mod:`tomlkit`, the file's
     comments and layout kept (:func:`_place`); with ``keep_layout`` false, the plain data (:func:`_placed_plainly`)
-    written by :func:`passprice.plaintoml.dumps`, tomlkit where that cannot be done exactly."""
+    written by :func:`passprice.plaintoml.dumps`, tomlkit where that cannot be done exactly (imported only then: a
+    review's private copy imported it, 30 ms, for nothing; speed50)."""
     if not keep_layout:
         from passprice import plaintoml
 
@@ -912,6 +934,8 @@ def _recomputed_text(before: str, entries: Sequence[tuple[str, Mapping[str, Any]
             text = plaintoml.dumps(plain)
             if text is not None:
                 return text
+    import tomlkit
+
     document = tomlkit.parse(before)
     for path, entry in entries:
         _place(document, path, entry)
