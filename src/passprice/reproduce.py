@@ -124,11 +124,9 @@ class Drift:
         return None if resourced is None else {"pinned": resourced[0], "today": resourced[1]}
 
     def to_json(self) -> dict[str, Any]:
-        """``{"field": path, "locked": {value, unit, base_value, provenance, cite, digest}, "now": … or None,
-        "source_changed": {"pinned", "today"} or None}``: the difference as a program reads it (:meth:`describe` is
-        its line; ``source_changed`` :meth:`source_json`)."""
-        return {"field": self.path, "locked": _fact_brief(self.pinned), "now": _fact_brief(self.today),
-                "source_changed": self.source_json()}
+        """``{"field": path, "locked": {value, unit, base_value, provenance, cite, digest}, "now": … or None}``: the
+        difference as a program reads it (:meth:`describe` is its line; each side's ``cite`` names its source)."""
+        return {"field": self.path, "locked": _fact_brief(self.pinned), "now": _fact_brief(self.today)}
 
 
 def rewritten_parts(pinned: Fact, today: Fact) -> tuple[str, ...]:
