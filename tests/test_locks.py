@@ -55,6 +55,9 @@ FLOOR_ADVICE = (
     "streams.rewrite=estimated`)"
 )
 
+#: What a drift line adds for streams.rewrite re-cited by set_fact (walk52).
+RECITED = ", source azure-ai-benchmarking-guide → nvidia-h200-datasheet"
+
 
 def lock_exists(path: object) -> str:
     """``lock``'s line for a lock file already there, without --update or --force."""
@@ -167,7 +170,7 @@ def test_a_lock_reproduces_after_its_card_changed_while_check_and_price_lock_see
         # the lock's digest, what a citation names (left32)
         f"  lock digest {read_lock(path).info.digest} (its [lock] digest, verified: what a citation names)",
         "  since the lock:",
-        "    facts          1 drifted: streams.rewrite: 0.8333 (measured) → 0.75 (estimated)",
+        f"    facts          1 drifted: streams.rewrite: 0.8333 (measured) → 0.75 (estimated){RECITED}",
         f"    checkpoint     qwen35-27b-like: content {out['checkpoint']['pinned'][7:19]}… as pinned",
         "    serving        unchanged",
         "    pricing model  unchanged",
@@ -195,7 +198,7 @@ def test_a_lock_reproduces_after_its_card_changed_while_check_and_price_lock_see
         "(`passprice lock --update -o locks/mtp.lock.toml --force --require "
         "streams.rewrite=estimated`)\n"
         "  drift:\n"
-        "    streams.rewrite: 0.8333 (measured) → 0.75 (estimated)\n" + today_line
+        f"    streams.rewrite: 0.8333 (measured) → 0.75 (estimated){RECITED}\n" + today_line
     ) in result.stdout
     assert result.stdout.endswith("check FAILED\n")
     assert str(root) not in result.stdout  # lock paths are shown relative to the root
@@ -238,14 +241,14 @@ def test_drift_that_keeps_the_floors_passes_check_and_fails_check_frozen(root: P
     assert (
         "  floors: lock mtp holds; the price's weakest provenance is assumed\n"
         "  drift:\n"
-        "    streams.rewrite: 0.8333 (measured) → 0.8 (measured)\n"
+        f"    streams.rewrite: 0.8333 (measured) → 0.8 (measured){RECITED}\n"
     ) in result.stdout
     assert result.stdout.endswith("all holds\n")
 
     result = run(root, "check", "--frozen")
     assert result.exit_code == 1
     assert "lock mtp (locks/mtp.lock.toml, locks serving qwen35-27b-h200-mtp): FAILS\n" in result.stdout
-    drifted = "  drift (an error with --frozen):\n    streams.rewrite: 0.8333 (measured) → 0.8 (measured)\n"
+    drifted = f"  drift (an error with --frozen):\n    streams.rewrite: 0.8333 (measured) → 0.8 (measured){RECITED}\n"
     assert drifted in result.stdout
     assert result.stdout.endswith("check FAILED (--frozen: the inputs of mtp drifted since they were locked; review "
                                   "the change, then re-lock each: `passprice lock --update -o locks/mtp.lock.toml`)\n")
@@ -254,7 +257,7 @@ def test_drift_that_keeps_the_floors_passes_check_and_fails_check_frozen(root: P
     status = lock_status(report, "mtp")
     assert status["path"] == "locks/mtp.lock.toml"
     assert status["reproduces"] and status["holds"]
-    assert status["drift"] == ["streams.rewrite: 0.8333 (measured) → 0.8 (measured)"]
+    assert status["drift"] == [f"streams.rewrite: 0.8333 (measured) → 0.8 (measured){RECITED}"]
 
     # The price itself is still reproduced exactly.
     assert reproduce(Root(root), read_lock(path)).price == recorded

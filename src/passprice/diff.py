@@ -2092,6 +2092,10 @@ class LockImpact:
     #: the price rests on), else ``None`` (walkthrough 49: the lock's row named the facts, the Facts section the
     #: citations; session 37: a recomputed share had no citation on the row).
     cites: tuple[tuple[str, str | None, str | None, bool, Derivation | None], ...] = ()
+    #: ``(BASE's record, HEAD's record)`` when HEAD prices the lock's serving on another routing record than BASE
+    #: (:func:`_rerouted`), else ``None``: :attr:`changed` and :attr:`cites` then compare the two records' facts,
+    #: and the row reads ``routing record A → B`` (walkthrough 51: a serving re-pointed read ``changed –``).
+    rerouted: tuple[str, str] | None = None
 
     @property
     def by_header(self) -> str | None:
@@ -2456,6 +2460,7 @@ class LockImpact:
             "alone": [{"path": path, "move": move} for path, move in self.alone],
             "alone_from": ("base" if self.alone_base else "head") if self.alone else None,
             "routing_record": self.routing_record,
+            "rerouted": ({"base": self.rerouted[0], "head": self.rerouted[1]} if self.rerouted is not None else None),
             "cites": [{"path": path, "source": source, "locator": locator, "recited": recited,
                        "derivation": _derivation_cites(derivation, source) if derivation is not None else None}
                       for path, source, locator, recited, derivation in self.cites],
@@ -2902,6 +2907,15 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
         after_rests = set(after.rests_on()) if after.price is not None else set(lock.rests_on)
         if after.price is not None and isinstance(after.price.get("expected"), Mapping):
             after_rests |= set(after.price["expected"].get("rests_on", {}))  # under a stack: its facts too
+        # HEAD prices the serving on another routing record than BASE (the serving re-pointed): the price rests on
+        # the other record's facts, which no changed file of the lock's own record shows (walkthrough 51: the row
+        # read ``changed: []``, ``cites: []`` though the re-locked price rests on the new record).
+        rerouted = _rerouted(before, after) if status not in ("added", "removed") else None
+        if rerouted is not None:
+            for c in _record_changes(base, head, *rerouted):
+                if c.lock_path in rests:
+                    changed.append(c.lock_path)
+                    cites += [cite for cite in (_lock_cite(c.lock_path, c.old, c.new),) if cite is not None]
         for f in touched:
             if f is None:
                 continue
@@ -2997,7 +3011,8 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
                 serving_name=lock.info.serving,
                 status=status,
                 changed=tuple(dict.fromkeys(changed)),
-                routing_record=lock.spec.routing,
+                routing_record=rerouted[1] if rerouted is not None else lock.spec.routing,
+                rerouted=rerouted,
                 cites=tuple(dict.fromkeys(cites)),
                 before=before,
                 after=after,
@@ -6488,7 +6503,8 @@ def _recorded(lock: LockImpact) -> str:
 def _inputs(lock: LockImpact) -> str:
     """The inputs that changed for a lock: the facts it rests on by path, then checkpoint, serving, pricing model (the
     lock files' pinned digests, ``pricing-model digest 111111111111… → 5a914e0c2b7d…``, where they differ: slip52)."""
-    bits = [_named(lock, path) for path in lock.changed]
+    bits = [f"routing record {lock.rerouted[0]} → {lock.rerouted[1]}"] if lock.rerouted is not None else []
+    bits += [_named(lock, path) for path in lock.changed]
     bits += [i for i in lock.inputs if i != "facts" and (i != "pricing model" or lock.model_pins is None)]
     if lock.model_pins is not None:
         was, now = lock.model_pins
@@ -6536,6 +6552,28 @@ def _input_cite(i: Input, own: str | None) -> str:
         return f"{head}: constant"
     source = i.source or own or "(no source)"
     return f"{head}: {source}" + (f", {cut_at_word(i.locator, INPUT_CITE_CHARS)}" if i.locator else "")
+
+
+def _rerouted(before: PriceSide, after: PriceSide) -> tuple[str, str] | None:
+    """``(BASE's routing record, HEAD's)`` of the serving each side priced (its completed ``spec``'s ``routing``),
+    when both name one and they differ; else ``None``. Raises nothing."""
+    was, now = (side.spec.get("routing") if side.spec is not None else None for side in (before, after))
+    if isinstance(was, str) and isinstance(now, str) and was != now:
+        return was, now
+    return None
+
+
+def _record_changes(base: Side, head: Side, was: str, now: str) -> tuple[FactChange, ...]:
+    """The fact changes (lock paths ``routing.*``) from BASE's routing record ``was`` to HEAD's record ``now``
+    (:func:`fact_changes`): what a serving re-pointed from one record to the other changes under its price. Empty
+    when either record is missing or does not read on its side (the side's price says why). Raises nothing."""
+    old_rel, new_rel = f"facts/routing/{was}.toml", f"facts/routing/{now}.toml"
+    if old_rel not in base.files or new_rel not in head.files:
+        return ()
+    old, new = _read(base, old_rel, "routing", was), _read(head, new_rel, "routing", now)
+    if old.facts is None or new.facts is None:
+        return ()
+    return fact_changes(old.facts, new.facts, "routing.")
 
 
 def _lock_cite(path: str, old: Fact | None, new: Fact | None

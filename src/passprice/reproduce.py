@@ -102,11 +102,30 @@ class Drift:
 
             runs = runs_change(self.pinned.derivation, self.today.derivation)
             new += f" ({runs})" if runs is not None else f" ({rewrite_said(self.pinned, self.today)})"
+        resourced = self.source_changed
+        if resourced is not None:
+            new += f", source {resourced[0]} → {resourced[1]}"
         return f"{self.path}: {old} → {new}"
+
+    @property
+    def source_changed(self) -> tuple[str, str] | None:
+        """``(pinned source, today's source)`` when both name a source and they differ (the figure moved to
+        another document: ``nvidia-l40s-datasheet → nvidia-l40s-datasheet-rev2``), else ``None``. Walkthrough 51:
+        the drift line read ``864 GB/s (published) → 900 GB/s (published)``, the new datasheet unsaid."""
+        if self.today is None or self.pinned.source is None or self.today.source is None:
+            return None
+        if self.pinned.source == self.today.source:
+            return None
+        return self.pinned.source, self.today.source
+
+    def source_json(self) -> dict[str, str] | None:
+        """:attr:`source_changed` as ``{"pinned": SOURCE, "today": SOURCE}`` (``None``: not changed)."""
+        resourced = self.source_changed
+        return None if resourced is None else {"pinned": resourced[0], "today": resourced[1]}
 
     def to_json(self) -> dict[str, Any]:
         """``{"field": path, "locked": {value, unit, base_value, provenance, cite, digest}, "now": … or None}``: the
-        difference as a program reads it (:meth:`describe` is its line)."""
+        difference as a program reads it (:meth:`describe` is its line; each side's ``cite`` names its source)."""
         return {"field": self.path, "locked": _fact_brief(self.pinned), "now": _fact_brief(self.today)}
 
 
@@ -1604,7 +1623,8 @@ def reproduction_json(
         "checkpoint": attrs.asdict(rep.checkpoint, filter=lambda a, _: a.name not in ("header_file",
                                                                                         "header_sha256")),
         "facts_drifted": [
-            {"path": d.path, "pinned": d.pinned.to_entry(), "today": d.today.to_entry() if d.today else None}
+            {"path": d.path, "pinned": d.pinned.to_entry(), "today": d.today.to_entry() if d.today else None,
+             "source_changed": d.source_json()}
             for d in today.drift
         ],
         "facts_rewritten": [
