@@ -595,7 +595,8 @@ def test_audit_of_a_memory_bound_price(root: Path) -> None:
     result = ok(run(root, "audit", R1, "--batch", "1", "--json"))
     a = json.loads(result.stdout)
     assert list(a) == ["title", "tokens_per_s", "by_hand", "binds", "provenance", "weakest", "facts", "sources",
-                       "checkpoint"]
+                       "stale_descriptions", "checkpoint"]
+    assert a["stale_descriptions"] == []  # left43: no record here names a row its facts do not cite
     assert sorted(a["sources"]) == sorted({f["source"] for f in a["facts"] if f["source"] is not None})
     assert a["title"].startswith(f"audit of {R1} (today's facts)")
     rows = {f["path"]: f for f in a["facts"]}
