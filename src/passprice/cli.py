@@ -3567,10 +3567,11 @@ def sweep_command(
     if plot_path is not None:
         click.echo(f"plot -> {shown_path(plot_path)}", err=True)
     # Lines for people: a checkpoint path's U+202E escaped, as --json escapes it (its CSV cell keeps the bytes; left43)
+    # (each line of a message escaped, its own line breaks kept: a lock's drift lines follow it; test_slip_44)
     for line in best.summary() if best is not None else ():
-        click.echo(f"passprice: {escaped(line)}", err=True)
+        click.echo(f"passprice: {_escaped_lines(line)}", err=True)
     for line in under:
-        click.echo(f"passprice: {escaped(line)}", err=True)
+        click.echo(f"passprice: {_escaped_lines(line)}", err=True)
     # A window priced from llama.cpp's default (gemma2 without its key): one line a checkpoint on stderr, as price's
     # `defaulted` line says it, never a column of every row (arch44: the sweep priced 4,096 without a word).
     for line in sweeper.defaulted(grid):
