@@ -72,22 +72,38 @@ MISSING = ("sources/my-notes.toml: source.path: notes/mixtral-routing.md is not 
            "document there (source.path is read from the registry's top folder), or correct source.path")
 
 
-def _hooked_registry(path: Path) -> dict[str, str]:
-    """A registry ``passprice init`` writes at ``path`` holding the README's ``sources/my-notes.toml`` and the document
-    it names (``notes/mixtral-routing.md``), committed, with its pre-commit hook installed; the environment a commit
-    there runs the hook in (this interpreter's folder first on PATH: the ``passprice`` the ``language: system`` hook
-    runs; pre-commit's cache inside the test's folder)."""
+def _hook_env(path: Path) -> dict[str, str]:
+    """The environment a commit in the registry at ``path`` runs its hook in (this interpreter's folder first on
+    PATH: the ``passprice`` the ``language: system`` hook runs; pre-commit's cache inside the test's folder)."""
+    return {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+            "PRE_COMMIT_HOME": str(path.parent / "pre-commit"), "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL":
+            "t@example.invalid", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid"}
+
+
+@pytest.fixture(scope="module")
+def hooked(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A registry ``passprice init`` writes holding the README's ``sources/my-notes.toml`` and the document it names
+    (``notes/mixtral-routing.md``), committed, with its pre-commit hook installed: built once for the module (three
+    tests built it afresh, ~0.45 s of CPU each with ``pre-commit install``'s process; session 38), copied by
+    :func:`_hooked_registry`."""
+    pytest.importorskip("pre_commit")
+    path = tmp_path_factory.mktemp("slip29-hooked") / "registry"
     write(plan(find_root(REPO)), path)
     (path / "sources" / "my-notes.toml").write_text(NOTES_SOURCE, encoding="utf-8")
     (path / "notes").mkdir()
     (path / "notes" / "mixtral-routing.md").write_text("# Mixtral routing\n", encoding="utf-8")
     git(path, "init", "-q", "-b", "main")
     commit_all(path, "a registry")
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
-           "PRE_COMMIT_HOME": str(path.parent / "pre-commit"), "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL":
-           "t@example.invalid", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid"}
-    subprocess.run([sys.executable, "-m", "pre_commit", "install"], cwd=path, env=env, check=True, capture_output=True)
-    return env
+    subprocess.run([sys.executable, "-m", "pre_commit", "install"], cwd=path, env=_hook_env(path), check=True,
+                   capture_output=True)
+    return path
+
+
+def _hooked_registry(hooked: Path, path: Path) -> dict[str, str]:
+    """A copy at ``path`` of the registry :func:`hooked` built (work tree, history and installed hook, links kept);
+    the environment a commit there runs the hook in (:func:`_hook_env`)."""
+    shutil.copytree(hooked, path, symlinks=True)
+    return _hook_env(path)
 
 
 def _commit(path: Path, env: dict[str, str], message: str) -> subprocess.CompletedProcess[str]:
@@ -97,10 +113,10 @@ def _commit(path: Path, env: dict[str, str], message: str) -> subprocess.Complet
                           stderr=subprocess.STDOUT, text=True, timeout=300)
 
 
-def test_a_commit_removing_only_a_notes_document_fails_the_hook(tmp_path: Path) -> None:
+def test_a_commit_removing_only_a_notes_document_fails_the_hook(hooked: Path, tmp_path: Path) -> None:
     pytest.importorskip("pre_commit")
     path = tmp_path / "registry"
-    env = _hooked_registry(path)
+    env = _hooked_registry(hooked, path)
     assert invoke("check", root=path).exit_code == 0
     # a commit of a file check does not read runs the hook too, and passes
     (path / "README.md").write_text("# my registry\n", encoding="utf-8")
@@ -128,13 +144,13 @@ def test_a_commit_removing_only_a_notes_document_fails_the_hook(tmp_path: Path) 
     assert done.returncode == 0 and "(no files to check)Skipped" in done.stdout, done.stdout
 
 
-def test_a_document_only_untracked_passes_the_hook_and_fails_the_review(tmp_path: Path) -> None:
+def test_a_document_only_untracked_passes_the_hook_and_fails_the_review(hooked: Path, tmp_path: Path) -> None:
     """Not fixed, said: ``git rm --cached`` leaves the document in the work tree, untracked, and pre-commit stashes
     unstaged changes but leaves untracked files, so the hook's check still finds it and passes; the commit holds no
     document, which the review of the commit (and check in CI's clean checkout) fails. The README says so."""
     pytest.importorskip("pre_commit")
     path = tmp_path / "registry"
-    env = _hooked_registry(path)
+    env = _hooked_registry(hooked, path)
     git(path, "rm", "-q", "--cached", "notes/mixtral-routing.md")
     done = _commit(path, env, "untrack my notes")
     assert done.returncode == 0, done.stdout
@@ -144,11 +160,11 @@ def test_a_document_only_untracked_passes_the_hook_and_fails_the_review(tmp_path
     assert f"  {MISSING}" in review.stdout.splitlines()
 
 
-def test_a_document_moved_with_its_source_record_passes_the_hook(tmp_path: Path) -> None:
+def test_a_document_moved_with_its_source_record_passes_the_hook(hooked: Path, tmp_path: Path) -> None:
     """The honest change the hook must not block: the document moved and the record's source.path with it."""
     pytest.importorskip("pre_commit")
     path = tmp_path / "registry"
-    env = _hooked_registry(path)
+    env = _hooked_registry(hooked, path)
     git(path, "mv", "notes/mixtral-routing.md", "notes/routing.md")
     record = path / "sources" / "my-notes.toml"
     record.write_text(NOTES_SOURCE.replace("notes/mixtral-routing.md", "notes/routing.md"), encoding="utf-8")
@@ -215,6 +231,19 @@ def _relock_apart(path: Path, keep: str) -> None:
     lock.write_text(_redigest(forged), encoding="utf-8")
 
 
+@pytest.fixture(scope="module")
+def forged_pins(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """:func:`test_slip_10._base`'s registry on a branch ``pr`` whose r1 lock holds BASE's pins under the price of a
+    raised streams.read (:func:`_relock_apart` ``pins``), uncommitted: made once for the two tests that start from it
+    (a fact set and a re-lock, ~1 s of CPU; session 38), copied by each."""
+    from test_slip_10 import _base
+
+    path = _base(tmp_path_factory.mktemp("slip29-forged") / "registry")
+    git(path, "checkout", "-q", "-b", "pr")
+    _relock_apart(path, keep="pins")
+    return path
+
+
 def _tidy_code(path: Path) -> None:
     """A price-neutral edit of ``src/passprice`` (its pricing-model digest moves): HEAD is priced by its own code."""
     module = path / "src" / "passprice" / "serving.py"
@@ -244,12 +273,11 @@ def test_pins_edited_with_the_card_and_the_price_kept_fail_check_and_the_review(
                            "memory_s)")
 
 
-def test_a_price_set_by_hand_over_base_s_pins_beside_a_code_edit_fails_the_review(tmp_path: Path) -> None:
-    from test_slip_10 import _base
-
-    path = _base(tmp_path / "registry")
-    git(path, "checkout", "-q", "-b", "pr")
-    _relock_apart(path, keep="pins")
+def test_a_price_set_by_hand_over_base_s_pins_beside_a_code_edit_fails_the_review(
+    forged_pins: Path, tmp_path: Path
+) -> None:
+    path = tmp_path / "registry"
+    shutil.copytree(forged_pins, path, symlinks=True)
     _tidy_code(path)
     commit_all(path, "streams.read 0.95; r1's price; tidy serving.py")
     checked = invoke("check", root=path)
@@ -272,14 +300,11 @@ def test_a_price_set_by_hand_over_base_s_pins_beside_a_code_edit_fails_the_revie
                         "passprice check |")
 
 
-def test_head_s_code_that_cannot_price_pins_fails_the_review(tmp_path: Path) -> None:
+def test_head_s_code_that_cannot_price_pins_fails_the_review(forged_pins: Path, tmp_path: Path) -> None:
     """The same forged price, HEAD's reproduce.find_checkpoint made to raise (the review's pricing of HEAD's locks
     never calls it): the pins went unpriced and the lock was left alone, "re-locked" (exit 0)."""
-    from test_slip_10 import _base
-
-    path = _base(tmp_path / "registry")
-    git(path, "checkout", "-q", "-b", "pr")
-    _relock_apart(path, keep="pins")
+    path = tmp_path / "registry"
+    shutil.copytree(forged_pins, path, symlinks=True)
     module = path / "src" / "passprice" / "reproduce.py"
     text = module.read_text(encoding="utf-8")
     head = "def find_checkpoint(root: Root, lock: Lock) -> tuple[GGUFHeader | None, CheckpointState]:\n"
@@ -321,13 +346,21 @@ GPT = "gpt-oss-20b-h200"
 RELOCKED = ("qwen3-30b-a3b-h200", "qwen35-27b-h200-mtp", "r1-qwen7b-h200-best", "r1-qwen7b-h200-llamacpp", R1)
 
 
-def test_two_passing_pull_requests_merged_leave_a_lock_main_names(tmp_path: Path) -> None:
-    path = tmp_path / "registry"
+@pytest.fixture(scope="module")
+def on_main(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """This checkout's registry folders committed on ``main``: made once for the module, copied by each test."""
+    path = tmp_path_factory.mktemp("slip29-main") / "registry"
     path.mkdir()
     for folder in ("facts", "registry", "locks", "sources", "schema"):
         shutil.copytree(REPO / folder, path / folder)
     git(path, "init", "-q", "-b", "main")
     commit_all(path, "a registry")
+    return path
+
+
+def test_two_passing_pull_requests_merged_leave_a_lock_main_names(on_main: Path, tmp_path: Path) -> None:
+    path = tmp_path / "registry"
+    shutil.copytree(on_main, path, symlinks=True)
     git(path, "checkout", "-q", "-b", "lock-gpt")
     locked = invoke("lock", GPT, "-o", str(path / "locks" / f"{GPT}.lock.toml"), root=path)
     assert locked.exit_code == 0, locked.output
@@ -494,13 +527,9 @@ def test_a_rewritten_requirements_line_is_named_by_the_review(tmp_path: Path) ->
 # --- (7) a derived fact's own citation re-cited ----------------------------------------------------------------------
 
 
-def test_a_derived_fact_re_cited_asks_to_verify(tmp_path: Path) -> None:
+def test_a_derived_fact_re_cited_asks_to_verify(on_main: Path, tmp_path: Path) -> None:
     path = tmp_path / "registry"
-    path.mkdir()
-    for folder in ("facts", "registry", "locks", "sources", "schema"):
-        shutil.copytree(REPO / folder, path / folder)
-    git(path, "init", "-q", "-b", "main")
-    commit_all(path, "a registry")
+    shutil.copytree(on_main, path, symlinks=True)
     git(path, "checkout", "-q", "-b", "pr")
     card = path / "facts" / "cards" / f"{CARD}.toml"
     text = card.read_text(encoding="utf-8")
