@@ -188,3 +188,27 @@ def test_checkpoint_bytes_by_block_size_match_the_registered_headers() -> None:
         header = load_checkpoint(ROOT, name)
         assert all(t.type_id in BLOCK for t in header.tensors), name
     assert sum(_bytes(t) for t in load_checkpoint(ROOT, "gpt-oss-20b-mxfp4").tensors) == 12_096_558_336
+
+
+def test_qwen35_drafting_two_tokens_with_its_mtp_block_by_hand() -> None:
+    """Qwen3.5-27B-like drafting 2 tokens a pass with its MTP block (blk.64) at batch 16, position 16,384, every-pass
+    flush: 3 rows a sequence (1 + 0.85 + 0.85 × 0.75 = 2.4875 emitted); the main blocks stream once, the MTP block
+    once a drafting step (2), 48 + 32 embedding rows (each row, then each drafting step's token), the head's 32,768
+    most frequent rows of 4,200 B once a drafting step. Each of 48 Gated-DeltaNet layers reads its 48 × 128 × 128 F32
+    state and writes one per candidate prefix (3), reads its 3 × 10,240 F32 conv inputs and appends 3; each of 16
+    full-attention layers reads 16,384 positions of 4 × (256 + 256) × 2 B and writes 3, the MTP block's reads its
+    cache and writes a row once a drafting step."""
+    r = resolve(ROOT, load_spec(ROOT, "qwen35-27b-h200-mtp"))
+    dense, row, _ = _streamed(r.header)
+    draft = sum(_bytes(t) for t in r.header.tensors if t.name.startswith("blk.64."))
+    head_row = next(_bytes(t) // t.dims[1] for t in r.header.tensors if t.name == "output.weight")
+    assert (draft, row, head_row) == (261_961_728, 2_880, 4_200)
+    weights = (dense - draft) + 2 * draft + (16 * 3 + 2 * 16) * row + 2 * 32_768 * head_row
+    state = 48 * 128 * 128 * 4
+    rewrite = 48 * (state + 3 * state)
+    sequence = rewrite + 48 * (3 * 10_240 * 4 + 3 * 10_240 * 4) + 16 * 4096 * (16_384 + 3) + 2 * 4096 * (16_384 + 1)
+    cost = price_serving(r.header, r.card, r.serving)
+    assert (cost.rows_per_sequence, cost.emitted_per_sequence) == (3, 2.4875)
+    assert (cost.weight_bytes, cost.rewrite_bytes, cost.sequence_bytes) == (weights, rewrite, sequence)
+    assert weights == 17_032_543_232
+    assert cost.memory_s == pytest.approx(_memory_s(H200, weights, 16, sequence, rewrite), rel=1e-14)
