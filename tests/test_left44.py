@@ -7,6 +7,7 @@ at a time: speed in ``benchmarks/json_escaped.py``)."""
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -99,3 +100,15 @@ def test_4_json_escaped_writes_the_bytes_it_wrote_a_character_at_a_time(monkeypa
     # samples keep them apart here).
     apart = json.dumps([re.sub("([\ud800-\udbff])", "\\1 ", text) for text in samples], ensure_ascii=False)
     assert json.loads(json_escaped(apart)) == json.loads(apart)
+
+
+def test_5_a_mount_table_of_one_long_line_is_read_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One line naming the device every 6 bytes (no kernel writes it; 1 MB took 17 s, each occurrence's line cut
+    out again): each line is looked at once, its type said once (it was said once an occurrence)."""
+    from passprice import memo
+
+    dev = os.makedev(0, 80)
+    monkeypatch.setattr(memo, "_mounts", b"1 1 0:80 / /m rw - tmpfs" + b" 0:80 " * 10_000)
+    assert memo._types(dev) == [b"tmpfs"]
+    monkeypatch.setattr(memo, "_mounts", b"1 1 0:80 / /m rw - tmpfs 0:80 rw\n2 1 0:80 / /n rw - ext4 x\n3 1 0:8 /")
+    assert memo._types(dev) == [b"tmpfs", b"ext4"]
