@@ -60,7 +60,7 @@ def test_a_sweep_of_many_positions_counts_each_against_the_bound() -> None:
     except InputError as e:
         assert str(e) == (
             "sweep: 10,000 rows (1 serving × 1 card × 1 draft length × 10,000 positions × 1 batch), and 1 pass "
-            "shapes to read, each counting as 2,000, and 10,000 positions priced each from a shape read once (past "
+            "shape to read, counting as 2,000, and 10,000 positions priced each from a shape read once (past "
             "64 positions), each counting as 150: 1,512,000 rows in all, is more than the 1,048,576 rows --max-rows "
             "allows (about 2 s of CPU a million rows); split the grid, use a doubling range of batches (1-4096*2), or "
             "raise --max-rows (at most 688,000,000)")

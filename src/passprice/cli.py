@@ -881,6 +881,10 @@ def cli(ctx: click.Context, root: str | None, no_cache: bool) -> None:
     from passprice.settings import require_settings
 
     cache.configure(enabled=not no_cache)
+    # For this command, not the rest of the process: a caller that runs the group in process (CliRunner, a script)
+    # then calls the library gets the cache back (left44: a `--no-cache` run left every later header without an
+    # identity, so nothing computed from it was kept).
+    ctx.call_on_close(lambda: cache.configure(enabled=True))
     # A bound set badly in the environment is no file's problem: refused before the command prints a line (left26b).
     require_settings()
     if not no_cache and not cachefolder.bypassed():

@@ -3,6 +3,7 @@ what was wrong, in one line a person can act on (the command line exits with sta
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -30,22 +31,56 @@ def json_escaped(text: str) -> str:
     nor split a terminal's line. ``json.dumps`` escapes the C0 controls itself; the newlines of an indented text,
     outside any string, are kept. Every ``--json`` goes through it (:func:`passprice.tables.json_text`): ``header
     --json`` wrote a ``general.architecture`` holding U+202E raw, where ``check --json`` escapes it (attack63,
-    arch44). Cheap on ASCII text (one scan)."""
+    arch44). Cheap on ASCII text (one scan); past it, one regex match a run of characters from a character outside
+    ASCII (or DEL) to the next control (the spaces and ASCII between words included), kept whole when it all prints
+    (one ``str.isprintable`` call), else written a character at a time: 1 MB of non-ASCII JSON took one callback a
+    character, 0.38-0.61 s (left44; ``benchmarks/json_escaped.py``)."""
     if text.isascii() and "\x7f" not in text:
         return text
-    import re
+    return _RUN.sub(_escaped_run, text)
 
-    def one(m: re.Match[str]) -> str:
-        c = m.group(0)
-        if _prints(c):
-            return c
-        code = ord(c)
-        if code > 0xFFFF:
-            code -= 0x10000
-            return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
-        return f"\\u{code:04x}"
 
-    return re.sub("[^\x00-\x7e]", one, text)
+#: A run :func:`json_escaped` looks at: a character outside printable ASCII (DEL, or past U+007E), then everything up
+#: to the next C0 control (an indented text's newline; ``json.dumps`` escapes those within strings).
+_RUN = re.compile("[^\x00-\x7e][^\x00-\x1f]*")
+
+
+class _Escapes(dict[int, str]):
+    """A :meth:`str.translate` table from a code point to what :func:`json_escaped` writes for it (the character
+    itself when it prints, else its JSON escape), each entry made when first asked, forgotten all at once past
+    :data:`_ESCAPES_KEPT` (a hostile megabyte of distinct code points would hold tens of MB)."""
+
+    def __missing__(self, code: int) -> str:
+        if len(self) >= _ESCAPES_KEPT:
+            self.clear()
+        c = chr(code)
+        made = self[code] = c if _prints(c) else _json_escape(c)
+        return made
+
+
+_ESCAPES_KEPT = 1 << 16
+_ESCAPES = _Escapes()
+
+
+def _escaped_run(m: re.Match[str]) -> str:
+    """:data:`_RUN`'s match with each character that does not print written as JSON's ``\\uXXXX`` escape (beyond
+    U+FFFF its UTF-16 pair)."""
+    run = m.group(0)
+    if run.isprintable():
+        return run
+    # A run that does not print: each character through a table that learns each one it is asked (:class:`_Escapes`),
+    # in C after the first of each (a bidi control a word: 0.21 -> 0.05 s a MB, where a callback a character of the
+    # run cost as much as the old escaper).
+    return run.translate(_ESCAPES)
+
+
+def _json_escape(c: str) -> str:
+    """The JSON escape of the one character ``c``: ``\\u202e``; beyond U+FFFF its UTF-16 surrogate pair."""
+    code = ord(c)
+    if code > 0xFFFF:
+        code -= 0x10000
+        return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+    return f"\\u{code:04x}"
 
 
 def spelled(name: str) -> str:

@@ -317,24 +317,27 @@ def check_grid(
     weight = STACK_ROW_ROWS if stacked else JSON_ROW_ROWS if as_json else 1
     counted = size * weight + shapes * SHAPE_ROWS + positioned * POSITION_ROWS
     if counted > max_rows or size > MAX_ROWS:
-        def many(n: int, what: str) -> str:
+        def many(n: int, what: str) -> str:  # plural only past 1 (left44: "1 pass shapes")
             return f"{n:,} {what}{'' if n == 1 else 'es' if what.endswith('h') else 's'}"
+
+        def each(n: int) -> str:
+            return "each " if n != 1 else ""
 
         axes = " × ".join([
             many(len(grid.servings), "serving"), many(len(grid.cards) if grid.cards else 1, "card"),
             many(len(grid.draft_tokens) if grid.draft_tokens else 1, "draft length"),
             many(len(grid.positions) if grid.positions else 1, "position"), many(len(grid.batches), "batch"),
         ])
-        what = f"{size:,} rows ({axes})"
+        what = f"{many(size, 'row')} ({axes})"
         if stacked:
-            what += f" under --stack, each counting as {STACK_ROW_ROWS}"
+            what += f" under --stack, {each(size)}counting as {STACK_ROW_ROWS}"
         elif as_json:
-            what += f" as JSON, each counting as {JSON_ROW_ROWS}"
+            what += f" as JSON, {each(size)}counting as {JSON_ROW_ROWS}"
         if shapes:
-            what += f", and {shapes:,} pass shapes to read, each counting as {SHAPE_ROWS:,}"
+            what += f", and {many(shapes, 'pass shape')} to read, {each(shapes)}counting as {SHAPE_ROWS:,}"
         if positioned:
-            what += (f", and {positioned:,} positions priced each from a shape read once (past {EXACT_POSITIONS} "
-                     f"positions), each counting as {POSITION_ROWS}")
+            what += (f", and {many(positioned, 'position')} priced each from a shape read once (past "
+                     f"{EXACT_POSITIONS} positions), {each(positioned)}counting as {POSITION_ROWS}")
         if counted != size:
             what += f": {counted:,} rows in all,"
         where = f"{grid.source}: " if grid.source is not None else ""
@@ -349,8 +352,8 @@ def check_grid(
         else:
             lift += f" (--max-rows goes up to {MAX_COUNTED:,})"
         raise InputError(
-            f"{where}sweep: {what} is more than the {max_rows:,} rows --max-rows allows (about 2 s of CPU a million "
-            f"rows); {lift}"
+            f"{where}sweep: {what} is more than the {many(max_rows, 'row')} --max-rows allows (about 2 s of CPU a "
+            f"million rows); {lift}"
         )
 
 

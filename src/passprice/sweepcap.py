@@ -130,16 +130,30 @@ def reference_chunks(segments: Iterable[Segment], fmt: str, max_tpot: float) -> 
         yield "\n]\n"
 
 
+def _count_refusals(counts: dict[str, int], segment: Segment) -> None:
+    """Add the refusal of each row of ``segment`` without a price (a status ``k ≥ 1``: ``names[k − 1]``; a row priced
+    alone with a ``refusal``) to ``counts`` (refusal name → rows)."""
+    codes, n = np.unique(segment.status[segment.status >= 1], return_counts=True)
+    for code, rows in zip(codes.tolist(), n.tolist(), strict=True):
+        name = segment.names[code - 1]
+        counts[name] = counts.get(name, 0) + rows
+    for fields in segment.alone.values():
+        if fields.get("refusal"):
+            counts[fields["refusal"]] = counts.get(fields["refusal"], 0) + 1
+
+
 @attrs.define
 class _Line:
     """One line's bests so far: within the cap (tokens/s, batch, TPOT) and over all; the smallest batch priced (batch,
-    TPOT); the largest batch within the cap; the grid's largest batch (refused rows included)."""
+    TPOT); the largest batch within the cap; the grid's largest batch (refused rows included); the refusal of each row
+    without a price (refusal name → rows), what a line with none priced is said with."""
 
     within: tuple[float, int, float] | None = None
     best: tuple[float, int, float] | None = None
     first: tuple[int, float] | None = None
     last: int | None = None
     largest: int | None = None
+    refused: dict[str, int] = attrs.Factory(dict)
 
 
 def _better(a: tuple[float, int, float] | None, b: tuple[float, int, float]) -> tuple[float, int, float]:
@@ -170,11 +184,15 @@ class BestWithin:
         self._batches.update(segment.batches.tolist())
         c = segment.common
         key = (c["serving"] or c["checkpoint"], c["card"], c["position"], c["draft_tokens"])
-        if not len(rows):
-            if key in self._lines and len(segment.batches):  # a block refused whole still widens the grid
-                self._lines[key].largest = max(self._lines[key].largest or 0, int(segment.batches.max()))
+        if not len(segment.batches):
             return
+        # Every line gets its summary line, one whose every batch is refused too (left44: a card the checkpoint is
+        # not resident on said nothing beside the other card's best).
         line = self._lines.setdefault(key, _Line())
+        _count_refusals(line.refused, segment)
+        if not len(rows):  # a block refused whole still widens the grid
+            line.largest = max(line.largest or 0, int(segment.batches.max()))
+            return
         batches, rates = segment.prices()
         order = np.lexsort((batches, -rates))  # fastest first, the smaller batch of equals
         top = int(order[0])
@@ -199,9 +217,11 @@ class BestWithin:
         largest batch within it (:func:`passprice.plots.draw_sweep`'s ``capped``)."""
         from passprice.plots import line_labels
 
-        labels = line_labels(self._lines)
+        # The lines the picture draws: those with a priced point (plots.SweepLines), labelled among themselves.
+        priced = {k: v for k, v in self._lines.items() if v.first is not None}
+        labels = line_labels(priced)
         best = self.best()
-        return {labels[k]: (best[k], v.last) for k, v in self._lines.items()}
+        return {labels[k]: (best[k], v.last) for k, v in priced.items()}
 
     def summary(self) -> list[str]:
         """A line for each line of the sweep (at most :data:`SUMMARY_LINES`, then a count): its best batch within the
@@ -214,8 +234,12 @@ class BestWithin:
         out = []
         for key, line in list(self._lines.items())[:SUMMARY_LINES]:
             label = labels[key]
+            if line.first is None:  # no batch of the line priced: why, by refusal (most rows first)
+                said = ", ".join(f"{name} ({n:,} batch{'es' if n != 1 else ''})" for name, n in
+                                 sorted(line.refused.items(), key=lambda item: (-item[1], item[0])))
+                out.append(f"{label}: no batch within TPOT ≤ {cap}: every batch is refused: {said}")
+                continue
             if line.within is None:
-                assert line.first is not None
                 out.append(f"{label}: no batch within TPOT ≤ {cap} (batch {line.first[0]:,} takes "
                            f"{si(line.first[1], 's')} a token)")
                 continue
