@@ -1308,21 +1308,68 @@ def _status_stamp(real: str) -> str | None:
     before now, on a file system that keeps ``ctime`` itself (:func:`passprice.memo.keeps_ctime`); else ``None``.
     No user can set a change time, and every write (or ``utime`` putting an old modification time back) moves it,
     so once a file's status is taken no other bytes can be read under the same stamp: the rule the result memo and
-    the cache's code stamp follow (git's racy-clean rule). Raises nothing."""
+    the cache's code stamp follow (git's racy-clean rule). But a write through a shared writable mapping moves the
+    times only at the fault that makes a page writable: later writes to that page move nothing (on ext4 until the
+    page is written back, on tmpfs for ever; attack67: a header written so was served stale, ``t.after`` 7 where the
+    file said 9). So a status vouches only while no open file description may write the file (:func:`_unwritten`,
+    asked before the status is taken: a writer that opens after it moves the change time at its first write, and one
+    open then is refused). Raises nothing."""
     import stat
     import time
 
     from passprice import memo
 
+    now = time.time_ns()  # before the writers are asked: a writer opened since wrote after it, if at all
+    if not _unwritten(real):
+        return None
     try:
         st = os.stat(real)
     except (OSError, ValueError):
         return None
-    if not stat.S_ISREG(st.st_mode) or memo._recent(st.st_ctime_ns, time.time_ns(), memo.TRUST_NS):
+    if not stat.S_ISREG(st.st_mode) or memo._recent(st.st_ctime_ns, now, memo.TRUST_NS):
         return None
     if not memo.keeps_ctime(st.st_dev, real):
         return None
     return f"{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}"
+
+
+def _unwritten(real: str) -> bool:
+    """Whether no open file description of any process may write the file resolved as ``real`` now (a writable shared
+    mapping holds one until it is unmapped): Linux grants a read lease (``fcntl F_SETLEASE F_RDLCK``) only then,
+    and it is released at once. ``False`` where it cannot be told: the lease refused (a writer, a file of another
+    user without ``CAP_LEASE``, leases disabled, not Linux) or the file not opened. A writer opening the file while
+    the lease is held waits for its release (microseconds) and breaks it, which would send ``SIGIO`` (whose default
+    ends the process): it is blocked meanwhile, taken back if sent, and the answer is then ``False``. Raises
+    nothing."""
+    import fcntl
+    import signal
+
+    setlease = getattr(fcntl, "F_SETLEASE", None)
+    if setlease is None or not hasattr(signal, "pthread_sigmask"):
+        return False
+    try:
+        fd = os.open(real, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except (OSError, ValueError):
+        return False
+    try:
+        was = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGIO})
+        try:
+            try:
+                fcntl.fcntl(fd, setlease, fcntl.F_RDLCK)
+            except OSError:
+                return False
+            with contextlib.suppress(OSError):
+                fcntl.fcntl(fd, setlease, fcntl.F_UNLCK)
+            if signal.SIGIO not in was and signal.SIGIO in signal.sigpending():
+                signal.sigtimedwait({signal.SIGIO}, 0)  # a writer opened it meanwhile: the break's signal
+                return False
+            return True
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, was)
+    except (OSError, ValueError):
+        return False
+    finally:
+        os.close(fd)
 
 
 def _stamp_data(real: str, cap: int, stamp: str) -> bytes:
@@ -1385,7 +1432,9 @@ def _seen_before(
             return None
         if len(data) != header_bytes or hashlib.sha256(data).hexdigest() != sha256:
             return None
-        if stamp is not None and not wants_bytes:
+        # Vouched only when no writer holds the file now: one that opened since the stamp and wrote through a
+        # mapping moved the change time (the stamp is then another's); one still holding it may write unseen.
+        if stamp is not None and not wants_bytes and _unwritten(real):
             _vouch(real, cap, stamp, sha256)
     if wants_bytes:
         import hashlib

@@ -1,0 +1,38 @@
+"""Hostile cases against session 38's first wave (attack67): a header served unread must not be stale when the file
+changed through a writable shared mapping, whose writes after the first do not move the file's change time (Linux:
+a page already made writable is written without a fault, on ext4 until its writeback, on tmpfs for ever)."""
+
+from __future__ import annotations
+
+import mmap
+import os
+from pathlib import Path
+
+import pytest
+
+from passprice.gguf_header import clear_cache, read_header
+from test_header_seen_before import write
+from test_header_status_50 import aged, cache_dir  # noqa: F401  (a fixture)
+
+
+def test_a_header_written_through_a_held_mapping_is_not_served_stale(
+    tmp_path: Path, cache_dir: Path  # noqa: F811
+) -> None:
+    first = write(tmp_path / "a.gguf", after=7).read_bytes()
+    second = write(tmp_path / "b.gguf", after=9).read_bytes()
+    assert len(first) == len(second)
+    path = tmp_path / "m.gguf"
+    path.write_bytes(b"\0" * len(first))
+    with open(path, "r+b") as f, mmap.mmap(f.fileno(), len(first)) as mapped:
+        mapped[:] = first  # every page made writable (the change time moves once, here)
+        aged(path)
+        for _ in range(2):  # parsed and kept, then its status vouched for
+            clear_cache()
+            assert read_header(path, array_digests=False).metadata["t.after"] == 7
+        before = os.stat(path)
+        mapped[:] = second  # no fault: no time moves
+        after = os.stat(path)
+        if (before.st_ctime_ns, before.st_mtime_ns) != (after.st_ctime_ns, after.st_mtime_ns):
+            pytest.skip("this kernel moved the change time on a mapped page's second write")
+        clear_cache()
+        assert read_header(path, array_digests=False).metadata["t.after"] == 9  # was 7: the stale header served
