@@ -36,3 +36,37 @@ def test_a_header_written_through_a_held_mapping_is_not_served_stale(
             pytest.skip("this kernel moved the change time on a mapped page's second write")
         clear_cache()
         assert read_header(path, array_digests=False).metadata["t.after"] == 9  # was 7: the stale header served
+
+
+def test_a_link_swapped_between_the_status_and_the_read_vouches_for_nothing(
+    tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch  # noqa: F811
+) -> None:
+    """The status is the resolved file's, the bytes were read through the link: a link re-pointed between the two
+    (to a copy of the header kept before) vouched the resolved file's new status for the old header's sha256."""
+    from passprice import gguf_header
+
+    real = write(tmp_path / "a.gguf", after=7)
+    old = real.read_bytes()
+    (tmp_path / "copy.gguf").write_bytes(old)
+    link = tmp_path / "m.gguf"
+    link.symlink_to(real)
+    clear_cache()
+    assert read_header(link, array_digests=False).metadata["t.after"] == 7  # parsed and kept (sha256 of 7)
+    real.write_bytes(write(tmp_path / "b.gguf", after=9).read_bytes())  # the file now says 9
+    aged(real)
+    stamp = gguf_header._status_stamp
+
+    def swapping(resolved: str) -> str | None:
+        taken = stamp(resolved)  # a.gguf's status (saying 9) ...
+        (tmp_path / "new").symlink_to(tmp_path / "copy.gguf")
+        os.replace(tmp_path / "new", link)  # ... then the link re-pointed to the copy saying 7
+        return taken
+
+    monkeypatch.setattr(gguf_header, "_status_stamp", swapping)
+    clear_cache()
+    assert read_header(link, array_digests=False).metadata["t.after"] == 7  # what was read: the copy's
+    monkeypatch.setattr(gguf_header, "_status_stamp", stamp)
+    (tmp_path / "new").symlink_to(real)
+    os.replace(tmp_path / "new", link)
+    clear_cache()
+    assert read_header(link, array_digests=False).metadata["t.after"] == 9  # was 7: a.gguf's status vouched stale

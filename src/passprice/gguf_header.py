@@ -1330,6 +1330,11 @@ def _status_stamp(real: str) -> str | None:
         return None
     if not memo.keeps_ctime(st.st_dev, real):
         return None
+    return _stamp_of(st)
+
+
+def _stamp_of(st: os.stat_result) -> str:
+    """A file's status as :func:`_status_stamp` writes it: ``DEV:INO:SIZE:MTIME_NS:CTIME_NS``."""
     return f"{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}"
 
 
@@ -1428,13 +1433,17 @@ def _seen_before(
         try:
             with open_regular(path) as f:
                 data = f.read(header_bytes)
+                # The status of the file the bytes were read from, after the read: ``path`` may be a link re-pointed
+                # since ``real``'s status was taken (attack67: a copy of the old header read through it vouched the
+                # resolved file's new status for the old sha256, served stale from then on).
+                read_from = _stamp_of(os.fstat(f.fileno()))
         except (InputError, OSError):
             return None
         if len(data) != header_bytes or hashlib.sha256(data).hexdigest() != sha256:
             return None
         # Vouched only when no writer holds the file now: one that opened since the stamp and wrote through a
         # mapping moved the change time (the stamp is then another's); one still holding it may write unseen.
-        if stamp is not None and not wants_bytes and _unwritten(real):
+        if stamp is not None and not wants_bytes and read_from == stamp and _unwritten(real):
             _vouch(real, cap, stamp, sha256)
     if wants_bytes:
         import hashlib
