@@ -70,3 +70,22 @@ def test_a_link_swapped_between_the_status_and_the_read_vouches_for_nothing(
     os.replace(tmp_path / "new", link)
     clear_cache()
     assert read_header(link, array_digests=False).metadata["t.after"] == 9  # was 7: a.gguf's status vouched stale
+
+
+def test_an_edit_with_its_modification_time_put_back_misses_the_process_cache(
+    tmp_path: Path, cache_dir: Path  # noqa: F811
+) -> None:
+    """The headers kept in the process were keyed by path, size and modification time alone: a same-size edit with
+    its modification time put back (``touch -d``, ``cp -p``, ``rsync -t``) was served the old header in process."""
+    path = write(tmp_path / "m.gguf", after=7)
+    clear_cache()
+    assert read_header(path, array_digests=False).metadata["t.after"] == 7
+    st = path.stat()
+    path.write_bytes(write(tmp_path / "b.gguf", after=9).read_bytes())
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert read_header(path, array_digests=False).metadata["t.after"] == 9  # was 7
+    replaced = tmp_path / "c.gguf"
+    replaced.write_bytes(write(tmp_path / "d.gguf", after=11).read_bytes())
+    os.utime(replaced, ns=(st.st_atime_ns, st.st_mtime_ns))
+    os.replace(replaced, path)  # another file (inode) of the same size and time
+    assert read_header(path, array_digests=False).metadata["t.after"] == 11

@@ -1258,9 +1258,13 @@ def _read_split(path: Path, first: _Parsed, combined: Any) -> tuple[GGUFHeader, 
 
 # --- the cache -------------------------------------------------------------------------------------------------------
 
-_StatKey: TypeAlias = tuple[str, int, int]
+#: A file's resolved path and status: size, modification time, device, inode and change time (ns). The change time and
+#: the inode too: a same-size edit with its modification time put back (``touch -d``, ``cp -p``), or another file
+#: renamed over it, was served the old header in process (attack67).
+_StatKey: TypeAlias = tuple[str, int, int, int, int, int]
 #: Resolved path → (the stat keys of every file read for it, the header, the cap it was read under, whether its long
-#: arrays carry their digests). Least recently used first.
+#: arrays carry their digests). Least recently used first. (A change within the kernel's clock tick of the status
+#: taken may leave the change time as it was where the kernel has no fine-grained change times: Linux before 6.13.)
 _CACHE: OrderedDict[str, tuple[tuple[_StatKey, ...], GGUFHeader, int, bool]] = OrderedDict()
 #: Headers the cache keeps.
 CACHE_SIZE = 32
@@ -1272,7 +1276,7 @@ def _stat_key(path: Path) -> _StatKey | None:
         st = resolved.stat()
     except (OSError, ValueError):
         return None
-    return (str(resolved), st.st_size, st.st_mtime_ns)
+    return (str(resolved), st.st_size, st.st_mtime_ns, st.st_dev, st.st_ino, st.st_ctime_ns)
 
 
 def clear_cache() -> None:
