@@ -1315,16 +1315,16 @@ def _status_stamp(real: str) -> str | None:
     the cache's code stamp follow (git's racy-clean rule). But a write through a shared writable mapping moves the
     times only at the fault that makes a page writable: later writes to that page move nothing (on ext4 until the
     page is written back, on tmpfs for ever; attack67: a header written so was served stale, ``t.after`` 7 where the
-    file said 9). So a status vouches only while no open file description may write the file (:func:`_unwritten`,
-    asked before the status is taken: a writer that opens after it moves the change time at its first write, and one
-    open then is refused). Raises nothing."""
+    file said 9). So a status vouches only while no open file description may write the file
+    (:func:`passprice.memo.unwritten`, asked before the status is taken: a writer that opens after it moves the
+    change time at its first write, and one open then is refused). Raises nothing."""
     import stat
     import time
 
     from passprice import memo
 
     now = time.time_ns()  # before the writers are asked: a writer opened since wrote after it, if at all
-    if not _unwritten(real):
+    if not memo.unwritten(real):
         return None
     try:
         st = os.stat(real)
@@ -1340,45 +1340,6 @@ def _status_stamp(real: str) -> str | None:
 def _stamp_of(st: os.stat_result) -> str:
     """A file's status as :func:`_status_stamp` writes it: ``DEV:INO:SIZE:MTIME_NS:CTIME_NS``."""
     return f"{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}"
-
-
-def _unwritten(real: str) -> bool:
-    """Whether no open file description of any process may write the file resolved as ``real`` now (a writable shared
-    mapping holds one until it is unmapped): Linux grants a read lease (``fcntl F_SETLEASE F_RDLCK``) only then,
-    and it is released at once. ``False`` where it cannot be told: the lease refused (a writer, a file of another
-    user without ``CAP_LEASE``, leases disabled, not Linux) or the file not opened. A writer opening the file while
-    the lease is held waits for its release (microseconds) and breaks it, which would send ``SIGIO`` (whose default
-    ends the process): it is blocked meanwhile, taken back if sent, and the answer is then ``False``. Raises
-    nothing."""
-    import fcntl
-    import signal
-
-    setlease = getattr(fcntl, "F_SETLEASE", None)
-    if setlease is None or not hasattr(signal, "pthread_sigmask"):
-        return False
-    try:
-        fd = os.open(real, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
-    except (OSError, ValueError):
-        return False
-    try:
-        was = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGIO})
-        try:
-            try:
-                fcntl.fcntl(fd, setlease, fcntl.F_RDLCK)
-            except OSError:
-                return False
-            with contextlib.suppress(OSError):
-                fcntl.fcntl(fd, setlease, fcntl.F_UNLCK)
-            if signal.SIGIO not in was and signal.SIGIO in signal.sigpending():
-                signal.sigtimedwait({signal.SIGIO}, 0)  # a writer opened it meanwhile: the break's signal
-                return False
-            return True
-        finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, was)
-    except (OSError, ValueError):
-        return False
-    finally:
-        os.close(fd)
 
 
 def _stamp_data(real: str, cap: int, stamp: str) -> bytes:
@@ -1447,7 +1408,9 @@ def _seen_before(
             return None
         # Vouched only when no writer holds the file now: one that opened since the stamp and wrote through a
         # mapping moved the change time (the stamp is then another's); one still holding it may write unseen.
-        if stamp is not None and not wants_bytes and read_from == stamp and _unwritten(real):
+        from passprice.memo import unwritten
+
+        if stamp is not None and not wants_bytes and read_from == stamp and unwritten(real):
             _vouch(real, cap, stamp, sha256)
     if wants_bytes:
         import hashlib
