@@ -263,7 +263,7 @@ def read_regular(path: Path | str, limit: int, refuse: Callable[[int], None] | N
             size = before.st_size
             # Asked before the read (a writer holding a mapping writes unseen by the status: memo.unwritten), for a
             # file whose status may then name its digest
-            unwritten = filestamps.MIN_BYTES <= size <= limit and filestamps.may_learn() and unwritten_now(handle)
+            unwritten = filestamps.MIN_BYTES <= size <= limit and filestamps.may_learn(before) and unwritten_now(handle)
             if size > limit:  # said so unread: a 1 GB sparse file in locks/ read 64 MiB of zeros first (attack 55)
                 if refuse is not None:
                     refuse(size)
