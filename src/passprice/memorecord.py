@@ -446,16 +446,16 @@ class _World:
         status proves nothing then), else its status alone (a later change to it is a miss; its bytes were no
         input). A digest of the previous entry serves a file whose status has not changed since."""
         racy = self.racy(st)
-        if read and not racy and memo.writers(path) == 1:
-            # A writer holds it (a writable shared mapping writes unseen by the status): what the run read cannot be
-            # told from what a later lookup's status would vouch for (attack67: a card edited through a held mapping
-            # replayed the old price)
-            self.recorder.spoil(f"{path} is open for writing")
         # A module's bytecode (``.pyc``), which the interpreter opens for every import, is stamped by its status alone
         # when that is proof (not racy): its source is stamped beside it, and a rewrite of either moves its status,
         # a miss (never a stale replay). Hashing them was most of a miss's sha256 (about 1.6 MB of click's, attrs'
         # and passprice's bytecode for a price: 50 M instructions under callgrind).
         read = read and not path.endswith(".pyc")
+        if read and not racy and memo.writers(path) == 1:
+            # A writer holds it (a writable shared mapping writes unseen by the status): what the run read cannot be
+            # told from what a later lookup's status would vouch for (attack67: a card edited through a held mapping
+            # replayed the old price)
+            self.recorder.spoil(f"{path} is open for writing")
         need = (read or racy) and st[3] <= BIG
         known = self.known.get(path)
         # (only where the status proves the bytes unchanged, memo.keeps_ctime: on a file system whose ctime follows
