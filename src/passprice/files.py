@@ -242,6 +242,13 @@ def open_regular(path: Path | str, buffering: int = -1) -> BinaryIO:
     return os.fdopen(fd, "rb", buffering=buffering)
 
 
+def unwritten_now(handle: BinaryIO) -> bool:
+    """:func:`passprice.memo.unwritten` of the open file ``handle``."""
+    from passprice.memo import unwritten
+
+    return unwritten(handle.fileno())
+
+
 def read_regular(path: Path | str, limit: int, refuse: Callable[[int], None] | None = None) -> bytes:
     """The bytes of the regular file ``path`` (:func:`open_regular`), refused past ``limit`` bytes without reading
     further: one whose size says so before a byte is read (the line naming its size; the size is the open
@@ -254,6 +261,9 @@ def read_regular(path: Path | str, limit: int, refuse: Callable[[int], None] | N
         try:
             before = os.fstat(handle.fileno())
             size = before.st_size
+            # Asked before the read (a writer holding a mapping writes unseen by the status: memo.unwritten), for a
+            # file whose status may then name its digest
+            unwritten = filestamps.MIN_BYTES <= size <= limit and filestamps.may_learn(before) and unwritten_now(handle)
             if size > limit:  # said so unread: a 1 GB sparse file in locks/ read 64 MiB of zeros first (attack 55)
                 if refuse is not None:
                     refuse(size)
@@ -266,7 +276,8 @@ def read_regular(path: Path | str, limit: int, refuse: Callable[[int], None] | N
                 data += handle.read(limit + 1 - len(data))
             elif len(data) == size >= filestamps.MIN_BYTES:
                 # whole, as its status said: that status may name its digest (git's racy-clean rule)
-                filestamps.seen(before, os.fstat(handle.fileno()), since, data, handle.fileno(), os.fspath(path))
+                filestamps.seen(before, os.fstat(handle.fileno()), since, data, handle.fileno(), os.fspath(path),
+                                unwritten)
         except OSError as e:
             raise folder_refusal(e, path) or Unreadable(f"{shown(path)}: cannot read: {why(e, path)}") from None
     if len(data) > limit:

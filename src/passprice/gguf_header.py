@@ -1258,9 +1258,13 @@ def _read_split(path: Path, first: _Parsed, combined: Any) -> tuple[GGUFHeader, 
 
 # --- the cache -------------------------------------------------------------------------------------------------------
 
-_StatKey: TypeAlias = tuple[str, int, int]
+#: A file's resolved path and status: size, modification time, device, inode and change time (ns). The change time and
+#: the inode too: a same-size edit with its modification time put back (``touch -d``, ``cp -p``), or another file
+#: renamed over it, was served the old header in process (attack67).
+_StatKey: TypeAlias = tuple[str, int, int, int, int, int]
 #: Resolved path → (the stat keys of every file read for it, the header, the cap it was read under, whether its long
-#: arrays carry their digests). Least recently used first.
+#: arrays carry their digests). Least recently used first. (A change within the kernel's clock tick of the status
+#: taken may leave the change time as it was where the kernel has no fine-grained change times: Linux before 6.13.)
 _CACHE: OrderedDict[str, tuple[tuple[_StatKey, ...], GGUFHeader, int, bool]] = OrderedDict()
 #: Headers the cache keeps.
 CACHE_SIZE = 32
@@ -1272,7 +1276,7 @@ def _stat_key(path: Path) -> _StatKey | None:
         st = resolved.stat()
     except (OSError, ValueError):
         return None
-    return (str(resolved), st.st_size, st.st_mtime_ns)
+    return (str(resolved), st.st_size, st.st_mtime_ns, st.st_dev, st.st_ino, st.st_ctime_ns)
 
 
 def clear_cache() -> None:
@@ -1308,20 +1312,33 @@ def _status_stamp(real: str) -> str | None:
     before now, on a file system that keeps ``ctime`` itself (:func:`passprice.memo.keeps_ctime`); else ``None``.
     No user can set a change time, and every write (or ``utime`` putting an old modification time back) moves it,
     so once a file's status is taken no other bytes can be read under the same stamp: the rule the result memo and
-    the cache's code stamp follow (git's racy-clean rule). Raises nothing."""
+    the cache's code stamp follow (git's racy-clean rule). But a write through a shared writable mapping moves the
+    times only at the fault that makes a page writable: later writes to that page move nothing (on ext4 until the
+    page is written back, on tmpfs for ever; attack67: a header written so was served stale, ``t.after`` 7 where the
+    file said 9). So a status vouches only while no open file description may write the file
+    (:func:`passprice.memo.unwritten`, asked before the status is taken: a writer that opens after it moves the
+    change time at its first write, and one open then is refused). Raises nothing."""
     import stat
     import time
 
     from passprice import memo
 
+    now = time.time_ns()  # before the writers are asked: a writer opened since wrote after it, if at all
+    if not memo.unwritten(real):
+        return None
     try:
         st = os.stat(real)
     except (OSError, ValueError):
         return None
-    if not stat.S_ISREG(st.st_mode) or memo._recent(st.st_ctime_ns, time.time_ns(), memo.TRUST_NS):
+    if not stat.S_ISREG(st.st_mode) or memo._recent(st.st_ctime_ns, now, memo.TRUST_NS):
         return None
     if not memo.keeps_ctime(st.st_dev, real):
         return None
+    return _stamp_of(st)
+
+
+def _stamp_of(st: os.stat_result) -> str:
+    """A file's status as :func:`_status_stamp` writes it: ``DEV:INO:SIZE:MTIME_NS:CTIME_NS``."""
     return f"{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}"
 
 
@@ -1381,11 +1398,19 @@ def _seen_before(
         try:
             with open_regular(path) as f:
                 data = f.read(header_bytes)
+                # The status of the file the bytes were read from, after the read: ``path`` may be a link re-pointed
+                # since ``real``'s status was taken (attack67: a copy of the old header read through it vouched the
+                # resolved file's new status for the old sha256, served stale from then on).
+                read_from = _stamp_of(os.fstat(f.fileno()))
         except (InputError, OSError):
             return None
         if len(data) != header_bytes or hashlib.sha256(data).hexdigest() != sha256:
             return None
-        if stamp is not None and not wants_bytes:
+        # Vouched only when no writer holds the file now: one that opened since the stamp and wrote through a
+        # mapping moved the change time (the stamp is then another's); one still holding it may write unseen.
+        from passprice.memo import unwritten
+
+        if stamp is not None and not wants_bytes and read_from == stamp and unwritten(real):
             _vouch(real, cap, stamp, sha256)
     if wants_bytes:
         import hashlib

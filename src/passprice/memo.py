@@ -128,6 +128,62 @@ def keeps_ctime(dev: int, where: int | str | None = None) -> bool:
     return found
 
 
+def unwritten(where: int | str) -> bool:
+    """:func:`writers` of ``where`` is 0: no writer holds it (``False`` where that cannot be told)."""
+    return writers(where) == 0
+
+
+def writers(where: int | str) -> int:
+    """0 when no open file description of any process may write the file ``where`` (an open descriptor, or a path
+    opened read-only here) now: a writable shared mapping holds one until it is unmapped, and its writes move the
+    file's times only at the fault that makes a page writable (later writes to that page move nothing: on ext4 until
+    the page is written back, on tmpfs for ever), so a status vouches for a file's bytes only when no writer held it
+    as the bytes were read (asked after the clock the status is judged against is read, before the read: a writer
+    opened since faults after it, a racy change time; attack67: a card edited through a held mapping was replayed,
+    and priced from the cache, with its old bandwidth). Linux grants a read lease (``fcntl F_SETLEASE F_RDLCK``) only
+    then; it is released at once. 1 when a writer holds it (the lease refused with ``EAGAIN``), -1 when it cannot be
+    told (a file of another user without ``CAP_LEASE``, leases disabled, not Linux, the file not opened). A writer
+    opening the file while the lease is held waits for its release (microseconds) and breaks it, which sends
+    ``SIGIO`` (whose default ends the process): it is blocked meanwhile, taken back if sent, and the answer is then
+    1. Raises nothing."""
+    import errno
+    import fcntl
+    import signal
+
+    setlease = getattr(fcntl, "F_SETLEASE", None)
+    if setlease is None or not hasattr(signal, "pthread_sigmask"):
+        return -1
+    if isinstance(where, str):
+        try:
+            fd = os.open(where, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+        except (OSError, ValueError):
+            return -1
+    else:
+        fd = where
+    try:
+        was = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGIO})
+        try:
+            try:
+                fcntl.fcntl(fd, setlease, fcntl.F_RDLCK)
+            except OSError as e:
+                return 1 if e.errno == errno.EAGAIN else -1
+            try:  # noqa: SIM105 (no contextlib: see _replay)
+                fcntl.fcntl(fd, setlease, fcntl.F_UNLCK)
+            except OSError:
+                pass
+            if signal.SIGIO not in was and signal.SIGIO in signal.sigpending():
+                signal.sigtimedwait({signal.SIGIO}, 0)  # a writer opened it meanwhile: the break's signal
+                return 1
+            return 0
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, was)
+    except (OSError, ValueError):
+        return -1
+    finally:
+        if isinstance(where, str):
+            os.close(fd)
+
+
 def _table() -> bytes:
     """:data:`MOUNTINFO`'s bytes (read once a process; empty when it cannot be read)."""
     global _mounts

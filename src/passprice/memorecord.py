@@ -451,6 +451,11 @@ class _World:
         # a miss (never a stale replay). Hashing them was most of a miss's sha256 (about 1.6 MB of click's, attrs'
         # and passprice's bytecode for a price: 50 M instructions under callgrind).
         read = read and not path.endswith(".pyc")
+        if read and not racy and memo.writers(path) == 1:
+            # A writer holds it (a writable shared mapping writes unseen by the status): what the run read cannot be
+            # told from what a later lookup's status would vouch for (attack67: a card edited through a held mapping
+            # replayed the old price)
+            self.recorder.spoil(f"{path} is open for writing")
         need = (read or racy) and st[3] <= BIG
         known = self.known.get(path)
         # (only where the status proves the bytes unchanged, memo.keeps_ctime: on a file system whose ctime follows
