@@ -36,3 +36,56 @@ def test_a_value_moved_under_its_unchanged_citation_is_cited_as_such() -> None:
                     "a layer's experts that capture 90% of its…")
     # a note re-written, the figure kept: nothing to check against the source
     assert _lock_cite("routing.hot_share", old, attrs.evolve(old, note="re-read")) is None
+
+
+
+MEASURED = "qwen3-30b-a3b-measured"
+
+
+@pytest.fixture(scope="module")
+def by_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A registry cut to what one lock reads (the H200 card, Qwen3-30B-A3B's checkpoint, its routing records; no
+    serving, stack or run, whose checks the review would make), with lock ``x`` (no registered serving) priced on
+    the routing record ``extra/a.toml`` (the measured record's copy) named by its absolute path inside the root, as
+    ``passprice lock --routing /ROOT/extra/a.toml`` writes it."""
+    root = copy_root(tmp_path_factory.mktemp("walk53")).resolve()
+    for folder, keep in (("locks", ""), ("registry/servings", ""), ("facts/stacks", ""), ("facts/drafts", ""),
+                         ("registry/measurements", ""), ("facts/cards", "h200_sxm_141gb.toml"),
+                         ("registry/checkpoints", "qwen3-30b-a3b-q4_k_m.toml")):
+        for file in (root / folder).glob("*.toml"):
+            if file.name != keep:
+                file.unlink()
+    (root / "extra").mkdir()
+    shutil.copyfile(root / "facts/routing" / f"{MEASURED}.toml", root / "extra/a.toml")
+    made = invoke("lock", "--card", "h200_sxm_141gb", "--checkpoint", "qwen3-30b-a3b-q4_k_m", "--batch", "64",
+                  "--limit", "4096", "--routing", str(root / "extra/a.toml"), "--name", "x", root=root)
+    assert made.exit_code == 0, made.output
+    return root
+
+
+def test_a_serving_re_pointed_between_records_named_by_path_compares_their_facts(by_path: Path,
+                                                                                  tmp_path: Path) -> None:
+    # Walk52 compared two records' facts only by name (facts/routing/NAME.toml): a lock whose serving names its
+    # record by a file path re-pointed to another read `routing record A → B` and `changed` nothing more. HEAD:
+    # the lock re-locked on extra/b.toml, the same record with hot_share 0.9 → 0.85 under the same citation.
+    from passprice.diff import diff, render
+    from passprice.registry import Root
+
+    head = tmp_path / "head"
+    shutil.copytree(by_path, head)
+    a, b = by_path / "extra/a.toml", head / "extra/b.toml"
+    record = a.read_text(encoding="utf-8")
+    assert record.count("\nvalue = 0.9\n") == 1
+    b.write_text(record.replace("\nvalue = 0.9\n", "\nvalue = 0.85\n"), encoding="utf-8")
+    relocked = invoke("lock", "--card", "h200_sxm_141gb", "--checkpoint", "qwen3-30b-a3b-q4_k_m", "--batch", "64",
+                      "--limit", "4096", "--routing", str(b), "--name", "x", "--force", root=head)
+    assert relocked.exit_code == 0, relocked.output
+    review = diff(Root(head), str(by_path), str(head))
+    (row,) = json.loads(render(review, "json"))["locks"]
+    assert row["rerouted"] == {"base": str(a), "head": str(b)}
+    assert row["changed"] == ["routing.hot_share"]  # was [] (only facts/routing/NAME.toml was read)
+    assert [(c["path"], c["recited"], c["value_changed"]) for c in row["cites"]] == [
+        ("routing.hot_share", False, True)]
+    lines = render(review, "text").splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("  x (locks/"))
+    assert lines[at + 1] == f"    changed   routing record {a} → {b}, routing.hot_share ({b}), serving"

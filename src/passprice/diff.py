@@ -6569,15 +6569,40 @@ def _rerouted(before: PriceSide, after: PriceSide) -> tuple[str, str] | None:
 
 def _record_changes(base: Side, head: Side, was: str, now: str) -> tuple[FactChange, ...]:
     """The fact changes (lock paths ``routing.*``) from BASE's routing record ``was`` to HEAD's record ``now``
-    (:func:`fact_changes`): what a serving re-pointed from one record to the other changes under its price. Empty
-    when either record is missing or does not read on its side (the side's price says why). Raises nothing."""
-    old_rel, new_rel = f"facts/routing/{was}.toml", f"facts/routing/{now}.toml"
-    if old_rel not in base.files or new_rel not in head.files:
+    (:func:`fact_changes`): what a serving re-pointed from one record to the other changes under its price. A record
+    is a registry name (``facts/routing/NAME.toml`` of its side) or a ``.toml`` path, found as the side's pricing
+    finds it (:func:`passprice.routing.routing_path`; walk53: a serving re-pointed between two records named by
+    path read ``routing record A → B`` with no fact compared). Empty when either record is missing or does not read
+    on its side (the side's price says why). Raises nothing."""
+    old_rel, new_rel = _record_file(base, was), _record_file(head, now)
+    if old_rel is None or new_rel is None:
         return ()
     old, new = _read(base, old_rel, "routing", was), _read(head, new_rel, "routing", now)
     if old.facts is None or new.facts is None:
         return ()
     return fact_changes(old.facts, new.facts, "routing.")
+
+
+def _record_file(side: Side, ref: str) -> str | None:
+    """The file of ``side``'s routing record ``ref``: ``facts/routing/REF.toml`` when the side holds it, else for a
+    ``.toml`` path the file the side's pricing reads (:func:`passprice.routing.routing_path`, an absolute path or
+    one relative to the side's root: ``side.root.path / rel`` is the file either way); ``None`` when there is none
+    (or it cannot be found: an error there is the side's price's to say). Raises nothing."""
+    rel = f"facts/routing/{ref}.toml"
+    if rel in side.files:
+        return rel
+    if not ref.endswith(".toml"):
+        return None
+    from passprice.routing import routing_path
+
+    try:
+        found = routing_path(side.root, ref)
+    except (InputError, OSError, ValueError):
+        return None
+    try:
+        return found.relative_to(side.root.path).as_posix()
+    except ValueError:
+        return str(found.absolute())
 
 
 def _lock_cite(path: str, old: Fact | None, new: Fact | None
