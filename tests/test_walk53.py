@@ -89,3 +89,27 @@ def test_a_serving_re_pointed_between_records_named_by_path_compares_their_facts
     lines = render(review, "text").splitlines()
     at = next(i for i, line in enumerate(lines) if line.startswith("  x (locks/"))
     assert lines[at + 1] == f"    changed   routing record {a} → {b}, routing.hot_share ({b}), serving"
+
+
+def test_a_stack_locks_audit_names_the_card_facts_its_fit_reads_and_their_sources() -> None:
+    # `audit locks/r1-qwen7b-h200-llamacpp.lock.toml` named "111 runs on 11 cards … citing xiongjiedai-gpu-benchmarks"
+    # and not that the fit rests on those cards' datasheet facts (walk51's `audit --fact` follows them).
+    from passprice.audit import calibrated_on
+    from passprice.registry import Root
+    from passprice.stacks import load_stack
+
+    (c,) = calibrated_on(Root(REPO), load_stack(Root(REPO), "llamacpp-cuda-2405"))
+    assert (c.runs, len(c.cards), c.source) == (111, 11, "xiongjiedai-gpu-benchmarks")
+    assert c.card_paths == ("memory.bandwidth", "streams.read", "streams.append", "array", "vector", "scale")
+    assert c.card_facts == 66  # 11 cards × the 6 facts a run's limit reads
+    # by hand from the two A100 cards: the PCIe card's bandwidth, array, vector and both shares' figure `bandwidth`
+    # (5), the SXM4's bandwidth, array and vector (3); their scale cites the Ampere whitepaper, their shares' dot
+    # and triad the Azure guide
+    assert dict(c.card_sources)["nvidia-a100-datasheet"] == 8
+    assert c.cards_line() == (
+        "the fit reads the 11 cards' memory.bandwidth, streams.read, streams.append, array, vector, scale (66 facts), "
+        "citing nvidia-ada-whitepaper (17), nvidia-ampere-ga102-whitepaper (11), nvidia-a100-datasheet (8), "
+        "passprice-card-review (8) and 10 more sources")
+    data = c.to_json()["card_facts"]
+    assert (data["facts"], len(data["sources"])) == (66, 14)
+    assert data["sources"][2] == {"source": "nvidia-a100-datasheet", "facts": 8}
