@@ -113,3 +113,32 @@ def test_a_stack_locks_audit_names_the_card_facts_its_fit_reads_and_their_source
     data = c.to_json()["card_facts"]
     assert (data["facts"], len(data["sources"])) == (66, 14)
     assert data["sources"][2] == {"source": "nvidia-a100-datasheet", "facts": 8}
+
+
+def test_a_source_change_follows_a_stack_fit_through_the_card_its_runs_are_priced_on(tmp_path: Path) -> None:
+    # The L40S datasheet's record names another document (a revision's address): its card facts the llama.cpp
+    # stack's runs on the L40S read (memory.bandwidth, and the stream shares derived from it) re-fit the stack, and
+    # the lock made under it (r1-qwen7b-h200-llamacpp) moves. The review's sources_changed named neither (it followed
+    # runs and routing records only); `audit --source` does since walk51. In process, HEAD the checkout's registry.
+    from passprice.locks import read_lock
+    from passprice.registry import Root
+    from passprice.sourcechange import source_changes
+
+    base = tmp_path / "base"
+    (base / "sources").mkdir(parents=True)
+    record = (REPO / "sources/nvidia-l40s-datasheet.toml").read_text(encoding="utf-8")
+    url = 'url = "https://resources.nvidia.com/en-us-l40s/l40s-datasheet-28413"'
+    assert record.count(url) == 1
+    (base / "sources/nvidia-l40s-datasheet.toml").write_text(record.replace(url, url.replace("28413", "20000")),
+                                                             encoding="utf-8")
+    lock = "locks/r1-qwen7b-h200-llamacpp.lock.toml"
+    (change,) = source_changes(Root(base), Root(REPO), ["nvidia-l40s-datasheet"], (lambda _: None, lambda _: None),
+                               [(lock, read_lock(REPO / lock))])
+    assert change.locks == ("r1-qwen7b-h200-llamacpp",)  # was () on the cards' fit
+    assert dict(change.fitted) == {"llamacpp-cuda-2405": 9}  # its 9 priced facts (not range.*: read off the runs)
+    # the L40S card's facts a run's limit reads that cite the datasheet (its shares cite benchmarks)
+    assert change.on_cards == (("llamacpp-cuda-2405", "l40s", ("memory.bandwidth", "array", "vector", "scale")),)
+    assert ("the measured runs of stack llamacpp-cuda-2405 (9 fitted facts rest on them, priced on card l40s, whose "
+            "memory.bandwidth, array, vector, scale rest on it)") in change.to_verify
+    assert change.to_json()["fitted_on_cards"] == [
+        {"stack": "llamacpp-cuda-2405", "card": "l40s", "paths": ["memory.bandwidth", "array", "vector", "scale"]}]
