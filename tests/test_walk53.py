@@ -36,6 +36,12 @@ def test_a_value_moved_under_its_unchanged_citation_is_cited_as_such() -> None:
                     "a layer's experts that capture 90% of its…")
     # a note re-written, the figure kept: nothing to check against the source
     assert _lock_cite("routing.hot_share", old, attrs.evolve(old, note="re-read")) is None
+    # nor the same quantity written in another unit (4.8 TB/s as 4800 GB/s)
+    from passprice.cards import load_card
+
+    bandwidth = load_card(Root(REPO), "h200_sxm_141gb").facts()["memory.bandwidth"]
+    assert (bandwidth.amount, bandwidth.unit) == (4.8, "TB/s")
+    assert _lock_cite("memory.bandwidth", bandwidth, attrs.evolve(bandwidth, amount=4800, unit="GB/s")) is None
 
 
 

@@ -2091,9 +2091,9 @@ class LockImpact:
     #: the citation HEAD's price rests on: ``(path, source, locator, recited, derivation, value_changed)``,
     #: ``recited`` whether the change rewrote the citation, ``derivation`` HEAD's
     #: :class:`~passprice.derivations.Derivation` when the change changed it (its inputs' citations are what the price
-    #: rests on), else ``None``, ``value_changed`` whether the fact's quantity moved (not merely re-written:
-    #: :func:`passprice.reproduce.same_quantity`) (walkthrough 49: the lock's row named the facts, the Facts section
-    #: the citations; session 37: a recomputed share had no citation on the row).
+    #: rests on), else ``None``, ``value_changed`` whether the fact's quantity moved (not merely re-written in another
+    #: unit: :func:`passprice.reproduce.exact_quantity`) (walkthrough 49: the lock's row named the facts, the Facts
+    #: section the citations; session 37: a recomputed share had no citation on the row).
     cites: tuple[tuple[str, str | None, str | None, bool, Derivation | None, bool], ...] = ()
     #: ``(BASE's record, HEAD's record)`` when HEAD prices the lock's serving on another routing record than BASE
     #: (:func:`_rerouted`), else ``None``: :attr:`changed` and :attr:`cites` then compare the two records' facts,

@@ -96,9 +96,14 @@ class SourceChange:
             records = [r for s, r in self.through if s == stack]
             said = (f", priced on routing record{'s' if len(records) > 1 else ''} {', '.join(records)}, which "
                     f"cite{'' if len(records) > 1 else 's'} it" if records else "")
-            cards = [(card, paths) for s, card, paths in self.on_cards if s == stack]
-            return said + "".join(f", priced on card {card}, whose {', '.join(paths)} "
-                                  f"rest{'s' if len(paths) == 1 else ''} on it" for card, paths in cards)
+            # the cards whose same facts rest on it in one clause (azure's guide: three cards' shares)
+            by_paths: dict[tuple[str, ...], list[str]] = {}
+            for s, card, paths in self.on_cards:
+                if s == stack:
+                    by_paths.setdefault(paths, []).append(card)
+            return said + "".join(
+                f", priced on card{'s' if len(cards) > 1 else ''} {', '.join(sorted(cards))}, whose {', '.join(paths)} "
+                f"rest{'s' if len(paths) == 1 and len(cards) == 1 else ''} on it" for paths, cards in by_paths.items())
 
         runs = " and ".join(
             f"the measured runs of stack {stack} ({count} fitted fact{'s' if count != 1 else ''} rest on them"
