@@ -77,7 +77,10 @@ def test_the_runs_the_stack_was_fitted_to_are_named_with_their_source(audited: d
         "cards": ["a100_pcie_80gb", "a100_sxm4_80gb", "a40", "h100_pcie_80gb", "l40s", "rtx_3080", "rtx_3090",
                   "rtx_4080", "rtx_4090", "rtx_6000_ada", "rtx_a6000"],
         "routings": [],  # dense checkpoints: no routing record priced
+        # the card facts the runs' limits read, and their sources (walk53; tests/test_walk53.py counts them)
+        "card_facts": audited["calibration"][0]["card_facts"],
     }]
+    assert audited["calibration"][0]["card_facts"]["facts"] == 66
     assert {"passprice-stack-calibration", "xiongjiedai-gpu-benchmarks"} <= set(audited["sources"])
     assert audited["sources"]["xiongjiedai-gpu-benchmarks"]["where"].startswith(
         "https://github.com/XiongjieDai/GPU-Benchmarks-on-LLM-Inference"
@@ -102,6 +105,9 @@ def test_text_and_markdown_list_them() -> None:
         "a100_sxm4_80gb, a40, h100_pcie_80gb …), citing xiongjiedai-gpu-benchmarks"
     )
     assert lines[at + 2].startswith("    xiongjiedai-gpu-benchmarks — GPU-Benchmarks-on-LLM-Inference")
+    # walk53: the card facts the fit reads and their sources (tests/test_walk53.py counts them)
+    assert lines[at + 5].startswith("    the fit reads the 11 cards' memory.bandwidth, streams.read, streams.append, "
+                                    "array, vector, scale (66 facts), citing nvidia-ada-whitepaper (17), ")
     # The card the stack was never measured on is said, as price --stack says it.
     assert "not h200_sxm_141gb" in text.stderr
     markdown = invoke("audit", R1, "--batch", "1", "--stack", STACK, "--format", "markdown").stdout
@@ -109,6 +115,7 @@ def test_text_and_markdown_list_them() -> None:
     assert "| `stack.share.read` | 0.9883 | derived | derived (at floor) | +0.233 |  | **binds** |" in markdown
     assert "Calibrated on (the measured runs the stack's fitted facts were fitted to):\n- registry/measurements/" \
         in markdown
+    assert "\n  - the fit reads the 11 cards' memory.bandwidth, " in markdown
 
 
 def test_without_a_stack_the_audit_is_the_limit_s() -> None:

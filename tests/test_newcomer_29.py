@@ -172,7 +172,9 @@ def test_the_review_says_which_changed_fact_moved_a_locked_price(tmp_path: Path)
         "bandwidth [dot 4.48 TB/s: azure-ai-benchmarking-guide, Azure_Results/ND_H200_v5_results.md, HBM Bandwidth "
         "table…; bandwidth 4.89 TB/s: fact memory.bandwidth]; streams.append = triad / bandwidth [triad 4.15 TB/s: "
         "azure-ai-benchmarking-guide, Azure_Results/ND_H200_v5_results.md, HBM Bandwidth table…; bandwidth 4.89 "
-        "TB/s: fact memory.bandwidth]  (as HEAD cites them; whole under the file above)"]
+        "TB/s: fact memory.bandwidth]; routing.hot_share (qwen3-30b-a3b-measured): value changed, citation "
+        "unchanged: gpu-container-handbook-routing-derisk, the definition of hot_frac_for_coverage: the fraction "
+        "of a layer's experts that capture 90% of its…  (as HEAD cites them; whole under the file above)"]
     assert lines[row + 4:row + 6] == [
         "    tokens/s  10,354.4 → 9,848.2  (-4.889 %)",
         "    alone     memory.bandwidth with the 2 facts derived from it (streams.read, streams.append): tokens/s "

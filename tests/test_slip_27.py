@@ -211,7 +211,12 @@ def test_a_source_moved_to_another_document_names_the_locked_prices_resting_on_i
     (change,) = out["sources_changed"]
     assert change["locks"] == RESTING  # as `passprice sources` counts them: 9
     assert change["to_verify"].endswith(
-        "which cite it? The locked prices of gemma3-270m-h100, gpt-oss-120b-h100, qwen3-30b-a3b-h200, "
+        # walk53: the stacks fitted to runs on the cards whose shares cite it
+        "which cite it, and the measured runs of stack llamacpp-cuda-2405 (9 fitted facts rest on them, priced on "
+        "cards a100_pcie_80gb, a100_sxm4_80gb, h100_pcie_80gb, whose streams.read, streams.append rest on it) and the "
+        "measured runs of stack lmdeploy-turbomind-2312 (7 fitted facts rest on them, priced on card a100_sxm4_80gb, "
+        "whose streams.read, streams.append rest on it)? "
+        "The locked prices of gemma3-270m-h100, gpt-oss-120b-h100, qwen3-30b-a3b-h200, "
         "qwen35-27b-h100-every8, qwen35-27b-h200-mtp, qwen35-27b-ws1-trailing and 3 more rest on them (a lock pins "
         "the id, not the document)."
     )

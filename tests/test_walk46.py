@@ -139,15 +139,21 @@ def test_a_lock_row_names_the_routing_record_and_the_citations_it_now_rests_on(r
             "streams.read = dot / bandwidth [dot 4.48 TB/s: azure-ai-benchmarking-guide, "
             "Azure_Results/ND_H200_v5_results.md, HBM Bandwidth table…; bandwidth 4.89 TB/s: fact memory.bandwidth]; "
             "streams.append = triad / bandwidth [triad 4.15 TB/s: azure-ai-benchmarking-guide, "
-            "Azure_Results/ND_H200_v5_results.md, HBM Bandwidth table…; bandwidth 4.89 TB/s: fact memory.bandwidth]  "
+            "Azure_Results/ND_H200_v5_results.md, HBM Bandwidth table…; bandwidth 4.89 TB/s: fact memory.bandwidth]; "
+            # walk53: hot_share 0.9 → 0.85 under its unchanged source and locator had no entry: the figure to check
+            f"routing.hot_share ({ROUTING}): value changed, citation unchanged: gpu-container-handbook-routing-derisk, "
+            "the definition of hot_frac_for_coverage: the fraction of a layer's experts that capture 90% of its…  "
             "(as HEAD cites them; whole under the file above)") in lines
     [lock] = reviewed.to_json()["locks"]
     assert lock["routing_record"] == ROUTING
     assert [c["path"] for c in lock["cites"]] == ["memory.capacity", "memory.bandwidth", "streams.read",
-                                                  "streams.append"]
-    # routing.hot_share's figure changed under the same citation and no derivation: HEAD rests on what BASE cited
-    assert [c["derivation"] is None for c in lock["cites"]] == [True, True, False, False]
-    assert [c["recited"] for c in lock["cites"]] == [True, True, False, False]  # the shares keep their citation
+                                                  "streams.append", "routing.hot_share"]
+    # routing.hot_share's figure changed under the same citation and no derivation: HEAD rests on what BASE cited,
+    # the number a reviewer checks against it (walk53); the capacity re-cited at 141 GB moved nothing
+    assert [c["derivation"] is None for c in lock["cites"]] == [True, True, False, False, True]
+    assert [c["recited"] for c in lock["cites"]] == [True, True, False, False, False]  # the shares keep theirs
+    assert [c["value_changed"] for c in lock["cites"]] == [False, True, True, True, True]
+    assert lock["cites"][4]["source"] == "gpu-container-handbook-routing-derisk"
     read = lock["cites"][2]["derivation"]
     assert read["formula"] == "dot / bandwidth"
     assert [(i["name"], i["value"], i["unit"], i["fact"], i["source"]) for i in read["inputs"]] == [

@@ -10,7 +10,7 @@ fact's note and derivation, and its citations grouped by source. (Backwards, fro
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -423,11 +423,35 @@ class Calibration:
     #: The routing records its runs price (a mixture of experts' runs), each (name, weakest provenance of its facts,
     #: or ``"?"`` when the record does not read): the fit rests on their figures as on the runs'.
     routings: tuple[tuple[str, str], ...] = ()
+    #: The card facts the runs' limits read (:data:`passprice.lineage.RUN_CARD_PATHS`, those :attr:`cards` hold), by
+    #: path, and how many of them the cards hold in all: the fit rests on them as on the runs (walk53: ``audit LOCK``
+    #: named the 111 runs on 11 cards, not their datasheet facts, which walk51's ``audit --fact`` follows).
+    card_paths: tuple[str, ...] = ()
+    card_facts: int = 0
+    #: The sources those card facts cite (their own, or a derivation figure's), each with how many of the facts cite
+    #: it, most first (``None``: a fact citing no registered source, by free text).
+    card_sources: tuple[tuple[str | None, int], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        """``{"file", "source", "runs", "cards", "routings"}`` (``routings``: ``[{"routing", "provenance"}]``)."""
+        """``{"file", "source", "runs", "cards", "routings", "card_facts"}`` (``routings``: ``[{"routing",
+        "provenance"}]``; ``card_facts``: ``{"paths", "facts", "sources": [{"source", "facts"}]}``)."""
         return {"file": self.file, "source": self.source, "runs": self.runs, "cards": list(self.cards),
-                "routings": [{"routing": r, "provenance": p} for r, p in self.routings]}
+                "routings": [{"routing": r, "provenance": p} for r, p in self.routings],
+                "card_facts": {"paths": list(self.card_paths), "facts": self.card_facts,
+                               "sources": [{"source": s, "facts": n} for s, n in self.card_sources]}}
+
+    def cards_line(self, most: int = 4) -> str | None:
+        """``the fit reads the 11 cards' memory.bandwidth, streams.read, … (64 facts), citing nvidia-a100-datasheet
+        (6), … and 5 more sources``: the card facts the fit rests on and their sources, the ``most`` most cited
+        named (``None`` when no card fact is known)."""
+        if not self.card_facts:
+            return None
+        n = len(self.cards)
+        named = [f"{s or 'a free-text cite'} ({k})" for s, k in self.card_sources[:most]]
+        rest = len(self.card_sources) - most
+        more = f" and {rest} more source{'' if rest == 1 else 's'}" if rest > 0 else ""
+        return (f"the fit reads the {'card' if n == 1 else f'{n} cards'}' {', '.join(self.card_paths)} "
+                f"({self.card_facts} facts), citing {', '.join(named)}{more}")
 
     def describe(self, registry: str = "") -> str:
         """``registry/measurements/x.toml: 111 runs on 11 cards (a100_pcie_80gb, a40 …), citing SOURCE``, and for
@@ -538,9 +562,44 @@ def calibrated_on(root: Root, stack: Stack) -> tuple[Calibration, ...]:
 
     return tuple(
         Calibration(file, source, len(runs), tuple(sorted({r.card for r in runs})),
-                    tuple((name, provenance(name)) for name in sorted({r.routing for r in runs if r.routing})))
+                    tuple((name, provenance(name)) for name in sorted({r.routing for r in runs if r.routing})),
+                    *_card_citations(root, sorted({r.card for r in runs})))
         for (file, source), runs in groups.items()
     )
+
+
+def _card_citations(root: Root, cards: Iterable[str]
+                    ) -> tuple[tuple[str, ...], int, tuple[tuple[str | None, int], ...]]:
+    """For :class:`Calibration`: the paths of :data:`passprice.lineage.RUN_CARD_PATHS` ``cards`` hold, how many such
+    facts they hold, and the sources those facts cite (a fact's own, or each figure input's of its derivation, the
+    fact's own where the input names none), each with its count of facts, most first, then by id. A card that does
+    not read is left out (``check``'s to report). Raises nothing."""
+    from passprice.cards import load_card
+    from passprice.derivations import Derivation
+    from passprice.errors import InputError
+    from passprice.lineage import RUN_CARD_PATHS
+
+    paths: set[str] = set()
+    facts = 0
+    counts: dict[str | None, int] = {}
+    for name in cards:
+        try:
+            held = load_card(root, name).facts()
+        except (InputError, OSError):
+            continue
+        for path in RUN_CARD_PATHS:
+            fact = held.get(path)
+            if fact is None:
+                continue
+            paths.add(path)
+            facts += 1
+            cited = {fact.source}
+            if isinstance(fact.derivation, Derivation):
+                cited |= {i.source or fact.source for i in fact.derivation.inputs if i.kind == "figure"}
+            for source in cited:
+                counts[source] = counts.get(source, 0) + 1
+    ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0] or ""))
+    return tuple(p for p in RUN_CARD_PATHS if p in paths), facts, tuple(ranked)
 
 
 def names_lock(root: Root, target: str) -> bool:
@@ -1276,6 +1335,8 @@ def audit_text(
                 lines.append(f"    {c.source} — {record.describe()}")
                 lines.append(f"    at: {record.where(registry)}")
                 lines += _copy_lines(record)
+            if (read := c.cards_line()) is not None:
+                lines.append(f"    {read}")
     derived = [r for r in a.rows if r.fact.derivation is not None]
     if derived:
         lines += ["", "derivations:"]
@@ -1356,7 +1417,8 @@ def audit_markdown(
                     + (f"\n- {markdown_text(note)}" if note is not None else ""))
     if calibration:
         listing += "\n\nCalibrated on (the measured runs the stack's fitted facts were fitted to):\n" + "\n".join(
-            f"- {markdown_text(c.describe(registry))}" for c in calibration
+            f"- {markdown_text(c.describe(registry))}"
+            + (f"\n  - {markdown_text(read)}" if (read := c.cards_line()) is not None else "") for c in calibration
         )
     # Each derivation and note, as the text audit gives them (walkthrough 19: the markdown had neither, so a reviewer
     # could not trace streams.read's 0.9333 to BabelStream's Dot 4.48 TB/s over 4.8 TB/s).

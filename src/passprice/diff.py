@@ -2086,12 +2086,15 @@ class LockImpact:
     #: review of two changed records read ``changed routing.hot_experts`` of either (walkthrough 49).
     routing_record: str | None = None
     #: Of :attr:`changed`, each fact whose citation the change rewrote, or whose derivation it changed (a derived
-    #: fact recomputed: ``fact recompute`` after its input moved), with the citation HEAD's price rests on: ``(path,
-    #: source, locator, recited, derivation)``, ``recited`` whether the change rewrote the citation, ``derivation``
-    #: HEAD's :class:`~passprice.derivations.Derivation` when the change changed it (its inputs' citations are what
-    #: the price rests on), else ``None`` (walkthrough 49: the lock's row named the facts, the Facts section the
-    #: citations; session 37: a recomputed share had no citation on the row).
-    cites: tuple[tuple[str, str | None, str | None, bool, Derivation | None], ...] = ()
+    #: fact recomputed: ``fact recompute`` after its input moved), or whose value it moved under the citation it kept
+    #: (walkthrough 46's ``hot_share`` 0.9 → 0.85: the figure a reviewer checks against the unchanged source), with
+    #: the citation HEAD's price rests on: ``(path, source, locator, recited, derivation, value_changed)``,
+    #: ``recited`` whether the change rewrote the citation, ``derivation`` HEAD's
+    #: :class:`~passprice.derivations.Derivation` when the change changed it (its inputs' citations are what the price
+    #: rests on), else ``None``, ``value_changed`` whether the fact's quantity moved (not merely re-written in another
+    #: unit: :func:`passprice.reproduce.exact_quantity`) (walkthrough 49: the lock's row named the facts, the Facts
+    #: section the citations; session 37: a recomputed share had no citation on the row).
+    cites: tuple[tuple[str, str | None, str | None, bool, Derivation | None, bool], ...] = ()
     #: ``(BASE's record, HEAD's record)`` when HEAD prices the lock's serving on another routing record than BASE
     #: (:func:`_rerouted`), else ``None``: :attr:`changed` and :attr:`cites` then compare the two records' facts,
     #: and the row reads ``routing record A → B`` (walkthrough 51: a serving re-pointed read ``changed –``).
@@ -2462,8 +2465,9 @@ class LockImpact:
             "routing_record": self.routing_record,
             "rerouted": ({"base": self.rerouted[0], "head": self.rerouted[1]} if self.rerouted is not None else None),
             "cites": [{"path": path, "source": source, "locator": locator, "recited": recited,
-                       "derivation": _derivation_cites(derivation, source) if derivation is not None else None}
-                      for path, source, locator, recited, derivation in self.cites],
+                       "derivation": _derivation_cites(derivation, source) if derivation is not None else None,
+                       "value_changed": value_changed}
+                      for path, source, locator, recited, derivation, value_changed in self.cites],
             "alone_grouped": [{"inputs": list(inputs), "derived": list(derived), "move": move}
                               for inputs, derived, move in self.joint],
         }
@@ -2899,7 +2903,7 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
         if lock.stack is not None:
             touched.append(by_file.get(("stack", lock.stack.name)))
         changed: list[str] = []
-        cites: list[tuple[str, str | None, str | None, bool, Derivation | None]] = []
+        cites: list[tuple[str, str | None, str | None, bool, Derivation | None, bool]] = []
         drifted: list[str] = []
         rewritten: list[str] = []
         unreadable = []
@@ -6565,10 +6569,13 @@ def _rerouted(before: PriceSide, after: PriceSide) -> tuple[str, str] | None:
 
 def _record_changes(base: Side, head: Side, was: str, now: str) -> tuple[FactChange, ...]:
     """The fact changes (lock paths ``routing.*``) from BASE's routing record ``was`` to HEAD's record ``now``
-    (:func:`fact_changes`): what a serving re-pointed from one record to the other changes under its price. Empty
-    when either record is missing or does not read on its side (the side's price says why). Raises nothing."""
-    old_rel, new_rel = f"facts/routing/{was}.toml", f"facts/routing/{now}.toml"
-    if old_rel not in base.files or new_rel not in head.files:
+    (:func:`fact_changes`): what a serving re-pointed from one record to the other changes under its price. A record
+    is a registry name (``facts/routing/NAME.toml`` of its side) or a ``.toml`` path, found as the side's pricing
+    finds it (:func:`passprice.routing.routing_path`; walk53: a serving re-pointed between two records named by
+    path read ``routing record A → B`` with no fact compared). Empty when either record is missing or does not read
+    on its side (the side's price says why). Raises nothing."""
+    old_rel, new_rel = _record_file(base, was), _record_file(head, now)
+    if old_rel is None or new_rel is None:
         return ()
     old, new = _read(base, old_rel, "routing", was), _read(head, new_rel, "routing", now)
     if old.facts is None or new.facts is None:
@@ -6576,17 +6583,44 @@ def _record_changes(base: Side, head: Side, was: str, now: str) -> tuple[FactCha
     return fact_changes(old.facts, new.facts, "routing.")
 
 
+def _record_file(side: Side, ref: str) -> str | None:
+    """The file of ``side``'s routing record ``ref``: ``facts/routing/REF.toml`` when the side holds it, else for a
+    ``.toml`` path the file the side's pricing reads (:func:`passprice.routing.routing_path`, an absolute path or
+    one relative to the side's root: ``side.root.path / rel`` is the file either way); ``None`` when there is none
+    (or it cannot be found: an error there is the side's price's to say). Raises nothing."""
+    rel = f"facts/routing/{ref}.toml"
+    if rel in side.files:
+        return rel
+    if not ref.endswith(".toml"):
+        return None
+    from passprice.routing import routing_path
+
+    try:
+        found = routing_path(side.root, ref)
+    except (InputError, OSError, ValueError):
+        return None
+    try:
+        return found.relative_to(side.root.path).as_posix()
+    except ValueError:
+        return str(found.absolute())
+
+
 def _lock_cite(path: str, old: Fact | None, new: Fact | None
-               ) -> tuple[str, str | None, str | None, bool, Derivation | None] | None:
+               ) -> tuple[str, str | None, str | None, bool, Derivation | None, bool] | None:
     """A lock's ``cites`` entry for its changed fact ``path`` (:attr:`LockImpact.cites`): ``None`` unless the change
-    rewrote its citation or its (formula) derivation."""
+    rewrote its citation or its (formula) derivation, or moved its quantity (its value, in base units) under the
+    citation it kept (walkthrough 46's ``routing.hot_share`` 0.9 → 0.85, the same source and locator: the number a
+    reviewer checks against that source had no entry)."""
+    from passprice.reproduce import exact_quantity
+
     if old is None or new is None:
         return None
     recited = (old.source, old.locator) != (new.source, new.locator)
     derivation = new.derivation if isinstance(new.derivation, Derivation) and old.derivation != new.derivation else None
-    if not recited and derivation is None:
+    moved = old.value != new.value or exact_quantity(old) != exact_quantity(new)
+    if not recited and derivation is None and not moved:
         return None
-    return path, new.source, new.locator, recited, derivation
+    return path, new.source, new.locator, recited, derivation, moved
 
 
 def _cites(lock: LockImpact) -> str:
@@ -6596,14 +6630,20 @@ def _cites(lock: LockImpact) -> str:
     cut at a word to :data:`CITE_CHARS` characters (the Facts section gives it whole); a derived fact by its formula
     and each input's value and citation, short: ``streams.read = dot / bandwidth [dot 4.48 TB/s: SOURCE, LOCATOR…;
     bandwidth 4.89 TB/s: fact memory.bandwidth]`` (session 37: a share ``fact recompute`` rewrote from a changed
-    bandwidth had none; a fact re-cited and re-derived gives its citation, then ``= FORMULA […]``). Empty when no
-    citation or derivation changed."""
+    bandwidth had none; a fact re-cited and re-derived gives its citation, then ``= FORMULA […]``); a fact whose
+    value moved under the citation it kept, ``routing.hot_share (…): value changed, citation unchanged: SOURCE,
+    LOCATOR…`` (walkthrough 46: it had no entry). Empty when no citation, derivation or cited value changed."""
     from passprice.textchange import cut_at_word
 
-    def one(path: str, source: str | None, locator: str | None, recited: bool, derivation: Derivation | None) -> str:
+    def one(path: str, source: str | None, locator: str | None, recited: bool, derivation: Derivation | None,
+            moved: bool) -> str:
         said = ""
+        cited = f"{source or '(no source)'}" + (f", {cut_at_word(locator, CITE_CHARS)}" if locator else "")
         if recited:
-            said = f": {source or '(no source)'}" + (f", {cut_at_word(locator, CITE_CHARS)}" if locator else "")
+            said = f": {cited}"
+        elif derivation is None and moved:
+            # walkthrough 46: hot_share 0.9 → 0.85 under its old source and locator, the figure to check there
+            said = f": value changed, citation unchanged: {cited}"
         if derivation is not None:
             inputs = "; ".join(_input_cite(i, source) for i in derivation.in_formula_order())
             said += f" = {derivation.formula} [{inputs}]"

@@ -811,7 +811,7 @@ def source_lineage(root: Root, source_id: str) -> Lineage:
     citing = citing_source(records, source.id)
     routings = frozenset(c.ref.record for c in citing if c.ref.kind == "routing")
     reached = [c.ref for c in citing] + [c.ref for c in derived_closure(records, [c.ref for c in citing])]
-    fitted, through, on_cards = fitted_through(root, source.id, routings, _card_paths(reached))
+    fitted, through, on_cards = fitted_through(root, source.id, routings, card_paths(reached))
     # The fitted facts rest on the source as its runs do: a lock resting on them is judged with them withdrawn too
     # (walkthrough 27: `audit --source` of the benchmark a stack was fitted to listed a lock under the stack as
     # resting on its memory.reserved alone).
@@ -941,8 +941,9 @@ def _fitted_in(
     return tuple(out), tuple(through), tuple((stack, card, paths) for (stack, card), paths in on_cards.items())
 
 
-def _card_paths(refs: Iterable[FactRef]) -> dict[str, tuple[str, ...]]:
-    """The card facts of ``refs`` a measured run's limit reads (:data:`RUN_CARD_PATHS`), by card."""
+def card_paths(refs: Iterable[FactRef]) -> dict[str, tuple[str, ...]]:
+    """The card facts of ``refs`` a measured run's limit reads (:data:`RUN_CARD_PATHS`), by card (for
+    :func:`fitted_through`, also the review's sources changed, :func:`passprice.sourcechange.source_changes`)."""
     out: dict[str, list[str]] = {}
     for ref in refs:
         if ref.kind == "card" and ref.path in RUN_CARD_PATHS and ref.path not in out.get(ref.record, []):
@@ -983,7 +984,7 @@ def fact_lineage(root: Root, ref: FactRef) -> Lineage:
     # audit follows them (walkthrough 51).
     reached = [ref] + [c.ref for c in derived_closure(records, [ref])]
     routings = frozenset(r.record for r in reached if r.kind == "routing")
-    fitted, through, on_cards = fitted_through(root, None, routings, _card_paths(reached))
+    fitted, through, on_cards = fitted_through(root, None, routings, card_paths(reached))
     refs = [FactRef("stack", stack, path.removeprefix("stack.")) for stack, path, _, _, _ in fitted]
     lineage = _lineage(root, f"fact {ref}", citing, None, ref, records, refs)
     return attrs.evolve(lineage, fitted=fitted, fitted_through=through, fitted_on_cards=on_cards)
@@ -1226,7 +1227,7 @@ def source_uses(root: Root) -> tuple[list[SourceUse], list[str]]:
         # The stack facts fitted to runs resting on it, as `audit --source` follows them (walkthrough 51: the
         # listing counted 0 locks on the L40S datasheet where the audit found the lock under llama.cpp's stack).
         fitted, _, _ = _fitted_in(fits, source.id, frozenset(r.record for r in demoted if r.kind == "routing"),
-                                  _card_paths(demoted))
+                                  card_paths(demoted))
         demoted |= {FactRef("stack", stack, path.removeprefix("stack.")) for stack, path, _, _, _ in fitted}
         impacts, _ = lock_impacts(locks, demoted, source.id, cited)
         provenances = [c.fact.provenance for c in citing]

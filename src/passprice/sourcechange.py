@@ -83,6 +83,10 @@ class SourceChange:
     #: the citing facts alone, the seventh on as "and 3 more", so a reviewer reading the new document could not tell
     #: from the comment which figure to look for where (walkthrough 41).
     places: tuple[str, ...] = ()
+    #: Each (stack, card, paths) whose runs rest on the id through the card they are priced on: its facts ``paths`` (of
+    #: :data:`passprice.lineage.RUN_CARD_PATHS`) cite the id or derive from one that does (walk53: the review followed
+    #: runs and routing records, not the card a stack's fit reads, which ``audit --source`` follows since walk51).
+    on_cards: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
 
     @property
     def to_verify(self) -> str:
@@ -90,8 +94,16 @@ class SourceChange:
         what = f"the document source {self.id} names changed ({'; '.join(self.changed)})"
         def via(stack: str) -> str:
             records = [r for s, r in self.through if s == stack]
-            return (f", priced on routing record{'s' if len(records) > 1 else ''} {', '.join(records)}, which "
+            said = (f", priced on routing record{'s' if len(records) > 1 else ''} {', '.join(records)}, which "
                     f"cite{'' if len(records) > 1 else 's'} it" if records else "")
+            # the cards whose same facts rest on it in one clause (azure's guide: three cards' shares)
+            by_paths: dict[tuple[str, ...], list[str]] = {}
+            for s, card, paths in self.on_cards:
+                if s == stack:
+                    by_paths.setdefault(paths, []).append(card)
+            return said + "".join(
+                f", priced on card{'s' if len(cards) > 1 else ''} {', '.join(sorted(cards))}, whose {', '.join(paths)} "
+                f"rest{'s' if len(paths) == 1 and len(cards) == 1 else ''} on it" for paths, cards in by_paths.items())
 
         runs = " and ".join(
             f"the measured runs of stack {stack} ({count} fitted fact{'s' if count != 1 else ''} rest on them"
@@ -119,6 +131,8 @@ class SourceChange:
         return {"id": self.id, "changed": list(self.changed), "citing": list(self.citing), "locks": list(self.locks),
                 "fitted": {stack: count for stack, count in self.fitted},
                 "fitted_through": [{"stack": stack, "routing": routing} for stack, routing in self.through],
+                "fitted_on_cards": [{"stack": stack, "card": card, "paths": list(paths)}
+                                    for stack, card, paths in self.on_cards],
                 "places": list(self.places),
                 "to_verify": self.to_verify}
 
@@ -160,10 +174,19 @@ def source_changes(
     ``source.path`` on both sides) whose bytes differ — ``documents`` gives each side's identity of a document by
     its path relative to the root (:func:`document_digest`; ``None`` when it cannot be read). Cited by HEAD's facts
     as :func:`passprice.lineage.citing_sources` finds them (a serving stack's facts among them, and a stack's fitted
-    facts whose runs cite the source, :func:`passprice.lineage.fitted_to_source`); each with the ``locks`` (HEAD's,
+    facts whose runs cite the source, price a routing record or a card whose facts rest on it,
+    :func:`passprice.lineage.fitted_through`); each with the ``locks`` (HEAD's,
     each its shown path and the lock read) resting on them, as :func:`passprice.lineage.lock_impacts` finds them for
     ``audit --source``."""
-    from passprice.lineage import FactRef, citing_sources, fitted_to_source, load_records, lock_impacts
+    from passprice.lineage import (
+        FactRef,
+        card_paths,
+        citing_sources,
+        derived_closure,
+        fitted_through,
+        load_records,
+        lock_impacts,
+    )
     from passprice.stacks import LOCK_PREFIX
 
     found = []
@@ -184,7 +207,8 @@ def source_changes(
     # A serving stack's facts cite sources too (its memory.reserved, an estimate), and its fitted facts rest on the
     # measured runs citing one (walkthrough 24: a benchmark note cited by a stack's memory.reserved and by the five
     # runs its fit was made on was reviewed as "no fact cites it", and no lock named, though a lock pinned both).
-    citing = citing_sources(load_records(head, stacks=True)[0])
+    records = load_records(head, stacks=True)[0]
+    citing = citing_sources(records)
     locks = tuple(locks)
     out = []
     for source_id, fields in found:
@@ -195,13 +219,17 @@ def source_changes(
         # a stack fitted to runs of a mixture of experts rests on the routing record they price as on the runs, as
         # `audit --source` follows it (walkthrough 27; session 24: the review's Sources section did not)
         routings = frozenset(ref.record for ref in refs if ref.kind == "routing")
-        facts, through = fitted_to_source(head, source_id, routings)
+        # and on the card facts its runs' limits read that cite the id or derive from one that does (walk53: a card
+        # re-cited to a new datasheet re-fits the stack and moves its locks' expected prices, as `audit --source`
+        # follows since walk51)
+        reached = [*refs, *(c.ref for c in derived_closure(records, refs))]
+        facts, through, on_cards = fitted_through(head, source_id, routings, card_paths(reached))
         for stack, path, _fact, _runs, _named in facts:
             refs.append(FactRef("stack", stack, path.removeprefix(LOCK_PREFIX)))
             fitted[stack] = fitted.get(stack, 0) + 1
         resting, _ = lock_impacts(locks, set(refs), source_id)
         out.append(SourceChange(source_id, fields, named, tuple(sorted({i.name for i in resting})),
-                                tuple(fitted.items()), through, places))
+                                tuple(fitted.items()), through, places, on_cards))
     return tuple(out)
 
 

@@ -1,0 +1,150 @@
+"""What walkthroughs 51-52 and left43 left, each fixed with a test: a fact whose value moved under its unchanged
+citation gets a ``cites`` entry saying so; ``audit LOCK`` of a stack lock names the card facts its fit reads; a
+review's ``sources_changed`` follows a card a stack's fit rests on; a serving re-pointed between routing records
+named by a file path compares the two records' facts."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from cli_helpers import REPO, copy_root, invoke
+
+
+def test_a_value_moved_under_its_unchanged_citation_is_cited_as_such() -> None:
+    # Walkthrough 46's routing.hot_share 0.9 → 0.85, the same source and locator: no entry on the lock's cites line
+    # (tests/test_walk46.py reviews the real change); here the cases of one fact: value moved, unit re-written only.
+    from types import SimpleNamespace
+
+    import attrs
+
+    from passprice.diff import _cites, _lock_cite
+    from passprice.registry import Root
+    from passprice.routing import load_routing
+
+    old = load_routing(Root(REPO), "qwen3-30b-a3b-measured").facts()["routing.hot_share"]
+    assert (old.value, old.source) == (0.9, "gpu-container-handbook-routing-derisk")
+    moved = attrs.evolve(old, value=0.85, amount=0.85)
+    cite = _lock_cite("routing.hot_share", old, moved)
+    assert cite is not None and cite[3:] == (False, None, True)  # not re-cited, not re-derived, value changed
+    said = _cites(SimpleNamespace(cites=(cite,), routing_record="qwen3-30b-a3b-measured"))  # type: ignore[arg-type]
+    assert said == ("routing.hot_share (qwen3-30b-a3b-measured): value changed, citation unchanged: "
+                    "gpu-container-handbook-routing-derisk, the definition of hot_frac_for_coverage: the fraction of "
+                    "a layer's experts that capture 90% of its…")
+    # a note re-written, the figure kept: nothing to check against the source
+    assert _lock_cite("routing.hot_share", old, attrs.evolve(old, note="re-read")) is None
+    # nor the same quantity written in another unit (4.8 TB/s as 4800 GB/s)
+    from passprice.cards import load_card
+
+    bandwidth = load_card(Root(REPO), "h200_sxm_141gb").facts()["memory.bandwidth"]
+    assert (bandwidth.amount, bandwidth.unit) == (4.8, "TB/s")
+    assert _lock_cite("memory.bandwidth", bandwidth, attrs.evolve(bandwidth, amount=4800, unit="GB/s")) is None
+
+
+
+MEASURED = "qwen3-30b-a3b-measured"
+
+
+@pytest.fixture(scope="module")
+def by_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A registry cut to what one lock reads (the H200 card, Qwen3-30B-A3B's checkpoint, its routing records; no
+    serving, stack or run, whose checks the review would make), with lock ``x`` (no registered serving) priced on
+    the routing record ``extra/a.toml`` (the measured record's copy) named by its absolute path inside the root, as
+    ``passprice lock --routing /ROOT/extra/a.toml`` writes it."""
+    root = copy_root(tmp_path_factory.mktemp("walk53")).resolve()
+    for folder, keep in (("locks", ""), ("registry/servings", ""), ("facts/stacks", ""), ("facts/drafts", ""),
+                         ("registry/measurements", ""), ("facts/cards", "h200_sxm_141gb.toml"),
+                         ("registry/checkpoints", "qwen3-30b-a3b-q4_k_m.toml")):
+        for file in (root / folder).glob("*.toml"):
+            if file.name != keep:
+                file.unlink()
+    (root / "extra").mkdir()
+    shutil.copyfile(root / "facts/routing" / f"{MEASURED}.toml", root / "extra/a.toml")
+    made = invoke("lock", "--card", "h200_sxm_141gb", "--checkpoint", "qwen3-30b-a3b-q4_k_m", "--batch", "64",
+                  "--limit", "4096", "--routing", str(root / "extra/a.toml"), "--name", "x", root=root)
+    assert made.exit_code == 0, made.output
+    return root
+
+
+def test_a_serving_re_pointed_between_records_named_by_path_compares_their_facts(by_path: Path,
+                                                                                  tmp_path: Path) -> None:
+    # Walk52 compared two records' facts only by name (facts/routing/NAME.toml): a lock whose serving names its
+    # record by a file path re-pointed to another read `routing record A → B` and `changed` nothing more. HEAD:
+    # the lock re-locked on extra/b.toml, the same record with hot_share 0.9 → 0.85 under the same citation.
+    from passprice.diff import diff, render
+    from passprice.registry import Root
+
+    head = tmp_path / "head"
+    shutil.copytree(by_path, head)
+    a, b = by_path / "extra/a.toml", head / "extra/b.toml"
+    record = a.read_text(encoding="utf-8")
+    assert record.count("\nvalue = 0.9\n") == 1
+    b.write_text(record.replace("\nvalue = 0.9\n", "\nvalue = 0.85\n"), encoding="utf-8")
+    relocked = invoke("lock", "--card", "h200_sxm_141gb", "--checkpoint", "qwen3-30b-a3b-q4_k_m", "--batch", "64",
+                      "--limit", "4096", "--routing", str(b), "--name", "x", "--force", root=head)
+    assert relocked.exit_code == 0, relocked.output
+    review = diff(Root(head), str(by_path), str(head))
+    (row,) = json.loads(render(review, "json"))["locks"]
+    assert row["rerouted"] == {"base": str(a), "head": str(b)}
+    assert row["changed"] == ["routing.hot_share"]  # was [] (only facts/routing/NAME.toml was read)
+    assert [(c["path"], c["recited"], c["value_changed"]) for c in row["cites"]] == [
+        ("routing.hot_share", False, True)]
+    lines = render(review, "text").splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("  x (locks/"))
+    assert lines[at + 1] == f"    changed   routing record {a} → {b}, routing.hot_share ({b}), serving"
+
+
+def test_a_stack_locks_audit_names_the_card_facts_its_fit_reads_and_their_sources() -> None:
+    # `audit locks/r1-qwen7b-h200-llamacpp.lock.toml` named "111 runs on 11 cards … citing xiongjiedai-gpu-benchmarks"
+    # and not that the fit rests on those cards' datasheet facts (walk51's `audit --fact` follows them).
+    from passprice.audit import calibrated_on
+    from passprice.registry import Root
+    from passprice.stacks import load_stack
+
+    (c,) = calibrated_on(Root(REPO), load_stack(Root(REPO), "llamacpp-cuda-2405"))
+    assert (c.runs, len(c.cards), c.source) == (111, 11, "xiongjiedai-gpu-benchmarks")
+    assert c.card_paths == ("memory.bandwidth", "streams.read", "streams.append", "array", "vector", "scale")
+    assert c.card_facts == 66  # 11 cards × the 6 facts a run's limit reads
+    # by hand from the two A100 cards: the PCIe card's bandwidth, array, vector and both shares' figure `bandwidth`
+    # (5), the SXM4's bandwidth, array and vector (3); their scale cites the Ampere whitepaper, their shares' dot
+    # and triad the Azure guide
+    assert dict(c.card_sources)["nvidia-a100-datasheet"] == 8
+    assert c.cards_line() == (
+        "the fit reads the 11 cards' memory.bandwidth, streams.read, streams.append, array, vector, scale (66 facts), "
+        "citing nvidia-ada-whitepaper (17), nvidia-ampere-ga102-whitepaper (11), nvidia-a100-datasheet (8), "
+        "passprice-card-review (8) and 10 more sources")
+    data = c.to_json()["card_facts"]
+    assert (data["facts"], len(data["sources"])) == (66, 14)
+    assert data["sources"][2] == {"source": "nvidia-a100-datasheet", "facts": 8}
+
+
+def test_a_source_change_follows_a_stack_fit_through_the_card_its_runs_are_priced_on(tmp_path: Path) -> None:
+    # The L40S datasheet's record names another document (a revision's address): its card facts the llama.cpp
+    # stack's runs on the L40S read (memory.bandwidth, and the stream shares derived from it) re-fit the stack, and
+    # the lock made under it (r1-qwen7b-h200-llamacpp) moves. The review's sources_changed named neither (it followed
+    # runs and routing records only); `audit --source` does since walk51. In process, HEAD the checkout's registry.
+    from passprice.locks import read_lock
+    from passprice.registry import Root
+    from passprice.sourcechange import source_changes
+
+    base = tmp_path / "base"
+    (base / "sources").mkdir(parents=True)
+    record = (REPO / "sources/nvidia-l40s-datasheet.toml").read_text(encoding="utf-8")
+    url = 'url = "https://resources.nvidia.com/en-us-l40s/l40s-datasheet-28413"'
+    assert record.count(url) == 1
+    (base / "sources/nvidia-l40s-datasheet.toml").write_text(record.replace(url, url.replace("28413", "20000")),
+                                                             encoding="utf-8")
+    lock = "locks/r1-qwen7b-h200-llamacpp.lock.toml"
+    (change,) = source_changes(Root(base), Root(REPO), ["nvidia-l40s-datasheet"], (lambda _: None, lambda _: None),
+                               [(lock, read_lock(REPO / lock))])
+    assert change.locks == ("r1-qwen7b-h200-llamacpp",)  # was () on the cards' fit
+    assert dict(change.fitted) == {"llamacpp-cuda-2405": 9}  # its 9 priced facts (not range.*: read off the runs)
+    # the L40S card's facts a run's limit reads that cite the datasheet (its shares cite benchmarks)
+    assert change.on_cards == (("llamacpp-cuda-2405", "l40s", ("memory.bandwidth", "array", "vector", "scale")),)
+    assert ("the measured runs of stack llamacpp-cuda-2405 (9 fitted facts rest on them, priced on card l40s, whose "
+            "memory.bandwidth, array, vector, scale rest on it)") in change.to_verify
+    assert change.to_json()["fitted_on_cards"] == [
+        {"stack": "llamacpp-cuda-2405", "card": "l40s", "paths": ["memory.bandwidth", "array", "vector", "scale"]}]
