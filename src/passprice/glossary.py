@@ -224,8 +224,9 @@ _TERMS = (
         "holds otherwise (value, unit, provenance or citation) has *drifted*. `check` reports drift and still passes "
         "while every floor holds and the recorded price reproduces from the lock's own pins; `check --frozen` fails "
         "it (as `cargo --locked`), and `lock --update` re-pins it. A review (`passprice diff`) fails a change that "
-        "moves a locked price without re-locking it.",
-        ("drifted", "pinned"),
+        "moves a locked price without re-locking it. A drifted fact whose source changed too says `source A → B` "
+        "(`reproduce --json`'s `source_changed`: the pinned and today's source ids, or null).",
+        ("drifted", "pinned", "source_changed"),
     ),
     Term(
         "speedup",
@@ -370,9 +371,15 @@ _TERMS = (
         "read (its digest no longer matches) and `edited` names each key the hand edit changed, BASE → HEAD; its "
         "`recorded` column shows the tokens/s HEAD's file holds after BASE's, `(edited by hand)`. A lock `held by "
         "a look-alike header alone` is one whose serving now prices another checkpoint entry whose header reads "
-        "the same (a fine-tune of the same shapes, or the same header under another name): to verify.",
+        "the same (a fine-tune of the same shapes, or the same header under another name): to verify. A re-locked "
+        "lock's `cites` names what its new price rests on for each changed fact; in `--json` each entry says "
+        "`recited` (the change rewrote its citation), `value_changed` (its value moved, perhaps under an unchanged "
+        "citation) and `derivation` (formula and inputs, when the change re-derived it). `alone_grouped` prices a "
+        "changed input together with the facts derived from it; `rerouted` names the routing records (base, head) "
+        "a serving moved between.",
         ("does not read", "informational", "not locked, informational", "alone", "edited",
-         "look-alike header", "held by a look-alike header alone", "cites", "derived from it"),
+         "look-alike header", "held by a look-alike header alone", "cites", "derived from it", "recited",
+         "value_changed", "alone_grouped", "rerouted"),
     ),
     Term(
         "weakened",
@@ -386,6 +393,17 @@ _TERMS = (
         "record is `not written by passprice lock` (edited by hand, its digest recomputed) and fails the review.",
         ("weakened facts", "weaker", "loosened", "to verify", "floors loosened", "BROKEN",
          "not written by passprice lock"),
+    ),
+    Term(
+        "stale description",
+        "a record's description still naming a table row none of its facts cites any more: to verify",
+        "A source's `read` or a routing record's title says which table row its figures come from. When a change "
+        "re-cites the record's facts to other rows and leaves that text as it was, `diff` and `audit` flag it "
+        "(`passprice.rowcite`): the words name a row (`rows_named`) that the facts no longer cite (`rows_cited`), "
+        "so a reviewer should rewrite the description or check the figures. `audit --json`'s "
+        "`stale_descriptions` lists each finding (`record`, `id`, `field`, `rows_named`, `rows_cited`, `note`), "
+        "the same findings the text audit prints under `To verify`.",
+        ("stale descriptions", "stale_descriptions", "rows_named", "rows_cited", "description names a row"),
     ),
     Term(
         "price moved",
@@ -1310,10 +1328,12 @@ _TERMS = (
         "In `--json`: `expected` (the expected price), `ratio` (its tokens/s over the limit's), `stack_span` (the "
         "fitted span), `stack_fit` (`null` unless its fit no longer follows from today's runs); a sweep's "
         "`expected_tokens_per_s`, `expected_pass_s`, `expected_binds`, `expected_provenance` and `expected_refusal` "
-        "columns are the expected price's.",
+        "columns are the expected price's. Audits and reviews follow a stack's fit through the cards its runs are "
+        "priced on: `fitted_on_cards` (the card facts a changed fact reaches the fit through) and an audit's "
+        "`card_facts` (the card facts the fit reads and their sources).",
         ("serving stack", "expected", "expected price", "calibrate", "validate", "fitted span", "× limit",
          "memory.reserved", "calibrated on", "fit reach", "ratio", "stack_span", "stack_fit", "expected_tokens_per_s",
-         "expected_pass_s", "expected_provenance", "expected_refusal"),
+         "expected_pass_s", "expected_provenance", "expected_refusal", "fitted_on_cards", "card_facts"),
     ),
     Term(
         "by hand",
