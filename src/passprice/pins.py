@@ -10,8 +10,9 @@ its entry.
   depend on the Python version, and hashed together with the module names. A docstring or comment edit is not a
   model change; any change to a formula, a constant or a rule is. Computed from source files (the running package's,
   or another checkout's ``src/passprice``), in under a second, only when a lock is written, reproduced,
-  checked or diffed, and kept in passprice's cache under the sha256 of every module file's bytes; a build records
-  it beside the modules (:func:`record`), which answers only for the very bytes it records.
+  checked or diffed, and kept in passprice's cache under the sha256 of every module file's bytes, each module's
+  tree kept too under the sha256 of its own (:func:`_kept_tree`: a tree with one module edited parses that one); a
+  build records it beside the modules (:func:`record`), which answers only for the very bytes it records.
 - :func:`checkpoint_digest`: the canonical JSON of the metadata (every key with its type and value, a long array as
   its element type and length) and the tensor table (name, GGML type id, dims, in table order): what
   :mod:`passprice.decode` and :mod:`passprice.serving` read. The header's sha256, byte counts, offsets, shard files
@@ -388,7 +389,8 @@ def _sources(folder: str) -> bytes:
 def _digest(folder: str, capped: bool = False) -> str:
     """The digest of the package at ``folder``, kept in passprice's cache under the sha256 of every module's bytes
     (and of this module's own, which decides how the digest is taken): the syntax trees are parsed and walked only
-    when some module's content changed, never trusted from a file's size or time."""
+    when some module's content changed (and then only the modules whose own content changed: :func:`_trees`), never
+    trusted from a file's size or time."""
     from passprice import cache
 
     recorded = _recorded(folder)
