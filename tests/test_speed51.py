@@ -4,6 +4,7 @@ parsed afresh give; another checkout's modules are still counted against the tok
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -146,7 +147,12 @@ def test_no_cache_and_another_python_miss(package: Path, parses: list[str], monk
     monkeypatch.setenv("PASSPRICE_NO_CACHE", "1")
     assert pins._kept_tree(sha) is None  # nothing read
     monkeypatch.delenv("PASSPRICE_NO_CACHE")
-    monkeypatch.setattr(pins, "_python", lambda: "cpython-3.99")
+    own = pins._own_bytes
+    monkeypatch.setattr(pins, "_own_bytes", lambda: "another pins.py")  # the tree's form is this module's
+    assert pins._kept_tree(sha) is None
+    monkeypatch.setattr(pins, "_own_bytes", own)
+    assert pins._kept_tree(sha) is not None
+    monkeypatch.setattr(sys, "version", "3.99.0 (another)")
     assert pins._kept_tree(sha) is None
     parses.clear()
     assert pins._compute(str(package)) == fresh
@@ -159,3 +165,17 @@ def test_the_build_record_parses_every_module(package: Path, parses: list[str]) 
     made = pins.record(package)
     assert len(parses) == 3  # never a tree from the user's cache in a wheel's record
     assert made["modules"]["serving"] == sha256((package / "serving.py").read_bytes()).hexdigest()
+
+
+def test_another_folder_with_the_same_bytes_reads_the_kept_trees(package: Path, parses: list[str]) -> None:
+    """A review prices HEAD in a child run from a fresh checkout of HEAD's code: every module file is new there
+    (another folder, other inodes), and its trees are still the kept ones (they were keyed by every module's status
+    until session 38's own measurement found a warm review no faster)."""
+    import shutil
+
+    digest = pins._compute(str(package))
+    other = package.parent / "checkout" / "passprice"
+    shutil.copytree(package, other)
+    parses.clear()
+    assert pins._compute(str(other)) == digest
+    assert parses == []

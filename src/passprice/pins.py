@@ -317,11 +317,30 @@ class _Tree:
 
 
 def _tree_key(sha: str) -> str:
-    """The cache key (:func:`passprice.cache.key`: passprice's version and code, the cache's format) of the tree of
-    a module whose bytes have the sha256 ``sha`` (hex), in :data:`TREE_FORM`, parsed by this interpreter."""
-    from passprice import cache
+    """The cache key of the tree of a module whose bytes have the sha256 ``sha`` (hex): the BLAKE2b digest of the
+    cache's format, passprice's version, the interpreter (implementation and full version: its parser and ``json``'s
+    string encoder make the text), the BLAKE2b digest of this module's own bytes (which decide the tree's form:
+    :func:`_emit`, :func:`_note_import`), :data:`TREE_FORM` and ``sha``. Not :func:`passprice.cache.key`, whose key
+    holds the status of every module of the running package: a review prices HEAD in a child run from a fresh
+    checkout of HEAD's code, whose every module file is new, and each of its trees missed there."""
+    import sys
 
-    return cache.key("pricing-tree", f"{TREE_FORM}:{_python()}".encode(), sha.encode("ascii"))
+    from passprice import __version__, cache
+    from passprice.digests import blake2b
+
+    h = blake2b()
+    for part in (cache.FORMAT, __version__, sys.implementation.name, sys.version, _own_bytes(), str(TREE_FORM), sha):
+        h.update(part.encode("utf-8", "surrogatepass") + b"\0")
+    key: str = h.hexdigest()
+    return key
+
+
+@functools.cache
+def _own_bytes() -> str:
+    """The BLAKE2b digest (hex) of this module's bytes, once a process."""
+    from passprice.digests import blake2b
+
+    return blake2b(Path(__file__).read_bytes()).hexdigest()
 
 
 #: The most bytes (UTF-8) a cached tree may expand to (:func:`_kept_tree`): a module's canonical tree is a few times
