@@ -10,8 +10,9 @@ its entry.
   depend on the Python version, and hashed together with the module names. A docstring or comment edit is not a
   model change; any change to a formula, a constant or a rule is. Computed from source files (the running package's,
   or another checkout's ``src/passprice``), in under a second, only when a lock is written, reproduced,
-  checked or diffed, and kept in passprice's cache under the sha256 of every module file's bytes; a build records
-  it beside the modules (:func:`record`), which answers only for the very bytes it records.
+  checked or diffed, and kept in passprice's cache under the sha256 of every module file's bytes, each module's
+  tree kept too under the sha256 of its own (:func:`_kept_tree`: a tree with one module edited parses that one); a
+  build records it beside the modules (:func:`record`), which answers only for the very bytes it records.
 - :func:`checkpoint_digest`: the canonical JSON of the metadata (every key with its type and value, a long array as
   its element type and length) and the tensor table (name, GGML type id, dims, in table order): what
   :mod:`passprice.decode` and :mod:`passprice.serving` read. The header's sha256, byte counts, offsets, shard files
@@ -94,7 +95,7 @@ def own_tokens() -> int:
     """The tokens (:func:`_token`) of the running package's pricing-model modules (:func:`pricing_modules`)
     together: what :data:`MODEL_TOKENS` is set against (about 1.3 times this: 453,331 tokens in session 38). Reads
     the package's own files; an ``OSError`` there is the installation's fault and propagates."""
-    return sum(sum(1 for _ in _token().finditer((PACKAGE / f"{name}.py").read_bytes())) for name in pricing_modules())
+    return sum(_count_tokens((PACKAGE / f"{name}.py").read_bytes()) for name in pricing_modules())
 
 
 class CodeNotJudged(InputError):
@@ -249,12 +250,16 @@ def pricing_modules(folder: Path = PACKAGE) -> tuple[str, ...]:
     return tuple(sorted(_trees(str(folder))))
 
 
-def _trees(folder: str, files: dict[str, str | None] | None = None, capped: bool = False) -> dict[str, str]:
+def _trees(
+    folder: str, files: dict[str, str | None] | None = None, capped: bool = False, kept: bool = True
+) -> dict[str, str]:
     """The canonical trees, as JSON text (:func:`_tree_text`), of the modules :func:`pricing_modules` names, by module
     name. When ``files`` is given, every module name the walk looked up is added to it with the sha256 of its file's
     bytes, or ``None`` when it has no file (what :func:`record` pins). ``capped`` (another checkout's code): each
-    module's tokens are counted before it is parsed, and the closure past :data:`MODEL_TOKENS` raises
-    :class:`CodeNotJudged`."""
+    module's tokens are counted before it is parsed (or read with its cached tree), and the closure past
+    :data:`MODEL_TOKENS` raises :class:`CodeNotJudged`. ``kept`` (the default): each module's tree is taken from,
+    and stored in, passprice's cache under the sha256 of its file's bytes (:func:`_kept_tree`), so a tree with one
+    module edited parses that module alone; ``False`` parses every module (:func:`record`, run by the build)."""
     base = Path(folder)
     seen: dict[str, str] = {}
     todo = list(PRICING_ROOTS)
@@ -268,17 +273,124 @@ def _trees(folder: str, files: dict[str, str | None] | None = None, capped: bool
             if files is not None:
                 files[name] = None
             continue
-        imports: set[str] = set()
         data = read_regular(path, MODULE_BYTES)
+        sha = sha256(data).hexdigest()
+        found = _kept_tree(sha) if kept else None
+        counted: int | None = None
         if capped:
-            tokens += sum(1 for _ in _token().finditer(data))
+            counted = found.tokens if found is not None and found.tokens is not None else _count_tokens(data)
+            tokens += counted
             if tokens > MODEL_TOKENS:
                 raise CodeNotJudged(path, len(data), tokens)
         if files is not None:
-            files[name] = sha256(data).hexdigest()
-        seen[name] = _tree_text(ast.parse(data, filename=str(path)), imports)
-        todo.extend(imports)
+            files[name] = sha
+        if found is None:
+            imports: set[str] = set()
+            found = _Tree(_tree_text(ast.parse(data, filename=str(path)), imports), tuple(sorted(imports)), counted)
+            if kept:
+                _keep_tree(sha, found)
+        seen[name] = found.text
+        todo.extend(found.imports)
     return seen
+
+
+def _count_tokens(data: bytes) -> int:
+    """The tokens (:func:`_token`) of a module's bytes, counted at C speed (``findall``: the count a loop over
+    ``finditer`` gives, in half its time)."""
+    return len(_token().findall(data))
+
+
+#: The version of a module's canonical tree (:func:`_emit`) as its cache entry holds it (:func:`_kept_tree`):
+#: bump it when the form changes, so no tree of the old form is read (the code's own stamp misses too).
+TREE_FORM = 1
+
+
+class _Tree:
+    """One module's canonical tree as :func:`_trees` uses it: ``text`` (:func:`_tree_text`), ``imports`` (the
+    package modules its import statements name, sorted) and ``tokens`` (:func:`_count_tokens` of its bytes, or
+    ``None`` when they were not counted)."""
+
+    __slots__ = ("imports", "text", "tokens")
+
+    def __init__(self, text: str, imports: tuple[str, ...], tokens: int | None) -> None:
+        self.text, self.imports, self.tokens = text, imports, tokens
+
+
+def _tree_key(sha: str) -> str:
+    """The cache key of the tree of a module whose bytes have the sha256 ``sha`` (hex): the BLAKE2b digest of the
+    cache's format, passprice's version, the interpreter (implementation and full version: its parser and ``json``'s
+    string encoder make the text), the BLAKE2b digest of this module's own bytes (which decide the tree's form:
+    :func:`_emit`, :func:`_note_import`), :data:`TREE_FORM` and ``sha``. Not :func:`passprice.cache.key`, whose key
+    holds the status of every module of the running package: a review prices HEAD in a child run from a fresh
+    checkout of HEAD's code, whose every module file is new, and each of its trees missed there."""
+    import sys
+
+    from passprice import __version__, cache
+    from passprice.digests import blake2b
+
+    h = blake2b()
+    for part in (cache.FORMAT, __version__, sys.implementation.name, sys.version, _own_bytes(), str(TREE_FORM), sha):
+        h.update(part.encode("utf-8", "surrogatepass") + b"\0")
+    key: str = h.hexdigest()
+    return key
+
+
+@functools.cache
+def _own_bytes() -> str:
+    """The BLAKE2b digest (hex) of this module's bytes, once a process."""
+    from passprice.digests import blake2b
+
+    return blake2b(Path(__file__).read_bytes()).hexdigest()
+
+
+#: The most bytes (UTF-8) a cached tree may expand to (:func:`_kept_tree`): a module's canonical tree is a few times
+#: its bytes (passprice's own pricing modules make 5.7 MB of trees), and a module holds at most :data:`MODULE_BYTES`.
+TREE_BYTES = 32 * MODULE_BYTES
+
+
+def _kept_tree(sha: str) -> _Tree | None:
+    """The canonical tree kept in passprice's cache for a module whose bytes have the sha256 ``sha``, or ``None``:
+    none kept, the cache bypassed (``--no-cache``), or an entry that is not whole or not of this shape (its tree not
+    zlib of at most :data:`TREE_BYTES` of UTF-8, an import not a name, a count not a count: ignored, and overwritten
+    when the tree is parsed again). Raises nothing."""
+    import base64
+    import binascii
+    import zlib
+
+    from passprice import cache
+
+    kept = cache.read(_tree_key(sha))
+    if kept is None:
+        return None
+    packed, imports, tokens = kept.get("tree"), kept.get("imports"), kept.get("tokens")
+    if not isinstance(packed, str) or not isinstance(imports, list):
+        return None
+    if not all(isinstance(i, str) and i.isidentifier() for i in imports):
+        return None
+    if tokens is not None and (type(tokens) is not int or tokens < 0):
+        return None
+    try:
+        unpacker = zlib.decompressobj()
+        raw = unpacker.decompress(base64.b64decode(packed, validate=True), TREE_BYTES)
+        if not unpacker.eof or unpacker.unconsumed_tail:
+            return None
+        text = raw.decode("utf-8")
+    except (binascii.Error, zlib.error, UnicodeDecodeError, ValueError):
+        return None
+    return _Tree(text, tuple(imports), tokens)
+
+
+def _keep_tree(sha: str, tree: _Tree) -> None:
+    """Keep ``tree`` in passprice's cache for the module whose bytes have the sha256 ``sha``, its text compressed
+    (zlib, base64: an eighth of its size, and a third of the time to read back that JSON text takes; nothing when
+    the cache is bypassed or cannot be written)."""
+    import base64
+    import zlib
+
+    from passprice import cache
+
+    packed = base64.b64encode(zlib.compress(tree.text.encode("utf-8"), 6)).decode("ascii")
+    cache.store(_tree_key(sha), {"tree": packed, "imports": list(tree.imports), "tokens": tree.tokens})
 
 
 def _sources(folder: str) -> bytes:
@@ -296,7 +408,8 @@ def _sources(folder: str) -> bytes:
 def _digest(folder: str, capped: bool = False) -> str:
     """The digest of the package at ``folder``, kept in passprice's cache under the sha256 of every module's bytes
     (and of this module's own, which decides how the digest is taken): the syntax trees are parsed and walked only
-    when some module's content changed, never trusted from a file's size or time."""
+    when some module's content changed (and then only the modules whose own content changed: :func:`_trees`), never
+    trusted from a file's size or time."""
     from passprice import cache
 
     recorded = _recorded(folder)
@@ -337,7 +450,7 @@ def record(folder: Path = PACKAGE) -> dict[str, Any]:
     an empty cache (a fresh CI machine) takes the running package's digest by hashing its module files (a few ms)
     instead of parsing and walking them (about 0.2 s). Raises what :func:`pricing_model_digest` raises."""
     files: dict[str, str | None] = {}
-    digest = _compute(str(folder), files)
+    digest = _compute(str(folder), files, kept=False)
     return {
         "format": 1,
         "python": _python(),
@@ -400,9 +513,10 @@ def _in_source_tree(package: Path) -> bool:
     )
 
 
-def _compute(folder: str, files: dict[str, str | None] | None = None, capped: bool = False) -> str:
+def _compute(folder: str, files: dict[str, str | None] | None = None, capped: bool = False, kept: bool = True) -> str:
     """``sha256:`` + the hash of the canonical trees of the package at ``folder`` (:func:`_trees`, which fills
-    ``files`` when given), dumped as JSON in module name order."""
+    ``files`` when given and takes each module's tree from the cache unless ``kept`` is false), dumped as JSON in
+    module name order."""
     import gc
     import hashlib  # OpenSSL's: the trees of every module, hundreds of KB
 
@@ -413,7 +527,7 @@ def _compute(folder: str, files: dict[str, str | None] | None = None, capped: bo
     gc.disable()
     try:
         h = hashlib.sha256()
-        for name, tree in sorted(_trees(folder, files, capped).items()):
+        for name, tree in sorted(_trees(folder, files, capped, kept).items()):
             text = f"[{_json_string(name)},{tree}]"  # json.dumps([name, tree]) of the tree's nested lists
             h.update(text.encode("utf-8"))
             h.update(b"\n")
