@@ -240,7 +240,11 @@ def test_diff_shows_a_stack_locks_expected_price_and_no_setting_as_the_figure(re
     at = lines.index("  s (locks/s.lock.toml, card h200_sxm_141gb, price): rests on stack.overhead.layer, no longer "
                      "the fit of stack llamacpp-cuda-2405's runs: re-fit it (`passprice calibrate --stack "
                      "llamacpp-cuda-2405`); price moved, lock not updated (expected.pass_s)")
-    assert lines[at + 3: at + 8] == [
+    # walk53: each fact whose value moved under an unchanged citation is named on the lock's cites line
+    assert lines[at + 2].startswith("    cites     stack.overhead.layer: value changed, citation unchanged: "
+                                    "passprice-stack-calibration, the 111 runs of stack llamacpp-cuda-2405 ")
+    assert "; stack.memory.reserved: value changed, citation unchanged: xiongjiedai-gpu-benchmarks, " in lines[at + 2]
+    assert lines[at + 4: at + 9] == [
         "    tokens/s  996.1 → 996.1  (limit +0 %)",  # arch43: was "(+0 %)", read as the lock's move
         # left23: priced again with the stack re-fitted, the expected price does not move at all
         "    recomputed  tokens/s 996.1 → 996.1 (+0 %), as HEAD wrote it +0 %; expected 237.4 → 237.4 (+0 %), once "

@@ -193,12 +193,21 @@ def test_the_markdown_review_puts_each_paragraph_in_its_section(tmp_path: Path) 
     '- `gemma3-270m-h100`: recomputed tokens/s 11,733.7 → 11,732.7 (-0.008202 %), as HEAD wrote it '
      '-1.493 %, once streams.read (0.9636), streams.append (0.9) follow from their inputs (recomputed as '
      'passprice would write them)',
+    '- `gemma3-270m-h100`: its changed facts now cite (as HEAD cites them; whole in the Facts section): '
+     'memory.bandwidth: value changed, citation unchanged: nvidia-h100-datasheet, Technical '
+     "Specifications table, H100 SXM column: 'GPU Memory Bandwidth 3.35TB/s'",
     '- `gpt-oss-120b-h100`: recomputed tokens/s 2,213.0 → 2,212.8 (-0.008074 %), as HEAD wrote it '
      '-1.493 %, once streams.read (0.9636), streams.append (0.9) follow from their inputs (recomputed as '
      'passprice would write them)',
+    '- `gpt-oss-120b-h100`: its changed facts now cite (as HEAD cites them; whole in the Facts section): '
+     'memory.bandwidth: value changed, citation unchanged: nvidia-h100-datasheet, Technical '
+     "Specifications table, H100 SXM column: 'GPU Memory Bandwidth 3.35TB/s'",
     '- `qwen35-27b-h100-every8`: recomputed tokens/s 4,266.3 → 4,266.0 (-0.005568 %), as HEAD wrote it '
      '-1.493 %, once streams.read (0.9636), streams.rewrite (0.8788), streams.append (0.9) follow from '
      'their inputs (recomputed as passprice would write them)',
+    '- `qwen35-27b-h100-every8`: its changed facts now cite (as HEAD cites them; whole in the Facts section): '
+     'memory.bandwidth: value changed, citation unchanged: nvidia-h100-datasheet, Technical '
+     "Specifications table, H100 SXM column: 'GPU Memory Bandwidth 3.35TB/s'",
     '',
     '2 locks unaffected: `qwen35-27b-ws1-trailing`, `r1-qwen7b-mi300x-int8kv`',
     '',
