@@ -1,0 +1,32 @@
+"""Walkthrough 55 (a new user's afternoon on mixtures of experts and serving stacks): the review lines it found
+false or missing, each pinned on the library function that writes it (no git, no registry copy)."""
+
+from __future__ import annotations
+
+from passprice.derivations import RunDerivation, RunInput
+from passprice.diff import run_change
+
+_ERRORS = {"in_sample_mean": 0.0555, "in_sample_max": 0.1801, "card_out_mean": 0.069, "card_out_max": 0.2045,
+           "checkpoint_out_mean": 0.1264, "checkpoint_out_max": 0.4981}  # llamacpp-cuda-2405's, as shipped
+
+
+def _fit(value: float, errors: dict[str, float]) -> RunDerivation:
+    runs = (RunInput("xd3.h100_pcie_80gb.8b-q4km.tg512", value), RunInput("xd3.h100_pcie_80gb.8b-q4km.tg1024", 144.49))
+    return RunDerivation(method="nnls-relative-pass-time", figure="tokens_per_s", runs=runs, digits=4,
+                         tolerance=0.001, errors=errors)
+
+
+def test_a_refit_names_each_error_group_it_moved() -> None:
+    """One run corrected 145.55 → 154.55 and llamacpp-cuda-2405 re-fitted (the errors `calibrate` wrote): the
+    checkpoint-held-out mean did not move, so its max was printed as a bare `max 49.8 % → 50 %` after the card's
+    pair, read as a second card-held-out max; and 0.1801 → 0.1799 read `max 18 % → 18 %`, a move said as none."""
+    after = {"in_sample_mean": 0.0549, "in_sample_max": 0.1799, "card_out_mean": 0.0683, "card_out_max": 0.2007,
+             "checkpoint_out_mean": 0.1264, "checkpoint_out_max": 0.4999}
+    text = run_change(_fit(145.55, _ERRORS), _fit(154.55, after))
+    assert text == (
+        "the same 2 measured runs (each run's tokens/s); changed xd3.h100_pcie_80gb.8b-q4km.tg512 = 145.55 → 154.55 "
+        "(+6.183 %); the fit's |error| of tokens/s: in sample mean 5.55 % → 5.49 %, max 18.01 % → 17.99 %, "
+        "card held out mean 6.9 % → 6.83 %, max 20.4 % → 20.1 %, checkpoint held out max 49.8 % → 50 %"
+    )
+    # 9 / 145.55 = 6.1834 %: the run's move, by hand
+    assert f"{100 * (154.55 - 145.55) / 145.55:.4g}" == "6.183"
