@@ -3,8 +3,10 @@ false or missing, each pinned on the library function that writes it (no git, no
 
 from __future__ import annotations
 
+from passprice.addedfacts import percents_of
 from passprice.derivations import RunDerivation, RunInput
-from passprice.diff import run_change
+from passprice.diff import FactChange, run_change
+from passprice.facts import Fact
 
 _ERRORS = {"in_sample_mean": 0.0555, "in_sample_max": 0.1801, "card_out_mean": 0.069, "card_out_max": 0.2045,
            "checkpoint_out_mean": 0.1264, "checkpoint_out_max": 0.4981}  # llamacpp-cuda-2405's, as shipped
@@ -30,3 +32,22 @@ def test_a_refit_names_each_error_group_it_moved() -> None:
     )
     # 9 / 145.55 = 6.1834 %: the run's move, by hand
     assert f"{100 * (154.55 - 145.55) / 145.55:.4g}" == "6.183"
+
+
+def _share(value: float, locator: str) -> Fact:
+    return Fact.from_entry({"value": value, "unit": "1", "provenance": "measured", "source": "s", "locator": locator},
+                           "facts/routing/r.toml: hot_share")
+
+
+def test_a_ratio_moved_under_a_locator_quoting_it_as_a_percentage_is_told_so() -> None:
+    """Qwen3-30B-A3B's routing record's hot_share moved 0.9 → 0.85 under its unchanged locator, which quotes 90 %:
+    the review asked softly ("does … say 0.85?"), where 58/128 under hot_experts 0.453125 → 0.5078125 is said
+    firmly; README: "more firmly when the locator quotes the old one"."""
+    locator = "the definition of hot_frac_for_coverage: the fraction of a layer's experts that capture 90% of its"
+    change = FactChange("hot_share", "routing.hot_share", _share(0.9, locator), _share(0.85, locator))
+    assert change.to_verify == ("the value moved (0.9 → 0.85) but its citation did not, and the locator quotes 90% "
+                                f"(0.9): s: {locator}")
+    # a range quoting the new figure too (85-90%) asks softly, as before
+    ranged = FactChange("hot_share", "routing.hot_share", _share(0.9, "85-90%"), _share(0.85, "85-90%"))
+    assert ranged.to_verify == "the value moved (0.9 → 0.85) but its citation did not: does s: 85-90% say 0.85?"
+    assert percents_of("capture ninety percent; 58/128 (45%)") == {0.9: "90%", 0.45: "45%"}

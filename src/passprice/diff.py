@@ -1036,7 +1036,7 @@ class FactChange:
         if stronger is not None or untied is not None:
             return "; ".join(x for x in (stronger, untied) if x)
         if "value" in self.fields and same_cite:
-            from passprice.addedfacts import BASIS_TOLERANCE, other_figures, parts_of, states
+            from passprice.addedfacts import BASIS_TOLERANCE, other_figures, parts_of, percents_of, states
 
             # A note stating the old figure and not the new one goes on saying it under the new value (a stack's
             # memory.reserved 512 → 1024 MiB under its note's "512 MiB in all": walkthrough 41).
@@ -1047,11 +1047,13 @@ class FactChange:
             if _figure(old.amount) in quoted and _figure(new.amount) not in quoted:
                 return (f"the value moved ({old.describe()} → {new.describe()}) but its citation did not, and the "
                         f"locator quotes {old.amount:g}: {where}{noted}")
-            # A ratio quoted as a part of a whole (``58/128``, ``58 of 128``) is the old figure as firmly (session 25).
+            # A ratio quoted as a part of a whole (``58/128``, ``58 of 128``) is the old figure as firmly (session 25),
+            # and so is one quoted as a percentage (``90%`` under hot_share 0.9 → 0.85: walkthrough 55).
             def near(amount: float, ratio: float) -> bool:
                 return abs(ratio - amount) <= BASIS_TOLERANCE * abs(amount)
 
-            parts = parts_of(new.locator or new.cite or "") if new.unit == "1" else {}
+            text = new.locator or new.cite or ""
+            parts = {**percents_of(text), **parts_of(text)} if new.unit == "1" else {}
             was = [words for ratio, words in parts.items() if near(old.amount, ratio)]
             if was and not any(near(new.amount, ratio) for ratio in parts):
                 return (f"the value moved ({old.describe()} → {new.describe()}) but its citation did not, and the "
