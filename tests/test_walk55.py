@@ -4,8 +4,8 @@ false or missing, each pinned on the library function that writes it (no git, no
 from __future__ import annotations
 
 from passprice.addedfacts import percents_of
-from passprice.derivations import RunDerivation, RunInput
-from passprice.diff import FactChange, run_change
+from passprice.derivations import Finding, RunDerivation, RunInput
+from passprice.diff import FactChange, LockImpact, PriceSide, run_change
 from passprice.facts import Fact
 
 _ERRORS = {"in_sample_mean": 0.0555, "in_sample_max": 0.1801, "card_out_mean": 0.069, "card_out_max": 0.2045,
@@ -51,3 +51,20 @@ def test_a_ratio_moved_under_a_locator_quoting_it_as_a_percentage_is_told_so() -
     ranged = FactChange("hot_share", "routing.hot_share", _share(0.9, "85-90%"), _share(0.85, "85-90%"))
     assert ranged.to_verify == "the value moved (0.9 → 0.85) but its citation did not: does s: 85-90% say 0.85?"
     assert percents_of("capture ninety percent; 58/128 (45%)") == {0.9: "90%", 0.45: "45%"}
+
+
+def _lock_on(*stale: str) -> LockImpact:
+    side = PriceSide()
+    return LockImpact("r1-qwen7b-h200-llamacpp", "locks/r1-qwen7b-h200-llamacpp.lock.toml", "h200_sxm_141gb", "price",
+                      "r1-qwen7b-h200", "unchanged", ("memory.bandwidth",), side, side, None, None,
+                      unsound=tuple(Finding(path, "stale", f"{path} is stale") for path in stale))
+
+
+def test_an_expected_price_on_stale_card_facts_is_not_said_on_stale_stack_facts() -> None:
+    """The H200's bandwidth moved 4.8 → 4.89 TB/s, its stream shares left stale: the lock made under
+    llamacpp-cuda-2405 (fitted on 11 other cards, so its fit still follows) read `expected tokens/s 237.4 → 238.5
+    (+0.4498 %) … ❌ (on stale stack facts)`; the stale facts are the card's."""
+    card = _lock_on("streams.read", "streams.append")
+    assert (card.unsound_expected, card.unsound_limit, card.unsound_kind) == (True, True, "facts")
+    stack = _lock_on("stack.share.read", "streams.read")
+    assert (stack.unsound_expected, stack.unsound_kind) == (True, "stack facts")

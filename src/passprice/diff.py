@@ -2383,6 +2383,14 @@ class LockImpact:
         round 35), or a card fact the limit reads too."""
         return bool(self.unsound)
 
+    @property
+    def unsound_kind(self) -> str:
+        """What :attr:`unsound` holds, as the expected price's mark says it: ``stack facts`` when one of them is a
+        stack fact, else ``facts`` (card facts the limit reads too). Walkthrough 55: an H200 bandwidth what-if under
+        the llama.cpp lock, its stack fitted on no H200 run, read ``❌ (on stale stack facts)`` where only the card's
+        ``streams.read`` and ``streams.append`` were stale."""
+        return "stack facts" if any(f.path.startswith("stack.") for f in self.unsound) else "facts"
+
     def rests_on_unsound(self) -> str:
         """``rests on stale streams.read, streams.append: recompute them`` (and the like for a derivation that does
         not follow or does not evaluate); empty when every derived fact the price rests on follows."""
@@ -6833,7 +6841,8 @@ def diff_text(d: Diff) -> str:
                 lines.append(f"    alone     {_alone(lock)}  (each changed fact alone: {_alone_what(lock)})")
             lines.append(f"    recorded  {_recorded(lock)}")
             if expected is not None:
-                stale = ("  HEAD's expected price rests on stack facts that do not follow: not a price to publish"
+                said = "stack facts" if lock.unsound_kind == "stack facts" else "derived facts"
+                stale = (f"  HEAD's expected price rests on {said} that do not follow: not a price to publish"
                          if lock.unsound_expected else "")
                 lines.append(f"    expected  {expected}{stale}")
             lines.append(f"    pass      {_seconds(lock.before)} → {_seconds(lock.after)}")
@@ -7452,7 +7461,7 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
             expected = _expected_shift(lock)
             if expected is not None:
                 notes.append(f"- {markdown_code(lock.name)}: expected tokens/s {markdown_prose(expected)}"
-                             + (" ❌ (on stale stack facts)" if lock.unsound_expected else ""))
+                             + (f" ❌ (on stale {lock.unsound_kind})" if lock.unsound_expected else ""))
             for label, side in (("BASE", lock.before), ("HEAD", lock.after)):
                 if side.refusal is not None:
                     message = markdown_prose(side.refusal.get("message", ""))
