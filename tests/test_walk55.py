@@ -3,10 +3,13 @@ false or missing, each pinned on the library function that writes it (no git, no
 
 from __future__ import annotations
 
+import attrs
+
 from passprice.addedfacts import percents_of
 from passprice.derivations import Finding, RunDerivation, RunInput
-from passprice.diff import FactChange, LockImpact, PriceSide, run_change
+from passprice.diff import FactChange, LockImpact, PriceSide, _description_names_old, run_change
 from passprice.facts import Fact
+from passprice.servings import ServingSpec
 
 _ERRORS = {"in_sample_mean": 0.0555, "in_sample_max": 0.1801, "card_out_mean": 0.069, "card_out_max": 0.2045,
            "checkpoint_out_mean": 0.1264, "checkpoint_out_max": 0.4981}  # llamacpp-cuda-2405's, as shipped
@@ -68,3 +71,22 @@ def test_an_expected_price_on_stale_card_facts_is_not_said_on_stale_stack_facts(
     assert (card.unsound_expected, card.unsound_limit, card.unsound_kind) == (True, True, "facts")
     stack = _lock_on("stack.share.read", "streams.read")
     assert (stack.unsound_expected, stack.unsound_kind) == (True, "stack facts")
+
+
+def test_a_serving_re_pointed_under_a_description_naming_the_old_record_is_asked() -> None:
+    """qwen3-30b-a3b-h200 re-pointed to a new routing record (65 of 128 experts hot) kept its description, which
+    names facts/routing/qwen3-30b-a3b-measured.toml and its 58 of 128: the review's Servings line said only the
+    routing move. The description is a claim the lock pins (serving.description) and `servings` prints."""
+    said = ("routing as measured on a narrow workload (a hot set of 58 of 128 experts takes 90 % of the routed "
+            "token-slots, facts/routing/qwen3-30b-a3b-measured.toml)")
+    old = ServingSpec(checkpoint="qwen3-30b-a3b-q4_k_m", card="h200_sxm_141gb", batch=64, description=said,
+                      routing="qwen3-30b-a3b-measured")
+    new = attrs.evolve(old, routing="qwen3-30b-a3b-diverse")
+    assert _description_names_old(old, new) == (
+        "description unchanged, still naming the old routing record qwen3-30b-a3b-measured: is it true of this "
+        "serving? (to verify; a lock pins it as serving.description)",)
+    assert _description_names_old(old, attrs.evolve(new, description=said.replace("measured.", "diverse."))) == ()
+    assert _description_names_old(old, attrs.evolve(old, batch=8)) == ()  # the record kept
+    # a name inside another word is not the name: card h200 moved, the description naming h200_sxm_141gb only
+    card = attrs.evolve(old, card="h200", description="on h200_sxm_141gb")
+    assert _description_names_old(card, attrs.evolve(card, card="mi300x")) == ()

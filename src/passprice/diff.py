@@ -1368,6 +1368,28 @@ def _serving_changes(old: ServingSpec, new: ServingSpec) -> tuple[str, ...]:
     return tuple(out)
 
 
+def _description_names_old(old: ServingSpec, new: ServingSpec) -> tuple[str, ...]:
+    """A line to verify when the serving's ``card``, ``checkpoint`` or ``routing`` moved while its ``description``,
+    unchanged, still names the old one (empty otherwise): the description is a claim a lock pins
+    (``serving.description``) and ``passprice servings`` prints. Walkthrough 55: ``qwen3-30b-a3b-h200`` re-pointed to
+    a new routing record ``qwen3-30b-a3b-diverse`` (65 of 128 experts hot) kept "routing as measured on a narrow
+    workload (a hot set of 58 of 128 experts …, facts/routing/qwen3-30b-a3b-measured.toml)", and the review said
+    only ``routing: qwen3-30b-a3b-measured → qwen3-30b-a3b-diverse``. Raises nothing."""
+    import re
+
+    text = old.description
+    if not text or new.description != text:
+        return ()
+    named = [f"{field} {was}" for field, was, now in (("card", old.card, new.card),
+                                                      ("checkpoint", old.checkpoint, new.checkpoint),
+                                                      ("routing record", old.routing, new.routing))
+             if was and was != now and re.search(rf"(?<![\w.-]){re.escape(was)}(?![\w-])", text)]
+    if not named:
+        return ()
+    return (f"description unchanged, still naming the old {' and '.join(named)}: is it true of this serving? "
+            "(to verify; a lock pins it as serving.description)",)
+
+
 def _serving_change_pairs(
     old: ServingSpec, new: ServingSpec
 ) -> tuple[tuple[str, ...], tuple[Mapping[str, Any], ...]]:
@@ -1616,7 +1638,7 @@ def compare_file(base: Side, head: Side, rel: str, renamed_from: str | None = No
             layout = layout_changes(old.layout, new.layout)
     serving: tuple[str, ...] = ()
     if kind == "serving" and old.spec is not None and new.spec is not None:
-        serving = _serving_changes(old.spec, new.spec)
+        serving = _serving_changes(old.spec, new.spec) + _description_names_old(old.spec, new.spec)
     # The facts HEAD derives from a changed fact, and whether each still follows (passprice.lineage).
     derived = tuple(changed_dependants(new.facts or {}, [c.path for c in facts if c.new is not None]))
     # A price resting on a derived fact that no longer follows from its inputs rests on a figure nobody computed.
