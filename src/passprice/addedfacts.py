@@ -383,7 +383,8 @@ def parts_of(text: str) -> dict[float, str]:
 
 def percents_of(text: str) -> dict[float, str]:
     """The ratios ``text`` quotes as percentages (:data:`_PERCENT`, in any notation :func:`_plain` reads, ``90
-    percent`` too), each ``P / 100`` → the words stating it (``capture 90% of its routing mass`` → 0.9: ``90%``; ``85-90%`` quotes 0.85 and 0.9).
+    percent`` too), each ``P / 100`` → the words stating it (``capture 90% of its routing mass`` → 0.9: ``90%``;
+    ``85-90%`` quotes 0.85 and 0.9).
     Walkthrough 55: a routing record's ``hot_share`` moved 0.9 → 0.85 under that unchanged locator was asked only
     whether the place says 0.85, not told the locator quotes 90 %, as ``58/128`` under ``hot_experts`` is
     (:func:`parts_of`). Raises nothing."""

@@ -6863,8 +6863,8 @@ def diff_text(d: Diff) -> str:
                 lines.append(f"    alone     {_alone(lock)}  (each changed fact alone: {_alone_what(lock)})")
             lines.append(f"    recorded  {_recorded(lock)}")
             if expected is not None:
-                said = "stack facts" if lock.unsound_kind == "stack facts" else "derived facts"
-                stale = (f"  HEAD's expected price rests on {said} that do not follow: not a price to publish"
+                kind = "stack facts" if lock.unsound_kind == "stack facts" else "derived facts"
+                stale = (f"  HEAD's expected price rests on {kind} that do not follow: not a price to publish"
                          if lock.unsound_expected else "")
                 lines.append(f"    expected  {expected}{stale}")
             lines.append(f"    pass      {_seconds(lock.before)} → {_seconds(lock.after)}")
