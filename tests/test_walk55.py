@@ -90,3 +90,15 @@ def test_a_serving_re_pointed_under_a_description_naming_the_old_record_is_asked
     # a name inside another word is not the name: card h200 moved, the description naming h200_sxm_141gb only
     card = attrs.evolve(old, card="h200", description="on h200_sxm_141gb")
     assert _description_names_old(card, attrs.evolve(card, card="mi300x")) == ()
+
+
+def test_a_refit_of_the_same_runs_says_why_it_may_move() -> None:
+    """The RTX 4090's bandwidth 1008 → 1010 GB/s, its shares recomputed, llamacpp-cuda-2405 re-fitted: every fitted
+    fact's derivation read "no run added, removed or changed" beside errors that moved, nothing saying why."""
+    moved = dict(_ERRORS, card_out_mean=0.0694)
+    text = run_change(_fit(145.55, _ERRORS), _fit(145.55, moved))
+    assert text == (
+        "the same 2 measured runs (each run's tokens/s); no run added, removed or changed (a fit of the same runs "
+        "moves with the card, checkpoint or routing facts they are priced with, or was edited by hand: HEAD's "
+        "passprice check re-fits it); the fit's |error| of tokens/s: card held out mean 6.9 % → 6.94 %"
+    )

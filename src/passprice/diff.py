@@ -7045,7 +7045,10 @@ def run_change(old: Any, new: Any) -> str | None:
     if moved:
         parts.append(f"changed {listed(moved)}")
     if not (added or removed or moved):
-        parts.append("no run added, removed or changed")
+        # walkthrough 55: the RTX 4090's bandwidth corrected and llamacpp-cuda-2405 re-fitted read only this, the
+        # reviewer left to guess why a fit of the same runs moved
+        parts.append("no run added, removed or changed (a fit of the same runs moves with the card, checkpoint or "
+                     "routing facts they are priced with, or was edited by hand: HEAD's passprice check re-fits it)")
     errors = []
     for prefix, group in _FIT_ERRORS:
         said = []
