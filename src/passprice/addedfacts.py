@@ -381,6 +381,24 @@ def parts_of(text: str) -> dict[float, str]:
     return out
 
 
+def percents_of(text: str) -> dict[float, str]:
+    """The ratios ``text`` quotes as percentages (:data:`_PERCENT`, in any notation :func:`_plain` reads, ``90
+    percent`` too), each ``P / 100`` → the words stating it (``capture 90% of its routing mass`` → 0.9: ``90%``;
+    ``85-90%`` quotes 0.85 and 0.9).
+    Walkthrough 55: a routing record's ``hot_share`` moved 0.9 → 0.85 under that unchanged locator was asked only
+    whether the place says 0.85, not told the locator quotes 90 %, as ``58/128`` under ``hot_experts`` is
+    (:func:`parts_of`). Raises nothing."""
+    plain = _plain(text[:10_000])
+    out: dict[float, str] = {}
+    for found in _PERCENT.finditer(plain):
+        out.setdefault(float(found.group(1)) / 100, found.group(0))
+    for found in _RANGE.finditer(plain):  # both ends of a range of percentages (``85-90%`` quotes 85 % too)
+        if found.group(3):
+            for end in found.group(1, 2):
+                out.setdefault(float(end) / 100, found.group(0))
+    return out
+
+
 def _count_asks(fact: Fact, quoted: Callable[[str], set[float]]) -> str | None:
     """What an added ratio or count (unit ``1``) without a derivation asks when its locator quotes candidates for it
     and none is it: for a ratio (at most 1) the percentages it quotes (``85-90%`` states 0.85 and 0.9), its bare

@@ -1036,7 +1036,7 @@ class FactChange:
         if stronger is not None or untied is not None:
             return "; ".join(x for x in (stronger, untied) if x)
         if "value" in self.fields and same_cite:
-            from passprice.addedfacts import BASIS_TOLERANCE, other_figures, parts_of, states
+            from passprice.addedfacts import BASIS_TOLERANCE, other_figures, parts_of, percents_of, states
 
             # A note stating the old figure and not the new one goes on saying it under the new value (a stack's
             # memory.reserved 512 → 1024 MiB under its note's "512 MiB in all": walkthrough 41).
@@ -1047,11 +1047,13 @@ class FactChange:
             if _figure(old.amount) in quoted and _figure(new.amount) not in quoted:
                 return (f"the value moved ({old.describe()} → {new.describe()}) but its citation did not, and the "
                         f"locator quotes {old.amount:g}: {where}{noted}")
-            # A ratio quoted as a part of a whole (``58/128``, ``58 of 128``) is the old figure as firmly (session 25).
+            # A ratio quoted as a part of a whole (``58/128``, ``58 of 128``) is the old figure as firmly (session 25),
+            # and so is one quoted as a percentage (``90%`` under hot_share 0.9 → 0.85: walkthrough 55).
             def near(amount: float, ratio: float) -> bool:
                 return abs(ratio - amount) <= BASIS_TOLERANCE * abs(amount)
 
-            parts = parts_of(new.locator or new.cite or "") if new.unit == "1" else {}
+            text = new.locator or new.cite or ""
+            parts = {**percents_of(text), **parts_of(text)} if new.unit == "1" else {}
             was = [words for ratio, words in parts.items() if near(old.amount, ratio)]
             if was and not any(near(new.amount, ratio) for ratio in parts):
                 return (f"the value moved ({old.describe()} → {new.describe()}) but its citation did not, and the "
@@ -1366,6 +1368,28 @@ def _serving_changes(old: ServingSpec, new: ServingSpec) -> tuple[str, ...]:
     return tuple(out)
 
 
+def _description_names_old(old: ServingSpec, new: ServingSpec) -> tuple[str, ...]:
+    """A line to verify when the serving's ``card``, ``checkpoint`` or ``routing`` moved while its ``description``,
+    unchanged, still names the old one (empty otherwise): the description is a claim a lock pins
+    (``serving.description``) and ``passprice servings`` prints. Walkthrough 55: ``qwen3-30b-a3b-h200`` re-pointed to
+    a new routing record ``qwen3-30b-a3b-diverse`` (65 of 128 experts hot) kept "routing as measured on a narrow
+    workload (a hot set of 58 of 128 experts …, facts/routing/qwen3-30b-a3b-measured.toml)", and the review said
+    only ``routing: qwen3-30b-a3b-measured → qwen3-30b-a3b-diverse``. Raises nothing."""
+    import re
+
+    text = old.description
+    if not text or new.description != text:
+        return ()
+    named = [f"{field} {was}" for field, was, now in (("card", old.card, new.card),
+                                                      ("checkpoint", old.checkpoint, new.checkpoint),
+                                                      ("routing record", old.routing, new.routing))
+             if was and was != now and re.search(rf"(?<![\w.-]){re.escape(was)}(?![\w-])", text)]
+    if not named:
+        return ()
+    return (f"description unchanged, still naming the old {' and '.join(named)}: is it true of this serving? "
+            "(to verify; a lock pins it as serving.description)",)
+
+
 def _serving_change_pairs(
     old: ServingSpec, new: ServingSpec
 ) -> tuple[tuple[str, ...], tuple[Mapping[str, Any], ...]]:
@@ -1614,7 +1638,7 @@ def compare_file(base: Side, head: Side, rel: str, renamed_from: str | None = No
             layout = layout_changes(old.layout, new.layout)
     serving: tuple[str, ...] = ()
     if kind == "serving" and old.spec is not None and new.spec is not None:
-        serving = _serving_changes(old.spec, new.spec)
+        serving = _serving_changes(old.spec, new.spec) + _description_names_old(old.spec, new.spec)
     # The facts HEAD derives from a changed fact, and whether each still follows (passprice.lineage).
     derived = tuple(changed_dependants(new.facts or {}, [c.path for c in facts if c.new is not None]))
     # A price resting on a derived fact that no longer follows from its inputs rests on a figure nobody computed.
@@ -2380,6 +2404,14 @@ class LockImpact:
         """Whether the expected price under a serving stack rests on one of :attr:`unsound`: a stack fact (slip
         round 35), or a card fact the limit reads too."""
         return bool(self.unsound)
+
+    @property
+    def unsound_kind(self) -> str:
+        """What :attr:`unsound` holds, as the expected price's mark says it: ``stack facts`` when one of them is a
+        stack fact, else ``facts`` (card facts the limit reads too). Walkthrough 55: an H200 bandwidth what-if under
+        the llama.cpp lock, its stack fitted on no H200 run, read ``❌ (on stale stack facts)`` where only the card's
+        ``streams.read`` and ``streams.append`` were stale."""
+        return "stack facts" if any(f.path.startswith("stack.") for f in self.unsound) else "facts"
 
     def rests_on_unsound(self) -> str:
         """``rests on stale streams.read, streams.append: recompute them`` (and the like for a derivation that does
@@ -6831,7 +6863,8 @@ def diff_text(d: Diff) -> str:
                 lines.append(f"    alone     {_alone(lock)}  (each changed fact alone: {_alone_what(lock)})")
             lines.append(f"    recorded  {_recorded(lock)}")
             if expected is not None:
-                stale = ("  HEAD's expected price rests on stack facts that do not follow: not a price to publish"
+                kind = "stack facts" if lock.unsound_kind == "stack facts" else "derived facts"
+                stale = (f"  HEAD's expected price rests on {kind} that do not follow: not a price to publish"
                          if lock.unsound_expected else "")
                 lines.append(f"    expected  {expected}{stale}")
             lines.append(f"    pass      {_seconds(lock.before)} → {_seconds(lock.after)}")
@@ -6962,10 +6995,18 @@ def _content(f: FileChange) -> str:
 
 
 #: The errors a fit reports (:class:`passprice.derivations.RunDerivation`'s ``errors``), as a re-fit's change names
-#: them.
-_FIT_ERRORS = (("in_sample_mean", "in sample mean"), ("in_sample_max", "max"), ("card_out_mean", "card held out mean"),
-               ("card_out_max", "max"), ("checkpoint_out_mean", "checkpoint held out mean"),
-               ("checkpoint_out_max", "max"))
+#: them: each of its three groups (the key's prefix and its words) with its mean and max.
+_FIT_ERRORS = (("in_sample", "in sample"), ("card_out", "card held out"), ("checkpoint_out", "checkpoint held out"))
+
+
+def _error_move(a: float, b: float) -> str:
+    """A fit's relative error ``a`` → ``b`` (fractions) as percentages, to 3 significant figures, or to as many
+    more (up to 6) as tell two unequal errors apart: walkthrough 55's re-fit read ``max 18 % → 18 %`` for 0.1801 →
+    0.1799."""
+    digits = 3
+    while digits < 6 and f"{100 * a:.{digits}g}" == f"{100 * b:.{digits}g}":
+        digits += 1
+    return f"{100 * a:.{digits}g} % → {100 * b:.{digits}g} %"
 
 
 def run_change(old: Any, new: Any) -> str | None:
@@ -6974,7 +7015,9 @@ def run_change(old: Any, new: Any) -> str | None:
     changed, each by id with its tokens/s, then the fit's errors before → after. Walkthrough 21: a run added read,
     as a text change, as one run replaced by another (``[xd3.h100_pcie_80gb.8b → w21.h100_sxm5_80gb.8b]-q4km.tg512 =
     [145.55 → 168.2]``), the runs being listed in id order; a method, figure, digits or tolerance changed is left to
-    the text change (``None``)."""
+    the text change (``None``). Each group of errors that moved is named (walkthrough 55: a re-fit leaving the
+    checkpoint-held-out mean unmoved read ``card held out mean 6.9 % → 6.83 %, max 20.4 % → 20.1 %, max 49.8 % →
+    50 %``, the last max the checkpoint held out's)."""
     from passprice.derivations import FIGURES, RunDerivation
     from passprice.fits import relative_move
 
@@ -7002,12 +7045,19 @@ def run_change(old: Any, new: Any) -> str | None:
     if moved:
         parts.append(f"changed {listed(moved)}")
     if not (added or removed or moved):
-        parts.append("no run added, removed or changed")
+        # walkthrough 55: the RTX 4090's bandwidth corrected and llamacpp-cuda-2405 re-fitted read only this, the
+        # reviewer left to guess why a fit of the same runs moved
+        parts.append("no run added, removed or changed (a fit of the same runs moves with the card, checkpoint or "
+                     "routing facts they are priced with, or was edited by hand: HEAD's passprice check re-fits it)")
     errors = []
-    for key, label in _FIT_ERRORS:
-        a, b = (old.errors or {}).get(key), (new.errors or {}).get(key)
-        if a is not None and b is not None and a != b:
-            errors.append(f"{label} {100 * a:.3g} % → {100 * b:.3g} %")
+    for prefix, group in _FIT_ERRORS:
+        said = []
+        for stat in ("mean", "max"):
+            a, b = (old.errors or {}).get(f"{prefix}_{stat}"), (new.errors or {}).get(f"{prefix}_{stat}")
+            if a is not None and b is not None and a != b:
+                said.append(f"{stat} {_error_move(a, b)}")
+        if said:  # the group named on its first error said: a max alone once read as the group before it's
+            errors.append(f"{group} {', '.join(said)}")
     if errors:
         parts.append("the fit's |error| of tokens/s: " + ", ".join(errors))
     return "; ".join(parts)
@@ -7436,7 +7486,7 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
             expected = _expected_shift(lock)
             if expected is not None:
                 notes.append(f"- {markdown_code(lock.name)}: expected tokens/s {markdown_prose(expected)}"
-                             + (" ❌ (on stale stack facts)" if lock.unsound_expected else ""))
+                             + (f" ❌ (on stale {lock.unsound_kind})" if lock.unsound_expected else ""))
             for label, side in (("BASE", lock.before), ("HEAD", lock.after)):
                 if side.refusal is not None:
                     message = markdown_prose(side.refusal.get("message", ""))
