@@ -1,0 +1,88 @@
+"""Session 39, attack68: issue 13's leftovers and what an attacker found in session 38's features, each with its
+reproducer built here.
+
+1. The file status records (``stamps/KEY.stamps``, :mod:`passprice.filestamps`) were unmarshalled after an unkeyed
+   checksum: a forged 133-byte file whose body declares a tuple of 2^31 - 1 items made ``price`` take 6.3 s (and
+   16.8 GB in bare Python; session 38, attack66). The file is now fixed-size records whose count is checked against
+   the file's length before one is built: the forged file (and a whole file of the old, marshalled layout) is ignored
+   within a few KB of allocation, and the next run writes a whole file again.
+"""
+
+from __future__ import annotations
+
+import marshal
+import shutil
+import struct
+import time
+import tracemalloc
+from pathlib import Path
+
+import pytest
+
+from cli_helpers import REPO
+from passprice import digests, files, filestamps
+
+CARD = REPO / "facts" / "cards" / "a100_pcie_80gb.toml"
+
+
+# --- 1. the stamps file's format -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["forged", "old layout"])
+def test_a_forged_stamps_file_is_ignored_within_a_bound_and_rebuilt(
+    kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The forged file: its checksum line holds (it is unkeyed), its body is a marshalled tuple header declaring
+    2^31 - 1 items (``marshal.loads`` allocates 16 GiB for it before reading one); 133 bytes in all. Read, it gives no
+    record, and the load allocates under 128 KiB (tracemalloc's peak; the read takes a 64 KiB buffer); a card read
+    next is recorded and the file written whole in the new layout. A whole file of the marshalled layout (format 2)
+    at the same name is ignored too."""
+    filestamps.flush()
+    monkeypatch.setenv("PASSPRICE_CACHE_DIR", str(tmp_path / "cache"))
+    key = filestamps._key()
+    if kind == "forged":
+        body = b"(" + struct.pack("<i", 2**31 - 1) + b"N" * 63
+    else:
+        body = marshal.dumps({"key": key, "clock": time.time_ns(), "records": {(1, 2): (4096, 3, 4, bytes(32))}}, 4)
+    raw = digests.blake2b(body).hexdigest().encode("ascii") + b"\n" + body
+    assert kind != "forged" or len(raw) == 133
+    path = tmp_path / "cache" / "stamps" / f"{key}.stamps"
+    path.parent.mkdir(mode=0o700, parents=True)
+    path.write_bytes(raw)
+    path.chmod(0o600)
+    card = tmp_path / "a100.toml"
+    shutil.copyfile(CARD, card)
+    monkeypatch.setattr(filestamps, "_clock", lambda: time.time_ns() + 10 * 10**9)  # the card is an old file
+    try:
+        tracemalloc.start()
+        try:
+            records = filestamps._loaded()
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert records == {} and peak < 128 << 10  # the read's 64 KiB buffer among it
+        digests.blake2b_digest(files.read_regular(card, 1 << 20))
+        assert filestamps._learned
+    finally:
+        filestamps.flush()
+    st = card.stat()
+    kept = filestamps._parsed(path.read_bytes(), key)
+    digest = digests.blake2b(CARD.read_bytes()).digest()
+    assert kept is not None
+    assert kept[1] == {(st.st_dev, st.st_ino): (st.st_size, st.st_mtime_ns, st.st_ctime_ns, digest)}
+    assert path.stat().st_size == 65 + 84 + 72
+
+
+def test_a_record_that_does_not_fit_is_left_out_and_a_lying_count_is_not_read() -> None:
+    """A record whose time is past 2262 (no 64-bit number holds it) or whose digest is not 32 bytes is left out of the
+    file, the others kept in order; a file whose head states one record more or fewer than it holds is not read."""
+    key = "ab" * 32
+    good = {(1, 2): (4096, 3, -4, bytes(range(32))), (5, 2**64 - 1): (2**64 - 1, 2**63 - 1, 0, bytes(32))}
+    bad = {(6, 7): (4096, 2**63, 0, bytes(32)), (8, 9): (4096, 1, 1, bytes(31)), (10, -1): (1, 1, 1, bytes(32))}
+    body = filestamps._body(key, 123, {**bad, **good})
+    raw = digests.blake2b(body).hexdigest().encode("ascii") + b"\n" + body
+    assert filestamps._parsed(raw, key) == (123, good)
+    assert filestamps._parsed(raw, "cd" * 32) is None  # another key
+    for count in (1, 3, 2**32 - 1):
+        lying = body[:80] + struct.pack("<I", count) + body[84:]
+        assert filestamps._parsed(digests.blake2b(lying).hexdigest().encode("ascii") + b"\n" + lying, key) is None
