@@ -86,3 +86,25 @@ def test_a_record_that_does_not_fit_is_left_out_and_a_lying_count_is_not_read() 
     for count in (1, 3, 2**32 - 1):
         lying = body[:80] + struct.pack("<I", count) + body[84:]
         assert filestamps._parsed(digests.blake2b(lying).hexdigest().encode("ascii") + b"\n" + lying, key) is None
+
+
+# --- 3. attacks on session 38's features -----------------------------------------------------------------------------
+
+
+def test_a_stack_fits_card_that_does_not_read_is_named_on_the_audits_card_line() -> None:
+    """``audit locks/r1-qwen7b-h200-llamacpp.lock.toml`` with facts/cards/l40s.toml removed read "the fit reads the 11
+    cards' … (60 facts)" and exited 0 (a FIFO there refuses the audit; ``check`` names the problem): the card that
+    does not read is named and its facts said uncounted."""
+    from passprice.audit import Calibration, _card_citations
+    from passprice.registry import Root
+
+    paths, facts, sources, unread = _card_citations(Root(REPO), ["a100_pcie_80gb", "no_such_card"])
+    assert (facts, unread) == (6, ("no_such_card",))
+    line = Calibration("registry/measurements/m.toml", "s", 2, ("a100_pcie_80gb", "no_such_card"), (), paths, facts,
+                       sources, unread).cards_line(most=1)
+    assert line is not None and line.endswith(
+        " and 2 more sources; card no_such_card does not read today (passprice check says why): its facts are not "
+        "counted")
+    assert Calibration("f", "s", 1, ("x", "y"), unread=("x", "y")).cards_line() == (
+        "the fit reads no card's facts; cards x, y do not read today (passprice check says why): their facts are not "
+        "counted")
