@@ -171,7 +171,8 @@ def test_a_card_fact_re_cited_to_an_added_source_is_among_the_sources_to_verify(
     assert text.count(cited) == 1
     # and memory.capacity to another added source: each is named, every stack's fits read once for both (they were
     # read once a source: 88 ms each, 9.1 s of a review adding 238 sources re-cited to; attack68)
-    capacity = 'source = "nvidia-h200-datasheet"\nlocator = "Technical Specifications table, H200 SXM column: \'GPU Memory'
+    capacity = ('source = "nvidia-h200-datasheet"\nlocator = "Technical Specifications table, H200 SXM column: '
+                "'GPU Memory")
     assert text.count(capacity) == 2
     text = text.replace(capacity, capacity.replace('datasheet"', 'datasheet-2026"'), 1)
     (head / "sources/nvidia-h200-datasheet-2026.toml").write_text(record.replace("nb5zzzsjdf", "r2026"),
