@@ -4052,12 +4052,12 @@ class Diff:
         if self.sources:
             under = {lock for s in self.sources for lock in s.locks}
             rest = f" (under {_n(len(under), 'locked price')})" if under else ""
-            added = sum(s.added for s in self.sources)
-            if len(self.sources) > added:
-                parts.append(f"{_n(len(self.sources) - added, 'source')} whose document changed, to verify{rest}")
-            if added:
-                parts.append(f"{_n(added, 'added source')} re-cited to, to verify"
-                             + (rest if len(self.sources) == added else ""))
+            fresh = sum(s.added for s in self.sources)
+            if len(self.sources) > fresh:
+                parts.append(f"{_n(len(self.sources) - fresh, 'source')} whose document changed, to verify{rest}")
+            if fresh:
+                parts.append(f"{_n(fresh, 'added source')} re-cited to, to verify"
+                             + (rest if len(self.sources) == fresh else ""))
         if self.runs_recited:
             parts.append(f"{_n(self.runs_recited, 'measured run')} to verify {in_source(self.runs_recited)}")
         if self.entries_edited:
@@ -4349,10 +4349,10 @@ def _compare(base: Side, head: Side) -> Diff:
            and (base.files[p] != head.files[p] or b"path" in head.files[p])]
     # And a source this change adds that a fact of BASE is re-cited to: the fact's line asks it, and the locks resting
     # on the fact rest on the new document (session 38, walk53: `sources_changed` never named it).
-    recited = sorted({s for f in files for c in f.facts if c.old is not None for s in c.fresh_sources})
-    head_locks = ([(rel, lock) for rel, lock in _locks(head).items() if lock is not None] if ids or recited
+    recited_to = sorted({s for f in files for c in f.facts if c.old is not None for s in c.fresh_sources})
+    head_locks = ([(rel, lock) for rel, lock in _locks(head).items() if lock is not None] if ids or recited_to
                   else [])
-    sources = source_changes(base.root, head.root, ids, (base.document, head.document), head_locks, recited)
+    sources = source_changes(base.root, head.root, ids, (base.document, head.document), head_locks, recited_to)
     from passprice.unlocked import unlocked_moves
 
     lists = _side_lists(base, head)
