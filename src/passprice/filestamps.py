@@ -269,8 +269,8 @@ def _parsed(raw: bytes, key: str) -> tuple[int, dict[Any, Any]] | None:
     """The clock and the records of a record file's bytes ``raw`` whose key is ``key``, or ``None`` when they are not
     one whole file of this layout: the checksum line does not hold, the body's length is not exactly :data:`HEAD`'s
     plus its stated number of records' (:data:`RECORD` bytes each, at most :data:`MAX_RECORDS`: checked before a
-    record is built), or its magic or key is another. Allocates a fixed amount a record (about 6 times its 72 bytes),
-    never what a stated length alone asks for. Raises nothing."""
+    record is built), or its magic or key is another. Allocates a fixed amount a record (about 7 times its 72 bytes:
+    8.07 MB at the peak for a full 1.18 MB file), never what a stated length alone asks for. Raises nothing."""
     checksum, newline, body = raw.partition(b"\n")
     if not newline or len(body) < HEAD.size or checksum != digests.blake2b(body).hexdigest().encode("ascii"):
         return None
