@@ -9,13 +9,12 @@
    a routing record file" (the serving naming it): now the one line, in the words every lookup by name uses.
 3. The file status records (``stamps/KEY.stamps``, :mod:`passprice.filestamps`) were read up to 8 MiB whatever their
    number and trimmed to ``MAX_RECORDS`` only when a process learned a record: a file of 100,000 records (5 MB) cost
-   every process 90 ms to read. A file larger than ``MAX_RECORDS`` records of the largest shape is not read; one
-   holding more records than that (small ones) is trimmed to the last ``MAX_RECORDS`` as it is read and written so.
+   every process 90 ms to read. A file larger than ``MAX_RECORDS`` records is not read (records are of one fixed
+   size since session 39, attack68: a file holding more than ``MAX_RECORDS`` is larger than that, and not read).
 """
 
 from __future__ import annotations
 
-import marshal
 import os
 import shutil
 import time
@@ -108,14 +107,14 @@ def test_a_record_that_is_a_folder_is_one_line_not_two(tmp_path: Path) -> None:
         "  floors: today's files do not read: facts/cards/mi300x.toml: is a folder, not a card file"]
 
 
-def _stamps(folder: Path, count: int, pad: int = 0) -> Path:
+def _stamps(folder: Path, count: int) -> Path:
     """A record file of this passprice's in the cache folder ``folder`` holding ``count`` records (device 1, inode
-    ``i``), written as :func:`passprice.filestamps.flush` writes one, its body padded by ``pad`` bytes of a key."""
+    ``i``), written as :func:`passprice.filestamps.flush` writes one."""
     from passprice import digests, filestamps
 
     key = filestamps._key()
     records = {(1, i): (4096, i, i, bytes(32)) for i in range(count)}
-    body = marshal.dumps({"key": key, "clock": time.time_ns(), "records": records, "pad": "x" * pad}, 4)
+    body = filestamps._body(key, time.time_ns(), records)
     path = folder / "stamps" / f"{key}.stamps"
     path.parent.mkdir(mode=0o700, parents=True)
     path.write_bytes(digests.blake2b(body).hexdigest().encode("ascii") + b"\n" + body)
@@ -123,35 +122,25 @@ def _stamps(folder: Path, count: int, pad: int = 0) -> Path:
     return path
 
 
-def _records(path: Path) -> list[tuple[int, int]]:
-    return list(marshal.loads(path.read_bytes().partition(b"\n")[2])["records"])
-
-
-@pytest.mark.parametrize("pad", [0, 1])
-def test_a_stamps_file_past_its_bounds_is_trimmed_or_not_read(
-    pad: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("count", [8, 9])
+def test_a_stamps_file_past_its_bounds_is_not_read(
+    count: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """``MAX_RECORDS`` 8 (``MAX_FILE_BYTES`` as it follows from it: 8 × 117 + 4,096 bytes): a file of 20 records
-    (some 800 bytes) is read as its last 8 (inodes 12 to 19), written back so at exit; padded past the byte bound it is
-    not read (no records) and left as it is until a record is learned."""
+    """``MAX_RECORDS`` 8 (``MAX_FILE_BYTES`` as it follows from it: 65 + 84 + 8 × 72 bytes): a file of 8 records is
+    read whole, in order; one of 9 is not read (no records) and left as it is until a record is learned."""
     from passprice import filestamps
 
     filestamps.flush()
     monkeypatch.setenv("PASSPRICE_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(filestamps, "MAX_RECORDS", 8)
-    monkeypatch.setattr(filestamps, "MAX_FILE_BYTES", 8 * 117 + 4096)
-    path = _stamps(tmp_path, 20, pad * (8 * 117 + 4096))
+    monkeypatch.setattr(filestamps, "MAX_FILE_BYTES", 65 + 84 + 8 * 72)
+    path = _stamps(tmp_path, count)
     before = path.read_bytes()
     try:
         records = filestamps._loaded()
-        if pad:
-            assert records == {} and not filestamps._learned
-            filestamps.flush()
-            assert path.read_bytes() == before
-        else:
-            assert records is not None and list(records) == [(1, i) for i in range(12, 20)]
-            assert filestamps._learned
-            filestamps.flush()
-            assert _records(path) == [(1, i) for i in range(12, 20)]
+        assert records is not None and list(records) == ([(1, i) for i in range(8)] if count == 8 else [])
+        assert not filestamps._learned
+        filestamps.flush()
+        assert path.read_bytes() == before
     finally:
         filestamps.flush()

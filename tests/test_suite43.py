@@ -6,7 +6,6 @@ records that could never name a file again. No timing: records and hashes are co
 
 from __future__ import annotations
 
-import marshal
 import shutil
 import tempfile
 from pathlib import Path
@@ -21,7 +20,11 @@ def records(folder: Path) -> dict[object, object]:
     """The records of the record file in the cache folder ``folder`` (none written: none)."""
     files = list((folder / "stamps").glob("*.stamps"))
     assert len(files) <= 1
-    return marshal.loads(files[0].read_bytes().partition(b"\n")[2])["records"] if files else {}
+    if not files:
+        return {}
+    kept = filestamps._parsed(files[0].read_bytes(), files[0].name[:64])
+    assert kept is not None
+    return kept[1]
 
 
 def test_a_temporary_copy_s_file_is_never_written_to_the_records(

@@ -431,6 +431,10 @@ class Calibration:
     #: The sources those card facts cite (their own, or a derivation figure's), each with how many of the facts cite
     #: it, most first (``None``: a fact citing no registered source, by free text).
     card_sources: tuple[tuple[str | None, int], ...] = ()
+    #: Those of :attr:`cards` that do not read today (missing, not a card file): their facts are not counted, and the
+    #: line says so (attack68: a card removed under a stack lock's audit read "the 11 cards' … (60 facts)", exit 0,
+    #: where a FIFO in its place refused the audit; ``check`` names the problem).
+    unread: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """``{"file", "source", "runs", "cards", "routings", "card_facts"}`` (``routings``: ``[{"routing",
@@ -438,20 +442,26 @@ class Calibration:
         return {"file": self.file, "source": self.source, "runs": self.runs, "cards": list(self.cards),
                 "routings": [{"routing": r, "provenance": p} for r, p in self.routings],
                 "card_facts": {"paths": list(self.card_paths), "facts": self.card_facts,
-                               "sources": [{"source": s, "facts": n} for s, n in self.card_sources]}}
+                               "sources": [{"source": s, "facts": n} for s, n in self.card_sources],
+                               "unread": list(self.unread)}}
 
     def cards_line(self, most: int = 4) -> str | None:
         """``the fit reads the 11 cards' memory.bandwidth, streams.read, … (64 facts), citing nvidia-a100-datasheet
         (6), … and 5 more sources``: the card facts the fit rests on and their sources, the ``most`` most cited
-        named (``None`` when no card fact is known)."""
+        named (``None`` when no card fact is known), then the cards that do not read (:attr:`unread`)."""
+        unread = ""
+        if self.unread:
+            many = len(self.unread) > 1
+            unread = (f"; card{'s' if many else ''} {', '.join(self.unread)} do{'' if many else 'es'} not read today "
+                      f"(passprice check says why): {'their' if many else 'its'} facts are not counted")
         if not self.card_facts:
-            return None
+            return f"the fit reads no card's facts{unread}" if unread else None
         n = len(self.cards)
         named = [f"{s or 'a free-text cite'} ({k})" for s, k in self.card_sources[:most]]
         rest = len(self.card_sources) - most
         more = f" and {rest} more source{'' if rest == 1 else 's'}" if rest > 0 else ""
         return (f"the fit reads the {'card' if n == 1 else f'{n} cards'}' {', '.join(self.card_paths)} "
-                f"({self.card_facts} facts), citing {', '.join(named)}{more}")
+                f"({self.card_facts} facts), citing {', '.join(named)}{more}{unread}")
 
     def describe(self, registry: str = "") -> str:
         """``registry/measurements/x.toml: 111 runs on 11 cards (a100_pcie_80gb, a40 …), citing SOURCE``, and for
@@ -569,11 +579,11 @@ def calibrated_on(root: Root, stack: Stack) -> tuple[Calibration, ...]:
 
 
 def _card_citations(root: Root, cards: Iterable[str]
-                    ) -> tuple[tuple[str, ...], int, tuple[tuple[str | None, int], ...]]:
+                    ) -> tuple[tuple[str, ...], int, tuple[tuple[str | None, int], ...], tuple[str, ...]]:
     """For :class:`Calibration`: the paths of :data:`passprice.lineage.RUN_CARD_PATHS` ``cards`` hold, how many such
     facts they hold, and the sources those facts cite (a fact's own, or each figure input's of its derivation, the
     fact's own where the input names none), each with its count of facts, most first, then by id. A card that does
-    not read is left out (``check``'s to report). Raises nothing."""
+    not read is left out (``check``'s to report) and named last. Raises nothing."""
     from passprice.cards import load_card
     from passprice.derivations import Derivation
     from passprice.errors import InputError
@@ -582,10 +592,12 @@ def _card_citations(root: Root, cards: Iterable[str]
     paths: set[str] = set()
     facts = 0
     counts: dict[str | None, int] = {}
+    unread: list[str] = []
     for name in cards:
         try:
             held = load_card(root, name).facts()
         except (InputError, OSError):
+            unread.append(name)
             continue
         for path in RUN_CARD_PATHS:
             fact = held.get(path)
@@ -599,7 +611,7 @@ def _card_citations(root: Root, cards: Iterable[str]
             for source in cited:
                 counts[source] = counts.get(source, 0) + 1
     ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0] or ""))
-    return tuple(p for p in RUN_CARD_PATHS if p in paths), facts, tuple(ranked)
+    return tuple(p for p in RUN_CARD_PATHS if p in paths), facts, tuple(ranked), tuple(unread)
 
 
 def names_lock(root: Root, target: str) -> bool:

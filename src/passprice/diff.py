@@ -4084,7 +4084,12 @@ class Diff:
         if self.sources:
             under = {lock for s in self.sources for lock in s.locks}
             rest = f" (under {_n(len(under), 'locked price')})" if under else ""
-            parts.append(f"{_n(len(self.sources), 'source')} whose document changed, to verify{rest}")
+            fresh = sum(s.added for s in self.sources)
+            if len(self.sources) > fresh:
+                parts.append(f"{_n(len(self.sources) - fresh, 'source')} whose document changed, to verify{rest}")
+            if fresh:
+                parts.append(f"{_n(fresh, 'added source')} re-cited to, to verify"
+                             + (rest if len(self.sources) == fresh else ""))
         if self.runs_recited:
             parts.append(f"{_n(self.runs_recited, 'measured run')} to verify {in_source(self.runs_recited)}")
         if self.entries_edited:
@@ -4374,8 +4379,12 @@ def _compare(base: Side, head: Side) -> Diff:
     # A source leads elsewhere when its record changed, or the registry document it names did (its file unchanged).
     ids = [file_kind(p)[1] for p in head.files if file_kind(p)[0] == "source" and p in base.files
            and (base.files[p] != head.files[p] or b"path" in head.files[p])]
-    head_locks = [(rel, lock) for rel, lock in _locks(head).items() if lock is not None] if ids else []
-    sources = source_changes(base.root, head.root, ids, (base.document, head.document), head_locks)
+    # And a source this change adds that a fact of BASE is re-cited to: the fact's line asks it, and the locks resting
+    # on the fact rest on the new document (session 38, walk53: `sources_changed` never named it).
+    recited_to = sorted({s for f in files for c in f.facts if c.old is not None for s in c.fresh_sources})
+    head_locks = ([(rel, lock) for rel, lock in _locks(head).items() if lock is not None] if ids or recited_to
+                  else [])
+    sources = source_changes(base.root, head.root, ids, (base.document, head.document), head_locks, recited_to)
     from passprice.unlocked import unlocked_moves
 
     lists = _side_lists(base, head)
@@ -6954,7 +6963,9 @@ def diff_text(d: Diff) -> str:
         lines += ["", "new records named like another"]
         lines += [f"  to verify: {line}" for line in d.lookalikes.values()]
     if d.sources:
-        lines += ["", "sources whose document changed"]
+        lines += ["", "sources whose document changed" if not any(s.added for s in d.sources)
+                  else "sources added and re-cited to" if all(s.added for s in d.sources)
+                  else "sources whose document changed or added and re-cited to"]
         for s in d.sources:
             lines.append(f"  {s.id}: to verify: {s.to_verify}")
             lines += [f"    {place}" for place in s.places]

@@ -34,16 +34,22 @@ checksum each cache entry carries of its own body (which tells a torn or altered
 :data:`MIN_BYTES` or over :data:`passprice.digests.LARGE` is hashed as ever.
 
 The records are one file in passprice's cache folder, ``stamps/KEY.stamps``: the BLAKE2b digest (hex) of the rest,
-a newline, then ``{"key": KEY, "clock": NS, "records": {(device, inode): (size, mtime_ns, ctime_ns, digest)}}``
-marshalled, ``NS`` the clock when it was written: a process whose clock reads earlier (the clock was set back, so the
-kernel may stamp a change with a time it stamped before) drops every record. It is
-read once a process, at the first file read, as every entry is (:func:`passprice.cachefolder.read`: a regular file of
-the user's that no one else may write), and written when the process exits when it learned a record, through a
+a newline, then fixed-size little-endian records: a head (:data:`HEAD`: the magic :data:`MAGIC`, ``KEY`` in ASCII,
+``NS`` and the number of records) and that many records of :data:`RECORD` bytes, in columns (devices, inodes, sizes,
+``mtime_ns``-s and ``ctime_ns``-s, 8 bytes each, then the 32-byte digests: read by C loops, :mod:`array`), ``NS`` the
+clock when it was written: a process whose
+clock reads earlier (the clock was set back, so the kernel may stamp a change with a time it stamped before) drops
+every record. Nothing in the file is unmarshalled: the file's length must be exactly the head's plus the stated
+number of records' (at most :data:`MAX_RECORDS`), checked before a record is built, so a load allocates a fixed
+amount a record and no content makes it run longer or larger (it was :mod:`marshal`: a forged 133-byte file whose
+body declared a tuple of 2^31 items made ``price`` take 6.3 s, and 16.8 GB in bare Python; session 38, attack66). It
+is read once a process, at the first file read, as every entry is (:func:`passprice.cachefolder.read`: a regular file
+of the user's that no one else may write), and written when the process exits when it learned a record, through a
 private temporary file and a rename (a concurrent run sees a whole file; the last writer's records win, the other's
-are learned again). A file that is torn, altered, foreign or of another shape is ignored (every file is hashed) and
-replaced, never an error; so is one larger than :data:`MAX_FILE_BYTES` (not read), and one holding more than
-:data:`MAX_RECORDS` records is trimmed to the last of them as it is read and written back so. ``--no-cache`` and
-``PASSPRICE_NO_CACHE`` bypass it with the rest of the cache.
+are learned again). A file that is torn, altered, foreign or of another shape (of another layout, a marshalled one of
+an older passprice among them: its key names another :data:`FORMAT`, and its magic is not this one) is ignored (every
+file is hashed) and replaced, never an error; so is one larger than :data:`MAX_FILE_BYTES` (not read).
+``--no-cache`` and ``PASSPRICE_NO_CACHE`` bypass it with the rest of the cache.
 
 A file read from one of passprice's own temporary folders (``TMPDIR/passprice-*``: the private copies of BASE and
 HEAD a review writes and removes, :mod:`passprice.diff`) is recorded for the rest of the process only, never written:
@@ -56,17 +62,30 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import marshal
 import os
+import struct
 import sys
 import time
+from array import array
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
 from passprice import digests
 
-#: The layout of a record file and the rule its records were made by; bump it when either changes.
-FORMAT = "passprice-stamps-2"
+#: The layout of a record file and the rule its records were made by; bump it when either changes (it is in the
+#: file's key, so a file of another layout is never read: 2 was marshalled).
+FORMAT = "passprice-stamps-3"
+#: The first bytes of a record file's body.
+MAGIC = b"PPSTAMP3"
+#: A record file's head: :data:`MAGIC`, its key (64 hex digits in ASCII), the clock it was written at (ns since the
+#: epoch) and its number of records.
+HEAD = struct.Struct("<8s64sqI")
+#: A record's bytes: device, inode, size (unsigned), ``mtime_ns`` and ``ctime_ns`` (signed), 8 bytes each, each in
+#: its column (:func:`_body`), and the BLAKE2b digest (32 bytes).
+RECORD = 72
+#: The array type codes of the numbers' columns (C's ``long long``: 8 bytes wherever CPython builds).
+_COLUMNS = "QQQqq"
 #: How long (ns) before the read whose bytes were hashed a file must have last changed for its status to be recorded:
 #: the first figure where ``ctime`` has nanoseconds (the kernel's clock moves a tick of at most 10 ms at a time), the
 #: second where it is a whole number of seconds (ext3, FAT). The result memo's :data:`passprice.memo.TRUST_NS`.
@@ -74,17 +93,15 @@ TRUST_NS = (100_000_000, 3_000_000_000)
 #: Files smaller than this are hashed on every read: hashing 2 KB (about 26,000 instructions) costs about what a
 #: record's look-up does.
 MIN_BYTES = 2048
-#: Records kept: past this, the records learned longest ago are dropped when the file is written (at most 117 bytes
-#: a record marshalled: 1.92 MB at the bound, :data:`MAX_FILE_BYTES`).
+#: Records kept: past this, the records learned longest ago are dropped when the file is written (72 bytes a record:
+#: 1.18 MB at the bound, :data:`MAX_FILE_BYTES`).
 MAX_RECORDS = 16384
 #: Record files kept in ``stamps/`` (one a passprice version and code stamp): past this the oldest are removed.
 MAX_FILES = 8
-#: The largest record file read: :data:`MAX_RECORDS` records of the largest shape a writer makes (device, inode,
-#: size and two times as 64-bit integers, and a 32-byte digest: 117 bytes marshalled) and the rest of the file. A
-#: larger one is no file this passprice's :func:`flush` wrote: it is not read (its size is taken from the open
-#: descriptor), and is replaced when a record is learned. It was 8 MiB: a file of 100,000 records (5 MB) was read
-#: and unmarshalled by every process, 90 ms each, and only trimmed once one learned a record (left42).
-MAX_FILE_BYTES = MAX_RECORDS * 117 + 4096
+#: The largest record file read: the checksum line (64 hex digits and a newline), the head and :data:`MAX_RECORDS`
+#: records (65 + 84 + 16,384 × 72 = 1,179,797 bytes). A larger one is no file this passprice's :func:`flush` wrote:
+#: it is not read (its size is taken from the open descriptor), and is replaced when a record is learned.
+MAX_FILE_BYTES = 65 + HEAD.size + MAX_RECORDS * RECORD
 
 #: The records read (``None`` until the first file read of the process, then a dict), the record file's path (``""``
 #: when there is no cache folder or the cache is bypassed), whether a record was learned since, and
@@ -236,28 +253,84 @@ def _loaded() -> dict[Any, Any] | None:
     raw = cachefolder.read(_path, MAX_FILE_BYTES)
     if raw is None:
         return _records
-    checksum, newline, body = raw.partition(b"\n")
-    if not newline or checksum != digests.blake2b(body).hexdigest().encode("ascii"):
+    kept = _parsed(raw, key)
+    if kept is None:
         return _records
-    try:
-        kept = marshal.loads(body)
-    except (ValueError, EOFError, TypeError):
-        return _records
-    written = kept.get("clock") if type(kept) is dict else None
-    if type(written) is not int or clock() < written:
+    written, _records = kept
+    if clock() < written:
         # The clock is behind the moment the records were written (set back: NTP stepping it, a VM restored): the
         # kernel will stamp changes with times it has stamped before, so a same-size edit may repeat a recorded
         # status to the tick (on a whole-second file system, to the second). Every record is dropped (attack64).
-        return _records
-    if kept.get("key") == key and type(kept.get("records")) is dict:
-        _records = kept["records"]
-        if len(_records) > MAX_RECORDS:
-            # Small records sharing one digest object fit more than MAX_RECORDS under MAX_FILE_BYTES: the last learned
-            # are kept, and the file is written trimmed when the process exits (through a temporary file and a
-            # rename, as every write of it: a concurrent writer's whole file or this one wins).
-            _records = dict(list(_records.items())[-MAX_RECORDS:])
-            _trimmed()
+        _records = {}
     return _records
+
+
+def _parsed(raw: bytes, key: str) -> tuple[int, dict[Any, Any]] | None:
+    """The clock and the records of a record file's bytes ``raw`` whose key is ``key``, or ``None`` when they are not
+    one whole file of this layout: the checksum line does not hold, the body's length is not exactly :data:`HEAD`'s
+    plus its stated number of records' (:data:`RECORD` bytes each, at most :data:`MAX_RECORDS`: checked before a
+    record is built), or its magic or key is another. Allocates a fixed amount a record (about 7 times its 72 bytes:
+    8.07 MB at the peak for a full 1.18 MB file), never what a stated length alone asks for. Raises nothing."""
+    checksum, newline, body = raw.partition(b"\n")
+    if not newline or len(body) < HEAD.size or checksum != digests.blake2b(body).hexdigest().encode("ascii"):
+        return None
+    magic, own, written, count = HEAD.unpack_from(body)
+    if (magic != MAGIC or own != key.encode("ascii") or count > MAX_RECORDS
+            or len(body) != HEAD.size + count * RECORD):
+        return None
+    view = memoryview(body)
+    columns = []
+    for at, code in enumerate(_COLUMNS):  # a column of 8-byte numbers each: C loops, where a struct per record took
+        column = array(code)             # twice marshal's time (20.7 against 9.7 ms for a full file)
+        column.frombytes(view[HEAD.size + at * 8 * count:HEAD.size + (at + 1) * 8 * count])
+        if sys.byteorder == "big":  # pragma: no cover - the file is little-endian
+            column.byteswap()
+        columns.append(column)
+    dev, ino, size, mtime, ctime = columns
+    start = HEAD.size + 40 * count
+    found = [body[i:i + 32] for i in range(start, start + 32 * count, 32)]
+    return written, dict(zip(zip(dev, ino, strict=True), zip(size, mtime, ctime, found, strict=True), strict=True))
+
+
+def _body(key: str, written: int, records: dict[Any, Any]) -> bytes:
+    """A record file's body (its checksum line aside) for key ``key`` (64 hex digits), the clock ``written`` (ns) and
+    ``records`` (in their order): :data:`HEAD`, then the records' devices, inodes, sizes, ``mtime_ns``-s and
+    ``ctime_ns``-s as columns of 8-byte little-endian numbers (unsigned, the times signed), then their digests (32
+    bytes each). A record none fits (a time past 2262, a number past 64 bits, a digest not of 32 bytes) is left out.
+    Raises nothing."""
+    try:
+        return _packed(key, written, records)
+    except (OverflowError, TypeError, ValueError):  # a record that does not fit: each is looked at
+        return _packed(key, written, {w: v for w, v in records.items() if _fits(w, v)})
+
+
+def _packed(key: str, written: int, records: dict[Any, Any]) -> bytes:
+    """:func:`_body` of ``records`` all of which fit. Raises :class:`OverflowError`, :class:`TypeError` or
+    :class:`ValueError` (one does not)."""
+    wheres, values = list(records), list(records.values())
+    columns = [array(code, list(map(itemgetter(at), rows)))  # C loops: a tuple a record made it 4.5 × marshal's time
+               for code, at, rows in zip(_COLUMNS, (0, 1, 0, 1, 2), (wheres, wheres, values, values, values),
+                                         strict=True)]
+    found = list(map(itemgetter(3), values))
+    if not set(map(len, found)) <= {32}:  # (b"".join below refuses what holds no bytes)
+        raise ValueError("a digest not of 32 bytes")
+    if sys.byteorder == "big":  # pragma: no cover - the file is little-endian
+        for column in columns:
+            column.byteswap()
+    return (HEAD.pack(MAGIC, key.encode("ascii"), written, len(found)) + b"".join(c.tobytes() for c in columns)
+            + b"".join(found))
+
+
+def _fits(where: Any, value: Any) -> bool:
+    """Whether record ``where`` → ``value`` fits the file's columns (:func:`_body`). Raises nothing."""
+    try:
+        dev, ino = where
+        size, mtime, ctime, digest = value
+    except (TypeError, ValueError):
+        return False
+    return (all(type(n) is int and 0 <= n < 1 << 64 for n in (dev, ino, size))
+            and all(type(n) is int and -(1 << 63) <= n < 1 << 63 for n in (mtime, ctime))
+            and type(digest) is bytes and len(digest) == 32)
 
 
 def _trimmed() -> None:
@@ -291,11 +364,7 @@ def flush() -> None:
         return
     if len(records) > MAX_RECORDS:
         records = dict(list(records.items())[-MAX_RECORDS:])
-    try:
-        body = marshal.dumps({"key": os.path.basename(path)[: -len(".stamps")], "clock": clock(),
-                              "records": records}, 4)
-    except ValueError:  # a record of another shape read from the file (none is written)
-        return
+    body = _body(os.path.basename(path)[: -len(".stamps")], clock(), records)
     folder = os.path.dirname(path)
     try:
         make_folders(folder, 0o700)
