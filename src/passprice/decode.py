@@ -28,6 +28,8 @@ from passprice.architectures import (
     defaulted_window,
     known_names,
     rules_of,
+    windowed_held,
+    windowed_reads,
 )
 from passprice.errors import InputError
 from passprice.gguf_header import GGUFHeader, LongArray, TensorInfo
@@ -1121,14 +1123,17 @@ def decode_step(header: GGUFHeader, deployment: Deployment, *, defer_recurrence:
                 key = key_length if key_length is not None else embd // max(q, 1)
                 value = value_length if value_length is not None else embd // max(q, 1)
                 per_position = info.kv_heads * (key + value) * deployment.kv_bytes
-            positions = deployment.ctx if info.window is None else min(deployment.ctx, info.window)
+            # A windowed layer holds at most `window` positions and reads at most `window − 1` cached ones (its row
+            # written besides: it attends `window`, architectures.WINDOW_SOURCE).
+            positions = deployment.ctx if info.window is None else windowed_held(deployment.ctx, info.window)
+            read = deployment.ctx if info.window is None else windowed_reads(deployment.ctx, info.window)
             kv_cache += per_position * positions
             return Stage(
                 StageKind.ATTENTION,
                 i,
                 (),
                 0,
-                state_read=per_position * positions,
+                state_read=per_position * read,
                 state_write=per_position,
                 ops=2 * q * (key + value),
                 split=Split(q, info.kv_heads, key, value),
