@@ -27,7 +27,7 @@ from passprice.architectures import (
     windowed_reads_array,
 )
 from passprice.checkpoints import load_checkpoint
-from passprice.decode import Deployment, HeldClass, StageKind, decode_step
+from passprice.decode import ZERO_WINDOW_SOURCE, Deployment, HeldClass, LayerKind, StageKind, decode_step
 from passprice.kv import kv_report
 from passprice.registry import find_root
 from passprice.serving import ContextMix, pass_shape
@@ -77,6 +77,9 @@ def test_the_rule_its_forms_and_its_sources() -> None:
     assert windowed_held_array(many, W).tolist() == [windowed_held(p, W) for p in many.tolist()]
     for cited in ("c392e5094d, lines 163 and 179", "01b77b5793", "00c4411cbe", "004999d972"):
         assert cited in WINDOW_SOURCE
+    # A window of 0 stays refused; its citation now names the snapshot's line too (c392e5094d: pos − p0 >= 0 masks
+    # every cell, the row's own included).
+    assert "c392e5094d, src/llama-context.cpp line 179" in ZERO_WINDOW_SOURCE and "01b77b5793" in ZERO_WINDOW_SOURCE
 
 
 def test_the_serving_pricer_reads_window_minus_one(gemma: Resolved) -> None:
@@ -135,8 +138,6 @@ def test_the_decode_step_reads_window_minus_one_and_holds_the_window(gemma: Reso
 
 def test_kv_holds_the_window() -> None:
     report = kv_report(load_checkpoint(ROOT, "gemma3-270m-q4_k_m"), POSITIONS)
-    from passprice.decode import LayerKind
-
     for p, held in zip(POSITIONS, HELD, strict=True):
         kind = report.at(p).kind(LayerKind.WINDOWED)
         assert kind is not None and (kind.layers, kind.positions, kind.bytes) == (15, held, 15 * PER * held)

@@ -619,7 +619,8 @@ def _whole(value: object) -> bool:
 #: Why a window of 0 positions is refused, not priced (session 36, arch42): llama.cpp's own versions disagree on it.
 ZERO_WINDOW_SOURCE = (
     "llama.cpp src/llama-hparams.cpp at 01b77b5793 (llama_hparams::is_masked_swa, LLAMA_SWA_TYPE_STANDARD: a "
-    "position is masked when p1 - p0 >= n_swa, so with 0 every position, the token's own included); "
+    "position is masked when p1 - p0 >= n_swa, so with 0 every position, the token's own included; the same test "
+    "at c392e5094d, src/llama-context.cpp line 179, pos - p0 >= n_swa); "
     "src/llama-model.cpp at a5410f046c (load_hparams: gemma3 and cohere2 read attention.sliding_window as required "
     "and set their pattern with no check of 0; gemma2 reads it optional, default 4096); a later llama-model.cpp in "
     "the same store (commit not named by the index) sets gemma3 STANDARD only when found_swa && n_swa > 0, else "
