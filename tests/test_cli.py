@@ -161,9 +161,10 @@ def test_gemma_batch_one_bytes() -> None:
     # Tied embeddings: the head streams the whole Q8_0 table every pass, and the lookup reads one 680-byte row.
     assert out["weight_bytes"] == 246_587_904 - 178_257_920 + 178_257_920 + 680
     # 18 layers at 1,024 bytes a position (1 KV head × (256 + 256) × 2); the globals (5, 11, 17) read 2,048
-    # positions, the 15 windowed layers their 512-position window; each layer writes one position.
-    assert 3 * 1_024 * 2_048 + 15 * 1_024 * 512 == 14_155_776
-    assert out["sequence_bytes"] == 14_155_776 + 18 * 1_024
+    # positions, the 15 windowed layers 511 (their 512-position window less the row's own, which each layer writes:
+    # llama.cpp's and Transformers' masks attend the window, the row included; session 39).
+    assert 3 * 1_024 * 2_048 + 15 * 1_024 * 511 == 14_140_416
+    assert out["sequence_bytes"] == 14_140_416 + 18 * 1_024
 
 
 # ---------------------------------------------------------------------------------------------------------------------

@@ -58,7 +58,7 @@ def test_a_checkpoint_entry_named_like_a_gguf_file_is_used_by_name(
 
     by_serving = invoke("price", "xg", "--json", root=root)
     assert by_serving.exit_code == 0, by_serving.output
-    assert json.loads(by_serving.stdout)["tokens_per_s"] == pytest.approx(11733.689253828574, rel=1e-12)
+    assert json.loads(by_serving.stdout)["tokens_per_s"] == pytest.approx(11734.401309911658, rel=1e-12)
 
     header = invoke("header", "x.gguf", root=root)
     assert header.exit_code == 0 and "236" in header.stdout, header.output
@@ -116,7 +116,7 @@ def test_a_registry_folder_linked_outside_the_registry_is_not_read(tmp_path: Pat
         card.write_text(text.replace('"passprice-card-review"', '"passprice-stack-calibration"'), encoding="utf-8")
     priced = invoke("price", "gemma3-270m-h100", "--json", root=linked_root)
     assert priced.exit_code == 0, priced.output
-    assert json.loads(priced.stdout)["tokens_per_s"] == pytest.approx(11733.689253828574, rel=1e-12)
+    assert json.loads(priced.stdout)["tokens_per_s"] == pytest.approx(11734.401309911658, rel=1e-12)
 
 
 # --- a lock file that does not read ----------------------------------------------------------------------------------
@@ -348,7 +348,7 @@ def test_a_removed_working_folder_is_said_so(tmp_path: Path, monkeypatch: pytest
     root = copy_root(tmp_path)
     priced = CliRunner().invoke(cli, ["--root", str(root), "price", "gemma3-270m-h100", "--json"])
     assert priced.exit_code == 0, priced.output
-    assert json.loads(priced.stdout)["tokens_per_s"] == pytest.approx(11733.689253828574, rel=1e-12)
+    assert json.loads(priced.stdout)["tokens_per_s"] == pytest.approx(11734.401309911658, rel=1e-12)
 
 
 def test_the_history_of_a_card_turned_into_a_link_is_its_own(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

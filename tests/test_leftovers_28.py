@@ -180,23 +180,23 @@ def test_the_markdown_review_puts_each_paragraph_in_its_section(tmp_path: Path) 
     '',
     '| lock | changed | floors | recorded | tokens/s BASE | tokens/s HEAD | change | binds | review |',
     '| --- | --- | --- | ---: | ---: | ---: | ---: | --- | --- |',
-    '| `gemma3-270m-h100` | `memory.bandwidth` | held → still holds | 11,733.7 | 11,733.7 | ❌ 11,558.6 '
+    '| `gemma3-270m-h100` | `memory.bandwidth` | held → still holds | 11,734.4 | 11,734.4 | ❌ 11,559.3 '
      '(on stale facts) | -1.493 % | memory | ❌ rests on stale streams.read, streams.append: recompute '
      'them; price moved, lock not updated (memory_s) |',
-    '| `gpt-oss-120b-h100` | `memory.bandwidth` | held → still holds | 2,213.0 | 2,213.0 | ❌ 2,180.0 '
+    '| `gpt-oss-120b-h100` | `memory.bandwidth` | held → still holds | 2,213.1 | 2,213.1 | ❌ 2,180.0 '
      '(on stale facts) | -1.493 % | memory | ❌ rests on stale streams.read, streams.append: recompute '
      'them; price moved, lock not updated (memory_s) |',
     '| `qwen35-27b-h100-every8` | `memory.bandwidth` | held → still holds | 4,266.3 | 4,266.3 | ❌ '
      '4,202.6 (on stale facts) | -1.493 % | memory | ❌ rests on stale streams.read, streams.rewrite, '
      'streams.append: recompute them; price moved, lock not updated (memory_s) |',
     '',
-    '- `gemma3-270m-h100`: recomputed tokens/s 11,733.7 → 11,732.7 (-0.008202 %), as HEAD wrote it '
+    '- `gemma3-270m-h100`: recomputed tokens/s 11,734.4 → 11,733.4 (-0.008202 %), as HEAD wrote it '
      '-1.493 %, once streams.read (0.9636), streams.append (0.9) follow from their inputs (recomputed as '
      'passprice would write them)',
     '- `gemma3-270m-h100`: its changed facts now cite (as HEAD cites them; whole in the Facts section): '
      'memory.bandwidth: value changed, citation unchanged: nvidia-h100-datasheet, Technical '
      "Specifications table, H100 SXM column: 'GPU Memory Bandwidth 3.35TB/s'",
-    '- `gpt-oss-120b-h100`: recomputed tokens/s 2,213.0 → 2,212.8 (-0.008074 %), as HEAD wrote it '
+    '- `gpt-oss-120b-h100`: recomputed tokens/s 2,213.1 → 2,212.9 (-0.008074 %), as HEAD wrote it '
      '-1.493 %, once streams.read (0.9636), streams.append (0.9) follow from their inputs (recomputed as '
      'passprice would write them)',
     '- `gpt-oss-120b-h100`: its changed facts now cite (as HEAD cites them; whole in the Facts section): '

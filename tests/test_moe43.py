@@ -37,7 +37,8 @@ def test_the_limit_bounds_them_2_1_times_over_and_the_dense_fitted_stack_is_5_pe
     root, runs = moe_runs
     # The run's own stack (llama.cpp master of 2025-10-29) is not registered: the card's limit only.
     rows = validate(root, runs=runs).rows
-    assert [round(r.limit, 1) for r in rows] == [391.0, 390.4, 389.9]
+    # 390.4 at 0..256 before session 39 (window55): gpt-oss's windowed layers read 127 of their 128 window
+    assert [round(r.limit, 1) for r in rows] == [391.0, 390.5, 389.9]
     assert [round(r.limit_ratio, 2) for r in rows] == [2.1, 2.11, 2.12]
     assert {r.binds for r in rows} == {"memory"} and all(r.expected is None for r in rows)
     # Under the registered llama.cpp stack (fitted on dense Llama-3 runs of May 2024): 176.5, 176.2, 176.0 expected,

@@ -73,7 +73,8 @@ def test_the_checkpoint_is_llama_cpps_q4_0_mix_of_qwen3_30b_a3b() -> None:
 def test_the_limit_is_3_4_times_qwen_and_2_1_times_gpt_oss(priced: dict[str, list]) -> None:
     rows = priced["limit"]
     assert [r.run.id.split(".")[2] for r in rows] == ["gpt-oss-20b-mxfp4"] * 3 + ["qwen3-30b-a3b-q4_0"] * 3
-    assert [round(r.limit, 1) for r in rows] == [391.0, 390.4, 389.9, 547.2, 545.1, 541.1]
+    # gpt-oss at 0..256: 390.4 before session 39 (window55), whose windowed layers read 127 of their 128 window
+    assert [round(r.limit, 1) for r in rows] == [391.0, 390.5, 389.9, 547.2, 545.1, 541.1]
     assert [round(r.limit_ratio, 2) for r in rows] == [2.1, 2.11, 2.12, 3.39, 3.36, 3.4]
     assert {r.binds for r in rows} == {"memory"} and all(r.expected is None for r in rows)
     # What the limit leaves, per layer: the measured pass less the limit's pass over the layers (gpt-oss-20b 24, Qwen3

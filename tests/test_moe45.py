@@ -49,8 +49,10 @@ def test_the_runs_are_the_pr_table_rows_as_printed(priced: dict[str, list]) -> N
 
 def test_the_limit_over_batch(priced: dict[str, list]) -> None:
     rows = priced["limit"]
-    assert [round(r.limit, 1) for r in rows] == [362.1, 504.7, 673.9, 928.3, 1433.7, 2566.3, 4933.1, 9353.1,
-                                                 16948.9, 19695.2]
+    # 504.7, 1433.7, 2566.3, 4933.1, 9353.1, 16948.9 before session 39 (window55): gpt-oss's windowed layers read 127
+    # of their 128-position window (the row's own written besides), not 128
+    assert [round(r.limit, 1) for r in rows] == [362.1, 504.8, 673.9, 928.3, 1433.8, 2566.5, 4933.8, 9355.6,
+                                                 16957.1, 19695.2]
     assert [round(r.limit_ratio, 2) for r in rows] == [1.52, 1.78, 1.99, 1.83, 1.77, 2.09, 2.95, 4.59, 5.49, 4.16]
     assert [r.binds for r in rows] == ["memory"] * 9 + ["array"]
     assert all(r.expected is None for r in rows)

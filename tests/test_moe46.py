@@ -72,7 +72,8 @@ def test_the_h100_serving_fits_and_its_lock_pins_it() -> None:
     lock = tomllib.loads((REPO / "locks" / "gpt-oss-120b-h100.lock.toml").read_text(encoding="utf-8"))
     price = lock["price"]
     assert (price["card"], price["batch"], price["binds"]) == ("h100_sxm5_80gb", 32, "memory")
-    assert round(price["tokens_per_s"], 1) == 2213.0 and round(price["held_bytes"] / 1e9, 2) == 68.37
+    # 2,213.0 before session 39's window rule (window55); 2,213.1 once locks/gpt-oss-120b-h100 is re-locked
+    assert round(price["tokens_per_s"], 1) == 2213.1 and round(price["held_bytes"] / 1e9, 2) == 68.37
     assert lock["checkpoint"]["name"] == "gpt-oss-120b-mxfp4"
     assert sorted(price["weakest"]) == ["routing.hot_experts", "routing.hot_share"]  # uniform routing, assumed
     for card in ("h100", "h200"):

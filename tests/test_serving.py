@@ -313,7 +313,9 @@ MIX = ContextMix((ContextClass(0.25, 10.0, 100), ContextClass(0.75, 150.0, 300))
 def test_windowed_layer_beside_a_full_layer() -> None:
     s = pass_shape(windowed(), Serving(contexts=MIX))
     mean_pos = 0.25 * 10 + 0.75 * 150  # 115
-    win_pos = 0.25 * min(10, 64) + 0.75 * min(150, 64)  # 50.5
+    # A windowed row reads at most 64 − 1 cached positions and writes its own: it attends 64, as llama.cpp's and
+    # Transformers' masks do (architectures.WINDOW_SOURCE); it holds at most 64.
+    win_pos = 0.25 * min(10, 63) + 0.75 * min(150, 63)  # 49.75
     mean_lim = 0.25 * 100 + 0.75 * 300  # 250
     win_lim = 0.25 * min(100, 64) + 0.75 * min(300, 64)  # 64
     assert s.read_bytes == 512 * win_pos + 512 * mean_pos
@@ -336,7 +338,7 @@ def test_windowed_layer_paged_and_on_the_array() -> None:
     win_held = 0.25 * min(10 + 16 / 2, 64) + 0.75 * min(150 + 16 / 2, 64)  # 52.5
     assert s.held_per_sequence == 512 * win_held + 512 * (mean_pos + 16 / 2)
     a = pass_shape(windowed(), Serving(contexts=MIX, attention=AttentionMath.ARRAY, kv_bytes=1.0))
-    win_pos = 0.25 * 10 + 0.75 * 64
+    win_pos = 0.25 * 10 + 0.75 * 63  # read at most 64 − 1 cached positions
     assert a.array_macs == 2 * LAYER_ARRAY + 256 * 1024 + 2 * (ATT_OPS / 2) * (win_pos + mean_pos)
     assert a.scale_cycles == 2 * LAYER_SCALE + 1024 + 4 * (1 + 64 / VALUE_BLOCK) * (win_pos + mean_pos)
 

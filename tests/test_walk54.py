@@ -11,8 +11,12 @@ pricing modules.
   (the whole table as the head when the header has no ``output.weight``), and each MoE layer's experts ×
   D(T) = Σ_e 1 − (1 − p_e)^T, the distinct experts T token-rows read (DESIGN.md, Routing);
 - KV cache a sequence reads at position P: each attention layer's KV heads × (key + value length) × 2 B (MLA: the
-  latent, kv_lora_rank + rope dims, 576 × 2 B), a windowed layer capped at its window (gpt-oss: even layers, 128;
-  gemma3: five of six, 512), plus one position written a layer; a Gated-DeltaNet layer reads and writes back its
+  latent, kv_lora_rank + rope dims, 576 × 2 B), a windowed layer at most window − 1 cached positions (gpt-oss: even
+  layers, 127 of a window of 128; gemma3: five of six, 511 of 512), plus one position written a layer, so a windowed
+  row attends ``window`` positions, its own included: llama.cpp's mask (src/llama-context.cpp at c392e5094d, line
+  179: masked when pos − p0 >= n_swa) and Transformers' (masking_utils ``sliding_window_overlay``: kv_idx > q_idx −
+  sliding_window), this file's rule since session 39 (window55; session 38 read min(P, window): window + 1); a
+  windowed layer holds at most its window (128, 512); a Gated-DeltaNet layer reads and writes back its
   F32 state (time_step_rank × state_size × inner / time_step_rank) and reads its conv ring ((conv_kernel − 1) ×
   (inner + 2 × groups × state_size) F32) and appends a row (llama.cpp's ``n_embd_s`` / ``n_embd_r`` for qwen3next);
 - memory seconds: weights / (memory.bandwidth × streams.read) + batch × (rewritten / (bandwidth × streams.rewrite)
@@ -111,11 +115,11 @@ def test_gpt_oss_20b_mxfp4_experts_and_window_by_hand(resolved: dict[str, Resolv
     r = resolved["gpt-oss-20b-h200"]
     dense, row, stacks = _streamed(r.header)
     assert (dense, row, set(stacks.values()), len(stacks)) == (1_302_341_376, 3_060, {424_120_320}, 24)
-    sequence = 12 * 4096 * 2048 + 12 * 128 * 2048 + 24 * 2048
+    sequence = 12 * 4096 * 2048 + 12 * 127 * 2048 + 24 * 2048
     for batch, distinct in ((1, 4.0), (32, 32 * (1 - (1 - 4 / 32) ** 32))):
         weights, _ = _weights(r.header, batch, distinct)
         cost = _price(r, batch)
-        assert cost.sequence_bytes == sequence == 103_858_176
+        assert cost.sequence_bytes == sequence == 103_833_600  # 103,858,176 − 12 × 2,048 in session 38
         assert cost.weight_bytes == pytest.approx(weights, rel=1e-14)
         assert cost.memory_s == pytest.approx(_memory_s(H200, weights, batch, sequence), rel=1e-14)
     assert _price(r, 1).weight_bytes == 2_574_705_396
@@ -161,9 +165,9 @@ def test_gemma3_270m_window_over_a_context_mix_by_hand(resolved: dict[str, Resol
     """Gemma 3 270M (18 layers, 1 KV head × (256 + 256) × 2 B, 15 windowed at 512, tied head: the whole Q4_K_M
     table streamed as the head plus a row) over 75 % at 1,024 and 25 % at 16,384."""
     r = resolved["gemma3-270m-h100"]
-    sequence = 1024 * (15 * 512 + 3 * (0.75 * 1024 + 0.25 * 16384)) + 18 * 1024
+    sequence = 1024 * (15 * 511 + 3 * (0.75 * 1024 + 0.25 * 16384)) + 18 * 1024
     cost = _price(r, 1)
-    assert cost.sequence_bytes == sequence == 22_824_960
+    assert cost.sequence_bytes == sequence == 22_809_600  # 22,824,960 − 15 × 1,024 in session 38
     assert cost.weight_bytes == 246_587_904 + 680 == sum(_bytes(t) for t in r.header.tensors) + 680
     assert cost.memory_s == pytest.approx(_memory_s(H100, cost.weight_bytes, 1, sequence), rel=1e-14)
 

@@ -20,12 +20,18 @@ it; ``tests/test_architectures.py`` fails when either differs).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
 
 if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
     from passprice.gguf_header import GGUFHeader
+
+#: An int or a float, kept as it is (:func:`windowed_held`).
+_N = TypeVar("_N", int, float)
 
 #: The key (architecture prefix left off) a windowed architecture's period applies to: its window in positions.
 WINDOW_KEY = "attention.sliding_window"
@@ -281,3 +287,73 @@ def defaulted_window(header: GGUFHeader) -> DefaultedWindow | None:
     if rules is None or rules.window_default is None or header.meta(WINDOW_KEY) is not None:
         return None
     return DefaultedWindow(f"{rules.name}.{WINDOW_KEY}", rules.window_default, rules.window_default_source)
+
+
+# --- what a windowed layer attends and holds -------------------------------------------------------------------
+
+#: Where the count a windowed layer attends comes from (session 39, window55). Both say ``window`` positions, the
+#: row's own included:
+#: llama.cpp src/llama-context.cpp at c392e5094d (``llama_set_inputs``, the KQ masks): line 163 masks a cell whose
+#: ``pos > pos`` of the row (causal), line 179 masks it in the sliding-window mask ``if (pos - kv_self.cells[i].pos >=
+#: (int32_t)hparams.n_swa)``, so a row at ``p`` attends ``p − n_swa < p0 <= p``; ``llama_hparams::is_masked_swa`` in
+#: src/llama-hparams.cpp at 01b77b5793 (``LLAMA_SWA_TYPE_STANDARD``: masked when ``p1 - p0 >= n_swa``) says the same.
+#: Transformers src/transformers/masking_utils.py at 00c4411cbe: ``causal_mask_function`` (``kv_idx <= q_idx``) and
+#: ``sliding_window_overlay`` (``kv_idx > q_idx - sliding_window``), and-ed by
+#: ``sliding_window_causal_mask_function``. (Its older ``AttentionMaskConverter._make_causal_mask`` in
+#: modeling_attn_mask_utils.py at 000b2cd5cd masked ``col <= row + past − sliding_window − 1``: ``window + 1``
+#: positions, passprice's rule until session 39; masking_utils replaced it.)
+#: What each holds for a windowed layer: Transformers' ``StaticSlidingWindowLayer`` (cache_utils.py at 004999d972)
+#: allocates ``min(max_cache_len, sliding_window)`` positions; its ``DynamicSlidingWindowLayer`` keeps the last
+#: ``sliding_window − 1`` and holds ``window`` while a row is scored; llama.cpp's ``llama_kv_cache_iswa`` gives the
+#: windowed layers ``n_swa`` cells a sequence plus one micro-batch (padded to 256); at c392e5094d llama.cpp had no
+#: windowed cache yet (src/llama-kv-cache.cpp lines 94-95 allocate ``kv_size`` cells for every layer, src/llama.cpp
+#: line 9682 ``kv_size = cparams.n_ctx``).
+WINDOW_SOURCE = (
+    "llama.cpp src/llama-context.cpp at c392e5094d, lines 163 and 179 (a row at p attends p - n_swa < p0 <= p; "
+    "llama_hparams::is_masked_swa at 01b77b5793: masked when p1 - p0 >= n_swa); Transformers masking_utils.py at "
+    "00c4411cbe (causal_mask_function kv_idx <= q_idx and sliding_window_overlay kv_idx > q_idx - sliding_window): "
+    "window positions, the row's own included; held: Transformers cache_utils.py at 004999d972 "
+    "(StaticSlidingWindowLayer: min(max_cache_len, sliding_window))"
+)
+
+
+def window_reach(window: int) -> int:
+    """The most cached (earlier) positions a row of a windowed layer reads: ``window − 1`` (int, ``window`` ≥ 1: a
+    window of 0 is refused, :data:`passprice.decode.ZERO_WINDOW_SOURCE`). With the row's own key and value, written
+    this pass, it attends ``window`` positions, as llama.cpp's and Transformers' masks do (:data:`WINDOW_SOURCE`).
+    The one place the rule is written: every reader of a windowed layer's positions (the serving pricer, the sweep,
+    the step pricer, stretches, the simulator, the decode step) goes through this function or the two below it.
+    Raises nothing."""
+    return window - 1
+
+
+def windowed_reads(position: _N, window: int) -> _N:
+    """Cached positions a windowed layer's row at ``position`` (cached positions before it) reads, scores and sums:
+    ``min(position, window − 1)`` (:func:`window_reach`; a full layer reads ``position``), an int for an int, a float
+    for a float. Raises nothing."""
+    return min(position, type(position)(window_reach(window)))
+
+
+def windowed_reads_array(positions: npt.NDArray[np.float64], window: int) -> npt.NDArray[np.float64]:
+    """:func:`windowed_reads` elementwise over ``positions`` (a float array, any shape; the same doubles the scalar
+    form gives: the tests check it). Raises nothing."""
+    import numpy as np
+
+    result: npt.NDArray[np.float64] = np.minimum(positions, float(window_reach(window)))
+    return result
+
+
+def windowed_held(positions: _N, window: int) -> _N:
+    """Positions a windowed layer's cache holds for a sequence that would hold ``positions`` in a full layer (its
+    limit in a contiguous cache, its position and half a page in a paged one): ``min(positions, window)``, an int
+    for an int, a float for a float — the ``window`` positions a row attends (:data:`WINDOW_SOURCE`: Transformers'
+    static sliding cache allocates ``min(max_cache_len, sliding_window)``). Raises nothing."""
+    return min(positions, type(positions)(window))
+
+
+def windowed_held_array(positions: npt.NDArray[np.float64], window: int) -> npt.NDArray[np.float64]:
+    """:func:`windowed_held` elementwise over ``positions`` (a float array). Raises nothing."""
+    import numpy as np
+
+    result: npt.NDArray[np.float64] = np.minimum(positions, float(window))
+    return result

@@ -28,6 +28,8 @@ from passprice.architectures import (
     defaulted_window,
     known_names,
     rules_of,
+    windowed_held,
+    windowed_reads,
 )
 from passprice.errors import InputError
 from passprice.gguf_header import GGUFHeader, LongArray, TensorInfo
@@ -617,7 +619,8 @@ def _whole(value: object) -> bool:
 #: Why a window of 0 positions is refused, not priced (session 36, arch42): llama.cpp's own versions disagree on it.
 ZERO_WINDOW_SOURCE = (
     "llama.cpp src/llama-hparams.cpp at 01b77b5793 (llama_hparams::is_masked_swa, LLAMA_SWA_TYPE_STANDARD: a "
-    "position is masked when p1 - p0 >= n_swa, so with 0 every position, the token's own included); "
+    "position is masked when p1 - p0 >= n_swa, so with 0 every position, the token's own included; the same test "
+    "at c392e5094d, src/llama-context.cpp line 179, pos - p0 >= n_swa); "
     "src/llama-model.cpp at a5410f046c (load_hparams: gemma3 and cohere2 read attention.sliding_window as required "
     "and set their pattern with no check of 0; gemma2 reads it optional, default 4096); a later llama-model.cpp in "
     "the same store (commit not named by the index) sets gemma3 STANDARD only when found_swa && n_swa > 0, else "
@@ -1121,14 +1124,17 @@ def decode_step(header: GGUFHeader, deployment: Deployment, *, defer_recurrence:
                 key = key_length if key_length is not None else embd // max(q, 1)
                 value = value_length if value_length is not None else embd // max(q, 1)
                 per_position = info.kv_heads * (key + value) * deployment.kv_bytes
-            positions = deployment.ctx if info.window is None else min(deployment.ctx, info.window)
+            # A windowed layer holds at most `window` positions and reads at most `window − 1` cached ones (its row
+            # written besides: it attends `window`, architectures.WINDOW_SOURCE).
+            positions = deployment.ctx if info.window is None else windowed_held(deployment.ctx, info.window)
+            read = deployment.ctx if info.window is None else windowed_reads(deployment.ctx, info.window)
             kv_cache += per_position * positions
             return Stage(
                 StageKind.ATTENTION,
                 i,
                 (),
                 0,
-                state_read=per_position * positions,
+                state_read=per_position * read,
                 state_write=per_position,
                 ops=2 * q * (key + value),
                 split=Split(q, info.kv_heads, key, value),

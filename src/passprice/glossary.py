@@ -1191,11 +1191,13 @@ _TERMS = (
     ),
     Term(
         "windowed attention",
-        "attention over at most the last `window` positions (a sliding window); global attention reads them all",
+        "attention over at most the last `window` positions, the token's own included (a sliding window); global "
+        "attention reads them all",
         "Sliding-window attention: a windowed layer (`attention.sliding_window`, by the architecture's layer "
-        "pattern: gemma3 has five windowed layers, then one global) reads and holds at most `window` positions of "
-        "its KV cache, however long the context; a global attention layer reads every position reached. `kv` "
-        "lists the two kinds apart.",
+        "pattern: gemma3 has five windowed layers, then one global) attends at most the last `window` positions, "
+        "the token's own included (as llama.cpp's and Transformers' masks do): it reads at most `window − 1` of its "
+        "KV cache and writes its own, and holds at most `window`, however long the context; a global attention "
+        "layer reads every position reached. `kv` lists the two kinds apart.",
         ("sliding window", "sliding-window attention", "window", "windowed", "global attention", "global"),
     ),
     Term(

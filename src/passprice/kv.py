@@ -20,6 +20,7 @@ from typing import Any
 
 import attrs
 
+from passprice.architectures import windowed_held
 from passprice.bounds import misspelt
 from passprice.cards import Card
 from passprice.decode import DecodeRefusal, Deployment, HeldClass, LayerKind, StageKind, decode_step
@@ -117,10 +118,11 @@ class LayerKV:
 
     def positions(self, context: int) -> int:
         """Positions this block's cache holds for a sequence allowed ``context`` positions (contiguous cache):
-        min(context, window) for a windowed block, ``context`` for a global one, 0 without a cache."""
+        min(context, window) for a windowed block (:func:`passprice.architectures.windowed_held`), ``context`` for a
+        global one, 0 without a cache."""
         if self.bytes_per_position == 0:
             return 0
-        return context if self.window is None else min(context, self.window)
+        return context if self.window is None else windowed_held(context, self.window)
 
 
 @attrs.frozen

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import attrs
 
 from passprice import ggml
+from passprice.architectures import windowed_held, windowed_reads
 from passprice.cards import TENSOR_FORMATS, Card
 from passprice.cost import Pricing, pass_seconds, pass_terms
 from passprice.errors import InputError
@@ -149,15 +150,18 @@ class ContextMix:
         return max((c.limit for c in self.classes), default=0)
 
     def windowed_position(self, window: int) -> float:
-        """Σ share × min(position, window): the mean positions a windowed layer reads (DESIGN.md extension)."""
-        return math.fsum(c.share * min(c.position, float(window)) for c in self.classes)
+        """Σ share × min(position, window − 1): the mean cached positions a windowed layer reads, its row's own
+        written besides, so it attends ``window`` (:func:`passprice.architectures.windowed_reads`; DESIGN.md
+        extension)."""
+        return math.fsum(c.share * windowed_reads(float(c.position), window) for c in self.classes)
 
     def windowed_held(self, window: int, kv_page: int | None) -> float:
         """Positions a windowed layer holds per sequence: Σ share × min(limit, window) for a contiguous cache, or
-        Σ share × min(position + page / 2, window) for a paged one (DESIGN.md extension)."""
+        Σ share × min(position + page / 2, window) for a paged one (:func:`passprice.architectures.windowed_held`;
+        DESIGN.md extension)."""
         if kv_page is None:
-            return math.fsum(c.share * float(min(c.limit, window)) for c in self.classes)
-        return math.fsum(c.share * min(c.position + kv_page / 2.0, float(window)) for c in self.classes)
+            return math.fsum(c.share * windowed_held(float(c.limit), window) for c in self.classes)
+        return math.fsum(c.share * windowed_held(c.position + kv_page / 2.0, window) for c in self.classes)
 
 
 class AttentionMath(enum.Enum):
@@ -1489,7 +1493,8 @@ def pass_shape(header: GGUFHeader, s: Serving, *, routing_free: bool = False) ->
                     raise Undecoded(name, ty.name)
         elif st.kind is StageKind.ATTENTION:
             weight_bytes += st.weight_bytes * (kf if draft else 1.0)
-            # DESIGN.md extension: a windowed layer reads and holds at most `window` positions per class.
+            # DESIGN.md extension: a windowed layer reads at most `window − 1` cached positions per class (its row
+            # written besides: it attends `window`) and holds at most `window`.
             if st.window is not None:
                 at = s.contexts.windowed_position(st.window)
                 held_positions = s.contexts.windowed_held(st.window, s.kv_page)

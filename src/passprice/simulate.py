@@ -58,6 +58,7 @@ from typing import Any
 import attrs
 import numpy as np
 
+from passprice.architectures import windowed_reads_array
 from passprice.errors import InputError, escaped
 from passprice.jsontext import Table
 from passprice.serving import NotResident, OnChipOverflow, PassShape, ServingBind
@@ -842,7 +843,8 @@ def simulate(
                 if g_.window is None:
                     sums_now.append((float(positions.sum()) + added, float((positions - own).sum()) + added, pa, pr))
                 else:
-                    scored = float(np.minimum(positions, float(g_.window)).sum()) + np.minimum(added, float(g_.window))
+                    scored = (float(windowed_reads_array(positions, g_.window).sum())
+                              + windowed_reads_array(added, g_.window))
                     sums_now.append((scored, scored, pa, pr))
             now_s = pricer.price_many(StepSums(float(len(members)) + more, np.array([h[0] for h in heads]),
                                                np.array([h[1] for h in heads]), np.array([h[2] for h in heads]),

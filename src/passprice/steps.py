@@ -24,7 +24,8 @@ context): every row multiplies every weight of the verifying model, reads its em
 value, runs its norms, its recurrence update and its conv taps; the chunk reads the sequence's cache of ``L``
 positions once (one read serves every row of the pass, as the seed's drafts share it), and reads and writes back
 its recurrent state once (only the chunk's final state is kept: no candidate prefix is rolled back); row ``t`` of
-the prompt scores ``t`` earlier positions (``min(t, window)`` in a windowed layer), as a decoding row at position
+the prompt scores ``t`` earlier positions (``min(t, window − 1)`` in a windowed layer, which with the row's own
+attends ``window``: :func:`~passprice.architectures.windowed_reads`), as a decoding row at position
 ``t`` does. Two modelling choices: the head multiplies only a prompt's **last** row, whose logits give the first
 output token (serving engines compute no logits for the other prompt positions unless prompt log-probabilities are
 asked for); and a drafting serving's draft (MTP) layers are left out of prompt rows (they add one block in 65 to
@@ -47,6 +48,7 @@ import attrs
 import numpy as np
 
 from passprice import ggml
+from passprice.architectures import window_reach, windowed_held_array, windowed_reads_array
 from passprice.cards import Card
 from passprice.cost import Pricing, Terms, binding_index, pass_seconds, pass_terms
 from passprice.decode import DecodeRefusal, Deployment, StageKind, decode_step
@@ -187,8 +189,8 @@ class StepSums:
     ``decode``: decoding sequences; ``chunks``: prompt chunks; ``prompt_rows``: their rows; ``lasts``: chunks that
     end their prompt; ``shared_once``: positions of shared prefixes streamed once. ``groups``: per attention group
     (:attr:`StepPricer.groups`, in order) the positions its decoding rows score (Σ position, or Σ min(position,
-    window)), those its decoding sequences read alone (less a prefix read with the batch), those its prompt rows score
-    (:func:`_window_sum` in a windowed group), and those its prompt chunks read."""
+    window − 1)), those its decoding sequences read alone (less a prefix read with the batch), those its prompt rows
+    score (:func:`_window_sum` in a windowed group), and those its prompt chunks read."""
 
     decode: Any
     chunks: Any
@@ -237,9 +239,10 @@ def _distinct(router: Router, tokens: Any) -> Any:
 
 
 def _window_sum(starts: np.ndarray, rows: np.ndarray, window: int) -> np.ndarray:
-    """Σ over t from ``starts`` to ``starts + rows − 1`` of min(t, window), elementwise, in closed form: the
+    """Σ over t from ``starts`` to ``starts + rows − 1`` of min(t, window − 1) (:func:`~passprice.architectures.
+    windowed_reads`, its cap :func:`~passprice.architectures.window_reach`), elementwise, in closed form: the cached
     positions a windowed layer's prompt rows score."""
-    w = float(window)
+    w = float(window_reach(window))
     last = starts + rows - 1.0
     top = np.minimum(last, w)
     below = np.where(top >= starts, (starts + top) * (top - starts + 1.0) / 2.0, 0.0)
@@ -393,7 +396,7 @@ class StepPricer:
             if g.window is None:
                 out = out + g.held * np.maximum(cached - shared_positions, 0.0)
             else:
-                out = out + g.held * np.minimum(cached, float(g.window))
+                out = out + g.held * windowed_held_array(cached, g.window)
         return out
 
     def prefix_held(self, positions: float) -> float:
@@ -439,7 +442,7 @@ class StepPricer:
                 attended = float(pos.sum())
                 read_positions = float((pos - step.decode_shared).sum())
             else:
-                attended = read_positions = float(np.minimum(pos, float(g.window)).sum())
+                attended = read_positions = float(windowed_reads_array(pos, g.window).sum())
             groups.append((attended, read_positions, float(prompt_attended.sum()), float(prompt_read.sum())))
         return StepSums(d, chunks, float(rows.sum()), float(step.prompt_last.sum()), step.shared_once, tuple(groups))
 
@@ -454,7 +457,7 @@ class StepPricer:
             if g.window is None:
                 out.append((rows * starts + rows * (rows - 1.0) / 2.0, starts - shared))
             else:
-                out.append((_window_sum(starts, rows, g.window), np.minimum(starts, float(g.window))))
+                out.append((_window_sum(starts, rows, g.window), windowed_reads_array(starts, g.window)))
         return tuple(out)
 
     def price(self, step: StepRows) -> StepCost:

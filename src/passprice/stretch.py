@@ -8,8 +8,9 @@ for :meth:`~passprice.steps.StepPricer.price_many`. Two ways, both exact:
 - **closed form**, when a pass emits a whole number ``e`` of tokens (every serving without drafts): positions are
   integers, so every sum is an exact integer in a double (below 2^53) whatever its order, and the sums of step ``i``
   follow from the sequences' positions at the stretch's start sorted once — Σ over the sequences still decoding of
-  ``p + i·e``, of ``min(p + i·e, window)`` in a windowed group (a sequence reaches the window after
-  ⌈(window − p) / e⌉ steps), and of the prefixes read once. Sequences may finish inside the stretch (each at its own
+  ``p + i·e``, of ``min(p + i·e, r)`` in a windowed group, ``r = window − 1`` the most cached positions a windowed
+  row reads (:func:`~passprice.architectures.window_reach`; a sequence reaches it after ⌈(r − p) / e⌉ steps), and
+  of the prefixes read once. Sequences may finish inside the stretch (each at its own
   step, ⌈(output − generated) / e⌉ steps on), so a stretch can run until its last sequence ends: O(sequences + steps)
   arithmetic, not O(sequences × steps);
 - **step by step**, when ``e`` is fractional (a drafting serving's expected tokens a pass): each sequence's positions
@@ -25,19 +26,28 @@ from typing import Any
 
 import numpy as np
 
+from passprice.architectures import window_reach, windowed_reads_array
 from passprice.steps import AttentionGroup, StepPricer, StepSums
 
 #: Elements of a step-by-step block (steps × sequences) computed at once.
 BLOCK = 1 << 16
-#: The largest window the closed form computes with: a window past it reads as it, which changes nothing (every
-#: position a serving reaches is below 2^32, the largest limit, so min(p, window) = p either way), and keeps the
-#: int64 arithmetic exact: a gemma header's ``sliding_window`` of 2^64 − 1 raised OverflowError in ``simulate``
-#: (attack65), and a window times a count of sequences stays below 2^63 up to 2^23 of them.
+#: The largest window (or reach) the closed form computes with: one past it reads as it, which changes nothing
+#: (every position a serving reaches is below 2^32, the largest limit, so min(p, window − 1) = p either way), and
+#: keeps the int64 arithmetic exact: a gemma header's ``sliding_window`` of 2^64 − 1 raised OverflowError in
+#: ``simulate`` (attack65), and a window times a count of sequences stays below 2^63 up to 2^23 of them.
 WINDOW_CAP = 1 << 40
 
 
 def _reach(window: int) -> int:
-    """``window`` as the closed form computes with it: at most :data:`WINDOW_CAP`."""
+    """The most cached positions a windowed row reads (:func:`~passprice.architectures.window_reach`, ``window −
+    1``) as the closed form computes with it: at most :data:`WINDOW_CAP`."""
+    return min(window_reach(window), WINDOW_CAP)
+
+
+def _hold(window: int) -> int:
+    """The most positions a windowed layer holds for a sequence (``window``:
+    :func:`~passprice.architectures.windowed_held`) as the closed form computes with it: at most
+    :data:`WINDOW_CAP`."""
     return min(window, WINDOW_CAP)
 
 
@@ -103,8 +113,8 @@ class Stretch:
         self.ended = _Counted(f, q)
         self.begun_shared = _Counted(s, own) if own.any() else None
         self.ended_shared = _Counted(f, own) if own.any() else None
-        # A windowed group: a sequence scores q + i·e from its start until it reaches the window (step c) or
-        # finishes, then the window until it finishes.
+        # A windowed group: a sequence scores q + i·e from its start until it reaches the window's reach (step c)
+        # or finishes, then the reach (window − 1) until it finishes.
         self.windows: dict[int, tuple[_Counted, _Counted, _Counted]] = {}
         for g in self.groups:
             if g.window is None or g.window in self.windows:
@@ -223,7 +233,7 @@ def stepwise_sums(
         if g.window is None:
             out.append((attended, alone, 0.0, 0.0))
         else:
-            scored = np.minimum(rows, float(g.window)).sum(axis=1)
+            scored = windowed_reads_array(rows, g.window).sum(axis=1)
             out.append((scored, scored, 0.0, 0.0))
     return StepSums(float(rows.shape[1]), 0.0, 0.0, 0.0, shared_once, tuple(out))
 
@@ -309,11 +319,11 @@ def held_totals(pricer: StepPricer, base: np.ndarray, emitted: float, begin: np.
         if g.window is None:
             total = total + int(g.held) * _pages_sums(steps, begin, end, whole, e, page)
             continue
-        last_page = _reach(g.window) // page * page
+        last_page = _hold(g.window) // page * page
         past = (last_page - whole) // e  # the first step at which a sequence holds more than last_page positions
         below_end = np.minimum(end, past)
         above_begin = np.minimum(np.maximum(begin, past), end)
         scored = (_pages_sums(steps, begin, below_end, whole, e, page)
-                  + _reach(g.window) * _active_sums(steps, above_begin, end, np.ones(len(whole), dtype=np.int64)))
+                  + _hold(g.window) * _active_sums(steps, above_begin, end, np.ones(len(whole), dtype=np.int64)))
         total = total + int(g.held) * scored
     return total.astype(float)

@@ -734,6 +734,7 @@ class _ShapeByPosition:
         routing-free shape (:func:`~passprice.serving.pass_shape`'s: what the card holds and how many sequences fit,
         no experts streamed; attention reads no routing). Raises what :func:`~passprice.serving.pass_shape` raises at
         no context."""
+        from passprice.architectures import windowed_held_array, windowed_reads_array
         from passprice.steps import attention_groups
 
         zero = pass_shape(
@@ -744,13 +745,15 @@ class _ShapeByPosition:
         p = positions.astype(float)[:, None]
         read, vector, array, scale, held = (np.zeros_like(p) for _ in range(5))
         for g in attention_groups(header, serving, k):
-            # The seed's positions read (the mean position, at most the window) and held (the limit, or the
-            # position and half a page, at most the window), for one class.
+            # The seed's positions read (the mean position; a windowed layer at most window − 1, its row written
+            # besides) and held (the limit, or the position and half a page; a windowed layer at most the window),
+            # for one class.
             held_at = limit if serving.kv_page is None else p + serving.kv_page / 2.0
             if g.window is None:
                 at, kept = p, held_at
             else:
-                at, kept = np.minimum(p, float(g.window)), np.minimum(held_at, float(g.window))
+                at = windowed_reads_array(p, g.window)
+                kept = windowed_held_array(np.asarray(held_at, dtype=float), g.window)
             read = read + g.read * at
             vector = vector + g.vector * at
             array = array + g.array * at
