@@ -33,16 +33,16 @@ def test_an_added_lock_says_what_it_rests_on_in_the_review(tmp_path: Path) -> No
                                     "batch 64, binds on memory, weakest estimated -> ")
     status, (markdown, text) = renderings(base, "markdown", "text", base=str(base), head=str(head))  # one review
     assert status == 0, markdown
-    assert (f"- added `{SERVING}` (`{LOCK}`, price, locks serving `{SERVING}`): 224,149.0 tokens/s at batch 64, "
+    assert (f"- added `{SERVING}` (`{LOCK}`, price, locks serving `{SERVING}`): 224,337.8 tokens/s at batch 64, "
             "binds on memory, weakest provenance estimated (scale)") in markdown.splitlines()
     lines = text.splitlines()
     row = lines.index(f"  {SERVING} ({LOCK}, card mi300x, price): added")
     assert lines[row + 1 : row + 9] == [
         "    changed   –",
         "    floors    new → still holds",
-        "    tokens/s  not priced → 224,149.0",
-        "    recorded  224,149.0",
-        "    pass      – → 285.5 µs",
+        "    tokens/s  not priced → 224,337.8",
+        "    recorded  224,337.8",
+        "    pass      – → 285.3 µs",
         "    binds     – → memory",
         "    weakest   estimated (scale)",
         "",
