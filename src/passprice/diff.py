@@ -870,6 +870,12 @@ class FactChange:
     #: adds (``sources/ID.toml`` on HEAD, not on BASE) and the old fact (if any) did not cite: nothing the registry
     #: recorded before the change backs what it cites them for (:attr:`to_verify` says so).
     fresh_sources: tuple[str, ...] = ()
+    #: For a fact fitted again to the same runs (its runs and their figures as before, its fit's errors moved): the
+    #: records the same change moved that those runs are priced on, ``card rtx_4090 (memory.bandwidth,
+    #: streams.rewrite)``, ``checkpoint NAME`` or ``routing NAME`` (:func:`_moved_under_runs`); empty when none did.
+    #: Such a fit moved with them, not by hand (left45: the RTX 4090's bandwidth 1008 → 1010 GB/s re-fitted
+    #: llamacpp-cuda-2405, and four facts read as changed at their own values, ``overhead.pass 0 µs → 0 µs``).
+    moved_with: tuple[str, ...] = ()
 
     @property
     def change(self) -> str:
@@ -898,14 +904,19 @@ class FactChange:
         "0.1 → 0.1"). Only a fit to other runs is one: a derivation whose runs read as before while its errors,
         method or figure moved was edited, not fitted again (a fit of the same runs gives the same errors), and is
         listed as a change (slip 48's hand-lowered errors read "no fact changed" otherwise). Its citation may differ
-        in the count of runs it names alone (:attr:`recounted`: a run added, walkthrough 47)."""
+        in the count of runs it names alone (:attr:`recounted`: a run added, walkthrough 47). A fit of the same runs
+        whose errors moved is one too when the same change moved a card, checkpoint or routing record those runs are
+        priced on (:attr:`moved_with`): the re-fit follows that change, which the review lists (left45)."""
         if self.old is None or self.new is None or not {"derivation"} <= set(self.fields) <= {"derivation", "locator",
                                                                                             "cite"}:
             return False
         from passprice.derivations import RunDerivation
 
         old, new = self.old.derivation, self.new.derivation
-        if not (isinstance(old, RunDerivation) and isinstance(new, RunDerivation) and old.runs != new.runs):
+        if not (isinstance(old, RunDerivation) and isinstance(new, RunDerivation)):
+            return False
+        if old.runs == new.runs and not (self.moved_with and (old.method, old.figure, old.digits, old.tolerance)
+                                         == (new.method, new.figure, new.digits, new.tolerance)):
             return False
         return self.recounted is not None or ("cite" not in self.fields and "locator" not in self.fields)
 
@@ -1138,11 +1149,11 @@ def refit_line(f: FileChange, shown: Sequence[FactChange]) -> str | None:
     groups: dict[str, list[str]] = {}
     for c in folded:
         assert c.old is not None and c.new is not None
-        groups.setdefault(run_change(c.old.derivation, c.new.derivation) or "changed", []).append(c.path)
+        groups.setdefault(run_change(c.old.derivation, c.new.derivation, c.moved_with) or "changed", []).append(c.path)
     hows = []
     for runs, paths in groups.items():
         same = next((c.path for c in shown if c.old is not None and c.new is not None and "derivation" in c.fields
-                     and run_change(c.old.derivation, c.new.derivation) == runs), None)
+                     and run_change(c.old.derivation, c.new.derivation, c.moved_with) == runs), None)
         said = f"as {same}'s" if same is not None else runs
         hows.append(said if len(groups) == 1 else f"{', '.join(paths)}: {said}")
     how = "; ".join(hows)
@@ -4353,6 +4364,7 @@ def _compare(base: Side, head: Side) -> Diff:
     into = {old: new for new, old in renames.items()}
     files = _ask_added(base, head, tuple(compare_file(base, head, p, renames.get(p), into.get(p)) for p in paths))
     files = _fresh_sources(base, head, files)
+    files = _moved_under_runs(head, files)
     files = measurement_renames(base, head, files)
     from passprice.check import review_files
 
@@ -5231,6 +5243,60 @@ def _fresh_sources(base: Side, head: Side, files: tuple[FileChange, ...]) -> tup
                     c = attrs.evolve(c, fresh_sources=fresh)
             facts.append(c)
         out.append(attrs.evolve(f, facts=tuple(facts)))
+    return tuple(out)
+
+
+def _moved_under_runs(head: Side, files: tuple[FileChange, ...]) -> tuple[FileChange, ...]:
+    """``files`` with :attr:`FactChange.moved_with` set on each stack fact fitted again to the same runs (each run's
+    figure as before) whose fit's errors moved: the card, checkpoint and routing records of ``files`` whose facts
+    or content moved (a fact's value or unit; a checkpoint entry's content digest) and that one of its runs names
+    (HEAD's ``registry/measurements``; a file that does not read names none). Left45: the RTX 4090's bandwidth
+    1008 → 1010 GB/s and llamacpp-cuda-2405 re-fitted read ``overhead.pass 0 µs → 0 µs`` and three more unmoved
+    facts as changes, as if its errors were typed by hand (slip 48). Raises nothing."""
+    from passprice.derivations import RunDerivation
+
+    moved: dict[tuple[str, str], str] = {}
+    for f in files:
+        if f.status != "changed":
+            continue
+        if f.kind in ("card", "routing"):
+            paths = [c.path for c in f.facts if {"value", "unit"} & set(c.fields)]
+            if paths:
+                moved[(f.kind, f.name)] = f"{f.kind} {f.name} ({', '.join(paths)})"
+        elif f.kind == "checkpoint" and f.content[0] != f.content[1]:
+            moved[("checkpoint", f.name)] = f"checkpoint {f.name} (its content)"
+
+    def refitted(c: FactChange) -> bool:
+        return (c.old is not None and c.new is not None and isinstance(c.old.derivation, RunDerivation)
+                and isinstance(c.new.derivation, RunDerivation) and c.old.derivation.runs == c.new.derivation.runs
+                and c.old.derivation.errors != c.new.derivation.errors)
+
+    if not moved or not any(f.kind == "stack" and any(refitted(c) for c in f.facts) for f in files):
+        return files
+    from passprice.measurements import load_file
+
+    on: dict[str, list[tuple[str, str]]] = {}  # run id → the records it is priced with
+    for path in sorted((head.root.path / "registry" / "measurements").glob("*.toml")):
+        try:
+            runs = load_file(path, head.root.schema, head.root.sources)
+        except InputError:
+            continue
+        for r in runs:
+            on[r.id] = [("card", r.card), ("checkpoint", r.checkpoint)] + ([("routing", r.routing)] if r.routing
+                                                                           else [])
+    out = []
+    for f in files:
+        if f.kind == "stack" and any(refitted(c) for c in f.facts):
+            facts = []
+            for c in f.facts:
+                if refitted(c):
+                    assert c.new is not None and isinstance(c.new.derivation, RunDerivation)
+                    keys = dict.fromkeys(k for r in c.new.derivation.runs for k in on.get(r.run, ()) if k in moved)
+                    if keys:
+                        c = attrs.evolve(c, moved_with=tuple(moved[k] for k in sorted(keys)))
+                facts.append(c)
+            f = attrs.evolve(f, facts=tuple(facts))
+        out.append(f)
     return tuple(out)
 
 
@@ -6810,7 +6876,7 @@ def diff_text(d: Diff) -> str:
                 if key in c.fields and c.change == "changed":
                     old = c.old.derivation_text() if key == "derivation" and c.old else getattr(c.old, key)
                     new = c.new.derivation_text() if key == "derivation" and c.new else getattr(c.new, key)
-                    runs = (run_change(c.old.derivation, c.new.derivation)
+                    runs = (run_change(c.old.derivation, c.new.derivation, c.moved_with)
                             if key == "derivation" and c.old is not None and c.new is not None else None)
                     if runs is not None:  # a re-fit: the runs it gained, lost or saw change, and its errors
                         old, new = "runs: " + (old or ""), runs
@@ -7009,7 +7075,7 @@ def _error_move(a: float, b: float) -> str:
     return f"{100 * a:.{digits}g} % → {100 * b:.{digits}g} %"
 
 
-def run_change(old: Any, new: Any) -> str | None:
+def run_change(old: Any, new: Any, moved_with: Sequence[str] = ()) -> str | None:
     """What a re-fit changed in a fact's derivation from measured runs (both
     :class:`passprice.derivations.RunDerivation`; ``None`` for any other pair): the runs added, removed and whose figure
     changed, each by id with its tokens/s, then the fit's errors before → after. Walkthrough 21: a run added read,
@@ -7017,7 +7083,8 @@ def run_change(old: Any, new: Any) -> str | None:
     [145.55 → 168.2]``), the runs being listed in id order; a method, figure, digits or tolerance changed is left to
     the text change (``None``). Each group of errors that moved is named (walkthrough 55: a re-fit leaving the
     checkpoint-held-out mean unmoved read ``card held out mean 6.9 % → 6.83 %, max 20.4 % → 20.1 %, max 49.8 % →
-    50 %``, the last max the checkpoint held out's)."""
+    50 %``, the last max the checkpoint held out's). ``moved_with``: the records the same change moved that the runs
+    are priced on (:attr:`FactChange.moved_with`), named as why a fit of the same runs moved (left45)."""
     from passprice.derivations import FIGURES, RunDerivation
     from passprice.fits import relative_move
 
@@ -7044,7 +7111,10 @@ def run_change(old: Any, new: Any) -> str | None:
         parts.append(f"removed {listed(removed)}")
     if moved:
         parts.append(f"changed {listed(moved)}")
-    if not (added or removed or moved):
+    if not (added or removed or moved) and moved_with:
+        parts.append(f"no run added, removed or changed: re-fitted after this change moved what its runs are priced "
+                     f"with, {'; '.join(moved_with)} (not a hand edit: HEAD's passprice check re-fits it)")
+    elif not (added or removed or moved):
         # walkthrough 55: the RTX 4090's bandwidth corrected and llamacpp-cuda-2405 re-fitted read only this, the
         # reviewer left to guess why a fit of the same runs moved
         parts.append("no run added, removed or changed (a fit of the same runs moves with the card, checkpoint or "
@@ -7166,7 +7236,7 @@ def _fact_items(d: Diff, links: Links | None) -> Iterator[list[str]]:
             out.append(f"  - **note** removed (was: {markdown_text(c.old.note)})")
         if c.change == "changed" and "derivation" in c.fields and c.old is not None and c.new is not None:
             old, new = c.old.derivation_text() or "", c.new.derivation_text() or ""
-            runs = run_change(c.old.derivation, c.new.derivation)
+            runs = run_change(c.old.derivation, c.new.derivation, c.moved_with)
             if runs is not None:  # a re-fit: its runs and errors, not a text change of the runs listed in id order
                 old, new = "runs: " + old, runs
             first = said.setdefault((f.path, "derivation: " + old, new), c.path)
