@@ -3026,7 +3026,8 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
             changed += [c.lock_path for c in f.facts if c.lock_path in rests and not _folded(f, c)]
             cites += [cite for c in f.facts
                       if c.lock_path in rests and not _folded(f, c) and (cite := _lock_cite(c.lock_path, c.old, c.new))]
-            fitted += [c.lock_path for c in f.facts if c.new is not None and isinstance(c.new.derivation, RunDerivation)]
+            fitted += [c.lock_path for c in f.facts
+                       if c.new is not None and isinstance(c.new.derivation, RunDerivation)]
             if new is not None and status != "removed":
                 pinned = [(c.lock_path, new.facts[c.lock_path], c.new) for c in f.facts if c.new is not None
                           and c.lock_path in after_rests and c.lock_path in new.facts
