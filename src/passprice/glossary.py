@@ -385,7 +385,7 @@ _TERMS = (
         "a serving moved between.",
         ("does not read", "informational", "not locked, informational", "alone", "edited",
          "look-alike header", "held by a look-alike header alone", "cites", "derived from it", "recited",
-         "value_changed", "alone_grouped", "rerouted", "fitted", "runs_moved"),
+         "value_changed", "alone_grouped", "rerouted", "runs_moved"),
     ),
     Term(
         "weakened",
@@ -1511,7 +1511,9 @@ _TERMS = (
         "`passprice calibrate --stack S` fits each of the stack's facts (overheads, shares, terms.serial) to its "
         "measured runs and prints it `fitted`, beside its value `before` (as the stack file holds it); a fact no run "
         "exercises is `not fitted`. Its error table gives the `mean` and `max` of |error| of tokens/s "
-        "((expected − measured) / measured) in sample and held out, and the `worst run`.",
+        "((expected − measured) / measured) in sample and held out, and the `worst run`. In a review's `--json`, a "
+        "lock's `cites` entry says `fitted: true` of such a fact: its source states no figure of it, its check is the "
+        "fit.",
         ("before", "not fitted", "|error|", "|error| of tokens/s", "mean", "max"),
     ),
     Term(
