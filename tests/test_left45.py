@@ -12,8 +12,18 @@ import attrs
 from cli_helpers import REPO
 from passprice.addedfacts import in_own_unit
 from passprice.derivations import RunDerivation, RunInput
-from passprice.diff import (FactChange, FileChange, LockImpact, PriceSide, _cites, _moved_runs, _moved_under_runs,
-                            _runs_moved, refit_line, run_change)
+from passprice.diff import (
+    FactChange,
+    FileChange,
+    LockImpact,
+    PriceSide,
+    _cites,
+    _moved_runs,
+    _moved_under_runs,
+    _runs_moved,
+    refit_line,
+    run_change,
+)
 from passprice.facts import Fact
 from passprice.registry import find_root
 
@@ -35,8 +45,8 @@ _RUNS = (("xd3.rtx_4090.8b-q4km.tg512", 130.58), ("xd3.h100_pcie_80gb.8b-q4km.tg
 
 
 def _card(value: float) -> Fact:
-    return Fact.from_entry({"value": value, "unit": "GB/s", "provenance": "published", "source": "nvidia-ada-whitepaper",
-                            "locator": "Appendix A: 'Memory Bandwidth 1008 GB/sec'"},
+    return Fact.from_entry({"value": value, "unit": "GB/s", "provenance": "published",
+                            "source": "nvidia-ada-whitepaper", "locator": "Appendix A: 'Memory Bandwidth 1008 GB/sec'"},
                            "facts/cards/rtx_4090.toml: memory.bandwidth")
 
 
