@@ -2135,10 +2135,12 @@ class LockImpact:
     #: unit: :func:`passprice.reproduce.exact_quantity`) (walkthrough 49: the lock's row named the facts, the Facts
     #: section the citations; session 37: a recomputed share had no citation on the row).
     cites: tuple[tuple[str, str | None, str | None, bool, Derivation | None, bool], ...] = ()
-    #: Of :attr:`cites`, the paths of the facts fitted to measured runs (a stack's: HEAD's derivation a
-    #: :class:`~passprice.derivations.RunDerivation`): their source states no figure of them, their check is the fit
-    #: (its runs and errors), and the row says so (left45: a re-fit read "value changed, citation unchanged:
-    #: passprice-stack-calibration, the 111 runs …", sending the reviewer to look for the figure in that source).
+    #: Of :attr:`cites`, the paths of the facts the change fitted again to measured runs (a stack's: HEAD's
+    #: derivation a :class:`~passprice.derivations.RunDerivation`, changed): their source states no figure of them,
+    #: their check is the fit (its runs and errors), and the row says so (a fitted value edited by hand, its fit
+    #: unchanged, is said "no longer the fit" on the row, and cited as any value moved under its citation). Left45:
+    #: a re-fit read "value changed, citation unchanged: passprice-stack-calibration, the 111 runs …", sending the
+    #: reviewer to look for the figure in that source.
     fitted: tuple[str, ...] = ()
     #: For a lock made under a serving stack whose fit the change moved by a measured run's figure (a run corrected
     #: and the stack re-fitted): each such run, ``(id, before, after, source, locator)``, with its citation as HEAD
@@ -3026,8 +3028,8 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
             changed += [c.lock_path for c in f.facts if c.lock_path in rests and not _folded(f, c)]
             cites += [cite for c in f.facts
                       if c.lock_path in rests and not _folded(f, c) and (cite := _lock_cite(c.lock_path, c.old, c.new))]
-            fitted += [c.lock_path for c in f.facts
-                       if c.new is not None and isinstance(c.new.derivation, RunDerivation)]
+            fitted += [c.lock_path for c in f.facts if c.old is not None and c.new is not None
+                       and isinstance(c.new.derivation, RunDerivation) and c.old.derivation != c.new.derivation]
             if new is not None and status != "removed":
                 pinned = [(c.lock_path, new.facts[c.lock_path], c.new) for c in f.facts if c.new is not None
                           and c.lock_path in after_rests and c.lock_path in new.facts
