@@ -155,8 +155,8 @@ def test_1_a_value_moved_under_its_figure_in_another_notation_is_said_firmly(reg
     commit_all(path, "5.2 TB/s")
     text = invoke("diff", "notation-base", "HEAD", root=path)
     assert ("to verify: the value moved (4.8 TB/s → 5.2 TB/s) but its citation did not, and the locator quotes "
-            "4,800 GB/s: nvidia-h200-datasheet: Technical Specifications table, H200 SXM column: 'GPU Memory "
-            "Bandwidth 4,800 GB/s'") in text.stdout, text.stdout
+            "4,800 GB/s (4.8 TB/s): nvidia-h200-datasheet: Technical Specifications table, H200 SXM column: "
+            "'GPU Memory Bandwidth 4,800 GB/s'") in text.stdout, text.stdout
 
 
 def test_2_an_added_estimate_quoting_another_figure_is_to_verify(registry: Path) -> None:

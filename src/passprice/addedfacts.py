@@ -399,6 +399,36 @@ def percents_of(text: str) -> dict[float, str]:
     return out
 
 
+def in_own_unit(amount: float, unit: str, text: str | None) -> list[str]:
+    """The figures of the dimension of ``amount`` ``unit`` that ``text`` quotes and that are not that figure
+    (:func:`other_figures`), each as written, followed by its amount in ``unit`` where written in another unit:
+    ``'Memory Bandwidth 3352 GB/s'`` under 3.35 TB/s →
+    ``["3352 GB/s (3.352 TB/s)"]``; a figure in ``unit`` itself as written (``3.352 TB/s``); empty when ``text``
+    quotes none or quotes the figure itself. The amount in ``unit`` is the quoted value divided by ``unit``'s size
+    (:func:`passprice.units.quantity` of 1 ``unit``), FLOP and op counted as MACs for a figure in MACs, to 6
+    significant digits. Left45 (as :func:`percents_of` for ratios): the H100's bandwidth kept at 3.35 TB/s and re-cited
+    to a locator quoting 3352 GB/s was asked only "does … state 3.35 TB/s?", the digits that differ left to the
+    reader's arithmetic. Raises nothing."""
+    others = other_figures(amount, unit, text)
+    if not others or text is None:
+        return []
+    try:
+        mine = quantity(1.0, unit)
+    except InputError:
+        return list(others)
+    in_macs = any(name == "MAC" for name, _ in mine.dims)
+    out = []
+    for shown, _, value, dims, their_unit in stated_with_unit(text):
+        if shown not in others or shown in out:
+            continue
+        if in_macs and dims != mine.dims:
+            value, dims = _in_macs(value, dims)
+        own = float(value / mine.value) if dims == mine.dims and mine.value else None
+        said = shown if own is None or their_unit == unit else f"{shown} ({own:.6g} {unit})"
+        out.append(said)
+    return out
+
+
 def _count_asks(fact: Fact, quoted: Callable[[str], set[float]]) -> str | None:
     """What an added ratio or count (unit ``1``) without a derivation asks when its locator quotes candidates for it
     and none is it: for a ratio (at most 1) the percentages it quotes (``85-90%`` states 0.85 and 0.9), its bare

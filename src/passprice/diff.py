@@ -30,7 +30,7 @@ import attrs
 from passprice import cache, gitread, schema
 from passprice.cachefolder import make_folders
 from passprice.cards import card_from_document, document_and_facts
-from passprice.derivations import Derivation, Finding, Input, recheck_all
+from passprice.derivations import Derivation, Finding, Input, RunDerivation, recheck_all
 from passprice.drafts import method_from_document
 from passprice.errors import InputError, escaped, problem_lines, spelled
 from passprice.facts import Fact, Provenance, dimension
@@ -870,6 +870,12 @@ class FactChange:
     #: adds (``sources/ID.toml`` on HEAD, not on BASE) and the old fact (if any) did not cite: nothing the registry
     #: recorded before the change backs what it cites them for (:attr:`to_verify` says so).
     fresh_sources: tuple[str, ...] = ()
+    #: For a fact fitted again to the same runs (its runs and their figures as before, its fit's errors moved): the
+    #: records the same change moved that those runs are priced on, ``card rtx_4090 (memory.bandwidth,
+    #: streams.rewrite)``, ``checkpoint NAME`` or ``routing NAME`` (:func:`_moved_under_runs`); empty when none did.
+    #: Such a fit moved with them, not by hand (left45: the RTX 4090's bandwidth 1008 → 1010 GB/s re-fitted
+    #: llamacpp-cuda-2405, and four facts read as changed at their own values, ``overhead.pass 0 µs → 0 µs``).
+    moved_with: tuple[str, ...] = ()
 
     @property
     def change(self) -> str:
@@ -898,14 +904,19 @@ class FactChange:
         "0.1 → 0.1"). Only a fit to other runs is one: a derivation whose runs read as before while its errors,
         method or figure moved was edited, not fitted again (a fit of the same runs gives the same errors), and is
         listed as a change (slip 48's hand-lowered errors read "no fact changed" otherwise). Its citation may differ
-        in the count of runs it names alone (:attr:`recounted`: a run added, walkthrough 47)."""
+        in the count of runs it names alone (:attr:`recounted`: a run added, walkthrough 47). A fit of the same runs
+        whose errors moved is one too when the same change moved a card, checkpoint or routing record those runs are
+        priced on (:attr:`moved_with`): the re-fit follows that change, which the review lists (left45)."""
         if self.old is None or self.new is None or not {"derivation"} <= set(self.fields) <= {"derivation", "locator",
                                                                                             "cite"}:
             return False
         from passprice.derivations import RunDerivation
 
         old, new = self.old.derivation, self.new.derivation
-        if not (isinstance(old, RunDerivation) and isinstance(new, RunDerivation) and old.runs != new.runs):
+        if not (isinstance(old, RunDerivation) and isinstance(new, RunDerivation)):
+            return False
+        if old.runs == new.runs and not (self.moved_with and (old.method, old.figure, old.digits, old.tolerance)
+                                         == (new.method, new.figure, new.digits, new.tolerance)):
             return False
         return self.recounted is not None or ("cite" not in self.fields and "locator" not in self.fields)
 
@@ -1036,7 +1047,7 @@ class FactChange:
         if stronger is not None or untied is not None:
             return "; ".join(x for x in (stronger, untied) if x)
         if "value" in self.fields and same_cite:
-            from passprice.addedfacts import BASIS_TOLERANCE, other_figures, parts_of, percents_of, states
+            from passprice.addedfacts import BASIS_TOLERANCE, in_own_unit, parts_of, percents_of, states
 
             # A note stating the old figure and not the new one goes on saying it under the new value (a stack's
             # memory.reserved 512 → 1024 MiB under its note's "512 MiB in all": walkthrough 41).
@@ -1061,30 +1072,34 @@ class FactChange:
 
             # The old figure quoted in another notation (``4,800 GB/s``, ``four point eight terabytes per second``
             # under 4.8 → 5.2 TB/s) is said as firmly (slip round 34).
-            others = other_figures(new.amount, new.unit, new.locator)
+            others = in_own_unit(new.amount, new.unit, new.locator)
             if others and states(old.amount, old.unit, new.locator):
                 return (f"the value moved ({old.describe()} → {new.describe()}) but its citation did not, and the "
                         f"locator quotes {', '.join(others[:3])}: {where}{noted}")
             return (f"the value moved ({old.describe()} → {new.describe()}) but its citation did not: does {where} "
                     f"say {new.describe()}?{noted}")
         if not same_cite and new.provenance in (Provenance.PUBLISHED, Provenance.MEASURED):
-            from passprice.addedfacts import other_figures, states
+            from passprice.addedfacts import in_own_unit, states
 
             # Re-cited to a place that still quotes the old figure (the locator given a second space, 4.8 → 5.2
             # TB/s under 'GPU Memory Bandwidth  4.8TB/s') read as softly as a new place (slip round 38).
-            others = other_figures(new.amount, new.unit, new.locator) if "value" in self.fields else None
-            if others and states(old.amount, old.unit, new.locator):
+            others = in_own_unit(new.amount, new.unit, new.locator)
+            if others and "value" in self.fields and states(old.amount, old.unit, new.locator):
                 return (f"the value moved ({old.describe()} → {new.describe()}) and the citation changed, but the "
                         f"locator still quotes {', '.join(others[:3])}: does {where} state {new.describe()}, "
                         f"{new.provenance.value}?")
+            if others:
+                # left45: 3.35 TB/s kept, re-cited to a locator quoting 3352 GB/s (3.352 TB/s): other digits
+                return (f"the citation changed and its locator quotes {', '.join(others[:3])}, not "
+                        f"{new.describe()}: does {where} state {new.describe()}, {new.provenance.value}?")
             return f"the citation changed: does {where} state {new.describe()}, {new.provenance.value}?"
         if not same_cite:
             # An estimate or assumption cites its basis: re-cited to a place quoting another figure of its dimension
             # (the H200's bandwidth, made estimated, re-cited to 'H200 NVL 4.9TB/s' under its 4.8 TB/s) read as
             # nothing to verify (slip round 33).
-            from passprice.addedfacts import other_figures
+            from passprice.addedfacts import in_own_unit
 
-            others = other_figures(new.amount, new.unit, new.locator)
+            others = in_own_unit(new.amount, new.unit, new.locator)
             if others:
                 return (f"the citation changed and its locator quotes {', '.join(others[:3])}, not {new.describe()}: "
                         f"does {where} give {new.describe()}, {new.provenance.value}?")
@@ -1114,6 +1129,7 @@ class FactChange:
             "strengthened": self.strengthened,
             "to_verify": self.to_verify,
             "refit_unmoved": self.refit_unmoved,
+            "moved_with": list(self.moved_with),
             # a moved derivation input that cancels out of the formula (moves nothing): audit's ``cancelled``
             "cancelled": ([{"input": n, "powers": list(p)} for n, p in _cancelled(self.new)]
                           if _moved_cancelling(self) else []),
@@ -1138,11 +1154,11 @@ def refit_line(f: FileChange, shown: Sequence[FactChange]) -> str | None:
     groups: dict[str, list[str]] = {}
     for c in folded:
         assert c.old is not None and c.new is not None
-        groups.setdefault(run_change(c.old.derivation, c.new.derivation) or "changed", []).append(c.path)
+        groups.setdefault(run_change(c.old.derivation, c.new.derivation, c.moved_with) or "changed", []).append(c.path)
     hows = []
     for runs, paths in groups.items():
         same = next((c.path for c in shown if c.old is not None and c.new is not None and "derivation" in c.fields
-                     and run_change(c.old.derivation, c.new.derivation) == runs), None)
+                     and run_change(c.old.derivation, c.new.derivation, c.moved_with) == runs), None)
         said = f"as {same}'s" if same is not None else runs
         hows.append(said if len(groups) == 1 else f"{', '.join(paths)}: {said}")
     how = "; ".join(hows)
@@ -2119,6 +2135,18 @@ class LockImpact:
     #: unit: :func:`passprice.reproduce.exact_quantity`) (walkthrough 49: the lock's row named the facts, the Facts
     #: section the citations; session 37: a recomputed share had no citation on the row).
     cites: tuple[tuple[str, str | None, str | None, bool, Derivation | None, bool], ...] = ()
+    #: Of :attr:`cites`, the paths of the facts the change fitted again to measured runs (a stack's: HEAD's
+    #: derivation a :class:`~passprice.derivations.RunDerivation`, changed): their source states no figure of them,
+    #: their check is the fit (its runs and errors), and the row says so (a fitted value edited by hand, its fit
+    #: unchanged, is said "no longer the fit" on the row, and cited as any value moved under its citation). Left45:
+    #: a re-fit read "value changed, citation unchanged: passprice-stack-calibration, the 111 runs …", sending the
+    #: reviewer to look for the figure in that source.
+    fitted: tuple[str, ...] = ()
+    #: For a lock made under a serving stack whose fit the change moved by a measured run's figure (a run corrected
+    #: and the stack re-fitted): each such run, ``(id, before, after, source, locator)``, with its citation as HEAD
+    #: records it (:func:`_moved_runs`; left45: the run that moved the lock's price was named only under "other
+    #: files changed").
+    runs_moved: tuple[tuple[str, float, float, str, str], ...] = ()
     #: ``(BASE's record, HEAD's record)`` when HEAD prices the lock's serving on another routing record than BASE
     #: (:func:`_rerouted`), else ``None``: :attr:`changed` and :attr:`cites` then compare the two records' facts,
     #: and the row reads ``routing record A → B`` (walkthrough 51: a serving re-pointed read ``changed –``).
@@ -2498,8 +2526,10 @@ class LockImpact:
             "rerouted": ({"base": self.rerouted[0], "head": self.rerouted[1]} if self.rerouted is not None else None),
             "cites": [{"path": path, "source": source, "locator": locator, "recited": recited,
                        "derivation": _derivation_cites(derivation, source) if derivation is not None else None,
-                       "value_changed": value_changed}
+                       "value_changed": value_changed, "fitted": path in self.fitted}
                       for path, source, locator, recited, derivation, value_changed in self.cites],
+            "runs_moved": [{"run": run, "before": before, "after": after, "source": source or None,
+                            "locator": locator or None} for run, before, after, source, locator in self.runs_moved],
             "alone_grouped": [{"inputs": list(inputs), "derived": list(derived), "move": move}
                               for inputs, derived, move in self.joint],
         }
@@ -2882,6 +2912,36 @@ HEAD_UNREAD = (
 )
 
 
+def _moved_runs(head: Side, f: FileChange | None) -> tuple[tuple[str, float, float, str, str], ...]:
+    """The measured runs whose figure a stack's re-fit (``f``, its file's changes) moved, in id order: ``(id,
+    before, after, source, locator)``, the figures as each side's fit takes them (its derivation's runs), the
+    citation as HEAD's ``registry/measurements`` records the run (``""`` where no file of HEAD that reads holds it).
+    Empty for no file, or a re-fit moving no run's figure. Raises nothing."""
+    if f is None:
+        return ()
+    moved: dict[str, tuple[float, float]] = {}
+    for c in f.facts:
+        if c.old is None or c.new is None:
+            continue
+        old, new = c.old.derivation, c.new.derivation
+        if isinstance(old, RunDerivation) and isinstance(new, RunDerivation):
+            before = {r.run: r.value for r in old.runs}
+            moved.update({r.run: (float(before[r.run]), float(r.value)) for r in new.runs
+                          if r.run in before and before[r.run] != r.value})
+    if not moved:
+        return ()
+    from passprice.measurements import load_file
+
+    cited: dict[str, tuple[str, str]] = {}
+    for path in sorted((head.root.path / "registry" / "measurements").glob("*.toml")):
+        try:
+            runs = load_file(path, head.root.schema, head.root.sources)
+        except InputError:
+            continue
+        cited.update({r.id: (r.source_id, r.locator) for r in runs if r.id in moved})
+    return tuple((run, *moved[run], *cited.get(run, ("", ""))) for run in sorted(moved))
+
+
 def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[LockImpact, ...]:
     """Every lock of either side, re-priced with BASE's inputs and code (BASE's lock) and with HEAD's (HEAD's lock),
     and judged with each side's own policy."""
@@ -2911,6 +2971,13 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
     base_results = price_locks(base.root, base.code, requests["base"])
     head_results = price_locks(head.root, head.code, requests["head"])
     refits: dict[str, tuple[Finding, ...]] = {}
+    read: dict[str, tuple[tuple[str, float, float, str, str], ...]] = {}
+
+    def moved_runs(stack: str) -> tuple[tuple[str, float, float, str, str], ...]:
+        if stack not in read:
+            read[stack] = _moved_runs(head, by_file.get(("stack", stack)))
+        return read[stack]
+
     out = []
     for rel, (old, new, note) in pairs.items():
         lock = new or old
@@ -2936,6 +3003,7 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
             touched.append(by_file.get(("stack", lock.stack.name)))
         changed: list[str] = []
         cites: list[tuple[str, str | None, str | None, bool, Derivation | None, bool]] = []
+        fitted: list[str] = []
         drifted: list[str] = []
         rewritten: list[str] = []
         unreadable = []
@@ -2960,6 +3028,8 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
             changed += [c.lock_path for c in f.facts if c.lock_path in rests and not _folded(f, c)]
             cites += [cite for c in f.facts
                       if c.lock_path in rests and not _folded(f, c) and (cite := _lock_cite(c.lock_path, c.old, c.new))]
+            fitted += [c.lock_path for c in f.facts if c.old is not None and c.new is not None
+                       and isinstance(c.new.derivation, RunDerivation) and c.old.derivation != c.new.derivation]
             if new is not None and status != "removed":
                 pinned = [(c.lock_path, new.facts[c.lock_path], c.new) for c in f.facts if c.new is not None
                           and c.lock_path in after_rests and c.lock_path in new.facts
@@ -3050,6 +3120,8 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
                 routing_record=rerouted[1] if rerouted is not None else lock.spec.routing,
                 rerouted=rerouted,
                 cites=tuple(dict.fromkeys(cites)),
+                fitted=tuple(p for p in dict.fromkeys(fitted) if any(cite[0] == p for cite in cites)),
+                runs_moved=(moved_runs(lock.stack.name) if lock.stack is not None and status != "removed" else ()),
                 before=before,
                 after=after,
                 verdict_before=_judge(old, before) if status != "added" else None,
@@ -4358,6 +4430,7 @@ def _compare(base: Side, head: Side) -> Diff:
     into = {old: new for new, old in renames.items()}
     files = _ask_added(base, head, tuple(compare_file(base, head, p, renames.get(p), into.get(p)) for p in paths))
     files = _fresh_sources(base, head, files)
+    files = _moved_under_runs(head, files)
     files = measurement_renames(base, head, files)
     from passprice.check import review_files
 
@@ -5240,6 +5313,60 @@ def _fresh_sources(base: Side, head: Side, files: tuple[FileChange, ...]) -> tup
                     c = attrs.evolve(c, fresh_sources=fresh)
             facts.append(c)
         out.append(attrs.evolve(f, facts=tuple(facts)))
+    return tuple(out)
+
+
+def _moved_under_runs(head: Side, files: tuple[FileChange, ...]) -> tuple[FileChange, ...]:
+    """``files`` with :attr:`FactChange.moved_with` set on each stack fact fitted again to the same runs (each run's
+    figure as before) whose fit's errors moved: the card, checkpoint and routing records of ``files`` whose facts
+    or content moved (a fact's value or unit; a checkpoint entry's content digest) and that one of its runs names
+    (HEAD's ``registry/measurements``; a file that does not read names none). Left45: the RTX 4090's bandwidth
+    1008 → 1010 GB/s and llamacpp-cuda-2405 re-fitted read ``overhead.pass 0 µs → 0 µs`` and three more unmoved
+    facts as changes, as if its errors were typed by hand (slip 48). Raises nothing."""
+    from passprice.derivations import RunDerivation
+
+    moved: dict[tuple[str, str], str] = {}
+    for f in files:
+        if f.status != "changed":
+            continue
+        if f.kind in ("card", "routing"):
+            paths = [c.path for c in f.facts if {"value", "unit"} & set(c.fields)]
+            if paths:
+                moved[(f.kind, f.name)] = f"{f.kind} {f.name} ({', '.join(paths)})"
+        elif f.kind == "checkpoint" and f.content[0] != f.content[1]:
+            moved[("checkpoint", f.name)] = f"checkpoint {f.name} (its content)"
+
+    def refitted(c: FactChange) -> bool:
+        return (c.old is not None and c.new is not None and isinstance(c.old.derivation, RunDerivation)
+                and isinstance(c.new.derivation, RunDerivation) and c.old.derivation.runs == c.new.derivation.runs
+                and c.old.derivation.errors != c.new.derivation.errors)
+
+    if not moved or not any(f.kind == "stack" and any(refitted(c) for c in f.facts) for f in files):
+        return files
+    from passprice.measurements import load_file
+
+    on: dict[str, list[tuple[str, str]]] = {}  # run id → the records it is priced with
+    for path in sorted((head.root.path / "registry" / "measurements").glob("*.toml")):
+        try:
+            runs = load_file(path, head.root.schema, head.root.sources)
+        except InputError:
+            continue
+        for r in runs:
+            on[r.id] = [("card", r.card), ("checkpoint", r.checkpoint)] + ([("routing", r.routing)] if r.routing
+                                                                           else [])
+    out = []
+    for f in files:
+        if f.kind == "stack" and any(refitted(c) for c in f.facts):
+            facts = []
+            for c in f.facts:
+                if refitted(c):
+                    assert c.new is not None and isinstance(c.new.derivation, RunDerivation)
+                    keys = dict.fromkeys(k for r in c.new.derivation.runs for k in on.get(r.run, ()) if k in moved)
+                    if keys:
+                        c = attrs.evolve(c, moved_with=tuple(moved[k] for k in sorted(keys)))
+                facts.append(c)
+            f = attrs.evolve(f, facts=tuple(facts))
+        out.append(f)
     return tuple(out)
 
 
@@ -6664,6 +6791,23 @@ def _lock_cite(path: str, old: Fact | None, new: Fact | None
     return path, new.source, new.locator, recited, derivation, moved
 
 
+def _runs_moved(lock: LockImpact) -> str:
+    """The review's line naming the measured runs whose corrected figure moved ``lock``'s stack fit
+    (:attr:`LockImpact.runs_moved`), each with its move and its citation as HEAD records it, cut at a word as
+    :func:`_cites` cuts a locator: ``re-fitted from the runs changed: ID 145.55 → 154.55 tokens/s (+6.183 %):
+    SOURCE, LOCATOR…``, at most 6, then how many more."""
+    from passprice.fits import relative_move
+    from passprice.textchange import cut_at_word
+
+    said = []
+    for run, before, after, source, locator in lock.runs_moved[:6]:
+        cited = f"{source or '(no source)'}" + (f", {cut_at_word(locator, CITE_CHARS)}" if locator else "")
+        said.append(f"{run} {before:g} → {after:g} tokens/s ({relative_move(before, after)}): {cited}")
+    more = len(lock.runs_moved) - 6
+    return (f"its stack re-fitted from {_n(len(lock.runs_moved), 'run')} changed (the figures to check in their "
+            f"sources): {'; '.join(said)}" + (f"; and {more:,} more (under the file above)" if more > 0 else ""))
+
+
 def _cites(lock: LockImpact) -> str:
     """The citations HEAD's price rests on for ``lock``'s changed facts whose citation the change rewrote or whose
     derivation it changed (the review's ``cites`` line): ``routing.hot_experts (qwen3-30b-a3b-measured):
@@ -6690,7 +6834,18 @@ def _cites(lock: LockImpact) -> str:
             said += f" = {derivation.formula} [{inputs}]"
         return f"{_named(lock, path)}{said}"
 
-    return "; ".join(one(*cite) for cite in lock.cites)
+    # left45: a fitted fact's source states no figure of it: its check is the fit (its runs and errors), said once
+    # for the facts of a re-fit, not "value changed, citation unchanged" of each as if the figure were in the source
+    refit = [cite for cite in lock.cites if cite[0] in lock.fitted and not cite[3] and cite[4] is None and cite[5]]
+    said = [one(*cite) for cite in lock.cites if cite not in refit]
+    if refit:
+        by_cite = dict.fromkeys((source, locator) for _, source, locator, *_ in refit)
+        cited = "; ".join(f"{source or '(no source)'}" + (f", {cut_at_word(locator, CITE_CHARS)}" if locator else "")
+                          for source, locator in by_cite)
+        said.append(f"{', '.join(_named(lock, cite[0]) for cite in refit)}: re-fitted under the citation "
+                    f"{'they' if len(refit) > 1 else 'it'} kept ({cited}), which states no figure of a fit: check "
+                    f"the fit, its runs and errors, under the stack's file")
+    return "; ".join(said)
 
 
 def _removal(lock: LockImpact, code: Callable[[str], str] = str) -> str:
@@ -6819,7 +6974,7 @@ def diff_text(d: Diff) -> str:
                 if key in c.fields and c.change == "changed":
                     old = c.old.derivation_text() if key == "derivation" and c.old else getattr(c.old, key)
                     new = c.new.derivation_text() if key == "derivation" and c.new else getattr(c.new, key)
-                    runs = (run_change(c.old.derivation, c.new.derivation)
+                    runs = (run_change(c.old.derivation, c.new.derivation, c.moved_with)
                             if key == "derivation" and c.old is not None and c.new is not None else None)
                     if runs is not None:  # a re-fit: the runs it gained, lost or saw change, and its errors
                         old, new = "runs: " + (old or ""), runs
@@ -6854,6 +7009,8 @@ def diff_text(d: Diff) -> str:
             lines.append(f"    changed   {_inputs(lock) or '–'}")
             if lock.cites:
                 lines.append(f"    cites     {_cites(lock)}  (as HEAD cites them; whole under the file above)")
+            if lock.runs_moved:
+                lines.append(f"    runs      {_runs_moved(lock)}")
             lines.append(f"    floors    {_held(lock)} → {lock.floors()}")
             expected = _expected_shift(lock)
             # A lock made under a stack pins its expected price (the `expected` line below): this line is the
@@ -7020,7 +7177,7 @@ def _error_move(a: float, b: float) -> str:
     return f"{100 * a:.{digits}g} % → {100 * b:.{digits}g} %"
 
 
-def run_change(old: Any, new: Any) -> str | None:
+def run_change(old: Any, new: Any, moved_with: Sequence[str] = ()) -> str | None:
     """What a re-fit changed in a fact's derivation from measured runs (both
     :class:`passprice.derivations.RunDerivation`; ``None`` for any other pair): the runs added, removed and whose figure
     changed, each by id with its tokens/s, then the fit's errors before → after. Walkthrough 21: a run added read,
@@ -7028,7 +7185,8 @@ def run_change(old: Any, new: Any) -> str | None:
     [145.55 → 168.2]``), the runs being listed in id order; a method, figure, digits or tolerance changed is left to
     the text change (``None``). Each group of errors that moved is named (walkthrough 55: a re-fit leaving the
     checkpoint-held-out mean unmoved read ``card held out mean 6.9 % → 6.83 %, max 20.4 % → 20.1 %, max 49.8 % →
-    50 %``, the last max the checkpoint held out's)."""
+    50 %``, the last max the checkpoint held out's). ``moved_with``: the records the same change moved that the runs
+    are priced on (:attr:`FactChange.moved_with`), named as why a fit of the same runs moved (left45)."""
     from passprice.derivations import FIGURES, RunDerivation
     from passprice.fits import relative_move
 
@@ -7055,7 +7213,10 @@ def run_change(old: Any, new: Any) -> str | None:
         parts.append(f"removed {listed(removed)}")
     if moved:
         parts.append(f"changed {listed(moved)}")
-    if not (added or removed or moved):
+    if not (added or removed or moved) and moved_with:
+        parts.append(f"no run added, removed or changed: re-fitted after this change moved what its runs are priced "
+                     f"with, {'; '.join(moved_with)} (not a hand edit: HEAD's passprice check re-fits it)")
+    elif not (added or removed or moved):
         # walkthrough 55: the RTX 4090's bandwidth corrected and llamacpp-cuda-2405 re-fitted read only this, the
         # reviewer left to guess why a fit of the same runs moved
         parts.append("no run added, removed or changed (a fit of the same runs moves with the card, checkpoint or "
@@ -7177,7 +7338,7 @@ def _fact_items(d: Diff, links: Links | None) -> Iterator[list[str]]:
             out.append(f"  - **note** removed (was: {markdown_text(c.old.note)})")
         if c.change == "changed" and "derivation" in c.fields and c.old is not None and c.new is not None:
             old, new = c.old.derivation_text() or "", c.new.derivation_text() or ""
-            runs = run_change(c.old.derivation, c.new.derivation)
+            runs = run_change(c.old.derivation, c.new.derivation, c.moved_with)
             if runs is not None:  # a re-fit: its runs and errors, not a text change of the runs listed in id order
                 old, new = "runs: " + old, runs
             first = said.setdefault((f.path, "derivation: " + old, new), c.path)
@@ -7511,6 +7672,8 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
             if lock.cites:
                 notes.append(f"- {markdown_code(lock.name)}: its changed facts now cite (as HEAD cites them; whole in "
                              f"the Facts section): {markdown_prose(_cites(lock))}")
+            if lock.runs_moved:
+                notes.append(f"- {markdown_code(lock.name)}: {markdown_prose(_runs_moved(lock))}")
             if lock.alone:
                 notes.append(f"- {markdown_code(lock.name)}: each changed fact alone ({_alone_what(lock)}): "
                              f"{markdown_prose(_alone(lock))}")

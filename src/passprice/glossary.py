@@ -366,7 +366,13 @@ _TERMS = (
         "formula with its inputs' values and citations, short (`streams.read = dot / bandwidth [dot 4.48 TB/s: "
         "SOURCE, LOCATOR…; bandwidth 4.89 TB/s: fact memory.bandwidth]`), and for each changed fact whose value "
         "moved under the citation it kept `value changed, citation unchanged: SOURCE, LOCATOR`, the figure to check "
-        "against that source (`value_changed` in `--json`). A lock whose HEAD inputs or lock "
+        "against that source (`value_changed` in `--json`); facts fitted to measured runs (a stack's) re-fitted "
+        "under the citation they kept are named together, `re-fitted under the citation they kept (SOURCE, "
+        "LOCATOR), which states no figure of a fit: check the fit, its runs and errors, under the stack's file` "
+        "(`fitted` in `--json`). A lock made under a stack a corrected run re-fitted names that run on its `runs` "
+        "line, `its stack re-fitted from 1 run changed (the figures to check in their sources): ID 145.55 → 154.55 "
+        "tokens/s (+6.183 %): SOURCE, LOCATOR` (`runs_moved` in `--json`: `run`, `before`, `after`, `source`, "
+        "`locator`). A lock whose HEAD inputs or lock "
         "file `does not read` is `not judged`: no verdict and no HEAD price; a lock file edited by hand does not "
         "read (its digest no longer matches) and `edited` names each key the hand edit changed, BASE → HEAD; its "
         "`recorded` column shows the tokens/s HEAD's file holds after BASE's, `(edited by hand)`. A lock `held by "
@@ -379,7 +385,7 @@ _TERMS = (
         "a serving moved between.",
         ("does not read", "informational", "not locked, informational", "alone", "edited",
          "look-alike header", "held by a look-alike header alone", "cites", "derived from it", "recited",
-         "value_changed", "alone_grouped", "rerouted"),
+         "value_changed", "alone_grouped", "rerouted", "runs_moved"),
     ),
     Term(
         "weakened",
@@ -672,8 +678,12 @@ _TERMS = (
         "re-derived to the same value)`, a lock's `changed` names only the facts that changed, and its `change` "
         "column gives the move of the price it pins: the expected price under its stack (`+0.2191 % expected "
         "(limit +0 %)`) where it locks one, else the limit's. `--format json` keeps them in `files[].facts`, marked "
-        "`refit_unmoved`; a lock's `expected_relative_change` is the expected price's move.",
-        ("more re-derived to the same value", "refit_unmoved", "expected_relative_change"),
+        "`refit_unmoved`; a lock's `expected_relative_change` is the expected price's move. A fit of the same runs "
+        "whose errors moved is one too when the same change moved a card, checkpoint or routing record those runs "
+        "are priced with (the RTX 4090's bandwidth corrected, the stack re-fitted): its derivation line says "
+        "`re-fitted after this change moved what its runs are priced with, card rtx_4090 (memory.bandwidth, …)`, "
+        "not a hand edit (`moved_with` in `--json`: those records, each with its moved facts).",
+        ("more re-derived to the same value", "refit_unmoved", "expected_relative_change", "moved_with"),
     ),
     Term(
         "floors hold",
@@ -1503,7 +1513,9 @@ _TERMS = (
         "`passprice calibrate --stack S` fits each of the stack's facts (overheads, shares, terms.serial) to its "
         "measured runs and prints it `fitted`, beside its value `before` (as the stack file holds it); a fact no run "
         "exercises is `not fitted`. Its error table gives the `mean` and `max` of |error| of tokens/s "
-        "((expected − measured) / measured) in sample and held out, and the `worst run`.",
+        "((expected − measured) / measured) in sample and held out, and the `worst run`. In a review's `--json`, a "
+        "lock's `cites` entry says `fitted: true` of such a fact: its source states no figure of it, its check is the "
+        "fit.",
         ("before", "not fitted", "|error|", "|error| of tokens/s", "mean", "max"),
     ),
     Term(
