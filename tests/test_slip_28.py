@@ -535,19 +535,36 @@ def test_a_drafting_method_renamed_is_compared_with_its_old_file(registry: Path)
 # --- (6) a folder named like CI's base revision -----------------------------------------------------------------------
 
 
+def raised(path: Path, name: str) -> Path:
+    """``path`` with a new branch ``name`` made from the branch ``raised`` (made once for the module: the H200's
+    streams.read raised to 0.95 and the five locks resting on it re-locked, committed on a branch of ``main``) checked
+    out; the two tests starting from it each made it afresh (a fact set and five re-locks; session 39)."""
+    done = subprocess.run(["git", "rev-parse", "--verify", "-q", "refs/heads/raised"], cwd=path, capture_output=True,
+                          check=False)
+    if done.returncode != 0:
+        branch(path, "raised")
+        edited = invoke("fact", "set", CARD, "streams.read", "--value", "0.95", "--unit", "1", "--provenance",
+                        "measured", "--source", "azure-ai-benchmarking-guide", "--locator", "a what-if: a faster read",
+                        root=path)
+        assert edited.exit_code == 0, edited.output
+        for lock in ("qwen3-30b-a3b-h200", MTP, f"{R1}-best", f"{R1}-llamacpp", R1):
+            assert invoke("lock", "--update", "-o", str(path / "locks" / f"{lock}.lock.toml"), root=path).exit_code == 0
+        commit_all(path, "streams.read 0.95, re-locked")
+    git(path, "checkout", "-q", "-f", "raised")
+    git(path, "clean", "-qfdx")
+    git(path, "checkout", "-q", "-b", name)
+    return path
+
+
+
 def test_a_folder_named_origin_main_is_not_taken_for_the_base(registry: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """CI reviews ``passprice diff origin/$BASE_REF`` in the checkout. A name with a slash was taken for a folder
     whenever one was there, so a pull request adding ``origin/main/`` (a copy of its own registry) was compared with
     itself: a raised streams.read, its four locks re-locked at the moved prices, read "no changes" (✅, exit 0)."""
-    path = branch(registry, "origin-folder")
-    edited = invoke("fact", "set", CARD, "streams.read", "--value", "0.95", "--unit", "1", "--provenance", "measured",
-                    "--source", "azure-ai-benchmarking-guide", "--locator", "a what-if: a faster read", root=path)
-    assert edited.exit_code == 0, edited.output
-    for name in ("qwen3-30b-a3b-h200", MTP, f"{R1}-best", f"{R1}-llamacpp", R1):
-        assert invoke("lock", "--update", "-o", str(path / "locks" / f"{name}.lock.toml"), root=path).exit_code == 0
+    path = raised(registry, "origin-folder")
     for folder in ("facts", "registry", "locks", "sources", "schema"):
         shutil.copytree(path / folder, path / "origin" / "main" / folder)
-    commit_all(path, "streams.read 0.95, re-locked; and a folder origin/main")
+    commit_all(path, "and a folder origin/main")
     git(path, "update-ref", "refs/remotes/origin/main", "main")
     monkeypatch.chdir(path)
     result = invoke("diff", "origin/main", "--format", "comment", root=path)
@@ -567,13 +584,7 @@ def test_a_tag_named_like_the_base_branch_is_refused(registry: Path) -> None:
     """A tag ``origin/main`` pushed beside the pull request (CI's checkout, ``fetch-depth: 0``, fetches every tag)
     is what git reads ``origin/main`` as, before ``refs/remotes/origin/main``: the raised streams.read and its
     re-locked locks read "no changes" (exit 0). And a tag ``main`` was the default BASE's branch."""
-    path = branch(registry, "origin-tag")
-    edited = invoke("fact", "set", CARD, "streams.read", "--value", "0.95", "--unit", "1", "--provenance", "measured",
-                    "--source", "azure-ai-benchmarking-guide", "--locator", "a what-if: a faster read", root=path)
-    assert edited.exit_code == 0, edited.output
-    for name in ("qwen3-30b-a3b-h200", MTP, f"{R1}-best", f"{R1}-llamacpp", R1):
-        assert invoke("lock", "--update", "-o", str(path / "locks" / f"{name}.lock.toml"), root=path).exit_code == 0
-    commit_all(path, "streams.read 0.95, re-locked")
+    path = raised(registry, "origin-tag")
     git(path, "update-ref", "refs/remotes/origin/main", "main")
     git(path, "tag", "origin/main", "HEAD")
     try:

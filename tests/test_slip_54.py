@@ -86,34 +86,44 @@ _HOSTILE = {
 }
 
 
-@pytest.mark.parametrize("hostile", list(_HOSTILE))
+#: The shipped lock each hostile tail is appended to in the "changed" case (r1's, as each case had it apart, first).
+_CHANGED = dict(zip(_HOSTILE, (R1, "gemma3-270m-h100", "gpt-oss-120b-h100", "qwen35-27b-h100-every8"), strict=True))
+
+
 @pytest.mark.parametrize("how", ["changed", "added beside a retitled card"])
-def test_diff_of_a_pr_with_a_hostile_lock_file_is_one_line_each(tmp_path: Path, hostile: str, how: str) -> None:
+def test_diff_of_a_pr_with_a_hostile_lock_file_is_one_line_each(tmp_path: Path, how: str) -> None:
     # Slip 54: the review looks at a lock file that does not read as a lock (hand_edits: what a hand edit changed;
     # _pinning, _pricing_with, _pins_record: every lock file of a side) with a bare tomllib.loads catching
     # TOMLDecodeError alone: a PR adding 10^5 nested arrays or an integer of 5,000 digits to a lock was a
     # RecursionError or ValueError traceback (exit 1), a 40 KB dotted key a RecursionError after 9.6 s of CPU, and a
     # 50 MB lock was parsed whole (8.5 s, 2.4 GB) before its one line. diff.side_toml now caps and parses each.
-    tail, says = _HOSTILE[hostile]
+    # The four hostile locks are in one pull request for each way (four shipped locks changed; four locks added
+    # beside a retitled card), each said in its one line: one review a way where each lock had its own (eight
+    # reviews, ~4.4 s of CPU; session 39).
     base, head = copy_root(tmp_path / "base"), copy_root(tmp_path / "head")
     lock = head / "locks" / f"{R1}.lock.toml"
-    if how == "changed":
-        target = lock
-        target.write_text(lock.read_text(encoding="utf-8") + "\n" + tail + "\n", encoding="utf-8")
-    else:
-        target = head / "locks" / "zz.lock.toml"
-        target.write_text(lock.read_text(encoding="utf-8") + "\n" + tail + "\n", encoding="utf-8")
+    text = lock.read_text(encoding="utf-8")
+    said = []
+    for n, (hostile, (tail, says)) in enumerate(_HOSTILE.items()):
+        if how == "changed":
+            target = head / "locks" / f"{_CHANGED[hostile]}.lock.toml"
+            target.write_text(target.read_text(encoding="utf-8") + "\n" + tail + "\n", encoding="utf-8")
+        else:
+            target = head / "locks" / f"zz{n}.lock.toml"
+            target.write_text(text + "\n" + tail + "\n", encoding="utf-8")
+        rel = f"locks/{target.name}"
+        said.append(f"passprice: error: {rel} does not read on HEAD: {rel}: {says}")
+    if how != "changed":
         card = head / "facts" / "cards" / "h200_sxm_141gb.toml"
         card.write_text(card.read_text(encoding="utf-8").replace('name = "', 'name = "Re ', 1), encoding="utf-8")
-    rel = f"locks/{target.name}"
     result = invoke("diff", str(base), str(head))
     assert result.exit_code == 2, result.output
-    assert f"passprice: error: {rel} does not read on HEAD: {rel}: {says}" in result.output
+    for line in said:
+        assert line in result.output
 
 
-@pytest.mark.parametrize("hostile", ["40 KB dotted key", "50 MB"])
 def test_diff_of_a_pr_adding_a_hostile_card_parses_none_of_it_uncapped(
-    tmp_path: Path, hostile: str, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Slip 54: an added card that does not read was still parsed whole by the review's look at its [card] table
     # (diff._card_table, a bare tomllib.loads): a 40 KB dotted key of 20,000 parts cost 8.9-11 s of CPU and 2.4 GB,
@@ -123,11 +133,17 @@ def test_diff_of_a_pr_adding_a_hostile_card_parses_none_of_it_uncapped(
 
     from passprice import diff
 
-    tail, says = _HOSTILE[hostile]
+    # Both hostile cards (a 40 KB dotted key, 50 MB) are added in one pull request, each said in its one line: one
+    # review where each had its own (session 39).
     base, head = copy_root(tmp_path / "base"), copy_root(tmp_path / "head")
     cards = head / "facts" / "cards"
-    (cards / "zz.toml").write_text((cards / "h200_sxm_141gb.toml").read_text(encoding="utf-8") + "\n" + tail + "\n",
-                                   encoding="utf-8")
+    said = []
+    for name, hostile in (("zz", "40 KB dotted key"), ("zz2", "50 MB")):
+        tail, says = _HOSTILE[hostile]
+        (cards / f"{name}.toml").write_text(
+            (cards / "h200_sxm_141gb.toml").read_text(encoding="utf-8") + "\n" + tail + "\n", encoding="utf-8")
+        rel = f"facts/cards/{name}.toml"
+        said.append(f"passprice: error: {rel} does not read on HEAD: {rel}: {says.replace('lock', 'card')}")
     parsed: list[int] = []
     real = tomllib.loads
 
@@ -138,7 +154,7 @@ def test_diff_of_a_pr_adding_a_hostile_card_parses_none_of_it_uncapped(
     monkeypatch.setattr(tomllib, "loads", watched)
     result = invoke("diff", str(base), str(head))
     assert result.exit_code == 2, result.output
-    rel = "facts/cards/zz.toml"
-    assert f"passprice: error: {rel} does not read on HEAD: {rel}: {says.replace('lock', 'card')}" in result.output
+    for line in said:
+        assert line in result.output
     assert max(parsed, default=0) < 300_000  # nothing past a kind's 256 KiB cap reached tomllib
     assert "tomllib.loads(" not in Path(diff.__file__).read_text(encoding="utf-8")
