@@ -11,6 +11,7 @@ are hashed again at every lookup, as a file changed within the same tick of the 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -21,6 +22,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests._hostile_fixtures import seed_cache
 from tests.cli_helpers import REPO, copy_root
 
 from passprice import cachefolder, memo, memorecord
@@ -39,11 +41,22 @@ R1 = "r1-qwen7b-h200"
 CARD = Path("facts") / "cards" / "h200_sxm_141gb.toml"
 
 
+#: The tests whose first run starts from an empty cache, as a fresh machine's does: its recording run writes the
+#: cache's folders as it reads. Every other test's cache starts as a copy of a warm one (:func:`_hostile_fixtures.
+#: seed_cache`: 0.2-2.2 s of CPU less a test; suite47); the memo neither keys nor stamps on those entries.
+COLD = {"test_replay_is_the_fresh_run[price r1-qwen7b-h200_0]", "test_replay_is_the_fresh_run[cards]",
+        "test_a_cache_folder_holding_the_root_still_stamps_it[parent]",
+        "test_a_cache_folder_holding_the_root_still_stamps_it[documents]"}
+
+
 @pytest.fixture
-def world(tmp_path: Path) -> dict[str, Any]:
-    """A private registry (``root``), a cache folder, and the environment every run of a test gets."""
+def world(tmp_path: Path, request: pytest.FixtureRequest) -> dict[str, Any]:
+    """A private registry (``root``), a cache folder (a warm one's copy, unless the test is one of :data:`COLD`),
+    and the environment every run of a test gets."""
     root = copy_root(tmp_path)
     cache = tmp_path / "cache"
+    if request.node.name not in COLD:
+        seed_cache(cache)
     env = {k: v for k, v in os.environ.items() if not k.startswith("PASSPRICE_")}
     env["PASSPRICE_CACHE_DIR"] = str(cache)
     return {"root": root, "cache": cache, "env": env, "tmp": tmp_path}
@@ -66,8 +79,19 @@ def entries(w: dict[str, Any]) -> list[Path]:
 
 
 def fresh(w: dict[str, Any], *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[bytes]:
-    """The same command with the memo out of the way (``PASSPRICE_NO_MEMO``): what a fresh run prints."""
-    return run(w, *args, cwd=cwd, env={**w["env"], "PASSPRICE_NO_MEMO": "1"})
+    """What a fresh run of the same command prints: the command line itself (``passprice.cli``, never the entry
+    that keeps and replays) run in this process, in the registry (or ``cwd``), with the test's environment (and no
+    other ``PASSPRICE_`` variable). A process of its own (``PASSPRICE_NO_MEMO``) cost 0.3-1 s of CPU a call, 30
+    calls (suite47); the runs compared with it are processes."""
+    from click.testing import CliRunner
+
+    from passprice.cli import cli
+
+    env: dict[str, str | None] = {k: None for k in os.environ if k.startswith("PASSPRICE_")}
+    with contextlib.chdir(cwd or w["root"]):
+        done = CliRunner().invoke(cli, list(args), env={**env, **w["env"]}, prog_name="passprice")
+    assert done.exception is None or isinstance(done.exception, SystemExit), repr(done.exception)
+    return subprocess.CompletedProcess(list(args), done.exit_code, done.stdout_bytes, done.stderr_bytes)
 
 
 def recorded(w: dict[str, Any], *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[bytes]:
@@ -416,7 +440,7 @@ def test_an_old_file_is_trusted_by_its_status_and_a_new_one_is_hashed(
 def kept(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     w: dict[str, Any] = {"tmp": tmp_path_factory.mktemp("memo-hypothesis")}
     w["root"] = copy_root(w["tmp"])
-    w["cache"] = w["tmp"] / "cache"
+    w["cache"] = seed_cache(w["tmp"] / "cache")
     w["env"] = {k: v for k, v in os.environ.items() if not k.startswith("PASSPRICE_")}
     w["env"]["PASSPRICE_CACHE_DIR"] = str(w["cache"])
     recorded(w, "price", R1, "--no-lock", "--json")
