@@ -22,7 +22,6 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tests._hostile_fixtures import seed_cache
 from tests.cli_helpers import REPO, copy_root
 
 from passprice import cachefolder, memo, memorecord
@@ -41,22 +40,11 @@ R1 = "r1-qwen7b-h200"
 CARD = Path("facts") / "cards" / "h200_sxm_141gb.toml"
 
 
-#: The tests whose first run starts from an empty cache, as a fresh machine's does: its recording run writes the
-#: cache's folders as it reads. Every other test's cache starts as a copy of a warm one (:func:`_hostile_fixtures.
-#: seed_cache`: 0.2-2.2 s of CPU less a test; suite47); the memo neither keys nor stamps on those entries.
-COLD = {"test_replay_is_the_fresh_run[price r1-qwen7b-h200_0]", "test_replay_is_the_fresh_run[cards]",
-        "test_a_cache_folder_holding_the_root_still_stamps_it[parent]",
-        "test_a_cache_folder_holding_the_root_still_stamps_it[documents]"}
-
-
 @pytest.fixture
-def world(tmp_path: Path, request: pytest.FixtureRequest) -> dict[str, Any]:
-    """A private registry (``root``), a cache folder (a warm one's copy, unless the test is one of :data:`COLD`),
-    and the environment every run of a test gets."""
+def world(tmp_path: Path) -> dict[str, Any]:
+    """A private registry (``root``), a cache folder, and the environment every run of a test gets."""
     root = copy_root(tmp_path)
     cache = tmp_path / "cache"
-    if request.node.name not in COLD:
-        seed_cache(cache)
     env = {k: v for k, v in os.environ.items() if not k.startswith("PASSPRICE_")}
     env["PASSPRICE_CACHE_DIR"] = str(cache)
     return {"root": root, "cache": cache, "env": env, "tmp": tmp_path}
@@ -440,7 +428,7 @@ def test_an_old_file_is_trusted_by_its_status_and_a_new_one_is_hashed(
 def kept(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     w: dict[str, Any] = {"tmp": tmp_path_factory.mktemp("memo-hypothesis")}
     w["root"] = copy_root(w["tmp"])
-    w["cache"] = seed_cache(w["tmp"] / "cache")
+    w["cache"] = w["tmp"] / "cache"
     w["env"] = {k: v for k, v in os.environ.items() if not k.startswith("PASSPRICE_")}
     w["env"]["PASSPRICE_CACHE_DIR"] = str(w["cache"])
     recorded(w, "price", R1, "--no-lock", "--json")
