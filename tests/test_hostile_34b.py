@@ -6,6 +6,10 @@ Each test keeps the input that broke main's code, asserting the exit status and 
 
 from __future__ import annotations
 
+import atexit
+import functools
+import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -60,16 +64,29 @@ def test_added_records_of_huge_texts_keep_the_comment_under_githubs_limit(tmp_pa
 # --- (b) HEAD's own code pricing its locks' pins (sidecode.price_pins): an answer of another shape --------------------
 
 
-def _head_answers(tmp_path: Path, body: str) -> Path:
-    """Slip 29's forged price (r1's recorded price set to HEAD's, its pins left as BASE's) in a registry whose HEAD's
-    ``reproduce.find_checkpoint`` runs ``body`` (in the process pricing the pins)."""
-    from test_diff import commit_all, git
+@functools.cache
+def _forged() -> Path:
+    """Slip 29's forged price (r1's recorded price set to HEAD's, its pins left as BASE's) on a branch ``pr`` of
+    :func:`test_slip_10._base`'s registry, uncommitted: made once a process (a re-lock in process, ~0.5 s of CPU) for
+    the four tests of HEAD's code below, each of which copies it (suite47), removed at the process's exit."""
+    from test_diff import git
     from test_slip_10 import _base
     from test_slip_29 import _relock_apart
 
-    path = _base(tmp_path / "registry")
+    folder = Path(tempfile.mkdtemp(prefix="passprice-34b-"))
+    atexit.register(shutil.rmtree, folder, True)
+    path = _base(folder / "registry")
     git(path, "checkout", "-q", "-b", "pr")
     _relock_apart(path, keep="pins")
+    return path
+
+
+def _head_answers(tmp_path: Path, body: str) -> Path:
+    """Slip 29's forged price (:func:`_forged`, copied) in a registry whose HEAD's ``reproduce.find_checkpoint`` runs
+    ``body`` (in the process pricing the pins)."""
+    from test_diff import commit_all
+
+    path = shutil.copytree(_forged(), tmp_path / "registry", symlinks=True)
     module = path / "src" / "passprice" / "reproduce.py"
     text = module.read_text(encoding="utf-8")
     head = "def find_checkpoint(root: Root, lock: Lock) -> tuple[GGUFHeader | None, CheckpointState]:\n"
@@ -203,7 +220,7 @@ def test_head_s_code_that_never_answers_is_asked_once(tmp_path: Path, monkeypatc
     from test_diff import commit_all
 
     commit_all(path, "a package that never answers")
-    monkeypatch.setattr(sidecode, "TIMEOUT_S", 3)
+    monkeypatch.setattr(sidecode, "TIMEOUT_S", 1)  # the package sleeps 600 s: 1 s is as past it as 3 s, 2 s sooner
     monkeypatch.setattr(sidecode, "_STUCK", {})
     runs: list[object] = []
     real = sidecode._run
@@ -218,8 +235,8 @@ def test_head_s_code_that_never_answers_is_asked_once(tmp_path: Path, monkeypatc
     assert len(runs) == 1
     line, unrecorded = lock_lines(json.loads(result.stdout)["head_check"])
     assert UNRECORDED_SAYS in unrecorded  # slip 58: the forged lock's digest is in no record of the list
-    assert line.startswith(_NOT_PRICED + "its own code could not price it: took longer than 3 s)")
-    assert "its own code could not price it: took longer than 3 s, asked before: not run again" in result.stdout
+    assert line.startswith(_NOT_PRICED + "its own code could not price it: took longer than 1 s)")
+    assert "its own code could not price it: took longer than 1 s, asked before: not run again" in result.stdout
 
 
 # --- (f) how passprice is installed: a workflow beside facts.yml ------------------------------------------------------

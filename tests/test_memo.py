@@ -11,6 +11,7 @@ are hashed again at every lookup, as a file changed within the same tick of the 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -66,8 +67,19 @@ def entries(w: dict[str, Any]) -> list[Path]:
 
 
 def fresh(w: dict[str, Any], *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[bytes]:
-    """The same command with the memo out of the way (``PASSPRICE_NO_MEMO``): what a fresh run prints."""
-    return run(w, *args, cwd=cwd, env={**w["env"], "PASSPRICE_NO_MEMO": "1"})
+    """What a fresh run of the same command prints: the command line itself (``passprice.cli``, never the entry
+    that keeps and replays) run in this process, in the registry (or ``cwd``), with the test's environment (and no
+    other ``PASSPRICE_`` variable). A process of its own (``PASSPRICE_NO_MEMO``) cost 0.3-1 s of CPU a call, 30
+    calls (suite47); the runs compared with it are processes."""
+    from click.testing import CliRunner
+
+    from passprice.cli import cli
+
+    env: dict[str, str | None] = {k: None for k in os.environ if k.startswith("PASSPRICE_")}
+    with contextlib.chdir(cwd or w["root"]):
+        done = CliRunner().invoke(cli, list(args), env={**env, **w["env"]}, prog_name="passprice")
+    assert done.exception is None or isinstance(done.exception, SystemExit), repr(done.exception)
+    return subprocess.CompletedProcess(list(args), done.exit_code, done.stdout_bytes, done.stderr_bytes)
 
 
 def recorded(w: dict[str, Any], *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[bytes]:
