@@ -7,7 +7,9 @@ sentence gives the 32 banks and 32 bits a bank a clock cycle every on-chip bandw
 6 of the Nebius file are its keys and values at MLCommons' publishing commit ab33b2144a (the source record named no
 commit; it now names that one); the handbook's table heading was quoted 'The real result - Qwen3 routes
 near-uniform', a hyphen for the page's em dash, and now reads as the page does (its 3 other spans were verbatim).
-``tests/data/cite70-excerpt.txt`` holds only the lines quoted, with each file's address and commit. No value changed.
+``tests/data/cite70-excerpt.txt`` holds only the lines quoted, with each file's address and commit. The H100
+datasheet was found nowhere; NVIDIA's H100 product page states the SXM column 21 of its 32 quotes name (test_4), recorded
+as the product page, not the datasheet. No value changed.
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ from cli_helpers import REPO
 EXCERPT = REPO / "tests" / "data" / "cite70-excerpt.txt"
 GUIDE, MLPERF, HANDBOOK = ("nvidia-cuda-programming-guide", "mlcommons-inference-results-v6.0",
                            "gpu-container-handbook-routing-derisk")
-SOURCES = (GUIDE, MLPERF, HANDBOOK)
+H100 = "nvidia-h100-datasheet"  # matched on NVIDIA's product page, not the datasheet (test_4)
+SOURCES = (GUIDE, MLPERF, HANDBOOK, H100)
 _SECTION = re.compile(r"^== (\S+) (\S+) (https://\S+) ==$")
 # a quoted span, as tests/test_cite66.py reads one
 _QUOTED = re.compile(r"(?:(?<=^)|(?<=[\s(\[:;,]))'(.+?)'(?=$|[\s),;:\].])")
@@ -112,7 +115,7 @@ def test_2_every_quote_citing_them_is_verbatim(
     places = {HANDBOOK: {line[3:] for line in page if line.startswith("## ")}
               | {cell.strip() for line in page if line.startswith("|") for cell in line.strip("|").split("|")}}
     spans = {s: [q for _, locator, _ in citing[s] for q in _QUOTED.findall(locator)] for s in SOURCES}
-    assert {s: len(q) for s, q in spans.items()} == {GUIDE: 42, MLPERF: 6, HANDBOOK: 4}
+    assert {s: len(q) for s, q in spans.items()} == {GUIDE: 42, MLPERF: 6, HANDBOOK: 4, H100: 32}
     assert set(spans[GUIDE]) == {"Shared Memory"}
     assert (headings["K.4."], headings["K.4.3."]) == (("Compute Capability 5.x", 399), ("Shared Memory", 400))
     assert [q for q in spans[MLPERF] if q not in strings] == []
@@ -146,3 +149,29 @@ def test_3_the_figures_are_the_documents(
     assert Fraction(58, 128) == Fraction(hot["hot_experts"]) and (hot["hot"], hot["experts"]) == (58, 128)
     assert hot["hot_share"] == 0.9
     assert "capture 90% of its routing mass" in dict(excerpt[HANDBOOK][2])[18]
+
+
+def test_4_the_h100_sxm_column_is_nvidias_product_pages(
+        citing: dict[str, list[tuple[str, str, Any]]],
+        excerpt: dict[str, tuple[str, str, list[tuple[int, str]]]]) -> None:
+    # The datasheet itself was found nowhere; NVIDIA's H100 product page lists the same H100 SXM column (a label, then
+    # its SXM and NVL values, '*' marking a figure with sparsity): 21 of the 32 spans are its label and SXM value; the
+    # 11 of the H100 PCIe column are not on the page (it lists the H100 NVL instead), nor checked.
+    path, url, lines = excerpt[H100]
+    assert url == f"https://github.com/bojieli/ai-infra-book/blob/e524afec5ca6a61b8a79d0f83566ac88ab66b15c/{path}"
+    table = dict(lines)
+    assert (table[2], table[3], table[62]) == ("H100 SXM", "H100 NVL", "* With sparsity")
+    sxm = {f"{table[n].rstrip('*')} {table[n + 1]}" for n in range(4, 32, 3)} | {table[51]}
+    assert table[49] == "Interconnect" and table[51] == table[53] == "PCIe Gen5: 128GB/s"
+    quoted = [(where, q) for where, locator, _ in citing[H100] for q in _QUOTED.findall(locator)
+              if "H100 SXM column" in locator]
+    assert len(quoted) == 21 and [q for _, q in quoted if q not in sxm] == []
+    pcie = [q for _, locator, _ in citing[H100] if "H100 PCIe column" in locator for q in _QUOTED.findall(locator)]
+    assert len(pcie) == 11 and not set(pcie) & sxm
+    # the figures the facts record are the page's: 3.35 TB/s, 80 GB, 67 TFLOPS FP32, 1,979 / 3,958 with sparsity
+    assert {q: None for _, q in quoted}.keys() == {
+        "GPU Memory 80GB", "GPU Memory Bandwidth 3.35TB/s", "FP32 67 teraFLOPS", "FP16 Tensor Core 1,979 teraFLOPS",
+        "BFLOAT16 Tensor Core 1,979 teraFLOPS", "FP8 Tensor Core 3,958 teraFLOPS", "INT8 Tensor Core 3,958 TOPS",
+        "PCIe Gen5: 128GB/s"}
+    assert {table[n] for n in (16, 19, 22, 25)} == {
+        "BFLOAT16 Tensor Core*", "FP16 Tensor Core*", "FP8 Tensor Core*", "INT8 Tensor Core*"}
