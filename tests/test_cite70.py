@@ -8,8 +8,8 @@ sentence gives the 32 banks and 32 bits a bank a clock cycle every on-chip bandw
 commit; it now names that one); the handbook's table heading was quoted 'The real result - Qwen3 routes
 near-uniform', a hyphen for the page's em dash, and now reads as the page does (its 3 other spans were verbatim).
 ``tests/data/cite70-excerpt.txt`` holds only the lines quoted, with each file's address and commit. The H100
-datasheet was found nowhere; NVIDIA's H100 product page states the SXM column 21 of its 32 quotes name (test_4), recorded
-as the product page, not the datasheet. No value changed.
+datasheet was found nowhere; NVIDIA's H100 product page states the SXM column 21 of its 32 quotes name (test_4),
+recorded as the product page, not the datasheet. No value changed.
 """
 
 from __future__ import annotations
