@@ -6811,7 +6811,7 @@ def _runs_moved(lock: LockImpact) -> str:
 def _cites(lock: LockImpact) -> str:
     """The citations HEAD's price rests on for ``lock``'s changed facts whose citation the change rewrote or whose
     derivation it changed (the review's ``cites`` line): ``routing.hot_experts (qwen3-30b-a3b-measured):
-    gpu-container-handbook-routing-derisk, table 'The real result - Qwen3 routes near-uniform', row…``, each locator
+    gpu-container-handbook-routing-derisk, table 'The real result — Qwen3 routes near-uniform', row…``, each locator
     cut at a word to :data:`CITE_CHARS` characters (the Facts section gives it whole); a derived fact by its formula
     and each input's value and citation, short: ``streams.read = dot / bandwidth [dot 4.48 TB/s: SOURCE, LOCATOR…;
     bandwidth 4.89 TB/s: fact memory.bandwidth]`` (session 37: a share ``fact recompute`` rewrote from a changed

@@ -1,7 +1,7 @@
 """A record's description names the rows its facts cite: text that still names a table row (``row '…'``) its
 facts no longer cite, beside facts citing another row, describes what the record was, not what it is.
 
-A locator names the row of a source's table it reads as ``row 'LABEL'`` (``table 'The real result - Qwen3 routes
+A locator names the row of a source's table it reads as ``row 'LABEL'`` (``table 'The real result — Qwen3 routes
 near-uniform', row 'diverse (prose, code, math)', ~1k tokens``). A record re-cited to another row keeps its title and
 its note, and the source record its ``read`` line, as they were written for the old row, and nothing that prices
 reads them: walkthrough 49's routing record, re-cited from row 'narrow (single-domain Python)' to row 'diverse
