@@ -113,7 +113,7 @@ def test_a_lock_cites_a_fact_re_cited_and_re_derived_both_ways() -> None:
     for name, new in (("rederived", rederived), ("recited", recited), ("both", both)):
         cite = _lock_cite("streams.read", old, new)
         assert cite is not None
-        said[name] = _cites(SimpleNamespace(cites=(cite,), routing_record=None))  # type: ignore[arg-type]
+        said[name] = _cites(SimpleNamespace(cites=(cite,), fitted=(), routing_record=None))  # type: ignore[arg-type]
     formula = ("dot / bandwidth [dot 4.48 TB/s: azure-ai-benchmarking-guide, Azure_Results/ND_H200_v5_results.md, "
                "HBM Bandwidth table…; bandwidth 4.89 TB/s: fact memory.bandwidth]")
     assert said == {"rederived": f"streams.read = {formula}",

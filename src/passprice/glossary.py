@@ -1201,8 +1201,7 @@ _TERMS = (
     ),
     Term(
         "windowed attention",
-        "attention over at most the last `window` positions, the token's own included (a sliding window); global "
-        "attention reads them all",
+        "attention over the last `window` positions, the token's own included (sliding window); global reads all",
         "Sliding-window attention: a windowed layer (`attention.sliding_window`, by the architecture's layer "
         "pattern: gemma3 has five windowed layers, then one global) attends at most the last `window` positions, "
         "the token's own included (as llama.cpp's and Transformers' masks do): it reads at most `window − 1` of its "
