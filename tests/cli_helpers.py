@@ -94,3 +94,20 @@ def copy_root(tmp_path: Path) -> Path:
 #: A pricing model passprice really locked with (the first, listed in ``src/passprice/pricing_models.json``): a test
 #: standing a lock "written by other code" pins it, since a digest of no code is refused as forged (slip 55).
 LISTED_MODEL = "sha256:d82efb38ac4484db2f213716078153839f163d99696ae2274cf103681a94fc2e"
+
+
+def side_processes(monkeypatch: Any) -> list[Any]:
+    """The side's-code processes (``python -E -P -B -c``) started from now on, as they are started."""
+    import subprocess
+
+    started: list[Any] = []
+    real = subprocess.Popen
+
+    class Counted(real):  # type: ignore[misc,valid-type]
+        def __init__(self, args: Any, *rest: Any, **named: Any) -> None:
+            super().__init__(args, *rest, **named)
+            if list(args[1:5]) == ["-E", "-P", "-B", "-c"]:
+                started.append(self)
+
+    monkeypatch.setattr(subprocess, "Popen", Counted)
+    return started

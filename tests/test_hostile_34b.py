@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from tests.cli_helpers import invoke
+from tests.cli_helpers import invoke, side_processes
 from tests.test_newcomer_21 import ROUTING, SOURCE, _git, _repo
 from tests.test_slip_29 import lock_lines
 from tests.test_slip_34 import printed, renderings  # one in-process review rendered per format
@@ -222,17 +222,11 @@ def test_head_s_code_that_never_answers_is_asked_once(tmp_path: Path, monkeypatc
     commit_all(path, "a package that never answers")
     monkeypatch.setattr(sidecode, "TIMEOUT_S", 1)  # the package sleeps 600 s: 1 s is as past it as 3 s, 2 s sooner
     monkeypatch.setattr(sidecode, "_STUCK", {})
-    runs: list[object] = []
-    real = sidecode._run
-
-    def counted(*args: Any) -> Any:
-        runs.append(args)
-        return real(*args)
-
-    monkeypatch.setattr(sidecode, "_run", counted)
+    runs = side_processes(monkeypatch)
     result = invoke("diff", "main", "HEAD", "--json", root=path)
     assert result.exit_code == 1, result.output[-3000:]
     assert len(runs) == 1
+    assert all(proc.poll() is not None for proc in runs)  # stopped with the review, not left running
     line, unrecorded = lock_lines(json.loads(result.stdout)["head_check"])
     assert UNRECORDED_SAYS in unrecorded  # slip 58: the forged lock's digest is in no record of the list
     assert line.startswith(_NOT_PRICED + "its own code could not price it: took longer than 1 s)")

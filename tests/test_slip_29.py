@@ -50,7 +50,7 @@ from pathlib import Path
 
 import pytest
 
-from cli_helpers import REPO, invoke
+from cli_helpers import REPO, invoke, side_processes
 from passprice.locks import _canonical, _sorted
 from passprice.modellist import UNRECORDED_SAYS
 from passprice.registry import find_root
@@ -319,7 +319,7 @@ def test_head_s_code_that_cannot_price_pins_fails_the_review(forged_pins: Path, 
                            "were not priced (its own code could not price it: RuntimeError: not today)")
 
 
-def test_a_lock_re_locked_by_head_s_own_code_still_passes(tmp_path: Path) -> None:
+def test_a_lock_re_locked_by_head_s_own_code_still_passes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """No false alarm: streams.read raised beside the code edit, and the lock re-locked by HEAD's own code (a
     passprice run from the checkout's src/passprice, as the README asks): its pins give its price with that code."""
     from test_slip_10 import _base
@@ -334,9 +334,13 @@ def test_a_lock_re_locked_by_head_s_own_code_still_passes(tmp_path: Path) -> Non
                           env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     commit_all(path, "streams.read 0.95, re-locked by HEAD's code; tidy serving.py")
+    started = side_processes(monkeypatch)
     result = invoke("diff", "main", "HEAD", "--json", root=path)
     out = json.loads(result.stdout)
     assert result.exit_code == 0, result.output
+    # HEAD's code priced its lock's pins and its locks from one process (two before, each importing the package),
+    # stopped when the review returned
+    assert len(started) == 1 and started[0].poll() is not None
     assert out["head_check"] == [] and [x["review"] for x in out["locks"]] == ["re-locked"]
 
 

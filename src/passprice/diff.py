@@ -49,7 +49,7 @@ from passprice.registry import Root
 from passprice.report import fact_json
 from passprice.reproduce import same_quantity
 from passprice.servings import spec_to_document
-from passprice.sidecode import Code, code_folder, code_of, kept_apart, price_locks
+from passprice.sidecode import Code, code_folder, code_of, conversations, kept_apart, price_locks
 from passprice.sourcechange import SourceChange, source_changes
 from passprice.tables import json_text, markdown_code, markdown_prose, markdown_table, markdown_text, si
 
@@ -6263,7 +6263,8 @@ def diff(root: Root, base: str | None = None, head: str | None = None) -> Diff:
     from passprice.modelhistory import known_count
 
     known_count()  # the shipped list unreadable, a folder or damaged: one line naming it, exit 2 (issue 13, left38)
-    with contextlib.ExitStack() as stack:
+    # Each side's own code is started once and answers every ask of this review; stopped when it returns or raises.
+    with conversations(), contextlib.ExitStack() as stack:
         stack.enter_context(gitread.failing_git(root.path))
         checkout: list[Checkout] = []
 

@@ -20,17 +20,23 @@ before HEAD was priced: the review said the price did not move, ``check`` then r
 and the review named only a harmless edit of ``src/passprice`` (slip round 28). ``-E`` ignores the ``PYTHON*``
 variables, ``-P`` keeps the working folder off the path, and the driver loads ``passprice`` from the side's folder
 by name, so the rest of ``src`` is never imported.
+
+Within a review (:func:`conversations`) a side's process is started once per root and code folder and answers every
+ask over its pipes (:data:`SERVE_DRIVER`), each ask within its own time limit and output bound, with the errors a
+one-ask process gives (issue 16: two to three processes a review, each importing the package, 0.4-0.7 s apiece).
 """
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import json
 import math
 import os
 import re
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -41,12 +47,14 @@ from passprice.registry import Root
 #: Seconds a side's own code may take to price every lock (the registered locks take about a second).
 TIMEOUT_S = 300
 
-#: The program run with a side's code on the import path: reads ``{"root", "src", "locks"}`` on stdin, writes
-#: ``{"results": {...}}`` (or ``{"error": ...}``) on stdout.
-DRIVER = r"""
-import importlib.util, json, sys
+#: How a one-ask driver reads its request: ``{"root", "src", …}``, the whole of its standard input.
+_HEAD = """import importlib.util, json, sys
 from pathlib import Path
 request = json.load(sys.stdin)
+"""
+
+#: Loads the side's ``src/passprice`` (``request["src"]``) as the package ``passprice``, and nothing else of the side.
+_LOAD = r"""
 _spec = importlib.util.spec_from_file_location(
     "passprice", str(Path(request["src"]) / "__init__.py"), submodule_search_locations=[request["src"]])
 passprice = importlib.util.module_from_spec(_spec)
@@ -56,6 +64,9 @@ here = Path(passprice.__file__).resolve().parent
 if here != Path(request["src"]).resolve():
     print(json.dumps({"error": "imported passprice from %s, not from %s" % (here, request["src"])}))
     sys.exit(0)
+"""
+
+_LOCKS_BODY = r"""
 from passprice.registry import Root
 root = Root(Path(request["root"]))
 try:
@@ -96,25 +107,17 @@ for r in request["locks"]:
 print(json.dumps({"results": results}))
 """
 
+#: The program run with a side's code on the import path: reads ``{"root", "src", "locks"}`` on stdin, writes
+#: ``{"results": {...}}`` (or ``{"error": ...}``) on stdout.
+DRIVER = _HEAD + _LOAD + _LOCKS_BODY
+
 
 #: The program that prices lock files from their own pinned inputs with a side's code (slip round 29): reads
 #: ``{"root", "src", "pinned"}`` (lock files relative to the root), writes ``{"results": {rel: {"price": …} or
 #: {"error": …}}}``. It calls only what ``passprice reproduce`` prices a lock's pins with (``read_lock``,
 #: ``find_checkpoint``, ``Lock.pinned_card``, ``pinned_serving``, ``Lock.pinned_stack``, ``priced``: every one in the
 #: pricing model's digest); the running code compares the figures with what the lock records.
-PINNED_DRIVER = r"""
-import importlib.util, json, sys
-from pathlib import Path
-request = json.load(sys.stdin)
-_spec = importlib.util.spec_from_file_location(
-    "passprice", str(Path(request["src"]) / "__init__.py"), submodule_search_locations=[request["src"]])
-passprice = importlib.util.module_from_spec(_spec)
-sys.modules["passprice"] = passprice
-_spec.loader.exec_module(passprice)
-here = Path(passprice.__file__).resolve().parent
-if here != Path(request["src"]).resolve():
-    print(json.dumps({"error": "imported passprice from %s, not from %s" % (here, request["src"])}))
-    sys.exit(0)
+_PINNED_BODY = r"""
 try:
     from passprice.errors import InputError, problem_lines
     from passprice.locks import pinned_serving, priced, read_lock
@@ -144,6 +147,8 @@ for rel in request["pinned"]:
     results[rel] = out
 print(json.dumps({"results": results}))
 """
+
+PINNED_DRIVER = _HEAD + _LOAD + _PINNED_BODY
 
 
 def code_folder(folder: Path) -> Path | None:
@@ -487,17 +492,22 @@ _STUCK: dict[str, str] = {}
 def _ask(root: Root, folder: Path, driver: str, request: Mapping[str, Any]) -> tuple[dict[str, Any] | None, str]:
     """Run ``driver`` with the side's code at ``folder`` on ``request`` (``root`` and ``src`` added): its results
     (``None`` when it gave none) and why not; a folder whose code ran past :data:`TIMEOUT_S` before is not run
-    again (:data:`_STUCK`)."""
+    again (:data:`_STUCK`). While :func:`conversations` is open, the side's process there answers it
+    (:class:`_Conversation`), else a process of its own."""
     stuck = _STUCK.get(str(folder))
     if stuck is not None:
         return None, f"{stuck}, asked before: not run again"
-    payload = json.dumps({"root": str(root.path), "src": str(folder), **request})
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
     answer: Any = None
     why = ""
     try:
-        status, out, err, why = _run([sys.executable, "-E", "-P", "-B", "-c", driver], payload.encode("utf-8"),
-                                     root.path, env)
+        body = {DRIVER: _LOCKS_BODY, PINNED_DRIVER: _PINNED_BODY}.get(driver)
+        if _OPEN and body is not None:
+            status, out, err, why = _conversation(root, folder, env).ask(body, request)
+        else:
+            payload = json.dumps({"root": str(root.path), "src": str(folder), **request})
+            status, out, err, why = _run([sys.executable, "-E", "-P", "-B", "-c", driver], payload.encode("utf-8"),
+                                         root.path, env)
         if status is None and why.startswith("took longer"):
             _STUCK[str(folder)] = why
         if status == 0:
@@ -510,6 +520,213 @@ def _ask(root: Root, folder: Path, driver: str, request: Mapping[str, Any]) -> t
         why = answer["error"]
     answered = answer.get("results") if isinstance(answer, dict) else None
     return (answered if isinstance(answered, dict) else None), shown_answer(why)
+
+
+#: The program a side's code answers every ask of one review with (:class:`_Conversation`): run as
+#: ``-c SERVE_DRIVER MARK SRC ROOT``, it loads the side's package once (:data:`_LOAD`), writes ``MARK`` on a line of
+#: its own (after a newline), then for each line of its standard input (``{"body": …, "request": …}``, until it
+#: closes) runs that driver's body (:data:`_LOCKS_BODY`, :data:`_PINNED_BODY`) on the request, as the one-ask
+#: driver would, and writes ``MARK`` again. A body's ``sys.exit(0)`` ends that ask, any other exit the process. As a
+#: one-ask driver's package read an empty standard input (its request read whole first), the side's code reads
+#: ``/dev/null`` there (the asks come on a copy of the pipe); and the two modules every ask imports (``registry``,
+#: ``reproduce``) are imported with the package, so what their import writes is part of each ask's answer (the
+#: preamble), as it was of each process's; a module only some asks import writes into the first of them only.
+SERVE_DRIVER = r"""
+import importlib.util, json, os, sys
+from pathlib import Path
+_mark = ("\n" + sys.argv[1] + "\n").encode("ascii")
+_in = os.fdopen(os.dup(0), "r", encoding="utf-8")
+os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+request = {"src": sys.argv[2], "root": sys.argv[3]}
+""" + _LOAD + r"""
+for _name in ("registry", "reproduce"):
+    try:
+        importlib.import_module("passprice." + _name)
+    except Exception:
+        pass
+def _said():
+    try:
+        sys.stdout.flush()
+    except Exception:
+        pass
+    os.write(1, _mark)
+_said()
+for _line in _in:
+    _asked = json.loads(_line)
+    try:
+        exec(_asked["body"], {"__name__": "__main__", "json": json, "sys": sys, "Path": Path,
+                              "request": {"root": sys.argv[3], "src": sys.argv[2], **_asked["request"]}})
+    except SystemExit as e:
+        if e.code not in (None, 0):
+            raise
+    _said()
+"""
+
+#: Whether :func:`conversations` is open (then each side's code answers from one process per root and code folder),
+#: and the processes it holds, by (root, code folder).
+_OPEN: list[bool] = []
+_TALKS: dict[tuple[str, str], _Conversation] = {}
+
+
+@contextlib.contextmanager
+def conversations() -> Iterator[None]:
+    """While open, each side's code (a root and its code folder) is started once and answers every ask of the
+    review (its locks' pins, its locks, its added and unlocked servings) over its pipes, so a later ask costs only
+    its pricing, not the 0.3-0.6 s of a fresh interpreter importing the side's package (issue 16). On leaving, every
+    such process is stopped with its process group (nothing of a side's code outlives the review); :func:`atexit`
+    does the same for one left open. Each ask keeps what a one-ask process promises (:func:`_run`): its time limit,
+    its bounds on what it writes, its errors; a process that ends is started afresh for the next ask."""
+    _OPEN.append(True)
+    try:
+        yield
+    finally:
+        _OPEN.pop()
+        if not _OPEN:
+            close_conversations()
+
+
+def close_conversations() -> None:
+    """Stop every side's process :func:`conversations` holds (and whatever it started in its group)."""
+    while _TALKS:
+        _, talk = _TALKS.popitem()
+        talk.close()
+
+
+atexit.register(close_conversations)
+
+
+def _conversation(root: Root, folder: Path, env: Mapping[str, str]) -> _Conversation:
+    """The process answering asks for ``root`` with the code at ``folder``: the one started before, while it runs,
+    else a new one. Raises :class:`OSError` when it cannot be started."""
+    key = (str(root.path), str(folder))
+    talk = _TALKS.get(key)
+    if talk is None or talk.proc.poll() is not None:
+        if talk is not None:
+            talk.close()
+        talk = _TALKS[key] = _Conversation.start(root, folder, env)
+    return talk
+
+
+class _Conversation:
+    """One side's code answering asks over its pipes (:data:`SERVE_DRIVER`): ``proc``, the ``mark`` that ends each
+    answer, the bytes it wrote before it was ready (``preamble``: the package's import, part of every ask's answer as
+    it was of each one-ask process's) and the standard error written by then (``pre_err``)."""
+
+    def __init__(self, proc: subprocess.Popen[bytes], mark: bytes) -> None:
+        self.proc = proc
+        self.mark = b"\n" + mark + b"\n"
+        self.preamble: bytes | None = None
+        self.pre_err = b""
+        self.buffer = bytearray()
+
+    @classmethod
+    def start(cls, root: Root, folder: Path, env: Mapping[str, str]) -> _Conversation:
+        """Start the side's code at ``folder`` in ``root`` (its own session and process group, as :func:`_run`)."""
+        import secrets
+
+        mark = secrets.token_hex(16)
+        proc = subprocess.Popen([sys.executable, "-E", "-P", "-B", "-c", SERVE_DRIVER, mark, str(folder),
+                                 str(root.path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, cwd=root.path, env=dict(env),
+                                start_new_session=os.name == "posix")
+        return cls(proc, mark.encode("ascii"))
+
+    def ask(self, body: str, request: Mapping[str, Any]) -> tuple[int | None, bytes, bytes, str]:
+        """Ask ``body`` of ``request``: what :func:`_run` returns of a one-ask process (exit status 0 for an answer
+        with the process still running; its output, the package's import's included; its standard error since it
+        was ready, the import's included), within :data:`TIMEOUT_S` and :data:`MAX_STDOUT`. A process that ended,
+        ran past the limit or wrote too much is stopped (with its group) and dropped."""
+        import selectors
+        import time
+
+        proc = self.proc
+        assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+        payload = (json.dumps({"body": body, "request": dict(request)}) + "\n").encode("utf-8")
+        err = bytearray(self.pre_err)
+        why = ""
+        deadline = time.monotonic() + TIMEOUT_S
+        sent = 0
+        answered: bytes | None = None
+        with selectors.DefaultSelector() as pipes:
+            os.set_blocking(proc.stdin.fileno(), False)
+            pipes.register(proc.stdin, selectors.EVENT_WRITE)
+            pipes.register(proc.stdout, selectors.EVENT_READ)
+            pipes.register(proc.stderr, selectors.EVENT_READ)
+            while not why and pipes.get_map():
+                answered = self._found()
+                if answered is not None:
+                    break
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    why = f"took longer than {TIMEOUT_S} s"
+                    break
+                if proc.poll() is not None:  # it ended: what it started and left holding the pipes goes with it
+                    _stop_group(proc.pid)
+                for key, _ in pipes.select(min(left, _POLL_S)):
+                    pipe = key.fileobj
+                    if pipe is proc.stdin:
+                        try:
+                            sent += os.write(proc.stdin.fileno(), payload[sent:sent + (1 << 16)])
+                        except BlockingIOError:
+                            continue
+                        except BrokenPipeError:  # it reads no more: what it answers says why
+                            sent = len(payload)
+                        if sent >= len(payload):
+                            pipes.unregister(proc.stdin)
+                        continue
+                    data = os.read(key.fd, 1 << 16)
+                    if not data:
+                        pipes.unregister(pipe)
+                        continue
+                    if pipe is proc.stdout:
+                        self.buffer += data
+                        if len(self.preamble or b"") + len(self.buffer) > MAX_STDOUT + 2 * len(self.mark):
+                            why = f"wrote more than {MAX_STDOUT:,} bytes of answer"
+                            break
+                    else:
+                        err += data
+                        del err[:-MAX_STDERR]
+                        if self.preamble is None:
+                            self.pre_err = bytes(err)
+            if answered is None and not why:
+                answered = self._found()
+            if answered is None and not why:
+                try:
+                    proc.wait(max(deadline - time.monotonic(), 0))
+                except subprocess.TimeoutExpired:
+                    why = f"took longer than {TIMEOUT_S} s"
+        if answered is not None:
+            if sent < len(payload):  # it answered without reading the whole ask: no later ask could be read
+                self.close()
+            return 0, answered, bytes(err), ""
+        out = (self.preamble or b"") + bytes(self.buffer)
+        self.close()
+        return (None if why else proc.returncode), out, bytes(err), why
+
+    def _found(self) -> bytes | None:
+        """The answer the buffer holds up to the mark (the preamble before it), taken out of it; ``None`` when the
+        mark has not come yet."""
+        while True:
+            at = self.buffer.find(self.mark)
+            if at < 0:
+                return None
+            text = bytes(self.buffer[:at])
+            del self.buffer[:at + len(self.mark)]
+            if self.preamble is None:
+                self.preamble = text
+                continue
+            return self.preamble + text
+
+    def close(self) -> None:
+        """Stop the process and its group; close its pipes."""
+        proc = self.proc
+        if proc.poll() is None:
+            proc.kill()
+        _stop_group(proc.pid)
+        proc.wait()
+        for pipe in (proc.stdin, proc.stdout, proc.stderr):
+            if pipe is not None:
+                pipe.close()
 
 
 #: The most bytes of a side's code's standard output kept (its answer; the registered locks' is some 40 KB): past

@@ -1,0 +1,66 @@
+"""A side's code asked several times in one review answers from one process (issue 16), and each ask reads as it did
+from a process of its own: the same answers and the same errors from a package that writes garbage when imported,
+reads its standard input or exits in the middle of the conversation."""
+
+from __future__ import annotations
+
+import types
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.cli_helpers import side_processes
+
+from passprice import sidecode
+
+_REGISTRY = "class Root:\n    def __init__(self, path):\n        self.path = path\n"
+_ANSWER = ("def side_json(root, locks):\n    {before}\n"
+           "    return {{'results': {{r['key']: {{'error': 'e' + r['key']}} for r in locks}}}}\n")
+
+#: Each hostile (or plain) package: its __init__.py and what side_json does before it answers.
+CASES = {
+    "plain": ("", "pass"),
+    "garbage on import": ("print('garbage')\n", "pass"),
+    "reads its stdin": ("import sys\nsys.stdin.read()\n", "pass"),
+    "exits mid-conversation": ("", "import sys; sys.exit(4)"),
+}
+
+
+def _package(folder: Path, init: str, before: str) -> Path:
+    code = folder / "src" / "passprice"
+    code.mkdir(parents=True)
+    (code / "__init__.py").write_text(init, encoding="utf-8")
+    (code / "registry.py").write_text(_REGISTRY, encoding="utf-8")
+    (code / "reproduce.py").write_text(_ANSWER.format(before=before), encoding="utf-8")
+    return code
+
+
+def _asks(root: Any, code: Path) -> list[tuple[Any, str]]:
+    """Its locks, its locks' pins (this package cannot price them: no passprice.errors), its locks again."""
+    return [sidecode._ask(root, code, sidecode.DRIVER, {"locks": [{"key": "a"}]}),
+            sidecode._ask(root, code, sidecode.PINNED_DRIVER, {"pinned": ["l.lock.toml"]}),
+            sidecode._ask(root, code, sidecode.DRIVER, {"locks": [{"key": "b"}]})]
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_one_process_answers_every_ask_as_one_process_each_did(case: str, tmp_path: Path, monkeypatch: Any) -> None:
+    monkeypatch.setattr(sidecode, "_STUCK", {})
+    init, before = CASES[case]
+    code = _package(tmp_path, init, before)
+    root = types.SimpleNamespace(path=tmp_path)
+    alone = _asks(root, code)
+    started = side_processes(monkeypatch)
+    with sidecode.conversations():
+        talked = _asks(root, code)
+    assert talked == alone
+    assert all(proc.poll() is not None for proc in started)  # none outlives the conversations
+    if case == "plain":
+        assert alone == [({"a": {"error": "ea"}}, "exit status 0"),
+                         (None, "its code cannot price a lock from its pins (No module named 'passprice.errors')"),
+                         ({"b": {"error": "eb"}}, "exit status 0")]
+        assert len(started) == 1  # three one-ask processes before
+    if case == "garbage on import":
+        assert alone[0] == (None, "Expecting value: line 1 column 1 (char 0)")
+        assert len(started) == 1
+    if case == "exits mid-conversation":
+        assert alone[0] == (None, "exit status 4") and len(started) == 2  # started afresh after it ended
