@@ -1341,10 +1341,12 @@ _TERMS = (
         "`expected_tokens_per_s`, `expected_pass_s`, `expected_binds`, `expected_provenance` and `expected_refusal` "
         "columns are the expected price's. Audits and reviews follow a stack's fit through the cards its runs are "
         "priced on: `fitted_on_cards` (the card facts a changed fact reaches the fit through) and an audit's "
-        "`card_facts` (the card facts the fit reads and their sources).",
+        "`card_facts` (the card facts the fit reads and their sources; `unread`: a fit card whose file does not "
+        "read, its facts not counted).",
         ("serving stack", "expected", "expected price", "calibrate", "validate", "fitted span", "× limit",
          "memory.reserved", "calibrated on", "fit reach", "ratio", "stack_span", "stack_fit", "expected_tokens_per_s",
-         "expected_pass_s", "expected_provenance", "expected_refusal", "fitted_on_cards", "card_facts"),
+         "expected_pass_s", "expected_provenance", "expected_refusal", "fitted_on_cards", "card_facts",
+         "unread"),
     ),
     Term(
         "by hand",
