@@ -599,9 +599,12 @@ _TERMS = (
         "locks resting on those, and which locks break their floors if it is withdrawn."
         " `audit --json`'s `sources` gives each source cited: its `title`, `by` (its publisher or authors),"
         " `date`, `where` (where it is, one line), `url`, `copies` (other places it is kept), `retrieved`,"
-        " `sha256` (of the copy that was read) and `read` (how it was read).",
+        " `sha256` (of the copy that was read) and `read` (how it was read). A review's `sources_changed` names"
+        " each source whose id leads to another document on HEAD, and each source HEAD adds that a fact is re-cited"
+        " to (`added`), with the facts citing it, the locks resting on them and the figures to check in it.",
         ("sources", "locator", "citation", "cite", "retrieved", "retrieved unknown", "kind", "date",
-         "provenance it supports", "source: locator", "by", "where", "url", "copies", "sha256", "read"),
+         "provenance it supports", "source: locator", "by", "where", "url", "copies", "sha256", "read",
+         "sources_changed"),
     ),
     Term(
         "withdrawn",
