@@ -127,3 +127,47 @@ def test_a_figure_re_cited_to_other_digits_in_another_unit_is_told_in_its_own() 
     assert in_own_unit(3.35, "TB/s", "Memory 3.352TB/s") == ["3.352TB/s"]  # in its own unit already
     assert in_own_unit(494.5, "TMAC/s", "FP8 1,979 TFLOPS") == ["1,979 TFLOPS (989.5 TMAC/s)"]  # two FLOP a MAC
     assert in_own_unit(80, "GiB", "96 GB") == ["96 GB (89.407 GiB)"]  # 96e9 / 2^30
+
+
+def test_left46_a_runs_line_keeps_the_quote_holding_the_runs_figure_whole() -> None:
+    """Left46: the corrected run's locator (185 characters) was cut at a word at 100, `…row '| llama 8B Q4_K - Medium…`,
+    before the `154.55 ± 0.80` the reviewer checks; the quote is kept whole now, and the notebook naming where to
+    search it (71 characters) too, so this locator is not shortened at all."""
+    from passprice.textchange import cut_keeping_figure
+
+    row = ("'| llama 8B Q4_K - Medium         |   4.58 GiB |     8.03 B | CUDA       |  99 |         tg512 |    "
+           "154.55 ± 0.80 |'")
+    locator = f"LLaMA 3/Professional GPUs/H100_PCIe_v3.ipynb: llama-bench table, row {row}"
+    side = PriceSide()
+    lock = LockImpact("r1-qwen7b-h200-llamacpp", "locks/r1-qwen7b-h200-llamacpp.lock.toml", "h200_sxm_141gb",
+                      "price", "r1-qwen7b-h200", "unchanged", ("stack.overhead.layer",), side, side, None, None,
+                      runs_moved=(("xd3.h100_pcie_80gb.8b-q4km.tg512", 145.55, 154.55, "xiongjiedai-gpu-benchmarks",
+                                   locator),))
+    assert _runs_moved(lock).endswith(f"(+6.183 %): xiongjiedai-gpu-benchmarks, {locator}")
+    # a long text before the quote is cut at a word, the quote kept, the text after it said by "…"
+    long = "x " * 60 + "row '154.55 ± 0.8' then more"
+    assert cut_keeping_figure(long, 100, 154.55) == "x " * 49 + "x… '154.55 ± 0.8'…"
+    # a figure quoted nowhere (or not this figure): cut at a word as before
+    assert cut_keeping_figure(locator, 100, 145.55) == ("LLaMA 3/Professional GPUs/H100_PCIe_v3.ipynb: llama-bench "
+                                                         "table, row '| llama 8B Q4_K - Medium…")
+    assert cut_keeping_figure("row '1,979 TFLOPS' " + "y" * 90, 20, 1979) == "row '1,979 TFLOPS'…"
+
+
+def test_left46_a_derived_value_moved_under_its_kept_derivation_cites_its_inputs() -> None:
+    """Left46: the H200's streams.read 0.9333 → 0.9162 under the derivation and citation it kept read "value changed,
+    citation unchanged: azure-ai-benchmarking-guide, …" (a share no source states); it reads as a recomputed one does
+    (left43): its formula and its inputs' values and citations, one entry, no "value changed"."""
+    from passprice.cards import load_card
+    from passprice.derivations import Derivation
+    from passprice.diff import _lock_cite
+    from passprice.registry import Root
+
+    old = load_card(Root(REPO), "h200_sxm_141gb").facts()["streams.read"]
+    assert isinstance(old.derivation, Derivation)
+    cite = _lock_cite("streams.read", old, attrs.evolve(old, value=0.9162))
+    assert cite is not None and cite[3:] == (False, old.derivation, True)
+    said = _cites(types.SimpleNamespace(cites=(cite,), fitted=(), routing_record=None))  # type: ignore[arg-type]
+    assert said == ("streams.read = dot / bandwidth [dot 4.48 TB/s: azure-ai-benchmarking-guide, "
+                    "Azure_Results/ND_H200_v5_results.md, HBM Bandwidth table…; bandwidth 4.8 TB/s: fact "
+                    "memory.bandwidth]")
+    assert _lock_cite("streams.read", old, attrs.evolve(old, note="re-worded")) is None  # nothing moved: no entry

@@ -2130,10 +2130,12 @@ class LockImpact:
     #: (walkthrough 46's ``hot_share`` 0.9 → 0.85: the figure a reviewer checks against the unchanged source), with
     #: the citation HEAD's price rests on: ``(path, source, locator, recited, derivation, value_changed)``,
     #: ``recited`` whether the change rewrote the citation, ``derivation`` HEAD's
-    #: :class:`~passprice.derivations.Derivation` when the change changed it (its inputs' citations are what the price
-    #: rests on), else ``None``, ``value_changed`` whether the fact's quantity moved (not merely re-written in another
-    #: unit: :func:`passprice.reproduce.exact_quantity`) (walkthrough 49: the lock's row named the facts, the Facts
-    #: section the citations; session 37: a recomputed share had no citation on the row).
+    #: :class:`~passprice.derivations.Derivation` when the change changed it or moved the value it derives (its
+    #: inputs' citations are what the price rests on; left46: a derived value moved under its kept derivation read
+    #: "value changed, citation unchanged"), else ``None``, ``value_changed`` whether the fact's quantity moved (not
+    #: merely re-written in another unit: :func:`passprice.reproduce.exact_quantity`) (walkthrough 49: the lock's
+    #: row named the facts, the Facts section the citations; session 37: a recomputed share had no citation on the
+    #: row).
     cites: tuple[tuple[str, str | None, str | None, bool, Derivation | None, bool], ...] = ()
     #: Of :attr:`cites`, the paths of the facts the change fitted again to measured runs (a stack's: HEAD's
     #: derivation a :class:`~passprice.derivations.RunDerivation`, changed): their source states no figure of them,
@@ -6779,14 +6781,20 @@ def _lock_cite(path: str, old: Fact | None, new: Fact | None
     """A lock's ``cites`` entry for its changed fact ``path`` (:attr:`LockImpact.cites`): ``None`` unless the change
     rewrote its citation or its (formula) derivation, or moved its quantity (its value, in base units) under the
     citation it kept (walkthrough 46's ``routing.hot_share`` 0.9 → 0.85, the same source and locator: the number a
-    reviewer checks against that source had no entry)."""
+    reviewer checks against that source had no entry). Its derivation is HEAD's formula derivation when the change
+    changed it or moved the value of the fact it derives (left46: that value is checked against its inputs'
+    citations, not its own), else ``None``."""
     from passprice.reproduce import exact_quantity
 
     if old is None or new is None:
         return None
     recited = (old.source, old.locator) != (new.source, new.locator)
-    derivation = new.derivation if isinstance(new.derivation, Derivation) and old.derivation != new.derivation else None
     moved = old.value != new.value or exact_quantity(old) != exact_quantity(new)
+    # left46: a fact derived by a formula whose value moved under the derivation it kept is cited by its derivation
+    # too (its inputs' citations), as a recomputed one is: "value changed, citation unchanged" sent the reviewer to
+    # look for a figure (a stream share, 0.9162) that no source states
+    derivation = new.derivation if isinstance(new.derivation, Derivation) and (
+        old.derivation != new.derivation or moved) else None
     if not recited and derivation is None and not moved:
         return None
     return path, new.source, new.locator, recited, derivation, moved
@@ -6795,14 +6803,17 @@ def _lock_cite(path: str, old: Fact | None, new: Fact | None
 def _runs_moved(lock: LockImpact) -> str:
     """The review's line naming the measured runs whose corrected figure moved ``lock``'s stack fit
     (:attr:`LockImpact.runs_moved`), each with its move and its citation as HEAD records it, cut at a word as
-    :func:`_cites` cuts a locator: ``re-fitted from the runs changed: ID 145.55 → 154.55 tokens/s (+6.183 %):
-    SOURCE, LOCATOR…``, at most 6, then how many more."""
+    :func:`_cites` cuts a locator but keeping whole the quote that holds the run's figure
+    (:func:`passprice.textchange.cut_keeping_figure`): ``re-fitted from the runs changed: ID 145.55 → 154.55 tokens/s
+    (+6.183 %): SOURCE, LOCATOR``, at most 6, then how many more."""
     from passprice.fits import relative_move
-    from passprice.textchange import cut_at_word
+    from passprice.textchange import cut_keeping_figure
 
     said = []
     for run, before, after, source, locator in lock.runs_moved[:6]:
-        cited = f"{source or '(no source)'}" + (f", {cut_at_word(locator, CITE_CHARS)}" if locator else "")
+        # left46: the quote holding the run's figure whole (cut at 100 characters it lost `154.55 ± 0.80`)
+        cited = f"{source or '(no source)'}" + (f", {cut_keeping_figure(locator, CITE_CHARS, after)}" if locator
+                                                else "")
         said.append(f"{run} {before:g} → {after:g} tokens/s ({relative_move(before, after)}): {cited}")
     more = len(lock.runs_moved) - 6
     return (f"its stack re-fitted from {_n(len(lock.runs_moved), 'run')} changed (the figures to check in their "

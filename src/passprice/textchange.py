@@ -103,6 +103,36 @@ def cut_at_word(text: str, limit: int) -> str:
     return (text[:space] if space > 0 else text[:limit]).rstrip(" ,;:") + "…"
 
 
+#: A number as a locator writes it: digits, thousands commas, a decimal part (``154.55``, ``1,979``).
+_NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
+
+
+def cut_keeping_figure(text: str, limit: int, figure: float) -> str:
+    """``text`` (a locator) cut as :func:`cut_at_word` cuts it, except that the quoted span holding ``figure`` (the
+    text between the nearest ``'`` or ``"`` before a number equal to it and the same mark after) is kept whole: the
+    text before the quote cut at a word to ``limit`` characters, the quote whole, anything after it ``…``. Left46: a
+    stack lock's ``runs`` line cut ``… row '| llama 8B Q4_K - Medium         |   4.58 GiB |     8.03 B | CUDA…`` at
+    100 characters, before the ``154.55 ± 0.80`` the reviewer checks. So the result may pass ``limit`` by the quote's
+    length: the quote is what the reviewer searches the source for, whitespace included, and the text before it
+    names where to search (a notebook), so neither is shortened into something not found. A text with no such quote
+    is cut as :func:`cut_at_word` cuts it. Raises nothing."""
+    if len(text) <= limit:
+        return text
+    for number in _NUMBER.finditer(text):
+        if float(number.group().replace(",", "")) != figure:
+            continue
+        spans = [(text.rfind(mark, 0, number.start()), text.find(mark, number.end())) for mark in "'\""]
+        spans = [(start, end) for start, end in spans if start >= 0 and end >= 0]
+        if not spans:
+            continue
+        start, end = max(spans)  # the nearest opening mark
+        head, quote, tail = text[:start], text[start:end + 1], text[end + 1:]
+        cut = cut_at_word(head, limit)
+        joined = cut + (" " if cut != head and cut.endswith("…") else "") + quote
+        return joined + ("…" if tail.strip() else tail)
+    return cut_at_word(text, limit)
+
+
 def text_change(old: str, new: str) -> str:
     """``old → new`` for people: both whole when either is at most :data:`WHOLE` characters or they share little;
     otherwise each changed span in square brackets (``[old → new]``, ``[+ added]``, ``[- removed]``) with up to
