@@ -688,8 +688,9 @@ _TERMS = (
         "Its `--json` names the `subject` (the source or fact) and gives each lock `holds_withdrawn`, `breaks` (the "
         "floors would break) and `offences_withdrawn` (each fact then below its floor: `path`, `provenance`, "
         "`floor`), `pinned_only` (facts it pins but its price does not rest on), `skipped_servings` (servings not "
-        "priced, and why); each citing fact's `how` and `lock_path`; `fitted` stack facts with the `runs` of `of` "
-        "citing it; and `runs` by measurement file (`ids`, `stacks`, `cards`).",
+        "priced, and why); each citing fact's `how` (`source`, `figure NAME`, `derived from PATH`) and `lock_path` "
+        "(the path a lock names it by: `routing.hot_share`); `fitted` stack facts (`runs` of their `of` runs cite "
+        "it); and `runs` by measurement file (`ids`, `stacks`, `cards`).",
         ("withdraw", "provenance → withdrawn", "provenance_withdrawn", "cites it as", "record", "why",
          "subject", "breaks", "holds_withdrawn", "offences_withdrawn", "pinned_only", "skipped_servings", "how",
          "lock_path", "of", "ids", "stacks"),
@@ -1659,10 +1660,13 @@ _TERMS = (
         "In its `--json`, each file of `files` says its `status` (`added`, `removed`, `changed` or `unchanged`; a "
         "lock's `status` is its lock file's, and `reproduce`'s `checkpoint.status` says where the pinned content is),"
         " whether it was `compared` (both sides read it), its `errors` on each side (the first 20 of all files, the "
-        "rest counted in `errors_left_out`), `meta`, `content_changes` and `layout_changes` (what changed in a "
-        "checkpoint entry: its metadata, its tensors' content and layout) and `renamed` (a file moved under the same "
-        "bytes); each fact changed its `old` and `new` entry, the `fields` that differ and `relative_change` (new / "
-        "old − 1 of its value; of a price, HEAD's / BASE's − 1); `removed` lists the locks the change removes.",
+        "rest counted in `errors_left_out`), `meta` (the keys of a card's or drafting method's own table that "
+        "changed), `content_changes` and `layout_changes` (what differs in a checkpoint entry's content, its tensor "
+        "table and metadata, and in its layout, tensor offsets and sizes, which no price reads) and `renamed` (a "
+        "file moved under the same bytes); "
+        "each changed fact gives its `old` and `new` entry, the `fields` that differ and `relative_change` (new / "
+        "old − 1 of its value in base units; of a lock, tokens/s after / before − 1); `removed` lists the locks the "
+        "change removes.",
         ("change", "changes",
          "status", "compared", "errors", "errors_left_out", "content_changes", "layout_changes", "meta",
          "renamed", "removed", "old", "new", "fields", "relative_change"),
