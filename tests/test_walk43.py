@@ -17,10 +17,23 @@ from passprice.roofline import require_card_first
 from passprice.trace import Synthetic, synthetic
 
 
+def _keys(o: object, names: bool = False) -> set[str]:
+    """Every key of the JSON document ``o``, at any depth; the keys of ``sources`` and of a derivation's ``inputs``
+    are names (a source's, an input's), not words of passprice's."""
+    if isinstance(o, dict):
+        return (set() if names else set(o)).union(
+            *(_keys(v, names=k in ("sources", "inputs") and not names) for k, v in o.items()))
+    if isinstance(o, list):
+        return set().union(*(_keys(v) for v in o))
+    return set()
+
+
 def test_every_price_json_key_and_sweep_column_is_explained() -> None:
+    """Nested keys too (keys57: `audit --json`'s `card_facts.unread`, a review's `sources_changed` and 143 more
+    nested keys of other commands said "not a term")."""
     result = invoke("price", "qwen3-30b-a3b-h200", "--json")
     assert result.exit_code == 0, result.output
-    printed = set(json.loads(result.stdout)) | set(json.loads(result.stdout)["routing"])
+    printed = _keys(json.loads(result.stdout))
     keys = printed | sidecode.PRICE_NUMBERS | sidecode.PRICE_TEXTS | set(sweep.COLUMNS) | set(sweep.STACK_COLUMNS)
     for key in sorted(keys - {"description", "used", "tokens"}):  # the routing object's plain words
         glossary.lookup(key)  # raises InputError naming the key when it is not defined
@@ -39,6 +52,16 @@ def test_every_price_json_key_and_sweep_column_is_explained() -> None:
         ("scale_cycles", "scale", "`scale_cycles` is the pass's lane cycles"),
         ("experts_held_bytes", "routing", "`experts_held_bytes` (all routed experts' bytes)"),
         ("expected_tokens_per_s", "stack", "`expected_tokens_per_s`"),
+        # keys57: nested --json keys of sources, diff, check, reproduce, validate and audit --source
+        ("strongest", "provenance", "`sources --json`'s `strongest` is the strongest provenance"),
+        ("head_check_left_out", "review", "`head_check`, `head_unreadable` and `head_warnings` (what `check` fails on"),
+        ("relative_change", "changed", "`relative_change` (new / old − 1 of its value"),
+        ("verdict_before", "floors hold", "(`verdict_before` on BASE)"),
+        ("facts_rewritten", "reproduces exactly", "`facts_rewritten` (the same quantity written otherwise: no drift)"),
+        ("limit_ratio", "limit/meas", "`validate --json` gives each run's `limit_ratio`"),
+        ("offences_withdrawn", "withdrawn", "`offences_withdrawn` (each fact then below its floor"),
+        ("in_sample_max", "fitted", "`in_sample_mean` and `in_sample_max` of |error|"),
+        ("resting_on_unsound", "derivation", "the locks resting on them (`resting_on_unsound`)"),
     ],
 )
 def test_a_json_key_explains_to_the_entry_that_defines_it(word: str, term: str, says: str) -> None:
@@ -126,6 +149,9 @@ def test_every_word_the_readme_sends_to_explain_is_defined() -> None:
         ("simulate", "r1-qwen7b-h200", "--synthetic", "4", "--json", "--no-lock"),
         ("roofline", "h200_sxm_141gb", "r1-qwen7b-h200", "--json", "--no-lock"),
         ("audit", "r1-qwen7b-h200", "--json"),
+        # keys57: cards' weakest_with_host_link, checkpoints' draft_tensor_bytes said "not a term"
+        ("cards", "--json"),
+        ("checkpoints", "--json"),
     ],
 )
 def test_every_json_key_of_other_commands_is_explained(args: tuple[str, ...]) -> None:
@@ -134,20 +160,7 @@ def test_every_json_key_of_other_commands_is_explained(args: tuple[str, ...]) ->
     input's), not words of passprice's."""
     result = invoke(*args)
     assert result.exit_code == 0, result.output
-    keys: set[str] = set()
-
-    def collect(o: object, names: bool = False) -> None:
-        if isinstance(o, dict):
-            if not names:
-                keys.update(o)
-            for k, v in o.items():
-                collect(v, names=k in ("sources", "inputs") and not names)
-        elif isinstance(o, list):
-            for v in o:
-                collect(v)
-
-    collect(json.loads(result.stdout))
-    for key in sorted(keys):
+    for key in sorted(_keys(json.loads(result.stdout))):
         glossary.lookup(key)  # raises InputError naming the key when it is not defined
 
 

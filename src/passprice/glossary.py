@@ -225,8 +225,11 @@ _TERMS = (
         "while every floor holds and the recorded price reproduces from the lock's own pins; `check --frozen` fails "
         "it (as `cargo --locked`), and `lock --update` re-pins it. A review (`passprice diff`) fails a change that "
         "moves a locked price without re-locking it. A drifted fact whose source changed too says `source A → B` "
-        "(`reproduce --json`'s `source_changed`: the pinned and today's source ids, or null).",
-        ("drifted", "pinned", "source_changed"),
+        "(`reproduce --json`'s `source_changed`: the pinned and today's source ids, or null). "
+        "`rewritten` (`check --json`, a review's lock) lists pinned facts written otherwise as the same quantity "
+        "(`4.8 TB/s` → `4800 GB/s`): no drift, and `lock --update` re-pins them as written.",
+        ("drifted", "pinned", "source_changed",
+         "rewritten"),
     ),
     Term(
         "speedup",
@@ -257,8 +260,12 @@ _TERMS = (
         "delivered about 36 % of the limit). `expected` is the price under the serving stack, and `error` its "
         "relative error against the measurement: (expected − measured) / measured, positive where the stack expects "
         "more tokens/s than the run measured (164.8 against 145.55 tokens/s is +13.2 %); `calibrate`'s mean and max "
-        "`|error|` are of the same figure, over the runs it fitted (`in sample`) or held out.",
-        ("limit over measured", "error"),
+        "`|error|` are of the same figure, over the runs it fitted (`in sample`) or held out. "
+        "`validate --json` gives each run's `limit_ratio`, `above_limit` (runs measured above their limit), "
+        "`mean_error` and `max_error` (of |error|), and `unregistered` (`stacks` not registered, the `registered` "
+        "ones, and each such run's `price_command`).",
+        ("limit over measured", "error",
+         "limit_ratio", "above_limit", "mean_error", "max_error", "unregistered", "registered", "price_command"),
     ),
     Term(
         "fixed",
@@ -344,9 +351,34 @@ _TERMS = (
         "HEAD` name the code each side was priced with). It exits 1 when the change breaks a lock's floors, moves "
         "a locked price without re-locking it (`price moved`), leaves a derived fact stale or HEAD failing "
         "`passprice check`; 2 when a file does not read on HEAD; 0 otherwise, with ⚠️ beside what is `weakened`, "
-        "`loosened` or `to verify`.",
+        "`loosened` or `to verify`. "
+        "Its `--format json` (the README tables each key): `base` and `head`, each side's `label`, `revision` and "
+        "`folder`; the `summary` line and `exit_status`; `pricing_model`'s `priced_with` (the code each side was "
+        "priced with) and a lock's `pricing_model_pins` (the code its file pinned, before and after); `code_changed` "
+        "and `install_changed` (the files of `src/passprice`, and of the install and workflows, HEAD changes); "
+        "`head_check`, `head_unreadable` and `head_warnings` (what `check` fails on, cannot read and warns of on "
+        "HEAD, the first 20, each `…_left_out` counting the rest, as `unlocked_left_out` counts servings past the "
+        "first 200) and a lock's `head_unread` (its file does not read on HEAD, so it is judged on BASE's); "
+        "`added_records`, `added_servings` and `cited_sources` (the records and servings HEAD adds, by path, and the "
+        "documents changed facts cite, by id); `runs_to_verify` (edited measurement files whose runs to check in "
+        "their source), `stack_spans` (a changed stack's measured / limit span, BASE → HEAD), `scopes_widened` (a "
+        "routing record or drafting method whose `checkpoints` HEAD widens), `entries_edited` (checkpoint entries "
+        "whose content changed), `lookalike_records` (a new record whose name reads as another's), `held_by_header` "
+        "(locks held by a look-alike header alone) and `duplicate_locks` (a lock duplicating another under another "
+        "name); `on_changed_claims`, `on_changed_sources` and `on_recited_runs` (locks affected by nothing else than "
+        "a checkpoint entry's changed claims, a changed document, a stack fitted from runs to verify); "
+        "`header_pinned_by`, `origin_pinned_by` and `source_pinned_by` (the locks pinning a checkpoint entry's old "
+        "header sha256, `origin` or `source`) and `digests_dropped` (entries whose header digest was dropped or "
+        "rewritten).",
         ("diff", "passprice diff", "BASE", "HEAD", "work tree", "merge base", "locks affected", "priced with BASE",
-         "priced with HEAD", "sticky comment", "pull-request comment"),
+         "priced with HEAD", "sticky comment", "pull-request comment",
+         "summary", "exit_status", "label", "revision", "folder", "code_changed", "install_changed",
+         "priced_with", "pricing_model_pins", "head_check", "head_check_left_out", "head_unreadable",
+         "head_unreadable_left_out", "head_warnings", "head_warnings_left_out", "head_unread",
+         "unlocked_left_out", "added_records", "added_servings", "cited_sources", "runs_to_verify",
+         "stack_spans", "scopes_widened", "entries_edited", "lookalike_records", "held_by_header",
+         "duplicate_locks", "on_changed_claims", "on_changed_sources", "on_recited_runs", "header_pinned_by",
+         "origin_pinned_by", "source_pinned_by", "digests_dropped"),
     ),
     Term(
         "unaffected",
@@ -398,9 +430,13 @@ _TERMS = (
         "citation the reviewer must check in its source (passprice reads no sources). A floor is loosened only by "
         "`passprice lock` (`--update --force --require PATH=PROVENANCE`), which lists the lock's digest among its "
         "pricing model's records in `pricing_models.json`: a lock in passprice's own `locks/` whose digest is in no "
-        "record is `not written by passprice lock` (edited by hand, its digest recomputed) and fails the review.",
+        "record is `not written by passprice lock` (edited by hand, its digest recomputed) and fails the review. "
+        "A fact whose provenance the change raises is `strengthened` in `--json`; `unrecorded` lists the locks `not "
+        "written by passprice lock`; a removed lock's `dropped` are the floors its removal drops (`dropping` lists "
+        "such locks), and `floors_kept` names, for each floor it set, the lock of the serving that still holds it.",
         ("weakened facts", "weaker", "loosened", "to verify", "floors loosened", "BROKEN",
-         "not written by passprice lock"),
+         "not written by passprice lock",
+         "strengthened", "unrecorded", "dropped", "dropping", "floors_kept"),
     ),
     Term(
         "stale description",
@@ -422,9 +458,19 @@ _TERMS = (
         "`to re-pin` a lock whose pinned facts drifted (`check --frozen` fails it until `lock --update`); `asks "
         "another question` a lock file rewritten to another kind, serving, stack or name. The lock's line reads "
         "`price moved, lock not updated (FIGURE)`, FIGURE the recorded figure that no longer matches "
-        "(`weight_bytes`, `memory_s` …), and the summary line counts such locks (`1 price moved unreviewed`).",
+        "(`weight_bytes`, `memory_s` …), and the summary line counts such locks (`1 price moved unreviewed`). "
+        "In `--json`, a lock's `recorded_before` is BASE's recorded figures, `after` HEAD's price, `recorded_edited` "
+        "true when HEAD's figure was edited by hand (`hand_edits`: each key the edit changed); `question` what a "
+        "rewritten lock asks otherwise; `retired` why a removed lock drops no floor; `recomputed_relative_change` and"
+        " `recomputed_expected_relative_change` the move with HEAD's stale derived facts recomputed; `refitted` what "
+        "a stack's re-fit moves; `alone` each changed fact's `move` priced alone, from the pins of `alone_from` "
+        "(`base` or `head`). `unreproduced` and `forged_pins` list lock files HEAD adds or changes that do not "
+        "reproduce from their own pins, or that pin what no side holds; each fails the review.",
         ("recorded", "re-locked", "relocked", "to re-pin", "re-pin", "asks another question", "requestioned",
-         "moved", "unreviewed", "moved unreviewed", "price moved unreviewed", "lock not updated"),
+         "moved", "unreviewed", "moved unreviewed", "price moved unreviewed", "lock not updated",
+         "recorded_before", "recorded_edited", "hand_edits", "question", "retired", "after",
+         "recomputed_relative_change", "recomputed_expected_relative_change", "refitted", "alone_from", "move",
+         "unreproduced", "forged_pins"),
     ),
     Term(
         "content",
@@ -443,10 +489,22 @@ _TERMS = (
         "trees of the modules a price flows through); when it changed since the lock, `reproduce` says whether every "
         "recorded field still reproduces or which moved first (`first moved`: the first figure of the price, in "
         "order, that differs); `first term that moved with today's inputs` names the first figure today's facts "
-        "price otherwise than the pins, with the change of tokens/s.",
+        "price otherwise than the pins, with the change of tokens/s. "
+        "`reproduce --json`: `equals` (every recorded field reproduced bit for bit), `reproduction` (the verdict "
+        "line, as `check --json` gives it a lock), `pricing_model`'s `recorded` and `now` digests, `checkpoint` "
+        "(`ref`, the entry the lock names; where its pinned content was `found`, or the entry it `moved_to`; "
+        "`checkpoint_changed` in `check`), `facts_drifted` (pinned facts today's files hold otherwise), "
+        "`facts_rewritten` (the same quantity written otherwise: no drift), `facts_alone` (each drifted fact's price "
+        "alone), `unpinned` (facts today's card has that the lock did not pin), `stale_stack` (stale stack facts "
+        "today's price rests on; `stale_stack_pinned_apart` those the pinned column rests on too), "
+        "`serving_differences` (`{field, locked, now}` a change in the serving, `serving_changed` the same as lines) "
+        "and `check`'s `serving_name`.",
         ("reproduces", "reproduce", "pricing model", "first moved", "first term that moved", "pricing model digest",
          "reproduced",
-         "reproduced (pinned inputs)", "pinned inputs", "today's inputs", "field", "since the lock"),
+         "reproduced (pinned inputs)", "pinned inputs", "today's inputs", "field", "since the lock",
+         "equals", "reproduction", "facts_drifted", "facts_rewritten", "facts_alone", "unpinned", "stale_stack",
+         "stale_stack_pinned_apart", "now", "ref", "found", "moved_to", "checkpoint_changed", "serving_name",
+         "serving_changed", "serving_differences"),
     ),
     Term(
         "activation word",
@@ -481,9 +539,12 @@ _TERMS = (
         "method's acceptance facts (`facts/drafts/`)."
         " `speculate --json` gives the drafting `method`, the `batch`, `best_tokens` (the draft length that emits"
         " the most tokens per second) and a row per draft length, `tokens` (draft tokens a pass; 0 is plain"
-        " decoding).",
+        " decoding). "
+        "`checkpoints --json`'s `draft_tensor_bytes` is the bytes of a checkpoint's own drafting tensors (`0` when "
+        "none).",
         ("draft", "draft tokens", "speculative decoding", "MTP", "acceptance", "drafting method", "method",
-         "best_tokens", "tokens"),
+         "best_tokens", "tokens",
+         "draft_tensor_bytes"),
     ),
     Term(
         "streams.read",
@@ -588,8 +649,11 @@ _TERMS = (
         "how a fact is known: published > measured > derived > estimated > assumed",
         "Every fact's provenance, strongest first: `published` (a datasheet or paper says so), `measured` (a public, "
         "reproducible measurement), `derived` (computed from other facts by a stated formula), `estimated` (an "
-        "engineering estimate, basis stated), `assumed` (a placeholder). A price is as strong as its weakest fact.",
-        ("weakest", "weakest provenance", "published", "measured", "derived", "estimated", "assumed"),
+        "engineering estimate, basis stated), `assumed` (a placeholder). A price is as strong as its weakest fact. "
+        "`sources --json`'s `strongest` is the strongest provenance a fact citing the source has; `cards --json`'s "
+        "`weakest_with_host_link` a card's weakest provenance counting its host link too.",
+        ("weakest", "weakest provenance", "published", "measured", "derived", "estimated", "assumed",
+         "strongest", "weakest_with_host_link"),
     ),
     Term(
         "source",
@@ -603,10 +667,14 @@ _TERMS = (
         " `date`, `where` (where it is, one line), `url`, `copies` (other places it is kept), `retrieved`,"
         " `sha256` (of the copy that was read) and `read` (how it was read). A review's `sources_changed` names"
         " each source whose id leads to another document on HEAD, and each source HEAD adds that a fact is re-cited"
-        " to (`added`), with the facts citing it, the locks resting on them and the figures to check in it.",
+        " to (`added`), with the facts citing it, the locks resting on them and the figures to check in it. "
+        "A source's `id` is its file's name; `publisher` or `authors`, `repository` with the `commit` read, and "
+        "`arxiv` say where it is. In `sources_changed`, `citing` lists the facts citing it and `places` each figure "
+        "to find in it.",
         ("sources", "locator", "citation", "cite", "retrieved", "retrieved unknown", "kind", "date",
          "provenance it supports", "source: locator", "by", "where", "url", "copies", "sha256", "read",
-         "sources_changed"),
+         "sources_changed",
+         "arxiv", "authors", "publisher", "repository", "commit", "id", "citing", "places", "added"),
     ),
     Term(
         "withdrawn",
@@ -618,8 +686,16 @@ _TERMS = (
         "PATH`). Values do not change, so no price "
         "moves: the servings and locks resting on those facts show their weakest provenance today and withdrawn "
         "(`provenance → withdrawn`; `provenance_withdrawn` in `--json`), and the locks line counts those whose "
-        "floors would then break (`withdrawn (the facts above assumed), 8 break`).",
-        ("withdraw", "provenance → withdrawn", "provenance_withdrawn", "cites it as", "record", "why"),
+        "floors would then break (`withdrawn (the facts above assumed), 8 break`). "
+        "Its `--json` names the `subject` (the source or fact) and gives each lock `holds_withdrawn`, `breaks` (the "
+        "floors would break) and `offences_withdrawn` (each fact then below its floor: `path`, `provenance`, "
+        "`floor`), `pinned_only` (facts it pins but its price does not rest on), `skipped_servings` (servings not "
+        "priced, and why); each citing fact's `how` (`source`, `figure NAME`, `derived from PATH`) and `lock_path` "
+        "(the path a lock names it by: `routing.hot_share`); `fitted` stack facts (`runs` of their `of` runs cite "
+        "it); and `runs` by measurement file (`ids`, `stacks`, `cards`).",
+        ("withdraw", "provenance → withdrawn", "provenance_withdrawn", "cites it as", "record", "why",
+         "subject", "breaks", "holds_withdrawn", "offences_withdrawn", "pinned_only", "skipped_servings", "how",
+         "lock_path", "of", "ids", "stacks"),
     ),
     Term(
         "derivation",
@@ -636,11 +712,16 @@ _TERMS = (
         " constant is); `derivation_text` is the line `audit` prints; `cancelled` lists each `input` whose figure"
         " cancels out of the formula, with its `powers` (+1 over the line, −1 under it): its value moves nothing."
         " In a review, `derivation changed` beside a fact's figure says its derivation's text differs BASE → HEAD"
-        " (the `derivation:` line under it shows what, `[old → new]`).",
+        " (the `derivation:` line under it shows what, `[old → new]`). "
+        "A review's `--json` lists the derived facts (`CARD:PATH`) that do not follow from their inputs on HEAD "
+        "(`unsound`) and the locks resting on them (`resting_on_unsound`); a changed file's `dependants` are the "
+        "facts derived from a fact it changed (`input`, `fact`), each with its `finding` (`kind`: `stale`, "
+        "`mismatch` or `broken`; `null` when it still follows).",
         ("derivations", "stale", "derivation changed", "formula", "still follows", "does not follow", "not following",
          "mismatch",
          "recomputed", "derivation_text", "digits",
-         "inputs", "input", "constant", "cancelled", "powers"),
+         "inputs", "input", "constant", "cancelled", "powers",
+         "unsound", "resting_on_unsound", "dependants", "finding"),
     ),
     Term(
         "rests on",
@@ -697,8 +778,14 @@ _TERMS = (
         "(`check`'s `floors:` line: `lock L holds`; `audit`'s margin column: `at floor` or above). A review "
         "(`passprice diff`) says of each lock `still holds` when its floors hold on HEAD and HEAD prices the serving, "
         "`floors hold, but the price is refused` when they hold and HEAD refuses the price (say why beside it), and "
-        "`BROKEN` when a fact is below a floor (`LockFloor`).",
-        ("still holds", "holds", "floors hold, but the price is refused"),
+        "`BROKEN` when a fact is below a floor (`LockFloor`). "
+        "`check --json`'s `verdict` is a lock's floors line; a review's `verdict` the floors judged on HEAD "
+        "(`verdict_before` on BASE). "
+        "A floors verdict's `offending` (`--json`) lists each fact below its floor: its `path`, `provenance` and "
+        "`floor`.",
+        ("still holds", "holds", "floors hold, but the price is refused",
+         "verdict", "verdict_before",
+         "offending"),
     ),
     Term(
         "also pinned",
@@ -734,8 +821,10 @@ _TERMS = (
         "alone)` of a file that is there but cannot be read, and exits 2 on its line, as `check` does. (A warning "
         "that the checkout's "
         "`src/passprice` was `not judged` means the same of the code: whether it differs from the pinned pricing "
-        "model could not be decided.)",
-        ("locks not judged",),
+        "model could not be decided.) "
+        "`check --json` gives each lock `judged`: false when today's inputs did not read.",
+        ("locks not judged",
+         "judged"),
     ),
     Term(
         "lock format",
@@ -743,8 +832,11 @@ _TERMS = (
         "A lock's `[lock] format`. Format 2 (what `lock` writes) pins the pricing model's code and the checkpoint's "
         "content by digest besides the facts and the serving; a format 1 lock (the first locks) pins neither, so it "
         "is reproduced on its figures only (`lock --update -o LOCK` re-locks it as format 2, keeping its policy). "
-        "`reproduce` names it on its first line: `price lock of serving R1, lock format 2`.",
-        ("format", "lock format 1", "lock format 2"),
+        "`reproduce` names it on its first line: `price lock of serving R1, lock format 2`. "
+        "`older` (`check --json`) and `older_format` (`reproduce`, a review) say what to do with a lock of an older "
+        "format, `null` for format 2.",
+        ("format", "lock format 1", "lock format 2",
+         "older", "older_format"),
     ),
     Term(
         "lock kind",
@@ -772,8 +864,12 @@ _TERMS = (
         "`hypothetical` mark, the serving's description, a stack's title, the checkpoint entry's `origin`, a routing "
         "record's or drafting method's title and note. One that today's files hold otherwise is *relabelled*: "
         "`reproduce` says it on a `relabelled` line, `check` lists it under the lock's drift, `check --frozen` fails "
-        "on it, and `lock --update` re-pins it.",
-        ("relabel", "relabelled since the lock"),
+        "on it, and `lock --update` re-pins it. "
+        "A review's `--json` lists each card retitled or newly marked hypothetical (`relabelled_cards`) and each "
+        "routing record or drafting method retitled or re-noted under a locked price (`relabelled_records`), with the"
+        " locks pinning it: to verify, and to re-pin.",
+        ("relabel", "relabelled since the lock",
+         "relabelled_cards", "relabelled_records"),
     ),
     Term(
         "what-if",
@@ -792,8 +888,12 @@ _TERMS = (
         "A card marked `hypothetical = true` in its `[card]` table is a design sketch, not a product "
         "(`ws1_hypothetical`): its prices read `, hypothetical` after its title, and its facts are `estimated` or "
         "`assumed`, since no datasheet or benchmark is its own (the review asks of one citing `published` or "
-        "`measured` figures). A title saying hypothetical on a card not so marked reads `, not marked hypothetical`.",
-        ("marked hypothetical", "not marked hypothetical"),
+        "`measured` figures). A title saying hypothetical on a card not so marked reads `, not marked hypothetical`. "
+        "A review's `--json` names, by path, each card no longer marked hypothetical (`made_real`), each added "
+        "hypothetical card citing a `published` or `measured` fact (`hypothetical_claims`) and each card whose title "
+        "says hypothetical while it is not marked so (`title_contradicts_mark`): each to verify.",
+        ("marked hypothetical", "not marked hypothetical",
+         "made_real", "hypothetical_claims", "title_contradicts_mark"),
     ),
     Term(
         "origin",
@@ -1132,10 +1232,12 @@ _TERMS = (
         "shows the record's note, its caveat, as `routing note`; `passprice audit` names the record, its file and "
         "its note. A price's `--json` `routing` object gives `distinct` (the mean experts a layer the pass reads), "
         "`bytes` (theirs) and `experts_held_bytes` (all routed experts' bytes). `sweep --routing NAME` prices every "
-        "row on the record, as `price --routing NAME` does, and names it in the row's `routing` column.",
+        "row on the record, as `price --routing NAME` does, and names it in the row's `routing` column. "
+        "In `--json` a routing record's `used` is the experts each token routes to, `file` the record's file.",
         ("routing record", "mixture of experts", "moe", "experts", "expert", "hot_experts", "hot_share", "hot set",
          "routing note", "token-slots", "token-slot", "p_e", "mean over routing", "distinct", "experts_held_bytes",
-         "D(T)", "D(1)", "experts a layer", "experts a token"),
+         "D(T)", "D(1)", "experts a layer", "experts a token",
+         "used", "file"),
     ),
     Term(
         "MLA",
@@ -1347,11 +1449,14 @@ _TERMS = (
         "columns are the expected price's. Audits and reviews follow a stack's fit through the cards its runs are "
         "priced on: `fitted_on_cards` (the card facts a changed fact reaches the fit through) and an audit's "
         "`card_facts` (the card facts the fit reads and their sources; `unread`: a fit card whose file does not "
-        "read, its facts not counted).",
+        "read, its facts not counted). "
+        "`audit --source --json`'s `fitted_through` is each stack fitted to runs pricing a routing record citing the "
+        "source (`{stack, routing}`), and `fitted_on_cards`' `paths` the card facts those runs' passes read.",
         ("serving stack", "expected", "expected price", "calibrate", "validate", "fitted span", "× limit",
          "memory.reserved", "calibrated on", "fit reach", "ratio", "stack_span", "stack_fit", "expected_tokens_per_s",
          "expected_pass_s", "expected_provenance", "expected_refusal", "fitted_on_cards", "card_facts",
-         "unread"),
+         "unread",
+         "fitted_through", "paths"),
     ),
     Term(
         "by hand",
@@ -1521,8 +1626,12 @@ _TERMS = (
         "exercises is `not fitted`. Its error table gives the `mean` and `max` of |error| of tokens/s "
         "((expected − measured) / measured) in sample and held out, and the `worst run`. In a review's `--json`, a "
         "lock's `cites` entry says `fitted: true` of such a fact: its source states no figure of it, its check is the "
-        "fit.",
-        ("before", "not fitted", "|error|", "|error| of tokens/s", "mean", "max"),
+        "fit. "
+        "A fitted fact's `derivation` names the measured `figure` (`tokens_per_s`), its `tolerance` against a re-fit "
+        "and its `errors`: `in_sample_mean` and `in_sample_max` of |error|, and `checkpoint_out_mean` and "
+        "`checkpoint_out_max` on checkpoints held out.",
+        ("before", "not fitted", "|error|", "|error| of tokens/s", "mean", "max",
+         "in_sample_mean", "in_sample_max", "checkpoint_out_mean", "checkpoint_out_max", "figure", "tolerance"),
     ),
     Term(
         "trace",
@@ -1549,8 +1658,20 @@ _TERMS = (
         "a review's list of what a change edited: facts, files, servings, the pricing model",
         "In a review (`passprice diff`), what a change edits: each changed fact (old → new value, provenance, "
         "citation, note, derivation), file, checkpoint, serving, lock policy and the pricing model; under a lock, "
-        "`changed` names the facts it rests on that the change edited.",
-        ("change", "changes"),
+        "`changed` names the facts it rests on that the change edited. "
+        "In its `--json`, each file of `files` says its `status` (`added`, `removed`, `changed` or `unchanged`; a "
+        "lock's `status` is its lock file's, and `reproduce`'s `checkpoint.status` says where the pinned content is),"
+        " whether it was `compared` (both sides read it), its `errors` on each side (the first 20 of all files, the "
+        "rest counted in `errors_left_out`), `meta` (the keys of a card's or drafting method's own table that "
+        "changed), `content_changes` and `layout_changes` (what differs in a checkpoint entry's content, its tensor "
+        "table and metadata, and in its layout, tensor offsets and sizes, which no price reads) and `renamed` (a "
+        "file moved under the same bytes); "
+        "each changed fact gives its `old` and `new` entry, the `fields` that differ and `relative_change` (new / "
+        "old − 1 of its value in base units; of a lock, tokens/s after / before − 1); `removed` lists the locks the "
+        "change removes.",
+        ("change", "changes",
+         "status", "compared", "errors", "errors_left_out", "content_changes", "layout_changes", "meta",
+         "renamed", "removed", "old", "new", "fields", "relative_change"),
     ),
     Term(
         "not locked",
@@ -1566,8 +1687,13 @@ _TERMS = (
         "A registry is what passprice prices from: `facts/` (cards, drafting methods, routing records, stacks), "
         "`registry/` (checkpoints, servings, measurements), `locks/` and `sources/`; this checkout's, or one of your "
         "own (`passprice init`, `--root`). A source of kind `registry` is a document inside it (a review's "
-        "decisions), dated by the registry's own history.",
-        ("registries", "registry document", "--root"),
+        "decisions), dated by the registry's own history. "
+        "`passprice check --json` validates all of it: `ok`, `frozen` (`--frozen` given), `files` (how many were "
+        "read), `kinds` (how many of each: `cards`, `drafts`, `routings`, `stacks`, `checkpoints`, `measurements`, "
+        "`sources`, `servings`, `locks`), `problems`, `warnings` (lines that fail nothing) and `disagreements` (locks"
+        " of one serving recording different prices).",
+        ("registries", "registry document", "--root",
+         "ok", "frozen", "files", "measurements", "routings", "warnings", "disagreements"),
     ),
     Term(
         "tensor.f16",
