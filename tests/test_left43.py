@@ -105,7 +105,7 @@ def test_a_lock_cites_a_fact_re_cited_and_re_derived_both_ways() -> None:
     old = load_card(Root(REPO), "h200_sxm_141gb").facts()["streams.read"]
     assert isinstance(old.derivation, Derivation)
     inputs = tuple(attrs.evolve(i, amount=4.89) if i.fact else i for i in old.derivation.inputs)
-    rederived = attrs.evolve(old, value=0.9162, derivation=attrs.evolve(old.derivation, inputs=inputs))
+    rederived = attrs.evolve(old, value=0.9162, amount=0.9162, derivation=attrs.evolve(old.derivation, inputs=inputs))
     recited = attrs.evolve(old, locator="p. 2, 'Dot 4.48'")
     both = attrs.evolve(rederived, locator="p. 2, 'Dot 4.48'")
     assert _lock_cite("streams.read", old, old) is None and _lock_cite("streams.read", None, old) is None
@@ -115,7 +115,7 @@ def test_a_lock_cites_a_fact_re_cited_and_re_derived_both_ways() -> None:
         assert cite is not None
         said[name] = _cites(SimpleNamespace(cites=(cite,), fitted=(), routing_record=None))  # type: ignore[arg-type]
     formula = ("dot / bandwidth [dot 4.48 TB/s: azure-ai-benchmarking-guide, Azure_Results/ND_H200_v5_results.md, "
-               "HBM Bandwidth table…; bandwidth 4.89 TB/s: fact memory.bandwidth]")
+               "HBM Bandwidth table… '| Dot   | 4.48              |'…; bandwidth 4.89 TB/s: fact memory.bandwidth]")
     assert said == {"rederived": f"streams.read = {formula}",
                     "recited": "streams.read: azure-ai-benchmarking-guide, p. 2, 'Dot 4.48'",
                     "both": f"streams.read: azure-ai-benchmarking-guide, p. 2, 'Dot 4.48' = {formula}"}

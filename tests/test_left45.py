@@ -87,8 +87,8 @@ def test_a_refitted_facts_cite_sends_to_its_fit_and_the_lock_names_the_run_that_
     head = types.SimpleNamespace(root=types.SimpleNamespace(path=REPO / "tests", schema=None, sources=None))
     runs = _moved_runs(head, stack)  # type: ignore[arg-type]
     assert runs == (("xd3.h100_pcie_80gb.8b-q4km.tg512", 145.55, 154.55, "", ""),)  # no measurements: no citation
-    cites = (("stack.overhead.layer", "passprice-stack-calibration", _CITE, False, None, True),
-             ("stack.share.read", "passprice-stack-calibration", _CITE, False, None, True))
+    cites = (("stack.overhead.layer", "passprice-stack-calibration", _CITE, False, None, True, None, (0.0,)),
+             ("stack.share.read", "passprice-stack-calibration", _CITE, False, None, True, None, (0.0,)))
     side = PriceSide()
     lock = LockImpact("r1-qwen7b-h200-llamacpp", "locks/r1-qwen7b-h200-llamacpp.lock.toml", "h200_sxm_141gb",
                       "price", "r1-qwen7b-h200", "unchanged", ("stack.overhead.layer", "stack.share.read"), side, side,
@@ -164,10 +164,12 @@ def test_left46_a_derived_value_moved_under_its_kept_derivation_cites_its_inputs
 
     old = load_card(Root(REPO), "h200_sxm_141gb").facts()["streams.read"]
     assert isinstance(old.derivation, Derivation)
-    cite = _lock_cite("streams.read", old, attrs.evolve(old, value=0.9162))
-    assert cite is not None and cite[3:] == (False, old.derivation, True)
+    cite = _lock_cite("streams.read", old, attrs.evolve(old, value=0.9162, amount=0.9162))
+    # left47: 4.48 / 4.8 = 0.93333 gives 0.9333 to its 4 digits, not the 0.9162 written by hand
+    assert cite is not None and cite[3:] == (False, old.derivation, True, "0.9333", ())
     said = _cites(types.SimpleNamespace(cites=(cite,), fitted=(), routing_record=None))  # type: ignore[arg-type]
     assert said == ("streams.read = dot / bandwidth [dot 4.48 TB/s: azure-ai-benchmarking-guide, "
-                    "Azure_Results/ND_H200_v5_results.md, HBM Bandwidth table…; bandwidth 4.8 TB/s: fact "
-                    "memory.bandwidth]")
+                    "Azure_Results/ND_H200_v5_results.md, HBM Bandwidth table… '| Dot   | 4.48              |'…; "
+                    "bandwidth 4.8 TB/s: fact memory.bandwidth] (its inputs give 0.9333: the value written does not "
+                    "follow from them)")
     assert _lock_cite("streams.read", old, attrs.evolve(old, note="re-worded")) is None  # nothing moved: no entry

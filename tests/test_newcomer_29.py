@@ -172,10 +172,11 @@ def test_the_review_says_which_changed_fact_moved_a_locked_price(tmp_path: Path)
         "    changed   memory.bandwidth, streams.read, streams.append, routing.hot_share (qwen3-30b-a3b-measured)",
         "    cites     memory.bandwidth: nvidia-h200-datasheet, a what-if: corrected bandwidth; streams.read = dot / "
         "bandwidth [dot 4.48 TB/s: azure-ai-benchmarking-guide, Azure_Results/ND_H200_v5_results.md, HBM Bandwidth "
-        "table…; bandwidth 4.89 TB/s: fact memory.bandwidth]; streams.append = triad / bandwidth [triad 4.15 TB/s: "
-        "azure-ai-benchmarking-guide, Azure_Results/ND_H200_v5_results.md, HBM Bandwidth table…; bandwidth 4.89 "
-        "TB/s: fact memory.bandwidth]; routing.hot_share (qwen3-30b-a3b-measured): value changed, citation "
-        "unchanged: gpu-container-handbook-routing-derisk, the definition of hot_frac_for_coverage: the fraction "
+        "table… '| Dot   | 4.48              |'…; bandwidth 4.89 TB/s: fact memory.bandwidth]; streams.append = "
+        "triad / bandwidth [triad 4.15 TB/s: azure-ai-benchmarking-guide, Azure_Results/ND_H200_v5_results.md, HBM "
+        "Bandwidth table… '| Triad | 4.15              |'…; bandwidth 4.89 TB/s: fact memory.bandwidth]; "
+        "routing.hot_share (qwen3-30b-a3b-measured): value changed, citation unchanged: "
+        "gpu-container-handbook-routing-derisk, the definition of hot_frac_for_coverage: the fraction "
         "of a layer's experts that capture 90% of its…  (as HEAD cites them; whole under the file above)"]
     assert lines[row + 4:row + 6] == [
         "    tokens/s  10,354.4 → 9,848.2  (-4.889 %)",

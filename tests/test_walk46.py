@@ -137,9 +137,11 @@ def test_a_lock_row_names_the_routing_record_and_the_citations_it_now_rests_on(r
             # session 37: the shares `fact recompute` rewrote from the new bandwidth had no citation on the row: a
             # derived fact gives its formula and its inputs' values and citations, short
             "streams.read = dot / bandwidth [dot 4.48 TB/s: azure-ai-benchmarking-guide, "
-            "Azure_Results/ND_H200_v5_results.md, HBM Bandwidth table…; bandwidth 4.89 TB/s: fact memory.bandwidth]; "
-            "streams.append = triad / bandwidth [triad 4.15 TB/s: azure-ai-benchmarking-guide, "
-            "Azure_Results/ND_H200_v5_results.md, HBM Bandwidth table…; bandwidth 4.89 TB/s: fact memory.bandwidth]; "
+            # left47: the quote holding an input's figure kept whole (cut at 60 characters it lost `4.48`)
+            "Azure_Results/ND_H200_v5_results.md, HBM Bandwidth table… '| Dot   | 4.48              |'…; "
+            "bandwidth 4.89 TB/s: fact memory.bandwidth]; streams.append = triad / bandwidth [triad 4.15 TB/s: "
+            "azure-ai-benchmarking-guide, Azure_Results/ND_H200_v5_results.md, HBM Bandwidth table… "
+            "'| Triad | 4.15              |'…; bandwidth 4.89 TB/s: fact memory.bandwidth]; "
             # walk53: hot_share 0.9 → 0.85 under its unchanged source and locator had no entry: the figure to check
             f"routing.hot_share ({ROUTING}): value changed, citation unchanged: gpu-container-handbook-routing-derisk, "
             "the definition of hot_frac_for_coverage: the fraction of a layer's experts that capture 90% of its…  "

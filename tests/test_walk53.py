@@ -29,7 +29,8 @@ def test_a_value_moved_under_its_unchanged_citation_is_cited_as_such() -> None:
     assert (old.value, old.source) == (0.9, "gpu-container-handbook-routing-derisk")
     moved = attrs.evolve(old, value=0.85, amount=0.85)
     cite = _lock_cite("routing.hot_share", old, moved)
-    assert cite is not None and cite[3:] == (False, None, True)  # not re-cited, not re-derived, value changed
+    # not re-cited, not re-derived, value changed; no derivation to give another value; the figures kept whole (left47)
+    assert cite is not None and cite[3:] == (False, None, True, None, (0.85, 0.9))
     said = _cites(SimpleNamespace(cites=(cite,), fitted=(), routing_record="qwen3-30b-a3b-measured"))  # type: ignore[arg-type]
     assert said == ("routing.hot_share (qwen3-30b-a3b-measured): value changed, citation unchanged: "
                     "gpu-container-handbook-routing-derisk, the definition of hot_frac_for_coverage: the fraction of "

@@ -2009,6 +2009,13 @@ def _figures_differ(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) ->
         first = expected[0].field if expected else None
     return first
 
+#: A lock's ``cites`` entry (:attr:`LockImpact.cites`, :func:`_lock_cite`): ``(path, source, locator, recited,
+#: derivation, value_changed, inputs_give, figures)``; ``inputs_give`` what the derivation's recorded inputs give
+#: when the value does not follow from them (:func:`_inputs_give`), ``figures`` the fact's new and old amounts (as
+#: written, in either side's unit) when it carries no derivation: the figures its cut locator keeps whole
+#: (:func:`_cut_keeping`).
+Cite = tuple[str, str | None, str | None, bool, Derivation | None, bool, str | None, tuple[float, ...]]
+
 
 @attrs.frozen
 class LockImpact:
@@ -2136,7 +2143,7 @@ class LockImpact:
     #: merely re-written in another unit: :func:`passprice.reproduce.exact_quantity`) (walkthrough 49: the lock's
     #: row named the facts, the Facts section the citations; session 37: a recomputed share had no citation on the
     #: row).
-    cites: tuple[tuple[str, str | None, str | None, bool, Derivation | None, bool], ...] = ()
+    cites: tuple[Cite, ...] = ()
     #: Of :attr:`cites`, the paths of the facts the change fitted again to measured runs (a stack's: HEAD's
     #: derivation a :class:`~passprice.derivations.RunDerivation`, changed): their source states no figure of them,
     #: their check is the fit (its runs and errors), and the row says so (a fitted value edited by hand, its fit
@@ -2528,8 +2535,8 @@ class LockImpact:
             "rerouted": ({"base": self.rerouted[0], "head": self.rerouted[1]} if self.rerouted is not None else None),
             "cites": [{"path": path, "source": source, "locator": locator, "recited": recited,
                        "derivation": _derivation_cites(derivation, source) if derivation is not None else None,
-                       "value_changed": value_changed, "fitted": path in self.fitted}
-                      for path, source, locator, recited, derivation, value_changed in self.cites],
+                       "value_changed": value_changed, "fitted": path in self.fitted, "inputs_give": gives}
+                      for path, source, locator, recited, derivation, value_changed, gives, _ in self.cites],
             "runs_moved": [{"run": run, "before": before, "after": after, "source": source or None,
                             "locator": locator or None} for run, before, after, source, locator in self.runs_moved],
             "alone_grouped": [{"inputs": list(inputs), "derived": list(derived), "move": move}
@@ -3004,7 +3011,7 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
         if lock.stack is not None:
             touched.append(by_file.get(("stack", lock.stack.name)))
         changed: list[str] = []
-        cites: list[tuple[str, str | None, str | None, bool, Derivation | None, bool]] = []
+        cites: list[Cite] = []
         fitted: list[str] = []
         drifted: list[str] = []
         rewritten: list[str] = []
@@ -5505,11 +5512,12 @@ RUN_LOCATOR_SHOWN = 160
 
 
 def _run_cited(run: Run | None) -> str:
-    """``; 168.2 tokens/s, cited to SOURCE: LOCATOR`` for a measured run (its locator cut past
-    :data:`RUN_LOCATOR_SHOWN` characters), ``""`` for none."""
+    """``; 168.2 tokens/s, cited to SOURCE: LOCATOR`` for a measured run (its locator cut at a word past
+    :data:`RUN_LOCATOR_SHOWN` characters, the quote holding the run's figure kept whole: :func:`_cut_keeping`;
+    left47: cut at the 160th character, ``row '| llama 8B … |    154.`` lost the figure), ``""`` for none."""
     if run is None:
         return ""
-    locator = run.locator if len(run.locator) <= RUN_LOCATOR_SHOWN else run.locator[:RUN_LOCATOR_SHOWN] + "…"
+    locator = _cut_keeping(run.locator, RUN_LOCATOR_SHOWN, (run.tokens_per_s,))
     return f"; {run.tokens_per_s:,g} tokens/s, cited to {run.source_id}: {locator}"
 
 
@@ -6717,16 +6725,63 @@ def _derivation_cites(derivation: Derivation, own: str | None) -> dict[str, Any]
 def _input_cite(i: Input, own: str | None) -> str:
     """One derivation input as a ``cites`` line names what it rests on, its value as written first: ``bandwidth
     4.89 TB/s: fact memory.bandwidth``, ``dot 4.48 TB/s: SOURCE, LOCATOR…`` (the fact's own source, ``own``, where
-    it names none; the locator cut at a word to :data:`INPUT_CITE_CHARS`), ``bits 8: constant``."""
-    from passprice.textchange import cut_at_word
-
+    it names none; the locator cut at a word to :data:`INPUT_CITE_CHARS`, the quote holding the input's figure kept
+    whole: :func:`_cut_keeping`), ``bits 8: constant``."""
     head = f"{i.name} {i.shown()}"
     if i.kind == "fact":
         return f"{head}: fact {i.fact}"
     if i.kind == "constant":
         return f"{head}: constant"
     source = i.source or own or "(no source)"
-    return f"{head}: {source}" + (f", {cut_at_word(i.locator, INPUT_CITE_CHARS)}" if i.locator else "")
+    # left47: the quote holding the input's figure is kept whole, as a runs line's is (left46)
+    return f"{head}: {source}" + (f", {_cut_keeping(i.locator, INPUT_CITE_CHARS, (i.amount,))}" if i.locator
+                                  else "")
+
+
+#: A number a locator writes, a percentage's ``%`` with it (:func:`_cut_keeping`): ``90%``, ``1,979``, ``154.55``.
+_LOCATOR_NUMBER = re.compile(r"(?<![\w.])(\d[\d,]*(?:\.\d+)?)(\s?%)?")
+#: The characters before a figure quoted without quote marks that :func:`_cut_keeping` keeps with it, past the cut.
+FIGURE_CONTEXT = 40
+
+
+def _cut_keeping(locator: str, limit: int, figures: Iterable[float]) -> str:
+    """``locator`` cut at a word to ``limit`` characters as a lock's ``cites`` line cuts it
+    (:func:`passprice.textchange.cut_at_word`), but never cutting off one of ``figures`` (the amounts a reviewer
+    checks there, as written in the fact's unit): a quote holding one is kept whole
+    (:func:`passprice.textchange.cut_keeping_figure`); one written without quote marks (a ratio as a percentage,
+    ``90%`` for 0.9, included) past the cut is kept with the word after it (its unit) and up to
+    :data:`FIGURE_CONTEXT` characters before it, cut at a space: ``HEAD… … capture 90% of…``. Left47: the same rule
+    as a runs line's (left46) for a value moved under its kept citation. A locator with none of them is cut as
+    before. Raises nothing."""
+    import math
+
+    from passprice.textchange import cut_at_word, cut_keeping_figure
+
+    if len(locator) <= limit:
+        return locator
+    figures = [f for f in figures if math.isfinite(f)]
+    plain = cut_at_word(locator, limit)
+    for figure in figures:
+        kept = cut_keeping_figure(locator, limit, figure)
+        if kept != plain:
+            return kept
+    for found in _LOCATOR_NUMBER.finditer(locator[:10_000]):
+        try:
+            number = float(found.group(1).replace(",", "")) / (100 if found.group(2) else 1)
+        except (ValueError, OverflowError):
+            continue
+        if not any(math.isclose(number, figure, rel_tol=1e-9) for figure in figures):
+            continue
+        after = re.match(r"[^\w\s]*\s*\S+", locator[found.end():])  # its unit, or the word after it
+        end = found.end() + (after.end() if after else 0)
+        if end <= len(plain) - 1:
+            return plain  # kept already, with the word after it
+        if found.start() <= len(plain) + FIGURE_CONTEXT:
+            return cut_at_word(locator, end)  # near the cut: the text kept on to it
+        start = locator.find(" ", found.start() - FIGURE_CONTEXT, found.start())
+        window = locator[(start + 1 if start >= 0 else found.start()):end]
+        return f"{plain} {window}" + ("…" if locator[end:].strip() else "")
+    return plain
 
 
 def _rerouted(before: PriceSide, after: PriceSide) -> tuple[str, str] | None:
@@ -6776,8 +6831,7 @@ def _record_file(side: Side, ref: str) -> str | None:
         return str(found.absolute())
 
 
-def _lock_cite(path: str, old: Fact | None, new: Fact | None
-               ) -> tuple[str, str | None, str | None, bool, Derivation | None, bool] | None:
+def _lock_cite(path: str, old: Fact | None, new: Fact | None) -> Cite | None:
     """A lock's ``cites`` entry for its changed fact ``path`` (:attr:`LockImpact.cites`): ``None`` unless the change
     rewrote its citation or its (formula) derivation, or moved its quantity (its value, in base units) under the
     citation it kept (walkthrough 46's ``routing.hot_share`` 0.9 → 0.85, the same source and locator: the number a
@@ -6797,7 +6851,34 @@ def _lock_cite(path: str, old: Fact | None, new: Fact | None
         old.derivation != new.derivation or moved) else None
     if not recited and derivation is None and not moved:
         return None
-    return path, new.source, new.locator, recited, derivation, moved
+    return (path, new.source, new.locator, recited, derivation, moved,
+            _inputs_give(path, new) if derivation is not None and moved else None,
+            # the figures its cut locator keeps whole: the new value (a citation rewritten must state it) and the old
+            tuple(dict.fromkeys(f for f in (new.amount, old.amount) if derivation is None)))
+
+
+def _inputs_give(path: str, fact: Fact) -> str | None:
+    """What ``fact``'s formula derivation gives from the inputs it records, as written in the fact's unit
+    (``0.9333``, ``624 TMAC/s``), when its value does not follow from them (a value edited by hand under the
+    derivation it kept: ``check``'s ``mismatch``, :func:`passprice.derivations.recheck`); else ``None`` (it follows,
+    or its derivation cannot be evaluated: the file's ``does not follow`` line says why). Left47: the H200's
+    ``streams.read`` edited 0.9333 → 0.9162 under ``dot / bandwidth`` over 4.48 and 4.8 TB/s was cited on a lock's
+    row by its formula and inputs alone, as if 0.9162 were what they give. Raises nothing."""
+    from types import SimpleNamespace
+
+    from passprice.derivations import recheck
+
+    derivation = fact.derivation
+    if not isinstance(derivation, Derivation):
+        return None
+    # each fact input as the derivation records it: only the recorded inputs are compared (a stale input is the
+    # file's "does not follow" line's to say)
+    recorded = {i.fact: SimpleNamespace(amount=i.amount, unit=i.unit, value=None, derivation=None)
+                for i in derivation.inputs if i.fact is not None}
+    found = recheck(path, fact, recorded)
+    if found is None or found.kind != "mismatch" or found.expected is None:
+        return None
+    return found.expected if fact.unit == "1" else f"{found.expected} {fact.unit}"
 
 
 def _runs_moved(lock: LockImpact) -> str:
@@ -6811,9 +6892,15 @@ def _runs_moved(lock: LockImpact) -> str:
 
     said = []
     for run, before, after, source, locator in lock.runs_moved[:6]:
+        # left47: a locator still quoting the run's old figure, not its new one, is said so, the quote holding the
+        # old figure kept whole (as a card fact's is, walk55): the run corrected, its citation was not
+        quoted = _quoted_figures(locator) if locator else set()
+        stale = _figure(before) in quoted and _figure(after) not in quoted
         # left46: the quote holding the run's figure whole (cut at 100 characters it lost `154.55 ± 0.80`)
-        cited = f"{source or '(no source)'}" + (f", {cut_keeping_figure(locator, CITE_CHARS, after)}" if locator
-                                                else "")
+        cited = f"{source or '(no source)'}" + (
+            f", {cut_keeping_figure(locator, CITE_CHARS, before if stale else after)}" if locator else "")
+        if stale:
+            cited += f" (its locator still quotes {before:g}, not {after:g}: does the place it names say {after:g}?)"
         said.append(f"{run} {before:g} → {after:g} tokens/s ({relative_move(before, after)}): {cited}")
     more = len(lock.runs_moved) - 6
     return (f"its stack re-fitted from {_n(len(lock.runs_moved), 'run')} changed (the figures to check in their "
@@ -6833,9 +6920,10 @@ def _cites(lock: LockImpact) -> str:
     from passprice.textchange import cut_at_word
 
     def one(path: str, source: str | None, locator: str | None, recited: bool, derivation: Derivation | None,
-            moved: bool) -> str:
+            moved: bool, gives: str | None, figures: tuple[float, ...]) -> str:
         said = ""
-        cited = f"{source or '(no source)'}" + (f", {cut_at_word(locator, CITE_CHARS)}" if locator else "")
+        # left47: the figure checked against the kept citation (new or old, quoted or not) is never cut off
+        cited = f"{source or '(no source)'}" + (f", {_cut_keeping(locator, CITE_CHARS, figures)}" if locator else "")
         if recited:
             said = f": {cited}"
         elif derivation is None and moved:
@@ -6844,6 +6932,9 @@ def _cites(lock: LockImpact) -> str:
         if derivation is not None:
             inputs = "; ".join(_input_cite(i, source) for i in derivation.in_formula_order())
             said += f" = {derivation.formula} [{inputs}]"
+            if gives is not None:
+                # left47: a value edited by hand under the derivation it kept is not what its inputs give
+                said += f" (its inputs give {gives}: the value written does not follow from them)"
         return f"{_named(lock, path)}{said}"
 
     # left45: a fitted fact's source states no figure of it: its check is the fit (its runs and errors), said once

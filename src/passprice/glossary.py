@@ -397,14 +397,19 @@ _TERMS = (
         "locator, cut at a word; whole under the fact's file), and for each derived fact the change recomputed (or "
         "whose value it moved under the derivation it kept) its formula with its inputs' values and citations, "
         "short (`streams.read = dot / bandwidth [dot 4.48 TB/s: "
-        "SOURCE, LOCATOR…; bandwidth 4.89 TB/s: fact memory.bandwidth]`), and for each changed fact whose value "
+        "SOURCE, LOCATOR…; bandwidth 4.89 TB/s: fact memory.bandwidth]`), a value edited by hand under it said so "
+        "(`(its inputs give 0.9333: the value written does not follow from them)`, `inputs_give` in `--json`), "
+        "and for each changed fact whose value "
         "moved under the citation it kept `value changed, citation unchanged: SOURCE, LOCATOR`, the figure to check "
-        "against that source (`value_changed` in `--json`); facts fitted to measured runs (a stack's) re-fitted "
+        "against that source (`value_changed` in `--json`; a locator is cut at a word, never through the quote or "
+        "figure it holds of the fact's old or new value, nor of a derivation input's); facts fitted to measured "
+        "runs (a stack's) re-fitted "
         "under the citation they kept are named together, `re-fitted under the citation they kept (SOURCE, "
         "LOCATOR), which states no figure of a fit: check the fit, its runs and errors, under the stack's file` "
         "(`fitted` in `--json`). A lock made under a stack a corrected run re-fitted names that run on its `runs` "
         "line, `its stack re-fitted from 1 run changed (the figures to check in their sources): ID 145.55 → 154.55 "
-        "tokens/s (+6.183 %): SOURCE, LOCATOR`, the quote in the locator holding the figure kept whole "
+        "tokens/s (+6.183 %): SOURCE, LOCATOR`, the quote in the locator holding the figure kept whole, a locator "
+        "still quoting the old figure told so (`its locator still quotes 145.55, not 154.55`) "
         "(`runs_moved` in `--json`: `run`, `before`, `after`, `source`, "
         "`locator`). A lock whose HEAD inputs or lock "
         "file `does not read` is `not judged`: no verdict and no HEAD price; a lock file edited by hand does not "
@@ -419,7 +424,7 @@ _TERMS = (
         "a serving moved between.",
         ("does not read", "informational", "not locked, informational", "alone", "edited",
          "look-alike header", "held by a look-alike header alone", "cites", "derived from it", "recited",
-         "value_changed", "alone_grouped", "rerouted", "runs_moved"),
+         "value_changed", "alone_grouped", "rerouted", "runs_moved", "inputs_give", "its inputs give"),
     ),
     Term(
         "weakened",
