@@ -1,0 +1,158 @@
+"""NVIDIA's Hopper whitepaper and the SN40L Hot Chips 2024 slides are checked against text copies, each quote
+verbatim and each figure the one its quote states (cite71).
+
+The Hopper whitepaper's 28 locators (the H100 SXM5, H100 PCIe and H200 cards' SMs, FP32 cores, L2, shared memory,
+register file and clock) named Table 3 and quoted nothing; each now quotes the sentence that states its figure (the
+SXM5 and PCIe units lists and Figure 6's sentence on page 18, the shared memory sentence on page 27, the L2 sentence on
+page 37) or, where no sentence does (the register file, the PCIe boost clock), the Table 3 row, its column runs of
+spaces read as one. The text is bojieli/ai-infra-book's copy of NVIDIA's PDF, revision V1.04. The SN40L slides' 13
+spans are compared with the slide text of the copy the source record names (sgpjbg.com), whose rendering drops spaces:
+one quoted 'configurable' for the slide's 'Configurable' and now reads as the slide does. No value changed.
+``tests/data/cite71-excerpt.txt`` holds only the lines quoted, with each copy's address.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from cli_helpers import REPO
+
+EXCERPT = REPO / "tests" / "data" / "cite71-excerpt.txt"
+HOPPER, SN40L = "nvidia-hopper-whitepaper", "sambanova-sn40l-hot-chips-2024"
+SOURCES = (HOPPER, SN40L)
+_SECTION = re.compile(r"^== (\S+) (\S+) (https://\S+) ==$")
+# a quoted span, as tests/test_cite66.py reads one
+_QUOTED = re.compile(r"(?:(?<=^)|(?<=[\s(\[:;,]))'(.+?)'(?=$|[\s),;:\].])")
+
+
+@pytest.fixture(scope="module")
+def excerpt() -> dict[str, tuple[str, str, list[tuple[int, str]]]]:
+    # source -> (path, URL, [(page, text)]); '#' lines before the first section are the header
+    out: dict[str, tuple[str, str, list[tuple[int, str]]]] = {}
+    lines: list[tuple[int, str]] | None = None
+    for line in EXCERPT.read_text(encoding="utf-8").splitlines():
+        m = _SECTION.match(line)
+        if m:
+            lines = []
+            out[m.group(1)] = (m.group(2), m.group(3), lines)
+        elif lines is not None:
+            number, text = line.split("\t", 1)
+            lines.append((int(number), text))
+        else:
+            assert line.startswith("# "), line
+    return out
+
+
+def _cited(table: Any, where: str, source: str | None) -> Iterator[tuple[str, str, str, Any]]:
+    # (source, where, locator, value) of each table with a locator below ``table``; a derivation input without its
+    # own source cites its fact's (as tests/test_cite66.py reads them)
+    if isinstance(table, dict):
+        own = table.get("source")
+        source = own if isinstance(own, str) else source
+        if isinstance(table.get("locator"), str) and source is not None:
+            yield source, where, table["locator"], table.get("value")
+        for key, value in table.items():
+            yield from _cited(value, f"{where}:{key}", source)
+
+
+@pytest.fixture(scope="module")
+def citing() -> dict[str, list[tuple[str, str, Any]]]:
+    # source -> [(file:key path, locator, value)] of every fact and derivation input citing one of SOURCES
+    out: dict[str, list[tuple[str, str, Any]]] = {s: [] for s in SOURCES}
+    for name in ("h100_sxm5_80gb", "h100_pcie_80gb", "h200_sxm_141gb", "sn40l"):
+        with (REPO / "facts" / "cards" / f"{name}.toml").open("rb") as f:
+            for source, where, locator, value in _cited(tomllib.load(f), name, None):
+                if source in out:
+                    out[source].append((where, locator, value))
+    return out
+
+
+def _pages(lines: list[tuple[int, str]]) -> dict[int, str]:
+    # each page's lines joined by one space, every run of whitespace read as one space
+    pages: dict[int, list[str]] = {}
+    for page, text in lines:
+        pages.setdefault(page, []).append(" ".join(text.split()))
+    return {page: " ".join(texts) for page, texts in pages.items()}
+
+
+def _record(source: str) -> dict[str, Any]:
+    with (REPO / "sources" / f"{source}.toml").open("rb") as f:
+        return dict(tomllib.load(f)["source"])
+
+
+def test_1_each_excerpt_is_the_copy_its_record_names(
+        excerpt: dict[str, tuple[str, str, list[tuple[int, str]]]]) -> None:
+    assert sorted(excerpt) == sorted(SOURCES)
+    path, url, lines = excerpt[HOPPER]
+    assert url == f"https://github.com/bojieli/ai-infra-book/blob/e524afec5ca6a61b8a79d0f83566ac88ab66b15c/{path}"
+    cover = _pages(lines)[0]
+    assert cover.startswith("NVIDIA H100 Tensor Core GPU Architecture") and cover.endswith("specs. V1.04")
+    hopper = _record(HOPPER)
+    assert hopper["url"].endswith("gtc22-whitepaper-hopper") and "V1.04" in hopper["read"]
+    assert "references/text/nvidia-h100.txt" in hopper["read"]
+    path, url, lines = excerpt[SN40L]
+    assert path == "-" and url in _record(SN40L)["copies"]
+    assert lines[0][1].startswith("SambaNova SN40L RDU:Breaking the Barrier of Trillion+Parameter Scale")
+
+
+def test_2_every_quote_is_verbatim_on_the_page_it_names(
+        citing: dict[str, list[tuple[str, str, Any]]],
+        excerpt: dict[str, tuple[str, str, list[tuple[int, str]]]]) -> None:
+    pages = _pages(excerpt[HOPPER][2])
+    spans = {s: [q for _, locator, _ in citing[s] for q in _QUOTED.findall(locator)] for s in SOURCES}
+    assert {s: len(q) for s, q in spans.items()} == {HOPPER: 83, SN40L: 13}
+    assert len(citing[HOPPER]) == 28 and all(_QUOTED.search(locator) for _, locator, _ in citing[HOPPER])
+    for _, locator, _ in citing[HOPPER]:
+        # each quote on the page its locator names just before it ('p. N: ...' or 'p. N, row ...')
+        for m in re.finditer(r"p\. (\d+)(?::|, row) ((?:'[^']+'(?:, |$)?)+)", locator):
+            for quote in re.findall(r"'([^']+)'", m.group(2)):
+                assert quote in pages[int(m.group(1))], (locator, quote)
+    every = " ".join(pages.values())
+    assert [q for q in spans[HOPPER] if q not in every] == []
+    # the slides' copy drops spaces: compared with the whitespace of both removed, its pieces joined
+    slides = "".join("".join(text.split()) for _, text in excerpt[SN40L][2])
+    assert [q for q in spans[SN40L] if "".join(q.split()) not in slides] == []
+    # cite71: the PCU bullet opens with a capital
+    assert "Configurable as a systolic array or a SIMD vector unit" in spans[SN40L]
+    assert "configurable as a systolic array or a SIMD vector unit" not in spans[SN40L]
+
+
+def test_3_the_figures_are_the_whitepapers(
+        citing: dict[str, list[tuple[str, str, Any]]],
+        excerpt: dict[str, tuple[str, str, list[tuple[int, str]]]]) -> None:
+    pages = _pages(excerpt[HOPPER][2])
+    assert "The H100 SXM5 GPU has 132 SMs, and the PCIe version has 114 SMs." in pages[18]
+    assert "128 FP32 CUDA Cores per SM, 16896 FP32 CUDA Cores per GPU" in pages[18]
+    assert "128 FP32 CUDA Cores/SM, 14592 FP32 CUDA Cores per GPU" in pages[18]
+    assert "SM shared memory size itself is configurable up to 228 KB in H100." in pages[27]
+    assert "A 50 MB L2 cache in H100 is 1.25x larger than A100’s 40 MB L2." in pages[37]
+    # Table 3: the A100, H100 SXM5 and H100 PCIe columns
+    rows = {" ".join(text.split()) for _, text in excerpt[HOPPER][2]}
+    assert {"SMs 108 132 114", "FP32 Cores / GPU 6912 16896 14592", "L2 Cache Size 40 MB 50 MB 50 MB",
+            "Register File Size / SM 256 KB 256 KB 256 KB", "164 KB 228 KB 228 KB",
+            "GPU Boost Clock2 for FP64 Tensor 1410 MHz 1980 MHz 1755 MHz", "Core Ops, FP32 and FP64 non-"} <= rows
+    inputs: dict[tuple[str, str], set[Any]] = {}
+    for where, locator, value in citing[HOPPER]:
+        if ":derivation:inputs:" in where:
+            column = "PCIe" if "H100 PCIe column" in locator else "SXM5"
+            inputs.setdefault((column, where.rsplit(":", 1)[1]), set()).add(value)
+    assert inputs == {
+        ("SXM5", "sms"): {132}, ("SXM5", "lanes"): {16896}, ("SXM5", "l2"): {50}, ("SXM5", "smem"): {228},
+        ("SXM5", "regs"): {256},
+        ("PCIe", "sms"): {114}, ("PCIe", "lanes"): {14592}, ("PCIe", "l2"): {50}, ("PCIe", "smem"): {228},
+        ("PCIe", "regs"): {256}, ("PCIe", "clock"): {1.755}}
+    # the H100 PCIe clock is the FP32 non-Tensor one: 14,592 lanes x 2 x 1.755 GHz is Table 3's 51.2 TFLOPS
+    assert round(14592 * 2 * 1.755 / 1000, 1) == 51.2
+    assert "Peak FP32 TFLOPS (non-Tensor) 19.5 66.9 51.2" in rows
+    # the SN40L figures the facts rest on: 64 GB HBM, 520 MB SRAM, 638 TFLOPS, 1,040 PCUs, 1 TB and 24 TB over a
+    # node at 25.6 TB/s and 1600 GB/s
+    slides = "".join("".join(text.split()) for _, text in excerpt[SN40L][2])
+    for figure in ("64GBHighBandwidthMemory", "520MBOn-ChipMemory", "638TFLOPS(bf16)", "1040PCUsandPMUs",
+                   "1,040RDUCores", "RDUHighBandwidthMemory1TB", "RDUHighCapacityDDRMemory24TB1600GB/s25.6TB/s",
+                   "1.5TBHighCapacityMemory"):
+        assert figure in slides, figure
