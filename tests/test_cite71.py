@@ -7,7 +7,8 @@ SXM5 and PCIe units lists and Figure 6's sentence on page 18, the shared memory 
 page 37) or, where no sentence does (the register file, the PCIe boost clock), the Table 3 row, its column runs of
 spaces read as one. The text is bojieli/ai-infra-book's copy of NVIDIA's PDF, revision V1.04. The SN40L slides' 13
 spans are compared with the slide text of the copy the source record names (sgpjbg.com), whose rendering drops spaces:
-one quoted 'configurable' for the slide's 'Configurable' and now reads as the slide does. No value changed.
+one quoted 'configurable' for the slide's 'Configurable' and now reads as the slide does. No value changed. The A100
+datasheet's 50 spans are not verbatim in the only text found, a Chinese edition (test_4): its figures agree.
 ``tests/data/cite71-excerpt.txt`` holds only the lines quoted, with each copy's address.
 """
 
@@ -24,7 +25,8 @@ from cli_helpers import REPO
 
 EXCERPT = REPO / "tests" / "data" / "cite71-excerpt.txt"
 HOPPER, SN40L = "nvidia-hopper-whitepaper", "sambanova-sn40l-hot-chips-2024"
-SOURCES = (HOPPER, SN40L)
+A100 = "nvidia-a100-datasheet"  # its figures compared with a Chinese edition, not its revision (test_4)
+SOURCES = (HOPPER, SN40L, A100)
 _SECTION = re.compile(r"^== (\S+) (\S+) (https://\S+) ==$")
 # a quoted span, as tests/test_cite66.py reads one
 _QUOTED = re.compile(r"(?:(?<=^)|(?<=[\s(\[:;,]))'(.+?)'(?=$|[\s),;:\].])")
@@ -64,7 +66,7 @@ def _cited(table: Any, where: str, source: str | None) -> Iterator[tuple[str, st
 def citing() -> dict[str, list[tuple[str, str, Any]]]:
     # source -> [(file:key path, locator, value)] of every fact and derivation input citing one of SOURCES
     out: dict[str, list[tuple[str, str, Any]]] = {s: [] for s in SOURCES}
-    for name in ("h100_sxm5_80gb", "h100_pcie_80gb", "h200_sxm_141gb", "sn40l"):
+    for name in ("h100_sxm5_80gb", "h100_pcie_80gb", "h200_sxm_141gb", "sn40l", "a100_pcie_80gb", "a100_sxm4_80gb"):
         with (REPO / "facts" / "cards" / f"{name}.toml").open("rb") as f:
             for source, where, locator, value in _cited(tomllib.load(f), name, None):
                 if source in out:
@@ -105,7 +107,7 @@ def test_2_every_quote_is_verbatim_on_the_page_it_names(
         excerpt: dict[str, tuple[str, str, list[tuple[int, str]]]]) -> None:
     pages = _pages(excerpt[HOPPER][2])
     spans = {s: [q for _, locator, _ in citing[s] for q in _QUOTED.findall(locator)] for s in SOURCES}
-    assert {s: len(q) for s, q in spans.items()} == {HOPPER: 83, SN40L: 13}
+    assert {s: len(q) for s, q in spans.items()} == {HOPPER: 83, SN40L: 13, A100: 50}
     assert len(citing[HOPPER]) == 28 and all(_QUOTED.search(locator) for _, locator, _ in citing[HOPPER])
     for _, locator, _ in citing[HOPPER]:
         # each quote on the page its locator names just before it ('p. N: ...' or 'p. N, row ...')
@@ -156,3 +158,39 @@ def test_3_the_figures_are_the_whitepapers(
                    "1,040RDUCores", "RDUHighBandwidthMemory1TB", "RDUHighCapacityDDRMemory24TB1600GB/s25.6TB/s",
                    "1.5TBHighCapacityMemory"):
         assert figure in slides, figure
+
+
+def test_4_the_a100_datasheets_figures_agree_with_a_chinese_edition(
+        citing: dict[str, list[tuple[str, str, Any]]],
+        excerpt: dict[str, tuple[str, str, list[tuple[int, str]]]]) -> None:
+    # Not the revision the record names (1758950-r4, English, 2021): NVIDIA's Chinese edition, (c) 2022, whose labels
+    # and figures are written otherwise (no thousands commas, 'PCIe 4.0' for 'PCIe Gen4', Chinese labels, labels
+    # wrapped), so no span is counted checked; each figure a span states is the edition's, in the column it names.
+    path, url, lines = excerpt[A100]
+    assert url == f"https://github.com/bojieli/ai-infra-book/blob/ccbd47009ab28a1f059eec895a9b8d4ab9a2f12c/{path}"
+    assert "r4" in _record(A100)["title"] and lines[0] == (1, "数据表") and lines[-1][1].startswith("© 2022 NVIDIA")
+    rows = [" ".join(text.split()) for _, text in lines]
+    assert rows[4].endswith("80GB PCIe 80GB SXM")  # the columns: PCIe first
+    table = {
+        "FP32": "19.5 TFLOPS", "BFLOAT16 Tensor Core": "312 TFLOPS | 624 TFLOPS*",
+        "FP16 Tensor Core": "312 TFLOPS | 624 TFLOPS*", "INT8 Tensor Core": "624 TOPS| 1248 TOPS*",
+        "GPU Memory Bandwidth": {"PCIe": "1935GB/s", "SXM": "2039GB/s"}, "PCIe Gen4:": "PCIe 4.0 ：64GB/s"}
+    assert [r for r in rows if "1935GB/s" in r] == ["GPU 显存带宽 1935GB/s 2039GB/s"]
+    assert any(r.endswith("PCIe 4.0 ：64GB/s") for r in rows) and any(r.endswith("INT8 Tensor 624 TOPS| 1248 TOPS*")
+                                                                     for r in rows)
+    text = " ".join(rows)
+    checked = 0
+    for _, locator, _ in citing[A100]:
+        column = "SXM" if "'A100 80GB SXM' column" in locator else "PCIe"
+        for quote in _QUOTED.findall(locator):
+            label = next((k for k in table if quote.startswith(k)), None)
+            if label is None:
+                assert quote == f"A100 80GB {column}"  # the column's heading, split over two lines in the edition
+                continue
+            cell = table[label]
+            cell = cell[column] if isinstance(cell, dict) else cell
+            figures = re.findall(r"[\d.]+", quote[len(label):].replace(",", ""))
+            assert figures and figures == re.findall(r"\d[\d.]*", cell.replace("4.0", ""))[:len(figures)], quote
+            assert cell in text
+            checked += 1
+    assert checked == 25  # the other 25 spans are column headings
