@@ -8,7 +8,8 @@ page 37) or, where no sentence does (the register file, the PCIe boost clock), t
 spaces read as one. The text is bojieli/ai-infra-book's copy of NVIDIA's PDF, revision V1.04. The SN40L slides' 13
 spans are compared with the slide text of the copy the source record names (sgpjbg.com), whose rendering drops spaces:
 one quoted 'configurable' for the slide's 'Configurable' and now reads as the slide does. No value changed. The A100
-datasheet's 50 spans are not verbatim in the only text found, a Chinese edition (test_4): its figures agree.
+datasheet's 50 spans are not verbatim in the only text found, a Chinese edition (test_4): its figures agree. NVIDIA's
+H200 product page states 14 of the H200 datasheet's 16 spans (test_5): the page, not the datasheet, so not counted.
 ``tests/data/cite71-excerpt.txt`` holds only the lines quoted, with each copy's address.
 """
 
@@ -26,7 +27,8 @@ from cli_helpers import REPO
 EXCERPT = REPO / "tests" / "data" / "cite71-excerpt.txt"
 HOPPER, SN40L = "nvidia-hopper-whitepaper", "sambanova-sn40l-hot-chips-2024"
 A100 = "nvidia-a100-datasheet"  # its figures compared with a Chinese edition, not its revision (test_4)
-SOURCES = (HOPPER, SN40L, A100)
+H200 = "nvidia-h200-datasheet"  # matched on NVIDIA's H200 product page, not the datasheet (test_5)
+SOURCES = (HOPPER, SN40L, A100, H200)
 _SECTION = re.compile(r"^== (\S+) (\S+) (https://\S+) ==$")
 # a quoted span, as tests/test_cite66.py reads one
 _QUOTED = re.compile(r"(?:(?<=^)|(?<=[\s(\[:;,]))'(.+?)'(?=$|[\s),;:\].])")
@@ -107,7 +109,7 @@ def test_2_every_quote_is_verbatim_on_the_page_it_names(
         excerpt: dict[str, tuple[str, str, list[tuple[int, str]]]]) -> None:
     pages = _pages(excerpt[HOPPER][2])
     spans = {s: [q for _, locator, _ in citing[s] for q in _QUOTED.findall(locator)] for s in SOURCES}
-    assert {s: len(q) for s, q in spans.items()} == {HOPPER: 83, SN40L: 13, A100: 50}
+    assert {s: len(q) for s, q in spans.items()} == {HOPPER: 83, SN40L: 13, A100: 50, H200: 16}
     assert len(citing[HOPPER]) == 28 and all(_QUOTED.search(locator) for _, locator, _ in citing[HOPPER])
     for _, locator, _ in citing[HOPPER]:
         # each quote on the page its locator names just before it ('p. N: ...' or 'p. N, row ...')
@@ -194,3 +196,24 @@ def test_4_the_a100_datasheets_figures_agree_with_a_chinese_edition(
             assert cell in text
             checked += 1
     assert checked == 25  # the other 25 spans are column headings
+
+
+def test_5_the_h200_sxm_column_is_nvidias_product_pages(
+        citing: dict[str, list[tuple[str, str, Any]]],
+        excerpt: dict[str, tuple[str, str, list[tuple[int, str]]]]) -> None:
+    # As test_cite70's test_4 for the H100: the datasheet was found nowhere; NVIDIA's H200 product page lists the H200
+    # SXM column (a label, then its SXM and NVL values, '²' marking a figure with sparsity). 14 of the 16 spans are its
+    # label and SXM value; the INT8 row's 2 say 'TOPS' where the page prints '3,958 TFLOPS' (the same figure).
+    path, url, lines = excerpt[H200]
+    assert url == f"https://github.com/bojieli/ai-infra-book/blob/548c568b672a5e7c6004ec5825c15dd80b3d6d91/{path}"
+    table = dict(lines)
+    assert (table[3], table[4], table[68]) == ("H200 SXM¹", "H200 NVL¹", "With sparsity.")
+    sxm = {f"{table[n].rstrip('²')} {table[n + 1]}" for n in (11, 17, 20, 23, 26, 29, 32)} | {table[55]}
+    assert table[53] == "Interconnect" and table[55] == table[58] == "PCIe Gen5: 128GB/s"
+    quoted = [q for _, locator, _ in citing[H200] for q in _QUOTED.findall(locator) if "H200 SXM column" in locator]
+    assert len(quoted) == 16
+    assert sorted(q for q in quoted if q not in sxm) == ["INT8 Tensor Core 3,958 TOPS"] * 2
+    assert "INT8 Tensor Core 3,958 TFLOPS" in sxm
+    assert set(quoted) - {"INT8 Tensor Core 3,958 TOPS"} == {
+        "GPU Memory 141GB", "GPU Memory Bandwidth 4.8TB/s", "FP32 67 TFLOPS", "FP16 Tensor Core 1,979 TFLOPS",
+        "BFLOAT16 Tensor Core 1,979 TFLOPS", "FP8 Tensor Core 3,958 TFLOPS", "PCIe Gen5: 128GB/s"}
