@@ -252,7 +252,7 @@ def test_5_a_full_disk_on_standard_error_is_exit_2_and_no_traceback(
 # 4. A derivation input that cancels out of its formula (the H200's scale = lanes * (vector / (lanes * lane_rate))).
 
 LANES = ('derivation.inputs.lanes = { value = 16896, unit = "1", locator = "Table 3, H100 SXM5 column: 16,896 FP32 '
-         'cores" }')
+         "cores (p. 18: '128 FP32 CUDA Cores per SM, 16896 FP32 CUDA Cores per GPU')\" }")
 
 
 def test_4_derivation_powers_cancel_only_as_factors() -> None:

@@ -76,7 +76,8 @@ def relock(path: Path, names: tuple[str, ...]) -> None:
 
 SCALE = '[scale]\nvalue = 33.5\nunit = "Tcycle/s"\nprovenance = "estimated"\n'
 STRONGER = ("the provenance is stronger (estimated → published): does nvidia-hopper-whitepaper: Table 3, H100 SXM5 "
-            "column: 16,896 FP32 cores state 33.5 Tcycle/s, published?")
+            "column: 16,896 FP32 cores (p. 18: '128 FP32 CUDA Cores per SM, 16896 FP32 CUDA Cores per GPU') state "
+            "33.5 Tcycle/s, published?")
 
 
 def _publish_scale(card: Path) -> None:
