@@ -91,3 +91,35 @@ def test_one_process_answers_every_ask_as_one_process_each_did(case: str, tmp_pa
         assert alone[2] == ({"b": {"error": "eb"}}, "exit status 0")  # side56 answered {"bb": …}
     if case == "forges the end of its answer":
         assert alone[0] == alone[2] == (None, "exit status 7")  # side56 read the forged {"forged": {}}
+
+
+_SPAWN = ("def spawn(pids):\n    import os, time\n    pid = os.fork()\n    if pid == 0:\n        time.sleep(60)\n"
+          "        os._exit(0)\n    with open(pids, 'a') as f:\n        f.write('%d\\n' % pid)\n")
+
+
+def _gone(pid: int) -> bool:
+    """Whether process ``pid`` has ended (a zombie waiting for its new parent counts as ended)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+            return f.read().rpartition(")")[2].split()[0] in "ZX"
+    except FileNotFoundError:
+        return True
+
+
+def test_a_process_an_ask_forked_ends_with_that_ask(tmp_path: Path, monkeypatch: Any) -> None:
+    """(b) A process the side's code forks while answering one ask does not live on into the next (side56 left it
+    running until the review ended)."""
+    import time
+
+    monkeypatch.setattr(sidecode, "_STUCK", {})
+    code = _package(tmp_path, _SPAWN, f"import passprice; passprice.spawn({str(tmp_path / 'pids')!r})")
+    root = types.SimpleNamespace(path=tmp_path)
+    with sidecode.conversations():
+        for key in ("a", "b"):
+            assert sidecode._ask(root, code, sidecode.DRIVER, {"locks": [{"key": key}]})[0] == {key: {"error": "e" + key}}
+            pid = int((tmp_path / "pids").read_text().split()[-1])
+            for _ in range(100):  # SIGKILL is sent before the ask is answered; it lands within a moment
+                if _gone(pid):
+                    break
+                time.sleep(0.01)
+            assert _gone(pid), key

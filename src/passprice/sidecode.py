@@ -525,20 +525,21 @@ def _ask(root: Root, folder: Path, driver: str, request: Mapping[str, Any]) -> t
 #: The program a side's code answers every ask of one review with (:class:`_Conversation`): run as
 #: ``-c SERVE_DRIVER CTL SRC ROOT`` (``sys.argv`` then set back to ``["-c"]``, as a one-ask driver's), it loads the
 #: side's package once (:data:`_LOAD`) and says ``ready`` on the file descriptor ``CTL`` (a pipe to the review, not
-#: inherited by anything the side's code starts); then for each line of its standard input (``{"body": …,
-#: "request": …}``, until it closes) it FORKS a child, says ``child PID``, waits for the child to end, kills the
-#: child's process group, reaps it and says ``exit STATUS`` (the child's exit status as :attr:`subprocess.Popen.
-#: returncode` gives it). The child, in a process group of its own, closes ``CTL`` and the asks' pipe before any of
-#: the side's code runs, then runs that driver's body (:data:`_LOCKS_BODY`, :data:`_PINNED_BODY`) on the request at
-#: the top level of the program, as the one-ask driver did, and ends through the interpreter's normal exit: its
-#: ``atexit`` hooks and finalizers run, and a failing exit fails the ask as it failed the one-ask process. What the
-#: child writes on its standard output is the answer, whole: the end of an answer is said on ``CTL`` only, so no text
-#: the side's code prints can end an answer early or start the next one (side56 ended each answer by a mark written
-#: on the standard output, taken from the argv the side's code could read). Each ask starts from the state the
-#: package's import left: what an ask changes (a module's table, a process it forked) dies with its child. As a
-#: one-ask driver's package read an empty standard input, the side's code reads ``/dev/null`` there; the two modules
-#: every ask imports (``registry``, ``reproduce``) are imported with the package, so what their import writes is part
-#: of each ask's answer (the preamble), as it was of each process's.
+#: inherited by what the side's code starts); then for each line of its standard input (``{"body": …, "request":
+#: …}``, until it closes) it FORKS a child, says ``child PID``, waits for the child to end, kills the child's process
+#: group, reaps the child and says ``exit STATUS`` (as :attr:`subprocess.Popen.returncode` gives it). The child, in a
+#: process group of its own, closes ``CTL`` and the asks' pipe before any of the side's code runs in it, runs that
+#: driver's body (:data:`_LOCKS_BODY`, :data:`_PINNED_BODY`) on the request at the top level of the program, as the
+#: one-ask driver did, and ends through the interpreter's normal exit: its ``atexit`` hooks and finalizers run, and a
+#: failing exit fails the ask as it failed a one-ask process. What the child writes on its standard output is the
+#: answer, whole: the end of an answer is said on ``CTL`` only, which no code run in a child holds, so no text the
+#: side's code prints ends an answer or starts the next one (side56 ended each answer by a mark written on the
+#: standard output, taken from the argv the side's code could read). Each ask starts from the state the package's
+#: import left: what an ask changes (a module's table, a process it forked) ends with its child. As a one-ask
+#: driver's package read an empty standard input, the side's code reads ``/dev/null`` there; the two modules every
+#: ask imports (``registry``, ``reproduce``) are imported with the package, so what their import writes is part of
+#: each ask's answer (the preamble), as it was of each process's. ``SIGCHLD`` is the default in the process (an
+#: import ignoring it left no child to wait for) and as the import left it in each child.
 SERVE_DRIVER = r"""
 import importlib.util, json, os, sys
 from pathlib import Path
@@ -564,6 +565,9 @@ def _flushed():
             pass
 def _tell(_text):
     os.write(_ctl, (_text + "\n").encode("ascii"))
+import signal
+_chld = signal.getsignal(signal.SIGCHLD)
+signal.signal(signal.SIGCHLD, signal.SIG_DFL)
 _flushed()
 _tell("ready")
 while True:
@@ -586,11 +590,13 @@ while True:
         pass
     _tell("exit %d" % os.waitstatus_to_exitcode(os.waitpid(_pid, 0)[1]))
 os.setpgid(0, 0)
+if _chld is not None:
+    signal.signal(signal.SIGCHLD, _chld)
 os.close(_ctl)
 _in.close()
 _asked = json.loads(_line)
 request = {"root": _root, "src": _src, **_asked["request"]}
-del _line, _pid, _ctl
+del _line, _pid, _ctl, _chld
 exec(_asked.pop("body"))
 """
 
