@@ -71,6 +71,8 @@ def test_one_process_answers_every_ask_as_one_process_each_did(case: str, tmp_pa
     started = side_processes(monkeypatch)
     with sidecode.conversations():
         talked = _asks(root, code)
+        # The review's line for a lock of this side (a fourth ask of the same process).
+        priced = sidecode.price_locks(root, sidecode.Code(code, "sha256:0", True, False), [{"key": "a"}])
     assert talked == alone
     assert all(proc.poll() is not None for proc in started)  # none outlives the conversations
     if case == "plain":
@@ -85,12 +87,15 @@ def test_one_process_answers_every_ask_as_one_process_each_did(case: str, tmp_pa
         assert alone[0] == (None, "exit status 4") and len(started) == 1  # its child ended, not it (2 in side56)
     if case == "fails at exit":
         assert alone[0] == alone[2] == (None, "exit status 3") and len(started) == 1  # side56 read both answers
+        assert priced == {"a": {"error": "its own code could not price it: exit status 3"}}
     if case == "raises at exit":
         assert alone[0] == ({"a": {"error": "ea"}}, "ZeroDivisionError: division by zero")  # read: it exits 0
     if case == "keeps state across asks":
         assert alone[2] == ({"b": {"error": "eb"}}, "exit status 0")  # side56 answered {"bb": …}
+        assert priced == {"a": {"error": "ea"}}  # side56: "… it gave no result for it" (it answered for "aaa")
     if case == "forges the end of its answer":
         assert alone[0] == alone[2] == (None, "exit status 7")  # side56 read the forged {"forged": {}}
+        assert priced == {"a": {"error": "its own code could not price it: exit status 7"}}
 
 
 _SPAWN = ("def spawn(pids):\n    import os, time\n    pid = os.fork()\n    if pid == 0:\n        time.sleep(60)\n"
@@ -116,7 +121,8 @@ def test_a_process_an_ask_forked_ends_with_that_ask(tmp_path: Path, monkeypatch:
     root = types.SimpleNamespace(path=tmp_path)
     with sidecode.conversations():
         for key in ("a", "b"):
-            assert sidecode._ask(root, code, sidecode.DRIVER, {"locks": [{"key": key}]})[0] == {key: {"error": "e" + key}}
+            answered = sidecode._ask(root, code, sidecode.DRIVER, {"locks": [{"key": key}]})
+            assert answered == ({key: {"error": "e" + key}}, "exit status 0")
             pid = int((tmp_path / "pids").read_text().split()[-1])
             for _ in range(100):  # SIGKILL is sent before the ask is answered; it lands within a moment
                 if _gone(pid):

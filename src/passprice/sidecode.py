@@ -21,9 +21,11 @@ and the review named only a harmless edit of ``src/passprice`` (slip round 28). 
 variables, ``-P`` keeps the working folder off the path, and the driver loads ``passprice`` from the side's folder
 by name, so the rest of ``src`` is never imported.
 
-Within a review (:func:`conversations`) a side's process is started once per root and code folder and answers every
-ask over its pipes (:data:`SERVE_DRIVER`), each ask within its own time limit and output bound, with the errors a
-one-ask process gives (issue 16: two to three processes a review, each importing the package, 0.4-0.7 s apiece).
+Within a review (:func:`conversations`) a side's process is started once per root and code folder and imports the
+package once (issue 16: two to three processes a review, each importing the package, 0.4-0.7 s apiece); each ask is
+answered by a child it forks (:data:`SERVE_DRIVER`, Linux only), which starts from the import's state and ends through
+the interpreter's normal exit, as a one-ask process did, within its own time limit and output bound, with the errors a
+one-ask process gives.
 """
 
 from __future__ import annotations
@@ -613,8 +615,9 @@ _TALKS: dict[tuple[str, str], _Conversation] = {}
 @contextlib.contextmanager
 def conversations() -> Iterator[None]:
     """While open, each side's code (a root and its code folder) is started once and answers every ask of the
-    review (its locks' pins, its locks, its added and unlocked servings) over its pipes, so a later ask costs only
-    its pricing, not the 0.3-0.6 s of a fresh interpreter importing the side's package (issue 16). On leaving, every
+    review (its locks' pins, its locks, its added and unlocked servings) from a child it forks for that ask, so a
+    later ask costs a fork and its pricing, not the 0.3-0.6 s of a fresh interpreter importing the side's package
+    (issue 16); not on other systems than Linux, where each ask runs in a process of its own. On leaving, every
     such process is stopped with its process group (nothing of a side's code outlives the review); :func:`atexit`
     does the same for one left open. Each ask keeps what a one-ask process promises (:func:`_run`): its time limit,
     its bounds on what it writes, its errors; a process that ends is started afresh for the next ask."""
