@@ -21,9 +21,11 @@ and the review named only a harmless edit of ``src/passprice`` (slip round 28). 
 variables, ``-P`` keeps the working folder off the path, and the driver loads ``passprice`` from the side's folder
 by name, so the rest of ``src`` is never imported.
 
-Within a review (:func:`conversations`) a side's process is started once per root and code folder and answers every
-ask over its pipes (:data:`SERVE_DRIVER`), each ask within its own time limit and output bound, with the errors a
-one-ask process gives (issue 16: two to three processes a review, each importing the package, 0.4-0.7 s apiece).
+Within a review (:func:`conversations`) a side's process is started once per root and code folder and imports the
+package once (issue 16: two to three processes a review, each importing the package, 0.4-0.7 s apiece); each ask is
+answered by a child it forks (:data:`SERVE_DRIVER`, Linux only), which starts from the import's state and ends through
+the interpreter's normal exit, as a one-ask process did, within its own time limit and output bound, with the errors a
+one-ask process gives.
 """
 
 from __future__ import annotations
@@ -502,7 +504,7 @@ def _ask(root: Root, folder: Path, driver: str, request: Mapping[str, Any]) -> t
     why = ""
     try:
         body = {DRIVER: _LOCKS_BODY, PINNED_DRIVER: _PINNED_BODY}.get(driver)
-        if _OPEN and body is not None:
+        if _OPEN and body is not None and _FORKS:
             status, out, err, why = _conversation(root, folder, env).ask(body, request)
         else:
             payload = json.dumps({"root": str(root.path), "src": str(folder), **request})
@@ -523,44 +525,86 @@ def _ask(root: Root, folder: Path, driver: str, request: Mapping[str, Any]) -> t
 
 
 #: The program a side's code answers every ask of one review with (:class:`_Conversation`): run as
-#: ``-c SERVE_DRIVER MARK SRC ROOT``, it loads the side's package once (:data:`_LOAD`), writes ``MARK`` on a line of
-#: its own (after a newline), then for each line of its standard input (``{"body": …, "request": …}``, until it
-#: closes) runs that driver's body (:data:`_LOCKS_BODY`, :data:`_PINNED_BODY`) on the request, as the one-ask
-#: driver would, and writes ``MARK`` again. A body's ``sys.exit(0)`` ends that ask, any other exit the process. As a
-#: one-ask driver's package read an empty standard input (its request read whole first), the side's code reads
-#: ``/dev/null`` there (the asks come on a copy of the pipe); and the two modules every ask imports (``registry``,
-#: ``reproduce``) are imported with the package, so what their import writes is part of each ask's answer (the
-#: preamble), as it was of each process's; a module only some asks import writes into the first of them only.
+#: ``-c SERVE_DRIVER CTL SRC ROOT`` (``sys.argv`` then set back to ``["-c"]``, as a one-ask driver's), it loads the
+#: side's package once (:data:`_LOAD`) and says ``ready`` on the file descriptor ``CTL`` (a pipe to the review, not
+#: inherited by what the side's code starts); then for each line of its standard input (``{"body": …, "request":
+#: …}``, until it closes) it FORKS a child, says ``child PID``, waits for the child to end, kills the child's process
+#: group, reaps the child and says ``exit STATUS`` (as :attr:`subprocess.Popen.returncode` gives it). The child, in a
+#: process group of its own, closes ``CTL`` and the asks' pipe before any of the side's code runs in it, runs that
+#: driver's body (:data:`_LOCKS_BODY`, :data:`_PINNED_BODY`) on the request at the top level of the program, as the
+#: one-ask driver did, and ends through the interpreter's normal exit: its ``atexit`` hooks and finalizers run, and a
+#: failing exit fails the ask as it failed a one-ask process. What the child writes on its standard output is the
+#: answer, whole: the end of an answer is said on ``CTL`` only, which no code run in a child holds, so no text the
+#: side's code prints ends an answer or starts the next one (side56 ended each answer by a mark written on the
+#: standard output, taken from the argv the side's code could read). Each ask starts from the state the package's
+#: import left: what an ask changes (a module's table, a process it forked) ends with its child. As a one-ask
+#: driver's package read an empty standard input, the side's code reads ``/dev/null`` there; the two modules every
+#: ask imports (``registry``, ``reproduce``) are imported with the package, so what their import writes is part of
+#: each ask's answer (the preamble), as it was of each process's. ``SIGCHLD`` is the default in the process (an
+#: import ignoring it left no child to wait for) and as the import left it in each child.
 SERVE_DRIVER = r"""
 import importlib.util, json, os, sys
 from pathlib import Path
-_mark = ("\n" + sys.argv[1] + "\n").encode("ascii")
+_ctl, _src, _root = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+sys.argv[1:] = []
+os.set_inheritable(_ctl, False)
 _in = os.fdopen(os.dup(0), "r", encoding="utf-8")
-os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
-request = {"src": sys.argv[2], "root": sys.argv[3]}
+_null = os.open(os.devnull, os.O_RDONLY)
+os.dup2(_null, 0)
+os.close(_null)
+request = {"src": _src, "root": _root}
 """ + _LOAD + r"""
 for _name in ("registry", "reproduce"):
     try:
         importlib.import_module("passprice." + _name)
     except Exception:
         pass
-def _said():
+def _flushed():
+    for _file in (sys.stdout, sys.stderr):
+        try:
+            _file.flush()
+        except Exception:
+            pass
+def _tell(_text):
+    os.write(_ctl, (_text + "\n").encode("ascii"))
+import signal
+_chld = signal.getsignal(signal.SIGCHLD)
+signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+_flushed()
+_tell("ready")
+while True:
+    _line = _in.readline()
+    if not _line:
+        os._exit(0)
+    _flushed()
+    _pid = os.fork()
+    if _pid == 0:
+        break
     try:
-        sys.stdout.flush()
-    except Exception:
+        os.setpgid(_pid, _pid)
+    except OSError:
         pass
-    os.write(1, _mark)
-_said()
-for _line in _in:
-    _asked = json.loads(_line)
+    _tell("child %d" % _pid)
+    os.waitid(os.P_PID, _pid, os.WEXITED | os.WNOWAIT)
     try:
-        exec(_asked["body"], {"__name__": "__main__", "json": json, "sys": sys, "Path": Path,
-                              "request": {"root": sys.argv[3], "src": sys.argv[2], **_asked["request"]}})
-    except SystemExit as e:
-        if e.code not in (None, 0):
-            raise
-    _said()
+        os.killpg(_pid, 9)
+    except OSError:
+        pass
+    _tell("exit %d" % os.waitstatus_to_exitcode(os.waitpid(_pid, 0)[1]))
+os.setpgid(0, 0)
+if _chld is not None:
+    signal.signal(signal.SIGCHLD, _chld)
+os.close(_ctl)
+_in.close()
+_asked = json.loads(_line)
+request = {"root": _root, "src": _src, **_asked["request"]}
+del _line, _pid, _ctl, _chld
+exec(_asked.pop("body"))
 """
+
+#: Whether a side's process can answer each ask from a forked child (Linux: ``os.fork``, ``os.waitid``); elsewhere
+#: each ask runs in a process of its own (:func:`_run`), as before conversations.
+_FORKS = sys.platform == "linux"
 
 #: Whether :func:`conversations` is open (then each side's code answers from one process per root and code folder),
 #: and the processes it holds, by (root, code folder).
@@ -571,8 +615,9 @@ _TALKS: dict[tuple[str, str], _Conversation] = {}
 @contextlib.contextmanager
 def conversations() -> Iterator[None]:
     """While open, each side's code (a root and its code folder) is started once and answers every ask of the
-    review (its locks' pins, its locks, its added and unlocked servings) over its pipes, so a later ask costs only
-    its pricing, not the 0.3-0.6 s of a fresh interpreter importing the side's package (issue 16). On leaving, every
+    review (its locks' pins, its locks, its added and unlocked servings) from a child it forks for that ask, so a
+    later ask costs a fork and its pricing, not the 0.3-0.6 s of a fresh interpreter importing the side's package
+    (issue 16); not on other systems than Linux, where each ask runs in a process of its own. On leaving, every
     such process is stopped with its process group (nothing of a side's code outlives the review); :func:`atexit`
     does the same for one left open. Each ask keeps what a one-ask process promises (:func:`_run`): its time limit,
     its bounds on what it writes, its errors; a process that ends is started afresh for the next ask."""
@@ -608,65 +653,73 @@ def _conversation(root: Root, folder: Path, env: Mapping[str, str]) -> _Conversa
 
 
 class _Conversation:
-    """One side's code answering asks over its pipes (:data:`SERVE_DRIVER`): ``proc``, the ``mark`` that ends each
-    answer, the bytes it wrote before it was ready (``preamble``: the package's import, part of every ask's answer as
-    it was of each one-ask process's) and the standard error written by then (``pre_err``)."""
+    """One side's code answering asks over its pipes (:data:`SERVE_DRIVER`), each ask in a child of its own:
+    ``proc``, ``ctl`` (the read end of the pipe it says ``ready``, ``child PID`` and ``exit STATUS`` on), ``child``
+    (the pid, and process group, of the child answering now), the bytes it wrote before it was ready (``preamble``:
+    the package's import, part of every ask's answer as it was of each one-ask process's) and the standard error
+    written by then (``pre_err``)."""
 
-    def __init__(self, proc: subprocess.Popen[bytes], mark: bytes) -> None:
+    def __init__(self, proc: subprocess.Popen[bytes], ctl: int) -> None:
         self.proc = proc
-        self.mark = b"\n" + mark + b"\n"
-        self.preamble: bytes | None = None
+        self.ctl = ctl
+        self.ready = False
+        self.child: int | None = None
+        self.preamble = b""
         self.pre_err = b""
-        self.buffer = bytearray()
+        self.said = bytearray()
 
     @classmethod
     def start(cls, root: Root, folder: Path, env: Mapping[str, str]) -> _Conversation:
-        """Start the side's code at ``folder`` in ``root`` (its own session and process group, as :func:`_run`)."""
-        import secrets
-
-        mark = secrets.token_hex(16)
-        proc = subprocess.Popen([sys.executable, "-E", "-P", "-B", "-c", SERVE_DRIVER, mark, str(folder),
-                                 str(root.path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, cwd=root.path, env=dict(env),
-                                start_new_session=os.name == "posix")
-        return cls(proc, mark.encode("ascii"))
+        """Start the side's code at ``folder`` in ``root`` (its own session and process group, as :func:`_run`).
+        Raises :class:`OSError` when it cannot be started."""
+        ctl, told = os.pipe()
+        try:
+            proc = subprocess.Popen([sys.executable, "-E", "-P", "-B", "-c", SERVE_DRIVER, str(told), str(folder),
+                                     str(root.path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, cwd=root.path, env=dict(env), pass_fds=(told,),
+                                    start_new_session=True)
+        except BaseException:
+            os.close(ctl)
+            raise
+        finally:
+            os.close(told)
+        return cls(proc, ctl)
 
     def ask(self, body: str, request: Mapping[str, Any]) -> tuple[int | None, bytes, bytes, str]:
-        """Ask ``body`` of ``request``: what :func:`_run` returns of a one-ask process (exit status 0 for an answer
-        with the process still running; its output, the package's import's included; its standard error since it
-        was ready, the import's included), within :data:`TIMEOUT_S` and :data:`MAX_STDOUT`. A process that ended,
-        ran past the limit or wrote too much is stopped (with its group) and dropped."""
+        """Ask ``body`` of ``request``: what :func:`_run` returns of a one-ask process (the exit status of the child
+        that answered; its output, the package's import's before it; its standard error, the import's included),
+        within :data:`TIMEOUT_S` and :data:`MAX_STDOUT`. A process that ended, ran past the limit or wrote too much
+        is stopped (with its group and its child's) and dropped."""
         import selectors
         import time
 
         proc = self.proc
         assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
         payload = (json.dumps({"body": body, "request": dict(request)}) + "\n").encode("utf-8")
-        err = bytearray(self.pre_err)
+        out, err = bytearray(), bytearray(self.pre_err)
         why = ""
+        status: int | None = None
         deadline = time.monotonic() + TIMEOUT_S
         sent = 0
-        answered: bytes | None = None
+        for pipe in (proc.stdin, proc.stdout, proc.stderr):
+            os.set_blocking(pipe.fileno(), False)
         with selectors.DefaultSelector() as pipes:
-            os.set_blocking(proc.stdin.fileno(), False)
-            pipes.register(proc.stdin, selectors.EVENT_WRITE)
+            if self.ready:
+                pipes.register(proc.stdin, selectors.EVENT_WRITE)
             pipes.register(proc.stdout, selectors.EVENT_READ)
             pipes.register(proc.stderr, selectors.EVENT_READ)
-            while not why and pipes.get_map():
-                answered = self._found()
-                if answered is not None:
-                    break
+            pipes.register(self.ctl, selectors.EVENT_READ)
+            while not why and status is None and pipes.get_map():
                 left = deadline - time.monotonic()
                 if left <= 0:
                     why = f"took longer than {TIMEOUT_S} s"
                     break
                 if proc.poll() is not None:  # it ended: what it started and left holding the pipes goes with it
-                    _stop_group(proc.pid)
+                    self._stop()
                 for key, _ in pipes.select(min(left, _POLL_S)):
-                    pipe = key.fileobj
-                    if pipe is proc.stdin:
+                    if key.fileobj is proc.stdin:
                         try:
-                            sent += os.write(proc.stdin.fileno(), payload[sent:sent + (1 << 16)])
+                            sent += os.write(key.fd, payload[sent:sent + (1 << 16)])
                         except BlockingIOError:
                             continue
                         except BrokenPipeError:  # it reads no more: what it answers says why
@@ -674,59 +727,80 @@ class _Conversation:
                         if sent >= len(payload):
                             pipes.unregister(proc.stdin)
                         continue
-                    data = os.read(key.fd, 1 << 16)
-                    if not data:
-                        pipes.unregister(pipe)
+                    if key.fileobj is not self.ctl:
+                        took = _take(key.fd, out) if key.fileobj is proc.stdout else _take(key.fd, err, MAX_STDERR)
+                        if took == 0:
+                            pipes.unregister(key.fileobj)
                         continue
-                    if pipe is proc.stdout:
-                        self.buffer += data
-                        if len(self.preamble or b"") + len(self.buffer) > MAX_STDOUT + 2 * len(self.mark):
-                            why = f"wrote more than {MAX_STDOUT:,} bytes of answer"
-                            break
-                    else:
-                        err += data
-                        del err[:-MAX_STDERR]
-                        if self.preamble is None:
-                            self.pre_err = bytes(err)
-            if answered is None and not why:
-                answered = self._found()
-            if answered is None and not why:
+                    data = os.read(self.ctl, 1 << 10)
+                    if not data:
+                        pipes.unregister(self.ctl)
+                    self.said += data
+                    while b"\n" in self.said and status is None:
+                        line, _, rest = bytes(self.said).partition(b"\n")
+                        self.said[:] = rest
+                        word, _, number = line.decode("ascii", "replace").partition(" ")
+                        # What the child wrote before it ended is in the pipes by now: read it all.
+                        while _take(proc.stdout.fileno(), out) and len(out) <= MAX_STDOUT:
+                            pass
+                        while _take(proc.stderr.fileno(), err, MAX_STDERR):
+                            pass
+                        if word == "ready" and not self.ready:
+                            self.ready, self.preamble, self.pre_err = True, bytes(out), bytes(err)
+                            out.clear()
+                            pipes.register(proc.stdin, selectors.EVENT_WRITE)
+                        elif word == "child" and number.isdigit():
+                            self.child = int(number)
+                        elif word == "exit" and number.lstrip("-").isdigit():
+                            status, self.child = int(number), None
+                    if len(self.preamble) + len(out) > MAX_STDOUT:
+                        why = f"wrote more than {MAX_STDOUT:,} bytes of answer"
+                if len(self.preamble) + len(out) > MAX_STDOUT:
+                    why = f"wrote more than {MAX_STDOUT:,} bytes of answer"
+            if status is None and not why:
                 try:
                     proc.wait(max(deadline - time.monotonic(), 0))
                 except subprocess.TimeoutExpired:
                     why = f"took longer than {TIMEOUT_S} s"
-        if answered is not None:
+        if status is not None and not why:
             if sent < len(payload):  # it answered without reading the whole ask: no later ask could be read
                 self.close()
-            return 0, answered, bytes(err), ""
-        out = (self.preamble or b"") + bytes(self.buffer)
+            return status, self.preamble + bytes(out), bytes(err), ""
         self.close()
-        return (None if why else proc.returncode), out, bytes(err), why
+        return (None if why else proc.returncode), self.preamble + bytes(out), bytes(err), why
 
-    def _found(self) -> bytes | None:
-        """The answer the buffer holds up to the mark (the preamble before it), taken out of it; ``None`` when the
-        mark has not come yet."""
-        while True:
-            at = self.buffer.find(self.mark)
-            if at < 0:
-                return None
-            text = bytes(self.buffer[:at])
-            del self.buffer[:at + len(self.mark)]
-            if self.preamble is None:
-                self.preamble = text
-                continue
-            return self.preamble + text
+    def _stop(self) -> None:
+        """Kill the child answering now, with its process group, and the process's own group."""
+        if self.child is not None:
+            _stop_group(self.child)
+            self.child = None
+        _stop_group(self.proc.pid)
 
     def close(self) -> None:
-        """Stop the process and its group; close its pipes."""
+        """Stop the process, its group and its child's; close its pipes."""
         proc = self.proc
+        self._stop()  # the child first, while it is the process's unreaped child (its pid not reused)
         if proc.poll() is None:
             proc.kill()
-        _stop_group(proc.pid)
         proc.wait()
         for pipe in (proc.stdin, proc.stdout, proc.stderr):
             if pipe is not None:
                 pipe.close()
+        with contextlib.suppress(OSError):
+            os.close(self.ctl)
+
+
+def _take(fd: int, into: bytearray, last: int | None = None) -> int | None:
+    """Read what the pipe ``fd`` (non-blocking) holds now, up to 64 KiB, onto ``into``, keeping only its ``last``
+    bytes when that is given: how many bytes were read (0 at the pipe's end; ``None`` when it holds none now)."""
+    try:
+        data = os.read(fd, 1 << 16)
+    except BlockingIOError:
+        return None
+    into += data
+    if last is not None:
+        del into[:-last]
+    return len(data)
 
 
 #: The most bytes of a side's code's standard output kept (its answer; the registered locks' is some 40 KB): past
