@@ -230,7 +230,8 @@ def parse_numbers(
                 first, _, rest = part.partition("-") if not part.startswith("-") else ("", "", part)
                 last, _, factor = rest.partition("*")
                 lo, hi = int(first), int(last)
-                if last.startswith("-"):  # `1--5` read "runs from high to low: write -5-1", a range no line may hold (attack69)
+                # `1--5` read "runs from high to low: write -5-1", a range no line may hold (attack69)
+                if last.startswith("-"):
                     raise ValueError
                 if lo >= 0 and hi < lo:
                     raise InputError(f"{what}: {part!r} runs from high to low: write {hi}-{lo}{'*' if factor else ''}"
