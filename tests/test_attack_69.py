@@ -147,3 +147,27 @@ def test_a_special_file_in_place_of_the_stamps_file_gives_no_record_and_no_wait(
         assert filestamps._loaded() == {}
     finally:
         filestamps.flush()
+
+
+# --- 5. a sweep axis holding a value twice ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (("gemma3-270m-h100", "--batches", "1", "--positions", "1,1,1"), "--positions: 1.0"),
+        (("gemma3-270m-h100", "--batches", "1", "--positions", "1-4,2-3"), "--positions: 2.0"),
+        (("gemma3-270m-h100", "--batches", "8,1-64*2"), "--batches: 8"),
+        (("gemma3-270m-h100", "--batches", "1", "--cards", "h100_sxm5_80gb,h100_sxm5_80gb"),
+         "--cards: 'h100_sxm5_80gb'"),
+        (("gemma3-270m-h100", "gemma3-270m-h100", "--batches", "1"), "SERVINGS: 'gemma3-270m-h100'"),
+    ],
+)
+def test_a_sweep_value_given_twice_is_refused_as_a_sweep_file_is(args: tuple[str, ...], said: str) -> None:
+    """``sweep --positions 1,1,1`` wrote each row three times, exit 0 (``1-4,2-3`` twice each of 2 and 3; the same
+    for batches, cards and servings), where a sweep file holding a value twice is refused by its schema."""
+    from cli_helpers import bad
+
+    assert bad("sweep", *args) == [
+        f"passprice: error: {said} is given more than once: a sweep prices each point once (a sweep file is refused "
+        "the same)"]

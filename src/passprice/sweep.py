@@ -370,6 +370,32 @@ def check_grid(
         )
 
 
+def repeated_values(grid: Grid) -> list[str]:
+    """A line for each axis of ``grid`` that holds a value twice, naming the option (or the sweep file's key) and the
+    value: ``--positions: 512.0 is given more than once: a sweep prices each point once (…)``. The command line
+    took ``--positions 1,1,1`` (or ``1-4,2-3``, ``--batches 8,8``, ``--cards a,a``, ``sweep S S``) and wrote each row
+    again, exit 0, where a sweep file holding a value twice is refused by its schema (``uniqueItems``; attack69). A
+    batch range (a :class:`range`) holds none twice. Linear in the values (one set each); ``[]`` when none repeats.
+    Raises nothing."""
+    axes: list[tuple[str, str, Sequence[Any] | None]] = [
+        ("servings", "SERVINGS", [s for s in grid.servings if isinstance(s, str)]),
+        ("cards", "--cards", grid.cards),
+        ("batches", "--batches", None if isinstance(grid.batches, range) else grid.batches),
+        ("positions", "--positions", grid.positions),
+        ("draft_tokens", "--draft-tokens", grid.draft_tokens),
+    ]
+    out = []
+    for key, option, values in axes:
+        if not values or len(set(values)) == len(values):
+            continue
+        seen: set[Any] = set()
+        twice = next(v for v in values if v in seen or seen.add(v))  # type: ignore[func-returns-value]
+        where = f"{grid.source}: {key}" if grid.source is not None else option
+        out.append(f"{where}: {schema.shown_value(twice)} is given more than once: a sweep prices each point once (a sweep "
+                   "file is refused the same)")
+    return out
+
+
 def every_registered_problems(root: Root, grid: Grid) -> list[str]:
     """The name problems (:func:`passprice.check.name_problems`: names that differ only by case or Unicode
     normalization, or name a Windows device) of ``root``'s servings when ``grid`` sweeps every registered serving, and
@@ -955,6 +981,9 @@ class Sweeper:
 
         stacked = self.stack is not None
         check_grid(grid, self.max_rows, stacked, as_json=self.as_json)  # the rows alone, before any file is read
+        repeated = repeated_values(grid)
+        if repeated:
+            raise InputError.of(repeated)
         if grid.batches and (min(grid.batches) < 0 or max(grid.batches) > U32_MAX):
             raise InputError(f"batches: each must be from 0 to {U32_MAX:,} (the seed's batch is a u32)")
         missing = self.not_found(grid)
