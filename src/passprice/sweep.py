@@ -391,8 +391,8 @@ def repeated_values(grid: Grid) -> list[str]:
         seen: set[Any] = set()
         twice = next(v for v in values if v in seen or seen.add(v))  # type: ignore[func-returns-value]
         where = f"{grid.source}: {key}" if grid.source is not None else option
-        out.append(f"{where}: {schema.shown_value(twice)} is given more than once: a sweep prices each point once (a sweep "
-                   "file is refused the same)")
+        out.append(f"{where}: {schema.shown_value(twice)} is given more than once: a sweep prices each point once "
+                   "(a sweep file is refused the same)")
     return out
 
 
