@@ -66,6 +66,13 @@ def test_a_bad_window_pattern_is_refused_naming_the_file_and_key(gemma: GGUFHead
     assert _with(gemma, value) == [f"{gemma.source}: metadata {KEY}: {said}"]
 
 
+def test_flags_too_many_to_keep_are_said_so(gemma: GGUFHeader) -> None:
+    header = attrs.evolve(gemma, metadata={**gemma.metadata, "gemma3.block_count": 2000})
+    said = _with(header, LongArray("bool", 2000))
+    assert f"{gemma.source}: metadata {KEY}: 2,000 flags, an array longer than passprice keeps (at most 1,024 " \
+        "elements), so which layers are windowed cannot be read" in said
+
+
 def test_a_good_window_pattern_is_priced_as_it_says(gemma: GGUFHeader) -> None:
     """A period of 6 (gemma3's own), of 2^31 - 1 (every layer windowed: llama.cpp's rule too), and 18 flags, as
     bools or as 0/1, pass; the flags are the windowed layers."""

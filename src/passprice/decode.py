@@ -33,6 +33,7 @@ from passprice.architectures import (
 )
 from passprice.errors import InputError
 from passprice.gguf_header import GGUFHeader, LongArray, TensorInfo
+from passprice.gguf_records import KEEP_ARRAY_LIMIT
 
 
 class DecodeRefusal(Exception):
@@ -669,7 +670,10 @@ def _pattern_problems(header: GGUFHeader, source: str, prefix: str, layers: int)
         if value < 0:
             return [f"{where}: {value} is not a period (a whole number >= 1) or one flag a layer"]
         return []
-    if isinstance(value, LongArray):
+    if isinstance(value, LongArray):  # past KEEP_ARRAY_LIMIT (1,024) elements: llama.cpp has at most 512 layers
+        if value.length == layers:
+            return [f"{where}: {value.length:,} flags, an array longer than passprice keeps (at most "
+                    f"{KEEP_ARRAY_LIMIT:,} elements), so which layers are windowed cannot be read"]
         return [f"{where}: an array of {value.length:,} {value.element_type} values, but the header has "
                 f"{layers:,} blocks (one flag a layer)"]
     if isinstance(value, tuple):
