@@ -178,3 +178,20 @@ def test_a_sweep_value_given_twice_is_refused_as_a_sweep_file_is(args: tuple[str
     assert bad("sweep", *args) == [
         f"passprice: error: {said} is given more than once: a sweep prices each point once (a sweep file is refused "
         "the same)"]
+
+
+# --- 6. a figure in another unit, quoted twice -----------------------------------------------------------------------
+
+
+def test_a_figure_quoted_twice_in_another_unit_is_said_once() -> None:
+    """left45's ``in_own_unit`` meant to say each figure once but compared it with what it had said ("3352 GB/s"
+    against "3352 GB/s (3.352 TB/s)"): a locator quoting the SXM and NVL columns' 3352 GB/s read "the locator quotes
+    3352 GB/s (3.352 TB/s), 3352 GB/s (3.352 TB/s)". A NaN or infinite amount (no card holds one: the schema bounds
+    a value to 1e30) raised ValueError from Fraction, where the docstring says it raises nothing."""
+    from passprice.addedfacts import in_own_unit, other_figures
+
+    text = "'Memory Bandwidth 3352 GB/s (SXM) | 3352 GB/s (NVL)'"
+    assert in_own_unit(3.35, "TB/s", text) == ["3352 GB/s (3.352 TB/s)"]
+    assert in_own_unit(3.35, "TB/s", text * 20) == ["3352 GB/s (3.352 TB/s)"]
+    for amount in (float("nan"), float("inf")):
+        assert in_own_unit(amount, "TB/s", text) == [] and other_figures(amount, "TB/s", text) is None
