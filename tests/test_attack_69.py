@@ -195,3 +195,19 @@ def test_a_figure_quoted_twice_in_another_unit_is_said_once() -> None:
     assert in_own_unit(3.35, "TB/s", text * 20) == ["3352 GB/s (3.352 TB/s)"]
     for amount in (float("nan"), float("inf")):
         assert in_own_unit(amount, "TB/s", text) == [] and other_figures(amount, "TB/s", text) is None
+
+
+# --- 7. explain a --json key by its path ------------------------------------------------------------------------------
+
+
+def test_a_json_key_is_explained_by_its_path_as_jq_writes_it() -> None:
+    """``explain card_facts.unread`` (audit --json's key, session 39) said "not a term", where ``explain unread``
+    explains it; a path's last key is looked up, never a digit that is not ASCII (test_hostile_52)."""
+    from passprice import glossary
+
+    for path, term in ((".calibration[0].card_facts.unread", "stack"), ("card_facts.unread", "stack"),
+                       ("sources_changed[].added", "source"), ("x.tokens_per_s.", "tokens/s")):
+        assert glossary.lookup(path).name == term, path
+    for path in ("a.b.c", "..", "draft.acceptance.\u0661", "[0]"):
+        with pytest.raises(InputError, match=r" is not a term passprice defines"):
+            glossary.lookup(path)
