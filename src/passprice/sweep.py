@@ -970,7 +970,8 @@ class Sweeper:
 
     def check(self, grid: Grid) -> None:
         """Refuse, before anything is priced, a grid :func:`check_grid` refuses (its rows and the pass shapes it
-        reads counted against ``max_rows``), a batch outside a u32, or one that reads more than :data:`MAX_SHAPES`
+        reads counted against ``max_rows``), one with a value twice on an axis (:func:`repeated_values`), a batch
+        outside a u32, or one that reads more than :data:`MAX_SHAPES`
         pass shapes: a shape is read once a (serving, draft tokens, position)
         whatever the card, or, past :data:`EXACT_POSITIONS` positions, once a (serving, card, draft tokens) (but
         still once a position for a serving with a shared prefix: its positions are not decomposed). Raises
