@@ -418,11 +418,11 @@ def in_own_unit(amount: float, unit: str, text: str | None) -> list[str]:
         return list(others)
     in_macs = any(name == "MAC" for name, _ in mine.dims)
     out = []
-    said: set[str] = set()  # each figure once, as written: `shown in out` compared it with "3352 GB/s (3.352 TB/s)"
+    seen: set[str] = set()  # each figure once, as written: `shown in out` compared it with "3352 GB/s (3.352 TB/s)"
     for shown, _, value, dims, their_unit in stated_with_unit(text):  # and a locator quoting it twice said it twice
-        if shown not in others or shown in said:
+        if shown not in others or shown in seen:
             continue
-        said.add(shown)
+        seen.add(shown)
         if in_macs and dims != mine.dims:
             value, dims = _in_macs(value, dims)
         own = float(value / mine.value) if dims == mine.dims and mine.value else None
