@@ -245,7 +245,7 @@ def _other_figures(amount: float, unit: str, text: str | None) -> tuple[str, ...
             continue
     try:
         mine = quantity(amount, unit)
-    except InputError:
+    except (InputError, ValueError, OverflowError):  # (a NaN or infinite amount: no Fraction holds it; attack69)
         return None
     in_macs = any(name == "MAC" for name, _ in mine.dims)
     alike = []
@@ -418,9 +418,11 @@ def in_own_unit(amount: float, unit: str, text: str | None) -> list[str]:
         return list(others)
     in_macs = any(name == "MAC" for name, _ in mine.dims)
     out = []
-    for shown, _, value, dims, their_unit in stated_with_unit(text):
-        if shown not in others or shown in out:
+    seen: set[str] = set()  # each figure once, as written: `shown in out` compared it with "3352 GB/s (3.352 TB/s)"
+    for shown, _, value, dims, their_unit in stated_with_unit(text):  # and a locator quoting it twice said it twice
+        if shown not in others or shown in seen:
             continue
+        seen.add(shown)
         if in_macs and dims != mine.dims:
             value, dims = _in_macs(value, dims)
         own = float(value / mine.value) if dims == mine.dims and mine.value else None

@@ -33,6 +33,7 @@ from passprice.architectures import (
 )
 from passprice.errors import InputError
 from passprice.gguf_header import GGUFHeader, LongArray, TensorInfo
+from passprice.gguf_records import KEEP_ARRAY_LIMIT
 
 
 class DecodeRefusal(Exception):
@@ -638,6 +639,54 @@ def _zero_window(source: str, key: str, arch: str, period: int) -> str:
     )
 
 
+#: Why a window pattern of 0 is refused (attack69): llama.cpp's ``llama_hparams::set_swa_pattern`` windows every
+#: layer for it, where passprice's period rule (``i % p < p − 1``) would window none.
+ZERO_PATTERN_SOURCE = (
+    "llama.cpp src/llama-hparams.cpp at 01b77b5793 (llama_hparams::set_swa_pattern: swa_layers[il] = n_pattern == 0 "
+    "|| il % n_pattern < n_pattern - 1)"
+)
+#: The key of a header's own window pattern: a period, or one flag a layer (DESIGN.md, Sliding windows).
+PATTERN_KEY = "attention.sliding_window_pattern"
+
+
+def _pattern_problems(header: GGUFHeader, source: str, prefix: str, layers: int) -> list[str]:
+    """What is wrong with ``header``'s ``attention.sliding_window_pattern`` (:func:`_windowed_layers` reads it in
+    place of the architecture's period), one line naming the file and the key, or ``[]``: a period must be a whole
+    number ≥ 1 (0 is refused: llama.cpp windows every layer for it, :data:`ZERO_PATTERN_SOURCE`, the period rule
+    none; a negative, a float, a string or a bool is no period); one flag a layer must be an array of exactly
+    ``layers`` (the header's blocks) true/false (or 0/1) values: an array naming more layers than exist (1,000 flags
+    for gemma3's 18) read its first 18 and priced, exit 0; fewer left the rest full; a flag of 5 or -1 read as
+    true (attack69). Raises nothing."""
+    name = PATTERN_KEY if PATTERN_KEY in header.metadata and f"{prefix}{PATTERN_KEY}" not in header.metadata \
+        else f"{prefix}{PATTERN_KEY}"
+    value = header.metadata.get(name)
+    if value is None:
+        return []
+    where = f"{source}: metadata {name}"
+    if isinstance(value, int) and not isinstance(value, bool):
+        if value == 0:
+            return [f"{where}: 0 (a period of 0 windows every layer in llama.cpp and none by the period rule "
+                    f"i % p < p - 1: give the period, or one flag a layer)"]
+        if value < 0:
+            return [f"{where}: {value} is not a period (a whole number >= 1) or one flag a layer"]
+        return []
+    if isinstance(value, LongArray):  # past KEEP_ARRAY_LIMIT (1,024) elements: llama.cpp has at most 512 layers
+        if value.length == layers:
+            return [f"{where}: {value.length:,} flags, an array longer than passprice keeps (at most "
+                    f"{KEEP_ARRAY_LIMIT:,} elements), so which layers are windowed cannot be read"]
+        return [f"{where}: an array of {value.length:,} {value.element_type} values, but the header has "
+                f"{layers:,} blocks (one flag a layer)"]
+    if isinstance(value, tuple):
+        if len(value) != layers:
+            return [f"{where}: {len(value):,} flags, but the header has {layers:,} blocks (one flag a layer: "
+                    f"{'more layers than exist' if len(value) > layers else 'the rest would be read as full'})"]
+        bad = [v for v in value if not (isinstance(v, bool) or (isinstance(v, int) and v in (0, 1)))]
+        if bad:
+            return [f"{where}: {schema.shown_value(bad[0])} is not a flag (true/false or 0/1, one a layer)"]
+        return []
+    return [f"{where}: {schema.shown_value(value)} is not a period (a whole number >= 1) or one flag a layer"]
+
+
 def _first_of(lines: list[str], what: str) -> list[str]:
     """``lines`` (one bad tensor each, of one kind) as one line: the first, then how many more ``what`` are bad
     alike (``…, and 143 more expert stacks alike``); ``[]`` for none. One bad input is one line, however many
@@ -740,6 +789,7 @@ def all_header_problems(header: GGUFHeader) -> list[str]:
             f"{source}: metadata {prefix}block_count: the header names {layers:,} blocks (block_count or blk.N "
             f"tensors) but holds {len(header.tensors):,} tensors, and every block holds at least one"
         )
+    out += _pattern_problems(header, source, prefix, layers)
     if named and (blocks is None or (isinstance(blocks, int) and _whole(blocks) and blocks < named)):
         # The draft (MTP) layers are the last nextn_predict_layers of block_count: a count that misses blocks the
         # tensors name would make real blocks drafts (or hide them).

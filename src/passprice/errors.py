@@ -34,7 +34,17 @@ def json_escaped(text: str) -> str:
     arch44). Cheap on ASCII text (one scan); past it, one regex match a run of characters from a character outside
     ASCII (or DEL) to the next control (the spaces and ASCII between words included), kept whole when it all prints
     (one ``str.isprintable`` call), else written a character at a time: 1 MB of non-ASCII JSON took one callback a
-    character, 0.38-0.61 s (left44; ``benchmarks/json_escaped.py``)."""
+    character, 0.38-0.61 s (left44; ``benchmarks/json_escaped.py``).
+
+    A lone high surrogate followed by a lone low one (two characters, ``"\\ud83d" + "\\ude00"``) is written
+    ``\\ud83d\\ude00``, which JSON reads back as one character (U+1F600), not two. Kept, as the standard library does
+    it (attack69, session 38's leftover): ``json.dumps(..., ensure_ascii=True)`` writes the same twelve characters,
+    and JSON has no other spelling of either string (RFC 8259 section 7: a character past U+FFFF is written as the
+    escapes of its UTF-16 pair, so the two texts are one JSON text). No reader of passprice's makes such a pair:
+    a file name's undecodable bytes are low surrogates alone (``surrogateescape``: U+DC80-U+DCFF), GGUF strings
+    are decoded with ``errors="replace"``, ``tomllib`` refuses a surrogate and ``json.loads`` joins two adjacent
+    escapes itself. The text form (:func:`escaped`) tells them apart: ``\\ud83d\\ude00`` against the emoji as it
+    is."""
     if text.isascii() and "\x7f" not in text:
         return text
     return _RUN.sub(_escaped_run, text)

@@ -1725,8 +1725,9 @@ for _t in _TERMS:
 
 
 def lookup(text: str) -> Term:
-    """The term ``text`` names (its name or an alias, case, ``-``/``_`` and a leading ``--`` ignored). Raises
-    :class:`InputError` naming the closest terms when none matches."""
+    """The term ``text`` names (its name or an alias, case, ``-``/``_`` and a leading ``--`` ignored; a fact path
+    by its record's prefix, an audit row's by its index; a ``--json`` key's dotted path, ``[N]`` indices and all,
+    by its last key). Raises :class:`InputError` naming the closest terms when none matches."""
     found = _INDEX.get(_key(text))
     if found is None:  # a fact path as a lock or `rests on` names it: routing.hot_share, stack.share.read
         for prefix in ("routing.", "stack.", "draft."):
@@ -1738,6 +1739,11 @@ def lookup(text: str) -> Term:
         # ASCII digits alone (re.ASCII): `\d` took draft.acceptance.١ (an Arabic-Indic one) as draft.acceptance.1,
         # which no audit row prints (attack round 52)
         found = _INDEX.get(re.sub(r"\.([0-9]+|min|max)$", "", path, flags=re.ASCII))
+    if found is None and "." in text:
+        # a --json key by its path, as jq writes it (`.calibration[0].card_facts.unread`): its own key, the last
+        # (attack69: `explain card_facts.unread` said "not a term", where `explain unread` explains it)
+        last = re.sub(r"\[[0-9]*\]", "", _key(text), flags=re.ASCII).rstrip(".").rpartition(".")[2]
+        found = _INDEX.get(last) if last else None
     if found is not None:
         return found
     close = difflib.get_close_matches(_key(text), list(_INDEX), n=6, cutoff=0.6)

@@ -230,6 +230,9 @@ def parse_numbers(
                 first, _, rest = part.partition("-") if not part.startswith("-") else ("", "", part)
                 last, _, factor = rest.partition("*")
                 lo, hi = int(first), int(last)
+                # `1--5` read "runs from high to low: write -5-1", a range no line may hold (attack69)
+                if last.startswith("-"):
+                    raise ValueError
                 if lo >= 0 and hi < lo:
                     raise InputError(f"{what}: {part!r} runs from high to low: write {hi}-{lo}{'*' if factor else ''}"
                                      f"{factor}")
@@ -365,6 +368,32 @@ def check_grid(
             f"{where}sweep: {what} is more than the {many(max_rows, 'row')} --max-rows allows (about 2 s of CPU a "
             f"million rows); {lift}"
         )
+
+
+def repeated_values(grid: Grid) -> list[str]:
+    """A line for each axis of ``grid`` that holds a value twice, naming the option (or the sweep file's key) and the
+    value: ``--positions: 512.0 is given more than once: a sweep prices each point once (…)``. The command line
+    took ``--positions 1,1,1`` (or ``1-4,2-3``, ``--batches 8,8``, ``--cards a,a``, ``sweep S S``) and wrote each row
+    again, exit 0, where a sweep file holding a value twice is refused by its schema (``uniqueItems``; attack69). A
+    batch range (a :class:`range`) holds none twice. Linear in the values (one set each); ``[]`` when none repeats.
+    Raises nothing."""
+    axes: list[tuple[str, str, Sequence[Any] | None]] = [
+        ("servings", "SERVINGS", [s for s in grid.servings if isinstance(s, str)]),
+        ("cards", "--cards", grid.cards),
+        ("batches", "--batches", None if isinstance(grid.batches, range) else grid.batches),
+        ("positions", "--positions", grid.positions),
+        ("draft_tokens", "--draft-tokens", grid.draft_tokens),
+    ]
+    out = []
+    for key, option, values in axes:
+        if not values or len(set(values)) == len(values):
+            continue
+        seen: set[Any] = set()
+        twice = next(v for v in values if v in seen or seen.add(v))  # type: ignore[func-returns-value]
+        where = f"{grid.source}: {key}" if grid.source is not None else option
+        out.append(f"{where}: {schema.shown_value(twice)} is given more than once: a sweep prices each point once "
+                   "(a sweep file is refused the same)")
+    return out
 
 
 def every_registered_problems(root: Root, grid: Grid) -> list[str]:
@@ -941,7 +970,8 @@ class Sweeper:
 
     def check(self, grid: Grid) -> None:
         """Refuse, before anything is priced, a grid :func:`check_grid` refuses (its rows and the pass shapes it
-        reads counted against ``max_rows``), a batch outside a u32, or one that reads more than :data:`MAX_SHAPES`
+        reads counted against ``max_rows``), one with a value twice on an axis (:func:`repeated_values`), a batch
+        outside a u32, or one that reads more than :data:`MAX_SHAPES`
         pass shapes: a shape is read once a (serving, draft tokens, position)
         whatever the card, or, past :data:`EXACT_POSITIONS` positions, once a (serving, card, draft tokens) (but
         still once a position for a serving with a shared prefix: its positions are not decomposed). Raises
@@ -952,6 +982,9 @@ class Sweeper:
 
         stacked = self.stack is not None
         check_grid(grid, self.max_rows, stacked, as_json=self.as_json)  # the rows alone, before any file is read
+        repeated = repeated_values(grid)
+        if repeated:
+            raise InputError.of(repeated)
         if grid.batches and (min(grid.batches) < 0 or max(grid.batches) > U32_MAX):
             raise InputError(f"batches: each must be from 0 to {U32_MAX:,} (the seed's batch is a u32)")
         missing = self.not_found(grid)
