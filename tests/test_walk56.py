@@ -5,7 +5,8 @@ written out of an older commit whose code moved its price was told to find its c
 old.lock.toml``, a file git never held, while the ``pricing model`` line below named the commit; its drifted
 facts, re-cited with their figures kept, each read ``tokens/s +0.006068 %`` alone, the code's own move; and a
 review's expected price moved +0.003218 % read ``237.4 → 237.5``, and a fact alone ``fixed_s 2.706 ms → 2.705 ms``
-(-0.01035 %), figures that read as a move three to twelve times the one they show."""
+(-0.01035 %), figures that read as a move three to twelve times the one they show; and the pinned facts a price does
+not read, changed since, were left out of ``facts  unchanged``."""
 
 from __future__ import annotations
 
@@ -79,6 +80,11 @@ def test_2_an_old_lock_names_its_code_commit_and_its_facts_alone_against_the_rep
     assert lines[at + 1:] == ["    streams.append, streams.read: tokens/s unchanged (each its citation, note or "
                               "derivation alone changed: the figure and provenance are the pinned ones)"]
     assert lines[at - 1] == "  first term that moved with today's inputs: sequence_bytes; tokens/s +0.006068 %"
+    # Before: the pinned facts the price does not read went unsaid when they changed (the MI300X's lock, its host.*
+    # locators rewritten by cite68, read "facts  unchanged")
+    facts = next(line for line in lines if line.startswith("    facts  "))
+    assert facts.endswith("derivation changed) (of those the price reads); 2 pinned facts it does not read hold "
+                          "otherwise today: host.stream, streams.rewrite: no drift"), facts
 
 
 # --- 3. a pair of rounded figures reads as the move it is ----------------------------------------------------------

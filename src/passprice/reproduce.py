@@ -1476,6 +1476,13 @@ def reproduction_text(
     )
     if today.rewritten:
         facts += "; " + "; ".join(d.describe() for d in today.rewritten) + ": no drift (lock --update re-pins it)"
+    unread = [p for p in others if p in today.facts and today.facts[p].digest() != lock.facts[p].digest()]
+    if unread:
+        # Walkthrough 56: the MI300X's host.* locators rewritten after its lock read "facts  unchanged"; an auditor
+        # comparing the lock file with today's card found four of its pinned facts otherwise.
+        n = len(unread)
+        facts += (f" (of those the price reads); {n} pinned fact{'s' if n != 1 else ''} it does not read "
+                  f"hold{'s' if n == 1 else ''} otherwise today: {', '.join(unread)}: no drift")
     if today.unpinned:
         n = len(today.unpinned)
         unpinned = f"the price now rests on {n} fact{'s' if n != 1 else ''} the lock does not pin: " + "; ".join(
