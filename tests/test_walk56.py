@@ -6,7 +6,8 @@ old.lock.toml``, a file git never held, while the ``pricing model`` line below n
 facts, re-cited with their figures kept, each read ``tokens/s +0.006068 %`` alone, the code's own move; and a
 review's expected price moved +0.003218 % read ``237.4 → 237.5``, and a fact alone ``fixed_s 2.706 ms → 2.705 ms``
 (-0.01035 %), figures that read as a move three to twelve times the one they show; and the pinned facts a price does
-not read, changed since, were left out of ``facts  unchanged``."""
+not read, changed since, were left out of ``facts  unchanged``; and a routing record's two facts citing one sentence
+that states both (``'32 of the 128 experts take 60 % …'``) were each asked of the other's figure there."""
 
 from __future__ import annotations
 
@@ -112,3 +113,30 @@ def test_4_a_reviews_expected_price_line_reads_as_its_move() -> None:
                            recorded={"expected": {"tokens_per_s": 237.44787516369843}})
     assert _expected_shift(lock) == ("237.448 → 237.456  (+0.003218 %) under stack llamacpp-cuda-2405, recorded "
                                      "237.448")
+
+
+# --- 5. two facts of one record citing one sentence that states both are not asked of each other's figure ---------
+
+
+def test_5_a_routing_records_two_facts_under_one_sentence_stating_both_are_not_asked() -> None:
+    # Before: each of hot_experts 0.25 and hot_share 0.6 under '32 of the 128 experts take 60 % …' was asked
+    # "facts/routing/…: hot_share reads 0.6 at the place … hot_experts cites as 0.25: does … state 0.25?"
+    from passprice.addedfacts import asked
+    from passprice.diff import _quoted_figures
+    from passprice.facts import Fact, converter
+
+    sentence = "'32 of the 128 experts take 60 % of the routed token-slots'"
+
+    def fact(value: float) -> Fact:
+        return converter().structure({"value": value, "unit": "1", "provenance": "measured", "source": "notes",
+                                      "locator": sentence}, Fact)
+
+    rel = "facts/routing/gpt-oss-120b-chat.toml"
+    added = [(rel, "routing.hot_experts"), (rel, "routing.hot_share")]
+    assert asked({rel: {"routing.hot_experts": fact(0.25), "routing.hot_share": fact(0.6)}}, ["notes"], added,
+                 _quoted_figures) == {}
+    # a figure the sentence does not state is still asked, with what it quotes
+    wrong = asked({rel: {"routing.hot_experts": fact(0.3), "routing.hot_share": fact(0.6)}}, ["notes"], added,
+                  _quoted_figures)
+    assert wrong[(rel, "routing.hot_experts")].startswith(
+        "it is 0.3 but its locator quotes 32 of the 128 (0.25), 60%: does notes: ")
