@@ -791,7 +791,11 @@ def asked(facts: Mapping[str, Mapping[str, Fact]], registered: Iterable[str],
         own = list(_stated(rel, path, fact))
         for place, mine in own:
             if place not in places:
-                places[place] = _Place(at.get(place, []), quoted(place[1]))
+                # the ratios the locator states as parts of a whole or percentages are quoted figures too: a
+                # routing record's two facts citing `'32 of the 128 experts take 60 % of …'` were each asked of
+                # the other's figure there (walkthrough 56)
+                said_ratios = {float(f"{r:.12g}") for r in (*parts_of(place[1]), *percents_of(place[1]))}
+                places[place] = _Place(at.get(place, []), quoted(place[1]) | said_ratios)
             first, n = places[place].others(mine, [s for at_, s in own if at_ == place])
             if first is not None:
                 more = f" (and {n - 1} more)" if n > 1 else ""

@@ -51,7 +51,16 @@ from passprice.reproduce import same_quantity
 from passprice.servings import spec_to_document
 from passprice.sidecode import Code, code_folder, code_of, conversations, kept_apart, price_locks
 from passprice.sourcechange import SourceChange, source_changes
-from passprice.tables import json_text, markdown_code, markdown_prose, markdown_table, markdown_text, si
+from passprice.tables import (
+    decimals_pair,
+    json_text,
+    markdown_code,
+    markdown_prose,
+    markdown_table,
+    markdown_text,
+    si,
+    si_pair,
+)
 
 if TYPE_CHECKING:
     from passprice.addedservings import AddedServing
@@ -6473,7 +6482,7 @@ def _stale_figure(lock: Any) -> str | None:
         return f"{lock.stale} {was} → {now}; tokens/s did not move"
     units = {"_bytes": "B", "_s": "s", "_macs": "MAC", "_cycles": "cycle"}
     unit = next((u for end, u in units.items() if field.endswith(end)), "")
-    shown = [si(float(v), unit) if unit else f"{v:,.6g}" for v in (was, now)]
+    shown = si_pair(float(was), float(now), unit) if unit else (f"{was:,.6g}", f"{now:,.6g}")
     rel = f" ({_pct(now / was - 1.0)})" if was else ""
     return f"{lock.stale} {shown[0]} → {shown[1]}{rel}; tokens/s did not move"
 
@@ -6489,14 +6498,12 @@ def _expected_shift(lock: Any) -> str | None:
                  if side.price is not None and isinstance(side.price.get("expected"), Mapping))
     x, y = (float(e["tokens_per_s"]) if isinstance(e, Mapping) else None for e in sides)
     shown = [f"{v:,.1f}" if v is not None else "–" for v in (x, y)]
-    if x is not None and y is not None and x != y and shown[0] == shown[1]:
-        for digits in range(2, 18):  # as _shorts: decimals enough to tell two prices apart
-            shown = [f"{x:,.{digits}f}", f"{y:,.{digits}f}"]
-            if shown[0] != shown[1]:
-                break
+    if x is not None and y is not None:  # decimals enough for the pair to read as its move (walkthrough 56)
+        shown = list(decimals_pair(x, y))
     rel = f"  ({_pct(y / x - 1.0)})" if x and y is not None else ""
     recorded = (lock.recorded or {}).get("expected")
-    tail = (f", recorded {float(recorded['tokens_per_s']):,.1f}" if isinstance(recorded, Mapping)
+    places = max(1, len(shown[0].partition(".")[2]), len(shown[1].partition(".")[2]))
+    tail = (f", recorded {float(recorded['tokens_per_s']):,.{places}f}" if isinstance(recorded, Mapping)
             and isinstance(recorded.get("tokens_per_s"), int | float) else "")
     return f"{shown[0]} → {shown[1]}{rel} under stack {stack}{tail}{_expected_unrouted(lock, sides[1], x, y)}"
 

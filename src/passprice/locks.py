@@ -1572,9 +1572,56 @@ def digest_ref_problem(root: Root, ref: str, files: list[str], known: str) -> st
     if found:
         return (f"lock {ref!r}: no such file; the [lock] digests of {len(found)} locks in {root.locks} begin with "
                 f"it ({', '.join(found)}): give more of the digest, or name the lock")
-    return (f"lock {ref!r}: no such file, and no lock in {root.locks} has that [lock] digest (locks: {known}; "
-            "passprice audit NAME prints a lock's digest): the lock cited may have been re-locked since, or be of "
-            "another registry")
+    said = (f"lock {ref!r}: no such file, and no lock in {root.locks} has that [lock] digest (locks: {known}; "
+            "passprice audit NAME prints a lock's digest)")
+    past = digest_in_history(root, ref)
+    if past is None:
+        return said + ": the lock cited may have been re-locked since, or be of another registry"
+    from passprice.files import shell_word
+
+    commit, date, path = past
+    old = f"{Path(path).name.removesuffix('.lock.toml')}-{commit}.lock.toml"
+    return (f"{said}: re-locked since; commit {commit} ({date}) wrote it as {path}: write it out, `git show "
+            f"{shell_word(f'{commit}:{path}')} > {shell_word(old)}`, then `passprice reproduce {shell_word(old)}`")
+
+
+def digest_in_history(root: Root, ref: str) -> tuple[str, str, str] | None:
+    """The lock file of ``root``'s git history whose ``[lock] digest`` is ``ref`` (:data:`DIGEST_REF`) or begins
+    with it: the oldest commit that wrote it (12 hex digits), its date (YYYY-MM-DD) and the file's path, from the
+    commits ``git log -S 'digest = "sha256:HEX'`` finds changing the text under ``locks/`` (each candidate file read
+    at that commit and its ``[lock]`` table's digest compared: a fact's or checkpoint's digest may begin so too).
+    ``None`` when ``root`` is no git work tree, git fails, or no lock file of its history has it. A price is cited by
+    its lock's name and digest; once re-locked, ``reproduce DIGEST`` said only "may have been re-locked since",
+    leaving ``git log -S`` to the reader (walkthrough 56). Raises nothing."""
+    import subprocess
+    import tomllib
+
+    from passprice.gitread import run_git
+
+    wanted = ref.lower().removeprefix("sha256:")
+    written = f'digest = "sha256:{wanted}'  # how a lock file writes a digest: hex inside another one is passed over
+    if root.embedded:
+        return None
+    try:
+        said = run_git(root.path, ["log", "--reverse", "--format=%H %cs", "-S", written, "--", "locks/"])
+        for line in said.decode("ascii", "replace").splitlines()[:20]:
+            commit, _, date = line.partition(" ")
+            files = run_git(root.path, ["grep", "-l", "-F", "-i", written, commit, "--", "locks/"])
+            for hit in files.decode("utf-8", "replace").splitlines():
+                path = hit.removeprefix(f"{commit}:")
+                if not path.endswith(".lock.toml"):
+                    continue
+                text = run_git(root.path, ["show", f"{commit}:{path}"]).decode("utf-8", "replace")
+                try:
+                    table = tomllib.loads(text).get("lock")
+                except (tomllib.TOMLDecodeError, ValueError, RecursionError):
+                    continue
+                digest = table.get("digest") if isinstance(table, Mapping) else None
+                if isinstance(digest, str) and digest.lower().removeprefix("sha256:").startswith(wanted):
+                    return commit[:12], date, path
+    except (InputError, OSError, subprocess.CalledProcessError):
+        return None
+    return None
 
 
 def locked_serving(document: Mapping[str, Any], file_stem: str) -> str | None:

@@ -936,6 +936,18 @@ class Reproduction:
     joint: tuple[Together, ...] = ()
 
     @property
+    def alone_base(self) -> Mapping[str, Any]:
+        """What each drifted fact alone (:attr:`alone`) is compared with: the pinned inputs priced by today's code
+        (:attr:`price`, the ``reproduced`` column) when that is a price, else the recorded price. Each alone is
+        priced by today's code, so against the recorded figures it carried the code's own move too: a lock written
+        before window55, its two drifted stream shares re-cited with their figures kept, read ``streams.append:
+        tokens/s +0.006068 %`` and ``streams.read: tokens/s +0.006068 %``, the move of the code alone (walkthrough
+        56). Equal to the recorded price in every compared field when the lock reproduces."""
+        if self.price is not None and "refusal" not in self.price:
+            return self.price
+        return self.lock.price
+
+    @property
     def equals(self) -> bool:
         """True when the pinned inputs give every compared field of the recorded price exactly."""
         return self.price is not None and not self.moved
@@ -977,12 +989,16 @@ class Reproduction:
             out.append("pricing model")
         return tuple(out)
 
-    def verdict(self, path: str | None = None) -> str:
+    def verdict(self, path: str | None = None, commit: tuple[str, str] | None = None) -> str:
         """One line: reproduced or not, and why (which input is to blame). ``path`` is the lock file as a command to
         paste names it (``check``: :func:`passprice.registry.pasted_path`; ``diff``: its path in the registry);
         ``None`` names it as the lock was read (``reproduce LOCK``: as given). Walkthrough 34: the re-lock said
         ``lock --update -o LOCK`` for a lock whose file it knew, and ``check``'s ``git log`` named it by its absolute
-        path where every other line of ``check`` names ``locks/NAME.lock.toml``. Raises nothing."""
+        path where every other line of ``check`` names ``locks/NAME.lock.toml``. ``commit`` (:func:`model_commit`,
+        when found: the commit whose code is the lock's pricing model) is named as the lock's code: a lock written
+        out of an older commit (``git show C:LOCK > old.lock.toml``) was told to find it with ``git log -1 --
+        old.lock.toml`` (a file git never held), two lines above the ``pricing model`` line naming the commit
+        (walkthrough 56). Raises nothing."""
         import shlex
 
         named = shlex.quote(path or self.lock.source or "LOCK")
@@ -1013,11 +1029,17 @@ class Reproduction:
             last = f"git log -1 --format=%H -- {named}"
             # Walkthrough 20: a registry of one's own (passprice init) holds no src/passprice, so "the passprice of
             # the commit" named no code there; its requirements.txt at that commit names the passprice it ran.
-            code = (
-                f"the passprice of the commit that last changed the lock (`{last}`)" if self.holds_code
-                else "the passprice this registry's requirements.txt named at the commit that last changed the lock "
-                f"(`git show \"$({last})\":requirements.txt`)"
-            )
+            if commit is not None:
+                code = (
+                    f"the passprice of commit {commit[0]}" if self.holds_code
+                    else f"the passprice this registry's requirements.txt named at commit {commit[0]}"
+                ) + " (the oldest commit whose locks record its pricing model: pricing model, below)"
+            else:
+                code = (
+                    f"the passprice of the commit that last changed the lock (`{last}`)" if self.holds_code
+                    else "the passprice this registry's requirements.txt named at the commit that last changed the "
+                    f"lock (`git show \"$({last})\":requirements.txt`)"
+                )
             return (
                 f"does NOT reproduce: the pricing model changed and moves the price (first: {self.first_moved}); the "
                 f"lock's own price comes from the code that wrote it: {code}, installed in a virtual environment of "
@@ -1082,7 +1104,7 @@ def _first_figure(recorded: Mapping[str, Any], price: Mapping[str, Any], order: 
     """The first field of ``order`` other than tokens/s and the provenance fields whose value in ``price`` is not
     ``recorded``'s, as ``memory_s 23.26 ms → 21.47 ms, -7.692 %`` (bytes, seconds, MACs and cycles with SI
     prefixes; the relative change of a nonzero number); ``None`` when no such field moved."""
-    from passprice.tables import si
+    from passprice.tables import si_pair
 
     units = {"_bytes": "B", "_s": "s", "_macs": "MAC", "_cycles": "cycle"}
     for field in order:
@@ -1094,7 +1116,7 @@ def _first_figure(recorded: Mapping[str, Any], price: Mapping[str, Any], order: 
         if not isinstance(was, int | float) or not isinstance(now, int | float) or isinstance(was, bool):
             return f"{field} {_figure(was)} → {_figure(now)}"
         unit = next((u for end, u in units.items() if field.endswith(end)), "")
-        shown = [si(float(v), unit) if unit else f"{v:,.6g}" for v in (was, now)]
+        shown = si_pair(float(was), float(now), unit) if unit else (f"{was:,.6g}", f"{now:,.6g}")
         rel = f", {100.0 * (now / was - 1.0):+.4g} %" if was else ""
         return f"{field} {shown[0]} → {shown[1]}{rel}"
     return None
@@ -1422,7 +1444,7 @@ def reproduction_text(
 
     lock = rep.lock
     locks = f"{lock.kind} lock of serving {lock.info.serving}" if lock.info.serving else f"{lock.kind} lock"
-    verdict = rep.verdict()
+    verdict = rep.verdict(commit=commit)
     if rep.equals and rep.price is not None:
         verdict += (
             f": {rep.price['tokens_per_s']!r} tokens/s at batch {rep.price['batch']}, binds on {rep.price['binds']}, "
@@ -1454,6 +1476,13 @@ def reproduction_text(
     )
     if today.rewritten:
         facts += "; " + "; ".join(d.describe() for d in today.rewritten) + ": no drift (lock --update re-pins it)"
+    unread = [p for p in others if p in today.facts and today.facts[p].digest() != lock.facts[p].digest()]
+    if unread:
+        # Walkthrough 56: the MI300X's host.* locators rewritten after its lock read "facts  unchanged"; an auditor
+        # comparing the lock file with today's card found four of its pinned facts otherwise.
+        n = len(unread)
+        facts += (f" (of those the price reads); {n} pinned fact{'s' if n != 1 else ''} it does not read "
+                  f"hold{'s' if n == 1 else ''} otherwise today: {', '.join(unread)}: no drift")
     if today.unpinned:
         n = len(today.unpinned)
         unpinned = f"the price now rests on {n} fact{'s' if n != 1 else ''} the lock does not pin: " + "; ".join(
@@ -1552,8 +1581,10 @@ def reproduction_text(
             lines.append(f"  first term that moved with today's inputs: {first}{change}")
     single = len(rep.alone) == 1 and today.price is not None and rep.alone[0].price == today.price
     if rep.alone and not single:  # one drifted fact that alone gives today's price says nothing new
-        lines.append("  each drifted fact alone (the pinned inputs with only it as today's):")
-        said = [(a.path, a.describe(lock.price, lock.compared())) for a in rep.alone]
+        base = rep.alone_base
+        against = "" if rep.equals or base is lock.price else ", against the reproduced column: today's code"
+        lines.append(f"  each drifted fact alone (the pinned inputs with only it as today's{against}):")
+        said = [(a.path, a.describe(base, lock.compared())) for a in rep.alone]
         # Walkthrough 28: a first-format lock whose citations were all rewritten read ten lines "X: tokens/s
         # unchanged", one a fact whose figure and provenance are the pinned ones: said once, naming them.
         quiet = cited_only(today.drift)
@@ -1610,7 +1641,7 @@ def reproduction_json(
         "format": rep.lock.info.format,
         "older_format": older,
         "equals": rep.equals,
-        "reproduction": rep.verdict(),
+        "reproduction": rep.verdict(commit=commit),
         "changed": list(rep.changes()),
         "pricing_model": {
             "recorded": rep.lock.info.pricing_model,
@@ -1632,7 +1663,7 @@ def reproduction_json(
             for d in today.rewritten
         ],
         "facts_alone": [
-            {"path": a.path, "price": a.price, "first_moved": a.first_moved(rep.lock.price, rep.lock.compared())}
+            {"path": a.path, "price": a.price, "first_moved": a.first_moved(rep.alone_base, rep.lock.compared())}
             for a in rep.alone
         ],
         "unpinned": [{"path": p, "today": f.to_entry()} for p, f in today.unpinned],

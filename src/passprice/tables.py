@@ -35,6 +35,39 @@ def si(value: float, unit: str, digits: int = 4) -> str:
     return f"{value / scale:.{digits}g} {prefix}{unit}".strip()
 
 
+def _true_to(was: float, now: float, shown_was: float, shown_now: float) -> bool:
+    """Whether the rounded pair ``shown_was`` → ``shown_now`` reads as the move ``was`` → ``now``: equal when those
+    are, else apart and its relative change within a tenth of the true one."""
+    if was == now:
+        return True
+    if shown_was == shown_now or not was or not shown_was:
+        return False
+    true, shown = now / was - 1.0, shown_now / shown_was - 1.0
+    return abs(shown - true) <= 0.1 * abs(true)
+
+
+def si_pair(was: float, now: float, unit: str, digits: int = 4) -> tuple[str, str]:
+    """``was`` and ``now`` as :func:`si` writes them, with at least ``digits`` significant digits and as many more
+    (up to 17) as the pair needs to read as the move it is: ``fixed_s`` 2.70564 → 2.70536 ms (-0.01035 %) was
+    written ``2.706 ms → 2.705 ms``, a move of -0.037 % to a reader checking it by hand, and is ``2.7056 ms → 2.7054
+    ms`` (walkthrough 56). Equal figures keep ``digits``. Raises nothing."""
+    if math.isfinite(was) and math.isfinite(now):
+        while digits < 17 and not _true_to(was, now, float(f"{was:.{digits}g}"), float(f"{now:.{digits}g}")):
+            digits += 1
+    return si(was, unit, digits), si(now, unit, digits)
+
+
+def decimals_pair(was: float, now: float, decimals: int = 1) -> tuple[str, str]:
+    """``was`` and ``now`` with thousands separators and at least ``decimals`` decimals, and as many more (up to 17)
+    as the pair needs to read as the move it is (:func:`si_pair`'s rule): an expected price 237.4479 → 237.4555
+    tokens/s (+0.003218 %) read ``237.4 → 237.5`` and reads ``237.448 → 237.456`` (walkthrough 56). Raises
+    nothing."""
+    if math.isfinite(was) and math.isfinite(now):
+        while decimals < 17 and not _true_to(was, now, round(was, decimals), round(now, decimals)):
+            decimals += 1
+    return f"{was:,.{decimals}f}", f"{now:,.{decimals}f}"
+
+
 def count(value: float) -> str:
     """An integer-valued count with thousands separators; else, from 100,000 up, rounded to a whole count with
     separators (``2,826,380``, never ``2.82638e+06``); else ``value`` to 6 significant digits (``33,339.2``)."""
