@@ -120,3 +120,47 @@ def test_a_truncated_vocabulary_is_refused_where_it_ends(tmp_path: Path) -> None
     assert (e.value.offset, e.value.problem) == (
         cut - 3 - 8, "metadata 'tokenizer.ggml.tokens' array string 2500: string length 7 runs past the end of the "
                      "file (3 bytes left)")
+
+
+#: A header of 3,000 tokens of 60 bytes (204,000 bytes: over the 192,000 a cap must allow to walk 3,000 strings, 64
+#: each), then one tensor; the tokens' bytes start at 69 (24 + the key's 29 + type 4 + the array's 12), 68 each.
+CAPPED_TOKENS = [f"{i:060d}" for i in range(3000)]
+
+
+def _capped(tmp_path: Path) -> tuple[Path, bytes]:
+    path = tmp_path / "v.gguf"
+    data = encode([Meta("tokenizer.ggml.tokens", V.ARRAY, Array(V.STRING, tuple(CAPPED_TOKENS)))],
+                  [Tensor("w", (4, 2), F32, 0)])
+    path.write_bytes(data + b"\\x00" * 64)  # the tensor data's padding after the header
+    return path, data
+
+
+@pytest.mark.parametrize(("at", "index"), [(69 + 68 * 2999 + 67, 2999), (69 + 68 * 2900 + 30, 2900)])
+def test_a_vocabulary_past_the_cap_is_refused_at_the_string_that_crosses_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, at: int, index: int
+) -> None:
+    # The reader read a chunk from below the cap and stepped through the strings it held past it: a header 5,000
+    # bytes past the cap was read whole (round hdr54).
+    path, _ = _capped(tmp_path)
+    monkeypatch.setenv("PASSPRICE_MAX_HEADER_BYTES", str(at))
+    with pytest.raises(HeaderError) as e:
+        read_header(path, cache=False)
+    assert (e.value.offset, e.value.problem) == (
+        69 + 68 * index,
+        f"metadata 'tokenizer.ggml.tokens' array string {index}: string length 60 needs at least 60 bytes: past "
+        f"{at:,} bytes, the most passprice reads of a header (set PASSPRICE_MAX_HEADER_BYTES to read more)")
+
+
+def test_a_header_whose_last_number_crosses_the_cap_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path, data = _capped(tmp_path)
+    monkeypatch.setenv("PASSPRICE_MAX_HEADER_BYTES", str(len(data)))
+    assert read_header(path, cache=False).header_bytes == len(data)
+    cap = len(data) - 4  # within the tensor's data offset (a u64), which was read whole from the chunk
+    monkeypatch.setenv("PASSPRICE_MAX_HEADER_BYTES", str(cap))
+    with pytest.raises(HeaderError) as e:
+        read_header(path, cache=False)
+    assert (e.value.offset, str(e.value)) == (cap, f"{path}: the header runs past {cap:,} bytes, the most passprice "
+                                              "reads of a header (set PASSPRICE_MAX_HEADER_BYTES to a larger number of "
+                                              "bytes to read it)")

@@ -590,17 +590,19 @@ class _Reader:
         run = _short_strings(self.order, SHORT_RUN).match
         done = 0
         while done < count:
-            # The buffer and the offset in locals, and the last string a run may start at, for the hot loop.
+            # The buffer and the offset in locals, and the last string a run may start at, for the hot loop. A run
+            # ends by the cap (``ends``): the buffer may hold bytes past it (a chunk read from below it), and strings
+            # stepped through there were read past the cap (a header 5,000 bytes past it read whole; round hdr54).
             last = count - SHORT_RUN
             buf, pos = self.buf, self.pos
-            room = len(buf) - _RUN_BYTES
+            room, ends = len(buf) - _RUN_BYTES, self.limit - self.base
             while done <= last:
                 if pos > room:
                     self.pos = pos
                     self.top_up(CHUNK)  # a run that fails only because the buffer ends costs a slow path
                     buf, pos = self.buf, self.pos
-                    room = len(buf) - _RUN_BYTES
-                matched = run(buf, pos)
+                    room, ends = len(buf) - _RUN_BYTES, self.limit - self.base
+                matched = run(buf, pos, ends)
                 if matched is None:
                     break
                 pos = matched.end()
@@ -609,7 +611,7 @@ class _Reader:
             stop = min(count, done + SHORT_RUN)
             while done < stop:
                 if stop - done >= SHORTER_RUN:
-                    matched = _short_strings(self.order, SHORTER_RUN).match(self.buf, self.pos)
+                    matched = _short_strings(self.order, SHORTER_RUN).match(self.buf, self.pos, self.limit - self.base)
                     if matched is not None:
                         self.pos = matched.end()
                         done += SHORTER_RUN
@@ -622,7 +624,7 @@ class _Reader:
         unpack = self.u64.unpack_from
         while done < stop:
             buf, pos = self.buf, self.pos
-            end = len(buf)
+            end = min(len(buf), self.limit - self.base)  # not past the cap (the buffer may hold bytes past it)
             last = end - 8
             for i in range(done, stop):  # noqa: B007 - i says where the loop stopped
                 if pos > last:
@@ -649,7 +651,11 @@ class _Reader:
         return stop
 
     def finish(self) -> int:
-        """Hash what is consumed; the header's length in bytes."""
+        """Hash what is consumed; the header's length in bytes. :class:`HeaderError` for a header that ends past the
+        cap: a number read whole from a chunk that crosses it (each length and count is refused at its own offset
+        before this)."""
+        if self.offset > self.limit:
+            raise self.past_cap()
         self._consume()
         return self.base
 
@@ -839,7 +845,7 @@ def _skip_arrays(r: _Reader, key: str, count: int, depth: int) -> set[str]:
     fast = depth <= MAX_ARRAY_DEPTH  # deeper, the general reader refuses the first
     while done < count:
         buf, pos = r.buf, r.pos
-        end = len(buf)
+        end = min(len(buf), r.limit - r.base)  # not past the cap (the buffer may hold bytes past it)
         i = done
         while fast and i < count and pos + 12 <= end:
             etype, length = head(buf, pos)
