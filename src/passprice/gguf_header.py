@@ -22,6 +22,7 @@ import os
 import re
 import struct
 from collections import OrderedDict
+from math import prod
 from pathlib import Path
 from typing import IO, Any, TypeAlias, cast
 
@@ -220,6 +221,17 @@ def dims_problem(dims: tuple[int, ...], type_id: int | None = None) -> str | Non
         if size > _INT64_MAX:
             return f"dims {list(dims)} of {ggml.type_name(type_id)} take {size:,} bytes, beyond int64"
     return None
+
+
+@functools.cache
+def _safe_elements() -> dict[int, int]:
+    """GGML type id → the most elements a tensor of that type may hold with its bytes,
+    ``ceil(elements / block) × block bytes`` (:meth:`passprice.ggml.GgmlType.bytes_for`), and its elements within
+    int64: ``min(int64 max // block bytes × block, int64 max)`` (then ``ceil(elements / block)`` is at most
+    ``int64 max // block bytes``). The types of passprice's generated table only; a tensor past its type's figure, or
+    of a type not there, is checked by :func:`dims_problem`, which says what is wrong."""
+    return {t.id: min(_INT64_MAX // t.block_bytes * t.block_elems, _INT64_MAX)
+            for t in ggml.type_by_name().values() if t.block_bytes > 0 and t.block_elems > 0}
 
 
 def offset_problem(offset: int, alignment: int) -> str | None:
@@ -578,18 +590,28 @@ class _Reader:
         run = _short_strings(self.order, SHORT_RUN).match
         done = 0
         while done < count:
-            while count - done >= SHORT_RUN:
-                if len(self.buf) - self.pos < _RUN_BYTES:
+            # The buffer and the offset in locals, and the last string a run may start at, for the hot loop. A run
+            # ends by the cap (``ends``): the buffer may hold bytes past it (a chunk read from below it), and strings
+            # stepped through there were read past the cap (a header 5,000 bytes past it read whole; round hdr54).
+            last = count - SHORT_RUN
+            buf, pos = self.buf, self.pos
+            room, ends = len(buf) - _RUN_BYTES, self.limit - self.base
+            while done <= last:
+                if pos > room:
+                    self.pos = pos
                     self.top_up(CHUNK)  # a run that fails only because the buffer ends costs a slow path
-                matched = run(self.buf, self.pos)
+                    buf, pos = self.buf, self.pos
+                    room, ends = len(buf) - _RUN_BYTES, self.limit - self.base
+                matched = run(buf, pos, ends)
                 if matched is None:
                     break
-                self.pos = matched.end()
+                pos = matched.end()
                 done += SHORT_RUN
+            self.pos = pos
             stop = min(count, done + SHORT_RUN)
             while done < stop:
                 if stop - done >= SHORTER_RUN:
-                    matched = _short_strings(self.order, SHORTER_RUN).match(self.buf, self.pos)
+                    matched = _short_strings(self.order, SHORTER_RUN).match(self.buf, self.pos, self.limit - self.base)
                     if matched is not None:
                         self.pos = matched.end()
                         done += SHORTER_RUN
@@ -602,7 +624,7 @@ class _Reader:
         unpack = self.u64.unpack_from
         while done < stop:
             buf, pos = self.buf, self.pos
-            end = len(buf)
+            end = min(len(buf), self.limit - self.base)  # not past the cap (the buffer may hold bytes past it)
             last = end - 8
             for i in range(done, stop):  # noqa: B007 - i says where the loop stopped
                 if pos > last:
@@ -629,7 +651,11 @@ class _Reader:
         return stop
 
     def finish(self) -> int:
-        """Hash what is consumed; the header's length in bytes."""
+        """Hash what is consumed; the header's length in bytes. :class:`HeaderError` for a header that ends past the
+        cap: a number read whole from a chunk that crosses it (each length and count is refused at its own offset
+        before this)."""
+        if self.offset > self.limit:
+            raise self.past_cap()
         self._consume()
         return self.base
 
@@ -819,7 +845,7 @@ def _skip_arrays(r: _Reader, key: str, count: int, depth: int) -> set[str]:
     fast = depth <= MAX_ARRAY_DEPTH  # deeper, the general reader refuses the first
     while done < count:
         buf, pos = r.buf, r.pos
-        end = len(buf)
+        end = min(len(buf), r.limit - r.base)  # not past the cap (the buffer may hold bytes past it)
         i = done
         while fast and i < count and pos + 12 <= end:
             etype, length = head(buf, pos)
@@ -960,6 +986,7 @@ def _parse(stream: IO[bytes], source: str, size: int | None, extra: list[Any], d
     tensors: list[TensorInfo] = []
     names: set[str] = set()
     u64s = {n: struct.Struct(f"{r.order}{n}Q") for n in range(MAX_DIMS + 1)}
+    safe = _safe_elements()
     offset_ats: list[int] = []
     for i in range(tensor_count):
         at = r.offset
@@ -972,13 +999,19 @@ def _parse(stream: IO[bytes], source: str, size: int | None, extra: list[Any], d
         if n_dims > MAX_DIMS:
             raise r.fail(dims_at, f"tensor {name!r} has {n_dims} dimensions (GGUF allows at most {MAX_DIMS})")
         dims: tuple[int, ...] = u64s[n_dims].unpack(r.take_of(8 * n_dims, "tensor {!r} dimensions", name))
-        problem = dims_problem(dims)
-        if problem is not None:
-            raise r.fail(dims_at + 4, f"tensor {name!r}: {problem}")
+        # dims_problem's checks, asked only where the arithmetic leaves a doubt (two calls a tensor were 0.7-1.2 ms
+        # of a first read of gemma3's 236 or a 340-tensor header, round hdr54): each dimension and the elements
+        # within int64, and the elements within what the type's bytes can count (_safe_elements).
+        count = prod(dims)
+        if count > _INT64_MAX or (n_dims and max(dims) > _INT64_MAX):
+            problem = dims_problem(dims)
+            if problem is not None:
+                raise r.fail(dims_at + 4, f"tensor {name!r}: {problem}")
         type_id = r.read_u32_of("tensor {!r} type", name)
-        problem = dims_problem(dims, type_id)
-        if problem is not None:
-            raise r.fail(dims_at + 4, f"tensor {name!r}: {problem}")
+        if count > safe.get(type_id, -1):
+            problem = dims_problem(dims, type_id)
+            if problem is not None:
+                raise r.fail(dims_at + 4, f"tensor {name!r}: {problem}")
         offset_ats.append(r.offset)
         offset = r.read_u64_of("tensor {!r} offset", name)
         tensors.append(TensorInfo(name, dims, type_id, offset))
