@@ -25,6 +25,7 @@ import os
 import signal
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 from passprice.files import Appended, start_writeback
 from passprice.sweep import Grid, Sweeper, text_chunks, units_of
@@ -287,7 +288,8 @@ def shared_chunks(
     claims = -1
     # Each block made ahead of its turn: the file it lies in and its range; and the rows each worker reported for
     # the block it has not finished (not counted again when this process makes that block).
-    made: dict[int, tuple[int, int, int]] = {}
+    made: dict[int, list[bytes | tuple[int, int, int]]] = {}  # a block's text: held bytes, then a file's range
+    room = [HELD_BYTES]  # the bytes this process may still hold
     unfinished: dict[int, int] = {}
     counted = 0
 
@@ -316,7 +318,7 @@ def shared_chunks(
             for line in lines:
                 if line.startswith(b"w"):
                     block, start, stop = (int(f) for f in line[1:].split())
-                    made[block] = (files[workers.index(worker)], start, stop)
+                    made[block] = [(files[workers.index(worker)], start, stop)]
                     unfinished[worker.pid] = 0
                 else:
                     rows = int(line)
@@ -328,13 +330,19 @@ def shared_chunks(
         for worker in workers:
             hear(worker)
 
-    def given(fd: int, start: int, stop: int) -> Iterator[bytes | Appended]:
-        if appended:
-            yield Appended(fd, start, stop)
-            return
-        while start < stop and (data := os.pread(fd, min(1 << 20, stop - start), start)):
-            start += len(data)
-            yield data
+    def given(text: list[bytes | tuple[int, int, int]]) -> Iterator[bytes | Appended]:
+        for item in text:
+            if isinstance(item, bytes):
+                room[0] += len(item)
+                yield item
+                continue
+            fd, start, stop = item
+            if appended:
+                yield Appended(fd, start, stop)
+                continue
+            while start < stop and (data := os.pread(fd, min(1 << 20, stop - start), start)):
+                start += len(data)
+                yield data
 
     turn = 0  # the next block to give
     try:
@@ -355,7 +363,7 @@ def shared_chunks(
             for worker in workers:
                 hear(worker)
             if turn in made:
-                yield from given(*made.pop(turn))
+                yield from given(made.pop(turn))
                 turn += 1
                 continue
             block = _claim(claims) if left else None
@@ -371,24 +379,34 @@ def shared_chunks(
                 yield from text
                 turn += 1
                 continue
-            if own < 0:
-                own = _anonymous(folder)
-            start = size
+            # Ahead of its turn: held in memory (HELD_BYTES for every block held), the rest in this process's
+            # anonymous file, copied at its turn.
+            held: list[bytes | tuple[int, int, int]] = []
+            start = -1
             try:
                 for chunk in text:
                     data = _encoded(chunk)
+                    if start < 0 and len(data) <= room[0]:
+                        held.append(data)
+                        room[0] -= len(data)
+                        continue
+                    if own < 0:
+                        own = _anonymous(folder)
+                    if start < 0:
+                        start = size
                     _write_all(own, data)
                     size += len(data)
             except Exception:
+                room[0] += sum(len(item) for item in held if isinstance(item, bytes))
                 # A row refused ahead of its turn is the sweep's error only once every block before it is given
                 # (an earlier block may fail first, as in one process).
                 while turn < block:
                     if turn not in made:
                         _await_block(workers, turn, made, hear)
-                    yield from given(*made.pop(turn))
+                    yield from given(made.pop(turn))
                     turn += 1
                 raise
-            made[block] = (own, start, size)
+            made[block] = [*held, (own, start, size)] if start >= 0 else held
     except _Failed:
         # A worker failed: every worker stopped, the blocks not yet given are made here, in grid order (each row
         # counted once: the rows the workers reported of a block they did not finish are not counted again).
@@ -398,7 +416,7 @@ def shared_chunks(
         again = _less(progress, sum(unfinished.values()))
         for block in range(turn, len(runs)):
             if block in made:  # made whole ahead of its turn (its rows counted once already)
-                yield from given(*made[block])
+                yield from given(made[block])
                 continue
             yield from text_chunks(
                 sweeper.segments(grid, again, runs[block]), fmt, block == 0, block == len(runs) - 1, binary=True
@@ -413,7 +431,7 @@ def shared_chunks(
 
 
 def _await_block(
-    workers: list[_Worker], block: int, made: dict[int, tuple[int, int, int]], hear: Callable[[_Worker], None]
+    workers: list[_Worker], block: int, made: dict[int, Any], hear: Callable[[_Worker], None]
 ) -> None:
     """Wait until a worker of :func:`shared_chunks` has made ``block`` (``made`` holds it), passing on what the
     workers report (``hear``). Raises :class:`_Failed` when a worker ended without making every block it took."""
