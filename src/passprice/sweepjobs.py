@@ -372,7 +372,7 @@ def shared_chunks(
                 _await_block(workers, turn, made, hear)
                 continue
             text = text_chunks(
-                sweeper.segments(grid, mine if progress else None, runs[block]), fmt, block == 0,
+                sweeper.segments(grid, mine, runs[block]), fmt, block == 0,
                 block == len(runs) - 1, binary=True,
             )
             if block == turn:  # its turn: given as it is made
