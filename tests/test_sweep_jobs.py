@@ -18,7 +18,6 @@ from click.testing import CliRunner
 
 from passprice import sweep, sweepjobs
 from passprice.cli import cli
-from passprice.files import Appended
 from passprice.registry import find_root
 from passprice.sweep import Grid, Sweeper, text_chunks
 
@@ -44,20 +43,16 @@ def leftovers(folder: Path) -> list[str]:
     return sorted(p.name for p in folder.iterdir() if p.name.startswith("."))
 
 
-def test_parts_are_contiguous_runs_of_pairs_in_grid_order() -> None:
+def test_blocks_are_contiguous_runs_of_pairs_in_grid_order() -> None:
     grid = Grid(SERVINGS, (1, 2), CARDS)
     assert sweep.units_of(grid) == 9
-    assert sweepjobs.parts(grid, 1) == [range(0, 9)]
-    assert sweepjobs.parts(grid, 2) == [range(0, 4), range(4, 9)]
-    assert sweepjobs.parts(grid, 4) == [range(0, 2), range(2, 4), range(4, 6), range(6, 9)]
-    assert sweepjobs.parts(grid, 64) == [range(k, k + 1) for k in range(9)]  # never more parts than pairs
-    own = Grid(SERVINGS[:1], (1,))  # one serving on its own card: one pair, one process
-    assert sweepjobs.parts(own, 4) == [range(0, 1)]
-    # The parts' segments are the whole grid's, in order.
+    own = Grid(SERVINGS[:1], (1,))  # one serving on its own card: one pair, one block
+    assert sweepjobs.blocks_of(own, 4) == [range(0, 1)]
+    # The blocks' segments are the whole grid's, in order.
     whole = [(s.common["serving"], s.common["card"], s.common["position"]) for s in Sweeper(ROOT).segments(grid)]
     sweeper = Sweeper(ROOT)
     cut = [(s.common["serving"], s.common["card"], s.common["position"])
-           for units in sweepjobs.parts(grid, 4) for s in sweeper.segments(grid, units=units)]
+           for units in sweepjobs.blocks_of(grid, 4) for s in sweeper.segments(grid, units=units)]
     assert cut == whole
 
 
@@ -126,12 +121,11 @@ def test_every_row_is_counted_once_on_the_progress_bar(monkeypatch: pytest.Monke
     monkeypatch.setattr(sweepjobs, "text_chunks", failing)
     done.clear()
     with np.errstate(all="ignore"):
-        again = list(sweepjobs.shared_chunks(sweeper, grid, "csv", 3, done.append))
+        again = list(sweepjobs.shared_chunks(sweeper, grid, "csv", 3, done.append, appended=False))
     assert sum(done) == grid.size()
-    assert not any(isinstance(c, Appended) for c in again)  # both workers' parts made again here
-    assert "".join(c for c in again if isinstance(c, str)) == b"".join(
+    assert b"".join(c if isinstance(c, bytes) else c.encode() for c in again) == b"".join(
         c if isinstance(c, bytes) else c.encode() for c in chunks
-    ).decode()
+    )
 
 
 def _poison(monkeypatch: pytest.MonkeyPatch, where: set[tuple[str, str]]) -> None:
@@ -246,8 +240,11 @@ def test_a_file_is_appended_whole_whichever_copy_the_system_has(
         out.flush()
         assert files.append_file(source, out.fileno()) == len(data)
         out.write(b",tail")
+        out.flush()
+        # A range of it (a block of a sweep made ahead of its turn): from byte 3 to 1 MiB + 5.
+        assert files.append_file(source, out.fileno(), 3, (1 << 20) + 5) == (1 << 20) + 2
     os.close(source)
-    assert (tmp_path / "out").read_bytes() == b"head," + data + b",tail"
+    assert (tmp_path / "out").read_bytes() == b"head," + data + b",tail" + data[3 : (1 << 20) + 5]
 
 
 def test_blocks_are_whole_servings_unless_a_serving_is_long_or_the_processes_many() -> None:

@@ -3531,8 +3531,9 @@ def sweep_command(
             made = iter([Placed(lambda fd, at: write_shared(sweeper, grid, fmt, jobs, fd, at, progress, folder,
                                                             judged))])
         elif jobs > 1:
-            # To standard output: this process's part as it is made, each worker's copied from its file in the
-            # kernel (files.append_to_stream), as -o FILE's parts are never read into this process either.
+            # To standard output: blocks taken by whichever process is free, as -o FILE's; a block given as it is
+            # made when its turn has come, else copied from the file it was made into, in the kernel
+            # (files.append_to_stream), never read into this process.
             made = shared_chunks(sweeper, grid, fmt, jobs, progress, None, ready=judged)
         else:
             judged()
@@ -3550,10 +3551,13 @@ def sweep_command(
                 _printed_json()
                 streamed = ctx.meta[STREAMED] = StreamedArray()
             for chunk in chunks:
-                if isinstance(chunk, Appended):  # a worker's part (--jobs N), copied from its file
-                    copied = append_to_stream(chunk.fd, sys.stdout)
+                if isinstance(chunk, Appended):  # a block made ahead of its turn (--jobs N), copied from its file
+                    copied = append_to_stream(chunk.fd, sys.stdout, chunk.start, chunk.stop)
                     if streamed is not None and copied:
-                        streamed.wrote(os.pread(chunk.fd, 8, max(0, copied - 8)), whole=False)
+                        # Its first bytes (the grid's first block, made by a worker, opens the array) and its last.
+                        head = os.pread(chunk.fd, min(copied, 64), chunk.start)
+                        tail = min(copied, 8)
+                        streamed.wrote(head + os.pread(chunk.fd, tail, chunk.start + copied - tail), whole=False)
                     continue
                 # JSON comes as bytes (ASCII), written as they are; ASCII text without an escape character (CSV
                 # unless a name holds one) is written as bytes too: the text click would write, without its search

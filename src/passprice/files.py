@@ -653,11 +653,13 @@ def make_folder(folder: Path) -> None:
 
 
 class Appended(NamedTuple):
-    """A chunk of :func:`write_atomically`'s text that is the whole content of the open file ``fd`` (bytes 0 to its
-    end; a part of a sweep another process wrote, :mod:`passprice.sweepjobs`), copied into the output in the kernel
-    (:func:`append_file`), never read into memory."""
+    """A chunk of :func:`write_atomically`'s text that is the content of the open file ``fd`` from byte ``start``
+    to byte ``stop`` (``None``: its end; a part of a sweep another process wrote, :mod:`passprice.sweepjobs`),
+    copied into the output in the kernel (:func:`append_file`), never read into memory."""
 
     fd: int
+    start: int = 0
+    stop: int | None = None
 
 
 class Placed(NamedTuple):
@@ -669,61 +671,65 @@ class Placed(NamedTuple):
     fill: Callable[[int, int], int]
 
 
-def append_file(source: int, out: int) -> int:
-    """Copy the bytes of the open file ``source`` from its start to its end onto the open file ``out`` at ``out``'s
-    offset (which moves past them), without reading them into Python: ``os.copy_file_range`` (Linux; one copy in
-    the kernel, a shared extent where the file system can), else ``os.sendfile``, else reads and writes of 1 MiB.
-    Returns the bytes copied. Raises :class:`OSError` when ``out`` cannot be written.
+def append_file(source: int, out: int, start: int = 0, stop: int | None = None) -> int:
+    """Copy the bytes of the open file ``source`` from byte ``start`` to byte ``stop`` (``None``: its end) onto the
+    open file ``out`` at ``out``'s offset (which moves past them), without reading them into Python:
+    ``os.copy_file_range`` (Linux; one copy in the kernel, a shared extent where the file system can), else
+    ``os.sendfile``, else reads and writes of 1 MiB. Returns the bytes copied. Raises :class:`OSError` when ``out``
+    cannot be written.
 
     ``out`` may be standard output: a pipe (``os.sendfile``; ``copy_file_range`` copies between regular files only)
     or a file opened to append (``>>``: neither call writes to one, EBADF and EINVAL; reads and writes do)."""
-    offset = 0
+    offset = start
     for copy in (_copy_file_range, _sendfile, _read_write):
         try:
-            while (done := copy(source, out, offset)) > 0:
+            while (stop is None or offset < stop) and (
+                done := copy(source, out, offset, (1 << 30) if stop is None else min(stop - offset, 1 << 30))
+            ) > 0:
                 offset += done
-            return offset
+            return offset - start
         except OSError as e:
             if e.errno not in (errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EBADF):
                 raise
     raise AssertionError("unreachable: reads and writes copy any file")  # pragma: no cover
 
 
-def append_to_stream(source: int, stream: Any) -> int:
-    """Copy the bytes of the open file ``source`` from its start to its end onto ``stream`` (standard output, flushed
-    first): in the kernel onto its file descriptor (:func:`append_file`), or, for a stream without one (a test's
-    captured output), read and written a MiB at a time. Returns the bytes copied. Raises :class:`OSError` when the
-    stream cannot be written (a reader gone from the pipe: :class:`BrokenPipeError`)."""
+def append_to_stream(source: int, stream: Any, start: int = 0, stop: int | None = None) -> int:
+    """Copy the bytes of the open file ``source`` from byte ``start`` to byte ``stop`` (``None``: its end) onto
+    ``stream`` (standard output, flushed first): in the kernel onto its file descriptor (:func:`append_file`), or,
+    for a stream without one (a test's captured output), read and written a MiB at a time. Returns the bytes copied.
+    Raises :class:`OSError` when the stream cannot be written (a reader gone from the pipe:
+    :class:`BrokenPipeError`)."""
     stream.flush()
     try:
         out = stream.fileno()
     except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is both
         out = None
     if out is not None:
-        return append_file(source, out)
+        return append_file(source, out, start, stop)
     binary = getattr(stream, "buffer", stream)
-    offset = 0
-    while data := os.pread(source, 1 << 20, offset):
+    offset = start
+    while data := os.pread(source, (1 << 20) if stop is None else min(1 << 20, stop - offset), offset):
         binary.write(data)
         offset += len(data)
     binary.flush()
-    return offset
+    return offset - start
 
 
-def _copy_file_range(source: int, out: int, offset: int) -> int:
+def _copy_file_range(source: int, out: int, offset: int, count: int) -> int:
     if not hasattr(os, "copy_file_range"):
         raise OSError(errno.ENOSYS, "no copy_file_range")
-    return os.copy_file_range(source, out, 1 << 30, offset_src=offset)
+    return os.copy_file_range(source, out, count, offset_src=offset)
 
 
-def _sendfile(source: int, out: int, offset: int) -> int:
+def _sendfile(source: int, out: int, offset: int, count: int) -> int:
     if not hasattr(os, "sendfile"):  # pragma: no cover - every POSIX system passprice runs on has it
         raise OSError(errno.ENOSYS, "no sendfile")
-    return os.sendfile(out, source, offset, 1 << 30)
+    return os.sendfile(out, source, offset, count)
 
 
-def _read_write(source: int, out: int, offset: int) -> int:
-    data = os.pread(source, 1 << 20, offset)
+def _read_write(source: int, out: int, offset: int, count: int) -> int:
+    data = os.pread(source, min(count, 1 << 20), offset)
     view = memoryview(data)
     while view:
         view = view[os.write(out, view) :]
@@ -818,7 +824,7 @@ def write_atomically(
                         out.write(chunk)
                     elif isinstance(chunk, Appended):
                         out.flush()
-                        append_file(chunk.fd, out.fileno())
+                        append_file(chunk.fd, out.fileno(), chunk.start, chunk.stop)
                     elif isinstance(chunk, Placed):
                         out.flush()
                         try:

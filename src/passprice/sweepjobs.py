@@ -1,17 +1,16 @@
-"""A sweep shared among processes writes the one-process sweep's text, byte for byte: the grid is cut into contiguous
-runs of its (serving, card) pairs, each priced and written exactly as in the whole grid, and the runs' texts are put
-together in grid order.
+"""A sweep shared among processes writes the one-process sweep's text, byte for byte: the grid is cut into blocks of
+contiguous (serving, card) pairs (:func:`blocks_of`), each priced and written exactly as in the whole grid, each taken
+by whichever process is free first, and the blocks' texts are put together in grid order.
 
-Into a file (:func:`write_shared`) the processes write their runs straight into it, each at its turn, at the offset
-the run before it ended at: nothing is copied. To a stream (:func:`shared_chunks`, below) the workers' runs are
-copied after this process's own:
+Into a file (:func:`write_shared`) the processes write their blocks straight into it, each at its turn, at the offset
+the block before it ended at: nothing is copied. To a stream (:func:`shared_chunks`) this process gives the blocks in
+grid order: one whose turn has come as it is made, any other (a worker's, or one this process made ahead of its turn)
+copied from the anonymous file it was made into, in the kernel (:func:`passprice.files.append_file`), never read
+into this process.
 
-After the grid is checked (every file it reads loaded), the process forks one worker a later run of pairs; each
-worker prices and writes its run into an anonymous temporary file (in the output's folder, so nothing is left
-behind whatever happens to it) while this process does the first run, then this process copies the workers' files
-after its own text, in order, in the kernel (:func:`passprice.files.append_file`). A worker that fails, for any
-reason (a price that is not finite, a full disk, a signal), says nothing: this process prices its run again itself,
-so the error a sweep reports is the one the one-process sweep reports, at the first such row in grid order. A worker
+After the grid is checked (every file it reads loaded), the process forks its workers. A worker that fails, for any
+reason (a price that is not finite, a full disk, a signal), says nothing: this process makes the blocks it left, so
+the error a sweep reports is the one the one-process sweep reports, at the first such row in grid order. A worker
 tells this process the rows it has priced (for the progress bar) through a pipe. Ctrl-C, SIGTERM or any error here
 kills and reaps every worker before it goes on, and a worker dies with this process (Linux's parent-death signal),
 so no process outlives the sweep.
@@ -22,11 +21,11 @@ from __future__ import annotations
 import contextlib
 import errno
 import functools
-import itertools
 import os
 import signal
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 from passprice.files import Appended, start_writeback
 from passprice.sweep import Grid, Sweeper, text_chunks, units_of
@@ -73,15 +72,6 @@ def usable_jobs(jobs: int) -> int:
     except (AttributeError, OSError):  # pragma: no cover - a system without affinity masks
         cpus = os.cpu_count() or 1
     return min(jobs, max(cpus, 2))
-
-
-def parts(grid: Grid, jobs: int) -> list[range]:
-    """``grid``'s (serving, card) pairs (:func:`~passprice.sweep.units_of`) cut into at most ``jobs`` contiguous runs
-    of nearly equal length, in grid order (one run when ``jobs`` is 1, the grid has one pair or no rows)."""
-    count = units_of(grid)
-    jobs = max(1, min(jobs, count)) if grid.size() else 1
-    cuts = [count * k // jobs for k in range(jobs + 1)]
-    return [range(a, b) for a, b in itertools.pairwise(cuts)]
 
 
 class _Worker:
@@ -156,16 +146,16 @@ def _start_part(
     sweeper: Sweeper,
     grid: Grid,
     fmt: str,
-    units: range,
-    closes: bool,
+    runs: list[range],
+    claims: int,
     folder: Path | None,
-    reports: bool,
 ) -> _Worker:
-    """Fork a worker writing the text of ``grid``'s pairs ``units`` (``closes``: the last part, with the text's
-    end) into a new anonymous file in ``folder`` (``None``: the system's temporary folder), and add it to
-    ``workers`` before any signal that stops the sweep is let through."""
+    """Fork a worker for :func:`shared_chunks`: it takes blocks of ``runs`` from ``claims`` (:func:`_claim`) until
+    none is left, appends each block's text to a new anonymous file in ``folder`` (``None``: the system's temporary
+    folder) and reports through a pipe the rows it prices (``N``) and each block made (``wBLOCK START STOP``: where
+    its text lies in the file); added to ``workers`` before any signal that stops the sweep is let through."""
     fd = _anonymous(folder)
-    read, write = os.pipe() if reports else (None, None)
+    read, write = os.pipe()
     parent = os.getpid()
     # The mask to restore asked first: a signal raised as the blocking call returned left the three held for the
     # rest of the sweep, Ctrl-C unheard (passprice.schema.signals_held, session 34)
@@ -184,25 +174,28 @@ def _start_part(
         try:
             _die_with(parent)
             signal.pthread_sigmask(signal.SIG_SETMASK, held)
-            if read is not None:
-                os.close(read)
+            os.close(read)
 
             def report(rows: int) -> None:
-                if write is not None:
-                    os.write(write, b"%d\n" % rows)
+                os.write(write, b"%d\n" % rows)
 
-            made = text_chunks(sweeper.segments(grid, report, units), fmt, opens=False, closes=closes, binary=True)
-            for chunk in made:
-                data = memoryview(_encoded(chunk))
-                while data:
-                    data = data[os.write(fd, data) :]
+            size = 0
+            while (block := _claim(claims)) is not None:
+                start = size
+                made = text_chunks(
+                    sweeper.segments(grid, report, runs[block]), fmt, block == 0, block == len(runs) - 1, binary=True
+                )
+                for chunk in made:
+                    data = _encoded(chunk)
+                    _write_all(fd, data)
+                    size += len(data)
+                os.write(write, b"w%d %d %d\n" % (block, start, size))
             status = 0
-        except BaseException:  # whatever stops the worker, this process prices its part again
+        except BaseException:  # whatever stops the worker, this process makes the blocks it left
             status = 1
         finally:
             os._exit(status)
-    if write is not None:
-        os.close(write)
+    os.close(write)
     return worker
 
 
@@ -265,61 +258,196 @@ def shared_chunks(
     ready: Callable[[], None] | None = None,
 ) -> Iterator[str | bytes | Appended]:
     """The text of the sweep of ``grid`` (checked by ``sweeper``), exactly :func:`~passprice.sweep.text_chunks` of
-    :meth:`~passprice.sweep.Sweeper.segments`, made by ``jobs`` processes (:func:`parts`): this one's part as text
-    chunks, then each worker's as an :class:`~passprice.files.Appended` file (``appended``; for
-    :func:`~passprice.files.write_atomically`) or as bytes read from it (a megabyte at a time: for a stream).
-    ``progress`` gets every process's priced rows; ``folder``: where the workers' anonymous files are made (the
-    output's folder); ``ready``: called once the workers are forked, before this process prices its part and
-    before any text is given (``passprice sweep`` judges the grid's servings under their locks there, while the
-    workers price: about 50 ms of the bench grid's time taken off the wall clock; what it raises ends the sweep and
-    its workers). Raises :class:`~passprice.errors.InputError` at the first row in grid order that
-    :func:`~passprice.sweep.text_chunks` refuses; when the generator ends, early or not, no worker is left."""
-    runs = parts(grid, usable_jobs(jobs))
-    if len(runs) == 1 or not hasattr(os, "fork"):  # one part, or a system without fork: one process
+    :meth:`~passprice.sweep.Sweeper.segments`, made by ``jobs`` processes, in grid order, for a stream (standard
+    output): the grid is cut into blocks as :func:`write_shared` cuts it, each process takes the next block no
+    process has taken whenever it is free (:func:`_claims`), and the text is given block by block in grid order: a
+    block this process takes when every block before it is given, as text chunks as it is made; any other block,
+    made ahead of its turn (by a worker, or by this process while a worker makes the block before it), as an
+    :class:`~passprice.files.Appended` range of the anonymous file it was written to (``appended``; for
+    :func:`~passprice.files.append_to_stream`) or as bytes read from it (a megabyte at a time). ``progress`` gets
+    every process's priced rows, each once; ``folder``: where the anonymous files are made; ``ready``: called once
+    the workers are forked, before any text is given (``passprice sweep`` judges the grid's servings under their
+    locks there, while the workers price; what it raises ends the sweep and its workers). A worker that fails, for
+    any reason, says nothing: every worker is stopped and this process makes every block from the first not yet
+    given itself, so the error a sweep reports is the one the one-process sweep reports. Raises
+    :class:`~passprice.errors.InputError` at the first row in grid order that :func:`~passprice.sweep.text_chunks`
+    refuses; when the generator ends, early or not, no worker is left."""
+    jobs = usable_jobs(jobs)
+    runs = _joined_runs(blocks_of(grid, jobs), MOST_BLOCKS)
+    jobs = min(jobs, len(runs))
+    if grid.size() // max(units_of(grid), 1) > HELD_ROWS:  # a pair no cut divides, too long to hold
+        jobs = 1
+    if jobs == 1 or not hasattr(os, "fork"):
         if ready is not None:
             ready()
         yield from text_chunks(sweeper.segments(grid, progress), fmt, binary=True)
         return
     workers: list[_Worker] = []
-    try:
-        _prctl()  # looked up once here, not in each worker
-        for k, units in enumerate(runs[1:], 2):
+    files: list[int] = []  # the workers' anonymous files
+    own = -1  # this process's anonymous file, for the blocks it makes ahead of their turn
+    claims = -1
+    # Each block made ahead of its turn: the file it lies in and its range; and the rows each worker reported for
+    # the block it has not finished (not counted again when this process makes that block).
+    made: dict[int, list[bytes | tuple[int, int, int]]] = {}  # a block's text: held bytes, then a file's range
+    room = [HELD_BYTES]  # the bytes this process may still hold
+    unfinished: dict[int, int] = {}
+    counted = 0
+
+    def count(rows: int) -> None:
+        nonlocal counted
+        counted += rows
+        if progress is not None:
+            progress(rows)
+
+    def hear(worker: _Worker) -> None:
+        if worker.report is None:
+            return
+        os.set_blocking(worker.report, False)
+        while True:
             try:
-                _start_part(workers, sweeper, grid, fmt, units, k == len(runs), folder, progress is not None)
-            except OSError:  # no process or file to be had: the parts left are priced here, in turn
+                data = os.read(worker.report, 1 << 16)
+            except BlockingIOError:
+                return
+            if not data:
+                os.close(worker.report)
+                worker.report = None
+                worker.finish(None)
+                return
+            lines = (worker._pending + data).split(b"\n")
+            worker._pending = lines.pop()
+            for line in lines:
+                if line.startswith(b"w"):
+                    block, start, stop = (int(f) for f in line[1:].split())
+                    made[block] = [(files[workers.index(worker)], start, stop)]
+                    unfinished[worker.pid] = 0
+                else:
+                    rows = int(line)
+                    unfinished[worker.pid] = unfinished.get(worker.pid, 0) + rows
+                    count(rows)
+
+    def mine(rows: int) -> None:
+        count(rows)
+        for worker in workers:
+            hear(worker)
+
+    def given(text: list[bytes | tuple[int, int, int]]) -> Iterator[bytes | Appended]:
+        for item in text:
+            if isinstance(item, bytes):
+                room[0] += len(item)
+                yield item
+                continue
+            fd, start, stop = item
+            if appended:
+                yield Appended(fd, start, stop)
+                continue
+            while start < stop and (data := os.pread(fd, min(1 << 20, stop - start), start)):
+                start += len(data)
+                yield data
+
+    turn = 0  # the next block to give
+    try:
+        claims = _claims(len(runs))
+        _prctl()  # looked up once here, not in each worker
+        for _ in range(1, jobs):
+            try:
+                worker = _start_part(workers, sweeper, grid, fmt, runs, claims, folder)
+            except OSError:  # no process or file to be had: the blocks are made by the processes there are
                 break
+            files.append(worker.fd)  # closed at the end, not when the worker is stopped: its blocks are given then
+            worker.fd = -1
         if ready is not None:
             ready()
-
-        def mine(rows: int) -> None:
-            assert progress is not None
-            progress(rows)
+        left = True  # blocks may be left to take
+        size = 0  # bytes in this process's own file
+        while turn < len(runs):
             for worker in workers:
-                worker.drain(progress, wait=False)
-
-        yield from text_chunks(
-            sweeper.segments(grid, mine if progress else None, runs[0]), fmt, closes=False, binary=True
-        )
-        for k, units in enumerate(runs[1:], 2):
-            worker = workers[k - 2] if k - 2 < len(workers) else None
-            if worker is not None and worker.finish(progress):
-                if appended:
-                    yield Appended(worker.fd)
-                else:
-                    offset = 0
-                    while data := os.pread(worker.fd, 1 << 20, offset):
-                        offset += len(data)
-                        yield data
+                hear(worker)
+            if turn in made:
+                yield from given(made.pop(turn))
+                turn += 1
                 continue
-            # The worker failed (or none was started): this process prices its part (rows reported not counted twice).
-            counted = worker.rows if worker is not None else 0
-            again = text_chunks(
-                sweeper.segments(grid, _less(progress, counted), units), fmt, False, k == len(runs), binary=True
+            block = _claim(claims) if left else None
+            if block is None:
+                left = False
+                _await_block(workers, turn, made, hear)
+                continue
+            text = text_chunks(
+                sweeper.segments(grid, mine, runs[block]), fmt, block == 0,
+                block == len(runs) - 1, binary=True,
             )
-            yield from again
+            if block == turn:  # its turn: given as it is made
+                yield from text
+                turn += 1
+                continue
+            # Ahead of its turn: held in memory (HELD_BYTES for every block held), the rest in this process's
+            # anonymous file, copied at its turn.
+            held: list[bytes | tuple[int, int, int]] = []
+            start = -1
+            try:
+                for chunk in text:
+                    data = _encoded(chunk)
+                    if start < 0 and len(data) <= room[0]:
+                        held.append(data)
+                        room[0] -= len(data)
+                        continue
+                    if own < 0:
+                        own = _anonymous(folder)
+                    if start < 0:
+                        start = size
+                    _write_all(own, data)
+                    size += len(data)
+            except Exception:
+                room[0] += sum(len(item) for item in held if isinstance(item, bytes))
+                # A row refused ahead of its turn is the sweep's error only once every block before it is given
+                # (an earlier block may fail first, as in one process).
+                while turn < block:
+                    if turn not in made:
+                        _await_block(workers, turn, made, hear)
+                    yield from given(made.pop(turn))
+                    turn += 1
+                raise
+            made[block] = [*held, (own, start, size)] if start >= 0 else held
+    except _Failed:
+        # A worker failed: every worker stopped, the blocks not yet given are made here, in grid order (each row
+        # counted once: the rows the workers reported of a block they did not finish are not counted again).
+        for worker in workers:
+            hear(worker)
+            worker.stop()
+        again = _less(progress, sum(unfinished.values()))
+        for block in range(turn, len(runs)):
+            if block in made:  # made whole ahead of its turn (its rows counted once already)
+                yield from given(made[block])
+                continue
+            yield from text_chunks(
+                sweeper.segments(grid, again, runs[block]), fmt, block == 0, block == len(runs) - 1, binary=True
+            )
     finally:
         for worker in workers:
             worker.stop()
+        for fd in (own, claims, *files):
+            if fd >= 0:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+
+
+def _await_block(
+    workers: list[_Worker], block: int, made: dict[int, Any], hear: Callable[[_Worker], None]
+) -> None:
+    """Wait until a worker of :func:`shared_chunks` has made ``block`` (``made`` holds it), passing on what the
+    workers report (``hear``). Raises :class:`_Failed` when a worker ended without making every block it took."""
+    import select
+
+    while block not in made:
+        for worker in workers:
+            if worker.status not in (None, 0):  # ended without making every block it took: it never will
+                raise _Failed(f"worker {worker.pid} ended with status {worker.status}")
+        watched = [w.report for w in workers if w.report is not None]
+        if not watched:
+            raise _Failed("a block is not made")
+        readable, _, _ = select.select(watched, [], [])
+        for worker in workers:
+            if worker.report is not None and worker.report in readable:
+                hear(worker)
 
 
 def _less(progress: Callable[[int], None] | None, counted: int) -> Callable[[int], None] | None:
