@@ -96,10 +96,13 @@ def test_2_a_serving_and_its_lock_list_each_derivations_inputs_in_the_formulas_o
     today = _derivations(invoke("audit", serving).stdout)
     pinned = _derivations(invoke("audit", f"locks/{serving}.lock.toml").stdout)
     assert today == pinned
+    # (cite71: each input's locator now quotes the Hopper whitepaper's text too)
     assert ("  on_chip.capacity: l2 + (smem + regs) * sms; l2 = 50 MiB (Table 3, H100 SXM5 column: L2 cache size 50 MB "
-            "(binary: the device reports 52,428,800 B)); smem = 228 KiB (Table 3, H100 SXM5 column: shared memory "
-            "size per SM, up to 228 KB); regs = 256 KiB (Table 3, H100 SXM5 column: register file size per SM, "
-            "256 KB); sms = 132 (Table 3, H100 SXM5 column: 132 SMs)") in pinned
+            "(binary: the device reports 52,428,800 B); p. 37: 'A 50 MB L2 cache in H100'); smem = 228 KiB (Table 3, "
+            "H100 SXM5 column: shared memory size per SM, up to 228 KB (p. 27: 'SM shared memory size itself is "
+            "configurable up to 228 KB in H100')); regs = 256 KiB (Table 3, H100 SXM5 column: register file size per "
+            "SM, 256 KB; p. 40, row 'Register File Size / SM 256 KB 256 KB 256 KB' (A100, H100 SXM5, H100 PCIe)); "
+            "sms = 132 (Table 3, H100 SXM5 column: 132 SMs (p. 18: 'The H100 SXM5 GPU has 132 SMs'))") in pinned
 
 
 def test_2_the_derivations_recompute_by_hand() -> None:
