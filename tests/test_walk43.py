@@ -317,3 +317,42 @@ def test_no_alias_names_two_terms() -> None:
     for term in glossary._TERMS:
         for name in {glossary._key(n) for n in (term.name, *term.aliases)}:
             assert seen.setdefault(name, term.name) == term.name, (name, seen[name], term.name)
+
+
+def _refusal_classes() -> list[type]:
+    """Every refusal class: a price's, a header's, a lock's, or a subclass of one at any depth, in any of the modules
+    that define one (``__subclasses__`` knows the imported ones only)."""
+    from passprice import batching, scopes, stacks  # noqa: F401  # their refusals: FlatCurve, OutOfScope, BeyondStack
+    from passprice.decode import DecodeRefusal
+    from passprice.enforce import LockFloor, LockRefusal
+    from passprice.serving import ServingRefusal
+
+    found: list[type] = []
+    todo: list[type] = [ServingRefusal, DecodeRefusal, LockRefusal, LockFloor]
+    while todo:
+        cls = todo.pop()
+        found.append(cls)
+        todo.extend(cls.__subclasses__())
+    return found
+
+
+def test_every_key_of_a_refusal_document_is_explained() -> None:
+    """A refusal's ``--json`` (``{"refusal": NAME, …}``) holds the keys its class's ``fields`` or ``to_json`` writes:
+    read off their source (provoking each of the refusals would price each), every one a word ``passprice explain``
+    defines (keys58: Undecoded's `ty`, Routed's `expert_count`, BeyondStack's `needs`, `what`, `known` and 6 more
+    said "not a term")."""
+    import ast
+    import inspect
+    import textwrap
+
+    keys: set[str] = set()
+    classes = _refusal_classes()
+    for cls in classes:
+        for method in ("fields", "to_json"):
+            if method in vars(cls):
+                tree = ast.parse(textwrap.dedent(inspect.getsource(vars(cls)[method])))
+                keys |= {k.value for node in ast.walk(tree) if isinstance(node, ast.Dict)
+                         for k in node.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)}
+    assert len(classes) > 30 and {"ty", "expert_count", "needs", "applies_to", "known", "top"} <= keys
+    for key in sorted(keys):
+        glossary.lookup(key)

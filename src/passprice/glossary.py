@@ -976,8 +976,14 @@ _TERMS = (
         "`BadDraft`, `LockFloor` … (each defined here too). Exit status 1. (`refused` in an audit's elasticity "
         "column is no refusal of the price: the fact moved 1 % either way is refused, see elasticity.)"
         " In `--json` a refusal is its name (`refusal`) with `message` (the line printed) or `detail` (what was"
-        " refused); `problems` lists the lines of files that did not read, the ones stderr named.",
-        ("refused", "refusals", "detail", "message", "problems"),
+        " refused); `problems` lists the lines of files that did not read, the ones stderr named."
+        " A refusal's `what` says in words what it is about (`Empty`: the batch or the activation words;"
+        " `ServingChanged` and `LockMismatch`: the `card` or `checkpoint`; `BeyondStack`: what the price needs), and "
+        "`known` what passprice knows instead (`UnknownArchitecture`: the architectures it prices; "
+        "`TensorNotInArchitecture`: those with the tensor's feature; `LockModelForged`: how many pricing models it "
+        "lists).",
+        ("refused", "refusals", "detail", "message", "problems",
+         "what", "known"),
     ),
     Term(
         "NotResident",
@@ -1007,7 +1013,9 @@ _TERMS = (
         "refusal: a matrix in a type neither the array nor the vector units read",
         "A refusal: a weight matrix's GGML type is one passprice's datapaths do not read (neither the integer "
         "array's codes nor the vector units' floats). Requantize it to a K-quant, Q4_0…Q8_0, IQ4_NL/IQ4_XS, "
-        "MXFP4/NVFP4, or a float type.",
+        "MXFP4/NVFP4, or a float type."
+        " `--json` gives the `tensor` and its GGML type, `ty`.",
+        ("ty",),
     ),
     Term(
         "MissingTensor",
@@ -1028,7 +1036,10 @@ _TERMS = (
         "refusal: the header holds a tensor of a feature its architecture has none of",
         "A refusal inside `Step`: the header holds a tensor of latent attention (`attn_kv_a_mqa`), routed experts "
         "(`ffn_*_exps`) or a recurrence (`ssm_*`) that its `general.architecture` has none of (a `llama` header "
-        "with `attn_kv_a_mqa`); llama.cpp would not load it. Name the architecture the model is.",
+        "with `attn_kv_a_mqa`); llama.cpp would not load it. Name the architecture the model is."
+        " `--json` gives the `tensor`, the `feature` it is, the `architecture` named and the architectures `known` to "
+        "have it.",
+        ("feature",),
     ),
     Term(
         "UnknownArchitecture",
@@ -1047,7 +1058,9 @@ _TERMS = (
         "`expert_used_count`, MLA's `attention.kv_lora_rank`, a recurrent layer's `ssm.*` shape, a windowed "
         "architecture's `attention.sliding_window`: gemma3, cohere2, gpt-oss, which llama.cpp reads as required; "
         "gemma2's is optional, see `defaulted`), named with why (and, for a key the architecture needs, the "
-        "header's file).",
+        "header's file)."
+        " `--json` gives the missing metadata `keys` and `why` they are needed.",
+        ("keys",),
     ),
     Term(
         "UnclassifiedTensor",
@@ -1059,7 +1072,9 @@ _TERMS = (
         "UnknownType",
         "refusal: a tensor's GGML type id is unknown, so its bytes cannot be counted",
         "A refusal: a tensor's GGML type id is one the gguf package does not know, so its bytes cannot be counted "
-        "(`import` warns of such a header; requantize it, or install a gguf that knows the id).",
+        "(`import` warns of such a header; requantize it, or install a gguf that knows the id)."
+        " `--json`'s `type_id` is the tensor's GGML type id.",
+        ("type_id",),
     ),
     Term(
         "BadDraft",
@@ -1091,7 +1106,9 @@ _TERMS = (
         "uniform (assumed; any checkpoint)`; `--json`: `expert_count`, `records`). A refusal no record can lift is "
         "said before it: an architecture passprice does not price (`Step`) and a batch the card cannot hold whatever "
         "the routing (`NotResident`: every expert is held). A sweep whose every row is refused so ends its one "
-        "refusal line with this one, records included.",
+        "refusal line with this one, records included."
+        " `--json`'s `expert_count` is the checkpoint's experts a layer.",
+        ("expert_count",),
     ),
     Term(
         "BadRouting",
@@ -1138,7 +1155,9 @@ _TERMS = (
         "refusal: tokens/s so flat over the batches that the best is a matter of rounding",
         "A refusal of `best`: tokens/s levels off within a relative 1e-12 over so many batches (more than the "
         "50,000 the search may price) that which is best is a matter of rounding, as for a serving whose sequences "
-        "hold no memory. Price a batch (`--batch N`), or give the sequences memory that bounds the batch.",
+        "hold no memory. Price a batch (`--batch N`), or give the sequences memory that bounds the batch."
+        " `--json` gives `top`, the largest batch the bounds reached, and the `tokens_per_s` it levels off toward.",
+        ("top",),
     ),
     Term(
         "OverTPOT",
@@ -1146,7 +1165,10 @@ _TERMS = (
         "A refusal of `best` (and of a best lock, `roofline`, `speculate`'s best column) for a serving with a TPOT "
         "cap (`max_tpot` in its file, `--max-tpot SECONDS`): the best batch is sought only among batches whose "
         "time per output token is at most the cap, and even the smallest batch is slower. Raise the cap, or price "
-        "a smaller model, a shorter context or a faster card.",
+        "a smaller model, a shorter context or a faster card."
+        " `--json` gives the smallest `batch` searched, its `tpot_s` and the cap, `max_tpot_s` (and the `stack` under "
+        "one).",
+        ("max_tpot_s",),
     ),
     Term(
         "StackLacks",
@@ -1163,9 +1185,12 @@ _TERMS = (
         "token-rows a pass; `range.position`: cached positions), where its measured runs cover it; not "
         "extrapolated. Price the limit (without `--stack`), or calibrate the stack on runs there."
         " `calibrate --json`'s `range` gives each range fact's value by its path (`range.rows.min` …), read off the "
-        "runs fitted.",
+        "runs fitted."
+        " Its `--json` gives the `stack`, the `path` (`range.rows` or `range.position`), `low` and `high` (where its "
+        "facts hold), `needs` (what the price needs) and `what` (that in words).",
         ("range.rows", "range.position",
-         "range"),
+         "range",
+         "needs"),
     ),
     Term(
         "OutOfScope",
@@ -1173,7 +1198,9 @@ _TERMS = (
         "A refusal: the record (a drafting method's `[method] checkpoints`, a routing record's `[routing] "
         "checkpoints`) lists the checkpoints it applies to, and this one is not among them (by name, by the same "
         "header, or by the same model: the same content but for the `general.*` keys that name a file); it says what "
-        "differs.",
+        "differs."
+        " `--json`'s `applies_to` lists the checkpoints the record applies to.",
+        ("applies_to",),
     ),
     Term(
         "LockFloor",
