@@ -1518,10 +1518,11 @@ _TERMS = (
         "read, its facts not counted). "
         "`audit --source --json`'s `fitted_through` is each stack fitted to runs pricing a routing record citing the "
         "source (`{stack, routing}`), and `fitted_on_cards`' `paths` the card facts those runs' passes read."
-        " `--json`'s `stack_span` is that line: `runs`, the fitted runs' least and largest measured / limit ratio "
-        "(`low`, `high`), this price's `ratio` (at `batch` when the limit shown lies at another) and `inside`, whether"
-        " the ratio lies in the span; `stack_reach` (audit) its `fit reach` lines, and `calibration` the `calibrated "
-        "on` section: each measurement `file` the fit read with its `source`, `runs`, `cards` and `card_facts`. "
+        " `--json`'s `stack_span` is that line: how many `runs` were fitted, their least and largest measured / limit "
+        "ratio (`low`, `high`), this price's `ratio` (at `batch` when the limit shown lies at another) and `inside`, "
+        "whether the ratio lies in the span; `stack_reach` (audit) its `fit reach` lines, and `calibration` the "
+        "`calibrated on` section: each measurement `file` the fit read with its `source`, `runs`, `cards` and "
+        "`card_facts`. "
         "`calibrate --json`'s `written` is the stack file the fit was written to (`null` with `--dry-run`; `lock "
         "--json` says `written: false` of a lock it did not write).",
         ("serving stack", "expected", "expected price", "calibrate", "validate", "fitted span", "× limit",
@@ -1765,9 +1766,9 @@ _TERMS = (
         "In a review (`passprice diff`), the registered servings whose price the change moves while no lock pins "
         "them: `NOT LOCKED`, listed for information (nothing can fail for them), each with the command that would "
         "lock it (`lock it`: `passprice lock SERVING -o locks/SERVING.lock.toml`)."
-        " `--json`'s `unlocked` gives each with its `lock_command` (`null` when none can lock it); a serving HEAD adds"
-        " (`added_servings`) gives `serves` (its card, checkpoint, batch and contexts, in words), its price `after`, "
-        "its `locks` and its `lock_command` too.",
+        " `--json`'s `unlocked` gives each with its `lock_command` (`null` when HEAD refuses its price); a serving "
+        "HEAD adds (`added_servings`) gives `serves` (its card, checkpoint, batch and contexts, in words), its price "
+        "`after`, its `locks` and its `lock_command` too.",
         ("NOT LOCKED", "lock it", "servings no lock pins", "unlocked",
          "lock_command", "serves"),
     ),
@@ -1791,9 +1792,10 @@ _TERMS = (
         "read), `kinds` (how many of each: `cards`, `drafts`, `routings`, `stacks`, `checkpoints`, `measurements`, "
         "`sources`, `servings`, `locks`), `problems`, `warnings` (lines that fail nothing) and `disagreements` (locks"
         " of one serving recording different prices)."
-        " `init --json` gives the new registry's `path`, its record `folders`, those `copied` in with their files "
-        "(`--examples`), the `files` written, the `requirement` line CI installs passprice by and where it was read "
-        "(`requirement_origin`: `given`, `vcs`, `archive`, `local` or `unknown`), `advice` (what to do before CI can "
+        " `init --json` gives the new registry's `path`, its record `folders`, those `copied` in with their files (the"
+        " reference data; with `--examples` the checkpoints, servings and locks too), the `files` written, the "
+        "`requirement` line CI installs passprice by and where it was read (`requirement_origin`: `given`, `vcs`, "
+        "`archive`, `local` or `unknown`), `advice` (what to do before CI can "
         "install it, else `null`), `caution` (written below a git repository's top: its workflow and hook never run; "
         "else `null`), `kept` (files there already, left alone) and `then`, what to do first: commit it to the default"
         " branch.",
