@@ -1,31 +1,25 @@
 """Walkthrough 43 (issue 13, a new user from the README alone): every key a price's ``--json`` and a sweep's rows
 print is a word ``passprice explain`` defines (``first moved: rows_per_sequence`` was printed in a price's lock line
-with no entry), and a name of the wrong kind says what to give instead (the serving's checkpoint or card, the
-servings of a checkpoint or card, the card first for ``roofline``)."""
+with no entry), and so is every key of every command's ``--json`` in each of its shapes (keys58); a name of the
+wrong kind says what to give instead (the serving's checkpoint or card, the servings of a checkpoint or card, the
+card first for ``roofline``)."""
 
 from __future__ import annotations
 
 import json
 import re
+import shutil
+from pathlib import Path
+from typing import Any
 
 import pytest
 
 from cli_helpers import REPO, bad, invoke
 from passprice import glossary, sidecode, sweep
+from passprice.cli import cli
 from passprice.registry import find_root
 from passprice.roofline import require_card_first
 from passprice.trace import Synthetic, synthetic
-
-
-def _keys(o: object, names: bool = False) -> set[str]:
-    """Every key of the JSON document ``o``, at any depth; the keys of ``sources`` and of a derivation's ``inputs``
-    are names (a source's, an input's), not words of passprice's."""
-    if isinstance(o, dict):
-        return (set() if names else set(o)).union(
-            *(_keys(v, names=k in ("sources", "inputs") and not names) for k, v in o.items()))
-    if isinstance(o, list):
-        return set().union(*(_keys(v) for v in o))
-    return set()
 
 
 def test_every_price_json_key_and_sweep_column_is_explained() -> None:
@@ -33,7 +27,7 @@ def test_every_price_json_key_and_sweep_column_is_explained() -> None:
     nested keys of other commands said "not a term")."""
     result = invoke("price", "qwen3-30b-a3b-h200", "--json")
     assert result.exit_code == 0, result.output
-    printed = _keys(json.loads(result.stdout))
+    printed = _walked(json.loads(result.stdout))
     keys = printed | sidecode.PRICE_NUMBERS | sidecode.PRICE_TEXTS | set(sweep.COLUMNS) | set(sweep.STACK_COLUMNS)
     for key in sorted(keys - {"description", "used", "tokens"}):  # the routing object's plain words
         glossary.lookup(key)  # raises InputError naming the key when it is not defined
@@ -62,6 +56,29 @@ def test_every_price_json_key_and_sweep_column_is_explained() -> None:
         ("offences_withdrawn", "withdrawn", "`offences_withdrawn` (each fact then below its floor"),
         ("in_sample_max", "fitted", "`in_sample_mean` and `in_sample_max` of |error|"),
         ("resting_on_unsound", "derivation", "the locks resting on them (`resting_on_unsound`)"),
+        # keys58: the keys of header, explain, init, synth, calibrate, fact show --history, fact recompute, lock,
+        # new-serving, audit LOCK and a review's unlocked and added servings that said "not a term"
+        ("dims", "GGUF", "each tensor's `dims`, its shape as the file stores it, the row's width first"),
+        ("long_array", "GGUF", "its element type and count, `{long_array, length}`, not its elements"),
+        ("definition", "explain", "`--json` gives `term`, `short` (the one line), `definition` and `aliases`"),
+        ("requirement_origin", "registry", "(`requirement_origin`: `given`, `vcs`, `archive`, `local` or `unknown`)"),
+        ("then", "registry", "and `then`, what to do first: commit it to the default branch"),
+        ("types", "origin", "`types` (the tensors of each GGML type)"),
+        ("cautions", "fitted", "`cautions`: what not to read into the fit, a line each"),
+        ("card_out_max", "fitted", "`card_out_mean` and `card_out_max` are the same on cards held out"),
+        ("range", "BeyondStack", "`calibrate --json`'s `range` gives each range fact's value by its path"),
+        ("inside", "stack", "`inside`, whether the ratio lies in the span"),
+        ("written", "stack", "the stack file the fit was written to (`null` with `--dry-run`"),
+        ("older_not_read_why", "fact", "(`older_not_read_why`: past 2,000 commits, or a shallow clone)"),
+        ("provenance_kept", "derivation", "kept their provenance (a recompute moves the value, not what it rests on)"),
+        ("absolute_path", "lock", "`lock --json` gives the lock file's `path` as given and its `absolute_path`"),
+        ("document", "serving", "the `path` written and its `document`, the file's fields as written"),
+        ("sources_compared", "source", "`sources_compared` is false when no commit holds the lock file as it is"),
+        ("recorded_batch", "price moved", "`recorded_tokens_per_s` and `recorded_batch` (what the lock records"),
+        ("locked", "price moved", "in a review's `unlocked` list `locked` is false: no lock pins the serving"),
+        ("serves", "not locked", "gives `serves` (its card, checkpoint, batch and contexts, in words)"),
+        ("needed", "NotResident", "`needed` the bytes the memory must hold, `capacity` the bytes it holds"),
+        ("within_max_tpot", "TPOT", "adds each row's `tpot_s` and `within_max_tpot`"),
     ],
 )
 def test_a_json_key_explains_to_the_entry_that_defines_it(word: str, term: str, says: str) -> None:
@@ -139,29 +156,160 @@ def test_every_word_the_readme_sends_to_explain_is_defined() -> None:
         glossary.lookup(word)
 
 
-@pytest.mark.parametrize(
-    "args",
-    [
-        ("kv", "deepseek-r1-distill-qwen-7b-q4_k_m", "--json"),
-        ("speculate", "qwen35-27b-h200-mtp", "--json", "--no-lock"),
-        ("compare", "r1-qwen7b-h200", "--json"),
-        ("max-batch", "r1-qwen7b-h200", "--json", "--no-lock"),
-        ("simulate", "r1-qwen7b-h200", "--synthetic", "4", "--json", "--no-lock"),
-        ("roofline", "h200_sxm_141gb", "r1-qwen7b-h200", "--json", "--no-lock"),
-        ("audit", "r1-qwen7b-h200", "--json"),
-        # keys57: cards' weakest_with_host_link, checkpoints' draft_tensor_bytes said "not a term"
-        ("cards", "--json"),
-        ("checkpoints", "--json"),
-    ],
-)
-def test_every_json_key_of_other_commands_is_explained(args: tuple[str, ...]) -> None:
-    """Issue 13 (left36): `kv --json`'s 25 keys, `simulate`'s 39, `roofline`'s 18, `audit`'s 19, `speculate`'s 7 and
-    `compare`'s 4 said "not a term". The keys of `sources` and of a derivation's `inputs` are names (a source's, an
-    input's), not words of passprice's."""
-    result = invoke(*args)
-    assert result.exit_code == 0, result.output
-    for key in sorted(_keys(json.loads(result.stdout))):
+#: A price under a serving stack: the one whose fit is quick to check (lmdeploy's 17 runs on one card against
+#: llama.cpp's 111 on 11 cards, each held out in turn: 0.05 s of CPU against about 1 s), a checkpoint and the card it
+#: was fitted on (its runs are all of one card: no card-held-out errors, `card_out_*`, are printed).
+STACKED = ("--checkpoint", "llama2-7b-f16", "--card", "a100_sxm4_80gb", "--stack", "lmdeploy-turbomind-2312", "--batch",
+           "1")
+
+#: The locks and servings :func:`documents`' copy keeps (a review and a check price every one, on both sides): a plain
+#: lock and a routing record's, both resting on the H200 facts the copy changes; llama.cpp's stack (whose fit a check
+#: re-runs) and the runs it is fitted to are left out.
+COPIED_LOCKS = ("r1-qwen7b-h200", "qwen3-30b-a3b-h200")
+LEFT_OUT = ("facts/stacks/llamacpp-cuda-2405.toml", "registry/measurements/xiongjiedai-llama3-llamabench.toml")
+
+#: Every command with ``--json`` (cli.py's commands: :func:`test_every_json_command_is_walked`) in each shape whose
+#: document holds keys the others do not, one invocation each, in this order: on the shipped registry, on
+#: :func:`documents`' copy of it (``^``, ``{BASE}``), or on a copy of that copy (``@``, ``{HEAD}``), edited by hand and
+#: written to by the commands marked so. The review (``diff BASE HEAD``) sees what those wrote before it and the hand
+#: edits: a serving and a checkpoint added, a fact re-set (the derived facts resting on it stale), another moving a
+#: stack lock's price, a fact removed, a routing record's figure and a source record changed.
+SHAPES: dict[str, tuple[str, ...]] = {
+    "cards": ("cards", "--json"),
+    "checkpoints": ("checkpoints", "--json"),
+    "servings": ("servings", "--json"),
+    "facts": ("facts", "h200_sxm_141gb", "--json"),
+    "explain": ("explain", "--json"),
+    "explain WORD": ("explain", "binds", "--json"),
+    "sources": ("sources", "--json"),
+    "header": ("header", "{REPO}/tests/data/gemma3-270m-q4_k_m.header.gguf.xz", "--json"),
+    "price under a lock it moves": ("price", "qwen3-30b-a3b-h200", "--shared-prefix", "512", "--json"),
+    "price refused": ("price", "deepseek-v3-h200", "--json"),
+    "price --stack": ("price", *STACKED, "--json"),
+    "best": ("best", "r1-qwen7b-h200", "--json"),
+    "compare": ("compare", "qwen3-30b-a3b-h200", "--json"),
+    "max-batch": ("max-batch", "r1-qwen7b-h200", "--json", "--no-lock"),
+    "audit --stack": ("audit", *STACKED, "--json"),
+    "audit --source": ("audit", "--source", "nvidia-h200-datasheet", "--json"),
+    "kv": ("kv", "qwen3next-80b-a3b-like", "--json"),
+    "roofline": ("roofline", "h200_sxm_141gb", "r1-qwen7b-h200", "--json", "--no-lock"),
+    "roofline CARD": ("roofline", "h200_sxm_141gb", "--json"),
+    "speculate": ("speculate", "qwen35-27b-h200-mtp", "--json", "--no-lock"),
+    "simulate": ("simulate", "r1-qwen7b-h200", "--synthetic", "4", "--json", "--no-lock"),
+    "sweep --stack": ("sweep", "--checkpoint", "llama2-7b-f16", "--cards", "a100_sxm4_80gb", "--batches", "1,2",
+                      "--stack", "lmdeploy-turbomind-2312", "--json"),
+    "sweep --max-tpot": ("sweep", "r1-qwen7b-h200", "--batches", "1,2", "--max-tpot", "0.01", "--json"),
+    "calibrate": ("calibrate", "--stack", "lmdeploy-turbomind-2312", "--dry-run", "--json"),
+    "fact show": ("fact", "show", "h200_sxm_141gb", "streams.rewrite", "--json"),
+    "fact show --history": ("fact", "show", "h200_sxm_141gb", "memory.bandwidth", "--history", "--json"),
+    "validate": ("^", "validate", "--json"),
+    "lock --stack": ("^", "lock", *STACKED, "-o", "{BASE}/locks/llama2-7b-f16-a100-lmdeploy.lock.toml", "--json"),
+    "reproduce a stack lock": ("^", "reproduce", "llama2-7b-f16-a100-lmdeploy", "--json"),
+    "audit a stack lock": ("^", "audit", "{BASE}/locks/llama2-7b-f16-a100-lmdeploy.lock.toml", "--json"),
+    "init": ("@", "init", "{HEAD}/../scratch", "--json"),
+    "synth": ("@", "synth", "{REPO}/examples/configs/llama-2-7b.json", "-o", "{HEAD}/../l.gguf", "--json"),
+    "import": ("@", "import", "{HEAD}/../l.gguf", "--name", "llama2-7b-synth", "--json"),
+    "new-serving": ("@", "new-serving", "r1-qwen7b-h200-b2", "r1-qwen7b-h200", "--batch", "2", "--json"),
+    "lock": ("@", "lock", "r1-qwen7b-h200", "--batch", "2", "-o", "{HEAD}/locks/r1-qwen7b-h200-b2.lock.toml",
+             "--json"),
+    "fact set": ("@", "fact", "set", "h200_sxm_141gb", "memory.bandwidth", "--value", "4.9", "--unit", "TB/s",
+                 "--provenance", "assumed", "--source", "nvidia-h200-datasheet", "--locator", "a what-if", "--json"),
+    "check, derived facts stale": ("@", "check", "--json"),
+    "review": ("@", "diff", "{BASE}", "{HEAD}", "--json"),
+    "fact recompute": ("@", "fact", "recompute", "h200_sxm_141gb", "--json"),
+}
+
+#: The keys whose object is keyed by names, not by words of passprice's: a source's id (``sources``, a review's
+#: ``cited_sources``), a derivation input's name (``inputs``), a serving's (``servings --json``), a GGUF metadata
+#: key as the file names it (``header --json``'s ``metadata``), a record's path (a review's ``added_records``) and a
+#: measured run's id (the ``errors`` of a fit's ``in_sample`` and each ``leave_one_*_out`` in ``calibrate --json``).
+#: Their values are walked all the same.
+NAMED = {"sources", "cited_sources", "inputs", "servings", "metadata", "added_records"}
+RUN_ERRORS = {"in_sample", "leave_one_card_out", "leave_one_checkpoint_out"}
+
+
+def _walked(o: object, named: bool = False, parent: str = "") -> set[str]:
+    """Every key of the JSON document ``o`` at any depth, but the keys of an object :data:`NAMED` or
+    :data:`RUN_ERRORS` says are names."""
+    if isinstance(o, dict):
+        own: set[str] = set() if named else set(o)
+        return own.union(*(_walked(v, k in NAMED or (k == "errors" and parent in RUN_ERRORS), k)
+                           for k, v in o.items()))
+    if isinstance(o, list):
+        return set().union(*(_walked(v, parent=parent) for v in o))
+    return set()
+
+
+@pytest.fixture(scope="module")
+def documents(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """Each of :data:`SHAPES`' JSON documents by its name, the commands run in order, in process, on the shipped
+    registry or on the copies (:data:`COPIED_LOCKS`, :data:`LEFT_OUT`)."""
+    base = tmp_path_factory.mktemp("walk58") / "base"
+    for folder in ("facts", "registry", "sources", "schema"):  # init copies the schemas of the registry it runs in
+        shutil.copytree(REPO / folder, base / folder)
+    (base / "locks").mkdir()
+    for serving in (base / "registry" / "servings").glob("*.toml"):
+        if serving.stem not in COPIED_LOCKS:
+            serving.unlink()  # a review and a check price every serving
+    for lock in COPIED_LOCKS:
+        shutil.copy2(REPO / "locks" / f"{lock}.lock.toml", base / "locks")
+    for left_out in LEFT_OUT:
+        (base / left_out).unlink()
+    out: dict[str, Any] = {}
+    head = base.parent / "head"
+    for name, args in SHAPES.items():
+        if args[0] == "@" and not head.exists():
+            _edited(base, head)
+        words = [a.replace("{HEAD}", str(head)).replace("{BASE}", str(base)).replace("{REPO}", str(REPO))
+                 for a in args if a not in ("@", "^")]
+        result = invoke(*words, root={"@": head, "^": base}.get(args[0], REPO))
+        assert result.exit_code in (0, 1), (name, result.output)
+        out[name] = json.loads(result.stdout)
+    return out
+
+
+def _edited(base: Path, head: Path) -> None:
+    """Copy ``base`` to ``head`` and edit the copy by hand: a fact removed, a routing record's figure, a source
+    record's retrieval date and the A100's memory bandwidth (which :data:`STACKED`'s lock rests on) changed."""
+    shutil.copytree(base, head)
+    card = head / "facts" / "cards" / "mi300x.toml"
+    text = card.read_text(encoding="utf-8")
+    removed = re.sub(r"\n\[tensor\.f8\]\n(?:[^\[][^\n]*\n|\n)*", "\n", text, count=1)
+    assert removed != text
+    card.write_text(removed, encoding="utf-8")
+    for path, old, new in [
+        ("facts/routing/qwen3-30b-a3b-measured.toml", "[hot_share]\nvalue = 0.9\n", "[hot_share]\nvalue = 0.85\n"),
+        ("sources/nvidia-h200-datasheet.toml", 'retrieved = "unknown"', 'retrieved = "2024-11-18"'),
+        ("facts/cards/a100_sxm4_80gb.toml", "[memory.bandwidth]\nvalue = 2039\n", "[memory.bandwidth]\nvalue = 2000\n"),
+    ]:
+        text = (head / path).read_text(encoding="utf-8")
+        assert text.count(old) == 1, path
+        (head / path).write_text(text.replace(old, new), encoding="utf-8")
+
+
+@pytest.mark.parametrize("name", list(SHAPES))
+def test_every_json_key_of_every_command_is_explained(documents: dict[str, Any], name: str) -> None:
+    """Issue 13 (left36, keys57, keys58): every key any command's ``--json`` prints, at any depth, is a word
+    ``passprice explain`` defines (keys58: `header`'s `version`, `init`'s 8 keys, `calibrate`'s `cautions`, a
+    price's `stack_span.inside`, `fact show --history`'s `versions` and 38 more said "not a term")."""
+    document = documents[name]
+    assert "error" not in document, document
+    for key in sorted(_walked(document)):
         glossary.lookup(key)  # raises InputError naming the key when it is not defined
+
+
+def test_every_json_command_is_walked() -> None:
+    """A command given ``--json`` later is walked too: each command of cli.py with the option is in :data:`SHAPES`."""
+    commands: list[str] = []
+    for name, command in cli.commands.items():
+        for sub, leaf in (getattr(command, "commands", None) or {None: command}).items():
+            if any(p.name == "as_json" for p in leaf.params):
+                commands.append(name if sub is None else f"{name} {sub}")
+    walked = set()
+    for args in SHAPES.values():
+        words = [a for a in args if a not in ("@", "^")]
+        walked.add(" ".join(words[:2]) if words[0] == "fact" else words[0])
+    assert sorted(c for c in commands if c not in walked) == []
 
 
 def test_no_alias_names_two_terms() -> None:
@@ -170,3 +318,42 @@ def test_no_alias_names_two_terms() -> None:
     for term in glossary._TERMS:
         for name in {glossary._key(n) for n in (term.name, *term.aliases)}:
             assert seen.setdefault(name, term.name) == term.name, (name, seen[name], term.name)
+
+
+def _refusal_classes() -> list[type]:
+    """Every refusal class: a price's, a header's, a lock's, or a subclass of one at any depth, in any of the modules
+    that define one (``__subclasses__`` knows the imported ones only)."""
+    from passprice import batching, scopes, stacks  # noqa: F401  # their refusals: FlatCurve, OutOfScope, BeyondStack
+    from passprice.decode import DecodeRefusal
+    from passprice.enforce import LockFloor, LockRefusal
+    from passprice.serving import ServingRefusal
+
+    found: list[type] = []
+    todo: list[type] = [ServingRefusal, DecodeRefusal, LockRefusal, LockFloor]
+    while todo:
+        cls = todo.pop()
+        found.append(cls)
+        todo.extend(cls.__subclasses__())
+    return found
+
+
+def test_every_key_of_a_refusal_document_is_explained() -> None:
+    """A refusal's ``--json`` (``{"refusal": NAME, …}``) holds the keys its class's ``fields`` or ``to_json`` writes:
+    read off their source (provoking each of the refusals would price each), every one a word ``passprice explain``
+    defines (keys58: Undecoded's `ty`, Routed's `expert_count`, BeyondStack's `needs`, `what`, `known` and 6 more
+    said "not a term")."""
+    import ast
+    import inspect
+    import textwrap
+
+    keys: set[str] = set()
+    classes = _refusal_classes()
+    for cls in classes:
+        for method in ("fields", "to_json"):
+            if method in vars(cls):
+                tree = ast.parse(textwrap.dedent(inspect.getsource(vars(cls)[method])))
+                keys |= {k.value for node in ast.walk(tree) if isinstance(node, ast.Dict)
+                         for k in node.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)}
+    assert len(classes) > 30 and {"ty", "expert_count", "needs", "applies_to", "known", "top"} <= keys
+    for key in sorted(keys):
+        glossary.lookup(key)

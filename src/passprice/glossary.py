@@ -129,10 +129,18 @@ _TERMS = (
         " file's, and `tensor_count` and `tensor_bytes` (the `tensors` line) count the tensors and their bytes;"
         " its `shape` table lists the metadata keys that shape the pass (blocks, widths, heads, window) with their"
         " values, and its `type` table the tensors of each GGML type (`tensors`, `bytes`). `checkpoints`' `tensors`"
-        " column counts an entry's tensors.",
+        " column counts an entry's tensors."
+        " `header --json` gives the file's `version` (the GGUF format version it declares), its `metadata` by key as "
+        "the file names it (`general.architecture`, `gemma3.block_count` …: the file's names, not passprice's words) "
+        "and each tensor's `dims`, its shape as the file stores it, the row's width first (`token_embd.weight`: "
+        "`[640, 262144]`)."
+        " A long array's value (the tokenizer's 262,144 `tokenizer.ggml.tokens`) is given as its element type and "
+        "count, `{long_array, length}`, not its elements.",
         ("gguf header", "header", "q4_k_m", "q4_k", "q6_k", "quantization", "mix", "--mix", "architecture",
          "header_file", "header_sha256", "header_bytes", "data_offset", "tensor data", "alignment", "shards",
-         "byte_order", "tensor_count", "tensor_bytes", "tensors", "type", "shape"),
+         "byte_order", "tensor_count", "tensor_bytes", "tensors", "type", "shape",
+         "version", "metadata", "dims",
+         "long_array", "length"),
     ),
     Term(
         "TPOT",
@@ -146,7 +154,8 @@ _TERMS = (
         "`price --json` and `best --json` hold no TPOT key: it is `pass_s` / `emitted_per_sequence` (a drafting "
         "serving emits more than 1 token a pass, so its TPOT is shorter than its pass)."
         " `tpot_s` is TPOT in seconds: a pass's seconds over the tokens it emits per sequence.",
-        ("time per output token", "max_tpot", "max-tpot", "TPOT cap", "tpot_s"),
+        ("time per output token", "max_tpot", "max-tpot", "TPOT cap", "tpot_s",
+         "within_max_tpot"),
     ),
     Term(
         "memory use",
@@ -470,12 +479,17 @@ _TERMS = (
         " `recomputed_expected_relative_change` the move with HEAD's stale derived facts recomputed; `refitted` what "
         "a stack's re-fit moves; `alone` each changed fact's `move` priced alone, from the pins of `alone_from` "
         "(`base` or `head`). `unreproduced` and `forged_pins` list lock files HEAD adds or changes that do not "
-        "reproduce from their own pins, or that pin what no side holds; each fails the review.",
+        "reproduce from their own pins, or that pin what no side holds; each fails the review."
+        " A lock's price moved (`lock.moved` in `--json`) gives `recorded_tokens_per_s` and `recorded_batch` (what the"
+        " lock records; `audit LOCK --json`'s `recorded_tokens_per_s` too) beside today's, and `differences`: each "
+        "pinned fact or serving field that differs, `{field, locked, now}`, `locked` the value the lock pinned (in a "
+        "review's `unlocked` list `locked` is false: no lock pins the serving).",
         ("recorded", "re-locked", "relocked", "to re-pin", "re-pin", "asks another question", "requestioned",
          "moved", "unreviewed", "moved unreviewed", "price moved unreviewed", "lock not updated",
          "recorded_before", "recorded_edited", "hand_edits", "question", "retired", "after",
          "recomputed_relative_change", "recomputed_expected_relative_change", "refitted", "alone_from", "move",
-         "unreproduced", "forged_pins"),
+         "unreproduced", "forged_pins",
+         "recorded_tokens_per_s", "recorded_batch", "differences", "locked"),
     ),
     Term(
         "content",
@@ -675,11 +689,15 @@ _TERMS = (
         " to (`added`), with the facts citing it, the locks resting on them and the figures to check in it. "
         "A source's `id` is its file's name; `publisher` or `authors`, `repository` with the `commit` read, and "
         "`arxiv` say where it is. In `sources_changed`, `citing` lists the facts citing it and `places` each figure "
-        "to find in it.",
+        "to find in it."
+        " `audit LOCK --json`'s `sources_since_lock` lists each source the lock's facts cite whose record differs from"
+        " its record at the commit that last wrote the lock (`id`, `commit`, `when`, `changed`, `message`); "
+        "`sources_compared` is false when no commit holds the lock file as it is: the records shown are today's.",
         ("sources", "locator", "citation", "cite", "retrieved", "retrieved unknown", "kind", "date",
          "provenance it supports", "source: locator", "by", "where", "url", "copies", "sha256", "read",
          "sources_changed",
-         "arxiv", "authors", "publisher", "repository", "commit", "id", "citing", "places", "added"),
+         "arxiv", "authors", "publisher", "repository", "commit", "id", "citing", "places", "added",
+         "sources_since_lock", "sources_compared"),
     ),
     Term(
         "withdrawn",
@@ -721,12 +739,15 @@ _TERMS = (
         "A review's `--json` lists the derived facts (`CARD:PATH`) that do not follow from their inputs on HEAD "
         "(`unsound`) and the locks resting on them (`resting_on_unsound`); a changed file's `dependants` are the "
         "facts derived from a fact it changed (`input`, `fact`), each with its `finding` (`kind`: `stale`, "
-        "`mismatch` or `broken`; `null` when it still follows).",
+        "`mismatch` or `broken`; `null` when it still follows)."
+        " `fact recompute --json`'s `provenance_kept` says which recomputed facts that are not `derived` kept their "
+        "provenance (a recompute moves the value, not what it rests on), `null` when all are derived.",
         ("derivations", "stale", "derivation changed", "formula", "still follows", "does not follow", "not following",
          "mismatch",
          "recomputed", "derivation_text", "digits",
          "inputs", "input", "constant", "cancelled", "powers",
-         "unsound", "resting_on_unsound", "dependants", "finding"),
+         "unsound", "resting_on_unsound", "dependants", "finding",
+         "provenance_kept"),
     ),
     Term(
         "rests on",
@@ -745,8 +766,10 @@ _TERMS = (
         "prices under its locks (`--no-lock` opts out); `reproduce` re-prices it from what it pinned bit for bit; "
         "`check` and `diff` judge it against today's inputs. Its `[lock] digest` (the `digest` on `audit LOCK`'s "
         "`lock` line, `lock_digest` in `--json`) is the sha256 over all it holds: cite a price by the lock's name "
-        "and that digest.",
-        ("locks", "floor", "floors"),
+        "and that digest."
+        " `lock --json` gives the lock file's `path` as given and its `absolute_path` (the links it names kept).",
+        ("locks", "floor", "floors",
+         "absolute_path"),
     ),
     Term(
         "replaces",
@@ -911,8 +934,13 @@ _TERMS = (
         "carries no such mark (nothing in its bytes says it), so its entry says so only when `--origin` does. A lock "
         "pins the origin in `[checkpoint]`; `audit` and `diff` print it."
         " `pinned_origin` (`audit --json`) is the origin the audited lock pinned where it differs from today's"
-        " entry, else `null`.",
-        ("checkpoint origin", "--origin", "synthetic", "synthetic header", "pinned_origin"),
+        " entry, else `null`."
+        " `synth --json` gives the `config` read and its `source`, the `architecture`, `mix`, `tensors`, "
+        "`tensor_bytes` and `types` (the tensors of each GGML type), the header `output` written (`null` without "
+        "`-o`), the `entry` imported (`null` without `--import`) and a `warning` (gpt-oss experts the mix requantizes "
+        "from MXFP4; else `null`).",
+        ("checkpoint origin", "--origin", "synthetic", "synthetic header", "pinned_origin",
+         "config", "output", "types", "warning"),
     ),
     Term(
         "margin",
@@ -948,8 +976,14 @@ _TERMS = (
         "`BadDraft`, `LockFloor` … (each defined here too). Exit status 1. (`refused` in an audit's elasticity "
         "column is no refusal of the price: the fact moved 1 % either way is refused, see elasticity.)"
         " In `--json` a refusal is its name (`refusal`) with `message` (the line printed) or `detail` (what was"
-        " refused); `problems` lists the lines of files that did not read, the ones stderr named.",
-        ("refused", "refusals", "detail", "message", "problems"),
+        " refused); `problems` lists the lines of files that did not read, the ones stderr named."
+        " A refusal's `what` says in words what it is about (`Empty`: the batch or the activation words;"
+        " `ServingChanged` and `LockMismatch`: the `card` or `checkpoint`; `BeyondStack`: what the price needs), and "
+        "`known` what passprice knows instead (`UnknownArchitecture`: the architectures it prices; "
+        "`TensorNotInArchitecture`: those with the tensor's feature; `LockModelForged`: how many pricing models it "
+        "lists).",
+        ("refused", "refusals", "detail", "message", "problems",
+         "what", "known"),
     ),
     Term(
         "NotResident",
@@ -963,7 +997,10 @@ _TERMS = (
         "(passprice max-batch)`; `fits` in `--json`): "
         "⌊(capacity − held once) / held per sequence⌋, the card-memory bound `max-batch` gives, and a serving "
         "whose KV cache is paged is not told to page it. Under a memory use (`--memory-use`) the searches' share "
-        "is the capacity, and the line names it: `holds 80 (memory use 1e-09 of its 80,000,000,000)`.",
+        "is the capacity, and the line names it: `holds 80 (memory use 1e-09 of its 80,000,000,000)`."
+        " In `--json`: `needed` the bytes the memory must hold, `capacity` the bytes it holds, `memory` which (`card`,"
+        " or `host` with `--host-memory`); `OnChipOverflow` gives `needed` and `capacity` of on-chip memory.",
+        ("needed",),
     ),
     Term(
         "OnChipOverflow",
@@ -976,7 +1013,9 @@ _TERMS = (
         "refusal: a matrix in a type neither the array nor the vector units read",
         "A refusal: a weight matrix's GGML type is one passprice's datapaths do not read (neither the integer "
         "array's codes nor the vector units' floats). Requantize it to a K-quant, Q4_0…Q8_0, IQ4_NL/IQ4_XS, "
-        "MXFP4/NVFP4, or a float type.",
+        "MXFP4/NVFP4, or a float type."
+        " `--json` gives the `tensor` and its GGML type, `ty`.",
+        ("ty",),
     ),
     Term(
         "MissingTensor",
@@ -997,7 +1036,10 @@ _TERMS = (
         "refusal: the header holds a tensor of a feature its architecture has none of",
         "A refusal inside `Step`: the header holds a tensor of latent attention (`attn_kv_a_mqa`), routed experts "
         "(`ffn_*_exps`) or a recurrence (`ssm_*`) that its `general.architecture` has none of (a `llama` header "
-        "with `attn_kv_a_mqa`); llama.cpp would not load it. Name the architecture the model is.",
+        "with `attn_kv_a_mqa`); llama.cpp would not load it. Name the architecture the model is."
+        " `--json` gives the `tensor`, the `feature` it is, the `architecture` named and the architectures `known` to "
+        "have it.",
+        ("feature",),
     ),
     Term(
         "UnknownArchitecture",
@@ -1016,7 +1058,9 @@ _TERMS = (
         "`expert_used_count`, MLA's `attention.kv_lora_rank`, a recurrent layer's `ssm.*` shape, a windowed "
         "architecture's `attention.sliding_window`: gemma3, cohere2, gpt-oss, which llama.cpp reads as required; "
         "gemma2's is optional, see `defaulted`), named with why (and, for a key the architecture needs, the "
-        "header's file).",
+        "header's file)."
+        " `--json` gives the missing metadata `keys` and `why` they are needed.",
+        ("keys",),
     ),
     Term(
         "UnclassifiedTensor",
@@ -1028,7 +1072,9 @@ _TERMS = (
         "UnknownType",
         "refusal: a tensor's GGML type id is unknown, so its bytes cannot be counted",
         "A refusal: a tensor's GGML type id is one the gguf package does not know, so its bytes cannot be counted "
-        "(`import` warns of such a header; requantize it, or install a gguf that knows the id).",
+        "(`import` warns of such a header; requantize it, or install a gguf that knows the id)."
+        " `--json`'s `type_id` is the tensor's GGML type id.",
+        ("type_id",),
     ),
     Term(
         "BadDraft",
@@ -1060,7 +1106,9 @@ _TERMS = (
         "uniform (assumed; any checkpoint)`; `--json`: `expert_count`, `records`). A refusal no record can lift is "
         "said before it: an architecture passprice does not price (`Step`) and a batch the card cannot hold whatever "
         "the routing (`NotResident`: every expert is held). A sweep whose every row is refused so ends its one "
-        "refusal line with this one, records included.",
+        "refusal line with this one, records included."
+        " `--json`'s `expert_count` is the checkpoint's experts a layer.",
+        ("expert_count",),
     ),
     Term(
         "BadRouting",
@@ -1107,7 +1155,9 @@ _TERMS = (
         "refusal: tokens/s so flat over the batches that the best is a matter of rounding",
         "A refusal of `best`: tokens/s levels off within a relative 1e-12 over so many batches (more than the "
         "50,000 the search may price) that which is best is a matter of rounding, as for a serving whose sequences "
-        "hold no memory. Price a batch (`--batch N`), or give the sequences memory that bounds the batch.",
+        "hold no memory. Price a batch (`--batch N`), or give the sequences memory that bounds the batch."
+        " `--json` gives `top`, the largest batch the bounds reached, and the `tokens_per_s` it levels off toward.",
+        ("top",),
     ),
     Term(
         "OverTPOT",
@@ -1115,7 +1165,10 @@ _TERMS = (
         "A refusal of `best` (and of a best lock, `roofline`, `speculate`'s best column) for a serving with a TPOT "
         "cap (`max_tpot` in its file, `--max-tpot SECONDS`): the best batch is sought only among batches whose "
         "time per output token is at most the cap, and even the smallest batch is slower. Raise the cap, or price "
-        "a smaller model, a shorter context or a faster card.",
+        "a smaller model, a shorter context or a faster card."
+        " `--json` gives the smallest `batch` searched, its `tpot_s` and the cap, `max_tpot_s` (and the `stack` under "
+        "one).",
+        ("max_tpot_s",),
     ),
     Term(
         "StackLacks",
@@ -1130,8 +1183,14 @@ _TERMS = (
         "refusal: the price needs a pass outside where the serving stack's facts hold",
         "A refusal under `--stack S`: the price needs a pass outside the stack's `range.*` facts (`range.rows`: "
         "token-rows a pass; `range.position`: cached positions), where its measured runs cover it; not "
-        "extrapolated. Price the limit (without `--stack`), or calibrate the stack on runs there.",
-        ("range.rows", "range.position"),
+        "extrapolated. Price the limit (without `--stack`), or calibrate the stack on runs there."
+        " `calibrate --json`'s `range` gives each range fact's value by its path (`range.rows.min` …), read off the "
+        "runs fitted."
+        " Its `--json` gives the `stack`, the `path` (`range.rows` or `range.position`), `low` and `high` (where its "
+        "facts hold), `needs` (what the price needs) and `what` (that in words).",
+        ("range.rows", "range.position",
+         "range",
+         "needs"),
     ),
     Term(
         "OutOfScope",
@@ -1139,7 +1198,9 @@ _TERMS = (
         "A refusal: the record (a drafting method's `[method] checkpoints`, a routing record's `[routing] "
         "checkpoints`) lists the checkpoints it applies to, and this one is not among them (by name, by the same "
         "header, or by the same model: the same content but for the `general.*` keys that name a file); it says what "
-        "differs.",
+        "differs."
+        " `--json`'s `applies_to` lists the checkpoints the record applies to.",
+        ("applies_to",),
     ),
     Term(
         "LockFloor",
@@ -1456,12 +1517,20 @@ _TERMS = (
         "`card_facts` (the card facts the fit reads and their sources; `unread`: a fit card whose file does not "
         "read, its facts not counted). "
         "`audit --source --json`'s `fitted_through` is each stack fitted to runs pricing a routing record citing the "
-        "source (`{stack, routing}`), and `fitted_on_cards`' `paths` the card facts those runs' passes read.",
+        "source (`{stack, routing}`), and `fitted_on_cards`' `paths` the card facts those runs' passes read."
+        " `--json`'s `stack_span` is that line: how many `runs` were fitted, their least and largest measured / limit "
+        "ratio (`low`, `high`), this price's `ratio` (at `batch` when the limit shown lies at another) and `inside`, "
+        "whether the ratio lies in the span; `stack_reach` (audit) its `fit reach` lines, and `calibration` the "
+        "`calibrated on` section: each measurement `file` the fit read with its `source`, `runs`, `cards` and "
+        "`card_facts`. "
+        "`calibrate --json`'s `written` is the stack file the fit was written to (`null` with `--dry-run`; `lock "
+        "--json` says `written: false` of a lock it did not write).",
         ("serving stack", "expected", "expected price", "calibrate", "validate", "fitted span", "× limit",
          "memory.reserved", "calibrated on", "fit reach", "ratio", "stack_span", "stack_fit", "expected_tokens_per_s",
          "expected_pass_s", "expected_provenance", "expected_refusal", "fitted_on_cards", "card_facts",
          "unread",
-         "fitted_through", "paths"),
+         "fitted_through", "paths",
+         "low", "high", "inside", "stack_reach", "calibration", "written"),
     ),
     Term(
         "by hand",
@@ -1511,8 +1580,14 @@ _TERMS = (
         "named by its path (`memory.bandwidth`, `streams.read`, `stack.share.read`): its `value` in a `unit`, its "
         "provenance, the source and locator it is read from, and a note or derivation where there is one. `fact "
         "show` prints one; `fact set` edits one; a lock pins each by digest."
-        " `base_value` (`audit --json`) is the value in base units (4.8 TB/s is 4.8e12 B/s).",
-        ("facts", "value", "fact path", "path", "unit", "base_value"),
+        " `base_value` (`audit --json`) is the value in base units (4.8 TB/s is 4.8e12 B/s)."
+        " `fact show --history --json` gives its `versions`, newest first: each commit's `commit`, `date`, `author`, "
+        "`subject`, the `fact` as it left it (or the `error` that kept it from reading) and what `changed`; "
+        "`older_not_read` marks the oldest read when older commits were not (`older_not_read_why`: past 2,000 commits,"
+        " or a shallow clone), `merged_by` the merge commit that brought a branch's version, `merged_branch_not_read` "
+        "a merge past the newest 32 whose branch was not read.",
+        ("facts", "value", "fact path", "path", "unit", "base_value",
+         "versions", "author", "merged_by", "merged_branch_not_read", "older_not_read", "older_not_read_why"),
     ),
     Term(
         "note",
@@ -1552,8 +1627,11 @@ _TERMS = (
         "and a lock pins it whole. `passprice servings` lists them. A sweep's rows name theirs in the `serving` "
         "column, empty (`null` in JSON) for a checkpoint swept with no serving (`sweep --checkpoint C`: C on every "
         "card, at price's defaults). Its `description` (one line, the `servings` column) says what it is for; a "
-        "lock pins it too.",
-        ("servings", "serving file", "description"),
+        "lock pins it too."
+        " `new-serving --json` gives the serving's name, the `path` written and its `document`, the file's fields as "
+        "written.",
+        ("servings", "serving file", "description",
+         "document"),
     ),
     Term(
         "lock digest",
@@ -1634,9 +1712,13 @@ _TERMS = (
         "fit. "
         "A fitted fact's `derivation` names the measured `figure` (`tokens_per_s`), its `tolerance` against a re-fit "
         "and its `errors`: `in_sample_mean` and `in_sample_max` of |error|, and `checkpoint_out_mean` and "
-        "`checkpoint_out_max` on checkpoints held out.",
+        "`checkpoint_out_max` on checkpoints held out."
+        " `card_out_mean` and `card_out_max` are the same on cards held out. `calibrate --json` gives each hold-out's "
+        "`worst` (the run it misses most) and `cautions`: what not to read into the fit, a line each (fewer runs than "
+        "facts fitted, a hold-out not possible, no `memory.reserved`).",
         ("before", "not fitted", "|error|", "|error| of tokens/s", "mean", "max",
-         "in_sample_mean", "in_sample_max", "checkpoint_out_mean", "checkpoint_out_max", "figure", "tolerance"),
+         "in_sample_mean", "in_sample_max", "checkpoint_out_mean", "checkpoint_out_max", "figure", "tolerance",
+         "card_out_mean", "card_out_max", "worst", "cautions"),
     ),
     Term(
         "trace",
@@ -1683,8 +1765,21 @@ _TERMS = (
         "a review's servings whose price moves but that no lock pins: informational, never a failure",
         "In a review (`passprice diff`), the registered servings whose price the change moves while no lock pins "
         "them: `NOT LOCKED`, listed for information (nothing can fail for them), each with the command that would "
-        "lock it (`lock it`: `passprice lock SERVING -o locks/SERVING.lock.toml`).",
-        ("NOT LOCKED", "lock it", "servings no lock pins", "unlocked"),
+        "lock it (`lock it`: `passprice lock SERVING -o locks/SERVING.lock.toml`)."
+        " `--json`'s `unlocked` gives each with its `lock_command` (`null` when HEAD refuses its price); a serving "
+        "HEAD adds (`added_servings`) gives `serves` (its card, checkpoint, batch and contexts, in words), its price "
+        "`after`, its `locks` and its `lock_command` too.",
+        ("NOT LOCKED", "lock it", "servings no lock pins", "unlocked",
+         "lock_command", "serves"),
+    ),
+    Term(
+        "explain",
+        "passprice explain WORD: the entry this glossary gives a word passprice prints",
+        "`passprice explain WORD` prints the term WORD names (its name or an alias, case, `-` and `_` ignored): its "
+        "name, its one line, the other spellings it is looked up by, then its definition; without WORD, every term "
+        "with its one line. `--json` gives `term`, `short` (the one line), `definition` and `aliases`; without WORD, "
+        "`terms`, each term's by its name.",
+        ("passprice explain", "glossary", "short", "definition", "aliases"),
     ),
     Term(
         "registry",
@@ -1696,9 +1791,17 @@ _TERMS = (
         "`passprice check --json` validates all of it: `ok`, `frozen` (`--frozen` given), `files` (how many were "
         "read), `kinds` (how many of each: `cards`, `drafts`, `routings`, `stacks`, `checkpoints`, `measurements`, "
         "`sources`, `servings`, `locks`), `problems`, `warnings` (lines that fail nothing) and `disagreements` (locks"
-        " of one serving recording different prices).",
+        " of one serving recording different prices)."
+        " `init --json` gives the new registry's `path`, its record `folders`, those `copied` in with their files (the"
+        " reference data; with `--examples` the checkpoints, servings and locks too), the `files` written, the "
+        "`requirement` line CI installs passprice by and where it was read (`requirement_origin`: `given`, `vcs`, "
+        "`archive`, `local` or `unknown`), `advice` (what to do before CI can "
+        "install it, else `null`), `caution` (written below a git repository's top: its workflow and hook never run; "
+        "else `null`), `kept` (files there already, left alone) and `then`, what to do first: commit it to the default"
+        " branch.",
         ("registries", "registry document", "--root",
-         "ok", "frozen", "files", "measurements", "routings", "warnings", "disagreements"),
+         "ok", "frozen", "files", "measurements", "routings", "warnings", "disagreements",
+         "folders", "copied", "requirement", "requirement_origin", "advice", "caution", "kept", "then"),
     ),
     Term(
         "tensor.f16",
