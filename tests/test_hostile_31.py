@@ -252,7 +252,8 @@ def test_a_value_of_the_wrong_type_is_one_line_not_also_valid_under_each_branch(
     root = copy_root(tmp_path)
     card = root / "facts" / "cards" / "h200_sxm_141gb.toml"
     text = card.read_text(encoding="utf-8")
-    line = 'derivation.inputs.sms = { value = 132, unit = "1", locator = "Table 3, H100 SXM5 column: 132 SMs" }'
+    line = ("derivation.inputs.sms = { value = 132, unit = \"1\", locator = \"Table 3, H100 SXM5 column: 132 SMs "
+            "(p. 18: 'The H100 SXM5 GPU has 132 SMs')\" }")
     assert line in text
     card.write_text(text.replace(line, "derivation.inputs.sms = 5", 1), encoding="utf-8")
     result = invoke("check", root=root)
