@@ -111,7 +111,7 @@ def test_2_a_slash_between_two_numbers_is_a_part_of_a_whole() -> None:
         assert quotes_another(_ratio(0.453125, locator), _quoted_figures) is None
         assert quotes_another(_ratio(0.4531, locator, "estimated"), _quoted_figures) is None  # to 4 digits
     assert quotes_another(_ratio(0.453125, "60/128 experts take 90 %"), _quoted_figures) == (
-        "it is 0.453125 but its locator quotes 60/128 (0.4688), 90%: does s: 60/128 experts take 90 % give 0.453125?")
+        "it is 0.453125 but its locator quotes 60/128 (0.4688), 90 %: does s: 60/128 experts take 90 % give 0.453125?")
 
 
 def test_2_a_ratio_moved_under_a_locator_quoting_the_old_one_is_told_so() -> None:

@@ -106,14 +106,14 @@ def test_3_a_part_of_a_whole_quotes_its_ratio(locator: str, provenance: str) -> 
 
 def test_3_another_part_or_whole_is_still_asked() -> None:
     asks = quotes_another(_ratio(0.375, "14 of the 32 experts take 70 %"), _quoted_figures)
-    assert asks == ("it is 0.375 but its locator quotes 14 of the 32 (0.4375), 70%: does s: 14 of the 32 experts "
+    assert asks == ("it is 0.375 but its locator quotes 14 of the 32 (0.4375), 70 %: does s: 14 of the 32 experts "
                     "take 70 % give 0.375?")
     asks = quotes_another(_ratio(0.375, "12 of the 40 experts take 70 %"), _quoted_figures)
-    assert asks == ("it is 0.375 but its locator quotes 12 of the 40 (0.3), 70%: does s: 12 of the 40 experts take "
+    assert asks == ("it is 0.375 but its locator quotes 12 of the 40 (0.3), 70 %: does s: 12 of the 40 experts take "
                     "70 % give 0.375?")
     # 0.38 is 1.3 % off 12/32: not the ratio written to fewer digits.
     asks = quotes_another(_ratio(0.38, "12 of the 32 experts take 70 %"), _quoted_figures)
-    assert asks is not None and asks.startswith("it is 0.38 but its locator quotes 12 of the 32 (0.375), 70%")
+    assert asks is not None and asks.startswith("it is 0.38 but its locator quotes 12 of the 32 (0.375), 70 %")
     # A percentage "of the" whole is no part of it; nor is a part larger than its whole.
     assert quotes_another(_ratio(0.375, "70% of the 32 experts"), _quoted_figures) == (
         "it is 0.375 but its locator quotes 70%: does s: 70% of the 32 experts give 0.375?")
@@ -138,4 +138,4 @@ def test_3_the_review_asks_nothing_of_a_routing_record_quoting_its_part_of_a_who
     commit_all(path, "its hot set 14 of the 32")
     _, text, out = review(path)
     assert "r39:hot_experts" in out["to_verify"]
-    assert "its locator quotes 14 of the 32 (0.4375), 70%" in text
+    assert "its locator quotes 14 of the 32 (0.4375), 70 %" in text

@@ -200,6 +200,6 @@ def test_a_card_fact_re_cited_to_an_added_source_is_among_the_sources_to_verify(
         "h200_sxm_141gb:memory.bandwidth, which cites it? The locked price of x rests on them (a lock pins the id, "
         "not the document).")
     text = render(review, "text")
-    assert "; 2 added sources re-cited to, to verify (under 1 locked price);" in text.splitlines()[1]
-    section = f"\n\nsources added and re-cited to\n  nvidia-h200-datasheet-2025: to verify: {change['to_verify']}\n"
+    assert "; 2 added sources that facts now cite, to verify (under 1 locked price);" in text.splitlines()[1]
+    section = f"\n\nsources added that facts now cite\n  nvidia-h200-datasheet-2025: to verify: {change['to_verify']}\n"
     assert section in text

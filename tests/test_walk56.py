@@ -141,4 +141,4 @@ def test_5_a_routing_records_two_facts_under_one_sentence_stating_both_are_not_a
     wrong = asked({rel: {"routing.hot_experts": fact(0.3), "routing.hot_share": fact(0.6)}}, ["notes"], added,
                   _quoted_figures)
     assert wrong[(rel, "routing.hot_experts")].startswith(
-        "it is 0.3 but its locator quotes 32 of the 128 (0.25), 60%: does notes: ")
+        "it is 0.3 but its locator quotes 32 of the 128 (0.25), 60 %: does notes: ")

@@ -14,6 +14,7 @@ cites the rate it divides, not the share): their figure inputs are. A card copie
 from __future__ import annotations
 
 import functools
+import math
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -27,8 +28,10 @@ from passprice.errors import InputError, escaped
 from passprice.facts import Fact, Provenance, counted_unit, dimension
 
 #: A figure with its unit in a locator's text: ``4.8TB/s``, ``3,958 TOPS``, ``141GB`` (a number glued to a letter
-#: before it, ``pp512``, is a name, not a figure).
-_WITH_UNIT = re.compile(r"(?<![\w.,])(\d[\d,]*(?:\.\d+)?) ?([A-Za-z]+(?:/[A-Za-z]+)?)")
+#: before it, ``pp512``, is a name, not a figure). A power of ten too large to write out in 15 digits is read as
+#: :func:`_plain` writes it, ``1e+308 GB/s`` (attack69: read as ``308 GB/s``, the digits after its ``e+``).
+_SIGNED_EXPONENT = r"(?:e[+-]\d{1,3}(?![\d.]))?"
+_WITH_UNIT = re.compile(rf"(?<![\w.,])(\d[\d,]*(?:\.\d+)?{_SIGNED_EXPONENT}) ?([A-Za-z]+(?:/[A-Za-z]+)?)")
 #: A figure written with a power of ten: ``4.8e12``, ``4.8E+12``, ``4.8 x 10^12``, ``4.8×10¹²`` is not read here.
 _EXPONENT = re.compile(r"(?<![\w.,])(\d+(?:\.\d+)?)(?:[eE]([+-]?\d{1,3})|\s?[x×]\s?10\^([+-]?\d{1,3}))(?![\w.])")
 #: A prefix written as a word (``terabytes per second``).
@@ -41,7 +44,7 @@ _BYTES_PER = re.compile(r"\b([kKMGTP]i?B)(?:ps|/sec(?:ond)?)\b")
 #: Kilobytes written ``KB`` (``228 KB shared memory``), as whitepapers write them.
 _KB = re.compile(r"(?<=[\d ])KB\b")
 #: A number in a locator's text, with or without a unit.
-_NUMBER = re.compile(r"(?<![\w.,])\d[\d,]*(?:\.\d+)?")
+_NUMBER = re.compile(rf"(?<![\w.,])\d[\d,]*(?:\.\d+)?{_SIGNED_EXPONENT}")
 #: Numbers written in words (``four point eight``, ``one hundred forty-one``, ``four thousand eight hundred``).
 _ONES = {w: i for i, w in enumerate(("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
                                      "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen",
@@ -189,6 +192,8 @@ def _stated_with_unit(text: str) -> tuple[tuple[str, float, Fraction, tuple[tupl
     for found in _WITH_UNIT.finditer(_plain(text)):
         try:
             amount = float(found.group(1).replace(",", ""))
+            if not math.isfinite(amount):  # ``1e+999 GB/s``: past a float, no figure (attack69)
+                continue
             q = quantity(amount, found.group(2))
         except (InputError, ValueError, OverflowError):
             continue
@@ -446,7 +451,11 @@ def _count_asks(fact: Fact, quoted: Callable[[str], set[float]]) -> str | None:
         return None
     plain = _plain(fact.locator)
     united = {amount for _, amount, _, _, _ in stated_with_unit(fact.locator)}
-    percents = {float(p) / 100 for p in _PERCENT.findall(plain)}
+    # each percentage as the locator writes it (left48: `60 %` was shown `60%`), a range's ends as P%
+    as_written: dict[float, str] = {}
+    for found in _PERCENT.finditer(plain):
+        as_written.setdefault(float(found.group(1)) / 100, found.group(0))
+    percents = set(as_written)
     percents |= {float(end) / 100 for lo, hi, percent in _RANGE.findall(plain) if percent for end in (lo, hi)}
     written = {n for n in _counts_quoted(fact.locator, quoted) if n not in united}  # in digits
     bare = written | {n for n in _counts_quoted(plain, quoted) if n not in united}  # and in words
@@ -467,7 +476,8 @@ def _count_asks(fact: Fact, quoted: Callable[[str], set[float]]) -> str | None:
         if any(abs(op - fact.amount) <= BASIS_TOLERANCE * abs(fact.amount)
                for a in factors for b in [1.0, *factors] for op in (a * b, a / b if b else a)):
             return None
-    shown = ", ".join(f"{c * 100:g}%" if c in percents else f"{escaped(ratios[c])} ({c:.4g})" if c in ratios
+    shown = ", ".join(escaped(as_written[c]) if c in as_written else f"{c * 100:g}%" if c in percents
+                      else f"{escaped(ratios[c])} ({c:.4g})" if c in ratios
                       else f"{c:g}" for c in sorted(candidates)[:5])
     said = _shown(fact.amount, fact.unit) + ("" if fact.provenance in (Provenance.PUBLISHED, Provenance.MEASURED)
                                              else f", {fact.provenance.value}")

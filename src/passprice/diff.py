@@ -68,6 +68,7 @@ if TYPE_CHECKING:
     from passprice.measurements import Run
     from passprice.modelhistory import KnownModel
     from passprice.modellist import ListChanges
+    from passprice.reproduce import Reproduction
     from passprice.servings import ServingSpec
     from passprice.unlocked import ServingMove
 
@@ -2169,6 +2170,13 @@ class LockImpact:
     #: (:func:`_rerouted`), else ``None``: :attr:`changed` and :attr:`cites` then compare the two records' facts,
     #: and the row reads ``routing record A → B`` (walkthrough 51: a serving re-pointed read ``changed –``).
     rerouted: tuple[str, str] | None = None
+    #: The lock's routing record's facts the change moved, priced at once: ``(BASE's record, HEAD's record,
+    #: ((path, pinned, HEAD's), …), move)`` (:func:`routing_together`), for a serving re-pointed to another record
+    #: (:attr:`rerouted`) or two or more facts of its record changed in place; ``None`` otherwise. Left48: walkthrough
+    #: 56's serving re-pointed from ``uniform`` to a record of ``hot_experts`` 0.25, ``hot_share`` 0.6 moved +14.72 %
+    #: and read ``routing.hot_experts: tokens/s +108.3 %; routing.hot_share: refused alone (BadRouting)``: the two
+    #: figures are one routing, neither alone explains the move.
+    routing_alone: tuple[str, str, tuple[tuple[str, Fact, Fact], ...], str] | None = None
 
     @property
     def by_header(self) -> str | None:
@@ -2550,7 +2558,18 @@ class LockImpact:
                             "locator": locator or None} for run, before, after, source, locator in self.runs_moved],
             "alone_grouped": [{"inputs": list(inputs), "derived": list(derived), "move": move}
                               for inputs, derived, move in self.joint],
+            "alone_routing": _routing_json(self.routing_alone),
         }
+
+
+def _routing_json(group: tuple[str, str, tuple[tuple[str, Fact, Fact], ...], str] | None) -> dict[str, Any] | None:
+    """:attr:`LockImpact.routing_alone` as ``--json``'s ``alone_routing``: ``{"base", "head", "facts": [{"path",
+    "before", "after"}], "move"}``, each fact's value in its unit's SI base (a share: itself); ``None`` for none."""
+    if group is None:
+        return None
+    base, head, facts, move = group
+    return {"base": base, "head": head, "move": move,
+            "facts": [{"path": path, "before": was.value, "after": now.value} for path, was, now in facts]}
 
 
 def _judge(lock: Lock | None, side: PriceSide) -> Verdict | None:
@@ -3268,16 +3287,56 @@ def _with_alone(head: Side, lock: LockImpact, old: Lock | None, new: Lock | None
     a routing record's ``hot_experts`` read "re-locked" with the four paths and no word of which moved it, though the
     re-lock accepts the move and ``reproduce`` of BASE's lock said ``routing.hot_experts: tokens/s +4.705 %``."""
     if lock.unreviewed and new is not None:
-        alone, joint = changed_alone(head, new, lock.changed)
-        return attrs.evolve(lock, alone=alone, joint=joint)
+        alone, joint, routing = changed_alone(head, new, lock.changed, lock.rerouted, lock.routing_record)
+        return attrs.evolve(lock, alone=alone, joint=joint, routing_alone=routing)
     if not lock.stale and lock.moved and old is not None and not lock.removed and not lock.added:
-        alone, joint = changed_alone(head, old, lock.changed)
-        return attrs.evolve(lock, alone=alone, joint=joint, alone_base=True)
+        alone, joint, routing = changed_alone(head, old, lock.changed, lock.rerouted, lock.routing_record)
+        return attrs.evolve(lock, alone=alone, joint=joint, alone_base=True, routing_alone=routing)
     return lock
 
 
-def changed_alone(side: Side, lock: Lock | None, changed: Sequence[str]
-                  ) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[tuple[str, ...], tuple[str, ...], str], ...]]:
+def routing_together(root: Root, rep: Reproduction, changed: Sequence[str], rerouted: tuple[str, str] | None,
+                     record: str | None) -> tuple[str, str, tuple[tuple[str, Fact, Fact], ...], str] | None:
+    """The ``routing.*`` facts of ``changed`` that ``rep``'s lock pins and today's side (``rep.today``, the side it was
+    reproduced on, at ``root``) holds otherwise, priced at once: the lock's pinned inputs with all of them as that
+    side has them (:func:`passprice.locks.priced`, the running code),
+    as ``(BASE's record, HEAD's record, ((path, pinned, side's), …), move)``, ``move`` as ``reproduce`` words one
+    fact's (``tokens/s +14.72 %``, or ``refused (NotResident)``). Given for a serving re-pointed to another record
+    (``rerouted``, one fact moved or more) or two or more facts of its ``record`` changed in place; ``None``
+    otherwise, and when the lock cannot be priced on ``side``. A record's hot set and its share are one routing: a
+    share of 0.6 on uniform's hot set of every expert is refused (``BadRouting``), a quarter of the experts taking
+    every token-slot moved walkthrough 56's lock +108.3 %, and together they moved it +14.72 %. Raises nothing."""
+    from passprice.locks import pinned_serving, priced
+    from passprice.reproduce import Alone, find_checkpoint
+    from passprice.serving import ServingRefusal
+
+    if record is None and rerouted is None:
+        return None
+    lock, asked = rep.lock, {p for p in changed if p.startswith("routing.")}
+    drifts = [d for d in rep.today.drift
+              if d.path in asked and d.today is not None and not same_quantity(d.pinned, d.today)]
+    if len(drifts) < (1 if rerouted is not None else 2):
+        return None
+    one = attrs.evolve(lock, facts={**lock.facts, **{d.path: d.today for d in drifts if d.today is not None}})
+    try:
+        header = find_checkpoint(root, lock)[0]  # the one reproduce found (cached): it priced the lock
+        if header is None:
+            return None
+        price = priced(one.kind, header, one.pinned_card(), pinned_serving(one), one.pinned_stack())[0]
+    except ServingRefusal as e:
+        price = e.to_json()
+    except InputError:  # the facts do not build a card with the pinned ones: no move to show
+        return None
+    move = Alone("routing", price).describe(lock.price, lock.compared()).split(": ", 1)[1]
+    move = move.replace("refused alone (", "refused (", 1)  # the record's facts together, not one alone
+    base, head = rerouted if rerouted is not None else (record, record)
+    return (str(base), str(head), tuple((d.path, d.pinned, d.today) for d in drifts if d.today is not None), move)
+
+
+def changed_alone(side: Side, lock: Lock | None, changed: Sequence[str], rerouted: tuple[str, str] | None = None,
+                  record: str | None = None
+                  ) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[tuple[str, ...], tuple[str, ...], str], ...],
+                             tuple[str, str, tuple[tuple[str, Fact, Fact], ...], str] | None]:
     """Each of the ``changed`` fact paths that ``lock`` pins and ``side`` holds otherwise, with what it alone does
     to the lock's recorded price: the lock's pinned inputs with only that fact as ``side`` has it, priced with the
     running code, as ``passprice reproduce`` prints it under "each drifted fact alone" (:func:`passprice.reproduce.
@@ -3285,17 +3344,19 @@ def changed_alone(side: Side, lock: Lock | None, changed: Sequence[str]
     not add up (a term taking over as the binding one). Second, each changed input with the changed facts derived
     from it priced at once, ``(inputs, derived paths, move)`` (:func:`passprice.reproduce.together`): a derived fact
     recomputed from a changed input is not an independent change (walkthrough 49: a bandwidth +0.4717 % alone, the
-    shares derived from it -0.44 %, the one change +0.003 %). Both empty when the lock cannot be reproduced on
-    ``side`` (its checkpoint gone, a file that does not read). Raises nothing."""
+    shares derived from it -0.44 %, the one change +0.003 %). Third, the lock's routing record's changed facts
+    priced at once (:func:`routing_together`, given ``rerouted`` and the ``record`` the serving names on ``side``).
+    Empty (``None``) when the lock cannot be reproduced on ``side`` (its checkpoint gone, a file that does not
+    read). Raises nothing."""
     from passprice.reproduce import reproduce
     from passprice.serving import ServingRefusal
 
     if lock is None:
-        return (), ()
+        return (), (), None
     try:
         rep = reproduce(side.root, lock, grouped=True)
     except (InputError, ServingRefusal):
-        return (), ()
+        return (), (), None
     from passprice.reproduce import exact_quantity
 
     said = {a.path: a.describe(lock.price, lock.compared()).removeprefix(f"{a.path}: ") for a in rep.alone}
@@ -3309,7 +3370,7 @@ def changed_alone(side: Side, lock: Lock | None, changed: Sequence[str]
     joint = tuple((tuple(p for p in changed if p in g.inputs), tuple(p for p in changed if p in g.derived),
                    g.describe(lock.price, lock.compared()).split(": ", 1)[1])
                   for g in rep.joint if asked.issuperset(g.paths))
-    return alone, joint
+    return alone, joint, routing_together(side.root, rep, changed, rerouted, record)
 
 
 def _with_recomputed(lock: LockImpact, side: PriceSide, moved: Mapping[str, Mapping[str, tuple[str, str]]]
@@ -4178,7 +4239,8 @@ class Diff:
             if len(self.sources) > fresh:
                 parts.append(f"{_n(len(self.sources) - fresh, 'source')} whose document changed, to verify{rest}")
             if fresh:
-                parts.append(f"{_n(fresh, 'added source')} re-cited to, to verify"
+                # left48: "1 added source re-cited to, to verify" said of a source what was said of its facts
+                parts.append(f"{_n(fresh, 'added source')} that facts now cite, to verify"
                              + (rest if len(self.sources) == fresh else ""))
         if self.runs_recited:
             parts.append(f"{_n(self.runs_recited, 'measured run')} to verify {in_source(self.runs_recited)}")
@@ -7231,8 +7293,8 @@ def diff_text(d: Diff) -> str:
         lines += [f"  to verify: {line}" for line in d.lookalikes.values()]
     if d.sources:
         lines += ["", "sources whose document changed" if not any(s.added for s in d.sources)
-                  else "sources added and re-cited to" if all(s.added for s in d.sources)
-                  else "sources whose document changed or added and re-cited to"]
+                  else "sources added that facts now cite" if all(s.added for s in d.sources)
+                  else "sources whose document changed, or added that facts now cite"]
         for s in d.sources:
             lines.append(f"  {s.id}: to verify: {s.to_verify}")
             lines += [f"    {place}" for place in s.places]
@@ -7473,8 +7535,14 @@ def _alone(lock: LockImpact) -> str:
     from passprice.reproduce import grouped_name
 
     grouped = {p: (inputs, derived, move) for inputs, derived, move in lock.joint for p in (*inputs, *derived)}
-    out, said = [], set()
+    routed = {path for path, _, _ in lock.routing_alone[2]} if lock.routing_alone is not None else set()
+    out, said, routing_said = [], set(), False
     for path, move in lock.alone:
+        if path in routed:  # the routing record's facts, one entry in the place of the first (left48)
+            if lock.routing_alone is not None and not routing_said:
+                routing_said = True
+                out.append(_routing_entry(lock.routing_alone))
+            continue
         if path not in grouped:
             out.append(f"{path}: {move}")
             continue
@@ -7483,6 +7551,18 @@ def _alone(lock: LockImpact) -> str:
             said.add(inputs)
             out.append(f"{grouped_name(inputs, derived)}: {joint}")
     return "; ".join(out)
+
+
+def _routing_entry(group: tuple[str, str, tuple[tuple[str, Fact, Fact], ...], str]) -> str:
+    """The ``alone`` line's entry of a routing record's facts priced at once (:attr:`LockImpact.routing_alone`):
+    ``routing record uniform → gpt-oss-120b-chat as a whole (hot_experts 1 → 0.25, hot_share 1 → 0.6): tokens/s
+    +14.72 %``, or ``routing record R's 2 facts at once (…)`` for facts changed in place."""
+    base, head, facts, move = group
+    figures = ", ".join(f"{path.removeprefix('routing.')} {was.describe()} → {now.describe()}"
+                        for path, was, now in facts)
+    what = (f"routing record {base} → {head} as a whole" if base != head
+            else f"routing record {head}'s {len(facts)} facts at once")
+    return f"{what} ({figures}): {move}"
 
 
 #: What the ``alone`` moves are, said beside them.
@@ -7494,7 +7574,8 @@ ALONE_BASE = "BASE's lock's pinned inputs with only it as HEAD has it"
 def _alone_what(lock: LockImpact) -> str:
     """What ``lock``'s ``alone`` moves are: :data:`ALONE`, or :data:`ALONE_BASE` for a re-locked lock."""
     what = ALONE_BASE if lock.alone_base else ALONE
-    return what + (", or it with the facts derived from it" if lock.joint else "")
+    return (what + (", or it with the facts derived from it" if lock.joint else "")
+            + (", or the routing record's facts at once" if lock.routing_alone is not None else ""))
 
 
 def _relock_note(lock: LockImpact, forged: bool = False, pins: bool = False, unrecorded: bool = False
