@@ -61,15 +61,19 @@ def test_reproduce_of_last_quarters_lock_names_a_derivation_rewritten_alone(tmp_
                         "3644.210997903983 tokens/s at batch 16, binds on memory, from its 16 pinned facts")
     # (and since session 36, cite67, the three stream shares' Azure locators quote their rows verbatim: their
     # citation and their derivation's input locators changed, the figures not)
-    assert ("    facts          5 drifted: draft.acceptance.2: 0.75 (assumed) → 0.75 (assumed) (derivation changed: "
-            "digits none → 4); scale: 33.5 Tcycle/s (estimated) → 33.5 Tcycle/s (estimated) (derivation changed: "
-            "digits none → 4); streams.append: 0.8646 (measured) → 0.8646 (measured) (citation or note changed; "
-            "derivation changed); streams.read: 0.9333 (measured) → 0.9333 (measured) (citation or note changed; "
-            "derivation changed); streams.rewrite: 0.8333 (measured) → 0.8333 (measured) (citation or note changed; "
-            "derivation changed)") in lines
-    assert lines[-1] == ("    draft.acceptance.2, scale, streams.append, streams.read, streams.rewrite: tokens/s "
-                         "unchanged (each its citation, note or derivation alone changed: the figure and provenance "
-                         "are the pinned ones)")
+    # (and since session 40, cite71, the H100 whitepaper's locators quote its text: on_chip.capacity's and scale's
+    # citations changed too; draft.acceptance.2 is still the derivation rewritten alone)
+    assert ("    facts          6 drifted: draft.acceptance.2: 0.75 (assumed) → 0.75 (assumed) (derivation changed: "
+            "digits none → 4); on_chip.capacity: 115088 KiB (estimated) → 115088 KiB (estimated) (citation or note "
+            "changed; derivation changed); scale: 33.5 Tcycle/s (estimated) → 33.5 Tcycle/s (estimated) (citation or "
+            "note changed; derivation changed); streams.append: 0.8646 (measured) → 0.8646 (measured) (citation or "
+            "note changed; derivation changed); streams.read: 0.9333 (measured) → 0.9333 (measured) (citation or note "
+            "changed; derivation changed); streams.rewrite: 0.8333 (measured) → 0.8333 (measured) (citation or note "
+            "changed; derivation changed) (of those the price reads); 2 pinned facts it does not read hold otherwise "
+            "today: host.stream, on_chip.bandwidth: no drift") in lines
+    assert lines[-1] == ("    draft.acceptance.2, on_chip.capacity, scale, streams.append, streams.read, "
+                         "streams.rewrite: tokens/s unchanged (each its citation, note or derivation alone changed: "
+                         "the figure and provenance are the pinned ones)")
     # The recorded price by hand, from the lock's [price] bytes and [facts] values (README, Checking a price by
     # hand): emitted a sequence = 1 + a1 + a1·a2 = 1 + 0.85 + 0.85 × 0.75 = 2.4875; memory = weights at 4.8 TB/s ×
     # streams.read 0.9333 + 16 × (appended bytes at × 0.8646 + rewritten state at × 0.8333).
