@@ -2408,18 +2408,17 @@ def _csv_group_text(segments: Sequence[Segment], kept: _Texts, cap: float | None
     tpot_texts, ends = _tpot_csv(segments, cap, every[:, _ROW_FLOATS.index("pass_s")] if floats else None)
     parts: list[bytes] = []
     done = 0  # the group's priced rows already laid out
+    runs_of = _group_runs([segment.status if runs is None else runs for segment, runs in zip(segments, keys,
+                                                                                               strict=True)])
     try:
-        for segment, runs in zip(segments, keys, strict=True):
+        for segment, (cuts, codes) in zip(segments, runs_of, strict=True):
             start, shown = kept.opening_bytes(segment)
             batches = segment.batches
             batch_text = kept.batch_bytes(batches)
-            status = segment.status if runs is None else runs
-            count = len(status)
-            cuts = [0, *(np.flatnonzero(status[1:] != status[:-1]) + 1).tolist(), count]
+            count = cuts[-1]
             held: bytes | list[bytes] | None = None
             capacity: bytes | list[bytes] | None = None
-            for a, b in itertools.pairwise(cuts):
-                code = int(status[a])
+            for (a, b), code in zip(itertools.pairwise(cuts), codes, strict=True):
                 rows = batch_text if b - a == count else batch_text[a:b]
                 if code >= 64:
                     p = segment.priced
@@ -2459,6 +2458,31 @@ def _csv_group_text(segments: Sequence[Segment], kept: _Texts, cap: float | None
     except UnicodeEncodeError:
         return None
     return b"".join(parts)
+
+
+def _group_runs(keys: Sequence[np.ndarray]) -> list[tuple[list[int], list[int]]]:
+    """For each of ``keys`` (a segment's rows' run keys, ``(B,)`` integers, at least one row), where its runs of one
+    key start and end (``[0, …, B]``) and each run's key, found for all the segments at once: a few NumPy calls a
+    group, not a few a segment."""
+    every = np.concatenate(keys) if len(keys) > 1 else keys[0]
+    changes = (np.flatnonzero(every[1:] != every[:-1]) + 1).tolist()
+    starts = [0]
+    for key in keys[:-1]:
+        starts.append(starts[-1] + len(key))
+    bounds = sorted({*changes, *starts})
+    codes = every[bounds].tolist()
+    out: list[tuple[list[int], list[int]]] = []
+    k = 0
+    for first, key in zip(starts, keys, strict=True):
+        stop = first + len(key)
+        cuts, kinds = [], []
+        while k < len(bounds) and bounds[k] < stop:
+            cuts.append(bounds[k] - first)
+            kinds.append(codes[k])
+            k += 1
+        cuts.append(len(key))
+        out.append((cuts, kinds))
+    return out
 
 
 #: The float columns :func:`_csv_group_text` gathers: :data:`_ROW_FLOATS`, then the byte counts (checked finite).
