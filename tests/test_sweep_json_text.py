@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import attrs
 import numpy as np
 import pytest
 from click.testing import CliRunner
@@ -139,7 +140,7 @@ def test_sweep_json_file_is_the_row_writers(tmp_path: Path) -> None:
 def test_binary_json_chunks_are_bytes_made_so_and_the_row_writers_text(monkeypatch: pytest.MonkeyPatch) -> None:
     """``text_chunks(..., binary=True)`` (what ``passprice sweep`` writes): every JSON chunk is bytes, made as bytes
     (issue 16: no 483 MB of text decoded from orjson's bytes and encoded again), the row writer's text byte for byte,
-    in parts as whole; CSV's chunks stay ``str``."""
+    in parts as whole; CSV's chunks too, UTF-8 (speed54)."""
     segments = _segments(GRID)
     reference = _reference(segments, "json").encode("ascii")
     monkeypatch.setattr(sweep, "GROUP_ROWS", 300)  # 24 segments of 133 rows: groups of 3, 8 chunks and the end
@@ -151,7 +152,29 @@ def test_binary_json_chunks_are_bytes_made_so_and_the_row_writers_text(monkeypat
     parts = [*text_chunks(iter(segments[:half]), "json", closes=False, binary=True),
              *text_chunks(iter(segments[half:]), "json", opens=False, binary=True)]
     assert b"".join(parts) == reference  # type: ignore[arg-type]
-    assert all(isinstance(c, str) for c in text_chunks(iter(segments), "csv", binary=True))
+    csv_chunks = list(text_chunks(iter(segments), "csv", binary=True))
+    assert len(csv_chunks) == 8 and all(isinstance(c, bytes) for c in csv_chunks)
+    assert b"".join(csv_chunks) == _reference(segments, "csv").encode("utf-8")  # type: ignore[arg-type]
+
+
+def test_binary_csv_names_quoted_and_not_ascii_are_the_row_writers_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A CSV row's opening is made of each cell's text, kept by value (speed54): a name holding a comma and a quote
+    is quoted, a name not ASCII is UTF-8, an empty cell (no routing record) is empty, not ``""``, each as the row
+    writer writes it; a name that is not Unicode (a lone surrogate, refused before a sweep) is left to the writer, a
+    segment at a time, as text."""
+    segments = _segments(GRID)[:6]
+    names = ['h200, "the big one"', "carte \u00e9t\u00e9", ""]
+    odd = [attrs.evolve(s, common={**s.common, "card": names[k % 3], "serving": names[(k + 1) % 3]})
+           for k, s in enumerate(segments)]
+    monkeypatch.setattr(sweep, "GROUP_ROWS", 300)
+    chunks = list(text_chunks(iter(odd), "csv", binary=True))
+    assert all(isinstance(c, bytes) for c in chunks)
+    text = b"".join(chunks).decode("utf-8")  # type: ignore[arg-type]
+    assert text == _reference(odd, "csv")
+    assert '\n"h200, ""the big one""",carte \u00e9t\u00e9,' in text and "\n,\"h200, " in text
+    bad = [attrs.evolve(s, common={**s.common, "card": "x\udcff"}) for s in segments[:2]]
+    made = list(text_chunks(iter(bad), "csv", binary=True))
+    assert all(isinstance(c, str) for c in made) and "".join(made) == _reference(bad, "csv")  # type: ignore[arg-type]
 
 
 def test_binary_json_chunks_without_orjson_are_the_same_bytes(monkeypatch: pytest.MonkeyPatch) -> None:

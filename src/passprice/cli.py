@@ -3537,7 +3537,9 @@ def sweep_command(
             made = shared_chunks(sweeper, grid, fmt, jobs, progress, None, ready=judged)
         else:
             judged()
-            made = text_chunks(keep(sweeper.segments(grid, progress=progress)), fmt, binary=True)
+            # CSV to standard output stays text: click writes a name that is not ASCII in the stream's encoding.
+            binary = output is not None or fmt == "json"
+            made = text_chunks(keep(sweeper.segments(grid, progress=progress)), fmt, binary=binary)
         chunks = exits.enter_context(contextlib.closing(drawn(made)))  # closed (workers reaped) on any way out
         if output is None:
             from passprice.files import Appended, append_to_stream

@@ -40,7 +40,7 @@ PROBES = (
     2.2250738585072014e-308, 5e-324,
 )
 
-def _json(values: np.ndarray) -> bytes | np.ndarray:
+def _json(values: np.ndarray) -> bytes | bytearray:
     """orjson's JSON of ``values`` (a float array of any shape, every element finite) in ``repr``'s layout, as ASCII
     bytes. The values below 10^-4 are written apart (:func:`_small_texts`); where no value has its sign bit set (a
     sweep's prices, times and byte counts) they are put in place of stand-ins of their lengths (:func:`_patched`),
@@ -85,7 +85,7 @@ def _stand_ins() -> np.ndarray | None:
     return table if [len(t) for t in texts] == list(range(5, _LONGEST + 1)) else None
 
 
-def _patched(values: np.ndarray, small: np.ndarray, stand_ins: np.ndarray) -> np.ndarray | None:
+def _patched(values: np.ndarray, small: np.ndarray, stand_ins: np.ndarray) -> bytearray | None:
     """:func:`_json`'s text of ``values`` (no sign bit set anywhere) made in place: each value of ``small`` is
     replaced by the stand-in of its ``repr``'s length (a negative double, :func:`_stand_ins`), orjson writes the
     array once, and each stand-in's bytes — the only ``-`` in the text — are overwritten by that ``repr``
@@ -95,13 +95,14 @@ def _patched(values: np.ndarray, small: np.ndarray, stand_ins: np.ndarray) -> np
     texts, lengths = _small_runs(values[small], separated=False)
     filled = values.copy()
     filled[small] = stand_ins[np.minimum(lengths, _LONGEST)]
-    out = np.frombuffer(_orjson.dumps(filled, option=_orjson.OPT_SERIALIZE_NUMPY), dtype=np.uint8).copy()
+    made = bytearray(_orjson.dumps(filled, option=_orjson.OPT_SERIALIZE_NUMPY))
+    out = np.frombuffer(made, dtype=np.uint8)  # the bytearray's own bytes: written in place
     starts = np.flatnonzero(out == _MINUS)
     if len(starts) != len(lengths) or lengths.max() > _LONGEST:
         return None
     offsets = np.cumsum(lengths) - lengths
     out[np.repeat(starts - offsets, lengths) + np.arange(len(texts))] = texts
-    return out  # its bytes are decoded where they lie (:func:`_inner`), not copied into a bytes object first
+    return made  # its bytes are decoded or cut where they lie (:func:`_inner`), not copied into a bytes object first
 
 _MINUS, _ZERO, _COMMA, _CLOSE = (ord(c) for c in "-0,]")
 
@@ -157,11 +158,10 @@ def _small_runs(values: np.ndarray, separated: bool) -> tuple[np.ndarray, np.nda
     return texts, length[:, :5].sum(axis=1)
 
 
-def _inner(text: bytes | np.ndarray, brackets: int) -> str:
+def _inner(text: bytes | bytearray, brackets: int) -> str:
     """The ASCII ``text`` (:func:`_json`'s) without its first and last ``brackets`` bytes, decoded in one copy (a
     slice of the bytes, then their decoding, and a slice of the string were three copies of the whole text)."""
-    view = memoryview(text) if isinstance(text, bytes) else text.data
-    return str(view[brackets:-brackets], "ascii")
+    return str(memoryview(text)[brackets:-brackets], "ascii")
 
 
 @functools.cache
@@ -211,6 +211,25 @@ def float_rows(values: Any, lead: str = "") -> list[str]:
     return _inner(_json(values), 2).split("],[")
 
 
+def float_rows_bytes(values: Any) -> list[bytes]:
+    """:func:`float_rows` (``lead=""``) as ASCII bytes: exactly ``[",".join(map(repr, row)).encode() for row in
+    values.tolist()]`` (``values`` 2-D, ``(n, k)``, every element finite), cut from orjson's bytes without a ``str``
+    made (a sweep's CSV is made as bytes: no text decoded, then encoded again to be written). Raises ``ValueError``
+    for an array that is not 2-D."""
+    values = np.ascontiguousarray(values, dtype=np.float64)
+    if values.ndim != 2:
+        raise ValueError(f"float_rows_bytes: a 2-D array, not shape {values.shape}")
+    if values.size < FEW or not fast():
+        return [",".join(map(repr, row)).encode("ascii") for row in values.tolist()]
+    # [[a,b],[c,d]] cut at "],[", then "[[" cut off the first row and "]]" off the last: the text is not copied
+    # whole before the cut (orjson's bytes as they are; a patched array's bytes copied once).
+    text = _json(values)
+    rows = (text if isinstance(text, bytes) else bytes(text)).split(b"],[")
+    rows[0] = rows[0][2:]
+    rows[-1] = rows[-1][:-2]
+    return rows
+
+
 def float_cells(values: Any) -> list[str]:
     """``repr`` of each element of ``values`` (a 2-D float64 array, ``(n, k)``, every element finite), row by row:
     exactly ``list(map(repr, values.ravel().tolist()))``, the ``n × k`` texts from one orjson call. Raises
@@ -234,11 +253,10 @@ def int_texts(values: Any) -> list[str]:
     return str(_orjson.dumps(values, option=_orjson.OPT_SERIALIZE_NUMPY), "ascii")[1:-1].split(",")
 
 
-def _inner_bytes(text: bytes | np.ndarray, brackets: int) -> bytes:
+def _inner_bytes(text: bytes | bytearray, brackets: int) -> bytes:
     """The ASCII ``text`` (:func:`_json`'s) without its first and last ``brackets`` bytes, as bytes, in one copy
     (nothing decoded: a sweep's JSON is written as bytes, :func:`float_cells_bytes`)."""
-    view = memoryview(text) if isinstance(text, bytes) else text.data
-    return bytes(view[brackets:-brackets])
+    return bytes(memoryview(text)[brackets:-brackets])
 
 
 def float_reprs_bytes(values: Any) -> list[bytes]:

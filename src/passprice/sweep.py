@@ -40,6 +40,7 @@ from passprice.floattext import (
     float_reprs,
     float_reprs_bytes,
     float_rows,
+    float_rows_bytes,
     int_texts,
     int_texts_bytes,
 )
@@ -1841,10 +1842,11 @@ def text_chunks(
     no ``[``, the first JSON object after ``,``; ``closes=False``: a later part follows (no closing ``]``). The parts'
     texts joined are the whole grid's.
 
-    Every chunk is a ``str``, except with ``binary`` for JSON: then every chunk is ``bytes``, its ASCII text, made
-    as bytes (:func:`_group_text`; what ``passprice sweep`` writes: no 483 MB of text decoded from orjson's bytes
-    and encoded again for the bench grid). CSV is always ``str`` (a name may hold any character: its encoding, and
-    its error, are the writer's)."""
+    Every chunk is a ``str``, except with ``binary``: then every chunk is ``bytes``, made as bytes
+    (:func:`_group_text`; what ``passprice sweep`` writes to a file: no 483 MB of JSON text, nor 166 MB of CSV,
+    decoded from orjson's bytes and encoded again for the bench grid), JSON's ASCII and CSV's UTF-8; but a CSV group
+    holding a name that is not Unicode (a lone surrogate) comes as ``str``, a segment at a time: its encoding, and
+    its error, are the writer's."""
     # The header goes out with the first chunk, so a sweep refused at its first row writes nothing.
     head = (None if fmt == "csv" else "[") if opens else ""
     first = opens
@@ -1875,7 +1877,7 @@ def text_chunks(
                 head = ",".join(columns) + "\n"
             if fmt == "json" and first:
                 text = text[1:]  # the first object follows "[" on a line of its own: "\n", not ",\n"
-            yield _joined(head, text, fmt == "json" and binary)
+            yield _joined(head, text, binary, fmt == "csv")
             head, first = "", False
 
     for segment in segments:
@@ -1895,16 +1897,20 @@ def text_chunks(
     if head is None:
         head = ",".join(COLUMNS) + "\n"
     if head or fmt != "csv":
-        yield _joined(head, "" if fmt == "csv" else "\n]\n", fmt == "json" and binary)
+        yield _joined(head, "" if fmt == "csv" else "\n]\n", binary, fmt == "csv")
 
 
-def _joined(head: str, text: str | bytes, binary: bool) -> str | bytes:
-    """``head`` (a ``str``: the CSV header or JSON's ``[``, or nothing) and ``text`` as one chunk: ``bytes`` when
-    ``binary`` (JSON's ASCII: a ``str`` encoded), else ``str`` (bytes, JSON's, decoded)."""
-    if binary:
-        made = text.encode("ascii") if isinstance(text, str) else text
-        return head.encode("ascii") + made if head else made
-    made_text = text.decode("ascii") if isinstance(text, bytes) else text
+def _joined(head: str, text: str | bytes, binary: bool, csv_text: bool = False) -> str | bytes:
+    """``head`` (a ``str``: the CSV header or JSON's ``[``, or nothing) and ``text`` as one chunk: with ``binary``,
+    ``bytes`` text (CSV's UTF-8, JSON's ASCII) as ``bytes``, and ``str`` text encoded as ASCII, except CSV's
+    (``csv_text``: a group written a segment at a time, whose names may hold any character), left a ``str`` for its
+    writer to encode (and to say which character is not Unicode); without ``binary``, ``str`` (bytes decoded)."""
+    if binary and isinstance(text, bytes):
+        return head.encode("ascii") + text if head else text
+    if binary and not csv_text:
+        assert isinstance(text, str)
+        return (head + text).encode("ascii")
+    made_text = text.decode("utf-8") if isinstance(text, bytes) else text
     return head + made_text if head else made_text
 
 
@@ -1937,6 +1943,9 @@ def _csv_line(values: Sequence[Any]) -> str:
     return buffer.getvalue()[:-2]
 
 
+#: The columns before ``batch``, in order.
+_BEFORE_BATCH = COLUMNS[: COLUMNS.index("batch")]
+
 #: The columns after ``batch``, in order.
 _AFTER_BATCH = COLUMNS[COLUMNS.index("batch") + 1 :]
 
@@ -1957,7 +1966,8 @@ class _Texts:
         self.openings: dict[tuple[Any, ...], tuple[str, list[str]]] = {}
         self.refusals: dict[str, str] = {}
         self.shown: dict[tuple[tuple[str, str], tuple[str, str]], list[str]] = {}
-        self.columns: OrderedDict[bytes, tuple[str | list[str], str]] = OrderedDict()
+        # (A column of counts' texts as bytes too, :meth:`count_bytes`, by its own key.)
+        self.columns: OrderedDict[bytes, tuple[Any, str]] = OrderedDict()
         # The same for JSON rows, as ASCII bytes (:func:`_group_text`): the batches' texts, each key and value's
         # text (a row's opening is made of them), the provenances' and the refused rows' ends.
         self.batch_array: np.ndarray | None = None
@@ -1965,6 +1975,11 @@ class _Texts:
         self.pairs: dict[tuple[str, type, Any], bytes] = {}
         self.shown_bytes: dict[tuple[tuple[str, str], tuple[str, str]], list[bytes]] = {}
         self.refused_bytes: dict[str, bytes] = {}
+        # CSV rows as UTF-8 bytes (:func:`_csv_group_text`): the openings' and refused rows' ends, encoded once.
+        self.then_bytes: dict[bytes, list[bytes]] = {}
+        self.cells: dict[tuple[type, Any], bytes] = {}
+        self.shown_csv: dict[tuple[tuple[str, str], tuple[str, str]], list[bytes]] = {}
+        self.refused_csv_bytes: dict[str, bytes] = {}
 
     def of_batches(self, batches: np.ndarray) -> list[str]:
         """``str`` of each of ``batches`` (``(B,)`` integers)."""
@@ -1995,9 +2010,69 @@ class _Texts:
 
     def batch_bytes(self, batches: np.ndarray) -> list[bytes]:
         """:meth:`of_batches` as ASCII bytes."""
-        if self.batch_array is None or not np.array_equal(self.batch_array, batches):
+        same = batches is self.batch_array  # a block's segments share their batches' array
+        if not same and (self.batch_array is None or not np.array_equal(self.batch_array, batches)):
             self.batch_array, self.batch_bytes_made = batches, int_texts_bytes(batches)
+            self.then_bytes = {}
         return self.batch_bytes_made
+
+    def batch_bytes_then(self, batches: np.ndarray, after: bytes) -> list[bytes]:
+        """:meth:`of_batches_then` as ASCII bytes."""
+        texts = self.batch_bytes(batches)
+        made = self.then_bytes.get(after)
+        if made is None:
+            made = self.then_bytes[after] = [t + after for t in texts]
+        return made
+
+    def opening_bytes(self, segment: Segment) -> tuple[bytes, list[bytes]]:
+        """:meth:`opening` as UTF-8 bytes (raising :class:`UnicodeEncodeError` for a text that is not Unicode),
+        made of each cell's text, kept by its value and type (a segment's opening is new to the sweep: its card,
+        serving and position are another's; its cells are not; a CSV writer quotes each cell of a row of several
+        alone, so a cell's text is the same in every row)."""
+        cells = []
+        for k in _BEFORE_BATCH:
+            v = segment.common[k]
+            key = (type(v), v)
+            cell = self.cells.get(key)
+            if cell is None:
+                if len(self.cells) >= 4096:
+                    self.cells.clear()
+                # Written in a row of two cells, the second empty (a row of one empty cell is written "").
+                cell = self.cells[key] = _csv_line([_cell(v), ""])[:-1].encode("utf-8")
+            cells.append(cell)
+        rests = (segment.provenance, segment.weakest)
+        shown = self.shown_csv.get(rests)
+        if shown is None:
+            shown = self.shown_csv[rests] = [
+                _csv_line([v]).encode("utf-8") for v in (*segment.provenance, *segment.weakest)
+            ]
+        return b",".join(cells) + b",", shown
+
+    def refused_csv(self, name: str) -> bytes:
+        """:meth:`refused` as UTF-8 bytes."""
+        made = self.refused_csv_bytes.get(name)
+        if made is None:
+            made = self.refused_csv_bytes[name] = self.refused(name).encode("utf-8")
+        return made
+
+    def count_bytes(self, values: np.ndarray) -> bytes | list[bytes]:
+        """:func:`_count_bytes` of ``values`` (``(n,)`` float64 byte counts), kept as :meth:`of_counts` keeps them."""
+        if (values == values[0]).all():
+            return str(whole(float(values[0]))).encode("ascii")
+        key = b"b" + values.tobytes()
+        kept = self.columns.get(key)
+        if kept is not None:
+            self.columns.move_to_end(key)
+            texts: bytes | list[bytes] = kept[0]
+            return texts
+        if (np.abs(values) < 2**53).all() and (values == np.floor(values)).all():  # :func:`_count_bytes`'s
+            made: bytes | list[bytes] = int_texts_bytes(values.astype(np.int64))
+        else:
+            made = [str(whole(v)).encode("ascii") for v in values.tolist()]
+        self.columns[key] = (made, "")
+        if len(self.columns) > KEPT_COLUMNS:
+            self.columns.popitem(last=False)
+        return made
 
     def json_opening(self, segment: Segment) -> tuple[bytes, list[bytes]]:
         """:meth:`opening` of a JSON row, as ASCII bytes: ``,``, a new line and the object's keys and values up to
@@ -2289,94 +2364,143 @@ def _tpots(segments: Sequence[Segment], pass_s: np.ndarray) -> np.ndarray:
     return pass_s / emitted
 
 
-def _csv_group_text(segments: Sequence[Segment], kept: _Texts, cap: float | None = None) -> str | None:
-    """:func:`_group_text` for CSV. The priced rows' seven floats from ``tokens_per_s`` to ``scale_s`` are one
-    array for the group, written by one orjson call and cut into one text a row
-    (:func:`~passprice.floattext.float_rows`); every other text a priced row has is one every row of its run shares
-    or one kept for the batch axis: the batch's (with ``,0,`` after it when no sequence is in host memory) and the
-    held bytes' (a serving's position holds the same bytes at a batch on every card: the column's texts are kept by
-    its values, :meth:`_Texts.of_floats`). A run of priced rows is then five items a row in the list joined once,
-    one of them made for the row; a run of refused rows is the batches' texts joined by the text between two of
-    them (one item a row, none made)."""
-    floats: list[np.ndarray] = []
+def _csv_group_text(segments: Sequence[Segment], kept: _Texts, cap: float | None = None) -> bytes | None:
+    """:func:`_group_text` for CSV, as its UTF-8 bytes, made as bytes (no text decoded from orjson's bytes, none
+    encoded again to be written: issue 16). The priced rows' seven floats from ``tokens_per_s`` to ``scale_s`` are
+    one array for the group, written by one orjson call and cut into one text a row
+    (:func:`~passprice.floattext.float_rows_bytes`); every other text a priced row has is one every row of its run
+    shares or one kept for the batch axis: the batch's (with ``,0,`` after it when no sequence is in host memory)
+    and the held bytes' (a serving's position holds the same bytes at a batch on every card: the column's texts are
+    kept by its values, :meth:`_Texts.count_bytes`). A run of priced rows is then five items a row in the list joined
+    once, one of them made for the row; a run of refused rows is the batches' texts joined by the text between two
+    of them (one item a row, none made). ``None`` also when a name's text is not Unicode (a lone surrogate: the
+    caller's text, a segment at a time, is encoded where it is written, which says so)."""
+    # The priced rows' columns, each gathered for the group (one stack and one check of the whole group's, not one
+    # a segment: a NumPy call costs about a microsecond, a segment of the bench grid holds 693 rows).
+    found: list[list[np.ndarray]] = [[] for _ in _CSV_FLOATS]
     keys: list[np.ndarray | None] = []
     for segment in segments:
         status, p = segment.status, segment.priced
+        if p is None:
+            keys.append(None)
+            continue
         mask = status == _PRICED
         count = int(np.count_nonzero(mask))
-        if p is None or not count:
+        if not count:
             keys.append(None)
             continue
         chosen = _chosen(mask, count)
-        for key in ("held_bytes", "capacity_bytes"):
-            if not np.isfinite(p[key][chosen]).all():
-                return None
-        floats.append(np.stack([p[key][chosen] for key in _ROW_FLOATS], axis=1))
+        for column, key in zip(found, _CSV_FLOATS, strict=True):
+            column.append(p[key][chosen])
         # A run is a stretch of rows of one status, and for priced rows one bind and host use (64 + 2 bind + use).
         keys.append(np.where(mask, 64 + 2 * p["binds"] + (p["host_sequences"] > 0), status))
     for fields in (f for segment in segments for f in segment.alone.values()):
         if not all(not isinstance(v, float) or math.isfinite(v) for v in fields.values()):
             return None
-    runs_of_floats: list[str] = []
+    runs_of_floats: list[bytes] = []
+    floats = bool(found[0])
     if floats:
-        every = np.concatenate(floats) if len(floats) > 1 else floats[0]
-        if not np.isfinite(every).all():
+        columns = [np.concatenate(column) if len(column) > 1 else column[0] for column in found]
+        every = np.stack(columns[: len(_ROW_FLOATS)], axis=1)
+        if not (np.isfinite(every).all() and all(np.isfinite(c).all() for c in columns[len(_ROW_FLOATS) :])):
             return None
-        runs_of_floats = float_rows(every)
-    tpot_texts, ends = _tpot_cells(segments, cap, True, every[:, _ROW_FLOATS.index("pass_s")] if floats else None)
-    parts: list[str] = []
+        runs_of_floats = float_rows_bytes(every)
+    tpot_texts, ends = _tpot_csv(segments, cap, every[:, _ROW_FLOATS.index("pass_s")] if floats else None)
+    parts: list[bytes] = []
     done = 0  # the group's priced rows already laid out
-    for segment, runs in zip(segments, keys, strict=True):
-        start, shown = kept.opening(segment)
-        batches = segment.batches
-        batch_text = kept.of_batches(batches)
-        status = segment.status if runs is None else runs
-        count = len(status)
-        cuts = [0, *(np.flatnonzero(status[1:] != status[:-1]) + 1).tolist(), count]
-        held: tuple[str | list[str], str] | None = None
-        capacity: tuple[str | list[str], str] | None = None
-        for a, b in itertools.pairwise(cuts):
-            code = int(status[a])
-            rows = batch_text if b - a == count else batch_text[a:b]
-            if code >= 64:
-                p = segment.priced
-                assert p is not None
-                bind, used = divmod(code - 64, 2)
-                if held is None:
-                    held = kept.of_counts(p["held_bytes"])
-                    capacity = kept.of_counts(p["capacity_bytes"])
-                assert capacity is not None
-                held_text, held_after = held
-                capacity_text, capacity_after = capacity
-                held_rows = held_text if isinstance(held_text, str) or b - a == count else held_text[a:b]
-                capacity_rows = (
-                    capacity_text if isinstance(capacity_text, str) or b - a == count else capacity_text[a:b]
-                )
-                p0, p1 = done, done + b - a
-                done = p1
-                if used:
-                    pieces: _Pieces = [start, rows, ",", int_texts(p["host_sequences"][a:b]), ","]
+    runs_of = _group_runs([segment.status if runs is None else runs for segment, runs in zip(segments, keys,
+                                                                                               strict=True)])
+    try:
+        for segment, (cuts, codes) in zip(segments, runs_of, strict=True):
+            start, shown = kept.opening_bytes(segment)
+            batches = segment.batches
+            batch_text = kept.batch_bytes(batches)
+            count = cuts[-1]
+            held: bytes | list[bytes] | None = None
+            capacity: bytes | list[bytes] | None = None
+            for (a, b), code in zip(itertools.pairwise(cuts), codes, strict=True):
+                rows = batch_text if b - a == count else batch_text[a:b]
+                if code >= 64:
+                    p = segment.priced
+                    assert p is not None
+                    bind, used = divmod(code - 64, 2)
+                    if held is None:
+                        held = kept.count_bytes(p["held_bytes"])
+                        capacity = kept.count_bytes(p["capacity_bytes"])
+                    assert capacity is not None
+                    held_rows = held if isinstance(held, bytes) or b - a == count else held[a:b]
+                    capacity_rows = capacity if isinstance(capacity, bytes) or b - a == count else capacity[a:b]
+                    p0, p1 = done, done + b - a
+                    done = p1
+                    if used:
+                        pieces: list[Any] = [start, rows, b",", int_texts_bytes(p["host_sequences"][a:b]), b","]
+                    else:
+                        zero = kept.batch_bytes_then(batches, b",0,")
+                        pieces = [start, zero if b - a == count else zero[a:b]]
+                    pieces += [runs_of_floats[p0:p1], _CSV_BINDS[bind], held_rows, b",", capacity_rows]
+                    if cap is None:
+                        pieces.append(b"," + shown[used] + b"," + shown[2 + used] + b",\n")
+                    else:
+                        pieces += [b"," + shown[used] + b"," + shown[2 + used] + b",,", tpot_texts[p0:p1],
+                                   ends[p0:p1]]
+                    _lay(parts, pieces, b - a)
+                elif code == _ALONE:
+                    for j in range(a, b):
+                        fields = segment.alone[j]
+                        row = {**dict.fromkeys(COLUMNS, None), **segment.common, "batch": int(batches[j]), **fields}
+                        parts.append((_csv_line([_cell(row[k]) for k in COLUMNS]) + "\n").encode("utf-8"))
                 else:
-                    zero = kept.of_batches_then(batches, ",0,")
-                    pieces = [start, zero if b - a == count else zero[a:b]]
-                pieces += [runs_of_floats[p0:p1], f",{_BINDS[bind]},", held_rows, f"{held_after},", capacity_rows]
-                if cap is None:
-                    pieces.append(f"{capacity_after},{shown[used]},{shown[2 + used]},\n")
-                else:
-                    pieces += [f"{capacity_after},{shown[used]},{shown[2 + used]},,", tpot_texts[p0:p1], ends[p0:p1]]
-                _lay(parts, pieces, b - a)
-            elif code == _ALONE:
-                for j in range(a, b):
-                    fields = segment.alone[j]
-                    row = {**dict.fromkeys(COLUMNS, None), **segment.common, "batch": int(batches[j]), **fields}
-                    parts.append(_csv_line([_cell(row[k]) for k in COLUMNS]) + "\n")
-            else:
-                # start b1 end start b2 end …: the batches joined by "end start", in C, no list a row.
-                end = kept.refused(segment.names[code - 1])
-                if cap is not None:
-                    end = end[:-1] + ",,\n"
-                parts += [start, (end + start).join(rows), end]
-    return "".join(parts)
+                    # start b1 end start b2 end …: the batches joined by "end start", in C, no list a row.
+                    end = kept.refused_csv(segment.names[code - 1])
+                    if cap is not None:
+                        end = end[:-1] + b",,\n"
+                    parts += [start, (end + start).join(rows), end]
+    except UnicodeEncodeError:
+        return None
+    return b"".join(parts)
+
+
+def _group_runs(keys: Sequence[np.ndarray]) -> list[tuple[list[int], list[int]]]:
+    """For each of ``keys`` (a segment's rows' run keys, ``(B,)`` integers, at least one row), where its runs of one
+    key start and end (``[0, …, B]``) and each run's key, found for all the segments at once: a few NumPy calls a
+    group, not a few a segment."""
+    every = np.concatenate(keys) if len(keys) > 1 else keys[0]
+    changes = (np.flatnonzero(every[1:] != every[:-1]) + 1).tolist()
+    starts = [0]
+    for key in keys[:-1]:
+        starts.append(starts[-1] + len(key))
+    bounds = sorted({*changes, *starts})
+    codes = every[bounds].tolist()
+    out: list[tuple[list[int], list[int]]] = []
+    k = 0
+    for first, key in zip(starts, keys, strict=True):
+        stop = first + len(key)
+        cuts, kinds = [], []
+        while k < len(bounds) and bounds[k] < stop:
+            cuts.append(bounds[k] - first)
+            kinds.append(codes[k])
+            k += 1
+        cuts.append(len(key))
+        out.append((cuts, kinds))
+    return out
+
+
+#: The float columns :func:`_csv_group_text` gathers: :data:`_ROW_FLOATS`, then the byte counts (checked finite).
+_CSV_FLOATS = (*_ROW_FLOATS, "held_bytes", "capacity_bytes")
+
+#: A priced CSV row's bind cell with the commas around it, by the bind's index.
+_CSV_BINDS = tuple(f",{b},".encode("ascii") for b in _BINDS)
+
+
+def _tpot_csv(
+    segments: Sequence[Segment], cap: float | None, pass_s: np.ndarray | None
+) -> tuple[list[bytes], list[bytes]]:
+    """:func:`_tpot_cells` for CSV rows, as ASCII bytes."""
+    if cap is None or pass_s is None:
+        return [], []
+    tpot = _tpots(segments, pass_s)
+    flags = (b",false\n", b",true\n")
+    return float_reprs_bytes(tpot), np.array(flags, dtype=object)[(tpot <= cap).view(np.int8)].tolist()
 
 
 #: The text before each of :data:`_FLOATS` in a priced row's JSON (``, "pass_s": ``), and before the held bytes the

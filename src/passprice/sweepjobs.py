@@ -200,9 +200,9 @@ def _start_part(
 
 
 def _encoded(chunk: str | bytes) -> bytes:
-    """A chunk of a sweep's text as the bytes written: JSON's are bytes already (:func:`~passprice.sweep.text_chunks`
-    with ``binary``), CSV's are encoded as UTF-8 (raising :class:`UnicodeEncodeError` for a name that is not
-    Unicode, as the file's writer says)."""
+    """A chunk of a sweep's text as the bytes written: bytes already (:func:`~passprice.sweep.text_chunks` with
+    ``binary``: JSON's ASCII, CSV's UTF-8), or CSV text a segment at a time (a name that is not Unicode), encoded as
+    UTF-8 (raising :class:`UnicodeEncodeError`, as the file's writer says)."""
     return chunk if isinstance(chunk, bytes) else chunk.encode("utf-8")
 
 
@@ -280,7 +280,8 @@ def shared_chunks(
     if jobs == 1 or not hasattr(os, "fork"):
         if ready is not None:
             ready()
-        yield from text_chunks(sweeper.segments(grid, progress), fmt, binary=True)
+        # CSV as text, as the command's own one-process path gives it to standard output (click writes it).
+        yield from text_chunks(sweeper.segments(grid, progress), fmt, binary=fmt == "json")
         return
     workers: list[_Worker] = []
     files: list[int] = []  # the workers' anonymous files
