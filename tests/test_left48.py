@@ -8,17 +8,18 @@ case)."""
 
 from __future__ import annotations
 
-import types
+from collections.abc import Sequence
+from pathlib import Path
 
 import attrs
 
-from cli_helpers import REPO
+from cli_helpers import REPO, copy_root
 from passprice.addedfacts import in_own_unit, other_figures, stated_with_unit
-from passprice.diff import LockImpact, PriceSide, _alone, _alone_what, routing_together
+from passprice.diff import LockImpact, PriceSide, _alone, _alone_what
 from passprice.facts import Fact, converter
-from passprice.locks import read_lock
+from passprice.locks import Lock, read_lock
 from passprice.registry import Root
-from passprice.reproduce import Drift
+from passprice.reproduce import Drift, RoutingTogether, find_checkpoint, routing_together
 
 _SENTENCE = "'32 of the 128 experts take 60 % of the routed token-slots'"
 
@@ -28,14 +29,17 @@ def _share(value: float) -> Fact:
                                   "source": "gpu-container-handbook-routing-derisk", "locator": _SENTENCE}, Fact)
 
 
-def _rep(lock: object, today: dict[str, Fact]) -> object:
-    """What :func:`routing_together` reads of a reproduction: the lock and today's drift (its pinned facts against
-    ``today``), as ``reproduce`` on HEAD gives them."""
-    drift = [Drift(path, lock.facts[path], fact) for path, fact in today.items()]  # type: ignore[attr-defined]
-    return types.SimpleNamespace(lock=lock, today=types.SimpleNamespace(drift=drift))
+def _together(lock: Lock, today: dict[str, Fact], changed: Sequence[str], rerouted: tuple[str, str] | None,
+              record: str) -> RoutingTogether | None:
+    """:func:`routing_together` as the review calls it: the lock's pinned facts drifted to ``today``, the move
+    against its recorded price, of the ``changed`` paths."""
+    header = find_checkpoint(Root(REPO), lock)[0]
+    assert header is not None
+    drift = [Drift(path, lock.facts[path], fact) for path, fact in today.items()]
+    return routing_together(lock, header, drift, lock.price, rerouted, record, changed)
 
 
-def _impact(lock: object, alone: tuple[tuple[str, str], ...], group: object) -> LockImpact:
+def _impact(lock: object, alone: tuple[tuple[str, str], ...], group: RoutingTogether | None) -> LockImpact:
     side = PriceSide()
     return LockImpact("x", "locks/x.lock.toml", "c", "price", "x", "unchanged",
                       tuple(path for path, _ in alone), side, side, None, None, alone=alone,
@@ -46,11 +50,10 @@ def test_a_serving_re_pointed_to_another_routing_record_is_one_entry() -> None:
     """Walk56 (c): gpt-oss-120b-h100 from uniform to a record of hot_experts 0.25 and hot_share 0.6: +14.72 % as a
     whole, where each alone read +108.3 % and a refusal."""
     lock = read_lock(REPO / "locks" / "gpt-oss-120b-h100.lock.toml")
-    rep = _rep(lock, {"routing.hot_experts": _share(0.25), "routing.hot_share": _share(0.6)})
     changed = ("routing.hot_experts", "routing.hot_share")
-    group = routing_together(Root(REPO), rep, changed, ("uniform", "gpt-oss-120b-chat"),  # type: ignore[arg-type]
-                             "gpt-oss-120b-chat")
-    assert group is not None and group[3] == "tokens/s +14.72 %"
+    group = _together(lock, {"routing.hot_experts": _share(0.25), "routing.hot_share": _share(0.6)}, changed,
+                      ("uniform", "gpt-oss-120b-chat"), "gpt-oss-120b-chat")
+    assert group is not None and group.move == "tokens/s +14.72 %"
     alone = (("routing.hot_experts", "tokens/s +108.3 %"), ("routing.hot_share", "refused alone (BadRouting)"))
     impact = _impact(lock, alone, group)
     assert _alone(impact) == ("routing record uniform → gpt-oss-120b-chat as a whole (hot_experts 1 → 0.25, "
@@ -63,8 +66,7 @@ def test_a_serving_re_pointed_to_another_routing_record_is_one_entry() -> None:
                   {"path": "routing.hot_share", "before": 1.0, "after": 0.6}]}
     assert [a["move"] for a in document["alone"]] == ["tokens/s +108.3 %", "refused alone (BadRouting)"]
     # not re-pointed, one fact of the record moved: its own alone entry says it all
-    assert routing_together(Root(REPO), _rep(lock, {"routing.hot_share": _share(0.6)}),  # type: ignore[arg-type]
-                            changed, None, "uniform") is None
+    assert _together(lock, {"routing.hot_share": _share(0.6)}, changed, None, "uniform") is None
 
 
 def test_a_routing_records_two_facts_changed_in_place_are_one_entry() -> None:
@@ -73,11 +75,10 @@ def test_a_routing_records_two_facts_changed_in_place_are_one_entry() -> None:
     lock = read_lock(REPO / "locks" / "qwen3-30b-a3b-h200.lock.toml")
     hot = attrs.evolve(lock.facts["routing.hot_experts"], value=0.390625, amount=0.390625)
     share = attrs.evolve(lock.facts["routing.hot_share"], value=0.85, amount=0.85)
-    rep = _rep(lock, {"routing.hot_experts": hot, "routing.hot_share": share})
     record = "qwen3-30b-a3b-measured"
-    group = routing_together(Root(REPO), rep, ("routing.hot_experts", "routing.hot_share"), None,  # type: ignore
-                             record)
-    assert group is not None and group[:2] == (record, record) and group[3] == "tokens/s -2.244 %"
+    group = _together(lock, {"routing.hot_experts": hot, "routing.hot_share": share},
+                      ("routing.hot_experts", "routing.hot_share"), None, record)
+    assert group is not None and (group.base, group.head, group.move) == (record, record, "tokens/s -2.244 %")
     impact = _impact(lock, (("routing.hot_experts", "tokens/s +3.469 %"), ("routing.hot_share", "tokens/s -4.894 %")),
                      group)
     assert _alone(impact) == ("routing record qwen3-30b-a3b-measured's 2 facts at once (hot_experts 0.453125 → "
@@ -107,3 +108,38 @@ def test_a_figure_in_scientific_notation_is_read_whole() -> None:
     # past a float: no figure at all, never the exponent's digits
     assert stated_with_unit("1e+999 GB/s") == stated_with_unit("1e309 GB/s") == []
     assert stated_with_unit("4.8e12 B/s")[0][:2] == ("4800000000000 B/s", 4.8e12)  # as before
+
+
+def test_reproduce_says_the_re_pointed_routing_record_as_a_whole(tmp_path: Path) -> None:
+    """Left49: walk56 (c) in a copy of the registry (the record added, gpt-oss-120b-h100's serving pointed at it),
+    reproduced in process: "each drifted fact alone" read ``routing.hot_experts: tokens/s +108.3 %`` and
+    ``routing.hot_share: refused alone (BadRouting)``; it now says the record's +14.72 % as a whole, as the review
+    does (one function, :func:`routing_together`), and ``--json`` gives it as ``facts_routing``, keeping each
+    fact's own price in ``facts_alone``."""
+    from passprice.reproduce import reproduce, reproduction_json, reproduction_text
+
+    root = copy_root(tmp_path)
+    (root / "facts" / "routing" / "gpt-oss-120b-chat.toml").write_text(
+        "[routing]\nname = \"gpt-oss-120b chat (walk56 c)\"\n" + "".join(
+            f"\n[{key}]\nvalue = {value}\nunit = \"1\"\nprovenance = \"measured\"\n"
+            f"source = \"gpu-container-handbook-routing-derisk\"\nlocator = \"{_SENTENCE}\"\n"
+            for key, value in (("hot_experts", 0.25), ("hot_share", 0.6))), encoding="utf-8")
+    serving = root / "registry" / "servings" / "gpt-oss-120b-h100.toml"
+    serving.write_text(serving.read_text(encoding="utf-8").replace('routing = "uniform"',
+                                                                   'routing = "gpt-oss-120b-chat"'), encoding="utf-8")
+    rep = reproduce(Root(root), read_lock(root / "locks" / "gpt-oss-120b-h100.lock.toml"))
+    lines = reproduction_text(rep, "locks/gpt-oss-120b-h100.lock.toml").splitlines()
+    at = lines.index("  each drifted fact alone (the pinned inputs with only it as today's, or the routing record's "
+                     "facts at once):")
+    assert lines[at + 1:] == ["    routing record uniform → gpt-oss-120b-chat as a whole (hot_experts 1 → 0.25, "
+                              "hot_share 1 → 0.6): tokens/s +14.72 %"]
+    assert lines[at - 1] == "  first term that moved with today's inputs: weight_bytes; tokens/s +14.72 %"
+    document = reproduction_json(rep)
+    assert document["facts_routing"] == {
+        "base": "uniform", "head": "gpt-oss-120b-chat", "move": "tokens/s +14.72 %",
+        "facts": [{"path": "routing.hot_experts", "before": 1.0, "after": 0.25},
+                  {"path": "routing.hot_share", "before": 1.0, "after": 0.6}]}
+    assert [(a["path"], a["first_moved"], a["price"].get("refusal")) for a in document["facts_alone"]] == [
+        ("routing.hot_experts", "tokens_per_s", None), ("routing.hot_share", None, "BadRouting")]
+    # the lock as it stands, nothing drifted: no entry
+    assert reproduction_json(reproduce(Root(REPO), rep.lock))["facts_routing"] is None

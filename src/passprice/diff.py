@@ -68,7 +68,7 @@ if TYPE_CHECKING:
     from passprice.measurements import Run
     from passprice.modelhistory import KnownModel
     from passprice.modellist import ListChanges
-    from passprice.reproduce import Reproduction
+    from passprice.reproduce import RoutingTogether
     from passprice.servings import ServingSpec
     from passprice.unlocked import ServingMove
 
@@ -2170,13 +2170,13 @@ class LockImpact:
     #: (:func:`_rerouted`), else ``None``: :attr:`changed` and :attr:`cites` then compare the two records' facts,
     #: and the row reads ``routing record A → B`` (walkthrough 51: a serving re-pointed read ``changed –``).
     rerouted: tuple[str, str] | None = None
-    #: The lock's routing record's facts the change moved, priced at once: ``(BASE's record, HEAD's record,
-    #: ((path, pinned, HEAD's), …), move)`` (:func:`routing_together`), for a serving re-pointed to another record
+    #: The lock's routing record's facts the change moved, priced at once (:func:`passprice.reproduce.
+    #: routing_together`, as ``reproduce`` says them), for a serving re-pointed to another record
     #: (:attr:`rerouted`) or two or more facts of its record changed in place; ``None`` otherwise. Left48: walkthrough
     #: 56's serving re-pointed from ``uniform`` to a record of ``hot_experts`` 0.25, ``hot_share`` 0.6 moved +14.72 %
     #: and read ``routing.hot_experts: tokens/s +108.3 %; routing.hot_share: refused alone (BadRouting)``: the two
     #: figures are one routing, neither alone explains the move.
-    routing_alone: tuple[str, str, tuple[tuple[str, Fact, Fact], ...], str] | None = None
+    routing_alone: RoutingTogether | None = None
 
     @property
     def by_header(self) -> str | None:
@@ -2558,18 +2558,8 @@ class LockImpact:
                             "locator": locator or None} for run, before, after, source, locator in self.runs_moved],
             "alone_grouped": [{"inputs": list(inputs), "derived": list(derived), "move": move}
                               for inputs, derived, move in self.joint],
-            "alone_routing": _routing_json(self.routing_alone),
+            "alone_routing": self.routing_alone.to_json() if self.routing_alone is not None else None,
         }
-
-
-def _routing_json(group: tuple[str, str, tuple[tuple[str, Fact, Fact], ...], str] | None) -> dict[str, Any] | None:
-    """:attr:`LockImpact.routing_alone` as ``--json``'s ``alone_routing``: ``{"base", "head", "facts": [{"path",
-    "before", "after"}], "move"}``, each fact's value in its unit's SI base (a share: itself); ``None`` for none."""
-    if group is None:
-        return None
-    base, head, facts, move = group
-    return {"base": base, "head": head, "move": move,
-            "facts": [{"path": path, "before": was.value, "after": now.value} for path, was, now in facts]}
 
 
 def _judge(lock: Lock | None, side: PriceSide) -> Verdict | None:
@@ -3295,48 +3285,10 @@ def _with_alone(head: Side, lock: LockImpact, old: Lock | None, new: Lock | None
     return lock
 
 
-def routing_together(root: Root, rep: Reproduction, changed: Sequence[str], rerouted: tuple[str, str] | None,
-                     record: str | None) -> tuple[str, str, tuple[tuple[str, Fact, Fact], ...], str] | None:
-    """The ``routing.*`` facts of ``changed`` that ``rep``'s lock pins and today's side (``rep.today``, the side it was
-    reproduced on, at ``root``) holds otherwise, priced at once: the lock's pinned inputs with all of them as that
-    side has them (:func:`passprice.locks.priced`, the running code),
-    as ``(BASE's record, HEAD's record, ((path, pinned, side's), …), move)``, ``move`` as ``reproduce`` words one
-    fact's (``tokens/s +14.72 %``, or ``refused (NotResident)``). Given for a serving re-pointed to another record
-    (``rerouted``, one fact moved or more) or two or more facts of its ``record`` changed in place; ``None``
-    otherwise, and when the lock cannot be priced on ``side``. A record's hot set and its share are one routing: a
-    share of 0.6 on uniform's hot set of every expert is refused (``BadRouting``), a quarter of the experts taking
-    every token-slot moved walkthrough 56's lock +108.3 %, and together they moved it +14.72 %. Raises nothing."""
-    from passprice.locks import pinned_serving, priced
-    from passprice.reproduce import Alone, find_checkpoint
-    from passprice.serving import ServingRefusal
-
-    if record is None and rerouted is None:
-        return None
-    lock, asked = rep.lock, {p for p in changed if p.startswith("routing.")}
-    drifts = [d for d in rep.today.drift
-              if d.path in asked and d.today is not None and not same_quantity(d.pinned, d.today)]
-    if len(drifts) < (1 if rerouted is not None else 2):
-        return None
-    one = attrs.evolve(lock, facts={**lock.facts, **{d.path: d.today for d in drifts if d.today is not None}})
-    try:
-        header = find_checkpoint(root, lock)[0]  # the one reproduce found (cached): it priced the lock
-        if header is None:
-            return None
-        price = priced(one.kind, header, one.pinned_card(), pinned_serving(one), one.pinned_stack())[0]
-    except ServingRefusal as e:
-        price = e.to_json()
-    except InputError:  # the facts do not build a card with the pinned ones: no move to show
-        return None
-    move = Alone("routing", price).describe(lock.price, lock.compared()).split(": ", 1)[1]
-    move = move.replace("refused alone (", "refused (", 1)  # the record's facts together, not one alone
-    base, head = rerouted if rerouted is not None else (record, record)
-    return (str(base), str(head), tuple((d.path, d.pinned, d.today) for d in drifts if d.today is not None), move)
-
-
 def changed_alone(side: Side, lock: Lock | None, changed: Sequence[str], rerouted: tuple[str, str] | None = None,
                   record: str | None = None
                   ) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[tuple[str, ...], tuple[str, ...], str], ...],
-                             tuple[str, str, tuple[tuple[str, Fact, Fact], ...], str] | None]:
+                             RoutingTogether | None]:
     """Each of the ``changed`` fact paths that ``lock`` pins and ``side`` holds otherwise, with what it alone does
     to the lock's recorded price: the lock's pinned inputs with only that fact as ``side`` has it, priced with the
     running code, as ``passprice reproduce`` prints it under "each drifted fact alone" (:func:`passprice.reproduce.
@@ -3345,7 +3297,8 @@ def changed_alone(side: Side, lock: Lock | None, changed: Sequence[str], reroute
     from it priced at once, ``(inputs, derived paths, move)`` (:func:`passprice.reproduce.together`): a derived fact
     recomputed from a changed input is not an independent change (walkthrough 49: a bandwidth +0.4717 % alone, the
     shares derived from it -0.44 %, the one change +0.003 %). Third, the lock's routing record's changed facts
-    priced at once (:func:`routing_together`, given ``rerouted`` and the ``record`` the serving names on ``side``).
+    priced at once (:func:`passprice.reproduce.routing_together`, given ``rerouted`` and the ``record`` the serving
+    names on ``side``; one price).
     Empty (``None``) when the lock cannot be reproduced on ``side`` (its checkpoint gone, a file that does not
     read). Raises nothing."""
     from passprice.reproduce import reproduce
@@ -3370,7 +3323,12 @@ def changed_alone(side: Side, lock: Lock | None, changed: Sequence[str], reroute
     joint = tuple((tuple(p for p in changed if p in g.inputs), tuple(p for p in changed if p in g.derived),
                    g.describe(lock.price, lock.compared()).split(": ", 1)[1])
                   for g in rep.joint if asked.issuperset(g.paths))
-    return alone, joint, routing_together(side.root, rep, changed, rerouted, record)
+    from passprice.reproduce import find_checkpoint, routing_together
+
+    header = find_checkpoint(side.root, lock)[0]  # the one reproduce found (cached): it priced the lock
+    routing = (routing_together(lock, header, rep.today.drift, lock.price, rerouted, record, changed)
+               if header is not None else None)
+    return alone, joint, routing
 
 
 def _with_recomputed(lock: LockImpact, side: PriceSide, moved: Mapping[str, Mapping[str, tuple[str, str]]]
@@ -7535,13 +7493,13 @@ def _alone(lock: LockImpact) -> str:
     from passprice.reproduce import grouped_name
 
     grouped = {p: (inputs, derived, move) for inputs, derived, move in lock.joint for p in (*inputs, *derived)}
-    routed = {path for path, _, _ in lock.routing_alone[2]} if lock.routing_alone is not None else set()
+    routed = set(lock.routing_alone.paths) if lock.routing_alone is not None else set()
     out, said, routing_said = [], set(), False
     for path, move in lock.alone:
         if path in routed:  # the routing record's facts, one entry in the place of the first (left48)
             if lock.routing_alone is not None and not routing_said:
                 routing_said = True
-                out.append(_routing_entry(lock.routing_alone))
+                out.append(lock.routing_alone.describe())
             continue
         if path not in grouped:
             out.append(f"{path}: {move}")
@@ -7551,18 +7509,6 @@ def _alone(lock: LockImpact) -> str:
             said.add(inputs)
             out.append(f"{grouped_name(inputs, derived)}: {joint}")
     return "; ".join(out)
-
-
-def _routing_entry(group: tuple[str, str, tuple[tuple[str, Fact, Fact], ...], str]) -> str:
-    """The ``alone`` line's entry of a routing record's facts priced at once (:attr:`LockImpact.routing_alone`):
-    ``routing record uniform → gpt-oss-120b-chat as a whole (hot_experts 1 → 0.25, hot_share 1 → 0.6): tokens/s
-    +14.72 %``, or ``routing record R's 2 facts at once (…)`` for facts changed in place."""
-    base, head, facts, move = group
-    figures = ", ".join(f"{path.removeprefix('routing.')} {was.describe()} → {now.describe()}"
-                        for path, was, now in facts)
-    what = (f"routing record {base} → {head} as a whole" if base != head
-            else f"routing record {head}'s {len(facts)} facts at once")
-    return f"{what} ({figures}): {move}"
 
 
 #: What the ``alone`` moves are, said beside them.

@@ -519,14 +519,19 @@ _TERMS = (
         "(`ref`, the entry the lock names; where its pinned content was `found`, or the entry it `moved_to`; "
         "`checkpoint_changed` in `check`), `facts_drifted` (pinned facts today's files hold otherwise), "
         "`facts_rewritten` (the same quantity written otherwise: no drift), `facts_alone` (each drifted fact's price "
-        "alone), `unpinned` (facts today's card has that the lock did not pin), `stale_stack` (stale stack facts "
+        "alone), `facts_routing` (a routing record's drifted facts priced at once, as the text's `routing record "
+        "uniform → gpt-oss-120b-chat as a whole (hot_experts 1 → 0.25, hot_share 1 → 0.6): tokens/s +14.72 %`, "
+        "given for a serving re-pointed to another record or two or more of its record's facts drifted in place: "
+        "`base`, `head`, `facts` with each `path`, `before` and `after`, and `move`; `null` otherwise), "
+        "`unpinned` (facts today's card has that the lock did not pin), `stale_stack` (stale stack facts "
         "today's price rests on; `stale_stack_pinned_apart` those the pinned column rests on too), "
         "`serving_differences` (`{field, locked, now}` a change in the serving, `serving_changed` the same as lines) "
         "and `check`'s `serving_name`.",
         ("reproduces", "reproduce", "pricing model", "first moved", "first term that moved", "pricing model digest",
          "reproduced",
          "reproduced (pinned inputs)", "pinned inputs", "today's inputs", "field", "since the lock",
-         "equals", "reproduction", "facts_drifted", "facts_rewritten", "facts_alone", "unpinned", "stale_stack",
+         "equals", "reproduction", "facts_drifted", "facts_rewritten", "facts_alone", "facts_routing", "unpinned",
+         "stale_stack",
          "stale_stack_pinned_apart", "now", "ref", "found", "moved_to", "checkpoint_changed", "serving_name",
          "serving_changed", "serving_differences"),
     ),

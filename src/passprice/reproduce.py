@@ -934,6 +934,12 @@ class Reproduction:
     #: Asked (``reproduce(grouped=True)``): each drifted input with the drifted facts derived from it, priced at
     #: once (:func:`together`); empty otherwise.
     joint: tuple[Together, ...] = ()
+    #: The lock's routing record's drifted facts priced at once (:func:`routing_together`), for a serving
+    #: re-pointed to another record or two or more of its record's facts changed in place; ``None`` otherwise.
+    #: Left49: walkthrough 56's serving re-pointed from ``uniform`` to a record of ``hot_experts`` 0.25 and
+    #: ``hot_share`` 0.6 read ``routing.hot_experts: tokens/s +108.3 %`` and ``routing.hot_share: refused alone
+    #: (BadRouting)`` under "each drifted fact alone", of a +14.72 % move the two made together.
+    routing: RoutingTogether | None = None
 
     @property
     def alone_base(self) -> Mapping[str, Any]:
@@ -1270,6 +1276,82 @@ def together(lock: Lock, header: GGUFHeader, drifted: Iterable[Drift]) -> tuple[
     return tuple(out)
 
 
+@attrs.frozen
+class RoutingTogether:
+    """A lock's routing record's drifted facts taken as today's at once: ``base`` (the record the lock priced) and
+    ``head`` (the one today's serving names; ``base`` itself for facts changed in place), ``facts`` (``(lock path,
+    pinned fact, today's fact)`` each, ``routing.hot_experts`` …, in drift order) and ``move``, what they together
+    do to the price compared with (``tokens/s +14.72 %``, or ``refused (BadRouting)``), worded as
+    :meth:`Alone.describe` words one fact's. Made by :func:`routing_together`, for ``reproduce`` and the review's
+    ``alone`` line alike (left48, left49)."""
+
+    base: str
+    head: str
+    facts: tuple[tuple[str, Fact, Fact], ...]
+    move: str
+
+    @property
+    def paths(self) -> tuple[str, ...]:
+        """The lock paths of :attr:`facts`."""
+        return tuple(path for path, _, _ in self.facts)
+
+    def describe(self) -> str:
+        """One entry: ``routing record uniform → gpt-oss-120b-chat as a whole (hot_experts 1 → 0.25, hot_share 1 →
+        0.6): tokens/s +14.72 %``, or ``routing record R's 2 facts at once (…): …`` for facts changed in place."""
+        figures = ", ".join(f"{path.removeprefix('routing.')} {was.describe()} → {now.describe()}"
+                            for path, was, now in self.facts)
+        what = (f"routing record {self.base} → {self.head} as a whole" if self.base != self.head
+                else f"routing record {self.head}'s {len(self.facts)} facts at once")
+        return f"{what} ({figures}): {self.move}"
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"base", "head", "facts": [{"path", "before", "after"}], "move"}``, each fact's value in its unit's SI
+        base (a share: itself): ``reproduce --json``'s ``facts_routing``, the review's ``alone_routing``."""
+        return {"base": self.base, "head": self.head, "move": self.move,
+                "facts": [{"path": path, "before": was.value, "after": now.value} for path, was, now in self.facts]}
+
+
+def routing_together(
+    lock: Lock, header: GGUFHeader, drifted: Iterable[Drift], recorded: Mapping[str, Any],
+    rerouted: tuple[str, str] | None, record: str | None, paths: Iterable[str] | None = None,
+) -> RoutingTogether | None:
+    """The ``routing.*`` facts of ``drifted`` (of those, the ``paths`` asked, when given: a review's changed facts)
+    whose today's quantity is not the pinned one, priced at once: the lock from its pinned inputs (``header``: the
+    pinned checkpoint) with all of them today's (:func:`passprice.locks.priced`, the running code), the move said
+    against ``recorded`` (``reproduce``: :attr:`Reproduction.alone_base`; the review: the lock's recorded price).
+    Given for a serving re-pointed to another record (``rerouted``: ``(the lock's record, today's)``, one fact moved
+    or more) or two or more facts of its ``record`` changed in place; ``None`` otherwise, and when the facts do not
+    build a card with the pinned ones. A record's hot set and its share are one routing: a share of 0.6 on
+    uniform's hot set of every expert is refused (``BadRouting``), a quarter of the experts taking every token-slot
+    moved walkthrough 56's lock +108.3 %, and together they moved it +14.72 %. One price. Raises nothing."""
+    if record is None and rerouted is None:
+        return None
+    asked = None if paths is None else set(paths)
+    drifts = [d for d in drifted if d.path.startswith("routing.") and (asked is None or d.path in asked)
+              and d.today is not None and not same_quantity(d.pinned, d.today)]
+    if len(drifts) < (1 if rerouted is not None else 2):
+        return None
+    one = attrs.evolve(lock, facts={**lock.facts, **{d.path: d.today for d in drifts if d.today is not None}})
+    try:
+        price = priced(one.kind, header, one.pinned_card(), pinned_serving(one), one.pinned_stack())[0]
+    except ServingRefusal as e:
+        price = e.to_json()
+    except InputError:  # the facts do not build a card with the pinned ones: no move to show
+        return None
+    move = Alone("routing", price).describe(recorded, lock.compared()).split(": ", 1)[1]
+    move = move.replace("refused alone (", "refused (", 1)  # the record's facts together, not one alone
+    base, head = rerouted if rerouted is not None else (record, record)
+    return RoutingTogether(str(base), str(head),
+                           tuple((d.path, d.pinned, d.today) for d in drifts if d.today is not None), move)
+
+
+def rerouted_today(lock: Lock, today: Today) -> tuple[str, str] | None:
+    """``(the routing record the lock's serving names, the one today's serving names)`` when both name one and they
+    differ (the serving re-pointed since the lock), else ``None``. Raises nothing."""
+    was, now = lock.spec.routing, today.spec.routing if today.spec is not None else None
+    return (was, now) if isinstance(was, str) and isinstance(now, str) and was != now else None
+
+
 def reproduce(root: Root, lock: Lock, with_today: bool = True, grouped: bool = False) -> Reproduction:
     """Re-price ``lock`` from its pinned inputs with today's code and compare with the recorded price (every field,
     or an older format's figures), and (``with_today``) price it with today's inputs too. Never raises for a
@@ -1289,7 +1371,12 @@ def reproduce(root: Root, lock: Lock, with_today: bool = True, grouped: bool = F
               if header is not None and (today.drift or today.unpinned) else ())
     joint = together(lock, header, today.drift) if grouped and header is not None and today.drift else ()
     holds_code = (root.path / "src" / "passprice" / "pins.py").is_file()
-    return Reproduction(lock, now, diffs, pricing_model_digest(), state, today, shares, holds_code, joint=joint)
+    rep = Reproduction(lock, now, diffs, pricing_model_digest(), state, today, shares, holds_code, joint=joint)
+    if header is None or not today.drift:
+        return rep
+    rerouted = rerouted_today(lock, today)  # left49: walk56's re-pointing read +108.3 % and a refusal, alone each
+    record = rerouted[1] if rerouted is not None else lock.spec.routing
+    return attrs.evolve(rep, routing=routing_together(lock, header, today.drift, rep.alone_base, rerouted, record))
 
 
 # --- showing a reproduction ------------------------------------------------------------------------------------------
@@ -1583,8 +1670,14 @@ def reproduction_text(
     if rep.alone and not single:  # one drifted fact that alone gives today's price says nothing new
         base = rep.alone_base
         against = "" if rep.equals or base is lock.price else ", against the reproduced column: today's code"
-        lines.append(f"  each drifted fact alone (the pinned inputs with only it as today's{against}):")
+        together = ", or the routing record's facts at once" if rep.routing is not None else ""
+        lines.append(f"  each drifted fact alone (the pinned inputs with only it as today's{together}{against}):")
         said = [(a.path, a.describe(base, lock.compared())) for a in rep.alone]
+        if rep.routing is not None:  # the record's facts, one entry in the place of the first (left49)
+            routed = set(rep.routing.paths)
+            at = next((i for i, (path, _) in enumerate(said) if path in routed), len(said))
+            said = [*[x for x in said[:at] if x[0] not in routed], ("routing", rep.routing.describe()),
+                    *[x for x in said[at:] if x[0] not in routed]]
         # Walkthrough 28: a first-format lock whose citations were all rewritten read ten lines "X: tokens/s
         # unchanged", one a fact whose figure and provenance are the pinned ones: said once, naming them.
         quiet = cited_only(today.drift)
@@ -1666,6 +1759,7 @@ def reproduction_json(
             {"path": a.path, "price": a.price, "first_moved": a.first_moved(rep.alone_base, rep.lock.compared())}
             for a in rep.alone
         ],
+        "facts_routing": rep.routing.to_json() if rep.routing is not None else None,
         "unpinned": [{"path": p, "today": f.to_entry()} for p, f in today.unpinned],
         "stale_stack": list(rep.stale_stack),
         "stale_stack_pinned_apart": list(stale_pinned_apart(rep)),
