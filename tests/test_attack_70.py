@@ -51,3 +51,20 @@ def test_a_daemon_an_ask_started_ends_with_the_ask(tmp_path: Path, monkeypatch: 
         pids.unlink()
         assert sidecode._ask(root, code, sidecode.DRIVER, {"locks": [{"key": "c"}]})[1] == "exit status 0"
         assert _ended(pids) == [True]
+
+
+#: A package registering at-fork hooks that print (its import): a one-ask process forks nothing, so they never ran.
+_HOOKS = ("import os\nos.register_at_fork(before=lambda: print('before'), after_in_parent=lambda: print('parent'),\n"
+          "                      after_in_child=lambda: print('child'))\n")
+
+
+def test_at_fork_hooks_of_the_import_print_into_no_answer(tmp_path: Path, monkeypatch: Any) -> None:
+    # main: 'before' (copied into the child's buffer) and 'child' began the answer, and 'parent' the next one's:
+    # every ask read "Expecting value: line 1 column 1 (char 0)".
+    monkeypatch.setattr(sidecode, "_STUCK", {})
+    code = _package(tmp_path, _HOOKS, "pass")
+    root = types.SimpleNamespace(path=tmp_path)
+    with sidecode.conversations():
+        for key in ("a", "b"):
+            assert sidecode._ask(root, code, sidecode.DRIVER, {"locks": [{"key": key}]}) == (
+                {key: {"error": "e" + key}}, "exit status 0")

@@ -583,8 +583,10 @@ def _ask(root: Root, folder: Path, driver: str, request: Mapping[str, Any]) -> t
 #: import left: what an ask changes (a module's table, a process it forked) ends with its child. As a one-ask
 #: driver's package read an empty standard input, the side's code reads ``/dev/null`` there; the two modules every
 #: ask imports (``registry``, ``reproduce``) are imported with the package, so what their import writes is part of
-#: each ask's answer (the preamble), as it was of each process's. ``SIGCHLD`` is the default in the process (an
-#: import ignoring it left no child to wait for) and as the import left it in each child.
+#: each ask's answer (the preamble), as it was of each process's. What the import's ``os.register_at_fork`` hooks
+#: print on ``sys.stdout``/``sys.stderr`` around each fork goes to ``/dev/null``: a one-ask process forks nothing, so
+#: no hook of its ran (a package printing in one made every answer unreadable; attack70). ``SIGCHLD`` is the default
+#: in the process (an import ignoring it left no child to wait for) and as the import left it in each child.
 SERVE_DRIVER = r"""
 import importlib.util, json, os, sys
 from pathlib import Path
@@ -614,6 +616,8 @@ import signal
 _chld = signal.getsignal(signal.SIGCHLD)
 signal.signal(signal.SIGCHLD, signal.SIG_DFL)
 _before = _children()
+_streams = (sys.stdout, sys.stderr)
+_hush = open(os.devnull, "w")
 _flushed()
 _tell("ready")
 while True:
@@ -623,7 +627,9 @@ while True:
         os._exit(0)
     _flushed()
     _before = _children()
+    sys.stdout = sys.stderr = _hush
     _pid = os.fork()
+    sys.stdout, sys.stderr = _streams
     if _pid == 0:
         break
     try:
@@ -646,7 +652,8 @@ os.close(_ctl)
 _in.close()
 _asked = json.loads(_line)
 request = {"root": _root, "src": _src, **_asked["request"]}
-del _line, _pid, _ctl, _chld, _before
+_hush.close()
+del _line, _pid, _ctl, _chld, _before, _streams, _hush
 exec(_asked.pop("body"))
 """
 
