@@ -68,3 +68,55 @@ def test_at_fork_hooks_of_the_import_print_into_no_answer(tmp_path: Path, monkey
         for key in ("a", "b"):
             assert sidecode._ask(root, code, sidecode.DRIVER, {"locks": [{"key": key}]}) == (
                 {key: {"error": "e" + key}}, "exit status 0")
+
+
+def _git(folder: Path, *args: str) -> None:
+    import subprocess
+
+    subprocess.run(["git", "-c", "user.name=a", "-c", "user.email=a@b", "-c", "commit.gpgSign=false", *args],
+                   cwd=folder, check=True, capture_output=True)
+
+
+def _history(tmp_path: Path, digests: list[str]) -> Path:
+    """A repository whose ``locks/a.lock.toml`` is committed once with each digest as its lock's and its model's."""
+    _git(tmp_path, "init", "-q")
+    (tmp_path / "locks").mkdir()
+    for digest in digests:
+        (tmp_path / "locks" / "a.lock.toml").write_text(
+            f'[lock]\ndigest = "sha256:{digest}"\npricing_model = "sha256:{digest}"\n', encoding="utf-8")
+        _git(tmp_path, "add", "-A")
+        _git(tmp_path, "commit", "-q", "-m", digest[:4])
+    return tmp_path
+
+
+def test_the_history_search_runs_no_textconv_driver_of_the_repository(tmp_path: Path) -> None:
+    # main: `git log -S` ran the repository's textconv driver on every version of every lock (a second apiece for
+    # one that sleeps; any program the config names).
+    from passprice.locks import digest_in_history
+    from passprice.registry import Root
+    from passprice.reproduce import model_commit
+
+    digests = [f"{n:064x}" for n in (10, 11, 12)]
+    (tmp_path / "r").mkdir()
+    root = _history(tmp_path / "r", digests)
+    ran = tmp_path / "ran"
+    (root / ".git" / "info" / "attributes").write_text("locks/* diff=slow\n", encoding="utf-8")
+    _git(root, "config", "diff.slow.textconv", f"sh -c 'echo ran >> {ran}; cat \"$0\"'")
+    found = model_commit(Root(root), f"sha256:{digests[1]}")
+    assert found is not None and len(found[0]) == 12
+    assert digest_in_history(Root(root), digests[1]) == (found[0], found[1], "locks/a.lock.toml")
+    assert not ran.exists()
+
+
+def test_a_huge_lock_of_the_history_is_not_read(tmp_path: Path, monkeypatch: Any) -> None:
+    # main: a 50 MB lock of an old commit (a few hundred KB in git's pack) took 8.9 s and 358 MB to parse.
+    from passprice import locks
+    from passprice.registry import Root
+
+    digest = f"{13:064x}"
+    root = _history(tmp_path, [digest])
+    size = len((root / "locks" / "a.lock.toml").read_bytes())  # 136 bytes
+    monkeypatch.setattr(locks, "MAX_HISTORY_LOCK_BYTES", size)
+    assert locks.digest_in_history(Root(root), digest) is not None
+    monkeypatch.setattr(locks, "MAX_HISTORY_LOCK_BYTES", size - 1)
+    assert locks.digest_in_history(Root(root), digest) is None

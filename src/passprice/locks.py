@@ -1585,12 +1585,20 @@ def digest_ref_problem(root: Root, ref: str, files: list[str], known: str) -> st
             f"{shell_word(f'{commit}:{path}')} > {shell_word(old)}`, then `passprice reproduce {shell_word(old)}`")
 
 
+#: The most bytes a lock file of the git history may have to be read as :func:`digest_in_history`'s candidate (the
+#: largest lock registered holds 170 KB): a 50 MB lock of an old commit, a few hundred KB in git's pack, took 8.9 s
+#: and 358 MB to parse (attack70).
+MAX_HISTORY_LOCK_BYTES = 4 << 20
+
+
 def digest_in_history(root: Root, ref: str) -> tuple[str, str, str] | None:
     """The lock file of ``root``'s git history whose ``[lock] digest`` is ``ref`` (:data:`DIGEST_REF`) or begins
     with it: the oldest commit that wrote it (12 hex digits), its date (YYYY-MM-DD) and the file's path, from the
     commits ``git log -S 'digest = "sha256:HEX'`` finds changing the text under ``locks/`` (each candidate file read
     at that commit and its ``[lock]`` table's digest compared: a fact's or checkpoint's digest may begin so too).
-    ``None`` when ``root`` is no git work tree, git fails, or no lock file of its history has it. A price is cited by
+    ``None`` when ``root`` is no git work tree, git fails, or no lock file of its history has it (one over
+    :data:`MAX_HISTORY_LOCK_BYTES` is not read; the search reads each file as committed, no ``textconv`` driver of
+    the repository's run on it). A price is cited by
     its lock's name and digest; once re-locked, ``reproduce DIGEST`` said only "may have been re-locked since",
     leaving ``git log -S`` to the reader (walkthrough 56). Raises nothing."""
     import subprocess
@@ -1603,13 +1611,17 @@ def digest_in_history(root: Root, ref: str) -> tuple[str, str, str] | None:
     if root.embedded:
         return None
     try:
-        said = run_git(root.path, ["log", "--reverse", "--format=%H %cs", "-S", written, "--", "locks/"])
+        said = run_git(root.path, ["log", "--no-textconv", "--reverse", "--format=%H %cs", "-S", written, "--",
+                                   "locks/"])
         for line in said.decode("ascii", "replace").splitlines()[:20]:
             commit, _, date = line.partition(" ")
             files = run_git(root.path, ["grep", "-l", "-F", "-i", written, commit, "--", "locks/"])
             for hit in files.decode("utf-8", "replace").splitlines():
                 path = hit.removeprefix(f"{commit}:")
                 if not path.endswith(".lock.toml"):
+                    continue
+                size = run_git(root.path, ["cat-file", "-s", f"{commit}:{path}"]).strip()
+                if not size.isdigit() or int(size) > MAX_HISTORY_LOCK_BYTES:
                     continue
                 text = run_git(root.path, ["show", f"{commit}:{path}"]).decode("utf-8", "replace")
                 try:
