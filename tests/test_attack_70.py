@@ -120,3 +120,28 @@ def test_a_huge_lock_of_the_history_is_not_read(tmp_path: Path, monkeypatch: Any
     assert locks.digest_in_history(Root(root), digest) is not None
     monkeypatch.setattr(locks, "MAX_HISTORY_LOCK_BYTES", size - 1)
     assert locks.digest_in_history(Root(root), digest) is None
+
+
+def test_a_commit_of_many_candidates_is_read_in_a_few_git_processes(tmp_path: Path, monkeypatch: Any) -> None:
+    # main: two git processes a file quoting the digest (2,000 files of one commit outside their [lock] table: 8 s).
+    from passprice import gitread, locks
+    from passprice.registry import Root
+
+    digest = f"{14:064x}"
+    _git(tmp_path, "init", "-q")
+    (tmp_path / "locks").mkdir()
+    for n in range(300):
+        (tmp_path / "locks" / f"l{n:03}.lock.toml").write_text(f'[other]\ndigest = "sha256:{digest}"\n',
+                                                                 encoding="utf-8")
+    (tmp_path / "locks" / "z.lock.toml").write_text(f'[lock]\ndigest = "sha256:{digest}"\n', encoding="utf-8")
+    _git(tmp_path, "add", "-A")
+    _git(tmp_path, "commit", "-q", "-m", "many")
+    calls: list[str] = []
+    run_git = gitread.run_git
+    monkeypatch.setattr(gitread, "run_git", lambda top, args, *more: calls.append(args[0]) or run_git(top, args, *more))
+    found = locks.digest_in_history(Root(tmp_path), digest[:20])
+    assert found is not None and found[2] == "locks/z.lock.toml"
+    assert calls == ["log", "grep", "cat-file", "cat-file"]
+    # The bytes read in all are bounded: past the budget, no candidate is read.
+    monkeypatch.setattr(locks, "MAX_HISTORY_READ_BYTES", 100)
+    assert locks.digest_in_history(Root(tmp_path), digest) is None

@@ -1589,6 +1589,8 @@ def digest_ref_problem(root: Root, ref: str, files: list[str], known: str) -> st
 #: largest lock registered holds 170 KB): a 50 MB lock of an old commit, a few hundred KB in git's pack, took 8.9 s
 #: and 358 MB to parse (attack70).
 MAX_HISTORY_LOCK_BYTES = 4 << 20
+#: The most bytes of lock files :func:`digest_in_history` reads in all (its candidates, in up to 20 commits).
+MAX_HISTORY_READ_BYTES = 16 << 20
 
 
 def digest_in_history(root: Root, ref: str) -> tuple[str, str, str] | None:
@@ -1597,40 +1599,50 @@ def digest_in_history(root: Root, ref: str) -> tuple[str, str, str] | None:
     commits ``git log -S 'digest = "sha256:HEX'`` finds changing the text under ``locks/`` (each candidate file read
     at that commit and its ``[lock]`` table's digest compared: a fact's or checkpoint's digest may begin so too).
     ``None`` when ``root`` is no git work tree, git fails, or no lock file of its history has it (one over
-    :data:`MAX_HISTORY_LOCK_BYTES` is not read; the search reads each file as committed, no ``textconv`` driver of
+    :data:`MAX_HISTORY_LOCK_BYTES`, or past :data:`MAX_HISTORY_READ_BYTES` read in all, is not read; the search
+    reads each file as committed, no ``textconv`` driver of
     the repository's run on it). A price is cited by
     its lock's name and digest; once re-locked, ``reproduce DIGEST`` said only "may have been re-locked since",
     leaving ``git log -S`` to the reader (walkthrough 56). Raises nothing."""
     import subprocess
     import tomllib
 
-    from passprice.gitread import run_git
+    from passprice.gitread import read_named, run_git
 
     wanted = ref.lower().removeprefix("sha256:")
     written = f'digest = "sha256:{wanted}'  # how a lock file writes a digest: hex inside another one is passed over
     if root.embedded:
         return None
+    budget = MAX_HISTORY_READ_BYTES
     try:
         said = run_git(root.path, ["log", "--no-textconv", "--reverse", "--format=%H %cs", "-S", written, "--",
                                    "locks/"])
         for line in said.decode("ascii", "replace").splitlines()[:20]:
             commit, _, date = line.partition(" ")
             files = run_git(root.path, ["grep", "-l", "-F", "-i", written, commit, "--", "locks/"])
-            for hit in files.decode("utf-8", "replace").splitlines():
-                path = hit.removeprefix(f"{commit}:")
-                if not path.endswith(".lock.toml"):
+            names = [hit for hit in files.decode("utf-8", "replace").splitlines()
+                     if hit.startswith(f"{commit}:") and hit.endswith(".lock.toml") and "\r" not in hit]
+            # Each candidate's size first, then the ones within the caps read, all in two git processes (a commit
+            # of 2,000 files quoting the digest outside their [lock] table took 8 s at two processes a file).
+            checked = run_git(root.path, ["cat-file", "--batch-check=%(objecttype) %(objectsize)"],
+                              "".join(f"{n}\n" for n in names).encode("utf-8", "surrogateescape"))
+            chosen = []
+            for name, kind_size in zip(names, checked.decode("ascii", "replace").splitlines(), strict=False):
+                kind, _, size = kind_size.partition(" ")
+                if kind == "blob" and size.isdigit() and int(size) <= min(MAX_HISTORY_LOCK_BYTES, budget):
+                    chosen.append(name)
+                    budget -= int(size)
+            texts = read_named(root.path, chosen)
+            for name in chosen:
+                if name not in texts:
                     continue
-                size = run_git(root.path, ["cat-file", "-s", f"{commit}:{path}"]).strip()
-                if not size.isdigit() or int(size) > MAX_HISTORY_LOCK_BYTES:
-                    continue
-                text = run_git(root.path, ["show", f"{commit}:{path}"]).decode("utf-8", "replace")
                 try:
-                    table = tomllib.loads(text).get("lock")
+                    table = tomllib.loads(texts[name].decode("utf-8", "replace")).get("lock")
                 except (tomllib.TOMLDecodeError, ValueError, RecursionError):
                     continue
                 digest = table.get("digest") if isinstance(table, Mapping) else None
                 if isinstance(digest, str) and digest.lower().removeprefix("sha256:").startswith(wanted):
-                    return commit[:12], date, path
+                    return commit[:12], date, name.removeprefix(f"{commit}:")
     except (InputError, OSError, subprocess.CalledProcessError):
         return None
     return None
