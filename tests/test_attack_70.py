@@ -145,3 +145,16 @@ def test_a_commit_of_many_candidates_is_read_in_a_few_git_processes(tmp_path: Pa
     # The bytes read in all are bounded: past the budget, no candidate is read.
     monkeypatch.setattr(locks, "MAX_HISTORY_READ_BYTES", 100)
     assert locks.digest_in_history(Root(tmp_path), digest) is None
+
+
+def test_a_daemon_of_an_ask_past_the_time_limit_ends_with_the_review(tmp_path: Path, monkeypatch: Any) -> None:
+    # The ask is stopped at the limit (its child's group killed); the side's process, the daemon's subreaper, kills
+    # it once its asks' pipe closes, before it is killed itself (main: the daemon ran on after the review).
+    monkeypatch.setattr(sidecode, "_STUCK", {})
+    monkeypatch.setattr(sidecode, "TIMEOUT_S", 1)
+    pids = tmp_path / "pids"
+    code = _package(tmp_path, "", _DAEMON.format(pids=str(pids)) + "    time.sleep(60)\n")
+    root = types.SimpleNamespace(path=tmp_path)
+    with sidecode.conversations():
+        assert sidecode._ask(root, code, sidecode.DRIVER, {"locks": [{"key": "a"}]}) == (None, "took longer than 1 s")
+    assert _ended(pids) == [True]
