@@ -10,6 +10,7 @@ import types
 from pathlib import Path
 from typing import Any
 
+import pytest
 from tests.test_sidecode_once import _gone, _package
 
 from passprice import sidecode
@@ -89,7 +90,7 @@ def _history(tmp_path: Path, digests: list[str]) -> Path:
     return tmp_path
 
 
-def test_the_history_search_runs_no_textconv_driver_of_the_repository(tmp_path: Path) -> None:
+def test_the_history_search_runs_no_textconv_driver_of_the_repository(tmp_path: Path, monkeypatch: Any) -> None:
     # main: `git log -S` ran the repository's textconv driver on every version of every lock (a second apiece for
     # one that sleeps; any program the config names).
     from passprice.locks import digest_in_history
@@ -106,6 +107,15 @@ def test_the_history_search_runs_no_textconv_driver_of_the_repository(tmp_path: 
     assert found is not None and len(found[0]) == 12
     assert digest_in_history(Root(root), digests[1]) == (found[0], found[1], "locks/a.lock.toml")
     assert not ran.exists()
+    # A search past its time limit finds nothing (main: no limit; 500 versions of a 1 MB lock, 1.3 MB packed, 0.6 s).
+    from passprice import locks
+    from passprice.gitread import GitFailed, run_git
+
+    with pytest.raises(GitFailed, match=r"^git log: took longer than 1e-09 s$"):
+        run_git(root, ["log"], timeout=1e-9)
+    monkeypatch.setattr(locks, "HISTORY_SEARCH_S", 1e-9)
+    assert model_commit(Root(root), f"sha256:{digests[1]}") is None
+    assert digest_in_history(Root(root), digests[1]) is None
 
 
 def test_a_huge_lock_of_the_history_is_not_read(tmp_path: Path, monkeypatch: Any) -> None:
@@ -138,7 +148,8 @@ def test_a_commit_of_many_candidates_is_read_in_a_few_git_processes(tmp_path: Pa
     _git(tmp_path, "commit", "-q", "-m", "many")
     calls: list[str] = []
     run_git = gitread.run_git
-    monkeypatch.setattr(gitread, "run_git", lambda top, args, *more: calls.append(args[0]) or run_git(top, args, *more))
+    monkeypatch.setattr(gitread, "run_git",
+                        lambda top, args, *more, **named: calls.append(args[0]) or run_git(top, args, *more, **named))
     found = locks.digest_in_history(Root(tmp_path), digest[:20])
     assert found is not None and found[2] == "locks/z.lock.toml"
     assert calls == ["log", "grep", "cat-file", "cat-file"]

@@ -1591,6 +1591,11 @@ def digest_ref_problem(root: Root, ref: str, files: list[str], known: str) -> st
 MAX_HISTORY_LOCK_BYTES = 4 << 20
 #: The most bytes of lock files :func:`digest_in_history` reads in all (its candidates, in up to 20 commits).
 MAX_HISTORY_READ_BYTES = 16 << 20
+#: Seconds the git history's search for a digest (``git log -S``, :func:`digest_in_history`,
+#: :func:`passprice.reproduce.model_commit`) may take; past it, nothing is found. The search reads every version of
+#: every lock: 500 versions of a 1 MB lock, 1.3 MB packed, took 0.6 s, so a pack of a few MB could hold minutes of it
+#: (attack70).
+HISTORY_SEARCH_S = 10.0
 
 
 def digest_in_history(root: Root, ref: str) -> tuple[str, str, str] | None:
@@ -1598,7 +1603,8 @@ def digest_in_history(root: Root, ref: str) -> tuple[str, str, str] | None:
     with it: the oldest commit that wrote it (12 hex digits), its date (YYYY-MM-DD) and the file's path, from the
     commits ``git log -S 'digest = "sha256:HEX'`` finds changing the text under ``locks/`` (each candidate file read
     at that commit and its ``[lock]`` table's digest compared: a fact's or checkpoint's digest may begin so too).
-    ``None`` when ``root`` is no git work tree, git fails, or no lock file of its history has it (one over
+    ``None`` when ``root`` is no git work tree, git fails or searches past :data:`HISTORY_SEARCH_S`, or no lock
+    file of its history has it (one over
     :data:`MAX_HISTORY_LOCK_BYTES`, or past :data:`MAX_HISTORY_READ_BYTES` read in all, is not read; the search
     reads each file as committed, no ``textconv`` driver of
     the repository's run on it). A price is cited by
@@ -1616,7 +1622,7 @@ def digest_in_history(root: Root, ref: str) -> tuple[str, str, str] | None:
     budget = MAX_HISTORY_READ_BYTES
     try:
         said = run_git(root.path, ["log", "--no-textconv", "--reverse", "--format=%H %cs", "-S", written, "--",
-                                   "locks/"])
+                                   "locks/"], timeout=HISTORY_SEARCH_S)
         for line in said.decode("ascii", "replace").splitlines()[:20]:
             commit, _, date = line.partition(" ")
             files = run_git(root.path, ["grep", "-l", "-F", "-i", written, commit, "--", "locks/"])
