@@ -169,3 +169,16 @@ def test_a_daemon_of_an_ask_past_the_time_limit_ends_with_the_review(tmp_path: P
     with sidecode.conversations():
         assert sidecode._ask(root, code, sidecode.DRIVER, {"locks": [{"key": "a"}]}) == (None, "took longer than 1 s")
     assert _ended(pids) == [True]
+
+
+def test_a_daemon_the_import_started_ends_with_the_review(tmp_path: Path, monkeypatch: Any) -> None:
+    # Started by the package's import, it is no ask's: the side's process kills it when the review ends (once the
+    # review closed its pipe), before it is killed itself; main left it running.
+    monkeypatch.setattr(sidecode, "_STUCK", {})
+    pids = tmp_path / "pids"
+    code = _package(tmp_path, f"def _start():\n    {_DAEMON.format(pids=str(pids))}_start()\n", "pass")
+    root = types.SimpleNamespace(path=tmp_path)
+    with sidecode.conversations():
+        for key in ("a", "b"):
+            assert sidecode._ask(root, code, sidecode.DRIVER, {"locks": [{"key": key}]})[1] == "exit status 0"
+    assert _ended(pids) == [True]

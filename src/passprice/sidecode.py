@@ -623,7 +623,7 @@ _tell("ready")
 while True:
     _line = _in.readline()
     if not _line:
-        _sweep(_before)
+        _sweep(set())
         os._exit(0)
     _flushed()
     _before = _children()
