@@ -195,23 +195,29 @@ def _config_guard(cwd: Path, scratch: bool) -> None:
         raise InputError(line)
 
 
-def run_git(cwd: Path, args: Iterable[str], stdin: bytes | None = None, scratch: bool = False) -> bytes:
+def run_git(cwd: Path, args: Iterable[str], stdin: bytes | None = None, scratch: bool = False,
+            timeout: float | None = None) -> bytes:
     """The standard output of ``git ARGS`` run in ``cwd``, with :data:`SETTINGS` and :func:`git_environment`
-    (``scratch``: a repository of passprice's own, in a temporary folder). Raises
-    :class:`subprocess.CalledProcessError` when git fails and :class:`InputError` when git is not installed or a
-    config file it reads would block it (:func:`_config_guard`)."""
+    (``scratch``: a repository of passprice's own, in a temporary folder), within ``timeout`` seconds when given
+    (git is killed past it). Raises :class:`subprocess.CalledProcessError` when git fails, :class:`GitFailed` when
+    it runs past ``timeout``, and :class:`InputError` when git is not installed or a config file it reads would
+    block it (:func:`_config_guard`)."""
     _config_guard(cwd, scratch)
+    listed = list(args)
     try:
         done = subprocess.run(
-            ["git", *SETTINGS, *args],
+            ["git", *SETTINGS, *listed],
             cwd=cwd,
             input=stdin,
             capture_output=True,
             check=True,
             env=git_environment(scratch),
+            timeout=timeout,
         )
     except FileNotFoundError:
         raise InputError("git: not found on PATH; comparing revisions needs git (or give two folders)") from None
+    except subprocess.TimeoutExpired:
+        raise GitFailed(f"git {listed[0] if listed else ''}: took longer than {timeout} s") from None
     except OSError as e:
         raise GitFailed(not_started(e)) from None
     return done.stdout

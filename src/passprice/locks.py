@@ -1585,40 +1585,70 @@ def digest_ref_problem(root: Root, ref: str, files: list[str], known: str) -> st
             f"{shell_word(f'{commit}:{path}')} > {shell_word(old)}`, then `passprice reproduce {shell_word(old)}`")
 
 
+#: The most bytes a lock file of the git history may have to be read as :func:`digest_in_history`'s candidate (the
+#: largest lock registered holds 170 KB): a 50 MB lock of an old commit, a few hundred KB in git's pack, took 8.9 s
+#: and 358 MB to parse (attack70).
+MAX_HISTORY_LOCK_BYTES = 4 << 20
+#: The most bytes of lock files :func:`digest_in_history` reads in all (its candidates, in up to 20 commits).
+MAX_HISTORY_READ_BYTES = 16 << 20
+#: Seconds the git history's search for a digest (``git log -S``, :func:`digest_in_history`,
+#: :func:`passprice.reproduce.model_commit`) may take; past it, nothing is found. The search reads every version of
+#: every lock: 500 versions of a 1 MB lock, 1.3 MB packed, took 0.6 s, so a pack of a few MB could hold minutes of it
+#: (attack70).
+HISTORY_SEARCH_S = 10.0
+
+
 def digest_in_history(root: Root, ref: str) -> tuple[str, str, str] | None:
     """The lock file of ``root``'s git history whose ``[lock] digest`` is ``ref`` (:data:`DIGEST_REF`) or begins
     with it: the oldest commit that wrote it (12 hex digits), its date (YYYY-MM-DD) and the file's path, from the
     commits ``git log -S 'digest = "sha256:HEX'`` finds changing the text under ``locks/`` (each candidate file read
     at that commit and its ``[lock]`` table's digest compared: a fact's or checkpoint's digest may begin so too).
-    ``None`` when ``root`` is no git work tree, git fails, or no lock file of its history has it. A price is cited by
+    ``None`` when ``root`` is no git work tree, git fails or searches past :data:`HISTORY_SEARCH_S`, or no lock
+    file of its history has it (one over
+    :data:`MAX_HISTORY_LOCK_BYTES`, or past :data:`MAX_HISTORY_READ_BYTES` read in all, is not read; the search
+    reads each file as committed, no ``textconv`` driver of
+    the repository's run on it). A price is cited by
     its lock's name and digest; once re-locked, ``reproduce DIGEST`` said only "may have been re-locked since",
     leaving ``git log -S`` to the reader (walkthrough 56). Raises nothing."""
     import subprocess
     import tomllib
 
-    from passprice.gitread import run_git
+    from passprice.gitread import read_named, run_git
 
     wanted = ref.lower().removeprefix("sha256:")
     written = f'digest = "sha256:{wanted}'  # how a lock file writes a digest: hex inside another one is passed over
     if root.embedded:
         return None
+    budget = MAX_HISTORY_READ_BYTES
     try:
-        said = run_git(root.path, ["log", "--reverse", "--format=%H %cs", "-S", written, "--", "locks/"])
+        said = run_git(root.path, ["log", "--no-textconv", "--reverse", "--format=%H %cs", "-S", written, "--",
+                                   "locks/"], timeout=HISTORY_SEARCH_S)
         for line in said.decode("ascii", "replace").splitlines()[:20]:
             commit, _, date = line.partition(" ")
             files = run_git(root.path, ["grep", "-l", "-F", "-i", written, commit, "--", "locks/"])
-            for hit in files.decode("utf-8", "replace").splitlines():
-                path = hit.removeprefix(f"{commit}:")
-                if not path.endswith(".lock.toml"):
+            names = [hit for hit in files.decode("utf-8", "replace").splitlines()
+                     if hit.startswith(f"{commit}:") and hit.endswith(".lock.toml") and "\r" not in hit]
+            # Each candidate's size first, then the ones within the caps read, all in two git processes (a commit
+            # of 2,000 files quoting the digest outside their [lock] table took 8 s at two processes a file).
+            checked = run_git(root.path, ["cat-file", "--batch-check=%(objecttype) %(objectsize)"],
+                              "".join(f"{n}\n" for n in names).encode("utf-8", "surrogateescape"))
+            chosen = []
+            for name, kind_size in zip(names, checked.decode("ascii", "replace").splitlines(), strict=False):
+                kind, _, size = kind_size.partition(" ")
+                if kind == "blob" and size.isdigit() and int(size) <= min(MAX_HISTORY_LOCK_BYTES, budget):
+                    chosen.append(name)
+                    budget -= int(size)
+            texts = read_named(root.path, chosen)
+            for name in chosen:
+                if name not in texts:
                     continue
-                text = run_git(root.path, ["show", f"{commit}:{path}"]).decode("utf-8", "replace")
                 try:
-                    table = tomllib.loads(text).get("lock")
+                    table = tomllib.loads(texts[name].decode("utf-8", "replace")).get("lock")
                 except (tomllib.TOMLDecodeError, ValueError, RecursionError):
                     continue
                 digest = table.get("digest") if isinstance(table, Mapping) else None
                 if isinstance(digest, str) and digest.lower().removeprefix("sha256:").startswith(wanted):
-                    return commit[:12], date, path
+                    return commit[:12], date, name.removeprefix(f"{commit}:")
     except (InputError, OSError, subprocess.CalledProcessError):
         return None
     return None

@@ -1455,20 +1455,25 @@ def stale_pinned_apart(rep: Reproduction) -> tuple[str, ...]:
 
 def model_commit(root: Root, digest: str) -> tuple[str, str] | None:
     """The commit of ``root``'s git history whose code is the pricing model ``digest`` (``sha256:…``): the oldest
-    commit that wrote that digest into a lock file under ``locks/`` (``git log -S DIGEST -- locks/``; a lock or
+    commit that wrote that digest into a lock file under ``locks/`` (``git log --no-textconv -S DIGEST -- locks/``:
+    the text as committed, not what a ``textconv`` driver of the repository's makes of it, which git ran on every
+    version of every lock, a second apiece for a slow one (attack70); a lock or
     ``lock --update`` is committed with the code that ran it), as its 12-digit hash and its date (YYYY-MM-DD).
-    ``None`` when ``root`` is no git work tree, no lock of its history recorded the digest, or git fails.
+    ``None`` when ``root`` is no git work tree, no lock of its history recorded the digest, or git fails or runs
+    past :data:`passprice.locks.HISTORY_SEARCH_S`.
     Walkthrough 29: a lock written out of an older commit (``git show C:LOCK > old.lock.toml``) read "pricing model
     changed (d229a791916f → dd1e970c504f)", and the README's advice, a checkout of each candidate commit until one
     says ``unchanged``, was the only way to its code. Raises nothing."""
     import subprocess
 
     from passprice.gitread import run_git
+    from passprice.locks import HISTORY_SEARCH_S
 
     if root.embedded or not digest.startswith("sha256:"):
         return None
     try:
-        said = run_git(root.path, ["log", "--format=%H %cs", "-S", digest, "--", "locks/"])
+        said = run_git(root.path, ["log", "--no-textconv", "--format=%H %cs", "-S", digest, "--", "locks/"],
+                       timeout=HISTORY_SEARCH_S)
     except (InputError, OSError, subprocess.CalledProcessError):
         return None
     found = said.decode("ascii", "replace").split()

@@ -49,9 +49,52 @@ from passprice.registry import Root
 #: Seconds a side's own code may take to price every lock (the registered locks take about a second).
 TIMEOUT_S = 300
 
-#: How a one-ask driver reads its request: ``{"root", "src", …}``, the whole of its standard input.
-_HEAD = """import importlib.util, json, sys
+#: Makes the driver the subreaper of what the side's code starts (``PR_SET_CHILD_SUBREAPER``, Linux; elsewhere
+#: nothing): a process that made a session of its own (``setsid``) and whose parent ended is reparented to the
+#: driver, not to ``init``, and ``_sweep(KEPT)`` kills and reaps every child the driver has but ``KEPT`` (the
+#: children of every thread, read from ``/proc``), until none is left. A daemon the side's code started (fork,
+#: ``setsid``, fork) outlived the review and held the answer's pipe until the time limit (attack70).
+_REAP = """def _children():
+    _pids = set()
+    try:
+        _tasks = os.listdir("/proc/self/task")
+    except OSError:
+        return _pids
+    for _task in _tasks:
+        try:
+            with open("/proc/self/task/%s/children" % _task) as _f:
+                _pids.update(int(_p) for _p in _f.read().split())
+        except (OSError, ValueError):
+            pass
+    return _pids
+def _sweep(_kept):
+    for _ in range(1000):
+        _left = _children() - _kept
+        if not _left:
+            return
+        for _p in _left:
+            try:
+                os.kill(_p, 9)
+            except OSError:
+                pass
+        for _p in _left:
+            try:
+                os.waitpid(_p, 0)
+            except OSError:
+                pass
+try:
+    import ctypes
+    ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)
+    del ctypes
+except Exception:
+    pass
+"""
+
+#: How a one-ask driver reads its request: ``{"root", "src", …}``, the whole of its standard input; what the side's
+#: code leaves behind is killed when it exits (its first ``atexit`` hook, so its last to run; :data:`_REAP`).
+_HEAD = """import atexit, importlib.util, json, os, sys
 from pathlib import Path
+""" + _REAP + """atexit.register(_sweep, set())
 request = json.load(sys.stdin)
 """
 
@@ -540,8 +583,10 @@ def _ask(root: Root, folder: Path, driver: str, request: Mapping[str, Any]) -> t
 #: import left: what an ask changes (a module's table, a process it forked) ends with its child. As a one-ask
 #: driver's package read an empty standard input, the side's code reads ``/dev/null`` there; the two modules every
 #: ask imports (``registry``, ``reproduce``) are imported with the package, so what their import writes is part of
-#: each ask's answer (the preamble), as it was of each process's. ``SIGCHLD`` is the default in the process (an
-#: import ignoring it left no child to wait for) and as the import left it in each child.
+#: each ask's answer (the preamble), as it was of each process's. What the import's ``os.register_at_fork`` hooks
+#: print on ``sys.stdout``/``sys.stderr`` around each fork goes to ``/dev/null``: a one-ask process forks nothing, so
+#: no hook of its ran (a package printing in one made every answer unreadable; attack70). ``SIGCHLD`` is the default
+#: in the process (an import ignoring it left no child to wait for) and as the import left it in each child.
 SERVE_DRIVER = r"""
 import importlib.util, json, os, sys
 from pathlib import Path
@@ -552,7 +597,7 @@ _in = os.fdopen(os.dup(0), "r", encoding="utf-8")
 _null = os.open(os.devnull, os.O_RDONLY)
 os.dup2(_null, 0)
 os.close(_null)
-request = {"src": _src, "root": _root}
+""" + _REAP + r"""request = {"src": _src, "root": _root}
 """ + _LOAD + r"""
 for _name in ("registry", "reproduce"):
     try:
@@ -570,14 +615,21 @@ def _tell(_text):
 import signal
 _chld = signal.getsignal(signal.SIGCHLD)
 signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+_before = _children()
+_streams = (sys.stdout, sys.stderr)
+_hush = open(os.devnull, "w")
 _flushed()
 _tell("ready")
 while True:
     _line = _in.readline()
     if not _line:
+        _sweep(set())
         os._exit(0)
     _flushed()
+    _before = _children()
+    sys.stdout = sys.stderr = _hush
     _pid = os.fork()
+    sys.stdout, sys.stderr = _streams
     if _pid == 0:
         break
     try:
@@ -590,7 +642,9 @@ while True:
         os.killpg(_pid, 9)
     except OSError:
         pass
-    _tell("exit %d" % os.waitstatus_to_exitcode(os.waitpid(_pid, 0)[1]))
+    _status = os.waitstatus_to_exitcode(os.waitpid(_pid, 0)[1])
+    _sweep(_before)
+    _tell("exit %d" % _status)
 os.setpgid(0, 0)
 if _chld is not None:
     signal.signal(signal.SIGCHLD, _chld)
@@ -598,7 +652,8 @@ os.close(_ctl)
 _in.close()
 _asked = json.loads(_line)
 request = {"root": _root, "src": _src, **_asked["request"]}
-del _line, _pid, _ctl, _chld
+_hush.close()
+del _line, _pid, _ctl, _chld, _before, _streams, _hush
 exec(_asked.pop("body"))
 """
 
@@ -779,7 +834,17 @@ class _Conversation:
     def close(self) -> None:
         """Stop the process, its group and its child's; close its pipes."""
         proc = self.proc
-        self._stop()  # the child first, while it is the process's unreaped child (its pid not reused)
+        if self.child is not None:  # the child first, while it is the process's unreaped child (its pid not reused)
+            _stop_group(self.child)
+            self.child = None
+        if self.ready and proc.poll() is None and proc.stdin is not None:
+            # The end of its asks: it kills what its asks left that made a session of its own (it is their
+            # subreaper) and exits; one that does not within a moment is killed with its group.
+            with contextlib.suppress(OSError):
+                proc.stdin.close()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(_CLOSE_S)
+        self._stop()
         if proc.poll() is None:
             proc.kill()
         proc.wait()
@@ -885,13 +950,16 @@ def _run(
 
 #: How often (seconds) :func:`_run` looks whether the side's code has ended while its pipes are still open.
 _POLL_S = 0.05
+#: How long (seconds) a side's process is given to end by itself once its asks' pipe is closed, killing what its
+#: asks left behind, before it is killed with its group.
+_CLOSE_S = 1.0
 
 
 def _stop_group(pgid: int) -> None:
     """Kill (SIGKILL) every process left in the process group ``pgid`` that :func:`_run` started its side's code in,
     so nothing it started runs on past the review. A group already empty, or not ours, is left alone. Only on POSIX
     (elsewhere the side's code is not started in a group of its own). A process that made a session of its own
-    (``setsid``) has left the group and is out of reach (said in docs/DESIGN.md)."""
+    (``setsid``) has left the group: the side's process, its subreaper, kills it (:data:`_REAP`; docs/DESIGN.md)."""
     if os.name != "posix":
         return
     import contextlib
