@@ -1394,6 +1394,25 @@ def _serving_changes(old: ServingSpec, new: ServingSpec) -> tuple[str, ...]:
     return tuple(out)
 
 
+def _description_changed(old: ServingSpec, new: ServingSpec) -> tuple[str, ...]:
+    """``description: OLD → NEW`` (:func:`passprice.textchange.text_change`, each changed span in brackets when the
+    texts are long; ``(none)`` for an absent one) when the serving's ``description`` changed, empty otherwise: a lock
+    pins it as ``serving.description`` and ``check --frozen`` fails on it, though
+    :func:`passprice.reproduce.serving_changes` leaves descriptions aside (they price nothing). Walkthrough 57: a
+    serving whose description alone was rewritten read ``comments or layout only: every field of the serving reads
+    as before`` under its file while each lock row said it pinned ``serving.description`` as before the change.
+    Raises nothing."""
+    from passprice.tables import printable
+    from passprice.textchange import text_change
+
+    if old.description == new.description:
+        return ()
+    if not old.description or not new.description:
+        return (f"description: {printable(old.description) if old.description else '(none)'} → "
+                f"{printable(new.description) if new.description else '(none)'}",)
+    return (f"description: {text_change(printable(old.description), printable(new.description))}",)
+
+
 def _description_names_old(old: ServingSpec, new: ServingSpec) -> tuple[str, ...]:
     """A line to verify when the serving's ``card``, ``checkpoint`` or ``routing`` moved while its ``description``,
     unchanged, still names the old one (empty otherwise): the description is a claim a lock pins
@@ -1664,7 +1683,8 @@ def compare_file(base: Side, head: Side, rel: str, renamed_from: str | None = No
             layout = layout_changes(old.layout, new.layout)
     serving: tuple[str, ...] = ()
     if kind == "serving" and old.spec is not None and new.spec is not None:
-        serving = _serving_changes(old.spec, new.spec) + _description_names_old(old.spec, new.spec)
+        serving = (_serving_changes(old.spec, new.spec) + _description_changed(old.spec, new.spec)
+                   + _description_names_old(old.spec, new.spec))
     # The facts HEAD derives from a changed fact, and whether each still follows (passprice.lineage).
     derived = tuple(changed_dependants(new.facts or {}, [c.path for c in facts if c.new is not None]))
     # A price resting on a derived fact that no longer follows from its inputs rests on a figure nobody computed.

@@ -1,0 +1,50 @@
+"""Findings of the 57th README-only walkthrough (a new user's three uses: review fact changes in a pull request,
+reproduce a historic price from its lock, audit the citation a price rests on). Each finding is kept as a reproducer:
+a serving whose description alone was rewritten read ``comments or layout only: every field of the serving reads as
+before`` under its file, while each lock of it said it pinned ``serving.description`` as before the change."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import attrs
+
+from cli_helpers import copy_root, invoke
+from passprice.diff import _description_changed
+from passprice.servings import ServingSpec
+
+R1 = "registry/servings/r1-qwen7b-h200.toml"
+SAID = "DeepSeek-R1-Distill-Qwen-7B Q4_K_M on one H200 SXM: 4K contexts half used, contiguous 16-bit KV cache"
+
+
+# --- 1. a serving's description rewritten is said under its file ---------------------------------------------------
+
+
+def test_1_a_description_rewritten_is_said_under_the_serving_file(tmp_path: Path) -> None:
+    # Before: "  comments or layout only: every field of the serving reads as before", in the text and nothing in the
+    # markdown or --json (`serving: []`), while the rows of r1-qwen7b-h200's three locks said "pins serving.description
+    # as before the change" and check --frozen failed on it.
+    base, head = copy_root(tmp_path / "base"), copy_root(tmp_path / "head")
+    text = (head / R1).read_text(encoding="utf-8")
+    (head / R1).write_text(text.replace(SAID, "R1-Qwen-7B on an H200", 1), encoding="utf-8")
+    reviewed = invoke("diff", str(base), str(head), root=head)
+    lines = reviewed.stdout.splitlines()
+    at = lines.index("registry/servings/r1-qwen7b-h200.toml (serving r1-qwen7b-h200): changed")
+    assert lines[at + 1] == f"  description: {SAID} → R1-Qwen-7B on an H200"
+    assert "comments or layout only" not in reviewed.stdout
+    assert "  r1-qwen7b-h200 (locks/r1-qwen7b-h200.lock.toml, card h200_sxm_141gb, price): pins serving.description " \
+           "as before the change, the price unmoved by it: re-pin (passprice lock --update -o " \
+           "locks/r1-qwen7b-h200.lock.toml; check --frozen fails until then)" in lines
+
+
+def test_1_the_description_line_alone() -> None:
+    old = ServingSpec(checkpoint="deepseek-r1-distill-qwen-7b-q4_k_m", card="h200_sxm_141gb", description=SAID)
+    assert _description_changed(old, old) == ()
+    assert _description_changed(old, attrs.evolve(old, batch=8)) == ()  # a priced field: serving_changes says it
+    assert _description_changed(old, attrs.evolve(old, description=None)) == (f"description: {SAID} → (none)",)
+    assert _description_changed(attrs.evolve(old, description=None), old) == (f"description: (none) → {SAID}",)
+    # a long text keeps what it shares and brackets the change
+    longer = SAID + " and a prompt cache of 2,000 positions held once"
+    assert _description_changed(attrs.evolve(old, description=longer),
+                                attrs.evolve(old, description=longer.replace("2,000", "4,000"))) == (
+        "description: …and a prompt cache of [2 → 4],000 positions held once",)
