@@ -4147,9 +4147,17 @@ class Diff:
         # reason below says why (use45: a lock's recorded tokens/s forged 996.1 -> 1,095.7 was refused as "lock
         # r1-qwen7b-h200 already out of date on BASE" on stderr, where BASE's lock reproduced).
         hand = {lock.name for lock in (*self.unreproducing, *self.forging, *self.unrecorded)}
-        behind = [lock.name for lock in self.stale if not lock.unreviewed and lock.name not in hand]
+        late = [lock for lock in self.stale if not lock.unreviewed and lock.name not in hand]
+        behind = [lock.name for lock in late]
         if behind:
-            reasons.append(f"lock{'s' if len(behind) > 1 else ''} {', '.join(behind)} already out of date on BASE")
+            from passprice.enforce import command_span
+
+            # walkthrough 57: the line named the locks and no way out, where each row said "re-lock it"
+            many = len(behind) > 1
+            commands = ", ".join(command_span(["passprice", "lock", "--update", "-o", lock.path]) for lock in late)
+            reasons.append(f"lock{'s' if many else ''} {', '.join(behind)} already out of date on BASE (BASE's inputs "
+                           f"no longer give the price {'their files record' if many else 'its file records'}: "
+                           f"re-lock {'each' if many else 'it'}, {commands})")
         for lock in self.dropping:
             reasons.append(f"it removes lock {lock.name}, dropping floors serving {lock.serving_name} is priced under")
         for lock in self.requestioned:
