@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import attrs
+import pytest
 
 from cli_helpers import copy_root, invoke
 from passprice.diff import _description_changed
@@ -25,6 +26,10 @@ def test_1_a_description_rewritten_is_said_under_the_serving_file(tmp_path: Path
     # markdown or --json (`serving: []`), while the rows of r1-qwen7b-h200's three locks said "pins serving.description
     # as before the change" and check --frozen failed on it.
     base, head = copy_root(tmp_path / "base"), copy_root(tmp_path / "head")
+    for root in (base, head):  # the serving's own lock alone, so the review prices 2 locks, not 20
+        for lock in (root / "locks").glob("*.lock.toml"):
+            if lock.name != "r1-qwen7b-h200.lock.toml":
+                lock.unlink()
     text = (head / R1).read_text(encoding="utf-8")
     (head / R1).write_text(text.replace(SAID, "R1-Qwen-7B on an H200", 1), encoding="utf-8")
     reviewed = invoke("diff", str(base), str(head), root=head)
@@ -48,3 +53,33 @@ def test_1_the_description_line_alone() -> None:
     assert _description_changed(attrs.evolve(old, description=longer),
                                 attrs.evolve(old, description=longer.replace("2,000", "4,000"))) == (
         "description: …and a prompt cache of [2 → 4],000 positions held once",)
+
+
+# --- 2. the README's lock-on-a-day reproduction says what the command prints --------------------------------------
+
+
+def test_2_the_readme_quotes_the_drift_the_lock_of_a_day_reproduces_with(tmp_path: Path) -> None:
+    # Before: the README quoted "facts  4 drifted: routing.hot_experts: … (citation or note changed); scale: 33.5
+    # Tcycle/s (estimated) → 33.5 Tcycle/s (estimated) (derivation changed: digits none → 4); …", where the command
+    # printed "facts          5 drifted: on_chip.capacity: …" (cite71 re-cited on_chip.capacity and scale).
+    import re
+    import subprocess
+
+    from cli_helpers import REPO
+
+    lock, commit = "locks/qwen3-30b-a3b-h200.lock.toml", "a0187f68f28a"
+    shown = subprocess.run(["git", "-C", str(REPO), "show", f"{commit}:{lock}"], capture_output=True, text=True)
+    if shown.returncode != 0:
+        pytest.skip("the checkout's git history is not here")
+    old = tmp_path / "old.lock.toml"
+    old.write_text(shown.stdout, encoding="utf-8")
+    result = invoke("reproduce", str(old))
+    assert result.exit_code == 0, result.output
+    readme = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
+    quoted = re.search(r"`since the lock` names each pinned fact today's files hold otherwise \(`(facts [^`]*?) …`",
+                       readme)
+    assert quoted is not None
+    assert quoted[1].startswith("facts 5 drifted: on_chip.capacity: 115088 KiB (estimated) → 115088 KiB (estimated) "
+                                "(citation or note changed; derivation changed); routing.hot_experts: 0.453125 "
+                                "(measured) → 0.453125 (measured) (citation or note changed);")
+    assert quoted[1] in " ".join(result.stdout.split())
