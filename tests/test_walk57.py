@@ -83,3 +83,26 @@ def test_2_the_readme_quotes_the_drift_the_lock_of_a_day_reproduces_with(tmp_pat
                                 "(citation or note changed; derivation changed); routing.hot_experts: 0.453125 "
                                 "(measured) → 0.453125 (measured) (citation or note changed);")
     assert quoted[1] in " ".join(result.stdout.split())
+
+
+# --- 3. check --frozen and a pinned fact the price does not read ----------------------------------------------------
+
+
+def test_3_a_pinned_fact_no_price_reads_is_no_drift_and_the_tour_says_so(tmp_path: Path) -> None:
+    # The H200's host.capacity (an assumed 512 GiB placeholder) halved: the 5 H200 locks pin it, none of their prices
+    # reads it (no sequence in host memory), and check --frozen passes, as DESIGN.md's "Pinned and floored" says.
+    # Before: the README's tour read "check --frozen  # ... and nothing a lock pinned drifted (as cargo --locked)".
+    from cli_helpers import REPO
+
+    root = copy_root(tmp_path)
+    card = root / "facts" / "cards" / "h200_sxm_141gb.toml"
+    text = card.read_text(encoding="utf-8")
+    assert text.count("[host.capacity]\nvalue = 512\n") == 1
+    card.write_text(text.replace("[host.capacity]\nvalue = 512\n", "[host.capacity]\nvalue = 256\n"), encoding="utf-8")
+    shown = invoke("reproduce", str(root / "locks" / "r1-qwen7b-h200.lock.toml"), root=root)
+    assert shown.exit_code == 0, shown.output
+    assert ("    facts          unchanged (of those the price reads); 1 pinned fact it does not read holds otherwise "
+            "today: host.capacity: no drift") in shown.stdout.splitlines()
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert ("passprice check --frozen                 # ... and nothing a lock pinned drifted (as cargo --locked; a "
+            "pinned fact its price does not read, host.* at no host sequences, is no drift)\n") in readme
