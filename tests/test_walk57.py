@@ -106,3 +106,50 @@ def test_3_a_pinned_fact_no_price_reads_is_no_drift_and_the_tour_says_so(tmp_pat
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     assert ("passprice check --frozen                 # ... and nothing a lock pinned drifted (as cargo --locked; a "
             "pinned fact its price does not read, host.* at no host sequences, is no drift)\n") in readme
+
+
+# --- 4. a serving stack retitled says what it was and what it is -----------------------------------------------------
+
+
+def test_4_a_stack_retitled_says_both_titles_and_the_lock_made_under_it(tmp_path: Path) -> None:
+    # Before: "  [stack] changed: name" and nothing more under the stack's file, no "to verify", where a card, a
+    # routing record or a drafting method retitled says both titles and the locks pinning them.
+    rel = "facts/stacks/llamacpp-cuda-2405.toml"
+    title = 'name = "llama.cpp, CUDA backend, builds b2824-b2843 (May 2024)"'
+    base, head = copy_root(tmp_path / "base"), copy_root(tmp_path / "head")
+    for root in (base, head):  # the lock made under the stack alone
+        for lock in (root / "locks").glob("*.lock.toml"):
+            if lock.name != "r1-qwen7b-h200-llamacpp.lock.toml":
+                lock.unlink()
+    text = (head / rel).read_text(encoding="utf-8")
+    assert text.count(title) == 1
+    (head / rel).write_text(text.replace(title, 'name = "llama.cpp CUDA, May 2024"'), encoding="utf-8")
+    reviewed = invoke("diff", str(base), str(head), root=head)
+    assert reviewed.exit_code == 0, reviewed.output
+    lines = reviewed.stdout.splitlines()
+    assert lines[1] == ("no fact changed; 1 record retitled or re-noted under a locked price, to verify; 1 lock "
+                        "affected, 1 to re-pin (lock --update) for check --frozen")
+    at = lines.index("facts/stacks/llamacpp-cuda-2405.toml (stack llamacpp-cuda-2405): changed")
+    assert lines[at + 1:at + 3] == [
+        "  [stack] changed: name",
+        "  to verify: serving stack llamacpp-cuda-2405 relabelled: its title llama.cpp, CUDA backend, builds "
+        "b2824-b2843 (May 2024) → llama.cpp CUDA, May 2024: does it still name the runtime and builds its runs "
+        "measured (r1-qwen7b-h200-llamacpp pins it as before the change: re-pin (passprice lock --update); audit "
+        "shows it)?; 1 lock made under it: r1-qwen7b-h200-llamacpp",
+    ]
+
+
+def test_4_a_stack_relabelled_with_no_lock_under_it_asks_nothing(tmp_path: Path) -> None:
+    rel = "facts/stacks/lmdeploy-turbomind-2312.toml"  # no lock is made under it
+    base, head = copy_root(tmp_path / "base"), copy_root(tmp_path / "head")
+    for root in (base, head):
+        for lock in (root / "locks").glob("*.lock.toml"):
+            lock.unlink()
+    text = (head / rel).read_text(encoding="utf-8")
+    (head / rel).write_text(text.replace('\nname = "', '\nname = "renamed ', 1), encoding="utf-8")
+    reviewed = invoke("diff", str(base), str(head), root=head)
+    assert reviewed.exit_code == 0, reviewed.output
+    lines = reviewed.stdout.splitlines()
+    at = lines.index("facts/stacks/lmdeploy-turbomind-2312.toml (stack lmdeploy-turbomind-2312): changed")
+    assert lines[at + 1] == "  [stack] changed: name"
+    assert "to verify" not in reviewed.stdout

@@ -4570,7 +4570,8 @@ def _compare(base: Side, head: Side) -> Diff:
                 stack_spans(base, head, files),
                 {p: len(asks) for p, asks in recited.items()}, widened, lookalikes, made_real(base, head, files),
                 relabelled_cards(base, head, files), hypothetical_claims(head, files),
-                cited_sources(head, files, {s.id for s in sources}), relabelled_records(base, head, files),
+                cited_sources(head, files, {s.id for s in sources}),
+                {**relabelled_records(base, head, files), **relabelled_stacks(base, head, files)},
                 titles_contradicting(base, head, files), recited_locks=recited_locks,
                 stale_descriptions=stale_descriptions(base, head, files))
 
@@ -5212,6 +5213,63 @@ def relabelled_records(base: Side, head: Side, files: Sequence[FileChange]) -> d
         out[f.path] = (f"{'; '.join(asks)}: does it still describe what the locked prices rest on ({pinned}; "
                        f"{'a price prints the note, ' if f.kind == 'routing' else ''}audit shows it)?; "
                        f"{_n(len(locks), 'lock')} price{'s' if len(locks) == 1 else ''} with it: "
+                       f"{', '.join(spelled(n) for n in locks)}")
+    return out
+
+
+#: The keys of a stack file's ``[stack]`` table a lock made under it pins (its ``[stack]`` table: ``title`` for
+#: ``name``), in the order they are said.
+_STACK_LABELS = (("name", "title"), ("runtime", "runtime"), ("builds", "builds"))
+
+
+def relabelled_stacks(base: Side, head: Side, files: Sequence[FileChange]) -> dict[str, str]:
+    """Each serving stack ``files`` change on both sides whose title (``[stack] name``), ``runtime`` or ``builds``
+    changed while a lock of HEAD is made under it, by path: what the reviewer must verify, each text old → new
+    (:func:`passprice.textchange.text_change`), naming those locks (their ``[stack]`` table pins the three:
+    ``check --frozen`` fails on each until re-pinned). None moves a number. Walkthrough 57: the llama.cpp stack
+    retitled read "[stack] changed: name" and nothing of what it was or became, where a routing record or drafting
+    method retitled (:func:`relabelled_records`) and a card (:func:`relabelled_cards`) say both titles. A file that
+    does not read is left to the review's errors; raises nothing."""
+    from passprice.textchange import text_change
+
+    out: dict[str, str] = {}
+    for f in files:
+        if f.kind != "stack" or f.status != "changed" or not {key for key, _ in _STACK_LABELS} & set(f.meta):
+            continue
+        try:
+            before = side_toml(base.files[f.path], "stack").get("stack", {})
+            after = side_toml(head.files[f.path], "stack").get("stack", {})
+        except (KeyError, UnicodeDecodeError, tomllib.TOMLDecodeError, AttributeError):
+            continue
+        if not isinstance(before, dict) or not isinstance(after, dict):
+            continue
+        locks, pinning = [], []
+        for rel in sorted(head.files):
+            if not (rel.startswith("locks/") and rel.endswith(".lock.toml")):
+                continue
+            try:
+                table = side_toml(head.files[rel], "lock").get("stack")
+            except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+                continue
+            if not isinstance(table, dict) or table.get("name") != f.name:
+                continue
+            name = rel.removeprefix("locks/").removesuffix(".lock.toml")
+            locks.append(name)
+            if any(table.get(pin) is not None and table.get(pin) != after.get(key) for key, pin in _STACK_LABELS):
+                pinning.append(name)
+        changed = [(pin, before.get(key), after.get(key)) for key, pin in _STACK_LABELS
+                   if before.get(key) != after.get(key)]
+        if not locks or not changed:
+            continue
+        said = "; ".join(
+            f"its {pin} {text_change(escaped(str(was)), escaped(str(now)))}" if was is not None and now is not None
+            else f"its {pin} {escaped(repr(was)) if was is not None else '(none)'} → "
+                 f"{escaped(repr(now)) if now is not None else '(none)'}"
+            for pin, was, now in changed)
+        pinned = (f"{', '.join(spelled(n) for n in pinning)} pin{'s' if len(pinning) == 1 else ''} it as before the "
+                  "change: re-pin (passprice lock --update)" if pinning else "no lock pins it as before the change")
+        out[f.path] = (f"serving stack {spelled(f.name)} relabelled: {said}: does it still name the runtime and builds "
+                       f"its runs measured ({pinned}; audit shows it)?; {_n(len(locks), 'lock')} made under it: "
                        f"{', '.join(spelled(n) for n in locks)}")
     return out
 
