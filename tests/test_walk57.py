@@ -1,7 +1,11 @@
 """Findings of the 57th README-only walkthrough (a new user's three uses: review fact changes in a pull request,
 reproduce a historic price from its lock, audit the citation a price rests on). Each finding is kept as a reproducer:
 a serving whose description alone was rewritten read ``comments or layout only: every field of the serving reads as
-before`` under its file, while each lock of it said it pinned ``serving.description`` as before the change."""
+before`` under its file, while each lock of it said it pinned ``serving.description`` as before the change (1); the
+README quoted the lock-on-a-day reproduction's drift as "4 drifted" where it prints 5 (2); its tour said ``check
+--frozen`` fails on anything a lock pinned that drifted, where a pinned fact the price does not read is no drift (3);
+and a serving stack retitled under a lock read ``[stack] changed: name`` alone, neither title said (4). The review's
+refusal ``locks … already out of date on BASE``, which named no way out, is kept in test_use_45."""
 
 from __future__ import annotations
 
