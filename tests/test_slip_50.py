@@ -110,8 +110,9 @@ def test_a_lock_re_locked_honestly_is_still_re_locked(tmp_path: Path) -> None:
     assert status == 0, lines
     # The shipped stack lock (r1-qwen7b-h200-llamacpp, session 30) pins the stack's runtime too and is not re-locked
     # here: it is to re-pin, as an honest runtime edit asks.
-    assert lines[1] == ("no fact changed; 2 locks affected, 1 to re-pin (lock --update) for check --frozen, "
-                        "1 re-locked; 9 locks unaffected")
+    # walkthrough 57: the runtime rewritten under locks made under the stack is to verify (it read nothing of it)
+    assert lines[1] == ("no fact changed; 1 record retitled or re-noted under a locked price, to verify; 2 locks "
+                        "affected, 1 to re-pin (lock --update) for check --frozen, 1 re-locked; 9 locks unaffected")
     assert review["unreproduced"] == []
 
 

@@ -1394,6 +1394,25 @@ def _serving_changes(old: ServingSpec, new: ServingSpec) -> tuple[str, ...]:
     return tuple(out)
 
 
+def _description_changed(old: ServingSpec, new: ServingSpec) -> tuple[str, ...]:
+    """``description: OLD → NEW`` (:func:`passprice.textchange.text_change`, each changed span in brackets when the
+    texts are long; ``(none)`` for an absent one) when the serving's ``description`` changed, empty otherwise: a lock
+    pins it as ``serving.description`` and ``check --frozen`` fails on it, though
+    :func:`passprice.reproduce.serving_changes` leaves descriptions aside (they price nothing). Walkthrough 57: a
+    serving whose description alone was rewritten read ``comments or layout only: every field of the serving reads
+    as before`` under its file while each lock row said it pinned ``serving.description`` as before the change.
+    Raises nothing."""
+    from passprice.tables import printable
+    from passprice.textchange import text_change
+
+    if old.description == new.description:
+        return ()
+    if not old.description or not new.description:
+        return (f"description: {printable(old.description) if old.description else '(none)'} → "
+                f"{printable(new.description) if new.description else '(none)'}",)
+    return (f"description: {text_change(printable(old.description), printable(new.description))}",)
+
+
 def _description_names_old(old: ServingSpec, new: ServingSpec) -> tuple[str, ...]:
     """A line to verify when the serving's ``card``, ``checkpoint`` or ``routing`` moved while its ``description``,
     unchanged, still names the old one (empty otherwise): the description is a claim a lock pins
@@ -1664,7 +1683,8 @@ def compare_file(base: Side, head: Side, rel: str, renamed_from: str | None = No
             layout = layout_changes(old.layout, new.layout)
     serving: tuple[str, ...] = ()
     if kind == "serving" and old.spec is not None and new.spec is not None:
-        serving = _serving_changes(old.spec, new.spec) + _description_names_old(old.spec, new.spec)
+        serving = (_serving_changes(old.spec, new.spec) + _description_changed(old.spec, new.spec)
+                   + _description_names_old(old.spec, new.spec))
     # The facts HEAD derives from a changed fact, and whether each still follows (passprice.lineage).
     derived = tuple(changed_dependants(new.facts or {}, [c.path for c in facts if c.new is not None]))
     # A price resting on a derived fact that no longer follows from its inputs rests on a figure nobody computed.
@@ -4127,9 +4147,17 @@ class Diff:
         # reason below says why (use45: a lock's recorded tokens/s forged 996.1 -> 1,095.7 was refused as "lock
         # r1-qwen7b-h200 already out of date on BASE" on stderr, where BASE's lock reproduced).
         hand = {lock.name for lock in (*self.unreproducing, *self.forging, *self.unrecorded)}
-        behind = [lock.name for lock in self.stale if not lock.unreviewed and lock.name not in hand]
+        late = [lock for lock in self.stale if not lock.unreviewed and lock.name not in hand]
+        behind = [lock.name for lock in late]
         if behind:
-            reasons.append(f"lock{'s' if len(behind) > 1 else ''} {', '.join(behind)} already out of date on BASE")
+            from passprice.enforce import command_span
+
+            # walkthrough 57: the line named the locks and no way out, where each row said "re-lock it"
+            many = len(behind) > 1
+            commands = ", ".join(command_span(["passprice", "lock", "--update", "-o", lock.path]) for lock in late)
+            reasons.append(f"lock{'s' if many else ''} {', '.join(behind)} already out of date on BASE (BASE's inputs "
+                           f"no longer give the price {'their files record' if many else 'its file records'}: "
+                           f"re-lock {'each' if many else 'it'}, {commands})")
         for lock in self.dropping:
             reasons.append(f"it removes lock {lock.name}, dropping floors serving {lock.serving_name} is priced under")
         for lock in self.requestioned:
@@ -4542,7 +4570,8 @@ def _compare(base: Side, head: Side) -> Diff:
                 stack_spans(base, head, files),
                 {p: len(asks) for p, asks in recited.items()}, widened, lookalikes, made_real(base, head, files),
                 relabelled_cards(base, head, files), hypothetical_claims(head, files),
-                cited_sources(head, files, {s.id for s in sources}), relabelled_records(base, head, files),
+                cited_sources(head, files, {s.id for s in sources}),
+                {**relabelled_records(base, head, files), **relabelled_stacks(base, head, files)},
                 titles_contradicting(base, head, files), recited_locks=recited_locks,
                 stale_descriptions=stale_descriptions(base, head, files))
 
@@ -5184,6 +5213,63 @@ def relabelled_records(base: Side, head: Side, files: Sequence[FileChange]) -> d
         out[f.path] = (f"{'; '.join(asks)}: does it still describe what the locked prices rest on ({pinned}; "
                        f"{'a price prints the note, ' if f.kind == 'routing' else ''}audit shows it)?; "
                        f"{_n(len(locks), 'lock')} price{'s' if len(locks) == 1 else ''} with it: "
+                       f"{', '.join(spelled(n) for n in locks)}")
+    return out
+
+
+#: The keys of a stack file's ``[stack]`` table a lock made under it pins (its ``[stack]`` table: ``title`` for
+#: ``name``), in the order they are said.
+_STACK_LABELS = (("name", "title"), ("runtime", "runtime"), ("builds", "builds"))
+
+
+def relabelled_stacks(base: Side, head: Side, files: Sequence[FileChange]) -> dict[str, str]:
+    """Each serving stack ``files`` change on both sides whose title (``[stack] name``), ``runtime`` or ``builds``
+    changed while a lock of HEAD is made under it, by path: what the reviewer must verify, each text old → new
+    (:func:`passprice.textchange.text_change`), naming those locks (their ``[stack]`` table pins the three:
+    ``check --frozen`` fails on each until re-pinned). None moves a number. Walkthrough 57: the llama.cpp stack
+    retitled read "[stack] changed: name" and nothing of what it was or became, where a routing record or drafting
+    method retitled (:func:`relabelled_records`) and a card (:func:`relabelled_cards`) say both titles. A file that
+    does not read is left to the review's errors; raises nothing."""
+    from passprice.textchange import text_change
+
+    out: dict[str, str] = {}
+    for f in files:
+        if f.kind != "stack" or f.status != "changed" or not {key for key, _ in _STACK_LABELS} & set(f.meta):
+            continue
+        try:
+            before = side_toml(base.files[f.path], "stack").get("stack", {})
+            after = side_toml(head.files[f.path], "stack").get("stack", {})
+        except (KeyError, UnicodeDecodeError, tomllib.TOMLDecodeError, AttributeError):
+            continue
+        if not isinstance(before, dict) or not isinstance(after, dict):
+            continue
+        locks, pinning = [], []
+        for rel in sorted(head.files):
+            if not (rel.startswith("locks/") and rel.endswith(".lock.toml")):
+                continue
+            try:
+                table = side_toml(head.files[rel], "lock").get("stack")
+            except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+                continue
+            if not isinstance(table, dict) or table.get("name") != f.name:
+                continue
+            name = rel.removeprefix("locks/").removesuffix(".lock.toml")
+            locks.append(name)
+            if any(table.get(pin) is not None and table.get(pin) != after.get(key) for key, pin in _STACK_LABELS):
+                pinning.append(name)
+        changed = [(pin, before.get(key), after.get(key)) for key, pin in _STACK_LABELS
+                   if before.get(key) != after.get(key)]
+        if not locks or not changed:
+            continue
+        said = "; ".join(
+            f"its {pin} {text_change(escaped(str(was)), escaped(str(now)))}" if was is not None and now is not None
+            else f"its {pin} {escaped(repr(was)) if was is not None else '(none)'} → "
+                 f"{escaped(repr(now)) if now is not None else '(none)'}"
+            for pin, was, now in changed)
+        pinned = (f"{', '.join(spelled(n) for n in pinning)} pin{'s' if len(pinning) == 1 else ''} it as before the "
+                  "change: re-pin (passprice lock --update)" if pinning else "no lock pins it as before the change")
+        out[f.path] = (f"serving stack {spelled(f.name)} relabelled: {said}: does it still name the runtime and builds "
+                       f"its runs measured ({pinned}; audit shows it)?; {_n(len(locks), 'lock')} made under it: "
                        f"{', '.join(spelled(n) for n in locks)}")
     return out
 
