@@ -1,0 +1,46 @@
+"""Left50 (issue 13, the leftovers session 40 named): a figure past a float in a locator (``1e-400 GB/s`` read as
+``0 GB/s``) is one passprice cannot read; a FIFO where a stack fit reads a file is named as a folder or a dangling
+link there is; ``sweep`` finds a value named twice in two ranges without expanding them; ``reproduce`` says a
+serving re-pointed to another routing record as the record as a whole; a review prices a drifted routing group
+once."""
+
+from __future__ import annotations
+
+import pytest
+
+from passprice.addedfacts import figure_read, in_own_unit, quotes_another, stated_with_unit, unreadable
+from passprice.facts import Fact, converter
+
+
+def _bandwidth(locator: str) -> Fact:
+    return converter().structure({"value": 4.8, "unit": "TB/s", "provenance": "published", "source": "src-x",
+                                  "locator": locator}, Fact)
+
+
+@pytest.mark.parametrize(("locator", "written"), [
+    ("'Bandwidth 1e-400 GB/s'", "1e-400 GB/s"),  # read as 0 GB/s
+    ("'Bandwidth 1 x 10^-400 GB/s'", "1e-400 GB/s"),  # read as 0 GB/s
+    ("'Bandwidth 1 x 10^400 GB/s'", "1e+400 GB/s"),  # read as 400 GB/s, the digits after its ^
+    ("'Bandwidth 5e-324 GB/s'", "5e-324 GB/s"),  # below the least normal float: a tenth of it is 0
+    ("'Bandwidth 1e+999 GB/s'", "1e+999 GB/s"),  # read as nothing at all: the fact asked nothing
+])
+def test_a_figure_past_a_float_is_one_passprice_cannot_read(locator: str, written: str) -> None:
+    """Left48's leftover: ``1e-400 GB/s`` in a locator was read as ``0 GB/s``, and an added 4.8 TB/s under it asked
+    "its locator quotes 0 GB/s, not 4.8 TB/s"; ``1 x 10^400 GB/s`` asked of ``400 GB/s``; ``1e+999 GB/s`` asked
+    nothing. Each is now a figure passprice cannot read, said as a unit it does not read is."""
+    fact = _bandwidth(locator)
+    assert quotes_another(fact) == (
+        f"its locator writes {written}, which passprice cannot read as one figure with its unit: does src-x: "
+        f"{locator} state 4.8 TB/s?")
+    assert stated_with_unit(locator) == [] and in_own_unit(4.8, "TB/s", locator) == []
+    assert unreadable(locator) == [written]
+
+
+def test_figures_a_float_holds_read_as_before() -> None:
+    """The edges: 0 written with a power is 0; the least normal float and 1e308 read; a comma is a thousands mark."""
+    assert [figure_read(w) for w in ("0e-400", "0.0", "2.3e-308", "1e308", "1,024", "1e-400", "1e+999", "5e-325")] \
+        == [0.0, 0.0, 2.3e-308, 1e308, 1024.0, None, None, None]
+    assert stated_with_unit("Bandwidth 0e-400 GB/s")[0][:2] == ("0 GB/s", 0.0)
+    assert quotes_another(_bandwidth("'Bandwidth 1e-300 GB/s'")) == (
+        "its locator quotes 1e-300 GB/s, not 4.8 TB/s: does src-x: 'Bandwidth 1e-300 GB/s' state "
+        "4.8 TB/s?")
