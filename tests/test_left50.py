@@ -6,8 +6,12 @@ once."""
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
 
+from cli_helpers import copy_root, invoke
 from passprice.addedfacts import figure_read, in_own_unit, quotes_another, stated_with_unit, unreadable
 from passprice.facts import Fact, converter
 
@@ -44,3 +48,25 @@ def test_figures_a_float_holds_read_as_before() -> None:
     assert quotes_another(_bandwidth("'Bandwidth 1e-300 GB/s'")) == (
         "its locator quotes 1e-300 GB/s, not 4.8 TB/s: does src-x: 'Bandwidth 1e-300 GB/s' state "
         "4.8 TB/s?")
+
+
+@pytest.mark.parametrize("kind", ["fifo", "folder", "dangling-link"])
+def test_a_stack_fits_card_that_is_a_fifo_is_named_as_a_folder_or_dangling_link_is(tmp_path: Path, kind: str) -> None:
+    """Attack69: ``audit locks/r1-qwen7b-h200-llamacpp.lock.toml`` with a FIFO as ``facts/cards/l40s.toml`` (a card
+    the llama.cpp stack's fit reads, not the serving's own) refused the whole audit, exit 2, "is a FIFO (named pipe),
+    not a regular file", from the key of the fit's measured span (``stackreach.ratio_span`` read every card's bytes);
+    a folder or a dangling link there was named on the card line and the audit exited 0 (attack68). The audit is about
+    the locked serving's citations: each of the three is now named alike, exit 0, the card's 12 runs left out of the
+    span (99 fitted runs, not 111), ``check`` the one that says why."""
+    root = copy_root(tmp_path)
+    card = root / "facts" / "cards" / "l40s.toml"
+    card.unlink()
+    {"fifo": os.mkfifo, "folder": os.mkdir, "dangling-link": lambda p: os.symlink(tmp_path / "nowhere", p)}[kind](card)
+    result = invoke("audit", "locks/r1-qwen7b-h200-llamacpp.lock.toml", root=root)
+    assert result.exit_code == 0, result.output
+    assert ("(60 facts), citing nvidia-ada-whitepaper (16), nvidia-ampere-ga102-whitepaper (11), nvidia-a100-datasheet "
+            "(8), passprice-card-review (7) and 9 more sources; card l40s does not read today (passprice check says "
+            "why): its facts are not counted\n") in result.stdout
+    assert ("outside the 0.3425 … 0.8519 × (limit 1.17 … 2.92 × measured) its 99 fitted runs measured: the fit is "
+            "extrapolated here") in result.stderr
+    assert "FIFO" not in result.output
