@@ -70,3 +70,46 @@ def test_a_stack_fits_card_that_is_a_fifo_is_named_as_a_folder_or_dangling_link_
     assert ("outside the 0.3425 … 0.8519 × (limit 1.17 … 2.92 × measured) its 99 fitted runs measured: the fit is "
             "extrapolated here") in result.stderr
     assert "FIFO" not in result.output
+
+
+@pytest.mark.parametrize(("args", "said"), [
+    (("--positions", "0-3999999,0-3999999"), "--positions: 0.0"),  # was: more than the 4,000,000 values, 355 MB
+    (("--positions", "0-1999999,1000000-2999999"), "--positions: 1000000.0"),  # was: 52,000,000 rows
+    (("--batches", "1-3999999,1-3999999"), "--batches: 1"),
+    (("--batches", "1-1999999,5-7"), "--batches: 5"),  # was: 2,000,002 rows, more than --max-rows allows
+    (("--positions", "1-4,3.0"), "--positions: 3.0"),
+    (("--positions", "5,5,1,1"), "--positions: 1.0"),  # the least value given twice
+])
+def test_ranges_repeating_a_value_are_refused_as_intervals(args: tuple[str, ...], said: str) -> None:
+    """Left50: ``sweep --positions 0-3999999,0-3999999`` wrote out both ranges, 8,000,000 floats (0.98 s, 355 MB
+    whole process), before it was refused; the ranges are now compared as intervals before any is written out, and
+    the refusal is the one for a value given twice (attack69's line)."""
+    from cli_helpers import bad
+
+    assert bad("sweep", "r1-qwen7b-h200", *args) == [
+        f"passprice: error: {said} is given more than once: a sweep prices each point once (a sweep file is refused "
+        "the same)"]
+
+
+def test_a_repeat_between_ranges_is_found_without_writing_them_out() -> None:
+    """Counted, not timed: parsing two 4,000,000-value ranges that overlap allocates under 100 kB at its peak (main
+    allocated about 300 MB of floats); a value between two integers lies in no range; a doubling range's values are
+    values; what does not repeat is written out in the order given."""
+    import tracemalloc
+
+    from passprice.errors import InputError
+    from passprice.sweep import first_repeat, parse_numbers
+
+    tracemalloc.start()
+    try:
+        with pytest.raises(InputError, match=r"^--positions: 3999999\.0 is given more than once"):
+            parse_numbers("0-3999999,3999999-3999999", float, "--positions")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 100_000
+    assert first_repeat([(1, 4), [2.5], (5, 9), [10.0]]) is None
+    assert first_repeat([(1, 4), [2.5], (5, 9), [9.0]]) == 9.0
+    assert first_repeat([(10, 20), [1, 2, 4, 8, 16]]) == 16
+    assert first_repeat([(10, 20), (0, 3), (3, 30)]) == 3
+    assert parse_numbers("7,1-3,5", int, "--batches") == (7, 1, 2, 3, 5)
