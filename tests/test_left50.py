@@ -113,3 +113,47 @@ def test_a_repeat_between_ranges_is_found_without_writing_them_out() -> None:
     assert first_repeat([(10, 20), [1, 2, 4, 8, 16]]) == 16
     assert first_repeat([(10, 20), (0, 3), (3, 30)]) == 3
     assert parse_numbers("7,1-3,5", int, "--batches") == (7, 1, 2, 3, 5)
+
+
+_SENTENCE = "'32 of the 128 experts take 60 % of the routed token-slots'"
+
+
+def _re_pointed(tmp_path: Path) -> Path:
+    """Walk56 (c) in a copy of the registry: a record of hot_experts 0.25 and hot_share 0.6 added, gpt-oss-120b-h100's
+    serving pointed at it (its lock priced on uniform)."""
+    root = copy_root(tmp_path)
+    (root / "facts" / "routing" / "gpt-oss-120b-chat.toml").write_text(
+        "[routing]\nname = \"gpt-oss-120b chat (walk56 c)\"\n" + "".join(
+            f"\n[{key}]\nvalue = {value}\nunit = \"1\"\nprovenance = \"measured\"\n"
+            f"source = \"gpu-container-handbook-routing-derisk\"\nlocator = \"{_SENTENCE}\"\n"
+            for key, value in (("hot_experts", 0.25), ("hot_share", 0.6))), encoding="utf-8")
+    serving = root / "registry" / "servings" / "gpt-oss-120b-h100.toml"
+    serving.write_text(serving.read_text(encoding="utf-8").replace('routing = "uniform"',
+                                                                   'routing = "gpt-oss-120b-chat"'), encoding="utf-8")
+    return root
+
+
+def test_a_review_prices_a_drifted_routing_record_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Left49's leftover: the review's ``alone`` entries for a lock whose routing facts drifted priced the record's
+    facts at once twice, once in :func:`passprice.reproduce.reproduce` (``rep.routing``) and again in
+    :func:`passprice.diff.changed_alone` with its own paths. Counted, on walk56 (c): 6 prices, now 5 (the pins, today's
+    serving, each of the 2 facts alone, the record as a whole); what the entry says is unchanged."""
+    from passprice import reproduce
+    from passprice.diff import Side, SideInfo, changed_alone
+    from passprice.locks import read_lock
+    from passprice.registry import Root
+
+    root = _re_pointed(tmp_path)
+    lock = read_lock(root / "locks" / "gpt-oss-120b-h100.lock.toml")
+    calls = []
+    real = reproduce.priced
+    monkeypatch.setattr(reproduce, "priced", lambda *a, **k: calls.append(a[0]) or real(*a, **k))
+    side = Side(SideInfo("HEAD"), Root(root), {})
+    alone, joint, routing = changed_alone(side, lock, ("routing.hot_experts", "routing.hot_share"),
+                                          ("uniform", "gpt-oss-120b-chat"), "gpt-oss-120b-chat")
+    assert routing is not None and routing.describe() == (
+        "routing record uniform → gpt-oss-120b-chat as a whole (hot_experts 1 → 0.25, hot_share 1 → 0.6): "
+        "tokens/s +14.72 %")
+    assert alone == (("routing.hot_experts", "tokens/s +108.3 %"), ("routing.hot_share", "refused alone (BadRouting)"))
+    assert joint == ()
+    assert len(calls) == 5  # was 6

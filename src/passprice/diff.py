@@ -3326,7 +3326,9 @@ def changed_alone(side: Side, lock: Lock | None, changed: Sequence[str], reroute
     from passprice.reproduce import find_checkpoint, routing_together
 
     header = find_checkpoint(side.root, lock)[0]  # the one reproduce found (cached): it priced the lock
-    routing = (routing_together(lock, header, rep.today.drift, lock.price, rerouted, record, changed)
+    # the reproduction priced the record's drifted facts already (rep.routing): its price is passed through, not
+    # made again (left50: one price more a lock whose routing facts drifted)
+    routing = (routing_together(lock, header, rep.today.drift, lock.price, rerouted, record, changed, rep.routing)
                if header is not None else None)
     return alone, joint, routing
 
