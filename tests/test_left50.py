@@ -157,3 +157,22 @@ def test_a_review_prices_a_drifted_routing_record_once(tmp_path: Path, monkeypat
     assert alone == (("routing.hot_experts", "tokens/s +108.3 %"), ("routing.hot_share", "refused alone (BadRouting)"))
     assert joint == ()
     assert len(calls) == 5  # was 6
+
+
+def test_reproduce_says_a_re_pointed_serving_s_record_as_a_whole_on_its_facts_line(tmp_path: Path) -> None:
+    """Left48's leftover: ``reproduce`` of walk56 (c) said the record's facts as a pair of drifted facts, ``facts  2
+    drifted: routing.hot_experts: 1 (assumed) → 0.25 (measured), …; routing.hot_share: …``, as if the locked record,
+    uniform, had drifted; its alone lines (left49) and the review say the record as a whole. The facts line now
+    does too; the serving line names the re-pointing, the alone line the +14.72 % as a whole, exit 0."""
+    root = _re_pointed(tmp_path)
+    result = invoke("reproduce", "locks/gpt-oss-120b-h100.lock.toml", root=root)
+    assert result.exit_code == 0, result.output
+    source = "source uniform-routing-assumption → gpu-container-handbook-routing-derisk"
+    lines = result.stdout.splitlines()
+    at = lines.index("  since the lock:")
+    assert lines[at + 1] == (
+        "    facts          routing record uniform → gpt-oss-120b-chat as a whole (the serving re-pointed): "
+        f"hot_experts: 1 (assumed) → 0.25 (measured), {source}; hot_share: 1 (assumed) → 0.6 (measured), {source}")
+    assert "    serving        routing: uniform → gpt-oss-120b-chat" in lines
+    assert lines[-1] == ("    routing record uniform → gpt-oss-120b-chat as a whole (hot_experts 1 → 0.25, hot_share "
+                         "1 → 0.6): tokens/s +14.72 %")

@@ -1573,9 +1573,7 @@ def reproduction_text(
     if lock.info.digest:  # what a published price cites: matched here against the lock it came from (left32)
         lines.append(f"  lock digest {lock.info.digest} (its [lock] digest, verified: what a citation names)")
     today = rep.today
-    facts = "unchanged" if not today.drift else f"{len(today.drift)} drifted: " + "; ".join(
-        d.describe() for d in today.drift
-    )
+    facts = drift_said(lock, today)
     if today.rewritten:
         facts += "; " + "; ".join(d.describe() for d in today.rewritten) + ": no drift (lock --update re-pins it)"
     unread = [p for p in others if p in today.facts and today.facts[p].digest() != lock.facts[p].digest()]
@@ -1705,6 +1703,24 @@ def reproduction_text(
         elif same:
             lines.append(f"    {same[0]}: tokens/s unchanged")
     return "\n".join(lines)
+
+
+def drift_said(lock: Lock, today: Today) -> str:
+    """The ``facts`` line's drift: ``unchanged``, or ``N drifted: PATH: PINNED → TODAY; …`` (:meth:`Drift.describe`),
+    a serving re-pointed to another routing record (:func:`rerouted_today`) saying that record's facts as the record
+    as a whole, ``routing record uniform → gpt-oss-120b-chat as a whole (the serving re-pointed): hot_experts: 1
+    (assumed) → 0.25 (measured), …``, the other drifted facts counted apart. Left50: walk56's re-pointing read ``2
+    drifted: routing.hot_experts: …; routing.hot_share: …``, the pair of facts as if the locked record had drifted
+    (``price`` says "serving differs", walkthrough 51; the review and the alone lines say the record as a whole,
+    left48, left49). Raises nothing."""
+    rerouted = rerouted_today(lock, today)
+    routed = [d for d in today.drift if rerouted is not None and d.path.startswith("routing.")]
+    rest = [d for d in today.drift if d not in routed]
+    said = [f"{len(rest)} drifted: " + "; ".join(d.describe() for d in rest)] if rest else []
+    if routed and rerouted is not None:
+        said.append(f"routing record {rerouted[0]} → {rerouted[1]} as a whole (the serving re-pointed): "
+                    + "; ".join(d.describe().removeprefix("routing.") for d in routed))
+    return "; ".join(said) or "unchanged"
 
 
 def rewrite_kinds(drift: Iterable[Drift]) -> str:
