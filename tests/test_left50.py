@@ -176,3 +176,17 @@ def test_reproduce_says_a_re_pointed_serving_s_record_as_a_whole_on_its_facts_li
     assert "    serving        routing: uniform → gpt-oss-120b-chat" in lines
     assert lines[-1] == ("    routing record uniform → gpt-oss-120b-chat as a whole (hot_experts 1 → 0.25, hot_share "
                          "1 → 0.6): tokens/s +14.72 %")
+
+
+def test_the_review_reads_a_power_of_ten_whole_in_a_locator() -> None:
+    """The review's reader of the figures a locator quotes (``diff._quoted_figures``, held against a value moved
+    under its unchanged citation) read ``1e-400`` as two figures, 1 and 400 (a share moved 1 → 0.5 under it read
+    "the locator quotes 1"), and ``4.8e12`` as 4.8. A power of ten is read whole; one past a float is no figure."""
+    from passprice.diff import FactChange, _quoted_figures
+
+    assert _quoted_figures("Bandwidth 1e-400 GB/s, 1e+999 ops") == set()  # was {1, 400, 999}
+    assert _quoted_figures("'4.8e12 B/s', '1E+5 slots', 1,024 lanes") == {4.8e12, 1e5, 1024.0}
+    old, new = (converter().structure({"value": v, "unit": "1", "provenance": "measured", "source": "src-x",
+                                       "locator": "'a share of 1e-400'"}, Fact) for v in (1, 0.5))
+    asks = FactChange("facts/routing/r.toml", "routing.hot_share", old, new).to_verify
+    assert asks == "the value moved (1 → 0.5) but its citation did not: does src-x: 'a share of 1e-400' say 0.5?"
