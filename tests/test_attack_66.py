@@ -76,10 +76,16 @@ def test_a_negative_zero_position_on_the_command_line_is_shown_as_0() -> None:
     # serving's" on stderr: the sweep file's positions were read as 0 (leftovers 29), the command line's were not.
     import math
 
+    import pytest
+
     from cli_helpers import invoke
+    from passprice.errors import InputError
     from passprice.sweep import parse_numbers
 
-    assert [math.copysign(1, v) for v in parse_numbers("-0.0,0,512", float, "--positions")] == [1, 1, 1]
+    assert [math.copysign(1, v) for v in parse_numbers("-0.0,1,512", float, "--positions")] == [1, 1, 1]
+    # -0.0 and 0 are one position, given twice (left50: refused as parse_numbers reads them, no longer by the sweep)
+    with pytest.raises(InputError, match=r"^--positions: 0\.0 is given more than once"):
+        parse_numbers("-0.0,0,512", float, "--positions")
     result = invoke("sweep", "qwen3-30b-a3b-h200", "--positions", "-0.0,512", "--batches", "1")
     assert result.exit_code == 0, result.output
     assert result.stderr.splitlines()[-1].endswith(

@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import math
 import re
+import sys
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from fractions import Fraction
@@ -147,10 +148,11 @@ def _plain(text: str) -> str:
 
     def power(found: re.Match[str]) -> str:
         exponent = int(found.group(2) or found.group(3))
-        try:
-            return f"{float(found.group(1)) * 10.0 ** exponent:.15g}"
-        except OverflowError:
-            return found.group(0)
+        written = f"{found.group(1)}e{exponent:+d}"
+        # left50: a power past a float (``1e-400``, ``1 x 10^400``) is kept as ``1e-400``, which
+        # :func:`figure_read` reads as no number (it read ``0 GB/s``; ``10^400``'s ``400 GB/s`` after its ``^``)
+        amount = figure_read(written)
+        return written if amount is None else f"{amount:.15g}"
 
     def words(found: re.Match[str]) -> str:
         prefix = _PREFIX_WORDS[found.group(1).lower()]
@@ -168,6 +170,24 @@ def _plain(text: str) -> str:
     text = _PERCENT_WORD.sub("%", text)
     text = _SPLIT_PREFIX.sub(lambda found: f" {found.group(1)}{found.group(2)}", text)
     return _KB.sub("kB", text)
+
+
+def figure_read(written: str) -> float | None:
+    """The amount a number written in digits (``1,024``, ``4.8``, ``1e-300``) is, or ``None`` where a float cannot
+    hold it: infinite (``1e+999``), read as 0 though a digit of its own is not 0 (``1e-400``, ``5e-325``), or below
+    the least normal float, its digits lost (``5e-324`` reads 4.94065645841247e-324, a tenth of it 0). Left50:
+    ``1e-400 GB/s`` in a locator was read as ``0 GB/s`` and compared with the fact's value as 0 (attack69's
+    ``1e+999`` as its digits 999); a number past a float is now one passprice cannot read, as a unit it does not
+    read is (:func:`unreadable` lists it). Raises nothing."""
+    try:
+        amount = float(written.replace(",", ""))
+    except ValueError:
+        return None
+    if not math.isfinite(amount):
+        return None
+    if amount == 0:
+        return None if any(c in "123456789" for c in re.split("[eE]", written, maxsplit=1)[0]) else amount
+    return amount if abs(amount) >= sys.float_info.min else None
 
 
 def _reads(unit: str) -> bool:
@@ -191,8 +211,8 @@ def _stated_with_unit(text: str) -> tuple[tuple[str, float, Fraction, tuple[tupl
     out = []
     for found in _WITH_UNIT.finditer(_plain(text)):
         try:
-            amount = float(found.group(1).replace(",", ""))
-            if not math.isfinite(amount):  # ``1e+999 GB/s``: past a float, no figure (attack69)
+            amount = figure_read(found.group(1))
+            if amount is None:  # ``1e+999 GB/s``, ``1e-400 GB/s``: past a float, no figure (attack69, left50)
                 continue
             q = quantity(amount, found.group(2))
         except (InputError, ValueError, OverflowError):
@@ -243,11 +263,8 @@ def _other_figures(amount: float, unit: str, text: str | None) -> tuple[str, ...
     plain = _plain(text)
     with_unit = {found.start() for found in _WITH_UNIT.finditer(plain) if _reads(found.group(2))}
     for found in _NUMBER.finditer(plain):
-        try:
-            if found.start() not in with_unit and float(found.group(0).replace(",", "")) == amount:
-                return ()
-        except ValueError:
-            continue
+        if found.start() not in with_unit and figure_read(found.group(0)) == amount:
+            return ()
     try:
         mine = quantity(amount, unit)
     except (InputError, ValueError, OverflowError):  # (a NaN or infinite amount: no Fraction holds it; attack69)
@@ -275,14 +292,17 @@ _AFTER = re.compile(r" ?([A-Za-z]+(?:/[A-Za-z]+)?)")
 def unreadable(text: str | None) -> list[str]:
     """The figures ``text`` writes that passprice cannot read as one figure with its unit, as written: a number with
     a unit-like word it does not read (``4.8 tb/s``, :data:`_UNIT_LIKE`), and number words before a unit that are no
-    one number (``nine hundred nine hundred TB/s``, :func:`_words_value`). Raises nothing."""
+    one number (``nine hundred nine hundred TB/s``, :func:`_words_value`), and a number past a float before a unit it
+    reads (``1e-400 GB/s``, :func:`figure_read`; left50: read as ``0 GB/s``). Raises nothing."""
     if text is None:
         return []
     plain = _plain(text)
     out = []
     for found in _WITH_UNIT.finditer(plain):
         unit = found.group(2)
-        if not _reads(unit) and _UNIT_LIKE.fullmatch(unit):
+        # a unit-like word it does not read (``4.8 tb/s``), or a unit it reads after a number past a float
+        # (``1e-400 GB/s``: left50)
+        if _UNIT_LIKE.fullmatch(unit) if not _reads(unit) else figure_read(found.group(1)) is None:
             out.append(found.group(0))
     for found in _IN_WORDS.finditer(plain):
         if _words_value(_split_words(found.group(0))) is not None:
@@ -313,10 +333,9 @@ def from_basis(amount: float, unit: str, text: str) -> bool:
     for found in [*_NUMBER.finditer(plain), *_TIMES.finditer(plain)]:
         if found.start() in with_unit:
             continue
-        try:
-            bare.add(float(found.group(found.lastindex or 0).replace(",", "")))
-        except ValueError:
-            continue
+        number = figure_read(found.group(found.lastindex or 0))
+        if number is not None:  # (``1e-400`` is no factor of 0: left50)
+            bare.add(number)
     factors = {f for n in bare if n for f in (n, 1 / n, n / 100, 1 + n / 100, 1 - n / 100) if f}
     in_macs = any(name == "MAC" for name, _ in mine.dims)
     target = float(mine.value)

@@ -1243,8 +1243,9 @@ def _figure(amount: float) -> float:
     return float(f"{amount:.12g}")
 
 
-#: A figure in a locator's text, where no name or figure runs into it (:func:`_quoted_figures`).
-_FIGURE = r"(?<![A-Za-z_\d.,])(?<!=)\d[\d,]*(?:\.\d+)?"
+#: A figure in a locator's text, where no name or figure runs into it (:func:`_quoted_figures`), a power of ten
+#: with it (``1e-400``: left50, its ``400`` was read as a figure the locator quotes, its ``1`` as another).
+_FIGURE = r"(?<![A-Za-z_\d.,])(?<!=)\d[\d,]*(?:\.\d+)?(?:[eE][+-]?\d+(?![\d.]))?"
 #: A run of a name's characters: a setting's name is one's end (:func:`_setting_spans`).
 _NAME_RUN = r"[\w.-]+"
 #: A character after which no name and no figure starts.
@@ -1347,10 +1348,11 @@ def _quoted_figures(text: str) -> set[float]:
             continue  # a setting's number, or a name's
         if _reference().search(text, max(0, found.start() - 12), found.start()):
             continue  # where in the document (page 4, Table 2), not a figure it states
-        try:
-            out.add(_figure(float(found.group(0).replace(",", ""))))
-        except (ValueError, OverflowError):
-            continue
+        from passprice.addedfacts import figure_read
+
+        figure = figure_read(found.group(0))
+        if figure is not None:  # a number past a float (``1e-400``, ``1e999``) quotes no figure (left50)
+            out.add(_figure(figure))
     return out
 
 
@@ -3346,7 +3348,9 @@ def changed_alone(side: Side, lock: Lock | None, changed: Sequence[str], reroute
     from passprice.reproduce import find_checkpoint, routing_together
 
     header = find_checkpoint(side.root, lock)[0]  # the one reproduce found (cached): it priced the lock
-    routing = (routing_together(lock, header, rep.today.drift, lock.price, rerouted, record, changed)
+    # the reproduction priced the record's drifted facts already (rep.routing): its price is passed through, not
+    # made again (left50: one price more a lock whose routing facts drifted)
+    routing = (routing_together(lock, header, rep.today.drift, lock.price, rerouted, record, changed, rep.routing)
                if header is not None else None)
     return alone, joint, routing
 

@@ -1289,6 +1289,9 @@ class RoutingTogether:
     head: str
     facts: tuple[tuple[str, Fact, Fact], ...]
     move: str
+    #: The lock priced with :attr:`facts` today's (the ``--json`` object, or a refusal's): what :attr:`move` says
+    #: against a recorded price, kept so the review prices the record once (:func:`routing_together`'s ``known``).
+    price: Mapping[str, Any] = attrs.field(factory=dict, eq=False, repr=False)
 
     @property
     def paths(self) -> tuple[str, ...]:
@@ -1314,6 +1317,7 @@ class RoutingTogether:
 def routing_together(
     lock: Lock, header: GGUFHeader, drifted: Iterable[Drift], recorded: Mapping[str, Any],
     rerouted: tuple[str, str] | None, record: str | None, paths: Iterable[str] | None = None,
+    known: RoutingTogether | None = None,
 ) -> RoutingTogether | None:
     """The ``routing.*`` facts of ``drifted`` (of those, the ``paths`` asked, when given: a review's changed facts)
     whose today's quantity is not the pinned one, priced at once: the lock from its pinned inputs (``header``: the
@@ -1323,7 +1327,10 @@ def routing_together(
     or more) or two or more facts of its ``record`` changed in place; ``None`` otherwise, and when the facts do not
     build a card with the pinned ones. A record's hot set and its share are one routing: a share of 0.6 on
     uniform's hot set of every expert is refused (``BadRouting``), a quarter of the experts taking every token-slot
-    moved walkthrough 56's lock +108.3 %, and together they moved it +14.72 %. One price. Raises nothing."""
+    moved walkthrough 56's lock +108.3 %, and together they moved it +14.72 %. One price, or none where ``known``
+    (one made from the same ``lock``, ``header`` and ``drifted``: the reproduction's) holds the same facts: its price
+    is said against ``recorded`` (left50: a review priced a drifted record twice, once in :func:`reproduce` and once
+    here). Raises nothing."""
     if record is None and rerouted is None:
         return None
     asked = None if paths is None else set(paths)
@@ -1331,18 +1338,21 @@ def routing_together(
               and d.today is not None and not same_quantity(d.pinned, d.today)]
     if len(drifts) < (1 if rerouted is not None else 2):
         return None
-    one = attrs.evolve(lock, facts={**lock.facts, **{d.path: d.today for d in drifts if d.today is not None}})
-    try:
-        price = priced(one.kind, header, one.pinned_card(), pinned_serving(one), one.pinned_stack())[0]
-    except ServingRefusal as e:
-        price = e.to_json()
-    except InputError:  # the facts do not build a card with the pinned ones: no move to show
-        return None
+    facts = tuple((d.path, d.pinned, d.today) for d in drifts if d.today is not None)
+    if known is not None and known.price and known.facts == facts:
+        price = known.price
+    else:
+        one = attrs.evolve(lock, facts={**lock.facts, **{path: fact for path, _, fact in facts}})
+        try:
+            price = priced(one.kind, header, one.pinned_card(), pinned_serving(one), one.pinned_stack())[0]
+        except ServingRefusal as e:
+            price = e.to_json()
+        except InputError:  # the facts do not build a card with the pinned ones: no move to show
+            return None
     move = Alone("routing", price).describe(recorded, lock.compared()).split(": ", 1)[1]
     move = move.replace("refused alone (", "refused (", 1)  # the record's facts together, not one alone
     base, head = rerouted if rerouted is not None else (record, record)
-    return RoutingTogether(str(base), str(head),
-                           tuple((d.path, d.pinned, d.today) for d in drifts if d.today is not None), move)
+    return RoutingTogether(str(base), str(head), facts, move, price)
 
 
 def rerouted_today(lock: Lock, today: Today) -> tuple[str, str] | None:
@@ -1563,9 +1573,7 @@ def reproduction_text(
     if lock.info.digest:  # what a published price cites: matched here against the lock it came from (left32)
         lines.append(f"  lock digest {lock.info.digest} (its [lock] digest, verified: what a citation names)")
     today = rep.today
-    facts = "unchanged" if not today.drift else f"{len(today.drift)} drifted: " + "; ".join(
-        d.describe() for d in today.drift
-    )
+    facts = drift_said(lock, today)
     if today.rewritten:
         facts += "; " + "; ".join(d.describe() for d in today.rewritten) + ": no drift (lock --update re-pins it)"
     unread = [p for p in others if p in today.facts and today.facts[p].digest() != lock.facts[p].digest()]
@@ -1695,6 +1703,24 @@ def reproduction_text(
         elif same:
             lines.append(f"    {same[0]}: tokens/s unchanged")
     return "\n".join(lines)
+
+
+def drift_said(lock: Lock, today: Today) -> str:
+    """The ``facts`` line's drift: ``unchanged``, or ``N drifted: PATH: PINNED → TODAY; …`` (:meth:`Drift.describe`),
+    a serving re-pointed to another routing record (:func:`rerouted_today`) saying that record's facts as the record
+    as a whole, ``routing record uniform → gpt-oss-120b-chat as a whole (the serving re-pointed): hot_experts: 1
+    (assumed) → 0.25 (measured), …``, the other drifted facts counted apart. Left50: walk56's re-pointing read ``2
+    drifted: routing.hot_experts: …; routing.hot_share: …``, the pair of facts as if the locked record had drifted
+    (``price`` says "serving differs", walkthrough 51; the review and the alone lines say the record as a whole,
+    left48, left49). Raises nothing."""
+    rerouted = rerouted_today(lock, today)
+    routed = [d for d in today.drift if rerouted is not None and d.path.startswith("routing.")]
+    rest = [d for d in today.drift if d not in routed]
+    said = [f"{len(rest)} drifted: " + "; ".join(d.describe() for d in rest)] if rest else []
+    if routed and rerouted is not None:
+        said.append(f"routing record {rerouted[0]} → {rerouted[1]} as a whole (the serving re-pointed): "
+                    + "; ".join(d.describe().removeprefix("routing.") for d in routed))
+    return "; ".join(said) or "unchanged"
 
 
 def rewrite_kinds(drift: Iterable[Drift]) -> str:

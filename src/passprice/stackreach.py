@@ -16,6 +16,7 @@ of the stack's runs measured, with the error its fit reported for a checkpoint h
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -283,9 +284,11 @@ def ratio_span(root: Root, stack: Stack) -> tuple[float, float, int]:
     name), and how many were priced: each run's limit priced on its card and checkpoint as ``validate`` prices it. A
     run that does not load or price is skipped (``check`` and ``validate`` report it). Kept in the cache of built
     objects, keyed by the bytes of the stack, its measurement files and every card, checkpoint entry and routing
-    record its runs name, so a second price under the stack prices no run. Raises
-    :class:`~passprice.errors.InputError` for a measurement file that does not read."""
+    record its runs name, so a second price under the stack prices no run; one of those that is there but does not
+    read (a FIFO, a device) keys it by the line saying why, its runs skipped, as a missing one or a folder (left50).
+    Raises :class:`~passprice.errors.InputError` for a measurement file that does not read."""
     from passprice import cache
+    from passprice.errors import InputError
     from passprice.files import is_there
     from passprice.schema import read_bytes
 
@@ -298,8 +301,17 @@ def ratio_span(root: Root, stack: Stack) -> tuple[float, float, int]:
     files += [root.checkpoints / f"{c}.toml" for c in sorted({r.checkpoint for r in runs})]
     # a mixture of experts' run is priced on the routing record it names (walkthrough 22): its bytes key the span too
     files += [root.routing / f"{n}.toml" for n in sorted({r.routing for r in runs if r.routing is not None})]
-    key = b"".join(str(p).encode("utf-8", "surrogateescape") + b"\0" + (read_bytes(p) if is_there(p) else b"") + b"\0"
-                   for p in files)
+
+    def read(path: Path) -> bytes:
+        # left50: a card (checkpoint entry, routing record) that is there but does not read, a FIFO, device or
+        # socket, keys the span by the line saying why, as a missing one or a folder keys it by nothing: its runs
+        # are skipped (run_ratios) and the audit names the card (attack69: a FIFO refused the whole audit, exit 2)
+        try:
+            return read_bytes(path) if is_there(path) else b""
+        except InputError as e:
+            return b"\1" + str(e).encode("utf-8", "surrogateescape")
+
+    key = b"".join(str(p).encode("utf-8", "surrogateescape") + b"\0" + read(p) + b"\0" for p in files)
 
     def build() -> Span:
         return _span(root, runs)

@@ -209,14 +209,19 @@ def parse_numbers(
 ) -> tuple[Any, ...]:
     """A list of numbers from the command line: ``1,2,8``, ranges ``1-64`` or ``1..64`` (every integer, as
     ``speculate --tokens`` reads them), doubling ranges ``1-4096*2`` (1, 2, 4 … 4096), or a mix; each a finite
-    number from ``least`` to ``most``, at most :data:`MAX_ROWS` of them, written in digits alone
-    (:func:`passprice.bounds.misspelt`: no space, leading ``+`` or underscore), a range low to high. Raises
-    :class:`InputError` naming ``what`` and the text for anything else."""
-    out: list[Any] = []
+    number from ``least`` to ``most``, each once (:func:`first_repeat`), at most :data:`MAX_ROWS` of them, written
+    in digits alone (:func:`passprice.bounds.misspelt`: no space, leading ``+`` or underscore), a range low to high.
+    Every part is read and checked before a plain range is written out: its ends are checked, and it is compared
+    with the other parts as an interval. Raises :class:`InputError` naming ``what`` and the text for anything else;
+    for a value given twice, ``WHAT: VALUE is given more than once: a sweep prices each point once (…)``, the least
+    such value (:func:`repeated_values`' line; left50: ``--positions 0-3999999,0-3999999`` wrote out 8,000,000
+    floats, 666 ms of parsing and 349 MB, before it was refused)."""
+    pieces: list[tuple[int, int] | list[Any]] = []  # each part: a plain range's ends, or its values
+    count = 0
     if not text.isascii():  # int() and float() would read Arabic-Indic and other Unicode digits as numbers
         raise InputError(f"{what}: {text!r} is not ASCII digits (a number, a range A-B, or a doubling range A-B*2)")
     for part in text.split(","):
-        start = len(out)
+        values: list[Any] = []
         ends: tuple[Any, ...] = ()  # a plain range's first and last values: the others lie between them
         problem = misspelt(part)
         if problem is not None:
@@ -245,7 +250,7 @@ def parse_numbers(
                         raise ValueError
                     v = lo
                     while v <= hi:
-                        out.append(kind(str(v)))
+                        values.append(kind(str(v)))
                         v *= f
                 else:
                     if hi - lo >= MAX_ROWS:
@@ -255,19 +260,14 @@ def parse_numbers(
                         )
                     # each value of a plain range lies between its two ends, so only they are checked below, and
                     # int and float read a whole number as they read its digits: `--positions 0-3999999` took 5.6 s
-                    # (and 9 under a profiler) to parse before its grid was refused (attack68)
+                    # (and 9 under a profiler) to parse before its grid was refused (attack68); it is written out
+                    # only once every part is read and none repeats a value (left50)
                     ends = (kind(str(lo)), kind(str(hi)))
-                    if not all(isinstance(v, int) or math.isfinite(v) for v in ends):
-                        pass  # refused below by its ends (float(10**400) would raise OverflowError)
-                    elif kind in (int, float):
-                        out.extend(map(kind, range(lo, hi + 1)))
-                    else:
-                        out.extend(kind(str(v)) for v in range(lo, hi + 1))
             else:
-                out.append(kind(part))
-                if isinstance(out[-1], float):  # -0.0 is 0, as a sweep file's and a serving file's are (attack66:
-                    out[-1] = unsigned_zero(out[-1])  # `--positions -0.0` read "its rows at position -0")
-                if out[-1] == 0 and any(c in "123456789" for c in part.lower().partition("e")[0]):
+                values.append(kind(part))
+                if isinstance(values[-1], float):  # -0.0 is 0, as a sweep file's and a serving file's are (attack66:
+                    values[-1] = unsigned_zero(values[-1])  # `--positions -0.0` read "its rows at position -0")
+                if values[-1] == 0 and any(c in "123456789" for c in part.lower().partition("e")[0]):
                     # `--positions 1e-400` priced position 0, a number the line does not hold (round 33)
                     raise InputError(f"{what}: {part!r} underflows a float (read as 0: nothing but 0 is nearer zero "
                                      "than ±4.9e-324)")
@@ -275,17 +275,60 @@ def parse_numbers(
             raise InputError(f"{what}: {part!r} is not a number, a range A-B, or a doubling range A-B*2") from None
         bad = [
             v
-            for v in (ends if ends else out[start:])
+            for v in (ends if ends else values)
             if not ((isinstance(v, int) or math.isfinite(v)) and v >= least and (most is None or v <= most))
         ]
         if bad:
             span = f"from {least:,} to {most:,}" if most is not None else f"at least {least:,}"
             raise InputError(f"{what}: {part!r}: {bad[0]!r} is out of range (each must be a finite number {span})")
-        if len(out) > MAX_ROWS:
-            raise InputError(f"{what}: more than the {MAX_ROWS:,} values a sweep prices")
-    if not out:
+        pieces.append((lo, hi) if ends else values)
+        count += hi - lo + 1 if ends else len(values)
+    twice = first_repeat(pieces)
+    if twice is not None:
+        if isinstance(twice, int) and kind is not int:  # a range's end, as the range writes it out
+            twice = kind(twice) if kind is float else kind(str(twice))
+        raise InputError(f"{what}: {schema.shown_value(twice)} is given more than once: a sweep prices each point "
+                         "once (a sweep file is refused the same)")
+    if count > MAX_ROWS:
+        raise InputError(f"{what}: more than the {MAX_ROWS:,} values a sweep prices")
+    if not count:
         raise InputError(f"{what}: no values")
+    out: list[Any] = []
+    for piece in pieces:
+        if isinstance(piece, tuple):
+            out.extend(map(kind, range(piece[0], piece[1] + 1)) if kind in (int, float)
+                       else (kind(str(v)) for v in range(piece[0], piece[1] + 1)))
+        else:
+            out.extend(piece)
     return tuple(out)
+
+
+def first_repeat(pieces: Sequence[tuple[int, int] | Sequence[Any]]) -> Any:
+    """The least value that two of ``pieces`` hold, or one holds twice, or ``None``: each piece a plain range's ends
+    ``(lo, hi)`` (every integer from ``lo`` to ``hi``) or a list of values (a number, a doubling range's). Ranges are
+    compared as intervals, never written out: sorted by their low end, one starting at or below the highest end
+    before it repeats its low end; a value repeats when it is another value or an integer inside a range (the
+    highest end of the ranges starting at or below it, by bisection). ``O(n log n)`` in the parts and values, not in
+    what the ranges hold (left50). Raises nothing."""
+    import bisect
+
+    ranges = sorted(p for p in pieces if isinstance(p, tuple))
+    values = [v for p in pieces if not isinstance(p, tuple) for v in p]
+    found: list[Any] = []
+    reach = None
+    for lo, hi in ranges:
+        if reach is not None and lo <= reach:
+            found.append(lo)
+            break
+        reach = hi if reach is None else max(reach, hi)
+    seen: set[Any] = set()
+    found += [v for v in values if v in seen or seen.add(v)]  # type: ignore[func-returns-value]
+    lows, highest = [lo for lo, _ in ranges], list(itertools.accumulate((hi for _, hi in ranges), max))
+    for v in values:
+        at = bisect.bisect_right(lows, v)
+        if at and isinstance(v, int | float) and v == int(v) and v <= highest[at - 1]:
+            found.append(v)
+    return min(found) if found else None
 
 
 _PLAIN_RANGE = re.compile(r"([0-9]+)-([0-9]+)")
