@@ -5,7 +5,7 @@ each least-squares step through the LAPACK call ``numpy.linalg.lstsq`` makes (:d
 and makes its choices on Python floats.
 
 Behaviour only, no timing: every double is the same as before (the step against ``numpy.linalg.lstsq``, the NNLS
-against the round-29 code kept here as :func:`reference_nnls`, the registry's fits and hold-out errors; the reviews
+against round 29's code, ``reference_fits.reference_nnls``, the registry's fits and hold-out errors; the reviews
 of a changed card fact, checkpoint entry and source record, and ``check``, byte for byte with the reference put back,
 are in test_same_bytes). No cache is added this round, so nothing here can be stale."""
 
@@ -20,38 +20,10 @@ from passprice import calibrate
 from passprice.measurements import load_runs
 from passprice.registry import embedded_root
 from passprice.stacks import load_stack
+from reference_fits import reference_nnls
 
 HERE = Path(__file__).resolve().parent
 STACKS = ("llamacpp-cuda-2405", "lmdeploy-turbomind-2312")
-
-
-def reference_nnls(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """:func:`passprice.calibrate.nnls` as round 29 left it (``numpy.linalg.lstsq``, NumPy's choices)."""
-    m, n = a.shape
-    passive = np.zeros(n, dtype=bool)
-    x = np.zeros(n)
-    w = a.T @ (b - a @ x)
-    tol = 1e-14 * max(1.0, float(np.abs(a).max(initial=0.0)) * float(np.abs(b).max(initial=0.0)) * m)
-    for _ in range(30 * max(n, 1)):
-        if passive.all() or not (w[~passive] > tol).any():
-            break
-        j = int(np.argmax(np.where(passive, -np.inf, w)))
-        passive[j] = True
-        while True:
-            z = np.zeros(n)
-            z[passive] = np.linalg.lstsq(a[:, passive], b, rcond=None)[0]
-            if (z[passive] > 0).all():
-                x = z
-                break
-            blocking = passive & (z <= 0)
-            alpha = float(np.min(x[blocking] / (x[blocking] - z[blocking])))
-            x = x + alpha * (z - x)
-            passive &= x > 1e-15
-            x[~passive] = 0.0
-            if not passive.any():
-                break
-        w = a.T @ (b - a @ x)
-    return x
 
 
 def problems(count: int, seed: int = 30) -> list[tuple[np.ndarray, np.ndarray]]:

@@ -5,7 +5,7 @@ Python lists and takes a step's columns as rows of ``a.T``; a run's binding term
 (:func:`passprice.calibrate._binding`) instead of thirteen.
 
 Behaviour only, no timing: every double is the same as round 36's (its ``_solve`` kept here as
-:func:`reference_solve`, round 29's NNLS as ``test_perf_30.reference_nnls``): the binding terms on hostile
+:func:`reference_solve`, round 29's NNLS as ``reference_fits.reference_nnls``): the binding terms on hostile
 components (zeros of either sign, NaN, infinities, ties), the NNLS on problems with cut-back steps, and the
 registry's two stacks' fits and hold-outs (7 of a cold check's 18 fits), bit for bit. ``check`` and the reviews
 with round 36's binding put back are byte for byte the same in test_same_bytes. No cache is added this round, so
@@ -27,20 +27,10 @@ from passprice.stacks import load_stack
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from test_perf_30 import problems, reference_nnls  # noqa: E402
+from reference_fits import reference_binding, reference_nnls  # noqa: E402
+from test_perf_30 import problems  # noqa: E402
 
 STACKS = ("llamacpp-cuda-2405", "lmdeploy-turbomind-2312")
-
-
-def reference_binding(runs: Any, values: dict[str, float]) -> np.ndarray:
-    """Round 36's binding terms: every share's part added into a (runs, 5) array of zeros, in SHARES order."""
-    u = np.array([1.0 / values.get(p, 1.0) for p in calibrate.SHARES])
-    parts = runs.comp * u
-    terms = np.zeros((len(runs.t), 5))
-    for j, term in enumerate(calibrate._TERM_INDEX.tolist()):
-        terms[:, term] += parts[:, j]
-    found: np.ndarray = np.argmax(terms, axis=1)
-    return found
 
 
 def reference_solve(runs: Any, fitted: tuple[str, ...], serial: float, start: dict[str, float] | None = None,

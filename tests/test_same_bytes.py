@@ -54,9 +54,8 @@ if {rewritten!r}:
 if {old!r}:
     sys.path.insert(0, {tests!r})
     import passprice.calibrate, passprice.plaintoml
-    from test_perf_30 import reference_nnls
+    from reference_fits import reference_binding, reference_nnls
     passprice.calibrate.nnls = reference_nnls  # round 29's NNLS (round 30)
-    from test_perf_37 import reference_binding
     passprice.calibrate._binding = reference_binding  # round 36's binding terms (round 37)
     passprice.calibrate._FITS_KEPT = 0  # no fit memo (round 31)
     passprice.plaintoml.dumps = lambda document: None  # tomlkit writes the private copy (round 31)

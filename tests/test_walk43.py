@@ -173,7 +173,11 @@ LEFT_OUT = ("facts/stacks/llamacpp-cuda-2405.toml", "registry/measurements/xiong
 #: :func:`documents`' copy of it (``^``, ``{BASE}``), or on a copy of that copy (``@``, ``{HEAD}``), edited by hand and
 #: written to by the commands marked so. The review (``diff BASE HEAD``) sees what those wrote before it and the hand
 #: edits: a serving and a checkpoint added, a fact re-set (the derived facts resting on it stale), another moving a
-#: stack lock's price, a fact removed, a routing record's figure and a source record changed.
+#: stack lock's price, a fact removed, a routing record's figure and a source record changed; and, for it alone
+#: (:data:`UNREAD`, put back after it), a HEAD that does not read: a card file that is not TOML and a lock file whose
+#: price was edited by hand (its document gains the keys of what does not read and loses none, so the one review
+#: walks both shapes: a second review cost ~0.25 s of CPU; suite49). ``sweep -o FILE.json`` writes its document to
+#: the file, which is read in place of the standard output.
 SHAPES: dict[str, tuple[str, ...]] = {
     "cards": ("cards", "--json"),
     "checkpoints": ("checkpoints", "--json"),
@@ -216,6 +220,7 @@ SHAPES: dict[str, tuple[str, ...]] = {
                  "--provenance", "assumed", "--source", "nvidia-h200-datasheet", "--locator", "a what-if", "--json"),
     "check, derived facts stale": ("@", "check", "--json"),
     "review": ("@", "diff", "{BASE}", "{HEAD}", "--json"),
+    "sweep -o FILE.json": ("sweep", "qwen3-30b-a3b-h200", "--batches", "1,2", "-o", "{HEAD}/../sweep.json"),
     "fact recompute": ("@", "fact", "recompute", "h200_sxm_141gb", "--json"),
 }
 
@@ -224,6 +229,14 @@ SHAPES: dict[str, tuple[str, ...]] = {
 #: key as the file names it (``header --json``'s ``metadata``), a record's path (a review's ``added_records``) and a
 #: measured run's id (the ``errors`` of a fit's ``in_sample`` and each ``leave_one_*_out`` in ``calibrate --json``).
 #: Their values are walked all the same.
+#: The edits that make HEAD not read, made just before the review (``"review"``) and undone after it: a card file
+#: that is not TOML (``head_unreadable``) and a lock's price edited by hand (its digest no longer matches: the lock's
+#: ``head_unread``, ``hand_edits`` and ``recorded_edited``). The review then exits 2.
+UNREAD = {
+    "facts/cards/broken.toml": (None, "[card\nname = \n"),
+    "locks/r1-qwen7b-h200.lock.toml": ("tokens_per_s = 996.0966124437687\n", "tokens_per_s = 1100.0\n"),
+}
+
 NAMED = {"sources", "cited_sources", "inputs", "servings", "metadata", "added_records"}
 RUN_ERRORS = {"in_sample", "leave_one_card_out", "leave_one_checkpoint_out"}
 
@@ -262,10 +275,33 @@ def documents(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
             _edited(base, head)
         words = [a.replace("{HEAD}", str(head)).replace("{BASE}", str(base)).replace("{REPO}", str(REPO))
                  for a in args if a not in ("@", "^")]
+        kept = _unread(head) if name == "review" else {}
         result = invoke(*words, root={"@": head, "^": base}.get(args[0], REPO))
-        assert result.exit_code in (0, 1), (name, result.output)
-        out[name] = json.loads(result.stdout)
+        for rel, text in kept.items():  # HEAD reads again for the commands after the review
+            if text is None:
+                (head / rel).unlink()
+            else:
+                (head / rel).write_text(text, encoding="utf-8")
+        assert result.exit_code in ((2,) if kept else (0, 1)), (name, result.output)
+        written = words[words.index("-o") + 1] if "-o" in words else ""  # a file the document went to
+        text = Path(written).read_text(encoding="utf-8") if written.endswith(".json") else result.stdout
+        out[name] = json.loads(text)
     return out
+
+
+def _unread(head: Path) -> dict[str, str | None]:
+    """Make :data:`UNREAD`'s edits in ``head``; each file's text before them (``None``: it was not there)."""
+    kept: dict[str, str | None] = {}
+    for rel, (old, new) in UNREAD.items():
+        path = head / rel
+        kept[rel] = path.read_text(encoding="utf-8") if path.exists() else None
+        if old is None:
+            assert kept[rel] is None, rel
+            path.write_text(new, encoding="utf-8")
+        else:
+            assert kept[rel] is not None and kept[rel].count(old) == 1, rel
+            path.write_text(kept[rel].replace(old, new), encoding="utf-8")
+    return kept
 
 
 def _edited(base: Path, head: Path) -> None:
@@ -296,6 +332,20 @@ def test_every_json_key_of_every_command_is_explained(documents: dict[str, Any],
     assert "error" not in document, document
     for key in sorted(_walked(document)):
         glossary.lookup(key)  # raises InputError naming the key when it is not defined
+
+
+def test_the_review_walked_has_a_head_that_does_not_read(documents: dict[str, Any]) -> None:
+    """keys58's leftover: the review walked is of a HEAD that does not read (:data:`UNREAD`), as its exit status 2
+    says: the card file that is not TOML named among what HEAD cannot read, the lock edited by hand judged on BASE's
+    copy with the edit named and HEAD's figure recorded; the sweep written to a file is its rows."""
+    review = documents["review"]
+    assert review["exit_status"] == 2
+    assert [line.split(":")[0] for line in review["head_unreadable"]] == ["facts/cards/broken.toml"]
+    (unread,) = [lock for lock in review["locks"] if lock["head_unread"]]
+    assert unread["hand_edits"] == ["price.tokens_per_s: 996.0966124437687 → 1100.0"]
+    assert unread["recorded_edited"] == 1100.0
+    assert [(row["serving"], row["batch"]) for row in documents["sweep -o FILE.json"]] == [
+        ("qwen3-30b-a3b-h200", 1), ("qwen3-30b-a3b-h200", 2)]
 
 
 def test_every_json_command_is_walked() -> None:
