@@ -10,6 +10,7 @@ Each reproducer's asks in a review read exactly as the same asks in processes of
 
 from __future__ import annotations
 
+import os
 import types
 from pathlib import Path
 from typing import Any
@@ -104,3 +105,27 @@ def test_the_package_is_imported_once_unless_its_import_left_more_than_one_lone_
         talked = _asks(root, code)
     assert len((tmp_path / "imports").read_text().split()) == imports
     assert talked[0] == ({"a": {"error": "ea"}}, "exit status 0")
+
+
+def test_a_zygote_that_died_leaves_each_later_ask_to_a_process_of_its_own(tmp_path: Path, monkeypatch: Any) -> None:
+    """The zygote killed between two asks: the next asks are answered as before, each by a process of its own (one
+    import each), and the review's process is the same one (it is the supervisor that answers)."""
+    import signal
+
+    monkeypatch.setattr(sidecode, "_STUCK", {})
+    imports = tmp_path / "imports"
+    code = _package(tmp_path, _COUNTED.format(imports=str(imports)), "pass")
+    root = types.SimpleNamespace(path=tmp_path)
+    started = side_processes(monkeypatch)
+    with sidecode.conversations():
+        first = _asks(root, code)
+        supervisor = started[0].pid
+        with open(f"/proc/{supervisor}/task/{supervisor}/children", encoding="ascii") as f:
+            (zygote,) = (int(p) for p in f.read().split())
+        assert imports.read_text().split() == [str(zygote)]
+        os.kill(zygote, signal.SIGKILL)
+        second = _asks(root, code)
+    assert second == first == [({"a": {"error": "ea"}}, "exit status 0"),
+                               (None, "its code cannot price a lock from its pins (No module named 'passprice.errors')"),
+                               ({"b": {"error": "eb"}}, "exit status 0")]
+    assert len(started) == 1 and len(imports.read_text().split()) == 1 + 3

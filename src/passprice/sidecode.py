@@ -23,9 +23,11 @@ by name, so the rest of ``src`` is never imported.
 
 Within a review (:func:`conversations`) a side's process is started once per root and code folder and imports the
 package once (issue 16: two to three processes a review, each importing the package, 0.4-0.7 s apiece); each ask is
-answered by a child it forks (:data:`SERVE_DRIVER`, Linux only), which starts from the import's state and ends through
-the interpreter's normal exit, as a one-ask process did, within its own time limit and output bound, with the errors a
-one-ask process gives.
+answered by a process forked for it (:data:`SERVE_DRIVER`, Linux only), which starts from the import's state and ends
+through the interpreter's normal exit, as a one-ask process did, within its own time limit and output bound, with the
+errors a one-ask process gives. The process that waits for each ask's process and says its exit status is a supervisor
+that never imports the side's code (side58): the package is imported by a zygote it forks, used only while the kernel
+shows it one thread with no process and no pipe descriptor of its own; otherwise each ask runs in a process of its own.
 """
 
 from __future__ import annotations
@@ -818,9 +820,11 @@ _TALKS: dict[tuple[str, str], _Conversation] = {}
 @contextlib.contextmanager
 def conversations() -> Iterator[None]:
     """While open, each side's code (a root and its code folder) is started once and answers every ask of the
-    review (its locks' pins, its locks, its added and unlocked servings) from a child it forks for that ask, so a
-    later ask costs a fork and its pricing, not the 0.3-0.6 s of a fresh interpreter importing the side's package
-    (issue 16); not on other systems than Linux, where each ask runs in a process of its own. On leaving, every
+    review (its locks' pins, its locks, its added and unlocked servings) from a process forked for that ask, so a
+    later ask costs two forks and its pricing, not the 0.3-0.6 s of a fresh interpreter importing the side's package
+    (issue 16); not on other systems than Linux, where each ask runs in a process of its own, nor where the package's
+    import leaves more than one lone thread (:data:`SERVE_DRIVER`: each ask then runs in a process of its own, which
+    its supervisor starts). On leaving, every
     such process is stopped with its process group (nothing of a side's code outlives the review); :func:`atexit`
     does the same for one left open. Each ask keeps what a one-ask process promises (:func:`_run`): its time limit,
     its bounds on what it writes, its errors; a process that ends is started afresh for the next ask."""
@@ -856,11 +860,12 @@ def _conversation(root: Root, folder: Path, env: Mapping[str, str]) -> _Conversa
 
 
 class _Conversation:
-    """One side's code answering asks over its pipes (:data:`SERVE_DRIVER`), each ask in a child of its own:
-    ``proc``, ``ctl`` (the read end of the pipe it says ``ready``, ``child PID`` and ``exit STATUS`` on), ``child``
-    (the pid, and process group, of the child answering now), the bytes it wrote before it was ready (``preamble``:
-    the package's import, part of every ask's answer as it was of each one-ask process's) and the standard error
-    written by then (``pre_err``)."""
+    """One side's code answering asks over its pipes (:data:`SERVE_DRIVER`), each ask in a process of its own:
+    ``proc`` (the supervisor), ``ctl`` (the read end of the pipe it says ``ready`` or ``alone``, ``whole``, ``child
+    PID`` and ``exit STATUS`` on), ``child`` (the pid, and process group, of the process answering now), the bytes
+    written before it was ready (``preamble``: the package's import, part of every ask's answer as it was of each
+    one-ask process's; none when ``alone``, and none for an ask answered ``whole``) and the standard error written by
+    then (``pre_err``)."""
 
     def __init__(self, proc: subprocess.Popen[bytes], ctl: int) -> None:
         self.proc = proc
