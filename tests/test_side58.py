@@ -86,19 +86,23 @@ def test_a_hostile_import_gets_each_ask_judged_as_a_one_ask_process(case: str, t
         assert alone == [({"a": {"error": "ea"}}, "exit status 0"), pins, ({"b": {"error": "eb"}}, "exit status 0")]
 
 
+#: Makes a session (and a process group) of its own, out of the group the review kills at the time limit (a one-ask
+#: process, a session leader already, cannot).
+_SETSID = "import os\ntry:\n    os.setsid()\nexcept OSError:\n    pass\n"
 #: Appends its process's pid to the file ``imports`` when imported.
 _COUNTED = "import os\nwith open({imports!r}, 'a') as _f:\n    _f.write('%d\\n' % os.getpid())\n"
 
 
 @pytest.mark.parametrize(("case", "imports"), [("plain", 1), ("keeps state in at-fork hooks", 1),
-                                               ("keeps state in a thread", 4), ("moves the status pipe", 4)])
+                                               ("keeps state in a thread", 4), ("moves the status pipe", 4),
+                                               ("leaves its process group", 4)])
 def test_the_package_is_imported_once_unless_its_import_left_more_than_one_lone_thread(
         case: str, imports: int, tmp_path: Path, monkeypatch: Any) -> None:
     """Three asks: one import when the zygote is used (a plain package, at-fork hooks: they do not run in it), four
-    when it is not (its import left a thread, or moved a descriptor of the pipes to the supervisor): the zygote's and
-    each ask's own process's."""
+    when it is not (its import left a thread, moved a descriptor of the pipes to the supervisor, or left the
+    supervisor's process group): the zygote's and each ask's own process's."""
     monkeypatch.setattr(sidecode, "_STUCK", {})
-    init, before = CASES.get(case, ("", "pass"))
+    init, before = {**CASES, "leaves its process group": (_SETSID, "pass")}.get(case, ("", "pass"))
     code = _package(tmp_path, _COUNTED.format(imports=str(tmp_path / "imports")) + init, before)
     root = types.SimpleNamespace(path=tmp_path)
     with sidecode.conversations():
@@ -125,7 +129,7 @@ def test_a_zygote_that_died_leaves_each_later_ask_to_a_process_of_its_own(tmp_pa
         assert imports.read_text().split() == [str(zygote)]
         os.kill(zygote, signal.SIGKILL)
         second = _asks(root, code)
-    assert second == first == [({"a": {"error": "ea"}}, "exit status 0"),
-                               (None, "its code cannot price a lock from its pins (No module named 'passprice.errors')"),
+    pins = (None, "its code cannot price a lock from its pins (No module named 'passprice.errors')")
+    assert second == first == [({"a": {"error": "ea"}}, "exit status 0"), pins,
                                ({"b": {"error": "eb"}}, "exit status 0")]
     assert len(started) == 1 and len(imports.read_text().split()) == 1 + 3

@@ -569,33 +569,33 @@ def _ask(root: Root, folder: Path, driver: str, request: Mapping[str, Any]) -> t
     return (answered if isinstance(answered, dict) else None), shown_answer(why)
 
 
-#: The program a side's code answers every ask of one review with (:class:`_Conversation`), run as ``-c SERVE_DRIVER
-#: CTL SRC ROOT``: a SUPERVISOR that never imports the side's code (stdlib only) and is the one that waits for each
-#: ask's process and says, on the file descriptor ``CTL`` (a pipe to the review that nothing else holds), ``ready``
-#: (or ``alone``), ``child PID``, ``whole`` and ``exit STATUS``, the status as the kernel gave it to the supervisor.
-#: It is the subreaper of everything below it (:data:`_REAP`) and forks the ZYGOTE, which closes ``CTL`` and the asks'
-#: stream, loads the side's package once (:data:`_LOAD`; ``sys.argv`` is ``["-c"]`` and its standard input
-#: ``/dev/null``, as a one-ask driver's) and stops itself (``SIGSTOP``). The supervisor then uses the zygote only if
-#: the kernel shows it as one thread (``/proc/PID/task``), with no child, no other process left by the import under
-#: the supervisor, and its two pipe ends to the supervisor at their own descriptors and nowhere else
-#: (``/proc/PID/fd``); else it kills it and answers every ask from a process of its own (a one-ask driver,
-#: :data:`DRIVER`, forked and executed by the supervisor, its output whole: ``alone``). A package whose import
-#: patched ``os.waitstatus_to_exitcode`` or kept a copy of the status pipe made the old single process say "exit 0"
-#: for a child that exited 7; a thread reaping children failed every ask, one moving the status pipe's descriptor
-#: held the review for the time limit; a thread or an at-fork hook carried state from one ask to the next (side58).
-#: For each ask (a line ``{"body": …, "request": …}`` on the supervisor's standard input) the zygote forks twice with
-#: the C library's ``fork`` (no at-fork hook of the import runs in it, so it carries nothing from one ask to the next)
-#: and says the grandchild's pid once the middle process is reaped, when the grandchild is the supervisor's child
-#: (the supervisor checks that in ``/proc``: a pid it is not the parent of, or a zygote that ends or says anything
-#: else, is killed and the ask answered by a process of its own: ``whole``). The grandchild, in a process group of
-#: its own, closes its pipes to the zygote before any of the side's code runs in it, runs :c:func:`PyOS_AfterFork_Child`
-#: (the import's ``after_in_child`` hooks, writing to ``/dev/null``), runs that driver's body (:data:`_LOCKS_BODY`,
-#: :data:`_PINNED_BODY`) at the top level of the program and ends through the interpreter's normal exit, as a one-ask
-#: process did. The supervisor waits for it, kills its process group, reaps it, kills every other process it was left
-#: (but the zygote) and says ``exit STATUS``. What a child writes on its standard output is the answer, whole; what the
-#: import wrote is part of each answer (the preamble, before ``ready``). The two modules every ask imports
-#: (``registry``, ``reproduce``) are imported with the package. ``SIGCHLD`` is the default in the zygote (an import's
-#: handler would run there) and as the import left it in each child.
+#: The program a side's code answers every ask of one review with (:class:`_Conversation`), run as ``-c SERVE_DRIVER CTL
+#: SRC ROOT``: a SUPERVISOR that never imports the side's code (stdlib only) and is the one that waits for each ask's
+#: process and says, on the file descriptor ``CTL`` (a pipe to the review that nothing else holds), ``ready`` (or
+#: ``alone``), ``child PID``, ``whole`` and ``exit STATUS``, the status as the kernel gave it to the supervisor. It is
+#: the subreaper of everything below it (:data:`_REAP`) and forks the ZYGOTE, which closes ``CTL`` and the asks' stream,
+#: loads the side's package once (:data:`_LOAD`; ``sys.argv`` is ``["-c"]`` and its standard input ``/dev/null``, as a
+#: one-ask driver's) and stops itself (``SIGSTOP``). The supervisor then uses the zygote only if the kernel shows it as
+#: one thread (``/proc/PID/task``), with no child, no other process left by the import under the supervisor, in the
+#: supervisor's process group (which the review kills at the time limit), and its two pipe ends to the supervisor at
+#: their own descriptors and nowhere else (``/proc/PID/fd``); else it kills it and answers every ask from a process of
+#: its own (a one-ask driver, :data:`DRIVER`, forked and executed by the supervisor, its output whole: ``alone``). A
+#: package whose import patched ``os.waitstatus_to_exitcode`` or kept a copy of the status pipe made the old single
+#: process say "exit 0" for a child that exited 7; a thread reaping children failed every ask, one moving the status
+#: pipe's descriptor held the review for the time limit; a thread or an at-fork hook carried state from one ask to the
+#: next (side58). For each ask (a line ``{"body": …, "request": …}`` on the supervisor's standard input) the zygote
+#: forks twice with the C library's ``fork`` (no at-fork hook of the import runs in it, so it carries nothing from one
+#: ask to the next) and says the grandchild's pid once the middle process is reaped, when the grandchild is the
+#: supervisor's child (the supervisor checks that in ``/proc``: a pid it is not the parent of, or a zygote that ends or
+#: says anything else, is killed and the ask answered by a process of its own: ``whole``). The grandchild, in a process
+#: group of its own, closes its pipes to the zygote before any of the side's code runs in it, runs
+#: :c:func:`PyOS_AfterFork_Child` (the import's ``after_in_child`` hooks, writing to ``/dev/null``), runs that driver's
+#: body (:data:`_LOCKS_BODY`, :data:`_PINNED_BODY`) at the top level of the program and ends through the interpreter's
+#: normal exit, as a one-ask process did. The supervisor waits for it, kills its process group, reaps it, kills every
+#: other process it was left (but the zygote) and says ``exit STATUS``. What a child writes on its standard output is
+#: the answer, whole; what the import wrote is part of each answer (the preamble, before ``ready``). The two modules
+#: every ask imports (``registry``, ``reproduce``) are imported with the package. ``SIGCHLD`` is the default in the
+#: zygote (an import's handler would run there) and as the import left it in each child.
 SERVE_DRIVER = r"""
 import json, os, signal, sys
 _ctl, _src, _root = int(sys.argv[1]), sys.argv[2], sys.argv[3]
@@ -628,7 +628,7 @@ def _one_thread(_z):
         return False
 def _alone_zygote(_z, _ends):
     try:
-        if not _one_thread(_z):
+        if not _one_thread(_z) or os.getpgid(_z) != os.getpgid(0) or os.getsid(_z) != os.getsid(0):
             return False
         _pipes = {"pipe:[%d]" % os.fstat(_fd).st_ino for _fd in _ends.values()}
         _seen = {}
