@@ -1,12 +1,13 @@
-"""A review's side process that the side's package cannot lie through (side58, issue 13): import-time code of a
-hostile package ran inside the one process that also waited for each ask's child and said its exit status, so it
-could patch ``os.waitstatus_to_exitcode`` or dup the pipe the status is said on and report exit 0 for a child that
-exited 7, reap the children from a thread (every ask failed), move that pipe's descriptor (the review waited for the
-300 s limit), or keep state from one ask to the next in a thread or an ``os.register_at_fork`` hook. Now a supervisor
-that never imports the side's code waits for each ask's process and says its status and its answer's end; the process
+"""A review's side process that the side's package cannot lie through (side58, issue 13): import-time code of a hostile
+package ran inside the one process that also waited for each ask's child and said its exit status, so it could patch
+``os.waitstatus_to_exitcode`` or dup the pipe the status is said on and report exit 0 for a child that exited 7,
+reap the children from a thread (every ask failed), move that pipe's descriptor (the review waited for the 300 s
+limit), or keep state from one ask to the next in a thread or an ``os.register_at_fork`` hook. Now a supervisor that
+never imports the side's code waits for each ask's process and says its status and its answer's end; the process
 that imported the package (the zygote) is used only while it is one thread with no process and no descriptor of its
-own protocol besides its two pipe ends, else each ask runs in a process of its own (:data:`sidecode.SERVE_DRIVER`).
-Each reproducer's asks in a review read exactly as the same asks in processes of their own."""
+own protocol besides its three pipe ends, and only for an ask's process the supervisor is the parent of, else each
+ask runs in a process of its own (:data:`sidecode.SERVE_DRIVER`). Each reproducer's asks in a review read exactly as
+the same asks in processes of their own."""
 
 from __future__ import annotations
 
@@ -57,11 +58,20 @@ CASES = {
     # main: a thread of the import saw each ask's child: the third ask answered for 'bb', or 'bbb'.
     "keeps state in a thread": (_COUNTER, "import passprice; "
                                           "locks = [dict(r, key=r['key'] * (len(passprice.SEEN) + 1)) for r in locks]"),
-    # main: the hooks ran in the side process around each fork: the first ask answered for 'aaa', the third 'bbbbbbb'.
+    # main: the hooks ran in the side process around each fork: the first ask answered for 'aaaa' (before, child), the
+    # third for 'bbbbbbbbb'; none runs in a one-ask process, which forks nothing.
     "keeps state in at-fork hooks": (
         "import os\nFORKS = [0]\nos.register_at_fork(before=lambda: FORKS.__setitem__(0, FORKS[0] + 1),\n"
-        "                      after_in_parent=lambda: FORKS.__setitem__(0, FORKS[0] + 1))\n",
+        "                      after_in_parent=lambda: FORKS.__setitem__(0, FORKS[0] + 1),\n"
+        "                      after_in_child=lambda: FORKS.__setitem__(0, FORKS[0] + 1))\n",
         "import passprice; locks = [dict(r, key=r['key'] * (passprice.FORKS[0] + 1)) for r in locks]"),
+    # It rewrites the zygote's own loop (its __main__) to name pid 1 as each ask's process: pid 1 is no child of the
+    # supervisor's, and the real one, which would have printed its answer before the one-ask process printed it again
+    # ("Extra data"), waits for the supervisor's word and is killed.
+    "names another process as the ask's": (
+        "import __main__, os\nif hasattr(__main__, '_write'):\n    _real = __main__._write\n"
+        "    def _forged(fd, data):\n        return _real(fd, b'child 1\\n' if data.startswith(b'child ') else data)\n"
+        "    __main__._write = _forged\n", "pass"),
 }
 
 
@@ -95,7 +105,8 @@ _COUNTED = "import os\nwith open({imports!r}, 'a') as _f:\n    _f.write('%d\\n' 
 
 @pytest.mark.parametrize(("case", "imports"), [("plain", 1), ("keeps state in at-fork hooks", 1),
                                                ("keeps state in a thread", 4), ("moves the status pipe", 4),
-                                               ("leaves its process group", 4)])
+                                               ("leaves its process group", 4),
+                                               ("names another process as the ask's", 4)])
 def test_the_package_is_imported_once_unless_its_import_left_more_than_one_lone_thread(
         case: str, imports: int, tmp_path: Path, monkeypatch: Any) -> None:
     """Three asks: one import when the zygote is used (a plain package, at-fork hooks: they do not run in it), four

@@ -577,25 +577,28 @@ def _ask(root: Root, folder: Path, driver: str, request: Mapping[str, Any]) -> t
 #: loads the side's package once (:data:`_LOAD`; ``sys.argv`` is ``["-c"]`` and its standard input ``/dev/null``, as a
 #: one-ask driver's) and stops itself (``SIGSTOP``). The supervisor then uses the zygote only if the kernel shows it as
 #: one thread (``/proc/PID/task``), with no child, no other process left by the import under the supervisor, in the
-#: supervisor's process group (which the review kills at the time limit), and its two pipe ends to the supervisor at
+#: supervisor's process group (which the review kills at the time limit), and its three pipe ends to the supervisor at
 #: their own descriptors and nowhere else (``/proc/PID/fd``); else it kills it and answers every ask from a process of
 #: its own (a one-ask driver, :data:`DRIVER`, forked and executed by the supervisor, its output whole: ``alone``). A
 #: package whose import patched ``os.waitstatus_to_exitcode`` or kept a copy of the status pipe made the old single
 #: process say "exit 0" for a child that exited 7; a thread reaping children failed every ask, one moving the status
 #: pipe's descriptor held the review for the time limit; a thread or an at-fork hook carried state from one ask to the
 #: next (side58). For each ask (a line ``{"body": …, "request": …}`` on the supervisor's standard input) the zygote
-#: forks twice with the C library's ``fork`` (no at-fork hook of the import runs in it, so it carries nothing from one
-#: ask to the next) and says the grandchild's pid once the middle process is reaped, when the grandchild is the
-#: supervisor's child (the supervisor checks that in ``/proc``: a pid it is not the parent of, or a zygote that ends or
-#: says anything else, is killed and the ask answered by a process of its own: ``whole``). The grandchild, in a process
-#: group of its own, closes its pipes to the zygote before any of the side's code runs in it, runs
-#: :c:func:`PyOS_AfterFork_Child` (the import's ``after_in_child`` hooks, writing to ``/dev/null``), runs that driver's
-#: body (:data:`_LOCKS_BODY`, :data:`_PINNED_BODY`) at the top level of the program and ends through the interpreter's
-#: normal exit, as a one-ask process did. The supervisor waits for it, kills its process group, reaps it, kills every
-#: other process it was left (but the zygote) and says ``exit STATUS``. What a child writes on its standard output is
-#: the answer, whole; what the import wrote is part of each answer (the preamble, before ``ready``). The two modules
-#: every ask imports (``registry``, ``reproduce``) are imported with the package. ``SIGCHLD`` is the default in the
-#: zygote (an import's handler would run there) and as the import left it in each child.
+#: forks twice with the C library's ``fork``, not ``os.fork``: no at-fork hook of the import runs, in the zygote or in
+#: the ask's process, as none runs in a one-ask process, which forks nothing (and :c:func:`PyOS_AfterFork_Child` is not
+#: run: Python 3.13 aborts in it without :c:func:`PyOS_BeforeFork`, which runs the hooks; the zygote forks with one
+#: thread, holding no lock but the GIL, which the ask's process holds too). It says the grandchild's pid once the middle
+#: process is reaped, when the grandchild is the supervisor's child (the supervisor checks that in ``/proc``: a pid it
+#: is not the parent of, or a zygote that ends or says anything else, is killed and the ask answered by a process of its
+#: own: ``whole``). The grandchild, in a process group of its own, closes its pipes to the zygote and waits for the
+#: supervisor's word that it is the ask's process (a byte on the third pipe, sent once the check passed) before any of
+#: the side's code runs in it, then runs that driver's body (:data:`_LOCKS_BODY`, :data:`_PINNED_BODY`) at the top level
+#: of the program and ends through the interpreter's normal exit, as a one-ask process did. The supervisor waits for it,
+#: kills its process group, reaps it, kills every other process it was left (but the zygote) and says ``exit STATUS``.
+#: What a child writes on its standard output is the answer, whole; what the import wrote is part of each answer (the
+#: preamble, before ``ready``). The two modules every ask imports (``registry``, ``reproduce``) are imported with the
+#: package. ``SIGCHLD`` is the default in the zygote (an import's handler would run there) and as the import left it in
+#: each child.
 SERVE_DRIVER = r"""
 import json, os, signal, sys
 _ctl, _src, _root = int(sys.argv[1]), sys.argv[2], sys.argv[3]
@@ -672,9 +675,11 @@ def _asked_of_zygote(_z, _line):
     return int(_number)
 def _supervise(_z):
     _r = os.waitid(os.P_PID, _z, os.WEXITED | os.WSTOPPED)
-    _usable = _r.si_code == os.CLD_STOPPED and _alone_zygote(_z, {_asks_r: _asks_w, _said_w: _said_r})
+    _usable = _r.si_code == os.CLD_STOPPED and _alone_zygote(_z, {_asks_r: _asks_w, _said_w: _said_r,
+                                                                  _go_r: _go_w})
     os.close(_asks_r)
     os.close(_said_w)
+    os.close(_go_r)
     if _usable:
         os.kill(_z, signal.SIGCONT)
     else:
@@ -693,6 +698,10 @@ def _supervise(_z):
                     os.setpgid(_pid, _pid)
                 except OSError:
                     pass
+                try:
+                    os.write(_go_w, b"g")
+                except OSError:
+                    _pid = None
         if _pid is None:
             if _usable:
                 _usable = False
@@ -717,6 +726,7 @@ def _supervise(_z):
         _tell("exit %d" % _status)
 _asks_r, _asks_w = os.pipe()
 _said_r, _said_w = os.pipe()
+_go_r, _go_w = os.pipe()
 for _file in (sys.stdout, sys.stderr):
     _file.flush()
 _zygote = os.fork()
@@ -725,11 +735,10 @@ if _zygote:
 os.close(_ctl)
 os.close(_asks_w)
 os.close(_said_r)
+os.close(_go_w)
 _in.close()
 import ctypes
 _rawfork = ctypes.PyDLL(None).fork
-_afterfork = ctypes.pythonapi.PyOS_AfterFork_Child
-_afterfork.restype = None
 _read, _write, _close, _exit, _pipe, _waitpid, _setpgid, _kill, _getpid, _loads, _signal = (
     os.read, os.write, os.close, os._exit, os.pipe, os.waitpid, os.setpgid, os.kill, os.getpid, json.loads,
     signal.signal)
@@ -752,8 +761,6 @@ def _flushed():
             pass
 _chld = signal.getsignal(signal.SIGCHLD)
 _signal(signal.SIGCHLD, signal.SIG_DFL)
-_streams = (sys.stdout, sys.stderr)
-_hush = open(os.devnull, "w")
 _flushed()
 _kill(_getpid(), signal.SIGSTOP)
 _got = b""
@@ -792,16 +799,15 @@ _close(_w)
 _close(_asks_r)
 _close(_said_w)
 _setpgid(0, 0)
-sys.stdout = sys.stderr = _hush
-_afterfork()
-sys.stdout, sys.stderr = _streams
+if _read(_go_r, 1) != b"g":
+    _exit(70)
+_close(_go_r)
 if _chld is not None:
     _signal(signal.SIGCHLD, _chld)
-_hush.close()
 _asked = _loads(_line)
 request = {"root": _root, "src": _src, **_asked["request"]}
-for _name in ("_line", "_pid", "_chld", "_streams", "_hush", "_got", "_told", "_more", "_r", "_w", "_asks_r",
-              "_said_w"):
+for _name in ("_line", "_pid", "_chld", "_got", "_told", "_more", "_r", "_w", "_asks_r",
+              "_said_w", "_go_r"):
     globals().pop(_name, None)
 del _name
 exec(_asked.pop("body"))
