@@ -23,9 +23,11 @@ by name, so the rest of ``src`` is never imported.
 
 Within a review (:func:`conversations`) a side's process is started once per root and code folder and imports the
 package once (issue 16: two to three processes a review, each importing the package, 0.4-0.7 s apiece); each ask is
-answered by a child it forks (:data:`SERVE_DRIVER`, Linux only), which starts from the import's state and ends through
-the interpreter's normal exit, as a one-ask process did, within its own time limit and output bound, with the errors a
-one-ask process gives.
+answered by a process forked for it (:data:`SERVE_DRIVER`, Linux only), which starts from the import's state and ends
+through the interpreter's normal exit, as a one-ask process did, within its own time limit and output bound, with the
+errors a one-ask process gives. The process that waits for each ask's process and says its exit status is a supervisor
+that never imports the side's code (side58): the package is imported by a zygote it forks, used only while the kernel
+shows it one thread with no process and no pipe descriptor of its own; otherwise each ask runs in a process of its own.
 """
 
 from __future__ import annotations
@@ -567,29 +569,38 @@ def _ask(root: Root, folder: Path, driver: str, request: Mapping[str, Any]) -> t
     return (answered if isinstance(answered, dict) else None), shown_answer(why)
 
 
-#: The program a side's code answers every ask of one review with (:class:`_Conversation`): run as
-#: ``-c SERVE_DRIVER CTL SRC ROOT`` (``sys.argv`` then set back to ``["-c"]``, as a one-ask driver's), it loads the
-#: side's package once (:data:`_LOAD`) and says ``ready`` on the file descriptor ``CTL`` (a pipe to the review, not
-#: inherited by what the side's code starts); then for each line of its standard input (``{"body": …, "request":
-#: …}``, until it closes) it FORKS a child, says ``child PID``, waits for the child to end, kills the child's process
-#: group, reaps the child and says ``exit STATUS`` (as :attr:`subprocess.Popen.returncode` gives it). The child, in a
-#: process group of its own, closes ``CTL`` and the asks' pipe before any of the side's code runs in it, runs that
-#: driver's body (:data:`_LOCKS_BODY`, :data:`_PINNED_BODY`) on the request at the top level of the program, as the
-#: one-ask driver did, and ends through the interpreter's normal exit: its ``atexit`` hooks and finalizers run, and a
-#: failing exit fails the ask as it failed a one-ask process. What the child writes on its standard output is the
-#: answer, whole: the end of an answer is said on ``CTL`` only, which no code run in a child holds, so no text the
-#: side's code prints ends an answer or starts the next one (side56 ended each answer by a mark written on the
-#: standard output, taken from the argv the side's code could read). Each ask starts from the state the package's
-#: import left: what an ask changes (a module's table, a process it forked) ends with its child. As a one-ask
-#: driver's package read an empty standard input, the side's code reads ``/dev/null`` there; the two modules every
-#: ask imports (``registry``, ``reproduce``) are imported with the package, so what their import writes is part of
-#: each ask's answer (the preamble), as it was of each process's. What the import's ``os.register_at_fork`` hooks
-#: print on ``sys.stdout``/``sys.stderr`` around each fork goes to ``/dev/null``: a one-ask process forks nothing, so
-#: no hook of its ran (a package printing in one made every answer unreadable; attack70). ``SIGCHLD`` is the default
-#: in the process (an import ignoring it left no child to wait for) and as the import left it in each child.
+#: The program a side's code answers every ask of one review with (:class:`_Conversation`), run as ``-c SERVE_DRIVER CTL
+#: SRC ROOT``: a SUPERVISOR that never imports the side's code (stdlib only) and is the one that waits for each ask's
+#: process and says, on the file descriptor ``CTL`` (a pipe to the review that nothing else holds), ``ready`` (or
+#: ``alone``), ``child PID``, ``whole`` and ``exit STATUS``, the status as the kernel gave it to the supervisor. It is
+#: the subreaper of everything below it (:data:`_REAP`) and forks the ZYGOTE, which closes ``CTL`` and the asks' stream,
+#: loads the side's package once (:data:`_LOAD`; ``sys.argv`` is ``["-c"]`` and its standard input ``/dev/null``, as a
+#: one-ask driver's) and stops itself (``SIGSTOP``). The supervisor then uses the zygote only if the kernel shows it as
+#: one thread (``/proc/PID/task``), with no child, no other process left by the import under the supervisor, in the
+#: supervisor's process group (which the review kills at the time limit), and its three pipe ends to the supervisor at
+#: their own descriptors and nowhere else (``/proc/PID/fd``); else it kills it and answers every ask from a process of
+#: its own (a one-ask driver, :data:`DRIVER`, forked and executed by the supervisor, its output whole: ``alone``). A
+#: package whose import patched ``os.waitstatus_to_exitcode`` or kept a copy of the status pipe made the old single
+#: process say "exit 0" for a child that exited 7; a thread reaping children failed every ask, one moving the status
+#: pipe's descriptor held the review for the time limit; a thread or an at-fork hook carried state from one ask to the
+#: next (side58). For each ask (a line ``{"body": …, "request": …}`` on the supervisor's standard input) the zygote
+#: forks twice with the C library's ``fork``, not ``os.fork``: no at-fork hook of the import runs, in the zygote or in
+#: the ask's process, as none runs in a one-ask process, which forks nothing (and :c:func:`PyOS_AfterFork_Child` is not
+#: run: Python 3.13 aborts in it without :c:func:`PyOS_BeforeFork`, which runs the hooks; the zygote forks with one
+#: thread, holding no lock but the GIL, which the ask's process holds too). It says the grandchild's pid once the middle
+#: process is reaped, when the grandchild is the supervisor's child (the supervisor checks that in ``/proc``: a pid it
+#: is not the parent of, or a zygote that ends or says anything else, is killed and the ask answered by a process of its
+#: own: ``whole``). The grandchild, in a process group of its own, closes its pipes to the zygote and waits for the
+#: supervisor's word that it is the ask's process (a byte on the third pipe, sent once the check passed) before any of
+#: the side's code runs in it, then runs that driver's body (:data:`_LOCKS_BODY`, :data:`_PINNED_BODY`) at the top level
+#: of the program and ends through the interpreter's normal exit, as a one-ask process did. The supervisor waits for it,
+#: kills its process group, reaps it, kills every other process it was left (but the zygote) and says ``exit STATUS``.
+#: What a child writes on its standard output is the answer, whole; what the import wrote is part of each answer (the
+#: preamble, before ``ready``). The two modules every ask imports (``registry``, ``reproduce``) are imported with the
+#: package. ``SIGCHLD`` is the default in the zygote (an import's handler would run there) and as the import left it in
+#: each child.
 SERVE_DRIVER = r"""
-import importlib.util, json, os, sys
-from pathlib import Path
+import json, os, signal, sys
 _ctl, _src, _root = int(sys.argv[1]), sys.argv[2], sys.argv[3]
 sys.argv[1:] = []
 os.set_inheritable(_ctl, False)
@@ -597,8 +608,146 @@ _in = os.fdopen(os.dup(0), "r", encoding="utf-8")
 _null = os.open(os.devnull, os.O_RDONLY)
 os.dup2(_null, 0)
 os.close(_null)
-""" + _REAP + r"""request = {"src": _src, "root": _root}
+""" + _REAP + r"""_ONE = """ + repr(_HEAD + _LOAD) + r"""
+def _tell(_text):
+    os.write(_ctl, (_text + "\n").encode("ascii"))
+def _kids(_pid):
+    _pids = set()
+    try:
+        _tasks = os.listdir("/proc/%d/task" % _pid)
+    except OSError:
+        return None
+    for _task in _tasks:
+        try:
+            with open("/proc/%d/task/%s/children" % (_pid, _task)) as _f:
+                _pids.update(int(_p) for _p in _f.read().split())
+        except (OSError, ValueError):
+            return None
+    return _pids
+def _one_thread(_z):
+    try:
+        return len(os.listdir("/proc/%d/task" % _z)) == 1 and _kids(_z) == set() and _children() == {_z}
+    except OSError:
+        return False
+def _alone_zygote(_z, _ends):
+    try:
+        if not _one_thread(_z) or os.getpgid(_z) != os.getpgid(0) or os.getsid(_z) != os.getsid(0):
+            return False
+        _pipes = {"pipe:[%d]" % os.fstat(_fd).st_ino for _fd in _ends.values()}
+        _seen = {}
+        for _name in os.listdir("/proc/%d/fd" % _z):
+            _link = os.readlink("/proc/%d/fd/%s" % (_z, _name))
+            if _link in _pipes:
+                _seen[int(_name)] = _link
+        return _seen == {_fd: "pipe:[%d]" % os.fstat(_mine).st_ino for _fd, _mine in _ends.items()}
+    except (OSError, ValueError):
+        return False
+def _spawn(_asked):
+    _r, _w = os.pipe()
+    _pid = os.fork()
+    if _pid == 0:
+        try:
+            os.setsid()
+            os.dup2(_r, 0)
+            os.execv(sys.executable, [sys.executable, "-E", "-P", "-B", "-c", _ONE + _asked["body"]])
+        except BaseException as _e:
+            os.write(2, ("cannot start a process of its own: %r\n" % _e).encode("utf-8", "replace"))
+        finally:
+            os._exit(127)
+    os.close(_r)
+    return _pid, _w, json.dumps({"root": _root, "src": _src, **_asked["request"]}).encode("utf-8")
+def _asked_of_zygote(_z, _line):
+    try:
+        _data = _line.encode("utf-8")
+        while _data:
+            _data = _data[os.write(_asks_w, _data):]
+        _said = b""
+        while not _said.endswith(b"\n"):
+            _more = os.read(_said_r, 64)
+            if not _more or len(_said) > 64:
+                return None
+            _said += _more
+    except OSError:
+        return None
+    _word, _, _number = _said.decode("ascii", "replace").strip().partition(" ")
+    if _word != "child" or not _number.isdigit() or int(_number) not in (_children() or set()) - {_z}:
+        return None
+    return int(_number)
+def _supervise(_z):
+    _r = os.waitid(os.P_PID, _z, os.WEXITED | os.WSTOPPED)
+    _usable = _r.si_code == os.CLD_STOPPED and _alone_zygote(_z, {_asks_r: _asks_w, _said_w: _said_r,
+                                                                  _go_r: _go_w})
+    os.close(_asks_r)
+    os.close(_said_w)
+    os.close(_go_r)
+    if _usable:
+        os.kill(_z, signal.SIGCONT)
+    else:
+        _sweep(set())
+    _tell("ready" if _usable else "alone")
+    while True:
+        _line = _in.readline()
+        if not _line:
+            _sweep(set())
+            os._exit(0)
+        _pid = _w = None
+        if _usable and _one_thread(_z):
+            _pid = _asked_of_zygote(_z, _line)
+            if _pid is not None:
+                try:
+                    os.setpgid(_pid, _pid)
+                except OSError:
+                    pass
+                try:
+                    os.write(_go_w, b"g")
+                except OSError:
+                    _pid = None
+        if _pid is None:
+            if _usable:
+                _usable = False
+                _sweep(set())
+            _pid, _w, _payload = _spawn(json.loads(_line))
+            _tell("whole")
+        _tell("child %d" % _pid)
+        if _w is not None:
+            try:
+                while _payload:
+                    _payload = _payload[os.write(_w, _payload):]
+            except OSError:
+                pass
+            os.close(_w)
+        os.waitid(os.P_PID, _pid, os.WEXITED | os.WNOWAIT)
+        try:
+            os.killpg(_pid, 9)
+        except OSError:
+            pass
+        _status = os.waitstatus_to_exitcode(os.waitpid(_pid, 0)[1])
+        _sweep({_z} if _usable else set())
+        _tell("exit %d" % _status)
+_asks_r, _asks_w = os.pipe()
+_said_r, _said_w = os.pipe()
+_go_r, _go_w = os.pipe()
+for _file in (sys.stdout, sys.stderr):
+    _file.flush()
+_zygote = os.fork()
+if _zygote:
+    _supervise(_zygote)
+os.close(_ctl)
+os.close(_asks_w)
+os.close(_said_r)
+os.close(_go_w)
+_in.close()
+import ctypes
+_rawfork = ctypes.PyDLL(None).fork
+_read, _write, _close, _exit, _pipe, _waitpid, _setpgid, _kill, _getpid, _loads, _signal = (
+    os.read, os.write, os.close, os._exit, os.pipe, os.waitpid, os.setpgid, os.kill, os.getpid, json.loads,
+    signal.signal)
+del ctypes, _in, _zygote, _supervise, _asked_of_zygote, _spawn, _alone_zygote, _kids, _tell, _ONE, _one_thread
+import importlib.util
+from pathlib import Path
+request = {"src": _src, "root": _root}
 """ + _LOAD + r"""
+import importlib
 for _name in ("registry", "reproduce"):
     try:
         importlib.import_module("passprice." + _name)
@@ -610,50 +759,57 @@ def _flushed():
             _file.flush()
         except Exception:
             pass
-def _tell(_text):
-    os.write(_ctl, (_text + "\n").encode("ascii"))
-import signal
 _chld = signal.getsignal(signal.SIGCHLD)
-signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-_before = _children()
-_streams = (sys.stdout, sys.stderr)
-_hush = open(os.devnull, "w")
+_signal(signal.SIGCHLD, signal.SIG_DFL)
 _flushed()
-_tell("ready")
+_kill(_getpid(), signal.SIGSTOP)
+_got = b""
 while True:
-    _line = _in.readline()
-    if not _line:
-        _sweep(set())
-        os._exit(0)
+    while b"\n" not in _got:
+        _more = _read(_asks_r, 1 << 16)
+        if not _more:
+            _exit(0)
+        _got += _more
+    _line, _, _got = _got.partition(b"\n")
     _flushed()
-    _before = _children()
-    sys.stdout = sys.stderr = _hush
-    _pid = os.fork()
-    sys.stdout, sys.stderr = _streams
+    _r, _w = _pipe()
+    _pid = _rawfork()
     if _pid == 0:
-        break
-    try:
-        os.setpgid(_pid, _pid)
-    except OSError:
-        pass
-    _tell("child %d" % _pid)
-    os.waitid(os.P_PID, _pid, os.WEXITED | os.WNOWAIT)
-    try:
-        os.killpg(_pid, 9)
-    except OSError:
-        pass
-    _status = os.waitstatus_to_exitcode(os.waitpid(_pid, 0)[1])
-    _sweep(_before)
-    _tell("exit %d" % _status)
-os.setpgid(0, 0)
+        _pid = _rawfork()
+        if _pid == 0:
+            break
+        _write(_w, b"%d\n" % _pid)
+        _exit(0)
+    _close(_w)
+    _told = b""
+    while _pid > 0 and not _told.endswith(b"\n"):
+        _more = _read(_r, 64)
+        if not _more:
+            break
+        _told += _more
+    _close(_r)
+    if _pid > 0:
+        try:
+            _waitpid(_pid, 0)
+        except ChildProcessError:
+            pass
+    _write(_said_w, b"child " + (_told.strip() or b"0") + b"\n")
+_close(_r)
+_close(_w)
+_close(_asks_r)
+_close(_said_w)
+_setpgid(0, 0)
+if _read(_go_r, 1) != b"g":
+    _exit(70)
+_close(_go_r)
 if _chld is not None:
-    signal.signal(signal.SIGCHLD, _chld)
-os.close(_ctl)
-_in.close()
-_asked = json.loads(_line)
+    _signal(signal.SIGCHLD, _chld)
+_asked = _loads(_line)
 request = {"root": _root, "src": _src, **_asked["request"]}
-_hush.close()
-del _line, _pid, _ctl, _chld, _before, _streams, _hush
+for _name in ("_line", "_pid", "_chld", "_got", "_told", "_more", "_r", "_w", "_asks_r",
+              "_said_w", "_go_r"):
+    globals().pop(_name, None)
+del _name
 exec(_asked.pop("body"))
 """
 
@@ -670,9 +826,11 @@ _TALKS: dict[tuple[str, str], _Conversation] = {}
 @contextlib.contextmanager
 def conversations() -> Iterator[None]:
     """While open, each side's code (a root and its code folder) is started once and answers every ask of the
-    review (its locks' pins, its locks, its added and unlocked servings) from a child it forks for that ask, so a
-    later ask costs a fork and its pricing, not the 0.3-0.6 s of a fresh interpreter importing the side's package
-    (issue 16); not on other systems than Linux, where each ask runs in a process of its own. On leaving, every
+    review (its locks' pins, its locks, its added and unlocked servings) from a process forked for that ask, so a
+    later ask costs two forks and its pricing, not the 0.3-0.6 s of a fresh interpreter importing the side's package
+    (issue 16); not on other systems than Linux, where each ask runs in a process of its own, nor where the package's
+    import leaves more than one lone thread (:data:`SERVE_DRIVER`: each ask then runs in a process of its own, which
+    its supervisor starts). On leaving, every
     such process is stopped with its process group (nothing of a side's code outlives the review); :func:`atexit`
     does the same for one left open. Each ask keeps what a one-ask process promises (:func:`_run`): its time limit,
     its bounds on what it writes, its errors; a process that ends is started afresh for the next ask."""
@@ -708,11 +866,12 @@ def _conversation(root: Root, folder: Path, env: Mapping[str, str]) -> _Conversa
 
 
 class _Conversation:
-    """One side's code answering asks over its pipes (:data:`SERVE_DRIVER`), each ask in a child of its own:
-    ``proc``, ``ctl`` (the read end of the pipe it says ``ready``, ``child PID`` and ``exit STATUS`` on), ``child``
-    (the pid, and process group, of the child answering now), the bytes it wrote before it was ready (``preamble``:
-    the package's import, part of every ask's answer as it was of each one-ask process's) and the standard error
-    written by then (``pre_err``)."""
+    """One side's code answering asks over its pipes (:data:`SERVE_DRIVER`), each ask in a process of its own:
+    ``proc`` (the supervisor), ``ctl`` (the read end of the pipe it says ``ready`` or ``alone``, ``whole``, ``child
+    PID`` and ``exit STATUS`` on), ``child`` (the pid, and process group, of the process answering now), the bytes
+    written before it was ready (``preamble``: the package's import, part of every ask's answer as it was of each
+    one-ask process's; none when ``alone``, and none for an ask answered ``whole``) and the standard error written by
+    then (``pre_err``)."""
 
     def __init__(self, proc: subprocess.Popen[bytes], ctl: int) -> None:
         self.proc = proc
@@ -751,7 +910,8 @@ class _Conversation:
         proc = self.proc
         assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
         payload = (json.dumps({"body": body, "request": dict(request)}) + "\n").encode("utf-8")
-        out, err = bytearray(), bytearray(self.pre_err)
+        out, err = bytearray(), bytearray()
+        whole = False  # answered by a process of its own: no preamble (the supervisor's ``whole``)
         why = ""
         status: int | None = None
         deadline = time.monotonic() + TIMEOUT_S
@@ -800,29 +960,37 @@ class _Conversation:
                             pass
                         while _take(proc.stderr.fileno(), err, MAX_STDERR):
                             pass
-                        if word == "ready" and not self.ready:
-                            self.ready, self.preamble, self.pre_err = True, bytes(out), bytes(err)
+                        if word in ("ready", "alone") and not self.ready:
+                            # "alone": the zygote was not used, and what it wrote is no answer's (each ask's own
+                            # process writes its import's output itself).
+                            kept = word == "ready"
+                            self.ready, self.preamble, self.pre_err = True, bytes(out) * kept, bytes(err) * kept
                             out.clear()
+                            err.clear()
                             pipes.register(proc.stdin, selectors.EVENT_WRITE)
+                        elif word == "whole":
+                            whole = True
                         elif word == "child" and number.isdigit():
                             self.child = int(number)
                         elif word == "exit" and number.lstrip("-").isdigit():
                             status, self.child = int(number), None
-                    if len(self.preamble) + len(out) > MAX_STDOUT:
+                    if len(self.preamble) * (not whole) + len(out) > MAX_STDOUT:
                         why = f"wrote more than {MAX_STDOUT:,} bytes of answer"
-                if len(self.preamble) + len(out) > MAX_STDOUT:
+                if len(self.preamble) * (not whole) + len(out) > MAX_STDOUT:
                     why = f"wrote more than {MAX_STDOUT:,} bytes of answer"
             if status is None and not why:
                 try:
                     proc.wait(max(deadline - time.monotonic(), 0))
                 except subprocess.TimeoutExpired:
                     why = f"took longer than {TIMEOUT_S} s"
+        said = (b"" if whole else self.preamble) + bytes(out)
+        errs = bytes(err) if whole else (self.pre_err + bytes(err))[-MAX_STDERR:]
         if status is not None and not why:
             if sent < len(payload):  # it answered without reading the whole ask: no later ask could be read
                 self.close()
-            return status, self.preamble + bytes(out), bytes(err), ""
+            return status, said, errs, ""
         self.close()
-        return (None if why else proc.returncode), self.preamble + bytes(out), bytes(err), why
+        return (None if why else proc.returncode), said, errs, why
 
     def _stop(self) -> None:
         """Kill the child answering now, with its process group, and the process's own group."""
