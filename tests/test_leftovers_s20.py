@@ -160,8 +160,10 @@ def test_a_review_hitting_every_cap_at_once_fits_one_github_comment(tmp_path: Pa
     path = _registry(tmp_path / "registry")
     for card in sorted((path / "facts" / "cards").glob("*.toml")):  # every citation of every card: rows and details
         text = card.read_text(encoding="utf-8")
-        card.write_text(re.sub(r'^(locator = ".*)"$', lambda m: m.group(1) + " [" + "x" * 400 + ']"', text,
-                               flags=re.M), encoding="utf-8")
+        # 400 characters more, or as many as the schema's 1,000 a locator allows (cite72's Ampere locators quote
+        # their text: up to 698 characters): the content " [" + n x + "]" after 'locator = "' (11 characters).
+        card.write_text(re.sub(r'^(locator = ".*)"$', lambda m: m.group(1) + " [" + "x" * min(
+            400, 1000 - 3 - (len(m.group(1)) - 11)) + ']"', text, flags=re.M), encoding="utf-8")
     for i in range(25):  # added records past their cap, and other files named past theirs
         (path / "sources" / f"at-{i:02d}.toml").write_text(
             SOURCE.replace('read = "Section 5, Routing analysis, Figure 7."', f'read = "{"r" * 2000}"'),
@@ -174,11 +176,11 @@ def test_a_review_hitting_every_cap_at_once_fits_one_github_comment(tmp_path: Pa
     lines = comment.splitlines()
     # walkthrough 30: Sources names the documents the changed facts cite. Since the shipped stack lock (its
     # H200 citations re-pinned, one more lock under Locks) the longest section, Facts, loses 69 lines and the whole
-    # fits: Sources is no longer cut (before: Facts 68 lines, Sources 3)
-    assert lines[2] == ("✂️ Cut to fit GitHub's 65,536 characters: Facts (93 lines): `passprice diff` without "
+    # fits: Sources is no longer cut (before: Facts 68 lines, Sources 3); cite72's longer A100 locators: 93 -> 83
+    assert lines[2] == ("✂️ Cut to fit GitHub's 65,536 characters: Facts (83 lines): `passprice diff` without "
                         "`--format markdown`, or with `--json`, shows all of it")
     cut = lines.index("#### Derived from changed facts") - 2
-    assert lines[cut] == ("- ✂️ and 93 more lines of this section, cut to keep this comment within GitHub's 65,536 "
+    assert lines[cut] == ("- ✂️ and 83 more lines of this section, cut to keep this comment within GitHub's 65,536 "
                           "characters: `passprice diff` (text) or `passprice diff --json` shows all of it")
     sources = lines[lines.index("#### Sources") + 2:]
     sources = sources[:sources.index("")]
