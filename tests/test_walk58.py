@@ -114,5 +114,15 @@ def test_a_distinct_expert_against_its_bytes_by_hand(limits: dict[int, tuple[flo
         "0.135 ms: 2.77 × and 4.35 × them)",
     ):
         assert text in README
+    # Qwen3-30B-A3B Q4_K_M (moe47, on an RTX 4090 at 1,008 GB/s, streams.read 1): 48 routed layers of Q4_K gate and
+    # up and Q6_K down, 2,048 × 768 each an expert: 0.136 ms an expert index, where the limit's pass rises 0.139 ms
+    qwen3 = load_checkpoint(Root(REPO), "qwen3-30b-a3b-q4_k_m")
+    per = {12: (256, 144), 14: (256, 210)}  # Q4_K, Q6_K
+    index = sum(math.prod(t.dims) // per[t.type_id][0] * per[t.type_id][1]
+                for t in qwen3.tensors if "_exps" in t.name) // 128  # fmt: skip
+    assert (index, round(index / 1008e9 * 1e3, 3)) == (137_134_080, 0.136)
+    assert "the 0.139 ms the limit's pass rises an expert (its bytes alone, 137,134,080 B at 1,008 GB/s, 0.136 ms;" \
+        in DESIGN
+    assert "its bytes cost" not in DESIGN and "the bytes' price)" not in DESIGN
     assert "what the limit\ncharges for its bytes" not in README
     assert "the 0.139 ms its bytes cost the limit" not in README
