@@ -79,6 +79,12 @@ def test_gpt_oss_20b_limit_past_32_rows_by_hand(limits: dict[int, tuple[float, s
     assert macs == 7_209_861_120
     by_hand[512] = 512 * macs / ARRAY * 1e3
     assert [round(by_hand[b], 2) for b in (32, 64, 128, 256, 512)] == [12.47, 12.97, 13.68, 15.1, 26.0]
+    # at B = 256 every expert is read: 11.48 GB shared beside 2.42 GB of caches (2.43 before session 39's window55,
+    # when a windowed layer read 128 positions, not 127: 9.486 MB a sequence, now 9,461,760 B + a 3,060 B row)
+    assert (sequence, round(256 * sequence / 1e9, 2)) == (9_461_760, 2.42)
+    assert round((dense + 256 * row + experts / 32 * 32 * (1 - (7 / 8) ** 256)) / 1e9, 2) == 11.48
+    assert "(2.42 GB of caches beside 11.48 GB of" in README and "2.43 GB" not in README
+    assert "(9.465 MB a sequence with its embedding row:" in DESIGN and "2.42 GB beside 11.48 GB" in DESIGN
     for b, ms in by_hand.items():
         assert limits[b][0] == pytest.approx(ms, rel=1e-12)
         assert limits[b][1] == ("array" if b == 512 else "memory")
