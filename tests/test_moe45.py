@@ -56,7 +56,7 @@ def test_the_limit_over_batch(priced: dict[str, list]) -> None:
     assert [round(r.limit_ratio, 2) for r in rows] == [1.52, 1.78, 1.99, 1.83, 1.77, 2.09, 2.95, 4.59, 5.49, 4.16]
     assert [r.binds for r in rows] == ["memory"] * 9 + ["array"]
     assert all(r.expected is None for r in rows)
-    # Memory-bound up to B = 256, the limit's pass is a + b·B + c·D(B): 1.303 GB of shared weights, 9.486 MB a
+    # Memory-bound up to B = 256, the limit's pass is a + b·B + c·D(B): 1.303 GB of shared weights, 9.465 MB a
     # sequence (its cache at mean position 256 and embedding row), 318 MB an expert index over the 24 layers
     t = {r.run.batch: r.run.batch / r.limit for r in rows}
     d = {b: 32 * (1 - (7 / 8) ** b) for b in MEASURED}
