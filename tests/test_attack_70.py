@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.cli_helpers import until
+from tests.cli_helpers import side_processes, until
 from tests.test_sidecode_once import _gone, _package
 
 from passprice import sidecode
@@ -194,3 +194,24 @@ def test_a_daemon_the_import_started_ends_with_the_review(tmp_path: Path, monkey
             assert sidecode._ask(root, code, sidecode.DRIVER, {"locks": [{"key": key}]})[1] == "exit status 0"
     assert _ended(pids) == [True]
 
+
+def test_a_daemon_ends_with_the_review_when_the_side_s_process_is_slow_to_end(tmp_path: Path, monkeypatch: Any) -> None:
+    # The review closes the asks' pipe and gives the side's process _CLOSE_S to kill what is left and end; it was
+    # 1 s, then the process was killed with its group, and the daemon (a session of its own, out of the group) ran
+    # on, adopted by init: a side's process not run for a second on a busy machine. Here it is stopped for 1.5 s.
+    import os
+    import signal
+    import threading
+
+    monkeypatch.setattr(sidecode, "_STUCK", {})
+    pids = tmp_path / "pids"
+    code = _package(tmp_path, f"def _start():\n    {_DAEMON.format(pids=str(pids))}_start()\n", "pass")
+    root = types.SimpleNamespace(path=tmp_path)
+    started = side_processes(monkeypatch)
+    with sidecode.conversations():
+        assert sidecode._ask(root, code, sidecode.DRIVER, {"locks": [{"key": "a"}]})[1] == "exit status 0"
+        assert len(started) == 1
+        os.kill(started[0].pid, signal.SIGSTOP)
+        threading.Timer(1.5, lambda: started[0].poll() is None and os.kill(started[0].pid, signal.SIGCONT)).start()
+    assert _ended(pids) == [True]  # 1 s: [False] (killed with its group, the side's process left the daemon)
+    assert started[0].returncode == 0  # it ended by itself, once continued (1 s: -9)
