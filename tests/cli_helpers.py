@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -111,3 +111,32 @@ def side_processes(monkeypatch: Any) -> list[Any]:
 
     monkeypatch.setattr(subprocess, "Popen", Counted)
     return started
+
+
+def until(done: Callable[[], bool], within_s: float = 60.0) -> bool:
+    """Wait until ``done()`` holds, checking every 5 ms for at most ``within_s`` seconds: whether it held. A test
+    waiting for another process waits for a condition, returning as soon as it holds, never for a fixed time: the
+    project's CI runs the suite on two busy cores, where a moment can take seconds."""
+    import time
+
+    end = time.monotonic() + within_s
+    while not done():
+        if time.monotonic() > end:
+            return done()
+        time.sleep(0.005)
+    return True
+
+
+def catches_sigterm(pid: int) -> bool:
+    """Whether process ``pid`` has a handler of its own for SIGTERM (``SigCgt`` in ``/proc/PID/status``): in a
+    ``passprice`` command, once ``passprice_sigint.pth`` has run (its SIGINT, SIGTERM and SIGHUP handlers are put in
+    place together), before that the interpreter's own start, where SIGTERM kills with no line and SIGINT prints
+    Python's traceback. True where ``/proc`` cannot say (the process ended, another system): the caller goes on."""
+    import signal
+
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii") as f:
+            caught = next((line.split()[1] for line in f if line.startswith("SigCgt:")), None)
+    except OSError:
+        return True
+    return caught is None or bool(int(caught, 16) >> (signal.SIGTERM - 1) & 1)

@@ -5,52 +5,51 @@ test per finding, each building its reproducer."""
 from __future__ import annotations
 
 import fcntl
+import itertools
 import os
-import threading
-import time
 from pathlib import Path
 
 import pytest
 
+from edit_clock import EditClock
+from passprice import edit
 from passprice.edit import locked
 from passprice.errors import InputError
 
 
-def test_an_edit_is_refused_when_edits_keep_landing_without_end(tmp_path: Path) -> None:
+def test_an_edit_is_refused_when_edits_keep_landing_without_end(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """7ea0e0c made the wait per file: each edit landing restarts it. An editor that takes each new file before it
     lets the old one go (as test_leftovers_s20's busy editor does), kept up without end, held the waiter forever:
     here 0.05 s apart against a 0.1 s wait, the waiter was still waiting after 5 s (100 files landed). Now the whole
-    wait is bounded (``total_s``, 60 s by default): refused after 0.6 s, nothing yielded."""
+    wait is bounded (``total_s``, 60 s by default): refused after 0.6 s, nothing yielded. The editor's edits land by
+    the waiter's clock (:class:`EditClock`): an editor thread not run for 0.1 s on a busy machine let the waiter's
+    wait on one file run out ("another edit has held it for 0.1 s")."""
     card = tmp_path / "card.toml"
     card.write_text("n = 0\n", encoding="utf-8")
     holding = card.open("rb")
     fcntl.flock(holding.fileno(), fcntl.LOCK_EX)
-    stop = threading.Event()
     landed = 0
 
-    def endless() -> None:
+    def land() -> None:
         nonlocal holding, landed
-        while not stop.is_set():
-            time.sleep(0.05)
-            landed += 1
-            fresh = tmp_path / f".card.{landed}"
-            fresh.write_text(f"n = {landed}\n", encoding="utf-8")
-            handle = fresh.open("rb")
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-            os.replace(fresh, card)
-            holding.close()
-            holding = handle
+        landed += 1
+        fresh = tmp_path / f".card.{landed}"
+        fresh.write_text(f"n = {landed}\n", encoding="utf-8")
+        handle = fresh.open("rb")
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        os.replace(fresh, card)
         holding.close()
+        holding = handle
 
-    editor = threading.Thread(target=endless, daemon=True)
-    editor.start()
+    monkeypatch.setattr(edit, "time", EditClock((0.05 * k, land) for k in itertools.count(1)))
     try:
         refused = r"card\.toml: other edits kept landing on it for 0\.6 s; nothing written"
         with pytest.raises(InputError, match=refused), locked(card, wait_s=0.1, total_s=0.6):
             pytest.fail("the lock was taken while another editor held every file")
     finally:
-        stop.set()
-        editor.join()
+        holding.close()
     assert landed >= 2  # files did land: the per-file wait alone would have gone on
 
 

@@ -82,6 +82,7 @@ def test_lock_o_into_the_installed_packages_registry_is_refused(tmp_path: Path) 
     assert data is not None
     output = data / "locks" / "a51-hostile.lock.toml"
     env = {k: v for k, v in os.environ.items() if not k.startswith("PASSPRICE_")}
+    env["PASSPRICE_CACHE_DIR"] = os.environ["PASSPRICE_CACHE_DIR"]  # the session's own cache (conftest.py)
     try:
         done = subprocess.run([sys.executable, "-m", "passprice", "lock", R1, "--batch", "1", "-o", str(output)],
                               cwd=tmp_path, env=env, capture_output=True, timeout=300)  # fmt: skip

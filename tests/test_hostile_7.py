@@ -106,6 +106,7 @@ def test_ctrl_c_while_the_utf8_interpreter_starts_exits_130(tmp_path: Path) -> N
     KeyboardInterrupt traceback. SIGINT is now blocked across the exec until passprice's handler is in place."""
     (tmp_path / "sitecustomize.py").write_text(_SITE_INTERRUPT)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PASSPRICE_", "LC_", "PYTHON"))}
+    env["PASSPRICE_CACHE_DIR"] = os.environ["PASSPRICE_CACHE_DIR"]  # the session's own cache (conftest.py)
     env.update(LC_ALL="POSIX", PYTHONUTF8="0", PYTHONPATH=str(tmp_path), PASSPRICE_NO_MEMO="1")
     code = "import sys; sys.argv[1:] = ['cards']; from passprice.entry import main; main()"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=env,

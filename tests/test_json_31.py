@@ -322,6 +322,7 @@ def test_the_console_script_ends_the_array_too(tmp_path: Path) -> None:
         "Sweeper._refused_under_stack = poisoned\n",
         encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PASSPRICE_", "PYTHONPATH"))}
+    env["PASSPRICE_CACHE_DIR"] = os.environ["PASSPRICE_CACHE_DIR"]  # the session's own cache (conftest.py)
     env.update(PYTHONPATH=str(site), PASSPRICE_NO_MEMO="1")
     out = tmp_path / "out.json"
     with out.open("wb") as stdout:

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from cli_helpers import REPO, copy_root, invoke
+from cli_helpers import REPO, catches_sigterm, copy_root, invoke, until
 from passprice import schema
 from test_slip_34 import renderings  # one in-process review rendered per format
 
@@ -398,6 +398,10 @@ def test_4_the_command_stopped_early_exits_130_without_a_traceback(delay: float)
     env = {**os.environ, "PASSPRICE_NO_MEMO": "1"}
     process = subprocess.Popen([str(command), "--no-cache", "check"], cwd=REPO, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True, env=env)  # fmt: skip
+    # The delay counts from the .pth's handler being in place (it puts SIGINT's, SIGTERM's and SIGHUP's in place
+    # together): before, in CPython's own start, a Ctrl-C prints Python's traceback (README). That start took well
+    # past 0.1 s on a busy machine, so a delay counted from the process's start could come before it.
+    assert until(lambda: process.poll() is not None or catches_sigterm(process.pid))
     time.sleep(delay)
     assert process.poll() is None, "the check ended before the signal: nothing was interrupted"
     process.send_signal(signal.SIGINT)

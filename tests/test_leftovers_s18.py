@@ -12,7 +12,7 @@ from pathlib import Path
 from passprice import sidecode
 
 
-def _gone(pid: int, within_s: float = 5.0) -> bool:
+def _gone(pid: int, within_s: float = 20.0) -> bool:
     """Whether process ``pid`` has ended (gone, or a zombie waiting for whoever adopted it) within ``within_s``."""
     end = time.monotonic() + within_s
     while time.monotonic() < end:

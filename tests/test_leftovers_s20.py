@@ -241,16 +241,20 @@ def test_check_resolves_identical_refused_runs_once(tmp_path: Path, monkeypatch:
     assert len([r for r in calls if r.source == "l20"]) == 2  # was 50: one a run
 
 
-def test_an_edit_waits_for_a_busy_file_and_refuses_only_one_held_past_its_wait(tmp_path: Path) -> None:
+def test_an_edit_waits_for_a_busy_file_and_refuses_only_one_held_past_its_wait(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Two editors of twelve edits each, under load, starved one past the single 10 s wait ("another edit has held it
     for 10 s", test_hostile's concurrency test, twice this session): the wait is per file now. Here another editor
     lands an edit every 0.1 s (the file renamed into place, the new one locked before the old is let go) for 0.9 s
-    against a wait of 0.3 s: the waiter is not refused and gets the last file; one file held 0.6 s is refused."""
+    against a wait of 0.3 s: the waiter is not refused and gets the last file; one file held 0.6 s is refused. The
+    editor's edits land by the waiter's clock (:class:`EditClock`): an editor thread not run for 0.3 s on a busy
+    machine let the waiter's wait on one file run out."""
     import fcntl
     import os
-    import threading
-    import time
 
+    from edit_clock import EditClock
+    from passprice import edit
     from passprice.edit import locked
     from passprice.errors import InputError
 
@@ -259,26 +263,24 @@ def test_an_edit_waits_for_a_busy_file_and_refuses_only_one_held_past_its_wait(t
     holding = card.open("rb")
     fcntl.flock(holding.fileno(), fcntl.LOCK_EX)
 
-    def busy() -> None:
+    def land(i: int) -> None:
         nonlocal holding
-        for i in range(1, 10):
-            time.sleep(0.1)
-            fresh = tmp_path / f".card.{i}"
-            fresh.write_text(f"n = {i}\n", encoding="utf-8")
-            handle = fresh.open("rb")
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-            os.replace(fresh, card)
-            holding.close()  # the old file let go only after the new one is held: the waiter never gets a turn
-            holding = handle
-        holding.close()
+        fresh = tmp_path / f".card.{i}"
+        fresh.write_text(f"n = {i}\n", encoding="utf-8")
+        handle = fresh.open("rb")
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        os.replace(fresh, card)
+        holding.close()  # the old file let go only after the new one is held: the waiter never gets a turn
+        holding = handle
+        if i == 9:
+            holding.close()
 
-    editor = threading.Thread(target=busy)
-    started = time.monotonic()
-    editor.start()
-    with locked(card, wait_s=0.3):
-        waited = time.monotonic() - started
-        assert card.read_text(encoding="utf-8") == "n = 9\n"
-    editor.join()
+    clock = EditClock((0.1 * i, lambda i=i: land(i)) for i in range(1, 10))
+    with monkeypatch.context() as m:
+        m.setattr(edit, "time", clock)
+        with locked(card, wait_s=0.3):
+            waited = clock.monotonic()
+            assert card.read_text(encoding="utf-8") == "n = 9\n"
     assert waited > 0.85  # it waited through all nine edits, past three of its 0.3 s waits
 
     with card.open("rb") as other:
@@ -288,13 +290,17 @@ def test_an_edit_waits_for_a_busy_file_and_refuses_only_one_held_past_its_wait(t
             pass
 
 
-def test_a_card_removed_while_an_edit_waits_is_named_as_removed_not_as_held(tmp_path: Path) -> None:
+def test_a_card_removed_while_an_edit_waits_is_named_as_removed_not_as_held(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Attack round 41: a card removed (its lock still held by the remover's open file) while an edit waited read
-    "another edit has held it for 0.2 s"; the edit now opens the path again and is refused as the path now is."""
+    "another edit has held it for 0.2 s"; the edit now opens the path again and is refused as the path now is. The
+    card is removed 0.05 s into the wait by the waiter's clock (:class:`EditClock`): a remover thread not run for
+    0.2 s on a busy machine removed it after the wait had run out."""
     import fcntl
-    import threading
-    import time
 
+    from edit_clock import EditClock
+    from passprice import edit
     from passprice.edit import locked
     from passprice.errors import InputError
 
@@ -302,16 +308,9 @@ def test_a_card_removed_while_an_edit_waits_is_named_as_removed_not_as_held(tmp_
     card.write_text("n = 0\n", encoding="utf-8")
     with card.open("rb") as other:
         fcntl.flock(other.fileno(), fcntl.LOCK_EX)
-
-        def remove() -> None:
-            time.sleep(0.05)
-            card.unlink()
-
-        remover = threading.Thread(target=remove)
-        remover.start()
+        monkeypatch.setattr(edit, "time", EditClock([(0.05, card.unlink)]))
         with pytest.raises(InputError) as refused, locked(card, wait_s=0.2):
             pass
-        remover.join()
     line = str(refused.value)
     assert "card.toml" in line and "held it" not in line, line
     assert re.search(r"no such|not found|does not exist", line, re.IGNORECASE), line

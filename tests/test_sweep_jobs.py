@@ -207,6 +207,7 @@ def test_ctrl_c_exits_130_leaving_no_file_and_no_worker(tmp_path: Path) -> None:
     out.mkdir()
     workers = tmp_path / "workers"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PASSPRICE_", "PYTHONPATH"))}
+    env["PASSPRICE_CACHE_DIR"] = os.environ["PASSPRICE_CACHE_DIR"]  # the session's own cache (conftest.py)
     env.update(PYTHONPATH=str(site), WORKERS=str(workers), PASSPRICE_NO_MEMO="1")
     code = "from passprice.entry import main; main()"
     args = ["--root", str(ROOT.path), "sweep", *ARGS, "--jobs", "3", "-o", str(out / "grid.csv")]
@@ -362,6 +363,7 @@ def test_jobs_on_standard_output_copy_the_workers_parts_to_a_pipe_a_file_and_an_
     copy_file_range to a file; reads and writes onto a file opened to append, which neither call writes to), as ``-o
     FILE`` never reads them into the process either (issue 16): the same bytes as one process, wherever they go."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PASSPRICE_", "PYTHONPATH"))}
+    env["PASSPRICE_CACHE_DIR"] = os.environ["PASSPRICE_CACHE_DIR"]  # the session's own cache (conftest.py)
     env["PASSPRICE_NO_MEMO"] = "1"
     code = "from passprice.entry import main; main()"
     args = ["--root", str(ROOT.path), "sweep", *ARGS, "--format", fmt]

@@ -56,6 +56,7 @@ def _sweep(tmp_path: Path, then: str, out: Path, jobs: str = "2") -> tuple[subpr
     site.mkdir(exist_ok=True)
     (site / "sitecustomize.py").write_text(_SITE)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PASSPRICE_", "PYTHONPATH"))}
+    env["PASSPRICE_CACHE_DIR"] = os.environ["PASSPRICE_CACHE_DIR"]  # the session's own cache (conftest.py)
     env.update(PYTHONPATH=str(site), WORKERS=str(tmp_path / "workers"), THEN=then, PASSPRICE_NO_MEMO="1")
     code = "from passprice.entry import main; main()"
     args = ["--root", str(ROOT.path), "sweep", *ARGS, "--jobs", jobs, "-o", str(out)]

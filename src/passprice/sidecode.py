@@ -1007,7 +1007,7 @@ class _Conversation:
             self.child = None
         if self.ready and proc.poll() is None and proc.stdin is not None:
             # The end of its asks: it kills what its asks left that made a session of its own (it is their
-            # subreaper) and exits; one that does not within a moment is killed with its group.
+            # subreaper) and exits; one that does not within _CLOSE_S is killed with its group.
             with contextlib.suppress(OSError):
                 proc.stdin.close()
             with contextlib.suppress(subprocess.TimeoutExpired):
@@ -1119,8 +1119,11 @@ def _run(
 #: How often (seconds) :func:`_run` looks whether the side's code has ended while its pipes are still open.
 _POLL_S = 0.05
 #: How long (seconds) a side's process is given to end by itself once its asks' pipe is closed, killing what its
-#: asks left behind, before it is killed with its group.
-_CLOSE_S = 1.0
+#: asks left behind, before it is killed with its group. Our own driver ends at once (it kills and reaps what is
+#: left, then exits); the wait returns when it has, and runs out only for a side's code that keeps it from ending.
+#: A process killed first leaves what made a session of its own running (its subreaper gone, ``init`` adopts it):
+#: 1 s was short of a driver not run for a second on a busy machine, and the daemon outlived the review.
+_CLOSE_S = 10.0
 
 
 def _stop_group(pgid: int) -> None:
