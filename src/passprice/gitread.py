@@ -517,17 +517,18 @@ def read_blobs(top: Path, sizes: Mapping[str, int]) -> dict[str, bytes]:
     return contents
 
 
-def read_named(top: Path, names: Iterable[str]) -> dict[str, bytes]:
+def read_named(top: Path, names: Iterable[str], timeout: float | None = None) -> dict[str, bytes]:
     """The content of each blob ``names`` names (``COMMIT:PATH``, PATH relative to ``top``), from one ``git cat-file
     --batch`` whatever their number: what ``git show COMMIT:PATH`` prints of a blob, byte for byte (issue 13: an
     audit of a lock ran one ``git show`` a source it cites). A name git does not find, one that is no blob (a
-    folder), or one holding a line break (which the batch cannot carry) is left out. Raises
-    :class:`subprocess.CalledProcessError` and :class:`InputError` as :func:`run_git` does."""
+    folder), or one holding a line break (which the batch cannot carry) is left out. ``timeout``: seconds, as
+    :func:`run_git` takes them. Raises :class:`subprocess.CalledProcessError` and :class:`InputError` as
+    :func:`run_git` does."""
     wanted = [n for n in dict.fromkeys(names) if "\n" not in n and "\r" not in n]
     if not wanted:
         return {}
     data = run_git(top, ["cat-file", "--batch"],
-                   "".join(f"{n}\n" for n in wanted).encode("utf-8", "surrogateescape"))  # fmt: skip
+                   "".join(f"{n}\n" for n in wanted).encode("utf-8", "surrogateescape"), timeout=timeout)  # fmt: skip
     contents: dict[str, bytes] = {}
     at = 0
     for name in wanted:
