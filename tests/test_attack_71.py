@@ -2,13 +2,23 @@
 of all of ``locks/`` at each of up to 20 commits its pickaxe found, outside its 10 s bound: 200 paths of one 5 MB
 blob beside one small lock edited 20 times (a 327 KB pack) took 29.7 s; it now reads only the files whose count of
 the digest's text each commit changed, and the whole search, every git it runs and every file it parses, within
-:data:`passprice.locks.HISTORY_SEARCH_S`."""
+:data:`passprice.locks.HISTORY_SEARCH_S`. A side's code of a review that started a daemon (fork, ``setsid``, fork)
+and then killed its side's process, the daemon's subreaper, made the ask wait on the pipes the daemon held until it
+ended or the time limit (a 60 s daemon: 60 s; at most 300 s), and the daemon ran on past the review; once the side's
+process has ended its pipes are read for what they hold and whatever else holds them is killed."""
 
 from __future__ import annotations
 
 import subprocess
+import types
 from pathlib import Path
 from typing import Any
+
+import pytest
+from tests.test_attack_70 import _DAEMON, _ended
+from tests.test_sidecode_once import _package
+
+from passprice import sidecode
 
 
 def _git(folder: Path, *args: str) -> None:
@@ -49,3 +59,24 @@ def test_the_history_search_reads_only_the_files_its_commits_changed(tmp_path: P
     # the first commit's 30 files and x.lock.toml at the three commits that changed it, no other file
     names = [line.split(":", 1)[1] for line in asked[1][1].decode().splitlines()]
     assert names == [f"locks/big{n:02}.lock.toml" for n in range(30)] + ["locks/x.lock.toml"] * 3
+
+
+@pytest.mark.parametrize("talk", [True, False], ids=["conversation", "one-ask process"])
+def test_a_daemon_whose_side_process_the_code_killed_ends_with_the_ask(talk: bool, tmp_path: Path,
+                                                                       monkeypatch: Any) -> None:
+    # main: the ask read the pipes until the daemon holding them ended, here the time limit (20 s; 300 s in a
+    # review), answered (None, 'took longer than 20 s'), and the daemon (asleep for a minute) ran on past it.
+    monkeypatch.setattr(sidecode, "_STUCK", {})
+    monkeypatch.setattr(sidecode, "TIMEOUT_S", 20)
+    pids = tmp_path / "pids"
+    # in a conversation the side's process is the asking child's parent; a one-ask process runs the code itself
+    victim = "os.getppid()" if talk else "os.getpid()"
+    code = _package(tmp_path, "", _DAEMON.format(pids=str(pids)) + f"    os.kill({victim}, 9)\n")
+    root = types.SimpleNamespace(path=tmp_path)
+    if talk:
+        with sidecode.conversations():
+            said = sidecode._ask(root, code, sidecode.DRIVER, {"locks": [{"key": "a"}]})
+    else:
+        said = sidecode._ask(root, code, sidecode.DRIVER, {"locks": [{"key": "a"}]})
+    assert said == (None, "exit status -9")
+    assert _ended(pids) == [True]
