@@ -80,3 +80,29 @@ def test_a_daemon_whose_side_process_the_code_killed_ends_with_the_ask(talk: boo
         said = sidecode._ask(root, code, sidecode.DRIVER, {"locks": [{"key": "a"}]})
     assert said == (None, "exit status -9")
     assert _ended(pids) == [True]
+
+
+def test_a_huge_requirements_file_of_the_locks_commit_is_not_read(tmp_path: Path, monkeypatch: Any) -> None:
+    # main: `git show COMMIT:requirements.txt` read it whole (1 GiB of '#' after the line, a 1.3 MB pack: reproduce
+    # of a lock whose pricing model changed, in a registry of one's own, took 16.4 s and 4.2 GB).
+    from passprice import reproduce
+    from passprice.registry import Root
+
+    _git(tmp_path, "init", "-q")
+    text = b"passprice==0.1\n" + b"#" * 1000 + b"\n"
+    (tmp_path / "requirements.txt").write_bytes(text)
+    _git(tmp_path, "add", "-A")
+    _git(tmp_path, "commit", "-q", "-m", "r")
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=tmp_path, capture_output=True, check=True)
+    commit = head.stdout.decode().strip()[:12]
+    assert reproduce.requirement_at(Root(tmp_path), commit) == "passprice==0.1"
+    asked: list[str] = []
+    from passprice import gitread
+
+    run_git = gitread.run_git
+    monkeypatch.setattr(gitread, "run_git", lambda top, args, *more, **named: asked.append(
+        " ".join(args)) or run_git(top, args, *more, **named))
+    monkeypatch.setattr(reproduce, "MAX_REQUIREMENTS_BYTES", len(text) - 1)
+    assert reproduce.requirement_at(Root(tmp_path), commit) is None
+    assert asked == ["cat-file --batch-check=%(objecttype) %(objectsize)"]  # sized, not read
+    assert reproduce.requirement_at(Root(tmp_path), "0" * 12) is None  # no such commit
