@@ -133,3 +133,37 @@ def test_a_huge_requirements_file_of_the_locks_commit_is_not_read(tmp_path: Path
     assert reproduce.requirement_at(Root(tmp_path), commit) is None
     assert asked == ["cat-file --batch-check=%(objecttype) %(objectsize)"]  # sized, not read
     assert reproduce.requirement_at(Root(tmp_path), "0" * 12) is None  # no such commit
+
+
+@pytest.mark.parametrize("command", [["diff"], ["fact", "show", "a40", "memory.capacity", "--history"]])
+def test_a_fifo_as_the_config_of_the_repository_a_git_file_names_is_refused(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: list[str]) -> None:
+    # main: a work tree whose `.git` is a file (`gitdir: PATH`, git init --separate-git-dir) was not looked through
+    # for the repository's config: a FIFO there blocked `diff` and `fact show --history` in git for ever (killed at
+    # 20 s) and `reproduce DIGEST`'s history search for its 10 s.
+    import os
+    import shutil
+    import sys
+
+    from cli_helpers import REPO
+
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    for name in ("XDG_CONFIG_HOME", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_DIR", "GIT_WORK_TREE"):
+        monkeypatch.delenv(name, raising=False)
+    path = tmp_path / "registry"
+    path.mkdir()
+    for folder in ("facts", "registry", "locks", "schema"):
+        shutil.copytree(REPO / folder, path / folder)
+    repository = tmp_path / "repo.git"
+    _git(path, "init", "-q", "--separate-git-dir", str(repository))
+    (repository / "config").unlink()
+    os.mkfifo(repository / "config")
+    done = subprocess.run([sys.executable, "-m", "passprice", "--root", str(path), *command], capture_output=True,
+                          text=True, timeout=60, cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.splitlines() == [
+        f"passprice: error: {repository / 'config'}: a FIFO (named pipe), where git reads its settings: git would "
+        "block reading it (or read without end), so passprice runs no git here; make it a regular file or remove it"]

@@ -181,18 +181,21 @@ def blocking_file(paths: Iterable[Path], what: str) -> str | None:
 
 def _config_guard(cwd: Path, scratch: bool) -> None:
     """Refuse to run git when a config file it reads at every start (the system's, the user's, the repository's
-    holding ``cwd``) is a FIFO, a device or a socket (:func:`blocking_file`): git would block before doing anything.
-    Raises :class:`InputError`."""
+    holding ``cwd``, where its ``.git`` is a folder or a file naming one) is a FIFO, a device or a socket
+    (:func:`blocking_file`): git would block before doing anything. Raises :class:`GitFailed`."""
     from passprice.gitconfig import user_config_files
 
     top = None if scratch else _git_top(cwd)
-    dot_git = top / ".git" if top is not None else None
     places = user_config_files()
-    if dot_git is not None and os.path.isdir(dot_git):
-        places += [dot_git / "config", dot_git / "config.worktree"]
+    if top is not None:
+        # The repository's own config, where a `.git` file names it (`gitdir: PATH`: a separate git dir, a
+        # submodule, a work tree git worktree added) too: `diff` of a work tree whose named repository's config was
+        # a FIFO blocked in git for ever, `reproduce DIGEST` for its 10 s (attack71).
+        for folder in dict.fromkeys(_git_dirs(_repository_of(top))):
+            places += [folder / "config", folder / "config.worktree"]
     line = blocking_file(places, "its settings")
     if line is not None:
-        raise InputError(line)
+        raise GitFailed(line)  # git cannot run here: said so, not read as "not a git checkout" (fact show --history)
 
 
 def run_git(cwd: Path, args: Iterable[str], stdin: bytes | None = None, scratch: bool = False,
@@ -759,6 +762,23 @@ def _repository_of(top: Path) -> Path:
     return Path(os.path.abspath(named)) if named else top / ".git"
 
 
+def _git_dirs(dot_git: Path) -> tuple[Path, Path]:
+    """The repository folder and its common folder for ``dot_git`` (a work tree's ``.git``): both ``dot_git`` when
+    it is a folder; for a file ``gitdir: PATH`` (``git init --separate-git-dir``, a submodule, ``git worktree add``)
+    the folder it names and the one that folder's ``commondir`` names (itself when none). Raises nothing (a file not
+    read leaves ``dot_git``)."""
+    common = git_dir = dot_git
+    if os.path.isfile(dot_git):
+        with contextlib.suppress(InputError, OSError, UnicodeDecodeError, ValueError):
+            text = read_sized(dot_git).decode("utf-8")
+            if text.startswith("gitdir:"):
+                git_dir = common = dot_git.parent / text[len("gitdir:"):].strip()
+                shared = git_dir / "commondir"
+                if os.path.isfile(shared):
+                    common = Path(os.path.normpath(git_dir / read_sized(shared).decode("utf-8").strip()))
+    return git_dir, common
+
+
 def _repository_rules(dot_git: Path, base: Path | None = None, top: Path | None = None) -> list[RuleFile]:
     """The files of attribute rules git reads for every path of the repository whose ``.git`` is ``dot_git``, besides
     its ``.gitattributes`` files, the lowest precedence first: the system's (``/etc/gitattributes``, unless
@@ -776,15 +796,7 @@ def _repository_rules(dot_git: Path, base: Path | None = None, top: Path | None 
 
     top = dot_git.parent if top is None else top
     base = top if base is None else base
-    common = git_dir = dot_git
-    if os.path.isfile(dot_git):
-        with contextlib.suppress(InputError, OSError, UnicodeDecodeError, ValueError):
-            text = read_sized(dot_git).decode("utf-8")
-            if text.startswith("gitdir:"):
-                git_dir = common = dot_git.parent / text[len("gitdir:"):].strip()
-                shared = git_dir / "commondir"
-                if os.path.isfile(shared):
-                    common = Path(os.path.normpath(git_dir / read_sized(shared).decode("utf-8").strip()))
+    git_dir, common = _git_dirs(dot_git)
     places = []
     if os.environ.get("GIT_ATTR_NOSYSTEM", "").lower() not in ("1", "true", "yes", "on"):
         places.append(RuleFile(Path("/etc/gitattributes"), "/etc/gitattributes", "global"))
