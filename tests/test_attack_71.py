@@ -135,12 +135,14 @@ def test_a_huge_requirements_file_of_the_locks_commit_is_not_read(tmp_path: Path
     assert reproduce.requirement_at(Root(tmp_path), "0" * 12) is None  # no such commit
 
 
+@pytest.mark.parametrize("where", ["named by a .git file", "included"])
 @pytest.mark.parametrize("command", [["diff"], ["fact", "show", "a40", "memory.capacity", "--history"]])
-def test_a_fifo_as_the_config_of_the_repository_a_git_file_names_is_refused(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: list[str]) -> None:
+def test_a_fifo_where_git_reads_its_settings_is_refused(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: list[str], where: str) -> None:
     # main: a work tree whose `.git` is a file (`gitdir: PATH`, git init --separate-git-dir) was not looked through
-    # for the repository's config: a FIFO there blocked `diff` and `fact show --history` in git for ever (killed at
-    # 20 s) and `reproduce DIGEST`'s history search for its 10 s.
+    # for the repository's config, nor any config for the files it includes (`[include] path = FIFO`): a FIFO there
+    # blocked `diff` and `fact show --history` in git for ever (killed at 20 s) and `reproduce DIGEST`'s history
+    # search for its 10 s.
     import os
     import shutil
     import sys
@@ -159,11 +161,17 @@ def test_a_fifo_as_the_config_of_the_repository_a_git_file_names_is_refused(
         shutil.copytree(REPO / folder, path / folder)
     repository = tmp_path / "repo.git"
     _git(path, "init", "-q", "--separate-git-dir", str(repository))
-    (repository / "config").unlink()
-    os.mkfifo(repository / "config")
+    fifo = repository / "config"
+    if where == "included":
+        fifo = tmp_path / "included"
+        with open(repository / "config", "a", encoding="utf-8") as config:
+            config.write(f"[include]\n\tpath = {fifo}\n")
+    else:
+        fifo.unlink()
+    os.mkfifo(fifo)
     done = subprocess.run([sys.executable, "-m", "passprice", "--root", str(path), *command], capture_output=True,
                           text=True, timeout=60, cwd=tmp_path)
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr.splitlines() == [
-        f"passprice: error: {repository / 'config'}: a FIFO (named pipe), where git reads its settings: git would "
+        f"passprice: error: {fifo}: a FIFO (named pipe), where git reads its settings: git would "
         "block reading it (or read without end), so passprice runs no git here; make it a regular file or remove it"]

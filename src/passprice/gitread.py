@@ -181,9 +181,10 @@ def blocking_file(paths: Iterable[Path], what: str) -> str | None:
 
 def _config_guard(cwd: Path, scratch: bool) -> None:
     """Refuse to run git when a config file it reads at every start (the system's, the user's, the repository's
-    holding ``cwd``, where its ``.git`` is a folder or a file naming one) is a FIFO, a device or a socket
-    (:func:`blocking_file`): git would block before doing anything. Raises :class:`GitFailed`."""
-    from passprice.gitconfig import user_config_files
+    holding ``cwd``, where its ``.git`` is a folder or a file naming one), or one they include
+    (:func:`passprice.gitconfig.reached_files`), is a FIFO, a device or a socket (:func:`blocking_file`): git would
+    block before doing anything. Raises :class:`GitFailed`."""
+    from passprice.gitconfig import reached_files, user_config_files
 
     top = None if scratch else _git_top(cwd)
     places = user_config_files()
@@ -193,7 +194,8 @@ def _config_guard(cwd: Path, scratch: bool) -> None:
         # a FIFO blocked in git for ever, `reproduce DIGEST` for its 10 s (attack71).
         for folder in dict.fromkeys(_git_dirs(_repository_of(top))):
             places += [folder / "config", folder / "config.worktree"]
-    line = blocking_file(places, "its settings")
+    # and every file they include: git opens each (`[include] path = FIFO` blocked it as the config itself did)
+    line = blocking_file(reached_files(places), "its settings")
     if line is not None:
         raise GitFailed(line)  # git cannot run here: said so, not read as "not a git checkout" (fact show --history)
 
