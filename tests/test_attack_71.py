@@ -175,3 +175,38 @@ def test_a_fifo_where_git_reads_its_settings_is_refused(
     assert done.stderr.splitlines() == [
         f"passprice: error: {fifo}: a FIFO (named pipe), where git reads its settings: git would "
         "block reading it (or read without end), so passprice runs no git here; make it a regular file or remove it"]
+
+
+@pytest.mark.parametrize("name", ["packed-refs", "refs/heads/main", "objects/info/alternates", "shallow"])
+def test_a_fifo_among_the_repositorys_own_files_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                           name: str) -> None:
+    # main: `diff` and `fact show --history` blocked in git for ever (killed at 15 s) on a FIFO where git reads the
+    # repository's refs, shallow boundary or alternates, `reproduce DIGEST`'s search for its 10 s.
+    import os
+    import shutil
+    import sys
+
+    from cli_helpers import REPO
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    for variable in ("XDG_CONFIG_HOME", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_DIR", "GIT_WORK_TREE"):
+        monkeypatch.delenv(variable, raising=False)
+    path = tmp_path / "registry"
+    path.mkdir()
+    for folder in ("facts", "registry", "locks", "schema"):
+        shutil.copytree(REPO / folder, path / folder)
+    _git(path, "init", "-q", "-b", "main")
+    _git(path, "add", "-A")
+    _git(path, "commit", "-q", "-m", "a registry")
+    _git(path, "pack-refs", "--all")
+    fifo = path / ".git" / name
+    fifo.parent.mkdir(parents=True, exist_ok=True)
+    fifo.unlink(missing_ok=True)
+    os.mkfifo(fifo)
+    done = subprocess.run([sys.executable, "-m", "passprice", "--root", str(path), "diff"], capture_output=True,
+                          text=True, timeout=60, cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.splitlines() == [
+        f"passprice: error: {fifo}: a FIFO (named pipe), where git reads its repository's own files: git would "
+        "block reading it (or read without end), so passprice runs no git here; make it a regular file or remove it"]

@@ -196,19 +196,52 @@ def _config_guard(cwd: Path, scratch: bool) -> None:
             places += [folder / "config", folder / "config.worktree"]
     # and every file they include: git opens each (`[include] path = FIFO` blocked it as the config itself did)
     line = blocking_file(reached_files(places), "its settings")
+    if line is None and top is not None:
+        line = blocking_file(_repository_files(_repository_of(top)), "its repository's own files")
     if line is not None:
         raise GitFailed(line)  # git cannot run here: said so, not read as "not a git checkout" (fact show --history)
+
+
+#: The most entries of a repository's ``refs`` folder :func:`_repository_files` lists (a repository holds tens).
+MAX_REFS_LISTED = 10_000
+
+
+def _repository_files(dot_git: Path) -> list[Path]:
+    """The files of the repository of ``dot_git`` (a work tree's ``.git``, :func:`_git_dirs`) that git opens and
+    reads as it finds a revision: ``HEAD``, the ``index``, ``packed-refs``, ``shallow``, ``info/grafts``,
+    ``objects/info/alternates`` and every file of ``refs/`` (up to :data:`MAX_REFS_LISTED`). A FIFO as any of them
+    held ``diff`` and ``fact show --history`` in git for ever and ``reproduce DIGEST``'s search for its 10 s
+    (attack71). A loose object is not looked at (a repository holds thousands): git's time limit
+    (:data:`GIT_TIMEOUT_S`) ends a git blocked on one. Raises nothing."""
+    git_dir, common = _git_dirs(dot_git)
+    files = [git_dir / "HEAD", git_dir / "index", common / "packed-refs", common / "shallow",
+             common / "info" / "grafts", common / "objects" / "info" / "alternates"]
+    listed = 0
+    for folder in dict.fromkeys((common / "refs", git_dir / "refs")):
+        for parent, _, names in os.walk(folder):
+            files += [Path(parent) / name for name in names]
+            listed += len(names)
+            if listed > MAX_REFS_LISTED:
+                return files
+    return files
+
+
+#: Seconds any one git passprice runs may take unless its caller says otherwise (a registry's reads take well under
+#: one): past them git is killed and the command says so, where a git blocked on a FIFO among the repository's
+#: objects (which :func:`_config_guard` does not look through) held the command for ever (attack71).
+GIT_TIMEOUT_S = 60.0
 
 
 def run_git(cwd: Path, args: Iterable[str], stdin: bytes | None = None, scratch: bool = False,
             timeout: float | None = None) -> bytes:
     """The standard output of ``git ARGS`` run in ``cwd``, with :data:`SETTINGS` and :func:`git_environment`
-    (``scratch``: a repository of passprice's own, in a temporary folder), within ``timeout`` seconds when given
-    (git is killed past it). Raises :class:`subprocess.CalledProcessError` when git fails, :class:`GitFailed` when
-    it runs past ``timeout``, and :class:`InputError` when git is not installed or a config file it reads would
-    block it (:func:`_config_guard`)."""
+    (``scratch``: a repository of passprice's own, in a temporary folder), within ``timeout`` seconds (git is killed
+    past it; :data:`GIT_TIMEOUT_S` when not given). Raises :class:`subprocess.CalledProcessError` when git fails,
+    :class:`GitFailed` when it runs past ``timeout``, and :class:`InputError` when git is not installed or a file
+    it reads would block it (:func:`_config_guard`)."""
     _config_guard(cwd, scratch)
     listed = list(args)
+    timeout = GIT_TIMEOUT_S if timeout is None else timeout
     try:
         done = subprocess.run(
             ["git", *SETTINGS, *listed],
