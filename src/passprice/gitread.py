@@ -181,29 +181,67 @@ def blocking_file(paths: Iterable[Path], what: str) -> str | None:
 
 def _config_guard(cwd: Path, scratch: bool) -> None:
     """Refuse to run git when a config file it reads at every start (the system's, the user's, the repository's
-    holding ``cwd``) is a FIFO, a device or a socket (:func:`blocking_file`): git would block before doing anything.
-    Raises :class:`InputError`."""
-    from passprice.gitconfig import user_config_files
+    holding ``cwd``, where its ``.git`` is a folder or a file naming one), or one they include
+    (:func:`passprice.gitconfig.reached_files`), is a FIFO, a device or a socket (:func:`blocking_file`): git would
+    block before doing anything. Raises :class:`GitFailed`."""
+    from passprice.gitconfig import reached_files, user_config_files
 
     top = None if scratch else _git_top(cwd)
-    dot_git = top / ".git" if top is not None else None
     places = user_config_files()
-    if dot_git is not None and os.path.isdir(dot_git):
-        places += [dot_git / "config", dot_git / "config.worktree"]
-    line = blocking_file(places, "its settings")
+    if top is not None:
+        # The repository's own config, where a `.git` file names it (`gitdir: PATH`: a separate git dir, a
+        # submodule, a work tree git worktree added) too: `diff` of a work tree whose named repository's config was
+        # a FIFO blocked in git for ever, `reproduce DIGEST` for its 10 s (attack71).
+        for folder in dict.fromkeys(_git_dirs(_repository_of(top))):
+            places += [folder / "config", folder / "config.worktree"]
+    # and every file they include: git opens each (`[include] path = FIFO` blocked it as the config itself did)
+    line = blocking_file(reached_files(places), "its settings")
+    if line is None and top is not None:
+        line = blocking_file(_repository_files(_repository_of(top)), "its repository's own files")
     if line is not None:
-        raise InputError(line)
+        raise GitFailed(line)  # git cannot run here: said so, not read as "not a git checkout" (fact show --history)
+
+
+#: The most entries of a repository's ``refs`` folder :func:`_repository_files` lists (a repository holds tens).
+MAX_REFS_LISTED = 10_000
+
+
+def _repository_files(dot_git: Path) -> list[Path]:
+    """The files of the repository of ``dot_git`` (a work tree's ``.git``, :func:`_git_dirs`) that git opens and
+    reads as it finds a revision: ``HEAD``, the ``index``, ``packed-refs``, ``shallow``, ``info/grafts``,
+    ``objects/info/alternates`` and every file of ``refs/`` (up to :data:`MAX_REFS_LISTED`). A FIFO as any of them
+    held ``diff`` and ``fact show --history`` in git for ever and ``reproduce DIGEST``'s search for its 10 s
+    (attack71). A loose object is not looked at (a repository holds thousands): git's time limit
+    (:data:`GIT_TIMEOUT_S`) ends a git blocked on one. Raises nothing."""
+    git_dir, common = _git_dirs(dot_git)
+    files = [git_dir / "HEAD", git_dir / "index", common / "packed-refs", common / "shallow",
+             common / "info" / "grafts", common / "objects" / "info" / "alternates"]
+    listed = 0
+    for folder in dict.fromkeys((common / "refs", git_dir / "refs")):
+        for parent, _, names in os.walk(folder):
+            files += [Path(parent) / name for name in names]
+            listed += len(names)
+            if listed > MAX_REFS_LISTED:
+                return files
+    return files
+
+
+#: Seconds any one git passprice runs may take unless its caller says otherwise (a registry's reads take well under
+#: one): past them git is killed and the command says so, where a git blocked on a FIFO among the repository's
+#: objects (which :func:`_config_guard` does not look through) held the command for ever (attack71).
+GIT_TIMEOUT_S = 60.0
 
 
 def run_git(cwd: Path, args: Iterable[str], stdin: bytes | None = None, scratch: bool = False,
             timeout: float | None = None) -> bytes:
     """The standard output of ``git ARGS`` run in ``cwd``, with :data:`SETTINGS` and :func:`git_environment`
-    (``scratch``: a repository of passprice's own, in a temporary folder), within ``timeout`` seconds when given
-    (git is killed past it). Raises :class:`subprocess.CalledProcessError` when git fails, :class:`GitFailed` when
-    it runs past ``timeout``, and :class:`InputError` when git is not installed or a config file it reads would
-    block it (:func:`_config_guard`)."""
+    (``scratch``: a repository of passprice's own, in a temporary folder), within ``timeout`` seconds (git is killed
+    past it; :data:`GIT_TIMEOUT_S` when not given). Raises :class:`subprocess.CalledProcessError` when git fails,
+    :class:`GitFailed` when it runs past ``timeout``, and :class:`InputError` when git is not installed or a file
+    it reads would block it (:func:`_config_guard`)."""
     _config_guard(cwd, scratch)
     listed = list(args)
+    timeout = GIT_TIMEOUT_S if timeout is None else timeout
     try:
         done = subprocess.run(
             ["git", *SETTINGS, *listed],
@@ -517,17 +555,18 @@ def read_blobs(top: Path, sizes: Mapping[str, int]) -> dict[str, bytes]:
     return contents
 
 
-def read_named(top: Path, names: Iterable[str]) -> dict[str, bytes]:
+def read_named(top: Path, names: Iterable[str], timeout: float | None = None) -> dict[str, bytes]:
     """The content of each blob ``names`` names (``COMMIT:PATH``, PATH relative to ``top``), from one ``git cat-file
     --batch`` whatever their number: what ``git show COMMIT:PATH`` prints of a blob, byte for byte (issue 13: an
     audit of a lock ran one ``git show`` a source it cites). A name git does not find, one that is no blob (a
-    folder), or one holding a line break (which the batch cannot carry) is left out. Raises
-    :class:`subprocess.CalledProcessError` and :class:`InputError` as :func:`run_git` does."""
+    folder), or one holding a line break (which the batch cannot carry) is left out. ``timeout``: seconds, as
+    :func:`run_git` takes them. Raises :class:`subprocess.CalledProcessError` and :class:`InputError` as
+    :func:`run_git` does."""
     wanted = [n for n in dict.fromkeys(names) if "\n" not in n and "\r" not in n]
     if not wanted:
         return {}
     data = run_git(top, ["cat-file", "--batch"],
-                   "".join(f"{n}\n" for n in wanted).encode("utf-8", "surrogateescape"))  # fmt: skip
+                   "".join(f"{n}\n" for n in wanted).encode("utf-8", "surrogateescape"), timeout=timeout)  # fmt: skip
     contents: dict[str, bytes] = {}
     at = 0
     for name in wanted:
@@ -758,6 +797,23 @@ def _repository_of(top: Path) -> Path:
     return Path(os.path.abspath(named)) if named else top / ".git"
 
 
+def _git_dirs(dot_git: Path) -> tuple[Path, Path]:
+    """The repository folder and its common folder for ``dot_git`` (a work tree's ``.git``): both ``dot_git`` when
+    it is a folder; for a file ``gitdir: PATH`` (``git init --separate-git-dir``, a submodule, ``git worktree add``)
+    the folder it names and the one that folder's ``commondir`` names (itself when none). Raises nothing (a file not
+    read leaves ``dot_git``)."""
+    common = git_dir = dot_git
+    if os.path.isfile(dot_git):
+        with contextlib.suppress(InputError, OSError, UnicodeDecodeError, ValueError):
+            text = read_sized(dot_git).decode("utf-8")
+            if text.startswith("gitdir:"):
+                git_dir = common = dot_git.parent / text[len("gitdir:"):].strip()
+                shared = git_dir / "commondir"
+                if os.path.isfile(shared):
+                    common = Path(os.path.normpath(git_dir / read_sized(shared).decode("utf-8").strip()))
+    return git_dir, common
+
+
 def _repository_rules(dot_git: Path, base: Path | None = None, top: Path | None = None) -> list[RuleFile]:
     """The files of attribute rules git reads for every path of the repository whose ``.git`` is ``dot_git``, besides
     its ``.gitattributes`` files, the lowest precedence first: the system's (``/etc/gitattributes``, unless
@@ -775,15 +831,7 @@ def _repository_rules(dot_git: Path, base: Path | None = None, top: Path | None 
 
     top = dot_git.parent if top is None else top
     base = top if base is None else base
-    common = git_dir = dot_git
-    if os.path.isfile(dot_git):
-        with contextlib.suppress(InputError, OSError, UnicodeDecodeError, ValueError):
-            text = read_sized(dot_git).decode("utf-8")
-            if text.startswith("gitdir:"):
-                git_dir = common = dot_git.parent / text[len("gitdir:"):].strip()
-                shared = git_dir / "commondir"
-                if os.path.isfile(shared):
-                    common = Path(os.path.normpath(git_dir / read_sized(shared).decode("utf-8").strip()))
+    git_dir, common = _git_dirs(dot_git)
     places = []
     if os.environ.get("GIT_ATTR_NOSYSTEM", "").lower() not in ("1", "true", "yes", "on"):
         places.append(RuleFile(Path("/etc/gitattributes"), "/etc/gitattributes", "global"))

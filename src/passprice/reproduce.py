@@ -1492,21 +1492,34 @@ def model_commit(root: Root, digest: str) -> tuple[str, str] | None:
     return found[-2][:12], found[-1]
 
 
+#: The most bytes of a commit's ``requirements.txt`` :func:`requirement_at` reads (``passprice init`` writes some 460).
+MAX_REQUIREMENTS_BYTES = 1 << 20
+
+
 def requirement_at(root: Root, commit: str) -> str | None:
     """The line of ``requirements.txt`` at ``commit`` of ``root``'s git history that installs passprice (its first
     line that is neither blank nor a comment), as :func:`passprice.schema.shown_value` shows it: what a registry of
     one's own (``passprice init``), which holds no passprice, ran its locks with. ``None`` when the commit holds no
-    such file or git fails. Raises nothing."""
+    such file, one over :data:`MAX_REQUIREMENTS_BYTES`, or git fails (the file's size is asked first: a 1 GiB
+    requirements.txt of the lock's commit, a 1.3 MB pack, was read whole, 16.4 s and 4.2 GB, attack71). Raises
+    nothing."""
     import subprocess
 
-    from passprice.gitread import run_git
+    from passprice.gitread import read_named, run_git
     from passprice.schema import shown_value
 
     if root.embedded:
         return None
+    name = f"{commit}:requirements.txt"
     try:
-        said = run_git(root.path, ["show", f"{commit}:requirements.txt"])
+        sized = run_git(root.path, ["cat-file", "--batch-check=%(objecttype) %(objectsize)"], f"{name}\n".encode())
+        kind, _, size = sized.decode("ascii", "replace").strip().partition(" ")
+        if kind != "blob" or not size.isdigit() or int(size) > MAX_REQUIREMENTS_BYTES:
+            return None
+        said = read_named(root.path, [name]).get(name)
     except (InputError, OSError, subprocess.CalledProcessError):
+        return None
+    if said is None:
         return None
     for line in said.decode("utf-8", "replace").splitlines():
         if line.strip() and not line.lstrip().startswith("#"):

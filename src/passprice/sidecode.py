@@ -924,6 +924,7 @@ class _Conversation:
             pipes.register(proc.stdout, selectors.EVENT_READ)
             pipes.register(proc.stderr, selectors.EVENT_READ)
             pipes.register(self.ctl, selectors.EVENT_READ)
+            ended = 0  # rounds since the process was seen ended
             while not why and status is None and pipes.get_map():
                 left = deadline - time.monotonic()
                 if left <= 0:
@@ -931,7 +932,11 @@ class _Conversation:
                     break
                 if proc.poll() is not None:  # it ended: what it started and left holding the pipes goes with it
                     self._stop()
-                for key, _ in pipes.select(min(left, _POLL_S)):
+                    ended += 1
+                ready = pipes.select(0 if ended else min(left, _POLL_S))
+                if ended and (not ready or ended > _AFTER_END):
+                    break  # what it wrote is read; a process of another session holding its pipes is not waited for
+                for key, _ in ready:
                     if key.fileobj is proc.stdin:
                         try:
                             sent += os.write(key.fd, payload[sent:sent + (1 << 16)])
@@ -978,6 +983,8 @@ class _Conversation:
                         why = f"wrote more than {MAX_STDOUT:,} bytes of answer"
                 if len(self.preamble) * (not whole) + len(out) > MAX_STDOUT:
                     why = f"wrote more than {MAX_STDOUT:,} bytes of answer"
+            if ended and pipes.get_map():
+                _stop_holders([proc.stdout.fileno(), proc.stderr.fileno(), self.ctl])
             if status is None and not why:
                 try:
                     proc.wait(max(deadline - time.monotonic(), 0))
@@ -1069,6 +1076,7 @@ def _run(
             pipes.register(proc.stdin, selectors.EVENT_WRITE)
             pipes.register(proc.stdout, selectors.EVENT_READ)
             pipes.register(proc.stderr, selectors.EVENT_READ)
+            ended = 0  # rounds since the process was seen ended
             while pipes.get_map() and not why:
                 left = deadline - time.monotonic()
                 if left <= 0:
@@ -1076,7 +1084,11 @@ def _run(
                     break
                 if proc.poll() is not None:  # it ended: what it started and left holding the pipes goes with it
                     _stop_group(proc.pid)
-                for key, _ in pipes.select(min(left, _POLL_S)):
+                    ended += 1
+                ready = pipes.select(0 if ended else min(left, _POLL_S))
+                if ended and (not ready or ended > _AFTER_END):
+                    break  # what it wrote is read; a process of another session holding its pipes is not waited for
+                for key, _ in ready:
                     pipe = key.fileobj
                     if pipe is proc.stdin:
                         try:
@@ -1101,6 +1113,8 @@ def _run(
                     else:
                         err += data
                         del err[:-MAX_STDERR]
+            if ended and pipes.get_map():
+                _stop_holders([proc.stdout.fileno(), proc.stderr.fileno()])
             if not why:
                 try:
                     proc.wait(max(deadline - time.monotonic(), 0))
@@ -1118,6 +1132,12 @@ def _run(
 
 #: How often (seconds) :func:`_run` looks whether the side's code has ended while its pipes are still open.
 _POLL_S = 0.05
+#: The most rounds of reading (each up to 64 KiB a pipe) :func:`_run` and a conversation's ask give the pipes of a
+#: side's process once it has ended, what it wrote being in them by then; then the pipes are left, whoever still
+#: holds them (a process of its own session that the side's code started, no longer in its group, and whose
+#: subreaper, the side's process, the code killed: the ask waited on it up to :data:`TIMEOUT_S`, a 60 s daemon 60 s;
+#: attack71), and :func:`_stop_holders` kills it.
+_AFTER_END = 1024
 #: How long (seconds) a side's process is given to end by itself once its asks' pipe is closed, killing what its
 #: asks left behind, before it is killed with its group. Our own driver ends at once (it kills and reaps what is
 #: left, then exits); the wait returns when it has, and runs out only for a side's code that keeps it from ending.
@@ -1138,6 +1158,42 @@ def _stop_group(pgid: int) -> None:
 
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signal.SIGKILL)
+
+
+def _stop_holders(fds: Sequence[int]) -> None:
+    """Kill (SIGKILL) every other process that holds one of the pipes this process reads on ``fds`` (the side's
+    standard output and error, a conversation's ``CTL``), found by the pipes' inodes in ``/proc/PID/fd`` (Linux;
+    elsewhere nothing): once the side's process has ended, only what its code started holds them, a process of a
+    session of its own whose subreaper, the side's process, the code killed (``os.kill(os.getppid(), 9)`` after a
+    fork-``setsid``-fork daemon: the daemon ran on after the review, holding the answer's pipe; attack71). One that
+    closed them is not found here. Processes of other users, and pipes gone, are passed over. Raises nothing."""
+    import signal
+
+    if not sys.platform.startswith("linux"):
+        return
+    wanted = set()
+    for fd in fds:
+        with contextlib.suppress(OSError):
+            wanted.add(f"pipe:[{os.fstat(fd).st_ino}]")
+    me = os.getpid()
+    try:
+        pids = [int(entry) for entry in os.listdir("/proc") if entry.isdigit() and int(entry) != me]
+    except OSError:
+        return
+    for pid in pids:
+        try:
+            held = os.listdir(f"/proc/{pid}/fd")
+        except OSError:
+            continue
+        for fd_name in held:
+            try:
+                link = os.readlink(f"/proc/{pid}/fd/{fd_name}")
+            except OSError:
+                continue
+            if link in wanted:
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
+                break
 
 
 def _last_line(data: bytes) -> str:
