@@ -7,8 +7,10 @@ Exit status: 0 success; 1 a refusal (a price the model or a lock refuses); 2 bad
 
 from __future__ import annotations
 
+import _thread
 import contextlib
 import errno
+import functools
 import json
 import os
 import sys
@@ -62,6 +64,58 @@ def _command_ended() -> None:
     runs interrupted near their end). Left as it is when the handler is not Python's (SIGINT ignored)."""
     if _AFTER_COMMAND and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
         signal.signal(signal.SIGINT, _AFTER_COMMAND[0])
+
+
+#: The signal whose ``KeyboardInterrupt`` a finalizer swallowed while a command ran (:func:`_stopped_again`), until
+#: it is raised where the command runs (:func:`_stop_pending`), under :data:`_PENDING_LOCK`.
+_PENDING: list[int] = []
+_PENDING_LOCK = _thread.allocate_lock()
+
+
+def _stopped_again(hook: Any, previous: Callable[[Any], object]) -> None:
+    """``sys.unraisablehook`` while :func:`main` runs a command: a Ctrl-C (``KeyboardInterrupt``) or a SIGTERM/SIGHUP
+    (:class:`Terminated`) whose handler raised inside a finalizer (an object's ``__del__``, a weakref callback, run by
+    the collector wherever an allocation triggered it) is not lost there. Python itself prints "Exception ignored
+    in: …" with a ``KeyboardInterrupt`` traceback and carries on, so the command was not stopped and exited 0
+    (flaky41: one Ctrl-C in 35 during ``--no-cache check`` printed a traceback; a ``__del__`` sending itself SIGINT
+    during ``cards`` shows it every time). The signal is kept in :data:`_PENDING` and sent again to this thread 5 ms
+    later by a thread of its own (:func:`_send_pending`; sent from this hook, by :func:`signal.raise_signal` or
+    :func:`_thread.interrupt_main`, its handler ran at once, inside the hook), so that it is raised where the command
+    runs (one landing in a finalizer again is kept again); a command that ends before is stopped as it ends
+    (:func:`_stop_pending`). Either way it ends with its one line and 130 (128 + the signal's number), as for any
+    other Ctrl-C. Any other unraisable exception, or one whose signal's handler is no longer Python's (ignored, or
+    the default action), goes to ``previous``."""
+    error = hook.exc_value
+    if isinstance(error, KeyboardInterrupt):
+        number = error.status - 128 if isinstance(error, Terminated) else int(signal.SIGINT)
+        if callable(signal.getsignal(number)):
+            with _PENDING_LOCK:
+                if not _PENDING:
+                    _PENDING.append(number)
+                    _thread.start_new_thread(_send_pending, (_thread.get_ident(),))
+            return
+    previous(hook)
+
+
+def _send_pending(main: int) -> None:
+    """The thread :func:`_stopped_again` starts: 5 ms later, the signal still pending is sent to the thread ``main``
+    (:func:`signal.pthread_kill`, a signal as the kernel delivers it: a ``time.sleep`` or a wait on a pipe there is
+    interrupted, where :func:`_thread.interrupt_main` waited for it to end)."""
+    import time
+
+    time.sleep(0.005)
+    with _PENDING_LOCK:
+        if _PENDING:
+            signal.pthread_kill(main, _PENDING.pop())
+
+
+def _stop_pending() -> None:
+    """Raise the ``KeyboardInterrupt`` (or :class:`Terminated`) of a signal a finalizer swallowed and
+    :func:`_send_pending` has not sent yet (:data:`_PENDING`), as the command ends; nothing when none is pending."""
+    with _PENDING_LOCK:
+        number = _PENDING.pop() if _PENDING else None
+    if number is not None:
+        raise Terminated(number) if number != signal.SIGINT else KeyboardInterrupt()
 
 
 def _stopped(e: KeyboardInterrupt) -> tuple[str, int]:
@@ -4292,6 +4346,8 @@ def main() -> None:
     if sys.stdout is None:  # started with standard output closed (`>&-`): what the command prints would be lost
         print("passprice: error: standard output is closed; nothing to print to", file=sys.stderr)
         sys.exit(2)
+    unraisable = sys.unraisablehook
+    sys.unraisablehook = functools.partial(_stopped_again, previous=unraisable)
     try:
         from passprice.entry import _interrupted
 
@@ -4301,6 +4357,11 @@ def main() -> None:
         try:
             cli(prog_name="passprice")
         except SystemExit as done:
+            if isinstance(done.code, int) and done.code >= 128:  # stopped by a signal already, and said so
+                with _PENDING_LOCK:
+                    _PENDING.clear()
+            else:
+                _stop_pending()  # a Ctrl-C a finalizer swallowed near the command's end
             # A full disk is met here, not as a traceback at the interpreter's exit; a reader gone from the pipe
             # (`| head`) while a failure's output was still buffered leaves the failure's status, not 0.
             try:
@@ -4310,8 +4371,11 @@ def main() -> None:
                     raise
                 _quiet_outputs()
             raise
+        _stop_pending()
         sys.stdout.flush()
     except KeyboardInterrupt as e:
+        with _PENDING_LOCK:
+            _PENDING.clear()
         line, status = _stopped(e)
         click.echo(line, err=True)
         sys.exit(status)
@@ -4335,3 +4399,5 @@ def main() -> None:
         with contextlib.suppress(OSError, ValueError):  # standard error closed or gone too: nothing to say it on
             click.echo(f"passprice: error: {where}: {e.strerror or e}", err=True)
         sys.exit(2)
+    finally:
+        sys.unraisablehook = unraisable
