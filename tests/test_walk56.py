@@ -78,10 +78,11 @@ def test_2_an_old_lock_names_its_code_commit_and_its_facts_alone_against_the_rep
     # figure kept: the move was window55's code, the same +0.006068 % as the first term's line says.
     at = lines.index("  each drifted fact alone (the pinned inputs with only it as today's, against the reproduced "
                      "column: today's code):")
-    # (cite71 re-worded the H100's on_chip.capacity and scale locators since: they read unchanged the same way)
-    assert lines[at + 1:] == ["    on_chip.capacity, scale, streams.append, streams.read: tokens/s unchanged (each its "
-                              "citation, note or derivation alone changed: the figure and provenance are the pinned "
-                              "ones)"]
+    # (cite71 re-worded the H100's on_chip.capacity and scale locators since, and session 41 its memory.capacity
+    # note: they read unchanged the same way)
+    assert lines[at + 1:] == ["    memory.capacity, on_chip.capacity, scale, streams.append, streams.read: tokens/s "
+                              "unchanged (each its citation, note or derivation alone changed: the figure and "
+                              "provenance are the pinned ones)"]
     assert lines[at - 1] == "  first term that moved with today's inputs: sequence_bytes; tokens/s +0.006068 %"
     # Before: the pinned facts the price does not read went unsaid when they changed (the MI300X's lock, its host.*
     # locators rewritten by cite68, read "facts  unchanged")
