@@ -6711,26 +6711,20 @@ def _provenance(c: FactChange) -> str:
 
 
 def _what(c: FactChange) -> str:
-    """The change column: added/removed, the relative change of the value, and the other fields that changed."""
-    if c.change != "changed":
+    """The change column: added/removed, else every part that changed (:func:`passprice.factparts.change_said`, the
+    words ``fact set`` prints): the relative change of the value, the unit's move, then provenance, citation, note
+    and derivation (``+1.2 %, citation, note changed``); ``rewritten, same quantity`` for a figure written in
+    another unit. Walkthrough 57: a fact re-cited with a new note read ``note changed``, the citation left out."""
+    from passprice.factparts import change_said
+
+    if c.change != "changed" or c.old is None or c.new is None:
         return c.change
-    if c.old is not None and c.new is not None and same_quantity(c.old, c.new):
+    if same_quantity(c.old, c.new):
         unit = f": unit {c.old.unit} → {c.new.unit}" if c.old.unit != c.new.unit else ""
         return f"rewritten, same quantity{unit}"
-    bits = []
-    if "value" in c.fields:
-        rel = c.relative
-        bits.append(_pct(rel) if rel is not None else "value changed")
-    if "unit" in c.fields:
-        bits.append(f"unit {c.old.unit if c.old else ''} → {c.new.unit if c.new else ''}")
-    for key in ("note", "derivation"):
-        if key in c.fields and c.old is not None and c.new is not None:
-            was, now = getattr(c.old, key), getattr(c.new, key)
-            bits.append(f"{key} {'added' if was is None else 'removed' if now is None else 'changed'}")
-    if not bits:
-        cited = {"source", "locator", "cite"} & set(c.fields)
-        bits.append("citation changed" if cited else "provenance changed")
-    return ", ".join(bits)
+    rel = c.relative
+    words = {"value": _pct(rel) if rel is not None else "value changed", "unit": f"unit {c.old.unit} → {c.new.unit}"}
+    return change_said(c.old, c.new, words=words) or "as written changed"
 
 
 def _cite(c: FactChange) -> str:
