@@ -42,3 +42,26 @@ def test_the_review_names_the_citation_a_re_cited_fact_changed(tmp_path: Path) -
             in diff_markdown(d))
     (change,) = [c for f in d.to_json()["files"] for c in f.get("facts", [])]
     assert change["path"] == "memory.bandwidth" and change["fields"] == ["source", "locator", "note"]
+
+
+def test_reproduce_says_a_moved_host_capacity_is_a_pinned_input_not_a_term(tmp_path: Path) -> None:
+    """Before: the H200's ``host.capacity`` halved (512 → 256 GiB: five locks pin it, no price reads it while no
+    sequence is in host memory) read "first term that moved with today's inputs: host_capacity_bytes; tokens/s +0 %"
+    in ``reproduce``, a pinned input as a moved price, though ``check --frozen`` and the review call the lock
+    unaffected. Now it says what it is, and names no term of the price."""
+    root = copy_root(tmp_path)
+    card = root / "facts" / "cards" / "h200_sxm_141gb.toml"
+    text = card.read_text(encoding="utf-8")
+    old = '[host.capacity]\nvalue = 512\nunit = "GiB"'
+    assert text.count(old) == 1
+    card.write_text(text.replace(old, old.replace("512", "256")), encoding="utf-8")
+    done = invoke("reproduce", "r1-qwen7b-h200", root=root)
+    assert done.exit_code == 0, done.output
+    lines = done.stdout.splitlines()
+    assert not any("first term that moved" in line for line in lines), done.stdout
+    assert lines[-1] == (
+        "  host_capacity_bytes 549,755,813,888 B → 274,877,906,944 B with today's inputs: a pinned input that moved "
+        "(host.capacity), not a term of the price: no sequence is held in host memory, so the price does not read it "
+        "and the lock does not guarantee it (no drift: check --frozen and the review call the lock unaffected)")
+    assert ("    facts          unchanged (of those the price reads); 1 pinned fact it does not read holds otherwise "
+            "today: host.capacity: no drift") in lines
