@@ -65,3 +65,50 @@ def test_reproduce_says_a_moved_host_capacity_is_a_pinned_input_not_a_term(tmp_p
         "and the lock does not guarantee it (no drift: check --frozen and the review call the lock unaffected)")
     assert ("    facts          unchanged (of those the price reads); 1 pinned fact it does not read holds otherwise "
             "today: host.capacity: no drift") in lines
+
+
+def test_a_commit_touching_no_lock_counts_those_out_of_date_on_base_as_such(tmp_path: Path) -> None:
+    """Before: reviewing only a commit that adds a checkpoint, on a BASE whose H200 capacity was changed without
+    re-locking and whose MI300X bandwidth was re-cited without re-pinning, read "no fact changed; 1 checkpoint entry
+    added; 1 lock affected, 1 out of date already on BASE; 1 warning of check on HEAD; 2 locks unaffected" (the
+    MI300X lock, to re-pin already on BASE, among the unaffected). Now neither is affected: both are out of date
+    already on BASE, counted by kind."""
+    base = copy_root(tmp_path / "base")
+    _only_locks(base, "r1-qwen7b-h200", "r1-qwen7b-mi300x-int8kv", "gemma3-270m-h100")
+    h200 = base / "facts" / "cards" / "h200_sxm_141gb.toml"
+    text = h200.read_text(encoding="utf-8")
+    assert text.count("[memory.capacity]\nvalue = 141\n") == 1
+    h200.write_text(text.replace("[memory.capacity]\nvalue = 141\n", "[memory.capacity]\nvalue = 140\n"),
+                    encoding="utf-8")
+    mi300x = base / "facts" / "cards" / "mi300x.toml"
+    text = mi300x.read_text(encoding="utf-8")
+    old = "locator = \"memory section: '5.3 TB/s peak theoretical memory bandwidth'"
+    assert text.count(old) == 1
+    mi300x.write_text(text.replace(old, old.replace("memory section", "Memory section")), encoding="utf-8")
+    head = tmp_path / "head"
+    shutil.copytree(base, head)
+    entry = head / "registry" / "checkpoints" / "gemma3-270m-q4_k_m.toml"
+    copied = entry.read_text(encoding="utf-8").replace('name = "gemma3-270m-q4_k_m"', 'name = "gemma-copy"', 1)
+    assert 'name = "gemma-copy"' in copied
+    (head / "registry" / "checkpoints" / "gemma-copy.toml").write_text(copied, encoding="utf-8")
+    d = diff(Root(head), str(base), str(head))
+    assert d.summary().startswith(
+        "no fact changed; 1 checkpoint entry added; no lock affected; 2 locks out of date already on BASE, which this "
+        "change does not touch: 1 recording a price BASE's inputs no longer give (re-lock), 1 pinning facts as BASE "
+        "no longer holds them (re-pin);"), d.summary()
+    assert d.summary().endswith("; 1 lock unaffected"), d.summary()
+    lines = diff_text(d).splitlines()
+    assert "locks affected" not in lines
+    at = lines.index("locks out of date already on BASE (this change does not touch them)")
+    assert lines[at + 1].startswith("  r1-qwen7b-h200 (locks/r1-qwen7b-h200.lock.toml, card h200_sxm_141gb, price): "
+                                    "out of date already on BASE (capacity_bytes): re-lock it")
+    assert ("  r1-qwen7b-mi300x-int8kv (locks/r1-qwen7b-mi300x-int8kv.lock.toml, card mi300x, price): out of date "
+            "already on BASE: pins memory.bandwidth as BASE's registry no longer holds it, the price unmoved: re-pin "
+            "(passprice lock --update -o locks/r1-qwen7b-mi300x-int8kv.lock.toml; check --frozen fails until then)"
+            ) in lines
+    data = d.to_json()
+    assert data["behind"] == ["r1-qwen7b-h200", "r1-qwen7b-mi300x-int8kv"]
+    assert data["unaffected"] == ["gemma3-270m-h100"]
+    by_name = {lock["name"]: lock for lock in data["locks"]}
+    assert by_name["r1-qwen7b-mi300x-int8kv"]["base_drift"] == ["memory.bandwidth"]
+    assert by_name["r1-qwen7b-h200"]["behind"] and by_name["r1-qwen7b-h200"]["stale"] == "capacity_bytes"
