@@ -79,7 +79,9 @@ def test_set_keeps_every_byte_outside_the_entry(root: Path) -> None:
         ]
     )  # fmt: skip
     assert code == 0, err
-    assert out.strip().endswith("streams.rewrite: 0.8333 (measured) -> 0.8 (estimated)")
+    # left51: the parts the line does not show are named too (the citation, note and derivation were left out)
+    assert out.strip().endswith("streams.rewrite: 0.8333 (measured) -> 0.8 (estimated) (citation, note changed, "
+                                "derivation removed)")
     after = path.read_bytes()
     old_text, new_text = before.decode(), after.decode()
     start, old_end = entry_span(old_text, "[streams.rewrite]")

@@ -233,8 +233,9 @@ def test_5_the_readme_shows_how_to_give_a_derivation_and_mark_a_card_hypothetica
     done = invoke(*words[1:], root=root)
     assert done.exit_code == 0, done.output
     # walkthrough 39: an edit that keeps the figure says what it changed
+    # left51: the note the README's command does not give reads "removed", as the review's change column says it
     assert done.stdout == ("facts/cards/h200_sxm_141gb.toml: streams.read: 0.9333 (measured) -> 0.9333 (measured) "
-                           "(citation, note, derivation changed)\n")
+                           "(citation changed, note removed, derivation changed)\n")
     shown = invoke("fact", "show", "h200_sxm_141gb", "streams.read", root=root)
     assert ("derivation: dot / bandwidth, to 4 significant digits; dot = 4.48 TB/s (HBM Bandwidth table: Dot); "
             "bandwidth = the fact memory.bandwidth, 4.8 TB/s when derived") in shown.stdout, shown.stdout

@@ -114,8 +114,9 @@ def test_fact_set_says_what_changed_when_the_figure_did_not(tmp_path: Path) -> N
     cited = invoke(*common, "--locator", "Azure_Results/ND_H200_v5_results.md: Dot 4.48 TB/s", "--note",
                    "our note", root=root)
     assert cited.exit_code == 0, cited.output
+    # left51: the derivation the edit dropped reads "removed", as the review's change column says it
     assert cited.stdout == ("facts/cards/h200_sxm_141gb.toml: streams.read: 0.9333 (measured) -> 0.9333 (measured) "
-                            "(citation, note, derivation changed)\n")
+                            "(citation, note changed, derivation removed)\n")
     noted = invoke(*common, "--locator", "Azure_Results/ND_H200_v5_results.md: Dot 4.48 TB/s", "--note", "other",
                    root=root)
     assert noted.stdout.endswith("-> 0.9333 (measured) (note changed)\n"), noted.stdout
@@ -123,8 +124,9 @@ def test_fact_set_says_what_changed_when_the_figure_did_not(tmp_path: Path) -> N
                   root=root)
     assert same.stdout.endswith("-> 0.9333 (measured) (unchanged)\n"), same.stdout
     moved = invoke(*common[:5], "0.92", *common[6:], "--locator", "a place: 0.92", root=root)
+    # left51: a moved figure's line names the parts it does not show too: the citation, and the note it dropped
     assert moved.stdout.startswith("facts/cards/h200_sxm_141gb.toml: streams.read: 0.9333 (measured) -> 0.92 "
-                                   "(measured)\n"), moved.stdout
+                                   "(measured) (citation changed, note removed)\n"), moved.stdout
 
 
 @pytest.mark.parametrize(("unit", "said"), [

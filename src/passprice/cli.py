@@ -3267,14 +3267,16 @@ def fact_set_command(
     else:
         old = f"{edit.old.describe()} ({edit.old.provenance.value})" if edit.old is not None else "(new)"
         state = "" if edit.changed else " (unchanged)"
-        if edit.changed and edit.old is not None and (edit.old.describe(), edit.old.provenance) == (
-                edit.new.describe(), edit.new.provenance):
-            # walkthrough 39: "0.92 (measured) -> 0.92 (measured)" of an edit that added a note said nothing of it
+        if edit.changed and edit.old is not None:
+            # walkthrough 39: "0.92 (measured) -> 0.92 (measured)" of an edit that added a note said nothing of it;
+            # every part the line does not show is named, in the review's words (walkthrough 57)
+            from passprice.factparts import change_said
+
             was, now = edit.old, edit.new
-            what = [word for word, a, b in (
-                ("citation", (was.source, was.locator, was.cite), (now.source, now.locator, now.cite)),
-                ("note", was.note, now.note), ("derivation", was.derivation, now.derivation)) if a != b]
-            state = f" ({', '.join(what) or 'as written'} changed)"
+            seen = {"value", "unit"} if was.describe() != now.describe() else set()
+            seen |= {"provenance"} if was.provenance != now.provenance else set()
+            what = change_said(was, now, leave=frozenset(seen))
+            state = f" ({what})" if what else "" if seen else " (as written changed)"
         click.echo(f"{shown}: {where.path}: {old} -> {edit.new.describe()} ({edit.new.provenance.value}){state}")
     for found in stale:
         click.echo(f"passprice: warning: {shown}: {found.message}", err=True)

@@ -2121,6 +2121,12 @@ class LockImpact:
     #: re-locked on them): a provenance made stronger, a citation or note moved, with no figure moved. The review
     #: passes, but ``check --frozen`` fails on that drift until ``lock --update`` re-pins them.
     drifted: tuple[str, ...] = ()
+    #: For a lock file the change leaves as it was: what BASE's lock pins otherwise than BASE's own registry holds
+    #: it (:func:`passprice.reproduce.price_today` on BASE: each drifted fact's path, each relabelled pin's key):
+    #: out of date already on BASE (``check --frozen`` on BASE fails on it), whatever this change does. Left51: the
+    #: MI300X lock, pinning ``memory.bandwidth`` as cited before a commit that re-cited it, read "unaffected" in a
+    #: review of the next commit, where five locks BASE no longer priced as recorded read "affected".
+    base_drift: tuple[str, ...] = ()
     #: The changed facts HEAD's price rests on that HEAD's lock pins as written before the change, which HEAD only
     #: rewrote to the same quantity (``4.8 TB/s`` → ``4800 GB/s``, :func:`passprice.reproduce.same_quantity`): no
     #: drift (``check --frozen`` passes), but the lock pins the old words until ``lock --update``.
@@ -2316,13 +2322,27 @@ class LockImpact:
 
     @property
     def affected(self) -> bool:
-        """Whether a reviewer needs to see it: added, removed or re-locked; its price moved or is not what it
-        records; its floors break or changed; a fact it rests on, its checkpoint's content or its serving changed; it
-        pins a changed fact, or its card's title or mark or its serving's description, as before the change."""
+        """Whether a reviewer needs to see it: :attr:`touched` by the change, or out of date already on BASE (its
+        price is not what it records, or BASE's lock pins what BASE's registry no longer holds: :attr:`behind`)."""
+        return self.touched or bool(self.stale) or bool(self.base_drift)
+
+    @property
+    def behind(self) -> bool:
+        """Whether it is out of date already on BASE and the change does not touch it (:attr:`touched`): HEAD
+        prices it as BASE does, and its file records a price neither gives, or pins what BASE's registry no longer
+        holds (:attr:`base_drift`). The review lists such a lock as out of date already on BASE, never as affected
+        by the change (left51: a commit adding a checkpoint read "5 locks affected, 5 out of date already on BASE",
+        though it touched none, and a sixth lock to re-pin already on BASE read "unaffected")."""
+        return not self.touched and (bool(self.stale) or bool(self.base_drift))
+
+    @property
+    def touched(self) -> bool:
+        """Whether the change touches it: added, removed or re-locked; its price moved; its floors break or changed;
+        a fact it rests on, its checkpoint's content or its serving changed; it pins a changed fact, or its card's
+        title or mark or its serving's description, as before the change."""
         return bool(
             self.status != "unchanged"
             or self.moved
-            or self.stale
             or self.unsound
             or self.breaks
             or self.held != self.holds
@@ -2450,6 +2470,11 @@ class LockImpact:
             return (f"{unsound}breaks its floors ({below} below its floor): restore the fact, or re-lock with that "
                     f"floor loosened, {relock_command(self.verdict, self.serving_name, self.path)}")
         bits = []
+        if self.base_drift and not self.touched:
+            them = "it" if len(self.base_drift) == 1 else "them"
+            bits.append(f"out of date already on BASE: pins {', '.join(self.base_drift)} as BASE's registry no longer "
+                        f"holds {them}, the price unmoved: re-pin (passprice lock --update -o {shell_word(self.path)}; "
+                        "check --frozen fails until then)")
         if self.drifted:
             # Not stale: the price is the one recorded, the pins alone are old (moe42: a routing record's change at
             # batch 1 read as a re-pin only, the price's +0 % unexplained).
@@ -2537,6 +2562,8 @@ class LockImpact:
             "breaks": self.breaks,
             "moved": self.moved,
             "stale": self.stale,
+            "base_drift": list(self.base_drift),
+            "behind": self.behind,
             "unsound": [f.to_json() for f in self.unsound],
             "recomputed": self.recomputed.to_json() if self.recomputed is not None else None,
             "refitted": list(self.refitted),
@@ -2991,6 +3018,22 @@ def _moved_runs(head: Side, f: FileChange | None) -> tuple[tuple[str, float, flo
     return tuple((run, *moved[run], *cited.get(run, ("", ""))) for run in sorted(moved))
 
 
+def _base_drift(base: Side, lock: Lock) -> tuple[str, ...]:
+    """What BASE's ``lock`` pins otherwise than BASE's own registry holds it: the path of each pinned fact its price
+    rests on that drifted (:func:`passprice.reproduce.drift`), then the key of each relabelled pin (``card.title``
+    …), as ``check --frozen`` on BASE reads them, with the running code (BASE's registry read as the review reads
+    its facts). Empty when it pins what BASE holds. Raises nothing: BASE's files that do not read leave it
+    empty (the review says so elsewhere)."""
+    from passprice.reproduce import price_today
+
+    try:
+        today = price_today(base.root, lock)
+    except (InputError, OSError, ValueError):
+        return ()
+    labels = [line.split(":", 1)[0] for line in today.relabelled]
+    return tuple(dict.fromkeys([*(d.path for d in today.drift), *labels]))
+
+
 def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[LockImpact, ...]:
     """Every lock of either side, re-priced with BASE's inputs and code (BASE's lock) and with HEAD's (HEAD's lock),
     and judged with each side's own policy."""
@@ -3196,6 +3239,8 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
                 recorded_edited=(edited_recorded(head.files.get(rel)) if rel in head_locks and new is None
                                  else None),
                 drifted=tuple(dict.fromkeys(drifted)),
+                base_drift=(_base_drift(base, old) if status == "unchanged" and old is not None and not drifted
+                            and before.price is not None else ()),
                 rewritten=tuple(dict.fromkeys(rewritten)),
                 kept=kept_floors(new, policy, head_locks) if new is not None else {},
                 model_pins=((old.info.pricing_model, new.info.pricing_model) if status == "changed" and old is not None
@@ -3845,6 +3890,12 @@ class Diff:
         return tuple(lock for lock in self.reviews if lock.affected)
 
     @property
+    def behind(self) -> tuple[LockImpact, ...]:
+        """The locks out of date already on BASE that the change does not touch (:attr:`LockImpact.behind`): listed
+        as such, not counted as affected by the change."""
+        return tuple(lock for lock in self.locks if lock.behind)
+
+    @property
     def unaffected(self) -> tuple[LockImpact, ...]:
         """The locks the change leaves as they were: same price, same floors, same inputs (the pricing model
         aside, when it prices them the same), and no source whose document changed under their price
@@ -4265,7 +4316,8 @@ class Diff:
                          "rewritten, to verify")
         if self.runs_outside:  # walkthrough 21: a re-fit on a run far from the others read ✅ and nothing else
             parts.append(f"{_n(len(self.runs_outside), 'stack fit')} on a run outside its span, to verify")
-        locks = f"{_n(len(self.locks), 'lock')} affected" if self.locks else "no lock affected"
+        touched = [lock for lock in self.locks if not lock.behind]
+        locks = f"{_n(len(touched), 'lock')} affected" if touched else "no lock affected"
         flags = []
         # each lock counted as its row shows it (a lock not judged is not counted as breaking its floors)
         why = [lock.why_broken for lock in self.broken]
@@ -4300,8 +4352,9 @@ class Diff:
         moved = [lock for lock in stale if lock.unreviewed]
         if moved:
             flags.append(f"{len(moved)} price{'s' if len(moved) > 1 else ''} moved unreviewed")
-        if len(moved) < len(stale):
-            flags.append(f"{len(stale) - len(moved)} out of date already on BASE")
+        if len(moved) < len(stale) - sum(lock.behind for lock in stale):  # touched by the change, and behind on BASE
+            flags.append(f"{len(stale) - len(moved) - sum(lock.behind for lock in stale)} of them out of date "
+                         "already on BASE")
         if self.resting_on_unsound:
             n = len(self.resting_on_unsound)
             flags.append(f"{n} rest{'s' if n == 1 else ''} on derived facts that do not follow")
@@ -4327,6 +4380,15 @@ class Diff:
         if flags:
             locks += ", " + ", ".join(flags)
         parts.append(locks)
+        if self.behind:
+            # left51: one count for every lock out of date before this change that it leaves as it was: a price BASE's
+            # inputs no longer give (re-lock) or pins BASE's registry no longer holds (re-pin), never "affected"
+            late = [lock for lock in self.behind if lock.stale]
+            kinds = [f"{len(late)} recording a price BASE's inputs no longer give (re-lock)" if late else "",
+                     f"{len(self.behind) - len(late)} pinning facts as BASE no longer holds them (re-pin)"
+                     if len(late) < len(self.behind) else ""]
+            parts.append(f"{_n(len(self.behind), 'lock')} out of date already on BASE, which this change does not "
+                         f"touch: {', '.join(k for k in kinds if k)}")
         if self.check_beyond:
             parts.append(self.check_line())
         if self.head_warnings:
@@ -4392,6 +4454,7 @@ class Diff:
             "files": [f.to_json(errors.get(f.path)) for f in self.files],
             "locks": [lock.to_json() for lock in self.locks],
             "unaffected": [lock.name for lock in self.unaffected],
+            "behind": [lock.name for lock in self.behind],
             "on_changed_sources": [lock.name for lock in self.on_changed_sources],
             "on_changed_claims": [lock.name for lock in self.on_changed_claims],
             "on_recited_runs": [lock.name for lock in self.on_recited_runs],
@@ -6711,26 +6774,20 @@ def _provenance(c: FactChange) -> str:
 
 
 def _what(c: FactChange) -> str:
-    """The change column: added/removed, the relative change of the value, and the other fields that changed."""
-    if c.change != "changed":
+    """The change column: added/removed, else every part that changed (:func:`passprice.factparts.change_said`, the
+    words ``fact set`` prints): the relative change of the value, the unit's move, then provenance, citation, note
+    and derivation (``+1.2 %, citation, note changed``); ``rewritten, same quantity`` for a figure written in
+    another unit. Walkthrough 57: a fact re-cited with a new note read ``note changed``, the citation left out."""
+    from passprice.factparts import change_said
+
+    if c.change != "changed" or c.old is None or c.new is None:
         return c.change
-    if c.old is not None and c.new is not None and same_quantity(c.old, c.new):
+    if same_quantity(c.old, c.new):
         unit = f": unit {c.old.unit} → {c.new.unit}" if c.old.unit != c.new.unit else ""
         return f"rewritten, same quantity{unit}"
-    bits = []
-    if "value" in c.fields:
-        rel = c.relative
-        bits.append(_pct(rel) if rel is not None else "value changed")
-    if "unit" in c.fields:
-        bits.append(f"unit {c.old.unit if c.old else ''} → {c.new.unit if c.new else ''}")
-    for key in ("note", "derivation"):
-        if key in c.fields and c.old is not None and c.new is not None:
-            was, now = getattr(c.old, key), getattr(c.new, key)
-            bits.append(f"{key} {'added' if was is None else 'removed' if now is None else 'changed'}")
-    if not bits:
-        cited = {"source", "locator", "cite"} & set(c.fields)
-        bits.append("citation changed" if cited else "provenance changed")
-    return ", ".join(bits)
+    rel = c.relative
+    words = {"value": _pct(rel) if rel is not None else "value changed", "unit": f"unit {c.old.unit} → {c.new.unit}"}
+    return change_said(c.old, c.new, words=words) or "as written changed"
 
 
 def _cite(c: FactChange) -> str:
@@ -7221,61 +7278,64 @@ def diff_text(d: Diff) -> str:
     if files_left:
         lines += ["", f"and {_n(files_left, 'more changed file')} that {'does' if files_left == 1 else 'do'} not read:"
                   " passprice check lists each"]
-    if d.locks:
-        lines.append("")
-        lines.append("locks affected")
-        for lock in d.locks:
-            lines.append(f"  {lock.name} ({lock.path}, card {lock.card}, {lock.kind}): {_review(d, lock)}")
-            lines.append(f"    changed   {_inputs(lock) or '–'}")
-            if lock.cites:
-                lines.append(f"    cites     {_cites(lock)}  (as HEAD cites them; whole under the file above)")
-            if lock.runs_moved:
-                lines.append(f"    runs      {_runs_moved(lock)}")
-            lines.append(f"    floors    {_held(lock)} → {lock.floors()}")
-            expected = _expected_shift(lock)
-            # A lock made under a stack pins its expected price (the `expected` line below): this line is the
-            # card's limit, said so as the markdown row's `(limit +0 %)` (it read `(+0 %)`, taken for the lock's move).
-            limit_said = "limit " if expected is not None else ""
-            rel = (f"  ({limit_said}{_pct(lock.relative)})" if lock.relative is not None else
-                   "  (limit)" if expected is not None else "")
-            if lock.unsound_limit:
-                rel += "  HEAD's price rests on derived facts that do not follow: not a price to publish"
-            before, after = _shorts(lock)
-            lines.append(f"    tokens/s  {before} → {after}{rel}")
-            recomputed = _recomputed_shift(lock)
-            if recomputed is not None:
-                lines.append(f"    recomputed  {recomputed}")
-            if lock.alone:
-                lines.append(f"    alone     {_alone(lock)}  (each changed fact alone: {_alone_what(lock)})")
-            lines.append(f"    recorded  {_recorded(lock)}")
-            if expected is not None:
-                kind = "stack facts" if lock.unsound_kind == "stack facts" else "derived facts"
-                stale = (f"  HEAD's expected price rests on {kind} that do not follow: not a price to publish"
-                         if lock.unsound_expected else "")
-                lines.append(f"    expected  {expected}{stale}")
-            lines.append(f"    pass      {_seconds(lock.before)} → {_seconds(lock.after)}")
-            lines.append(f"    binds     {_binds(lock)}")
-            for line in lock.serving:
-                lines.append(f"    serving   {line}")
-            if lock.by_header is not None:
-                lines.append(f"    to verify {lock.by_header}")
-            if lock.added and lock.verdict is not None:
-                lines.append(f"    weakest   {_weakest(lock.verdict)}")
-            for change in lock.policy:
-                lines.append(f"    policy    {lock.policy_line(change)}{' (LOOSENED)' if change.loosens else ''}")
-            if lock.removed:
-                lines.append(f"    removed   {_removal(lock)}")
-                lines += [f"    dropped   floor on {f.path}: {_dropped(f)}" for f in lock.dropped]
-            for label, side in (("BASE", lock.before), ("HEAD", lock.after)):
-                if side.refusal is not None:
-                    lines.append(f"    {label} refuses: {side.refusal.get('message', side.refusal.get('refusal'))}")
-                if side.error is not None and not (lock.added and label == "BASE") and not (
-                    (lock.removed or lock.head_unread) and label == "HEAD"
-                ):
-                    lines.append(f"    {label} cannot price: {side.error}")
-            if lock.note:
-                lines.append(f"    note      {lock.note}")
-            lines += [f"    {'edited' if i == 0 else '':<10}{edit}" for i, edit in enumerate(lock.hand_edits)]
+    # left51: the locks the change touches, then those out of date already on BASE it does not touch, each under its
+    # own heading, as the summary counts them
+    ordered = [lock for lock in d.locks if not lock.behind] + [lock for lock in d.locks if lock.behind]
+    for i, lock in enumerate(ordered):
+        if i == 0 or lock.behind != ordered[i - 1].behind:
+            lines += ["", "locks out of date already on BASE (this change does not touch them)" if lock.behind
+                      else "locks affected"]
+        lines.append(f"  {lock.name} ({lock.path}, card {lock.card}, {lock.kind}): {_review(d, lock)}")
+        lines.append(f"    changed   {_inputs(lock) or '–'}")
+        if lock.cites:
+            lines.append(f"    cites     {_cites(lock)}  (as HEAD cites them; whole under the file above)")
+        if lock.runs_moved:
+            lines.append(f"    runs      {_runs_moved(lock)}")
+        lines.append(f"    floors    {_held(lock)} → {lock.floors()}")
+        expected = _expected_shift(lock)
+        # A lock made under a stack pins its expected price (the `expected` line below): this line is the
+        # card's limit, said so as the markdown row's `(limit +0 %)` (it read `(+0 %)`, taken for the lock's move).
+        limit_said = "limit " if expected is not None else ""
+        rel = (f"  ({limit_said}{_pct(lock.relative)})" if lock.relative is not None else
+               "  (limit)" if expected is not None else "")
+        if lock.unsound_limit:
+            rel += "  HEAD's price rests on derived facts that do not follow: not a price to publish"
+        before, after = _shorts(lock)
+        lines.append(f"    tokens/s  {before} → {after}{rel}")
+        recomputed = _recomputed_shift(lock)
+        if recomputed is not None:
+            lines.append(f"    recomputed  {recomputed}")
+        if lock.alone:
+            lines.append(f"    alone     {_alone(lock)}  (each changed fact alone: {_alone_what(lock)})")
+        lines.append(f"    recorded  {_recorded(lock)}")
+        if expected is not None:
+            kind = "stack facts" if lock.unsound_kind == "stack facts" else "derived facts"
+            stale = (f"  HEAD's expected price rests on {kind} that do not follow: not a price to publish"
+                     if lock.unsound_expected else "")
+            lines.append(f"    expected  {expected}{stale}")
+        lines.append(f"    pass      {_seconds(lock.before)} → {_seconds(lock.after)}")
+        lines.append(f"    binds     {_binds(lock)}")
+        for line in lock.serving:
+            lines.append(f"    serving   {line}")
+        if lock.by_header is not None:
+            lines.append(f"    to verify {lock.by_header}")
+        if lock.added and lock.verdict is not None:
+            lines.append(f"    weakest   {_weakest(lock.verdict)}")
+        for change in lock.policy:
+            lines.append(f"    policy    {lock.policy_line(change)}{' (LOOSENED)' if change.loosens else ''}")
+        if lock.removed:
+            lines.append(f"    removed   {_removal(lock)}")
+            lines += [f"    dropped   floor on {f.path}: {_dropped(f)}" for f in lock.dropped]
+        for label, side in (("BASE", lock.before), ("HEAD", lock.after)):
+            if side.refusal is not None:
+                lines.append(f"    {label} refuses: {side.refusal.get('message', side.refusal.get('refusal'))}")
+            if side.error is not None and not (lock.added and label == "BASE") and not (
+                (lock.removed or lock.head_unread) and label == "HEAD"
+            ):
+                lines.append(f"    {label} cannot price: {side.error}")
+        if lock.note:
+            lines.append(f"    note      {lock.note}")
+        lines += [f"    {'edited' if i == 0 else '':<10}{edit}" for i, edit in enumerate(lock.hand_edits)]
     if d.duplicates:
         lines += ["", "locks duplicating another"]
         lines += [f"  {line}" for line in d.duplicates]

@@ -390,6 +390,17 @@ _TERMS = (
          "origin_pinned_by", "source_pinned_by", "digests_dropped"),
     ),
     Term(
+        "out of date already on BASE",
+        "review: a lock the change does not touch that was out of date before it",
+        "In a review (`passprice diff`), a lock the change does not touch whose file already records a price BASE's "
+        "inputs no longer give (re-lock it: the review fails, HEAD's lock not recording HEAD's price), or whose BASE "
+        "copy pins facts as BASE's registry no longer holds them (re-pin it: `check --frozen` fails until then) is "
+        "*out of date already on BASE*: counted and listed as such, neither affected by the change nor unaffected. "
+        "In `--json`, `behind` names them, and each lock's `base_drift` lists what BASE's lock pins otherwise than "
+        "BASE holds it (its own `behind` says whether it is one of them).",
+        ("behind", "base_drift", "out of date on BASE"),
+    ),
+    Term(
         "unaffected",
         "review: a lock the change does not touch, re-priced the same on both sides",
         "In a review (`passprice diff`), the locks no changed file touches are `unaffected`, named on one line. A "

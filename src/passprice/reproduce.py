@@ -11,7 +11,7 @@ says why. A lock of format 1 pinned no content: its header sha256 stands in.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
@@ -77,6 +77,52 @@ def expected_moved(recorded: Mapping[str, Any] | None, now: Mapping[str, Any] | 
     if recorded.get("fixed_s") != now.get("fixed_s"):
         out.append(Moved("fixed_s", recorded.get("fixed_s"), now.get("fixed_s")))
     return tuple(out)
+
+
+def moved_today(
+    recorded: Mapping[str, Any], now: Mapping[str, Any], order: Iterable[str]
+) -> tuple[str | None, tuple[str, ...]]:
+    """The first field of ``order`` (the lock's compared fields) whose value in ``now`` (the price today's inputs
+    give) is not ``recorded``'s among those a lock guarantees, and the figures that moved that it does not:
+    ``host_capacity_bytes`` (and ``expected.host_capacity_bytes``) where no side holds sequences in host memory
+    (:func:`passprice.locks.priced_figures`, the rule of ``price --lock`` and the review; an ``expected`` table
+    counts as moved when :func:`expected_moved` says so). Left51: the H200's ``host.capacity`` halved (512 → 256
+    GiB, a fact five locks pin and no price reads without host sequences) read "first term that moved with today's
+    inputs: host_capacity_bytes" in ``reproduce``, a pinned input read as a moved price. Raises nothing."""
+    from passprice.locks import holds_host
+
+    was, is_ = recorded.get("expected"), now.get("expected")
+    host = holds_host(recorded, now, was, is_)
+    first = None
+    for f in order:
+        if now.get(f) == recorded.get(f) or (f == "host_capacity_bytes" and not host):
+            continue
+        if f == "expected" and not expected_moved(recorded, now):
+            continue
+        first = f
+        break
+    unguaranteed: list[str] = []
+    if not host and now.get("host_capacity_bytes") != recorded.get("host_capacity_bytes"):
+        unguaranteed.append("host_capacity_bytes")
+    if (not host and isinstance(was, Mapping) and isinstance(is_, Mapping)
+            and was.get("host_capacity_bytes") != is_.get("host_capacity_bytes")):
+        unguaranteed.append("expected.host_capacity_bytes")
+    return first, tuple(unguaranteed)
+
+
+def unguaranteed_line(recorded: Mapping[str, Any], now: Mapping[str, Any], fields: Sequence[str]) -> str:
+    """The line ``reproduce`` says of ``fields`` (:func:`moved_today`'s second part: figures today's inputs moved
+    that the lock does not guarantee): ``host_capacity_bytes 549,755,813,888 B → 274,877,906,944 B with today's
+    inputs: a pinned input that moved (host.capacity), not a term of the price: no sequence is held in host memory,
+    so the price does not read it and the lock does not guarantee it (no drift: check --frozen and the review call
+    the lock unaffected)``, as DESIGN.md's "Pinned and floored" rules. Raises nothing."""
+    was, is_ = recorded.get("host_capacity_bytes"), now.get("host_capacity_bytes")
+    figures = (f" {was:,.0f} B → {is_:,.0f} B" if isinstance(was, (int, float)) and isinstance(is_, (int, float))
+               else "")
+    named = " and ".join(fields)
+    return (f"{named}{figures} with today's inputs: a pinned input that moved (host.capacity), not a term of the "
+            "price: no sequence is held in host memory, so the price does not read it and the lock does not "
+            "guarantee it (no drift: check --frozen and the review call the lock unaffected)")
 
 
 @attrs.frozen
@@ -1685,13 +1731,15 @@ def reproduction_text(
     if rep.first_moved is not None:
         lines.append(f"  first term that moved (pinned inputs, today's code): {rep.first_moved}")
     if today.price is not None:
-        first = next((f for f in lock.compared() if today.price.get(f) != lock.price.get(f)), None)
+        first, unguaranteed = moved_today(lock.price, today.price, lock.compared())
         if first is not None:
             change = ""
             if isinstance(lock.price.get("tokens_per_s"), float) and lock.price["tokens_per_s"]:
                 rel = today.price["tokens_per_s"] / lock.price["tokens_per_s"] - 1.0
                 change = f"; tokens/s {100.0 * rel:+.4g} %" + expected_move(lock.price, today.price)
             lines.append(f"  first term that moved with today's inputs: {first}{change}")
+        if unguaranteed:
+            lines.append(f"  {unguaranteed_line(lock.price, today.price, unguaranteed)}")
     single = len(rep.alone) == 1 and today.price is not None and rep.alone[0].price == today.price
     if rep.alone and not single:  # one drifted fact that alone gives today's price says nothing new
         base = rep.alone_base
