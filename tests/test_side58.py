@@ -72,6 +72,21 @@ CASES = {
         "import __main__, os\nif hasattr(__main__, '_write'):\n    _real = __main__._write\n"
         "    def _forged(fd, data):\n        return _real(fd, b'child 1\\n' if data.startswith(b'child ') else data)\n"
         "    __main__._write = _forged\n", "pass"),
+    # main: its SIGUSR1 handler ran in the zygote, sent by the first ask's process: the third ask answered for 'bb'
+    # (attack72; the zygote now waits for asks with every signal blocked, its mask the import's again in the ask's).
+    "keeps state in a signal handler": (
+        "import os, signal\nZYGOTE, SEEN = os.getpid(), [0]\n"
+        "signal.signal(signal.SIGUSR1, lambda *_: SEEN.__setitem__(0, SEEN[0] + 1))\n",
+        "import os, signal, passprice; locks = [dict(r, key=r['key'] * (passprice.SEEN[0] + 1)) for r in locks]\n"
+        "    if passprice.ZYGOTE != os.getpid():\n        os.kill(passprice.ZYGOTE, signal.SIGUSR1)"),
+    # main: the zygote flushed the import's sys.stdout before each ask: a flush counting there gave the first ask 'aa'
+    # and the third 'bbbb' (attack72; the zygote calls nothing of the import's now, and its buffer is flushed by each
+    # ask's process as it exits, as by a one-ask process).
+    "keeps state in sys.stdout's flush": (
+        "import sys\nSEEN = [0]\nclass _Out:\n    def __init__(self, f):\n        self.f = f\n"
+        "    def flush(self):\n        SEEN[0] += 1\n        self.f.flush()\n"
+        "    def __getattr__(self, name):\n        return getattr(self.f, name)\nsys.stdout = _Out(sys.stdout)\n",
+        "import passprice; locks = [dict(r, key=r['key'] * (passprice.SEEN[0] + 1)) for r in locks]"),
 }
 
 

@@ -598,7 +598,10 @@ def _ask(root: Root, folder: Path, driver: str, request: Mapping[str, Any]) -> t
 #: What a child writes on its standard output is the answer, whole; what the import wrote is part of each answer (the
 #: preamble, before ``ready``). The two modules every ask imports (``registry``, ``reproduce``) are imported with the
 #: package. ``SIGCHLD`` is the default in the zygote (an import's handler would run there) and as the import left it in
-#: each child.
+#: each child; the zygote waits for asks with every signal blocked and calls nothing the import made (its
+#: ``sys.stdout`` is flushed by each ask's process as it exits, as by a one-ask process), its signal mask the import's
+#: again in each ask's process: a handler of the import's run in the zygote by a signal an ask sent, or a
+#: ``sys.stdout`` whose ``flush`` the zygote called before each ask, carried state from one ask to the next (attack72).
 SERVE_DRIVER = r"""
 import json, os, signal, sys
 _ctl, _src, _root = int(sys.argv[1]), sys.argv[2], sys.argv[3]
@@ -739,9 +742,10 @@ os.close(_go_w)
 _in.close()
 import ctypes
 _rawfork = ctypes.PyDLL(None).fork
-_read, _write, _close, _exit, _pipe, _waitpid, _setpgid, _kill, _getpid, _loads, _signal = (
+_read, _write, _close, _exit, _pipe, _waitpid, _setpgid, _kill, _getpid, _loads, _signal, _sigmask = (
     os.read, os.write, os.close, os._exit, os.pipe, os.waitpid, os.setpgid, os.kill, os.getpid, json.loads,
-    signal.signal)
+    signal.signal, signal.pthread_sigmask)
+_block, _setmask, _every = signal.SIG_BLOCK, signal.SIG_SETMASK, signal.valid_signals()
 del ctypes, _in, _zygote, _supervise, _asked_of_zygote, _spawn, _alone_zygote, _kids, _tell, _ONE, _one_thread
 import importlib.util
 from pathlib import Path
@@ -753,15 +757,9 @@ for _name in ("registry", "reproduce"):
         importlib.import_module("passprice." + _name)
     except Exception:
         pass
-def _flushed():
-    for _file in (sys.stdout, sys.stderr):
-        try:
-            _file.flush()
-        except Exception:
-            pass
 _chld = signal.getsignal(signal.SIGCHLD)
 _signal(signal.SIGCHLD, signal.SIG_DFL)
-_flushed()
+_mask = _sigmask(_block, _every)
 _kill(_getpid(), signal.SIGSTOP)
 _got = b""
 while True:
@@ -771,7 +769,6 @@ while True:
             _exit(0)
         _got += _more
     _line, _, _got = _got.partition(b"\n")
-    _flushed()
     _r, _w = _pipe()
     _pid = _rawfork()
     if _pid == 0:
@@ -802,12 +799,13 @@ _setpgid(0, 0)
 if _read(_go_r, 1) != b"g":
     _exit(70)
 _close(_go_r)
+_sigmask(_setmask, _mask)
 if _chld is not None:
     _signal(signal.SIGCHLD, _chld)
 _asked = _loads(_line)
 request = {"root": _root, "src": _src, **_asked["request"]}
 for _name in ("_line", "_pid", "_chld", "_got", "_told", "_more", "_r", "_w", "_asks_r",
-              "_said_w", "_go_r"):
+              "_said_w", "_go_r", "_mask"):
     globals().pop(_name, None)
 del _name
 exec(_asked.pop("body"))
