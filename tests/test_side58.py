@@ -87,6 +87,11 @@ CASES = {
         "    def flush(self):\n        SEEN[0] += 1\n        self.f.flush()\n"
         "    def __getattr__(self, name):\n        return getattr(self.f, name)\nsys.stdout = _Out(sys.stdout)\n",
         "import passprice; locks = [dict(r, key=r['key'] * (passprice.SEEN[0] + 1)) for r in locks]"),
+    # main: each ask's process read the zygote's pid as its main thread's native id (threading sets it once; no fork
+    # updates it): 'aa' and 'bb' (attack72).
+    "reads its main thread's native id": (
+        "import threading\n", "import os, threading; locks = [dict(r, key=r['key'] * "
+                               "(1 + (threading.main_thread().native_id != os.getpid()))) for r in locks]"),
 }
 
 

@@ -600,7 +600,8 @@ def _ask(root: Root, folder: Path, driver: str, request: Mapping[str, Any]) -> t
 #: package. ``SIGCHLD`` is the default in the zygote (an import's handler would run there) and as the import left it in
 #: each child; the zygote waits for asks with every signal blocked and calls nothing the import made (its
 #: ``sys.stdout`` is flushed by each ask's process as it exits, as by a one-ask process), its signal mask the import's
-#: again in each ask's process: a handler of the import's run in the zygote by a signal an ask sent, or a
+#: again in each ask's process (and its main thread's ``native_id`` its own pid, as in a one-ask process; no fork
+#: updates it, ``os.fork``'s neither): a handler of the import's run in the zygote by a signal an ask sent, or a
 #: ``sys.stdout`` whose ``flush`` the zygote called before each ask, carried state from one ask to the next (attack72).
 SERVE_DRIVER = r"""
 import json, os, signal, sys
@@ -800,6 +801,11 @@ if _read(_go_r, 1) != b"g":
     _exit(70)
 _close(_go_r)
 _sigmask(_setmask, _mask)
+if "threading" in sys.modules:
+    try:
+        sys.modules["threading"].main_thread()._set_native_id()
+    except Exception:
+        pass
 if _chld is not None:
     _signal(signal.SIGCHLD, _chld)
 _asked = _loads(_line)
