@@ -164,3 +164,18 @@ def test_a_zygote_that_died_leaves_each_later_ask_to_a_process_of_its_own(tmp_pa
     assert second == first == [({"a": {"error": "ea"}}, "exit status 0"), pins,
                                ({"b": {"error": "eb"}}, "exit status 0")]
     assert len(started) == 1 and len(imports.read_text().split()) == 1 + 3
+
+
+def test_a_supervisor_an_ask_stopped_ends_with_the_review_as_it_should(tmp_path: Path, monkeypatch: Any) -> None:
+    """An ask that stops its parent (SIGSTOP to the supervisor) runs past the time limit, and the review's end
+    continues the supervisor, which ends itself (status 0) and kills what the asks left; main waited the whole
+    _CLOSE_S (10 s) for it and then killed it (status -9), leaving the daemons it was the subreaper of to init."""
+    monkeypatch.setattr(sidecode, "_STUCK", {})
+    monkeypatch.setattr(sidecode, "TIMEOUT_S", 1)
+    code = _package(tmp_path, "", "import os, signal; os.kill(os.getppid(), signal.SIGSTOP)")
+    root = types.SimpleNamespace(path=tmp_path)
+    started = side_processes(monkeypatch)
+    with sidecode.conversations():
+        answered = sidecode._ask(root, code, sidecode.DRIVER, {"locks": [{"key": "a"}]})
+    assert answered == (None, "took longer than 1 s")
+    assert [proc.returncode for proc in started] == [0]

@@ -38,6 +38,7 @@ import json
 import math
 import os
 import re
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator, Mapping, Sequence
@@ -1018,7 +1019,11 @@ class _Conversation:
             self.child = None
         if self.ready and proc.poll() is None and proc.stdin is not None:
             # The end of its asks: it kills what its asks left that made a session of its own (it is their
-            # subreaper) and exits; one that does not within _CLOSE_S is killed with its group.
+            # subreaper) and exits; one that does not within _CLOSE_S is killed with its group. One an ask stopped
+            # (SIGSTOP to its parent) is continued first: it waited the whole _CLOSE_S, then was killed, leaving
+            # those processes to init (attack72).
+            with contextlib.suppress(OSError):
+                os.kill(proc.pid, signal.SIGCONT)
             with contextlib.suppress(OSError):
                 proc.stdin.close()
             with contextlib.suppress(subprocess.TimeoutExpired):
