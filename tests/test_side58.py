@@ -179,3 +179,18 @@ def test_a_supervisor_an_ask_stopped_ends_with_the_review_as_it_should(tmp_path:
         answered = sidecode._ask(root, code, sidecode.DRIVER, {"locks": [{"key": "a"}]})
     assert answered == (None, "took longer than 1 s")
     assert [proc.returncode for proc in started] == [0]
+
+
+def test_a_zygote_an_ask_stopped_answers_the_next_ask(tmp_path: Path, monkeypatch: Any) -> None:
+    """The first ask stops the zygote (SIGSTOP): the next asks are answered as by processes of their own; main held the
+    second ask to the time limit ('took longer than 20 s') and did not ask the third ('… not run again')."""
+    monkeypatch.setattr(sidecode, "_STUCK", {})
+    monkeypatch.setattr(sidecode, "TIMEOUT_S", 20)
+    code = _package(tmp_path, "import os\nIMPORTED_IN = os.getpid()\n",
+                    "import os, signal, passprice\n    if passprice.IMPORTED_IN != os.getpid():\n"
+                    "        os.kill(passprice.IMPORTED_IN, signal.SIGSTOP)")
+    root = types.SimpleNamespace(path=tmp_path)
+    with sidecode.conversations():
+        talked = _asks(root, code)
+    pins = (None, "its code cannot price a lock from its pins (No module named 'passprice.errors')")
+    assert talked == [({"a": {"error": "ea"}}, "exit status 0"), pins, ({"b": {"error": "eb"}}, "exit status 0")]

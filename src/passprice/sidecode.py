@@ -604,6 +604,8 @@ def _ask(root: Root, folder: Path, driver: str, request: Mapping[str, Any]) -> t
 #: again in each ask's process (and its main thread's ``native_id`` its own pid, as in a one-ask process; no fork
 #: updates it, ``os.fork``'s neither): a handler of the import's run in the zygote by a signal an ask sent, or a
 #: ``sys.stdout`` whose ``flush`` the zygote called before each ask, carried state from one ask to the next (attack72).
+#: The zygote is continued (``SIGCONT``) before each ask: an ask that stopped it (``SIGSTOP``) held every later ask of
+#: the review to the time limit, and its code was not asked again (attack72).
 SERVE_DRIVER = r"""
 import json, os, signal, sys
 _ctl, _src, _root = int(sys.argv[1]), sys.argv[2], sys.argv[3]
@@ -697,6 +699,10 @@ def _supervise(_z):
             os._exit(0)
         _pid = _w = None
         if _usable and _one_thread(_z):
+            try:
+                os.kill(_z, signal.SIGCONT)
+            except OSError:
+                pass
             _pid = _asked_of_zygote(_z, _line)
             if _pid is not None:
                 try:
