@@ -72,6 +72,26 @@ CASES = {
         "import __main__, os\nif hasattr(__main__, '_write'):\n    _real = __main__._write\n"
         "    def _forged(fd, data):\n        return _real(fd, b'child 1\\n' if data.startswith(b'child ') else data)\n"
         "    __main__._write = _forged\n", "pass"),
+    # main: its SIGUSR1 handler ran in the zygote, sent by the first ask's process: the third ask answered for 'bb'
+    # (attack72; the zygote now waits for asks with every signal blocked, its mask the import's again in the ask's).
+    "keeps state in a signal handler": (
+        "import os, signal\nZYGOTE, SEEN = os.getpid(), [0]\n"
+        "signal.signal(signal.SIGUSR1, lambda *_: SEEN.__setitem__(0, SEEN[0] + 1))\n",
+        "import os, signal, passprice; locks = [dict(r, key=r['key'] * (passprice.SEEN[0] + 1)) for r in locks]\n"
+        "    if passprice.ZYGOTE != os.getpid():\n        os.kill(passprice.ZYGOTE, signal.SIGUSR1)"),
+    # main: the zygote flushed the import's sys.stdout before each ask: a flush counting there gave the first ask 'aa'
+    # and the third 'bbbb' (attack72; the zygote calls nothing of the import's now, and its buffer is flushed by each
+    # ask's process as it exits, as by a one-ask process).
+    "keeps state in sys.stdout's flush": (
+        "import sys\nSEEN = [0]\nclass _Out:\n    def __init__(self, f):\n        self.f = f\n"
+        "    def flush(self):\n        SEEN[0] += 1\n        self.f.flush()\n"
+        "    def __getattr__(self, name):\n        return getattr(self.f, name)\nsys.stdout = _Out(sys.stdout)\n",
+        "import passprice; locks = [dict(r, key=r['key'] * (passprice.SEEN[0] + 1)) for r in locks]"),
+    # main: each ask's process read the zygote's pid as its main thread's native id (threading sets it once; no fork
+    # updates it): 'aa' and 'bb' (attack72).
+    "reads its main thread's native id": (
+        "import threading\n", "import os, threading; locks = [dict(r, key=r['key'] * "
+                               "(1 + (threading.main_thread().native_id != os.getpid()))) for r in locks]"),
 }
 
 
@@ -144,3 +164,33 @@ def test_a_zygote_that_died_leaves_each_later_ask_to_a_process_of_its_own(tmp_pa
     assert second == first == [({"a": {"error": "ea"}}, "exit status 0"), pins,
                                ({"b": {"error": "eb"}}, "exit status 0")]
     assert len(started) == 1 and len(imports.read_text().split()) == 1 + 3
+
+
+def test_a_supervisor_an_ask_stopped_ends_with_the_review_as_it_should(tmp_path: Path, monkeypatch: Any) -> None:
+    """An ask that stops its parent (SIGSTOP to the supervisor) runs past the time limit, and the review's end
+    continues the supervisor, which ends itself (status 0) and kills what the asks left; main waited the whole
+    _CLOSE_S (10 s) for it and then killed it (status -9), leaving the daemons it was the subreaper of to init."""
+    monkeypatch.setattr(sidecode, "_STUCK", {})
+    monkeypatch.setattr(sidecode, "TIMEOUT_S", 1)
+    code = _package(tmp_path, "", "import os, signal; os.kill(os.getppid(), signal.SIGSTOP)")
+    root = types.SimpleNamespace(path=tmp_path)
+    started = side_processes(monkeypatch)
+    with sidecode.conversations():
+        answered = sidecode._ask(root, code, sidecode.DRIVER, {"locks": [{"key": "a"}]})
+    assert answered == (None, "took longer than 1 s")
+    assert [proc.returncode for proc in started] == [0]
+
+
+def test_a_zygote_an_ask_stopped_answers_the_next_ask(tmp_path: Path, monkeypatch: Any) -> None:
+    """The first ask stops the zygote (SIGSTOP): the next asks are answered as by processes of their own; main held the
+    second ask to the time limit ('took longer than 20 s') and did not ask the third ('… not run again')."""
+    monkeypatch.setattr(sidecode, "_STUCK", {})
+    monkeypatch.setattr(sidecode, "TIMEOUT_S", 20)
+    code = _package(tmp_path, "import os\nIMPORTED_IN = os.getpid()\n",
+                    "import os, signal, passprice\n    if passprice.IMPORTED_IN != os.getpid():\n"
+                    "        os.kill(passprice.IMPORTED_IN, signal.SIGSTOP)")
+    root = types.SimpleNamespace(path=tmp_path)
+    with sidecode.conversations():
+        talked = _asks(root, code)
+    pins = (None, "its code cannot price a lock from its pins (No module named 'passprice.errors')")
+    assert talked == [({"a": {"error": "ea"}}, "exit status 0"), pins, ({"b": {"error": "eb"}}, "exit status 0")]

@@ -57,13 +57,23 @@ class Terminated(KeyboardInterrupt):
 _AFTER_COMMAND: list[Callable[[int, Any], None]] = []
 
 
+def _terminated(number: int, _frame: object) -> None:
+    """:func:`main`'s handler of SIGTERM and SIGHUP while a command runs: raise :class:`Terminated` there."""
+    raise Terminated(number)
+
+
 def _command_ended() -> None:
     """Past a command's body, Ctrl-C ends the console script at once with status 130 (:data:`_AFTER_COMMAND`): no
     ``KeyboardInterrupt`` is raised where nothing is left to clean up, because one raised there reached click's own
     handler ("Aborted!", exit 1) or, past :func:`main`, the interpreter's (killed by SIGINT, status -2, in 4 of 40
-    runs interrupted near their end). Left as it is when the handler is not Python's (SIGINT ignored)."""
+    runs interrupted near their end). SIGTERM and SIGHUP likewise (128 + the number): a SIGTERM 4 ms after a Ctrl-C
+    was raised in the Ctrl-C's own handler, and click said "Aborted!" and exited 1 (4 of 32 runs of ``--no-cache
+    check``, attack72). Left as it is when the handler is not Python's (SIGINT ignored)."""
     if _AFTER_COMMAND and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
         signal.signal(signal.SIGINT, _AFTER_COMMAND[0])
+    for name in ("SIGTERM", "SIGHUP"):
+        if _AFTER_COMMAND and hasattr(signal, name) and signal.getsignal(getattr(signal, name)) is _terminated:
+            signal.signal(getattr(signal, name), _AFTER_COMMAND[0])
 
 
 #: The signal whose ``KeyboardInterrupt`` a finalizer swallowed while a command ran (:func:`_stopped_again`), until
@@ -417,6 +427,7 @@ class _Group(click.Group):
         except KeyboardInterrupt as e:
             # Ctrl-C while click parses the command line (building a command's options): click would say "Aborted!"
             # and exit 1, the refusal status; it is the interrupted status, as during the command.
+            _command_ended()  # a second signal now ends the process at once, not in this handler
             line, status = _stopped(e)
             click.echo(line, err=True)
             raise click.exceptions.Exit(status) from None
@@ -4338,13 +4349,10 @@ def main() -> None:
 
     printable_output()  # a file name in bytes that are not UTF-8, a '←' under latin-1: printed, never a traceback
 
-    def terminated(number: int, _frame: object) -> None:
-        raise Terminated(number)
-
     for name in ("SIGTERM", "SIGHUP"):
         # One ignored (``nohup`` leaves SIGHUP ignored) stays ignored: the console script left it so (entry.early).
         if hasattr(signal, name) and signal.getsignal(getattr(signal, name)) != signal.SIG_IGN:
-            signal.signal(getattr(signal, name), terminated)
+            signal.signal(getattr(signal, name), _terminated)
     if sys.stdout is None:  # started with standard output closed (`>&-`): what the command prints would be lost
         print("passprice: error: standard output is closed; nothing to print to", file=sys.stderr)
         sys.exit(2)

@@ -209,15 +209,19 @@ MAX_REFS_LISTED = 10_000
 def _repository_files(dot_git: Path) -> list[Path]:
     """The files of the repository of ``dot_git`` (a work tree's ``.git``, :func:`_git_dirs`) that git opens and
     reads as it finds a revision: ``HEAD``, the ``index``, ``packed-refs``, ``shallow``, ``info/grafts``,
-    ``objects/info/alternates`` and every file of ``refs/`` (up to :data:`MAX_REFS_LISTED`). A FIFO as any of them
-    held ``diff`` and ``fact show --history`` in git for ever and ``reproduce DIGEST``'s search for its 10 s
-    (attack71). A loose object is not looked at (a repository holds thousands): git's time limit
-    (:data:`GIT_TIMEOUT_S`) ends a git blocked on one. Raises nothing."""
+    ``objects/info/alternates``, ``objects/info/commit-graph``, and every file of ``refs/``, ``objects/pack/`` (its
+    packs' indexes, read at every lookup of an object) and ``objects/info/commit-graphs/`` (up to
+    :data:`MAX_REFS_LISTED` in all). A FIFO as any of them held ``diff`` and ``fact show --history`` in git for ever
+    and ``reproduce DIGEST``'s search for its 10 s (attack71); one as the commit-graph or a pack's ``.idx`` held
+    ``diff`` until git's time limit (past 20 s; attack72). A loose object is not looked at (a repository holds
+    thousands): git's time limit (:data:`GIT_TIMEOUT_S`) ends a git blocked on one. Raises nothing."""
     git_dir, common = _git_dirs(dot_git)
     files = [git_dir / "HEAD", git_dir / "index", common / "packed-refs", common / "shallow",
-             common / "info" / "grafts", common / "objects" / "info" / "alternates"]
+             common / "info" / "grafts", common / "objects" / "info" / "alternates",
+             common / "objects" / "info" / "commit-graph"]
     listed = 0
-    for folder in dict.fromkeys((common / "refs", git_dir / "refs")):
+    for folder in dict.fromkeys((common / "refs", git_dir / "refs", common / "objects" / "pack",
+                                 common / "objects" / "info" / "commit-graphs")):
         for parent, _, names in os.walk(folder):
             files += [Path(parent) / name for name in names]
             listed += len(names)

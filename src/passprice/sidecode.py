@@ -38,6 +38,7 @@ import json
 import math
 import os
 import re
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator, Mapping, Sequence
@@ -598,7 +599,13 @@ def _ask(root: Root, folder: Path, driver: str, request: Mapping[str, Any]) -> t
 #: What a child writes on its standard output is the answer, whole; what the import wrote is part of each answer (the
 #: preamble, before ``ready``). The two modules every ask imports (``registry``, ``reproduce``) are imported with the
 #: package. ``SIGCHLD`` is the default in the zygote (an import's handler would run there) and as the import left it in
-#: each child.
+#: each child; the zygote waits for asks with every signal blocked and calls nothing the import made (its
+#: ``sys.stdout`` is flushed by each ask's process as it exits, as by a one-ask process), its signal mask the import's
+#: again in each ask's process (and its main thread's ``native_id`` its own pid, as in a one-ask process; no fork
+#: updates it, ``os.fork``'s neither): a handler of the import's run in the zygote by a signal an ask sent, or a
+#: ``sys.stdout`` whose ``flush`` the zygote called before each ask, carried state from one ask to the next (attack72).
+#: The zygote is continued (``SIGCONT``) before each ask: an ask that stopped it (``SIGSTOP``) held every later ask of
+#: the review to the time limit, and its code was not asked again (attack72).
 SERVE_DRIVER = r"""
 import json, os, signal, sys
 _ctl, _src, _root = int(sys.argv[1]), sys.argv[2], sys.argv[3]
@@ -692,6 +699,10 @@ def _supervise(_z):
             os._exit(0)
         _pid = _w = None
         if _usable and _one_thread(_z):
+            try:
+                os.kill(_z, signal.SIGCONT)
+            except OSError:
+                pass
             _pid = _asked_of_zygote(_z, _line)
             if _pid is not None:
                 try:
@@ -739,9 +750,10 @@ os.close(_go_w)
 _in.close()
 import ctypes
 _rawfork = ctypes.PyDLL(None).fork
-_read, _write, _close, _exit, _pipe, _waitpid, _setpgid, _kill, _getpid, _loads, _signal = (
+_read, _write, _close, _exit, _pipe, _waitpid, _setpgid, _kill, _getpid, _loads, _signal, _sigmask = (
     os.read, os.write, os.close, os._exit, os.pipe, os.waitpid, os.setpgid, os.kill, os.getpid, json.loads,
-    signal.signal)
+    signal.signal, signal.pthread_sigmask)
+_block, _setmask, _every = signal.SIG_BLOCK, signal.SIG_SETMASK, signal.valid_signals()
 del ctypes, _in, _zygote, _supervise, _asked_of_zygote, _spawn, _alone_zygote, _kids, _tell, _ONE, _one_thread
 import importlib.util
 from pathlib import Path
@@ -753,15 +765,9 @@ for _name in ("registry", "reproduce"):
         importlib.import_module("passprice." + _name)
     except Exception:
         pass
-def _flushed():
-    for _file in (sys.stdout, sys.stderr):
-        try:
-            _file.flush()
-        except Exception:
-            pass
 _chld = signal.getsignal(signal.SIGCHLD)
 _signal(signal.SIGCHLD, signal.SIG_DFL)
-_flushed()
+_mask = _sigmask(_block, _every)
 _kill(_getpid(), signal.SIGSTOP)
 _got = b""
 while True:
@@ -771,7 +777,6 @@ while True:
             _exit(0)
         _got += _more
     _line, _, _got = _got.partition(b"\n")
-    _flushed()
     _r, _w = _pipe()
     _pid = _rawfork()
     if _pid == 0:
@@ -802,12 +807,18 @@ _setpgid(0, 0)
 if _read(_go_r, 1) != b"g":
     _exit(70)
 _close(_go_r)
+_sigmask(_setmask, _mask)
+if "threading" in sys.modules:
+    try:
+        sys.modules["threading"].main_thread()._set_native_id()
+    except Exception:
+        pass
 if _chld is not None:
     _signal(signal.SIGCHLD, _chld)
 _asked = _loads(_line)
 request = {"root": _root, "src": _src, **_asked["request"]}
 for _name in ("_line", "_pid", "_chld", "_got", "_told", "_more", "_r", "_w", "_asks_r",
-              "_said_w", "_go_r"):
+              "_said_w", "_go_r", "_mask"):
     globals().pop(_name, None)
 del _name
 exec(_asked.pop("body"))
@@ -1014,7 +1025,11 @@ class _Conversation:
             self.child = None
         if self.ready and proc.poll() is None and proc.stdin is not None:
             # The end of its asks: it kills what its asks left that made a session of its own (it is their
-            # subreaper) and exits; one that does not within _CLOSE_S is killed with its group.
+            # subreaper) and exits; one that does not within _CLOSE_S is killed with its group. One an ask stopped
+            # (SIGSTOP to its parent) is continued first: it waited the whole _CLOSE_S, then was killed, leaving
+            # those processes to init (attack72).
+            with contextlib.suppress(OSError):
+                os.kill(proc.pid, signal.SIGCONT)
             with contextlib.suppress(OSError):
                 proc.stdin.close()
             with contextlib.suppress(subprocess.TimeoutExpired):
