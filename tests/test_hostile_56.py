@@ -308,3 +308,65 @@ def test_5_a_root_typed_with_a_dot_or_a_double_slash(spelled: str, tmp_path: Any
     result = invoke("reproduce", "zz", root=root)
     assert result.exit_code == 2
     assert result.stderr.startswith(f"passprice: error: lock 'zz': no such file, and not in {shown}/locks (locks: ")
+
+
+def test_3_a_block_the_parent_made_ahead_of_its_turn_keeps_its_rows_before_the_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # flaky42 (one failure of test_3_the_error_after_exactly_0_1_and_all_but_one_rows[3-2] in a loaded full run):
+    # the worker takes block 0 (gemma on both cards) and, while it prices it, this process takes block 1 (qwen on
+    # both cards) ahead of its turn; its second pair's row is refused. Forced here: the worker holds in gemma's first
+    # pair until this process has priced qwen's first, and this process takes no block before the worker holds.
+    # Before: the rows of block 1 made before the refused one (qwen on h200) were held and dropped, the array
+    # [gemma h200, gemma sn40l, error] where the one-process sweep writes qwen on h200 before the error.
+    import os
+    import select
+
+    from passprice import sweepjobs
+    from passprice.sweep import Sweeper
+
+    rows = json.loads(_sweep([*ONE, "--json", "--jobs", "1"]).stdout)
+    assert [(r["serving"], r["card"]) for r in rows] == PAIRS
+    parent = os.getpid()
+    holds_read, holds_write = os.pipe()  # the worker says it holds in block 0
+    go_read, go_write = os.pipe()  # this process says it has priced qwen on h200 (block 1, ahead of its turn)
+
+    def waited(fd: int) -> None:
+        ready, _, _ = select.select([fd], [], [], 30.0)
+        assert ready, "the other process never signalled"
+        os.read(fd, 1)
+
+    claim = sweepjobs._claim
+    asked = []
+
+    def claimed(claims: int) -> int | None:
+        if os.getpid() == parent and not asked:
+            asked.append(True)
+            waited(holds_read)
+        return claim(claims)
+
+    try:
+        with monkeypatch.context() as patch:
+            _poison(patch, {PAIRS[3]: 0})
+            poisoned = Sweeper._refused_under_stack
+
+            def ordered(self: Sweeper, segment: Any) -> Any:
+                key = (segment.common["serving"], segment.common["card"])
+                if os.getpid() != parent and key == PAIRS[0]:
+                    os.write(holds_write, b"x")
+                    waited(go_read)
+                elif os.getpid() == parent and key == PAIRS[2]:
+                    os.write(go_write, b"x")
+                return poisoned(self, segment)
+
+            patch.setattr(Sweeper, "_refused_under_stack", ordered)
+            patch.setattr(sweepjobs, "_claim", claimed)
+            result = _sweep([*ONE, "--json", "--jobs", "2"])
+    finally:
+        for fd in (holds_read, holds_write, go_read, go_write):
+            os.close(fd)
+    line = _inf(*PAIRS[3], 1)
+    assert (result.exit_code, result.stderr) == (2, f"passprice: error: {line}\n")
+    error = {"error": {"status": 2, "problems": [line]}}
+    assert json.loads(result.stdout) == [*rows[:3], error]
+    assert result.stdout.endswith("},\n" + json.dumps(error) + "\n]\n")
