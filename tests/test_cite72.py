@@ -153,11 +153,12 @@ def test_3_the_figures_are_the_whitepapers(
 def test_4_the_checked_spans_counted(citing: list[tuple[str, str, Any]]) -> None:
     # every span the locators quote (facts, derivation inputs and stack facts under facts/, and the measured runs),
     # as docs/DESIGN.md's sources section counts them: 897 before cite72, the Ampere whitepaper's 86 added; 981 since
-    # cite73, whose A40 tensor.f16 locators (2 spans) quoted wording no copy shows and now quote nothing
+    # cite73, whose A40 tensor.f16 locators (2 spans) quoted wording no copy shows and now quote nothing; 990 since
+    # cite74, whose L40S locators quote 9 lines of a deviceQuery run (tests/test_cite74.py)
     quoted = sum(len(_QUOTED.findall(r.locator)) for r in load_runs(Root(REPO)))
     assert quoted == 271  # the measured runs'
     for path in sorted((REPO / "facts").rglob("*.toml")):
         with path.open("rb") as f:
             quoted += sum(len(_QUOTED.findall(locator)) for _, _, locator, _ in _cited(tomllib.load(f), "", None))
-    assert quoted == 981
+    assert quoted == 990
     assert sum(len(_QUOTED.findall(locator)) for _, locator, _ in citing) == 86

@@ -68,7 +68,8 @@ def paste() -> list[str]:
 def test_1_the_l40s_quotes_are_the_pastes_rows(paste: list[str]) -> None:
     citing = _citing("l40s", L40S)
     quotes = {where: _QUOTED.findall(locator) for where, (locator, _) in citing.items()}
-    # 11 locators quote one row each; the on-chip and scale ones (SMs, clock) quote nothing, as before
+    # 11 locators quote one row each; the scale's two (its CUDA Cores row) quote nothing; the on-chip ones cite a
+    # deviceQuery run since cite74 (tests/test_cite74.py)
     assert sum(len(q) for q in quotes.values()) == 11 and {len(q) for q in quotes.values()} == {0, 1}
     quotes = {where: q for where, q in quotes.items() if q}
     # each quote is one row of the paste, verbatim
