@@ -1,0 +1,91 @@
+"""Walkthrough 59 (a new user's walk through the README): what the README says must be what passprice does. The
+README's lock of a sweep row was refused where the tour runs it (at the checkout's top folder: its ``-o`` named a
+file inside the registry but outside ``locks/``); ``diff --json``'s key table left out ``behind``; the MoE stack price
+by hand gave its limit as 1,447.8 where ``price`` prints 1,447.9; and the review walkthrough quoted ``fact set``'s
+line without the parts it says changed."""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from cli_helpers import REPO, copy_root, invoke
+from passprice.diff import diff
+from passprice.registry import Root
+
+README = (REPO / "README.md").read_text(encoding="utf-8")
+
+
+def _inline_command(starts: str) -> list[str]:
+    """The one inline ``passprice …`` command of the README (outside fenced blocks) that begins with ``starts``, its
+    words as a shell splits them, a line break inside it read as a space."""
+    prose = re.sub(r"```.*?```", "", README, flags=re.S)
+    found = {re.sub(r"\s*\n\s*", " ", c) for c in re.findall(r"`(passprice [^`]+)`", prose)}
+    matching = [c for c in found if c.startswith(starts)]
+    assert len(matching) == 1, matching
+    return shlex.split(matching[0])
+
+
+def test_the_readme_lock_of_a_sweep_row_runs_at_the_top_folder(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before: the README's ``passprice lock --checkpoint qwen3-30b-a3b-q4_k_m … -o moe64.lock.toml``, run at the
+    checkout's top folder as the tour says, exited 2: "moe64.lock.toml …: inside the registry, locks are read from
+    locks/NAME.lock.toml only". Now it names ``locks/moe64.lock.toml`` and records the sweep row's tokens/s, which
+    the README gives to the bit."""
+    words = _inline_command("passprice lock --checkpoint qwen3-30b-a3b-q4_k_m")
+    root = copy_root(tmp_path)
+    monkeypatch.chdir(root)
+    result = invoke(*words[1:], root=root)
+    assert result.exit_code == 0, result.output
+    lock = tomllib.loads((root / "locks" / "moe64.lock.toml").read_text(encoding="utf-8"))
+    assert lock["price"]["batch"] == 64
+    assert lock["price"]["tokens_per_s"] == 10354.415517464427
+    assert "`tokens_per_s`, 10354.415517464427, to the bit" in README
+
+
+def test_every_top_level_key_of_diff_json_is_in_the_readme_table(tmp_path: Path) -> None:
+    """Before: ``diff --json`` gave ``behind`` (the locks out of date already on BASE, left51) and the README's table
+    of its top-level keys named every key but that one. Both lists now hold the same 57 keys."""
+    start = README.index("its top-level keys (each a list of lock")
+    table = README[start:README.index("A change to the pricing code is reviewed the same way", start)]
+    named = {key for row in table.splitlines() if row.startswith("| `")
+             for key in re.findall(r"`([a-z_]+)`", row.split("|")[1])}
+    for folder in ("facts", "registry"):  # the least a registry is: the keys are every review's, the review cheap
+        (tmp_path / folder).mkdir()
+    keys = set(diff(Root(tmp_path), str(tmp_path), str(tmp_path)).to_json())
+    assert keys - named == set()
+    assert named - keys == set()
+    assert "behind" in keys and len(keys) == 57
+
+
+def test_the_readme_gives_the_moe_stack_price_s_limit_as_price_prints_it() -> None:
+    """Before: "0.1674 × the limit's 1,447.8"; the limit is 1,447.858… tokens/s, which ``price`` prints 1,447.9."""
+    result = invoke("price", "gpt-oss-20b-mi300x", "--batch", "1", "--stack", "llamacpp-cuda-2405")
+    assert result.exit_code == 0, result.output
+    said = "0.1674 × the limit's 1,447.9"
+    assert said in result.stdout
+    assert f"{said}\n(`tests/test_walk49.py`)" in README
+    priced = json.loads(invoke("price", "gpt-oss-20b-mi300x", "--batch", "1", "--stack", "llamacpp-cuda-2405",
+                               "--json").stdout)
+    assert priced["tokens_per_s"] == pytest.approx(1447.858, abs=1e-3)
+
+
+def test_the_review_walkthrough_quotes_fact_set_s_line_whole(tmp_path: Path) -> None:
+    """Before: the README quoted ``fact set``'s line as ending "-> 0.8 (estimated)"; it goes on to say what changed
+    besides the value and provenance, "(citation, note changed, derivation removed)"."""
+    start = README.index("git switch -qc h200-rewrite-estimate")
+    words = shlex.split(README[start:README.index("git commit", start)].split("\n", 1)[1].replace("\\\n", " "))
+    assert words[:3] == ["passprice", "fact", "set"]
+    root = copy_root(tmp_path)
+    result = invoke(*words[1:], root=root)
+    assert result.exit_code == 0, result.output
+    line = "facts/cards/h200_sxm_141gb.toml: streams.rewrite: 0.8333 (measured) -> 0.8 (estimated) (citation, note " \
+           "changed, derivation removed)"
+    assert result.stdout.splitlines() == [line]
+    quoted = README[README.index("`fact set` prints `", start):].split("`")[3]
+    assert re.sub(r"\s*\n", " ", quoted) == line
