@@ -89,3 +89,24 @@ def test_the_review_walkthrough_quotes_fact_set_s_line_whole(tmp_path: Path) -> 
     assert result.stdout.splitlines() == [line]
     quoted = README[README.index("`fact set` prints `", start):].split("`")[3]
     assert re.sub(r"\s*\n", " ", quoted) == line
+
+
+def test_the_json_of_a_price_has_the_keys_the_readme_lists_in_its_order() -> None:
+    """Before: ``best --json`` gave ``memory_use`` (walkthrough 39's headroom) and a price of F16 matrices on a
+    card's tensor rate ``float_matrix_macs``, neither in the README's list of a price's keys. Both are there now, in
+    the place the object holds them."""
+    start = README.index("`passprice price --json` prints one object whose keys")
+    said = README[start:README.index("`tokens_per_s`,", start)]
+    seed = [k for k in re.findall(r"`([a-z_]+)`", said) if k != "float_matrix_macs"]
+    assert seed[0] == "card" and seed[-1] == "provenance" and len(seed) == 25
+    assert "`provenance` (then `float_matrix_macs`, only where F16 or BF16 matrices ride a card's `tensor.*` rate)" \
+        in README
+    assert "then `memory_use` (from `best` alone, under a\nstack or not" in README
+    best = json.loads(invoke("best", "r1-qwen7b-h200", "--json").stdout)
+    assert list(best) == [*seed, "tokens_per_s", "rests_on", "weakest", "memory_use", "stale", "lock"]
+    assert best["memory_use"] is None
+    capped = json.loads(invoke("best", "r1-qwen7b-h200", "--memory-use", "0.9", "--json").stdout)
+    assert (capped["memory_use"], capped["batch"]) == (0.9, 520)  # the README's 520 sequences at 89.9 %
+    f16 = json.loads(invoke("price", "--checkpoint", "llama2-13b-f16", "--card", "a100_sxm4_80gb", "--json").stdout)
+    assert list(f16) == [*seed, "float_matrix_macs", "tokens_per_s", "rests_on", "weakest", "stale", "lock"]
+    assert f16["float_matrix_macs"] > 0
