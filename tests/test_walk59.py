@@ -110,3 +110,29 @@ def test_the_json_of_a_price_has_the_keys_the_readme_lists_in_its_order() -> Non
     f16 = json.loads(invoke("price", "--checkpoint", "llama2-13b-f16", "--card", "a100_sxm4_80gb", "--json").stdout)
     assert list(f16) == [*seed, "float_matrix_macs", "tokens_per_s", "rests_on", "weakest", "stale", "lock"]
     assert f16["float_matrix_macs"] > 0
+
+
+def test_the_json_keys_the_readme_names_are_explained(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The README promises ``passprice explain`` answers a ``--json`` key by its path as jq writes it. Before, four
+    keys the README names said "not a term passprice defines": ``.lock.not_applied`` (a price's lock object),
+    ``.records_out_of_scope`` (a ``Routed`` refusal), ``.best_instead`` (``lock --stack`` refused ``BeyondStack``)
+    and ``.stack_fit.pinned_apart``. Each is now explained by the term that says it, and is what the command gives."""
+    said = {".lock.not_applied": "lock", ".records_out_of_scope": "Routed", ".best_instead": "BeyondStack",
+            ".stack_fit.pinned_apart": "stack"}
+    for path, term in said.items():
+        assert f"`{path.rpartition('.')[2]}`" in README
+        result = invoke("explain", path)
+        assert result.exit_code == 0, result.output
+        assert result.stdout.startswith(f"{term}: "), result.stdout
+    routed = invoke("price", "--checkpoint", "qwen3-30b-a3b-q4_0", "--card", "h200_sxm_141gb", "--json")
+    assert routed.exit_code == 1
+    assert json.loads(routed.stdout)["records_out_of_scope"] == [
+        "qwen3-30b-a3b-measured (measured; for qwen3-30b-a3b-q4_k_m)"]
+    root = copy_root(tmp_path)
+    monkeypatch.chdir(root)
+    made = invoke("lock", "qwen3-30b-a3b-mi300x", "--best", "--routing", "qwen3-30b-a3b-measured", "-o",
+                  "locks/q3m-best.lock.toml", root=root)
+    assert made.exit_code == 0, made.output
+    best = json.loads(invoke("best", "qwen3-30b-a3b-mi300x", "--json", root=root).stdout)
+    assert best["lock"]["not_applied"] == [{"lock": "q3m-best", "path": "locks/q3m-best.lock.toml",
+                                            "serving": ["routing: qwen3-30b-a3b-measured → uniform"]}]
