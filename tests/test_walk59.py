@@ -116,7 +116,8 @@ def test_the_json_keys_the_readme_names_are_explained(tmp_path: Path, monkeypatc
     """The README promises ``passprice explain`` answers a ``--json`` key by its path as jq writes it. Before, four
     keys the README names said "not a term passprice defines": ``.lock.not_applied`` (a price's lock object),
     ``.records_out_of_scope`` (a ``Routed`` refusal), ``.best_instead`` (``lock --stack`` refused ``BeyondStack``)
-    and ``.stack_fit.pinned_apart``. Each is now explained by the term that says it, and is what the command gives."""
+    and ``.stack_fit.pinned_apart``; and ``.pricing_model.commit`` was explained as a source's commit. Each is now
+    explained by the term that says it, and is what the command gives."""
     said = {".lock.not_applied": "lock", ".records_out_of_scope": "Routed", ".best_instead": "BeyondStack",
             ".stack_fit.pinned_apart": "stack"}
     for path, term in said.items():
@@ -124,6 +125,14 @@ def test_the_json_keys_the_readme_names_are_explained(tmp_path: Path, monkeypatc
         result = invoke("explain", path)
         assert result.exit_code == 0, result.output
         assert result.stdout.startswith(f"{term}: "), result.stdout
+    # `reproduce --json`'s `pricing_model.commit` ({"hash", "date"}: the commit whose code wrote the lock) was read
+    # by its last key, `commit`, and explained as a source's "at commit"; a path's longest tail a term names is
+    # looked up first now, the last key after it
+    assert '(`--json`: `pricing_model.commit`, `{"hash": "f1cfb7415ecb", "date": "2026-12-03"}`' in README
+    for path in (".pricing_model.commit", ".pricing_model.commit.hash", ".pricing_model.commit.date"):
+        assert invoke("explain", path).stdout.startswith("reproduces exactly: "), path
+    assert invoke("explain", ".rests_on.streams.read").stdout.startswith("streams.read: ")
+    assert invoke("explain", ".calibration[0].card_facts.unread").stdout.startswith("stack: ")  # its last key
     routed = invoke("price", "--checkpoint", "qwen3-30b-a3b-q4_0", "--card", "h200_sxm_141gb", "--json")
     assert routed.exit_code == 1
     assert json.loads(routed.stdout)["records_out_of_scope"] == [

@@ -537,8 +537,13 @@ _TERMS = (
         "`unpinned` (facts today's card has that the lock did not pin), `stale_stack` (stale stack facts "
         "today's price rests on; `stale_stack_pinned_apart` those the pinned column rests on too), "
         "`serving_differences` (`{field, locked, now}` a change in the serving, `serving_changed` the same as lines) "
-        "and `check`'s `serving_name`.",
+        "and `check`'s `serving_name`. `pricing_model.commit` is the commit whose code wrote the lock (`hash`, its "
+        "first 12 hex digits, and `date`: the oldest commit whose `locks/` record the lock's pricing model; `null` "
+        "when none is found), `pricing_model.commit.requirement` the `requirements.txt` line of a registry of your "
+        "own at that commit.",
         ("reproduces", "reproduce", "pricing model", "first moved", "first term that moved", "pricing model digest",
+         "pricing_model.commit", "pricing_model.commit.hash", "pricing_model.commit.date",
+         "pricing_model.commit.requirement",
          "reproduced",
          "reproduced (pinned inputs)", "pinned inputs", "today's inputs", "field", "since the lock",
          "equals", "reproduction", "facts_drifted", "facts_rewritten", "facts_alone", "facts_routing", "unpinned",
@@ -1874,8 +1879,11 @@ def lookup(text: str) -> Term:
     if found is None and "." in text:
         # a --json key by its path, as jq writes it (`.calibration[0].card_facts.unread`): its own key, the last
         # (attack69: `explain card_facts.unread` said "not a term", where `explain unread` explains it)
-        last = re.sub(r"\[[0-9]*\]", "", _key(text), flags=re.ASCII).rstrip(".").rpartition(".")[2]
-        found = _INDEX.get(last) if last else None
+        # the longest tail of the path a term names first (walk59: `.pricing_model.commit`, the commit whose code
+        # wrote a lock, read as its last key, `commit`, explained a source's "at commit")
+        keys = re.sub(r"\[[0-9]*\]", "", _key(text), flags=re.ASCII).rstrip(".").split(".")
+        tails = (".".join(keys[i:]) for i in range(len(keys)) if all(keys[i:]))
+        found = next((_INDEX[tail] for tail in tails if tail in _INDEX), None)
     if found is not None:
         return found
     close = difflib.get_close_matches(_key(text), list(_INDEX), n=6, cutoff=0.6)
