@@ -11,6 +11,7 @@ import re
 import shlex
 import tomllib
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -145,3 +146,60 @@ def test_the_json_keys_the_readme_names_are_explained(tmp_path: Path, monkeypatc
     best = json.loads(invoke("best", "qwen3-30b-a3b-mi300x", "--json", root=root).stdout)
     assert best["lock"]["not_applied"] == [{"lock": "q3m-best", "path": "locks/q3m-best.lock.toml",
                                             "serving": ["routing: qwen3-30b-a3b-measured → uniform"]}]
+
+
+def _transcripts() -> list[Any]:
+    """Each ``$ passprice …`` block of the README: its command (a line ending in ``\\`` joined to the next), and
+    the lines shown under it, up to the block's end."""
+    lines = README.splitlines()
+    out: list[Any] = []
+    for i, line in enumerate(lines):
+        if not line.startswith("$ passprice "):
+            continue
+        command, j = line[2:], i + 1
+        while command.endswith("\\"):
+            command, j = command[:-1] + " " + lines[j].strip(), j + 1
+        shown = []
+        while not lines[j].startswith("```"):
+            shown.append(lines[j])
+            j += 1
+        out.append(pytest.param(command, shlex.split(command), shown, id=command))
+    return out
+
+
+def _in_order(shown: list[str], printed: list[str]) -> list[str]:
+    """The lines of ``shown`` not found in ``printed`` in their order: a line ``…`` stands for any lines, and a line
+    ending in ``…`` for any line it begins."""
+    missing, at = [], 0
+    for want in shown:
+        if want.strip() == "…":
+            continue
+        match = (lambda got, w=want: got.startswith(w[:-1])) if want.endswith("…") else (lambda got, w=want: got == w)
+        found = next((k for k in range(at, len(printed)) if match(printed[k])), None)
+        if found is None:
+            missing.append(want)
+        else:
+            at = found + 1
+    return missing
+
+
+@pytest.mark.parametrize(("command", "words", "shown"), _transcripts())
+def test_every_readme_transcript_is_what_the_command_prints(command: str, words: list[str], shown: list[str]) -> None:
+    """The README's 14 ``$ passprice …`` blocks, each run in-process: what it shows is what the command prints,
+    line for line where the block is whole, in order where it elides with ``…``; a refusal's line is stderr's (the
+    block of ``price … --batch 578``). A ``| cut -d, -fLIST`` after a CSV sweep is applied to its rows here."""
+    cut: list[int] = []
+    if "|" in words:
+        pipe = words.index("|")
+        assert words[pipe + 1:pipe + 3] == ["cut", "-d,"] and words[pipe + 3].startswith("-f"), command
+        cut = [int(n) - 1 for n in words[pipe + 3][2:].split(",")]
+        words = words[:pipe]
+    result = invoke(*words[1:])
+    assert result.exit_code in (0, 1), result.output
+    printed = (result.stdout if result.exit_code == 0 else result.stderr).splitlines()
+    if cut:
+        printed = [",".join(row.split(",")[n] for n in cut) for row in printed]
+    if any(line.strip() == "…" or line.endswith("…") for line in shown):
+        assert _in_order(shown, printed) == [], command
+    else:
+        assert printed == shown, command
