@@ -203,3 +203,19 @@ def test_every_readme_transcript_is_what_the_command_prints(command: str, words:
         assert _in_order(shown, printed) == [], command
     else:
         assert printed == shown, command
+
+
+def test_the_readme_names_where_the_h200_datasheet_s_quote_can_be_checked() -> None:
+    """Before: the README sent an auditor of `memory.bandwidth` to "the secondary copies it names" (the source's
+    `read:` names none) and listed the excerpts of the Azure files, the handbook page and the H100 product page, not
+    the stored text copy of the H200 datasheet's table the quote can be checked in. It names it now, and the copy holds
+    the quote's two cells, as the card's locator quotes them."""
+    assert "text copy of the H200 datasheet's specifications table, `GPU Memory Bandwidth` then `4.8TB/s`" in README
+    text = (REPO / "tests" / "data" / "cite71-excerpt.txt").read_text(encoding="utf-8")
+    block = text.split("\n== nvidia-h200-datasheet ", 1)[1].split("\n== ", 1)[0].splitlines()
+    cells = [line.split("\t", 1)[1] for line in block[1:]]
+    at = cells.index("GPU Memory Bandwidth")
+    assert cells[at + 1] == "4.8TB/s" and cells[:3] == ["Specifications", "NVIDIA H200 GPU", "H200 SXM¹"]
+    assert "\n== nvidia-hopper-whitepaper " in text
+    card = tomllib.loads((REPO / "facts" / "cards" / "h200_sxm_141gb.toml").read_text(encoding="utf-8"))
+    assert card["memory"]["bandwidth"]["locator"].endswith("'GPU Memory Bandwidth 4.8TB/s'")
