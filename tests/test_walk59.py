@@ -1,8 +1,11 @@
 """Walkthrough 59 (a new user's walk through the README): what the README says must be what passprice does. The
 README's lock of a sweep row was refused where the tour runs it (at the checkout's top folder: its ``-o`` named a
 file inside the registry but outside ``locks/``); ``diff --json``'s key table left out ``behind``; the MoE stack price
-by hand gave its limit as 1,447.8 where ``price`` prints 1,447.9; and the review walkthrough quoted ``fact set``'s
-line without the parts it says changed."""
+by hand gave its limit as 1,447.8 where ``price`` prints 1,447.9; the review walkthrough quoted ``fact set``'s line
+without the parts it says changed; the JSON of a price left out ``best``'s ``memory_use`` and ``float_matrix_macs``;
+``explain`` called four ``--json`` keys the README names no term and read ``.pricing_model.commit`` as a source's;
+the README did not name the stored copy of the H200 datasheet's table. Every ``$ passprice`` transcript of the README
+is held to what its command prints."""
 
 from __future__ import annotations
 
