@@ -537,8 +537,13 @@ _TERMS = (
         "`unpinned` (facts today's card has that the lock did not pin), `stale_stack` (stale stack facts "
         "today's price rests on; `stale_stack_pinned_apart` those the pinned column rests on too), "
         "`serving_differences` (`{field, locked, now}` a change in the serving, `serving_changed` the same as lines) "
-        "and `check`'s `serving_name`.",
+        "and `check`'s `serving_name`. `pricing_model.commit` is the commit whose code wrote the lock (`hash`, its "
+        "first 12 hex digits, and `date`: the oldest commit whose `locks/` record the lock's pricing model; `null` "
+        "when none is found), `pricing_model.commit.requirement` the `requirements.txt` line of a registry of your "
+        "own at that commit.",
         ("reproduces", "reproduce", "pricing model", "first moved", "first term that moved", "pricing model digest",
+         "pricing_model.commit", "pricing_model.commit.hash", "pricing_model.commit.date",
+         "pricing_model.commit.requirement",
          "reproduced",
          "reproduced (pinned inputs)", "pinned inputs", "today's inputs", "field", "since the lock",
          "equals", "reproduction", "facts_drifted", "facts_rewritten", "facts_alone", "facts_routing", "unpinned",
@@ -788,9 +793,12 @@ _TERMS = (
         "`check` and `diff` judge it against today's inputs. Its `[lock] digest` (the `digest` on `audit LOCK`'s "
         "`lock` line, `lock_digest` in `--json`) is the sha256 over all it holds: cite a price by the lock's name "
         "and that digest."
-        " `lock --json` gives the lock file's `path` as given and its `absolute_path` (the links it names kept).",
+        " `lock --json` gives the lock file's `path` as given and its `absolute_path` (the links it names kept)."
+        " A price's `--json` `lock` object's `not_applied` lists each lock made from the serving under other options "
+        "that does not apply to this price (`{\"lock\", \"path\", \"serving\"}`: the fields that differ, pinned → "
+        "priced): a lock applies only to the serving it pinned, options and all.",
         ("locks", "floor", "floors",
-         "absolute_path"),
+         "absolute_path", "not_applied"),
     ),
     Term(
         "replaces",
@@ -1128,8 +1136,9 @@ _TERMS = (
         "said before it: an architecture passprice does not price (`Step`) and a batch the card cannot hold whatever "
         "the routing (`NotResident`: every expert is held). A sweep whose every row is refused so ends its one "
         "refusal line with this one, records included."
-        " `--json`'s `expert_count` is the checkpoint's experts a layer.",
-        ("expert_count",),
+        " `--json`'s `expert_count` is the checkpoint's experts a layer; `records_out_of_scope` the records of that "
+        "router whose `checkpoints` scope leaves this checkpoint out (naming one is refused `OutOfScope`).",
+        ("expert_count", "records_out_of_scope"),
     ),
     Term(
         "BadRouting",
@@ -1208,10 +1217,12 @@ _TERMS = (
         " `calibrate --json`'s `range` gives each range fact's value by its path (`range.rows.min` …), read off the "
         "runs fitted."
         " Its `--json` gives the `stack`, the `path` (`range.rows` or `range.position`), `low` and `high` (where its "
-        "facts hold), `needs` (what the price needs) and `what` (that in words).",
+        "facts hold), `needs` (what the price needs) and `what` (that in words); `lock SERVING --stack S` refused so "
+        "adds `best_instead`, `true`, when the best price inside the stack's range locks (its line ends with that "
+        "`lock … --best --stack S` command).",
         ("range.rows", "range.position",
          "range",
-         "needs"),
+         "needs", "best_instead"),
     ),
     Term(
         "OutOfScope",
@@ -1545,13 +1556,15 @@ _TERMS = (
         "`calibrated on` section: each measurement `file` the fit read with its `source`, `runs`, `cards` and "
         "`card_facts`. "
         "`calibrate --json`'s `written` is the stack file the fit was written to (`null` with `--dry-run`; `lock "
-        "--json` says `written: false` of a lock it did not write).",
+        "--json` says `written: false` of a lock it did not write). A price's `stack_fit` under `--lock L` made "
+        "under the stack adds `pinned_apart`: the stale stack facts L pinned with another value, or fitted from other "
+        "runs.",
         ("serving stack", "expected", "expected price", "calibrate", "validate", "fitted span", "× limit",
          "memory.reserved", "calibrated on", "fit reach", "ratio", "stack_span", "stack_fit", "expected_tokens_per_s",
          "expected_pass_s", "expected_provenance", "expected_refusal", "fitted_on_cards", "card_facts",
          "unread",
          "fitted_through", "paths",
-         "low", "high", "inside", "stack_reach", "calibration", "written"),
+         "low", "high", "inside", "stack_reach", "calibration", "written", "pinned_apart"),
     ),
     Term(
         "by hand",
@@ -1866,8 +1879,11 @@ def lookup(text: str) -> Term:
     if found is None and "." in text:
         # a --json key by its path, as jq writes it (`.calibration[0].card_facts.unread`): its own key, the last
         # (attack69: `explain card_facts.unread` said "not a term", where `explain unread` explains it)
-        last = re.sub(r"\[[0-9]*\]", "", _key(text), flags=re.ASCII).rstrip(".").rpartition(".")[2]
-        found = _INDEX.get(last) if last else None
+        # the longest tail of the path a term names first (walk59: `.pricing_model.commit`, the commit whose code
+        # wrote a lock, read as its last key, `commit`, explained a source's "at commit")
+        keys = re.sub(r"\[[0-9]*\]", "", _key(text), flags=re.ASCII).rstrip(".").split(".")
+        tails = (".".join(keys[i:]) for i in range(len(keys)) if all(keys[i:]))
+        found = next((_INDEX[tail] for tail in tails if tail in _INDEX), None)
     if found is not None:
         return found
     close = difflib.get_close_matches(_key(text), list(_INDEX), n=6, cutoff=0.6)
