@@ -253,10 +253,23 @@ def int_texts(values: Any) -> list[str]:
     return str(_orjson.dumps(values, option=_orjson.OPT_SERIALIZE_NUMPY), "ascii")[1:-1].split(",")
 
 
-def _inner_bytes(text: bytes | bytearray, brackets: int) -> bytes:
-    """The ASCII ``text`` (:func:`_json`'s) without its first and last ``brackets`` bytes, as bytes, in one copy
-    (nothing decoded: a sweep's JSON is written as bytes, :func:`float_cells_bytes`)."""
-    return bytes(memoryview(text)[brackets:-brackets])
+def _cells_bytes(values: np.ndarray) -> list[bytes]:
+    """``repr`` of each of ``values`` (a 1-D float64 array, every element finite), as ASCII bytes: orjson's text of
+    the array cut at its commas (its brackets cut off the first and last texts), then the texts of the values below
+    10^-4, whose layout is not ``repr``'s there, put in their places in the list (:func:`_small_texts`, a few NumPy
+    passes over those values alone). A text cut into one item a value needs no stand-ins written and patched in the
+    whole text (:func:`_json`'s way, for a text cut into rows: a copy of the array, a search of every byte of the
+    text and a scatter into it); on a million-row sweep's JSON cells (2.0 M values, 8 % of them below 10^-4) the
+    cells took 0.175 s of CPU that way and 0.166 s this way (json75)."""
+    assert _orjson is not None
+    cells: list[bytes] = _orjson.dumps(values, option=_orjson.OPT_SERIALIZE_NUMPY).split(b",")
+    cells[0] = cells[0][1:]  # [a  …  z]: the brackets cut off
+    cells[-1] = cells[-1][:-1]
+    small = (np.abs(values) < SMALL) & (values != 0.0)
+    if small.any():
+        for at, text in zip(np.flatnonzero(small).tolist(), _small_texts(values[small]).split(b","), strict=True):
+            cells[at] = text
+    return cells
 
 
 def float_reprs_bytes(values: Any) -> list[bytes]:
@@ -268,7 +281,7 @@ def float_reprs_bytes(values: Any) -> list[bytes]:
         raise ValueError(f"float_reprs_bytes: a 1-D array, not shape {values.shape}")
     if len(values) < FEW or not fast():
         return [repr(v).encode("ascii") for v in values.tolist()]
-    return _inner_bytes(_json(values), 1).split(b",")
+    return _cells_bytes(values)
 
 
 def float_cells_bytes(values: Any) -> list[bytes]:
@@ -280,7 +293,7 @@ def float_cells_bytes(values: Any) -> list[bytes]:
         raise ValueError(f"float_cells_bytes: a 2-D array, not shape {values.shape}")
     if values.size < FEW or not fast():
         return [repr(v).encode("ascii") for v in values.ravel().tolist()]
-    return _inner_bytes(_json(values.ravel()), 1).split(b",")
+    return _cells_bytes(values.ravel())
 
 
 def int_texts_bytes(values: Any) -> list[bytes]:
