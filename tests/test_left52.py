@@ -81,3 +81,25 @@ def test_3_stream_padding_is_read_only_so_far(tmp_path: Path, monkeypatch: pytes
     assert bad("header", str(path)) == [
         f"passprice: error: {path}: cannot decompress: byte {len(stream):,}: more than 64 bytes of stream padding "
         "after the stream ending there (passprice reads no more)"]
+
+
+# --- 6. one pattern for a number a locator writes -------------------------------------------------------------------
+
+
+def test_6_both_cuts_read_a_power_of_ten_as_one_number() -> None:
+    # Before: textchange._NUMBER and diff._LOCATOR_NUMBER, two patterns without a power of ten: `2e3` read as the
+    # figures 2 and 3 (a quote kept for a figure 3 it does not state, not for the 2000 it does), `x1e-400` as 400 in
+    # diff's (a figure kept that is a power's digits) and as 1 and 400 in textchange's. Now one pattern
+    # (textchange.NUMBER) read by one function (textchange.figure_read) in both, and in the review's reader.
+    from passprice.diff import _cut_keeping, _quoted_figures
+    from passprice.textchange import cut_keeping_figure
+
+    quoted = "x " * 60 + "'rate 2e3 tokens' and more"
+    assert cut_keeping_figure(quoted, 20, 3) == "x x x x x x x x x x…"  # was "x x … x… 'rate 2e3 tokens'…"
+    assert cut_keeping_figure(quoted, 20, 2000) == "x x x x x x x x x x… 'rate 2e3 tokens'…"  # was cut without it
+    assert _cut_keeping(quoted, 20, (2000.0,)) == "x x x x x x x x x x… 'rate 2e3 tokens'…"
+    glued = "z " * 60 + "x1e-400 GB/s here"
+    assert _cut_keeping(glued, 30, (400.0,)) == "z z z z z z z z z z z z z z z…"  # was "… x1e-400 GB/s…"
+    past = "y " * 60 + "a share of 1e-400 of the rows"
+    assert _cut_keeping(past, 30, (400.0,)) == _cut_keeping(past, 30, (1.0,)) == "y y y y y y y y y y y y y y y…"
+    assert _quoted_figures("x1e-400 and 2e3, pp512") == {2000.0}
