@@ -103,3 +103,60 @@ def test_6_both_cuts_read_a_power_of_ten_as_one_number() -> None:
     past = "y " * 60 + "a share of 1e-400 of the rows"
     assert _cut_keeping(past, 30, (400.0,)) == _cut_keeping(past, 30, (1.0,)) == "y y y y y y y y y y y y y y y…"
     assert _quoted_figures("x1e-400 and 2e3, pp512") == {2000.0}
+
+
+# --- 4. the committed list of pricing models is sized before it is read -----------------------------------------------
+
+
+def _git(repo: Path, *args: str) -> str:
+    import os
+    import subprocess
+
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@example.invalid"}
+    return subprocess.run(["git", *args], cwd=repo, env=env, capture_output=True, text=True, check=True).stdout.strip()
+
+
+def test_4_a_committed_list_past_the_cap_is_refused_unread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Before: `lock --update` of a checkout lock ran `git show HEAD:./src/passprice/pricing_models.json` and held its
+    # whole output (a committed blob of any size) before looking at its length, then went on (exit 0). Now git's
+    # size of it is asked first (ls-tree -l): past modelhistory.KNOWN_BYTES it is refused, not read, naming the
+    # commit and the path, before the lock is written.
+    import json
+    import shutil
+
+    from cli_helpers import copy_root
+    from passprice import gitread, modelhistory
+
+    root = copy_root(tmp_path)
+    listed = root / "src" / "passprice" / "pricing_models.json"
+    listed.parent.mkdir(parents=True)
+    shipped = modelhistory.KNOWN.read_bytes()
+    big = json.dumps({**json.loads(shipped), "pad": "x" * modelhistory.KNOWN_BYTES}).encode()
+    listed.write_bytes(big)
+    _git(root, "init", "-q")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-q", "--no-verify", "-m", "a list past the cap")
+    head = _git(root, "rev-parse", "HEAD")[:12]
+    listed.write_bytes(shipped)  # the work tree's list as shipped: only the committed one is past the cap
+    monkeypatch.setattr(modelhistory, "list_to_update", lambda where: where / "src" / "passprice" / listed.name)
+
+    def unread(*args: object, **kwargs: object) -> object:
+        raise AssertionError("the committed list was read")
+
+    monkeypatch.setattr(gitread, "read_blobs", unread)
+    lock = root / "locks" / "gemma3-270m-h100.lock.toml"
+    before = lock.read_bytes()
+    assert bad("lock", "--update", "-o", str(lock), root=root) == [
+        f"passprice: error: {head}:src/passprice/pricing_models.json: {len(big):,} bytes as committed, past the "
+        "1,048,576 bytes passprice reads of its list of pricing models (modelhistory.KNOWN_BYTES; not read): commit "
+        "a list within the cap before locking this checkout; the lock was not written"]
+    assert lock.read_bytes() == before and listed.read_bytes() == shipped
+    # within the cap, it is read (from git's object, by its size) and its records told
+    monkeypatch.undo()
+    shutil.copyfile(modelhistory.KNOWN, listed)
+    _git(root, "commit", "-q", "--no-verify", "-am", "the list as shipped")
+    assert modelhistory.committed_list(root) == shipped
+    model = json.loads(shipped)["models"][0]
+    assert modelhistory._committed(root, model["digest"], model["records"][0])
+    assert not modelhistory._committed(root, model["digest"], "sha256:" + "0" * 64)
