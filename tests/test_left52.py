@@ -160,3 +160,46 @@ def test_4_a_committed_list_past_the_cap_is_refused_unread(tmp_path: Path, monke
     model = json.loads(shipped)["models"][0]
     assert modelhistory._committed(root, model["digest"], model["records"][0])
     assert not modelhistory._committed(root, model["digest"], "sha256:" + "0" * 64)
+
+
+# --- 5. a FIFO as a loose git object --------------------------------------------------------------------------------
+
+
+def test_5_a_fifo_as_a_loose_object_is_named_before_git_runs(tmp_path: Path) -> None:
+    # Before: `passprice diff HEAD~1 HEAD` in a repository whose changed card's blob (.git/objects/aa/66e1…) was a
+    # FIFO waited in `git ls-tree -l` for git's time limit and said "git ls-tree: took longer than 60.0 s" (exit 2,
+    # 61 s), naming nothing. Now the loose objects are looked through before git runs: one line naming the FIFO.
+    import os
+    import time
+
+    from cli_helpers import copy_root
+    from passprice import gitread
+    from passprice.errors import InputError
+
+    root = copy_root(tmp_path)
+    for lock in (root / "locks").glob("*.lock.toml"):
+        lock.unlink()
+    _git(root, "init", "-q")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-q", "--no-verify", "-m", "one")
+    card = root / "facts" / "cards" / "h200_sxm_141gb.toml"
+    text = card.read_text(encoding="utf-8")
+    assert text.count("\nvalue = 141\n") == 1
+    card.write_text(text.replace("\nvalue = 141\n", "\nvalue = 140\n"), encoding="utf-8")
+    _git(root, "commit", "-q", "--no-verify", "-am", "two")
+    blob = _git(root, "rev-parse", "HEAD:facts/cards/h200_sxm_141gb.toml")
+    loose = root / ".git" / "objects" / blob[:2] / blob[2:]
+    loose.unlink()
+    os.mkfifo(loose)
+    started = time.monotonic()
+    assert bad("diff", "HEAD~1", "HEAD", root=root) == [
+        f"passprice: error: {loose}: a FIFO (named pipe), where git reads an object of its repository: git would "
+        "block reading it (or read without end), so passprice runs no git here; make it a regular file or remove it"]
+    assert time.monotonic() - started < 20.0  # was 61 s: git's time limit
+    # a link to a FIFO in its place, the same (git follows it)
+    loose.unlink()
+    os.mkfifo(tmp_path / "fifo")
+    loose.symlink_to(tmp_path / "fifo")
+    with pytest.raises(InputError) as raised:
+        gitread.run_git(root, ["ls-tree", "-l", "HEAD", "facts/cards/"])
+    assert str(raised.value).startswith(f"{loose}: a FIFO (named pipe), where git reads an object of its repository")
