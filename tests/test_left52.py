@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import lzma
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -203,3 +204,122 @@ def test_5_a_fifo_as_a_loose_object_is_named_before_git_runs(tmp_path: Path) -> 
     with pytest.raises(InputError) as raised:
         gitread.run_git(root, ["ls-tree", "-l", "HEAD", "facts/cards/"])
     assert str(raised.value).startswith(f"{loose}: a FIFO (named pipe), where git reads an object of its repository")
+
+
+# --- 7. a jobs sweep's text spilled past the memory it holds --------------------------------------------------------
+
+
+def _ahead(monkeypatch: pytest.MonkeyPatch, args: list[str], poison: dict[tuple[str, str], int]) -> tuple[Any, int]:
+    """``sweep ARGS --jobs 2`` over test_hostile_56's ONE grid (block 0 gemma on two cards, block 1 qwen on two)
+    with flaky42's interleaving forced, and every byte a process holds ahead of its turn spilled (HELD_BYTES forced
+    to 1: a module constant read when a sweep starts; no knob added): the worker takes block 0 and holds in its first
+    pair until this process, which took block 1 ahead of its turn, has spilled its first text of it (its rows come
+    as one chunk, after both its pairs are made: ``poison`` makes rows not finite). Were nothing spilled, the worker
+    would wait 30 s and fail. The result, and the anonymous files this process made."""
+    import os
+    import select
+
+    from passprice import sweepjobs
+    from passprice.sweep import Sweeper
+    from test_hostile_56 import ONE, PAIRS, _poison, _sweep
+
+    parent = os.getpid()
+    holds_read, holds_write = os.pipe()  # the worker says it holds in block 0
+    go_read, go_write = os.pipe()  # this process says it has spilled block 1's text (ahead of its turn)
+
+    def waited(fd: int) -> None:
+        ready, _, _ = select.select([fd], [], [], 30.0)
+        assert ready, "the other process never signalled"
+        os.read(fd, 1)
+
+    claim, anonymous = sweepjobs._claim, sweepjobs._anonymous
+    asked: list[bool] = []
+    files: list[int] = []
+    sent: list[bool] = []
+
+    def go() -> None:
+        if not sent:
+            sent.append(True)
+            os.write(go_write, b"x")
+
+    def claimed(claims: int) -> int | None:
+        if os.getpid() == parent and not asked:
+            asked.append(True)
+            waited(holds_read)
+        return claim(claims)
+
+    def counted(folder: Path | None) -> int:
+        made = anonymous(folder)
+        if os.getpid() == parent:
+            files.append(1)
+            if asked:  # past this process's claim: block 1's text spilled (write_shared's _Held asks its turn first)
+                go()
+        return made
+
+    try:
+        with monkeypatch.context() as patch:
+            _poison(patch, dict(poison))
+            poisoned = Sweeper._refused_under_stack
+
+            def ordered(self: Sweeper, segment: Any) -> Any:
+                key = (segment.common["serving"], segment.common["card"])
+                if os.getpid() != parent and key == PAIRS[0]:
+                    os.write(holds_write, b"x")
+                    waited(go_read)
+                return poisoned(self, segment)
+
+            patch.setattr(Sweeper, "_refused_under_stack", ordered)
+            patch.setattr(sweepjobs, "_claim", claimed)
+            patch.setattr(sweepjobs, "_anonymous", counted)
+            patch.setattr(sweepjobs, "HELD_BYTES", 1)
+            result = _sweep([*ONE, *args, "--jobs", "2"])
+    finally:
+        for fd in (holds_read, holds_write, go_read, go_write):
+            os.close(fd)
+    return result, len(files)
+
+
+def test_7_spilled_text_then_an_error_row_gives_the_one_process_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    # sweepjobs keeps up to HELD_BYTES (64 MiB) of a block made ahead of its turn in memory, the rest in an anonymous
+    # file: that path had no test (no grid of a test holds 64 MiB). flaky42's case with the text spilled: block 1's
+    # qwen on h200 lies in this process's anonymous file when qwen on sn40l is refused; it is given (after block 0)
+    # before the error, as --jobs 1 writes it.
+    import json
+
+    from test_hostile_56 import ONE, PAIRS, _inf, _poison, _sweep
+
+    with monkeypatch.context() as patch:
+        _poison(patch, {PAIRS[3]: 0})
+        alone = _sweep([*ONE, "--json", "--jobs", "1"])
+    line = _inf(*PAIRS[3], 1)
+    assert (alone.exit_code, alone.stderr) == (2, f"passprice: error: {line}\n")
+    rows = json.loads(alone.stdout)
+    assert [(r["serving"], r["card"]) for r in rows[:3]] == PAIRS[:3]
+    assert rows[3] == {"error": {"status": 2, "problems": [line]}}
+    result, files = _ahead(monkeypatch, ["--json"], {PAIRS[3]: 0})
+    assert (result.exit_code, result.stderr) == (2, f"passprice: error: {line}\n")
+    assert result.stdout == alone.stdout
+    assert files == 2  # the worker's file, and this process's own: block 1's text spilled there
+
+
+@pytest.mark.parametrize("output", ["-", "rows.csv"])
+def test_7_a_spilled_block_gives_the_one_process_bytes(output: str, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    # The same interleaving without an error, to standard output (sweepjobs.shared_chunks: this process's anonymous
+    # file) and to a file (write_shared: sweepjobs._Held's): block 1, made whole ahead of its turn, spilled and copied
+    # in at its turn; the bytes are --jobs 1's.
+    from test_hostile_56 import ONE, _sweep
+
+    def to(name: str) -> list[str]:
+        return ["-o", str(tmp_path / name)] if output != "-" else []
+
+    alone = _sweep([*ONE, "--jobs", "1", *to("one")])
+    assert alone.exit_code == 0, alone.output
+    result, files = _ahead(monkeypatch, to("two"), {})
+    assert result.exit_code == 0, result.output
+    if output == "-":
+        assert result.stdout_bytes == alone.stdout_bytes and alone.stdout.count("\n") == 5
+        assert files == 2  # the worker's file and this process's own
+    else:
+        assert (tmp_path / "two").read_bytes() == (tmp_path / "one").read_bytes()
+        assert files == 1, files  # block 1's text, held by sweepjobs._Held in its own anonymous file
