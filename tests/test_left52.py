@@ -323,3 +323,30 @@ def test_7_a_spilled_block_gives_the_one_process_bytes(output: str, tmp_path: Pa
     else:
         assert (tmp_path / "two").read_bytes() == (tmp_path / "one").read_bytes()
         assert files == 1, files  # block 1's text, held by sweepjobs._Held in its own anonymous file
+
+
+# --- 1. a drift line names the parts that changed, in fact set's words ----------------------------------------------
+
+
+def test_1_a_drift_line_names_the_parts_that_changed_as_fact_set_does(tmp_path: Path) -> None:
+    # Before: the H200's memory.bandwidth given a note, its figure and citation kept: `fact set` said "(note added)",
+    # the drift lines of price --lock, reproduce and check --frozen "(citation or note changed)". Now one function
+    # (factparts.change_said) says it everywhere.
+    import json
+
+    from cli_helpers import copy_root
+
+    root = copy_root(tmp_path)
+    done = invoke("fact", "set", "h200_sxm_141gb", "memory.bandwidth", "--value", "4.8", "--unit", "TB/s",
+                  "--provenance", "published", "--source", "nvidia-h200-datasheet", "--locator",
+                  "Technical Specifications table, H200 SXM column: 'GPU Memory Bandwidth 4.8TB/s'", "--note",
+                  "Re-read 2026-12-06.", root=root)
+    assert (done.exit_code, done.stdout) == (0, "facts/cards/h200_sxm_141gb.toml: memory.bandwidth: 4.8 TB/s "
+                                                "(published) -> 4.8 TB/s (published) (note added)\n")
+    said = "memory.bandwidth: 4.8 TB/s (published) → 4.8 TB/s (published) (note added)"
+    priced = invoke("price", "--lock", "locks/r1-qwen7b-h200.lock.toml", "--json", root=root)
+    assert priced.exit_code == 0, priced.output
+    assert json.loads(priced.stdout)["lock"]["drifted"] == [said]
+    reproduced = invoke("reproduce", "r1-qwen7b-h200", root=root)
+    assert reproduced.exit_code == 0, reproduced.output
+    assert f"    facts          1 drifted: {said}" in reproduced.stdout.splitlines()
