@@ -350,3 +350,47 @@ def test_1_a_drift_line_names_the_parts_that_changed_as_fact_set_does(tmp_path: 
     reproduced = invoke("reproduce", "r1-qwen7b-h200", root=root)
     assert reproduced.exit_code == 0, reproduced.output
     assert f"    facts          1 drifted: {said}" in reproduced.stdout.splitlines()
+
+
+# --- 2. the markdown review puts the locks out of date on BASE under their own heading --------------------------------
+
+
+def test_2_the_markdown_says_the_locks_behind_on_base_apart_as_the_text_does(tmp_path: Path) -> None:
+    # left51's case (a BASE whose H200 capacity moved without a re-lock and whose MI300X bandwidth was re-cited
+    # without a re-pin; HEAD adds a checkpoint entry). Before: the text said both locks under "locks out of date
+    # already on BASE (this change does not touch them)" and --json listed them as "behind", but the markdown put
+    # them in its one "#### Locks" table, as if the change affected them. Now the markdown has that heading too.
+    import shutil
+
+    from cli_helpers import copy_root
+    from passprice.diff import diff, diff_markdown, diff_text
+    from passprice.registry import Root
+    from test_left51 import _only_locks
+
+    base = copy_root(tmp_path / "base")
+    _only_locks(base, "r1-qwen7b-h200", "r1-qwen7b-mi300x-int8kv", "gemma3-270m-h100")
+    h200 = base / "facts" / "cards" / "h200_sxm_141gb.toml"
+    h200.write_text(h200.read_text(encoding="utf-8").replace("[memory.capacity]\nvalue = 141\n",
+                                                             "[memory.capacity]\nvalue = 140\n"), encoding="utf-8")
+    mi300x = base / "facts" / "cards" / "mi300x.toml"
+    old = "locator = \"memory section: '5.3 TB/s peak theoretical memory bandwidth'"
+    mi300x.write_text(mi300x.read_text(encoding="utf-8").replace(old, old.replace("memory section", "Memory section")),
+                      encoding="utf-8")
+    head = tmp_path / "head"
+    shutil.copytree(base, head)
+    entry = head / "registry" / "checkpoints" / "gemma3-270m-q4_k_m.toml"
+    copied = entry.read_text(encoding="utf-8").replace('name = "gemma3-270m-q4_k_m"', 'name = "gemma-copy"', 1)
+    (head / "registry" / "checkpoints" / "gemma-copy.toml").write_text(copied, encoding="utf-8")
+    d = diff(Root(head), str(base), str(head))
+    behind = "locks out of date already on BASE (this change does not touch them)"
+    text = diff_text(d).splitlines()
+    assert behind in text and "locks affected" not in text
+    assert d.to_json()["behind"] == ["r1-qwen7b-h200", "r1-qwen7b-mi300x-int8kv"]
+    md = diff_markdown(d).splitlines()
+    at = md.index("#### Locks")
+    assert md[at:at + 3] == ["#### Locks", "", "1 lock unaffected: `gemma3-270m-h100`"]  # no table: none affected
+    at = md.index(f"#### {behind[0].upper()}{behind[1:]}")
+    rows = [line for line in md[at:] if line.startswith("| `")]
+    assert [row.split(" | ")[0] for row in rows[:2]] == ["| `r1-qwen7b-h200`", "| `r1-qwen7b-mi300x-int8kv`"]
+    assert rows[0].endswith(" | ❌ out of date already on BASE (capacity_bytes): re-lock it |")
+    assert sum(line.startswith("| `r1-qwen7b") for line in md) == 2  # in that table alone

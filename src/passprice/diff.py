@@ -7900,9 +7900,11 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
         if len(unsound) > MAX_HEAD_PROBLEMS:
             out.append(f"- and {len(unsound) - MAX_HEAD_PROBLEMS:,} more: the text review (`passprice diff`) lists "
                        "each")
-    if d.locks:
+
+    def lock_section(locks: list[LockImpact], heading: str) -> None:
+        """The table of ``locks`` under ``heading``, and the notes on them under it."""
         rows = []
-        for lock in d.locks:
+        for lock in locks:
             floors = markdown_prose(lock.floors())
             # a checkpoint's content changed breaks the lock, not its floors: the cell read "❌ still holds"
             # (walkthrough 41); the review cell beside it carries the ❌
@@ -7929,9 +7931,9 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
                     review,
                 ]
             )
-        out += [
+        out.extend([
             "",
-            "#### Locks",
+            heading,
             "",
             markdown_table(
                 ["lock", "changed", "floors", "recorded", "tokens/s BASE", "tokens/s HEAD", "change", "binds",
@@ -7939,9 +7941,9 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
                 rows,
                 right=(3, 4, 5, 6),
             ),
-        ]
+        ])
         notes = []
-        for lock in d.locks:
+        for lock in locks:
             recomputed = _recomputed_shift(lock)
             if recomputed is not None:
                 notes.append(f"- {markdown_code(lock.name)}: recomputed {markdown_prose(recomputed)}")
@@ -7973,12 +7975,21 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
             if lock.by_header is not None:
                 notes.append(f"- ⚠️ {markdown_code(lock.name)}: **to verify**: {markdown_prose(lock.by_header)}")
         if notes:
-            out += ["", *notes]
+            out.extend(["", *notes])
+
+    # left52: the locks the change touches, then those out of date already on BASE it does not touch, each under its
+    # own heading, as the text review and the summary count them (the markdown listed both in one "Locks" table)
+    touched = [lock for lock in d.locks if not lock.behind]
+    if touched:
+        lock_section(touched, "#### Locks")
     if d.unaffected:
         # In the locks' section, under the affected ones (or on its own there when none is): it stood after the last
         # section (the sources, the pricing model), which it then seemed to be about (leftovers 28).
         names = ", ".join(markdown_code(x.name) for x in d.unaffected)
-        out += [*([] if d.locks else ["", "#### Locks"]), "", f"{_n(len(d.unaffected), 'lock')} unaffected: {names}"]
+        out += [*([] if touched else ["", "#### Locks"]), "", f"{_n(len(d.unaffected), 'lock')} unaffected: {names}"]
+    behind = [lock for lock in d.locks if lock.behind]
+    if behind:
+        lock_section(behind, "#### Locks out of date already on BASE (this change does not touch them)")
     policy = [(lock, c) for lock in d.reviews for c in lock.policy]
     if policy:
         out += ["", "#### Policy changes", ""]
