@@ -41,10 +41,11 @@ def test_the_lock_on_a_day_recipe_finds_a_lock_and_reproduces_it(tmp_path: Path)
     assert "lock digest sha256:c8ac5b1d" in out and "`sha256:c8ac5b1d…` for this one, written at a0187f68f28a" in README
     # cite70: the routing record's locator now quotes the handbook's heading verbatim (an em dash), a 4th drift
     # cite71: the H100 whitepaper's locators quote its text (on_chip.capacity, scale), a 5th drift
-    drifted = "facts          5 drifted: on_chip.capacity: 115088 KiB (estimated) → 115088 KiB (estimated) (citation " \
-              "or note changed; derivation changed); routing.hot_experts: 0.453125 (measured) → 0.453125 (measured) " \
-              "(citation or note changed); scale: 33.5 Tcycle/s (estimated) → 33.5 Tcycle/s (estimated) (citation " \
-              "or note changed; derivation changed); "
+    # left52: each part that changed named ("(citation or note changed; derivation changed)" before)
+    drifted = "facts          5 drifted: on_chip.capacity: 115088 KiB (estimated) → 115088 KiB (estimated) " \
+              "(citation, derivation changed); routing.hot_experts: 0.453125 (measured) → 0.453125 (measured) " \
+              "(citation changed); scale: 33.5 Tcycle/s (estimated) → 33.5 Tcycle/s (estimated) (citation, " \
+              "derivation changed); "
     assert drifted in out
     assert "tokens/s unchanged" in out and "10354.415517464427" in out
 

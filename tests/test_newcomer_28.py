@@ -207,8 +207,8 @@ def test_reproduce_says_once_which_drifted_facts_changed_only_their_citation(tmp
     at = lines.index("  each drifted fact alone (the pinned inputs with only it as today's):")
     assert lines[at + 1].startswith("    scale: tokens/s unchanged (scale_s ")
     assert lines[at + 2:] == [
-        "    memory.bandwidth, memory.capacity: tokens/s unchanged (each its citation or note alone changed: the "
+        "    memory.bandwidth, memory.capacity: tokens/s unchanged (each its citation alone changed: the "
         "figure and provenance are the pinned ones)"
     ]
-    assert ("memory.capacity: 141 GB (published) → 141 GB (published) (citation or note changed)"
+    assert ("memory.capacity: 141 GB (published) → 141 GB (published) (citation changed)"
             in result.stdout)

@@ -63,16 +63,17 @@ def test_reproduce_of_last_quarters_lock_names_a_derivation_rewritten_alone(tmp_
     # citation and their derivation's input locators changed, the figures not)
     # (and since session 40, cite71, the H100 whitepaper's locators quote its text: on_chip.capacity's and scale's
     # citations changed too; draft.acceptance.2 is still the derivation rewritten alone)
+    # (left52: each part that changed named, in fact set's words: "citation or note changed; derivation changed"
+    # read of facts whose notes are the pinned ones, and "each its citation, note or derivation alone changed")
     assert ("    facts          6 drifted: draft.acceptance.2: 0.75 (assumed) → 0.75 (assumed) (derivation changed: "
-            "digits none → 4); on_chip.capacity: 115088 KiB (estimated) → 115088 KiB (estimated) (citation or note "
-            "changed; derivation changed); scale: 33.5 Tcycle/s (estimated) → 33.5 Tcycle/s (estimated) (citation or "
-            "note changed; derivation changed); streams.append: 0.8646 (measured) → 0.8646 (measured) (citation or "
-            "note changed; derivation changed); streams.read: 0.9333 (measured) → 0.9333 (measured) (citation or note "
-            "changed; derivation changed); streams.rewrite: 0.8333 (measured) → 0.8333 (measured) (citation or note "
-            "changed; derivation changed) (of those the price reads); 2 pinned facts it does not read hold otherwise "
-            "today: host.stream, on_chip.bandwidth: no drift") in lines
+            "digits none → 4); on_chip.capacity: 115088 KiB (estimated) → 115088 KiB (estimated) (citation, "
+            "derivation changed); scale: 33.5 Tcycle/s (estimated) → 33.5 Tcycle/s (estimated) (citation, derivation "
+            "changed); streams.append: 0.8646 (measured) → 0.8646 (measured) (citation, derivation changed); "
+            "streams.read: 0.9333 (measured) → 0.9333 (measured) (citation, derivation changed); streams.rewrite: "
+            "0.8333 (measured) → 0.8333 (measured) (citation, derivation changed) (of those the price reads); 2 pinned "
+            "facts it does not read hold otherwise today: host.stream, on_chip.bandwidth: no drift") in lines
     assert lines[-1] == ("    draft.acceptance.2, on_chip.capacity, scale, streams.append, streams.read, "
-                         "streams.rewrite: tokens/s unchanged (each its citation, note or derivation alone changed: "
+                         "streams.rewrite: tokens/s unchanged (each its citation or derivation alone changed: "
                          "the figure and provenance are the pinned ones)")
     # The recorded price by hand, from the lock's [price] bytes and [facts] values (README, Checking a price by
     # hand): emitted a sequence = 1 + a1 + a1·a2 = 1 + 0.85 + 0.85 × 0.75 = 2.4875; memory = weights at 4.8 TB/s ×
@@ -100,13 +101,16 @@ def test_what_a_rewrite_says_names_the_parts_rewritten() -> None:
     assert rewrite_said(digits, base) == "derivation changed: digits 4 → none"
     formula = attrs.evolve(base, derivation=Derivation("first - 2 * step", ()))
     assert rewrite_said(base, formula) == "derivation changed"
-    assert rewrite_said(attrs.evolve(base, derivation=None), base) == "derivation changed: added"
-    assert rewrite_said(base, attrs.evolve(base, derivation=None)) == "derivation changed: removed"
+    # left52: in fact set's words (factparts.change_said): "derivation changed: added" / ": removed" before
+    assert rewrite_said(attrs.evolve(base, derivation=None), base) == "derivation added"
+    assert rewrite_said(base, attrs.evolve(base, derivation=None)) == "derivation removed"
     recited = attrs.evolve(base, locator="another place")
     assert rewritten_parts(base, recited) == ("citation",)
-    assert rewrite_said(base, recited) == "citation or note changed"  # as before: tests of slip 43/44 hold it
+    assert rewrite_said(base, recited) == "citation changed"  # "citation or note changed" before left52
+    assert rewrite_said(base, attrs.evolve(base, note="n")) == "note added"
     assert rewrite_said(base, attrs.evolve(recited, note="n", derivation=digits.derivation)) == (
-        "citation or note changed; derivation changed: digits none → 4")
+        "citation changed, note added, derivation changed: digits none → 4")  # "citation or note changed; …"
+    assert rewrite_said(base, attrs.evolve(recited, derivation=formula.derivation)) == "citation, derivation changed"
 
 
 # --- (2) the citations of a speculative-decoding price: the drafting method went unnamed ----------------------------

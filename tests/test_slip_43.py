@@ -129,7 +129,7 @@ def test_3_price_under_a_lock_says_a_citation_changed(tmp_path: Path) -> None:
     text = card.read_text(encoding="utf-8")
     assert old in text
     card.write_text(text.replace(old, "locator = \"Spec table: 'GPU Memory Bandwidth 4.8TB/s'\"", 1), encoding="utf-8")
-    said = "memory.bandwidth: 4.8 TB/s (published) → 4.8 TB/s (published) (citation or note changed)"
+    said = "memory.bandwidth: 4.8 TB/s (published) → 4.8 TB/s (published) (citation changed)"
     result = invoke("price", "--lock", R1, root=root)
     assert result.exit_code == 0, result.output
     assert lock_lines(result.stdout) == [

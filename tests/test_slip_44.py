@@ -34,7 +34,7 @@ NEW_TITLE = "Qwen3-30B-A3B, measured skew (diverse prose)"
 RETITLED = f"routing.title: {OLD_TITLE!r} → {NEW_TITLE!r} (the lock pinned the old)"
 RENOTED = "routing.note: [ → Rewritten. ]The source counts, p… (the lock pinned the old)"
 METHOD = "Qwen3.5 MTP block (up to three drafts, the block reused)"
-BANDWIDTH = "memory.bandwidth: 4.8 TB/s (published) → 4.8 TB/s (published) (citation or note changed)"
+BANDWIDTH = "memory.bandwidth: 4.8 TB/s (published) → 4.8 TB/s (published) (citation changed)"
 
 
 def relabel_routing(root: Path) -> None:

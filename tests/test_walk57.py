@@ -83,9 +83,10 @@ def test_2_the_readme_quotes_the_drift_the_lock_of_a_day_reproduces_with(tmp_pat
     quoted = re.search(r"`since the lock` names each pinned fact today's files hold otherwise \(`(facts [^`]*?) …`",
                        readme)
     assert quoted is not None
+    # (left52: each part that changed named, "(citation or note changed; derivation changed)" before)
     assert quoted[1].startswith("facts 5 drifted: on_chip.capacity: 115088 KiB (estimated) → 115088 KiB (estimated) "
-                                "(citation or note changed; derivation changed); routing.hot_experts: 0.453125 "
-                                "(measured) → 0.453125 (measured) (citation or note changed);")
+                                "(citation, derivation changed); routing.hot_experts: 0.453125 (measured) → 0.453125 "
+                                "(measured) (citation changed);")
     assert quoted[1] in " ".join(result.stdout.split())
 
 

@@ -14,9 +14,7 @@ cites the rate it divides, not the share): their figure inputs are. A card copie
 from __future__ import annotations
 
 import functools
-import math
 import re
-import sys
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from fractions import Fraction
@@ -27,6 +25,7 @@ import attrs
 from passprice.derivations import Derivation, quantity
 from passprice.errors import InputError, escaped
 from passprice.facts import Fact, Provenance, counted_unit, dimension
+from passprice.textchange import figure_read as figure_read  # the one reader of a written number
 
 #: A figure with its unit in a locator's text: ``4.8TB/s``, ``3,958 TOPS``, ``141GB`` (a number glued to a letter
 #: before it, ``pp512``, is a name, not a figure). A power of ten too large to write out in 15 digits is read as
@@ -170,24 +169,6 @@ def _plain(text: str) -> str:
     text = _PERCENT_WORD.sub("%", text)
     text = _SPLIT_PREFIX.sub(lambda found: f" {found.group(1)}{found.group(2)}", text)
     return _KB.sub("kB", text)
-
-
-def figure_read(written: str) -> float | None:
-    """The amount a number written in digits (``1,024``, ``4.8``, ``1e-300``) is, or ``None`` where a float cannot
-    hold it: infinite (``1e+999``), read as 0 though a digit of its own is not 0 (``1e-400``, ``5e-325``), or below
-    the least normal float, its digits lost (``5e-324`` reads 4.94065645841247e-324, a tenth of it 0). Left50:
-    ``1e-400 GB/s`` in a locator was read as ``0 GB/s`` and compared with the fact's value as 0 (attack69's
-    ``1e+999`` as its digits 999); a number past a float is now one passprice cannot read, as a unit it does not
-    read is (:func:`unreadable` lists it). Raises nothing."""
-    try:
-        amount = float(written.replace(",", ""))
-    except ValueError:
-        return None
-    if not math.isfinite(amount):
-        return None
-    if amount == 0:
-        return None if any(c in "123456789" for c in re.split("[eE]", written, maxsplit=1)[0]) else amount
-    return amount if abs(amount) >= sys.float_info.min else None
 
 
 def _reads(unit: str) -> bool:

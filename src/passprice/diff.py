@@ -1243,9 +1243,9 @@ def _figure(amount: float) -> float:
     return float(f"{amount:.12g}")
 
 
-#: A figure in a locator's text, where no name or figure runs into it (:func:`_quoted_figures`), a power of ten
-#: with it (``1e-400``: left50, its ``400`` was read as a figure the locator quotes, its ``1`` as another).
-_FIGURE = r"(?<![A-Za-z_\d.,])(?<!=)\d[\d,]*(?:\.\d+)?(?:[eE][+-]?\d+(?![\d.]))?"
+#: What may not come before a figure in a locator's text besides what :data:`passprice.textchange.NUMBER` rules out:
+#: an ``=`` (a setting's value, :func:`_quoted_figures`).
+_NOT_AFTER = r"(?<!=)"
 #: A run of a name's characters: a setting's name is one's end (:func:`_setting_spans`).
 _NAME_RUN = r"[\w.-]+"
 #: A character after which no name and no figure starts.
@@ -1338,27 +1338,28 @@ def _quoted_figures(text: str) -> set[float]:
     setting). The first 10,000 characters are read, in time linear in them."""
     import re
 
+    from passprice.textchange import NUMBER, figure_read
+
     text = text[:10_000]
     spans = _setting_spans(text)
     out, at = set(), 0
-    for found in re.finditer(_FIGURE, text):
+    for found in re.finditer(_NOT_AFTER + NUMBER, text):
         while at < len(spans) and spans[at][1] <= found.start():
             at += 1
         if at < len(spans) and spans[at][0] <= found.start():
             continue  # a setting's number, or a name's
         if _reference().search(text, max(0, found.start() - 12), found.start()):
             continue  # where in the document (page 4, Table 2), not a figure it states
-        from passprice.addedfacts import figure_read
-
         figure = figure_read(found.group(0))
         if figure is not None:  # a number past a float (``1e-400``, ``1e999``) quotes no figure (left50)
             out.add(_figure(figure))
     return out
 
 
-#: A figure followed by a rate in tokens per second, the unit every measured run records (``131.44 tokens per
-#: second``, ``135.07 tokens/s``, ``98 t/s``, ``1,234 tok/s``): :func:`_figures_per_second`.
-_PER_SECOND = (r"(?<![A-Za-z_\d.,])(\d[\d,]*(?:\.\d+)?)[ \t]*(?:tokens?|tok|t)[ \t]*"
+#: What follows a figure (:data:`passprice.textchange.NUMBER`) that is a rate in tokens per second, the unit every
+#: measured run records (``131.44 tokens per second``, ``135.07 tokens/s``, ``98 t/s``, ``1,234 tok/s``):
+#: :func:`_figures_per_second`.
+_PER_SECOND = (r"[ \t]*(?:tokens?|tok|t)[ \t]*"
                r"(?:/[ \t]*s(?:ec)?|per[ \t]+second)\b")
 
 
@@ -1369,12 +1370,13 @@ def _figures_per_second(text: str) -> set[float]:
     10,000 characters are read. Raises nothing."""
     import re
 
+    from passprice.textchange import NUMBER, figure_read
+
     out = set()
-    for found in re.finditer(_PER_SECOND, text[:10_000], re.IGNORECASE):
-        try:
-            out.add(_figure(float(found.group(1).replace(",", ""))))
-        except (ValueError, OverflowError):
-            continue
+    for found in re.finditer(f"({NUMBER}){_PER_SECOND}", text[:10_000], re.IGNORECASE):
+        amount = figure_read(found.group(1))
+        if amount is not None:  # a number past a float quotes no rate
+            out.add(_figure(amount))
     return out
 
 
@@ -6912,8 +6914,9 @@ def _input_cite(i: Input, own: str | None) -> str:
                                   else "")
 
 
-#: A number a locator writes, a percentage's ``%`` with it (:func:`_cut_keeping`): ``90%``, ``1,979``, ``154.55``.
-_LOCATOR_NUMBER = re.compile(r"(?<![\w.])(\d[\d,]*(?:\.\d+)?)(\s?%)?")
+#: What may follow a figure :func:`_cut_keeping` reads (:data:`passprice.textchange.NUMBER`): a percentage's ``%``
+#: (``90%`` is 0.9).
+_PERCENT_AFTER = r"(\s?%)?"
 #: The characters before a figure quoted without quote marks that :func:`_cut_keeping` keeps with it, past the cut.
 FIGURE_CONTEXT = 40
 
@@ -6929,7 +6932,7 @@ def _cut_keeping(locator: str, limit: int, figures: Iterable[float]) -> str:
     before. Raises nothing."""
     import math
 
-    from passprice.textchange import cut_at_word, cut_keeping_figure
+    from passprice.textchange import NUMBER, cut_at_word, cut_keeping_figure, figure_read
 
     if len(locator) <= limit:
         return locator
@@ -6939,11 +6942,11 @@ def _cut_keeping(locator: str, limit: int, figures: Iterable[float]) -> str:
         kept = cut_keeping_figure(locator, limit, figure)
         if kept != plain:
             return kept
-    for found in _LOCATOR_NUMBER.finditer(locator[:10_000]):
-        try:
-            number = float(found.group(1).replace(",", "")) / (100 if found.group(2) else 1)
-        except (ValueError, OverflowError):
+    for found in re.finditer(f"({NUMBER}){_PERCENT_AFTER}", locator[:10_000]):
+        amount = figure_read(found.group(1))
+        if amount is None:  # past a float (``1e-400``): no figure (left50's reader, left52 here)
             continue
+        number = amount / (100 if found.group(2) else 1)
         if not any(math.isclose(number, figure, rel_tol=1e-9) for figure in figures):
             continue
         after = re.match(r"[^\w\s]*\s*\S+", locator[found.end():])  # its unit, or the word after it
@@ -7897,9 +7900,11 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
         if len(unsound) > MAX_HEAD_PROBLEMS:
             out.append(f"- and {len(unsound) - MAX_HEAD_PROBLEMS:,} more: the text review (`passprice diff`) lists "
                        "each")
-    if d.locks:
+
+    def lock_section(locks: list[LockImpact], heading: str) -> None:
+        """The table of ``locks`` under ``heading``, and the notes on them under it."""
         rows = []
-        for lock in d.locks:
+        for lock in locks:
             floors = markdown_prose(lock.floors())
             # a checkpoint's content changed breaks the lock, not its floors: the cell read "❌ still holds"
             # (walkthrough 41); the review cell beside it carries the ❌
@@ -7926,9 +7931,9 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
                     review,
                 ]
             )
-        out += [
+        out.extend([
             "",
-            "#### Locks",
+            heading,
             "",
             markdown_table(
                 ["lock", "changed", "floors", "recorded", "tokens/s BASE", "tokens/s HEAD", "change", "binds",
@@ -7936,9 +7941,9 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
                 rows,
                 right=(3, 4, 5, 6),
             ),
-        ]
+        ])
         notes = []
-        for lock in d.locks:
+        for lock in locks:
             recomputed = _recomputed_shift(lock)
             if recomputed is not None:
                 notes.append(f"- {markdown_code(lock.name)}: recomputed {markdown_prose(recomputed)}")
@@ -7970,12 +7975,21 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
             if lock.by_header is not None:
                 notes.append(f"- ⚠️ {markdown_code(lock.name)}: **to verify**: {markdown_prose(lock.by_header)}")
         if notes:
-            out += ["", *notes]
+            out.extend(["", *notes])
+
+    # left52: the locks the change touches, then those out of date already on BASE it does not touch, each under its
+    # own heading, as the text review and the summary count them (the markdown listed both in one "Locks" table)
+    touched = [lock for lock in d.locks if not lock.behind]
+    if touched:
+        lock_section(touched, "#### Locks")
     if d.unaffected:
         # In the locks' section, under the affected ones (or on its own there when none is): it stood after the last
         # section (the sources, the pricing model), which it then seemed to be about (leftovers 28).
         names = ", ".join(markdown_code(x.name) for x in d.unaffected)
-        out += [*([] if d.locks else ["", "#### Locks"]), "", f"{_n(len(d.unaffected), 'lock')} unaffected: {names}"]
+        out += [*([] if touched else ["", "#### Locks"]), "", f"{_n(len(d.unaffected), 'lock')} unaffected: {names}"]
+    behind = [lock for lock in d.locks if lock.behind]
+    if behind:
+        lock_section(behind, "#### Locks out of date already on BASE (this change does not touch them)")
     policy = [(lock, c) for lock in d.reviews for c in lock.policy]
     if policy:
         out += ["", "#### Policy changes", ""]

@@ -1108,7 +1108,7 @@ class Guard:
         """What drifted since each applied lock whose recorded price today's ``price`` (its ``--json`` object) still
         is (``moved`` lists those it is not, which say their drift themselves): each pinned fact the price rests on
         whose digest today's differs from (:func:`passprice.reproduce.drift`: a citation, note or provenance
-        changed, ``memory.bandwidth: 4.8 TB/s (published) → 4.8 TB/s (published) (citation or note changed)``),
+        changed, ``memory.bandwidth: 4.8 TB/s (published) → 4.8 TB/s (published) (citation changed)``),
         prefixed ``L: `` when more than one lock applies; each line once. ``check --frozen`` fails on each and the
         review asks it, yet ``price --lock`` said "floors hold, and the price is the one L records" alone (slip
         round 43). A lock of another card says nothing here. ``price`` ``None`` (a command whose figures are no

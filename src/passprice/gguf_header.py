@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import io
 import os
 import re
 import struct
@@ -1096,14 +1097,104 @@ def _open(path: Path, stack: contextlib.ExitStack) -> tuple[IO[bytes], int | Non
     head = raw.read(6)
     raw.seek(0)
     if head.startswith(_XZ_MAGIC):
-        import lzma
-
-        return stack.enter_context(lzma.LZMAFile(raw, "rb")), None
+        return cast(IO[bytes], stack.enter_context(_XzStreams(raw))), None
     if head.startswith(_GZ_MAGIC):
         import gzip
 
         return cast(IO[bytes], stack.enter_context(gzip.GzipFile(fileobj=raw, mode="rb"))), None
     return raw, os.fstat(raw.fileno()).st_size
+
+
+#: The most bytes of stream padding :class:`_XzStreams` reads past an xz stream's end (xz's format lets any multiple of
+#: 4 zero bytes follow a stream; tools that pad write a few, up to a block of a tape or a disk): past it the file is
+#: refused, so no run of zeros, however long, makes the reader loop on it.
+XZ_PADDING_LIMIT = 1 << 20
+#: Compressed bytes :class:`_XzStreams` reads from the file at a time.
+_XZ_CHUNK = 1 << 16
+
+
+class _XzStreams(io.RawIOBase):
+    """The decompressed bytes of an xz file (``raw``, open at its start): its streams one after another, each read
+    by an ``lzma.LZMADecompressor`` of the xz format, the zero bytes of stream padding between and after them
+    skipped as the xz file format (section 2.2, "Stream Padding") allows: a multiple of 4 bytes. ``lzma.LZMAFile``
+    refuses a valid file padded so (``xz -c f > a.xz; printf '\\0\\0\\0\\0' >> a.xz`` read "Compressed file ended
+    before the end-of-stream marker was reached": it reads the padding as a stream cut short) and passed over any
+    bytes after the last stream that were no stream (left52). Each read decompresses at most the bytes asked for
+    (:data:`CHUNK`), so the header cap still bounds what a reader holds. Raises ``lzma.LZMAError`` naming the byte
+    offset (in the compressed file) for padding whose length is not a multiple of 4 or is past
+    :data:`XZ_PADDING_LIMIT`, and for bytes after a stream that are neither padding nor another stream;
+    ``EOFError`` for a stream cut short."""
+
+    def __init__(self, raw: IO[bytes]) -> None:
+        import lzma
+
+        super().__init__()
+        self._lzma = lzma
+        self._raw = raw
+        self._decompressor: Any = lzma.LZMADecompressor(lzma.FORMAT_XZ)
+        self._fed = 0  # compressed bytes handed to decompressors so far (where the current one's input ends)
+        self._pending = b""  # compressed bytes read past a stream's end, for the next stream
+        self._ended = False
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        """Fill ``buffer`` whole, or up to the file's end (as ``LZMAFile``'s buffered reads do: the read that
+        reaches a header-only file's end judges what follows its last stream)."""
+        view = memoryview(buffer).cast("B")
+        filled = 0
+        while not self._ended and filled < view.nbytes:
+            decompressor = self._decompressor
+            if decompressor.eof:
+                self._next_stream()
+                continue
+            data = b""
+            if decompressor.needs_input:
+                data, self._pending = self._pending or self._raw.read(_XZ_CHUNK), b""
+                if not data:
+                    raise EOFError("Compressed file ended before the end-of-stream marker was reached")
+                self._fed += len(data)
+            out = decompressor.decompress(data, view.nbytes - filled)
+            view[filled : filled + len(out)] = out
+            filled += len(out)
+        return filled
+
+    def _next_stream(self) -> None:
+        """Past a stream's end: skip its padding and start the next stream's decompressor, or end the file."""
+        left = self._decompressor.unused_data
+        end = self._fed - len(left)  # the offset just past the stream
+        zeros = 0
+        while True:
+            if not left:
+                left = self._raw.read(_XZ_CHUNK)
+                self._fed += len(left)
+                if not left:
+                    break
+            run = len(left) - len(left.lstrip(b"\0"))
+            zeros += run
+            if zeros > XZ_PADDING_LIMIT:
+                raise self._lzma.LZMAError(
+                    f"byte {end:,}: more than {XZ_PADDING_LIMIT:,} bytes of stream padding after the stream ending "
+                    "there (passprice reads no more)")
+            left = left[run:]
+            if left:
+                break
+        if zeros % 4:
+            raise self._lzma.LZMAError(
+                f"byte {end:,}: {zeros:,} bytes of stream padding, not a multiple of 4 (the xz format's rule)")
+        if not left:
+            self._ended = True
+            return
+        at = end + zeros
+        while len(left) < len(_XZ_MAGIC) and (more := self._raw.read(_XZ_CHUNK)):
+            self._fed += len(more)
+            left += more
+        if not left.startswith(_XZ_MAGIC):
+            raise self._lzma.LZMAError(f"byte {at:,}: neither stream padding nor another xz stream")
+        self._fed -= len(left)  # handed to the next stream's decompressor as it asks
+        self._pending = left
+        self._decompressor = self._lzma.LZMADecompressor(self._lzma.FORMAT_XZ)
 
 
 def _decompression_errors() -> tuple[type[Exception], ...]:

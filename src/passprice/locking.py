@@ -491,6 +491,13 @@ def write(
             listed = list_to_update(root.path)
     if listed is not None:
         require_updatable(listed)
+        if old is not None:  # its record may be dropped from the list, where HEAD's list does not hold it
+            from passprice.modelhistory import committed_list
+
+            try:
+                committed_list(root.path)  # a committed list past the cap: refused before the lock is written
+            except InputError as e:
+                raise InputError(f"{e}; the lock was not written") from None
     write_lock(output, lock, force=force or update)
     if listed is not None:
         from passprice.locks import lock_document

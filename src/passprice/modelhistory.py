@@ -394,19 +394,48 @@ def names_record(model: str, record: str) -> bool:
 
 def _committed(root: Path, digest: str, record: str) -> bool:
     """Whether the list as committed at ``root``'s HEAD records ``record`` under ``digest``; ``True`` when that
-    cannot be told (outside git, no such file committed, git failing): then nothing is dropped. Raises nothing."""
-    import subprocess
-
+    cannot be told (outside git, no such file committed, git failing, a list that does not read): then nothing is
+    dropped. Raises :class:`InputError` as :func:`committed_list` (a committed list past :data:`KNOWN_BYTES`)."""
+    data = committed_list(root)
+    if data is None:
+        return True
     try:
-        out = subprocess.run(["git", "-C", str(root), "show", f"HEAD:./src/passprice/{KNOWN.name}"],
-                             capture_output=True, timeout=10, check=False)
-        if out.returncode != 0 or len(out.stdout) > KNOWN_BYTES:
-            return True
-        models = json.loads(out.stdout).get("models", [])
+        models = json.loads(data).get("models", [])
         return any(isinstance(m, dict) and m.get("digest") == digest and record in (m.get("records") or [])
                    for m in models)
-    except (OSError, subprocess.SubprocessError, ValueError, AttributeError, TypeError, RecursionError):
+    except (ValueError, AttributeError, TypeError, RecursionError):
         return True
+
+
+def committed_list(root: Path) -> bytes | None:
+    """The bytes of the list as committed at ``root``'s HEAD (``src/passprice/pricing_models.json``), read only once
+    git has given its size (``git ls-tree -l``) and only when within :data:`KNOWN_BYTES`, as :mod:`passprice.gitread`
+    reads every blob (:func:`passprice.gitread.read_blobs`); ``None`` when it cannot be told (outside git, no such
+    file committed, git failing). Left52: ``git show`` of it was read whole, however large, before its length was
+    looked at. Raises :class:`InputError`, one line naming the commit and the path, for a committed list past
+    :data:`KNOWN_BYTES` (not read)."""
+    import subprocess
+
+    from passprice.gitread import read_blobs, run_git
+
+    rel = f"src/passprice/{KNOWN.name}"
+    try:
+        listing = run_git(root, ["ls-tree", "-l", "-z", "HEAD", "--", rel], timeout=10)
+    except (subprocess.CalledProcessError, InputError, OSError):
+        return None
+    fields = listing.split(b"\0", 1)[0].split(b"\t", 1)[0].split()
+    if len(fields) != 4 or fields[1] != b"blob" or not fields[3].isdigit():
+        return None
+    size, blob = int(fields[3]), fields[2].decode("ascii", "replace")
+    if size > KNOWN_BYTES:
+        raise InputError(
+            f"{_head(root) or 'HEAD'}:{rel}: {size:,} bytes as committed, past the {KNOWN_BYTES:,} bytes passprice "
+            f"reads of its list of pricing models (modelhistory.KNOWN_BYTES; not read): commit a list within the cap "
+            "before locking this checkout")
+    try:
+        return read_blobs(root, {blob: size}).get(blob)
+    except (subprocess.CalledProcessError, InputError, OSError):
+        return None
 
 
 def _head(root: Path) -> str:

@@ -178,51 +178,32 @@ class Drift:
 def rewritten_parts(pinned: Fact, today: Fact) -> tuple[str, ...]:
     """What of a fact was rewritten between ``pinned`` and ``today`` besides its figure and provenance: any of
     ``"citation"`` (source, locator or a first-format lock's cite), ``"note"`` and ``"derivation"``, in that order
-    (empty when none differs). A derivation compares by formula, digits and inputs taken by name, so the order its
-    inputs are written in (a lock writes them sorted) is no change. Raises nothing."""
-    out = []
-    if (pinned.source, pinned.locator, pinned.cite) != (today.source, today.locator, today.cite):
-        out.append("citation")
-    if pinned.note != today.note:
-        out.append("note")
-    if _derivation_key(pinned.derivation) != _derivation_key(today.derivation):
-        out.append("derivation")
-    return tuple(out)
+    (empty when none differs), as :func:`passprice.factparts.changed_parts` tells them. Raises nothing."""
+    from passprice.factparts import changed_parts
 
-
-def _derivation_key(derivation: Any) -> Any:
-    """A derivation as compared by :func:`rewritten_parts`: its inputs by name, not in the order written."""
-    from passprice.derivations import Derivation
-
-    if isinstance(derivation, Derivation):
-        return (derivation.formula, derivation.digits, tuple(sorted((i.name, repr(i)) for i in derivation.inputs)))
-    return derivation
+    return tuple(part for part, _ in changed_parts(pinned, today) if part in ("citation", "note", "derivation"))
 
 
 def rewrite_said(pinned: Fact, today: Fact) -> str:
-    """The parenthesis :meth:`Drift.describe` gives a fact whose figure and provenance are the pinned ones:
-    ``citation or note changed`` when its citation or note was rewritten (its derivation too:
-    ``citation or note changed; derivation changed``), else what changed in its derivation alone (walkthrough 31: a
-    derivation given ``digits = 4``, figure and citation kept, read "citation or note changed"):
-    ``derivation changed: digits none → 4`` when only its digits moved, ``derivation changed`` otherwise. Raises
-    nothing."""
+    """The parenthesis :meth:`Drift.describe` gives a fact whose figure and provenance read as the pinned ones: each
+    part that changed, in ``fact set``'s and the review's words (:func:`passprice.factparts.change_said`: ``citation
+    changed``, ``note changed``, ``citation, note changed``, ``note added`` …), a derivation whose digits alone moved
+    said so (walkthrough 31: a derivation given ``digits = 4``, figure and citation kept, read "citation or note
+    changed"): ``derivation changed: digits none → 4``; ``as written changed`` when no part differs (the fact's
+    digest does: how it is written). Left52: every citation or note rewritten read ``citation or note changed``,
+    which of them unsaid. Raises nothing."""
     from passprice.derivations import Derivation
+    from passprice.factparts import change_said, derivation_key
 
-    parts = rewritten_parts(pinned, today)
-    said = "citation or note changed" if {"citation", "note"} & set(parts) else ""
-    if "derivation" not in parts:
-        return said or "citation or note changed"
     was, now = pinned.derivation, today.derivation
-    what = "derivation changed"
-    if (isinstance(was, Derivation) and isinstance(now, Derivation) and was.formula == now.formula
-            and _derivation_key(attrs.evolve(was, digits=now.digits)) == _derivation_key(now)):
+    words = {}
+    if (isinstance(was, Derivation) and isinstance(now, Derivation) and was.digits != now.digits
+            and derivation_key(attrs.evolve(was, digits=now.digits)) == derivation_key(now)):
         def digits(d: int | None) -> str:
             return "none" if d is None else str(d)
 
-        what += f": digits {digits(was.digits)} → {digits(now.digits)}"
-    elif was is None or now is None:
-        what += ": added" if was is None else ": removed"
-    return f"{said}; {what}" if said else what
+        words["derivation"] = f"derivation changed: digits {digits(was.digits)} → {digits(now.digits)}"
+    return change_said(pinned, today, words=words) or "as written changed"
 
 
 def _fact_brief(fact: Fact | None) -> dict[str, Any] | None:
@@ -1786,21 +1767,26 @@ def drift_said(lock: Lock, today: Today) -> str:
 
 def rewrite_kinds(drift: Iterable[Drift]) -> str:
     """What the facts of ``drift`` (each with its pinned figure and provenance) had rewritten, for the line that
-    names them together: ``citation or note`` when no derivation is among it, ``derivation`` when only
-    derivations are, else ``citation, note or derivation`` (walkthrough 31). Raises nothing."""
+    names them together: each part any of them had (:func:`rewritten_parts`), in :data:`passprice.factparts.PARTS`'
+    order, the last after ``or`` (``citation``, ``citation or note``, ``citation, note or derivation``; walkthrough
+    31; left52: ``citation or note`` whichever of the two it was); ``as written`` when none differs. Raises
+    nothing."""
+    from passprice.factparts import PARTS
+
     parts: set[str] = set()
     for d in drift:
         if d.today is not None:
             parts.update(rewritten_parts(d.pinned, d.today))
-    if "derivation" not in parts:
-        return "citation or note"
-    return "derivation" if parts == {"derivation"} else "citation, note or derivation"
+    named = [part for part in PARTS if part in parts]
+    if not named:
+        return "as written"
+    return named[0] if len(named) == 1 else f"{', '.join(named[:-1])} or {named[-1]}"
 
 
 def cited_only(drift: Iterable[Drift]) -> set[str]:
-    """The paths of ``drift`` whose fact today has the pinned figure, unit and provenance, only its citation or note
-    rewritten (:meth:`Drift.describe`'s ``(citation or note changed)``): alone it cannot move a price. Raises
-    nothing."""
+    """The paths of ``drift`` whose fact today has the pinned figure, unit and provenance, only its citation, note or
+    derivation rewritten (:meth:`Drift.describe`'s ``(citation changed)`` …, :func:`rewrite_said`): alone it cannot
+    move a price. Raises nothing."""
     out = set()
     for d in drift:
         if d.today is not None and not same_quantity(d.pinned, d.today) and (

@@ -103,8 +103,36 @@ def cut_at_word(text: str, limit: int) -> str:
     return (text[:space] if space > 0 else text[:limit]).rstrip(" ,;:") + "…"
 
 
-#: A number as a locator writes it: digits, thousands commas, a decimal part (``154.55``, ``1,979``).
-_NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
+#: A number as a locator writes it, the one pattern every reader of a locator's figures uses (the review's quoted
+#: figures, :func:`passprice.diff._quoted_figures`; the quote a cut keeps, :func:`cut_keeping_figure` and
+#: :func:`passprice.diff._cut_keeping`): digits, thousands commas, a decimal part and a power of ten (``154.55``,
+#: ``1,979``, ``4.8e12``, ``1e-400``), where no name or other number runs into it (``pp512`` and ``b2824`` are names;
+#: the ``400`` of ``x1e-400`` is a power's, the number glued to a name).
+#: Its amount is :func:`figure_read`'s. Left52: the two cuts had patterns of their own, each without the power of
+#: ten, which read ``1e-400`` as the figures 1 and 400 (``x1e-400`` as 400 alone in one of them) and ``2e3`` as 2.
+NUMBER = r"(?<![A-Za-z_\d.,])(?<!\d[eE][+-])\d[\d,]*(?:\.\d+)?(?:[eE][+-]?\d+(?![\d.]))?"
+_NUMBER = re.compile(NUMBER)
+
+
+def figure_read(written: str) -> float | None:
+    """The amount a number written in digits (``1,024``, ``4.8``, ``1e-300``: :data:`NUMBER`) is, or ``None`` where a
+    float cannot hold it: infinite (``1e+999``), read as 0 though a digit of its own is not 0 (``1e-400``,
+    ``5e-325``), or below the least normal float, its digits lost (``5e-324`` reads 4.94065645841247e-324, a tenth of
+    it 0). Left50: ``1e-400 GB/s`` in a locator was read as ``0 GB/s`` and compared with the fact's value as 0
+    (attack69's ``1e+999`` as its digits 999); a number past a float is now one passprice cannot read, as a unit it
+    does not read is (:func:`passprice.addedfacts.unreadable` lists it). Raises nothing."""
+    import math
+    import sys
+
+    try:
+        amount = float(written.replace(",", ""))
+    except ValueError:
+        return None
+    if not math.isfinite(amount):
+        return None
+    if amount == 0:
+        return None if any(c in "123456789" for c in re.split("[eE]", written, maxsplit=1)[0]) else amount
+    return amount if abs(amount) >= sys.float_info.min else None
 
 
 def cut_keeping_figure(text: str, limit: int, figure: float) -> str:
@@ -119,7 +147,7 @@ def cut_keeping_figure(text: str, limit: int, figure: float) -> str:
     if len(text) <= limit:
         return text
     for number in _NUMBER.finditer(text):
-        if float(number.group().replace(",", "")) != figure:
+        if figure_read(number.group()) != figure:
             continue
         spans = [(text.rfind(mark, 0, number.start()), text.find(mark, number.end())) for mark in "'\""]
         spans = [(start, end) for start, end in spans if start >= 0 and end >= 0]
