@@ -393,6 +393,7 @@ def _solve(
     bindings: two of three steps of a calibrate were solved before), read and added to."""
     t, comp = runs.t, runs.comp
     share_cols = [SHARES.index(p) for p in fitted if p in SHARES]
+    n_overheads = ("overhead.pass" in fitted) + ("overhead.layer" in fitted)
     values = dict(start) if start is not None else {p: (1.0 if p in SHARES else 0.0) for p in fitted}
     binding: np.ndarray | None = None
     for _ in range(12):
@@ -404,15 +405,22 @@ def _solve(
         if steps is not None and key in steps:
             values.update(steps[key])
             continue
-        weight = np.where(np.arange(5)[None, :] == binding[:, None], 1.0, serial)  # (runs, 5)
-        weighted = comp * weight[:, _TERM_INDEX]
-        columns = []
+        # Each share's weight: 1 where its term binds the run, the serial share elsewhere ((runs, shares), made at
+        # once from each share's term rather than per term and then spread over the shares: the same 1.0 or serial).
+        weighted = comp * np.where(_TERM_INDEX[None, :] == binding[:, None], 1.0, serial)
+        # The columns (the overheads', then the shares' in ``fitted`` order) written into one array and divided in
+        # place: the doubles ``np.stack`` of the columns divided by ``t`` made (check76: the set-up round 37 left as
+        # the next to measure, 1,217 times a cold check).
+        a = np.empty((len(t), n_overheads + len(share_cols)))
+        k = 0
         if "overhead.pass" in fitted:
-            columns.append(np.ones(len(t)))
+            a[:, k] = 1.0
+            k += 1
         if "overhead.layer" in fitted:
-            columns.append(runs.layers)
-        columns += [weighted[:, j] for j in share_cols]
-        a = np.stack(columns, axis=1) / t[:, None]
+            a[:, k] = runs.layers
+            k += 1
+        a[:, k:] = weighted[:, share_cols]
+        a /= t[:, None]
         b = 1.0 - weighted.sum(axis=1) / t  # every share starts at u = 1: v = u − 1 ≥ 0
         # Columns scaled to unit length (seconds a layer and a share's seconds differ by orders of magnitude), so
         # the active set's tolerance means the same for each; the solution scaled back.
