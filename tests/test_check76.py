@@ -78,3 +78,21 @@ def test_a_kept_tree_is_level_1_and_a_level_6_one_still_reads(tmp_path: Path, mo
     cache.store(pins._tree_key("cd" * 32), {"tree": old, "imports": ["serving"], "tokens": 12})
     older = pins._kept_tree("cd" * 32)
     assert older is not None and (older.text, older.imports, older.tokens) == (text, ("serving",), 12)
+
+
+def test_the_column_norms_are_numpys_bit_for_bit() -> None:
+    np = pytest.importorskip("numpy")
+    rng = np.random.default_rng(76)
+    hostile = [np.nan, np.inf, -np.inf, 0.0, -0.0, 5e-324, 1e-310, 1e154, 1e200, -1e-200]
+    for m, k in [(1, 1), (3, 2), (72, 7), (111, 9), (5, 0), (0, 3)]:
+        for spiked in (False, True):
+            a = rng.normal(size=(m, k)) * rng.choice([1e-30, 1.0, 1e30], size=(m, k))
+            if spiked and a.size:
+                spikes = max(1, a.size // 5)
+                a.flat[rng.integers(0, a.size, size=spikes)] = rng.choice(hostile, size=spikes)
+            with np.errstate(over="ignore", invalid="ignore"):  # 1e200 squared: inf, as NumPy's own makes it
+                got, want = calibrate._column_norms(a), np.linalg.norm(a, axis=0)
+            assert got.dtype == want.dtype and got.shape == want.shape == (k,)
+            assert got.tobytes() == want.tobytes(), (a, got, want)
+    # By hand: the columns (3, 4) and (0, 0) are 5 and 0 long.
+    assert calibrate._column_norms(np.array([[3.0, 0.0], [4.0, 0.0]])).tolist() == [5.0, 0.0]

@@ -380,6 +380,15 @@ def _binding(runs: _Runs, values: Mapping[str, float]) -> np.ndarray:
 _Steps = dict[tuple[float, bytes], dict[str, float]]
 
 
+def _column_norms(a: np.ndarray) -> np.ndarray:
+    """``numpy.linalg.norm(a, axis=0)`` of a real float64 ``a`` (m, k): each column's Euclidean length, (k,). The
+    arithmetic NumPy's own makes for a real array (``sqrt(add.reduce((a.conj() * a).real, axis=0))``, ``conj()``
+    a copy of the same doubles), without its wrapper's checks and conversions (check76: 1,217 calls a cold
+    ``check``); ``tests/test_check76.py`` holds the two bit-equal, NaNs, infinities and subnormals included."""
+    norms: np.ndarray = np.sqrt(np.add.reduce(a * a, axis=0))
+    return norms
+
+
 def _solve(
     runs: _Runs,
     fitted: tuple[str, ...],
@@ -395,19 +404,20 @@ def _solve(
     share_cols = [SHARES.index(p) for p in fitted if p in SHARES]
     n_overheads = ("overhead.pass" in fitted) + ("overhead.layer" in fitted)
     values = dict(start) if start is not None else {p: (1.0 if p in SHARES else 0.0) for p in fitted}
-    binding: np.ndarray | None = None
+    binding: bytes | None = None  # the binding terms' bytes (int64 each): equal bytes, equal terms
     for _ in range(12):
         now = _binding(runs, values)
-        if binding is not None and (now == binding).all():
+        found = now.tobytes()
+        if found == binding:
             break
-        binding = now
-        key = (serial, binding.tobytes())
+        binding = found
+        key = (serial, found)
         if steps is not None and key in steps:
             values.update(steps[key])
             continue
         # Each share's weight: 1 where its term binds the run, the serial share elsewhere ((runs, shares), made at
         # once from each share's term rather than per term and then spread over the shares: the same 1.0 or serial).
-        weighted = comp * np.where(_TERM_INDEX[None, :] == binding[:, None], 1.0, serial)
+        weighted = comp * np.where(_TERM_INDEX[None, :] == now[:, None], 1.0, serial)
         # The columns (the overheads', then the shares' in ``fitted`` order) written into one array and divided in
         # place: the doubles ``np.stack`` of the columns divided by ``t`` made (check76: the set-up round 37 left as
         # the next to measure, 1,217 times a cold check).
@@ -424,7 +434,7 @@ def _solve(
         b = 1.0 - weighted.sum(axis=1) / t  # every share starts at u = 1: v = u − 1 ≥ 0
         # Columns scaled to unit length (seconds a layer and a share's seconds differ by orders of magnitude), so
         # the active set's tolerance means the same for each; the solution scaled back.
-        norms = np.linalg.norm(a, axis=0)
+        norms = _column_norms(a)
         norms[norms == 0] = 1.0
         x = nnls(a / norms, b) / norms
         step = {p: float(x[k]) if p in OVERHEADS else 1.0 / (1.0 + float(x[k])) for k, p in enumerate(fitted)}
