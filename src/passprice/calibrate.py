@@ -235,6 +235,23 @@ def _first_largest(values: Sequence[float]) -> int:
     return max(range(len(values)), key=values.__getitem__)
 
 
+def _entering(w: Sequence[float], held: Sequence[bool], tol: float) -> int:
+    """The variable :func:`nnls` moves into the passive set next, or -1 when none is to enter: none of the free
+    ones (``held`` false) has a gradient ``w`` past ``tol``. The one entering is :func:`_first_largest`'s choice of
+    ``w`` with every held variable's gradient -inf (a NaN first, as :func:`numpy.argmax` chooses it; else the first
+    largest), made in one pass over the free ones (check76: round 37's two passes and the list they built were an
+    eighth of a cold ``check``'s 1,217 NNLS solves; ``tests/test_perf_30.py`` holds the two choices the same)."""
+    chosen, top, past = -1, -math.inf, False
+    for k, v in enumerate(w):
+        if held[k]:
+            continue
+        if v > tol:
+            past = True
+        if chosen < 0 or (top == top and (v != v or v > top)):  # a NaN chosen stays chosen
+            chosen, top = k, v
+    return chosen if past else -1
+
+
 def nnls(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """The x ≥ 0 that minimises |a x − b|² (Lawson & Hanson's active-set NNLS, 1974, algorithm 23.10): variables
     enter the passive set by the largest gradient; a step that would make one negative is cut back to the boundary
@@ -244,28 +261,33 @@ def nnls(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     The passive set and the gradient are held as Python lists (round 37: n is one to seven, and NumPy's calls on
     them, with each step's ``tolist``, were two thirds of a cold ``check``'s 7,081 steps); every array NumPy or
     LAPACK computes with (the columns a step solves on, ``x``, the gradient's two products, a cut-back step's
-    ``alpha``) is the one round 30 computed, so every double is the same (``tests/test_perf_37.py``)."""
+    ``alpha``) is the one round 30 computed, so every double is the same (``tests/test_perf_37.py``). The entering
+    variable is chosen in one pass (:func:`_entering`), and a step whose solution is all positive writes it into a
+    fresh ``x`` directly (check76)."""
     m, n = a.shape
     held = [False] * n  # the passive set
-    by_column = np.ascontiguousarray(a.T)  # (n, m): a step's columns taken as rows, the same doubles
+    a_t = a.T
+    by_column = np.ascontiguousarray(a_t)  # (n, m): a step's columns taken as rows, the same doubles
+    lstsq = _LSTSQ
     x = np.zeros(n)
-    w = (a.T @ (b - a @ x)).tolist()
+    w = (a_t @ (b - a @ x)).tolist()
     tol = 1e-14 * max(1.0, float(np.abs(a).max(initial=0.0)) * float(np.abs(b).max(initial=0.0)) * m)
     for _ in range(30 * max(n, 1)):
         # The choices read as Python floats, the same comparisons: a NaN gradient is chosen first, as ``argmax``
         # chooses it.
-        if not any(v > tol for v, h in zip(w, held, strict=True) if not h):
+        j = _entering(w, held, tol)
+        if j < 0:
             break
-        j = _first_largest([-math.inf if h else v for v, h in zip(w, held, strict=True)])
         held[j] = True
         while True:
             cols = [k for k in range(n) if held[k]]
-            solved = _LSTSQ(by_column.take(cols, axis=0).T, b)  # the passive columns in order: a[:, passive]
+            solved = lstsq(by_column.take(cols, axis=0).T, b)  # the passive columns in order: a[:, passive]
+            if all(v > 0 for v in solved.tolist()):
+                x = np.zeros(n)
+                x[cols] = solved
+                break
             z = np.zeros(n)
             z[cols] = solved
-            if all(v > 0 for v in solved.tolist()):
-                x = z
-                break
             passive = np.array(held)
             blocking = passive & (z <= 0)
             alpha = float(np.min(x[blocking] / (x[blocking] - z[blocking])))
@@ -275,7 +297,7 @@ def nnls(a: np.ndarray, b: np.ndarray) -> np.ndarray:
             held = passive.tolist()
             if not any(held):
                 break
-        w = (a.T @ (b - a @ x)).tolist()
+        w = (a_t @ (b - a @ x)).tolist()
     return x
 
 
@@ -358,6 +380,15 @@ def _binding(runs: _Runs, values: Mapping[str, float]) -> np.ndarray:
 _Steps = dict[tuple[float, bytes], dict[str, float]]
 
 
+def _column_norms(a: np.ndarray) -> np.ndarray:
+    """``numpy.linalg.norm(a, axis=0)`` of a real float64 ``a`` (m, k): each column's Euclidean length, (k,). The
+    arithmetic NumPy's own makes for a real array (``sqrt(add.reduce((a.conj() * a).real, axis=0))``, ``conj()``
+    a copy of the same doubles), without its wrapper's checks and conversions (check76: 1,217 calls a cold
+    ``check``); ``tests/test_check76.py`` holds the two bit-equal, NaNs, infinities and subnormals included."""
+    norms: np.ndarray = np.sqrt(np.add.reduce(a * a, axis=0))
+    return norms
+
+
 def _solve(
     runs: _Runs,
     fitted: tuple[str, ...],
@@ -371,30 +402,39 @@ def _solve(
     bindings: two of three steps of a calibrate were solved before), read and added to."""
     t, comp = runs.t, runs.comp
     share_cols = [SHARES.index(p) for p in fitted if p in SHARES]
+    n_overheads = ("overhead.pass" in fitted) + ("overhead.layer" in fitted)
     values = dict(start) if start is not None else {p: (1.0 if p in SHARES else 0.0) for p in fitted}
-    binding: np.ndarray | None = None
+    binding: bytes | None = None  # the binding terms' bytes (int64 each): equal bytes, equal terms
     for _ in range(12):
         now = _binding(runs, values)
-        if binding is not None and (now == binding).all():
+        found = now.tobytes()
+        if found == binding:
             break
-        binding = now
-        key = (serial, binding.tobytes())
+        binding = found
+        key = (serial, found)
         if steps is not None and key in steps:
             values.update(steps[key])
             continue
-        weight = np.where(np.arange(5)[None, :] == binding[:, None], 1.0, serial)  # (runs, 5)
-        weighted = comp * weight[:, _TERM_INDEX]
-        columns = []
+        # Each share's weight: 1 where its term binds the run, the serial share elsewhere ((runs, shares), made at
+        # once from each share's term rather than per term and then spread over the shares: the same 1.0 or serial).
+        weighted = comp * np.where(_TERM_INDEX[None, :] == now[:, None], 1.0, serial)
+        # The columns (the overheads', then the shares' in ``fitted`` order) written into one array and divided in
+        # place: the doubles ``np.stack`` of the columns divided by ``t`` made (check76: the set-up round 37 left as
+        # the next to measure, 1,217 times a cold check).
+        a = np.empty((len(t), n_overheads + len(share_cols)))
+        k = 0
         if "overhead.pass" in fitted:
-            columns.append(np.ones(len(t)))
+            a[:, k] = 1.0
+            k += 1
         if "overhead.layer" in fitted:
-            columns.append(runs.layers)
-        columns += [weighted[:, j] for j in share_cols]
-        a = np.stack(columns, axis=1) / t[:, None]
+            a[:, k] = runs.layers
+            k += 1
+        a[:, k:] = weighted[:, share_cols]
+        a /= t[:, None]
         b = 1.0 - weighted.sum(axis=1) / t  # every share starts at u = 1: v = u − 1 ≥ 0
         # Columns scaled to unit length (seconds a layer and a share's seconds differ by orders of magnitude), so
         # the active set's tolerance means the same for each; the solution scaled back.
-        norms = np.linalg.norm(a, axis=0)
+        norms = _column_norms(a)
         norms[norms == 0] = 1.0
         x = nnls(a / norms, b) / norms
         step = {p: float(x[k]) if p in OVERHEADS else 1.0 / (1.0 + float(x[k])) for k, p in enumerate(fitted)}
