@@ -8,11 +8,12 @@ A measured run naming a card or checkpoint that is not registered: ``check`` sai
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
 
-from cli_helpers import copy_root, invoke
+from cli_helpers import REPO, copy_root, invoke
 
 STACK = "llamacpp-cuda-2405"
 MEASURED = "registry/measurements/xiongjiedai-llama3-llamabench.toml"
@@ -56,3 +57,22 @@ def test_a_run_naming_no_registered_checkpoint_is_named_by_its_file_and_key(tmp_
         f"passprice: error: {MEASURED}: run.0.checkpoint: checkpoint 'nope': not found in registry/checkpoints "
         "(registered: codellama-7b-f16, ")
     assert _first_line("calibrate", "--stack", STACK, "--dry-run", root=root) == line
+
+
+def test_a_lock_that_would_not_read_back_is_not_written(tmp_path: Path) -> None:
+    # A header file whose name holds U+202E (a right-to-left override), given as lock's --checkpoint. before: exit 0,
+    # "locked x (price, locks no registered serving): … -> x.lock.toml", a lock whose checkpoint.name the lock
+    # schema's one-line rule refuses: reproduce, price --lock and check then failed on it (a lock in locks/ stopped
+    # every price of the registry).
+    root = copy_root(tmp_path)
+    header = root / "\u202eg.gguf.xz"
+    shutil.copyfile(REPO / "tests" / "data" / "gemma3-270m-q4_k_m.header.gguf.xz", header)
+    out = tmp_path / "x.lock.toml"
+    result = invoke("lock", "gemma3-270m-h100", "--checkpoint", str(header), "-o", str(out), root=root)
+    assert result.exit_code == 2, result.output
+    why = ("'\\u202eg.gguf.xz' holds a control character, a line separator, a bidi control or an invisible character "
+           "(a newline, a tab, U+2028, U+202E, U+200B …): write it on one line (the lock would not read back: nothing "
+           "written)")
+    assert result.stderr.splitlines() == [f"passprice: error: {out}: checkpoint.name: {why}",
+                                          f"passprice: error: {out}: serving.checkpoint: {why}"]
+    assert not out.exists()
