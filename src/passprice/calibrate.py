@@ -39,15 +39,14 @@ from typing import Any
 import attrs
 import numpy as np
 
-from passprice.cards import Card, load_card
-from passprice.checkpoints import load_checkpoint
+from passprice.cards import Card
 from passprice.derivations import Finding, RunDerivation, RunInput
 from passprice.errors import InputError, NotFound, SchemaError
 from passprice.facts import Fact, Provenance, shown_unit
 from passprice.files import shell_word, shown
 from passprice.fits import extreme, figure_of, rounded
 from passprice.gguf_header import GGUFHeader
-from passprice.measurements import Run, load_runs, past_context, ratio_too_large, run_serving
+from passprice.measurements import Run, load_runs, past_context, ratio_too_large, run_inputs, run_serving
 from passprice.registry import Root, in_root
 from passprice.serving import ServingRefusal, shape_of
 from passprice.stackfits import METHOD
@@ -146,13 +145,7 @@ def model_runs(root: Root, stack: Stack, runs: Sequence[Run]) -> list[RunModel]:
 
     out = []
     for run in runs:
-        try:
-            card = cards.get(run.card) or load_card(root, run.card)
-            cards[run.card] = card
-            header = headers.get(run.checkpoint) or load_checkpoint(root, run.checkpoint)
-            headers[run.checkpoint] = header
-        except InputError as e:
-            raise InputError(f"run {run.id} ({run.source}): {e}") from None
+        card, header = run_inputs(root, run, cards, headers)
         beyond = past_context(root.measurements, run, header.meta_int("context_length"))
         if beyond is not None:
             raise InputError(beyond)

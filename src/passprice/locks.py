@@ -697,15 +697,33 @@ def lock_text(lock: Lock) -> str:
 
 
 def write_lock(path: Path, lock: Lock, force: bool = False) -> None:
-    """Write ``lock`` to ``path`` atomically; refuses to overwrite an existing file unless ``force``, and to write
+    """Write ``lock`` to ``path`` atomically; refuses to overwrite an existing file unless ``force``, to write
     through a link in a registry to a file outside it (:func:`passprice.schema.require_link_inside`: the lock would
-    not read back)."""
+    not read back), and to write a lock its reader refuses (:func:`_require_read_back`)."""
     from passprice.files import require_no_lookalike, write_atomically
     from passprice.schema import require_link_inside
 
     require_link_inside(path)
     require_no_lookalike(path)
-    write_atomically(path, lock_text(lock), force)
+    text = lock_text(lock)
+    _require_read_back(path, text)
+    write_atomically(path, text, force)
+
+
+def _require_read_back(path: Path, text: str) -> None:
+    """Refuse to write the lock ``text`` to ``path`` when it would not read back (:func:`read_lock`'s schema and
+    digests): ``lock R1 --checkpoint FILE`` of a header file whose name holds U+202E (or a control character) wrote a
+    lock, exit 0, pinning that name as its checkpoint, which the lock schema's one-line rule then refused, so
+    ``check`` failed and every price of the serving stopped on the lock (attack73). Raises :class:`InputError`
+    with the reader's lines, each saying nothing was written."""
+    from passprice.errors import problem_lines
+    from passprice.registry import schema_dir
+
+    try:
+        _lock_of_file(path, schema_dir(), text.encode("utf-8", "surrogateescape"))
+    except InputError as e:  # a SchemaError is one
+        raise InputError.of(
+            f"{line} (the lock would not read back: nothing written)" for line in problem_lines(e)) from None
 
 
 def _pinned_facts(document: Mapping[str, Any], source: str, check: bool) -> dict[str, Fact]:

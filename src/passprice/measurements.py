@@ -28,6 +28,7 @@ from passprice.registry import Root, entry_name
 from passprice.servings import ContextSpec, ServingSpec
 
 if TYPE_CHECKING:
+    from passprice.cards import Card
     from passprice.gguf_header import GGUFHeader
     from passprice.serving import Serving
 
@@ -104,6 +105,35 @@ class Run:
             f"{why.split('; name a routing record', 1)[0]}; the run names none: add `routing = NAME` to it "
             f"({self.key}.routing: a record of facts/routing/, e.g. uniform, an assumption)"
         )
+
+
+def run_inputs(
+    root: Root, run: Run, cards: dict[str, Card], headers: dict[str, GGUFHeader]
+) -> tuple[Card, GGUFHeader]:
+    """The card and the checkpoint's header ``run`` names, each loaded once a name into ``cards`` and ``headers``
+    (``calibrate`` and ``validate`` price many runs of one card and model).
+
+    Raises :class:`InputError`: for a name that names nothing (:class:`passprice.errors.NotFound`), its line after
+    the run's file and key (``registry/measurements/SOURCE.toml: run.INDEX.card: card 'x': not found in …``), as
+    ``check`` says it: ``calibrate`` and ``validate`` said ``run ID (SOURCE): card 'x': not found …``, naming
+    neither the file nor the key (attack73); for a file that is there but does not read, its own lines after
+    ``run ID (SOURCE): `` (the line names that file)."""
+    from passprice.cards import load_card
+    from passprice.checkpoints import load_checkpoint
+    from passprice.errors import NotFound
+
+    key = "card"
+    try:
+        card = cards.get(run.card) or load_card(root, run.card)
+        cards[run.card] = card
+        key = "checkpoint"
+        header = headers.get(run.checkpoint) or load_checkpoint(root, run.checkpoint)
+        headers[run.checkpoint] = header
+    except NotFound as e:
+        raise InputError.of(f"{run.key}.{key}: {line}" for line in e.lines) from None
+    except InputError as e:
+        raise InputError.of(f"run {run.id} ({run.source}): {line}" for line in e.lines) from None
+    return card, header
 
 
 def run_serving(root: Root, run: Run, header: GGUFHeader) -> Serving:

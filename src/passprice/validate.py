@@ -14,12 +14,11 @@ from typing import Any
 
 import attrs
 
-from passprice.cards import Card, load_card
-from passprice.checkpoints import load_checkpoint
+from passprice.cards import Card
 from passprice.errors import InputError
 from passprice.files import check_writable, is_there, written_suffix
 from passprice.gguf_header import GGUFHeader
-from passprice.measurements import Run, load_runs, past_context, ratio_too_large, run_serving
+from passprice.measurements import Run, load_runs, past_context, ratio_too_large, run_inputs, run_serving
 from passprice.registry import Root, name_problem
 from passprice.serving import ServingRefusal
 from passprice.stacks import Stack, load_stack, price_expected
@@ -147,10 +146,11 @@ def validate(root: Root, stack: str | None = None, runs: Sequence[Run] | None = 
         if run.stack in unread:
             continue
         try:
-            card = cards.get(run.card) or load_card(root, run.card)
-            cards[run.card] = card
-            header = headers.get(run.checkpoint) or load_checkpoint(root, run.checkpoint)
-            headers[run.checkpoint] = header
+            card, header = run_inputs(root, run, cards, headers)
+        except InputError as e:  # left out, its lines kept (each names its file and key), the rest shown
+            problems.extend(e.lines)
+            continue
+        try:
             serving = run_serving(root, run, header)
         except InputError as e:  # its file names what does not load: left out, its lines kept, the rest shown
             problems.extend(f"run {run.id} ({run.source}): {line}" for line in e.lines)
