@@ -573,10 +573,11 @@ def one_batch(top: Path) -> Iterator[None]:
         batch.close()
 
 
-def read_blobs(top: Path, sizes: Mapping[str, int]) -> dict[str, bytes]:
+def read_blobs(top: Path, sizes: Mapping[str, int], timeout: float | None = None) -> dict[str, bytes]:
     """The content of each blob of ``sizes`` (its id → its size, known beforehand and within the caller's cap), from
-    one ``git cat-file --batch`` (the one :func:`one_batch` holds open for ``top``, if any). A blob git no longer
-    finds is left out."""
+    one ``git cat-file --batch`` (the one :func:`one_batch` holds open for ``top``, if any; else one run within
+    ``timeout`` seconds, as :func:`run_git` takes them). A blob git no longer finds is left out. Raises as
+    :func:`run_git` does."""
     wanted = list(sizes)
     if not wanted:
         return {}
@@ -585,7 +586,7 @@ def read_blobs(top: Path, sizes: Mapping[str, int]) -> dict[str, bytes]:
         found = batch.read(wanted)
         if found is not None:
             return found
-    data = run_git(top, ["cat-file", "--batch"], "".join(f"{b}\n" for b in wanted).encode("ascii"))
+    data = run_git(top, ["cat-file", "--batch"], "".join(f"{b}\n" for b in wanted).encode("ascii"), timeout=timeout)
     contents: dict[str, bytes] = {}
     at = 0
     for blob in wanted:
