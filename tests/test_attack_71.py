@@ -131,7 +131,7 @@ def test_a_huge_requirements_file_of_the_locks_commit_is_not_read(tmp_path: Path
         " ".join(args)) or run_git(top, args, *more, **named))
     monkeypatch.setattr(reproduce, "MAX_REQUIREMENTS_BYTES", len(text) - 1)
     assert reproduce.requirement_at(Root(tmp_path), commit) is None
-    assert asked == ["cat-file --batch-check=%(objecttype) %(objectsize)"]  # sized, not read
+    assert asked == ["cat-file --batch-check=%(objectname) %(objecttype) %(objectsize)"]  # sized, not read
     assert reproduce.requirement_at(Root(tmp_path), "0" * 12) is None  # no such commit
 
 

@@ -240,9 +240,9 @@ def test_a_commit_of_thousands_of_files_costs_one_cat_file_and_reads_none_of_the
     calls: list[list[str]] = []
     real = gitread.run_git
 
-    def counting(cwd: Path, args: list[str], stdin: bytes | None = None) -> bytes:
+    def counting(cwd: Path, args: list[str], stdin: bytes | None = None, timeout: float | None = None) -> bytes:
         calls.append(list(args))
-        return real(cwd, args, stdin)
+        return real(cwd, args, stdin, timeout=timeout)
 
     monkeypatch.setattr(gitread, "run_git", counting)
     monkeypatch.setattr(diff, "_run_git", counting)

@@ -230,9 +230,10 @@ def test_2_an_old_locks_audit_reads_its_sources_with_one_git(tmp_path: Path, mon
         assert now == before  # text, JSON and markdown, stdout and stderr, byte for byte
         assert since in now[0][0]
         # rev-parse, status, log, then one `git show` a record (and one a document a source names): 3 + 3, 3 + 6
-        # (5 records, 1 document); now rev-parse, status, log and one `cat-file --batch`
+        # (5 records, 1 document); now rev-parse, status, log, one `cat-file --batch-check` sizing them all (left54:
+        # a blob past gitread.NAMED_BYTES is refused unread) and one `cat-file --batch`
         assert before_count == [3 + sources + (lock == "qwen35-27b-h200-mtp")] * 3
-        assert now_count == [4] * 3
+        assert now_count == [5] * 3
     assert "qwen35-mtp.toml rewritten" in audits("qwen35-27b-h200-mtp")[0][0][0]
 
 

@@ -25,13 +25,20 @@ import attrs
 from passprice.derivations import Derivation, quantity
 from passprice.errors import InputError, escaped
 from passprice.facts import Fact, Provenance, counted_unit, dimension
+from passprice.textchange import NUMBER
 from passprice.textchange import figure_read as figure_read  # the one reader of a written number
 
 #: A figure with its unit in a locator's text: ``4.8TB/s``, ``3,958 TOPS``, ``141GB`` (a number glued to a letter
-#: before it, ``pp512``, is a name, not a figure). A power of ten too large to write out in 15 digits is read as
-#: :func:`_plain` writes it, ``1e+308 GB/s`` (attack69: read as ``308 GB/s``, the digits after its ``e+``).
-_SIGNED_EXPONENT = r"(?:e[+-]\d{1,3}(?![\d.]))?"
-_WITH_UNIT = re.compile(rf"(?<![\w.,])(\d[\d,]*(?:\.\d+)?{_SIGNED_EXPONENT}) ?([A-Za-z]+(?:/[A-Za-z]+)?)")
+#: before it, ``pp512``, is a name, not a figure). Its number is :data:`passprice.textchange.NUMBER`, the one pattern
+#: every reader of a locator's figures uses, its amount :func:`figure_read`'s: a power of ten :func:`_plain` does not
+#: write out (``1e+308 GB/s``, ``1e-4000 GB/s``, ``2E3GB``) is read with its number (attack69: ``1e+308 GB/s`` read as
+#: ``308 GB/s``). Left54: this module had its own number (a power of ten only as ``e``, a sign and 1 to 3 digits;
+#: anything but a letter of any script, a digit, ``_``, ``.`` or ``,`` before it), which read ``1e-4000 GB/s`` and
+#: ``x1e-400 GB/s`` as ``4000 GB/s`` and ``400 GB/s`` (the power's digits), ``2E3GB`` as no figure, and no figure
+#: glued to a letter of another script (``带宽4.8TB/s``); the review (:mod:`passprice.diff`) read each as
+#: :data:`~passprice.textchange.NUMBER` does. No difference was needed: a look-alike letter before a figure
+#: (``Н100``, Cyrillic) is a Latin one by then (:func:`_plain`), so the name rule reads it as a name.
+_WITH_UNIT = re.compile(rf"({NUMBER}) ?([A-Za-z]+(?:/[A-Za-z]+)?)")
 #: A figure written with a power of ten: ``4.8e12``, ``4.8E+12``, ``4.8 x 10^12``, ``4.8×10¹²`` is not read here.
 _EXPONENT = re.compile(r"(?<![\w.,])(\d+(?:\.\d+)?)(?:[eE]([+-]?\d{1,3})|\s?[x×]\s?10\^([+-]?\d{1,3}))(?![\w.])")
 #: A prefix written as a word (``terabytes per second``).
@@ -43,8 +50,9 @@ _RATE_IN_WORDS = re.compile(r"(?i)\b(kilo|mega|giga|tera|peta)(flops|ops)\b")
 _BYTES_PER = re.compile(r"\b([kKMGTP]i?B)(?:ps|/sec(?:ond)?)\b")
 #: Kilobytes written ``KB`` (``228 KB shared memory``), as whitepapers write them.
 _KB = re.compile(r"(?<=[\d ])KB\b")
-#: A number in a locator's text, with or without a unit.
-_NUMBER = re.compile(rf"(?<![\w.,])\d[\d,]*(?:\.\d+)?{_SIGNED_EXPONENT}")
+#: A number in a locator's text, with or without a unit: :data:`passprice.textchange.NUMBER` (left54: see
+#: :data:`_WITH_UNIT`).
+_NUMBER = re.compile(NUMBER)
 #: Numbers written in words (``four point eight``, ``one hundred forty-one``, ``four thousand eight hundred``).
 _ONES = {w: i for i, w in enumerate(("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
                                      "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen",

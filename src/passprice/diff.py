@@ -1250,8 +1250,10 @@ _NOT_AFTER = r"(?<!=)"
 _NAME_RUN = r"[\w.-]+"
 #: A character after which no name and no figure starts.
 _NO_START = r"[A-Za-z_\d.,=]"
-#: What follows a setting's name: its number, after blanks and an ``=`` or ``:``.
-_SETTING_VALUE = r"[ \t]*[=:]?[ \t]*\d[\d,]*(?:\.\d+)?"
+#: What follows a setting's name before its number (:data:`passprice.textchange.NUMBER`, joined to it when
+#: :func:`_setting_spans` first reads a name): blanks and an ``=`` or ``:``. Left54: the number was written here its
+#: own way, without a power of ten, so ``n_ctx=2e3``'s setting ended at its ``2``.
+_SETTING_VALUE = r"[ \t]*[=:]?[ \t]*"
 
 
 def _setting_spans(text: str) -> list[tuple[int, int]]:
@@ -1269,7 +1271,9 @@ def _setting_spans(text: str) -> list[tuple[int, int]]:
     def letter(c: str) -> bool:
         return "A" <= c <= "Z" or "a" <= c <= "z"
 
-    value = re.compile(_SETTING_VALUE)
+    from passprice.textchange import NUMBER
+
+    value = re.compile(_SETTING_VALUE + NUMBER)
     out: list[tuple[int, int]] = []
     for run in re.finditer(_NAME_RUN, text):
         lo, hi = run.span()

@@ -573,10 +573,11 @@ def one_batch(top: Path) -> Iterator[None]:
         batch.close()
 
 
-def read_blobs(top: Path, sizes: Mapping[str, int]) -> dict[str, bytes]:
+def read_blobs(top: Path, sizes: Mapping[str, int], timeout: float | None = None) -> dict[str, bytes]:
     """The content of each blob of ``sizes`` (its id → its size, known beforehand and within the caller's cap), from
-    one ``git cat-file --batch`` (the one :func:`one_batch` holds open for ``top``, if any). A blob git no longer
-    finds is left out."""
+    one ``git cat-file --batch`` (the one :func:`one_batch` holds open for ``top``, if any; else one run within
+    ``timeout`` seconds, as :func:`run_git` takes them). A blob git no longer finds is left out. Raises as
+    :func:`run_git` does."""
     wanted = list(sizes)
     if not wanted:
         return {}
@@ -585,7 +586,7 @@ def read_blobs(top: Path, sizes: Mapping[str, int]) -> dict[str, bytes]:
         found = batch.read(wanted)
         if found is not None:
             return found
-    data = run_git(top, ["cat-file", "--batch"], "".join(f"{b}\n" for b in wanted).encode("ascii"))
+    data = run_git(top, ["cat-file", "--batch"], "".join(f"{b}\n" for b in wanted).encode("ascii"), timeout=timeout)
     contents: dict[str, bytes] = {}
     at = 0
     for blob in wanted:
@@ -602,34 +603,72 @@ def read_blobs(top: Path, sizes: Mapping[str, int]) -> dict[str, bytes]:
     return contents
 
 
+#: Bytes one blob :func:`read_named` reads may have (a source record or document an audit reads as committed, a lock
+#: the history search reads): what a passprice file may have, :data:`~passprice.schema.MAX_TOML_BYTES`. Past it the
+#: blob is refused (:class:`BlobTooLarge`), not read.
+NAMED_BYTES = schema.MAX_TOML_BYTES
+
+
+class BlobTooLarge(InputError):
+    """A blob :func:`read_named` was asked for holds more than :data:`NAMED_BYTES`; its line names ``COMMIT:PATH``
+    and the size git gave (not read)."""
+
+
 def read_named(top: Path, names: Iterable[str], timeout: float | None = None) -> dict[str, bytes]:
     """The content of each blob ``names`` names (``COMMIT:PATH``, PATH relative to ``top``), from one ``git cat-file
     --batch`` whatever their number: what ``git show COMMIT:PATH`` prints of a blob, byte for byte (issue 13: an
-    audit of a lock ran one ``git show`` a source it cites). A name git does not find, one that is no blob (a
-    folder), or one holding a line break (which the batch cannot carry) is left out. ``timeout``: seconds, as
-    :func:`run_git` takes them. Raises :class:`subprocess.CalledProcessError` and :class:`InputError` as
+    audit of a lock ran one ``git show`` a source it cites). Each is sized first (``git cat-file --batch-check``, one
+    process for all), and only then read, by the object id that check gave (so a name whose commit moves between
+    the two reads what was sized). Left54: the batch's output was held whole, however large its blobs (a 100 MB
+    document committed under a source an audit cites was read into memory before anything looked at its size), as
+    :func:`passprice.modelhistory.committed_list` read the list of pricing models before left52. A name git does not
+    find, one that is no blob (a folder), or one holding a line break (which the batch cannot carry) is left out.
+    ``timeout``: seconds, as :func:`run_git` takes them, for the two git processes together. Raises
+    :class:`BlobTooLarge`, one line naming ``COMMIT:PATH`` and its size, when a blob holds more than
+    :data:`NAMED_BYTES` (nothing is read then), and :class:`subprocess.CalledProcessError` and :class:`InputError` as
     :func:`run_git` does."""
+    import time
+
     wanted = [n for n in dict.fromkeys(names) if "\n" not in n and "\r" not in n]
     if not wanted:
         return {}
-    data = run_git(top, ["cat-file", "--batch"],
-                   "".join(f"{n}\n" for n in wanted).encode("utf-8", "surrogateescape"), timeout=timeout)  # fmt: skip
-    contents: dict[str, bytes] = {}
+    deadline = None if timeout is None else time.monotonic() + timeout
+
+    def left() -> float | None:
+        return None if deadline is None else max(deadline - time.monotonic(), 0.001)
+
+    checked = run_git(top, ["cat-file", "--batch-check"],
+                      "".join(f"{n}\n" for n in wanted).encode("utf-8", "surrogateescape"), timeout=left())
+    ids: dict[str, str] = {}  # a name -> its blob's id, sized within the cap
+    for name, line in zip(wanted, checked.split(b"\n"), strict=False):
+        header = line.split(b" ")
+        # a found object: "OID TYPE SIZE"; else "NAME missing" (or "ambiguous"), its name holding any spaces
+        if len(header) != 3 or not header[2].isdigit() or header[1] != b"blob":
+            continue
+        size = int(header[2])
+        if size > NAMED_BYTES:
+            raise BlobTooLarge(f"{escaped(name)}: {size:,} bytes as committed, past the {NAMED_BYTES:,}-byte cap on "
+                               "a file passprice reads from git (gitread.NAMED_BYTES; not read)")
+        ids[name] = header[0].decode("ascii", "replace")
+    blobs = list(dict.fromkeys(ids.values()))
+    if not blobs:
+        return {}
+    data = run_git(top, ["cat-file", "--batch"], "".join(f"{b}\n" for b in blobs).encode("ascii"), timeout=left())
+    found: dict[str, bytes] = {}
     at = 0
-    for name in wanted:
+    for blob in blobs:
         eol = data.find(b"\n", at)
         if eol < 0:
             break
         header = data[at:eol].split(b" ")
         at = eol + 1
-        # a found object: "OID TYPE SIZE"; else "NAME missing" (or "ambiguous"), its name holding any spaces
-        if len(header) != 3 or not header[2].isdigit() or header[1] not in (b"blob", b"tree", b"commit", b"tag"):
-            continue
+        if len(header) != 3 or not header[2].isdigit():
+            continue  # "OID missing": gone since it was sized
         size = int(header[2])
         if header[1] == b"blob":
-            contents[name] = data[at : at + size]
+            found[blob] = data[at : at + size]
         at += size + 1
-    return contents
+    return {name: found[blob] for name, blob in ids.items() if blob in found}
 
 
 def is_shallow(top: Path) -> bool:

@@ -1634,7 +1634,7 @@ def digest_in_history(root: Root, ref: str) -> tuple[str, str, str] | None:
     import time
     import tomllib
 
-    from passprice.gitread import read_named, run_git
+    from passprice.gitread import read_blobs, run_git
 
     wanted = ref.lower().removeprefix("sha256:")
     written = f'digest = "sha256:{wanted}'  # how a lock file writes a digest: hex inside another one is passed over
@@ -1676,14 +1676,14 @@ def digest_in_history(root: Root, ref: str) -> tuple[str, str, str] | None:
         # once, whatever the number of files holding it.
         checked = run_git(root.path, ["cat-file", "--batch-check=%(objecttype) %(objectsize)"],
                           "".join(f"{b}\n" for b in blobs).encode("ascii", "replace"), timeout=left())
-        chosen = []
+        chosen: dict[str, int] = {}
         budget = MAX_HISTORY_READ_BYTES
         for blob, kind_size in zip(blobs, checked.decode("ascii", "replace").splitlines(), strict=False):
             kind, _, size = kind_size.partition(" ")
             if kind == "blob" and size.isdigit() and int(size) <= min(MAX_HISTORY_LOCK_BYTES, budget):
-                chosen.append(blob)
+                chosen[blob] = int(size)
                 budget -= int(size)
-        texts = read_named(root.path, chosen, timeout=left())
+        texts = read_blobs(root.path, chosen, timeout=left())  # sized above: read by id (left54)
         holds: dict[str, bool] = {}
         for blob, text in texts.items():
             left()

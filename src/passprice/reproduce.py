@@ -1532,18 +1532,19 @@ def requirement_at(root: Root, commit: str) -> str | None:
     nothing."""
     import subprocess
 
-    from passprice.gitread import read_named, run_git
+    from passprice.gitread import read_blobs, run_git
     from passprice.schema import shown_value
 
     if root.embedded:
         return None
     name = f"{commit}:requirements.txt"
     try:
-        sized = run_git(root.path, ["cat-file", "--batch-check=%(objecttype) %(objectsize)"], f"{name}\n".encode())
-        kind, _, size = sized.decode("ascii", "replace").strip().partition(" ")
+        sized = run_git(root.path, ["cat-file", "--batch-check=%(objectname) %(objecttype) %(objectsize)"],
+                        f"{name}\n".encode())
+        blob, kind, size = ([*sized.decode("ascii", "replace").split(), "", "", ""])[:3]
         if kind != "blob" or not size.isdigit() or int(size) > MAX_REQUIREMENTS_BYTES:
             return None
-        said = read_named(root.path, [name]).get(name)
+        said = read_blobs(root.path, {blob: int(size)}).get(blob)  # sized above: read by id (left54)
     except (InputError, OSError, subprocess.CalledProcessError):
         return None
     if said is None:

@@ -289,7 +289,7 @@ UNCOMPARED = ("the source records above are today's: a lock pins each fact's sou
 
 
 def sources_since_lock(root: Root, lock_file: Any, ids: Iterable[str]) -> tuple[SourceSinceLock, ...]:
-    """:func:`compared_since_lock`'s sources alone. Raises nothing."""
+    """:func:`compared_since_lock`'s sources alone. Raises as it does."""
     return compared_since_lock(root, lock_file, ids)[0]
 
 
@@ -307,12 +307,15 @@ def compared_since_lock(
     whether the comparison was made: ``False`` when no commit holds the lock file as it is (the embedded registry, a
     folder that is no git work tree, a lock file outside it, untracked or changed since its commit, git failing),
     for the audit's line saying its source records are today's (walkthrough 31: a lock handed over outside git was
-    audited with today's records and nothing said so); the same git calls answer both. Raises nothing."""
+    audited with today's records and nothing said so); the same git calls answer both. Raises
+    :class:`passprice.gitread.BlobTooLarge` (exit 2), one line naming ``COMMIT:PATH`` and its size, for a record or
+    document past :data:`passprice.gitread.NAMED_BYTES` at that commit (left54: read whole, however large); nothing
+    else."""
     import subprocess
     import tomllib
     from pathlib import Path
 
-    from passprice.gitread import read_named, run_git
+    from passprice.gitread import BlobTooLarge, read_named, run_git
     from passprice.schema import read_bytes
 
     ids = sorted(set(ids))
@@ -364,5 +367,7 @@ def compared_since_lock(
             if changed:
                 out.append(SourceSinceLock(source_id, commit, when, tuple(changed)))
         return tuple(out), True
+    except BlobTooLarge:
+        raise  # a record or document past the cap as committed: refused by name (left54), not passed over
     except (InputError, OSError, ValueError, subprocess.CalledProcessError):
         return (), False
