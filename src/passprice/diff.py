@@ -45,7 +45,7 @@ from passprice.locks import (
     read_lock,
 )
 from passprice.pins import LOCK_FORMAT
-from passprice.registry import Root
+from passprice.registry import Root, lock_order
 from passprice.report import fact_json
 from passprice.reproduce import same_quantity
 from passprice.servings import spec_to_document
@@ -3046,7 +3046,7 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
     base_locks, head_locks = _locks(base), _locks(head)
     requests: dict[str, list[dict[str, Any]]] = {"base": [], "head": []}
     pairs: dict[str, tuple[Lock | None, Lock | None, str | None]] = {}
-    for rel in sorted({*base_locks, *head_locks}):
+    for rel in sorted({*base_locks, *head_locks}, key=lock_order):  # by name, as check lists them (left53)
         old, new = base_locks.get(rel), head_locks.get(rel)
         note = None
         if rel in head_locks and new is None:
@@ -6308,7 +6308,8 @@ def _duplicates(head: Side, changed: Iterable[str]) -> tuple[str, ...]:
     from passprice.check import duplicate_lines
 
     touched = set(changed)
-    locks = [(head.root.path / rel, lock) for rel, lock in sorted(_locks(head).items()) if lock is not None]
+    locks = [(head.root.path / rel, lock) for rel, lock in sorted(_locks(head).items(), key=lambda i: lock_order(i[0]))
+             if lock is not None]
     return tuple(line for pair, line in duplicate_lines(head.root, locks) if touched & set(pair))
 
 
