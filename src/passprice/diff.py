@@ -4985,9 +4985,10 @@ def hypothetical_claims(head: Side, files: Sequence[FileChange]) -> dict[str, st
 
 def _pinning(side: Side, card: str) -> list[str]:
     """The names of the lock files of ``side`` (``locks/NAME.lock.toml``) whose ``[card]`` pins the card ``card``,
-    in file order; a lock file that does not read is left out (``check`` names it)."""
+    by name (:func:`~passprice.registry.lock_order`, as every listing of locks); a lock file that does not read is
+    left out (``check`` names it)."""
     out = []
-    for rel in sorted(side.files):
+    for rel in sorted(side.files, key=lock_order):
         if not (rel.startswith("locks/") and rel.endswith(".lock.toml")):
             continue
         try:
@@ -5141,10 +5142,10 @@ def _pins_record(side: Side, lock: str, kind: str, today: tuple[str, Any] | None
 
 def _pricing_with(side: Side, kind: str, name: str) -> list[str]:
     """The names of the lock files of ``side`` whose ``[serving]`` prices with the routing record (``kind``
-    ``routing``) or drafting method (``draft``) ``name``, in file order; a lock file that does not read is left out
-    (``check`` names it)."""
+    ``routing``) or drafting method (``draft``) ``name``, by name (:func:`~passprice.registry.lock_order`); a lock
+    file that does not read is left out (``check`` names it)."""
     out = []
-    for rel in sorted(side.files):
+    for rel in sorted(side.files, key=lock_order):
         if not (rel.startswith("locks/") and rel.endswith(".lock.toml")):
             continue
         try:
@@ -5311,7 +5312,7 @@ def relabelled_stacks(base: Side, head: Side, files: Sequence[FileChange]) -> di
         if not isinstance(before, dict) or not isinstance(after, dict):
             continue
         locks, pinning = [], []
-        for rel in sorted(head.files):
+        for rel in sorted(head.files, key=lock_order):  # the locks by name (left53)
             if not (rel.startswith("locks/") and rel.endswith(".lock.toml")):
                 continue
             try:
