@@ -270,8 +270,8 @@ def test_the_review_spells_an_origin_rewritten_in_another_normalisation(tmp_path
     assert ("  claims changed, which the pricer does not read (re-import from the GGUF file to confirm them): "
             "entry.origin …0.1.0. MIT licence (Zo['\\xeb Caf\\xe9' → "
             "'e\\u0308 Cafe\\u0301']) (model card of DeepSeek-R1-Distill-Qwen-7B). (the same text in another Unicode "
-            "normalisation, NFC → NFD: it prints the same); 4 locks pin the old origin: r1-qwen7b-h200-best, "
-            "r1-qwen7b-h200-llamacpp, r1-qwen7b-h200, r1-qwen7b-mi300x-int8kv (re-pin: passprice lock --update)"
+            "normalisation, NFC → NFD: it prints the same); 4 locks pin the old origin: r1-qwen7b-h200, "
+            "r1-qwen7b-h200-best, r1-qwen7b-h200-llamacpp, r1-qwen7b-mi300x-int8kv (re-pin: passprice lock --update)"
             ) in result.stdout.splitlines()
 
 

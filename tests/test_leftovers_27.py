@@ -169,8 +169,8 @@ def test_5_the_resting_line_stands_under_the_source_it_rests_on(tmp_path: Path) 
     lines = result.stdout.splitlines()
     sources = lines.index("#### Sources")
     resting = ("- ⚠️ 5 locks resting on a source whose document changed, to verify (the sources above): "
-               "`qwen3-30b-a3b-h200`, `qwen35-27b-h200-mtp`, `r1-qwen7b-h200-best`, `r1-qwen7b-h200-llamacpp`, "
-               "`r1-qwen7b-h200`")
+               "`qwen3-30b-a3b-h200`, `qwen35-27b-h200-mtp`, `r1-qwen7b-h200`, `r1-qwen7b-h200-best`, "
+               "`r1-qwen7b-h200-llamacpp`")  # left53: by name (was r1-qwen7b-h200 last)
     # before: "⚠️ 4 locks … to verify (sources below): …" as a paragraph after the cited sources' bullets, the
     # source it rests on above it
     assert lines[sources + 2].startswith("- ⚠️ `nvidia-h200-datasheet` **to verify**: the document source "
@@ -184,8 +184,8 @@ def test_5_the_resting_line_stands_under_the_source_it_rests_on(tmp_path: Path) 
     # the text review's line stays above its section ("sources whose document changed" comes last there)
     text_lines = invoke("diff", str(base), str(head)).stdout.splitlines()
     at = text_lines.index("5 locks resting on a source whose document changed, to verify (sources below): "
-                          "qwen3-30b-a3b-h200, qwen35-27b-h200-mtp, r1-qwen7b-h200-best, r1-qwen7b-h200-llamacpp, "
-                          "r1-qwen7b-h200")
+                          "qwen3-30b-a3b-h200, qwen35-27b-h200-mtp, r1-qwen7b-h200, r1-qwen7b-h200-best, "
+                          "r1-qwen7b-h200-llamacpp")  # left53: by name (was r1-qwen7b-h200 last)
     assert "sources whose document changed" in text_lines[at:]
 
 

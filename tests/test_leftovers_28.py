@@ -229,8 +229,8 @@ def test_the_markdown_review_puts_each_paragraph_in_its_section(tmp_path: Path) 
     # each figure to find in the document (walkthrough 41)
     *(f"  - h200_sxm_141gb:{place}" for place in H200_PLACES),
     '- ⚠️ 5 locks resting on a source whose document changed, to verify (the sources above): '
-     '`qwen3-30b-a3b-h200`, `qwen35-27b-h200-mtp`, `r1-qwen7b-h200-best`, `r1-qwen7b-h200-llamacpp`, '
-     '`r1-qwen7b-h200`',
+     '`qwen3-30b-a3b-h200`, `qwen35-27b-h200-mtp`, `r1-qwen7b-h200`, `r1-qwen7b-h200-best`, '
+     '`r1-qwen7b-h200-llamacpp`',  # left53: by name, as the sentence above (was r1-qwen7b-h200 last)
     '- `nvidia-h100-datasheet` (cited): NVIDIA H100 Tensor Core GPU Datasheet (NVIDIA, 2023), datasheet, '
      'at https://resources.nvidia.com/en-us-tensor-core/nvidia-tensor-core-gpu-datasheet; cited by '
      'h100_sxm5_80gb memory.bandwidth',
@@ -262,7 +262,7 @@ def test_the_markdown_review_says_locks_on_changed_claims_under_the_checkpoints(
         "- `registry/checkpoints/deepseek-r1-distill-qwen-7b-q4_k_m.toml` (changed): content unchanged (169f62b972aa…: "
         "the entry was rewritten, what the pricer reads was not)",
         "- ⚠️ 4 locks priced from a checkpoint entry whose claims changed, to verify (checkpoints above): "
-        "`r1-qwen7b-h200-best`, `r1-qwen7b-h200-llamacpp`, `r1-qwen7b-h200`, `r1-qwen7b-mi300x-int8kv`",
+        "`r1-qwen7b-h200`, `r1-qwen7b-h200-best`, `r1-qwen7b-h200-llamacpp`, `r1-qwen7b-mi300x-int8kv`",
         "",
     ]
     assert lines[lines.index("#### Locks"):lines.index("#### Checkpoints")] == [

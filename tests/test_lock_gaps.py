@@ -216,26 +216,28 @@ def test_4_deleting_a_serving_s_locks_drops_its_floors_and_fails_the_review(bran
         "no fact changed; 3 locks affected, 3 removed, 3 dropping floors; 7 locks unaffected"
     )
     section = markdown.split("#### Locks removed\n\n", 1)[1].split("\n\n", 1)[0].splitlines()
-    assert section[9].startswith(f"- ❌ removed `{R1_STACK}` (`locks/{R1_STACK}.lock.toml`, price lock of serving "
-                                 f"`{R1}`, recorded 996.1 tokens/s): its removal drops 21 floors of serving `{R1}`")
-    assert section[31] == (
+    # by name (left53: registry.lock_order; the lock files' paths sorted put R1 last): R1, R1_BEST, R1_STACK
+    assert section[18].startswith(f"- ❌ removed `{R1_STACK}` (`locks/{R1_STACK}.lock.toml`, price lock of serving "
+                                  f"`{R1}`, recorded 996.1 tokens/s): its removal drops 21 floors of serving `{R1}`")
+    assert section[0] == (
         f"- ❌ removed `{R1}` (`locks/{R1}.lock.toml`, price lock of serving `{R1}`, recorded 996.1 tokens/s): its "
         f"removal drops 8 floors of serving `{R1}`, which is still registered; keep a lock of the serving, or remove "
         "the serving with it"
     )
-    assert section[32:] == [
+    assert section[1:9] == [
         f"  - floor on `{path}` dropped: {was} → none (no lock of the serving left floors it)"
         for path, was in (("array", "derived"), ("memory.bandwidth", "published"), ("memory.capacity", "published"),
                           ("on_chip.capacity", "estimated"), ("scale", "estimated"), ("streams.append", "measured"),
                           ("streams.read", "measured"), ("vector", "derived"))
     ]
-    assert section[0].startswith(f"- ❌ removed `{R1_BEST}` (`locks/{R1_BEST}.lock.toml`, best lock of serving")
+    assert section[9].startswith(f"- ❌ removed `{R1_BEST}` (`locks/{R1_BEST}.lock.toml`, best lock of serving")
+    assert len(section) == 40
     # what `passprice diff` prints on stderr, exit 1 (cli.diff_command: "passprice: refused: " + these, joined by
     # "; "), read off this review instead of a second one in a subprocess (session 33)
     assert d.refusal_reasons() == [
+        f"it removes lock {R1}, dropping floors serving {R1} is priced under",
         f"it removes lock {R1_BEST}, dropping floors serving {R1} is priced under",
         f"it removes lock {R1_STACK}, dropping floors serving {R1} is priced under",
-        f"it removes lock {R1}, dropping floors serving {R1} is priced under",
     ]
 
 

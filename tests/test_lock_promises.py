@@ -25,7 +25,7 @@ import pytest
 from cli_helpers import REPO, copy_root, invoke
 from passprice.diff import diff, diff_markdown, diff_text
 from passprice.pins import pricing_model_digest
-from passprice.registry import Root
+from passprice.registry import Root, lock_order
 
 R1 = "r1-qwen7b-h200"
 R1_LOCK = f"locks/{R1}.lock.toml"
@@ -361,7 +361,7 @@ def test_5_a_fact_no_price_reads_moves_no_lock(branch: Path) -> None:
     head = commit(branch, "on_chip.bandwidth, host.capacity")
     d = diff(Root(branch), "main", head)
     assert d.exit_status == 0 and d.locks == ()
-    paths = sorted(p.name for p in (branch / "locks").iterdir())
+    paths = sorted((p.name for p in (branch / "locks").iterdir()), key=lock_order)  # as the review lists them
     names = [p.removesuffix(".lock.toml") for p in paths]
     assert len(names) >= 7 and R1 in names and MTP in names
     # host.capacity 512 → 256 GiB re-cited to a basis naming no figure is to verify since slip round 38

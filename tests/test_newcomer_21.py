@@ -128,7 +128,9 @@ def test_fact_show_history_reads_a_stack_fact() -> None:
     assert out.exit_code == 0, out.output
     first = out.stdout.splitlines()[0]
     assert first.startswith(f"{LLAMA} share.read (facts/stacks/{LLAMA}.toml): ") and "versions" in first
-    assert "  0.9883 (derived)   changed: " in out.stdout
+    # left53: what changed in fact set's words (factparts.change_said: "citation, derivation changed"), not "changed: …"
+    lines = out.stdout.splitlines()
+    assert any(line.startswith("  0.9883 (derived)   ") and line.endswith(" changed") for line in lines)
     assert ("  source: passprice-stack-calibration — the 111 runs of stack llamacpp-cuda-2405 in "
             "registry/measurements/xiongjiedai-llama3-llamabench.toml") in out.stdout
     data = json.loads(invoke("fact", "show", LLAMA, "share.read", "--history", "--json").stdout)
@@ -140,7 +142,7 @@ def test_fact_show_history_reads_a_routing_record_fact() -> None:
     out = invoke("fact", "show", "qwen3-30b-a3b-measured", "routing.hot_share", "--history")
     assert out.exit_code == 0, out.output
     assert out.stdout.startswith("qwen3-30b-a3b-measured hot_share (facts/routing/qwen3-30b-a3b-measured.toml): ")
-    assert ("  0.9 (measured)   changed: new\n  source: gpu-container-handbook-routing-derisk — the definition of "
+    assert ("  0.9 (measured)   new\n  source: gpu-container-handbook-routing-derisk — the definition of "
             "hot_frac_for_coverage") in out.stdout
     routing = REPO / "facts" / "routing" / "qwen3-30b-a3b-measured.toml"
     assert bad("fact", "show", "qwen3-30b-a3b-measured", "nope", "--history") == [

@@ -28,8 +28,8 @@ from test_slip_34 import H200, branch, registry, renderings
 __all__ = ["registry"]  # the slip-34 fixture: this checkout's registry committed on main
 
 MTP = "locks/qwen35-27b-h200-mtp.lock.toml"
-H200_LOCKS = ["qwen3-30b-a3b-h200", "qwen35-27b-h200-mtp", "r1-qwen7b-h200-best", "r1-qwen7b-h200-llamacpp",
-              "r1-qwen7b-h200"]
+H200_LOCKS = ["qwen3-30b-a3b-h200", "qwen35-27b-h200-mtp", "r1-qwen7b-h200", "r1-qwen7b-h200-best",
+              "r1-qwen7b-h200-llamacpp"]  # by name (left53: r1-qwen7b-h200 was last)
 TITLE = "card.title: 'NVIDIA H200 SXM 141GB' → 'NVIDIA H200 SXM 141GB (renamed)' (the lock pinned the old)"
 MADE_HYPOTHETICAL = ("card.hypothetical: false → true (the lock pinned false: its price now claims a hypothetical "
                      "card, not the real one it was locked as)")

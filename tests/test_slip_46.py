@@ -113,8 +113,8 @@ def test_1_the_review_names_the_lock_pinning_the_old_source(tmp_path: Path) -> N
     review = json.loads(as_json)
     assert review["source_pinned_by"] == {ENTRY: ["r1-o"]}
     assert review["origin_pinned_by"] == {}
-    assert review["on_changed_claims"] == ["r1-qwen7b-h200-best", "r1-qwen7b-h200-llamacpp", "r1-qwen7b-h200",
-                                          "r1-qwen7b-mi300x-int8kv"]
+    assert review["on_changed_claims"] == ["r1-qwen7b-h200", "r1-qwen7b-h200-best", "r1-qwen7b-h200-llamacpp",
+                                          "r1-qwen7b-mi300x-int8kv"]  # left53: by name
     assert "; 1 lock pins the old source: r1-o (re-pin: passprice lock --update)" in markdown
 
 

@@ -131,8 +131,8 @@ def test_3_an_entrys_imported_by_is_asked_by_the_review_and_pinned_nowhere(tmp_p
                         "checkpoint entry whose claims changed, to verify; 6 locks unaffected")
     assert ("  claims changed, which the pricer does not read (re-import from the GGUF file to confirm them): "
             "entry.imported_by passprice 0.1.0 → passprice 9.9") in lines
-    assert review["on_changed_claims"] == ["r1-qwen7b-h200-best", "r1-qwen7b-h200-llamacpp", "r1-qwen7b-h200",
-                                          "r1-qwen7b-mi300x-int8kv"]
+    assert review["on_changed_claims"] == ["r1-qwen7b-h200", "r1-qwen7b-h200-best", "r1-qwen7b-h200-llamacpp",
+                                          "r1-qwen7b-mi300x-int8kv"]  # left53: by name
     # not pinned (the tool that wrote the entry, not what it describes): check --frozen holds, audit shows nothing
     assert invoke("check", "--frozen", root=head).exit_code == 0
     audited = invoke("audit", "locks/r1-qwen7b-h200.lock.toml", root=head)

@@ -641,11 +641,12 @@ def test_fact_history_reads_git(tmp_path: Path) -> None:
         (False, "streams.rewrite estimated", 0.8, "estimated"),
         (False, "the registry", 0.8333, "measured"),
     ]  # the commit that changed another fact is not a version of this one
-    assert versions[1]["changed"] == ["value", "provenance", "locator", "note", "derivation"]
+    # left53: the parts as fact set and the review name them (factparts), not the file's keys (was "locator")
+    assert versions[1]["changed"] == ["value", "provenance", "citation", "note", "derivation"]
     assert versions[2]["changed"] == ["new"]
     text = invoke("fact", "show", H200, "streams.rewrite", "--history", root=root).stdout
     assert text.startswith(f"{H200} streams.rewrite ({H200_FILE}): 3 versions\n\nwork tree  uncommitted changes\n")
-    assert "  0.8 (estimated)   changed: value, provenance, locator, note, derivation\n" in text
+    assert "  0.8 (estimated)   value, provenance, citation changed, note removed, derivation removed\n" in text
 
 
 def test_fact_history_outside_git_is_one_error_line(tmp_path: Path) -> None:

@@ -90,10 +90,12 @@ def test_a_lock_out_of_date_on_both_sides_is_still_said_so(tmp_path: Path) -> No
     status, reasons, _ = _review(base, head)
     assert status == 1
     # walkthrough 57: the line said no way out (each row said "re-lock it"); it names the command for each
-    assert reasons == ["locks qwen3-30b-a3b-h200, qwen35-27b-h200-mtp, r1-qwen7b-h200-best, r1-qwen7b-h200-llamacpp, "
-                       "r1-qwen7b-h200 already out of date on BASE (BASE's inputs no longer give the price their files "
-                       "record: re-lock each, `passprice lock --update -o locks/qwen3-30b-a3b-h200.lock.toml`, "
+    # left53: the locks by name (r1-qwen7b-h200 was last)
+    assert reasons == ["locks qwen3-30b-a3b-h200, qwen35-27b-h200-mtp, r1-qwen7b-h200, r1-qwen7b-h200-best, "
+                       "r1-qwen7b-h200-llamacpp already out of date on BASE (BASE's inputs no longer give the price "
+                       "their files record: re-lock each, `passprice lock --update -o "
+                       "locks/qwen3-30b-a3b-h200.lock.toml`, "
                        "`passprice lock --update -o locks/qwen35-27b-h200-mtp.lock.toml`, `passprice lock --update -o "
+                       "locks/r1-qwen7b-h200.lock.toml`, `passprice lock --update -o "
                        "locks/r1-qwen7b-h200-best.lock.toml`, `passprice lock --update -o "
-                       "locks/r1-qwen7b-h200-llamacpp.lock.toml`, `passprice lock --update -o "
-                       "locks/r1-qwen7b-h200.lock.toml`)"]
+                       "locks/r1-qwen7b-h200-llamacpp.lock.toml`)"]

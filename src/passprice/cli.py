@@ -240,6 +240,9 @@ def _failure_document(ctx: click.Context | None, document: dict[str, Any], wante
     wanted = _json_wanted(ctx) if wanted is None else wanted
     if not wanted:
         return
+    from passprice.tables import whole_counts
+
+    document = whole_counts(document)  # a refusal's bytes as --json writes every count (NotResident's needed)
     streamed = ctx.meta.get(STREAMED) if ctx is not None else None
     if ctx is not None and ctx.meta.get(JSON_PRINTED):
         if streamed is None:
@@ -615,19 +618,13 @@ def _finite(data: Any) -> None:
 
 
 def _echo_json(data: Any) -> None:
-    from passprice.tables import json_text
+    """Every command's ``--json`` document printed: its byte and token counts as integers when whole
+    (:func:`passprice.tables.whole_counts`, left53: ``kv``, ``simulate`` and ``roofline`` printed 20447232.0)."""
+    from passprice.tables import json_text, whole_counts
 
     _finite(data)
     _printed_json()
-    click.echo(json_text(data))
-
-
-def _echo_price_json(data: Any) -> None:
-    """A price's JSON (``price``, ``best``, ``compare``, ``max-batch``, ``audit``): its byte and token counts as
-    integers when whole (:func:`passprice.tables.whole_counts`)."""
-    from passprice.tables import whole_counts
-
-    _echo_json(whole_counts(data))
+    click.echo(json_text(whole_counts(data)))
 
 
 @overload
@@ -2079,7 +2076,7 @@ def price_command(
     reach = _ratio_reach(ctx, expected, resolved)
     fitted = _fit_check(ctx, expected, lock_ref)
     if as_json:
-        _echo_price_json({**_with_span(_with_routing_note(data, note, resolved.header), reach),
+        _echo_json({**_with_span(_with_routing_note(data, note, resolved.header), reach),
                           **_defaulted_json(resolved.header),
                           **({} if fitted is None else {"stack_fit": fitted.to_json()}),
                           "stale": stale.to_json(), "lock": g.to_json(moved, relabels, drifts, given)})
@@ -2157,7 +2154,7 @@ def best_command(
     reach = _ratio_reach(ctx, expected, resolved)
     fitted = _fit_check(ctx, expected, lock_ref)
     if as_json:
-        _echo_price_json({**_with_span(_with_routing_note(data, note, resolved.header), reach),
+        _echo_json({**_with_span(_with_routing_note(data, note, resolved.header), reach),
                           **_defaulted_json(resolved.header),
                           "memory_use": resolved.serving.memory_use,  # the searches' headroom (walkthrough 39)
                           **({} if fitted is None else {"stack_fit": fitted.to_json()}),
@@ -2259,7 +2256,7 @@ def compare_command(
         if outside:
             click.echo(f"passprice: warning: {outside}", err=True)
     if as_json:
-        _echo_price_json({**data, **_defaulted_json(first.header)})
+        _echo_json({**data, **_defaulted_json(first.header)})
         return
     what = f"{serving + ': ' if serving else ''}{spec.checkpoint}"
     click.echo(comparison_text(rows, what, spec_summary(first.spec), note, stack))
@@ -2393,7 +2390,7 @@ def max_batch_command(
         if under is not None:
             data.update({"stack": stack, "expected_max_batch": under, "reserved_bytes": reserved,
                          "stack_batches": list(held) if held is not None else None})
-        _echo_price_json({**_with_span(data, reach), **_defaulted_json(resolved.header),
+        _echo_json({**_with_span(data, reach), **_defaulted_json(resolved.header),
                           "lock": g.to_json(relabels=relabels, drifted=drifts)})
     else:
         use = resolved.serving.memory_use
@@ -2904,7 +2901,7 @@ def audit_command(
                      "pricing_model": subject.lock.info.pricing_model if subject.lock.info.format >= 2 else None}
         if reach is not None:
             extra.update(reach.to_json())
-        _echo_price_json({**data, "checkpoint": cited.to_json(), **extra, **_defaulted_json(subject.header)})
+        _echo_json({**data, "checkpoint": cited.to_json(), **extra, **_defaulted_json(subject.header)})
     elif fmt == "markdown":
         from passprice.tables import markdown_prose
 
@@ -4195,6 +4192,9 @@ def simulate_command(
     defaulted = _defaulted_json(resolved.header)  # as price says it (arch44: simulate said no word of gemma2's 4,096)
     data = {**_with_span(simulation_json(sim, with_requests=as_json, as_table=True), reach), **defaulted,
             "lock": lock_json}
+    from passprice.tables import whole_counts  # its byte counts as every --json writes them (peak_held_bytes)
+
+    data = whole_counts(data)
     from passprice import jsontext  # json.dumps(data, indent=2)'s text, its request records column by column
 
     text = ""
@@ -4202,7 +4202,7 @@ def simulate_command(
         with contextlib.suppress(ValueError):  # a figure that is not finite: named below
             text = jsontext.dumps(data, allow_nan=False) + "\n"
         if not text:  # the records as dicts, for the line below
-            data = {**_with_span(simulation_json(sim), reach), **defaulted, "lock": lock_json}
+            data = whole_counts({**_with_span(simulation_json(sim), reach), **defaulted, "lock": lock_json})
     if not text:  # the text shows the same figures: a TTFT of `inf s` is no latency
         _finite(data)  # the line naming the figure (encoding a --json document checked it already)
         text = jsontext.dumps(data) + "\n" if as_json else ""

@@ -45,7 +45,7 @@ from passprice.locks import (
     read_lock,
 )
 from passprice.pins import LOCK_FORMAT
-from passprice.registry import Root
+from passprice.registry import Root, lock_order
 from passprice.report import fact_json
 from passprice.reproduce import same_quantity
 from passprice.servings import spec_to_document
@@ -3052,7 +3052,7 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
     base_locks, head_locks = _locks(base), _locks(head)
     requests: dict[str, list[dict[str, Any]]] = {"base": [], "head": []}
     pairs: dict[str, tuple[Lock | None, Lock | None, str | None]] = {}
-    for rel in sorted({*base_locks, *head_locks}):
+    for rel in sorted({*base_locks, *head_locks}, key=lock_order):  # by name, as check lists them (left53)
         old, new = base_locks.get(rel), head_locks.get(rel)
         note = None
         if rel in head_locks and new is None:
@@ -4991,9 +4991,10 @@ def hypothetical_claims(head: Side, files: Sequence[FileChange]) -> dict[str, st
 
 def _pinning(side: Side, card: str) -> list[str]:
     """The names of the lock files of ``side`` (``locks/NAME.lock.toml``) whose ``[card]`` pins the card ``card``,
-    in file order; a lock file that does not read is left out (``check`` names it)."""
+    by name (:func:`~passprice.registry.lock_order`, as every listing of locks); a lock file that does not read is
+    left out (``check`` names it)."""
     out = []
-    for rel in sorted(side.files):
+    for rel in sorted(side.files, key=lock_order):
         if not (rel.startswith("locks/") and rel.endswith(".lock.toml")):
             continue
         try:
@@ -5147,10 +5148,10 @@ def _pins_record(side: Side, lock: str, kind: str, today: tuple[str, Any] | None
 
 def _pricing_with(side: Side, kind: str, name: str) -> list[str]:
     """The names of the lock files of ``side`` whose ``[serving]`` prices with the routing record (``kind``
-    ``routing``) or drafting method (``draft``) ``name``, in file order; a lock file that does not read is left out
-    (``check`` names it)."""
+    ``routing``) or drafting method (``draft``) ``name``, by name (:func:`~passprice.registry.lock_order`); a lock
+    file that does not read is left out (``check`` names it)."""
     out = []
-    for rel in sorted(side.files):
+    for rel in sorted(side.files, key=lock_order):
         if not (rel.startswith("locks/") and rel.endswith(".lock.toml")):
             continue
         try:
@@ -5317,7 +5318,7 @@ def relabelled_stacks(base: Side, head: Side, files: Sequence[FileChange]) -> di
         if not isinstance(before, dict) or not isinstance(after, dict):
             continue
         locks, pinning = [], []
-        for rel in sorted(head.files):
+        for rel in sorted(head.files, key=lock_order):  # the locks by name (left53)
             if not (rel.startswith("locks/") and rel.endswith(".lock.toml")):
                 continue
             try:
@@ -6314,7 +6315,8 @@ def _duplicates(head: Side, changed: Iterable[str]) -> tuple[str, ...]:
     from passprice.check import duplicate_lines
 
     touched = set(changed)
-    locks = [(head.root.path / rel, lock) for rel, lock in sorted(_locks(head).items()) if lock is not None]
+    locks = [(head.root.path / rel, lock) for rel, lock in sorted(_locks(head).items(), key=lambda i: lock_order(i[0]))
+             if lock is not None]
     return tuple(line for pair, line in duplicate_lines(head.root, locks) if touched & set(pair))
 
 

@@ -796,7 +796,10 @@ _TERMS = (
         " `lock --json` gives the lock file's `path` as given and its `absolute_path` (the links it names kept)."
         " A price's `--json` `lock` object's `not_applied` lists each lock made from the serving under other options "
         "that does not apply to this price (`{\"lock\", \"path\", \"serving\"}`: the fields that differ, pinned → "
-        "priced): a lock applies only to the serving it pinned, options and all.",
+        "priced): a lock applies only to the serving it pinned, options and all."
+        " Every listing of locks (`check`, `diff`'s text, `--json` and Markdown, `audit`, `sources`, a price's `lock` "
+        "line) is by name, a name before the names it begins: `r1-qwen7b-h200`, `r1-qwen7b-h200-best`, "
+        "`r1-qwen7b-h200-llamacpp` (`registry.lock_order`).",
         ("locks", "floor", "floors",
          "absolute_path", "not_applied"),
     ),
@@ -1616,7 +1619,9 @@ _TERMS = (
         "show` prints one; `fact set` edits one; a lock pins each by digest."
         " `base_value` (`audit --json`) is the value in base units (4.8 TB/s is 4.8e12 B/s)."
         " `fact show --history --json` gives its `versions`, newest first: each commit's `commit`, `date`, `author`, "
-        "`subject`, the `fact` as it left it (or the `error` that kept it from reading) and what `changed`; "
+        "`subject`, the `fact` as it left it (or the `error` that kept it from reading) and what `changed`: the parts "
+        "(`value`, `unit`, `provenance`, `citation`, `note`, `derivation`; `new` for the first), as the text line "
+        "says them in `fact set`'s and the review's words (`citation, note changed, derivation removed`); "
         "`older_not_read` marks the oldest read when older commits were not (`older_not_read_why`: past 2,000 commits,"
         " or a shallow clone), `merged_by` the merge commit that brought a branch's version, `merged_branch_not_read` "
         "a merge past the newest 32 whose branch was not read.",

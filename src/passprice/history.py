@@ -27,6 +27,7 @@ from passprice import gitread, schema
 from passprice.diff import Checkout, _git_says, _run_git
 from passprice.edit import FactFile
 from passprice.errors import InputError, escaped
+from passprice.factparts import change_said, changed_parts
 from passprice.facts import Fact
 from passprice.registry import Root
 
@@ -39,12 +40,16 @@ MAX_COMMITS = 2000
 class Version:
     """The fact as one commit left it: ``commit`` (full id; ``None`` for uncommitted changes in the work tree), its
     ``date``, ``author`` and ``subject``; the ``fact`` (``None`` when the file had no such fact), or the ``error``
-    that kept the file from reading; ``changed``, the fields that differ from the version before (``new`` for the
-    first). ``cut``: the oldest version read from a history longer than :data:`MAX_COMMITS` commits, or at the
-    boundary of a shallow clone, whose ``changed`` is then unknown (empty), not ``new``: older commits were not read;
-    ``cut_why`` says which. ``merged_by``: for a version made on a branch merged into the checked-out line, the merge
-    commit that brought it (its ``changed`` is against the version before it on that branch); ``branch_unread``: a
-    merge past the newest :data:`MAX_MERGES` whose branch's versions were not read."""
+    that kept the file from reading; ``changed``, the parts that differ from the version before, named as
+    :func:`passprice.factparts.changed_parts` names them (``citation``, not ``source``/``locator``/``cite``; ``new``
+    for the first), and ``said``, the words ``fact set`` and the review say of them
+    (:func:`passprice.factparts.change_said`: ``citation, note changed, derivation removed``; left53: the history
+    said ``changed: locator, note, derivation``). ``cut``: the oldest version read from a history longer than
+    :data:`MAX_COMMITS` commits, or at the boundary of a shallow clone, whose ``changed`` is then unknown (empty),
+    not ``new``: older commits were not read; ``cut_why`` says which. ``merged_by``: for a version made on a branch
+    merged into the checked-out line, the merge commit that brought it (its ``changed`` is against the version
+    before it on that branch); ``branch_unread``: a merge past the newest :data:`MAX_MERGES` whose branch's versions
+    were not read."""
 
     commit: str | None
     date: str
@@ -57,6 +62,7 @@ class Version:
     cut_why: str | None = None
     merged_by: str | None = None
     branch_unread: bool = False
+    said: str = ""
 
     def to_json(self) -> dict[str, Any]:
         """The version for ``--json``."""
@@ -77,18 +83,22 @@ class Version:
         }
 
 
-_FIELDS = ("value", "unit", "provenance", "source", "locator", "cite", "note", "derivation")
-
-
-def _changed(old: Fact | None, new: Fact | None) -> tuple[str, ...]:
+def _changed(old: Fact | None, new: Fact | None) -> tuple[tuple[str, ...], str]:
+    """What changed from ``old`` to ``new`` (the fact one version before, the fact now; ``None``: no such fact): the
+    parts :func:`passprice.factparts.changed_parts` names (``--json``'s ``changed``) and the words
+    :func:`passprice.factparts.change_said` says of them, as ``fact set`` and the review do (the text's line); a fact
+    added ``new``, one removed ``removed``, one whose parts all read alike but whose text differs (its amount written
+    another way) ``as written``, as ``fact set`` says it. Raises nothing."""
     if old is None and new is None:
-        return ()
+        return (), ""
     if old is None:
-        return ("new",)
+        return ("new",), "new"
     if new is None:
-        return ("removed",)
-    a, b = old.to_entry(), new.to_entry()
-    return tuple(k for k in _FIELDS if a.get(k) != b.get(k))
+        return ("removed",), "removed"
+    parts = tuple(part for part, _ in changed_parts(old, new))
+    if parts:
+        return parts, change_said(old, new)
+    return ((), "") if old.to_entry() == new.to_entry() else (("as written",), "as written changed")
 
 
 def _entry(document: Mapping[str, Any], path: str) -> Any:
@@ -341,14 +351,14 @@ def _fact_history(root: Root, where: FactFile) -> list[Version]:
             continue
         if error is not None and previous_error and versions[-1].error == error:
             continue
-        changed = _changed(last, fact) if error is None else ()
+        changed, said = _changed(last, fact) if error is None else ((), "")
         if error is None and previous_error and not changed:
-            changed = ("reads again",)
+            changed, said = ("reads again",), "reads again"
         oldest_read = cut and not versions
         if oldest_read:
-            changed = ()
+            changed, said = (), ""
         versions.append(Version(c.sha, c.date, c.author, c.subject, fact, error, changed, cut=oldest_read,
-                                cut_why=cut_why if oldest_read else None))  # fmt: skip
+                                cut_why=cut_why if oldest_read else None, said=said))  # fmt: skip
         before.append(last)
         if error is None:
             last = fact
@@ -366,7 +376,8 @@ def _fact_history(root: Root, where: FactFile) -> list[Version]:
         versions.append(Version(None, "", "", "uncommitted changes", None, str(e)))
     else:
         if (now is None) != (last is None) or (now is not None and last is not None and now.digest() != last.digest()):
-            versions.append(Version(None, "", "", "uncommitted changes", now, None, _changed(last, now)))
+            changed, said = _changed(last, now)
+            versions.append(Version(None, "", "", "uncommitted changes", now, None, changed, said=said))
     versions.reverse()
     return versions
 
@@ -442,10 +453,10 @@ def _branch_versions(
         ):
             continue
         oldest_read = cut and not found
-        changed = () if oldest_read else _changed(last, fact) if error is None else ()
+        changed, said = ((), "") if oldest_read or error is not None else _changed(last, fact)
         found.append(Version(c.sha, c.date, c.author, c.subject, fact, error, changed, cut=oldest_read,
                              cut_why=f"only the newest {MAX_BRANCH_COMMITS:,} commits of the branch are read"
-                             if oldest_read else None, merged_by=merge.commit))
+                             if oldest_read else None, merged_by=merge.commit, said=said))
         if error is None:
             last = fact
     return found
@@ -553,10 +564,11 @@ def history_text(where: FactFile, versions: list[Version], shown: str) -> str:
         if v.fact is None:
             lines.append("  (no such fact)")
             continue
-        what = "unknown (older history not read)" if v.cut else ", ".join(v.changed)
+        # what changed in fact set's and the review's words (factparts.change_said), not the file's keys (left53)
+        what = "change unknown (older history not read)" if v.cut else v.said
         # An old version is read as it was committed, never held to today's schema: its texts may hold a newline or
         # a bidi control (a locator of "ev\u202eil\nline2" split its block and reordered the line), shown escaped.
-        lines.append(f"  {escaped(v.fact.describe())} ({v.fact.provenance.value})   changed: {what}")
+        lines.append(f"  {escaped(v.fact.describe())} ({v.fact.provenance.value})   {what}")
         if v.fact.source is not None:
             lines.append(f"  source: {escaped(v.fact.source)} — {escaped(str(v.fact.locator))}")
         else:

@@ -138,6 +138,22 @@ class Root:
         return self.names(folder, suffix)
 
 
+#: The suffix of a lock file's name (``locks/NAME.lock.toml``).
+LOCK_SUFFIX = ".lock.toml"
+
+
+def lock_order(ref: str) -> tuple[str, str]:
+    """The key every listing of locks is sorted by (``check``, ``diff``'s text, ``--json`` and Markdown, ``audit``,
+    ``sources``, a price's lock line): the lock's name — ``ref``'s file name less its folder and
+    :data:`LOCK_SUFFIX`, ``ref`` being a name, a file name or a path — then ``ref`` itself. A name comes before the
+    names it begins: ``r1-qwen7b-h200``, ``r1-qwen7b-h200-best``, ``r1-qwen7b-h200-llamacpp``. Sorted by file name
+    (``diff`` sorted ``locks/NAME.lock.toml`` paths, left53) ``r1-qwen7b-h200`` came last, ``-`` sorting before
+    ``.``, where ``check`` listed it first. :meth:`Root.names` of ``locks/`` gives this order (its names sorted).
+    Raises nothing."""
+    name = ref.replace(os.sep, "/").rsplit("/", 1)[-1]
+    return (name.removesuffix(LOCK_SUFFIX), ref)
+
+
 def editor_lock(name: str) -> bool:
     """Whether the file name ``name`` is an editor's lock file, not a registry file: Emacs makes ``.#FILE`` (a link
     to ``user@host.pid``) beside a file whose buffer is modified. Every reader passes over it alike (the registry's

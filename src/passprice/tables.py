@@ -248,20 +248,42 @@ def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[str]], right:
     return "\n".join(lines)
 
 
-#: Keys of a price's ``--json`` object (at any depth: ``expected``, ``routing``) that count tokens without a
-#: ``_bytes`` suffix: ``on_chip_capacity`` (bytes), ``tokens`` (the token-rows routed a pass).
-_COUNT_KEYS = frozenset(("on_chip_capacity", "tokens", "bytes"))
+#: Keys of a ``--json`` document (at any depth) that count bytes or tokens without a ``_bytes`` suffix: a price's
+#: ``on_chip_capacity`` (bytes), ``tokens`` (the token-rows routed a pass), ``bytes``; a refusal's ``needed`` and
+#: ``capacity`` (``NotResident``, ``OnChipOverflow``); ``kv``'s ``held_shared``, ``held_per_sequence``, its
+#: ``held_once`` split (``weights``, ``embedding_table``, ``draft_weights_not_held``), ``state_per_layer``,
+#: ``ring_per_layer``, ``per_token_total``, ``draft_per_token``, ``bytes_per_position`` and ``per_token`` (a count
+#: by layer kind), ``kv_bytes_per_element`` and ``state_bytes_per_element`` (2, as a serving's ``kv_bytes``; 0.5625
+#: for Q4_0 stays a float); ``roofline``'s ``bytes_moved``. Not counts, and left as they are: rates (``rate``,
+#: ``bandwidth``), means (``mean_sequences``, ``emitted_per_pass``).
+_COUNT_KEYS = frozenset((
+    "on_chip_capacity", "tokens", "bytes", "needed", "capacity", "held_shared", "held_per_sequence", "weights",
+    "embedding_table", "draft_weights_not_held", "state_per_layer", "ring_per_layer", "per_token",
+    "per_token_total", "draft_per_token", "bytes_per_position", "bytes_moved", "kv_bytes_per_element",
+    "state_bytes_per_element",
+))
+
+#: Keys whose value is a file's own figures, typed as the file types them (a GGUF header's ``metadata``: an F32
+#: value stays a float whatever its key), which :func:`whole_counts` leaves as they are.
+_AS_READ_KEYS = frozenset(("metadata",))
 
 
 def whole_counts(data: Any) -> Any:
-    """``data`` (a ``price``/``best``/``compare``/``max-batch``/``audit`` JSON object) with each float under a key
-    that counts bytes or tokens (``*_bytes``, ``bytes``, ``on_chip_capacity``, ``tokens``) written as an ``int`` when
-    it is a whole number below 2^53 (a float holds each such integer exactly): ``held_bytes`` 4912001024, not
-    4912001024.0 (leftovers round 21). A count that is not whole (the expected bytes a mixture of experts reads)
-    stays a float, and no number changes (``int(v) == v``). Locks record the price object as made
-    (:func:`passprice.report.cost_json`), floats and all: rewriting them would change every lock. Raises nothing."""
+    """``data`` (any command's ``--json`` document, a refusal's payload) with each float under a key that counts
+    bytes or tokens (``*_bytes``, and :data:`_COUNT_KEYS`: ``bytes``, ``on_chip_capacity``, ``tokens``, ``kv``'s
+    ``held_per_sequence`` …; each value of a count key's object, ``kv``'s ``per_token`` by layer kind) written as
+    an ``int`` when it is a whole number below 2^53 (a float holds each such integer exactly): ``held_bytes``
+    4912001024, not 4912001024.0 (leftovers round 21); ``kv``'s ``total_bytes``, ``simulate``'s
+    ``peak_held_bytes`` and ``roofline``'s ``bytes_moved`` too (left53: they printed 20447232.0). A count that is
+    not whole (the expected bytes a mixture of experts reads) stays a float, and no number changes
+    (``int(v) == v``). A header's ``metadata`` (:data:`_AS_READ_KEYS`) is left as the file types it. Every
+    ``--json`` document goes through it (``cli._echo_json``, the refusal payload, ``simulate``'s); ``sweep`` writes
+    its rows' counts its own way, column by column (:func:`passprice.sweep.whole`). Locks record the price object
+    as made (:func:`passprice.report.cost_json`), floats and all: rewriting them would change every lock. Raises
+    nothing."""
     if isinstance(data, dict):
-        return {k: _whole_count(v) if _counts(k) else whole_counts(v) for k, v in data.items()}
+        return {k: data[k] if k in _AS_READ_KEYS else _whole_count(v) if _counts(k) else whole_counts(v)
+                for k, v in data.items()}
     if isinstance(data, list):
         return [whole_counts(v) for v in data]
     return data
@@ -274,7 +296,9 @@ def _counts(key: object) -> bool:
 def _whole_count(value: Any) -> Any:
     if isinstance(value, float) and math.isfinite(value) and value.is_integer() and abs(value) < 2**53:
         return int(value)
-    return whole_counts(value) if isinstance(value, dict | list) else value
+    if isinstance(value, dict):  # counts by kind (kv's per_token): each value is one
+        return {k: _whole_count(v) for k, v in value.items()}
+    return whole_counts(value) if isinstance(value, list) else value
 
 
 def nested_json_text(data: Any, level: int) -> str:
