@@ -226,11 +226,12 @@ def test_check_is_the_same_bytes_cold_warm_and_with_every_old_path(repo: Repo, t
     tmp.mkdir()
     cold = run(repo.path, tmp_path / "cache", tmp, False, "check")
     assert cold[0] == 0, cold[2]
-    # 122: the 10 shipped locks, the stack lock r1-qwen7b-h200-llamacpp among them, moe43's MoE measurement
+    # 123: the 10 shipped locks, the stack lock r1-qwen7b-h200-llamacpp among them, moe43's MoE measurement
     # file and its source record, moe44's checkpoint entry, moe45's measurement file and source record, moe46's
     # checkpoint entry, 3 measurement files, 3 source records, 2 servings and lock, and moe48's checkpoint entry,
     # measurement file and source record
-    assert cold[1].startswith("checked 122 files (") and cold[1].endswith("all holds\n")
+    # cite74 (session 42) added the deviceQuery source record that the L40S card cites: 122 -> 123
+    assert cold[1].startswith("checked 123 files (") and cold[1].endswith("all holds\n")
     # Warm: the same, and the kept fit findings re-run no fit and import no NumPy (round 29).
     status, out, err = run(repo.path, tmp_path / "cache", tmp, False, "check", importtime=True)
     assert (status, out) == cold[:2]
