@@ -1,0 +1,40 @@
+"""Left55: odd locks attack 73 found in hand-edited, re-digested locks under ``locks/``, each reproducer built in its
+test.
+
+- (1) Two lock files of one ``[lock]`` name pinning different facts (a lock re-digested under another's name):
+  ``check`` said "all holds", exit 0 (it warned only of exact copies). A lock's name is what every lock line and
+  refusal names it by: it must be unique, so ``check`` fails it now (exit 2), naming both files and ``lock.name``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cli_helpers import copy_root, invoke
+from test_hostile_28 import _redigested
+
+R1 = "r1-qwen7b-h200"
+
+# --- (1) two locks of one name --------------------------------------------------------------------------------------
+
+
+def test_two_locks_of_one_name_pinning_different_facts_fail_check(tmp_path: Path) -> None:
+    # before: exit 0, "all holds": lines "lock r1-qwen7b-h200 (locks/r1-qwen7b-h200.lock.toml …): ok" and
+    # "lock r1-qwen7b-h200 (locks/zz.lock.toml …): ok", two locks of one name, one of batch 1, one the best batch
+    root = copy_root(tmp_path)
+    locks = root / "locks"
+    _redigested(locks / f"{R1}-best.lock.toml", locks / "zz.lock.toml", "lock", "name", R1)
+    for other in locks.glob("*.lock.toml"):  # the two alone: check judges every lock (CPU)
+        if other.name not in (f"{R1}.lock.toml", "zz.lock.toml"):
+            other.unlink()
+    result = invoke("check", root=root)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.splitlines() == [
+        "passprice: error: locks/zz.lock.toml: lock.name: 'r1-qwen7b-h200' is also the name of "
+        "locks/r1-qwen7b-h200.lock.toml, which pins other facts: a lock's name must be unique (every lock line and "
+        "refusal names a lock by it): rename one (`passprice lock --name NAME`, or its file and name)"]
+    # The file named after its lock is kept whichever sorts first: the other is blamed.
+    (locks / "zz.lock.toml").rename(locks / "aa.lock.toml")
+    assert invoke("check", root=root).stderr.splitlines()[0].startswith(
+        "passprice: error: locks/aa.lock.toml: lock.name: 'r1-qwen7b-h200' is also the name of "
+        "locks/r1-qwen7b-h200.lock.toml, ")
