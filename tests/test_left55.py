@@ -4,6 +4,9 @@ test.
 - (1) Two lock files of one ``[lock]`` name pinning different facts (a lock re-digested under another's name):
   ``check`` said "all holds", exit 0 (it warned only of exact copies). A lock's name is what every lock line and
   refusal names it by: it must be unique, so ``check`` fails it now (exit 2), naming both files and ``lock.name``.
+- (2) A symbolic link in ``locks/`` to a lock beside it (``alias.lock.toml → r1-qwen7b-h200.lock.toml``): ``price``'s
+  lock line named ``r1-qwen7b-h200 (locks/r1-qwen7b-h200.lock.toml)`` twice. A lock file is counted once now, by
+  its resolved path (:func:`passprice.locks.locks_of`).
 """
 
 from __future__ import annotations
@@ -38,3 +41,21 @@ def test_two_locks_of_one_name_pinning_different_facts_fail_check(tmp_path: Path
     assert invoke("check", root=root).stderr.splitlines()[0].startswith(
         "passprice: error: locks/aa.lock.toml: lock.name: 'r1-qwen7b-h200' is also the name of "
         "locks/r1-qwen7b-h200.lock.toml, ")
+
+
+# --- (2) a lock linked under another name ---------------------------------------------------------------------------
+
+
+def test_a_lock_linked_under_another_name_is_listed_once(tmp_path: Path) -> None:
+    # before: "under locks r1-qwen7b-h200 (locks/r1-qwen7b-h200.lock.toml), r1-qwen7b-h200
+    # (locks/r1-qwen7b-h200.lock.toml), r1-qwen7b-h200-best (…), …: … the one r1-qwen7b-h200, r1-qwen7b-h200 and
+    # r1-qwen7b-h200-llamacpp record"
+    root = copy_root(tmp_path)
+    (root / "locks" / "alias.lock.toml").symlink_to(f"{R1}.lock.toml")
+    result = invoke("price", R1, root=root)
+    assert result.exit_code == 0, result.output
+    line = next(ln for ln in result.stdout.splitlines() if ln.startswith("  lock "))
+    assert line == (
+        "  lock          under locks r1-qwen7b-h200 (locks/r1-qwen7b-h200.lock.toml), r1-qwen7b-h200-best "
+        "(locks/r1-qwen7b-h200-best.lock.toml), r1-qwen7b-h200-llamacpp (locks/r1-qwen7b-h200-llamacpp.lock.toml): "
+        "floors hold, and the price is the one r1-qwen7b-h200 and r1-qwen7b-h200-llamacpp record")
