@@ -7,13 +7,17 @@ test.
 - (2) A symbolic link in ``locks/`` to a lock beside it (``alias.lock.toml → r1-qwen7b-h200.lock.toml``): ``price``'s
   lock line named ``r1-qwen7b-h200 (locks/r1-qwen7b-h200.lock.toml)`` twice. A lock file is counted once now, by
   its resolved path (:func:`passprice.locks.locks_of`).
+- (3) A lock's ``checkpoint.name`` set to a path (``"../../../etc/passwd"``, ``"/etc/passwd"``) and re-digested
+  passed ``check``, exit 0 ("the pinned content … is now entry deepseek-r1-distill-qwen-7b-q4_k_m (renamed or
+  moved)"). The lock schema refuses a ``.`` or ``..`` part now, and a lock whose ``checkpoint.name`` is not its
+  ``serving.checkpoint`` (as every lock passprice writes gives both) is refused when read.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from cli_helpers import copy_root, invoke
+from cli_helpers import bad, copy_root, invoke
 from test_hostile_28 import _redigested
 
 R1 = "r1-qwen7b-h200"
@@ -59,3 +63,40 @@ def test_a_lock_linked_under_another_name_is_listed_once(tmp_path: Path) -> None
         "  lock          under locks r1-qwen7b-h200 (locks/r1-qwen7b-h200.lock.toml), r1-qwen7b-h200-best "
         "(locks/r1-qwen7b-h200-best.lock.toml), r1-qwen7b-h200-llamacpp (locks/r1-qwen7b-h200-llamacpp.lock.toml): "
         "floors hold, and the price is the one r1-qwen7b-h200 and r1-qwen7b-h200-llamacpp record")
+
+
+# --- (3) a lock's checkpoint.name a path ----------------------------------------------------------------------------
+
+
+def _only_r1(root: Path) -> Path:
+    """``root``'s lock of :data:`R1` alone in ``locks/`` (check judges every lock: CPU); its path."""
+    for other in (root / "locks").glob("*.lock.toml"):
+        if other.name != f"{R1}.lock.toml":
+            other.unlink()
+    return root / "locks" / f"{R1}.lock.toml"
+
+
+def test_a_lock_whose_checkpoint_name_climbs_out_fails_check(tmp_path: Path) -> None:
+    # before: exit 0, "all holds", "checkpoint: ../../../etc/passwd: the pinned content 169f62b972aa… is now entry
+    # deepseek-r1-distill-qwen-7b-q4_k_m (renamed or moved)"
+    root = copy_root(tmp_path)
+    lock = _only_r1(root)
+    _redigested(lock, lock, "checkpoint", "name", "../../../etc/passwd")
+    result = invoke("check", root=root)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.splitlines() == [
+        f"passprice: error: locks/{R1}.lock.toml: checkpoint.name: '../../../etc/passwd' is not a checkpoint entry's "
+        "name or a header file's path as passprice writes it (relative to the root, or absolute outside it), without "
+        "a '.' or '..' part or an empty one"]
+
+
+def test_a_lock_whose_checkpoint_name_is_not_its_servings_is_refused(tmp_path: Path) -> None:
+    # before: `check` and `reproduce` exit 0, "checkpoint: /etc/passwd: the pinned content … is now entry …"
+    root = copy_root(tmp_path)
+    lock = _only_r1(root)
+    _redigested(lock, lock, "checkpoint", "name", "/etc/passwd")
+    assert bad("reproduce", str(lock), root=root) == [
+        f"passprice: error: {lock}: checkpoint.name: '/etc/passwd' is not the checkpoint the lock's serving names "
+        "(serving.checkpoint = 'deepseek-r1-distill-qwen-7b-q4_k_m'): a lock pins its serving's checkpoint; re-lock "
+        "it"]
+

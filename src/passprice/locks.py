@@ -846,11 +846,26 @@ def lock_from_document(document: Mapping[str, Any], source: str, *, checked: boo
         detail = "; ".join(cattrs.transform_error(e)) if isinstance(e, cattrs.BaseValidationError) else str(e)
         raise InputError(f"{source}: not a lock: {detail}") from None
     _require_read_floors(lock, source)
+    _require_pinned_checkpoint(lock, source)
     _require_own_records(lock, facts, source)
     _require_own_stack(lock, facts, source)
     _require_reserve_fits(lock, facts, source)
     _require_read_pins(lock, facts, source)
     return attrs.evolve(lock, facts=facts, source=source)
+
+
+def _require_pinned_checkpoint(lock: Lock, source: str) -> None:
+    """Refuse a lock whose ``checkpoint.name`` is not its serving's ``serving.checkpoint``: a lock pins the
+    checkpoint its serving names, as :func:`make_lock` writes both from one reference. Left55 (attack 73's leftover):
+    ``checkpoint.name = "/etc/passwd"``, re-digested, passed ``check`` (the content was found under the serving's
+    entry, "renamed or moved"), since only ``serving.checkpoint`` is held inside the registry
+    (:func:`passprice.registry.require_inside`); the schema refuses a ``.`` or ``..`` part. Raises
+    :class:`InputError` naming the key and both names."""
+    if lock.checkpoint_pin.name != lock.serving.checkpoint:
+        raise InputError(
+            f"{source}: checkpoint.name: {lock.checkpoint_pin.name!r} is not the checkpoint the lock's serving names "
+            f"(serving.checkpoint = {lock.serving.checkpoint!r}): a lock pins its serving's checkpoint; re-lock it"
+        )
 
 
 def _record_name(ref: str) -> str:
