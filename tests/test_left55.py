@@ -11,6 +11,9 @@ test.
   passed ``check``, exit 0 ("the pinned content … is now entry deepseek-r1-distill-qwen-7b-q4_k_m (renamed or
   moved)"). The lock schema refuses a ``.`` or ``..`` part now, and a lock whose ``checkpoint.name`` is not its
   ``serving.checkpoint`` (as every lock passprice writes gives both) is refused when read.
+- (4) A pinned fact whose derivation takes itself as an input (``facts.array``'s input ``fact = "array"``),
+  re-digested: ``check`` exit 0, only ``--frozen`` said "derivation changed". The lock is refused when read now,
+  one line naming the file, the pin's key and the loop, as a card's cycle is.
 """
 
 from __future__ import annotations
@@ -100,3 +103,21 @@ def test_a_lock_whose_checkpoint_name_is_not_its_servings_is_refused(tmp_path: P
         "(serving.checkpoint = 'deepseek-r1-distill-qwen-7b-q4_k_m'): a lock pins its serving's checkpoint; re-lock "
         "it"]
 
+
+# --- (4) a pinned derivation looping on itself ----------------------------------------------------------------------
+
+
+def test_a_lock_pinning_a_fact_derived_from_itself_is_refused_when_read(tmp_path: Path) -> None:
+    # before: `check` exit 0 ("all holds", "array: 989.5 TMAC/s (derived) → 989.5 TMAC/s (derived) (derivation
+    # changed)"), `check --frozen` exit 1, `reproduce` exit 0
+    from test_hostile_31 import _redigested as _input_redigested
+
+    root = copy_root(tmp_path)
+    _only_r1(root)
+    lock = _input_redigested(root, R1, {"sparse": {"fact": "array", "unit": "TOPS", "value": 3958}})
+    loop = ("facts.array.derivation: a cycle of derivations: array -> array (a fact cannot derive from itself; a "
+            "lock passprice writes never pins one: re-lock it)")
+    result = invoke("check", root=root)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.splitlines() == [f"passprice: error: locks/{R1}.lock.toml: {loop}"]
+    assert bad("reproduce", str(lock), root=root) == [f"passprice: error: {lock}: {loop}"]

@@ -847,6 +847,7 @@ def lock_from_document(document: Mapping[str, Any], source: str, *, checked: boo
         raise InputError(f"{source}: not a lock: {detail}") from None
     _require_read_floors(lock, source)
     _require_pinned_checkpoint(lock, source)
+    _require_no_cycle(facts, source)
     _require_own_records(lock, facts, source)
     _require_own_stack(lock, facts, source)
     _require_reserve_fits(lock, facts, source)
@@ -866,6 +867,25 @@ def _require_pinned_checkpoint(lock: Lock, source: str) -> None:
             f"{source}: checkpoint.name: {lock.checkpoint_pin.name!r} is not the checkpoint the lock's serving names "
             f"(serving.checkpoint = {lock.serving.checkpoint!r}): a lock pins its serving's checkpoint; re-lock it"
         )
+
+
+def _require_no_cycle(facts: Mapping[str, Fact], source: str) -> None:
+    """Refuse a lock one of whose pinned facts derives, through its inputs' ``fact`` references, from itself
+    (:func:`passprice.derivations.cycle_through`, as ``check`` refuses it in a card): no source ever gave such a
+    figure. Left55 (attack 73's leftover): a pin's input ``fact = "array"`` inside ``facts.array``, re-digested,
+    passed ``check`` (exit 0); only ``--frozen`` said "derivation changed". Facts none of whose derivations names a
+    fact are not walked. Raises :class:`InputError`: one line naming the lock file, the pin's key and the loop."""
+    from passprice.derivations import Derivation, cycle_through
+
+    linked = [path for path, fact in facts.items()
+              if isinstance(fact.derivation, Derivation) and fact.derivation.facts()]
+    for path in sorted(linked):
+        cycle = cycle_through(facts, path)
+        if cycle:
+            raise InputError(
+                f"{source}: facts.{schema.key_part(path)}.derivation: a cycle of derivations: {' -> '.join(cycle)} "
+                "(a fact cannot derive from itself; a lock passprice writes never pins one: re-lock it)"
+            )
 
 
 def _record_name(ref: str) -> str:
