@@ -1025,13 +1025,17 @@ def shared_name_lines(root: Root, locks: list[tuple[Path, Any]], duplicates: lis
     :func:`duplicate_lines`, given in ``duplicates`` as its two paths relative to the root, is a copy: a warning of
     its own, not repeated here). A lock's name is what every lock line, refusal and ``--lock NAME`` names it by, so
     two locks of one name, pinning different facts, make each line ambiguous: a name must be unique. The file
-    blamed is the one not named after its lock (``locks/NAME.lock.toml``), else the later. Bad input (exit 2):
-    ``FILE: lock.name: 'NAME' is also the name of OTHER, …``. Left55 (attack 73's leftover): a lock re-digested
-    under another lock's name, with other pins, passed ``check`` ("all holds", exit 0)."""
+    blamed is the one not named after its lock (``locks/NAME.lock.toml``), else the later. A lock of the first
+    format is let by: its name is the serving it locks (:func:`passprice.locks.locked_serving`), so renaming it would
+    change what it locks (an older lock kept beside its re-lock). Bad input (exit 2): ``FILE: lock.name: 'NAME' is
+    also the name of OTHER, …``. Left55 (attack 73's leftover): a lock re-digested under another lock's name, with
+    other pins, passed ``check`` ("all holds", exit 0)."""
     copies = {frozenset(pair) for pair in duplicates}
     first: dict[str, str] = {}
     out: list[str] = []
     for path, lock in locks:
+        if lock.info.format == 1:
+            continue
         rel = _shown(root, path)
         kept = first.setdefault(lock.name, rel)
         if kept == rel or frozenset((kept, rel)) in copies:
