@@ -35,7 +35,7 @@ def many_locks(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     for i in range(COPIES):
         source = own[i % 3]
         shutil.copyfile(source, source.with_name(f"l{i:02d}-{source.name}"))
-    (root / "locks" / "a-link.lock.toml").symlink_to(f"l06-{own[0].name}")  # sorted first: named in the text
+    (root / "locks" / "a-link.lock.toml").symlink_to(f"l06-{own[0].name}")  # sorted first: counted once (left55)
     (top / "through").symlink_to("reg")
     return root, top / "through"
 
@@ -72,11 +72,12 @@ def test_the_price_under_many_locks_names_them_as_before(
         now = invoke("price", SERVING, root=root)
     assert now.exit_code == 0, now.output
     assert now.stdout == _priced_as_before(monkeypatch, root)
-    # the first locks named, each by its own file; the link, sorted first, by the file it links to (links resolved
-    # for the comparison, as before)
+    # the first locks named, each by its own file; the link, sorted first, left out: it is the lock it links to,
+    # counted once (left55: it was named first, by the file it links to, and that file again in its turn)
     line = next(x for x in now.stdout.splitlines() if x.lstrip().startswith("lock "))
-    assert line.startswith(f"  lock          under locks {SERVING}-best (locks/l06-{SERVING}-best.lock.toml), "
-                           f"{SERVING}-best (locks/l00-{SERVING}-best.lock.toml), "), line
+    assert line.startswith(f"  lock          under locks {SERVING}-best (locks/l00-{SERVING}-best.lock.toml), "
+                           f"{SERVING}-llamacpp (locks/l01-{SERVING}-llamacpp.lock.toml), "), line
+    assert line.count(f"(locks/l06-{SERVING}-best.lock.toml)") == 1, line
     assert "a-link" not in now.stdout
     # the lock files' paths resolved: the link's alone (its own checks of a link resolve it too),
     # where each of the 52 locks' paths was resolved six times

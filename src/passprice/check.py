@@ -819,6 +819,9 @@ def _check(root: Root) -> CheckReport:
         paths.append(path)
     disagreements = _disagreements(read)
     duplicates = duplicate_lines(root, list(zip(paths, read, strict=True)))
+    shared = shared_name_lines(root, list(zip(paths, read, strict=True)), [pair for pair, _ in duplicates])
+    problems += shared
+    unreadable += shared
     # A broken card or checkpoint is met again by every serving and lock naming it: report each line once, and name
     # files relative to the root, as the lock lines do.
     unique = tuple(dict.fromkeys(relative_lines(root, problems)))
@@ -1013,6 +1016,36 @@ def duplicate_lines(root: Root, locks: list[tuple[Path, Any]]) -> list[tuple[tup
             f"price under another file name{named}; it guards nothing {kept} does not, and re-locking one "
             "leaves the other pinning the old facts: remove one"
         )))
+    return out
+
+
+def shared_name_lines(root: Root, locks: list[tuple[Path, Any]], duplicates: list[tuple[str, str]]) -> list[str]:
+    """One problem line for each lock file of ``locks`` (each a path and the lock read from it, in file-name order)
+    whose ``[lock]`` name an earlier one already carries while the two pin different facts (a pair of
+    :func:`duplicate_lines`, given in ``duplicates`` as its two paths relative to the root, is a copy: a warning of
+    its own, not repeated here). A lock's name is what every lock line, refusal and ``--lock NAME`` names it by, so
+    two locks of one name, pinning different facts, make each line ambiguous: a name must be unique. The file
+    blamed is the one not named after its lock (``locks/NAME.lock.toml``), else the later. A lock of the first
+    format is let by: its name is the serving it locks (:func:`passprice.locks.locked_serving`), so renaming it would
+    change what it locks (an older lock kept beside its re-lock). Bad input (exit 2): ``FILE: lock.name: 'NAME' is
+    also the name of OTHER, …``. Left55 (attack 73's leftover): a lock re-digested under another lock's name, with
+    other pins, passed ``check`` ("all holds", exit 0)."""
+    copies = {frozenset(pair) for pair in duplicates}
+    first: dict[str, str] = {}
+    out: list[str] = []
+    for path, lock in locks:
+        if lock.info.format == 1:
+            continue
+        rel = _shown(root, path)
+        kept = first.setdefault(lock.name, rel)
+        if kept == rel or frozenset((kept, rel)) in copies:
+            continue
+        blamed, other = rel, kept
+        if _named_after(rel, lock) and not _named_after(kept, lock):
+            blamed, other = kept, rel
+        out.append(f"{escaped(blamed)}: lock.name: {lock.name!r} is also the name of {escaped(other)}, which pins "
+                   "other facts: a lock's name must be unique (every lock line and refusal names a lock by it): "
+                   "rename one (`passprice lock --name NAME`, or its file and name)")
     return out
 
 

@@ -846,11 +846,46 @@ def lock_from_document(document: Mapping[str, Any], source: str, *, checked: boo
         detail = "; ".join(cattrs.transform_error(e)) if isinstance(e, cattrs.BaseValidationError) else str(e)
         raise InputError(f"{source}: not a lock: {detail}") from None
     _require_read_floors(lock, source)
+    _require_pinned_checkpoint(lock, source)
+    _require_no_cycle(facts, source)
     _require_own_records(lock, facts, source)
     _require_own_stack(lock, facts, source)
     _require_reserve_fits(lock, facts, source)
     _require_read_pins(lock, facts, source)
     return attrs.evolve(lock, facts=facts, source=source)
+
+
+def _require_pinned_checkpoint(lock: Lock, source: str) -> None:
+    """Refuse a lock whose ``checkpoint.name`` is not its serving's ``serving.checkpoint``: a lock pins the
+    checkpoint its serving names, as :func:`make_lock` writes both from one reference. Left55 (attack 73's leftover):
+    ``checkpoint.name = "/etc/passwd"``, re-digested, passed ``check`` (the content was found under the serving's
+    entry, "renamed or moved"), since only ``serving.checkpoint`` is held inside the registry
+    (:func:`passprice.registry.require_inside`); the schema refuses a ``.`` or ``..`` part. Raises
+    :class:`InputError` naming the key and both names."""
+    if lock.checkpoint_pin.name != lock.serving.checkpoint:
+        raise InputError(
+            f"{source}: checkpoint.name: {lock.checkpoint_pin.name!r} is not the checkpoint the lock's serving names "
+            f"(serving.checkpoint = {lock.serving.checkpoint!r}): a lock pins its serving's checkpoint; re-lock it"
+        )
+
+
+def _require_no_cycle(facts: Mapping[str, Fact], source: str) -> None:
+    """Refuse a lock one of whose pinned facts derives, through its inputs' ``fact`` references, from itself
+    (:func:`passprice.derivations.cycle_through`, as ``check`` refuses it in a card): no source ever gave such a
+    figure. Left55 (attack 73's leftover): a pin's input ``fact = "array"`` inside ``facts.array``, re-digested,
+    passed ``check`` (exit 0); only ``--frozen`` said "derivation changed". Facts none of whose derivations names a
+    fact are not walked. Raises :class:`InputError`: one line naming the lock file, the pin's key and the loop."""
+    from passprice.derivations import Derivation, cycle_through
+
+    linked = [path for path, fact in facts.items()
+              if isinstance(fact.derivation, Derivation) and fact.derivation.facts()]
+    for path in sorted(linked):
+        cycle = cycle_through(facts, path)
+        if cycle:
+            raise InputError(
+                f"{source}: facts.{schema.key_part(path)}.derivation: a cycle of derivations: {' -> '.join(cycle)} "
+                "(a fact cannot derive from itself; a lock passprice writes never pins one: re-lock it)"
+            )
 
 
 def _record_name(ref: str) -> str:
@@ -1737,7 +1772,35 @@ def locks_of(root: Root, serving: str) -> tuple[Path, ...]:
     index, unread = snapshot.made(("locks-of", str(root.locks)), lambda: _lock_index(root))
     if unread:
         raise _unread_lock(root, unread[0], serving)
-    return tuple(path for path, locked in index if locked == serving)
+    return _once(root.locks, tuple(path for path, locked in index if locked == serving))
+
+
+def _once(folder: Path, paths: tuple[Path, ...]) -> tuple[Path, ...]:
+    """``paths`` (lock files of ``folder``, sorted) with each file counted once: a symbolic link in ``folder`` to a
+    lock beside it (``alias.lock.toml → r1-qwen7b-h200.lock.toml``) is that lock, left out; links to one file
+    elsewhere are one lock, kept under the first; ``paths``' order otherwise. Only links are resolved (scale 38: each
+    lock path resolved on every price cost 52 × 6 calls), so a hard link still counts twice. Left55 (attack 73's
+    leftover): such a link made ``price``'s lock line name ``r1-qwen7b-h200 (locks/r1-qwen7b-h200.lock.toml)``
+    twice. A link that does not resolve (a loop) is kept as it is, for its reader to refuse."""
+    links = [path for path in paths if path.is_symlink()]
+    if not links:
+        return paths
+    real_folder = folder.resolve()
+    seen = {path for path in paths if path not in links}
+    out = []
+    for path in paths:
+        if path in links:
+            try:
+                real = path.resolve(strict=True)
+            except (OSError, RuntimeError):
+                out.append(path)
+                continue
+            key = folder / real.name if real.parent == real_folder else real
+            if key in seen:
+                continue
+            seen.add(key)
+        out.append(path)
+    return tuple(out)
 
 
 def locks_of_none(root: Root) -> tuple[Path, ...]:
@@ -1748,7 +1811,7 @@ def locks_of_none(root: Root) -> tuple[Path, ...]:
     from passprice import snapshot
 
     index, _ = snapshot.made(("locks-of", str(root.locks)), lambda: _lock_index(root))
-    return tuple(path for path, locked in index if locked is None)
+    return _once(root.locks, tuple(path for path, locked in index if locked is None))
 
 
 #: How many locks ``fact set``'s floor warning names one by one; the rest are one "and K more locks" line, as the
