@@ -200,7 +200,7 @@ def _config_guard(cwd: Path, scratch: bool) -> None:
     if line is None and top is not None:
         line = blocking_file(_repository_files(_repository_of(top)), "its repository's own files")
     if line is None and top is not None:
-        line = _blocking_object(_git_dirs(_repository_of(top))[1] / "objects")
+        line = _blocking_object(_object_folders(_git_dirs(_repository_of(top))[1] / "objects"))
     if line is not None:
         raise GitFailed(line)  # git cannot run here: said so, not read as "not a git checkout" (fact show --history)
 
@@ -239,43 +239,83 @@ def _repository_files(dot_git: Path) -> list[Path]:
 MAX_LOOSE_LISTED = 200_000
 
 
-def _blocking_object(objects: Path) -> str | None:
-    """The line refusing the first loose object of the object folder ``objects`` (``objects/XX/…``) that is a FIFO,
-    a device or a socket, or a link to one (:func:`blocking_file`); ``None`` when none is (or past
-    :data:`MAX_LOOSE_LISTED`). A regular file is told from its folder's entry, with no ``stat``; only an entry that
-    is not one is looked at further. Left52: a FIFO as a loose object held ``diff`` in ``git ls-tree`` until git's
-    time limit (60 s) and then said "git ls-tree: took longer than 60.0 s", naming nothing. Looked through once a
-    snapshot (:func:`passprice.snapshot.made`): 1.7 ms for 658 loose objects. Raises nothing."""
+#: How deep :func:`_object_folders` follows alternates naming alternates (git's own limit, ``alt_odb`` depth 5).
+_ALTERNATES_DEPTH = 5
+
+
+def _object_folders(objects: Path) -> list[Path]:
+    """The object folders git reads a repository's objects from: ``GIT_OBJECT_DIRECTORY`` where set, else
+    ``objects``; the folders its ``info/alternates`` names (a line each, ``#`` a comment, a relative path from the
+    object folder holding the file), theirs in turn (to git's depth of 5), and those
+    ``GIT_ALTERNATE_OBJECT_DIRECTORIES`` names (``:``-separated). Attack74: a FIFO as a loose object of an
+    alternate folder held ``diff`` in ``git ls-tree`` for git's time limit (60.9 s, "git ls-tree: took longer than
+    60.0 s", naming nothing). A file not read (not there, not regular, not text) names no folder: git says what it
+    finds. Raises nothing."""
+
+    main = Path(os.environ.get("GIT_OBJECT_DIRECTORY") or objects)
+    folders = [main] + [Path(p) for p in os.environ.get("GIT_ALTERNATE_OBJECT_DIRECTORIES", "").split(os.pathsep) if p]
+    walk = [(main, 0)]
+    while walk:
+        folder, depth = walk.pop()
+        alternates = folder / "info" / "alternates"
+        if depth >= _ALTERNATES_DEPTH or not os.path.isfile(alternates):
+            continue
+        try:
+            lines = read_sized(alternates).decode("utf-8").splitlines()
+        except (InputError, OSError, UnicodeDecodeError, ValueError):
+            continue
+        for line in lines:
+            if line.strip() and not line.startswith("#"):
+                named = Path(os.path.normpath(folder / line.strip()))
+                if named not in folders:
+                    folders.append(named)
+                    walk.append((named, depth + 1))
+    return folders
+
+
+def _blocking_object(folders: list[Path]) -> str | None:
+    """The line refusing the first loose object of the object folders ``folders`` (``objects/XX/…``,
+    :func:`_object_folders`) that is a FIFO, a device or a socket, or a link to one (:func:`blocking_file`); ``None``
+    when none is (or past :data:`MAX_LOOSE_LISTED` in all). A regular file is told from its folder's entry, with no
+    ``stat``; only an entry that is not one is looked at further. A fan-out folder ``XX`` that is a link to a folder
+    is looked through as git follows it (attack74: one was passed over, and a FIFO in it held ``diff`` for git's
+    60 s). Left52: a FIFO as a loose object held ``diff`` in ``git ls-tree`` until git's time limit (60 s) and then
+    said "git ls-tree: took longer than 60.0 s", naming nothing. Looked through once a snapshot
+    (:func:`passprice.snapshot.made`): 1.7 ms for 658 loose objects. Raises nothing."""
     from passprice import snapshot
 
     def look() -> str | None:
         listed = 0
-        try:
-            with os.scandir(objects) as folders:
-                for folder in folders:
-                    if len(folder.name) != 2 or not folder.is_dir(follow_symlinks=False):
-                        continue
-                    with os.scandir(folder.path) as entries:
-                        for entry in entries:
-                            listed += 1
-                            if listed > MAX_LOOSE_LISTED:
-                                return None
-                            if entry.is_file(follow_symlinks=False):
-                                continue
-                            line = blocking_file([Path(entry.path)], "an object of its repository")
-                            if line is not None:
-                                return line
-        except OSError:
-            return None  # no such folder, or one not readable: git says what it finds
+        for objects in folders:
+            line = blocking_file([objects / "info" / "alternates"], "its repository's own files")
+            if line is not None:
+                return line  # an alternate's own list of alternates, which git reads as it reads the first one's
+            try:
+                with os.scandir(objects) as fan_out:
+                    for folder in fan_out:
+                        if len(folder.name) != 2 or not folder.is_dir():
+                            continue
+                        with os.scandir(folder.path) as entries:
+                            for entry in entries:
+                                listed += 1
+                                if listed > MAX_LOOSE_LISTED:
+                                    return None
+                                if entry.is_file(follow_symlinks=False):
+                                    continue
+                                line = blocking_file([Path(entry.path)], "an object of its repository")
+                                if line is not None:
+                                    return line
+            except OSError:
+                continue  # no such folder, or one not readable: git says what it finds
         return None
 
-    return snapshot.made(("git-loose-objects", os.fspath(objects)), look)
+    return snapshot.made(("git-loose-objects", *map(os.fspath, folders)), look)
 
 
 #: Seconds any one git passprice runs may take unless its caller says otherwise (a registry's reads take well under
 #: one): past them git is killed and the command says so, where a git blocked on a FIFO among the repository's
 #: objects held the command for ever (attack71; :func:`_config_guard` now looks through the loose ones, left52,
-#: but not an alternate object folder's, nor past :data:`MAX_LOOSE_LISTED`).
+#: an alternate object folder's too, attack74, but not past :data:`MAX_LOOSE_LISTED`).
 GIT_TIMEOUT_S = 60.0
 
 

@@ -1,0 +1,81 @@
+"""Attack74 (issue 13, against this session's merges): each escape's failing input kept as a test, built here."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from cli_helpers import bad, copy_root
+from test_left52 import _git
+
+_BLOCKS = ("a FIFO (named pipe), where git reads an object of its repository: git would block reading it (or read "
+           "without end), so passprice runs no git here; make it a regular file or remove it")
+
+
+def _two_commits(tmp_path: Path) -> tuple[Path, Path, str]:
+    """A copy of the registry in a repository of two commits (the H200 card's capacity 141 -> 140), no locks: its
+    root, its object folder and the changed card's blob id."""
+    root = copy_root(tmp_path)
+    for lock in (root / "locks").glob("*.lock.toml"):
+        lock.unlink()
+    _git(root, "init", "-q")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-q", "--no-verify", "-m", "one")
+    card = root / "facts" / "cards" / "h200_sxm_141gb.toml"
+    text = card.read_text(encoding="utf-8")
+    card.write_text(text.replace("\nvalue = 141\n", "\nvalue = 140\n"), encoding="utf-8")
+    _git(root, "commit", "-q", "--no-verify", "-am", "two")
+    return root, root / ".git" / "objects", _git(root, "rev-parse", "HEAD:facts/cards/h200_sxm_141gb.toml")
+
+
+def test_a_fifo_in_a_linked_fan_out_folder_is_named(tmp_path: Path) -> None:
+    # Before: objects/aa a link to a folder (git follows it) holding the changed blob as a FIFO: the look through
+    # the loose objects passed the link over, and `diff HEAD~1 HEAD` waited in git ls-tree for git's time limit:
+    # "git ls-tree: took longer than 60.0 s", exit 2, 60.7 s, naming nothing. Now the FIFO is named before git runs.
+    root, objects, blob = _two_commits(tmp_path)
+    real = tmp_path / "fan-out"
+    (objects / blob[:2]).rename(real)
+    (objects / blob[:2]).symlink_to(real)
+    (real / blob[2:]).unlink()
+    os.mkfifo(real / blob[2:])
+    started = time.monotonic()
+    assert bad("diff", "HEAD~1", "HEAD", root=root) == [
+        f"passprice: error: {objects / blob[:2] / blob[2:]}: {_BLOCKS}"]
+    assert time.monotonic() - started < 20.0
+
+
+def test_a_fifo_in_an_alternate_object_folder_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Before: the blob moved to an alternate object folder (objects/info/alternates naming it) as a FIFO: `diff`
+    # waited for git's time limit, "git ls-tree: took longer than 60.0 s", exit 2, 60.9 s. Now named before git runs;
+    # as is an alternate named by a relative path, an alternate of an alternate, and GIT_ALTERNATE_OBJECT_DIRECTORIES.
+    root, objects, blob = _two_commits(tmp_path)
+    (objects / blob[:2] / blob[2:]).unlink()
+    alternate = tmp_path / "alt" / "objects"
+    (alternate / blob[:2]).mkdir(parents=True)
+    fifo = alternate / blob[:2] / blob[2:]
+    os.mkfifo(fifo)
+    (objects / "info").mkdir(exist_ok=True)
+    (objects / "info" / "alternates").write_text(f"# shared\n{alternate}\n", encoding="utf-8")
+    started = time.monotonic()
+    assert bad("diff", "HEAD~1", "HEAD", root=root) == [f"passprice: error: {fifo}: {_BLOCKS}"]
+    assert time.monotonic() - started < 20.0
+    # two steps away, by a relative path
+    middle = tmp_path / "middle" / "objects"
+    (middle / "info").mkdir(parents=True)
+    (middle / "info" / "alternates").write_text("../../alt/objects\n", encoding="utf-8")
+    (objects / "info" / "alternates").write_text(f"{middle}\n", encoding="utf-8")
+    assert bad("diff", "HEAD~1", "HEAD", root=root) == [f"passprice: error: {fifo}: {_BLOCKS}"]
+    # the middle one's list itself a FIFO: git would block reading it
+    (middle / "info" / "alternates").unlink()
+    os.mkfifo(middle / "info" / "alternates")
+    (lines,) = [bad("diff", "HEAD~1", "HEAD", root=root)]
+    assert lines == [f"passprice: error: {middle / 'info' / 'alternates'}: a FIFO (named pipe), where git reads its "
+                     "repository's own files: git would block reading it (or read without end), so passprice runs "
+                     "no git here; make it a regular file or remove it"]
+    # named by the environment alone
+    (objects / "info" / "alternates").unlink()
+    monkeypatch.setenv("GIT_ALTERNATE_OBJECT_DIRECTORIES", str(alternate))
+    assert bad("diff", "HEAD~1", "HEAD", root=root) == [f"passprice: error: {fifo}: {_BLOCKS}"]
