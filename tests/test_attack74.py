@@ -79,3 +79,27 @@ def test_a_fifo_in_an_alternate_object_folder_is_named(tmp_path: Path, monkeypat
     (objects / "info" / "alternates").unlink()
     monkeypatch.setenv("GIT_ALTERNATE_OBJECT_DIRECTORIES", str(alternate))
     assert bad("diff", "HEAD~1", "HEAD", root=root) == [f"passprice: error: {fifo}: {_BLOCKS}"]
+
+
+def test_a_corrupt_or_cut_xz_stream_is_named_by_its_offset(tmp_path: Path) -> None:
+    # Before: a multi-stream .xz (left52) whose second stream's index was flipped read "cannot decompress: Corrupt
+    # input data", and one whose second stream was cut short "cannot decompress: Compressed file ended before the
+    # end-of-stream marker was reached": no byte offset, no word of which stream. Now the stream's first byte.
+    import lzma
+
+    from test_left52 import _tiny_header
+
+    data = _tiny_header(tmp_path / "h.gguf")
+    first, second = lzma.compress(data[:100]), bytearray(lzma.compress(data[100:]))
+    second[-20] ^= 0xFF  # in the stream's index
+    start = len(first) + 4
+    corrupt = tmp_path / "c.gguf.xz"
+    corrupt.write_bytes(first + b"\0" * 4 + bytes(second))
+    assert bad("header", str(corrupt)) == [
+        f"passprice: error: {corrupt}: cannot decompress: byte {start:,}: the xz stream starting there: Corrupt "
+        f"input data (found within its first {len(second):,} bytes)"]
+    cut = tmp_path / "cut.gguf.xz"
+    cut.write_bytes(first + b"\0" * 4 + lzma.compress(data[100:])[:-12])
+    assert bad("header", str(cut)) == [
+        f"passprice: error: {cut}: cannot decompress: byte {start + len(second) - 12:,}: the file ends inside the xz "
+        f"stream starting at byte {start:,} (its end-of-stream marker never came)"]
