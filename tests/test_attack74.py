@@ -103,3 +103,45 @@ def test_a_corrupt_or_cut_xz_stream_is_named_by_its_offset(tmp_path: Path) -> No
     assert bad("header", str(cut)) == [
         f"passprice: error: {cut}: cannot decompress: byte {start + len(second) - 12:,}: the file ends inside the xz "
         f"stream starting at byte {start:,} (its end-of-stream marker never came)"]
+
+
+def _cut_keeping_figure_before(text: str, limit: int, figure: float) -> str:
+    """textchange.cut_keeping_figure as it was before attack74 (a search back and forth from every number)."""
+    from passprice.textchange import _NUMBER, cut_at_word, figure_read
+
+    if len(text) <= limit:
+        return text
+    for number in _NUMBER.finditer(text):
+        if figure_read(number.group()) != figure:
+            continue
+        spans = [(text.rfind(mark, 0, number.start()), text.find(mark, number.end())) for mark in "'\""]
+        spans = [(start, end) for start, end in spans if start >= 0 and end >= 0]
+        if not spans:
+            continue
+        start, end = max(spans)
+        head, quote, tail = text[:start], text[start:end + 1], text[end + 1:]
+        cut = cut_at_word(head, limit)
+        joined = cut + (" " if cut != head and cut.endswith("…") else "") + quote
+        return joined + ("…" if tail.strip() else tail)
+    return cut_at_word(text, limit)
+
+
+def test_a_locator_of_many_equal_figures_is_cut_in_one_pass() -> None:
+    # Before: cut_keeping_figure searched back to the text's start and on to its end for a quote mark from every
+    # number equal to the figure: a 1 MB locator of 250,000 '4.9 ' took 9.6 s of CPU (0.39 s for a card file's
+    # 256 KiB, a review cutting one such locator per changed fact); now each mark's offsets are found once, 0.26 s.
+    # Here 600 KB: 1.7 s of CPU before, about 0.15 s now.
+    import random
+
+    from passprice.textchange import cut_keeping_figure
+
+    text = "4.9 " * 150_000 + "'4.9 TB/s' end"
+    assert cut_keeping_figure(text, 100, 4.9) == "4.9 " * 24 + "4.9… '4.9 TB/s'…"
+    assert cut_keeping_figure("4.9 " * 150_000, 100, 4.9) == "4.9 " * 24 + "4.9…"
+    # the same cuts as before on drawn texts of numbers, quote marks and words
+    draw = random.Random(74)
+    parts = ["4.9", "1,024", "2e3", "'", '"', " ", "GB", "x", "4.90", ".", "0"]
+    for _ in range(3000):
+        text = "".join(draw.choice(parts) for _ in range(draw.randrange(1, 40)))
+        limit, figure = draw.randrange(1, 30), draw.choice((4.9, 1024.0, 2000.0, 0.0))
+        assert cut_keeping_figure(text, limit, figure) == _cut_keeping_figure_before(text, limit, figure), text
