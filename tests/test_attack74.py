@@ -145,3 +145,38 @@ def test_a_locator_of_many_equal_figures_is_cut_in_one_pass() -> None:
         text = "".join(draw.choice(parts) for _ in range(draw.randrange(1, 40)))
         limit, figure = draw.randrange(1, 30), draw.choice((4.9, 1024.0, 2000.0, 0.0))
         assert cut_keeping_figure(text, limit, figure) == _cut_keeping_figure_before(text, limit, figure), text
+
+
+def test_blobs_read_together_past_their_total_cap_are_refused_unread(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    # Before: read_named capped each blob (64 MiB) but not their sum: `audit` of r1-qwen7b-h200's lock whose cited
+    # source records were committed at 60 MiB each (a comment of zeros; 2.6 MB of .git) read them all, exit 0,
+    # 1.97 s, 415,616 KB of memory, and each further record cited added 64 MiB. Now past gitread.NAMED_TOTAL_BYTES
+    # (64 MiB) in all: exit 2, one line naming the largest COMMIT:PATH, 0.42 s, 47,584 KB. Forced small here.
+    from passprice import gitread
+
+    _git(tmp_path, "init", "-q", "-b", "main")
+    (tmp_path / "a.toml").write_bytes(b"a = 1\n")
+    (tmp_path / "b.toml").write_bytes(b"#" * 60)
+    (tmp_path / "c.toml").write_bytes(b"#" * 60)  # the same blob as b.toml: counted once
+    _git(tmp_path, "add", "-A")
+    _git(tmp_path, "commit", "-q", "--no-verify", "-m", "one")
+    commit = _git(tmp_path, "rev-parse", "HEAD")
+    names = [f"{commit}:a.toml", f"{commit}:b.toml", f"{commit}:c.toml"]
+    monkeypatch.setattr(gitread, "NAMED_TOTAL_BYTES", 66)
+    assert gitread.read_named(tmp_path, names) == {names[0]: b"a = 1\n", names[1]: b"#" * 60, names[2]: b"#" * 60}
+    monkeypatch.setattr(gitread, "NAMED_TOTAL_BYTES", 65)
+    with pytest.raises(gitread.BlobTooLarge) as refused:
+        gitread.read_named(tmp_path, names)
+    assert str(refused.value) == (
+        f"{commit}:b.toml: 66 bytes as committed in 2 files read together (this one 60), past the 65-byte cap on "
+        "what passprice reads from git at once (gitread.NAMED_TOTAL_BYTES; none read)")
+    # an audit: exit 2, that one line
+    root = copy_root(tmp_path / "r")
+    _git(root, "init", "-q", "-b", "main")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-q", "--no-verify", "-m", "a registry")
+    monkeypatch.setattr(gitread, "NAMED_TOTAL_BYTES", 100)
+    (line,) = bad("audit", str(root / "locks" / "r1-qwen7b-h200.lock.toml"), root=root)
+    assert line.startswith("passprice: error: ") and line.endswith(
+        "past the 100-byte cap on what passprice reads from git at once (gitread.NAMED_TOTAL_BYTES; none read)")

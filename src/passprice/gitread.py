@@ -647,6 +647,10 @@ def read_blobs(top: Path, sizes: Mapping[str, int], timeout: float | None = None
 #: the history search reads): what a passprice file may have, :data:`~passprice.schema.MAX_TOML_BYTES`. Past it the
 #: blob is refused (:class:`BlobTooLarge`), not read.
 NAMED_BYTES = schema.MAX_TOML_BYTES
+#: Bytes the blobs of one :func:`read_named` call may have in all (each within :data:`NAMED_BYTES`): past it they are
+#: refused, none read. Attack74: an audit read five committed source records of 60 MiB each (2.6 MB of ``.git``),
+#: 415 MB of memory, and a lock citing more sources went on adding 64 MiB a record (and as much for its document).
+NAMED_TOTAL_BYTES = schema.MAX_TOML_BYTES
 
 
 class BlobTooLarge(InputError):
@@ -665,7 +669,8 @@ def read_named(top: Path, names: Iterable[str], timeout: float | None = None) ->
     find, one that is no blob (a folder), or one holding a line break (which the batch cannot carry) is left out.
     ``timeout``: seconds, as :func:`run_git` takes them, for the two git processes together. Raises
     :class:`BlobTooLarge`, one line naming ``COMMIT:PATH`` and its size, when a blob holds more than
-    :data:`NAMED_BYTES` (nothing is read then), and :class:`subprocess.CalledProcessError` and :class:`InputError` as
+    :data:`NAMED_BYTES`, or the largest one when the blobs hold more than :data:`NAMED_TOTAL_BYTES` in all (nothing
+    is read then), and :class:`subprocess.CalledProcessError` and :class:`InputError` as
     :func:`run_git` does."""
     import time
 
@@ -680,6 +685,7 @@ def read_named(top: Path, names: Iterable[str], timeout: float | None = None) ->
     checked = run_git(top, ["cat-file", "--batch-check"],
                       "".join(f"{n}\n" for n in wanted).encode("utf-8", "surrogateescape"), timeout=left())
     ids: dict[str, str] = {}  # a name -> its blob's id, sized within the cap
+    sizes: dict[str, int] = {}  # a blob's id -> its size
     for name, line in zip(wanted, checked.split(b"\n"), strict=False):
         header = line.split(b" ")
         # a found object: "OID TYPE SIZE"; else "NAME missing" (or "ambiguous"), its name holding any spaces
@@ -690,9 +696,17 @@ def read_named(top: Path, names: Iterable[str], timeout: float | None = None) ->
             raise BlobTooLarge(f"{escaped(name)}: {size:,} bytes as committed, past the {NAMED_BYTES:,}-byte cap on "
                                "a file passprice reads from git (gitread.NAMED_BYTES; not read)")
         ids[name] = header[0].decode("ascii", "replace")
+        sizes[ids[name]] = size
     blobs = list(dict.fromkeys(ids.values()))
     if not blobs:
         return {}
+    total = sum(sizes[b] for b in blobs)
+    if total > NAMED_TOTAL_BYTES:
+        largest = max(ids, key=lambda name: sizes[ids[name]])
+        raise BlobTooLarge(
+            f"{escaped(largest)}: {total:,} bytes as committed in {len(blobs):,} files read together (this one "
+            f"{sizes[ids[largest]]:,}), past the {NAMED_TOTAL_BYTES:,}-byte cap on what passprice reads from git at "
+            "once (gitread.NAMED_TOTAL_BYTES; none read)")
     data = run_git(top, ["cat-file", "--batch"], "".join(f"{b}\n" for b in blobs).encode("ascii"), timeout=left())
     found: dict[str, bytes] = {}
     at = 0
