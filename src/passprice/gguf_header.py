@@ -1122,8 +1122,10 @@ class _XzStreams(io.RawIOBase):
     bytes after the last stream that were no stream (left52). Each read decompresses at most the bytes asked for
     (:data:`CHUNK`), so the header cap still bounds what a reader holds. Raises ``lzma.LZMAError`` naming the byte
     offset (in the compressed file) for padding whose length is not a multiple of 4 or is past
-    :data:`XZ_PADDING_LIMIT`, and for bytes after a stream that are neither padding nor another stream;
-    ``EOFError`` for a stream cut short."""
+    :data:`XZ_PADDING_LIMIT`, for bytes after a stream that are neither padding nor another stream, and for a
+    stream liblzma finds corrupt (naming the offset of the stream's first byte: attack74, "cannot decompress: Corrupt
+    input data" named no offset); ``EOFError`` for a stream cut short (naming where the file ends and where that
+    stream starts: was "Compressed file ended before the end-of-stream marker was reached")."""
 
     def __init__(self, raw: IO[bytes]) -> None:
         import lzma
@@ -1133,6 +1135,7 @@ class _XzStreams(io.RawIOBase):
         self._raw = raw
         self._decompressor: Any = lzma.LZMADecompressor(lzma.FORMAT_XZ)
         self._fed = 0  # compressed bytes handed to decompressors so far (where the current one's input ends)
+        self._start = 0  # the offset of the current stream's first byte
         self._pending = b""  # compressed bytes read past a stream's end, for the next stream
         self._ended = False
 
@@ -1153,9 +1156,15 @@ class _XzStreams(io.RawIOBase):
             if decompressor.needs_input:
                 data, self._pending = self._pending or self._raw.read(_XZ_CHUNK), b""
                 if not data:
-                    raise EOFError("Compressed file ended before the end-of-stream marker was reached")
+                    raise EOFError(f"byte {self._fed:,}: the file ends inside the xz stream starting at byte "
+                                   f"{self._start:,} (its end-of-stream marker never came)")
                 self._fed += len(data)
-            out = decompressor.decompress(data, view.nbytes - filled)
+            try:
+                out = decompressor.decompress(data, view.nbytes - filled)
+            except self._lzma.LZMAError as e:  # liblzma says what, not where: the stream and how far it was read
+                raise self._lzma.LZMAError(
+                    f"byte {self._start:,}: the xz stream starting there: {e} (found within its first "
+                    f"{self._fed - self._start:,} bytes)") from None
             view[filled : filled + len(out)] = out
             filled += len(out)
         return filled
@@ -1193,6 +1202,7 @@ class _XzStreams(io.RawIOBase):
         if not left.startswith(_XZ_MAGIC):
             raise self._lzma.LZMAError(f"byte {at:,}: neither stream padding nor another xz stream")
         self._fed -= len(left)  # handed to the next stream's decompressor as it asks
+        self._start = at
         self._pending = left
         self._decompressor = self._lzma.LZMADecompressor(self._lzma.FORMAT_XZ)
 

@@ -200,7 +200,7 @@ def _config_guard(cwd: Path, scratch: bool) -> None:
     if line is None and top is not None:
         line = blocking_file(_repository_files(_repository_of(top)), "its repository's own files")
     if line is None and top is not None:
-        line = _blocking_object(_git_dirs(_repository_of(top))[1] / "objects")
+        line = _blocking_object(_object_folders(_git_dirs(_repository_of(top))[1] / "objects"))
     if line is not None:
         raise GitFailed(line)  # git cannot run here: said so, not read as "not a git checkout" (fact show --history)
 
@@ -239,43 +239,83 @@ def _repository_files(dot_git: Path) -> list[Path]:
 MAX_LOOSE_LISTED = 200_000
 
 
-def _blocking_object(objects: Path) -> str | None:
-    """The line refusing the first loose object of the object folder ``objects`` (``objects/XX/…``) that is a FIFO,
-    a device or a socket, or a link to one (:func:`blocking_file`); ``None`` when none is (or past
-    :data:`MAX_LOOSE_LISTED`). A regular file is told from its folder's entry, with no ``stat``; only an entry that
-    is not one is looked at further. Left52: a FIFO as a loose object held ``diff`` in ``git ls-tree`` until git's
-    time limit (60 s) and then said "git ls-tree: took longer than 60.0 s", naming nothing. Looked through once a
-    snapshot (:func:`passprice.snapshot.made`): 1.7 ms for 658 loose objects. Raises nothing."""
+#: How deep :func:`_object_folders` follows alternates naming alternates (git's own limit, ``alt_odb`` depth 5).
+_ALTERNATES_DEPTH = 5
+
+
+def _object_folders(objects: Path) -> list[Path]:
+    """The object folders git reads a repository's objects from: ``GIT_OBJECT_DIRECTORY`` where set, else
+    ``objects``; the folders its ``info/alternates`` names (a line each, ``#`` a comment, a relative path from the
+    object folder holding the file), theirs in turn (to git's depth of 5), and those
+    ``GIT_ALTERNATE_OBJECT_DIRECTORIES`` names (``:``-separated). Attack74: a FIFO as a loose object of an
+    alternate folder held ``diff`` in ``git ls-tree`` for git's time limit (60.9 s, "git ls-tree: took longer than
+    60.0 s", naming nothing). A file not read (not there, not regular, not text) names no folder: git says what it
+    finds. Raises nothing."""
+
+    main = Path(os.environ.get("GIT_OBJECT_DIRECTORY") or objects)
+    folders = [main] + [Path(p) for p in os.environ.get("GIT_ALTERNATE_OBJECT_DIRECTORIES", "").split(os.pathsep) if p]
+    walk = [(main, 0)]
+    while walk:
+        folder, depth = walk.pop()
+        alternates = folder / "info" / "alternates"
+        if depth >= _ALTERNATES_DEPTH or not os.path.isfile(alternates):
+            continue
+        try:
+            lines = read_sized(alternates).decode("utf-8").splitlines()
+        except (InputError, OSError, UnicodeDecodeError, ValueError):
+            continue
+        for line in lines:
+            if line.strip() and not line.startswith("#"):
+                named = Path(os.path.normpath(folder / line.strip()))
+                if named not in folders:
+                    folders.append(named)
+                    walk.append((named, depth + 1))
+    return folders
+
+
+def _blocking_object(folders: list[Path]) -> str | None:
+    """The line refusing the first loose object of the object folders ``folders`` (``objects/XX/…``,
+    :func:`_object_folders`) that is a FIFO, a device or a socket, or a link to one (:func:`blocking_file`); ``None``
+    when none is (or past :data:`MAX_LOOSE_LISTED` in all). A regular file is told from its folder's entry, with no
+    ``stat``; only an entry that is not one is looked at further. A fan-out folder ``XX`` that is a link to a folder
+    is looked through as git follows it (attack74: one was passed over, and a FIFO in it held ``diff`` for git's
+    60 s). Left52: a FIFO as a loose object held ``diff`` in ``git ls-tree`` until git's time limit (60 s) and then
+    said "git ls-tree: took longer than 60.0 s", naming nothing. Looked through once a snapshot
+    (:func:`passprice.snapshot.made`): 1.7 ms for 658 loose objects. Raises nothing."""
     from passprice import snapshot
 
     def look() -> str | None:
         listed = 0
-        try:
-            with os.scandir(objects) as folders:
-                for folder in folders:
-                    if len(folder.name) != 2 or not folder.is_dir(follow_symlinks=False):
-                        continue
-                    with os.scandir(folder.path) as entries:
-                        for entry in entries:
-                            listed += 1
-                            if listed > MAX_LOOSE_LISTED:
-                                return None
-                            if entry.is_file(follow_symlinks=False):
-                                continue
-                            line = blocking_file([Path(entry.path)], "an object of its repository")
-                            if line is not None:
-                                return line
-        except OSError:
-            return None  # no such folder, or one not readable: git says what it finds
+        for objects in folders:
+            line = blocking_file([objects / "info" / "alternates"], "its repository's own files")
+            if line is not None:
+                return line  # an alternate's own list of alternates, which git reads as it reads the first one's
+            try:
+                with os.scandir(objects) as fan_out:
+                    for folder in fan_out:
+                        if len(folder.name) != 2 or not folder.is_dir():
+                            continue
+                        with os.scandir(folder.path) as entries:
+                            for entry in entries:
+                                listed += 1
+                                if listed > MAX_LOOSE_LISTED:
+                                    return None
+                                if entry.is_file(follow_symlinks=False):
+                                    continue
+                                line = blocking_file([Path(entry.path)], "an object of its repository")
+                                if line is not None:
+                                    return line
+            except OSError:
+                continue  # no such folder, or one not readable: git says what it finds
         return None
 
-    return snapshot.made(("git-loose-objects", os.fspath(objects)), look)
+    return snapshot.made(("git-loose-objects", *map(os.fspath, folders)), look)
 
 
 #: Seconds any one git passprice runs may take unless its caller says otherwise (a registry's reads take well under
 #: one): past them git is killed and the command says so, where a git blocked on a FIFO among the repository's
 #: objects held the command for ever (attack71; :func:`_config_guard` now looks through the loose ones, left52,
-#: but not an alternate object folder's, nor past :data:`MAX_LOOSE_LISTED`).
+#: an alternate object folder's too, attack74, but not past :data:`MAX_LOOSE_LISTED`).
 GIT_TIMEOUT_S = 60.0
 
 
@@ -607,6 +647,10 @@ def read_blobs(top: Path, sizes: Mapping[str, int], timeout: float | None = None
 #: the history search reads): what a passprice file may have, :data:`~passprice.schema.MAX_TOML_BYTES`. Past it the
 #: blob is refused (:class:`BlobTooLarge`), not read.
 NAMED_BYTES = schema.MAX_TOML_BYTES
+#: Bytes the blobs of one :func:`read_named` call may have in all (each within :data:`NAMED_BYTES`): past it they are
+#: refused, none read. Attack74: an audit read five committed source records of 60 MiB each (2.6 MB of ``.git``),
+#: 415 MB of memory, and a lock citing more sources went on adding 64 MiB a record (and as much for its document).
+NAMED_TOTAL_BYTES = schema.MAX_TOML_BYTES
 
 
 class BlobTooLarge(InputError):
@@ -625,7 +669,8 @@ def read_named(top: Path, names: Iterable[str], timeout: float | None = None) ->
     find, one that is no blob (a folder), or one holding a line break (which the batch cannot carry) is left out.
     ``timeout``: seconds, as :func:`run_git` takes them, for the two git processes together. Raises
     :class:`BlobTooLarge`, one line naming ``COMMIT:PATH`` and its size, when a blob holds more than
-    :data:`NAMED_BYTES` (nothing is read then), and :class:`subprocess.CalledProcessError` and :class:`InputError` as
+    :data:`NAMED_BYTES`, or the largest one when the blobs hold more than :data:`NAMED_TOTAL_BYTES` in all (nothing
+    is read then), and :class:`subprocess.CalledProcessError` and :class:`InputError` as
     :func:`run_git` does."""
     import time
 
@@ -640,6 +685,7 @@ def read_named(top: Path, names: Iterable[str], timeout: float | None = None) ->
     checked = run_git(top, ["cat-file", "--batch-check"],
                       "".join(f"{n}\n" for n in wanted).encode("utf-8", "surrogateescape"), timeout=left())
     ids: dict[str, str] = {}  # a name -> its blob's id, sized within the cap
+    sizes: dict[str, int] = {}  # a blob's id -> its size
     for name, line in zip(wanted, checked.split(b"\n"), strict=False):
         header = line.split(b" ")
         # a found object: "OID TYPE SIZE"; else "NAME missing" (or "ambiguous"), its name holding any spaces
@@ -650,9 +696,17 @@ def read_named(top: Path, names: Iterable[str], timeout: float | None = None) ->
             raise BlobTooLarge(f"{escaped(name)}: {size:,} bytes as committed, past the {NAMED_BYTES:,}-byte cap on "
                                "a file passprice reads from git (gitread.NAMED_BYTES; not read)")
         ids[name] = header[0].decode("ascii", "replace")
+        sizes[ids[name]] = size
     blobs = list(dict.fromkeys(ids.values()))
     if not blobs:
         return {}
+    total = sum(sizes[b] for b in blobs)
+    if total > NAMED_TOTAL_BYTES:
+        largest = max(ids, key=lambda name: sizes[ids[name]])
+        raise BlobTooLarge(
+            f"{escaped(largest)}: {total:,} bytes as committed in {len(blobs):,} files read together (this one "
+            f"{sizes[ids[largest]]:,}), past the {NAMED_TOTAL_BYTES:,}-byte cap on what passprice reads from git at "
+            "once (gitread.NAMED_TOTAL_BYTES; none read)")
     data = run_git(top, ["cat-file", "--batch"], "".join(f"{b}\n" for b in blobs).encode("ascii"), timeout=left())
     found: dict[str, bytes] = {}
     at = 0
