@@ -1,0 +1,64 @@
+"""Left56 (session 42): small leftovers of attack73 and left54, each reproducer built in its test.
+
+1. An editing command whose standard output is full (``> /dev/full``) wrote its edit, then said only ``standard
+   output: No space left on device`` (exit 2): its user would redo an edit that stands. The line now names the files
+   written (:func:`passprice.cli._written_before`)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cli_helpers import copy_root
+
+_CHILD = "import sys; from passprice.cli import main; sys.argv[0] = 'passprice'; main()"
+
+H200 = "h200_sxm_141gb"
+FACT = ("--unit", "TB/s", "--provenance", "published", "--source", "nvidia-h200-datasheet", "--locator",
+        "Table 1, memory bandwidth row")
+
+
+def _to_full(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``passprice --root ROOT ARGS > /dev/full`` in a child process (the error is met at the interpreter's exit)."""
+    with open("/dev/full", "w") as full:
+        return subprocess.run([sys.executable, "-c", _CHILD, "--root", str(root), *args], stdout=full,
+                              capture_output=False, stderr=subprocess.PIPE, text=True, cwd=root, timeout=120)
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_1_an_edit_written_before_a_full_standard_output_is_named(tmp_path: Path) -> None:
+    root = copy_root(tmp_path)
+    card = root / "facts" / "cards" / f"{H200}.toml"
+    done = _to_full(root, "fact", "set", H200, "memory.bandwidth", "--value", "4.9", *FACT)
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [
+        f"passprice: error: standard output: No space left on device; written before it failed, and kept: {card} "
+        "(do not redo the edit)"]
+    assert "value = 4.9\n" in card.read_text(encoding="utf-8")  # it was written: the line is true
+    serving = root / "registry" / "servings" / "s56.toml"
+    done = _to_full(root, "new-serving", "s56", "r1-qwen7b-h200")
+    assert done.returncode == 2 and serving.is_file()
+    assert done.stderr.splitlines() == [
+        f"passprice: error: standard output: No space left on device; written before it failed, and kept: {serving} "
+        "(do not redo the edit)"]
+    # A command that writes nothing says what it did before: no file named.
+    done = _to_full(root, "cards")
+    assert (done.returncode, done.stderr) == (2, "passprice: error: standard output: No space left on device\n")
+
+
+def test_1_written_before_names_each_file_once() -> None:
+    from passprice.cli import _written_before
+    from passprice.files import WRITTEN
+
+    kept = list(WRITTEN)
+    try:
+        WRITTEN[:] = []
+        assert _written_before() == ""
+        WRITTEN[:] = [Path("locks/a.lock.toml"), Path("facts/cards/x.toml"), Path("locks/a.lock.toml")]
+        assert _written_before() == ("; written before it failed, and kept: locks/a.lock.toml, facts/cards/x.toml "
+                                     "(do not redo the edit)")
+    finally:
+        WRITTEN[:] = kept
