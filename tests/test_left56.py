@@ -2,7 +2,9 @@
 
 1. An editing command whose standard output is full (``> /dev/full``) wrote its edit, then said only ``standard
    output: No space left on device`` (exit 2): its user would redo an edit that stands. The line now names the files
-   written (:func:`passprice.cli._written_before`)."""
+   written (:func:`passprice.cli._written_before`).
+2. ``explain`` skipped an empty key in a dotted path (``.calibration[0]..card_facts.unread``, ``streams.rewrite.``)
+   but refused ``streams..rewrite`` as no term: one rule now, as a card's fact path has it, refused by name."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from cli_helpers import copy_root
+from cli_helpers import bad, copy_root, invoke
 
 _CHILD = "import sys; from passprice.cli import main; sys.argv[0] = 'passprice'; main()"
 
@@ -62,3 +64,27 @@ def test_1_written_before_names_each_file_once() -> None:
                                      "(do not redo the edit)")
     finally:
         WRITTEN[:] = kept
+
+
+@pytest.mark.parametrize(("path", "offered"), [
+    (".calibration[0]..card_facts.unread", "; did you mean .calibration[0].card_facts.unread?"),
+    (".calibration[0].card_facts.unread.", "; did you mean .calibration[0].card_facts.unread?"),
+    ("streams.rewrite.", "; did you mean streams.rewrite?"),
+    ("streams..rewrite", "; did you mean streams.rewrite?"),
+    ("x..y", ""),
+    (".", ""),
+])
+def test_2_explain_refuses_an_empty_key_by_name(path: str, offered: str) -> None:
+    bad("explain", path, says=f"passprice: error: explain: '{path}': an empty key in the path (two dots together, "
+        f"or one at its end){offered} (passprice explain lists the terms)")
+
+
+@pytest.mark.parametrize(("path", "term"), [
+    (".calibration[0].card_facts.unread", "stack"),  # jq's leading dot and an index are no empty key
+    (".streams.rewrite", "streams.rewrite"),
+    (".[0].unread", "stack"),
+    ("s.e.", "emitted/pass"),  # a term whose own name ends in a dot
+])
+def test_2_explain_keeps_a_path_without_an_empty_key(path: str, term: str) -> None:
+    result = invoke("explain", path)
+    assert result.exit_code == 0 and result.output.startswith(f"{term}: "), result.output
