@@ -88,3 +88,45 @@ def test_2_explain_refuses_an_empty_key_by_name(path: str, offered: str) -> None
 def test_2_explain_keeps_a_path_without_an_empty_key(path: str, term: str) -> None:
     result = invoke("explain", path)
     assert result.exit_code == 0 and result.output.startswith(f"{term}: "), result.output
+
+
+def _git(repo: Path, *args: str) -> str:
+    import os
+
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@example.invalid"}
+    return subprocess.run(["git", *args], cwd=repo, env=env, capture_output=True, text=True, check=True).stdout.strip()
+
+
+def test_3_read_named_caps_the_blobs_of_one_batch_together(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Before: each blob was capped (gitread.NAMED_BYTES) but not their total in one `git cat-file --batch`. Now past
+    # gitread.NAMED_TOTAL_BYTES (gitread.MAX_SIDE_BYTES, 256 MiB) one line names the COMMIT:PATH that takes the
+    # distinct blobs past it, and no `--batch` runs.
+    from passprice import gitread
+
+    assert gitread.NAMED_TOTAL_BYTES == gitread.MAX_SIDE_BYTES == 256 << 20
+    _git(tmp_path, "init", "-q", "-b", "main")
+    (tmp_path / "a.toml").write_bytes(b"#" * 60)
+    (tmp_path / "same.toml").write_bytes(b"#" * 60)  # the same blob as a.toml: read, and counted, once
+    (tmp_path / "b.toml").write_bytes(b"b" * 40)
+    (tmp_path / "c.toml").write_bytes(b"c")
+    _git(tmp_path, "add", "-A")
+    _git(tmp_path, "commit", "-q", "--no-verify", "-m", "one")
+    commit = _git(tmp_path, "rev-parse", "HEAD")
+    monkeypatch.setattr(gitread, "NAMED_TOTAL_BYTES", 100)
+    ran: list[list[str]] = []
+    real = gitread.run_git
+
+    def recorded(top: Path, args: list[str], *rest: object, **kwargs: object) -> bytes:
+        ran.append(list(args))
+        return real(top, args, *rest, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(gitread, "run_git", recorded)
+    within = [f"{commit}:a.toml", f"{commit}:same.toml", f"{commit}:b.toml"]  # 60 + 40 = 100 bytes: at the cap
+    assert gitread.read_named(tmp_path, within) == {within[0]: b"#" * 60, within[1]: b"#" * 60, within[2]: b"b" * 40}
+    ran.clear()
+    with pytest.raises(gitread.BlobTooLarge) as refused:
+        gitread.read_named(tmp_path, [*within, f"{commit}:c.toml"])
+    assert str(refused.value) == (f"{commit}:c.toml: takes the 3 blobs read from git together to 101 bytes as "
+                                  "committed, past the 100-byte cap on them (gitread.NAMED_TOTAL_BYTES; not read)")
+    assert ran == [["cat-file", "--batch-check"]]  # nothing read

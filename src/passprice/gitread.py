@@ -609,9 +609,17 @@ def read_blobs(top: Path, sizes: Mapping[str, int], timeout: float | None = None
 NAMED_BYTES = schema.MAX_TOML_BYTES
 
 
+#: Bytes the blobs one call of :func:`read_named` reads may add up to (each distinct blob counted once): what one side
+#: of a diff may hold of the files passprice reads, :data:`MAX_SIDE_BYTES` (256 MiB, four blobs at
+#: :data:`NAMED_BYTES`). Before left56 (session 42) only each blob was capped, so one ``--batch`` of many blobs just
+#: under 64 MiB each (a lock citing 40 sources, each record or document at the cap) was held whole. Past it nothing is
+#: read (:class:`BlobTooLarge`).
+NAMED_TOTAL_BYTES = MAX_SIDE_BYTES
+
+
 class BlobTooLarge(InputError):
-    """A blob :func:`read_named` was asked for holds more than :data:`NAMED_BYTES`; its line names ``COMMIT:PATH``
-    and the size git gave (not read)."""
+    """A blob :func:`read_named` was asked for holds more than :data:`NAMED_BYTES`, or the blobs asked together more
+    than :data:`NAMED_TOTAL_BYTES`; its line names ``COMMIT:PATH`` and the size git gave (not read)."""
 
 
 def read_named(top: Path, names: Iterable[str], timeout: float | None = None) -> dict[str, bytes]:
@@ -626,7 +634,8 @@ def read_named(top: Path, names: Iterable[str], timeout: float | None = None) ->
     ``timeout``: seconds, as :func:`run_git` takes them, for the two git processes together. Raises
     :class:`BlobTooLarge`, one line naming ``COMMIT:PATH`` and its size, when a blob holds more than
     :data:`NAMED_BYTES` (nothing is read then), and :class:`subprocess.CalledProcessError` and :class:`InputError` as
-    :func:`run_git` does."""
+    :func:`run_git` does; :class:`BlobTooLarge` too, naming the ``COMMIT:PATH`` that takes them past it, when the
+    distinct blobs add up to more than :data:`NAMED_TOTAL_BYTES` (nothing is read then either)."""
     import time
 
     wanted = [n for n in dict.fromkeys(names) if "\n" not in n and "\r" not in n]
@@ -640,6 +649,8 @@ def read_named(top: Path, names: Iterable[str], timeout: float | None = None) ->
     checked = run_git(top, ["cat-file", "--batch-check"],
                       "".join(f"{n}\n" for n in wanted).encode("utf-8", "surrogateescape"), timeout=left())
     ids: dict[str, str] = {}  # a name -> its blob's id, sized within the cap
+    seen: set[str] = set()  # the distinct blobs sized so far
+    total = 0  # and their bytes
     for name, line in zip(wanted, checked.split(b"\n"), strict=False):
         header = line.split(b" ")
         # a found object: "OID TYPE SIZE"; else "NAME missing" (or "ambiguous"), its name holding any spaces
@@ -649,7 +660,15 @@ def read_named(top: Path, names: Iterable[str], timeout: float | None = None) ->
         if size > NAMED_BYTES:
             raise BlobTooLarge(f"{escaped(name)}: {size:,} bytes as committed, past the {NAMED_BYTES:,}-byte cap on "
                                "a file passprice reads from git (gitread.NAMED_BYTES; not read)")
-        ids[name] = header[0].decode("ascii", "replace")
+        blob = header[0].decode("ascii", "replace")
+        if blob not in seen:
+            seen.add(blob)
+            total += size
+        if total > NAMED_TOTAL_BYTES:
+            raise BlobTooLarge(f"{escaped(name)}: takes the {len(seen):,} blobs read from git together to {total:,} "
+                               f"bytes as committed, past the {NAMED_TOTAL_BYTES:,}-byte cap on them "
+                               "(gitread.NAMED_TOTAL_BYTES; not read)")
+        ids[name] = blob
     blobs = list(dict.fromkeys(ids.values()))
     if not blobs:
         return {}
