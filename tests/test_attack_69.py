@@ -206,8 +206,12 @@ def test_a_json_key_is_explained_by_its_path_as_jq_writes_it() -> None:
     from passprice import glossary
 
     for path, term in ((".calibration[0].card_facts.unread", "stack"), ("card_facts.unread", "stack"),
-                       ("sources_changed[].added", "source"), ("x.tokens_per_s.", "tokens/s")):
+                       ("sources_changed[].added", "source"), ("x.tokens_per_s", "tokens/s")):
         assert glossary.lookup(path).name == term, path
-    for path in ("a.b.c", "..", "draft.acceptance.\u0661", "[0]"):
+    for path in ("a.b.c", "draft.acceptance.\u0661", "[0]"):
         with pytest.raises(InputError, match=r" is not a term passprice defines"):
+            glossary.lookup(path)
+    # an empty key (a trailing dot, two together) is refused by name, as a fact path's is (left56, session 42)
+    for path in ("..", "x.tokens_per_s."):
+        with pytest.raises(InputError, match=r": an empty key in the path \(two dots together, or one at its end\)"):
             glossary.lookup(path)

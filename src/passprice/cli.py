@@ -4329,6 +4329,20 @@ def _out_of_memory() -> NoReturn:
     sys.exit(2)
 
 
+def _written_before() -> str:
+    """What the last resort's error line adds when the command had already written files
+    (:data:`passprice.files.WRITTEN`) before it failed (its standard output on a full disk, ``> /dev/full``, met at
+    exit): ``; written before it failed, and kept: FILE, FILE (do not redo the edit)``, else ``""``. A ``fact set``
+    whose edit was written said only ``standard output: No space left on device`` (exit 2), so its user would redo it
+    (left56, session 42)."""
+    from passprice.files import WRITTEN
+
+    if not WRITTEN:
+        return ""
+    names = ", ".join(dict.fromkeys(shown_path(path) for path in WRITTEN))
+    return f"; written before it failed, and kept: {names} (do not redo the edit)"
+
+
 def main() -> None:
     """The ``passprice`` console script. Exits 130 on Ctrl-C, wherever it comes (a command's own handler says so
     while it runs; this one covers the start, before a command is chosen). What is imported by now (click, the
@@ -4336,7 +4350,9 @@ def main() -> None:
     so the collections a command's own imports and work trigger do not scan it again (about 3 % of a price's
     instructions)."""
     from passprice.entry import utf8_names
+    from passprice.files import WRITTEN
 
+    WRITTEN.clear()  # what this command writes, named by _written_before if its output then fails
     utf8_names()  # for a caller of this function itself (benchmarks, python -c); the console script did it first
     import gc
 
@@ -4407,7 +4423,7 @@ def main() -> None:
             sys.exit(0)
         where = shown_path(e.filename) if e.filename is not None else "standard output"
         with contextlib.suppress(OSError, ValueError):  # standard error closed or gone too: nothing to say it on
-            click.echo(f"passprice: error: {where}: {e.strerror or e}", err=True)
+            click.echo(f"passprice: error: {where}: {e.strerror or e}{_written_before()}", err=True)
         sys.exit(2)
     finally:
         sys.unraisablehook = unraisable

@@ -1244,16 +1244,26 @@ def _figure(amount: float) -> float:
 
 
 #: What may not come before a figure in a locator's text besides what :data:`passprice.textchange.NUMBER` rules out:
-#: an ``=`` (a setting's value, :func:`_quoted_figures`).
-_NOT_AFTER = r"(?<!=)"
+#: an ``=`` (a setting's value, :func:`_quoted_figures`), :data:`_SETTING_SIGN`.
+_SETTING_SIGN = "="
+#: The look-behind of :data:`_SETTING_SIGN`.
+_NOT_AFTER = rf"(?<!{_SETTING_SIGN})"
 #: A run of a name's characters: a setting's name is one's end (:func:`_setting_spans`).
 _NAME_RUN = r"[\w.-]+"
-#: A character after which no name and no figure starts.
-_NO_START = r"[A-Za-z_\d.,=]"
 #: What follows a setting's name before its number (:data:`passprice.textchange.NUMBER`, joined to it when
 #: :func:`_setting_spans` first reads a name): blanks and an ``=`` or ``:``. Left54: the number was written here its
 #: own way, without a power of ten, so ``n_ctx=2e3``'s setting ended at its ``2``.
 _SETTING_VALUE = r"[ \t]*[=:]?[ \t]*"
+
+
+def _no_start() -> str:
+    """The class of characters after which no name and no figure starts (:func:`_setting_spans`): those
+    :data:`passprice.textchange.NUMBER` starts after none of (:data:`passprice.textchange.RUNS_INTO`, the one place
+    they are written), and :data:`_SETTING_SIGN`. Left56: this was a copy of NUMBER's look-behind, written by hand
+    (``[A-Za-z_\\d.,=]``). Built when asked, as textchange is imported where it is used (it imports difflib)."""
+    from passprice.textchange import RUNS_INTO
+
+    return rf"[{RUNS_INTO}{_SETTING_SIGN}]"
 
 
 def _setting_spans(text: str) -> list[tuple[int, int]]:
@@ -1274,6 +1284,7 @@ def _setting_spans(text: str) -> list[tuple[int, int]]:
     from passprice.textchange import NUMBER
 
     value = re.compile(_SETTING_VALUE + NUMBER)
+    no_start = re.compile(_no_start())
     out: list[tuple[int, int]] = []
     for run in re.finditer(_NAME_RUN, text):
         lo, hi = run.span()
@@ -1295,7 +1306,7 @@ def _setting_spans(text: str) -> list[tuple[int, int]]:
         i = lo
         while i < hi:
             c = text[i]
-            if i != 0 and re.match(_NO_START, text[i - 1]):
+            if i != 0 and no_start.match(text[i - 1]):
                 i += 1
                 continue
             end = -1

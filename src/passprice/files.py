@@ -774,6 +774,12 @@ def start_writeback(fd: int, offset: int, size: int) -> None:
         begin(fd, offset, size, _SYNC_FILE_RANGE_WRITE)
 
 
+#: The files :func:`write_atomically` has put in place in this process, in order, as they were named: the command's
+#: last resort for a failure after them (its standard output on a full disk, ``> /dev/full``, met at exit) names them,
+#: so a user does not redo an edit that was written (:func:`passprice.cli.main`; left56, session 42).
+WRITTEN: list[Path] = []
+
+
 def write_atomically(
     path: Path, text: str | bytes | Iterable[str | bytes | Appended | Placed], force: bool = False
 ) -> None:
@@ -782,7 +788,7 @@ def write_atomically(
     the link stays. The file gets the permission bits of the file it replaces, or those of a new file under the
     umask (not the temporary file's private ``0o600``). Without ``force`` an existing ``path`` is never replaced,
     even one created while the text was being written (the temporary file is hard-linked into place, which fails
-    when ``path`` exists). No temporary file is left behind.
+    when ``path`` exists). No temporary file is left behind. ``path`` written is appended to :data:`WRITTEN`.
 
     ``text`` may also be an iterable of strings (a sweep's rows, a block at a time; or bytes, written as they are,
     :class:`Appended` files, copied in, or :class:`Placed` texts, written in place by their function): they are
@@ -849,6 +855,7 @@ def write_atomically(
                     raise InputError(exists) from None
                 except OSError:  # a file system without hard links
                     os.replace(tmp, end)
+            WRITTEN.append(Path(path))
         finally:
             Path(tmp).unlink(missing_ok=True)
     except OSError as e:

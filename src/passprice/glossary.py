@@ -6,12 +6,13 @@ The README's glossary section is :func:`markdown` verbatim (``python docs/make.p
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import re
 
 import attrs
 
-from passprice.errors import InputError
+from passprice.errors import InputError, escaped
 from passprice.schema import shown_value
 
 
@@ -1866,11 +1867,34 @@ for _t in _TERMS:
         _INDEX.setdefault(_key(_name), _t)
 
 
+def _refuse_empty_key(text: str) -> None:
+    """One rule for an empty key in a dotted path, as a card's fact path has it (``fact show CARD streams.rewrite.``:
+    "not a card fact path; did you mean streams.rewrite?"): a path ``text`` with two dots together or one at its end
+    (``.calibration[0]..card_facts.unread``, ``streams.rewrite.``) is refused by name, the path without its empty
+    keys offered when it names a term. One leading dot is jq's (``.calibration[0]``), not an empty key; ``[N]`` is a
+    key's index. Raises :class:`InputError`. Before (left56, session 42), ``streams..rewrite`` was refused but
+    ``streams.rewrite.`` and ``.calibration[0]..card_facts.unread`` explained, their empty keys skipped."""
+    given = text.strip()
+    keys = given.removeprefix(".").split(".")
+    if "." not in given or all(keys):
+        return
+    offered = ""
+    if any(keys):
+        path = ("." if given.startswith(".") else "") + ".".join(key for key in keys if key)
+        with contextlib.suppress(InputError):
+            lookup(path)
+            offered = f"; did you mean {escaped(path)}?"
+    raise InputError(f"explain: {shown_value(text)}: an empty key in the path (two dots together, or one at its "
+                     f"end){offered} (passprice explain lists the terms)")
+
+
 def lookup(text: str) -> Term:
     """The term ``text`` names (its name or an alias, case, ``-``/``_`` and a leading ``--`` ignored; a fact path
     by its record's prefix, an audit row's by its index; a ``--json`` key's dotted path, ``[N]`` indices and all,
     by its last key). Raises :class:`InputError` naming the closest terms when none matches."""
     found = _INDEX.get(_key(text))
+    if found is None:
+        _refuse_empty_key(text)
     if found is None:  # a fact path as a lock or `rests on` names it: routing.hot_share, stack.share.read
         for prefix in ("routing.", "stack.", "draft."):
             if _key(text).startswith(prefix):

@@ -103,6 +103,12 @@ def cut_at_word(text: str, limit: int) -> str:
     return (text[:space] if space > 0 else text[:limit]).rstrip(" ,;:") + "…"
 
 
+#: The characters a number or a name runs on from, as a regular expression's class body (between ``[`` and ``]``):
+#: a letter, ``_``, a digit, ``.`` and ``,``. :data:`NUMBER` starts after none of them, and the review's setting
+#: names start after none of them either (:data:`passprice.diff._NO_START`, which adds ``=``). Left56: diff wrote the
+#: class out again by hand.
+RUNS_INTO = r"A-Za-z_\d.,"
+
 #: A number as a locator writes it, the one pattern every reader of a locator's figures uses (the review's quoted
 #: figures, :func:`passprice.diff._quoted_figures`; the quote a cut keeps, :func:`cut_keeping_figure` and
 #: :func:`passprice.diff._cut_keeping`): digits, thousands commas, a decimal part and a power of ten (``154.55``,
@@ -110,7 +116,7 @@ def cut_at_word(text: str, limit: int) -> str:
 #: the ``400`` of ``x1e-400`` is a power's, the number glued to a name).
 #: Its amount is :func:`figure_read`'s. Left52: the two cuts had patterns of their own, each without the power of
 #: ten, which read ``1e-400`` as the figures 1 and 400 (``x1e-400`` as 400 alone in one of them) and ``2e3`` as 2.
-NUMBER = r"(?<![A-Za-z_\d.,])(?<!\d[eE][+-])\d[\d,]*(?:\.\d+)?(?:[eE][+-]?\d+(?![\d.]))?"
+NUMBER = rf"(?<![{RUNS_INTO}])(?<!\d[eE][+-])\d[\d,]*(?:\.\d+)?(?:[eE][+-]?\d+(?![\d.]))?"
 _NUMBER = re.compile(NUMBER)
 
 
