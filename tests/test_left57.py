@@ -3,8 +3,14 @@
 
 from __future__ import annotations
 
+import errno
 import gzip
+import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from cli_helpers import bad, invoke
 from test_left52 import _tiny_header
@@ -50,3 +56,45 @@ def test_a_corrupt_or_cut_gzip_member_is_named_by_its_offset(tmp_path: Path) -> 
     assert bad("header", str(junk)) == [
         f"passprice: error: {junk}: cannot decompress: byte {len(first) + len(second) + 2:,}: neither zero padding "
         "nor another gzip member"]
+
+
+def _full_after(calls: int, real: Callable[..., Any]) -> Callable[..., Any]:
+    """``real``, which raises ``OSError(ENOSPC)`` (a full disk) from its ``calls + 1``-th call on."""
+    count = [0]
+
+    def full(*args: Any) -> Any:
+        count[0] += 1
+        if count[0] > calls:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real(*args)
+
+    return full
+
+
+def _everything_below(folder: Path) -> list[str]:
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*"))
+
+
+def test_init_on_a_disk_that_fills_midway_leaves_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Before: `init a/b/reg` whose second file met a full disk said its one line (exit 2) but left the folders a/
+    # and a/b/ it had made; a move into place that failed left reg/ too; and each file was written by
+    # path.write_bytes, never flushed to disk before it was moved into place. Now each is flushed (os.fsync), and a
+    # failure removes every folder init made: the folder is as it was.
+    (tmp_path / "mine.txt").write_text("the user's\n", encoding="utf-8")
+    dest = tmp_path / "a" / "b" / "reg"
+    monkeypatch.setattr(os, "fsync", _full_after(1, os.fsync))
+    assert bad("init", str(dest)) == [
+        f"passprice: error: {dest}: cannot write: no space left on the device holding {dest.parent}"]
+    assert _everything_below(tmp_path) == ["mine.txt"]
+    monkeypatch.undo()
+    monkeypatch.setattr(os, "rename", _full_after(1, os.rename))  # the first top-level entry moved, then full
+    assert bad("init", str(dest)) == [
+        f"passprice: error: {dest}: cannot write: no space left on the device holding {dest.parent}"]
+    assert _everything_below(tmp_path) == ["mine.txt"]
+    monkeypatch.undo()
+    fsyncs = _full_after(10**6, os.fsync)
+    flushed: list[int] = []
+    monkeypatch.setattr(os, "fsync", lambda fd: (flushed.append(fd), fsyncs(fd))[1])
+    assert invoke("init", str(dest)).exit_code == 0
+    written = [p for p in dest.rglob("*") if p.is_file()]
+    assert len(flushed) >= len(written) > 1  # each file flushed to disk before it was moved into place
