@@ -98,3 +98,38 @@ def test_init_on_a_disk_that_fills_midway_leaves_nothing(tmp_path: Path, monkeyp
     assert invoke("init", str(dest)).exit_code == 0
     written = [p for p in dest.rglob("*") if p.is_file()]
     assert len(flushed) >= len(written) > 1  # each file flushed to disk before it was moved into place
+
+
+def test_modelhistory_head_runs_git_through_the_guard(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Before: modelhistory._head ran `git -C ROOT rev-parse HEAD` bare: a repository whose .git/config is a FIFO
+    # held it the whole 10 s (git blocks reading its config), where every other git call of modelhistory and
+    # gitread is refused at once by gitread's config guard. Now it goes through gitread.run_git: no git is started.
+    import subprocess
+
+    from passprice.modelhistory import _head
+    from test_left52 import _git
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q")
+    assert _head(repo) == ""  # no commit yet
+    (repo / "a.txt").write_text("a\n", encoding="utf-8")
+    _git(repo, "add", "a.txt")
+    _git(repo, "commit", "-q", "-m", "a")
+    head = _git(repo, "rev-parse", "HEAD")
+    assert _head(repo) == head[:12]
+    started: list[list[str]] = []
+    real = subprocess.run
+
+    def recorded(argv: list[str], *args: Any, **kwargs: Any) -> Any:
+        started.append(list(argv))
+        if "rev-parse" in argv:  # a FIFO config blocks git: its 10 s timeout, without the wait
+            raise subprocess.TimeoutExpired(argv, 10)
+        return real(argv, *args, **kwargs)
+
+    config = repo / ".git" / "config"
+    config.unlink()
+    os.mkfifo(config)
+    monkeypatch.setattr(subprocess, "run", recorded)
+    assert _head(repo) == ""
+    assert [argv for argv in started if "git" in argv[0]] == []
