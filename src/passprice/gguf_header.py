@@ -1099,9 +1099,7 @@ def _open(path: Path, stack: contextlib.ExitStack) -> tuple[IO[bytes], int | Non
     if head.startswith(_XZ_MAGIC):
         return cast(IO[bytes], stack.enter_context(_XzStreams(raw))), None
     if head.startswith(_GZ_MAGIC):
-        import gzip
-
-        return cast(IO[bytes], stack.enter_context(gzip.GzipFile(fileobj=raw, mode="rb"))), None
+        return cast(IO[bytes], stack.enter_context(_GzMembers(raw))), None
     return raw, os.fstat(raw.fileno()).st_size
 
 
@@ -1205,6 +1203,94 @@ class _XzStreams(io.RawIOBase):
         self._start = at
         self._pending = left
         self._decompressor = self._lzma.LZMADecompressor(self._lzma.FORMAT_XZ)
+
+
+class _GzMembers(io.RawIOBase):
+    """The decompressed bytes of a gzip file (``raw``, open at its start): its members one after another (RFC 1952,
+    section 2.2: "a series of members"), each read by a ``zlib.decompressobj`` of the gzip format (which checks the
+    header, the CRC-32 and ISIZE), and the zero bytes after the last member skipped as Python's ``gzip`` skips them.
+    ``gzip.GzipFile`` said what, not where: a corrupt header read "cannot decompress: Error -3 while decompressing
+    data: incorrect header check" with no byte offset (left57). Each read decompresses at most the bytes asked for,
+    reading the file :data:`_XZ_CHUNK` bytes at a time, so the header cap still bounds what a reader holds. Raises
+    ``zlib.error`` naming the byte offset (in the compressed file) of the member zlib finds corrupt and how far it
+    was read, for more than :data:`XZ_PADDING_LIMIT` zero bytes after a member, and for bytes after a member that
+    are neither zeros nor another member; ``EOFError`` for a member cut short (where the file ends and where that
+    member starts) -- the same form as :class:`_XzStreams`'."""
+
+    def __init__(self, raw: IO[bytes]) -> None:
+        import zlib
+
+        super().__init__()
+        self._zlib = zlib
+        self._raw = raw
+        self._decompressor: Any = zlib.decompressobj(31)  # 16 + 15: the gzip wrapper, a 32 KiB window
+        self._fed = 0  # compressed bytes read from the file so far
+        self._start = 0  # the offset of the current member's first byte
+        self._pending = b""  # compressed bytes read past a member's end, for the next member
+        self._ended = False
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        """Fill ``buffer`` whole, or up to the file's end."""
+        view = memoryview(buffer).cast("B")
+        filled = 0
+        while not self._ended and filled < view.nbytes:
+            decompressor = self._decompressor
+            if decompressor.eof:
+                self._next_member()
+                continue
+            data = decompressor.unconsumed_tail
+            if not data:
+                data, self._pending = self._pending or self._raw.read(_XZ_CHUNK), b""
+                if not data:
+                    raise EOFError(f"byte {self._fed:,}: the file ends inside the gzip member starting at byte "
+                                   f"{self._start:,} (its end never came)")
+                self._fed += len(data)
+            try:
+                out = decompressor.decompress(data, view.nbytes - filled)
+            except self._zlib.error as e:  # zlib says what, not where: the member and how far it was read
+                raise self._zlib.error(
+                    f"byte {self._start:,}: the gzip member starting there: {e} (found within its first "
+                    f"{self._fed - self._start:,} bytes)") from None
+            view[filled : filled + len(out)] = out
+            filled += len(out)
+        return filled
+
+    def _next_member(self) -> None:
+        """Past a member's end: skip the zero bytes after it and start the next member's decompressor, or end."""
+        left = self._decompressor.unused_data
+        end = self._fed - len(left)  # the offset just past the member
+        zeros = 0
+        while True:
+            if not left:
+                left = self._raw.read(_XZ_CHUNK)
+                self._fed += len(left)
+                if not left:
+                    break
+            run = len(left) - len(left.lstrip(b"\0"))
+            zeros += run
+            if zeros > XZ_PADDING_LIMIT:
+                raise self._zlib.error(
+                    f"byte {end:,}: more than {XZ_PADDING_LIMIT:,} zero bytes after the gzip member ending there "
+                    "(passprice reads no more)")
+            left = left[run:]
+            if left:
+                break
+        if not left:
+            self._ended = True
+            return
+        at = end + zeros
+        while len(left) < len(_GZ_MAGIC) and (more := self._raw.read(_XZ_CHUNK)):
+            self._fed += len(more)
+            left += more
+        if not left.startswith(_GZ_MAGIC):
+            raise self._zlib.error(f"byte {at:,}: neither zero padding nor another gzip member")
+        self._start = at
+        self._pending = left
+        self._fed -= len(left)  # counted again as the next member's decompressor reads it
+        self._decompressor = self._zlib.decompressobj(31)
 
 
 def _decompression_errors() -> tuple[type[Exception], ...]:

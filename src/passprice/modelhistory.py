@@ -439,13 +439,16 @@ def committed_list(root: Path) -> bytes | None:
 
 
 def _head(root: Path) -> str:
-    """``root``'s HEAD commit, 12 hex digits, or ``""`` outside git or on any failure. Raises nothing."""
+    """``root``'s HEAD commit, 12 hex digits, or ``""`` outside git or on any failure. Raises nothing. Run as every
+    other git call here is (:func:`passprice.gitread.run_git`: its config guard, settings and environment, 10 s):
+    left57, it ran ``git rev-parse`` bare, without the guard: a repository whose config was a FIFO held it its whole
+    10 s, where the guard refuses at once."""
     import subprocess
 
+    from passprice.gitread import run_git
+
     try:
-        out = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
-                             timeout=10, check=False)
-    except (OSError, subprocess.SubprocessError):
+        head = run_git(root, ["rev-parse", "--verify", "-q", "HEAD"], timeout=10).decode("ascii", "replace").strip()
+    except (subprocess.CalledProcessError, InputError, OSError):
         return ""
-    head = out.stdout.strip()
-    return head[:12] if out.returncode == 0 and len(head) >= 12 else ""
+    return head[:12] if len(head) >= 12 else ""

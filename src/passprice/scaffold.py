@@ -35,6 +35,7 @@ import os
 import shutil
 import stat
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
 import attrs
@@ -584,9 +585,10 @@ def _require_folders_of(dest: Path, rel: str) -> None:
 
 def write(the_plan: Plan, dest: Path) -> tuple[str, ...]:
     """Write ``the_plan`` below ``dest`` (created when missing): every file into a temporary folder beside ``dest``
-    first, then each top-level entry moved into place; a failure on the way removes what was moved. At the top of a
-    git repository (:func:`repository_top`) a ``README.md`` already there is left alone and a ``.github`` folder
-    already there is added to, file by file, each of the plan's files it holds already left alone
+    first (each flushed to disk), then each top-level entry moved into place; a failure on the way (a full disk)
+    removes what was moved and the folders init made (``dest`` and those above it). At the top of a git repository
+    (:func:`repository_top`) a ``README.md`` already there is left alone and a ``.github`` folder already there is
+    added to, file by file, each of the plan's files it holds already left alone
     (:data:`KEPT_IN_A_REPOSITORY`; ``init .`` in a fork's repository refused with ``mv`` advice, session 29). Returns
     the plan's paths left alone (``/``-separated, relative to ``dest``), sorted.
 
@@ -670,10 +672,15 @@ def write(the_plan: Plan, dest: Path) -> tuple[str, ...]:
             if not os.access(folder, os.W_OK | os.X_OK):
                 raise InputError(f"{shown(dest)}: cannot write: the folder {shown(folder)} is not writable")
             break
+    # The folders init makes above and at dest, removed on a failure with all else it made (left57: a full disk
+    # midway left `init a/b/reg`'s a/ and a/b/ behind, and reg/ itself when a move failed).
+    above_made = [f for f in (parent, *parent.parents) if look(f) is None]
+    dest_made = look(dest) is None
     try:
         make_folders(parent)
         staging = Path(tempfile.mkdtemp(prefix=staging_prefix(dest.name), dir=parent))
     except OSError as e:
+        _remove_folders(above_made)
         raise InputError(f"{shown(dest)}: cannot write: {_write_failure(e, parent)}") from None
     moved: list[Path] = []
     made: list[Path] = []  # folders made inside a folder of the repository's own, to remove on a failure
@@ -684,7 +691,7 @@ def write(the_plan: Plan, dest: Path) -> tuple[str, ...]:
                 continue
             path = staging / rel
             make_folders(path.parent)
-            path.write_bytes(data)
+            _write_flushed(path, data)
         dest.mkdir(exist_ok=True)
         for top in whole:
             os.rename(staging / top, dest / top)
@@ -702,10 +709,30 @@ def write(the_plan: Plan, dest: Path) -> tuple[str, ...]:
     except OSError as e:
         for path in moved:
             shutil.rmtree(path, ignore_errors=True) if path.is_dir() else path.unlink(missing_ok=True)
-        for folder in reversed(made):
-            with contextlib.suppress(OSError):
-                folder.rmdir()
+        _remove_folders(reversed(made))
+        shutil.rmtree(staging, ignore_errors=True)
+        _remove_folders([dest] if dest_made else [])
+        _remove_folders(above_made)
         raise InputError(f"{shown(dest)}: cannot write: {_write_failure(e, parent)}") from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return tuple(sorted(kept))
+
+
+def _write_flushed(path: Path, data: bytes) -> None:
+    """Write ``data`` to the new file ``path`` (in init's temporary folder) and flush it to disk before it is moved
+    into place, as :func:`passprice.files.write_atomically` does: ``path.write_bytes`` left the data to the kernel,
+    so a crash after the move could leave a registry file empty (left57). Raises :class:`OSError` (a full disk:
+    ``ENOSPC``)."""
+    with open(path, "xb") as out:
+        out.write(data)
+        out.flush()
+        os.fsync(out.fileno())
+
+
+def _remove_folders(folders: Iterable[Path]) -> None:
+    """Remove each of ``folders`` (deepest first) that is empty: what init made before it failed; a folder that
+    holds something now (another process's file) is left, as is one that cannot be removed."""
+    for folder in folders:
+        with contextlib.suppress(OSError):
+            folder.rmdir()
