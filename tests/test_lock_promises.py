@@ -452,7 +452,13 @@ def test_an_older_lock_is_read_reproduced_and_named_as_older(tmp_path: Path) -> 
     assert statuses[R1_LOCK]["ok"]
     old_status = statuses["locks/old.lock.toml"]
     assert old_status["format"] == 1 and old_status["reproduces"] and old_status["older"].startswith("lock format 1")
-    # Re-locked with --update: the current format, its policy kept, the serving of its name recorded.
+    # Re-locked with --update beside locks/r1-qwen7b-h200.lock.toml: refused, nothing written (left58: it wrote a
+    # current-format lock of that lock's name, which check then refused, exit 2).
+    refused = invoke("lock", "--update", "-o", str(root / "locks/old.lock.toml"), root=root)
+    assert refused.exit_code == 2 and "is also the name of locks/r1-qwen7b-h200.lock.toml" in refused.stderr
+    assert (root / "locks" / "old.lock.toml").read_bytes() == old.read_bytes()
+    # Re-locked with --update, alone: the current format, its policy kept, the serving of its name recorded.
+    (root / R1_LOCK).unlink()
     result = invoke("lock", "--update", "-o", str(root / "locks/old.lock.toml"), root=root)
     assert result.exit_code == 0, result.output
     new = tomllib.loads((root / "locks" / "old.lock.toml").read_text(encoding="utf-8"))

@@ -122,6 +122,22 @@ def file_stamp(path: str | os.PathLike[str], now_ns: int) -> str | None:
     return _file_stamp(os.fspath(path), st, now_ns)
 
 
+def file_stamp_and_id(path: str | os.PathLike[str], now_ns: int) -> tuple[str | None, tuple[int, int] | None]:
+    """:func:`file_stamp` of ``path`` and the file's identity, ``(st_dev, st_ino)`` of the same ``os.stat`` (links
+    followed), so two names of one file (a hard link, a symbolic link) are known for one without another system call
+    (:func:`passprice.locks.locks_of`, left58). ``(None, None)`` when it is no regular file or its status cannot be
+    read. Raises nothing."""
+    import stat
+
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None, None
+    if not stat.S_ISREG(st.st_mode):
+        return None, None
+    return _file_stamp(os.fspath(path), st, now_ns), (st.st_dev, st.st_ino)
+
+
 @functools.cache
 def _code_stamp() -> str:
     """Name and :func:`_file_stamp` of every module of the package, once a process: what a stored entry is (a

@@ -805,9 +805,13 @@ def _check(root: Root) -> CheckReport:
     kinds["locks"] = 0
     from passprice.locks import folder_batch
 
-    for i, name in enumerate(root.scan(root.locks, ".lock.toml")):
-        kinds["locks"] += 1
+    names = root.scan(root.locks, ".lock.toml")
+    aliases = alias_lines(root, names)
+    for i, name in enumerate(names):
         path = root.locks / f"{name}.lock.toml"
+        if path in aliases:
+            continue
+        kinds["locks"] += 1
         try:
             status, lock = _judge_lock(root, path, folder_batch(root, i))
         except InputError as e:
@@ -828,11 +832,44 @@ def _check(root: Root) -> CheckReport:
     from passprice.sources import undated_line
 
     undated = undated_line(files.undated)  # left32: a warning, never a failure: a date is not guessed
-    shown = files.warnings + tuple(line for _, line in duplicates) + ((undated,) if undated else ())
+    shown = (files.warnings + tuple(aliases.values()) + tuple(line for _, line in duplicates)
+             + ((undated,) if undated else ()))
     unread = tuple(dict.fromkeys(relative_lines(root, unreadable)))
     return CheckReport(
         sum(kinds.values()), unique, tuple(statuses), tuple(kinds.items()), disagreements, shown, unread
     )
+
+
+def alias_lines(root: Root, names: list[str]) -> dict[Path, str]:
+    """The symbolic links among ``root/locks``' lock files ``names`` (stems, as :meth:`Root.scan` lists them) that
+    lead to another lock file of the same folder, itself no link, each with its warning: such a link is that lock
+    under a second name (every command reads it as that lock, and a re-lock writes through it), so ``check`` judges
+    the file once, under its own name, and names the link once here. Left58 (left55's leftover):
+    ``alias.lock.toml → r1-qwen7b-h200.lock.toml`` was judged as a lock of its own (two "lock r1-qwen7b-h200" blocks,
+    "11 locks" for 10 files) and warned of as a copy, "locks/alias.lock.toml duplicates … remove one", though
+    re-locking either changes both. A hard link (one inode, two names) is left a copy: a re-lock replaces one name
+    by a temporary file's rename and leaves the other pinning the old facts, as the copy warning says. A link that
+    does not resolve, or leads elsewhere, is judged as its own file (its reader names what is wrong). Only links are
+    resolved. Raises nothing."""
+    listed = set(names)
+    out: dict[Path, str] = {}
+    folder: Path | None = None
+    for name in names:
+        path = root.locks / f"{name}.lock.toml"
+        if not path.is_symlink():
+            continue
+        try:
+            folder = folder or root.locks.resolve()
+            real = path.resolve(strict=True)
+        except (OSError, RuntimeError):
+            continue
+        stem = real.name.removesuffix(".lock.toml")
+        target = root.locks / real.name
+        if real.parent != folder or stem == real.name or stem not in listed or target.is_symlink():
+            continue
+        out[path] = (f"{escaped(_shown(root, path))} is a symbolic link to {escaped(_shown(root, target))} beside it: "
+                     f"judged once, as {escaped(_shown(root, target))} (every command reads the link as that lock)")
+    return out
 
 
 def _shown(root: Root, path: Path) -> str:

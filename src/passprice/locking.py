@@ -25,7 +25,7 @@ from passprice.errors import InputError
 from passprice.facts import Provenance
 from passprice.files import is_there, shown
 from passprice.locks import FloorChange, Lock, Policy, Verdict
-from passprice.registry import Root, name_problem, read_only
+from passprice.registry import LOCK_SUFFIX, Root, name_problem, read_only
 from passprice.schema import ONE_LINE
 from passprice.servings import ServingSpec
 
@@ -178,6 +178,52 @@ def require_registered_stack(root: Root, ref: str, name: str) -> None:
         f"price --lock, check and reproduce read it from {shown(root.stacks)}/{name}.toml; copy the file there, or "
         "price under it without a lock (price --stack)"
     )
+
+
+def require_unique_update_name(root: Root, output: Path, name: str, old: Lock | None) -> None:
+    """Refuse a ``--update`` of a first-format lock (``old``, its format 1) in ``root/locks`` whose lock, written in
+    today's format under ``name``, would share that name with another current-format lock file of the folder: a
+    first-format lock's name is the serving it locks, so ``check`` lets it share one (an older lock kept beside its
+    re-lock), and a current-format lock's name must be unique (:func:`passprice.check.shared_name_lines`), so the
+    update wrote a lock ``check`` then refused (left58: ``lock --update -o locks/old.lock.toml`` on a first-format
+    lock named ``r1-qwen7b-h200`` beside ``locks/r1-qwen7b-h200.lock.toml``: exit 0, then ``check`` exit 2). The
+    other files are read only for their ``[lock]`` table (``tomllib``), only in this case; one that does not parse,
+    or is the same file as ``output``, or is itself of the first format, is passed over. Raises
+    :class:`InputError` (exit 2) naming ``output``, the name and the other file, with the way out (``--update``
+    keeps a lock's name, so ``lock SERVING --force -o FILE``: a lock named after its file), before anything is
+    priced or written."""
+    if old is None or old.info.format >= 2:
+        return
+    import tomllib
+
+    try:
+        if output.resolve().parent != root.locks.resolve():
+            return
+        names = root.names(root.locks, LOCK_SUFFIX)
+    except (OSError, RuntimeError, InputError):
+        return
+    for stem in names:
+        other = root.locks / f"{stem}{LOCK_SUFFIX}"
+        try:
+            if not other.is_file() or other.samefile(output):  # a FIFO is never opened (it would wait)
+                continue
+            table = tomllib.loads(other.read_text(encoding="utf-8")).get("lock")
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            continue
+        if not isinstance(table, dict) or table.get("name") != name or table.get("format", 1) == 1:
+            continue
+        from passprice.files import shell_word
+
+        rel = f"locks/{stem}{LOCK_SUFFIX}"
+        served = locked_serving(root, None, False, old)
+        relock = (f"re-lock it under its file's name (`passprice lock {shell_word(served)} --force -o "
+                  f"{shell_word(str(output))}`), or remove it" if served else "remove one")
+        raise InputError(
+            f"{shown(output)}: lock.name: {name!r} is also the name of {rel}: --update would write this first-format "
+            "lock in today's format, whose name must be unique (a first-format lock's name is the serving it locks, "
+            f"so the two could share it; `passprice check` refuses two current-format locks of one name): {relock}; "
+            "nothing written"
+        )
 
 
 def require_file_name(root: Root, output: Path) -> None:

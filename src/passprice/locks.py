@@ -1772,35 +1772,32 @@ def locks_of(root: Root, serving: str) -> tuple[Path, ...]:
     index, unread = snapshot.made(("locks-of", str(root.locks)), lambda: _lock_index(root))
     if unread:
         raise _unread_lock(root, unread[0], serving)
-    return _once(root.locks, tuple(path for path, locked in index if locked == serving))
+    return _once(tuple((path, ident) for path, locked, ident in index if locked == serving))
 
 
-def _once(folder: Path, paths: tuple[Path, ...]) -> tuple[Path, ...]:
-    """``paths`` (lock files of ``folder``, sorted) with each file counted once: a symbolic link in ``folder`` to a
-    lock beside it (``alias.lock.toml → r1-qwen7b-h200.lock.toml``) is that lock, left out; links to one file
-    elsewhere are one lock, kept under the first; ``paths``' order otherwise. Only links are resolved (scale 38: each
-    lock path resolved on every price cost 52 × 6 calls), so a hard link still counts twice. Left55 (attack 73's
-    leftover): such a link made ``price``'s lock line name ``r1-qwen7b-h200 (locks/r1-qwen7b-h200.lock.toml)``
-    twice. A link that does not resolve (a loop) is kept as it is, for its reader to refuse."""
-    links = [path for path in paths if path.is_symlink()]
-    if not links:
-        return paths
-    real_folder = folder.resolve()
-    seen = {path for path in paths if path not in links}
-    out = []
-    for path in paths:
-        if path in links:
-            try:
-                real = path.resolve(strict=True)
-            except (OSError, RuntimeError):
-                out.append(path)
-                continue
-            key = folder / real.name if real.parent == real_folder else real
-            if key in seen:
-                continue
-            seen.add(key)
-        out.append(path)
-    return tuple(out)
+def _once(entries: tuple[tuple[Path, tuple[int, int] | None], ...]) -> tuple[Path, ...]:
+    """The lock files of ``entries`` (each a path of ``root/locks``, sorted, and the file's ``(st_dev, st_ino)``,
+    links followed, from the stat :func:`_lock_index` takes anyway; ``None`` when it has none) with each file counted
+    once: a symbolic link to a lock kept under its own name (``alias.lock.toml → r1-qwen7b-h200.lock.toml``) is that
+    lock, left out; two hard links of one file (one inode, two names) are one lock, kept under the first; links to
+    one file elsewhere are one lock, kept under the first; ``entries``' order otherwise. Left55 (attack 73's
+    leftover): a symbolic link made ``price``'s lock line name ``r1-qwen7b-h200 (locks/r1-qwen7b-h200.lock.toml)``
+    twice; left58: a hard link named the lock twice too (only symbolic links were resolved). No path is resolved
+    (scale 38: each lock path resolved on every price cost 52 × 6 calls): the identity is the one ``os.stat`` the
+    folder's stamps take. A file with no identity (a dangling link, a loop) is kept as it is, for its reader to
+    refuse."""
+    idents = [ident for _, ident in entries if ident is not None]
+    links = {path for path, _ in entries if path.is_symlink()}
+    if not links and len(set(idents)) == len(idents):
+        return tuple(path for path, _ in entries)
+    kept: dict[tuple[int, int], Path] = {}
+    for path, ident in entries:  # a file's own name first, then links to it
+        if ident is not None and path not in links:
+            kept.setdefault(ident, path)
+    for path, ident in entries:
+        if ident is not None and path in links:
+            kept.setdefault(ident, path)
+    return tuple(path for path, ident in entries if ident is None or kept[ident] == path)
 
 
 def locks_of_none(root: Root) -> tuple[Path, ...]:
@@ -1811,7 +1808,7 @@ def locks_of_none(root: Root) -> tuple[Path, ...]:
     from passprice import snapshot
 
     index, _ = snapshot.made(("locks-of", str(root.locks)), lambda: _lock_index(root))
-    return _once(root.locks, tuple(path for path, locked in index if locked is None))
+    return _once(tuple((path, ident) for path, locked, ident in index if locked is None))
 
 
 #: How many locks ``fact set``'s floor warning names one by one; the rest are one "and K more locks" line, as the
@@ -1924,9 +1921,13 @@ def _unread_lock(root: Root, path: Path, serving: str) -> InputError:
     return InputError(f"{path}: its [lock] table does not read ({why})")
 
 
-def _lock_index(root: Root) -> tuple[tuple[tuple[Path, str | None], ...], tuple[Path, ...]]:
+def _lock_index(
+    root: Root,
+) -> tuple[tuple[tuple[Path, str | None, tuple[int, int] | None], ...], tuple[Path, ...]]:
     """Each lock file of ``root/locks`` whose ``[lock]`` table reads, by name, with the serving it locks (``None``:
-    no registered serving), and the files whose ``[lock]`` table does not read (:func:`locks_of`).
+    no registered serving) and the file's ``(st_dev, st_ino)`` (links followed; taken by the stamp's own stat, never
+    cached: :func:`_once` counts a file of two names once), and the files whose ``[lock]`` table does not read
+    (:func:`locks_of`).
 
     Kept in the cache (kind ``locks+servings+stamps``) under the folder's names and each file's
     :func:`passprice.cache.file_stamp` (its device, inode, size and times once its change time is a few seconds old,
@@ -1940,13 +1941,13 @@ def _lock_index(root: Root) -> tuple[tuple[tuple[Path, str | None], ...], tuple[
     from passprice import cache
     from passprice.digests import blake2b
 
-    def stamped(now: int) -> tuple[list[tuple[str, Path, str | None]], bytes]:
+    def stamped(now: int) -> tuple[list[tuple[str, Path, str | None, tuple[int, int] | None]], bytes]:
         files = []
         h = blake2b()
         for name in root.names(root.locks, ".lock.toml"):
             path = root.locks / f"{name}.lock.toml"
-            stamp = cache.file_stamp(path, now)
-            files.append((name, path, stamp))
+            stamp, ident = cache.file_stamp_and_id(path, now)
+            files.append((name, path, stamp, ident))
             # a name not UTF-8 (\xff.lock.toml) is its bytes: strict UTF-8 made every price a traceback
             h.update(b"%s\0%s\0" % (name.encode("utf-8", "surrogateescape"), (stamp or "-").encode("ascii")))
         return files, h.digest()
@@ -1959,7 +1960,7 @@ def _lock_index(root: Root) -> tuple[tuple[tuple[Path, str | None], ...], tuple[
     broken = index.get("unread") if index is not None else None
     if not isinstance(servings, dict) or not isinstance(broken, list):
         servings, broken = {}, []
-        for name, path, stamp in files:
+        for name, path, stamp, _ in files:
             try:
                 # read here, not through the snapshot's kept bytes: only the serving's own locks are read again
                 ok, serving = (_locks_serving(name, schema.read_unkept(path, "lock")) if stamp is not None
@@ -1973,9 +1974,9 @@ def _lock_index(root: Root) -> tuple[tuple[tuple[Path, str | None], ...], tuple[
         # taken again at the same time: an unchanged file stamps alike, a changed one's change time is now past it
         if cache.enabled() and stamped(now)[1] == folder:
             cache.store(entry_key, {"servings": servings, "unread": broken})
-    unread = [path for name, path, _ in files if name not in servings]
+    unread = [path for name, path, _, _ in files if name not in servings]
     return (
-        tuple((path, servings.get(name)) for name, path, _ in files if name in servings),
+        tuple((path, servings.get(name), ident) for name, path, _, ident in files if name in servings),
         tuple(sorted(unread)),
     )
 
