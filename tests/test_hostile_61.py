@@ -25,9 +25,37 @@ needs_root = pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0,
                                 reason="drops privileges to nobody in a forked child: needs root")
 
 
+def _package_searchable() -> list[tuple[Path, int]]:
+    """Give ``nobody`` search (``o+x``) on each folder above the installed passprice that lacks it, as a user's own
+    installation has it; the folders and their modes, to restore. Session 42: the clean-clone CI's virtual environment
+    lies in a ``mktemp -d`` folder (mode 700), so a child that had to read the package's schema files (when no earlier
+    test in its worker had loaded them: test_left56's first test before this file) stopped at that folder, "source
+    'nvidia-h200-datasheet' does not validate: /tmp/tmp.X: cannot read its files", not at the registry's folder this
+    file tests (4 failures in one CI run, none alone)."""
+    import passprice
+
+    changed = []
+    for folder in Path(passprice.__file__).resolve().parents:
+        mode = folder.stat().st_mode
+        if not mode & 0o001:
+            changed.append((folder, mode))
+            folder.chmod(mode | 0o001)
+    return changed
+
+
 def as_nobody(work: Callable[[], Any]) -> Any:
     """``work()`` run in a forked child that has become ``nobody`` (uid and gid 65534, no groups) with the cache
-    bypassed; its JSON-able answer, or the text of the exception it raised (``"raised: …"``)."""
+    bypassed; its JSON-able answer, or the text of the exception it raised (``"raised: …"``). The folders above the
+    installed package are searchable by ``nobody`` meanwhile (:func:`_package_searchable`)."""
+    opened = _package_searchable()
+    try:
+        return _as_nobody(work)
+    finally:
+        for folder, mode in opened:
+            folder.chmod(mode)
+
+
+def _as_nobody(work: Callable[[], Any]) -> Any:
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: never return into pytest
