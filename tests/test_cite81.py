@@ -174,6 +174,14 @@ def test_4_no_card_cites_a_whitepaper_unread_for_its_register_file() -> None:
     assert not {"nvidia-ada-whitepaper", "nvidia-ampere-ga102-whitepaper"} & set(sources.values())
     assert {c for c, s in sources.items() if s == ADA_GUIDE} == set(ADA_CARDS)
     assert {c for c, s in sources.items() if s == AMPERE_GUIDE} == set(GA102_CARDS)
+    # nor does a locator citing either whitepaper still say it states the register file or the shared memory (before:
+    # '...; Ada SM: 256 KB register file, up to 100 KB shared memory' on 7 locators of each card, SMs and L2 among
+    # them); each capacity's own locator points to the guide for them
+    said = {w: loc for source in ("nvidia-ada-whitepaper", "nvidia-ampere-ga102-whitepaper")
+            for w, loc, _ in _citing(source) if re.search(r"register file|shared memory|KB", loc)}
+    assert sorted(said) == sorted(f"{c}:on_chip:capacity" for c in ADA_CARDS[1:] + GA102_CARDS)
+    assert all(re.search(r"; register file and shared memory per SM: the [A-Za-z ]+ tuning guide \(the registers and "
+                         r"smem inputs\)$", loc) for loc in said.values()), said
 
 
 def test_5_passprices_evaluator_gives_each_capacity_from_its_inputs() -> None:
