@@ -23,7 +23,7 @@ import pytest
 from cli_helpers import REPO
 
 EXCERPT = REPO / "tests" / "data" / "cite74-excerpt.txt"
-QUERY, L40S, ADA = "alvarobartt-cuda-device-query", "nvidia-l40s-datasheet", "nvidia-ada-whitepaper"
+QUERY, L40S = "alvarobartt-cuda-device-query", "nvidia-l40s-datasheet"
 COMMIT = "785c09f81d56cedba22460cb643b23ae0e1ba3b3"
 README_SHA256 = "489a2e7d36b0286ae40880b143974d13ef7dabd531af117f912e304a17cc9d49"
 _SECTION = re.compile(r"^== (\S+) (\S+) (https://\S+) ==$")
@@ -129,8 +129,10 @@ def test_4_no_l40s_locator_claims_the_datasheet_states_sms_l2_or_clock() -> None
     assert {w for w in on_datasheet if w.startswith("l40s:scale")} == {"l40s:scale",
                                                                        "l40s:scale:derivation:inputs:lanes"}
     assert all("CUDA Cores row: 18,176" in loc for w, loc in on_datasheet.items() if w.startswith("l40s:scale"))
-    # the register file is the Ada SM's, cited to the Ada whitepaper as the RTX 4090's and RTX 6000 Ada's are
-    regs = [(source, value) for source, where, _, value in _l40s() if where.endswith("capacity:derivation:inputs:regs")]
-    assert regs == [(ADA, 256)]
+    # the register file is the Ada SM's: cited to the Ada whitepaper (256 KB) until cite81, to the Ada tuning guide
+    # since (65,536 32-bit registers, times 4 B in the derivation), as the RTX 4090's and RTX 6000 Ada's are
+    regs = [(source, value) for source, where, _, value in _l40s()
+            if where.endswith("capacity:derivation:inputs:registers")]
+    assert regs == [("nvidia-ada-tuning-guide", 65536)]
     # the datasheet record says where the figures went
     assert QUERY in _record(L40S)["note"]

@@ -89,7 +89,7 @@ def test_price_names_a_missing_source_record_as_check_does(tmp_path: Path) -> No
     assert first == (
         f"passprice: error: {card}: memory.capacity.source: no source 'nvidia-h100-datasheet'; did you mean "
         "nvidia-h200-datasheet or nvidia-a100-datasheet or nvidia-a40-datasheet? (sources/nvidia-h100-datasheet.toml "
-        "does not exist: write it (a [source] table, schema/source.schema.json), or cite one of the 42 registered "
+        "does not exist: write it (a [source] table, schema/source.schema.json), or cite one of the 44 registered "
         "(passprice sources lists them))"), first
     assert f"{root}/sources" not in result.stderr
     checked = invoke("check", root=root)

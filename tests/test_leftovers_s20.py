@@ -188,9 +188,12 @@ def test_a_review_hitting_every_cap_at_once_fits_one_github_comment(tmp_path: Pa
     added = [line.split("`")[1] for line in sources if "(added, `sources/at-" in line]
     assert added == [f"at-{i:02d}" for i in range(20)]
     # cite74 (session 42): the L40S card cites one more record (its deviceQuery run), the 20th cited listed; the AMD
-    # whitepaper, 20th before, is among the 9 (was 8) more
-    assert sources[-2].startswith("- `alvarobartt-cuda-device-query` (cited): cuda-device-query: Rust port of")
-    assert sources[-1] == "- and 9 more sources: `passprice sources` lists each"
+    # whitepaper, 20th before, is among the 9 (was 8) more. cite81 (session 43): the GA102 and Ada cards cite the
+    # Ampere and Ada tuning guides, the Ampere one listed 12th, so the L40S datasheet is the 20th and the deviceQuery
+    # record among the 11 (was 9) more
+    assert sources[-2].startswith("- `nvidia-l40s-datasheet` (cited): NVIDIA L40S GPU datasheet")
+    assert sources[-1] == "- and 11 more sources: `passprice sources` lists each"
+    assert any(line.startswith("- `nvidia-ampere-tuning-guide` (cited): ") for line in sources)
     assert sum(1 for line in sources if " (cited): " in line) == 20
     for heading in ("#### Derived from changed facts", "#### Locks", "#### Sources",
                     "#### Warnings of passprice check on HEAD (not a failure)"):
