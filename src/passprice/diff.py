@@ -4057,6 +4057,21 @@ class Diff:
         word = "more problem" if self.unsound else "problem"
         return f"HEAD fails passprice check ({_n(len(self.check_beyond), word)})"
 
+    def unsound_names(self) -> list[str]:
+        """``--json``'s ``unsound``: each derived fact of a changed file that does not follow from its inputs
+        (:attr:`unsound`, ``CARD:PATH``), then each serving stack's fitted fact a lock of :attr:`resting_on_unsound`
+        rests on that no longer follows from the stack's runs (``STACK:PATH``, the path in the stack's file, as
+        ``check`` names it), each once. Before (walkthrough 82): a stack's ``overhead.layer`` edited by hand to
+        80 µs, its re-fit 96.63 µs, left ``unsound`` ``[]`` while ``resting_on_unsound`` named the lock made under
+        the stack, and the summary counted it as resting on derived facts that do not follow."""
+        names = [f"{f.name}:{x.path}" for f, x in self.unsound]
+        for lock in self.resting_on_unsound:
+            stack = (lock.after.price or {}).get("stack")
+            if isinstance(stack, str):
+                names += [f"{stack}:{x.path.removeprefix('stack.')}" for x in lock.unsound
+                          if x.path.startswith("stack.")]
+        return list(dict.fromkeys(names))
+
     @property
     def resting_on_unsound(self) -> tuple[LockImpact, ...]:
         """The locks whose HEAD price rests on one of :attr:`unsound`."""
@@ -4457,7 +4472,7 @@ class Diff:
             "unreproduced": [lock.name for lock in self.unreproducing],
             "forged_pins": [lock.name for lock in self.forging],
             "unrecorded": [lock.name for lock in self.unrecorded],
-            "unsound": [f"{f.name}:{x.path}" for f, x in self.unsound],
+            "unsound": self.unsound_names(),
             "resting_on_unsound": [lock.name for lock in self.resting_on_unsound],
             "loosened": [lock.name for lock in self.loosened],
             "removed": [lock.name for lock in self.removed],
