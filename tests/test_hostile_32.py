@@ -315,7 +315,10 @@ def test_a_records_own_table_changed_is_in_the_comment_and_named_by_its_table(tm
     at = lines.index("#### Records' own tables changed")
     assert lines[at + 2].startswith("- `facts/routing/qwen3-30b-a3b-measured.toml`: `[routing]` `note` — ⚠️ **to "
                                     "verify**: routing record qwen3-30b-a3b-measured's note changed")  # slip 43
-    assert lines[at + 3] == "- `facts/stacks/llamacpp-cuda-2405.toml`: `[stack]` `integer_matrices`"
+    # walkthrough 82: a route moved under the locks made under the stack is to verify, old → new
+    assert lines[at + 3].startswith("- `facts/stacks/llamacpp-cuda-2405.toml`: `[stack]` `integer_matrices` — ⚠️ **to "
+                                    "verify**: serving stack llamacpp-cuda-2405 rerouted: its integer_matrices "
+                                    "'vector' → 'array'"), lines[at + 3]
 
 
 def test_a_stack_note_past_4000_characters_is_refused_as_a_cards_is(tmp_path: Path) -> None:

@@ -3792,6 +3792,10 @@ class Diff:
     #: Each record re-cited to another table row whose unchanged description (or its source's ``read``) still names
     #: the old row, by path: what to verify (:func:`stale_descriptions`). Shown, never failed.
     stale_descriptions: Mapping[str, str] = attrs.field(factory=dict)
+    #: Each serving stack whose route (``integer_matrices``, ``float_matrices``: where its matrix kernels run) the
+    #: change moved while a lock of HEAD is made under it, by path: what to verify (:func:`rerouted_stacks`). Shown,
+    #: never failed.
+    rerouted: Mapping[str, str] = attrs.field(factory=dict)
 
     @property
     def entries_edited(self) -> tuple[str, ...]:
@@ -4340,6 +4344,8 @@ class Diff:
         if self.stale_descriptions:
             parts.append(f"{_n(len(self.stale_descriptions), 'record')} re-cited to another row under the old "
                          "description, to verify")
+        if self.rerouted:
+            parts.append(f"{_n(len(self.rerouted), 'serving stack')} rerouted under a locked price, to verify")
         if self.by_header:
             parts.append(f"{_n(len(self.by_header), 'lock')} held by a look-alike header alone, to verify")
         if self.digests_dropped:
@@ -4515,6 +4521,7 @@ class Diff:
             "cited_sources": dict(self.cited),
             "relabelled_records": dict(self.relabelled_records),
             "stale_descriptions": dict(self.stale_descriptions),
+            "rerouted_stacks": dict(self.rerouted),
             "title_contradicts_mark": dict(self.title_contradicts),
             "pricing_model": {
                 "base": self.base_code.model if self.base_code else None,
@@ -4672,7 +4679,7 @@ def _compare(base: Side, head: Side) -> Diff:
                 cited_sources(head, files, {s.id for s in sources}),
                 {**relabelled_records(base, head, files), **relabelled_stacks(base, head, files)},
                 titles_contradicting(base, head, files), recited_locks=recited_locks,
-                stale_descriptions=stale_descriptions(base, head, files))
+                stale_descriptions=stale_descriptions(base, head, files), rerouted=rerouted_stacks(base, head, files))
 
 
 #: What a checkpoint entry edited under the same header sha256 asks (:attr:`Diff.entries_edited`).
@@ -5371,6 +5378,52 @@ def relabelled_stacks(base: Side, head: Side, files: Sequence[FileChange]) -> di
         out[f.path] = (f"serving stack {spelled(f.name)} relabelled: {said}: does it still name the runtime and builds "
                        f"its runs measured ({pinned}; audit shows it)?; {_n(len(locks), 'lock')} made under it: "
                        f"{', '.join(spelled(n) for n in locks)}")
+    return out
+
+
+#: The keys of a stack file's ``[stack]`` table that say where its matrix kernels run (its route), which a lock made
+#: under it pins (``stack.S.integer_matrices`` among ``reproduce``'s serving differences).
+_STACK_ROUTES = ("integer_matrices", "float_matrices")
+
+
+def rerouted_stacks(base: Side, head: Side, files: Sequence[FileChange]) -> dict[str, str]:
+    """Each serving stack ``files`` change on both sides whose route (``integer_matrices``, ``float_matrices``)
+    changed while a lock of HEAD is made under it, by path: what the reviewer must verify, each key old → new, naming
+    those locks. The route is a claim about the runtime (llama.cpp's mat-vec kernels run quantised matrices on the
+    vector units), not a fact with a citation, so no fact's review asks it. Walkthrough 82: llama.cpp's
+    ``integer_matrices`` moved ``vector`` → ``array``, the stack re-fitted and its lock re-locked, read "[stack]
+    changed: integer_matrices", the lock "re-locked" with nothing of what the route was or became, exit 0 and nothing
+    to verify (expected 237.4 → 237.1 tokens/s). A file that does not read is left to the review's errors; raises
+    nothing."""
+    out: dict[str, str] = {}
+    for f in files:
+        if f.kind != "stack" or f.status != "changed" or not set(_STACK_ROUTES) & set(f.meta):
+            continue
+        try:
+            before = side_toml(base.files[f.path], "stack").get("stack", {})
+            after = side_toml(head.files[f.path], "stack").get("stack", {})
+        except (KeyError, UnicodeDecodeError, tomllib.TOMLDecodeError, AttributeError):
+            continue
+        if not isinstance(before, dict) or not isinstance(after, dict):
+            continue
+        changed = [(key, before.get(key), after.get(key)) for key in _STACK_ROUTES if before.get(key) != after.get(key)]
+        locks = []
+        for rel in sorted(head.files, key=lock_order):  # the locks by name (left53)
+            if not (rel.startswith("locks/") and rel.endswith(".lock.toml")):
+                continue
+            try:
+                table = side_toml(head.files[rel], "lock").get("stack")
+            except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+                continue
+            if isinstance(table, dict) and table.get("name") == f.name:
+                locks.append(rel.removeprefix("locks/").removesuffix(".lock.toml"))
+        if not locks or not changed:
+            continue
+        said = "; ".join(f"its {key} {escaped(repr(was)) if was is not None else '(none)'} → "
+                         f"{escaped(repr(now)) if now is not None else '(none)'}" for key, was, now in changed)
+        out[f.path] = (f"serving stack {spelled(f.name)} rerouted: {said}: do the runtime and builds its runs measured "
+                       "run those matrices there (the route is no cited fact: no source is asked of it)?; "
+                       f"{_n(len(locks), 'lock')} made under it: {', '.join(spelled(n) for n in locks)}")
     return out
 
 
@@ -7246,6 +7299,8 @@ def diff_text(d: Diff) -> str:
             lines.append(f"  to verify: {d.hypothetical[f.path]}")
         if f.path in d.relabelled_records:
             lines.append(f"  to verify: {d.relabelled_records[f.path]}")
+        if f.path in d.rerouted:
+            lines.append(f"  to verify: {d.rerouted[f.path]}")
         if f.path in d.stale_descriptions:
             lines.append(f"  to verify: {d.stale_descriptions[f.path]}")
         if f.path in d.spans:
@@ -7824,7 +7879,7 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
         or d.head_warnings or d.install_files or d.runs_outside or d.runs_recited or d.widened or d.entries_edited
         or d.digests_dropped or d.lookalikes or d.by_header or d.made_real or d.relabelled or d.hypothetical
         or d.relabelled_records or d.stale_descriptions or d.title_contradicts or d.on_changed_claims
-        or d.on_recited_runs else "✅"
+        or d.on_recited_runs or d.rerouted else "✅"
     )
     out = [f"{mark} **passprice diff** {markdown_code(d.base.label)} → {markdown_code(d.head.label)}: {d.summary()}"]
     added_shown = _added_markdown(d)
@@ -7899,6 +7954,8 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
                 said += f" — ⚠️ **to verify**: {markdown_prose(d.title_contradicts[f.path][:MAX_ADDED_DETAIL])}"
             if f.path in d.relabelled_records:
                 said += f" — ⚠️ **to verify**: {markdown_prose(d.relabelled_records[f.path])}"
+            if f.path in d.rerouted:
+                said += f" — ⚠️ **to verify**: {markdown_prose(d.rerouted[f.path])}"
             if f.path in d.widened:
                 said += " — ⚠️ **to verify**: " + (markdown_cut(d.widened[f.path], min(room, MAX_ADDED_DETAIL))
                                                   or "the text review (`passprice diff`) says what")

@@ -929,9 +929,11 @@ _TERMS = (
         "on it, and `lock --update` re-pins it. "
         "A review's `--json` lists each card retitled or newly marked hypothetical (`relabelled_cards`) and each "
         "routing record or drafting method retitled or re-noted under a locked price (`relabelled_records`), with the"
-        " locks pinning it: to verify, and to re-pin.",
+        " locks pinning it: to verify, and to re-pin; and each serving stack whose route (`integer_matrices`, "
+        "`float_matrices`: where its matrix kernels run, no cited fact) moved under a lock made under it "
+        "(`rerouted_stacks`), old → new, naming those locks: to verify.",
         ("relabel", "relabelled since the lock",
-         "relabelled_cards", "relabelled_records"),
+         "relabelled_cards", "relabelled_records", "rerouted_stacks"),
     ),
     Term(
         "what-if",
