@@ -3205,6 +3205,20 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
                 # changed" until it is re-pinned, while the row read "records HEAD's price" and the review passed
                 # without a word of it (walkthrough 41: the serving moved to another entry of the same header).
                 drifted += [str(f["field"]) for f in serving_fields]
+        if lock.stack is not None and status != "removed":
+            # Where the stack's matrix kernels run is no fact but moves the expected price as one: said as
+            # ``reproduce`` says it (``stack S integer_matrices: vector → array``), a field the lock pins. Walkthrough
+            # 82: the row read "changed –" and ``serving_differences`` [] at expected +3.03 %.
+            routes = stack_route_changes(base, head, lock.stack.name)
+            if routes:
+                serving = (*serving, *(f"stack {lock.stack.name} {key}: {was} → {now}" for key, was, now in routes))
+                fields = tuple({"field": f"stack.{lock.stack.name}.{key}", "locked": was, "now": now}
+                               for key, was, now in routes)
+                serving_fields = (*serving_fields, *fields)
+                if "serving" not in inputs:
+                    inputs.append("serving")
+                if status == "unchanged" and new is not None:
+                    drifted += [str(f["field"]) for f in fields]  # the lock pins the old route: re-pin
         if after.gone:
             serving = (f"serving {lock.info.serving} is not registered on HEAD", *serving)
             serving_fields = ({"field": "registered", "locked": lock.info.serving, "now": None}, *serving_fields)
@@ -5384,6 +5398,21 @@ def relabelled_stacks(base: Side, head: Side, files: Sequence[FileChange]) -> di
 #: The keys of a stack file's ``[stack]`` table that say where its matrix kernels run (its route), which a lock made
 #: under it pins (``stack.S.integer_matrices`` among ``reproduce``'s serving differences).
 _STACK_ROUTES = ("integer_matrices", "float_matrices")
+
+
+def stack_route_changes(base: Side, head: Side, name: str) -> tuple[tuple[str, Any, Any], ...]:
+    """Each key of :data:`_STACK_ROUTES` whose value the stack file ``facts/stacks/NAME.toml`` holds otherwise on
+    HEAD than on BASE, ``(key, BASE's, HEAD's)``; nothing when either side lacks the file or it does not parse as
+    TOML (the review's errors say so). Raises nothing."""
+    rel = f"facts/stacks/{name}.toml"
+    try:
+        before = side_toml(base.files[rel], "stack").get("stack", {})
+        after = side_toml(head.files[rel], "stack").get("stack", {})
+    except (KeyError, UnicodeDecodeError, tomllib.TOMLDecodeError, AttributeError):
+        return ()
+    if not isinstance(before, dict) or not isinstance(after, dict):
+        return ()
+    return tuple((key, before.get(key), after.get(key)) for key in _STACK_ROUTES if before.get(key) != after.get(key))
 
 
 def rerouted_stacks(base: Side, head: Side, files: Sequence[FileChange]) -> dict[str, str]:
