@@ -311,11 +311,20 @@ def test_a_records_own_table_changed_is_in_the_comment_and_named_by_its_table(tm
     _, (text, comment) = renderings(REPO, "text", "comment", base=str(base), head=str(head))  # one review
     lines = text.splitlines()
     assert "  [stack] changed: integer_matrices" in lines and "  [routing] changed: note" in lines
+    # walkthrough 82: the lock made under the stack names the route it pinned, as reproduce does (it read
+    # "changed   –", its expected price +3.03 %)
+    at = next(n for n, line in enumerate(lines) if line.startswith("  r1-qwen7b-h200-llamacpp (locks/"))
+    block = lines[at:lines.index("", at)]
+    assert "    changed   serving" in block
+    assert "    serving   stack llamacpp-cuda-2405 integer_matrices: vector → array" in block
     lines = comment.splitlines()
     at = lines.index("#### Records' own tables changed")
     assert lines[at + 2].startswith("- `facts/routing/qwen3-30b-a3b-measured.toml`: `[routing]` `note` — ⚠️ **to "
                                     "verify**: routing record qwen3-30b-a3b-measured's note changed")  # slip 43
-    assert lines[at + 3] == "- `facts/stacks/llamacpp-cuda-2405.toml`: `[stack]` `integer_matrices`"
+    # walkthrough 82: a route moved under the locks made under the stack is to verify, old → new
+    assert lines[at + 3].startswith("- `facts/stacks/llamacpp-cuda-2405.toml`: `[stack]` `integer_matrices` — ⚠️ **to "
+                                    "verify**: serving stack llamacpp-cuda-2405 rerouted: its integer_matrices "
+                                    "'vector' → 'array'"), lines[at + 3]
 
 
 def test_a_stack_note_past_4000_characters_is_refused_as_a_cards_is(tmp_path: Path) -> None:

@@ -359,6 +359,9 @@ def test_a_lock_on_a_stack_whose_runs_moved_is_priced_again_re_fitted(tmp_path: 
     # (session 24: each with its re-fitted value, test_leftovers_s24)
     assert [(u["path"], u["kind"]) for u in moe["unsound"]] == [(f"stack.{name}", "stale") for name in fitted]
     assert "re-fitted from today's runs: overhead.pass 1911 µs" in moe["unsound"][0]["message"]
+    # walkthrough 82: the review's own `unsound` names them too, as the stack's file does (it read [] beside
+    # `resting_on_unsound` ["w24-moe"], so a program reading `unsound` saw no fact that does not follow)
+    assert out["unsound"] == [f"{STACK}:{name}" for name in fitted] and out["resting_on_unsound"] == ["w24-moe"]
     # the stale fit: the expected price did not move (no fact it reads moved); re-fitted to the moved run, +3.382 %
     assert moe["after"]["expected"]["tokens_per_s"] == moe["before"]["expected"]["tokens_per_s"]
     assert moe["recomputed_expected_relative_change"] == pytest.approx(0.03381708405994921, rel=1e-6)

@@ -3205,6 +3205,20 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
                 # changed" until it is re-pinned, while the row read "records HEAD's price" and the review passed
                 # without a word of it (walkthrough 41: the serving moved to another entry of the same header).
                 drifted += [str(f["field"]) for f in serving_fields]
+        if lock.stack is not None and status != "removed":
+            # Where the stack's matrix kernels run is no fact but moves the expected price as one: said as
+            # ``reproduce`` says it (``stack S integer_matrices: vector → array``), a field the lock pins. Walkthrough
+            # 82: the row read "changed –" and ``serving_differences`` [] at expected +3.03 %.
+            routes = stack_route_changes(base, head, lock.stack.name)
+            if routes:
+                serving = (*serving, *(f"stack {lock.stack.name} {key}: {was} → {now}" for key, was, now in routes))
+                fields = tuple({"field": f"stack.{lock.stack.name}.{key}", "locked": was, "now": now}
+                               for key, was, now in routes)
+                serving_fields = (*serving_fields, *fields)
+                if "serving" not in inputs:
+                    inputs.append("serving")
+                if status == "unchanged" and new is not None:
+                    drifted += [str(f["field"]) for f in fields]  # the lock pins the old route: re-pin
         if after.gone:
             serving = (f"serving {lock.info.serving} is not registered on HEAD", *serving)
             serving_fields = ({"field": "registered", "locked": lock.info.serving, "now": None}, *serving_fields)
@@ -3792,6 +3806,10 @@ class Diff:
     #: Each record re-cited to another table row whose unchanged description (or its source's ``read``) still names
     #: the old row, by path: what to verify (:func:`stale_descriptions`). Shown, never failed.
     stale_descriptions: Mapping[str, str] = attrs.field(factory=dict)
+    #: Each serving stack whose route (``integer_matrices``, ``float_matrices``: where its matrix kernels run) the
+    #: change moved while a lock of HEAD is made under it, by path: what to verify (:func:`rerouted_stacks`). Shown,
+    #: never failed.
+    rerouted: Mapping[str, str] = attrs.field(factory=dict)
 
     @property
     def entries_edited(self) -> tuple[str, ...]:
@@ -4056,6 +4074,21 @@ class Diff:
         """``HEAD fails passprice check (2 problems)`` (``2 more problems`` beside derived facts listed already)."""
         word = "more problem" if self.unsound else "problem"
         return f"HEAD fails passprice check ({_n(len(self.check_beyond), word)})"
+
+    def unsound_names(self) -> list[str]:
+        """``--json``'s ``unsound``: each derived fact of a changed file that does not follow from its inputs
+        (:attr:`unsound`, ``CARD:PATH``), then each serving stack's fitted fact a lock of :attr:`resting_on_unsound`
+        rests on that no longer follows from the stack's runs (``STACK:PATH``, the path in the stack's file, as
+        ``check`` names it), each once. Before (walkthrough 82): a stack's ``overhead.layer`` edited by hand to
+        80 µs, its re-fit 96.63 µs, left ``unsound`` ``[]`` while ``resting_on_unsound`` named the lock made under
+        the stack, and the summary counted it as resting on derived facts that do not follow."""
+        names = [f"{f.name}:{x.path}" for f, x in self.unsound]
+        for lock in self.resting_on_unsound:
+            stack = (lock.after.price or {}).get("stack")
+            if isinstance(stack, str):
+                names += [f"{stack}:{x.path.removeprefix('stack.')}" for x in lock.unsound
+                          if x.path.startswith("stack.")]
+        return list(dict.fromkeys(names))
 
     @property
     def resting_on_unsound(self) -> tuple[LockImpact, ...]:
@@ -4325,6 +4358,8 @@ class Diff:
         if self.stale_descriptions:
             parts.append(f"{_n(len(self.stale_descriptions), 'record')} re-cited to another row under the old "
                          "description, to verify")
+        if self.rerouted:
+            parts.append(f"{_n(len(self.rerouted), 'serving stack')} rerouted under a locked price, to verify")
         if self.by_header:
             parts.append(f"{_n(len(self.by_header), 'lock')} held by a look-alike header alone, to verify")
         if self.digests_dropped:
@@ -4457,7 +4492,7 @@ class Diff:
             "unreproduced": [lock.name for lock in self.unreproducing],
             "forged_pins": [lock.name for lock in self.forging],
             "unrecorded": [lock.name for lock in self.unrecorded],
-            "unsound": [f"{f.name}:{x.path}" for f, x in self.unsound],
+            "unsound": self.unsound_names(),
             "resting_on_unsound": [lock.name for lock in self.resting_on_unsound],
             "loosened": [lock.name for lock in self.loosened],
             "removed": [lock.name for lock in self.removed],
@@ -4500,6 +4535,7 @@ class Diff:
             "cited_sources": dict(self.cited),
             "relabelled_records": dict(self.relabelled_records),
             "stale_descriptions": dict(self.stale_descriptions),
+            "rerouted_stacks": dict(self.rerouted),
             "title_contradicts_mark": dict(self.title_contradicts),
             "pricing_model": {
                 "base": self.base_code.model if self.base_code else None,
@@ -4657,7 +4693,7 @@ def _compare(base: Side, head: Side) -> Diff:
                 cited_sources(head, files, {s.id for s in sources}),
                 {**relabelled_records(base, head, files), **relabelled_stacks(base, head, files)},
                 titles_contradicting(base, head, files), recited_locks=recited_locks,
-                stale_descriptions=stale_descriptions(base, head, files))
+                stale_descriptions=stale_descriptions(base, head, files), rerouted=rerouted_stacks(base, head, files))
 
 
 #: What a checkpoint entry edited under the same header sha256 asks (:attr:`Diff.entries_edited`).
@@ -5356,6 +5392,67 @@ def relabelled_stacks(base: Side, head: Side, files: Sequence[FileChange]) -> di
         out[f.path] = (f"serving stack {spelled(f.name)} relabelled: {said}: does it still name the runtime and builds "
                        f"its runs measured ({pinned}; audit shows it)?; {_n(len(locks), 'lock')} made under it: "
                        f"{', '.join(spelled(n) for n in locks)}")
+    return out
+
+
+#: The keys of a stack file's ``[stack]`` table that say where its matrix kernels run (its route), which a lock made
+#: under it pins (``stack.S.integer_matrices`` among ``reproduce``'s serving differences).
+_STACK_ROUTES = ("integer_matrices", "float_matrices")
+
+
+def stack_route_changes(base: Side, head: Side, name: str) -> tuple[tuple[str, Any, Any], ...]:
+    """Each key of :data:`_STACK_ROUTES` whose value the stack file ``facts/stacks/NAME.toml`` holds otherwise on
+    HEAD than on BASE, ``(key, BASE's, HEAD's)``; nothing when either side lacks the file or it does not parse as
+    TOML (the review's errors say so). Raises nothing."""
+    rel = f"facts/stacks/{name}.toml"
+    try:
+        before = side_toml(base.files[rel], "stack").get("stack", {})
+        after = side_toml(head.files[rel], "stack").get("stack", {})
+    except (KeyError, UnicodeDecodeError, tomllib.TOMLDecodeError, AttributeError):
+        return ()
+    if not isinstance(before, dict) or not isinstance(after, dict):
+        return ()
+    return tuple((key, before.get(key), after.get(key)) for key in _STACK_ROUTES if before.get(key) != after.get(key))
+
+
+def rerouted_stacks(base: Side, head: Side, files: Sequence[FileChange]) -> dict[str, str]:
+    """Each serving stack ``files`` change on both sides whose route (``integer_matrices``, ``float_matrices``)
+    changed while a lock of HEAD is made under it, by path: what the reviewer must verify, each key old → new, naming
+    those locks. The route is a claim about the runtime (llama.cpp's mat-vec kernels run quantised matrices on the
+    vector units), not a fact with a citation, so no fact's review asks it. Walkthrough 82: llama.cpp's
+    ``integer_matrices`` moved ``vector`` → ``array``, the stack re-fitted and its lock re-locked, read "[stack]
+    changed: integer_matrices", the lock "re-locked" with nothing of what the route was or became, exit 0 and nothing
+    to verify (expected 237.4 → 237.1 tokens/s). A file that does not read is left to the review's errors; raises
+    nothing."""
+    out: dict[str, str] = {}
+    for f in files:
+        if f.kind != "stack" or f.status != "changed" or not set(_STACK_ROUTES) & set(f.meta):
+            continue
+        try:
+            before = side_toml(base.files[f.path], "stack").get("stack", {})
+            after = side_toml(head.files[f.path], "stack").get("stack", {})
+        except (KeyError, UnicodeDecodeError, tomllib.TOMLDecodeError, AttributeError):
+            continue
+        if not isinstance(before, dict) or not isinstance(after, dict):
+            continue
+        changed = [(key, before.get(key), after.get(key)) for key in _STACK_ROUTES if before.get(key) != after.get(key)]
+        locks = []
+        for rel in sorted(head.files, key=lock_order):  # the locks by name (left53)
+            if not (rel.startswith("locks/") and rel.endswith(".lock.toml")):
+                continue
+            try:
+                table = side_toml(head.files[rel], "lock").get("stack")
+            except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+                continue
+            if isinstance(table, dict) and table.get("name") == f.name:
+                locks.append(rel.removeprefix("locks/").removesuffix(".lock.toml"))
+        if not locks or not changed:
+            continue
+        said = "; ".join(f"its {key} {escaped(repr(was)) if was is not None else '(none)'} → "
+                         f"{escaped(repr(now)) if now is not None else '(none)'}" for key, was, now in changed)
+        out[f.path] = (f"serving stack {spelled(f.name)} rerouted: {said}: do the runtime and builds its runs measured "
+                       "run those matrices there (the route is no cited fact: no source is asked of it)?; "
+                       f"{_n(len(locks), 'lock')} made under it: {', '.join(spelled(n) for n in locks)}")
     return out
 
 
@@ -7231,6 +7328,8 @@ def diff_text(d: Diff) -> str:
             lines.append(f"  to verify: {d.hypothetical[f.path]}")
         if f.path in d.relabelled_records:
             lines.append(f"  to verify: {d.relabelled_records[f.path]}")
+        if f.path in d.rerouted:
+            lines.append(f"  to verify: {d.rerouted[f.path]}")
         if f.path in d.stale_descriptions:
             lines.append(f"  to verify: {d.stale_descriptions[f.path]}")
         if f.path in d.spans:
@@ -7809,7 +7908,7 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
         or d.head_warnings or d.install_files or d.runs_outside or d.runs_recited or d.widened or d.entries_edited
         or d.digests_dropped or d.lookalikes or d.by_header or d.made_real or d.relabelled or d.hypothetical
         or d.relabelled_records or d.stale_descriptions or d.title_contradicts or d.on_changed_claims
-        or d.on_recited_runs else "✅"
+        or d.on_recited_runs or d.rerouted else "✅"
     )
     out = [f"{mark} **passprice diff** {markdown_code(d.base.label)} → {markdown_code(d.head.label)}: {d.summary()}"]
     added_shown = _added_markdown(d)
@@ -7884,6 +7983,8 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
                 said += f" — ⚠️ **to verify**: {markdown_prose(d.title_contradicts[f.path][:MAX_ADDED_DETAIL])}"
             if f.path in d.relabelled_records:
                 said += f" — ⚠️ **to verify**: {markdown_prose(d.relabelled_records[f.path])}"
+            if f.path in d.rerouted:
+                said += f" — ⚠️ **to verify**: {markdown_prose(d.rerouted[f.path])}"
             if f.path in d.widened:
                 said += " — ⚠️ **to verify**: " + (markdown_cut(d.widened[f.path], min(room, MAX_ADDED_DETAIL))
                                                   or "the text review (`passprice diff`) says what")

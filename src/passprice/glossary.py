@@ -764,7 +764,8 @@ _TERMS = (
         " In a review, `derivation changed` beside a fact's figure says its derivation's text differs BASE → HEAD"
         " (the `derivation:` line under it shows what, `[old → new]`). "
         "A review's `--json` lists the derived facts (`CARD:PATH`) that do not follow from their inputs on HEAD "
-        "(`unsound`) and the locks resting on them (`resting_on_unsound`); a changed file's `dependants` are the "
+        "(`unsound`; a serving stack's fitted facts a lock rests on that no longer follow from its runs among them, "
+        "`STACK:PATH`) and the locks resting on them (`resting_on_unsound`); a changed file's `dependants` are the "
         "facts derived from a fact it changed (`input`, `fact`), each with its `finding` (`kind`: `stale`, "
         "`mismatch` or `broken`; `null` when it still follows)."
         " `fact recompute --json`'s `provenance_kept` says which recomputed facts that are not `derived` kept their "
@@ -928,9 +929,11 @@ _TERMS = (
         "on it, and `lock --update` re-pins it. "
         "A review's `--json` lists each card retitled or newly marked hypothetical (`relabelled_cards`) and each "
         "routing record or drafting method retitled or re-noted under a locked price (`relabelled_records`), with the"
-        " locks pinning it: to verify, and to re-pin.",
+        " locks pinning it: to verify, and to re-pin; and each serving stack whose route (`integer_matrices`, "
+        "`float_matrices`: where its matrix kernels run, no cited fact) moved under a lock made under it "
+        "(`rerouted_stacks`), old → new, naming those locks: to verify.",
         ("relabel", "relabelled since the lock",
-         "relabelled_cards", "relabelled_records"),
+         "relabelled_cards", "relabelled_records", "rerouted_stacks"),
     ),
     Term(
         "what-if",
