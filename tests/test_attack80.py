@@ -53,3 +53,65 @@ def test_1_lock_refuses_a_name_another_lock_holds_with_other_pins(tmp_path: Path
     # under a name of its own it is written, as before
     assert invoke("lock", R1, "-o", str(new), root=root).exit_code == 0
     assert "name = \"new\"" in new.read_text(encoding="utf-8")
+
+
+# --- (2) an invisible character in a one-line text --------------------------------------------------------------------
+
+
+def test_2_a_soft_hyphen_or_another_invisible_character_in_a_text_is_refused(tmp_path: Path) -> None:
+    # before: `fact set … --locator 'Table<U+00AD> 1'` exit 0, the locator written and shown raw by `fact show`
+    # (U+200B was refused since attack round 20); a source record's title holding U+00AD passed check (exit 0), and
+    # audit --source printed it raw. Now the schemas' one-line rule (schema.ONE_LINE) refuses them too.
+    import re
+
+    from passprice.schema import ONE_LINE, ecma_pattern
+
+    one_line = re.compile(ecma_pattern(ONE_LINE))
+    for ch in "\u00ad\u034f\u115f\u1160\u17b4\u17b5\u180b\u180e\u180f\u2065\u206a\u206f\u3164\uffa0\ufff9\ufffb":
+        assert not one_line.search(f"Table{ch} 1"), repr(ch)
+    for ch in "\u200c\u200d\ufe0f\u00a0\u2009é中":  # the joiners, a variation selector, spaces, letters: read as ever
+        assert one_line.search(f"Table{ch} 1"), repr(ch)
+    root = copy_root(tmp_path)
+    card = root / "facts" / "cards" / "h200_sxm_141gb.toml"
+    before = card.read_bytes()
+    assert bad("fact", "set", "h200_sxm_141gb", "streams.read", "--value", "0.9", "--unit", "1", "--provenance",
+               "estimated", "--source", "nvidia-h200-datasheet", "--locator", "Table\u00ad 1", root=root) == [
+        f"passprice: error: {card}: streams.read.locator: 'Table\\xad 1' holds a control character, a line separator, "
+        "a bidi control or an invisible character (a newline, a tab, U+2028, U+202E, U+200B …): write it on one line"]
+    assert card.read_bytes() == before
+    source = root / "sources" / "alvarobartt-cuda-device-query.toml"
+    text = source.read_text(encoding="utf-8")
+    source.write_text(text.replace('title = "cuda', 'title = "\u00adcuda', 1), encoding="utf-8")
+    lines = bad("audit", "--source", "alvarobartt-cuda-device-query", root=root)
+    assert lines == [
+        f"passprice: error: {source}: source.title: '\\xadcuda-device-query: Rust port of deviceQuery.cpp (README.md, "
+        "its run on an NVIDIA L40S)' holds a control character, a line separator, a bidi control or an invisible "
+        "character (a newline, a tab, U+2028, U+202E, U+200B …): write it on one line"]
+
+
+# --- (3) explain of a long dotted path ------------------------------------------------------------------------------
+
+
+def test_3_explain_of_a_path_of_many_keys_tries_only_tails_a_term_could_name() -> None:
+    # before: every tail of the path was joined and looked up: `explain .a.a.a…` (120,001 characters, 60,001 keys)
+    # took 110.7 s wall (16,001 keys: 7.3 s); now only the tails no longer than the longest term name's keys.
+    from passprice import glossary
+
+    assert glossary._MOST_KEYS == max(name.count(".") + 1 for name in glossary._INDEX) == 3
+    long_path = "." + "a." * 60_000 + "a"
+    seen: list[str] = []
+    real = glossary._INDEX
+
+    class Counted(dict):  # type: ignore[type-arg]
+        def __contains__(self, key: object) -> bool:
+            seen.append(str(key))
+            return dict.__contains__(self, key)
+
+    try:
+        glossary._INDEX = Counted(real)
+        assert bad("explain", long_path)[0].endswith(
+            ".a.a.a.… is not a term passprice defines (passprice explain lists them)")
+    finally:
+        glossary._INDEX = real
+    assert seen == ["a.a.a", "a.a", "a"]  # was 60,001 tails, the first 120,000 characters long
+    assert invoke("explain", ".x.y.calibration[0].card_facts.unread").stdout.startswith("stack: ")
