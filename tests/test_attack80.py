@@ -28,6 +28,8 @@ def _only_r1(root: Path) -> Path:
 def test_1_lock_refuses_a_name_another_lock_holds_with_other_pins(tmp_path: Path) -> None:
     root = copy_root(tmp_path)
     r1 = _only_r1(root)
+    # R1's lock written by the running code (the shipped one's pricing model is the last re-lock's)
+    assert invoke("lock", R1, "--force", "-o", str(r1), root=root).exit_code == 0
     copy = root / "locks" / "copy.lock.toml"
     copy.write_bytes(r1.read_bytes())
     # facts unchanged: the update writes the same lock again, still a copy (check warns of it, as before)
@@ -115,3 +117,36 @@ def test_3_explain_of_a_path_of_many_keys_tries_only_tails_a_term_could_name() -
         glossary._INDEX = real
     assert seen == ["a.a.a", "a.a", "a"]  # was 60,001 tails, the first 120,000 characters long
     assert invoke("explain", ".x.y.calibration[0].card_facts.unread").stdout.startswith("stack: ")
+
+
+# --- (4) alternates that link back to the object folder -------------------------------------------------------------
+
+
+def test_4_alternates_linking_to_their_own_folder_are_one_folder(tmp_path: Path) -> None:
+    # before: objects/info/alternates of 8 lines l1 … l8, each a link to objects itself (l1 -> .): the look for a
+    # blocking loose object named 8**5 + … folders (l1/l3/l2/…, by unresolved path, each compared with all before)
+    # and `diff` ran past 120 s (killed; git itself reads such a repository at once). Now each folder once by its
+    # real path, as git links an alternate: the object folder alone, and a FIFO in a real alternate still named.
+    import os
+
+    from passprice.gitread import _blocking_object, _object_folders
+    from test_left52 import _git
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q")
+    objects = repo / ".git" / "objects"
+    for i in range(1, 9):
+        (objects / f"l{i}").symlink_to(".")
+    (objects / "info" / "alternates").write_text("".join(f"l{i}\n" for i in range(1, 9)), encoding="utf-8")
+    assert _object_folders(objects) == [objects]
+    alternate = tmp_path / "alt" / "objects"
+    (alternate / "ab").mkdir(parents=True)
+    os.mkfifo(alternate / "ab" / "cd")
+    (alternate / "info").mkdir()
+    (alternate / "info" / "alternates").write_text(f"{objects}\n../objects\n", encoding="utf-8")  # back, twice
+    (objects / "l9").symlink_to(alternate)
+    (objects / "info" / "alternates").write_text("l1\nl9\n" + f"{alternate}\n", encoding="utf-8")
+    assert _object_folders(objects) == [objects, objects / "l9"]
+    line = _blocking_object(_object_folders(objects))
+    assert line is not None and line.startswith(f"{objects / 'l9' / 'ab' / 'cd'}: a FIFO (named pipe)")
