@@ -257,7 +257,19 @@ def _object_folders(objects: Path) -> list[Path]:
     the real path of the folder whose list holds it, as git reads it. Attack80: an ``alternates`` of 8
     lines, each a link to the object folder itself (``l1 → .``), named 8**5 folders by their unresolved paths
     (``l1/l3/l2…``), each compared with every one before: ``diff`` ran past 120 s (killed) where git reads the
-    repository at once; now the links are the object folder, named once. Raises nothing."""
+    repository at once; now the links are the object folder, named once. A line naming no folder is passed over, as
+    git passes it ("unable to normalize alternate object path"): 20,000 such lines cost ``diff`` 10 s of CPU (a
+    ``realpath`` each, for each of its 13 git runs; before the real paths, past 300 s). Made once a snapshot
+    (:func:`passprice.snapshot.made`). Raises nothing."""
+    from passprice import snapshot
+
+    key = ("git-object-folders", os.fspath(objects), os.environ.get("GIT_OBJECT_DIRECTORY"),
+           os.environ.get("GIT_ALTERNATE_OBJECT_DIRECTORIES"))
+    return snapshot.made(key, lambda: _object_folders_of(objects))
+
+
+def _object_folders_of(objects: Path) -> list[Path]:
+    """:func:`_object_folders`, made anew."""
 
     def real(folder: Path) -> str:
         try:
@@ -286,6 +298,8 @@ def _object_folders(objects: Path) -> list[Path]:
         for line in lines:
             if line.strip() and not line.startswith("#"):
                 named = Path(os.path.normpath(os.path.join(base, line.strip())))
+                if not os.path.isdir(named):
+                    continue  # no folder: git passes it over, and it holds no object
                 resolved = real(named)
                 if resolved not in seen:
                     seen.add(resolved)
