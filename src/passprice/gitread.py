@@ -250,10 +250,40 @@ def _object_folders(objects: Path) -> list[Path]:
     ``GIT_ALTERNATE_OBJECT_DIRECTORIES`` names (``:``-separated). Attack74: a FIFO as a loose object of an
     alternate folder held ``diff`` in ``git ls-tree`` for git's time limit (60.9 s, "git ls-tree: took longer than
     60.0 s", naming nothing). A file not read (not there, not regular, not text) names no folder: git says what it
-    finds. Raises nothing."""
+    finds.
+
+    Each folder is taken once by its real path (links resolved), as git takes an alternate (``link_alt_odb_entry``:
+    ``strbuf_realpath``, a folder already linked or the repository's own skipped), and a relative line is read from
+    the real path of the folder whose list holds it, as git reads it. Attack80: an ``alternates`` of 8
+    lines, each a link to the object folder itself (``l1 → .``), named 8**5 folders by their unresolved paths
+    (``l1/l3/l2…``), each compared with every one before: ``diff`` ran past 120 s (killed) where git reads the
+    repository at once; now the links are the object folder, named once. A line naming no folder is passed over, as
+    git passes it ("unable to normalize alternate object path"): 20,000 such lines cost ``diff`` 10 s of CPU (a
+    ``realpath`` each, for each of its 13 git runs; before the real paths, past 300 s). Made once a snapshot
+    (:func:`passprice.snapshot.made`). Raises nothing."""
+    from passprice import snapshot
+
+    key = ("git-object-folders", os.fspath(objects), os.environ.get("GIT_OBJECT_DIRECTORY"),
+           os.environ.get("GIT_ALTERNATE_OBJECT_DIRECTORIES"))
+    return snapshot.made(key, lambda: _object_folders_of(objects))
+
+
+def _object_folders_of(objects: Path) -> list[Path]:
+    """:func:`_object_folders`, made anew."""
+
+    def real(folder: Path) -> str:
+        try:
+            return os.path.realpath(folder)
+        except (OSError, ValueError):
+            return os.fspath(folder)
 
     main = Path(os.environ.get("GIT_OBJECT_DIRECTORY") or objects)
-    folders = [main] + [Path(p) for p in os.environ.get("GIT_ALTERNATE_OBJECT_DIRECTORIES", "").split(os.pathsep) if p]
+    folders = [main]
+    seen = {real(main)}
+    for named in (Path(p) for p in os.environ.get("GIT_ALTERNATE_OBJECT_DIRECTORIES", "").split(os.pathsep) if p):
+        if real(named) not in seen:
+            seen.add(real(named))
+            folders.append(named)
     walk = [(main, 0)]
     while walk:
         folder, depth = walk.pop()
@@ -264,10 +294,15 @@ def _object_folders(objects: Path) -> list[Path]:
             lines = read_sized(alternates).decode("utf-8").splitlines()
         except (InputError, OSError, UnicodeDecodeError, ValueError):
             continue
+        base = real(folder)  # a relative line is read from the folder git holds, its real path
         for line in lines:
             if line.strip() and not line.startswith("#"):
-                named = Path(os.path.normpath(folder / line.strip()))
-                if named not in folders:
+                named = Path(os.path.normpath(os.path.join(base, line.strip())))
+                if not os.path.isdir(named):
+                    continue  # no folder: git passes it over, and it holds no object
+                resolved = real(named)
+                if resolved not in seen:
+                    seen.add(resolved)
                     folders.append(named)
                     walk.append((named, depth + 1))
     return folders

@@ -226,6 +226,71 @@ def require_unique_update_name(root: Root, output: Path, name: str, old: Lock | 
         )
 
 
+def require_unique_name(root: Root, output: Path, lock: Lock, update: bool, served: str | None) -> None:
+    """Refuse to write ``lock`` (about to be written to ``output``) into ``root/locks`` when another current-format lock
+    file of the folder carries its ``[lock]`` name and pins something else: ``check`` refuses two such files
+    (:func:`passprice.check.shared_name_lines`), so the write would leave a registry ``check`` fails. Attack80:
+    ``lock R1 --name R1 -o locks/new.lock.toml`` beside ``locks/R1.lock.toml`` pinning an older fact, and ``lock
+    --update -o locks/copy.lock.toml`` of a copy of ``locks/R1.lock.toml`` after a fact changed, each wrote its lock
+    (exit 0), and ``check`` then failed (exit 2, ``lock.name: 'R1' is also the name of …``).
+
+    Two locks of one name whose ``[lock] digest`` is the same pin the same things (the digest covers every table,
+    the name included): such a file is a copy, let by as ``check`` lets it (a warning). Each other file is
+    read as bytes (:func:`passprice.schema.read_unkept`); only one holding the name as written, or a backslash (a
+    TOML escape could spell it), is parsed (``tomllib``, its ``[lock]`` table alone; files of the same bytes once),
+    so 1,000 locks of other names, or 1,000 copies of one, cost their reads. A file that does not read or parse, is
+    ``output`` itself, or is of the first format (its name is the serving it locks, let by ``check``) is passed
+    over. ``update`` and ``served`` (the registered serving ``lock`` locks) shape the way out said. Raises
+    :class:`InputError` (exit 2) naming ``output``, the name and the other file, before anything is written."""
+    import tomllib
+
+    from passprice import schema
+    from passprice.locks import lock_document
+
+    try:
+        if output.resolve().parent != root.locks.resolve():
+            return
+        names = root.names(root.locks, LOCK_SUFFIX)
+    except (OSError, RuntimeError, InputError):
+        return
+    name = lock.info.name
+    spelled = name.encode("utf-8", "surrogateescape")
+    digest = None
+    tables: dict[bytes, Any] = {}
+    for stem in names:
+        other = root.locks / f"{stem}{LOCK_SUFFIX}"
+        try:
+            data = schema.read_unkept(other, "lock")
+            if spelled not in data and b"\\" not in data:
+                continue
+            if is_there(output) and other.samefile(output):
+                continue
+            if data not in tables:  # copies of one lock (1,000 of them) parsed once
+                tables[data] = tomllib.loads(data.decode("utf-8")).get("lock")
+            table = tables[data]
+        except (OSError, InputError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            continue
+        if not isinstance(table, dict) or table.get("name") != name or table.get("format", 1) == 1:
+            continue
+        if digest is None:
+            digest = lock_document(lock)["lock"]["digest"]
+        if table.get("digest") == digest:
+            continue  # a copy: check warns of it
+        from passprice.files import shell_word
+
+        rel = f"locks/{stem}{LOCK_SUFFIX}"
+        if update:
+            way = (f"--update keeps the name: re-lock this one under its file's name (`passprice lock "
+                   f"{shell_word(served)} --force -o {shell_word(str(output))}`), or remove {rel}" if served else
+                   "--update keeps the name: remove one of the two")
+        else:
+            way = f"lock it under another name (--name NAME, or -o locks/NAME.lock.toml), or remove {rel}"
+        raise InputError(
+            f"{shown(output)}: lock.name: {name!r} is also the name of {rel}, which pins other facts: a lock's name "
+            f"must be unique (`passprice check` refuses the two): {way}; nothing written"
+        )
+
+
 def require_file_name(root: Root, output: Path) -> None:
     """A lock written inside ``root`` is a file every system may hold, whatever the lock's name: ``lock R1 -o
     'locks/a:b.lock.toml' --name ok`` (or ``-o locks/nul.lock.toml --name ok``) wrote a file no clone on Windows
@@ -526,6 +591,8 @@ def write(
     require_finite(lock.price)
     loosened = tuple(c for c in compare_policies(old.policy, lock.policy) if c.loosens) if old is not None else ()
     from passprice.modelhistory import add_running, list_to_update, require_updatable
+
+    require_unique_name(root, output, lock, update, locked)
 
     # A re-lock of passprice's own repository lists the code it locked with and the lock it wrote, so that every
     # later passprice tells this lock's pricing model, and its record, from ones typed by hand (slips 55, 57). A list

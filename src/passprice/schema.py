@@ -38,9 +38,15 @@ FLOAT32_MAX = 3.4028234663852886e38
 #: newline, a tab, BEL, DEL, C1), no line or paragraph separator (U+2028, U+2029) and no bidi control (the marks
 #: U+061C, U+200E, U+200F; U+202A–U+202E, U+2066–U+2069), each of which breaks or reorders a line in `fact show`,
 #: a terminal or the PR comment, and no invisible character (U+200B zero width space, U+2060–U+2064, U+FEFF), which
-#: makes two texts that read alike differ, so a citation copied from the screen finds nothing (attack round 20).
+#: makes two texts that read alike differ, so a citation copied from the screen finds nothing (attack round 20). The
+#: invisible ones are the Basic Multilingual Plane's default-ignorable code points but the joiners U+200C and U+200D
+#: (which Persian, Indic scripts and emoji need) and the variation selectors U+FE00–U+FE0F (which change how a
+#: character looks), plus the interlinear annotation marks U+FFF9–U+FFFB: attack80 found a locator holding a soft
+#: hyphen (U+00AD) written by ``fact set`` and shown raw (the other additions: U+034F, U+115F, U+1160, U+17B4,
+#: U+17B5, U+180B–U+180F, U+2065–U+206F, U+3164, U+FFA0). Characters past U+FFFF (the tags U+E0000–U+E007F) are not
+#: named here: an ECMA-262 character class without the ``u`` flag cannot hold a range of them.
 ONE_LINE = (
-    "^[^\\x00-\\x1f\\x7f-\\x9f\\u061c\\u200e\\u200f\\u2028\\u2029\\u202a-\\u202e\\u2066-\\u2069\\u200b\\u2060-\\u2064\\ufeff]*$"
+    "^[^\\x00-\\x1f\\x7f-\\x9f\\u00ad\\u034f\\u061c\\u115f\\u1160\\u17b4\\u17b5\\u180b-\\u180f\\u200e\\u200f\\u2028\\u2029\\u202a-\\u202e\\u200b\\u2060-\\u206f\\u3164\\ufeff\\uffa0\\ufff9-\\ufffb]*$"
 )
 
 
