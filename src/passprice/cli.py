@@ -2666,7 +2666,7 @@ def reproduce_command(ctx: click.Context, lock: str, as_json: bool) -> None:
 
         rep = attrs.evolve(rep, stale_stack=stale_stack_facts(root, the_lock.stack.name, rep.today.price))
     shown = _relative(root, path)
-    older = older_format(the_lock, str(path.resolve()) if root.embedded else shown)  # a command to paste: a path
+    older = older_format(the_lock, str(path.resolve()) if root.embedded else shown, root, path)  # a path to paste
     ctx.meta[STATUS] = 0 if rep.equals else 1  # the verdict stands if the reader leaves mid-report (`| head`)
     from passprice.pins import LOCK_FORMAT, checkout_note
     from passprice.reproduce import model_commit, requirement_at
