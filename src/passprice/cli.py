@@ -4351,9 +4351,9 @@ def main() -> None:
     so the collections a command's own imports and work trigger do not scan it again (about 3 % of a price's
     instructions)."""
     from passprice.entry import utf8_names
-    from passprice.files import WRITTEN
+    from passprice.files import record_written
 
-    WRITTEN.clear()  # what this command writes, named by _written_before if its output then fails
+    record_written(True)  # what this command writes, named by _written_before if its output then fails
     utf8_names()  # for a caller of this function itself (benchmarks, python -c); the console script did it first
     import gc
 
@@ -4428,3 +4428,4 @@ def main() -> None:
         sys.exit(2)
     finally:
         sys.unraisablehook = unraisable
+        record_written(False)  # a caller of main (python -c, a benchmark) then calls the library: nothing kept
