@@ -16,6 +16,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cli_helpers import REPO, copy_root, invoke
 
@@ -101,3 +103,68 @@ def test_4_the_files_written_are_kept_per_command_not_per_process(tmp_path: Path
         "(do not redo the edit)",
         "0"]
     assert (tmp_path / "a.txt").read_text() == "x\n" and "value = 4.9\n" in card.read_text(encoding="utf-8")
+
+
+# --- (2) every --json is JSON (RFC 8259) ---------------------------------------------------------------------------
+
+
+def _strict(text: str) -> object:
+    """``text`` read by a strict JSON parser: ``Infinity``, ``-Infinity`` and ``NaN`` (which ``json.loads`` takes by
+    default) refused."""
+    import json
+
+    def refuse(token: str) -> object:
+        raise ValueError(f"not JSON: {token}")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_2_json_text_writes_a_number_that_is_not_finite_as_null() -> None:
+    from passprice.tables import json_text
+
+    # before: '{"relative_change": Infinity, "x": [NaN, -Infinity, 1.5]}' (indent=None), which _strict refuses
+    data = {"relative_change": float("inf"), "x": (float("nan"), -float("inf"), 1.5), "s": "é\u202e"}
+    assert json_text(data, indent=None) == '{"relative_change": null, "x": [null, null, 1.5], "s": "é\\u202e"}'
+    assert _strict(json_text(data)) == {"relative_change": None, "x": [None, None, 1.5], "s": "é\u202e"}
+    assert data["relative_change"] == float("inf")  # the caller's data is left as it was
+
+
+#: Positions at the edges of what ``--position`` takes (0, a subnormal, 2**32 - 1) and past them (inf, nan).
+_POSITIONS = st.sampled_from(["0", "5e-324", "0.5", "1e-320", "4294967295", "1e308", "inf", "nan"])
+#: Batches and limits: the edges (1, 2**32 - 1), a batch past what fits (581 on the H200), and past the bounds.
+_COUNTS = st.sampled_from(["1", "580", "581", "65536", "4294967295", "0", "99999999999999999999"])
+#: Registered servings mostly (a result to print), and names that are none (an error document).
+_SERVINGS = st.sampled_from(["r1-qwen7b-h200", "gemma3-270m-h100", "qwen3-30b-a3b-h200", "r1-qwen7b-mi300x-int8kv",
+                             "qwen35-27b-h200-mtp", "qwen3next-80b-a3b-h200", "a\u202eb\x7f"])
+
+
+@st.composite
+def _odd_command(draw: st.DrawFn) -> list[str]:
+    """One --json command line with odd options: a serving (or a name that is none) and extreme numbers."""
+    serving = draw(_SERVINGS)
+    which = draw(st.sampled_from(["price", "best", "max-batch", "kv", "roofline", "speculate", "facts"]))
+    if which == "price":
+        return ["price", serving, "--batch", draw(_COUNTS), "--position", draw(_POSITIONS), "--json"]
+    if which == "best":
+        tpot = draw(st.sampled_from(["1e-6", "0.0001", "3600", "1e-7", "nan"]))
+        return ["best", serving, "--max-tpot", tpot, "--kv-bytes", draw(st.sampled_from(["0.125", "8"])), "--json"]
+    if which == "max-batch":
+        return ["max-batch", serving, "--limit", draw(_COUNTS), "--json"]
+    if which == "roofline":
+        return ["roofline", draw(st.sampled_from(["h200_sxm_141gb", "ws1_hypothetical", "a40"])), serving,
+                "--position", draw(_POSITIONS), "--json"]
+    if which == "speculate":
+        return ["speculate", "qwen35-27b-h200-mtp", "--position", draw(_POSITIONS), "--json"]
+    if which == "facts":
+        return ["facts", draw(st.sampled_from(["h200_sxm_141gb", "mi300x", "ws1_hypothetical", serving])), "--json"]
+    checkpoint = draw(st.sampled_from(["gemma3-270m-q4_k_m", "qwen3next-80b-a3b-like", "gpt-oss-20b-mxfp4", serving]))
+    return ["kv", checkpoint, "--json"]
+
+
+@settings(max_examples=30, deadline=None, derandomize=True)
+@given(_odd_command())
+def test_2_every_json_a_command_prints_for_odd_inputs_is_strict_json(args: list[str]) -> None:
+    result = invoke(*args)
+    assert result.exit_code in (0, 1, 2), result.output
+    if result.stdout.strip():  # a --json command's output, or its error document
+        _strict(result.stdout)

@@ -240,9 +240,10 @@ def _failure_document(ctx: click.Context | None, document: dict[str, Any], wante
     wanted = _json_wanted(ctx) if wanted is None else wanted
     if not wanted:
         return
-    from passprice.tables import whole_counts
+    from passprice.tables import finite_or_null, whole_counts
 
-    document = whole_counts(document)  # a refusal's bytes as --json writes every count (NotResident's needed)
+    # a refusal's bytes as --json writes every count (NotResident's needed); JSON, always: a figure past a float null
+    document = finite_or_null(whole_counts(document))
     streamed = ctx.meta.get(STREAMED) if ctx is not None else None
     if ctx is not None and ctx.meta.get(JSON_PRINTED):
         if streamed is None:
@@ -250,7 +251,7 @@ def _failure_document(ctx: click.Context | None, document: dict[str, Any], wante
         text = streamed.closing(document)
         ctx.meta.pop(STREAMED, None)
     else:
-        text = json.dumps(document, indent=2) + "\n"
+        text = json.dumps(document, indent=2, allow_nan=False) + "\n"
     try:
         if text is not None:
             click.echo(text, nl=False)
