@@ -1,5 +1,10 @@
 """Left59: issue 13's small leftovers, each reproducer built in its test.
 
+- (1) addedfacts kept its own number in five patterns (a power of ten, a range, a bound, a part of a whole, a count
+  after ``x``) beside ``textchange.NUMBER``: ``4,800 x 10^9 B/s`` read ``9 B/s``, ``1 x 10^4000 GB/s`` ``4000 GB/s``,
+  ``over 16,896 FP32 lanes`` (the H100 card's locator) a bound of 16. They are built on textchange's ``DIGITS`` /
+  ``QUOTED`` / ``POWERED`` / ``TIMES_COUNT``; every other shipped text reads as before.
+- (2) ``tables.json_text`` wrote ``Infinity`` / ``NaN``: a number that is not finite is ``null``.
 - (3) A first-format lock whose name another current-format lock of ``locks/`` holds was told by ``check`` and
   ``reproduce`` to re-lock with ``passprice lock --update -o FILE``, which left58 refuses (exit 2): the hint names
   the re-lock under its file's name, with its serving, or removing it.
@@ -168,3 +173,49 @@ def test_2_every_json_a_command_prints_for_odd_inputs_is_strict_json(args: list[
     assert result.exit_code in (0, 1, 2), result.output
     if result.stdout.strip():  # a --json command's output, or its error document
         _strict(result.stdout)
+
+
+# --- (1) one number pattern for addedfacts' phrases ----------------------------------------------------------------
+
+
+def test_1_addedfacts_patterns_are_textchanges() -> None:
+    from passprice import addedfacts, textchange
+
+    assert textchange.NUMBER.startswith(textchange._FREE) and textchange.DIGITS in textchange.NUMBER
+    assert addedfacts._EXPONENT.pattern == textchange.POWERED and addedfacts._TIMES.pattern == textchange.TIMES_COUNT
+    for pattern in (addedfacts._RANGE, addedfacts._BOUND, addedfacts._PERCENT, addedfacts._PART_OF):
+        assert textchange.QUOTED in pattern.pattern
+    source = Path(addedfacts.__file__).read_text(encoding="utf-8")
+    assert r"(\d+(?:\.\d+)?)" not in source and "_PART_NUMBER" not in source  # no number of its own
+
+
+def test_1_a_power_of_ten_reads_as_the_number_does() -> None:
+    from passprice.addedfacts import stated_with_unit, unreadable
+
+    def amounts(text: str) -> list[tuple[str, float, str]]:
+        return [(shown, amount, unit) for shown, amount, _, _, unit in stated_with_unit(text)]
+
+    # before: [('9 B/s', 9.0, 'B/s')]: the power's digits after '^' (no thousands comma in _EXPONENT's digits)
+    assert amounts("4,800 x 10^9 B/s") == [("4800000000000 B/s", 4.8e12, "B/s")]
+    # before: [('12 B/s', 12.0, 'B/s')]: _EXPONENT read no figure after a letter of another script, NUMBER does
+    assert amounts("带宽4.8 x 10^12 B/s") == [("4800000000000 B/s", 4.8e12, "B/s")]
+    # before: [('4000 GB/s', 4000.0, 'GB/s')] and no unreadable figure: a power of 4 digits was left to NUMBER
+    assert amounts("1 x 10^4000 GB/s") == [] and unreadable("1 x 10^4000 GB/s") == ["1e+4000 GB/s"]
+    assert amounts("4.8 x 10^12 B/s, 1,000e3 GB") == [("4800000000000 B/s", 4.8e12, "B/s"), ("1,000e3 GB", 1e6, "GB")]
+    # a power of 5,000 digits: written as it is, no int() of it (Python refuses to convert past 4,300 digits)
+    assert unreadable("1 x 10^" + "9" * 5000 + " GB/s") == ["1e+" + "9" * 5000 + " GB/s"]
+
+
+def test_1_ranges_bounds_percentages_and_parts_read_thousands_commas() -> None:
+    from passprice.addedfacts import _counts_quoted, _in_range, _within, parts_of, percents_of
+
+    h100 = ("'Shared Memory': 32 banks, 32 bits a bank a clock cycle (compute capability 5.x and later); clock from "
+            "the FP32 rate over 16,896 FP32 lanes")  # facts/cards/h100_sxm5_80gb.toml's on_chip.bandwidth locator
+    assert not _within(16.0, h100) and _within(16_896.0, h100)  # before: True, False (a bound of 16, its '16,')
+    assert _in_range(1500.0, "1,000-2,000 MB")  # before: False (no range)
+    assert percents_of("带宽85-90% of") == {0.85: "85-90%", 0.9: "90%"}  # before: {0.9: '90%'}
+    # unchanged: a list's comma ends a number, a part's whole is read without it, a date is no part
+    assert parts_of("58/128, and 12 of the 32, more") == {58 / 128: "58/128", 12 / 32: "12 of the 32"}
+    assert parts_of("1,024 of 2,048 rows, 2024/05/14") == {0.5: "1,024 of 2,048"}
+    assert percents_of("85-90, then 7 %") == {0.07: "7 %"}
+    assert _counts_quoted("a x16 link, x2,x3, max4", lambda text: set()) == {16.0, 2.0, 3.0}
