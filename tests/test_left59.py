@@ -62,6 +62,27 @@ def test_3_the_older_format_hint_names_what_works_when_its_name_is_taken(tmp_pat
     assert done.stdout.startswith("locked old (price, locks serving r1-qwen7b-h200): 996.1 tokens/s at batch 1")
 
 
+def test_3_a_first_format_lock_that_does_not_reproduce_is_told_the_relock_that_works(tmp_path: Path) -> None:
+    # before: "… or re-lock it with today's code (`passprice lock --update -o locks/old.lock.toml`) …", exit 2 when run
+    # (left58). Today's code moving its price is stood in by a price the pinned inputs no longer give.
+    import attrs
+
+    from passprice import reproduce
+    from passprice.locks import read_lock_in
+    from passprice.registry import Root
+
+    root, old = _old_beside_r1(tmp_path)
+    lock = read_lock_in(Root(root), old)
+    done = reproduce.reproduce(Root(root), lock)
+    assert done.name_clash == ("locks/r1-qwen7b-h200.lock.toml", R1) and done.equals
+    assert done.price is not None
+    moved = dict(done.price, tokens_per_s=done.price["tokens_per_s"] * 0.9)
+    verdict = attrs.evolve(done, price=moved, moved=reproduce.moved(lock.price, moved, lock.compared()))
+    assert verdict.verdict("locks/old.lock.toml").endswith(
+        "or re-lock it with today's code (`passprice lock r1-qwen7b-h200 --force -o locks/old.lock.toml`, under its "
+        "file's name: `lock --update` keeps 'r1-qwen7b-h200', which locks/r1-qwen7b-h200.lock.toml holds) and review "
+        "the change")
+
 def test_3_the_hint_without_a_clash_is_unchanged(tmp_path: Path) -> None:
     root, old = _old_beside_r1(tmp_path)
     (root / "locks" / f"{R1}.lock.toml").unlink()
