@@ -444,10 +444,10 @@ def test_an_older_lock_is_read_reproduced_and_named_as_older(tmp_path: Path) -> 
         "price reads them) and every drafting figure, so it rebuilds the card the price was made on; a change to one "
         "the price does not read is no drift",
         "  lock format 1, older than 2: it pins no pricing-model digest and no checkpoint content, and its rests_on "
-        "is the first format's fixed list, so it is reproduced on its figures only; re-lock it: `passprice lock "
-        "--update -o locks/old.lock.toml` keeps its policy, `passprice lock SERVING --force -o locks/old.lock.toml` "
-        "gives it the default one",
-    ]
+        "is the first format's fixed list, so it is reproduced on its figures only; re-lock it under its file's "
+        "name: `passprice lock r1-qwen7b-h200 --force -o locks/old.lock.toml` (the default policy; `lock --update` "
+        "keeps its name, 'r1-qwen7b-h200', which locks/r1-qwen7b-h200.lock.toml holds, and is refused), or remove it",
+    ]  # left59: beside R1's lock it said `lock --update -o locks/old.lock.toml`, refused below (left58)
     statuses = {s["path"]: s for s in run_json("check", root=root)["locks"]}
     assert statuses[R1_LOCK]["ok"]
     old_status = statuses["locks/old.lock.toml"]

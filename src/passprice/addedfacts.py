@@ -25,7 +25,7 @@ import attrs
 from passprice.derivations import Derivation, quantity
 from passprice.errors import InputError, escaped
 from passprice.facts import Fact, Provenance, counted_unit, dimension
-from passprice.textchange import NUMBER
+from passprice.textchange import DIGITS, NUMBER, POWERED, QUOTED, TIMES_COUNT
 from passprice.textchange import figure_read as figure_read  # the one reader of a written number
 
 #: A figure with its unit in a locator's text: ``4.8TB/s``, ``3,958 TOPS``, ``141GB`` (a number glued to a letter
@@ -39,8 +39,9 @@ from passprice.textchange import figure_read as figure_read  # the one reader of
 #: :data:`~passprice.textchange.NUMBER` does. No difference was needed: a look-alike letter before a figure
 #: (``Н100``, Cyrillic) is a Latin one by then (:func:`_plain`), so the name rule reads it as a name.
 _WITH_UNIT = re.compile(rf"({NUMBER}) ?([A-Za-z]+(?:/[A-Za-z]+)?)")
-#: A figure written with a power of ten: ``4.8e12``, ``4.8E+12``, ``4.8 x 10^12``, ``4.8×10¹²`` is not read here.
-_EXPONENT = re.compile(r"(?<![\w.,])(\d+(?:\.\d+)?)(?:[eE]([+-]?\d{1,3})|\s?[x×]\s?10\^([+-]?\d{1,3}))(?![\w.])")
+#: A figure written with a power of ten: ``4.8e12``, ``4.8E+12``, ``4.8 x 10^12`` (:data:`passprice.textchange.POWERED`;
+#: ``4.8×10¹²`` is read once its superscript is written out, :data:`_SUPERSCRIPT`).
+_EXPONENT = re.compile(POWERED)
 #: A prefix written as a word (``terabytes per second``).
 _PREFIX_WORDS = {"kilo": "k", "mega": "M", "giga": "G", "tera": "T", "peta": "P"}
 _BYTES_IN_WORDS = re.compile(r"(?i)\b(kilo|mega|giga|tera|peta)bytes?(\s*(?:per\s+second|/\s*s(?:ec(?:ond)?)?)\b)?")
@@ -154,8 +155,11 @@ def _plain(text: str) -> str:
     Tbyte/s``, ``4.8 x 10^12 bytes/s``) or ``4.8 TB per second`` / ``4.8 TB/S``."""
 
     def power(found: re.Match[str]) -> str:
-        exponent = int(found.group(2) or found.group(3))
-        written = f"{found.group(1)}e{exponent:+d}"
+        if found.group(2) is not None and "," in found.group(1):
+            return found.group(0)  # read whole as written by NUMBER (``1,000e3 GB``: left54), its commas kept
+        exponent = found.group(2) or found.group(3)
+        digits = exponent.lstrip("+-").lstrip("0") or "0"  # as written, never int(): 5,000 digits of power raise
+        written = f"{found.group(1)}e{'-' if exponent[0] == '-' and digits != '0' else '+'}{digits}"
         # left50: a power past a float (``1e-400``, ``1 x 10^400``) is kept as ``1e-400``, which
         # :func:`figure_read` reads as no number (it read ``0 GB/s``; ``10^400``'s ``400 GB/s`` after its ``^``)
         amount = figure_read(written)
@@ -338,10 +342,18 @@ def from_basis(amount: float, unit: str, text: str) -> bool:
     return False
 
 
-#: A range a locator quotes (``0.80-0.86``, ``85–90%``, ``85 to 90 %``) and a bound (``over 75%``, ``at most 0.9``).
-_RANGE = re.compile(r"(?<![\w.,])(\d+(?:\.\d+)?)\s*(?:-|–|to)\s*(\d+(?:\.\d+)?)(?![\w.])\s*(%?)")
-_BOUND = re.compile(r"(?i)\b(over|above|more than|at least|under|below|less than|at most|up to)\s+(\d+(?:\.\d+)?)"
+#: A range a locator quotes (``0.80-0.86``, ``85–90%``, ``85 to 90 %``, ``1,000-2,000``) and a bound (``over 75%``,
+#: ``at most 0.9``): each number :data:`passprice.textchange.QUOTED` (the second a range's end after its dash, so
+#: after anything; read with :func:`_amount`).
+_RANGE = re.compile(rf"({QUOTED})\s*(?:-|–|to)\s*({DIGITS})(?<!,)(?![\w.])\s*(%?)")
+_BOUND = re.compile(rf"(?i)\b(over|above|more than|at least|under|below|less than|at most|up to)\s+({QUOTED})"
                     r"(?![\w.])\s*(%?)")
+
+
+def _amount(written: str) -> float:
+    """A number :data:`_RANGE`, :data:`_BOUND`, :data:`_PERCENT` or :data:`_PART_OF` reads (digits, thousands commas,
+    a decimal part) as a float (``inf`` past one). Raises nothing."""
+    return float(written.replace(",", ""))
 
 
 def _in_range(amount: float, text: str) -> bool:
@@ -350,7 +362,7 @@ def _in_range(amount: float, text: str) -> bool:
     ``85-90%`` was asked whether the place gives it)."""
     for lo, hi, percent in _RANGE.findall(text[:10_000]):
         scale = 100 if percent else 1
-        if float(lo) / scale <= amount <= float(hi) / scale:
+        if _amount(lo) / scale <= amount <= _amount(hi) / scale:
             return True
     return False
 
@@ -362,22 +374,22 @@ def _within(amount: float, text: str) -> bool:
     if _in_range(amount, text):
         return True
     for word, bound, percent in _BOUND.findall(text[:10_000]):
-        limit = float(bound) / (100 if percent else 1)
+        limit = _amount(bound) / (100 if percent else 1)
         above = word.lower() in ("over", "above", "more than", "at least")
         if (amount >= limit) if above else (amount <= limit):
             return True
     return False
 
 
-#: A percentage a locator quotes (``85%``, ``15 %``).
-_PERCENT = re.compile(r"(?<![\w.,])(\d+(?:\.\d+)?)\s?%")
+#: A percentage a locator quotes (``85%``, ``15 %``, its number :data:`passprice.textchange.QUOTED`).
+_PERCENT = re.compile(rf"({QUOTED})\s?%")
 
 #: A ratio a locator states as a part of a whole: ``A of B``, ``A of the B``, ``A out of (the) B`` (``12 of the 32
 #: experts``) or ``A/B`` (``58/128``, ``921.85 / 1,008``), each number in digits (``1,024`` too). A slash between
-#: three or more numbers (``2024/05/14``, ``1/2/3``) is a date or a list, not a ratio.
-_PART_NUMBER = r"(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)"
-_PART_OF = re.compile(rf"(?i)(?<![\w.,/])(?<!/\s){_PART_NUMBER}(?:\s+(?:out\s+)?of\s+(?:the\s+)?|\s?/\s?(?!\s))"
-                      rf"{_PART_NUMBER}(?![\w.,]?\d)(?!\s?/\s?\d)")
+#: three or more numbers (``2024/05/14``, ``1/2/3``) is a date or a list, not a ratio. The part is
+#: :data:`passprice.textchange.QUOTED`, the whole its digits after ``of`` or ``/`` (not ending on a comma).
+_PART_OF = re.compile(rf"(?i)(?<!/)(?<!/\s)({QUOTED})(?:\s+(?:out\s+)?of\s+(?:the\s+)?|\s?/\s?(?!\s))"
+                      rf"({DIGITS})(?<!,)(?![\w.,]?\d)(?!\s?/\s?\d)")
 
 
 def parts_of(text: str) -> dict[float, str]:
@@ -388,7 +400,7 @@ def parts_of(text: str) -> dict[float, str]:
     under ``58/128 experts take 90 %`` likewise until session 25 (a slash was not read). Raises nothing."""
     out: dict[float, str] = {}
     for found in _PART_OF.finditer(text[:10_000]):
-        part, whole = (float(g.replace(",", "")) for g in found.groups())
+        part, whole = (_amount(g) for g in found.groups())
         if 0 < part <= whole:
             out.setdefault(part / whole, found.group(0))
     return out
@@ -404,11 +416,11 @@ def percents_of(text: str) -> dict[float, str]:
     plain = _plain(text[:10_000])
     out: dict[float, str] = {}
     for found in _PERCENT.finditer(plain):
-        out.setdefault(float(found.group(1)) / 100, found.group(0))
+        out.setdefault(_amount(found.group(1)) / 100, found.group(0))
     for found in _RANGE.finditer(plain):  # both ends of a range of percentages (``85-90%`` quotes 85 % too)
         if found.group(3):
             for end in found.group(1, 2):
-                out.setdefault(float(end) / 100, found.group(0))
+                out.setdefault(_amount(end) / 100, found.group(0))
     return out
 
 
@@ -462,9 +474,9 @@ def _count_asks(fact: Fact, quoted: Callable[[str], set[float]]) -> str | None:
     # each percentage as the locator writes it (left48: `60 %` was shown `60%`), a range's ends as P%
     as_written: dict[float, str] = {}
     for found in _PERCENT.finditer(plain):
-        as_written.setdefault(float(found.group(1)) / 100, found.group(0))
+        as_written.setdefault(_amount(found.group(1)) / 100, found.group(0))
     percents = set(as_written)
-    percents |= {float(end) / 100 for lo, hi, percent in _RANGE.findall(plain) if percent for end in (lo, hi)}
+    percents |= {_amount(end) / 100 for lo, hi, percent in _RANGE.findall(plain) if percent for end in (lo, hi)}
     written = {n for n in _counts_quoted(fact.locator, quoted) if n not in united}  # in digits
     bare = written | {n for n in _counts_quoted(plain, quoted) if n not in united}  # and in words
     ratios = parts_of(plain) if fact.amount <= 1 else {}
@@ -569,8 +581,9 @@ def derived_quotes_another(fact: Fact) -> str | None:
             f"reads: does {escaped(fact.source or '')}: {escaped(fact.locator)} give it?")
 
 
-#: A count written after ``x`` (``a x16 PCIe Gen 5 link``): quoted, though glued to a letter.
-_TIMES = re.compile(r"(?<![\w.])[x×](\d+)\b")
+#: A count written after ``x`` (``a x16 PCIe Gen 5 link``): quoted, though glued to a letter
+#: (:data:`passprice.textchange.TIMES_COUNT`).
+_TIMES = re.compile(TIMES_COUNT)
 
 
 def _counts_quoted(text: str, quoted: Callable[[str], set[float]]) -> set[float]:

@@ -240,9 +240,10 @@ def _failure_document(ctx: click.Context | None, document: dict[str, Any], wante
     wanted = _json_wanted(ctx) if wanted is None else wanted
     if not wanted:
         return
-    from passprice.tables import whole_counts
+    from passprice.tables import finite_or_null, whole_counts
 
-    document = whole_counts(document)  # a refusal's bytes as --json writes every count (NotResident's needed)
+    # a refusal's bytes as --json writes every count (NotResident's needed); JSON, always: a figure past a float null
+    document = finite_or_null(whole_counts(document))
     streamed = ctx.meta.get(STREAMED) if ctx is not None else None
     if ctx is not None and ctx.meta.get(JSON_PRINTED):
         if streamed is None:
@@ -250,7 +251,7 @@ def _failure_document(ctx: click.Context | None, document: dict[str, Any], wante
         text = streamed.closing(document)
         ctx.meta.pop(STREAMED, None)
     else:
-        text = json.dumps(document, indent=2) + "\n"
+        text = json.dumps(document, indent=2, allow_nan=False) + "\n"
     try:
         if text is not None:
             click.echo(text, nl=False)
@@ -2666,7 +2667,7 @@ def reproduce_command(ctx: click.Context, lock: str, as_json: bool) -> None:
 
         rep = attrs.evolve(rep, stale_stack=stale_stack_facts(root, the_lock.stack.name, rep.today.price))
     shown = _relative(root, path)
-    older = older_format(the_lock, str(path.resolve()) if root.embedded else shown)  # a command to paste: a path
+    older = older_format(the_lock, str(path.resolve()) if root.embedded else shown, root, path)  # a path to paste
     ctx.meta[STATUS] = 0 if rep.equals else 1  # the verdict stands if the reader leaves mid-report (`| head`)
     from passprice.pins import LOCK_FORMAT, checkout_note
     from passprice.reproduce import model_commit, requirement_at
@@ -4351,9 +4352,9 @@ def main() -> None:
     so the collections a command's own imports and work trigger do not scan it again (about 3 % of a price's
     instructions)."""
     from passprice.entry import utf8_names
-    from passprice.files import WRITTEN
+    from passprice.files import record_written
 
-    WRITTEN.clear()  # what this command writes, named by _written_before if its output then fails
+    record_written(True)  # what this command writes, named by _written_before if its output then fails
     utf8_names()  # for a caller of this function itself (benchmarks, python -c); the console script did it first
     import gc
 
@@ -4428,3 +4429,4 @@ def main() -> None:
         sys.exit(2)
     finally:
         sys.unraisablehook = unraisable
+        record_written(False)  # a caller of main (python -c, a benchmark) then calls the library: nothing kept

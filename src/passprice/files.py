@@ -774,10 +774,23 @@ def start_writeback(fd: int, offset: int, size: int) -> None:
         begin(fd, offset, size, _SYNC_FILE_RANGE_WRITE)
 
 
-#: The files :func:`write_atomically` has put in place in this process, in order, as they were named: the command's
-#: last resort for a failure after them (its standard output on a full disk, ``> /dev/full``, met at exit) names them,
-#: so a user does not redo an edit that was written (:func:`passprice.cli.main`; left56, session 42).
+#: The files :func:`write_atomically` has put in place while a command runs (:func:`record_written`), in order, as
+#: they were named: the command's last resort for a failure after them (its standard output on a full disk, ``>
+#: /dev/full``, met at exit) names them, so a user does not redo an edit that was written (:func:`passprice.cli.main`;
+#: left56, session 42). Left59: every write of the process was kept, so a program calling the library (a sweep of
+#: edits, a server) grew it by one path a file written, for a line nothing but ``main`` prints.
 WRITTEN: list[Path] = []
+#: Whether :func:`write_atomically` appends to :data:`WRITTEN` (one flag in a list: set by :func:`record_written`).
+_RECORDING = [False]
+
+
+def record_written(on: bool) -> None:
+    """Empty :data:`WRITTEN` and start (``on``) or stop recording in it the files :func:`write_atomically` puts in
+    place: :func:`passprice.cli.main` starts it when a command starts and stops it when the command is done, its
+    error line written; a library caller records nothing, so calling the library any number of times in one process
+    keeps :data:`WRITTEN` empty (left59: it held every file written since the process started). Raises nothing."""
+    WRITTEN.clear()
+    _RECORDING[0] = on
 
 
 def write_atomically(
@@ -788,7 +801,8 @@ def write_atomically(
     the link stays. The file gets the permission bits of the file it replaces, or those of a new file under the
     umask (not the temporary file's private ``0o600``). Without ``force`` an existing ``path`` is never replaced,
     even one created while the text was being written (the temporary file is hard-linked into place, which fails
-    when ``path`` exists). No temporary file is left behind. ``path`` written is appended to :data:`WRITTEN`.
+    when ``path`` exists). No temporary file is left behind. ``path`` written is appended to :data:`WRITTEN`
+    while a command records it (:func:`record_written`).
 
     ``text`` may also be an iterable of strings (a sweep's rows, a block at a time; or bytes, written as they are,
     :class:`Appended` files, copied in, or :class:`Placed` texts, written in place by their function): they are
@@ -855,7 +869,8 @@ def write_atomically(
                     raise InputError(exists) from None
                 except OSError:  # a file system without hard links
                     os.replace(tmp, end)
-            WRITTEN.append(Path(path))
+            if _RECORDING[0]:
+                WRITTEN.append(Path(path))
         finally:
             Path(tmp).unlink(missing_ok=True)
     except OSError as e:

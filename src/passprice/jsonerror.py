@@ -118,6 +118,9 @@ class StreamedArray:
         line say it). Raises nothing (``document`` is plain JSON data)."""
         if self.closed:
             return None
+        from passprice.tables import finite_or_null
+
+        document = finite_or_null(document)  # JSON, always (left59): a figure past a float is null
         if not self.opened:
-            return json.dumps(document, indent=2) + "\n"
-        return f"{',' if self.rows else ''}\n{json.dumps(document)}\n]\n"
+            return json.dumps(document, indent=2, allow_nan=False) + "\n"
+        return f"{',' if self.rows else ''}\n{json.dumps(document, allow_nan=False)}\n]\n"

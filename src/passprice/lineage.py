@@ -1146,12 +1146,12 @@ def lineage_markdown(a: Lineage) -> str:
 
 def render(a: Lineage, fmt: str) -> str:
     """``a`` as ``text``, ``markdown`` or ``json``."""
-    import json
-
     if fmt == "markdown":
         return lineage_markdown(a)
     if fmt == "json":
-        return json.dumps(a.to_json(), indent=2, ensure_ascii=False)
+        from passprice.tables import json_text
+
+        return json_text(a.to_json())  # JSON, always (left59); a character that does not print escaped
     return lineage_text(a)
 
 

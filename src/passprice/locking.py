@@ -25,7 +25,7 @@ from passprice.errors import InputError
 from passprice.facts import Provenance
 from passprice.files import is_there, shown
 from passprice.locks import FloorChange, Lock, Policy, Verdict
-from passprice.registry import LOCK_SUFFIX, Root, name_problem, read_only
+from passprice.registry import Root, name_problem, read_only
 from passprice.schema import ONE_LINE
 from passprice.servings import ServingSpec
 
@@ -192,29 +192,12 @@ def require_unique_update_name(root: Root, output: Path, name: str, old: Lock | 
     :class:`InputError` (exit 2) naming ``output``, the name and the other file, with the way out (``--update``
     keeps a lock's name, so ``lock SERVING --force -o FILE``: a lock named after its file), before anything is
     priced or written."""
-    if old is None or old.info.format >= 2:
-        return
-    import tomllib
+    from passprice.locks import update_name_clash
 
-    try:
-        if output.resolve().parent != root.locks.resolve():
-            return
-        names = root.names(root.locks, LOCK_SUFFIX)
-    except (OSError, RuntimeError, InputError):
-        return
-    for stem in names:
-        other = root.locks / f"{stem}{LOCK_SUFFIX}"
-        try:
-            if not other.is_file() or other.samefile(output):  # a FIFO is never opened (it would wait)
-                continue
-            table = tomllib.loads(other.read_text(encoding="utf-8")).get("lock")
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-            continue
-        if not isinstance(table, dict) or table.get("name") != name or table.get("format", 1) == 1:
-            continue
+    rel = update_name_clash(root, output, name, old)
+    if rel is not None:
         from passprice.files import shell_word
 
-        rel = f"locks/{stem}{LOCK_SUFFIX}"
         served = locked_serving(root, None, False, old)
         relock = (f"re-lock it under its file's name (`passprice lock {shell_word(served)} --force -o "
                   f"{shell_word(str(output))}`), or remove it" if served else "remove one")
@@ -430,10 +413,9 @@ def locked_serving(root: Root, serving: str | None, overridden: bool, old: Lock 
                 "the serving a lock locks (give no SERVING, or the same); --force makes it a lock of another"
             )
     if old is not None and serving is None:
-        locked = old.info.serving
-        if locked is None and old.info.format < 2 and is_there(root.servings / f"{old.name}.toml"):
-            locked = old.name
-        return locked
+        from passprice.locks import first_format_serving
+
+        return first_format_serving(root, old)
     if serving is not None and not overridden:
         return serving_name(root, serving)
     return None

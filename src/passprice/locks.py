@@ -17,6 +17,7 @@ name, a fixed ``rests_on`` list) is still read; :func:`older_format` says what t
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import itertools
 import json
@@ -577,20 +578,85 @@ def replaced_lines(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def older_format(lock: Lock, where: str | None = None) -> str | None:
+def older_format(
+    lock: Lock, where: str | None = None, root: Root | None = None, path: Path | None = None
+) -> str | None:
     """What to say of a lock of an older format (``None`` for the current one): which format, what it lacks, and
-    the commands that re-lock it (``where``: the lock's path as the user names it; default its source)."""
+    the commands that re-lock it (``where``: the lock's path as the user names it; default its source). With
+    ``root`` and ``path`` (the lock's file), a first-format lock whose name another current-format lock of
+    ``root/locks`` holds (:func:`update_name_clash`) is told the command that works: ``lock --update`` keeps the name
+    and is refused (:func:`passprice.locking.require_unique_update_name`), so the hint names the re-lock under its
+    file's name (``lock SERVING --force -o FILE``, its serving named where one is registered under the lock's name),
+    or removing it. Left59: ``check`` and ``reproduce`` of ``locks/old.lock.toml`` (format 1, named
+    ``r1-qwen7b-h200`` beside ``locks/r1-qwen7b-h200.lock.toml``) said ``passprice lock --update -o
+    locks/old.lock.toml`` keeps its policy, which exits 2 since left58. Raises nothing."""
     if lock.info.format >= LOCK_FORMAT:
         return None
     from passprice.files import shell_word
 
     where = shell_word(where or lock.source or f"locks/{lock.name}.lock.toml")  # a command to paste (round 44)
-    return (
+    said = (
         f"lock format {lock.info.format}, older than {LOCK_FORMAT}: it pins no pricing-model digest and no checkpoint "
         f"content, and its rests_on is the first format's fixed list, so it is reproduced on its figures only; "
-        f"re-lock it: `passprice lock --update -o {where}` keeps its policy, `passprice lock SERVING --force -o "
-        f"{where}` gives it the default one"
     )
+    clash = update_name_clash(root, path, lock.name, lock) if root is not None and path is not None else None
+    if clash is None:
+        return said + (
+            f"re-lock it: `passprice lock --update -o {where}` keeps its policy, `passprice lock SERVING --force -o "
+            f"{where}` gives it the default one"
+        )
+    serving = first_format_serving(root, lock) if root is not None else None
+    return said + (
+        f"re-lock it under its file's name: `passprice lock {shell_word(serving) if serving else 'SERVING'} --force "
+        f"-o {where}` (the default policy; `lock --update` keeps its name, {lock.name!r}, which {clash} holds, and is "
+        "refused), or remove it"
+    )
+
+
+def first_format_serving(root: Root, lock: Lock) -> str | None:
+    """The registered serving a first-format ``lock`` (which named none) locks: the serving of its own name when
+    ``root`` registers one (``servings/NAME.toml``), else ``None``; a later format's its recorded serving. As
+    :func:`passprice.locking.locked_serving` reads it for ``--update``. Raises nothing."""
+    if lock.info.serving is not None or lock.info.format >= 2:
+        return lock.info.serving
+    with contextlib.suppress(OSError, ValueError):
+        if is_there(root.servings / f"{lock.name}.toml"):
+            return lock.name
+    return None
+
+
+def update_name_clash(root: Root, output: Path, name: str, old: Lock | None) -> str | None:
+    """The other lock file of ``root/locks`` (``locks/FILE``) that a ``--update`` of the first-format lock ``old``
+    at ``output`` in that folder, written in today's format under ``name``, would share its name with: a current-format
+    lock whose ``[lock] name`` is ``name``; ``None`` when there is none, ``old`` is not of the first format, or
+    ``output`` lies elsewhere. A first-format lock's name is the serving it locks, so ``check`` lets it share one (an
+    older lock kept beside its re-lock), and a current-format lock's name must be unique
+    (:func:`passprice.check.shared_name_lines`). The other files are read only for their ``[lock]`` table
+    (``tomllib``), only in this case; one that does not parse, or is the same file as ``output``, or is itself of the
+    first format, is passed over (left58, left59). Raises nothing."""
+    if old is None or old.info.format >= 2:
+        return None
+    import tomllib
+
+    from passprice.registry import LOCK_SUFFIX
+
+    try:
+        if output.resolve().parent != root.locks.resolve():
+            return None
+        names = root.names(root.locks, LOCK_SUFFIX)
+    except (OSError, RuntimeError, InputError):
+        return None
+    for stem in names:
+        other = root.locks / f"{stem}{LOCK_SUFFIX}"
+        try:
+            if not other.is_file() or other.samefile(output):  # a FIFO is never opened (it would wait)
+                continue
+            table = tomllib.loads(other.read_text(encoding="utf-8")).get("lock")
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            continue
+        if isinstance(table, dict) and table.get("name") == name and table.get("format", 1) != 1:
+            return f"locks/{stem}{LOCK_SUFFIX}"
+    return None
 
 
 #: The tables of a lock structured and unstructured field for field (fields at their default left out).

@@ -967,6 +967,11 @@ class Reproduction:
     #: ``hot_share`` 0.6 read ``routing.hot_experts: tokens/s +108.3 %`` and ``routing.hot_share: refused alone
     #: (BadRouting)`` under "each drifted fact alone", of a +14.72 % move the two made together.
     routing: RoutingTogether | None = None
+    #: For a first-format lock whose name another current-format lock of its folder holds
+    #: (:func:`passprice.locks.update_name_clash`): that lock (``locks/FILE``) and the serving the lock locks
+    #: (:func:`passprice.locks.first_format_serving`), so :meth:`verdict` names the re-lock that works, ``lock
+    #: SERVING --force -o FILE``, where ``lock --update`` is refused (left58, left59); ``None`` otherwise.
+    name_clash: tuple[str, str | None] | None = None
 
     @property
     def alone_base(self) -> Mapping[str, Any]:
@@ -1036,6 +1041,11 @@ class Reproduction:
 
         named = shlex.quote(path or self.lock.source or "LOCK")
         relock = f"`passprice lock --update -o {named}`"
+        if self.name_clash is not None:  # --update keeps the name another lock holds: refused (left58, left59)
+            other, serving = self.name_clash
+            served = shlex.quote(serving) if serving else "SERVING"
+            relock = (f"`passprice lock {served} --force -o {named}`, under its file's name: `lock --update` keeps "
+                      f"{self.lock.name!r}, which {other} holds")
         if self.price is None:
             # said once, on the checkpoint line below (walkthrough 21: the long line was repeated here)
             return f"does NOT reproduce: the pinned checkpoint {self.checkpoint.ref} is gone (checkpoint, below)"
@@ -1408,7 +1418,16 @@ def reproduce(root: Root, lock: Lock, with_today: bool = True, grouped: bool = F
               if header is not None and (today.drift or today.unpinned) else ())
     joint = together(lock, header, today.drift) if grouped and header is not None and today.drift else ()
     holds_code = (root.path / "src" / "passprice" / "pins.py").is_file()
-    rep = Reproduction(lock, now, diffs, pricing_model_digest(), state, today, shares, holds_code, joint=joint)
+    clash = None
+    if lock.info.format < 2 and lock.source:  # a first-format lock whose name another lock holds (left59)
+        from pathlib import Path
+
+        from passprice.locks import first_format_serving, update_name_clash
+
+        other = update_name_clash(root, Path(lock.source), lock.name, lock)
+        clash = (other, first_format_serving(root, lock)) if other is not None else None
+    rep = Reproduction(lock, now, diffs, pricing_model_digest(), state, today, shares, holds_code, joint=joint,
+                       name_clash=clash)
     if header is None or not today.drift:
         return rep
     rerouted = rerouted_today(lock, today)  # left49: walk56's re-pointing read +108.3 % and a refusal, alone each

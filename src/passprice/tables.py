@@ -400,7 +400,28 @@ def json_text(data: Any, indent: int | None = 2) -> str:
     not print written as its ``\\uXXXX`` escape (:func:`passprice.errors.json_escaped`): a lone surrogate (a file
     name byte that is not UTF-8, kept by ``os.fsdecode`` as a surrogate) cannot be written as UTF-8, and escaped it
     reads back (``json.loads``, then ``os.fsencode``) as the very byte; a U+202E (a header's architecture, arch44)
-    reads back as itself and reorders no line of the terminal."""
+    reads back as itself and reorders no line of the terminal. Always JSON (RFC 8259, which has no infinity and no
+    NaN): a number that is not finite is written ``null`` (:func:`finite_or_null`), as ``--json`` writes every
+    figure there is none of (a batch that never reaches memory, a relative change from 0). A priced result never
+    holds one here: ``--json`` refuses it first, naming its key (:func:`passprice.report.require_finite`, exit 2).
+    Left59: ``json.dumps`` wrote ``Infinity`` and ``NaN``, tokens a strict parser refuses."""
     import json
 
-    return _escaped(json.dumps(data, indent=indent, ensure_ascii=False))
+    try:
+        text = json.dumps(data, indent=indent, ensure_ascii=False, allow_nan=False)
+    except ValueError:  # a number that is not finite (walked only then)
+        text = json.dumps(finite_or_null(data), indent=indent, ensure_ascii=False, allow_nan=False)
+    return _escaped(text)
+
+
+def finite_or_null(data: Any) -> Any:
+    """``data`` (JSON-able: dicts, lists, tuples, scalars) with each float that is not finite (``inf``, ``-inf``,
+    ``nan``) replaced by ``None``, JSON's ``null`` (:func:`json_text`); a list for a tuple; anything else as it is.
+    Raises nothing."""
+    if isinstance(data, float):
+        return data if math.isfinite(data) else None
+    if isinstance(data, dict):
+        return {key: finite_or_null(value) for key, value in data.items()}
+    if isinstance(data, list | tuple):
+        return [finite_or_null(value) for value in data]
+    return data

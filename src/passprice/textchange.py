@@ -109,6 +109,16 @@ def cut_at_word(text: str, limit: int) -> str:
 #: class out again by hand.
 RUNS_INTO = r"A-Za-z_\d.,"
 
+#: A number's digits, the one place they are written: digits, thousands commas and a decimal part (``154.55``,
+#: ``1,979``), before any power of ten. :data:`NUMBER`, :data:`QUOTED` and :data:`POWERED` are built on them. Left59:
+#: addedfacts' ranges, bounds, percentages, parts of a whole and powers of ten each wrote their own
+#: (``\d+(?:\.\d+)?``; ``\d{1,3}(?:,\d{3})+`` for a part), so ``1,000-2,000`` was no range and ``4,800 x 10^9 B/s``
+#: read ``9 B/s``.
+DIGITS = r"\d[\d,]*(?:\.\d+)?"
+#: Where no name or other number runs into a number (``pp512`` and ``b2824`` are names; the ``400`` of ``1e-400`` is
+#: a power's): the look-behinds of every pattern below.
+_FREE = rf"(?<![{RUNS_INTO}])(?<!\d[eE][+-])"
+
 #: A number as a locator writes it, the one pattern every reader of a locator's figures uses (the review's quoted
 #: figures, :func:`passprice.diff._quoted_figures`; the quote a cut keeps, :func:`cut_keeping_figure` and
 #: :func:`passprice.diff._cut_keeping`): digits, thousands commas, a decimal part and a power of ten (``154.55``,
@@ -116,8 +126,24 @@ RUNS_INTO = r"A-Za-z_\d.,"
 #: the ``400`` of ``x1e-400`` is a power's, the number glued to a name).
 #: Its amount is :func:`figure_read`'s. Left52: the two cuts had patterns of their own, each without the power of
 #: ten, which read ``1e-400`` as the figures 1 and 400 (``x1e-400`` as 400 alone in one of them) and ``2e3`` as 2.
-NUMBER = rf"(?<![{RUNS_INTO}])(?<!\d[eE][+-])\d[\d,]*(?:\.\d+)?(?:[eE][+-]?\d+(?![\d.]))?"
+NUMBER = rf"{_FREE}{DIGITS}(?:[eE][+-]?\d+(?![\d.]))?"
 _NUMBER = re.compile(NUMBER)
+#: A number a phrase quotes bare, as a range's ends (``85-90%``), a bound (``over 75%``), a percentage or a part of a
+#: whole (``58/128``) write it: :data:`DIGITS` where no name or number runs into them, not ending on a comma
+#: (``85-90, then`` quotes ``90``), with no power of ten (their readers see a text whose powers are written out,
+#: :func:`passprice.addedfacts._plain`). Its amount is :func:`figure_read`'s.
+QUOTED = rf"{_FREE}{DIGITS}(?<!,)"
+#: A number written with a power of ten, ``e`` or ``x 10^`` (``4.8e12``, ``4.8E+12``, ``4.8 x 10^12``, ``4,800 ×
+#: 10^9``): its digits in the first group (:data:`DIGITS`, where no name or number runs into them), the exponent in
+#: the second (``e``) or the third (``x 10^``), of any length (as :data:`NUMBER`'s), where no word character or point
+#: follows. Left59: addedfacts' own (``_EXPONENT``: no thousands comma, 1 to 3 digits of power, after no letter of any
+#: script) read ``1 x 10^4000 GB/s`` as ``4000 GB/s``, ``4,800 x 10^9 B/s`` as ``9 B/s`` and ``带宽4.8 x 10^12 B/s``
+#: as ``12 B/s``: the power's digits, read as :data:`NUMBER` reads them.
+POWERED = rf"{_FREE}({DIGITS})(?:[eE]([+-]?\d+)|\s?[x×]\s?10\^([+-]?\d+))(?![\w.])"
+#: A count written after ``x`` or ``×`` and glued to it (``a x16 PCIe Gen 5 link``), in the first group: quoted,
+#: though :data:`NUMBER` reads ``x16`` as a name. The ``x`` is no word's letter (no word character or point before
+#: it: ``max16``, ``0x16``); a comma before it is a list's (``x2,x3`` quotes 2 and 3), not a thousands separator.
+TIMES_COUNT = r"(?<![\w.])[x×](\d+)\b"
 
 
 def figure_read(written: str) -> float | None:
