@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import stat
 import subprocess
 from collections.abc import Iterable, Iterator, Mapping
@@ -239,6 +240,15 @@ def _repository_files(dot_git: Path) -> list[Path]:
 MAX_LOOSE_LISTED = 200_000
 
 
+#: The name of a fan-out folder of loose objects (``objects/XX``: an object id's first two hex digits), and of a
+#: loose object in it (the id's other 38 hex digits, SHA-1, or 62, SHA-256): git opens an object at the path its id
+#: spells and no other, so an entry named otherwise (``objects/ab/not-hex``, git's ``tmp_obj_*``) is never opened and
+#: never refused (a FIFO so named was refused, a false refusal; git 79). Either case of hex is taken: a filesystem
+#: that folds case opens ``AB…`` for ``ab…``.
+_FAN_OUT = re.compile(r"[0-9a-fA-F]{2}")
+_OBJECT_NAME = re.compile(r"[0-9a-fA-F]{38}|[0-9a-fA-F]{62}")
+
+
 #: How deep :func:`_object_folders` follows alternates naming alternates (git's own limit, ``alt_odb`` depth 5).
 _ALTERNATES_DEPTH = 5
 
@@ -293,15 +303,15 @@ def _blocking_object(folders: list[Path]) -> str | None:
             try:
                 with os.scandir(objects) as fan_out:
                     for folder in fan_out:
-                        if len(folder.name) != 2 or not folder.is_dir():
+                        if not _FAN_OUT.fullmatch(folder.name) or not folder.is_dir():
                             continue
                         with os.scandir(folder.path) as entries:
                             for entry in entries:
                                 listed += 1
                                 if listed > MAX_LOOSE_LISTED:
                                     return None
-                                if entry.is_file(follow_symlinks=False):
-                                    continue
+                                if entry.is_file(follow_symlinks=False) or not _OBJECT_NAME.fullmatch(entry.name):
+                                    continue  # a regular file, or a name git never opens as an object
                                 line = blocking_file([Path(entry.path)], "an object of its repository")
                                 if line is not None:
                                     return line
@@ -315,37 +325,138 @@ def _blocking_object(folders: list[Path]) -> str | None:
 #: Seconds any one git passprice runs may take unless its caller says otherwise (a registry's reads take well under
 #: one): past them git is killed and the command says so, where a git blocked on a FIFO among the repository's
 #: objects held the command for ever (attack71; :func:`_config_guard` now looks through the loose ones, left52,
-#: an alternate object folder's too, attack74, but not past :data:`MAX_LOOSE_LISTED`).
+#: an alternate object folder's too, attack74, but not past :data:`MAX_LOOSE_LISTED`; past them, on Linux,
+#: :func:`blocked_open` tells a git waiting on one within :data:`WATCH_S`, git79).
 GIT_TIMEOUT_S = 60.0
+
+#: Seconds between two looks at a running git (:func:`blocked_open`): a git blocked opening a FIFO is stopped and the
+#: FIFO named within about this much, whatever the number of loose objects (git79: past :data:`MAX_LOOSE_LISTED`,
+#: 200,001 empty loose objects before a FIFO as a changed card's blob held ``diff`` 60.8 s, git's time limit).
+WATCH_S = 0.05
+
+#: The system calls that open a file by name, by machine (``platform.machine()``): their number as
+#: ``/proc/PID/syscall`` shows it, and which argument is the name (the one before it, for ``openat``, the folder it is
+#: relative to). Linux's tables (``arch/x86/entry/syscalls/syscall_64.tbl``, ``include/uapi/asm-generic/unistd.h``).
+_OPENING: dict[str, dict[int, int]] = {
+    "x86_64": {2: 0, 257: 1, 437: 1},  # open, openat, openat2
+    "aarch64": {56: 1, 437: 1},  # openat, openat2
+}
+#: ``AT_FDCWD`` as ``/proc/PID/syscall`` shows a folder argument (-100, as an unsigned 32- or 64-bit word).
+_AT_FDCWD = (0xFFFFFF9C, 0xFFFFFFFFFFFFFF9C)
+
+
+def _read_name(pid: int, address: int) -> bytes | None:
+    """The NUL-ended name at ``address`` in the memory of process ``pid`` (``/proc/PID/mem``, up to 4,096 bytes, a
+    page at a time so that a name ending near an unmapped page reads); ``None`` when it cannot be read."""
+    name = b""
+    try:
+        with open(f"/proc/{pid}/mem", "rb", buffering=0) as memory:
+            while len(name) < 4096:
+                memory.seek(address + len(name))
+                chunk = memory.read(4096 - (address + len(name)) % 4096)
+                if not chunk:
+                    return None
+                end = chunk.find(b"\0")
+                if end >= 0:
+                    return name + chunk[:end]
+                name += chunk
+    except (OSError, ValueError, OverflowError):
+        return None
+    return None
+
+
+def blocked_open(pid: int) -> tuple[Path, int] | None:
+    """The file process ``pid`` (a git passprice started: its child, which Linux lets it look into) is waiting to open
+    when it is a FIFO, a character or block device or a socket, with its mode (``st_mode``); ``None`` when it is not
+    in an ``open`` of one, or this cannot be told (not Linux, another machine than :data:`_OPENING` names, ``/proc``
+    not readable). Read from ``/proc/PID/syscall`` (the call it is in and its arguments), the name from
+    ``/proc/PID/mem`` and, when relative, its folder from ``/proc/PID/cwd`` or ``/proc/PID/fd/N``: git opens an
+    object, a ref or an index with a plain ``open`` (no ``O_NONBLOCK``), which waits for ever for a FIFO's writer.
+    A bound that needs no listing of the repository's files (git79: :func:`_blocking_object` stops at
+    :data:`MAX_LOOSE_LISTED`). Raises nothing."""
+    import platform
+
+    calls = _OPENING.get(platform.machine())
+    if calls is None:
+        return None
+    try:
+        with open(f"/proc/{pid}/syscall", encoding="ascii") as said:
+            fields = said.read().split()
+        number = int(fields[0])
+        if number not in calls:
+            return None
+        at = calls[number]
+        raw = _read_name(pid, int(fields[1 + at], 16))
+        if not raw:
+            return None
+        name = Path(os.fsdecode(raw))
+        if not name.is_absolute():
+            folder = int(fields[at], 16) if at else _AT_FDCWD[0]
+            base = "cwd" if folder in _AT_FDCWD else f"fd/{folder}"
+            name = Path(os.readlink(f"/proc/{pid}/{base}")) / name
+        mode = os.stat(name).st_mode
+    except (OSError, ValueError, IndexError):
+        return None
+    if stat.S_ISFIFO(mode) or stat.S_ISCHR(mode) or stat.S_ISBLK(mode) or stat.S_ISSOCK(mode):
+        from passprice.gitconfig import null_device
+
+        return None if null_device(name) else (name, mode)
+    return None
+
+
+def blocked_line(path: Path, mode: int, command: str) -> str:
+    """The line refusing ``path`` (of ``mode``), which ``git COMMAND`` was found waiting to open
+    (:func:`blocked_open`) and was stopped for."""
+    from passprice.files import kind, shown
+
+    what = ("an object of its repository" if _FAN_OUT.fullmatch(path.parent.name) and _OBJECT_NAME.fullmatch(path.name)
+            else "a file of its repository")
+    return (f"{shown(path)}: {kind(mode)}, where git reads {what}: git {command} waited to open it (a FIFO's "
+            "writer never comes), so passprice stopped git; make it a regular file or remove it")
 
 
 def run_git(cwd: Path, args: Iterable[str], stdin: bytes | None = None, scratch: bool = False,
             timeout: float | None = None) -> bytes:
     """The standard output of ``git ARGS`` run in ``cwd``, with :data:`SETTINGS` and :func:`git_environment`
     (``scratch``: a repository of passprice's own, in a temporary folder), within ``timeout`` seconds (git is killed
-    past it; :data:`GIT_TIMEOUT_S` when not given). Raises :class:`subprocess.CalledProcessError` when git fails,
-    :class:`GitFailed` when it runs past ``timeout``, and :class:`InputError` when git is not installed or a file
-    it reads would block it (:func:`_config_guard`)."""
+    past it; :data:`GIT_TIMEOUT_S` when not given), looked at every :data:`WATCH_S` seconds: a git waiting to open
+    a FIFO (:func:`blocked_open`) is killed and the FIFO named. Raises :class:`subprocess.CalledProcessError` when
+    git fails, :class:`GitFailed` when it runs past ``timeout`` or waits on a FIFO, and :class:`InputError` when git
+    is not installed or a file it reads would block it (:func:`_config_guard`)."""
+    import time
+
     _config_guard(cwd, scratch)
     listed = list(args)
     timeout = GIT_TIMEOUT_S if timeout is None else timeout
+    command = ["git", *SETTINGS, *listed]
+    deadline = time.monotonic() + timeout
     try:
-        done = subprocess.run(
-            ["git", *SETTINGS, *listed],
-            cwd=cwd,
-            input=stdin,
-            capture_output=True,
-            check=True,
-            env=git_environment(scratch),
-            timeout=timeout,
-        )
+        git = subprocess.Popen(command, cwd=cwd, stdin=None if stdin is None else subprocess.PIPE,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=git_environment(scratch))
     except FileNotFoundError:
         raise InputError("git: not found on PATH; comparing revisions needs git (or give two folders)") from None
-    except subprocess.TimeoutExpired:
-        raise GitFailed(f"git {listed[0] if listed else ''}: took longer than {timeout} s") from None
     except OSError as e:
         raise GitFailed(not_started(e)) from None
-    return done.stdout
+    with git:
+        pending = stdin
+        blocked: tuple[Path, int] | None = None
+        while True:
+            try:
+                out, err = git.communicate(pending, timeout=max(min(WATCH_S, deadline - time.monotonic()), 0.001))
+                break
+            except subprocess.TimeoutExpired:
+                pending = None  # given once: communicate goes on writing it
+                blocked = blocked_open(git.pid)
+                if blocked is None and time.monotonic() < deadline:
+                    continue
+                git.kill()
+                git.communicate()
+                if blocked is not None:
+                    raise GitFailed(blocked_line(blocked[0], blocked[1], listed[0] if listed else "")) from None
+                raise GitFailed(f"git {listed[0] if listed else ''}: took longer than {timeout} s") from None
+    if git.returncode:
+        raise subprocess.CalledProcessError(git.returncode, command, out, err)
+    return out
 
 
 def not_started(error: OSError) -> str:
