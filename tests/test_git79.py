@@ -66,23 +66,77 @@ def test_1_a_fifo_past_the_loose_objects_listed_is_named_in_time(tmp_path: Path,
 
 def test_2_a_fifo_named_unlike_an_object_is_not_refused(tmp_path: Path) -> None:
     # Before: a FIFO at .git/objects/ab/not-hex (a name git never opens as an object) refused `diff`: "…: a FIFO
-    # (named pipe), where git reads an object of its repository …", exit 2, a false refusal. Now only a name an
-    # object id spells (two hex digits, then 38 or 62) is looked at; the diff reads as without the FIFO.
+    # (named pipe), where git reads an object of its repository …", exit 2, a false refusal (`fact show --history`
+    # too). Now only a name an object id spells (two hex digits, then 38 or 62) is looked at.
     root, _ = _changed_card(tmp_path)
-    plain = invoke("diff", "HEAD~1", "HEAD", root=root)
     objects = root / ".git" / "objects"
     (objects / "ab").mkdir(exist_ok=True)
     os.mkfifo(objects / "ab" / "not-hex")
     (objects / "zz").mkdir()
     os.mkfifo(objects / "zz" / ("0" * 38))  # a fan-out folder no id begins with
     os.mkfifo(objects / "ab" / ("0" * 37))  # one digit short
-    done = invoke("diff", "HEAD~1", "HEAD", root=root)
-    assert (done.exit_code, done.stdout) == (plain.exit_code, plain.stdout)
+    done = invoke("fact", "show", "h200_sxm_141gb", "memory.capacity", "--history", root=root)
     assert done.exit_code == 0, done.output
-    assert "memory.capacity" in done.stdout, done.stdout
+    lines = done.stdout.splitlines()
+    assert lines[0] == "h200_sxm_141gb memory.capacity (facts/cards/h200_sxm_141gb.toml): 2 versions"
+    assert [lines[3], lines[7]] == ["  140 GB (published)   value changed", "  141 GB (published)   new"]
     # a name an object id spells is still refused, before git runs
     os.mkfifo(objects / "ab" / ("c" * 38))
     assert bad("diff", "HEAD~1", "HEAD", root=root) == [
         f"passprice: error: {objects / 'ab' / ('c' * 38)}: a FIFO (named pipe), where git reads an object of its "
         "repository: git would block reading it (or read without end), so passprice runs no git here; make it a "
         "regular file or remove it"]
+
+
+def test_3_the_history_search_reads_each_blob_once_and_no_huge_one(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    # Before: the search ran `git log -S 'digest = "sha256:HEX' -- locks/`, which inflated and searched every version
+    # of every file each commit changed: a 256 MiB lock of zeros changed in 6 commits after the lock sought (a 464 KB
+    # .git) held digest_in_history and model_commit 10.1 s each, their limit, and both found nothing (so `reproduce
+    # DIGEST` said less, 20 s late). Now passprice's own pickaxe (gitread.pickaxe) reads each blob once, none over
+    # gitread.PICKAXE_BLOB_BYTES (4 MiB; forced to 256 KiB here, the huge blob 512 KiB, the largest lock 170 KB):
+    # 0.06 s, the commit found.
+    import subprocess
+    import tomllib
+
+    from passprice import gitread
+
+    root = copy_root(tmp_path)
+    lock = sorted((root / "locks").glob("*.lock.toml"))[0]
+    digest = tomllib.loads(lock.read_text(encoding="utf-8"))["lock"]["digest"].removeprefix("sha256:")
+    _git(root, "init", "-q")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-q", "--no-verify", "-m", "locked")
+    wrote = _git(root, "rev-parse", "--short=12", "HEAD")
+    date = _git(root, "log", "-1", "--format=%cs")
+    _git(root, "rm", "-q", str(lock))
+    _git(root, "commit", "-q", "--no-verify", "-m", "re-locked")
+    huge = root / "locks" / "huge.lock.toml"
+    for n in range(3):
+        huge.write_bytes(b"0" * (512 << 10) + f"{n}\n".encode())
+        _git(root, "add", "-A")
+        _git(root, "commit", "-q", "--no-verify", "-m", f"huge {n}")
+    monkeypatch.setattr(gitread, "PICKAXE_BLOB_BYTES", 256 << 10)
+    ran: list[list[str]] = []
+    read: list[int] = []
+    run_git, read_blobs = gitread.run_git, gitread.read_blobs
+    monkeypatch.setattr(gitread, "run_git", lambda top, args, *more, **named: ran.append(list(args)) or run_git(
+        top, args, *more, **named))
+    monkeypatch.setattr(gitread, "read_blobs", lambda top, sizes, **named: read.extend(sizes.values()) or read_blobs(
+        top, sizes, **named))
+    done = invoke("reproduce", digest[:12], root=root)
+    assert done.exit_code == 2 and done.stdout == "", done.output
+    [line] = done.stderr.splitlines()
+    name = lock.name.removesuffix(".lock.toml")
+    assert line.endswith(
+        f": re-locked since; commit {wrote} ({date}) wrote it as locks/{lock.name}: write it out, `git show "
+        f"{wrote}:locks/{lock.name} > {name}-{wrote}.lock.toml`, then `passprice reproduce {name}-{wrote}.lock.toml`"
+    ), line
+    assert not [args for args in ran if "-S" in args]  # git's own pickaxe, which reads every version whole
+    # each lock blob of the history read once by the pickaxe (the huge one never), the one found once more to parse
+    locks = subprocess.run(["git", "ls-tree", "-r", "-l", "HEAD~4", "locks/"], cwd=root, capture_output=True,
+                           text=True, check=True).stdout.splitlines()
+    sizes = sorted(int(row.split()[3]) for row in locks)
+    found = next(int(row.split()[3]) for row in locks if row.endswith(f"\tlocks/{lock.name}"))
+    assert sorted(read) == sorted([*sizes, found])
+    assert max(read) < 256 << 10

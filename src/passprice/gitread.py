@@ -442,7 +442,7 @@ def run_git(cwd: Path, args: Iterable[str], stdin: bytes | None = None, scratch:
         blocked: tuple[Path, int] | None = None
         while True:
             try:
-                out, err = git.communicate(pending, timeout=max(min(WATCH_S, deadline - time.monotonic()), 0.001))
+                out, err = git.communicate(pending, timeout=max(min(WATCH_S, deadline - time.monotonic()), 0.0))
                 break
             except subprocess.TimeoutExpired:
                 pending = None  # given once: communicate goes on writing it
@@ -834,6 +834,80 @@ def read_named(top: Path, names: Iterable[str], timeout: float | None = None) ->
             found[blob] = data[at : at + size]
         at += size + 1
     return {name: found[blob] for name, blob in ids.items() if blob in found}
+
+
+#: The most bytes one blob may have to be searched by :func:`pickaxe` (the largest lock registered holds 170 KB): a
+#: larger one is not read, and counts as holding no occurrence. Git79: ``git log -S`` read every version whole, so
+#: a 256 MiB lock of zeros changed in 4 commits (a 448 KB ``.git``) held ``reproduce DIGEST``'s search 7.1 s.
+PICKAXE_BLOB_BYTES = 4 << 20
+#: The most bytes :func:`pickaxe` reads in all (each distinct blob once, the oldest first): this checkout's history
+#: of ``locks/`` held 1,193 distinct blobs, 26.8 MB, at session 43. Past it the newer blobs are not read.
+PICKAXE_TOTAL_BYTES = 256 << 20
+#: The most bytes of blobs one ``git cat-file --batch`` of :func:`pickaxe` reads (each run's counted, then dropped).
+_PICKAXE_RUN_BYTES = 16 << 20
+
+
+def pickaxe(top: Path, text: str, folder: str, timeout: float) -> list[tuple[str, str, list[tuple[str, str]]]]:
+    """What ``git log --reverse -S TEXT -- FOLDER`` finds in the repository at ``top``, with each blob read once and
+    within caps: the commits, oldest first, that change the number of times ``text`` (UTF-8) occurs in a file under
+    ``folder`` (``locks/``), each as its id, its date (``%cs``, YYYY-MM-DD) and the files so changed (their path and
+    new blob id, the zero id when the commit removed the file). The files each commit changes come from one ``git
+    log --raw`` (trees only, no blob read); each distinct blob of them, sized in one ``git cat-file --batch-check``,
+    is read once (``git cat-file --batch``, :data:`_PICKAXE_RUN_BYTES` a run) and its occurrences counted
+    (non-overlapping, as git counts them); one over :data:`PICKAXE_BLOB_BYTES`, or past :data:`PICKAXE_TOTAL_BYTES`
+    read in all, is not read and holds none. Merges are passed over, as ``git log -S`` passes them. Git79: ``git
+    log -S`` inflated and searched every version of every file the commit changes, however large or many: a 256 MiB
+    blob of zeros changed in 4 commits (448 KB of ``.git``) took 7.1 s; one blob under many names is read once here,
+    where ``-S`` read it once a name. ``timeout``: seconds for every git it runs together. Raises as
+    :func:`run_git` does (:class:`GitFailed` past ``timeout``)."""
+    import time
+
+    deadline = time.monotonic() + timeout
+
+    def left() -> float:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise GitFailed(f"git log: the search of {folder} took longer than {timeout} s")
+        return remaining
+
+    said = run_git(top, ["log", "--no-renames", "--reverse", "--raw", "--no-abbrev", "--format=commit %H %cs",
+                         "--", folder], timeout=left())
+    commits: list[tuple[str, str, list[tuple[str, str, str]]]] = []
+    for line in said.decode("utf-8", "surrogateescape").splitlines():
+        if line.startswith("commit "):
+            commit, _, date = line.removeprefix("commit ").partition(" ")
+            commits.append((commit, date, []))
+            continue
+        meta, _, path = line.partition("\t")
+        fields = meta.split()  # ":OLDMODE NEWMODE OLDID NEWID STATUS"
+        if commits and line.startswith(":") and len(fields) == 5 and path.startswith(folder):
+            commits[-1][2].append((path, fields[2], fields[3]))
+    ids = list(dict.fromkeys(b for _, _, files in commits for _, old, new in files for b in (old, new) if b.strip("0")))
+    counts: dict[str, int] = {}
+    if ids:
+        checked = run_git(top, ["cat-file", "--batch-check=%(objectname) %(objecttype) %(objectsize)"],
+                          "".join(f"{b}\n" for b in ids).encode("ascii", "replace"), timeout=left())
+        runs: list[dict[str, int]] = [{}]
+        budget = PICKAXE_TOTAL_BYTES
+        for line in checked.decode("ascii", "replace").splitlines():
+            blob, kind, size = ([*line.split(), "", "", ""])[:3]
+            if kind != "blob" or not size.isdigit() or int(size) > min(PICKAXE_BLOB_BYTES, budget):
+                continue
+            budget -= int(size)
+            if sum(runs[-1].values()) + int(size) > _PICKAXE_RUN_BYTES:
+                runs.append({})
+            runs[-1][blob] = int(size)
+        wanted = text.encode("utf-8")
+        for run in runs:
+            for blob, data in read_blobs(top, run, timeout=left()).items():
+                counts[blob] = data.count(wanted)
+    found: list[tuple[str, str, list[tuple[str, str]]]] = []
+    for commit, date, files in commits:
+        changed = [(path, new) for path, old, new in files
+                   if counts.get(old, 0) != counts.get(new, 0)]
+        if changed:
+            found.append((commit, date, changed))
+    return found
 
 
 def is_shallow(top: Path) -> bool:
