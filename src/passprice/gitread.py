@@ -236,7 +236,8 @@ def _repository_files(dot_git: Path) -> list[Path]:
 
 #: The most loose objects :func:`_blocking_object` looks at in a repository (a repository holds hundreds to some tens
 #: of thousands before ``git gc`` packs them; each costs about 2.5 µs, read from its folder's entries without a
-#: ``stat``): past them the rest are not looked at, and git's time limit ends a git blocked on one.
+#: ``stat``): past them the rest are not looked at, and a git blocked on one is stopped by :func:`run_git` once
+#: :func:`blocked_open` sees it waiting (git79; where that cannot be told, git's time limit ends it).
 MAX_LOOSE_LISTED = 200_000
 
 
@@ -286,8 +287,10 @@ def _object_folders(objects: Path) -> list[Path]:
 def _blocking_object(folders: list[Path]) -> str | None:
     """The line refusing the first loose object of the object folders ``folders`` (``objects/XX/…``,
     :func:`_object_folders`) that is a FIFO, a device or a socket, or a link to one (:func:`blocking_file`); ``None``
-    when none is (or past :data:`MAX_LOOSE_LISTED` in all). A regular file is told from its folder's entry, with no
-    ``stat``; only an entry that is not one is looked at further. A fan-out folder ``XX`` that is a link to a folder
+    when none is (or past :data:`MAX_LOOSE_LISTED` in all: past them :func:`blocked_open` tells a git waiting on one,
+    git79). A regular file is told from its folder's entry, with no ``stat``; only an entry that is not one, named as
+    an object id spells it (:data:`_OBJECT_NAME` in a folder :data:`_FAN_OUT` names), is looked at further. A
+    fan-out folder ``XX`` that is a link to a folder
     is looked through as git follows it (attack74: one was passed over, and a FIFO in it held ``diff`` for git's
     60 s). Left52: a FIFO as a loose object held ``diff`` in ``git ls-tree`` until git's time limit (60 s) and then
     said "git ls-tree: took longer than 60.0 s", naming nothing. Looked through once a snapshot
