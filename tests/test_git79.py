@@ -95,16 +95,18 @@ def test_3_the_history_search_reads_each_blob_once_and_no_huge_one(tmp_path: Pat
     # .git) held digest_in_history and model_commit 10.1 s each, their limit, and both found nothing (so `reproduce
     # DIGEST` said less, 20 s late). Now passprice's own pickaxe (gitread.pickaxe) reads each blob once, none over
     # gitread.PICKAXE_BLOB_BYTES (4 MiB; forced to 256 KiB here, the huge blob 512 KiB, the largest lock 170 KB):
-    # 0.06 s, the commit found.
+    # 0.06 s, the commit found. The registry is a folder of its repository here: its files were named from the
+    # repository's top and none passed the search's `locks/` test, so the search found nothing (`git show` takes
+    # that name).
     import subprocess
     import tomllib
 
     from passprice import gitread
 
-    root = copy_root(tmp_path)
+    root = copy_root(tmp_path)  # tmp_path/root, a registry in a folder of the repository (tmp_path)
     lock = sorted((root / "locks").glob("*.lock.toml"))[0]
     digest = tomllib.loads(lock.read_text(encoding="utf-8"))["lock"]["digest"].removeprefix("sha256:")
-    _git(root, "init", "-q")
+    _git(tmp_path, "init", "-q")
     _git(root, "add", "-A")
     _git(root, "commit", "-q", "--no-verify", "-m", "locked")
     wrote = _git(root, "rev-parse", "--short=12", "HEAD")
@@ -129,8 +131,9 @@ def test_3_the_history_search_reads_each_blob_once_and_no_huge_one(tmp_path: Pat
     [line] = done.stderr.splitlines()
     name = lock.name.removesuffix(".lock.toml")
     assert line.endswith(
-        f": re-locked since; commit {wrote} ({date}) wrote it as locks/{lock.name}: write it out, `git show "
-        f"{wrote}:locks/{lock.name} > {name}-{wrote}.lock.toml`, then `passprice reproduce {name}-{wrote}.lock.toml`"
+        f": re-locked since; commit {wrote} ({date}) wrote it as root/locks/{lock.name}: write it out, `git show "
+        f"{wrote}:root/locks/{lock.name} > {name}-{wrote}.lock.toml`, then `passprice reproduce "
+        f"{name}-{wrote}.lock.toml`"
     ), line
     assert not [args for args in ran if "-S" in args]  # git's own pickaxe, which reads every version whole
     # each lock blob of the history read once by the pickaxe (the huge one never), the one found once more to parse

@@ -853,8 +853,9 @@ _PICKAXE_RUN_BYTES = 16 << 20
 def pickaxe(top: Path, text: str, folder: str, timeout: float) -> list[tuple[str, str, list[tuple[str, str]]]]:
     """What ``git log --reverse -S TEXT -- FOLDER`` finds in the repository at ``top``, with each blob read once and
     within caps: the commits, oldest first, that change the number of times ``text`` (UTF-8) occurs in a file under
-    ``folder`` (``locks/``), each as its id, its date (``%cs``, YYYY-MM-DD) and the files so changed (their path and
-    new blob id, the zero id when the commit removed the file). The files each commit changes come from one ``git
+    ``folder`` (``locks/``, from ``top``), each as its id, its date (``%cs``, YYYY-MM-DD) and the files so changed
+    (their path from the repository's top, as ``git show COMMIT:PATH`` takes it, and new blob id, the zero id when the
+    commit removed the file). The files each commit changes come from one ``git
     log --raw`` (trees only, no blob read); each distinct blob of them, sized in one ``git cat-file --batch-check``,
     is read once (``git cat-file --batch``, :data:`_PICKAXE_RUN_BYTES` a run) and its occurrences counted
     (non-overlapping, as git counts them); one over :data:`PICKAXE_BLOB_BYTES`, or past :data:`PICKAXE_TOTAL_BYTES`
@@ -883,7 +884,7 @@ def pickaxe(top: Path, text: str, folder: str, timeout: float) -> list[tuple[str
             continue
         meta, _, path = line.partition("\t")
         fields = meta.split()  # ":OLDMODE NEWMODE OLDID NEWID STATUS"
-        if commits and line.startswith(":") and len(fields) == 5 and path.startswith(folder):
+        if commits and line.startswith(":") and len(fields) == 5:  # under folder: git's pathspec keeps no other
             commits[-1][2].append((path, fields[2], fields[3]))
     ids = list(dict.fromkeys(b for _, _, files in commits for _, old, new in files for b in (old, new) if b.strip("0")))
     counts: dict[str, int] = {}
