@@ -844,8 +844,11 @@ def read_named(top: Path, names: Iterable[str], timeout: float | None = None) ->
 #: a 256 MiB lock of zeros changed in 4 commits (a 448 KB ``.git``) held ``reproduce DIGEST``'s search 7.1 s.
 PICKAXE_BLOB_BYTES = 4 << 20
 #: The most bytes :func:`pickaxe` reads in all (each distinct blob once, the oldest first): this checkout's history
-#: of ``locks/`` held 1,193 distinct blobs, 26.8 MB, at session 43. Past it the newer blobs are not read.
-PICKAXE_TOTAL_BYTES = 256 << 20
+#: of ``locks/`` held 1,193 distinct blobs, 26.8 MB, at session 43. Past it the newer blobs are not read. Reading
+#: costs about 2 ms of CPU a MiB (git's inflating, the pipe) and counting up to 3.5 ms (a blob of the text's last
+#: byte repeated, CPython's search skipping least; 0.2 ms for others): 256 MiB took 1.5 s of CPU
+#: (``benchmarks/history_pickaxe.py``), so the cap is 128 MiB.
+PICKAXE_TOTAL_BYTES = 128 << 20
 #: The most bytes of blobs one ``git cat-file --batch`` of :func:`pickaxe` reads (each run's counted, then dropped).
 _PICKAXE_RUN_BYTES = 16 << 20
 
