@@ -64,6 +64,21 @@ def test_1_a_fifo_past_the_loose_objects_listed_is_named_in_time(tmp_path: Path,
         "FIFO's writer never comes), so passprice stopped git; make it a regular file or remove it")
 
 
+def test_1_a_long_input_is_written_whole_while_git_is_watched(tmp_path: Path) -> None:
+    # Found on the way (git79's first watch retried Popen.communicate after each 0.05 s, which writes no more of its
+    # input after a timeout): 40,000 blob ids to `git cat-file --batch-check` waited past the history search's 10 s
+    # (git waiting for the rest of its input). Now the input is written as the pipe takes it: every line answered.
+    from passprice import gitread
+
+    _git(tmp_path, "init", "-q")
+    (tmp_path / "a").write_text("a\n", encoding="utf-8")
+    _git(tmp_path, "add", "-A")
+    _git(tmp_path, "commit", "-q", "--no-verify", "-m", "one")
+    blob = _git(tmp_path, "rev-parse", "HEAD:a")
+    said = gitread.run_git(tmp_path, ["cat-file", "--batch-check"], f"{blob}\n".encode() * 50_000)
+    assert said == f"{blob} blob 2\n".encode() * 50_000
+
+
 def test_2_a_fifo_named_unlike_an_object_is_not_refused(tmp_path: Path) -> None:
     # Before: a FIFO at .git/objects/ab/not-hex (a name git never opens as an object) refused `diff`: "…: a FIFO
     # (named pipe), where git reads an object of its repository …", exit 2, a false refusal (`fact show --history`

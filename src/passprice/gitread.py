@@ -441,25 +441,79 @@ def run_git(cwd: Path, args: Iterable[str], stdin: bytes | None = None, scratch:
     except OSError as e:
         raise GitFailed(not_started(e)) from None
     with git:
-        pending = stdin
-        blocked: tuple[Path, int] | None = None
-        while True:
-            try:
-                out, err = git.communicate(pending, timeout=max(min(WATCH_S, deadline - time.monotonic()), 0.0))
-                break
-            except subprocess.TimeoutExpired:
-                pending = None  # given once: communicate goes on writing it
-                blocked = blocked_open(git.pid)
-                if blocked is None and time.monotonic() < deadline:
-                    continue
-                git.kill()
-                git.communicate()
-                if blocked is not None:
-                    raise GitFailed(blocked_line(blocked[0], blocked[1], listed[0] if listed else "")) from None
-                raise GitFailed(f"git {listed[0] if listed else ''}: took longer than {timeout} s") from None
+        said = _exchange(git, stdin or b"", deadline)
+        if not isinstance(said, tuple) or len(said) != 2 or not isinstance(said[0], bytes):
+            git.kill()
+            git.wait()
+            if said is not None:
+                raise GitFailed(blocked_line(said[0], said[1], listed[0] if listed else "")) from None
+            raise GitFailed(f"git {listed[0] if listed else ''}: took longer than {timeout} s") from None
+        out, err = said
     if git.returncode:
         raise subprocess.CalledProcessError(git.returncode, command, out, err)
     return out
+
+
+def _exchange(git: subprocess.Popen[bytes], stdin: bytes, deadline: float) -> (
+        tuple[bytes, bytes] | tuple[Path, int] | None):
+    """``stdin`` written to the running ``git`` (when its input is a pipe) while its output and errors are read, to
+    their end and its exit, looking at it every :data:`WATCH_S` seconds (:func:`blocked_open`): its output and
+    errors; the file it waits to open and its mode when it is seen waiting on a FIFO; ``None`` past ``deadline``
+    (``time.monotonic()``). Written in non-blocking runs as the pipe takes them (``Popen.communicate`` retried after
+    its timeout writes no more of its input: 40,000 blob ids to ``git cat-file --batch-check`` waited for ever).
+    Raises nothing."""
+    import selectors
+    import time
+
+    output: dict[int, list[bytes]] = {}
+    view = memoryview(stdin)
+    at = 0
+    with selectors.DefaultSelector() as selector:
+        if git.stdin is not None:
+            if view:
+                os.set_blocking(git.stdin.fileno(), False)
+                selector.register(git.stdin, selectors.EVENT_WRITE)
+            else:
+                git.stdin.close()
+        for stream in (git.stdout, git.stderr):
+            if stream is not None:
+                output[stream.fileno()] = []
+                selector.register(stream, selectors.EVENT_READ)
+        look = time.monotonic() + WATCH_S
+        while True:
+            now = time.monotonic()
+            if now >= deadline:
+                return None
+            if now >= look:
+                blocked = blocked_open(git.pid)
+                if blocked is not None:
+                    return blocked
+                look = now + WATCH_S
+            if not selector.get_map():
+                try:
+                    git.wait(min(deadline, look) - now)
+                except subprocess.TimeoutExpired:
+                    continue
+                break
+            for key, _ in selector.select(min(deadline, look) - now):
+                if key.fileobj is git.stdin:
+                    try:
+                        at += os.write(key.fd, view[at:at + (1 << 16)])
+                    except BlockingIOError:
+                        continue
+                    except BrokenPipeError:
+                        at = len(view)  # git stopped reading: what it says tells why
+                    if at >= len(view):
+                        selector.unregister(key.fileobj)
+                        git.stdin.close()
+                    continue
+                chunk = os.read(key.fd, 1 << 16)
+                if chunk:
+                    output[key.fd].append(chunk)
+                else:
+                    selector.unregister(key.fileobj)
+    parts = [b"".join(output.get(s.fileno(), [])) if s is not None else b"" for s in (git.stdout, git.stderr)]
+    return parts[0], parts[1]
 
 
 def not_started(error: OSError) -> str:
@@ -896,14 +950,17 @@ def pickaxe(top: Path, text: str, folder: str, timeout: float) -> list[tuple[str
                           "".join(f"{b}\n" for b in ids).encode("ascii", "replace"), timeout=left())
         runs: list[dict[str, int]] = [{}]
         budget = PICKAXE_TOTAL_BYTES
+        run_bytes = 0  # of the last run
         for line in checked.decode("ascii", "replace").splitlines():
             blob, kind, size = ([*line.split(), "", "", ""])[:3]
             if kind != "blob" or not size.isdigit() or int(size) > min(PICKAXE_BLOB_BYTES, budget):
                 continue
             budget -= int(size)
-            if sum(runs[-1].values()) + int(size) > _PICKAXE_RUN_BYTES:
+            if run_bytes + int(size) > _PICKAXE_RUN_BYTES:
                 runs.append({})
+                run_bytes = 0
             runs[-1][blob] = int(size)
+            run_bytes += int(size)
         wanted = text.encode("utf-8")
         for run in runs:
             for blob, data in read_blobs(top, run, timeout=left()).items():
