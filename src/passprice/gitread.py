@@ -441,12 +441,17 @@ def run_git(cwd: Path, args: Iterable[str], stdin: bytes | None = None, scratch:
     except OSError as e:
         raise GitFailed(not_started(e)) from None
     with git:
-        said = _exchange(git, stdin or b"", deadline)
-        if not isinstance(said, tuple) or len(said) != 2 or not isinstance(said[0], bytes):
+        try:
+            said = _exchange(git, stdin or b"", deadline)
+        except BaseException:  # an interrupt: git ends with it, as subprocess.run ends it
+            git.kill()
+            raise
+        if said is None or isinstance(said[0], Path):
             git.kill()
             git.wait()
             if said is not None:
-                raise GitFailed(blocked_line(said[0], said[1], listed[0] if listed else "")) from None
+                path, mode = said
+                raise GitFailed(blocked_line(path, mode, listed[0] if listed else "")) from None
             raise GitFailed(f"git {listed[0] if listed else ''}: took longer than {timeout} s") from None
         out, err = said
     if git.returncode:
