@@ -156,7 +156,8 @@ def test_a_commit_of_many_candidates_is_read_in_a_few_git_processes(tmp_path: Pa
                         lambda top, args, *more, **named: calls.append(args[0]) or run_git(top, args, *more, **named))
     found = locks.digest_in_history(Root(tmp_path), digest[:20])
     assert found is not None and found[2] == "locks/z.lock.toml"
-    assert calls == ["log", "cat-file", "cat-file"]  # the pickaxe names the candidates (attack71)
+    # the pickaxe names the candidates (attack71), reading each blob once itself (gitread.pickaxe: git79)
+    assert calls == ["log", "cat-file", "cat-file", "cat-file", "cat-file"]
     # The bytes read in all are bounded: past the budget, no candidate is read.
     monkeypatch.setattr(locks, "MAX_HISTORY_READ_BYTES", 100)
     assert locks.digest_in_history(Root(tmp_path), digest) is None

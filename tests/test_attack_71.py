@@ -55,12 +55,13 @@ def test_the_history_search_reads_only_the_files_its_commits_changed(tmp_path: P
     head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=tmp_path, capture_output=True, check=True)
     date = subprocess.run(["git", "log", "-1", "--format=%cs"], cwd=tmp_path, capture_output=True, check=True)
     assert found == (head.stdout.decode()[:12], date.stdout.decode().strip(), "locks/x.lock.toml")
-    assert [command for command, _ in asked] == ["log", "cat-file", "cat-file"]
+    # the pickaxe's log, sizing and read (gitread.pickaxe, git79), then the candidates' sizing and read
+    assert [command for command, _ in asked] == ["log", "cat-file", "cat-file", "cat-file", "cat-file"]
     # the first commit's 30 files (one blob, sized once) and x.lock.toml at the three commits that changed it, by
     # their blobs' ids: no other file
     blobs = subprocess.run(["git", "rev-parse", "HEAD~3:locks/big00.lock.toml", *(
         f"HEAD~{n}:locks/x.lock.toml" for n in (2, 1, 0))], cwd=tmp_path, capture_output=True, check=True)
-    assert asked[1][1].decode().splitlines() == blobs.stdout.decode().splitlines()
+    assert asked[3][1].decode().splitlines() == blobs.stdout.decode().splitlines()
 
 
 def test_a_blob_many_files_of_a_commit_hold_is_looked_up_and_parsed_once(tmp_path: Path, monkeypatch: Any) -> None:

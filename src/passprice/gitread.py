@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import stat
 import subprocess
 from collections.abc import Iterable, Iterator, Mapping
@@ -235,8 +236,18 @@ def _repository_files(dot_git: Path) -> list[Path]:
 
 #: The most loose objects :func:`_blocking_object` looks at in a repository (a repository holds hundreds to some tens
 #: of thousands before ``git gc`` packs them; each costs about 2.5 µs, read from its folder's entries without a
-#: ``stat``): past them the rest are not looked at, and git's time limit ends a git blocked on one.
+#: ``stat``): past them the rest are not looked at, and a git blocked on one is stopped by :func:`run_git` once
+#: :func:`blocked_open` sees it waiting (git79; where that cannot be told, git's time limit ends it).
 MAX_LOOSE_LISTED = 200_000
+
+
+#: The name of a fan-out folder of loose objects (``objects/XX``: an object id's first two hex digits), and of a
+#: loose object in it (the id's other 38 hex digits, SHA-1, or 62, SHA-256): git opens an object at the path its id
+#: spells and no other, so an entry named otherwise (``objects/ab/not-hex``, git's ``tmp_obj_*``) is never opened and
+#: never refused (a FIFO so named was refused, a false refusal; git 79). Either case of hex is taken: a filesystem
+#: that folds case opens ``AB…`` for ``ab…``.
+_FAN_OUT = re.compile(r"[0-9a-fA-F]{2}")
+_OBJECT_NAME = re.compile(r"[0-9a-fA-F]{38}|[0-9a-fA-F]{62}")
 
 
 #: How deep :func:`_object_folders` follows alternates naming alternates (git's own limit, ``alt_odb`` depth 5).
@@ -311,8 +322,10 @@ def _object_folders_of(objects: Path) -> list[Path]:
 def _blocking_object(folders: list[Path]) -> str | None:
     """The line refusing the first loose object of the object folders ``folders`` (``objects/XX/…``,
     :func:`_object_folders`) that is a FIFO, a device or a socket, or a link to one (:func:`blocking_file`); ``None``
-    when none is (or past :data:`MAX_LOOSE_LISTED` in all). A regular file is told from its folder's entry, with no
-    ``stat``; only an entry that is not one is looked at further. A fan-out folder ``XX`` that is a link to a folder
+    when none is (or past :data:`MAX_LOOSE_LISTED` in all: past them :func:`blocked_open` tells a git waiting on one,
+    git79). A regular file is told from its folder's entry, with no ``stat``; only an entry that is not one, named as
+    an object id spells it (:data:`_OBJECT_NAME` in a folder :data:`_FAN_OUT` names), is looked at further. A
+    fan-out folder ``XX`` that is a link to a folder
     is looked through as git follows it (attack74: one was passed over, and a FIFO in it held ``diff`` for git's
     60 s). Left52: a FIFO as a loose object held ``diff`` in ``git ls-tree`` until git's time limit (60 s) and then
     said "git ls-tree: took longer than 60.0 s", naming nothing. Looked through once a snapshot
@@ -328,15 +341,15 @@ def _blocking_object(folders: list[Path]) -> str | None:
             try:
                 with os.scandir(objects) as fan_out:
                     for folder in fan_out:
-                        if len(folder.name) != 2 or not folder.is_dir():
+                        if not _FAN_OUT.fullmatch(folder.name) or not folder.is_dir():
                             continue
                         with os.scandir(folder.path) as entries:
                             for entry in entries:
                                 listed += 1
                                 if listed > MAX_LOOSE_LISTED:
                                     return None
-                                if entry.is_file(follow_symlinks=False):
-                                    continue
+                                if entry.is_file(follow_symlinks=False) or not _OBJECT_NAME.fullmatch(entry.name):
+                                    continue  # a regular file, or a name git never opens as an object
                                 line = blocking_file([Path(entry.path)], "an object of its repository")
                                 if line is not None:
                                     return line
@@ -350,37 +363,197 @@ def _blocking_object(folders: list[Path]) -> str | None:
 #: Seconds any one git passprice runs may take unless its caller says otherwise (a registry's reads take well under
 #: one): past them git is killed and the command says so, where a git blocked on a FIFO among the repository's
 #: objects held the command for ever (attack71; :func:`_config_guard` now looks through the loose ones, left52,
-#: an alternate object folder's too, attack74, but not past :data:`MAX_LOOSE_LISTED`).
+#: an alternate object folder's too, attack74, but not past :data:`MAX_LOOSE_LISTED`; past them, on Linux,
+#: :func:`blocked_open` tells a git waiting on one within :data:`WATCH_S`, git79).
 GIT_TIMEOUT_S = 60.0
+
+#: Seconds between two looks at a running git (:func:`blocked_open`): a git blocked opening a FIFO is stopped and the
+#: FIFO named within about this much, whatever the number of loose objects (git79: past :data:`MAX_LOOSE_LISTED`,
+#: 200,001 empty loose objects before a FIFO as a changed card's blob held ``diff`` 60.8 s, git's time limit).
+WATCH_S = 0.05
+
+#: The system calls that open a file by name, by machine (``platform.machine()``): their number as
+#: ``/proc/PID/syscall`` shows it, and which argument is the name (the one before it, for ``openat``, the folder it is
+#: relative to). Linux's tables (``arch/x86/entry/syscalls/syscall_64.tbl``, ``include/uapi/asm-generic/unistd.h``).
+_OPENING: dict[str, dict[int, int]] = {
+    "x86_64": {2: 0, 257: 1, 437: 1},  # open, openat, openat2
+    "aarch64": {56: 1, 437: 1},  # openat, openat2
+}
+#: ``AT_FDCWD`` as ``/proc/PID/syscall`` shows a folder argument (-100, as an unsigned 32- or 64-bit word).
+_AT_FDCWD = (0xFFFFFF9C, 0xFFFFFFFFFFFFFF9C)
+
+
+def _read_name(pid: int, address: int) -> bytes | None:
+    """The NUL-ended name at ``address`` in the memory of process ``pid`` (``/proc/PID/mem``, up to 4,096 bytes, a
+    page at a time so that a name ending near an unmapped page reads); ``None`` when it cannot be read."""
+    name = b""
+    try:
+        with open(f"/proc/{pid}/mem", "rb", buffering=0) as memory:
+            while len(name) < 4096:
+                memory.seek(address + len(name))
+                chunk = memory.read(4096 - (address + len(name)) % 4096)
+                if not chunk:
+                    return None
+                end = chunk.find(b"\0")
+                if end >= 0:
+                    return name + chunk[:end]
+                name += chunk
+    except (OSError, ValueError, OverflowError):
+        return None
+    return None
+
+
+def blocked_open(pid: int) -> tuple[Path, int] | None:
+    """The file process ``pid`` (a git passprice started: its child, which Linux lets it look into) is waiting to open
+    when it is a FIFO, a character or block device or a socket, with its mode (``st_mode``); ``None`` when it is not
+    in an ``open`` of one, or this cannot be told (not Linux, another machine than :data:`_OPENING` names, ``/proc``
+    not readable). Read from ``/proc/PID/syscall`` (the call it is in and its arguments), the name from
+    ``/proc/PID/mem`` and, when relative, its folder from ``/proc/PID/cwd`` or ``/proc/PID/fd/N``: git opens an
+    object, a ref or an index with a plain ``open`` (no ``O_NONBLOCK``), which waits for ever for a FIFO's writer.
+    A bound that needs no listing of the repository's files (git79: :func:`_blocking_object` stops at
+    :data:`MAX_LOOSE_LISTED`). Raises nothing."""
+    import platform
+
+    calls = _OPENING.get(platform.machine())
+    if calls is None:
+        return None
+    try:
+        with open(f"/proc/{pid}/syscall", encoding="ascii") as said:
+            fields = said.read().split()
+        number = int(fields[0])
+        if number not in calls:
+            return None
+        at = calls[number]
+        raw = _read_name(pid, int(fields[1 + at], 16))
+        if not raw:
+            return None
+        name = Path(os.fsdecode(raw))
+        if not name.is_absolute():
+            folder = int(fields[at], 16) if at else _AT_FDCWD[0]
+            base = "cwd" if folder in _AT_FDCWD else f"fd/{folder}"
+            name = Path(os.readlink(f"/proc/{pid}/{base}")) / name
+        mode = os.stat(name).st_mode
+    except (OSError, ValueError, IndexError):
+        return None
+    if stat.S_ISFIFO(mode) or stat.S_ISCHR(mode) or stat.S_ISBLK(mode) or stat.S_ISSOCK(mode):
+        from passprice.gitconfig import null_device
+
+        return None if null_device(name) else (name, mode)
+    return None
+
+
+def blocked_line(path: Path, mode: int, command: str) -> str:
+    """The line refusing ``path`` (of ``mode``), which ``git COMMAND`` was found waiting to open
+    (:func:`blocked_open`) and was stopped for."""
+    from passprice.files import kind, shown
+
+    what = ("an object of its repository" if _FAN_OUT.fullmatch(path.parent.name) and _OBJECT_NAME.fullmatch(path.name)
+            else "a file of its repository")
+    return (f"{shown(path)}: {kind(mode)}, where git reads {what}: git {command} waited to open it (a FIFO's "
+            "writer never comes), so passprice stopped git; make it a regular file or remove it")
 
 
 def run_git(cwd: Path, args: Iterable[str], stdin: bytes | None = None, scratch: bool = False,
             timeout: float | None = None) -> bytes:
     """The standard output of ``git ARGS`` run in ``cwd``, with :data:`SETTINGS` and :func:`git_environment`
     (``scratch``: a repository of passprice's own, in a temporary folder), within ``timeout`` seconds (git is killed
-    past it; :data:`GIT_TIMEOUT_S` when not given). Raises :class:`subprocess.CalledProcessError` when git fails,
-    :class:`GitFailed` when it runs past ``timeout``, and :class:`InputError` when git is not installed or a file
-    it reads would block it (:func:`_config_guard`)."""
+    past it; :data:`GIT_TIMEOUT_S` when not given), looked at every :data:`WATCH_S` seconds: a git waiting to open
+    a FIFO (:func:`blocked_open`) is killed and the FIFO named. Raises :class:`subprocess.CalledProcessError` when
+    git fails, :class:`GitFailed` when it runs past ``timeout`` or waits on a FIFO, and :class:`InputError` when git
+    is not installed or a file it reads would block it (:func:`_config_guard`)."""
+    import time
+
     _config_guard(cwd, scratch)
     listed = list(args)
     timeout = GIT_TIMEOUT_S if timeout is None else timeout
+    command = ["git", *SETTINGS, *listed]
+    deadline = time.monotonic() + timeout
     try:
-        done = subprocess.run(
-            ["git", *SETTINGS, *listed],
-            cwd=cwd,
-            input=stdin,
-            capture_output=True,
-            check=True,
-            env=git_environment(scratch),
-            timeout=timeout,
-        )
+        git = subprocess.Popen(command, cwd=cwd, stdin=None if stdin is None else subprocess.PIPE,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=git_environment(scratch))
     except FileNotFoundError:
         raise InputError("git: not found on PATH; comparing revisions needs git (or give two folders)") from None
-    except subprocess.TimeoutExpired:
-        raise GitFailed(f"git {listed[0] if listed else ''}: took longer than {timeout} s") from None
     except OSError as e:
         raise GitFailed(not_started(e)) from None
-    return done.stdout
+    with git:
+        try:
+            said = _exchange(git, stdin or b"", deadline)
+        except BaseException:  # an interrupt: git ends with it, as subprocess.run ends it
+            git.kill()
+            raise
+        if said is None or isinstance(said[0], Path):
+            git.kill()
+            git.wait()
+            if said is not None:
+                path, mode = said
+                raise GitFailed(blocked_line(path, mode, listed[0] if listed else "")) from None
+            raise GitFailed(f"git {listed[0] if listed else ''}: took longer than {timeout} s") from None
+        out, err = said
+    if git.returncode:
+        raise subprocess.CalledProcessError(git.returncode, command, out, err)
+    return out
+
+
+def _exchange(git: subprocess.Popen[bytes], stdin: bytes, deadline: float) -> (
+        tuple[bytes, bytes] | tuple[Path, int] | None):
+    """``stdin`` written to the running ``git`` (when its input is a pipe) while its output and errors are read, to
+    their end and its exit, looking at it every :data:`WATCH_S` seconds (:func:`blocked_open`): its output and
+    errors; the file it waits to open and its mode when it is seen waiting on a FIFO; ``None`` past ``deadline``
+    (``time.monotonic()``). Written in non-blocking runs as the pipe takes them (``Popen.communicate`` retried after
+    its timeout writes no more of its input: 40,000 blob ids to ``git cat-file --batch-check`` waited for ever).
+    Raises nothing."""
+    import selectors
+    import time
+
+    output: dict[int, list[bytes]] = {}
+    view = memoryview(stdin)
+    at = 0
+    with selectors.DefaultSelector() as selector:
+        if git.stdin is not None:
+            if view:
+                os.set_blocking(git.stdin.fileno(), False)
+                selector.register(git.stdin, selectors.EVENT_WRITE)
+            else:
+                git.stdin.close()
+        for stream in (git.stdout, git.stderr):
+            if stream is not None:
+                output[stream.fileno()] = []
+                selector.register(stream, selectors.EVENT_READ)
+        look = time.monotonic() + WATCH_S
+        while True:
+            now = time.monotonic()
+            if now >= deadline:
+                return None
+            if now >= look:
+                blocked = blocked_open(git.pid)
+                if blocked is not None:
+                    return blocked
+                look = now + WATCH_S
+            if not selector.get_map():
+                try:
+                    git.wait(min(deadline, look) - now)
+                except subprocess.TimeoutExpired:
+                    continue
+                break
+            for key, _ in selector.select(min(deadline, look) - now):
+                if key.fileobj is git.stdin:
+                    try:
+                        at += os.write(key.fd, view[at:at + (1 << 16)])
+                    except BlockingIOError:
+                        continue
+                    except BrokenPipeError:
+                        at = len(view)  # git stopped reading: what it says tells why
+                    if at >= len(view):
+                        selector.unregister(key.fileobj)
+                        git.stdin.close()
+                    continue
+                chunk = os.read(key.fd, 1 << 16)
+                if chunk:
+                    output[key.fd].append(chunk)
+                else:
+                    selector.unregister(key.fileobj)
+    parts = [b"".join(output.get(s.fileno(), [])) if s is not None else b"" for s in (git.stdout, git.stderr)]
+    return parts[0], parts[1]
 
 
 def not_started(error: OSError) -> str:
@@ -758,6 +931,87 @@ def read_named(top: Path, names: Iterable[str], timeout: float | None = None) ->
             found[blob] = data[at : at + size]
         at += size + 1
     return {name: found[blob] for name, blob in ids.items() if blob in found}
+
+
+#: The most bytes one blob may have to be searched by :func:`pickaxe` (the largest lock registered holds 170 KB): a
+#: larger one is not read, and counts as holding no occurrence. Git79: ``git log -S`` read every version whole, so
+#: a 256 MiB lock of zeros changed in 4 commits (a 448 KB ``.git``) held ``reproduce DIGEST``'s search 7.1 s.
+PICKAXE_BLOB_BYTES = 4 << 20
+#: The most bytes :func:`pickaxe` reads in all (each distinct blob once, the oldest first): this checkout's history
+#: of ``locks/`` held 1,193 distinct blobs, 26.8 MB, at session 43. Past it the newer blobs are not read. Reading
+#: costs about 2 ms of CPU a MiB (git's inflating, the pipe) and counting up to 3.5 ms (a blob of the text's last
+#: byte repeated, CPython's search skipping least; 0.2 ms for others): 256 MiB took 1.5 s of CPU
+#: (``benchmarks/history_pickaxe.py``), so the cap is 128 MiB.
+PICKAXE_TOTAL_BYTES = 128 << 20
+#: The most bytes of blobs one ``git cat-file --batch`` of :func:`pickaxe` reads (each run's counted, then dropped).
+_PICKAXE_RUN_BYTES = 16 << 20
+
+
+def pickaxe(top: Path, text: str, folder: str, timeout: float) -> list[tuple[str, str, list[tuple[str, str]]]]:
+    """What ``git log --reverse -S TEXT -- FOLDER`` finds in the repository at ``top``, with each blob read once and
+    within caps: the commits, oldest first, that change the number of times ``text`` (UTF-8) occurs in a file under
+    ``folder`` (``locks/``, from ``top``), each as its id, its date (``%cs``, YYYY-MM-DD) and the files so changed
+    (their path from the repository's top, as ``git show COMMIT:PATH`` takes it, and new blob id, the zero id when the
+    commit removed the file). The files each commit changes come from one ``git
+    log --raw`` (trees only, no blob read); each distinct blob of them, sized in one ``git cat-file --batch-check``,
+    is read once (``git cat-file --batch``, :data:`_PICKAXE_RUN_BYTES` a run) and its occurrences counted
+    (non-overlapping, as git counts them); one over :data:`PICKAXE_BLOB_BYTES`, or past :data:`PICKAXE_TOTAL_BYTES`
+    read in all, is not read and holds none. Merges are passed over, as ``git log -S`` passes them. Git79: ``git
+    log -S`` inflated and searched every version of every file the commit changes, however large or many: a 256 MiB
+    blob of zeros changed in 4 commits (448 KB of ``.git``) took 7.1 s; one blob under many names is read once here,
+    where ``-S`` read it once a name. ``timeout``: seconds for every git it runs together. Raises as
+    :func:`run_git` does (:class:`GitFailed` past ``timeout``)."""
+    import time
+
+    deadline = time.monotonic() + timeout
+
+    def left() -> float:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise GitFailed(f"git log: the search of {folder} took longer than {timeout} s")
+        return remaining
+
+    said = run_git(top, ["log", "--no-renames", "--reverse", "--raw", "--no-abbrev", "--format=commit %H %cs",
+                         "--", folder], timeout=left())
+    commits: list[tuple[str, str, list[tuple[str, str, str]]]] = []
+    for line in said.decode("utf-8", "surrogateescape").splitlines():
+        if line.startswith("commit "):
+            commit, _, date = line.removeprefix("commit ").partition(" ")
+            commits.append((commit, date, []))
+            continue
+        meta, _, path = line.partition("\t")
+        fields = meta.split()  # ":OLDMODE NEWMODE OLDID NEWID STATUS"
+        if commits and line.startswith(":") and len(fields) == 5:  # under folder: git's pathspec keeps no other
+            commits[-1][2].append((path, fields[2], fields[3]))
+    ids = list(dict.fromkeys(b for _, _, files in commits for _, old, new in files for b in (old, new) if b.strip("0")))
+    counts: dict[str, int] = {}
+    if ids:
+        checked = run_git(top, ["cat-file", "--batch-check=%(objectname) %(objecttype) %(objectsize)"],
+                          "".join(f"{b}\n" for b in ids).encode("ascii", "replace"), timeout=left())
+        runs: list[dict[str, int]] = [{}]
+        budget = PICKAXE_TOTAL_BYTES
+        run_bytes = 0  # of the last run
+        for line in checked.decode("ascii", "replace").splitlines():
+            blob, kind, size = ([*line.split(), "", "", ""])[:3]
+            if kind != "blob" or not size.isdigit() or int(size) > min(PICKAXE_BLOB_BYTES, budget):
+                continue
+            budget -= int(size)
+            if run_bytes + int(size) > _PICKAXE_RUN_BYTES:
+                runs.append({})
+                run_bytes = 0
+            runs[-1][blob] = int(size)
+            run_bytes += int(size)
+        wanted = text.encode("utf-8")
+        for run in runs:
+            for blob, data in read_blobs(top, run, timeout=left()).items():
+                counts[blob] = data.count(wanted)
+    found: list[tuple[str, str, list[tuple[str, str]]]] = []
+    for commit, date, files in commits:
+        changed = [(path, new) for path, old, new in files
+                   if counts.get(old, 0) != counts.get(new, 0)]
+        if changed:
+            found.append((commit, date, changed))
+    return found
 
 
 def is_shallow(top: Path) -> bool:
