@@ -142,14 +142,14 @@ def test_4_alternates_linking_to_their_own_folder_are_one_folder(tmp_path: Path)
     assert _object_folders(objects) == [objects]
     alternate = tmp_path / "alt" / "objects"
     (alternate / "ab").mkdir(parents=True)
-    os.mkfifo(alternate / "ab" / "cd")
+    os.mkfifo(alternate / "ab" / ("cd" * 19))
     (alternate / "info").mkdir()
     (alternate / "info" / "alternates").write_text(f"{objects}\n../objects\n", encoding="utf-8")  # back, twice
     (objects / "l9").symlink_to(alternate)
     (objects / "info" / "alternates").write_text("l1\nl9\n" + f"{alternate}\n", encoding="utf-8")
     assert _object_folders(objects) == [objects, objects / "l9"]
     line = _blocking_object(_object_folders(objects))
-    assert line is not None and line.startswith(f"{objects / 'l9' / 'ab' / 'cd'}: a FIFO (named pipe)")
+    assert line is not None and line.startswith(f"{objects / 'l9' / 'ab' / ('cd' * 19)}: a FIFO (named pipe)")
     # lines naming no folder are passed over, as git passes them ("unable to normalize alternate object path"):
     # 20,000 of them held `diff` past 300 s (killed), then 10 s of CPU resolving each for each of its 13 git runs
     (objects / "info" / "alternates").write_text("".join(f"{tmp_path}/none/{i}/objects\n" for i in range(2_000))
