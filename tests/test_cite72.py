@@ -162,5 +162,7 @@ def test_4_the_checked_spans_counted(citing: list[tuple[str, str, Any]]) -> None
     for path in sorted((REPO / "facts").rglob("*.toml")):
         with path.open("rb") as f:
             quoted += sum(len(_QUOTED.findall(locator)) for _, _, locator, _ in _cited(tomllib.load(f), "", None))
-    assert quoted == 993
+    # 1,001 since cite83, whose 10 locators quoting the H100 datasheet (10 spans) quote the Hopper whitepaper (18 spans,
+    # tests/test_cite83.py)
+    assert quoted == 1001
     assert sum(len(_QUOTED.findall(locator)) for _, locator, _ in citing) == 86
