@@ -10,6 +10,13 @@ bandwidth. The 8 H100 PCIe locators now quote the row and the footnote (16 spans
 each figure is the text's and every value is unchanged. Two H100 PCIe figures stay on the unread datasheet, since the
 whitepaper prints other ones: its memory bandwidth (2 TB/s; Table 3: '2039 GB/sec', 'Not Finalized for H100') and its
 FP32 rate (51 TFLOPS; Table 3: 51.2). The lines read ship in ``tests/data/cite71-excerpt.txt``'s Hopper section.
+
+The A100 80GB cards' INT8, FP32, FP16 and BF16 rates (16 locators, 32 spans) cited the A100 80GB datasheet, also
+unread; they now cite the Ampere whitepaper's Table 4 A100 column (V1.0, read with pypdf by cite72), quoting its row
+and, for a sparse figure, footnote 3 (28 spans, ``tests/data/cite72-excerpt.txt``). That column is the A100 SXM4
+40 GB: the notes say the 80 GB cards' peaks are the same (the SMs and boost clock a peak is computed from are that
+column's, and NVIDIA's Chinese edition of the 80 GB datasheet prints one figure for both columns). Their memory
+bandwidth (Table 4: 1555 GB/sec, the 40 GB card's) and PCIe Gen4 link stay on the datasheet.
 """
 
 from __future__ import annotations
@@ -27,6 +34,8 @@ from passprice.measurements import load_runs
 from passprice.registry import Root
 
 EXCERPT = REPO / "tests" / "data" / "cite71-excerpt.txt"
+AMPERE_EXCERPT = REPO / "tests" / "data" / "cite72-excerpt.txt"
+AMPERE = "nvidia-ampere-whitepaper"
 HOPPER, H100 = "nvidia-hopper-whitepaper", "nvidia-h100-datasheet"
 COPY = "https://github.com/bojieli/ai-infra-book/blob/e524afec5ca6a61b8a79d0f83566ac88ab66b15c/"
 _SECTION = re.compile(r"^== (\S+) (\S+) (https://\S+) ==$")
@@ -147,31 +156,73 @@ def test_3_the_b200s_pcie_link_quotes_the_whitepapers_sentence(pages: dict[int, 
 
 
 def test_4_the_spans_counted_before_and_after() -> None:
-    # as tests/test_cite72.py test_4 counts them: 993 spans before cite83 (688 checked, 305 not), 1,001 after: the 10
-    # datasheet spans the 10 locators quoted gave way to 18 whitepaper spans (8 x 2 + 2), all checked (706 checked)
+    # as tests/test_cite72.py test_4 counts them: 993 spans before cite83 (688 checked, 305 not), 997 after: the 10 H100
+    # datasheet spans gave way to 18 Hopper whitepaper spans (8 x 2 + 2), the 32 A100 datasheet spans to 28 Ampere
+    # whitepaper spans (12 x 2 + 4), all checked: 734 checked, 263 not
     by_source: dict[str, int] = {}
     for path in sorted((REPO / "facts").rglob("*.toml")):
         with path.open("rb") as f:
             for source, _, locator, _ in _cited(tomllib.load(f), path.stem, None):
                 by_source[source] = by_source.get(source, 0) + len(_QUOTED.findall(locator))
     runs = sum(len(_QUOTED.findall(r.locator)) for r in load_runs(Root(REPO)))
-    assert runs + sum(by_source.values()) == 1001
+    assert runs + sum(by_source.values()) == 997  # 1,001 - 32 A100 datasheet spans + 28 Ampere whitepaper ones
     assert (by_source[HOPPER], by_source[H100]) == (101, 22)  # 83 and 32 before
+    assert (by_source[AMPERE], by_source["nvidia-a100-datasheet"]) == (114, 18)  # 86 and 50 before
     # what stays unchecked: the datasheets' and the Ada and GA102 whitepapers' spans, no text of them read
-    unchecked = {"nvidia-a100-datasheet": 50, H100: 22, "nvidia-h200-datasheet": 16, "nvidia-l40s-datasheet": 11,
+    unchecked = {"nvidia-a100-datasheet": 18, H100: 22, "nvidia-h200-datasheet": 16, "nvidia-l40s-datasheet": 11,
                  "nvidia-a40-datasheet": 7, "nvidia-rtx-a6000-datasheet": 3, "nvidia-rtx-6000-ada-datasheet": 2,
                  "nvidia-ada-whitepaper": 112, "nvidia-ampere-ga102-whitepaper": 72}
-    assert {s: by_source[s] for s in unchecked} == unchecked and sum(unchecked.values()) == 295  # 305 before
-    assert runs + sum(by_source.values()) - 295 == 706  # 688 before
+    assert {s: by_source[s] for s in unchecked} == unchecked and sum(unchecked.values()) == 263  # 305 before
+    assert runs + sum(by_source.values()) - 263 == 734  # 688 before
 
 
 def test_5_passprices_evaluator_gives_each_value_from_its_inputs() -> None:
     from passprice.derivations import evaluate, quantity
 
-    for card, path in [("h100_pcie_80gb", p) for p in ROWS] + [("b200", "host:read"), ("b200", "host:write")]:
+    a100 = [(c, p) for c in ("a100_sxm4_80gb", "a100_pcie_80gb")
+            for p in ("array", "vector", "tensor:f16", "tensor:bf16")]
+    for card, path in [("h100_pcie_80gb", p) for p in ROWS] + [("b200", "host:read"), ("b200", "host:write")] + a100:
         fact = _fact(_card(card), path)
         env = {name: quantity(i["value"], i["unit"]) for name, i in fact["derivation"]["inputs"].items()}
         result = evaluate(fact["derivation"]["formula"], env)
         expected = quantity(fact["value"], fact["unit"])
         assert (result.value, result.dims) == (expected.value, expected.dims), (card, path)
     assert Fraction(3026, 4) == Fraction(7565, 10) and Fraction(1513, 4) == Fraction(37825, 100)
+
+
+def test_6_the_a100_rates_quote_the_ampere_whitepapers_table_4() -> None:
+    lines: dict[int, list[str]] = {}
+    for line in AMPERE_EXCERPT.read_text(encoding="utf-8").splitlines():
+        if not line.startswith(("#", "==")):
+            page, text = line.split("\t", 1)
+            lines.setdefault(int(page), []).append(" ".join(text.split()))
+    pages = {page: " ".join(texts) for page, texts in lines.items()}
+    footnote = "3. Effective TOPS / TFLOPS using the new Sparsity Feature"
+    # fact -> (the row quoted, the dense figure the derivation reads, the value)
+    rows = {"array": ("Peak INT8 Tensor TOPS1 NA NA 624/12483", 624, 312),
+            "vector": ("Peak FP32 TFLOPS1 (non-Tensor) 10.6 15.7 19.5", 19.5, 9.75),
+            "tensor:f16": ("Peak FP16 Tensor TFLOPS with FP32 Accumulate1 NA 125 312/6243", 312, 156),
+            "tensor:bf16": ("Peak BF16 Tensor TFLOPS with FP32 Accumulate1 NA NA 312/6243", 312, 156)}
+    assert "Peak FP16 Tensor TFLOPS with FP16 Accumulate1 NA 125 312/6243" in pages[36]  # the same figures
+    assert "1. Peak rates are based on GPU Boost Clock." in pages[37] and footnote in pages[37]
+    for name in ("a100_sxm4_80gb", "a100_pcie_80gb"):
+        card = _card(name)
+        for path, (row, dense, value) in rows.items():
+            fact = _fact(card, path)
+            inputs = [i for i in fact["derivation"]["inputs"].values() if "locator" in i]
+            assert fact["source"] == AMPERE and len(inputs) == 1 and "source" not in inputs[0], (name, path)
+            assert fact["locator"] == inputs[0]["locator"] and fact["locator"].startswith(
+                "Table 4 (Comparison of NVIDIA Data Center GPUs), A100 column (the A100 SXM4 40 GB"), (name, path)
+            quotes = _QUOTED.findall(fact["locator"])
+            assert quotes == ([row] if path == "vector" else [row, footnote]), (name, path)
+            assert row in pages[36], (name, path)
+            # the A100 column is the row's last cell: its dense figure (before '/', or the whole cell) is the input
+            cell = row.split(" ")[-1]
+            assert float(cell.split("/")[0]) == dense == inputs[0]["value"] and fact["value"] == value, (name, path)
+            if "/" in cell:
+                assert cell.endswith("3") and int(cell.split("/")[1][:-1]) == 2 * dense, (name, path)
+            # the note says the column is another card's and why the figure is this one's
+            for words in ("A100 SXM4 40 GB", "Chinese edition", "108 SMs, 1,410 MHz", "unchanged"):
+                assert words in fact["note"], (name, path, words)
+        # memory bandwidth stays on the datasheet: Table 4 prints the 40 GB card's 1555 GB/sec
+        assert card["memory"]["bandwidth"]["source"] == "nvidia-a100-datasheet"
