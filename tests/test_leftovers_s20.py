@@ -176,11 +176,12 @@ def test_a_review_hitting_every_cap_at_once_fits_one_github_comment(tmp_path: Pa
     lines = comment.splitlines()
     # walkthrough 30: Sources names the documents the changed facts cite. Since the shipped stack lock (its
     # H200 citations re-pinned, one more lock under Locks) the longest section, Facts, loses 69 lines and the whole
-    # fits: Sources is no longer cut (before: Facts 68 lines, Sources 3); cite72's longer A100 locators: 93 -> 83
-    assert lines[2] == ("✂️ Cut to fit GitHub's 65,536 characters: Facts (83 lines): `passprice diff` without "
+    # fits: Sources is no longer cut (before: Facts 68 lines, Sources 3); cite72's longer A100 locators: 93 -> 83;
+    # cite83's A100 rate locators (Table 4 rows, each padded up to the 1,000 cap): 83 -> 70
+    assert lines[2] == ("✂️ Cut to fit GitHub's 65,536 characters: Facts (70 lines): `passprice diff` without "
                         "`--format markdown`, or with `--json`, shows all of it")
     cut = lines.index("#### Derived from changed facts") - 2
-    assert lines[cut] == ("- ✂️ and 83 more lines of this section, cut to keep this comment within GitHub's 65,536 "
+    assert lines[cut] == ("- ✂️ and 70 more lines of this section, cut to keep this comment within GitHub's 65,536 "
                           "characters: `passprice diff` (text) or `passprice diff --json` shows all of it")
     sources = lines[lines.index("#### Sources") + 2:]
     sources = sources[:sources.index("")]

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -109,17 +110,21 @@ def test_1_a_copied_derivation_input_raised_under_its_locator_is_to_verify(regis
 def test_1_a_fact_added_to_a_card_under_another_facts_place_is_to_verify(registry: Path) -> None:
     path = branch(registry, "new-fact")
     card = path / "facts" / "cards" / "a100_sxm4_80gb.toml"
-    locator = ("Specifications table, 'A100 80GB SXM' column: 'FP16 Tensor Core 312 TFLOPS | 624 TFLOPS' (dense | "
-               "sparse)")
+    # the place tensor.f16 cites (cite83: the Ampere whitepaper's Table 4 row, where it cited the A100 datasheet's
+    # 'FP16 Tensor Core 312 TFLOPS | 624 TFLOPS'; that row's figures carry no unit, '312/6243', so the review no longer
+    # says "its locator quotes 312 TFLOPS, 624 TFLOPS" here: test_hostile_38 checks that line)
+    with card.open("rb") as f:
+        locator = tomllib.load(f)["tensor"]["f16"]["locator"]
+    assert locator.startswith("Table 4 (Comparison of NVIDIA Data Center GPUs), A100 column")
     card.write_text(card.read_text() + f'\n[tensor.f8]\nvalue = 160\nunit = "TMAC/s"\nprovenance = "published"\n'
-                                       f'source = "nvidia-a100-datasheet"\nlocator = "{locator}"\n')
+                                       f'source = "nvidia-ampere-whitepaper"\nlocator = "{locator}"\n')
     commit_all(path, "a fact added")
     status, text, out = review(path)
     assert status == 0, text
-    # Slip round 33: the locator's 312 and 624 TFLOPS are read as 156 and 312 TMAC/s (2 FLOP a MAC), neither 160.
-    assert "to verify: its locator quotes 312 TFLOPS, 624 TFLOPS, not 160 TMAC/s: does nvidia-a100-datasheet:" in text
-    assert ("; facts/cards/a100_sxm4_80gb.toml: tensor.f16 reads 156 TMAC/s at the place "
-            "facts/cards/a100_sxm4_80gb.toml: tensor.f8 cites as 160 TMAC/s") in text
+    # the A100 cards' tensor.f16 read 156 TMAC/s at that place, not 160
+    assert ("to verify: facts/cards/a100_pcie_80gb.toml: tensor.f16 reads 156 TMAC/s at the place "
+            "facts/cards/a100_sxm4_80gb.toml: tensor.f8 cites as 160 TMAC/s (and 1 more): does "
+            "nvidia-ampere-whitepaper: Table 4") in text
     assert out["to_verify"] == ["a100_sxm4_80gb:tensor.f8"]
 
 
