@@ -86,6 +86,19 @@ def test_1b_the_routing_note_says_no_median_the_page_does_not() -> None:
     assert "the median" not in " ".join(page[n] for n in (18, 32, 34, 36, 37))  # the table and its measure: no median
 
 
+def test_1d_the_b200_host_note_is_its_mlperf_files() -> None:
+    """Of the same kind, found looking further: the B200's host.capacity note says "Nebius's 8 x B200 MLPerf v6.0
+    system has 1.8 TB of host memory, about 225 GB a GPU"; the registered v6.0 record's file (cited by the B200's
+    memory.capacity, host.read and host.write) prints it on its line 18, now stored (the file's blob c07c226bbd at
+    ab33b2144a, as cite70 read it)."""
+    note = _toml("facts/cards/b200.toml")["host"]["capacity"]["note"]
+    nebius = _excerpt_lines("cite70-excerpt.txt", "mlcommons-inference-results-v6.0")
+    assert "MLPerf v6.0 system has 1.8 TB of host memory, about 225 GB a GPU" in note
+    assert nebius[18].strip() == '"host_memory_capacity": "1.8 TB",' and nebius[48].strip().startswith(
+        '"system_name": "Nebius B200 n1 (8x B200-SXM-180GB')
+    assert 1.8e12 / 8 == 225e9
+
+
 def test_1c_the_reserved_note_sums_what_the_log_prints() -> None:
     """The H100 PCIe notebook's LLaMA 2 load logs at n_ctx 512: 7B 73.69 MiB compute + 70.50 MiB scratch = 144.19 MiB;
     70B 148.19 + 145.00 = 293.19 MiB (before: "290 MiB (70B)", the locator quoting the 70B scratch buffer alone)."""
