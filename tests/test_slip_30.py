@@ -75,8 +75,10 @@ def relock(path: Path, names: tuple[str, ...]) -> None:
 # --- (1) a fact carrying a derivation made stronger ------------------------------------------------------------------
 
 SCALE = '[scale]\nvalue = 33.5\nunit = "Tcycle/s"\nprovenance = "estimated"\n'
-STRONGER = ("the provenance is stronger (estimated → published): does nvidia-hopper-whitepaper: Table 3, H100 SXM5 "
-            "column: 16,896 FP32 cores (p. 18: '128 FP32 CUDA Cores per SM, 16896 FP32 CUDA Cores per GPU') state "
+# left60: its note says "Estimate (same basis for every GPU here)", which the question now names
+STRONGER = ("the provenance is stronger (estimated → published) but its note says 'Estimate': a published figure is "
+            "one its source states; does nvidia-hopper-whitepaper: Table 3, H100 SXM5 column: 16,896 FP32 cores "
+            "(p. 18: '128 FP32 CUDA Cores per SM, 16896 FP32 CUDA Cores per GPU') state "
             "33.5 Tcycle/s, published?")
 
 

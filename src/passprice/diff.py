@@ -886,6 +886,11 @@ class FactChange:
     #: Such a fit moved with them, not by hand (left45: the RTX 4090's bandwidth 1008 → 1010 GB/s re-fitted
     #: llamacpp-cuda-2405, and four facts read as changed at their own values, ``overhead.pass 0 µs → 0 µs``).
     moved_with: tuple[str, ...] = ()
+    #: For a fact re-cited to another source whose locator still names a file it named under the old one: each such
+    #: file that the new source's record (its title, address, ``read``, ``note``, ``copies``) names nowhere, by its
+    #: path as the locator writes it (:func:`_foreign_files`; left60: a citation moved from the Azure guide to
+    #: xytpai-nvbench under ``Azure_Results/ND_H200_v5_results.md`` read only the generic "its citation changed").
+    foreign_files: tuple[str, ...] = ()
 
     @property
     def change(self) -> str:
@@ -980,6 +985,9 @@ class FactChange:
         ``sources/h200-refresh-note.toml`` added by the same commit read only "the citation changed: does … state
         5.2 TB/s?", as if the record were evidence the registry held."""
         asks = self._to_verify()
+        foreign = self._foreign()
+        if foreign is not None:
+            asks = f"{foreign}; {asks}" if asks else foreign
         if not self.fresh_sources or self.new is None:
             return asks
         names = ", ".join(self.fresh_sources)
@@ -988,6 +996,19 @@ class FactChange:
                  f"nothing of {'it' if len(self.fresh_sources) == 1 else 'them'} from before, so the change records "
                  f"nothing independent of itself for {self.new.describe()}: read the document itself")
         return f"{asks}; {fresh}" if asks else fresh
+
+    def _foreign(self) -> str | None:
+        """What :attr:`foreign_files` asks (``None`` when none): the citation moved from one source to another while
+        the locator still names a file of the old one's that the new one's record names nowhere."""
+        if not self.foreign_files or self.old is None or self.new is None:
+            return None
+        files = ", ".join(self.foreign_files[:3]) + (f" and {len(self.foreign_files) - 3} more"
+                                                     if len(self.foreign_files) > 3 else "")
+        one = len(self.foreign_files) == 1
+        return (f"its citation moved from {self.old.source} to {self.new.source} while its locator still names "
+                f"{files}, the {'file' if one else 'files'} it named under {self.old.source}; {self.new.source}'s "
+                f"record names no such file: is {'it' if one else 'each'} a file of {self.new.source}'s, or is the "
+                f"source wrong?")
 
     def _moved_alone(self) -> str | None:
         """For a fact fitted to measured runs whose value moved while its derivation (its runs, method and fit errors)
@@ -1032,6 +1053,13 @@ class FactChange:
         same_cite = (old.source, old.locator, old.cite) == (new.source, new.locator, new.cite)
         stronger = (f"the provenance is stronger ({old.provenance.value} → {new.provenance.value}): does {where} "
                     f"state {new.describe()}, {new.provenance.value}?") if self.strengthened else None
+        unstated = _says_unstated(new) if self.strengthened else None
+        if unstated is not None:
+            # left60: the 512 GiB host placeholder made measured under its locator's "pinned-host placeholder" read
+            # only the generic line: the citation itself says the figure is no measurement.
+            stronger = (f"the provenance is stronger ({old.provenance.value} → {new.provenance.value}) but its "
+                        f"{unstated}: a {new.provenance.value} figure is one its source states; does {where} state "
+                        f"{new.describe()}, {new.provenance.value}?")
         if new.derivation is not None:
             # The fact's own citation is the place its audit traces it to: re-cited under an unchanged derivation
             # (the H200's array to a locator quoting 'INT8 Tensor Core 4,958 TOPS' over its 3958 TOPS input), the
@@ -1144,6 +1172,80 @@ class FactChange:
             "cancelled": ([{"input": n, "powers": list(p)} for n, p in _cancelled(self.new)]
                           if _moved_cancelling(self) else []),
         }
+
+
+#: Words by which a locator or note says its figure is no measurement or published figure: what a fact raised to
+#: ``measured`` or ``published`` contradicts (:func:`_says_unstated`).
+_UNSTATED = re.compile(r"\b(placeholders?|assum(?:ed|es|e|ing|ptions?)|estimat(?:ed|es|e|ing|ions?)|guess(?:ed|es)?)\b",
+                       re.IGNORECASE)
+
+
+def _says_unstated(fact: Fact) -> str | None:
+    """``locator says 'placeholder'`` (or ``note says …``) when ``fact`` is ``measured`` or ``published`` while its
+    locator (first) or note calls it a placeholder, an assumption, an estimate or a guess (:data:`_UNSTATED`), else
+    ``None``. Raises nothing."""
+    if fact.provenance not in (Provenance.MEASURED, Provenance.PUBLISHED):
+        return None
+    for part, text in (("locator", fact.locator or fact.cite), ("note", fact.note)):
+        found = _UNSTATED.search(text or "")
+        if found is not None:
+            return f"{part} says {found.group(0)!r}"
+    return None
+
+
+#: A file's path as a locator names one (``Azure_Results/ND_H200_v5_results.md``; of a path with spaces, ``LLaMA
+#: 3/Professional GPUs/H100_PCIe_v3.ipynb``, the part after its last space): a name with one of these endings.
+_FILE_PATH = re.compile(
+    r"(?<![\w/.-])((?:[\w.-]+/)*[\w.-]+\.(?:md|ipynb|json|csv|tsv|txt|cu|cuh|py|toml|ya?ml|pdf|html?|rst|log|cpp|cc|"
+    r"rs|c|h))(?![\w/-])")
+
+
+def locator_files(text: str | None) -> tuple[str, ...]:
+    """The file paths ``text`` (a locator) names, in order, each once (:data:`_FILE_PATH`): ``('Azure_Results/
+    ND_H200_v5_results.md',)``. Raises nothing."""
+    return tuple(dict.fromkeys(_FILE_PATH.findall(text or "")))
+
+
+def _record_text(side: Side, source: str) -> str | None:
+    """The words of ``sources/SOURCE.toml`` on ``side`` a file read in it would be named in (title, url,
+    repository, read, note, path, copies), one a line; ``None`` when the record is not there or does not read."""
+    data = side.files.get(f"sources/{source}.toml")
+    if data is None:
+        return None
+    try:
+        record = tomllib.loads(data.decode("utf-8")).get("source")
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None
+    if not isinstance(record, dict):
+        return None
+    words = [record.get(k) for k in ("title", "url", "repository", "read", "note", "path")]
+    copies = record.get("copies")
+    words += copies if isinstance(copies, list) else []
+    return "\n".join(w for w in words if isinstance(w, str))
+
+
+def _foreign_files(head: Side, files: tuple[FileChange, ...]) -> tuple[FileChange, ...]:
+    """``files`` with :attr:`FactChange.foreign_files` set on each changed fact whose source moved (both sides name
+    one) while its new locator names a file its old locator named too (:func:`locator_files`) that HEAD's record of
+    the new source names nowhere, neither by its path nor by its last part (the Azure guide's record names
+    ``ND_H200_v5_results.md`` in its ``read``). No repository listing is read (no network): a record names the files
+    read in it, so a file it does not name is asked about, never failed. Left60: a citation moved to xytpai-nvbench
+    under an unchanged Azure path read only the generic "its citation changed". Raises nothing."""
+    out = []
+    for f in files:
+        facts = []
+        for c in f.facts:
+            o, n = c.old, c.new
+            if o is not None and n is not None and o.source and n.source and o.source != n.source:
+                kept = [p for p in locator_files(n.locator) if p in locator_files(o.locator)]
+                record = _record_text(head, n.source) if kept else None
+                if record is not None:
+                    foreign = tuple(p for p in kept if p not in record and p.rsplit("/", 1)[-1] not in record)
+                    if foreign:
+                        c = attrs.evolve(c, foreign_files=foreign)
+            facts.append(c)
+        out.append(attrs.evolve(f, facts=tuple(facts)))
+    return tuple(out)
 
 
 def _folded(f: FileChange, c: FactChange) -> bool:
@@ -4616,6 +4718,7 @@ def _compare(base: Side, head: Side) -> Diff:
     into = {old: new for new, old in renames.items()}
     files = _ask_added(base, head, tuple(compare_file(base, head, p, renames.get(p), into.get(p)) for p in paths))
     files = _fresh_sources(base, head, files)
+    files = _foreign_files(head, files)
     files = _moved_under_runs(head, files)
     files = measurement_renames(base, head, files)
     from passprice.check import review_files

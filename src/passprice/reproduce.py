@@ -1337,9 +1337,11 @@ class RoutingTogether:
 
     def describe(self) -> str:
         """One entry: ``routing record uniform → gpt-oss-120b-chat as a whole (hot_experts 1 → 0.25, hot_share 1 →
-        0.6): tokens/s +14.72 %``, or ``routing record R's 2 facts at once (…): …`` for facts changed in place."""
-        figures = ", ".join(f"{path.removeprefix('routing.')} {was.describe()} → {now.describe()}"
-                            for path, was, now in self.facts)
+        0.6): tokens/s +14.72 %``, or ``routing record R's 2 facts at once (…): …`` for facts changed in place. A
+        fact whose quantity did not move is said as ``fact set`` and the review say it, by what changed in it
+        (``hot_experts 0.453125, citation changed``), never as a value changed into itself (left60: ``hot_experts
+        0.453125 → 0.453125``)."""
+        figures = ", ".join(_routing_figure(path, was, now) for path, was, now in self.facts)
         what = (f"routing record {self.base} → {self.head} as a whole" if self.base != self.head
                 else f"routing record {self.head}'s {len(self.facts)} facts at once")
         return f"{what} ({figures}): {self.move}"
@@ -1349,6 +1351,18 @@ class RoutingTogether:
         base (a share: itself): ``reproduce --json``'s ``facts_routing``, the review's ``alone_routing``."""
         return {"base": self.base, "head": self.head, "move": self.move,
                 "facts": [{"path": path, "before": was.value, "after": now.value} for path, was, now in self.facts]}
+
+
+def _routing_figure(path: str, was: Fact, now: Fact) -> str:
+    """One fact of :class:`RoutingTogether`'s entry: ``hot_share 0.9 → 0.8`` when its quantity moved, else what
+    changed in it (:func:`passprice.factparts.change_said`: ``hot_experts 0.453125, citation changed``)."""
+    from passprice.factparts import change_said
+
+    name = path.removeprefix("routing.")
+    if exact_quantity(was) != exact_quantity(now):
+        return f"{name} {was.describe()} → {now.describe()}"
+    said = change_said(was, now, leave=frozenset({"value"}))
+    return f"{name} {now.describe()}, {said}" if said else f"{name} {now.describe()}"
 
 
 def routing_together(
@@ -1374,6 +1388,11 @@ def routing_together(
     drifts = [d for d in drifted if d.path.startswith("routing.") and (asked is None or d.path in asked)
               and d.today is not None and not same_quantity(d.pinned, d.today)]
     if len(drifts) < (1 if rerouted is not None else 2):
+        return None
+    # A fact whose quantity did not move (its citation or note alone changed) prices as pinned: it is listed with
+    # the others (said by what changed), never counted as one of the facts that move together (left60).
+    if sum(exact_quantity(d.pinned) != exact_quantity(d.today) for d in drifts if d.today is not None) < (
+            1 if rerouted is not None else 2):
         return None
     facts = tuple((d.path, d.pinned, d.today) for d in drifts if d.today is not None)
     if known is not None and known.price and known.facts == facts:
