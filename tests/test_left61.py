@@ -38,3 +38,132 @@ def test_4_a_file_compressed_twice_is_named_so(tmp_path: Path) -> None:
     path.write_bytes(gzip.compress(b"PK\x03\x04" + bytes(20)))
     assert bad("header", str(path)) == [
         f"passprice: error: {path}: byte 0: bad magic of a zip file: a GGUF file starts with b'GGUF'"]
+
+
+# --- (2) a tag character in a one-line text ---------------------------------------------------------------------------
+
+
+def test_2_a_tag_character_in_a_one_line_text_is_refused(tmp_path: Path) -> None:
+    # before: a source's `read` (and every one-line text) holding U+E0041 (TAG LATIN CAPITAL LETTER A) passed check
+    # and audit (exit 0): the schemas' pattern, an ECMA-262 class without the `u` flag, holds no range past U+FFFF.
+    # Now each schema states "format": "one-line" beside the pattern, checked by schema.one_line.
+    import json
+
+    from cli_helpers import copy_root
+    from passprice.schema import ONE_LINE, ONE_LINE_FORMAT, one_line, problems
+
+    assert ONE_LINE_FORMAT == "one-line"
+    for ch in ("\U000e0001", "\U000e0041", "\U000e007f", "\U0001bca0", "\U0001d173", "\U000e0fff"):
+        assert not one_line(f"Table{ch} 1"), repr(ch)
+    for ch in ("\U0001f600", "\U000e0100", "\U00020000", "\u200d", "\ufe0f"):  # emoji, a variation selector, CJK
+        assert one_line(f"Table{ch} 1"), repr(ch)
+    # every schema states the format wherever it states the one-line pattern (the 102 places)
+    stated = 0
+    for path in sorted((Path(__file__).parent.parent / "schema").glob("*.schema.json")):
+        todo = [json.loads(path.read_text(encoding="utf-8"))]
+        while todo:
+            node = todo.pop()
+            if isinstance(node, dict):
+                if node.get("pattern") == ONE_LINE:
+                    assert node.get("format") == ONE_LINE_FORMAT, path.name
+                    stated += 1
+                todo.extend(node.values())
+            elif isinstance(node, list):
+                todo.extend(node)
+    assert stated == 102
+    line = ("holds a control character, a line separator, a bidi control or an invisible character (a newline, a tab, "
+            "U+2028, U+202E, U+200B …): write it on one line")
+    # a text the pattern refuses too (a newline and a tag) is one line, as before
+    for title, shown in (("ab\n\U000e0041", "ab\\n\\U000e0041"), ("ab\U000e0041", "ab\\U000e0041")):
+        found = problems({"source": {"title": title, "kind": "web-page", "read": "x"}}, "source")
+        assert [x for x in found if x.startswith("source.title")] == [f"source.title: '{shown}' {line}"]
+    root = copy_root(tmp_path)
+    source = root / "sources" / "alvarobartt-cuda-device-query.toml"
+    text = source.read_text(encoding="utf-8")
+    assert text.count('read = "') == 1
+    source.write_text(text.replace('read = "', 'read = "\U000e0041', 1), encoding="utf-8")
+    lines = bad("audit", "--source", "alvarobartt-cuda-device-query", root=root)
+    assert len(lines) == 1 and lines[0].startswith(f"passprice: error: {source}: source.read: '\\U000e0041")
+    assert lines[0].endswith(f" {line}")
+    source.write_text(text, encoding="utf-8")
+    card = root / "facts" / "cards" / "h200_sxm_141gb.toml"
+    before = card.read_bytes()
+    assert bad("fact", "set", "h200_sxm_141gb", "streams.read", "--value", "0.9", "--unit", "1", "--provenance",
+               "estimated", "--source", "nvidia-h200-datasheet", "--locator", "Table\U000e0031", root=root) == [
+        f"passprice: error: {card}: streams.read.locator: 'Table\\U000e0031' {line}"]
+    assert card.read_bytes() == before
+
+
+# --- (3) two locks of one name written at one moment ------------------------------------------------------------------
+
+#: One ``lock`` run in a process of its own (``python -c _RACER ROLE MARKS ARGS…``). Role ``a`` stops after its check
+#: of names (inside the folder's lock) until ``b`` is at the folder's lock; role ``b`` says so as it gets there.
+_RACER = """
+import sys, time
+from pathlib import Path
+from passprice import locking
+role, marks, args = sys.argv[1], Path(sys.argv[2]), sys.argv[3:]
+
+def wait_for(path):
+    end = time.monotonic() + 60
+    while not path.exists():
+        if time.monotonic() > end:
+            sys.exit(99)
+        time.sleep(0.01)
+
+if role == "a":
+    checked = locking.require_unique_name
+    def require_unique_name(*a, **k):
+        checked(*a, **k)
+        (marks / "a-checked").touch()
+        wait_for(marks / "b-at-the-lock")
+    locking.require_unique_name = require_unique_name
+else:
+    held = locking.names_held
+    def names_held(*a, **k):
+        (marks / "b-at-the-lock").touch()
+        return held(*a, **k)
+    locking.names_held = names_held
+from passprice.entry import main
+sys.argv = ["passprice", *args]
+main()
+"""
+
+
+def test_3_two_locks_of_one_name_written_at_one_moment_are_not_both_written(tmp_path: Path) -> None:
+    # before: `lock R1 --name same -o locks/a.lock.toml` and `lock gemma3-270m-h100 --name same -o locks/b.lock.toml`
+    # at one moment each passed require_unique_name (the other's file not yet written), both wrote (exit 0), and
+    # check then refused the pair. Now the check and the write hold the folder's flock (locking.names_held): the
+    # second waits for the first's write, then is refused by the first's name.
+    import subprocess
+    import sys
+    import time
+
+    from cli_helpers import copy_root
+
+    root = copy_root(tmp_path)
+    for old in (root / "locks").iterdir():
+        old.unlink()
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    a, b = root / "locks" / "a.lock.toml", root / "locks" / "b.lock.toml"
+
+    def start(role: str, serving: str, output: Path) -> subprocess.Popen[str]:
+        return subprocess.Popen([sys.executable, "-c", _RACER, role, str(marks), "--root", str(root), "lock", serving,
+                                 "--name", "same", "-o", str(output)], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+
+    first = start("a", "r1-qwen7b-h200", a)
+    end = time.monotonic() + 60
+    while not (marks / "a-checked").exists() and first.poll() is None and time.monotonic() < end:
+        time.sleep(0.01)
+    second = start("b", "gemma3-270m-h100", b)
+    _, err_a = first.communicate(timeout=120)
+    _, err_b = second.communicate(timeout=120)
+    assert (first.returncode, err_a) == (0, ""), err_a
+    assert second.returncode == 2, err_b
+    assert err_b.splitlines() == [
+        f"passprice: error: {b}: lock.name: 'same' is also the name of locks/a.lock.toml, which pins other facts: a "
+        "lock's name must be unique (`passprice check` refuses the two): lock it under another name (--name NAME, or "
+        "-o locks/NAME.lock.toml), or remove locks/a.lock.toml; nothing written"]
+    assert sorted(p.name for p in (root / "locks").iterdir()) == ["a.lock.toml"]
