@@ -12,6 +12,8 @@ import gzip
 import lzma
 from pathlib import Path
 
+import pytest
+
 from cli_helpers import bad
 
 # --- (4) a file compressed twice ------------------------------------------------------------------------------------
@@ -167,3 +169,55 @@ def test_3_two_locks_of_one_name_written_at_one_moment_are_not_both_written(tmp_
         "lock's name must be unique (`passprice check` refuses the two): lock it under another name (--name NAME, or "
         "-o locks/NAME.lock.toml), or remove locks/a.lock.toml; nothing written"]
     assert sorted(p.name for p in (root / "locks").iterdir()) == ["a.lock.toml"]
+
+
+# --- (1) many copies of a lock in locks/ ------------------------------------------------------------------------------
+
+
+def test_1_copies_of_a_lock_are_judged_once_each_under_its_own_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # before: forged_pins priced each lock file twice (HEAD's and BASE's inputs today) and digested every fact of
+    # each side again for each: 1,000 copies in locks/ made 168,440 Fact.digest calls and 2,000 prices (diff 29.1 s
+    # wall, 12.3 s CPU, issue 13); 4 copies here: 476 digests and 8 prices. Now each distinct content once: 20 copies
+    # and one of other bytes (a comment) priced twice in all, each file's line naming it.
+    from cli_helpers import copy_root
+    from passprice import pinforgery
+    from passprice.facts import Fact
+    from passprice.registry import Root
+
+    note = "MLPerf v4.1 H200 system file: accelerator_host_interconnect"
+    base, head = copy_root(tmp_path / "base"), copy_root(tmp_path / "head")
+    lock = (base / "locks" / "r1-qwen7b-h200.lock.toml").read_bytes()
+    for root in (base, head):  # the pinned note edited on both sides, no lock on BASE: the pin no side holds
+        for other in (root / "locks").iterdir():
+            other.unlink()
+        card = root / "facts" / "cards" / "h200_sxm_141gb.toml"
+        card.write_text(card.read_text(encoding="utf-8").replace(note, note.replace(":", ",")), encoding="utf-8")
+    for i in range(1, 21):
+        (head / "locks" / f"c{i}.lock.toml").write_bytes(lock)
+    (head / "locks" / "c21.lock.toml").write_bytes(lock + b"\n# a copy of other bytes\n")
+    calls = {"digest": 0, "today": 0}
+    real_digest, real_today = Fact.digest, pinforgery._today
+
+    def digest(self: Fact) -> str:
+        calls["digest"] += 1
+        return real_digest(self)
+
+    def today(*args: object) -> object:
+        calls["today"] += 1
+        return real_today(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Fact, "digest", digest)
+    monkeypatch.setattr(pinforgery, "_today", today)
+    changed = [f"locks/c{i}.lock.toml" for i in range(1, 22)]
+    lines = pinforgery.forged_pins(Root(base), Root(head), [], changed)
+    fact = ("64 GB/s (derived) cited nvidia-h200-datasheet: Technical Specifications table, H200 SXM column: "
+            "'PCIe Gen5: 128GB/s'")
+    assert list(lines) == [
+        f"{rel}: facts.host.read: pins {fact}, a fact no side of the change holds (HEAD's today: {fact}) and BASE's "
+        "lock did not pin: a lock's facts are pinned by passprice lock from a registry, and a pin neither side holds "
+        "(written by hand, or made before a later commit of the change edited the fact) cannot be traced; re-lock "
+        f"it: passprice lock --update -o {rel}" for rel in changed]
+    assert calls["today"] == 2  # was 42: each file priced with each side's inputs
+    assert calls["digest"] < 120  # each distinct fact once (was about 119 a lock file: 2,500 here)
