@@ -187,13 +187,13 @@ def test_1_copies_of_a_lock_are_judged_once_each_under_its_own_name(
     from passprice.registry import Root
 
     note = "MLPerf v4.1 H200 system file: accelerator_host_interconnect"
-    base, head = copy_root(tmp_path / "base"), copy_root(tmp_path / "head")
-    lock = (base / "locks" / "r1-qwen7b-h200.lock.toml").read_bytes()
-    for root in (base, head):  # the pinned note edited on both sides, no lock on BASE: the pin no side holds
-        for other in (root / "locks").iterdir():
-            other.unlink()
-        card = root / "facts" / "cards" / "h200_sxm_141gb.toml"
-        card.write_text(card.read_text(encoding="utf-8").replace(note, note.replace(":", ",")), encoding="utf-8")
+    # one folder is both sides: the pinned note edited on both, no lock on BASE (none listed): the pin no side holds
+    head = copy_root(tmp_path)
+    lock = (head / "locks" / "r1-qwen7b-h200.lock.toml").read_bytes()
+    for other in (head / "locks").iterdir():
+        other.unlink()
+    card = head / "facts" / "cards" / "h200_sxm_141gb.toml"
+    card.write_text(card.read_text(encoding="utf-8").replace(note, note.replace(":", ",")), encoding="utf-8")
     for i in range(1, 21):
         (head / "locks" / f"c{i}.lock.toml").write_bytes(lock)
     (head / "locks" / "c21.lock.toml").write_bytes(lock + b"\n# a copy of other bytes\n")
@@ -211,7 +211,7 @@ def test_1_copies_of_a_lock_are_judged_once_each_under_its_own_name(
     monkeypatch.setattr(Fact, "digest", digest)
     monkeypatch.setattr(pinforgery, "_today", today)
     changed = [f"locks/c{i}.lock.toml" for i in range(1, 22)]
-    lines = pinforgery.forged_pins(Root(base), Root(head), [], changed)
+    lines = pinforgery.forged_pins(Root(head), Root(head), [], changed)
     fact = ("64 GB/s (derived) cited nvidia-h200-datasheet: Technical Specifications table, H200 SXM column: "
             "'PCIe Gen5: 128GB/s'")
     assert list(lines) == [
