@@ -3052,9 +3052,11 @@ def kept_floors(
     """For each floor ``policy`` (HEAD's ``lock`` against BASE's) loosens on a path, the other lock of HEAD of the
     same registered serving whose recorded price rests on the path and floors it at least as strictly as ``lock``
     did on BASE (the strictest, by name): path → (its name, its floor). A lock of no registered serving keeps none
-    (its floors apply under ``--lock`` alone)."""
+    (its floors apply under ``--lock`` alone). HEAD's other locks are looked through only when a floor is loosened:
+    1,000 added copies of a lock each looked through the other 999 (quadratic; left61)."""
     name = lock.info.serving
-    if name is None:
+    policy = tuple(policy)
+    if name is None or not any(change.loosens and change.path != "*" for change in policy):
         return {}
     others = sorted(
         (other for other in head_locks.values()

@@ -926,8 +926,23 @@ _KNOWN_MAGIC = {
 }
 
 
-def _known_magic(magic: bytes) -> str:
-    """`` b'GGML' (…)`` for a format :data:`_KNOWN_MAGIC` names (a gzip file by its 2-byte signature), else ``""``."""
+#: A compressed layer :func:`_open` takes off, by the reader's class name: (what it is, the tool that takes it off).
+_LAYERS = {"_XzStreams": ("an xz stream", "unxz"), "_GzMembers": ("a gzip member", "gunzip")}
+
+
+def _known_magic(magic: bytes, outer: str | None = None) -> str:
+    """`` b'GGML' (…)`` for a format :data:`_KNOWN_MAGIC` names (a gzip file by its 2-byte signature), else ``""``.
+
+    ``outer``: the class name of the decompressing reader (:data:`_LAYERS`) the bytes came out of, ``None`` for a
+    plain file. An xz stream or a gzip member found inside one is a file compressed twice (``gzip`` of a
+    ``.gguf.xz``): "name it .gguf.xz" was wrong advice there (left61; the file was read as gzip, by its first
+    bytes), so the line says what the file is and which layer to take off (passprice takes off one)."""
+    inner = ("a gzip member" if magic[:2] == b"\x1f\x8b" else "an xz stream" if magic == b"\xfd7zX" else None)
+    if inner is not None and outer in _LAYERS:
+        layer, tool = _LAYERS[outer]
+        suffix = ".gguf.gz" if inner == "a gzip member" else ".gguf.xz"
+        return (f": {inner} inside {layer}, a file compressed twice (passprice takes off one layer): take off the "
+                f"outer one ({tool}) and give the file it holds, named {suffix}")
     if magic[:2] == b"\x1f\x8b":
         return " of a gzip file (name it .gguf.gz)"
     known = _KNOWN_MAGIC.get(magic)
@@ -943,7 +958,9 @@ def _parse(stream: IO[bytes], source: str, size: int | None, extra: list[Any], d
     r = _Reader(stream, source, size, [own, *extra], header_cap(), digests)
     magic = r.take(4, "the magic")
     if magic != _MAGIC:
-        raise r.fail(0, f"bad magic{_known_magic(magic)}: a GGUF file starts with b'GGUF'")
+        said = _known_magic(magic, type(stream).__name__ if size is None else None)
+        raise r.fail(0, f"bad magic{said}" if said.startswith(":") else
+                     f"bad magic{said}: a GGUF file starts with b'GGUF'")
     raw_version = r.take(4, "the version")
     little = struct.unpack("<I", raw_version)[0]
     big = struct.unpack(">I", raw_version)[0]

@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -274,6 +274,68 @@ def require_unique_name(root: Root, output: Path, lock: Lock, update: bool, serv
         )
 
 
+#: Seconds :func:`names_held` waits for another ``lock`` writing into the same ``locks/`` folder (one holds it for
+#: its check of names and its write: well under a second with 1,000 locks there) before it refuses.
+NAMES_WAIT_S = 60.0
+
+
+@contextlib.contextmanager
+def names_held(root: Root, output: Path, wait_s: float | None = None) -> Iterator[None]:
+    """Hold an exclusive ``flock`` on ``root/locks`` (the folder itself: no lock file is left in it) while a lock
+    about to be written to ``output`` there is checked against the names of the others
+    (:func:`require_unique_name`) and written, so that no other ``lock`` writing into the folder checks or writes
+    meanwhile: two ``lock`` runs writing two locks of one name that pin different things (``lock R1 --name same -o
+    locks/a.lock.toml`` and ``lock R2 --name same -o locks/b.lock.toml``) each checked before either wrote, both
+    wrote (exit 0), and ``check`` then refused the pair (left61). The check-then-write of a name is a
+    read-modify-write of the folder, closed as ``fact set`` closes its own (:func:`passprice.edit.locked`, the flock
+    on the file it rewrites); it is taken inside that one (``lock --update`` holds its file's first), never the
+    other way round, so two writers never wait on each other.
+
+    ``output`` outside ``root/locks`` holds nothing (no name of the folder is checked); nor does a file system
+    without locks (``flock`` fails with ``ENOLCK``, ``EOPNOTSUPP`` …) or a platform without ``fcntl``: the check
+    then goes ahead unheld, as before. The wait is bounded by ``wait_s`` seconds (default :data:`NAMES_WAIT_S`).
+    Raises :class:`InputError` naming the folder when another writer holds it past the wait, or it cannot be
+    opened; nothing is written then."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        yield
+        return
+    import time
+
+    from passprice.edit import _NO_LOCKS
+
+    folder = root.locks
+    try:
+        if output.resolve().parent != folder.resolve():
+            yield
+            return
+        descriptor = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
+    except (OSError, RuntimeError):
+        yield  # a folder that does not open: write_lock says what is wrong with the path
+        return
+    wait = NAMES_WAIT_S if wait_s is None else wait_s
+    try:
+        deadline = time.monotonic() + wait
+        while True:
+            try:
+                fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise InputError(f"{shown(folder)}: another lock has been writing into it for {wait:g} s; "
+                                     "nothing written, run the lock again") from None
+                time.sleep(0.005)
+            except OSError as e:
+                if e.errno not in _NO_LOCKS:
+                    raise InputError(f"{shown(folder)}: cannot lock: {e.strerror or e}") from None
+                yield  # a file system without locks
+                return
+        yield
+    finally:
+        os.close(descriptor)  # releases the lock
+
+
 def require_file_name(root: Root, output: Path) -> None:
     """A lock written inside ``root`` is a file every system may hold, whatever the lock's name: ``lock R1 -o
     'locks/a:b.lock.toml' --name ok`` (or ``-o locks/nul.lock.toml --name ok``) wrote a file no clone on Windows
@@ -511,7 +573,7 @@ def write(
     written; :class:`~passprice.serving.ServingRefusal` when the serving itself is refused; :class:`LockNotWritten`
     when the new lock's price breaches its own floors, and :class:`InputError` when it is not finite
     (:func:`passprice.report.require_finite`), or (``update``) when ``stack`` or ``name`` is not ``old``'s."""
-    from passprice.locks import compare_policies, judge, make_lock, write_lock
+    from passprice.locks import compare_policies, judge, make_lock
     from passprice.report import require_finite
     from passprice.servings import require_lockable, resolve
 
@@ -572,9 +634,18 @@ def write(
         raise LockNotWritten(verdict, output, advice)
     require_finite(lock.price)
     loosened = tuple(c for c in compare_policies(old.policy, lock.policy) if c.loosens) if old is not None else ()
-    from passprice.modelhistory import add_running, list_to_update, require_updatable
 
-    require_unique_name(root, output, lock, update, locked)
+    with names_held(root, output):  # no other lock's name checked and written between this check and the write
+        require_unique_name(root, output, lock, update, locked)
+        return _write_checked(root, output, lock, old, force or update, loosened)
+
+
+def _write_checked(root: Root, output: Path, lock: Lock, old: Lock | None, force: bool,
+                   loosened: tuple[FloorChange, ...]) -> Written:
+    """The end of :func:`write`, under :func:`names_held`: the list of pricing models checked, ``lock`` written to
+    ``output`` (``old``: the lock it replaces, ``force``: overwrite), the list updated; the :class:`Written`."""
+    from passprice.locks import write_lock
+    from passprice.modelhistory import add_running, list_to_update, require_updatable
 
     # A re-lock of passprice's own repository lists the code it locked with and the lock it wrote, so that every
     # later passprice tells this lock's pricing model, and its record, from ones typed by hand (slips 55, 57). A list
@@ -593,7 +664,7 @@ def write(
                 committed_list(root.path)  # a committed list past the cap: refused before the lock is written
             except InputError as e:
                 raise InputError(f"{e}; the lock was not written") from None
-    write_lock(output, lock, force=force or update)
+    write_lock(output, lock, force=force)
     if listed is not None:
         from passprice.locks import lock_document
 

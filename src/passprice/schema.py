@@ -44,10 +44,39 @@ FLOAT32_MAX = 3.4028234663852886e38
 #: character looks), plus the interlinear annotation marks U+FFF9–U+FFFB: attack80 found a locator holding a soft
 #: hyphen (U+00AD) written by ``fact set`` and shown raw (the other additions: U+034F, U+115F, U+1160, U+17B4,
 #: U+17B5, U+180B–U+180F, U+2065–U+206F, U+3164, U+FFA0). Characters past U+FFFF (the tags U+E0000–U+E007F) are not
-#: named here: an ECMA-262 character class without the ``u`` flag cannot hold a range of them.
+#: named here: an ECMA-262 character class without the ``u`` flag cannot hold a range of them; the format
+#: :data:`ONE_LINE_FORMAT` each schema states beside this pattern refuses them (left61).
 ONE_LINE = (
     "^[^\\x00-\\x1f\\x7f-\\x9f\\u00ad\\u034f\\u061c\\u115f\\u1160\\u17b4\\u17b5\\u180b-\\u180f\\u200e\\u200f\\u2028\\u2029\\u202a-\\u202e\\u200b\\u2060-\\u206f\\u3164\\ufeff\\uffa0\\ufff9-\\ufffb]*$"
 )
+
+
+#: The format a schema states beside :data:`ONE_LINE` (``"format": "one-line"``, each of the 102 places): what the
+#: pattern cannot state, the invisible characters past U+FFFF, refused by :func:`one_line`, a format checker
+#: registered with ``jsonschema`` and ``jsonschema-rs`` (left61: ``title = "cuda<U+E0041>…"`` in a source passed
+#: ``check``, exit 0). A schema statement, so the editors' copy says it too; a text the pattern refuses is one line,
+#: the pattern's (:func:`problems`), and one the format alone refuses reads the same line.
+ONE_LINE_FORMAT = "one-line"
+
+#: The invisible characters past U+FFFF (:data:`ONE_LINE_FORMAT`): the default-ignorable code points of the planes past
+#: the Basic Multilingual Plane (Unicode's DerivedCoreProperties.txt, ``Default_Ignorable_Code_Point``): the shorthand
+#: format controls U+1BCA0–U+1BCA3, the musical symbol format controls U+1D173–U+1D17A and the tags and unassigned
+#: code points U+E0000–U+E0FFF, but the variation selectors supplement U+E0100–U+E01EF (kept as U+FE00–U+FE0F are).
+_PAST_BMP_INVISIBLE = re.compile("[\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e00ff"
+                                 "\U000e01f0-\U000e0fff]")
+
+
+def one_line(text: object) -> bool:
+    """Whether ``text`` holds none of the invisible characters past U+FFFF (:data:`_PAST_BMP_INVISIBLE`: the tags
+    U+E0000–U+E007F and the like), the :data:`ONE_LINE_FORMAT` check: ``"Table 1"`` and ``"😀 1"`` do,
+    ``"Table\U000e0031"`` does not. What is not a string holds (its type is the schema's ``type``'s to judge).
+    Raises nothing."""
+    return not isinstance(text, str) or _PAST_BMP_INVISIBLE.search(text) is None
+
+
+#: The formats passprice registers beside those ``jsonschema`` knows, by name → check (each a function of the value,
+#: ``True`` when it holds).
+FORMATS: dict[str, Callable[[object], bool]] = {}
 
 
 def _finite_number(checker: Any, instance: Any) -> bool:
@@ -122,6 +151,9 @@ def calendar_date(text: object) -> bool:
     except ValueError:
         return False
     return not future_date(text)
+
+
+FORMATS.update({CALENDAR_DATE: calendar_date, ONE_LINE_FORMAT: one_line})
 
 
 @functools.cache
@@ -216,7 +248,7 @@ def _validator(kind: str, folder: str) -> Any:
     checker = base.TYPE_CHECKER.redefine("number", _finite_number)
     cls = jsonschema.validators.extend(base, type_checker=checker)
     formats = jsonschema.FormatChecker(formats=())
-    formats.checkers = {**base.FORMAT_CHECKER.checkers, CALENDAR_DATE: (calendar_date, ())}
+    formats.checkers = {**base.FORMAT_CHECKER.checkers, **{name: (check, ()) for name, check in FORMATS.items()}}
     return cls(_ecma_document(kind, folder), format_checker=formats)
 
 
@@ -273,7 +305,7 @@ def _fast_validator(kind: str, folder: str) -> Any:
     try:
         with signals_held():
             return jsonschema_rs.Draft202012Validator(document, validate_formats=True,
-                                                      formats={CALENDAR_DATE: calendar_date})
+                                                      formats=dict(FORMATS))
     except Exception:
         return None
 
@@ -310,7 +342,7 @@ def _fast_branch(kind: str, folder: str, node: Any, built: dict[int, Any]) -> An
     branch = {**written, "$defs": _schema_document(kind, folder).get("$defs", {})}
     with contextlib.suppress(Exception), signals_held():
         built[id(node)] = jsonschema_rs.Draft202012Validator(branch, validate_formats=True,
-                                                             formats={CALENDAR_DATE: calendar_date})
+                                                             formats=dict(FORMATS))
     return built[id(node)]
 
 
@@ -574,7 +606,8 @@ def _explain(error: Any) -> str:
                 f"{error.validator_value:,})")
     if error.validator == "minLength":
         return f"{_key_path(where)}: {shown_value(instance)} is too short (at least {error.validator_value} characters)"
-    if error.validator == "pattern" and error.validator_value == ecma_pattern(ONE_LINE):
+    if (error.validator == "pattern" and error.validator_value == ecma_pattern(ONE_LINE)) or (
+            error.validator == "format" and error.validator_value == ONE_LINE_FORMAT):
         shown = shown_value(instance)
         return (
             f"{_key_path(where)}: {shown} holds a control character, a line separator, a bidi control or an "
