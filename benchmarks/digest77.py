@@ -17,7 +17,8 @@ say), each side run from the same interpreter with its ``src`` first on ``PYTHON
 (d) the same command with ``locks.py`` 499,999 lines of ``a`` (999,998 bytes, 499,999 tokens as the cap counts them:
     a line break is no token there, but a statement to the parser): a finding, not a target.
 
-Run from a checkout: ``python benchmarks/digest77.py [--base /path/to/main/src] [--runs 5] [--callgrind]``. Nothing
+Run from a checkout: ``python benchmarks/digest77.py [--base /path/to/main/src] [--runs 5] [--callgrind]
+[--only a b c d]``. Nothing
 here is a test: CPU depends on the machine and how busy it is; instructions do not.
 """
 
@@ -117,6 +118,7 @@ def main() -> None:
     parser.add_argument("--base", type=Path, help="another checkout's src folder to compare with")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--callgrind", action="store_true", help="also count instructions (valgrind)")
+    parser.add_argument("--only", nargs="+", choices="abcd", default=list("abcd"), help="only these parts")
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT / "src"))
     from passprice import pins
@@ -140,29 +142,28 @@ def main() -> None:
         lines = registry_copy(work, "lines", b"a\n" * LINES)
         cases = [
             ("(a) tree text, own pricing modules, first pass", [py, "-c", WALK, "own", "text", names],
-             [py, "-c", WALK, "own", "none", names], work, False),
+             [py, "-c", WALK, "own", "none", names], work),
             ("(a) tree text, dense form at 699,998 tokens", [py, "-c", WALK, "dense", "text", str(DENSE_NAMES)],
-             [py, "-c", WALK, "dense", "none", str(DENSE_NAMES)], work, False),
-            ("(b) cold digest of the running package", [py, "-c", COLD, "digest"], [py, "-c", COLD, "none"],
-             work, True),
+             [py, "-c", WALK, "dense", "none", str(DENSE_NAMES)], work),
+            ("(b) cold digest of the running package", [py, "-c", COLD, "digest"], [py, "-c", COLD, "none"], work),
             ("(c) --no-cache check, dense form at 699,998 tokens", [py, "-m", "passprice", "--no-cache", "check"],
-             None, dense, False),
+             None, dense),
             ("(d) --no-cache check, 499,999 lines of a (999,998 bytes)", [py, "-m", "passprice", "--no-cache",
-             "check"], None, lines, False),
+             "check"], None, lines),
         ]  # fmt: skip
-        for label, command, yardstick, cwd, fresh_cache in cases:
+        for label, command, yardstick, cwd in cases:
+            if label[1] not in args.only:
+                continue
             cpu: dict[str, list[float]] = {side: [] for side in sides}
             peak: dict[str, int] = {}
-            for run in range(args.runs):
+            for _ in range(args.runs):
                 for side, src in sides.items():
-                    cache = work / f"cache-{side}-{run}"
-                    cache.mkdir()
+                    cache = Path(tempfile.mkdtemp(prefix="cache-", dir=work))
                     spent, mib, said = child_cpu(command, env_for(src, cache), cwd)
                     # A child timing its own part prints it; a whole command is timed whole.
                     cpu[side].append(float(said) if yardstick is not None else spent)
                     peak[side] = max(peak.get(side, 0), mib)
-                    if fresh_cache:
-                        shutil.rmtree(cache)
+                    shutil.rmtree(cache)
             said = ", ".join(f"{side} {statistics.median(v) * 1000:,.0f} ms (peak {peak[side]} MiB)"
                              for side, v in cpu.items())  # fmt: skip
             if len(sides) == 2:
@@ -172,12 +173,11 @@ def main() -> None:
             if args.callgrind and shutil.which("valgrind"):
                 counts = []
                 for side, src in sides.items():
-                    cache = work / f"cache-{side}-callgrind"
-                    cache.mkdir()
+                    cache = Path(tempfile.mkdtemp(prefix="cache-", dir=work))
                     whole = instructions(command, env_for(src, cache), cwd)
                     shutil.rmtree(cache)
                     if yardstick is not None:
-                        cache.mkdir()
+                        cache = Path(tempfile.mkdtemp(prefix="cache-", dir=work))
                         whole -= instructions(yardstick, env_for(src, cache), cwd)
                         shutil.rmtree(cache)
                     counts.append(f"{side} {whole:,.0f} M")
