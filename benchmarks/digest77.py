@@ -135,6 +135,7 @@ def main() -> None:
             shutil.copytree(args.base.resolve() / "passprice", base / "src" / "passprice",
                             ignore=shutil.ignore_patterns("__pycache__"))  # fmt: skip
             (base / "pyproject.toml").write_text("", encoding="utf-8")
+            shutil.copytree(args.base.resolve().parent / "schema", base / "schema")  # where a source tree's are
             sides = {"base": base / "src", **sides}
         for src in sides.values():
             compileall.compile_dir(src / "passprice", quiet=1)

@@ -84,7 +84,10 @@ MODULE_BYTES = 4 * 1024 * 1024
 #: In session 42 it reached 481,266, past 80 % of 600,000: raised to 700,000 (1.45 times its own), the dense form's
 #: count, parse and tree text taking 1.16 s and 424 MB at 600,004 tokens, 1.25 s and 492 MB at 700,004 (in process,
 #: load 2.5; a whole `--no-cache check` of such a checkout: 2.24 s at 599,998 tokens, 2.45 s at 699,998, 1.32 s with
-#: none of it: past 2 s either way).
+#: none of it: past 2 s either way). In session 43 (digest77) the tree text of that form was cut from 218 to 82 ms
+#: (3,115 -> 1,229 M instructions) and the whole command from 2.50 to 2.38 s (load 5-7): still past 2 s, the parse
+#: alone 0.8 s of it. A line break is no token here, though each line is a statement to the parser: 499,999 lines of
+#: ``a`` (999,998 bytes, 499,999 tokens) are parsed (docs/PERFORMANCE.md, round digest77).
 #: The running package's own digest is never capped.
 MODEL_TOKENS = 700_000
 
