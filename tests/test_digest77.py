@@ -84,3 +84,34 @@ def test_a_kept_digest_is_not_taken_by_another_interpreter(package: Path, monkey
     assert pins.pricing_model_digest(package) == first and len(computed) == 1  # kept
     monkeypatch.setattr(sys, "version", sys.version + " (another build)")
     assert pins.pricing_model_digest(package) == first and len(computed) == 2  # not this interpreter's: walked again
+
+
+def test_lines_of_a_name_are_counted_against_the_cap_and_not_parsed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A line break was no token to the cap's count, though each line is a statement to the parser: 499,999 lines
+    of ``a`` (999,998 bytes, under issue 13's 1 MB) counted 499,999 tokens, were parsed, and a ``--no-cache
+    check`` of a checkout holding them took 3.6 s of CPU and 903 MiB. Each line break is a token now: 350,001
+    lines of ``a`` are 700,002 tokens, past the cap, refused before anything is parsed."""
+    monkeypatch.setenv("PASSPRICE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(pins, "own_tokens", lambda: 522_000)  # the message's figure: not the package's files read
+
+    parse = pins.ast.parse
+
+    def never(*args: object, **kwargs: object) -> object:
+        if "filename" in kwargs:  # pins' call (pytest's own reports parse too)
+            raise AssertionError(f"parsed: {kwargs['filename']}")
+        return parse(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(pins.ast, "parse", never)
+    package = tmp_path / "src" / "passprice"
+    package.mkdir(parents=True)
+    (package / "locks.py").write_bytes(b"a\n" * 350_001)
+    with pytest.raises(pins.CodeNotJudged) as refused:
+        pins.pricing_model_digest(package)
+    assert str(refused.value) == (
+        "src/passprice/locks.py: 700,002 bytes; the pricing model's modules reach 700,002 tokens with it, past the "
+        "700,000 passprice parses of another checkout's code (its own is 522,000)"
+    )
+    assert pins._count_tokens(b"a\n" * 349_999) == 699_998  # under the cap: parsed (about 1 s, not run here)
+    assert pins._count_tokens(b"x = [a,a]\n") == 8  # x = [ a , a ] and the line break
