@@ -460,6 +460,40 @@ def run_review(command: Sequence[str], cwd: Path, cache_dir: Path) -> float:
     return float(cpu)
 
 
+def wheel_command(work: Path) -> tuple[list[str] | None, str]:
+    """The checkout installed as CI installs it (``pip install .``: a wheel built by ``hatch_build.py``, which records
+    the pricing model's digest in it, installed with its modules byte-compiled) into a temporary venv in ``work``,
+    whose other packages are this interpreter's (one path line: nothing downloaded); the command running it and a
+    line saying so, or ``None`` and why not (issue 16: an installed package takes its digest from that record, an
+    editable one parses its 54 pricing modules)."""
+    import sysconfig
+
+    wheels, venv = work / "wheels", work / "wheel-venv"
+    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w",
+                            str(wheels), str(ROOT)], capture_output=True, text=True)  # fmt: skip
+    found = sorted(wheels.glob("passprice-*.whl"))
+    if built.returncode or not found:
+        return None, f"no wheel built (pip wheel exited {built.returncode}: {built.stderr.strip()[-300:]})"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, capture_output=True)
+    python = venv / "bin" / "python"
+    # pip --python: the venv's environment, never this one (``--prefix`` first uninstalled this interpreter's own
+    # passprice, the editable install, as a distribution of the same name).
+    installed = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps",
+                                "--no-index", str(found[-1])], capture_output=True, text=True)  # fmt: skip
+    if installed.returncode:
+        return None, f"the wheel not installed: {installed.stderr.strip()[-300:]}"
+    site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
+    # The libraries' folder as a plain path, once the wheel is in (its own .pth files, the editable passprice's among
+    # them, not read; the venv's passprice found first).
+    Path(site, "_bench_libraries.pth").write_text(sysconfig.get_paths()["purelib"] + "\n", encoding="utf-8")
+    where = subprocess.run([str(python), "-c", "import passprice.pins as p; print(p.__file__, p.RECORD.is_file())"],
+                           capture_output=True, text=True)  # fmt: skip
+    if where.returncode or not where.stdout.startswith(str(venv)) or not where.stdout.strip().endswith("True"):
+        return None, f"the wheel's passprice not the one imported, or no record in it: {where.stdout}{where.stderr}"
+    return [str(python), "-m", "passprice"], f"wheel: {found[-1].name} installed into a temporary venv ({venv})"
+
+
 def bench_review(runs: int) -> None:
     """``passprice check`` and ``passprice diff HEAD~1 HEAD --format markdown`` of a one-fact change, as a reviewer
     runs them on every pull request: cold (an empty cache folder each run, as a fresh CI machine) and warm (the
@@ -480,6 +514,11 @@ def bench_review(runs: int) -> None:
                  ("passprice diff HEAD~1 HEAD --format markdown (one card fact), warm", [*pp, "diff", "HEAD~1",
                                                                                          "HEAD", "--format",
                                                                                          "markdown"], False)]
+        wheel, said = wheel_command(work)
+        print(said)
+        if wheel is not None:  # the cold check as CI runs it, from an installed wheel (round digest77)
+            cases.insert(1, ("passprice check, cold, from a wheel installed as CI installs it", [*wheel, "check"],
+                             True))  # fmt: skip
         print(f"the review path: CPU (user + sys, git's processes included) medians of {runs} runs, each beside "
               "`python -c pass`")
         for label, command, cold in cases:
@@ -498,12 +537,13 @@ def bench_review(runs: int) -> None:
                  f"python -c pass {statistics.median(base) * 1e3:.1f} ms", f"{statistics.median(ratios):.1f} x pass",
                  "<= 800 ms" if cold else "(informational)")
         bench_stack_fits(runs)
-        bench_review_parses(repo, work, cases[:2])
+        colds = [case for case in cases if case[2]]
+        bench_review_parses(repo, work, [case for case in colds if "wheel" not in case[0]])
         if shutil.which("valgrind") is None:
             return
         base_i = instructions(PASS)
         assert base_i is not None
-        for label, command, _ in cases[:2]:
+        for label, command, _ in colds:
             folder = work / "cold-callgrind"
             done = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *command],
                                   cwd=repo, env=review_env(folder), capture_output=True, text=True)

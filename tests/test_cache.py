@@ -688,8 +688,9 @@ def test_the_pricing_model_digest_kept_in_the_cache_follows_each_module_s_conten
     computed: list[tuple[str, str]] = []
     compute = pins._compute
 
-    def counted(at: str, files: dict[str, str | None] | None = None, capped: bool = False) -> str:
-        digest = compute(at, files, capped)
+    def counted(at: str, files: dict[str, str | None] | None = None, capped: bool = False, kept: bool = True,
+                read: dict[str, tuple[bytes, str]] | None = None) -> str:  # fmt: skip
+        digest = compute(at, files, capped, kept, read)
         computed.append((at, digest))
         return digest
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 import ast
 import functools
 import json
+import keyword
 import os
 import re
 from json.encoder import encode_basestring as _json_string  # what json.dumps(ensure_ascii=False) writes a str as
@@ -69,29 +70,36 @@ PACKAGE = Path(__file__).resolve().parent
 #: (:func:`passprice.files.read_regular`).
 MODULE_BYTES = 4 * 1024 * 1024
 
-#: The most tokens (:func:`_token`: a run of word characters, or one other non-blank character, counted at C speed
-#: before anything is parsed) the pricing model's modules of *another* checkout may hold together: about 1.3 times
-#: this package's own (:func:`own_tokens`; 156,403 in 29 modules when the cap was set at 250,000 in session 11,
-#: 248,612 in 35 modules in session 25, when it was raised to 400,000 to keep that ratio: a review of the project's
-#: own next commit would otherwise have been refused as not judged; 378,074 in session 29, past 80 % of 400,000,
-#: when it was raised to 560,000, 1.48 times: the 2 s bound, not the ratio, sets it now). Parsing is the cost, not
-#: bytes: a 960 KB module ``x = [a,a,…]`` (480,000 names, 960,004 tokens) took ``ast.parse`` 3.3 s and 668 MB, and
-#: ``check`` 4.1–5.1 s and 833 MB; at 400,000 the same form (199,990 names, 399,984 tokens) parsed and was digested
-#: in 0.79 s of CPU and 297 MB (session 25, load 1); at 560,000 (279,990 names) in 1.32 s and 407 MB, at 640,000 in
-#: 1.56 s and 462 MB (session 29, load 4: too near 2 s with a command's start). In session 37 the package's own
-#: code reached 453,282 tokens, past 80 % of 560,000: raised to 600,000 (1.32 times), short of 640,000's 1.56 s.
-#: In session 42 it reached 481,266, past 80 % of 600,000: raised to 700,000 (1.45 times its own), the dense form's
-#: count, parse and tree text taking 1.16 s and 424 MB at 600,004 tokens, 1.25 s and 492 MB at 700,004 (in process,
-#: load 2.5; a whole `--no-cache check` of such a checkout: 2.24 s at 599,998 tokens, 2.45 s at 699,998, 1.32 s with
-#: none of it: past 2 s either way).
+#: The most tokens (:func:`_token`: a run of word characters, one other non-blank character, or a line break since
+#: session 43, counted at C speed before anything is parsed) the pricing model's modules of *another* checkout may hold
+#: together: about 1.3 times this package's own (:func:`own_tokens`; 156,403 in 29 modules when the cap was set at
+#: 250,000 in session 11, 248,612 in 35 modules in session 25, when it was raised to 400,000 to keep that ratio: a
+#: review of the project's own next commit would otherwise have been refused as not judged; 378,074 in session 29, past
+#: 80 % of 400,000, when it was raised to 560,000, 1.48 times: the 2 s bound, not the ratio, sets it now). Parsing is
+#: the cost, not bytes: a 960 KB module ``x = [a,a,…]`` (480,000 names, 960,004 tokens) took ``ast.parse`` 3.3 s and 668
+#: MB, and ``check`` 4.1–5.1 s and 833 MB; at 400,000 the same form (199,990 names, 399,984 tokens) parsed and was
+#: digested in 0.79 s of CPU and 297 MB (session 25, load 1); at 560,000 (279,990 names) in 1.32 s and 407 MB, at
+#: 640,000 in 1.56 s and 462 MB (session 29, load 4: too near 2 s with a command's start). In session 37 the package's
+#: own code reached 453,282 tokens, past 80 % of 560,000: raised to 600,000 (1.32 times), short of 640,000's 1.56 s. In
+#: session 42 it reached 481,266, past 80 % of 600,000: raised to 700,000 (1.45 times its own), the dense form's count,
+#: parse and tree text taking 1.16 s and 424 MB at 600,004 tokens, 1.25 s and 492 MB at 700,004 (in process, load 2.5; a
+#: whole `--no-cache check` of such a checkout: 2.24 s at 599,998 tokens, 2.45 s at 699,998, 1.32 s with none of it:
+#: past 2 s either way). In session 43 (digest77) the tree text of that form was cut from 218 to 82 ms (3,115 -> 1,229 M
+#: instructions) and the whole command from 2.50 to 2.38 s (load 5-7): still past 2 s, the parse alone 0.8 s of it. A
+#: line break was no token, though each line is a statement to the parser: 499,999 lines of ``a`` (999,998 bytes,
+#: 499,999 tokens) were parsed: line breaks are counted now (docs/PERFORMANCE.md, round digest77; the package's own code
+#: 487,587 -> 522,605 tokens, 74.7 % of the cap).
 #: The running package's own digest is never capped.
 MODEL_TOKENS = 700_000
 
 
 @functools.cache
 def _token() -> re.Pattern[bytes]:
-    """A token (:data:`MODEL_TOKENS`), compiled when another checkout's modules are counted, not on every import."""
-    return re.compile(rb"\w+|[^\w\s]")
+    """A token (:data:`MODEL_TOKENS`), compiled when another checkout's modules are counted, not on every import: a
+    run of word characters, one other non-blank character, or a line break (each line a statement to the parser,
+    the costliest unit it parses: 499,999 lines of ``a``, 999,998 bytes, were 499,999 tokens without it, under the
+    cap, and a ``check`` of them took 3.6 s and 903 MiB; session 43, digest77)."""
+    return re.compile(rb"\w+|[^\w\s]|\n")
 
 
 @functools.cache
@@ -155,21 +163,117 @@ def _without_docstring(body: list[Any]) -> list[Any]:
     return body
 
 
-#: Each syntax-tree class's layout as :func:`_emit` writes it: the text opening its list (``["Name"``), each field's
-#: name with the text opening its pair (``,["field",``), whether its body may open with a docstring and whether it is
-#: an import statement: looked up once a class, not tested node by node (the walk visits some 100,000 nodes).
-_LAYOUTS: dict[type, tuple[str, tuple[tuple[str, str], ...], bool, bool]] = {}
+#: Each syntax-tree class's writer (:func:`_writer`), made once a class the walk meets: a function that appends the
+#: node's canonical text (:func:`_emit`) to ``out``, its fields written one by one in the order of the class's
+#: ``_fields`` with no loop over them and no lookup of a field's name (the walk visits hundreds of thousands of
+#: nodes: for each, a generic loop over a layout cost more than the text it wrote).
+_WRITERS: dict[type, Any] = {}
+
+#: A name's whole text (``["Name",["id","x"],["ctx",["Load"]]]``) by its identifier and its context's class: the
+#: commonest node, written once a process for each pair (a module's names repeat).
+_NAMES: dict[tuple[str, type], str] = {}
+
+#: The contexts a name is read or written in: classes without fields, each one text whatever the instance.
+_CONTEXTS = frozenset({ast.Load, ast.Store, ast.Del})
 
 
-def _layout(cls: type) -> tuple[str, tuple[tuple[str, str], ...], bool, bool]:
-    # A class's and a field's names are ASCII identifiers: JSON strings as they are.
-    found = _LAYOUTS[cls] = (
-        f'["{cls.__name__}"',
-        tuple((field, f',["{field}",') for field in getattr(cls, "_fields", ())),
-        issubclass(cls, _WITH_DOCSTRING),
-        issubclass(cls, ast.Import | ast.ImportFrom),
-    )
-    return found
+def _field_code(field: str, strip: bool, pieces: str) -> list[str]:
+    """The lines of a writer (:func:`_writer`) that write one field, as :func:`_emit` always has: a string as JSON
+    writes it, an exact ``int`` as its ``repr``, a list (when not empty) item by item (the docstring of a ``body``
+    dropped when ``strip``), a node of a class without fields as its whole pair from the table named ``pieces``
+    (:func:`_pieces`), another value (a node, a float, a bool …) by its writer or :func:`_emit_value`, and a ``None``
+    not at all."""
+    head = f',["{field}",'  # a field's name is an ASCII identifier: a JSON string as it is
+    read = f"node.{field}" if field.isidentifier() and not keyword.iskeyword(field) else f"getattr(node, {field!r})"
+    lines = [
+        f"    v = {read}",
+        "    k = type(v)",
+        "    if k is str:",
+        f"        append({head!r} + js(v) + ']')",
+        "    elif k is list:",
+        "        if v:",
+    ]
+    if strip and field == "body":
+        lines.append("            v = without(v)")
+    lines += [
+        f"            append({head + '['!r})",
+        "            for item in v:",
+        "                (get(type(item)) or value)(item, imports, out)",
+        "                append(',')",
+        "            out[-1] = ']]'",
+        "    elif k is int:",
+        f"        append({head!r} + int_repr(v) + ']')",
+        "    elif v is not None:",
+        f"        piece = {pieces}.get(k)",
+        "        if piece is not None:",
+        "            append(piece)",
+        "        else:",
+        f"            append({head!r})",
+        "            (get(k) or value)(v, imports, out)",
+        "            append(']')",
+    ]
+    return lines
+
+
+@functools.cache
+def _fieldless() -> tuple[type, ...]:
+    """The syntax-tree classes of :mod:`ast` without fields: contexts (``Load`` …) and operators (``Add``, ``Eq`` …),
+    a third of the nodes of passprice's own modules, each written as one constant text."""
+    return tuple(
+        cls for cls in vars(ast).values()
+        if isinstance(cls, type) and issubclass(cls, ast.AST) and not getattr(cls, "_fields", ())
+    )  # fmt: skip
+
+
+def _pieces(head: str) -> dict[type, str]:
+    """The whole pair ``head`` + text + ``]`` of each class without fields (:func:`_fieldless`) as one field's value:
+    ``,["ctx",["Load"]]``, what :func:`_emit` writes of it piece by piece."""
+    return {cls: f'{head}["{cls.__name__}"]]' for cls in _fieldless()}
+
+
+def _writer(cls: type) -> Any:
+    """The writer of the syntax-tree class ``cls`` (kept in :data:`_WRITERS`): a function ``(node, imports, out)``
+    made from the class's fields (:func:`_field_code`), which notes an import statement's package modules
+    (:func:`_note_import`) and drops a docstring where one may stand (:data:`_WITH_DOCSTRING`). A class without
+    fields is one constant text; a ``Name`` is written once for each identifier and context (:data:`_NAMES`)."""
+    fields = tuple(getattr(cls, "_fields", ()))
+    strip = issubclass(cls, _WITH_DOCSTRING)
+    opening = f'["{cls.__name__}"'  # a class's name is an ASCII identifier: a JSON string as it is
+    scope: dict[str, Any] = {
+        "js": _json_string, "int_repr": int.__repr__, "without": _without_docstring, "note": _note_import,
+        "get": _WRITERS.get, "value": _emit_value,
+    }  # fmt: skip
+    lines = ["def write(node, imports, out):", "    append = out.append"]
+    if issubclass(cls, ast.Import | ast.ImportFrom):
+        lines.append("    note(node, imports)")
+    if not fields:
+        lines.append(f"    append({opening + ']'!r})")
+    else:
+        lines.append(f"    append({opening!r})")
+        for i, field in enumerate(fields):
+            scope[f"pieces{i}"] = _pieces(f',["{field}",')
+            lines += _field_code(field, strip, f"pieces{i}")
+        lines.append("    append(']')")
+    exec(compile("\n".join(lines), f"<passprice.pins writer of {cls.__name__}>", "exec"), scope)
+    write = scope["write"]
+    if cls is ast.Name:
+        plain = write
+
+        def write(node: Any, imports: set[str], out: list[str]) -> None:
+            name, context = node.id, type(node.ctx)
+            if type(name) is not str or context not in _CONTEXTS:
+                plain(node, imports, out)
+                return
+            key = (name, context)
+            text = _NAMES.get(key)
+            if text is None:
+                one: list[str] = []
+                plain(node, imports, one)
+                text = _NAMES[key] = "".join(one)
+            out.append(text)
+
+    _WRITERS[cls] = write
+    return write
 
 
 def _emit(node: ast.AST, imports: set[str], out: list[str]) -> None:
@@ -182,39 +286,7 @@ def _emit(node: ast.AST, imports: set[str], out: list[str]) -> None:
     ``json.dumps``, which ``tests/test_digest_text.py`` holds it to on every module of the package and a dozen of
     the standard library's); written straight as text it takes a fifth of the time, which an editable install's first
     ``check`` pays in full."""
-    opening, fields, strip, noted = _LAYOUTS.get(type(node)) or _layout(type(node))
-    if noted:
-        _note_import(node, imports)  # type: ignore[arg-type]
-    out.append(opening)
-    for field, head in fields:
-        value = getattr(node, field, None)
-        kind = type(value)
-        if kind is str:
-            out.append(head + _json_string(str(value)) + "]")
-        elif kind is int:
-            out.append(head + int.__repr__(value) + "]")
-        elif kind is list:
-            if not value:
-                continue
-            if strip and field == "body":
-                value = _without_docstring(value)
-            out.append(head + "[")
-            first = True
-            for item in value:
-                if first:
-                    first = False
-                else:
-                    out.append(",")
-                if isinstance(item, ast.AST):
-                    _emit(item, imports, out)
-                else:
-                    _emit_value(item, imports, out)
-            out.append("]]")
-        elif value is not None:
-            out.append(head)
-            _emit_value(value, imports, out)
-            out.append("]")
-    out.append("]")
+    (_WRITERS.get(type(node)) or _writer(type(node)))(node, imports, out)
 
 
 def _emit_value(value: Any, imports: set[str], out: list[str]) -> None:
@@ -255,7 +327,11 @@ def pricing_modules(folder: Path = PACKAGE) -> tuple[str, ...]:
 
 
 def _trees(
-    folder: str, files: dict[str, str | None] | None = None, capped: bool = False, kept: bool = True
+    folder: str,
+    files: dict[str, str | None] | None = None,
+    capped: bool = False,
+    kept: bool = True,
+    read: dict[str, tuple[bytes, str]] | None = None,
 ) -> dict[str, str]:
     """The canonical trees, as JSON text (:func:`_tree_text`), of the modules :func:`pricing_modules` names, by module
     name. When ``files`` is given, every module name the walk looked up is added to it with the sha256 of its file's
@@ -263,7 +339,9 @@ def _trees(
     module's tokens are counted before it is parsed (or read with its cached tree), and the closure past
     :data:`MODEL_TOKENS` raises :class:`CodeNotJudged`. ``kept`` (the default): each module's tree is taken from,
     and stored in, passprice's cache under the sha256 of its file's bytes (:func:`_kept_tree`), so a tree with one
-    module edited parses that module alone; ``False`` parses every module (:func:`record`, run by the build)."""
+    module edited parses that module alone; ``False`` parses every module (:func:`record`, run by the build).
+    ``read`` (:func:`_sources`' reading): each module file's bytes and their sha256 by file name, taken from there
+    instead of reading and hashing the file again (a cold ``check`` read and hashed the 54 modules twice)."""
     base = Path(folder)
     seen: dict[str, str] = {}
     todo = list(PRICING_ROOTS)
@@ -273,12 +351,16 @@ def _trees(
         if name in seen or name in NOT_PRICING:
             continue
         path = base / f"{name}.py"
-        if not is_there(path):
-            if files is not None:
-                files[name] = None
-            continue
-        data = read_regular(path, MODULE_BYTES)
-        sha = sha256(data).hexdigest()
+        done = read.get(path.name) if read is not None else None
+        if done is not None:
+            data, sha = done
+        else:
+            if not is_there(path):
+                if files is not None:
+                    files[name] = None
+                continue
+            data = read_regular(path, MODULE_BYTES)
+            sha = sha256(data).hexdigest()
         found = _kept_tree(sha) if kept else None
         counted: int | None = None
         if capped:
@@ -404,16 +486,21 @@ def _keep_tree(sha: str, tree: _Tree) -> None:
     cache.store(_tree_key(sha), {"tree": packed, "imports": list(tree.imports), "tokens": tree.tokens})
 
 
-def _sources(folder: str) -> bytes:
+def _sources(folder: str) -> tuple[bytes, dict[str, tuple[bytes, str]]]:
     """Every module file of the package at ``folder``: its name and the sha256 of its bytes, sorted by name (a
-    superset of what :func:`_trees` reads, so a change to any module the digest covers changes these)."""
+    superset of what :func:`_trees` reads, so a change to any module the digest covers changes these), and what was
+    read: each file's bytes and their sha256 by file name (for :func:`_trees`, so the trees are made from the very
+    bytes the cache's key names)."""
     base = Path(folder)
-    parts = sorted(
-        (p.name, sha256(read_regular(p, MODULE_BYTES)).hexdigest()) for p in base.glob("*.py") if is_there(p)
-    )
+    read: dict[str, tuple[bytes, str]] = {}
+    for p in base.glob("*.py"):
+        if is_there(p):
+            data = read_regular(p, MODULE_BYTES)
+            read[p.name] = (data, sha256(data).hexdigest())
     # A file name that is not UTF-8 (bytes the file system holds, which Python reads as surrogates) is keyed by its
     # own bytes: it stopped the digest with a UnicodeEncodeError, and a side's own code priced nothing (round 19).
-    return "\n".join(f"{name}:{digest}" for name, digest in parts).encode("utf-8", "surrogateescape")
+    listed = "\n".join(f"{name}:{read[name][1]}" for name in sorted(read)).encode("utf-8", "surrogateescape")
+    return listed, read
 
 
 def _digest(folder: str, capped: bool = False) -> str:
@@ -426,11 +513,15 @@ def _digest(folder: str, capped: bool = False) -> str:
     recorded = _recorded(folder)
     if recorded is not None:
         return recorded
-    entry = cache.key("pricing-model", Path(__file__).read_bytes(), _sources(folder))
+    import sys
+
+    listed, read = _sources(folder)
+    # The interpreter too: its parser makes the trees (cache.key names the libraries' folders, not the Python).
+    entry = cache.key("pricing-model", Path(__file__).read_bytes(), f"{sys.version}\n".encode() + listed)
     kept = cache.read(entry)
     if kept is not None and isinstance(kept.get("digest"), str):
         return str(kept["digest"])
-    digest = _compute(folder, capped=capped)
+    digest = _compute(folder, capped=capped, read=read)
     cache.store(entry, {"digest": digest})
     return digest
 
@@ -524,10 +615,16 @@ def _in_source_tree(package: Path) -> bool:
     )
 
 
-def _compute(folder: str, files: dict[str, str | None] | None = None, capped: bool = False, kept: bool = True) -> str:
+def _compute(
+    folder: str,
+    files: dict[str, str | None] | None = None,
+    capped: bool = False,
+    kept: bool = True,
+    read: dict[str, tuple[bytes, str]] | None = None,
+) -> str:
     """``sha256:`` + the hash of the canonical trees of the package at ``folder`` (:func:`_trees`, which fills
-    ``files`` when given and takes each module's tree from the cache unless ``kept`` is false), dumped as JSON in
-    module name order."""
+    ``files`` when given, takes each module's tree from the cache unless ``kept`` is false and each module's bytes
+    from ``read`` when given), dumped as JSON in module name order."""
     import gc
     import hashlib  # OpenSSL's: the trees of every module, hundreds of KB
 
@@ -538,7 +635,7 @@ def _compute(folder: str, files: dict[str, str | None] | None = None, capped: bo
     gc.disable()
     try:
         h = hashlib.sha256()
-        for name, tree in sorted(_trees(folder, files, capped, kept).items()):
+        for name, tree in sorted(_trees(folder, files, capped, kept, read).items()):
             text = f"[{_json_string(name)},{tree}]"  # json.dumps([name, tree]) of the tree's nested lists
             h.update(text.encode("utf-8"))
             h.update(b"\n")
