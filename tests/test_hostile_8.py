@@ -347,7 +347,7 @@ def test_a_lock_named_after_a_file_name_that_is_no_lock_name_is_refused(tmp_path
     out = tmp_path / f"{stem}.lock.toml"
     bad("lock", "r1-qwen7b-h200", "-o", str(out), root=root,
         says=f"{shown}.lock.toml: the lock would be named '{shown}' after it, which holds a line break, a control "
-        "character or a bidi control: give --name")
+        "character, a bidi control or an invisible character: give --name")
     assert not out.exists()
     # A printable name that is not ASCII names a lock as before (test_bad_input_4/5: é.lock.toml names a lock é).
 

@@ -427,12 +427,13 @@ def lock_name(output: Path, serving: str | None, name: str | None, old: Lock | N
         derived, source = output.name.removesuffix(".toml"), output
     else:
         derived, source = Path(serving).stem, Path(serving)
-    # A file's name may be any printable text (é.lock.toml names a lock é); a line break, a control character or a
-    # bidi control in it is no name (a name not UTF-8 is the command line's to refuse, as for any name it gives).
+    # A file's name may be any printable text (é.lock.toml names a lock é); a line break, a control character, a
+    # bidi control or an invisible character (schema.ONE_LINE's, U+00AD since attack80) in it is no name (a name not
+    # UTF-8 is the command line's to refuse, as for any name it gives).
     if not _ONE_LINE.match(derived) and not any("\udc80" <= ch <= "\udcff" for ch in derived):
         raise InputError(
             f"{shown(source)}: the lock would be named {derived!r} after it, which holds a line break, a control "
-            "character or a bidi control: give --name"
+            "character, a bidi control or an invisible character: give --name"
         )
     # The rule of every record name (registry.name_problem): U+00AD, U+00A0 or U+E000 passed the one-line rule and
     # named a lock that prints like another (attack round 44).
