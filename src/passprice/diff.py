@@ -3164,6 +3164,11 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
     by_file = {(f.kind, f.name): f for f in files if f.holds_facts}
     entries = {f.name: f for f in files if f.kind == "checkpoint" and f.status == "changed"}
     lock_files = {f.path: f for f in files if f.kind == "lock"}
+    # The stacks whose route a lock made under them may have moved: only a stack file the change edits on both sides
+    # is read for it, each once (walk82's per-lock read parsed the llama.cpp stack's text 3 times a review, not once:
+    # test_same_bytes).
+    routed: dict[str, tuple[tuple[str, Any, Any], ...] | None] = {
+        f.name: None for f in files if f.kind == "stack" and f.status == "changed"}
     base_locks, head_locks = _locks(base), _locks(head)
     requests: dict[str, list[dict[str, Any]]] = {"base": [], "head": []}
     pairs: dict[str, tuple[Lock | None, Lock | None, str | None]] = {}
@@ -3313,7 +3318,9 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
             # Where the stack's matrix kernels run is no fact but moves the expected price as one: said as
             # ``reproduce`` says it (``stack S integer_matrices: vector → array``), a field the lock pins. Walkthrough
             # 82: the row read "changed –" and ``serving_differences`` [] at expected +3.03 %.
-            routes = stack_route_changes(base, head, lock.stack.name)
+            routes = routed.get(lock.stack.name, ())
+            if routes is None:
+                routes = routed[lock.stack.name] = stack_route_changes(base, head, lock.stack.name)
             if routes:
                 serving = (*serving, *(f"stack {lock.stack.name} {key}: {was} → {now}" for key, was, now in routes))
                 fields = tuple({"field": f"stack.{lock.stack.name}.{key}", "locked": was, "now": now}
