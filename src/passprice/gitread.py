@@ -938,28 +938,67 @@ def read_named(top: Path, names: Iterable[str], timeout: float | None = None) ->
 #: a 256 MiB lock of zeros changed in 4 commits (a 448 KB ``.git``) held ``reproduce DIGEST``'s search 7.1 s.
 PICKAXE_BLOB_BYTES = 4 << 20
 #: The most bytes :func:`pickaxe` reads in all (each distinct blob once, the oldest first): this checkout's history
-#: of ``locks/`` held 1,193 distinct blobs, 26.8 MB, at session 43. Past it the newer blobs are not read. Reading
-#: costs about 2 ms of CPU a MiB (git's inflating, the pipe) and counting up to 3.5 ms (a blob of the text's last
-#: byte repeated, CPython's search skipping least; 0.2 ms for others): 256 MiB took 1.5 s of CPU
-#: (``benchmarks/history_pickaxe.py``), so the cap is 128 MiB.
+#: of ``locks/`` held 1,193 distinct blobs, 26.8 MB, at session 43. Past it the newer blobs are not read, and the
+#: search says so (:meth:`Pickaxe.cut`, git86). Reading costs about 2 ms of CPU a MiB (git's inflating, the pipe)
+#: and counting up to 3.5 ms (a blob of the text's last byte repeated, CPython's search skipping least; 0.2 ms for
+#: others): 256 MiB took 1.5 s of CPU (``benchmarks/history_pickaxe.py``), so the cap is 128 MiB.
 PICKAXE_TOTAL_BYTES = 128 << 20
 #: The most bytes of blobs one ``git cat-file --batch`` of :func:`pickaxe` reads (each run's counted, then dropped).
 _PICKAXE_RUN_BYTES = 16 << 20
 
 
-def pickaxe(top: Path, text: str, folder: str, timeout: float) -> list[tuple[str, str, list[tuple[str, str]]]]:
+@attrs.frozen
+class Pickaxe:
+    """What :func:`pickaxe` found and what it could not read. ``found``: the commits, oldest first, that change the
+    count of the text, each as its id, its date (YYYY-MM-DD) and the files so changed (path from the repository's
+    top, new blob id); ``order``: the id of every commit that changed a file under the folder, oldest first;
+    ``searched``: how many of them, from the oldest, had their blobs read within :data:`PICKAXE_TOTAL_BYTES` (the
+    rest past it, none of their new blobs read); ``unread``: each blob not read (over :data:`PICKAXE_BLOB_BYTES`, or
+    past the total) as the index in ``order`` of the first commit naming it and its size in bytes. Git86: a search
+    cut by a cap said "not found" as if it had read everything."""
+
+    found: list[tuple[str, str, list[tuple[str, str]]]]
+    order: tuple[str, ...] = ()
+    searched: int = 0
+    unread: tuple[tuple[int, int], ...] = ()
+
+    def cut(self, upto: str | None = None) -> str | None:
+        """One clause saying what the search did not read, or ``None`` when nothing it needed was left unread:
+        with ``upto`` (a commit id of ``found``), the blobs of that commit and older ones (an older commit may have
+        written the text: the oldest found is then the oldest among those read); without, all of them (the text
+        may be in one: "not found" is then "not found in what was read"). Sizes in bytes."""
+        last = self.order.index(upto) if upto is not None and upto in self.order else len(self.order)
+        missed = [size for at, size in self.unread if at <= last]
+        if not missed:
+            return None
+        caps = (f"past the cap {'was' if len(missed) == 1 else 'were'} not read (gitread.PICKAXE_BLOB_BYTES "
+                f"{PICKAXE_BLOB_BYTES:,} bytes a blob, PICKAXE_TOTAL_BYTES {PICKAXE_TOTAL_BYTES:,} in all, oldest "
+                "first)")
+        blobs = f"{len(missed):,} blob{'s' * (len(missed) != 1)} ({sum(missed):,} bytes)"
+        if upto is not None:
+            return f"{blobs} of that commit or older ones {caps}: an older commit may have written it"
+        read = (f"the {self.searched:,} oldest of the {len(self.order):,} commits"
+                if self.searched < len(self.order) else f"the {len(self.order):,} commits")
+        return f"not found in {read} searched; {blobs} {caps}"
+
+
+def pickaxe(top: Path, text: str, folder: str, timeout: float) -> Pickaxe:
     """What ``git log --reverse -S TEXT -- FOLDER`` finds in the repository at ``top``, with each blob read once and
-    within caps: the commits, oldest first, that change the number of times ``text`` (UTF-8) occurs in a file under
-    ``folder`` (``locks/``, from ``top``), each as its id, its date (``%cs``, YYYY-MM-DD) and the files so changed
-    (their path from the repository's top, as ``git show COMMIT:PATH`` takes it, and new blob id, the zero id when the
-    commit removed the file). The files each commit changes come from one ``git
-    log --raw`` (trees only, no blob read); each distinct blob of them, sized in one ``git cat-file --batch-check``,
-    is read once (``git cat-file --batch``, :data:`_PICKAXE_RUN_BYTES` a run) and its occurrences counted
-    (non-overlapping, as git counts them); one over :data:`PICKAXE_BLOB_BYTES`, or past :data:`PICKAXE_TOTAL_BYTES`
-    read in all, is not read and holds none. Merges are passed over, as ``git log -S`` passes them. Git79: ``git
-    log -S`` inflated and searched every version of every file the commit changes, however large or many: a 256 MiB
-    blob of zeros changed in 4 commits (448 KB of ``.git``) took 7.1 s; one blob under many names is read once here,
-    where ``-S`` read it once a name. ``timeout``: seconds for every git it runs together. Raises as
+    within caps (:class:`Pickaxe`): the commits, oldest first, that change the number of times ``text`` (UTF-8)
+    occurs in a file under ``folder`` (``locks/``, from ``top``), each as its id, its date (``%cs``, YYYY-MM-DD) and
+    the files so changed (their path from the repository's top, as ``git show COMMIT:PATH`` takes it, and new blob
+    id, the zero id when the commit removed the file), and what was not read. The files each commit changes come
+    from one ``git log --raw`` (trees only, no blob read); each distinct blob of them, sized in one ``git cat-file
+    --batch-check``, is read once (``git cat-file --batch``, :data:`_PICKAXE_RUN_BYTES` a run) and its occurrences
+    counted (non-overlapping, as git counts them); one over :data:`PICKAXE_BLOB_BYTES` is not read and holds none,
+    and the blobs are read oldest first up to :data:`PICKAXE_TOTAL_BYTES` in all, none past the first that does not
+    fit (so what is read is every commit up to :attr:`Pickaxe.searched`: its callers ask for the oldest commit that
+    wrote a text, which a newest-first read could answer with a newer one, silently). Merges are passed over, as
+    ``git log -S`` passes them; renames are not followed (``--no-renames``: a renamed file is its old path's
+    removal and its new path's addition, which adds commits after the one that wrote the text, never before it).
+    Git79: ``git log -S`` inflated and searched every version of every file the commit changes, however large or
+    many: a 256 MiB blob of zeros changed in 4 commits (448 KB of ``.git``) took 7.1 s; one blob under many names is
+    read once here, where ``-S`` read it once a name. ``timeout``: seconds for every git it runs together. Raises as
     :func:`run_git` does (:class:`GitFailed` past ``timeout``)."""
     import time
 
@@ -983,17 +1022,29 @@ def pickaxe(top: Path, text: str, folder: str, timeout: float) -> list[tuple[str
         fields = meta.split()  # ":OLDMODE NEWMODE OLDID NEWID STATUS"
         if commits and line.startswith(":") and len(fields) == 5:  # under folder: git's pathspec keeps no other
             commits[-1][2].append((path, fields[2], fields[3]))
-    ids = list(dict.fromkeys(b for _, _, files in commits for _, old, new in files for b in (old, new) if b.strip("0")))
+    first: dict[str, int] = {}  # each blob -> the index of the first commit naming it, oldest first
+    for at, (_, _, files) in enumerate(commits):
+        for _, old, new in files:
+            for blob in (old, new):
+                if blob.strip("0"):
+                    first.setdefault(blob, at)
     counts: dict[str, int] = {}
-    if ids:
+    unread: list[tuple[int, int]] = []
+    searched = len(commits)
+    if first:
         checked = run_git(top, ["cat-file", "--batch-check=%(objectname) %(objecttype) %(objectsize)"],
-                          "".join(f"{b}\n" for b in ids).encode("ascii", "replace"), timeout=left())
+                          "".join(f"{b}\n" for b in first).encode("ascii", "replace"), timeout=left())
         runs: list[dict[str, int]] = [{}]
         budget = PICKAXE_TOTAL_BYTES
         run_bytes = 0  # of the last run
-        for line in checked.decode("ascii", "replace").splitlines():
-            blob, kind, size = ([*line.split(), "", "", ""])[:3]
-            if kind != "blob" or not size.isdigit() or int(size) > min(PICKAXE_BLOB_BYTES, budget):
+        for blob, line in zip(first, checked.decode("ascii", "replace").splitlines(), strict=False):
+            _, kind, size = ([*line.split(), "", "", ""])[:3]
+            if kind != "blob" or not size.isdigit():
+                continue
+            if int(size) > PICKAXE_BLOB_BYTES or searched < len(commits) or int(size) > budget:
+                if int(size) <= PICKAXE_BLOB_BYTES:  # the first past the total: it and every newer blob unread
+                    searched = min(searched, first[blob])
+                unread.append((first[blob], int(size)))
                 continue
             budget -= int(size)
             if run_bytes + int(size) > _PICKAXE_RUN_BYTES:
@@ -1006,12 +1057,12 @@ def pickaxe(top: Path, text: str, folder: str, timeout: float) -> list[tuple[str
             for blob, data in read_blobs(top, run, timeout=left()).items():
                 counts[blob] = data.count(wanted)
     found: list[tuple[str, str, list[tuple[str, str]]]] = []
-    for commit, date, files in commits:
+    for commit, date, files in commits[:searched]:
         changed = [(path, new) for path, old, new in files
                    if counts.get(old, 0) != counts.get(new, 0)]
         if changed:
             found.append((commit, date, changed))
-    return found
+    return Pickaxe(found, tuple(c for c, _, _ in commits), searched, tuple(unread))
 
 
 def is_shallow(top: Path) -> bool:

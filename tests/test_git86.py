@@ -1,0 +1,119 @@
+"""git86: the bounded history search (gitread.pickaxe) says what its caps left unread wherever its answer is shown,
+and model_commit answers a renamed lock as `git log -S` did. Each failing input built here."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from cli_helpers import copy_root, invoke
+from test_left52 import _git
+
+
+def _lock(path: Path, digest: str, pad: int = 0) -> None:
+    path.write_text(f'[lock]\ndigest = "sha256:{digest}"\npricing_model = "sha256:{digest}"\n' + "#" * pad + "\n",
+                    encoding="utf-8")
+
+
+def _commit(repo: Path, message: str) -> tuple[str, str]:
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "--no-verify", "-m", message)
+    return _git(repo, "rev-parse", "--short=12", "HEAD"), _git(repo, "log", "-1", "--format=%cs")
+
+
+def test_1_a_search_cut_by_its_total_cap_says_so_in_reproduce_digest(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    # Before: the blobs past gitread.PICKAXE_TOTAL_BYTES (oldest first) counted as holding no match, and `reproduce
+    # DIGEST` of a lock written past the cap said "the lock cited may have been re-locked since, or be of another
+    # registry", as if the whole history had been searched. The cap forced here to the registry's first commit's
+    # lock blobs: the lock written in the third commit (and removed in the fourth) is past it.
+    from passprice import gitread
+
+    root = copy_root(tmp_path)
+    _git(root, "init", "-q")
+    _commit(root, "locked")
+    first = _git(root, "ls-tree", "-r", "-l", "HEAD", "locks/").splitlines()
+    read = sum({row.split()[2]: int(row.split()[3]) for row in first}.values())
+    (root / "locks" / "README").write_text("locks\n", encoding="utf-8")
+    _commit(root, "a readme")
+    digest = f"{86:064x}"
+    _lock(root / "locks" / "old.lock.toml", digest)
+    wrote, date = _commit(root, "old")
+    size = (root / "locks" / "old.lock.toml").stat().st_size
+    (root / "locks" / "old.lock.toml").unlink()
+    _commit(root, "re-locked")
+    done = invoke("reproduce", digest[:12], root=root)
+    assert done.exit_code == 2 and done.stderr.splitlines()[-1].endswith(
+        f": re-locked since; commit {wrote} ({date}) wrote it as locks/old.lock.toml: write it out, `git show "
+        f"{wrote}:locks/old.lock.toml > old-{wrote}.lock.toml`, then `passprice reproduce old-{wrote}.lock.toml`")
+    monkeypatch.setattr(gitread, "PICKAXE_TOTAL_BYTES", read + 6)  # the README's 6 bytes fit; old's do not
+    done = invoke("reproduce", digest[:12], root=root)
+    assert done.exit_code == 2 and done.stdout == "", done.output
+    assert done.stderr.splitlines()[-1].endswith(
+        f"passprice audit NAME prints a lock's digest): in its git history's locks/, not found in the 2 oldest of the "
+        f"4 commits searched; 1 blob ({size:,} bytes) past the cap was not read (gitread.PICKAXE_BLOB_BYTES "
+        f"4,194,304 bytes a blob, PICKAXE_TOTAL_BYTES {read + 6:,} in all, oldest first)"), done.stderr
+
+
+def test_1_model_commit_says_an_older_blob_was_not_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Before: a lock over gitread.PICKAXE_BLOB_BYTES counted as holding no match, so model_commit named a newer
+    # commit as "the oldest commit whose locks record" the digest, with nothing said; and a search cut by the total
+    # answered None, as "no lock recorded it".
+    from passprice import gitread
+    from passprice.registry import Root
+    from passprice.reproduce import model_commit
+
+    digest = f"{87:064x}"
+    _git(tmp_path, "init", "-q")
+    (tmp_path / "locks").mkdir()
+    _lock(tmp_path / "locks" / "big.lock.toml", digest, pad=2000)
+    _commit(tmp_path, "big")
+    big = (tmp_path / "locks" / "big.lock.toml").stat().st_size
+    _lock(tmp_path / "locks" / "small.lock.toml", digest)
+    small, date = _commit(tmp_path, "small")
+    assert model_commit(Root(tmp_path), f"sha256:{digest}")[1] is None
+    monkeypatch.setattr(gitread, "PICKAXE_BLOB_BYTES", big - 1)
+    assert model_commit(Root(tmp_path), f"sha256:{digest}") == (
+        (small, date), f"1 blob ({big:,} bytes) of that commit or older ones past the cap was not read "
+        f"(gitread.PICKAXE_BLOB_BYTES {big - 1:,} bytes a blob, PICKAXE_TOTAL_BYTES 134,217,728 in all, oldest "
+        "first): an older commit may have written it")
+    monkeypatch.setattr(gitread, "PICKAXE_BLOB_BYTES", 4 << 20)
+    monkeypatch.setattr(gitread, "PICKAXE_TOTAL_BYTES", big)  # the big one read; the small one, newer, past it
+    assert model_commit(Root(tmp_path), f"sha256:{digest}")[0] == (_git(tmp_path, "rev-parse", "--short=12",
+                                                                        "HEAD~1"), date)
+    monkeypatch.setattr(gitread, "PICKAXE_TOTAL_BYTES", big - 1)  # nothing read
+    size = (tmp_path / "locks" / "small.lock.toml").stat().st_size
+    assert model_commit(Root(tmp_path), f"sha256:{digest}") == (
+        None, f"not found in the 0 oldest of the 2 commits searched; 2 blobs ({big + size:,} bytes) past the cap "
+        f"were not read (gitread.PICKAXE_BLOB_BYTES 4,194,304 bytes a blob, PICKAXE_TOTAL_BYTES {big - 1:,} in all, "
+        "oldest first)")
+
+
+def test_2_model_commit_of_a_renamed_lock_is_the_commit_git_log_s_named(tmp_path: Path) -> None:
+    # Git79's pickaxe runs `git log --no-renames`; main before it ran `git log -S DIGEST -- locks/`, which pairs a
+    # renamed file (diff.renames). A rename adds only commits after the one that wrote the digest (its old path's
+    # removal, its new path's addition), so the oldest, model_commit's answer, is the same: checked against git.
+    from passprice.registry import Root
+    from passprice.reproduce import model_commit
+
+    digest = f"{88:064x}"
+    _git(tmp_path, "init", "-q")
+    (tmp_path / "locks").mkdir()
+    _lock(tmp_path / "locks" / "a.lock.toml", digest)
+    wrote, date = _commit(tmp_path, "wrote")
+    _git(tmp_path, "mv", "locks/a.lock.toml", "locks/b.lock.toml")
+    _commit(tmp_path, "renamed")
+    _git(tmp_path, "mv", "locks/b.lock.toml", "locks/c.lock.toml")
+    with (tmp_path / "locks" / "c.lock.toml").open("a", encoding="utf-8") as c:
+        c.write("# renamed and edited\n")
+    _commit(tmp_path, "renamed and edited")
+
+    def git_s(*more: str) -> list[str]:
+        return subprocess.run(["git", "log", *more, "--format=%h", "--abbrev=12", "-S", digest, "--", "locks/"],
+                              cwd=tmp_path, capture_output=True, text=True, check=True).stdout.split()
+
+    assert git_s() == [wrote]  # renames paired: only the commit that wrote it
+    assert len(git_s("--no-renames")) == 3  # each rename a removal and an addition
+    assert model_commit(Root(tmp_path), f"sha256:{digest}") == ((wrote, date), None)
