@@ -3,6 +3,7 @@ and model_commit answers a renamed lock as `git log -S` did. Each failing input 
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -117,3 +118,46 @@ def test_2_model_commit_of_a_renamed_lock_is_the_commit_git_log_s_named(tmp_path
     assert git_s() == [wrote]  # renames paired: only the commit that wrote it
     assert len(git_s("--no-renames")) == 3  # each rename a removal and an addition
     assert model_commit(Root(tmp_path), f"sha256:{digest}") == ((wrote, date), None)
+
+
+def _fifo_blob(tmp_path: Path) -> tuple[str, str, Path]:
+    """A repository of two files as loose objects: the first's blob id, the second's, and the second's loose object
+    file, made a FIFO."""
+    _git(tmp_path, "init", "-q")
+    (tmp_path / "a").write_text("a\n", encoding="utf-8")
+    (tmp_path / "b").write_text("bb\n", encoding="utf-8")
+    _commit(tmp_path, "one")
+    a, b = _git(tmp_path, "rev-parse", "HEAD:a"), _git(tmp_path, "rev-parse", "HEAD:b")
+    loose = tmp_path / ".git" / "objects" / b[:2] / b[2:]
+    loose.unlink()
+    os.mkfifo(loose)
+    return a, b, loose
+
+
+def test_3_the_long_lived_cat_file_and_blob_sha256_are_watched(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    # Before: gitread._Batch.read (diff's one `git cat-file --batch`) and gitread.blob_sha256 (`git cat-file blob`,
+    # a document past the cap on what is read whole) read git's output with blocking reads, unwatched: an object
+    # swapped for a FIFO after the look-through (forced to list none here, gitread.MAX_LOOSE_LISTED 0) held them for
+    # ever. Now both are watched as run_git is: the FIFO named, git stopped.
+    import platform
+
+    from passprice import gitread
+
+    if platform.machine() not in gitread._OPENING or not os.access("/proc/self/syscall", os.R_OK):
+        pytest.skip("no /proc/PID/syscall of a known machine: the look-through's bound is all there is")
+    a, b, loose = _fifo_blob(tmp_path)
+    monkeypatch.setattr(gitread, "MAX_LOOSE_LISTED", 0)
+    line = (f"{loose}: a FIFO (named pipe), where git reads an object of its repository: git cat-file waited to open "
+            "it (a FIFO's writer never comes), so passprice stopped git; make it a regular file or remove it")
+    with pytest.raises(gitread.GitFailed) as raised:
+        gitread.blob_sha256(tmp_path, b)
+    assert str(raised.value) == line
+    assert gitread.blob_sha256(tmp_path, a) == "87428fc522803d31065e7bce3cf03fe475096631e5e07bbd7a0fde60c4cf25c7"
+    with gitread.one_batch(tmp_path):
+        assert gitread.read_blobs(tmp_path, {a: 2}) == {a: b"a\n"}  # the batch started, answering
+        batch = gitread._BATCHES[tmp_path]
+        assert batch.read([b]) is None and batch.git is None  # seen waiting on the FIFO: ended
+        with pytest.raises(gitread.GitFailed) as raised:
+            gitread.read_blobs(tmp_path, {b: 3})  # read the one-shot way, which names it
+        assert str(raised.value) == line

@@ -21,7 +21,7 @@ import os
 import re
 import stat
 import subprocess
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 
 import attrs
@@ -476,31 +476,40 @@ def run_git(cwd: Path, args: Iterable[str], stdin: bytes | None = None, scratch:
     except OSError as e:
         raise GitFailed(not_started(e)) from None
     with git:
-        try:
-            said = _exchange(git, stdin or b"", deadline)
-        except BaseException:  # an interrupt: git ends with it, as subprocess.run ends it
-            git.kill()
-            raise
-        if said is None or isinstance(said[0], Path):
-            git.kill()
-            git.wait()
-            if said is not None:
-                path, mode = said
-                raise GitFailed(blocked_line(path, mode, listed[0] if listed else "")) from None
-            raise GitFailed(f"git {listed[0] if listed else ''}: took longer than {timeout} s") from None
-        out, err = said
+        out, err = _watched(git, stdin or b"", deadline, listed[0] if listed else "", timeout)
     if git.returncode:
         raise subprocess.CalledProcessError(git.returncode, command, out, err)
     return out
 
 
-def _exchange(git: subprocess.Popen[bytes], stdin: bytes, deadline: float) -> (
-        tuple[bytes, bytes] | tuple[Path, int] | None):
+def _watched(git: subprocess.Popen[bytes], stdin: bytes, deadline: float, command: str, timeout: float,
+             sink: Callable[[bytes], object] | None = None) -> tuple[bytes, bytes]:
+    """:func:`_exchange` with the running ``git`` (``git COMMAND``, started for ``timeout`` seconds): its output and
+    errors once it has exited. Raises :class:`GitFailed` (git killed) when it is seen waiting on a FIFO (the FIFO
+    named, :func:`blocked_line`) or runs past ``deadline``; git is killed too when the wait is interrupted."""
+    try:
+        said = _exchange(git, stdin, deadline, sink)
+    except BaseException:  # an interrupt: git ends with it, as subprocess.run ends it
+        git.kill()
+        raise
+    if said is None or isinstance(said[0], Path):
+        git.kill()
+        git.wait()
+        if said is not None:
+            path, mode = said
+            raise GitFailed(blocked_line(path, mode, command)) from None
+        raise GitFailed(f"git {command}: took longer than {timeout} s") from None
+    return said
+
+
+def _exchange(git: subprocess.Popen[bytes], stdin: bytes, deadline: float,
+              sink: Callable[[bytes], object] | None = None) -> tuple[bytes, bytes] | tuple[Path, int] | None:
     """``stdin`` written to the running ``git`` (when its input is a pipe) while its output and errors are read, to
     their end and its exit, looking at it every :data:`WATCH_S` seconds (:func:`blocked_open`): its output and
     errors; the file it waits to open and its mode when it is seen waiting on a FIFO; ``None`` past ``deadline``
     (``time.monotonic()``). Written in non-blocking runs as the pipe takes them (``Popen.communicate`` retried after
     its timeout writes no more of its input: 40,000 blob ids to ``git cat-file --batch-check`` waited for ever).
+    ``sink``, when given, takes each chunk of the output as it comes (none kept: the output given is then empty).
     Raises nothing."""
     import selectors
     import time
@@ -548,7 +557,9 @@ def _exchange(git: subprocess.Popen[bytes], stdin: bytes, deadline: float) -> (
                         git.stdin.close()
                     continue
                 chunk = os.read(key.fd, 1 << 16)
-                if chunk:
+                if chunk and sink is not None and key.fileobj is git.stdout:
+                    sink(chunk)
+                elif chunk:
                     output[key.fd].append(chunk)
                 else:
                     selector.unregister(key.fileobj)
@@ -695,27 +706,32 @@ def blob_sizes(top: Path, blobs: Iterable[str]) -> dict[str, int | None]:
     return sizes
 
 
-def blob_sha256(top: Path, blob: str) -> str | None:
+def blob_sha256(top: Path, blob: str, timeout: float | None = None) -> str | None:
     """The sha256 (hex) of the content of ``blob`` in the repository at ``top``, streamed from ``git cat-file blob``
     in chunks (a blob past any cap on what is read whole: a registry document of gigabytes); ``None`` when git does
-    not give it. Raises :class:`InputError` as :func:`run_git` does (git not installed, a config file that blocks)."""
+    not give it. Watched as :func:`run_git` watches git, within ``timeout`` seconds (:data:`GIT_TIMEOUT_S` when not
+    given): git86, a blob swapped for a FIFO past the look-through (:func:`_config_guard`) held it for ever. Raises
+    :class:`InputError` as :func:`run_git` does (git not installed, a config file that blocks) and
+    :class:`GitFailed` when git waits on a FIFO or runs past ``timeout``."""
     import hashlib
+    import time
 
     _config_guard(top, False)
+    timeout = GIT_TIMEOUT_S if timeout is None else timeout
+    deadline = time.monotonic() + timeout
+    digest = hashlib.sha256()
     try:
-        with subprocess.Popen(
+        git = subprocess.Popen(
             ["git", *SETTINGS, "cat-file", "blob", blob], cwd=top, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL, env=git_environment(False),
-        ) as git:
-            assert git.stdout is not None
-            digest = hashlib.sha256()
-            while chunk := git.stdout.read(1 << 20):
-                digest.update(chunk)
-            return digest.hexdigest() if git.wait() == 0 else None
+        )  # fmt: skip
     except FileNotFoundError:
         raise InputError("git: not found on PATH; comparing revisions needs git (or give two folders)") from None
     except OSError as e:
         raise GitFailed(not_started(e)) from None
+    with git:
+        _watched(git, b"", deadline, "cat-file", timeout, digest.update)
+    return digest.hexdigest() if git.returncode == 0 else None
 
 
 class _Batch:
@@ -746,14 +762,46 @@ class _Batch:
         except OSError:
             self.git = None  # not started: read_blobs runs git as before, and says why in its words
 
-    def read(self, wanted: list[str]) -> dict[str, bytes] | None:
+    def read(self, wanted: list[str], timeout: float | None = None) -> dict[str, bytes] | None:
         """The content of each object of ``wanted`` (ids) git finds, as :func:`read_blobs` gives it; ``None`` when the
-        process has ended or fails (the caller then reads them the one-shot way, which raises as git fails)."""
+        process has ended or fails, or is seen waiting to open a FIFO (:func:`blocked_open`, looked at whenever git
+        has said nothing for :data:`WATCH_S`; the process is then ended, and the caller reads them the one-shot way,
+        which raises as git fails and names the FIFO: git86, an object swapped for a FIFO after the look-through held
+        this read for ever). Raises :class:`GitFailed` (the process ended) past ``timeout`` seconds
+        (:data:`GIT_TIMEOUT_S` when not given)."""
+        import select
+        import time
+
         if not self.started:
             self._start()
         git = self.git
         if git is None or git.stdin is None or git.stdout is None:
             return None
+        timeout = GIT_TIMEOUT_S if timeout is None else timeout
+        deadline = time.monotonic() + timeout
+        out = git.stdout.fileno()
+        held = bytearray()  # read from git, not yet taken
+
+        def take(size: int | None) -> bytes:
+            """The next ``size`` bytes git says, or its next line (``None``), waiting for them watched."""
+            while True:
+                end = held.find(b"\n") + 1 if size is None else size if len(held) >= size else 0
+                if end:
+                    said = bytes(held[:end])
+                    del held[:end]
+                    return said
+                now = time.monotonic()
+                if now >= deadline:
+                    raise TimeoutError
+                if not select.select([out], [], [], min(WATCH_S, deadline - now))[0]:
+                    if blocked_open(git.pid) is not None:
+                        raise OSError("git cat-file --batch waits to open a FIFO")
+                    continue
+                chunk = os.read(out, 1 << 16)
+                if not chunk:
+                    raise OSError("git cat-file --batch ended")
+                held.extend(chunk)
+
         contents: dict[str, bytes] = {}
         try:
             at = 0
@@ -767,26 +815,28 @@ class _Batch:
                 git.stdin.write("".join(f"{b}\n" for b in run).encode("ascii"))
                 git.stdin.flush()
                 for blob in run:
-                    header = git.stdout.readline()
-                    if not header.endswith(b"\n"):
-                        raise OSError("git cat-file --batch ended")
+                    header = take(None)
                     fields = header[:-1].split(b" ")
                     if len(fields) < 3 or fields[-1] == b"missing":
                         continue
-                    body = git.stdout.read(int(fields[2]) + 1)
-                    if len(body) != int(fields[2]) + 1:
-                        raise OSError("git cat-file --batch ended")
+                    body = take(int(fields[2]) + 1)
                     contents[blob] = body[:-1]
+        except TimeoutError:
+            self.close(kill=True)
+            raise GitFailed(f"git cat-file: took longer than {timeout} s") from None
         except (OSError, ValueError):
-            self.close()
+            self.close(kill=True)
             return None
         return contents
 
-    def close(self) -> None:
-        """End the process (its input closed: git exits) and wait for it."""
+    def close(self, kill: bool = False) -> None:
+        """End the process (its input closed: git exits; ``kill``: killed, a git that may be waiting on a FIFO) and
+        wait for it."""
         git, self.git = self.git, None
         if git is None:
             return
+        if kill:
+            git.kill()
         with contextlib.suppress(OSError):
             if git.stdin is not None:
                 git.stdin.close()
@@ -831,7 +881,7 @@ def read_blobs(top: Path, sizes: Mapping[str, int], timeout: float | None = None
         return {}
     batch = _BATCHES.get(top)
     if batch is not None:
-        found = batch.read(wanted)
+        found = batch.read(wanted, timeout)
         if found is not None:
             return found
     data = run_git(top, ["cat-file", "--batch"], "".join(f"{b}\n" for b in wanted).encode("ascii"), timeout=timeout)
