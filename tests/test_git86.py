@@ -3,13 +3,14 @@ and model_commit answers a renamed lock as `git log -S` did. Each failing input 
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from cli_helpers import copy_root, invoke
+from cli_helpers import REPO, copy_root, invoke
 from test_left52 import _git
 
 
@@ -87,7 +88,7 @@ def test_1_model_commit_says_an_older_blob_was_not_read(tmp_path: Path, monkeypa
     monkeypatch.setattr(gitread, "PICKAXE_TOTAL_BYTES", big - 1)  # nothing read
     size = (tmp_path / "locks" / "small.lock.toml").stat().st_size
     assert model_commit(Root(tmp_path), f"sha256:{digest}") == (
-        None, f"not found in the 0 oldest of the 2 commits searched; 2 blobs ({big + size:,} bytes) past the cap "
+        None, f"not searched: none of the 2 commits read whole; 2 blobs ({big + size:,} bytes) past the cap "
         f"were not read (gitread.PICKAXE_BLOB_BYTES 4,194,304 bytes a blob, PICKAXE_TOTAL_BYTES {big - 1:,} in all, "
         "oldest first)")
 
@@ -161,3 +162,32 @@ def test_3_the_long_lived_cat_file_and_blob_sha256_are_watched(tmp_path: Path,
         with pytest.raises(gitread.GitFailed) as raised:
             gitread.read_blobs(tmp_path, {b: 3})  # read the one-shot way, which names it
         assert str(raised.value) == line
+
+
+def test_1_reproduce_lock_says_the_model_commits_search_was_cut(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    # Before: a lock whose pricing model changed, its model_commit search cut by the cap, read as if no commit of
+    # the history recorded its model: the verdict fell back to the commit that last changed the lock, and the
+    # pricing model line said nothing. The cap forced to 0 here (walk56's old lock, written out of this checkout's
+    # history): the line says the search read none of it.
+    from passprice import gitread
+    from test_walk56 import BEFORE_WINDOW55, needs_history
+
+    if needs_history.args[0]:
+        pytest.skip("the checkout's git history is not here")
+    old = tmp_path / "gemma-old.lock.toml"
+    old.write_bytes(subprocess.run(["git", "show", f"{BEFORE_WINDOW55}:locks/gemma3-270m-h100.lock.toml"],
+                                   cwd=REPO, capture_output=True, check=True).stdout)
+    monkeypatch.setattr(gitread, "PICKAXE_TOTAL_BYTES", 0)
+    result = invoke("reproduce", str(old))
+    assert result.exit_code == 1, result.output
+    lines = result.stdout.splitlines()
+    assert "the passprice of the commit that last changed the lock" in lines[1], lines[1]
+    model = next(line for line in lines if line.startswith("    pricing model  changed ("))
+    head, _, cut = model.partition("; the commit whose locks record ")
+    assert cut.startswith(f"{head[len('    pricing model  changed ('):][:12]}: not searched: none of the "), model
+    assert cut.endswith(" past the cap were not read (gitread.PICKAXE_BLOB_BYTES 4,194,304 bytes a blob, "
+                        "PICKAXE_TOTAL_BYTES 0 in all, oldest first)"), model
+    done = invoke("reproduce", str(old), "--json")
+    said = json.loads(done.stdout)["pricing_model"]
+    assert said["commit"] is None and said["commit_search_cut"] == cut.partition(": ")[2], said

@@ -1027,6 +1027,8 @@ class Pickaxe:
         blobs = f"{len(missed):,} blob{'s' * (len(missed) != 1)} ({sum(missed):,} bytes)"
         if upto is not None:
             return f"{blobs} of that commit or older ones {caps}: an older commit may have written it"
+        if not self.searched:
+            return f"not searched: none of the {len(self.order):,} commits read whole; {blobs} {caps}"
         read = (f"the {self.searched:,} oldest of the {len(self.order):,} commits"
                 if self.searched < len(self.order) else f"the {len(self.order):,} commits")
         return f"not found in {read} searched; {blobs} {caps}"
