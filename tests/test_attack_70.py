@@ -107,9 +107,9 @@ def test_the_history_search_runs_no_textconv_driver_of_the_repository(tmp_path: 
     ran = tmp_path / "ran"
     (root / ".git" / "info" / "attributes").write_text("locks/* diff=slow\n", encoding="utf-8")
     _git(root, "config", "diff.slow.textconv", f"sh -c 'echo ran >> {ran}; cat \"$0\"'")
-    found = model_commit(Root(root), f"sha256:{digests[1]}")
-    assert found is not None and len(found[0]) == 12
-    assert digest_in_history(Root(root), digests[1]) == (found[0], found[1], "locks/a.lock.toml")
+    found, cut = model_commit(Root(root), f"sha256:{digests[1]}")
+    assert found is not None and len(found[0]) == 12 and cut is None
+    assert digest_in_history(Root(root), digests[1]) == ((found[0], found[1], "locks/a.lock.toml"), None)
     assert not ran.exists()
     # A search past its time limit finds nothing (main: no limit; 500 versions of a 1 MB lock, 1.3 MB packed, 0.6 s).
     from passprice import locks
@@ -118,8 +118,8 @@ def test_the_history_search_runs_no_textconv_driver_of_the_repository(tmp_path: 
     with pytest.raises(GitFailed, match=r"^git log: took longer than 1e-09 s$"):
         run_git(root, ["log"], timeout=1e-9)
     monkeypatch.setattr(locks, "HISTORY_SEARCH_S", 1e-9)
-    assert model_commit(Root(root), f"sha256:{digests[1]}") is None
-    assert digest_in_history(Root(root), digests[1]) is None
+    assert model_commit(Root(root), f"sha256:{digests[1]}") == (None, None)
+    assert digest_in_history(Root(root), digests[1]) == (None, None)
 
 
 def test_a_huge_lock_of_the_history_is_not_read(tmp_path: Path, monkeypatch: Any) -> None:
@@ -131,9 +131,9 @@ def test_a_huge_lock_of_the_history_is_not_read(tmp_path: Path, monkeypatch: Any
     root = _history(tmp_path, [digest])
     size = len((root / "locks" / "a.lock.toml").read_bytes())  # 136 bytes
     monkeypatch.setattr(locks, "MAX_HISTORY_LOCK_BYTES", size)
-    assert locks.digest_in_history(Root(root), digest) is not None
+    assert locks.digest_in_history(Root(root), digest)[0] is not None
     monkeypatch.setattr(locks, "MAX_HISTORY_LOCK_BYTES", size - 1)
-    assert locks.digest_in_history(Root(root), digest) is None
+    assert locks.digest_in_history(Root(root), digest) == (None, None)
 
 
 def test_a_commit_of_many_candidates_is_read_in_a_few_git_processes(tmp_path: Path, monkeypatch: Any) -> None:
@@ -154,13 +154,13 @@ def test_a_commit_of_many_candidates_is_read_in_a_few_git_processes(tmp_path: Pa
     run_git = gitread.run_git
     monkeypatch.setattr(gitread, "run_git",
                         lambda top, args, *more, **named: calls.append(args[0]) or run_git(top, args, *more, **named))
-    found = locks.digest_in_history(Root(tmp_path), digest[:20])
+    found, _ = locks.digest_in_history(Root(tmp_path), digest[:20])
     assert found is not None and found[2] == "locks/z.lock.toml"
     # the pickaxe names the candidates (attack71), reading each blob once itself (gitread.pickaxe: git79)
     assert calls == ["log", "cat-file", "cat-file", "cat-file", "cat-file"]
     # The bytes read in all are bounded: past the budget, no candidate is read.
     monkeypatch.setattr(locks, "MAX_HISTORY_READ_BYTES", 100)
-    assert locks.digest_in_history(Root(tmp_path), digest) is None
+    assert locks.digest_in_history(Root(tmp_path), digest) == (None, None)
 
 
 def test_a_daemon_of_an_ask_past_the_time_limit_ends_with_the_review(tmp_path: Path, monkeypatch: Any) -> None:

@@ -51,7 +51,8 @@ def test_the_history_search_reads_only_the_files_its_commits_changed(tmp_path: P
     run_git = gitread.run_git
     monkeypatch.setattr(gitread, "run_git", lambda top, args, stdin=None, **named: asked.append(
         (args[0], stdin or b"")) or run_git(top, args, stdin, **named))
-    found = locks.digest_in_history(Root(tmp_path), digest[:16])
+    found, cut = locks.digest_in_history(Root(tmp_path), digest[:16])
+    assert cut is None
     head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=tmp_path, capture_output=True, check=True)
     date = subprocess.run(["git", "log", "-1", "--format=%cs"], cwd=tmp_path, capture_output=True, check=True)
     assert found == (head.stdout.decode()[:12], date.stdout.decode().strip(), "locks/x.lock.toml")
@@ -84,8 +85,8 @@ def test_a_blob_many_files_of_a_commit_hold_is_looked_up_and_parsed_once(tmp_pat
     parsed: list[str] = []
     loads = tomllib.loads
     monkeypatch.setattr(tomllib, "loads", lambda text: parsed.append(text) or loads(text))
-    found = locks.digest_in_history(Root(tmp_path), digest)
-    assert found is not None and found[2] == "locks/n.lock.toml"
+    found, cut = locks.digest_in_history(Root(tmp_path), digest)
+    assert found is not None and found[2] == "locks/n.lock.toml" and cut is None
     assert len(parsed) == 2  # the 300 copies' blob, and n's
 
 

@@ -144,7 +144,8 @@ def test_a_lock_reproduces_after_its_card_changed_while_check_and_price_lock_see
     out = json.loads(ok(run(root, "reproduce", str(path), "--json")).stdout)
     assert out["equals"] is True and out["moved"] == []
     model = pricing_model_digest()
-    assert out["pricing_model"] == {"recorded": model, "now": model, "changed": False, "commit": None}
+    assert out["pricing_model"] == {"recorded": model, "now": model, "changed": False, "commit": None,
+                                    "commit_search_cut": None}
     assert out["changed"] == ["facts"] and out["serving_changed"] == []
     assert [d["path"] for d in out["facts_drifted"]] == ["streams.rewrite"]
     assert out["checkpoint"]["status"] == "same"
@@ -562,7 +563,7 @@ def test_reproduce_names_the_pricing_model_when_it_moves_the_price(
     assert out["changed"] == ["pricing model"]
     # commit: None — the test registry's git history holds no lock recording the old digest's code (left25b).
     assert out["pricing_model"] == {"recorded": document["lock"]["pricing_model"], "now": "sha256:" + "ab" * 32,
-                                    "changed": True, "commit": None}
+                                    "changed": True, "commit": None, "commit_search_cut": None}
     assert out["moved"] == [
         {"field": "vector_macs", "recorded": recorded["vector_macs"], "now": now.vector_macs},
         {"field": "vector_s", "recorded": recorded["vector_s"], "now": now.vector_s},

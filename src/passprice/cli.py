@@ -2672,14 +2672,14 @@ def reproduce_command(ctx: click.Context, lock: str, as_json: bool) -> None:
     from passprice.pins import LOCK_FORMAT, checkout_note
     from passprice.reproduce import model_commit, requirement_at
 
-    commit = (model_commit(root, the_lock.info.pricing_model)
-              if rep.model_changed and the_lock.info.format >= LOCK_FORMAT else None)
+    commit, cut = (model_commit(root, the_lock.info.pricing_model)
+                   if rep.model_changed and the_lock.info.format >= LOCK_FORMAT else (None, None))
     requirement = requirement_at(root, commit[0]) if commit is not None and not rep.holds_code else None
     if as_json:
-        _echo_json(reproduction_json(rep, older, commit, requirement))
+        _echo_json(reproduction_json(rep, older, commit, requirement, cut))
     else:
         text = reproduction_text(rep, shown, older, "" if root.embedded else checkout_note(root.path), commit,
-                                 requirement)
+                                 requirement, cut)
         # A look-alike name (a card copied under a Cyrillic х) reads as the name it copies: spelled out (slip 32).
         click.echo(spelled_lines(text))
     if rep.bad_input is not None:  # a file of today's that does not read: bad input, after the report, as check

@@ -21,7 +21,7 @@ import os
 import re
 import stat
 import subprocess
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 
 import attrs
@@ -476,31 +476,40 @@ def run_git(cwd: Path, args: Iterable[str], stdin: bytes | None = None, scratch:
     except OSError as e:
         raise GitFailed(not_started(e)) from None
     with git:
-        try:
-            said = _exchange(git, stdin or b"", deadline)
-        except BaseException:  # an interrupt: git ends with it, as subprocess.run ends it
-            git.kill()
-            raise
-        if said is None or isinstance(said[0], Path):
-            git.kill()
-            git.wait()
-            if said is not None:
-                path, mode = said
-                raise GitFailed(blocked_line(path, mode, listed[0] if listed else "")) from None
-            raise GitFailed(f"git {listed[0] if listed else ''}: took longer than {timeout} s") from None
-        out, err = said
+        out, err = _watched(git, stdin or b"", deadline, listed[0] if listed else "", timeout)
     if git.returncode:
         raise subprocess.CalledProcessError(git.returncode, command, out, err)
     return out
 
 
-def _exchange(git: subprocess.Popen[bytes], stdin: bytes, deadline: float) -> (
-        tuple[bytes, bytes] | tuple[Path, int] | None):
+def _watched(git: subprocess.Popen[bytes], stdin: bytes, deadline: float, command: str, timeout: float,
+             sink: Callable[[bytes], object] | None = None) -> tuple[bytes, bytes]:
+    """:func:`_exchange` with the running ``git`` (``git COMMAND``, started for ``timeout`` seconds): its output and
+    errors once it has exited. Raises :class:`GitFailed` (git killed) when it is seen waiting on a FIFO (the FIFO
+    named, :func:`blocked_line`) or runs past ``deadline``; git is killed too when the wait is interrupted."""
+    try:
+        said = _exchange(git, stdin, deadline, sink)
+    except BaseException:  # an interrupt: git ends with it, as subprocess.run ends it
+        git.kill()
+        raise
+    if said is None or isinstance(said[0], Path):
+        git.kill()
+        git.wait()
+        if said is not None:
+            path, mode = said
+            raise GitFailed(blocked_line(path, mode, command)) from None
+        raise GitFailed(f"git {command}: took longer than {timeout} s") from None
+    return said
+
+
+def _exchange(git: subprocess.Popen[bytes], stdin: bytes, deadline: float,
+              sink: Callable[[bytes], object] | None = None) -> tuple[bytes, bytes] | tuple[Path, int] | None:
     """``stdin`` written to the running ``git`` (when its input is a pipe) while its output and errors are read, to
     their end and its exit, looking at it every :data:`WATCH_S` seconds (:func:`blocked_open`): its output and
     errors; the file it waits to open and its mode when it is seen waiting on a FIFO; ``None`` past ``deadline``
     (``time.monotonic()``). Written in non-blocking runs as the pipe takes them (``Popen.communicate`` retried after
     its timeout writes no more of its input: 40,000 blob ids to ``git cat-file --batch-check`` waited for ever).
+    ``sink``, when given, takes each chunk of the output as it comes (none kept: the output given is then empty).
     Raises nothing."""
     import selectors
     import time
@@ -548,7 +557,9 @@ def _exchange(git: subprocess.Popen[bytes], stdin: bytes, deadline: float) -> (
                         git.stdin.close()
                     continue
                 chunk = os.read(key.fd, 1 << 16)
-                if chunk:
+                if chunk and sink is not None and key.fileobj is git.stdout:
+                    sink(chunk)
+                elif chunk:
                     output[key.fd].append(chunk)
                 else:
                     selector.unregister(key.fileobj)
@@ -695,27 +706,32 @@ def blob_sizes(top: Path, blobs: Iterable[str]) -> dict[str, int | None]:
     return sizes
 
 
-def blob_sha256(top: Path, blob: str) -> str | None:
+def blob_sha256(top: Path, blob: str, timeout: float | None = None) -> str | None:
     """The sha256 (hex) of the content of ``blob`` in the repository at ``top``, streamed from ``git cat-file blob``
     in chunks (a blob past any cap on what is read whole: a registry document of gigabytes); ``None`` when git does
-    not give it. Raises :class:`InputError` as :func:`run_git` does (git not installed, a config file that blocks)."""
+    not give it. Watched as :func:`run_git` watches git, within ``timeout`` seconds (:data:`GIT_TIMEOUT_S` when not
+    given): git86, a blob swapped for a FIFO past the look-through (:func:`_config_guard`) held it for ever. Raises
+    :class:`InputError` as :func:`run_git` does (git not installed, a config file that blocks) and
+    :class:`GitFailed` when git waits on a FIFO or runs past ``timeout``."""
     import hashlib
+    import time
 
     _config_guard(top, False)
+    timeout = GIT_TIMEOUT_S if timeout is None else timeout
+    deadline = time.monotonic() + timeout
+    digest = hashlib.sha256()
     try:
-        with subprocess.Popen(
+        git = subprocess.Popen(
             ["git", *SETTINGS, "cat-file", "blob", blob], cwd=top, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL, env=git_environment(False),
-        ) as git:
-            assert git.stdout is not None
-            digest = hashlib.sha256()
-            while chunk := git.stdout.read(1 << 20):
-                digest.update(chunk)
-            return digest.hexdigest() if git.wait() == 0 else None
+        )  # fmt: skip
     except FileNotFoundError:
         raise InputError("git: not found on PATH; comparing revisions needs git (or give two folders)") from None
     except OSError as e:
         raise GitFailed(not_started(e)) from None
+    with git:
+        _watched(git, b"", deadline, "cat-file", timeout, digest.update)
+    return digest.hexdigest() if git.returncode == 0 else None
 
 
 class _Batch:
@@ -746,14 +762,46 @@ class _Batch:
         except OSError:
             self.git = None  # not started: read_blobs runs git as before, and says why in its words
 
-    def read(self, wanted: list[str]) -> dict[str, bytes] | None:
+    def read(self, wanted: list[str], timeout: float | None = None) -> dict[str, bytes] | None:
         """The content of each object of ``wanted`` (ids) git finds, as :func:`read_blobs` gives it; ``None`` when the
-        process has ended or fails (the caller then reads them the one-shot way, which raises as git fails)."""
+        process has ended or fails, or is seen waiting to open a FIFO (:func:`blocked_open`, looked at whenever git
+        has said nothing for :data:`WATCH_S`; the process is then ended, and the caller reads them the one-shot way,
+        which raises as git fails and names the FIFO: git86, an object swapped for a FIFO after the look-through held
+        this read for ever). Raises :class:`GitFailed` (the process ended) past ``timeout`` seconds
+        (:data:`GIT_TIMEOUT_S` when not given)."""
+        import select
+        import time
+
         if not self.started:
             self._start()
         git = self.git
         if git is None or git.stdin is None or git.stdout is None:
             return None
+        timeout = GIT_TIMEOUT_S if timeout is None else timeout
+        deadline = time.monotonic() + timeout
+        out = git.stdout.fileno()
+        held = bytearray()  # read from git, not yet taken
+
+        def take(size: int | None) -> bytes:
+            """The next ``size`` bytes git says, or its next line (``None``), waiting for them watched."""
+            while True:
+                end = held.find(b"\n") + 1 if size is None else size if len(held) >= size else 0
+                if end:
+                    said = bytes(held[:end])
+                    del held[:end]
+                    return said
+                now = time.monotonic()
+                if now >= deadline:
+                    raise TimeoutError
+                if not select.select([out], [], [], min(WATCH_S, deadline - now))[0]:
+                    if blocked_open(git.pid) is not None:
+                        raise OSError("git cat-file --batch waits to open a FIFO")
+                    continue
+                chunk = os.read(out, 1 << 16)
+                if not chunk:
+                    raise OSError("git cat-file --batch ended")
+                held.extend(chunk)
+
         contents: dict[str, bytes] = {}
         try:
             at = 0
@@ -767,26 +815,28 @@ class _Batch:
                 git.stdin.write("".join(f"{b}\n" for b in run).encode("ascii"))
                 git.stdin.flush()
                 for blob in run:
-                    header = git.stdout.readline()
-                    if not header.endswith(b"\n"):
-                        raise OSError("git cat-file --batch ended")
+                    header = take(None)
                     fields = header[:-1].split(b" ")
                     if len(fields) < 3 or fields[-1] == b"missing":
                         continue
-                    body = git.stdout.read(int(fields[2]) + 1)
-                    if len(body) != int(fields[2]) + 1:
-                        raise OSError("git cat-file --batch ended")
+                    body = take(int(fields[2]) + 1)
                     contents[blob] = body[:-1]
+        except TimeoutError:
+            self.close(kill=True)
+            raise GitFailed(f"git cat-file: took longer than {timeout} s") from None
         except (OSError, ValueError):
-            self.close()
+            self.close(kill=True)
             return None
         return contents
 
-    def close(self) -> None:
-        """End the process (its input closed: git exits) and wait for it."""
+    def close(self, kill: bool = False) -> None:
+        """End the process (its input closed: git exits; ``kill``: killed, a git that may be waiting on a FIFO) and
+        wait for it."""
         git, self.git = self.git, None
         if git is None:
             return
+        if kill:
+            git.kill()
         with contextlib.suppress(OSError):
             if git.stdin is not None:
                 git.stdin.close()
@@ -831,7 +881,7 @@ def read_blobs(top: Path, sizes: Mapping[str, int], timeout: float | None = None
         return {}
     batch = _BATCHES.get(top)
     if batch is not None:
-        found = batch.read(wanted)
+        found = batch.read(wanted, timeout)
         if found is not None:
             return found
     data = run_git(top, ["cat-file", "--batch"], "".join(f"{b}\n" for b in wanted).encode("ascii"), timeout=timeout)
@@ -938,28 +988,69 @@ def read_named(top: Path, names: Iterable[str], timeout: float | None = None) ->
 #: a 256 MiB lock of zeros changed in 4 commits (a 448 KB ``.git``) held ``reproduce DIGEST``'s search 7.1 s.
 PICKAXE_BLOB_BYTES = 4 << 20
 #: The most bytes :func:`pickaxe` reads in all (each distinct blob once, the oldest first): this checkout's history
-#: of ``locks/`` held 1,193 distinct blobs, 26.8 MB, at session 43. Past it the newer blobs are not read. Reading
-#: costs about 2 ms of CPU a MiB (git's inflating, the pipe) and counting up to 3.5 ms (a blob of the text's last
-#: byte repeated, CPython's search skipping least; 0.2 ms for others): 256 MiB took 1.5 s of CPU
-#: (``benchmarks/history_pickaxe.py``), so the cap is 128 MiB.
+#: of ``locks/`` held 1,193 distinct blobs, 26.8 MB, at session 43. Past it the newer blobs are not read, and the
+#: search says so (:meth:`Pickaxe.cut`, git86). Reading costs about 2 ms of CPU a MiB (git's inflating, the pipe)
+#: and counting up to 3.5 ms (a blob of the text's last byte repeated, CPython's search skipping least; 0.2 ms for
+#: others): 256 MiB took 1.5 s of CPU (``benchmarks/history_pickaxe.py``), so the cap is 128 MiB.
 PICKAXE_TOTAL_BYTES = 128 << 20
 #: The most bytes of blobs one ``git cat-file --batch`` of :func:`pickaxe` reads (each run's counted, then dropped).
 _PICKAXE_RUN_BYTES = 16 << 20
 
 
-def pickaxe(top: Path, text: str, folder: str, timeout: float) -> list[tuple[str, str, list[tuple[str, str]]]]:
+@attrs.frozen
+class Pickaxe:
+    """What :func:`pickaxe` found and what it could not read. ``found``: the commits, oldest first, that change the
+    count of the text, each as its id, its date (YYYY-MM-DD) and the files so changed (path from the repository's
+    top, new blob id); ``order``: the id of every commit that changed a file under the folder, oldest first;
+    ``searched``: how many of them, from the oldest, had their blobs read within :data:`PICKAXE_TOTAL_BYTES` (the
+    rest past it, none of their new blobs read); ``unread``: each blob not read (over :data:`PICKAXE_BLOB_BYTES`, or
+    past the total) as the index in ``order`` of the first commit naming it and its size in bytes. Git86: a search
+    cut by a cap said "not found" as if it had read everything."""
+
+    found: list[tuple[str, str, list[tuple[str, str]]]]
+    order: tuple[str, ...] = ()
+    searched: int = 0
+    unread: tuple[tuple[int, int], ...] = ()
+
+    def cut(self, upto: str | None = None) -> str | None:
+        """One clause saying what the search did not read, or ``None`` when nothing it needed was left unread:
+        with ``upto`` (a commit id of ``found``), the blobs of that commit and older ones (an older commit may have
+        written the text: the oldest found is then the oldest among those read); without, all of them (the text
+        may be in one: "not found" is then "not found in what was read"). Sizes in bytes."""
+        last = self.order.index(upto) if upto is not None and upto in self.order else len(self.order)
+        missed = [size for at, size in self.unread if at <= last]
+        if not missed:
+            return None
+        caps = (f"past the cap {'was' if len(missed) == 1 else 'were'} not read (gitread.PICKAXE_BLOB_BYTES "
+                f"{PICKAXE_BLOB_BYTES:,} bytes a blob, PICKAXE_TOTAL_BYTES {PICKAXE_TOTAL_BYTES:,} in all, oldest "
+                "first)")
+        blobs = f"{len(missed):,} blob{'s' * (len(missed) != 1)} ({sum(missed):,} bytes)"
+        if upto is not None:
+            return f"{blobs} of that commit or older ones {caps}: an older commit may have written it"
+        if not self.searched:
+            return f"not searched: none of the {len(self.order):,} commits read whole; {blobs} {caps}"
+        read = (f"the {self.searched:,} oldest of the {len(self.order):,} commits"
+                if self.searched < len(self.order) else f"the {len(self.order):,} commits")
+        return f"not found in {read} searched; {blobs} {caps}"
+
+
+def pickaxe(top: Path, text: str, folder: str, timeout: float) -> Pickaxe:
     """What ``git log --reverse -S TEXT -- FOLDER`` finds in the repository at ``top``, with each blob read once and
-    within caps: the commits, oldest first, that change the number of times ``text`` (UTF-8) occurs in a file under
-    ``folder`` (``locks/``, from ``top``), each as its id, its date (``%cs``, YYYY-MM-DD) and the files so changed
-    (their path from the repository's top, as ``git show COMMIT:PATH`` takes it, and new blob id, the zero id when the
-    commit removed the file). The files each commit changes come from one ``git
-    log --raw`` (trees only, no blob read); each distinct blob of them, sized in one ``git cat-file --batch-check``,
-    is read once (``git cat-file --batch``, :data:`_PICKAXE_RUN_BYTES` a run) and its occurrences counted
-    (non-overlapping, as git counts them); one over :data:`PICKAXE_BLOB_BYTES`, or past :data:`PICKAXE_TOTAL_BYTES`
-    read in all, is not read and holds none. Merges are passed over, as ``git log -S`` passes them. Git79: ``git
-    log -S`` inflated and searched every version of every file the commit changes, however large or many: a 256 MiB
-    blob of zeros changed in 4 commits (448 KB of ``.git``) took 7.1 s; one blob under many names is read once here,
-    where ``-S`` read it once a name. ``timeout``: seconds for every git it runs together. Raises as
+    within caps (:class:`Pickaxe`): the commits, oldest first, that change the number of times ``text`` (UTF-8)
+    occurs in a file under ``folder`` (``locks/``, from ``top``), each as its id, its date (``%cs``, YYYY-MM-DD) and
+    the files so changed (their path from the repository's top, as ``git show COMMIT:PATH`` takes it, and new blob
+    id, the zero id when the commit removed the file), and what was not read. The files each commit changes come
+    from one ``git log --raw`` (trees only, no blob read); each distinct blob of them, sized in one ``git cat-file
+    --batch-check``, is read once (``git cat-file --batch``, :data:`_PICKAXE_RUN_BYTES` a run) and its occurrences
+    counted (non-overlapping, as git counts them); one over :data:`PICKAXE_BLOB_BYTES` is not read and holds none,
+    and the blobs are read oldest first up to :data:`PICKAXE_TOTAL_BYTES` in all, none past the first that does not
+    fit (so what is read is every commit up to :attr:`Pickaxe.searched`: its callers ask for the oldest commit that
+    wrote a text, which a newest-first read could answer with a newer one, silently). Merges are passed over, as
+    ``git log -S`` passes them; renames are not followed (``--no-renames``: a renamed file is its old path's
+    removal and its new path's addition, which adds commits after the one that wrote the text, never before it).
+    Git79: ``git log -S`` inflated and searched every version of every file the commit changes, however large or
+    many: a 256 MiB blob of zeros changed in 4 commits (448 KB of ``.git``) took 7.1 s; one blob under many names is
+    read once here, where ``-S`` read it once a name. ``timeout``: seconds for every git it runs together. Raises as
     :func:`run_git` does (:class:`GitFailed` past ``timeout``)."""
     import time
 
@@ -983,17 +1074,29 @@ def pickaxe(top: Path, text: str, folder: str, timeout: float) -> list[tuple[str
         fields = meta.split()  # ":OLDMODE NEWMODE OLDID NEWID STATUS"
         if commits and line.startswith(":") and len(fields) == 5:  # under folder: git's pathspec keeps no other
             commits[-1][2].append((path, fields[2], fields[3]))
-    ids = list(dict.fromkeys(b for _, _, files in commits for _, old, new in files for b in (old, new) if b.strip("0")))
+    first: dict[str, int] = {}  # each blob -> the index of the first commit naming it, oldest first
+    for at, (_, _, files) in enumerate(commits):
+        for _, old, new in files:
+            for blob in (old, new):
+                if blob.strip("0"):
+                    first.setdefault(blob, at)
     counts: dict[str, int] = {}
-    if ids:
+    unread: list[tuple[int, int]] = []
+    searched = len(commits)
+    if first:
         checked = run_git(top, ["cat-file", "--batch-check=%(objectname) %(objecttype) %(objectsize)"],
-                          "".join(f"{b}\n" for b in ids).encode("ascii", "replace"), timeout=left())
+                          "".join(f"{b}\n" for b in first).encode("ascii", "replace"), timeout=left())
         runs: list[dict[str, int]] = [{}]
         budget = PICKAXE_TOTAL_BYTES
         run_bytes = 0  # of the last run
-        for line in checked.decode("ascii", "replace").splitlines():
-            blob, kind, size = ([*line.split(), "", "", ""])[:3]
-            if kind != "blob" or not size.isdigit() or int(size) > min(PICKAXE_BLOB_BYTES, budget):
+        for blob, line in zip(first, checked.decode("ascii", "replace").splitlines(), strict=False):
+            _, kind, size = ([*line.split(), "", "", ""])[:3]
+            if kind != "blob" or not size.isdigit():
+                continue
+            if int(size) > PICKAXE_BLOB_BYTES or searched < len(commits) or int(size) > budget:
+                if int(size) <= PICKAXE_BLOB_BYTES:  # the first past the total: it and every newer blob unread
+                    searched = min(searched, first[blob])
+                unread.append((first[blob], int(size)))
                 continue
             budget -= int(size)
             if run_bytes + int(size) > _PICKAXE_RUN_BYTES:
@@ -1006,12 +1109,12 @@ def pickaxe(top: Path, text: str, folder: str, timeout: float) -> list[tuple[str
             for blob, data in read_blobs(top, run, timeout=left()).items():
                 counts[blob] = data.count(wanted)
     found: list[tuple[str, str, list[tuple[str, str]]]] = []
-    for commit, date, files in commits:
+    for commit, date, files in commits[:searched]:
         changed = [(path, new) for path, old, new in files
                    if counts.get(old, 0) != counts.get(new, 0)]
         if changed:
             found.append((commit, date, changed))
-    return found
+    return Pickaxe(found, tuple(c for c, _, _ in commits), searched, tuple(unread))
 
 
 def is_shallow(top: Path) -> bool:

@@ -541,7 +541,8 @@ _TERMS = (
         "and `check`'s `serving_name`. `pricing_model.commit` is the commit whose code wrote the lock (`hash`, its "
         "first 12 hex digits, and `date`: the oldest commit whose `locks/` record the lock's pricing model; `null` "
         "when none is found), `pricing_model.commit.requirement` the `requirements.txt` line of a registry of your "
-        "own at that commit.",
+        "own at that commit, `pricing_model.commit_search_cut` what that search's caps left unread (`null` when it "
+        "read all it needed).",
         ("reproduces", "reproduce", "pricing model", "first moved", "first term that moved", "pricing model digest",
          "pricing_model.commit", "pricing_model.commit.hash", "pricing_model.commit.date",
          "pricing_model.commit.requirement",

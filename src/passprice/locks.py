@@ -1693,15 +1693,18 @@ def digest_ref_problem(root: Root, ref: str, files: list[str], known: str) -> st
                 f"it ({', '.join(found)}): give more of the digest, or name the lock")
     said = (f"lock {ref!r}: no such file, and no lock in {root.locks} has that [lock] digest (locks: {known}; "
             "passprice audit NAME prints a lock's digest)")
-    past = digest_in_history(root, ref)
+    past, cut = digest_in_history(root, ref)
     if past is None:
+        if cut is not None:  # git86: a search cut by its cap said only "may have been re-locked"
+            return f"{said}: in its git history's locks/, {cut}"
         return said + ": the lock cited may have been re-locked since, or be of another registry"
     from passprice.files import shell_word
 
     commit, date, path = past
     old = f"{Path(path).name.removesuffix('.lock.toml')}-{commit}.lock.toml"
     return (f"{said}: re-locked since; commit {commit} ({date}) wrote it as {path}: write it out, `git show "
-            f"{shell_word(f'{commit}:{path}')} > {shell_word(old)}`, then `passprice reproduce {shell_word(old)}`")
+            f"{shell_word(f'{commit}:{path}')} > {shell_word(old)}`, then `passprice reproduce {shell_word(old)}`"
+            + ("" if cut is None else f" ({cut})"))
 
 
 #: The most bytes a lock file of the git history may have to be read as :func:`digest_in_history`'s candidate (the
@@ -1717,7 +1720,7 @@ MAX_HISTORY_READ_BYTES = 16 << 20
 HISTORY_SEARCH_S = 10.0
 
 
-def digest_in_history(root: Root, ref: str) -> tuple[str, str, str] | None:
+def digest_in_history(root: Root, ref: str) -> tuple[tuple[str, str, str] | None, str | None]:
     """The lock file of ``root``'s git history whose ``[lock] digest`` is ``ref`` (:data:`DIGEST_REF`) or begins
     with it: the oldest commit that wrote it (12 hex digits), its date (YYYY-MM-DD) and the file's path, from the
     commits ``git log -S 'digest = "sha256:HEX'`` finds changing the text under ``locks/`` (each file whose count
@@ -1730,7 +1733,9 @@ def digest_in_history(root: Root, ref: str) -> tuple[str, str, str] | None:
     reads each file as committed, no ``textconv`` driver of
     the repository's run on it). A price is cited by
     its lock's name and digest; once re-locked, ``reproduce DIGEST`` said only "may have been re-locked since",
-    leaving ``git log -S`` to the reader (walkthrough 56). Raises nothing."""
+    leaving ``git log -S`` to the reader (walkthrough 56). Returned with what the search did not read
+    (:meth:`passprice.gitread.Pickaxe.cut`, ``None`` when it read all it needed: git86, a search cut by its cap said
+    "not found" as if it had read all). Raises nothing."""
     import subprocess
     import time
     import tomllib
@@ -1740,7 +1745,7 @@ def digest_in_history(root: Root, ref: str) -> tuple[str, str, str] | None:
     wanted = ref.lower().removeprefix("sha256:")
     written = f'digest = "sha256:{wanted}'  # how a lock file writes a digest: hex inside another one is passed over
     if root.embedded:
-        return None
+        return None, None
     deadline = time.monotonic() + HISTORY_SEARCH_S
 
     def left() -> float:
@@ -1756,12 +1761,13 @@ def digest_in_history(root: Root, ref: str) -> tuple[str, str, str] | None:
         # up in the commit's tree (20,000 files of one commit: 10.4 s, a quadratic lookup). The pickaxe is
         # passprice's own, each blob read once and within caps (gitread.pickaxe): `git log -S` read every version
         # whole, a 256 MiB lock of zeros changed in 4 commits (448 KB of .git) 7.1 s (git79).
+        search = pickaxe(root.path, written, "locks/", timeout=left())
         commits = [(commit, date, [(path, blob) for path, blob in files
                                    if blob.strip("0") and path.endswith(".lock.toml") and "\r" not in path])
-                   for commit, date, files in pickaxe(root.path, written, "locks/", timeout=left())[:20]]
+                   for commit, date, files in search.found[:20]]
         blobs = list(dict.fromkeys(blob for _, _, files in commits for _, blob in files))
         if not blobs:
-            return None
+            return None, search.cut()
         # Each blob's size first, then the ones within the caps read, all in two git processes (a commit of 2,000
         # files quoting the digest outside their [lock] table took 8 s at two processes a file); each blob parsed
         # once, whatever the number of files holding it.
@@ -1787,10 +1793,10 @@ def digest_in_history(root: Root, ref: str) -> tuple[str, str, str] | None:
         for commit, date, files in commits:
             for path, blob in files:
                 if holds.get(blob):
-                    return commit[:12], date, path
+                    return (commit[:12], date, path), search.cut(commit)
     except (InputError, OSError, subprocess.CalledProcessError):
-        return None
-    return None
+        return None, None
+    return None, search.cut()
 
 
 def locked_serving(document: Mapping[str, Any], file_stem: str) -> str | None:

@@ -1528,7 +1528,7 @@ def stale_pinned_apart(rep: Reproduction) -> tuple[str, ...]:
     return pinned_apart(rep.lock.facts, rep.today.facts, rep.stale_stack)[0]
 
 
-def model_commit(root: Root, digest: str) -> tuple[str, str] | None:
+def model_commit(root: Root, digest: str) -> tuple[tuple[str, str] | None, str | None]:
     """The commit of ``root``'s git history whose code is the pricing model ``digest`` (``sha256:…``): the oldest
     commit that wrote that digest into a lock file under ``locks/`` (``git log -S DIGEST -- locks/``, as
     :func:`passprice.gitread.pickaxe` finds it: the text as committed, not what a ``textconv`` driver of the
@@ -1537,7 +1537,11 @@ def model_commit(root: Root, digest: str) -> tuple[str, str] | None:
     commits, a 448 KB ``.git``, 7.1 s, git79); a lock or
     ``lock --update`` is committed with the code that ran it), as its 12-digit hash and its date (YYYY-MM-DD).
     ``None`` when ``root`` is no git work tree, no lock of its history recorded the digest, or git fails or runs
-    past :data:`passprice.locks.HISTORY_SEARCH_S`.
+    past :data:`passprice.locks.HISTORY_SEARCH_S`. Returned with what the search did not read
+    (:meth:`passprice.gitread.Pickaxe.cut`: not found in what was read, or an older commit than the one found left
+    unread; ``None`` when it read all it needed; git86: a search cut by its cap answered as if it had read all). A
+    renamed lock's file is not followed (``--no-renames``), as ``git log -S`` with its renames did not need to: a
+    rename adds only commits after the one that wrote the digest, so the oldest is the same (git86).
     Walkthrough 29: a lock written out of an older commit (``git show C:LOCK > old.lock.toml``) read "pricing model
     changed (d229a791916f → dd1e970c504f)", and the README's advice, a checkout of each candidate commit until one
     says ``unchanged``, was the only way to its code. Raises nothing."""
@@ -1547,14 +1551,15 @@ def model_commit(root: Root, digest: str) -> tuple[str, str] | None:
     from passprice.locks import HISTORY_SEARCH_S
 
     if root.embedded or not digest.startswith("sha256:"):
-        return None
+        return None, None
     try:
-        found = pickaxe(root.path, digest, "locks/", timeout=HISTORY_SEARCH_S)
+        search = pickaxe(root.path, digest, "locks/", timeout=HISTORY_SEARCH_S)
     except (InputError, OSError, subprocess.CalledProcessError):
-        return None
-    if not found:
-        return None
-    return found[0][0][:12], found[0][1]
+        return None, None
+    if not search.found:
+        return None, search.cut()
+    commit, date, _ = search.found[0]
+    return (commit[:12], date), search.cut(commit)
 
 
 #: The most bytes of a commit's ``requirements.txt`` :func:`requirement_at` reads (``passprice init`` writes some 460).
@@ -1614,13 +1619,15 @@ def model_code(rep: Reproduction, commit: tuple[str, str], requirement: str | No
 
 def reproduction_text(
     rep: Reproduction, shown: str, older: str | None = None, model_note: str = "",
-    commit: tuple[str, str] | None = None, requirement: str | None = None,
+    commit: tuple[str, str] | None = None, requirement: str | None = None, cut: str | None = None,
 ) -> str:
     """A reproduction for people: the lock, whether it reproduces and why, which inputs changed since, the recorded,
     reproduced and today's figures side by side, and the first term that moved. ``model_note`` follows an unchanged
     pricing model (:func:`passprice.pins.checkout_note`: the checkout's code is not the running passprice's);
     ``commit`` (:func:`model_commit`: the commit whose code is the lock's pricing model) follows a changed one, with
-    ``requirement`` (:func:`requirement_at`) in a registry of one's own (:func:`model_code`)."""
+    ``requirement`` (:func:`requirement_at`) in a registry of one's own (:func:`model_code`), and ``cut`` (what
+    :func:`model_commit`'s search did not read, git86), said on the pricing model line whether or not a commit was
+    found: a search cut by its cap is not "no commit recorded it"."""
     from passprice.tables import text_table
 
     lock = rep.lock
@@ -1695,6 +1702,9 @@ def reproduction_text(
         if commit is not None:
             model += (f"; the lock's code is {model_code(rep, commit, requirement)} (README: The price a lock "
                       "recorded, from the code that wrote it)")
+        if cut is not None:
+            model += (f"; the commit whose locks record {lock.info.pricing_model.removeprefix('sha256:')[:12]}: "
+                      f"{cut}")
     lines += [
         "  since the lock:",
         f"    facts          {facts}",
@@ -1836,13 +1846,15 @@ def cited_only(drift: Iterable[Drift]) -> set[str]:
 
 def reproduction_json(
     rep: Reproduction, older: str | None = None, commit: tuple[str, str] | None = None,
-    requirement: str | None = None,
+    requirement: str | None = None, cut: str | None = None,
 ) -> dict[str, Any]:
     """A reproduction for ``--json``. ``pricing_model.commit`` is ``commit`` (:func:`model_commit`: the commit whose
     code wrote the lock's pricing model, found only when the model changed) as ``{"hash": 12 hex digits, "date":
     "YYYY-MM-DD"}``, or ``None``: the text's "the lock's code is commit C's"; in a registry of one's own (no
     ``src/passprice``) it also holds ``"requirement"``, the requirements.txt line at that commit
-    (:func:`requirement_at`; ``None`` when it does not read). Raises nothing."""
+    (:func:`requirement_at`; ``None`` when it does not read). ``pricing_model.commit_search_cut`` is ``cut``
+    (:func:`model_commit`'s: what its search did not read, git86), ``None`` when it read all it needed or did not
+    run. Raises nothing."""
     today = rep.today
     return {
         "lock": rep.lock.name,
@@ -1859,6 +1871,7 @@ def reproduction_json(
             "changed": rep.model_changed,
             "commit": None if commit is None else {"hash": commit[0], "date": commit[1]} if rep.holds_code else {
                 "hash": commit[0], "date": commit[1], "requirement": requirement},
+            "commit_search_cut": cut,
         },
         # the pinned header's file and sha256 are the lock's own ([checkpoint]); the object keeps its keys
         "checkpoint": attrs.asdict(rep.checkpoint, filter=lambda a, _: a.name not in ("header_file",
