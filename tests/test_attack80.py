@@ -14,7 +14,7 @@ from pathlib import Path
 from cli_helpers import bad, copy_root, invoke
 
 R1 = "r1-qwen7b-h200"
-NOTE = "MLPerf v4.1 H200 system file: accelerator_host_interconnect"
+NOTE = "One direction of the datasheet's PCIe Gen5 figure, which counts both together."  # host.read (left60)
 
 
 def _only_r1(root: Path) -> Path:
@@ -38,7 +38,8 @@ def test_1_lock_refuses_a_name_another_lock_holds_with_other_pins(tmp_path: Path
     card = root / "facts" / "cards" / "h200_sxm_141gb.toml"
     text = card.read_text(encoding="utf-8")
     assert text.count(NOTE) == 1
-    card.write_text(text.replace(NOTE, NOTE.replace(":", ",")), encoding="utf-8")  # host.read's note, pinned
+    card.write_text(text.replace(NOTE, NOTE.replace("together", "together here")),  # host.read's note, pinned
+                    encoding="utf-8")
     # before: exit 0 ("locked r1-qwen7b-h200 … -> …copy.lock.toml"), then check exit 2 naming the two files
     assert bad("lock", "--update", "-o", str(copy), root=root) == [
         f"passprice: error: {copy}: lock.name: 'r1-qwen7b-h200' is also the name of locks/r1-qwen7b-h200.lock.toml, "

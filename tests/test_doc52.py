@@ -42,7 +42,9 @@ def test_the_lock_on_a_day_recipe_finds_a_lock_and_reproduces_it(tmp_path: Path)
     # cite70: the routing record's locator now quotes the handbook's heading verbatim (an em dash), a 4th drift
     # cite71: the H100 whitepaper's locators quote its text (on_chip.capacity, scale), a 5th drift
     # left52: each part that changed named ("(citation or note changed; derivation changed)" before)
-    drifted = "facts          5 drifted: on_chip.capacity: 115088 KiB (estimated) → 115088 KiB (estimated) " \
+    # left60 (session 43): the H200's memory.capacity note changed, a 6th drift
+    drifted = "facts          6 drifted: memory.capacity: 141 GB (published) → 141 GB (published) (note changed); " \
+              "on_chip.capacity: 115088 KiB (estimated) → 115088 KiB (estimated) " \
               "(citation, derivation changed); routing.hot_experts: 0.453125 (measured) → 0.453125 (measured) " \
               "(citation changed); scale: 33.5 Tcycle/s (estimated) → 33.5 Tcycle/s (estimated) (citation, " \
               "derivation changed); "

@@ -186,14 +186,15 @@ def test_1_copies_of_a_lock_are_judged_once_each_under_its_own_name(
     from passprice.facts import Fact
     from passprice.registry import Root
 
-    note = "MLPerf v4.1 H200 system file: accelerator_host_interconnect"
+    note = "One direction of the datasheet's PCIe Gen5 figure, which counts both together."  # host.read (left60)
     # one folder is both sides: the pinned note edited on both, no lock on BASE (none listed): the pin no side holds
     head = copy_root(tmp_path)
     lock = (head / "locks" / "r1-qwen7b-h200.lock.toml").read_bytes()
     for other in (head / "locks").iterdir():
         other.unlink()
     card = head / "facts" / "cards" / "h200_sxm_141gb.toml"
-    card.write_text(card.read_text(encoding="utf-8").replace(note, note.replace(":", ",")), encoding="utf-8")
+    card.write_text(card.read_text(encoding="utf-8").replace(note, note.replace("together", "together here")),
+                    encoding="utf-8")
     for i in range(1, 21):
         (head / "locks" / f"c{i}.lock.toml").write_bytes(lock)
     (head / "locks" / "c21.lock.toml").write_bytes(lock + b"\n# a copy of other bytes\n")

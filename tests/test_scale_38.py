@@ -83,7 +83,9 @@ def test_the_price_under_many_locks_names_them_as_before(
     # where each of the 52 locks' paths was resolved six times
     folders = tuple(str(r / "locks") + os.sep for r in many_locks)
     in_locks = [c for c in calls if c.startswith(folders)]
-    assert {Path(c).name for c in in_locks} == {"a-link.lock.toml"} and 1 <= len(in_locks) <= 4, in_locks
+    # (none at all when the lock index kept by the folder's run before answers: the two runs share the registry, and
+    # whether its files are old enough to be trusted by their status depends on the machine's speed; CI at 2ff7ef29)
+    assert {Path(c).name for c in in_locks} <= {"a-link.lock.toml"} and len(in_locks) <= 4, in_locks
 
 
 def test_the_json_price_under_many_locks_is_as_before(

@@ -1213,7 +1213,7 @@ def _record_text(side: Side, source: str) -> str | None:
     if data is None:
         return None
     try:
-        record = tomllib.loads(data.decode("utf-8")).get("source")
+        record = side_toml(data, "source").get("source")  # capped as every look at a side's file (slip 54)
     except (UnicodeDecodeError, tomllib.TOMLDecodeError):
         return None
     if not isinstance(record, dict):
