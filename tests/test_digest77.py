@@ -64,7 +64,10 @@ def test_each_module_file_is_read_once_a_digest(package: Path, monkeypatch: pyte
 
     monkeypatch.setattr(pins, "read_regular", counted)
     assert pins.pricing_model_digest(package) == fresh
-    assert sorted(reads) == ["locks.py", "reproduce.py", "serving.py", "unused.py"]
+    # each module read once (an installed wheel's pins also reads its build record, pricing_model.json, first: the
+    # clean-clone CI at f9c0040a, which installs one, read it)
+    assert sorted(name for name in reads if name != "pricing_model.json") == [
+        "locks.py", "reproduce.py", "serving.py", "unused.py"]
     assert fresh == "sha256:1ebf595493db70a6e875d834aab2b85c90572960b174e12b6c58aeeac0524d97"
 
 
