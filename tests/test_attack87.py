@@ -1,0 +1,55 @@
+"""Attack87 (session 43): inputs that escaped issue 13's bar after this session's merges (git79, left61, digest77,
+left59), each kept as its reproducer, built here."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cli_helpers import copy_root, invoke
+
+
+def _checkout(root: Path, locks: bytes) -> Path:
+    """``root`` made a checkout of passprice whose ``src/passprice/locks.py`` holds ``locks``."""
+    package = root / "src" / "passprice"
+    package.mkdir(parents=True)
+    (package / "pins.py").write_text("LOCK_FORMAT = 2\n", encoding="utf-8")
+    (package / "locks.py").write_bytes(locks)
+    return package
+
+
+#: One f-string of 200,000 replacement fields: 600,008 bytes, 600,006 tokens (under pins.MODEL_TOKENS). Python
+#: 3.11's parser scans the f-string from its start for each field's line: ``check`` of this checkout ran past 30 s.
+_FIELDS = b"x = f'" + b"{a}" * 200_000 + b"'\n"
+
+
+def test_a_checkout_whose_f_string_holds_200_000_fields_is_not_parsed(tmp_path: Path) -> None:
+    """The f-strings' work (each f-string's ``{`` times its bytes: 200,000 × 600,002) is counted before the parse,
+    and past pins.FSTRING_WORK the checkout's code is not judged, named in one warning line; ``check`` holds."""
+    from passprice import pins
+
+    root = copy_root(tmp_path)
+    _checkout(root, _FIELDS)
+    said = ("src/passprice/locks.py: 600,008 bytes; the pricing model's f-strings reach 120,000,400,000 of the "
+            "parser's work (an f-string's replacement fields times its bytes) with it, past the 100,000,000 "
+            "passprice parses of another checkout's code: split f-strings of many fields")  # fmt: skip
+    assert pins.checkout_model(root) == (f"not judged: {said}", pins.pricing_model_digest())
+    result = invoke("check", root=root)
+    assert result.exit_code == 0 and "all holds" in result.stdout, result.output
+    assert result.stderr == (
+        f"passprice: warning: this checkout's src/passprice was not judged ({said}): whether it prices with the "
+        "running passprice's pricing model is unknown; locks are written, checked and reproduced by the running "
+        "code\n"
+    )
+
+
+def test_the_f_string_work_counts_f_strings_alone() -> None:
+    """What pins._fstring_work counts, by hand: ``f'a{b}'`` is 1 brace × 6 bytes, ``rf"{a}{b}"`` 2 × 8; a comment's
+    f-string, a plain string's brace and a bytes literal's are not f-strings; the package's own modules stay far
+    under the cap."""
+    from passprice import pins
+
+    assert pins._fstring_work(b"x = f'a{b}'  # f'{{{'\ny = '{' + b'{'\nz = rf\"{a}{b}\"\n") == 6 + 16
+    assert pins._fstring_work(b"x = F'''\n{a}\n'''\n") == 1 * 11
+    assert pins._fstring_work(b"x = [a, b]\n") == 0
+    own = sum(pins._fstring_work((pins.PACKAGE / f"{n}.py").read_bytes()) for n in pins.pricing_modules())
+    assert 0 < own < pins.FSTRING_WORK / 100, own
