@@ -53,3 +53,22 @@ def test_the_f_string_work_counts_f_strings_alone() -> None:
     assert pins._fstring_work(b"x = [a, b]\n") == 0
     own = sum(pins._fstring_work((pins.PACKAGE / f"{n}.py").read_bytes()) for n in pins.pricing_modules())
     assert 0 < own < pins.FSTRING_WORK / 100, own
+
+
+def test_a_review_side_whose_code_nests_past_the_parser_is_named_not_a_traceback(tmp_path: Path) -> None:
+    """HEAD's ``src/passprice/locks.py`` of ``x = a+a+…`` (300,001 names, 600,006 bytes, 600,006 tokens: under the
+    cap) nests deeper than Python builds a tree: ``diff BASE HEAD`` (two folders) printed ``RecursionError:
+    maximum recursion depth exceeded during ast construction`` and a traceback, exit 1; the side's code is now
+    unreadable, said whole, and the review goes on (BASE, a registry without code, prices with the running code)."""
+    from passprice import pins
+
+    base, head = copy_root(tmp_path / "base"), copy_root(tmp_path / "head")
+    package = _checkout(head, b"x = " + b"a+" * 300_000 + b"a\n")
+    (package / "__init__.py").write_bytes(b"")
+    result = invoke("diff", str(base), str(head))
+    assert result.exit_code == 0, result.output
+    short = pins.pricing_model_digest().removeprefix("sha256:")[:12]
+    assert (f"priced with HEAD: this passprice's code ({short}…), not the src/passprice HEAD brings (unreadable "
+            "(RecursionError)), which BASE lacks: a registry kept apart from its code is checked with the passprice "
+            "it installs, so its locks are reviewed with that\n") in result.stdout, result.output
+    assert "Traceback" not in result.output
