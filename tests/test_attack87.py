@@ -72,3 +72,25 @@ def test_a_review_side_whose_code_nests_past_the_parser_is_named_not_a_traceback
             "(RecursionError)), which BASE lacks: a registry kept apart from its code is checked with the passprice "
             "it installs, so its locks are reviewed with that\n") in result.stdout, result.output
     assert "Traceback" not in result.output
+
+
+def test_a_checkout_module_holding_a_nul_byte_is_named_in_the_lock_refusal(tmp_path: Path) -> None:
+    """A NUL byte in the checkout's ``locks.py``: Python refuses it before parsing, its error naming no file and no
+    line, so ``lock`` into the checkout said ``src/passprice/a module: line None: source code string cannot contain
+    null bytes``; the module is named now, without a line, exit 2, nothing written."""
+    from passprice import pins
+
+    root = copy_root(tmp_path)
+    _checkout(root, b"x = 1\0\n")
+    assert pins.checkout_model(root) == (
+        "not read: src/passprice/locks.py: source code string cannot contain null bytes", pins.pricing_model_digest())
+    before = sorted(p.name for p in (root / "locks").iterdir())
+    result = invoke("lock", "r1-qwen7b-h200", "-o", str(root / "locks" / "new.lock.toml"), root=root)
+    assert result.exit_code == 2, result.output
+    assert result.stderr == (
+        f"passprice: error: {root / 'src' / 'passprice'}: this checkout's code cannot be read (src/passprice/locks.py: "
+        "source code string cannot contain null bytes), so it is not the code of the passprice running (pricing "
+        f"model {pins.pricing_model_digest()[:19]}…): a lock written now would record prices this checkout's review "
+        "does not reproduce; fix the module (and `pip install -e .` here), then run the same command again\n"
+    ), result.stderr
+    assert sorted(p.name for p in (root / "locks").iterdir()) == before

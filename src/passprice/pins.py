@@ -425,7 +425,15 @@ def _trees(
                 if work > FSTRING_WORK:
                     raise FStringsNotJudged(path, len(data), work)
             imports: set[str] = set()
-            found = _Tree(_tree_text(ast.parse(data, filename=str(path)), imports), tuple(sorted(imports)), counted)
+            try:
+                text = _tree_text(ast.parse(data, filename=str(path)), imports)
+            except SyntaxError as e:  # a NUL byte is refused before the parse, its error naming no file (attack87)
+                e.filename = e.filename or str(path)
+                raise
+            except (RecursionError, MemoryError) as e:  # nested deeper than the parser goes: the module named
+                e.add_note(f"src/passprice/{path.name}")
+                raise
+            found = _Tree(text, tuple(sorted(imports)), counted)
             if kept:
                 _keep_tree(sha, found)
         seen[name] = found.text
@@ -810,9 +818,11 @@ def _unread(e: BaseException) -> str:
 
     if isinstance(e, SyntaxError):
         where = Path(e.filename).name if e.filename else "a module"
-        return escaped(f"src/passprice/{where}: line {e.lineno}: {e.msg}")
+        line = "" if e.lineno is None else f"line {e.lineno}: "
+        return escaped(f"src/passprice/{where}: {line}{e.msg}")
     if isinstance(e, RecursionError | MemoryError):
-        return "a module nested deeper than the parser goes"
+        notes = getattr(e, "__notes__", None) or ["a module"]
+        return escaped(f"{notes[-1]}: nested deeper than the parser goes")
     if isinstance(e, InputError):
         return e.lines[0] if e.lines else escaped(str(e))
     return escaped(f"{type(e).__name__}: {e}")
