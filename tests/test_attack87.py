@@ -94,3 +94,32 @@ def test_a_checkout_module_holding_a_nul_byte_is_named_in_the_lock_refusal(tmp_p
         "does not reproduce; fix the module (and `pip install -e .` here), then run the same command again\n"
     ), result.stderr
     assert sorted(p.name for p in (root / "locks").iterdir()) == before
+
+
+def test_the_history_search_finds_a_lock_whose_file_name_git_quotes(tmp_path: Path) -> None:
+    """A lock committed as ``locks/a"b.lock.toml`` (or with a backslash or a tab in its name): ``git log --raw``
+    writes such a path C-quoted (``"locks/a\\"b.lock.toml"``, core.quotepath=off leaves ``"``, ``\\`` and controls
+    quoted), so pickaxe handed that text on as the path, ``digest_in_history`` passed it over (it ends ``.toml"``)
+    and found None; read NUL-separated (``-z``), each path is the file's own."""
+    import subprocess
+
+    from passprice.gitread import pickaxe
+    from passprice.locks import digest_in_history
+    from passprice.registry import Root
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-c", "user.name=a", "-c", "user.email=a@b", "-c", "commit.gpgSign=false",
+                               *args], cwd=tmp_path, check=True, capture_output=True, text=True).stdout
+
+    digest = f"{7:064x}"
+    git("init", "-q")
+    (tmp_path / "locks").mkdir()
+    names = ['locks/a"b.lock.toml', "locks/c\\d.lock.toml", "locks/e\tf.lock.toml"]
+    for name in names:
+        (tmp_path / name).write_text(f'[lock]\ndigest = "sha256:{digest}"\n', encoding="utf-8")
+    git("add", "-A")
+    git("commit", "-q", "-m", "one")
+    commit, date = git("log", "-1", "--format=%H %cs").split()
+    found = pickaxe(tmp_path, f'digest = "sha256:{digest}', "locks/", timeout=20)
+    assert [(c, d, sorted(p for p, _ in files)) for c, d, files in found] == [(commit, date, sorted(names))]
+    assert digest_in_history(Root(tmp_path), digest) == (commit[:12], date, 'locks/a"b.lock.toml')

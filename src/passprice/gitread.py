@@ -971,18 +971,23 @@ def pickaxe(top: Path, text: str, folder: str, timeout: float) -> list[tuple[str
             raise GitFailed(f"git log: the search of {folder} took longer than {timeout} s")
         return remaining
 
-    said = run_git(top, ["log", "--no-renames", "--reverse", "--raw", "--no-abbrev", "--format=commit %H %cs",
+    # NUL-separated (-z): each path as it is; without it git C-quotes a path holding '"', '\\' or a control
+    # character ('"locks/a\\"b.lock.toml"'), and that text was handed on as the path (attack87)
+    said = run_git(top, ["log", "-z", "--no-renames", "--reverse", "--raw", "--no-abbrev", "--format=commit %H %cs",
                          "--", folder], timeout=left())
     commits: list[tuple[str, str, list[tuple[str, str, str]]]] = []
-    for line in said.decode("utf-8", "surrogateescape").splitlines():
-        if line.startswith("commit "):
-            commit, _, date = line.removeprefix("commit ").partition(" ")
-            commits.append((commit, date, []))
+    fields: list[str] = []  # the last ":OLDMODE NEWMODE OLDID NEWID STATUS", its path the next field
+    for field in said.decode("utf-8", "surrogateescape").split("\0"):
+        if fields:
+            commits[-1][2].append((field, fields[2], fields[3]))  # under folder: git's pathspec keeps no other
+            fields = []
             continue
-        meta, _, path = line.partition("\t")
-        fields = meta.split()  # ":OLDMODE NEWMODE OLDID NEWID STATUS"
-        if commits and line.startswith(":") and len(fields) == 5:  # under folder: git's pathspec keeps no other
-            commits[-1][2].append((path, fields[2], fields[3]))
+        field = field.lstrip("\n")  # a commit's line ends with a NUL, its files follow a line break
+        if field.startswith("commit "):
+            commit, _, date = field.removeprefix("commit ").partition(" ")
+            commits.append((commit, date, []))
+        elif commits and field.startswith(":") and len(field.split()) == 5:
+            fields = field.split()
     ids = list(dict.fromkeys(b for _, _, files in commits for _, old, new in files for b in (old, new) if b.strip("0")))
     counts: dict[str, int] = {}
     if ids:
