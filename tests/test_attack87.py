@@ -3,9 +3,12 @@ left59), each kept as its reproducer, built here."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
-from cli_helpers import copy_root, invoke
+import pytest
+
+from cli_helpers import copy_root, invoke, until
 
 
 def _checkout(root: Path, locks: bytes) -> Path:
@@ -123,3 +126,56 @@ def test_the_history_search_finds_a_lock_whose_file_name_git_quotes(tmp_path: Pa
     found = pickaxe(tmp_path, f'digest = "sha256:{digest}', "locks/", timeout=20)
     assert [(c, d, sorted(p for p, _ in files)) for c, d, files in found] == [(commit, date, sorted(names))]
     assert digest_in_history(Root(tmp_path), digest) == (commit[:12], date, 'locks/a"b.lock.toml')
+
+
+def test_a_git_that_is_a_script_is_watched_and_ended_with_what_it_started(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``git`` on PATH a script that runs the real git as its child (not ``exec``), a blob a FIFO past the loose
+    objects listed: the watch looked at the script (waiting for its child), never at the git blocked opening the
+    FIFO, so ``git cat-file`` ran to its time limit ("took longer than 60.0 s"), and the kill then ended the script
+    alone: the real git stayed blocked for ever. Now git's children are looked at too (the FIFO named at once) and
+    git's whole process group is killed (the real git gone)."""
+    import platform
+    import shutil
+    import subprocess
+
+    from passprice import gitread
+
+    if platform.machine() not in gitread._OPENING or not os.access("/proc/self/syscall", os.R_OK):
+        pytest.skip("no /proc/PID/syscall of a known machine: the look-through's bound is all there is")
+    real = shutil.which("git")
+    assert real is not None
+    repo, scripts = tmp_path / "repo", tmp_path / "bin"
+    repo.mkdir()
+    scripts.mkdir()
+    run = ["git", "-c", "user.name=a", "-c", "user.email=a@b", "-c", "commit.gpgSign=false"]
+    subprocess.run([*run, "init", "-q"], cwd=repo, check=True)
+    (repo / "x").write_text("hello\n", encoding="utf-8")
+    subprocess.run([*run, "add", "x"], cwd=repo, check=True)
+    subprocess.run([*run, "commit", "-q", "-m", "one"], cwd=repo, check=True)
+    blob = subprocess.run(["git", "rev-parse", "HEAD:x"], cwd=repo, check=True, capture_output=True,
+                          text=True).stdout.strip()
+    loose = repo / ".git" / "objects" / blob[:2] / blob[2:]
+    loose.unlink()
+    os.mkfifo(loose)
+    child = tmp_path / "child"
+    wrapper = scripts / "git"
+    wrapper.write_text(f'#!/bin/sh\n"{real}" "$@" &\necho $! > "{child}"\nwait $!\n', encoding="utf-8")
+    wrapper.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{scripts}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setattr(gitread, "MAX_LOOSE_LISTED", 0)
+    with pytest.raises(gitread.GitFailed) as raised:
+        gitread.run_git(repo, ["cat-file", "-p", blob], timeout=30.0)
+    assert str(raised.value) == (
+        f"{loose}: a FIFO (named pipe), where git reads an object of its repository: git cat-file waited to open it "
+        "(a FIFO's writer never comes), so passprice stopped git; make it a regular file or remove it")
+    pid = int(child.read_text(encoding="ascii"))
+
+    def gone() -> bool:
+        try:
+            with open(f"/proc/{pid}/stat", encoding="ascii") as said:
+                return said.read().rpartition(")")[2].split()[0] in ("Z", "X")
+        except OSError:
+            return True
+
+    assert until(gone, 20.0), f"the real git {pid} still runs"

@@ -23,6 +23,7 @@ import stat
 import subprocess
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 import attrs
 
@@ -470,7 +471,8 @@ def run_git(cwd: Path, args: Iterable[str], stdin: bytes | None = None, scratch:
     deadline = time.monotonic() + timeout
     try:
         git = subprocess.Popen(command, cwd=cwd, stdin=None if stdin is None else subprocess.PIPE,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=git_environment(scratch))
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=git_environment(scratch),
+                               **_OWN_GROUP)
     except FileNotFoundError:
         raise InputError("git: not found on PATH; comparing revisions needs git (or give two folders)") from None
     except OSError as e:
@@ -479,10 +481,10 @@ def run_git(cwd: Path, args: Iterable[str], stdin: bytes | None = None, scratch:
         try:
             said = _exchange(git, stdin or b"", deadline)
         except BaseException:  # an interrupt: git ends with it, as subprocess.run ends it
-            git.kill()
+            _kill(git)
             raise
         if said is None or isinstance(said[0], Path):
-            git.kill()
+            _kill(git)
             git.wait()
             if said is not None:
                 path, mode = said
@@ -492,6 +494,49 @@ def run_git(cwd: Path, args: Iterable[str], stdin: bytes | None = None, scratch:
     if git.returncode:
         raise subprocess.CalledProcessError(git.returncode, command, out, err)
     return out
+
+
+#: How :func:`run_git` starts git: in a process group of its own (POSIX), so that git and what it starts end together
+#: (:func:`_kill`). Attack87: a ``git`` on PATH that is a script running the real git (not ``exec``) was killed alone
+#: at the time limit, and the real git, blocked opening a FIFO, stayed for ever.
+_OWN_GROUP: dict[str, Any] = {"process_group": 0} if os.name == "posix" else {}
+
+#: The most processes :func:`_watched` looks into under one git (itself, its children and theirs).
+_WATCHED_MAX = 64
+
+
+def _kill(git: subprocess.Popen[bytes]) -> None:
+    """Kill ``git`` and every process of its group (:data:`_OWN_GROUP`: what it started and has not moved out of
+    it), then ``git`` itself should the group be gone. Raises nothing."""
+    import signal
+
+    if _OWN_GROUP:
+        with contextlib.suppress(OSError):
+            os.killpg(git.pid, signal.SIGKILL)
+    with contextlib.suppress(OSError):
+        git.kill()
+
+
+def _watched(pid: int) -> list[int]:
+    """``pid`` and its descendants (``/proc/PID/task/TID/children``), up to :data:`_WATCHED_MAX` in all, parents
+    first: the processes :func:`_exchange` looks into (a ``git`` that is a script runs the real git as its child,
+    attack87). Only ``pid`` where ``/proc`` does not list children. Raises nothing."""
+    found = [pid]
+    at = 0
+    while at < len(found) and len(found) < _WATCHED_MAX:
+        parent = found[at]
+        at += 1
+        try:
+            tasks = os.listdir(f"/proc/{parent}/task")
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                with open(f"/proc/{parent}/task/{task}/children", encoding="ascii") as listed:
+                    found += [int(child) for child in listed.read().split()]
+            except (OSError, ValueError):
+                continue
+    return found[:_WATCHED_MAX]
 
 
 def _exchange(git: subprocess.Popen[bytes], stdin: bytes, deadline: float) -> (
@@ -525,9 +570,10 @@ def _exchange(git: subprocess.Popen[bytes], stdin: bytes, deadline: float) -> (
             if now >= deadline:
                 return None
             if now >= look:
-                blocked = blocked_open(git.pid)
-                if blocked is not None:
-                    return blocked
+                for pid in _watched(git.pid):
+                    blocked = blocked_open(pid)
+                    if blocked is not None:
+                        return blocked
                 look = now + WATCH_S
             if not selector.get_map():
                 try:
