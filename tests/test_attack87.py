@@ -179,3 +179,35 @@ def test_a_git_that_is_a_script_is_watched_and_ended_with_what_it_started(
             return True
 
     assert until(gone, 20.0), f"the real git {pid} still runs"
+
+
+def test_the_kept_batch_of_a_review_is_watched_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The ``git cat-file --batch`` a review keeps open (gitread.one_batch) read git's answers with no watch and no
+    time limit: a blob that is a FIFO past the loose objects listed held ``read_blobs`` for ever (killed at 20 s
+    here); now git is looked at while it says nothing, killed, and the one-shot read that follows names the FIFO."""
+    import platform
+    import subprocess
+
+    from passprice import gitread
+
+    if platform.machine() not in gitread._OPENING or not os.access("/proc/self/syscall", os.R_OK):
+        pytest.skip("no /proc/PID/syscall of a known machine: the look-through's bound is all there is")
+    run = ["git", "-c", "user.name=a", "-c", "user.email=a@b", "-c", "commit.gpgSign=false"]
+    subprocess.run([*run, "init", "-q"], cwd=tmp_path, check=True)
+    for name in ("x", "y"):
+        (tmp_path / name).write_text(f"{name} holds\n", encoding="utf-8")
+    subprocess.run([*run, "add", "x", "y"], cwd=tmp_path, check=True)
+    subprocess.run([*run, "commit", "-q", "-m", "one"], cwd=tmp_path, check=True)
+    x, y = (subprocess.run(["git", "rev-parse", f"HEAD:{n}"], cwd=tmp_path, check=True, capture_output=True,
+                           text=True).stdout.strip() for n in ("x", "y"))
+    monkeypatch.setattr(gitread, "MAX_LOOSE_LISTED", 0)
+    with gitread.one_batch(tmp_path):
+        assert gitread.read_blobs(tmp_path, {x: 8}) == {x: b"x holds\n"}  # the kept process answers
+        loose = tmp_path / ".git" / "objects" / y[:2] / y[2:]
+        loose.unlink()
+        os.mkfifo(loose)
+        with pytest.raises(gitread.GitFailed) as raised:
+            gitread.read_blobs(tmp_path, {x: 8, y: 8})
+    assert str(raised.value) == (
+        f"{loose}: a FIFO (named pipe), where git reads an object of its repository: git cat-file waited to open it "
+        "(a FIFO's writer never comes), so passprice stopped git; make it a regular file or remove it")

@@ -23,13 +23,16 @@ import stat
 import subprocess
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import attrs
 
 from passprice import schema
 from passprice.errors import InputError, escaped
 from passprice.files import read_regular
+
+if TYPE_CHECKING:
+    import io
 
 #: The most bytes one side of a diff may hold in the files passprice reads (each at most ``MAX_TOML_BYTES``): a
 #: registry is a few hundred KiB; past this a side is refused rather than held in memory.
@@ -787,10 +790,53 @@ class _Batch:
         try:
             self.git = subprocess.Popen(
                 ["git", *SETTINGS, "cat-file", "--batch"], cwd=self.top, stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=git_environment(False),
+                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=git_environment(False), **_OWN_GROUP,
             )  # fmt: skip
         except OSError:
             self.git = None  # not started: read_blobs runs git as before, and says why in its words
+            return
+        if self.git.stdout is not None:  # read as it comes, git watched while nothing does (_ready)
+            os.set_blocking(self.git.stdout.fileno(), False)
+
+    def _ready(self, git: subprocess.Popen[bytes]) -> bool:
+        """Wait until git's output holds a byte to read (``True``) or has ended (``False``), looking at git every
+        :data:`WATCH_S` seconds as :func:`run_git` does: a git waiting to open a FIFO (a blob past the loose objects
+        :func:`_config_guard` lists) is killed, and so is one past :data:`GIT_TIMEOUT_S` of silence; raises
+        :class:`OSError` then (attack87: the batch read with no watch and no time limit, for ever). Its output is
+        non-blocking (:meth:`_start`): ``peek`` gives what is buffered or ``b""``, never waits."""
+        import select
+        import time
+
+        out = cast("io.BufferedReader", git.stdout)  # a pipe read through a buffer (Popen's default)
+        deadline = time.monotonic() + GIT_TIMEOUT_S
+        while not out.peek(1):
+            if select.select([out], [], [], WATCH_S)[0]:
+                if not out.peek(1):
+                    return False  # readable and nothing: the end
+                break
+            if time.monotonic() > deadline or any(blocked_open(pid) for pid in _watched(git.pid)):
+                _kill(git)
+                raise OSError("git cat-file --batch stopped")
+        return True
+
+    def _line(self, git: subprocess.Popen[bytes]) -> bytes:
+        """git's next line of output, whole (``b""`` or a part at its end)."""
+        assert git.stdout is not None
+        line = b""
+        while not line.endswith(b"\n") and self._ready(git):
+            line += git.stdout.readline()
+        return line
+
+    def _exactly(self, git: subprocess.Popen[bytes], size: int) -> bytes:
+        """git's next ``size`` bytes of output (fewer at its end)."""
+        out = cast("io.BufferedReader", git.stdout)
+        parts: list[bytes] = []
+        got = 0
+        while got < size and self._ready(git):
+            part = out.read1(size - got)
+            parts.append(part)
+            got += len(part)
+        return b"".join(parts)
 
     def read(self, wanted: list[str]) -> dict[str, bytes] | None:
         """The content of each object of ``wanted`` (ids) git finds, as :func:`read_blobs` gives it; ``None`` when the
@@ -813,13 +859,13 @@ class _Batch:
                 git.stdin.write("".join(f"{b}\n" for b in run).encode("ascii"))
                 git.stdin.flush()
                 for blob in run:
-                    header = git.stdout.readline()
+                    header = self._line(git)
                     if not header.endswith(b"\n"):
                         raise OSError("git cat-file --batch ended")
                     fields = header[:-1].split(b" ")
                     if len(fields) < 3 or fields[-1] == b"missing":
                         continue
-                    body = git.stdout.read(int(fields[2]) + 1)
+                    body = self._exactly(git, int(fields[2]) + 1)
                     if len(body) != int(fields[2]) + 1:
                         raise OSError("git cat-file --batch ended")
                     contents[blob] = body[:-1]
