@@ -160,7 +160,7 @@ def test_a_checkout_module_nested_past_the_parser_is_no_traceback(tmp_path: Path
 
     root = _checkout(copy_root(tmp_path), locks=f"x = {nesting}\n")
     said = pins.checkout_model(root)
-    assert said is not None and said[0] == "not read: a module nested deeper than the parser goes"
+    assert said is not None and said[0] == "not read: src/passprice/locks.py: nested deeper than the parser goes"
     result = invoke("check", root=root)
     assert result.exit_code == 0 and "all holds" in result.stdout, result.output
 

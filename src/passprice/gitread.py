@@ -23,6 +23,7 @@ import stat
 import subprocess
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 import attrs
 
@@ -470,7 +471,8 @@ def run_git(cwd: Path, args: Iterable[str], stdin: bytes | None = None, scratch:
     deadline = time.monotonic() + timeout
     try:
         git = subprocess.Popen(command, cwd=cwd, stdin=None if stdin is None else subprocess.PIPE,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=git_environment(scratch))
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=git_environment(scratch),
+                               **_OWN_GROUP)
     except FileNotFoundError:
         raise InputError("git: not found on PATH; comparing revisions needs git (or give two folders)") from None
     except OSError as e:
@@ -482,6 +484,49 @@ def run_git(cwd: Path, args: Iterable[str], stdin: bytes | None = None, scratch:
     return out
 
 
+#: How :func:`run_git` starts git: in a process group of its own (POSIX), so that git and what it starts end together
+#: (:func:`_kill`). Attack87: a ``git`` on PATH that is a script running the real git (not ``exec``) was killed alone
+#: at the time limit, and the real git, blocked opening a FIFO, stayed for ever.
+_OWN_GROUP: dict[str, Any] = {"process_group": 0} if os.name == "posix" else {}
+
+#: The most processes :func:`_descendants` lists under one git (itself, its children and theirs).
+_WATCHED_MAX = 64
+
+
+def _kill(git: subprocess.Popen[bytes]) -> None:
+    """Kill ``git`` and every process of its group (:data:`_OWN_GROUP`: what it started and has not moved out of
+    it), then ``git`` itself should the group be gone. Raises nothing."""
+    import signal
+
+    if _OWN_GROUP:
+        with contextlib.suppress(OSError):
+            os.killpg(git.pid, signal.SIGKILL)
+    with contextlib.suppress(OSError):
+        git.kill()
+
+
+def _descendants(pid: int) -> list[int]:
+    """``pid`` and its descendants (``/proc/PID/task/TID/children``), up to :data:`_WATCHED_MAX` in all, parents
+    first: the processes :func:`_exchange` looks into (a ``git`` that is a script runs the real git as its child,
+    attack87). Only ``pid`` where ``/proc`` does not list children. Raises nothing."""
+    found = [pid]
+    at = 0
+    while at < len(found) and len(found) < _WATCHED_MAX:
+        parent = found[at]
+        at += 1
+        try:
+            tasks = os.listdir(f"/proc/{parent}/task")
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                with open(f"/proc/{parent}/task/{task}/children", encoding="ascii") as listed:
+                    found += [int(child) for child in listed.read().split()]
+            except (OSError, ValueError):
+                continue
+    return found[:_WATCHED_MAX]
+
+
 def _watched(git: subprocess.Popen[bytes], stdin: bytes, deadline: float, command: str, timeout: float,
              sink: Callable[[bytes], object] | None = None) -> tuple[bytes, bytes]:
     """:func:`_exchange` with the running ``git`` (``git COMMAND``, started for ``timeout`` seconds): its output and
@@ -490,10 +535,10 @@ def _watched(git: subprocess.Popen[bytes], stdin: bytes, deadline: float, comman
     try:
         said = _exchange(git, stdin, deadline, sink)
     except BaseException:  # an interrupt: git ends with it, as subprocess.run ends it
-        git.kill()
+        _kill(git)
         raise
     if said is None or isinstance(said[0], Path):
-        git.kill()
+        _kill(git)
         git.wait()
         if said is not None:
             path, mode = said
@@ -534,9 +579,10 @@ def _exchange(git: subprocess.Popen[bytes], stdin: bytes, deadline: float,
             if now >= deadline:
                 return None
             if now >= look:
-                blocked = blocked_open(git.pid)
-                if blocked is not None:
-                    return blocked
+                for pid in _descendants(git.pid):
+                    blocked = blocked_open(pid)
+                    if blocked is not None:
+                        return blocked
                 look = now + WATCH_S
             if not selector.get_map():
                 try:
@@ -757,10 +803,11 @@ class _Batch:
         try:
             self.git = subprocess.Popen(
                 ["git", *SETTINGS, "cat-file", "--batch"], cwd=self.top, stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=git_environment(False),
+                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=git_environment(False), **_OWN_GROUP,
             )  # fmt: skip
         except OSError:
             self.git = None  # not started: read_blobs runs git as before, and says why in its words
+            return
 
     def read(self, wanted: list[str], timeout: float | None = None) -> dict[str, bytes] | None:
         """The content of each object of ``wanted`` (ids) git finds, as :func:`read_blobs` gives it; ``None`` when the
@@ -794,7 +841,7 @@ class _Batch:
                 if now >= deadline:
                     raise TimeoutError
                 if not select.select([out], [], [], min(WATCH_S, deadline - now))[0]:
-                    if blocked_open(git.pid) is not None:
+                    if any(blocked_open(pid) is not None for pid in _descendants(git.pid)):
                         raise OSError("git cat-file --batch waits to open a FIFO")
                     continue
                 chunk = os.read(out, 1 << 16)
@@ -836,7 +883,7 @@ class _Batch:
         if git is None:
             return
         if kill:
-            git.kill()
+            _kill(git)
         with contextlib.suppress(OSError):
             if git.stdin is not None:
                 git.stdin.close()
@@ -1062,18 +1109,23 @@ def pickaxe(top: Path, text: str, folder: str, timeout: float) -> Pickaxe:
             raise GitFailed(f"git log: the search of {folder} took longer than {timeout} s")
         return remaining
 
-    said = run_git(top, ["log", "--no-renames", "--reverse", "--raw", "--no-abbrev", "--format=commit %H %cs",
+    # NUL-separated (-z): each path as it is; without it git C-quotes a path holding '"', '\\' or a control
+    # character ('"locks/a\\"b.lock.toml"'), and that text was handed on as the path (attack87)
+    said = run_git(top, ["log", "-z", "--no-renames", "--reverse", "--raw", "--no-abbrev", "--format=commit %H %cs",
                          "--", folder], timeout=left())
     commits: list[tuple[str, str, list[tuple[str, str, str]]]] = []
-    for line in said.decode("utf-8", "surrogateescape").splitlines():
-        if line.startswith("commit "):
-            commit, _, date = line.removeprefix("commit ").partition(" ")
-            commits.append((commit, date, []))
+    fields: list[str] = []  # the last ":OLDMODE NEWMODE OLDID NEWID STATUS", its path the next field
+    for field in said.decode("utf-8", "surrogateescape").split("\0"):
+        if fields:
+            commits[-1][2].append((field, fields[2], fields[3]))  # under folder: git's pathspec keeps no other
+            fields = []
             continue
-        meta, _, path = line.partition("\t")
-        fields = meta.split()  # ":OLDMODE NEWMODE OLDID NEWID STATUS"
-        if commits and line.startswith(":") and len(fields) == 5:  # under folder: git's pathspec keeps no other
-            commits[-1][2].append((path, fields[2], fields[3]))
+        field = field.lstrip("\n")  # a commit's line ends with a NUL, its files follow a line break
+        if field.startswith("commit "):
+            commit, _, date = field.removeprefix("commit ").partition(" ")
+            commits.append((commit, date, []))
+        elif commits and field.startswith(":") and len(field.split()) == 5:
+            fields = field.split()
     first: dict[str, int] = {}  # each blob -> the index of the first commit naming it, oldest first
     for at, (_, _, files) in enumerate(commits):
         for _, old, new in files:

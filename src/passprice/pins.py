@@ -102,6 +102,41 @@ def _token() -> re.Pattern[bytes]:
     return re.compile(rb"\w+|[^\w\s]|\n")
 
 
+#: The most work :func:`_fstring_work` may count in another checkout's pricing-model modules together before they are
+#: parsed: each f-string literal's ``{`` characters times its bytes, summed. Python 3.11's parser finds each
+#: replacement field's line by scanning its f-string from the start (``fstring_find_expr_location``): a field costs
+#: the bytes before it, so one f-string of N fields costs N² — ``x = f'{a}{a}…'`` of 200,000 fields (600,008 bytes,
+#: 600,006 tokens, under :data:`MODEL_TOKENS`) held ``check`` of its checkout past 30 s (40,000 fields: 1.05 s of
+#: ``ast.parse`` for 4.8e9 of this work; attack87). 10^8 is about 0.02 s of that scan; the package's own modules
+#: count 229,176 together. Counted for a module about to be parsed (its tree not kept).
+FSTRING_WORK = 100_000_000
+
+#: The string prefixes of an f-string, in every case and order.
+_F_PREFIXES = frozenset({b"f", b"F", b"rf", b"rF", b"Rf", b"RF", b"fr", b"fR", b"Fr", b"FR"})
+
+
+@functools.cache
+def _literal() -> re.Pattern[bytes]:
+    """A comment, or a string literal with its prefix (group 1) and body (group 2): how :func:`_fstring_work` finds
+    f-strings without tokenizing (a comment is matched so that a quote in it starts nothing; an unclosed literal
+    runs to its line's end, or the file's for a triple-quoted one)."""
+    body = (rb"'''(?:[^'\\]|\\.|'(?!''))*(?:'''|\Z)"
+            rb'|"""(?:[^"\\]|\\.|"(?!""))*(?:"""|\Z)'
+            rb"|'(?:[^'\\\r\n]|\\.)*'?"
+            rb'|"(?:[^"\\\r\n]|\\.)*"?')
+    return re.compile(rb"#[^\r\n]*|\b([rRbBuUfF]{1,2})?(" + body + rb")", re.DOTALL)
+
+
+def _fstring_work(data: bytes) -> int:
+    """The parser's work on the f-strings of a module's bytes, as :data:`FSTRING_WORK` counts it: for each f-string
+    literal (one whose prefix is in :data:`_F_PREFIXES`), its ``{`` characters times its bytes (at least what its
+    fields' location scans read; ``{{`` counted too). Found at C speed (``findall``), the f-strings summed; bytes
+    without a ``{`` are not searched (the dense form of ``tests/test_hostile_11.py``)."""
+    if b"{" not in data:
+        return 0
+    return sum(body.count(b"{") * len(body) for prefix, body in _literal().findall(data) if prefix in _F_PREFIXES)
+
+
 @functools.cache
 def own_tokens() -> int:
     """The tokens (:func:`_token`) of the running package's pricing-model modules (:func:`pricing_modules`)
@@ -122,6 +157,20 @@ class CodeNotJudged(InputError):
             f"{own_tokens():,})"
         )
         self.path, self.size, self.tokens = path, size, tokens
+
+
+class FStringsNotJudged(CodeNotJudged):
+    """Another checkout's pricing-model code whose f-strings are past :data:`FSTRING_WORK` (``work``: the closure's
+    count up to the module ``path``, of ``size`` bytes): not parsed, as :class:`CodeNotJudged` code is not."""
+
+    def __init__(self, path: Path, size: int, work: int) -> None:
+        InputError.__init__(
+            self,
+            f"src/passprice/{path.name}: {size:,} bytes; the pricing model's f-strings reach {work:,} of the "
+            f"parser's work (an f-string's replacement fields times its bytes) with it, past the {FSTRING_WORK:,} "
+            "passprice parses of another checkout's code: split f-strings of many fields",
+        )
+        self.path, self.size, self.tokens = path, size, 0
 
 
 def _note_import(node: ast.Import | ast.ImportFrom, out: set[str]) -> None:
@@ -345,7 +394,7 @@ def _trees(
     base = Path(folder)
     seen: dict[str, str] = {}
     todo = list(PRICING_ROOTS)
-    tokens = 0
+    tokens = work = 0
     while todo:
         name = todo.pop()
         if name in seen or name in NOT_PRICING:
@@ -371,8 +420,20 @@ def _trees(
         if files is not None:
             files[name] = sha
         if found is None:
+            if capped:  # a tree not kept is parsed: its f-strings bounded first (a kept one was parsed before)
+                work += _fstring_work(data)
+                if work > FSTRING_WORK:
+                    raise FStringsNotJudged(path, len(data), work)
             imports: set[str] = set()
-            found = _Tree(_tree_text(ast.parse(data, filename=str(path)), imports), tuple(sorted(imports)), counted)
+            try:
+                text = _tree_text(ast.parse(data, filename=str(path)), imports)
+            except SyntaxError as e:  # a NUL byte is refused before the parse, its error naming no file (attack87)
+                e.filename = e.filename or str(path)
+                raise
+            except (RecursionError, MemoryError) as e:  # nested deeper than the parser goes: the module named
+                e.add_note(f"src/passprice/{path.name}")
+                raise
+            found = _Tree(text, tuple(sorted(imports)), counted)
             if kept:
                 _keep_tree(sha, found)
         seen[name] = found.text
@@ -757,9 +818,11 @@ def _unread(e: BaseException) -> str:
 
     if isinstance(e, SyntaxError):
         where = Path(e.filename).name if e.filename else "a module"
-        return escaped(f"src/passprice/{where}: line {e.lineno}: {e.msg}")
+        line = "" if e.lineno is None else f"line {e.lineno}: "
+        return escaped(f"src/passprice/{where}: {line}{e.msg}")
     if isinstance(e, RecursionError | MemoryError):
-        return "a module nested deeper than the parser goes"
+        notes = getattr(e, "__notes__", None) or ["a module"]
+        return escaped(f"{notes[-1]}: nested deeper than the parser goes")
     if isinstance(e, InputError):
         return e.lines[0] if e.lines else escaped(str(e))
     return escaped(f"{type(e).__name__}: {e}")

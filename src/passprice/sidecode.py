@@ -226,16 +226,22 @@ class Code:
         """Which code priced ``side`` (``BASE``/``HEAD``), in words."""
         if self.not_judged is not None:
             return f"{side}: its own src/passprice was not judged ({self.not_judged}); its locks are not priced"
-        short = self.model.removeprefix("sha256:")[:12]
+        short = _short(self.model)
         if self.set_aside is not None:
-            theirs = self.set_aside.removeprefix("sha256:")[:12]
-            return (f"{side}: this passprice's code ({short}…), not the src/passprice {side} brings ({theirs}…), "
+            theirs = _short(self.set_aside)
+            return (f"{side}: this passprice's code ({short}), not the src/passprice {side} brings ({theirs}), "
                     "which BASE lacks: a registry kept apart from its code is checked with the passprice it "
                     "installs, so its locks are reviewed with that")
         if not self.own:
-            return f"{side}: this passprice's code ({short}…; {side} has no src/passprice)"
+            return f"{side}: this passprice's code ({short}; {side} has no src/passprice)"
         how = "in this process (same pricing model as the running code)" if self.running else "in its own process"
-        return f"{side}: its own src/passprice ({short}…), {how}"
+        return f"{side}: its own src/passprice ({short}), {how}"
+
+
+def _short(model: str) -> str:
+    """A pricing model as :meth:`Code.describe` shows it: a digest's first 12 hex digits and ``…``, another text
+    (``unreadable (RecursionError)``) whole (attack87: it was cut to ``unreadable (…``)."""
+    return f"{model.removeprefix('sha256:')[:12]}…" if model.startswith("sha256:") else model
 
 
 def code_of(folder: Path | None) -> Code:
@@ -249,7 +255,9 @@ def code_of(folder: Path | None) -> Code:
         model = pricing_model_digest(folder)
     except CodeNotJudged as e:  # not parsed, and not imported by a side's process either
         return Code(folder, "not judged", True, False, str(e))
-    except (SyntaxError, ValueError, OSError) as e:
+    except (SyntaxError, ValueError, OSError, RecursionError, MemoryError) as e:
+        # RecursionError or MemoryError: a module nested deeper than the parser goes (attack87: 300,000 ``a+`` in a
+        # side's locks.py, 600,006 bytes under the token cap, was a traceback out of diff)
         model = f"unreadable ({type(e).__name__})"
     return Code(folder, model, True, model == running)
 
