@@ -545,7 +545,7 @@ _TERMS = (
         "read all it needed).",
         ("reproduces", "reproduce", "pricing model", "first moved", "first term that moved", "pricing model digest",
          "pricing_model.commit", "pricing_model.commit.hash", "pricing_model.commit.date",
-         "pricing_model.commit.requirement",
+         "pricing_model.commit.requirement", "pricing_model.commit_search_cut", "commit_search_cut",
          "reproduced",
          "reproduced (pinned inputs)", "pinned inputs", "today's inputs", "field", "since the lock",
          "equals", "reproduction", "facts_drifted", "facts_rewritten", "facts_alone", "facts_routing", "unpinned",
