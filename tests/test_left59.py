@@ -155,6 +155,18 @@ def test_2_json_text_writes_a_number_that_is_not_finite_as_null() -> None:
     assert data["relative_change"] == float("inf")  # the caller's data is left as it was
 
 
+def test_2_a_key_that_is_a_float_not_finite_is_the_text_json_writes_for_it() -> None:
+    """attack87: ``json_text`` raised ``ValueError`` (a traceback) for a dict whose key is a float that is not
+    finite: ``finite_or_null`` left keys as they were, and ``allow_nan=False`` refuses them as keys too. Such a key
+    is now the string ``json.dumps`` wrote for it (a key is a string in JSON), its value made JSON as any other."""
+    from passprice.tables import json_text
+
+    data = {float("inf"): 1, -float("inf"): [float("nan")], float("nan"): 2.5, 1.5: 3}
+    text = json_text(data, indent=None)
+    assert text == '{"Infinity": 1, "-Infinity": [null], "NaN": 2.5, "1.5": 3}'
+    assert _strict(text) == {"Infinity": 1, "-Infinity": [None], "NaN": 2.5, "1.5": 3}
+
+
 #: Positions at the edges of what ``--position`` takes (0, a subnormal, 2**32 - 1) and past them (inf, nan).
 _POSITIONS = st.sampled_from(["0", "5e-324", "0.5", "1e-320", "4294967295", "1e308", "inf", "nan"])
 #: Batches and limits: the edges (1, 2**32 - 1), a batch past what fits (581 on the H200), and past the bounds.

@@ -416,12 +416,22 @@ def json_text(data: Any, indent: int | None = 2) -> str:
 
 def finite_or_null(data: Any) -> Any:
     """``data`` (JSON-able: dicts, lists, tuples, scalars) with each float that is not finite (``inf``, ``-inf``,
-    ``nan``) replaced by ``None``, JSON's ``null`` (:func:`json_text`); a list for a tuple; anything else as it is.
-    Raises nothing."""
+    ``nan``) replaced by ``None``, JSON's ``null`` (:func:`json_text`); a dict's key that is such a float by the
+    string ``json.dumps`` wrote for it (``"Infinity"``, ``"-Infinity"``, ``"NaN"``: a key is a string in JSON, and
+    ``None`` would be ``"null"``, another key's text; attack87: such a key raised ``ValueError``); a list for a
+    tuple; anything else as it is. Raises nothing."""
     if isinstance(data, float):
         return data if math.isfinite(data) else None
     if isinstance(data, dict):
-        return {key: finite_or_null(value) for key, value in data.items()}
+        return {_key_text(key): finite_or_null(value) for key, value in data.items()}
     if isinstance(data, list | tuple):
         return [finite_or_null(value) for value in data]
     return data
+
+
+def _key_text(key: Any) -> Any:
+    """A dict key for :func:`finite_or_null`: a float that is not finite as the text ``json.dumps`` gives it
+    (``Infinity``, ``-Infinity``, ``NaN``), anything else as it is."""
+    if isinstance(key, float) and not math.isfinite(key):
+        return "NaN" if key != key else "Infinity" if key > 0 else "-Infinity"
+    return key
