@@ -101,13 +101,18 @@ def test_2_the_a40_quotes_are_the_copys_rows_the_record_quotes() -> None:
     citing = _citing("a40", A40)
     read = _record(A40)["read"]
     quotes = [q for locator, _ in citing.values() for q in _QUOTED.findall(locator)]
-    assert len(quotes) == 7  # 9 before cite73: tensor.f16's 2 quoted the card review's wording, now nothing
+    # 9 before cite73: tensor.f16's 2 quoted the card review's wording, then nothing (7); 9 since cite91, which read
+    # the copy's stored text: tensor.f16 quotes its FP16 row, and the BF16 and INT8 quotes are its text as printed
+    # (tests/test_cite91.py checks each against tests/data/cite91-excerpt.txt)
+    assert len(quotes) == 9
     assert [q for q in quotes if f"'{q}'" not in read] == []
     assert set(quotes) == {"Memory bandwidth 696 GB/s", "Peak FP32 TFLOPS (non-Tensor) 37.4",
-                                   "Peak BF16 Tensor TFLOPS with FP32 Accumulate 149.7 | 299.4*",
-                                   "Peak INT8 Tensor TOPS 299.3 | 598.6*"}
+                           "Peak FP16 Tensor TFLOPS with FP16 Accumulate 149.7 | 299.4*",
+                           "Peak BF16 Tensor TFLOPSwith FP32 Accumulate149.7 | 299.4*",
+                           "Peak INT8 Tensor TOPS Peak INT 4 Tensor TOPS 299.3 | 598.6* 598.7 | 1,197.4*"}
     f16 = {w: loc for w, (loc, _) in citing.items() if w.startswith("a40:tensor:f16")}
-    assert len(f16) == 2 and all(not _QUOTED.search(loc) and "149.7 | 299.4" in loc for loc in f16.values())
+    assert len(f16) == 2 and all(_QUOTED.findall(loc) == ["Peak FP16 Tensor TFLOPS with FP16 Accumulate 149.7 | 299.4*"]
+                                 for loc in f16.values())
     assert not any("teraFLOPS" in loc for loc, _ in citing.values())
     values = {w: v for w, (_, v) in citing.items()}
     assert values["a40:array"] == 149.65 == 299.3 / 2 and values["a40:vector"] == 18.7 == 37.4 / 2
