@@ -3,13 +3,20 @@
 - (1) a one-line text holding U+FFF0–U+FFF8 (unassigned, default-ignorable: invisible) passed ``fact set
   --locator`` (exit 0, written); a source's ``url``, ``copies`` and ``repository`` holding a tag character
   (U+E0041) passed ``check`` and ``audit`` (exit 0): their patterns are their own, and stated no ``one-line`` format.
+- (3) one ``lock --update`` of a first-format lock looked ``locks/`` over twice (``update_name_clash``, every file
+  parsed whole, then ``require_unique_name``): once now, each file's ``[lock]`` table alone parsed. A file there
+  nesting arrays 3,000 deep under a ``[lock]`` table of the lock's name made ``lock`` a RecursionError traceback.
 """
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
+from typing import Any
 
-from cli_helpers import bad, copy_root
+from cli_helpers import REPO, bad, copy_root, invoke
+
+R1 = "r1-qwen7b-h200"
 
 #: What a one-line text holding an invisible character is told.
 ONE_LINE_SAID = ("holds a control character, a line separator, a bidi control or an invisible character (a newline, a "
@@ -70,3 +77,74 @@ def test_1_a_tag_character_in_a_source_address_is_refused(tmp_path: Path) -> Non
     source.write_text(text.replace(f'url = "{url}"', f'url = "{url}\U000e0041"'), encoding="utf-8")
     assert bad("audit", "--source", "alvarobartt-cuda-device-query", root=root) == [
         f"passprice: error: {source}: source.url: '{url}\\U000e0041' is not where the document is, or \"unknown\""]
+
+
+# --- (3) one look over locks/ a lock run ------------------------------------------------------------------------------
+
+
+def _old_alone(tmp_path: Path) -> tuple[Path, Path]:
+    """A registry whose ``locks/`` holds ``old.lock.toml`` (a first-format lock named R1) and R1's other locks, not
+    R1's own lock; the root and the old lock's path."""
+    root = copy_root(tmp_path)
+    (root / "locks" / f"{R1}.lock.toml").unlink()
+    old = root / "locks" / "old.lock.toml"
+    shutil.copy(REPO / "tests" / "data" / "locks-v1" / f"{R1}.lock.toml", old)
+    return root, old
+
+
+def test_3_a_first_format_update_looks_locks_over_once(tmp_path: Path, monkeypatch: Any) -> None:
+    # before: update_name_clash (before the price) and require_unique_name (before the write) each listed and read
+    # the folder: 100 current-format locks of 169 KB holding the name cost the two 5,966 ms of CPU, now 40 ms
+    from passprice import locks
+
+    root, old = _old_alone(tmp_path)
+    looks: list[str] = []
+    holders = locks.name_holders
+
+    def counted(*args: Any) -> list[tuple[str, dict[str, Any]]]:
+        looks.append(args[2])
+        return holders(*args)
+
+    monkeypatch.setattr(locks, "name_holders", counted)
+    done = invoke("lock", "--update", "-o", str(old), root=root)
+    assert done.exit_code == 0, done.output
+    assert done.stdout.startswith("locked r1-qwen7b-h200 (price, locks serving r1-qwen7b-h200): 996.1 tokens/s")
+    assert looks == [R1]
+    # beside a current-format lock of its name the update is refused, as left58 refused it, after that one look
+    looks.clear()
+    shutil.copy(REPO / "tests" / "data" / "locks-v1" / f"{R1}.lock.toml", old)
+    before = old.read_bytes()
+    shutil.copy(REPO / "locks" / f"{R1}.lock.toml", root / "locks" / "taken.lock.toml")
+    assert bad("lock", "--update", "-o", str(old), root=root) == [
+        f"passprice: error: {old}: lock.name: 'r1-qwen7b-h200' is also the name of locks/taken.lock.toml: --update "
+        "would write this first-format lock in today's format, whose name must be unique (a first-format lock's name "
+        "is the serving it locks, so the two could share it; `passprice check` refuses two current-format locks of "
+        f"one name): re-lock it under its file's name (`passprice lock r1-qwen7b-h200 --force -o {old}`), or remove "
+        "it; nothing written"]
+    assert looks == [R1] and old.read_bytes() == before
+
+
+def test_3_a_lock_file_nesting_past_the_parser_is_passed_over(tmp_path: Path) -> None:
+    # before: RecursionError('maximum recursion depth exceeded'), a traceback (tomllib.loads, uncaught); now the
+    # file is passed over as one that does not parse is (check refuses it, naming it)
+    root = copy_root(tmp_path)
+    best = root / "locks" / f"{R1}-best.lock.toml"
+    (root / "locks" / "deep.lock.toml").write_text(
+        f'[lock]\nname = "{R1}-best"\nformat = 2\nx = ' + "[" * 3000 + "]" * 3000 + "\n", encoding="utf-8")
+    done = invoke("lock", "--update", "-o", str(best), root=root)
+    assert done.exit_code == 0, done.output
+    assert done.stdout.startswith(f"locked {R1}-best (best, locks serving {R1}): 33,339.2 tokens/s at batch 580")
+
+
+def test_3_the_lock_table_is_read_alone_where_it_is_laid_out_as_written() -> None:
+    from passprice.locks import lock_table_of
+
+    written = (REPO / "locks" / f"{R1}.lock.toml").read_bytes()
+    table = lock_table_of(written)
+    assert isinstance(table, dict) and table["name"] == R1 and table["format"] == 2
+    # a name written as a multi-line string (the [lock] pattern cuts it) is read from the whole file
+    assert lock_table_of(b'[lock]\nname = """r1-\nx"""\nformat = 2\n') == {"name": "r1-\nx", "format": 2}
+    assert lock_table_of(b'[lock]\r\nname = "a"\r\n') == {"name": "a"}  # Windows newlines
+    assert lock_table_of(b"lock = 3\n") == 3  # no table: what the file gives the key (callers test its type)
+    for broken in (b"[lock]\nname = \"a\n", b"\xff[lock]\n", b"x = " + b"[" * 3000 + b"]" * 3000 + b"\n", b"a = 1\n"):
+        assert lock_table_of(broken) is None, broken
