@@ -3,6 +3,8 @@
 - (1) a one-line text holding U+FFF0–U+FFF8 (unassigned, default-ignorable: invisible) passed ``fact set
   --locator`` (exit 0, written); a source's ``url``, ``copies`` and ``repository`` holding a tag character
   (U+E0041) passed ``check`` and ``audit`` (exit 0): their patterns are their own, and stated no ``one-line`` format.
+- (2) a first-format lock edited by hand whose name another lock of ``locks/`` carries was told to ``lock --update -o
+  FILE`` after restoring it, which is refused there (left58); now the re-lock under its file's name, which works.
 - (3) one ``lock --update`` of a first-format lock looked ``locks/`` over twice (``update_name_clash``, every file
   parsed whole, then ``require_unique_name``): once now, each file's ``[lock]`` table alone parsed. A file there
   nesting arrays 3,000 deep under a ``[lock]`` table of the lock's name made ``lock`` a RecursionError traceback.
@@ -148,3 +150,52 @@ def test_3_the_lock_table_is_read_alone_where_it_is_laid_out_as_written() -> Non
     assert lock_table_of(b"lock = 3\n") == 3  # no table: what the file gives the key (callers test its type)
     for broken in (b"[lock]\nname = \"a\n", b"\xff[lock]\n", b"x = " + b"[" * 3000 + b"]" * 3000 + b"\n", b"a = 1\n"):
         assert lock_table_of(broken) is None, broken
+
+
+# --- (2) a hand-edited first-format lock whose name is taken ---------------------------------------------------------
+
+
+def _edited_old(tmp_path: Path, beside_r1: bool) -> tuple[Path, Path]:
+    """A registry whose ``locks/`` holds ``old.lock.toml``, a first-format lock named R1 with its card's title edited
+    by hand (its ``[lock] digest`` no longer matches), with R1's own lock or without it; the root and the old lock."""
+    tmp_path.mkdir()
+    root = copy_root(tmp_path)
+    for other in (root / "locks").glob("*.lock.toml"):
+        if other.name != f"{R1}.lock.toml" or not beside_r1:
+            other.unlink()
+    old = root / "locks" / "old.lock.toml"
+    text = (REPO / "tests" / "data" / "locks-v1" / f"{R1}.lock.toml").read_text(encoding="utf-8")
+    edited = text.replace('title = "NVIDIA H200 SXM 141GB"', 'title = "NVIDIA H200 SXM 141 GB"', 1)
+    assert edited != text
+    old.write_text(edited, encoding="utf-8")
+    return root, old
+
+
+#: What the digest line of old.lock.toml says first.
+EDITED = ("lock.digest: the lock's contents do not match its digest sha256:e27e4844291d99589860029fc5ba6e0fa291df44470"
+          "414b00dfd21bfb5292f5c (edited by hand?): a lock is written by passprice only; ")
+
+
+def test_2_a_hand_edited_first_format_lock_whose_name_is_taken_is_told_the_relock_that_works(tmp_path: Path) -> None:
+    # before: "… restore it from the last commit that holds it as written (`git checkout REV -- FILE`), then change
+    # it with `passprice lock --update -o FILE` …", and that update, of the restored lock, exits 2 ("lock.name:
+    # 'r1-qwen7b-h200' is also the name of locks/r1-qwen7b-h200.lock.toml: --update would write …", left58)
+    root, old = _edited_old(tmp_path / "beside", beside_r1=True)
+    way = ("re-lock it under its file's name: `passprice lock r1-qwen7b-h200 --force -o {}` (the default policy; "
+           "`lock --update` keeps its name, 'r1-qwen7b-h200', which locks/r1-qwen7b-h200.lock.toml holds, and is "
+           "refused), or remove it")
+    checked = invoke("check", root=root)
+    assert checked.exit_code == 2 and checked.stdout.rstrip().endswith("check FAILED")
+    assert checked.stderr.splitlines() == [
+        f"passprice: error: locks/old.lock.toml: {EDITED}{way.format('locks/old.lock.toml')}"]
+    assert bad("reproduce", str(old), root=root) == [f"passprice: error: {old}: {EDITED}{way.format(old)}"]
+    done = invoke("lock", R1, "--force", "-o", str(old), root=root)  # what it says works, with no restore first
+    assert done.exit_code == 0, done.output
+    assert done.stdout.startswith("locked old (price, locks serving r1-qwen7b-h200): 996.1 tokens/s at batch 1")
+    assert invoke("check", root=root).exit_code == 0
+    # alone in its folder (its update is let by) it is told to restore and update it, as before
+    root, old = _edited_old(tmp_path / "alone", beside_r1=False)
+    assert bad("reproduce", str(old), root=root) == [
+        f"passprice: error: {old}: {EDITED}restore it from the last commit that holds it as written (`git checkout "
+        "REV -- FILE`), then change it with `passprice lock --update -o FILE` (it keeps the lock's kind and policy; "
+        "`--force --require PATH=PROVENANCE` loosens a floor, which the review shows)"]

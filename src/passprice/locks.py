@@ -834,11 +834,38 @@ def _pinned_facts(document: Mapping[str, Any], source: str, check: bool) -> dict
     if stated != actual:
         raise InputError(
             f"{source}: lock.digest: the lock's contents do not match its digest {stated} (edited by hand?): a lock "
-            "is written by passprice only; restore it from the last commit that holds it as written (`git checkout "
-            "REV -- FILE`), then change it with `passprice lock --update -o FILE` (it keeps the lock's kind and "
-            "policy; `--force --require PATH=PROVENANCE` loosens a floor, which the review shows)"
+            f"is written by passprice only; {_edited_way(document, source)}"
         )
     return facts
+
+
+def _edited_way(document: Mapping[str, Any], source: str) -> str:
+    """The way out for the lock file ``source`` (its ``document``, valid against the schema) whose contents do not
+    match its ``[lock] digest``: restore it, then ``lock --update`` it (which keeps its kind and policy) — but for
+    a first-format lock in a ``locks/`` folder whose name a current-format lock there carries
+    (:func:`name_holders`), whose ``--update`` is refused (:func:`passprice.locking.require_unique_name`, left58),
+    the re-lock under its file's name, ``lock SERVING --force -o FILE`` (its serving named where the registry beside
+    the folder registers one of the lock's name, as :func:`first_format_serving` finds it), which needs no restore,
+    or removing it (left92: it said ``lock --update -o FILE``, exit 2 when run). Raises nothing."""
+    from passprice.files import shell_word
+
+    table = document.get("lock")
+    name = table.get("name") if isinstance(table, Mapping) else None
+    path = Path(source)
+    if isinstance(table, Mapping) and table.get("format", 1) == 1 and isinstance(name, str) and (
+            path.parent.name == "locks"):
+        root = Root(path.parent.parent)
+        holders = name_holders(root, path, name)
+        if holders:
+            served = None
+            with contextlib.suppress(OSError, ValueError):
+                served = name if is_there(root.servings / f"{name}.toml") else None
+            return (f"re-lock it under its file's name: `passprice lock {shell_word(served or 'SERVING')} --force -o "
+                    f"{shell_word(source)}` (the default policy; `lock --update` keeps its name, {name!r}, which "
+                    f"{holders[0][0]} holds, and is refused), or remove it")
+    return ("restore it from the last commit that holds it as written (`git checkout REV -- FILE`), then change it "
+            "with `passprice lock --update -o FILE` (it keeps the lock's kind and policy; `--force --require "
+            "PATH=PROVENANCE` loosens a floor, which the review shows)")
 
 
 def _shared(path: str, digest: str, fact: Fact) -> Fact:
