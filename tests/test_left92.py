@@ -5,6 +5,8 @@
   (U+E0041) passed ``check`` and ``audit`` (exit 0): their patterns are their own, and stated no ``one-line`` format.
 - (2) a first-format lock edited by hand whose name another lock of ``locks/`` carries was told to ``lock --update -o
   FILE`` after restoring it, which is refused there (left58); now the re-lock under its file's name, which works.
+- (5) ``reproduce LOCK`` whose history search (``model_commit``) was cut by its cap named the commit that last
+  changed the lock as the lock's code, in its verdict (text and ``--json``), as if the history held no other answer.
 - (3) one ``lock --update`` of a first-format lock looked ``locks/`` over twice (``update_name_clash``, every file
   parsed whole, then ``require_unique_name``): once now, each file's ``[lock]`` table alone parsed. A file there
   nesting arrays 3,000 deep under a ``[lock]`` table of the lock's name made ``lock`` a RecursionError traceback.
@@ -12,9 +14,13 @@
 
 from __future__ import annotations
 
+import json
 import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from cli_helpers import REPO, bad, copy_root, invoke
 
@@ -199,3 +205,56 @@ def test_2_a_hand_edited_first_format_lock_whose_name_is_taken_is_told_the_reloc
         f"passprice: error: {old}: {EDITED}restore it from the last commit that holds it as written (`git checkout "
         "REV -- FILE`), then change it with `passprice lock --update -o FILE` (it keeps the lock's kind and policy; "
         "`--force --require PATH=PROVENANCE` loosens a floor, which the review shows)"]
+
+
+# --- (5) a verdict resting on a cut history search ------------------------------------------------------------------
+
+
+def test_5_a_verdict_resting_on_a_cut_history_search_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # before: "does NOT reproduce: the pricing model changed …; the lock's own price comes from the code that wrote
+    # it: the passprice of the commit that last changed the lock (`git log -1 --format=%H -- …`), installed …", in
+    # the text and in --json's "reproduction", with the search cut (the cap forced to 0: walk56's old lock)
+    from passprice import gitread
+    from test_walk56 import BEFORE_WINDOW55, needs_history
+
+    if needs_history.args[0]:
+        pytest.skip("the checkout's git history is not here")
+    old = tmp_path / "gemma-old.lock.toml"
+    old.write_bytes(subprocess.run(["git", "show", f"{BEFORE_WINDOW55}:locks/gemma3-270m-h100.lock.toml"],
+                                   cwd=REPO, capture_output=True, check=True).stdout)
+    fallback = (f"the passprice of the commit that last changed the lock (`git log -1 --format=%H -- {old}`), a "
+                "fallback: the history search for the commit whose locks record its pricing model was cut before "
+                "finding one, so the lock's code may be another commit's (pricing model, below), installed in a "
+                "virtual environment of its own")
+    monkeypatch.setattr(gitread, "PICKAXE_TOTAL_BYTES", 0)
+    result = invoke("reproduce", str(old))
+    assert result.exit_code == 1, result.output
+    assert fallback in result.stdout.splitlines()[1]
+    said = json.loads(invoke("reproduce", str(old), "--json").stdout)
+    assert said["pricing_model"]["commit"] is None and said["pricing_model"]["commit_search_cut"].startswith(
+        "not searched: none of the ")
+    assert fallback in said["reproduction"]
+    # a whole search finds the commit, and its verdict names it with no word of a cut
+    monkeypatch.undo()
+    said = json.loads(invoke("reproduce", str(old), "--json").stdout)
+    assert said["pricing_model"]["commit"] is not None and said["pricing_model"]["commit_search_cut"] is None
+    assert "(the oldest commit whose locks record its pricing model: pricing model, below)" in said["reproduction"]
+    assert "cut" not in said["reproduction"]
+
+
+def test_5_a_commit_found_by_a_cut_search_is_said_to_be_of_what_was_read() -> None:
+    import attrs
+
+    from passprice.locks import read_lock
+    from passprice.registry import Root
+    from passprice.reproduce import reproduce
+
+    rep = reproduce(Root(REPO), read_lock(REPO / "locks" / f"{R1}.lock.toml"))
+    from passprice.locks import Moved
+
+    moved = attrs.evolve(rep, pricing_model="sha256:" + "0" * 64, moved=(Moved("tokens_per_s", 2.0, 1.0),))
+    assert moved.model_changed and not moved.equals
+    said = moved.verdict("locks/x.lock.toml", ("0123456789ab", "2026-01-02"), "an older commit was not read")
+    assert ("the passprice of commit 0123456789ab (the oldest commit whose locks record its pricing model of those "
+            "the history search read; the search was cut, and an older commit may have written it: pricing model, "
+            "below)") in said
