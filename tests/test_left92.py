@@ -5,6 +5,10 @@
   (U+E0041) passed ``check`` and ``audit`` (exit 0): their patterns are their own, and stated no ``one-line`` format.
 - (2) a first-format lock edited by hand whose name another lock of ``locks/`` carries was told to ``lock --update -o
   FILE`` after restoring it, which is refused there (left58); now the re-lock under its file's name, which works.
+- (4) the review of a revision streamed every registry document past the file cap through ``git cat-file blob`` to
+  hash it, whatever its size: 512 MiB of zeros is 523 KB of pack and 1.34 s of CPU, so a repository under 1 MB held
+  ``diff`` past 2 s (a delta chain, up to git's 60 s limit). Now past ``gitread.HASHED_BYTES`` none is hashed, and
+  the one line names the document.
 - (5) ``reproduce LOCK`` whose history search (``model_commit``) was cut by its cap named the commit that last
   changed the lock as the lock's code, in its verdict (text and ``--json``), as if the history held no other answer.
 - (3) one ``lock --update`` of a first-format lock looked ``locks/`` over twice (``update_name_clash``, every file
@@ -258,3 +262,46 @@ def test_5_a_commit_found_by_a_cut_search_is_said_to_be_of_what_was_read() -> No
     assert ("the passprice of commit 0123456789ab (the oldest commit whose locks record its pricing model of those "
             "the history search read; the search was cut, and an older commit may have written it: pricing model, "
             "below)") in said
+
+
+# --- (4) a document whose blob is past what a review hashes -----------------------------------------------------------
+
+
+def test_4_a_revision_document_past_what_a_review_hashes_is_named_not_streamed(tmp_path: Path,
+                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    # before: streamed through `git cat-file blob` and hashed whatever its size (the cap stands in for 512 MiB here:
+    # a blob of 1 GiB of zeros, 1 MB of pack, cost over 2 s of CPU); now refused before git is asked, naming it
+    import hashlib
+
+    from passprice import gitread, schema
+    from test_diff import commit_all, git
+
+    path = tmp_path / "registry"
+    path.mkdir()
+    for folder in ("facts", "registry", "locks", "sources", "schema"):
+        shutil.copytree(REPO / folder, path / folder)
+    git(path, "init", "-q", "-b", "main")
+    (path / "notes").mkdir()
+    document = b"\0" * (schema.MAX_TOML_BYTES + 2)
+    (path / "notes" / "doc.md").write_bytes(document)
+    (path / "sources" / "my-notes.toml").write_text(
+        '[source]\ntitle = "My notes"\nkind = "registry"\npublisher = "me"\npath = "notes/doc.md"\n'
+        f'sha256 = "{hashlib.sha256(document).hexdigest()}"\nread = "how the figures were read off it"\n',
+        encoding="utf-8")
+    commit_all(path, "a registry with a large document")
+    git(path, "commit", "-q", "--no-verify", "--allow-empty", "-m", "nothing")
+    streamed: list[str] = []
+    hashed = gitread.blob_sha256
+    monkeypatch.setattr(gitread, "blob_sha256", lambda top, blob, *a: streamed.append(blob) or hashed(top, blob, *a))
+    monkeypatch.setattr(gitread, "HASHED_BYTES", schema.MAX_TOML_BYTES + 1)
+    head = git(path, "rev-parse", "HEAD~1").strip()[:12]
+    assert bad("diff", "HEAD~1", "HEAD", root=path) == [
+        f"passprice: error: notes/doc.md at {head}: {schema.MAX_TOML_BYTES + 2:,} bytes as committed, past the "
+        f"{schema.MAX_TOML_BYTES + 1:,} bytes of documents passprice hashes from a revision (gitread.HASHED_BYTES; a "
+        "few bytes of a pack can hold gigabytes): not hashed; keep so large a document outside the registry, or record "
+        "a smaller copy of it"]
+    assert streamed == []
+    monkeypatch.setattr(gitread, "HASHED_BYTES", schema.MAX_TOML_BYTES + 2)  # within it: hashed as git streams it
+    review = invoke("diff", "HEAD~1", "HEAD", "--json", root=path)
+    assert review.exit_code == 0, review.output
+    assert json.loads(review.stdout)["head_check"] == [] and len(set(streamed)) == 1
