@@ -6,9 +6,8 @@
 - (2) a first-format lock edited by hand whose name another lock of ``locks/`` carries was told to ``lock --update -o
   FILE`` after restoring it, which is refused there (left58); now the re-lock under its file's name, which works.
 - (4) the review of a revision streamed every registry document past the file cap through ``git cat-file blob`` to
-  hash it, whatever its size: 512 MiB of zeros is 523 KB of pack and 1.34 s of CPU, so a repository under 1 MB held
-  ``diff`` past 2 s (a delta chain, up to git's 60 s limit). Now past ``gitread.HASHED_BYTES`` none is hashed, and
-  the one line names the document.
+  hash it, whatever its size: 1 GiB of zeros is 1,045,032 bytes of pack and 1.57 s of CPU (4.7 s wall) on top of
+  the review's own. Now past ``gitread.HASHED_BYTES`` (512 MiB) none is hashed, and the one line names the document.
 - (5) ``reproduce LOCK`` whose history search (``model_commit``) was cut by its cap named the commit that last
   changed the lock as the lock's code, in its verdict (text and ``--json``), as if the history held no other answer.
 - (3) one ``lock --update`` of a first-format lock looked ``locks/`` over twice (``update_name_clash``, every file
@@ -269,8 +268,8 @@ def test_5_a_commit_found_by_a_cut_search_is_said_to_be_of_what_was_read() -> No
 
 def test_4_a_revision_document_past_what_a_review_hashes_is_named_not_streamed(tmp_path: Path,
                                                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    # before: streamed through `git cat-file blob` and hashed whatever its size (the cap stands in for 512 MiB here:
-    # a blob of 1 GiB of zeros, 1 MB of pack, cost over 2 s of CPU); now refused before git is asked, naming it
+    # before: streamed through `git cat-file blob` and hashed whatever its size (the cap lowered stands in for a blob
+    # of 1 GiB of zeros, 1,045,032 bytes of pack, 1.57 s of CPU); now refused before git is asked, naming it
     import hashlib
 
     from passprice import gitread, schema
