@@ -2552,7 +2552,6 @@ def lock_command(
         locking.lock_name(output, serving, name, old if update else None), "lock name"
     )
     locking.require_file_name(root, output)
-    locking.require_unique_update_name(root, output, lock_name, old if update else None)
     try:
         written = locking.write(
             root, output, spec, lock_name,

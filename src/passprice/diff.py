@@ -653,7 +653,18 @@ class Checkout:
         # A document past the cap is hashed as git streams it: its identity was its blob id, which a source's
         # sha256 never equals (a 64 MiB + 1 document under its right sha256 failed the review of its revision, exit
         # 2, while check passed it: attack round 36).
-        large = {obj: gitread.blob_sha256(self.top, obj) for obj, _ in blobs.values() if obj not in contents}
+        streamed = {obj: (rel, size) for rel, (obj, size) in sorted(blobs.items()) if obj not in contents}
+        total = sum(size for _, size in streamed.values())
+        if total > gitread.HASHED_BYTES:  # a blob's size is not its cost in the repository (left92)
+            rel, size = max(streamed.values(), key=lambda pair: pair[1])
+            more = f" ({len(streamed):,} documents, {total:,} bytes in all)" if len(streamed) > 1 else ""
+            raise InputError(
+                f"{escaped(self.prefix + rel)} at {commit[:12]}: {size:,} bytes as committed{more}, past the "
+                f"{gitread.HASHED_BYTES:,} bytes of documents passprice hashes from a revision (gitread.HASHED_BYTES; "
+                "a few bytes of a pack can hold gigabytes): not hashed; keep so large a document outside the "
+                "registry, or record a smaller copy of it"
+            )
+        large = {obj: gitread.blob_sha256(self.top, obj) for obj in streamed}
         return {rel: document_digest(contents[obj]) if obj in contents
                 else f"sha256:{large[obj]}" if large.get(obj) is not None else f"blob:{obj}"
                 for rel, (obj, _) in blobs.items()}

@@ -752,6 +752,16 @@ def blob_sizes(top: Path, blobs: Iterable[str]) -> dict[str, int | None]:
     return sizes
 
 
+#: The most bytes of blobs :func:`blob_sha256` is asked to stream for one revision's documents
+#: (:meth:`passprice.diff.Checkout.documents`): past them none is hashed, and the review says which document and why.
+#: A blob's size is not its cost in the repository: 512 MiB of zeros is 523 KB of pack (zlib at level 9), and
+#: hashing it as git streams it took 1.34 s of CPU (git's inflating 0.93 s, passprice's sha256 and pipe 0.41 s; the
+#: same sha256 in process, the yardstick, 0.35 s; load 8.5); 1 GiB is 1,045,032 bytes of pack and took 1.57 s of CPU
+#: (4.7 s wall, load 6.3), on top of the review's own (left92). The bound is on the size git states, whatever made
+#: it: a pack's deltas (copies of a base object, not built here) may make more of fewer bytes, up to git's 60 s.
+HASHED_BYTES = 512 << 20
+
+
 def blob_sha256(top: Path, blob: str, timeout: float | None = None) -> str | None:
     """The sha256 (hex) of the content of ``blob`` in the repository at ``top``, streamed from ``git cat-file blob``
     in chunks (a blob past any cap on what is read whole: a registry document of gigabytes); ``None`` when git does
@@ -769,7 +779,7 @@ def blob_sha256(top: Path, blob: str, timeout: float | None = None) -> str | Non
     try:
         git = subprocess.Popen(
             ["git", *SETTINGS, "cat-file", "blob", blob], cwd=top, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL, env=git_environment(False),
+            stderr=subprocess.DEVNULL, env=git_environment(False), **_OWN_GROUP,
         )  # fmt: skip
     except FileNotFoundError:
         raise InputError("git: not found on PATH; comparing revisions needs git (or give two folders)") from None

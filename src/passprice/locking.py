@@ -25,7 +25,7 @@ from passprice.errors import InputError
 from passprice.facts import Provenance
 from passprice.files import is_there, shown
 from passprice.locks import FloorChange, Lock, Policy, Verdict
-from passprice.registry import LOCK_SUFFIX, Root, name_problem, read_only
+from passprice.registry import Root, name_problem, read_only
 from passprice.schema import ONE_LINE
 from passprice.servings import ServingSpec
 
@@ -180,36 +180,8 @@ def require_registered_stack(root: Root, ref: str, name: str) -> None:
     )
 
 
-def require_unique_update_name(root: Root, output: Path, name: str, old: Lock | None) -> None:
-    """Refuse a ``--update`` of a first-format lock (``old``, its format 1) in ``root/locks`` whose lock, written in
-    today's format under ``name``, would share that name with another current-format lock file of the folder: a
-    first-format lock's name is the serving it locks, so ``check`` lets it share one (an older lock kept beside its
-    re-lock), and a current-format lock's name must be unique (:func:`passprice.check.shared_name_lines`), so the
-    update wrote a lock ``check`` then refused (left58: ``lock --update -o locks/old.lock.toml`` on a first-format
-    lock named ``r1-qwen7b-h200`` beside ``locks/r1-qwen7b-h200.lock.toml``: exit 0, then ``check`` exit 2). The
-    other files are read only for their ``[lock]`` table (``tomllib``), only in this case; one that does not parse,
-    or is the same file as ``output``, or is itself of the first format, is passed over. Raises
-    :class:`InputError` (exit 2) naming ``output``, the name and the other file, with the way out (``--update``
-    keeps a lock's name, so ``lock SERVING --force -o FILE``: a lock named after its file), before anything is
-    priced or written."""
-    from passprice.locks import update_name_clash
-
-    rel = update_name_clash(root, output, name, old)
-    if rel is not None:
-        from passprice.files import shell_word
-
-        served = locked_serving(root, None, False, old)
-        relock = (f"re-lock it under its file's name (`passprice lock {shell_word(served)} --force -o "
-                  f"{shell_word(str(output))}`), or remove it" if served else "remove one")
-        raise InputError(
-            f"{shown(output)}: lock.name: {name!r} is also the name of {rel}: --update would write this first-format "
-            "lock in today's format, whose name must be unique (a first-format lock's name is the serving it locks, "
-            f"so the two could share it; `passprice check` refuses two current-format locks of one name): {relock}; "
-            "nothing written"
-        )
-
-
-def require_unique_name(root: Root, output: Path, lock: Lock, update: bool, served: str | None) -> None:
+def require_unique_name(root: Root, output: Path, lock: Lock, update: bool, served: str | None,
+                        old: Lock | None = None) -> None:
     """Refuse to write ``lock`` (about to be written to ``output``) into ``root/locks`` when another current-format lock
     file of the folder carries its ``[lock]`` name and pins something else: ``check`` refuses two such files
     (:func:`passprice.check.shared_name_lines`), so the write would leave a registry ``check`` fails. Attack80:
@@ -218,50 +190,38 @@ def require_unique_name(root: Root, output: Path, lock: Lock, update: bool, serv
     (exit 0), and ``check`` then failed (exit 2, ``lock.name: 'R1' is also the name of …``).
 
     Two locks of one name whose ``[lock] digest`` is the same pin the same things (the digest covers every table,
-    the name included): such a file is a copy, let by as ``check`` lets it (a warning). Each other file is
-    read as bytes (:func:`passprice.schema.read_unkept`); only one holding the name as written, or a backslash (a
-    TOML escape could spell it), is parsed (``tomllib``, its ``[lock]`` table alone; files of the same bytes once),
-    so 1,000 locks of other names, or 1,000 copies of one, cost their reads. A file that does not read or parse, is
-    ``output`` itself, or is of the first format (its name is the serving it locks, let by ``check``) is passed
-    over. ``update`` and ``served`` (the registered serving ``lock`` locks) shape the way out said. Raises
-    :class:`InputError` (exit 2) naming ``output``, the name and the other file, before anything is written."""
-    import tomllib
+    the name included): such a file is a copy, let by as ``check`` lets it (a warning). The folder is looked over
+    once (:func:`passprice.locks.name_holders`: 1,000 locks of other names, or 1,000 copies of one, cost their
+    reads). ``update`` and ``served`` (the registered serving ``lock`` locks) shape the way out said.
 
-    from passprice import schema
-    from passprice.locks import lock_document
+    ``old``: the lock an ``--update`` replaces. One of the first format, whose name another current-format lock of
+    the folder carries, is refused whatever that lock pins: its update is written in today's format, whose name must
+    be unique, where a first-format lock's name is the serving it locks, so the two could share it (left58: ``lock
+    --update -o locks/old.lock.toml`` on a first-format lock named ``r1-qwen7b-h200`` beside
+    ``locks/r1-qwen7b-h200.lock.toml``: exit 0, then ``check`` exit 2). That test looked the folder over a second
+    time, before the price was made (left92: one look, here). Raises :class:`InputError` (exit 2) naming ``output``,
+    the name and the other file, with the way out (``--update`` keeps a lock's name, so ``lock SERVING --force -o
+    FILE``: a lock named after its file), before anything is written."""
+    from passprice.files import shell_word
+    from passprice.locks import lock_document, name_holders
 
-    try:
-        if output.resolve().parent != root.locks.resolve():
-            return
-        names = root.names(root.locks, LOCK_SUFFIX)
-    except (OSError, RuntimeError, InputError):
-        return
     name = lock.info.name
-    spelled = name.encode("utf-8", "surrogateescape")
+    first = update and old is not None and old.info.format < 2
     digest = None
-    tables: dict[bytes, Any] = {}
-    for stem in names:
-        other = root.locks / f"{stem}{LOCK_SUFFIX}"
-        try:
-            data = schema.read_unkept(other, "lock")
-            if spelled not in data and b"\\" not in data:
-                continue
-            if is_there(output) and other.samefile(output):
-                continue
-            if data not in tables:  # copies of one lock (1,000 of them) parsed once
-                tables[data] = tomllib.loads(data.decode("utf-8")).get("lock")
-            table = tables[data]
-        except (OSError, InputError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-            continue
-        if not isinstance(table, dict) or table.get("name") != name or table.get("format", 1) == 1:
-            continue
+    for rel, table in name_holders(root, output, name):
+        if first:
+            relock = (f"re-lock it under its file's name (`passprice lock {shell_word(served)} --force -o "
+                      f"{shell_word(str(output))}`), or remove it" if served else "remove one")
+            raise InputError(
+                f"{shown(output)}: lock.name: {name!r} is also the name of {rel}: --update would write this "
+                "first-format lock in today's format, whose name must be unique (a first-format lock's name is the "
+                "serving it locks, so the two could share it; `passprice check` refuses two current-format locks of "
+                f"one name): {relock}; nothing written"
+            )
         if digest is None:
             digest = lock_document(lock)["lock"]["digest"]
         if table.get("digest") == digest:
             continue  # a copy: check warns of it
-        from passprice.files import shell_word
-
-        rel = f"locks/{stem}{LOCK_SUFFIX}"
         if update:
             way = (f"--update keeps the name: re-lock this one under its file's name (`passprice lock "
                    f"{shell_word(served)} --force -o {shell_word(str(output))}`), or remove {rel}" if served else
@@ -637,7 +597,7 @@ def write(
     loosened = tuple(c for c in compare_policies(old.policy, lock.policy) if c.loosens) if old is not None else ()
 
     with names_held(root, output):  # no other lock's name checked and written between this check and the write
-        require_unique_name(root, output, lock, update, locked)
+        require_unique_name(root, output, lock, update, locked, old)
         return _write_checked(root, output, lock, old, force or update, loosened)
 
 

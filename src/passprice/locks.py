@@ -627,36 +627,56 @@ def first_format_serving(root: Root, lock: Lock) -> str | None:
 
 def update_name_clash(root: Root, output: Path, name: str, old: Lock | None) -> str | None:
     """The other lock file of ``root/locks`` (``locks/FILE``) that a ``--update`` of the first-format lock ``old``
-    at ``output`` in that folder, written in today's format under ``name``, would share its name with: a current-format
-    lock whose ``[lock] name`` is ``name``; ``None`` when there is none, ``old`` is not of the first format, or
-    ``output`` lies elsewhere. A first-format lock's name is the serving it locks, so ``check`` lets it share one (an
-    older lock kept beside its re-lock), and a current-format lock's name must be unique
-    (:func:`passprice.check.shared_name_lines`). The other files are read only for their ``[lock]`` table
-    (``tomllib``), only in this case; one that does not parse, or is the same file as ``output``, or is itself of the
-    first format, is passed over (left58, left59). Raises nothing."""
+    at ``output`` in that folder, written in today's format under ``name``, would share its name with: the first
+    current-format lock whose ``[lock] name`` is ``name`` (:func:`name_holders`); ``None`` when there is none,
+    ``old`` is not of the first format, or ``output`` lies elsewhere. A first-format lock's name is the serving it
+    locks, so ``check`` lets it share one (an older lock kept beside its re-lock), and a current-format lock's name
+    must be unique (:func:`passprice.check.shared_name_lines`) (left58, left59). Raises nothing."""
     if old is None or old.info.format >= 2:
         return None
-    import tomllib
+    holders = name_holders(root, output, name)
+    return holders[0][0] if holders else None
 
+
+def name_holders(root: Root, output: Path, name: str) -> list[tuple[str, dict[str, Any]]]:
+    """Each other current-format lock file of ``root/locks`` whose ``[lock] name`` is ``name``, by file name: its
+    ``locks/FILE`` and its ``[lock]`` table. Empty when ``output`` lies outside ``root/locks`` or the folder does not
+    read. One look over the folder serves both of a ``lock`` run's tests of the name
+    (:func:`passprice.locking.require_unique_name`: a first-format lock's ``--update``, and any lock's write): each
+    file is read as bytes (:func:`passprice.schema.read_unkept`), and only one holding ``name`` as written, or a
+    backslash (a TOML escape could spell it), is parsed, its ``[lock]`` table alone where it is laid out as
+    passprice writes it (:func:`lock_table_of`; files of the same bytes once). left92: the first-format test parsed
+    every file of the folder whole, then the write's test parsed each holding the name whole again (see
+    docs/PERFORMANCE.md). A file that does not read or parse, is ``output``
+    itself, or is of the first format (its name is the serving it locks, which ``check`` lets two share) is passed
+    over. Raises nothing."""
     from passprice.registry import LOCK_SUFFIX
 
     try:
         if output.resolve().parent != root.locks.resolve():
-            return None
+            return []
         names = root.names(root.locks, LOCK_SUFFIX)
     except (OSError, RuntimeError, InputError):
-        return None
+        return []
+    spelled = name.encode("utf-8", "surrogateescape")
+    tables: dict[bytes, Any] = {}
+    found = []
     for stem in names:
         other = root.locks / f"{stem}{LOCK_SUFFIX}"
         try:
-            if not other.is_file() or other.samefile(output):  # a FIFO is never opened (it would wait)
+            data = schema.read_unkept(other, "lock")
+            if spelled not in data and b"\\" not in data:
                 continue
-            table = tomllib.loads(other.read_text(encoding="utf-8")).get("lock")
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            if is_there(output) and other.samefile(output):
+                continue
+            if data not in tables:  # copies of one lock (1,000 of them) parsed once
+                tables[data] = lock_table_of(data)
+            table = tables[data]
+        except (OSError, InputError):
             continue
         if isinstance(table, dict) and table.get("name") == name and table.get("format", 1) != 1:
-            return f"locks/{stem}{LOCK_SUFFIX}"
-    return None
+            found.append((f"locks/{stem}{LOCK_SUFFIX}", table))
+    return found
 
 
 #: The tables of a lock structured and unstructured field for field (fields at their default left out).
@@ -814,11 +834,38 @@ def _pinned_facts(document: Mapping[str, Any], source: str, check: bool) -> dict
     if stated != actual:
         raise InputError(
             f"{source}: lock.digest: the lock's contents do not match its digest {stated} (edited by hand?): a lock "
-            "is written by passprice only; restore it from the last commit that holds it as written (`git checkout "
-            "REV -- FILE`), then change it with `passprice lock --update -o FILE` (it keeps the lock's kind and "
-            "policy; `--force --require PATH=PROVENANCE` loosens a floor, which the review shows)"
+            f"is written by passprice only; {_edited_way(document, source)}"
         )
     return facts
+
+
+def _edited_way(document: Mapping[str, Any], source: str) -> str:
+    """The way out for the lock file ``source`` (its ``document``, valid against the schema) whose contents do not
+    match its ``[lock] digest``: restore it, then ``lock --update`` it (which keeps its kind and policy) — but for
+    a first-format lock in a ``locks/`` folder whose name a current-format lock there carries
+    (:func:`name_holders`), whose ``--update`` is refused (:func:`passprice.locking.require_unique_name`, left58),
+    the re-lock under its file's name, ``lock SERVING --force -o FILE`` (its serving named where the registry beside
+    the folder registers one of the lock's name, as :func:`first_format_serving` finds it), which needs no restore,
+    or removing it (left92: it said ``lock --update -o FILE``, exit 2 when run). Raises nothing."""
+    from passprice.files import shell_word
+
+    table = document.get("lock")
+    name = table.get("name") if isinstance(table, Mapping) else None
+    path = Path(source)
+    if isinstance(table, Mapping) and table.get("format", 1) == 1 and isinstance(name, str) and (
+            path.parent.name == "locks"):
+        root = Root(path.parent.parent)
+        holders = name_holders(root, path, name)
+        if holders:
+            served = None
+            with contextlib.suppress(OSError, ValueError):
+                served = name if is_there(root.servings / f"{name}.toml") else None
+            return (f"re-lock it under its file's name: `passprice lock {shell_word(served or 'SERVING')} --force -o "
+                    f"{shell_word(source)}` (the default policy; `lock --update` keeps its name, {name!r}, which "
+                    f"{holders[0][0]} holds, and is refused), or remove it")
+    return ("restore it from the last commit that holds it as written (`git checkout REV -- FILE`), then change it "
+            "with `passprice lock --update -o FILE` (it keeps the lock's kind and policy; `--force --require "
+            "PATH=PROVENANCE` loosens a floor, which the review shows)")
 
 
 def _shared(path: str, digest: str, fact: Fact) -> Fact:
@@ -2045,25 +2092,35 @@ def _lock_index(
 
 def _locks_serving(name: str, data: bytes) -> tuple[bool, str | None]:
     """Whether the ``[lock]`` table of the lock file ``name`` holding ``data`` reads (it decodes, parses and is a
-    table), and the registered serving the file locks (:func:`locked_serving`)."""
+    table: :func:`lock_table_of`), and the registered serving the file locks (:func:`locked_serving`)."""
+    table = lock_table_of(data)
+    if not isinstance(table, Mapping):
+        return False, None
+    return True, locked_serving({"lock": table}, name)
+
+
+def lock_table_of(data: bytes) -> object:
+    """The ``[lock]`` value of the lock file holding ``data`` (a table, as a lock's is, or whatever else the file
+    gives the key), ``None`` where it has none or does not decode or parse. The ``[lock]`` table alone, as passprice
+    writes it (a table of plain keys: :func:`lock_table_in`), is parsed where it is found and parses; a file laid out
+    otherwise is parsed whole (a 169 KB lock costs ``tomllib`` about 30 ms whole, its ``[lock]`` table well under one:
+    issue 13, scale36; left92). Newlines are read as a text file reads them (universal newlines), so the pattern sees
+    ``\\n`` only. Raises nothing."""
     import tomllib
 
     try:
-        # Newlines read as a text file reads them (universal newlines), so the [lock] pattern sees \n only.
         text = data.decode("utf-8")
         if "\r" in text:
             text = text.replace("\r\n", "\n").replace("\r", "\n")
-        # The [lock] table alone, as passprice writes it (a table of plain keys), is enough to say which serving
-        # a lock locks; a file laid out otherwise is parsed whole.
         section = lock_table_in(text)
-        document = schema.toml_loads(section.group(0) if section else text)
-        if "lock" not in document:
-            document = schema.toml_loads(text)
+        if section is not None:
+            with contextlib.suppress(tomllib.TOMLDecodeError):
+                document = schema.toml_loads(section.group(0))
+                if "lock" in document:
+                    return document["lock"]
+        return schema.toml_loads(text).get("lock")
     except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError, ValueError):
-        return False, None
-    if not isinstance(document.get("lock"), Mapping):
-        return False, None
-    return True, locked_serving(document, name)
+        return None
 
 
 def lock_table_in(text: str) -> re.Match[str] | None:

@@ -1027,7 +1027,7 @@ class Reproduction:
             out.append("pricing model")
         return tuple(out)
 
-    def verdict(self, path: str | None = None, commit: tuple[str, str] | None = None) -> str:
+    def verdict(self, path: str | None = None, commit: tuple[str, str] | None = None, cut: str | None = None) -> str:
         """One line: reproduced or not, and why (which input is to blame). ``path`` is the lock file as a command to
         paste names it (``check``: :func:`passprice.registry.pasted_path`; ``diff``: its path in the registry);
         ``None`` names it as the lock was read (``reproduce LOCK``: as given). Walkthrough 34: the re-lock said
@@ -1036,7 +1036,10 @@ class Reproduction:
         when found: the commit whose code is the lock's pricing model) is named as the lock's code: a lock written
         out of an older commit (``git show C:LOCK > old.lock.toml``) was told to find it with ``git log -1 --
         old.lock.toml`` (a file git never held), two lines above the ``pricing model`` line naming the commit
-        (walkthrough 56). Raises nothing."""
+        (walkthrough 56). ``cut`` (:func:`model_commit`'s: what its search left unread) makes the code named a
+        search's partial answer, said so: the last-change commit, named where no commit was found, is a fallback,
+        and a commit found may not be the oldest (left92: a search cut by its cap named the last-change commit as
+        if the history held no other answer). Raises nothing."""
         import shlex
 
         named = shlex.quote(path or self.lock.source or "LOCK")
@@ -1076,13 +1079,19 @@ class Reproduction:
                 code = (
                     f"the passprice of commit {commit[0]}" if self.holds_code
                     else f"the passprice this registry's requirements.txt named at commit {commit[0]}"
-                ) + " (the oldest commit whose locks record its pricing model: pricing model, below)"
+                ) + (" (the oldest commit whose locks record its pricing model: pricing model, below)" if cut is None
+                     else " (the oldest commit whose locks record its pricing model of those the history search "
+                     "read; the search was cut, and an older commit may have written it: pricing model, below)")
             else:
                 code = (
                     f"the passprice of the commit that last changed the lock (`{last}`)" if self.holds_code
                     else "the passprice this registry's requirements.txt named at the commit that last changed the "
                     f"lock (`git show \"$({last})\":requirements.txt`)"
                 )
+                if cut is not None:
+                    code += (", a fallback: the history search for the commit whose locks record its pricing model "
+                             "was cut before finding one, so the lock's code may be another commit's (pricing model, "
+                             "below)")
             return (
                 f"does NOT reproduce: the pricing model changed and moves the price (first: {self.first_moved}); the "
                 f"lock's own price comes from the code that wrote it: {code}, installed in a virtual environment of "
@@ -1632,7 +1641,7 @@ def reproduction_text(
 
     lock = rep.lock
     locks = f"{lock.kind} lock of serving {lock.info.serving}" if lock.info.serving else f"{lock.kind} lock"
-    verdict = rep.verdict(commit=commit)
+    verdict = rep.verdict(commit=commit, cut=cut)
     if rep.equals and rep.price is not None:
         verdict += (
             f": {rep.price['tokens_per_s']!r} tokens/s at batch {rep.price['batch']}, binds on {rep.price['binds']}, "
@@ -1863,7 +1872,7 @@ def reproduction_json(
         "format": rep.lock.info.format,
         "older_format": older,
         "equals": rep.equals,
-        "reproduction": rep.verdict(commit=commit),
+        "reproduction": rep.verdict(commit=commit, cut=cut),
         "changed": list(rep.changes()),
         "pricing_model": {
             "recorded": rep.lock.info.pricing_model,

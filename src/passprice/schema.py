@@ -41,13 +41,16 @@ FLOAT32_MAX = 3.4028234663852886e38
 #: makes two texts that read alike differ, so a citation copied from the screen finds nothing (attack round 20). The
 #: invisible ones are the Basic Multilingual Plane's default-ignorable code points but the joiners U+200C and U+200D
 #: (which Persian, Indic scripts and emoji need) and the variation selectors U+FE00–U+FE0F (which change how a
-#: character looks), plus the interlinear annotation marks U+FFF9–U+FFFB: attack80 found a locator holding a soft
-#: hyphen (U+00AD) written by ``fact set`` and shown raw (the other additions: U+034F, U+115F, U+1160, U+17B4,
+#: character looks), plus the Specials U+FFF0–U+FFFB (U+FFF0–U+FFF8 unassigned and default-ignorable, left92; the
+#: interlinear annotation marks U+FFF9–U+FFFB, which hide the text between them): attack80 found a locator holding
+#: a soft hyphen (U+00AD) written by ``fact set`` and shown raw (the other additions: U+034F, U+115F, U+1160, U+17B4,
 #: U+17B5, U+180B–U+180F, U+2065–U+206F, U+3164, U+FFA0). Characters past U+FFFF (the tags U+E0000–U+E007F) are not
 #: named here: an ECMA-262 character class without the ``u`` flag cannot hold a range of them; the format
-#: :data:`ONE_LINE_FORMAT` each schema states beside this pattern refuses them (left61).
+#: :data:`ONE_LINE_FORMAT` each schema states beside this pattern refuses them (left61), and beside the address
+#: patterns (a source's ``url``, ``copies`` and ``repository``, which refuse what this one does and any space: left92,
+#: a tag character in a ``url`` passed ``check``).
 ONE_LINE = (
-    "^[^\\x00-\\x1f\\x7f-\\x9f\\u00ad\\u034f\\u061c\\u115f\\u1160\\u17b4\\u17b5\\u180b-\\u180f\\u200e\\u200f\\u2028\\u2029\\u202a-\\u202e\\u200b\\u2060-\\u206f\\u3164\\ufeff\\uffa0\\ufff9-\\ufffb]*$"
+    "^[^\\x00-\\x1f\\x7f-\\x9f\\u00ad\\u034f\\u061c\\u115f\\u1160\\u17b4\\u17b5\\u180b-\\u180f\\u200e\\u200f\\u2028\\u2029\\u202a-\\u202e\\u200b\\u2060-\\u206f\\u3164\\ufeff\\uffa0\\ufff0-\\ufffb]*$"
 )
 
 
@@ -606,6 +609,13 @@ def _explain(error: Any) -> str:
                 f"{error.validator_value:,})")
     if error.validator == "minLength":
         return f"{_key_path(where)}: {shown_value(instance)} is too short (at least {error.validator_value} characters)"
+    if (error.validator == "format" and error.validator_value == ONE_LINE_FORMAT and isinstance(error.schema, dict)
+            and error.schema.get("pattern", ONE_LINE) not in (ONE_LINE, ecma_pattern(ONE_LINE))
+            and error.schema.get("description")):
+        # An address (a source's url, copies, repository) states the format beside a pattern of its own: a tag
+        # character in it reads as a U+200B there does, "is not DESCRIPTION" (left92: U+E0041 passed its pattern).
+        said = f"{shown_value(instance)} is not {error.schema['description']}"
+        return f"{_key_path(where)}: {said}{_spelled_id(where, instance)}"
     if (error.validator == "pattern" and error.validator_value == ecma_pattern(ONE_LINE)) or (
             error.validator == "format" and error.validator_value == ONE_LINE_FORMAT):
         shown = shown_value(instance)
