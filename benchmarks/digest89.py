@@ -10,6 +10,11 @@ at the sizes session 43 measured (the old cap's 700,000 tokens as the old count 
 case whose code is past the cap is refused unparsed and costs what a tiny module does. The yardstick ``python -c
 pass`` is run in each round. CPU is user + system of the child (``os.wait4``), peak its maximum resident set.
 
+Each side runs from its ``src`` as an editable install does (a source tree: the running package's own digest is
+parsed, ``--no-cache``), or with ``--installed`` from a copy laid out as a wheel installs it
+(``passprice/_data/schema``, no project file above it, its build's record of its own digest beside the modules:
+``pins.record``, which the running digest is then taken from by hashing the module files).
+
 Run from a checkout: ``python benchmarks/digest89.py [--base /path/to/main/src] [--runs 3] [--only dense lines]``.
 Nothing here is a test: CPU depends on the machine and how busy it is.
 """
@@ -83,6 +88,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--tokens", type=int, help="the cap to size the forms at (default: this checkout's)")
     parser.add_argument("--only", nargs="+", choices=sorted(FORMS), default=list(FORMS))
+    parser.add_argument("--installed", action="store_true", help="each side laid out as a wheel installs it")
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT / "src"))
     import re
@@ -105,6 +111,15 @@ def main() -> None:
             (base / "pyproject.toml").write_text("", encoding="utf-8")  # a source tree: its record not trusted
             shutil.copytree(args.base.resolve().parent / "schema", base / "schema")
             sides = {"base": base / "src", **sides}
+        if args.installed:
+            for side, src in list(sides.items()):
+                site = work / f"site-{side}"
+                shutil.copytree(src / "passprice", site / "passprice", ignore=shutil.ignore_patterns("__pycache__"))
+                shutil.copytree(src.parent / "schema", site / "passprice" / "_data" / "schema")
+                script = ("import json, sys; sys.path.insert(0, sys.argv[1]); from passprice import pins; "
+                          "pins.RECORD.write_text(json.dumps(pins.record()))")  # fmt: skip
+                subprocess.run([py, "-I", "-B", "-c", script, str(site)], check=True)
+                sides[side] = site
         for src in sides.values():
             compileall.compile_dir(src / "passprice", quiet=1)
         cap = args.tokens or pins.MODEL_TOKENS

@@ -91,12 +91,13 @@ MODULE_BYTES = 4 * 1024 * 1024
 #: 499,999 tokens) were parsed: line breaks are counted now (docs/PERFORMANCE.md, round digest77; the package's own code
 #: 487,587 -> 522,605 tokens, 74.7 % of the cap).
 #: The running package's own digest is never capped.
-#: In session 44 (digest89) the count became what the parser pays for: comments and the bodies of string literals
-#: (docstrings, messages) were 48 % of the package's own count (535,857 -> 279,044 tokens) and cost the parser next to
-#: nothing, so a cap set at 1.3 times the package's own let hostile code of none of them 1.9 times the package's parse
-#: (the package's 54 modules parse and are written as text in 0.29 s, 0.54 µs a token as counted before, 1.04 µs as
-#: counted now; the dense form 1.14 µs, one name a line 1.63 µs). 400,000 is 1.43 times the package's own (69.8 %); a
-#: whole ``--no-cache check`` of a checkout at it (docs/PERFORMANCE.md, round digest89).
+#: In session 44 (digest89) the count became what the parser pays for (:func:`_count_tokens`): comments and the
+#: bodies of string literals (docstrings, messages), which cost the parser next to nothing, were half the package's
+#: own count (535,857 -> 288,144 tokens, a ``{`` 3: :data:`FIELD_TOKENS`), so a cap 1.3 times the package's own let
+#: code of none of them 2 to 3 times the package's parse (its 54 modules parsed and written as text in 0.29 s, 0.54
+#: µs a token as counted before, about 1 µs as counted now; the dense form 1.14 µs, one name a line 1.63 µs, load
+#: 6). 400,000 is 1.39 times the package's own (72.0 %; docs/PERFORMANCE.md, round digest89: a whole ``--no-cache
+#: check`` of a checkout at it).
 MODEL_TOKENS = 400_000
 
 
@@ -435,8 +436,18 @@ def _tree_text(tree: ast.AST, imports: set[str]) -> str:
 def pricing_modules(folder: Path = PACKAGE) -> tuple[str, ...]:
     """The modules of the package at ``folder`` (a ``passprice`` source folder) the pricing model digest covers:
     :data:`PRICING_ROOTS` and the package modules they import, transitively, less :data:`NOT_PRICING`, sorted.
-    A module named but missing from ``folder`` is left out."""
+    A module named but missing from ``folder`` is left out. The running package's are the names its digest's walk
+    found when one ran in this process (:data:`_OWN_MODULES`), not walked again."""
+    if folder == PACKAGE and _OWN_MODULES:
+        return _OWN_MODULES[0]
     return tuple(sorted(_trees(str(folder))))
+
+
+#: The running package's pricing modules as the last walk of its folder (:func:`_trees`) found them, or its build's
+#: record (:func:`_recorded`) named them, once either was read: a refusal's message names the package's own tokens
+#: (:func:`own_tokens`), and naming its modules walked every tree again, 0.44 s of a ``--no-cache check`` of a
+#: checkout not judged (session 44, digest89).
+_OWN_MODULES: list[tuple[str, ...]] = []
 
 
 def _trees(
@@ -505,6 +516,8 @@ def _trees(
                 _keep_tree(sha, found)
         seen[name] = found.text
         todo.extend(found.imports)
+    if folder == str(PACKAGE):
+        _OWN_MODULES[:] = [tuple(sorted(seen))]
     return seen
 
 
@@ -517,10 +530,21 @@ def _parsed_text(data: bytes) -> bytes:
     return _unspoken().sub(rb"\1\2", _as_parsed(data))
 
 
+#: The tokens a ``{`` outside comments and plain string literals counts beyond its own (:func:`_count_tokens`): in an
+#: f-string it opens a replacement field, which Python 3.11 parses by a parser run of its own
+#: (``fstring_compile_expr``): 33,332 f-strings of three fields ``{a}`` (399,989 tokens as counted without it) parsed
+#: in 0.83 s, the dense form's 400,000 tokens in about 0.55-0.73 s (session 44, load 10); with it 22,221 such
+#: f-strings reach the cap, parsed in 0.35 s. A brace in code (a dict, a set) counts so too: 770 of the package's
+#: 4,527.
+FIELD_TOKENS = 2
+
+
 def _count_tokens(data: bytes) -> int:
-    """The tokens (:func:`_token`) of a module's bytes, as the parser pays for them (:func:`_parsed_text`), counted
-    at C speed (``findall``: the count a loop over ``finditer`` gives, in half its time)."""
-    return len(_token().findall(_parsed_text(data)))
+    """The tokens (:func:`_token`) of a module's bytes, as the parser pays for them (:func:`_parsed_text`, and
+    :data:`FIELD_TOKENS` more for each ``{`` there), counted at C speed (``findall``: the count a loop over
+    ``finditer`` gives, in half its time)."""
+    text = _parsed_text(data)
+    return len(_token().findall(text)) + FIELD_TOKENS * text.count(b"{")
 
 
 #: The version of a module's canonical tree (:func:`_emit`) as its cache entry holds it (:func:`_kept_tree`):
@@ -739,6 +763,8 @@ def _recorded(folder: str) -> str | None:
                 return None
     except (InputError, OSError):
         return None  # the walk meets it again and raises it
+    if folder == str(PACKAGE):  # the names its walk looked up, those with a file: the package's pricing modules
+        _OWN_MODULES[:] = [tuple(sorted(name for name, sha in modules.items() if sha is not None))]
     return digest
 
 
@@ -875,16 +901,16 @@ def _checkout_model(root: Path) -> tuple[str, str] | None:
             return None
     except (OSError, RuntimeError, InputError):
         return None  # no package there to read: a file, a loop of links
+    ours = pricing_model_digest()  # first: its walk names the modules a refusal's message counts (own_tokens)
     try:
         theirs = pricing_model_digest(source)
     except CodeNotJudged as e:
-        return f"not judged: {e}", pricing_model_digest()
+        return f"not judged: {e}", ours
     except (SyntaxError, ValueError, OSError, RuntimeError, InputError, MemoryError) as e:
         # RecursionError is a RuntimeError; ValueError a source that is not UTF-8 or holds a NUL. Code that cannot
         # be read or parsed is not the running package's, which was (round 18: a FIFO or a module that does not
         # parse let `lock` into the checkout through silently).
-        return f"not read: {_unread(e)}", pricing_model_digest()
-    ours = pricing_model_digest()
+        return f"not read: {_unread(e)}", ours
     return None if theirs == ours else (theirs, ours)
 
 
