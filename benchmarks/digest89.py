@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 #: The forms: a head, a unit repeated and a tail (``tests/test_hostile_11.py``'s dense list, one name a line, ``a;``
 #: statements, lines ended by ``\\r`` alone, and the costliest others found per token: lambdas, one-line ``if``
-#: statements, subscripts, assignments, attributes, lines ended by a form feed and ``\\n``).
+#: statements, subscripts, assignments, attributes, lines ended by a form feed and ``\\n``, f-strings of three fields).
 FORMS: dict[str, tuple[bytes, bytes, bytes]] = {
     "dense": (b"x = [", b"a,", b"]\n"),
     "lines": (b"", b"a\n", b""),
@@ -47,6 +47,7 @@ FORMS: dict[str, tuple[bytes, bytes, bytes]] = {
     "assign": (b"", b"a=a\n", b""),
     "attr": (b"", b"a.a\n", b""),
     "ff": (b"", b"a\x0c\n", b""),
+    "fields": (b"x = (", b"f'{a}{a}{a}' ", b")\n"),
 }
 
 

@@ -68,6 +68,7 @@ def test_a_module_in_utf_7_is_counted_as_the_parser_reads_it(never_parsed: Path)
     assert pins._count_tokens(b"# coding: latin-1\nx = 1\n") == 5 + 1 + 5  # both readings, no comment
     assert pins._count_tokens(b"# coding: utf-8\nx = 1\n") == 5  # UTF-8 is read as it is
     assert pins._count_tokens(b"# coding: no-such-codec\nx = 1\n") == 5  # the parser refuses it unparsed
+    assert pins._count_tokens(b"# coding: punycode\nx = 1\n") == 5  # decoding it is quadratic; it adds no ASCII
     (never_parsed / "locks.py").write_bytes(_utf7("a\n" * 200_001))
     with pytest.raises(pins.CodeNotJudged) as refused:
         pins.pricing_model_digest(never_parsed)

@@ -182,8 +182,8 @@ def _as_parsed(data: bytes) -> bytes:
             continue
         try:
             name = codecs.lookup(found.group(1).decode("ascii")).name
-            if name in ("utf-8", "ascii"):
-                return data
+            if name in ("utf-8", "ascii", "punycode", "idna"):  # punycode's decoding is quadratic; what it
+                return data  # decodes from a module's bytes is no ASCII that the bytes do not hold themselves
             return data + b"\n" + data.decode(name).encode("utf-8", "surrogatepass")
         except (LookupError, UnicodeError, ValueError):
             return data
