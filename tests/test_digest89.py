@@ -58,21 +58,25 @@ def _utf7(text: str) -> bytes:
 def test_a_module_in_utf_7_is_counted_as_the_parser_reads_it(never_parsed: Path) -> None:
     """A coding declaration makes the parser decode the bytes first: in UTF-7, ``a\\n`` × 187,494 is one base64 run
     of 999,987 bytes, which counted 11 tokens and parsed as 187,494 statements (0.9 s, 344 MiB). The count now adds
-    the decoded text's tokens to the bytes' own. By hand: ``+AGEACgBhAAoAYQAK-`` is ``a\\na\\na\\n``; the bytes
-    count 5 (the comment none; its line break, ``+``, the run, ``-``, a line break), the decoded text 8 (the
-    comment none; 1 + 3 × 2 + 1), and the ``\\n`` between them 1: 14."""
+    the decoded text's tokens to the bytes' own, each reading counted apart (a literal the bytes leave open does not
+    swallow the decoded text). By hand: ``+AGEACgBhAAoAYQAK-`` is ``a\\na\\na\\n``; the bytes count 5 (the comment
+    none; its line break, ``+``, the run, ``-``, a line break), the decoded text 8 (the comment none; 1 + 3 × 2 +
+    1): 13."""
     small = _utf7("a\n" * 3)
     assert small == b"# coding: utf-7\n+AGEACgBhAAoAYQAK-\n"
     assert pins.ast.parse(small).body[2].value.id == "a"  # type: ignore[attr-defined]
-    assert pins._count_tokens(small) == 5 + 1 + 8
-    assert pins._count_tokens(b"# coding: latin-1\nx = 1\n") == 5 + 1 + 5  # both readings, no comment
+    assert pins._count_tokens(small) == 5 + 8
+    assert pins._count_tokens(b"# coding: latin-1\nx = 1\n") == 5 + 5  # both readings, no comment
     assert pins._count_tokens(b"# coding: utf-8\nx = 1\n") == 5  # UTF-8 is read as it is
     assert pins._count_tokens(b"# coding: no-such-codec\nx = 1\n") == 5  # the parser refuses it unparsed
     assert pins._count_tokens(b"# coding: punycode\nx = 1\n") == 5  # decoding it is quadratic; it adds no ASCII
     (never_parsed / "locks.py").write_bytes(_utf7("a\n" * 200_001))
     with pytest.raises(pins.CodeNotJudged) as refused:
         pins.pricing_model_digest(never_parsed)
-    assert refused.value.tokens == (1 + 400_002 + 1) + 1 + 5  # decoded, the line break between, the bytes' own
+    assert refused.value.tokens == (1 + 400_002 + 1) + 5  # decoded, the bytes' own
+    # A triple quote the bytes leave open (the decoded text closes it in base64) hides nothing of the decoded text.
+    opened = b"# coding: utf-7\n'''\n+" + base64.b64encode("'''\nx = f'{a}{a}'\n".encode("utf-16-be")) + b"-\n"
+    assert pins._fstring_work(opened) == 2 * 8  # ``f'{a}{a}'``: two braces, a body of 8 bytes
 
 
 def test_an_f_string_after_a_quoted_word_is_found(never_parsed: Path) -> None:

@@ -93,10 +93,10 @@ MODULE_BYTES = 4 * 1024 * 1024
 #: The running package's own digest is never capped.
 #: In session 44 (digest89) the count became what the parser pays for (:func:`_count_tokens`): comments and the
 #: bodies of string literals (docstrings, messages), which cost the parser next to nothing, were half the package's
-#: own count (535,857 -> 288,144 tokens, a ``{`` 3: :data:`FIELD_TOKENS`), so a cap 1.3 times the package's own let
+#: own count (535,857 -> 288,280 tokens, a ``{`` 3: :data:`FIELD_TOKENS`), so a cap 1.3 times the package's own let
 #: code of none of them 2 to 3 times the package's parse (its 54 modules parsed and written as text in 0.29 s, 0.54
 #: µs a token as counted before, about 1 µs as counted now; the dense form 1.14 µs, one name a line 1.63 µs, load
-#: 6). 400,000 is 1.39 times the package's own (72.0 %; docs/PERFORMANCE.md, round digest89: a whole ``--no-cache
+#: 6). 400,000 is 1.39 times the package's own (72.1 %; docs/PERFORMANCE.md, round digest89: a whole ``--no-cache
 #: check`` of a checkout at it).
 MODEL_TOKENS = 400_000
 
@@ -108,7 +108,7 @@ def _token() -> re.Pattern[bytes]:
     statement to the parser, the costliest unit it parses; 499,999 lines of ``a``, 999,998 bytes, were 499,999 tokens
     without ``\\n``, under the cap, and a ``check`` of them took 3.6 s and 903 MiB, session 43, digest77; a lone
     ``\\r`` ends a line to the parser as ``\\n`` does, and 499,999 lines of ``a`` ended by ``\\r`` were counted 499,999
-    tokens and parsed, 3.7 s and 925 MiB, session 44, digest89). Counted on :func:`_parsed_text`, where a
+    tokens and parsed, 3.5-3.7 s and 903-925 MiB, session 44, digest89). Counted on :func:`_parsed_text`, where a
     comment is no token and a literal not an f-string one."""
     return re.compile(rb"\w+|[^\w\s]|\r\n?|\n")
 
@@ -167,13 +167,14 @@ def _unspoken() -> re.Pattern[bytes]:
 _CODING = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
 
 
-def _as_parsed(data: bytes) -> bytes:
-    """A module's bytes as the parser reads them, in UTF-8: ``data`` itself, or, when its first or second line (ended
-    by ``\\r\\n``, ``\\r`` or ``\\n``) declares another encoding, ``data`` decoded by it and encoded in UTF-8 after
-    ``data`` itself (their tokens are summed: more than either reading has). A module in UTF-7 holds its code in
-    base64 runs, one token to :func:`_token` each: 999,998 bytes of it parse as 187,000 statements (session 44,
-    digest89). An encoding Python does not know, or bytes it does not decode, are left as they are: the parser
-    refuses them before parsing a statement."""
+def _as_parsed(data: bytes) -> tuple[bytes, ...]:
+    """A module's bytes as the parser may read them, in UTF-8: ``data`` itself, and, when its first or second line
+    (ended by ``\\r\\n``, ``\\r`` or ``\\n``) declares another encoding, ``data`` decoded by it and encoded in UTF-8
+    (each reading counted apart and the counts summed: more than either has; one text of both let a literal the bytes
+    leave open swallow the decoded reading). A module in UTF-7 holds its code in base64 runs, one token to
+    :func:`_token` each: 999,987 bytes of it parse as 187,494 statements (session 44, digest89). An encoding Python
+    does not know, or bytes it does not decode, are left as they are: the parser refuses them before parsing a
+    statement."""
     import codecs
 
     for line in re.split(rb"\r\n|\r|\n", data, maxsplit=2)[:2]:
@@ -183,11 +184,11 @@ def _as_parsed(data: bytes) -> bytes:
         try:
             name = codecs.lookup(found.group(1).decode("ascii")).name
             if name in ("utf-8", "ascii", "punycode", "idna"):  # punycode's decoding is quadratic; what it
-                return data  # decodes from a module's bytes is no ASCII that the bytes do not hold themselves
-            return data + b"\n" + data.decode(name).encode("utf-8", "surrogatepass")
+                return (data,)  # decodes from a module's bytes is no ASCII that the bytes do not hold themselves
+            return data, data.decode(name).encode("utf-8", "surrogatepass")
         except (LookupError, UnicodeError, ValueError):
-            return data
-    return data
+            return (data,)
+    return (data,)
 
 
 def _fstring_work(data: bytes) -> int:
@@ -196,10 +197,11 @@ def _fstring_work(data: bytes) -> int:
     fields' location scans read; ``{{`` counted too), in the bytes as the parser reads them (:func:`_as_parsed`: an
     f-string in UTF-7 holds its braces in base64). Found at C speed (``findall``), the f-strings summed; bytes
     without a ``{`` are not searched (the dense form of ``tests/test_hostile_11.py``)."""
-    data = _as_parsed(data)
-    if b"{" not in data:
-        return 0
-    return sum(body.count(b"{") * len(body) for prefix, body in _literal().findall(data) if prefix in _F_PREFIXES)
+    return sum(
+        sum(body.count(b"{") * len(body) for prefix, body in _literal().findall(text) if prefix in _F_PREFIXES)
+        for text in _as_parsed(data)
+        if b"{" in text
+    )
 
 
 @functools.cache
@@ -522,12 +524,12 @@ def _trees(
 
 
 def _parsed_text(data: bytes) -> bytes:
-    """What of a module's bytes the parser pays for, as :func:`_token` counts it (:func:`_count_tokens`): the bytes
-    as it reads them (:func:`_as_parsed`), each comment dropped (the tokenizer skips it at C speed), each string
-    literal that is not an f-string cut to its opening quote (one token: its body is copied, not parsed; the
-    package's docstrings and messages were a quarter of its count), an f-string kept whole (its fields are parsed).
-    Made at C speed: one substitution by a template, no call a literal."""
-    return _unspoken().sub(rb"\1\2", _as_parsed(data))
+    """What of a module's bytes the parser pays for, as :func:`_token` counts it (:func:`_count_tokens`): each
+    comment dropped (the tokenizer skips it at C speed), each string literal that is not an f-string cut to its
+    opening quote (one token: its body is copied, not parsed; the package's docstrings and messages were half its
+    count), an f-string kept whole (its fields are parsed). Made at C speed: one substitution by a template, no call
+    a literal. ``data`` is one reading of a module (:func:`_as_parsed`)."""
+    return _unspoken().sub(rb"\1\2", data)
 
 
 #: The tokens a ``{`` outside comments and plain string literals counts beyond its own (:func:`_count_tokens`): in an
@@ -540,11 +542,14 @@ FIELD_TOKENS = 2
 
 
 def _count_tokens(data: bytes) -> int:
-    """The tokens (:func:`_token`) of a module's bytes, as the parser pays for them (:func:`_parsed_text`, and
-    :data:`FIELD_TOKENS` more for each ``{`` there), counted at C speed (``findall``: the count a loop over
-    ``finditer`` gives, in half its time)."""
-    text = _parsed_text(data)
-    return len(_token().findall(text)) + FIELD_TOKENS * text.count(b"{")
+    """The tokens (:func:`_token`) of a module's bytes, as the parser pays for them (:func:`_parsed_text` of each
+    reading, :func:`_as_parsed`, and :data:`FIELD_TOKENS` more for each ``{`` there), counted at C speed
+    (``findall``: the count a loop over ``finditer`` gives, in half its time)."""
+    count = 0
+    for reading in _as_parsed(data):
+        text = _parsed_text(reading)
+        count += len(_token().findall(text)) + FIELD_TOKENS * text.count(b"{")
+    return count
 
 
 #: The version of a module's canonical tree (:func:`_emit`) as its cache entry holds it (:func:`_kept_tree`):
