@@ -183,3 +183,21 @@ def test_a_build_s_record_names_the_package_s_modules(tmp_path: Path, monkeypatc
 
     monkeypatch.setattr(pins, "_trees", never)
     assert pins.pricing_modules() == walked
+
+
+def test_a_checkout_at_the_cap_is_digested_and_named(tmp_path: Path) -> None:
+    """The costliest form found a token, one name a line, at the cap itself (200,000 lines of ``a``: 400,000 tokens,
+    not past it) is parsed, and its digest is the one the same folder's trees give uncapped: ``check`` names it on
+    each lock's "pricing model: same" line (a whole ``--no-cache check`` of it 1.94 s installed, 2.27 s editable, at
+    load 7-11: docs/PERFORMANCE.md, round digest89)."""
+    package = tmp_path / "src" / "passprice"
+    package.mkdir(parents=True)
+    (package / "pins.py").write_text("LOCK_FORMAT = 2\n", encoding="utf-8")
+    (package / "locks.py").write_bytes(b"a\n" * 200_000)
+    assert pins._count_tokens((package / "locks.py").read_bytes()) == pins.MODEL_TOKENS
+    said = pins._checkout_model(tmp_path)
+    theirs = pins._compute(str(package), kept=False)
+    assert said == (theirs, pins.pricing_model_digest())
+    assert pins.checkout_note(tmp_path) == (
+        f" (the running passprice's; this checkout's src/passprice prices with {theirs[:19]}…: see the warning)"
+    )
