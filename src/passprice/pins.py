@@ -70,9 +70,10 @@ PACKAGE = Path(__file__).resolve().parent
 #: (:func:`passprice.files.read_regular`).
 MODULE_BYTES = 4 * 1024 * 1024
 
-#: The most tokens (:func:`_token`: a run of word characters, one other non-blank character, or a line break since
-#: session 43, counted at C speed before anything is parsed) the pricing model's modules of *another* checkout may hold
-#: together: about 1.3 times this package's own (:func:`own_tokens`; 156,403 in 29 modules when the cap was set at
+#: The most tokens (:func:`_count_tokens`: a run of word characters, one other non-blank character, or a line break
+#: since session 43, counted at C speed before anything is parsed; since session 44 only what the parser pays for: a
+#: comment none, a string literal other than an f-string one) the pricing model's modules of *another* checkout may
+#: hold together: about 1.3 times this package's own (:func:`own_tokens`; 156,403 in 29 modules when the cap was set at
 #: 250,000 in session 11, 248,612 in 35 modules in session 25, when it was raised to 400,000 to keep that ratio: a
 #: review of the project's own next commit would otherwise have been refused as not judged; 378,074 in session 29, past
 #: 80 % of 400,000, when it was raised to 560,000, 1.48 times: the 2 s bound, not the ratio, sets it now). Parsing is
@@ -90,16 +91,26 @@ MODULE_BYTES = 4 * 1024 * 1024
 #: 499,999 tokens) were parsed: line breaks are counted now (docs/PERFORMANCE.md, round digest77; the package's own code
 #: 487,587 -> 522,605 tokens, 74.7 % of the cap).
 #: The running package's own digest is never capped.
-MODEL_TOKENS = 700_000
+#: In session 44 (digest89) the count became what the parser pays for (:func:`_count_tokens`): comments and the
+#: bodies of string literals (docstrings, messages), which cost the parser next to nothing, were half the package's
+#: own count (535,857 -> 288,280 tokens, a ``{`` 3: :data:`FIELD_TOKENS`), so a cap 1.3 times the package's own let
+#: code of none of them 2 to 3 times the package's parse (its 54 modules parsed and written as text in 0.29 s, 0.54
+#: µs a token as counted before, about 1 µs as counted now; the dense form 1.14 µs, one name a line 1.63 µs, load
+#: 6). 400,000 is 1.39 times the package's own (72.1 %; docs/PERFORMANCE.md, round digest89: a whole ``--no-cache
+#: check`` of a checkout at it).
+MODEL_TOKENS = 400_000
 
 
 @functools.cache
 def _token() -> re.Pattern[bytes]:
     """A token (:data:`MODEL_TOKENS`), compiled when another checkout's modules are counted, not on every import: a
-    run of word characters, one other non-blank character, or a line break (each line a statement to the parser,
-    the costliest unit it parses: 499,999 lines of ``a``, 999,998 bytes, were 499,999 tokens without it, under the
-    cap, and a ``check`` of them took 3.6 s and 903 MiB; session 43, digest77)."""
-    return re.compile(rb"\w+|[^\w\s]|\n")
+    run of word characters, one other non-blank character, or a line break (``\\r\\n``, ``\\r`` or ``\\n``: each line a
+    statement to the parser, the costliest unit it parses; 499,999 lines of ``a``, 999,998 bytes, were 499,999 tokens
+    without ``\\n``, under the cap, and a ``check`` of them took 3.6 s and 903 MiB, session 43, digest77; a lone
+    ``\\r`` ends a line to the parser as ``\\n`` does, and 499,999 lines of ``a`` ended by ``\\r`` were counted 499,999
+    tokens and parsed, 3.5-3.7 s and 903-925 MiB, session 44, digest89). Counted on :func:`_parsed_text`, where a
+    comment is no token and a literal not an f-string one."""
+    return re.compile(rb"\w+|[^\w\s]|\r\n?|\n")
 
 
 #: The most work :func:`_fstring_work` may count in another checkout's pricing-model modules together before they are
@@ -115,26 +126,82 @@ FSTRING_WORK = 100_000_000
 _F_PREFIXES = frozenset({b"f", b"F", b"rf", b"rF", b"Rf", b"RF", b"fr", b"fR", b"Fr", b"FR"})
 
 
+#: A string literal's body, without its prefix: triple-quoted (to its closing quotes or the file's end) or not (to
+#: its closing quote or its line's end); a backslash escapes the next character, or a ``\\r\\n`` line break whole (a
+#: backslash and ``\\r`` alone left the ``\\n`` to end the literal early, and the closing quote then opened one).
+_BODY = (rb"'''(?:[^'\\]|\\(?:\r\n|.)|'(?!''))*(?:'''|\Z)"
+         rb'|"""(?:[^"\\]|\\(?:\r\n|.)|"(?!""))*(?:"""|\Z)'
+         rb"|'(?:[^'\\\r\n]|\\(?:\r\n|.))*'?"
+         rb'|"(?:[^"\\\r\n]|\\(?:\r\n|.))*"?')
+
+#: A string prefix where Python's tokenizer reads one: letters not preceded by a word character (``xf'…'`` is the
+#: name ``xf`` and a plain string). A quote with no prefix opens a literal wherever it stands outside one: the
+#: pattern required a word boundary before it, so ``('a', f'{a}…')`` was read as the literal ``', f'`` and the
+#: f-string's fields as code (session 44, digest89: 200,000 fields counted no f-string work).
+_PREFIX = rb"(?:(?<!\w)([rRbBuUfF]{1,2}))?"
+
+#: What a comment or a literal starts with, looked ahead for first: a position that cannot start one is passed at
+#: once (the alternatives tried at every byte cost the package's modules 0.114 s to substitute, 0.057 s so).
+_STARTS = rb"(?=[#'\"rRbBuUfF])"
+
+
 @functools.cache
 def _literal() -> re.Pattern[bytes]:
     """A comment, or a string literal with its prefix (group 1) and body (group 2): how :func:`_fstring_work` finds
-    f-strings without tokenizing (a comment is matched so that a quote in it starts nothing; an unclosed literal
-    runs to its line's end, or the file's for a triple-quoted one)."""
-    body = (rb"'''(?:[^'\\]|\\.|'(?!''))*(?:'''|\Z)"
-            rb'|"""(?:[^"\\]|\\.|"(?!""))*(?:"""|\Z)'
-            rb"|'(?:[^'\\\r\n]|\\.)*'?"
-            rb'|"(?:[^"\\\r\n]|\\.)*"?')
-    return re.compile(rb"#[^\r\n]*|\b([rRbBuUfF]{1,2})?(" + body + rb")", re.DOTALL)
+    f-strings without tokenizing, matched left to right as Python's tokenizer reads them (a comment is matched so
+    that a quote in it starts nothing; an unclosed literal runs to its line's end, or the file's for a
+    triple-quoted one)."""
+    return re.compile(_STARTS + rb"(?:#[^\r\n]*|" + _PREFIX + rb"(" + _BODY + rb"))", re.DOTALL)
+
+
+@functools.cache
+def _unspoken() -> re.Pattern[bytes]:
+    """What :func:`_parsed_text` replaces: an f-string literal (group 1, kept whole: its fields are parsed), a comment
+    (dropped), another string literal (group 2: its opening quote, kept as the literal's one token)."""
+    fstring = rb"((?<!\w)(?:[fF][rR]?|[rR][fF])(?:" + _BODY + rb"))"
+    other = rb"(?:(?<!\w)[rRbBuU]{1,2})?(?=(['\"]))(?:" + _BODY + rb")"
+    return re.compile(_STARTS + rb"(?:#[^\r\n]*|" + fstring + rb"|" + other + rb")", re.DOTALL)
+
+
+#: A coding declaration (PEP 263), as Python's tokenizer finds one on a module's first or second line.
+_CODING = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
+
+
+def _as_parsed(data: bytes) -> tuple[bytes, ...]:
+    """A module's bytes as the parser may read them, in UTF-8: ``data`` itself, and, when its first or second line
+    (ended by ``\\r\\n``, ``\\r`` or ``\\n``) declares another encoding, ``data`` decoded by it and encoded in UTF-8
+    (each reading counted apart and the counts summed: more than either has; one text of both let a literal the bytes
+    leave open swallow the decoded reading). A module in UTF-7 holds its code in base64 runs, one token to
+    :func:`_token` each: 999,987 bytes of it parse as 187,494 statements (session 44, digest89). An encoding Python
+    does not know, or bytes it does not decode, are left as they are: the parser refuses them before parsing a
+    statement."""
+    import codecs
+
+    for line in re.split(rb"\r\n|\r|\n", data, maxsplit=2)[:2]:
+        found = _CODING.match(line)
+        if found is None:
+            continue
+        try:
+            name = codecs.lookup(found.group(1).decode("ascii")).name
+            if name in ("utf-8", "ascii", "punycode", "idna"):  # punycode's decoding is quadratic; what it
+                return (data,)  # decodes from a module's bytes is no ASCII that the bytes do not hold themselves
+            return data, data.decode(name).encode("utf-8", "surrogatepass")
+        except (LookupError, UnicodeError, ValueError):
+            return (data,)
+    return (data,)
 
 
 def _fstring_work(data: bytes) -> int:
     """The parser's work on the f-strings of a module's bytes, as :data:`FSTRING_WORK` counts it: for each f-string
     literal (one whose prefix is in :data:`_F_PREFIXES`), its ``{`` characters times its bytes (at least what its
-    fields' location scans read; ``{{`` counted too). Found at C speed (``findall``), the f-strings summed; bytes
+    fields' location scans read; ``{{`` counted too), in the bytes as the parser reads them (:func:`_as_parsed`: an
+    f-string in UTF-7 holds its braces in base64). Found at C speed (``findall``), the f-strings summed; bytes
     without a ``{`` are not searched (the dense form of ``tests/test_hostile_11.py``)."""
-    if b"{" not in data:
-        return 0
-    return sum(body.count(b"{") * len(body) for prefix, body in _literal().findall(data) if prefix in _F_PREFIXES)
+    return sum(
+        sum(body.count(b"{") * len(body) for prefix, body in _literal().findall(text) if prefix in _F_PREFIXES)
+        for text in _as_parsed(data)
+        if b"{" in text
+    )
 
 
 @functools.cache
@@ -371,8 +438,18 @@ def _tree_text(tree: ast.AST, imports: set[str]) -> str:
 def pricing_modules(folder: Path = PACKAGE) -> tuple[str, ...]:
     """The modules of the package at ``folder`` (a ``passprice`` source folder) the pricing model digest covers:
     :data:`PRICING_ROOTS` and the package modules they import, transitively, less :data:`NOT_PRICING`, sorted.
-    A module named but missing from ``folder`` is left out."""
+    A module named but missing from ``folder`` is left out. The running package's are the names its digest's walk
+    found when one ran in this process (:data:`_OWN_MODULES`), not walked again."""
+    if folder == PACKAGE and _OWN_MODULES:
+        return _OWN_MODULES[0]
     return tuple(sorted(_trees(str(folder))))
+
+
+#: The running package's pricing modules as the last walk of its folder (:func:`_trees`) found them, or its build's
+#: record (:func:`_recorded`) named them, once either was read: a refusal's message names the package's own tokens
+#: (:func:`own_tokens`), and naming its modules walked every tree again, 0.44 s of a ``--no-cache check`` of a
+#: checkout not judged (session 44, digest89).
+_OWN_MODULES: list[tuple[str, ...]] = []
 
 
 def _trees(
@@ -391,6 +468,9 @@ def _trees(
     module edited parses that module alone; ``False`` parses every module (:func:`record`, run by the build).
     ``read`` (:func:`_sources`' reading): each module file's bytes and their sha256 by file name, taken from there
     instead of reading and hashing the file again (a cold ``check`` read and hashed the 54 modules twice)."""
+    from passprice import cache
+
+    kept = kept and cache.enabled()  # bypassed (``--no-cache``): no key made, no tree compressed that is not kept
     base = Path(folder)
     seen: dict[str, str] = {}
     todo = list(PRICING_ROOTS)
@@ -438,13 +518,38 @@ def _trees(
                 _keep_tree(sha, found)
         seen[name] = found.text
         todo.extend(found.imports)
+    if folder == str(PACKAGE):
+        _OWN_MODULES[:] = [tuple(sorted(seen))]
     return seen
 
 
+def _parsed_text(data: bytes) -> bytes:
+    """What of a module's bytes the parser pays for, as :func:`_token` counts it (:func:`_count_tokens`): each
+    comment dropped (the tokenizer skips it at C speed), each string literal that is not an f-string cut to its
+    opening quote (one token: its body is copied, not parsed; the package's docstrings and messages were half its
+    count), an f-string kept whole (its fields are parsed). Made at C speed: one substitution by a template, no call
+    a literal. ``data`` is one reading of a module (:func:`_as_parsed`)."""
+    return _unspoken().sub(rb"\1\2", data)
+
+
+#: The tokens a ``{`` outside comments and plain string literals counts beyond its own (:func:`_count_tokens`): in an
+#: f-string it opens a replacement field, which Python 3.11 parses by a parser run of its own
+#: (``fstring_compile_expr``): 33,332 f-strings of three fields ``{a}`` (399,989 tokens as counted without it) parsed
+#: in 0.83 s, the dense form's 400,000 tokens in about 0.55-0.73 s (session 44, load 10); with it 22,221 such
+#: f-strings reach the cap, parsed in 0.35 s. A brace in code (a dict, a set) counts so too: 770 of the package's
+#: 4,527.
+FIELD_TOKENS = 2
+
+
 def _count_tokens(data: bytes) -> int:
-    """The tokens (:func:`_token`) of a module's bytes, counted at C speed (``findall``: the count a loop over
-    ``finditer`` gives, in half its time)."""
-    return len(_token().findall(data))
+    """The tokens (:func:`_token`) of a module's bytes, as the parser pays for them (:func:`_parsed_text` of each
+    reading, :func:`_as_parsed`, and :data:`FIELD_TOKENS` more for each ``{`` there), counted at C speed
+    (``findall``: the count a loop over ``finditer`` gives, in half its time)."""
+    count = 0
+    for reading in _as_parsed(data):
+        text = _parsed_text(reading)
+        count += len(_token().findall(text)) + FIELD_TOKENS * text.count(b"{")
+    return count
 
 
 #: The version of a module's canonical tree (:func:`_emit`) as its cache entry holds it (:func:`_kept_tree`):
@@ -663,6 +768,8 @@ def _recorded(folder: str) -> str | None:
                 return None
     except (InputError, OSError):
         return None  # the walk meets it again and raises it
+    if folder == str(PACKAGE):  # the names its walk looked up, those with a file: the package's pricing modules
+        _OWN_MODULES[:] = [tuple(sorted(name for name, sha in modules.items() if sha is not None))]
     return digest
 
 
@@ -799,16 +906,16 @@ def _checkout_model(root: Path) -> tuple[str, str] | None:
             return None
     except (OSError, RuntimeError, InputError):
         return None  # no package there to read: a file, a loop of links
+    ours = pricing_model_digest()  # first: its walk names the modules a refusal's message counts (own_tokens)
     try:
         theirs = pricing_model_digest(source)
     except CodeNotJudged as e:
-        return f"not judged: {e}", pricing_model_digest()
+        return f"not judged: {e}", ours
     except (SyntaxError, ValueError, OSError, RuntimeError, InputError, MemoryError) as e:
         # RecursionError is a RuntimeError; ValueError a source that is not UTF-8 or holds a NUL. Code that cannot
         # be read or parsed is not the running package's, which was (round 18: a FIFO or a module that does not
         # parse let `lock` into the checkout through silently).
-        return f"not read: {_unread(e)}", pricing_model_digest()
-    ours = pricing_model_digest()
+        return f"not read: {_unread(e)}", ours
     return None if theirs == ours else (theirs, ours)
 
 
