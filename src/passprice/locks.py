@@ -632,7 +632,8 @@ def update_name_clash(root: Root, output: Path, name: str, old: Lock | None) -> 
     ``output`` lies elsewhere. A first-format lock's name is the serving it locks, so ``check`` lets it share one (an
     older lock kept beside its re-lock), and a current-format lock's name must be unique
     (:func:`passprice.check.shared_name_lines`). The other files are read only for their ``[lock]`` table
-    (``tomllib``), only in this case; one that does not parse, or is the same file as ``output``, or is itself of the
+    (:func:`passprice.schema.toml_loads`: an integer of 5,000 digits or arrays nested 3,000 deep fail as TOML,
+    attack93), only in this case; one that does not parse, or is the same file as ``output``, or is itself of the
     first format, is passed over (left58, left59). Raises nothing."""
     if old is None or old.info.format >= 2:
         return None
@@ -651,7 +652,7 @@ def update_name_clash(root: Root, output: Path, name: str, old: Lock | None) -> 
         try:
             if not other.is_file() or other.samefile(output):  # a FIFO is never opened (it would wait)
                 continue
-            table = tomllib.loads(other.read_text(encoding="utf-8")).get("lock")
+            table = schema.toml_loads(other.read_text(encoding="utf-8")).get("lock")  # nesting, digits: attack93
         except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
             continue
         if isinstance(table, dict) and table.get("name") == name and table.get("format", 1) != 1:
