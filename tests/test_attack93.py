@@ -8,6 +8,10 @@
   ``audit LOCK`` a traceback (``RecursionError``; ``AttributeError: 'str' object has no attribute 'get'``). Each now
   reads through ``schema.toml_loads`` (every failure a ``TOMLDecodeError``), and such a file is passed over as one
   that does not parse was.
+- (2) A registry file of another user's, mode ``0644`` (readable, not writable by this user), in a folder open to all
+  (mode ``0777``) was replaced by ``fact set``, ``lock --update`` and ``calibrate`` run as ``nobody``, exit 0, the
+  file then ``nobody``'s: ``check_writable`` refused a file with no write bit at all, not one this user may not write.
+  Now refused before anything is written (exit 2), naming the file, its owner and mode.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from cli_helpers import REPO, copy_root, invoke
+from test_hostile_61 import as_nobody, needs_root
 
 R1 = "r1-qwen7b-h200"
 
@@ -91,3 +96,66 @@ def test_1c_an_old_locks_source_record_that_did_not_read_at_its_commit(tmp_path:
     out = json.loads(result.stdout)
     # a record that did not read at the lock's commit is passed over (as one added since is)
     assert out["sources_since_lock"] == [] and out["sources_compared"] is True
+
+
+# 2. Another user's file of mode 0644 in a folder anyone may write.
+
+FACT_SET = ("fact", "set", "h100_sxm5_80gb", "memory.bandwidth", "--value", "3.36", "--unit", "TB/s",
+            "--provenance", "published", "--source", "nvidia-h100-datasheet", "--locator", "a table")
+
+
+@needs_root
+@pytest.mark.parametrize(("args", "file"), [
+    (FACT_SET, "facts/cards/h100_sxm5_80gb.toml"),
+    (("lock", "--update", "gemma3-270m-h100"), "locks/gemma3-270m-h100.lock.toml"),
+    (("calibrate", "--stack", "llamacpp-cuda-2405"), "facts/stacks/llamacpp-cuda-2405.toml"),
+], ids=["fact-set", "lock-update", "calibrate"])
+def test_2_another_users_file_in_a_folder_open_to_all_is_not_replaced(
+    tmp_path_factory: pytest.TempPathFactory, args: tuple[str, ...], file: str
+) -> None:
+    # before: exit 0, the file replaced and owned by nobody (uid 65534) afterwards
+    base = tmp_path_factory.mktemp("attack93")
+    root = copy_root(base)
+    for folder in (base, root, *(p for p in root.rglob("*") if p.is_dir())):
+        folder.chmod(0o755)
+    for above in base.parents:  # pytest's base folder is 0700: let nobody through to the copy
+        if above.stat().st_uid == 0 and above.stat().st_mode & 0o001 == 0 and str(above).startswith("/tmp/"):
+            above.chmod(above.stat().st_mode | 0o001)
+    # the modules the child needs, loaded while root may read them (a pyenv's library may lie under /root)
+    invoke(*(("calibrate", "--dry-run", *args[1:]) if args[0] == "calibrate" else (*args, "--help")), root=root)
+    path = root / file
+    path.parent.chmod(0o777)
+    path.chmod(0o644)
+    before = path.read_bytes()
+
+    def work() -> dict[str, object]:
+        result = invoke(*args, root=root)
+        return {"exit": result.exit_code, "stderr": result.stderr}
+
+    seen = as_nobody(work)
+    assert seen == {"exit": 2, "stderr": f"passprice: error: {path}: is read-only for this user (owned by user 0, mode "
+                                         "644); passprice does not replace it\n"}
+    assert path.read_bytes() == before and path.stat().st_uid == 0
+    assert sorted(p.name for p in path.parent.iterdir() if p.name.startswith(".")) == []  # no temporary file left
+
+
+def test_2_a_file_this_process_may_not_write_is_refused_before_writing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same refusal where the tests do not run as root: ``os.access`` saying what it says of another user's
+    file (mode 0644, owner write bit set) is believed over the mode bits."""
+    import os
+
+    from passprice import files
+    from passprice.errors import InputError
+
+    path = tmp_path / "out.csv"
+    path.write_text("old\n")
+    path.chmod(0o644)
+    real = os.access
+    monkeypatch.setattr(os, "access", lambda p, mode, **k: False if Path(p) == path else real(p, mode, **k))
+    with pytest.raises(InputError) as said:
+        files.write_atomically(path, "new\n", force=True)
+    assert str(said.value) == (f"{path}: is read-only for this user (owned by user {os.getuid()}, mode 644); "
+                               "passprice does not replace it")
+    assert path.read_text() == "old\n"
