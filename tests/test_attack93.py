@@ -12,6 +12,10 @@
   (mode ``0777``) was replaced by ``fact set``, ``lock --update`` and ``calibrate`` run as ``nobody``, exit 0, the
   file then ``nobody``'s: ``check_writable`` refused a file with no write bit at all, not one this user may not write.
   Now refused before anything is written (exit 2), naming the file, its owner and mode.
+- (3) A source record whose ``source.path`` names no document of this registry (``../secret.md``, a FIFO, a folder):
+  ``sources``, ``check``, ``facts`` and ``diff`` refuse it (exit 2), while ``audit --source ID`` printed it as
+  ``../secret.md in this registry`` and ``audit --fact CARD:PATH`` of a fact citing it went on, exit 0. Both now
+  refuse it with the line ``sources`` gives (exit 2).
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from cli_helpers import REPO, copy_root, invoke
+from cli_helpers import REPO, bad, copy_root, invoke
 from test_hostile_61 import as_nobody, needs_root
 
 R1 = "r1-qwen7b-h200"
@@ -121,8 +125,10 @@ def test_2_another_users_file_in_a_folder_open_to_all_is_not_replaced(
     for above in base.parents:  # pytest's base folder is 0700: let nobody through to the copy
         if above.stat().st_uid == 0 and above.stat().st_mode & 0o001 == 0 and str(above).startswith("/tmp/"):
             above.chmod(above.stat().st_mode | 0o001)
-    # the modules the child needs, loaded while root may read them (a pyenv's library may lie under /root)
-    invoke(*(("calibrate", "--dry-run", *args[1:]) if args[0] == "calibrate" else (*args, "--help")), root=root)
+    # the modules the child needs, loaded while root may read them (a pyenv's library may lie under /root): the fit
+    # itself, not one kept in the cache (NumPy's C extensions failed to import in the child once)
+    invoke("--no-cache", *(("calibrate", "--dry-run", *args[1:]) if args[0] == "calibrate" else (*args, "--help")),
+           root=root)
     path = root / file
     path.parent.chmod(0o777)
     path.chmod(0o644)
@@ -159,3 +165,39 @@ def test_2_a_file_this_process_may_not_write_is_refused_before_writing(
     assert str(said.value) == (f"{path}: is read-only for this user (owned by user {os.getuid()}, mode 644); "
                                "passprice does not replace it")
     assert path.read_text() == "old\n"
+
+
+# 3. audit --source and --fact of a source whose document is no file of the registry.
+
+REVIEW = "passprice-card-review"
+
+
+@pytest.mark.parametrize("kind", ["outside", "fifo", "folder"])
+def test_3_audit_refuses_a_source_naming_no_document_of_the_registry(tmp_path: Path, kind: str) -> None:
+    import os
+
+    root = copy_root(tmp_path)
+    (tmp_path / "secret.md").write_text("hunter2\n")
+    if kind == "fifo":
+        os.mkfifo(root / "facts" / "pipe.md")
+    path, problem = {
+        "outside": ("../secret.md", "../secret.md lies outside the registry (a document of this registry is a file "
+                    "inside its root)"),
+        "fifo": ("facts/pipe.md", "facts/pipe.md is a FIFO (named pipe), not a regular file of this registry"),
+        "folder": ("facts", "facts is a folder, not a regular file of this registry"),
+    }[kind]
+    record = root / "sources" / f"{REVIEW}.toml"
+    record.write_text(record.read_text().replace('path = "facts/cards/README.md"', f'path = "{path}"'))
+    line = f"passprice: error: sources/{REVIEW}.toml: source.path: {problem}"
+    listed = invoke("sources", root=root)  # as before: the good ones listed, the bad one said
+    assert listed.exit_code == 2 and listed.stderr.splitlines() == [line]
+    # before: exit 0, "… · ../secret.md in this registry"
+    assert bad("audit", "--source", REVIEW, root=root) == [line.replace("sources/", f"{root}/sources/")]
+    assert bad("audit", "--source", REVIEW, "--json", root=root) == [line.replace("sources/", f"{root}/sources/")]
+    # before: exit 0, the fact's audit; now the line `facts h100_sxm5_80gb` gives
+    said = bad("audit", "--fact", "h100_sxm5_80gb:host.capacity", root=root)
+    assert said == bad("facts", "h100_sxm5_80gb", root=root)
+    assert said[0].endswith(f"host.capacity.source: source '{REVIEW}' names no document of this registry: "
+                            f"sources/{REVIEW}.toml: source.path: {problem}")
+    # a fact citing another source audits as before
+    assert invoke("audit", "--fact", "h100_sxm5_80gb:memory.bandwidth", root=root).exit_code == 0
