@@ -16,6 +16,9 @@
   ``sources``, ``check``, ``facts`` and ``diff`` refuse it (exit 2), while ``audit --source ID`` printed it as
   ``../secret.md in this registry`` and ``audit --fact CARD:PATH`` of a fact citing it went on, exit 0. Both now
   refuse it with the line ``sources`` gives (exit 2).
+- (4) ``lock --update locks/X.lock.toml`` (the lock file given where the serving goes, as ``reproduce`` and ``audit``
+  take it) said "locks/X.lock.lock.toml: no lock to update", a file nobody named; now the line names the file given
+  and the command that re-locks it.
 """
 
 from __future__ import annotations
@@ -216,3 +219,26 @@ def test_3_audit_refuses_a_source_naming_no_document_of_the_registry(tmp_path: P
                             f"sources/{REVIEW}.toml: source.path: {problem}")
     # a fact citing another source audits as before
     assert invoke("audit", "--fact", "h100_sxm5_80gb:memory.bandwidth", root=root).exit_code == 0
+
+
+# 4. lock --update given a lock file where the serving goes.
+
+
+def test_4_lock_update_of_a_lock_file_names_it_and_the_way(tmp_path: Path) -> None:
+    root = copy_root(tmp_path)
+    _only(root, "gemma3-270m-h100")
+    lock = root / "locks" / "gemma3-270m-h100.lock.toml"
+    before = lock.read_bytes()
+    head = "a lock file where the serving goes: `lock --update SERVING` re-locks locks/SERVING.lock.toml; to re-lock "
+    # before: "passprice: error: …/locks/gemma3-270m-h100.lock.lock.toml: no lock to update (write one without
+    # --update)"
+    assert bad("lock", "--update", str(lock), root=root) == [
+        f"passprice: error: {lock}: {head}this file, `passprice lock --update -o {lock}`"]
+    assert bad("lock", "--update", "gemma3-270m-h100.lock.toml", root=root) == [
+        f"passprice: error: gemma3-270m-h100.lock.toml: {head}this file, `passprice lock --update gemma3-270m-h100`"]
+    assert lock.read_bytes() == before
+    # the ways it names work
+    for way in (("--update", "-o", str(lock)), ("--update", "gemma3-270m-h100")):
+        done = invoke("lock", *way, root=root)
+        assert done.exit_code == 0, done.output
+        assert done.stdout.startswith("locked gemma3-270m-h100 (price, locks serving gemma3-270m-h100): ")
