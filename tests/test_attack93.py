@@ -19,6 +19,12 @@
 - (4) ``lock --update locks/X.lock.toml`` (the lock file given where the serving goes, as ``reproduce`` and ``audit``
   take it) said "locks/X.lock.lock.toml: no lock to update", a file nobody named; now the line names the file given
   and the command that re-locks it.
+- (5) A GGUF header holding a metadata string past ``KEEP_STRING_LIMIT`` (64 KiB: an embedded
+  ``tokenizer.huggingface.json``; here a 100,000-byte ``general.name``), kept as its length (``LongString``): its
+  checkpoint digest (``pins.checkpoint_digest``) was a ``TypeError`` traceback ("Object of type LongString is not
+  JSON serializable"), so ``lock --checkpoint FILE.gguf`` failed, exit 1; ``import`` of it passed (exit 0), after which
+  ``check``, every ``lock`` of it and every later ``import`` (of any header, its entry written first) were that
+  traceback. The digest now takes a long string as its length.
 """
 
 from __future__ import annotations
@@ -242,3 +248,42 @@ def test_4_lock_update_of_a_lock_file_names_it_and_the_way(tmp_path: Path) -> No
         done = invoke("lock", *way, root=root)
         assert done.exit_code == 0, done.output
         assert done.stdout.startswith("locked gemma3-270m-h100 (price, locks serving gemma3-270m-h100): ")
+
+
+# 5. A header holding a string longer than passprice keeps.
+
+
+def test_5_a_header_with_a_string_past_the_kept_limit_is_digested(tmp_path: Path) -> None:
+    from gguf import GGUFValueType
+
+    from gguf_bytes import Meta, Tensor, encode
+    from importable import importable_meta
+    from passprice.gguf_header import KEEP_STRING_LIMIT, read_header
+    from passprice.gguf_records import LongString
+    from passprice.pins import checkpoint_content, checkpoint_digest
+
+    root = copy_root(tmp_path)
+    _only(root, "gemma3-270m-h100")
+    tensors = [Tensor("token_embd.weight", (8, 16), 0, 0)]
+    long = tmp_path / "long.gguf"
+    long.write_bytes(encode([*importable_meta(), Meta("general.name", GGUFValueType.STRING, "x" * 100_000)], tensors))
+    short = tmp_path / "short.gguf"
+    short.write_bytes(encode([*importable_meta(), Meta("general.name", GGUFValueType.STRING, "short")], tensors))
+    assert KEEP_STRING_LIMIT < 100_000
+    header = read_header(long)
+    assert header.metadata["general.name"] == LongString(100_000)
+    assert checkpoint_content(header)["metadata"]["general.name"] == ["string", {"length": 100_000}]
+    assert checkpoint_digest(header).startswith("sha256:")  # before: TypeError
+    # before: exit 1, TypeError traceback
+    done = invoke("lock", "--checkpoint", str(long), "--card", "h100_sxm5_80gb", "-o", str(tmp_path / "x.lock.toml"),
+                  root=root)
+    assert done.exit_code == 0, done.output
+    assert invoke("import", str(long), "--name", "long", root=root).exit_code == 0  # as before
+    # before: each a TypeError traceback (the import's entry written first)
+    assert invoke("import", str(short), "--name", "short", root=root).exit_code == 0
+    checked = invoke("check", root=root)
+    assert checked.exit_code == 0 and checked.stdout.endswith("all holds\n"), checked.output
+    again = invoke("lock", "--checkpoint", "long", "--card", "h100_sxm5_80gb", "-o", str(tmp_path / "y.lock.toml"),
+                   root=root)
+    assert again.exit_code == 0, again.output
+    assert invoke("reproduce", str(tmp_path / "y.lock.toml"), root=root).exit_code == 0
