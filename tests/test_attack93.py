@@ -25,6 +25,10 @@
   JSON serializable"), so ``lock --checkpoint FILE.gguf`` failed, exit 1; ``import`` of it passed (exit 0), after which
   ``check``, every ``lock`` of it and every later ``import`` (of any header, its entry written first) were that
   traceback. The digest now takes a long string as its length.
+- (6) ``checkpoints.checkpoint_label`` (and ``checkpoint_origin``), documented "raises nothing", raised
+  ``RecursionError`` for an entry whose ``[entry]`` table holds arrays nested 3,000 deep: its own-lines read
+  (``_entry_table``) caught ``TOMLDecodeError`` alone. (No command was seen to reach it before the entry's validation
+  refused the file; the label is now ``None``, an entry that does not read.)
 """
 
 from __future__ import annotations
@@ -287,3 +291,25 @@ def test_5_a_header_with_a_string_past_the_kept_limit_is_digested(tmp_path: Path
                    root=root)
     assert again.exit_code == 0, again.output
     assert invoke("reproduce", str(tmp_path / "y.lock.toml"), root=root).exit_code == 0
+
+
+# 6. The label of an entry nested past the parser.
+
+
+def test_6_the_label_of_an_entry_nested_past_the_parser_is_none(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from passprice.checkpoints import checkpoint_label, checkpoint_origin
+    from passprice.registry import Root
+
+    monkeypatch.setenv("PASSPRICE_NO_CACHE", "1")
+    root = copy_root(tmp_path)
+    entry = root / "registry" / "checkpoints" / "gemma3-270m-q4_k_m.toml"
+    text = entry.read_text()
+    assert text.count('imported_by = "passprice 0.1.0"\n') == 1
+    entry.write_text(text.replace('imported_by = "passprice 0.1.0"\n',
+                                  'imported_by = "passprice 0.1.0"\nzz = ' + "[" * 3000 + "]" * 3000 + "\n"))
+    registry = Root(root)
+    # before: RecursionError from both
+    assert checkpoint_label(registry, "gemma3-270m-q4_k_m", "origin") is None
+    assert checkpoint_origin(registry, "gemma3-270m-q4_k_m") is None
