@@ -747,7 +747,7 @@ def _entry_table(text: str) -> Mapping[str, Any] | None:
     end = _NEXT_TABLE.search(text, start.end())
     try:
         table = tomllib.loads(text[start.start():end.start() if end is not None else len(text)]).get("entry")
-    except tomllib.TOMLDecodeError:
+    except (tomllib.TOMLDecodeError, RecursionError):  # nested past the parser (attack93): the whole file says why
         return None
     return table if isinstance(table, dict) else None
 

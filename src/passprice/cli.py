@@ -2527,6 +2527,7 @@ def lock_command(
     root = _root(ctx)
     given = output is not None
     if output is None:
+        locking.require_no_lock_as_serving(serving, update)
         if serving is None and name is None:
             raise click.UsageError("give -o FILE (or a SERVING or --name to write locks/NAME.lock.toml)")
         output = locking.default_output(root, name or Path(serving or "").stem)

@@ -459,11 +459,23 @@ def require_windows_name(path: Path, name: str | None = None, end: Path | None =
                          "name")
 
 
+def _writable_by_me(path: Path) -> bool:
+    """Whether this process may write the file ``path`` (``os.access`` with its effective user and group where the
+    system lets access say so): a file of another user's, mode ``0644``, is not, though the rename
+    :func:`write_atomically` makes would replace it in a folder this user may write. Raises nothing (a file that
+    cannot be looked at is let by here: the write says why)."""
+    try:
+        return os.access(path, os.W_OK, effective_ids=os.access in os.supports_effective_ids)
+    except (OSError, ValueError):
+        return True
+
+
 def check_writable(path: Path, force: bool = False, *, probe: bool = True) -> None:
     """Refuse to write ``path`` before any work is done (a sweep or a simulation can take seconds), for the reasons
     :func:`write_atomically` would: ``path`` (or the file a link at ``path`` points to) is a folder, a device, FIFO or
     socket (a rename would replace the device itself: ``-o /dev/null --force`` once did), exists without ``force``,
-    or is read-only (no write permission bit: refused even for a user who could override it), or has other names
+    or is read-only (no write permission bit: refused even for a user who could override it; or not writable by this
+    process, another user's file of mode ``0644`` in a folder open to all: attack93), or has other names
     (hard links, which a rename would leave holding the old text); its folder does not
     exist (it is not created), is not a folder, or is not writable by this process (``os.access``: a read-only
     folder for a user, a read-only file system for anyone).
@@ -484,6 +496,10 @@ def check_writable(path: Path, force: bool = False, *, probe: bool = True) -> No
             raise InputError(f"{shown(path)}: already exists; pass --force to overwrite it")
         if not found.st_mode & 0o222:
             raise InputError(f"{shown(path)}: is read-only; passprice does not replace it (make it writable first)")
+        if not _writable_by_me(end):
+            # 0644 and another user's: a rename in a folder open to all replaced it, taking it over (attack93)
+            raise InputError(f"{shown(path)}: is read-only for this user (owned by user {found.st_uid}, mode "
+                             f"{found.st_mode & 0o7777:o}); passprice does not replace it")
         if found.st_nlink > 1:
             # A rename gives the path a new file: the file's other names (hard links) would keep the old text without
             # a word (round 20: fact set of a card linked elsewhere with ln split the two).

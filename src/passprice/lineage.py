@@ -803,8 +803,16 @@ def _lineage(
 
 def source_lineage(root: Root, source_id: str) -> Lineage:
     """What rests on source ``source_id`` of ``root`` (:class:`Lineage`). Raises :class:`InputError` for a source
-    that is not registered, or a card, method or lock that does not read."""
+    that is not registered, or a card, method or lock that does not read, and for one whose ``source.path`` names
+    no regular file of the registry (:func:`passprice.registry.document_problem`), as ``sources`` and ``check`` say
+    (attack93: ``path = "../secret.md"``, a FIFO or a folder was audited as ``../secret.md in this registry``,
+    exit 0)."""
+    from passprice.registry import document_problem
+
     source = load_source(root, source_id)
+    problem = document_problem(root, source.path) if source.path is not None else None
+    if problem is not None:
+        raise InputError(f"{root.sources / f'{source.id}.toml'}: source.path: {problem}")
     records, problems = load_records(root, stacks=True)
     if problems:
         raise InputError.of(problems)
@@ -970,7 +978,10 @@ def parse_fact_ref(root: Root, text: str) -> FactRef:
 def fact_lineage(root: Root, ref: FactRef) -> Lineage:
     """What rests on fact ``ref`` (:class:`Lineage`): the fact, the facts derived from it, the servings and locks
     resting on any of them, and the locks' floors with them ``assumed``. Raises :class:`InputError` for a fact that
-    does not exist, or a card, method or lock that does not read."""
+    does not exist, or a card, method or lock that does not read, or whose citation nobody can trace
+    (:func:`passprice.sources.require_sources`)."""
+    from passprice.sources import require_sources
+
     records, problems = load_records(root)
     if problems:
         raise InputError.of(problems)
@@ -979,6 +990,9 @@ def fact_lineage(root: Root, ref: FactRef) -> Lineage:
         raise InputError(f"--fact {ref}: no such fact ({ref.record} is no {ref.kind} record of this registry)")
     if ref.path not in record.facts:
         raise InputError(f"--fact {ref}: no such fact")
+    # its citation nobody can trace (a source with no record, or naming no document of this registry) is refused as
+    # `facts` and `check` refuse it (attack93: `source.path = "../secret.md"` was audited, exit 0)
+    require_sources(root, {ref.path: record.facts[ref.path]}, str(record.file))
     citing = [Citing(ref, record.facts[ref.path], ("the fact itself",))]
     # The serving stacks fitted to runs priced on the fact (on its card, or on its routing record), as a source's
     # audit follows them (walkthrough 51).

@@ -25,7 +25,7 @@ from passprice.errors import InputError
 from passprice.facts import Provenance
 from passprice.files import is_there, shown
 from passprice.locks import FloorChange, Lock, Policy, Verdict
-from passprice.registry import Root, name_problem, read_only
+from passprice.registry import LOCK_SUFFIX, Root, name_problem, read_only
 from passprice.schema import ONE_LINE
 from passprice.servings import ServingSpec
 
@@ -88,6 +88,23 @@ def default_output(root: Root, stem: str) -> Path:
         )
     make_folder(root.locks)
     return root.locks / f"{stem}.lock.toml"
+
+
+def require_no_lock_as_serving(serving: str | None, update: bool) -> None:
+    """Refuse ``lock --update LOCK``, a lock file given where the serving goes: the lock updated is
+    ``locks/SERVING.lock.toml`` (the serving's stem), so ``lock --update locks/x.lock.toml`` said
+    "locks/x.lock.lock.toml: no lock to update", naming a file nobody gave (attack93). Without ``--update`` the
+    serving's reading says it is a lock file already. Raises :class:`InputError` naming ``serving`` and the command
+    that re-locks it (``--update NAME`` for a bare ``NAME.lock.toml``, else ``--update -o FILE``)."""
+    if not update or serving is None or not serving.endswith(LOCK_SUFFIX):
+        return
+    from passprice.files import shell_word
+
+    # a bare NAME.lock.toml is the lock of locks/ that `lock --update NAME` re-locks; a path, the file -o names
+    way = (f"--update {shell_word(serving.removesuffix(LOCK_SUFFIX))}" if "/" not in serving and os.sep not in serving
+           else f"--update -o {shell_word(serving)}")
+    raise InputError(f"{serving}: a lock file where the serving goes: `lock --update SERVING` re-locks "
+                     f"locks/SERVING.lock.toml; to re-lock this file, `passprice lock {way}`")
 
 
 def require_place(root: Root, output: Path) -> None:

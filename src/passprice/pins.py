@@ -833,10 +833,12 @@ def pricing_model_digest(folder: Path | None = None) -> str:
 
 
 def _meta(value: MetaValue) -> Any:
-    from passprice.gguf_records import LongArray
+    from passprice.gguf_records import LongArray, LongString
 
     if isinstance(value, LongArray):
         return {"element_type": value.element_type, "length": value.length}
+    if isinstance(value, LongString):  # past KEEP_STRING_LIMIT: its length in bytes is all that is kept (attack93)
+        return {"length": value.length}
     if isinstance(value, tuple):
         return [_meta(v) for v in value]
     if isinstance(value, float):

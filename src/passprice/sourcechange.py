@@ -316,7 +316,7 @@ def compared_since_lock(
     from pathlib import Path
 
     from passprice.gitread import BlobTooLarge, read_named, run_git
-    from passprice.schema import read_bytes
+    from passprice.schema import read_bytes, toml_loads
 
     ids = sorted(set(ids))
     if root.embedded:
@@ -351,9 +351,11 @@ def compared_since_lock(
             if text is None:
                 continue
             try:
-                then = tomllib.loads(text.decode("utf-8")).get("source", {})
+                then = toml_loads(text.decode("utf-8")).get("source", {})
             except (UnicodeDecodeError, tomllib.TOMLDecodeError):
                 continue
+            if not isinstance(then, dict):
+                continue  # a record whose source is no table did not read at that commit (attack93)
             changed = [f"{k}: {_shown(then.get(k))} → {_shown(now[k])}" for k in DOCUMENT_FIELDS
                        if _shown(then.get(k)) != _shown(now[k])]
             path = now.get("path")
