@@ -323,6 +323,6 @@ def test_sweep_says_rows_drafting_other_tokens_are_not_the_locked_servings() -> 
     result = invoke("sweep", MTP, "--batches", "1", "--draft-tokens", "0,1,2")
     assert result.exit_code == 0, result.output
     assert result.stderr.splitlines()[-1] == (
-        f"passprice: {MTP}: under lock {MTP} (locks/{MTP}.lock.toml): floors hold; the serving is the locked one, its "
-        f"prices not compared with the locked ones (`passprice reproduce {MTP}` compares them); its rows drafting 0, "
-        "1 tokens a pass are not the locked serving's (drafting 2)")
+        f"passprice: {MTP}: under lock {MTP} (locks/{MTP}.lock.toml): floors hold; its rows drafting 2 are the "
+        f"locked serving's, their prices not compared with the locked ones (`passprice reproduce {MTP}` compares "
+        "them); its rows drafting 0, 1 tokens a pass are not the locked serving's (drafting 2)")

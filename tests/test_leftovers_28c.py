@@ -87,9 +87,7 @@ def test_the_readme_section_the_line_points_to_says_a_derived_fact_carries_one()
 # --- 3. a source id not found names at most 3 ids --------------------------------------------------------------------
 
 
-def test_a_source_not_found_names_the_closest_three_and_counts_the_rest(tmp_path: Path) -> None:
-    from passprice.registry import closest
-
+def test_a_source_not_found_names_the_close_ones_and_counts_the_rest(tmp_path: Path) -> None:
     root = copy_root(tmp_path)
     ids = sorted(p.stem for p in (root / "sources").glob("*.toml"))
     assert len(ids) >= 30
@@ -104,10 +102,10 @@ def test_a_source_not_found_names_the_closest_three_and_counts_the_rest(tmp_path
         f"nvidia-h200-datasheet or nvidia-h100-datasheet or nvidia-a100-datasheet? "
         f"({sources}/nvidia-h200-datasheett.toml {write} {len(ids)} registered (passprice sources lists them))"
     )
-    far = ", ".join(closest("zzz", ids, 3, 0.0))
+    # walk95: no id is close to zzz, so none is named (it listed the three "closest" whatever their likeness)
     assert lines[2] == (
         f"passprice: error: {H200}: on_chip.capacity.source: no source 'zzz' ({sources}/zzz.toml {write} {len(ids)} "
-        f"registered: the closest {far}, and {len(ids) - 3} more (passprice sources lists them))"
+        "registered (passprice sources lists them))"
     )
     # before: each line about 900 characters (every id listed), once a fact
     assert all(len(line) - len(str(root)) < 400 for line in lines), [len(line) for line in lines]

@@ -170,9 +170,9 @@ def test_a_sweep_on_other_cards_says_their_rows_are_under_no_lock() -> None:
     result = invoke("sweep", "r1-qwen7b-h200", "--batches", "1", "--cards", "b200,h200_sxm_141gb")
     assert result.exit_code == 0, result.output
     assert result.stderr.endswith(
-        ": floors hold; the serving is the locked one, its prices not compared with the locked ones (`passprice "
-        "reproduce r1-qwen7b-h200` compares them); its rows on b200 are under no lock (the locks lock "
-        "h200_sxm_141gb)\n"), result.stderr
+        ": floors hold; its rows on h200_sxm_141gb are the locked serving's, their prices not compared with the "
+        "locked ones (`passprice reproduce r1-qwen7b-h200` compares them); its rows on b200 are under no lock (the "
+        "locks lock h200_sxm_141gb)\n"), result.stderr
     own = invoke("sweep", "r1-qwen7b-h200", "--batches", "1")
     # its own card only: nothing to add
     assert own.stderr.endswith(".lock.toml): floors hold; the serving is the locked one, its prices not compared "

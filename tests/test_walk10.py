@@ -58,9 +58,9 @@ def test_a_sweep_at_other_positions_says_its_rows_there_are_not_the_locked_servi
     result = invoke("sweep", R1, "--positions", "512,4096", "--batches", "1")
     assert result.exit_code == 0, result.output
     assert result.stderr == (
-        f"passprice: {R1}: {LOCKS}floors hold; the serving is the locked one, its prices not compared with the "
-        f"locked ones (`passprice reproduce {R1}` compares them); its rows at position 512, 4096 are not the locked "
-        "serving's (position 2048)\n"
+        f"passprice: {R1}: {LOCKS}floors hold; no row is the locked serving's, so its prices are not compared with "
+        f"the locked ones (`passprice reproduce {R1}` compares them); its rows at position 512, 4096 are not the "
+        "locked serving's (position 2048)\n"
     )
     at_own = invoke("sweep", R1, "--positions", "2048", "--batches", "1")
     assert "its rows at position" not in at_own.stderr, at_own.stderr

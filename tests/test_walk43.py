@@ -331,7 +331,48 @@ def test_every_json_key_of_every_command_is_explained(documents: dict[str, Any],
     document = documents[name]
     assert "error" not in document, document
     for key in sorted(_walked(document)):
-        glossary.lookup(key)  # raises InputError naming the key when it is not defined
+        glossary.entries(key)  # raises InputError naming the key when it is not defined (one entry a command)
+
+
+def _whole_floats(o: object, where: str = "") -> list[str]:
+    """Each key path of the JSON document ``o`` whose key counts bytes or tokens (``*_bytes``, ``tokens``,
+    ``*_tokens``, ``*_tokens_*`` but a rate, ``*_per_s``) or is one of :data:`passprice.tables._COUNT_KEYS`, and whose
+    value (or a value of its object, ``per_token`` by layer kind) is a float with no fraction: ``61153984512.0``."""
+    from passprice.tables import _COUNT_KEYS
+
+    found: list[str] = []
+    if isinstance(o, dict):
+        for k, v in o.items():
+            path = f"{where}.{k}"
+            counts = k != "metadata" and (k.endswith("_bytes") or k in _COUNT_KEYS or (
+                "tokens" in k and not k.endswith(("_per_s", "_per_second"))))
+            values = v.values() if counts and isinstance(v, dict) else [v]
+            if counts and any(isinstance(x, float) and x.is_integer() for x in values):
+                found.append(f"{path}: {v}")
+            if k != "metadata":
+                found += _whole_floats(v, path)
+    elif isinstance(o, list):
+        for i, v in enumerate(o):
+            found += _whole_floats(v, f"{where}[{i}]")
+    return found
+
+
+@pytest.mark.parametrize("name", list(SHAPES))
+def test_every_json_count_of_every_command_is_an_integer(documents: dict[str, Any], name: str) -> None:
+    """Walk95 (issue 13): the README promises "a whole count of bytes or tokens is a JSON integer, in every command's
+    ``--json``"; ``diff --json`` wrote each lock's ``before``/``after``/``recomputed`` and each unlocked serving's
+    ``before`` as ``"held_bytes": 61153984512.0``, ``"capacity_bytes": 141000000000.0`` (its own writer skipped
+    :func:`passprice.tables.whole_counts`). No count key of any command's document holds a whole float."""
+    assert _whole_floats(documents[name]) == []
+
+
+def test_the_review_walked_holds_the_counts_of_its_locks(documents: dict[str, Any]) -> None:
+    """The review :func:`test_every_json_count_of_every_command_is_an_integer` walks holds what walk95 saw as floats:
+    a lock's prices on both sides with their held bytes, as integers (the H200's 141 GB)."""
+    priced = [lock for lock in documents["review"]["locks"] if isinstance(lock.get("before"), dict)]
+    assert priced, [lock["name"] for lock in documents["review"]["locks"]]
+    held = [lock["before"]["capacity_bytes"] for lock in priced if "capacity_bytes" in lock["before"]]
+    assert 141_000_000_000 in held and all(type(v) is int for v in held), held
 
 
 def test_the_review_walked_has_a_head_that_does_not_read(documents: dict[str, Any]) -> None:

@@ -620,12 +620,13 @@ def _finite(data: Any) -> None:
 
 def _echo_json(data: Any) -> None:
     """Every command's ``--json`` document printed: its byte and token counts as integers when whole
-    (:func:`passprice.tables.whole_counts`, left53: ``kv``, ``simulate`` and ``roofline`` printed 20447232.0)."""
-    from passprice.tables import json_text, whole_counts
+    (:func:`passprice.tables.json_text` writes them so, left53: ``kv``, ``simulate`` and ``roofline`` printed
+    20447232.0)."""
+    from passprice.tables import json_text
 
     _finite(data)
     _printed_json()
-    click.echo(json_text(whole_counts(data)))
+    click.echo(json_text(data))
 
 
 @overload

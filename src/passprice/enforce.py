@@ -817,6 +817,7 @@ class Guard:
         differs: Iterable[str] = (),
         relabels: Iterable[str] = (),
         drifted: Iterable[str] = (),
+        rows: str = "the serving is the locked one, its prices",
     ) -> str:
         """One line naming the locks priced under and what they say of the result, or why none applies. Every
         command says the same thing of the same situation: ``REFUSED`` when a floor breaks, else ``floors hold``
@@ -834,7 +835,10 @@ class Guard:
         * without ``kind`` (a command whose figures are not a lock's price: roofline, sweep, max-batch, …):
           ``differs`` (:meth:`differs`, the serving's changes from the locked one) makes it ``but the prices shown
           are NOT the locked ones`` with those changes below; else the serving is the locked one, and the prices
-          are not compared (``passprice reproduce L`` compares them).
+          are not compared (``passprice reproduce L`` compares them); ``rows`` says which prices those are when the
+          command's rows are not all the locked serving's (``sweep --positions 512,4096`` of a serving locked at
+          2048: ``no row is the locked serving's, so its prices are``; walk95: it said "the serving is the locked
+          one" and then that its rows at 512 and 4096 were not the locked serving's).
 
         ``relabels`` (:meth:`relabels`: what a lock pins that moves no number, a card's title or ``hypothetical``
         mark, a serving's description, a checkpoint's header sha256) adds ``; relabelled since the lock (below)``
@@ -881,7 +885,7 @@ class Guard:
             below = [f"serving differs from the locked one: {c}" for c in changes]
         else:
             verdict = (
-                "floors hold; the serving is the locked one, its prices not compared with the locked ones "
+                f"floors hold; {rows} not compared with the locked ones "
                 f"(`passprice reproduce {shell_word(self.locks[0][0].name)}` compares them)"
             )
         relabel = list(dict.fromkeys(relabels))
@@ -1709,12 +1713,24 @@ def sweep_under(
             tail = (f"; its rows on {shown} are under no lock (the locks lock {own})" if others else "")
             locked = [c.position for c in resolved.spec.contexts or () if c.position is not None]
             away = [p for p in positions or () if p not in locked]
+            own_tokens = resolved.spec.draft.tokens if resolved.spec.draft is not None else 0
+            drafting = [k for k in dict.fromkeys(draft_tokens or ()) if k != own_tokens]
+            # the rows at the locked serving's position and drafting: none when every swept position or draft is
+            # another (walk95: "the serving is the locked one" beside "its rows at 512, 4096 are not the locked
+            # serving's")
+            at_lock = (not positions or any(p in locked for p in positions)) and (
+                not draft_tokens or own_tokens in draft_tokens) and (
+                not cards or any(c == own or Path(c).name.removesuffix(".toml") == own for c in cards))
+            which = " ".join([*([f"on {own}"] if others else []),
+                              *([f"at position {', '.join(f'{p:g}' for p in locked)}"] if away else []),
+                              *([f"drafting {own_tokens}"] if drafting else [])])
+            rows = ("the serving is the locked one, its prices" if not (away or drafting or others)
+                    else f"its rows {which} are the locked serving's, their prices" if at_lock
+                    else "no row is the locked serving's, so its prices are")
             if away:
                 where = ", ".join(f"{p:g}" for p in away[:3]) + (f" and {len(away) - 3} more" if len(away) > 3 else "")
                 tail += (f"; its rows at position {where} are not the locked serving's (position "
                          f"{', '.join(f'{p:g}' for p in locked)})")
-            own_tokens = resolved.spec.draft.tokens if resolved.spec.draft is not None else 0
-            drafting = [k for k in dict.fromkeys(draft_tokens or ()) if k != own_tokens]
             if drafting:
                 tail += (f"; its rows drafting {', '.join(map(str, drafting[:3]))}"
                          f"{f' and {len(drafting) - 3} more' if len(drafting) > 3 else ''} tokens a pass are not the "
@@ -1727,6 +1743,6 @@ def sweep_under(
             if memory_use is not None:  # --memory-use likewise overrides its file's headroom (moe43)
                 swept = attrs.evolve(swept, spec=attrs.evolve(swept.spec, memory_use=memory_use))
             relabels, drifts = g.since(root, resolved, name)  # said as price says them (slip round 44)
-            said = g.line(verdicts, differs=g.differs(root, swept), relabels=relabels, drifted=drifts)
+            said = g.line(verdicts, differs=g.differs(root, swept), relabels=relabels, drifted=drifts, rows=rows)
             lines.append(f"{shown_name}: {said}{tail}")
     return lines

@@ -745,7 +745,7 @@ _TERMS = (
         "(the path a lock names it by: `routing.hot_share`); `fitted` stack facts (`runs` of their `of` runs cite "
         "it); and `runs` by measurement file (`ids`, `stacks`, `cards`).",
         ("withdraw", "provenance → withdrawn", "provenance_withdrawn", "cites it as", "record", "why",
-         "subject", "breaks", "holds_withdrawn", "offences_withdrawn", "pinned_only", "skipped_servings", "how",
+         "subject", "holds_withdrawn", "offences_withdrawn", "pinned_only", "skipped_servings", "how",
          "lock_path", "of", "ids", "stacks"),
     ),
     Term(
@@ -845,10 +845,15 @@ _TERMS = (
         "`check --json`'s `verdict` is a lock's floors line; a review's `verdict` the floors judged on HEAD "
         "(`verdict_before` on BASE). "
         "A floors verdict's `offending` (`--json`) lists each fact below its floor: its `path`, `provenance` and "
-        "`floor`.",
+        "`floor`. A review's `--json` gives each lock `holds` (true when HEAD's inputs price it and keep HEAD's "
+        "floors), `held` (the same of BASE: BASE's inputs priced it within BASE's floors; not a count of bytes, as "
+        "a price's `held_bytes` is) and `breaks` (true when HEAD leaves it unheld: a fact below a floor, a price HEAD "
+        "refuses or cannot make, its serving deleted, or its checkpoint's content changed from what it pins; a "
+        "lock removed or whose file does not read on HEAD never breaks); `check --json` and `audit --source --json` "
+        "give each lock `holds` too (its floors hold today).",
         ("still holds", "holds", "floors hold, but the price is refused",
          "verdict", "verdict_before",
-         "offending"),
+         "offending", "locks.held", "locks.holds"),
     ),
     Term(
         "also pinned",
@@ -1870,11 +1875,20 @@ for _t in _TERMS:
     for _name in (_t.name, *_t.aliases):
         _INDEX.setdefault(_key(_name), _t)
 
+#: ``--json`` keys that mean different things in different commands, each command's entry by the command (walk95:
+#: ``explain .locks[0].breaks``, a review's key, printed ``withdrawn``'s entry, which defines ``audit --source``'s):
+#: :func:`lookup` refuses them naming each, and :func:`entries` gives each command's term. A key here is no alias.
+_SHARED: dict[str, tuple[tuple[str, str], ...]] = {
+    "breaks": (("diff --json", "floors hold"), ("audit --source --json", "withdrawn")),
+    "locks.breaks": (("diff --json", "floors hold"), ("audit --source --json", "withdrawn")),
+}
+_SHARED = {_key(k): v for k, v in _SHARED.items()}
+
 #: The most dotted keys a name of :data:`_INDEX` has (3 when written): :func:`lookup` tries only the tails of a
 #: ``--json`` path this long or shorter, since no longer one is a name. It tried every tail, each joined anew:
 #: ``explain`` of a 120,001-character path ``.a.a.a…`` took 110.7 s wall on the loaded 2-core machine (a path of
 #: 16,001 keys: 7.3 s; attack80); now 0.7 s, the same term or refusal for 20,000 drawn paths.
-_MOST_KEYS = max(name.count(".") + 1 for name in _INDEX)
+_MOST_KEYS = max(name.count(".") + 1 for name in (*_INDEX, *_SHARED))
 
 
 def _refuse_empty_key(text: str) -> None:
@@ -1901,7 +1915,39 @@ def _refuse_empty_key(text: str) -> None:
 def lookup(text: str) -> Term:
     """The term ``text`` names (its name or an alias, case, ``-``/``_`` and a leading ``--`` ignored; a fact path
     by its record's prefix, an audit row's by its index; a ``--json`` key's dotted path, ``[N]`` indices and all,
-    by its last key). Raises :class:`InputError` naming the closest terms when none matches."""
+    by the longest tail of it a term names, ``.locks[0].held`` by ``locks.held``, the review's). Raises
+    :class:`InputError` naming the closest terms when none matches, and naming each command's entry when the key is
+    one that commands use for different things (:data:`_SHARED`: ``.locks[0].breaks``, a review's or
+    ``audit --source``'s)."""
+    shared = entries(text)
+    if len(shared) == 1:
+        return shared[0][1]
+    named = ", ".join(f"{command}'s is `passprice explain '{term.name}'`" for command, term in shared)
+    raise InputError(f"explain: {shown_value(text)} is a --json key of more than one command, each with its own "
+                     f"entry: {named}")
+
+
+def entries(text: str) -> list[tuple[str, Term]]:
+    """The entries ``text`` names, each with the command whose ``--json`` key it defines: one, ``("", TERM)``, for
+    a word or a key one meaning (:func:`lookup`'s rules); one per command for a key of :data:`_SHARED`
+    (``breaks``, ``.locks[0].breaks``: ``diff --json``'s ``floors hold``, ``audit --source --json``'s
+    ``withdrawn``). Raises :class:`InputError` as :func:`lookup` does when none matches."""
+    key = _key(text)
+    if _INDEX.get(key) is None and key not in _SHARED and "." in key and not key.startswith(
+            ("routing.", "stack.", "draft.")):
+        keys = re.sub(r"\[[0-9]*\]", "", key, flags=re.ASCII).split(".")
+        keys = keys[1:] if keys[0] == "" else keys  # jq's leading dot (another empty key: refused by _term)
+        if all(keys):  # the longest tail a key of _SHARED is, unless a longer one names a term (_term's rule)
+            tails = [".".join(keys[i:]) for i in range(max(0, len(keys) - _MOST_KEYS), len(keys))]
+            at = next((i for i, t in enumerate(tails) if t in _SHARED), None)
+            if at is not None and not any(t in _INDEX for t in tails[:at]):
+                key = tails[at]
+    if key in _SHARED:
+        return [(command, TERMS[name]) for command, name in _SHARED[key]]
+    return [("", _term(text))]
+
+
+def _term(text: str) -> Term:
     found = _INDEX.get(_key(text))
     if found is None:
         _refuse_empty_key(text)

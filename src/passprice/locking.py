@@ -123,6 +123,11 @@ def require_place(root: Root, output: Path) -> None:
     exit 0, where ``lock R1`` there says the embedded facts are read-only and ``sweep -o`` into it is refused (attack
     round 51); so a place inside the embedded root is judged as one outside is.
 
+    A file in ``locks/`` whose name is not ``NAME.lock.toml`` is refused for its name, saying what its suffix says
+    (``-o locks/l.json``: ``ends in .json (a name that says JSON)``; walk95: it was told to write the lock in
+    ``locks/``, where it was); a file elsewhere in the registry whose suffix names another format is refused for
+    both (``-o l.json`` at the checkout's top, as ``require_suffix`` refuses it outside).
+
     Raises :class:`InputError` naming the file and where locks are read, before anything is priced."""
     from passprice.files import target
     from passprice.registry import read_elsewhere, within
@@ -138,13 +143,35 @@ def require_place(root: Root, output: Path) -> None:
     end = os.path.realpath(target(output))
     folder = os.path.dirname(end)
     name = os.path.basename(end)
-    if folder == os.path.realpath(root.locks) and name.endswith(".lock.toml") and len(name) > len(".lock.toml"):
+    well_named = name.endswith(".lock.toml") and len(name) > len(".lock.toml")
+    in_locks = folder == os.path.realpath(root.locks)
+    if in_locks and well_named:
         return
+    said = _suffix_says(output)
+    if in_locks:  # walk95: `-o locks/l.json` was told to write the lock in locks/, where it was
+        raise InputError(
+            f"{shown(output)}{_from_cwd(output)}: locks are read from {shown(root.locks)}/NAME.lock.toml only, and "
+            f"this name {said or 'does not end in .lock.toml'}: a lock written so would guard nothing (check, price "
+            "and diff never read it); name it NAME.lock.toml"
+        )
+    named = f"; and its name {said}: name it NAME.lock.toml" if said else ""
     raise InputError(
         f"{shown(output)}{_from_cwd(output)}: inside the registry, locks are read from {shown(root.locks)}/"
         "NAME.lock.toml only: a lock written here would guard nothing (check, price and diff never read it); write it "
-        "there (the default), or outside the registry"
+        f"there (the default), or outside the registry{named}"
     )
+
+
+def _suffix_says(output: Path) -> str:
+    """What ``output``'s suffix says when it names a format passprice writes other than a lock's TOML
+    (:data:`passprice.files.SUFFIX_FORMATS`, as :func:`require_suffix` refuses it outside the registry): ``ends in
+    .json (a name that says JSON)``; else ``""``. Raises nothing."""
+    from passprice.files import SUFFIX_FORMATS, name_suffix
+
+    suffix = name_suffix(output)
+    if suffix not in SUFFIX_FORMATS or suffix == ".toml":
+        return ""
+    return f"ends in {suffix} (a name that says {SUFFIX_FORMATS[suffix]})"
 
 
 def _from_cwd(output: Path) -> str:

@@ -1154,16 +1154,24 @@ def not_found(kind: str, ref: str, folder: Path, known: list[str], root: Root | 
 MAX_NOT_FOUND = 20
 
 
-#: The most registered names a "not found" line lists (the rest counted; a source id not found names only the
-#: closest :data:`passprice.sources.MAX_LISTED_IDS`): 1,000 runs naming cards a registry of 118 does not hold
-#: printed 1.99 MB on stderr, each line about 2 KB of names (attack round 38). The nearest names are said first by
-#: the hint ("did you mean").
+#: The most registered names a "not found" line lists (the rest counted; a source id not found names only those its
+#: "did you mean" offers, :func:`passprice.sources.registered_ids`): 1,000 runs naming cards a registry of 118 does
+#: not hold printed 1.99 MB on stderr, each line about 2 KB of names (attack round 38). The nearest names are said
+#: first by the hint ("did you mean").
 MAX_LISTED_NAMES = 40
 
 
 #: The record folders, relative to a root, a name given for one kind may be registered in instead.
 _KINDS = {"card": "facts/cards", "serving": "registry/servings", "checkpoint": "registry/checkpoints",
           "drafting method": "facts/drafts", "routing record": "facts/routing", "serving stack": "facts/stacks"}
+
+
+#: The record kinds a user writes by hand under a name another kind's record has (the README's routing record
+#: ``my-mixtral`` of the checkpoint ``my-mixtral``), with what the file holds: a name not found of such a kind that
+#: is a record of another kind says which file to write (walk95: it said only "my-mixtral is a registered
+#: checkpoint, not a routing record").
+_WRITTEN = {"routing record": "a [routing] table, schema/routing.schema.json",
+            "drafting method": "a [method] table, schema/draft.schema.json"}
 
 
 def _hint(kind: str, ref: str, folder: Path, known: list[str], root: Root | None = None) -> str:
@@ -1185,6 +1193,9 @@ def _hint(kind: str, ref: str, folder: Path, known: list[str], root: Root | None
         if other != kind and place != folder and is_there(place / f"{ref}.toml"):
             if kind == "serving" and other in ("checkpoint", "card"):
                 return f"; {ref} is a registered {other}, not a {kind}{_servings_of(folder, other, ref)}"
+            if kind in _WRITTEN:  # walk95: the README's routing demo names the record after its checkpoint
+                return (f"; {ref} is a registered {other}, not a {kind}: to add a {kind} of that name, write "
+                        f"{_KINDS[kind]}/{ref}.toml ({_WRITTEN[kind]})")
             return f"; {ref} is a registered {other}, not a {kind}{_serving_part(place / f'{ref}.toml', kind)}"
     from passprice import snapshot
 
@@ -1450,12 +1461,6 @@ def _closest(ref: str, known: list[str], n: int = 3, cutoff: float = 0.6) -> lis
         if (ratio := matcher.ratio()) >= cutoff:
             scored.append((ratio, name))
     return [name for _, name in heapq.nlargest(n, scored)]
-
-
-def closest(ref: str, known: list[str], n: int = 3, cutoff: float = 0.6) -> list[str]:
-    """The at most ``n`` names of ``known`` closest to ``ref`` (:func:`_closest`, its time bounded for any registry);
-    ``cutoff`` 0 for the closest whatever their likeness. Raises nothing."""
-    return _closest(ref, known, n, cutoff)
 
 
 def _aligned(ref: str, name: str) -> int:

@@ -223,12 +223,6 @@ def _source_there(root: Root, source_id: str) -> bool:
     return is_there(root.sources / f"{source_id}.toml")
 
 
-#: The most registered source ids a line on a source not found names (:func:`missing_ids`): the closest to the id
-#: given; the rest are counted and left to ``passprice sources``. Each line listed every id: in a registry of 4,036
-#: records a card's 12 citations of ids not registered made ``check`` print 12 lines of 93 KB, 1.1 MB (attack round
-#: 38), and with the 37 passprice ships each line was still about 900 characters, once a fact (leftovers 28c).
-MAX_LISTED_IDS = 3
-
 
 def missing_ids(root: Root, named: Iterable[tuple[str, str]], file: str) -> list[str]:
     """One line per (key, source id) of ``named`` that ``root`` has no record of (:func:`missing_sources`); an id
@@ -270,21 +264,17 @@ def missing_ids(root: Root, named: Iterable[tuple[str, str]], file: str) -> list
 
 def registered_ids(source_id: str, known: list[str], near: str) -> str:
     """Which registered source ids (``known``, sorted) a line on ``source_id`` not found points to, after "or cite":
-    ``one of the 37 registered (passprice sources lists them)`` when ``near`` (its "did you mean" hint) already names
-    the closest; else ``one of the 37 registered: the closest a, b, c, and 34 more (passprice sources lists them)``,
-    the at most :data:`MAX_LISTED_IDS` of ``known`` closest to ``source_id`` by difflib's ratio; ``a registered one:
-    none`` when there is none. Raises nothing."""
-    from passprice.registry import closest
-
+    ``one of the 37 registered (passprice sources lists them)``; ``a registered one: none`` when there is none. The
+    ids close to ``source_id`` are named by its "did you mean" hint alone (``near``,
+    :func:`passprice.registry.did_you_mean`, the one place a name not found is offered names, with its likeness
+    cutoff): the line listed "the closest" three whatever their likeness (walk95: for ``my-notes``,
+    ``xytpai-nvbench, amd-cdna3-whitepaper, ws1-design``). Each line listed every id before (leftovers 28c: a
+    card's 12 citations of ids not registered made ``check`` print 1.1 MB in a registry of 4,036 records). Raises
+    nothing."""
+    del source_id, near  # named by the hint
     if not known:
         return "a registered one: none"
-    where = "passprice sources lists them"
-    if near:
-        return f"one of the {len(known):,} registered ({where})"
-    named = closest(source_id, known, n=MAX_LISTED_IDS, cutoff=0.0)
-    rest = len(known) - len(named)
-    more = f", and {rest:,} more" if rest else ""
-    return f"one of the {len(known):,} registered: the closest {', '.join(named)}{more} ({where})"
+    return f"one of the {len(known):,} registered (passprice sources lists them)"
 
 
 def invalid_ids(root: Root, named: Iterable[tuple[str, str]], file: str) -> list[str]:

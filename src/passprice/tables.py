@@ -270,14 +270,14 @@ _AS_READ_KEYS = frozenset(("metadata",))
 
 def whole_counts(data: Any) -> Any:
     """``data`` (any command's ``--json`` document, a refusal's payload) with each float under a key that counts
-    bytes or tokens (``*_bytes``, and :data:`_COUNT_KEYS`: ``bytes``, ``on_chip_capacity``, ``tokens``, ``kv``'s
-    ``held_per_sequence`` …; each value of a count key's object, ``kv``'s ``per_token`` by layer kind) written as
-    an ``int`` when it is a whole number below 2^53 (a float holds each such integer exactly): ``held_bytes``
-    4912001024, not 4912001024.0 (leftovers round 21); ``kv``'s ``total_bytes``, ``simulate``'s
+    bytes or tokens (``*_bytes``, ``*_tokens``, and :data:`_COUNT_KEYS`: ``bytes``, ``on_chip_capacity``,
+    ``tokens``, ``kv``'s ``held_per_sequence`` …; each value of a count key's object, ``kv``'s ``per_token`` by
+    layer kind) written as an ``int`` when it is a whole number below 2^53 (a float holds each such integer
+    exactly): ``held_bytes`` 4912001024, not 4912001024.0 (leftovers round 21); ``kv``'s ``total_bytes``, ``simulate``'s
     ``peak_held_bytes`` and ``roofline``'s ``bytes_moved`` too (left53: they printed 20447232.0). A count that is
     not whole (the expected bytes a mixture of experts reads) stays a float, and no number changes
     (``int(v) == v``). A header's ``metadata`` (:data:`_AS_READ_KEYS`) is left as the file types it. Every
-    ``--json`` document goes through it (``cli._echo_json``, the refusal payload, ``simulate``'s); ``sweep`` writes
+    ``--json`` document goes through it (:func:`json_text`, the refusal payload, ``simulate``'s); ``sweep`` writes
     its rows' counts its own way, column by column (:func:`passprice.sweep.whole`). Locks record the price object
     as made (:func:`passprice.report.cost_json`), floats and all: rewriting them would change every lock. Raises
     nothing."""
@@ -290,7 +290,7 @@ def whole_counts(data: Any) -> Any:
 
 
 def _counts(key: object) -> bool:
-    return isinstance(key, str) and (key.endswith("_bytes") or key in _COUNT_KEYS)
+    return isinstance(key, str) and (key.endswith(("_bytes", "_tokens")) or key in _COUNT_KEYS)
 
 
 def _whole_count(value: Any) -> Any:
@@ -404,9 +404,13 @@ def json_text(data: Any, indent: int | None = 2) -> str:
     NaN): a number that is not finite is written ``null`` (:func:`finite_or_null`), as ``--json`` writes every
     figure there is none of (a batch that never reaches memory, a relative change from 0). A priced result never
     holds one here: ``--json`` refuses it first, naming its key (:func:`passprice.report.require_finite`, exit 2).
-    Left59: ``json.dumps`` wrote ``Infinity`` and ``NaN``, tokens a strict parser refuses."""
+    Left59: ``json.dumps`` wrote ``Infinity`` and ``NaN``, tokens a strict parser refuses. Each whole count of bytes
+    or tokens is written as an integer (:func:`whole_counts`), here, where every ``--json`` document is written
+    (``cli._echo_json``, ``diff --json``, ``audit --json``'s lineage): walk95, ``diff --json`` wrote a lock's
+    ``"held_bytes": 61153984512.0`` where ``price --json`` wrote 61153984512."""
     import json
 
+    data = whole_counts(data)
     try:
         text = json.dumps(data, indent=indent, ensure_ascii=False, allow_nan=False)
     except ValueError:  # a number that is not finite (walked only then)
