@@ -1981,7 +1981,7 @@ def content_digest(document: Mapping[str, Any]) -> bytes | None:
         return None
     from hashlib import blake2b  # not blake2b_digest: it would hold the text's bytes among its recent objects
 
-    return blake2b(text.encode("utf-8", "surrogatepass")).digest()
+    return blake2b(text.encode("utf-8", "surrogatepass"), digest_size=32).digest()
 
 
 #: Files of at most this many bytes are parsed and validated on every read, never kept in the validated-document
