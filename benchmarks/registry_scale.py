@@ -16,6 +16,9 @@ Each *shape* is a registry built in a temporary folder from this checkout's own 
   each (issue 13, session 32: 10,001 of them cost a price about 2 ms of CPU a lock);
 - ``otherlocks``: N lock files of the other servings (copies of theirs): a ``price`` of :data:`SERVING` needs none
   of them (session 32: 10,000 of them made it hold 474 MB);
+- ``copies``, ``commented``, ``reordered``: N copies of :data:`SERVING`'s own lock, of its bytes, each ending in a
+  comment of its own, or each with one table's keys in an order of its own: one content as parsed (issue 13,
+  scale88: the last two were each validated, digest-checked, structured and reproduced, `check --no-cache` 9.1 s);
 - ``sources``: N source records of about 150 bytes, each valid, distinct (its title) and cited by no fact (``check``
   warns of each: issue 13 measured 4,000 of them, each loaded twice by ``check``);
 - ``badsources``: N source records missing five required keys each (``check`` and the review fail, exit 2: issue 13
@@ -151,6 +154,44 @@ def add_other_locks(folder: Path, n: int) -> None:
     _lock_copies(folder, n, False)
 
 
+def _one_lock_copies(folder: Path, n: int, kind: str) -> None:
+    """``n`` copies of :data:`SERVING`'s own lock (``locks/SERVING.lock.toml``): of its bytes (``kind`` ``same``),
+    each ending in a comment of its own (``commented``), or each with the keys of its ``[facts.array]`` table in an
+    order of its own (``reordered``): one content, as parsed, in every copy (scale88)."""
+    import itertools
+
+    text = (folder / "locks" / f"{SERVING}.lock.toml").read_text(encoding="utf-8")
+    lines = text.split("\n")
+    start = lines.index("[facts.array]") + 1
+    end = lines.index("", start)
+    orders = itertools.permutations(lines[start:end])
+    next(orders)  # the order as written
+    for i in range(n):
+        if kind == "commented":
+            copy = text + f"# copy {i}\n"
+        elif kind == "reordered":
+            copy = "\n".join(lines[:start] + list(next(orders)) + lines[end:])
+        else:
+            copy = text
+        (folder / "locks" / f"c{i:05d}.lock.toml").write_text(copy, encoding="utf-8")
+
+
+def add_copies(folder: Path, n: int) -> None:
+    """``n`` copies of :data:`SERVING`'s lock, its bytes."""
+    _one_lock_copies(folder, n, "same")
+
+
+def add_commented(folder: Path, n: int) -> None:
+    """``n`` copies of :data:`SERVING`'s lock, each ending in a comment of its own."""
+    _one_lock_copies(folder, n, "commented")
+
+
+def add_reordered(folder: Path, n: int) -> None:
+    """``n`` copies of :data:`SERVING`'s lock, each with its ``[facts.array]`` keys in an order of its own
+    (``n`` under 5,040)."""
+    _one_lock_copies(folder, n, "reordered")
+
+
 def add_sources(folder: Path, n: int) -> None:
     """``n`` valid source records nothing cites, each with its own title."""
     for i in range(n):
@@ -168,6 +209,7 @@ def add_bad_sources(folder: Path, n: int) -> None:
 SHAPES: dict[str, Callable[[Path, int], None] | None] = {
     "base": None, "checkout": None, "servings": add_servings, "cards": add_cards, "locks": add_locks,
     "samelocks": add_same_locks, "otherlocks": add_other_locks,
+    "copies": add_copies, "commented": add_commented, "reordered": add_reordered,
     "sources": add_sources, "badsources": add_bad_sources,
 }
 

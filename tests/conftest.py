@@ -18,6 +18,18 @@ def _private_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
         yield
 
 
+@pytest.fixture(autouse=True)
+def _no_digest_taken_before() -> Iterator[None]:
+    """Each test starts with no pricing-model digest kept in the process (``pins._TAKEN``, scale88): a test that
+    counts the digests computed in a cache of its own (test_cache, test_digest77) would otherwise find one an earlier
+    test of the same worker took of the same bytes."""
+    from passprice import pins
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(pins, "_TAKEN", {})
+        yield
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _ctrl_c_as_at_a_terminal() -> Iterator[None]:
     """SIGINT delivered (not blocked) and handled by Python (not ignored) in the test process for the session, so

@@ -893,9 +893,13 @@ def _judge_lock(root: Root, path: Path, batch: str | None = None) -> tuple[LockS
     from passprice.reproduce import reproduce
 
     lock = read_lock_in(root, path, batch)
-    # Inside a snapshot (one read of the registry) a lock of the same bytes (a copy under another file name) is
-    # reproduced once: what reproduce reads besides the lock (today's serving, card, checkpoint) is the snapshot's.
-    rep = snapshot.made(("reproduce", str(root.path), schema.read_bytes(path)), lambda: reproduce(root, lock))
+    # Inside a snapshot (one read of the registry) a lock of the same content (a copy under another file name, its
+    # bytes the same or not: a comment, its keys in another order) is reproduced once: what reproduce reads besides
+    # the lock (today's serving, card, checkpoint) is the snapshot's. The lock's own digest, checked when it was read
+    # (locks.check_digests: everything it holds but itself, as canonical JSON), names its content; 1,000 copies
+    # each of its own bytes were each reproduced (issue 13, scale88).
+    content = lock.info.digest or schema.read_bytes(path)
+    rep = snapshot.made(("reproduce", str(root.path), content), lambda: reproduce(root, lock))
     today = rep.today
     moved = tuple(m.line() for m in rep.moved)
     if today.error is not None:

@@ -139,11 +139,14 @@ def _content(path: Path) -> bytes | None:
         return None
 
 
-def _today_key(root: Root, lock: Lock) -> str | None:
+def _today_key(root: Root, lock: Lock, texts: dict[tuple[bool, str], str] | None = None) -> str | None:
     """What :func:`_today`'s answer for ``lock`` in ``root`` depends on, as text: the lock but its name, its
     ``[lock]`` digest and its file's name (which only words a refusal :func:`_today` does not keep, and whether the
     file lies in ``root``, kept as such): two locks of one serving under other names are priced once. ``None``
-    where that cannot be told (the file's path does not resolve). Raises nothing."""
+    where that cannot be told (the file's path does not resolve). ``texts``: the keys made before, by whether the
+    file lies in ``root`` and the lock's digest (checked when it was read: it names all the rest), so a lock of one
+    content is written out once (``repr`` of 1,000 copies' locks, each of its own bytes: issue 13, scale88). Raises
+    nothing."""
     import attrs
 
     from passprice.registry import within
@@ -152,8 +155,14 @@ def _today_key(root: Root, lock: Lock) -> str | None:
         inside = bool(lock.source) and within(root, lock.source)
     except InputError:
         return None
+    known = None if texts is None or not lock.info.digest else texts.get((inside, lock.info.digest))
+    if known is not None:
+        return known
     info = attrs.evolve(lock.info, name="", digest="")
-    return f"{inside}:{attrs.evolve(lock, info=info, source='')!r}"
+    text = f"{inside}:{attrs.evolve(lock, info=info, source='')!r}"
+    if texts is not None and lock.info.digest:
+        texts[inside, lock.info.digest] = text
+    return text
 
 
 def forged_pins(base: Root, head: Root, base_files: Iterable[str], changed: Iterable[str]) -> tuple[str, ...]:
@@ -177,9 +186,10 @@ def forged_pins(base: Root, head: Root, base_files: Iterable[str], changed: Iter
     judged: dict[tuple[bytes, bytes | None], list[str]] = {}  # the middles found of each lock content
     todays: dict[tuple[int, str], tuple[Mapping[str, Fact] | None, frozenset[str]]] = {}
     digests = _Digests()
+    texts: dict[tuple[bool, str], str] = {}
 
     def today(side: int, root: Root, lock: Lock) -> tuple[Mapping[str, Fact] | None, frozenset[str]]:
-        key = _today_key(root, lock)
+        key = _today_key(root, lock, texts)
         if key is None:
             return _today(root, lock)
         if (side, key) not in todays:

@@ -684,12 +684,23 @@ def _digest(folder: str, capped: bool = False) -> str:
     listed, read = _sources(folder)
     # The interpreter too: its parser makes the trees (cache.key names the libraries' folders, not the Python).
     entry = cache.key("pricing-model", Path(__file__).read_bytes(), f"{sys.version}\n".encode() + listed)
+    known = _TAKEN.get(entry)
+    if known is not None:
+        return known
     kept = cache.read(entry)
     if kept is not None and isinstance(kept.get("digest"), str):
         return str(kept["digest"])
     digest = _compute(folder, capped=capped, read=read)
     cache.store(entry, {"digest": digest})
+    _TAKEN[entry] = digest
     return digest
+
+
+#: The digests :func:`_digest` computed in this process, by their cache entry's key (every module's bytes, this
+#: module's, the interpreter): a checkout holding the running package's very files (a clone of passprice checking
+#: itself, issue 13's scale88 reproducer) was parsed and walked twice by ``--no-cache check``, the running code's and
+#: the checkout's (0.4 s of CPU), where the cache of a cold run answered the second.
+_TAKEN: dict[str, str] = {}
 
 
 #: The running package's record of its own digest (:func:`record`), written beside its modules when the package is

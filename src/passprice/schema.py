@@ -1715,6 +1715,8 @@ def toml_loads(text: str) -> dict[str, Any]:
         raise _not_read()(f"a dotted key of more than {MAX_KEY_PARTS} parts (at line {at[0]}, column {at[1]})")
     plain = _flat_document(text)
     if plain is None:
+        plain = _plain_document(text)
+    if plain is None:
         plain = _with_plain_tensors(text)
     if plain is not None:
         return plain
@@ -1767,6 +1769,112 @@ def _flat_document(text: str) -> dict[str, Any] | None:
             if header in document:
                 return None
             table = document[header] = {}
+    return document
+
+
+#: A key as :func:`_plain_document` reads one: bare, or a basic string without escapes or control characters.
+_PLAIN_KEY = r'[A-Za-z0-9_-]+|"[^"\\\x00-\x1f\x7f]*"'
+#: A value as :func:`_plain_document` reads one: a basic string without escapes, tabs or control characters; a
+#: decimal number without ``+``, underscore or leading zero (a float with a fraction or an exponent or both); a boolean.
+_PLAIN_SCALAR = r'"[^"\\\x00-\x1f\x7f]*"|-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|true|false'
+
+
+@functools.cache
+def _plain_patterns() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    """One line of a plain TOML text (:func:`_plain_document`), one key part and one scalar: compiled at the first
+    text the flat reader (:func:`_flat_document`) does not take."""
+    scalar = _PLAIN_SCALAR
+    line = re.compile(
+        rf"(?:({_PLAIN_KEY}) = ({scalar}|\[(?:(?:{scalar})(?:, (?:{scalar}))*)?\])"
+        rf"|(\[\[?)((?:{_PLAIN_KEY})(?:\.(?:{_PLAIN_KEY}))*)\]\]?|#[^\x00-\x08\x0a-\x1f\x7f]*|)"
+    )
+    return line, re.compile(_PLAIN_KEY), re.compile(scalar)
+
+
+def _plain_value(written: str) -> Any:
+    """The value of a scalar :data:`_PLAIN_SCALAR` matched, as ``tomllib`` reads it (a float by :func:`parse_float`,
+    given the same text); :data:`_NOT_PLAIN` for an integer of more than 19 digits (``tomllib`` words its refusal)."""
+    first = written[0]
+    if first == '"':
+        return written[1:-1]
+    if first == "t" or first == "f":
+        return first == "t"
+    if "." in written or "e" in written or "E" in written:
+        return parse_float(written)
+    if len(written) > 20 or (len(written) == 20 and first != "-"):
+        return _NOT_PLAIN
+    return int(written)
+
+
+#: What :func:`_plain_value` answers for a value the plain reader leaves to ``tomllib``.
+_NOT_PLAIN = object()
+
+
+def _plain_document(text: str) -> dict[str, Any] | None:
+    """``tomllib.loads(text, parse_float=parse_float)`` when every line of ``text`` (no carriage return) is empty, a
+    comment, a table header of dotted keys written plainly (``[facts."host.read".derivation]``: each part bare or a
+    basic string without escapes, no space) naming a table no earlier header or key made, or ``KEY = VALUE`` written
+    plainly (one key as a header's part, one space each side of ``=``, nothing after the value: a scalar of
+    :data:`_PLAIN_SCALAR`, or an array of them on the line, ``", "`` between them) naming a key its table does not
+    hold; else ``None`` (the caller parses it with ``tomllib``, which words every refusal). A lock file as passprice
+    writes one is such a text: 1,000 copies of a 15 KB lock, each of its own bytes, cost ``tomllib`` 1.9 s
+    (issue 13, scale88); read here line by line, a quarter of that. The rules kept are TOML 1.0's for these lines:
+    a header's earlier parts are tables (made if missing, never through a value), its last part a table not made
+    before (TOML lets ``[a]`` follow ``[a.b]``; left to ``tomllib``), a key once in its table."""
+    if "\r" in text:
+        return None
+    line, key_part, scalar = _plain_patterns()
+    match = line.fullmatch
+    parts = key_part.findall
+    scalars = scalar.findall
+    document: dict[str, Any] = {}
+    table = document
+    arrays: dict[int, list[dict[str, Any]]] = {}  # the arrays of tables made, by identity (held: ids stay theirs)
+    for written in text.split("\n"):
+        found = match(written)
+        if found is None:
+            return None
+        key, value, opened, header = found.groups()
+        if key is not None:
+            if key[0] == '"':
+                key = key[1:-1]
+            if key in table:
+                return None
+            if value[0] == "[":
+                items = [_plain_value(v) for v in scalars(value[1:-1])]
+                if _NOT_PLAIN in items:
+                    return None
+                table[key] = items
+            else:
+                item = _plain_value(value)
+                if item is _NOT_PLAIN:
+                    return None
+                table[key] = item
+        elif header is not None:
+            if len(opened) != len(written) - len(opened) - len(header):  # [[a] or [a]]
+                return None
+            names = [p[1:-1] if p[0] == '"' else p for p in parts(header)]
+            table = document
+            for name in names[:-1]:
+                inner = table.get(name)
+                if inner is None:
+                    inner = table[name] = {}
+                elif isinstance(inner, list) and id(inner) in arrays:
+                    inner = inner[-1]  # into the last table of an array of tables, as TOML says
+                elif not isinstance(inner, dict):
+                    return None
+                table = inner
+            last = table.get(names[-1])
+            if last is None and len(opened) == 2:
+                made: list[dict[str, Any]] = []
+                arrays[id(made)] = made  # an array of tables (``[[a]]``), not an array a key wrote (``a = [...]``)
+                table[names[-1]] = last = made
+            if len(opened) == 2 and isinstance(last, list) and id(last) in arrays:
+                last.append(table := {})
+            elif last is not None:
+                return None
+            else:
+                table[names[-1]] = table = {}
     return document
 
 
@@ -1856,6 +1964,36 @@ def read_toml(path: Path, text: str | None = None) -> dict[str, Any]:
         raise InputError(f"{path}: not valid TOML: {str(e).split(';')[0]}") from None
 
 
+def parse_bytes(path: Path, data: bytes) -> dict[str, Any]:
+    """The TOML document of the file at ``path`` whose bytes are ``data`` (:func:`read_toml` of their text). Raises
+    :class:`InputError` naming the file: the byte offset of the first byte that is not UTF-8, or what
+    :func:`read_toml` raises."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise InputError(f"{path}: byte {e.start}: not UTF-8 text") from None
+    return read_toml(path, text)
+
+
+def content_digest(document: Mapping[str, Any]) -> bytes | None:
+    """A BLAKE2b digest (32 bytes) of what a parsed TOML ``document`` holds, the order its keys were written in aside:
+    two files differing only by comments, blank lines, spacing, how a string is quoted or in what order keys and
+    tables come have one digest (issue 13, scale88: 1,000 copies of a lock each of its own bytes were each validated,
+    digest-checked and structured). The document's canonical JSON (sorted keys, as a lock's own digest is taken):
+    ``1`` and ``1.0``, ``true`` and ``1``, ``"1"`` and ``1`` differ. ``None`` for a document that holds what JSON
+    does not (a date or time, ``nan`` or ``inf``) or a number written apart from zero that a float holds only as
+    zero (:class:`Underflowed`, which JSON would write ``0.0``): such a document is its own. Raises nothing."""
+    if _holds_underflow(document):
+        return None
+    try:
+        text = json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError, RecursionError):
+        return None
+    from hashlib import blake2b  # not blake2b_digest: it would hold the text's bytes among its recent objects
+
+    return blake2b(text.encode("utf-8", "surrogatepass"), digest_size=32).digest()
+
+
 #: Files of at most this many bytes are parsed and validated on every read, never kept in the validated-document
 #: cache: a 138-byte source record is parsed and validated in 0.054 ms, its entry keyed and read back in 0.085 ms
 #: (and first written in about 0.1-0.2 ms more: 4,000 of them made a first ``check`` create 4,000 entry files).
@@ -1869,6 +2007,7 @@ def load(
     data: bytes | None = None,
     check: tuple[str, Callable[[dict[str, Any], str], None]] | None = None,
     kept: bool = True,
+    parsed: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Read the TOML file at ``path`` (whose bytes are ``data`` when the caller has read them) and validate it
     against the ``kind`` schema; the parsed document. An unchanged file (the same bytes, schema and passprice) comes
@@ -1883,6 +2022,8 @@ def load(
     which halves what a first read of a registry of thousands of small files writes. A file of at most
     :data:`SMALL` bytes is never kept either (without ``check``): parsing it is cheaper than its cache entry.
 
+    ``parsed``: the document :func:`parse_bytes` made of ``data``, when the caller parsed it (it is not parsed again).
+
     Raises :class:`InputError` (syntax, larger than :func:`kind_cap` allows a ``kind`` file, or what ``check``
     raises) or :class:`SchemaError` (every schema problem)."""
     from passprice import cache
@@ -1896,11 +2037,7 @@ def load(
     schema_folder = folder or schema_dir()
 
     def build() -> dict[str, Any]:
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as e:
-            raise InputError(f"{path}: byte {e.start}: not UTF-8 text") from None
-        document = read_toml(path, text)
+        document = parse_bytes(path, raw) if parsed is None else parsed
         try:
             validate(document, kind, str(path), schema_folder)
         except SchemaError as e:
