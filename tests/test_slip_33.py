@@ -37,7 +37,10 @@ from test_diff import commit_all, git
 from test_slip_34 import review  # one in-process review rendered as text and as JSON
 
 H200 = "facts/cards/h200_sxm_141gb.toml"
-BANDWIDTH = "Technical Specifications table, H200 SXM column: 'GPU Memory Bandwidth 4.8TB/s'"
+# the H200's memory.bandwidth locator (its datasheet's 'GPU Memory Bandwidth 4.8TB/s' until cite90, its product page's
+# row since)
+BANDWIDTH = ("Specifications table, H200 SXM column (a row: its label, the H200 SXM figure, the H200 NVL figure): "
+             "'GPU Memory Bandwidth 4.8TB/s 4.8TB/s'")
 
 
 @pytest.fixture(scope="module")
@@ -84,7 +87,9 @@ def test_1_an_added_fact_in_another_unit_than_its_locator_is_to_verify(registry:
     status, text, out = review(path)
     assert status == 0, text
     assert "17 facts added in 1 new file, 1 to verify in its source" in text
-    assert (f"to verify: its locator quotes 4.8TB/s, not 4.8 TiB/s: does nvidia-h200-datasheet: {BANDWIDTH} state "
+    # (the row quoted since cite90 prints the H200 NVL's 4.8TB/s too: both figures are named)
+    assert ("to verify: its locator quotes 4.8TB/s, 4.8TB/s, not 4.8 TiB/s: does nvidia-h200-product-page: "
+            f"{BANDWIDTH} state "
             f"4.8 TiB/s?; {H200}: memory.bandwidth reads 4.8 TB/s at the place facts/cards/h200_copy.toml: "
             "memory.bandwidth cites as 4.8 TiB/s") in text
     assert out["to_verify"] == ["h200_copy:memory.bandwidth"]
@@ -99,12 +104,12 @@ def test_2_an_added_fact_in_macs_under_a_figure_in_flops_is_to_verify(registry: 
     path = branch(registry, "macs")
     card = path / "facts" / "cards" / "a100_sxm4_80gb.toml"
     card.write_text(card.read_text() + '\n[tensor.f8]\nvalue = 624\nunit = "TMAC/s"\nprovenance = "published"\n'
-                    'source = "nvidia-a100-datasheet"\nlocator = "a new row: FP8 Tensor Core 624 TFLOPS"\n')
+                    'source = "nvidia-a100-80gb-datasheet-zh"\nlocator = "a new row: FP8 Tensor Core 624 TFLOPS"\n')
     commit_all(path, "a fact in MACs")
     status, text, out = review(path)
     assert status == 0, text
-    assert ("to verify: its locator quotes 624 TFLOPS, not 624 TMAC/s: does nvidia-a100-datasheet: a new row: FP8 "
-            "Tensor Core 624 TFLOPS state 624 TMAC/s?") in text
+    assert ("to verify: its locator quotes 624 TFLOPS, not 624 TMAC/s: does nvidia-a100-80gb-datasheet-zh: a new row: "
+            "FP8 Tensor Core 624 TFLOPS state 624 TMAC/s?") in text
     assert out["to_verify"] == ["a100_sxm4_80gb:tensor.f8"]
     # 312 TMAC/s is what 624 TFLOPS states (2 FLOP a MAC): nothing to ask.
     assert quotes_another(published(312, "TMAC/s", "FP8 624 TFLOPS")) is None
@@ -121,7 +126,7 @@ def test_3_a_locator_quoting_another_figure_in_another_notation_is_read(written:
 def test_3_the_review_reads_a_figure_written_with_a_power_of_ten(registry: Path) -> None:
     path = branch(registry, "notation")
     h200_copy(path, ("[memory.bandwidth]\nvalue = 4.8", "[memory.bandwidth]\nvalue = 5.2"),
-              ("'GPU Memory Bandwidth 4.8TB/s'", "'GPU Memory Bandwidth 4.8e12 B/s'"))
+              ("'GPU Memory Bandwidth 4.8TB/s 4.8TB/s'", "'GPU Memory Bandwidth 4.8e12 B/s'"))
     commit_all(path, "a copy at 5.2 TB/s")
     status, text, out = review(path)
     assert status == 0, text
@@ -204,7 +209,7 @@ def test_7_a_fact_moved_into_another_card_is_to_verify(registry: Path, reworded:
     text = h100.read_text()
     block = text[text.index("[tensor.f8]"):].split("\n\n")[0].rstrip("\n")
     h100.write_text(text.replace(block, "").rstrip("\n") + "\n")
-    moved = block.replace('(with sparsity)"\nnote', '(with sparsity), copied"\nnote') if reworded else block
+    moved = block.replace("'* With sparsity'\"\nnote", "'* With sparsity', copied\"\nnote") if reworded else block
     assert moved != block or not reworded
     a100.write_text(a100.read_text().rstrip("\n") + "\n\n" + moved + "\n")
     commit_all(path, "tensor.f8 moved")
@@ -213,8 +218,9 @@ def test_7_a_fact_moved_into_another_card_is_to_verify(registry: Path, reworded:
     how = "with the same source and figure" if reworded else "under the same citation"
     copied = ", copied" if reworded else ""
     assert (f"to verify: moved from facts/cards/h100_sxm5_80gb.toml: tensor.f8 (removed by this change) {how}: does "
-            "nvidia-h100-datasheet: Technical Specifications table, H100 SXM column: 'FP8 Tensor Core 3,958 teraFLOPS' "
-            f"(with sparsity){copied} state 989.5 TMAC/s of what facts/cards/a100_sxm4_80gb.toml describes?") in text
+            "nvidia-h100-product-page: Product Specifications table, H100 SXM column (a row: its label, the H100 SXM "
+            "figure, the H100 NVL figure): 'FP8 Tensor Core* 3,958 teraFLOPS 3,341 teraFLOPS', with sparsity: "
+            f"'* With sparsity'{copied} state 989.5 TMAC/s of what facts/cards/a100_sxm4_80gb.toml describes?") in text
     assert out["to_verify"] == ["a100_sxm4_80gb:tensor.f8"]
 
 

@@ -112,18 +112,21 @@ def test_a_stack_locks_audit_names_the_card_facts_its_fit_reads_and_their_source
     # by hand from the two A100 cards: the PCIe card's bandwidth and both shares' figure `bandwidth` (3), the SXM4's
     # bandwidth (1); their scale, array and vector cite the Ampere whitepaper (array and vector since cite83, which
     # made the datasheet's 8 facts 4), their shares' dot and triad the Azure guide
-    assert dict(c.card_sources)["nvidia-a100-datasheet"] == 4
+    # (cite90: the datasheet's 4 cite NVIDIA's Chinese edition of it, the H100 PCIe's 2 share peaks the H100 product
+    # page)
+    assert dict(c.card_sources)["nvidia-a100-80gb-datasheet-zh"] == 4
+    assert (dict(c.card_sources)["nvidia-h100-datasheet"], dict(c.card_sources)["nvidia-h100-product-page"]) == (2, 2)
     assert dict(c.card_sources)["nvidia-ampere-whitepaper"] == 6
     assert c.cards_line() == (
         "the fit reads the 11 cards' memory.bandwidth, streams.read, streams.append, array, vector, scale (66 facts), "
         "citing nvidia-ada-whitepaper (17), nvidia-ampere-ga102-whitepaper (11), passprice-card-review (8), "
-        "xytpai-nvbench (8) and 11 more sources")
+        "xytpai-nvbench (8) and 12 more sources")  # 11 until cite90
     # 10 more before cite74: the L40S scale's clock cites a deviceQuery run since
     data = c.to_json()["card_facts"]
-    assert (data["facts"], len(data["sources"])) == (66, 15)
+    assert (data["facts"], len(data["sources"])) == (66, 16)  # 15 until cite90
     assert {"source": "alvarobartt-cuda-device-query", "facts": 1} in data["sources"]
     assert data["sources"][2] == {"source": "passprice-card-review", "facts": 8}
-    assert {"source": "nvidia-a100-datasheet", "facts": 4} in data["sources"]
+    assert {"source": "nvidia-a100-80gb-datasheet-zh", "facts": 4} in data["sources"]
 
 
 def test_a_source_change_follows_a_stack_fit_through_the_card_its_runs_are_priced_on(tmp_path: Path) -> None:
@@ -161,28 +164,32 @@ def test_a_card_fact_re_cited_to_an_added_source_is_among_the_sources_to_verify(
     # Session 38 (walk53) left: HEAD adds sources/nvidia-h200-datasheet-2025.toml and re-cites the H200 card's
     # memory.bandwidth to it (the same figure and locator); the fact's line asked it, but `sources_changed` was []
     # (only ids BASE registers were compared) and lock x, which prices on that fact, was named under no source.
+    # (The H200's memory facts cite NVIDIA's H200 product page since cite90: the added records are the page's.)
     from passprice.diff import diff, render
     from passprice.registry import Root
 
     head = tmp_path / "head"
     shutil.copytree(by_path, head)
-    record = (head / "sources/nvidia-h200-datasheet.toml").read_text(encoding="utf-8")
-    (head / "sources/nvidia-h200-datasheet-2025.toml").write_text(
-        record.replace("nb5zzzsjdf", "r2025").replace("Datasheet", "Datasheet, 2025"), encoding="utf-8")
+    record = (head / "sources/nvidia-h200-product-page.toml").read_text(encoding="utf-8")
+    page = 'url = "https://www.nvidia.com/en-us/data-center/h200/"'
+    title = 'title = "NVIDIA H200 GPU product page (Specifications table)"'
+    (head / "sources/nvidia-h200-product-page-2025.toml").write_text(
+        record.replace(page, page.replace("h200/", "h200-r2025/")).replace(title, title.replace("page", "page, 2025")),
+        encoding="utf-8")
     card = head / "facts/cards/h200_sxm_141gb.toml"
     text = card.read_text(encoding="utf-8")
-    cited = ('source = "nvidia-h200-datasheet"\nlocator = "Technical Specifications table, H200 SXM column: '
-             "'GPU Memory Bandwidth 4.8TB/s'\"")
+    row = ('locator = "Specifications table, H200 SXM column (a row: its label, the H200 SXM figure, the H200 NVL '
+           "figure): ")
+    cited = f'source = "nvidia-h200-product-page"\n{row}' + "'GPU Memory Bandwidth 4.8TB/s 4.8TB/s'\""
     assert text.count(cited) == 1
     # and memory.capacity to another added source: each is named, every stack's fits read once for both (they were
     # read once a source: 88 ms each, 9.1 s of a review adding 238 sources re-cited to; attack68)
-    capacity = ('source = "nvidia-h200-datasheet"\nlocator = "Technical Specifications table, H200 SXM column: '
-                "'GPU Memory")
+    capacity = f'source = "nvidia-h200-product-page"\n{row}' + "'GPU Memory"
     assert text.count(capacity) == 2
-    text = text.replace(capacity, capacity.replace('datasheet"', 'datasheet-2026"'), 1)
-    (head / "sources/nvidia-h200-datasheet-2026.toml").write_text(record.replace("nb5zzzsjdf", "r2026"),
-                                                                  encoding="utf-8")
-    card.write_text(text.replace(cited, cited.replace('datasheet"', 'datasheet-2025"')), encoding="utf-8")
+    text = text.replace(capacity, capacity.replace('page"', 'page-2026"'), 1)
+    (head / "sources/nvidia-h200-product-page-2026.toml").write_text(
+        record.replace(page, page.replace("h200/", "h200-r2026/")), encoding="utf-8")
+    card.write_text(text.replace(cited, cited.replace('page"', 'page-2025"')), encoding="utf-8")
     from passprice import lineage
 
     reads = []
@@ -191,19 +198,20 @@ def test_a_card_fact_re_cited_to_an_added_source_is_among_the_sources_to_verify(
     assert len(reads) == 1
     change, other = json.loads(render(review, "json"))["sources_changed"]  # was []
     assert (other["id"], other["citing"], other["locks"]) == (
-        "nvidia-h200-datasheet-2026", ["h200_sxm_141gb:memory.capacity"], ["x"])
-    assert change["id"] == "nvidia-h200-datasheet-2025" and change["added"] is True
+        "nvidia-h200-product-page-2026", ["h200_sxm_141gb:memory.capacity"], ["x"])
+    assert change["id"] == "nvidia-h200-product-page-2025" and change["added"] is True
     assert change["changed"] == [
-        "title: NVIDIA H200 Tensor Core GPU Datasheet, 2025",
-        "url: https://nvdam.widen.net/s/r2025/hpc-datasheet-sc23-h200-datasheet-3002446"]
+        "title: NVIDIA H200 GPU product page, 2025 (Specifications table)",
+        "url: https://www.nvidia.com/en-us/data-center/h200-r2025/"]
     assert (change["citing"], change["locks"]) == (["h200_sxm_141gb:memory.bandwidth"], ["x"])
     assert change["to_verify"] == (
-        "source nvidia-h200-datasheet-2025 is added by this change and facts that cited another source are re-cited "
-        "to it (title: NVIDIA H200 Tensor Core GPU Datasheet, 2025; url: "
-        "https://nvdam.widen.net/s/r2025/hpc-datasheet-sc23-h200-datasheet-3002446): does it state "
+        "source nvidia-h200-product-page-2025 is added by this change and facts that cited another source are "
+        "re-cited to it (title: NVIDIA H200 GPU product page, 2025 (Specifications table); url: "
+        "https://www.nvidia.com/en-us/data-center/h200-r2025/): does it state "
         "h200_sxm_141gb:memory.bandwidth, which cites it? The locked price of x rests on them (a lock pins the id, "
         "not the document).")
     text = render(review, "text")
     assert "; 2 added sources that facts now cite, to verify (under 1 locked price);" in text.splitlines()[1]
-    section = f"\n\nsources added that facts now cite\n  nvidia-h200-datasheet-2025: to verify: {change['to_verify']}\n"
+    section = ("\n\nsources added that facts now cite\n  nvidia-h200-product-page-2025: to verify: "
+               f"{change['to_verify']}\n")
     assert section in text
