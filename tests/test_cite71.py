@@ -112,7 +112,9 @@ def test_2_every_quote_is_verbatim_on_the_page_it_names(
     # HOPPER: 83 spans of 28 locators until cite83 re-cited the H100 PCIe's array and three tensor rates (8 locators,
     # each its Table 3 row and footnote 1) from the H100 datasheet to the whitepaper (tests/test_cite83.py)
     # A100: 50 until cite83 re-cited the A100 cards' array, vector and tensor rates (32 spans) to the Ampere whitepaper
-    assert {s: len(q) for s, q in spans.items()} == {HOPPER: 99, SN40L: 13, A100: 18, H200: 16}
+    # cite90: the A100 datasheet's 18 cite NVIDIA's Chinese edition of it, which prints them (its record
+    # nvidia-a100-80gb-datasheet-zh, tests/test_cite90.py); the English revision's record is gone
+    assert {s: len(q) for s, q in spans.items()} == {HOPPER: 99, SN40L: 13, A100: 0, H200: 16}
     assert len(citing[HOPPER]) == 36 and all(_QUOTED.search(locator) for _, locator, _ in citing[HOPPER])
     for _, locator, _ in citing[HOPPER]:
         # each quote on the page its locator names just before it ('p. N: ...' or 'p. N, row ...')
@@ -174,7 +176,11 @@ def test_4_the_a100_datasheets_figures_agree_with_a_chinese_edition(
     # wrapped), so no span is counted checked; each figure a span states is the edition's, in the column it names.
     path, url, lines = excerpt[A100]
     assert url == f"https://github.com/bojieli/ai-infra-book/blob/ccbd47009ab28a1f059eec895a9b8d4ab9a2f12c/{path}"
-    assert "r4" in _record(A100)["title"] and lines[0] == (1, "数据表") and lines[-1][1].startswith("© 2022 NVIDIA")
+    assert lines[0] == (1, "数据表") and lines[-1][1].startswith("© 2022 NVIDIA")
+    # cite90: the edition is a source record of its own, the one its quotes cite now (tests/test_cite90.py), and the
+    # English revision's record (1758950-r4), cited by nothing since, is removed
+    assert not (REPO / "sources" / f"{A100}.toml").exists() and citing[A100] == []
+    assert url in _record("nvidia-a100-80gb-datasheet-zh")["copies"]
     rows = [" ".join(text.split()) for _, text in lines]
     assert rows[4].endswith("80GB PCIe 80GB SXM")  # the columns: PCIe first
     table = {
@@ -199,7 +205,7 @@ def test_4_the_a100_datasheets_figures_agree_with_a_chinese_edition(
             assert figures and figures == re.findall(r"\d[\d.]*", cell.replace("4.0", ""))[:len(figures)], quote
             assert cell in text
             checked += 1
-    assert checked == 9  # the other 9 spans are column headings (25 and 25 before cite83, test_cite83.py)
+    assert checked == 0  # 9 until cite90 (the other 9 spans column headings; 25 and 25 before cite83, test_cite83.py)
 
 
 def test_5_the_h200_sxm_column_is_nvidias_product_pages(

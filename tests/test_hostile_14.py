@@ -370,7 +370,7 @@ def test_the_history_of_a_card_turned_into_a_link_is_its_own(tmp_path: Path, mon
     assert [v["subject"] for v in versions] == ["h100 is an h200 now", "the registry"]
     assert versions[0]["error"] == (f"facts/cards/h100_sxm5_80gb.toml at {_git(root, 'rev-parse', 'HEAD')[:12]}: a "
                                     "symbolic link, not the file itself (its figures are another file's)")
-    assert versions[1]["fact"]["value"] == 3.35 and versions[1]["fact"]["source"] == "nvidia-h100-datasheet"
+    assert versions[1]["fact"]["value"] == 3.35 and versions[1]["fact"]["source"] == "nvidia-h100-product-page"
     assert "nvidia-h200-datasheet" not in result.stdout
 
 

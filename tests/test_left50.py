@@ -64,9 +64,10 @@ def test_a_stack_fits_card_that_is_a_fifo_is_named_as_a_folder_or_dangling_link_
     {"fifo": os.mkfifo, "folder": os.mkdir, "dangling-link": lambda p: os.symlink(tmp_path / "nowhere", p)}[kind](card)
     result = invoke("audit", "locks/r1-qwen7b-h200-llamacpp.lock.toml", root=root)
     assert result.exit_code == 0, result.output
-    # cite83: the A100 cards' array and vector cite the Ampere whitepaper (the A100 datasheet's 8 facts here were 4)
+    # cite83: the A100 cards' array and vector cite the Ampere whitepaper (the A100 datasheet's 8 facts here were 4);
+    # cite90: the H100 PCIe's share peaks cite the H100 product page, one source more (9 -> 10 more)
     assert ("(60 facts), citing nvidia-ada-whitepaper (16), nvidia-ampere-ga102-whitepaper (11), passprice-card-review "
-            "(7), xytpai-nvbench (7) and 9 more sources; card l40s does not read today (passprice check says "
+            "(7), xytpai-nvbench (7) and 10 more sources; card l40s does not read today (passprice check says "
             "why): its facts are not counted\n") in result.stdout
     assert ("outside the 0.3425 … 0.8519 × (limit 1.17 … 2.92 × measured) its 99 fitted runs measured: the fit is "
             "extrapolated here") in result.stderr

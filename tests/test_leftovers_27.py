@@ -179,7 +179,7 @@ def test_5_the_resting_line_stands_under_the_source_it_rests_on(tmp_path: Path) 
     places = [line for line in lines[sources + 3:sources + 12] if line.startswith("  - h200_sxm_141gb:")]
     assert len(places) == 9
     assert lines[sources + 12] == resting
-    assert lines[sources + 13].startswith("- `nvidia-h100-datasheet` (cited): ")
+    assert lines[sources + 13].startswith("- `nvidia-h100-product-page` (cited): ")  # the datasheet until cite90
     assert sum("resting on a source whose document changed, to verify (" in line for line in lines) == 1
     # the text review's line stays above its section ("sources whose document changed" comes last there)
     text_lines = invoke("diff", str(base), str(head)).stdout.splitlines()

@@ -156,11 +156,11 @@ def test_the_markdown_review_puts_each_paragraph_in_its_section(tmp_path: Path) 
     '| `h100_sxm5_80gb` | `memory.bandwidth` | 3.35 TB/s | 3.3 TB/s | -1.493 % | published | unchanged |',
     '',
     '- `h100_sxm5_80gb` `memory.bandwidth` (changed) in `facts/cards/h100_sxm5_80gb.toml`',
-    "  - **cite**: nvidia-h100-datasheet: Technical Specifications table, H100 SXM column: 'GPU Memory "
-     "Bandwidth 3.35TB/s'",
+    "  - **cite**: nvidia-h100-product-page: Product Specifications table, H100 SXM column (a row: its label, "
+     "the H100 SXM figure, the H100 NVL figure): 'GPU Memory Bandwidth 3.35TB/s 3.9TB/s'",  # was the datasheet's
     '  - ⚠️ **to verify**: the value moved (3.35 TB/s → 3.3 TB/s) but its citation did not, and the '
-     "locator quotes 3.35: nvidia-h100-datasheet: Technical Specifications table, H100 SXM column: 'GPU "
-     "Memory Bandwidth 3.35TB/s'",
+     "locator quotes 3.35: nvidia-h100-product-page: Product Specifications table, H100 SXM column (a row: its "
+     "label, the H100 SXM figure, the H100 NVL figure): 'GPU Memory Bandwidth 3.35TB/s 3.9TB/s'",
     '',
     '#### Derived from changed facts',
     '',
@@ -194,20 +194,23 @@ def test_the_markdown_review_puts_each_paragraph_in_its_section(tmp_path: Path) 
      '-1.493 %, once streams.read (0.9636), streams.append (0.9) follow from their inputs (recomputed as '
      'passprice would write them)',
     '- `gemma3-270m-h100`: its changed facts now cite (as HEAD cites them; whole in the Facts section): '
-     'memory.bandwidth: value changed, citation unchanged: nvidia-h100-datasheet, Technical '
-     "Specifications table, H100 SXM column: 'GPU Memory Bandwidth 3.35TB/s'",
+     'memory.bandwidth: value changed, citation unchanged: nvidia-h100-product-page, Product Specifications '
+     "table, H100 SXM column (a row: its label, the H100 SXM figure, the H100 NVL… 'GPU Memory Bandwidth 3.35TB/s "
+     "3.9TB/s'",
     '- `gpt-oss-120b-h100`: recomputed tokens/s 2,213.1 → 2,212.9 (-0.008074 %), as HEAD wrote it '
      '-1.493 %, once streams.read (0.9636), streams.append (0.9) follow from their inputs (recomputed as '
      'passprice would write them)',
     '- `gpt-oss-120b-h100`: its changed facts now cite (as HEAD cites them; whole in the Facts section): '
-     'memory.bandwidth: value changed, citation unchanged: nvidia-h100-datasheet, Technical '
-     "Specifications table, H100 SXM column: 'GPU Memory Bandwidth 3.35TB/s'",
+     'memory.bandwidth: value changed, citation unchanged: nvidia-h100-product-page, Product Specifications '
+     "table, H100 SXM column (a row: its label, the H100 SXM figure, the H100 NVL… 'GPU Memory Bandwidth 3.35TB/s "
+     "3.9TB/s'",
     '- `qwen35-27b-h100-every8`: recomputed tokens/s 4,266.3 → 4,266.0 (-0.005568 %), as HEAD wrote it '
      '-1.493 %, once streams.read (0.9636), streams.rewrite (0.8788), streams.append (0.9) follow from '
      'their inputs (recomputed as passprice would write them)',
     '- `qwen35-27b-h100-every8`: its changed facts now cite (as HEAD cites them; whole in the Facts section): '
-     'memory.bandwidth: value changed, citation unchanged: nvidia-h100-datasheet, Technical '
-     "Specifications table, H100 SXM column: 'GPU Memory Bandwidth 3.35TB/s'",
+     'memory.bandwidth: value changed, citation unchanged: nvidia-h100-product-page, Product Specifications '
+     "table, H100 SXM column (a row: its label, the H100 SXM figure, the H100 NVL… 'GPU Memory Bandwidth 3.35TB/s "
+     "3.9TB/s'",
     '',
     '2 locks unaffected: `qwen35-27b-ws1-trailing`, `r1-qwen7b-mi300x-int8kv`',
     '',
@@ -231,9 +234,8 @@ def test_the_markdown_review_puts_each_paragraph_in_its_section(tmp_path: Path) 
     '- ⚠️ 5 locks resting on a source whose document changed, to verify (the sources above): '
      '`qwen3-30b-a3b-h200`, `qwen35-27b-h200-mtp`, `r1-qwen7b-h200`, `r1-qwen7b-h200-best`, '
      '`r1-qwen7b-h200-llamacpp`',  # left53: by name, as the sentence above (was r1-qwen7b-h200 last)
-    '- `nvidia-h100-datasheet` (cited): NVIDIA H100 Tensor Core GPU Datasheet (NVIDIA, 2023), datasheet, '
-     'at https://resources.nvidia.com/en-us-tensor-core/nvidia-tensor-core-gpu-datasheet; cited by '
-     'h100_sxm5_80gb memory.bandwidth',
+    '- `nvidia-h100-product-page` (cited): NVIDIA H100 GPU product page (Product Specifications table) (NVIDIA, '
+     'unknown), web-page, at https://www.nvidia.com/en-us/data-center/h100/; cited by h100_sxm5_80gb memory.bandwidth',
     '- source record files changed: `sources/nvidia-h200-datasheet.toml` (changed)',
     '',    ]
 

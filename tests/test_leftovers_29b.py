@@ -81,19 +81,21 @@ def test_price_names_a_missing_source_record_as_check_does(tmp_path: Path) -> No
     # Before: price said "(/…/root/sources/nvidia-h100-datasheet.toml does not exist: write it …)" where check said
     # "(sources/nvidia-h100-datasheet.toml does not exist: …)".
     root = copy_root(tmp_path)
-    (root / "sources/nvidia-h100-datasheet.toml").unlink()
+    # the H100 SXM card's memory facts cite NVIDIA's H100 product page since cite90 (the H100 datasheet until then)
+    (root / "sources/nvidia-h100-product-page.toml").unlink()
     result = invoke("price", "gemma3-270m-h100", root=root)
     assert (result.exit_code, result.stdout) == (2, "")
     card = root / "facts/cards/h100_sxm5_80gb.toml"  # a line's own file, as every error line under --root names it
     first = result.stderr.splitlines()[0]
     assert first == (
-        f"passprice: error: {card}: memory.capacity.source: no source 'nvidia-h100-datasheet'; did you mean "
-        "nvidia-h200-datasheet or nvidia-a100-datasheet or nvidia-a40-datasheet? (sources/nvidia-h100-datasheet.toml "
-        "does not exist: write it (a [source] table, schema/source.schema.json), or cite one of the 44 registered "
+        f"passprice: error: {card}: memory.capacity.source: no source 'nvidia-h100-product-page'; did you mean "
+        "nvidia-hgx-platform-page or nvidia-h100-datasheet or nvidia-h200-datasheet? (sources/"
+        "nvidia-h100-product-page.toml "
+        "does not exist: write it (a [source] table, schema/source.schema.json), or cite one of the 45 registered "
         "(passprice sources lists them))"), first
     assert f"{root}/sources" not in result.stderr
     checked = invoke("check", root=root)
-    assert "(sources/nvidia-h100-datasheet.toml does not exist: write it" in checked.stderr
+    assert "(sources/nvidia-h100-product-page.toml does not exist: write it" in checked.stderr
 
 
 def test_import_and_new_serving_name_what_they_wrote_relative_to_the_registry(tmp_path: Path) -> None:

@@ -178,10 +178,11 @@ def test_a_review_hitting_every_cap_at_once_fits_one_github_comment(tmp_path: Pa
     # H200 citations re-pinned, one more lock under Locks) the longest section, Facts, loses 69 lines and the whole
     # fits: Sources is no longer cut (before: Facts 68 lines, Sources 3); cite72's longer A100 locators: 93 -> 83;
     # cite83's A100 rate locators (Table 4 rows, each padded up to the 1,000 cap): 83 -> 70
-    assert lines[2] == ("✂️ Cut to fit GitHub's 65,536 characters: Facts (70 lines): `passprice diff` without "
+    # cite90 (the H100 SXM and A100 facts re-cited to two new records, their rows quoted whole): 70 -> 65
+    assert lines[2] == ("✂️ Cut to fit GitHub's 65,536 characters: Facts (65 lines): `passprice diff` without "
                         "`--format markdown`, or with `--json`, shows all of it")
     cut = lines.index("#### Derived from changed facts") - 2
-    assert lines[cut] == ("- ✂️ and 70 more lines of this section, cut to keep this comment within GitHub's 65,536 "
+    assert lines[cut] == ("- ✂️ and 65 more lines of this section, cut to keep this comment within GitHub's 65,536 "
                           "characters: `passprice diff` (text) or `passprice diff --json` shows all of it")
     sources = lines[lines.index("#### Sources") + 2:]
     sources = sources[:sources.index("")]
@@ -192,8 +193,10 @@ def test_a_review_hitting_every_cap_at_once_fits_one_github_comment(tmp_path: Pa
     # whitepaper, 20th before, is among the 9 (was 8) more. cite81 (session 43): the GA102 and Ada cards cite the
     # Ampere and Ada tuning guides, the Ampere one listed 12th, so the L40S datasheet is the 20th and the deviceQuery
     # record among the 11 (was 9) more
-    assert sources[-2].startswith("- `nvidia-l40s-datasheet` (cited): NVIDIA L40S GPU datasheet")
-    assert sources[-1] == "- and 11 more sources: `passprice sources` lists each"
+    # cite90: two records more cited (the H100 product page, the A100 edition), one fewer (the A100 datasheet): the
+    # H200 datasheet is the 20th listed, the L40S datasheet among the 12 (was 11) more
+    assert sources[-2].startswith("- `nvidia-h200-datasheet` (cited): NVIDIA H200 Tensor Core GPU Datasheet")
+    assert sources[-1] == "- and 12 more sources: `passprice sources` lists each"
     assert any(line.startswith("- `nvidia-ampere-tuning-guide` (cited): ") for line in sources)
     assert sum(1 for line in sources if " (cited): " in line) == 20
     for heading in ("#### Derived from changed facts", "#### Locks", "#### Sources",

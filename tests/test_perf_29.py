@@ -28,7 +28,7 @@ STACK = "lmdeploy-turbomind-2312"
 MEASUREMENTS = "registry/measurements/lmdeploy-turbomind-a100.toml"
 CARD = "facts/cards/a100_sxm4_80gb.toml"
 ENTRY = "registry/checkpoints/llama2-7b-f16.toml"
-SOURCE = "sources/nvidia-a100-datasheet.toml"
+SOURCE = "sources/nvidia-a100-80gb-datasheet-zh.toml"  # nvidia-a100-datasheet until cite90 removed it
 STACK_FILE = f"facts/stacks/{STACK}.toml"
 FOLDERS = ("facts", "registry", "schema", "sources", "locks")
 

@@ -33,7 +33,7 @@ SAMPLES = {
     "stack": REPO / "facts/stacks/llamacpp-cuda-2405.toml",
     "routing": REPO / "facts/routing/qwen3-30b-a3b-measured.toml",
     "draft": REPO / "facts/drafts/qwen35-mtp.toml",
-    "source": REPO / "sources/nvidia-a100-datasheet.toml",
+    "source": REPO / "sources/nvidia-a100-80gb-datasheet-zh.toml",  # nvidia-a100-datasheet until cite90
     "sweep": REPO / "examples/grid.toml",
 }
 

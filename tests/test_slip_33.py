@@ -99,12 +99,12 @@ def test_2_an_added_fact_in_macs_under_a_figure_in_flops_is_to_verify(registry: 
     path = branch(registry, "macs")
     card = path / "facts" / "cards" / "a100_sxm4_80gb.toml"
     card.write_text(card.read_text() + '\n[tensor.f8]\nvalue = 624\nunit = "TMAC/s"\nprovenance = "published"\n'
-                    'source = "nvidia-a100-datasheet"\nlocator = "a new row: FP8 Tensor Core 624 TFLOPS"\n')
+                    'source = "nvidia-a100-80gb-datasheet-zh"\nlocator = "a new row: FP8 Tensor Core 624 TFLOPS"\n')
     commit_all(path, "a fact in MACs")
     status, text, out = review(path)
     assert status == 0, text
-    assert ("to verify: its locator quotes 624 TFLOPS, not 624 TMAC/s: does nvidia-a100-datasheet: a new row: FP8 "
-            "Tensor Core 624 TFLOPS state 624 TMAC/s?") in text
+    assert ("to verify: its locator quotes 624 TFLOPS, not 624 TMAC/s: does nvidia-a100-80gb-datasheet-zh: a new row: "
+            "FP8 Tensor Core 624 TFLOPS state 624 TMAC/s?") in text
     assert out["to_verify"] == ["a100_sxm4_80gb:tensor.f8"]
     # 312 TMAC/s is what 624 TFLOPS states (2 FLOP a MAC): nothing to ask.
     assert quotes_another(published(312, "TMAC/s", "FP8 624 TFLOPS")) is None
@@ -204,7 +204,7 @@ def test_7_a_fact_moved_into_another_card_is_to_verify(registry: Path, reworded:
     text = h100.read_text()
     block = text[text.index("[tensor.f8]"):].split("\n\n")[0].rstrip("\n")
     h100.write_text(text.replace(block, "").rstrip("\n") + "\n")
-    moved = block.replace('(with sparsity)"\nnote', '(with sparsity), copied"\nnote') if reworded else block
+    moved = block.replace("'* With sparsity'\"\nnote", "'* With sparsity', copied\"\nnote") if reworded else block
     assert moved != block or not reworded
     a100.write_text(a100.read_text().rstrip("\n") + "\n\n" + moved + "\n")
     commit_all(path, "tensor.f8 moved")
@@ -213,8 +213,9 @@ def test_7_a_fact_moved_into_another_card_is_to_verify(registry: Path, reworded:
     how = "with the same source and figure" if reworded else "under the same citation"
     copied = ", copied" if reworded else ""
     assert (f"to verify: moved from facts/cards/h100_sxm5_80gb.toml: tensor.f8 (removed by this change) {how}: does "
-            "nvidia-h100-datasheet: Technical Specifications table, H100 SXM column: 'FP8 Tensor Core 3,958 teraFLOPS' "
-            f"(with sparsity){copied} state 989.5 TMAC/s of what facts/cards/a100_sxm4_80gb.toml describes?") in text
+            "nvidia-h100-product-page: Product Specifications table, H100 SXM column (a row: its label, the H100 SXM "
+            "figure, the H100 NVL figure): 'FP8 Tensor Core* 3,958 teraFLOPS 3,341 teraFLOPS', with sparsity: "
+            f"'* With sparsity'{copied} state 989.5 TMAC/s of what facts/cards/a100_sxm4_80gb.toml describes?") in text
     assert out["to_verify"] == ["a100_sxm4_80gb:tensor.f8"]
 
 

@@ -39,7 +39,8 @@ def _registry(to: Path) -> Path:
         shutil.copytree(shipped / folder, to / folder)
     card = to / CARD
     text = card.read_text(encoding="utf-8")
-    card.write_text(text + "#" + "x" * (70000 - len(text)) + "\n", encoding="utf-8")
+    # padded in bytes: the card quotes NVIDIA's Chinese edition of its datasheet since cite90 (multi-byte characters)
+    card.write_text(text + "#" + "x" * (70000 - len(text.encode("utf-8"))) + "\n", encoding="utf-8")
     assert card.stat().st_size == 70002
     return to
 

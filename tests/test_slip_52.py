@@ -30,6 +30,9 @@ H100 = Path("facts") / "cards" / "h100_sxm5_80gb.toml"
 # --- 1. a copy retitled and re-cited within the same datasheet ----------------------------------------------------
 
 
+ROW = "(a row: its label, the H100 SXM figure, the H100 NVL figure): "
+
+
 def _nvl(tmp_path: Path) -> tuple[Path, Path]:
     """BASE (a copy of the registry) and HEAD (BASE plus ``h100_nvl``: the H100 SXM5's file retitled, capacity and
     bandwidth 94 GB and 3.9 TB/s under the datasheet's NVL column)."""
@@ -37,10 +40,12 @@ def _nvl(tmp_path: Path) -> tuple[Path, Path]:
     text = (head / H100).read_text(encoding="utf-8")
     swaps = {'name = "NVIDIA H100 SXM5 80GB"': 'name = "NVIDIA H100 NVL"',
              "value = 80\nunit = \"GB\"": "value = 94\nunit = \"GB\"",
-             "H100 SXM column: 'GPU Memory 80GB'": "H100 NVL column: 'GPU Memory 94GB'",
+             # the product page's rows since cite90 (the datasheet's SXM cells until then)
+             f"H100 SXM column {ROW}'GPU Memory 80GB 94GB'": f"H100 NVL column {ROW}'GPU Memory 80GB 94GB'",
              "value = 3.35\nunit = \"TB/s\"\nprovenance = \"published\"":
                  "value = 3.9\nunit = \"TB/s\"\nprovenance = \"published\"",
-             "H100 SXM column: 'GPU Memory Bandwidth 3.35TB/s'": "H100 NVL column: 'GPU Memory Bandwidth 3.9TB/s'"}
+             f"H100 SXM column {ROW}'GPU Memory Bandwidth 3.35TB/s 3.9TB/s'":
+                 f"H100 NVL column {ROW}'GPU Memory Bandwidth 3.35TB/s 3.9TB/s'"}
     for old, new in swaps.items():
         assert text.count(old) == 1, old
         text = text.replace(old, new)

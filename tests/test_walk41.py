@@ -239,6 +239,9 @@ def _held_cell(lock: object) -> str:
     return _held(lock)  # type: ignore[arg-type]
 
 
+ROW = "(a row: its label, the H100 SXM figure, the H100 NVL figure): "
+
+
 def test_a_copied_card_is_asked_against_the_same_fact_of_the_card_it_copies(repo: Repo) -> None:
     # the H100 SXM5's file copied as an NVL card, its capacity and bandwidth re-cited to the datasheet's NVL column:
     # its scale was asked against "h100_sxm5_80gb.toml: on_chip.bandwidth", its host.write against host.read
@@ -246,11 +249,12 @@ def test_a_copied_card_is_asked_against_the_same_fact_of_the_card_it_copies(repo
     cards = repo.path / "facts" / "cards"
     text = (cards / "h100_sxm5_80gb.toml").read_text(encoding="utf-8")
     for old, new in (('name = "NVIDIA H100 SXM5 80GB"', 'name = "NVIDIA H100 NVL 94GB"'),
-                     ("value = 80\n", "value = 94\n"), ("H100 SXM column: 'GPU Memory 80GB'",
-                                                        "H100 NVL column: 'GPU Memory 94GB'"),
+                     # the product page's rows (cite90; the datasheet's SXM column's cells until then)
+                     ("value = 80\n", "value = 94\n"), (f"H100 SXM column {ROW}'GPU Memory 80GB 94GB'",
+                                                        f"H100 NVL column {ROW}'GPU Memory 80GB 94GB'"),
                      ("value = 3.35\n", "value = 3.9\n"),
-                     ("H100 SXM column: 'GPU Memory Bandwidth 3.35TB/s'",
-                      "H100 NVL column: 'GPU Memory Bandwidth 3.9TB/s'")):
+                     (f"H100 SXM column {ROW}'GPU Memory Bandwidth 3.35TB/s 3.9TB/s'",
+                      f"H100 NVL column {ROW}'GPU Memory Bandwidth 3.35TB/s 3.9TB/s'")):
         assert old in text
         text = text.replace(old, new, 1)
     (cards / "h100_nvl.toml").write_text(text, encoding="utf-8")

@@ -112,18 +112,21 @@ def test_a_stack_locks_audit_names_the_card_facts_its_fit_reads_and_their_source
     # by hand from the two A100 cards: the PCIe card's bandwidth and both shares' figure `bandwidth` (3), the SXM4's
     # bandwidth (1); their scale, array and vector cite the Ampere whitepaper (array and vector since cite83, which
     # made the datasheet's 8 facts 4), their shares' dot and triad the Azure guide
-    assert dict(c.card_sources)["nvidia-a100-datasheet"] == 4
+    # (cite90: the datasheet's 4 cite NVIDIA's Chinese edition of it, the H100 PCIe's 2 share peaks the H100 product
+    # page)
+    assert dict(c.card_sources)["nvidia-a100-80gb-datasheet-zh"] == 4
+    assert (dict(c.card_sources)["nvidia-h100-datasheet"], dict(c.card_sources)["nvidia-h100-product-page"]) == (2, 2)
     assert dict(c.card_sources)["nvidia-ampere-whitepaper"] == 6
     assert c.cards_line() == (
         "the fit reads the 11 cards' memory.bandwidth, streams.read, streams.append, array, vector, scale (66 facts), "
         "citing nvidia-ada-whitepaper (17), nvidia-ampere-ga102-whitepaper (11), passprice-card-review (8), "
-        "xytpai-nvbench (8) and 11 more sources")
+        "xytpai-nvbench (8) and 12 more sources")  # 11 until cite90
     # 10 more before cite74: the L40S scale's clock cites a deviceQuery run since
     data = c.to_json()["card_facts"]
-    assert (data["facts"], len(data["sources"])) == (66, 15)
+    assert (data["facts"], len(data["sources"])) == (66, 16)  # 15 until cite90
     assert {"source": "alvarobartt-cuda-device-query", "facts": 1} in data["sources"]
     assert data["sources"][2] == {"source": "passprice-card-review", "facts": 8}
-    assert {"source": "nvidia-a100-datasheet", "facts": 4} in data["sources"]
+    assert {"source": "nvidia-a100-80gb-datasheet-zh", "facts": 4} in data["sources"]
 
 
 def test_a_source_change_follows_a_stack_fit_through_the_card_its_runs_are_priced_on(tmp_path: Path) -> None:

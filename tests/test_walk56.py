@@ -79,16 +79,23 @@ def test_2_an_old_lock_names_its_code_commit_and_its_facts_alone_against_the_rep
     at = lines.index("  each drifted fact alone (the pinned inputs with only it as today's, against the reproduced "
                      "column: today's code):")
     # (cite71 re-worded the H100's on_chip.capacity and scale locators since, and session 41 its memory.capacity
-    # note: they read unchanged the same way)
-    assert lines[at + 1:] == ["    memory.capacity, on_chip.capacity, scale, streams.append, streams.read: tokens/s "
+    # note, and cite90 re-cited its array, memory.bandwidth and vector to the H100 product page: they read unchanged
+    # the same way)
+    assert lines[at + 1:] == ["    array, memory.bandwidth, memory.capacity, on_chip.capacity, scale, streams.append, "
+                              "streams.read, vector: tokens/s "
                               "unchanged (each its citation, note or derivation alone changed: the figure and "
                               "provenance are the pinned ones)"]
     assert lines[at - 1] == "  first term that moved with today's inputs: sequence_bytes; tokens/s +0.006068 %"
     # Before: the pinned facts the price does not read went unsaid when they changed (the MI300X's lock, its host.*
     # locators rewritten by cite68, read "facts  unchanged")
     facts = next(line for line in lines if line.startswith("    facts  "))
-    assert facts.endswith("derivation changed) (of those the price reads); 3 pinned facts it does not read hold "
-                          "otherwise today: host.stream, on_chip.bandwidth, streams.rewrite: no drift"), facts
+    # (3 until cite90 re-cited the H100's host.read and host.write and re-worded its host.capacity note; its vector,
+    # re-cited too, now ends the drifted list, naming its new source)
+    assert ("vector: 33.5 TMAC/s (derived) → 33.5 TMAC/s (derived) (citation, derivation changed), source "
+            "nvidia-h100-datasheet → nvidia-h100-product-page (of those the price reads)") in facts
+    assert facts.endswith(" (of those the price reads); 6 pinned facts it does not read hold "
+                          "otherwise today: host.capacity, host.read, host.stream, host.write, on_chip.bandwidth, "
+                          "streams.rewrite: no drift"), facts
 
 
 # --- 3. a pair of rounded figures reads as the move it is ----------------------------------------------------------
