@@ -8,7 +8,7 @@
    (test_2_*).
 3. A source read only through a search tool's stored pages (gpu-container-handbook-routing-derisk) could not be
    followed offline, though the text read ships in tests/data/cite70-excerpt.txt: a record names its stored
-   excerpts (``excerpts``), each there and together holding every span its citing locators quote (test_3_*).
+   excerpt (``excerpt``), there and holding every span its citing locators quote (test_3_*).
 4. ``explain seed`` said serving.rs was "kept beside the project, not in this repository": a copy is in
    docs/seed/serving.rs.txt (test_4_*).
 """
@@ -161,13 +161,12 @@ def test_2_the_audit_of_a_source_reads_the_test_file() -> None:
 
 def test_3_each_excerpt_is_there_and_holds_every_span_quoted() -> None:
     spans = _spans()
-    filled = {sid: r["excerpts"] for sid, r in _sources().items() if "excerpts" in r}
+    filled = {sid: r["excerpt"] for sid, r in _sources().items() if "excerpt" in r}
     assert len(filled) == 19
-    for sid, files in filled.items():
-        for f in files:
-            assert (REPO / f).is_file(), (sid, f)
-            assert sid in (REPO / f).read_text(encoding="utf-8"), (sid, f)  # its section, or its name
-        text = " ".join(_excerpt_text(REPO / f) for f in files)
+    for sid, f in filled.items():
+        assert (REPO / f).is_file(), (sid, f)
+        assert sid in (REPO / f).read_text(encoding="utf-8"), (sid, f)  # its section, or its name
+        text = _excerpt_text(REPO / f)
         missing = [s for s in sorted(spans.get(sid, ())) if s not in text]
         assert missing == [], (sid, missing)
 
@@ -180,7 +179,7 @@ def test_3_every_record_with_a_stored_excerpt_names_it() -> None:
              for p in (REPO / "tests" / "data").glob("*excerpt.txt")}
     unnamed = []
     for sid, record in records.items():
-        if "excerpts" in record or not spans.get(sid):
+        if "excerpt" in record or not spans.get(sid):
             continue
         for path, (raw, text) in texts.items():
             if f"== {sid} " in raw and all(s in text for s in spans[sid]):
@@ -200,12 +199,11 @@ def test_3_sources_and_audit_show_the_excerpt() -> None:
     assert ("  stored excerpt: tests/data/cite70-excerpt.txt (the text read, from the registry's top folder)"
             in result.output.splitlines())
     result = invoke("audit", "--source", "nvidia-cuda-programming-guide", "--json")
-    assert json.loads(result.output)["source"]["excerpts"] == [
-        "tests/data/cite70-excerpt.txt", "tests/data/cite81-excerpt.txt"]
+    assert json.loads(result.output)["source"]["excerpt"] == "tests/data/cite70-excerpt.txt"
     result = invoke("sources", "--json")
-    listed = {s["id"]: s["excerpts"] for s in json.loads(result.output)["sources"]}
-    assert listed["gpu-container-handbook-routing-derisk"] == ["tests/data/cite70-excerpt.txt"]
-    assert listed["passprice-card-review"] == []
+    listed = {s["id"]: s["excerpt"] for s in json.loads(result.output)["sources"]}
+    assert listed["gpu-container-handbook-routing-derisk"] == "tests/data/cite70-excerpt.txt"
+    assert listed["passprice-card-review"] is None
     result = invoke("sources")
     assert ("  19 of 45 name a stored excerpt of the text read (`passprice audit --source ID` shows its file)"
             in result.output.splitlines())
@@ -232,19 +230,19 @@ def test_4_the_seed_is_in_the_repository() -> None:
 
 
 @pytest.mark.parametrize(("value", "says"), [
-    ('"tests/data/cite70-excerpt.txt"', "source.excerpts"),  # a path, not a list of paths
-    ('["../outside.txt"]', "source.excerpts"),  # no '..' part: a path from the registry's top folder
-    ('["/etc/passwd"]', "source.excerpts"),
-    ('[]', "source.excerpts"),
-    ('["a.txt", "a.txt"]', "source.excerpts"),
+    ('["tests/data/cite70-excerpt.txt"]', "source.excerpt"),  # one path, not a list
+    ('"../outside.txt"', "source.excerpt"),  # no '..' part: a path from the registry's top folder
+    ('"tests/../x.txt"', "source.excerpt"),
+    ('"/etc/passwd"', "source.excerpt"),
+    ('""', "source.excerpt"),
 ])
-def test_3_a_bad_excerpts_value_is_one_error_line(tmp_path: Path, value: str, says: str) -> None:
+def test_3_a_bad_excerpt_value_is_one_error_line(tmp_path: Path, value: str, says: str) -> None:
     root = copy_root(tmp_path)
     record = root / "sources" / "gpu-container-handbook-routing-derisk.toml"
     text = record.read_text(encoding="utf-8")
-    old = 'excerpts = ["tests/data/cite70-excerpt.txt"]'
+    old = 'excerpt = "tests/data/cite70-excerpt.txt"'
     assert text.count(old) == 1
-    record.write_text(text.replace(old, f"excerpts = {value}"), encoding="utf-8")
+    record.write_text(text.replace(old, f"excerpt = {value}"), encoding="utf-8")
     before = record.read_bytes()
     lines = bad("audit", "--source", "gpu-container-handbook-routing-derisk", root=root,
                 says="gpu-container-handbook-routing-derisk.toml")

@@ -714,9 +714,9 @@ _TERMS = (
         "locks resting on those, and which locks break their floors if it is withdrawn."
         " `audit --json`'s `sources` gives each source cited: its `title`, `by` (its publisher or authors),"
         " `date`, `where` (where it is, one line), `url`, `copies` (other places it is kept), `retrieved`,"
-        " `sha256` (of the copy that was read) and `read` (how it was read). `sources --json`'s `excerpts` (and "
-        "`audit --source ID --json`'s `source.excerpts`) lists the files, from the registry's top folder, that hold "
-        "the text that was read, stored for reading offline (`tests/data/cite70-excerpt.txt`; `[]` when none is "
+        " `sha256` (of the copy that was read) and `read` (how it was read). `sources --json`'s `excerpt` (and "
+        "`audit --source ID --json`'s `source.excerpt`) is the file, from the registry's top folder, that holds "
+        "the text that was read, stored for reading offline (`tests/data/cite70-excerpt.txt`; `null` when none is "
         "stored). A review's `sources_changed` names"
         " each source whose id leads to another document on HEAD, and each source HEAD adds that a fact is re-cited"
         " to (`added`), with the facts citing it, the locks resting on them and the figures to check in it. "
@@ -727,7 +727,7 @@ _TERMS = (
         " its record at the commit that last wrote the lock (`id`, `commit`, `when`, `changed`, `message`); "
         "`sources_compared` is false when no commit holds the lock file as it is: the records shown are today's.",
         ("sources", "locator", "citation", "cite", "retrieved", "retrieved unknown", "kind", "date",
-         "provenance it supports", "source: locator", "by", "where", "url", "copies", "sha256", "read", "excerpts",
+         "provenance it supports", "source: locator", "by", "where", "url", "copies", "sha256", "read", "excerpt",
          "stored excerpt",
          "sources_changed",
          "arxiv", "authors", "publisher", "repository", "commit", "id", "citing", "places", "added",

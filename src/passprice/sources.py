@@ -36,7 +36,7 @@ SOURCE_ID = re.compile(r"[a-z0-9][a-z0-9.-]{0,79}")
 class Source:
     """One source record: its ``id`` (the file's name) and the fields of its ``[source]`` table
     (``schema/source.schema.json``); absent optional fields are ``None`` (or empty for
-    ``authors``/``copies``/``excerpts``)."""
+    ``authors``/``copies``)."""
 
     id: str
     title: str
@@ -54,7 +54,10 @@ class Source:
     retrieved: str | None = None
     sha256: str | None = None
     note: str | None = None
-    excerpts: tuple[str, ...] = ()
+    #: The file holding the text that was read, stored in the repository (a path from the registry's top folder),
+    #: or ``None``. Issue 13 (trace96): a source read only through a search tool's stored pages (the gpu-container
+    #: handbook) could not be followed offline, though the text read ships in ``tests/data/cite70-excerpt.txt``.
+    excerpt: str | None = None
 
     @property
     def by(self) -> str:
@@ -95,13 +98,6 @@ class Source:
         when the record lists none. Walkthrough 35: ``copies`` was in no output, so an auditor could not open the
         copy a figure was checked against (the H200 datasheet's product page)."""
         return "; ".join(self.copies) if self.copies else None
-
-    def excerpts_text(self) -> str | None:
-        """The files holding the text that was read, stored in the repository (``excerpts``: paths from the
-        registry's top folder), ``; ``-separated, or ``None`` when the record names none. Issue 13 (trace96): a
-        source read only through a search tool's stored pages (the gpu-container handbook) could not be followed
-        offline, though the text read ships in ``tests/data/cite70-excerpt.txt``. Raises nothing."""
-        return "; ".join(self.excerpts) if self.excerpts else None
 
     def describe(self) -> str:
         """``TITLE (BY, DATE)``."""
