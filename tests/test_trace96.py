@@ -147,6 +147,18 @@ def test_2_no_source_record_names_a_session_label() -> None:
     assert [f for f in sorted(files) if not (REPO / f).is_file()] == []
 
 
+def test_2_no_card_note_names_a_session_label() -> None:
+    # a fact's note (and a figure's), printed by audit under each fact; locators are left as they are (a quote's
+    # surroundings: rtx_a6000's "before cite73" is in one). h100_pcie_80gb's 6 notes are another helper's file (cite90
+    # re-cites its datasheet figures in session 44): left to that merge, and counted here so it is not forgotten.
+    left: dict[str, int] = {}
+    for path in sorted((REPO / "facts").rglob("*.toml")):
+        for where, text in _strings(tomllib.loads(path.read_text(encoding="utf-8")), path.stem):
+            if where.endswith(".note") and _LABEL.findall(text):
+                left[path.stem] = left.get(path.stem, 0) + 1
+    assert left in ({}, {"h100_pcie_80gb": 6})
+
+
 def test_2_the_audit_of_a_source_reads_the_test_file() -> None:
     result = invoke("audit", "--source", "gpu-container-handbook-routing-derisk")
     assert result.exit_code == 0, result.output
