@@ -60,7 +60,8 @@ def test_1a_the_h200_notes_name_no_file_no_source_registers() -> None:
              if isinstance(v, dict) and isinstance(v.get("note"), str)}
     assert [p for p, note in notes.items() if "MLPerf" in note or "MaxQ" in note] == []
     assert card["memory"]["capacity"]["note"] == (
-        "Datasheet decimal GB. CUDA reports about 143,771 MiB (~150.8e9 B; figure from the drafts, not re-verified), "
+        "Datasheet decimal GB. CUDA reports about 143,771 MiB (~150.8e9 B; figure from the card draft "
+        "docs/seed/cardfacts/h200_sxm_141gb.toml, not re-verified), "
         "from six HBM3e stacks.")
     assert card["host"]["capacity"]["note"] == "Same placeholder on every real card."
     # host.read halves the datasheet's both-ways 128 GB/s, which its locator quotes; 'x16' was the MLPerf file's

@@ -182,7 +182,7 @@ def test_7_an_unknown_retrieval_date_is_explained_in_the_note(source: str) -> No
     text = (embedded_root().sources / f"{source}.toml").read_text(encoding="utf-8")
     assert '\nretrieved = "unknown"\n' in text
     (note,) = re.findall(r'(?m)^note = "(.*)"$', text)
-    assert "Retrieved: unknown, not guessed (left31): " in note
+    assert "Retrieved: unknown, not guessed (tests/test_leftovers_31.py): " in note
     assert "git holds none" in note
     out = invoke("audit", "--source", source)
     assert out.exit_code == 0, out.output

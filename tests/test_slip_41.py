@@ -40,8 +40,8 @@ def test_1_the_audit_lists_the_document_a_derivations_figure_is_read_from() -> N
     at = cited.index("  amd-rocm-gpu-specs — AMD GPU specifications (ROCm documentation) (AMD, unknown)")
     assert cited[at + 1:at + 6] == [
         "    at: https://rocm.docs.amd.com/en/latest/reference/gpu-specs.html",
-        "    read: The MI300X row of the table (VGPR file 512 KiB per CU on CDNA 3) is taken as the drafts gave it; it "
-        "was not re-read in the card review.",
+        "    read: The MI300X row of the table (VGPR file 512 KiB per CU on CDNA 3) is taken as the card draft "
+        "docs/seed/cardfacts/mi300x.toml gave it; it was not re-read in the card review.",
         "    retrieved: unknown",  # walkthrough 35: the record's retrieval date, under how it was read
         "    on_chip.capacity, its figure vgpr = 512 KiB: GPU specifications table, MI300X row: VGPR file 512 KiB per "
         "CU (CDNA 3)",

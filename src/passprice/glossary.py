@@ -289,9 +289,11 @@ _TERMS = (
     Term(
         "seed",
         "serving.rs, the Rust pricing module passprice ports, item for item",
-        "The project's seed is `serving.rs`, the Rust pricing module passprice's pricer ports (kept beside the "
-        "project, not in this repository): its items keep their names (`PassShape`, `cost_split`, `best_serving`, "
-        "the `ServingRefusal` variants), and the card's limit it defines stays bit-exact for every lock.",
+        "The project's seed is `serving.rs`, the Rust pricing module passprice's pricer ports (a byte-equal copy "
+        "is in the passprice repository at `docs/seed/serving.rs.txt`, not in an installed package; "
+        "`docs/seed/README.md` gives its sha256): its items keep their names (`PassShape`, `cost_split`, "
+        "`best_serving`, the `ServingRefusal` variants), and the card's limit it defines stays bit-exact for every "
+        "lock.",
         ("serving.rs", "the seed"),
     ),
     Term(
@@ -712,7 +714,10 @@ _TERMS = (
         "locks resting on those, and which locks break their floors if it is withdrawn."
         " `audit --json`'s `sources` gives each source cited: its `title`, `by` (its publisher or authors),"
         " `date`, `where` (where it is, one line), `url`, `copies` (other places it is kept), `retrieved`,"
-        " `sha256` (of the copy that was read) and `read` (how it was read). A review's `sources_changed` names"
+        " `sha256` (of the copy that was read) and `read` (how it was read). `sources --json`'s `excerpt` (and "
+        "`audit --source ID --json`'s `source.excerpt`) is the file, from the registry's top folder, that holds "
+        "the text that was read, stored for reading offline (`tests/data/cite70-excerpt.txt`; `null` when none is "
+        "stored). A review's `sources_changed` names"
         " each source whose id leads to another document on HEAD, and each source HEAD adds that a fact is re-cited"
         " to (`added`), with the facts citing it, the locks resting on them and the figures to check in it. "
         "A source's `id` is its file's name; `publisher` or `authors`, `repository` with the `commit` read, and "
@@ -722,7 +727,8 @@ _TERMS = (
         " its record at the commit that last wrote the lock (`id`, `commit`, `when`, `changed`, `message`); "
         "`sources_compared` is false when no commit holds the lock file as it is: the records shown are today's.",
         ("sources", "locator", "citation", "cite", "retrieved", "retrieved unknown", "kind", "date",
-         "provenance it supports", "source: locator", "by", "where", "url", "copies", "sha256", "read",
+         "provenance it supports", "source: locator", "by", "where", "url", "copies", "sha256", "read", "excerpt",
+         "stored excerpt",
          "sources_changed",
          "arxiv", "authors", "publisher", "repository", "commit", "id", "citing", "places", "added",
          "sources_since_lock", "sources_compared"),

@@ -1008,8 +1008,9 @@ def fact_lineage(root: Root, ref: FactRef) -> Lineage:
 
 
 def source_lines(source: Source) -> list[str]:
-    """A source record for people: title, who and when, where, how it was read, when retrieved, and its note (the
-    record's caveat: walkthrough 25 found "who measured it and when is unknown" in no output)."""
+    """A source record for people: title, who and when, where, how it was read, when retrieved, the stored excerpt of
+    the text read (``excerpt``, trace96), and its note (the record's caveat: walkthrough 25 found "who measured it
+    and when is unknown" in no output)."""
     date = source.date if source.date is not None else "versioned with this registry"
     lines = [f"  {source.title}", f"  {source.by} · {source.kind} · {date} · {source.where()}"]
     retrieved = source.retrieved_text()
@@ -1018,6 +1019,8 @@ def source_lines(source: Source) -> list[str]:
     copies = source.copies_text()
     if copies is not None:
         lines.append(f"  copies: {copies}")
+    if source.excerpt is not None:  # the text read, stored for reading offline (trace96)
+        lines.append(f"  stored excerpt: {source.excerpt} (the text read, from the registry's top folder)")
     lines.append(f"  read: {source.read}")
     if source.note:
         lines.append(f"  note: {source.note}")
@@ -1197,6 +1200,7 @@ class SourceUse:
             "date": self.source.date,
             "retrieved": self.source.retrieved,
             "where": self.source.where(),
+            "excerpt": self.source.excerpt,
             "facts": self.facts,
             "runs": self.runs,
             "locks": list(self.locks),
@@ -1279,6 +1283,10 @@ def sources_text(uses: Iterable[SourceUse]) -> str:
     n = len(undated(u.source for u in uses))
     unknown = (f"\n  {n} of {len(rows)} say retrieved unknown: no date was recorded for the copy read, and none is "
                "guessed (check warns of them)" if n else "")
+    stored = [u.source.id for u in uses if u.source.excerpt is not None]
+    if stored:  # trace96: which records name the text read, kept in the repository for reading offline
+        unknown += (f"\n  {len(stored)} of {len(rows)} name a stored excerpt of the text read (`passprice audit "
+                    "--source ID` shows its file)")
     return (
         f"{table}\n\n  date: when it was published; retrieved: when the copy that was read was retrieved (registry: "
         f"a document of the registry){unknown}\n"

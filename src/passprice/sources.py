@@ -35,7 +35,8 @@ SOURCE_ID = re.compile(r"[a-z0-9][a-z0-9.-]{0,79}")
 @attrs.frozen
 class Source:
     """One source record: its ``id`` (the file's name) and the fields of its ``[source]`` table
-    (``schema/source.schema.json``); absent optional fields are ``None`` (or empty for ``authors``/``copies``)."""
+    (``schema/source.schema.json``); absent optional fields are ``None`` (or empty for
+    ``authors``/``copies``)."""
 
     id: str
     title: str
@@ -53,6 +54,10 @@ class Source:
     retrieved: str | None = None
     sha256: str | None = None
     note: str | None = None
+    #: The file holding the text that was read, stored in the repository (a path from the registry's top folder),
+    #: or ``None``. Issue 13 (trace96): a source read only through a search tool's stored pages (the gpu-container
+    #: handbook) could not be followed offline, though the text read ships in ``tests/data/cite70-excerpt.txt``.
+    excerpt: str | None = None
 
     @property
     def by(self) -> str:
