@@ -371,3 +371,15 @@ def test_6_a_lock_table_inside_a_string_is_not_the_lock() -> None:
     assert tomllib.loads(hostile)["lock"]["serving"] == R1
     table = locks.lock_table_of(hostile.encode("utf-8"))
     assert isinstance(table, dict) and table.get("serving") == R1 and table.get("name") == R1  # was gemma's, "other"
+
+
+def test_6_every_shipped_entry_and_lock_keeps_its_fast_table_read() -> None:
+    # the narrowing leaves passprice's own files on the fast read (docs/PERFORMANCE.md, round attack97)
+    from passprice import checkpoints, locks
+
+    for path in sorted((REPO / "registry" / "checkpoints").glob("*.toml")):
+        text = path.read_text(encoding="utf-8")
+        assert checkpoints._entry_table(text) == tomllib.loads(text)["entry"], path
+    for text in LOCKS:
+        section = locks.lock_table_in(text)
+        assert section is not None and locks._whole_table(text, section), text[:80]
