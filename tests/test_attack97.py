@@ -174,7 +174,7 @@ HOSTILE = [" ", "\t", "\r", "\r\n", '"', "'", "\\", "#", ".", "[", "]", "=", ","
            "+", "0", "e", "\n", "\\u0061", "é", "{", "}"]
 
 
-@settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(0, len(LOCKS) - 1), st.lists(st.tuples(st.integers(0, 1 << 20), st.integers(0, 3),
                                                           st.sampled_from(HOSTILE)), min_size=1, max_size=3))
 def test_2_mutated_locks_read_as_tomllib_reads_them(which: int, steps: list[tuple[int, int, str]]) -> None:
