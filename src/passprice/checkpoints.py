@@ -735,10 +735,15 @@ _NEXT_TABLE = re.compile(r"^[ \t]*\[", re.MULTILINE)
 
 
 def _entry_table(text: str) -> Mapping[str, Any] | None:
-    """The ``[entry]`` table of an entry's ``text`` read from its own lines alone (its header line to the next
-    table's), ``None`` where that does not read as one table (the entry written otherwise: the caller parses it
-    whole). A schema-valid entry's ``[entry]`` values are one-line strings, so no line of the table starts with
-    ``[``; TOML defines a table once, so its keys are all there."""
+    """The ``[entry]`` table of an entry's ``text`` read from the file's lines up to the next table's header after
+    it (passprice writes ``[entry]`` first, after comments: its own lines), ``None`` where they do not read as TOML
+    holding that table (the entry written otherwise: the caller parses it whole). A schema-valid entry's ``[entry]``
+    values are one-line strings, so no line of the table starts with ``[``; TOML defines a table once, so its keys
+    are all there. The lines before the header are parsed with it (attack97): a line ``[entry]`` inside an earlier
+    multi-line string is no header (its lines, cut at the next ``[``, leave that string open: not read), nor is a
+    table a root dotted key (``entry.origin = …``) defined first; read from the header on, the string's lines were
+    the entry's (``checkpoints`` said ``file``, not ``synthetic``, of a synthetic entry). The rest of the file is not
+    parsed here: a file TOML refuses after the table is refused where it is loaded."""
     import tomllib
 
     start = _ENTRY_HEADER.search(text)
@@ -746,7 +751,7 @@ def _entry_table(text: str) -> Mapping[str, Any] | None:
         return None
     end = _NEXT_TABLE.search(text, start.end())
     try:
-        table = tomllib.loads(text[start.start():end.start() if end is not None else len(text)]).get("entry")
+        table = tomllib.loads(text[:end.start() if end is not None else len(text)]).get("entry")
     except (tomllib.TOMLDecodeError, RecursionError):  # nested past the parser (attack93): the whole file says why
         return None
     return table if isinstance(table, dict) else None

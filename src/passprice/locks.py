@@ -2138,7 +2138,7 @@ def lock_table_of(data: bytes) -> object:
         if "\r" in text:
             text = text.replace("\r\n", "\n").replace("\r", "\n")
         section = lock_table_in(text)
-        if section is not None:
+        if section is not None and _whole_table(text, section):
             with contextlib.suppress(tomllib.TOMLDecodeError):
                 document = schema.toml_loads(section.group(0))
                 if "lock" in document:
@@ -2146,6 +2146,23 @@ def lock_table_of(data: bytes) -> object:
         return schema.toml_loads(text).get("lock")
     except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError, ValueError):
         return None
+
+
+#: What may follow a ``[lock]`` table read alone (:func:`_whole_table`): blank or comment lines, then a table's
+#: header or the end of the file.
+_TABLE_END = re.compile(r"(?:[ \t]*(?:#.*)?\n)*(?:[ \t]*\[|[ \t]*(?:#.*)?\Z)")
+
+
+def _whole_table(text: str, section: re.Match[str]) -> bool:
+    """Whether the ``[lock]`` table ``section`` (:func:`lock_table_in`) found in a lock's ``text`` is the file's
+    whole ``[lock]`` table as ``tomllib`` reads a file that parses: no multi-line string opens before it (its
+    ``[lock]`` line could be a string's: ``x = \"\"\"`` then ``[lock]``, ``serving = "other"``), and after its
+    keys come only blank or comment lines, then a header or the end (a blank line, then ``serving = …``, is still
+    the table's: read alone, the lock locked no serving). attack97: either read otherwise than ``tomllib``; either
+    is now read whole. Raises nothing."""
+    start = section.start()
+    return (text.find('"""', 0, start) == -1 and text.find("'''", 0, start) == -1
+            and _TABLE_END.match(text, section.end()) is not None)
 
 
 def lock_table_in(text: str) -> re.Match[str] | None:
