@@ -245,14 +245,17 @@ def require_unique_name(root: Root, output: Path, lock: Lock, update: bool, serv
     ``locks/r1-qwen7b-h200.lock.toml``: exit 0, then ``check`` exit 2). That test looked the folder over a second
     time, before the price was made (left92: one look, here). Raises :class:`InputError` (exit 2) naming ``output``,
     the name and the other file, with the way out (``--update`` keeps a lock's name, so ``lock SERVING --force -o
-    FILE``: a lock named after its file), before anything is written."""
+    FILE``: a lock named after its file), before anything is written. A lock file of the folder that does not
+    parse and holds the name quoted may be a lock of that name: refused too, naming that file and its problem
+    (left98: it was passed over, the lock written, exit 0; mended, the two shared a name ``check`` refuses)."""
     from passprice.files import shell_word
     from passprice.locks import lock_document, name_holders
 
     name = lock.info.name
     first = update and old is not None and old.info.format < 2
     digest = None
-    for rel, table in name_holders(root, output, name):
+    unparsed: list[tuple[str, str]] = []
+    for rel, table in name_holders(root, output, name, unparsed):
         if first:
             relock = (f"re-lock it under its file's name (`passprice lock {shell_word(served)} --force -o "
                       f"{shell_word(str(output))}`), or remove it" if served else "remove one")
@@ -275,6 +278,15 @@ def require_unique_name(root: Root, output: Path, lock: Lock, update: bool, serv
         raise InputError(
             f"{shown(output)}: lock.name: {name!r} is also the name of {rel}, which pins other facts: a lock's name "
             f"must be unique (`passprice check` refuses the two): {way}; nothing written"
+        )
+    if unparsed:  # left98: passed over, the write left two locks of one name once the other is mended
+        rel, problem = unparsed[0]
+        way = ("fix it or remove it, then --update again" if update else
+               "fix it or remove it, or lock this one under another name (--name NAME, or -o locks/NAME.lock.toml)")
+        raise InputError(
+            f"{shown(output)}: lock.name: {name!r} may also be the name of {rel}, which holds it and does not read "
+            f"({problem}): a lock's name must be unique, and which name that file gives is not known until it "
+            f"reads: {way}; nothing written"
         )
 
 

@@ -638,7 +638,8 @@ def update_name_clash(root: Root, output: Path, name: str, old: Lock | None) -> 
     return holders[0][0] if holders else None
 
 
-def name_holders(root: Root, output: Path, name: str) -> list[tuple[str, dict[str, Any]]]:
+def name_holders(root: Root, output: Path, name: str,
+                 unparsed: list[tuple[str, str]] | None = None) -> list[tuple[str, dict[str, Any]]]:
     """Each other current-format lock file of ``root/locks`` whose ``[lock] name`` is ``name``, by file name: its
     ``locks/FILE`` and its ``[lock]`` table. Empty when ``output`` lies outside ``root/locks`` or the folder does not
     read. One look over the folder serves both of a ``lock`` run's tests of the name
@@ -649,7 +650,10 @@ def name_holders(root: Root, output: Path, name: str) -> list[tuple[str, dict[st
     every file of the folder whole, then the write's test parsed each holding the name whole again (see
     docs/PERFORMANCE.md). A file that does not read or parse, is ``output``
     itself, or is of the first format (its name is the serving it locks, which ``check`` lets two share) is passed
-    over. Raises nothing."""
+    over; one whose ``[lock]`` table does not parse while its bytes hold ``name`` quoted (``"NAME"`` or ``'NAME'``:
+    it may be a lock of that name) is added to ``unparsed``, when given, as ``(locks/FILE, its problem)``, its
+    problem the first line :func:`read_lock` gives (left98: ``lock --name X`` beside such a file wrote its lock, exit
+    0). Raises nothing."""
     from passprice.registry import LOCK_SUFFIX
 
     try:
@@ -659,6 +663,7 @@ def name_holders(root: Root, output: Path, name: str) -> list[tuple[str, dict[st
     except (OSError, RuntimeError, InputError):
         return []
     spelled = name.encode("utf-8", "surrogateescape")
+    quoted = (b'"' + spelled + b'"', b"'" + spelled + b"'")
     tables: dict[bytes, Any] = {}
     found = []
     for stem in names:
@@ -674,9 +679,28 @@ def name_holders(root: Root, output: Path, name: str) -> list[tuple[str, dict[st
             table = tables[data]
         except (OSError, InputError):
             continue
+        rel = f"locks/{stem}{LOCK_SUFFIX}"
+        if table is None and unparsed is not None and any(q in data for q in quoted):
+            problem = _unread_problem(root, other)
+            if problem is not None:
+                unparsed.append((rel, problem))
         if isinstance(table, dict) and table.get("name") == name and table.get("format", 1) != 1:
-            found.append((f"locks/{stem}{LOCK_SUFFIX}", table))
+            found.append((rel, table))
     return found
+
+
+def _unread_problem(root: Root, path: Path) -> str | None:
+    """The first problem line :func:`read_lock` gives for the lock file at ``path`` (the root's folder left out, as
+    ``check`` names it), ``None`` when it reads. Raises nothing."""
+    from passprice.errors import problem_lines
+
+    try:
+        read_lock(path, root.schema)
+    except InputError as e:
+        return problem_lines(e)[0].replace(f"{root.path}/", "")
+    except (OSError, RecursionError, ValueError) as e:
+        return f"{path.name}: does not read ({e.__class__.__name__})"
+    return None
 
 
 #: The tables of a lock structured and unstructured field for field (fields at their default left out).
