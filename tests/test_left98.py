@@ -8,12 +8,17 @@
 - (3) the review of a first-format lock edited by hand whose name another current-format lock of the folder carries
   said "restore it from BASE, then re-lock it with passprice lock --update -o PATH", which is refused there (exit 2):
   it now says what ``check`` and ``reproduce`` say (``locks.first_format_clash``, the one place of that advice).
+- (4) ``lock R1 -o l.json`` at the registry's top said ``l.json (relative to the working folder: l.json): …``, the
+  name twice: the note is said only where its path is spelled otherwise than the name typed.
 """
 
 from __future__ import annotations
 
 import shutil
 from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
 
 from cli_helpers import REPO, bad, copy_root, invoke
 
@@ -123,3 +128,44 @@ def test_3_the_review_of_a_hand_edited_first_format_lock_whose_name_is_taken_say
     assert _first_format_review(tmp_path / "alone", False) == (
         "HEAD's lock file does not read (edited by hand?): restore it from BASE, then re-lock it with passprice lock "
         "--update -o locks/old.lock.toml")
+
+
+def _lock_lines(monkeypatch: pytest.MonkeyPatch, at: Path, *args: str) -> list[str]:
+    """``passprice ARGS…`` run in the folder ``at`` with no ``--root`` (the registry found around it): bad input, its
+    error lines."""
+    from passprice.cli import cli
+
+    monkeypatch.chdir(at)
+    result = CliRunner().invoke(cli, list(args))
+    assert result.exit_code == 2 and result.stdout == "", result.output
+    return result.stderr.splitlines()
+
+
+def test_4_the_relative_note_is_said_only_where_it_adds_something(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    root = copy_root(tmp_path)
+    rest = (": inside the registry, locks are read from {}NAME.lock.toml only: a lock written here would guard nothing "
+            "(check, price and diff never read it); write it there (the default), or outside the registry; and its "
+            "name ends in .json (a name that says JSON): name it NAME.lock.toml")
+    # at the top: the name as typed is the file's name below the root; before, "l.json (relative to the working
+    # folder: l.json)"
+    assert _lock_lines(monkeypatch, root, "lock", R1, "-o", "l.json") == [
+        "passprice: error: l.json" + rest.format("locks/")]
+    assert _lock_lines(monkeypatch, root, "lock", R1, "-o", "locks/l.json") == [
+        "passprice: error: locks/l.json: locks are read from locks/NAME.lock.toml only, and this name ends in .json (a "
+        "name that says JSON): a lock written so would guard nothing (check, price and diff never read it); name it "
+        "NAME.lock.toml"]
+    # from a folder below it, the note says where in the registry the name lands, as the other paths are named
+    assert _lock_lines(monkeypatch, root / "registry", "lock", R1, "-o", "l.json") == [
+        "passprice: error: l.json (relative to the working folder: ../registry/l.json)" + rest.format("../locks/")]
+    # --root typed from above it: the name typed is the path below it as typed
+    assert _lock_lines(monkeypatch, tmp_path, "--root", "root", "lock", R1, "-o", "root/l.json") == [
+        "passprice: error: root/l.json" + rest.format("root/locks/")]
+    # outside the registry the note names the file absolute, as before
+    from passprice.cli import cli
+
+    monkeypatch.chdir(root)
+    result = CliRunner().invoke(cli, ["lock", R1, "-o", "../x.lock.toml"])
+    assert result.exit_code == 0, result.output
+    assert f"was written to ../x.lock.toml (relative to the working folder: {tmp_path}/x.lock.toml), outside " \
+        f"registry {root}" in result.stderr
