@@ -2539,7 +2539,7 @@ def lock_command(
 
         require_checkout_code(root.path)  # a lock of the running code, not this checkout's: refused (exit 2)
     _warn_code(root)
-    locking.require_place(root, output)
+    locking.require_place(root, output, (ctx.find_root().obj or {}).get("root"))
     _check_inputs([("SERVING", serving), ("--checkpoint", o.get("checkpoint")), ("--card", o.get("card"))],
                   [("-o", output)])
     from passprice.edit import replacing
@@ -2602,7 +2602,7 @@ def lock_command(
                    f"({shown_path(root.path)}); `passprice reproduce` of it outside a registry reads them again",
                    err=True)
     shown_as = locking.written_as(root, output, given, (ctx.find_root().obj or {}).get("root"))
-    unread = locking.unread_note(root, output, lock.name, shown_as)
+    unread = locking.unread_note(root, output, lock.name, shown_as, (ctx.find_root().obj or {}).get("root"))
     if unread is not None:  # issue 13: walk42's `--root COPY lock -o locks/x.lock.toml` wrote the checkout's, unsaid
         click.echo(f"passprice: note: {unread}", err=True)
     if as_json:  # "path" as the text line names it (left28d: it was absolute where the line was relative)

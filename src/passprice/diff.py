@@ -41,6 +41,7 @@ from passprice.locks import (
     Lock,
     Verdict,
     compare_policies,
+    first_format_clash,
     judge,
     read_lock,
 )
@@ -2243,6 +2244,11 @@ class LockImpact:
     #: said only that the file did not read, and a reviewer had to open the file's diff to see the price or the
     #: floor it forged).
     hand_edits: tuple[str, ...] = ()
+    #: For a lock file :attr:`head_unread` of the first format (BASE's copy) whose name another current-format lock
+    #: of HEAD's ``locks/`` carries: the way out :func:`passprice.locks.first_format_clash` says, the re-lock under
+    #: its file's name (left98: the review said "restore it from BASE, then re-lock it with passprice lock --update
+    #: -o PATH", which is refused there, exit 2). ``None`` otherwise.
+    clash_way: str | None = None
     #: For a lock file :attr:`head_unread`: the ``price.tokens_per_s`` HEAD's file records, read as plain TOML
     #: (:func:`edited_recorded`), so the review's ``recorded`` column shows the figure HEAD's file holds, marked
     #: edited (issue 13: it showed BASE's 5,166.6 while the forged 5,500 appeared on the ``edited`` line alone).
@@ -2567,6 +2573,8 @@ class LockImpact:
         if self.removed:
             return "removed, dropping floors" if self.dropped else "removed"
         if self.head_unread:
+            if self.clash_way is not None:
+                return f"HEAD's lock file does not read (edited by hand?): {self.clash_way}"
             return (f"HEAD's lock file does not read (edited by hand?): restore it from BASE, then re-lock it with "
                     f"passprice lock --update -o {shell_word(self.path)}")
         if self.question:
@@ -3391,6 +3399,9 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
                             if rel in head_locks and new is None else ()),
                 recorded_edited=(edited_recorded(head.files.get(rel)) if rel in head_locks and new is None
                                  else None),
+                clash_way=(first_format_clash(head.root, head.root.path / rel, old.name, shell_word(rel))
+                           if rel in head_locks and new is None and old is not None and old.info.format < 2
+                           else None),
                 drifted=tuple(dict.fromkeys(drifted)),
                 base_drift=(_base_drift(base, old) if status == "unchanged" and old is not None and not drifted
                             and before.price is not None else ()),

@@ -107,7 +107,7 @@ def require_no_lock_as_serving(serving: str | None, update: bool) -> None:
                      f"locks/SERVING.lock.toml; to re-lock this file, `passprice lock {way}`")
 
 
-def require_place(root: Root, output: Path) -> None:
+def require_place(root: Root, output: Path, root_named: str | None = None) -> None:
     """A lock written inside ``root`` is one ``check``, ``price``, ``diff`` and ``reproduce`` read: a file
     ``NAME.lock.toml`` in the root's ``locks/`` (links and ``..`` resolved). ``lock r1-qwen7b-h200 --force -o
     locks/x.lock`` (or ``-o registry/servings/y.lock.toml``) printed ``locked …`` and wrote a lock inside the
@@ -126,7 +126,9 @@ def require_place(root: Root, output: Path) -> None:
     A file in ``locks/`` whose name is not ``NAME.lock.toml`` is refused for its name, saying what its suffix says
     (``-o locks/l.json``: ``ends in .json (a name that says JSON)``; walk95: it was told to write the lock in
     ``locks/``, where it was); a file elsewhere in the registry whose suffix names another format is refused for
-    both (``-o l.json`` at the checkout's top, as ``require_suffix`` refuses it outside).
+    both (``-o l.json`` at the checkout's top, as ``require_suffix`` refuses it outside). A relative ``-o`` is
+    named with the file it resolves to where that adds something (:func:`_from_cwd`; ``root_named``: how ``--root``
+    was typed).
 
     Raises :class:`InputError` naming the file and where locks are read, before anything is priced."""
     from passprice.files import target
@@ -150,15 +152,15 @@ def require_place(root: Root, output: Path) -> None:
     said = _suffix_says(output)
     if in_locks:  # walk95: `-o locks/l.json` was told to write the lock in locks/, where it was
         raise InputError(
-            f"{shown(output)}{_from_cwd(output)}: locks are read from {shown(root.locks)}/NAME.lock.toml only, and "
-            f"this name {said or 'does not end in .lock.toml'}: a lock written so would guard nothing (check, price "
-            "and diff never read it); name it NAME.lock.toml"
+            f"{shown(output)}{_from_cwd(output, root, root_named)}: locks are read from {shown(root.locks)}/"
+            f"NAME.lock.toml only, and this name {said or 'does not end in .lock.toml'}: a lock written so would "
+            "guard nothing (check, price and diff never read it); name it NAME.lock.toml"
         )
     named = f"; and its name {said}: name it NAME.lock.toml" if said else ""
     raise InputError(
-        f"{shown(output)}{_from_cwd(output)}: inside the registry, locks are read from {shown(root.locks)}/"
-        "NAME.lock.toml only: a lock written here would guard nothing (check, price and diff never read it); write it "
-        f"there (the default), or outside the registry{named}"
+        f"{shown(output)}{_from_cwd(output, root, root_named)}: inside the registry, locks are read from "
+        f"{shown(root.locks)}/NAME.lock.toml only: a lock written here would guard nothing (check, price and diff "
+        f"never read it); write it there (the default), or outside the registry{named}"
     )
 
 
@@ -174,28 +176,39 @@ def _suffix_says(output: Path) -> str:
     return f"ends in {suffix} (a name that says {SUFFIX_FORMATS[suffix]})"
 
 
-def _from_cwd(output: Path) -> str:
-    # -o is relative to the working folder, as pip-compile's and check-jsonschema's are; said where it is relative
+def _from_cwd(output: Path, root: Root, named: str | None = None) -> str:
+    """`` (relative to the working folder: PATH)`` after ``output`` (``-o FILE``) in a line about it: ``-o`` is
+    relative to the working folder, as pip-compile's and check-jsonschema's are, never to ``--root``; said where it
+    adds something. ``""`` for an absolute ``output``, and for one whose absolute path the line's paths are rewritten
+    to as the user would give it (:func:`passprice.registry.as_given`, ``named`` how ``--root`` was typed) names the
+    same file as typed: ``lock R1 -o l.json`` at the checkout's top said ``l.json (relative to the working folder:
+    l.json)`` (left98). Raises nothing."""
+    from passprice.registry import as_given
+
     if output.is_absolute():
         return ""
-    return f" (relative to the working folder: {shown(Path(os.path.abspath(output)))})"
+    full = os.path.abspath(output)
+    rendered = as_given([full], root, named)[0]
+    if os.path.normpath(rendered) == os.path.normpath(output):
+        return ""
+    return f" (relative to the working folder: {shown(Path(full))})"
 
 
-def unread_note(root: Root, output: Path, name: str, shown_as: str) -> str | None:
+def unread_note(root: Root, output: Path, name: str, shown_as: str, named: str | None = None) -> str | None:
     """The note ``lock`` gives after writing lock ``name`` to ``output`` (shown as ``shown_as``) outside ``root``'s
     folder, which ``check``, ``price``, ``diff`` and ``reproduce NAME`` of that registry never read; ``None`` inside it
     (:func:`require_place` has then made it the root's ``locks/``) or for the embedded root (read-only: ``lock`` says
     so there). ``-o`` is relative to the working folder, never to ``--root`` (pip-compile's ``-o`` and
     check-jsonschema's paths are too): walkthrough 42 ran ``passprice --root COPY lock … -o locks/x.lock.toml`` in a
-    checkout and wrote the checkout's ``locks/``, exit 0, without a word (issue 13, session 33). Raises
-    :class:`InputError` as :func:`passprice.registry.within` does."""
+    checkout and wrote the checkout's ``locks/``, exit 0, without a word (issue 13, session 33). ``named``: how
+    ``--root`` was typed (:func:`_from_cwd`). Raises :class:`InputError` as :func:`passprice.registry.within` does."""
     from passprice.registry import within
 
     if root.embedded or within(root, output):
         return None
-    return (f"lock {name} was written to {shown_as}{_from_cwd(output)}, outside registry {shown(root.path)}: its "
-            f"check, price and diff read {shown(root.locks)}/ only and will not see it (without -o, lock writes "
-            f"{shown(root.locks)}/{name}.lock.toml)")
+    return (f"lock {name} was written to {shown_as}{_from_cwd(output, root, named)}, outside registry "
+            f"{shown(root.path)}: its check, price and diff read {shown(root.locks)}/ only and will not see it "
+            f"(without -o, lock writes {shown(root.locks)}/{name}.lock.toml)")
 
 
 def require_registered_stack(root: Root, ref: str, name: str) -> None:
@@ -245,14 +258,17 @@ def require_unique_name(root: Root, output: Path, lock: Lock, update: bool, serv
     ``locks/r1-qwen7b-h200.lock.toml``: exit 0, then ``check`` exit 2). That test looked the folder over a second
     time, before the price was made (left92: one look, here). Raises :class:`InputError` (exit 2) naming ``output``,
     the name and the other file, with the way out (``--update`` keeps a lock's name, so ``lock SERVING --force -o
-    FILE``: a lock named after its file), before anything is written."""
+    FILE``: a lock named after its file), before anything is written. A lock file of the folder that does not
+    parse and holds the name quoted may be a lock of that name: refused too, naming that file and its problem
+    (left98: it was passed over, the lock written, exit 0; mended, the two shared a name ``check`` refuses)."""
     from passprice.files import shell_word
     from passprice.locks import lock_document, name_holders
 
     name = lock.info.name
     first = update and old is not None and old.info.format < 2
     digest = None
-    for rel, table in name_holders(root, output, name):
+    unparsed: list[tuple[str, str]] = []
+    for rel, table in name_holders(root, output, name, unparsed):
         if first:
             relock = (f"re-lock it under its file's name (`passprice lock {shell_word(served)} --force -o "
                       f"{shell_word(str(output))}`), or remove it" if served else "remove one")
@@ -275,6 +291,15 @@ def require_unique_name(root: Root, output: Path, lock: Lock, update: bool, serv
         raise InputError(
             f"{shown(output)}: lock.name: {name!r} is also the name of {rel}, which pins other facts: a lock's name "
             f"must be unique (`passprice check` refuses the two): {way}; nothing written"
+        )
+    if unparsed:  # left98: passed over, the write left two locks of one name once the other is mended
+        rel, problem = unparsed[0]
+        way = ("fix it or remove it, then --update again" if update else
+               "fix it or remove it, or lock this one under another name (--name NAME, or -o locks/NAME.lock.toml)")
+        raise InputError(
+            f"{shown(output)}: lock.name: {name!r} may also be the name of {rel}, which holds it and does not read "
+            f"({problem}): a lock's name must be unique, and which name that file gives is not known until it "
+            f"reads: {way}; nothing written"
         )
 
 

@@ -599,18 +599,38 @@ def older_format(
         f"lock format {lock.info.format}, older than {LOCK_FORMAT}: it pins no pricing-model digest and no checkpoint "
         f"content, and its rests_on is the first format's fixed list, so it is reproduced on its figures only; "
     )
-    clash = update_name_clash(root, path, lock.name, lock) if root is not None and path is not None else None
-    if clash is None:
+    way = (first_format_clash(root, path, lock.name, where) if root is not None and path is not None
+           and lock.info.format < 2 else None)
+    if way is None:
         return said + (
             f"re-lock it: `passprice lock --update -o {where}` keeps its policy, `passprice lock SERVING --force -o "
             f"{where}` gives it the default one"
         )
-    serving = first_format_serving(root, lock) if root is not None else None
-    return said + (
-        f"re-lock it under its file's name: `passprice lock {shell_word(serving) if serving else 'SERVING'} --force "
-        f"-o {where}` (the default policy; `lock --update` keeps its name, {lock.name!r}, which {clash} holds, and is "
-        "refused), or remove it"
-    )
+    return said + way
+
+
+def first_format_clash(root: Root, path: Path, name: str, where: str) -> str | None:
+    """The one way out said for a first-format lock named ``name``, at ``path`` (named ``where`` in the command to
+    paste, as a shell word already), whose name another current-format lock of ``root/locks`` carries
+    (:func:`name_holders`): ``lock --update`` keeps the name and is refused
+    (:func:`passprice.locking.require_unique_name`, left58), so the re-lock under its file's name, ``passprice lock
+    SERVING --force -o FILE`` (its serving named where ``root`` registers one of the lock's name, as
+    :func:`first_format_serving` finds it; it needs no restore of a file edited by hand), or removing it. ``None``
+    when no other lock carries the name, or ``path`` is not in ``root/locks``. Said by :func:`older_format`
+    (``check``, ``reproduce``), by a hand-edited lock's refusal (:func:`_edited_way`) and by the review of such a
+    lock (:meth:`passprice.diff.LockImpact.review`, left98: it said ``restore it from BASE, then re-lock it with
+    passprice lock --update -o PATH``, exit 2 when run). Raises nothing."""
+    from passprice.files import shell_word
+
+    holders = name_holders(root, path, name)
+    if not holders:
+        return None
+    served = None
+    with contextlib.suppress(OSError, ValueError):
+        served = name if is_there(root.servings / f"{name}.toml") else None
+    return (f"re-lock it under its file's name: `passprice lock {shell_word(served or 'SERVING')} --force -o "
+            f"{where}` (the default policy; `lock --update` keeps its name, {name!r}, which {holders[0][0]} holds, "
+            "and is refused), or remove it")
 
 
 def first_format_serving(root: Root, lock: Lock) -> str | None:
@@ -638,7 +658,8 @@ def update_name_clash(root: Root, output: Path, name: str, old: Lock | None) -> 
     return holders[0][0] if holders else None
 
 
-def name_holders(root: Root, output: Path, name: str) -> list[tuple[str, dict[str, Any]]]:
+def name_holders(root: Root, output: Path, name: str,
+                 unparsed: list[tuple[str, str]] | None = None) -> list[tuple[str, dict[str, Any]]]:
     """Each other current-format lock file of ``root/locks`` whose ``[lock] name`` is ``name``, by file name: its
     ``locks/FILE`` and its ``[lock]`` table. Empty when ``output`` lies outside ``root/locks`` or the folder does not
     read. One look over the folder serves both of a ``lock`` run's tests of the name
@@ -649,7 +670,10 @@ def name_holders(root: Root, output: Path, name: str) -> list[tuple[str, dict[st
     every file of the folder whole, then the write's test parsed each holding the name whole again (see
     docs/PERFORMANCE.md). A file that does not read or parse, is ``output``
     itself, or is of the first format (its name is the serving it locks, which ``check`` lets two share) is passed
-    over. Raises nothing."""
+    over; one whose ``[lock]`` table does not parse while its bytes hold ``name`` quoted (``"NAME"`` or ``'NAME'``:
+    it may be a lock of that name) is added to ``unparsed``, when given, as ``(locks/FILE, its problem)``, its
+    problem the first line :func:`read_lock` gives (left98: ``lock --name X`` beside such a file wrote its lock, exit
+    0). Raises nothing."""
     from passprice.registry import LOCK_SUFFIX
 
     try:
@@ -659,6 +683,7 @@ def name_holders(root: Root, output: Path, name: str) -> list[tuple[str, dict[st
     except (OSError, RuntimeError, InputError):
         return []
     spelled = name.encode("utf-8", "surrogateescape")
+    quoted = (b'"' + spelled + b'"', b"'" + spelled + b"'")
     tables: dict[bytes, Any] = {}
     found = []
     for stem in names:
@@ -674,9 +699,28 @@ def name_holders(root: Root, output: Path, name: str) -> list[tuple[str, dict[st
             table = tables[data]
         except (OSError, InputError):
             continue
+        rel = f"locks/{stem}{LOCK_SUFFIX}"
+        if table is None and unparsed is not None and any(q in data for q in quoted):
+            problem = _unread_problem(root, other)
+            if problem is not None:
+                unparsed.append((rel, problem))
         if isinstance(table, dict) and table.get("name") == name and table.get("format", 1) != 1:
-            found.append((f"locks/{stem}{LOCK_SUFFIX}", table))
+            found.append((rel, table))
     return found
+
+
+def _unread_problem(root: Root, path: Path) -> str | None:
+    """The first problem line :func:`read_lock` gives for the lock file at ``path`` (the root's folder left out, as
+    ``check`` names it), ``None`` when it reads. Raises nothing."""
+    from passprice.errors import problem_lines
+
+    try:
+        read_lock(path, root.schema)
+    except InputError as e:
+        return problem_lines(e)[0].replace(f"{root.path}/", "")
+    except (OSError, RecursionError, ValueError) as e:
+        return f"{path.name}: does not read ({e.__class__.__name__})"
+    return None
 
 
 #: The tables of a lock structured and unstructured field for field (fields at their default left out).
@@ -854,15 +898,9 @@ def _edited_way(document: Mapping[str, Any], source: str) -> str:
     path = Path(source)
     if isinstance(table, Mapping) and table.get("format", 1) == 1 and isinstance(name, str) and (
             path.parent.name == "locks"):
-        root = Root(path.parent.parent)
-        holders = name_holders(root, path, name)
-        if holders:
-            served = None
-            with contextlib.suppress(OSError, ValueError):
-                served = name if is_there(root.servings / f"{name}.toml") else None
-            return (f"re-lock it under its file's name: `passprice lock {shell_word(served or 'SERVING')} --force -o "
-                    f"{shell_word(source)}` (the default policy; `lock --update` keeps its name, {name!r}, which "
-                    f"{holders[0][0]} holds, and is refused), or remove it")
+        way = first_format_clash(Root(path.parent.parent), path, name, shell_word(source))
+        if way is not None:
+            return way
     return ("restore it from the last commit that holds it as written (`git checkout REV -- FILE`), then change it "
             "with `passprice lock --update -o FILE` (it keeps the lock's kind and policy; `--force --require "
             "PATH=PROVENANCE` loosens a floor, which the review shows)")

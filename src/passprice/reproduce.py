@@ -300,6 +300,16 @@ class CheckpointState:
         """True when the checkpoint the lock names no longer holds the pinned content (or does not read)."""
         return self.status != "same"
 
+    def unread_entry(self) -> str | None:
+        """The problem (``FILE: what``, the file root relative) of the entry the lock names when that entry is there
+        and does not read (not TOML, not the schema) and no entry holds the pinned content; ``None`` otherwise: the
+        entry is gone (no file of that name, or its file renamed: :attr:`moved_to`), holds other content, or the
+        pinned content was found. ``reproduce``'s verdict said such a checkpoint "is gone" while ``audit`` said it
+        "does not read" (left98). Raises nothing."""
+        if self.status != "missing" or self.error is None or self.moved_to is not None:
+            return None
+        return None if "not found in registry/checkpoints" in self.error else self.error
+
     def describe(self) -> str:
         """One line: where the pinned content is, or why it cannot be found."""
         short = self.pinned.removeprefix("sha256:")[:12]
@@ -1051,6 +1061,10 @@ class Reproduction:
                       f"{self.lock.name!r}, which {other} holds")
         if self.price is None:
             # said once, on the checkpoint line below (walkthrough 21: the long line was repeated here)
+            unread = self.checkpoint.unread_entry()
+            if unread is not None:  # left98: an entry that is there and does not parse is not "gone"
+                return (f"does NOT reproduce: the pinned checkpoint's entry does not read ({unread}), and no other "
+                        "entry holds the pinned content (checkpoint, below)")
             return f"does NOT reproduce: the pinned checkpoint {self.checkpoint.ref} is gone (checkpoint, below)"
         if self.equals:
             if self.lock.info.format < LOCK_FORMAT:
