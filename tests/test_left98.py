@@ -71,9 +71,10 @@ def test_2_a_lock_file_that_does_not_parse_and_holds_the_name_refuses_the_name(t
     # another name is written; the broken file mended, the name clash is the one refused as before
     result = invoke("lock", R1, "--name", "fresh", "-o", str(locks / "fresh.lock.toml"), root=root)
     assert result.exit_code == 0, result.output
+    # (another serving's lock under R1's name: R1's own would be a copy of the mended file, let by as check lets one)
     (locks / "other.lock.toml").write_text(text, encoding="utf-8")
-    bad("lock", R1, "--name", R1, "-o", str(locks / "new.lock.toml"), root=root,
-        says="lock.name: 'r1-qwen7b-h200' is also the name of locks/other.lock.toml")
+    bad("lock", "gemma3-270m-h100", "--name", R1, "-o", str(locks / "new.lock.toml"), root=root,
+        says="lock.name: 'r1-qwen7b-h200' is also the name of locks/other.lock.toml, which pins other facts")
 
 
 def _first_format_review(tmp_path: Path, beside_r1: bool) -> str:
