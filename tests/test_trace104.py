@@ -9,7 +9,8 @@ can look up) out of source records' read/note and card notes. Left were:
 2. Six source records' read said "(session 33, …)" / "(session 34, …)" beside the test file; the examples config
    of DeepSeek-V2-Lite "(session 34, moe48)"; facts/cards/README.md "(cite73)" and "(cite74)"; the workflow
    ``init`` writes (and the project's own) "(left31)". Every string of every record, lock, example and template
-   is held free of labels here (test_2_*).
+   is held free of labels here, the schemas' descriptions too ("a lock written before session 27", "0001-01-01 read
+   until session 29": now the commit, and tests/test_leftovers_29.py) (test_2_*).
 3. The README's prose named sessions ("since session 27", "Session 40 (branch hdr54 …)") and 64 Speed rows' cells
    "session 44's whole `--quick` run": now a commit, a test file or a section of docs/PERFORMANCE.md ("round
    hdr54", each a heading there) (test_3_*). The git history a transcript shows (commit subjects) is left as git
@@ -121,13 +122,24 @@ def test_1_each_commit_named_is_in_the_history() -> None:
     assert [line.split()[1] for line in found] == ["commit"] * len(named), found
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     assert [c for c in named[1:] if f"{c}" not in readme] == []
+    # the schemas' (the checkpoint origin's pin, the stack's runtime and builds pinned, the calendar-date format, the
+    # 1900/1990 bounds of a date) and docs/DESIGN.md's merges of rounds without a test file of their name
+    schemas = " ".join(p.read_text(encoding="utf-8") for p in sorted((REPO / "schema").glob("*.json")))
+    design = (REPO / "docs" / "DESIGN.md").read_text(encoding="utf-8")
+    more = {"eeb6d017": schemas, "8b63161c": schemas, "7450a9fa": schemas, "24fefcc4": schemas,
+            "17f75277": design, "f0f1dac2": design, "497b625e": design, "253c9061": design, "1e975d74": design,
+            "d62bb13b": design, "2b8649ed": design}
+    assert [c for c, text in more.items() if f"commit {c}" not in text] == []
+    found = subprocess.run(["git", "-C", str(REPO), "cat-file", "--batch-check"], input="\n".join(more) + "\n",
+                           capture_output=True, text=True, check=True).stdout.splitlines()
+    assert [line.split()[1] for line in found] == ["commit"] * len(more), found
 
 
 # --- 2. records, locks, examples, templates -------------------------------------------------------------------------
 
 
 def _files() -> Iterator[Path]:
-    for top in ("facts", "sources", "registry", "locks", "examples"):
+    for top in ("facts", "sources", "registry", "locks", "examples", "schema"):
         yield from sorted(p for p in (REPO / top).rglob("*") if p.is_file() and p.suffix in (
             ".toml", ".json", ".jsonl", ".md"))
     yield from sorted((REPO / "src" / "passprice" / "templates").iterdir())
@@ -152,7 +164,7 @@ def test_2_no_string_of_a_record_lock_example_or_template_names_a_label() -> Non
         for where, value in parts:
             if labels(value):
                 found[where] = labels(value)
-    assert count >= 140  # 17 cards, 46 sources, the registry's, 10 locks, the examples, the workflows
+    assert count >= 150  # 17 cards, 46 sources, the registry's, 10 locks, the examples, the schemas, the workflows
     assert found == {}
 
 
