@@ -68,6 +68,12 @@ KNOWN = {
     "c8ac5b1d": "a0187f68f28a",  # qwen3-30b-a3b-h200's [lock] digest at that commit, forever
     "e9162b7b357c": "commit",  # walk56: the passprice commit an old gemma3 lock's reproduce verdict names
     "e9af49f4c0f7": "commit",  # walk56: the commit that wrote a re-locked qwen3-30b-a3b-h200 digest
+    # trace104: the commits that replace a session's label in the README's prose (tests/test_trace104.py)
+    "f67ce189": "commit",  # the .pth Ctrl-C handler of the console script's own imports
+    "748e082b": "commit",  # SIGTERM/SIGHUP answered from start-up (`passprice: terminated`)
+    "eeb6d017": "commit",  # a lock pins its checkpoint entry's origin (tests/test_pin_27.py)
+    "8b869011": "commit",  # the older `sweep --json` figures a Speed row's reference cell gives
+    "6416001d": "commit",  # the routing question left undecided (no multi-batch Qwen3-30B-A3B table found)
 }
 SHOWN = re.compile(r"`passprice (?:reproduce|audit) ([0-9a-f]{8,64})` \(`([A-Za-z0-9._-]+)`'s `\[lock\] digest`")
 HEX = re.compile(r"(?<![0-9A-Za-z_])(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{8,64}(?![0-9A-Za-z_])")
