@@ -110,3 +110,25 @@ def test_no_site_module_no_record(editable: tuple[Path, Path], monkeypatch: pyte
     package, _ = editable
     monkeypatch.delitem(sys.modules, "site")
     assert pins._record_file() is None and pins._recorded(str(package)) is None
+
+
+def test_an_editable_build_carries_the_record_to_site_packages(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``hatch_build.py``'s hook, for the editable wheel as for a wheel: the record of the checkout's code, made in a
+    child interpreter, is force-included at ``passprice/pricing_model.json`` (site-packages, where the editable wheel
+    installs ``passprice/_data`` too), and its digest is the one the trees give."""
+    pytest.importorskip("hatchling")
+    from cli_helpers import REPO
+
+    monkeypatch.syspath_prepend(str(REPO))
+    import hatch_build
+
+    hook = object.__new__(hatch_build.TrackedData)
+    monkeypatch.setattr(hatch_build.TrackedData, "root", property(lambda self: str(REPO)))
+    build_data: dict[str, dict[str, str]] = {}
+    hook._record_pricing_model("editable", build_data)
+    ((made, where),) = build_data["force_include"].items()
+    assert where == str(pins.SITE_RECORD) == "passprice/pricing_model.json"
+    record = json.loads(Path(made).read_text(encoding="utf-8"))
+    assert record["digest"] == pins._compute(str(REPO / "src" / "passprice"), kept=False)
+    hook.finalize("editable", build_data, "")
+    assert not Path(made).exists()
