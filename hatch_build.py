@@ -8,8 +8,10 @@ builds anyway, for a wheel of deliberately local facts.
 Every wheel also records the pricing model's digest of the code it packages (``passprice.pins.record``: the digest
 and the sha256 of each module file it is a function of) as ``passprice/pricing_model.json``, so the first ``check``,
 ``diff`` or ``lock`` of a fresh install (a CI machine, its cache empty) hashes the module files instead of parsing
-them. An editable install gets none: its package is the checkout's own folder, where a record is a file a branch can
-carry, and passprice never uses a record in a source tree (``pins._recorded``). The record is only a shortcut:
+them. An editable install gets one too, but not in its package, the checkout's own folder, where a record is a file
+a branch can carry and passprice never uses one (``pins._recorded``): the editable wheel puts it at the same path in
+site-packages (``passprice/pricing_model.json``, beside ``passprice/_data``), where ``pins._record_file`` finds it,
+as trusted as the ``.pth`` file beside it that puts the checkout on the path. The record is only a shortcut:
 passprice uses it only when every module it names still holds the recorded bytes, and computes the digest otherwise.
 A record that cannot be made (the code does not parse) is left out, and the digest is computed at run time as before.
 """
@@ -61,10 +63,9 @@ class TrackedData(BuildHookInterface):  # type: ignore[misc]
 
 
     def _record_pricing_model(self, version: str, build_data: dict[str, Any]) -> None:
-        """Write the pricing model's record (see the module's docstring) into the wheel; an editable install gets
-        none (a record in the source tree is never used)."""
-        if version == "editable":
-            return
+        """Write the pricing model's record (see the module's docstring) into the wheel, as
+        ``passprice/pricing_model.json``: beside the modules of an installed package, and in site-packages (beside
+        the embedded data, outside the checkout) for an editable install."""
         source = Path(self.root) / "src"
         text = pricing_model_record(source)
         if text is None:

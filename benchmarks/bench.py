@@ -460,12 +460,28 @@ def run_review(command: Sequence[str], cwd: Path, cache_dir: Path) -> float:
     return float(cpu)
 
 
+def running_digest_said() -> str:
+    """A line saying where the passprice this bench runs takes its own pricing-model digest from in a cold run: its
+    build's record (a wheel's, or, since round fastcheck99, an editable install's in site-packages, while the
+    checkout's module files still hold the bytes it records), or the trees parsed (an editable install edited since
+    ``pip install -e .``, or made before that round): the editable cold rows differ by about 0.4 s between the two."""
+    from passprice import pins
+
+    look = getattr(pins, "_record_file", None)  # (a passprice before round fastcheck99 has none)
+    found = look() if look is not None else None
+    if found is not None and pins._recorded(str(pins.PACKAGE)) is not None:
+        return f"the running package's digest: from its build's record ({found}), no tree parsed"
+    return ("the running package's digest: its trees parsed in a cold run (no build record of its bytes: an editable "
+            "install edited since `pip install -e .`, or made before round fastcheck99)")
+
+
 def wheel_command(work: Path) -> tuple[list[str] | None, str]:
     """The checkout installed as CI installs it (``pip install .``: a wheel built by ``hatch_build.py``, which records
     the pricing model's digest in it, installed with its modules byte-compiled) into a temporary venv in ``work``,
     whose other packages are this interpreter's (one path line: nothing downloaded); the command running it and a
     line saying so, or ``None`` and why not (issue 16: an installed package takes its digest from that record, an
-    editable one parses its 54 pricing modules)."""
+    editable one parses its 54 pricing modules, unless its install's own record, in site-packages, still names the
+    checkout's bytes: :func:`running_digest_said`)."""
     import sysconfig
 
     wheels, venv = work / "wheels", work / "wheel-venv"
@@ -516,6 +532,7 @@ def bench_review(runs: int) -> None:
                                                                                          "markdown"], False)]
         wheel, said = wheel_command(work)
         print(said)
+        print(running_digest_said())
         if wheel is not None:  # the cold check as CI runs it, from an installed wheel (round digest77)
             cases.insert(1, ("passprice check, cold, from a wheel installed as CI installs it", [*wheel, "check"],
                              True))  # fmt: skip

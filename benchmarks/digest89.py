@@ -11,9 +11,11 @@ case whose code is past the cap is refused unparsed and costs what a tiny module
 pass`` is run in each round. CPU is user + system of the child (``os.wait4``), peak its maximum resident set.
 
 Each side runs from its ``src`` as an editable install does (a source tree: the running package's own digest is
-parsed, ``--no-cache``), or with ``--installed`` from a copy laid out as a wheel installs it
-(``passprice/_data/schema``, no project file above it, its build's record of its own digest beside the modules:
-``pins.record``, which the running digest is then taken from by hashing the module files).
+parsed, ``--no-cache``, unless this interpreter's site-packages holds an editable install's record of the same
+bytes: since round fastcheck99 a ``pip install -e .`` of this checkout writes one, so this checkout's side takes its
+digest from it until a module of the model is edited), or with ``--installed`` from a copy laid out as a wheel
+installs it (``passprice/_data/schema``, no project file above it, its build's record of its own digest beside the
+modules: ``pins.record``, which the running digest is then taken from by hashing the module files).
 
 Run from a checkout: ``python benchmarks/digest89.py [--base /path/to/main/src] [--runs 3] [--only dense lines]``.
 Nothing here is a test: CPU depends on the machine and how busy it is.

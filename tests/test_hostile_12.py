@@ -76,6 +76,9 @@ def test_a_record_in_a_source_tree_is_never_used(tmp_path: Path, monkeypatch: py
     from passprice import pins
 
     monkeypatch.setenv("PASSPRICE_CACHE_DIR", str(tmp_path / "cache"))
+    # no editable install's record in site-packages (fastcheck99: tests/test_fastcheck99.py reads one): the record
+    # beside the modules is the only one here
+    monkeypatch.setattr(pins, "SITE_RECORD", Path("passprice") / "no-such-record.json")
     forged = "sha256:" + "5" * 64
     for tree, marker in (("checkout", "pyproject.toml"), ("worktree", ".git"), ("installed", None)):
         package = tmp_path / tree / "src" / "passprice"

@@ -26,6 +26,7 @@ DESIGN.md, "What a lock pins", says why the code digest was chosen over a golden
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
 import json
 import keyword
@@ -740,7 +741,8 @@ def record(folder: Path = PACKAGE) -> dict[str, Any]:
 
 
 def _recorded(folder: str) -> str | None:
-    """The digest :data:`RECORD` (the running package's own, never a record found elsewhere) gives the package at
+    """The digest the running package's build record (:func:`_record_file`: :data:`RECORD`, or an editable install's
+    in site-packages; never a record found in another folder) gives the package at
     ``folder``, when every module it names holds, in ``folder``, the very bytes it records (or is still absent), and
     this module and the interpreter are the ones that made it; else ``None`` (no record, a damaged one, one byte of
     one module different, another algorithm or Python): the digest is then computed from the trees. So an edited
@@ -750,11 +752,14 @@ def _recorded(folder: str) -> str | None:
     A record in a source tree (an editable install: :func:`_in_source_tree`) is never used: there it is a file of
     the checkout, which a branch can carry (``git add -f``) and ``git checkout`` puts in place without a build, and a
     record stating the closure's roots alone with their true bytes and an old digest made ``check`` say "pricing
-    model: same" of edited code; its digest cannot be checked without computing it."""
-    if _in_source_tree(RECORD.parent):
+    model: same" of edited code; its digest cannot be checked without computing it. An editable install's own
+    record is read instead (:func:`_record_file`): the one its build put in the interpreter's site-packages, outside
+    the checkout, checked against the checkout's bytes as any record is."""
+    found = _record_file()
+    if found is None:
         return None
     try:
-        kept = json.loads(read_regular(RECORD, RECORD_BYTES))
+        kept = json.loads(read_regular(found, RECORD_BYTES))
     except (InputError, OSError, ValueError):
         return None
     if not isinstance(kept, dict) or kept.get("format") != 1 or kept.get("python") != _python():
@@ -782,6 +787,42 @@ def _recorded(folder: str) -> str | None:
     if folder == str(PACKAGE):  # the names its walk looked up, those with a file: the package's pricing modules
         _OWN_MODULES[:] = [tuple(sorted(name for name, sha in modules.items() if sha is not None))]
     return digest
+
+
+#: Where an editable install's build puts the record of the checkout's code (``hatch_build.py``): in each
+#: site-packages folder of the interpreter, under the package's name, beside the embedded data the editable wheel
+#: installs there (``passprice/_data``), never in the checkout.
+SITE_RECORD = Path("passprice") / "pricing_model.json"
+
+
+def _record_file() -> Path | None:
+    """The running package's build record to read (:func:`_recorded`): :data:`RECORD` beside the modules of an
+    installed package; for a package in a source tree (an editable install, :func:`_in_source_tree`, where a record
+    beside the modules is a file a branch can carry and is never read), the record the editable install's build
+    wrote into a site-packages folder of this interpreter (:data:`SITE_RECORD`: the first there, its folder itself in
+    no source tree), as trusted as the installed files beside it (a ``.pth`` file there runs code at every start).
+    ``None`` when there is none (no ``site`` module: ``python -S``). Raises nothing."""
+    if not _in_source_tree(RECORD.parent):
+        return RECORD
+    import sys
+
+    site = sys.modules.get("site")
+    if site is None:
+        return None
+    folders: list[str] = []
+    with contextlib.suppress(AttributeError):  # (a virtualenv of old made its own site module)
+        folders += site.getsitepackages()
+    if getattr(site, "ENABLE_USER_SITE", False):
+        with contextlib.suppress(AttributeError):
+            folders.append(site.getusersitepackages())
+    for folder in folders:
+        path = Path(folder) / SITE_RECORD
+        try:
+            if path.parent != RECORD.parent and not _in_source_tree(path.parent) and is_there(path):
+                return path
+        except (InputError, OSError):  # a folder that cannot be looked at holds no record
+            continue
+    return None
 
 
 def _in_source_tree(package: Path) -> bool:
