@@ -1,11 +1,20 @@
-"""What a price run afresh (``PASSPRICE_NO_MEMO=1``, the cache warm) no longer does at import (issue 16, round
-afresh101): ``passprice.schema`` imports the C module ``_signal``, not :mod:`signal` (whose three enumerations
-of every signal, handler and mask action no command needs from it: 1.9 M instructions), and three regular
-expressions of the modules outside the pricing model are compiled when first used, not at import: the non-ASCII
-run of :func:`passprice.errors.json_escaped`, the invisible characters past U+FFFF of the ``one-line`` format
+"""What a price run afresh (``PASSPRICE_NO_MEMO=1``, the cache warm) no longer does (issue 16, round afresh101).
+
+``passprice.schema`` imports the C module ``_signal``, not :mod:`signal` (whose three enumerations of every signal,
+handler and mask action no command needs from it: 1.9 M instructions), and three regular expressions of the modules
+outside the pricing model are compiled when first used, not at import: the non-ASCII run of
+:func:`passprice.errors.json_escaped`, the invisible characters past U+FFFF of the ``one-line`` format
 (:func:`passprice.schema.one_line`) and a datasheet's ``TFLOPS`` (a schema problem's hint); together 4.0 M of a
-price's 425.7 M instructions (callgrind, hash seed 0). Each is checked here by what the process holds at its end,
-and each pattern by what it still answers once compiled."""
+price's 425.7 M instructions (callgrind, hash seed 0). Six more of the pricing modules (a lock's digest as a name,
+what may follow a ``[lock]`` table, a coding declaration, a file's naming keys, an entry's ``[entry]`` header and
+the next table): 2.5 M. Each is checked here by what the process holds at its end, and each pattern by what it
+still answers once compiled.
+
+A lock under a stack checks that its named stack's ``[stack]`` texts are still the pinned ones
+(:func:`passprice.locks.require_named_stack`): the three texts are now a built object of the stack file's bytes,
+not read off its whole validated document (8 M instructions): an edit of the stack file is read, not the texts
+kept of its bytes before.
+"""
 
 from __future__ import annotations
 
@@ -14,7 +23,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from passprice import errors, schema
+from cli_helpers import bad, invoke
+from passprice import checkpoints, errors, locks, pins, schema, scopes
+from test_hostile_49 import STACKED, _locked
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -25,6 +36,12 @@ LAZY = {
         "[\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e00ff\U000e01f0-\U000e0fff]"
     ),
     "schema._operations": r"([kMGTPE]?)(FLOPS|OPS|FLOP/s|OP/s)",
+    "locks.digest_ref": r"^(?:sha256:)?[0-9a-fA-F]{8,64}$",
+    "locks._table_end": r"(?:[ \t]*(?:#.*)?\n)*(?:[ \t]*\[|[ \t]*(?:#.*)?\Z)",
+    "pins._coding": rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)",
+    "scopes.naming": r"general\.(?!architecture$|alignment$).*",
+    "checkpoints._entry_header": r"^[ \t]*\[[ \t]*entry[ \t]*\][ \t]*(?:#.*)?$",
+    "checkpoints._next_table": r"^[ \t]*\[",
 }
 
 _RUN = """
@@ -76,6 +93,16 @@ def test_the_lazy_patterns_answer_as_the_module_level_ones_did() -> None:
                            "figure in TMAC/s"), hint
     assert schema._operations_hint("TFLOPS", ["B/s"]) == ""
     assert schema._operations().pattern == LAZY["schema._operations"]
+    # the pricing modules' six
+    assert locks.digest_ref().match("sha256:2748F58f") and not locks.digest_ref().match("r1-qwen7b-h200")
+    assert locks.lock_table_of(b'[lock]\nserving = "a"\n\n# end\n[price]\nx = 1\n') == {"serving": "a"}
+    assert locks._table_end().pattern == LAZY["locks._table_end"]
+    assert pins._coding().match(b"# -*- coding: latin-1 -*-")[1] == b"latin-1"
+    assert scopes.naming().fullmatch("general.name") and not scopes.naming().fullmatch("general.architecture")
+    assert checkpoints._entry_table('# c\n[entry]\norigin = "synthetic"\n\n[tensors]\nx = 1\n') == {
+        "origin": "synthetic"}
+    assert (checkpoints._entry_header().pattern, checkpoints._next_table().pattern) == (
+        LAZY["checkpoints._entry_header"], LAZY["checkpoints._next_table"])
 
 
 def test_signals_held_holds_the_stopping_signals_as_numbers() -> None:
@@ -84,3 +111,24 @@ def test_signals_held_holds_the_stopping_signals_as_numbers() -> None:
 
     stopping = schema.STOPPING
     assert stopping == tuple(int(getattr(signal, n)) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n))
+
+
+def test_a_stack_edited_since_its_texts_were_kept_is_read_again(tmp_path: Path) -> None:
+    # The lock r1-stack names llamacpp-cuda-2405. Priced once (the stack's texts kept under its bytes), then the
+    # stack retitled and a copy of it, as it was, registered as copy-2405: the lock's pins now describe copy-2405,
+    # and the lock is refused by name, on the first run after the edit and on the next (the edited bytes' texts
+    # kept in turn). Texts kept of the old bytes would have let the lock through.
+    root = _locked(tmp_path)
+    assert invoke("price", "--lock", str(root / STACKED), root=root).exit_code == 0
+    stacks = root / "facts" / "stacks"
+    text = (stacks / "llamacpp-cuda-2405.toml").read_text(encoding="utf-8")
+    (stacks / "copy-2405.toml").write_text(text, encoding="utf-8")
+    assert text.count('name = "llama.cpp, CUDA backend') == 1  # the [stack] table's title
+    (stacks / "llamacpp-cuda-2405.toml").write_text(
+        text.replace('name = "llama.cpp, CUDA backend', 'name = "Retitled llama.cpp, CUDA backend'), encoding="utf-8")
+    said = (f"passprice: error: {root / STACKED}: stack.name: 'llamacpp-cuda-2405' is not the stack this lock's pins "
+            "describe: its [stack] title, runtime and builds are those of registered stack 'copy-2405' (a lock names "
+            "the stack its price was made under); re-lock it, or restore the lock from the last commit that holds it "
+            "as written")
+    for _ in range(2):
+        assert bad("price", "--lock", str(root / STACKED), root=root) == [said]

@@ -1255,12 +1255,26 @@ def require_named_stack(root: Root, lock: Lock, source: str) -> None:
         return snapshot.made(("stack-texts", str(root.stacks), str(root.schema), name), lambda: _stack_texts(name))
 
     def _stack_texts(name: str) -> tuple[str, str | None, str | None] | None:
+        # The three texts are kept as a built object of the file's bytes and the stack schema (cache.built), not read
+        # off the whole validated document: a price's lock of r1-qwen7b-h200 under llamacpp-cuda-2405 read that 93 KB
+        # file's cached document (an 84 KB JSON entry, checksummed and parsed) for three strings, about 8.6 M of a
+        # price's 425 M instructions (issue 16, afresh101). A file that does not read or validate is None, as before,
+        # and nothing is kept of it (a build that raises stores nothing).
+        from passprice import cache
+
+        path = root.stacks / f"{name}.toml"
+
+        def build() -> tuple[str, str | None, str | None]:
+            meta = schema.load(path, "stack", root.schema, data=data)["stack"]
+            runtime, builds = meta.get("runtime"), meta.get("builds")
+            return (str(meta["name"]), None if runtime is None else str(runtime),
+                    None if builds is None else str(builds))
+
         try:
-            meta = schema.load(root.stacks / f"{name}.toml", "stack", root.schema)["stack"]
+            data = schema.read_bytes(path, "stack")
+            return cache.built("stack+texts", root.schema / "stack.schema.json", data, build, tuple)
         except (InputError, OSError, KeyError, TypeError):
             return None
-        runtime, builds = meta.get("runtime"), meta.get("builds")
-        return (str(meta["name"]), None if runtime is None else str(runtime), None if builds is None else str(builds))
 
     if texts(lock.stack.name) in (pinned, None):
         return
