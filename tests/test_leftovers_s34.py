@@ -233,7 +233,9 @@ def test_5_signals_held_restores_the_mask_it_found() -> None:
 
 @pytest.mark.skipif(not hasattr(signal, "pthread_sigmask"), reason="no signal masks on this platform")
 def test_5_a_ctrl_c_as_the_signals_are_held_leaves_none_held(monkeypatch: pytest.MonkeyPatch) -> None:
-    real = signal.pthread_sigmask
+    # the function signals_held calls: _signal's (schema does not import signal, whose enumerations a price does not
+    # need: afresh101), which signal.pthread_sigmask wraps
+    real = schema.signal.pthread_sigmask
 
     def raising(how: int, mask: Any) -> Any:  # the signal came just before the block: raised as the call returns
         was = real(how, mask)
@@ -242,7 +244,7 @@ def test_5_a_ctrl_c_as_the_signals_are_held_leaves_none_held(monkeypatch: pytest
         return was
 
     before = real(signal.SIG_BLOCK, ())
-    monkeypatch.setattr(signal, "pthread_sigmask", raising)
+    monkeypatch.setattr(schema.signal, "pthread_sigmask", raising)
     with pytest.raises(KeyboardInterrupt), schema.signals_held():
         pass
     after = real(signal.SIG_BLOCK, ())

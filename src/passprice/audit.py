@@ -618,15 +618,15 @@ def names_lock(root: Root, target: str) -> bool:
     """Whether ``target`` (an audit's TARGET) names a lock rather than a serving: a lock file (``*.lock.toml``), or
     a name only a lock has (``locks/NAME.lock.toml`` and neither ``servings/NAME.toml`` nor a serving file of that
     path). A name that is both (locks are often named after their serving) is the serving, priced with today's
-    facts: ``NAME.lock.toml`` audits its lock. A lock's digest (:data:`passprice.locks.DIGEST_REF`) that names no
+    facts: ``NAME.lock.toml`` audits its lock. A lock's digest (:func:`passprice.locks.digest_ref`) that names no
     serving is taken for a lock, so the error names the lock whose digest it is (walkthrough 38)."""
     from passprice.files import is_there
-    from passprice.locks import DIGEST_REF
+    from passprice.locks import digest_ref
 
     return target.endswith(".lock.toml") or (
         not is_there(root.servings / f"{target}.toml")
         and not (target.endswith(".toml") and is_there(target))
-        and (is_there(root.locks / f"{target}.lock.toml") or bool(DIGEST_REF.match(target)))
+        and (is_there(root.locks / f"{target}.lock.toml") or bool(digest_ref().match(target)))
     )
 
 
@@ -649,7 +649,7 @@ def lock_options_problem(root: Root, target: str, given: Sequence[tuple[str, str
     exit 0. Raises :class:`InputError` (one line naming the file) when the lock file is no regular file (a FIFO),
     before any word on the options."""
     from passprice.files import is_there, shell_word
-    from passprice.locks import DIGEST_REF, digest_owners, lock_file_document, locked_serving
+    from passprice.locks import digest_owners, digest_ref, lock_file_document, locked_serving
 
     named = target
     path = root.locks / f"{target}.lock.toml"
@@ -659,7 +659,7 @@ def lock_options_problem(root: Root, target: str, given: Sequence[tuple[str, str
             path = candidate if is_there(candidate) else root.locks / candidate.name
         lock = path.name.removesuffix(".lock.toml")
         named = f"lock {lock}" if target in (lock, path.name) else f"lock {lock} ({target})"
-    elif DIGEST_REF.match(target):
+    elif digest_ref().match(target):
         files = [n for n in root.names(root.locks, ".lock.toml") if is_there(root.locks / f"{n}.lock.toml")]
         owners = digest_owners(root, target, files)
         if len(owners) != 1:

@@ -729,9 +729,16 @@ def entry_origin(root: Root, data: bytes, key: str = "origin") -> str:
     return str(entry.get(key, "")) if isinstance(entry, dict) else ""
 
 
-#: The ``[entry]`` table's header line and the next table header after it (:func:`_entry_table`).
-_ENTRY_HEADER = re.compile(r"^[ \t]*\[[ \t]*entry[ \t]*\][ \t]*(?:#.*)?$", re.MULTILINE)
-_NEXT_TABLE = re.compile(r"^[ \t]*\[", re.MULTILINE)
+@functools.cache
+def _entry_header() -> re.Pattern[str]:
+    """The ``[entry]`` table's header line (:func:`_entry_table`; compiled when first used: afresh101)."""
+    return re.compile(r"^[ \t]*\[[ \t]*entry[ \t]*\][ \t]*(?:#.*)?$", re.MULTILINE)
+
+
+@functools.cache
+def _next_table() -> re.Pattern[str]:
+    """The next table header after it (:func:`_entry_table`; compiled when first used)."""
+    return re.compile(r"^[ \t]*\[", re.MULTILINE)
 
 
 def _entry_table(text: str) -> Mapping[str, Any] | None:
@@ -746,10 +753,10 @@ def _entry_table(text: str) -> Mapping[str, Any] | None:
     parsed here: a file TOML refuses after the table is refused where it is loaded."""
     import tomllib
 
-    start = _ENTRY_HEADER.search(text)
+    start = _entry_header().search(text)
     if start is None:
         return None
-    end = _NEXT_TABLE.search(text, start.end())
+    end = _next_table().search(text, start.end())
     try:
         table = tomllib.loads(text[:end.start() if end is not None else len(text)]).get("entry")
     except (tomllib.TOMLDecodeError, RecursionError):  # nested past the parser (attack93): the whole file says why

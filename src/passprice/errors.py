@@ -3,6 +3,7 @@ what was wrong, in one line a person can act on (the command line exits with sta
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -47,12 +48,16 @@ def json_escaped(text: str) -> str:
     is."""
     if text.isascii() and "\x7f" not in text:
         return text
-    return _RUN.sub(_escaped_run, text)
+    return _run().sub(_escaped_run, text)
 
 
-#: A run :func:`json_escaped` looks at: a character outside printable ASCII (DEL, or past U+007E), then everything up
-#: to the next C0 control (an indented text's newline; ``json.dumps`` escapes those within strings).
-_RUN = re.compile("[^\x00-\x7e][^\x00-\x1f]*")
+@functools.cache
+def _run() -> re.Pattern[str]:
+    """A run :func:`json_escaped` looks at: a character outside printable ASCII (DEL, or past U+007E), then
+    everything up to the next C0 control (an indented text's newline; ``json.dumps`` escapes those within strings).
+    Compiled when first used (issue 16, afresh101): a price's ``--json`` is ASCII and never asks, and compiling it
+    at import was 0.5 M instructions of every command."""
+    return re.compile("[^\x00-\x7e][^\x00-\x1f]*")
 
 
 class _Escapes(dict[int, str]):
@@ -73,7 +78,7 @@ _ESCAPES = _Escapes()
 
 
 def _escaped_run(m: re.Match[str]) -> str:
-    """:data:`_RUN`'s match with each character that does not print written as JSON's ``\\uXXXX`` escape (beyond
+    """:func:`_run`'s match with each character that does not print written as JSON's ``\\uXXXX`` escape (beyond
     U+FFFF its UTF-16 pair)."""
     run = m.group(0)
     if run.isprintable():

@@ -34,6 +34,7 @@ from __future__ import annotations
 import contextlib
 import marshal
 import os
+import stat
 import sys
 from types import CodeType
 from typing import Any
@@ -204,16 +205,13 @@ def _replaced(code: CodeType, old: int, new: int) -> CodeType:
 def _cached(script: str, filename: str) -> CodeType | None:
     """The code of ``script`` (compiled under ``filename``), from the cache or compiled and kept for the next run;
     ``None`` when the cache is bypassed or the script is not one to keep."""
-    from passprice import cache
-
+    cache, blake2b = _tools()[:2]
     if not cache.enabled():
         return None
     found = _stand_in(script, filename)
     if found is None:
         return None
     text, number, stand_in = found
-    from passprice.digests import blake2b
-
     # surrogatepass: a package folder named in bytes that are not UTF-8 holds lone surrogates (cache._key_start).
     key = blake2b(f"{sys.version}\0{filename}\0{text}".encode("utf-8", "surrogatepass")).hexdigest()[:40]
     try:
@@ -250,23 +248,36 @@ def _folder() -> str:
     return found
 
 
+#: How a kept script is opened: read-only, a link not followed, a FIFO not waited on.
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+#: :func:`_tools`' answer, once a process.
+_TOOLS: list[Any] = []
+
+
+def _tools() -> tuple[Any, Any, Any]:
+    """:mod:`passprice.cache`, :func:`passprice.digests.blake2b` and :func:`passprice.cachefolder.trusted`, imported
+    when the first script is looked up (attrs' own, as ``attr`` is imported), not by each of the 80-odd a price
+    defines (three imports a script; issue 16, afresh101)."""
+    if not _TOOLS:
+        from passprice import cache, cachefolder
+        from passprice.digests import blake2b
+
+        _TOOLS[:] = [cache, blake2b, cachefolder.trusted]
+    return _TOOLS[0], _TOOLS[1], _TOOLS[2]
+
+
 def _read(path: str, filename: str) -> CodeType | None:
     """The code kept at ``path`` for the script named ``filename``, or ``None``: none there, not a regular file owned
     by the user and writable by no one else (opened without following a link, without waiting on a FIFO), larger
     than :data:`MAX_BYTES`, a checksum that does not match, or not code of that name."""
-    import stat
-
-    from passprice.digests import blake2b
-
+    _, blake2b, trusted = _tools()
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+        fd = os.open(path, _READ_FLAGS)
     except (OSError, ValueError):
         return None
-    from passprice.cache import _trusted
-
     try:
         st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_BYTES or not _trusted(st):
+        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_BYTES or not trusted(st):
             return None
         data = os.read(fd, st.st_size + 1)  # its size, not the limit: a 1 MB buffer a read costs more than the read
     except OSError:

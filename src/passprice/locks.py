@@ -1255,12 +1255,26 @@ def require_named_stack(root: Root, lock: Lock, source: str) -> None:
         return snapshot.made(("stack-texts", str(root.stacks), str(root.schema), name), lambda: _stack_texts(name))
 
     def _stack_texts(name: str) -> tuple[str, str | None, str | None] | None:
+        # The three texts are kept as a built object of the file's bytes and the stack schema (cache.built), not read
+        # off the whole validated document: a price's lock of r1-qwen7b-h200 under llamacpp-cuda-2405 read that 93 KB
+        # file's cached document (an 84 KB JSON entry, checksummed and parsed) for three strings, about 8.6 M of a
+        # price's 425 M instructions (issue 16, afresh101). A file that does not read or validate is None, as before,
+        # and nothing is kept of it (a build that raises stores nothing).
+        from passprice import cache
+
+        path = root.stacks / f"{name}.toml"
+
+        def build() -> tuple[str, str | None, str | None]:
+            meta = schema.load(path, "stack", root.schema, data=data)["stack"]
+            runtime, builds = meta.get("runtime"), meta.get("builds")
+            return (str(meta["name"]), None if runtime is None else str(runtime),
+                    None if builds is None else str(builds))
+
         try:
-            meta = schema.load(root.stacks / f"{name}.toml", "stack", root.schema)["stack"]
+            data = schema.read_bytes(path, "stack")
+            return cache.built("stack+texts", root.schema / "stack.schema.json", data, build, tuple)
         except (InputError, OSError, KeyError, TypeError):
             return None
-        runtime, builds = meta.get("runtime"), meta.get("builds")
-        return (str(meta["name"]), None if runtime is None else str(runtime), None if builds is None else str(builds))
 
     if texts(lock.stack.name) in (pinned, None):
         return
@@ -1745,13 +1759,16 @@ def lock_path(root: Root, ref: str) -> Path:
 
     # `reproduce GEMMA3-270M-H100` listed the locks without the hint every other name lookup gives (round 33)
     hint = shipped_hint("lock", ref, root.locks, root.path) or did_you_mean(ref.removesuffix(".lock.toml"), files)
-    if DIGEST_REF.match(ref):  # a price cited by its lock's digest, as the README asks (walkthrough 38)
+    if digest_ref().match(ref):  # a price cited by its lock's digest, as the README asks (walkthrough 38)
         raise InputError(digest_ref_problem(root, ref, files, known))
     raise InputError(f"lock {ref!r}: no such file, and not in {root.folder_named(root.locks)}{hint} (locks: {known})")
 
 
-#: A lock named by its ``[lock] digest`` (or the first 8 or more hex digits of it), as a paper cites a price.
-DIGEST_REF = re.compile(r"^(?:sha256:)?[0-9a-fA-F]{8,64}$")
+@functools.cache
+def digest_ref() -> re.Pattern[str]:
+    """A lock named by its ``[lock] digest`` (or the first 8 or more hex digits of it), as a paper cites a price.
+    Compiled when first used (issue 16, afresh101: a price names its serving, not a lock, and never asks)."""
+    return re.compile(r"^(?:sha256:)?[0-9a-fA-F]{8,64}$")
 
 
 def lock_file_document(path: Path) -> dict[str, Any] | None:
@@ -1771,7 +1788,7 @@ def lock_file_document(path: Path) -> dict[str, Any] | None:
 
 def digest_owners(root: Root, ref: str, files: Iterable[str]) -> list[str]:
     """The names, of ``files`` (lock names in ``root/locks``), of the locks whose ``[lock] digest`` is ``ref`` or
-    begins with it (``ref``: :data:`DIGEST_REF`, ``sha256:`` optional, any case). A lock file that does not read, or
+    begins with it (``ref``: :func:`digest_ref`, ``sha256:`` optional, any case). A lock file that does not read, or
     is no regular file (a FIFO named ``x.lock.toml``: refused unopened, :func:`passprice.schema.read_bytes`), is
     passed over (``check`` reports it). Raises nothing."""
     wanted = ref.lower().removeprefix("sha256:")
@@ -1786,7 +1803,7 @@ def digest_owners(root: Root, ref: str, files: Iterable[str]) -> list[str]:
 
 
 def digest_ref_problem(root: Root, ref: str, files: list[str], known: str) -> str:
-    """The one error line for a lock named by its digest (``ref``: :data:`DIGEST_REF`, matched against the
+    """The one error line for a lock named by its digest (``ref``: :func:`digest_ref`, matched against the
     ``[lock] digest`` of each of ``files``, the lock names in ``root/locks``; ``known``: them joined for the line):
     the lock whose digest it is (or begins with), to be named by its name, or that none here has it. A lock file
     that does not read is passed over (``check`` reports it). A lock is named by its file or name: a digest looked
@@ -1831,7 +1848,7 @@ HISTORY_SEARCH_S = 10.0
 
 
 def digest_in_history(root: Root, ref: str) -> tuple[tuple[str, str, str] | None, str | None]:
-    """The lock file of ``root``'s git history whose ``[lock] digest`` is ``ref`` (:data:`DIGEST_REF`) or begins
+    """The lock file of ``root``'s git history whose ``[lock] digest`` is ``ref`` (:func:`digest_ref`) or begins
     with it: the oldest commit that wrote it (12 hex digits), its date (YYYY-MM-DD) and the file's path, from the
     commits ``git log -S 'digest = "sha256:HEX'`` finds changing the text under ``locks/`` (each file whose count
     of the text the commit changed, as ``--raw`` names it and its blob, read at that commit and its ``[lock]``
@@ -2186,9 +2203,11 @@ def lock_table_of(data: bytes) -> object:
         return None
 
 
-#: What may follow a ``[lock]`` table read alone (:func:`_whole_table`): blank or comment lines, then a table's
-#: header or the end of the file.
-_TABLE_END = re.compile(r"(?:[ \t]*(?:#.*)?\n)*(?:[ \t]*\[|[ \t]*(?:#.*)?\Z)")
+@functools.cache
+def _table_end() -> re.Pattern[str]:
+    """What may follow a ``[lock]`` table read alone (:func:`_whole_table`): blank or comment lines, then a table's
+    header or the end of the file. Compiled when first used (afresh101: a warm price reads no lock's text)."""
+    return re.compile(r"(?:[ \t]*(?:#.*)?\n)*(?:[ \t]*\[|[ \t]*(?:#.*)?\Z)")
 
 
 def _whole_table(text: str, section: re.Match[str]) -> bool:
@@ -2200,7 +2219,7 @@ def _whole_table(text: str, section: re.Match[str]) -> bool:
     is now read whole. Raises nothing."""
     start = section.start()
     return (text.find('"""', 0, start) == -1 and text.find("'''", 0, start) == -1
-            and _TABLE_END.match(text, section.end()) is not None)
+            and _table_end().match(text, section.end()) is not None)
 
 
 def lock_table_in(text: str) -> re.Match[str] | None:

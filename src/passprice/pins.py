@@ -164,8 +164,11 @@ def _unspoken() -> re.Pattern[bytes]:
     return re.compile(_STARTS + rb"(?:#[^\r\n]*|" + fstring + rb"|" + other + rb")", re.DOTALL)
 
 
-#: A coding declaration (PEP 263), as Python's tokenizer finds one on a module's first or second line.
-_CODING = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
+@functools.cache
+def _coding() -> re.Pattern[bytes]:
+    """A coding declaration (PEP 263), as Python's tokenizer finds one on a module's first or second line.
+    Compiled when first used (afresh101: a warm price reads the code digest from the cache, no module)."""
+    return re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
 
 
 def _as_parsed(data: bytes) -> tuple[bytes, ...]:
@@ -179,7 +182,7 @@ def _as_parsed(data: bytes) -> tuple[bytes, ...]:
     import codecs
 
     for line in re.split(rb"\r\n|\r|\n", data, maxsplit=2)[:2]:
-        found = _CODING.match(line)
+        found = _coding().match(line)
         if found is None:
             continue
         try:

@@ -15,7 +15,6 @@ import json
 import math
 import os
 import re
-import signal
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,6 +26,15 @@ from passprice.registry import schema_dir
 
 if TYPE_CHECKING:
     import datetime
+    import signal
+else:
+    try:
+        # The C module behind :mod:`signal` (its constants and ``pthread_sigmask``): :mod:`signal` itself makes three
+        # enumerations of every signal, handler and mask action when imported, which no command needs from here (a
+        # price imported it for this module alone: 1.9 M of its instructions; issue 16, afresh101).
+        import _signal as signal
+    except ImportError:  # pragma: no cover - an interpreter without it
+        import signal
 
 #: The names a checkpoint entry writes a NaN or an infinity by (JSON and the schemas have no such number).
 NONFINITE = ("nan", "inf", "-inf")
@@ -65,16 +73,19 @@ ONE_LINE_FORMAT = "one-line"
 #: the Basic Multilingual Plane (Unicode's DerivedCoreProperties.txt, ``Default_Ignorable_Code_Point``): the shorthand
 #: format controls U+1BCA0–U+1BCA3, the musical symbol format controls U+1D173–U+1D17A and the tags and unassigned
 #: code points U+E0000–U+E0FFF, but the variation selectors supplement U+E0100–U+E01EF (kept as U+FE00–U+FE0F are).
-_PAST_BMP_INVISIBLE = re.compile("[\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e00ff"
-                                 "\U000e01f0-\U000e0fff]")
+@functools.cache
+def _past_bmp_invisible() -> re.Pattern[str]:
+    """The pattern of those characters, compiled when first used (issue 16, afresh101: a price from a warm cache
+    validates nothing and never asks)."""
+    return re.compile("[\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e00ff\U000e01f0-\U000e0fff]")
 
 
 def one_line(text: object) -> bool:
-    """Whether ``text`` holds none of the invisible characters past U+FFFF (:data:`_PAST_BMP_INVISIBLE`: the tags
+    """Whether ``text`` holds none of the invisible characters past U+FFFF (:func:`_past_bmp_invisible`: the tags
     U+E0000–U+E007F and the like), the :data:`ONE_LINE_FORMAT` check: ``"Table 1"`` and ``"😀 1"`` do,
     ``"Table\U000e0031"`` does not. What is not a string holds (its type is the schema's ``type``'s to judge).
     Raises nothing."""
-    return not isinstance(text, str) or _PAST_BMP_INVISIBLE.search(text) is None
+    return not isinstance(text, str) or _past_bmp_invisible().search(text) is None
 
 
 #: The formats passprice registers beside those ``jsonschema`` knows, by name → check (each a function of the value,
@@ -375,15 +386,18 @@ def key_part(part: Any) -> str:
     return text if isinstance(part, int) or _bare_key().fullmatch(text) else json.dumps(text, ensure_ascii=False)
 
 
-#: A datasheet's rate in operations a second (``TFLOPS``, ``TOPS``, ``TFLOP/s``): its prefix and unit word.
-_OPERATIONS = re.compile(r"([kMGTPE]?)(FLOPS|OPS|FLOP/s|OP/s)", re.IGNORECASE)
+@functools.cache
+def _operations() -> re.Pattern[str]:
+    """A datasheet's rate in operations a second (``TFLOPS``, ``TOPS``, ``TFLOP/s``): its prefix and unit word.
+    Compiled when first used: only a schema problem's hint asks."""
+    return re.compile(r"([kMGTPE]?)(FLOPS|OPS|FLOP/s|OP/s)", re.IGNORECASE)
 
 
 def _operations_hint(instance: Any, allowed: Sequence[Any]) -> str:
     """For a rate given in operations a second where a multiply-add rate belongs (``tensor.f8`` in ``TFLOPS``, as
     a datasheet prints it): how to write it, two operations a multiply-add; else ``""``. Walkthrough 39: the line
     listed the MAC/s units and left the reader to find that a TFLOPS figure is halved, or derived."""
-    found = _OPERATIONS.fullmatch(instance) if isinstance(instance, str) else None
+    found = _operations().fullmatch(instance) if isinstance(instance, str) else None
     if found is None or not any(isinstance(a, str) and a.endswith("MAC/s") for a in allowed):
         return ""
     prefix = found[1].upper() if found[1] != "k" else "k"

@@ -5,13 +5,14 @@ A drafting method's ``[method] checkpoints`` lists the registry checkpoints its 
 head's acceptance belongs to the model it was trained with). :func:`require_in_scope` is the one check, for any
 record that declares such a list: the checkpoint priced must be one of them, by registry name, by the same GGUF
 header (a ``.gguf`` path whose header sha256 is a listed entry's), or by the same model: the same metadata and
-tensor table apart from the keys that only name a file (:data:`NAMING`), so a user's own copy of a listed model
+tensor table apart from the keys that only name a file (:func:`naming`), so a user's own copy of a listed model
 (``general.name`` the file's name, as ``passprice synth -o`` writes it) is in scope. A checkpoint refused is told
 what differs from the first listed entry (a metadata key, a tensor's type or shape).
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -65,15 +66,17 @@ def require_drafter(method: str, kind: str | None, checkpoint: str) -> None:
         raise NoDrafter(method, checkpoint, why)
 
 
-#: Metadata keys that name or describe a file, not the model a price reads: ``general.*`` but the architecture and
-#: the alignment (``general.name`` is the output file's name in ``passprice synth -o FILE``, the entry's name in
-#: ``synth --import``: the shipped Qwen3-30B-A3B entry and a user's own copy of it differed in that key alone,
-#: leftovers round 20).
-NAMING = re.compile(r"general\.(?!architecture$|alignment$).*")
+@functools.cache
+def naming() -> re.Pattern[str]:
+    """Metadata keys that name or describe a file, not the model a price reads: ``general.*`` but the architecture
+    and the alignment (``general.name`` is the output file's name in ``passprice synth -o FILE``, the entry's name in
+    ``synth --import``: the shipped Qwen3-30B-A3B entry and a user's own copy of it differed in that key alone,
+    leftovers round 20). Compiled when first used (afresh101: a price of a registered serving never asks)."""
+    return re.compile(r"general\.(?!architecture$|alignment$).*")
 
 
 def model_content(header: GGUFHeader) -> dict[str, Any]:
-    """:func:`passprice.pins.checkpoint_content` of ``header`` without the :data:`NAMING` keys: what makes two
+    """:func:`passprice.pins.checkpoint_content` of ``header`` without the :func:`naming` keys: what makes two
     checkpoints the same model for a scope (the lock's content digest still covers every key). Kept by the header
     object (:data:`_MODELS`): ``validate`` and ``calibrate`` hold each run to its record's scope, and 200 runs refused
     by a scope built it 400 times (2.1 ms a run, against 0.74 ms before the scope compared content)."""
@@ -84,10 +87,10 @@ def model_content(header: GGUFHeader) -> dict[str, Any]:
     from passprice.pins import checkpoint_content
 
     content = checkpoint_content(header)
-    content["metadata"] = {k: v for k, v in content["metadata"].items() if not NAMING.fullmatch(k)}
+    content["metadata"] = {k: v for k, v in content["metadata"].items() if not naming().fullmatch(k)}
     # Each long array's element digest where the header knows it (a vocabulary's token strings): slip round 36, a copy
     # re-tokenized with a vocabulary of the same size matched as the same model (its tokens only counted).
-    long = {k: v for k, v in header.metadata.items() if isinstance(v, LongArray) and not NAMING.fullmatch(k)}
+    long = {k: v for k, v in header.metadata.items() if isinstance(v, LongArray) and not naming().fullmatch(k)}
     content["digests"] = {k: v.sha256 for k, v in long.items() if v.sha256 is not None}
     content["long"] = frozenset(long)  # every long array, its digest known or not (:func:`_unchecked`)
     if len(_MODELS) >= 64:
