@@ -8,6 +8,13 @@
   wheel carries them (``pyproject.toml``'s force-include), and ``audit --source`` says in the excerpt's line what is
   wrong with one that is not a regular file of the registry (:func:`passprice.registry.document_problem`, the test
   ``source.path`` gets), still exit 0: the rest of the audit holds.
+- (2) ``lock --name NAME`` beside a lock file of ``locks/`` that holds NAME in a ``[lock]`` table laid out as passprice
+  writes it, while the file whole does not read (a second ``[lock]`` or ``[[lock]]`` table after it, a dotted key
+  ``lock.x`` before it, lone CR line ends, a byte-order mark, its digest not its text's), refused saying that file
+  "pins other facts": its ``[lock]`` table was read alone (``locks.lock_table_of``; lone CRs read as newlines, the
+  mark passed over), as if it read. Now a lone CR or the mark makes the table-alone read ``None`` as ``tomllib``
+  does, and the file refused for is read whole first (``locks.unread_problem``): the refusal is left98's, naming
+  the file and what is wrong with it. Exit 2 before and after, nothing written.
 """
 
 from __future__ import annotations
@@ -20,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from cli_helpers import REPO, copy_root, invoke
+from cli_helpers import REPO, bad, copy_root, invoke
 
 HANDBOOK = "gpu-container-handbook-routing-derisk"
 EXCERPT = "tests/data/cite70-excerpt.txt"
@@ -115,3 +122,72 @@ def test_1_the_wheel_carries_every_excerpt_a_record_names() -> None:
     # the package's data folder mirrors the registry's top folder: an excerpt is read from there
     assert carried["sources"] == "passprice/_data/sources"
     assert all(re.fullmatch(r"tests/data/[a-z0-9-]+-excerpt\.txt", rel) for rel in _named_excerpts())
+
+
+# 2. A lock file holding the name whose table reads alone and whose file does not.
+
+R1 = "r1-qwen7b-h200"
+
+
+def _whole_problem(kind: str, text: str) -> tuple[str, str]:
+    """The broken file's text and the problem ``check`` names for it (``locks/other.lock.toml: …``)."""
+    lines = text.count("\n")
+    at = text[: text.index("\n[lock]\n")].count("\n") + 2  # the [lock] line
+    return {
+        "second-table": (text + "\n[lock]\nname = \"x\"\n", f"not valid TOML: Cannot declare ('lock',) twice (at line "
+                         f"{lines + 2}, column 6)"),
+        "array-after": (text + "\n[[lock]]\n", f"not valid TOML: Cannot overwrite a value (at line {lines + 2}, "
+                        "column 7)"),
+        "dotted-before": ("lock.x = 1\n" + text, f"not valid TOML: Cannot declare ('lock',) twice (at line {at + 1}, "
+                          "column 6)"),
+        "lone-cr": (text.replace("\n", "\r"), "not valid TOML: Found invalid character '\\r' (at line 1, column "
+                    f"{text.index(chr(10)) + 1})"),
+        "bom": ("\ufeff" + text, "starts with a byte-order mark (U+FEFF): save it as UTF-8 without BOM"),
+    }[kind]
+
+
+@pytest.mark.parametrize("kind", ["second-table", "array-after", "dotted-before", "lone-cr", "bom"])
+def test_2_lock_name_beside_a_lock_file_that_holds_it_and_does_not_read_names_its_problem(
+    tmp_path: Path, kind: str
+) -> None:
+    from passprice.locks import lock_table_of
+
+    root = copy_root(tmp_path)
+    locks = root / "locks"
+    text = (locks / f"{R1}.lock.toml").read_text(encoding="utf-8")
+    (locks / f"{R1}.lock.toml").unlink()
+    broken, problem = _whole_problem(kind, text)
+    (locks / "other.lock.toml").write_bytes(broken.encode("utf-8"))
+    checked = invoke("check", root=root)
+    assert checked.exit_code == 2 and f"passprice: error: locks/other.lock.toml: {problem}" in checked.stderr
+    # before: "… 'r1-qwen7b-h200' is also the name of locks/other.lock.toml, which pins other facts: …"
+    lines = bad("lock", "gemma3-270m-h100", "--name", R1, "-o", str(locks / "new.lock.toml"), root=root)
+    assert lines == [
+        f"passprice: error: {locks}/new.lock.toml: lock.name: 'r1-qwen7b-h200' may also be the name of "
+        f"locks/other.lock.toml, which holds it and does not read (locks/other.lock.toml: {problem}): a lock's name "
+        "must be unique, and which name that file gives is not known until it reads: fix it or remove it, or lock "
+        "this one under another name (--name NAME, or -o locks/NAME.lock.toml); nothing written"]
+    assert not (locks / "new.lock.toml").exists()
+    if kind in ("lone-cr", "bom"):  # the table-alone read refuses what tomllib refuses
+        assert lock_table_of(broken.encode("utf-8")) is None
+    # a lock file of CR LF line breaks reads (TOML's), alone as whole
+    assert lock_table_of(text.replace("\n", "\r\n").encode()) == lock_table_of(text.encode())
+
+
+def test_2_a_hand_edited_lock_holding_the_name_is_named_with_its_problem(tmp_path: Path) -> None:
+    # a lock whose digest disagrees with its text (its serving's name changed by hand): it does not read
+    root = copy_root(tmp_path)
+    locks = root / "locks"
+    text = (locks / f"{R1}.lock.toml").read_text(encoding="utf-8")
+    (locks / f"{R1}.lock.toml").unlink()
+    edited = text.replace('title = "NVIDIA H200 SXM 141GB"', 'title = "NVIDIA H200 SXM 141 GB"', 1)
+    assert edited != text
+    (locks / "other.lock.toml").write_text(edited)
+    lines = bad("lock", "gemma3-270m-h100", "--name", R1, "-o", str(locks / "new.lock.toml"), root=root)
+    assert len(lines) == 1 and lines[0].startswith(
+        f"passprice: error: {locks}/new.lock.toml: lock.name: 'r1-qwen7b-h200' may also be the name of "
+        "locks/other.lock.toml, which holds it and does not read (locks/other.lock.toml: lock.digest: ")
+    # one that reads is the clash it was (test_left98's mended file)
+    (locks / "other.lock.toml").write_text(text)
+    bad("lock", "gemma3-270m-h100", "--name", R1, "-o", str(locks / "new.lock.toml"), root=root,
+        says="lock.name: 'r1-qwen7b-h200' is also the name of locks/other.lock.toml, which pins other facts")
