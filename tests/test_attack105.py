@@ -191,3 +191,46 @@ def test_2_a_hand_edited_lock_holding_the_name_is_named_with_its_problem(tmp_pat
     (locks / "other.lock.toml").write_text(text)
     bad("lock", "gemma3-270m-h100", "--name", R1, "-o", str(locks / "new.lock.toml"), root=root,
         says="lock.name: 'r1-qwen7b-h200' is also the name of locks/other.lock.toml, which pins other facts")
+
+
+# 3. A checkpoint entry under its line and separator caps that tomllib spends seconds on.
+
+ENTRY = "gemma3-270m-q4_k_m"
+
+
+def _entry_past(root: Path, kind: str) -> tuple[Path, int]:
+    """The registry entry ``ENTRY`` of ``root`` with 7,879 hostile lines added in a table of their own (its lines
+    under the 8,192 an entry may hold), and the separators counted in it now."""
+    path = root / "registry" / "checkpoints" / f"{ENTRY}.toml"
+    text = path.read_text(encoding="utf-8")
+    line = {
+        "dotted": lambda i: f"x{i}." + ".".join(f"k{j}" for j in range(30)) + " = 1",  # 31 parts a key
+        "nested": lambda i: f"x{i} = " + "[" * 50 + "1" + "]" * 50,  # arrays 50 deep
+    }[kind]
+    added = "".join(line(i) + "\n" for i in range(7879))
+    data = (text + "[zz]\n" + added).encode()
+    assert data.count(b"\n") <= 8192 and len(data) < 1_000_000
+    # the two counts before: ',', '=' and line ends (under 131,072)
+    assert data.count(b",") + data.count(b"=") + data.count(b"\n") < 131_072
+    path.write_bytes(data)
+    from passprice.schema import _one_line_string, _separators
+
+    return path, _separators(_one_line_string().sub(b"", data)) + data.count(b"\n")
+
+
+@pytest.mark.parametrize("kind", ["dotted", "nested"])
+def test_3_an_entry_of_dotted_keys_or_nested_arrays_is_refused_unparsed(tmp_path: Path, kind: str) -> None:
+    # before: parsed by tomllib, refused after it for a table of 7,879 keys: check 1.70-2.21 s of CPU (dotted; a
+    # clean check 0.58 s) and 1.66 s (nested), load 8
+    root = copy_root(tmp_path)
+    path, found = _entry_past(root, kind)
+    assert found > 131_072
+    line = (f"passprice: error: registry/checkpoints/{ENTRY}.toml: {found:,} separators (',', '=', '.', '[', "
+            "'{' and line ends outside strings), past the 131,072 a checkpoint entry may hold (8 times as many with "
+            "PASSPRICE_MAX_HEADER_BYTES set past 32 MiB): not parsed")
+    result = invoke("checkpoints", root=root)
+    assert result.exit_code == 2 and line in result.stderr.splitlines(), result.stderr
+    from passprice import schema
+
+    with pytest.raises(schema.InputError, match=r"separators"):
+        schema.require_entry_shape(path, path.read_bytes())
