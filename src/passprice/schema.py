@@ -1187,6 +1187,13 @@ MAX_EXPLAINED_ERRORS = 200
 #: not allowed. A card of 75,000 one-key tables (964 KB) took ``passprice facts`` 2.5 s of CPU and 600 MB, 1.1 s of
 #: it in ``jsonschema-rs`` (round 23); the largest table of a shipped file holds 34 keys.
 MAX_TABLE_KEYS = 4096
+#: The most tables and arrays an invalid document may hold for ``jsonschema-rs`` to be asked why
+#: (:func:`_compiled_problems`): each is converted for it. attack105: a card of 2,024 keys, each a chain of 30
+#: one-key tables (``x0.k0.k1…k29 = 1``: 60,721 tables, 250 KB, no table past :data:`MAX_TABLE_KEYS`), cost ``check``
+#: about 1.3 s of ``jsonschema-rs`` under a profiler, and four such files under 1 MB in all (three as locks) 1.92-2.63
+#: s of CPU and 460-480 MiB (a clean ``check`` 0.58 s, load 8). The largest shipped file, deepseek-v3's entry, holds
+#: 2,257.
+MAX_TABLES = 32_768
 
 
 def _values_past(document: Any, limit: int) -> bool:
@@ -1253,18 +1260,24 @@ def _compiled_problems(document: Any, kind: str, folder: str) -> list[str]:
     import itertools
 
     todo: list[tuple[tuple[Any, ...], Any]] = [((), document)]
+    tables = 0
     while todo:  # a date, time or datetime anywhere: no schema of passprice's holds one
         where, value = todo.pop()
         if isinstance(value, datetime.date | datetime.time):
             return [f"{_key_path(where)}: {shown_value(value)} is a TOML date or time, which no passprice file holds "
                     "here (write it as a string)"]
         if isinstance(value, dict):
+            tables += 1
             todo.extend(((*where, k), v) for k, v in value.items())
         elif isinstance(value, list):
+            tables += 1
             todo.extend(((*where, i), v) for i, v in enumerate(value))
     wide = _wide_table(document)
     if wide is not None:
         return [wide]
+    if tables > MAX_TABLES:
+        return [f"(top level): {tables:,} tables and arrays (no passprice file holds more than {MAX_TABLES:,}, and "
+                "this file does not validate): make it smaller"]
     fast = _fast_validator(kind, folder)
     lines: list[str] = []
     if fast is not None:
