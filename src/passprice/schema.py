@@ -1251,6 +1251,23 @@ def _wide_table(document: Any) -> str | None:
     return None
 
 
+def _shape(document: Any) -> tuple[int, int]:
+    """The tables and arrays ``document`` holds, and the most keys one table of them holds: one walk, no key path
+    made (:func:`_compiled_problems`'s test of :data:`MAX_TABLES`). Raises nothing."""
+    tables = widest = 0
+    todo = [document]
+    while todo:
+        value = todo.pop()
+        if isinstance(value, dict):
+            tables += 1
+            widest = max(widest, len(value))
+            todo.extend(value.values())
+        elif isinstance(value, list):
+            tables += 1
+            todo.extend(value)
+    return tables, widest
+
+
 def _compiled_problems(document: Any, kind: str, folder: str) -> list[str]:
     """The problems of a document too large for ``jsonschema`` to walk in time (:data:`MAX_EXPLAINED`), one line
     each, ``KEY.PATH: what was wrong`` in ``jsonschema-rs``'s words (the value it opens with cut to 100 characters), the
@@ -1259,25 +1276,25 @@ def _compiled_problems(document: Any, kind: str, folder: str) -> list[str]:
     import datetime
     import itertools
 
+    tables, widest = _shape(document)
+    if tables > MAX_TABLES:  # said before the walks below, which make each value's key path (attack105)
+        wide = _wide_table(document) if widest > MAX_TABLE_KEYS else None
+        return [wide if wide is not None else
+                f"(top level): {tables:,} tables and arrays (no passprice file holds more than {MAX_TABLES:,}, and "
+                "this file does not validate): make it smaller"]
     todo: list[tuple[tuple[Any, ...], Any]] = [((), document)]
-    tables = 0
     while todo:  # a date, time or datetime anywhere: no schema of passprice's holds one
         where, value = todo.pop()
         if isinstance(value, datetime.date | datetime.time):
             return [f"{_key_path(where)}: {shown_value(value)} is a TOML date or time, which no passprice file holds "
                     "here (write it as a string)"]
         if isinstance(value, dict):
-            tables += 1
             todo.extend(((*where, k), v) for k, v in value.items())
         elif isinstance(value, list):
-            tables += 1
             todo.extend(((*where, i), v) for i, v in enumerate(value))
     wide = _wide_table(document)
     if wide is not None:
         return [wide]
-    if tables > MAX_TABLES:
-        return [f"(top level): {tables:,} tables and arrays (no passprice file holds more than {MAX_TABLES:,}, and "
-                "this file does not validate): make it smaller"]
     fast = _fast_validator(kind, folder)
     lines: list[str] = []
     if fast is not None:
