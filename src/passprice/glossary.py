@@ -717,7 +717,9 @@ _TERMS = (
         " `sha256` (of the copy that was read) and `read` (how it was read). `sources --json`'s `excerpt` (and "
         "`audit --source ID --json`'s `source.excerpt`) is the file, from the registry's top folder, that holds "
         "the text that was read, stored for reading offline (`tests/data/cite70-excerpt.txt`; `null` when none is "
-        "stored). A review's `sources_changed` names"
+        "stored); `audit --source ID --json`'s `excerpt_problem` says what is wrong with that file as one of this "
+        "registry (not there, a folder, a FIFO, through a link, outside it; `null` when it is one, or none is "
+        "named). A review's `sources_changed` names"
         " each source whose id leads to another document on HEAD, and each source HEAD adds that a fact is re-cited"
         " to (`added`), with the facts citing it, the locks resting on them and the figures to check in it. "
         "A source's `id` is its file's name; `publisher` or `authors`, `repository` with the `commit` read, and "
@@ -728,7 +730,7 @@ _TERMS = (
         "`sources_compared` is false when no commit holds the lock file as it is: the records shown are today's.",
         ("sources", "locator", "citation", "cite", "retrieved", "retrieved unknown", "kind", "date",
          "provenance it supports", "source: locator", "by", "where", "url", "copies", "sha256", "read", "excerpt",
-         "stored excerpt",
+         "stored excerpt", "excerpt_problem",
          "sources_changed",
          "arxiv", "authors", "publisher", "repository", "commit", "id", "citing", "places", "added",
          "sources_since_lock", "sources_compared"),

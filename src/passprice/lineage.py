@@ -740,6 +740,11 @@ class Lineage:
     #: A source's measured runs, by measurement file (:func:`runs_citing`): each (file, the ids of its runs citing
     #: the source, their stacks, their cards), registered stack or not.
     runs: tuple[tuple[str, tuple[str, ...], tuple[str, ...], tuple[str, ...]], ...] = ()
+    #: What is wrong with the audited source's ``excerpt`` as a file of this registry
+    #: (:func:`passprice.registry.document_problem`), ``None`` when it is one or the source names none. attack105: a
+    #: registry made by ``init`` (or the installed package's) named ``tests/data/cite70-excerpt.txt`` as "the text
+    #: read, from the registry's top folder" where no such file was.
+    excerpt_problem: str | None = None
 
     @property
     def breaks(self) -> tuple[LockImpact, ...]:
@@ -767,6 +772,7 @@ class Lineage:
                                 for stack, card, paths in self.fitted_on_cards],
             "runs": [{"file": file, "ids": list(ids), "stacks": list(stacks), "cards": list(cards)}
                      for file, ids, stacks, cards in self.runs],
+            "excerpt_problem": self.excerpt_problem,
         }
 
 
@@ -825,8 +831,9 @@ def source_lineage(root: Root, source_id: str) -> Lineage:
     # resting on its memory.reserved alone).
     refs = [FactRef("stack", stack, path.removeprefix("stack.")) for stack, path, _, _, _ in fitted]
     lineage = _lineage(root, f"source {source.id}", citing, source, None, records, refs)
+    excerpt = document_problem(root, source.excerpt, "source.excerpt") if source.excerpt is not None else None
     return attrs.evolve(lineage, fitted=fitted, fitted_through=through, fitted_on_cards=on_cards,
-                        runs=runs_citing(root, source.id))
+                        runs=runs_citing(root, source.id), excerpt_problem=excerpt)
 
 
 def runs_citing(
@@ -1007,10 +1014,11 @@ def fact_lineage(root: Root, ref: FactRef) -> Lineage:
 # --- rendering -------------------------------------------------------------------------------------------------------
 
 
-def source_lines(source: Source) -> list[str]:
+def source_lines(source: Source, excerpt_problem: str | None = None) -> list[str]:
     """A source record for people: title, who and when, where, how it was read, when retrieved, the stored excerpt of
-    the text read (``excerpt``, trace96), and its note (the record's caveat: walkthrough 25 found "who measured it
-    and when is unknown" in no output)."""
+    the text read (``excerpt``, trace96; ``excerpt_problem``, what is wrong with it as a file of the registry, said
+    in its place: attack105), and its note (the record's caveat: walkthrough 25 found "who measured it and when is
+    unknown" in no output)."""
     date = source.date if source.date is not None else "versioned with this registry"
     lines = [f"  {source.title}", f"  {source.by} · {source.kind} · {date} · {source.where()}"]
     retrieved = source.retrieved_text()
@@ -1019,7 +1027,9 @@ def source_lines(source: Source) -> list[str]:
     copies = source.copies_text()
     if copies is not None:
         lines.append(f"  copies: {copies}")
-    if source.excerpt is not None:  # the text read, stored for reading offline (trace96)
+    if source.excerpt is not None and excerpt_problem is not None:  # named, and not here to read (attack105)
+        lines.append(f"  stored excerpt: {excerpt_problem}")
+    elif source.excerpt is not None:  # the text read, stored for reading offline (trace96)
         lines.append(f"  stored excerpt: {source.excerpt} (the text read, from the registry's top folder)")
     lines.append(f"  read: {source.read}")
     if source.note:
@@ -1042,7 +1052,7 @@ def lineage_text(a: Lineage) -> str:
     """The audit of a source or fact for people."""
     lines = [f"audit of {a.subject}"]
     if a.source is not None:
-        lines += source_lines(a.source)
+        lines += source_lines(a.source, a.excerpt_problem)
     if a.fact is not None:
         fact = a.citing[0].fact
         lines.append(f"  {fact.describe()} ({fact.provenance.value}); {fact.citation()}")

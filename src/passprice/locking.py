@@ -262,13 +262,24 @@ def require_unique_name(root: Root, output: Path, lock: Lock, update: bool, serv
     parse and holds the name quoted may be a lock of that name: refused too, naming that file and its problem
     (left98: it was passed over, the lock written, exit 0; mended, the two shared a name ``check`` refuses)."""
     from passprice.files import shell_word
-    from passprice.locks import lock_document, name_holders
+    from passprice.locks import lock_document, name_holders, unread_problem
 
     name = lock.info.name
     first = update and old is not None and old.info.format < 2
     digest = None
     unparsed: list[tuple[str, str]] = []
     for rel, table in name_holders(root, output, name, unparsed):
+        if digest is None:
+            digest = lock_document(lock)["lock"]["digest"]
+        if not first and table.get("digest") == digest:
+            continue  # a copy: check warns of it
+        # Its [lock] table read alone holds the name; the file whole may not read (a second [lock] table, a dotted
+        # key lock.x before it): said as such, not as a lock that "pins other facts" (attack105). Asked of the
+        # file refused for alone.
+        problem = unread_problem(root, root.path / rel)
+        if problem is not None:
+            unparsed.insert(0, (rel, problem))
+            continue
         if first:
             relock = (f"re-lock it under its file's name (`passprice lock {shell_word(served)} --force -o "
                       f"{shell_word(str(output))}`), or remove it" if served else "remove one")
@@ -278,10 +289,6 @@ def require_unique_name(root: Root, output: Path, lock: Lock, update: bool, serv
                 "serving it locks, so the two could share it; `passprice check` refuses two current-format locks of "
                 f"one name): {relock}; nothing written"
             )
-        if digest is None:
-            digest = lock_document(lock)["lock"]["digest"]
-        if table.get("digest") == digest:
-            continue  # a copy: check warns of it
         if update:
             way = (f"--update keeps the name: re-lock this one under its file's name (`passprice lock "
                    f"{shell_word(served)} --force -o {shell_word(str(output))}`), or remove {rel}" if served else

@@ -701,7 +701,7 @@ def name_holders(root: Root, output: Path, name: str,
             continue
         rel = f"locks/{stem}{LOCK_SUFFIX}"
         if table is None and unparsed is not None and any(q in data for q in quoted):
-            problem = _unread_problem(root, other)
+            problem = unread_problem(root, other)
             if problem is not None:
                 unparsed.append((rel, problem))
         if isinstance(table, dict) and table.get("name") == name and table.get("format", 1) != 1:
@@ -709,9 +709,10 @@ def name_holders(root: Root, output: Path, name: str,
     return found
 
 
-def _unread_problem(root: Root, path: Path) -> str | None:
+def unread_problem(root: Root, path: Path) -> str | None:
     """The first problem line :func:`read_lock` gives for the lock file at ``path`` (the root's folder left out, as
-    ``check`` names it), ``None`` when it reads. Raises nothing."""
+    ``check`` names it), ``None`` when it reads. Raises nothing (:func:`passprice.locking.require_unique_name` asks
+    it of a file whose ``[lock]`` table read alone holds the name, before saying that file pins other facts)."""
     from passprice.errors import problem_lines
 
     try:
@@ -2184,14 +2185,18 @@ def lock_table_of(data: bytes) -> object:
     gives the key), ``None`` where it has none or does not decode or parse. The ``[lock]`` table alone, as passprice
     writes it (a table of plain keys: :func:`lock_table_in`), is parsed where it is found and parses; a file laid out
     otherwise is parsed whole (a 169 KB lock costs ``tomllib`` about 30 ms whole, its ``[lock]`` table well under one:
-    issue 13, scale36; left92). Newlines are read as a text file reads them (universal newlines), so the pattern sees
-    ``\\n`` only. Raises nothing."""
+    issue 13, scale36; left92). A ``\\r\\n`` line break is read as ``\\n``, so the pattern sees ``\\n`` only; a
+    lone ``\\r`` (no TOML line break) is left as it is, and a file starting with a byte-order mark is ``None``:
+    attack105, both were read alone (universal newlines, the mark before the table) though ``tomllib`` refuses the
+    file, so ``lock --name`` said such a file "pins other facts" where it does not read. Raises nothing."""
     import tomllib
 
     try:
         text = data.decode("utf-8")
-        if "\r" in text:
-            text = text.replace("\r\n", "\n").replace("\r", "\n")
+        if text.startswith("\ufeff"):  # tomllib refuses it (and read_lock names it): no table read alone
+            return None
+        if "\r" in text:  # a CR LF line break is TOML's; a lone CR is not, and stays to be refused (attack105)
+            text = text.replace("\r\n", "\n")
         section = lock_table_in(text)
         if section is not None and _whole_table(text, section):
             with contextlib.suppress(tomllib.TOMLDecodeError):

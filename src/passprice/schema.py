@@ -1201,6 +1201,13 @@ MAX_EXPLAINED_ERRORS = 200
 #: not allowed. A card of 75,000 one-key tables (964 KB) took ``passprice facts`` 2.5 s of CPU and 600 MB, 1.1 s of
 #: it in ``jsonschema-rs`` (round 23); the largest table of a shipped file holds 34 keys.
 MAX_TABLE_KEYS = 4096
+#: The most tables and arrays an invalid document may hold for ``jsonschema-rs`` to be asked why
+#: (:func:`_compiled_problems`): each is converted for it. attack105: a card of 2,024 keys, each a chain of 30
+#: one-key tables (``x0.k0.k1…k29 = 1``: 60,721 tables, 250 KB, no table past :data:`MAX_TABLE_KEYS`), cost ``check``
+#: about 1.3 s of ``jsonschema-rs`` under a profiler, and four such files under 1 MB in all (three as locks) 1.92-2.63
+#: s of CPU and 460-480 MiB (a clean ``check`` 0.58 s, load 8). The largest shipped file, deepseek-v3's entry, holds
+#: 2,257.
+MAX_TABLES = 32_768
 
 
 def _values_past(document: Any, limit: int) -> bool:
@@ -1258,6 +1265,23 @@ def _wide_table(document: Any) -> str | None:
     return None
 
 
+def _shape(document: Any) -> tuple[int, int]:
+    """The tables and arrays ``document`` holds, and the most keys one table of them holds: one walk, no key path
+    made (:func:`_compiled_problems`'s test of :data:`MAX_TABLES`). Raises nothing."""
+    tables = widest = 0
+    todo = [document]
+    while todo:
+        value = todo.pop()
+        if isinstance(value, dict):
+            tables += 1
+            widest = max(widest, len(value))
+            todo.extend(value.values())
+        elif isinstance(value, list):
+            tables += 1
+            todo.extend(value)
+    return tables, widest
+
+
 def _compiled_problems(document: Any, kind: str, folder: str) -> list[str]:
     """The problems of a document too large for ``jsonschema`` to walk in time (:data:`MAX_EXPLAINED`), one line
     each, ``KEY.PATH: what was wrong`` in ``jsonschema-rs``'s words (the value it opens with cut to 100 characters), the
@@ -1266,6 +1290,12 @@ def _compiled_problems(document: Any, kind: str, folder: str) -> list[str]:
     import datetime
     import itertools
 
+    tables, widest = _shape(document)
+    if tables > MAX_TABLES:  # said before the walks below, which make each value's key path (attack105)
+        wide = _wide_table(document) if widest > MAX_TABLE_KEYS else None
+        return [wide if wide is not None else
+                f"(top level): {tables:,} tables and arrays (no passprice file holds more than {MAX_TABLES:,}, and "
+                "this file does not validate): make it smaller"]
     todo: list[tuple[tuple[Any, ...], Any]] = [((), document)]
     while todo:  # a date, time or datetime anywhere: no schema of passprice's holds one
         where, value = todo.pop()
@@ -1449,11 +1479,20 @@ def require_size(where: object, kind: str, size: int) -> None:
 #: shipped, DeepSeek-V3's, 1,166); 8 MiB of one-key tables (``[t1]``, ``a = 1``: 1.06 million lines) cost ``tomllib``
 #: 6.5-7 s of CPU and 594 MiB before ``checkpoints`` printed its one line. 8,192 such lines parse in about 0.05 s.
 MAX_ENTRY_LINES = 8192
-#: The most separators (``,``, ``=`` and line ends outside strings) a checkpoint entry may hold before it is parsed,
-#: which bounds what one line can hold: ``import`` writes about 14 a tensor, 9 a shard and one an array element kept,
-#: under about 60,000 (DeepSeek-V3's 13,500); 8 MiB of ``a = [1,1,…]`` (4.2 million) cost ``tomllib`` 9.6 s, 131,072
-#: about 0.15-0.4 s. Eight times as many with :data:`HEADER_CAP_VARIABLE` set (whose reader keeps more elements).
+#: The most separators (``,``, ``=``, ``.``, ``[``, ``{`` and line ends outside strings) a checkpoint entry may hold
+#: before it is parsed, which bounds what one line can hold: ``import`` writes about 16 a tensor, 9 a shard and one an
+#: array element kept, under about 64,000 (DeepSeek-V3's 15,769); 8 MiB of ``a = [1,1,…]`` (4.2 million) cost
+#: ``tomllib`` 9.6 s, 131,072 about 0.15-0.4 s. Eight times as many with :data:`HEADER_CAP_VARIABLE` set (whose
+#: reader keeps more elements). A key's dots and an array's or inline table's opening are counted since attack105:
+#: 7,879 lines of 31-part dotted keys (236,370 parts, 971,982 bytes, under 8,192 lines and 131,072 of the others)
+#: cost ``check`` 1.70-2.21 s of CPU (a clean ``check`` 0.58 s, load 8), ``tomllib`` making each part's table; 7,879
+#: lines of arrays nested 50 deep, 1.66 s.
 MAX_ENTRY_SEPARATORS = 1 << 17
+
+
+def _separators(data: bytes) -> int:
+    """The separators :data:`MAX_ENTRY_SEPARATORS` counts in ``data`` (line ends left to the caller)."""
+    return data.count(b",") + data.count(b"=") + data.count(b".") + data.count(b"[") + data.count(b"{")
 
 
 @functools.cache
@@ -1467,9 +1506,10 @@ def _one_line_string() -> re.Pattern[bytes]:
 def require_entry_shape(where: object, data: bytes) -> None:
     """Raise :class:`InputError` (one line naming ``where``) when the checkpoint entry ``data`` holds more than
     :data:`MAX_ENTRY_LINES` lines or :data:`MAX_ENTRY_SEPARATORS` separators outside its strings (every ``,``,
-    ``=`` and line end; a text with a multi-line string delimiter, which ``import`` never writes, counted whole):
-    checked before it is parsed, by byte counts (about 10 ms for 8 MiB), since ``tomllib`` costs up to 0.8 s of CPU
-    a MB of hostile but valid TOML under the 8 MiB an entry may hold. What ``import`` writes is held to it too."""
+    ``=``, ``.``, ``[``, ``{`` and line end; a text with a multi-line string delimiter, which ``import`` never
+    writes, counted whole): checked before it is parsed, by byte counts (about 10 ms for 8 MiB), since ``tomllib``
+    costs up to 0.8 s of CPU a MB of hostile but valid TOML under the 8 MiB an entry may hold. What ``import`` writes
+    is held to it too."""
     lines = data.count(b"\n")
     if lines > MAX_ENTRY_LINES:
         raise InputError(
@@ -1477,15 +1517,16 @@ def require_entry_shape(where: object, data: bytes) -> None:
             "tensor, shard and metadata key): not parsed"
         )
     cap = MAX_ENTRY_SEPARATORS * (8 if header_cap_raised() else 1)
-    if data.count(b",") + data.count(b"=") + lines <= cap:
+    if _separators(data) + lines <= cap:
         return
     bare = data if b'"""' in data or b"'''" in data else _one_line_string().sub(b"", data)
-    found = bare.count(b",") + bare.count(b"=") + lines
+    found = _separators(bare) + lines
     if found > cap:
         more = "" if cap > MAX_ENTRY_SEPARATORS else (
             f" (8 times as many with {HEADER_CAP_VARIABLE} set past {_size(HEADER_READER_CAP)})")
         raise InputError(
-            f"{where}: {found:,} separators (',', '=' and line ends outside strings), past the {cap:,} a checkpoint "
+            f"{where}: {found:,} separators (',', '=', '.', '[', '{{' and line ends outside strings), past the {cap:,} "
+            "a checkpoint "
             f"entry may hold{more}: not parsed"
         )
 
