@@ -112,3 +112,95 @@ def test_2_name_as_read(text: str | bytes, verdict: tuple[bool | None, str]) -> 
 
     data = text if isinstance(text, bytes) else text.encode("utf-8")
     assert locks.name_as_read(data, "X") == verdict
+
+
+# --- (3) a module declaring a codec whose decoding is quadratic -----------------------------------------------------
+
+#: ``# coding: punycode`` then one run after the last ``-``: every byte an insertion the decoder places by a scan
+#: (Python's punycode decoding is quadratic): 900,000 bytes held a ``check`` of its checkout 47 s of CPU, one token.
+PUNY = b"# -*- coding: punycode -*-\nx = 1\n-" + b"a" * 2_000
+
+
+@pytest.mark.parametrize(("data", "found"), [
+    (PUNY, (1, "punycode")),
+    (b"#!/usr/bin/env python\n# vim: set fileencoding=Punycode :\nx = 1\n", (2, "punycode")),
+    (b"\n# coding=punycode\n", (2, "punycode")),
+    (b"x = 1\n# coding: punycode\n", None),  # code on line 1: line 2 declares nothing (it parses as UTF-8)
+    (b"# coding: utf-8\n# coding: punycode\n", None),  # the first declaration is the one
+    (b"# coding: latin-1\nx = 1\n", None), (b"# coding: utf-7\n", None), (b"# coding: nonesuch\n", None),
+    (b"x = 1\n", None),
+])
+def test_3_slow_coding(data: bytes, found: tuple[int, str] | None) -> None:
+    import ast
+
+    from passprice import pins
+
+    assert pins.slow_coding(data) == found
+    if found is None and b"nonesuch" not in data and b"utf-7" not in data:
+        ast.parse(data)  # what is let by parses as Python reads it
+
+
+def _package(tmp_path: Path, modules: dict[str, bytes]) -> Path:
+    package = tmp_path / "src" / "passprice"
+    package.mkdir(parents=True)
+    for name, data in modules.items():
+        (package / name).write_bytes(data)
+    return package
+
+
+def test_3_a_punycode_module_is_not_parsed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from passprice import pins
+
+    monkeypatch.setenv("PASSPRICE_CACHE_DIR", str(tmp_path / "cache"))
+    parse = pins.ast.parse
+
+    def never(*args: object, **kwargs: object) -> object:
+        if str(kwargs.get("filename", "")) == str(package / "locks.py"):
+            raise AssertionError(f"parsed: {kwargs['filename']}")
+        return parse(*args, **kwargs)  # type: ignore[arg-type]
+
+    package = _package(tmp_path, {"pins.py": b"", "locks.py": PUNY, "reproduce.py": b"x = 1\n"})
+    monkeypatch.setattr(pins.ast, "parse", never)
+    said = ("src/passprice/locks.py: line 1: declares the punycode encoding, whose decoding costs the square of the "
+            "module's bytes (no module in it parses): not parsed nor imported; write it in UTF-8")
+    with pytest.raises(pins.SlowCodingNotJudged) as refused:
+        pins.pricing_model_digest(package)
+    assert str(refused.value) == said
+    # check and reproduce of that checkout: a warning naming the file and the line (was 'line 0: decoding with
+    # 'punycode' codec failed', after the decode: 47 s for 900,000 bytes)
+    assert pins._checkout_model(tmp_path) == (f"not judged: {said}", pins.pricing_model_digest())
+
+
+def test_3_a_side_importing_a_punycode_module_is_not_priced_by_it(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    # a side whose pricing model differs is priced in a process importing its package: a schema.py (no pricing
+    # module: never parsed by the digest) in punycode was decoded there (a locks.py of 900,000 bytes: diff 97 s)
+    import shutil
+
+    from passprice import pins, sidecode
+
+    monkeypatch.setenv("PASSPRICE_CACHE_DIR", str(tmp_path / "cache"))
+    package = tmp_path / "src" / "passprice"
+    shutil.copytree(pins.PACKAGE, package, ignore=shutil.ignore_patterns("__pycache__"))
+    with (package / "cost.py").open("a", encoding="utf-8") as f:
+        f.write("\nLEFT103 = 1\n")  # another pricing model
+    (package / "schema.py").write_bytes(b"# coding: punycode\n" + (package / "schema.py").read_bytes())
+    code = sidecode.code_of(package)
+    assert code.model == "not judged" and not code.running
+    assert code.not_judged == (
+        "src/passprice/schema.py: line 1: declares the punycode encoding, whose decoding costs the square of the "
+        "module's bytes (no module in it parses): not parsed nor imported; write it in UTF-8")
+    assert sidecode.price_locks(None, code, [{"key": "k"}]) == {  # type: ignore[arg-type]
+        "k": {"error": f"its own code was not judged: {code.not_judged}"}}
+
+
+def test_3_diff_reads_no_punycode_unkept_table(monkeypatch: pytest.MonkeyPatch) -> None:
+    import ast
+
+    from passprice import diff
+
+    def never(*args: object, **kwargs: object) -> object:
+        raise AssertionError("parsed")
+
+    monkeypatch.setattr(ast, "parse", never)
+    assert diff._unkept_table(PUNY) is None and diff._unkept_command(PUNY) is None

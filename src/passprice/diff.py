@@ -4926,9 +4926,14 @@ def synthetic_made_real(base: Side, head: Side, files: Sequence[FileChange]) -> 
 def _unkept_table(source: bytes) -> dict[str, tuple[str, str, str]] | None:
     """The table ``UNKEPT`` a ``src/passprice/unkept.py`` (``source``) writes, read from its syntax tree, never run:
     header sha256 → (name, config, mix), each a ``Unkept(…)`` of three string literals; ``None`` when the file does
-    not parse or writes the table otherwise."""
+    not parse or writes the table otherwise, or declares a codec whose decoding is quadratic
+    (:func:`passprice.pins.slow_coding`: left103)."""
     import ast
 
+    from passprice.pins import slow_coding
+
+    if slow_coding(source) is not None:
+        return None
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -4957,9 +4962,13 @@ def _unkept_table(source: bytes) -> dict[str, tuple[str, str, str]] | None:
 def _unkept_command(source: bytes) -> str | None:
     """The syntax of what makes ``Unkept.command`` in a ``src/passprice/unkept.py`` (``source``): ``CONFIGS``'
     assignment and the method itself, docstrings left out, as :func:`ast.dump` text; ``None`` when it does not
-    parse or has neither."""
+    parse or has neither, or declares a codec whose decoding is quadratic (:func:`passprice.pins.slow_coding`)."""
     import ast
 
+    from passprice.pins import slow_coding
+
+    if slow_coding(source) is not None:
+        return None
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
