@@ -5,10 +5,17 @@
   ``[lock]`` table is now read line by line (``locks.name_as_read``) and the refusal says what was found (its name
   reads X at line N), refuses still where it cannot be told (the name's own line broken, a multi-line string, a
   header that does not read), and a file whose name reads otherwise is passed over.
+- (3) a module declaring ``# coding: punycode`` (quadratic decoding, one token a run): a 900,000-byte ``locks.py``
+  held ``check`` and ``reproduce`` of its checkout 47 s of CPU and ``diff`` of a side bringing it past 400 s: not
+  parsed nor imported now (``pins.SlowCodingNotJudged``), one line naming the file and the declaration's line.
+- (4) a git that hangs where ``/proc`` cannot tell (a ``git`` on PATH that sleeps) held ``diff`` 60.5 s of wall
+  time, ``reproduce`` 10.8-13.2 s: stopped once it has said nothing for ``gitread.quiet_bound`` (1 s, and 1 s more
+  each 100 MiB of the repository's packed objects), the line saying so.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -204,3 +211,71 @@ def test_3_diff_reads_no_punycode_unkept_table(monkeypatch: pytest.MonkeyPatch) 
 
     monkeypatch.setattr(ast, "parse", never)
     assert diff._unkept_table(PUNY) is None and diff._unkept_command(PUNY) is None
+
+
+# --- (4) a git that says nothing ------------------------------------------------------------------------------------
+
+
+def _fake_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, hangs_on: str = "") -> None:
+    """A ``git`` first on PATH that sleeps (on every command, or on those whose arguments hold ``hangs_on``; the real
+    git answers the rest)."""
+    import shutil
+
+    real = shutil.which("git")
+    assert real is not None
+    folder = tmp_path / "fakebin"
+    folder.mkdir()
+    script = folder / "git"
+    if hangs_on:
+        script.write_text(f'#!/bin/sh\ncase " $* " in *" {hangs_on} "*) exec sleep 600;; esac\nexec {real} "$@"\n')
+    else:
+        script.write_text("#!/bin/sh\nexec sleep 600\n")
+    script.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{folder}:{os.environ['PATH']}")
+
+
+def _repository(tmp_path: Path) -> Path:
+    import subprocess
+
+    root = copy_root(tmp_path)
+    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=root, check=True)
+    subprocess.run(["git", "add", "-A"], cwd=root, check=True)
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "base"], cwd=root,
+                   check=True)
+    return root
+
+
+QUIET = ("said nothing for 1.0 s, the most allowed in a repository of 0 bytes of packed objects (1 s, and 1 s more "
+         "each 100 MiB), so passprice stopped it: a local repository's git answers within milliseconds; something "
+         "holds it (a lock, a FIFO, a network mount, the git on PATH)")
+
+
+def test_4_diff_with_a_git_that_sleeps_stops_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # was "git rev-parse: took longer than 60.0 s" after 60.5 s of wall time
+    root = _repository(tmp_path)
+    _fake_git(tmp_path, monkeypatch)
+    assert bad("diff", "main", "HEAD", root=root) == [f"passprice: error: git rev-parse: {QUIET}"]
+
+
+def test_4_a_cat_file_batch_that_sleeps_is_stopped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the kept `cat-file --batch` process (gitread._Batch) waited for 60 s too: "git cat-file: took longer than 60.0 s"
+    root = _repository(tmp_path)
+    (root / "facts" / "cards" / "a40.toml").write_text(
+        (root / "facts" / "cards" / "a40.toml").read_text(encoding="utf-8") + "# edited\n", encoding="utf-8")
+    _fake_git(tmp_path, monkeypatch, hangs_on="--batch")
+    assert bad("diff", "main", root=root) == [f"passprice: error: git cat-file: {QUIET}"]
+
+
+def test_4_the_quiet_allowed_is_proportionate_to_the_packed_objects(tmp_path: Path) -> None:
+    from passprice import gitread
+
+    assert gitread.quiet_bound(tmp_path) == (1.0, 0)  # no repository
+    pack = tmp_path / "repo" / ".git" / "objects" / "pack"
+    pack.mkdir(parents=True)
+    with (pack / "pack-1.pack").open("wb") as f:
+        f.truncate(250 << 20)  # sparse: 250 MiB said, none written
+    (pack / "pack-1.idx").write_bytes(b"x" * 1000)  # an index is not counted
+    (tmp_path / "repo" / "sub").mkdir()
+    assert gitread.quiet_bound(tmp_path / "repo" / "sub") == (3.5, 262_144_000)  # 1 s + 250 / 100
+    assert gitread.quiet_line("ls-tree", 3.5, 262_144_000).startswith(
+        "git ls-tree: said nothing for 3.5 s, the most allowed in a repository of 262,144,000 bytes of packed objects")
