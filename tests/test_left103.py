@@ -279,3 +279,27 @@ def test_4_the_quiet_allowed_is_proportionate_to_the_packed_objects(tmp_path: Pa
     assert gitread.quiet_bound(tmp_path / "repo" / "sub") == (3.5, 262_144_000)  # 1 s + 250 / 100
     assert gitread.quiet_line("ls-tree", 3.5, 262_144_000).startswith(
         "git ls-tree: said nothing for 3.5 s, the most allowed in a repository of 262,144,000 bytes of packed objects")
+
+
+# --- (5) a side's unkept.py parsed with no cap ----------------------------------------------------------------------
+
+
+def test_5_a_side_s_unkept_py_past_the_token_cap_is_not_parsed(monkeypatch: pytest.MonkeyPatch) -> None:
+    # no pricing module, so no cap held it: 4,000,007 bytes of `x = [a,a,…]` took each of _unkept_table and
+    # _unkept_command 8.1 s of CPU and 2.8 GB
+    import ast
+
+    from cli_helpers import REPO
+    from passprice import diff, pins
+
+    own = (REPO / "src" / "passprice" / "unkept.py").read_bytes()
+    table = diff._unkept_table(own)
+    assert table is not None and len(table) >= 10 and diff._unkept_command(own) is not None
+    dense = b"x = [" + b"a," * (pins.MODEL_TOKENS // 2) + b"]\n"
+    assert pins._count_tokens(dense) == pins.MODEL_TOKENS + 5
+
+    def never(*args: object, **kwargs: object) -> object:
+        raise AssertionError("parsed")
+
+    monkeypatch.setattr(ast, "parse", never)
+    assert diff._unkept_table(dense) is None and diff._unkept_command(dense) is None
