@@ -169,10 +169,11 @@ def test_2_lock_name_beside_a_lock_file_that_holds_it_and_does_not_read_names_it
     # before: "… 'r1-qwen7b-h200' is also the name of locks/other.lock.toml, which pins other facts: …"
     lines = bad("lock", "gemma3-270m-h100", "--name", R1, "-o", str(locks / "new.lock.toml"), root=root)
     assert lines == [
-        f"passprice: error: {locks}/new.lock.toml: lock.name: 'r1-qwen7b-h200' may also be the name of "
-        f"locks/other.lock.toml, which holds it and does not read (locks/other.lock.toml: {problem}): a lock's name "
-        "must be unique, and which name that file gives is not known until it reads: fix it or remove it, or lock "
-        "this one under another name (--name NAME, or -o locks/NAME.lock.toml); nothing written"]
+        f"passprice: error: {locks}/new.lock.toml: lock.name: 'r1-qwen7b-h200' is also the name of "
+        f"locks/other.lock.toml, which does not read (locks/other.lock.toml: {problem}), though its [lock] table's "
+        "name reads 'r1-qwen7b-h200' (the table read alone): a lock's name must be unique (`passprice check` refuses "
+        "the two once it is mended): fix it or remove it, or lock this one under another name (--name NAME, or -o "
+        "locks/NAME.lock.toml); nothing written"]
     assert not (locks / "new.lock.toml").exists()
     if kind in ("lone-cr", "bom"):  # the table-alone read refuses what tomllib refuses
         assert lock_table_of(broken.encode("utf-8")) is None
@@ -191,8 +192,8 @@ def test_2_a_hand_edited_lock_holding_the_name_is_named_with_its_problem(tmp_pat
     (locks / "other.lock.toml").write_text(edited)
     lines = bad("lock", "gemma3-270m-h100", "--name", R1, "-o", str(locks / "new.lock.toml"), root=root)
     assert len(lines) == 1 and lines[0].startswith(
-        f"passprice: error: {locks}/new.lock.toml: lock.name: 'r1-qwen7b-h200' may also be the name of "
-        "locks/other.lock.toml, which holds it and does not read (locks/other.lock.toml: lock.digest: ")
+        f"passprice: error: {locks}/new.lock.toml: lock.name: 'r1-qwen7b-h200' is also the name of "
+        "locks/other.lock.toml, which does not read (locks/other.lock.toml: lock.digest: ")
     # one that reads is the clash it was (test_left98's mended file)
     (locks / "other.lock.toml").write_text(text)
     bad("lock", "gemma3-270m-h100", "--name", R1, "-o", str(locks / "new.lock.toml"), root=root,

@@ -63,12 +63,14 @@ def test_1a_lock_name_beside_a_lock_tomllib_fails_on(tmp_path: Path, kind: str) 
     _only(root, "gemma3-270m-h100")
     (root / "locks" / "evil.lock.toml").write_text(f'[lock]\nname = "zz93"\n{HOSTILE[kind]}\n')
     # passed over, it was written, exit 0; since left98 a file that does not parse and holds the name quoted may be
-    # a lock of that name: refused, naming it and its problem (tests/test_left98.py)
+    # a lock of that name: refused, naming it and its problem (tests/test_left98.py); since left103 its [lock]
+    # table's name is read line by line and said as found (tests/test_left103.py)
     problem = {"digits": "Exceeds the limit (4300 digits) for integer string conversion: value has 5000 digits",
                "nesting": "arrays or tables nested too deeply"}
     bad("lock", "gemma3-270m-h100", "--name", "zz93", root=root,
-        says=f"lock.name: 'zz93' may also be the name of locks/evil.lock.toml, which holds it and does not read "
-             f"(locks/evil.lock.toml: not valid TOML: {problem[kind]})")
+        says=f"lock.name: 'zz93' is also the name of locks/evil.lock.toml, which does not read "
+             f"(locks/evil.lock.toml: not valid TOML: {problem[kind]}), though its [lock] table's name reads 'zz93' "
+             "at line 2, read line by line")
     assert not (root / "locks" / "zz93.lock.toml").exists()
     (root / "locks" / "evil.lock.toml").write_text(f'[lock]\nname = "other"\n{HOSTILE[kind]}\n')
     result = invoke("lock", "gemma3-270m-h100", "--name", "zz93", root=root)  # one not holding the name: passed over

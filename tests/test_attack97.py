@@ -383,3 +383,61 @@ def test_6_every_shipped_entry_and_lock_keeps_its_fast_table_read() -> None:
     for text in LOCKS:
         section = locks.lock_table_in(text)
         assert section is not None and locks._whole_table(text, section), text[:80]
+
+
+# --- (7) long dotted runs: a key's are refused, a string's or a comment's read (left103) ----------------------------
+
+DOTS = ".".join(["a"] * 100)  # 100 parts: past schema.MAX_KEY_PARTS (64)
+
+
+@pytest.mark.parametrize("text", [
+    f'note = "{DOTS}"\n',  # was "a dotted key of more than 64 parts (at line 1, column 9)"
+    f"note = '{DOTS}'\n",
+    f'note = """\n{DOTS}\n"""\n',
+    f"note = '''\n{DOTS} = 1\n'''\n",  # a key's look inside a multi-line string
+    f"x = 1 # {DOTS}\n",
+    f"# {DOTS} = 1\nx = 1\n",
+    f'x = ["{DOTS}", "{DOTS}"]\n',
+    f'x = {{ n = "{DOTS}" }}\n',
+    f'"{DOTS}" = 1\n',  # one quoted key part holding the dots: one part
+    f'x = "\\"{DOTS}"\n',  # an escaped quote before them
+    f'x = """a""""\ny = "{DOTS}"\n',  # a multi-line string closed by four quotes
+    f'[t]\nnote = "{DOTS}"\nmore = "{DOTS}"\n[u]\nnote = "{DOTS}"\n',
+])
+def test_7_a_string_or_comment_of_many_dotted_parts_reads_as_tomllib_reads_it(text: str) -> None:
+    from passprice import schema
+
+    assert schema.deep_key(text) is None
+    assert _tomllib(text)[0] == "doc"
+    _agree(text)
+
+
+@pytest.mark.parametrize(("text", "at"), [
+    (f"{DOTS} = 1\n", (1, 1)),
+    (f"[{DOTS}]\n", (1, 2)),
+    (f"[[x.{DOTS}]]\n", (1, 3)),
+    ('"a"' + '."a"' * 99 + " = 1\n", (1, 1)),  # quoted parts
+    (f'n = "{DOTS}"\n{DOTS} = 1\n', (2, 1)),  # a key after a string of the same dots
+    (f'x = {{ n = "q.", {DOTS} = 1 }}\n', (1, 17)),  # an inline table's key after a string ending in a dot
+    (f'x = """a""""\n{DOTS} = 1\n', (2, 1)),
+    (f"x = 1 # c\n{DOTS} = 1\n", (2, 1)),
+])
+def test_7_a_key_of_many_dotted_parts_is_still_refused(text: str, at: tuple[int, int]) -> None:
+    from passprice import schema
+
+    assert _tomllib(text)[0] == "doc"  # valid TOML, refused for what it would cost tomllib
+    assert schema.deep_key(text) == at
+    with pytest.raises(tomllib.TOMLDecodeError, match=f"more than 64 parts \\(at line {at[0]}, column {at[1]}\\)"):
+        schema.toml_loads(text)
+
+
+def test_7_a_card_with_a_long_dotted_note_reads_end_to_end(tmp_path: Path) -> None:
+    # a card's string of 100 dotted parts (valid TOML) is no dotted key: `facts` no longer refuses the file for it
+    from cli_helpers import copy_root, invoke
+
+    root = copy_root(tmp_path)
+    card = root / "facts" / "cards" / "a100_pcie_80gb.toml"
+    card.write_text(card.read_text(encoding="utf-8") + f"# {DOTS}\n", encoding="utf-8")
+    result = invoke("--no-cache", "facts", card.stem, root=root)
+    assert result.exit_code == 0, result.output
+    assert "dotted key" not in result.output

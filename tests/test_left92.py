@@ -145,8 +145,9 @@ def test_3_a_lock_file_nesting_past_the_parser_is_passed_over(tmp_path: Path) ->
     deep = '\nformat = 2\nx = ' + "[" * 3000 + "]" * 3000 + "\n"
     (root / "locks" / "deep.lock.toml").write_text(f'[lock]\nname = "{R1}-best"{deep}', encoding="utf-8")
     bad("lock", "--update", "-o", str(best), root=root,
-        says=f"lock.name: '{R1}-best' may also be the name of locks/deep.lock.toml, which holds it and does not read "
-             "(locks/deep.lock.toml: not valid TOML: arrays or tables nested too deeply)")
+        says=f"lock.name: '{R1}-best' is also the name of locks/deep.lock.toml, which does not read "
+             "(locks/deep.lock.toml: not valid TOML: arrays or tables nested too deeply), though its [lock] table's "
+             f"name reads '{R1}-best' at line 2, read line by line")
     (root / "locks" / "deep.lock.toml").write_text(f'[lock]\nname = "other"{deep}', encoding="utf-8")
     done = invoke("lock", "--update", "-o", str(best), root=root)
     assert done.exit_code == 0, done.output

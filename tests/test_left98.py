@@ -62,11 +62,11 @@ def test_2_a_lock_file_that_does_not_parse_and_holds_the_name_refuses_the_name(t
     (locks / "other.lock.toml").write_text(text.replace("\n[lock]\n", "\n[lock]\nbroken = = 1\n"), encoding="utf-8")
     lines = bad("lock", R1, "--name", R1, "-o", str(locks / "new.lock.toml"), root=root)
     assert lines == [
-        f"passprice: error: {locks}/new.lock.toml: lock.name: 'r1-qwen7b-h200' may also be the name of "
-        "locks/other.lock.toml, which holds it and does not read (locks/other.lock.toml: not valid TOML: Invalid "
-        f"value (at line {line}, column 10)): a lock's name must be unique, and which name that file gives is not "
-        "known until it reads: fix it or remove it, or lock this one under another name (--name NAME, or -o "
-        "locks/NAME.lock.toml); nothing written"]
+        f"passprice: error: {locks}/new.lock.toml: lock.name: 'r1-qwen7b-h200' is also the name of "
+        "locks/other.lock.toml, which does not read (locks/other.lock.toml: not valid TOML: Invalid value (at line "
+        f"{line}, column 10)), though its [lock] table's name reads 'r1-qwen7b-h200' at line {line + 4}, read line "
+        "by line: a lock's name must be unique (`passprice check` refuses the two once it is mended): fix it or "
+        "remove it, or lock this one under another name (--name NAME, or -o locks/NAME.lock.toml); nothing written"]
     assert not (locks / "new.lock.toml").exists()
     # another name is written; the broken file mended, the name clash is the one refused as before
     result = invoke("lock", R1, "--name", "fresh", "-o", str(locks / "fresh.lock.toml"), root=root)

@@ -64,6 +64,8 @@ from passprice.tables import (
 )
 
 if TYPE_CHECKING:
+    import ast
+
     from passprice.addedservings import AddedServing
     from passprice.comment import Links
     from passprice.measurements import Run
@@ -4923,15 +4925,33 @@ def synthetic_made_real(base: Side, head: Side, files: Sequence[FileChange]) -> 
     return tuple(out)
 
 
+@functools.lru_cache(maxsize=2)
+def _unkept_tree(source: bytes) -> ast.Module | None:
+    """The syntax tree of a side's ``src/passprice/unkept.py`` (``source``), parsed once for :func:`_unkept_table`
+    and :func:`_unkept_command`; ``None`` when it does not parse, or is not parsed: past
+    :data:`passprice.pins.MODEL_TOKENS` as :func:`passprice.pins._count_tokens` counts it (it is no pricing module,
+    so no cap held it: a 4,000,007-byte ``x = [a,a,…]`` took each of the two 8.1 s of CPU and 2.8 GB, left103), or
+    declaring a codec whose decoding is quadratic (:func:`passprice.pins.slow_coding`)."""
+    import ast
+
+    from passprice.pins import MODEL_TOKENS, _count_tokens, slow_coding
+
+    if slow_coding(source) is not None or _count_tokens(source) > MODEL_TOKENS:
+        return None
+    try:
+        return ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
 def _unkept_table(source: bytes) -> dict[str, tuple[str, str, str]] | None:
     """The table ``UNKEPT`` a ``src/passprice/unkept.py`` (``source``) writes, read from its syntax tree, never run:
     header sha256 → (name, config, mix), each a ``Unkept(…)`` of three string literals; ``None`` when the file does
-    not parse or writes the table otherwise."""
+    not parse or writes the table otherwise, or is not parsed (:func:`_unkept_tree`)."""
     import ast
 
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    tree = _unkept_tree(source)
+    if tree is None:
         return None
     for node in tree.body:
         target = node.target if isinstance(node, ast.AnnAssign) else (
@@ -4957,12 +4977,11 @@ def _unkept_table(source: bytes) -> dict[str, tuple[str, str, str]] | None:
 def _unkept_command(source: bytes) -> str | None:
     """The syntax of what makes ``Unkept.command`` in a ``src/passprice/unkept.py`` (``source``): ``CONFIGS``'
     assignment and the method itself, docstrings left out, as :func:`ast.dump` text; ``None`` when it does not
-    parse or has neither."""
+    parse or has neither, or is not parsed (:func:`_unkept_tree`)."""
     import ast
 
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    tree = _unkept_tree(source)
+    if tree is None:
         return None
     parts: list[str] = []
     for node in tree.body:

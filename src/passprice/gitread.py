@@ -368,6 +368,45 @@ def _blocking_object(folders: list[Path]) -> str | None:
 #: :func:`blocked_open` tells a git waiting on one within :data:`WATCH_S`, git79).
 GIT_TIMEOUT_S = 60.0
 
+#: Seconds a git passprice runs in a local repository may say nothing (no output, not ended) before it is stopped,
+#: at least (:func:`quiet_bound`: a second more each :data:`GIT_QUIET_BYTES` of the repository's packed objects). A
+#: git blocked where :func:`blocked_open` cannot tell (no ``/proc``; a lock, a network mount, a ``git`` on PATH that
+#: hangs) held ``diff`` and ``reproduce`` the whole :data:`GIT_TIMEOUT_S`: 61.4 s of wall time for a ``diff`` whose
+#: ``git`` slept, 11 s for a ``reproduce`` (left103). A local repository's git answers within milliseconds (its start
+#: about 2 ms, a ``cat-file`` object as it is read, ``ls-tree`` as it walks); a ``git log`` walk (``--reverse`` says
+#: nothing until its end) is proportionate to the history, which the packed bytes measure too.
+GIT_QUIET_S = 1.0
+
+#: Bytes of a repository's packed objects (``objects/pack/*.pack``) each further second of quiet is allowed for
+#: (:func:`quiet_bound`): reading a pack's index and inflating its objects is proportionate to them.
+GIT_QUIET_BYTES = 100 << 20
+
+def quiet_bound(cwd: Path) -> tuple[float, int]:
+    """The seconds a git run in ``cwd`` may say nothing (:data:`GIT_QUIET_S`, and a second more each
+    :data:`GIT_QUIET_BYTES` of the packed objects of the repository ``cwd`` is in), and those bytes. Reads one folder
+    (``objects/pack`` of the repository's common folder, :func:`_git_dirs`); raises nothing (a folder not read counts
+    no bytes)."""
+    size = 0
+    top = _git_top(cwd)
+    if top is not None:
+        _, common = _git_dirs(top / ".git")
+        with contextlib.suppress(OSError), os.scandir(common / "objects" / "pack") as entries:
+            for entry in entries:
+                if entry.name.endswith(".pack"):
+                    with contextlib.suppress(OSError):
+                        size += entry.stat(follow_symlinks=False).st_size
+    return GIT_QUIET_S + size / GIT_QUIET_BYTES, size
+
+
+def quiet_line(command: str, quiet: float, packed: int) -> str:
+    """The line saying ``git COMMAND`` was stopped after saying nothing for ``quiet`` seconds (:func:`quiet_bound`,
+    ``packed``: the repository's packed bytes it was allowed for)."""
+    return (f"git {command}: said nothing for {quiet:.1f} s, the most allowed in a repository of {packed:,} bytes of "
+            f"packed objects ({GIT_QUIET_S:g} s, and 1 s more each {GIT_QUIET_BYTES >> 20} MiB), so passprice "
+            "stopped it: a local repository's git answers within milliseconds; something holds it (a lock, a FIFO, "
+            "a network mount, the git on PATH)")
+
+
 #: Seconds between two looks at a running git (:func:`blocked_open`): a git blocked opening a FIFO is stopped and the
 #: FIFO named within about this much, whatever the number of loose objects (git79: past :data:`MAX_LOOSE_LISTED`,
 #: 200,001 empty loose objects before a FIFO as a changed card's blob held ``diff`` 60.8 s, git's time limit).
@@ -468,6 +507,7 @@ def run_git(cwd: Path, args: Iterable[str], stdin: bytes | None = None, scratch:
     listed = list(args)
     timeout = GIT_TIMEOUT_S if timeout is None else timeout
     command = ["git", *SETTINGS, *listed]
+    quiet = quiet_bound(cwd)
     deadline = time.monotonic() + timeout
     try:
         git = subprocess.Popen(command, cwd=cwd, stdin=None if stdin is None else subprocess.PIPE,
@@ -478,7 +518,7 @@ def run_git(cwd: Path, args: Iterable[str], stdin: bytes | None = None, scratch:
     except OSError as e:
         raise GitFailed(not_started(e)) from None
     with git:
-        out, err = _watched(git, stdin or b"", deadline, listed[0] if listed else "", timeout)
+        out, err = _watched(git, stdin or b"", deadline, listed[0] if listed else "", timeout, quiet=quiet)
     if git.returncode:
         raise subprocess.CalledProcessError(git.returncode, command, out, err)
     return out
@@ -528,15 +568,23 @@ def _descendants(pid: int) -> list[int]:
 
 
 def _watched(git: subprocess.Popen[bytes], stdin: bytes, deadline: float, command: str, timeout: float,
-             sink: Callable[[bytes], object] | None = None) -> tuple[bytes, bytes]:
+             sink: Callable[[bytes], object] | None = None,
+             quiet: tuple[float, int] | None = None) -> tuple[bytes, bytes]:
     """:func:`_exchange` with the running ``git`` (``git COMMAND``, started for ``timeout`` seconds): its output and
     errors once it has exited. Raises :class:`GitFailed` (git killed) when it is seen waiting on a FIFO (the FIFO
-    named, :func:`blocked_line`) or runs past ``deadline``; git is killed too when the wait is interrupted."""
+    named, :func:`blocked_line`), runs past ``deadline``, or says nothing for ``quiet``'s seconds (:func:`quiet_bound`:
+    the seconds and the repository's packed bytes; ``None``: not bounded); git is killed too when the wait is
+    interrupted."""
     try:
-        said = _exchange(git, stdin, deadline, sink)
+        said = _exchange(git, stdin, deadline, sink, None if quiet is None else quiet[0])
     except BaseException:  # an interrupt: git ends with it, as subprocess.run ends it
         _kill(git)
         raise
+    if isinstance(said, str):
+        _kill(git)
+        git.wait()
+        seconds, packed = quiet if quiet is not None else (0.0, 0)
+        raise GitFailed(quiet_line(command, seconds, packed)) from None
     if said is None or isinstance(said[0], Path):
         _kill(git)
         git.wait()
@@ -548,11 +596,13 @@ def _watched(git: subprocess.Popen[bytes], stdin: bytes, deadline: float, comman
 
 
 def _exchange(git: subprocess.Popen[bytes], stdin: bytes, deadline: float,
-              sink: Callable[[bytes], object] | None = None) -> tuple[bytes, bytes] | tuple[Path, int] | None:
+              sink: Callable[[bytes], object] | None = None, quiet: float | None = None,
+              ) -> tuple[bytes, bytes] | tuple[Path, int] | str | None:
     """``stdin`` written to the running ``git`` (when its input is a pipe) while its output and errors are read, to
     their end and its exit, looking at it every :data:`WATCH_S` seconds (:func:`blocked_open`): its output and
     errors; the file it waits to open and its mode when it is seen waiting on a FIFO; ``None`` past ``deadline``
-    (``time.monotonic()``). Written in non-blocking runs as the pipe takes them (``Popen.communicate`` retried after
+    (``time.monotonic()``); ``"quiet"`` when it has taken no input and said nothing for ``quiet`` seconds (when
+    given). Written in non-blocking runs as the pipe takes them (``Popen.communicate`` retried after
     its timeout writes no more of its input: 40,000 blob ids to ``git cat-file --batch-check`` waited for ever).
     ``sink``, when given, takes each chunk of the output as it comes (none kept: the output given is then empty).
     Raises nothing."""
@@ -573,11 +623,14 @@ def _exchange(git: subprocess.Popen[bytes], stdin: bytes, deadline: float,
             if stream is not None:
                 output[stream.fileno()] = []
                 selector.register(stream, selectors.EVENT_READ)
-        look = time.monotonic() + WATCH_S
+        heard = time.monotonic()
+        look = heard + WATCH_S
         while True:
             now = time.monotonic()
             if now >= deadline:
                 return None
+            if quiet is not None and now - heard >= quiet:
+                return "quiet"
             if now >= look:
                 for pid in _descendants(git.pid):
                     blocked = blocked_open(pid)
@@ -594,6 +647,7 @@ def _exchange(git: subprocess.Popen[bytes], stdin: bytes, deadline: float,
                 if key.fileobj is git.stdin:
                     try:
                         at += os.write(key.fd, view[at:at + (1 << 16)])
+                        heard = time.monotonic()
                     except BlockingIOError:
                         continue
                     except BrokenPipeError:
@@ -603,6 +657,7 @@ def _exchange(git: subprocess.Popen[bytes], stdin: bytes, deadline: float,
                         git.stdin.close()
                     continue
                 chunk = os.read(key.fd, 1 << 16)
+                heard = time.monotonic()
                 if chunk and sink is not None and key.fileobj is git.stdout:
                     sink(chunk)
                 elif chunk:
@@ -786,8 +841,12 @@ def blob_sha256(top: Path, blob: str, timeout: float | None = None) -> str | Non
     except OSError as e:
         raise GitFailed(not_started(e)) from None
     with git:
-        _watched(git, b"", deadline, "cat-file", timeout, digest.update)
+        _watched(git, b"", deadline, "cat-file", timeout, digest.update, quiet_bound(top))
     return digest.hexdigest() if git.returncode == 0 else None
+
+
+class _Quiet(Exception):
+    """A git that said nothing for :func:`quiet_bound`'s seconds (:meth:`_Batch.read`)."""
 
 
 class _Batch:
@@ -825,7 +884,8 @@ class _Batch:
         has said nothing for :data:`WATCH_S`; the process is then ended, and the caller reads them the one-shot way,
         which raises as git fails and names the FIFO: git86, an object swapped for a FIFO after the look-through held
         this read for ever). Raises :class:`GitFailed` (the process ended) past ``timeout`` seconds
-        (:data:`GIT_TIMEOUT_S` when not given)."""
+        (:data:`GIT_TIMEOUT_S` when not given), or when git says nothing for :func:`quiet_bound`'s seconds after a
+        run of requests was written (left103)."""
         import select
         import time
 
@@ -836,6 +896,8 @@ class _Batch:
             return None
         timeout = GIT_TIMEOUT_S if timeout is None else timeout
         deadline = time.monotonic() + timeout
+        quiet, packed = quiet_bound(self.top)
+        heard = [time.monotonic()]  # when git last said something (or was asked)
         out = git.stdout.fileno()
         held = bytearray()  # read from git, not yet taken
 
@@ -850,6 +912,8 @@ class _Batch:
                 now = time.monotonic()
                 if now >= deadline:
                     raise TimeoutError
+                if now - heard[0] >= quiet:
+                    raise _Quiet
                 if not select.select([out], [], [], min(WATCH_S, deadline - now))[0]:
                     if any(blocked_open(pid) is not None for pid in _descendants(git.pid)):
                         raise OSError("git cat-file --batch waits to open a FIFO")
@@ -857,6 +921,7 @@ class _Batch:
                 chunk = os.read(out, 1 << 16)
                 if not chunk:
                     raise OSError("git cat-file --batch ended")
+                heard[0] = time.monotonic()
                 held.extend(chunk)
 
         contents: dict[str, bytes] = {}
@@ -871,6 +936,7 @@ class _Batch:
                     at += 1
                 git.stdin.write("".join(f"{b}\n" for b in run).encode("ascii"))
                 git.stdin.flush()
+                heard[0] = time.monotonic()
                 for blob in run:
                     header = take(None)
                     fields = header[:-1].split(b" ")
@@ -881,6 +947,9 @@ class _Batch:
         except TimeoutError:
             self.close(kill=True)
             raise GitFailed(f"git cat-file: took longer than {timeout} s") from None
+        except _Quiet:  # left103: said nothing for the quiet bound
+            self.close(kill=True)
+            raise GitFailed(quiet_line("cat-file", quiet, packed)) from None
         except (OSError, ValueError):
             self.close(kill=True)
             return None

@@ -259,15 +259,17 @@ def require_unique_name(root: Root, output: Path, lock: Lock, update: bool, serv
     time, before the price was made (left92: one look, here). Raises :class:`InputError` (exit 2) naming ``output``,
     the name and the other file, with the way out (``--update`` keeps a lock's name, so ``lock SERVING --force -o
     FILE``: a lock named after its file), before anything is written. A lock file of the folder that does not
-    parse and holds the name quoted may be a lock of that name: refused too, naming that file and its problem
-    (left98: it was passed over, the lock written, exit 0; mended, the two shared a name ``check`` refuses)."""
+    parse whose ``[lock]`` table's name reads ``name`` line by line, or whose name cannot be told while it holds the
+    name quoted (:func:`passprice.locks.name_as_read`), is refused too, naming that file, its problem and what was
+    found (left98: it was passed over, the lock written, exit 0; mended, the two shared a name ``check`` refuses;
+    left103: one merely quoting the name, in a note, was refused as "may" be of that name)."""
     from passprice.files import shell_word
     from passprice.locks import lock_document, name_holders, unread_problem
 
     name = lock.info.name
     first = update and old is not None and old.info.format < 2
     digest = None
-    unparsed: list[tuple[str, str]] = []
+    unparsed: list[tuple[str, str, str]] = []
     for rel, table in name_holders(root, output, name, unparsed):
         if digest is None:
             digest = lock_document(lock)["lock"]["digest"]
@@ -278,7 +280,7 @@ def require_unique_name(root: Root, output: Path, lock: Lock, update: bool, serv
         # file refused for alone.
         problem = unread_problem(root, root.path / rel)
         if problem is not None:
-            unparsed.insert(0, (rel, problem))
+            unparsed.insert(0, (rel, problem, f"its [lock] table's name reads {name!r} (the table read alone)"))
             continue
         if first:
             relock = (f"re-lock it under its file's name (`passprice lock {shell_word(served)} --force -o "
@@ -300,13 +302,20 @@ def require_unique_name(root: Root, output: Path, lock: Lock, update: bool, serv
             f"must be unique (`passprice check` refuses the two): {way}; nothing written"
         )
     if unparsed:  # left98: passed over, the write left two locks of one name once the other is mended
-        rel, problem = unparsed[0]
+        rel, problem, found = unparsed[0]
         way = ("fix it or remove it, then --update again" if update else
                "fix it or remove it, or lock this one under another name (--name NAME, or -o locks/NAME.lock.toml)")
+        if found.startswith("its [lock] table's name reads"):  # left103: said as found, not "may"
+            raise InputError(
+                f"{shown(output)}: lock.name: {name!r} is also the name of {rel}, which does not read ({problem}), "
+                f"though {found}{'' if found.endswith('(the table read alone)') else ', read line by line'}: a "
+                "lock's name must be unique (`passprice check` refuses the "
+                f"two once it is mended): {way}; nothing written"
+            )
         raise InputError(
-            f"{shown(output)}: lock.name: {name!r} may also be the name of {rel}, which holds it and does not read "
-            f"({problem}): a lock's name must be unique, and which name that file gives is not known until it "
-            f"reads: {way}; nothing written"
+            f"{shown(output)}: lock.name: {name!r} may also be the name of {rel}, which does not read ({problem}) "
+            f"and whose name cannot be told ({found}): a lock's name must be unique, and which name that file "
+            f"gives is not known until it reads: {way}; nothing written"
         )
 
 

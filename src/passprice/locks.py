@@ -659,7 +659,7 @@ def update_name_clash(root: Root, output: Path, name: str, old: Lock | None) -> 
 
 
 def name_holders(root: Root, output: Path, name: str,
-                 unparsed: list[tuple[str, str]] | None = None) -> list[tuple[str, dict[str, Any]]]:
+                 unparsed: list[tuple[str, str, str]] | None = None) -> list[tuple[str, dict[str, Any]]]:
     """Each other current-format lock file of ``root/locks`` whose ``[lock] name`` is ``name``, by file name: its
     ``locks/FILE`` and its ``[lock]`` table. Empty when ``output`` lies outside ``root/locks`` or the folder does not
     read. One look over the folder serves both of a ``lock`` run's tests of the name
@@ -670,10 +670,12 @@ def name_holders(root: Root, output: Path, name: str,
     every file of the folder whole, then the write's test parsed each holding the name whole again (see
     docs/PERFORMANCE.md). A file that does not read or parse, is ``output``
     itself, or is of the first format (its name is the serving it locks, which ``check`` lets two share) is passed
-    over; one whose ``[lock]`` table does not parse while its bytes hold ``name`` quoted (``"NAME"`` or ``'NAME'``:
-    it may be a lock of that name) is added to ``unparsed``, when given, as ``(locks/FILE, its problem)``, its
-    problem the first line :func:`read_lock` gives (left98: ``lock --name X`` beside such a file wrote its lock, exit
-    0). Raises nothing."""
+    over; one whose ``[lock]`` table does not parse is read line by line (:func:`name_as_read`) and added to
+    ``unparsed``, when given, as ``(locks/FILE, its problem, what was found)`` where its ``[lock]`` table's name
+    reads ``name`` (what was found begins ``its [lock] table's name reads``), or where that cannot be told while its
+    bytes hold ``name`` quoted (``"NAME"`` or ``'NAME'``), its problem the first line :func:`read_lock` gives
+    (left98: ``lock --name X`` beside such a file wrote its lock, exit 0; left103: one whose name reads otherwise,
+    quoting ``name`` in a note, was refused). Raises nothing."""
     from passprice.registry import LOCK_SUFFIX
 
     try:
@@ -700,13 +702,122 @@ def name_holders(root: Root, output: Path, name: str,
         except (OSError, InputError):
             continue
         rel = f"locks/{stem}{LOCK_SUFFIX}"
-        if table is None and unparsed is not None and any(q in data for q in quoted):
-            problem = unread_problem(root, other)
-            if problem is not None:
-                unparsed.append((rel, problem))
+        if table is None and unparsed is not None:
+            held = any(q in data for q in quoted)
+            named, said = name_as_read(data, name)
+            if named or (named is None and held):  # left103: a note quoting the name is no name
+                problem = unread_problem(root, other)
+                if problem is not None:
+                    unparsed.append((rel, problem, said if named else f"{said}, and it holds {name!r} quoted"))
         if isinstance(table, dict) and table.get("name") == name and table.get("format", 1) != 1:
             found.append((rel, table))
     return found
+
+
+@functools.cache
+def _line_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """A table header line of plain keys (``[lock]``, ``[facts.array]``), read without ``tomllib``, and a line's key
+    up to its ``=`` (:func:`name_as_read`, :func:`_line_key`); compiled on first use, not at import."""
+    return (re.compile(r"\[([A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*)\][ \t]*(?:#.*)?"),
+            re.compile(rf"[ \t]*((?:{schema._KEY_PART}[ \t]*\.[ \t]*)*{schema._KEY_PART})[ \t]*="))
+
+
+def name_as_read(data: bytes, name: str) -> tuple[bool | None, str]:
+    """Whether the ``[lock]`` table of a lock file that does not parse (its bytes ``data``) gives ``name`` as the
+    lock's name, as far as it can be read line by line, and what was found, in words for an error line: ``(True,
+    "its [lock] table's name reads 'X' at line N")`` (whatever its format: a table mended may gain one); ``(False,
+    ...)`` where its name reads otherwise or it has none (a note or another table quoting ``name`` is no name);
+    ``(None, why)`` where it cannot be told: the text does not decode, holds a multi-line string (a line may then be
+    a string's), a table header does not read, or a line of the ``[lock]`` table (or before any header) that does
+    not read may give the name (its key is ``name``, or unreadable while the line holds ``name`` or a backslash).
+    Each line is parsed alone (:func:`passprice.schema.toml_loads`), only those at the top or in a ``lock`` table: a
+    line of another table gives no ``lock.name`` whatever it holds. left103: ``lock --name X`` was refused beside
+    any broken lock file holding ``"X"`` anywhere. Raises nothing."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None, "it does not decode as UTF-8"
+    if '"""' in text or "\'\'\'" in text:
+        return None, "it holds a multi-line string, so its lines are not read apart"
+    spelled = (name, "\\")
+    path: list[str] = []
+    names: list[tuple[int, object]] = []
+    for number, line in enumerate(text.replace("\r\n", "\n").replace("\r", "\n").split("\n"), 1):
+        bare = line.strip()
+        if not bare or bare.startswith("#"):
+            continue
+        if bare.startswith("["):
+            plain = _line_patterns()[0].fullmatch(bare)
+            if plain is not None:
+                path = plain.group(1).split(".")
+                continue
+            header = _line_document(bare)
+            if header is None:
+                return None, f"its line {number}, a table header, does not read"
+            path = _header_path(header)
+            continue
+        if path and path[0] != "lock":
+            continue  # another table's line gives no lock.name
+        document = _line_document(line)
+        if document is None:
+            key = _line_key(line)
+            if key is None:
+                if any(s in line for s in spelled):
+                    held = repr(name) if name in line else "a backslash"
+                    return None, f"its line {number} does not read and holds {held}"
+                continue
+            full = path + key
+            if full[:2] == ["lock", "name"] or full == ["lock"]:
+                return None, f"its line {number}, the [lock] table's name, does not read"
+            continue
+        table: object = document
+        for part in path:
+            table = {part: table}
+        if not isinstance(table, dict):
+            continue
+        lock = table.get("lock")
+        if isinstance(lock, dict) and "name" in lock:
+            names.append((number, lock["name"]))
+    for number, value in names:
+        if value == name:
+            return True, f"its [lock] table's name reads {name!r} at line {number}"
+    if names:
+        return False, f"its [lock] table's name reads {repr(names[0][1])[:80]} at line {names[0][0]}"
+    return False, "its [lock] table has no name"
+
+
+def _line_document(line: str) -> dict[str, Any] | None:
+    """One line of TOML parsed alone (:func:`passprice.schema.toml_loads`), or ``None`` where it does not parse."""
+    import tomllib
+
+    try:
+        return schema.toml_loads(line)
+    except (tomllib.TOMLDecodeError, RecursionError, ValueError):
+        return None
+
+
+def _header_path(header: dict[str, Any]) -> list[str]:
+    """The key path of a table header parsed alone (``["a", "b"]`` of ``[a.b]`` or ``[[a.b]]``)."""
+    path: list[str] = []
+    value: object = header
+    while True:
+        if isinstance(value, list) and value:
+            value = value[-1]
+        if not isinstance(value, dict) or len(value) != 1:
+            return path
+        key = next(iter(value))
+        path.append(key)
+        value = value[key]
+
+
+def _line_key(line: str) -> list[str] | None:
+    """The key path of a ``KEY = …`` line whose value does not parse (``["name"]`` of ``name = "x``), its key read
+    alone; ``None`` where no key reads before an ``=``."""
+    found = _line_patterns()[1].match(line)
+    if found is None:
+        return None
+    document = _line_document(f"{found.group(1)} = 0")
+    return None if document is None else _header_path(document)
 
 
 def unread_problem(root: Root, path: Path) -> str | None:

@@ -171,6 +171,49 @@ def _coding() -> re.Pattern[bytes]:
     return re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
 
 
+#: Codecs whose decoding costs the square of the bytes, as normalized by :func:`codecs.lookup`: a module declaring
+#: one (PEP 263) is refused before it is parsed (:func:`slow_coding`), since Python's parser decodes the whole module
+#: first. ``punycode``: 160 KB decoded in 2.2 s of CPU, and a ``--no-cache check`` of a checkout whose ``locks.py``
+#: was ``# coding: punycode`` and 900,000 bytes of one run (one token, far under :data:`MODEL_TOKENS`) took 47 s of
+#: CPU, the checkout's code then said not to read (its decoding fails at the line break the parser reads last: no
+#: module in punycode parses; left103, load 9; the same check of the checkout as it is: 1.8 s, load 4). Each other
+#: codec of the standard library decoded 200 KB of ASCII, of random bytes and of one UTF-7 run within 4 times its
+#: 50 KB time (Python 3.11).
+SLOW_CODECS = frozenset({"punycode"})
+
+
+def slow_coding(data: bytes) -> tuple[int, str] | None:
+    """The line (1 or 2) and the codec's name of a coding declaration (PEP 263) in a module's bytes ``data`` that
+    names a codec of :data:`SLOW_CODECS`, or ``None``. The second line declares only after a first line that is
+    blank or a comment, as Python's tokenizer reads it (``x = 1`` then ``# coding: punycode`` parses). Raises
+    nothing."""
+    import codecs
+
+    for number, line in enumerate(re.split(rb"\r\n|\r|\n", data, maxsplit=2)[:2], 1):
+        found = _CODING.match(line)
+        if found is None:
+            if line.lstrip(b" \t\f")[:1] not in (b"", b"#"):
+                return None  # code on the first line: the second declares nothing
+            continue
+        try:
+            name = codecs.lookup(found.group(1).decode("ascii")).name
+        except (LookupError, UnicodeError, ValueError):
+            return None
+        return (number, name) if name in SLOW_CODECS else None
+    return None
+
+
+def slow_coding_said(rel: str, data: bytes) -> str | None:
+    """What is wrong with a module of another checkout (``rel``: its path below ``src/passprice``) whose bytes
+    ``data`` declare a codec of :data:`SLOW_CODECS` (:func:`slow_coding`), in one line naming the file and the line;
+    ``None`` for any other. Raises nothing."""
+    slow = slow_coding(data)
+    if slow is None:
+        return None
+    return (f"src/passprice/{rel}: line {slow[0]}: declares the {slow[1]} encoding, whose decoding costs the square "
+            "of the module's bytes (no module in it parses): not parsed nor imported; write it in UTF-8")
+
+
 def _as_parsed(data: bytes) -> tuple[bytes, ...]:
     """A module's bytes as the parser may read them, in UTF-8: ``data`` itself, and, when its first or second line
     (ended by ``\\r\\n``, ``\\r`` or ``\\n``) declares another encoding, ``data`` decoded by it and encoded in UTF-8
@@ -241,6 +284,16 @@ class FStringsNotJudged(CodeNotJudged):
             f"parser's work (an f-string's replacement fields times its bytes) with it, past the {FSTRING_WORK:,} "
             "passprice parses of another checkout's code: split f-strings of many fields",
         )
+        self.path, self.size, self.tokens = path, size, 0
+
+
+class SlowCodingNotJudged(CodeNotJudged):
+    """Another checkout's module ``path`` (of ``size`` bytes) declaring a codec of :data:`SLOW_CODECS`: not parsed,
+    as :class:`CodeNotJudged` code is not, and not imported by a side's process either (left103: a ``locks.py`` of
+    900,000 bytes in punycode held a ``check`` of its checkout 47 s; ``message``: :func:`slow_coding_said`)."""
+
+    def __init__(self, path: Path, size: int, message: str) -> None:
+        InputError.__init__(self, message)
         self.path, self.size, self.tokens = path, size, 0
 
 
@@ -508,6 +561,9 @@ def _trees(
                 work += _fstring_work(data)
                 if work > FSTRING_WORK:
                     raise FStringsNotJudged(path, len(data), work)
+                slow = slow_coding_said(path.name, data)  # left103: the parser decodes the whole module first
+                if slow is not None:
+                    raise SlowCodingNotJudged(path, len(data), slow)
             imports: set[str] = set()
             try:
                 text = _tree_text(ast.parse(data, filename=str(path)), imports)

@@ -1619,10 +1619,57 @@ def _key_runs() -> tuple[re.Pattern[str], re.Pattern[str]]:
     return re.compile(rf"(?:{_KEY_PART}[ \t]*\.[ \t]*)+{_KEY_PART}"), re.compile(rf"{_KEY_PART}[ \t]*\.")
 
 
+@functools.cache
+def _quoted_ends() -> tuple[re.Pattern[str], dict[str, re.Pattern[str]]]:
+    """What opens a string or a comment in TOML text, and what closes each kind of string (by its opening quotes),
+    matched from just after the opening: a multi-line string closes at its first three quotes (up to two more quotes
+    are its content's last), a one-line one at its quote (else, unterminated, at the line's end, where ``tomllib``
+    refuses it). Compiled at the first text :func:`deep_key` searches, not at import."""
+    return re.compile(r'"""|\'\'\'|["\'#]'), {
+        '"""': re.compile(r'(?:[^"\\]|\\[\s\S]|"(?!""))*"{3,5}'),
+        "'''": re.compile(r"(?:[^']|'(?!''))*'{3,5}"),
+        '"': re.compile(r'(?:[^"\\\n]|\\.)*"'),
+        "'": re.compile(r"[^'\n]*'"),
+    }
+
+
+def _in_string(text: str, at: int, scanned: list[int]) -> int | None:
+    """Where the string or comment of the TOML ``text`` that holds offset ``at`` ends, or ``None`` when ``at`` lies
+    outside every string and comment (a string's opening quote is outside it: a quoted key part starts there).
+    ``scanned[0]`` is an offset outside any string up to which ``text`` is already read; it moves on, so a caller asking
+    of offsets in increasing order reads ``text`` once (linear: each string's end is found by one match, an
+    unterminated multi-line string running to the end as ``tomllib`` reads it)."""
+    openers, ends = _quoted_ends()
+    i = scanned[0]
+    while True:
+        opened = openers.search(text, i)
+        if opened is None or opened.start() >= at:
+            scanned[0] = i
+            return None
+        start, quote = opened.start(), opened.group()
+        if quote == "#":
+            end = text.find("\n", start)
+            end = len(text) if end < 0 else end
+        else:
+            closed = ends[quote].match(text, start + len(quote))
+            if closed is not None:
+                end = closed.end()
+            elif len(quote) == 3:
+                end = len(text)
+            else:
+                end = text.find("\n", start)
+                end = len(text) if end < 0 else end
+        if end > at:
+            scanned[0] = end
+            return end
+        i = end
+
+
 def deep_key(text: str) -> tuple[int, int] | None:
     """The line and column (1-based) of the first run of more than :data:`MAX_KEY_PARTS` key parts joined by dots in
-    the TOML ``text``, or ``None``. Linear in the text; a run inside a string value counts too (such a string is
-    refused with the key: none of passprice's files holds one)."""
+    the TOML ``text`` outside its strings and comments, or ``None``. Linear in the text. A string value or a comment
+    of many dotted parts (``note = "a.b.c…"``, valid TOML) is no key: ``tomllib`` reads it in its length (left103:
+    a note of 100 dotted parts was refused as a key); a quoted key part is the key's (``"a"."a"… = 1``)."""
     if text.count(".") < MAX_KEY_PARTS:
         return None
     # A run holds no newline (no part does, nor the blanks between parts), so only a line of MAX_KEY_PARTS dots or
@@ -1631,9 +1678,16 @@ def deep_key(text: str) -> tuple[int, int] | None:
     if all(line.count(".") < MAX_KEY_PARTS for line in text.split("\n")):
         return None
     dotted, part_dot = _key_runs()
-    for m in dotted.finditer(text):
+    scanned = [0]
+    at = 0
+    while (m := dotted.search(text, at)) is not None:
         run = m.group()
+        at = m.end()
         if run.count(".") >= MAX_KEY_PARTS and sum(1 for _ in part_dot.finditer(run)) >= MAX_KEY_PARTS:
+            inside = _in_string(text, m.start(), scanned)
+            if inside is not None:  # inside a string value or a comment: look on after it
+                at = inside
+                continue
             line = text.count("\n", 0, m.start()) + 1
             return line, m.start() - (text.rfind("\n", 0, m.start()) + 1) + 1
     return None

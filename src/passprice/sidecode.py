@@ -259,7 +259,25 @@ def code_of(folder: Path | None) -> Code:
         # RecursionError or MemoryError: a module nested deeper than the parser goes (attack87: 300,000 ``a+`` in a
         # side's locks.py, 600,006 bytes under the token cap, was a traceback out of diff)
         model = f"unreadable ({type(e).__name__})"
+    if model != running:  # priced in its own process, which imports the side's modules, pricing or not
+        slow = _slow_coded(folder)
+        if slow is not None:
+            return Code(folder, "not judged", True, False, slow)
     return Code(folder, model, True, model == running)
+
+
+def _slow_coded(folder: Path) -> str | None:
+    """The first module of the side's ``folder`` (:func:`_module_files`) that declares a codec whose decoding is
+    quadratic, said as :func:`passprice.pins.slow_coding_said` says it, or ``None``. Its process would decode it on
+    import: left103, a side's ``locks.py`` of 900,000 bytes in punycode (not parsed by the digest, which said it
+    unreadable) held a ``diff`` 97 s of CPU, its process importing it (load 9)."""
+    from passprice.pins import slow_coding_said
+
+    for rel, data in _module_files(folder).items():
+        said = slow_coding_said(rel, data) if isinstance(data, bytes) else None
+        if said is not None:
+            return said
+    return None
 
 
 def kept_apart(base: Code, head: Code) -> Code:
