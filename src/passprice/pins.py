@@ -190,7 +190,7 @@ def slow_coding(data: bytes) -> tuple[int, str] | None:
     import codecs
 
     for number, line in enumerate(re.split(rb"\r\n|\r|\n", data, maxsplit=2)[:2], 1):
-        found = _CODING.match(line)
+        found = _coding().match(line)
         if found is None:
             if line.lstrip(b" \t\f")[:1] not in (b"", b"#"):
                 return None  # code on the first line: the second declares nothing
