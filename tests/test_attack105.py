@@ -169,8 +169,8 @@ def test_2_lock_name_beside_a_lock_file_that_holds_it_and_does_not_read_names_it
     # before: "… 'r1-qwen7b-h200' is also the name of locks/other.lock.toml, which pins other facts: …"
     lines = bad("lock", "gemma3-270m-h100", "--name", R1, "-o", str(locks / "new.lock.toml"), root=root)
     # the [lock] table read alone (lone CRs and a BOM: refused alone too, so read line by line, test_left103.py)
-    found = ("(the table read alone)" if kind not in ("lone-cr", "bom") else
-             f"at line {text.splitlines().index('name = ' + repr(R1).replace(chr(39), chr(34))) + 1}, read line by line")
+    named = text.splitlines().index(f'name = "{R1}"') + 1
+    found = "(the table read alone)" if kind not in ("lone-cr", "bom") else f"at line {named}, read line by line"
     assert lines == [
         f"passprice: error: {locks}/new.lock.toml: lock.name: 'r1-qwen7b-h200' is also the name of "
         f"locks/other.lock.toml, which does not read (locks/other.lock.toml: {problem}), though its [lock] table's "
