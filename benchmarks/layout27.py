@@ -242,11 +242,13 @@ def _gather(pool: _Pool, src: np.ndarray, length: np.ndarray, buffers: Buffers) 
     return out.tobytes()
 
 
-def group_text(segments: Sequence[Segment], fmt: str, kept: _Texts, cap: float | None = None) -> str | bytes | None:
+def group_text(
+    segments: Sequence[Segment], fmt: str, kept: _Texts, cap: float | None = None, apart: bool = False
+) -> str | bytes | list[bytes] | None:
     """A stand-in for :func:`passprice.sweep._group_text`: JSON groups without a TPOT cap laid out here
-    (:func:`json_group_bytes`, with buffers kept on ``kept``), anything else, or a group this layout leaves, made by
-    the original. Put in its place (``monkeypatch``, :func:`main`), ``passprice.sweep.text_chunks`` writes the grid
-    through it."""
+    (:func:`json_group_bytes`, with buffers kept on ``kept``; one text, whatever ``apart``), anything else, or a
+    group this layout leaves, made by the original. Put in its place (``monkeypatch``, :func:`main`),
+    ``passprice.sweep.text_chunks`` writes the grid through it."""
     from passprice import sweep
 
     if fmt == "json" and cap is None and sweep.fast():
@@ -257,7 +259,7 @@ def group_text(segments: Sequence[Segment], fmt: str, kept: _Texts, cap: float |
         laid = json_group_bytes(segments, kept, buffers)
         if laid is not None:
             return laid
-    return _ORIGINAL(segments, fmt, kept, cap)
+    return _ORIGINAL(segments, fmt, kept, cap, apart)  # type: ignore[no-any-return]
 
 
 def _original() -> Any:

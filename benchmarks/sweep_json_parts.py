@@ -4,10 +4,12 @@
 The bench grid of ``bench.py`` (every registered serving and card, five positions, batches up to >= 10^6 points) is
 priced once in this process; then, round after round, its text is made as ``passprice sweep`` makes it for a file
 (``text_chunks(…, binary=True)``), CSV and JSON in turn (the order alternated a round), and each is timed in CPU
-seconds (user + sys of this process). During the JSON rounds the float cells (``floattext.float_cells_bytes``, one
-orjson call a group) and the laying out of the runs of rows (``sweep._lay``) are timed apart and the items the runs
-add to the list each group joins are counted; what is left is the gathering of the group's columns, the held bytes'
-texts, the per-run work and the one ``bytes.join`` a group. The JSON's bytes a row and how many of them are its
+seconds (user + sys of this process). During the JSON rounds the float texts (``floattext.float_rows_keyed_bytes``
+since sweepjson100: each priced row's floats and the keys between them, one orjson call a group; before it
+``floattext.float_cells_bytes``, one text a float, which this script times on a revision that has it) and the laying
+out of the runs of priced rows (``sweep._lay``) are timed apart and the items the runs add to the list each group
+joins are counted; what is left is the gathering of the group's columns, the held bytes' texts, the per-run work, the
+refused runs' joins and the joins of the priced rows. The JSON's bytes a row and how many of them are its
 keys (each ``"name": ``) are counted on the text itself. Medians over rounds; nothing here is a test (the machine's
 other load moves every figure: read the ratios).
 
@@ -60,7 +62,8 @@ def main() -> None:
 
         return wrapper
 
-    cells, lay = sweep.float_cells_bytes, sweep._lay
+    floats_name = "float_rows_keyed_bytes" if hasattr(sweep, "float_rows_keyed_bytes") else "float_cells_bytes"
+    cells, lay = getattr(sweep, floats_name), sweep._lay
 
     def counted_lay(parts: list[Any], pieces: list[Any], n: int) -> None:
         before = len(parts)
@@ -84,11 +87,13 @@ def main() -> None:
             if fmt == "json":
                 spent.update(cells=0.0, lay=0.0)
                 items[0] = 0
-                sweep.float_cells_bytes, sweep._lay = timed("cells", cells), timed("lay", counted_lay)
+                setattr(sweep, floats_name, timed("cells", cells))
+                sweep._lay = timed("lay", counted_lay)
             try:
                 seconds, sizes[fmt], first = text(fmt)
             finally:
-                sweep.float_cells_bytes, sweep._lay = cells, lay
+                setattr(sweep, floats_name, cells)
+                sweep._lay = lay
             made[fmt].append(seconds)
             if fmt == "json":
                 made["cells"].append(spent["cells"])
@@ -107,9 +112,9 @@ def main() -> None:
     print(f"  JSON / CSV, round by round: {ratio:.2f} x; JSON - CSV: {js - cs:.3f} s")
     print(f"  JSON's keys: {keys:.0f} bytes a row in the first MiB's rows ({keys / (sizes['json'] / rows):.0%} of an "
           "average row)")
-    print(f"  JSON float cells (float_cells_bytes): {statistics.median(made['cells']):.3f} s; runs laid out "
+    print(f"  JSON float texts ({floats_name}): {statistics.median(made['cells']):.3f} s; priced runs laid out "
           f"(_lay): {statistics.median(made['lay']):.3f} s, {items[0] / rows:.1f} list items a row joined; the rest "
-          f"(columns gathered, held bytes, per-run work, a bytes.join a group): "
+          f"(columns gathered, held bytes, per-run work, the joins): "
           f"{js - statistics.median(made['cells']) - statistics.median(made['lay']):.3f} s")
 
 

@@ -18,6 +18,7 @@ from passprice.floattext import (
     float_reprs_bytes,
     float_rows,
     float_rows_bytes,
+    float_rows_keyed_bytes,
     int_texts,
     int_texts_bytes,
 )
@@ -89,6 +90,64 @@ def test_rows_are_their_floats_reprs_joined_by_commas() -> None:
         float_rows(np.zeros(3))
 
 
+
+def _keyed(rows: np.ndarray, between: list[bytes]) -> list[bytes]:
+    """The definition of :func:`float_rows_keyed_bytes`: each row's reprs with ``between`` between them."""
+    ends = [*between, b""]
+    return [b"".join(repr(v).encode() + sep for v, sep in zip(row, ends, strict=True)) for row in rows.tolist()]
+
+
+def _keys(k: int) -> list[bytes]:
+    return [b', "key_%d": ' % j for j in range(1, k)]
+
+
+def test_keyed_rows_are_their_floats_reprs_with_the_keys_between() -> None:
+    # A sweep's JSON row's run of floats (sweepjson100): each row one text, each float after its key; every layout
+    # in one row (0, a negative zero, 10^-5 and 4 × 10^-5 that orjson writes 0.0000D, a one-digit exponent, 10^16).
+    rng = np.random.default_rng(23)
+    values = (rng.random((3_000, 7)) * 10.0 ** rng.integers(-10, 18, (3_000, 7))) * rng.choice([-1.0, 1.0], (3_000, 7))
+    values[5] = [0.0, -0.0, 1e-05, 4e-05, 1.5e-07, 1e16, 2607997440.0]
+    between = [b', "pass_s": ', b', "memory_s": ', b', "host_s": 0.0, "array_s": ', b', "vector_s": ', b", ", b":"]
+    assert float_rows_keyed_bytes(values, between) == _keyed(values, between)
+    assert float_rows_keyed_bytes(values[5:6], between)[0] == (
+        b'0.0, "pass_s": -0.0, "memory_s": 1e-05, "host_s": 0.0, "array_s": 4e-05, "vector_s": 1.5e-07, 1e+16:'
+        b"2607997440.0"
+    )
+    positive = np.abs(values)  # no sign bit: the small values patched in place (floattext._patched)
+    assert float_rows_keyed_bytes(positive, between) == _keyed(positive, between)
+    assert float_rows_keyed_bytes(values[:, :1], []) == [repr(v).encode() for v in values[:, 0].tolist()]
+    assert float_rows_keyed_bytes(values[:1, :3], between[:2]) == _keyed(values[:1, :3], between[:2])  # fewer than FEW
+    assert float_rows_keyed_bytes(np.zeros((0, 3)), between[:2]) == []
+
+
+def test_keyed_rows_of_any_width_and_values_are_repr() -> None:
+    rng = np.random.default_rng(24)
+    for k in range(1, 12):
+        bits = rng.integers(0, 2**64, (200, k), dtype=np.uint64).view(np.float64)
+        values = np.where(np.isfinite(bits), bits, 1.0)
+        assert float_rows_keyed_bytes(values, _keys(k)) == _keyed(values, _keys(k))
+        sweepish = rng.random((500, k)) * 10.0 ** rng.integers(-9, 13, (500, k))  # seconds, rates, bytes
+        assert float_rows_keyed_bytes(sweepish, _keys(k)) == _keyed(sweepish, _keys(k))
+
+
+def test_keyed_rows_whose_text_between_holds_a_marker_byte_are_written_by_repr() -> None:
+    # The markers are bytes 1 to 31: a text between holding one would be replaced again; such texts take repr's way.
+    values = np.arange(1.0, 41.0).reshape(10, 4)
+    between = [b"\x01", b"\x02\x03", b"\x1f"]
+    assert float_rows_keyed_bytes(values, between) == _keyed(values, between)
+
+
+def test_keyed_rows_refuse_a_wrong_shape_or_count_of_texts() -> None:
+    with pytest.raises(ValueError, match=r"float_rows_keyed_bytes: a 2-D array, not shape \(3,\)"):
+        float_rows_keyed_bytes(np.zeros(3), [])
+    with pytest.raises(ValueError, match=r"float_rows_keyed_bytes: 2 texts between 3 columns, not 1"):
+        float_rows_keyed_bytes(np.zeros((4, 3)), [b", "])
+
+
+def test_without_orjson_keyed_rows_are_repr(without_orjson: None) -> None:
+    values = _edges()[:1_200].reshape(-1, 6)
+    assert float_rows_keyed_bytes(values, _keys(6)) == _keyed(values, _keys(6))
+
 #: Finite doubles, most of them below 10^-4 (where repr's layout and orjson's differ and the rows' texts are cut
 #: and put back together) and the rest anywhere.
 _SMALL_OR_ANY = st.one_of(
@@ -107,6 +166,7 @@ def test_rows_with_values_below_1e4_are_repr_whatever_the_values(values: list[fl
     assert float_rows(rows) == expected
     assert float_rows(rows, ",") == ["," + line for line in expected]
     assert float_rows_bytes(rows) == [line.encode() for line in expected]
+    assert float_rows_keyed_bytes(rows, _keys(width)) == _keyed(rows, _keys(width))
     assert float_reprs(np.array(values)) == list(map(repr, values))
 
 
@@ -135,6 +195,8 @@ def test_positive_rows_with_small_values_are_patched_in_place_as_repr(values: li
         assert bytes(patched).decode()[1:-1].replace("[", "").replace("]", "").split(",") == list(map(repr, values))
     assert float_rows(rows) == list(map(repr, values))
     assert float_rows_bytes(rows) == [repr(v).encode() for v in values]
+    pairs = np.array(values[: len(values) // 2 * 2]).reshape(-1, 2)
+    assert float_rows_keyed_bytes(pairs, _keys(2)) == _keyed(pairs, _keys(2))
     assert float_reprs(np.array(values)) == list(map(repr, values))
 
 

@@ -1,12 +1,14 @@
 """A sweep's JSON text made a group of rows at a time (issue 16, performance round 21) is the row writer's, byte for
-byte, and its numbers the scalar pricer's, bit for bit: ``pass_s`` taken from the binding term's texts only when every
-row of the group binds on that term, written on its own otherwise; a column that does not change over a run of rows
-written once for the run; the priced rows picked by a slice when they are one stretch."""
+byte, and its numbers the scalar pricer's, bit for bit: a priced row's floats one text with their keys in it
+(sweepjson100: ``pass_s`` written with the other floats whatever binds), a float column that does not change over
+the group written in the keys around the others, a count that does not change over a run of rows written once for the
+run; the priced rows picked by a slice when they are one stretch; a run of refused rows a chunk of its own."""
 
 from __future__ import annotations
 
 import io
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -145,7 +147,13 @@ def test_binary_json_chunks_are_bytes_made_so_and_the_row_writers_text(monkeypat
     reference = _reference(segments, "json").encode("ascii")
     monkeypatch.setattr(sweep, "GROUP_ROWS", 300)  # 24 segments of 133 rows: groups of 3, 8 chunks and the end
     chunks = list(text_chunks(iter(segments), "json", binary=True))
-    assert len(chunks) == 9 and all(isinstance(c, bytes) for c in chunks)
+    # A group's rows are a chunk, except each run of refused rows, a chunk of its own made by one join of its
+    # batches (written as it is, not copied again into the group's: sweepjson100): a chunk's rows are all priced or
+    # all refused with one name.
+    assert len(chunks) > 9 and all(isinstance(c, bytes) for c in chunks)
+    for chunk in chunks[:-1]:
+        refusals = set(re.findall(rb'"refusal": ("[^"]*"|null)', chunk))
+        assert len(refusals) == 1, refusals
     assert b"".join(chunks) == reference  # type: ignore[arg-type]
     assert chunks[0].startswith(b"[\n{") and chunks[-1] == b"\n]\n"
     half = len(segments) // 2
@@ -202,3 +210,33 @@ def test_binary_json_chunks_with_a_tpot_cap_are_the_reference_rows() -> None:
     assert all(isinstance(c, bytes) for c in made)
     assert b"".join(made) == reference  # type: ignore[arg-type]
     assert b'"within_max_tpot": true}' in reference and b'"within_max_tpot": false}' in reference
+
+
+def test_keyed_float_rows_parse_to_the_row_writers_rows_value_by_value_and_type_by_type() -> None:
+    """Sweepjson100: a priced row's floats are one text with their keys in it (``floattext.float_rows_keyed_bytes``)
+    and a refused run one join; parsed, every row is the row writer's (``json.dumps`` of each row), each value of
+    the same type (a whole count an ``int``, a float a ``float``, a refused row's columns ``None``), with host
+    sequences, two binds and a term that is 0.0 in every row in one group."""
+    grid = Grid(servings=("r1-qwen7b-h200",), batches=tuple(range(1, 61)), cards=("h200_sxm_141gb",))
+    (segment,) = _segments(grid)
+    p: Any = segment.priced
+    p["binds"][::3] = 2
+    p["array_s"][::3] = p["pass_s"][::3]
+    p["host_sequences"][40:] = np.arange(20) * 7 + 1
+    segments = [segment, *_segments(GRID)[:12]]
+    made = b"".join(c for c in text_chunks(iter(segments), "json", binary=True) if isinstance(c, bytes))
+    reference = _reference(segments, "json")
+    assert made.decode("ascii") == reference
+    mine, theirs = json.loads(made), json.loads(reference)
+    assert len(mine) == len(theirs) == sum(len(s.batches) for s in segments)
+    for a, b in zip(mine, theirs, strict=True):
+        assert list(a) == list(b)
+        assert [(type(v), v) for v in a.values()] == [(type(v), v) for v in b.values()]
+    priced = [row for row in mine if row["refusal"] is None]
+    refused = [row for row in mine if row["refusal"] is not None]
+    assert priced and refused
+    assert all(type(row["held_bytes"]) is int and type(row["capacity_bytes"]) is int for row in priced)
+    assert all(type(row[k]) is float for row in priced for k in ("tokens_per_s", "pass_s", "host_s", "scale_s"))
+    assert {row["host_s"] for row in priced[:40]} == {0.0} and priced[59]["host_sequences"] == 134
+    assert {row["binds"] for row in priced[:60]} == {"memory", "array"}
+    assert all(row[k] is None for row in refused for k in ("tokens_per_s", "pass_s", "binds", "held_bytes"))

@@ -230,6 +230,71 @@ def float_rows_bytes(values: Any) -> list[bytes]:
     return rows
 
 
+def float_rows_keyed_bytes(values: Any, between: Any) -> list[bytes]:
+    """Each row of ``values`` (a 2-D float64 array, ``(n, k)``, every element finite) as the ``repr`` of its ``k``
+    floats with ``between[j]`` (ASCII bytes, ``k − 1`` of them) between its floats ``j`` and ``j + 1``, as ASCII
+    bytes, in order: exactly ``[b"".join(repr(v).encode() + sep for v, sep in zip(row, (*between, b""))) for row
+    in values.tolist()]`` (a sweep's JSON row's run of floats, each after its key: ``1.5, "pass_s": 0.25``).
+    orjson writes the array once (:func:`_json`), each comma inside a row is overwritten with a marker byte of its
+    column (one NumPy search and scatter), each marker is replaced by its text (one ``bytes.replace`` a column, a
+    search for one byte), and the text is sliced into rows at the markers of the commas between rows: one bytes
+    object a row, not one a float and one a key (sweepjson100: a sweep's JSON laid out a cell at a time joined 16
+    items a priced row). Raises ``ValueError`` for an array that is not 2-D or a ``between`` that is not ``k − 1``
+    long."""
+    values = np.ascontiguousarray(values, dtype=np.float64)
+    if values.ndim != 2:
+        raise ValueError(f"float_rows_keyed_bytes: a 2-D array, not shape {values.shape}")
+    n, k = values.shape
+    between = [bytes(b) for b in between]
+    if len(between) != max(k - 1, 0):
+        raise ValueError(f"float_rows_keyed_bytes: {max(k - 1, 0)} texts between {k} columns, not {len(between)}")
+    if values.size < FEW or not fast() or k > len(_MARKS) or any(m in b for b in between for m in _MARKS[:k]):
+        return [_keyed_row(row, between) for row in values.tolist()]
+    if k == 1:
+        return _cells_bytes(values.ravel())
+    # The values in one run ([a,b,c,d]): each comma is a row's inner one or the one between two rows, which is
+    # overwritten too (with the byte after the last column's), so the rows are cut at one byte, not at "],[".
+    made = _json(values.ravel())
+    text = made if isinstance(made, bytearray) else bytearray(made)
+    a = np.frombuffer(text, dtype=np.uint8)
+    commas = np.flatnonzero(a == _COMMA)
+    if len(commas) != n * k - 1:  # pragma: no cover - a float's text holds no comma
+        return [_keyed_row(row, between) for row in values.tolist()]
+    for j in range(k):
+        a[commas[j::k]] = _MARKS[j]
+    del a  # the bytearray's buffer is released before it is copied
+    out = bytes(text)
+    for j in range(k - 1):
+        out = out.replace(_MARKS[j : j + 1], between[j])
+    # Each row sliced at its bounds, found from the markers between rows: a row's inner markers each grew by their
+    # text's length less one byte, so row i starts i rows' growth later and ends i + 1 rows' growth later (a cut at
+    # the marker, a byte at a time over the whole text, took about twice the time and four times the instructions).
+    grow = sum(len(b) for b in between) - (k - 1)
+    rows_between = commas[k - 1 :: k]
+    starts = np.empty(n, dtype=np.int64)
+    ends = np.empty(n, dtype=np.int64)
+    starts[0], starts[1:] = 1, rows_between + 1
+    ends[:-1], ends[-1] = rows_between, len(text) - 1
+    shift = np.arange(n, dtype=np.int64) * grow
+    starts += shift
+    ends += shift + grow
+    return [out[start:stop] for start, stop in zip(starts.tolist(), ends.tolist(), strict=True)]
+
+
+#: The marker bytes :func:`float_rows_keyed_bytes` puts in place of a row's commas, by column (none is in a float's
+#: text, nor in a JSON key's).
+_MARKS = bytes(range(1, 32))
+
+
+def _keyed_row(row: list[float], between: list[bytes]) -> bytes:
+    """:func:`float_rows_keyed_bytes`'s text of one row, made with ``repr``."""
+    texts = [repr(v).encode("ascii") for v in row]
+    out = texts[0]
+    for sep, text in zip(between, texts[1:], strict=True):
+        out += sep + text
+    return out
+
+
 def float_cells(values: Any) -> list[str]:
     """``repr`` of each element of ``values`` (a 2-D float64 array, ``(n, k)``, every element finite), row by row:
     exactly ``list(map(repr, values.ravel().tolist()))``, the ``n × k`` texts from one orjson call. Raises

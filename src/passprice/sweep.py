@@ -36,11 +36,11 @@ from passprice.errors import InputError, NotFound, Unreadable
 from passprice.facts import weakest
 from passprice.floattext import (
     fast,
-    float_cells_bytes,
     float_reprs,
     float_reprs_bytes,
     float_rows,
     float_rows_bytes,
+    float_rows_keyed_bytes,
     int_texts,
     int_texts_bytes,
 )
@@ -1889,7 +1889,9 @@ def text_chunks(
     (:func:`_group_text`; what ``passprice sweep`` writes to a file: no 483 MB of JSON text, nor 166 MB of CSV,
     decoded from orjson's bytes and encoded again for the bench grid), JSON's ASCII and CSV's UTF-8; but a CSV group
     holding a name that is not Unicode (a lone surrogate) comes as ``str``, a segment at a time: its encoding, and
-    its error, are the writer's."""
+    its error, are the writer's. A JSON group comes in several chunks (:func:`_group_text` with ``apart``): each run
+    of refused rows one of its own, the priced rows between them joined into the others (sweepjson100: a refused
+    run's bytes, most of the bench grid's, copied once, not again into one text a group)."""
     # The header goes out with the first chunk, so a sweep refused at its first row writes nothing.
     head = (None if fmt == "csv" else "[") if opens else ""
     first = opens
@@ -1899,7 +1901,10 @@ def text_chunks(
 
     def texts(segments: list[Segment]) -> Iterator[str | bytes]:
         if all(s.expected is None for s in segments):
-            text = _group_text(segments, fmt, kept)
+            text = _group_text(segments, fmt, kept, apart=True)
+            if isinstance(text, list):
+                yield from text
+                return
             if text is not None:
                 yield text
                 return
@@ -2262,16 +2267,23 @@ def _block(pieces: _Pieces, start: int, stop: int, rows: int) -> str:
 
 
 def _group_text(
-    segments: Sequence[Segment], fmt: str, kept: _Texts, cap: float | None = None
-) -> str | bytes | None:
+    segments: Sequence[Segment], fmt: str, kept: _Texts, cap: float | None = None, apart: bool = False
+) -> str | bytes | list[bytes] | None:
     """The text of ``segments`` (none under a stack) as :func:`_segment_text` writes each in turn, made for all of
-    them at once: their priced rows' floats gathered into one array a run of cells and formatted in one call
-    (:func:`~passprice.floattext.float_rows`, :func:`~passprice.floattext.float_cells_bytes`), then every run of
-    rows of one status, bind and host use (within which every text but the batch's, the host sequences' and the
-    floats' is the same) laid out in one list of pieces, joined once. CSV is a ``str`` (:func:`_csv_group_text`);
-    JSON, always ASCII, is made as ``bytes`` from orjson's bytes, never decoded nor encoded again (issue 16: the
-    bench grid's 483 MB of JSON were made as text, then encoded to be written). ``None`` when a float is not
-    finite (the caller then writes a segment at a time, up to the row that stops the text) or orjson is not there.
+    them at once: their priced rows' floats gathered into one array and formatted in one call, a priced row's run
+    of floats one text with its keys in it (:func:`_json_float_rows`; CSV's:
+    :func:`~passprice.floattext.float_rows_bytes`), then every run of rows of one status, bind and host use (within
+    which every text but the batch's, the host sequences', the floats' and the held bytes' is the same) laid out in
+    one list of pieces, joined once; a run of refused rows is one join of its batches' texts. CSV is UTF-8 bytes
+    (:func:`_csv_group_text`); JSON, always ASCII, is made as ``bytes`` from orjson's bytes, never decoded nor
+    encoded again (issue 16: the bench grid's 483 MB of JSON were made as text, then encoded to be written).
+    ``None`` when a float is not finite (the caller then writes a segment at a time, up to the row that stops the
+    text) or orjson is not there.
+
+    ``apart`` (JSON): the text as a list of ``bytes`` whose join is the text, each run of refused rows an item of its
+    own and the priced rows between two such runs joined into one (what :func:`text_chunks` writes, a chunk each: a
+    refused run's bytes, about 470 a row and most of the bench grid's, are then copied once, not again into one
+    text for the group).
 
     ``cap`` (seconds; ``sweep --max-tpot``): each row also carries :data:`passprice.sweepcap.TPOT_COLUMNS` at its
     end, its TPOT (``pass_s`` over the tokens a sequence emits) and whether it is at most ``cap`` (:func:`_tpot_cells`;
@@ -2282,27 +2294,31 @@ def _group_text(
         return None
     if fmt == "csv":
         return _csv_group_text(segments, kept, cap)
-    floats: dict[str, list[np.ndarray]] = {key: [] for key in (*_FLOATS, "host_sequences", "binds")}
-    keys: list[np.ndarray | None] = []
+    floats: dict[str, list[np.ndarray]] = {key: [] for key in (*_FLOATS, "host_sequences")}
+    keys: list[np.ndarray] = []
     for segment in segments:
         status, p = segment.status, segment.priced
         mask = status == _PRICED
         count = int(np.count_nonzero(mask))
         if p is None or not count:
-            keys.append(None)
+            keys.append(status)
             continue
         chosen = _chosen(mask, count)
         for key, found in floats.items():
             found.append(p[key][chosen])
         # A run is a stretch of rows of one status, and for priced rows one bind and host use (64 + 2 bind + use).
         keys.append(np.where(mask, 64 + 2 * p["binds"] + (p["host_sequences"] > 0), status))
-    columns: dict[str, Any] = {name: np.concatenate(found) if found else None for name, found in floats.items()}
+    columns: dict[str, Any] = {
+        name: (np.concatenate(found) if len(found) > 1 else found[0]) if found else None
+        for name, found in floats.items()
+    }
     priced = columns["tokens_per_s"] is not None
     for fields in (f for segment in segments for f in segment.alone.values()):
         if not all(not isinstance(v, float) or math.isfinite(v) for v in fields.values()):
             return None
-    cells: list[Any] = []
     host_texts: list[bytes] = []
+    lead, float_rows, trail = b"", None, b""
+    counts: list[bytes | list[bytes]] = []
     if priced:
         every = np.stack([columns[key] for key in _FLOATS], axis=1)
         if not np.isfinite(every).all():
@@ -2310,38 +2326,39 @@ def _group_text(
         host = columns["host_sequences"]
         assert host is not None
         host_texts = int_texts_bytes(host) if host.any() else []
-        cells = _json_cells(every, columns["binds"])
-        # For each row and column, how many times the column's value changed up to that row: a run of rows whose
-        # column does not change takes one text for all of them (a card's capacity, a term the batch does not
-        # move), merged with the texts around it, two items a row fewer in the list joined.
-        changes = np.zeros(every.shape, dtype=np.int32)
-        np.cumsum(every[1:] != every[:-1], axis=0, out=changes[1:])
+        lead, float_rows, trail = _json_float_rows(every[:, : len(_ROW_FLOATS)])
+        counts = [_count_bytes(every[:, _FLOATS.index(key)]) for key in _COUNTS]
+        # For each row and count column, how many times the column's value changed up to that row: a run of rows
+        # whose count does not change (a card's capacity) takes one text for all of them, merged with the texts
+        # around it, one item a row fewer in the list joined.
+        counted = every[:, len(_ROW_FLOATS) :]
+        changes = np.zeros(counted.shape, dtype=np.int32)
+        np.cumsum(counted[1:] != counted[:-1], axis=0, out=changes[1:])
     tpot_texts, ends = _tpot_json(segments, cap, every[:, _FLOATS.index("pass_s")] if priced else None)
     parts: list[bytes] = []
+    made: list[bytes] = []  # the group's text in pieces, each made by one join
     done = 0  # the group's priced rows already laid out
-    for segment, runs in zip(segments, keys, strict=True):
+    for segment, (cuts, codes) in zip(segments, _group_runs(keys), strict=True):
         start, shown = kept.json_opening(segment)
         batches = segment.batches
         batch_text = kept.batch_bytes(batches)
-        status = segment.status if runs is None else runs
-        count = len(status)
-        cuts = [0, *(np.flatnonzero(status[1:] != status[:-1]) + 1).tolist(), count]
-        for a, b in itertools.pairwise(cuts):
-            code = int(status[a])
-            rows = batch_text if b - a == len(batch_text) else batch_text[a:b]
+        count = cuts[-1]
+        for (a, b), code in zip(itertools.pairwise(cuts), codes, strict=True):
+            rows = batch_text if b - a == count else batch_text[a:b]
             if code >= 64:
                 bind, used = divmod(code - 64, 2)
                 p0, p1 = done, done + b - a
                 done = p1
                 prov, weak = shown[used], shown[2 + used]
                 host_cell: bytes | list[bytes] = host_texts[p0:p1] if used else b"0"
-                pieces: list[Any] = [start, rows, b', "host_sequences": ', host_cell]
+                pieces: list[Any] = [start, rows, b', "host_sequences": ', host_cell, lead]
+                if float_rows is not None:
+                    pieces.append(float_rows[p0:p1])
+                pieces.append(trail + _JSON_BINDS[bind])
                 still = (changes[p1 - 1] == changes[p0]).tolist()
-                for j, named in enumerate(_JSON_KEYS):
-                    if j == _HELD:
-                        pieces.append(_JSON_BINDS[bind])
-                    cell = cells[j]
-                    pieces += [named, cell if isinstance(cell, bytes) else cell[p0] if still[j] else cell[p0:p1]]
+                for j, cell in enumerate(counts):
+                    pieces += [_JSON_KEYS[len(_ROW_FLOATS) + j],
+                               cell if isinstance(cell, bytes) else cell[p0] if still[j] else cell[p0:p1]]
                 if cap is None:
                     pieces.append(b', "provenance": ' + prov + b', "weakest": ' + weak + b', "refusal": null}')
                 else:
@@ -2354,11 +2371,25 @@ def _group_text(
                     row = {**dict.fromkeys(COLUMNS, None), **segment.common, "batch": int(batches[j]), **fields}
                     parts.append(b",\n" + json.dumps(row, allow_nan=False).encode("ascii"))
             else:
+                # start b1 end start b2 end …: the batches joined by "end start", in C, no list a row (as CSV's).
                 refused = kept.json_refused(segment.names[code - 1])
                 if cap is not None:
                     refused = refused[:-1] + b', "tpot_s": null, "within_max_tpot": null}'
-                _lay(parts, [start, rows, refused], b - a)
-    return b"".join(parts)
+                # With ``apart``, the run is a piece of its own, whole (the rows before it joined first): its bytes
+                # copied once, not again into the group's.
+                if apart:
+                    if parts:
+                        made.append(b"".join(parts))
+                        parts = []
+                    ends = [start + rows[0], *rows[1:]] if len(rows) > 1 else [start + rows[0] + refused]
+                    if len(rows) > 1:
+                        ends[-1] += refused
+                    made.append((refused + start).join(ends))
+                else:
+                    parts += [start, (refused + start).join(rows), refused]
+    if parts or not made:
+        made.append(b"".join(parts))
+    return made if apart else made[0]
 
 
 def _chosen(mask: np.ndarray, count: int) -> Any:
@@ -2556,34 +2587,24 @@ _HELD = _FLOATS.index("held_bytes")
 _JSON_NULLS = "".join(f", {json.dumps(k)}: null" for k in _AFTER_BATCH[:-1])
 
 
-def _json_cells(every: np.ndarray, binds: Any) -> list[Any]:
-    """The texts of the :data:`_FLOATS` columns of ``every`` (``(n, 9)``, finite), ``repr`` of each value (the byte
-    counts :func:`whole`'s), as ASCII bytes: for each column a list of ``n`` texts, or one text when every value is
-    the same (a card's capacity; a term that is
-    0 for every batch). ``pass_s``, when every row binds on one term (``binds``: the term's index) and the pass is
-    that term, as it is for the card's limit, takes that term's texts (the same doubles, the same texts); the other
-    columns are written by one orjson call. (A group binding on several terms has its ``pass_s`` written with them:
-    gathering each row's text from the terms' took an object array and two fancy indexings, more than the formatting
-    they saved.)"""
-    same = (every == every[0]).all(axis=0)
-    pass_column = _FLOATS.index("pass_s")
-    borrow = -1  # the column whose texts are pass_s's
-    if not same[pass_column] and bool((binds == binds[0]).all()):
-        term = _TERM_COLUMNS[int(binds[0])]
-        if np.array_equal(every[:, term], every[:, pass_column]):
-            borrow = term
-    counts = [_FLOATS.index(key) for key in _COUNTS]
-    varying = [j for j in range(len(_FLOATS)) if not same[j] and not (borrow >= 0 and j == pass_column)
-               and j not in counts]
-    flat = float_cells_bytes(every[:, varying]) if varying else []
-    cells: list[Any] = [repr(float(every[0, j])).encode("ascii") if same[j] else None for j in range(len(_FLOATS))]
-    for k, j in enumerate(varying):
-        cells[j] = flat[k :: len(varying)]
-    for j in counts:
-        cells[j] = _count_bytes(every[:, j])
-    if borrow >= 0:
-        cells[pass_column] = cells[borrow]
-    return cells
+def _json_float_rows(floats: np.ndarray) -> tuple[bytes, list[bytes] | None, bytes]:
+    """The text of the :data:`_ROW_FLOATS` of each row of ``floats`` (``(n, 7)``, finite) in a priced JSON row, each
+    after its key (``, "tokens_per_s": 12.5, "pass_s": …``, ``repr`` of each value): ``(lead, rows, trail)``, where
+    ``lead`` is the text every row has before its first column that is not the same in every row (the keys and the
+    texts of the columns before it), ``rows`` the text of each row from that column to the last such column
+    (:func:`~passprice.floattext.float_rows_keyed_bytes`: one orjson call, the texts between the columns put in
+    by one replace a column, one bytes object a row), and ``trail`` the text every row has after it. ``rows`` is
+    ``None`` when every column is the same in every row (``lead`` then holds them all)."""
+    same = (floats == floats[0]).all(axis=0)
+    varying = np.flatnonzero(~same).tolist()
+    texts = [_JSON_KEYS[j] + repr(float(floats[0, j])).encode("ascii") if same[j] else b"" for j in range(len(same))]
+    if not varying:
+        return b"".join(texts), None, b""
+    first, last = varying[0], varying[-1]
+    lead = b"".join(texts[:first]) + _JSON_KEYS[first]
+    between = [b"".join(texts[j + 1 : k]) + _JSON_KEYS[k] for j, k in itertools.pairwise(varying)]
+    rows = float_rows_keyed_bytes(floats[:, varying] if len(varying) < len(same) else floats, between)
+    return lead, rows, b"".join(texts[last + 1 :])
 
 
 #: The columns of :data:`_FLOATS` holding the pass's terms, by the bind's index (:class:`ServingBind`'s order).

@@ -91,7 +91,9 @@ def capped_chunks(
                 continue
         if not group:
             break
-        made: str | bytes | None = _group_text(group, fmt, kept, max_tpot)
+        text = _group_text(group, fmt, kept, max_tpot)
+        assert not isinstance(text, list)  # one text without ``apart``
+        made: str | bytes | None = text
         if made is None:
             made = "".join(line for s in group for line in _reference_lines(s, fmt, max_tpot))
         if made and first and not csv_format:
