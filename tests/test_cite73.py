@@ -104,12 +104,15 @@ def test_2_the_a40_quotes_are_the_copys_rows_the_record_quotes() -> None:
     # 9 before cite73: tensor.f16's 2 quoted the card review's wording, then nothing (7); 9 since cite91, which read
     # the copy's stored text: tensor.f16 quotes its FP16 row, and the BF16 and INT8 quotes are its text as printed
     # (tests/test_cite91.py checks each against tests/data/cite91-excerpt.txt)
-    assert len(quotes) == 9
+    # 14 since trace109: the SMs (2 inputs), CUDA cores (1) and clock (2) of on_chip and scale cite the copy's CUDA
+    # Cores, RT Cores and FP32 rows, where they named the GA102 whitepaper (tests/test_trace109.py)
+    assert len(quotes) == 14
     assert [q for q in quotes if f"'{q}'" not in read] == []
     assert set(quotes) == {"Memory bandwidth 696 GB/s", "Peak FP32 TFLOPS (non-Tensor) 37.4",
                            "Peak FP16 Tensor TFLOPS with FP16 Accumulate 149.7 | 299.4*",
                            "Peak BF16 Tensor TFLOPSwith FP32 Accumulate149.7 | 299.4*",
-                           "Peak INT8 Tensor TOPS Peak INT 4 Tensor TOPS 299.3 | 598.6* 598.7 | 1,197.4*"}
+                           "Peak INT8 Tensor TOPS Peak INT 4 Tensor TOPS 299.3 | 598.6* 598.7 | 1,197.4*",
+                           "NVIDIA Ampere architecturebased CUDA Cores 10,752", "NVIDIA second-generation RT Cores 84"}
     f16 = {w: loc for w, (loc, _) in citing.items() if w.startswith("a40:tensor:f16")}
     assert len(f16) == 2 and all(_QUOTED.findall(loc) == ["Peak FP16 Tensor TFLOPS with FP16 Accumulate 149.7 | 299.4*"]
                                  for loc in f16.values())

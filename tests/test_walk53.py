@@ -119,8 +119,10 @@ def test_a_stack_locks_audit_names_the_card_facts_its_fit_reads_and_their_source
     assert dict(c.card_sources)["nvidia-ampere-whitepaper"] == 6
     assert c.cards_line() == (
         "the fit reads the 11 cards' memory.bandwidth, streams.read, streams.append, array, vector, scale (66 facts), "
-        "citing nvidia-ada-whitepaper (17), nvidia-ampere-ga102-whitepaper (11), passprice-card-review (8), "
+        "citing nvidia-ada-whitepaper (17), nvidia-ampere-ga102-whitepaper (10), passprice-card-review (8), "
         "xytpai-nvbench (8) and 12 more sources")  # 11 until cite90
+    # the GA102 whitepaper's 11 until trace109: the A40's scale cites the A40 datasheet's rows (tests/test_trace109.py)
+    assert {"source": "nvidia-a40-datasheet", "facts": 4} in c.to_json()["card_facts"]["sources"]
     # 10 more before cite74: the L40S scale's clock cites a deviceQuery run since
     data = c.to_json()["card_facts"]
     assert (data["facts"], len(data["sources"])) == (66, 16)  # 15 until cite90
