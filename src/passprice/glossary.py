@@ -714,8 +714,9 @@ _TERMS = (
         "locks resting on those, and which locks break their floors if it is withdrawn."
         " `audit --json`'s `sources` gives each source cited: its `title`, `by` (its publisher or authors),"
         " `date`, `where` (where it is, one line), `url`, `copies` (other places it is kept), `retrieved`,"
-        " `sha256` (of the copy that was read) and `read` (how it was read). `sources --json`'s `excerpt` (and "
-        "`audit --source ID --json`'s `source.excerpt`) is the file, from the registry's top folder, that holds "
+        " `sha256` (of the copy that was read), `read` (how it was read) and `excerpt`. `sources --json`'s `excerpt`"
+        " (and `audit --source ID --json`'s `source.excerpt`, and `audit LOCK --json`'s `sources.ID.excerpt`) is"
+        " the file, from the registry's top folder, that holds "
         "the text that was read, stored for reading offline (`tests/data/cite70-excerpt.txt`; `null` when none is "
         "stored). A review's `sources_changed` names"
         " each source whose id leads to another document on HEAD, and each source HEAD adds that a fact is re-cited"
@@ -724,14 +725,15 @@ _TERMS = (
         "`arxiv` say where it is. In `sources_changed`, `citing` lists the facts citing it and `places` each figure "
         "to find in it."
         " `audit LOCK --json`'s `sources_since_lock` lists each source the lock's facts cite whose record differs from"
-        " its record at the commit that last wrote the lock (`id`, `commit`, `when`, `changed`, `message`); "
+        " its record at the commit that last wrote the lock (`id`, `commit`, `when`, `changed`, `message`; the text"
+        " audit's `since lock` lines); "
         "`sources_compared` is false when no commit holds the lock file as it is: the records shown are today's.",
         ("sources", "locator", "citation", "cite", "retrieved", "retrieved unknown", "kind", "date",
          "provenance it supports", "source: locator", "by", "where", "url", "copies", "sha256", "read", "excerpt",
          "stored excerpt",
          "sources_changed",
          "arxiv", "authors", "publisher", "repository", "commit", "id", "citing", "places", "added",
-         "sources_since_lock", "sources_compared"),
+         "sources_since_lock", "since lock", "sources_compared"),
     ),
     Term(
         "withdrawn",

@@ -1,0 +1,113 @@
+"""Findings 3, 5 and 7 of the 106th README-only walkthrough (issue 13), each kept as a reproducer: a citation an
+auditor could not follow from what passprice prints (``audit LOCK`` named no stored excerpt, the Hopper whitepaper's
+text copy was in its ``read`` prose only, the MI300X ``on_chip.capacity`` locator quoted nothing), a value moved
+under a locator still quoting the old figure that ``diff``'s text summary did not flag, and ``reproduce`` listing
+per-fact moves where ``diff`` groups a fact with the facts derived from it."""
+
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+
+from cli_helpers import REPO, invoke
+
+H200_LOCK = "locks/r1-qwen7b-h200.lock.toml"
+HOPPER_COPY = ("https://github.com/bojieli/ai-infra-book/blob/e524afec5ca6a61b8a79d0f83566ac88ab66b15c/"
+               "references/text/nvidia-h100.txt")
+
+
+# --- 3. a citation a user can follow --------------------------------------------------------------------------------
+
+
+def test_3_the_audit_of_a_lock_names_each_cited_sources_stored_excerpt() -> None:
+    # Before: under "citations, by source" each document had at:, read:, retrieved: and copies: only; the stored
+    # excerpt a locator's quote is checked against was printed by `audit --source ID` alone, one source a run.
+    lines = invoke("audit", H200_LOCK).stdout.splitlines()
+    at = lines.index("  nvidia-hopper-whitepaper — NVIDIA H100 Tensor Core GPU Architecture "
+                     "(gtc22-whitepaper-hopper) (NVIDIA, 2022)")
+    assert lines[at + 3:at + 6] == [
+        "    retrieved: unknown",
+        f"    copies: {HOPPER_COPY}",
+        "    stored excerpt: tests/data/cite71-excerpt.txt (the text read, from the registry's top folder)",
+    ]
+    azure = lines.index("  azure-ai-benchmarking-guide — Azure AI Benchmarking Guide (Microsoft (Azure), 2024-09-27)")
+    assert lines[azure + 3:azure + 5] == [
+        "    retrieved: 2026-12-01",  # no copies: none listed, no line
+        "    stored excerpt: tests/data/github-sources-excerpt.txt (the text read, from the registry's top folder)",
+    ]
+    sources = json.loads(invoke("audit", H200_LOCK, "--json").stdout)["sources"]
+    assert sources["nvidia-hopper-whitepaper"]["excerpt"] == "tests/data/cite71-excerpt.txt"
+    assert sources["nvidia-hopper-whitepaper"]["copies"] == [HOPPER_COPY]
+    assert sources["azure-ai-benchmarking-guide"]["excerpt"] == "tests/data/github-sources-excerpt.txt"
+    assert all("excerpt" in s for s in sources.values())  # null where none is stored
+    markdown = invoke("audit", H200_LOCK, "--format", "markdown").stdout
+    assert (f"(retrieved: unknown; copies: {HOPPER_COPY}; stored excerpt: tests/data/cite71-excerpt.txt (the text "
+            "read, from the registry's top folder))") in markdown
+
+
+#: Each record whose ``read`` named the copy actually read (a repository's file at a commit) only in prose, and the
+#: ``copies`` address it now lists.
+COPIES_FROM_READ = {
+    "nvidia-hopper-whitepaper": HOPPER_COPY,
+    "amd-cdna3-whitepaper": ("https://github.com/bojieli/ai-infra-book/blob/8653dd660d1e3f2de17ba0015731ad8677a83567/"
+                             "references/text/amd-cdna3.txt"),
+    "gpu-container-handbook-routing-derisk": (
+        "https://github.com/mcp-tool-shop-org/gpu-container/blob/a063be92993decceeacaf06c0f1667b442804e50/"
+        "site/src/content/docs/handbook/derisk.md"),
+    "nvidia-ampere-whitepaper": ("https://github.com/fmars/papers/blob/a1260982447f121c7e7719321db06ad39c9633ab/"
+                                 "nvidia-ampere-architecture-whitepaper.pdf"),
+    "nvidia-cuda-programming-guide": ("https://github.com/yolunghiu/cuda-learn/blob/"
+                                      "3b915612c1a4acb8ecb9030721726437626fd43d/CUDA_C_Programming_Guide.pdf"),
+    "mlcommons-inference-results-v6.0": ("https://github.com/gbeezybez/inference_results_v6.0/tree/"
+                                         "ab33b2144a9f822f69d24f78569f993d195ee7e5"),
+}
+#: Commits a record's ``read`` names that are no copy of its document: (record, commit) -> what they are.
+NOT_COPIES = {
+    ("alvarobartt-cuda-device-query", "8c65f4245f93ae48f10a46a585c83b9997d987c3"): "the record's repository, "
+    "src/main.rs's last change before the commit read",
+    ("lmdeploy-a100-fp16-benchmark", "ebe90bc943eeace841b33fa54fbf1726311b63db"): "the record's repository, where "
+    "the figures were first published",
+    ("mlcommons-inference-results-v6.0", "a0bfcfbb17566c9650603444330a470db780d42a"): "a file's blob id",
+    ("mlcommons-inference-results-v6.0", "232fbf90fc"): "the fork's head, where the file is unchanged",
+    ("nvidia-ada-tuning-guide", "c6857c6d7b6329c731c5e0a48c03d517a34d0990"): "another document (the CUDA guide's "
+    "table) said to agree",
+    ("nvidia-ampere-tuning-guide", "c6857c6d7b6329c731c5e0a48c03d517a34d0990"): "another document (the CUDA guide's "
+    "table) said to agree",
+    ("nvidia-h100-datasheet", "e524afec5c"): "the H100 product page's copy: a record of its own "
+    "(nvidia-h100-product-page), not the datasheet",
+    ("xytpai-nvbench", "d8461c4b9e51497b5a1c16855c52f41024786a76"): "the record's repository, where the column was "
+    "first committed",
+}
+
+
+def _record(source: str) -> dict:  # type: ignore[type-arg]
+    text = (REPO / "sources" / f"{source}.toml").read_text(encoding="utf-8")
+    record: dict = tomllib.loads(text)["source"]  # type: ignore[type-arg]
+    return record
+
+
+def test_3_a_copy_named_in_read_is_in_copies() -> None:
+    # Before: the Hopper whitepaper's `at:` was a resources.nvidia.com landing page and the text actually read
+    # (bojieli/ai-infra-book at e524afec) appeared only in `read`'s prose; 5 more records did the same.
+    for source, copy in COPIES_FROM_READ.items():
+        record = _record(source)
+        assert copy in record["copies"], source
+        commit = re.search(r"/(?:blob|tree)/([0-9a-f]{40})", copy)
+        assert commit is not None and commit.group(1)[:10] in record["read"], source
+    # every commit any record's read names is its repository's commit read, in one of its copies, or said above
+    unlisted = []
+    for path in sorted((REPO / "sources").glob("*.toml")):
+        record = tomllib.loads(path.read_text(encoding="utf-8"))["source"]
+        places = [record.get("commit") or "", *record.get("copies", [])]
+        for commit in re.findall(r"\b(?=[0-9a-f]*[a-f])[0-9a-f]{10,40}\b", record["read"]):
+            if not any(p.startswith(commit) or f"/{commit}" in p for p in places) \
+                    and (path.stem, commit) not in NOT_COPIES:
+                unlisted.append((path.stem, commit))
+    assert unlisted == []
+
+
+def test_3_the_audit_prints_the_hopper_copy_under_the_whitepaper() -> None:
+    out = json.loads(invoke("audit", "--source", "nvidia-hopper-whitepaper", "--json").stdout)
+    assert out["source"]["copies"] == [HOPPER_COPY]
+    assert out["source"]["excerpt"] == "tests/data/cite71-excerpt.txt"
