@@ -111,3 +111,27 @@ def test_3_the_audit_prints_the_hopper_copy_under_the_whitepaper() -> None:
     out = json.loads(invoke("audit", "--source", "nvidia-hopper-whitepaper", "--json").stdout)
     assert out["source"]["copies"] == [HOPPER_COPY]
     assert out["source"]["excerpt"] == "tests/data/cite71-excerpt.txt"
+
+
+def test_3_the_mi300x_on_chip_capacity_locator_quotes_the_white_paper() -> None:
+    # Before: '4 MB L2 per XCD x 8 XCDs; 256 MB Infinity Cache; LDS 64 KB per CU; 304 CUs (…)': no quote, no
+    # section, nothing a reader could find in the paper. Now each figure its derivation reads is quoted as the stored
+    # copy (tests/data/cite68-excerpt.txt, bojieli/ai-infra-book's text of the PDF) prints it.
+    card = tomllib.loads((REPO / "facts" / "cards" / "mi300x.toml").read_text(encoding="utf-8"))
+    fact = card["on_chip"]["capacity"]
+    spans = re.findall(r"(?:(?<=^)|(?<=[\s(\[:;,]))'(.+?)'(?=$|[\s),;:\].])", fact["locator"])
+    assert spans == ["incorporates 8 accelerator complex dies (XCD)", "The 38 CUs all share a 4MB L2 cache",
+                     "128 channels or 256MB of data", "The LDS in the AMD CDNA 3 compute units remain at 64KB",
+                     "304 compute units (CUs)"]
+    excerpt = (REPO / "tests" / "data" / "cite68-excerpt.txt").read_text(encoding="utf-8")
+    paper = " ".join(excerpt.split("== amd-cdna3-whitepaper ", 1)[1].split())
+    assert [s for s in spans if s not in paper] == []
+    # each input the white paper gives is one of the quoted figures, value and unit
+    inputs = fact["derivation"]["inputs"]
+    figures = {"xcds": "8 accelerator", "l2": "4MB L2", "infinity": "256MB of data", "lds": "at 64KB",
+               "cus": "304 compute units"}
+    for name, figure in figures.items():
+        assert "source" not in inputs[name] and any(figure in s for s in spans), name
+        number = re.search(r"\d+", figure)
+        assert number is not None and number.group() == str(inputs[name]["value"]), name
+    assert inputs["vgpr"]["source"] == "amd-rocm-gpu-specs" and "amd-rocm-gpu-specs" in fact["locator"]
