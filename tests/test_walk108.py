@@ -8,9 +8,13 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import tomllib
+from pathlib import Path
 
-from cli_helpers import REPO, invoke
+import pytest
+
+from cli_helpers import REPO, copy_root, invoke
 
 H200_LOCK = "locks/r1-qwen7b-h200.lock.toml"
 HOPPER_COPY = ("https://github.com/bojieli/ai-infra-book/blob/e524afec5ca6a61b8a79d0f83566ac88ab66b15c/"
@@ -135,3 +139,54 @@ def test_3_the_mi300x_on_chip_capacity_locator_quotes_the_white_paper() -> None:
         number = re.search(r"\d+", figure)
         assert number is not None and number.group() == str(inputs[name]["value"]), name
     assert inputs["vgpr"]["source"] == "amd-rocm-gpu-specs" and "amd-rocm-gpu-specs" in fact["locator"]
+
+
+# --- 5. and 7.: a value moved under a locator still quoting the old figure; reproduce's moves grouped as diff's -------
+
+QUOTE = "Technical Specifications table, H200 SXM column: 'GPU Memory Bandwidth 4.8TB/s'"
+
+
+@pytest.fixture(scope="module")
+def moved(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """BASE (the shipped files) and HEAD: the H200's memory.bandwidth set to 5.2 TB/s under its locator quoting
+    4.8TB/s, the stream shares derived from it recomputed, the lock re-locked."""
+    base = copy_root(tmp_path_factory.mktemp("base"))
+    head = tmp_path_factory.mktemp("head") / "root"
+    shutil.copytree(base, head)
+    edited = invoke("fact", "set", "h200_sxm_141gb", "memory.bandwidth", "--value", "5.2", "--unit", "TB/s",
+                    "--provenance", "published", "--source", "nvidia-h200-datasheet", "--locator", QUOTE, root=head)
+    assert edited.exit_code == 0, edited.output
+    assert invoke("fact", "recompute", "h200_sxm_141gb", root=head).exit_code == 0
+    for lock in sorted((head / "locks").glob("*.lock.toml")):
+        relocked = invoke("lock", "--update", "-o", str(lock), root=head)
+        assert relocked.exit_code == 0, relocked.output
+    return base, head
+
+
+def test_5_the_text_summary_flags_a_value_moved_under_a_locator_quoting_the_old_figure(
+        moved: tuple[Path, Path]) -> None:
+    # Before: exit 0, and the text's summary ("passprice diff: BASE → HEAD", then "4 facts changed in 1 file, 1 to
+    # verify in its source; …") carried no ⚠️, where the markdown's began "⚠️ **passprice diff**". Not failed (exit
+    # 0): see the README's `diff` section.
+    base, head = moved
+    result = invoke("diff", str(base), str(head), root=head)
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0] == f"⚠️ passprice diff: {base} → {head}"
+    assert lines[1].startswith("4 facts changed in 1 file, 1 to verify in its source; "), lines[1]
+    assert ("to verify: the value moved (4.8 TB/s → 5.2 TB/s) but its citation did not, and the locator quotes 4.8: "
+            f"nvidia-h200-datasheet: {QUOTE}") in result.stdout
+    markdown = invoke("diff", str(base), str(head), "--format", "markdown", root=head).stdout
+    assert markdown.startswith("⚠️ **passprice diff**")
+    # JSON's summary stays the sentence; the mark is the outputs' for people
+    summary = json.loads(invoke("diff", str(base), str(head), "--json", root=head).stdout)["summary"]
+    assert summary == lines[1]
+
+
+def test_5_a_diff_with_nothing_to_verify_carries_no_mark(tmp_path: Path) -> None:
+    root = copy_root(tmp_path)
+    result = invoke("diff", str(root), str(root), root=root)
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[0] == f"passprice diff: {root} → {root}"  # ✅ goes unsaid in the text
+    assert invoke("diff", str(root), str(root), "--format", "markdown", root=root).stdout.startswith("✅ ")
+
