@@ -190,3 +190,22 @@ def test_5_a_diff_with_nothing_to_verify_carries_no_mark(tmp_path: Path) -> None
     assert result.stdout.splitlines()[0] == f"passprice diff: {root} → {root}"  # ✅ goes unsaid in the text
     assert invoke("diff", str(root), str(root), "--format", "markdown", root=root).stdout.startswith("✅ ")
 
+
+def test_7_reproduce_groups_a_fact_with_the_facts_derived_from_it_as_diff_does(moved: tuple[Path, Path]) -> None:
+    # Before: reproduce of BASE's lock listed memory.bandwidth: tokens/s +8.333 %, streams.append -0.2344 % and
+    # streams.read -7.492 % alone each, where diff said the one change moved it -0.0008405 %.
+    base, head = moved
+    out = invoke("reproduce", str(base / H200_LOCK), root=head).stdout.splitlines()
+    at = out.index("  each drifted fact alone (the pinned inputs with only it as today's, or it with the facts "
+                   "derived from it):")
+    assert out[at + 1:] == ["    memory.bandwidth with the 2 facts derived from it (streams.append, streams.read): "
+                            "tokens/s -0.0008405 %"]
+    assert "  first term that moved with today's inputs: memory_s; tokens/s -0.0008405 %" in out
+    data = json.loads(invoke("reproduce", str(base / H200_LOCK), "--json", root=head).stdout)
+    assert [(g["inputs"], g["derived"], g["first_moved"]) for g in data["facts_grouped"]] == [
+        (["memory.bandwidth"], ["streams.append", "streams.read"], "tokens_per_s")]
+    assert [a["path"] for a in data["facts_alone"]] == ["memory.bandwidth", "streams.append", "streams.read"]
+    # diff words the same group's move the same way (one grouping: passprice.reproduce.grouped_moves)
+    review = invoke("diff", str(base), str(head), root=head).stdout
+    assert ("    alone     memory.bandwidth with the 2 facts derived from it (streams.read, streams.append): tokens/s "
+            "-0.0008405 %") in review

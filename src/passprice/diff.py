@@ -7904,25 +7904,12 @@ def _alone(lock: LockImpact) -> str:
     ``alone`` line: ``memory.bandwidth: tokens/s +1.875 %; routing.hot_share: tokens/s -4.894 %``. A changed input
     with changed facts derived from it (:attr:`LockImpact.joint`) is one entry, in the place of its first member:
     ``memory.bandwidth with the 2 facts derived from it (streams.read, streams.append): tokens/s +0.003051 %``."""
-    from passprice.reproduce import grouped_name
+    from passprice.reproduce import grouped_moves
 
-    grouped = {p: (inputs, derived, move) for inputs, derived, move in lock.joint for p in (*inputs, *derived)}
-    routed = set(lock.routing_alone.paths) if lock.routing_alone is not None else set()
-    out, said, routing_said = [], set(), False
-    for path, move in lock.alone:
-        if path in routed:  # the routing record's facts, one entry in the place of the first (left48)
-            if lock.routing_alone is not None and not routing_said:
-                routing_said = True
-                out.append(lock.routing_alone.describe())
-            continue
-        if path not in grouped:
-            out.append(f"{path}: {move}")
-            continue
-        inputs, derived, joint = grouped[path]
-        if inputs not in said:
-            said.add(inputs)
-            out.append(f"{grouped_name(inputs, derived)}: {joint}")
-    return "; ".join(out)
+    # the routing record's facts, one entry in the place of the first (left48); the grouping reproduce's too
+    routing = lock.routing_alone
+    return "; ".join(line for _, line in grouped_moves(
+        lock.alone, lock.joint, (routing.paths, routing.describe()) if routing is not None else None))
 
 
 #: What the ``alone`` moves are, said beside them.

@@ -533,7 +533,10 @@ _TERMS = (
         "(`ref`, the entry the lock names; where its pinned content was `found`, or the entry it `moved_to`; "
         "`checkpoint_changed` in `check`), `facts_drifted` (pinned facts today's files hold otherwise), "
         "`facts_rewritten` (the same quantity written otherwise: no drift), `facts_alone` (each drifted fact's price "
-        "alone), `facts_routing` (a routing record's drifted facts priced at once, as the text's `routing record "
+        "alone), `facts_grouped` (each drifted input with the drifted facts derived from it, priced at once: "
+        "`inputs`, `derived`, `price`, `first_moved`; the text's line for them stands in place of their own, as "
+        "`diff`'s `alone` line groups them), `facts_routing` (a routing record's drifted facts priced at once, as "
+        "the text's `routing record "
         "uniform → gpt-oss-120b-chat as a whole (hot_experts 1 → 0.25, hot_share 1 → 0.6): tokens/s +14.72 %`, "
         "given for a serving re-pointed to another record or two or more of its record's facts drifted in place: "
         "`base`, `head`, `facts` with each `path`, `before` and `after`, and `move`; `null` otherwise), "
@@ -550,7 +553,8 @@ _TERMS = (
          "pricing_model.commit.requirement", "pricing_model.commit_search_cut", "commit_search_cut",
          "reproduced",
          "reproduced (pinned inputs)", "pinned inputs", "today's inputs", "field", "since the lock",
-         "equals", "reproduction", "facts_drifted", "facts_rewritten", "facts_alone", "facts_routing", "unpinned",
+         "equals", "reproduction", "facts_drifted", "facts_rewritten", "facts_alone", "facts_grouped",
+         "facts_routing", "unpinned",
          "stale_stack",
          "stale_stack_pinned_apart", "now", "ref", "found", "moved_to", "checkpoint_changed", "serving_name",
          "serving_changed", "serving_differences"),
