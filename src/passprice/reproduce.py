@@ -1833,18 +1833,20 @@ def reproduction_text(
     if rep.alone and not single:  # one drifted fact that alone gives today's price says nothing new
         base = rep.alone_base
         against = "" if rep.equals or base is lock.price else ", against the reproduced column: today's code"
-        together = ((", or it with the facts derived from it" if rep.joint else "")
+        # Walkthrough 28: a first-format lock whose citations were all rewritten read ten lines "X: tokens/s
+        # unchanged", one a fact whose figure and provenance are the pinned ones: said once, naming them (below); a
+        # group of such facts alone is no move to group either.
+        quiet = cited_only(today.drift)
+        joint = [g for g in rep.joint if not set(g.paths) <= set(quiet)]
+        together = ((", or it with the facts derived from it" if joint else "")
                     + (", or the routing record's facts at once" if rep.routing is not None else ""))
         lines.append(f"  each drifted fact alone (the pinned inputs with only it as today's{together}{against}):")
         # A fact and the facts derived from it one entry, and the routing record's facts one entry, each in the place
         # of the first (left49; walkthrough 106: the group's move as diff words it, grouped_moves)
         said = grouped_moves(
             ((a.path, a.describe(base, lock.compared()).removeprefix(f"{a.path}: ")) for a in rep.alone),
-            ((g.inputs, g.derived, g.describe(base, lock.compared()).split(": ", 1)[1]) for g in rep.joint),
+            ((g.inputs, g.derived, g.describe(base, lock.compared()).split(": ", 1)[1]) for g in joint),
             (rep.routing.paths, rep.routing.describe()) if rep.routing is not None else None)
-        # Walkthrough 28: a first-format lock whose citations were all rewritten read ten lines "X: tokens/s
-        # unchanged", one a fact whose figure and provenance are the pinned ones: said once, naming them.
-        quiet = cited_only(today.drift)
         same = [path for path, line in said if path in quiet and line == f"{path}: tokens/s unchanged"]
         lines += [f"    {line}" for path, line in said if path not in same]
         if len(same) > 1:
