@@ -143,7 +143,11 @@ def test_3_the_mi300x_on_chip_capacity_locator_quotes_the_white_paper() -> None:
 
 # --- 5. and 7.: a value moved under a locator still quoting the old figure; reproduce's moves grouped as diff's -------
 
-QUOTE = "Technical Specifications table, H200 SXM column: 'GPU Memory Bandwidth 4.8TB/s'"
+H200_CARD = REPO / "facts" / "cards" / "h200_sxm_141gb.toml"
+#: The H200's memory.bandwidth citation as shipped (source id, locator): kept as it is, only its figure moved, so the
+#: test holds whichever record the fact cites (its locator quotes 'GPU Memory Bandwidth 4.8TB/s').
+CITED = (tomllib.loads(H200_CARD.read_text(encoding="utf-8"))["memory"]["bandwidth"]["source"],
+         tomllib.loads(H200_CARD.read_text(encoding="utf-8"))["memory"]["bandwidth"]["locator"])
 
 
 @pytest.fixture(scope="module")
@@ -154,7 +158,7 @@ def moved(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     head = tmp_path_factory.mktemp("head") / "root"
     shutil.copytree(base, head)
     edited = invoke("fact", "set", "h200_sxm_141gb", "memory.bandwidth", "--value", "5.2", "--unit", "TB/s",
-                    "--provenance", "published", "--source", "nvidia-h200-datasheet", "--locator", QUOTE, root=head)
+                    "--provenance", "published", "--source", CITED[0], "--locator", CITED[1], root=head)
     assert edited.exit_code == 0, edited.output
     assert invoke("fact", "recompute", "h200_sxm_141gb", root=head).exit_code == 0
     for lock in sorted((head / "locks").glob("*.lock.toml")):
@@ -169,13 +173,14 @@ def test_5_the_text_summary_flags_a_value_moved_under_a_locator_quoting_the_old_
     # verify in its source; …") carried no ⚠️, where the markdown's began "⚠️ **passprice diff**". Not failed (exit
     # 0): see the README's `diff` section.
     base, head = moved
+    assert "'GPU Memory Bandwidth 4.8TB/s'" in CITED[1]  # the old figure, quoted
     result = invoke("diff", str(base), str(head), root=head)
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
     assert lines[0] == f"⚠️ passprice diff: {base} → {head}"
     assert lines[1].startswith("4 facts changed in 1 file, 1 to verify in its source; "), lines[1]
     assert ("to verify: the value moved (4.8 TB/s → 5.2 TB/s) but its citation did not, and the locator quotes 4.8: "
-            f"nvidia-h200-datasheet: {QUOTE}") in result.stdout
+            f"{CITED[0]}: {CITED[1]}") in result.stdout
     markdown = invoke("diff", str(base), str(head), "--format", "markdown", root=head).stdout
     assert markdown.startswith("⚠️ **passprice diff**")
     # JSON's summary stays the sentence; the mark is the outputs' for people
