@@ -311,7 +311,8 @@ def test_default_base_is_the_merge_base_with_main_and_head_the_work_tree(repo: R
     (clone / CARD_FILE).write_text(text.replace("value = 0.8646", "value = 0.86"), encoding="utf-8")
     code, out, _ = cli_run(["diff"], cwd=clone)
     assert code == 1
-    assert out.splitlines()[0] == f"passprice diff: merge base with main ({repo.locked[:12]}) → work tree"
+    # ❌ heads a failing review, as the markdown's does (tests/test_walk108.py)
+    assert out.splitlines()[0] == f"❌ passprice diff: merge base with main ({repo.locked[:12]}) → work tree"
     # 0.86 does not follow from its derivation (Triad over the bandwidth), which fails the diff as it fails check.
     assert (
         "3 facts changed in 1 file, 1 weakened, 1 to verify in its source; 1 derived fact not following; 2 locks "

@@ -50,8 +50,11 @@ def test_1_the_audit_lists_the_document_a_derivations_figure_is_read_from() -> N
     # the document's caveat, in no output before
     assert f"  amd-rocm-gpu-specs: {ROCM_NOTE}" in lines
     # the fact's own document keeps its line; the figure is not listed twice under it
-    assert ("    on_chip.capacity: 4 MB L2 per XCD x 8 XCDs; 256 MB Infinity Cache; LDS 64 KB per CU; 304 CUs (VGPR "
-            "file from the ROCm specifications table)") in cited
+    # (the locator quotes the white paper since tests/test_walk108.py)
+    assert ("    on_chip.capacity: XCD paragraph: 'incorporates 8 accelerator complex dies (XCD)', 'The 38 CUs all "
+            "share a 4MB L2 cache'; Infinity Cache paragraph (memory section): '128 channels or 256MB of data'; 'The "
+            "LDS in the AMD CDNA 3 compute units remain at 64KB'; endnote MI300-15: '304 compute units (CUs)' (the "
+            "VGPR file from the ROCm specifications table, amd-rocm-gpu-specs)") in cited
     assert sum("its figure" in line for line in cited) == 1
 
 

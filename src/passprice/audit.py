@@ -873,9 +873,11 @@ def audit_subject(
 
 def _copy_lines(record: Source) -> list[str]:
     """The lines under a cited document's ``at:`` and ``read:`` in an audit saying which copy was read and when:
-    ``    retrieved: DATE[, sha256 …]`` and ``    copies: ADDRESS; …``, each only where the record states it
-    (:meth:`Source.retrieved_text`, :meth:`Source.copies_text`). Walkthrough 35: an auditor following a citation
-    needs the day the copy was retrieved and the copies checked, which only the record's file held."""
+    ``    retrieved: DATE[, sha256 …]``, ``    copies: ADDRESS; …`` and ``    stored excerpt: PATH (…)``, each only
+    where the record states it (:meth:`Source.retrieved_text`, :meth:`Source.copies_text`, ``Source.excerpt``: a
+    path from the registry's top folder). Walkthrough 35: an auditor following a citation needs the day the copy was
+    retrieved and the copies checked, which only the record's file held; walkthrough 106 (finding 3): the stored
+    text a locator's quote can be checked against was named only by ``audit --source ID``, one source a run."""
     lines = []
     retrieved = record.retrieved_text()
     if retrieved is not None:
@@ -883,6 +885,8 @@ def _copy_lines(record: Source) -> list[str]:
     copies = record.copies_text()
     if copies is not None:
         lines.append(f"    copies: {copies}")
+    if record.excerpt is not None:  # worded as audit --source words it (lineage.source_text)
+        lines.append(f"    stored excerpt: {record.excerpt} (the text read, from the registry's top folder)")
     return lines
 
 
@@ -904,7 +908,9 @@ def audit_json(
     binding, weakest, elasticity, step, ``derived_by`` (the rows whose derivation reads it) and
     ``elasticity_rederived`` (:attr:`AuditRow.rederived`)); with ``sources``, a ``sources`` object: for each
     registered source a fact or a figure of its derivation cites (:func:`cited_sources`), its title, publisher,
-    date, where it is (``where``, one line; ``url``) and how it was read (``read``); ``stale_descriptions``: the
+    date, where it is (``where``, one line; ``url``; ``copies``), how it was read (``read``; ``retrieved``,
+    ``sha256``) and the stored text read (``excerpt``, a path from the registry's top folder, or ``None``: walkthrough
+    106); ``stale_descriptions``: the
     text audit's "to verify" lines, a source's ``read`` or the ``routing`` record's title still naming a row no fact
     cites (:func:`description_notes`, :meth:`DescriptionNote.to_json`; ``[]`` when none)."""
     found = _stale_by_path(stale)
@@ -914,7 +920,7 @@ def audit_json(
     documents = {
         sid: {"title": record.title, "by": record.by, "date": record.date, "where": record.where(),
               "url": record.url, "copies": list(record.copies), "retrieved": record.retrieved,
-              "sha256": record.sha256, "read": record.read}
+              "sha256": record.sha256, "read": record.read, "excerpt": record.excerpt}
         for sid, record in (sources or {}).items() if sid in cited
     }
     return {

@@ -2660,7 +2660,7 @@ def reproduce_command(ctx: click.Context, lock: str, as_json: bool) -> None:
         require_known_model(the_lock, no_lock=False, root=root.path)  # and, in locks/, a record not listed (slip 57)
     except LockRefusal as e:
         _refuse(e)
-    rep = reproduce(root, the_lock)
+    rep = reproduce(root, the_lock, grouped=True)  # a fact with those derived from it, as diff groups them
     if the_lock.stack is not None:  # today's expected column on a fit its runs no longer give (walkthrough 27)
         import attrs
 

@@ -7450,8 +7450,11 @@ def diff_text(d: Diff) -> str:
     relative change, provenance with a weakening flagged, citation), checkpoint content or serving fields; each
     affected lock (what changed for it, floors, recorded and re-priced tokens/s, pass time, bind, review); floors
     loosened or tightened; the pricing model and the code each side was priced with; the unaffected locks; every
-    file that does not read, with its errors."""
-    lines = [f"passprice diff: {d.base.label} → {d.head.label}", d.summary()]
+    file that does not read, with its errors. The first line, heading the summary line, starts with
+    :func:`summary_mark`'s ``⚠️`` or ``❌`` as the markdown's ``⚠️ **passprice diff** BASE → HEAD: SUMMARY`` does
+    (nothing for ✅); the summary sentence itself is ``--json``'s ``summary``, unmarked."""
+    mark = summary_mark(d)
+    lines = [("" if mark == "✅" else f"{mark} ") + f"passprice diff: {d.base.label} → {d.head.label}", d.summary()]
     listed_errors = d.errors_shown()
     for f in d.files:
         if not f.holds_facts and f.compared and f.kind not in ("checkpoint", "serving"):
@@ -7920,25 +7923,12 @@ def _alone(lock: LockImpact) -> str:
     ``alone`` line: ``memory.bandwidth: tokens/s +1.875 %; routing.hot_share: tokens/s -4.894 %``. A changed input
     with changed facts derived from it (:attr:`LockImpact.joint`) is one entry, in the place of its first member:
     ``memory.bandwidth with the 2 facts derived from it (streams.read, streams.append): tokens/s +0.003051 %``."""
-    from passprice.reproduce import grouped_name
+    from passprice.reproduce import grouped_moves
 
-    grouped = {p: (inputs, derived, move) for inputs, derived, move in lock.joint for p in (*inputs, *derived)}
-    routed = set(lock.routing_alone.paths) if lock.routing_alone is not None else set()
-    out, said, routing_said = [], set(), False
-    for path, move in lock.alone:
-        if path in routed:  # the routing record's facts, one entry in the place of the first (left48)
-            if lock.routing_alone is not None and not routing_said:
-                routing_said = True
-                out.append(lock.routing_alone.describe())
-            continue
-        if path not in grouped:
-            out.append(f"{path}: {move}")
-            continue
-        inputs, derived, joint = grouped[path]
-        if inputs not in said:
-            said.add(inputs)
-            out.append(f"{grouped_name(inputs, derived)}: {joint}")
-    return "; ".join(out)
+    # the routing record's facts, one entry in the place of the first (left48); the grouping reproduce's too
+    routing = lock.routing_alone
+    return "; ".join(line for _, line in grouped_moves(
+        lock.alone, lock.joint, (routing.paths, routing.describe()) if routing is not None else None))
 
 
 #: What the ``alone`` moves are, said beside them.
@@ -8057,6 +8047,23 @@ def _unreproducing(d: Diff, lock: LockImpact) -> bool:
     return any(line.startswith(f"{lock.path}: does NOT reproduce") for line in d.head_check)
 
 
+def summary_mark(d: Diff) -> str:
+    """The mark heading a diff's summary, in the markdown comment and (but ✅) in the text's first line: ``❌`` when it
+    fails (:attr:`Diff.exit_status` not 0), ``⚠️`` when it passes with something for a reviewer (a fact weakened or
+    to verify in its source, such as a value moved under a locator still quoting the old figure; floors loosened, a
+    lock removed or drifting, a source whose document changed …), else ``✅``. One place for both outputs:
+    walkthrough 106 (finding 5) read a text summary with no ⚠️ where the markdown had one. Raises nothing."""
+    if d.exit_status:
+        return "❌"
+    return "⚠️" if (
+        d.weakened or d.loosened or d.removed or d.to_verify or d.drifting or d.sources or d.duplicates
+        or d.head_warnings or d.install_files or d.runs_outside or d.runs_recited or d.widened or d.entries_edited
+        or d.digests_dropped or d.lookalikes or d.by_header or d.made_real or d.relabelled or d.hypothetical
+        or d.relabelled_records or d.stale_descriptions or d.title_contradicts or d.on_changed_claims
+        or d.on_recited_runs or d.rerouted
+    ) else "✅"
+
+
 def diff_markdown(d: Diff, links: Links | None = None) -> str:
     """The diff as a pull-request comment: a summary line, then a table of fact changes with, below it, each fact's
     new citation and note on their own lines (linked to the changed lines when ``links`` knows the repository), a
@@ -8064,13 +8071,7 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
     re-priced tokens/s, change, bind, review; each lock linked to its file), and sections for floors loosened or
     tightened, locks added or removed, checkpoint entries, servings, schemas, the pricing model, the locks
     unaffected and the files that do not read."""
-    mark = "❌" if d.exit_status else (
-        "⚠️" if d.weakened or d.loosened or d.removed or d.to_verify or d.drifting or d.sources or d.duplicates
-        or d.head_warnings or d.install_files or d.runs_outside or d.runs_recited or d.widened or d.entries_edited
-        or d.digests_dropped or d.lookalikes or d.by_header or d.made_real or d.relabelled or d.hypothetical
-        or d.relabelled_records or d.stale_descriptions or d.title_contradicts or d.on_changed_claims
-        or d.on_recited_runs or d.rerouted else "✅"
-    )
+    mark = summary_mark(d)
     out = [f"{mark} **passprice diff** {markdown_code(d.base.label)} → {markdown_code(d.head.label)}: {d.summary()}"]
     added_shown = _added_markdown(d)
     facts = d.fact_changes

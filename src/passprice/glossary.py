@@ -533,7 +533,10 @@ _TERMS = (
         "(`ref`, the entry the lock names; where its pinned content was `found`, or the entry it `moved_to`; "
         "`checkpoint_changed` in `check`), `facts_drifted` (pinned facts today's files hold otherwise), "
         "`facts_rewritten` (the same quantity written otherwise: no drift), `facts_alone` (each drifted fact's price "
-        "alone), `facts_routing` (a routing record's drifted facts priced at once, as the text's `routing record "
+        "alone), `facts_grouped` (each drifted input with the drifted facts derived from it, priced at once: "
+        "`inputs`, `derived`, `price`, `first_moved`; the text's line for them stands in place of their own, as "
+        "`diff`'s `alone` line groups them), `facts_routing` (a routing record's drifted facts priced at once, as "
+        "the text's `routing record "
         "uniform → gpt-oss-120b-chat as a whole (hot_experts 1 → 0.25, hot_share 1 → 0.6): tokens/s +14.72 %`, "
         "given for a serving re-pointed to another record or two or more of its record's facts drifted in place: "
         "`base`, `head`, `facts` with each `path`, `before` and `after`, and `move`; `null` otherwise), "
@@ -550,7 +553,8 @@ _TERMS = (
          "pricing_model.commit.requirement", "pricing_model.commit_search_cut", "commit_search_cut",
          "reproduced",
          "reproduced (pinned inputs)", "pinned inputs", "today's inputs", "field", "since the lock",
-         "equals", "reproduction", "facts_drifted", "facts_rewritten", "facts_alone", "facts_routing", "unpinned",
+         "equals", "reproduction", "facts_drifted", "facts_rewritten", "facts_alone", "facts_grouped",
+         "facts_routing", "unpinned",
          "stale_stack",
          "stale_stack_pinned_apart", "now", "ref", "found", "moved_to", "checkpoint_changed", "serving_name",
          "serving_changed", "serving_differences"),
@@ -714,8 +718,9 @@ _TERMS = (
         "locks resting on those, and which locks break their floors if it is withdrawn."
         " `audit --json`'s `sources` gives each source cited: its `title`, `by` (its publisher or authors),"
         " `date`, `where` (where it is, one line), `url`, `copies` (other places it is kept), `retrieved`,"
-        " `sha256` (of the copy that was read) and `read` (how it was read). `sources --json`'s `excerpt` (and "
-        "`audit --source ID --json`'s `source.excerpt`) is the file, from the registry's top folder, that holds "
+        " `sha256` (of the copy that was read), `read` (how it was read) and `excerpt`. `sources --json`'s `excerpt`"
+        " (and `audit --source ID --json`'s `source.excerpt`, and `audit LOCK --json`'s `sources.ID.excerpt`) is"
+        " the file, from the registry's top folder, that holds "
         "the text that was read, stored for reading offline (`tests/data/cite70-excerpt.txt`; `null` when none is "
         "stored); `audit --source ID --json`'s `excerpt_problem` says what is wrong with that file as one of this "
         "registry (not there, a folder, a FIFO, through a link, outside it; `null` when it is one, or none is "
@@ -726,14 +731,15 @@ _TERMS = (
         "`arxiv` say where it is. In `sources_changed`, `citing` lists the facts citing it and `places` each figure "
         "to find in it."
         " `audit LOCK --json`'s `sources_since_lock` lists each source the lock's facts cite whose record differs from"
-        " its record at the commit that last wrote the lock (`id`, `commit`, `when`, `changed`, `message`); "
+        " its record at the commit that last wrote the lock (`id`, `commit`, `when`, `changed`, `message`; the text"
+        " audit's `since lock` lines); "
         "`sources_compared` is false when no commit holds the lock file as it is: the records shown are today's.",
         ("sources", "locator", "citation", "cite", "retrieved", "retrieved unknown", "kind", "date",
          "provenance it supports", "source: locator", "by", "where", "url", "copies", "sha256", "read", "excerpt",
          "stored excerpt", "excerpt_problem",
          "sources_changed",
          "arxiv", "authors", "publisher", "repository", "commit", "id", "citing", "places", "added",
-         "sources_since_lock", "sources_compared"),
+         "sources_since_lock", "since lock", "sources_compared"),
     ),
     Term(
         "withdrawn",

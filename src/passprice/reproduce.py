@@ -1267,6 +1267,42 @@ def grouped_name(inputs: Iterable[str], derived: Iterable[str]) -> str:
             f" derived from {'them' if len(inputs) > 1 else 'it'} ({', '.join(derived)})")
 
 
+def grouped_moves(
+    alone: Iterable[tuple[str, str]],
+    joint: Iterable[tuple[Sequence[str], Sequence[str], str]] = (),
+    routing: tuple[Iterable[str], str] | None = None,
+) -> list[tuple[str, str]]:
+    """Each drifted fact's move alone, ``(path, "PATH: MOVE")`` from ``alone``'s ``(path, MOVE)`` in its order, with
+    each group of ``joint`` (``(inputs, derived, MOVE)``: a changed input and the changed facts derived from it,
+    priced at once, :func:`together`) one entry ``(first path, "NAME with the N facts derived from it (…): MOVE")``
+    (:func:`grouped_name`) in the place of its first member, and the ``routing`` record's facts (``(paths, line)``,
+    :meth:`RoutingTogether.describe`) one entry ``("routing", line)`` in the place of the first. A derived fact
+    recomputed from a changed input is no independent change: walkthrough 49's bandwidth +0.4717 % alone, its shares
+    -0.44 %, the one change +0.003 %. The one grouping of ``diff``'s ``alone`` line and ``reproduce``'s "each drifted
+    fact alone" (walkthrough 106, finding 7: reproduce listed ``memory.bandwidth: tokens/s +1.875 %`` where diff said
+    the group's +0.001906 %). Raises nothing."""
+    grouped = {p: (tuple(inputs), tuple(derived), move) for inputs, derived, move in joint
+               for p in (*inputs, *derived)}
+    routed = set(routing[0]) if routing is not None else set()
+    out: list[tuple[str, str]] = []
+    said: set[tuple[str, ...]] = set()
+    routing_said = False
+    for path, move in alone:
+        if path in routed:
+            if routing is not None and not routing_said:
+                routing_said = True
+                out.append(("routing", routing[1]))
+            continue
+        if path not in grouped:
+            out.append((path, f"{path}: {move}"))
+            continue
+        inputs, derived, together_move = grouped[path]
+        if inputs not in said:
+            said.add(inputs)
+            out.append((path, f"{grouped_name(inputs, derived)}: {together_move}"))
+    return out
+
+
 def _input_path(path: str, name: str, drifted: Iterable[str]) -> str | None:
     """The lock path of fact ``name`` (a path inside its record, as a derivation names it) for the fact at lock path
     ``path`` of the same record, when it is one of ``drifted``: ``memory.bandwidth`` beside ``streams.read`` (a card's
@@ -1797,17 +1833,20 @@ def reproduction_text(
     if rep.alone and not single:  # one drifted fact that alone gives today's price says nothing new
         base = rep.alone_base
         against = "" if rep.equals or base is lock.price else ", against the reproduced column: today's code"
-        together = ", or the routing record's facts at once" if rep.routing is not None else ""
-        lines.append(f"  each drifted fact alone (the pinned inputs with only it as today's{together}{against}):")
-        said = [(a.path, a.describe(base, lock.compared())) for a in rep.alone]
-        if rep.routing is not None:  # the record's facts, one entry in the place of the first (left49)
-            routed = set(rep.routing.paths)
-            at = next((i for i, (path, _) in enumerate(said) if path in routed), len(said))
-            said = [*[x for x in said[:at] if x[0] not in routed], ("routing", rep.routing.describe()),
-                    *[x for x in said[at:] if x[0] not in routed]]
         # Walkthrough 28: a first-format lock whose citations were all rewritten read ten lines "X: tokens/s
-        # unchanged", one a fact whose figure and provenance are the pinned ones: said once, naming them.
+        # unchanged", one a fact whose figure and provenance are the pinned ones: said once, naming them (below); a
+        # group of such facts alone is no move to group either.
         quiet = cited_only(today.drift)
+        joint = [g for g in rep.joint if not set(g.paths) <= set(quiet)]
+        together = ((", or it with the facts derived from it" if joint else "")
+                    + (", or the routing record's facts at once" if rep.routing is not None else ""))
+        lines.append(f"  each drifted fact alone (the pinned inputs with only it as today's{together}{against}):")
+        # A fact and the facts derived from it one entry, and the routing record's facts one entry, each in the place
+        # of the first (left49; walkthrough 106: the group's move as diff words it, grouped_moves)
+        said = grouped_moves(
+            ((a.path, a.describe(base, lock.compared()).removeprefix(f"{a.path}: ")) for a in rep.alone),
+            ((g.inputs, g.derived, g.describe(base, lock.compared()).split(": ", 1)[1]) for g in joint),
+            (rep.routing.paths, rep.routing.describe()) if rep.routing is not None else None)
         same = [path for path, line in said if path in quiet and line == f"{path}: tokens/s unchanged"]
         lines += [f"    {line}" for path, line in said if path not in same]
         if len(same) > 1:
@@ -1911,6 +1950,12 @@ def reproduction_json(
         "facts_alone": [
             {"path": a.path, "price": a.price, "first_moved": a.first_moved(rep.alone_base, rep.lock.compared())}
             for a in rep.alone
+        ],
+        "facts_grouped": [
+            {"inputs": list(g.inputs), "derived": list(g.derived), "price": g.price,
+             "first_moved": Alone(grouped_name(g.inputs, g.derived), g.price).first_moved(rep.alone_base,
+                                                                                        rep.lock.compared())}
+            for g in rep.joint
         ],
         "facts_routing": rep.routing.to_json() if rep.routing is not None else None,
         "unpinned": [{"path": p, "today": f.to_entry()} for p, f in today.unpinned],
