@@ -173,6 +173,7 @@ def test_4_the_checked_spans_counted(citing: list[tuple[str, str, Any]]) -> None
     # tests/test_cite83.py); left60's llama.cpp memory.reserved quotes one more (the 70B model's compute buffer)
     # 1,001 until cite83 re-cited the A100 cards' rates: 32 datasheet spans, 28 whitepaper ones; 998 until cite90
     # re-cited 37 datasheet spans to the NVIDIA copies that print them, 36 spans (tests/test_cite90.py test_5)
-    # cite91's A40 tensor.f16 locators quote its copy's FP16 row, 2 more (tests/test_cite91.py): 999
-    assert quoted == 999
+    # cite91's A40 tensor.f16 locators quote its copy's FP16 row, 2 more (tests/test_cite91.py): 999; 1,005 since
+    # cite102 re-cited 14 H200 datasheet spans to NVIDIA's H200 product page, 20 spans (tests/test_cite102.py test_5)
+    assert quoted == 1005
     assert sum(len(_QUOTED.findall(locator)) for _, locator, _ in citing) == 114  # 86 before cite83

@@ -157,12 +157,13 @@ def test_4_the_spans_counted() -> None:
             for source, _, locator, _ in _cited(tomllib.load(f), path.stem, None):
                 by_source[source] = by_source.get(source, 0) + len(_QUOTED.findall(locator))
     runs = sum(len(_QUOTED.findall(r.locator)) for r in load_runs(Root(REPO)))
-    # with cite90 (37 H100 and A100 datasheet spans moved to 36 of NVIDIA's copies, checked): 999, 780 checked, 219 not
-    assert runs + sum(by_source.values()) == 999
+    # with cite90 (37 H100 and A100 datasheet spans moved to 36 of NVIDIA's copies, checked): 999, 780 checked, 219 not;
+    # with cite102 (14 H200 datasheet spans moved to 20 of NVIDIA's H200 product page, checked): 1,005, 800, 205
+    assert runs + sum(by_source.values()) == 1005
     assert by_source[A40] == 9  # 7 before
-    unchecked = {"nvidia-h100-datasheet": 3, "nvidia-h200-datasheet": 16,
+    unchecked = {"nvidia-h100-datasheet": 3, "nvidia-h200-datasheet": 2,
                  "nvidia-l40s-datasheet": 11, A6000: 3, "nvidia-rtx-6000-ada-datasheet": 2,
                  "nvidia-ada-whitepaper": 112, "nvidia-ampere-ga102-whitepaper": 72}
     assert {s: by_source[s] for s in unchecked} == unchecked
-    assert sum(unchecked.values()) == 219  # 263 - the A40's 7 - cite90's 37
-    assert runs + sum(by_source.values()) - 219 == 780
+    assert sum(unchecked.values()) == 205  # 263 - the A40's 7 - cite90's 37 - cite102's 14
+    assert runs + sum(by_source.values()) - 205 == 800
