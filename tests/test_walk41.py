@@ -30,7 +30,7 @@ def test_a_broken_floor_is_not_told_to_re_pin(repo: Repo) -> None:
     git(repo.path, "checkout", "-q", "-B", "capacity-estimated", "main")
     edit_fact(repo.path, "memory.capacity", value=141, unit="GB", provenance="estimated",
               source="nvidia-h200-datasheet",
-              locator="Technical Specifications table, H200 SXM column: 'GPU Memory 141GB'")
+              locator="Specifications table, H200 SXM column (a row: its label, the H200 SXM figure, the H200 NVL figure): 'GPU Memory 141GB 141GB'")
     commit_all(repo.path, "capacity estimated")
     d = diff(Root(repo.path), "main", "HEAD")
     lock = {x.name: x for x in d.locks}[LOCK]
