@@ -94,7 +94,8 @@ def test_nothing_read_from_a_file_becomes_markup(repo: Repo, tmp_path: Path) -> 
 
     made = _main_of(repo, tmp_path / "registry")
     hostile = "[click](https://evil.example) <img src=x> **all locks hold** _x_"
-    bandwidth = "Specifications table, H200 SXM column (a row: its label, the H200 SXM figure, the H200 NVL figure): 'GPU Memory Bandwidth 4.8TB/s 4.8TB/s'"
+    bandwidth = ("Specifications table, H200 SXM column (a row: its label, "
+                 "the H200 SXM figure, the H200 NVL figure): 'GPU Memory Bandwidth 4.8TB/s 4.8TB/s'")
     card = made.path / CARD_FILE
     card.write_text(card.read_text(encoding="utf-8").replace(f'locator = "{bandwidth}"', f'locator = "{hostile}"', 1),
                     encoding="utf-8")  # fmt: skip

@@ -82,7 +82,8 @@ def test_an_entry_the_schema_takes_is_still_placed_in_the_files_layout(tmp_path:
              "locator": "xyzw"}
     done = edit.set_fact(where, entry, root=None)
     assert done.after == before.replace("value = 4.8\n", "value = 4.9\n", 1).replace(
-        "locator = \"Specifications table, H200 SXM column (a row: its label, the H200 SXM figure, the H200 NVL figure): 'GPU Memory Bandwidth 4.8TB/s 4.8TB/s'\"",
+        "locator = \"Specifications table, H200 SXM column (a row: its label, "
+        "the H200 SXM figure, the H200 NVL figure): 'GPU Memory Bandwidth 4.8TB/s 4.8TB/s'\"",
         'locator = "xyzw"', 1)
 
 

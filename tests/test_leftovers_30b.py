@@ -117,7 +117,8 @@ def test_2_a_copy_citing_another_card_s_places_asks_each_fact(tmp_path: Path) ->
     assert len(asks) == 15
     assert asks[0] == (
         "to verify: facts/cards/h200_sxm_141gb.toml: memory.bandwidth cites the same place, another card's: does "
-        "nvidia-h200-product-page: Specifications table, H200 SXM column (a row: its label, the H200 SXM figure, the H200 NVL figure): 'GPU Memory Bandwidth 4.8TB/s 4.8TB/s' "
+        "nvidia-h200-product-page: Specifications table, H200 SXM column (a row: its label, "
+        "the H200 SXM figure, the H200 NVL figure): 'GPU Memory Bandwidth 4.8TB/s 4.8TB/s' "
         "state 4.8 TB/s of what facts/cards/acme_x100.toml describes?")
     said = json.loads(as_json)
     assert sorted(said["to_verify"]) == sorted(["acme_x100:memory.capacity", *(f"acme_x100:{p}" for p in BORROWED)])

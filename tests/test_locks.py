@@ -656,7 +656,8 @@ def test_audit_of_a_memory_bound_price(root: Path) -> None:
     assert re.search(r"(?m)^!  scale +33\.5 Tcycle/s  estimated +\+0\.000$", text)
     datasheet = "  nvidia-h200-datasheet — NVIDIA H200 Tensor Core GPU Datasheet (NVIDIA, 2024)\n"
     assert f"citations, by source:\n{datasheet}" in text
-    bandwidth = "memory.bandwidth: Specifications table, H200 SXM column (a row: its label, the H200 SXM figure, the H200 NVL figure): 'GPU Memory Bandwidth 4.8TB/s 4.8TB/s'"
+    bandwidth = ("memory.bandwidth: Specifications table, H200 SXM column (a row: its label, "
+                 "the H200 SXM figure, the H200 NVL figure): 'GPU Memory Bandwidth 4.8TB/s 4.8TB/s'")
     assert f"    {bandwidth}\n" in text
 
 

@@ -145,7 +145,8 @@ def test_a_lock_moved_into_a_subfolder_with_its_serving_s_edit_fails_the_review_
     assert "HEAD fails passprice check (1 problem)" in result.stdout.splitlines()[1]
 
 
-DATASHEET = ("locator = \"Specifications table, H200 SXM column (a row: its label, the H200 SXM figure, the H200 NVL figure): 'GPU Memory Bandwidth 4.8TB/s 4.8TB/s'\"\n"
+DATASHEET = ("locator = \"Specifications table, H200 SXM column (a row: its label, "
+             "the H200 SXM figure, the H200 NVL figure): 'GPU Memory Bandwidth 4.8TB/s 4.8TB/s'\"\n"
              "provenance = \"published\"\nsource = \"nvidia-h200-datasheet\"")
 WHITEPAPER = ("locator = \"Table 3, H100 SXM5 column: memory bandwidth 4.8 TB/s\"\nprovenance = \"published\"\n"
               "source = \"nvidia-hopper-whitepaper\"")

@@ -144,7 +144,8 @@ def test_1_an_added_fact_citing_no_registered_source_is_to_verify(registry: Path
     # too (was: memory.capacity alone); host.capacity, assumed, is not.
     assert sorted(out["to_verify"]) == [f"h200_copy:{p}" for p in H200_FACTS if p != "host.capacity"]
     assert ("to verify: facts/cards/h200_sxm_141gb.toml: memory.bandwidth cites the same place, another card's: does "
-            "nvidia-h200-product-page: Specifications table, H200 SXM column (a row: its label, the H200 SXM figure, the H200 NVL figure): 'GPU Memory Bandwidth 4.8TB/s 4.8TB/s' "
+            "nvidia-h200-product-page: Specifications table, H200 SXM column (a row: its label, "
+            "the H200 SXM figure, the H200 NVL figure): 'GPU Memory Bandwidth 4.8TB/s 4.8TB/s' "
             "state 4.8 TB/s of what facts/cards/h200_copy.toml describes?") in text
 
 

@@ -132,7 +132,8 @@ def test_1_the_review_asks_a_copy_under_a_figure_in_words(registry: Path) -> Non
     # Before: "17 facts added in 1 new file; no lock affected", nothing to verify, exit 0.
     path = branch(registry, "words")
     h200_copy(path, ("[memory.bandwidth]\nvalue = 4.8", "[memory.bandwidth]\nvalue = 5.2"),
-              ("'GPU Memory Bandwidth 4.8TB/s 4.8TB/s'", "'GPU Memory Bandwidth four point eight terabytes per second'"))
+              ("'GPU Memory Bandwidth 4.8TB/s 4.8TB/s'",
+               "'GPU Memory Bandwidth four point eight terabytes per second'"))
     commit_all(path, "a copy at 5.2 TB/s")
     status, text, out = review(path)
     assert status == 0, text

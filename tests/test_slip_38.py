@@ -111,7 +111,8 @@ def test_3_a_figure_moved_under_a_source_the_change_adds_records_nothing(registr
     (path / "sources" / "h200-refresh-note.toml").write_text(SOURCE, encoding="utf-8")
     card = path / H200
     old = ("value = 4.8\nunit = \"TB/s\"\nprovenance = \"published\"\nsource = \"nvidia-h200-datasheet\"\n"
-           "locator = \"Specifications table, H200 SXM column (a row: its label, the H200 SXM figure, the H200 NVL figure): 'GPU Memory Bandwidth 4.8TB/s 4.8TB/s'\"")
+           "locator = \"Specifications table, H200 SXM column (a row: its label, "
+           "the H200 SXM figure, the H200 NVL figure): 'GPU Memory Bandwidth 4.8TB/s 4.8TB/s'\"")
     assert old in card.read_text()
     card.write_text(card.read_text().replace(old, "value = 5.2\nunit = \"TB/s\"\nprovenance = \"published\"\n"
                                                   "source = \"h200-refresh-note\"\n"
