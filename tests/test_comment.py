@@ -103,7 +103,7 @@ def test_nothing_read_from_a_file_becomes_markup(repo: Repo, tmp_path: Path) -> 
     shutil.copy(REPO / "facts/cards/mi300x.toml", odd)
     d = diff(Root(made.path), "main")
     body = comment_body(d, Links(URL, "feedbeef"))
-    assert "  - **cite (new)**: nvidia-h200-datasheet: \\[click\\](https://evil.example) &lt;img src=x&gt; " \
+    assert "  - **cite (new)**: nvidia-h200-product-page: \\[click\\](https://evil.example) &lt;img src=x&gt; " \
         "\\*\\*all locks hold\\*\\* \\_x\\_" in body.splitlines()
     # The name ends in a backtick: fenced by two, padded by a space CommonMark strips again.
     assert "| `` x`](https:__evil.example)` `` | `memory.capacity` |" in body

@@ -75,7 +75,7 @@ def test_history_shows_no_bidi_control_or_line_break_of_an_old_version_or_commit
     assert result.exit_code == 0, result.output
     assert "\u202e" not in result.stdout and "\x1b" not in result.stdout
     assert "  ev\ufffdil  sub\ufffdject\n" in result.stdout
-    assert "  source: nvidia-h200-datasheet — ev\\u202eil\\nline2 \\x1b[31m red\n" in result.stdout
+    assert "  source: nvidia-h200-product-page — ev\\u202eil\\nline2 \\x1b[31m red\n" in result.stdout
     assert len(result.stdout.split("\n\n")) == 4  # the heading and three versions, one block each
 
 
