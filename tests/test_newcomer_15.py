@@ -139,8 +139,8 @@ def test_the_audit_of_a_fact_has_one_blank_line_before_its_derived_facts() -> No
     lines = invoke("audit", "--fact", f"{H200}:memory.bandwidth").stdout.splitlines()
     assert lines[:4] == [
         f"audit of fact {H200}:memory.bandwidth",
-        "  4.8 TB/s (published); nvidia-h200-product-page: Specifications table, H200 SXM column (a row: its label, the "
-        "H200 SXM figure, the H200 NVL figure): 'GPU Memory Bandwidth 4.8TB/s 4.8TB/s'",
+        "  4.8 TB/s (published); nvidia-h200-product-page: Specifications table, H200 SXM column (a row: its label, "
+        "the H200 SXM figure, the H200 NVL figure): 'GPU Memory Bandwidth 4.8TB/s 4.8TB/s'",
         "",
         "facts derived from it: 3",
     ]
