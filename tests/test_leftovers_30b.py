@@ -74,8 +74,8 @@ def _acme(tmp_path: Path) -> tuple[Path, Path]:
     base, head = copy_root(tmp_path / "base"), copy_root(tmp_path / "head")
     text = (head / H200).read_text(encoding="utf-8")
     text, titled = re.subn(r'(?m)^name = "NVIDIA H200 SXM 141GB"$', 'name = "Acme X100"', text, count=1)
-    old = ("source = \"nvidia-h200-datasheet\"\nlocator = \"Technical Specifications table, H200 SXM column: 'GPU "
-           "Memory 141GB'\"")
+    old = ("source = \"nvidia-h200-product-page\"\nlocator = \"Specifications table, H200 SXM column (a row: its "
+           "label, the H200 SXM figure, the H200 NVL figure): 'GPU Memory 141GB 141GB'\"")  # cite102
     assert titled == 1 and text.count(old) == 1
     (head / "facts" / "cards" / "acme_x100.toml").write_text(
         text.replace(old, "source = \"acme-x100-datasheet\"\nlocator = \"Specifications table: 'Memory 141GB'\""),
