@@ -14,7 +14,7 @@ from pathlib import Path
 from cli_helpers import bad, copy_root, invoke
 
 R1 = "r1-qwen7b-h200"
-NOTE = "One direction of the datasheet's PCIe Gen5 figure, which counts both together."  # host.read (left60)
+NOTE = "One direction of the product page's PCIe Gen5 figure, which counts both together."  # host.read (left60)
 
 
 def _only_r1(root: Path) -> Path:

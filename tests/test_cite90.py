@@ -16,9 +16,9 @@ What stays: the H100 PCIe column's 3 quotes (the page prints an H100 NVL column,
 why. The English A100 datasheet's record (1758950-r4), cited by no fact since, is removed (``check``: "cited by no
 fact: cite it, or remove it"); the edition's record keeps its story. The H200's 16 are not moved here: NVIDIA's H200
 product page (cite71) prints 14 of them, but those facts are the fixtures of the README's worked example and of
-dozens of tests' expected outputs, a change of its own (test_4). And the H100 SXM card's ``host.capacity`` note's
-"2 TB" is now what it names: NVIDIA's DGX H100 system file in MLPerf Inference v6.0, in the registered v6.0 record's
-commit (test_6). ``tests/data/cite90-excerpt.txt`` holds the lines read.
+dozens of tests' expected outputs, a change of its own (test_4; made since: tests/test_cite102.py). And the H100 SXM
+card's ``host.capacity`` note's "2 TB" is now what it names: NVIDIA's DGX H100 system file in MLPerf Inference v6.0,
+in the registered v6.0 record's commit (test_6). ``tests/data/cite90-excerpt.txt`` holds the lines read.
 """
 
 from __future__ import annotations
@@ -226,9 +226,10 @@ def test_4_what_no_stored_nvidia_text_prints_stays_and_says_why(
         "h100_pcie_80gb:memory:bandwidth", "h100_pcie_80gb:vector", "h100_pcie_80gb:vector:derivation:inputs:fp32"}
     pcie = _card("h100_pcie_80gb")
     assert "has no H100 PCIe column" in pcie["memory"]["bandwidth"]["note"]
-    # the H200's 16: not moved by cite90 (its product page prints 14 of them: tests/test_cite71.py test_5)
-    assert len([q for _, locator, _ in citing["nvidia-h200-datasheet"] for q in _QUOTED.findall(locator)]) == 16
-    assert "nvidia-h200-product-page" not in citing
+    # the H200's 16: not moved by cite90 (its product page prints 14 of them: tests/test_cite71.py test_5); cite102
+    # moved those 14 to the page's record, 2 stay (tests/test_cite102.py test_4)
+    assert len([q for _, locator, _ in citing["nvidia-h200-datasheet"] for q in _QUOTED.findall(locator)]) == 2
+    assert {w.split(":")[0] for w, _, _ in citing["nvidia-h200-product-page"]} == {"h200_sxm_141gb"}
     # the English A100 datasheet's record, cited by nothing, is gone; the edition's record says what it was
     assert not (REPO / "sources" / "nvidia-a100-datasheet.toml").exists() and "nvidia-a100-datasheet" not in citing
     edition = _record(A100)["note"]
@@ -249,13 +250,14 @@ def test_5_the_spans_counted_before_and_after() -> None:
     # with cite91 (the A40's tensor.f16 locators quote 2 more spans, its 9 checked): 999, 780 checked, 219 not
     # with trace109 (the A40's SMs, CUDA cores and clock quote 5 rows of its datasheet copy, checked): 1,004, 785
     # with the MI300X on_chip.capacity's 5 quotes of the CDNA 3 white paper, checked (tests/test_walk108.py): 1,009, 790
-    assert runs + sum(by_source.values()) == 1009 == 998 - (19 + 18) + (27 + 9) + 2 + 5 + 5
+    # with cite102 (the H200 datasheet's 14 spans its product page prints are 20 of the page's, checked): 1,015, 810
+    assert runs + sum(by_source.values()) == 1015 == 998 - (19 + 18) + (27 + 9) + 2 + 5 + 5 - 14 + 20
     assert (by_source[H100], by_source[A100]) == (27, 9)
-    unchecked = {"nvidia-h100-datasheet": 3, "nvidia-h200-datasheet": 16, "nvidia-l40s-datasheet": 11,
+    unchecked = {"nvidia-h100-datasheet": 3, "nvidia-h200-datasheet": 2, "nvidia-l40s-datasheet": 11,
                  "nvidia-rtx-a6000-datasheet": 3, "nvidia-rtx-6000-ada-datasheet": 2,
                  "nvidia-ada-whitepaper": 112, "nvidia-ampere-ga102-whitepaper": 72}
-    assert {s: by_source[s] for s in unchecked} == unchecked and sum(unchecked.values()) == 219 == 263 - 37 - 7
-    assert runs + sum(by_source.values()) - 219 == 790 == 735 + 36 + 9 + 5 + 5
+    assert {s: by_source[s] for s in unchecked} == unchecked and sum(unchecked.values()) == 205 == 263 - 37 - 7 - 14
+    assert runs + sum(by_source.values()) - 205 == 810 == 735 + 36 + 9 + 5 + 5 + 20
 
 
 def test_6_the_h100_host_capacity_note_is_nvidias_dgx_h100_file(

@@ -94,7 +94,8 @@ def test_nothing_read_from_a_file_becomes_markup(repo: Repo, tmp_path: Path) -> 
 
     made = _main_of(repo, tmp_path / "registry")
     hostile = "[click](https://evil.example) <img src=x> **all locks hold** _x_"
-    bandwidth = "Technical Specifications table, H200 SXM column: 'GPU Memory Bandwidth 4.8TB/s'"
+    bandwidth = ("Specifications table, H200 SXM column (a row: its label, "
+                 "the H200 SXM figure, the H200 NVL figure): 'GPU Memory Bandwidth 4.8TB/s 4.8TB/s'")
     card = made.path / CARD_FILE
     card.write_text(card.read_text(encoding="utf-8").replace(f'locator = "{bandwidth}"', f'locator = "{hostile}"', 1),
                     encoding="utf-8")  # fmt: skip
@@ -102,7 +103,7 @@ def test_nothing_read_from_a_file_becomes_markup(repo: Repo, tmp_path: Path) -> 
     shutil.copy(REPO / "facts/cards/mi300x.toml", odd)
     d = diff(Root(made.path), "main")
     body = comment_body(d, Links(URL, "feedbeef"))
-    assert "  - **cite (new)**: nvidia-h200-datasheet: \\[click\\](https://evil.example) &lt;img src=x&gt; " \
+    assert "  - **cite (new)**: nvidia-h200-product-page: \\[click\\](https://evil.example) &lt;img src=x&gt; " \
         "\\*\\*all locks hold\\*\\* \\_x\\_" in body.splitlines()
     # The name ends in a backtick: fenced by two, padded by a space CommonMark strips again.
     assert "| `` x`](https:__evil.example)` `` | `memory.capacity` |" in body

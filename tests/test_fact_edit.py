@@ -109,7 +109,7 @@ def test_set_with_the_same_fact_changes_nothing(root: Path) -> None:
     fact = tomllib.loads(before.decode())["memory"]["bandwidth"]
     code, out, _ = run(
         ["--root", str(root), "fact", "set", CARD, "memory.bandwidth", "--value", "4.8", "--unit", "TB/s",
-         "--provenance", "published", "--source", "nvidia-h200-datasheet", "--locator", fact["locator"]]
+         "--provenance", "published", "--source", fact["source"], "--locator", fact["locator"]]
     )  # fmt: skip
     assert code == 0 and out.strip().endswith("(unchanged)")
     assert path.read_bytes() == before

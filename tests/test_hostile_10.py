@@ -64,7 +64,8 @@ def test_history_shows_no_bidi_control_or_line_break_of_an_old_version_or_commit
     git("init", "-q")
     git("add", "-A")
     git("commit", "-qm", "the registry")
-    locator = "locator = \"Technical Specifications table, H200 SXM column: 'GPU Memory Bandwidth 4.8TB/s'\""
+    locator = ("locator = \"Specifications table, H200 SXM column (a row: its label, "
+               "the H200 SXM figure, the H200 NVL figure): 'GPU Memory Bandwidth 4.8TB/s 4.8TB/s'\"")
     assert locator in text
     card.write_text(text.replace(locator, 'locator = "ev\\u202eil\\nline2 \\u001b[31m red"', 1), encoding="utf-8")
     git("commit", "-qam", "sub\u202eject", name="ev\u202eil")
@@ -74,7 +75,7 @@ def test_history_shows_no_bidi_control_or_line_break_of_an_old_version_or_commit
     assert result.exit_code == 0, result.output
     assert "\u202e" not in result.stdout and "\x1b" not in result.stdout
     assert "  ev\ufffdil  sub\ufffdject\n" in result.stdout
-    assert "  source: nvidia-h200-datasheet — ev\\u202eil\\nline2 \\x1b[31m red\n" in result.stdout
+    assert "  source: nvidia-h200-product-page — ev\\u202eil\\nline2 \\x1b[31m red\n" in result.stdout
     assert len(result.stdout.split("\n\n")) == 4  # the heading and three versions, one block each
 
 

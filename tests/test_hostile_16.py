@@ -233,15 +233,17 @@ def test_a_drafting_methods_fact_path_it_has_not_is_refused_by_the_method(path: 
 
 
 def test_a_source_record_that_is_a_folder_is_not_said_to_not_exist(tmp_path: Path) -> None:
-    """``sources/nvidia-h200-datasheet.toml`` a folder: ``audit r1-qwen7b-h200`` said "… nvidia-h200-datasheet.toml
+    """``sources/nvidia-h200-product-page.toml`` (the datasheet's until cite102) a folder: ``audit r1-qwen7b-h200``
+    said "… nvidia-h200-product-page.toml
     does not exist: write it" (while check said "is a folder, not a source file"). It says what is there."""
     root = copy_root(tmp_path)
-    record = root / "sources" / "nvidia-h200-datasheet.toml"
+    record = root / "sources" / "nvidia-h200-product-page.toml"
     record.unlink()
     record.mkdir()
     lines = bad("audit", "r1-qwen7b-h200", root=root, says=(
-        f"{root}/facts/cards/h200_sxm_141gb.toml: memory.capacity.source: no source 'nvidia-h200-datasheet' (sources/"
-        "nvidia-h200-datasheet.toml "
+        f"{root}/facts/cards/h200_sxm_141gb.toml: memory.capacity.source: no source 'nvidia-h200-product-page' "
+        "(sources/"
+        "nvidia-h200-product-page.toml "
         "is not a source file (a folder, or a link to no file): write it"
     ))
     assert not any("does not exist" in line for line in lines)

@@ -92,7 +92,8 @@ def test_a_drifted_lock_renamed_is_not_a_forged_pin(tmp_path: Path) -> None:
     make_lock_file(path, serving, serving)
     commit_all(path, "a lock")
     card = path / "facts" / "cards" / "h200_sxm_141gb.toml"
-    old = "locator = \"Technical Specifications table, H200 SXM column: 'GPU Memory Bandwidth 4.8TB/s'\""
+    old = ("locator = \"Specifications table, H200 SXM column (a row: its label, "
+           "the H200 SXM figure, the H200 NVL figure): 'GPU Memory Bandwidth 4.8TB/s 4.8TB/s'\"")
     text = card.read_text(encoding="utf-8")
     assert text.count(old) == 1
     card.write_text(text.replace(old, old[:-1] + ' (checked again)"'), encoding="utf-8")

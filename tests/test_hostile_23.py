@@ -235,14 +235,14 @@ def test_calibrate_writes_no_stack_file_past_what_passprice_edits_in_place(tmp_p
 def test_an_invalid_record_and_a_gone_document_are_said_in_one_run(tmp_path: Path) -> None:
     # Every problem of a card's citations in one run: a record that does not validate hid another's missing document.
     root = copy_root(tmp_path)
-    record = root / "sources" / "nvidia-h200-datasheet.toml"
+    record = root / "sources" / "nvidia-h200-product-page.toml"
     record.write_text("".join(line for line in record.read_text(encoding="utf-8").splitlines(keepends=True)
                               if not line.startswith("url =")), encoding="utf-8")
     (root / "facts" / "cards" / "README.md").unlink()
     card = root / "facts" / "cards" / f"{H200}.toml"
     assert bad("price", R1, root=root) == [
-        f"passprice: error: {card}: memory.capacity.source: source 'nvidia-h200-datasheet' does not validate: "
-        "sources/nvidia-h200-datasheet.toml: source.url: missing (required)",  # relative, as check says (left29b)
+        f"passprice: error: {card}: memory.capacity.source: source 'nvidia-h200-product-page' does not validate: "
+        "sources/nvidia-h200-product-page.toml: source.url: missing (required)",  # relative, as check says (left29b)
         f"passprice: error: {card}: host.capacity.source: source '{REVIEW}' names no document of this registry: "
         f"sources/{REVIEW}.toml: source.path: facts/cards/README.md is not a file of this registry:"
         " put the document there (source.path is read from the registry's top folder), or correct source.path",

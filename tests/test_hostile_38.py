@@ -125,11 +125,11 @@ def test_3_a_source_not_found_lists_40_registered_ids_and_counts_the_rest(tmp_pa
     assert result.exit_code == 2, result.output  # a stack fitted from a run on the A40 cannot be re-run either
     lines = [x for x in result.output.splitlines() if "no source 'vendor-07-datasheeet'" in x]
     ids = sorted(p.stem for p in (root / "sources").glob("*.toml"))
-    assert len(ids) == 106 and lines  # the 46 shipped records (45 before cite90, 43 before cite81) and 60 copies
+    assert len(ids) == 107 and lines  # the 47 shipped records (46 before cite102, 45 before cite90) and 60 copies
     for line in lines:
         assert len(line) < 2_500, line
         # leftovers 28c: not 40 ids a line; the near ones in the hint and the count, the listing named
-        assert line.endswith("or cite one of the 106 registered (passprice sources lists them))"), line
+        assert line.endswith("or cite one of the 107 registered (passprice sources lists them))"), line
         assert "; did you mean vendor-07-datasheet or " in line
 
 

@@ -232,7 +232,8 @@ def test_5_copies_sharing_one_new_datasheet_are_each_asked_per_fact(tmp_path: Pa
     # the card copied is named where it cites the place; the copies' shared datasheet names another copy
     assert asks.count(
         "to verify: facts/cards/h200_sxm_141gb.toml: memory.bandwidth cites the same place, another card's: does "
-        "nvidia-h200-datasheet: Technical Specifications table, H200 SXM column: 'GPU Memory Bandwidth 4.8TB/s' "
+        "nvidia-h200-product-page: Specifications table, H200 SXM column (a row: its label, "
+        "the H200 SXM figure, the H200 NVL figure): 'GPU Memory Bandwidth 4.8TB/s 4.8TB/s' "
         "state 4.8 TB/s of what facts/cards/acme_x100.toml describes?") == 1
     shared = [a for a in asks if a.startswith("to verify: facts/cards/acme_x10") and ": memory.capacity cites" in a]
     assert len(shared) == copies

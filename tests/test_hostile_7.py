@@ -165,14 +165,14 @@ def test_an_address_with_a_control_character_is_refused(tmp_path: Path, key: str
     right-to-left override passed ``check`` and reached the terminal raw in ``audit --source``. It is refused as
     every one-line text of the schemas is."""
     root = copy_root(tmp_path)
-    path = root / "sources" / "nvidia-h200-datasheet.toml"
+    path = root / "sources" / "nvidia-h200-product-page.toml"
     lines = path.read_text(encoding="utf-8").splitlines()
     at = next(i for i, line in enumerate(lines) if line.startswith(f"{key} = "))
     lines[at] = f'{key} = "{text}"' if key == "url" else f'{key} = ["{text}"]'
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     where = "source.url" if key == "url" else "source.copies.0"
-    bad("audit", "--source", "nvidia-h200-datasheet", root=root,
-        says=f"nvidia-h200-datasheet.toml: {where}: {shown}")
+    bad("audit", "--source", "nvidia-h200-product-page", root=root,
+        says=f"nvidia-h200-product-page.toml: {where}: {shown}")
 
 
 def _string_paths(node: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:

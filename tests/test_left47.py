@@ -65,7 +65,7 @@ def test_a_value_moved_under_its_kept_citation_keeps_the_figure_its_locator_quot
     long = attrs.evolve(bandwidth, locator=f"{where} group: 'GPU Memory Bandwidth 4.8TB/s'")
     cite = _lock_cite("memory.bandwidth", long, attrs.evolve(long, amount=5.2, value=5.2e12))
     assert cite is not None and cite[7] == (5.2, 4.8)
-    assert _said(cite) == ("memory.bandwidth: value changed, citation unchanged: nvidia-h200-datasheet, "
+    assert _said(cite) == ("memory.bandwidth: value changed, citation unchanged: nvidia-h200-product-page, "
                            "Technical Specifications table (page 2 of the 2024 revision), H200 SXM column, second row "
                            "of the… 'GPU Memory Bandwidth 4.8TB/s'")
     cite = _lock_cite("memory.bandwidth", bandwidth, long)  # re-cited, its figure kept: the new place must state it

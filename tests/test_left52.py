@@ -338,8 +338,9 @@ def test_1_a_drift_line_names_the_parts_that_changed_as_fact_set_does(tmp_path: 
 
     root = copy_root(tmp_path)
     done = invoke("fact", "set", "h200_sxm_141gb", "memory.bandwidth", "--value", "4.8", "--unit", "TB/s",
-                  "--provenance", "published", "--source", "nvidia-h200-datasheet", "--locator",
-                  "Technical Specifications table, H200 SXM column: 'GPU Memory Bandwidth 4.8TB/s'", "--note",
+                  "--provenance", "published", "--source", "nvidia-h200-product-page", "--locator",
+                  "Specifications table, H200 SXM column (a row: its label, the H200 SXM figure, the H200 NVL "
+                  "figure): 'GPU Memory Bandwidth 4.8TB/s 4.8TB/s'", "--note",
                   "Re-read 2026-12-06.", root=root)
     assert (done.exit_code, done.stdout) == (0, "facts/cards/h200_sxm_141gb.toml: memory.bandwidth: 4.8 TB/s "
                                                 "(published) -> 4.8 TB/s (published) (note added)\n")

@@ -83,9 +83,9 @@ def test_3_check_judges_a_linked_lock_once_and_names_the_link_once(tmp_path: Pat
     result = invoke("check", root=root)
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
-    assert lines[0] == ("checked 117 files (17 cards, 2 drafts, 2 routings, 2 stacks, 21 checkpoints, 9 measurements, "
-                        "46 sources, 17 servings, 1 lock): 0 problems")  # was 117 files, 2 locks (cite81: 2 sources;
-    # cite90: 45 -> 46 sources, 2 records added, 1 removed)
+    assert lines[0] == ("checked 118 files (17 cards, 2 drafts, 2 routings, 2 stacks, 21 checkpoints, 9 measurements, "
+                        "47 sources, 17 servings, 1 lock): 0 problems")  # was 117 files, 2 locks (cite81: 2 sources;
+    # cite90: 45 -> 46 sources, 2 records added, 1 removed; cite102: 46 -> 47, the H200 product page's)
     assert lines[1] == (
         "  warning: locks/alias.lock.toml is a symbolic link to locks/r1-qwen7b-h200.lock.toml beside it: judged "
         "once, as locks/r1-qwen7b-h200.lock.toml (every command reads the link as that lock)")

@@ -59,15 +59,16 @@ def test_1a_the_h200_notes_name_no_file_no_source_registers() -> None:
     notes = {f"{k}.{j}": v["note"] for k, t in card.items() for j, v in t.items()
              if isinstance(v, dict) and isinstance(v.get("note"), str)}
     assert [p for p, note in notes.items() if "MLPerf" in note or "MaxQ" in note] == []
-    assert card["memory"]["capacity"]["note"] == (
-        "Datasheet decimal GB. CUDA reports about 143,771 MiB (~150.8e9 B; figure from the card draft "
-        "docs/seed/cardfacts/h200_sxm_141gb.toml, not re-verified), "
+    assert card["memory"]["capacity"]["note"] == (  # 'Datasheet decimal GB.' until cite102 cited the page
+        "Decimal GB, as NVIDIA's product page prints it. CUDA reports about 143,771 MiB (~150.8e9 B; figure from the "
+        "card draft docs/seed/cardfacts/h200_sxm_141gb.toml, not re-verified), "
         "from six HBM3e stacks.")
     assert card["host"]["capacity"]["note"] == "Same placeholder on every real card."
-    # host.read halves the datasheet's both-ways 128 GB/s, which its locator quotes; 'x16' was the MLPerf file's
+    # host.read halves the published both-ways 128 GB/s, which its locator quotes; 'x16' was the MLPerf file's (the
+    # datasheet's figure until cite102, the product page's since)
     read = card["host"]["read"]
-    assert read["note"] == "One direction of the datasheet's PCIe Gen5 figure, which counts both together."
-    assert "'PCIe Gen5: 128GB/s'" in read["locator"] and (read["value"], read["derivation"]["formula"]) == (
+    assert read["note"] == "One direction of the product page's PCIe Gen5 figure, which counts both together."
+    assert "PCIe Gen5: 128GB/s" in read["locator"] and (read["value"], read["derivation"]["formula"]) == (
         64, "both_ways / directions")
 
 
@@ -187,8 +188,10 @@ def test_2b_a_placeholder_made_measured_is_asked_as_one(tmp_path: Path) -> None:
     # raised to measured under a locator and note that say neither: the generic question, as before
     asks = _review(tmp_path, _edited("host.read", 'provenance = "derived"', 'provenance = "measured"'))
     assert asks["host.read"] == (
-        "the provenance is stronger (derived → measured): does nvidia-h200-datasheet: Technical Specifications table, "
-        "H200 SXM column: 'PCIe Gen5: 128GB/s' state 64 GB/s, measured?")
+        "the provenance is stronger (derived → measured): does nvidia-h200-product-page: Specifications table, "
+        "Interconnect row (its label, the H200 SXM cell, the H200 NVL cell): 'Interconnect NVIDIA NVLink™: 900GB/s "
+        "PCIe Gen5: 128GB/s 2- or 4-way NVIDIA NVLink bridge: 900GB/s per GPU PCIe Gen5: 128GB/s' (the SXM cell's "
+        "PCIe Gen5 figure, both directions together) state 64 GB/s, measured?")  # the datasheet's locator until cite102
 
 
 def test_3_a_routing_fact_whose_citation_alone_changed_is_no_value_change(tmp_path: Path) -> None:

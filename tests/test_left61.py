@@ -186,7 +186,7 @@ def test_1_copies_of_a_lock_are_judged_once_each_under_its_own_name(
     from passprice.facts import Fact
     from passprice.registry import Root
 
-    note = "One direction of the datasheet's PCIe Gen5 figure, which counts both together."  # host.read (left60)
+    note = "One direction of the product page's PCIe Gen5 figure, which counts both together."  # host.read (left60)
     # one folder is both sides: the pinned note edited on both, no lock on BASE (none listed): the pin no side holds
     head = copy_root(tmp_path)
     lock = (head / "locks" / "r1-qwen7b-h200.lock.toml").read_bytes()
@@ -213,8 +213,10 @@ def test_1_copies_of_a_lock_are_judged_once_each_under_its_own_name(
     monkeypatch.setattr(pinforgery, "_today", today)
     changed = [f"locks/c{i}.lock.toml" for i in range(1, 22)]
     lines = pinforgery.forged_pins(Root(head), Root(head), [], changed)
-    fact = ("64 GB/s (derived) cited nvidia-h200-datasheet: Technical Specifications table, H200 SXM column: "
-            "'PCIe Gen5: 128GB/s'")
+    fact = ("64 GB/s (derived) cited nvidia-h200-product-page: Specifications table, Interconnect row (its label, "
+            "the H200 SXM cell, the H200 NVL cell): 'Interconnect NVIDIA NVLink™: 900GB/s PCIe Gen5: 128GB/s 2- or "
+            "4-way NVIDIA NVLink bridge: 900GB/s per GPU PCIe Gen5: 128GB/s' (the SXM cell's PCIe Gen5 figure, both "
+            "directions together)")
     assert list(lines) == [
         f"{rel}: facts.host.read: pins {fact}, a fact no side of the change holds (HEAD's today: {fact}) and BASE's "
         "lock did not pin: a lock's facts are pinned by passprice lock from a registry, and a pin neither side holds "

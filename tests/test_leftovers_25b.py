@@ -218,8 +218,9 @@ def test_2_an_old_locks_audit_reads_its_sources_with_one_git(tmp_path: Path, mon
             counts.append(len(log.read_text().splitlines()))
         return outs, counts
 
-    for lock, sources, since in (("r1-qwen7b-h200", 3, "source nvidia-h200-datasheet: "),
-                                 ("qwen35-27b-h200-mtp", 5, "source qwen35-mtp-review: ")):
+    # (each H200 lock cites one record more since cite102, the H200 product page: 4 and 6, 3 and 5 before)
+    for lock, sources, since in (("r1-qwen7b-h200", 4, "source nvidia-h200-datasheet: "),
+                                 ("qwen35-27b-h200-mtp", 6, "source qwen35-mtp-review: ")):
         now, now_count = audits(lock)
         with monkeypatch.context() as m:
             # the audit asks compared_since_lock (walkthrough 31: its sources and whether they were compared, from
@@ -230,7 +231,7 @@ def test_2_an_old_locks_audit_reads_its_sources_with_one_git(tmp_path: Path, mon
         assert now == before  # text, JSON and markdown, stdout and stderr, byte for byte
         assert since in now[0][0]
         # rev-parse, status, log, then one `git show` a record (and one a document a source names): 3 + 3, 3 + 6
-        # (5 records, 1 document); now rev-parse, status, log, one `cat-file --batch-check` sizing them all (left54:
+        # (6 records, 1 document); now rev-parse, status, log, one `cat-file --batch-check` sizing them all (left54:
         # a blob past gitread.NAMED_BYTES is refused unread) and one `cat-file --batch`
         assert before_count == [3 + sources + (lock == "qwen35-27b-h200-mtp")] * 3
         assert now_count == [5] * 3

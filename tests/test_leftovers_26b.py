@@ -108,9 +108,11 @@ DERIVED = ('[memory.bandwidth]\nvalue = 4.8\nunit = "TB/s"\nprovenance = "derive
            'locator = "page 1: six HBM3e stacks, 0.8 TB/s a stack"\nderivation.formula = "stacks * per_stack"\n'
            'derivation.inputs.stacks = { value = 6, unit = "1", locator = "page 1: six HBM3e stacks" }\n'
            'derivation.inputs.per_stack = { value = 0.8, unit = "TB/s", locator = "page 1: 0.8 TB/s a stack" }\n')
+# the H200's bandwidth cites its product page's row since cite102 (tests/test_cite102.py)
 PUBLISHED = ('[memory.bandwidth]\nvalue = 4.8\nunit = "TB/s"\nprovenance = "published"\n'
-             'source = "nvidia-h200-datasheet"\n'
-             "locator = \"Technical Specifications table, H200 SXM column: 'GPU Memory Bandwidth 4.8TB/s'\"\n")
+             'source = "nvidia-h200-product-page"\n'
+             "locator = \"Specifications table, H200 SXM column (a row: its label, the H200 SXM figure, the H200 NVL "
+             "figure): 'GPU Memory Bandwidth 4.8TB/s 4.8TB/s'\"\n")
 
 
 FRESH = ("its source h200-refresh-note is added by this same change: the registry records nothing of it from before, "

@@ -175,11 +175,13 @@ def test_5_the_resting_line_stands_under_the_source_it_rests_on(tmp_path: Path) 
     # source it rests on above it
     assert lines[sources + 2].startswith("- ⚠️ `nvidia-h200-datasheet` **to verify**: the document source "
                                          "nvidia-h200-datasheet names changed (retrieved: unknown → 2026-11-30)")
-    # under it, each figure to find in the document (walkthrough 41)
-    places = [line for line in lines[sources + 3:sources + 12] if line.startswith("  - h200_sxm_141gb:")]
-    assert len(places) == 9
-    assert lines[sources + 12] == resting
-    assert lines[sources + 13].startswith("- `nvidia-h100-product-page` (cited): ")  # the datasheet until cite90
+    # under it, each figure to find in the document (walkthrough 41): the INT8 rate's alone since cite102 moved the
+    # H200's 8 others to its product page (tests/test_cite102.py; 9 until then)
+    places = [line for line in lines[sources + 3:sources + 4] if line.startswith("  - h200_sxm_141gb:")]
+    assert places == ["  - h200_sxm_141gb:array: figure sparse 3958 TOPS at Technical Specifications table, H200 SXM "
+                      "column: 'INT8 Tensor Core 3,958 TOPS' (with sparsity)"]
+    assert lines[sources + 4] == resting
+    assert lines[sources + 5].startswith("- `nvidia-h100-product-page` (cited): ")  # the datasheet until cite90
     assert sum("resting on a source whose document changed, to verify (" in line for line in lines) == 1
     # the text review's line stays above its section ("sources whose document changed" comes last there)
     text_lines = invoke("diff", str(base), str(head)).stdout.splitlines()

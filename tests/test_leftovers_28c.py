@@ -64,10 +64,11 @@ def test_a_near_miss_is_told_the_closest_names(tmp_path: Path) -> None:
 def test_a_derived_fact_without_a_derivation_says_it_must_carry_one(tmp_path: Path) -> None:
     # Before: "memory.bandwidth.derivation: missing (required)", and nothing of why.
     root = copy_root(tmp_path)
-    _edit(root, H200, 'provenance = "published"\nsource = "nvidia-h200-datasheet"\nlocator = "Technical '
-          "Specifications table, H200 SXM column: 'GPU Memory Bandwidth",
-          'provenance = "derived"\nsource = "nvidia-h200-datasheet"\nlocator = "Technical Specifications table, '
-          "H200 SXM column: 'GPU Memory Bandwidth")
+    # (the H200's memory facts cite its product page since cite102)
+    _edit(root, H200, 'provenance = "published"\nsource = "nvidia-h200-product-page"\nlocator = "Specifications '
+          "table, H200 SXM column (a row: its label, the H200 SXM figure, the H200 NVL figure): 'GPU Memory Bandwidth",
+          'provenance = "derived"\nsource = "nvidia-h200-product-page"\nlocator = "Specifications table, H200 SXM '
+          "column (a row: its label, the H200 SXM figure, the H200 NVL figure): 'GPU Memory Bandwidth")
     line = (f"passprice: error: {H200}: memory.bandwidth.derivation: missing (required): a fact whose provenance is "
             '"derived" must carry a derivation (the formula and inputs it is computed from: README.md, section Facts; '
             "passprice explain derivation), or give it another provenance")
@@ -91,7 +92,8 @@ def test_a_source_not_found_names_the_close_ones_and_counts_the_rest(tmp_path: P
     root = copy_root(tmp_path)
     ids = sorted(p.stem for p in (root / "sources").glob("*.toml"))
     assert len(ids) >= 30
-    _edit(root, H200, 'source = "nvidia-h200-datasheet"', 'source = "nvidia-h200-datasheett"', 2)
+    # memory.capacity and memory.bandwidth (citing the H200 datasheet until cite102, its product page since)
+    _edit(root, H200, 'source = "nvidia-h200-product-page"', 'source = "nvidia-h200-datasheett"', 2)
     _edit(root, H200, 'source = "nvidia-hopper-whitepaper"\nlocator = "Table 3, H100 SXM5 column (the H100',
           'source = "zzz"\nlocator = "Table 3, H100 SXM5 column (the H100')
     lines = _check_errors(root)
@@ -99,7 +101,7 @@ def test_a_source_not_found_names_the_close_ones_and_counts_the_rest(tmp_path: P
     write = "does not exist: write it (a [source] table, schema/source.schema.json), or cite one of the"
     assert lines[0] == (
         f"passprice: error: {H200}: memory.capacity.source: no source 'nvidia-h200-datasheett'; did you mean "
-        f"nvidia-h200-datasheet or nvidia-h100-datasheet or nvidia-a40-datasheet? "  # a100 until cite90
+        f"nvidia-h200-datasheet or nvidia-h100-datasheet or nvidia-a40-datasheet? "
         f"({sources}/nvidia-h200-datasheett.toml {write} {len(ids)} registered (passprice sources lists them))"
     )
     # walk95: no id is close to zzz, so none is named (it listed the three "closest" whatever their likeness)

@@ -74,8 +74,8 @@ def _acme(tmp_path: Path) -> tuple[Path, Path]:
     base, head = copy_root(tmp_path / "base"), copy_root(tmp_path / "head")
     text = (head / H200).read_text(encoding="utf-8")
     text, titled = re.subn(r'(?m)^name = "NVIDIA H200 SXM 141GB"$', 'name = "Acme X100"', text, count=1)
-    old = ("source = \"nvidia-h200-datasheet\"\nlocator = \"Technical Specifications table, H200 SXM column: 'GPU "
-           "Memory 141GB'\"")
+    old = ("source = \"nvidia-h200-product-page\"\nlocator = \"Specifications table, H200 SXM column (a row: its "
+           "label, the H200 SXM figure, the H200 NVL figure): 'GPU Memory 141GB 141GB'\"")  # cite102
     assert titled == 1 and text.count(old) == 1
     (head / "facts" / "cards" / "acme_x100.toml").write_text(
         text.replace(old, "source = \"acme-x100-datasheet\"\nlocator = \"Specifications table: 'Memory 141GB'\""),
@@ -117,7 +117,8 @@ def test_2_a_copy_citing_another_card_s_places_asks_each_fact(tmp_path: Path) ->
     assert len(asks) == 15
     assert asks[0] == (
         "to verify: facts/cards/h200_sxm_141gb.toml: memory.bandwidth cites the same place, another card's: does "
-        "nvidia-h200-datasheet: Technical Specifications table, H200 SXM column: 'GPU Memory Bandwidth 4.8TB/s' "
+        "nvidia-h200-product-page: Specifications table, H200 SXM column (a row: its label, "
+        "the H200 SXM figure, the H200 NVL figure): 'GPU Memory Bandwidth 4.8TB/s 4.8TB/s' "
         "state 4.8 TB/s of what facts/cards/acme_x100.toml describes?")
     said = json.loads(as_json)
     assert sorted(said["to_verify"]) == sorted(["acme_x100:memory.capacity", *(f"acme_x100:{p}" for p in BORROWED)])

@@ -195,8 +195,9 @@ def test_a_review_hitting_every_cap_at_once_fits_one_github_comment(tmp_path: Pa
     # record among the 11 (was 9) more
     # cite90: two records more cited (the H100 product page, the A100 edition), one fewer (the A100 datasheet): the
     # H200 datasheet is the 20th listed, the L40S datasheet among the 12 (was 11) more
-    assert sources[-2].startswith("- `nvidia-h200-datasheet` (cited): NVIDIA H200 Tensor Core GPU Datasheet")
-    assert sources[-1] == "- and 12 more sources: `passprice sources` lists each"
+    # cite102: one record more cited (the H200 product page): it is the 20th listed, the H200 datasheet among the 13
+    assert sources[-2].startswith("- `nvidia-h200-product-page` (cited): NVIDIA H200 GPU product page")
+    assert sources[-1] == "- and 13 more sources: `passprice sources` lists each"
     assert any(line.startswith("- `nvidia-ampere-tuning-guide` (cited): ") for line in sources)
     assert sum(1 for line in sources if " (cited): " in line) == 20
     for heading in ("#### Derived from changed facts", "#### Locks", "#### Sources",

@@ -282,7 +282,7 @@ def test_4_deleting_a_locked_serving_fails_the_review_as_check_does(branch: Path
 
 def set_bandwidth(root: Path, value: str, provenance: str = "published") -> None:
     result = invoke("fact", "set", H200, "memory.bandwidth", "--value", value, "--unit", "TB/s", "--provenance",
-                    provenance, "--source", "nvidia-h200-datasheet", "--locator", "a test's figure", root=root)
+                    provenance, "--source", "nvidia-h200-product-page", "--locator", "a test's figure", root=root)
     assert result.exit_code == 0, result.output
 
 

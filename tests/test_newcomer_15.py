@@ -44,8 +44,8 @@ def test_a_revision_holds_the_registry_document_its_source_names_outside_the_rec
     _git(root, "switch", "-qc", "edit")
     # The capacity's note dropped: every lock on the H200 pins it, so each is priced on both sides.
     invoke("fact", "set", H200, "memory.capacity", "--value", "141", "--unit", "GB", "--provenance", "published",
-           "--source", "nvidia-h200-datasheet", "--locator", "Technical Specifications table, H200 SXM column: "
-           "'GPU Memory 141GB'", root=root)
+           "--source", "nvidia-h200-product-page", "--locator", "Specifications table, H200 SXM column (a row: its "
+           "label, the H200 SXM figure, the H200 NVL figure): 'GPU Memory 141GB 141GB'", root=root)
     _git(root, "commit", "-qam", "memory.capacity without its note")
     for args in (("diff",), ("diff", "main", "edit")):
         result = invoke(*args, root=root)
@@ -139,8 +139,8 @@ def test_the_audit_of_a_fact_has_one_blank_line_before_its_derived_facts() -> No
     lines = invoke("audit", "--fact", f"{H200}:memory.bandwidth").stdout.splitlines()
     assert lines[:4] == [
         f"audit of fact {H200}:memory.bandwidth",
-        "  4.8 TB/s (published); nvidia-h200-datasheet: Technical Specifications table, H200 SXM column: 'GPU Memory "
-        "Bandwidth 4.8TB/s'",
+        "  4.8 TB/s (published); nvidia-h200-product-page: Specifications table, H200 SXM column (a row: its label, "
+        "the H200 SXM figure, the H200 NVL figure): 'GPU Memory Bandwidth 4.8TB/s 4.8TB/s'",
         "",
         "facts derived from it: 3",
     ]

@@ -246,7 +246,7 @@ def test_markdown_audit_carries_derivations_and_notes() -> None:
             "row '| Dot   | 4.48              |' in TB/s); "
             "bandwidth = the fact "
             "memory.bandwidth, 4.8 TB/s when derived\n") in markdown
-    assert "\n\nNotes:\n- `memory.capacity`: Datasheet decimal GB." in markdown
+    assert "\n\nNotes:\n- `memory.capacity`: Decimal GB, as NVIDIA's product page prints it." in markdown  # cite102
 
 
 def test_the_readme_says_what_the_outputs_say() -> None:

@@ -197,7 +197,7 @@ def test_reproduce_says_once_which_drifted_facts_changed_only_their_citation(tmp
     root = copy_root(tmp_path)
     card = root / "facts" / "cards" / "h200_sxm_141gb.toml"
     text = card.read_text()
-    for quoted in ("'GPU Memory 141GB'\"", "'GPU Memory Bandwidth 4.8TB/s'\""):
+    for quoted in ("'GPU Memory 141GB 141GB'\"", "'GPU Memory Bandwidth 4.8TB/s 4.8TB/s'\""):
         assert text.count(quoted) == 1
         text = text.replace(quoted, quoted[:-1] + " (re-read 2026-12-04)\"")
     card.write_text(text.replace("\n[scale]\nvalue = 33.5\n", "\n[scale]\nvalue = 30\n"))

@@ -24,6 +24,10 @@ MTP = "qwen35-27b-h200-mtp"
 R1 = "r1-qwen7b-h200"
 STACK = "llamacpp-cuda-2405"
 H200_PAGE = "https://www.nvidia.com/en-us/data-center/h200/"
+# cite102: the page is a record of its own, read in this text copy (the H200 datasheet's record listed the page under
+# copies until then)
+H200_COPY = ("https://github.com/bojieli/ai-infra-book/blob/548c568b672a5e7c6004ec5825c15dd80b3d6d91/references/"
+             "outline-checks/2026-09-07/systems-cases/nvidia-h200-systems.txt")
 
 
 def _json(*args: str, root: Path = REPO) -> dict:  # type: ignore[type-arg]
@@ -40,27 +44,36 @@ def test_1_the_audit_of_a_price_names_each_documents_retrieval_and_copies() -> N
     # Before: "  nvidia-h200-datasheet — …", "    at: https://nvdam…", "    read: …", then the facts: the record's
     # retrieved = "unknown" and copies = [the product page] were in no output of `audit SERVING`.
     lines = invoke("audit", QWEN3).stdout.splitlines()
-    at = lines.index("  nvidia-h200-datasheet — NVIDIA H200 Tensor Core GPU Datasheet (NVIDIA, 2024)")
-    assert lines[at + 1] == "    at: https://nvdam.widen.net/s/nb5zzzsjdf/hpc-datasheet-sc23-h200-datasheet-3002446"
-    assert lines[at + 2].startswith("    read: NVIDIA's PDF itself was not read in the card review.")
+    at = lines.index(
+        "  nvidia-h200-product-page — NVIDIA H200 GPU product page (Specifications table) (NVIDIA, unknown)")
+    assert lines[at + 1] == f"    at: {H200_PAGE}"
+    assert lines[at + 2].startswith("    read: bojieli/ai-infra-book's text of the page, ")
     assert lines[at + 3:at + 6] == [
-        "    retrieved: unknown",
-        f"    copies: {H200_PAGE}",
-        "    memory.bandwidth: Technical Specifications table, H200 SXM column: 'GPU Memory Bandwidth 4.8TB/s'",
+        "    retrieved: 2026-09-07",
+        f"    copies: {H200_COPY}",
+        "    memory.bandwidth: Specifications table, H200 SXM column (a row: its label, the H200 SXM figure, the H200 "
+        "NVL figure): 'GPU Memory Bandwidth 4.8TB/s 4.8TB/s'",
     ]
+    # the datasheet, still cited for the INT8 rate: retrieved unknown, no copies, so no copies line
+    at = lines.index("  nvidia-h200-datasheet — NVIDIA H200 Tensor Core GPU Datasheet (NVIDIA, 2024)")
+    assert lines[at + 3:at + 5] == [
+        "    retrieved: unknown",
+        "    array: Technical Specifications table, H200 SXM column: 'INT8 Tensor Core 3,958 TOPS' (with sparsity)"]
     azure = lines.index("  azure-ai-benchmarking-guide — Azure AI Benchmarking Guide (Microsoft (Azure), 2024-09-27)")
     assert lines[azure + 3] == "    retrieved: 2026-12-01"  # no copies: none listed, no line
     # then the stored excerpt the record names (tests/test_walk108.py), then the facts
     assert lines[azure + 4].startswith("    stored excerpt: tests/data/github-sources-excerpt.txt")
     assert lines[azure + 5].startswith("    streams.read: ")
     sources = _json("audit", QWEN3)["sources"]
-    assert sources["nvidia-h200-datasheet"]["copies"] == [H200_PAGE]
+    assert sources["nvidia-h200-product-page"]["copies"] == [H200_COPY]
+    assert sources["nvidia-h200-product-page"]["retrieved"] == "2026-09-07"
+    assert sources["nvidia-h200-product-page"]["sha256"] is None
+    assert sources["nvidia-h200-datasheet"]["copies"] == []
     assert sources["nvidia-h200-datasheet"]["retrieved"] == "unknown"
-    assert sources["nvidia-h200-datasheet"]["sha256"] is None
     assert sources["azure-ai-benchmarking-guide"]["retrieved"] == "2026-12-01"
     assert sources["azure-ai-benchmarking-guide"]["copies"] == []
     markdown = invoke("audit", QWEN3, "--format", "markdown").stdout
-    said = f"which quotes this datasheet (141GB HBM3E, 4.8 TB/s). (retrieved: unknown; copies: {H200_PAGE})\n"
+    said = f"checks each quote against them. (retrieved: 2026-09-07; copies: {H200_COPY})\n"
     assert said in markdown
 
 
@@ -69,8 +82,8 @@ def test_1_the_audit_of_a_lock_and_of_a_source_name_them_too() -> None:
     at = lines.index("  deepseek-v3-technical-report — DeepSeek-V3 Technical Report (DeepSeek-AI, 2024-12)")
     assert lines[at + 1] == "    at: arXiv:2412.19437; https://arxiv.org/abs/2412.19437"
     assert lines[at + 3] == "    retrieved: unknown"
-    source = invoke("audit", "--source", "nvidia-h200-datasheet").stdout.splitlines()
-    assert source[3:5] == ["  retrieved unknown", f"  copies: {H200_PAGE}"]
+    source = invoke("audit", "--source", "nvidia-h200-product-page").stdout.splitlines()
+    assert source[3:5] == ["  retrieved 2026-09-07", f"  copies: {H200_COPY}"]
 
 
 def test_1_the_calibrated_on_section_says_when_its_runs_document_was_retrieved() -> None:

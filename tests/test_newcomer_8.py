@@ -60,11 +60,12 @@ def test_the_audit_says_where_each_cited_document_is_and_how_it_was_read() -> No
             "    read: A stored snapshot of the repository at the commit given") in text
     out = json.loads(invoke("audit", "r1-qwen7b-h200", "--json").stdout)
     assert sorted(out["sources"]) == ["azure-ai-benchmarking-guide", "nvidia-h200-datasheet",
-                                      "nvidia-hopper-whitepaper"]
+                                      "nvidia-h200-product-page", "nvidia-hopper-whitepaper"]  # the page since cite102
     assert out["sources"]["nvidia-h200-datasheet"]["read"].startswith("NVIDIA's PDF itself was not read")
     assert out["sources"]["nvidia-h200-datasheet"]["url"].startswith("https://nvdam.widen.net/")
     markdown = invoke("audit", "r1-qwen7b-h200", "--format", "markdown").stdout
-    assert "\n\nSources:\n- `nvidia-h200-datasheet`: https://nvdam.widen.net/" in markdown
+    assert "\n\nSources:\n- `nvidia-h200-product-page`: https://www.nvidia.com/en-us/data-center/h200/" in markdown
+    assert "\n- `nvidia-h200-datasheet`: https://nvdam.widen.net/" in markdown
 
 
 def test_the_check_headline_counts_failing_locks(root: Path) -> None:

@@ -145,8 +145,9 @@ def test_a_lock_moved_into_a_subfolder_with_its_serving_s_edit_fails_the_review_
     assert "HEAD fails passprice check (1 problem)" in result.stdout.splitlines()[1]
 
 
-DATASHEET = ("locator = \"Technical Specifications table, H200 SXM column: 'GPU Memory Bandwidth 4.8TB/s'\"\n"
-             "provenance = \"published\"\nsource = \"nvidia-h200-datasheet\"")
+DATASHEET = ("locator = \"Specifications table, H200 SXM column (a row: its label, "
+             "the H200 SXM figure, the H200 NVL figure): 'GPU Memory Bandwidth 4.8TB/s 4.8TB/s'\"\n"
+             "provenance = \"published\"\nsource = \"nvidia-h200-product-page\"")  # the datasheet until cite102
 WHITEPAPER = ("locator = \"Table 3, H100 SXM5 column: memory bandwidth 4.8 TB/s\"\nprovenance = \"published\"\n"
               "source = \"nvidia-hopper-whitepaper\"")
 
@@ -193,8 +194,9 @@ def test_a_lock_s_pinned_citation_rewritten_by_hand_fails_the_review(tmp_path: P
     assert result.exit_code == 1, result.output
     line = (f"locks/{SERVING}.lock.toml: facts.memory.bandwidth: pins 4.8 TB/s (published) cited "
             "nvidia-hopper-whitepaper: Table 3, H100 SXM5 column: memory bandwidth 4.8 TB/s, a fact no side of the "
-            "change holds (HEAD's today: 4.8 TB/s (published) cited nvidia-h200-datasheet: Technical Specifications "
-            "table, H200 SXM column: 'GPU Memory Bandwidth 4.8TB/s') and BASE's lock did not pin: a lock's facts are "
+            "change holds (HEAD's today: 4.8 TB/s (published) cited nvidia-h200-product-page: Specifications table, "
+            "H200 SXM column (a row: its label, the H200 SXM figure, the H200 NVL figure): 'GPU Memory Bandwidth "
+            "4.8TB/s 4.8TB/s') and BASE's lock did not pin: a lock's facts are "
             "pinned by passprice lock from a registry, and a pin neither side holds (written by hand, or made before "
             f"a later commit of the change edited the fact) cannot be traced; re-lock it: passprice lock --update -o "
             f"locks/{SERVING}.lock.toml")

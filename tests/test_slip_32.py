@@ -132,8 +132,9 @@ def test_1_an_added_fact_citing_no_registered_source_is_to_verify(registry: Path
     path = branch(registry, "unregistered")
     h200_copy(path, "h200_copy", "0.9333", None)
     card = path / "facts" / "cards" / "h200_copy.toml"
-    card.write_text(card.read_text().replace('source = "nvidia-h200-datasheet"\nlocator = "Technical Specifications '
-                                             "table, H200 SXM column: 'GPU Memory 141GB'\"",
+    card.write_text(card.read_text().replace('source = "nvidia-h200-product-page"\nlocator = "Specifications table, '
+                                             "H200 SXM column (a row: its label, the H200 SXM figure, the H200 NVL "
+                                             "figure): 'GPU Memory 141GB 141GB'\"",
                                              'source = "a-blog-post"\nlocator = "somewhere: 151 GB"', 1))
     commit_all(path, "a copy citing a source nobody registered")
     status, text, out = review(path)
@@ -144,7 +145,8 @@ def test_1_an_added_fact_citing_no_registered_source_is_to_verify(registry: Path
     # too (was: memory.capacity alone); host.capacity, assumed, is not.
     assert sorted(out["to_verify"]) == [f"h200_copy:{p}" for p in H200_FACTS if p != "host.capacity"]
     assert ("to verify: facts/cards/h200_sxm_141gb.toml: memory.bandwidth cites the same place, another card's: does "
-            "nvidia-h200-datasheet: Technical Specifications table, H200 SXM column: 'GPU Memory Bandwidth 4.8TB/s' "
+            "nvidia-h200-product-page: Specifications table, H200 SXM column (a row: its label, "
+            "the H200 SXM figure, the H200 NVL figure): 'GPU Memory Bandwidth 4.8TB/s 4.8TB/s' "
             "state 4.8 TB/s of what facts/cards/h200_copy.toml describes?") in text
 
 
@@ -303,14 +305,15 @@ def test_9_an_added_fact_whose_locator_quotes_another_figure_is_to_verify(regist
     # added", nothing to verify, exit 0.
     path = branch(registry, "quotes-another")
     text = (path / H200).read_text().replace('name = "NVIDIA H200 SXM 141GB"', 'name = "NVIDIA H200 NVL"')
-    text = text.replace("H200 SXM column: 'GPU Memory Bandwidth 4.8TB/s'", "H200 NVL column: 'GPU Memory Bandwidth "
-                        "4.8TB/s'").replace("[memory.bandwidth]\nvalue = 4.8", "[memory.bandwidth]\nvalue = 5.2")
+    row = "H200 SXM column (a row: its label, the H200 SXM figure, the H200 NVL figure): 'GPU Memory Bandwidth 4.8TB/s "
+    text = text.replace(row + "4.8TB/s'", "H200 NVL column: 'GPU Memory Bandwidth 4.8TB/s'").replace(
+        "[memory.bandwidth]\nvalue = 4.8", "[memory.bandwidth]\nvalue = 5.2")  # the page's row since cite102
     (path / "facts" / "cards" / "h200_nvl.toml").write_text(text)
     assert invoke("fact", "recompute", "h200_nvl", root=path).exit_code == 0
     commit_all(path, "an H200 NVL card")
     status, text, out = review(path)
     assert status == 0, text
-    assert ("to verify: its locator quotes 4.8TB/s, not 5.2 TB/s: does nvidia-h200-datasheet: Technical Specifications "
+    assert ("to verify: its locator quotes 4.8TB/s, not 5.2 TB/s: does nvidia-h200-product-page: Specifications "
             "table, H200 NVL column: 'GPU Memory Bandwidth 4.8TB/s' state 5.2 TB/s?") in text
     # slip52: a copy re-citing a fact to a place of its own with another figure describes another card, so each fact
     # still citing the H200 SXM's places is asked too (all 17 but the assumed host.capacity).

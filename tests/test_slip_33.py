@@ -37,7 +37,10 @@ from test_diff import commit_all, git
 from test_slip_34 import review  # one in-process review rendered as text and as JSON
 
 H200 = "facts/cards/h200_sxm_141gb.toml"
-BANDWIDTH = "Technical Specifications table, H200 SXM column: 'GPU Memory Bandwidth 4.8TB/s'"
+# the H200's memory.bandwidth locator (its datasheet's 'GPU Memory Bandwidth 4.8TB/s' until cite102, its product page's
+# row since)
+BANDWIDTH = ("Specifications table, H200 SXM column (a row: its label, the H200 SXM figure, the H200 NVL figure): "
+             "'GPU Memory Bandwidth 4.8TB/s 4.8TB/s'")
 
 
 @pytest.fixture(scope="module")
@@ -84,7 +87,9 @@ def test_1_an_added_fact_in_another_unit_than_its_locator_is_to_verify(registry:
     status, text, out = review(path)
     assert status == 0, text
     assert "17 facts added in 1 new file, 1 to verify in its source" in text
-    assert (f"to verify: its locator quotes 4.8TB/s, not 4.8 TiB/s: does nvidia-h200-datasheet: {BANDWIDTH} state "
+    # (the row quoted since cite102 prints the H200 NVL's 4.8TB/s too: both figures are named)
+    assert ("to verify: its locator quotes 4.8TB/s, 4.8TB/s, not 4.8 TiB/s: does nvidia-h200-product-page: "
+            f"{BANDWIDTH} state "
             f"4.8 TiB/s?; {H200}: memory.bandwidth reads 4.8 TB/s at the place facts/cards/h200_copy.toml: "
             "memory.bandwidth cites as 4.8 TiB/s") in text
     assert out["to_verify"] == ["h200_copy:memory.bandwidth"]
@@ -121,7 +126,7 @@ def test_3_a_locator_quoting_another_figure_in_another_notation_is_read(written:
 def test_3_the_review_reads_a_figure_written_with_a_power_of_ten(registry: Path) -> None:
     path = branch(registry, "notation")
     h200_copy(path, ("[memory.bandwidth]\nvalue = 4.8", "[memory.bandwidth]\nvalue = 5.2"),
-              ("'GPU Memory Bandwidth 4.8TB/s'", "'GPU Memory Bandwidth 4.8e12 B/s'"))
+              ("'GPU Memory Bandwidth 4.8TB/s 4.8TB/s'", "'GPU Memory Bandwidth 4.8e12 B/s'"))
     commit_all(path, "a copy at 5.2 TB/s")
     status, text, out = review(path)
     assert status == 0, text

@@ -132,14 +132,15 @@ def test_1_the_review_asks_a_copy_under_a_figure_in_words(registry: Path) -> Non
     # Before: "17 facts added in 1 new file; no lock affected", nothing to verify, exit 0.
     path = branch(registry, "words")
     h200_copy(path, ("[memory.bandwidth]\nvalue = 4.8", "[memory.bandwidth]\nvalue = 5.2"),
-              ("'GPU Memory Bandwidth 4.8TB/s'", "'GPU Memory Bandwidth four point eight terabytes per second'"))
+              ("'GPU Memory Bandwidth 4.8TB/s 4.8TB/s'",
+               "'GPU Memory Bandwidth four point eight terabytes per second'"))
     commit_all(path, "a copy at 5.2 TB/s")
     status, text, out = review(path)
     assert status == 0, text
     assert "17 facts added in 1 new file, 16 to verify in their sources" in text  # slip52: + 15 borrowed
-    assert ("to verify: its locator quotes 4.8 TB/s, not 5.2 TB/s: does nvidia-h200-datasheet: Technical "
-            "Specifications table, H200 SXM column: 'GPU Memory Bandwidth four point eight terabytes per second' "
-            "state 5.2 TB/s?") in text
+    assert ("to verify: its locator quotes 4.8 TB/s, not 5.2 TB/s: does nvidia-h200-product-page: Specifications "
+            "table, H200 SXM column (a row: its label, the H200 SXM figure, the H200 NVL figure): 'GPU Memory "
+            "Bandwidth four point eight terabytes per second' state 5.2 TB/s?") in text
     assert "h200_copy:memory.bandwidth" in out["to_verify"] and len(out["to_verify"]) == 16  # slip52: + 15 borrowed
 
 
@@ -147,7 +148,8 @@ def test_1_a_value_moved_under_its_figure_in_another_notation_is_said_firmly(reg
     # Before: "does … say 5.2 TB/s?", as if the locator quoted no figure (it quotes 4,800 GB/s, the old one).
     path = branch(registry, "notation-base")
     card = path / H200
-    card.write_text(card.read_text().replace("'GPU Memory Bandwidth 4.8TB/s'", "'GPU Memory Bandwidth 4,800 GB/s'"))
+    card.write_text(card.read_text().replace("'GPU Memory Bandwidth 4.8TB/s 4.8TB/s'",
+                                             "'GPU Memory Bandwidth 4,800 GB/s'"))
     commit_all(path, "the old figure in another notation")
     git(path, "checkout", "-q", "-b", "notation-head")
     card.write_text(card.read_text().replace("[memory.bandwidth]\nvalue = 4.8", "[memory.bandwidth]\nvalue = 5.2"))
@@ -155,8 +157,9 @@ def test_1_a_value_moved_under_its_figure_in_another_notation_is_said_firmly(reg
     commit_all(path, "5.2 TB/s")
     text = invoke("diff", "notation-base", "HEAD", root=path)
     assert ("to verify: the value moved (4.8 TB/s → 5.2 TB/s) but its citation did not, and the locator quotes "
-            "4,800 GB/s (4.8 TB/s): nvidia-h200-datasheet: Technical Specifications table, H200 SXM column: "
-            "'GPU Memory Bandwidth 4,800 GB/s'") in text.stdout, text.stdout
+            "4,800 GB/s (4.8 TB/s): nvidia-h200-product-page: Specifications table, H200 SXM column (a row: its "
+            "label, the H200 SXM figure, the H200 NVL figure): 'GPU Memory Bandwidth 4,800 GB/s'") in text.stdout, \
+        text.stdout
 
 
 def test_2_an_added_estimate_quoting_another_figure_is_to_verify(registry: Path) -> None:
@@ -164,13 +167,13 @@ def test_2_an_added_estimate_quoting_another_figure_is_to_verify(registry: Path)
     path = branch(registry, "estimate")
     h200_copy(path, ('[memory.bandwidth]\nvalue = 4.8\nunit = "TB/s"\nprovenance = "published"',
                      '[memory.bandwidth]\nvalue = 5.2\nunit = "TB/s"\nprovenance = "estimated"'),
-              ("'GPU Memory Bandwidth 4.8TB/s'", "'GPU Memory Bandwidth 4.8TB/s' (the NVL's, page 2)"))
+              ("'GPU Memory Bandwidth 4.8TB/s 4.8TB/s'", "'GPU Memory Bandwidth 4.8TB/s' (the NVL's, page 2)"))
     commit_all(path, "an estimate")
     status, text, out = review(path)
     assert status == 0, text
-    assert ("to verify: its locator quotes 4.8TB/s, not 5.2 TB/s: does nvidia-h200-datasheet: Technical "
-            "Specifications table, H200 SXM column: 'GPU Memory Bandwidth 4.8TB/s' (the NVL's, page 2) give 5.2 "
-            "TB/s, estimated?") in text
+    assert ("to verify: its locator quotes 4.8TB/s, not 5.2 TB/s: does nvidia-h200-product-page: Specifications "
+            "table, H200 SXM column (a row: its label, the H200 SXM figure, the H200 NVL figure): 'GPU Memory "
+            "Bandwidth 4.8TB/s' (the NVL's, page 2) give 5.2 TB/s, estimated?") in text
     assert "h200_copy:memory.bandwidth" in out["to_verify"] and len(out["to_verify"]) == 16  # slip52: + 15 borrowed
 
 
@@ -248,7 +251,8 @@ def test_4_a_sources_retrieved_date_edited_is_to_verify(registry: Path) -> None:
     assert status == 0, text
     assert "1 source whose document changed, to verify (under 5 locked prices)" in text
     assert ("nvidia-h200-datasheet: to verify: the document source nvidia-h200-datasheet names changed (retrieved: "
-            "unknown → 2026-11-30): does it state each of h200_sxm_141gb:memory.capacity") in text
+            "unknown → 2026-11-30): does it state h200_sxm_141gb:array, which cites it?") in text  # its one fact
+    # since cite102 (memory.capacity and 12 more cite the H200 product page: tests/test_cite102.py)
     assert [s["id"] for s in out["sources_changed"]] == ["nvidia-h200-datasheet"]
 
 

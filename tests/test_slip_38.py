@@ -110,8 +110,9 @@ def test_3_a_figure_moved_under_a_source_the_change_adds_records_nothing(registr
     path = branch(registry, "fresh-source")
     (path / "sources" / "h200-refresh-note.toml").write_text(SOURCE, encoding="utf-8")
     card = path / H200
-    old = ("value = 4.8\nunit = \"TB/s\"\nprovenance = \"published\"\nsource = \"nvidia-h200-datasheet\"\n"
-           "locator = \"Technical Specifications table, H200 SXM column: 'GPU Memory Bandwidth 4.8TB/s'\"")
+    old = ("value = 4.8\nunit = \"TB/s\"\nprovenance = \"published\"\nsource = \"nvidia-h200-product-page\"\n"
+           "locator = \"Specifications table, H200 SXM column (a row: its label, "
+           "the H200 SXM figure, the H200 NVL figure): 'GPU Memory Bandwidth 4.8TB/s 4.8TB/s'\"")
     assert old in card.read_text()
     card.write_text(card.read_text().replace(old, "value = 5.2\nunit = \"TB/s\"\nprovenance = \"published\"\n"
                                                   "source = \"h200-refresh-note\"\n"
@@ -258,17 +259,18 @@ def test_new_b13_a_value_moved_under_a_locator_respaced_is_said_firmly(registry:
     # TB/s?", as softly as a new place, though the place still quotes 4.8TB/s.
     path = branch(registry, "b13")
     card = path / H200
-    old = "'GPU Memory Bandwidth 4.8TB/s'\""
+    old = "'GPU Memory Bandwidth 4.8TB/s 4.8TB/s'\""  # the H200 product page's row since cite102
     assert old in card.read_text()
     card.write_text(card.read_text().replace("[memory.bandwidth]\nvalue = 4.8", "[memory.bandwidth]\nvalue = 5.2")
-                    .replace(old, "'GPU Memory Bandwidth  4.8TB/s'\""))
+                    .replace(old, "'GPU Memory Bandwidth  4.8TB/s 4.8TB/s'\""))
     assert invoke("fact", "recompute", "h200_sxm_141gb", root=path).exit_code == 0
     commit_all(path, "5.2 TB/s, the locator respaced")
     _, text, out = review(path)
     assert "h200_sxm_141gb:memory.bandwidth" in out["to_verify"]
     assert ("to verify: the value moved (4.8 TB/s → 5.2 TB/s) and the citation changed, but the locator still quotes "
-            "4.8TB/s: does nvidia-h200-datasheet: Technical Specifications table, H200 SXM column: 'GPU Memory "
-            "Bandwidth  4.8TB/s' state 5.2 TB/s, published?") in text
+            "4.8TB/s: does nvidia-h200-product-page: Specifications table, H200 SXM column (a row: its label, the "
+            "H200 SXM figure, the H200 NVL figure): 'GPU Memory Bandwidth  4.8TB/s 4.8TB/s' state 5.2 TB/s, "
+            "published?") in text
 
 
 RUN = ('''tokens_per_s = 145.55

@@ -114,7 +114,7 @@ def test_1_an_input_citing_a_document_no_fact_cites_is_listed(tmp_path: Path) ->
     out = json.loads(invoke("audit", "r1-qwen7b-h200", "--json", root=root).stdout)
     # Before: sources held azure-ai-benchmarking-guide, nvidia-h200-datasheet, nvidia-hopper-whitepaper only
     assert sorted(out["sources"]) == ["azure-ai-benchmarking-guide", "nvidia-h200-datasheet",
-                                      "nvidia-hopper-whitepaper", "xytpai-nvbench"]
+                                      "nvidia-h200-product-page", "nvidia-hopper-whitepaper", "xytpai-nvbench"]
     text = invoke("audit", "r1-qwen7b-h200", root=root).stdout
     assert ("    streams.read, its figure dot = 4.48 TB/s: Azure_Results/ND_H200_v5_results.md, HBM Bandwidth table "
             "(BabelStream): row '| Dot   | 4.48              |' in TB/s\n") in text

@@ -125,7 +125,8 @@ def test_3_price_under_a_lock_says_a_citation_changed(tmp_path: Path) -> None:
     # "floors hold, and the price is the one r1-qwen7b-h200 records".
     root = copy_root(tmp_path)
     card = root / H200
-    old = "locator = \"Technical Specifications table, H200 SXM column: 'GPU Memory Bandwidth 4.8TB/s'\""
+    old = ("locator = \"Specifications table, H200 SXM column (a row: its label, "
+           "the H200 SXM figure, the H200 NVL figure): 'GPU Memory Bandwidth 4.8TB/s 4.8TB/s'\"")
     text = card.read_text(encoding="utf-8")
     assert old in text
     card.write_text(text.replace(old, "locator = \"Spec table: 'GPU Memory Bandwidth 4.8TB/s'\"", 1), encoding="utf-8")

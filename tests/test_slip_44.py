@@ -56,7 +56,8 @@ def relock(root: Path, serving: str, lock: str) -> None:
 def recite(root: Path) -> None:
     """The H200's bandwidth re-cited (its value kept): drift, no number moved (as slip 43's test 3)."""
     card = root / H200
-    old = "locator = \"Technical Specifications table, H200 SXM column: 'GPU Memory Bandwidth 4.8TB/s'\""
+    old = ("locator = \"Specifications table, H200 SXM column (a row: its label, "
+           "the H200 SXM figure, the H200 NVL figure): 'GPU Memory Bandwidth 4.8TB/s 4.8TB/s'\"")
     text = card.read_text(encoding="utf-8")
     assert old in text
     card.write_text(text.replace(old, "locator = \"Spec table: 'GPU Memory Bandwidth 4.8TB/s'\"", 1), encoding="utf-8")

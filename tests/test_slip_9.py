@@ -176,7 +176,8 @@ def test_citations_that_lead_elsewhere_are_to_verify(tmp_path: Path) -> None:
             "3,958 TOPS' (with sparsity)") in out
     assert ("  nvidia-h200-datasheet: to verify: the document source nvidia-h200-datasheet names changed (url: "
             "https://nvdam.widen.net/s/nb5zzzsjdf/hpc-datasheet-sc23-h200-datasheet-3002446 → "
-            "https://example.com/another-document.pdf): does it state each of h200_sxm_141gb:memory.capacity, ") in out
+            "https://example.com/another-document.pdf): does it state h200_sxm_141gb:array, which cites it?") in out
+    # (its one fact since cite102 moved memory.capacity and 7 more to the H200 product page: tests/test_cite102.py)
     assert ("  passprice-card-review: to verify: the document source passprice-card-review names changed "
             "(facts/cards/README.md rewritten): does it state each of ") in out
     status, markdown, _ = _diff(path, "main", "HEAD", "--format", "markdown")
@@ -215,16 +216,18 @@ def test_a_lock_whose_pinned_citation_leads_to_no_source_fails_check_and_the_rev
     make_lock_file(path, SERVING, SERVING)
     commit_all(path, "a lock")
     git(path, "checkout", "-q", "-b", "pr")
-    git(path, "mv", "sources/nvidia-h200-datasheet.toml", "sources/nvidia-h200-ds.toml")
+    # the H200 product page's record, which the lock's memory, vector and host facts cite since cite102 (the
+    # datasheet's until then; tests/test_cite102.py)
+    git(path, "mv", "sources/nvidia-h200-product-page.toml", "sources/nvidia-h200-pp.toml")
     card = path / "facts" / "cards" / "h200_sxm_141gb.toml"
-    card.write_text(card.read_text(encoding="utf-8").replace('"nvidia-h200-datasheet"', '"nvidia-h200-ds"'),
+    card.write_text(card.read_text(encoding="utf-8").replace('"nvidia-h200-product-page"', '"nvidia-h200-pp"'),
                     encoding="utf-8")
-    commit_all(path, "rename the H200 datasheet's record")
-    problem = (f"locks/{SERVING}.lock.toml: facts.array.source, facts.host.read.source, facts.host.write.source, "
+    commit_all(path, "rename the H200 product page's record")
+    problem = (f"locks/{SERVING}.lock.toml: facts.host.read.source, facts.host.write.source, "
                "facts.memory.bandwidth.source, facts.memory.capacity.source, facts.vector.source: pins a citation of "
-               "source 'nvidia-h200-datasheet', which sources/ no longer holds: the locked price cannot be traced to "
-               "its documents (restore sources/nvidia-h200-datasheet.toml, or re-lock on today's citations: passprice "
-               f"lock --update -o locks/{SERVING}.lock.toml)")
+               "source 'nvidia-h200-product-page', which sources/ no longer holds: the locked price cannot be traced "
+               "to its documents (restore sources/nvidia-h200-product-page.toml, or re-lock on today's citations: "
+               f"passprice lock --update -o locks/{SERVING}.lock.toml)")
     checked = CliRunner().invoke(cli, ["--root", str(path), "check"])
     assert checked.exit_code == 1 and f"  {problem}\n" in checked.stdout, checked.output
     status, out, err = _diff(path, "main", "HEAD")

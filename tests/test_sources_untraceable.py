@@ -11,7 +11,7 @@ import pytest
 from cli_helpers import bad, copy_root, invoke
 
 H200 = "h200_sxm_141gb"
-DATASHEET = "nvidia-h200-datasheet"
+DATASHEET = "nvidia-h200-product-page"  # the H200 memory facts' source (the datasheet's until cite102)
 
 
 def _break_datasheet(root: Path) -> Path:

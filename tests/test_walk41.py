@@ -29,8 +29,9 @@ def test_a_broken_floor_is_not_told_to_re_pin(repo: Repo) -> None:
     # as it was (a drift) — the row said "⚠️ … re-pin (passprice lock --update …)", which refuses that lock.
     git(repo.path, "checkout", "-q", "-B", "capacity-estimated", "main")
     edit_fact(repo.path, "memory.capacity", value=141, unit="GB", provenance="estimated",
-              source="nvidia-h200-datasheet",
-              locator="Technical Specifications table, H200 SXM column: 'GPU Memory 141GB'")
+              source="nvidia-h200-product-page",
+              locator=("Specifications table, H200 SXM column (a row: its label, the H200 SXM figure, the H200 NVL "
+                       "figure): 'GPU Memory 141GB 141GB'"))
     commit_all(repo.path, "capacity estimated")
     d = diff(Root(repo.path), "main", "HEAD")
     lock = {x.name: x for x in d.locks}[LOCK]
@@ -97,36 +98,38 @@ def test_edited_recorded_reads_heads_figure_or_none() -> None:
         assert edited_recorded(bad) is None
 
 
+CITING = 8  # the page's 8 facts (the datasheet's 12 until cite102)
+
+
 def test_a_source_whose_document_changed_lists_each_figure_to_find_there(repo: Repo) -> None:
     # The datasheet's address rewritten: the review named the 12 citing facts, the last 6 as "and 6 more", with no
-    # figure or place, so the new document could not be checked from the comment alone.
+    # figure or place, so the new document could not be checked from the comment alone. (Since cite102 the H200's
+    # memory facts cite its product page, tests/test_cite102.py: its address is the one rewritten.)
     git(repo.path, "checkout", "-q", "-B", "datasheet-moved", "main")
-    record = repo.path / "sources" / "nvidia-h200-datasheet.toml"
+    record = repo.path / "sources" / "nvidia-h200-product-page.toml"
     text = record.read_text(encoding="utf-8")
-    old = "https://nvdam.widen.net/s/nb5zzzsjdf/hpc-datasheet-sc23-h200-datasheet-3002446"
-    record.write_text(text.replace(old, "https://example.com/h200-datasheet-v2.pdf"), encoding="utf-8")
-    commit_all(repo.path, "the datasheet's new address")
+    old = "https://www.nvidia.com/en-us/data-center/h200/"
+    record.write_text(text.replace(old, "https://example.com/h200-v2/"), encoding="utf-8")
+    commit_all(repo.path, "the page's new address")
     d = diff(Root(repo.path), "main", "HEAD")
     (change,) = d.sources
-    assert len(change.citing) == 12 and "and 6 more, which cite it" in change.to_verify
-    column = "Technical Specifications table, H200 SXM column:"
+    assert len(change.citing) == CITING and f"and {CITING - 6} more, which cite it" in change.to_verify
+    column = "Specifications table, H200 SXM column (a row: its label, the H200 SXM figure, the H200 NVL figure):"
     assert change.places[:3] == (
-        f"h200_sxm_141gb:memory.capacity: 141 GB (published) at {column} 'GPU Memory 141GB'",
-        f"h200_sxm_141gb:memory.bandwidth: 4.8 TB/s (published) at {column} 'GPU Memory Bandwidth 4.8TB/s'",
-        # a fact derived from a figure read there, by that figure (its own 0.9333 is no figure of the datasheet)
-        f"h200_sxm_141gb:streams.read: figure bandwidth 4.8 TB/s at {column} 'GPU Memory Bandwidth 4.8TB/s'",
+        f"h200_sxm_141gb:memory.capacity: 141 GB (published) at {column} 'GPU Memory 141GB 141GB'",
+        f"h200_sxm_141gb:memory.bandwidth: 4.8 TB/s (published) at {column} 'GPU Memory Bandwidth 4.8TB/s 4.8TB/s'",
+        # a fact derived from a figure read there, by that figure (its own 33.5 TMAC/s is no figure of the page)
+        f"h200_sxm_141gb:vector: figure fp32 67 TFLOPS at {column} 'FP32 67 TFLOPS 60 TFLOPS'",
     )
-    assert (f"h200_sxm_141gb:array: figure sparse 3958 TOPS at {column} 'INT8 Tensor Core 3,958 TOPS' (with "
-            "sparsity)") in change.places
     assert len(change.places) == len(change.citing)  # one figure each: every citing fact traced
     body = comment_body(d).splitlines()
-    at = next(i for i, line in enumerate(body) if line.startswith("- ⚠️ `nvidia-h200-datasheet` **to verify**"))
-    assert body[at + 1] == f"  - h200_sxm_141gb:memory.capacity: 141 GB (published) at {column} 'GPU Memory 141GB'"
-    assert all(line.startswith("  - h200_sxm_141gb:") for line in body[at + 1:at + 13])
-    assert f"    h200_sxm_141gb:memory.capacity: 141 GB (published) at {column} 'GPU Memory 141GB'" in diff_text(d)
+    at = next(i for i, line in enumerate(body) if line.startswith("- ⚠️ `nvidia-h200-product-page` **to verify**"))
+    capacity = f"h200_sxm_141gb:memory.capacity: 141 GB (published) at {column} 'GPU Memory 141GB 141GB'"
+    assert body[at + 1] == f"  - {capacity}"
+    assert all(line.startswith("  - h200_sxm_141gb:") for line in body[at + 1:at + 1 + CITING])
+    assert f"    {capacity}" in diff_text(d)
     assert d.to_json()["sources_changed"][0]["places"] == list(change.places)
     assert d.exit_status == 0
-
 
 def test_cited_places_are_bounded() -> None:
     from passprice.facts import Fact, Provenance

@@ -106,23 +106,25 @@ def test_a_serving_re_pointed_to_another_routing_record_names_both_and_the_new_c
 
 def test_a_drifted_fact_citing_another_source_says_so(repo: Path, tmp_path: Path) -> None:
     # Walkthrough 51: `memory.bandwidth: 864 GB/s (published) → 900 GB/s (published)`, the datasheet it now cites
-    # (another revision) unsaid. Here the H200's capacity re-cited to a second datasheet and moved 141 → 140 GB.
+    # (another revision) unsaid. Here the H200's capacity re-cited to a second record of its product page (its
+    # source since cite102) and moved 141 → 140 GB.
     root = tmp_path / "reg"
     shutil.copytree(repo, root, ignore=shutil.ignore_patterns(".git"))
     card = root / "facts/cards/h200_sxm_141gb.toml"
     text = card.read_text(encoding="utf-8")
-    was = ('[memory.capacity]\nvalue = 141\nunit = "GB"\nprovenance = "published"\nsource = "nvidia-h200-datasheet"\n')
+    was = ('[memory.capacity]\nvalue = 141\nunit = "GB"\nprovenance = "published"\n'
+           'source = "nvidia-h200-product-page"\n')
     assert text.count(was) == 1
-    card.write_text(text.replace(was, was.replace("141", "140").replace('datasheet"', 'datasheet-rev2"')),
+    card.write_text(text.replace(was, was.replace("141", "140").replace('page"', 'page-rev2"')),
                     encoding="utf-8")
-    shutil.copy(root / "sources/nvidia-h200-datasheet.toml", root / "sources/nvidia-h200-datasheet-rev2.toml")
+    shutil.copy(root / "sources/nvidia-h200-product-page.toml", root / "sources/nvidia-h200-product-page-rev2.toml")
     lines = invoke("reproduce", LOCK, root=root).output.splitlines()
     (facts,) = [line for line in lines if line.lstrip().startswith("facts ")]
-    assert ("memory.capacity: 141 GB (published) → 140 GB (published), source nvidia-h200-datasheet → "
-            "nvidia-h200-datasheet-rev2") in facts
+    assert ("memory.capacity: 141 GB (published) → 140 GB (published), source nvidia-h200-product-page → "
+            "nvidia-h200-product-page-rev2") in facts
     data = json.loads(invoke("reproduce", LOCK, "--json", root=root).stdout)
     (drift,) = [d for d in data["facts_drifted"] if d["path"] == "memory.capacity"]
-    assert drift["source_changed"] == {"pinned": "nvidia-h200-datasheet", "today": "nvidia-h200-datasheet-rev2"}
+    assert drift["source_changed"] == {"pinned": "nvidia-h200-product-page", "today": "nvidia-h200-product-page-rev2"}
     # the serving's routing re-pointed (the fixture's commit): its facts drifted from the new record, as cited
     (hot,) = [d for d in data["facts_drifted"] if d["path"] == "routing.hot_experts"]
     assert hot["source_changed"] == {"pinned": "gpu-container-handbook-routing-derisk", "today": TEAM}

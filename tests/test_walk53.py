@@ -166,28 +166,32 @@ def test_a_card_fact_re_cited_to_an_added_source_is_among_the_sources_to_verify(
     # Session 38 (walk53) left: HEAD adds sources/nvidia-h200-datasheet-2025.toml and re-cites the H200 card's
     # memory.bandwidth to it (the same figure and locator); the fact's line asked it, but `sources_changed` was []
     # (only ids BASE registers were compared) and lock x, which prices on that fact, was named under no source.
+    # (The H200's memory facts cite NVIDIA's H200 product page since cite102: the added records are the page's.)
     from passprice.diff import diff, render
     from passprice.registry import Root
 
     head = tmp_path / "head"
     shutil.copytree(by_path, head)
-    record = (head / "sources/nvidia-h200-datasheet.toml").read_text(encoding="utf-8")
-    (head / "sources/nvidia-h200-datasheet-2025.toml").write_text(
-        record.replace("nb5zzzsjdf", "r2025").replace("Datasheet", "Datasheet, 2025"), encoding="utf-8")
+    record = (head / "sources/nvidia-h200-product-page.toml").read_text(encoding="utf-8")
+    page = 'url = "https://www.nvidia.com/en-us/data-center/h200/"'
+    title = 'title = "NVIDIA H200 GPU product page (Specifications table)"'
+    (head / "sources/nvidia-h200-product-page-2025.toml").write_text(
+        record.replace(page, page.replace("h200/", "h200-r2025/")).replace(title, title.replace("page", "page, 2025")),
+        encoding="utf-8")
     card = head / "facts/cards/h200_sxm_141gb.toml"
     text = card.read_text(encoding="utf-8")
-    cited = ('source = "nvidia-h200-datasheet"\nlocator = "Technical Specifications table, H200 SXM column: '
-             "'GPU Memory Bandwidth 4.8TB/s'\"")
+    row = ('locator = "Specifications table, H200 SXM column (a row: its label, the H200 SXM figure, the H200 NVL '
+           "figure): ")
+    cited = f'source = "nvidia-h200-product-page"\n{row}' + "'GPU Memory Bandwidth 4.8TB/s 4.8TB/s'\""
     assert text.count(cited) == 1
     # and memory.capacity to another added source: each is named, every stack's fits read once for both (they were
     # read once a source: 88 ms each, 9.1 s of a review adding 238 sources re-cited to; attack68)
-    capacity = ('source = "nvidia-h200-datasheet"\nlocator = "Technical Specifications table, H200 SXM column: '
-                "'GPU Memory")
+    capacity = f'source = "nvidia-h200-product-page"\n{row}' + "'GPU Memory"
     assert text.count(capacity) == 2
-    text = text.replace(capacity, capacity.replace('datasheet"', 'datasheet-2026"'), 1)
-    (head / "sources/nvidia-h200-datasheet-2026.toml").write_text(record.replace("nb5zzzsjdf", "r2026"),
-                                                                  encoding="utf-8")
-    card.write_text(text.replace(cited, cited.replace('datasheet"', 'datasheet-2025"')), encoding="utf-8")
+    text = text.replace(capacity, capacity.replace('page"', 'page-2026"'), 1)
+    (head / "sources/nvidia-h200-product-page-2026.toml").write_text(
+        record.replace(page, page.replace("h200/", "h200-r2026/")), encoding="utf-8")
+    card.write_text(text.replace(cited, cited.replace('page"', 'page-2025"')), encoding="utf-8")
     from passprice import lineage
 
     reads = []
@@ -196,19 +200,20 @@ def test_a_card_fact_re_cited_to_an_added_source_is_among_the_sources_to_verify(
     assert len(reads) == 1
     change, other = json.loads(render(review, "json"))["sources_changed"]  # was []
     assert (other["id"], other["citing"], other["locks"]) == (
-        "nvidia-h200-datasheet-2026", ["h200_sxm_141gb:memory.capacity"], ["x"])
-    assert change["id"] == "nvidia-h200-datasheet-2025" and change["added"] is True
+        "nvidia-h200-product-page-2026", ["h200_sxm_141gb:memory.capacity"], ["x"])
+    assert change["id"] == "nvidia-h200-product-page-2025" and change["added"] is True
     assert change["changed"] == [
-        "title: NVIDIA H200 Tensor Core GPU Datasheet, 2025",
-        "url: https://nvdam.widen.net/s/r2025/hpc-datasheet-sc23-h200-datasheet-3002446"]
+        "title: NVIDIA H200 GPU product page, 2025 (Specifications table)",
+        "url: https://www.nvidia.com/en-us/data-center/h200-r2025/"]
     assert (change["citing"], change["locks"]) == (["h200_sxm_141gb:memory.bandwidth"], ["x"])
     assert change["to_verify"] == (
-        "source nvidia-h200-datasheet-2025 is added by this change and facts that cited another source are re-cited "
-        "to it (title: NVIDIA H200 Tensor Core GPU Datasheet, 2025; url: "
-        "https://nvdam.widen.net/s/r2025/hpc-datasheet-sc23-h200-datasheet-3002446): does it state "
+        "source nvidia-h200-product-page-2025 is added by this change and facts that cited another source are "
+        "re-cited to it (title: NVIDIA H200 GPU product page, 2025 (Specifications table); url: "
+        "https://www.nvidia.com/en-us/data-center/h200-r2025/): does it state "
         "h200_sxm_141gb:memory.bandwidth, which cites it? The locked price of x rests on them (a lock pins the id, "
         "not the document).")
     text = render(review, "text")
     assert "; 2 added sources that facts now cite, to verify (under 1 locked price);" in text.splitlines()[1]
-    section = f"\n\nsources added that facts now cite\n  nvidia-h200-datasheet-2025: to verify: {change['to_verify']}\n"
+    section = ("\n\nsources added that facts now cite\n  nvidia-h200-product-page-2025: to verify: "
+               f"{change['to_verify']}\n")
     assert section in text

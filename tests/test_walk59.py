@@ -214,8 +214,10 @@ def test_the_readme_names_where_the_h200_datasheet_s_quote_can_be_checked() -> N
     the stored text copy of the H200 datasheet's table the quote can be checked in. It names it now, and the copy holds
     the quote's two cells, as the card's locator quotes them."""
     # walk82: the copy is of NVIDIA's H200 product page (the excerpt's own header says so), not of the datasheet.
-    assert "text copy of the H200 product page's specifications table" in README
-    assert "`GPU Memory Bandwidth` then `4.8TB/s`" in " ".join(README.split())
+    # cite102: the page is cited, its row quoted cell after cell (tests/test_cite102.py)
+    prose = " ".join(README.split())
+    assert "the H200 product page's specifications table in `cite102-excerpt.txt`" in prose
+    assert "`'GPU Memory Bandwidth 4.8TB/s 4.8TB/s'` (label, H200 SXM, H200 NVL)" in prose
     text = (REPO / "tests" / "data" / "cite71-excerpt.txt").read_text(encoding="utf-8")
     block = text.split("\n== nvidia-h200-datasheet ", 1)[1].split("\n== ", 1)[0].splitlines()
     cells = [line.split("\t", 1)[1] for line in block[1:]]
@@ -223,4 +225,4 @@ def test_the_readme_names_where_the_h200_datasheet_s_quote_can_be_checked() -> N
     assert cells[at + 1] == "4.8TB/s" and cells[:3] == ["Specifications", "NVIDIA H200 GPU", "H200 SXM¹"]
     assert "\n== nvidia-hopper-whitepaper " in text
     card = tomllib.loads((REPO / "facts" / "cards" / "h200_sxm_141gb.toml").read_text(encoding="utf-8"))
-    assert card["memory"]["bandwidth"]["locator"].endswith("'GPU Memory Bandwidth 4.8TB/s'")
+    assert card["memory"]["bandwidth"]["locator"].endswith("'GPU Memory Bandwidth 4.8TB/s 4.8TB/s'")

@@ -32,19 +32,20 @@ def test_the_readme_names_the_stored_h200_copy_as_the_product_page_it_is() -> No
     does not print word for word."""
     prose = " ".join(README.split())
     assert "text copy of the H200 datasheet's specifications table" not in prose
-    assert ("a third party's text copy of the H200 product page's specifications table (the record's `copies:` "
-            "address, not the datasheet PDF the locators name)") in prose
+    # cite102: the page is a record of its own, its copy the record's `copies:` address (tests/test_cite102.py)
+    assert ("the H200 product page's specifications table in `cite102-excerpt.txt` (each a third party's text copy at "
+            "a commit, the record's `copies:` address;") in prose
     assert "NVIDIA's H200 product page (https://www.nvidia.com/en-us/data-center/h200/) is not the datasheet" in EXCERPT
     source = tomllib.loads((REPO / "sources" / "nvidia-h200-datasheet.toml").read_text(encoding="utf-8"))["source"]
-    assert source["copies"] == ["https://www.nvidia.com/en-us/data-center/h200/"]
+    assert "copies" not in source  # the page's address, listed here until cite102
     # The INT8 row, as the README says: the copy prints TFLOPS, the locator quotes TOPS (the figure is the same).
     cells = _h200_cells()
     at = cells.index("INT8 Tensor Core²")
     assert cells[at + 1] == "3,958 TFLOPS"
     card = tomllib.loads((REPO / "facts" / "cards" / "h200_sxm_141gb.toml").read_text(encoding="utf-8"))
     assert card["array"]["locator"].endswith("'INT8 Tensor Core 3,958 TOPS' (with sparsity)")
-    assert "prints `3,958 TFLOPS` where the `array` locator quotes the datasheet's `'INT8 Tensor Core 3,958 TOPS'`" \
-        in prose
+    assert ("its `array` locator quotes the datasheet's `'INT8 Tensor Core 3,958 TOPS'`, which the page prints "
+            "`3,958 TFLOPS`") in prose
     # Every other quote of the H200's datasheet the r1-qwen7b-h200 price rests on is the copy's, cell after cell.
     for label, value in (("GPU Memory Bandwidth", "4.8TB/s"), ("GPU Memory", "141GB"), ("FP32", "67 TFLOPS")):
         assert cells[cells.index(label) + 1] == value
