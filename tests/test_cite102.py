@@ -24,7 +24,7 @@ the RTX A6000's 'Single-precision performance 38.7 TFLOPS', the RTX 6000 Ada's '
 'FP32 51 teraFLOPS' in no stored text (news and spec-database tables with other wording, a site's bulleted '-
 Single-Precision Performance 91.1 TFLOPS' quoting NVIDIA's RTX 6000 page, servethehome's A6000 table holding
 'Memory Bandwidth | 768 GB/s' without the FP32 row). The spans counted before and after (test_5): 999 quoted, 780
-checked, 219 not, then 1,005, 800 and 205. ``audit --source`` prints the stored excerpt (test_6).
+checked, 219 not, then (with trace109 and walk108, 5 checked each) 1,015, 810 and 205. ``audit --source`` prints the stored excerpt (test_6).
 """
 
 from __future__ import annotations
@@ -231,13 +231,13 @@ def test_5_the_spans_counted_before_and_after() -> None:
     for source, _, locator, _ in _all_cited():
         by_source[source] = by_source.get(source, 0) + len(_QUOTED.findall(locator))
     runs = sum(len(_QUOTED.findall(r.locator)) for r in load_runs(Root(REPO)))
-    assert runs + sum(by_source.values()) == 1005 == 999 - 14 + 20
+    assert runs + sum(by_source.values()) == 1015 == 999 + 5 + 5 - 14 + 20  # trace109 and walk108 added 5 each
     assert (by_source[PAGE], by_source[DATASHEET]) == (20, 2)
     unchecked = {"nvidia-h100-datasheet": 3, DATASHEET: 2, "nvidia-l40s-datasheet": 11,
                  "nvidia-rtx-a6000-datasheet": 3, "nvidia-rtx-6000-ada-datasheet": 2,
                  "nvidia-ada-whitepaper": 112, "nvidia-ampere-ga102-whitepaper": 72}
     assert {s: by_source[s] for s in unchecked} == unchecked and sum(unchecked.values()) == 205 == 219 - 14
-    assert runs + sum(by_source.values()) - 205 == 800 == 780 + 20
+    assert runs + sum(by_source.values()) - 205 == 810 == 780 + 5 + 5 + 20
 
 
 def test_6_audit_prints_the_page_and_its_stored_excerpt() -> None:

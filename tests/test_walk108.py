@@ -173,7 +173,7 @@ def test_5_the_text_summary_flags_a_value_moved_under_a_locator_quoting_the_old_
     # verify in its source; …") carried no ⚠️, where the markdown's began "⚠️ **passprice diff**". Not failed (exit
     # 0): see the README's `diff` section.
     base, head = moved
-    assert "'GPU Memory Bandwidth 4.8TB/s'" in CITED[1]  # the old figure, quoted
+    assert "'GPU Memory Bandwidth 4.8TB/s" in CITED[1]  # the old figure, quoted (its row's H200 SXM cell)
     result = invoke("diff", str(base), str(head), root=head)
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
