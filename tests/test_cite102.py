@@ -24,7 +24,8 @@ the RTX A6000's 'Single-precision performance 38.7 TFLOPS', the RTX 6000 Ada's '
 'FP32 51 teraFLOPS' in no stored text (news and spec-database tables with other wording, a site's bulleted '-
 Single-Precision Performance 91.1 TFLOPS' quoting NVIDIA's RTX 6000 page, servethehome's A6000 table holding
 'Memory Bandwidth | 768 GB/s' without the FP32 row). The spans counted before and after (test_5): 999 quoted, 780
-checked, 219 not, then (with trace109 and walk108, 5 checked each) 1,015, 810 and 205. ``audit --source`` prints the stored excerpt (test_6).
+checked, 219 not, then (with trace109 and walk108, 5 checked each) 1,015, 810 and 205. ``audit --source`` prints
+the stored excerpt (test_6).
 """
 
 from __future__ import annotations
