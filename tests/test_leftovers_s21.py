@@ -206,7 +206,10 @@ def test_a_lock_with_lone_carriage_returns_is_refused_by_name_everywhere(
     for args in (("reproduce", LOCK), ("price", "gemma3-270m-h100"), ("lock", "--update", "-o", LOCK), ("check",)):
         result = _run(*args)
         assert result.exit_code == 2, (args, result.output)
-        assert said in result.stderr.splitlines(), (args, result.stderr)
+        # a price names why the lock stops it (its [lock] table read alone refuses lone CRs since attack105)
+        why = (" (a lock file that does not read may lock gemma3-270m-h100: fix it (passprice check says what is wrong)"
+               " or remove it)") if args[0] == "price" else ""
+        assert said + why in result.stderr.splitlines(), (args, result.stderr)
 
 
 # --- 4. byte and token counts as JSON integers ----------------------------------------------------------------------
