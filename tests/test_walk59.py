@@ -216,7 +216,7 @@ def test_the_readme_names_where_the_h200_datasheet_s_quote_can_be_checked() -> N
     # walk82: the copy is of NVIDIA's H200 product page (the excerpt's own header says so), not of the datasheet.
     assert "text copy of the H200 product page's specifications table" in README
     assert "`GPU Memory Bandwidth` then `4.8TB/s`" in " ".join(README.split())
-    text = (REPO / "tests" / "data" / "cite71-excerpt.txt").read_text(encoding="utf-8")
+    text = (REPO / "sources" / "excerpts" / "cite71-excerpt.txt").read_text(encoding="utf-8")
     block = text.split("\n== nvidia-h200-datasheet ", 1)[1].split("\n== ", 1)[0].splitlines()
     cells = [line.split("\t", 1)[1] for line in block[1:]]
     at = cells.index("GPU Memory Bandwidth")

@@ -710,9 +710,10 @@ def _require_inside(root: Root, ref: str, folder: Path, where: str) -> None:
     raise InputError(f"{where}: {shown(ref)} lies outside the registry ({shown(root.path)}): {INSIDE}")
 
 
-def document_problem(root: Root, path: str) -> str | None:
+def document_problem(root: Root, path: str, key: str = "source.path") -> str | None:
     """What is wrong with ``path`` (relative to ``root``) as *a document of this registry* (a source record's
-    ``source.path``): ``None`` when it is a regular file inside the root, named by its own plain path (no ``.`` or
+    ``source.path``, or its ``source.excerpt``: ``key``, the key the advice names): ``None`` when it is a regular file
+    inside the root, named by its own plain path (no ``.`` or
     ``..`` part, no symbolic link along it below the root); else the problem in words (not plain, through a link,
     nothing there, outside the registry, a FIFO, a device, a folder, a part no file name on Windows may be:
     :func:`windows_problem`). Nothing is opened: a FIFO or ``/dev/zero`` is
@@ -730,8 +731,8 @@ def document_problem(root: Root, path: str) -> str | None:
         found = look(full)
         if found is None:
             # What to do next (walkthrough 16): the line only said what was wrong.
-            return (f"{path} is not a file of this registry: put the document there (source.path is read from the "
-                    "registry's top folder), or correct source.path")
+            return (f"{path} is not a file of this registry: put the document there ({key} is read from the "
+                    f"registry's top folder), or correct {key}")
         if not within(root, full):
             return f"{path} lies outside the registry (a document of this registry is a file inside its root)"
     except InputError as e:
@@ -747,7 +748,7 @@ def document_problem(root: Root, path: str) -> str | None:
         problem = windows_problem(part)
         if problem is not None:
             return (f"{path}: {problem}, where no file of that name can be checked out: rename the document (and "
-                    "source.path)")
+                    f"{key})")
     here = root.path
     for part in parts:
         here = here / part
@@ -759,7 +760,7 @@ def document_problem(root: Root, path: str) -> str | None:
             at = "/".join(here.relative_to(root.path).parts)
             return (f"{path} passes through a symbolic link ({at}): a document of this registry is a file at its "
                     "own path (a review reads it through git at each revision, where a link holds only its "
-                    "target's name): put the document itself there, or name its own path in source.path")
+                    f"target's name): put the document itself there, or name its own path in {key}")
     if not stat.S_ISREG(found.st_mode):
         return f"{path} is {kind(found.st_mode)}, not a regular file of this registry"
     return None

@@ -6,7 +6,8 @@ has, the reference facts filled in, the user's own records empty, and the toolin
 - every record folder of :class:`~passprice.registry.Root` (read off its properties, so a record kind added there is
   carried without a change here): the reference data (``facts/…``, ``sources/`` — any folder outside ``registry/``
   and ``locks/``, and the measurements the reference stacks are fitted from) copied from the root in effect (the
-  embedded default outside a checkout), the user's own records (``registry/…``, ``locks/``) empty, each holding a
+  embedded default outside a checkout), with the stored excerpt each source record names (``sources/excerpts/``,
+  :func:`stored_excerpts`), the user's own records (``registry/…``, ``locks/``) empty, each holding a
   ``.gitkeep`` so git keeps it;
 - ``schema/``: a copy of the JSON Schemas the files name on their ``#:schema`` line, so an editor validates them;
   ``passprice`` itself always validates against the package's own (``check`` warns when this copy differs);
@@ -107,6 +108,34 @@ def fit_checkpoints(source: Root) -> list[Path]:
             except (InputError, UnicodeDecodeError, tomllib.TOMLDecodeError):
                 continue
     return [p for name in sorted(names) if (p := source.checkpoints / f"{name}.toml").is_file()]
+
+
+def stored_excerpts(source: Root, files: dict[str, bytes]) -> dict[str, bytes]:
+    """The stored excerpts (``source.excerpt``: ``sources/excerpts/X.txt``) that the source records among ``files``
+    (``sources/ID.toml`` → its bytes, as :func:`plan` copies them) name, each read from ``source`` by its path there.
+    A record's excerpt is the text that was read, for reading offline: copied with the record, wherever it lies in
+    the registry (walkthrough 106: the records named files ``init`` left behind, and ``audit --source`` sent the
+    reader to one not there). A record that does not read, or an excerpt that is no regular file of ``source`` at its
+    own plain path (:func:`passprice.sources.excerpt_problem`), is left out here: ``check`` names it. Raises
+    :class:`InputError` when a named excerpt that is there cannot be read."""
+    import tomllib
+
+    from passprice.registry import document_problem
+    from passprice.schema import toml_loads
+
+    out: dict[str, bytes] = {}
+    for rel, data in sorted(files.items()):
+        if not (rel.startswith("sources/") and rel.endswith(".toml") and rel.count("/") == 1):
+            continue
+        try:
+            table = toml_loads(data.decode("utf-8")).get("source")
+        except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+            continue
+        excerpt = table.get("excerpt") if isinstance(table, dict) else None
+        if isinstance(excerpt, str) and excerpt not in out and document_problem(
+                source, excerpt, "source.excerpt") is None:
+            out[excerpt] = read_regular(source.path / excerpt, MAX_TOML_BYTES)
+    return out
 
 
 def is_own(folder: str) -> bool:
@@ -455,6 +484,8 @@ def plan(source: Root, requirement: str | None = None, examples: bool = False, r
                 files[f"{rel}/{p.name}"] = read_regular(p, MAX_TOML_BYTES)
         if not any(k.startswith(f"{rel}/") for k in files):
             files[f"{rel}/.gitkeep"] = _KEEP.encode()
+    for rel, data in stored_excerpts(source, files).items():
+        files.setdefault(rel, data)
     schema_folder = source.schema
     if not schema_folder.is_dir():
         raise InputError(f"{schema_folder}: the JSON Schemas are missing; reinstall passprice")

@@ -1,0 +1,158 @@
+"""What a README-only newcomer hit (walkthrough 106: ``pip install .``, registries made with ``passprice init``).
+
+1. Every source record named its stored excerpt in the checkout's ``tests/data/``, which neither the wheel's
+   ``passprice/_data`` nor an ``init`` registry held: ``audit --source gpu-container-handbook-routing-derisk`` run
+   outside the checkout sent the reader to ``tests/data/cite70-excerpt.txt``, and ``check`` said 0 problems. The
+   excerpts now live in ``sources/excerpts/`` (carried wherever ``sources/`` is), ``init`` copies each one its records
+   name, ``audit`` names a built-in one as the built-in registry's, and ``check`` reports a record whose excerpt is
+   not there (test_1_*).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from cli_helpers import REPO, copy_root, invoke
+from passprice.registry import Root
+
+# --- 1. stored excerpts outside the checkout ------------------------------------------------------------------------
+
+
+def _bundled() -> dict[str, str]:
+    """pyproject.toml's force-include: each folder of the checkout → where the wheel puts it."""
+    pyproject = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    return dict(pyproject["tool"]["hatch"]["build"]["targets"]["wheel"]["force-include"])
+
+
+def _named_excerpts() -> dict[str, str]:
+    out = {}
+    for path in sorted((REPO / "sources").glob("*.toml")):
+        excerpt = tomllib.loads(path.read_text(encoding="utf-8"))["source"].get("excerpt")
+        if excerpt is not None:
+            out[path.stem] = excerpt
+    return out
+
+
+def test_1_every_named_excerpt_is_in_a_folder_the_wheel_carries() -> None:
+    named = _named_excerpts()
+    assert len(named) == 21
+    bundled = _bundled()
+    for source_id, excerpt in named.items():
+        top = excerpt.split("/", 1)[0]
+        # carried into the package's registry at the same path below it: the path the record names there too
+        assert bundled.get(top) == f"passprice/_data/{top}", (source_id, excerpt)
+        assert (REPO / excerpt).is_file(), (source_id, excerpt)
+    assert sorted({e.rsplit("/", 1)[0] for e in named.values()}) == ["sources/excerpts"]
+    assert not list((REPO / "tests" / "data").glob("cite*-excerpt.txt"))  # moved, not copied
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A wheel-like layout: passprice's modules in a folder of their own with ``_data`` holding what
+    pyproject.toml's force-include bundles (not the checkout: ``embedded_root`` finds the package's ``_data``)."""
+    site = tmp_path_factory.mktemp("site")
+    shutil.copytree(REPO / "src" / "passprice", site / "passprice",
+                    ignore=shutil.ignore_patterns("__pycache__", "_data", "pricing_model.json"))
+    for folder, target in _bundled().items():
+        if (REPO / folder).is_dir():
+            shutil.copytree(REPO / folder, site / target)
+    return site
+
+
+def _run(site: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(site), "PASSPRICE_CACHE_DIR": str(site.parent / f"{site.name}-cache")}
+    env.pop("PASSPRICE_ROOT", None)
+    return subprocess.run([sys.executable, "-c", "import sys; from passprice.entry import main; main()", *args],
+                          cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+
+
+def test_1_audit_outside_any_registry_names_the_built_in_excerpt(installed: Path, tmp_path: Path) -> None:
+    where = _run(installed, tmp_path, "audit", "--source", "gpu-container-handbook-routing-derisk")
+    assert where.returncode == 0, where.stderr
+    line = "  stored excerpt: the built-in registry's sources/excerpts/cite70-excerpt.txt (the text read)"
+    assert line in where.stdout.splitlines(), where.stdout
+    # before: "  stored excerpt: tests/data/cite70-excerpt.txt (the text read, from the registry's top folder)"
+    assert "tests/data/" not in where.stdout.split("read:", 1)[0]
+    assert (installed / "passprice" / "_data" / "sources" / "excerpts" / "cite70-excerpt.txt").is_file()
+
+
+def test_1_an_init_registry_holds_every_excerpt_its_records_name(installed: Path, tmp_path: Path) -> None:
+    made = _run(installed, tmp_path, "init", "demo", "--examples")
+    assert made.returncode == 0, made.stderr
+    demo = tmp_path / "demo"
+    for source_id, excerpt in _named_excerpts().items():
+        assert (demo / excerpt).read_bytes() == (REPO / excerpt).read_bytes(), source_id
+    audit = _run(installed, demo, "audit", "--source", "azure-ai-benchmarking-guide")
+    assert audit.returncode == 0, audit.stderr
+    assert ("  stored excerpt: sources/excerpts/github-sources-excerpt.txt (the text read, from the registry's top "
+            "folder)") in audit.stdout.splitlines()
+    # check reads the registry as init made it, every excerpt there; then one taken away is a problem by name
+    (demo / "sources" / "excerpts" / "cite73-excerpt.txt").unlink()
+    checked = _run(installed, demo, "check")
+    assert checked.returncode == 2, checked.stdout
+    assert checked.stderr.splitlines() == [
+        "passprice: error: sources/nvidia-l40s-datasheet.toml: source.excerpt: sources/excerpts/cite73-excerpt.txt "
+        "is not a file of this registry: put the document there (source.excerpt is read from the registry's top "
+        "folder), or correct source.excerpt"
+    ]
+    assert "1 problem" in checked.stdout
+
+
+@pytest.mark.parametrize("make", ["gone", "folder", "link"])
+def test_1_check_reports_an_excerpt_that_is_not_there(tmp_path: Path, make: str) -> None:
+    root = copy_root(tmp_path)
+    excerpt = root / "sources" / "excerpts" / "cite70-excerpt.txt"
+    excerpt.unlink()
+    if make == "folder":
+        excerpt.mkdir()
+    elif make == "link":
+        (root / "elsewhere.txt").write_text("== x\n", encoding="utf-8")
+        excerpt.symlink_to(root / "elsewhere.txt")
+    said = {
+        "gone": "is not a file of this registry: put the document there (source.excerpt is read from the "
+                "registry's top folder), or correct source.excerpt",
+        "folder": "is a folder, not a regular file of this registry",
+        "link": "passes through a symbolic link (sources/excerpts/cite70-excerpt.txt)",
+    }[make]
+    result = invoke("check", root=root)
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.splitlines()
+    # the three records naming it, one line each, naming the file and the key
+    ids = ("gpu-container-handbook-routing-derisk", "mlcommons-inference-results-v6.0", "nvidia-cuda-programming-guide")
+    for source_id in ids:
+        prefix = f"passprice: error: sources/{source_id}.toml: source.excerpt: sources/excerpts/cite70-excerpt.txt "
+        assert [line for line in lines if line.startswith(prefix)] != [], (source_id, lines)
+        assert any(line.startswith(prefix) and said in line for line in lines), lines
+    assert len(lines) == 3, lines
+    audit = invoke("audit", "--source", "gpu-container-handbook-routing-derisk", root=root)
+    assert audit.exit_code == 0, audit.output  # the record still reads: the audit says the excerpt is not there
+    (line,) = [line for line in audit.stdout.splitlines() if line.startswith("  stored excerpt: ")]
+    assert line.startswith("  stored excerpt: sources/excerpts/cite70-excerpt.txt (the text read, from the registry's "
+                           "top folder), but sources/excerpts/cite70-excerpt.txt ")
+    assert said in line
+
+
+def test_1_init_copies_an_excerpt_wherever_a_record_puts_it(tmp_path: Path) -> None:
+    from passprice.scaffold import plan
+
+    root = copy_root(tmp_path)
+    record = root / "sources" / "nvidia-l40s-datasheet.toml"
+    record.write_text(record.read_text(encoding="utf-8").replace(
+        'excerpt = "sources/excerpts/cite73-excerpt.txt"', 'excerpt = "notes/l40s.txt"'), encoding="utf-8")
+    (root / "notes").mkdir()
+    (root / "notes" / "l40s.txt").write_text("== nvidia-l40s-datasheet - -\n", encoding="utf-8")
+    (root / "schema").symlink_to(REPO / "schema")
+    files = plan(Root(root), requirement="passprice").files
+    assert files["notes/l40s.txt"] == b"== nvidia-l40s-datasheet - -\n"
+    assert files["sources/excerpts/cite70-excerpt.txt"] == (REPO / "sources/excerpts/cite70-excerpt.txt").read_bytes()
+    assert "sources/excerpts/cite73-excerpt.txt" not in files  # named by no record now
+    # one not there is left out (check names it), not a refusal of init
+    (root / "notes" / "l40s.txt").unlink()
+    assert "notes/l40s.txt" not in plan(Root(root), requirement="passprice").files
