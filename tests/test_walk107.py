@@ -156,3 +156,28 @@ def test_1_init_copies_an_excerpt_wherever_a_record_puts_it(tmp_path: Path) -> N
     # one not there is left out (check names it), not a refusal of init
     (root / "notes" / "l40s.txt").unlink()
     assert "notes/l40s.txt" not in plan(Root(root), requirement="passprice").files
+
+
+def _git(folder: Path, *args: str) -> None:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@example.invalid"}
+    subprocess.run(["git", *args], cwd=folder, env=env, check=True, capture_output=True)
+
+
+def test_1_a_review_finds_the_excerpts_of_each_revision(tmp_path: Path) -> None:
+    # A revision's side holds only the files passprice reads: the excerpts, named by the records, are written there
+    # (empty, as a source.path document is), so check on each side finds them; one removed is named on HEAD.
+    root = copy_root(tmp_path)
+    shutil.copytree(REPO / "schema", root / "schema")
+    _git(root, "init", "-q", "-b", "main")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-q", "-m", "registry")
+    same = invoke("diff", "main", "HEAD", root=root)
+    assert same.exit_code in (0, 1) and "source.excerpt" not in same.output, same.output
+    (root / "sources" / "excerpts" / "cite73-excerpt.txt").unlink()
+    _git(root, "commit", "-q", "-am", "an excerpt removed")
+    gone = invoke("diff", "main~1", "HEAD", root=root)
+    assert gone.exit_code == 2, gone.output
+    assert ("passprice: error: on HEAD: sources/nvidia-l40s-datasheet.toml: source.excerpt: "
+            "sources/excerpts/cite73-excerpt.txt is not a file of this registry") in gone.stderr, gone.stderr
+    assert len(gone.stderr.splitlines()) == 1
