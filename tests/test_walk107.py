@@ -6,10 +6,15 @@
    excerpts now live in ``sources/excerpts/`` (carried wherever ``sources/`` is), ``init`` copies each one its records
    name, ``audit`` names a built-in one as the built-in registry's, and ``check`` reports a record whose excerpt is
    not there (test_1_*).
+2. ``lock`` and ``lock --update`` wrote a price resting on derived facts that no longer follow from their inputs
+   (``fact set h200_sxm_141gb memory.bandwidth --value 4.89`` without ``fact recompute``: "replaces 996.1 -> 1,014.8",
+   exit 0), a price ``diff`` calls not a price to publish, ``audit`` marks STALE and ``check`` fails: refused by name,
+   exit 1, nothing written, with the command that writes them (test_2_*).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -181,3 +186,64 @@ def test_1_a_review_finds_the_excerpts_of_each_revision(tmp_path: Path) -> None:
     assert ("passprice: error: on HEAD: sources/nvidia-l40s-datasheet.toml: source.excerpt: "
             "sources/excerpts/cite73-excerpt.txt is not a file of this registry") in gone.stderr, gone.stderr
     assert len(gone.stderr.splitlines()) == 1
+
+
+# --- 2. no lock on stale derived facts -------------------------------------------------------------------------------
+
+LOCK = "r1-qwen7b-h200"
+_SET = ("fact", "set", "h200_sxm_141gb", "memory.bandwidth", "--value", "4.89", "--unit", "TB/s", "--provenance",
+        "published", "--source", "nvidia-h200-datasheet", "--locator",
+        "Technical Specifications table, H200 SXM column: 'GPU Memory Bandwidth 4.8TB/s'")
+# streams.read = 4.48 TB/s / memory.bandwidth: 4.48 / 4.89 = 0.91616 -> 0.9162 (4 digits); 4.48 / 4.8 = 0.9333
+_STALE = ("streams.read, streams.append are stale derived facts: input memory.bandwidth 4.8 TB/s when derived, "
+          "4.89 TB/s now — priced on their written values (streams.read 0.9333, recomputed 0.9162; streams.append "
+          "0.8646, recomputed 0.8487); `passprice check` names each")
+
+
+def test_2_lock_update_on_stale_derived_facts_is_refused_by_name(tmp_path: Path) -> None:
+    root = copy_root(tmp_path)
+    assert invoke(*_SET, root=root).exit_code == 0
+    lock = root / "locks" / f"{LOCK}.lock.toml"
+    before = lock.read_bytes()
+    result = invoke("lock", "--update", "-o", str(lock), root=root)
+    assert result.exit_code == 1, result.output
+    assert result.stdout == ""
+    assert result.stderr == (
+        f"passprice: refused: StaleFacts: lock {LOCK}: its price rests on derived facts that do not follow from their "
+        f"inputs, not a price to publish: {_STALE}; run `passprice fact recompute h200_sxm_141gb`, then lock again; "
+        f"{lock} not written\n")
+    assert lock.read_bytes() == before
+    # the same facts, in the same words, as audit marks them STALE
+    audit = invoke("audit", LOCK, root=root)
+    assert f"STALE: {_STALE}" in audit.stdout.splitlines()
+    # a new lock too, and --json: the refusal's name, the facts (as audit --json's stale) and the fix
+    refused = invoke("lock", LOCK, "--name", "fresh", "--json", root=root)
+    assert refused.exit_code == 1
+    document = json.loads(refused.stdout)
+    assert (document["refusal"], document["lock"], document["written"]) == ("StaleFacts", "fresh", False)
+    assert [(f["path"], f["kind"], f["expected"], f["value"]) for f in document["stale"]] == [
+        ("streams.read", "stale", "0.9162", "0.9333"), ("streams.append", "stale", "0.8487", "0.8646")]
+    assert document["fix"] == ["run `passprice fact recompute h200_sxm_141gb`"]
+    assert not (root / "locks" / "fresh.lock.toml").exists()
+    # as it says: recompute, then lock again (4.48 / 4.89 moves the price 996.1 -> 996.2 tokens/s)
+    assert invoke("fact", "recompute", "h200_sxm_141gb", root=root).exit_code == 0
+    done = invoke("lock", "--update", "-o", str(lock), root=root)
+    assert done.exit_code == 0, done.output
+    assert "  replaces  996.1 -> 996.2 tokens/s" in done.stdout
+
+
+def test_2_the_fix_names_each_record_its_stale_facts_are_in() -> None:
+    from passprice.derivations import Finding
+    from passprice.locking import stale_fixes
+    from passprice.stale import Stale
+
+    def found(path: str) -> tuple[str, Finding, str]:
+        return path, Finding(path, "stale", f"{path} is stale"), "1"
+
+    stale = Stale((found("streams.read"), found("draft.acceptance.1"), found("routing.hot_share"),
+                   found("streams.append")))
+    assert stale_fixes(stale, "my h200", "eagle3", "qwen3-code") == [
+        "run `passprice fact recompute 'my h200'`",
+        "run `passprice fact recompute eagle3 --draft`",
+        "edit routing record qwen3-code's routing.hot_share by hand",
+    ]

@@ -2566,7 +2566,7 @@ def lock_command(
             requires=_parse_requires(requires),
             stack=stack,
         )
-    except locking.LockNotWritten as e:
+    except (locking.LockNotWritten, locking.LockOnStaleFacts) as e:
         e.shown_as = locking.written_as(root, output, given, (ctx.find_root().obj or {}).get("root"))
         _refuse(e)
     except ServingRefusal as e:

@@ -1265,6 +1265,17 @@ _TERMS = (
         "`lock --update` alone keeps the floors and refuses).",
     ),
     Term(
+        "StaleFacts",
+        "refusal: lock will not pin a price resting on derived facts that do not follow from their inputs",
+        "A refusal by `lock` (and `lock --update`): the price rests on a derived fact whose inputs moved since it was "
+        "derived (`fact set memory.bandwidth` without `fact recompute`), the price `diff` calls not a price to "
+        "publish, `audit` marks STALE and `check` fails. The line names each such fact, the input that changed and "
+        "what it recomputes to, then what writes them from today's inputs (`passprice fact recompute CARD`, "
+        "`--draft` for a drafting method's; a routing record's by hand); no lock file is written. In `--json`, "
+        "`stale` lists the facts (as `audit --json`'s `stale`) and `fix` the steps.",
+        ("fix",),
+    ),
+    Term(
         "LockMismatch",
         "refusal: --lock names a lock of another serving, card or checkpoint",
         "A refusal: the lock given with `--lock` guards another serving, card or checkpoint than the one priced; a "
