@@ -10,6 +10,10 @@
    (``fact set h200_sxm_141gb memory.bandwidth --value 4.89`` without ``fact recompute``: "replaces 996.1 -> 1,014.8",
    exit 0), a price ``diff`` calls not a price to publish, ``audit`` marks STALE and ``check`` fails: refused by name,
    exit 1, nothing written, with the command that writes them (test_2_*).
+4. ``reproduce`` of a shipped lock in a fresh ``init`` registry advised on stdout to import a header file that was
+   never kept, the working ``cp`` of passprice's own entry on stderr alone, and called the serving "no longer
+   registered" in a registry that never had it: the ``cp`` now comes first on stdout, and the serving "is not
+   registered here" (test_4_*).
 """
 
 from __future__ import annotations
@@ -247,3 +251,37 @@ def test_2_the_fix_names_each_record_its_stale_facts_are_in() -> None:
         "run `passprice fact recompute eagle3 --draft`",
         "edit routing record qwen3-code's routing.hot_share by hand",
     ]
+
+
+# --- 4. reproduce in a registry that never had the lock's checkpoint -------------------------------------------------
+
+
+def test_4_reproduce_in_a_fresh_registry_says_the_working_fix_first(tmp_path: Path) -> None:
+    from passprice.registry import embedded_root
+
+    made = invoke("init", str(tmp_path / "fresh"))
+    assert made.exit_code == 0, made.output
+    fresh = tmp_path / "fresh"
+    handed = tmp_path / "q.lock.toml"
+    shutil.copy(REPO / "locks" / "qwen3-30b-a3b-h200.lock.toml", handed)
+    result = invoke("reproduce", str(handed), root=fresh)
+    assert result.exit_code == 1, result.output
+    entry = embedded_root().path / "registry" / "checkpoints" / "qwen3-30b-a3b-q4_k_m.toml"  # the checkout, or _data
+    target = fresh / "registry" / "checkpoints" / "qwen3-30b-a3b-q4_k_m.toml"
+    lines = result.stdout.splitlines()
+    assert lines[1] == ("  does NOT reproduce: the pinned checkpoint qwen3-30b-a3b-q4_k_m is not in this registry; "
+                        f"passprice's own registry holds it: cp {entry} {target}, and run this again")
+    (checkpoint,) = [line for line in lines if line.startswith("    checkpoint ")]
+    assert checkpoint.startswith(
+        "    checkpoint     qwen3-30b-a3b-q4_k_m: no entry of that name in this registry; passprice's own registry "
+        f"holds the pinned content 5cda2d34b241…: copy its entry into this registry (cp {entry} {target}) and run "
+        "this again; or import the header")
+    serving = "    serving        serving qwen3-30b-a3b-h200 is not registered here (priced as the lock embeds it)"
+    assert serving in lines
+    assert "no longer registered" not in result.stdout
+    data = json.loads(invoke("reproduce", str(handed), "--json", root=fresh).stdout)
+    assert data["checkpoint"]["packaged"] == f"cp {entry} {target}"
+    # as it says
+    shutil.copy(entry, target)
+    again = invoke("reproduce", str(handed), root=fresh)
+    assert "    checkpoint     qwen3-30b-a3b-q4_k_m: content 5cda2d34b241… as pinned" in again.stdout.splitlines()

@@ -250,7 +250,7 @@ def test_reproduce_names_the_header_file_the_lock_pins(tmp_path: Path) -> None:
                          f"l2.gguf, sha256 {sha[:12]}…), or re-lock through review"), line
     data = invoke("reproduce", "locks/ours.lock.toml", "--json", root=root).stdout
     assert set(json.loads(data)["checkpoint"]) == {"status", "ref", "pinned", "found", "today", "error", "unread",
-                                                   "moved_to"}
+                                                   "moved_to", "packaged"}  # packaged: null (walk107)
 
 
 def test_best_s_headroom_line_names_the_command_that_prices_a_smaller_batch() -> None:

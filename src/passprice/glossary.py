@@ -531,6 +531,8 @@ _TERMS = (
         "`reproduce --json`: `equals` (every recorded field reproduced bit for bit), `reproduction` (the verdict "
         "line, as `check --json` gives it a lock), `pricing_model`'s `recorded` and `now` digests, `checkpoint` "
         "(`ref`, the entry the lock names; where its pinned content was `found`, or the entry it `moved_to`; "
+        "`packaged`, the `cp` command that copies passprice's own entry holding it into a registry that has none, "
+        "else `null`; "
         "`checkpoint_changed` in `check`), `facts_drifted` (pinned facts today's files hold otherwise), "
         "`facts_rewritten` (the same quantity written otherwise: no drift), `facts_alone` (each drifted fact's price "
         "alone), `facts_routing` (a routing record's drifted facts priced at once, as the text's `routing record "
@@ -552,8 +554,8 @@ _TERMS = (
          "reproduced (pinned inputs)", "pinned inputs", "today's inputs", "field", "since the lock",
          "equals", "reproduction", "facts_drifted", "facts_rewritten", "facts_alone", "facts_routing", "unpinned",
          "stale_stack",
-         "stale_stack_pinned_apart", "now", "ref", "found", "moved_to", "checkpoint_changed", "serving_name",
-         "serving_changed", "serving_differences"),
+         "stale_stack_pinned_apart", "now", "ref", "found", "moved_to", "packaged", "checkpoint_changed",
+         "serving_name", "serving_changed", "serving_differences"),
     ),
     Term(
         "activation word",
