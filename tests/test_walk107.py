@@ -14,6 +14,8 @@
    never kept, the working ``cp`` of passprice's own entry on stderr alone, and called the serving "no longer
    registered" in a registry that never had it: the ``cp`` now comes first on stdout, and the serving "is not
    registered here" (test_4_*).
+6. The README tour's ``--plot`` commands exit 2 after the README's own ``pip install .``: the tour says they need
+   ``pip install '.[plot]'`` (test_6_*).
 """
 
 from __future__ import annotations
@@ -285,3 +287,32 @@ def test_4_reproduce_in_a_fresh_registry_says_the_working_fix_first(tmp_path: Pa
     shutil.copy(entry, target)
     again = invoke("reproduce", str(handed), root=fresh)
     assert "    checkpoint     qwen3-30b-a3b-q4_k_m: content 5cda2d34b241… as pinned" in again.stdout.splitlines()
+
+
+# --- 6. the tour's pictures need the plot extra ----------------------------------------------------------------------
+
+
+def test_6_the_tour_says_its_plots_need_the_plot_extra() -> None:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    start = readme.index("## A tour")
+    block = readme[readme.index("```sh\n", start):readme.index("\n```\n", readme.index("```sh\n", start))]
+    plots = [line for line in block.splitlines() if " --plot " in line]
+    assert len(plots) == 2
+    assert "pip install '.[plot]' first" in plots[0]  # the first --plot line says it, where a reader stops
+    after = " ".join(readme[readme.index("\n```\n", start):].split())
+    assert after.startswith("``` The two `--plot` commands draw with matplotlib, the optional `plot` extra, which "
+                            "`pip install .` leaves out: install it with `pip install '.[plot]'`")
+    pyproject = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    assert pyproject["project"]["optional-dependencies"]["plot"] == ["matplotlib>=3.7"]
+    assert "matplotlib" not in " ".join(pyproject["project"]["dependencies"])
+
+
+def test_6_a_plot_without_matplotlib_says_how_to_install_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in [m for m in sys.modules if m == "matplotlib" or m.startswith("matplotlib.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib raises ImportError, as not installed
+    picture = tmp_path / "roofline.png"
+    result = invoke("roofline", "h200_sxm_141gb", "r1-qwen7b-h200", "--plot", str(picture))
+    assert result.exit_code == 2, result.output
+    assert "pip install '.[plot]'" in result.stderr, result.stderr
+    assert not picture.exists()
