@@ -16,6 +16,9 @@
    registered here" (test_4_*).
 6. The README tour's ``--plot`` commands exit 2 after the README's own ``pip install .``: the tour says they need
    ``pip install '.[plot]'`` (test_6_*).
+8. ``price --card rtx5090`` said only "did you mean rtx_4090 …": it now says how to add a card of one's own
+   (``facts/cards/NAME.toml``, the README's "A card of your own"); ``audit --help`` showed ``[TARGET] [SERVING]``
+   while ``audit A B`` refused the second word: the usage line now shows ``[TARGET]`` alone (test_8_*).
 """
 
 from __future__ import annotations
@@ -316,3 +319,36 @@ def test_6_a_plot_without_matplotlib_says_how_to_install_it(tmp_path: Path, monk
     assert result.exit_code == 2, result.output
     assert "pip install '.[plot]'" in result.stderr, result.stderr
     assert not picture.exists()
+
+
+# --- 8. a card not registered; audit's usage ------------------------------------------------------------------------
+
+
+def test_8_a_card_not_registered_says_how_to_add_one(tmp_path: Path) -> None:
+    own = ("; a card not registered is a file of your own: copy the closest registered card's file to "
+           "facts/cards/rtx5090.toml and set its facts (README, 'A card of your own')")
+    result = invoke("price", "--checkpoint", "gemma3-270m-q4_k_m", "--card", "rtx5090")
+    assert result.exit_code == 2
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("passprice: error: card 'rtx5090': not found in facts/cards; did you mean rtx_4090 or "
+                           "rtx_3090 or rtx_4080? (registered: a100_pcie_80gb, ")
+    assert line.endswith(own), line
+    assert "A card of your own" in (REPO / "README.md").read_text(encoding="utf-8")
+    # a name like no card: the same advice
+    assert invoke("facts", "zz9", root=copy_root(tmp_path)).stderr.rstrip("\n").endswith(
+        own.replace("rtx5090", "zz9"))
+    # a name that is a record of another kind says that instead (a serving given as a card)
+    other = invoke("price", "--checkpoint", "gemma3-270m-q4_k_m", "--card", "r1-qwen7b-h200")
+    assert "a card not registered" not in other.stderr and "r1-qwen7b-h200 is a registered serving" in other.stderr
+    # another kind keeps its own line
+    assert "a card not registered" not in invoke("price", "no-such-serving").stderr
+
+
+def test_8_audit_s_usage_shows_the_one_target_it_takes() -> None:
+    usage = invoke("audit", "--help").stdout.splitlines()[0]
+    assert usage.endswith(" audit [OPTIONS] [TARGET]"), usage
+    two = invoke("audit", "r1-qwen7b-h200", "gemma3-270m-h100")
+    assert two.exit_code == 2
+    assert "audit takes one TARGET (a lock or a serving), not also 'gemma3-270m-h100'" in two.stderr
+    # the other pricing commands still show SERVING
+    assert invoke("price", "--help").stdout.splitlines()[0].endswith(" price [OPTIONS] [SERVING]")

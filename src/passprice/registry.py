@@ -1145,7 +1145,25 @@ def not_found(kind: str, ref: str, folder: Path, known: list[str], root: Root | 
     # h200_sxm_141gb" named two strings that print alike (attack round 38)
     hint = _hint(kind, ref, folder, known, root)
     named = repr(ref) if repr(ref).isascii() or ascii(ref) in hint else f"{ref!r} (spelled {ref!a})"
-    return NotFound(f"{kind} {named}: not found in {where}{hint} (registered: {listed})")
+    own = _own_card(kind, ref, hint, root)
+    return NotFound(f"{kind} {named}: not found in {where}{hint} (registered: {listed}){own}")
+
+
+def _own_card(kind: str, ref: str, hint: str, root: Root | None) -> str:
+    """What a card name not found ends with when it is no record of another kind (``hint`` empty, or the closest
+    names): how to add a card of one's own, ``; a card not registered is a file of your own: … facts/cards/NAME.toml
+    …`` (walkthrough 106: ``price --card rtx5090`` said only "did you mean rtx_4090", and a new
+    user took the cards for all there are). Outside any registry, where to make one. ``""`` for another kind, or a name
+    no file can carry. Raises nothing."""
+    if kind != "card" or not (hint == "" or hint.startswith("; did you mean")):
+        return ""
+    if not ref or not ref.isprintable() or windows_problem(ref) is not None or any(c in ref for c in "/\\"):
+        file = "facts/cards/NAME.toml"
+    else:
+        file = f"facts/cards/{ref}.toml"
+    where = " in a registry of your own (passprice init DIR starts one)" if root is not None and root.embedded else ""
+    return (f"; a card not registered is a file of your own{where}: copy the closest registered card's file "
+            f"to {file} and set its facts (README, 'A card of your own')")
 
 
 #: The most names a command given many (``sweep``'s servings and cards, ``compare --cards``) says are not found before
