@@ -19,6 +19,8 @@
 8. ``price --card rtx5090`` said only "did you mean rtx_4090 …": it now says how to add a card of one's own
    (``facts/cards/NAME.toml``, the README's "A card of your own"); ``audit --help`` showed ``[TARGET] [SERVING]``
    while ``audit A B`` refused the second word: the usage line now shows ``[TARGET]`` alone (test_8_*).
+9. Minor: ``best``'s headroom line names ``--memory-use``; a review's NOT LOCKED row "memory_s moved" beside tokens/s
+   +0 % shows the memory_s figures (test_9_*).
 """
 
 from __future__ import annotations
@@ -352,3 +354,36 @@ def test_8_audit_s_usage_shows_the_one_target_it_takes() -> None:
     assert "audit takes one TARGET (a lock or a serving), not also 'gemma3-270m-h100'" in two.stderr
     # the other pricing commands still show SERVING
     assert invoke("price", "--help").stdout.splitlines()[0].endswith(" price [OPTIONS] [SERVING]")
+
+
+# --- 9. minor ---------------------------------------------------------------------------------------------------------
+
+
+def test_9_best_s_headroom_line_names_memory_use() -> None:
+    best = invoke("best", "r1-qwen7b-h200")
+    (line,) = [x for x in best.stdout.splitlines() if x.startswith("  headroom ")]
+    assert "(seek the best batch within a share of card memory with `--memory-use 0.9`, price a smaller batch" in line
+    # as it says: the best batch within 90 % of card memory (520 sequences, not 580)
+    capped = invoke("best", "r1-qwen7b-h200", "--memory-use", "0.9")
+    assert "  batch 520 sequences (all in card memory); each carries 1 token-row through a pass and emits 1 token" in (
+        capped.stdout.splitlines())
+
+
+def test_9_a_not_locked_row_shows_the_figure_that_moved() -> None:
+    from passprice.diff import PriceSide
+    from passprice.locks import FIGURES
+    from passprice.unlocked import ServingMove, text_lines
+
+    price = json.loads(invoke("price", "r1-qwen7b-h200", "--no-lock", "--json").stdout)
+    before = {k: price[k] for k in FIGURES}
+    before["memory_s"] = 0.5 * before["pass_s"]  # a pass bound elsewhere: its memory time moves, tokens/s does not
+    after = {**before, "memory_s": 0.6 * before["pass_s"]}
+    move = ServingMove("s", "h200_sxm_141gb", PriceSide(before), PriceSide(after), ("memory.bandwidth",), ("facts",))
+    lines = text_lines([move])
+    assert "  s (card h200_sxm_141gb): NOT LOCKED, memory_s moved" in lines
+    assert any(x.startswith("    tokens/s ") and x.endswith("(+0 %)") for x in lines), lines
+    assert f"    moved     memory_s {before['memory_s']!r} → {after['memory_s']!r} (+20 %)" in lines
+    # a row whose tokens/s moved shows no such line (tokens/s says it)
+    moved = ServingMove("s", "h200_sxm_141gb", PriceSide(before),
+                        PriceSide({**before, "tokens_per_s": 2 * before["tokens_per_s"]}))
+    assert not any(x.startswith("    moved ") for x in text_lines([moved]))
