@@ -1522,10 +1522,10 @@ def synth_command(
 # --- pricing ---------------------------------------------------------------------------------------------------------
 
 
-class _UnshownArgument(click.Argument):
+class _UnshownArgument(_DeferredArgument):
     """A positional argument read but not shown in the usage line: ``audit``'s second word, which it refuses by name
     ("audit takes one TARGET …"). Walkthrough 106: ``audit --help`` showed ``[TARGET] [SERVING]`` while ``audit A B``
-    refused the second."""
+    refused the second. Built when first used, as every parameter here (:class:`_Deferred`)."""
 
     def get_usage_pieces(self, ctx: click.Context) -> list[str]:
         """None: the usage line names the command's own TARGET alone."""
