@@ -20,7 +20,10 @@
    (``facts/cards/NAME.toml``, the README's "A card of your own"); ``audit --help`` showed ``[TARGET] [SERVING]``
    while ``audit A B`` refused the second word: the usage line now shows ``[TARGET]`` alone (test_8_*).
 9. Minor: ``best``'s headroom line names ``--memory-use``; a review's NOT LOCKED row "memory_s moved" beside tokens/s
-   +0 % shows the memory_s figures (test_9_*).
+   +0 % shows the memory_s figures; ``explain bindz`` offers ``binds`` alone (not "out of date already on BASE" and
+   "source", the terms of the aliases "behind" and "kind"); ``sweep -o a.parquet`` wrote CSV: a suffix naming a data
+   format passprice never writes is refused; the README said a dense model's ``routing`` is empty, where JSON
+   writes ``null`` (test_9_*).
 """
 
 from __future__ import annotations
@@ -387,3 +390,36 @@ def test_9_a_not_locked_row_shows_the_figure_that_moved() -> None:
     moved = ServingMove("s", "h200_sxm_141gb", PriceSide(before),
                         PriceSide({**before, "tokens_per_s": 2 * before["tokens_per_s"]}))
     assert not any(x.startswith("    moved ") for x in text_lines([moved]))
+
+
+def test_9_explain_offers_only_the_closest_terms() -> None:
+    said = invoke("explain", "bindz").stderr
+    assert said == ("passprice: error: explain: 'bindz' is not a term passprice defines; did you mean binds? "
+                    "(passprice explain lists them)\n")
+    # an alias matched is shown with the term it is explained under
+    assert "did you mean roofline (ridge)?" in invoke("explain", "roflin").stderr
+    assert invoke("explain", "roofline").stdout.startswith("ridge: ")
+
+
+@pytest.mark.parametrize("name", ["a.parquet", "a.xlsx", "a.tsv", "rows.jsonl", "a.PARQUET"])
+def test_9_sweep_refuses_a_suffix_naming_a_format_it_does_not_write(tmp_path: Path, name: str) -> None:
+    out = tmp_path / name
+    result = invoke("sweep", "r1-qwen7b-h200", "--batches", "1-2", "-o", str(out))
+    assert result.exit_code == 2, result.output
+    suffix = "." + name.rsplit(".", 1)[1].lower()
+    assert (f"-o would write a sweep's rows (CSV or JSON) into a file whose name ends in {suffix} (a name that says "
+            ) in result.stderr and "which passprice does not write): name it .csv or .json" in result.stderr
+    assert not out.exists()
+    # a suffix naming no format takes the command's own (CSV)
+    text = tmp_path / "rows.txt"
+    assert invoke("sweep", "r1-qwen7b-h200", "--batches", "1-2", "-o", str(text)).exit_code == 0
+    assert text.read_text(encoding="utf-8").startswith("card,serving,checkpoint,routing,")
+
+
+def test_9_a_dense_model_s_routing_is_empty_in_csv_and_null_in_json(tmp_path: Path) -> None:
+    rows = json.loads(invoke("sweep", "r1-qwen7b-h200", "--batches", "1", "--format", "json").stdout)
+    assert rows[0]["routing"] is None
+    csv_text = invoke("sweep", "r1-qwen7b-h200", "--batches", "1").stdout
+    assert csv_text.splitlines()[1].split(",")[3] == ""
+    readme = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
+    assert "`routing` (the routing record; for a dense model empty in CSV, `null` in JSON)" in readme

@@ -1991,7 +1991,21 @@ def _term(text: str) -> Term:
     if found is not None:
         return found
     close = difflib.get_close_matches(_key(text), list(_INDEX), n=6, cutoff=0.6)
-    names = list(dict.fromkeys(_INDEX[c].name for c in close))[:3]  # a term and its alias once, as one name
+    # Only the matches about as close as the closest (walk106: `explain bindz` offered "binds, out of date already on
+    # BASE, source", the last two terms of the aliases "behind" and "kind", far further off than "bind")
+    ratio = {c: difflib.SequenceMatcher(None, _key(text), c).ratio() for c in close}
+    close = [c for c in close if ratio[c] >= max(ratio.values(), default=0.0) - 0.1]
+    def plain(word: str) -> str:
+        return re.sub(r"[\s_/-]+", "", word).removesuffix("s")
+
+    # an alias is shown with the term it is explained under (`roofline (ridge)`): the term's name alone read as no
+    # match of what was typed
+    shown = {c: _INDEX[c].name if plain(c) == plain(_key(_INDEX[c].name)) else f"{c} ({_INDEX[c].name})"
+             for c in close}
+    seen: dict[str, str] = {}
+    for c in close:  # a term and its alias once, as one name
+        seen.setdefault(_INDEX[c].name, shown[c])
+    names = list(seen.values())[:3]
     hint = f"; did you mean {', '.join(names)}?" if names else ""
     raise InputError(
         f"explain: {shown_value(text)} is not a term passprice defines{hint} (passprice explain lists them)"
