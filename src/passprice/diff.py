@@ -731,9 +731,10 @@ def _excerpts_named(files: Mapping[str, bytes]) -> set[str]:
     return named
 
 
+@functools.lru_cache(maxsize=4096)
 def _source_path(data: bytes) -> str | None:
     """The ``source.path`` the source file holding ``data`` names, or ``None`` (none, or the file does not parse:
-    the source's own read reports it)."""
+    the source's own read reports it). Kept by the bytes, as :func:`_source_paths` (which parses each once)."""
     return _source_paths(data)[0]
 
 
