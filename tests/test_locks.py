@@ -497,7 +497,7 @@ def test_reproduce_refuses_a_checkpoint_whose_content_is_not_the_pinned_one(root
     assert out["equals"] is False and out["price"] is None and out["changed"] == ["checkpoint content"]
     assert out["checkpoint"] == {
         "status": "changed", "ref": pinned["name"], "pinned": pinned["content"], "found": None, "today": found,
-        "error": None, "unread": [], "moved_to": None,
+        "error": None, "unread": [], "moved_to": None, "packaged": None,  # packaged: the cp offered (walk107)
     }
     result = run(root, "audit", str(r1_lock), "--json")
     assert result.exit_code == 1
