@@ -36,7 +36,7 @@ import pytest
 from cli_helpers import REPO, bad, copy_root, invoke
 
 HANDBOOK = "gpu-container-handbook-routing-derisk"
-EXCERPT = "tests/data/cite70-excerpt.txt"
+EXCERPT = "sources/excerpts/cite70-excerpt.txt"
 FOUND = f"  stored excerpt: {EXCERPT} (the text read, from the registry's top folder)"
 
 
@@ -89,7 +89,7 @@ def test_1_audit_says_what_is_wrong_with_an_excerpt_that_is_not_a_file_of_the_re
                    "its own path (a review reads it through git at each revision, where a link holds only its "
                    "target's name): put the document itself there, or name its own path in source.excerpt",
     }[kind]
-    # before: "  stored excerpt: tests/data/cite70-excerpt.txt (the text read, from the registry's top folder)"
+    # before: "  stored excerpt: sources/excerpts/cite70-excerpt.txt (the text read, from the registry's top folder)"
     assert _excerpt_line(root) == f"  stored excerpt: {problem}"
     said = invoke("audit", "--source", HANDBOOK, "--json", root=root)
     assert said.exit_code == 0

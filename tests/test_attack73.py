@@ -44,7 +44,9 @@ def test_a_run_naming_no_registered_card_is_named_by_its_file_and_key(tmp_path: 
     root = copy_root(tmp_path)
     _first_run_names(root, "card", "nope")
     assert _first_line(*command, root=root) == (
-        f"passprice: error: {MEASURED}: run.0.card: card 'nope': not found in facts/cards (registered: {CARDS})")
+        f"passprice: error: {MEASURED}: run.0.card: card 'nope': not found in facts/cards (registered: {CARDS}); a "
+        "card not registered is a file of your own: copy the closest registered card's file to facts/cards/nope.toml "
+        "and set its facts (README, 'A card of your own')")  # walk107
 
 
 def test_a_run_naming_no_registered_checkpoint_is_named_by_its_file_and_key(tmp_path: Path) -> None:

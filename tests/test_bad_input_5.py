@@ -127,7 +127,10 @@ def test_utf8_file_names_under_an_ascii_locale(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert done.stderr.startswith("passprice: error: card 'nope-é' (spelled 'nope-\\xe9'): not found in ")
     assert "udc" not in done.stderr
-    assert done.stderr.rstrip().endswith("ws1_hypothetical, é)")
+    # the registered names, then how to add a card of one's own (walk107)
+    assert done.stderr.rstrip().endswith("ws1_hypothetical, é); a card not registered is a file of your own: copy the "
+                                         "closest registered card's file to facts/cards/nope-é.toml and set its facts "
+                                         "(README, 'A card of your own')")
     done = run("lock", "r1-qwen7b-h200", "--card", "é", "-o", str(root / "locks" / "é.lock.toml"))
     assert done.returncode == 0, done.stderr
     assert "[card]\nname = \"é\"" in (root / "locks" / "é.lock.toml").read_text("utf-8")

@@ -6,7 +6,7 @@ none was checked against a stored text: the most used of the 219 unchecked spans
 the default serving r1-qwen7b-h200 rest on them. NVIDIA's H200 product page, read as bojieli/ai-infra-book's text of
 it at a commit (tests/test_cite71.py test_5 found it printing the figures), is now a source record of its own
 (``nvidia-h200-product-page``: what was read, where, at which commit, when the copy was retrieved, and its stored
-excerpt ``tests/data/cite102-excerpt.txt``), and the 14 quotes whose figure it prints cite it (test_1, test_2). Its
+excerpt ``sources/excerpts/cite102-excerpt.txt``), and the 14 quotes whose figure it prints cite it (test_1, test_2). Its
 table is one cell a line, a label then the H200 SXM and H200 NVL values: a locator quotes the row, its cells joined by
 one space, and a figure with sparsity ('²') quotes footnote 2 too, as tests/test_cite90.py reads the H100 page. Every
 value is unchanged (test_3).
@@ -43,7 +43,7 @@ from passprice.derivations import evaluate, quantity
 from passprice.measurements import load_runs
 from passprice.registry import Root
 
-EXCERPT = REPO / "tests" / "data" / "cite102-excerpt.txt"
+EXCERPT = REPO / "sources" / "excerpts" / "cite102-excerpt.txt"
 PAGE, DATASHEET = "nvidia-h200-product-page", "nvidia-h200-datasheet"
 COMMIT = "548c568b672a5e7c6004ec5825c15dd80b3d6d91"
 COPY = ("https://github.com/bojieli/ai-infra-book/blob/548c568b672a5e7c6004ec5825c15dd80b3d6d91/references/"
@@ -131,12 +131,12 @@ def test_1_the_excerpt_is_the_copy_the_record_names(
     record = _record(PAGE)
     # the copy read is the one the record lists, at its commit; the record's address is NVIDIA's page
     assert url == COPY == f"https://github.com/bojieli/ai-infra-book/blob/{COMMIT}/{path}"
-    assert record["copies"] == [COPY] and record["excerpt"] == "tests/data/cite102-excerpt.txt"
+    assert record["copies"] == [COPY] and record["excerpt"] == "sources/excerpts/cite102-excerpt.txt"
     assert (record["url"], record["retrieved"], record["publisher"], record["kind"], record["date"]) == (
         "https://www.nvidia.com/en-us/data-center/h200/", "2026-09-07", "NVIDIA", "web-page", "unknown")
     assert COMMIT in record["read"] and "16,690 characters" in record["read"]
     assert "tests/test_cite102.py" in record["read"] and "tests/test_cite102.py" in record["note"]
-    assert "tests/data/cite102-excerpt.txt" in record["read"]
+    assert "sources/excerpts/cite102-excerpt.txt" in record["read"]
     # no other record lists the page: the datasheet's record listed it under copies until the page was a record
     records = [tomllib.loads(p.read_text(encoding="utf-8"))["source"] for p in (REPO / "sources").glob("*.toml")]
     addresses = [a for r in records for a in (r.get("url"), *r.get("copies", []))]
@@ -147,8 +147,8 @@ def test_1_the_excerpt_is_the_copy_the_record_names(
     assert (page[1], page[2], page[3], page[4]) == ("Specifications", "NVIDIA H200 GPU", "H200 SXM¹", "H200 NVL¹")
     assert (page[65], page[66], page[67], page[68]) == ("1", "Preliminary specifications. May be subject to change.",
                                                         "2", "With sparsity.")
-    # the lines are numbered from the table's heading as tests/data/cite71-excerpt.txt numbers the same copy
-    cite71 = (REPO / "tests" / "data" / "cite71-excerpt.txt").read_text(encoding="utf-8")
+    # the lines are numbered from the table's heading as sources/excerpts/cite71-excerpt.txt numbers the same copy
+    cite71 = (REPO / "sources" / "excerpts" / "cite71-excerpt.txt").read_text(encoding="utf-8")
     section = cite71.split(f"== {DATASHEET} ", 1)[1].split("\n== ", 1)[0]
     earlier = dict((int(n), t) for n, t in (line.split("\t", 1) for line in section.splitlines()[1:] if "\t" in line))
     assert earlier and all(page[n] == t for n, t in earlier.items() if n in page)
@@ -227,7 +227,7 @@ def test_4_the_int8_row_stays_on_the_datasheet_and_says_why(citing: dict[str, li
 
 def test_5_the_spans_counted_before_and_after() -> None:
     # as tests/test_cite90.py test_5 counts them: 999 quoted, 780 checked, 219 not. The H200 datasheet's 14 spans
-    # moved are 20 on the page (6 footnote quotes added), all checked against tests/data/cite102-excerpt.txt
+    # moved are 20 on the page (6 footnote quotes added), all checked against sources/excerpts/cite102-excerpt.txt
     by_source: dict[str, int] = {}
     for source, _, locator, _ in _all_cited():
         by_source[source] = by_source.get(source, 0) + len(_QUOTED.findall(locator))
@@ -243,10 +243,10 @@ def test_5_the_spans_counted_before_and_after() -> None:
 
 def test_6_audit_prints_the_page_and_its_stored_excerpt() -> None:
     lines = invoke("audit", "--source", PAGE).stdout.splitlines()
-    assert "  stored excerpt: tests/data/cite102-excerpt.txt (the text read, from the registry's top folder)" in lines
+    assert "  stored excerpt: sources/excerpts/cite102-excerpt.txt (the text read, from the registry's top folder)" in lines
     assert f"  copies: {COPY}" in lines and "  retrieved 2026-09-07" in lines
     data = json.loads(invoke("audit", "--source", PAGE, "--json").stdout)
-    assert data["source"]["excerpt"] == "tests/data/cite102-excerpt.txt"
+    assert data["source"]["excerpt"] == "sources/excerpts/cite102-excerpt.txt"
     # the default serving's audit names the page, its copy and the bandwidth row
     lines = invoke("audit", "r1-qwen7b-h200").stdout.splitlines()
     at = lines.index(

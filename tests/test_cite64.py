@@ -6,7 +6,7 @@ as ``'llama 8B Q4_K - Medium | 4.58 GiB | tg512 | 130.58 ± 0.66'`` where the no
 (builds b2824-b2842 print ``tg 512``, the H100 PCIe's b2843 ``tg512``; three columns were left out and the padding
 collapsed), so searching the source for the locator's text found nothing; 4 cards' nvidia-smi quotes
 (``'1MiB / 10240MiB'`` for ``1MiB /  10240MiB``) likewise. Each locator now quotes the line as printed, whitespace
-included, and ``tests/data/xiongjiedai-aa72e0e-excerpt.txt`` holds those lines of the source (one section a
+included, and ``sources/excerpts/xiongjiedai-aa72e0e-excerpt.txt`` holds those lines of the source (one section a
 notebook) for the checks below, without the network.
 
 cite65: the four LLaMA 2 ``./main`` runs whose locators listed their figures (``83.19, 83.36, 83.40 tokens per
@@ -28,7 +28,7 @@ from passprice.measurements import load_runs
 from passprice.registry import Root
 
 SOURCE = "xiongjiedai-gpu-benchmarks"
-EXCERPT = REPO / "tests" / "data" / "xiongjiedai-aa72e0e-excerpt.txt"
+EXCERPT = REPO / "sources" / "excerpts" / "xiongjiedai-aa72e0e-excerpt.txt"
 # a locator's quoted text: each span between single quotes
 _QUOTED = re.compile(r"'([^']*)'")
 # the four runs whose locators listed the figures of three ./main runs and quoted no line before cite65, and the

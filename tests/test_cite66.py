@@ -8,8 +8,8 @@ cite64 found of XiongjieDai's rows); InferenceX PR #1061's 4 runs and the mantil
 without quoting it (``row Concurrency 64 (current): Output TPS 2,008, ...``, ``row b200,vllm,fp4,1024,1024,1.0,1.0,4:``
 the first 8 of its 17 fields), and the B200's on-chip capacity paraphrased the device query of pytorch/ao PR #4002
 (``Number of SMs 148`` for ``Number of SMs: 148``). Each now quotes the line as printed, and
-``tests/data/github-sources-excerpt.txt`` holds those lines (with each file's address and commit) for the checks below,
-without the network. The Azure AI-benchmarking-guide's BabelStream and nvbandwidth results (and its fork's MI300X
+``sources/excerpts/github-sources-excerpt.txt`` holds those lines (with each file's address and commit) for the checks
+below, without the network. The Azure AI-benchmarking-guide's BabelStream and nvbandwidth results (and its fork's MI300X
 file) are cited by table and row name, quoting nothing: test_4 checks each figure they name against the row. Two web
 pages the reference search stores are checked likewise: grafikkarten.com's sentence opens 'Mit Geschwindigkeiten von 20
 Gbps' (the RTX 6000 Ada's pin rate was quoted with a lower-case 'mit'), and the SN40L DAC abstract's quote is verbatim.
@@ -28,7 +28,7 @@ from cli_helpers import REPO
 from passprice.measurements import Run, load_runs
 from passprice.registry import Root
 
-EXCERPT = REPO / "tests" / "data" / "github-sources-excerpt.txt"
+EXCERPT = REPO / "sources" / "excerpts" / "github-sources-excerpt.txt"
 FILES = ("lmdeploy-a100-fp16-benchmark", "azure-ai-benchmarking-guide", "ai-benchmarking-guide-fork-samuel-bohman",
          "mantile-inferencemax-gpt-oss-120b", "xytpai-nvbench")  # a file at the source record's commit
 THREADS = ("pytorch-ao-pr-4002", "semianalysis-inferencex-pr1061")  # a pull request's text

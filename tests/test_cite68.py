@@ -38,7 +38,7 @@ from passprice.glossary import TERMS
 from passprice.measurements import Run, load_runs
 from passprice.registry import Root
 
-EXCERPT = REPO / "tests" / "data" / "cite68-excerpt.txt"
+EXCERPT = REPO / "sources" / "excerpts" / "cite68-excerpt.txt"
 COMMIT = "a5410f046c01d01330c8a42f13b64a211fedf2c3"
 DISCUSSION = "ggml-org-llama-cpp-discussion15396"
 _SECTION = re.compile(r"^== (\S+) (\S+) (https://\S+) ==$")

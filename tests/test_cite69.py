@@ -26,7 +26,7 @@ import pytest
 from cli_helpers import REPO
 from passprice.gguf_header import _SPLIT_TYPES
 
-EXCERPT = REPO / "tests" / "data" / "cite69-excerpt.txt"
+EXCERPT = REPO / "sources" / "excerpts" / "cite69-excerpt.txt"
 LLAMA = "c392e5094deaf2d1a7c18683214f007fad3fe42b"
 DEEPSEEK = "4c2fdb8f55e049553b9f4f1a3241f86d739c8cf8"
 _SECTION = re.compile(r"^== (\S+) (\S+) (https://\S+) ==$")

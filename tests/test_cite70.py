@@ -7,7 +7,7 @@ sentence gives the 32 banks and 32 bits a bank a clock cycle every on-chip bandw
 6 of the Nebius file are its keys and values at MLCommons' publishing commit ab33b2144a (the source record named no
 commit; it now names that one); the handbook's table heading was quoted 'The real result - Qwen3 routes
 near-uniform', a hyphen for the page's em dash, and now reads as the page does (its 3 other spans were verbatim).
-``tests/data/cite70-excerpt.txt`` holds only the lines quoted, with each file's address and commit. The H100
+``sources/excerpts/cite70-excerpt.txt`` holds only the lines quoted, with each file's address and commit. The H100
 datasheet was found nowhere; NVIDIA's H100 product page states the SXM column 21 of its 32 quotes name (test_4),
 recorded as the product page, not the datasheet. No value changed.
 """
@@ -24,7 +24,7 @@ import pytest
 
 from cli_helpers import REPO
 
-EXCERPT = REPO / "tests" / "data" / "cite70-excerpt.txt"
+EXCERPT = REPO / "sources" / "excerpts" / "cite70-excerpt.txt"
 GUIDE, MLPERF, HANDBOOK = ("nvidia-cuda-programming-guide", "mlcommons-inference-results-v6.0",
                            "gpu-container-handbook-routing-derisk")
 H100 = "nvidia-h100-datasheet"  # matched on NVIDIA's product page, not the datasheet (test_4)

@@ -10,7 +10,7 @@ spans are compared with the slide text of the copy the source record names (sgpj
 one quoted 'configurable' for the slide's 'Configurable' and now reads as the slide does. No value changed. The A100
 datasheet's 50 spans are not verbatim in the only text found, a Chinese edition (test_4): its figures agree. NVIDIA's
 H200 product page states 14 of the H200 datasheet's 16 spans (test_5): the page, not the datasheet, so not counted.
-``tests/data/cite71-excerpt.txt`` holds only the lines quoted, with each copy's address.
+``sources/excerpts/cite71-excerpt.txt`` holds only the lines quoted, with each copy's address.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import pytest
 
 from cli_helpers import REPO
 
-EXCERPT = REPO / "tests" / "data" / "cite71-excerpt.txt"
+EXCERPT = REPO / "sources" / "excerpts" / "cite71-excerpt.txt"
 HOPPER, SN40L = "nvidia-hopper-whitepaper", "sambanova-sn40l-hot-chips-2024"
 A100 = "nvidia-a100-datasheet"  # its figures compared with a Chinese edition, not its revision (test_4)
 H200 = "nvidia-h200-datasheet"  # matched on NVIDIA's H200 product page, not the datasheet (test_5)

@@ -8,7 +8,7 @@ is the A100's performance specs and Table 3 the Tensor Core formats; the figures
 Data Center GPUs', pp. 36-37) and the sentences on pp. 16, 19 and 40. Each locator now names Table 4's A100 column and
 quotes the sentence stating its figure (p. 19's units list for the 108 SMs and 6,912 FP32 cores, p. 16's 40 MB L2,
 p. 40's 164 KB shared memory) or, where no sentence does (the 1,410 MHz boost clock, the 256 KB register file, the
-L2's 40,960 KB), the Table 4 row. No value changed. ``tests/data/cite72-excerpt.txt`` holds only the lines quoted.
+L2's 40,960 KB), the Table 4 row. No value changed. ``sources/excerpts/cite72-excerpt.txt`` holds only the lines quoted.
 The other 319 unchecked spans (the NVIDIA datasheets, the Ada and GA102 whitepapers) are still unchecked: no text of
 those documents was found (docs/DESIGN.md, sources).
 """
@@ -26,7 +26,7 @@ from cli_helpers import REPO
 from passprice.measurements import load_runs
 from passprice.registry import Root
 
-EXCERPT = REPO / "tests" / "data" / "cite72-excerpt.txt"
+EXCERPT = REPO / "sources" / "excerpts" / "cite72-excerpt.txt"
 AMPERE = "nvidia-ampere-whitepaper"
 PDF_SHA256 = "45c28588a192919efac0aede884554e043dc53c4762da6d19a0262544dd4cad6"
 _SECTION = re.compile(r"^== (\S+) (\S+) (https://\S+) ==$")

@@ -10,7 +10,7 @@ GeForce RTX 3090 and 3070 only, while 35 RTX 3080 and RTX A6000 locators (50 quo
 
 Now: the A40 locators quote the copy's rows as the source record's `read` quotes them (its FP16 row was never
 recorded, so tensor.f16 names the row and quotes nothing); the L40S locators quote the rows of a plain-text paste of
-the L40S datasheet's table (``tests/data/cite73-excerpt.txt``: a third-party paste whose repository is not
+the L40S datasheet's table (``sources/excerpts/cite73-excerpt.txt``: a third-party paste whose repository is not
 identified, so these spans are checked against that paste, not against NVIDIA's file); the RTX 3080 locators no
 longer name Appendix A and the RTX A6000 ones name Table 3, as a third-party pdftotext report of the PDF places that
 column. No value moved; no lock's digest moved (``passprice check``: 10 locks, drift none).
@@ -27,7 +27,7 @@ import pytest
 
 from cli_helpers import REPO
 
-EXCERPT = REPO / "tests" / "data" / "cite73-excerpt.txt"
+EXCERPT = REPO / "sources" / "excerpts" / "cite73-excerpt.txt"
 A40, L40S, GA102 = "nvidia-a40-datasheet", "nvidia-l40s-datasheet", "nvidia-ampere-ga102-whitepaper"
 # a quoted span, as tests/test_cite66.py and test_cite72.py read one
 _QUOTED = re.compile(r"(?:(?<=^)|(?<=[\s(\[:;,]))'(.+?)'(?=$|[\s),;:\].])")
@@ -103,7 +103,7 @@ def test_2_the_a40_quotes_are_the_copys_rows_the_record_quotes() -> None:
     quotes = [q for locator, _ in citing.values() for q in _QUOTED.findall(locator)]
     # 9 before cite73: tensor.f16's 2 quoted the card review's wording, then nothing (7); 9 since cite91, which read
     # the copy's stored text: tensor.f16 quotes its FP16 row, and the BF16 and INT8 quotes are its text as printed
-    # (tests/test_cite91.py checks each against tests/data/cite91-excerpt.txt)
+    # (tests/test_cite91.py checks each against sources/excerpts/cite91-excerpt.txt)
     # 14 since trace109: the SMs (2 inputs), CUDA cores (1) and clock (2) of on_chip and scale cite the copy's CUDA
     # Cores, RT Cores and FP32 rows, where they named the GA102 whitepaper (tests/test_trace109.py)
     assert len(quotes) == 14

@@ -7,8 +7,9 @@ card; its V2.01 adds the L40). What does state them is the card's own report to 
 alvarobartt/cuda-device-query (a Rust port of NVIDIA's deviceQuery sample) shows its run on an L40S, each line one
 driver attribute (142 multiprocessors, a 2,520 MHz maximum clock, an L2 of 100,663,296 bytes = 96 MiB, 102,400 bytes
 of shared memory a multiprocessor = 100 KiB). Those inputs now cite that record (``sources/alvarobartt-cuda-device-
-query.toml``, the commit and the README's sha256) and quote its lines, which ``tests/data/cite74-excerpt.txt`` ships;
-the register file cites the Ada whitepaper (the Ada SM's), the lanes the datasheet's CUDA-cores row. No value moved.
+query.toml``, the commit and the README's sha256) and quote its lines, which ``sources/excerpts/cite74-excerpt.txt``
+ships; the register file cites the Ada whitepaper (the Ada SM's), the lanes the datasheet's CUDA-cores row. No value
+moved.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import pytest
 
 from cli_helpers import REPO
 
-EXCERPT = REPO / "tests" / "data" / "cite74-excerpt.txt"
+EXCERPT = REPO / "sources" / "excerpts" / "cite74-excerpt.txt"
 QUERY, L40S = "alvarobartt-cuda-device-query", "nvidia-l40s-datasheet"
 COMMIT = "785c09f81d56cedba22460cb643b23ae0e1ba3b3"
 README_SHA256 = "489a2e7d36b0286ae40880b143974d13ef7dabd531af117f912e304a17cc9d49"

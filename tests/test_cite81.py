@@ -6,8 +6,8 @@ text of either whitepaper was found (docs/DESIGN.md, sources), so their spans we
 tuning guides state both figures per compute capability, section 1.4.1.1 'Occupancy': 'The register file size is 64K
 32-bit registers per SM.' and 'The shared memory capacity per SM is 100 KB.' (Ada, 8.9); 'For GPUs with compute
 capability 8.6, shared memory capacity per SM is 100 KB.' (Ampere). Those inputs now cite the guides (two new source
-records) and quote the sentences, which ``tests/data/cite81-excerpt.txt`` ships from the text copies read. The guides
-count registers, not bytes: the 256 KiB is 65,536 registers x 4 B, written as a derivation (``registers *
+records) and quote the sentences, which ``sources/excerpts/cite81-excerpt.txt`` ships from the text copies read. The
+guides count registers, not bytes: the 256 KiB is 65,536 registers x 4 B, written as a derivation (``registers *
 register_bytes``, the constant 4 B, as the B200's capacity is), so each value is unchanged.
 """
 
@@ -22,7 +22,7 @@ import pytest
 
 from cli_helpers import REPO
 
-EXCERPT = REPO / "tests" / "data" / "cite81-excerpt.txt"
+EXCERPT = REPO / "sources" / "excerpts" / "cite81-excerpt.txt"
 ADA_GUIDE, AMPERE_GUIDE = "nvidia-ada-tuning-guide", "nvidia-ampere-tuning-guide"
 ADA_CARDS = ("l40s", "rtx_4080", "rtx_4090", "rtx_6000_ada")
 GA102_CARDS = ("a40", "rtx_3080", "rtx_3090", "rtx_a6000")

@@ -9,11 +9,11 @@ TOPS / TFLOPS using the Sparsity feature'); and its PCIe Gen 5 sentence (p. 49) 
 bandwidth. The 8 H100 PCIe locators now quote the row and the footnote (16 spans), the B200's 2 the sentence (2 spans);
 each figure is the text's and every value is unchanged. Two H100 PCIe figures stay on the unread datasheet, since the
 whitepaper prints other ones: its memory bandwidth (2 TB/s; Table 3: '2039 GB/sec', 'Not Finalized for H100') and its
-FP32 rate (51 TFLOPS; Table 3: 51.2). The lines read ship in ``tests/data/cite71-excerpt.txt``'s Hopper section.
+FP32 rate (51 TFLOPS; Table 3: 51.2). The lines read ship in ``sources/excerpts/cite71-excerpt.txt``'s Hopper section.
 
 The A100 80GB cards' INT8, FP32, FP16 and BF16 rates (16 locators, 32 spans) cited the A100 80GB datasheet, also
 unread; they now cite the Ampere whitepaper's Table 4 A100 column (V1.0, read with pypdf by cite72), quoting its row
-and, for a sparse figure, footnote 3 (28 spans, ``tests/data/cite72-excerpt.txt``). That column is the A100 SXM4
+and, for a sparse figure, footnote 3 (28 spans, ``sources/excerpts/cite72-excerpt.txt``). That column is the A100 SXM4
 40 GB: the notes say the 80 GB cards' peaks are the same (the SMs and boost clock a peak is computed from are that
 column's, and NVIDIA's Chinese edition of the 80 GB datasheet prints one figure for both columns). Their memory
 bandwidth (Table 4: 1555 GB/sec, the 40 GB card's) and PCIe Gen4 link stay on the datasheet.
@@ -33,8 +33,8 @@ from cli_helpers import REPO
 from passprice.measurements import load_runs
 from passprice.registry import Root
 
-EXCERPT = REPO / "tests" / "data" / "cite71-excerpt.txt"
-AMPERE_EXCERPT = REPO / "tests" / "data" / "cite72-excerpt.txt"
+EXCERPT = REPO / "sources" / "excerpts" / "cite71-excerpt.txt"
+AMPERE_EXCERPT = REPO / "sources" / "excerpts" / "cite72-excerpt.txt"
 AMPERE = "nvidia-ampere-whitepaper"
 HOPPER, H100 = "nvidia-hopper-whitepaper", "nvidia-h100-datasheet"
 COPY = "https://github.com/bojieli/ai-infra-book/blob/e524afec5ca6a61b8a79d0f83566ac88ab66b15c/"

@@ -18,7 +18,7 @@ fact: cite it, or remove it"); the edition's record keeps its story. The H200's 
 product page (cite71) prints 14 of them, but those facts are the fixtures of the README's worked example and of
 dozens of tests' expected outputs, a change of its own (test_4; made since: tests/test_cite102.py). And the H100 SXM
 card's ``host.capacity`` note's "2 TB" is now what it names: NVIDIA's DGX H100 system file in MLPerf Inference v6.0,
-in the registered v6.0 record's commit (test_6). ``tests/data/cite90-excerpt.txt`` holds the lines read.
+in the registered v6.0 record's commit (test_6). ``sources/excerpts/cite90-excerpt.txt`` holds the lines read.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from passprice.derivations import evaluate, quantity
 from passprice.measurements import load_runs
 from passprice.registry import Root
 
-EXCERPT = REPO / "tests" / "data" / "cite90-excerpt.txt"
+EXCERPT = REPO / "sources" / "excerpts" / "cite90-excerpt.txt"
 H100, A100 = "nvidia-h100-product-page", "nvidia-a100-80gb-datasheet-zh"
 MLPERF = "mlcommons-inference-results-v6.0"
 BOJIELI = "https://github.com/bojieli/ai-infra-book/blob/"
@@ -242,7 +242,7 @@ def test_4_what_no_stored_nvidia_text_prints_stays_and_says_why(
 def test_5_the_spans_counted_before_and_after() -> None:
     # as tests/test_cite83.py test_4 counts them: 998 before cite90, 735 checked, 263 not. The 37 datasheet spans
     # moved (19 H100 SXM, 18 A100) are 36 now (27 and 9: the rows' sparsity footnotes added, the A100's column headings
-    # no longer quoted), all checked against tests/data/cite90-excerpt.txt: 997, 771 checked, 226 not
+    # no longer quoted), all checked against sources/excerpts/cite90-excerpt.txt: 997, 771 checked, 226 not
     by_source: dict[str, int] = {}
     for source, _, locator, _ in _all_cited():
         by_source[source] = by_source.get(source, 0) + len(_QUOTED.findall(locator))

@@ -4,8 +4,9 @@ The A40 locators (7 spans) quoted rows of a reseller page's copy of NVIDIA's A40
 `read` had written them down; no text of the copy was shipped, so the spans were unchecked. The reference search's
 stored pages hold that copy (the address the record's `copies` names), and its text is the datasheet's table as a text
 extraction of the PDF gives it, footnote markers glued to their cells ('(bidirectional)3', 'Sync4', '1.4**;'):
-``tests/data/cite91-excerpt.txt`` keeps the text read. Where a quote was that text it stays (the bandwidth and FP32
-rows); where it tidied the text it now quotes it as printed (the BF16 row, two words glued at a line break in a cell;
+``sources/excerpts/cite91-excerpt.txt`` keeps the text read. Where a quote was that text it stays (the bandwidth and
+FP32 rows); where it tidied the text it now quotes it as printed (the BF16 row, two words glued at a line break in a
+cell;
 the INT8 row, whose cells follow the INT8 and INT4 labels); tensor.f16, which quoted nothing since cite73 (the FP16 row
 unrecorded), quotes that row (2 spans added). Every value is unchanged. The RTX A6000's copy (ServeTheHome) is the
 article's own table, not the datasheet's text: its spans stay as they were, unchecked. The Ada and GA102 whitepapers'
@@ -26,7 +27,7 @@ from cli_helpers import REPO
 from passprice.measurements import load_runs
 from passprice.registry import Root
 
-EXCERPT = REPO / "tests" / "data" / "cite91-excerpt.txt"
+EXCERPT = REPO / "sources" / "excerpts" / "cite91-excerpt.txt"
 A40, A6000 = "nvidia-a40-datasheet", "nvidia-rtx-a6000-datasheet"
 ECER = ("https://www.ecer.com/corp/details-uuuedqa-p1bsay9-multi-display-setups-supported-by-48gb-gddr6-ecc-memory-"
         "nvidia-a40-gpu-and-vga-outputs.html")

@@ -38,9 +38,9 @@ def _toml(rel: str, root: Path = REPO) -> dict[str, Any]:
 
 
 def _excerpt_lines(name: str, section: str) -> dict[int, str]:
-    """The numbered lines (``N<TAB>TEXT``) of the section of ``tests/data/NAME`` whose ``== `` line starts with
+    """The numbered lines (``N<TAB>TEXT``) of the section of ``sources/excerpts/NAME`` whose ``== `` line starts with
     ``section``."""
-    text = (REPO / "tests" / "data" / name).read_text(encoding="utf-8")
+    text = (REPO / "sources" / "excerpts" / name).read_text(encoding="utf-8")
     block = text.split(f"\n== {section} ", 1)[1].split("\n== ", 1)[0].splitlines()[1:]
     return {int(n): line for n, line in (row.split("\t", 1) for row in block)}
 
@@ -105,7 +105,7 @@ def test_1c_the_reserved_note_sums_what_the_log_prints() -> None:
     """The H100 PCIe notebook's LLaMA 2 load logs at n_ctx 512: 7B 73.69 MiB compute + 70.50 MiB scratch = 144.19 MiB;
     70B 148.19 + 145.00 = 293.19 MiB (before: "290 MiB (70B)", the locator quoting the 70B scratch buffer alone)."""
     fact = _toml(STACK)["memory"]["reserved"]
-    text = (REPO / "tests" / "data" / "xiongjiedai-aa72e0e-excerpt.txt").read_text(encoding="utf-8")
+    text = (REPO / "sources" / "excerpts" / "xiongjiedai-aa72e0e-excerpt.txt").read_text(encoding="utf-8")
     log = text.split("\n== LLaMA 2/Professional GPUs/H100_PCIe_v2.ipynb ==\n", 1)[1].split("\n== ", 1)[0].splitlines()
     quoted = re.findall(r"'([^']+)'", fact["locator"])
     assert quoted == ["VRAM scratch buffer: 70.50 MiB", "compute buffer total size = 73.69 MiB",

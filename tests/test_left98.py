@@ -21,6 +21,7 @@ import pytest
 from click.testing import CliRunner
 
 from cli_helpers import REPO, bad, copy_root, invoke
+from passprice.registry import embedded_root
 
 R1 = "r1-qwen7b-h200"
 ENTRY = "deepseek-r1-distill-qwen-7b-q4_k_m"
@@ -44,12 +45,14 @@ def test_1_a_checkpoint_entry_that_does_not_parse_is_not_said_to_be_gone(tmp_pat
     audit = invoke("audit", f"locks/{R1}.lock.toml", root=root)
     assert audit.exit_code == 1, audit.output
     assert f"checkpoint {ENTRY}: does not read ({problem})" in audit.stderr
-    # an entry really absent is still "gone"
+    # an entry really absent is still "gone", with the fix first where passprice's own registry holds it (walk107)
     entry.unlink()
     result = invoke("reproduce", f"locks/{R1}.lock.toml", root=root)
     assert result.exit_code == 1, result.output
     assert result.stdout.splitlines()[1] == (
-        f"  does NOT reproduce: the pinned checkpoint {ENTRY} is gone (checkpoint, below)")
+        f"  does NOT reproduce: the pinned checkpoint {ENTRY} is gone from this registry; passprice's own registry "
+        f"holds it: cp {embedded_root().path / 'registry' / 'checkpoints' / f'{ENTRY}.toml'} {entry}, and run this "
+        "again")
 
 
 def test_2_a_lock_file_that_does_not_parse_and_holds_the_name_refuses_the_name(tmp_path: Path) -> None:

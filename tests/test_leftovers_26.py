@@ -134,7 +134,8 @@ def test_lock_o_with_a_name_refuses_a_device_file_name_too(tmp_path: Path, monke
       "--source", "nvidia-h200", "--locator", "x"),
      "card 'a:b': not found in facts/cards (registered: a100_pcie_80gb, a100_sxm4_80gb, a40, b200, "
      "h100_pcie_80gb, h100_sxm5_80gb, h200_sxm_141gb, l40s, mi300x, rtx_3080, rtx_3090, rtx_4080, rtx_4090, "
-     "rtx_6000_ada, rtx_a6000, sn40l, ws1_hypothetical)"),
+     "rtx_6000_ada, rtx_a6000, sn40l, ws1_hypothetical); a card not registered is a file of your own: copy the "
+     "closest registered card's file to facts/cards/NAME.toml and set its facts (README, 'A card of your own')"),
 ])  # fmt: skip
 def test_the_commands_that_make_a_record_refuse_such_a_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                             args: tuple[str, ...], line: str) -> None:  # fmt: skip

@@ -105,7 +105,9 @@ def test_a_name_not_found_lists_40_registered_names_and_counts_the_rest(tmp_path
     assert out.exit_code == 2, out.output
     line = out.stderr.strip()
     assert len(out.stderr.splitlines()) == 1
-    assert line.endswith(f"(registered: {', '.join(known[:40])} … (118 in all, each a file of facts/cards))")
+    assert line.endswith(f"(registered: {', '.join(known[:40])} … (118 in all, each a file of facts/cards)); a card "
+                         "not registered is a file of your own: copy the closest registered card's file to "
+                         "facts/cards/nope.toml and set its facts (README, 'A card of your own')")  # walk107
     assert known[40] not in line and len(line) < 1200
 
 

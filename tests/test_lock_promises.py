@@ -409,13 +409,19 @@ def test_6_audit_of_a_lock_and_two_locks_that_disagree(tmp_path: Path) -> None:
     assert out["refusal"] == "CheckpointChanged" and out["checkpoint"] == DEEPSEEK
     entry.write_text(text)
 
-    # Two locks of one serving, of one kind and one serving spec, that record different prices: check fails.
-    set_fact(root, "memory.bandwidth", "5.2", "TB/s", "published")
+    # Two locks of one serving, of one kind and one serving spec, that record different prices: check fails. (The
+    # read stream's share set by hand, 0.9333 -> 0.95: a lock on memory.bandwidth moved without `fact recompute`,
+    # as this test did first, is refused since walk107; +1.79 % on the read share moves the price +1.74 %.)
+    share = invoke("fact", "set", "h200_sxm_141gb", "streams.read", "--value", "0.95", "--unit", "1", "--provenance",
+                   "measured", "--source", "azure-ai-benchmarking-guide", "--locator",
+                   "Azure_Results/ND_H200_v5_results.md, HBM Bandwidth table (BabelStream): row '| Dot   | 4.48  |'",
+                   root=root)
+    assert share.exit_code == 0, share.output
     assert invoke("lock", R1, "-o", str(root / "locks/r1-later.lock.toml"), root=root).exit_code == 0
     result = invoke("check", root=root)
     assert result.exit_code == 1
     assert (
-        f"locks disagree: r1-later and {R1} both lock serving {R1} (price) but record different prices: 1,079.1 "
+        f"locks disagree: r1-later and {R1} both lock serving {R1} (price) but record different prices: 1,013.4 "
         f"tokens/s at batch 1 against 996.1 tokens/s at batch 1 (first: memory_s); re-lock one, or remove it"
     ) in result.stdout
 

@@ -500,7 +500,7 @@ def test_reproduce_refuses_a_checkpoint_whose_content_is_not_the_pinned_one(root
     assert out["equals"] is False and out["price"] is None and out["changed"] == ["checkpoint content"]
     assert out["checkpoint"] == {
         "status": "changed", "ref": pinned["name"], "pinned": pinned["content"], "found": None, "today": found,
-        "error": None, "unread": [], "moved_to": None,
+        "error": None, "unread": [], "moved_to": None, "packaged": None,  # packaged: the cp offered (walk107)
     }
     result = run(root, "audit", str(r1_lock), "--json")
     assert result.exit_code == 1
@@ -788,7 +788,9 @@ def test_price_lock_without_a_serving_prices_the_locks_serving_with_todays_facts
     assert today["tokens_per_s"] == pytest.approx(recorded["tokens_per_s"] * 5.2 / 4.8, rel=1e-12)
     text = ok(run(root, "price", "--lock", "r1")).stdout
     assert text.startswith("deepseek-r1-distill-qwen-7b-q4_k_m on h200_sxm_141gb")
-    # A best-batch lock prices the best batch.
+    # A best-batch lock prices the best batch (once the stream shares follow the new bandwidth: lock refuses a price
+    # on stale derived facts, walk107).
+    ok(run(root, "fact", "recompute", CARD))
     best = lock(root, "best", R1, "--best")
     assert price_json(root, "--lock", str(best)) == price_json(root, "--lock", str(best))
     assert price_json(root, "--lock", str(best))["batch"] == tomllib.loads(best.read_text())["price"]["batch"] > 1

@@ -31,6 +31,7 @@ import subprocess
 from pathlib import Path
 
 from cli_helpers import REPO, bad, copy_root, invoke
+from passprice.registry import embedded_root
 from test_slip_34 import renderings  # one in-process review rendered per format
 
 H200 = "h200_sxm_141gb"
@@ -211,10 +212,15 @@ def test_reproduce_of_a_lock_whose_checkpoint_is_gone_says_what_to_do_once(tmp_p
     (root / "registry" / "checkpoints" / f"{entry}.toml").unlink()
     result = invoke("reproduce", "locks/r1-qwen7b-h200.lock.toml", root=root)
     assert result.exit_code == 1, result.output
-    assert (f"    checkpoint     {entry}: no entry of that name, and no entry of the registry holds the pinned content "
-            f"169f62b972aa…: import the pinned header again (passprice import FILE --name {entry}; the lock pins the "
+    # passprice's own registry holds the entry: copying it is said first (walk107), then the header to import
+    # (walkthrough 39)
+    entry_file = embedded_root().path / "registry" / "checkpoints" / f"{entry}.toml"  # the checkout, or _data
+    target = root / "registry" / "checkpoints" / f"{entry}.toml"
+    assert (f"    checkpoint     {entry}: no entry of that name in this registry; passprice's own registry holds the "
+            f"pinned content 169f62b972aa…: copy its entry into this registry (cp {entry_file} {target}) and run this "
+            f"again; or import the header (passprice import FILE --name {entry}; the lock pins the "
             "header deepseek-r1-distill-qwen-7b-q4_k_m.header.gguf.xz, sha256 d9383567865a…), or re-lock "
-            "through review") in result.stdout.splitlines()  # the file to import: walkthrough 39
+            "through review") in result.stdout.splitlines()
 
 
 def _git(repo: Path, *args: str) -> None:

@@ -62,7 +62,7 @@ def test_1_the_audit_of_a_price_names_each_documents_retrieval_and_copies() -> N
     azure = lines.index("  azure-ai-benchmarking-guide — Azure AI Benchmarking Guide (Microsoft (Azure), 2024-09-27)")
     assert lines[azure + 3] == "    retrieved: 2026-12-01"  # no copies: none listed, no line
     # then the stored excerpt the record names (tests/test_walk108.py), then the facts
-    assert lines[azure + 4].startswith("    stored excerpt: tests/data/github-sources-excerpt.txt")
+    assert lines[azure + 4].startswith("    stored excerpt: sources/excerpts/github-sources-excerpt.txt")
     assert lines[azure + 5].startswith("    streams.read: ")
     sources = _json("audit", QWEN3)["sources"]
     assert sources["nvidia-h200-product-page"]["copies"] == [H200_COPY]

@@ -34,7 +34,7 @@ import pytest
 from cli_helpers import REPO, invoke
 
 #: A session's label standing alone (cite73, left31, hdr54, speed50 …, "session 34"): not a file's name
-#: (tests/test_cite73.py, tests/data/cite70-excerpt.txt, test_cite66).
+#: (tests/test_cite73.py, sources/excerpts/cite70-excerpt.txt, test_cite66).
 LABEL = re.compile(
     r"(?<![\w/.-])(?:cite|left|walk|attack|scale|slip|digest|trace|moe|newcomer|hostile|hdr|head|use|arch|check|cold"
     r"|diff|flaky|git|perf|pin|racy|side|speed|suite|sweep|window|lead|json)\d{2,3}[a-z]?(?![\w-])(?!\.py|\.txt)"
@@ -86,7 +86,7 @@ def _prose(markdown: str) -> Iterator[tuple[int, str]]:
     ("read in a stored copy (session 34, tests/test_moe46.py)", ["session 3"]),
     ("Session 40 (branch hdr54, 2026-12-06)", ["Session 4", "hdr54"]),
     ("read in stored excerpts (tests/test_moe48.py): from", []),
-    ("tests/data/cite70-excerpt.txt and test_cite66 checks", []),
+    ("sources/excerpts/cite70-excerpt.txt and test_cite66 checks", []),
     ("(docs/PERFORMANCE.md, round hdr54)", []),  # a heading of that document
     ("round hdr99", ["hdr99"]),  # no such heading
     ("sm90, gfx942, bf16, fp8, int8, Q4_0, base64", []),

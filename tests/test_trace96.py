@@ -7,7 +7,7 @@
    ("Checked (cite70) against", "not guessed (left31)", "cite83 cites it"): now the test file that checks it
    (test_2_*).
 3. A source read only through a search tool's stored pages (gpu-container-handbook-routing-derisk) could not be
-   followed offline, though the text read ships in tests/data/cite70-excerpt.txt: a record names its stored
+   followed offline, though the text read ships in sources/excerpts/cite70-excerpt.txt: a record names its stored
    excerpt (``excerpt``), there and holding every span its citing locators quote (test_3_*).
 4. ``explain seed`` said serving.rs was "kept beside the project, not in this repository": a copy is in
    docs/seed/serving.rs.txt (test_4_*).
@@ -31,7 +31,7 @@ DRAFTS = REPO / "docs" / "seed" / "cardfacts"
 # a quoted span, as tests/test_cite66.py reads one
 _QUOTED = re.compile(r"(?:(?<=^)|(?<=[\s(\[:;,]))'(.+?)'(?=$|[\s),;:\].])")
 # a session's label (cite70, left31, walk56 …) standing alone: not a file's name (tests/test_cite70.py,
-# tests/data/cite70-excerpt.txt)
+# sources/excerpts/cite70-excerpt.txt)
 _LABEL = re.compile(r"(?<![\w/.-])(?:cite|left|walk|attack|scale|slip|digest|trace|moe|newcomer|hostile)\d+[a-z]?"
                     r"(?![\w-])(?!\.py|\.txt)")
 
@@ -174,8 +174,8 @@ def test_2_the_audit_of_a_source_reads_the_test_file() -> None:
 def test_3_each_excerpt_is_there_and_holds_every_span_quoted() -> None:
     spans = _spans()
     filled = {sid: r["excerpt"] for sid, r in _sources().items() if "excerpt" in r}
-    # 19, and cite90's two records (tests/data/cite90-excerpt.txt) at the merge; 22 with the H200 product page's
-    # (tests/data/cite102-excerpt.txt, tests/test_cite102.py)
+    # 19, and cite90's two records (sources/excerpts/cite90-excerpt.txt) at the merge; 22 with the H200 product page's
+    # (sources/excerpts/cite102-excerpt.txt, tests/test_cite102.py)
     assert len(filled) == 22
     for sid, f in filled.items():
         assert (REPO / f).is_file(), (sid, f)
@@ -190,7 +190,7 @@ def test_3_every_record_with_a_stored_excerpt_names_it() -> None:
     spans = _spans()
     records = _sources()
     texts = {p: (p.read_text(encoding="utf-8"), _excerpt_text(p))
-             for p in (REPO / "tests" / "data").glob("*excerpt.txt")}
+             for p in [*(REPO / "sources" / "excerpts").glob("*.txt"), *(REPO / "tests" / "data").glob("*excerpt.txt")]}
     unnamed = []
     for sid, record in records.items():
         if "excerpt" in record or not spans.get(sid):
@@ -200,7 +200,7 @@ def test_3_every_record_with_a_stored_excerpt_names_it() -> None:
                 unnamed.append((sid, path.name))
     assert unnamed == []
     # named nowhere, and why: the excerpt holds part of what is quoted (the H100 product page holds the SXM column)
-    partial = {sid: (sum(s in texts[REPO / "tests" / "data" / f][1] for s in spans[sid]), len(spans[sid]))
+    partial = {sid: (sum(s in texts[REPO / "sources" / "excerpts" / f][1] for s in spans[sid]), len(spans[sid]))
                for sid, f in (("nvidia-h100-datasheet", "cite70-excerpt.txt"),
                               ("nvidia-h200-datasheet", "cite71-excerpt.txt"),
                               ("sambanova-sn40l-hot-chips-2024", "cite71-excerpt.txt"))}
@@ -214,13 +214,13 @@ def test_3_every_record_with_a_stored_excerpt_names_it() -> None:
 
 def test_3_sources_and_audit_show_the_excerpt() -> None:
     result = invoke("audit", "--source", "gpu-container-handbook-routing-derisk")
-    assert ("  stored excerpt: tests/data/cite70-excerpt.txt (the text read, from the registry's top folder)"
+    assert ("  stored excerpt: sources/excerpts/cite70-excerpt.txt (the text read, from the registry's top folder)"
             in result.output.splitlines())
     result = invoke("audit", "--source", "nvidia-cuda-programming-guide", "--json")
-    assert json.loads(result.output)["source"]["excerpt"] == "tests/data/cite70-excerpt.txt"
+    assert json.loads(result.output)["source"]["excerpt"] == "sources/excerpts/cite70-excerpt.txt"
     result = invoke("sources", "--json")
     listed = {s["id"]: s["excerpt"] for s in json.loads(result.output)["sources"]}
-    assert listed["gpu-container-handbook-routing-derisk"] == "tests/data/cite70-excerpt.txt"
+    assert listed["gpu-container-handbook-routing-derisk"] == "sources/excerpts/cite70-excerpt.txt"
     assert listed["passprice-card-review"] is None
     result = invoke("sources")
     assert ("  22 of 47 name a stored excerpt of the text read (`passprice audit --source ID` shows its file)"
@@ -248,7 +248,7 @@ def test_4_the_seed_is_in_the_repository() -> None:
 
 
 @pytest.mark.parametrize(("value", "says"), [
-    ('["tests/data/cite70-excerpt.txt"]', "source.excerpt"),  # one path, not a list
+    ('["sources/excerpts/cite70-excerpt.txt"]', "source.excerpt"),  # one path, not a list
     ('"../outside.txt"', "source.excerpt"),  # no '..' part: a path from the registry's top folder
     ('"tests/../x.txt"', "source.excerpt"),
     ('"/etc/passwd"', "source.excerpt"),
@@ -258,7 +258,7 @@ def test_3_a_bad_excerpt_value_is_one_error_line(tmp_path: Path, value: str, say
     root = copy_root(tmp_path)
     record = root / "sources" / "gpu-container-handbook-routing-derisk.toml"
     text = record.read_text(encoding="utf-8")
-    old = 'excerpt = "tests/data/cite70-excerpt.txt"'
+    old = 'excerpt = "sources/excerpts/cite70-excerpt.txt"'
     assert text.count(old) == 1
     record.write_text(text.replace(old, f"excerpt = {value}"), encoding="utf-8")
     before = record.read_bytes()

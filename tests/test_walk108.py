@@ -33,20 +33,20 @@ def test_3_the_audit_of_a_lock_names_each_cited_sources_stored_excerpt() -> None
     assert lines[at + 3:at + 6] == [
         "    retrieved: unknown",
         f"    copies: {HOPPER_COPY}",
-        "    stored excerpt: tests/data/cite71-excerpt.txt (the text read, from the registry's top folder)",
+        "    stored excerpt: sources/excerpts/cite71-excerpt.txt (the text read, from the registry's top folder)",
     ]
     azure = lines.index("  azure-ai-benchmarking-guide — Azure AI Benchmarking Guide (Microsoft (Azure), 2024-09-27)")
     assert lines[azure + 3:azure + 5] == [
         "    retrieved: 2026-12-01",  # no copies: none listed, no line
-        "    stored excerpt: tests/data/github-sources-excerpt.txt (the text read, from the registry's top folder)",
+        "    stored excerpt: sources/excerpts/github-sources-excerpt.txt (the text read, from the registry's top folder)",
     ]
     sources = json.loads(invoke("audit", H200_LOCK, "--json").stdout)["sources"]
-    assert sources["nvidia-hopper-whitepaper"]["excerpt"] == "tests/data/cite71-excerpt.txt"
+    assert sources["nvidia-hopper-whitepaper"]["excerpt"] == "sources/excerpts/cite71-excerpt.txt"
     assert sources["nvidia-hopper-whitepaper"]["copies"] == [HOPPER_COPY]
-    assert sources["azure-ai-benchmarking-guide"]["excerpt"] == "tests/data/github-sources-excerpt.txt"
+    assert sources["azure-ai-benchmarking-guide"]["excerpt"] == "sources/excerpts/github-sources-excerpt.txt"
     assert all("excerpt" in s for s in sources.values())  # null where none is stored
     markdown = invoke("audit", H200_LOCK, "--format", "markdown").stdout
-    assert (f"(retrieved: unknown; copies: {HOPPER_COPY}; stored excerpt: tests/data/cite71-excerpt.txt (the text "
+    assert (f"(retrieved: unknown; copies: {HOPPER_COPY}; stored excerpt: sources/excerpts/cite71-excerpt.txt (the text "
             "read, from the registry's top folder))") in markdown
 
 
@@ -114,13 +114,13 @@ def test_3_a_copy_named_in_read_is_in_copies() -> None:
 def test_3_the_audit_prints_the_hopper_copy_under_the_whitepaper() -> None:
     out = json.loads(invoke("audit", "--source", "nvidia-hopper-whitepaper", "--json").stdout)
     assert out["source"]["copies"] == [HOPPER_COPY]
-    assert out["source"]["excerpt"] == "tests/data/cite71-excerpt.txt"
+    assert out["source"]["excerpt"] == "sources/excerpts/cite71-excerpt.txt"
 
 
 def test_3_the_mi300x_on_chip_capacity_locator_quotes_the_white_paper() -> None:
     # Before: '4 MB L2 per XCD x 8 XCDs; 256 MB Infinity Cache; LDS 64 KB per CU; 304 CUs (…)': no quote, no
     # section, nothing a reader could find in the paper. Now each figure its derivation reads is quoted as the stored
-    # copy (tests/data/cite68-excerpt.txt, bojieli/ai-infra-book's text of the PDF) prints it.
+    # copy (sources/excerpts/cite68-excerpt.txt, bojieli/ai-infra-book's text of the PDF) prints it.
     card = tomllib.loads((REPO / "facts" / "cards" / "mi300x.toml").read_text(encoding="utf-8"))
     fact = card["on_chip"]["capacity"]
     spans = re.findall(r"(?:(?<=^)|(?<=[\s(\[:;,]))'(.+?)'(?=$|[\s),;:\].])", fact["locator"])

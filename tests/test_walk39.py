@@ -250,7 +250,7 @@ def test_reproduce_names_the_header_file_the_lock_pins(tmp_path: Path) -> None:
                          f"l2.gguf, sha256 {sha[:12]}…), or re-lock through review"), line
     data = invoke("reproduce", "locks/ours.lock.toml", "--json", root=root).stdout
     assert set(json.loads(data)["checkpoint"]) == {"status", "ref", "pinned", "found", "today", "error", "unread",
-                                                   "moved_to"}
+                                                   "moved_to", "packaged"}  # packaged: null (walk107)
 
 
 def test_best_s_headroom_line_names_the_command_that_prices_a_smaller_batch() -> None:
@@ -258,7 +258,8 @@ def test_best_s_headroom_line_names_the_command_that_prices_a_smaller_batch() ->
     best = invoke("best", "r1-qwen7b-h200")
     assert best.exit_code == 0, best.output
     assert ("  headroom      0.1 % of card memory left: passprice counts no runtime workspace, activations or "
-            "fragmentation, so leave room (price a smaller batch with `passprice price … --batch N`, or give a smaller "
+            "fragmentation, so leave room (seek the best batch within a share of card memory with `--memory-use 0.9`, "
+            "price a smaller batch with `passprice price … --batch N`, or give a smaller "
             "--limit) before serving this, or price it under a serving stack (--stack S), whose memory.reserved is "
             "what its runtime keeps") in best.stdout.splitlines()
     assert "--batch" not in {o for p in cli.commands["best"].params for o in getattr(p, "opts", [])}

@@ -218,7 +218,7 @@ def test_the_readme_names_where_the_h200_datasheet_s_quote_can_be_checked() -> N
     prose = " ".join(README.split())
     assert "the H200 product page's specifications table in `cite102-excerpt.txt`" in prose
     assert "`'GPU Memory Bandwidth 4.8TB/s 4.8TB/s'` (label, H200 SXM, H200 NVL)" in prose
-    text = (REPO / "tests" / "data" / "cite71-excerpt.txt").read_text(encoding="utf-8")
+    text = (REPO / "sources" / "excerpts" / "cite71-excerpt.txt").read_text(encoding="utf-8")
     block = text.split("\n== nvidia-h200-datasheet ", 1)[1].split("\n== ", 1)[0].splitlines()
     cells = [line.split("\t", 1)[1] for line in block[1:]]
     at = cells.index("GPU Memory Bandwidth")

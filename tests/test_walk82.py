@@ -16,7 +16,7 @@ from passprice.diff import FileChange, Side, SideInfo, rerouted_stacks
 from passprice.registry import Root
 
 README = (REPO / "README.md").read_text(encoding="utf-8")
-EXCERPT = (REPO / "tests" / "data" / "cite71-excerpt.txt").read_text(encoding="utf-8")
+EXCERPT = (REPO / "sources" / "excerpts" / "cite71-excerpt.txt").read_text(encoding="utf-8")
 
 
 def _h200_cells() -> list[str]:

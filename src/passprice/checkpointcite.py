@@ -246,6 +246,26 @@ def packaged_entry(root: Root, lock: Lock) -> Path | None:
     return Path(header.source)
 
 
+def packaged_copy(root: Root, lock: Lock) -> str | None:
+    """``cp ENTRY TARGET``: the command that copies passprice's own entry holding the checkpoint content ``lock``
+    pinned (:func:`packaged_entry`) into ``root``'s ``registry/checkpoints``, each path one shell word; ``None`` when
+    the package's registry holds none (an :class:`~passprice.errors.InputError` reading its entries counts as none)
+    or ``root`` has a file of that entry's name (its content changed: a copy would replace it). Raises nothing."""
+    from passprice.errors import InputError
+    from passprice.files import shell_word
+
+    try:
+        entry = packaged_entry(root, lock)
+    except InputError:
+        return None
+    if entry is None:
+        return None
+    target = root.checkpoints / entry.name
+    if os.path.lexists(target):  # an entry of that name holds other content: never advise copying over it
+        return None
+    return f"cp {shell_word(entry)} {shell_word(target)}"
+
+
 def packaged_hint(root: Root, lock: Lock) -> str | None:
     """The line that says how to bring in the checkpoint ``lock`` pinned from passprice's own registry
     (:func:`packaged_entry`), or ``None`` when it holds none (an :class:`~passprice.errors.InputError` reading its

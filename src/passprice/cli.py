@@ -1522,12 +1522,24 @@ def synth_command(
 # --- pricing ---------------------------------------------------------------------------------------------------------
 
 
-def _serving_options(with_batch: bool) -> Callable[[F], F]:
-    """The options every pricing command takes (DESIGN.md, Command line)."""
+class _UnshownArgument(_DeferredArgument):
+    """A positional argument read but not shown in the usage line: ``audit``'s second word, which it refuses by name
+    ("audit takes one TARGET …"). Walkthrough 106: ``audit --help`` showed ``[TARGET] [SERVING]`` while ``audit A B``
+    refused the second. Built when first used, as every parameter here (:class:`_Deferred`)."""
+
+    def get_usage_pieces(self, ctx: click.Context) -> list[str]:
+        """None: the usage line names the command's own TARGET alone."""
+        del ctx
+        return []
+
+
+def _serving_options(with_batch: bool, serving_shown: bool = True) -> Callable[[F], F]:
+    """The options every pricing command takes (DESIGN.md, Command line); ``serving_shown=False``: the SERVING
+    argument is read (for the command to refuse by name) but not shown in the usage line."""
 
     def decorate(f: F) -> F:
         options = [
-            click.argument("serving", required=False),
+            click.argument("serving", required=False, **({} if serving_shown else {"cls": _UnshownArgument})),
             click.option("--checkpoint", help="Checkpoint: registry entry name or a .gguf path."),
             click.option("--card", help="Card: registry name or a card .toml path."),
             click.option("--position", type=_float("--position"), help="Mean position reached (positions)."),
@@ -2566,7 +2578,7 @@ def lock_command(
             requires=_parse_requires(requires),
             stack=stack,
         )
-    except locking.LockNotWritten as e:
+    except (locking.LockNotWritten, locking.LockOnStaleFacts) as e:
         e.shown_as = locking.written_as(root, output, given, (ctx.find_root().obj or {}).get("root"))
         _refuse(e)
     except ServingRefusal as e:
@@ -2744,7 +2756,7 @@ def _typed_options(ctx: click.Context, names: set[str]) -> list[tuple[str, str]]
 
 @cli.command("audit")
 @click.argument("target", required=False)
-@_serving_options(with_batch=True)
+@_serving_options(with_batch=True, serving_shown=False)
 @click.option("--source", "source_id", metavar="ID",
               help="Audit backwards: every fact citing source ID, the servings and locks resting on them, and which "
               "locks break if it is withdrawn.")

@@ -485,8 +485,9 @@ class Checkout:
             make_folders(dest / rel)
             for record in records:
                 (dest / rel / record).touch()
-        named = _named_by_sources(files)
-        # A source's document kept in the registry: its existence is what is checked. One outside the folders
+        named = _named_by_sources(files) | _excerpts_named(files)
+        # A source's document kept in the registry (or its stored excerpt, sources/excerpts/X.txt: walk107): its
+        # existence is what is checked. One outside the folders
         # listed (`notes/routing.md`, as the README's source record names) is looked up at the revision too: left
         # out, every review whose BASE held it said "BASE cannot price" (session 15's walkthrough).
         for rel in (named & unread) | self._documents_elsewhere(commit, named - unread - set(files)):
@@ -719,21 +720,43 @@ def _named_by_sources(files: Mapping[str, bytes]) -> set[str]:
     return named
 
 
+def _excerpts_named(files: Mapping[str, bytes]) -> set[str]:
+    """The ``source.excerpt`` each source file of ``files`` names (the stored text that was read), as written: a
+    revision's side holds it as an empty file, as it holds a ``source.path`` document, so ``check`` on the side finds
+    it there (walk107: the excerpts, moved to ``sources/excerpts/``, are files no review reads)."""
+    named: set[str] = set()
+    for rel, data in files.items():
+        if rel.startswith("sources/"):
+            excerpt = _source_paths(data)[1]
+            if excerpt is not None:
+                named.add(excerpt)
+    return named
+
+
 @functools.lru_cache(maxsize=4096)
 def _source_path(data: bytes) -> str | None:
     """The ``source.path`` the source file holding ``data`` names, or ``None`` (none, or the file does not parse:
-    the source's own read reports it). Kept by the bytes: a revision's sources are asked for twice as it is opened
-    (the empty documents written into its folder, then their identities), and were parsed twice."""
+    the source's own read reports it). Kept by the bytes, as :func:`_source_paths` (which parses each once)."""
+    return _source_paths(data)[0]
+
+
+@functools.lru_cache(maxsize=4096)
+def _source_paths(data: bytes) -> tuple[str | None, str | None]:
+    """The ``source.path`` and ``source.excerpt`` the source file holding ``data`` names, each ``None`` when it names
+    none (or the file does not parse: the source's own read reports it). Kept by the bytes: a revision's sources are
+    asked for twice as it is opened (the empty documents written into its folder, then their identities), and were
+    parsed twice."""
     if len(data) > schema.kind_cap("source"):  # not parsed (issue 13): the source's own read refuses it
-        return None
+        return None, None
     try:
         document = schema.toml_loads(data.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError, ValueError):
-        return None
+        return None, None
     source = document.get("source")
-    if isinstance(source, dict) and isinstance(source.get("path"), str):
-        return str(source["path"])
-    return None
+    if not isinstance(source, dict):
+        return None, None
+    path, excerpt = source.get("path"), source.get("excerpt")
+    return (str(path) if isinstance(path, str) else None, str(excerpt) if isinstance(excerpt, str) else None)
 
 
 def folder_files(folder: Path) -> dict[str, bytes]:

@@ -382,6 +382,19 @@ SUFFIX_FORMATS = {
 }
 
 
+#: Data formats passprice never writes, by the suffix that names each: an output file named so is refused too, for
+#: what it would hold is not what its name says (walkthrough 106: ``sweep -o a.parquet`` wrote CSV, exit 0; the README
+#: promises every output file's name says what it holds).
+OTHER_FORMATS = {
+    ".parquet": "Parquet", ".feather": "Feather", ".arrow": "Arrow", ".orc": "ORC", ".avro": "Avro",
+    ".xlsx": "Excel", ".xls": "Excel", ".ods": "an OpenDocument spreadsheet", ".tsv": "tab-separated values",
+    ".jsonl": "JSON Lines", ".ndjson": "JSON Lines", ".yaml": "YAML", ".yml": "YAML", ".xml": "XML",
+    ".npy": "NumPy", ".npz": "NumPy", ".pkl": "a Python pickle", ".pickle": "a Python pickle", ".h5": "HDF5",
+    ".hdf5": "HDF5", ".sqlite": "SQLite", ".db": "a database", ".zip": "zip", ".bz2": "bzip2", ".zst": "zstd",
+    ".pdf": "PDF", ".jpg": "JPEG", ".jpeg": "JPEG",
+}
+
+
 def suffix_format(path: Path, option: str, writes: Iterable[str], what: str, names: str) -> str | None:
     """The format (a suffix of :data:`SUFFIX_FORMATS`, ``.json``) the name of ``option``'s file ``path`` asks for
     (:func:`written_suffix`: a link's, its target's) when the command can write it (``writes``), or ``None`` when the
@@ -389,11 +402,17 @@ def suffix_format(path: Path, option: str, writes: Iterable[str], what: str, nam
     writes, in words, ``names`` the suffixes it takes.
 
     Raises :class:`InputError` naming the file, what would be written and the suffix when the suffix names a format
-    passprice writes but this command does not: the format followed the file's suffix for ``sweep -o`` alone, so
+    passprice does not write (:data:`OTHER_FORMATS`: ``sweep -o a.parquet`` wrote CSV), or one it writes but this
+    command does not: the format followed the file's suffix for ``sweep -o`` alone, so
     ``simulate -o run.json`` wrote its text table into a ``.json`` file, ``lock -o l.json`` TOML, ``synth -o
     h.gguf.xz`` an uncompressed header and ``sweep -o rows.csv.gz`` plain CSV, each read back as the format its name
     says and failing there (attack round 27)."""
     suffix = written_suffix(path, option)
+    if suffix in OTHER_FORMATS:
+        raise InputError(
+            f"{shown(path)}: {option} would write {what} into a file whose name ends in {suffix} (a name that says "
+            f"{OTHER_FORMATS[suffix]}, which passprice does not write): name it {names}"
+        )
     if suffix not in SUFFIX_FORMATS or suffix in writes:
         return suffix if suffix in SUFFIX_FORMATS else None
     return _wrong_suffix(path, option, suffix, what, names)

@@ -531,6 +531,8 @@ _TERMS = (
         "`reproduce --json`: `equals` (every recorded field reproduced bit for bit), `reproduction` (the verdict "
         "line, as `check --json` gives it a lock), `pricing_model`'s `recorded` and `now` digests, `checkpoint` "
         "(`ref`, the entry the lock names; where its pinned content was `found`, or the entry it `moved_to`; "
+        "`packaged`, the `cp` command that copies passprice's own entry holding it into a registry that has none, "
+        "else `null`; "
         "`checkpoint_changed` in `check`), `facts_drifted` (pinned facts today's files hold otherwise), "
         "`facts_rewritten` (the same quantity written otherwise: no drift), `facts_alone` (each drifted fact's price "
         "alone), `facts_grouped` (each drifted input with the drifted facts derived from it, priced at once: "
@@ -556,8 +558,8 @@ _TERMS = (
          "equals", "reproduction", "facts_drifted", "facts_rewritten", "facts_alone", "facts_grouped",
          "facts_routing", "unpinned",
          "stale_stack",
-         "stale_stack_pinned_apart", "now", "ref", "found", "moved_to", "checkpoint_changed", "serving_name",
-         "serving_changed", "serving_differences"),
+         "stale_stack_pinned_apart", "now", "ref", "found", "moved_to", "packaged", "checkpoint_changed",
+         "serving_name", "serving_changed", "serving_differences"),
     ),
     Term(
         "activation word",
@@ -720,9 +722,8 @@ _TERMS = (
         " `date`, `where` (where it is, one line), `url`, `copies` (other places it is kept), `retrieved`,"
         " `sha256` (of the copy that was read), `read` (how it was read) and `excerpt`. `sources --json`'s `excerpt`"
         " (and `audit --source ID --json`'s `source.excerpt`, and `audit LOCK --json`'s `sources.ID.excerpt`) is"
-        " the file, from the registry's top folder, that holds "
-        "the text that was read, stored for reading offline (`tests/data/cite70-excerpt.txt`; `null` when none is "
-        "stored); `audit --source ID --json`'s `excerpt_problem` says what is wrong with that file as one of this "
+        " the file, from the registry's top folder, that holds the text that was read, stored for reading offline"
+        " (`sources/excerpts/cite70-excerpt.txt`; `null` when none is stored); `audit --source ID --json`'s `excerpt_problem` says what is wrong with that file as one of this "
         "registry (not there, a folder, a FIFO, through a link, outside it; `null` when it is one, or none is "
         "named). A review's `sources_changed` names"
         " each source whose id leads to another document on HEAD, and each source HEAD adds that a fact is re-cited"
@@ -1271,6 +1272,17 @@ _TERMS = (
         "on purpose through review (`passprice lock --update -o LOCK --force --require PATH=PROVENANCE`: the same "
         "lock, its kind, serving and stack kept, only that floor loosened, which the review shows as a loosened floor; "
         "`lock --update` alone keeps the floors and refuses).",
+    ),
+    Term(
+        "StaleFacts",
+        "refusal: lock will not pin a price resting on derived facts that do not follow from their inputs",
+        "A refusal by `lock` (and `lock --update`): the price rests on a derived fact whose inputs moved since it was "
+        "derived (`fact set memory.bandwidth` without `fact recompute`), the price `diff` calls not a price to "
+        "publish, `audit` marks STALE and `check` fails. The line names each such fact, the input that changed and "
+        "what it recomputes to, then what writes them from today's inputs (`passprice fact recompute CARD`, "
+        "`--draft` for a drafting method's; a routing record's by hand); no lock file is written. In `--json`, "
+        "`stale` lists the facts (as `audit --json`'s `stale`) and `fix` the steps.",
+        ("fix",),
     ),
     Term(
         "LockMismatch",
@@ -1986,7 +1998,21 @@ def _term(text: str) -> Term:
     if found is not None:
         return found
     close = difflib.get_close_matches(_key(text), list(_INDEX), n=6, cutoff=0.6)
-    names = list(dict.fromkeys(_INDEX[c].name for c in close))[:3]  # a term and its alias once, as one name
+    # Only the matches about as close as the closest (walk106: `explain bindz` offered "binds, out of date already on
+    # BASE, source", the last two terms of the aliases "behind" and "kind", far further off than "bind")
+    ratio = {c: difflib.SequenceMatcher(None, _key(text), c).ratio() for c in close}
+    close = [c for c in close if ratio[c] >= max(ratio.values(), default=0.0) - 0.1]
+    def plain(word: str) -> str:
+        return re.sub(r"[\s_/-]+", "", word).removesuffix("s")
+
+    # an alias is shown with the term it is explained under (`roofline (ridge)`): the term's name alone read as no
+    # match of what was typed
+    shown = {c: _INDEX[c].name if plain(c) == plain(_key(_INDEX[c].name)) else f"{c} ({_INDEX[c].name})"
+             for c in close}
+    seen: dict[str, str] = {}
+    for c in close:  # a term and its alias once, as one name
+        seen.setdefault(_INDEX[c].name, shown[c])
+    names = list(seen.values())[:3]
     hint = f"; did you mean {', '.join(names)}?" if names else ""
     raise InputError(
         f"explain: {shown_value(text)} is not a term passprice defines{hint} (passprice explain lists them)"

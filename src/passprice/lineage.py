@@ -24,7 +24,7 @@ from passprice.errors import InputError, problem_lines
 from passprice.facts import Fact, Provenance, weakest
 from passprice.files import is_there, shell_word
 from passprice.registry import Root, folder_problem
-from passprice.sources import Source, check_sources, cited_ids, load_source, missing_sources
+from passprice.sources import Source, check_sources, cited_ids, excerpt_named, load_source, missing_sources
 from passprice.tables import markdown_code, markdown_prose, markdown_table, markdown_text, text_table
 
 # --- the facts of the registry ---------------------------------------------------------------------------------------
@@ -742,9 +742,12 @@ class Lineage:
     runs: tuple[tuple[str, tuple[str, ...], tuple[str, ...], tuple[str, ...]], ...] = ()
     #: What is wrong with the audited source's ``excerpt`` as a file of this registry
     #: (:func:`passprice.registry.document_problem`), ``None`` when it is one or the source names none. attack105: a
-    #: registry made by ``init`` (or the installed package's) named ``tests/data/cite70-excerpt.txt`` as "the text
+    #: registry made by ``init`` (or the installed package's) named ``sources/excerpts/cite70-excerpt.txt`` as "the text
     #: read, from the registry's top folder" where no such file was.
     excerpt_problem: str | None = None
+    #: How the text names the source's stored excerpt (:func:`passprice.sources.excerpt_named`: the built-in
+    #: registry's file named as such, one not there said so), or ``None``.
+    excerpt: str | None = None
 
     @property
     def breaks(self) -> tuple[LockImpact, ...]:
@@ -833,7 +836,8 @@ def source_lineage(root: Root, source_id: str) -> Lineage:
     lineage = _lineage(root, f"source {source.id}", citing, source, None, records, refs)
     excerpt = document_problem(root, source.excerpt, "source.excerpt") if source.excerpt is not None else None
     return attrs.evolve(lineage, fitted=fitted, fitted_through=through, fitted_on_cards=on_cards,
-                        runs=runs_citing(root, source.id), excerpt_problem=excerpt)
+                        runs=runs_citing(root, source.id), excerpt_problem=excerpt,
+                        excerpt=excerpt_named(root, source))
 
 
 def runs_citing(
@@ -1014,11 +1018,11 @@ def fact_lineage(root: Root, ref: FactRef) -> Lineage:
 # --- rendering -------------------------------------------------------------------------------------------------------
 
 
-def source_lines(source: Source, excerpt_problem: str | None = None) -> list[str]:
+def source_lines(source: Source, excerpt: str | None = None) -> list[str]:
     """A source record for people: title, who and when, where, how it was read, when retrieved, the stored excerpt of
-    the text read (``excerpt``, trace96; ``excerpt_problem``, what is wrong with it as a file of the registry, said
-    in its place: attack105), and its note (the record's caveat: walkthrough 25 found "who measured it and when is
-    unknown" in no output)."""
+    the text read (``excerpt``, trace96: as :func:`passprice.sources.excerpt_named` names it, else the record's
+    path), and its note (the record's caveat: walkthrough 25 found "who measured it and when is unknown" in no
+    output)."""
     date = source.date if source.date is not None else "versioned with this registry"
     lines = [f"  {source.title}", f"  {source.by} · {source.kind} · {date} · {source.where()}"]
     retrieved = source.retrieved_text()
@@ -1027,10 +1031,9 @@ def source_lines(source: Source, excerpt_problem: str | None = None) -> list[str
     copies = source.copies_text()
     if copies is not None:
         lines.append(f"  copies: {copies}")
-    if source.excerpt is not None and excerpt_problem is not None:  # named, and not here to read (attack105)
-        lines.append(f"  stored excerpt: {excerpt_problem}")
-    elif source.excerpt is not None:  # the text read, stored for reading offline (trace96)
-        lines.append(f"  stored excerpt: {source.excerpt} (the text read, from the registry's top folder)")
+    if source.excerpt is not None:  # the text read, stored for reading offline (trace96)
+        named = excerpt if excerpt is not None else f"{source.excerpt} (the text read, from the registry's top folder)"
+        lines.append(f"  stored excerpt: {named}")
     lines.append(f"  read: {source.read}")
     if source.note:
         lines.append(f"  note: {source.note}")
@@ -1052,7 +1055,7 @@ def lineage_text(a: Lineage) -> str:
     """The audit of a source or fact for people."""
     lines = [f"audit of {a.subject}"]
     if a.source is not None:
-        lines += source_lines(a.source, a.excerpt_problem)
+        lines += source_lines(a.source, a.excerpt)
     if a.fact is not None:
         fact = a.citing[0].fact
         lines.append(f"  {fact.describe()} ({fact.provenance.value}); {fact.citation()}")

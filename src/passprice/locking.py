@@ -15,9 +15,9 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -28,6 +28,9 @@ from passprice.locks import FloorChange, Lock, Policy, Verdict
 from passprice.registry import LOCK_SUFFIX, Root, name_problem, read_only
 from passprice.schema import ONE_LINE
 from passprice.servings import ServingSpec
+
+if TYPE_CHECKING:
+    from passprice.stale import Stale
 
 #: A lock's name: a file stem in ``locks/`` (letters, digits, ``.``, ``_``, ``-``; first a letter or digit).
 LOCK_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -591,6 +594,65 @@ class Written:
     loosened: tuple[FloorChange, ...] = ()
 
 
+class LockOnStaleFacts(Exception):
+    """A lock whose price rests on derived facts that do not follow from their inputs today (exit 1): never written.
+    Walkthrough 106: after ``fact set h200_sxm_141gb memory.bandwidth --value 4.89`` without ``fact recompute``,
+    ``lock --update`` wrote 996.1 -> 1,014.8 tokens/s (exit 0) on the streams shares derived from 4.8 TB/s, while
+    ``diff`` called that price "not a price to publish", ``audit`` marked it STALE and ``check`` failed. The facts are
+    found by the one function ``diff``, ``audit``, ``price`` and ``reproduce`` judge staleness with
+    (:func:`passprice.stale.stale_rested_on`) and named in their words (:meth:`passprice.stale.Stale.line`). No
+    option writes it anyway: ``check`` fails every lock resting on such a fact, so the lock would be refused by the
+    first review. ``shown_as``: the path as ``lock`` names it (:func:`written_as`); ``None`` names ``output``."""
+
+    name = "StaleFacts"
+
+    def __init__(self, lock: str, stale: Stale, fixes: Sequence[str], output: Path) -> None:
+        self.lock = lock
+        self.stale = stale
+        self.fixes = tuple(fixes)
+        self.output = output
+        self.shown_as: str | None = None
+        super().__init__(self.message())
+
+    def message(self) -> str:
+        """``lock NAME: its price rests on derived facts that do not follow from their inputs, not a price to
+        publish: LINE; FIX, then lock again; PATH not written``."""
+        path = self.shown_as if self.shown_as is not None else str(self.output)
+        return (f"lock {self.lock}: its price rests on derived facts that do not follow from their inputs, not a price "
+                f"to publish: {self.stale.line()}; {'; '.join(self.fixes)}, then lock again; {path} not written")
+
+    def __str__(self) -> str:
+        return self.message()
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"refusal": "StaleFacts", "message", "lock", "stale" (:meth:`passprice.stale.Stale.to_json`), "fix",
+        "path", "absolute_path", "written": false}``."""
+        path = self.shown_as if self.shown_as is not None else str(self.output)
+        return {"refusal": self.name, "message": self.message(), "lock": self.lock, "stale": self.stale.to_json(),
+                "fix": list(self.fixes), "path": path, "absolute_path": absolute_path(self.output), "written": False}
+
+
+def stale_fixes(stale: Stale, card: str, draft: str | None, routing: str | None) -> list[str]:
+    """What writes ``stale``'s facts from today's inputs, one clause a record, in the order first named: ``run
+    `passprice fact recompute CARD``` for the card's facts (``--draft`` for a drafting method's, ``draft.*``), ``edit
+    routing record NAME's FACTS by hand`` for a routing record's (``routing.*``: ``fact recompute`` takes cards and
+    drafting methods only), as ``fact set`` and ``check`` advise (:func:`passprice.check.recompute_hints`). Names are
+    one shell word each. Raises nothing."""
+    from passprice.files import shell_word
+
+    out: dict[str, list[str]] = {}
+    for path in stale.paths():
+        if path.startswith("routing."):
+            key = f"routing:{routing}"
+        elif path.startswith("draft."):
+            key = f"`passprice fact recompute {shell_word(draft or '')} --draft`"
+        else:
+            key = f"`passprice fact recompute {shell_word(card)}`"
+        out.setdefault(key, []).append(path)
+    return [f"edit routing record {routing}'s {', '.join(paths)} by hand" if key.startswith("routing:")
+            else f"run {key}" for key, paths in out.items()]
+
+
 def write(
     root: Root,
     output: Path,
@@ -668,6 +730,15 @@ def write(
     )
     if untraceable:
         raise InputError.of(untraceable)
+    from passprice.stale import stale_rested_on
+
+    # A price on a derived fact whose inputs moved (fact set without fact recompute) is no price to pin: refused by
+    # name, as diff, audit and check judge it (walkthrough 106: written, exit 0).
+    stale = stale_rested_on(resolved.facts(), lock.rests_on)
+    if stale:
+        routing = resolved.serving.routing.name if resolved.serving.routing is not None else None
+        method = resolved.method.name if resolved.method is not None else None
+        raise LockOnStaleFacts(lock.name, stale, stale_fixes(stale, resolved.card.name, method, routing), output)
     verdict = judge(lock.name, lock.policy, tuple((p, lock.facts[p]) for p in lock.rests_on))
     if not verdict.holds:
         advice = ""

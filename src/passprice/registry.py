@@ -710,13 +710,14 @@ def _require_inside(root: Root, ref: str, folder: Path, where: str) -> None:
     raise InputError(f"{where}: {shown(ref)} lies outside the registry ({shown(root.path)}): {INSIDE}")
 
 
-def document_problem(root: Root, path: str, field: str = "source.path") -> str | None:
+def document_problem(root: Root, path: str, key: str = "source.path") -> str | None:
     """What is wrong with ``path`` (relative to ``root``) as *a document of this registry* (a source record's
-    ``source.path``, or the key ``field`` names: ``source.excerpt``, attack105): ``None`` when it is a regular file
-    inside the root, named by its own plain path (no ``.`` or ``..`` part, no symbolic link along it below the root);
-    else the problem in words (not plain, through a link, nothing there, outside the registry, a FIFO, a device, a
-    folder, a part no file name on Windows may be: :func:`windows_problem`). Nothing is opened: a FIFO or ``/dev/zero``
-    is named by its mode. Raises nothing for a hostile name: a name too long or a loop of links is its problem.
+    ``source.path``, or its ``source.excerpt``: ``key``, the key the advice names): ``None`` when it is a regular file
+    inside the root, named by its own plain path (no ``.`` or
+    ``..`` part, no symbolic link along it below the root); else the problem in words (not plain, through a link,
+    nothing there, outside the registry, a FIFO, a device, a folder, a part no file name on Windows may be:
+    :func:`windows_problem`). Nothing is opened: a FIFO or ``/dev/zero`` is
+    named by its mode. Raises nothing for a hostile name: a name too long or a loop of links is its problem.
 
     Plain and link-free because a review reads the document at each revision through git (``passprice diff``), where
     a link is a blob holding its target's name and ``notes/../x.md`` names nothing: ``notes/link.md`` (a link to
@@ -730,8 +731,8 @@ def document_problem(root: Root, path: str, field: str = "source.path") -> str |
         found = look(full)
         if found is None:
             # What to do next (walkthrough 16): the line only said what was wrong.
-            return (f"{path} is not a file of this registry: put the document there ({field} is read from the "
-                    f"registry's top folder), or correct {field}")
+            return (f"{path} is not a file of this registry: put the document there ({key} is read from the "
+                    f"registry's top folder), or correct {key}")
         if not within(root, full):
             return f"{path} lies outside the registry (a document of this registry is a file inside its root)"
     except InputError as e:
@@ -747,7 +748,7 @@ def document_problem(root: Root, path: str, field: str = "source.path") -> str |
         problem = windows_problem(part)
         if problem is not None:
             return (f"{path}: {problem}, where no file of that name can be checked out: rename the document (and "
-                    f"{field})")
+                    f"{key})")
     here = root.path
     for part in parts:
         here = here / part
@@ -759,7 +760,7 @@ def document_problem(root: Root, path: str, field: str = "source.path") -> str |
             at = "/".join(here.relative_to(root.path).parts)
             return (f"{path} passes through a symbolic link ({at}): a document of this registry is a file at its "
                     "own path (a review reads it through git at each revision, where a link holds only its "
-                    f"target's name): put the document itself there, or name its own path in {field}")
+                    f"target's name): put the document itself there, or name its own path in {key}")
     if not stat.S_ISREG(found.st_mode):
         return f"{path} is {kind(found.st_mode)}, not a regular file of this registry"
     return None
@@ -1144,7 +1145,25 @@ def not_found(kind: str, ref: str, folder: Path, known: list[str], root: Root | 
     # h200_sxm_141gb" named two strings that print alike (attack round 38)
     hint = _hint(kind, ref, folder, known, root)
     named = repr(ref) if repr(ref).isascii() or ascii(ref) in hint else f"{ref!r} (spelled {ref!a})"
-    return NotFound(f"{kind} {named}: not found in {where}{hint} (registered: {listed})")
+    own = _own_card(kind, ref, hint, root)
+    return NotFound(f"{kind} {named}: not found in {where}{hint} (registered: {listed}){own}")
+
+
+def _own_card(kind: str, ref: str, hint: str, root: Root | None) -> str:
+    """What a card name not found ends with when it is no record of another kind (``hint`` empty, or the closest
+    names): how to add a card of one's own, ``; a card not registered is a file of your own: … facts/cards/NAME.toml
+    …`` (walkthrough 106: ``price --card rtx5090`` said only "did you mean rtx_4090", and a new
+    user took the cards for all there are). Outside any registry, where to make one. ``""`` for another kind, or a name
+    no file can carry. Raises nothing."""
+    if kind != "card" or not (hint == "" or hint.startswith("; did you mean")):
+        return ""
+    if not ref or not ref.isprintable() or windows_problem(ref) is not None or any(c in ref for c in "/\\"):
+        file = "facts/cards/NAME.toml"
+    else:
+        file = f"facts/cards/{ref}.toml"
+    where = " in a registry of your own (passprice init DIR starts one)" if root is not None and root.embedded else ""
+    return (f"; a card not registered is a file of your own{where}: copy the closest registered card's file "
+            f"to {file} and set its facts (README, 'A card of your own')")
 
 
 #: The most names a command given many (``sweep``'s servings and cards, ``compare --cards``) says are not found before

@@ -209,7 +209,9 @@ def cost_text(
     )
     if cost.capacity_bytes > 0 and cost.held_bytes > HEADROOM_WARNING * cost.capacity_bytes:
         left = 1.0 - cost.held_bytes / cost.capacity_bytes
-        room = ("price a smaller batch with `passprice price … --batch N`, or give a smaller --limit" if best
+        # walk106: best's own option for it, --memory-use, was not named
+        room = ("seek the best batch within a share of card memory with `--memory-use 0.9`, price a smaller batch "
+                "with `passprice price … --batch N`, or give a smaller --limit" if best
                 else "a smaller --batch or --limit")
         stack = ("or read the expected price below, which keeps the stack's memory.reserved free" if under_stack else
                  "or price it under a serving stack (--stack S), whose memory.reserved is what its runtime keeps")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from fractions import Fraction
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -294,6 +295,12 @@ class CheckpointState:
     #: (walkthrough 39: a teammate handed the lock was told "passprice import FILE", and not which file).
     header_file: str | None = None
     header_sha256: str | None = None
+    #: The command that copies passprice's own entry holding the pinned content into the registry
+    #: (:func:`passprice.checkpointcite.packaged_copy`), said first: walkthrough 106, a fresh ``init`` registry was
+    #: told to import a header file that was never kept, the working ``cp`` on stderr alone.
+    packaged: str | None = None
+    #: The lock is not one of the registry's (:func:`lock_of`): its entry was never here, not "gone".
+    never_here: bool = False
 
     @property
     def changed(self) -> bool:
@@ -339,6 +346,11 @@ class CheckpointState:
 
                 pinned_file = (f"; the lock pins the header {escaped(self.header_file)}, sha256 "
                                f"{self.header_sha256[:12]}…")
+            if self.packaged is not None:
+                return (f"{self.ref}: no entry of that name in this registry; passprice's own registry holds the "
+                        f"pinned {what} {short}…: copy its entry into this registry ({self.packaged}) and run this "
+                        f"again; or import the header (passprice import FILE --name "
+                        f"{shell_word(self.ref)}{pinned_file}), or re-lock through review{maybe}")
             return (f"{self.ref}: no entry of that name, and no entry of the registry holds the pinned {what} "
                     f"{short}…: import the pinned header again (passprice import FILE --name "
                     f"{shell_word(self.ref)}{pinned_file}), or re-lock through review{maybe}")
@@ -763,11 +775,30 @@ def _require_inside(root: Root, lock: Lock, keys: tuple[str, ...] = ("checkpoint
         require_inside(root, rooted(spec.card, root), root.cards, f"{lock.source}: serving.card")
 
 
-def _gone_line(lock: Lock, gone: bool) -> tuple[str, ...]:
-    """The line :attr:`Today.serving` opens with when the serving ``lock`` locks is no longer registered."""
+def lock_of(root: Root, lock: Lock) -> bool:
+    """Whether ``lock`` is a lock of ``root``: its file lies inside ``root``, or ``root``'s ``locks/`` holds a lock
+    of its name; so what it locked (its serving, its checkpoint entry) was in ``root`` once. A lock handed over from
+    elsewhere (the built-in registry's, reproduced in a fresh ``init`` registry) is not. Raises nothing (a path that
+    cannot be looked at counts as the registry's: the older wording)."""
+    from passprice.registry import within
+
+    try:
+        return (bool(lock.source) and within(root, Path(lock.source))) or os.path.lexists(
+            root.locks / f"{lock.name}.lock.toml")
+    except (InputError, ValueError):
+        return True
+
+
+def _gone_line(lock: Lock, gone: bool, root: Root | None = None) -> tuple[str, ...]:
+    """The line :attr:`Today.serving` opens with when the serving ``lock`` locks is not registered in ``root``: "no
+    longer registered" of a lock of the registry (its file inside ``root``, or a lock of its name in ``root``'s
+    ``locks/``: the serving was there when it was locked), "not registered here" of a lock from elsewhere
+    (walkthrough 106: a fresh ``init`` registry, which never had the serving, was told it was "no longer
+    registered"). Raises nothing."""
     if not gone:
         return ()
-    return (f"serving {lock.info.serving} is no longer registered (priced as the lock embeds it)",)
+    state = "is no longer registered" if root is None or lock_of(root, lock) else "is not registered here"
+    return (f"serving {lock.info.serving} {state} (priced as the lock embeds it)",)
 
 
 def _gone_difference(lock: Lock, gone: bool) -> tuple[Mapping[str, Any], ...]:
@@ -806,16 +837,16 @@ def price_today(root: Root, lock: Lock) -> Today:
         spec, gone = today_spec(root, lock)
         resolved: Resolved = resolve(root, spec)
     except InputError as e:  # a removed serving is said even when today's files do not read (walkthrough 14)
-        return Today(serving=_gone_line(lock, gone), error=problem_lines(e)[0].replace(f"{root.path}/", ""), gone=gone,
-                     differences=_gone_difference(lock, gone), unreadable=isinstance(e, Unreadable),
+        return Today(serving=_gone_line(lock, gone, root), error=problem_lines(e)[0].replace(f"{root.path}/", ""),
+                     gone=gone, differences=_gone_difference(lock, gone), unreadable=isinstance(e, Unreadable),
                      **_facts_of_renamed(root, lock, spec))
     except ServingRefusal as e:  # today's drafting method out of its scope for the checkpoint
-        return Today(serving=_gone_line(lock, gone), refusal=e.to_json(), gone=gone,
+        return Today(serving=_gone_line(lock, gone, root), refusal=e.to_json(), gone=gone,
                      differences=_gone_difference(lock, gone))
     completed = portable_spec(resolved.spec, root)
     fields = serving_differences(lock.spec, completed)
     changes = tuple(f"{key}: {_show(was)} → {_show(now)}" for key, was, now in fields)
-    changes = (*_gone_line(lock, gone), *changes)
+    changes = (*_gone_line(lock, gone, root), *changes)
     differences: tuple[Mapping[str, Any], ...] = (
         *_gone_difference(lock, gone),
         *({"field": f"serving.{key}", "locked": was, "now": now} for key, was, now in fields),
@@ -1065,6 +1096,10 @@ class Reproduction:
             if unread is not None:  # left98: an entry that is there and does not parse is not "gone"
                 return (f"does NOT reproduce: the pinned checkpoint's entry does not read ({unread}), and no other "
                         "entry holds the pinned content (checkpoint, below)")
+            if self.checkpoint.packaged is not None:  # walkthrough 106: the fix first, not only on stderr
+                where = "is not in this registry" if self.checkpoint.never_here else "is gone from this registry"
+                return (f"does NOT reproduce: the pinned checkpoint {self.checkpoint.ref} {where}; passprice's own "
+                        f"registry holds it: {self.checkpoint.packaged}, and run this again")
             return f"does NOT reproduce: the pinned checkpoint {self.checkpoint.ref} is gone (checkpoint, below)"
         if self.equals:
             if self.lock.info.format < LOCK_FORMAT:
@@ -1484,6 +1519,11 @@ def reproduce(root: Root, lock: Lock, with_today: bool = True, grouped: bool = F
     from passprice.pins import pricing_model_digest
 
     header, state = find_checkpoint(root, lock)
+    if header is None and state.status == "missing" and state.moved_to is None and not state.unread:
+        # (an entry of the registry that does not read may hold it: that is said first, as before)
+        from passprice.checkpointcite import packaged_copy
+
+        state = attrs.evolve(state, packaged=packaged_copy(root, lock), never_here=not lock_of(root, lock))
     now: dict[str, Any] | None = None
     if header is not None:
         try:
@@ -1937,7 +1977,7 @@ def reproduction_json(
         },
         # the pinned header's file and sha256 are the lock's own ([checkpoint]); the object keeps its keys
         "checkpoint": attrs.asdict(rep.checkpoint, filter=lambda a, _: a.name not in ("header_file",
-                                                                                        "header_sha256")),
+                                                                                        "header_sha256", "never_here")),
         "facts_drifted": [
             {"path": d.path, "pinned": d.pinned.to_entry(), "today": d.today.to_entry() if d.today else None,
              "source_changed": d.source_json()}

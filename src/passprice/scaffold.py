@@ -6,9 +6,9 @@ has, the reference facts filled in, the user's own records empty, and the toolin
 - every record folder of :class:`~passprice.registry.Root` (read off its properties, so a record kind added there is
   carried without a change here): the reference data (``facts/…``, ``sources/`` — any folder outside ``registry/``
   and ``locks/``, and the measurements the reference stacks are fitted from) copied from the root in effect (the
-  embedded default outside a checkout), the user's own records (``registry/…``, ``locks/``) empty, each holding a
-  ``.gitkeep`` so git keeps it; and the stored excerpts the source records name (``tests/data/…-excerpt.txt``: the
-  text their citations were read in), at the same paths;
+  embedded default outside a checkout), with the stored excerpt each source record names (``sources/excerpts/``,
+  :func:`stored_excerpts`), the user's own records (``registry/…``, ``locks/``) empty, each holding a
+  ``.gitkeep`` so git keeps it;
 - ``schema/``: a copy of the JSON Schemas the files name on their ``#:schema`` line, so an editor validates them;
   ``passprice`` itself always validates against the package's own (``check`` warns when this copy differs);
 - ``.taplo.toml``: the schema of every folder, so taplo (and Even Better TOML) validate a new file before it has its
@@ -108,6 +108,34 @@ def fit_checkpoints(source: Root) -> list[Path]:
             except (InputError, UnicodeDecodeError, tomllib.TOMLDecodeError):
                 continue
     return [p for name in sorted(names) if (p := source.checkpoints / f"{name}.toml").is_file()]
+
+
+def stored_excerpts(source: Root, files: dict[str, bytes]) -> dict[str, bytes]:
+    """The stored excerpts (``source.excerpt``: ``sources/excerpts/X.txt``) that the source records among ``files``
+    (``sources/ID.toml`` → its bytes, as :func:`plan` copies them) name, each read from ``source`` by its path there.
+    A record's excerpt is the text that was read, for reading offline: copied with the record, wherever it lies in
+    the registry (walkthrough 106: the records named files ``init`` left behind, and ``audit --source`` sent the
+    reader to one not there). A record that does not read, or an excerpt that is no regular file of ``source`` at its
+    own plain path (:func:`passprice.sources.excerpt_problem`), is left out here: ``check`` names it. Raises
+    :class:`InputError` when a named excerpt that is there cannot be read."""
+    import tomllib
+
+    from passprice.registry import document_problem
+    from passprice.schema import toml_loads
+
+    out: dict[str, bytes] = {}
+    for rel, data in sorted(files.items()):
+        if not (rel.startswith("sources/") and rel.endswith(".toml") and rel.count("/") == 1):
+            continue
+        try:
+            table = toml_loads(data.decode("utf-8")).get("source")
+        except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+            continue
+        excerpt = table.get("excerpt") if isinstance(table, dict) else None
+        if isinstance(excerpt, str) and excerpt not in out and document_problem(
+                source, excerpt, "source.excerpt") is None:
+            out[excerpt] = read_regular(source.path / excerpt, MAX_TOML_BYTES)
+    return out
 
 
 def is_own(folder: str) -> bool:
@@ -424,32 +452,6 @@ def _first_step(requirement: Requirement) -> str:
     return f"\n**First:** {advice}.\n"
 
 
-def stored_excerpts(source: Root) -> dict[str, bytes]:
-    """The stored excerpts (``source.excerpt``: the text a record's citations were read in, trace96) that the source
-    records of ``source`` name, by their path from its top folder, each a regular file of ``source``
-    (:func:`passprice.registry.document_problem`) of at most :data:`MAX_TOML_BYTES`; one that is not, or a record that
-    does not read, is left out (``audit --source`` then says it is not there). attack105: ``init`` copied the records
-    and not the files, so a new registry's ``audit --source`` named ``tests/data/cite70-excerpt.txt`` as the text
-    read, from the registry's top folder, where no such file was. Raises nothing."""
-    from passprice.registry import document_problem
-    from passprice.sources import read_sources
-
-    try:
-        records, _ = read_sources(source)
-    except (OSError, InputError):
-        return {}
-    out: dict[str, bytes] = {}
-    for record in records.values():
-        rel = record.excerpt
-        if rel is None or rel in out or document_problem(source, rel, "source.excerpt") is not None:
-            continue
-        try:
-            out[rel] = read_regular(source.path / rel, MAX_TOML_BYTES)
-        except (OSError, InputError):
-            continue
-    return out
-
-
 def plan(source: Root, requirement: str | None = None, examples: bool = False, repository: bool = False) -> Plan:
     """The files ``init`` writes for a registry seeded from ``source``: the reference folders' files copied (regular
     files only, at the folder's top; a nested folder is its own record folder), a ``.gitkeep`` in every empty one,
@@ -482,7 +484,8 @@ def plan(source: Root, requirement: str | None = None, examples: bool = False, r
                 files[f"{rel}/{p.name}"] = read_regular(p, MAX_TOML_BYTES)
         if not any(k.startswith(f"{rel}/") for k in files):
             files[f"{rel}/.gitkeep"] = _KEEP.encode()
-    files.update(stored_excerpts(source))
+    for rel, data in stored_excerpts(source, files).items():
+        files.setdefault(rel, data)
     schema_folder = source.schema
     if not schema_folder.is_dir():
         raise InputError(f"{schema_folder}: the JSON Schemas are missing; reinstall passprice")

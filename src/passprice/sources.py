@@ -56,7 +56,7 @@ class Source:
     note: str | None = None
     #: The file holding the text that was read, stored in the repository (a path from the registry's top folder),
     #: or ``None``. Issue 13 (trace96): a source read only through a search tool's stored pages (the gpu-container
-    #: handbook) could not be followed offline, though the text read ships in ``tests/data/cite70-excerpt.txt``.
+    #: handbook) could not be followed offline, though the text read ships in ``sources/excerpts/cite70-excerpt.txt``.
     excerpt: str | None = None
 
     @property
@@ -413,11 +413,38 @@ def undated_line(ids: Sequence[str]) -> str | None:
             "known (passprice sources lists them)")
 
 
+def excerpt_problem(root: Root, source: Source) -> str | None:
+    """What is wrong with the stored excerpt ``source`` names (``source.excerpt``), as
+    :func:`passprice.registry.document_problem` words it for that key: ``None`` when the record names none, or it is
+    a regular file inside ``root`` at its own plain path. Walkthrough 106: every record named an excerpt in the
+    checkout's ``tests/data/``, which no wheel (and no ``init`` registry) held, and ``check`` said nothing of it.
+    Raises nothing."""
+    return document_problem(root, source.excerpt, "source.excerpt") if source.excerpt is not None else None
+
+
+def excerpt_named(root: Root, source: Source) -> str | None:
+    """How ``audit --source`` names the stored excerpt of ``source`` after ``stored excerpt:``, or ``None`` when the
+    record names none: ``the built-in registry's sources/excerpts/X.txt`` in the registry passprice ships
+    (:data:`passprice.registry.BUILT_IN`, as a lock or checkpoint entry of it is named: walkthrough 106, run
+    outside the checkout, read ``tests/data/…`` as a path of the working folder), else ``PATH (the text read, from
+    the registry's top folder)``; with ``, but PROBLEM`` when it is not a regular file of ``root``
+    (:func:`excerpt_problem`). Raises nothing."""
+    from passprice.registry import BUILT_IN
+
+    if source.excerpt is None:
+        return None
+    named = (f"{BUILT_IN}{source.excerpt} (the text read)" if root.embedded
+             else f"{source.excerpt} (the text read, from the registry's top folder)")
+    problem = excerpt_problem(root, source)
+    return named if problem is None else f"{named}, but {problem}"
+
+
 def check_sources(
     root: Root, cited: Iterable[str], unreadable: list[str] | None = None, loaded: dict[str, Source] | None = None
 ) -> tuple[list[str], list[str]]:
     """``passprice check``'s look at ``sources/``: the problems (a file that does not read; a registry document
-    whose path is not a regular file inside the root, :func:`document_problem`) and the warnings (a source nothing
+    whose path is not a regular file inside the root, :func:`document_problem`; a stored excerpt that is not one,
+    :func:`excerpt_problem`) and the warnings (a source nothing
     in ``cited`` names), one line each; the problems are appended to ``unreadable`` too (bad files), and each record
     that reads is put in ``loaded`` by id (so :func:`passprice.lineage.document_hashes` loads none twice: with 4,000
     records, the second load was about a tenth of a cold ``check``)."""
@@ -439,6 +466,9 @@ def check_sources(
         problem = document_problem(root, source.path) if source.path is not None else None
         if problem is not None:
             problems.append(f"{file}: source.path: {problem}")
+        problem = excerpt_problem(root, source)
+        if problem is not None:
+            problems.append(f"{file}: source.excerpt: {problem}")
         if name not in named and unsure:
             warnings.append(f"{file}: cited by no fact{unsure}")
         elif name not in named:

@@ -102,6 +102,26 @@ class ServingMove:
             return None if dict(b.refusal) == dict(a.refusal) else "refusal changed"
         return None if (b.refusal, b.error) == (a.refusal, a.error) else "not priced on HEAD"
 
+    def moved_figure(self) -> str | None:
+        """The figure :attr:`moved` names, BASE → HEAD, when both sides priced and it is not tokens/s or the pass
+        time (shown on their own lines, as is a term that is the pass time on both sides): ``memory_s
+        0.0010039186836974126 → 0.0010039186836974128 (+1.99e-14 %)``, each value as the price's ``--json`` holds it,
+        so a move too small for tokens/s to show is seen (walkthrough 106: "memory_s moved" beside tokens/s +0 %
+        showed no memory_s); ``None`` otherwise."""
+        from passprice.diff import _pct
+
+        figure = self.moved
+        b, a = self.before.price, self.after.price
+        if figure is None or " " in figure or b is None or a is None or figure in ("tokens_per_s", "pass_s"):
+            return None
+        was, now = b.get(figure), a.get(figure)
+        if (was, now) == (b.get("pass_s"), a.get("pass_s")):
+            return None  # the binding term: the pass line shows it
+        rel = ""
+        if isinstance(was, (int, float)) and isinstance(now, (int, float)) and was:
+            rel = f" ({_pct(now / was - 1.0)})"
+        return f"{figure} {was!r} → {now!r}{rel}"
+
     def how(self) -> str:
         """:attr:`moved` in words: ``memory_s moved`` for a figure, else as it is (``refused on HEAD``)."""
         moved = self.moved or "nothing moved"
@@ -292,6 +312,9 @@ def text_lines(moves: Iterable[ServingMove], left_out: int = 0) -> list[str]:
         if m.unsound:
             rel += f"  HEAD's price rests on {', '.join(m.unsound)}, which do not follow: not a price to publish"
         lines.append(f"    tokens/s  {m.before.short()} → {m.after.short()}{rel}")
+        figure = m.moved_figure()
+        if figure is not None:
+            lines.append(f"    moved     {figure}")
         recomputed = m.recomputed_line()
         if recomputed is not None:
             lines.append(f"    recomputed  {recomputed}")
