@@ -6,9 +6,9 @@ none was checked against a stored text: the most used of the 219 unchecked spans
 the default serving r1-qwen7b-h200 rest on them. NVIDIA's H200 product page, read as bojieli/ai-infra-book's text of
 it at a commit (tests/test_cite71.py test_5 found it printing the figures), is now a source record of its own
 (``nvidia-h200-product-page``: what was read, where, at which commit, when the copy was retrieved, and its stored
-excerpt ``sources/excerpts/cite102-excerpt.txt``), and the 14 quotes whose figure it prints cite it (test_1, test_2). Its
-table is one cell a line, a label then the H200 SXM and H200 NVL values: a locator quotes the row, its cells joined by
-one space, and a figure with sparsity ('²') quotes footnote 2 too, as tests/test_cite90.py reads the H100 page. Every
+excerpt ``sources/excerpts/cite102-excerpt.txt``), and the 14 quotes whose figure it prints cite it (test_1, test_2).
+Its table is one cell a line, a label then the H200 SXM and H200 NVL values: a locator quotes the row, its cells joined
+by one space, and a figure with sparsity ('²') quotes footnote 2 too, as tests/test_cite90.py reads the H100 page. Every
 value is unchanged (test_3).
 
 What stays (test_4): the INT8 row's 2 quotes ('INT8 Tensor Core 3,958 TOPS', the array fact and its input), which the
@@ -243,7 +243,8 @@ def test_5_the_spans_counted_before_and_after() -> None:
 
 def test_6_audit_prints_the_page_and_its_stored_excerpt() -> None:
     lines = invoke("audit", "--source", PAGE).stdout.splitlines()
-    assert "  stored excerpt: sources/excerpts/cite102-excerpt.txt (the text read, from the registry's top folder)" in lines
+    assert ("  stored excerpt: sources/excerpts/cite102-excerpt.txt (the text read, from the registry's top folder)"
+            in lines)
     assert f"  copies: {COPY}" in lines and "  retrieved 2026-09-07" in lines
     data = json.loads(invoke("audit", "--source", PAGE, "--json").stdout)
     assert data["source"]["excerpt"] == "sources/excerpts/cite102-excerpt.txt"

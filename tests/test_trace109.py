@@ -10,10 +10,10 @@ back from what passprice prints:
 2. The A40's on_chip.capacity, on_chip.bandwidth and scale cited the GA102 whitepaper for "A40: 84 SMs, 10,752 CUDA
    cores, 6 MB L2, boost clock 1,740 MHz", in no table of it (its contents list no A40). Their SMs, CUDA cores and
    clock cite the A40 datasheet's rows, each quote verbatim in the copy's text shipped in
-   sources/excerpts/cite91-excerpt.txt; the L2 cites the whitepaper's Table 3 (the RTX A6000 column, the same full GA102),
-   said unseen. The RTX A6000's rates rested on "a third-party text ... file ids ...; repository not identified": it
-   is midagedev/bloomery's research notes at a named commit, the lines read in tests/data/trace109-excerpt.txt
-   (test_2_*).
+   sources/excerpts/cite91-excerpt.txt; the L2 cites the whitepaper's Table 3 (the RTX A6000 column, the same full
+   GA102), said unseen. The RTX A6000's rates rested on "a third-party text ... file ids ...; repository not
+   identified": it is midagedev/bloomery's research notes at a named commit, the lines read in
+   tests/data/trace109-excerpt.txt (test_2_*).
 3. Records named a search tool's internal file numbers ("its file 69852139205") and the tool itself ("the reference
    search"): no reader can follow either. They say what was read in words, or name the repository, path and commit
    (test_3_*).
@@ -79,7 +79,8 @@ def _excerpt(name: str) -> dict[tuple[str, str], tuple[str, dict[int, str]]]:
     out: dict[tuple[str, str], tuple[str, dict[int, str]]] = {}
     lines: dict[int, str] | None = None
     stored = REPO / "sources" / "excerpts" / name
-    for line in (stored if stored.is_file() else REPO / "tests" / "data" / name).read_text(encoding="utf-8").splitlines():
+    path = stored if stored.is_file() else REPO / "tests" / "data" / name
+    for line in path.read_text(encoding="utf-8").splitlines():
         m = _SECTION.match(line)
         if m:
             lines = {}
@@ -110,7 +111,8 @@ def test_1_the_sn40l_record_names_the_decks_address_and_the_copies_read() -> Non
 
 
 def test_1_the_slide_numbers_are_the_ones_the_copy_prints() -> None:
-    # the copy's text (sources/excerpts/cite71-excerpt.txt, as tests/test_cite71.py reads it: the search's chunks joined)
+    # the copy's text (sources/excerpts/cite71-excerpt.txt, as tests/test_cite71.py reads it: the search's chunks
+    # joined)
     # runs each slide's printed number into a line of it; the record's quotes are that text
     [(_, lines)] = [v for (sid, _), v in _excerpt("cite71-excerpt.txt").items() if sid == SN40L]
     text = "".join(lines[n] for n in sorted(lines))
