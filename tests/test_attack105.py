@@ -64,11 +64,10 @@ def _named_excerpts() -> set[str]:
 def test_1_audit_says_what_is_wrong_with_an_excerpt_that_is_not_a_file_of_the_registry(
     tmp_path: Path, kind: str
 ) -> None:
-    root = copy_root(tmp_path)  # facts, registry, locks, sources: no tests/data, as a registry init made before
-    data = root / "tests" / "data"
-    if kind != "missing":
-        data.mkdir(parents=True)
+    root = copy_root(tmp_path)  # facts, registry, locks, sources with sources/excerpts/ (tests/test_walk107.py)
+    data = root / "sources" / "excerpts"
     target = root / EXCERPT
+    target.unlink()  # as a registry init made before the excerpts were copied
     if kind == "fifo":
         os.mkfifo(target)
     elif kind == "folder":
@@ -90,7 +89,7 @@ def test_1_audit_says_what_is_wrong_with_an_excerpt_that_is_not_a_file_of_the_re
                    "target's name): put the document itself there, or name its own path in source.excerpt",
     }[kind]
     # before: "  stored excerpt: sources/excerpts/cite70-excerpt.txt (the text read, from the registry's top folder)"
-    assert _excerpt_line(root) == f"  stored excerpt: {problem}"
+    assert _excerpt_line(root) == f"{FOUND}, but {problem}"
     said = invoke("audit", "--source", HANDBOOK, "--json", root=root)
     assert said.exit_code == 0
     document = json.loads(said.output)
@@ -99,7 +98,6 @@ def test_1_audit_says_what_is_wrong_with_an_excerpt_that_is_not_a_file_of_the_re
 
 def test_1_audit_names_an_excerpt_that_is_there_as_before(tmp_path: Path) -> None:
     root = copy_root(tmp_path)
-    (root / "tests" / "data").mkdir(parents=True)
     (root / EXCERPT).write_bytes((REPO / EXCERPT).read_bytes())
     assert _excerpt_line(root) == FOUND
     assert _excerpt_line(REPO) == FOUND
@@ -111,8 +109,8 @@ def test_1_init_copies_every_excerpt_a_record_names(tmp_path: Path) -> None:
     result = invoke("init", str(made))
     assert result.exit_code == 0, result.output
     named = _named_excerpts()
-    assert len(named) == 12  # 21 records name 12 files
-    copied = {str(p.relative_to(made)) for p in (made / "tests" / "data").iterdir()}
+    assert len(named) == 13  # 22 records name 13 files
+    copied = {str(p.relative_to(made)) for p in (made / "sources" / "excerpts").iterdir()}
     assert copied == named
     for rel in named:
         assert (made / rel).read_bytes() == (REPO / rel).read_bytes(), rel
@@ -123,11 +121,11 @@ def test_1_init_copies_every_excerpt_a_record_names(tmp_path: Path) -> None:
 def test_1_the_wheel_carries_every_excerpt_a_record_names() -> None:
     project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
     carried = project["tool"]["hatch"]["build"]["targets"]["wheel"]["force-include"]
-    for rel in _named_excerpts():
-        assert carried.get(rel) == f"passprice/_data/{rel}", rel
-    # the package's data folder mirrors the registry's top folder: an excerpt is read from there
+    # the package's data folder mirrors the registry's top folder: an excerpt is read from there, and every one a
+    # record names lies in sources/excerpts/, which the wheel carries with sources/ (tests/test_walk107.py)
     assert carried["sources"] == "passprice/_data/sources"
-    assert all(re.fullmatch(r"tests/data/[a-z0-9-]+-excerpt\.txt", rel) for rel in _named_excerpts())
+    assert all(re.fullmatch(r"sources/excerpts/[a-z0-9-]+-excerpt\.txt", rel) for rel in _named_excerpts())
+    assert not any(rel.startswith("tests/") for rel in carried)
 
 
 # 2. A lock file holding the name whose table reads alone and whose file does not.
