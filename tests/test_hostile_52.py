@@ -106,7 +106,7 @@ def test_3_explain_takes_an_audit_rows_index_in_ascii_digits_alone() -> None:
     result = invoke("explain", "draft.acceptance.\u0661")
     assert (result.exit_code, result.stdout) == (2, "")
     assert result.stderr == ("passprice: error: explain: 'draft.acceptance.\u0661' is not a term passprice defines; "
-                             "did you mean drafts? (passprice explain lists them)\n")
+                             "did you mean acceptance (drafts)? (passprice explain lists them)\n")
     assert invoke("explain", "draft.acceptance.99999999999").stdout.startswith("drafts: ")
 
 

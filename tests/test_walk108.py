@@ -128,7 +128,7 @@ def test_3_the_mi300x_on_chip_capacity_locator_quotes_the_white_paper() -> None:
     assert spans == ["incorporates 8 accelerator complex dies (XCD)", "The 38 CUs all share a 4MB L2 cache",
                      "128 channels or 256MB of data", "The LDS in the AMD CDNA 3 compute units remain at 64KB",
                      "304 compute units (CUs)"]
-    excerpt = (REPO / "tests" / "data" / "cite68-excerpt.txt").read_text(encoding="utf-8")
+    excerpt = (REPO / "sources" / "excerpts" / "cite68-excerpt.txt").read_text(encoding="utf-8")
     paper = " ".join(excerpt.split("== amd-cdna3-whitepaper ", 1)[1].split())
     assert [s for s in spans if s not in paper] == []
     # each input the white paper gives is one of the quoted figures, value and unit
