@@ -43,7 +43,12 @@ def test_the_lock_on_a_day_recipe_finds_a_lock_and_reproduces_it(tmp_path: Path)
     # cite71: the H100 whitepaper's locators quote its text (on_chip.capacity, scale), a 5th drift
     # left52: each part that changed named ("(citation or note changed; derivation changed)" before)
     # left60 (session 43): the H200's memory.capacity note changed, a 6th drift
-    drifted = "facts          6 drifted: memory.capacity: 141 GB (published) → 141 GB (published) (note changed); " \
+    # cite102: the H200's memory and rate facts cite its product page: array (note), memory.bandwidth and
+    # memory.capacity (source), vector (citation, source), 9 drifts
+    drifted = "facts          9 drifted: array: 989.5 TMAC/s (derived) → 989.5 TMAC/s (derived) (note changed); " \
+              "memory.bandwidth: 4.8 TB/s (published) → 4.8 TB/s (published) (citation changed), source " \
+              "nvidia-h200-datasheet → nvidia-h200-product-page; memory.capacity: 141 GB (published) → 141 GB " \
+              "(published) (citation, note changed), source nvidia-h200-datasheet → nvidia-h200-product-page; " \
               "on_chip.capacity: 115088 KiB (estimated) → 115088 KiB (estimated) " \
               "(citation, derivation changed); routing.hot_experts: 0.453125 (measured) → 0.453125 (measured) " \
               "(citation changed); scale: 33.5 Tcycle/s (estimated) → 33.5 Tcycle/s (estimated) (citation, " \

@@ -85,10 +85,10 @@ def test_2_the_readme_quotes_the_drift_the_lock_of_a_day_reproduces_with(tmp_pat
     assert quoted is not None
     # (left52: each part that changed named, "(citation or note changed; derivation changed)" before)
     # (left60, session 43: the H200's memory.capacity note no longer names an unregistered MLPerf file: a 6th drift)
-    assert quoted[1].startswith("facts 6 drifted: memory.capacity: 141 GB (published) → 141 GB (published) (note "
-                                "changed); on_chip.capacity: 115088 KiB (estimated) → 115088 KiB (estimated) "
-                                "(citation, derivation changed); routing.hot_experts: 0.453125 (measured) → 0.453125 "
-                                "(measured) (citation changed);")
+    # (cite102: the H200's memory and rate facts cite its product page since: 9 drifts)
+    assert quoted[1].startswith("facts 9 drifted: array: 989.5 TMAC/s (derived) → 989.5 TMAC/s (derived) (note "
+                                "changed); memory.bandwidth: 4.8 TB/s (published) → 4.8 TB/s (published) (citation "
+                                "changed), source nvidia-h200-datasheet → nvidia-h200-product-page;")
     assert quoted[1] in " ".join(result.stdout.split())
 
 
