@@ -67,18 +67,24 @@ def test_reproduce_of_last_quarters_lock_names_a_derivation_rewritten_alone(tmp_
     # read of facts whose notes are the pinned ones, and "each its citation, note or derivation alone changed")
     # (and since session 43, left60, the H200's memory.capacity, host.capacity and host.read notes no longer name an
     # MLPerf v4.1 file no source record registers: a note changed on each)
-    assert ("    facts          7 drifted: draft.acceptance.2: 0.75 (assumed) → 0.75 (assumed) (derivation changed: "
-            "digits none → 4); memory.capacity: 141 GB (published) → 141 GB (published) (note changed); "
+    # (cite102: the H200's memory and rate facts cite its product page since: array, memory.bandwidth,
+    # memory.capacity and vector drift too, 10 in all)
+    assert ("    facts          10 drifted: array: 989.5 TMAC/s (derived) → 989.5 TMAC/s (derived) (note "
+            "changed); draft.acceptance.2: 0.75 (assumed) → 0.75 (assumed) (derivation changed: digits none → "
+            "4); memory.bandwidth: 4.8 TB/s (published) → 4.8 TB/s (published) (citation changed), source "
+            "nvidia-h200-datasheet → nvidia-h200-product-page; memory.capacity: 141 GB (published) → 141 GB "
+            "(published) (citation, note changed), source nvidia-h200-datasheet → nvidia-h200-product-page; "
             "on_chip.capacity: 115088 KiB (estimated) → 115088 KiB (estimated) (citation, derivation changed); "
-            "scale: 33.5 Tcycle/s (estimated) → 33.5 Tcycle/s (estimated) (citation, derivation "
-            "changed); streams.append: 0.8646 (measured) → 0.8646 (measured) (citation, derivation changed); "
-            "streams.read: 0.9333 (measured) → 0.9333 (measured) (citation, derivation changed); streams.rewrite: "
-            "0.8333 (measured) → 0.8333 (measured) (citation, derivation changed) (of those the price reads); 4 pinned "
-            "facts it does not read hold otherwise today: host.capacity, host.read, host.stream, on_chip.bandwidth: no "
-            "drift") in lines
-    assert lines[-1] == ("    draft.acceptance.2, memory.capacity, on_chip.capacity, scale, streams.append, "
-                         "streams.read, streams.rewrite: tokens/s unchanged (each its citation, note or derivation "
-                         "alone changed: the figure and provenance are the pinned ones)")
+            "scale: 33.5 Tcycle/s (estimated) → 33.5 Tcycle/s (estimated) (citation, derivation changed); "
+            "streams.append: 0.8646 (measured) → 0.8646 (measured) (citation, derivation changed); streams.read: "
+            "0.9333 (measured) → 0.9333 (measured) (citation, derivation changed); streams.rewrite: 0.8333 "
+            "(measured) → 0.8333 (measured) (citation, derivation changed); vector: 33.5 TMAC/s (derived) → 33.5 "
+            "TMAC/s (derived) (citation, derivation changed), source nvidia-h200-datasheet → "
+            "nvidia-h200-product-page (of those the price reads); 5 pinned facts it does not read hold otherwise "
+            "today: host.capacity, host.read, host.stream, host.write, on_chip.bandwidth: no drift") in lines
+    assert lines[-1] == ("    array, draft.acceptance.2, memory.bandwidth, memory.capacity, on_chip.capacity, scale, "
+                         "streams.append, streams.read, streams.rewrite, vector: tokens/s unchanged (each its citation, "
+                         "note or derivation alone changed: the figure and provenance are the pinned ones)")
     # The recorded price by hand, from the lock's [price] bytes and [facts] values (README, Checking a price by
     # hand): emitted a sequence = 1 + a1 + a1·a2 = 1 + 0.85 + 0.85 × 0.75 = 2.4875; memory = weights at 4.8 TB/s ×
     # streams.read 0.9333 + 16 × (appended bytes at × 0.8646 + rewritten state at × 0.8333).

@@ -48,9 +48,11 @@ def test_1_the_audit_of_a_price_names_each_documents_retrieval_and_copies() -> N
         "  nvidia-h200-product-page — NVIDIA H200 GPU product page (Specifications table) (NVIDIA, unknown)")
     assert lines[at + 1] == f"    at: {H200_PAGE}"
     assert lines[at + 2].startswith("    read: bojieli/ai-infra-book's text of the page, ")
-    assert lines[at + 3:at + 6] == [
+    assert lines[at + 3:at + 7] == [
         "    retrieved: 2026-09-07",
         f"    copies: {H200_COPY}",
+        # the stored excerpt beside the copies (tests/test_walk108.py)
+        "    stored excerpt: sources/excerpts/cite102-excerpt.txt (the text read, from the registry's top folder)",
         "    memory.bandwidth: Specifications table, H200 SXM column (a row: its label, the H200 SXM figure, the H200 "
         "NVL figure): 'GPU Memory Bandwidth 4.8TB/s 4.8TB/s'",
     ]
@@ -73,7 +75,8 @@ def test_1_the_audit_of_a_price_names_each_documents_retrieval_and_copies() -> N
     assert sources["azure-ai-benchmarking-guide"]["retrieved"] == "2026-12-01"
     assert sources["azure-ai-benchmarking-guide"]["copies"] == []
     markdown = invoke("audit", QWEN3, "--format", "markdown").stdout
-    said = f"checks each quote against them. (retrieved: 2026-09-07; copies: {H200_COPY})\n"
+    said = (f"checks each quote against them. (retrieved: 2026-09-07; copies: {H200_COPY}; stored excerpt: "
+            "sources/excerpts/cite102-excerpt.txt (the text read, from the registry's top folder))\n")
     assert said in markdown
 
 
