@@ -83,8 +83,8 @@ def test_reproduce_of_last_quarters_lock_names_a_derivation_rewritten_alone(tmp_
             "nvidia-h200-product-page (of those the price reads); 5 pinned facts it does not read hold otherwise "
             "today: host.capacity, host.read, host.stream, host.write, on_chip.bandwidth: no drift") in lines
     assert lines[-1] == ("    array, draft.acceptance.2, memory.bandwidth, memory.capacity, on_chip.capacity, scale, "
-                         "streams.append, streams.read, streams.rewrite, vector: tokens/s unchanged (each its citation, "
-                         "note or derivation alone changed: the figure and provenance are the pinned ones)")
+                         "streams.append, streams.read, streams.rewrite, vector: tokens/s unchanged (each its "
+                         "citation, note or derivation alone changed: the figure and provenance are the pinned ones)")
     # The recorded price by hand, from the lock's [price] bytes and [facts] values (README, Checking a price by
     # hand): emitted a sequence = 1 + a1 + a1·a2 = 1 + 0.85 + 0.85 × 0.75 = 2.4875; memory = weights at 4.8 TB/s ×
     # streams.read 0.9333 + 16 × (appended bytes at × 0.8646 + rewritten state at × 0.8333).
