@@ -19,7 +19,7 @@ address (hpc-datasheet-sc23-h200-datasheet-3002446) and by its rows ('INT8 Tenso
 markdown summary in bojieli/ai-infra-book that lists the datasheet as fetched and tabulates '| **INT8 Tensor Core** |
 3,958 TOPS |' (its own table, not the PDF's text, so not a copy to check a quote against). The same searches for the
 other unchecked datasheets found nothing new: the L40S's rows ('FP32 TFLOPS 91.6', 'Peak INT8 Tensor TOPS 733') only
-in the unidentified paste its record names (file 27467384257) and the reseller tables and scribd first page it names;
+in the unidentified paste its record names and the reseller tables and scribd first page it names;
 the RTX A6000's 'Single-precision performance 38.7 TFLOPS', the RTX 6000 Ada's '... 91.1 TFLOPS' and the H100 PCIe's
 'FP32 51 teraFLOPS' in no stored text (news and spec-database tables with other wording, a site's bulleted '-
 Single-Precision Performance 91.1 TFLOPS' quoting NVIDIA's RTX 6000 page, servethehome's A6000 table holding

@@ -14,7 +14,8 @@ can look up) out of source records' read/note and card notes. Left were:
 3. The README's prose named sessions ("since session 27", "Session 40 (branch hdr54 …)") and 64 Speed rows' cells
    "session 44's whole `--quick` run": now a commit, a test file or a section of docs/PERFORMANCE.md ("round
    hdr54", each a heading there) (test_3_*). The git history a transcript shows (commit subjects) is left as git
-   prints it. docs/DESIGN.md's round labels likewise; its "session N" are left (test_3_design_*).
+   prints it. docs/DESIGN.md's round labels likewise, and since tests/test_trace112.py its 87 "session N" too: each
+   now the test file that checks the change, the docs/PERFORMANCE.md round, the commit, or nothing (test_3_design_*).
 4. What a user reads of a citation (``audit``, ``audit --source``, ``facts``, ``sources``) names no label
    (test_4_*).
 """
@@ -206,12 +207,15 @@ def test_3_design_names_each_round_by_its_test_file_or_merge() -> None:
     # docs/DESIGN.md: 284 labels of a round with a test file of its name became that file ("(left45)" ->
     # "(`tests/test_left45.py`)", "before cite90" -> "before the change `tests/test_cite90.py` checks"; dropped where
     # the line names the file already), 7 without one the commit merging it ("sweep51" -> "commit 253c9061"), two
-    # rounds of docs/PERFORMANCE.md that section. Left: "session N" (86), which no one commit stands for (the commit
-    # that wrote a sentence is not the change it tells of: sessions 37 and 42 both read 08652795 so): at most that.
+    # rounds of docs/PERFORMANCE.md that section. "session N" (87 mentions, 86 lines' worth) were left until
+    # tests/test_trace112.py: a user cannot trace a session; each is now the test file that checks the change ("until
+    # session 36" -> "until the change `tests/test_architectures.py` checks"), the round of docs/PERFORMANCE.md
+    # ("(docs/PERFORMANCE.md, round 36)"), the commit (pins.MODEL_TOKENS' raises) or nothing where no one file
+    # stands for it ("(session 40)" dropped). None is left, in prose or in a fenced block.
     design = (REPO / "docs" / "DESIGN.md").read_text(encoding="utf-8")
     found = [label for _, line in _prose(design) for label in labels(line)]
-    assert [label for label in found if not label.lower().startswith("session ")] == []
-    assert len(found) <= 86
+    assert found == []
+    assert re.findall(r"\b[Ss]essions? \d", design) == []
     assert "(`tests/test_left45.py`;" not in design and "`3352 GB/s (3.352 TB/s)`, `tests/test_left45.py`;" in design
     assert "found by commit 253c9061" in design
 
