@@ -113,11 +113,27 @@ def test_keyed_rows_are_their_floats_reprs_with_the_keys_between() -> None:
         b'0.0, "pass_s": -0.0, "memory_s": 1e-05, "host_s": 0.0, "array_s": 4e-05, "vector_s": 1.5e-07, 1e+16:'
         b"2607997440.0"
     )
-    positive = np.abs(values)  # no sign bit: the small values patched in place (floattext._patched)
+    positive = np.abs(values)  # no sign bit: the small values written over stand-ins (floattext._json_commas)
     assert float_rows_keyed_bytes(positive, between) == _keyed(positive, between)
     assert float_rows_keyed_bytes(values[:, :1], []) == [repr(v).encode() for v in values[:, 0].tolist()]
     assert float_rows_keyed_bytes(values[:1, :3], between[:2]) == _keyed(values[:1, :3], between[:2])  # fewer than FEW
     assert float_rows_keyed_bytes(np.zeros((0, 3)), between[:2]) == []
+
+
+def test_one_search_finds_the_commas_and_puts_the_small_values_in_place() -> None:
+    # The values below 10^-4 written over their stand-ins at the offsets the commas give: the first value, two in a
+    # row and the last one small, each of another layout (0.0000D… in orjson's text, a one-digit exponent, 1e-05).
+    values = np.array([4.4e-05, 1.5, 1e-05, 2.5e-07, 1e-06])
+    text, commas = floattext._json_commas(values)
+    assert bytes(text) == b"[4.4e-05,1.5,1e-05,2.5e-07,1e-06]"
+    assert commas.tolist() == [8, 12, 18, 26]  # counted by hand: "[" at 0, "4.4e-05" at 1 to 7, …
+    # A sign bit anywhere: no stand-ins (a negative value's text has its own "-"), the same text.
+    text, commas = floattext._json_commas(-values)
+    assert bytes(text) == b"[-4.4e-05,-1.5,-1e-05,-2.5e-07,-1e-06]"
+    assert commas.tolist() == [9, 14, 21, 30]
+    rows = values[[0, 2, 3, 4, 1, 0, 3, 4, 2, 4]].reshape(5, 2)  # small at the start and the end of the text
+    assert float_rows_keyed_bytes(rows, [b', "k": ']) == _keyed(rows, [b', "k": '])
+    assert float_rows_keyed_bytes(rows, [b', "k": '])[0] == b'4.4e-05, "k": 1e-05'
 
 
 def test_keyed_rows_of_any_width_and_values_are_repr() -> None:
