@@ -161,3 +161,60 @@ def test_the_registrys_cold_check_solves_are_the_iterations_and_mostly_verified(
         assert x.tobytes() == iterated(a, b).tobytes()
         taken += verified(a, b) is not None
     assert taken >= 1000  # 1,022 when written: the rest are near-degenerate (hold-outs with collinear overheads)
+
+
+# A checkpoint entry's tensors: each (dims, type) judged once (checkpoints.header_from_entry), the tensor named the
+# same as when each was judged.
+
+ENTRY = HERE.parent / "registry" / "checkpoints" / "gemma3-270m-q4_k_m.toml"
+
+
+def entry_rows(text: str) -> list[tuple[int, str]]:
+    """(line number, line) of each tensor row of an entry's text."""
+    return [(k, line) for k, line in enumerate(text.splitlines()) if line.lstrip().startswith("{ name = ")]
+
+
+def read_entry(text: str) -> object:
+    import tomllib
+
+    from passprice import schema
+    from passprice.checkpoints import header_from_entry
+
+    document = tomllib.loads(text)
+    schema.validate(document, "checkpoint", "entry")
+    return header_from_entry(document, "entry")
+
+
+def test_each_tensor_shape_is_judged_once_and_the_header_is_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    from passprice import gguf_header
+
+    text = ENTRY.read_text(encoding="utf-8")
+    asked: list[tuple[tuple[int, ...], int | None]] = []
+    judge = gguf_header.dims_problem
+
+    def counting(dims: tuple[int, ...], type_id: int | None = None) -> str | None:
+        asked.append((dims, type_id))
+        return judge(dims, type_id)
+
+    monkeypatch.setattr(gguf_header, "dims_problem", counting)
+    header = read_entry(text)
+    tensors = header.tensors  # type: ignore[attr-defined]
+    shapes = {(t.dims, t.type_id) for t in tensors}
+    assert len(asked) == len(shapes) == len(set(asked)) < len(tensors)  # 236 tensors, 10 shapes
+    assert all(judge(t.dims, t.type_id) is None for t in tensors)
+
+
+def test_a_shape_past_int64_is_named_at_its_first_tensor_though_its_shape_repeats() -> None:
+    text = ENTRY.read_text(encoding="utf-8")
+    lines = text.splitlines()
+    rows = entry_rows(text)
+    bad = "dims = [4294967296, 2147483648]"
+    # the tensors 3 and 7 made one bad shape: tensor 3 is named; the tensors before it, of repeated sound shapes,
+    # pass
+    for index in (7, 3):
+        at, line = rows[index]
+        lines[at] = line[:line.index("dims = [")] + bad + line[line.index("]", line.index("dims = [")) + 1:]
+    with pytest.raises(Exception) as refused:
+        read_entry("\n".join(lines) + "\n")
+    assert str(refused.value).startswith("entry: header.tensors.3.dims: dims [4294967296, 2147483648] hold "
+                                         "9,223,372,036,854,775,808 elements, beyond int64")
