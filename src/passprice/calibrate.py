@@ -245,6 +245,157 @@ def _entering(w: Sequence[float], held: Sequence[bool], tol: float) -> int:
     return chosen if past else -1
 
 
+#: How far past the active-set iteration's own tests a passive set found on the normal equations must be before
+#: :func:`nnls` takes its least-squares step as the iteration's end (:func:`_verified`): every free variable's
+#: gradient below ``-MARGIN_GRADIENT × tol`` (the iteration's entering tolerance; 10^-9 at the least), every passive
+#: value above ``MARGIN_VALUE`` times the largest, and each passive column's part not in the span of the ones before
+#: it (a Cholesky pivot of the normal equations, columns of unit length) above ``MARGIN_PIVOT`` of its square length.
+MARGIN_GRADIENT = 1e5
+MARGIN_VALUE = 1e-9
+MARGIN_PIVOT = 1e-10
+
+
+def _extend(g: Sequence[Sequence[float]], rows: list[list[float]], order: list[int], j: int) -> bool:
+    """Add variable ``j`` to ``order`` and its row to ``rows``, the lower Cholesky factor of ``g``'s (the normal
+    equations' matrix, a list of rows) rows and columns ``order``; ``False`` (nothing added) when its pivot is not
+    above :data:`MARGIN_PIVOT` of ``g[j][j]`` (its column nearly in the span of the others, or zero)."""
+    gj = g[j]
+    row: list[float] = []
+    for i, p in enumerate(order):
+        ri = rows[i]
+        s = gj[p]
+        for t in range(i):
+            s -= ri[t] * row[t]
+        row.append(s / ri[i])
+    d = gj[j]
+    for v in row:
+        d -= v * v
+    if not d > MARGIN_PIVOT * gj[j]:
+        return False
+    row.append(math.sqrt(d))
+    rows.append(row)
+    order.append(j)
+    return True
+
+
+def _through(rows: Sequence[Sequence[float]], rhs: Sequence[float]) -> list[float]:
+    """The z with ``L Lᵀ z = rhs``, ``L`` the lower-triangular ``rows`` (:func:`_extend`): forward, then back."""
+    k = len(rows)
+    y = [0.0] * k
+    for i in range(k):
+        ri = rows[i]
+        s = rhs[i]
+        for t in range(i):
+            s -= ri[t] * y[t]
+        y[i] = s / ri[i]
+    for i in range(k - 1, -1, -1):
+        s = y[i]
+        for t in range(i + 1, k):
+            s -= rows[t][i] * y[t]
+        y[i] = s / rows[i][i]
+    return y
+
+
+def _candidate(g: Sequence[Sequence[float]], c: Sequence[float], tol: float) -> list[int] | None:
+    """The passive set (indices, ascending) Lawson and Hanson's iteration ends on for the normal equations ``g x =
+    c`` (``g = aᵀa``, ``c = aᵀb``, as lists), run in Python floats with an incremental Cholesky factor: a guess for
+    :func:`nnls` to verify, not its answer (its doubles are not LAPACK's). ``None`` when it gives up: a column nearly
+    in the span of the passive ones (:func:`_extend`), a value or gradient off its margin, or no end within 3 n + 3
+    entering steps."""
+    n = len(c)
+    margin = -MARGIN_GRADIENT * tol
+    held = [False] * n
+    order: list[int] = []
+    rows: list[list[float]] = []
+    x = [0.0] * n
+    w = list(c)
+    for _ in range(3 * n + 3):
+        j, top = -1, tol
+        for k in range(n):
+            if not held[k] and w[k] > top:
+                j, top = k, w[k]
+        if j < 0:
+            if all(w[k] < margin for k in range(n) if not held[k]):
+                return sorted(order)
+            return None  # a free gradient near zero: which end the iteration reaches is not clear from here
+        if not _extend(g, rows, order, j):
+            return None
+        held[j] = True
+        while True:
+            z = _through(rows, [c[p] for p in order])
+            if min(z) > 0:
+                x = [0.0] * n
+                for p, v in zip(order, z, strict=True):
+                    x[p] = v
+                break
+            alpha = min(x[p] / (x[p] - v) for p, v in zip(order, z, strict=True) if v <= 0)
+            keep = []
+            for p, v in zip(order, z, strict=True):
+                x[p] += alpha * (v - x[p])
+                if x[p] > 1e-15:
+                    keep.append(p)
+                else:
+                    x[p] = 0.0
+                    held[p] = False
+            order, rows = [], []
+            for p in keep:
+                if not _extend(g, rows, order, p):
+                    return None
+            if not order:
+                break
+        for k in range(n):
+            if not held[k]:
+                gk = g[k]
+                s = c[k]
+                for p in order:
+                    s -= gk[p] * x[p]
+                w[k] = s
+    return None
+
+
+def _verified(a: np.ndarray, b: np.ndarray, a_t: np.ndarray, by_column: np.ndarray, tol: float) -> np.ndarray | None:
+    """:func:`nnls`'s answer without its iteration, or ``None`` (then the iteration runs). The iteration ends on a
+    step whose values are all positive and after which no free gradient is past ``tol``, and its answer is that
+    step: :data:`_LSTSQ` on ``by_column.take(passive).T`` and ``b``, written into zeros. Here the passive set is
+    guessed (:func:`_candidate`), that very step is taken, and it is returned only when the iteration's own tests
+    pass it with room to spare (:data:`MARGIN_GRADIENT`, :data:`MARGIN_VALUE`; the passive columns independent by
+    :data:`MARGIN_PIVOT`).
+
+    Why the answers are the same: in exact arithmetic, a passive set whose least-squares values are all positive,
+    with every free gradient negative and independent columns, is the one minimiser's support (every minimiser has
+    the same residual, so the same gradient; a negative gradient holds its variable at 0; the passive columns
+    determine the rest), and Lawson and Hanson's iteration ends on the minimiser's support. In floating point this
+    is not a proof: the margins keep the rounding (of relative size 10^-16 times the columns' condition, at most
+    about 10^5 here) far from every sign the argument reads. ``tests/test_fit115.py`` holds the two bit for bit on
+    the registry's 1,217 solves of a cold ``check`` and on hostile problems (collinear and zero columns, ties,
+    negative right-hand sides), where the margins turn the near-degenerate ones to the iteration. Non-finite input,
+    or a step LAPACK cannot solve, goes to the iteration as well."""
+    g = (a_t @ a).tolist()
+    c = (a_t @ b).tolist()
+    if not math.isfinite(sum(c) + sum(map(sum, g))):  # a NaN or infinity anywhere (or sums past the largest float)
+        return None
+    passive = _candidate(g, c, tol)
+    if passive is None:
+        return None
+    n = len(c)
+    try:
+        solved = _LSTSQ(by_column.take(passive, axis=0).T, b)
+    except np.linalg.LinAlgError:
+        return None
+    values = solved.tolist()
+    floor = MARGIN_VALUE * max(values, default=0.0)
+    if not all(v > 0 and v > floor for v in values):
+        return None
+    x = np.zeros(n)
+    x[passive] = solved
+    w = (a_t @ (b - a @ x)).tolist()
+    margin = -MARGIN_GRADIENT * tol
+    held = set(passive)
+    if not all(w[k] < margin for k in range(n) if k not in held):
+        return None
+    return x
+
+
 def nnls(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """The x ≥ 0 that minimises |a x − b|² (Lawson & Hanson's active-set NNLS, 1974, algorithm 23.10): variables
     enter the passive set by the largest gradient; a step that would make one negative is cut back to the boundary
@@ -256,15 +407,31 @@ def nnls(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     LAPACK computes with (the columns a step solves on, ``x``, the gradient's two products, a cut-back step's
     ``alpha``) is the one round 30 computed, so every double is the same (``tests/test_perf_37.py``). The entering
     variable is chosen in one pass (:func:`_entering`), and a step whose solution is all positive writes it into a
-    fresh ``x`` directly (check76)."""
-    m, n = a.shape
-    held = [False] * n  # the passive set
+    fresh ``x`` directly (check76).
+
+    A solve first tries the passive set :func:`_candidate` finds on the normal equations (in floats, no NumPy
+    call), and returns that set's least-squares step when it is the algorithm's own end by a margin
+    (:func:`_verified`): one LAPACK step instead of one an entering variable, the same doubles (the step the
+    algorithm ends on is that very call on that very array). Otherwise the active-set iteration runs from x = 0 as
+    before (:func:`_active_set`)."""
+    m = a.shape[0]
     a_t = a.T
     by_column = np.ascontiguousarray(a_t)  # (n, m): a step's columns taken as rows, the same doubles
+    tol = 1e-14 * max(1.0, float(np.abs(a).max(initial=0.0)) * float(np.abs(b).max(initial=0.0)) * m)
+    found = _verified(a, b, a_t, by_column, tol)
+    if found is not None:
+        return found
+    return _active_set(a, b, a_t, by_column, tol)
+
+
+def _active_set(a: np.ndarray, b: np.ndarray, a_t: np.ndarray, by_column: np.ndarray, tol: float) -> np.ndarray:
+    """:func:`nnls`'s active-set iteration from x = 0 (``a_t``: ``a.T``; ``by_column``: ``a.T`` C-contiguous;
+    ``tol``: the gradient past which a variable enters), as check76 left it: every NumPy and LAPACK call the same."""
+    n = a.shape[1]
+    held = [False] * n  # the passive set
     lstsq = _LSTSQ
     x = np.zeros(n)
     w = (a_t @ (b - a @ x)).tolist()
-    tol = 1e-14 * max(1.0, float(np.abs(a).max(initial=0.0)) * float(np.abs(b).max(initial=0.0)) * m)
     for _ in range(30 * max(n, 1)):
         # The choices read as Python floats, the same comparisons: a NaN gradient is chosen first, as ``argmax``
         # chooses it.

@@ -547,10 +547,17 @@ def header_from_entry(document: Mapping[str, Any], source: str) -> GGUFHeader:
         said = (f'metadata."general.alignment" is {stated}' if "general.alignment" in metadata
                 else f'metadata has no "general.alignment" (GGUF\'s default, {DEFAULT_ALIGNMENT})')
         raise InputError(f"{source}: header.alignment: {head['alignment']} but {said}: they must be equal")
+    # A model's blocks repeat their tensors' shapes: each (dims, type) is judged once (dims_problem is a function of
+    # those ints alone; the first tensor of a shape with a problem is the one named, as before). A cold check judged
+    # 9,771 tensors of 21 entries one by one.
+    sound: set[tuple[tuple[int, ...], int]] = set()
     for i, t in enumerate(tensors):
-        problem = dims_problem(t.dims, t.type_id)
-        if problem is not None:
-            raise InputError(f"{source}: header.tensors.{i}.dims: {problem}")
+        shape = (t.dims, t.type_id)
+        if shape not in sound:
+            problem = dims_problem(t.dims, t.type_id)
+            if problem is not None:
+                raise InputError(f"{source}: header.tensors.{i}.dims: {problem}")
+            sound.add(shape)
         problem = offset_problem(t.offset, head["alignment"])
         if problem is not None:
             raise InputError(f"{source}: header.tensors.{i}.offset: {problem}")
