@@ -5,7 +5,8 @@ as a moved price, not as two sides priced alike.
 A side's code is its own ``src/passprice`` (materialized from git for a revision, as its facts are; read in place for
 a folder or the work tree); a side without one (a registry kept apart from the code) is priced with the running
 code, and the review says so. When a side's pricing-model digest (:func:`passprice.pins.pricing_model_digest`)
-equals the running code's, it is priced in this process: the digest covers every module a figure flows through.
+equals the running code's and every module the digest leaves out holds the running code's bytes
+(:func:`_unpinned_changes`), it is priced in this process: a figure flows through those too (``schema.toml_loads``).
 Otherwise ``python -E -P -B -c DRIVER`` runs with the same interpreter, the side's ``src/passprice`` loaded as the
 package ``passprice`` and nothing else of the side on the import path (below), the requests on its standard input
 and the results on its standard output as JSON (floats round-trip exactly), and a time limit (:data:`TIMEOUT_S`).
@@ -259,11 +260,44 @@ def code_of(folder: Path | None) -> Code:
         # RecursionError or MemoryError: a module nested deeper than the parser goes (attack87: 300,000 ``a+`` in a
         # side's locks.py, 600,006 bytes under the token cap, was a traceback out of diff)
         model = f"unreadable ({type(e).__name__})"
-    if model != running:  # priced in its own process, which imports the side's modules, pricing or not
+    alike = model == running and not _unpinned_changes(folder)
+    if not alike:  # priced in its own process, which imports the side's modules, pricing or not
         slow = _slow_coded(folder)
         if slow is not None:
             return Code(folder, "not judged", True, False, slow)
-    return Code(folder, model, True, model == running)
+    return Code(folder, model, True, alike)
+
+
+def _unpinned_changes(folder: Path) -> tuple[str, ...]:
+    """The module files of the side's ``folder`` outside the pricing model's digest (every ``.py`` below it,
+    :func:`_module_files`, but the running package's pricing modules, :func:`passprice.pins.pricing_modules`, which
+    the side shares when its digest equals the running code's) whose bytes differ from the running package's: added,
+    removed, rewritten or not read. A side is priced in this process only when there are none: the digest leaves
+    out the modules :data:`passprice.pins.NOT_PRICING` names, and a figure flows through them (``schema.toml_loads``
+    reads every number of every fact and lock), and through any module they import, which is every module of the
+    package. A pull request whose ``schema.parse_float`` read ``4.8`` as ``4.0`` moved five locked prices (the H200's
+    ``memory.bandwidth``) while the review, pricing HEAD with BASE's code, said "no lock affected; 10 locks
+    unaffected" (exit 0; tests/test_attack114.py). Never raises: a file that cannot be read counts as changed."""
+    from passprice.pins import PACKAGE, pricing_modules
+
+    pinned = {f"{name}.py" for name in pricing_modules()}
+    theirs, ours = _module_files(folder), _running_module_files()
+    return tuple(
+        rel for rel in sorted({*theirs, *ours} - pinned)
+        if not isinstance(theirs.get(rel), bytes) or theirs.get(rel) != ours.get(rel)
+    ) if folder.resolve() != PACKAGE else ()
+
+
+_RUNNING_FILES: list[dict[str, bytes | str | None]] = []
+
+
+def _running_module_files() -> dict[str, bytes | str | None]:
+    """:func:`_module_files` of the running package, read once a process."""
+    from passprice.pins import PACKAGE
+
+    if not _RUNNING_FILES:
+        _RUNNING_FILES.append(_module_files(PACKAGE))
+    return _RUNNING_FILES[0]
 
 
 def _slow_coded(folder: Path) -> str | None:

@@ -1,0 +1,68 @@
+"""Hostile inputs against session 45's merges (issue 13), each escape kept as its reproducer, built in the test.
+
+- (1) A review priced HEAD in its own process only when HEAD's pricing-model digest differed from the running code's;
+  the digest leaves out ``pins.NOT_PRICING`` (``schema``, ``registry``, ``files`` …), and every number of every fact
+  and lock is read by ``schema.toml_loads``. A pull request whose ``schema.parse_float`` read ``4.8`` as ``4.0`` (the
+  H200's ``memory.bandwidth``) moved five locked prices by -16.67 % while the review said "no lock affected; 10 locks
+  unaffected" (exit 0): the worst escape class, a lock a change slips past.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from cli_helpers import REPO, copy_root, invoke
+
+# --- (1) a figure read through a module the pricing model's digest leaves out ---------------------------------------
+
+SLOW_FLOAT = '''    value = float(text)
+    if math.isinf(value) and "inf" not in text:'''
+
+
+def _side(tmp_path: Path, name: str, schema_edit: bool) -> Path:
+    from passprice import pins
+
+    root = copy_root(tmp_path / name)
+    shutil.copytree(REPO / "schema", root / "schema")
+    package = root / "src" / "passprice"
+    shutil.copytree(pins.PACKAGE, package, ignore=shutil.ignore_patterns("__pycache__", "*.json"))
+    if schema_edit:
+        text = (package / "schema.py").read_text(encoding="utf-8")
+        assert SLOW_FLOAT in text
+        (package / "schema.py").write_text(text.replace(SLOW_FLOAT, SLOW_FLOAT.replace(
+            "\n", '\n    if text == "4.8":\n        value = 4.0\n', 1)), encoding="utf-8")
+    return root
+
+
+def test_1_a_side_whose_unpinned_module_differs_is_priced_by_its_own_code(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    from passprice import pins, sidecode
+
+    monkeypatch.setenv("PASSPRICE_CACHE_DIR", str(tmp_path / "cache"))
+    same, edited = _side(tmp_path, "same", False), _side(tmp_path, "edited", True)
+    running = pins.pricing_model_digest()
+    alike = sidecode.code_of(same / "src" / "passprice")
+    assert (alike.model, alike.running) == (running, True)
+    other = sidecode.code_of(edited / "src" / "passprice")
+    # the same pricing model (schema.py is no part of it), but not the running code: priced in its own process
+    assert (other.model, other.running) == (running, False)
+    assert sidecode._unpinned_changes(edited / "src" / "passprice") == ("schema.py",)
+    (edited / "src" / "passprice" / "stray.py").write_text("X = 1\n", encoding="utf-8")
+    assert sidecode._unpinned_changes(edited / "src" / "passprice") == ("schema.py", "stray.py")
+
+
+def test_1_the_review_sees_a_price_moved_by_a_number_reader(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PASSPRICE_CACHE_DIR", str(tmp_path / "cache"))
+    base, head = _side(tmp_path, "base", False), _side(tmp_path, "head", True)
+    result = invoke("diff", str(base), str(head), root=base)
+    # was exit 0: "no fact changed; no lock affected; 10 locks unaffected; passprice's own code changed (1 file)"
+    assert result.exit_code == 1, result.output
+    assert "5 locks affected, 5 prices moved unreviewed; 5 locks unaffected" in result.stdout
+    assert "tokens/s  996.1 → 830.1  (-16.67 %)" in result.stdout  # r1-qwen7b-h200: 4.0 / 4.8 of its memory pass
+    assert result.stderr.startswith(
+        "passprice: refused: it moves the locked prices of qwen3-30b-a3b-h200, qwen35-27b-h200-mtp, r1-qwen7b-h200, "
+        "r1-qwen7b-h200-best, r1-qwen7b-h200-llamacpp without re-locking")
+
