@@ -5,6 +5,9 @@
   and lock is read by ``schema.toml_loads``. A pull request whose ``schema.parse_float`` read ``4.8`` as ``4.0`` (the
   H200's ``memory.bandwidth``) moved five locked prices by -16.67 % while the review said "no lock affected; 10 locks
   unaffected" (exit 0): the worst escape class, a lock a change slips past.
+- (2) ``lock --name X`` beside a lock file refused only for its byte-order mark, whose ``[lock]`` table opens the file
+  and names X: ``locks.name_as_read`` read the first line with the mark as no header, said "its [lock] table has no
+  name", and the second lock of name X was written (exit 0).
 """
 
 from __future__ import annotations
@@ -66,3 +69,34 @@ def test_1_the_review_sees_a_price_moved_by_a_number_reader(tmp_path: Path, monk
         "passprice: refused: it moves the locked prices of qwen3-30b-a3b-h200, qwen35-27b-h200-mtp, r1-qwen7b-h200, "
         "r1-qwen7b-h200-best, r1-qwen7b-h200-llamacpp without re-locking")
 
+
+# --- (2) lock --name beside a lock refused for its byte-order mark --------------------------------------------------
+
+R1 = "r1-qwen7b-h200"
+
+
+def test_2_a_lock_file_opening_with_a_byte_order_mark_is_read_past_it(tmp_path: Path) -> None:
+    # the file is refused for its mark alone ("save it as UTF-8 without BOM"), which mends it to a lock named R1; its
+    # first line, "\ufeff[lock]", read as no header, so its name was "has no name" and the lock was written (exit 0):
+    # two locks of one name once the mark is removed
+    root = copy_root(tmp_path)
+    locks = root / "locks"
+    text = (locks / f"{R1}.lock.toml").read_text(encoding="utf-8")
+    (locks / f"{R1}.lock.toml").unlink()
+    head, lock = text.split("\n[lock]\n")
+    (locks / "other.lock.toml").write_text("\ufeff[lock]\n" + lock + "\n" + head + "\n", encoding="utf-8")
+    from passprice import locks as locking
+
+    data = (locks / "other.lock.toml").read_bytes()
+    assert locking.name_as_read(data, R1) == (True, f"its [lock] table's name reads {R1!r} at line 5")
+    assert locking.name_as_read(b"\xef\xbb\xbf[lock]\nname = 'X'\nx =\n", "X") == (
+        True, "its [lock] table's name reads 'X' at line 2")
+    result = invoke("lock", R1, "--name", R1, root=root)
+    assert result.exit_code == 2, result.output
+    assert result.stderr == (
+        f"passprice: error: {locks / R1}.lock.toml: lock.name: '{R1}' is also the name of locks/other.lock.toml, "
+        "which does not read (locks/other.lock.toml: starts with a byte-order mark (U+FEFF): save it as UTF-8 without "
+        f"BOM), though its [lock] table's name reads '{R1}' at line 5, read line by line: a lock's name must be unique "
+        "(`passprice check` refuses the two once it is mended): fix it or remove it, or lock this one under another "
+        "name (--name NAME, or -o locks/NAME.lock.toml); nothing written\n")
+    assert not (locks / f"{R1}.lock.toml").exists()

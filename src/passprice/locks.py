@@ -734,7 +734,10 @@ def name_as_read(data: bytes, name: str) -> tuple[bool | None, str]:
     line of another table gives no ``lock.name`` whatever it holds. left103: ``lock --name X`` was refused beside
     any broken lock file holding ``"X"`` anywhere. Raises nothing."""
     try:
-        text = data.decode("utf-8")
+        # A byte-order mark is what such a file is refused for ("save it as UTF-8 without BOM"), which mends it: its
+        # first line read with the mark was no header, and a [lock] table opening the file read "has no name", so
+        # lock --name wrote a second lock of the name (tests/test_attack114.py).
+        text = data.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError:
         return None, "it does not decode as UTF-8"
     if '"""' in text or "\'\'\'" in text:
