@@ -8,6 +8,9 @@
 - (2) ``lock --name X`` beside a lock file refused only for its byte-order mark, whose ``[lock]`` table opens the file
   and names X: ``locks.name_as_read`` read the first line with the mark as no header, said "its [lock] table has no
   name", and the second lock of name X was written (exit 0).
+- (3) A build record (``site-packages/passprice/pricing_model.json``) of arrays nested 100,000 deep, within its
+  256 KiB: ``pins._recorded`` let ``json``'s RecursionError through, a traceback out of every command taking the
+  pricing model's digest (``check``, ``diff``, ``lock``).
 """
 
 from __future__ import annotations
@@ -100,3 +103,24 @@ def test_2_a_lock_file_opening_with_a_byte_order_mark_is_read_past_it(tmp_path: 
         "(`passprice check` refuses the two once it is mended): fix it or remove it, or lock this one under another "
         "name (--name NAME, or -o locks/NAME.lock.toml); nothing written\n")
     assert not (locks / f"{R1}.lock.toml").exists()
+
+
+# --- (3) a build record nested past the recursion limit ---------------------------------------------------------------
+
+
+def test_3_a_build_record_nested_deep_is_no_record(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import functools
+
+    from passprice import pins
+
+    record = tmp_path / "pricing_model.json"
+    record.write_bytes(b"[" * 100_000 + b"]" * 100_000)
+    assert record.stat().st_size <= pins.RECORD_BYTES
+    monkeypatch.setattr(pins, "_record_file", lambda: record)
+    assert pins._recorded(str(pins.PACKAGE)) is None  # was RecursionError
+    monkeypatch.setattr(pins, "_running", functools.cache(pins._running.__wrapped__))  # taken afresh, from the trees
+    monkeypatch.setenv("PASSPRICE_CACHE_DIR", str(tmp_path / "cache"))
+    result = invoke("--no-cache", "check")
+    assert result.exit_code == 0, result.output
+    assert "Traceback" not in result.output and "RecursionError" not in result.output
+    assert pins.pricing_model_digest() == pins._compute(str(pins.PACKAGE), kept=False)
