@@ -11,6 +11,9 @@
 - (3) A build record (``site-packages/passprice/pricing_model.json``) of arrays nested 100,000 deep, within its
   256 KiB: ``pins._recorded`` let ``json``'s RecursionError through, a traceback out of every command taking the
   pricing model's digest (``check``, ``diff``, ``lock``).
+- (4) ``audit LOCK`` (or SERVING) run outside any registry named each cited document's stored excerpt
+  ``sources/excerpts/X.txt (the text read, from the registry's top folder)``, a folder the reader had not, where
+  ``audit --source ID`` and the README say ``the built-in registry's sources/excerpts/X.txt``.
 """
 
 from __future__ import annotations
@@ -124,3 +127,26 @@ def test_3_a_build_record_nested_deep_is_no_record(tmp_path: Path, monkeypatch: 
     assert result.exit_code == 0, result.output
     assert "Traceback" not in result.output and "RecursionError" not in result.output
     assert pins.pricing_model_digest() == pins._compute(str(pins.PACKAGE), kept=False)
+
+
+# --- (4) audit outside a registry names the built-in registry's excerpt -----------------------------------------------
+
+
+@pytest.mark.parametrize("form", ["text", "markdown"])
+def test_4_audit_outside_any_registry_names_the_built_in_excerpt(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                 form: str) -> None:
+    from click.testing import CliRunner
+
+    from passprice.cli import cli
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("PASSPRICE_ROOT", raising=False)
+    result = CliRunner().invoke(cli, ["audit", "r1-qwen7b-h200", "--format", form])
+    assert result.exit_code == 0, result.output
+    built_in = "stored excerpt: the built-in registry's sources/excerpts/cite102-excerpt.txt (the text read)"
+    assert built_in in result.stdout
+    # was "stored excerpt: sources/excerpts/cite102-excerpt.txt (the text read, from the registry's top folder)"
+    assert "from the registry's top folder" not in result.stdout
+    inside = invoke("audit", "r1-qwen7b-h200")  # in the checkout: its own file, named from its top folder
+    assert ("    stored excerpt: sources/excerpts/cite102-excerpt.txt (the text read, from the registry's top folder)"
+            in inside.stdout.splitlines())
