@@ -14,6 +14,9 @@
 - (4) ``audit LOCK`` (or SERVING) run outside any registry named each cited document's stored excerpt
   ``sources/excerpts/X.txt (the text read, from the registry's top folder)``, a folder the reader had not, where
   ``audit --source ID`` and the README say ``the built-in registry's sources/excerpts/X.txt``.
+- (5) A source record's excerpt (or document path) naming ``.git/config`` passed ``check`` (a regular file inside the
+  registry), and ``init`` copied the checkout's git configuration into the new registry's ``.git/config``: a
+  ``core.fsmonitor`` command there ran at every git command once the user ran ``git init`` in it.
 """
 
 from __future__ import annotations
@@ -150,3 +153,34 @@ def test_4_audit_outside_any_registry_names_the_built_in_excerpt(tmp_path: Path,
     inside = invoke("audit", "r1-qwen7b-h200")  # in the checkout: its own file, named from its top folder
     assert ("    stored excerpt: sources/excerpts/cite102-excerpt.txt (the text read, from the registry's top folder)"
             in inside.stdout.splitlines())
+
+
+# --- (5) a document in git's own folder ------------------------------------------------------------------------------
+
+H200_PAGE = "sources/nvidia-h200-product-page.toml"
+H200_EXCERPT = 'excerpt = "sources/excerpts/cite102-excerpt.txt"'
+
+
+@pytest.mark.parametrize(("named", "key"), [(".git/config", "excerpt"), (".GIT/config", "excerpt"),
+                                            ("sources/.git/config", "excerpt"), (".git/config", "path")])
+def test_5_a_document_in_git_s_own_folder_is_refused_and_never_copied(tmp_path: Path, named: str, key: str) -> None:
+    root = copy_root(tmp_path)
+    shutil.copytree(REPO / "schema", root / "schema")
+    (root / named).parent.mkdir(parents=True)
+    (root / named).write_text('[core]\n\tfsmonitor = "touch planted; false"\n', encoding="utf-8")
+    record = root / H200_PAGE
+    text = record.read_text(encoding="utf-8")
+    assert H200_EXCERPT in text
+    line = f'{key} = "{named}"' + ("" if key == "excerpt" else "\n" + H200_EXCERPT)
+    record.write_text(text.replace(H200_EXCERPT, line), encoding="utf-8")
+    result = invoke("check", root=root)
+    assert result.exit_code == 2, result.output  # was 0: a regular file inside the registry
+    said = (f"passprice: error: {H200_PAGE}: source.{key}: {named} lies in git's own folder (.git), where git tracks "
+            "no file (a review reads the document through git at each revision): put the document elsewhere in the "
+            f"registry, and name it in source.{key}")
+    assert said in result.stderr.splitlines(), result.stderr
+    if key == "excerpt":
+        made = invoke("init", str(tmp_path / "mine"), root=root)
+        assert made.exit_code == 0, made.output
+        assert not (tmp_path / "mine" / named.rsplit("/", 1)[0]).exists()  # was the checkout's .git/config, copied
+        assert (tmp_path / "mine" / "sources" / "excerpts" / "cite90-excerpt.txt").is_file()  # the others are
