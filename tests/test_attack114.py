@@ -17,6 +17,10 @@
 - (5) A source record's excerpt (or document path) naming ``.git/config`` passed ``check`` (a regular file inside the
   registry), and ``init`` copied the checkout's git configuration into the new registry's ``.git/config``: a
   ``core.fsmonitor`` command there ran at every git command once the user ran ``git init`` in it.
+- (6) Compiled code committed in ``src/passprice`` (an unchecked hash-based ``__pycache__/schema.cpython-311.pyc``,
+  compiled from (1)'s ``schema.py``): Python imports it in place of the source, no digest covers it, and the review
+  neither read it (only ``.py`` files of the code were materialized) nor named it: "no changes to facts, registry,
+  locks or the pricing model; 10 locks unaffected" (exit 0) while the checkout priced 830.1 tokens/s, not 996.1.
 """
 
 from __future__ import annotations
@@ -184,3 +188,61 @@ def test_5_a_document_in_git_s_own_folder_is_refused_and_never_copied(tmp_path: 
         assert made.exit_code == 0, made.output
         assert not (tmp_path / "mine" / named.rsplit("/", 1)[0]).exists()  # was the checkout's .git/config, copied
         assert (tmp_path / "mine" / "sources" / "excerpts" / "cite90-excerpt.txt").is_file()  # the others are
+
+
+# --- (6) compiled code committed beside the modules ------------------------------------------------------------------
+
+
+def _git(root: Path, *args: str) -> None:
+    import subprocess
+
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=root, check=True,
+                   capture_output=True)
+
+
+def test_6_compiled_files_are_those_imported_unchecked(tmp_path: Path) -> None:
+    import importlib.machinery
+    import py_compile
+
+    from passprice import sidecode
+
+    package = tmp_path / "passprice"
+    (package / "__pycache__").mkdir(parents=True)
+    (package / "a.py").write_text("X = 1\n", encoding="utf-8")
+    for mode, name in [(py_compile.PycInvalidationMode.TIMESTAMP, "a.t.pyc"),
+                       (py_compile.PycInvalidationMode.CHECKED_HASH, "a.c.pyc"),
+                       (py_compile.PycInvalidationMode.UNCHECKED_HASH, "a.u.pyc")]:
+        py_compile.compile(str(package / "a.py"), cfile=str(package / "__pycache__" / name), invalidation_mode=mode)
+    (package / "b.pyc").write_bytes(b"")  # sourceless, beside the modules
+    (package / f"c{importlib.machinery.EXTENSION_SUFFIXES[0]}").write_bytes(b"")
+    (package / "__pycache__" / "short.pyc").write_bytes(b"abc")  # no header: counted
+    assert sidecode.compiled_files(package) == (  # the folder's own files, then its subfolders'
+        "b.pyc", f"c{importlib.machinery.EXTENSION_SUFFIXES[0]}", "__pycache__/a.u.pyc", "__pycache__/short.pyc")
+
+
+def test_6_the_review_reads_and_names_compiled_code_a_revision_commits(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    import py_compile
+    import sys
+
+    monkeypatch.setenv("PASSPRICE_CACHE_DIR", str(tmp_path / "cache"))
+    root = _side(tmp_path, "repo", False)
+    _git(root, "init", "-q", "-b", "main")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "base")
+    edited = _side(tmp_path, "edited", True) / "src" / "passprice" / "schema.py"
+    cached = root / "src" / "passprice" / "__pycache__" / f"schema.{sys.implementation.cache_tag}.pyc"
+    cached.parent.mkdir()
+    py_compile.compile(str(edited), cfile=str(cached), dfile="src/passprice/schema.py",
+                       invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)
+    _git(root, "add", "-f", str(cached))
+    _git(root, "commit", "-qm", "a cache")
+    result = invoke("diff", "HEAD~1", "HEAD", root=root)
+    # was exit 0: "no changes to facts, registry, locks or the pricing model; 10 locks unaffected"
+    assert result.exit_code == 1, result.output
+    assert "5 locks affected, 5 prices moved unreviewed; 5 locks unaffected; passprice's own code changed (1 file)" \
+        in result.stdout
+    assert "tokens/s  996.1 → 830.1  (-16.67 %)" in result.stdout
+    assert (f"  src/passprice/__pycache__/schema.{sys.implementation.cache_tag}.pyc (compiled code, imported in place "
+            "of its source)") in result.stdout.splitlines()
+    assert result.stderr.startswith("passprice: refused: it moves the locked prices of qwen3-30b-a3b-h200, ")
