@@ -21,6 +21,9 @@
   compiled from (1)'s ``schema.py``): Python imports it in place of the source, no digest covers it, and the review
   neither read it (only ``.py`` files of the code were materialized) nor named it: "no changes to facts, registry,
   locks or the pricing model; 10 locks unaffected" (exit 0) while the checkout priced 830.1 tokens/s, not 996.1.
+- (7) ``locks.name_as_read`` read a ``name`` under an array of tables ``[[lock]]`` as the lock's name ("its [lock]
+  table's name reads X"), a clash said of a file whose ``lock`` is an array (264 of 4,356 generated broken locks
+  without a byte-order mark; with (2)'s, 1,421 of 8,712 verdicts wrong, mended by removing the broken line, now 0).
 """
 
 from __future__ import annotations
@@ -246,3 +249,18 @@ def test_6_the_review_reads_and_names_compiled_code_a_revision_commits(tmp_path:
     assert (f"  src/passprice/__pycache__/schema.{sys.implementation.cache_tag}.pyc (compiled code, imported in place "
             "of its source)") in result.stdout.splitlines()
     assert result.stderr.startswith("passprice: refused: it moves the locked prices of qwen3-30b-a3b-h200, ")
+
+
+# --- (7) a name under [[lock]] ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("text", "verdict"), [
+    ('[[lock]]\nname = "X"\nx = = 1\n', (False, "its [lock] table has no name")),
+    ('[card]\nnote = "a"\n[[lock]]\nformat = 2\nname = "X"\nx = = 1\n', (False, "its [lock] table has no name")),
+    ('[[lock]]\nname = "Y"\n[lock.sub]\nx = = 1\n', (False, "its [lock] table has no name")),
+    ('[lock]\nname = "X"\nx = = 1\n[[card]]\nname = "Y"\n', (True, "its [lock] table's name reads 'X' at line 2")),
+])
+def test_7_a_name_under_an_array_of_lock_tables_is_no_lock_name(text: str, verdict: tuple[bool | None, str]) -> None:
+    from passprice import locks
+
+    assert locks.name_as_read(text.encode("utf-8"), "X") == verdict

@@ -800,11 +800,14 @@ def _line_document(line: str) -> dict[str, Any] | None:
 
 
 def _header_path(header: dict[str, Any]) -> list[str]:
-    """The key path of a table header parsed alone (``["a", "b"]`` of ``[a.b]`` or ``[[a.b]]``)."""
+    """The key path of a table header parsed alone (``["a", "b"]`` of ``[a.b]``), an array of tables marked by a part
+    ``[]`` after its key (``["a", "b", "[]"]`` of ``[[a.b]]``): a ``name`` under ``[[lock]]`` is no ``lock.name``, the
+    file's ``lock`` being an array (was read as the lock's name, a clash said of a file whose lock has none)."""
     path: list[str] = []
     value: object = header
     while True:
         if isinstance(value, list) and value:
+            path.append("[]")
             value = value[-1]
         if not isinstance(value, dict) or len(value) != 1:
             return path
