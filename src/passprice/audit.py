@@ -871,13 +871,17 @@ def audit_subject(
     return Report(s, result, stale, not differ, warning)
 
 
-def _copy_lines(record: Source) -> list[str]:
+def _copy_lines(record: Source, registry: str = "") -> list[str]:
     """The lines under a cited document's ``at:`` and ``read:`` in an audit saying which copy was read and when:
     ``    retrieved: DATE[, sha256 …]``, ``    copies: ADDRESS; …`` and ``    stored excerpt: PATH (…)``, each only
     where the record states it (:meth:`Source.retrieved_text`, :meth:`Source.copies_text`, ``Source.excerpt``: a
     path from the registry's top folder). Walkthrough 35: an auditor following a citation needs the day the copy was
     retrieved and the copies checked, which only the record's file held; walkthrough 106 (finding 3): the stored
-    text a locator's quote can be checked against was named only by ``audit --source ID``, one source a run."""
+    text a locator's quote can be checked against was named only by ``audit --source ID``, one source a run.
+    ``registry``: how the text names the registry the excerpt lies in when it is not the working one (``the built-in
+    registry's `` outside any registry, as :meth:`Source.where` takes it): ``audit LOCK`` run outside a registry named
+    ``sources/excerpts/X.txt (the text read, from the registry's top folder)``, a folder the reader had not, where
+    ``audit --source ID`` names the built-in registry's file (:func:`passprice.sources.excerpt_named`)."""
     lines = []
     retrieved = record.retrieved_text()
     if retrieved is not None:
@@ -886,7 +890,8 @@ def _copy_lines(record: Source) -> list[str]:
     if copies is not None:
         lines.append(f"    copies: {copies}")
     if record.excerpt is not None:  # worded as audit --source words it (lineage.source_text)
-        lines.append(f"    stored excerpt: {record.excerpt} (the text read, from the registry's top folder)")
+        lines.append(f"    stored excerpt: {registry}{record.excerpt} (the text read)" if registry
+                     else f"    stored excerpt: {record.excerpt} (the text read, from the registry's top folder)")
     return lines
 
 
@@ -1328,7 +1333,7 @@ def audit_text(
             # (walkthrough 49): said, never failed.
             if source_id in read_notes:
                 lines.append(f"    to verify: {read_notes[source_id]}")
-            lines += _copy_lines(record)
+            lines += _copy_lines(record, registry)
         lines += [f"    {r.path}: {r.fact.locator}" for r in group]
         lines += figures.get(source_id, [])
     if routing is not None and a.cost.routed is not None:
@@ -1352,7 +1357,7 @@ def audit_text(
             if record is not None:
                 lines.append(f"    {c.source} — {record.describe()}")
                 lines.append(f"    at: {record.where(registry)}")
-                lines += _copy_lines(record)
+                lines += _copy_lines(record, registry)
             if (read := c.cards_line()) is not None:
                 lines.append(f"    {read}")
     derived = [r for r in a.rows if r.fact.derivation is not None]
@@ -1416,7 +1421,8 @@ def audit_markdown(
     cited = cited_sources(a)
     documents = [
         f"- {markdown_code(sid)}: {markdown_text(record.where(registry))}. Read: {markdown_text(record.read)}"
-        + (f" ({markdown_text('; '.join(line.strip() for line in copied))})" if (copied := _copy_lines(record)) else "")
+        + (f" ({markdown_text('; '.join(line.strip() for line in copied))})"
+           if (copied := _copy_lines(record, registry)) else "")
         for sid in cited if (record := (sources or {}).get(sid)) is not None
     ]
     listing = "\n\nSources:\n" + "\n".join(documents) if documents else ""

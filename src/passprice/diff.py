@@ -690,10 +690,14 @@ LINK_HOPS = 40
 def _read_here(rel: str) -> bool:
     """Whether a review reads the file at ``rel`` of a revision (a POSIX path from the root): what passprice reads
     (:func:`passprice.gitread.read_by_passprice`), and the code's list of pricing models
-    (:data:`passprice.modellist.LISTED`), which the review compares (slip 56)."""
+    (:data:`passprice.modellist.LISTED`), which the review compares (slip 56), and compiled code in the code's folder
+    (:func:`passprice.sidecode.compiled_name`), which Python imports in place of a module's source: left unread, a
+    committed ``__pycache__/schema.cpython-311.pyc`` moved a locked price unseen (tests/test_attack114.py)."""
     from passprice.modellist import LISTED
+    from passprice.sidecode import compiled_name
 
-    return gitread.read_by_passprice(rel) or rel == LISTED
+    return (gitread.read_by_passprice(rel) or rel == LISTED
+            or (rel.startswith(f"{CODE}/") and compiled_name(rel.rpartition("/")[2])))
 
 
 def _link_target(link: str, text: str, commit: str, named: str | None = None) -> str:

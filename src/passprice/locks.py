@@ -734,7 +734,10 @@ def name_as_read(data: bytes, name: str) -> tuple[bool | None, str]:
     line of another table gives no ``lock.name`` whatever it holds. left103: ``lock --name X`` was refused beside
     any broken lock file holding ``"X"`` anywhere. Raises nothing."""
     try:
-        text = data.decode("utf-8")
+        # A byte-order mark is what such a file is refused for ("save it as UTF-8 without BOM"), which mends it: its
+        # first line read with the mark was no header, and a [lock] table opening the file read "has no name", so
+        # lock --name wrote a second lock of the name (tests/test_attack114.py).
+        text = data.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError:
         return None, "it does not decode as UTF-8"
     if '"""' in text or "\'\'\'" in text:
@@ -797,11 +800,14 @@ def _line_document(line: str) -> dict[str, Any] | None:
 
 
 def _header_path(header: dict[str, Any]) -> list[str]:
-    """The key path of a table header parsed alone (``["a", "b"]`` of ``[a.b]`` or ``[[a.b]]``)."""
+    """The key path of a table header parsed alone (``["a", "b"]`` of ``[a.b]``), an array of tables marked by a part
+    ``[]`` after its key (``["a", "b", "[]"]`` of ``[[a.b]]``): a ``name`` under ``[[lock]]`` is no ``lock.name``, the
+    file's ``lock`` being an array (was read as the lock's name, a clash said of a file whose lock has none)."""
     path: list[str] = []
     value: object = header
     while True:
         if isinstance(value, list) and value:
+            path.append("[]")
             value = value[-1]
         if not isinstance(value, dict) or len(value) != 1:
             return path

@@ -819,8 +819,8 @@ def _recorded(folder: str) -> str | None:
         return None
     try:
         kept = json.loads(read_regular(found, RECORD_BYTES))
-    except (InputError, OSError, ValueError):
-        return None
+    except (InputError, OSError, ValueError, RecursionError):  # a record of arrays nested 100,000 deep (within its
+        return None  # 256 KiB) stopped every command taking the digest with a traceback (tests/test_attack114.py)
     if not isinstance(kept, dict) or kept.get("format") != 1 or kept.get("python") != _python():
         return None
     digest, modules = kept.get("digest"), kept.get("modules")

@@ -742,6 +742,13 @@ def document_problem(root: Root, path: str, key: str = "source.path") -> str | N
     if odd:
         return (f"{path} is not a plain path (it holds {', '.join(repr(p) for p in odd)}): name the document by its "
                 "own path from the registry's top folder, as git lists it (a review reads it at each revision)")
+    # git's own folder holds no file git tracks (git refuses a path with a .git part, any case): a record naming
+    # .git/config as its excerpt passed check, and init copied the checkout's git configuration (a core.fsmonitor
+    # command, a remote's credentials) into the new registry's .git/config, which a later `git init` there kept and
+    # ran (tests/test_attack114.py)
+    if any(p.lower() == ".git" for p in parts):
+        return (f"{path} lies in git's own folder (.git), where git tracks no file (a review reads the document "
+                f"through git at each revision): put the document elsewhere in the registry, and name it in {key}")
     for part in parts:
         # The one rule of a name on every system (windows_problem): `notes/nul.md` or `docs/COM0/x.md` passed while
         # a clone on Windows cannot check the document out (issue 13's leftovers, session 26).

@@ -5,7 +5,8 @@ as a moved price, not as two sides priced alike.
 A side's code is its own ``src/passprice`` (materialized from git for a revision, as its facts are; read in place for
 a folder or the work tree); a side without one (a registry kept apart from the code) is priced with the running
 code, and the review says so. When a side's pricing-model digest (:func:`passprice.pins.pricing_model_digest`)
-equals the running code's, it is priced in this process: the digest covers every module a figure flows through.
+equals the running code's and every module the digest leaves out holds the running code's bytes
+(:func:`_unpinned_changes`), it is priced in this process: a figure flows through those too (``schema.toml_loads``).
 Otherwise ``python -E -P -B -c DRIVER`` runs with the same interpreter, the side's ``src/passprice`` loaded as the
 package ``passprice`` and nothing else of the side on the import path (below), the requests on its standard input
 and the results on its standard output as JSON (floats round-trip exactly), and a time limit (:data:`TIMEOUT_S`).
@@ -259,11 +260,96 @@ def code_of(folder: Path | None) -> Code:
         # RecursionError or MemoryError: a module nested deeper than the parser goes (attack87: 300,000 ``a+`` in a
         # side's locks.py, 600,006 bytes under the token cap, was a traceback out of diff)
         model = f"unreadable ({type(e).__name__})"
-    if model != running:  # priced in its own process, which imports the side's modules, pricing or not
+    alike = model == running and not _unpinned_changes(folder)
+    if not alike:  # priced in its own process, which imports the side's modules, pricing or not
         slow = _slow_coded(folder)
         if slow is not None:
             return Code(folder, "not judged", True, False, slow)
-    return Code(folder, model, True, model == running)
+    return Code(folder, model, True, alike)
+
+
+def _unpinned_changes(folder: Path) -> tuple[str, ...]:
+    """The module files of the side's ``folder`` outside the pricing model's digest (every ``.py`` below it,
+    :func:`_module_files`, but the running package's pricing modules, :func:`passprice.pins.pricing_modules`, which
+    the side shares when its digest equals the running code's) whose bytes differ from the running package's: added,
+    removed, rewritten or not read. A side is priced in this process only when there are none: the digest leaves
+    out the modules :data:`passprice.pins.NOT_PRICING` names, and a figure flows through them (``schema.toml_loads``
+    reads every number of every fact and lock), and through any module they import, which is every module of the
+    package. A pull request whose ``schema.parse_float`` read ``4.8`` as ``4.0`` moved five locked prices (the H200's
+    ``memory.bandwidth``) while the review, pricing HEAD with BASE's code, said "no lock affected; 10 locks
+    unaffected" (exit 0; tests/test_attack114.py). The side's compiled code (:func:`compiled_files`) counts too,
+    whatever its bytes. Never raises: a file that cannot be read counts as changed."""
+    from passprice.pins import PACKAGE, pricing_modules
+
+    if folder.resolve() == PACKAGE:
+        return ()
+    pinned = {f"{name}.py" for name in pricing_modules()}
+    theirs, ours = _module_files(folder), _running_module_files()
+    changed = [rel for rel in sorted({*theirs, *ours} - pinned)
+               if not isinstance(theirs.get(rel), bytes) or theirs.get(rel) != ours.get(rel)]
+    return (*changed, *compiled_files(folder))
+
+
+def compiled_files(folder: Path) -> tuple[str, ...]:
+    """The files below a side's ``folder`` (POSIX paths relative to it, sorted; links to folders not followed) that
+    Python imports in place of a module's source without checking them against it: an extension module
+    (``schema.cpython-311-x86_64-linux-gnu.so``, ``.pyd``: looked for before the source), a sourceless ``.pyc``
+    beside the modules, and a ``.pyc`` in ``__pycache__`` whose header says its hash is not checked (PEP 552). No
+    digest covers them: a pull request committing ``src/passprice/__pycache__/schema.cpython-311.pyc``, compiled
+    unchecked from a ``schema.py`` reading ``4.8`` as ``4.0``, priced the checkout 830.1 tokens/s where its lock
+    records 996.1, and the review said "no changes to facts, registry, locks or the pricing model; 10 locks
+    unaffected" (exit 0; tests/test_attack114.py). A ``.pyc`` Python checks (against its source's time and size, or
+    hash) is a cache of the source and is left out: a work tree's own. Never raises: a ``.pyc`` that cannot be read
+    counts."""
+    out = []
+    for dirpath, dirnames, filenames in os.walk(folder):
+        dirnames.sort()
+        cache = Path(dirpath).name == "__pycache__"
+        for name in sorted(filenames):
+            path = Path(dirpath) / name
+            if compiled_name(name) and (not name.endswith(".pyc") or not cache or _unchecked(path)):
+                out.append(path.relative_to(folder).as_posix())
+    return tuple(out)
+
+
+def compiled_name(name: str) -> bool:
+    """Whether a file named ``name`` may be compiled code Python imports as a module: an extension module's suffix
+    (this interpreter's, ``.so``, ``.pyd``) or ``.pyc``. A review materializes such files of a revision's
+    ``src/passprice`` with its modules (:func:`passprice.diff._read_here`), so :func:`compiled_files` finds them."""
+    import importlib.machinery
+
+    return name.endswith((*importlib.machinery.EXTENSION_SUFFIXES, ".so", ".pyd", ".pyc"))
+
+
+def _unchecked(path: Path) -> bool:
+    """Whether the ``.pyc`` at ``path`` is one Python imports without checking it against its source: its flags
+    (the header's second word, PEP 552) say hash-based and not checked; also when it cannot be read or is no regular
+    file."""
+    import stat
+
+    try:
+        if not stat.S_ISREG(os.lstat(path).st_mode):
+            return True
+        with open(path, "rb") as f:
+            head = f.read(8)
+    except OSError:
+        return True
+    if len(head) < 8:
+        return True
+    flags = int.from_bytes(head[4:8], "little")
+    return flags & 0b1 == 1 and flags & 0b10 == 0
+
+
+_RUNNING_FILES: list[dict[str, bytes | str | None]] = []
+
+
+def _running_module_files() -> dict[str, bytes | str | None]:
+    """:func:`_module_files` of the running package, read once a process."""
+    from passprice.pins import PACKAGE
+
+    if not _RUNNING_FILES:
+        _RUNNING_FILES.append(_module_files(PACKAGE))
+    return _RUNNING_FILES[0]
 
 
 def _slow_coded(folder: Path) -> str | None:
@@ -315,6 +401,9 @@ def code_changes(base: Code, head: Code) -> tuple[str, ...]:
             continue
         why = next((w for w in (now, was) if isinstance(w, str)), None)
         out.append(f"src/passprice/{rel}" + (f" ({why}: not read, counted as changed)" if why else ""))
+    # compiled code HEAD carries (:func:`compiled_files`), imported in place of its source: named whatever BASE holds
+    out += [f"src/passprice/{rel} (compiled code, imported in place of its source)"
+            for rel in compiled_files(head.folder)]
     return tuple(out)
 
 
