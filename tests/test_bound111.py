@@ -31,9 +31,9 @@ R1 = "r1-qwen7b-h200"
 # --- (1) files shaped to cost tomllib: separators and dots counted before the parse ---------------------------------
 
 #: What a card of 2,024 such keys is refused for (its 60,721 dots and 2,023 '=').
-CARD_PAST = ("62,744 separators (',', '=', '.', '[' and '{' outside strings and comments), past the 4,096 a card file "
-             "may hold (the largest shipped holds 625; PASSPRICE_MAX_FILE_BYTES=BYTES raises it with the byte cap): not "
-             "parsed")
+CARD_PAST = ("62,744 separators (',', '=', '.', '[' and '{' outside strings and comments), past the 4,096 a card "
+             "file may hold (the largest shipped holds 625; PASSPRICE_MAX_FILE_BYTES=BYTES raises it with the byte "
+             "cap): not parsed")
 DOTTED = "x{i}." + ".".join(f"k{j}" for j in range(30)) + " = 1\n"  # 31 parts, 32 separators a line
 
 
