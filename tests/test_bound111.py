@@ -30,7 +30,7 @@ R1 = "r1-qwen7b-h200"
 
 # --- (1) files shaped to cost tomllib: separators and dots counted before the parse ---------------------------------
 
-#: What a card of 2,024 such keys is refused for (its 60,721 dots and 2,023 '=').
+#: What a card of 2,024 such keys is refused for (its 60,720 dots and 2,024 '=').
 CARD_PAST = ("62,744 separators (',', '=', '.', '[' and '{' outside strings and comments), past the 4,096 a card "
              "file may hold (the largest shipped holds 625; PASSPRICE_MAX_FILE_BYTES=BYTES raises it with the byte "
              "cap): not parsed")
@@ -268,3 +268,42 @@ def test_6_what_is_not_a_committed_clone_installed_not_editable_is_as_before(tmp
             f"requirements.txt installs passprice from this machine (git+{clone.as_uri()}@{head}): CI cannot reach it")
     else:
         assert (found.line, found.origin, found.remote) == (f"passprice @ {clone.as_uri()}", "local", None)
+
+
+# --- (3) a side priced in its own process: every module it imports counted ------------------------------------------
+
+
+def test_3_a_side_whose_other_modules_are_past_the_tokens_is_not_imported(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    # a side's schema.py (no pricing module: no cap held it) grown by 1 MB of `[a,a,…]`: diff 5.3-6.3 s of CPU and
+    # 585 MB before (its process compiling it), 2.4 s and 90 MB after (load 11-12)
+    import shutil
+
+    from passprice import pins, sidecode
+
+    monkeypatch.setenv("PASSPRICE_CACHE_DIR", str(tmp_path / "cache"))
+    package = tmp_path / "src" / "passprice"
+    shutil.copytree(pins.PACKAGE, package, ignore=shutil.ignore_patterns("__pycache__"))
+    with (package / "cost.py").open("a", encoding="utf-8") as f:
+        f.write("\nBOUND111 = 1\n")  # another pricing model: priced in its own process
+    assert sidecode.code_of(package).not_judged is None
+    own = sum(pins._count_tokens(p.read_bytes()) for p in package.rglob("*.py"))
+    names = (sidecode.SIDE_TOKENS - own) // 2 + 10
+    with (package / "schema.py").open("a", encoding="utf-8") as f:
+        f.write("\nHOSTILE = [" + "a," * names + "]\n")
+    total = sum(pins._count_tokens(p.read_bytes()) for p in package.rglob("*.py"))
+    assert sidecode.SIDE_TOKENS < total < sidecode.SIDE_TOKENS + 100
+    code = sidecode.code_of(package)
+    assert code.model == "not judged" and not code.running
+    assert code.not_judged == (
+        f"src/passprice: {total:,} tokens in its modules, past the 800,000 a side's code may hold to be priced in a "
+        "process of its own, which imports them all (this passprice's own hold about 620,000): not imported")
+    assert sidecode.price_locks(None, code, [{"key": "k"}]) == {  # type: ignore[arg-type]
+        "k": {"error": f"its own code was not judged: {code.not_judged}"}}
+
+
+def test_3_this_package_is_under_80_percent_of_a_side_s_tokens() -> None:
+    from passprice import pins, sidecode
+
+    own = sum(pins._count_tokens(p.read_bytes()) for p in pins.PACKAGE.rglob("*.py"))
+    assert 500_000 < own <= 0.8 * sidecode.SIDE_TOKENS, own
