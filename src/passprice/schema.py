@@ -1618,7 +1618,10 @@ def shape_problem(kind: str, data: bytes) -> str | None:
     bound one file's ``tomllib`` cost (about 80 ms at most), the last two any number of files' (about 0.25-0.3 s a
     MB). Counted on the bytes (``bytes.count``; the strings and comments taken out only when a raw count is past its
     cap; a text holding a multi-line string delimiter counted whole). Raises :class:`InputError` when the byte cap's
-    variable is set wrong."""
+    variable is set wrong. A kind no registry file is (a sweep file, a model configuration: read once by the command
+    given it, under its byte cap) is not counted."""
+    if kind not in _LARGEST_SHIPPED:
+        return None
     cap = kind_separators(kind)
     size = len(data)
     dense = MAX_DOTS + size // BYTES_A_SEPARATOR
