@@ -188,7 +188,7 @@ def test_a_refused_lock_is_parsed_once_a_process(tmp_path: Path, monkeypatch: py
             read_lock(lock)
         # refused unparsed for its separators since tests/test_bound111.py (was "not a lock file …", parsed once)
         assert list(refused.value.lines) == [
-            f"{lock}: 5,002 separators (',', '=', '.', '[' and '{{' outside strings and comments) in 10,007 bytes, past "
-            "the 2,065 a file of its size may hold (64 and one each 5 bytes; the densest shipped file holds one each "
-            "10): not parsed"]
+            f"{lock}: 5,002 separators (',', '=', '.', '[' and '{{' outside strings and comments) in 10,007 bytes, "
+            "past the 2,065 a file of its size may hold (64 and one each 5 bytes; the densest shipped file holds one "
+            "each 10): not parsed"]
     assert len(parsed) == 0  # was 2 a read: 4 for the two reads; then 1
