@@ -98,7 +98,8 @@ def test_init_writes_a_registry(tmp_path: Path) -> None:
     assert "python -m pip install -r requirements.txt" in (mine / ".github/workflows/facts.yml").read_text()
     # How this passprice was installed (the test environment's: a checkout, editable or not, or a wheel file).
     installed = installed_requirement()
-    assert installed.origin == "local" and installed.line.startswith("passprice @ file:///")
+    # (a clone installed not editable and committed: pinned at its commit, tests/test_bound111.py)
+    assert installed.origin == "local" and installed.line.startswith(("passprice @ file:///", "passprice @ git+file:///"))
     assert (mine / "requirements.txt").read_text().splitlines()[-1] == installed.line
     assert f"  requirements.txt: {installed.line}\nfirst: requirements.txt installs passprice from this machine (" \
         in result.stdout

@@ -245,7 +245,7 @@ def _repository(tmp_path: Path) -> Path:
     return root
 
 
-QUIET = ("said nothing for 1.0 s, the most allowed in a repository of 0 bytes of packed objects (1 s, and 1 s more "
+QUIET = ("said nothing for 1.0 s, the most allowed in a repository of 0 bytes of objects (1 s, and 1 s more "
          "each 100 MiB), so passprice stopped it: a local repository's git answers within milliseconds; something "
          "holds it (a lock, a FIFO, a network mount, the git on PATH)")
 
@@ -278,7 +278,7 @@ def test_4_the_quiet_allowed_is_proportionate_to_the_packed_objects(tmp_path: Pa
     (tmp_path / "repo" / "sub").mkdir()
     assert gitread.quiet_bound(tmp_path / "repo" / "sub") == (3.5, 262_144_000)  # 1 s + 250 / 100
     assert gitread.quiet_line("ls-tree", 3.5, 262_144_000).startswith(
-        "git ls-tree: said nothing for 3.5 s, the most allowed in a repository of 262,144,000 bytes of packed objects")
+        "git ls-tree: said nothing for 3.5 s, the most allowed in a repository of 262,144,000 bytes of objects")
 
 
 # --- (5) a side's unkept.py parsed with no cap ----------------------------------------------------------------------

@@ -410,9 +410,10 @@ def test_9_sweep_refuses_a_suffix_naming_a_format_it_does_not_write(tmp_path: Pa
     assert (f"-o would write a sweep's rows (CSV or JSON) into a file whose name ends in {suffix} (a name that says "
             ) in result.stderr and "which passprice does not write): name it .csv or .json" in result.stderr
     assert not out.exists()
-    # a suffix naming no format takes the command's own (CSV)
+    # a suffix naming no format took the command's own (CSV); since tests/test_bound111.py only with --format
     text = tmp_path / "rows.txt"
-    assert invoke("sweep", "r1-qwen7b-h200", "--batches", "1-2", "-o", str(text)).exit_code == 0
+    assert invoke("sweep", "r1-qwen7b-h200", "--batches", "1-2", "-o", str(text)).exit_code == 2
+    assert invoke("sweep", "r1-qwen7b-h200", "--batches", "1-2", "-o", str(text), "--format", "csv").exit_code == 0
     assert text.read_text(encoding="utf-8").startswith("card,serving,checkpoint,routing,")
 
 

@@ -388,6 +388,7 @@ def read_card(root: Root, path: Path, data: bytes | None = None) -> Card:
         return card_from_document(name, document, str(path), facts)
 
     schema.require_size(path, "card", len(raw))  # a kept object answers for a file under the cap only (issue 13)
+    schema.require_shape(path, "card", raw)  # its separators and dots too (tests/test_bound111.py)
     source = str(path).encode("utf-8", "surrogateescape")
     # A registry (or a pull request) of thousands of card files: past the first few, one cache entry for the folder.
     return cache.built(

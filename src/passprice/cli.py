@@ -3471,7 +3471,8 @@ def sweep_command(
         )
     if as_json and fmt == "csv":
         raise click.UsageError("--json and --format csv ask for two formats: give one")
-    fmt = output_format("json" if as_json else fmt, output)
+    named_format = "json" if as_json else fmt  # None: the -o file's suffix says it (or stdout: csv)
+    fmt = output_format(named_format, output)
     # Every registered serving (or card) swept: names that differ only by case or Unicode normalization, or that name
     # a Windows device, are a problem, as the listings say (rows of two servings that print alike, exit 0: attack
     # round 33); the grid is still swept, and the command exits 2 after it.
@@ -3514,7 +3515,7 @@ def sweep_command(
                                  for i, ref in enumerate(grid.cards or ())], stack,
                                 [swept_spec(root, grid, ref) for ref in grid.servings if not isinstance(ref, str)]),
                   [("-o", output), ("--plot", plot_path)])
-    require_suffix(output)  # after the refusals that say more: a record, an input
+    require_suffix(output, named_format)  # after the refusals that say more: a record, an input
     # A serving's memory_use (its file's, or --memory-use for all) bounds each row's capacity_bytes (moe43): a row
     # holding more is refused as the best and largest batch's searches exclude it (it was read and ignored, with a
     # warning since left34).

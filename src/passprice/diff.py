@@ -3454,7 +3454,8 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
 def side_toml(data: bytes, kind: str) -> dict[str, Any]:
     """The TOML document in ``data`` (the bytes of a ``kind`` file of a side: a schema's name, ``card``, ``lock``
     ...), parsed as that kind's own read parses it but not validated: refused unparsed past the kind's cap
-    (:func:`passprice.schema.kind_cap`), then :func:`passprice.schema.toml_loads` (a dotted key of thousands of parts
+    (:func:`passprice.schema.kind_cap`) or its shape's (:func:`passprice.schema.shape_problem`), then
+    :func:`passprice.schema.toml_loads` (a dotted key of thousands of parts
     refused before ``tomllib`` spends their square; nesting past the recursion limit and an integer of thousands of
     digits refused as a syntax error). Every look a review takes at a side's file as plain TOML goes through here: a
     file that does not read as its kind (a lock whose digest fails, any lock file of a side, an added card) is looked
@@ -3464,6 +3465,9 @@ def side_toml(data: bytes, kind: str) -> dict[str, Any]:
     ``UnicodeDecodeError`` for bytes that are not UTF-8, :class:`InputError` only for a cap variable set wrong."""
     if len(data) > schema.kind_cap(kind):
         raise schema.toml_refusal(f"larger than {schema.kind_cap(kind):,} bytes, the most a {kind} file may hold")
+    problem = None if kind == "checkpoint" else schema.shape_problem(kind, data)
+    if problem is not None:  # tomllib's cost is its separators' (tests/test_bound111.py)
+        raise schema.toml_refusal(problem)
     return schema.toml_loads(data.decode("utf-8"))
 
 

@@ -88,6 +88,7 @@ def load_draft_method(root: Root, ref: str) -> DraftMethod:
     path = draft_path(root, ref)
     raw = schema.read_bytes(path, "draft")
     schema.require_size(path, "draft", len(raw))  # a kept object answers for a file under the cap only (issue 13)
+    schema.require_shape(path, "draft", raw)  # its separators and dots too (tests/test_bound111.py)
 
     def build() -> DraftMethod:
         document = schema.load(path, "draft", root.schema, data=raw)

@@ -115,6 +115,7 @@ def _fact_in(text: bytes, path: str, where: str) -> Fact | None:
     schema). Raises :class:`InputError` when the text does not read, is larger than a card or drafting method may be
     (:func:`passprice.schema.require_size`, before it is parsed: issue 13) or the entry is not a fact."""
     schema.require_size(where, "card or drafting method", len(text))
+    schema.require_shape(where, "card", text)  # a card's or method's separators, before tomllib's cost of them
     try:
         document = schema.toml_loads(text.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as e:

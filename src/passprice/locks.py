@@ -1532,6 +1532,7 @@ def _read_lock(path: Path, folder: Path, batch: str | None) -> Lock:
 
     data = schema.read_bytes(path, "lock") if batch is None else schema.read_unkept(path, "lock")
     schema.require_size(path, "lock", len(data))  # a kept object answers for a file under the cap only (issue 13)
+    schema.require_shape(path, "lock", data)  # its separators and dots too (tests/test_bound111.py)
     # What a lock file builds depends on its path, bytes and schema alone (the cache keeps a good one by them), so a
     # refusal is kept by them too, once a process: `check` reads every lock twice (its files, then its review), and
     # a 256 KiB lock file of one array of 131,000 integers was parsed four times, 1.4 s of CPU (attack round 61).

@@ -1636,7 +1636,9 @@ def model_commit(root: Root, digest: str) -> tuple[tuple[str, str] | None, str |
     commits, a 448 KB ``.git``, 7.1 s, git79); a lock or
     ``lock --update`` is committed with the code that ran it), as its 12-digit hash and its date (YYYY-MM-DD).
     ``None`` when ``root`` is no git work tree, no lock of its history recorded the digest, or git fails or runs
-    past :data:`passprice.locks.HISTORY_SEARCH_S`. Returned with what the search did not read
+    past :data:`passprice.locks.HISTORY_SEARCH_S`. Returned with what the search did not read (``not searched:``
+    and git's line when git was stopped, :class:`passprice.gitread.GitFailed`: a git that said nothing for
+    :func:`passprice.gitread.quiet_bound`'s seconds dropped the hint silently, ``tests/test_bound111.py``)
     (:meth:`passprice.gitread.Pickaxe.cut`: not found in what was read, or an older commit than the one found left
     unread; ``None`` when it read all it needed; git86: a search cut by its cap answered as if it had read all). A
     renamed lock's file is not followed (``--no-renames``), as ``git log -S`` with its renames did not need to: a
@@ -1646,13 +1648,15 @@ def model_commit(root: Root, digest: str) -> tuple[tuple[str, str] | None, str |
     says ``unchanged``, was the only way to its code. Raises nothing."""
     import subprocess
 
-    from passprice.gitread import pickaxe
+    from passprice.gitread import GitFailed, pickaxe
     from passprice.locks import HISTORY_SEARCH_S
 
     if root.embedded or not digest.startswith("sha256:"):
         return None, None
     try:
         search = pickaxe(root.path, digest, "locks/", timeout=HISTORY_SEARCH_S)
+    except GitFailed as e:  # a git stopped (gitread.quiet_bound), blocked or not started: said, not dropped silently
+        return None, f"not searched: {e}"
     except (InputError, OSError, subprocess.CalledProcessError):
         return None, None
     if not search.found:

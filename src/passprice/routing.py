@@ -203,6 +203,7 @@ def load_routing(root: Root, ref: str) -> Routing:
     path = routing_path(root, ref)
     raw = schema.read_bytes(path, "routing")
     schema.require_size(path, "routing", len(raw))  # a kept object answers for a file under the cap only (issue 13)
+    schema.require_shape(path, "routing", raw)  # its separators and dots too (tests/test_bound111.py)
 
     def build() -> Routing:
         return routing_from_document(entry_name(path), schema.load(path, "routing", root.schema, data=raw), str(path))

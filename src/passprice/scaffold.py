@@ -197,6 +197,9 @@ class Requirement:
 
     line: str
     origin: str
+    #: For a local git clone pinned at its commit (:func:`pinned_clone`): the requirement CI could install the same
+    #: commit by, from the clone's ``origin`` remote (``passprice @ git+URL@COMMIT``), or ``None``.
+    remote: str | None = None
 
     @property
     def placeholder(self) -> bool:
@@ -211,6 +214,12 @@ class Requirement:
                 "requirements.txt holds a placeholder: passprice is on no package index, and how this one was "
                 "installed is not known; write the line CI installs passprice by (passprice @ git+https://…@COMMIT, "
                 "a wheel's URL), or run init again with --requirement SPEC"
+            )
+        if self.origin == "local" and self.remote is not None:
+            return (
+                f"requirements.txt installs passprice from this machine ({self.line.split(' @ ', 1)[-1]}, the commit "
+                f"the clone it was installed from is at): CI cannot reach it; write {self.remote} there (its origin "
+                "remote at that commit, once pushed), or run init again with --requirement SPEC"
             )
         if self.origin == "local":
             return (
@@ -246,14 +255,66 @@ def requirement_from_direct_url(text: str | None) -> Requirement:
 
 
 def installed_requirement() -> Requirement:
-    """:func:`requirement_from_direct_url` of the installed ``passprice`` distribution (its ``direct_url.json``)."""
+    """:func:`requirement_from_direct_url` of the installed ``passprice`` distribution (its ``direct_url.json``), a
+    non-editable install of a local git clone pinned at its commit (:func:`pinned_clone`)."""
     import importlib.metadata
 
     try:
         text = importlib.metadata.distribution("passprice").read_text("direct_url.json")
     except importlib.metadata.PackageNotFoundError:
         text = None
-    return Requirement(PLACEHOLDER, "unknown") if text is None else requirement_from_direct_url(text)
+    if text is None:
+        return Requirement(PLACEHOLDER, "unknown")
+    return pinned_clone(text, requirement_from_direct_url(text))
+
+
+def pinned_clone(text: str, found: Requirement) -> Requirement:
+    """``found`` (the requirement of the ``direct_url.json`` ``text``), pinned when it names a folder on this machine
+    installed not editable (``pip install /path/clone``: ``passprice @ file:///path/clone`` installed whatever the
+    folder held at each install, unpinned, ``tests/test_bound111.py``) that is a git work tree at its top, its files
+    as committed (``git status --porcelain --untracked-files=no`` says nothing): ``passprice @
+    git+file:///path/clone@COMMIT`` (``HEAD``'s commit), its :attr:`Requirement.remote` the same commit from the clone's
+    ``origin`` remote when that is not a local path (``git+URL@COMMIT``). Otherwise (an editable install, no clone,
+    changes not committed, git failing) ``found`` as it is. Raises nothing."""
+    import subprocess
+    import urllib.parse
+    import urllib.request
+
+    from passprice.gitread import run_git
+
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return found
+    info = data.get("dir_info") if isinstance(data, dict) else None
+    url = data.get("url") if isinstance(data, dict) else None
+    if (found.origin != "local" or not isinstance(info, dict) or info.get("editable") is True
+            or not isinstance(url, str) or not url.startswith("file://") or data.get("subdirectory")):
+        return found
+    folder = Path(urllib.request.url2pathname(urllib.parse.urlparse(url).path))
+    if not (folder / ".git").exists():
+        return found
+    try:
+        top = run_git(folder, ["rev-parse", "--show-toplevel"], timeout=5.0).decode("utf-8").strip()
+        if Path(top).resolve() != folder.resolve():
+            return found
+        commit = run_git(folder, ["rev-parse", "--verify", "HEAD^{commit}"], timeout=5.0).decode("ascii").strip()
+        if run_git(folder, ["status", "--porcelain", "--untracked-files=no"], timeout=5.0).strip():
+            return found  # the installed code may be neither the commit nor the folder now: left as it is, said local
+    except (subprocess.CalledProcessError, InputError, OSError, UnicodeDecodeError):
+        return found
+    remote: str | None
+    try:
+        remote = run_git(folder, ["config", "--get", "remote.origin.url"], timeout=5.0).decode("utf-8").strip()
+    except (subprocess.CalledProcessError, InputError, OSError, UnicodeDecodeError):
+        remote = None  # no origin remote (git config exits 1)
+    if len(commit) not in (40, 64) or any(c not in "0123456789abcdef" for c in commit):
+        return found
+    if remote is not None and (not remote or ":" not in remote or remote.startswith("file:")
+                               or any(ord(c) < 0x21 for c in remote)):
+        remote = None  # a path on this machine, or no remote: nothing CI could reach
+    pinned = f"passprice @ git+{url}@{commit}"
+    return Requirement(pinned, "local", None if remote is None else f"passprice @ git+{remote}@{commit}")
 
 
 #: The longest ``--requirement`` line, in characters: a URL with a commit fits in a few hundred; pip's own

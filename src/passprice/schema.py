@@ -1531,6 +1531,143 @@ def require_entry_shape(where: object, data: bytes) -> None:
         )
 
 
+#: The most separators (``,``, ``=``, ``.``, ``[`` and ``{`` outside one-line strings and comments: as
+#: :data:`MAX_ENTRY_SEPARATORS` counts them, less line ends) a file of a kind other than a checkpoint entry may hold
+#: before it is parsed, by
+#: kind (:func:`kind_separators`); a kind not named here may hold :data:`MAX_FILE_SEPARATORS`. ``tomllib`` costs up to
+#: about 2.4 µs of CPU a separator (31-part dotted keys; an array of integers 1.5 µs, one-key tables 0.5 µs), so a
+#: file under its byte cap could cost it 0.25 s (a 242 KB card of 2,024 keys of 31 parts, 62,744 separators): four
+#: such cards added on HEAD held ``diff`` at 2.2-3.0 s of CPU (``tests/test_bound111.py``). The largest shipped: a
+#: lock 12,116 (171 KB: 0.071 a byte, so about 18,500 at the 256 KiB a lock may hold), a stack 8,627 (93 KB: 0.093
+#: a byte, 24,300 at 256 KiB), a measurement 1,780 (58 KB); a card 625, a drafting method 81, a routing record 41, a
+#: serving 23, a source 14.
+MAX_KIND_SEPARATORS = {"lock": 1 << 15, "stack": 1 << 15, "measurement": 1 << 14}
+#: The most separators a file of a kind :data:`MAX_KIND_SEPARATORS` does not name may hold before it is parsed (a
+#: card, drafting method, routing record, serving or source: the largest shipped, a card, holds 625): at most about
+#: 10 ms of ``tomllib``.
+MAX_FILE_SEPARATORS = 1 << 12
+
+
+def kind_separators(kind: str) -> int:
+    """The most separators a ``kind`` file (a schema's name) may hold before it is parsed: :data:`MAX_KIND_SEPARATORS`
+    or :data:`MAX_FILE_SEPARATORS`, raised in proportion when :data:`FILE_BYTES_VARIABLE` raises the byte cap past
+    :data:`MAX_FILE_BYTES` (a larger file of the same density holds as many more), a checkpoint entry's
+    :data:`MAX_ENTRY_SEPARATORS` (times 8 with :data:`HEADER_CAP_VARIABLE` raised). Raises :class:`InputError` when
+    the byte cap's variable is set wrong (:func:`kind_cap`)."""
+    if kind == "checkpoint":
+        return MAX_ENTRY_SEPARATORS * (8 if header_cap_raised() else 1)
+    base = MAX_KIND_SEPARATORS.get(kind, MAX_FILE_SEPARATORS)
+    cap = kind_cap(kind)
+    return base if cap <= MAX_FILE_BYTES else -(-base * cap // MAX_FILE_BYTES)
+
+
+#: A file other than a checkpoint entry may hold at most this many dots outside its strings and comments, and one
+#: more each :data:`BYTES_A_DOT` bytes (:func:`shape_problem`): ``tomllib`` makes a table of each part of a dotted key
+#: and passprice's checks walk it (about 2.4 µs of parse and 1.2 µs of walks a part), so with a cap a file alone, 68
+#: cards of 4,090 separators each (988 KB, 31-part keys) still cost ``diff`` 1.75-2.2 s of CPU. The densest shipped
+#: file holds one each 30 bytes (the 171 KB llamacpp lock: 5,696), every other at most one each 80; a file at the cap
+#: of one each 16 bytes, one a 64th of a µs a byte: about 0.25 s a MB in all, whatever the files' number.
+MAX_DOTS = 64
+#: See :data:`MAX_DOTS`.
+BYTES_A_DOT = 16
+#: A file other than a checkpoint entry may hold at most :data:`MAX_DOTS` separators, and one more each
+#: :data:`BYTES_A_SEPARATOR` bytes (:func:`shape_problem`): an array of integers ``[1,1,…]`` costs ``tomllib`` 1.5 µs a
+#: separator at two bytes each (0.75 s a MB). The densest shipped file (but a checkpoint entry) holds one each 10.8
+#: bytes (the llamacpp stack; the llamacpp lock one each 14); one each 5 bytes, about 0.3 s a MB.
+BYTES_A_SEPARATOR = 5
+
+
+@functools.cache
+def _comments() -> re.Pattern[bytes]:
+    """A TOML comment to its line's end (searched once the strings are out of the text)."""
+    return re.compile(rb"#[^\n]*")
+
+
+@functools.cache
+def _nesting() -> re.Pattern[bytes]:
+    """A run of more than 64 openings of arrays or inline tables (blanks, or a bare key and ``=``, between them),
+    nesting past what any passprice file holds."""
+    return re.compile(rb"[\[{](?:[ \t\r\n]*(?:[A-Za-z0-9_-]+[ \t]*=[ \t]*)?[\[{]){64,}")
+
+
+def _refused_first(data: bytes, bare: bytes, separators: int, dots: int) -> bool:
+    """Whether :func:`toml_loads` refuses ``data`` (``bare``: its text with strings and comments taken out) at no
+    cost beyond what :func:`shape_problem` allows, in words of its own that say more: a dotted key of more than
+    :data:`MAX_KEY_PARTS` parts (:func:`deep_key`, before ``tomllib`` is asked: its line and column), or nesting past
+    the interpreter's recursion once the rest of the text is within ``separators`` and ``dots`` (``tomllib`` stops at
+    the first nesting too deep: what it parses before it is bounded so). Raises nothing."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return True  # refused as not UTF-8 before any parse
+    if deep_key(text) is not None:
+        return True
+    if _nesting().search(bare) is None:
+        return False
+    rest = _nesting().sub(b"", bare)
+    return _separators(rest) <= separators and rest.count(b".") <= dots
+
+
+def shape_problem(kind: str, data: bytes) -> str | None:
+    """What makes the ``kind`` file ``data`` (a schema's name; not a checkpoint entry, :func:`require_entry_shape`)
+    too costly to parse, in words (``64,768 separators (…), past the 4,096 a card file may hold (…): not parsed``),
+    or ``None``: more separators outside its one-line strings and comments (``,``, ``=``, ``.``, ``[`` and ``{``: not
+    line ends, which a blank line costs ``tomllib`` next to nothing of, as a checkpoint entry counts them) than
+    :func:`kind_separators` allows, or than :data:`MAX_DOTS` and one each :data:`BYTES_A_SEPARATOR` bytes, or more
+    dots outside its strings and comments than :data:`MAX_DOTS` and one each :data:`BYTES_A_DOT` bytes. The first two
+    bound one file's ``tomllib`` cost (about 80 ms at most), the last two any number of files' (about 0.25-0.3 s a
+    MB). Counted on the bytes (``bytes.count``; the strings and comments taken out only when a raw count is past its
+    cap; a text holding a multi-line string delimiter counted whole). Raises :class:`InputError` when the byte cap's
+    variable is set wrong. A kind no registry file is (a sweep file, a model configuration: read once by the command
+    given it, under its byte cap) is not counted."""
+    if kind not in _LARGEST_SHIPPED:
+        return None
+    cap = kind_separators(kind)
+    size = len(data)
+    dense = MAX_DOTS + size // BYTES_A_SEPARATOR
+    dotted = MAX_DOTS + size // BYTES_A_DOT
+    if _separators(data) <= min(cap, dense) and data.count(b".") <= dotted:
+        return None
+    whole = b'"""' in data or b"'''" in data
+    bare = data if whole else _comments().sub(b"", _one_line_string().sub(b"", data))
+    if _refused_first(data, bare, min(cap, dense), dotted):
+        return None
+    found = _separators(bare)
+    said = "separators (',', '=', '.', '[' and '{' outside strings and comments)"
+    if found > cap:
+        largest = _LARGEST_SHIPPED.get(kind)
+        shipped = "" if largest is None else f"the largest shipped holds {largest:,}; "
+        return (f"{found:,} {said}, past the {cap:,} a {kind} file may hold ({shipped}{FILE_BYTES_VARIABLE}=BYTES "
+                "raises it with the byte cap): not parsed")
+    if found > dense:
+        return (f"{found:,} {said} in {size:,} bytes, past the {dense:,} a file of its size may hold ({MAX_DOTS} and "
+                f"one each {BYTES_A_SEPARATOR} bytes; the densest shipped file holds one each 10): not parsed")
+    dots = bare.count(b".")
+    if dots > dotted:
+        return (f"{dots:,} dots outside strings and comments in {size:,} bytes, past the {dotted:,} a file of its "
+                f"size may hold ({MAX_DOTS} and one each {BYTES_A_DOT} bytes; the densest shipped file holds one each "
+                "30): not parsed")
+    return None
+
+
+def require_shape(where: object, kind: str, data: bytes) -> None:
+    """Raise :class:`InputError` (one line naming ``where``, a path or ``revision:path``) when the ``kind`` file
+    ``data`` is shaped to cost ``tomllib`` more than its kind's files may (:func:`shape_problem`; a checkpoint entry:
+    :func:`require_entry_shape`, its lines too): checked on the bytes before the file is parsed, since ``tomllib``
+    costs up to about 2.4 µs a separator (``tests/test_bound111.py``)."""
+    if kind == "checkpoint":
+        require_entry_shape(where, data)
+        return
+    problem = shape_problem(kind, data)
+    if problem is not None:
+        raise InputError(f"{where}: {problem}")
+
+
+#: The most separators a shipped file of each kind holds (:data:`MAX_KIND_SEPARATORS`), said in a refusal.
+_LARGEST_SHIPPED = {"lock": 12_116, "stack": 8_627, "measurement": 1_780, "card": 625, "draft": 81, "routing": 41,
+                    "serving": 23, "source": 14}
+
+
 def read_bytes(path: Path, kind: str | None = None) -> bytes:
     """The bytes of the regular file at ``path`` (:func:`passprice.files.read_regular`: a FIFO, a device or a folder
     is refused before a byte is read, so no read blocks or runs without end). Raises :class:`InputError` naming the
@@ -2140,8 +2277,7 @@ def load(
     if data is None:
         data = read_bytes(path, kind)
     require_size(path, kind, len(data))  # before any parse (issue 13), and before the cache is asked
-    if kind == "checkpoint":
-        require_entry_shape(path, data)
+    require_shape(path, kind, data)
     raw = data
     schema_folder = folder or schema_dir()
 

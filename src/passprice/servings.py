@@ -248,6 +248,7 @@ def spec_of_file(root: Root, path: Path) -> ServingSpec:
 
     data = schema.read_bytes(path, "serving")
     schema.require_size(path, "serving", len(data))  # a kept object answers for a file under the cap only (issue 13)
+    schema.require_shape(path, "serving", data)  # its separators and dots too (tests/test_bound111.py)
 
     def build() -> ServingSpec:
         from passprice import snapshot

@@ -262,7 +262,7 @@ def code_of(folder: Path | None) -> Code:
         model = f"unreadable ({type(e).__name__})"
     alike = model == running and not _unpinned_changes(folder)
     if not alike:  # priced in its own process, which imports the side's modules, pricing or not
-        slow = _slow_coded(folder)
+        slow = _slow_coded(folder) or _too_many_tokens(folder)
         if slow is not None:
             return Code(folder, "not judged", True, False, slow)
     return Code(folder, model, True, alike)
@@ -350,6 +350,31 @@ def _running_module_files() -> dict[str, bytes | str | None]:
     if not _RUNNING_FILES:
         _RUNNING_FILES.append(_module_files(PACKAGE))
     return _RUNNING_FILES[0]
+
+
+#: The most tokens (:func:`passprice.pins._count_tokens`) the modules of a side's ``src/passprice`` may hold together,
+#: pricing or not, for the side to be priced in a process of its own, which imports them (:func:`code_of`): the
+#: pricing model's are capped apart (:data:`passprice.pins.MODEL_TOKENS`), the others were not (``schema.py``,
+#: ``registry.py``, ``files.py`` …), so a side's ``schema.py`` grown by 1 MB of ``[a,a,…]`` (499,000 names) held a
+#: ``diff`` at 6.3-6.5 s of CPU and 585 MB, its process compiling it (``tests/test_bound111.py``). This package's
+#: own modules hold 623,116 (77.9 %; a test holds them under 80 %: past it, raise the cap with the measure).
+SIDE_TOKENS = 800_000
+
+
+def _too_many_tokens(folder: Path) -> str | None:
+    """Why the side's ``folder`` is not imported for its tokens (past :data:`SIDE_TOKENS`), or ``None``. Counted at C
+    speed, nothing parsed; a file not read counts nothing (the digest names it). Raises nothing."""
+    from passprice.pins import _count_tokens
+
+    total = 0
+    for data in _module_files(folder).values():
+        if isinstance(data, bytes):
+            total += _count_tokens(data)
+    if total <= SIDE_TOKENS:
+        return None
+    return (f"src/passprice: {total:,} tokens in its modules, past the {SIDE_TOKENS:,} a side's code may hold to be "
+            "priced in a process of its own, which imports them all (this passprice's own hold about 620,000): "
+            "not imported")
 
 
 def _slow_coded(folder: Path) -> str | None:

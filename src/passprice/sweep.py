@@ -1859,15 +1859,26 @@ def output_format(named: str | None, output: Path | None) -> str:
     return named
 
 
-def require_suffix(output: Path | None) -> None:
+def require_suffix(output: Path | None, named: str | None = None) -> None:
     """Refuse an output file whose suffix names a format passprice writes other than a sweep's rows
     (:func:`passprice.files.suffix_format`): ``sweep -o rows.csv.gz`` wrote plain CSV under a gzip name, ``-o
-    rows.toml`` CSV under a TOML one, exit 0 (attack round 27). Judged after the refusals that say more (a record, an
-    input of the sweep). Raises :class:`InputError` naming the file and its suffix."""
-    from passprice.files import suffix_format
+    rows.toml`` CSV under a TOML one, exit 0 (attack round 27); and, without ``named`` (``--format`` or ``--json``),
+    one whose suffix names no format at all (``-o rows.txt``, ``-o rows``): it wrote CSV silently
+    (``tests/test_bound111.py``); with ``--format`` given, the rows are written in it under any such name. Standard
+    output (``None``, ``-``) is CSV unless ``named``. Judged after the refusals that say more (a record, an input of
+    the sweep). Raises :class:`InputError` naming the file and its suffix."""
+    from passprice.files import shown, suffix_format, written_suffix
 
-    if output is not None and str(output) != "-":
-        suffix_format(output, "-o", tuple(FORMAT_OF_SUFFIX), "a sweep's rows (CSV or JSON)", ".csv or .json")
+    if output is None or str(output) == "-":
+        return
+    if suffix_format(output, "-o", tuple(FORMAT_OF_SUFFIX), "a sweep's rows (CSV or JSON)", ".csv or .json") is None \
+            and named is None:
+        suffix = written_suffix(output, "-o")
+        said = f"its suffix {suffix}" if suffix else "no suffix"
+        raise InputError(
+            f"{shown(output)}: -o names no format of a sweep's rows ({said}): name it .csv or .json, or give --format "
+            "csv (or --format json) to write that format under this name"
+        )
 
 
 def text_chunks(
