@@ -68,6 +68,18 @@ _SERVED: list[Path | str | None] = []
 #: Whether a command is running again uncached (:func:`served_again`): until it ends, no entry is read (each is a
 #: miss, rebuilt and stored again, so a forged entry the command reads is overwritten).
 _again = False
+#: What forgets the objects a module keeps for the rest of the process (:func:`forgotten_on_again`), called before a
+#: command runs again (:func:`served_again`): an object kept there from a forged entry would be used again.
+_FORGET: list[Callable[[], None]] = []
+
+
+def forgotten_on_again(forget: Callable[[], None]) -> None:
+    """Have ``forget()`` called before a command runs again uncached (:func:`served_again`): for a module that keeps
+    objects built or read through the cache beyond a snapshot (:data:`passprice.checkpoints._CACHE`: the checkpoint
+    headers of the process, by path and content). ``forget`` must raise nothing."""
+    _FORGET.append(forget)
+
+
 #: Whether the context of a failed run is being closed (:func:`served_again`): a batch collected then is not written.
 _failed = False
 
@@ -148,6 +160,9 @@ def served_again(run: Callable[[], T], answer: Callable[[Exception], bool], agai
         _failed = False
     _drop(_SERVED[start:])
     del _SERVED[start:]
+    for forget in _FORGET:
+        forget()
+    _IDENTITIES.clear()
     _again = True  # not ``configure``'s switch: the group sets that again as the command runs again
     try:
         return run()
