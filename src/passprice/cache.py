@@ -68,16 +68,31 @@ _SERVED: list[Path | str | None] = []
 #: Whether a command is running again uncached (:func:`served_again`): until it ends, no entry is read (each is a
 #: miss, rebuilt and stored again, so a forged entry the command reads is overwritten).
 _again = False
-#: What forgets the objects a module keeps for the rest of the process (:func:`forgotten_on_again`), called before a
-#: command runs again (:func:`served_again`): an object kept there from a forged entry would be used again.
-_FORGET: list[Callable[[], None]] = []
+#: The objects modules keep for the rest of the process, beyond a snapshot, built or read through the cache (module,
+#: its dicts): forgotten before a command runs again (:func:`served_again`), where one from a forged entry was used
+#: again — a checkpoint header (``checkpoints._CACHE``: ``reproduce`` failed twice), a pass shape
+#: (``serving._SHAPES``: ``price`` failed twice; tests/test_forge110.py). Looked up in :data:`sys.modules`: a
+#: module not loaded keeps nothing.
+KEPT_IN_PROCESS = (
+    ("passprice.checkpoints", ("_CACHE", "_CONTENT")),
+    ("passprice.gguf_header", ("_CACHE",)),
+    ("passprice.serving", ("_SHAPES", "_SHARED_SHAPES", "_STEPS")),
+    ("passprice.scopes", ("_MODELS",)),
+    ("passprice.sweep", ("_RESTS", "_KINDS", "_READS")),
+    ("passprice.calibrate", ("_FITS",)),
+)
 
 
-def forgotten_on_again(forget: Callable[[], None]) -> None:
-    """Have ``forget()`` called before a command runs again uncached (:func:`served_again`): for a module that keeps
-    objects built or read through the cache beyond a snapshot (:data:`passprice.checkpoints._CACHE`: the checkpoint
-    headers of the process, by path and content). ``forget`` must raise nothing."""
-    _FORGET.append(forget)
+def _forget_kept() -> None:
+    """Clear the dicts of :data:`KEPT_IN_PROCESS` of the modules loaded, and the objects' identities. Raises
+    nothing."""
+    for module, names in KEPT_IN_PROCESS:
+        loaded = sys.modules.get(module)
+        for name in names:
+            kept = getattr(loaded, name, None)
+            if isinstance(kept, dict):
+                kept.clear()
+    _IDENTITIES.clear()
 
 
 #: Whether the context of a failed run is being closed (:func:`served_again`): a batch collected then is not written.
@@ -160,9 +175,7 @@ def served_again(run: Callable[[], T], answer: Callable[[Exception], bool], agai
         _failed = False
     _drop(_SERVED[start:])
     del _SERVED[start:]
-    for forget in _FORGET:
-        forget()
-    _IDENTITIES.clear()
+    _forget_kept()
     _again = True  # not ``configure``'s switch: the group sets that again as the command runs again
     try:
         return run()

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from passprice import __version__, cache, ggml, schema
+from passprice import __version__, ggml, schema
 from passprice.digests import blake2b
 from passprice.errors import InputError, problem_lines
 from passprice.files import is_there, make_folder, require_no_lookalike, write_atomically
@@ -608,15 +608,6 @@ _CACHE: OrderedDict[tuple[str, str, str], GGUFHeader] = OrderedDict()
 _CACHE_SIZE = 32
 #: id of a header in :data:`_CACHE` → (the header, its content key: :func:`entry_content`).
 _CONTENT: dict[int, tuple[GGUFHeader, str]] = {}
-
-
-def _forget() -> None:
-    """Forget the headers kept (:func:`passprice.cache.forgotten_on_again`: one may be a forged entry's)."""
-    _CACHE.clear()
-    _CONTENT.clear()
-
-
-cache.forgotten_on_again(_forget)
 
 
 @functools.cache
