@@ -62,6 +62,144 @@ _enabled = True
 T = TypeVar("T")
 
 
+#: The entry files this process was served (a document, an object or a batch read as a hit), in order: what
+#: :func:`served_again` removes when a run served from them failed as no run of passprice's own entries can.
+_SERVED: list[Path | str | None] = []
+#: Whether a command is running again uncached (:func:`served_again`): until it ends, no entry is read (each is a
+#: miss, rebuilt and stored again, so a forged entry the command reads is overwritten).
+_again = False
+#: The objects modules keep for the rest of the process, beyond a snapshot, built or read through the cache (module,
+#: its dicts): forgotten before a command runs again (:func:`served_again`), where one from a forged entry was used
+#: again — a checkpoint header (``checkpoints._CACHE``: ``reproduce`` failed twice), a pass shape
+#: (``serving._SHAPES``: ``price`` failed twice; tests/test_forge110.py). Looked up in :data:`sys.modules`: a
+#: module not loaded keeps nothing.
+KEPT_IN_PROCESS = (
+    ("passprice.checkpoints", ("_CACHE", "_CONTENT")),
+    ("passprice.gguf_header", ("_CACHE",)),
+    ("passprice.serving", ("_SHAPES", "_SHARED_SHAPES", "_STEPS")),
+    ("passprice.scopes", ("_MODELS",)),
+    ("passprice.sweep", ("_RESTS", "_KINDS", "_READS")),
+    ("passprice.calibrate", ("_FITS",)),
+)
+
+
+def _forget_kept() -> None:
+    """Clear the dicts of :data:`KEPT_IN_PROCESS` of the modules loaded, and the objects' identities. Raises
+    nothing."""
+    for module, names in KEPT_IN_PROCESS:
+        loaded = sys.modules.get(module)
+        for name in names:
+            kept = getattr(loaded, name, None)
+            if isinstance(kept, dict):
+                kept.clear()
+    _IDENTITIES.clear()
+
+
+#: Whether the context of a failed run is being closed (:func:`served_again`): a batch collected then is not written.
+_failed = False
+
+
+class _Printed:
+    """Whether anything was written to standard output or error (their ``write``) while it is :meth:`watching`:
+    a run that printed cannot be run again without printing it twice."""
+
+    def __init__(self) -> None:
+        self.printed = False
+        self.hooked: list[tuple[Any, Any]] = []
+
+    @contextlib.contextmanager
+    def watching(self) -> Iterator[None]:
+        """Watch ``sys.stdout`` and ``sys.stderr`` until the ``with`` ends (a stream whose ``write`` cannot be watched
+        counts as printed to)."""
+        for stream in (sys.stdout, sys.stderr):
+            if stream is None:
+                continue
+            try:
+                own = vars(stream).get("write")
+                stream.write = self._wrapped(stream.write)  # type: ignore[method-assign]
+            except (AttributeError, TypeError):
+                self.printed = True
+                continue
+            self.hooked.append((stream, own))
+        try:
+            yield
+        finally:
+            for stream, own in self.hooked:
+                with contextlib.suppress(AttributeError, TypeError):
+                    if own is None:
+                        del stream.write
+                    else:
+                        stream.write = own
+            self.hooked.clear()
+
+    def _wrapped(self, write: Callable[[str], int]) -> Callable[[str], int]:
+        def watched(text: str) -> int:
+            if text:
+                self.printed = True
+            return write(text)
+
+        return watched
+
+
+def served_again(run: Callable[[], T], answer: Callable[[Exception], bool], again: Callable[[Exception], None]) -> T:
+    """``run()``'s result; when it raises an exception that is not an ``answer`` (passprice's own: an input
+    error, a refusal, click's exits) after this process was served cache entries, and before anything was printed,
+    those entries are removed (with the file status records, :mod:`passprice.filestamps`) and ``run()`` is run again
+    reading no entry (each a miss, built from the files and stored over what was there), its result or exception
+    the command's. ``again(e)`` is called first, to undo what the failed run left open (the CLI closes the command's
+    context, its snapshot with it; nothing the failed run collected is written then: :class:`_Batch`).
+
+    An entry is read back only when its checksum, key, JSON or pickle and classes hold, but its *shape* is not
+    checked against what the code that wrote it writes: an entry forged with a valid checksum (a document missing a
+    key, a number where a table was; an object of an allowed class whose field holds ``None`` or a list of the wrong
+    length) raised KeyError, AttributeError or TypeError deep in the code that used it, a traceback, from ``check``,
+    ``sources``, ``checkpoints``, ``price`` and every command that reads the cache (tests/test_forge110.py). Checking
+    every shape where it is decoded would cost a warm run what validating the documents costs a cold one; this
+    costs a hit nothing (one list append) and a failing run nothing more than its failure, and answers what the
+    files answer uncached. A run that printed before failing, or that fails again uncached, fails as it did.
+    Raises what ``run()`` raises."""
+    start = len(_SERVED)
+    watch = _Printed()
+    try:
+        with watch.watching():
+            return run()
+    except Exception as e:
+        if len(_SERVED) == start or watch.printed or not enabled() or answer(e):
+            raise
+        failed = e
+    global _again, _failed
+    _failed = True
+    try:
+        again(failed)
+    finally:
+        _failed = False
+    _drop(_SERVED[start:])
+    del _SERVED[start:]
+    _forget_kept()
+    _again = True  # not ``configure``'s switch: the group sets that again as the command runs again
+    try:
+        return run()
+    finally:
+        _again = False
+
+
+def _drop(paths: list[Path | str | None]) -> None:
+    """Remove the entry files ``paths`` and the file status records (read again, and learned again, as a new
+    process would). Raises nothing."""
+    from passprice import digests, filestamps
+
+    for path in dict.fromkeys(paths):
+        if path is None:
+            continue
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+    if filestamps._path:
+        with contextlib.suppress(OSError):
+            os.unlink(filestamps._path)
+    filestamps._records, filestamps._path, filestamps._learned = None, "", False
+    digests._vouched.clear()
+
+
 def configure(enabled: bool) -> None:
     """Use the cache (``True``, the default) or bypass it (``passprice --no-cache``) for the rest of the process."""
     global _enabled
@@ -249,9 +387,10 @@ def _entry_path(entry_key: str) -> Path:
 
 
 def read(entry_key: str) -> dict[str, Any] | None:
-    """The document stored under ``entry_key``, or ``None``: no entry, a bypassed cache, or an entry that is not
-    whole and ours (a checksum or key that does not match, JSON that does not parse), which is then ignored."""
-    if not enabled():
+    """The document stored under ``entry_key``, or ``None``: no entry, a bypassed cache, a command run again
+    (:func:`served_again`), or an entry that is not whole and ours (a checksum or key that does not match, JSON that
+    does not parse), which is then ignored."""
+    if not enabled() or _again:
         return None
     try:
         path = _entry_path(entry_key)
@@ -267,6 +406,7 @@ def read(entry_key: str) -> dict[str, Any] | None:
     if not isinstance(entry, dict) or entry.get("key") != entry_key or not isinstance(entry.get("document"), dict):
         return None
     document: dict[str, Any] = entry["document"]
+    _SERVED.append(path)
     return document
 
 
@@ -575,10 +715,10 @@ def _shared_types() -> frozenset[type]:
 def _read_batch(path: Path | None, batch_key: str) -> dict[str, Any] | None:
     """The objects of the batch entry ``path`` (:func:`_write_batch`) by entry key, or ``None`` (a miss): no file,
     one not whole (its digest), not ours (another key, another layout, a class an entry may not hold). Raises
-    nothing."""
+    nothing. ``None`` while a command runs again (:func:`served_again`)."""
     import io
 
-    raw = _read_file(path) if path is not None else None
+    raw = _read_file(path) if path is not None and not _again else None
     if raw is None:
         return None
     at = raw.find(b"\n")
@@ -609,6 +749,8 @@ def _read_batch(path: Path | None, batch_key: str) -> dict[str, Any] | None:
             out.update(chunk)
     except Exception:  # a damaged or foreign entry, whatever it raises, is a miss
         return None
+    if out:
+        _SERVED.append(path)
     return out
 
 
@@ -767,8 +909,9 @@ def _whole(raw: bytes | None) -> bytes | None:
 
 def _stored_object(path: Path | str | None, entry_key: str, cls: type[T]) -> T | None:
     """The ``cls`` object the entry file ``path`` holds under ``entry_key``, or ``None`` (a miss): no file, or one
-    that is not whole and ours (checksum, pickle, allowed classes, key) or not a ``cls``."""
-    raw = _read_file(path) if path is not None else None
+    that is not whole and ours (checksum, pickle, allowed classes, key) or not a ``cls``, or a command run again
+    (:func:`served_again`)."""
+    raw = _read_file(path) if path is not None and not _again else None
     if raw is None:
         return None
     # the body checked and read where it lies in the file's bytes, not copied out of them (a batch of 2,000 locks
@@ -781,6 +924,7 @@ def _stored_object(path: Path | str | None, entry_key: str, cls: type[T]) -> T |
     except Exception:  # a damaged or foreign entry, whatever it raises, is a miss
         return None
     if stored_key == entry_key and isinstance(obj, cls):
+        _SERVED.append(path)
         return obj
     return None
 
@@ -865,7 +1009,7 @@ class _Batch:
 
     def _write(self) -> None:
         """Write the batch of the objects used, when one was missing from it; silently nothing when it cannot."""
-        if not self.missed or self.path is None:
+        if not self.missed or self.path is None or not enabled() or _failed:  # a failed run's (served_again)
             return
         import pickle
 

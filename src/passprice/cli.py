@@ -409,6 +409,32 @@ class _Subgroup(click.Group):
     command_class = _Command
 
 
+def _closed(ctx: click.Context) -> Callable[[Exception], None]:
+    """What ends a failed run of ``ctx``'s command before it runs again (:func:`passprice.cache.served_again`): its
+    context's resources closed as the exception ``e`` leaves them (the snapshot it read ends; a file being replaced is
+    left as it was), the callbacks run (the cache is put back on); click gives the context a new exit stack. A click
+    before 8.2, which closes a context's resources as if nothing failed, is not run again: ``e`` is raised."""
+
+    def close(e: Exception) -> None:
+        close_with = getattr(ctx, "_close_with_exception_info", None)
+        if close_with is None:
+            raise e
+        close_with(type(e), e, e.__traceback__)
+
+    return close
+
+
+def _answered(e: Exception) -> bool:
+    """Whether ``e`` is one of passprice's own answers to a command (an input error, a refusal, click's exits and
+    usage errors, a reader gone from the pipe), not a failure :func:`passprice.cache.served_again` runs again
+    uncached."""
+    if isinstance(e, (InputError, Refused, click.ClickException, click.exceptions.Exit, click.exceptions.Abort,
+                      BrokenPipeError)):
+        return True
+    serving = sys.modules.get("passprice.serving")
+    return serving is not None and isinstance(e, serving.ServingRefusal)
+
+
 class _Group(click.Group):
     """The ``passprice`` group: turns :class:`InputError` and a usage error into one line on stderr and exit 2, and
     a refusal into exit 1, whichever command raised it."""
@@ -436,10 +462,26 @@ class _Group(click.Group):
             click.echo(line, err=True)
             raise click.exceptions.Exit(status) from None
 
+    def _invoker(self, ctx: click.Context) -> Callable[[], Any]:
+        """The group's own invocation of ``ctx``'s command, which may be run twice
+        (:func:`passprice.cache.served_again`): click's takes the command's words out of the context
+        (``_protected_args`` and ``args``), and each run is given them back."""
+        held = "_protected_args" if hasattr(ctx, "_protected_args") else "protected_args"
+        words = (list(getattr(ctx, held)), list(ctx.args))
+
+        def run() -> Any:
+            setattr(ctx, held, list(words[0]))
+            ctx.args = list(words[1])
+            return super(_Group, self).invoke(ctx)
+
+        return run
+
     def invoke(self, ctx: click.Context) -> Any:
+        from passprice import cache
+
         try:
             try:
-                result = super().invoke(ctx)
+                result = cache.served_again(self._invoker(ctx), _answered, _closed(ctx))
             finally:
                 _command_ended()
             problems = ctx.meta.get("passprice.problems")

@@ -368,7 +368,8 @@ def require_unforged(
         kept = cache.key(UNFORGED_KIND, where, lock.info.digest.encode()) if lock.info.digest else None
         # ... so copies of one lock (the same digest, where) are judged once a call, not read from the cache once a
         # copy (issue 16, scale38: 1,000 locks of one serving, three contents, read 1,000 cache entries)
-        if kept is not None and (kept in held or cache.read(kept) is not None):
+        # a verdict of another shape (an empty document, another digest: forged with its checksum agreeing) is none
+        if kept is not None and (kept in held or _verdict(cache.read(kept)) == lock.info.digest):
             held.add(kept)
             continue
         require_known_model(lock, no_lock=no_lock, root=root.path)  # forged with its record (slips 55, 57)
@@ -385,6 +386,11 @@ def require_unforged(
         if kept is not None:
             cache.store(kept, {"unforged": lock.info.digest})
             held.add(kept)
+
+
+def _verdict(kept: dict[str, Any] | None) -> object:
+    """The lock digest a kept verdict (``{"unforged": DIGEST}``) names, ``None`` for none. Raises nothing."""
+    return None if kept is None else kept.get("unforged")
 
 
 def require_unforged_files(root: Root, paths: Iterable[Path], no_lock: bool = True) -> None:

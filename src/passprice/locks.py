@@ -2266,7 +2266,8 @@ def _lock_index(
     index = cache.read(entry_key) if cache.enabled() else None
     servings = index.get("servings") if index is not None else None
     broken = index.get("unread") if index is not None else None
-    if not isinstance(servings, dict) or not isinstance(broken, list):
+    if (not isinstance(servings, dict) or not isinstance(broken, list)
+            or not _index_holds(servings, broken, [name for name, _, _, _ in files])):
         servings, broken = {}, []
         for name, path, stamp, _ in files:
             try:
@@ -2287,6 +2288,21 @@ def _lock_index(
         tuple((path, servings.get(name), ident) for name, path, _, ident in files if name in servings),
         tuple(sorted(unread)),
     )
+
+
+def _index_holds(servings: object, broken: object, names: list[str]) -> bool:
+    """Whether a kept index of the locks folder (``servings``: each lock that reads, by name, to the serving it locks
+    or ``None``; ``broken``: the names of those that do not) is of the shape it is written in and names each of
+    ``names`` once: an entry forged with its checksum agreeing, a lock dropped from ``servings`` or named in both,
+    made ``price`` refuse a lock that reads ("its [lock] table does not read", exit 2; tests/test_forge110.py).
+    Raises nothing."""
+    if not isinstance(servings, dict) or not isinstance(broken, list):
+        return False
+    if not all(type(k) is str and (v is None or type(v) is str) for k, v in servings.items()):
+        return False
+    if not all(type(n) is str for n in broken) or len(servings) + len(broken) != len(names):
+        return False
+    return set(servings).union(broken) == set(names)
 
 
 def _locks_serving(name: str, data: bytes) -> tuple[bool, str | None]:

@@ -498,7 +498,9 @@ def still(entry: dict[str, Any]) -> bool:
             type(chunk) is tuple and len(chunk) == 2 and chunk[0] in (1, 2) and type(chunk[1]) is bytes for chunk in out
         ):
             return False
-        return all(_holds(item) for item in entry["items"]) and entry["status"] == 0
+        # The status an int 0: 0.0 and False equal 0, and os._exit(0.0) raised TypeError, a traceback
+        # (tests/test_forge110.py).
+        return type(entry["status"]) is int and entry["status"] == 0 and all(_holds(item) for item in entry["items"])
     except Exception:  # an entry of another shape, whatever it raises, is a miss
         return False
 
