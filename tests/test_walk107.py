@@ -61,7 +61,7 @@ def _named_excerpts() -> dict[str, str]:
 
 def test_1_every_named_excerpt_is_in_a_folder_the_wheel_carries() -> None:
     named = _named_excerpts()
-    assert len(named) == 22  # 21, and the H200 product page's (tests/test_cite102.py)
+    assert len(named) == 23  # 21, the H200 product page's (tests/test_cite102.py), the SN40L deck's (test_walk117.py)
     bundled = _bundled()
     for source_id, excerpt in named.items():
         top = excerpt.split("/", 1)[0]

@@ -1023,7 +1023,7 @@ def source_lines(source: Source, excerpt: str | None = None) -> list[str]:
     the text read (``excerpt``, trace96: as :func:`passprice.sources.excerpt_named` names it, else the record's
     path), and its note (the record's caveat: walkthrough 25 found "who measured it and when is unknown" in no
     output)."""
-    date = source.date if source.date is not None else "versioned with this registry"
+    date = source.date_text() or "versioned with this registry"
     lines = [f"  {source.title}", f"  {source.by} · {source.kind} · {date} · {source.where()}"]
     retrieved = source.retrieved_text()
     if retrieved is not None:
@@ -1130,7 +1130,7 @@ def lineage_markdown(a: Lineage) -> str:
         head += f"; withdrawn, {len(a.breaks)} break: " + ", ".join(markdown_code(lock.name) for lock in a.breaks)
     out = [head]
     if a.source is not None:
-        out += ["", markdown_text(f"{a.source.title} — {a.source.by}, {a.source.date or 'this registry'}, "
+        out += ["", markdown_text(f"{a.source.title} — {a.source.by}, {a.source.date_text() or 'this registry'}, "
                                   f"{a.source.where()}")]
         if a.source.note:  # the record's caveat (walkthrough 25)
             out.append(f"Note: {markdown_text(a.source.note)}")
