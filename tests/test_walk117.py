@@ -2,9 +2,14 @@
 
 The items, by the section of this file:
 
+3. ``reproduce`` of a lock copied into a fresh ``init`` registry's ``locks/`` said its serving "is no longer
+   registered", a serving the registry never had: "no longer" only where the registry's git history holds the
+   serving's file (test_3_*).
 5. ``audit r1-qwen7b-h200 --card sn40l``: the SN40L Hot Chips deck's record named no stored excerpt though its
    ``read:`` says the lines are in sources/excerpts/cite71-excerpt.txt; the README said that file held only the
    Hopper whitepaper's lines (test_5_*).
+6. ``fact show --help`` said "Show fact PATH of card NAME" though it reads stacks' and routing records' facts
+   (test_6_*).
 10. ``audit``'s header of a document printed ``(AMD, unknown)`` while its ``read:`` names the 2025 edition: the
     header says the edition the record states (test_10_*).
 """
@@ -12,8 +17,75 @@ The items, by the section of this file:
 from __future__ import annotations
 
 import re
+import shutil
+import subprocess
+from pathlib import Path
 
-from cli_helpers import REPO, invoke
+from cli_helpers import REPO, copy_root, invoke
+
+Q3 = "qwen3-30b-a3b-h200"
+
+
+def _git(root: Path, *args: str) -> None:
+    subprocess.run(["git", "-c", "user.email=t@example.com", "-c", "user.name=t", "-c", "commit.gpgsign=false",
+                    *args], cwd=root, check=True, capture_output=True)
+
+
+# --- 3. "no longer registered" only where history shows it was ----------------------------------------------------
+
+
+def test_3_a_lock_copied_into_a_registry_that_never_had_its_serving(tmp_path: Path) -> None:
+    root = tmp_path / "mine"
+    assert invoke("init", str(root)).exit_code == 0
+    shutil.copy(REPO / "locks" / f"{Q3}.lock.toml", root / "locks")
+    shutil.copy(REPO / "registry" / "checkpoints" / "qwen3-30b-a3b-q4_k_m.toml", root / "registry" / "checkpoints")
+    result = invoke("reproduce", Q3, root=root)
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert f"    serving        serving {Q3} is not registered here (priced as the lock embeds it)" in lines
+    assert "no longer registered" not in result.stdout
+
+
+def test_3_a_serving_removed_in_the_registrys_history_is_no_longer_registered(tmp_path: Path) -> None:
+    root = copy_root(tmp_path)
+    _git(root, "init", "-q")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "registry")
+    (root / "registry" / "servings" / f"{Q3}.toml").unlink()
+    result = invoke("reproduce", Q3, root=root)
+    assert result.exit_code == 0, result.output
+    assert (f"    serving        serving {Q3} is no longer registered (priced as the lock embeds it)"
+            in result.stdout.splitlines())
+    price = invoke("price", "--lock", Q3, root=root)
+    assert price.exit_code == 0, price.output
+    assert f"drifted since the lock: serving: {Q3} is no longer registered (priced as the lock embeds it)" in (
+        price.stdout)
+
+
+# --- 6. fact's help -----------------------------------------------------------------------------------------------
+
+
+def test_6_fact_help_names_every_record_it_reads(tmp_path: Path) -> None:
+    shown = " ".join(invoke("fact", "show", "--help").output.split())
+    assert "Show fact PATH of NAME, a card, a serving stack (facts/stacks: share.read) or a routing record" in shown
+    assert "NAME is a drafting method (facts/drafts), not a card, serving stack or routing record." in shown
+    assert "Show fact PATH of card NAME" not in shown
+    group = " ".join(invoke("fact", "--help").output.split())
+    assert "Show one fact of a card, a serving stack, a routing record or (--draft) a drafting method" in group
+    for command in ("set", "recompute"):
+        said = " ".join(invoke("fact", command, "--help").output.split())
+        assert "of card NAME (or, with --draft, of a drafting method)" in said, command
+    # what the help says it reads, it reads (exit 0)
+    stack = invoke("fact", "show", "llamacpp-cuda-2405", "share.read")
+    assert stack.exit_code == 0 and "a serving stack" in stack.output.splitlines()[0], stack.output
+    routing = invoke("fact", "show", "qwen3-30b-a3b-measured", "routing.hot_share")
+    assert routing.exit_code == 0, routing.output
+    # and set refuses a stack's fact by name (exit 2)
+    root = copy_root(tmp_path)
+    refused = invoke("fact", "set", "llamacpp-cuda-2405", "share.read", "--value", "0.5", "--unit", "1",
+                     "--provenance", "assumed", "--source", "passprice-card-review", "--locator", "x", root=root)
+    assert refused.exit_code == 2, refused.output
+    assert "llamacpp-cuda-2405.toml), not a card: the fact commands edit cards" in refused.stderr, refused.stderr
 
 # --- 5. the SN40L deck's stored excerpt ---------------------------------------------------------------------------
 

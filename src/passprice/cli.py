@@ -3005,7 +3005,9 @@ def diff_command(
 
 @cli.group("fact", cls=_Subgroup)
 def fact_group() -> None:
-    """Show or edit one fact of a card (or of a drafting method: paths acceptance.N) in place."""
+    """Show one fact of a card, a serving stack, a routing record or (--draft) a drafting method; set or recompute
+    a card's or a drafting method's (paths acceptance.N) in place (a stack's or routing record's file is edited by
+    hand)."""
 
 
 def _record_facts(
@@ -3110,14 +3112,16 @@ def _fact_file(ctx: click.Context, name: str, path: str | None, draft: bool) -> 
 @fact_group.command("show")
 @click.argument("name")
 @click.argument("path", required=False)
-@click.option("--draft", is_flag=True, help="NAME is a drafting method (facts/drafts), not a card.")
+@click.option("--draft", is_flag=True,
+              help="NAME is a drafting method (facts/drafts), not a card, serving stack or routing record.")
 @click.option("--history", is_flag=True,
               help="Every version of fact PATH, from each git commit that changed it (and uncommitted changes).")
 @_json_option
 @click.pass_context
 def fact_show_command(ctx: click.Context, name: str, path: str | None, draft: bool, history: bool,
                       as_json: bool) -> None:
-    """Show fact PATH of card NAME (every fact without PATH): value, unit, provenance, source and locator,
+    """Show fact PATH of NAME, a card, a serving stack (facts/stacks: share.read) or a routing record
+    (facts/routing: routing.hot_share), every fact without PATH: value, unit, provenance, source and locator,
     derivation, note. With --history, when it changed, and from what (read through git)."""
     from passprice.edit import read_facts
     from passprice.registry import named_in
@@ -3184,9 +3188,10 @@ def _method_note(root: Any, file: Path) -> str | None:
 @_json_option
 @click.pass_context
 def fact_recompute_command(ctx: click.Context, name: str, path: str | None, draft: bool, as_json: bool) -> None:
-    """Recompute derived fact PATH of card NAME from today's facts, in place (without PATH: every derived fact
-    of NAME that no longer follows from its inputs, inputs first): its value from its formula, its fact inputs'
-    recorded values today's; provenance, source, locator and note kept. What `check` and `diff` name stale."""
+    """Recompute derived fact PATH of card NAME (or, with --draft, of a drafting method) from today's facts, in
+    place (without PATH: every derived fact of NAME that no longer follows from its inputs, inputs first): its value
+    from its formula, its fact inputs' recorded values today's; provenance, source, locator and note kept. What
+    `check` and `diff` name stale. A serving stack's or routing record's facts are not recomputed here (exit 2)."""
     from passprice.edit import provenance_kept, recompute_fact, recompute_record
     from passprice.report import fact_json
 
@@ -3252,9 +3257,10 @@ def fact_set_command(
     draft: bool,
     as_json: bool,
 ) -> None:
-    """Set fact PATH of card NAME in place, keeping the file's comments and layout. The entry is replaced whole: a
-    note or derivation not given is removed. An edit that would leave the file invalid is refused (exit 2) and the
-    file is left untouched. Derived facts the edit leaves stale are named on stderr (passprice: warning: …)."""
+    """Set fact PATH of card NAME (or, with --draft, of a drafting method) in place, keeping the file's comments
+    and layout; a serving stack's or routing record's file is edited by hand (exit 2 says so). The entry is replaced
+    whole: a note or derivation not given is removed. An edit that would leave the file invalid is refused (exit 2)
+    and the file is left untouched. Derived facts the edit leaves stale are named on stderr (passprice: warning: …)."""
     from passprice.edit import edit_fact, parse_derivation, parse_value, read_facts
     from passprice.report import fact_json
 
