@@ -2,6 +2,9 @@
 
 The items, by the section of this file:
 
+2. A lock named by its digest: ``audit 78f51adf53ad`` exited 2 "name the lock by its name or file" though the README
+   has ``audit DIGEST --batch 3``: a digest (short, full, with ``sha256:``) naming exactly one lock in ``locks/`` is
+   that lock for ``audit``, ``reproduce`` and ``price --lock`` (test_2_*).
 3. ``reproduce`` of a lock copied into a fresh ``init`` registry's ``locks/`` said its serving "is no longer
    registered", a serving the registry never had: "no longer" only where the registry's git history holds the
    serving's file (test_3_*).
@@ -12,6 +15,8 @@ The items, by the section of this file:
    (test_6_*).
 10. ``audit``'s header of a document printed ``(AMD, unknown)`` while its ``read:`` names the 2025 edition: the
     header says the edition the record states (test_10_*).
+11. The README tour's ``price r1-qwen7b-h200 --stack llamacpp-cuda-2405`` warns twice, its comment now says it
+    extrapolates (test_11_*).
 """
 
 from __future__ import annotations
@@ -29,6 +34,40 @@ Q3 = "qwen3-30b-a3b-h200"
 def _git(root: Path, *args: str) -> None:
     subprocess.run(["git", "-c", "user.email=t@example.com", "-c", "user.name=t", "-c", "commit.gpgsign=false",
                     *args], cwd=root, check=True, capture_output=True)
+
+
+# --- 2. a lock named by its digest -------------------------------------------------------------------------------
+
+BEST = "sha256:78f51adf53ad2ef10823ce0a03fa24028e5d96ab64888155ac2988dfca7a5464"  # r1-qwen7b-h200-best's [lock] digest
+
+
+def test_2_a_digest_naming_one_lock_is_that_lock() -> None:
+    for ref in ("78f51adf53ad", BEST, BEST.removeprefix("sha256:"), "78F51ADF"):
+        result = invoke("reproduce", ref)
+        assert result.exit_code == 0, (ref, result.output)
+        assert result.stdout.startswith("r1-qwen7b-h200-best (locks/r1-qwen7b-h200-best.lock.toml): best lock"), ref
+        assert f"  lock digest {BEST} (its [lock] digest, verified" in result.stdout, ref
+        audit = invoke("audit", ref)
+        assert audit.exit_code == 0, (ref, audit.output)
+        assert audit.stdout.startswith("audit of lock r1-qwen7b-h200-best (pinned facts):"), ref
+    # the README's `audit DIGEST --batch 3`: the error of a serving option given to a lock, naming the lock
+    batch = invoke("audit", "78f51adf53ad", "--batch", "3")
+    assert batch.exit_code == 2, batch.output
+    assert batch.stderr.startswith("passprice: error: audit: --batch cannot apply to lock r1-qwen7b-h200-best"), (
+        batch.stderr)
+    price = invoke("price", "--lock", "78f51adf53ad")
+    assert price.exit_code == 0, price.output
+    # a digest no lock here has is still the error that says so
+    none = invoke("reproduce", "sha256:00000000")
+    assert none.exit_code == 2 and "no lock in" in none.stderr and "has that [lock] digest" in none.stderr
+
+
+def test_2_the_readme_says_a_digest_is_the_lock() -> None:
+    readme = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
+    assert ("`passprice reproduce 78f51adf53ad` (`r1-qwen7b-h200-best`'s `[lock] digest`, its first 12 hex digits, "
+            "or 8 or more of them, or all 64 with or without `sha256:`), is the one lock in `locks/`") in readme
+    assert "is an error naming the lock whose `[lock] digest` begins with it" not in readme
+    assert "A lock, named by its file, its name or its digest, pins its card" in readme
 
 
 # --- 3. "no longer registered" only where history shows it was ----------------------------------------------------
@@ -126,3 +165,18 @@ def test_10_the_header_says_the_edition_read() -> None:
     # a record whose read states no edition is as before
     result = invoke("audit", "--source", "nvidia-h200-product-page")
     assert "  NVIDIA · " in result.output and "the copy read:" not in result.output
+
+
+# --- 11. the tour's extrapolated stack price ----------------------------------------------------------------------
+
+
+def test_11_the_tour_says_the_stack_price_extrapolates() -> None:
+    result = invoke("price", "r1-qwen7b-h200", "--stack", "llamacpp-cuda-2405")
+    assert result.exit_code == 0, result.output
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("passprice: warning:")]
+    assert len(warnings) == 2, warnings
+    assert "not h200_sxm_141gb: its expected price here extrapolates across cards" in warnings[0]
+    assert "is 0.2384 × the limit" in warnings[1] and "outside the 0.3425 … 0.8519 ×" in warnings[1]
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    line = next(x for x in readme.splitlines() if x.startswith("passprice price r1-qwen7b-h200 --stack llamacpp"))
+    assert "extrapolated" in line and "0.2384 × the limit" in line and "0.3425 … 0.8519 ×" in line
