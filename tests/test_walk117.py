@@ -8,6 +8,9 @@ The items, by the section of this file:
 3. ``reproduce`` of a lock copied into a fresh ``init`` registry's ``locks/`` said its serving "is no longer
    registered", a serving the registry never had: "no longer" only where the registry's git history holds the
    serving's file (test_3_*).
+4. ``price r1-qwen7b-h200 --card H200_SXM_141GB`` said "did you mean h200_sxm_141gb?" and then how to add a card
+   of one's own named H200_SXM_141GB: a name that is a registered one but for case (or ``-``/``_``) is answered
+   with the suggestion alone, for cards, servings, checkpoints, stacks, routing records and locks (test_4_*).
 5. ``audit r1-qwen7b-h200 --card sn40l``: the SN40L Hot Chips deck's record named no stored excerpt though its
    ``read:`` says the lines are in sources/excerpts/cite71-excerpt.txt; the README said that file held only the
    Hopper whitepaper's lines (test_5_*).
@@ -125,6 +128,47 @@ def test_6_fact_help_names_every_record_it_reads(tmp_path: Path) -> None:
                      "--provenance", "assumed", "--source", "passprice-card-review", "--locator", "x", root=root)
     assert refused.exit_code == 2, refused.output
     assert "llamacpp-cuda-2405.toml), not a card: the fact commands edit cards" in refused.stderr, refused.stderr
+
+# --- 4. a slip of case or '-'/'_' ---------------------------------------------------------------------------------
+
+SLIP = "names are matched exactly)"
+
+
+def test_4_a_name_but_for_case_stops_at_the_suggestion() -> None:
+    cases = [
+        (("price", "r1-qwen7b-h200", "--card", "H200_SXM_141GB"),
+         "passprice: error: card 'H200_SXM_141GB': not found in facts/cards; did you mean h200_sxm_141gb? (the name "
+         f"differs only in case; {SLIP}"),
+        (("price", "r1-qwen7b-h200", "--card", "h200-sxm-141gb"),
+         "passprice: error: card 'h200-sxm-141gb': not found in facts/cards; did you mean h200_sxm_141gb? (the name "
+         f"differs only in '-' vs '_'; {SLIP}"),
+        (("price", "R1_QWEN7B_H200"),
+         "passprice: error: serving 'R1_QWEN7B_H200': not found in registry/servings; did you mean r1-qwen7b-h200? "
+         f"(the name differs only in case and in '-' vs '_'; {SLIP}"),
+        (("price", "--checkpoint", "Deepseek-R1-distill-qwen-7b-q4_k_m", "--card", "h200_sxm_141gb"),
+         "passprice: error: checkpoint 'Deepseek-R1-distill-qwen-7b-q4_k_m': not found in registry/checkpoints; did "
+         f"you mean deepseek-r1-distill-qwen-7b-q4_k_m? (the name differs only in case; {SLIP}"),
+        (("price", "r1-qwen7b-h200", "--stack", "LLAMACPP-cuda-2405"),
+         "passprice: error: stack 'LLAMACPP-cuda-2405': not found in facts/stacks; did you mean llamacpp-cuda-2405? "
+         f"(the name differs only in case; {SLIP}"),
+        (("fact", "show", "H200_SXM_141GB"),
+         "passprice: error: card 'H200_SXM_141GB': not found in facts/cards; did you mean h200_sxm_141gb? (the name "
+         f"differs only in case; {SLIP}"),
+    ]
+    for args, line in cases:
+        result = invoke(*args)
+        assert result.exit_code == 2, (args, result.output)
+        assert result.stderr.splitlines() == [line], args
+    for command in ("reproduce", "audit"):
+        result = invoke(command, "R1-QWEN7B-H200-BEST")
+        assert result.exit_code == 2, result.output
+        [line] = result.stderr.splitlines()
+        assert line.startswith("passprice: error: lock 'R1-QWEN7B-H200-BEST': no such file, and not in "), line
+        assert line.endswith(f"/locks; did you mean r1-qwen7b-h200-best? (the name differs only in case; {SLIP}"), line
+    # a name that is no slip keeps the closest names, the list and how to add a card
+    other = invoke("price", "r1-qwen7b-h200", "--card", "rtx5090")
+    assert other.exit_code == 2 and "a card not registered is a file of your own" in other.stderr
+
 
 # --- 5. the SN40L deck's stored excerpt ---------------------------------------------------------------------------
 

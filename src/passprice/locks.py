@@ -1867,7 +1867,12 @@ def lock_path(root: Root, ref: str) -> Path:
     # The lock files: a folder or a FIFO named NAME.lock.toml is listed by check as what is wrong, not offered here.
     files = [n for n in root.names(root.locks, ".lock.toml") if _regular(root.locks / f"{n}.lock.toml")]
     known = ", ".join(files) or "none"
-    from passprice.registry import did_you_mean, shipped_hint
+    from passprice.registry import did_you_mean, shipped_hint, spelled_apart
+
+    slip = spelled_apart(ref.removesuffix(".lock.toml"), files)
+    if slip is not None:  # R1-QWEN7B-H200-BEST for r1-qwen7b-h200-best: the suggestion alone (walkthrough 117)
+        raise InputError(f"lock {ref!r}: no such file, and not in {root.folder_named(root.locks)}; did you mean "
+                         f"{slip[0]}? ({slip[1]})")
 
     # `reproduce GEMMA3-270M-H100` listed the locks without the hint every other name lookup gives (round 33)
     hint = shipped_hint("lock", ref, root.locks, root.path) or did_you_mean(ref.removesuffix(".lock.toml"), files)
