@@ -2,6 +2,11 @@
 
 The items, by the section of this file:
 
+1. A card copied from another kept the other card's measurement silently: the MI300X's file copied for an MI325X,
+   its bandwidth set to 6 TB/s and ``fact recompute`` run as ``fact set``'s hint said, the stream shares stayed
+   "measured" (the MI300X's BabelStream over 6 TB/s) and ``check`` said 0 problems once they were recomputed. Now
+   ``fact set``'s hint, ``fact recompute`` and ``check`` warn of each measured fact citing the place another card's
+   measured fact cites (the question ``diff`` asks, :func:`passprice.addedfacts.another_cards`) (test_1_*).
 2. A lock named by its digest: ``audit 78f51adf53ad`` exited 2 "name the lock by its name or file" though the README
    has ``audit DIGEST --batch 3``: a digest (short, full, with ``sha256:``) naming exactly one lock in ``locks/`` is
    that lock for ``audit``, ``reproduce`` and ``price --lock`` (test_2_*).
@@ -29,7 +34,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from cli_helpers import REPO, copy_root, invoke
+from cli_helpers import REPO, copy_card, copy_root, invoke
 
 Q3 = "qwen3-30b-a3b-h200"
 
@@ -37,6 +42,53 @@ Q3 = "qwen3-30b-a3b-h200"
 def _git(root: Path, *args: str) -> None:
     subprocess.run(["git", "-c", "user.email=t@example.com", "-c", "user.name=t", "-c", "commit.gpgsign=false",
                     *args], cwd=root, check=True, capture_output=True)
+
+
+# --- 1. a copied card's measurements -------------------------------------------------------------------------------
+
+BORROWED = ("passprice: warning: facts/cards/mi325x.toml: streams.read is measured but cites the same place as another "
+            "card's measured fact (facts/cards/mi300x.toml: streams.read cites the same place, another card's: does "
+            "ai-benchmarking-guide-fork-samuel-bohman: Azure_Results/ND_MI300X_v5_results.md (AMD Instinct MI300X, "
+            "ROCm, HIP 6.2), HBM Bandwidth table (BabelStream): row '| Dot | 3.87 |' in TB/s state dot 3.87 TB/s, the "
+            "input its derivation dot / bandwidth reads there (not its 0.645) of what facts/cards/mi325x.toml "
+            "describes?): one measurement is of one device; re-cite it to a measurement of this card, or mark it "
+            "estimated (`passprice fact set --provenance estimated`, saying whose figure it is in its note)")
+
+
+def test_1_a_copied_cards_measurements_are_named_by_set_recompute_and_check(tmp_path: Path) -> None:
+    root = copy_root(tmp_path)
+    copy_card(root / "facts" / "cards" / "mi300x.toml", root / "facts" / "cards" / "mi325x.toml")
+    # the shipped registry has no measured fact citing another card's measured place: check warns of none
+    assert "is measured but cites the same place" not in invoke("check").output
+    done = invoke("fact", "set", "mi325x", "memory.bandwidth", "--value", "6", "--unit", "TB/s", "--provenance",
+                  "published", "--source", "amd-rocm-gpu-specs", "--locator", "MI325X: 6 TB/s", root=root)
+    assert done.exit_code == 0, done.output
+    lines = done.stderr.splitlines()
+    assert ("passprice: warning: facts/cards/mi325x.toml: `passprice fact recompute mi325x` writes them from today's "
+            "inputs once the measurements they rest on are this card's (below: another card's measured facts cite "
+            "the same places) (`passprice diff` fails a change that leaves a derived fact stale)") in lines
+    said = [x for x in lines if "is measured but cites the same place as another card's measured fact" in x]
+    assert [x.split(": ")[3].split(" is measured")[0] for x in said] == [
+        "host.stream", "streams.append", "streams.read", "streams.rewrite"]
+    recomputed = invoke("fact", "recompute", "mi325x", root=root)
+    assert recomputed.exit_code == 0, recomputed.output
+    assert "facts/cards/mi325x.toml: streams.read: 0.7302 -> 0.645 (recomputed from today's inputs)" in (
+        recomputed.stdout.splitlines())
+    assert BORROWED in recomputed.stderr.splitlines()
+    checked = invoke("check", root=root)
+    assert checked.exit_code == 0, checked.output  # a warning: which card is the copy, no file says (DESIGN.md)
+    assert "0 problems" in checked.stdout
+    shown = [x.strip() for x in checked.output.splitlines()]
+    assert BORROWED.replace("passprice: warning: ", "warning: ") in shown
+    # both cards are named: the MI300X's own shares cite the place the copy's do
+    assert any(x.startswith("warning: facts/cards/mi300x.toml: streams.read is measured but") for x in shown)
+    # re-marked estimated, the copy's share is no longer named
+    fixed = invoke("fact", "set", "mi325x", "streams.read", "--value", "0.645", "--unit", "1", "--provenance",
+                   "estimated", "--source", "ai-benchmarking-guide-fork-samuel-bohman", "--locator",
+                   "the MI300X's BabelStream Dot 3.87 TB/s over 6 TB/s", root=root)
+    assert fixed.exit_code == 0, fixed.output
+    after = invoke("check", root=root).output
+    assert "mi325x.toml: streams.read is measured" not in after and "mi325x.toml: streams.append is measured" in after
 
 
 # --- 2. a lock named by its digest -------------------------------------------------------------------------------

@@ -3219,6 +3219,11 @@ def fact_recompute_command(ctx: click.Context, name: str, path: str | None, draf
         click.echo(f"{shown}: {e.where.path}: {old} -> {e.new.describe()} (recomputed from today's inputs)")
     if kept is not None:
         click.echo(f"{shown}: {kept}")
+    if edits and not draft:
+        from passprice.lineage import borrowed_in
+
+        for line in borrowed_in(root, where.file):  # a copied card's measurement kept as its own (walkthrough 117)
+            click.echo(f"passprice: warning: {line}", err=True)
     if not edits:
         what = f"{path} follows" if path is not None else "every derived fact follows"
         click.echo(f"{shown}: nothing to recompute: {what} from its inputs")
@@ -3324,8 +3329,15 @@ def fact_set_command(
         commands = ([f"passprice fact recompute {shell_word(name)}{flag}"] if len(fixable) == len(stale)
                     else [f"passprice fact recompute {shell_word(name)} {path}{flag}" for path in fixable])
         them = "it" if len(fixable) == 1 else "them"
+        from passprice.lineage import borrowed_in
+
+        borrowed = borrowed_in(root, where.file) if not draft else []
+        once = (" once the measurements they rest on are this card's (below: another card's measured facts cite the "
+                "same places)") if any(f": {p} is measured but " in line for line in borrowed for p in fixable) else ""
         click.echo(f"passprice: warning: {shown}: {'; '.join(f'`{c}`' for c in commands)} writes {them} from "
-                   "today's inputs (`passprice diff` fails a change that leaves a derived fact stale)", err=True)
+                   f"today's inputs{once} (`passprice diff` fails a change that leaves a derived fact stale)", err=True)
+        for line in borrowed:
+            click.echo(f"passprice: warning: {line}", err=True)
     for line in said:
         click.echo(f"passprice: warning: {shown}: {line}", err=True)
     if not draft and edit.old is not None and edit.new.provenance.weaker_than(edit.old.provenance):

@@ -182,7 +182,30 @@ def review(
     hashed = document_hashes(root, documents, loaded) if sources_there else []
     if unreadable is not None:
         unreadable += hashed
+    # A measured fact citing the place another card's measured fact cites, stale or not (walkthrough 117). Not of a
+    # review's revision (``documents`` given): the review asks it of each added fact itself (another_cards).
+    if documents is None:
+        from passprice.addedfacts import borrowed_lines
+
+        warnings = [*warnings, *borrowed_lines({shown(r.file): r.facts for r in records if r.kind == "card"})]
     return problems + found + hashed, warnings
+
+
+def borrowed_in(root: Root, file: Path) -> list[str]:
+    """:func:`passprice.addedfacts.borrowed_lines` of the card file ``file`` among every card of ``root`` that reads:
+    what ``fact set`` and ``fact recompute`` warn of after writing a card (walkthrough 117: the MI300X's file copied
+    for an MI325X kept its BabelStream shares ``measured`` through ``fact recompute``, and no command said so but the
+    review). Raises nothing (a card that does not read is left out)."""
+    from passprice.addedfacts import borrowed_lines
+
+    def shown(f: Path) -> str:
+        return str(f.relative_to(root.path)) if f.is_relative_to(root.path) else str(f)
+
+    try:
+        records, _ = load_records(root)
+    except InputError:
+        return []
+    return borrowed_lines({shown(r.file): r.facts for r in records if r.kind == "card"}, shown(file))
 
 
 #: The words :func:`copied_inputs` adds to a stale fact's line, which ``check``'s ``fact recompute`` hint reads.
