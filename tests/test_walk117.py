@@ -21,6 +21,10 @@ The items, by the section of this file:
    Hopper whitepaper's lines (test_5_*).
 6. ``fact show --help`` said "Show fact PATH of card NAME" though it reads stacks' and routing records' facts
    (test_6_*).
+7. ``diff``'s text listed a serving at ``21,584.2 → 21,584.2 (+0 %)`` (only memory_s moved) under "servings no
+   lock pins whose price moves" and the summary counted it as moving: a price that did not move is not counted as
+   moving, and the term that moved is named, as the markdown's "+0 % (memory_s moved)" did (test_7_*, with
+   tests/test_review_unlocked.py's review).
 10. ``audit``'s header of a document printed ``(AMD, unknown)`` while its ``read:`` names the 2025 edition: the
     header says the edition the record states (test_10_*).
 11. The README tour's ``price r1-qwen7b-h200 --stack llamacpp-cuda-2405`` warns twice, its comment now says it
@@ -35,6 +39,8 @@ import subprocess
 from pathlib import Path
 
 from cli_helpers import REPO, copy_card, copy_root, invoke
+from passprice.diff import Diff, diff_markdown, diff_text
+from test_review_unlocked import reviewed  # noqa: F401 - the review of tests/test_review_unlocked.py, a fixture
 
 Q3 = "qwen3-30b-a3b-h200"
 
@@ -244,6 +250,38 @@ def test_5_the_readme_lists_what_each_excerpt_file_holds() -> None:
     assert len(files) == 13
     assert sorted(set(re.findall(r"`([\w.-]+-excerpt\.txt)`", said))) == files
     assert ("`cite71-excerpt.txt`, the Hopper whitepaper's lines, the SN40L Hot Chips 2024 deck's slide text" in said)
+
+
+# --- 7. a term that moved alone -------------------------------------------------------------------------------------
+
+
+def test_7_a_price_that_did_not_move_is_not_counted_as_moving(
+    reviewed: tuple[Diff, list[list[str]]],  # noqa: F811 - the fixture imported above
+) -> None:
+    d, _ = reviewed
+    chat, nxt = d.unlocked
+    assert (chat.name, chat.price_moved, chat.moved) == ("qwen35-27b-h200-chat", False, "memory_s")
+    assert (nxt.name, nxt.price_moved) == ("qwen3next-80b-a3b-h200", True)
+    assert d.summary().endswith("; 1 serving no lock pins moves, 1 more only a term of its price (memory_s) (not "
+                                "locked, informational)")
+    text = diff_text(d).splitlines()
+    at = text.index("servings no lock pins whose price (or only a term of it) moves (informational: nothing pins "
+                    "them, so they cannot fail the review; lock one to have reviews judge it)")
+    assert text[at + 1:at + 5] == [
+        "  qwen35-27b-h200-chat (card h200_sxm_141gb): NOT LOCKED, memory_s moved",
+        "    changed   streams.rewrite",
+        "    tokens/s  21,584.2 → 21,584.2  (+0 %: memory_s moved, the price did not)",
+        "    moved     memory_s 0.023263507212292995 → 0.02404219291214544 (+3.347 %)",
+    ]
+    assert "    tokens/s  4,038.8 → 3,971.6  (-1.665 %)" in text
+    assert "price did not" not in "\n".join(diff_markdown(d).splitlines())
+    assert ("| `qwen35-27b-h200-chat` (not locked) | `streams.rewrite` | 21,584.2 | 21,584.2 | +0 % (memory_s moved) "
+            "| array |") in diff_markdown(d)
+    # the README's review transcript says the same
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert readme.count("9 locks unaffected; 1 serving no lock pins moves, 1 more only a term of its price (memory_s) "
+                        "(not locked, informational)") == 2
+    assert "2 servings no lock pins move" not in readme
 
 
 # --- 10. the edition the record states ----------------------------------------------------------------------------
