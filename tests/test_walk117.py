@@ -25,6 +25,8 @@ The items, by the section of this file:
    lock pins whose price moves" and the summary counted it as moving: a price that did not move is not counted as
    moving, and the term that moved is named, as the markdown's "+0 % (memory_s moved)" did (test_7_*, with
    tests/test_review_unlocked.py's review).
+8. ``init --examples scratch`` run inside a checkout copied the checkout's working tree, edits included, saying only
+   "copied from /tmp/x/review": it now warns, naming the files with uncommitted changes (test_8_*).
 10. ``audit``'s header of a document printed ``(AMD, unknown)`` while its ``read:`` names the 2025 edition: the
     header says the edition the record states (test_10_*).
 11. The README tour's ``price r1-qwen7b-h200 --stack llamacpp-cuda-2405`` warns twice, its comment now says it
@@ -282,6 +284,34 @@ def test_7_a_price_that_did_not_move_is_not_counted_as_moving(
     assert readme.count("9 locks unaffected; 1 serving no lock pins moves, 1 more only a term of its price (memory_s) "
                         "(not locked, informational)") == 2
     assert "2 servings no lock pins move" not in readme
+
+
+# --- 8. init inside an edited checkout ------------------------------------------------------------------------------
+
+
+def test_8_init_names_the_uncommitted_files_it_copies(tmp_path: Path) -> None:
+    source = copy_root(tmp_path)
+    shutil.copytree(REPO / "schema", source / "schema")
+    _git(source, "init", "-q")
+    _git(source, "add", "-A")
+    _git(source, "commit", "-q", "--no-verify", "-m", "registry")
+    clean = invoke("init", "--examples", str(tmp_path / "clean"), root=source)
+    assert clean.exit_code == 0, clean.output
+    assert "uncommitted" not in clean.stderr
+    card = source / "facts" / "cards" / "h200_sxm_141gb.toml"
+    card.write_text(card.read_text(encoding="utf-8") + "# edited\n", encoding="utf-8")
+    (source / "locks" / "r1-qwen7b-h200.lock.toml").unlink()
+    made = invoke("init", "--examples", str(tmp_path / "scratch"), root=source)
+    assert made.exit_code == 0, made.output
+    assert made.stderr.splitlines() == [
+        f"passprice: warning: the reference files were copied from the working tree of {source}, a git checkout with "
+        "uncommitted changes to facts/cards/h200_sxm_141gb.toml, locks/r1-qwen7b-h200.lock.toml: the new registry "
+        "holds them as edited there, not as committed (nor as the package ships them: run init outside the checkout "
+        "for those)"
+    ]
+    assert f"  facts/cards/            copied from {source}" in made.stdout.splitlines()
+    assert (tmp_path / "scratch" / "facts" / "cards" / "h200_sxm_141gb.toml").read_text(
+        encoding="utf-8").endswith("# edited\n")
 
 
 # --- 10. the edition the record states ----------------------------------------------------------------------------

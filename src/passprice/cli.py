@@ -1208,6 +1208,11 @@ def init_command(
     caution = nested_caution(directory)
     if caution is not None:
         click.echo(f"passprice: warning: {caution}", err=True)
+    from passprice.scaffold import uncommitted_copies, uncommitted_line
+
+    edited = uncommitted_line(the_plan, uncommitted_copies(the_plan))  # a checkout's working tree, as edited
+    if edited is not None:
+        click.echo(f"passprice: warning: {edited}", err=True)
     if as_json:
         _echo_json({"path": str(directory), "folders": list(the_plan.folders), "copied": list(the_plan.copied),
                     "files": [f for f in sorted(the_plan.files) if f not in kept],
