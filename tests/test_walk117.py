@@ -27,6 +27,9 @@ The items, by the section of this file:
    tests/test_review_unlocked.py's review).
 8. ``init --examples scratch`` run inside a checkout copied the checkout's working tree, edits included, saying only
    "copied from /tmp/x/review": it now warns, naming the files with uncommitted changes (test_8_*).
+9. The two 80 GB H100s: ``cards`` listed the SXM5 at 80 GB (the product page's marketed figure) and the PCIe at
+   85.52 GB (nvidia-smi's 81,559 MiB), a larger max-batch for the slower card, and only the facts' notes said
+   why: ``cards`` (a ``memory is`` column), ``compare`` and ``max-batch`` say which a capacity is (test_9_*).
 10. ``audit``'s header of a document printed ``(AMD, unknown)`` while its ``read:`` names the 2025 edition: the
     header says the edition the record states (test_10_*).
 11. The README tour's ``price r1-qwen7b-h200 --stack llamacpp-cuda-2405`` warns twice, its comment now says it
@@ -312,6 +315,40 @@ def test_8_init_names_the_uncommitted_files_it_copies(tmp_path: Path) -> None:
     assert f"  facts/cards/            copied from {source}" in made.stdout.splitlines()
     assert (tmp_path / "scratch" / "facts" / "cards" / "h200_sxm_141gb.toml").read_text(
         encoding="utf-8").endswith("# edited\n")
+
+
+# --- 9. datasheet or device capacity ---------------------------------------------------------------------------------
+
+
+def test_9_cards_compare_and_max_batch_say_what_a_capacity_is() -> None:
+    listed = invoke("cards")
+    assert listed.exit_code == 0, listed.output
+    lines = listed.stdout.splitlines()
+    assert lines[0].endswith("host link     memory is")
+    row = {line.split()[0]: line for line in lines[2:] if line[:1].isalnum()}
+    assert row["h100_sxm5_80gb"].split()[-1] == "datasheet" and " 80 GB " in row["h100_sxm5_80gb"]
+    assert row["h100_pcie_80gb"].split()[-1] == "device" and " 85.52 GB " in row["h100_pcie_80gb"]
+    assert row["ws1_hypothetical"].split()[-1] == "assumed"
+    assert ("memory is: `datasheet`, the figure the maker markets (published, decimal GB); `device`, what the device "
+            "reports (measured: nvidia-smi's MiB, some GB above the marketed figure on one part): a max-batch bounded "
+            "by memory compares the two as given") in lines
+    compared = invoke("compare", "r1-qwen7b-h200", "--cards", "h100_sxm5_80gb,h100_pcie_80gb")
+    assert compared.exit_code == 0, compared.output
+    assert ("  memory        h100_sxm5_80gb the datasheet's marketed figure (published, nvidia-h100-product-page); "
+            "h100_pcie_80gb what the device reports (measured, xiongjiedai-gpu-benchmarks)") in (
+        compared.stdout.splitlines())
+    # by hand: ⌊(80e9 − 4.677e9) / 234.9e6⌋ = 320 and ⌊(81,559 MiB − 4.677e9) / 234.9e6⌋ = ⌊80.84e9 / 234.9e6⌋ = 344
+    for card, n, said in (("h100_sxm5_80gb", 320, "  memory  80 GB is the datasheet's marketed figure (published, "
+                                                   "nvidia-h100-product-page)"),
+                          ("h100_pcie_80gb", 344, "  memory  85.52 GB is what the device reports (measured, "
+                                                   "xiongjiedai-gpu-benchmarks)")):
+        result = invoke("max-batch", "r1-qwen7b-h200", "--card", card)
+        assert result.exit_code == 0, result.output
+        out = result.stdout.splitlines()
+        assert out[0].endswith(f"on {card}: at most {n:,} sequences a pass") and said in out, out
+    # on the same basis alone (two datasheet figures), compare adds no line
+    same = invoke("compare", "r1-qwen7b-h200", "--cards", "h100_sxm5_80gb,h200_sxm_141gb")
+    assert "  memory        " not in same.stdout
 
 
 # --- 10. the edition the record states ----------------------------------------------------------------------------

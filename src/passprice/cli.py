@@ -2428,6 +2428,7 @@ def max_batch_command(
                    f"⌊({si(mb.capacity, 'B')} − {si(mb.shared, 'B')}) / {si(mb.per_sequence, 'B')} a sequence (its "
                    f"KV cache, state and conv ring)⌋ = {mb.card_room:,}"
                    + (f"; host memory adds {mb.host_room:,}" if mb.host_room else ""))
+        click.echo(f"  memory  {si(resolved.card.memory.capacity.value, 'B')} is {resolved.card.capacity_said()}")
         if under is not None:
             from passprice.tables import si
 
