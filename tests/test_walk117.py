@@ -334,8 +334,8 @@ def test_9_cards_compare_and_max_batch_say_what_a_capacity_is() -> None:
             "by memory compares the two as given") in lines
     compared = invoke("compare", "r1-qwen7b-h200", "--cards", "h100_sxm5_80gb,h100_pcie_80gb")
     assert compared.exit_code == 0, compared.output
-    assert ("  memory        h100_sxm5_80gb the datasheet's marketed figure (published, nvidia-h100-product-page); "
-            "h100_pcie_80gb what the device reports (measured, xiongjiedai-gpu-benchmarks)") in (
+    assert ("  memory        the datasheet's marketed figure: h100_sxm5_80gb; what the device reports: h100_pcie_80gb "
+            "(a batch bounded by memory compares the two as given; `passprice max-batch` names each source)") in (
         compared.stdout.splitlines())
     # by hand: ⌊(80e9 − 4.677e9) / 234.9e6⌋ = 320 and ⌊(81,559 MiB − 4.677e9) / 234.9e6⌋ = ⌊80.84e9 / 234.9e6⌋ = 344
     for card, n, said in (("h100_sxm5_80gb", 320, "  memory  80 GB is the datasheet's marketed figure (published, "

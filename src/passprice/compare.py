@@ -239,9 +239,14 @@ def comparison_text(rows: list[CardBest], what: str, summary: str, note: str, st
             "weakest provenance"]
     right = (1, 2, 3, 4, 6) if stack is not None else (1, 2, 3, 5)
     lines.append(text_table(head, table, right=right))
-    kinds = {r.capacity.split(" (")[0] for r in rows if r.capacity is not None}
+    kinds: dict[str, list[str]] = {}
+    for row in rows:
+        if row.capacity is not None:
+            kinds.setdefault(row.capacity.split(" (")[0], []).append(row.card)
     if len(kinds) > 1:  # an 80 GB datasheet figure beside nvidia-smi's 81,559 MiB: the batches compare the two as given
-        lines.append("\n  memory        " + "; ".join(f"{r.card} {r.capacity}" for r in rows if r.capacity is not None))
+        lines.append("\n  memory        " + "; ".join(f"{kind}: {', '.join(cards)}" for kind, cards in kinds.items())
+                     + " (a batch bounded by memory compares the two as given; `passprice max-batch` names each "
+                     "source)")
     full = [r.card for r in rows if r.cost is not None and r.cost.held_bytes > HEADROOM * r.cost.capacity_bytes]
     if full:
         # Of the cards priced (walk45: "on 9 of 17 cards" for gpt-oss-120b, whose 8 others refuse it NotResident:
