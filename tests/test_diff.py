@@ -206,8 +206,8 @@ def test_raised_bandwidth_moves_the_locked_prices_and_fails_until_they_are_re_lo
     lock = {x.name: x for x in d.locks}[LOCK]
     assert lock.recorded_before == recorded.price and lock.recorded == lock.after.price
     assert d.summary() == (
-        "1 fact changed in 1 file, 1 to verify in its source; 2 locks affected, 2 re-locked; 5 servings no lock pins "
-        "move (not locked, informational)"
+        "1 fact changed in 1 file, 1 to verify in its source; 2 locks affected, 2 re-locked; 4 servings no lock pins "
+        "move, 1 more only a term of its price (memory_s) (not locked, informational)"
     )
     # The registered servings on the card that no lock names move too: shown, never failing the review. Every
     # stream share is a share of memory.bandwidth, so each one's memory time moves by the bandwidth ratio.
@@ -256,7 +256,8 @@ def test_weakened_rewrite_breaks_the_lock_that_rests_on_it_only(repo: Repo) -> N
         # left51: r1-qwen7b-h200, which the change does not touch, is out of date already on BASE, not affected
         "1 fact changed in 1 file, 1 weakened; 1 lock affected, 1 breaks its floors, 1 price moved unreviewed; "
         "1 lock out of date already on BASE, which this change does not touch: 1 recording a price BASE's inputs no "
-        "longer give (re-lock); 2 servings no lock pins move (not locked, informational)"
+        "longer give (re-lock); 1 serving no lock pins moves, 1 more only a term of its price (memory_s) (not locked, "
+        "informational)"
     )
     assert [(m.name, m.changed, m.moved) for m in d.unlocked] == [
         ("qwen35-27b-h200-chat", ("streams.rewrite",), "memory_s"),
@@ -351,7 +352,8 @@ def test_markdown_is_a_pull_request_comment(main_to_pr: tuple[int, list[str], st
     assert lines[0].startswith("❌ **passprice diff** `main (")
     assert lines[0].endswith(
         "2 facts changed in 1 file, 1 weakened, 1 to verify in its source; 2 locks affected, 1 breaks its floors, "
-        "2 prices moved unreviewed; 5 servings no lock pins move (not locked, informational)"
+        "2 prices moved unreviewed; 4 servings no lock pins move, 1 more only a term of its price (memory_s) (not "
+        "locked, informational)"
     )
     assert "| file | fact | before | after | change | provenance | cite |" in lines
     row = next(line for line in lines if "`streams.rewrite` | 0.8333 | 0.8 |" in line)
@@ -532,7 +534,8 @@ def test_a_stale_derived_fact_marks_the_locks_resting_on_it(tmp_path: Path) -> N
     assert d.exit_status == 1 and d.resting_on_unsound == (lock,) and not d.stale and not d.broken
     assert d.summary() == (
         "1 fact changed in 1 file, 1 to verify in its source; 3 derived facts stale; 1 lock affected, 1 rests on "
-        "derived facts that do not follow, 1 re-locked; 6 servings no lock pins move (not locked, informational)"
+        "derived facts that do not follow, 1 re-locked; 5 servings no lock pins move, 1 more only a term of its price "
+        "(memory_s) (not locked, informational)"
     )
     # The unlocked servings on the card move too (the hybrid's serving is unlocked here), on the same stale shares.
     assert [m.name for m in d.unlocked] == [

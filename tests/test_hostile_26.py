@@ -207,10 +207,11 @@ def test_reproduce_says_a_folder_at_the_serving_is_a_folder(tmp_path: Path) -> N
     assert result.stderr == ("passprice: error: registry/servings/r1-qwen7b-h200.toml: is a folder, not a serving "
                              "file\n")
     assert "no longer registered" not in result.stdout
-    # Nothing there at all is still "no longer registered".
+    # Nothing there at all: not registered (a copy with no git history shows no serving was: "not registered
+    # here", tests/test_walk117.py).
     serving.rmdir()
     result = invoke("reproduce", R1, root=root)
-    assert "    serving        serving r1-qwen7b-h200 is no longer registered (priced as the lock embeds it)\n" in (
+    assert "    serving        serving r1-qwen7b-h200 is not registered here (priced as the lock embeds it)\n" in (
         result.stdout)
 
 

@@ -201,7 +201,8 @@ def test_4_the_summary_counts_a_routing_records_facts_apart(tmp_path: Path) -> N
     assert result.stdout.splitlines()[1] == (
         "1 fact changed in 1 file, 1 to verify in its source; 1 routing fact changed in 1 file, 1 to verify in its "
         "source; 3 derived facts stale; 5 locks affected, 5 prices moved unreviewed, 5 rest on derived facts that do "
-        "not follow; 5 locks unaffected; 4 servings no lock pins move (not locked, informational)")
+        "not follow; 5 locks unaffected; 3 servings no lock pins move, 1 more only a term of its price (memory_s) (not "
+        "locked, informational)")
     card.write_text(text, encoding="utf-8")  # the routing record alone: no card clause, no "no fact changed"
     assert invoke("diff", str(base), str(head), root=head).stdout.splitlines()[1] == (
         "1 routing fact changed in 1 file, 1 to verify in its source; 1 lock affected, 1 price moved unreviewed; 9 "

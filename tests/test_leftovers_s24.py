@@ -316,7 +316,8 @@ def test_8_serving_differences_pair_the_text_lines_when_todays_files_do_not_read
     (root / "registry" / "servings" / "r1-qwen7b-h200.toml").unlink()
     (root / "registry" / "checkpoints" / "deepseek-r1-distill-qwen-7b-q4_k_m.toml").unlink()
     out = json.loads(invoke("reproduce", "locks/r1-qwen7b-h200.lock.toml", "--json", root=root).stdout)
-    assert out["serving_changed"] == ["serving r1-qwen7b-h200 is no longer registered (priced as the lock embeds it)"]
+    # a copy with no git history: nothing shows the serving was registered (tests/test_walk117.py)
+    assert out["serving_changed"] == ["serving r1-qwen7b-h200 is not registered here (priced as the lock embeds it)"]
     # Before: [] (today's checkpoint does not read), where the text line said the serving is gone.
     assert out["serving_differences"] == [{"field": "registered", "locked": "r1-qwen7b-h200", "now": None}]
     # A lock under a stack that no longer reads: the serving's changes were dropped (text and structure).

@@ -138,8 +138,10 @@ def test_1_a_changed_formula_is_a_changed_pricing_model_in_reproduce_and_a_faile
                                      "tokens/s did not move)")
     markdown = diff_markdown(d)
     assert markdown.splitlines()[0].endswith(
+        # (only their vector MACs moved, not their tokens/s: not counted as moving since tests/test_walk117.py)
         f"no fact changed; {len(names)} locks affected, {len(names)} prices moved unreviewed; 7 servings no lock "
-        f"pins move (not locked, informational); pricing model changed, moving {len(names)} locked prices; "
+        "pins move only a term of their price (vector_macs), not the price (not locked, informational); "
+        f"pricing model changed, moving {len(names)} locked prices; "
         "passprice's own code changed (1 file)"
     )
     # The registered servings no lock names are priced by both codes too: shown, never failing the review.

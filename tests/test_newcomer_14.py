@@ -23,13 +23,13 @@ def test_reproduce_says_a_removed_serving_even_when_todays_checkpoint_does_not_r
     assert result.exit_code == 1, result.output
     lines = result.stdout.splitlines()
     assert "    facts          not compared: today's checkpoint does not read (below)" in lines
-    assert f"    serving        serving {R1} is no longer registered (priced as the lock embeds it)" in lines
+    assert f"    serving        serving {R1} is not registered here (priced as the lock embeds it)" in lines
     # walkthrough 21: said once, on the checkpoint line, without the registry's listing of names
     assert result.stdout.count(f"{ENTRY}: no entry of that name") == 1
     assert "not found in registry/checkpoints" not in result.stdout
     report = json.loads(invoke("reproduce", f"locks/{R1}.lock.toml", "--json", root=root).stdout)
     assert report["serving_changed"] == [
-        f"serving {R1} is no longer registered (priced as the lock embeds it)"
+        f"serving {R1} is not registered here (priced as the lock embeds it)"
     ], report
 
 

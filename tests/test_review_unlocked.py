@@ -107,17 +107,20 @@ def test_the_review_fails_on_the_locked_price_only(reviewed: tuple[Diff, list[li
     assert d.exit_status == 1 and [lock.name for lock in d.stale] == ["qwen35-27b-h200-mtp"]
     (reason,) = d.refusal_reasons()
     assert reason.startswith("it moves the locked price of qwen35-27b-h200-mtp without re-locking")
-    assert d.summary().endswith("9 locks unaffected; 2 servings no lock pins move (not locked, informational)")
+    # (the chat serving's price did not move, only its memory_s: not counted as moving, tests/test_walk117.py)
+    assert d.summary().endswith("9 locks unaffected; 1 serving no lock pins moves, 1 more only a term of its price "
+                                "(memory_s) (not locked, informational)")
 
 
 def test_text_markdown_and_json_show_them_alike(reviewed: tuple[Diff, list[list[str]]]) -> None:
     d, _ = reviewed
     text = diff_text(d).splitlines()
     heading = text.index(
-        "servings no lock pins whose price moves (informational: nothing pins them, so they cannot fail the review; "
-        "lock one to have reviews judge it)"
+        "servings no lock pins whose price (or only a term of it) moves (informational: nothing pins them, so they "
+        "cannot fail the review; lock one to have reviews judge it)"
     )
     assert text[heading + 1] == "  qwen35-27b-h200-chat (card h200_sxm_141gb): NOT LOCKED, memory_s moved"
+    assert text[heading + 3] == "    tokens/s  21,584.2 → 21,584.2  (+0 %: memory_s moved, the price did not)"
     at = text.index("  qwen3next-80b-a3b-h200 (card h200_sxm_141gb): NOT LOCKED, memory_s moved")
     assert text[at + 1: at + 6] == [
         "    changed   streams.rewrite",
@@ -140,8 +143,9 @@ def test_text_markdown_and_json_show_them_alike(reviewed: tuple[Diff, list[list[
     ) in markdown
     (note,) = [line for line in markdown if line.startswith("ℹ️")]
     assert note == (
-        "ℹ️ These registered servings are not locked: their prices move, but nothing pins them, so they cannot fail "
-        "this review (informational). Lock one (the command in the last column) to have reviews judge it."
+        "ℹ️ These registered servings are not locked: their prices (or only a term of one) move, but nothing pins "
+        "them, so they cannot fail this review (informational). Lock one (the command in the last column) to have "
+        "reviews judge it."
     )
     out = json.loads(json.dumps(d.to_json()))
     assert [(u["serving"], u["locked"], u["moved"], u["changed"]) for u in out["unlocked"]] == [
@@ -227,3 +231,4 @@ def test_a_serving_head_refuses_gets_no_lock_advice() -> None:
     assert gone.to_json()["lock_command"] is None
     priced = ServingMove("x", "mi300x", PriceSide(refusal=refused), PriceSide(price={"tokens_per_s": 1.0}))
     assert priced.lock_command == "`passprice lock x -o locks/x.lock.toml`"
+

@@ -181,7 +181,8 @@ def test_3_price_under_a_lock_whose_serving_was_renamed_says_so(tmp_path: Path) 
     # r1-qwen7b-h200 is no longer registered (priced as the lock embeds it)" and check failed the lock.
     root = copy_root(tmp_path)
     (root / "registry/servings/r1-qwen7b-h200.toml").rename(root / "registry/servings/r1-7b-h200.toml")
-    said = "serving: r1-qwen7b-h200 is no longer registered (priced as the lock embeds it)"
+    # (a copy with no git history: "not registered here", nothing shows it was; tests/test_walk117.py)
+    said = "serving: r1-qwen7b-h200 is not registered here (priced as the lock embeds it)"
     price = invoke("price", "--lock", str(root / R1), root=root)
     assert price.exit_code == 0, price.output
     assert lock_lines(price.stdout) == [

@@ -216,7 +216,8 @@ def test_the_readme_names_where_the_h200_datasheet_s_quote_can_be_checked() -> N
     # walk82: the copy is of NVIDIA's H200 product page (the excerpt's own header says so), not of the datasheet.
     # cite102: the page is cited, its row quoted cell after cell (tests/test_cite102.py)
     prose = " ".join(README.split())
-    assert "the H200 product page's specifications table in `cite102-excerpt.txt`" in prose
+    # (the list of every excerpt file and what it holds since tests/test_walk117.py)
+    assert "`cite102-excerpt.txt`, the H200 product page's specifications table" in prose
     assert "`'GPU Memory Bandwidth 4.8TB/s 4.8TB/s'` (label, H200 SXM, H200 NVL)" in prose
     text = (REPO / "sources" / "excerpts" / "cite71-excerpt.txt").read_text(encoding="utf-8")
     block = text.split("\n== nvidia-h200-datasheet ", 1)[1].split("\n== ", 1)[0].splitlines()

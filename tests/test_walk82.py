@@ -33,8 +33,10 @@ def test_the_readme_names_the_stored_h200_copy_as_the_product_page_it_is() -> No
     prose = " ".join(README.split())
     assert "text copy of the H200 datasheet's specifications table" not in prose
     # cite102: the page is a record of its own, its copy the record's `copies:` address (tests/test_cite102.py)
-    assert ("the H200 product page's specifications table in `cite102-excerpt.txt` (each a third party's text copy at "
-            "a commit, the record's `copies:` address;") in prose
+    # (the list of every excerpt file and what it holds since tests/test_walk117.py)
+    assert "`cite102-excerpt.txt`, the H200 product page's specifications table" in prose
+    assert ("(Those copied from a repository are a third party's text copy at a commit, the record's `copies:` "
+            "address;") in prose
     assert "NVIDIA's H200 product page (https://www.nvidia.com/en-us/data-center/h200/) is not the datasheet" in EXCERPT
     source = tomllib.loads((REPO / "sources" / "nvidia-h200-datasheet.toml").read_text(encoding="utf-8"))["source"]
     assert "copies" not in source  # the page's address, listed here until cite102

@@ -1124,6 +1124,56 @@ def another_cards(cards: Mapping[str, Mapping[str, Fact]], added: Iterable[tuple
     return out
 
 
+def borrowed_measurements(cards: Mapping[str, Mapping[str, Fact]]) -> dict[tuple[str, str], str]:
+    """The measured card facts of ``cards`` (file → fact path → fact) that cite a place (source and locator, or a
+    figure input's: :func:`_places_of`) a measured fact of another card file cites, each with what
+    :func:`another_cards` (the one ``diff`` asks of an added card's facts) asks of it: the other file and fact citing
+    it, and whether the place states that figure of what this file describes. One measurement is of one device: two
+    card files whose facts both call it ``measured`` are a card and its copy (the MI300X's file copied for an MI325X,
+    its bandwidth set to 6 TB/s and the stream shares recomputed: the MI300X's BabelStream rate over the MI325X's
+    bandwidth, still "measured"; walkthrough 117: ``check`` said it only while the shares were stale, ``fact
+    recompute`` and ``fact set``'s hint never). A fact citing another card's measurement as ``estimated`` or
+    ``assumed`` says so and is not named (the A100 PCIe's shares from the SXM4's benchmark). Which of the two files
+    is the copy no file says: both are named. By ``(file, fact path)``; linear in the facts ``cards`` holds. Raises
+    nothing."""
+    holders: dict[tuple[str, str], set[str]] = {}
+    measured = [(rel, path, fact) for rel in sorted(cards) for path, fact in cards[rel].items()
+                if fact.provenance is Provenance.MEASURED]
+    for rel, _, fact in measured:
+        for place in _places_of(fact):
+            holders.setdefault(place, set()).add(rel)
+    added = [(rel, path) for rel, path, fact in measured
+             if any(len(holders[place]) > 1 for place in _places_of(fact))]
+    if not added:
+        return {}
+    shared = {rel: facts for rel, facts in cards.items()}
+    asked_of = another_cards(shared, added)
+    out = {}
+    for rel, path in added:
+        ask = asked_of.get((rel, path))
+        if ask is None:  # another_cards asks only a card it takes for a copy: the place, said plainly
+            fact = cards[rel][path]
+            place = next(p for p in _places_of(fact) if len(holders[p]) > 1)
+            other = sorted(holders[place] - {rel})[0]
+            ask = (f"{escaped(other)} cites the same place, another card's: does {escaped(place[0])}: "
+                   f"{escaped(place[1])} state {_asked_figure(fact, place)} of what {escaped(rel)} describes?")
+        out[(rel, path)] = ask
+    return out
+
+
+def borrowed_lines(cards: Mapping[str, Mapping[str, Fact]], file: str | None = None) -> list[str]:
+    """One line for each fact :func:`borrowed_measurements` names (of ``file`` alone when given): ``FILE: PATH is
+    measured but cites the same place as another card's measured fact (…): …; re-cite it to a measurement of this
+    card, or mark it estimated (`passprice fact set`)``. ``check``, ``fact set`` and ``fact recompute`` print them as
+    warnings. Raises nothing."""
+    from passprice.lineage import COPIED_INPUTS
+
+    return [f"{escaped(rel)}: {escaped(path)} is measured but {COPIED_INPUTS} measured fact ({ask}): one measurement "
+            "is of one device; re-cite it to a measurement of this card, or mark it estimated (`passprice fact set "
+            "--provenance estimated`, saying whose figure it is in its note)"
+            for (rel, path), ask in sorted(borrowed_measurements(cards).items()) if file is None or rel == file]
+
+
 def copied_words(cards: Mapping[str, Mapping[str, Fact]], tables: Mapping[str, Mapping[str, Any]],
                  added: Iterable[tuple[str, str]]) -> dict[tuple[str, str], str]:
     """What a reviewer must verify of the words a card copy keeps as copied while its figures moved: each added card

@@ -622,12 +622,18 @@ def names_lock(root: Root, target: str) -> bool:
     serving is taken for a lock, so the error names the lock whose digest it is (walkthrough 38)."""
     from passprice.files import is_there
     from passprice.locks import digest_ref
+    from passprice.registry import spelled_apart
 
-    return target.endswith(".lock.toml") or (
-        not is_there(root.servings / f"{target}.toml")
-        and not (target.endswith(".toml") and is_there(target))
-        and (is_there(root.locks / f"{target}.lock.toml") or bool(digest_ref().match(target)))
-    )
+    if target.endswith(".lock.toml"):
+        return True
+    if is_there(root.servings / f"{target}.toml") or (target.endswith(".toml") and is_there(target)):
+        return False
+    if is_there(root.locks / f"{target}.lock.toml") or digest_ref().match(target):
+        return True
+    # R1-QWEN7B-H200-BEST, a lock's name but for case (or '-'/'_') and no serving's: the lock's error, which names it
+    # (walkthrough 117: the serving's listed the servings alone)
+    return (spelled_apart(target, root.names(root.servings)) is None
+            and spelled_apart(target, root.names(root.locks, ".lock.toml")) is not None)
 
 
 #: What a lock pins that each serving option would change (the rest change its serving's other choices).

@@ -112,6 +112,27 @@ class Card:
         path = TENSOR_FORMATS.get(ty)
         return self.tensor.get(path) if path is not None else None
 
+    def capacity_basis(self) -> str:
+        """What the card's ``memory.capacity`` figure is, by its provenance: ``datasheet`` (``published``: the
+        figure the maker markets, decimal GB as printed), ``device`` (``measured``: what the device reports,
+        nvidia-smi's MiB), else the provenance's name (``estimated``, ``assumed``, ``derived``). Issue 13's review:
+        the two 80 GB H100s were listed 80 GB (SXM5, the product page's figure) and 85.52 GB (PCIe, nvidia-smi's
+        81,559 MiB), a +7 % larger max-batch for the slower card, and only the facts' notes said why. Raises
+        nothing."""
+        provenance = self.memory.capacity.provenance
+        return {Provenance.PUBLISHED: "datasheet", Provenance.MEASURED: "device"}.get(provenance, provenance.value)
+
+    def capacity_said(self) -> str:
+        """:meth:`capacity_basis` in words, with the source: ``the datasheet's marketed figure (published,
+        nvidia-h100-product-page)``, ``what the device reports (measured, xiongjiedai-gpu-benchmarks)``, ``an
+        assumed figure (ws1-design)``. Raises nothing."""
+        fact = self.memory.capacity
+        basis = self.capacity_basis()
+        what = {"datasheet": "the datasheet's marketed figure", "device": "what the device reports"}.get(
+            basis, f"an {basis} figure" if basis[:1] in "aeiou" else f"a {basis} figure")
+        cited = f", {fact.source}" if fact.source else ""
+        return f"{what} ({fact.provenance.value}{cited})"
+
     def weakest(self, include_host: bool = False) -> Provenance:
         """The weakest provenance of the card's own facts (those every price rests on), or of all its facts, host
         link included (a price rests on those only when sequences live in host memory)."""

@@ -1250,6 +1250,11 @@ def init_command(
     caution = nested_caution(directory)
     if caution is not None:
         click.echo(f"passprice: warning: {caution}", err=True)
+    from passprice.scaffold import uncommitted_copies, uncommitted_line
+
+    edited = uncommitted_line(the_plan, uncommitted_copies(the_plan))  # a checkout's working tree, as edited
+    if edited is not None:
+        click.echo(f"passprice: warning: {edited}", err=True)
     if as_json:
         _echo_json({"path": str(directory), "folders": list(the_plan.folders), "copied": list(the_plan.copied),
                     "files": [f for f in sorted(the_plan.files) if f not in kept],
@@ -2465,6 +2470,7 @@ def max_batch_command(
                    f"⌊({si(mb.capacity, 'B')} − {si(mb.shared, 'B')}) / {si(mb.per_sequence, 'B')} a sequence (its "
                    f"KV cache, state and conv ring)⌋ = {mb.card_room:,}"
                    + (f"; host memory adds {mb.host_room:,}" if mb.host_room else ""))
+        click.echo(f"  memory  {si(resolved.card.memory.capacity.value, 'B')} is {resolved.card.capacity_said()}")
         if under is not None:
             from passprice.tables import si
 
@@ -3047,7 +3053,9 @@ def diff_command(
 
 @cli.group("fact", cls=_Subgroup)
 def fact_group() -> None:
-    """Show or edit one fact of a card (or of a drafting method: paths acceptance.N) in place."""
+    """Show one fact of a card, a serving stack, a routing record or (--draft) a drafting method; set or recompute
+    a card's or a drafting method's (paths acceptance.N) in place (a stack's or routing record's file is edited by
+    hand)."""
 
 
 def _record_facts(
@@ -3152,14 +3160,16 @@ def _fact_file(ctx: click.Context, name: str, path: str | None, draft: bool) -> 
 @fact_group.command("show")
 @click.argument("name")
 @click.argument("path", required=False)
-@click.option("--draft", is_flag=True, help="NAME is a drafting method (facts/drafts), not a card.")
+@click.option("--draft", is_flag=True,
+              help="NAME is a drafting method (facts/drafts), not a card, serving stack or routing record.")
 @click.option("--history", is_flag=True,
               help="Every version of fact PATH, from each git commit that changed it (and uncommitted changes).")
 @_json_option
 @click.pass_context
 def fact_show_command(ctx: click.Context, name: str, path: str | None, draft: bool, history: bool,
                       as_json: bool) -> None:
-    """Show fact PATH of card NAME (every fact without PATH): value, unit, provenance, source and locator,
+    """Show fact PATH of NAME, a card, a serving stack (facts/stacks: share.read) or a routing record
+    (facts/routing: routing.hot_share), every fact without PATH: value, unit, provenance, source and locator,
     derivation, note. With --history, when it changed, and from what (read through git)."""
     from passprice.edit import read_facts
     from passprice.registry import named_in
@@ -3226,9 +3236,10 @@ def _method_note(root: Any, file: Path) -> str | None:
 @_json_option
 @click.pass_context
 def fact_recompute_command(ctx: click.Context, name: str, path: str | None, draft: bool, as_json: bool) -> None:
-    """Recompute derived fact PATH of card NAME from today's facts, in place (without PATH: every derived fact
-    of NAME that no longer follows from its inputs, inputs first): its value from its formula, its fact inputs'
-    recorded values today's; provenance, source, locator and note kept. What `check` and `diff` name stale."""
+    """Recompute derived fact PATH of card NAME (or, with --draft, of a drafting method) from today's facts, in
+    place (without PATH: every derived fact of NAME that no longer follows from its inputs, inputs first): its value
+    from its formula, its fact inputs' recorded values today's; provenance, source, locator and note kept. What
+    `check` and `diff` name stale. A serving stack's or routing record's facts are not recomputed here (exit 2)."""
     from passprice.edit import provenance_kept, recompute_fact, recompute_record
     from passprice.report import fact_json
 
@@ -3256,6 +3267,11 @@ def fact_recompute_command(ctx: click.Context, name: str, path: str | None, draf
         click.echo(f"{shown}: {e.where.path}: {old} -> {e.new.describe()} (recomputed from today's inputs)")
     if kept is not None:
         click.echo(f"{shown}: {kept}")
+    if edits and not draft:
+        from passprice.lineage import borrowed_in
+
+        for line in borrowed_in(root, where.file):  # a copied card's measurement kept as its own (walkthrough 117)
+            click.echo(f"passprice: warning: {line}", err=True)
     if not edits:
         what = f"{path} follows" if path is not None else "every derived fact follows"
         click.echo(f"{shown}: nothing to recompute: {what} from its inputs")
@@ -3294,9 +3310,10 @@ def fact_set_command(
     draft: bool,
     as_json: bool,
 ) -> None:
-    """Set fact PATH of card NAME in place, keeping the file's comments and layout. The entry is replaced whole: a
-    note or derivation not given is removed. An edit that would leave the file invalid is refused (exit 2) and the
-    file is left untouched. Derived facts the edit leaves stale are named on stderr (passprice: warning: …)."""
+    """Set fact PATH of card NAME (or, with --draft, of a drafting method) in place, keeping the file's comments
+    and layout; a serving stack's or routing record's file is edited by hand (exit 2 says so). The entry is replaced
+    whole: a note or derivation not given is removed. An edit that would leave the file invalid is refused (exit 2)
+    and the file is left untouched. Derived facts the edit leaves stale are named on stderr (passprice: warning: …)."""
     from passprice.edit import edit_fact, parse_derivation, parse_value, read_facts
     from passprice.report import fact_json
 
@@ -3360,8 +3377,15 @@ def fact_set_command(
         commands = ([f"passprice fact recompute {shell_word(name)}{flag}"] if len(fixable) == len(stale)
                     else [f"passprice fact recompute {shell_word(name)} {path}{flag}" for path in fixable])
         them = "it" if len(fixable) == 1 else "them"
+        from passprice.lineage import borrowed_in
+
+        borrowed = borrowed_in(root, where.file) if not draft else []
+        once = (" once the measurements they rest on are this card's (below: another card's measured facts cite the "
+                "same places)") if any(f": {p} is measured but " in line for line in borrowed for p in fixable) else ""
         click.echo(f"passprice: warning: {shown}: {'; '.join(f'`{c}`' for c in commands)} writes {them} from "
-                   "today's inputs (`passprice diff` fails a change that leaves a derived fact stale)", err=True)
+                   f"today's inputs{once} (`passprice diff` fails a change that leaves a derived fact stale)", err=True)
+        for line in borrowed:
+            click.echo(f"passprice: warning: {line}", err=True)
     for line in said:
         click.echo(f"passprice: warning: {shown}: {line}", err=True)
     if not draft and edit.old is not None and edit.new.provenance.weaker_than(edit.old.provenance):

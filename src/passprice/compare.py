@@ -36,6 +36,8 @@ class CardBest:
     cost: ServingCost | None = attrs.field(default=None, eq=False)
     refusal: ServingRefusal | None = attrs.field(default=None, eq=False)
     expected: Expected | None = attrs.field(default=None, eq=False)
+    #: What its memory capacity figure is (:meth:`passprice.cards.Card.capacity_said`), ``None`` when not given.
+    capacity: str | None = attrs.field(default=None, eq=False)
 
     @property
     def tpot(self) -> float | None:
@@ -131,13 +133,14 @@ def compare_cards(
                 from passprice.stacks import price_expected
 
                 expected = price_expected(resolved.header, resolved.card, resolved.serving, stack, "best")
-                priced.append(CardBest(resolved.card.name, title, cost=expected.expected, expected=expected))
+                priced.append(CardBest(resolved.card.name, title, cost=expected.expected, expected=expected,
+                                       capacity=resolved.card.capacity_said()))
                 continue
             cost = best_serving(resolved.header, resolved.card, resolved.serving)
         except ServingRefusal as e:
-            refused.append(CardBest(resolved.card.name, title, refusal=e))
+            refused.append(CardBest(resolved.card.name, title, refusal=e, capacity=resolved.card.capacity_said()))
             continue
-        priced.append(CardBest(resolved.card.name, title, cost=cost))
+        priced.append(CardBest(resolved.card.name, title, cost=cost, capacity=resolved.card.capacity_said()))
     priced.sort(key=lambda row: -row.cost.tokens_per_s if row.cost is not None else 0.0)
     return priced + refused
 
@@ -236,6 +239,14 @@ def comparison_text(rows: list[CardBest], what: str, summary: str, note: str, st
             "weakest provenance"]
     right = (1, 2, 3, 4, 6) if stack is not None else (1, 2, 3, 5)
     lines.append(text_table(head, table, right=right))
+    kinds: dict[str, list[str]] = {}
+    for row in rows:
+        if row.capacity is not None:
+            kinds.setdefault(row.capacity.split(" (")[0], []).append(row.card)
+    if len(kinds) > 1:  # an 80 GB datasheet figure beside nvidia-smi's 81,559 MiB: the batches compare the two as given
+        lines.append("\n  memory        " + "; ".join(f"{kind}: {', '.join(cards)}" for kind, cards in kinds.items())
+                     + " (a batch bounded by memory compares the two as given; `passprice max-batch` names each "
+                     "source)")
     full = [r.card for r in rows if r.cost is not None and r.cost.held_bytes > HEADROOM * r.cost.capacity_bytes]
     if full:
         # Of the cards priced (walk45: "on 9 of 17 cards" for gpt-oss-120b, whose 8 others refuse it NotResident:

@@ -4623,10 +4623,9 @@ class Diff:
         if self.unaffected:
             parts.append(f"{_n(len(self.unaffected), 'lock')} unaffected")
         if self.unlocked or self.unlocked_left_out:
-            n = len(self.unlocked)
-            more = f", {self.unlocked_left_out:,} more not re-priced" if self.unlocked_left_out else ""
-            parts.append(f"{_n(n, 'serving')} no lock pins {'moves' if n == 1 else 'move'}{more} (not locked, "
-                         "informational)")
+            from passprice.unlocked import moves_summary
+
+            parts.append(moves_summary(self.unlocked, self.unlocked_left_out))
         if self.model_changed:
             moved = [lock for lock in self.reviews if lock.moved and "pricing model" in lock.inputs]
             parts.append("pricing model changed" + (f", moving {_n(len(moved), 'locked price')}" if moved else ""))

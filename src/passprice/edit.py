@@ -149,8 +149,10 @@ def locate(root: Root, name: str, path: str | None, draft: bool = False) -> Fact
     try:
         file = card_path(root, name)
     except NotFound as e:
-        if ": not found in " not in str(e):
-            raise
+        from passprice.registry import spelled_apart
+
+        if ": not found in " not in str(e) or spelled_apart(name, root.names(root.cards)) is not None:
+            raise  # a slip of case or '-'/'_' is answered with the suggestion alone (walkthrough 117)
         raise NotFound(f"{e}{_new_card_hint(root, name)}") from None
     if path is not None and not is_card_path(path):
         paths = [*CARD_PATHS, *HOST_PATHS, *TENSOR_PATHS]

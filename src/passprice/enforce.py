@@ -1036,9 +1036,12 @@ class Guard:
 
         out = []
         if not _registered(root, serving):  # ``price --lock L`` of a lock whose serving was removed or renamed
-            out = [f"{lock.name}: serving: {serving} is no longer registered (priced as the lock embeds it)"
+            from passprice.reproduce import gone_state
+
+            state = gone_state(root, mine[0])  # "no longer" only where the registry's history shows it
+            out = [f"{lock.name}: serving: {serving} {state} (priced as the lock embeds it)"
                    if len(self.locks) > 1 else
-                   f"serving: {serving} is no longer registered (priced as the lock embeds it)" for lock in mine]
+                   f"serving: {serving} {state} (priced as the lock embeds it)" for lock in mine]
         today = portable_spec(resolved.spec, root)
         if out or any(lock.spec != today for lock in mine):
             from passprice.reproduce import _show, serving_differences

@@ -182,7 +182,30 @@ def review(
     hashed = document_hashes(root, documents, loaded) if sources_there else []
     if unreadable is not None:
         unreadable += hashed
+    # A measured fact citing the place another card's measured fact cites, stale or not (walkthrough 117). Not of a
+    # review's revision (``documents`` given): the review asks it of each added fact itself (another_cards).
+    if documents is None:
+        from passprice.addedfacts import borrowed_lines
+
+        warnings = [*warnings, *borrowed_lines({shown(r.file): r.facts for r in records if r.kind == "card"})]
     return problems + found + hashed, warnings
+
+
+def borrowed_in(root: Root, file: Path) -> list[str]:
+    """:func:`passprice.addedfacts.borrowed_lines` of the card file ``file`` among every card of ``root`` that reads:
+    what ``fact set`` and ``fact recompute`` warn of after writing a card (walkthrough 117: the MI300X's file copied
+    for an MI325X kept its BabelStream shares ``measured`` through ``fact recompute``, and no command said so but the
+    review). Raises nothing (a card that does not read is left out)."""
+    from passprice.addedfacts import borrowed_lines
+
+    def shown(f: Path) -> str:
+        return str(f.relative_to(root.path)) if f.is_relative_to(root.path) else str(f)
+
+    try:
+        records, _ = load_records(root)
+    except InputError:
+        return []
+    return borrowed_lines({shown(r.file): r.facts for r in records if r.kind == "card"}, shown(file))
 
 
 #: The words :func:`copied_inputs` adds to a stale fact's line, which ``check``'s ``fact recompute`` hint reads.
@@ -1023,7 +1046,7 @@ def source_lines(source: Source, excerpt: str | None = None) -> list[str]:
     the text read (``excerpt``, trace96: as :func:`passprice.sources.excerpt_named` names it, else the record's
     path), and its note (the record's caveat: walkthrough 25 found "who measured it and when is unknown" in no
     output)."""
-    date = source.date if source.date is not None else "versioned with this registry"
+    date = source.date_text() or "versioned with this registry"
     lines = [f"  {source.title}", f"  {source.by} · {source.kind} · {date} · {source.where()}"]
     retrieved = source.retrieved_text()
     if retrieved is not None:
@@ -1130,7 +1153,7 @@ def lineage_markdown(a: Lineage) -> str:
         head += f"; withdrawn, {len(a.breaks)} break: " + ", ".join(markdown_code(lock.name) for lock in a.breaks)
     out = [head]
     if a.source is not None:
-        out += ["", markdown_text(f"{a.source.title} — {a.source.by}, {a.source.date or 'this registry'}, "
+        out += ["", markdown_text(f"{a.source.title} — {a.source.by}, {a.source.date_text() or 'this registry'}, "
                                   f"{a.source.where()}")]
         if a.source.note:  # the record's caveat (walkthrough 25)
             out.append(f"Note: {markdown_text(a.source.note)}")

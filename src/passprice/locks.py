@@ -1874,12 +1874,20 @@ def lock_path(root: Root, ref: str) -> Path:
     # The lock files: a folder or a FIFO named NAME.lock.toml is listed by check as what is wrong, not offered here.
     files = [n for n in root.names(root.locks, ".lock.toml") if _regular(root.locks / f"{n}.lock.toml")]
     known = ", ".join(files) or "none"
-    from passprice.registry import did_you_mean, shipped_hint
+    from passprice.registry import did_you_mean, shipped_hint, spelled_apart
+
+    slip = spelled_apart(ref.removesuffix(".lock.toml"), files)
+    if slip is not None:  # R1-QWEN7B-H200-BEST for r1-qwen7b-h200-best: the suggestion alone (walkthrough 117)
+        raise InputError(f"lock {ref!r}: no such file, and not in {root.folder_named(root.locks)}; did you mean "
+                         f"{slip[0]}? ({slip[1]})")
 
     # `reproduce GEMMA3-270M-H100` listed the locks without the hint every other name lookup gives (round 33)
     hint = shipped_hint("lock", ref, root.locks, root.path) or did_you_mean(ref.removesuffix(".lock.toml"), files)
     if digest_ref().match(ref):  # a price cited by its lock's digest, as the README asks (walkthrough 38)
-        raise InputError(digest_ref_problem(root, ref, files, known))
+        owners = digest_owners(root, ref, files)
+        if len(owners) == 1:  # the one lock here whose [lock] digest is (or begins with) it: that lock (walk117)
+            return root.locks / f"{owners[0]}.lock.toml"
+        raise InputError(digest_ref_problem(root, ref, files, known, owners))
     raise InputError(f"lock {ref!r}: no such file, and not in {root.folder_named(root.locks)}{hint} (locks: {known})")
 
 
@@ -1921,13 +1929,15 @@ def digest_owners(root: Root, ref: str, files: Iterable[str]) -> list[str]:
     return found
 
 
-def digest_ref_problem(root: Root, ref: str, files: list[str], known: str) -> str:
-    """The one error line for a lock named by its digest (``ref``: :func:`digest_ref`, matched against the
-    ``[lock] digest`` of each of ``files``, the lock names in ``root/locks``; ``known``: them joined for the line):
-    the lock whose digest it is (or begins with), to be named by its name, or that none here has it. A lock file
-    that does not read is passed over (``check`` reports it). A lock is named by its file or name: a digest looked
-    up said only ``no such file`` and listed the locks, leaving the reader to open each to compare digests."""
-    found = digest_owners(root, ref, files)
+def digest_ref_problem(root: Root, ref: str, files: list[str], known: str, found: list[str] | None = None) -> str:
+    """The one error line for a lock named by a digest that names no one lock here (``ref``: :func:`digest_ref`,
+    matched against the ``[lock] digest`` of each of ``files``, the lock names in ``root/locks``, giving ``found``,
+    :func:`digest_owners`, when not given; ``known``: them joined for the line): the locks whose digests begin with
+    it (give more of it), copies of one lock, or that none here has it (and where the git history has it). A lock
+    file that does not read is passed over (``check`` reports it). A digest that names exactly one lock here is that
+    lock (:func:`lock_path`), as the README's ``audit DIGEST`` has it: it was refused, "name the lock by its name or
+    file", while the README cited prices by it (walkthrough 117); the line for one is kept for a caller that asks."""
+    found = digest_owners(root, ref, files) if found is None else found
     if len(found) == 1:
         return (f"lock {ref!r}: no such file; it is the [lock] digest of lock {found[0]} in {root.locks}: name the "
                 f"lock by its name or file, {found[0]}")

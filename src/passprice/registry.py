@@ -1148,6 +1148,9 @@ def not_found(kind: str, ref: str, folder: Path, known: list[str], root: Root | 
     listed = ", ".join(known[:MAX_LISTED_NAMES]) or "none"
     if len(known) > MAX_LISTED_NAMES:
         listed += f" … ({len(known):,} in all, each a file of {where})"
+    slip = spelled_apart(ref, known)
+    if slip is not None:  # H200_SXM_141GB for h200_sxm_141gb: the suggestion alone (walkthrough 117)
+        return NotFound(f"{kind} {ref!r}: not found in {where}; did you mean {slip[0]}? ({slip[1]})")
     # a look-alike name (a Cyrillic х in h200_sхm_141gb) is spelled: "card 'h200_sхm_141gb': not found …; did you mean
     # h200_sxm_141gb" named two strings that print alike (attack round 38)
     hint = _hint(kind, ref, folder, known, root)
@@ -1412,6 +1415,29 @@ def _renamed_card(ref: str, folder: Path, top: Path) -> tuple[list[Path], str] |
     title = found.group(1)
     renamed = _renamed_entries(title, folder, "card", top)
     return (renamed, title) if renamed else None
+
+
+def spelled_apart(ref: str, known: list[str]) -> tuple[str, str] | None:
+    """The one name of ``known`` that is ``ref`` but for letter case and ``-`` for ``_`` (or ``_`` for ``-``), with
+    what differs (``the name differs only in case; names are matched exactly``), or ``None`` when no name, or more
+    than one, is. Walkthrough 117: ``--card H200_SXM_141GB`` was answered "did you mean h200_sxm_141gb?" and then
+    told to copy the closest card's file to facts/cards/H200_SXM_141GB.toml, a card of its own; a name that differs
+    from a registered one only so is a slip, and the suggestion is all that is said. Raises nothing."""
+
+    def key(name: str) -> str:
+        return name.lower().replace("_", "-")
+
+    wanted = key(ref)
+    found = [name for name in known if name != ref and key(name) == wanted]
+    if len(found) != 1:
+        return None
+    name = found[0]
+    parts = []
+    if name.replace("_", "-") != ref.replace("_", "-"):
+        parts.append("case")
+    if name.lower() != ref.lower():
+        parts.append("'-' vs '_'")
+    return name, f"the name differs only in {' and in '.join(parts)}; names are matched exactly"
 
 
 def did_you_mean(ref: str, known: list[str]) -> str:

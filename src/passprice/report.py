@@ -269,10 +269,19 @@ def cards_table(cards: list[Card]) -> str:
                 si(c.vector.value, "MAC/s"),
                 own.value,
                 host,
+                c.capacity_basis(),
             ]
         )
-    headers = ["card", "title", "memory", "bandwidth", "array", "vector", "weakest", "host link"]
-    return text_table(headers, rows)
+    # "memory is": the capacity figure's kind (Card.capacity_basis): a datasheet's marketed decimal GB, or what the
+    # device reports (nvidia-smi's MiB), which for one 80 GB part differ by 7 %.
+    headers = ["card", "title", "memory", "bandwidth", "array", "vector", "weakest", "host link", "memory is"]
+    table = text_table(headers, rows)
+    bases = {c.capacity_basis() for c in cards}
+    if {"datasheet", "device"} <= bases:
+        table += ("\n\nmemory is: `datasheet`, the figure the maker markets (published, decimal GB); `device`, what "
+                  "the device reports (measured: nvidia-smi's MiB, some GB above the marketed figure on one part): a "
+                  "max-batch bounded by memory compares the two as given")
+    return table
 
 
 def card_json(card: Card) -> dict[str, Any]:

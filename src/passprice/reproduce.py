@@ -789,16 +789,50 @@ def lock_of(root: Root, lock: Lock) -> bool:
         return True
 
 
+#: Seconds the git history of a registry is searched for a serving's file (:func:`serving_was_registered`).
+SERVING_HISTORY_S = 5.0
+
+
+def serving_was_registered(root: Root, name: str) -> bool:
+    """Whether the git history of ``root`` (every ref: ``git log --all``) holds ``registry/servings/NAME.toml``: the
+    registry did register serving ``name`` once. False when ``root`` is no git work tree (or the built-in registry),
+    git fails or runs past :data:`SERVING_HISTORY_S`: nothing shows it was. Walkthrough 117: a lock copied into a
+    fresh ``init`` registry's ``locks/`` (its file inside the registry, so :func:`lock_of`) said its serving "is no
+    longer registered", a serving the registry never had. Raises nothing."""
+    import subprocess
+
+    from passprice.gitread import run_git
+
+    if root.embedded or "\0" in name:
+        return False
+    rel = os.path.relpath(root.servings / f"{name}.toml", root.path).replace(os.sep, "/")
+    try:
+        out = run_git(root.path, ["log", "--all", "-1", "--format=%H", "--", f":(literal){rel}"],
+                      timeout=SERVING_HISTORY_S)
+    except (InputError, OSError, ValueError, subprocess.CalledProcessError):
+        return False
+    return bool(out.strip())
+
+
+def gone_state(root: Root | None, lock: Lock) -> str:
+    """How a serving ``lock`` locks and ``root`` does not register is said: "is no longer registered" when
+    ``root``'s git history shows it registered (:func:`serving_was_registered`; ``root`` ``None``: the older
+    wording), "is not registered here" otherwise (a lock from elsewhere, or copied into ``locks/`` of a registry
+    that never had its serving). Raises nothing."""
+    name = lock.info.serving
+    if root is None or (name is not None and serving_was_registered(root, name)):
+        return "is no longer registered"
+    return "is not registered here"
+
+
 def _gone_line(lock: Lock, gone: bool, root: Root | None = None) -> tuple[str, ...]:
-    """The line :attr:`Today.serving` opens with when the serving ``lock`` locks is not registered in ``root``: "no
-    longer registered" of a lock of the registry (its file inside ``root``, or a lock of its name in ``root``'s
-    ``locks/``: the serving was there when it was locked), "not registered here" of a lock from elsewhere
+    """The line :attr:`Today.serving` opens with when the serving ``lock`` locks is not registered in ``root``, as
+    :func:`gone_state` words it: "no longer registered" only where the registry's git history shows it was
     (walkthrough 106: a fresh ``init`` registry, which never had the serving, was told it was "no longer
-    registered"). Raises nothing."""
+    registered"; walkthrough 117: so was one with the lock copied into its ``locks/``). Raises nothing."""
     if not gone:
         return ()
-    state = "is no longer registered" if root is None or lock_of(root, lock) else "is not registered here"
-    return (f"serving {lock.info.serving} {state} (priced as the lock embeds it)",)
+    return (f"serving {lock.info.serving} {gone_state(root, lock)} (priced as the lock embeds it)",)
 
 
 def _gone_difference(lock: Lock, gone: bool) -> tuple[Mapping[str, Any], ...]:

@@ -513,6 +513,53 @@ def _first_step(requirement: Requirement) -> str:
     return f"\n**First:** {advice}.\n"
 
 
+#: The most uncommitted paths :func:`uncommitted_copies` names; the rest are counted.
+MAX_UNCOMMITTED_NAMED = 5
+
+
+def uncommitted_copies(the_plan: Plan) -> list[str]:
+    """The files of the folders ``the_plan`` copies from its source (``copied``, and ``sources/excerpts``) that the
+    source's git work tree holds changed from its last commit (modified, added, removed or untracked), as paths from
+    the source's top folder; empty for the embedded facts, a source outside any git work tree, or when git fails.
+    ``init`` run inside a checkout copies the checkout's working tree, not what passprice ships: walkthrough 117 edited
+    a card there, and the new registry's tour line ``check  # exit 1`` exited 0 on the edited copy, the output saying
+    only "copied from /tmp/x/review". Raises nothing."""
+    import subprocess
+
+    from passprice.gitread import run_git
+
+    source = the_plan.source
+    folders = [*the_plan.copied, *(("sources/excerpts",) if (source.path / "sources" / "excerpts").is_dir() else ())]
+    if source.embedded or not folders:
+        return []
+    try:
+        prefix = run_git(source.path, ["rev-parse", "--show-prefix"], timeout=10).decode("utf-8", "replace").strip()
+        out = run_git(source.path, ["status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames", "--",
+                                    *(f":(literal){f}" for f in folders)], timeout=10)
+    except (InputError, OSError, subprocess.CalledProcessError):
+        return []
+    paths = []
+    for entry in out.decode("utf-8", "replace").split("\0"):
+        if len(entry) > 3:
+            path = entry[3:]
+            paths.append(path[len(prefix):] if prefix and path.startswith(prefix) else path)
+    return sorted(dict.fromkeys(paths))
+
+
+def uncommitted_line(the_plan: Plan, paths: list[str]) -> str | None:
+    """The warning ``init`` prints for :func:`uncommitted_copies`' ``paths``: which files were copied with changes
+    not committed in the source, named (:data:`MAX_UNCOMMITTED_NAMED`, the rest counted); ``None`` for none."""
+    if not paths:
+        return None
+    named = ", ".join(paths[:MAX_UNCOMMITTED_NAMED])
+    more = len(paths) - MAX_UNCOMMITTED_NAMED
+    if more > 0:
+        named += f" and {more:,} more"
+    return (f"the reference files were copied from the working tree of {the_plan.source.path}, a git checkout with "
+            f"uncommitted changes to {named}: the new registry holds them as edited there, not as committed (nor as "
+            "the package ships them: run init outside the checkout for those)")
+
+
 def plan(source: Root, requirement: str | None = None, examples: bool = False, repository: bool = False) -> Plan:
     """The files ``init`` writes for a registry seeded from ``source``: the reference folders' files copied (regular
     files only, at the folder's top; a nested folder is its own record folder), a ``.gitkeep`` in every empty one,

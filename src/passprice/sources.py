@@ -32,6 +32,10 @@ if TYPE_CHECKING:
 SOURCE_ID = re.compile(r"[a-z0-9][a-z0-9.-]{0,79}")
 
 
+#: How a record's ``read`` states the edition of the copy read: ``the 2025 edition, '©2025', PID#2258402-B``.
+_EDITION = re.compile(r"\bthe (?:19|20)\d\d edition\b[^;)]*")
+
+
 @attrs.frozen
 class Source:
     """One source record: its ``id`` (the file's name) and the fields of its ``[source]`` table
@@ -99,10 +103,28 @@ class Source:
         copy a figure was checked against (the H200 datasheet's product page)."""
         return "; ".join(self.copies) if self.copies else None
 
+    def edition_read(self) -> str | None:
+        """The edition of the copy read as the record's ``read`` states it (``the 2025 edition, '©2025',
+        PID#2258402-B``: the words from ``the YYYY edition`` to the next ``;`` or ``)``), or ``None`` when it states
+        none. A header printed ``(AMD, unknown)`` beside a ``read:`` naming the 2025 edition: the date field is
+        ``unknown`` (the cited address's edition), the edition read is what the record does say."""
+        m = _EDITION.search(self.read)
+        return m.group().rstrip(" ,.") if m else None
+
+    def date_text(self) -> str | None:
+        """The record's date, with the edition its ``read`` states when the date is ``unknown``
+        (``unknown; the copy read: the 2025 edition, …``); ``None`` for a record with no date (a registry
+        document)."""
+        if self.date == "unknown":
+            edition = self.edition_read()
+            if edition is not None:
+                return f"unknown; the copy read: {edition}"
+        return self.date
+
     def describe(self) -> str:
-        """``TITLE (BY, DATE)``."""
-        date = f", {self.date}" if self.date is not None else ""
-        return f"{self.title} ({self.by}{date})"
+        """``TITLE (BY, DATE)``, DATE as :meth:`date_text` gives it."""
+        date = self.date_text()
+        return f"{self.title} ({self.by}{'' if date is None else ', ' + date})"
 
 
 @functools.cache

@@ -122,6 +122,18 @@ class ServingMove:
             rel = f" ({_pct(now / was - 1.0)})"
         return f"{figure} {was!r} → {now!r}{rel}"
 
+    @property
+    def price_moved(self) -> bool:
+        """Whether the price itself moved: False when both sides priced the same tokens/s at the same batch (a term
+        of it moved alone: ``memory_s`` under an array-bound pass), True otherwise (a refusal or error on either
+        side included). Walkthrough 117: the text listed ``21,584.2 → 21,584.2 (+0 %)`` under "servings no lock
+        pins whose price moves" and the summary counted it as moving, where the markdown said "+0 % (memory_s
+        moved)"."""
+        b, a = self.before.price, self.after.price
+        if b is None or a is None:
+            return True
+        return (b.get("tokens_per_s"), b.get("batch")) != (a.get("tokens_per_s"), a.get("batch"))
+
     def how(self) -> str:
         """:attr:`moved` in words: ``memory_s moved`` for a figure, else as it is (``refused on HEAD``)."""
         moved = self.moved or "nothing moved"
@@ -295,6 +307,52 @@ def left_out_line(left_out: int) -> str:
             f"{'were' if left_out != 1 else 'was'} not re-priced (a review re-prices at most {MAX_REPRICED:,})")
 
 
+def moves_heading(moves: Iterable[ServingMove]) -> str:
+    """What moved of ``moves``, after "servings no lock pins": ``whose price moves`` when every price moved,
+    ``whose price does not move, a term of it does`` when none did (:attr:`ServingMove.price_moved`), ``whose price
+    (or only a term of it) moves`` for both."""
+    moved = [m.price_moved for m in moves]
+    if all(moved):
+        return "whose price moves"
+    if not any(moved):
+        return "whose price does not move, a term of it does"
+    return "whose price (or only a term of it) moves"
+
+
+def _prices_said(moves: tuple[ServingMove, ...]) -> str:
+    """The markdown note's words for what moved: ``their prices move``, ``their prices do not move, a term of each
+    does``, or ``their prices (or only a term of one) move`` (:func:`moves_heading`)."""
+    moved = [m.price_moved for m in moves]
+    if all(moved):
+        return "their prices move"
+    if not any(moved):
+        return "their prices do not move, a term of each does"
+    return "their prices (or only a term of one) move"
+
+
+def moves_summary(moves: Iterable[ServingMove], left_out: int = 0) -> str:
+    """The review summary's part for ``moves``: ``2 servings no lock pins move``; ``1 serving no lock pins moves only
+    a term of its price (memory_s), not the price``; or ``1 serving no lock pins moves, 1 more only a term of its
+    price (memory_s)``; then the ``left_out`` not re-priced and ``(not locked, informational)``. A serving whose
+    price did not move (:attr:`ServingMove.price_moved`) is not counted as moving; the term that moved is named."""
+    moves = tuple(moves)
+    priced = len([m for m in moves if m.price_moved])
+    terms = [m for m in moves if not m.price_moved]
+    what = ", ".join(dict.fromkeys(m.moved or "a term" for m in terms))
+    its = "its" if len(terms) == 1 else "their"
+    if not terms:
+        said = f"{priced:,} serving{'s' if priced != 1 else ''} no lock pins {'moves' if priced == 1 else 'move'}"
+    elif not priced:
+        n = len(terms)
+        said = (f"{n:,} serving{'s' if n != 1 else ''} no lock pins {'moves' if n == 1 else 'move'} only a term of "
+                f"{its} price ({what}), not the price")
+    else:
+        said = (f"{priced:,} serving{'s' if priced != 1 else ''} no lock pins {'moves' if priced == 1 else 'move'}, "
+                f"{len(terms):,} more only a term of {its} price ({what})")
+    more = f", {left_out:,} more not re-priced" if left_out else ""
+    return f"{said}{more} (not locked, informational)"
+
+
 def text_lines(moves: Iterable[ServingMove], left_out: int = 0) -> list[str]:
     """The unlocked servings for ``diff``'s text: a heading with :data:`NOTE`, then each serving's changed inputs,
     tokens/s before → after (with the relative change), pass time, bind, and the command that locks it; and how
@@ -304,9 +362,11 @@ def text_lines(moves: Iterable[ServingMove], left_out: int = 0) -> list[str]:
     moves = tuple(moves)
     if not moves:
         return ["", left_out_line(left_out)] if left_out else []
-    lines = ["", f"servings no lock pins whose price moves ({NOTE})"]
+    lines = ["", f"servings no lock pins {moves_heading(moves)} ({NOTE})"]
     for m in moves:
         rel = f"  ({_pct(m.relative)})" if m.relative is not None else ""
+        if m.relative is not None and not m.price_moved:
+            rel = f"  ({_pct(m.relative)}: {m.how()}, the price did not)"
         lines.append(f"  {m.name} (card {m.card}): NOT LOCKED, {m.how()}")
         lines.append(f"    changed   {m.what_changed()}")
         if m.unsound:
@@ -357,8 +417,8 @@ def markdown_lines(moves: Iterable[ServingMove], left_out: int = 0) -> list[str]
         "",
         "#### Servings no lock pins",
         "",
-        "ℹ️ These registered servings are not locked: their prices move, but nothing pins them, so they cannot fail "
-        "this review (informational). Lock one (the command in the last column) to have reviews judge it.",
+        f"ℹ️ These registered servings are not locked: {_prices_said(moves)}, but nothing pins them, so they cannot "
+        "fail this review (informational). Lock one (the command in the last column) to have reviews judge it.",
         "",
         markdown_table(
             ["serving", "changed", "tokens/s BASE", "tokens/s HEAD", "change", "binds", "lock it"], rows,
