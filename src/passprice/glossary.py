@@ -1677,8 +1677,11 @@ _TERMS = (
         "an accelerator's facts: facts/cards/NAME.toml (memory, bandwidth, datapath rates, on-chip memory)",
         "A card is an accelerator as facts (`facts/cards/NAME.toml`): its memory and bandwidth, the shares of it "
         "each kind of traffic sustains (`streams.*`), its datapaths' rates (`array`, `vector`, `scale`, "
-        "`tensor.*`), on-chip memory and the host link, each cited. `passprice cards` lists them; `kv` and "
-        "`calibrate` show one a row."
+        "`tensor.*`), on-chip memory and the host link, each cited. `passprice cards` lists them (its `memory "
+        "is` column: `datasheet` for a `published` capacity, the figure the maker markets in decimal GB, `device` "
+        "for a `measured` one, what the device reports, nvidia-smi's MiB, some GB more on one part: the H100 "
+        "SXM5's 80 GB beside the H100 PCIe's 85.52 GB; `compare` names both kinds when its cards mix them, and "
+        "`max-batch` says which its bound rests on); `kv` and `calibrate` show one a row."
         " `compare --json`'s `own_card` is the serving's own card; `title` in any `--json` is the full display"
         " name of the record it sits in (a card, a serving, a checkpoint, a source).",
         ("cards", "card file", "accelerator", "own_card", "title"),
