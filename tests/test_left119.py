@@ -145,3 +145,73 @@ def test_3_an_excerpt_that_is_not_utf8_is_said_unusable_not_a_traceback(tmp_path
     assert NAMED in lines  # a regular file of the registry: check and audit --source say nothing of it either
     assert (f"  routing.hot_experts: not checked (0 of 4 quoted spans found in the stored text; {HANDBOOK}'s stored "
             f"excerpt is unusable: {EXCERPT}: not UTF-8 text (byte {size:,}))") in lines
+
+
+# 2. A review pricing HEAD in its own process says why it gives no per-fact breakdown.
+
+ABSENT = ("    alone     not shown: HEAD's code differs from the running code outside the pricing digest, so HEAD is "
+          "priced in its own process, which prices each lock whole; `passprice reproduce LOCK` run with HEAD's own "
+          "passprice prices each changed fact alone")
+
+
+def _side(tmp_path: Path, name: str, head: bool, stray: bool) -> Path:
+    import shutil
+
+    from passprice import pins
+
+    root = copy_root(tmp_path / name)
+    shutil.copytree(REPO / "schema", root / "schema")
+    package = root / "src" / "passprice"
+    shutil.copytree(pins.PACKAGE, package, ignore=shutil.ignore_patterns("__pycache__", "*.json"))
+    if head:  # two facts of the H200 changed: the memory capacity and the read share
+        card = root / "facts" / "cards" / "h200_sxm_141gb.toml"
+        text = card.read_text(encoding="utf-8")
+        for old, new in (("[memory.capacity]\nvalue = 141", "[memory.capacity]\nvalue = 140"),
+                         ("[streams.read]\nvalue = 0.9333", "[streams.read]\nvalue = 0.9")):
+            assert old in text
+            text = text.replace(old, new)
+        card.write_text(text, encoding="utf-8")
+    if stray:  # a module outside the pricing digest: HEAD is priced in its own process
+        (package / "stray.py").write_text("X = 1\n", encoding="utf-8")
+    return root
+
+
+@pytest.mark.parametrize("stray", [False, True])
+def test_3_a_review_priced_in_heads_own_process_says_why_no_fact_is_priced_alone(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stray: bool) -> None:
+    monkeypatch.setenv("PASSPRICE_CACHE_DIR", str(tmp_path / "cache"))
+    base, head = _side(tmp_path, "base", False, False), _side(tmp_path, "head", True, stray)
+    result = invoke("diff", str(base), str(head), root=base)
+    assert result.exit_code == 1, result.output  # 5 prices moved unreviewed, either way
+    r1 = result.stdout.split("\n  r1-qwen7b-h200 (locks/", 1)[1].split("\n  r1-qwen7b-h200-best ", 1)[0].splitlines()
+    assert "    tokens/s  996.1 → 961.5  (-3.471 %)  HEAD's price rests on derived facts that do not follow: not a " \
+           "price to publish" in r1
+    alone = [line for line in r1 if line.startswith("    alone     ")]
+    if stray:  # before: no alone line, and no word of why
+        assert alone == [ABSENT]
+        assert result.stdout.count(ABSENT) == 5
+    else:
+        assert alone == ["    alone     memory.capacity: tokens/s unchanged (capacity_bytes 141 GB → 140 GB, "
+                         "-0.7092 %); streams.read: tokens/s -3.471 %  (each changed fact alone: the lock's "
+                         "pinned inputs with only it as HEAD has it)"]
+    document = json.loads(invoke("diff", str(base), str(head), "--json", root=base).stdout)
+    locks = {lock["name"]: lock for lock in document["locks"]}
+    said = locks["r1-qwen7b-h200"]
+    assert said["alone_absent"] == (ABSENT.split("alone     ", 1)[1] if stray else None)
+    assert (said["alone"] == []) == stray
+
+
+def test_3_no_registered_lock_rests_on_a_quote_its_stored_text_lacks() -> None:
+    # (checked, not found, facts) a lock; every fact not checked is one with no stored text or no quote
+    counts = {}
+    for path in sorted((REPO / "locks").glob("*.lock.toml")):
+        name = path.name.removesuffix(".lock.toml")
+        result = invoke("audit", name, "--json", root=REPO)
+        assert result.exit_code == 0, result.output
+        said = json.loads(result.stdout)["quotes_checked"]
+        counts[name] = (said["checked"], said["not_found"], said["facts"])
+    assert counts == {
+        "gemma3-270m-h100": (8, 0, 8), "gpt-oss-120b-h100": (8, 0, 10), "qwen3-30b-a3b-h200": (8, 0, 10),
+        "qwen35-27b-h100-every8": (9, 0, 10), "qwen35-27b-h200-mtp": (8, 0, 11), "qwen35-27b-ws1-trailing": (0, 0, 16),
+        "r1-qwen7b-h200-best": (7, 0, 8), "r1-qwen7b-h200-llamacpp": (8, 0, 21), "r1-qwen7b-h200": (7, 0, 8),
+        "r1-qwen7b-mi300x-int8kv": (6, 0, 8)}

@@ -497,7 +497,10 @@ _TERMS = (
         "rewritten lock asks otherwise; `retired` why a removed lock drops no floor; `recomputed_relative_change` and"
         " `recomputed_expected_relative_change` the move with HEAD's stale derived facts recomputed; `refitted` what "
         "a stack's re-fit moves; `alone` each changed fact's `move` priced alone, from the pins of `alone_from` "
-        "(`base` or `head`). `unreproduced` and `forged_pins` list lock files HEAD adds or changes that do not "
+        "(`base` or `head`); `alone_absent` says why `alone` is empty where the change moved the price through "
+        "two or more facts but HEAD's code is priced in its own process (a module outside the pricing digest "
+        "differs: that process prices each lock whole), as the text review's `alone` line does. "
+        "`unreproduced` and `forged_pins` list lock files HEAD adds or changes that do not "
         "reproduce from their own pins, or that pin what no side holds; each fails the review."
         " A lock's price moved (`lock.moved` in `--json`) gives `recorded_tokens_per_s` and `recorded_batch` (what the"
         " lock records; `audit LOCK --json`'s `recorded_tokens_per_s` too) beside today's, and `differences`: each "
@@ -506,7 +509,8 @@ _TERMS = (
         ("recorded", "re-locked", "relocked", "to re-pin", "re-pin", "asks another question", "requestioned",
          "moved", "unreviewed", "moved unreviewed", "price moved unreviewed", "lock not updated",
          "recorded_before", "recorded_edited", "hand_edits", "question", "retired", "after",
-         "recomputed_relative_change", "recomputed_expected_relative_change", "refitted", "alone_from", "move",
+         "recomputed_relative_change", "recomputed_expected_relative_change", "refitted", "alone_from",
+         "alone_absent", "move",
          "unreproduced", "forged_pins",
          "recorded_tokens_per_s", "recorded_batch", "differences", "locked"),
     ),
