@@ -116,7 +116,7 @@ def test_3_the_mi300x_vgpr_read_from_an_unstored_table_leaves_its_fact_unchecked
     assert result.exit_code == 0
     lines = result.output.splitlines()
     assert "quotes checked against a stored text: 6 of 8 facts' quotes checked against a stored text" in lines
-    assert ("  on_chip.capacity: not checked (5 of 5 quoted spans found in the stored text; its figure vgpr's "
+    assert ("  on_chip.capacity: not checked (5 of 5 quoted spans found in the stored text; the vgpr figure's "
             "locator (amd-rocm-gpu-specs) quotes nothing)") in lines
 
 

@@ -972,11 +972,11 @@ def audit_json(
             }
             for r in a.rows
         ],
+        **({"sources": documents} if sources is not None else {}),
+        "stale_descriptions": [n.to_json() for n in description_notes(a, sources, routing)],
         **({"quotes_checked": {"checked": sum(c.state == "checked" for c in checks.values()),
                                "not_found": sum(c.state == "NOT FOUND" for c in checks.values()),
                                "facts": len(a.rows)}} if texts is not None else {}),
-        **({"sources": documents} if sources is not None else {}),
-        "stale_descriptions": [n.to_json() for n in description_notes(a, sources, routing)],
     }
 
 
@@ -1217,13 +1217,13 @@ class QuoteCheck:
 
 def _quoted_locators(fact: Fact) -> list[tuple[str, str | None, str]]:
     """``(what, source id, locator)`` of ``fact``'s locator (``what``: ``its locator``) and each of its derivation's
-    inputs' (``its figure NAME's locator``; an input without a source of its own cites its fact's, as the citation
+    inputs' (``the NAME figure's locator``; an input without a source of its own cites its fact's, as the citation
     tests read them)."""
     from passprice.derivations import Derivation
 
     out: list[tuple[str, str | None, str]] = [("its locator", fact.source, fact.locator)] if fact.locator else []
     if isinstance(fact.derivation, Derivation):
-        out += [(f"its figure {i.name}'s locator", i.source or fact.source, i.locator)
+        out += [(f"the {i.name} figure's locator", i.source or fact.source, i.locator)
                 for i in fact.derivation.inputs if i.locator]
     return out
 
