@@ -1228,12 +1228,19 @@ def _quoted_locators(fact: Fact) -> list[tuple[str, str | None, str]]:
     return out
 
 
-def quote_check(path: str, fact: Fact, texts: Mapping[str, StoredText]) -> QuoteCheck:
+#: The most quoted spans one audit looks for in the stored texts (the registered locks quote at most 60): past it, a
+#: fact's spans are not checked, and said so. A hostile locator of 10,000 characters quotes up to 3,333 spans; each
+#: look-up reads a stored text of up to :data:`passprice.sources.EXCERPT_BYTES` (256 in 1 MB: 0.21 s of CPU).
+QUOTES_MOST = 512
+
+
+def quote_check(path: str, fact: Fact, texts: Mapping[str, StoredText], left: int = QUOTES_MOST) -> QuoteCheck:
     """The :class:`QuoteCheck` of the fact at ``path``, its cited documents' stored texts ``texts`` (by source id:
-    :func:`passprice.sources.stored_texts`). Raises nothing."""
+    :func:`passprice.sources.stored_texts`), looking up at most ``left`` spans (the rest are not checked, and said
+    so). Raises nothing."""
     from passprice.sources import quoted_spans
 
-    spans = found = 0
+    spans = found = past = 0
     missing: list[str] = []
     unstored: dict[str, str] = {}
     unquoted: list[str] = []  # a locator quoting nothing: its figure is not checked (the MI300X's vgpr)
@@ -1244,7 +1251,9 @@ def quote_check(path: str, fact: Fact, texts: Mapping[str, StoredText]) -> Quote
         for span in quoted:
             spans += 1
             stored = texts.get(sid) if sid is not None else None
-            if stored is None or stored.text is None:
+            if stored is not None and stored.flat is not None and found + len(missing) >= left:
+                past += 1
+            elif stored is None or stored.flat is None:
                 name = sid or "a free-text cite"
                 why = stored.unusable() if stored is not None else None
                 unstored.setdefault(name, f"{name} has no stored text" if why is None
@@ -1257,21 +1266,31 @@ def quote_check(path: str, fact: Fact, texts: Mapping[str, StoredText]) -> Quote
         why = "its locator quotes nothing" if _quoted_locators(fact) else "it has no locator"
         return QuoteCheck(path, "not checked", 0, 0, (), (), why)
     counted = f"{found} of {spans} quoted span{'s' if spans != 1 else ''} found in the stored text"
+    beyond = f"{past:,} span{'s' if past != 1 else ''} past the {QUOTES_MOST:,} an audit looks up" if past else ""
     if missing:
         shown = "; ".join(repr(m[:60]) for m in missing[:3]) + (f"; {len(missing) - 3:,} more" if len(missing) > 3
                                                               else "")
         return QuoteCheck(path, "NOT FOUND", spans, found, tuple(missing), tuple(unstored),
-                          f"{counted}; not in it: {escaped(shown)}")
-    if unstored or unquoted:
+                          f"{counted}; not in it: {escaped(shown)}" + (f"; {beyond}" if beyond else ""))
+    if unstored or unquoted or past:
         nothing = [f"{', '.join(unquoted)} quote{'s' if len(unquoted) == 1 else ''} nothing"] if unquoted else []
+        if past:
+            nothing.append(beyond)
         return QuoteCheck(path, "not checked", spans, found, (), tuple(unstored),
                           f"{counted}; {'; '.join([*unstored.values(), *nothing])}")
     return QuoteCheck(path, "checked", spans, found, (), (), counted)
 
 
 def quote_checks(a: Audit, texts: Mapping[str, StoredText]) -> tuple[QuoteCheck, ...]:
-    """:func:`quote_check` of each fact of ``a``, in its rows' order. Raises nothing."""
-    return tuple(quote_check(r.path, r.fact, texts) for r in a.rows)
+    """:func:`quote_check` of each fact of ``a``, in its rows' order, :data:`QUOTES_MOST` spans looked up in all.
+    Raises nothing."""
+    out = []
+    left = QUOTES_MOST
+    for r in a.rows:
+        check = quote_check(r.path, r.fact, texts, left)
+        left -= check.found + len(check.missing)
+        out.append(check)
+    return tuple(out)
 
 
 def quotes_summary(checks: Sequence[QuoteCheck]) -> str:
