@@ -42,6 +42,7 @@ from cli_helpers import REPO, invoke
 from passprice.derivations import evaluate, quantity
 from passprice.measurements import load_runs
 from passprice.registry import Root
+from passprice.sources import QUOTED_SPAN
 
 EXCERPT = REPO / "sources" / "excerpts" / "cite102-excerpt.txt"
 PAGE, DATASHEET = "nvidia-h200-product-page", "nvidia-h200-datasheet"
@@ -50,7 +51,7 @@ COPY = ("https://github.com/bojieli/ai-infra-book/blob/548c568b672a5e7c6004ec582
         "outline-checks/2026-09-07/systems-cases/nvidia-h200-systems.txt")
 _SECTION = re.compile(r"^== (\S+) (\S+) (https://\S+) ==$")
 # a quoted span, as tests/test_cite66.py, test_cite83.py and test_cite90.py read one
-_QUOTED = re.compile(r"(?:(?<=^)|(?<=[\s(\[:;,]))'(.+?)'(?=$|[\s),;:\].])")
+_QUOTED = QUOTED_SPAN  # the one pattern audit's quote check reads a span with
 
 
 @pytest.fixture(scope="module")

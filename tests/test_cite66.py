@@ -27,6 +27,7 @@ import pytest
 from cli_helpers import REPO
 from passprice.measurements import Run, load_runs
 from passprice.registry import Root
+from passprice.sources import QUOTED_SPAN
 
 EXCERPT = REPO / "sources" / "excerpts" / "github-sources-excerpt.txt"
 FILES = ("lmdeploy-a100-fp16-benchmark", "azure-ai-benchmarking-guide", "ai-benchmarking-guide-fork-samuel-bohman",
@@ -35,7 +36,7 @@ THREADS = ("pytorch-ao-pr-4002", "semianalysis-inferencex-pr1061")  # a pull req
 PAGES = ("grafikkarten-rtx-6000-ada", "sambanova-sn40l-dac-2025", "azure-hpc-blog-gb200")  # a web page's text
 SOURCES = FILES + THREADS + PAGES
 # a quoted span: opened after a space, bracket or punctuation (so "the card's" opens none), closed before one
-_QUOTED = re.compile(r"(?:(?<=^)|(?<=[\s(\[:;,]))'(.+?)'(?=$|[\s),;:\].])")
+_QUOTED = QUOTED_SPAN  # the one pattern audit's quote check reads a span with
 _SECTION = re.compile(r"^== (\S+) (\S+) (https://\S+) ==$")
 # a BabelStream/nvbandwidth/TransferBench row a locator names, with the figure it gives (if it gives one)
 _ROW = re.compile(r"\b(Copy|Mul|Add|Triad|Dot|Host to Device|Device to Host)(?: (\d+(?:\.\d+)?) (TB/s|GB/s))?")

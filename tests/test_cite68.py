@@ -37,13 +37,14 @@ from passprice.architectures import GEMMA2_WINDOW_SOURCE, KNOWN, WINDOW_KEY
 from passprice.glossary import TERMS
 from passprice.measurements import Run, load_runs
 from passprice.registry import Root
+from passprice.sources import QUOTED_SPAN
 
 EXCERPT = REPO / "sources" / "excerpts" / "cite68-excerpt.txt"
 COMMIT = "a5410f046c01d01330c8a42f13b64a211fedf2c3"
 DISCUSSION = "ggml-org-llama-cpp-discussion15396"
 _SECTION = re.compile(r"^== (\S+) (\S+) (https://\S+) ==$")
 # a quoted span, as tests/test_cite66.py reads one
-_QUOTED = re.compile(r"(?:(?<=^)|(?<=[\s(\[:;,]))'(.+?)'(?=$|[\s),;:\].])")
+_QUOTED = QUOTED_SPAN  # the one pattern audit's quote check reads a span with
 
 
 def _sections(text: str) -> dict[str, tuple[str, str, list[str]]]:

@@ -25,13 +25,14 @@ import pytest
 
 from cli_helpers import REPO
 from passprice.gguf_header import _SPLIT_TYPES
+from passprice.sources import QUOTED_SPAN
 
 EXCERPT = REPO / "sources" / "excerpts" / "cite69-excerpt.txt"
 LLAMA = "c392e5094deaf2d1a7c18683214f007fad3fe42b"
 DEEPSEEK = "4c2fdb8f55e049553b9f4f1a3241f86d739c8cf8"
 _SECTION = re.compile(r"^== (\S+) (\S+) (https://\S+) ==$")
 # a quoted span, as tests/test_cite66.py reads one
-_QUOTED = re.compile(r"(?:(?<=^)|(?<=[\s(\[:;,]))'(.+?)'(?=$|[\s),;:\].])")
+_QUOTED = QUOTED_SPAN  # the one pattern audit's quote check reads a span with
 
 
 @pytest.fixture(scope="module")

@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 
 from cli_helpers import REPO
+from passprice.sources import QUOTED_SPAN
 
 EXCERPT = REPO / "sources" / "excerpts" / "cite70-excerpt.txt"
 GUIDE, MLPERF, HANDBOOK = ("nvidia-cuda-programming-guide", "mlcommons-inference-results-v6.0",
@@ -31,7 +32,7 @@ H100 = "nvidia-h100-datasheet"  # matched on NVIDIA's product page, not the data
 SOURCES = (GUIDE, MLPERF, HANDBOOK, H100)
 _SECTION = re.compile(r"^== (\S+) (\S+) (https://\S+) ==$")
 # a quoted span, as tests/test_cite66.py reads one
-_QUOTED = re.compile(r"(?:(?<=^)|(?<=[\s(\[:;,]))'(.+?)'(?=$|[\s),;:\].])")
+_QUOTED = QUOTED_SPAN  # the one pattern audit's quote check reads a span with
 
 
 @pytest.fixture(scope="module")

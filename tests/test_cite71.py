@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 
 from cli_helpers import REPO
+from passprice.sources import QUOTED_SPAN
 
 EXCERPT = REPO / "sources" / "excerpts" / "cite71-excerpt.txt"
 HOPPER, SN40L = "nvidia-hopper-whitepaper", "sambanova-sn40l-hot-chips-2024"
@@ -31,7 +32,7 @@ H200 = "nvidia-h200-datasheet"  # matched on NVIDIA's H200 product page, not the
 SOURCES = (HOPPER, SN40L, A100, H200)
 _SECTION = re.compile(r"^== (\S+) (\S+) (https://\S+) ==$")
 # a quoted span, as tests/test_cite66.py reads one
-_QUOTED = re.compile(r"(?:(?<=^)|(?<=[\s(\[:;,]))'(.+?)'(?=$|[\s),;:\].])")
+_QUOTED = QUOTED_SPAN  # the one pattern audit's quote check reads a span with
 
 
 @pytest.fixture(scope="module")

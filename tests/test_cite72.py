@@ -25,13 +25,14 @@ import pytest
 from cli_helpers import REPO
 from passprice.measurements import load_runs
 from passprice.registry import Root
+from passprice.sources import QUOTED_SPAN
 
 EXCERPT = REPO / "sources" / "excerpts" / "cite72-excerpt.txt"
 AMPERE = "nvidia-ampere-whitepaper"
 PDF_SHA256 = "45c28588a192919efac0aede884554e043dc53c4762da6d19a0262544dd4cad6"
 _SECTION = re.compile(r"^== (\S+) (\S+) (https://\S+) ==$")
 # a quoted span, as tests/test_cite66.py reads one
-_QUOTED = re.compile(r"(?:(?<=^)|(?<=[\s(\[:;,]))'(.+?)'(?=$|[\s),;:\].])")
+_QUOTED = QUOTED_SPAN  # the one pattern audit's quote check reads a span with
 # a page a locator names ('p. 19: ...', 'p. 36, Table 4 row ...'), then the quotes up to the next page named
 _PAGE = re.compile(r"\bp\. (\d+)")
 

@@ -26,11 +26,12 @@ from typing import Any
 import pytest
 
 from cli_helpers import REPO
+from passprice.sources import QUOTED_SPAN
 
 EXCERPT = REPO / "sources" / "excerpts" / "cite73-excerpt.txt"
 A40, L40S, GA102 = "nvidia-a40-datasheet", "nvidia-l40s-datasheet", "nvidia-ampere-ga102-whitepaper"
 # a quoted span, as tests/test_cite66.py and test_cite72.py read one
-_QUOTED = re.compile(r"(?:(?<=^)|(?<=[\s(\[:;,]))'(.+?)'(?=$|[\s),;:\].])")
+_QUOTED = QUOTED_SPAN  # the one pattern audit's quote check reads a span with
 
 
 def _cited(table: Any, where: str, source: str | None) -> Iterator[tuple[str, str, str, Any]]:

@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 
 from cli_helpers import REPO
+from passprice.sources import QUOTED_SPAN
 
 EXCERPT = REPO / "sources" / "excerpts" / "cite74-excerpt.txt"
 QUERY, L40S = "alvarobartt-cuda-device-query", "nvidia-l40s-datasheet"
@@ -29,7 +30,7 @@ COMMIT = "785c09f81d56cedba22460cb643b23ae0e1ba3b3"
 README_SHA256 = "489a2e7d36b0286ae40880b143974d13ef7dabd531af117f912e304a17cc9d49"
 _SECTION = re.compile(r"^== (\S+) (\S+) (https://\S+) ==$")
 # a quoted span, as tests/test_cite66.py and test_cite72.py read one
-_QUOTED = re.compile(r"(?:(?<=^)|(?<=[\s(\[:;,]))'(.+?)'(?=$|[\s),;:\].])")
+_QUOTED = QUOTED_SPAN  # the one pattern audit's quote check reads a span with
 
 
 @pytest.fixture(scope="module")

@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from cli_helpers import REPO
+from passprice.sources import QUOTED_SPAN
 
 EXCERPT = REPO / "sources" / "excerpts" / "cite81-excerpt.txt"
 ADA_GUIDE, AMPERE_GUIDE = "nvidia-ada-tuning-guide", "nvidia-ampere-tuning-guide"
@@ -29,7 +30,7 @@ GA102_CARDS = ("a40", "rtx_3080", "rtx_3090", "rtx_a6000")
 FLASHINFER = "c6857c6d7b6329c731c5e0a48c03d517a34d0990"
 _SECTION = re.compile(r"^== (\S+) (\S+) (https://\S+) ==$")
 # a quoted span, as tests/test_cite66.py and test_cite72.py read one
-_QUOTED = re.compile(r"(?:(?<=^)|(?<=[\s(\[:;,]))'(.+?)'(?=$|[\s),;:\].])")
+_QUOTED = QUOTED_SPAN  # the one pattern audit's quote check reads a span with
 REGISTERS = "The register file size is 64K 32-bit registers per SM."
 
 

@@ -32,6 +32,7 @@ import pytest
 from cli_helpers import REPO
 from passprice.measurements import load_runs
 from passprice.registry import Root
+from passprice.sources import QUOTED_SPAN
 
 EXCERPT = REPO / "sources" / "excerpts" / "cite71-excerpt.txt"
 AMPERE_EXCERPT = REPO / "sources" / "excerpts" / "cite72-excerpt.txt"
@@ -40,7 +41,7 @@ HOPPER, H100 = "nvidia-hopper-whitepaper", "nvidia-h100-datasheet"
 COPY = "https://github.com/bojieli/ai-infra-book/blob/e524afec5ca6a61b8a79d0f83566ac88ab66b15c/"
 _SECTION = re.compile(r"^== (\S+) (\S+) (https://\S+) ==$")
 # a quoted span, as tests/test_cite66.py and test_cite72.py read one
-_QUOTED = re.compile(r"(?:(?<=^)|(?<=[\s(\[:;,]))'(.+?)'(?=$|[\s),;:\].])")
+_QUOTED = QUOTED_SPAN  # the one pattern audit's quote check reads a span with
 FOOTNOTE = "1. Effective TOPS / TFLOPS using the Sparsity feature"
 PCIE_SENTENCE = ("H100 incorporates a PCI Express Gen 5 x16 lane interface, providing 128 GB/sec total bandwidth (64 "
                  "GB/sec in each direction)")

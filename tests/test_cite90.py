@@ -34,6 +34,7 @@ from cli_helpers import REPO
 from passprice.derivations import evaluate, quantity
 from passprice.measurements import load_runs
 from passprice.registry import Root
+from passprice.sources import QUOTED_SPAN
 
 EXCERPT = REPO / "sources" / "excerpts" / "cite90-excerpt.txt"
 H100, A100 = "nvidia-h100-product-page", "nvidia-a100-80gb-datasheet-zh"
@@ -41,7 +42,7 @@ MLPERF = "mlcommons-inference-results-v6.0"
 BOJIELI = "https://github.com/bojieli/ai-infra-book/blob/"
 _SECTION = re.compile(r"^== (\S+) (\S+) (https://\S+) ==$")
 # a quoted span, as tests/test_cite66.py, test_cite72.py and test_cite83.py read one
-_QUOTED = re.compile(r"(?:(?<=^)|(?<=[\s(\[:;,]))'(.+?)'(?=$|[\s),;:\].])")
+_QUOTED = QUOTED_SPAN  # the one pattern audit's quote check reads a span with
 
 
 @pytest.fixture(scope="module")

@@ -26,6 +26,7 @@ import pytest
 from cli_helpers import REPO
 from passprice.measurements import load_runs
 from passprice.registry import Root
+from passprice.sources import QUOTED_SPAN
 
 EXCERPT = REPO / "sources" / "excerpts" / "cite91-excerpt.txt"
 A40, A6000 = "nvidia-a40-datasheet", "nvidia-rtx-a6000-datasheet"
@@ -34,7 +35,7 @@ ECER = ("https://www.ecer.com/corp/details-uuuedqa-p1bsay9-multi-display-setups-
 STH = "https://servethehome.com/nvidia-rtx-a6000-48gb-gpu-drops-quadro-designation"
 _SECTION = re.compile(r"^== (\S+) (\S+) (https://\S+) ==$")
 # a quoted span, as tests/test_cite66.py and test_cite72.py read one
-_QUOTED = re.compile(r"(?:(?<=^)|(?<=[\s(\[:;,]))'(.+?)'(?=$|[\s),;:\].])")
+_QUOTED = QUOTED_SPAN  # the one pattern audit's quote check reads a span with
 # fact or input -> the span its locator quotes, and the figure (the first of the row's cell) the value reads
 A40_QUOTES = {
     "memory:bandwidth": ("Memory bandwidth 696 GB/s", 696),

@@ -601,7 +601,7 @@ def test_audit_of_a_memory_bound_price(root: Path) -> None:
     result = ok(run(root, "audit", R1, "--batch", "1", "--json"))
     a = json.loads(result.stdout)
     assert list(a) == ["title", "tokens_per_s", "by_hand", "binds", "provenance", "weakest", "facts", "sources",
-                       "stale_descriptions", "checkpoint"]
+                       "stale_descriptions", "quotes_checked", "checkpoint"]
     assert a["stale_descriptions"] == []  # left43: no record here names a row its facts do not cite
     assert sorted(a["sources"]) == sorted({f["source"] for f in a["facts"] if f["source"] is not None})
     assert a["title"].startswith(f"audit of {R1} (today's facts)")
@@ -610,7 +610,7 @@ def test_audit_of_a_memory_bound_price(root: Path) -> None:
         assert list(f) == [
             "path", "value", "unit", "base_value", "provenance", "source", "locator", "cite", "note", "derivation",
             "derivation_text", "stale", "cancelled", "floor", "margin", "binding", "weakest", "elasticity", "step",
-            "refused", "derived_by", "elasticity_rederived",
+            "refused", "derived_by", "elasticity_rederived", "quote_check",
         ]
     # left31: the derived facts a fact feeds, re-derived by their formulas, take its move away (memory-bound: the
     # streams' shares are derived from the bandwidth, so the price moves with them, not with the bandwidth alone).

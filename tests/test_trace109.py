@@ -33,13 +33,14 @@ from typing import Any
 import pytest
 
 from cli_helpers import REPO, invoke
+from passprice.sources import QUOTED_SPAN
 
 SN40L = "sambanova-sn40l-hot-chips-2024"
 DECK = "https://hc2024.hotchips.org/assets/program/conference/day1/48_HC2024.Sambanova.Prabhakar.final-withoutvideo.pdf"
 A40, GA102 = "nvidia-a40-datasheet", "nvidia-ampere-ga102-whitepaper"
 BLOOMERY, COMMIT = "midagedev/bloomery", "319e124cc203fcf9b41f1922b068f4b436774326"
 # a quoted span, as tests/test_cite66.py and test_cite91.py read one
-_QUOTED = re.compile(r"(?:(?<=^)|(?<=[\s(\[:;,]))'(.+?)'(?=$|[\s),;:\].])")
+_QUOTED = QUOTED_SPAN  # the one pattern audit's quote check reads a span with
 _SECTION = re.compile(r"^== (\S+) (\S+) (https://\S+) ==$")
 # a search tool's internal file number or the tool named as if a reader had it
 INTERNAL = re.compile(r"\bfile ids? \d{8,}|\bits file \d{8,}|\bfile \d{10,}|index-file-\d+|reference search|"

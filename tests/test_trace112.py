@@ -31,10 +31,11 @@ import pytest
 from cli_helpers import REPO, invoke
 from passprice.measurements import load_runs
 from passprice.registry import Root
+from passprice.sources import QUOTED_SPAN
 
 L40S, HOPPER = "nvidia-l40s-datasheet", "nvidia-hopper-whitepaper"
 # a quoted span, as tests/test_cite66.py and test_cite102.py read one
-_QUOTED = re.compile(r"(?:(?<=^)|(?<=[\s(\[:;,]))'(.+?)'(?=$|[\s),;:\].])")
+_QUOTED = QUOTED_SPAN  # the one pattern audit's quote check reads a span with
 # a search tool's internal file number: ten digits or more
 _FILE_NUMBER = re.compile(r"\b\d{10,}\b")
 UNCHECKED = {"nvidia-h100-datasheet": 3, "nvidia-h200-datasheet": 2, "nvidia-l40s-datasheet": 11,

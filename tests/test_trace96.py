@@ -26,10 +26,11 @@ from typing import Any
 import pytest
 
 from cli_helpers import REPO, bad, copy_root, invoke
+from passprice.sources import QUOTED_SPAN
 
 DRAFTS = REPO / "docs" / "seed" / "cardfacts"
 # a quoted span, as tests/test_cite66.py reads one
-_QUOTED = re.compile(r"(?:(?<=^)|(?<=[\s(\[:;,]))'(.+?)'(?=$|[\s),;:\].])")
+_QUOTED = QUOTED_SPAN  # the one pattern audit's quote check reads a span with
 # a session's label (cite70, left31, walk56 …) standing alone: not a file's name (tests/test_cite70.py,
 # sources/excerpts/cite70-excerpt.txt)
 _LABEL = re.compile(r"(?<![\w/.-])(?:cite|left|walk|attack|scale|slip|digest|trace|moe|newcomer|hostile)\d+[a-z]?"

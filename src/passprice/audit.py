@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from passprice.locks import Lock, Policy, RecordPin
     from passprice.registry import Root
     from passprice.servings import Resolved
-    from passprice.sources import Source
+    from passprice.sources import Source, StoredText
     from passprice.stacks import Stack
     from passprice.stale import Stale
 
@@ -877,7 +877,7 @@ def audit_subject(
     return Report(s, result, stale, not differ, warning)
 
 
-def _copy_lines(record: Source, registry: str = "") -> list[str]:
+def _copy_lines(record: Source, registry: str = "", problem: str | None = None) -> list[str]:
     """The lines under a cited document's ``at:`` and ``read:`` in an audit saying which copy was read and when:
     ``    retrieved: DATE[, sha256 …]``, ``    copies: ADDRESS; …`` and ``    stored excerpt: PATH (…)``, each only
     where the record states it (:meth:`Source.retrieved_text`, :meth:`Source.copies_text`, ``Source.excerpt``: a
@@ -887,7 +887,9 @@ def _copy_lines(record: Source, registry: str = "") -> list[str]:
     ``registry``: how the text names the registry the excerpt lies in when it is not the working one (``the built-in
     registry's `` outside any registry, as :meth:`Source.where` takes it): ``audit LOCK`` run outside a registry named
     ``sources/excerpts/X.txt (the text read, from the registry's top folder)``, a folder the reader had not, where
-    ``audit --source ID`` names the built-in registry's file (:func:`passprice.sources.excerpt_named`)."""
+    ``audit --source ID`` names the built-in registry's file (:func:`passprice.sources.excerpt_named`). ``problem``:
+    what is wrong with the excerpt file (:func:`passprice.sources.excerpt_problem`, as ``check`` and ``audit --source``
+    say it), said after ``, but``: ``audit LOCK`` named a FIFO, a folder or a missing file as the text read."""
     lines = []
     retrieved = record.retrieved_text()
     if retrieved is not None:
@@ -896,8 +898,9 @@ def _copy_lines(record: Source, registry: str = "") -> list[str]:
     if copies is not None:
         lines.append(f"    copies: {copies}")
     if record.excerpt is not None:  # worded as audit --source words it (lineage.source_text)
-        lines.append(f"    stored excerpt: {registry}{record.excerpt} (the text read)" if registry
-                     else f"    stored excerpt: {record.excerpt} (the text read, from the registry's top folder)")
+        but = f", but {problem}" if problem is not None else ""
+        lines.append(f"    stored excerpt: {registry}{record.excerpt} (the text read){but}" if registry
+                     else f"    stored excerpt: {record.excerpt} (the text read, from the registry's top folder){but}")
     return lines
 
 
@@ -911,6 +914,7 @@ def audit_json(
     stale: Stale | None = None,
     sources: Mapping[str, Source] | None = None,
     routing: RoutingShown | None = None,
+    texts: Mapping[str, StoredText] | None = None,
 ) -> dict[str, Any]:
     """The audit for ``--json``: the price's tokens/s, bind and provenance, the weakest paths, and one object per
     fact (path, value and unit as written, base value, provenance, source, locator, cite (the citation in one line),
@@ -923,15 +927,20 @@ def audit_json(
     ``sha256``) and the stored text read (``excerpt``, a path from the registry's top folder, or ``None``: walkthrough
     106); ``stale_descriptions``: the
     text audit's "to verify" lines, a source's ``read`` or the ``routing`` record's title still naming a row no fact
-    cites (:func:`description_notes`, :meth:`DescriptionNote.to_json`; ``[]`` when none)."""
+    cites (:func:`description_notes`, :meth:`DescriptionNote.to_json`; ``[]`` when none). With ``texts`` (the cited
+    documents' stored excerpts, :func:`passprice.sources.stored_texts`): each source's ``excerpt_problem`` (what is
+    wrong with its excerpt file, or ``None``), each fact's ``quote_check`` (:meth:`QuoteCheck.to_json`) and
+    ``quotes_checked`` (``checked``, ``not_found``, ``facts``: :func:`quotes_summary`'s counts)."""
     found = _stale_by_path(stale)
+    checks = {c.path: c for c in quote_checks(a, texts)} if texts is not None else {}
     derived = derived_from(a)
     cited = set(cited_sources(a))
     cited.update(c["source"] for c in (extra or {}).get("calibration", ()))
     documents = {
         sid: {"title": record.title, "by": record.by, "date": record.date, "where": record.where(),
               "url": record.url, "copies": list(record.copies), "retrieved": record.retrieved,
-              "sha256": record.sha256, "read": record.read, "excerpt": record.excerpt}
+              "sha256": record.sha256, "read": record.read, "excerpt": record.excerpt,
+              **({"excerpt_problem": texts[sid].problem if sid in texts else None} if texts is not None else {})}
         for sid, record in (sources or {}).items() if sid in cited
     }
     return {
@@ -965,11 +974,15 @@ def audit_json(
                 "refused": list(r.refused),
                 "derived_by": list(derived.get(r.path, ())),
                 "elasticity_rederived": r.rederived,
+                **({"quote_check": checks[r.path].to_json()} if texts is not None else {}),
             }
             for r in a.rows
         ],
         **({"sources": documents} if sources is not None else {}),
         "stale_descriptions": [n.to_json() for n in description_notes(a, sources, routing)],
+        **({"quotes_checked": {"checked": sum(c.state == "checked" for c in checks.values()),
+                               "not_found": sum(c.state == "NOT FOUND" for c in checks.values()),
+                               "facts": len(a.rows)}} if texts is not None else {}),
     }
 
 
@@ -1177,6 +1190,123 @@ def cited_sources(a: Audit) -> list[str]:
     return list(dict.fromkeys([*ids, *(sid for sid, _, _ in input_citations(a))]))
 
 
+@attrs.frozen
+class QuoteCheck:
+    """Whether the quotes of a fact the audited price rests on were checked against a stored text: each span its
+    locator and its derivation's inputs' locators quote (:func:`passprice.sources.quoted_spans`) looked for in the
+    stored excerpt of the document it cites (:class:`passprice.sources.StoredText`, as the registry's citation tests
+    look: tests/test_cite66.py and those after it). ``state``: ``checked`` (every span found), ``NOT FOUND`` (a span
+    the stored text lacks: ``missing``) or ``not checked`` (``why``: a cited document with no stored text, or with one
+    that is not a regular file, ``unstored``; or a locator that quotes nothing). ``spans`` counts the spans quoted,
+    ``found`` those found. A fact one of whose locators quotes nothing (the MI300X's ``on_chip.capacity``, its figure
+    ``vgpr`` read from a ROCm table no text of which is stored) is ``not checked``, whatever the others found (a
+    figure of the fact's own document, ``4 MB L2 per XCD``, is located by the fact's own quotes)."""
+
+    path: str
+    state: str
+    spans: int
+    found: int
+    missing: tuple[str, ...]
+    unstored: tuple[str, ...]
+    why: str
+
+    def line(self) -> str:
+        """``memory.bandwidth: checked (2 of 2 quoted spans found in the stored text)``, or the state and why."""
+        return f"{self.path}: {self.state} ({self.why})"
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"state", "spans", "found", "missing", "unstored", "why"}`` (``audit --json``'s facts'
+        ``quote_check``)."""
+        return {"state": self.state, "spans": self.spans, "found": self.found, "missing": list(self.missing),
+                "unstored": list(self.unstored), "why": self.why}
+
+
+def _quoted_locators(fact: Fact) -> list[tuple[str, str | None, str]]:
+    """``(what, source id, locator)`` of ``fact``'s locator (``what``: ``its locator``) and each of its derivation's
+    inputs' (``the NAME figure's locator``; an input without a source of its own cites its fact's, as the citation
+    tests read them)."""
+    from passprice.derivations import Derivation
+
+    out: list[tuple[str, str | None, str]] = [("its locator", fact.source, fact.locator)] if fact.locator else []
+    if isinstance(fact.derivation, Derivation):
+        out += [(f"the {i.name} figure's locator", i.source or fact.source, i.locator)
+                for i in fact.derivation.inputs if i.locator]
+    return out
+
+
+#: The most quoted spans one audit looks for in the stored texts (the registered locks quote at most 60): past it, a
+#: fact's spans are not checked, and said so. A hostile locator of 10,000 characters quotes up to 3,333 spans; each
+#: look-up reads a stored text of up to :data:`passprice.sources.EXCERPT_BYTES` (256 in 1 MB: 0.21 s of CPU).
+QUOTES_MOST = 512
+
+
+def quote_check(path: str, fact: Fact, texts: Mapping[str, StoredText], left: int = QUOTES_MOST) -> QuoteCheck:
+    """The :class:`QuoteCheck` of the fact at ``path``, its cited documents' stored texts ``texts`` (by source id:
+    :func:`passprice.sources.stored_texts`), looking up at most ``left`` spans (the rest are not checked, and said
+    so). Raises nothing."""
+    from passprice.sources import quoted_spans
+
+    spans = found = past = 0
+    missing: list[str] = []
+    unstored: dict[str, str] = {}
+    unquoted: list[str] = []  # a locator quoting nothing: its figure is not checked (the MI300X's vgpr)
+    for what, sid, locator in _quoted_locators(fact):
+        quoted = quoted_spans(locator)
+        if not quoted and (what == "its locator" or sid != fact.source):  # a figure of the fact's own document
+            unquoted.append(f"{what} ({sid})" if sid is not None and sid != fact.source else what)
+        for span in quoted:
+            spans += 1
+            stored = texts.get(sid) if sid is not None else None
+            if stored is not None and stored.flat is not None and found + len(missing) >= left:
+                past += 1
+            elif stored is None or stored.flat is None:
+                name = sid or "a free-text cite"
+                why = stored.unusable() if stored is not None else None
+                unstored.setdefault(name, f"{name} has no stored text" if why is None
+                                    else f"{name}'s stored excerpt is unusable: {why}")
+            elif stored.holds(span):
+                found += 1
+            else:
+                missing.append(span)
+    if spans == 0:
+        why = "its locator quotes nothing" if _quoted_locators(fact) else "it has no locator"
+        return QuoteCheck(path, "not checked", 0, 0, (), (), why)
+    counted = f"{found} of {spans} quoted span{'s' if spans != 1 else ''} found in the stored text"
+    beyond = f"{past:,} span{'s' if past != 1 else ''} past the {QUOTES_MOST:,} an audit looks up" if past else ""
+    if missing:
+        shown = "; ".join(repr(m[:60]) for m in missing[:3]) + (f"; {len(missing) - 3:,} more" if len(missing) > 3
+                                                              else "")
+        return QuoteCheck(path, "NOT FOUND", spans, found, tuple(missing), tuple(unstored),
+                          f"{counted}; not in it: {escaped(shown)}" + (f"; {beyond}" if beyond else ""))
+    if unstored or unquoted or past:
+        nothing = [f"{', '.join(unquoted)} quote{'s' if len(unquoted) == 1 else ''} nothing"] if unquoted else []
+        if past:
+            nothing.append(beyond)
+        return QuoteCheck(path, "not checked", spans, found, (), tuple(unstored),
+                          f"{counted}; {'; '.join([*unstored.values(), *nothing])}")
+    return QuoteCheck(path, "checked", spans, found, (), (), counted)
+
+
+def quote_checks(a: Audit, texts: Mapping[str, StoredText]) -> tuple[QuoteCheck, ...]:
+    """:func:`quote_check` of each fact of ``a``, in its rows' order, :data:`QUOTES_MOST` spans looked up in all.
+    Raises nothing."""
+    out = []
+    left = QUOTES_MOST
+    for r in a.rows:
+        check = quote_check(r.path, r.fact, texts, left)
+        left -= check.found + len(check.missing)
+        out.append(check)
+    return tuple(out)
+
+
+def quotes_summary(checks: Sequence[QuoteCheck]) -> str:
+    """``12 of 20 facts' quotes checked against a stored text (2 NOT FOUND)``: the audit's summary of ``checks``."""
+    checked = sum(c.state == "checked" for c in checks)
+    bad = sum(c.state == "NOT FOUND" for c in checks)
+    return (f"{checked:,} of {len(checks):,} facts' quotes checked against a stored text"
+            + (f" ({bad:,} NOT FOUND)" if bad else ""))
+
+
 def lock_pins(lock: Lock, reference: str | None = None) -> tuple[str, str]:
     """What identifies the audited ``lock``'s price, for a paper or a report citing it: ``(pins, cite)``.
 
@@ -1276,14 +1406,18 @@ def audit_text(
     routing: RoutingShown | None = None,
     draft: RoutingShown | None = None,
     registry: str = "",
+    texts: Mapping[str, StoredText] | None = None,
 ) -> str:
     """The audit for people: a table of the facts (binding ones marked ``*``, the weakest ``!``) with their floors and
     margins (a lock's, or the serving's locks') and elasticities; a line naming the ``stale`` derived facts it rests
     on, if any; then the citations grouped by source (with each source's title, from ``sources``), each fact's
     derivation (marked STALE where it no longer gives the fact) and note. ``registry`` prefixes each registry file it
     names (:data:`passprice.registry.BUILT_IN` for the embedded registry, as a lock or checkpoint entry of it is
-    named)."""
+    named). With ``texts`` (the cited documents' stored excerpts, :func:`passprice.sources.stored_texts`), a stored
+    excerpt that is not a regular file is said on its line, and a ``quotes checked against a stored text:`` section
+    gives each fact's :class:`QuoteCheck` under :func:`quotes_summary`'s line."""
     found = _stale_by_path(stale)
+    problems = {sid: t.problem for sid, t in (texts or {}).items() if t.problem is not None}
     described = description_notes(a, sources, routing)
     read_notes = {n.id: n.note for n in described if n.record == "source"}
     with_floors = any(r.floor is not None for r in a.rows)
@@ -1339,9 +1473,13 @@ def audit_text(
             # (walkthrough 49): said, never failed.
             if source_id in read_notes:
                 lines.append(f"    to verify: {read_notes[source_id]}")
-            lines += _copy_lines(record, registry)
+            lines += _copy_lines(record, registry, problems.get(source_id))
         lines += [f"    {r.path}: {r.fact.locator}" for r in group]
         lines += figures.get(source_id, [])
+    if texts is not None:
+        checks = quote_checks(a, texts)
+        lines += ["", f"quotes checked against a stored text: {quotes_summary(checks)}"]
+        lines += [f"  {c.line()}" for c in checks]
     if routing is not None and a.cost.routed is not None:
         lines += ["", "routing record (how the mixture of experts' rows route: the routing.* facts above):",
                   f"  {routing.describe(registry)}"]
@@ -1363,7 +1501,7 @@ def audit_text(
             if record is not None:
                 lines.append(f"    {c.source} — {record.describe()}")
                 lines.append(f"    at: {record.where(registry)}")
-                lines += _copy_lines(record, registry)
+                lines += _copy_lines(record, registry, problems.get(c.source))
             if (read := c.cards_line()) is not None:
                 lines.append(f"    {read}")
     derived = [r for r in a.rows if r.fact.derivation is not None]
@@ -1390,12 +1528,15 @@ def audit_markdown(
     routing: RoutingShown | None = None,
     draft: RoutingShown | None = None,
     registry: str = "",
+    texts: Mapping[str, StoredText] | None = None,
 ) -> str:
     """The audit as a pull-request comment: a summary line, a table of the facts (value, provenance, floor and
     margin, elasticity, its ``term`` role: binds or weakest, source and locator), the sources, the ``routing``
     record and the runs a stack was ``calibration``-fitted on, each fact's derivation and note, and a warning naming
-    the ``stale`` derived facts it rests on."""
+    the ``stale`` derived facts it rests on; with ``texts``, as :func:`audit_text` gives them, each stored excerpt's
+    problem and the quotes checked against a stored text."""
     rows = []
+    problems = {sid: t.problem for sid, t in (texts or {}).items() if t.problem is not None}
     inputs = derived_from(a)
     for r in a.rows:
         mark = ("**binds** " if r.binding else "") + ("⚠️ weakest" if r.weakest else "")
@@ -1428,10 +1569,15 @@ def audit_markdown(
     documents = [
         f"- {markdown_code(sid)}: {markdown_text(record.where(registry))}. Read: {markdown_text(record.read)}"
         + (f" ({markdown_text('; '.join(line.strip() for line in copied))})"
-           if (copied := _copy_lines(record, registry)) else "")
+           if (copied := _copy_lines(record, registry, problems.get(sid))) else "")
         for sid in cited if (record := (sources or {}).get(sid)) is not None
     ]
     listing = "\n\nSources:\n" + "\n".join(documents) if documents else ""
+    if texts is not None:
+        checks = quote_checks(a, texts)
+        listing += (f"\n\nQuotes checked against a stored text: {markdown_text(quotes_summary(checks))}\n"
+                    + "\n".join(f"- {'⚠️ ' if c.state != 'checked' else ''}{markdown_code(c.path)}: "
+                                 f"{markdown_text(c.state)} ({markdown_text(c.why)})" for c in checks))
     if routing is not None and a.cost.routed is not None:
         note = routing.note_line()
         listing += (f"\n\nRouting record: {markdown_text(routing.describe(registry))}"

@@ -2933,6 +2933,10 @@ def audit_command(
 
     # each cited document's caveat, its source record's note (walkthrough 25)
     cited_ids = cited_sources(result)  # the facts' documents and those their derivations' figures cite
+    from passprice.sources import stored_texts
+
+    # each cited document's stored excerpt, read once: its problem said, and the quotes checked against it
+    texts = stored_texts(root, sources, [*cited_ids, *(c.source for c in calibration)])
     since: tuple[Any, ...] = ()
     compared = True  # whether a lock's source records could be compared with those at its commit
     if subject.lock is not None and subject.reference is not None:
@@ -2954,7 +2958,7 @@ def audit_command(
         for line in [*reach.warnings, *([spanned] if spanned else [])]:
             click.echo(f"passprice: warning: {line}", err=True)
     if fmt == "json":
-        data = audit_json(result, report.extra(), stale, sources, subject.routing)
+        data = audit_json(result, report.extra(), stale, sources, subject.routing, texts)
         data["sources"] = with_notes(data["sources"], sources)
         extra: dict[str, Any] = {}
         if subject.lock is not None:
@@ -2969,7 +2973,7 @@ def audit_command(
         from passprice.tables import markdown_prose
 
         click.echo(audit_markdown(result, title, sources, stale, calibration, subject.routing, subject.draft,
-                                  BUILT_IN if root.embedded else ""))
+                                  BUILT_IN if root.embedded else "", texts))
         from passprice.architectures import defaulted_window
 
         said = defaulted_window(subject.header)
@@ -2985,7 +2989,7 @@ def audit_command(
                               *(["", f"- {markdown_prose(UNCOMPARED)}"] if uncompared else [])]))
     else:
         click.echo(audit_text(result, title, sources, stale, calibration, subject.routing, subject.draft,
-                              BUILT_IN if root.embedded else ""))
+                              BUILT_IN if root.embedded else "", texts))
         _echo_defaulted(subject.header)  # as price says it (arch44: audit priced gemma2's 4,096 without a word)
         noted = notes_lines(sources, cited_ids)
         pinned = []

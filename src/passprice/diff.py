@@ -2324,6 +2324,11 @@ class LockImpact:
     #: that the routing moved it (-4.894 %) and the bandwidth the other way (+1.875 %). Empty otherwise, and when
     #: HEAD's code is not the running code.
     alone: tuple[tuple[str, str], ...] = ()
+    #: Why :attr:`alone` is empty where it would have been filled (two or more changed facts moved the price) but
+    #: HEAD's code is priced in its own process (:attr:`passprice.sidecode.Code.running` false: a module outside the
+    #: pricing digest differs), where the per-fact breakdown is not made: :data:`ALONE_ABSENT`. ``None`` otherwise.
+    #: A review of such a HEAD showed no breakdown and no word of why (tests/test_attack114.py's HEAD).
+    alone_absent: str | None = None
     #: True when :attr:`alone` was priced from BASE's lock, for a lock the change re-locked (HEAD's lock pins HEAD's
     #: facts, so nothing of it is "as HEAD has it" alone): ``ALONE_BASE`` says so beside the moves.
     alone_base: bool = False
@@ -2764,6 +2769,7 @@ class LockImpact:
             "rewritten": list(self.rewritten),
             "alone": [{"path": path, "move": move} for path, move in self.alone],
             "alone_from": ("base" if self.alone_base else "head") if self.alone else None,
+            "alone_absent": self.alone_absent,
             "routing_record": self.routing_record,
             "rerouted": ({"base": self.rerouted[0], "head": self.rerouted[1]} if self.rerouted is not None else None),
             "cites": [{"path": path, "source": source, "locator": locator, "recited": recited,
@@ -3442,6 +3448,9 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
         )
     if head.code.running:
         out = [_with_alone(head, lock, *pairs[lock.path][:2]) if len(lock.changed) > 1 else lock for lock in out]
+    else:  # priced in HEAD's own process, which prices each lock whole: the breakdown is not made, and said so
+        out = [attrs.evolve(lock, alone_absent=ALONE_ABSENT)
+               if len(lock.changed) > 1 and _alone_due(lock, *pairs[lock.path][:2]) else lock for lock in out]
     asked = {str(r["key"]): r for r in requests["head"]}
     due = [asked[lock.path] for lock in out if lock.unsound and not lock.removed and lock.path in asked]
     if due:
@@ -3532,6 +3541,20 @@ def edited_recorded(head: bytes | None) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float) or value != value or abs(value) == float("inf"):
         return None
     return float(value)
+
+
+#: Why a lock's ``alone`` line is absent from a review whose HEAD is priced in its own process (:attr:`LockImpact.
+#: alone_absent`): the side's process prices each lock whole and returns its price, not each changed fact's move.
+ALONE_ABSENT = ("not shown: HEAD's code differs from the running code outside the pricing digest, so HEAD is priced "
+                "in its own process, which prices each lock whole; `passprice reproduce LOCK` run with HEAD's own "
+                "passprice prices each changed fact alone")
+
+
+def _alone_due(lock: LockImpact, old: Lock | None, new: Lock | None) -> bool:
+    """Whether :func:`_with_alone` prices ``lock``'s changed facts alone (from HEAD's ``new`` lock, or BASE's
+    ``old``): the review of a lock the change moved (or re-locked) through its facts. Raises nothing."""
+    return ((lock.unreviewed and new is not None)
+            or (not lock.stale and bool(lock.moved) and old is not None and not lock.removed and not lock.added))
 
 
 def _with_alone(head: Side, lock: LockImpact, old: Lock | None, new: Lock | None) -> LockImpact:
@@ -6372,25 +6395,21 @@ def _identity_moves(was: Run, run: Run) -> list[str]:
             for key in RUN_IDENTITY if getattr(was, key) != getattr(run, key)]
 
 
-#: A span a locator quotes: text between single quotes, the first opening at the text's start or after a blank,
-#: bracket or punctuation (so ``the card's`` opens none), the second closing before one or at the end.
-_QUOTED_SPAN = r"(?:(?<=^)|(?<=[\s(\[:;,]))'(.+?)'(?=$|[\s),;:\].])"
-
-
 def _quoted_span_figures(locator: str, tokens_per_s: float) -> list[float]:
-    """The figures ``locator`` (a run's) quotes between single quotes (:data:`_QUOTED_SPAN`; a number outside them,
-    ``llama2-7b table, row '…'``'s 7, is a name, not a figure the document states), in the order a reviewer reads
-    them: those in tokens per second first (:func:`_figures_per_second`: a ``./main`` line quotes ms per token before
-    them, left41; smaller first, and no other figure after them), else the others nearest the run's
-    ``tokens_per_s`` first (by ratio; ties smaller first), so a row's
+    """The figures ``locator`` (a run's) quotes between single quotes (:func:`passprice.sources.quoted_spans`; a
+    number outside them, ``llama2-7b table, row '…'``'s 7, is a name, not a figure the document states), in the order
+    a reviewer reads them: those in tokens per second first (:func:`_figures_per_second`: a ``./main`` line quotes
+    ms per token before them, left41; smaller first, and no other figure after them), else the others nearest the
+    run's ``tokens_per_s`` first (by ratio; ties smaller first), so a row's
     own throughput heads the list (LMDeploy's row ``| 1 | 1 | 1 | 128 | 100.02 | 76.55 | 0.011 | …`` for a run of
     100 tokens/s reads ``100.02, 128, 76.55, 1, 0.011``, not ``0.009, 0.01, 0.011, 1, 7``: cite67); a locator that
     quotes nothing is read whole. Empty when it quotes no figure. The first 10,000 characters are read. Raises
     nothing."""
     import math
-    import re
 
-    spans = re.findall(_QUOTED_SPAN, locator[:10_000]) or [locator[:10_000]]
+    from passprice.sources import quoted_spans
+
+    spans = quoted_spans(locator) or [locator[:10_000]]
     rates: set[float] = set().union(*(_figures_per_second(s) for s in spans))
     rest: set[float] = set().union(*(_quoted_figures(s) for s in spans)) - rates
     own = tokens_per_s if tokens_per_s > 0 and math.isfinite(tokens_per_s) else 1.0
@@ -7620,6 +7639,8 @@ def diff_text(d: Diff) -> str:
             lines.append(f"    recomputed  {recomputed}")
         if lock.alone:
             lines.append(f"    alone     {_alone(lock)}  (each changed fact alone: {_alone_what(lock)})")
+        elif lock.alone_absent is not None:
+            lines.append(f"    alone     {lock.alone_absent}")
         lines.append(f"    recorded  {_recorded(lock)}")
         if expected is not None:
             kind = "stack facts" if lock.unsound_kind == "stack facts" else "derived facts"
@@ -8279,6 +8300,9 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
             if lock.alone:
                 notes.append(f"- {markdown_code(lock.name)}: each changed fact alone ({_alone_what(lock)}): "
                              f"{markdown_prose(_alone(lock))}")
+            elif lock.alone_absent is not None:
+                notes.append(f"- {markdown_code(lock.name)}: each changed fact alone: "
+                             f"{markdown_prose(lock.alone_absent)}")
             todo = _relock_note(lock, _unreproducing(d, lock), _forging(d, lock), _unrecorded(d, lock))
             if todo is not None:
                 notes.append(f"- {markdown_code(lock.name)}: {todo}")

@@ -497,7 +497,10 @@ _TERMS = (
         "rewritten lock asks otherwise; `retired` why a removed lock drops no floor; `recomputed_relative_change` and"
         " `recomputed_expected_relative_change` the move with HEAD's stale derived facts recomputed; `refitted` what "
         "a stack's re-fit moves; `alone` each changed fact's `move` priced alone, from the pins of `alone_from` "
-        "(`base` or `head`). `unreproduced` and `forged_pins` list lock files HEAD adds or changes that do not "
+        "(`base` or `head`); `alone_absent` says why `alone` is empty where the change moved the price through "
+        "two or more facts but HEAD's code is priced in its own process (a module outside the pricing digest "
+        "differs: that process prices each lock whole), as the text review's `alone` line does. "
+        "`unreproduced` and `forged_pins` list lock files HEAD adds or changes that do not "
         "reproduce from their own pins, or that pin what no side holds; each fails the review."
         " A lock's price moved (`lock.moved` in `--json`) gives `recorded_tokens_per_s` and `recorded_batch` (what the"
         " lock records; `audit LOCK --json`'s `recorded_tokens_per_s` too) beside today's, and `differences`: each "
@@ -506,7 +509,8 @@ _TERMS = (
         ("recorded", "re-locked", "relocked", "to re-pin", "re-pin", "asks another question", "requestioned",
          "moved", "unreviewed", "moved unreviewed", "price moved unreviewed", "lock not updated",
          "recorded_before", "recorded_edited", "hand_edits", "question", "retired", "after",
-         "recomputed_relative_change", "recomputed_expected_relative_change", "refitted", "alone_from", "move",
+         "recomputed_relative_change", "recomputed_expected_relative_change", "refitted", "alone_from",
+         "alone_absent", "move",
          "unreproduced", "forged_pins",
          "recorded_tokens_per_s", "recorded_batch", "differences", "locked"),
     ),
@@ -724,8 +728,10 @@ _TERMS = (
         " (and `audit --source ID --json`'s `source.excerpt`, and `audit LOCK --json`'s `sources.ID.excerpt`) is"
         " the file, from the registry's top folder, that holds the text that was read, stored for reading offline"
         " (`sources/excerpts/cite70-excerpt.txt`; `null` when none is stored); `audit --source ID --json`'s"
-        " `excerpt_problem` says what is wrong with that file as one of this registry (not there, a folder, a FIFO,"
-        " through a link, outside it; `null` when it is one, or none is named). A review's `sources_changed` names"
+        " `excerpt_problem` (and `audit LOCK --json`'s `sources.ID.excerpt_problem`; the text audits say it after"
+        " the `stored excerpt` line's `, but`, as `check` does) says what is wrong with that file as one of this"
+        " registry (not there, a folder, a FIFO, through a link, outside it; `null` when it is one, or none is"
+        " named). A review's `sources_changed` names"
         " each source whose id leads to another document on HEAD, and each source HEAD adds that a fact is re-cited"
         " to (`added`), with the facts citing it, the locks resting on them and the figures to check in it. "
         "A source's `id` is its file's name; `publisher` or `authors`, `repository` with the `commit` read, and "
@@ -1023,6 +1029,23 @@ _TERMS = (
         "over `memory.bandwidth` then cancels the bandwidth's move on the traffic it prices (r1-qwen7b-h200's "
         "`memory.bandwidth`, +1.000 alone, is +0.000 re-derived; `elasticity_rederived` and `derived_by` in `--json`).",
         ("elasticities", "re-derived", "inputs of other rows' derivations", "elasticity_rederived", "derived_by"),
+    ),
+    Term(
+        "quote check",
+        "audit: whether each fact's quoted spans were found in its document's stored text",
+        "A locator quotes the words of its document that state the figure, between single quotes. Where a source "
+        "record names a stored excerpt (`source.excerpt`, the text that was read), `audit` looks for each quoted "
+        "span of a fact the price rests on, and of each figure its derivation reads from another document, in "
+        "that text, as the registry's citation tests do: `checked` when every span is found, `NOT FOUND` when one "
+        "is not (the quote is not the text read), `not checked` when the document has no stored text (the H200 "
+        "datasheet, whose PDF was never read), or a locator quotes nothing (the MI300X's `vgpr`, read from a "
+        "ROCm table no text of which is stored). The text audit's `quotes checked against a stored text:` section "
+        "(the markdown's `Quotes checked`) gives the count and a line a fact. `audit --json`'s facts' "
+        "`quote_check` holds `state`, `spans` (quoted), `found`, `missing` (the spans not found), `unstored` (the "
+        "documents with no usable stored text) and `why`; `quotes_checked` counts the facts `checked`, "
+        "`not_found` and all `facts`.",
+        ("quote_check", "quotes_checked", "quotes checked", "quotes checked against a stored text", "not checked",
+         "NOT FOUND", "not_found", "unstored", "spans", "checked", "missing"),
     ),
     Term(
         "refusal",

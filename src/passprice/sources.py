@@ -498,3 +498,110 @@ def check_sources(
     if unreadable is not None:
         unreadable += problems
     return problems, warnings
+
+
+#: A span a locator quotes: text between single quotes, the first opening at the text's start or after a blank,
+#: bracket or punctuation (so ``the card's`` opens none), the second closing before one or at the end. The one
+#: pattern the registry's citation tests (tests/test_cite66.py and those after it) read a quote with.
+QUOTED_SPAN = re.compile(r"(?:(?<=^)|(?<=[\s(\[:;,]))'(.+?)'(?=$|[\s),;:\].])")
+
+#: The most bytes of a stored excerpt read to check quotes against (the largest shipped is 19,590 bytes); a larger
+#: file is said to be too large, unread. With :data:`passprice.audit.QUOTES_MOST` it bounds an audit's look-ups: 256
+#: spans looked for in 1 MB took 0.21 s of CPU.
+EXCERPT_BYTES = 1024 * 1024
+
+#: A section line of a stored excerpt: ``== SOURCE PATH URL ==`` (or ``== PATH ==``, one document's file).
+_SECTION = re.compile(r"^== (\S+)(?: .*)? ==$")
+#: A copied line's number and tab (``19\tThe A100 GPU includes …``): the page or line it was read at.
+_NUMBERED = re.compile(r"^\d+\t")
+
+
+def quoted_spans(locator: str) -> list[str]:
+    """The spans ``locator`` quotes (:data:`QUOTED_SPAN`), in order; the first 10,000 characters are read. Raises
+    nothing."""
+    return QUOTED_SPAN.findall(locator[:10_000])
+
+
+@attrs.frozen
+class StoredText:
+    """The stored excerpt a source record names (``source.excerpt``) as a quote is checked against it: ``problem``
+    what is wrong with the file as one of the registry (:func:`excerpt_problem`, the words ``check`` and ``audit``
+    print), ``unread`` why a regular one did not read (too large, not UTF-8), else ``text``: the lines of the
+    sections of the file that name ``source`` (``== SOURCE … ==``; the whole file's when none names it), each without
+    its ``NUMBER<TAB>`` prefix, and without the ``#`` header lines before the first section; ``flat`` that text with
+    every run of blanks (line breaks too) one space, what :meth:`holds` searches."""
+
+    source: str
+    excerpt: str | None
+    problem: str | None = None
+    text: str | None = None
+    unread: str | None = None
+    flat: str | None = None
+
+    def unusable(self) -> str | None:
+        """Why no quote can be checked against the file (:attr:`problem`, else :attr:`unread`), ``None`` when it
+        read."""
+        return self.problem if self.problem is not None else self.unread
+
+    def holds(self, span: str) -> bool:
+        """Whether ``span`` is in :attr:`text`, every run of blanks (line breaks too) on either side read as one space
+        (a quote of a sentence the copy breaks over two lines; a span in the text verbatim is in it so too): one
+        search of :attr:`flat`. ``False`` without a text. Raises nothing."""
+        if self.flat is None:
+            return False
+        return " ".join(span.split()) in self.flat
+
+
+def _excerpt_lines(data: str, source: str) -> str:
+    """The text of ``data`` (a stored excerpt) that :class:`StoredText` checks quotes against for ``source``."""
+    sections: dict[str, list[str]] = {}
+    head: list[str] = []
+    lines: list[str] | None = None
+    for line in data.splitlines():
+        m = _SECTION.match(line)
+        if m:
+            lines = sections.setdefault(m.group(1), [])
+        elif lines is not None:
+            lines.append(_NUMBERED.sub("", line))
+        elif not line.startswith("#"):
+            head.append(_NUMBERED.sub("", line))
+    chosen = sections.get(source)
+    if chosen is None:
+        chosen = [*head, *(line for kept in sections.values() for line in kept)]
+    return "\n".join(chosen)
+
+
+def stored_text(root: Root, source: Source) -> StoredText:
+    """The stored excerpt of ``source`` (:class:`StoredText`): ``excerpt`` ``None`` when the record names none;
+    ``problem`` :func:`excerpt_problem`'s words when the file is not a regular file of ``root`` (a FIFO, a folder, a
+    link, not there: never opened); ``unread`` the reason a regular file did not read (larger than
+    :data:`EXCERPT_BYTES`, not UTF-8).
+    Raises nothing."""
+    from passprice.files import read_regular
+
+    if source.excerpt is None:
+        return StoredText(source.id, None)
+    problem = excerpt_problem(root, source)
+    if problem is not None:
+        return StoredText(source.id, source.excerpt, problem)
+    try:
+        data = read_regular(root.path / source.excerpt, EXCERPT_BYTES).decode("utf-8")
+    except InputError as e:
+        return StoredText(source.id, source.excerpt, unread=str(e))
+    except UnicodeDecodeError as e:
+        return StoredText(source.id, source.excerpt, unread=f"{source.excerpt}: not UTF-8 text (byte {e.start:,})")
+    except OSError as e:
+        return StoredText(source.id, source.excerpt, unread=f"{source.excerpt}: {e.strerror or type(e).__name__}")
+    text = _excerpt_lines(data, source.id)
+    return StoredText(source.id, source.excerpt, None, text, flat=" ".join(text.split()))
+
+
+def stored_texts(root: Root, sources: Mapping[str, Source], ids: Iterable[str]) -> dict[str, StoredText]:
+    """:func:`stored_text` of each of ``ids`` that ``sources`` holds (each excerpt file read once), by id. Raises
+    nothing."""
+    read: dict[str, StoredText] = {}
+    for sid in dict.fromkeys(ids):
+        record = sources.get(sid)
+        if record is not None:
+            read[sid] = stored_text(root, record)
+    return read
