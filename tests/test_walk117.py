@@ -170,6 +170,30 @@ def test_3_a_serving_removed_in_the_registrys_history_is_no_longer_registered(tm
         price.stdout)
 
 
+def test_3_a_lock_copied_into_a_git_registry_that_never_had_its_checkpoint(tmp_path: Path) -> None:
+    """The same walk, its checkpoint: a lock copied into ``locks/`` of a fresh git registry said its pinned checkpoint
+    "is gone from this registry", an entry that registry never had; where git shows the entry once there, "gone"."""
+    root = tmp_path / "mine"
+    assert invoke("init", str(root)).exit_code == 0
+    _git(root, "init", "-q")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "registry")
+    shutil.copy(REPO / "locks" / f"{Q3}.lock.toml", root / "locks")
+    never = invoke("reproduce", Q3, root=root)
+    assert never.exit_code == 1, never.output
+    assert "  does NOT reproduce: the pinned checkpoint qwen3-30b-a3b-q4_k_m is not in this registry; " in never.stdout
+    assert "gone from this registry" not in never.stdout
+    entry = root / "registry" / "checkpoints" / "qwen3-30b-a3b-q4_k_m.toml"
+    shutil.copy(REPO / "registry" / "checkpoints" / entry.name, entry)
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "the entry")
+    entry.unlink()
+    gone = invoke("reproduce", Q3, root=root)
+    assert gone.exit_code == 1, gone.output
+    assert "  does NOT reproduce: the pinned checkpoint qwen3-30b-a3b-q4_k_m is gone from this registry; " in (
+        gone.stdout)
+
+
 # --- 6. fact's help -----------------------------------------------------------------------------------------------
 
 

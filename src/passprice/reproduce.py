@@ -799,19 +799,40 @@ def serving_was_registered(root: Root, name: str) -> bool:
     git fails or runs past :data:`SERVING_HISTORY_S`: nothing shows it was. Walkthrough 117: a lock copied into a
     fresh ``init`` registry's ``locks/`` (its file inside the registry, so :func:`lock_of`) said its serving "is no
     longer registered", a serving the registry never had. Raises nothing."""
+    return bool(history_holds(root, root.servings / f"{name}.toml"))
+
+
+def history_holds(root: Root, path: Path) -> bool | None:
+    """Whether the git history of ``root`` (every ref: ``git log --all``) holds the file ``path`` (inside ``root``):
+    True or False as git answers; ``None`` where git cannot tell (``root`` is no git work tree or the built-in
+    registry, git fails or runs past :data:`SERVING_HISTORY_S`, a name holding NUL). Raises nothing."""
     import subprocess
 
     from passprice.gitread import run_git
 
-    if root.embedded or "\0" in name:
-        return False
-    rel = os.path.relpath(root.servings / f"{name}.toml", root.path).replace(os.sep, "/")
+    if root.embedded or "\0" in str(path):
+        return None
+    rel = os.path.relpath(path, root.path).replace(os.sep, "/")
     try:
         out = run_git(root.path, ["log", "--all", "-1", "--format=%H", "--", f":(literal){rel}"],
                       timeout=SERVING_HISTORY_S)
     except (InputError, OSError, ValueError, subprocess.CalledProcessError):
-        return False
+        return None
     return bool(out.strip())
+
+
+def checkpoint_never_here(root: Root, lock: Lock) -> bool:
+    """Whether the checkpoint entry ``lock`` names was never in ``root``: the lock is not one of ``root``'s
+    (:func:`lock_of`), or it is (its file copied into ``locks/``) but ``root``'s git history, where git can tell,
+    never held ``registry/checkpoints/NAME.toml`` for the plain entry name it pins. A walkthrough's lock copied into a
+    fresh ``init`` registry said its checkpoint "is gone from this registry", an entry that registry never had.
+    Raises nothing (where git cannot tell: :func:`lock_of`'s answer, the older wording)."""
+    if not lock_of(root, lock):
+        return True
+    ref = lock.checkpoint_pin.name
+    if not isinstance(ref, str) or not ref or "/" in ref or os.sep in ref or ref.endswith(".gguf"):
+        return False
+    return history_holds(root, root.checkpoints / f"{ref}.toml") is False
 
 
 def gone_state(root: Root | None, lock: Lock) -> str:
@@ -1557,7 +1578,7 @@ def reproduce(root: Root, lock: Lock, with_today: bool = True, grouped: bool = F
         # (an entry of the registry that does not read may hold it: that is said first, as before)
         from passprice.checkpointcite import packaged_copy
 
-        state = attrs.evolve(state, packaged=packaged_copy(root, lock), never_here=not lock_of(root, lock))
+        state = attrs.evolve(state, packaged=packaged_copy(root, lock), never_here=checkpoint_never_here(root, lock))
     now: dict[str, Any] | None = None
     if header is not None:
         try:
