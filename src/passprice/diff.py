@@ -692,12 +692,15 @@ def _read_here(rel: str) -> bool:
     (:func:`passprice.gitread.read_by_passprice`), and the code's list of pricing models
     (:data:`passprice.modellist.LISTED`), which the review compares (slip 56), and compiled code in the code's folder
     (:func:`passprice.sidecode.compiled_name`), which Python imports in place of a module's source: left unread, a
-    committed ``__pycache__/schema.cpython-311.pyc`` moved a locked price unseen (tests/test_attack114.py)."""
+    committed ``__pycache__/schema.cpython-311.pyc`` moved a locked price unseen (tests/test_attack114.py); and the
+    JSON Schemas a built package's copy holds in the code's folder (``src/passprice/_data/schema/*.json``), which the
+    code validates against in place of the checkout's ``schema/`` (:func:`passprice.sidecode.schema_folder`)."""
     from passprice.modellist import LISTED
     from passprice.sidecode import compiled_name
 
     return (gitread.read_by_passprice(rel) or rel == LISTED
-            or (rel.startswith(f"{CODE}/") and compiled_name(rel.rpartition("/")[2])))
+            or (rel.startswith(f"{CODE}/") and compiled_name(rel.rpartition("/")[2]))
+            or (rel.startswith(f"{CODE}/_data/schema/") and rel.endswith(".json")))
 
 
 def _link_target(link: str, text: str, commit: str, named: str | None = None) -> str:

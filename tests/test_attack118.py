@@ -1,0 +1,181 @@
+"""Hostile inputs against the review's in-process pricing, NNLS's verified guess and the checkpoint header's shape
+judgement (issue 13), each escape kept as its reproducer, built in the test.
+
+- (1) A review priced a side in this process when its pricing-model digest and every other module and compiled file
+  of its ``src/passprice`` matched the running code's; but a root's JSON Schemas are always its code's
+  (``Root.schema`` is the package's ``schema_dir``): the checkout's ``schema/``, or the copy a built package keeps in
+  ``src/passprice/_data/schema``. A pull request lowering ``card.name``'s ``maxLength`` to 3 made HEAD's own
+  ``check`` refuse every card (20 problems, exit 2) and so every locked price, while the review, validating HEAD
+  against the running package's schemas, said "10 locks unaffected" (exit 0; only a warning that the copy differs)
+  or, for the copy under ``_data``, "no changes to facts, registry, locks or the pricing model; 10 locks unaffected".
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from cli_helpers import REPO, copy_root, invoke
+
+# --- (1) the JSON Schemas a side's code validates against ----------------------------------------------------------
+
+
+def _git(root: Path, *args: str) -> None:
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=root, check=True,
+                   capture_output=True)
+
+
+def _repo(tmp_path: Path) -> Path:
+    from passprice import pins
+
+    root = copy_root(tmp_path / "repo")
+    if not (root / "schema").exists():
+        shutil.copytree(REPO / "schema", root / "schema")
+    shutil.copytree(pins.PACKAGE, root / "src" / "passprice", ignore=shutil.ignore_patterns("__pycache__", "*.json"))
+    return root
+
+
+def _shorten_card_names(folder: Path) -> None:
+    path = folder / "card.schema.json"
+    document = json.loads(path.read_text(encoding="utf-8"))
+    document["properties"]["card"]["properties"]["name"]["maxLength"] = 3
+    path.write_text(json.dumps(document, indent=2), encoding="utf-8")
+
+
+def test_1_a_side_whose_schemas_differ_is_priced_by_its_own_code(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    from passprice import pins, sidecode
+
+    monkeypatch.setenv("PASSPRICE_CACHE_DIR", str(tmp_path / "cache"))
+    root = _repo(tmp_path)
+    package = root / "src" / "passprice"
+    assert sidecode.code_of(package).running
+    assert sidecode.schema_folder(package) == root / "schema"
+    _shorten_card_names(root / "schema")
+    assert sidecode.schema_changes(package) == ("schema/card.schema.json",)
+    code = sidecode.code_of(package)
+    assert (code.model, code.running) == (pins.pricing_model_digest(), False)
+    (root / "schema" / "extra.schema.json").write_text("{}", encoding="utf-8")  # a file added counts too
+    assert sidecode.schema_changes(package) == ("schema/card.schema.json", "schema/extra.schema.json")
+    shutil.copytree(REPO / "schema", package / "_data" / "schema")  # a built copy is read in its place
+    assert sidecode.schema_folder(package) == package / "_data" / "schema"
+    assert sidecode.schema_changes(package) == ()
+    (package / "_data" / "schema" / "lock.schema.json").unlink()
+    assert sidecode.schema_changes(package) == ("src/passprice/_data/schema/lock.schema.json",)
+
+
+@pytest.mark.parametrize("where", ["schema", "src/passprice/_data/schema"])
+def test_1_the_review_sees_locks_broken_by_a_schema_the_code_reads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                   where: str) -> None:
+    monkeypatch.setenv("PASSPRICE_CACHE_DIR", str(tmp_path / "cache"))
+    root = _repo(tmp_path)
+    _git(root, "init", "-q", "-b", "main")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "base")
+    if where != "schema":
+        shutil.copytree(root / "schema", root / where)
+    _shorten_card_names(root / where)
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "card names of at most 3 characters")
+    result = invoke("diff", "HEAD~1", "HEAD", root=root)
+    # was exit 0: "10 locks unaffected" (schema/: with a warning that the copy differs; _data/schema: "no changes to
+    # facts, registry, locks or the pricing model")
+    assert result.exit_code == 1, result.output
+    assert "10 locks affected, 10 not judged" in result.stdout.splitlines()[1]
+    assert ("    HEAD cannot price: facts/cards/h200_sxm_141gb.toml: card.name: 'NVIDIA H200 SXM 141GB' is too long "
+            "(21 characters; at most 3)") in result.stdout.splitlines()
+    if where != "schema":
+        assert "  src/passprice/_data/schema/card.schema.json" in result.stdout.splitlines()
+    assert result.stderr.startswith("passprice: refused: the change breaks locks gemma3-270m-h100, ")
+
+
+# --- (2) NNLS's verified guess on columns in too few dimensions ------------------------------------------------------
+
+#: 3 × 3, a zero row, the first two columns 10^-4 apart: the three columns lie in a plane (rank 2), and the normal
+#: equations' third pivot came out 6.9e-9 of its square length, all rounding (found by a random search of 1,100,000
+#: problems: 1 such on the code before, 0 after).
+PLANE_A = [["-0x1.37020985ba70cp+0", "-0x1.3700de942333ap+0", "-0x1.37bc001e59018p+0"],
+           ["0x0.0p+0", "0x0.0p+0", "0x0.0p+0"],
+           ["0x1.cd11fdaab7254p-4", "0x1.cd8ae91c3c0e5p-4", "-0x1.1b5c22b56e6c7p-1"]]
+PLANE_B = ["-0x1.141c191df6022p-2", "-0x1.2534c0dbffeabp-31", "0x1.9955666d3d633p-6"]
+
+
+def test_2_three_columns_in_a_plane_are_left_to_the_iteration() -> None:
+    import numpy as np
+
+    from passprice import calibrate
+    from reference_fits import reference_nnls
+
+    a = np.array([[float.fromhex(v) for v in row] for row in PLANE_A])
+    b = np.array([float.fromhex(v) for v in PLANE_B])
+    assert np.linalg.matrix_rank(a) == 2
+    a_t = a.T
+    tol = 1e-14 * max(1.0, float(np.abs(a).max()) * float(np.abs(b).max()) * 3)
+    # was: the passive set {0, 1, 2} verified, LAPACK's minimum-norm step (0.110956, 0.110974, 1.95e-05) returned
+    assert calibrate._verified(a, b, a_t, np.ascontiguousarray(a_t), tol) is None
+    want = reference_nnls(a, b)
+    assert calibrate.nnls(a, b).tobytes() == want.tobytes()
+    assert [round(float(v), 6) for v in want] == [0.221943, 4e-06, 0.0]
+
+
+def _problem(seed: int) -> tuple[object, object]:
+    """One adversarial NNLS problem of the search that found :data:`PLANE_A`: near-collinear pairs, columns scaled
+    10^±12, zero columns and rows, duplicated runs, coarse values, right-hand sides of any scale."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    m, n = int(rng.integers(1, 12)), int(rng.integers(1, 8))
+    a = rng.standard_normal((m, n))
+    if rng.random() < .5:
+        a = np.abs(a)
+    if rng.random() < .4:
+        for _ in range(int(rng.integers(1, 3))):
+            i, j = rng.integers(0, n, 2)
+            a[:, j] = (a[:, i] * (1 + 10.0 ** -int(rng.integers(2, 17)) * rng.standard_normal())
+                       + 10.0 ** -int(rng.integers(2, 17)) * rng.standard_normal(m))
+    if rng.random() < .4:
+        a = a * (10.0 ** rng.integers(-12, 12, size=n))
+    if rng.random() < .2:
+        a[:, rng.integers(0, n)] = 0
+    if rng.random() < .2:
+        a[rng.integers(0, m)] = 0
+    if rng.random() < .2:
+        a = np.round(a * 4) / 4
+    if rng.random() < .2:
+        a = np.vstack([a, a[: int(rng.integers(1, m + 1))]])
+    b = a @ (rng.standard_normal(n) * (rng.random(n) < .6))
+    b = b + 10.0 ** -int(rng.integers(0, 17)) * rng.standard_normal(a.shape[0])
+    if rng.random() < .2:
+        b = b * 10.0 ** int(rng.integers(-100, 100))
+    return np.ascontiguousarray(a), np.ascontiguousarray(b)
+
+
+def test_2_a_verified_answer_is_the_iterations_bit_for_bit() -> None:
+    import numpy as np
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from passprice import calibrate
+
+    taken = []
+
+    @settings(max_examples=2000, deadline=None, derandomize=True)
+    @given(st.integers(0, 2**32 - 1))
+    def check(seed: int) -> None:
+        a, b = _problem(seed)
+        assert isinstance(a, np.ndarray) and isinstance(b, np.ndarray)
+        a_t = a.T
+        tol = 1e-14 * max(1.0, float(np.abs(a).max(initial=0.0)) * float(np.abs(b).max(initial=0.0)) * a.shape[0])
+        by_column = np.ascontiguousarray(a_t)
+        with np.errstate(all="ignore"):
+            got = calibrate._verified(a, b, a_t, by_column, tol)
+            if got is not None:
+                taken.append(seed)
+                assert got.tobytes() == calibrate._active_set(a, b, a_t, by_column, tol).tobytes(), seed
+
+    check()
+    assert len(taken) > 400  # the verified path is walked (about a third of the problems)
