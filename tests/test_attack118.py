@@ -8,6 +8,13 @@ judgement (issue 13), each escape kept as its reproducer, built in the test.
   ``check`` refuse every card (20 problems, exit 2) and so every locked price, while the review, validating HEAD
   against the running package's schemas, said "10 locks unaffected" (exit 0; only a warning that the copy differs)
   or, for the copy under ``_data``, "no changes to facts, registry, locks or the pricing model; 10 locks unaffected".
+- (2) ``calibrate.nnls``'s verified guess returned another answer than the iteration's (2 of 1,100,000 random
+  problems): three columns in a plane, whose third normal-equations pivot was all rounding (LAPACK's minimum-norm
+  step returned), and columns of lengths 10^11 beside 10^-1, where the iteration keeps two variables rounded to
+  10^-17 that the minimiser holds at 0. Now 0 of 1,200,000 (a hypothesis search of 2,000 kept here).
+- (3) Left, kept as a strict xfail: a revision's build files (``pyproject.toml``, ``hatch_build.py``,
+  ``src/passprice_sigint.pth``) are not read by the review, though the wheel installs the ``.pth`` where ``site``
+  runs it at every start.
 """
 
 from __future__ import annotations
@@ -196,3 +203,28 @@ def test_2_a_verified_answer_is_the_iterations_bit_for_bit() -> None:
 
     check()
     assert len(taken) > 400  # the verified path is walked (about a third of the problems)
+
+
+# --- (3) left: what the build installs beside the package ------------------------------------------------------------
+
+
+@pytest.mark.xfail(strict=True, reason="left: a revision's pyproject.toml, hatch_build.py and src/*.pth are neither "
+                   "listed nor materialized by the review (diff lists only the registry's folders and src/passprice)")
+def test_3_a_pth_the_build_installs_is_named_by_the_review(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``src/passprice_sigint.pth`` is force-included into site-packages (pyproject.toml) and ``site`` runs it at
+    every start of the interpreter: a pull request rewriting it can patch any module of an installed HEAD, and the
+    review says "no changes to facts, registry, locks or the pricing model; 10 locks unaffected" (exit 0)."""
+    monkeypatch.setenv("PASSPRICE_CACHE_DIR", str(tmp_path / "cache"))
+    root = _repo(tmp_path)
+    shutil.copy(REPO / "src" / "passprice_sigint.pth", root / "src")
+    shutil.copy(REPO / "pyproject.toml", root)
+    _git(root, "init", "-q", "-b", "main")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "base")
+    hook = "import sys; exec('import passprice.schema')\n"
+    (root / "src" / "passprice_sigint.pth").write_text(hook, encoding="utf-8")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "a start hook")
+    result = invoke("diff", "HEAD~1", "HEAD", root=root)
+    assert result.exit_code == 0
+    assert "src/passprice_sigint.pth" in result.stdout
