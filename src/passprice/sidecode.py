@@ -449,6 +449,12 @@ def code_changes(base: Code, head: Code) -> tuple[str, ...]:
             continue
         why = next((w for w in (now, was) if isinstance(w, str)), None)
         out.append(f"src/passprice/{rel}" + (f" ({why}: not read, counted as changed)" if why else ""))
+    # what the build reads or installs beside the package (:data:`BUILD_FILES`): a .pth there runs at every start
+    old, new = _build_files(base.folder.parent.parent), _build_files(head.folder.parent.parent)
+    for rel in sorted({*old, *new}):
+        was, now = old.get(rel), new.get(rel)
+        if not (isinstance(was, bytes) and isinstance(now, bytes) and was == now):
+            out.append(f"{rel} (read by the build, or installed with the package)")
     # the schemas a built copy keeps in the code's folder (:func:`schema_folder`), validated against in place of the
     # checkout's schema/ (which the review names as a file of its own): unnamed, adding them changed nothing said
     old, new = (_module_files(side / "_data", suffix=".json") for side in (base.folder, head.folder))
@@ -462,10 +468,33 @@ def code_changes(base: Code, head: Code) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _module_files(folder: Path, suffix: str = ".py") -> dict[str, bytes | str | None]:
+#: The files of a checkout its build reads or installs beside ``src/passprice`` (POSIX paths from the root): the
+#: build's configuration and hook (entry points, ``force-include``) and ``src/passprice_sigint.pth``, which the wheel
+#: installs into site-packages, where ``site`` runs it at every start of the interpreter. A pull request rewriting that
+#: ``.pth`` can patch any module of HEAD once installed, and the review read and named nothing of it, "no changes to
+#: facts, registry, locks or the pricing model" (exit 0; tests/test_attack118.py).
+BUILD_FILES = ("pyproject.toml", "hatch_build.py", "setup.py", "setup.cfg", "src/passprice_sigint.pth")
+
+
+def _build_files(root: Path) -> dict[str, bytes | str | None]:
+    """Each of :data:`BUILD_FILES` ``root`` holds (and each other ``.pth`` directly in ``root/src``), as
+    :func:`_module_files` gives a module: its bytes, why it is not read, or ``None``. Never raises."""
+    out: dict[str, bytes | str | None] = {}
+    for rel in BUILD_FILES:
+        folder, _, name = rel.rpartition("/")
+        found = _module_files(root / folder, suffix=name, depth=0)
+        if name in found:
+            out[rel] = found[name]
+    for name, data in _module_files(root / "src", suffix=".pth", depth=0).items():
+        out[f"src/{name}"] = data
+    return out
+
+
+def _module_files(folder: Path, suffix: str = ".py", depth: int | None = None) -> dict[str, bytes | str | None]:
     """Each ``.py`` file (each file whose name ends with ``suffix``) below ``folder`` (links to folders not followed,
-    ``__pycache__`` left out) by POSIX path relative to it: its bytes; why it is not read (not a regular file, or past
-    :data:`passprice.pins.MODULE_BYTES`); or ``None`` when it cannot be read."""
+    ``__pycache__`` left out; ``folder``'s own files alone when ``depth`` is 0) by POSIX path relative to it: its
+    bytes; why it is not read (not a regular file, or past :data:`passprice.pins.MODULE_BYTES`); or ``None`` when it
+    cannot be read."""
     import stat
 
     from passprice.errors import InputError
@@ -474,7 +503,7 @@ def _module_files(folder: Path, suffix: str = ".py") -> dict[str, bytes | str | 
 
     out: dict[str, bytes | str | None] = {}
     for dirpath, dirnames, filenames in os.walk(folder):
-        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+        dirnames[:] = [] if depth == 0 else sorted(d for d in dirnames if d != "__pycache__")
         for name in sorted(filenames):
             if not name.endswith(suffix):
                 continue
