@@ -253,12 +253,28 @@ def _entering(w: Sequence[float], held: Sequence[bool], tol: float) -> int:
 MARGIN_GRADIENT = 1e5
 MARGIN_VALUE = 1e-9
 MARGIN_PIVOT = 1e-10
+#: How far above the normal equations' rounding a pivot must be (:func:`_extend`): a pivot's share of its column's
+#: square length is only known to about machine epsilon over the least share of the pivots before it (the normal
+#: equations square the columns' condition), so it must exceed ``MARGIN_ROUNDING × eps`` over that share as well.
+#: Without it, three columns in a plane (a 3 × 3 ``a`` with a zero row, two columns 10^-4 apart) gave a third pivot of
+#: 6.9 × 10^-9 of its square length, all rounding; the passive set of three was "verified" (no free variable left to
+#: test) and ``nnls`` returned LAPACK's minimum-norm step (0.110956, 0.110974, 1.9e-5) where the iteration ends on
+#: (0.221943, 4.2e-6, 0) (tests/test_attack118.py).
+MARGIN_ROUNDING = 1e6
+_EPS = 2.0**-52
+#: The most the columns' square lengths may differ (largest over smallest) for :func:`_verified` to guess: LAPACK's
+#: step on columns of unlike scale rounds a variable the minimiser holds at 0 to a value of either sign, so the
+#: iteration may end on it, positive and kept (a 7 × 4 ``a`` with columns of length 10^11 and 10^-1: the iteration
+#: ended with 1.2e-17 and 1.4e-16 on two columns the verified minimiser holds at 0, tests/test_attack118.py). The
+#: fits' columns are scaled to unit length (:func:`_solve`), so their solves are all within it.
+MARGIN_SCALE = 1e8
 
 
 def _extend(g: Sequence[Sequence[float]], rows: list[list[float]], order: list[int], j: int) -> bool:
     """Add variable ``j`` to ``order`` and its row to ``rows``, the lower Cholesky factor of ``g``'s (the normal
     equations' matrix, a list of rows) rows and columns ``order``; ``False`` (nothing added) when its pivot is not
-    above :data:`MARGIN_PIVOT` of ``g[j][j]`` (its column nearly in the span of the others, or zero)."""
+    above :data:`MARGIN_PIVOT` of ``g[j][j]`` (its column nearly in the span of the others, or zero), or not above
+    the rounding the pivots before it leave (:data:`MARGIN_ROUNDING`)."""
     gj = g[j]
     row: list[float] = []
     for i, p in enumerate(order):
@@ -270,7 +286,8 @@ def _extend(g: Sequence[Sequence[float]], rows: list[list[float]], order: list[i
     d = gj[j]
     for v in row:
         d -= v * v
-    if not d > MARGIN_PIVOT * gj[j]:
+    least = min((rows[i][i] * rows[i][i] / g[p][p] for i, p in enumerate(order)), default=1.0)
+    if not (d > MARGIN_PIVOT * gj[j] and d * least > MARGIN_ROUNDING * _EPS * gj[j]):
         return False
     row.append(math.sqrt(d))
     rows.append(row)
@@ -373,6 +390,9 @@ def _verified(a: np.ndarray, b: np.ndarray, a_t: np.ndarray, by_column: np.ndarr
     g = (a_t @ a).tolist()
     c = (a_t @ b).tolist()
     if not math.isfinite(sum(c) + sum(map(sum, g))):  # a NaN or infinity anywhere (or sums past the largest float)
+        return None
+    lengths = [g[k][k] for k in range(len(c))]
+    if lengths and not min(lengths) * MARGIN_SCALE >= max(lengths):  # unlike scales (or a zero column): iterate
         return None
     passive = _candidate(g, c, tol)
     if passive is None:

@@ -50,7 +50,7 @@ from passprice.registry import Root, lock_order
 from passprice.report import fact_json
 from passprice.reproduce import same_quantity
 from passprice.servings import spec_to_document
-from passprice.sidecode import Code, code_folder, code_of, conversations, kept_apart, price_locks
+from passprice.sidecode import BUILD_FILES, Code, code_folder, code_of, conversations, kept_apart, price_locks
 from passprice.sourcechange import SourceChange, source_changes
 from passprice.tables import (
     decimals_pair,
@@ -692,12 +692,17 @@ def _read_here(rel: str) -> bool:
     (:func:`passprice.gitread.read_by_passprice`), and the code's list of pricing models
     (:data:`passprice.modellist.LISTED`), which the review compares (slip 56), and compiled code in the code's folder
     (:func:`passprice.sidecode.compiled_name`), which Python imports in place of a module's source: left unread, a
-    committed ``__pycache__/schema.cpython-311.pyc`` moved a locked price unseen (tests/test_attack114.py)."""
+    committed ``__pycache__/schema.cpython-311.pyc`` moved a locked price unseen (tests/test_attack114.py); and the
+    JSON Schemas a built package's copy holds in the code's folder (``src/passprice/_data/schema/*.json``), which the
+    code validates against in place of the checkout's ``schema/`` (:func:`passprice.sidecode.schema_folder`); and
+    what the build reads or installs beside the package (:data:`passprice.sidecode.BUILD_FILES`), compared by
+    :func:`passprice.sidecode.code_changes`."""
     from passprice.modellist import LISTED
-    from passprice.sidecode import compiled_name
+    from passprice.sidecode import BUILD_FILES, compiled_name
 
     return (gitread.read_by_passprice(rel) or rel == LISTED
-            or (rel.startswith(f"{CODE}/") and compiled_name(rel.rpartition("/")[2])))
+            or (rel.startswith(f"{CODE}/") and compiled_name(rel.rpartition("/")[2]))
+            or (rel.startswith(f"{CODE}/_data/schema/") and rel.endswith(".json")) or rel in BUILD_FILES)
 
 
 def _link_target(link: str, text: str, commit: str, named: str | None = None) -> str:
@@ -6837,6 +6842,8 @@ def diff(root: Root, base: str | None = None, head: str | None = None) -> Diff:
 
             files = git().materialize(sha, tmp, judge=judged)
             code = {p: d for p, d in git().materialize(sha, tmp, (CODE,)).items() if p.endswith(".py")}
+            if code:  # what its build installs beside the code (sidecode.code_changes compares it)
+                git().materialize(sha, tmp, BUILD_FILES)
             if default == "work tree":  # HEAD: what the review reads must be what a checkout of it reads
                 rewritten = git().rewrites(sha, [*files, *code])
                 if rewritten:

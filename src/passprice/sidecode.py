@@ -287,7 +287,55 @@ def _unpinned_changes(folder: Path) -> tuple[str, ...]:
     theirs, ours = _module_files(folder), _running_module_files()
     changed = [rel for rel in sorted({*theirs, *ours} - pinned)
                if not isinstance(theirs.get(rel), bytes) or theirs.get(rel) != ours.get(rel)]
-    return (*changed, *compiled_files(folder))
+    return (*changed, *compiled_files(folder), *schema_changes(folder))
+
+
+def schema_folder(folder: Path) -> Path:
+    """The JSON Schemas the code at ``folder`` (a side's ``src/passprice``) validates every file against, found as
+    :func:`passprice.registry.schema_dir` finds the running package's: ``folder/_data/schema`` when it is a folder
+    (a built package's copy), else the ``schema/`` of the checkout ``folder`` lies in (two folders up). Raises
+    nothing."""
+    data = folder / "_data" / "schema"
+    return data if data.is_dir() else folder.parent.parent / "schema"
+
+
+def schema_changes(folder: Path) -> tuple[str, ...]:
+    """The files of the JSON Schemas the side's code at ``folder`` would validate against (:func:`schema_folder`;
+    POSIX paths from the folder holding ``src``, ``schema/card.schema.json``) whose bytes differ from the running
+    package's (:func:`passprice.registry.schema_dir`): added, removed, rewritten or not read, as
+    :func:`_unpinned_changes` counts modules. A root's schemas are always the package's
+    (:attr:`passprice.registry.Root.schema`), so a checkout's ``schema/`` is its code's, not its registry's: a pull
+    request lowering ``card.name``'s ``maxLength`` to 3 in ``schema/card.schema.json`` made HEAD's own ``check``
+    refuse every card and so every locked price, while the review, pricing HEAD in this process against the running
+    package's schemas, said "10 locks unaffected" and only warned that the copy differs (exit 0;
+    tests/test_attack118.py). A side with no such folder at all (a registry carrying a copy of the code, not the
+    checkout's ``schema/``) has none to differ: its own code would stop at every file ("the JSON Schemas are
+    missing"), which no price of it can move unseen. Never raises: a file that cannot be read counts as changed."""
+    from passprice.errors import InputError
+    from passprice.registry import schema_dir
+
+    try:
+        ours_at = schema_dir()
+    except InputError:  # the running package lacks its schemas: nothing can be judged the same
+        return ("schema (the running passprice has none)",)
+    theirs_at = schema_folder(folder)
+    try:
+        if theirs_at.resolve() == ours_at.resolve() or not theirs_at.is_dir():
+            return ()
+    except (OSError, RuntimeError):
+        pass
+    if not _RUNNING_SCHEMAS:
+        _RUNNING_SCHEMAS.append(_module_files(ours_at, suffix=""))
+    theirs, ours = _module_files(theirs_at, suffix=""), _RUNNING_SCHEMAS[0]
+    try:
+        shown = theirs_at.relative_to(folder.parent.parent).as_posix()
+    except ValueError:
+        shown = theirs_at.as_posix()
+    return tuple(f"{shown}/{rel}" for rel in sorted({*theirs, *ours})
+                 if not isinstance(theirs.get(rel), bytes) or theirs.get(rel) != ours.get(rel))
+
+
+_RUNNING_SCHEMAS: list[dict[str, bytes | str | None]] = []
 
 
 def compiled_files(folder: Path) -> tuple[str, ...]:
@@ -426,16 +474,52 @@ def code_changes(base: Code, head: Code) -> tuple[str, ...]:
             continue
         why = next((w for w in (now, was) if isinstance(w, str)), None)
         out.append(f"src/passprice/{rel}" + (f" ({why}: not read, counted as changed)" if why else ""))
+    # what the build reads or installs beside the package (:data:`BUILD_FILES`): a .pth there runs at every start
+    old, new = _build_files(base.folder.parent.parent), _build_files(head.folder.parent.parent)
+    for rel in sorted({*old, *new}):
+        was, now = old.get(rel), new.get(rel)
+        if not (isinstance(was, bytes) and isinstance(now, bytes) and was == now):
+            out.append(f"{rel} (read by the build, or installed with the package)")
+    # the schemas a built copy keeps in the code's folder (:func:`schema_folder`), validated against in place of the
+    # checkout's schema/ (which the review names as a file of its own): unnamed, adding them changed nothing said
+    old, new = (_module_files(side / "_data", suffix=".json") for side in (base.folder, head.folder))
+    for rel in sorted({*old, *new}):
+        was, now = old.get(rel), new.get(rel)
+        if not (isinstance(was, bytes) and isinstance(now, bytes) and was == now):
+            out.append(f"src/passprice/_data/{rel}")
     # compiled code HEAD carries (:func:`compiled_files`), imported in place of its source: named whatever BASE holds
     out += [f"src/passprice/{rel} (compiled code, imported in place of its source)"
             for rel in compiled_files(head.folder)]
     return tuple(out)
 
 
-def _module_files(folder: Path) -> dict[str, bytes | str | None]:
-    """Each ``.py`` file below ``folder`` (links to folders not followed, ``__pycache__`` left out) by POSIX path
-    relative to it: its bytes; why it is not read (not a regular file, or past
-    :data:`passprice.pins.MODULE_BYTES`); or ``None`` when it cannot be read."""
+#: The files of a checkout its build reads or installs beside ``src/passprice`` (POSIX paths from the root): the
+#: build's configuration and hook (entry points, ``force-include``) and ``src/passprice_sigint.pth``, which the wheel
+#: installs into site-packages, where ``site`` runs it at every start of the interpreter. A pull request rewriting that
+#: ``.pth`` can patch any module of HEAD once installed, and the review read and named nothing of it, "no changes to
+#: facts, registry, locks or the pricing model" (exit 0; tests/test_attack118.py).
+BUILD_FILES = ("pyproject.toml", "hatch_build.py", "setup.py", "setup.cfg", "src/passprice_sigint.pth")
+
+
+def _build_files(root: Path) -> dict[str, bytes | str | None]:
+    """Each of :data:`BUILD_FILES` ``root`` holds (and each other ``.pth`` directly in ``root/src``), as
+    :func:`_module_files` gives a module: its bytes, why it is not read, or ``None``. Never raises."""
+    out: dict[str, bytes | str | None] = {}
+    for rel in BUILD_FILES:
+        folder, _, name = rel.rpartition("/")
+        found = _module_files(root / folder, suffix=name, depth=0)
+        if name in found:
+            out[rel] = found[name]
+    for name, data in _module_files(root / "src", suffix=".pth", depth=0).items():
+        out[f"src/{name}"] = data
+    return out
+
+
+def _module_files(folder: Path, suffix: str = ".py", depth: int | None = None) -> dict[str, bytes | str | None]:
+    """Each ``.py`` file (each file whose name ends with ``suffix``) below ``folder`` (links to folders not followed,
+    ``__pycache__`` left out; ``folder``'s own files alone when ``depth`` is 0) by POSIX path relative to it: its
+    bytes; why it is not read (not a regular file, or past :data:`passprice.pins.MODULE_BYTES`); or ``None`` when it
+    cannot be read."""
     import stat
 
     from passprice.errors import InputError
@@ -444,9 +528,9 @@ def _module_files(folder: Path) -> dict[str, bytes | str | None]:
 
     out: dict[str, bytes | str | None] = {}
     for dirpath, dirnames, filenames in os.walk(folder):
-        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+        dirnames[:] = [] if depth == 0 else sorted(d for d in dirnames if d != "__pycache__")
         for name in sorted(filenames):
-            if not name.endswith(".py"):
+            if not name.endswith(suffix):
                 continue
             path = Path(dirpath) / name
             rel = path.relative_to(folder).as_posix()
