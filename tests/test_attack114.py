@@ -41,13 +41,17 @@ SLOW_FLOAT = '''    value = float(text)
     if math.isinf(value) and "inf" not in text:'''
 
 
+#: What a side copied from the running package leaves out: compiled files, the JSON records, and a wheel's ``_data``
+#: (an installed package's copy of the registry and schemas; a checkout has none: its schemas are ``schema/``).
+CHECKOUT_ONLY = shutil.ignore_patterns("__pycache__", "*.json", "_data")
+
 def _side(tmp_path: Path, name: str, schema_edit: bool) -> Path:
     from passprice import pins
 
     root = copy_root(tmp_path / name)
     shutil.copytree(REPO / "schema", root / "schema")
     package = root / "src" / "passprice"
-    shutil.copytree(pins.PACKAGE, package, ignore=shutil.ignore_patterns("__pycache__", "*.json"))
+    shutil.copytree(pins.PACKAGE, package, ignore=CHECKOUT_ONLY)
     if schema_edit:
         text = (package / "schema.py").read_text(encoding="utf-8")
         assert SLOW_FLOAT in text

@@ -32,6 +32,10 @@ from cli_helpers import REPO, copy_root, invoke
 # --- (1) the JSON Schemas a side's code validates against ----------------------------------------------------------
 
 
+#: What a side copied from the running package leaves out: compiled files, the JSON records, and a wheel's ``_data``
+#: (an installed package's copy of the registry and schemas; a checkout has none: its schemas are ``schema/``).
+CHECKOUT_ONLY = shutil.ignore_patterns("__pycache__", "*.json", "_data")
+
 def _git(root: Path, *args: str) -> None:
     subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=root, check=True,
                    capture_output=True)
@@ -43,7 +47,7 @@ def _repo(tmp_path: Path) -> Path:
     root = copy_root(tmp_path / "repo")
     if not (root / "schema").exists():
         shutil.copytree(REPO / "schema", root / "schema")
-    shutil.copytree(pins.PACKAGE, root / "src" / "passprice", ignore=shutil.ignore_patterns("__pycache__", "*.json"))
+    shutil.copytree(pins.PACKAGE, root / "src" / "passprice", ignore=CHECKOUT_ONLY)
     return root
 
 

@@ -51,9 +51,15 @@ def test_an_output_whose_suffix_names_another_format_is_refused(tmp_path: Path) 
         path = out / name
         assert bad(*command, "-o", str(path), root=root) == [_suffix_line(path, what, suffix, says, names)], command
     assert list(out.iterdir()) == []
-    # A suffix naming no format passprice writes takes the command's own: text, CSV, TOML, GGUF.
+    # A suffix naming no format passprice writes takes the command's own: text, TOML, GGUF; a sweep's rows name theirs
+    # (.csv or .json) or give --format (tests/test_bound111.py: rows.txt was CSV, silently).
+    txt = out / "rows.txt"
+    assert bad("sweep", R1, "--batches", "1", "-o", str(txt), root=root) == [
+        f"passprice: error: {txt}: -o names no format of a sweep's rows (its suffix .txt): name it .csv or .json, or "
+        "give --format csv (or --format json) to write that format under this name"]
+    assert not txt.exists()
     for command, name, starts in ((("simulate", R1, "--synthetic", "3"), "s.txt", b"simulate r1-qwen7b-h200: "),
-                                  (("sweep", R1, "--batches", "1"), "rows.txt", b"card,serving,"),
+                                  (("sweep", R1, "--batches", "1", "--format", "csv"), "rows.txt", b"card,serving,"),
                                   (("lock", R1), "l", b"#:schema ../schema/lock.schema.json\n# A passprice lock"),
                                   (("synth", CONFIG), "h", b"GGUF")):
         result = invoke(*command, "-o", str(out / name), root=root)

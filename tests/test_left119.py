@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -31,6 +32,10 @@ SUMMARY = "quotes checked against a stored text: 8 of 10 facts' quotes checked a
 ARRAY = ("  array: not checked (0 of 2 quoted spans found in the stored text; nvidia-h200-datasheet has no stored "
          "text)")
 
+
+#: What a side copied from the running package leaves out: compiled files, the JSON records, and a wheel's ``_data``
+#: (an installed package's copy of the registry and schemas; a checkout has none: its schemas are ``schema/``).
+CHECKOUT_ONLY = shutil.ignore_patterns("__pycache__", "*.json", "_data")
 
 def _audit(root: Path, *args: str) -> str:
     result = invoke("audit", LOCK, *args, root=root)
@@ -155,14 +160,13 @@ ABSENT = ("    alone     not shown: HEAD's code differs from the running code ou
 
 
 def _side(tmp_path: Path, name: str, head: bool, stray: bool) -> Path:
-    import shutil
 
     from passprice import pins
 
     root = copy_root(tmp_path / name)
     shutil.copytree(REPO / "schema", root / "schema")
     package = root / "src" / "passprice"
-    shutil.copytree(pins.PACKAGE, package, ignore=shutil.ignore_patterns("__pycache__", "*.json"))
+    shutil.copytree(pins.PACKAGE, package, ignore=CHECKOUT_ONLY)
     if head:  # two facts of the H200 changed: the memory capacity and the read share
         card = root / "facts" / "cards" / "h200_sxm_141gb.toml"
         text = card.read_text(encoding="utf-8")

@@ -313,15 +313,15 @@ def test_7_a_spilled_block_gives_the_one_process_bytes(output: str, tmp_path: Pa
     def to(name: str) -> list[str]:
         return ["-o", str(tmp_path / name)] if output != "-" else []
 
-    alone = _sweep([*ONE, "--jobs", "1", *to("one")])
+    alone = _sweep([*ONE, "--jobs", "1", *to("one.csv")])
     assert alone.exit_code == 0, alone.output
-    result, files = _ahead(monkeypatch, to("two"), {})
+    result, files = _ahead(monkeypatch, to("two.csv"), {})
     assert result.exit_code == 0, result.output
     if output == "-":
         assert result.stdout_bytes == alone.stdout_bytes and alone.stdout.count("\n") == 5
         assert files == 2  # the worker's file and this process's own
     else:
-        assert (tmp_path / "two").read_bytes() == (tmp_path / "one").read_bytes()
+        assert (tmp_path / "two.csv").read_bytes() == (tmp_path / "one.csv").read_bytes()
         assert files == 1, files  # block 1's text, held by sweepjobs._Held in its own anonymous file
 
 

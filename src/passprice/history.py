@@ -110,12 +110,15 @@ def _entry(document: Mapping[str, Any], path: str) -> Any:
     return node if isinstance(node, Mapping) else None
 
 
-def _fact_in(text: bytes, path: str, where: str) -> Fact | None:
-    """The fact at ``path`` of a card or method file's ``text``, read leniently (an old version may predate today's
-    schema). Raises :class:`InputError` when the text does not read, is larger than a card or drafting method may be
-    (:func:`passprice.schema.require_size`, before it is parsed: issue 13) or the entry is not a fact."""
+def _fact_in(text: bytes, path: str, where: str, kind: str = "card") -> Fact | None:
+    """The fact at ``path`` of a ``kind`` file's ``text`` (``card``, ``draft``, ``stack`` or ``routing``: the
+    :class:`~passprice.edit.FactFile`'s), read leniently (an old version may predate today's schema). Raises
+    :class:`InputError` when the text does not read, is larger than a card or drafting method may be
+    (:func:`passprice.schema.require_size`, before it is parsed: issue 13), holds more separators than its kind's files
+    may (:func:`passprice.schema.require_shape`: a stack's 8,627 were refused under a card's 4,096 cap,
+    tests/test_newcomer_21.py) or the entry is not a fact."""
     schema.require_size(where, "card or drafting method", len(text))
-    schema.require_shape(where, "card", text)  # a card's or method's separators, before tomllib's cost of them
+    schema.require_shape(where, kind, text)  # its kind's separators, before tomllib's cost of them
     try:
         document = schema.toml_loads(text.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
@@ -173,8 +176,9 @@ class _Reader:
     #: Stands for the version's name in a remembered error (the same table read at another commit names that one).
     _WHERE = "\0version\0"
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, kind: str = "card") -> None:
         self.path = path
+        self.kind = kind
         self.seen: dict[bytes, Fact | InputError | None] = {}
 
     def read(self, text: bytes, where: str) -> Fact | None:
@@ -186,12 +190,12 @@ class _Reader:
             found: Fact | InputError | None = None
             if table is not None:
                 try:
-                    found = _fact_in(table, self.path, self._WHERE)
+                    found = _fact_in(table, self.path, self._WHERE, self.kind)
                 except InputError as e:
                     found = e
             if table is None or isinstance(found, InputError):
                 try:  # the whole file: the table alone did not read, or is not there as one table
-                    found = _fact_in(text, self.path, self._WHERE)
+                    found = _fact_in(text, self.path, self._WHERE, self.kind)
                 except InputError as e:
                     found = e
             self.seen[key] = found
@@ -338,7 +342,7 @@ def _fact_history(root: Root, where: FactFile) -> list[Version]:
             fields = listing.split(b"\t", 1)[0].split()
             if len(fields) == 3 and fields[1] == b"blob":
                 commits[k] = attrs.evolve(c, blob=fields[2].decode("ascii"))
-    reader = _Reader(where.path)
+    reader = _Reader(where.path, where.kind)
     read = _read_versions(checkout, commits, reader)
     versions: list[Version] = []
     before: list[Fact | None] = []  # the fact on the line before each version
@@ -372,7 +376,7 @@ def _fact_history(root: Root, where: FactFile) -> list[Version]:
         versions.reverse()
         return versions
     try:
-        now = _fact_in(gitread.read_sized(where.file), where.path, str(where.file))
+        now = _fact_in(gitread.read_sized(where.file), where.path, str(where.file), where.kind)
     except (InputError, OSError) as e:
         versions.append(Version(None, "", "", "uncommitted changes", None, str(e)))
     else:
