@@ -218,10 +218,10 @@ def source_changes(
             before, after = documents[0](path), documents[1](path)
             if before != after:
                 changed.append(f"{path} rewritten")
-        # The stored excerpt is the text audit checks each citing fact's quotes against (attack121: a pull request
-        # rewriting sources/excerpts/cite102-excerpt.txt so that the H200's 'GPU Memory Bandwidth 4.8TB/s 4.8TB/s' was
-        # no longer in it, or re-pointing source.excerpt to such a copy, read "no changes" or "1 source record
-        # changed; no lock affected", exit 0, nothing to verify, while audit on HEAD said NOT FOUND).
+        # The stored excerpt is the text audit checks each citing fact's quotes against (tests/test_attack121.py: a
+        # pull request rewriting sources/excerpts/cite102-excerpt.txt so that the H200's 'GPU Memory Bandwidth 4.8TB/s
+        # 4.8TB/s' was no longer in it, or re-pointing source.excerpt to such a copy, read "no changes" or "1 source
+        # record changed; no lock affected", exit 0, nothing to verify, while audit on HEAD said NOT FOUND).
         excerpt = new["excerpt"]
         if excerpt != old["excerpt"]:
             changed.append(f"excerpt: {_shown(old['excerpt'])} → {_shown(excerpt)} ({STORED_TEXT})")

@@ -548,9 +548,9 @@ class StoredText:
         (a quote of a sentence the copy breaks over two lines; a span in the text verbatim is in it so too): a search
         of :attr:`flat`, where a span opening or closing with a digit must open or close a number there too
         (:func:`_whole_number_at`): ``'4.8TB/s'`` is not in ``14.8TB/s``, nor ``'141'`` in ``1,141`` or ``141.5``
-        (attack121: audit said ``checked`` of such a quote). Words may run on (``'64 GB High Bandwidth Memory'`` is
-        in a slide's ``Transistors64 GB High Bandwidth Memory520 MB``, as text copied from a PDF runs). ``False``
-        without a text. Raises nothing."""
+        (tests/test_attack121.py: audit said ``checked`` of such a quote). Words may run on (``'64 GB High Bandwidth
+        Memory'`` is in a slide's ``Transistors64 GB High Bandwidth Memory520 MB``, as text copied from a PDF runs).
+        ``False`` without a text. Raises nothing."""
         if self.flat is None:
             return False
         flat, wanted = self.flat, " ".join(span.split())
