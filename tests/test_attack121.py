@@ -13,6 +13,11 @@ test.
 - (3) ``audit`` found a quoted figure inside a longer number: a locator quoting ``'4.8TB/s'`` of a stored text that
   says ``14.8TB/s`` was ``checked (2 of 2 quoted spans found in the stored text)``. Now a span opening or closing
   with a digit must open or close a number of the text.
+- (4) A ``.gitattributes`` rule re-encoding a stored excerpt in a checkout (``working-tree-encoding``) was refused for
+  the files the review reads but not for the excerpts and documents sources name, which audit reads in a checkout:
+  "no changes" (exit 0); now refused as for a card. A ``source.excerpt`` or ``source.path`` holding a NUL
+  (``"sources/a\\u0000b"``) was a ``ValueError: embedded null byte`` traceback out of ``diff``; now HEAD fails
+  ``check`` on it (exit 2), as ``check`` itself says.
 """
 
 from __future__ import annotations
@@ -195,3 +200,45 @@ def test_3_audit_does_not_find_a_figure_inside_a_longer_one(tmp_path: Path, monk
     check = {f["path"]: f["quote_check"] for f in json.loads(result.stdout)["facts"]}["memory.bandwidth"]
     # was {"state": "checked", "found": 2, "why": "2 of 2 quoted spans found in the stored text"}
     assert (check["state"], check["found"], check["missing"]) == ("NOT FOUND", 1, ["4.8TB/s"])
+
+
+# --- (4) what a checkout of HEAD holds of a stored excerpt; a path holding a NUL ------------------------------------
+
+
+def test_4_a_rule_rewriting_a_stored_excerpt_in_a_checkout_is_refused(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    # A checkout re-encodes the excerpt (UTF-16 here: audit there finds no quote of the H200's card; an encoding
+    # mapping other characters to ASCII, as ISO646-KR's ₩ to a backslash, writes text the repository does not hold),
+    # while the review read the committed bytes: it said "no changes to facts, registry, locks or the pricing model"
+    # (exit 0).
+    monkeypatch.setenv("PASSPRICE_CACHE_DIR", str(tmp_path / "cache"))
+    root = _registry(tmp_path)
+    _committed(root)
+    (root / ".gitattributes").write_text(f"{EXCERPT} working-tree-encoding=UTF-16\n", encoding="utf-8")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "a rule")
+    result = invoke("diff", "HEAD~1", "HEAD", root=root)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith(f"passprice: error: {EXCERPT} at ")
+    assert ("git rewrites it in a checkout (working-tree-encoding=UTF-16, a rule of .gitattributes at "
+            in result.stderr)
+
+
+@pytest.mark.parametrize("key", ["excerpt", "path"])
+def test_4_a_document_path_holding_a_nul_is_check_s_problem(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                            key: str) -> None:
+    # was "ValueError: embedded null byte" out of diff (git's argument list), exit 1
+    monkeypatch.setenv("PASSPRICE_CACHE_DIR", str(tmp_path / "cache"))
+    root = _registry(tmp_path)
+    _committed(root)
+    record = (root / PAGE).read_text(encoding="utf-8")
+    line = f'excerpt = "{EXCERPT}"'
+    (root / PAGE).write_text(record.replace(line, f'{line}\npath = "sources/a\\u0000b"' if key == "path"
+                                            else 'excerpt = "sources/a\\u0000b"'), encoding="utf-8")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "a NUL")
+    result = invoke("diff", "HEAD~1", "HEAD", root=root)
+    assert result.exit_code == 2, result.output
+    assert "HEAD fails passprice check" in result.stdout.splitlines()[1]
+    assert (f"passprice: error: {PAGE} does not read on HEAD: {PAGE}: source.{key}: 'sources/a\\x00b' is not "
+            in result.stderr)

@@ -542,11 +542,11 @@ class Checkout:
     def _documents_elsewhere(self, commit: str, names: Iterable[str]) -> set[str]:
         """The paths of ``names`` (relative to the root: registry documents that sources name, outside the folders
         :meth:`materialize` lists) that are regular files at ``commit``, as a checkout would hold them; a path
-        leading out of the root, not plain, or naming a link or a folder there is left out (check's problem)."""
-        import posixpath
+        leading out of the root, not plain (:func:`_plain_inside`: a NUL in it, ``sources/a\\u0000b``, was a
+        ValueError traceback out of ``diff``, tests/test_attack121.py), or naming a link or a folder there is left out
+        (check's problem)."""
 
-        wanted = sorted({n for n in names if n and not posixpath.isabs(n) and n == posixpath.normpath(n)
-                         and not n.startswith("../") and n != ".."})
+        wanted = sorted({n for n in names if _plain_inside(n)})
         if not wanted:
             return set()
         try:
@@ -633,13 +633,11 @@ class Checkout:
         (paths relative to the root) at ``commit``: its bytes' digest, read within the cap on a passprice file
         (past it, streamed through :func:`passprice.gitread.blob_sha256`; its blob id if git gives none); a link's own
         target text; none for a path that names no file there."""
-        import posixpath
 
         from passprice.sourcechange import document_digest
 
         # Only a plain path inside the root is looked up (one leading out is check's problem, never read).
-        wanted = sorted({n for n in names if n and not posixpath.isabs(n) and n == posixpath.normpath(n)
-                         and not n.startswith("../") and n != ".."})
+        wanted = sorted({n for n in names if _plain_inside(n)})
         if not wanted:
             return {}
         try:
@@ -718,6 +716,16 @@ def _link_target(link: str, text: str, commit: str, named: str | None = None) ->
     if not text or text.startswith("/") or target == ".." or target.startswith("../"):
         raise gitread.linked(named or link, f"at {commit[:12]}, leading outside the repository")
     return target
+
+
+def _plain_inside(rel: str) -> bool:
+    """Whether ``rel`` (a path a source record names) is a plain relative path inside the root, as git is asked of
+    one: normalized, not absolute, not leading out, holding no NUL or control character (one that is not is
+    ``check``'s problem, never looked up)."""
+    import posixpath
+
+    return (bool(rel) and rel == posixpath.normpath(rel) and not posixpath.isabs(rel) and rel != ".."
+            and not rel.startswith("../") and rel.isprintable())
 
 
 def _named_by_sources(files: Mapping[str, bytes]) -> set[str]:
@@ -6849,7 +6857,11 @@ def diff(root: Root, base: str | None = None, head: str | None = None) -> Diff:
             if code:  # what its build installs beside the code (sidecode.code_changes compares it)
                 git().materialize(sha, tmp, BUILD_FILES)
             if default == "work tree":  # HEAD: what the review reads must be what a checkout of it reads
-                rewritten = git().rewrites(sha, [*files, *code])
+                # the documents and stored excerpts sources name too: audit reads each excerpt a checkout holds, and
+                # a rule re-encoding sources/excerpts/cite102-excerpt.txt read "no changes" (tests/test_attack121.py)
+                named = sorted(n for n in (_named_by_sources(files) | _excerpts_named(files)) - set(files)
+                               if _plain_inside(n))
+                rewritten = git().rewrites(sha, [*files, *code, *named])
                 if rewritten:
                     raise InputError.of(rewritten)
             return Side(SideInfo(label, revision=sha), Root(tmp), files, code_of(code_folder(tmp) if code else None),
