@@ -18,6 +18,8 @@ test.
   "no changes" (exit 0); now refused as for a card. A ``source.excerpt`` or ``source.path`` holding a NUL
   (``"sources/a\\u0000b"``) was a ``ValueError: embedded null byte`` traceback out of ``diff``; now HEAD fails
   ``check`` on it (exit 2), as ``check`` itself says.
+- (5) A locator whose only quote is blank (``' '``) was ``checked (1 of 1 quoted span found in the stored text)``: the
+  empty string is in every text. A blank span quotes nothing now: ``not checked (its locator quotes nothing)``.
 """
 
 from __future__ import annotations
@@ -242,3 +244,25 @@ def test_4_a_document_path_holding_a_nul_is_check_s_problem(tmp_path: Path, monk
     assert "HEAD fails passprice check" in result.stdout.splitlines()[1]
     assert (f"passprice: error: {PAGE} does not read on HEAD: {PAGE}: source.{key}: 'sources/a\\x00b' is not "
             in result.stderr)
+
+
+# --- (5) a blank quote -----------------------------------------------------------------------------------------------
+
+
+def test_5_a_blank_quote_quotes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from passprice.sources import StoredText, quoted_spans
+
+    assert quoted_spans("row: ' ', then 'GPU Memory'") == ["GPU Memory"]
+    assert not StoredText("s", "e", text="a b", flat="a b").holds(" \n ")
+    monkeypatch.setenv("PASSPRICE_CACHE_DIR", str(tmp_path / "cache"))
+    root = _registry(tmp_path)
+    card = root / "facts" / "cards" / "h200_sxm_141gb.toml"
+    quoted = "'GPU Memory Bandwidth 4.8TB/s 4.8TB/s'"
+    text = card.read_text(encoding="utf-8")
+    assert text.count(quoted) == 1
+    card.write_text(text.replace(quoted, "' '"), encoding="utf-8")
+    result = invoke("audit", "r1-qwen7b-h200", "--json", root=root)
+    assert result.exit_code == 0, result.output
+    check = {f["path"]: f["quote_check"] for f in json.loads(result.stdout)["facts"]}["memory.bandwidth"]
+    # was {"state": "checked", "why": "1 of 1 quoted span found in the stored text"}
+    assert (check["state"], check["spans"], check["why"]) == ("not checked", 0, "its locator quotes nothing")
