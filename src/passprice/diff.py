@@ -134,7 +134,8 @@ class Side:
     files: Mapping[str, bytes]
     code: Code = attrs.field(factory=lambda: code_of(None))
     #: For a revision: the identity (:func:`passprice.sourcechange.document_digest`) of each registry document a
-    #: source names (``source.path``), which is written empty into ``root``; a folder's are read where they lie.
+    #: source names (``source.path``, and its stored excerpt ``source.excerpt``), which is written empty into
+    #: ``root``; a folder's are read where they lie.
     documents: Mapping[str, str] = attrs.field(factory=dict)
     #: The identity (:func:`passprice.sourcechange.document_digest`) of each of :data:`INSTALL_FILES` and each file
     #: of :data:`WORKFLOWS` on this side, by path (absent: not there).
@@ -541,11 +542,11 @@ class Checkout:
     def _documents_elsewhere(self, commit: str, names: Iterable[str]) -> set[str]:
         """The paths of ``names`` (relative to the root: registry documents that sources name, outside the folders
         :meth:`materialize` lists) that are regular files at ``commit``, as a checkout would hold them; a path
-        leading out of the root, not plain, or naming a link or a folder there is left out (check's problem)."""
-        import posixpath
+        leading out of the root, not plain (:func:`_plain_inside`: a NUL in it, ``sources/a\\u0000b``, was a
+        ValueError traceback out of ``diff``, tests/test_attack121.py), or naming a link or a folder there is left out
+        (check's problem)."""
 
-        wanted = sorted({n for n in names if n and not posixpath.isabs(n) and n == posixpath.normpath(n)
-                         and not n.startswith("../") and n != ".."})
+        wanted = sorted({n for n in names if _plain_inside(n)})
         if not wanted:
             return set()
         try:
@@ -632,13 +633,11 @@ class Checkout:
         (paths relative to the root) at ``commit``: its bytes' digest, read within the cap on a passprice file
         (past it, streamed through :func:`passprice.gitread.blob_sha256`; its blob id if git gives none); a link's own
         target text; none for a path that names no file there."""
-        import posixpath
 
         from passprice.sourcechange import document_digest
 
         # Only a plain path inside the root is looked up (one leading out is check's problem, never read).
-        wanted = sorted({n for n in names if n and not posixpath.isabs(n) and n == posixpath.normpath(n)
-                         and not n.startswith("../") and n != ".."})
+        wanted = sorted({n for n in names if _plain_inside(n)})
         if not wanted:
             return {}
         try:
@@ -695,14 +694,16 @@ def _read_here(rel: str) -> bool:
     committed ``__pycache__/schema.cpython-311.pyc`` moved a locked price unseen (tests/test_attack114.py); and the
     JSON Schemas a built package's copy holds in the code's folder (``src/passprice/_data/schema/*.json``), which the
     code validates against in place of the checkout's ``schema/`` (:func:`passprice.sidecode.schema_folder`); and
-    what the build reads or installs beside the package (:data:`passprice.sidecode.BUILD_FILES`), compared by
+    what the build reads or installs beside the package (:data:`passprice.sidecode.BUILD_FILES`), and the package's
+    data (:func:`passprice.sidecode.package_data`: ``templates/facts.yml``), compared by
     :func:`passprice.sidecode.code_changes`."""
     from passprice.modellist import LISTED
-    from passprice.sidecode import BUILD_FILES, compiled_name
+    from passprice.sidecode import BUILD_FILES, compiled_name, package_data
 
     return (gitread.read_by_passprice(rel) or rel == LISTED
             or (rel.startswith(f"{CODE}/") and compiled_name(rel.rpartition("/")[2]))
-            or (rel.startswith(f"{CODE}/_data/schema/") and rel.endswith(".json")) or rel in BUILD_FILES)
+            or (rel.startswith(f"{CODE}/_data/schema/") and rel.endswith(".json")) or rel in BUILD_FILES
+            or (rel.startswith(f"{CODE}/") and package_data(rel[len(CODE) + 1:])))
 
 
 def _link_target(link: str, text: str, commit: str, named: str | None = None) -> str:
@@ -715,6 +716,16 @@ def _link_target(link: str, text: str, commit: str, named: str | None = None) ->
     if not text or text.startswith("/") or target == ".." or target.startswith("../"):
         raise gitread.linked(named or link, f"at {commit[:12]}, leading outside the repository")
     return target
+
+
+def _plain_inside(rel: str) -> bool:
+    """Whether ``rel`` (a path a source record names) is a plain relative path inside the root, as git is asked of
+    one: normalized, not absolute, not leading out, holding no NUL or control character (one that is not is
+    ``check``'s problem, never looked up)."""
+    import posixpath
+
+    return (bool(rel) and rel == posixpath.normpath(rel) and not posixpath.isabs(rel) and rel != ".."
+            and not rel.startswith("../") and rel.isprintable())
 
 
 def _named_by_sources(files: Mapping[str, bytes]) -> set[str]:
@@ -4829,9 +4840,10 @@ def _compare(base: Side, head: Side) -> Diff:
     problems += forged_models(base.root, head.root, base.files, [p for p in paths if p in head.files],
                               (base.code.model, head.code.model, pricing_model_digest()),
                               base.installs.get("requirements.txt") != head.installs.get("requirements.txt"))
-    # A source leads elsewhere when its record changed, or the registry document it names did (its file unchanged).
+    # A source leads elsewhere when its record changed, or the registry document or stored excerpt it names did (its
+    # file unchanged).
     ids = [file_kind(p)[1] for p in head.files if file_kind(p)[0] == "source" and p in base.files
-           and (base.files[p] != head.files[p] or b"path" in head.files[p])]
+           and (base.files[p] != head.files[p] or b"path" in head.files[p] or b"excerpt" in head.files[p])]
     # And a source this change adds that a fact of BASE is re-cited to: the fact's line asks it, and the locks resting
     # on the fact rest on the new document (session 38, walk53: `sources_changed` never named it).
     recited_to = sorted({s for f in files for c in f.facts if c.old is not None for s in c.fresh_sources})
@@ -6845,11 +6857,16 @@ def diff(root: Root, base: str | None = None, head: str | None = None) -> Diff:
             if code:  # what its build installs beside the code (sidecode.code_changes compares it)
                 git().materialize(sha, tmp, BUILD_FILES)
             if default == "work tree":  # HEAD: what the review reads must be what a checkout of it reads
-                rewritten = git().rewrites(sha, [*files, *code])
+                # the documents and stored excerpts sources name too: audit reads each excerpt a checkout holds, and
+                # a rule re-encoding sources/excerpts/cite102-excerpt.txt read "no changes" (tests/test_attack121.py)
+                named = sorted(n for n in (_named_by_sources(files) | _excerpts_named(files)) - set(files)
+                               if _plain_inside(n))
+                rewritten = git().rewrites(sha, [*files, *code, *named])
                 if rewritten:
                     raise InputError.of(rewritten)
             return Side(SideInfo(label, revision=sha), Root(tmp), files, code_of(code_folder(tmp) if code else None),
-                        git().documents(sha, _named_by_sources(files)), git().documents(sha, install_names(git(), sha)),
+                        git().documents(sha, _named_by_sources(files) | _excerpts_named(files)),
+                        git().documents(sha, install_names(git(), sha)),
                         checkout=git())
 
         opened: list[Side] = []  # BASE, once open

@@ -487,10 +487,39 @@ def code_changes(base: Code, head: Code) -> tuple[str, ...]:
         was, now = old.get(rel), new.get(rel)
         if not (isinstance(was, bytes) and isinstance(now, bytes) and was == now):
             out.append(f"src/passprice/_data/{rel}")
+    # the package's data (:func:`package_data`), installed with it and read by its code: unnamed, a pull request
+    # rewriting templates/facts.yml, the review workflow `init` writes into every new registry, read "no changes to
+    # facts, registry, locks or the pricing model" (exit 0; tests/test_attack121.py)
+    old, new = (_package_data(side) for side in (base.folder, head.folder))
+    for rel in sorted({*old, *new}):
+        was, now = old.get(rel), new.get(rel)
+        if not (isinstance(was, bytes) and isinstance(now, bytes) and was == now):
+            why = next((w for w in (now, was) if isinstance(w, str)), None)
+            out.append(f"src/passprice/{rel} (package data, installed with the code"
+                       + (f"; {why}: not read, counted as changed)" if why else ")"))
     # compiled code HEAD carries (:func:`compiled_files`), imported in place of its source: named whatever BASE holds
     out += [f"src/passprice/{rel} (compiled code, imported in place of its source)"
             for rel in compiled_files(head.folder)]
     return tuple(out)
+
+
+def package_data(rel: str) -> bool:
+    """Whether the file at ``rel`` (a POSIX path inside ``src/passprice``) is package data that
+    :func:`code_changes` compares: any file the wheel installs with the code (``templates/facts.yml``, which
+    ``init`` writes into a registry as its review workflow) but a module (``.py``), compiled code
+    (:func:`compiled_name`), a file of ``__pycache__``, the built copy under ``_data/`` and the list of pricing
+    models (:data:`passprice.modellist.LISTED`), which each have a rule of their own. Raises nothing."""
+    from passprice.modellist import LISTED
+
+    parts = rel.split("/")
+    return not (rel.endswith(".py") or compiled_name(parts[-1]) or "__pycache__" in parts[:-1]
+                or parts[0] == "_data" or f"src/passprice/{rel}" == LISTED)
+
+
+def _package_data(folder: Path) -> dict[str, bytes | str | None]:
+    """Each file of :func:`package_data` below ``folder`` (a side's ``src/passprice``), as :func:`_module_files`
+    gives a module: its bytes, why it is not read, or ``None``. Never raises."""
+    return {rel: data for rel, data in _module_files(folder, suffix="").items() if package_data(rel)}
 
 
 #: The files of a checkout its build reads or installs beside ``src/passprice`` (POSIX paths from the root): the

@@ -155,16 +155,20 @@ def _shown(value: Any) -> str:
     return str(value)
 
 
+#: What a review says a source's stored excerpt (``source.excerpt``) is, beside the change to it.
+STORED_TEXT = "the stored text its citing facts' quotes are checked against"
+
+
 def _table(root: Root, source_id: str) -> dict[str, Any] | None:
-    """The ``[source]`` table of ``sources/ID.toml`` in ``root`` as validated, or ``None`` when it does not read
-    (the review reports that file as it reports any)."""
+    """The ``[source]`` table of ``sources/ID.toml`` in ``root`` as validated (its :data:`DOCUMENT_FIELDS` and its
+    ``excerpt``), or ``None`` when it does not read (the review reports that file as it reports any)."""
     from passprice.sources import load_source
 
     try:
         source = load_source(root, source_id)
     except InputError:
         return None
-    return {name: getattr(source, name) for name in DOCUMENT_FIELDS}
+    return {**{name: getattr(source, name) for name in DOCUMENT_FIELDS}, "excerpt": source.excerpt}
 
 
 def document_digest(data: bytes) -> str:
@@ -182,7 +186,8 @@ def source_changes(
 ) -> tuple[SourceChange, ...]:
     """Each source of ``ids`` (registered on both sides) that leads to another document on ``head`` than on
     ``base``: a field of :data:`DOCUMENT_FIELDS` that differs, or the registry document it names (the same
-    ``source.path`` on both sides) whose bytes differ — ``documents`` gives each side's identity of a document by
+    ``source.path`` on both sides) whose bytes differ, or its stored excerpt (``source.excerpt``) re-pointed or
+    rewritten — ``documents`` gives each side's identity of a document by
     its path relative to the root (:func:`document_digest`; ``None`` when it cannot be read). Cited by HEAD's facts
     as :func:`passprice.lineage.citing_sources` finds them (a serving stack's facts among them, and a stack's fitted
     facts whose runs cite the source, price a routing record or a card whose facts rest on it,
@@ -213,6 +218,15 @@ def source_changes(
             before, after = documents[0](path), documents[1](path)
             if before != after:
                 changed.append(f"{path} rewritten")
+        # The stored excerpt is the text audit checks each citing fact's quotes against (tests/test_attack121.py: a
+        # pull request rewriting sources/excerpts/cite102-excerpt.txt so that the H200's 'GPU Memory Bandwidth 4.8TB/s
+        # 4.8TB/s' was no longer in it, or re-pointing source.excerpt to such a copy, read "no changes" or "1 source
+        # record changed; no lock affected", exit 0, nothing to verify, while audit on HEAD said NOT FOUND).
+        excerpt = new["excerpt"]
+        if excerpt != old["excerpt"]:
+            changed.append(f"excerpt: {_shown(old['excerpt'])} → {_shown(excerpt)} ({STORED_TEXT})")
+        elif excerpt is not None and documents[0](excerpt) != documents[1](excerpt):
+            changed.append(f"{excerpt} rewritten ({STORED_TEXT})")
         if changed:
             found.append((source_id, tuple(changed)))
     new_ids = set()
