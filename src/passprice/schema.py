@@ -1634,6 +1634,31 @@ def shape_problem(kind: str, data: bytes) -> str | None:
     dotted = MAX_DOTS + size // BYTES_A_DOT
     if _separators(data) <= min(cap, dense) and data.count(b".") <= dotted:
         return None
+    if size < SHAPE_KEPT_FROM:
+        return _shape_counted(kind, data, cap, dense, dotted)
+    # A large file past a raw count: its verdict is kept in the cache by everything it is a function of (the kind,
+    # the three caps, the bytes; the cache's key adds passprice's code), "" for none.
+    from passprice import cache
+
+    named = f"{kind}\0{cap}\0{dense}\0{dotted}\0".encode() + data
+    kept = cache.kept_object("shape", named, str)
+    if kept is not None:
+        return kept or None
+    found = _shape_counted(kind, data, cap, dense, dotted)
+    cache.keep_object("shape", named, found or "")
+    return found
+
+
+#: The size from which a file past a raw count of :func:`shape_problem` has its verdict kept in the cache: taking its
+#: strings and comments out costs about 90 instructions a byte (the 171 KB llamacpp lock: 15 M of every price under
+#: it, against about 3 M to hash its bytes and read the entry back); a card's or serving's few KB cost less than that.
+SHAPE_KEPT_FROM = 32 * 1024
+
+
+def _shape_counted(kind: str, data: bytes, cap: int, dense: int, dotted: int) -> str | None:
+    """:func:`shape_problem` of a ``kind`` file ``data`` past a raw count, counted with its strings and comments taken
+    out; ``cap``, ``dense`` and ``dotted``: its separator, density and dot caps. Raises nothing."""
+    size = len(data)
     whole = b'"""' in data or b"'''" in data
     bare = data if whole else _comments().sub(b"", _one_line_string().sub(b"", data))
     found = _separators(bare)
