@@ -128,3 +128,15 @@ def test_the_cap_forms_count_as_before() -> None:
     for unit in units:
         data = b"x = [" + unit * 5_000 + b"]\n"
         assert pins._count_tokens(data) == old_count(data), unit
+
+
+def test_the_same_bytes_are_counted_once_a_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A review counts both sides' modules, which share all but the changed ones: the second count is the first's.
+    data = b"x = [" + b"a," * 1_000 + b"] # counted once\n"
+    cut: list[bytes] = []
+    real = pins._parsed_text
+    monkeypatch.setattr(pins, "_parsed_text", lambda reading: cut.append(reading) or real(reading))
+    assert pins._count_tokens(data) == 2_005 == pins._count_tokens(bytes(data))  # x = [, 1,000 a and ",", ], \n
+    assert cut == [data]
+    assert pins._count_tokens(data + b"\n") == 2_006
+    assert len(cut) == 2

@@ -610,12 +610,23 @@ FIELD_TOKENS = 2
 def _count_tokens(data: bytes) -> int:
     """The tokens (:func:`_token`) of a module's bytes, as the parser pays for them (:func:`_parsed_text` of each
     reading, :func:`_as_parsed`, and :data:`FIELD_TOKENS` more for each ``{`` there), counted at C speed
-    (:func:`_tokens_in`)."""
-    count = 0
-    for reading in _as_parsed(data):
-        text = _parsed_text(reading)
-        count += _tokens_in(text) + FIELD_TOKENS * text.count(b"{")
+    (:func:`_tokens_in`), once a process for the same bytes (:data:`_COUNTED`)."""
+    key = sha256(data).digest()
+    count = _COUNTED.get(key)
+    if count is None:
+        count = 0
+        for reading in _as_parsed(data):
+            text = _parsed_text(reading)
+            count += _tokens_in(text) + FIELD_TOKENS * text.count(b"{")
+        _COUNTED[key] = count
     return count
+
+
+#: :func:`_count_tokens`' counts in this process, by the sha256 of the module's bytes: a review counts every module
+#: of both sides' ``src/passprice`` (:func:`passprice.sidecode.code_of`, each side not the running code's) and, under
+#: ``--no-cache``, each side's pricing modules again for its digest (:func:`_trees`), and the two sides share all but
+#: the modules a change touched.
+_COUNTED: dict[bytes, int] = {}
 
 
 @functools.cache
