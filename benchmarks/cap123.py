@@ -12,11 +12,18 @@ median over ``--rounds``) of:
   tree's text (``_tree_text``), dropping the tree, user and system time apart (the system time is the pages the
   parse touches: 400 MB for one name a line).
 
+With ``--review``, a whole ``passprice diff BASE HEAD --format json`` whose both sides bring their own code (copies
+of this checkout's registry, ``schema`` and ``src``, ``cost.py`` given a line that moves no price on BASE and another
+on HEAD, so neither side's code is the running one's and each is counted whole, ``sidecode.code_of``), run by each
+``src`` in turn with a cache folder of its own (the first round, which fills it, left out): CPU = user + sys of the
+child and what it waited for (``os.wait4``).
+
 ``python -c pass`` is timed in every round as the yardstick. With ``--callgrind`` each side's ``count`` child is
 also run once under ``valgrind --tool=callgrind`` and its instructions printed, less those of a child that imports
 the same modules and counts nothing.
 
-Run from a checkout: ``python benchmarks/cap123.py [--base /tmp/main/src] [--rounds 5] [--parts] [--callgrind]``.
+Run from a checkout: ``python benchmarks/cap123.py [--base /tmp/main/src] [--rounds 5] [--parts] [--callgrind]
+[--review]``.
 Nothing here is a test: CPU depends on the machine and how busy it is; instructions do not.
 """
 
@@ -84,6 +91,30 @@ def run(argv: list[str], env: dict[str, str]) -> str:
     return subprocess.run(argv, env=env, check=True, capture_output=True, text=True).stdout
 
 
+def review_sides(folder: Path) -> tuple[Path, Path]:
+    """BASE and HEAD of ``--review`` under ``folder``: each brings its own code, neither the running code's."""
+    import shutil
+
+    base, head = folder / "base", folder / "head"
+    for name in ("facts", "registry", "locks", "sources", "schema", "src"):
+        shutil.copytree(ROOT / name, base / name, ignore=shutil.ignore_patterns("__pycache__", "pricing_model.json"))
+    with open(base / "src/passprice/cost.py", "a", encoding="utf-8") as f:
+        f.write("\n_CAP_BENCH_BASE = 0\n")
+    shutil.copytree(base, head)
+    with open(head / "src/passprice/cost.py", "a", encoding="utf-8") as f:
+        f.write("\n_CAP_BENCH_HEAD = 0\n")
+    return base, head
+
+
+def child_cpu(argv: list[str], env: dict[str, str]) -> float:
+    """User + system CPU seconds of the child ``argv`` and the descendants it waited for (exit 0 or 1 expected)."""
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    if os.waitstatus_to_exitcode(status) not in (0, 1):
+        raise RuntimeError(f"{argv}: exit {os.waitstatus_to_exitcode(status)}")
+    return usage.ru_utime + usage.ru_stime
+
+
 def yardstick() -> float:
     """User + system CPU seconds of a child ``python -c pass``."""
     proc = subprocess.Popen([sys.executable, "-c", "pass"])
@@ -110,7 +141,11 @@ def main() -> None:
     parser.add_argument("--forms", default="lines,dense,cr,semis,lambda,fields")
     parser.add_argument("--parts", action="store_true")
     parser.add_argument("--callgrind", action="store_true")
+    parser.add_argument("--review", action="store_true")
     args = parser.parse_args()
+    if args.review:
+        review(args)
+        return
     sides = {"this": ROOT / "src"}
     if args.base is not None:
         sides = {"base": args.base.resolve(), **sides}
@@ -146,6 +181,29 @@ def main() -> None:
             idle = instructions([py, "-c", COUNT, "none", bench, args.forms, "1"], env)
             print(f"{side}: count, every case once: {work - idle:,} instructions ({work:,} less {idle:,})")
     print(f"python -c pass {statistics.median(ruler) * 1000:.0f} ms; load {os.getloadavg()[0]:.1f}", flush=True)
+
+
+def review(args: argparse.Namespace) -> None:
+    """``--review``: each side's code reviewing BASE → HEAD in turn, ``--rounds`` rounds after the first."""
+    sides = {"this": ROOT / "src"}
+    if args.base is not None:
+        sides = {"base": args.base.resolve(), **sides}
+    with tempfile.TemporaryDirectory() as tmp:
+        base, head = review_sides(Path(tmp))
+        cpu: dict[str, list[float]] = {side: [] for side in sides}
+        ruler: list[float] = []
+        for turn in range(args.rounds + 1):
+            for side, src in sides.items():
+                env = dict(env_for(src), PASSPRICE_CACHE_DIR=str(Path(tmp) / f"cache-{side}"))
+                spent = child_cpu([sys.executable, "-m", "passprice", "diff", str(base), str(head), "--format", "json"],
+                                  env)  # fmt: skip
+                if turn:
+                    cpu[side].append(spent)
+            ruler.append(yardstick())
+        for side, spent in cpu.items():
+            print(f"{side}: review, both sides their own code: {statistics.median(spent) * 1000:,.0f} ms "
+                  f"({', '.join(f'{s * 1000:,.0f}' for s in spent)})")
+        print(f"python -c pass {statistics.median(ruler) * 1000:.0f} ms; load {os.getloadavg()[0]:.1f}", flush=True)
 
 
 if __name__ == "__main__":
