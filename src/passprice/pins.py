@@ -133,7 +133,7 @@ _F_PREFIXES = frozenset({b"f", b"F", b"rf", b"rF", b"Rf", b"RF", b"fr", b"fR", b
 #: its closing quote or its line's end); a backslash escapes the next character, or a ``\\r\\n`` line break whole (a
 #: backslash and ``\\r`` alone left the ``\\n`` to end the literal early, and the closing quote then opened one).
 #: Written as runs of plain bytes between escapes (``[^'\\]*(?:\\.[^'\\]*)*``), not one alternation a byte: the same
-#: matches (tests/test_cap123.py: every module of the standard library and of this checkout, and fuzzed texts), in
+#: matches (tests/test_cap123.py: every module of this checkout, some of the standard library's, fuzzed texts), in
 #: half the time (the package's pricing modules' literals and comments cut in 33 ms instead of 65, in process;
 #: docs/PERFORMANCE.md).
 _BODY = (rb"'''[^'\\]*(?:(?:\\(?:\r\n|.)|'(?!''))[^'\\]*)*(?:'''|\Z)"
