@@ -132,10 +132,14 @@ _F_PREFIXES = frozenset({b"f", b"F", b"rf", b"rF", b"Rf", b"RF", b"fr", b"fR", b
 #: A string literal's body, without its prefix: triple-quoted (to its closing quotes or the file's end) or not (to
 #: its closing quote or its line's end); a backslash escapes the next character, or a ``\\r\\n`` line break whole (a
 #: backslash and ``\\r`` alone left the ``\\n`` to end the literal early, and the closing quote then opened one).
-_BODY = (rb"'''(?:[^'\\]|\\(?:\r\n|.)|'(?!''))*(?:'''|\Z)"
-         rb'|"""(?:[^"\\]|\\(?:\r\n|.)|"(?!""))*(?:"""|\Z)'
-         rb"|'(?:[^'\\\r\n]|\\(?:\r\n|.))*'?"
-         rb'|"(?:[^"\\\r\n]|\\(?:\r\n|.))*"?')
+#: Written as runs of plain bytes between escapes (``[^'\\]*(?:\\.[^'\\]*)*``), not one alternation a byte: the same
+#: matches (tests/test_cap123.py: every module of this checkout, some of the standard library's, fuzzed texts), in
+#: half the time (the package's pricing modules' literals and comments cut in 33 ms instead of 65, in process;
+#: docs/PERFORMANCE.md).
+_BODY = (rb"'''[^'\\]*(?:(?:\\(?:\r\n|.)|'(?!''))[^'\\]*)*(?:'''|\Z)"
+         rb'|"""[^"\\]*(?:(?:\\(?:\r\n|.)|"(?!""))[^"\\]*)*(?:"""|\Z)'
+         rb"|'[^'\\\r\n]*(?:\\(?:\r\n|.)[^'\\\r\n]*)*'?"
+         rb'|"[^"\\\r\n]*(?:\\(?:\r\n|.)[^"\\\r\n]*)*"?')
 
 #: A string prefix where Python's tokenizer reads one: letters not preceded by a word character (``xf'…'`` is the
 #: name ``xf`` and a plain string). A quote with no prefix opens a literal wherever it stands outside one: the
@@ -606,12 +610,50 @@ FIELD_TOKENS = 2
 def _count_tokens(data: bytes) -> int:
     """The tokens (:func:`_token`) of a module's bytes, as the parser pays for them (:func:`_parsed_text` of each
     reading, :func:`_as_parsed`, and :data:`FIELD_TOKENS` more for each ``{`` there), counted at C speed
-    (``findall``: the count a loop over ``finditer`` gives, in half its time)."""
-    count = 0
-    for reading in _as_parsed(data):
-        text = _parsed_text(reading)
-        count += len(_token().findall(text)) + FIELD_TOKENS * text.count(b"{")
+    (:func:`_tokens_in`), once a process for the same bytes (:data:`_COUNTED`)."""
+    key = sha256(data).digest()
+    count = _COUNTED.get(key)
+    if count is None:
+        count = 0
+        for reading in _as_parsed(data):
+            text = _parsed_text(reading)
+            count += _tokens_in(text) + FIELD_TOKENS * text.count(b"{")
+        _COUNTED[key] = count
     return count
+
+
+#: :func:`_count_tokens`' counts in this process, by the sha256 of the module's bytes: a review counts every module
+#: of both sides' ``src/passprice`` (:func:`passprice.sidecode.code_of`, each side not the running code's) and, under
+#: ``--no-cache``, each side's pricing modules again for its digest (:func:`_trees`), and the two sides share all but
+#: the modules a change touched.
+_COUNTED: dict[bytes, int] = {}
+
+
+@functools.cache
+def _classes() -> bytes:
+    """Each byte's class as :func:`_tokens_in` counts it, a :meth:`bytes.translate` table (made when another
+    checkout's modules are first counted, not on every import): ``w`` a word character (``\\w`` of a bytes
+    pattern: ASCII letters, digits, ``_``), ``r`` and ``n`` the line breaks' ``\\r`` and ``\\n``, a space the other
+    blanks of ``\\s`` (space, tab, vertical tab, form feed), ``o`` every other byte (``[^\\w\\s]``: one token
+    each, a byte past ASCII included)."""
+    word = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz"
+    return bytes(
+        ord("w") if b in word else ord("r") if b == 13 else ord("n") if b == 10
+        else ord(" ") if b in (9, 11, 12, 32) else ord("o")
+        for b in range(256)
+    )  # fmt: skip
+
+
+def _tokens_in(text: bytes) -> int:
+    """``len(_token().findall(text))`` (:func:`_token`: a run of word characters, another non-blank byte, or a line
+    break, ``\\r\\n`` one), counted without a match: ``text``'s bytes classed by :func:`_classes` in one
+    ``translate``, then the non-blank others, the line breaks (``\\r`` and ``\\n``, less each ``\\r\\n``) and the
+    word runs (a word byte first, or after any other class) counted by ``bytes.count``, each a scan at C speed
+    with no object a token: the package's 54 modules counted in a tenth of ``findall``'s time, which made a
+    ``bytes`` object a token (29 ms for 420,000 of them; docs/PERFORMANCE.md)."""
+    c = text.translate(_classes())
+    words = c.count(b"ow") + c.count(b" w") + c.count(b"rw") + c.count(b"nw") + c.startswith(b"w")
+    return c.count(b"o") + c.count(b"r") + c.count(b"n") - c.count(b"rn") + words
 
 
 #: The version of a module's canonical tree (:func:`_emit`) as its cache entry holds it (:func:`_kept_tree`):
