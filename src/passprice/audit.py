@@ -980,9 +980,7 @@ def audit_json(
         ],
         **({"sources": documents} if sources is not None else {}),
         "stale_descriptions": [n.to_json() for n in description_notes(a, sources, routing)],
-        **({"quotes_checked": {"checked": sum(c.state == "checked" for c in checks.values()),
-                               "not_found": sum(c.state == "NOT FOUND" for c in checks.values()),
-                               "facts": len(a.rows)}} if texts is not None else {}),
+        **({"quotes_checked": quotes_counted(tuple(checks.values()))} if texts is not None else {}),
     }
 
 
@@ -1240,21 +1238,28 @@ def _quoted_locators(fact: Fact) -> list[tuple[str, str | None, str]]:
 QUOTES_MOST = 512
 
 
-def quote_check(path: str, fact: Fact, texts: Mapping[str, StoredText], left: int = QUOTES_MOST) -> QuoteCheck:
+def quote_check(path: str, fact: Fact, texts: Mapping[str, StoredText], left: int = QUOTES_MOST,
+                only: str | None = None) -> QuoteCheck:
     """The :class:`QuoteCheck` of the fact at ``path``, its cited documents' stored texts ``texts`` (by source id:
     :func:`passprice.sources.stored_texts`), looking up at most ``left`` spans (the rest are not checked, and said
-    so). Raises nothing."""
-    from passprice.sources import quoted_spans
+    so); with ``only`` (a source id), the spans of the locators citing that source alone (``audit --source``). A span
+    after a page its locator names (``p. 19: '…'``, :func:`passprice.sources.paged_spans`) is looked for on that
+    page of the stored text alone, as tests/test_cite72.py looks. Raises nothing."""
+    from passprice.sources import paged_spans
 
     spans = found = past = 0
     missing: list[str] = []
+    missed: list[str] = []  # each missing span as the check shows it: on the page its locator names
     unstored: dict[str, str] = {}
     unquoted: list[str] = []  # a locator quoting nothing: its figure is not checked (the MI300X's vgpr)
     for what, sid, locator in _quoted_locators(fact):
-        quoted = quoted_spans(locator)
-        if not quoted and (what == "its locator" or sid != fact.source):  # a figure of the fact's own document
+        if only is not None and sid != only:
+            continue
+        quoted = paged_spans(locator)
+        if not quoted and (what == "its locator" or sid != fact.source):
+            # a figure of the fact's own document quoting nothing is located by the fact's own quotes
             unquoted.append(f"{what} ({sid})" if sid is not None and sid != fact.source else what)
-        for span in quoted:
+        for page, span in quoted:
             spans += 1
             stored = texts.get(sid) if sid is not None else None
             if stored is not None and stored.flat is not None and found + len(missing) >= left:
@@ -1264,18 +1269,19 @@ def quote_check(path: str, fact: Fact, texts: Mapping[str, StoredText], left: in
                 why = stored.unusable() if stored is not None else None
                 unstored.setdefault(name, f"{name} has no stored text" if why is None
                                     else f"{name}'s stored excerpt is unusable: {why}")
-            elif stored.holds(span):
+            elif stored.holds(span, page):
                 found += 1
             else:
                 missing.append(span)
+                missed.append(repr(span[:60]) + (f" (on p. {page})" if page is not None else ""))
     if spans == 0:
-        why = "its locator quotes nothing" if _quoted_locators(fact) else "it has no locator"
+        why = ("its locator quotes nothing" if any(only is None or sid == only for _, sid, _ in _quoted_locators(fact))
+               else "it has no locator")
         return QuoteCheck(path, "not checked", 0, 0, (), (), why)
     counted = f"{found} of {spans} quoted span{'s' if spans != 1 else ''} found in the stored text"
     beyond = f"{past:,} span{'s' if past != 1 else ''} past the {QUOTES_MOST:,} an audit looks up" if past else ""
     if missing:
-        shown = "; ".join(repr(m[:60]) for m in missing[:3]) + (f"; {len(missing) - 3:,} more" if len(missing) > 3
-                                                              else "")
+        shown = "; ".join(missed[:3]) + (f"; {len(missing) - 3:,} more" if len(missing) > 3 else "")
         return QuoteCheck(path, "NOT FOUND", spans, found, tuple(missing), tuple(unstored),
                           f"{counted}; not in it: {escaped(shown)}" + (f"; {beyond}" if beyond else ""))
     if unstored or unquoted or past:
@@ -1297,6 +1303,27 @@ def quote_checks(a: Audit, texts: Mapping[str, StoredText]) -> tuple[QuoteCheck,
         left -= check.found + len(check.missing)
         out.append(check)
     return tuple(out)
+
+
+def source_quote_checks(citing: Iterable[tuple[str, Fact]], texts: Mapping[str, StoredText],
+                        source_id: str) -> tuple[QuoteCheck, ...]:
+    """:func:`quote_check` of each ``(name, fact)`` of ``citing`` (the facts citing source ``source_id``, as ``audit
+    --source`` lists them), of the spans of its locators citing that source alone (its own, or a figure's of its
+    derivation), :data:`QUOTES_MOST` spans looked up in all. Raises nothing."""
+    out = []
+    left = QUOTES_MOST
+    for name, fact in citing:
+        check = quote_check(name, fact, texts, left, only=source_id)
+        left -= check.found + len(check.missing)
+        out.append(check)
+    return tuple(out)
+
+
+def quotes_counted(checks: Sequence[QuoteCheck]) -> dict[str, int]:
+    """``{"checked", "not_found", "facts"}``: ``--json``'s ``quotes_checked``, the counts :func:`quotes_summary`
+    says. Raises nothing."""
+    return {"checked": sum(c.state == "checked" for c in checks),
+            "not_found": sum(c.state == "NOT FOUND" for c in checks), "facts": len(checks)}
 
 
 def quotes_summary(checks: Sequence[QuoteCheck]) -> str:

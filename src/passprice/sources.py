@@ -514,12 +514,40 @@ EXCERPT_BYTES = 1024 * 1024
 _SECTION = re.compile(r"^== (\S+)(?: .*)? ==$")
 #: A copied line's number and tab (``19\tThe A100 GPU includes …``): the page or line it was read at.
 _NUMBERED = re.compile(r"^\d+\t")
+#: The number of a copied line (:data:`_NUMBERED`), read as the page a quote after ``p. N`` is looked for on.
+_NUMBER = re.compile(r"^(\d{1,6})\t")
+
+#: A page a locator names (``p. 19: 'The A100 GPU includes …'``, ``p. 36, Table 4 row '…'``): each quote after it, up
+#: to the next page named, is looked for on that page's lines of the stored text (:func:`paged_spans`). Up to six
+#: digits (``pp. 36-37`` names none: its quotes are then those of the page named before, or of the whole text).
+PAGE_NAMED = re.compile(r"\bp\. (\d{1,6})\b")
 
 
 def quoted_spans(locator: str) -> list[str]:
     """The spans ``locator`` quotes (:data:`QUOTED_SPAN`), in order; the first 10,000 characters are read. Raises
     nothing."""
     return QUOTED_SPAN.findall(locator[:10_000])
+
+
+def paged_spans(locator: str) -> list[tuple[int | None, str]]:
+    """Each span ``locator`` quotes (:func:`quoted_spans`, in order) with the page it is to be found on: the last
+    page the locator names before it (:data:`PAGE_NAMED`), ``None`` before any (the whole stored text). The one
+    reading of a locator's pages that ``audit``'s quote check (:meth:`StoredText.holds`) and the citation tests
+    (tests/test_cite72.py: each quote verbatim on the page it names) share. Linear in the locator's first 10,000
+    characters. Raises nothing."""
+    from bisect import bisect_left
+
+    text = locator[:10_000]
+    starts: list[int] = []
+    pages: list[int] = []
+    for m in PAGE_NAMED.finditer(text):
+        starts.append(m.start())
+        pages.append(int(m.group(1)))
+    out: list[tuple[int | None, str]] = []
+    for m in QUOTED_SPAN.finditer(text):
+        at = bisect_left(starts, m.start())  # the marks starting before the quote's opening
+        out.append((pages[at - 1] if at else None, m.group(1)))
+    return out
 
 
 @attrs.frozen
@@ -529,7 +557,9 @@ class StoredText:
     print), ``unread`` why a regular one did not read (too large, not UTF-8), else ``text``: the lines of the
     sections of the file that name ``source`` (``== SOURCE … ==``; the whole file's when none names it), each without
     its ``NUMBER<TAB>`` prefix, and without the ``#`` header lines before the first section; ``flat`` that text with
-    every run of blanks (line breaks too) one space, what :meth:`holds` searches."""
+    every run of blanks (line breaks too) one space, what :meth:`holds` searches; ``pages`` the same of each page
+    (the lines numbered ``N<TAB>``, by ``N``: where a copy numbers its lines by the document's pages, a quote after
+    ``p. N`` in its locator is looked for on page ``N`` alone, :func:`paged_spans`)."""
 
     source: str
     excerpt: str | None
@@ -537,23 +567,28 @@ class StoredText:
     text: str | None = None
     unread: str | None = None
     flat: str | None = None
+    pages: Mapping[int, str] = attrs.field(factory=dict)
 
     def unusable(self) -> str | None:
         """Why no quote can be checked against the file (:attr:`problem`, else :attr:`unread`), ``None`` when it
         read."""
         return self.problem if self.problem is not None else self.unread
 
-    def holds(self, span: str) -> bool:
-        """Whether ``span`` is in :attr:`text`, every run of blanks (line breaks too) on either side read as one space
-        (a quote of a sentence the copy breaks over two lines; a span in the text verbatim is in it so too): one
-        search of :attr:`flat`. ``False`` without a text. Raises nothing."""
+    def holds(self, span: str, page: int | None = None) -> bool:
+        """Whether ``span`` is in :attr:`text` (with ``page``, on that page's lines alone: :attr:`pages`, a page the
+        copy does not number holding nothing), every run of blanks (line breaks too) on either side read as one
+        space (a quote of a sentence the copy breaks over two lines; a span in the text verbatim is in it so too):
+        one search of :attr:`flat` or of the page's text. ``False`` without a text. Raises nothing."""
         if self.flat is None:
             return False
+        if page is not None:
+            return " ".join(span.split()) in self.pages.get(page, "")
         return " ".join(span.split()) in self.flat
 
 
-def _excerpt_lines(data: str, source: str) -> str:
-    """The text of ``data`` (a stored excerpt) that :class:`StoredText` checks quotes against for ``source``."""
+def _excerpt_lines(data: str, source: str) -> tuple[str, dict[int, str]]:
+    """The text of ``data`` (a stored excerpt) that :class:`StoredText` checks quotes against for ``source``, and
+    its pages (:attr:`StoredText.pages`: each number's lines, every run of blanks one space, joined by one)."""
     sections: dict[str, list[str]] = {}
     head: list[str] = []
     lines: list[str] | None = None
@@ -562,13 +597,20 @@ def _excerpt_lines(data: str, source: str) -> str:
         if m:
             lines = sections.setdefault(m.group(1), [])
         elif lines is not None:
-            lines.append(_NUMBERED.sub("", line))
+            lines.append(line)
         elif not line.startswith("#"):
-            head.append(_NUMBERED.sub("", line))
+            head.append(line)
     chosen = sections.get(source)
     if chosen is None:
         chosen = [*head, *(line for kept in sections.values() for line in kept)]
-    return "\n".join(chosen)
+    paged: dict[int, list[str]] = {}
+    for line in chosen:
+        m = _NUMBER.match(line)
+        if m:
+            flat = " ".join(line[m.end():].split())
+            if flat:
+                paged.setdefault(int(m.group(1)), []).append(flat)
+    return "\n".join(_NUMBERED.sub("", line) for line in chosen), {n: " ".join(t) for n, t in paged.items()}
 
 
 def stored_text(root: Root, source: Source) -> StoredText:
@@ -592,8 +634,8 @@ def stored_text(root: Root, source: Source) -> StoredText:
         return StoredText(source.id, source.excerpt, unread=f"{source.excerpt}: not UTF-8 text (byte {e.start:,})")
     except OSError as e:
         return StoredText(source.id, source.excerpt, unread=f"{source.excerpt}: {e.strerror or type(e).__name__}")
-    text = _excerpt_lines(data, source.id)
-    return StoredText(source.id, source.excerpt, None, text, flat=" ".join(text.split()))
+    text, pages = _excerpt_lines(data, source.id)
+    return StoredText(source.id, source.excerpt, None, text, flat=" ".join(text.split()), pages=pages)
 
 
 def stored_texts(root: Root, sources: Mapping[str, Source], ids: Iterable[str]) -> dict[str, StoredText]:
