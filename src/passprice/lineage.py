@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Container, Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import attrs
 
@@ -24,11 +24,17 @@ from passprice.errors import InputError, problem_lines
 from passprice.facts import Fact, Provenance, weakest
 from passprice.files import is_there, shell_word
 from passprice.registry import Root, folder_problem
-from passprice.sources import Source, check_sources, cited_ids, excerpt_named, load_source, missing_sources
+from passprice.sources import (
+    QuoteCheck,
+    Source,
+    check_sources,
+    cited_ids,
+    excerpt_named,
+    load_source,
+    missing_sources,
+    quotes_counted,
+)
 from passprice.tables import markdown_code, markdown_prose, markdown_table, markdown_text, text_table
-
-if TYPE_CHECKING:
-    from passprice.audit import QuoteCheck
 
 # --- the facts of the registry ---------------------------------------------------------------------------------------
 
@@ -775,7 +781,7 @@ class Lineage:
     #: registry's file named as such, one not there said so), or ``None``.
     excerpt: str | None = None
     #: The quote check of each fact :attr:`citing` holds (``audit --source``: the spans of its locators citing the
-    #: source, looked for in the source's stored excerpt, :func:`passprice.audit.source_quote_checks`), in its order;
+    #: source, looked for in the source's stored excerpt, :func:`passprice.sources.source_quote_checks`), in its order;
     #: ``None`` for a fact's audit.
     quote_checks: tuple[QuoteCheck, ...] | None = None
 
@@ -806,7 +812,7 @@ class Lineage:
             "runs": [{"file": file, "ids": list(ids), "stacks": list(stacks), "cards": list(cards)}
                      for file, ids, stacks, cards in self.runs],
             "excerpt_problem": self.excerpt_problem,
-            **({"quotes_checked": _counted(self.quote_checks)} if self.quote_checks is not None else {}),
+            **({"quotes_checked": quotes_counted(self.quote_checks)} if self.quote_checks is not None else {}),
         }
 
     def facts_json(self) -> list[dict[str, Any]]:
@@ -816,13 +822,6 @@ class Lineage:
             return [c.to_json() for c in self.citing]
         return [{**c.to_json(), "quote_check": q.to_json()}
                 for c, q in zip(self.citing, self.quote_checks, strict=True)]
-
-
-def _counted(checks: tuple[QuoteCheck, ...]) -> dict[str, int]:
-    """:func:`passprice.audit.quotes_counted` of ``checks``."""
-    from passprice.audit import quotes_counted
-
-    return quotes_counted(checks)
 
 
 def _lineage(
@@ -881,8 +880,7 @@ def source_lineage(root: Root, source_id: str) -> Lineage:
     refs = [FactRef("stack", stack, path.removeprefix("stack.")) for stack, path, _, _, _ in fitted]
     lineage = _lineage(root, f"source {source.id}", citing, source, None, records, refs)
     excerpt = document_problem(root, source.excerpt, "source.excerpt") if source.excerpt is not None else None
-    from passprice.audit import source_quote_checks
-    from passprice.sources import stored_texts
+    from passprice.sources import source_quote_checks, stored_texts
 
     # each citing fact's quotes of this source looked for in its stored excerpt, as audit LOCK looks (left119)
     checks = source_quote_checks([(str(c.ref), c.fact) for c in citing],
@@ -1119,7 +1117,7 @@ def lineage_text(a: Lineage) -> str:
         if a.citing:
             lines.append(text_table(["record", "fact", "value", "provenance", "cites it as"], _fact_rows(a.citing)))
         if a.quote_checks is not None:
-            from passprice.audit import quotes_summary
+            from passprice.sources import quotes_summary
 
             lines += ["", f"quotes checked against a stored text: {quotes_summary(a.quote_checks)}"]
             lines += [f"  {c.line()}" for c in a.quote_checks]
@@ -1196,7 +1194,7 @@ def lineage_markdown(a: Lineage) -> str:
         rows = [[markdown_code(r[0]), markdown_code(r[1]), r[2], r[3], markdown_text(r[4])] for r in _fact_rows(facts)]
         out += ["", "#### Facts", "", markdown_table(["record", "fact", "value", "provenance", "how"], rows, (2,))]
     if a.quote_checks is not None:
-        from passprice.audit import quotes_summary
+        from passprice.sources import quotes_summary
 
         out += ["", f"Quotes checked against a stored text: {markdown_text(quotes_summary(a.quote_checks))}"]
         out += [f"- {'⚠️ ' if c.state != 'checked' else ''}{markdown_code(c.path)}: {markdown_text(c.state)} "

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from passprice import schema
-from passprice.errors import InputError, SchemaError, problem_lines
+from passprice.errors import InputError, SchemaError, escaped, problem_lines
 from passprice.facts import Fact
 from passprice.files import is_there
 from passprice.registry import Root, did_you_mean, document_problem, entry_name, named_in, not_found
@@ -506,7 +506,7 @@ def check_sources(
 QUOTED_SPAN = re.compile(r"(?:(?<=^)|(?<=[\s(\[:;,]))'(.+?)'(?=$|[\s),;:\].])")
 
 #: The most bytes of a stored excerpt read to check quotes against (the largest shipped is 19,590 bytes); a larger
-#: file is said to be too large, unread. With :data:`passprice.audit.QUOTES_MOST` it bounds an audit's look-ups: 256
+#: file is said to be too large, unread. With :data:`QUOTES_MOST` it bounds an audit's look-ups: 256
 #: spans looked for in 1 MB took 0.21 s of CPU.
 EXCERPT_BYTES = 1024 * 1024
 
@@ -647,3 +647,138 @@ def stored_texts(root: Root, sources: Mapping[str, Source], ids: Iterable[str]) 
         if record is not None:
             read[sid] = stored_text(root, record)
     return read
+
+
+# --- the quote check (audit's, and audit --source's) --------------------------------------------------------------
+
+
+@attrs.frozen
+class QuoteCheck:
+    """Whether the quotes of a fact the audited price rests on were checked against a stored text: each span its
+    locator and its derivation's inputs' locators quote (:func:`passprice.sources.quoted_spans`) looked for in the
+    stored excerpt of the document it cites (:class:`passprice.sources.StoredText`, as the registry's citation tests
+    look: tests/test_cite66.py and those after it). ``state``: ``checked`` (every span found), ``NOT FOUND`` (a span
+    the stored text lacks: ``missing``) or ``not checked`` (``why``: a cited document with no stored text, or with one
+    that is not a regular file, ``unstored``; or a locator that quotes nothing). ``spans`` counts the spans quoted,
+    ``found`` those found. A fact one of whose locators quotes nothing (the MI300X's ``on_chip.capacity``, its figure
+    ``vgpr`` read from a ROCm table no text of which is stored) is ``not checked``, whatever the others found (a
+    figure of the fact's own document, ``4 MB L2 per XCD``, is located by the fact's own quotes)."""
+
+    path: str
+    state: str
+    spans: int
+    found: int
+    missing: tuple[str, ...]
+    unstored: tuple[str, ...]
+    why: str
+
+    def line(self) -> str:
+        """``memory.bandwidth: checked (2 of 2 quoted spans found in the stored text)``, or the state and why."""
+        return f"{self.path}: {self.state} ({self.why})"
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"state", "spans", "found", "missing", "unstored", "why"}`` (``audit --json``'s facts'
+        ``quote_check``)."""
+        return {"state": self.state, "spans": self.spans, "found": self.found, "missing": list(self.missing),
+                "unstored": list(self.unstored), "why": self.why}
+
+
+def _quoted_locators(fact: Fact) -> list[tuple[str, str | None, str]]:
+    """``(what, source id, locator)`` of ``fact``'s locator (``what``: ``its locator``) and each of its derivation's
+    inputs' (``the NAME figure's locator``; an input without a source of its own cites its fact's, as the citation
+    tests read them)."""
+    from passprice.derivations import Derivation
+
+    out: list[tuple[str, str | None, str]] = [("its locator", fact.source, fact.locator)] if fact.locator else []
+    if isinstance(fact.derivation, Derivation):
+        out += [(f"the {i.name} figure's locator", i.source or fact.source, i.locator)
+                for i in fact.derivation.inputs if i.locator]
+    return out
+
+
+#: The most quoted spans one audit looks for in the stored texts (the registered locks quote at most 60): past it, a
+#: fact's spans are not checked, and said so. A hostile locator of 10,000 characters quotes up to 3,333 spans; each
+#: look-up reads a stored text of up to :data:`passprice.sources.EXCERPT_BYTES` (256 in 1 MB: 0.21 s of CPU).
+QUOTES_MOST = 512
+
+
+def quote_check(path: str, fact: Fact, texts: Mapping[str, StoredText], left: int = QUOTES_MOST,
+                only: str | None = None) -> QuoteCheck:
+    """The :class:`QuoteCheck` of the fact at ``path``, its cited documents' stored texts ``texts`` (by source id:
+    :func:`passprice.sources.stored_texts`), looking up at most ``left`` spans (the rest are not checked, and said
+    so); with ``only`` (a source id), the spans of the locators citing that source alone (``audit --source``). A span
+    after a page its locator names (``p. 19: '…'``, :func:`passprice.sources.paged_spans`) is looked for on that
+    page of the stored text alone, as tests/test_cite72.py looks. Raises nothing."""
+    spans = found = past = 0
+    missing: list[str] = []
+    missed: list[str] = []  # each missing span as the check shows it: on the page its locator names
+    unstored: dict[str, str] = {}
+    unquoted: list[str] = []  # a locator quoting nothing: its figure is not checked (the MI300X's vgpr)
+    for what, sid, locator in _quoted_locators(fact):
+        if only is not None and sid != only:
+            continue
+        quoted = paged_spans(locator)
+        if not quoted and (what == "its locator" or sid != fact.source):
+            # a figure of the fact's own document quoting nothing is located by the fact's own quotes
+            unquoted.append(f"{what} ({sid})" if sid is not None and sid != fact.source else what)
+        for page, span in quoted:
+            spans += 1
+            stored = texts.get(sid) if sid is not None else None
+            if stored is not None and stored.flat is not None and found + len(missing) >= left:
+                past += 1
+            elif stored is None or stored.flat is None:
+                name = sid or "a free-text cite"
+                why = stored.unusable() if stored is not None else None
+                unstored.setdefault(name, f"{name} has no stored text" if why is None
+                                    else f"{name}'s stored excerpt is unusable: {why}")
+            elif stored.holds(span, page):
+                found += 1
+            else:
+                missing.append(span)
+                missed.append(repr(span[:60]) + (f" (on p. {page})" if page is not None else ""))
+    if spans == 0:
+        why = ("its locator quotes nothing" if any(only is None or sid == only for _, sid, _ in _quoted_locators(fact))
+               else "it has no locator")
+        return QuoteCheck(path, "not checked", 0, 0, (), (), why)
+    counted = f"{found} of {spans} quoted span{'s' if spans != 1 else ''} found in the stored text"
+    beyond = f"{past:,} span{'s' if past != 1 else ''} past the {QUOTES_MOST:,} an audit looks up" if past else ""
+    if missing:
+        shown = "; ".join(missed[:3]) + (f"; {len(missing) - 3:,} more" if len(missing) > 3 else "")
+        return QuoteCheck(path, "NOT FOUND", spans, found, tuple(missing), tuple(unstored),
+                          f"{counted}; not in it: {escaped(shown)}" + (f"; {beyond}" if beyond else ""))
+    if unstored or unquoted or past:
+        nothing = [f"{', '.join(unquoted)} quote{'s' if len(unquoted) == 1 else ''} nothing"] if unquoted else []
+        if past:
+            nothing.append(beyond)
+        return QuoteCheck(path, "not checked", spans, found, (), tuple(unstored),
+                          f"{counted}; {'; '.join([*unstored.values(), *nothing])}")
+    return QuoteCheck(path, "checked", spans, found, (), (), counted)
+
+
+def source_quote_checks(citing: Iterable[tuple[str, Fact]], texts: Mapping[str, StoredText],
+                        source_id: str) -> tuple[QuoteCheck, ...]:
+    """:func:`quote_check` of each ``(name, fact)`` of ``citing`` (the facts citing source ``source_id``, as ``audit
+    --source`` lists them), of the spans of its locators citing that source alone (its own, or a figure's of its
+    derivation), :data:`QUOTES_MOST` spans looked up in all. Raises nothing."""
+    out = []
+    left = QUOTES_MOST
+    for name, fact in citing:
+        check = quote_check(name, fact, texts, left, only=source_id)
+        left -= check.found + len(check.missing)
+        out.append(check)
+    return tuple(out)
+
+
+def quotes_counted(checks: Sequence[QuoteCheck]) -> dict[str, int]:
+    """``{"checked", "not_found", "facts"}``: ``--json``'s ``quotes_checked``, the counts :func:`quotes_summary`
+    says. Raises nothing."""
+    return {"checked": sum(c.state == "checked" for c in checks),
+            "not_found": sum(c.state == "NOT FOUND" for c in checks), "facts": len(checks)}
+
+
+def quotes_summary(checks: Sequence[QuoteCheck]) -> str:
+    """``12 of 20 facts' quotes checked against a stored text (2 NOT FOUND)``: the audit's summary of ``checks``."""
+    checked = sum(c.state == "checked" for c in checks)
+    bad = sum(c.state == "NOT FOUND" for c in checks)
+    return (f"{checked:,} of {len(checks):,} facts' quotes checked against a stored text"
+            + (f" ({bad:,} NOT FOUND)" if bad else ""))
