@@ -165,6 +165,11 @@ def test_3_a_side_whose_embedded_registry_differs_is_priced_by_its_own_code(tmp_
     code = sidecode.code_of(package)
     assert not code.running  # priced in its own process, which reads its own _data
     assert code.describe("HEAD").endswith("in its own process")
+    # a folder of it linked elsewhere (to / it would be walked whole) is not read, and counts as changed
+    shutil.rmtree(package / "_data" / "locks")
+    (package / "_data" / "locks").symlink_to("/")
+    assert sidecode.data_changes(package) == (
+        "src/passprice/_data/locks (a symbolic link: not read, counted as changed)",)
 
 
 def test_3_the_review_does_not_warn_of_a_schema_copy_the_sides_own_code_reads(

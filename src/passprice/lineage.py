@@ -33,6 +33,9 @@ from passprice.sources import (
     load_source,
     missing_sources,
     quotes_counted,
+    quotes_summary,
+    source_quote_checks,
+    stored_texts,
 )
 from passprice.tables import markdown_code, markdown_prose, markdown_table, markdown_text, text_table
 
@@ -880,9 +883,8 @@ def source_lineage(root: Root, source_id: str) -> Lineage:
     refs = [FactRef("stack", stack, path.removeprefix("stack.")) for stack, path, _, _, _ in fitted]
     lineage = _lineage(root, f"source {source.id}", citing, source, None, records, refs)
     excerpt = document_problem(root, source.excerpt, "source.excerpt") if source.excerpt is not None else None
-    from passprice.sources import source_quote_checks, stored_texts
-
-    # each citing fact's quotes of this source looked for in its stored excerpt, as audit LOCK looks (left119)
+    # each citing fact's quotes of this source looked for in its stored excerpt, as audit LOCK looks
+    # (tests/test_left119.py, tests/test_left122.py)
     checks = source_quote_checks([(str(c.ref), c.fact) for c in citing],
                                  stored_texts(root, {source.id: source}, [source.id]), source.id)
     return attrs.evolve(lineage, fitted=fitted, fitted_through=through, fitted_on_cards=on_cards,
@@ -1117,8 +1119,6 @@ def lineage_text(a: Lineage) -> str:
         if a.citing:
             lines.append(text_table(["record", "fact", "value", "provenance", "cites it as"], _fact_rows(a.citing)))
         if a.quote_checks is not None:
-            from passprice.sources import quotes_summary
-
             lines += ["", f"quotes checked against a stored text: {quotes_summary(a.quote_checks)}"]
             lines += [f"  {c.line()}" for c in a.quote_checks]
         lines.append("")  # a fact's audit lists no citing facts: one blank line, not two (walkthrough 15)
@@ -1194,8 +1194,6 @@ def lineage_markdown(a: Lineage) -> str:
         rows = [[markdown_code(r[0]), markdown_code(r[1]), r[2], r[3], markdown_text(r[4])] for r in _fact_rows(facts)]
         out += ["", "#### Facts", "", markdown_table(["record", "fact", "value", "provenance", "how"], rows, (2,))]
     if a.quote_checks is not None:
-        from passprice.sources import quotes_summary
-
         out += ["", f"Quotes checked against a stored text: {markdown_text(quotes_summary(a.quote_checks))}"]
         out += [f"- {'⚠️ ' if c.state != 'checked' else ''}{markdown_code(c.path)}: {markdown_text(c.state)} "
                 f"({markdown_text(c.why)})" for c in a.quote_checks]

@@ -316,6 +316,10 @@ def data_changes(folder: Path) -> tuple[str, ...]:
     ``pricing_models.json`` is read by the review's verdict (:mod:`passprice.modelhistory`, which compares BASE's and
     HEAD's lists itself), ``templates/`` by ``init``. Never raises: a file that cannot be read counts as changed."""
     data = folder / "_data"
+    linked = [f"src/passprice/{rel} (a symbolic link: not read, counted as changed)" for rel in
+              ("_data", *(f"_data/{sub}" for sub in DATA_FOLDERS)) if os.path.islink(folder / rel)]
+    if linked:  # never walked: a link to / would be (os.walk follows the folder it is given)
+        return tuple(linked)
     try:
         if not data.is_dir() or data.resolve() == running_data().resolve():
             return ()
@@ -527,7 +531,10 @@ def code_changes(base: Code, head: Code) -> tuple[str, ...]:
     # the schemas a built copy keeps in the code's folder (:func:`schema_folder`), validated against in place of the
     # checkout's schema/ (which the review names as a file of its own): unnamed, adding them changed nothing said;
     # and the registry it embeds (:func:`data_changes`), every file of it
-    old, new = (_module_files(side / "_data", suffix="") for side in (base.folder, head.folder))
+    old, new = ({} if os.path.islink(side / "_data") else _module_files(side / "_data", suffix="")
+                for side in (base.folder, head.folder))
+    if os.path.islink(head.folder / "_data"):
+        out.append("src/passprice/_data (a symbolic link: not read, counted as changed)")
     for rel in sorted({*old, *new}):
         was, now = old.get(rel), new.get(rel)
         if not (isinstance(was, bytes) and isinstance(now, bytes) and was == now):
