@@ -25,7 +25,7 @@ import pytest
 from cli_helpers import REPO
 from passprice.measurements import load_runs
 from passprice.registry import Root
-from passprice.sources import QUOTED_SPAN
+from passprice.sources import QUOTED_SPAN, StoredText, load_source, paged_spans, stored_text
 
 EXCERPT = REPO / "sources" / "excerpts" / "cite72-excerpt.txt"
 AMPERE = "nvidia-ampere-whitepaper"
@@ -33,8 +33,9 @@ PDF_SHA256 = "45c28588a192919efac0aede884554e043dc53c4762da6d19a0262544dd4cad6"
 _SECTION = re.compile(r"^== (\S+) (\S+) (https://\S+) ==$")
 # a quoted span, as tests/test_cite66.py reads one
 _QUOTED = QUOTED_SPAN  # the one pattern audit's quote check reads a span with
-# a page a locator names ('p. 19: ...', 'p. 36, Table 4 row ...'), then the quotes up to the next page named
-_PAGE = re.compile(r"\bp\. (\d+)")
+# a page a locator names ('p. 19: ...', 'p. 36, Table 4 row ...'), then the quotes up to the next page named: read
+# by the library's passprice.sources.paged_spans, and looked for on the page by StoredText.holds, which audit's quote
+# check uses too (one reading, tests/test_left122.py)
 
 
 @pytest.fixture(scope="module")
@@ -80,29 +81,20 @@ def citing() -> list[tuple[str, str, Any]]:
     return out
 
 
-def _pages(lines: list[tuple[int, str]]) -> dict[int, str]:
-    # each page's lines joined by one space, every run of whitespace read as one space
-    pages: dict[int, list[str]] = {}
-    for page, text in lines:
-        pages.setdefault(page, []).append(" ".join(text.split()))
-    return {page: " ".join(texts) for page, texts in pages.items()}
+@pytest.fixture(scope="module")
+def stored() -> StoredText:
+    # the whitepaper's stored text as audit reads it: each page's lines joined by one space, every run of whitespace
+    # read as one space
+    root = Root(REPO)
+    return stored_text(root, load_source(root, AMPERE))
 
 
-def _paged_quotes(locator: str) -> list[tuple[int, str]]:
-    # each quote with the page named last before it; a quote before any page is the heading it names (page 0)
-    marks = [(m.start(), int(m.group(1))) for m in _PAGE.finditer(locator)]
-    out = []
-    for m in _QUOTED.finditer(locator):
-        before = [page for at, page in marks if at < m.start()]
-        out.append((before[-1] if before else 0, m.group(1)))
-    return out
-
-
-def test_1_the_excerpt_is_the_copy_the_record_names(excerpt: tuple[str, str, list[tuple[int, str]]]) -> None:
-    path, url, lines = excerpt
+def test_1_the_excerpt_is_the_copy_the_record_names(excerpt: tuple[str, str, list[tuple[int, str]]],
+                                                    stored: StoredText) -> None:
+    path, url, _ = excerpt
     assert url == f"https://github.com/fmars/papers/blob/a1260982447f121c7e7719321db06ad39c9633ab/{path}"
     assert path == "nvidia-ampere-architecture-whitepaper.pdf"
-    assert _pages(lines)[1] == "V1.0 NVIDIA A100 Tensor Core GPU Architecture"
+    assert stored.pages[1] == "V1.0 NVIDIA A100 Tensor Core GPU Architecture"
     with (REPO / "sources" / f"{AMPERE}.toml").open("rb") as f:
         record = tomllib.load(f)["source"]
     assert PDF_SHA256 in record["read"] and "fmars/papers" in record["read"] and "V1.0" in record["read"]
@@ -111,21 +103,22 @@ def test_1_the_excerpt_is_the_copy_the_record_names(excerpt: tuple[str, str, lis
 
 
 def test_2_every_quote_is_verbatim_on_the_page_it_names(
-        citing: list[tuple[str, str, Any]], excerpt: tuple[str, str, list[tuple[int, str]]]) -> None:
-    pages = _pages(excerpt[2])
+        citing: list[tuple[str, str, Any]], stored: StoredText) -> None:
     # 20 locators and 86 quotes until cite83 re-cited the A100 80GB cards' array, vector and tensor rates (16 locators,
     # 28 quotes: each its Table 4 row, the sparse ones footnote 3 too) from the A100 datasheet (tests/test_cite83.py)
     assert len(citing) == 36 and all(_QUOTED.search(locator) for _, locator, _ in citing)
-    quotes = [q for _, locator, _ in citing for q in _paged_quotes(locator)]
+    quotes = [q for _, locator, _ in citing for q in paged_spans(locator)]
     assert len(quotes) == 114  # 0 before cite72, 86 before cite83
-    assert [(page, q) for page, q in quotes if page == 0 or q not in pages[page]] == []
+    # a quote before any page named would be looked for in the whole text: each of these names its page
+    assert [(page, q) for page, q in quotes if page is None or not stored.holds(q, page)] == []
     # no locator names the tables that do not state these figures (Table 1: performance specs; Table 3: formats)
     assert [locator for _, locator, _ in citing if re.search(r"Tables? [13]\b", locator)] == []
 
 
 def test_3_the_figures_are_the_whitepapers(
-        citing: list[tuple[str, str, Any]], excerpt: tuple[str, str, list[tuple[int, str]]]) -> None:
-    pages = _pages(excerpt[2])
+        citing: list[tuple[str, str, Any]], excerpt: tuple[str, str, list[tuple[int, str]]],
+        stored: StoredText) -> None:
+    pages = stored.pages
     assert "● 7 GPCs, 7 or 8 TPCs/GPC, 2 SMs/TPC, up to 16 SMs/GPC, 108 SMs" in pages[19]
     assert "● 64 FP32 CUDA Cores/SM, 6912 FP32 CUDA Cores per GPU" in pages[19]
     assert "the A100 GPU has significantly more on-chip memory including a 40 MB Level 2 (L2) cache" in pages[16]

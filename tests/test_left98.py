@@ -45,12 +45,14 @@ def test_1_a_checkpoint_entry_that_does_not_parse_is_not_said_to_be_gone(tmp_pat
     audit = invoke("audit", f"locks/{R1}.lock.toml", root=root)
     assert audit.exit_code == 1, audit.output
     assert f"checkpoint {ENTRY}: does not read ({problem})" in audit.stderr
-    # an entry really absent is still "gone", with the fix first where passprice's own registry holds it (walk107)
+    # an entry really absent is said so, with the fix first where passprice's own registry holds it (walk107); the
+    # copy is no git work tree, so whether it was ever here is not known, and not said "gone" (tests/test_left122.py)
     entry.unlink()
     result = invoke("reproduce", f"locks/{R1}.lock.toml", root=root)
     assert result.exit_code == 1, result.output
     assert result.stdout.splitlines()[1] == (
-        f"  does NOT reproduce: the pinned checkpoint {ENTRY} is gone from this registry; passprice's own registry "
+        f"  does NOT reproduce: the pinned checkpoint {ENTRY} is not in this registry (no git history here says "
+        "whether it ever was); passprice's own registry "
         f"holds it: cp {embedded_root().path / 'registry' / 'checkpoints' / f'{ENTRY}.toml'} {entry}, and run this "
         "again")
 

@@ -1161,6 +1161,26 @@ def borrowed_measurements(cards: Mapping[str, Mapping[str, Fact]]) -> dict[tuple
     return out
 
 
+#: The stable ``code`` of a warning of :func:`borrowed_lines` in ``--json`` (``fact set``, ``fact recompute``,
+#: ``check``'s ``coded_warnings``): a measured fact citing the place another card's measured fact cites.
+MEASURED_ELSEWHERE = "measured_elsewhere"
+
+
+def warning_json(code: str, text: str) -> dict[str, str]:
+    """``{"code", "text"}``: one warning as ``--json`` gives it (``fact set``, ``fact recompute`` ``warnings``;
+    ``check``'s ``coded_warnings``), ``code`` stable (:data:`MEASURED_ELSEWHERE`, …), ``text`` the line stderr
+    prints after ``passprice: warning:``. Raises nothing."""
+    return {"code": code, "text": text}
+
+
+def warning_code(line: str) -> str:
+    """The code of one of ``check``'s warning lines: :data:`MEASURED_ELSEWHERE` for a line of :func:`borrowed_lines`,
+    ``other`` for a warning given no code of its own yet. Raises nothing."""
+    from passprice.lineage import COPIED_INPUTS
+
+    return MEASURED_ELSEWHERE if f" is measured but {COPIED_INPUTS} measured fact (" in line else "other"
+
+
 def borrowed_lines(cards: Mapping[str, Mapping[str, Fact]], file: str | None = None) -> list[str]:
     """One line for each fact :func:`borrowed_measurements` names (of ``file`` alone when given): ``FILE: PATH is
     measured but cites the same place as another card's measured fact (…): …; re-cite it to a measurement of this

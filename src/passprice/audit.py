@@ -21,6 +21,13 @@ from passprice.errors import escaped
 from passprice.facts import Fact, Provenance
 from passprice.routing import ROUTING_PATHS
 from passprice.serving import Draft, Serving, ServingBind, ServingCost, ServingRefusal
+from passprice.sources import (  # the quote check lives with the stored texts, which audit --source reads too
+    QUOTES_MOST,
+    QuoteCheck,
+    quote_check,
+    quotes_counted,
+    quotes_summary,
+)
 from passprice.tables import markdown_code, markdown_prose, markdown_table, markdown_text, text_table
 
 if TYPE_CHECKING:
@@ -980,9 +987,7 @@ def audit_json(
         ],
         **({"sources": documents} if sources is not None else {}),
         "stale_descriptions": [n.to_json() for n in description_notes(a, sources, routing)],
-        **({"quotes_checked": {"checked": sum(c.state == "checked" for c in checks.values()),
-                               "not_found": sum(c.state == "NOT FOUND" for c in checks.values()),
-                               "facts": len(a.rows)}} if texts is not None else {}),
+        **({"quotes_checked": quotes_counted(tuple(checks.values()))} if texts is not None else {}),
     }
 
 
@@ -1190,103 +1195,6 @@ def cited_sources(a: Audit) -> list[str]:
     return list(dict.fromkeys([*ids, *(sid for sid, _, _ in input_citations(a))]))
 
 
-@attrs.frozen
-class QuoteCheck:
-    """Whether the quotes of a fact the audited price rests on were checked against a stored text: each span its
-    locator and its derivation's inputs' locators quote (:func:`passprice.sources.quoted_spans`) looked for in the
-    stored excerpt of the document it cites (:class:`passprice.sources.StoredText`, as the registry's citation tests
-    look: tests/test_cite66.py and those after it). ``state``: ``checked`` (every span found), ``NOT FOUND`` (a span
-    the stored text lacks: ``missing``) or ``not checked`` (``why``: a cited document with no stored text, or with one
-    that is not a regular file, ``unstored``; or a locator that quotes nothing). ``spans`` counts the spans quoted,
-    ``found`` those found. A fact one of whose locators quotes nothing (the MI300X's ``on_chip.capacity``, its figure
-    ``vgpr`` read from a ROCm table no text of which is stored) is ``not checked``, whatever the others found (a
-    figure of the fact's own document, ``4 MB L2 per XCD``, is located by the fact's own quotes)."""
-
-    path: str
-    state: str
-    spans: int
-    found: int
-    missing: tuple[str, ...]
-    unstored: tuple[str, ...]
-    why: str
-
-    def line(self) -> str:
-        """``memory.bandwidth: checked (2 of 2 quoted spans found in the stored text)``, or the state and why."""
-        return f"{self.path}: {self.state} ({self.why})"
-
-    def to_json(self) -> dict[str, Any]:
-        """``{"state", "spans", "found", "missing", "unstored", "why"}`` (``audit --json``'s facts'
-        ``quote_check``)."""
-        return {"state": self.state, "spans": self.spans, "found": self.found, "missing": list(self.missing),
-                "unstored": list(self.unstored), "why": self.why}
-
-
-def _quoted_locators(fact: Fact) -> list[tuple[str, str | None, str]]:
-    """``(what, source id, locator)`` of ``fact``'s locator (``what``: ``its locator``) and each of its derivation's
-    inputs' (``the NAME figure's locator``; an input without a source of its own cites its fact's, as the citation
-    tests read them)."""
-    from passprice.derivations import Derivation
-
-    out: list[tuple[str, str | None, str]] = [("its locator", fact.source, fact.locator)] if fact.locator else []
-    if isinstance(fact.derivation, Derivation):
-        out += [(f"the {i.name} figure's locator", i.source or fact.source, i.locator)
-                for i in fact.derivation.inputs if i.locator]
-    return out
-
-
-#: The most quoted spans one audit looks for in the stored texts (the registered locks quote at most 60): past it, a
-#: fact's spans are not checked, and said so. A hostile locator of 10,000 characters quotes up to 3,333 spans; each
-#: look-up reads a stored text of up to :data:`passprice.sources.EXCERPT_BYTES` (256 in 1 MB: 0.21 s of CPU).
-QUOTES_MOST = 512
-
-
-def quote_check(path: str, fact: Fact, texts: Mapping[str, StoredText], left: int = QUOTES_MOST) -> QuoteCheck:
-    """The :class:`QuoteCheck` of the fact at ``path``, its cited documents' stored texts ``texts`` (by source id:
-    :func:`passprice.sources.stored_texts`), looking up at most ``left`` spans (the rest are not checked, and said
-    so). Raises nothing."""
-    from passprice.sources import quoted_spans
-
-    spans = found = past = 0
-    missing: list[str] = []
-    unstored: dict[str, str] = {}
-    unquoted: list[str] = []  # a locator quoting nothing: its figure is not checked (the MI300X's vgpr)
-    for what, sid, locator in _quoted_locators(fact):
-        quoted = quoted_spans(locator)
-        if not quoted and (what == "its locator" or sid != fact.source):  # a figure of the fact's own document
-            unquoted.append(f"{what} ({sid})" if sid is not None and sid != fact.source else what)
-        for span in quoted:
-            spans += 1
-            stored = texts.get(sid) if sid is not None else None
-            if stored is not None and stored.flat is not None and found + len(missing) >= left:
-                past += 1
-            elif stored is None or stored.flat is None:
-                name = sid or "a free-text cite"
-                why = stored.unusable() if stored is not None else None
-                unstored.setdefault(name, f"{name} has no stored text" if why is None
-                                    else f"{name}'s stored excerpt is unusable: {why}")
-            elif stored.holds(span):
-                found += 1
-            else:
-                missing.append(span)
-    if spans == 0:
-        why = "its locator quotes nothing" if _quoted_locators(fact) else "it has no locator"
-        return QuoteCheck(path, "not checked", 0, 0, (), (), why)
-    counted = f"{found} of {spans} quoted span{'s' if spans != 1 else ''} found in the stored text"
-    beyond = f"{past:,} span{'s' if past != 1 else ''} past the {QUOTES_MOST:,} an audit looks up" if past else ""
-    if missing:
-        shown = "; ".join(repr(m[:60]) for m in missing[:3]) + (f"; {len(missing) - 3:,} more" if len(missing) > 3
-                                                              else "")
-        return QuoteCheck(path, "NOT FOUND", spans, found, tuple(missing), tuple(unstored),
-                          f"{counted}; not in it: {escaped(shown)}" + (f"; {beyond}" if beyond else ""))
-    if unstored or unquoted or past:
-        nothing = [f"{', '.join(unquoted)} quote{'s' if len(unquoted) == 1 else ''} nothing"] if unquoted else []
-        if past:
-            nothing.append(beyond)
-        return QuoteCheck(path, "not checked", spans, found, (), tuple(unstored),
-                          f"{counted}; {'; '.join([*unstored.values(), *nothing])}")
-    return QuoteCheck(path, "checked", spans, found, (), (), counted)
-
-
 def quote_checks(a: Audit, texts: Mapping[str, StoredText]) -> tuple[QuoteCheck, ...]:
     """:func:`quote_check` of each fact of ``a``, in its rows' order, :data:`QUOTES_MOST` spans looked up in all.
     Raises nothing."""
@@ -1297,14 +1205,6 @@ def quote_checks(a: Audit, texts: Mapping[str, StoredText]) -> tuple[QuoteCheck,
         left -= check.found + len(check.missing)
         out.append(check)
     return tuple(out)
-
-
-def quotes_summary(checks: Sequence[QuoteCheck]) -> str:
-    """``12 of 20 facts' quotes checked against a stored text (2 NOT FOUND)``: the audit's summary of ``checks``."""
-    checked = sum(c.state == "checked" for c in checks)
-    bad = sum(c.state == "NOT FOUND" for c in checks)
-    return (f"{checked:,} of {len(checks):,} facts' quotes checked against a stored text"
-            + (f" ({bad:,} NOT FOUND)" if bad else ""))
 
 
 def lock_pins(lock: Lock, reference: str | None = None) -> tuple[str, str]:

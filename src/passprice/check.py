@@ -110,7 +110,10 @@ class CheckReport:
         return not self.problems and not self.disagreements and all(s.ok(frozen) for s in self.locks)
 
     def to_json(self, frozen: bool) -> dict[str, Any]:
-        """The report for ``--json``."""
+        """The report for ``--json`` (``coded_warnings``: :attr:`warnings`, each as
+        :func:`passprice.addedfacts.warning_json` with :func:`passprice.addedfacts.warning_code`'s code)."""
+        from passprice.addedfacts import warning_code, warning_json
+
         return {
             "ok": self.ok(frozen),
             "frozen": frozen,
@@ -118,6 +121,8 @@ class CheckReport:
             "kinds": dict(self.kinds),
             "problems": list(self.problems),
             "warnings": list(self.warnings),
+            # the same lines, each with a stable code (walkthrough 117's copied measurements: measured_elsewhere)
+            "coded_warnings": [warning_json(warning_code(w), w) for w in self.warnings],
             "locks": [{**attrs.asdict(s, filter=lambda a, _: a.name not in ("pasted", "unjudged")),
                        "drifted": s.drifted,
                        "ok": s.ok(frozen)} for s in self.locks],

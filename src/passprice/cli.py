@@ -3260,22 +3260,24 @@ def fact_recompute_command(ctx: click.Context, name: str, path: str | None, draf
         edits = recompute_record(where, root.schema, root)
     shown = where.file.relative_to(root.path) if where.file.is_relative_to(root.path) else where.file
     kept = provenance_kept(edits)
+    from passprice.addedfacts import MEASURED_ELSEWHERE, warning_json
+    from passprice.lineage import borrowed_in
+
+    # a copied card's measurement kept as its own (walkthrough 117): on stderr, and in --json's warnings
+    borrowed = borrowed_in(root, where.file) if edits and not draft else []
     if as_json:
         _echo_json({"file": str(where.file), "recomputed": [
             {"path": e.where.path, "old": fact_json(e.old) if e.old is not None else None, "new": fact_json(e.new)}
             for e in edits
-        ], "provenance_kept": kept})
+        ], "provenance_kept": kept, "warnings": [warning_json(MEASURED_ELSEWHERE, line) for line in borrowed]})
         return
     for e in edits:
         old = e.old.describe() if e.old is not None else "(new)"
         click.echo(f"{shown}: {e.where.path}: {old} -> {e.new.describe()} (recomputed from today's inputs)")
     if kept is not None:
         click.echo(f"{shown}: {kept}")
-    if edits and not draft:
-        from passprice.lineage import borrowed_in
-
-        for line in borrowed_in(root, where.file):  # a copied card's measurement kept as its own (walkthrough 117)
-            click.echo(f"passprice: warning: {line}", err=True)
+    for line in borrowed:
+        click.echo(f"passprice: warning: {line}", err=True)
     if not edits:
         what = f"{path} follows" if path is not None else "every derived fact follows"
         click.echo(f"{shown}: nothing to recompute: {what} from its inputs")
@@ -3346,11 +3348,7 @@ def fact_set_command(
     edit = edit_fact(where, entry, root.schema, root)  # read, edited and replaced under a lock on the file
     stale = edit.stale()
     shown = where.file.relative_to(root.path) if where.file.is_relative_to(root.path) else where.file
-    if as_json:
-        _echo_json({"file": str(where.file), "path": where.path, "changed": edit.changed,
-                    "old": fact_json(edit.old) if edit.old is not None else None, "new": fact_json(edit.new),
-                    "stale": [f.to_json() for f in stale]})
-    else:
+    if not as_json:
         old = f"{edit.old.describe()} ({edit.old.provenance.value})" if edit.old is not None else "(new)"
         state = "" if edit.changed else " (unchanged)"
         if edit.changed and edit.old is not None:
@@ -3364,8 +3362,11 @@ def fact_set_command(
             what = change_said(was, now, leave=frozenset(seen))
             state = f" ({what})" if what else "" if seen else " (as written changed)"
         click.echo(f"{shown}: {where.path}: {old} -> {edit.new.describe()} ({edit.new.provenance.value}){state}")
-    for found in stale:
-        click.echo(f"passprice: warning: {shown}: {found.message}", err=True)
+    from passprice.addedfacts import MEASURED_ELSEWHERE
+
+    # every warning, in the order stderr gives them: (code, text), the text as printed after "passprice: warning: "
+    # (--json's warnings: walkthrough 117's copied measurements were on stderr alone)
+    warned: list[tuple[str, str]] = [("stale", f"{shown}: {found.message}") for found in stale]
     from passprice.edit import cautions
 
     said = cautions(edit, root.schema) if edit.changed else []
@@ -3386,12 +3387,11 @@ def fact_set_command(
         borrowed = borrowed_in(root, where.file) if not draft else []
         once = (" once the measurements they rest on are this card's (below: another card's measured facts cite the "
                 "same places)") if any(f": {p} is measured but " in line for line in borrowed for p in fixable) else ""
-        click.echo(f"passprice: warning: {shown}: {'; '.join(f'`{c}`' for c in commands)} writes {them} from "
-                   f"today's inputs{once} (`passprice diff` fails a change that leaves a derived fact stale)", err=True)
-        for line in borrowed:
-            click.echo(f"passprice: warning: {line}", err=True)
-    for line in said:
-        click.echo(f"passprice: warning: {shown}: {line}", err=True)
+        warned.append(("recompute", f"{shown}: {'; '.join(f'`{c}`' for c in commands)} writes {them} from "
+                                    f"today's inputs{once} (`passprice diff` fails a change that leaves a derived fact "
+                                    "stale)"))
+        warned += [(MEASURED_ELSEWHERE, line) for line in borrowed]
+    warned += [("caution", f"{shown}: {line}") for line in said]
     if not draft and edit.old is not None and edit.new.provenance.weaker_than(edit.old.provenance):
         from passprice.locks import MAX_FLOOR_WARNINGS, floors_below
         from passprice.registry import pasted_path
@@ -3400,14 +3400,23 @@ def fact_set_command(
         for lock, file, floor in below[:MAX_FLOOR_WARNINGS]:
             relock = (f"passprice lock --update -o {shell_word(pasted_path(root, file))} --force --require "
                       f"{where.path}={edit.new.provenance.value}")
-            click.echo(f"passprice: warning: {shown}: {where.path} is {edit.new.provenance.value} now, below the "
-                       f"floor {floor.value} of lock {lock}: `passprice check` (the pre-commit hook) and the review "
-                       f"fail it; restore the fact, or loosen that floor on purpose (`{relock}`)", err=True)
+            warned.append(("below_floor", f"{shown}: {where.path} is {edit.new.provenance.value} now, below the "
+                                          f"floor {floor.value} of lock {lock}: `passprice check` (the pre-commit "
+                                          "hook) and the review fail it; restore the fact, or loosen that floor on "
+                                          f"purpose (`{relock}`)"))
         if len(below) > MAX_FLOOR_WARNINGS:
             more = len(below) - MAX_FLOOR_WARNINGS
-            click.echo(f"passprice: warning: {shown}: and {more:,} more lock{'s' if more > 1 else ''} below "
-                       f"{'their floors' if more > 1 else 'its floor'} for {where.path} (`passprice check` lists "
-                       "every one)", err=True)
+            warned.append(("below_floor", f"{shown}: and {more:,} more lock{'s' if more > 1 else ''} below "
+                                          f"{'their floors' if more > 1 else 'its floor'} for {where.path} "
+                                          "(`passprice check` lists every one)"))
+    if as_json:
+        from passprice.addedfacts import warning_json
+
+        _echo_json({"file": str(where.file), "path": where.path, "changed": edit.changed,
+                    "old": fact_json(edit.old) if edit.old is not None else None, "new": fact_json(edit.new),
+                    "stale": [f.to_json() for f in stale], "warnings": [warning_json(c, t) for c, t in warned]})
+    for _, text in warned:
+        click.echo(f"passprice: warning: {text}", err=True)
 
 
 @cli.command("sweep")

@@ -4804,6 +4804,26 @@ def compare(base: Side, head: Side) -> Diff:
         return _compare(base, head)
 
 
+def _own_schemas_unwarned(head: Side, warnings: tuple[str, ...]) -> tuple[str, ...]:
+    """``check``'s ``warnings`` on HEAD without those of :func:`passprice.registry.schema_copy_drift` ("schema/…
+    differs from this passprice's copy, which it validates against") when HEAD carries its own code whose schemas
+    are that ``schema/`` (:func:`passprice.sidecode.schema_folder`): its code validates against them, and prices it
+    in its own process where they differ from this passprice's (:func:`passprice.sidecode.schema_changes`), so the
+    warning was wrong of it (issue 13). Raises nothing."""
+    if not head.code.own or head.code.folder is None:
+        return warnings
+    from passprice.registry import schema_copy_drift
+    from passprice.sidecode import schema_folder
+
+    try:
+        if schema_folder(head.code.folder).resolve() != (head.root.path / "schema").resolve():
+            return warnings
+    except (OSError, RuntimeError):
+        return warnings
+    drift = set(schema_copy_drift(head.root))
+    return tuple(w for w in warnings if w not in drift)
+
+
 def _compare(base: Side, head: Side) -> Diff:
     from passprice import snapshot
 
@@ -4826,6 +4846,7 @@ def _compare(base: Side, head: Side) -> Diff:
     from passprice.check import review_files
 
     review = review_files(head.root, head.document)
+    head_warnings = _own_schemas_unwarned(head, review.warnings)
     problems = review.problems + unreproduced(head, [p for p in paths if p in head.files])
     # HEAD's and BASE's facts read with the running code: also when HEAD prices with its own code (a pull request
     # tidying src/passprice re-cited a lock's pinned fact by hand and passed as "re-locked", slip round 28), a pin at
@@ -4888,7 +4909,7 @@ def _compare(base: Side, head: Side) -> Diff:
     return Diff(base.info, head.info, files, reviews, base.code, head.code,
                 _unrooted(head, problems), _unrooted(head, review.unreadable), sources, moves, left_out,
                 code_changes(base.code, head.code) + listed.named, _duplicates(head, paths),
-                _unrooted(head, review.warnings[:MAX_HEAD_WARNINGS]), max(0, len(review.warnings) - MAX_HEAD_WARNINGS),
+                _unrooted(head, head_warnings[:MAX_HEAD_WARNINGS]), max(0, len(head_warnings) - MAX_HEAD_WARNINGS),
                 added_servings(head, files, reviews),
                 tuple(p for p in dict.fromkeys([*INSTALL_FILES, *sorted({*base.installs, *head.installs})])
                       if base.installs.get(p) != head.installs.get(p)),

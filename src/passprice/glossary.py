@@ -1039,13 +1039,29 @@ _TERMS = (
         "that text, as the registry's citation tests do: `checked` when every span is found, `NOT FOUND` when one "
         "is not (the quote is not the text read), `not checked` when the document has no stored text (the H200 "
         "datasheet, whose PDF was never read), or a locator quotes nothing (the MI300X's `vgpr`, read from a "
-        "ROCm table no text of which is stored). The text audit's `quotes checked against a stored text:` section "
-        "(the markdown's `Quotes checked`) gives the count and a line a fact. `audit --json`'s facts' "
+        "ROCm table no text of which is stored). A quote after a page its locator names (`p. 19: '…'`) is looked "
+        "for on that page of the stored text alone, where the excerpt numbers its lines by page (the Ampere and "
+        "Hopper whitepapers'). The text audit's `quotes checked against a stored text:` section "
+        "(the markdown's `Quotes checked`) gives the count and a line a fact; `audit --source ID` gives the same of "
+        "each fact citing the source, of the spans its locators citing it quote. `audit --json`'s facts' "
         "`quote_check` holds `state`, `spans` (quoted), `found`, `missing` (the spans not found), `unstored` (the "
         "documents with no usable stored text) and `why`; `quotes_checked` counts the facts `checked`, "
         "`not_found` and all `facts`.",
         ("quote_check", "quotes_checked", "quotes checked", "quotes checked against a stored text", "not checked",
          "NOT FOUND", "not_found", "unstored", "spans", "checked", "missing"),
+    ),
+    Term(
+        "warning code",
+        "--json: each warning a command prints, with a stable code to act on",
+        "`fact set --json` and `fact recompute --json` list each warning they print on stderr in `warnings`, and "
+        "`check --json` each of its `warnings` lines again in `coded_warnings`: an object a warning, its `text` the "
+        "line as printed after `passprice: warning:` and its `code` one that does not change with the wording: "
+        "`measured_elsewhere` (a measured fact citing the place another card's measured fact cites: a card copied "
+        "from another that kept that card's measurement as its own), `stale` (a derived fact the edit left stale), "
+        "`recompute` (the `fact recompute` command that writes them), `caution` (what the edit removed or made "
+        "inconsistent), `below_floor` (a lock whose floor the fact now falls below); `check`'s other warnings are "
+        "`other` until they are given a code of their own.",
+        ("coded_warnings", "code", "text", "measured_elsewhere", "below_floor", "recompute", "other"),
     ),
     Term(
         "refusal",

@@ -24,7 +24,19 @@ from passprice.errors import InputError, problem_lines
 from passprice.facts import Fact, Provenance, weakest
 from passprice.files import is_there, shell_word
 from passprice.registry import Root, folder_problem
-from passprice.sources import Source, check_sources, cited_ids, excerpt_named, load_source, missing_sources
+from passprice.sources import (
+    QuoteCheck,
+    Source,
+    check_sources,
+    cited_ids,
+    excerpt_named,
+    load_source,
+    missing_sources,
+    quotes_counted,
+    quotes_summary,
+    source_quote_checks,
+    stored_texts,
+)
 from passprice.tables import markdown_code, markdown_prose, markdown_table, markdown_text, text_table
 
 # --- the facts of the registry ---------------------------------------------------------------------------------------
@@ -771,6 +783,10 @@ class Lineage:
     #: How the text names the source's stored excerpt (:func:`passprice.sources.excerpt_named`: the built-in
     #: registry's file named as such, one not there said so), or ``None``.
     excerpt: str | None = None
+    #: The quote check of each fact :attr:`citing` holds (``audit --source``: the spans of its locators citing the
+    #: source, looked for in the source's stored excerpt, :func:`passprice.sources.source_quote_checks`), in its order;
+    #: ``None`` for a fact's audit.
+    quote_checks: tuple[QuoteCheck, ...] | None = None
 
     @property
     def breaks(self) -> tuple[LockImpact, ...]:
@@ -783,7 +799,7 @@ class Lineage:
             "subject": self.subject,
             "source": attrs.asdict(self.source) if self.source is not None else None,
             "fact": str(self.fact) if self.fact is not None else None,
-            "facts": [c.to_json() for c in self.citing],
+            "facts": self.facts_json(),
             "derived": [c.to_json() for c in self.derived],
             "servings": [s.to_json() for s in self.servings],
             "locks": [lock.to_json() for lock in self.locks],
@@ -799,7 +815,16 @@ class Lineage:
             "runs": [{"file": file, "ids": list(ids), "stacks": list(stacks), "cards": list(cards)}
                      for file, ids, stacks, cards in self.runs],
             "excerpt_problem": self.excerpt_problem,
+            **({"quotes_checked": quotes_counted(self.quote_checks)} if self.quote_checks is not None else {}),
         }
+
+    def facts_json(self) -> list[dict[str, Any]]:
+        """``facts`` of :meth:`to_json`: each citing fact, with its ``quote_check`` (:meth:`QuoteCheck.to_json`) in a
+        source's audit."""
+        if self.quote_checks is None:
+            return [c.to_json() for c in self.citing]
+        return [{**c.to_json(), "quote_check": q.to_json()}
+                for c, q in zip(self.citing, self.quote_checks, strict=True)]
 
 
 def _lineage(
@@ -858,9 +883,13 @@ def source_lineage(root: Root, source_id: str) -> Lineage:
     refs = [FactRef("stack", stack, path.removeprefix("stack.")) for stack, path, _, _, _ in fitted]
     lineage = _lineage(root, f"source {source.id}", citing, source, None, records, refs)
     excerpt = document_problem(root, source.excerpt, "source.excerpt") if source.excerpt is not None else None
+    # each citing fact's quotes of this source looked for in its stored excerpt, as audit LOCK looks
+    # (tests/test_left119.py, tests/test_left122.py)
+    checks = source_quote_checks([(str(c.ref), c.fact) for c in citing],
+                                 stored_texts(root, {source.id: source}, [source.id]), source.id)
     return attrs.evolve(lineage, fitted=fitted, fitted_through=through, fitted_on_cards=on_cards,
                         runs=runs_citing(root, source.id), excerpt_problem=excerpt,
-                        excerpt=excerpt_named(root, source))
+                        excerpt=excerpt_named(root, source), quote_checks=checks)
 
 
 def runs_citing(
@@ -1089,6 +1118,9 @@ def lineage_text(a: Lineage) -> str:
         lines.append(f"facts citing it: {len(a.citing)}")
         if a.citing:
             lines.append(text_table(["record", "fact", "value", "provenance", "cites it as"], _fact_rows(a.citing)))
+        if a.quote_checks is not None:
+            lines += ["", f"quotes checked against a stored text: {quotes_summary(a.quote_checks)}"]
+            lines += [f"  {c.line()}" for c in a.quote_checks]
         lines.append("")  # a fact's audit lists no citing facts: one blank line, not two (walkthrough 15)
     lines.append(f"facts derived from {'them' if a.source is not None else 'it'}: {len(a.derived)}")
     if a.derived:
@@ -1161,6 +1193,10 @@ def lineage_markdown(a: Lineage) -> str:
     if facts:
         rows = [[markdown_code(r[0]), markdown_code(r[1]), r[2], r[3], markdown_text(r[4])] for r in _fact_rows(facts)]
         out += ["", "#### Facts", "", markdown_table(["record", "fact", "value", "provenance", "how"], rows, (2,))]
+    if a.quote_checks is not None:
+        out += ["", f"Quotes checked against a stored text: {markdown_text(quotes_summary(a.quote_checks))}"]
+        out += [f"- {'⚠️ ' if c.state != 'checked' else ''}{markdown_code(c.path)}: {markdown_text(c.state)} "
+                f"({markdown_text(c.why)})" for c in a.quote_checks]
     if a.fitted:
         rows = [[markdown_code(stack), markdown_code(path), fact.describe(), fact.provenance.value,
                  f"{runs} of {total}"] for stack, path, fact, runs, total in a.fitted]

@@ -299,8 +299,10 @@ class CheckpointState:
     #: (:func:`passprice.checkpointcite.packaged_copy`), said first: walkthrough 106, a fresh ``init`` registry was
     #: told to import a header file that was never kept, the working ``cp`` on stderr alone.
     packaged: str | None = None
-    #: The lock is not one of the registry's (:func:`lock_of`): its entry was never here, not "gone".
-    never_here: bool = False
+    #: The lock is not one of the registry's (:func:`lock_of`), or git shows its entry never here: not "gone";
+    #: ``None`` where git cannot tell (a registry that is no git work tree): it is not here, and whether it was is
+    #: not known (:func:`checkpoint_never_here`).
+    never_here: bool | None = False
 
     @property
     def changed(self) -> bool:
@@ -821,18 +823,32 @@ def history_holds(root: Root, path: Path) -> bool | None:
     return bool(out.strip())
 
 
-def checkpoint_never_here(root: Root, lock: Lock) -> bool:
+def checkpoint_never_here(root: Root, lock: Lock) -> bool | None:
     """Whether the checkpoint entry ``lock`` names was never in ``root``: the lock is not one of ``root``'s
-    (:func:`lock_of`), or it is (its file copied into ``locks/``) but ``root``'s git history, where git can tell,
-    never held ``registry/checkpoints/NAME.toml`` for the plain entry name it pins. A walkthrough's lock copied into a
-    fresh ``init`` registry said its checkpoint "is gone from this registry", an entry that registry never had.
-    Raises nothing (where git cannot tell: :func:`lock_of`'s answer, the older wording)."""
+    (:func:`lock_of`), or it is (its file copied into ``locks/``) but ``root``'s git history never held
+    ``registry/checkpoints/NAME.toml`` for the plain entry name it pins: ``True``; ``False`` where that history holds
+    it (it was here: "gone"), or the lock pins a path rather than an entry name; ``None`` where git cannot tell (a
+    registry that is no git work tree, :func:`history_holds`): whether it was ever here is not known. A
+    walkthrough's lock copied into a fresh ``init`` registry said its checkpoint "is gone from this registry", an
+    entry that registry never had; so did one that is no git work tree (issue 13, tests/test_left122.py). Raises
+    nothing."""
     if not lock_of(root, lock):
         return True
     ref = lock.checkpoint_pin.name
     if not isinstance(ref, str) or not ref or "/" in ref or os.sep in ref or ref.endswith(".gguf"):
         return False
-    return history_holds(root, root.checkpoints / f"{ref}.toml") is False
+    held = history_holds(root, root.checkpoints / f"{ref}.toml")
+    return None if held is None else not held
+
+
+def not_here_words(never_here: bool | None) -> str:
+    """How a pinned checkpoint entry missing from the registry is said (:func:`checkpoint_never_here`'s answer):
+    "is gone from this registry" where its git history shows it there once, "is not in this registry" where it
+    shows it never was, and "is not in this registry (no git history here says whether it ever was)" where git
+    cannot tell. Raises nothing."""
+    if never_here is None:
+        return "is not in this registry (no git history here says whether it ever was)"
+    return "is not in this registry" if never_here else "is gone from this registry"
 
 
 def gone_state(root: Root | None, lock: Lock) -> str:
@@ -1152,9 +1168,12 @@ class Reproduction:
                 return (f"does NOT reproduce: the pinned checkpoint's entry does not read ({unread}), and no other "
                         "entry holds the pinned content (checkpoint, below)")
             if self.checkpoint.packaged is not None:  # walkthrough 106: the fix first, not only on stderr
-                where = "is not in this registry" if self.checkpoint.never_here else "is gone from this registry"
+                where = not_here_words(self.checkpoint.never_here)
                 return (f"does NOT reproduce: the pinned checkpoint {self.checkpoint.ref} {where}; passprice's own "
                         f"registry holds it: {self.checkpoint.packaged}, and run this again")
+            if self.checkpoint.never_here is not False:  # a "gone" entry this registry never had, or may not have
+                return (f"does NOT reproduce: the pinned checkpoint {self.checkpoint.ref} "
+                        f"{not_here_words(self.checkpoint.never_here)} (checkpoint, below)")
             return f"does NOT reproduce: the pinned checkpoint {self.checkpoint.ref} is gone (checkpoint, below)"
         if self.equals:
             if self.lock.info.format < LOCK_FORMAT:

@@ -287,7 +287,55 @@ def _unpinned_changes(folder: Path) -> tuple[str, ...]:
     theirs, ours = _module_files(folder), _running_module_files()
     changed = [rel for rel in sorted({*theirs, *ours} - pinned)
                if not isinstance(theirs.get(rel), bytes) or theirs.get(rel) != ours.get(rel)]
-    return (*changed, *compiled_files(folder), *schema_changes(folder))
+    return (*changed, *compiled_files(folder), *schema_changes(folder), *data_changes(folder))
+
+
+#: The folders of a built package's ``_data`` (the registry it embeds: :func:`passprice.registry.embedded_root`)
+#: that :func:`data_changes` compares; ``schema`` is :func:`schema_changes`'.
+DATA_FOLDERS = ("facts", "registry", "locks", "sources")
+
+
+def running_data() -> Path:
+    """Where the running package's embedded registry lies (:func:`passprice.registry.embedded_root`'s folder): its
+    ``_data`` when a built install carries one, else the checkout an editable install lives in. Raises nothing."""
+    from passprice.pins import PACKAGE
+
+    data = PACKAGE / "_data"
+    return data if data.is_dir() else PACKAGE.parent.parent
+
+
+def data_changes(folder: Path) -> tuple[str, ...]:
+    """The files of the registry a side's code at ``folder`` embeds (``folder/_data``'s :data:`DATA_FOLDERS`, a built
+    package's copy of facts, registry, locks and sources, which :func:`passprice.registry.embedded_root` reads:
+    the shipped checkpoint entry ``reproduce`` tells a registry lacking one to copy, the shipped card a renamed one
+    is found by) whose bytes differ from the running package's (:func:`running_data`): added, removed, rewritten or
+    not read, named ``src/passprice/_data/REL``. Only ``_data/schema`` was compared before, so a
+    side carrying its own code with an edited ``_data`` was priced in this process with the running package's
+    (tests/test_left122.py). A side with no ``_data`` (a checkout: its code's embedded registry is the checkout, the
+    side itself) has none to differ. The package's other data files are not read by the pricing:
+    ``pricing_models.json`` is read by the review's verdict (:mod:`passprice.modelhistory`, which compares BASE's and
+    HEAD's lists itself), ``templates/`` by ``init``. Never raises: a file that cannot be read counts as changed."""
+    data = folder / "_data"
+    linked = [f"src/passprice/{rel} (a symbolic link: not read, counted as changed)" for rel in
+              ("_data", *(f"_data/{sub}" for sub in DATA_FOLDERS)) if os.path.islink(folder / rel)]
+    if linked:  # never walked: a link to / would be (os.walk follows the folder it is given)
+        return tuple(linked)
+    try:
+        if not data.is_dir() or data.resolve() == running_data().resolve():
+            return ()
+    except (OSError, RuntimeError):
+        pass
+    if not _RUNNING_DATA:
+        ours_at = running_data()
+        _RUNNING_DATA.append({f"{sub}/{rel}": got for sub in DATA_FOLDERS
+                              for rel, got in _module_files(ours_at / sub, suffix="").items()})
+    ours = _RUNNING_DATA[0]
+    theirs = {f"{sub}/{rel}": got for sub in DATA_FOLDERS for rel, got in _module_files(data / sub, suffix="").items()}
+    return tuple(f"src/passprice/_data/{rel}" for rel in sorted({*theirs, *ours})
+                 if not isinstance(theirs.get(rel), bytes) or theirs.get(rel) != ours.get(rel))
+
+
+_RUNNING_DATA: list[dict[str, bytes | str | None]] = []
 
 
 def schema_folder(folder: Path) -> Path:
@@ -481,8 +529,12 @@ def code_changes(base: Code, head: Code) -> tuple[str, ...]:
         if not (isinstance(was, bytes) and isinstance(now, bytes) and was == now):
             out.append(f"{rel} (read by the build, or installed with the package)")
     # the schemas a built copy keeps in the code's folder (:func:`schema_folder`), validated against in place of the
-    # checkout's schema/ (which the review names as a file of its own): unnamed, adding them changed nothing said
-    old, new = (_module_files(side / "_data", suffix=".json") for side in (base.folder, head.folder))
+    # checkout's schema/ (which the review names as a file of its own): unnamed, adding them changed nothing said;
+    # and the registry it embeds (:func:`data_changes`), every file of it
+    old, new = ({} if os.path.islink(side / "_data") else _module_files(side / "_data", suffix="")
+                for side in (base.folder, head.folder))
+    if os.path.islink(head.folder / "_data"):
+        out.append("src/passprice/_data (a symbolic link: not read, counted as changed)")
     for rel in sorted({*old, *new}):
         was, now = old.get(rel), new.get(rel)
         if not (isinstance(was, bytes) and isinstance(now, bytes) and was == now):

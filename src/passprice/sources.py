@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from passprice import schema
-from passprice.errors import InputError, SchemaError, problem_lines
+from passprice.errors import InputError, SchemaError, escaped, problem_lines
 from passprice.facts import Fact
 from passprice.files import is_there
 from passprice.registry import Root, did_you_mean, document_problem, entry_name, named_in, not_found
@@ -506,7 +506,7 @@ def check_sources(
 QUOTED_SPAN = re.compile(r"(?:(?<=^)|(?<=[\s(\[:;,]))'(.+?)'(?=$|[\s),;:\].])")
 
 #: The most bytes of a stored excerpt read to check quotes against (the largest shipped is 19,590 bytes); a larger
-#: file is said to be too large, unread. With :data:`passprice.audit.QUOTES_MOST` it bounds an audit's look-ups: 256
+#: file is said to be too large, unread. With :data:`QUOTES_MOST` it bounds an audit's look-ups: 256
 #: spans looked for in 1 MB took 0.21 s of CPU.
 EXCERPT_BYTES = 1024 * 1024
 
@@ -514,6 +514,13 @@ EXCERPT_BYTES = 1024 * 1024
 _SECTION = re.compile(r"^== (\S+)(?: .*)? ==$")
 #: A copied line's number and tab (``19\tThe A100 GPU includes …``): the page or line it was read at.
 _NUMBERED = re.compile(r"^\d+\t")
+#: The number of a copied line (:data:`_NUMBERED`), read as the page a quote after ``p. N`` is looked for on.
+_NUMBER = re.compile(r"^(\d{1,6})\t")
+
+#: A page a locator names (``p. 19: 'The A100 GPU includes …'``, ``p. 36, Table 4 row '…'``): each quote after it, up
+#: to the next page named, is looked for on that page's lines of the stored text (:func:`paged_spans`). Up to six
+#: digits (``pp. 36-37`` names none: its quotes are then those of the page named before, or of the whole text).
+PAGE_NAMED = re.compile(r"\bp\. (\d{1,6})\b")
 
 
 def quoted_spans(locator: str) -> list[str]:
@@ -523,6 +530,27 @@ def quoted_spans(locator: str) -> list[str]:
     return [span for span in QUOTED_SPAN.findall(locator[:10_000]) if not span.isspace()]
 
 
+def paged_spans(locator: str) -> list[tuple[int | None, str]]:
+    """Each span ``locator`` quotes (:func:`quoted_spans`, in order) with the page it is to be found on: the last
+    page the locator names before it (:data:`PAGE_NAMED`), ``None`` before any (the whole stored text). The one
+    reading of a locator's pages that ``audit``'s quote check (:meth:`StoredText.holds`) and the citation tests
+    (tests/test_cite72.py: each quote verbatim on the page it names) share. Linear in the locator's first 10,000
+    characters. Raises nothing."""
+    from bisect import bisect_left
+
+    text = locator[:10_000]
+    starts: list[int] = []
+    pages: list[int] = []
+    for m in PAGE_NAMED.finditer(text):
+        starts.append(m.start())
+        pages.append(int(m.group(1)))
+    out: list[tuple[int | None, str]] = []
+    for m in QUOTED_SPAN.finditer(text):
+        at = bisect_left(starts, m.start())  # the marks starting before the quote's opening
+        out.append((pages[at - 1] if at else None, m.group(1)))
+    return out
+
+
 @attrs.frozen
 class StoredText:
     """The stored excerpt a source record names (``source.excerpt``) as a quote is checked against it: ``problem``
@@ -530,7 +558,9 @@ class StoredText:
     print), ``unread`` why a regular one did not read (too large, not UTF-8), else ``text``: the lines of the
     sections of the file that name ``source`` (``== SOURCE … ==``; the whole file's when none names it), each without
     its ``NUMBER<TAB>`` prefix, and without the ``#`` header lines before the first section; ``flat`` that text with
-    every run of blanks (line breaks too) one space, what :meth:`holds` searches."""
+    every run of blanks (line breaks too) one space, what :meth:`holds` searches; ``pages`` the same of each page
+    (the lines numbered ``N<TAB>``, by ``N``: where a copy numbers its lines by the document's pages, a quote after
+    ``p. N`` in its locator is looked for on page ``N`` alone, :func:`paged_spans`)."""
 
     source: str
     excerpt: str | None
@@ -538,23 +568,26 @@ class StoredText:
     text: str | None = None
     unread: str | None = None
     flat: str | None = None
+    pages: Mapping[int, str] = attrs.field(factory=dict)
 
     def unusable(self) -> str | None:
         """Why no quote can be checked against the file (:attr:`problem`, else :attr:`unread`), ``None`` when it
         read."""
         return self.problem if self.problem is not None else self.unread
 
-    def holds(self, span: str) -> bool:
-        """Whether ``span`` is in :attr:`text`, every run of blanks (line breaks too) on either side read as one space
-        (a quote of a sentence the copy breaks over two lines; a span in the text verbatim is in it so too): a search
-        of :attr:`flat`, where a span opening or closing with a digit must open or close a number there too
-        (:func:`_whole_number_at`): ``'4.8TB/s'`` is not in ``14.8TB/s``, nor ``'141'`` in ``1,141`` or ``141.5``
-        (tests/test_attack121.py: audit said ``checked`` of such a quote). Words may run on (``'64 GB High Bandwidth
-        Memory'`` is in a slide's ``Transistors64 GB High Bandwidth Memory520 MB``, as text copied from a PDF runs).
-        ``False`` without a text, and for a blank span. Raises nothing."""
+    def holds(self, span: str, page: int | None = None) -> bool:
+        """Whether ``span`` is in :attr:`text` (with ``page``, on that page's lines alone: :attr:`pages`, a page the
+        copy does not number holding nothing), every run of blanks (line breaks too) on either side read as one
+        space (a quote of a sentence the copy breaks over two lines; a span in the text verbatim is in it so too): a
+        search of :attr:`flat` or of the page's text, where a span opening or closing with a digit must open or close
+        a number there too (:func:`_whole_number_at`): ``'4.8TB/s'`` is not in ``14.8TB/s``, nor ``'141'`` in
+        ``1,141`` or ``141.5`` (tests/test_attack121.py: audit said ``checked`` of such a quote). Words may run on
+        (``'64 GB High Bandwidth Memory'`` is in a slide's ``Transistors64 GB High Bandwidth Memory520 MB``, as text
+        copied from a PDF runs). ``False`` without a text, and for a blank span. Raises nothing."""
         if self.flat is None:
             return False
-        flat, wanted = self.flat, " ".join(span.split())
+        flat = self.flat if page is None else self.pages.get(page, "")
+        wanted = " ".join(span.split())
         if not wanted:
             return False  # a blank span quotes nothing (:func:`quoted_spans` gives none)
         at = flat.find(wanted)
@@ -579,8 +612,9 @@ def _whole_number_at(text: str, span: str, at: int) -> bool:
     return not (span[-1:].isdigit() and (digit(end) or (text[end : end + 1] in (".", ",") and digit(end + 1))))
 
 
-def _excerpt_lines(data: str, source: str) -> str:
-    """The text of ``data`` (a stored excerpt) that :class:`StoredText` checks quotes against for ``source``."""
+def _excerpt_lines(data: str, source: str) -> tuple[str, dict[int, str]]:
+    """The text of ``data`` (a stored excerpt) that :class:`StoredText` checks quotes against for ``source``, and
+    its pages (:attr:`StoredText.pages`: each number's lines, every run of blanks one space, joined by one)."""
     sections: dict[str, list[str]] = {}
     head: list[str] = []
     lines: list[str] | None = None
@@ -589,13 +623,20 @@ def _excerpt_lines(data: str, source: str) -> str:
         if m:
             lines = sections.setdefault(m.group(1), [])
         elif lines is not None:
-            lines.append(_NUMBERED.sub("", line))
+            lines.append(line)
         elif not line.startswith("#"):
-            head.append(_NUMBERED.sub("", line))
+            head.append(line)
     chosen = sections.get(source)
     if chosen is None:
         chosen = [*head, *(line for kept in sections.values() for line in kept)]
-    return "\n".join(chosen)
+    paged: dict[int, list[str]] = {}
+    for line in chosen:
+        m = _NUMBER.match(line)
+        if m:
+            flat = " ".join(line[m.end():].split())
+            if flat:
+                paged.setdefault(int(m.group(1)), []).append(flat)
+    return "\n".join(_NUMBERED.sub("", line) for line in chosen), {n: " ".join(t) for n, t in paged.items()}
 
 
 def stored_text(root: Root, source: Source) -> StoredText:
@@ -619,8 +660,8 @@ def stored_text(root: Root, source: Source) -> StoredText:
         return StoredText(source.id, source.excerpt, unread=f"{source.excerpt}: not UTF-8 text (byte {e.start:,})")
     except OSError as e:
         return StoredText(source.id, source.excerpt, unread=f"{source.excerpt}: {e.strerror or type(e).__name__}")
-    text = _excerpt_lines(data, source.id)
-    return StoredText(source.id, source.excerpt, None, text, flat=" ".join(text.split()))
+    text, pages = _excerpt_lines(data, source.id)
+    return StoredText(source.id, source.excerpt, None, text, flat=" ".join(text.split()), pages=pages)
 
 
 def stored_texts(root: Root, sources: Mapping[str, Source], ids: Iterable[str]) -> dict[str, StoredText]:
@@ -632,3 +673,138 @@ def stored_texts(root: Root, sources: Mapping[str, Source], ids: Iterable[str]) 
         if record is not None:
             read[sid] = stored_text(root, record)
     return read
+
+
+# --- the quote check (audit's, and audit --source's) --------------------------------------------------------------
+
+
+@attrs.frozen
+class QuoteCheck:
+    """Whether the quotes of a fact the audited price rests on were checked against a stored text: each span its
+    locator and its derivation's inputs' locators quote (:func:`passprice.sources.quoted_spans`) looked for in the
+    stored excerpt of the document it cites (:class:`passprice.sources.StoredText`, as the registry's citation tests
+    look: tests/test_cite66.py and those after it). ``state``: ``checked`` (every span found), ``NOT FOUND`` (a span
+    the stored text lacks: ``missing``) or ``not checked`` (``why``: a cited document with no stored text, or with one
+    that is not a regular file, ``unstored``; or a locator that quotes nothing). ``spans`` counts the spans quoted,
+    ``found`` those found. A fact one of whose locators quotes nothing (the MI300X's ``on_chip.capacity``, its figure
+    ``vgpr`` read from a ROCm table no text of which is stored) is ``not checked``, whatever the others found (a
+    figure of the fact's own document, ``4 MB L2 per XCD``, is located by the fact's own quotes)."""
+
+    path: str
+    state: str
+    spans: int
+    found: int
+    missing: tuple[str, ...]
+    unstored: tuple[str, ...]
+    why: str
+
+    def line(self) -> str:
+        """``memory.bandwidth: checked (2 of 2 quoted spans found in the stored text)``, or the state and why."""
+        return f"{self.path}: {self.state} ({self.why})"
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"state", "spans", "found", "missing", "unstored", "why"}`` (``audit --json``'s facts'
+        ``quote_check``)."""
+        return {"state": self.state, "spans": self.spans, "found": self.found, "missing": list(self.missing),
+                "unstored": list(self.unstored), "why": self.why}
+
+
+def _quoted_locators(fact: Fact) -> list[tuple[str, str | None, str]]:
+    """``(what, source id, locator)`` of ``fact``'s locator (``what``: ``its locator``) and each of its derivation's
+    inputs' (``the NAME figure's locator``; an input without a source of its own cites its fact's, as the citation
+    tests read them)."""
+    from passprice.derivations import Derivation
+
+    out: list[tuple[str, str | None, str]] = [("its locator", fact.source, fact.locator)] if fact.locator else []
+    if isinstance(fact.derivation, Derivation):
+        out += [(f"the {i.name} figure's locator", i.source or fact.source, i.locator)
+                for i in fact.derivation.inputs if i.locator]
+    return out
+
+
+#: The most quoted spans one audit looks for in the stored texts (the registered locks quote at most 60): past it, a
+#: fact's spans are not checked, and said so. A hostile locator of 10,000 characters quotes up to 3,333 spans; each
+#: look-up reads a stored text of up to :data:`passprice.sources.EXCERPT_BYTES` (256 in 1 MB: 0.21 s of CPU).
+QUOTES_MOST = 512
+
+
+def quote_check(path: str, fact: Fact, texts: Mapping[str, StoredText], left: int = QUOTES_MOST,
+                only: str | None = None) -> QuoteCheck:
+    """The :class:`QuoteCheck` of the fact at ``path``, its cited documents' stored texts ``texts`` (by source id:
+    :func:`passprice.sources.stored_texts`), looking up at most ``left`` spans (the rest are not checked, and said
+    so); with ``only`` (a source id), the spans of the locators citing that source alone (``audit --source``). A span
+    after a page its locator names (``p. 19: '…'``, :func:`passprice.sources.paged_spans`) is looked for on that
+    page of the stored text alone, as tests/test_cite72.py looks. Raises nothing."""
+    spans = found = past = 0
+    missing: list[str] = []
+    missed: list[str] = []  # each missing span as the check shows it: on the page its locator names
+    unstored: dict[str, str] = {}
+    unquoted: list[str] = []  # a locator quoting nothing: its figure is not checked (the MI300X's vgpr)
+    for what, sid, locator in _quoted_locators(fact):
+        if only is not None and sid != only:
+            continue
+        quoted = paged_spans(locator)
+        if not quoted and (what == "its locator" or sid != fact.source):
+            # a figure of the fact's own document quoting nothing is located by the fact's own quotes
+            unquoted.append(f"{what} ({sid})" if sid is not None and sid != fact.source else what)
+        for page, span in quoted:
+            spans += 1
+            stored = texts.get(sid) if sid is not None else None
+            if stored is not None and stored.flat is not None and found + len(missing) >= left:
+                past += 1
+            elif stored is None or stored.flat is None:
+                name = sid or "a free-text cite"
+                why = stored.unusable() if stored is not None else None
+                unstored.setdefault(name, f"{name} has no stored text" if why is None
+                                    else f"{name}'s stored excerpt is unusable: {why}")
+            elif stored.holds(span, page):
+                found += 1
+            else:
+                missing.append(span)
+                missed.append(repr(span[:60]) + (f" (on p. {page})" if page is not None else ""))
+    if spans == 0:
+        why = ("its locator quotes nothing" if any(only is None or sid == only for _, sid, _ in _quoted_locators(fact))
+               else "it has no locator")
+        return QuoteCheck(path, "not checked", 0, 0, (), (), why)
+    counted = f"{found} of {spans} quoted span{'s' if spans != 1 else ''} found in the stored text"
+    beyond = f"{past:,} span{'s' if past != 1 else ''} past the {QUOTES_MOST:,} an audit looks up" if past else ""
+    if missing:
+        shown = "; ".join(missed[:3]) + (f"; {len(missing) - 3:,} more" if len(missing) > 3 else "")
+        return QuoteCheck(path, "NOT FOUND", spans, found, tuple(missing), tuple(unstored),
+                          f"{counted}; not in it: {escaped(shown)}" + (f"; {beyond}" if beyond else ""))
+    if unstored or unquoted or past:
+        nothing = [f"{', '.join(unquoted)} quote{'s' if len(unquoted) == 1 else ''} nothing"] if unquoted else []
+        if past:
+            nothing.append(beyond)
+        return QuoteCheck(path, "not checked", spans, found, (), tuple(unstored),
+                          f"{counted}; {'; '.join([*unstored.values(), *nothing])}")
+    return QuoteCheck(path, "checked", spans, found, (), (), counted)
+
+
+def source_quote_checks(citing: Iterable[tuple[str, Fact]], texts: Mapping[str, StoredText],
+                        source_id: str) -> tuple[QuoteCheck, ...]:
+    """:func:`quote_check` of each ``(name, fact)`` of ``citing`` (the facts citing source ``source_id``, as ``audit
+    --source`` lists them), of the spans of its locators citing that source alone (its own, or a figure's of its
+    derivation), :data:`QUOTES_MOST` spans looked up in all. Raises nothing."""
+    out = []
+    left = QUOTES_MOST
+    for name, fact in citing:
+        check = quote_check(name, fact, texts, left, only=source_id)
+        left -= check.found + len(check.missing)
+        out.append(check)
+    return tuple(out)
+
+
+def quotes_counted(checks: Sequence[QuoteCheck]) -> dict[str, int]:
+    """``{"checked", "not_found", "facts"}``: ``--json``'s ``quotes_checked``, the counts :func:`quotes_summary`
+    says. Raises nothing."""
+    return {"checked": sum(c.state == "checked" for c in checks),
+            "not_found": sum(c.state == "NOT FOUND" for c in checks), "facts": len(checks)}
+
+
+def quotes_summary(checks: Sequence[QuoteCheck]) -> str:
+    """``12 of 20 facts' quotes checked against a stored text (2 NOT FOUND)``: the audit's summary of ``checks``."""
+    checked = sum(c.state == "checked" for c in checks)
+    bad = sum(c.state == "NOT FOUND" for c in checks)
+    return (f"{checked:,} of {len(checks):,} facts' quotes checked against a stored text"
+            + (f" ({bad:,} NOT FOUND)" if bad else ""))
