@@ -2182,7 +2182,7 @@ class _Texts:
     def of_floats(self, values: np.ndarray) -> tuple[str | list[str], str]:
         """:func:`_float_texts` of ``values`` (``(n,)`` float64), from the kept columns when the same values were
         formatted lately (a column of one value is not kept: it is one text)."""
-        if (values == values[0]).all():
+        if _same(values):
             return repr(float(values[0])), ""
         key = values.tobytes()
         kept = self.columns.get(key)
@@ -2361,8 +2361,14 @@ def _group_text(
                 p0, p1 = done, done + b - a
                 done = p1
                 prov, weak = shown[used], shown[2 + used]
-                host_cell: bytes | list[bytes] = host_texts[p0:p1] if used else b"0"
-                pieces: list[Any] = [start, rows, b', "host_sequences": ', host_cell, lead]
+                if used:
+                    pieces: list[Any] = [start, rows, b', "host_sequences": ', host_texts[p0:p1], lead]
+                else:
+                    # Each batch's text with the text after it up to the row's first float (no sequence in host
+                    # memory: ``0``, the same in every row), made once a sweep for its batches: one item a row
+                    # fewer in the group's join (sweep126).
+                    then = kept.batch_bytes_then(batches, b', "host_sequences": 0' + lead)
+                    pieces = [start, then if b - a == count else then[a:b]]
                 if float_rows is not None:
                     pieces.append(float_rows[p0:p1])
                 pieces.append(trail + _JSON_BINDS[bind])
@@ -2606,7 +2612,7 @@ def _json_float_rows(floats: np.ndarray) -> tuple[bytes, list[bytes] | None, byt
     (:func:`~passprice.floattext.float_rows_keyed_bytes`: one orjson call, the texts between the columns put in
     by one replace a column, one bytes object a row), and ``trail`` the text every row has after it. ``rows`` is
     ``None`` when every column is the same in every row (``lead`` then holds them all)."""
-    same = (floats == floats[0]).all(axis=0)
+    same = _same(floats)
     varying = np.flatnonzero(~same).tolist()
     texts = [_JSON_KEYS[j] + repr(float(floats[0, j])).encode("ascii") if same[j] else b"" for j in range(len(same))]
     if not varying:
@@ -2672,13 +2678,21 @@ def _float_texts(values: np.ndarray) -> tuple[str | list[str], str]:
     each: one text when every value is the same (a capacity, a term that is 0 for every batch); for whole numbers
     from 0 to 10^16 (byte counts), the integers' texts and ``".0"`` (``repr`` writes such a float as its integer and
     ``.0``; an integer's text is a few times cheaper than a float's); else every ``repr``."""
-    if (values == values[0]).all():
+    if _same(values):
         return repr(float(values[0])), ""
     if (values >= 0).all() and (values < 1e16).all() and (values == np.floor(values)).all() and not (
         np.signbit(values).any()
     ):
         return int_texts(values.astype(np.int64)), ".0"
     return float_reprs(values), ""
+
+
+def _same(values: np.ndarray) -> Any:
+    """Whether every value of ``values`` (float64; ``(n,)``, or ``(n, k)``: for each column) has the bits of the first
+    row's, so the same text (``repr``) in every row: equal values need not (``0.0 == -0.0``, written ``0.0`` and
+    ``-0.0``; sweep126 found a column of both written as its first row's). A bool, or ``(k,)`` bools."""
+    bits = values.view(np.int64)
+    return (bits == bits[0]).all(axis=0)
 
 
 #: The columns of a priced row that count (bytes): written as integers when whole (:func:`whole`).
