@@ -171,3 +171,26 @@ def test_names_needing_escapes_are_json_dumps_names() -> None:
     assert b'"card": "h200 \\"the big one\\""' in text and b'"carte \\u00e9t\\u00e9 \\ud83d\\ude00"' in text
     assert b'"back\\\\slash\\ttab"' in text and b'"ctl\\u0001\\u007f"' in text
     assert [r["card"] for r in json.loads(text)][::20] == [names[k % 4] for k in range(len(odd))]
+
+
+def test_held_bytes_texts_are_kept_by_their_values_for_the_sweep() -> None:
+    """A priced JSON row's held bytes are written from the texts of its segment's column kept by its values
+    (``_Texts.count_bytes``, as CSV's): a serving's position holds the same bytes at a batch on every card, so the
+    segments of two cards and two positions make the texts once. A refused row's held bytes (not a number, never
+    written) and a run of rows holding one count (written once for the run) do not change a byte."""
+    segments = _segments(batches=40, cards=("h200_sxm_141gb", "b200"))
+    held = [s.priced["held_bytes"] for s in segments if s.priced is not None]
+    assert all(np.array_equal(held[0], h) for h in held[1:])  # the KV cache held for its limit, on every card
+    kept = sweep._Texts()
+    made = sweep._group_text(segments, "json", kept, apart=True)
+    assert isinstance(made, list) and b"".join(made) == b"," + _dumps(segments)[1:-3]  # ",\n{…}" a row
+    assert sum(k.startswith(b"b") for k in kept.columns) == 1  # 4 segments, one column of held bytes made
+    p: Any = segments[0].priced
+    segments[0].status[10:15] = 2
+    p["held_bytes"][10:15] = np.nan
+    p["held_bytes"][20:30] = 12345.0
+    text = _text(segments)
+    assert text == _dumps(segments)
+    rows = json.loads(text)
+    assert rows[12]["held_bytes"] is None and [r["held_bytes"] for r in rows[19:22]] == [held[0][19], 12345, 12345]
+    assert isinstance(rows[25]["held_bytes"], int)

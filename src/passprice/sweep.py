@@ -2124,10 +2124,7 @@ class _Texts:
             self.columns.move_to_end(key)
             texts: bytes | list[bytes] = kept[0]
             return texts
-        if (np.abs(values) < 2**53).all() and (values == np.floor(values)).all():  # :func:`_count_bytes`'s
-            made: bytes | list[bytes] = int_texts_bytes(values.astype(np.int64))
-        else:
-            made = [str(whole(v)).encode("ascii") for v in values.tolist()]
+        made = _count_bytes(values)
         self.columns[key] = (made, "")
         if len(self.columns) > KEPT_COLUMNS:
             self.columns.popitem(last=False)
@@ -2329,7 +2326,6 @@ def _group_text(
             return None
     host_texts: list[bytes] = []
     lead, float_rows, trail = b"", None, b""
-    counts: list[bytes | list[bytes]] = []
     if priced:
         every = np.stack([columns[key] for key in _FLOATS], axis=1)
         if not np.isfinite(every).all():
@@ -2338,7 +2334,6 @@ def _group_text(
         assert host is not None
         host_texts = int_texts_bytes(host) if host.any() else []
         lead, float_rows, trail = _json_float_rows(every[:, : len(_ROW_FLOATS)])
-        counts = [_count_bytes(every[:, _FLOATS.index(key)]) for key in _COUNTS]
         # For each row and count column, how many times the column's value changed up to that row: a run of rows
         # whose count does not change (a card's capacity) takes one text for all of them, merged with the texts
         # around it, one item a row fewer in the list joined.
@@ -2354,6 +2349,7 @@ def _group_text(
         batches = segment.batches
         batch_text = kept.batch_bytes(batches)
         count = cuts[-1]
+        counts: list[bytes | list[bytes]] | None = None  # the segment's held bytes' and capacity's texts
         for (a, b), code in zip(itertools.pairwise(cuts), codes, strict=True):
             rows = batch_text if b - a == count else batch_text[a:b]
             if code >= 64:
@@ -2373,9 +2369,15 @@ def _group_text(
                     pieces.append(float_rows[p0:p1])
                 pieces.append(trail + _JSON_BINDS[bind])
                 still = (changes[p1 - 1] == changes[p0]).tolist()
+                if counts is None:
+                    # Kept by their values, as CSV's (sweep126): a serving's position holds the same bytes at a
+                    # batch on every card (the bench grid's 886 priced segments hold 88 columns of held bytes).
+                    p = segment.priced
+                    assert p is not None
+                    counts = [kept.count_bytes(p[key]) for key in _COUNTS]
                 for j, cell in enumerate(counts):
                     pieces += [_JSON_KEYS[len(_ROW_FLOATS) + j],
-                               cell if isinstance(cell, bytes) else cell[p0] if still[j] else cell[p0:p1]]
+                               cell if isinstance(cell, bytes) else cell[a] if still[j] else cell[a:b]]
                 if cap is None:
                     pieces.append(b', "provenance": ' + prov + b', "weakest": ' + weak + b', "refusal": null}')
                 else:
