@@ -2124,10 +2124,7 @@ class _Texts:
             self.columns.move_to_end(key)
             texts: bytes | list[bytes] = kept[0]
             return texts
-        if (np.abs(values) < 2**53).all() and (values == np.floor(values)).all():  # :func:`_count_bytes`'s
-            made: bytes | list[bytes] = int_texts_bytes(values.astype(np.int64))
-        else:
-            made = [str(whole(v)).encode("ascii") for v in values.tolist()]
+        made = _count_bytes(values)
         self.columns[key] = (made, "")
         if len(self.columns) > KEPT_COLUMNS:
             self.columns.popitem(last=False)
@@ -2182,7 +2179,7 @@ class _Texts:
     def of_floats(self, values: np.ndarray) -> tuple[str | list[str], str]:
         """:func:`_float_texts` of ``values`` (``(n,)`` float64), from the kept columns when the same values were
         formatted lately (a column of one value is not kept: it is one text)."""
-        if (values == values[0]).all():
+        if _same(values):
             return repr(float(values[0])), ""
         key = values.tobytes()
         kept = self.columns.get(key)
@@ -2329,7 +2326,6 @@ def _group_text(
             return None
     host_texts: list[bytes] = []
     lead, float_rows, trail = b"", None, b""
-    counts: list[bytes | list[bytes]] = []
     if priced:
         every = np.stack([columns[key] for key in _FLOATS], axis=1)
         if not np.isfinite(every).all():
@@ -2338,7 +2334,6 @@ def _group_text(
         assert host is not None
         host_texts = int_texts_bytes(host) if host.any() else []
         lead, float_rows, trail = _json_float_rows(every[:, : len(_ROW_FLOATS)])
-        counts = [_count_bytes(every[:, _FLOATS.index(key)]) for key in _COUNTS]
         # For each row and count column, how many times the column's value changed up to that row: a run of rows
         # whose count does not change (a card's capacity) takes one text for all of them, merged with the texts
         # around it, one item a row fewer in the list joined.
@@ -2354,6 +2349,7 @@ def _group_text(
         batches = segment.batches
         batch_text = kept.batch_bytes(batches)
         count = cuts[-1]
+        counts: list[bytes | list[bytes]] | None = None  # the segment's held bytes' and capacity's texts
         for (a, b), code in zip(itertools.pairwise(cuts), codes, strict=True):
             rows = batch_text if b - a == count else batch_text[a:b]
             if code >= 64:
@@ -2361,15 +2357,27 @@ def _group_text(
                 p0, p1 = done, done + b - a
                 done = p1
                 prov, weak = shown[used], shown[2 + used]
-                host_cell: bytes | list[bytes] = host_texts[p0:p1] if used else b"0"
-                pieces: list[Any] = [start, rows, b', "host_sequences": ', host_cell, lead]
+                if used:
+                    pieces: list[Any] = [start, rows, b', "host_sequences": ', host_texts[p0:p1], lead]
+                else:
+                    # Each batch's text with the text after it up to the row's first float (no sequence in host
+                    # memory: ``0``, the same in every row), made once a sweep for its batches: one item a row
+                    # fewer in the group's join (sweep126).
+                    then = kept.batch_bytes_then(batches, b', "host_sequences": 0' + lead)
+                    pieces = [start, then if b - a == count else then[a:b]]
                 if float_rows is not None:
                     pieces.append(float_rows[p0:p1])
                 pieces.append(trail + _JSON_BINDS[bind])
                 still = (changes[p1 - 1] == changes[p0]).tolist()
+                if counts is None:
+                    # Kept by their values, as CSV's (sweep126): a serving's position holds the same bytes at a
+                    # batch on every card (the bench grid's 886 priced segments hold 88 columns of held bytes).
+                    p = segment.priced
+                    assert p is not None
+                    counts = [kept.count_bytes(p[key]) for key in _COUNTS]
                 for j, cell in enumerate(counts):
                     pieces += [_JSON_KEYS[len(_ROW_FLOATS) + j],
-                               cell if isinstance(cell, bytes) else cell[p0] if still[j] else cell[p0:p1]]
+                               cell if isinstance(cell, bytes) else cell[a] if still[j] else cell[a:b]]
                 if cap is None:
                     pieces.append(b', "provenance": ' + prov + b', "weakest": ' + weak + b', "refusal": null}')
                 else:
@@ -2606,7 +2614,7 @@ def _json_float_rows(floats: np.ndarray) -> tuple[bytes, list[bytes] | None, byt
     (:func:`~passprice.floattext.float_rows_keyed_bytes`: one orjson call, the texts between the columns put in
     by one replace a column, one bytes object a row), and ``trail`` the text every row has after it. ``rows`` is
     ``None`` when every column is the same in every row (``lead`` then holds them all)."""
-    same = (floats == floats[0]).all(axis=0)
+    same = _same(floats)
     varying = np.flatnonzero(~same).tolist()
     texts = [_JSON_KEYS[j] + repr(float(floats[0, j])).encode("ascii") if same[j] else b"" for j in range(len(same))]
     if not varying:
@@ -2672,13 +2680,21 @@ def _float_texts(values: np.ndarray) -> tuple[str | list[str], str]:
     each: one text when every value is the same (a capacity, a term that is 0 for every batch); for whole numbers
     from 0 to 10^16 (byte counts), the integers' texts and ``".0"`` (``repr`` writes such a float as its integer and
     ``.0``; an integer's text is a few times cheaper than a float's); else every ``repr``."""
-    if (values == values[0]).all():
+    if _same(values):
         return repr(float(values[0])), ""
     if (values >= 0).all() and (values < 1e16).all() and (values == np.floor(values)).all() and not (
         np.signbit(values).any()
     ):
         return int_texts(values.astype(np.int64)), ".0"
     return float_reprs(values), ""
+
+
+def _same(values: np.ndarray) -> Any:
+    """Whether every value of ``values`` (float64; ``(n,)``, or ``(n, k)``: for each column) has the bits of the first
+    row's, so the same text (``repr``) in every row: equal values need not (``0.0 == -0.0``, written ``0.0`` and
+    ``-0.0``; sweep126 found a column of both written as its first row's). A bool, or ``(k,)`` bools."""
+    bits = values.view(np.int64)
+    return (bits == bits[0]).all(axis=0)
 
 
 #: The columns of a priced row that count (bytes): written as integers when whole (:func:`whole`).
