@@ -1491,8 +1491,20 @@ MAX_ENTRY_SEPARATORS = 1 << 17
 
 
 def _separators(data: bytes) -> int:
-    """The separators :data:`MAX_ENTRY_SEPARATORS` counts in ``data`` (line ends left to the caller)."""
-    return data.count(b",") + data.count(b"=") + data.count(b".") + data.count(b"[") + data.count(b"{")
+    """The separators :data:`MAX_ENTRY_SEPARATORS` counts in ``data`` (line ends left to the caller): one pass over
+    the bytes (what ``translate`` deletes), not five ``bytes.count``; inside a snapshot, counted once for each bytes
+    object (a file read once a snapshot is checked by each reader that loads it: 446 counts of 137 texts in a cold
+    ``check``, 160 M instructions, 2 %: cold124)."""
+    from passprice import snapshot
+
+    if not snapshot.active():
+        return _counted(data)
+    return snapshot.made(("separators", data), lambda: _counted(data))
+
+
+def _counted(data: bytes) -> int:
+    """How many of ``data``'s bytes are ``,``, ``=``, ``.``, ``[`` or ``{`` (the sum of their five counts)."""
+    return len(data) - len(data.translate(None, b",=.[{"))
 
 
 @functools.cache
@@ -2020,21 +2032,28 @@ def _flat_document(text: str) -> dict[str, Any] | None:
 
 #: A key as :func:`_plain_document` reads one: bare, or a basic string without escapes or control characters.
 _PLAIN_KEY = r'[A-Za-z0-9_-]+|"[^"\\\x00-\x1f\x7f]*"'
+#: A key of an inline table as :func:`_plain_document` reads one: bare only.
+_PLAIN_BARE = r"[A-Za-z0-9_-]+"
 #: A value as :func:`_plain_document` reads one: a basic string without escapes, tabs or control characters; a
 #: decimal number without ``+``, underscore or leading zero (a float with a fraction or an exponent or both); a boolean.
 _PLAIN_SCALAR = r'"[^"\\\x00-\x1f\x7f]*"|-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|true|false'
 
 
 @functools.cache
-def _plain_patterns() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
-    """One line of a plain TOML text (:func:`_plain_document`), one key part and one scalar: compiled at the first
-    text the flat reader (:func:`_flat_document`) does not take."""
+def _plain_patterns() -> tuple[re.Pattern[str], ...]:
+    """One line of a plain TOML text (:func:`_plain_document`), one key part, one scalar, one item line of an array
+    written over lines and one ``KEY = VALUE`` pair of an inline table: compiled at the first text the flat reader
+    (:func:`_flat_document`) does not take."""
     scalar = _PLAIN_SCALAR
+    inline = rf"\{{ ?{_PLAIN_BARE} = (?:{scalar})(?:, {_PLAIN_BARE} = (?:{scalar}))* ?\}}"
     line = re.compile(
-        rf"(?:({_PLAIN_KEY}) = ({scalar}|\[(?:(?:{scalar})(?:, (?:{scalar}))*)?\])"
+        rf"(?:((?:{_PLAIN_KEY})(?:\.(?:{_PLAIN_KEY}))*) = "
+        rf"({scalar}|\[(?:(?:{scalar})(?:, (?:{scalar}))*)?\]|{inline}|\[)"
         rf"|(\[\[?)((?:{_PLAIN_KEY})(?:\.(?:{_PLAIN_KEY}))*)\]\]?|#[^\x00-\x08\x0a-\x1f\x7f]*|)"
     )
-    return line, re.compile(_PLAIN_KEY), re.compile(scalar)
+    item = re.compile(rf" *({scalar}|{inline}),")
+    pair = re.compile(rf"({_PLAIN_BARE}) = ({scalar})")
+    return line, re.compile(_PLAIN_KEY), re.compile(scalar), item, pair
 
 
 def _plain_value(written: str) -> Any:
@@ -2056,46 +2075,101 @@ def _plain_value(written: str) -> Any:
 _NOT_PLAIN = object()
 
 
+def _plain_inline(written: str, pair: re.Pattern[str], frozen: dict[int, dict[str, Any]]) -> Any:
+    """:func:`_plain_value` of ``written``, or, for an inline table of plain pairs (``{ value = 50, unit = "MiB" }``:
+    bare keys, :data:`_PLAIN_SCALAR` values, as the line's pattern matched it), its table, listed in ``frozen`` (no
+    later header or dotted key may add to it, as TOML says); :data:`_NOT_PLAIN` for a key written twice or a value
+    :func:`_plain_value` leaves to ``tomllib``."""
+    if written[0] != "{":
+        return _plain_value(written)
+    table: dict[str, Any] = {}
+    for key, value in pair.findall(written):
+        item = _plain_value(value)
+        if key in table or item is _NOT_PLAIN:
+            return _NOT_PLAIN
+        table[key] = item
+    frozen[id(table)] = table
+    return table
+
+
 def _plain_document(text: str) -> dict[str, Any] | None:
     """``tomllib.loads(text, parse_float=parse_float)`` when every line of ``text`` (no carriage return) is empty, a
     comment, a table header of dotted keys written plainly (``[facts."host.read".derivation]``: each part bare or a
     basic string without escapes, no space) naming a table no earlier header or key made, or ``KEY = VALUE`` written
-    plainly (one key as a header's part, one space each side of ``=``, nothing after the value: a scalar of
-    :data:`_PLAIN_SCALAR`, or an array of them on the line, ``", "`` between them) naming a key its table does not
+    plainly (a key, or a dotted key of the header's parts, one space each side of ``=``, nothing after the value: a
+    scalar of :data:`_PLAIN_SCALAR`, an array of them on the line, ``", "`` between them, an inline table of them
+    with bare keys, ``{ value = 50, unit = "MiB" }``, or ``[`` opening an array written one item a line, each a scalar
+    or such an inline table followed by ``,``, closed by ``]`` alone on its line) naming a key its table does not
     hold; else ``None`` (the caller parses it with ``tomllib``, which words every refusal). A lock file as passprice
     writes one is such a text: 1,000 copies of a 15 KB lock, each of its own bytes, cost ``tomllib`` 1.9 s
-    (issue 13, scale88); read here line by line, a quarter of that. The rules kept are TOML 1.0's for these lines:
-    a header's earlier parts are tables (made if missing, never through a value), its last part a table not made
-    before (TOML lets ``[a]`` follow ``[a.b]``; left to ``tomllib``), a key once in its table."""
+    (issue 13, scale88); read here line by line, a quarter of that. So are a card (its derivations' dotted keys and
+    inline tables), a stack (its runs over lines) and a drafting method (cold124: 416 M of a cold ``check``'s 8,128 M
+    instructions). The rules kept are TOML 1.0's for these lines: a header's earlier parts are tables (made if
+    missing, never through a value), its last part a table not made before (TOML lets ``[a]`` follow ``[a.b]``; left
+    to ``tomllib``), a key once in its table; a dotted key's earlier parts are tables made by dotted keys of the same
+    table (made if missing; through anything else, left to ``tomllib``); no header names or passes through a table a
+    dotted key or an inline table made (left to ``tomllib``, which refuses some), and nothing adds to an inline
+    table."""
     if "\r" in text:
         return None
-    line, key_part, scalar = _plain_patterns()
+    line, key_part, scalar, item_line, pair = _plain_patterns()
     match = line.fullmatch
     parts = key_part.findall
     scalars = scalar.findall
     document: dict[str, Any] = {}
     table = document
     arrays: dict[int, list[dict[str, Any]]] = {}  # the arrays of tables made, by identity (held: ids stay theirs)
-    for written in text.split("\n"):
+    # Tables a dotted key made (``derivation.inputs.x = …``) and inline tables, by identity (each held in the
+    # document): a later dotted key walks on only through the first; no header may name or pass through either.
+    dotted: dict[int, dict[str, Any]] = {}
+    frozen: dict[int, dict[str, Any]] = {}
+    lines = iter(text.split("\n"))
+    for written in lines:
         found = match(written)
         if found is None:
             return None
         key, value, opened, header = found.groups()
         if key is not None:
-            if key[0] == '"':
+            into = table
+            if "." in key:  # a dotted key (or a quoted part holding a dot: split as the header's parts are)
+                names = [p[1:-1] if p[0] == '"' else p for p in parts(key)]
+                for name in names[:-1]:
+                    inner = into.get(name)
+                    if inner is None:
+                        inner = into[name] = {}
+                        dotted[id(inner)] = inner
+                    elif id(inner) not in dotted:  # a value, an inline table, a table a header made
+                        return None
+                    into = inner
+                key = names[-1]
+            elif key[0] == '"':
                 key = key[1:-1]
-            if key in table:
+            if key in into:
                 return None
-            if value[0] == "[":
+            if value == "[":  # an array over lines: one item a line, each followed by a comma, then "]" alone
+                items: list[Any] = []
+                for inside in lines:
+                    if inside == "]":
+                        break
+                    row = item_line.fullmatch(inside)
+                    if row is None:
+                        return None
+                    items.append(_plain_inline(row.group(1), pair, frozen))
+                else:
+                    return None  # never closed
+                if _NOT_PLAIN in items:
+                    return None
+                into[key] = items
+            elif value[0] == "[":
                 items = [_plain_value(v) for v in scalars(value[1:-1])]
                 if _NOT_PLAIN in items:
                     return None
-                table[key] = items
+                into[key] = items
             else:
-                item = _plain_value(value)
+                item = _plain_inline(value, pair, frozen)
                 if item is _NOT_PLAIN:
                     return None
-                table[key] = item
+                into[key] = item
         elif header is not None:
             if len(opened) != len(written) - len(opened) - len(header):  # [[a] or [a]]
                 return None
@@ -2107,7 +2181,7 @@ def _plain_document(text: str) -> dict[str, Any] | None:
                     inner = table[name] = {}
                 elif isinstance(inner, list) and id(inner) in arrays:
                     inner = inner[-1]  # into the last table of an array of tables, as TOML says
-                elif not isinstance(inner, dict):
+                elif not isinstance(inner, dict) or id(inner) in dotted or id(inner) in frozen:
                     return None
                 table = inner
             last = table.get(names[-1])
