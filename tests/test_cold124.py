@@ -230,3 +230,50 @@ def test_4_a_card_past_its_separators_is_refused_as_before() -> None:
     assert schema.shape_problem("card", data) == (
         "5,004 separators (',', '=', '.', '[' and '{' outside strings and comments), past the 4,096 a card file may "
         "hold (the largest shipped holds 625; PASSPRICE_MAX_FILE_BYTES=BYTES raises it with the byte cap): not parsed")
+
+
+# --- (5) a checkpoint entry's lines around its tensor rows --------------------------------------------------------
+
+ROW = '  { name = "t", type = "F32", dims = [4, 2], offset = 0, shard = 0 },\n'
+
+
+def test_5_shipped_entries_read_without_tomllib(monkeypatch: pytest.MonkeyPatch) -> None:
+    from passprice import schema
+
+    entries = sorted(REPO.glob("registry/checkpoints/*.toml"))
+    texts = [path.read_text(encoding="utf-8") for path in entries]
+    wants = [repr(tomllib.loads(text, parse_float=schema.parse_float)) for text in texts]
+    asked: list[str] = []
+    real = tomllib.loads
+    monkeypatch.setattr(tomllib, "loads", lambda text, **kw: asked.append(text) or real(text, **kw))
+    for path, text, want in zip(entries, texts, wants, strict=True):
+        assert repr(schema._with_plain_tensors(text)) == want, path
+    # the rest of 19 of the 21 shipped entries is plain (two hold metadata the plain reader leaves to tomllib)
+    assert len(entries) >= 21 and len(asked) <= len(entries) - 19
+
+
+@pytest.mark.parametrize("text", [
+    # the rows' "]" followed on its line by a key: TOML refuses it (a statement ends its line)
+    '[header]\ntensors = [\n' + ROW + '] x = 1\n',
+    # the block inside an array left open above it: not a statement of [header]
+    '[header]\nz = [\n  1,\ntensors = [\n' + ROW + ']\n]\n',
+    # the block inside a multi-line string
+    '[header]\nz = """\ntensors = [\n' + ROW + ']\n"""\n',
+    # a key written twice, the second after the rows
+    '[header]\ntensors = [\n' + ROW + ']\ntensors = 1\n',
+    # the block at the top level, and again under [header]
+    'tensors = [\n' + ROW + ']\n[header]\ntensors = [\n' + ROW + ']\n',
+    # a valid entry's shape: read as tomllib reads it
+    '[entry]\nname = "x"\n[header]\n"general.architecture" = { type = "string", value = "llama" }\nshards = [\n'
+    '  { file = "x.gguf", header_bytes = 10, data_offset = 32, tensor_count = 1 },\n]\ntensors = [\n' + ROW + ']\n',
+])
+def test_5_the_tensor_path_reads_as_tomllib_or_leaves_it(text: str) -> None:
+    from passprice import schema
+
+    fast = schema._with_plain_tensors(text)
+    try:
+        want: Any = repr(tomllib.loads(text, parse_float=schema.parse_float))
+    except tomllib.TOMLDecodeError:
+        want = None
+    assert fast is None or repr(fast) == want
+    _agree(text)

@@ -2238,11 +2238,19 @@ def _with_plain_tensors(text: str) -> dict[str, Any] | None:
     if found is None:
         return None
     stand_in = os.urandom(16).hex()  # not secrets.token_hex: `import secrets` loads hmac and OpenSSL (some 30 ms)
-    cut = f'tensors = ["{stand_in}",' + "\n" * found.group().count("\n") + "]"
-    try:
-        document = tomllib.loads(text[: found.start()] + cut + text[found.end() :], parse_float=parse_float)
-    except (ValueError, RecursionError):  # TOMLDecodeError is a ValueError
-        return None
+    newlines = found.group().count("\n")
+    # The plain reader first (cold124: the rest of a shipped entry, its metadata's inline tables and its shards over
+    # lines, is plain), given the statement on one line after the block's line ends: it takes a text only when every
+    # line before is a whole statement of its own, so the statement begins one there too, and the text then parses
+    # as the cut text below does (the same statement, the same text after its "]").
+    blank = "\n" * newlines
+    document = _plain_document(f'{text[: found.start()]}{blank}tensors = ["{stand_in}"]{text[found.end() :]}')
+    if document is None:
+        cut = f'tensors = ["{stand_in}",{blank}]'
+        try:
+            document = tomllib.loads(text[: found.start()] + cut + text[found.end() :], parse_float=parse_float)
+        except (ValueError, RecursionError):  # TOMLDecodeError is a ValueError
+            return None
     header = document.get("header")
     if not isinstance(header, dict) or header.get("tensors") != [stand_in]:
         return None
