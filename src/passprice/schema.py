@@ -1494,7 +1494,7 @@ def _separators(data: bytes) -> int:
     """The separators :data:`MAX_ENTRY_SEPARATORS` counts in ``data`` (line ends left to the caller): one pass over
     the bytes (what ``translate`` deletes), not five ``bytes.count``; inside a snapshot, counted once for each bytes
     object (a file read once a snapshot is checked by each reader that loads it: 446 counts of 137 texts in a cold
-    ``check``, 160 M instructions, 2 %: cold124)."""
+    ``check``, 160 M instructions, 2 %: tests/test_cold124.py)."""
     from passprice import snapshot
 
     if not snapshot.active():
@@ -2103,13 +2103,13 @@ def _plain_document(text: str) -> dict[str, Any] | None:
     hold; else ``None`` (the caller parses it with ``tomllib``, which words every refusal). A lock file as passprice
     writes one is such a text: 1,000 copies of a 15 KB lock, each of its own bytes, cost ``tomllib`` 1.9 s
     (issue 13, scale88); read here line by line, a quarter of that. So are a card (its derivations' dotted keys and
-    inline tables), a stack (its runs over lines) and a drafting method (cold124: 416 M of a cold ``check``'s 8,128 M
-    instructions). The rules kept are TOML 1.0's for these lines: a header's earlier parts are tables (made if
-    missing, never through a value), its last part a table not made before (TOML lets ``[a]`` follow ``[a.b]``; left
-    to ``tomllib``), a key once in its table; a dotted key's earlier parts are tables made by dotted keys of the same
-    table (made if missing; through anything else, left to ``tomllib``); no header names or passes through a table a
-    dotted key or an inline table made (left to ``tomllib``, which refuses some), and nothing adds to an inline
-    table."""
+    inline tables), a stack (its runs over lines) and a drafting method (``tests/test_cold124.py``: 416 M of a cold
+    ``check``'s 8,128 M instructions). The rules kept are TOML 1.0's for these lines: a header's earlier parts are
+    tables (made if missing, never through a value), its last part a table not made before (TOML lets ``[a]`` follow
+    ``[a.b]``; left to ``tomllib``), a key once in its table; a dotted key's earlier parts are tables made by dotted
+    keys of the same table (made if missing; through anything else, left to ``tomllib``); no header names or passes
+    through a table a dotted key or an inline table made (left to ``tomllib``, which refuses some), and nothing adds
+    to an inline table."""
     if "\r" in text:
         return None
     line, key_part, scalar, item_line, pair = _plain_patterns()
@@ -2239,10 +2239,10 @@ def _with_plain_tensors(text: str) -> dict[str, Any] | None:
         return None
     stand_in = os.urandom(16).hex()  # not secrets.token_hex: `import secrets` loads hmac and OpenSSL (some 30 ms)
     newlines = found.group().count("\n")
-    # The plain reader first (cold124: the rest of a shipped entry, its metadata's inline tables and its shards over
-    # lines, is plain), given the statement on one line after the block's line ends: it takes a text only when every
-    # line before is a whole statement of its own, so the statement begins one there too, and the text then parses
-    # as the cut text below does (the same statement, the same text after its "]").
+    # The plain reader first (tests/test_cold124.py: the rest of a shipped entry, its metadata's inline tables and
+    # its shards over lines, is plain), given the statement on one line after the block's line ends: it takes a text
+    # only when every line before is a whole statement of its own, so the statement begins one there too, and the
+    # text then parses as the cut text below does (the same statement, the same text after its "]").
     blank = "\n" * newlines
     document = _plain_document(f'{text[: found.start()]}{blank}tensors = ["{stand_in}"]{text[found.end() :]}')
     if document is None:
