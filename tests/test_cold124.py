@@ -277,3 +277,17 @@ def test_5_the_tensor_path_reads_as_tomllib_or_leaves_it(text: str) -> None:
         want = None
     assert fast is None or repr(fast) == want
     _agree(text)
+
+
+# --- (6) the one-line format's check ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("text", "holds"), [
+    ("Table 1", True), ("", True), ("\x7f", True), ("é 1", True), ("\U0001f600 1", True), ("\U000e0031", False),
+    ("Table\U000e0031", False), ("a\U0001bca0", False), ("\U0001d173", False), ("\U000e0fff", False),
+    ("\U000e1000", True), (5, True), (None, True),
+])
+def test_6_one_line(text: object, holds: bool) -> None:
+    from passprice import schema
+
+    assert schema.one_line(text) is holds

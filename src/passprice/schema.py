@@ -84,8 +84,9 @@ def one_line(text: object) -> bool:
     """Whether ``text`` holds none of the invisible characters past U+FFFF (:func:`_past_bmp_invisible`: the tags
     U+E0000–U+E007F and the like), the :data:`ONE_LINE_FORMAT` check: ``"Table 1"`` and ``"😀 1"`` do,
     ``"Table\U000e0031"`` does not. What is not a string holds (its type is the schema's ``type``'s to judge).
-    Raises nothing."""
-    return not isinstance(text, str) or _past_bmp_invisible().search(text) is None
+    Raises nothing. An ASCII text (``str.isascii``, a flag of the string: no scan) holds none: 4,925 of the 5,259
+    texts a cold ``check`` judges (``tests/test_cold124.py``)."""
+    return not isinstance(text, str) or text.isascii() or _past_bmp_invisible().search(text) is None
 
 
 #: The formats passprice registers beside those ``jsonschema`` knows, by name → check (each a function of the value,
