@@ -209,9 +209,11 @@ def test_4_separators_are_the_five_counts(data: bytes) -> None:
 
     want = sum(data.count(c) for c in (b",", b"=", b".", b"[", b"{"))
     assert schema._separators(data) == want
+    assert schema._counts(data) == (want, data.count(b"."))
     with snapshot.reading():
         assert schema._separators(data) == want
         assert schema._separators(bytes(data)) == want
+        assert schema._counts(data) == (want, data.count(b"."))
 
 
 def test_4_every_shipped_file_counts_as_before() -> None:

@@ -1496,6 +1496,12 @@ def _separators(data: bytes) -> int:
     the bytes (what ``translate`` deletes), not five ``bytes.count``; inside a snapshot, counted once for each bytes
     object (a file read once a snapshot is checked by each reader that loads it: 446 counts of 137 texts in a cold
     ``check``, 160 M instructions, 2 %: tests/test_cold124.py)."""
+    return _counts(data)[0]
+
+
+def _counts(data: bytes) -> tuple[int, int]:
+    """:func:`_separators` of ``data`` and its dots (``data.count(b".")``); inside a snapshot, counted once for each
+    bytes object."""
     from passprice import snapshot
 
     if not snapshot.active():
@@ -1503,9 +1509,10 @@ def _separators(data: bytes) -> int:
     return snapshot.made(("separators", data), lambda: _counted(data))
 
 
-def _counted(data: bytes) -> int:
-    """How many of ``data``'s bytes are ``,``, ``=``, ``.``, ``[`` or ``{`` (the sum of their five counts)."""
-    return len(data) - len(data.translate(None, b",=.[{"))
+def _counted(data: bytes) -> tuple[int, int]:
+    """How many of ``data``'s bytes are ``,``, ``=``, ``.``, ``[`` or ``{`` (the sum of their five counts), and how
+    many are ``.``."""
+    return len(data) - len(data.translate(None, b",=.[{")), data.count(b".")
 
 
 @functools.cache
@@ -1639,7 +1646,8 @@ def shape_problem(kind: str, data: bytes) -> str | None:
     size = len(data)
     dense = MAX_DOTS + size // BYTES_A_SEPARATOR
     dotted = MAX_DOTS + size // BYTES_A_DOT
-    if _separators(data) <= min(cap, dense) and data.count(b".") <= dotted:
+    separators, dots = _counts(data)
+    if separators <= min(cap, dense) and dots <= dotted:
         return None
     whole = b'"""' in data or b"'''" in data
     bare = data if whole else _comments().sub(b"", _one_line_string().sub(b"", data))
