@@ -84,8 +84,9 @@ def one_line(text: object) -> bool:
     """Whether ``text`` holds none of the invisible characters past U+FFFF (:func:`_past_bmp_invisible`: the tags
     U+E0000–U+E007F and the like), the :data:`ONE_LINE_FORMAT` check: ``"Table 1"`` and ``"😀 1"`` do,
     ``"Table\U000e0031"`` does not. What is not a string holds (its type is the schema's ``type``'s to judge).
-    Raises nothing."""
-    return not isinstance(text, str) or _past_bmp_invisible().search(text) is None
+    Raises nothing. An ASCII text (``str.isascii``, a flag of the string: no scan) holds none: 4,925 of the 5,259
+    texts a cold ``check`` judges (``tests/test_cold124.py``)."""
+    return not isinstance(text, str) or text.isascii() or _past_bmp_invisible().search(text) is None
 
 
 #: The formats passprice registers beside those ``jsonschema`` knows, by name → check (each a function of the value,
@@ -741,19 +742,23 @@ def _oversized(document: Mapping[str, Any], schema: Mapping[str, Any], node: Map
     too (``node``: the schema of ``document``, the whole schema's by default; ``at``: its key path): a checkpoint
     entry's ``header.shards`` of 5,500 rows took 3.4 s and printed 7,000 lines, one for each row's bad figures
     (attack round 44). The bound is the schema's own, read from it, not restated here."""
-    out = []
+    out: list[str] = []
     node = schema if node is None else node
     properties = node.get("properties", {})
+    # (``type(x) is dict`` first: a parsed document's and a schema's tables are dicts, and the ABC's
+    # ``isinstance`` cost more than the walk, 15,000 checks a cold ``check``)
+    if type(properties) is not dict and not isinstance(properties, Mapping):
+        return out
     for key, value in document.items():
-        sub = properties.get(key) if isinstance(properties, Mapping) else None
-        if not isinstance(sub, Mapping):
+        sub = properties.get(key)
+        if type(sub) is not dict and not isinstance(sub, Mapping):
             continue
         ref = sub.get("$ref")
         if isinstance(ref, str) and ref.startswith("#/$defs/"):
             sub = schema.get("$defs", {}).get(ref.removeprefix("#/$defs/"), sub)
-        if not isinstance(sub, Mapping):
-            continue
-        if isinstance(value, Mapping) and at.count(".") < 4:
+            if type(sub) is not dict and not isinstance(sub, Mapping):
+                continue
+        if (type(value) is dict or isinstance(value, Mapping)) and at.count(".") < 4:
             out += _oversized(value, schema, sub, f"{at}{key_part(key)}.")
             continue
         most = sub.get("maxItems")
@@ -1491,9 +1496,27 @@ MAX_ENTRY_SEPARATORS = 1 << 17
 
 
 def _separators(data: bytes) -> int:
-    """The separators :data:`MAX_ENTRY_SEPARATORS` counts in ``data`` (line ends left to the caller): the bytes that
-    deleting them takes away, one pass where five counts made five (2.5 times the instructions)."""
-    return len(data) - len(data.translate(None, b",=.[{"))
+    """The separators :data:`MAX_ENTRY_SEPARATORS` counts in ``data`` (line ends left to the caller): one pass over
+    the bytes (what ``translate`` deletes), not five ``bytes.count``; inside a snapshot, counted once for each bytes
+    object (a file read once a snapshot is checked by each reader that loads it: 446 counts of 137 texts in a cold
+    ``check``, 160 M instructions, 2 %: tests/test_cold124.py)."""
+    return _counts(data)[0]
+
+
+def _counts(data: bytes) -> tuple[int, int]:
+    """:func:`_separators` of ``data`` and its dots (``data.count(b".")``); inside a snapshot, counted once for each
+    bytes object."""
+    from passprice import snapshot
+
+    if not snapshot.active():
+        return _counted(data)
+    return snapshot.made(("separators", data), lambda: _counted(data))
+
+
+def _counted(data: bytes) -> tuple[int, int]:
+    """How many of ``data``'s bytes are ``,``, ``=``, ``.``, ``[`` or ``{`` (the sum of their five counts), and how
+    many are ``.``."""
+    return len(data) - len(data.translate(None, b",=.[{")), data.count(b".")
 
 
 @functools.cache
@@ -1632,7 +1655,8 @@ def shape_problem(kind: str, data: bytes) -> str | None:
     size = len(data)
     dense = MAX_DOTS + size // BYTES_A_SEPARATOR
     dotted = MAX_DOTS + size // BYTES_A_DOT
-    if _separators(data) <= min(cap, dense) and data.count(b".") <= dotted:
+    separators, dots = _counts(data)
+    if separators <= min(cap, dense) and dots <= dotted:
         return None
     if size < SHAPE_KEPT_FROM:
         return _shape_counted(kind, data, cap, dense, dotted)
@@ -2056,21 +2080,28 @@ def _flat_document(text: str) -> dict[str, Any] | None:
 
 #: A key as :func:`_plain_document` reads one: bare, or a basic string without escapes or control characters.
 _PLAIN_KEY = r'[A-Za-z0-9_-]+|"[^"\\\x00-\x1f\x7f]*"'
+#: A key of an inline table as :func:`_plain_document` reads one: bare only.
+_PLAIN_BARE = r"[A-Za-z0-9_-]+"
 #: A value as :func:`_plain_document` reads one: a basic string without escapes, tabs or control characters; a
 #: decimal number without ``+``, underscore or leading zero (a float with a fraction or an exponent or both); a boolean.
 _PLAIN_SCALAR = r'"[^"\\\x00-\x1f\x7f]*"|-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|true|false'
 
 
 @functools.cache
-def _plain_patterns() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
-    """One line of a plain TOML text (:func:`_plain_document`), one key part and one scalar: compiled at the first
-    text the flat reader (:func:`_flat_document`) does not take."""
+def _plain_patterns() -> tuple[re.Pattern[str], ...]:
+    """One line of a plain TOML text (:func:`_plain_document`), one key part, one scalar, one item line of an array
+    written over lines and one ``KEY = VALUE`` pair of an inline table: compiled at the first text the flat reader
+    (:func:`_flat_document`) does not take."""
     scalar = _PLAIN_SCALAR
+    inline = rf"\{{ ?{_PLAIN_BARE} = (?:{scalar})(?:, {_PLAIN_BARE} = (?:{scalar}))* ?\}}"
     line = re.compile(
-        rf"(?:({_PLAIN_KEY}) = ({scalar}|\[(?:(?:{scalar})(?:, (?:{scalar}))*)?\])"
+        rf"(?:((?:{_PLAIN_KEY})(?:\.(?:{_PLAIN_KEY}))*) = "
+        rf"({scalar}|\[(?:(?:{scalar})(?:, (?:{scalar}))*)?\]|{inline}|\[)"
         rf"|(\[\[?)((?:{_PLAIN_KEY})(?:\.(?:{_PLAIN_KEY}))*)\]\]?|#[^\x00-\x08\x0a-\x1f\x7f]*|)"
     )
-    return line, re.compile(_PLAIN_KEY), re.compile(scalar)
+    item = re.compile(rf" *({scalar}|{inline}),")
+    pair = re.compile(rf"({_PLAIN_BARE}) = ({scalar})")
+    return line, re.compile(_PLAIN_KEY), re.compile(scalar), item, pair
 
 
 def _plain_value(written: str) -> Any:
@@ -2092,46 +2123,101 @@ def _plain_value(written: str) -> Any:
 _NOT_PLAIN = object()
 
 
+def _plain_inline(written: str, pair: re.Pattern[str], frozen: dict[int, dict[str, Any]]) -> Any:
+    """:func:`_plain_value` of ``written``, or, for an inline table of plain pairs (``{ value = 50, unit = "MiB" }``:
+    bare keys, :data:`_PLAIN_SCALAR` values, as the line's pattern matched it), its table, listed in ``frozen`` (no
+    later header or dotted key may add to it, as TOML says); :data:`_NOT_PLAIN` for a key written twice or a value
+    :func:`_plain_value` leaves to ``tomllib``."""
+    if written[0] != "{":
+        return _plain_value(written)
+    table: dict[str, Any] = {}
+    for key, value in pair.findall(written):
+        item = _plain_value(value)
+        if key in table or item is _NOT_PLAIN:
+            return _NOT_PLAIN
+        table[key] = item
+    frozen[id(table)] = table
+    return table
+
+
 def _plain_document(text: str) -> dict[str, Any] | None:
     """``tomllib.loads(text, parse_float=parse_float)`` when every line of ``text`` (no carriage return) is empty, a
     comment, a table header of dotted keys written plainly (``[facts."host.read".derivation]``: each part bare or a
     basic string without escapes, no space) naming a table no earlier header or key made, or ``KEY = VALUE`` written
-    plainly (one key as a header's part, one space each side of ``=``, nothing after the value: a scalar of
-    :data:`_PLAIN_SCALAR`, or an array of them on the line, ``", "`` between them) naming a key its table does not
+    plainly (a key, or a dotted key of the header's parts, one space each side of ``=``, nothing after the value: a
+    scalar of :data:`_PLAIN_SCALAR`, an array of them on the line, ``", "`` between them, an inline table of them
+    with bare keys, ``{ value = 50, unit = "MiB" }``, or ``[`` opening an array written one item a line, each a scalar
+    or such an inline table followed by ``,``, closed by ``]`` alone on its line) naming a key its table does not
     hold; else ``None`` (the caller parses it with ``tomllib``, which words every refusal). A lock file as passprice
     writes one is such a text: 1,000 copies of a 15 KB lock, each of its own bytes, cost ``tomllib`` 1.9 s
-    (issue 13, scale88); read here line by line, a quarter of that. The rules kept are TOML 1.0's for these lines:
-    a header's earlier parts are tables (made if missing, never through a value), its last part a table not made
-    before (TOML lets ``[a]`` follow ``[a.b]``; left to ``tomllib``), a key once in its table."""
+    (issue 13, scale88); read here line by line, a quarter of that. So are a card (its derivations' dotted keys and
+    inline tables), a stack (its runs over lines) and a drafting method (``tests/test_cold124.py``: 416 M of a cold
+    ``check``'s 8,128 M instructions). The rules kept are TOML 1.0's for these lines: a header's earlier parts are
+    tables (made if missing, never through a value), its last part a table not made before (TOML lets ``[a]`` follow
+    ``[a.b]``; left to ``tomllib``), a key once in its table; a dotted key's earlier parts are tables made by dotted
+    keys of the same table (made if missing; through anything else, left to ``tomllib``); no header names or passes
+    through a table a dotted key or an inline table made (left to ``tomllib``, which refuses some), and nothing adds
+    to an inline table."""
     if "\r" in text:
         return None
-    line, key_part, scalar = _plain_patterns()
+    line, key_part, scalar, item_line, pair = _plain_patterns()
     match = line.fullmatch
     parts = key_part.findall
     scalars = scalar.findall
     document: dict[str, Any] = {}
     table = document
     arrays: dict[int, list[dict[str, Any]]] = {}  # the arrays of tables made, by identity (held: ids stay theirs)
-    for written in text.split("\n"):
+    # Tables a dotted key made (``derivation.inputs.x = …``) and inline tables, by identity (each held in the
+    # document): a later dotted key walks on only through the first; no header may name or pass through either.
+    dotted: dict[int, dict[str, Any]] = {}
+    frozen: dict[int, dict[str, Any]] = {}
+    lines = iter(text.split("\n"))
+    for written in lines:
         found = match(written)
         if found is None:
             return None
         key, value, opened, header = found.groups()
         if key is not None:
-            if key[0] == '"':
+            into = table
+            if "." in key:  # a dotted key (or a quoted part holding a dot: split as the header's parts are)
+                names = [p[1:-1] if p[0] == '"' else p for p in parts(key)]
+                for name in names[:-1]:
+                    inner = into.get(name)
+                    if inner is None:
+                        inner = into[name] = {}
+                        dotted[id(inner)] = inner
+                    elif id(inner) not in dotted:  # a value, an inline table, a table a header made
+                        return None
+                    into = inner
+                key = names[-1]
+            elif key[0] == '"':
                 key = key[1:-1]
-            if key in table:
+            if key in into:
                 return None
-            if value[0] == "[":
+            if value == "[":  # an array over lines: one item a line, each followed by a comma, then "]" alone
+                items: list[Any] = []
+                for inside in lines:
+                    if inside == "]":
+                        break
+                    row = item_line.fullmatch(inside)
+                    if row is None:
+                        return None
+                    items.append(_plain_inline(row.group(1), pair, frozen))
+                else:
+                    return None  # never closed
+                if _NOT_PLAIN in items:
+                    return None
+                into[key] = items
+            elif value[0] == "[":
                 items = [_plain_value(v) for v in scalars(value[1:-1])]
                 if _NOT_PLAIN in items:
                     return None
-                table[key] = items
+                into[key] = items
             else:
-                item = _plain_value(value)
+                item = _plain_inline(value, pair, frozen)
                 if item is _NOT_PLAIN:
                     return None
-                table[key] = item
+                into[key] = item
         elif header is not None:
             if len(opened) != len(written) - len(opened) - len(header):  # [[a] or [a]]
                 return None
@@ -2143,7 +2229,7 @@ def _plain_document(text: str) -> dict[str, Any] | None:
                     inner = table[name] = {}
                 elif isinstance(inner, list) and id(inner) in arrays:
                     inner = inner[-1]  # into the last table of an array of tables, as TOML says
-                elif not isinstance(inner, dict):
+                elif not isinstance(inner, dict) or id(inner) in dotted or id(inner) in frozen:
                     return None
                 table = inner
             last = table.get(names[-1])
@@ -2200,11 +2286,19 @@ def _with_plain_tensors(text: str) -> dict[str, Any] | None:
     if found is None:
         return None
     stand_in = os.urandom(16).hex()  # not secrets.token_hex: `import secrets` loads hmac and OpenSSL (some 30 ms)
-    cut = f'tensors = ["{stand_in}",' + "\n" * found.group().count("\n") + "]"
-    try:
-        document = tomllib.loads(text[: found.start()] + cut + text[found.end() :], parse_float=parse_float)
-    except (ValueError, RecursionError):  # TOMLDecodeError is a ValueError
-        return None
+    newlines = found.group().count("\n")
+    # The plain reader first (tests/test_cold124.py: the rest of a shipped entry, its metadata's inline tables and
+    # its shards over lines, is plain), given the statement on one line after the block's line ends: it takes a text
+    # only when every line before is a whole statement of its own, so the statement begins one there too, and the
+    # text then parses as the cut text below does (the same statement, the same text after its "]").
+    blank = "\n" * newlines
+    document = _plain_document(f'{text[: found.start()]}{blank}tensors = ["{stand_in}"]{text[found.end() :]}')
+    if document is None:
+        cut = f'tensors = ["{stand_in}",{blank}]'
+        try:
+            document = tomllib.loads(text[: found.start()] + cut + text[found.end() :], parse_float=parse_float)
+        except (ValueError, RecursionError):  # TOMLDecodeError is a ValueError
+            return None
     header = document.get("header")
     if not isinstance(header, dict) or header.get("tensors") != [stand_in]:
         return None
