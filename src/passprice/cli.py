@@ -2958,7 +2958,9 @@ def audit_command(
         for line in [*reach.warnings, *([spanned] if spanned else [])]:
             click.echo(f"passprice: warning: {line}", err=True)
     if fmt == "json":
-        data = audit_json(result, report.extra(), stale, sources, subject.routing, texts)
+        from passprice.registry import registry_named
+
+        data = audit_json(result, report.extra(), stale, sources, subject.routing, texts, registry_named(root))
         data["sources"] = with_notes(data["sources"], sources)
         extra: dict[str, Any] = {}
         if subject.lock is not None:
@@ -2973,7 +2975,7 @@ def audit_command(
         from passprice.tables import markdown_prose
 
         click.echo(audit_markdown(result, title, sources, stale, calibration, subject.routing, subject.draft,
-                                  BUILT_IN if root.embedded else "", texts))
+                                  BUILT_IN if root.embedded else "", texts, root.path if root.embedded else None))
         from passprice.architectures import defaulted_window
 
         said = defaulted_window(subject.header)
@@ -2989,7 +2991,7 @@ def audit_command(
                               *(["", f"- {markdown_prose(UNCOMPARED)}"] if uncompared else [])]))
     else:
         click.echo(audit_text(result, title, sources, stale, calibration, subject.routing, subject.draft,
-                              BUILT_IN if root.embedded else "", texts))
+                              BUILT_IN if root.embedded else "", texts, root.path if root.embedded else None))
         _echo_defaulted(subject.header)  # as price says it (arch44: audit priced gemma2's 4,096 without a word)
         noted = notes_lines(sources, cited_ids)
         pinned = []

@@ -25,10 +25,11 @@ from passprice.registry import Root
 #: makes the id lead to another document, or to the same one read otherwise. ``note`` does not. ``retrieved`` does:
 #: a web page or datasheet address retrieved on another day is another copy, which may state other figures (slip round
 #: 34: the H200 datasheet's ``retrieved`` "unknown" → "2026-11-30" under its 9 citing facts read "1 other file
-#: changed", nothing to verify).
+#: changed", nothing to verify). ``excerpt`` does: the stored lines audit checks quotes against; its pin
+#: ``excerpt_sha256`` does not (the bytes it pins are compared themselves: :func:`source_changes`).
 DOCUMENT_FIELDS = (
     "title", "kind", "publisher", "authors", "date", "url", "copies", "repository", "commit", "arxiv", "path",
-    "sha256", "read", "retrieved",
+    "sha256", "read", "retrieved", "excerpt",
 )
 
 #: The fields that name the document an added source leads to (:func:`source_changes`'s ``added``), as its line shows
@@ -213,6 +214,12 @@ def source_changes(
             before, after = documents[0](path), documents[1](path)
             if before != after:
                 changed.append(f"{path} rewritten")
+        excerpt = new.get("excerpt")
+        if excerpt is not None and excerpt == old.get("excerpt"):
+            # the stored excerpt: the lines quoted from the text read, which audit checks each quote against
+            before, after = documents[0](excerpt), documents[1](excerpt)
+            if before != after:
+                changed.append(f"{excerpt} (its stored excerpt, the lines quoted from the text read) rewritten")
         if changed:
             found.append((source_id, tuple(changed)))
     new_ids = set()
