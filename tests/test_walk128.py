@@ -259,3 +259,35 @@ def test_10_a_truncated_lock_names_the_line_it_ends_on(tmp_path: Path) -> None:
     assert invoke("audit", os.fspath(lock)).stderr == (
         f"passprice: error: {lock}: not valid TOML: Expected ']' at the end of a table declaration (at line 3, "
         "column 9)\n")
+
+
+# --- (6) an old lock's quotes, against the excerpts it was made under -------------------------------------------------
+
+
+def test_6_a_locks_quotes_are_checked_against_the_excerpt_committed_with_it(repo: Path) -> None:
+    excerpt = "sources/excerpts/cite70-excerpt.txt"
+    _edit(repo, excerpt, "## The real result — Qwen3", "## The real result - Qwen3")  # today's: a hyphen
+    repin_excerpt(repo, excerpt)
+    _commit(repo, "the heading's dash")
+    lock = os.fspath(repo / "locks" / "qwen3-30b-a3b-h200.lock.toml")  # last written by the first commit
+    lines = invoke("audit", lock, root=repo).stdout.splitlines()
+    hot = [x for x in lines if x.startswith("  routing.hot_experts: ")]
+    assert hot and hot[0].startswith("  routing.hot_experts: checked ("), hot  # was NOT FOUND against today's
+    assert ("  excerpts      quotes were checked against the stored excerpts as committed with the lock "
+            f"({_head(repo, 1)[:12]}) where today's differ: gpu-container-handbook-routing-derisk; the others are "
+            "today's, the same") in lines
+    data = json.loads(invoke("audit", lock, "--json", root=repo).stdout)
+    assert data["excerpts_at_lock"] == {"commit": _head(repo, 1), "replaced": ["gpu-container-handbook-routing-derisk"]}
+    # a lock file no commit holds as it is: today's excerpts, said so
+    (repo / "away.lock.toml").write_bytes(Path(lock).read_bytes())
+    away = invoke("audit", os.fspath(repo / "away.lock.toml"), root=repo).stdout.splitlines()
+    assert ("  excerpts      quotes were checked against today's registry's stored excerpts: no commit here holds "
+            "this lock file to read those it was made under") in away
+    # the lock as committed, its excerpts today's: nothing said
+    assert not [x for x in invoke("audit", "locks/r1-qwen7b-h200.lock.toml").stdout.splitlines()
+                if x.startswith("  excerpts ")]
+
+
+def _head(repo: Path, back: int) -> str:
+    return subprocess.run(["git", "rev-parse", f"HEAD~{back}"], cwd=repo, check=True, capture_output=True,
+                          text=True).stdout.strip()

@@ -648,6 +648,21 @@ def stored_text(root: Root, source: Source) -> StoredText:
     return StoredText(source.id, source.excerpt, None, text, flat=" ".join(text.split()))
 
 
+def stored_text_of(source: Source, data: bytes, where: str) -> StoredText:
+    """The :class:`StoredText` of ``source`` read from ``data``, its excerpt's bytes as ``where`` holds them (a
+    commit's, ``COMMIT:PATH``): ``unread`` when they are more than :data:`EXCERPT_BYTES` or not UTF-8. What
+    :func:`stored_text` gives of a file, for an excerpt as git has it at a lock's commit
+    (:func:`passprice.sourcechange.excerpts_at_lock`). Raises nothing."""
+    if len(data) > EXCERPT_BYTES:
+        return StoredText(source.id, source.excerpt, unread=f"{where}: more than {EXCERPT_BYTES:,} bytes")
+    try:
+        decoded = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        return StoredText(source.id, source.excerpt, unread=f"{where}: not UTF-8 text (byte {e.start:,})")
+    text = _excerpt_lines(decoded, source.id)
+    return StoredText(source.id, source.excerpt, None, text, flat=" ".join(text.split()))
+
+
 def stored_texts(root: Root, sources: Mapping[str, Source], ids: Iterable[str]) -> dict[str, StoredText]:
     """:func:`stored_text` of each of ``ids`` that ``sources`` holds (each excerpt file read once), by id. Raises
     nothing."""
