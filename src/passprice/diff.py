@@ -4088,10 +4088,9 @@ class Diff:
     #: change moved while a lock of HEAD is made under it, by path: what to verify (:func:`rerouted_stacks`). Shown,
     #: never failed.
     rerouted: Mapping[str, str] = attrs.field(factory=dict)
-    #: The lines of :attr:`head_check` that are the review's own rules, not ``passprice check``'s (a lock's pins or
-    #: pricing model forged, the list of pricing models, a synthetic header made real, the commands that write the
-    #: shipped headers): :meth:`check_line` names them so (a new user read "HEAD fails passprice check (162
-    #: problems)" of list entries where ``check`` on HEAD found none: tests/test_walk128.py).
+    #: The lines of :attr:`head_check` that are the review's own rules, not ``passprice check``'s (the list of pricing
+    #: models, the commands that write the shipped headers): :meth:`check_line` names them so (a new user read "HEAD
+    #: fails passprice check (162 problems)" of list entries where ``check`` on HEAD found none: tests/test_walk128.py).
     review_rules: frozenset[str] = frozenset()
 
     @property
@@ -4934,16 +4933,14 @@ def _compare(base: Side, head: Side) -> Diff:
     # a path no side holds among them (slip round 30: it was left to HEAD's code, as a fact its new code might add).
     from passprice.pinforgery import forged_pins
 
-    forged = forged_pins(base.root, head.root, base.files, [p for p in paths if p in head.files])
-    problems += forged
+    problems += forged_pins(base.root, head.root, base.files, [p for p in paths if p in head.files])
     # A lock's pricing model is the digest of the code that priced it: one of no code here, typed by hand (slip 46).
     from passprice.pinforgery import forged_models
     from passprice.pins import pricing_model_digest
 
-    modelled = forged_models(base.root, head.root, base.files, [p for p in paths if p in head.files],
-                             (base.code.model, head.code.model, pricing_model_digest()),
-                             base.installs.get("requirements.txt") != head.installs.get("requirements.txt"))
-    problems += modelled
+    problems += forged_models(base.root, head.root, base.files, [p for p in paths if p in head.files],
+                              (base.code.model, head.code.model, pricing_model_digest()),
+                              base.installs.get("requirements.txt") != head.installs.get("requirements.txt"))
     # A source leads elsewhere when its record changed, or the registry document it names did (its file unchanged),
     # or its stored excerpt did (a new user's finding: an edited sources/excerpts/X.txt changed what audit says, and
     # the review said "no changes", exit 0; tests/test_walk128.py).
@@ -4961,8 +4958,8 @@ def _compare(base: Side, head: Side) -> Diff:
     listed = _list_changes(base, head, lists)
     # A lock passprice lock wrote into locks/ is among the records of HEAD's list; one edited by hand is not (slip 58).
     problems += _unrecorded_locks(head, [p for p in paths if p in head.files], lists)
-    rules = [*forged, *modelled, *listed.failing, *synthetic_made_real(base, head, files), *unkept_changes(base, head)]
-    problems += tuple(rules[len(forged) + len(modelled):])
+    rules = [*listed.failing, *unkept_changes(base, head)]
+    problems += synthetic_made_real(base, head, files) + tuple(rules)
     reviews = lock_impacts(base, head, files)
     moves, left_out = unlocked_moves(base, head, files, reviews)
     from passprice.addedservings import added_servings
