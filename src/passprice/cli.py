@@ -3007,8 +3007,8 @@ def audit_command(
         reached = [] if reach is None or not reach.markdown_lines() else ["", *reach.markdown_lines()]
         click.echo("\n".join([*reached, "", *notes_markdown(sources, cited_ids), *pinned, "", *cited.markdown_lines(),
                               *([""] + [f"- ⚠️ {markdown_prose(s.line())}" for s in since] if since else []),
-                              *(["", f"- {markdown_prose(UNCOMPARED)}"] if uncompared else []),
-                              *(["", f"- {markdown_prose(excerpts_said)}"] if excerpts_said else [])]))
+                              *(["", f"- {markdown_prose(excerpts_said)}"] if excerpts_said else []),
+                              *(["", f"- {markdown_prose(UNCOMPARED)}"] if uncompared else [])]))
     else:
         click.echo(audit_text(result, title, sources, stale, calibration, subject.routing, subject.draft,
                               BUILT_IN if root.embedded else "", texts, root.path if root.embedded else None))
@@ -3021,8 +3021,8 @@ def audit_command(
         reached = [] if reach is None or not reach.lines() else ["", *reach.lines()]
         click.echo("\n".join([*reached, *(["", *noted] if noted else []), *pinned, "", *cited.text_lines(),
                               *(["", *(f"  since lock    {s.line()}" for s in since)] if since else []),
-                              *(["", *uncompared] if uncompared else []),
-                              *(["", f"  excerpts      {excerpts_said}"] if excerpts_said else [])]))
+                              *(["", f"  excerpts      {excerpts_said}"] if excerpts_said else []),
+                              *(["", *uncompared] if uncompared else [])]))
     for s in since:
         click.echo(f"passprice: warning: {s.line()}", err=True)
     if report.warning and fmt != "json":

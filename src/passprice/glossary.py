@@ -755,6 +755,7 @@ _TERMS = (
         "`excerpts` line, given when one was, or when no commit holds the lock).",
         ("sources", "locator", "citation", "cite", "retrieved", "retrieved unknown", "kind", "date",
          "provenance it supports", "source: locator", "by", "where", "url", "copies", "sha256", "read", "excerpt",
+         "excerpt_sha256",
          "stored excerpt", "excerpt_problem",
          "sources_changed",
          "arxiv", "authors", "publisher", "repository", "commit", "id", "citing", "places", "added",
