@@ -37,7 +37,7 @@ from cli_helpers import REPO, bad, copy_root, invoke
 
 HANDBOOK = "gpu-container-handbook-routing-derisk"
 EXCERPT = "sources/excerpts/cite70-excerpt.txt"
-FOUND = f"  stored excerpt: {EXCERPT} (the text read, from the registry's top folder)"
+FOUND = f"  stored excerpt: {EXCERPT} (the lines quoted from the text read, from the registry's top folder)"
 
 
 def _excerpt_line(root: Path, source: str = HANDBOOK) -> str:

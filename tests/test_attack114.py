@@ -157,12 +157,20 @@ def test_4_audit_outside_any_registry_names_the_built_in_excerpt(tmp_path: Path,
     monkeypatch.delenv("PASSPRICE_ROOT", raising=False)
     result = CliRunner().invoke(cli, ["audit", "r1-qwen7b-h200", "--format", form])
     assert result.exit_code == 0, result.output
-    built_in = "stored excerpt: the built-in registry's sources/excerpts/cite102-excerpt.txt (the text read)"
-    assert built_in in result.stdout
+    from passprice.registry import embedded_root
+
+    file = embedded_root().path / "sources" / "excerpts" / "cite102-excerpt.txt"
+    built_in = ("stored excerpt: the built-in registry's sources/excerpts/cite102-excerpt.txt (the lines quoted from "
+                f"the text read; its file: {file})")  # tests/test_walk128.py: its absolute path, as the README says
+    from passprice.tables import markdown_prose
+
+    # markdown escapes the path's underscores (an installed package's passprice/_data/…)
+    assert (built_in if form == "text" else markdown_prose(built_in)) in result.stdout
     # was "stored excerpt: sources/excerpts/cite102-excerpt.txt (the text read, from the registry's top folder)"
     assert "from the registry's top folder" not in result.stdout
     inside = invoke("audit", "r1-qwen7b-h200")  # in the checkout: its own file, named from its top folder
-    assert ("    stored excerpt: sources/excerpts/cite102-excerpt.txt (the text read, from the registry's top folder)"
+    assert ("    stored excerpt: sources/excerpts/cite102-excerpt.txt (the lines quoted from the text read, "
+            "from the registry's top folder)"
             in inside.stdout.splitlines())
 
 

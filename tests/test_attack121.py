@@ -31,7 +31,7 @@ from pathlib import Path
 
 import pytest
 
-from cli_helpers import REPO, copy_root, invoke
+from cli_helpers import REPO, copy_root, invoke, repin_excerpt
 
 EXCERPT = "sources/excerpts/cite102-excerpt.txt"
 PAGE = "sources/nvidia-h200-product-page.toml"
@@ -61,6 +61,7 @@ def _rewrite_excerpt(root: Path) -> None:
     text = (root / EXCERPT).read_text(encoding="utf-8")
     assert text.count(BANDWIDTH_LINES[0]) == 1
     (root / EXCERPT).write_text(text.replace(*BANDWIDTH_LINES), encoding="utf-8")
+    repin_excerpt(root, EXCERPT)  # pinned anew (tests/test_walk128.py: an edited excerpt under its old pin fails check)
 
 
 def _repoint_excerpt(root: Path) -> None:
@@ -70,6 +71,7 @@ def _repoint_excerpt(root: Path) -> None:
     assert f'excerpt = "{EXCERPT}"' in record
     (root / PAGE).write_text(record.replace(f'excerpt = "{EXCERPT}"', 'excerpt = "sources/excerpts/copy.txt"'),
                              encoding="utf-8")
+    repin_excerpt(root, "sources/excerpts/copy.txt")
 
 
 # --- (1) a stored excerpt rewritten or re-pointed --------------------------------------------------------------------
@@ -81,8 +83,9 @@ def _said_of_excerpt(stdout: str, changed: str) -> None:
     assert "5 locks resting on a source whose document changed, to verify" in lines[1]
     said = [line for line in lines if line.startswith("  nvidia-h200-product-page: to verify: ")]
     assert len(said) == 1, stdout
-    assert (f"the document source nvidia-h200-product-page names changed ({changed} (the stored text its citing "
-            "facts' quotes are checked against)): does it state each of h200_sxm_141gb:memory.capacity, "
+    assert (f"the document source nvidia-h200-product-page names changed ({changed} (its stored excerpt: the lines "
+            "quoted from the text read, which its citing facts' quotes are checked against)): does it state each "
+            "of h200_sxm_141gb:memory.capacity, "
             "h200_sxm_141gb:memory.bandwidth") in said[0]
     assert ("    h200_sxm_141gb:memory.bandwidth: 4.8 TB/s (published) at Specifications table, H200 SXM column (a "
             "row: its label, the H200 SXM figure, the H200 NVL figure): 'GPU Memory Bandwidth 4.8TB/s 4.8TB/s'"
@@ -192,6 +195,7 @@ def test_3_audit_does_not_find_a_figure_inside_a_longer_one(tmp_path: Path, monk
     root = _registry(tmp_path)
     text = (root / EXCERPT).read_text(encoding="utf-8")
     (root / EXCERPT).write_text(text.replace(BANDWIDTH_LINES[0], "33\t14.8TB/s\n34\t14.8TB/s\n"), encoding="utf-8")
+    repin_excerpt(root, EXCERPT)
     card = root / "facts" / "cards" / "h200_sxm_141gb.toml"
     quoted = "'GPU Memory Bandwidth 4.8TB/s 4.8TB/s'"
     card_text = card.read_text(encoding="utf-8")

@@ -107,8 +107,8 @@ def test_text_and_markdown_list_them() -> None:
     assert lines[at + 2].startswith("    xiongjiedai-gpu-benchmarks — GPU-Benchmarks-on-LLM-Inference")
     # the stored excerpt of the runs' document (tests/test_walk108.py), then (walk53) the card facts the fit reads
     # and their sources (tests/test_walk53.py counts them)
-    assert lines[at + 5] == ("    stored excerpt: sources/excerpts/xiongjiedai-aa72e0e-excerpt.txt (the text read, "
-                             "from the registry's top folder)")
+    assert lines[at + 5] == ("    stored excerpt: sources/excerpts/xiongjiedai-aa72e0e-excerpt.txt (the lines quoted "
+                             "from the text read, from the registry's top folder)")
     assert lines[at + 6].startswith("    the fit reads the 11 cards' memory.bandwidth, streams.read, streams.append, "
                                     "array, vector, scale (66 facts), citing nvidia-ada-whitepaper (17), ")
     # The card the stack was never measured on is said, as price --stack says it.

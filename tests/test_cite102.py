@@ -244,7 +244,8 @@ def test_5_the_spans_counted_before_and_after() -> None:
 
 def test_6_audit_prints_the_page_and_its_stored_excerpt() -> None:
     lines = invoke("audit", "--source", PAGE).stdout.splitlines()
-    assert ("  stored excerpt: sources/excerpts/cite102-excerpt.txt (the text read, from the registry's top folder)"
+    assert ("  stored excerpt: sources/excerpts/cite102-excerpt.txt (the lines quoted from the text read, "
+            "from the registry's top folder)"
             in lines)
     assert f"  copies: {COPY}" in lines and "  retrieved 2026-09-07" in lines
     data = json.loads(invoke("audit", "--source", PAGE, "--json").stdout)

@@ -75,7 +75,7 @@ def test_compare_all_with_one_broken_card_still_compares_the_good_ones(tmp_path:
     result = invoke("compare", "gemma3-270m-h100", "--json", root=root)
     assert result.exit_code == 2, result.output
     assert result.stderr == (f"passprice: error: {broken.relative_to(root).as_posix()}: not valid TOML: Invalid value "
-                             "(at end of document)\n")
+                             "(at end of document: line 2, column 1)\n")
     rows = json.loads(result.stdout)["cards"]
     assert len(rows) == 17 and "zz_broken" not in {row["card"] for row in rows}
     assert rows[0]["card"] == "b200" and rows[0]["batch"] == 7873

@@ -21,13 +21,13 @@ from pathlib import Path
 
 import pytest
 
-from cli_helpers import REPO, copy_root, invoke
+from cli_helpers import REPO, copy_root, invoke, repin_excerpt
 from passprice.sources import quoted_spans
 
 LOCK = "qwen3-30b-a3b-h200"
 HANDBOOK = "gpu-container-handbook-routing-derisk"
 EXCERPT = "sources/excerpts/cite70-excerpt.txt"
-NAMED = f"    stored excerpt: {EXCERPT} (the text read, from the registry's top folder)"
+NAMED = f"    stored excerpt: {EXCERPT} (the lines quoted from the text read, from the registry's top folder)"
 SUMMARY = "quotes checked against a stored text: 8 of 10 facts' quotes checked against a stored text"
 ARRAY = ("  array: not checked (0 of 2 quoted spans found in the stored text; nvidia-h200-datasheet has no stored "
          "text)")
@@ -129,6 +129,7 @@ def test_3_a_quote_the_stored_text_lacks_is_not_found(tmp_path: Path) -> None:
     root = copy_root(tmp_path)
     excerpt = root / "sources" / "excerpts" / "cite102-excerpt.txt"
     excerpt.write_text(excerpt.read_text(encoding="utf-8").replace("4.8TB/s", "4.9TB/s"), encoding="utf-8")
+    repin_excerpt(root, "sources/excerpts/cite102-excerpt.txt")  # re-pinned: else check's problem, not checked
     lines = _audit(root).splitlines()
     assert ("quotes checked against a stored text: 7 of 10 facts' quotes checked against a stored text "
             "(1 NOT FOUND)") in lines
@@ -146,6 +147,7 @@ def test_3_an_excerpt_that_is_not_utf8_is_said_unusable_not_a_traceback(tmp_path
     size = excerpt.stat().st_size
     with excerpt.open("ab") as f:
         f.write(b"\xff\xfe")
+    repin_excerpt(root, EXCERPT)
     lines = _audit(root).splitlines()
     assert NAMED in lines  # a regular file of the registry: check and audit --source say nothing of it either
     assert (f"  routing.hot_experts: not checked (0 of 4 quoted spans found in the stored text; {HANDBOOK}'s stored "
@@ -229,6 +231,7 @@ def test_3_locators_quoting_hundreds_of_spans_are_looked_up_within_a_bound(tmp_p
     excerpt = root / "sources" / "excerpts" / "cite102-excerpt.txt"
     with excerpt.open("a", encoding="utf-8") as f:  # near the 1 MiB read: each look-up reads it all
         f.write("".join(f"{i}\t{'x' * 1000}\n" for i in range(1000)))
+    repin_excerpt(root, "sources/excerpts/cite102-excerpt.txt")
     card = root / "facts" / "cards" / "h200_sxm_141gb.toml"
     quotes = " ".join(f"'q{i}'" for i in range(158))  # 158 spans the text lacks, in 995 of a locator's 1,000
     assert len(quotes) == 995

@@ -289,7 +289,7 @@ def test_3_a_listing_with_one_bad_file_prints_one_whole_json_document(tmp_path: 
     broken.write_text("garbage = [\n", encoding="utf-8")
     result = invoke(*command, "--json", root=root)
     assert result.exit_code == 2, result.output
-    said = f"{folder}/zz_broken.toml: not valid TOML: Invalid value (at end of document)"
+    said = f"{folder}/zz_broken.toml: not valid TOML: Invalid value (at end of document: line 2, column 1)"
     # each relative to the registry, validate too (leftovers 28c: it said ROOT/registry/measurements/…)
     assert result.stderr == f"passprice: error: {said}\n"
     assert isinstance(json.loads(result.stdout), dict)

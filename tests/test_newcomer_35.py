@@ -52,7 +52,8 @@ def test_1_the_audit_of_a_price_names_each_documents_retrieval_and_copies() -> N
         "    retrieved: 2026-09-07",
         f"    copies: {H200_COPY}",
         # the stored excerpt beside the copies (tests/test_walk108.py)
-        "    stored excerpt: sources/excerpts/cite102-excerpt.txt (the text read, from the registry's top folder)",
+        "    stored excerpt: sources/excerpts/cite102-excerpt.txt (the lines quoted from the text read, "
+        "from the registry's top folder)",
         "    memory.bandwidth: Specifications table, H200 SXM column (a row: its label, the H200 SXM figure, the H200 "
         "NVL figure): 'GPU Memory Bandwidth 4.8TB/s 4.8TB/s'",
     ]
@@ -76,7 +77,8 @@ def test_1_the_audit_of_a_price_names_each_documents_retrieval_and_copies() -> N
     assert sources["azure-ai-benchmarking-guide"]["copies"] == []
     markdown = invoke("audit", QWEN3, "--format", "markdown").stdout
     said = (f"checks each quote against them. (retrieved: 2026-09-07; copies: {H200_COPY}; stored excerpt: "
-            "sources/excerpts/cite102-excerpt.txt (the text read, from the registry's top folder))\n")
+            "sources/excerpts/cite102-excerpt.txt (the lines quoted from the text read, "
+            "from the registry's top folder))\n")
     assert said in markdown
 
 

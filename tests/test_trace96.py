@@ -219,7 +219,8 @@ def test_3_every_record_with_a_stored_excerpt_names_it() -> None:
 
 def test_3_sources_and_audit_show_the_excerpt() -> None:
     result = invoke("audit", "--source", "gpu-container-handbook-routing-derisk")
-    assert ("  stored excerpt: sources/excerpts/cite70-excerpt.txt (the text read, from the registry's top folder)"
+    assert ("  stored excerpt: sources/excerpts/cite70-excerpt.txt (the lines quoted from the text read, "
+            "from the registry's top folder)"
             in result.output.splitlines())
     result = invoke("audit", "--source", "nvidia-cuda-programming-guide", "--json")
     assert json.loads(result.output)["source"]["excerpt"] == "sources/excerpts/cite70-excerpt.txt"
@@ -228,7 +229,8 @@ def test_3_sources_and_audit_show_the_excerpt() -> None:
     assert listed["gpu-container-handbook-routing-derisk"] == "sources/excerpts/cite70-excerpt.txt"
     assert listed["passprice-card-review"] is None
     result = invoke("sources")
-    assert ("  23 of 47 name a stored excerpt of the text read (`passprice audit --source ID` shows its file)"
+    assert ("  23 of 47 name a stored excerpt, the lines quoted from the text read (`passprice audit --source ID` "
+            "shows its file)"
             in result.output.splitlines())
     result = invoke("audit", "--source", "passprice-card-review")
     assert "stored excerpt" not in result.output

@@ -95,7 +95,9 @@ def _run(site: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
 def test_1_audit_outside_any_registry_names_the_built_in_excerpt(installed: Path, tmp_path: Path) -> None:
     where = _run(installed, tmp_path, "audit", "--source", "gpu-container-handbook-routing-derisk")
     assert where.returncode == 0, where.stderr
-    line = "  stored excerpt: the built-in registry's sources/excerpts/cite70-excerpt.txt (the text read)"
+    file = installed / "passprice" / "_data" / "sources" / "excerpts" / "cite70-excerpt.txt"
+    line = ("  stored excerpt: the built-in registry's sources/excerpts/cite70-excerpt.txt (the lines quoted from the "
+            f"text read; its file: {file})")  # tests/test_walk128.py: its absolute path, as the README promises
     assert line in where.stdout.splitlines(), where.stdout
     # before: "  stored excerpt: sources/excerpts/cite70-excerpt.txt (the text read, from the registry's top folder)"
     assert "tests/data/" not in where.stdout.split("read:", 1)[0]
@@ -110,7 +112,8 @@ def test_1_an_init_registry_holds_every_excerpt_its_records_name(installed: Path
         assert (demo / excerpt).read_bytes() == (REPO / excerpt).read_bytes(), source_id
     audit = _run(installed, demo, "audit", "--source", "azure-ai-benchmarking-guide")
     assert audit.returncode == 0, audit.stderr
-    assert ("  stored excerpt: sources/excerpts/github-sources-excerpt.txt (the text read, from the registry's top "
+    assert ("  stored excerpt: sources/excerpts/github-sources-excerpt.txt (the lines quoted from the text read, "
+            "from the registry's top "
             "folder)") in audit.stdout.splitlines()
     # check reads the registry as init made it, every excerpt there; then one taken away is a problem by name
     (demo / "sources" / "excerpts" / "cite73-excerpt.txt").unlink()
@@ -153,8 +156,8 @@ def test_1_check_reports_an_excerpt_that_is_not_there(tmp_path: Path, make: str)
     audit = invoke("audit", "--source", "gpu-container-handbook-routing-derisk", root=root)
     assert audit.exit_code == 0, audit.output  # the record still reads: the audit says the excerpt is not there
     (line,) = [line for line in audit.stdout.splitlines() if line.startswith("  stored excerpt: ")]
-    assert line.startswith("  stored excerpt: sources/excerpts/cite70-excerpt.txt (the text read, from the registry's "
-                           "top folder), but sources/excerpts/cite70-excerpt.txt ")
+    assert line.startswith("  stored excerpt: sources/excerpts/cite70-excerpt.txt (the lines quoted from the text "
+                           "read, from the registry's top folder), but sources/excerpts/cite70-excerpt.txt ")
     assert said in line
 
 

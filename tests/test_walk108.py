@@ -33,12 +33,14 @@ def test_3_the_audit_of_a_lock_names_each_cited_sources_stored_excerpt() -> None
     assert lines[at + 3:at + 6] == [
         "    retrieved: unknown",
         f"    copies: {HOPPER_COPY}",
-        "    stored excerpt: sources/excerpts/cite71-excerpt.txt (the text read, from the registry's top folder)",
+        "    stored excerpt: sources/excerpts/cite71-excerpt.txt (the lines quoted from the text read, "
+        "from the registry's top folder)",
     ]
     azure = lines.index("  azure-ai-benchmarking-guide — Azure AI Benchmarking Guide (Microsoft (Azure), 2024-09-27)")
     assert lines[azure + 3:azure + 5] == [
         "    retrieved: 2026-12-01",  # no copies: none listed, no line
-        "    stored excerpt: sources/excerpts/github-sources-excerpt.txt (the text read, from the registry's top "
+        "    stored excerpt: sources/excerpts/github-sources-excerpt.txt (the lines quoted from the text read, "
+        "from the registry's top "
         "folder)",
     ]
     sources = json.loads(invoke("audit", H200_LOCK, "--json").stdout)["sources"]
@@ -48,7 +50,7 @@ def test_3_the_audit_of_a_lock_names_each_cited_sources_stored_excerpt() -> None
     assert all("excerpt" in s for s in sources.values())  # null where none is stored
     markdown = invoke("audit", H200_LOCK, "--format", "markdown").stdout
     assert (f"(retrieved: unknown; copies: {HOPPER_COPY}; stored excerpt: sources/excerpts/cite71-excerpt.txt "
-            "(the text read, from the registry's top folder))") in markdown
+            "(the lines quoted from the text read, from the registry's top folder))") in markdown
 
 
 #: Each record whose ``read`` named the copy actually read (a repository's file at a commit) only in prose, and the

@@ -270,7 +270,8 @@ def test_5_the_sn40l_deck_names_its_stored_excerpt() -> None:
     at = lines.index("  sambanova-sn40l-hot-chips-2024 — SambaNova SN40L RDU: Breaking the Barrier of Trillion+ "
                      "Parameter Scale Gen AI Computing (Hot Chips 2024, 2024)")
     block = lines[at + 1:at + 7]
-    assert ("    stored excerpt: sources/excerpts/cite71-excerpt.txt (the text read, from the registry's top folder)"
+    assert ("    stored excerpt: sources/excerpts/cite71-excerpt.txt (the lines quoted from the text read, "
+            "from the registry's top folder)"
             in block), block
 
 

@@ -120,6 +120,9 @@ class AuditRow:
     #: re-derived from it by their formulas (:func:`rederived_elasticity`); ``None`` for any other fact, or when the
     #: re-derived price is refused or a formula cannot be evaluated (left31).
     rederived: float | None = None
+    #: The message of each refusal in :attr:`refused`, in the same order (what ``diff`` says beside a fact whose
+    #: elasticity was not measured: "a changed fact is refused" hid that +1 % took a share past 1).
+    refused_why: tuple[str, ...] = ()
 
     @property
     def margin(self) -> int | None:
@@ -240,6 +243,7 @@ def audit(
         elasticity: float | None = None
         used = step
         refused: list[str] = []
+        why: list[str] = []
         stacked = restack is not None and is_stack_path(path)
         for tried in (step, -step):
             try:
@@ -251,6 +255,7 @@ def audit(
                     moved = pricer(c2, s2).tokens_per_s
             except ServingRefusal as e:
                 refused.append(e.name)
+                why.append(str(e))
                 continue
             elasticity = (moved / base - 1.0) / tried
             used = tried
@@ -258,7 +263,7 @@ def audit(
         floor = policy.allowed(path) if policy is not None else None
         binds = path in binding or (stacked and stack_binding(path, binding))
         rows.append(AuditRow(path, fact, binds, fact.provenance is cost.provenance, elasticity, used, floor,
-                             tuple(refused)))
+                             tuple(refused), refused_why=tuple(why)))
     facts = {r.path: r.fact for r in rows}
     for i, r in enumerate(rows):
         if r.elasticity is not None and _derived_of(facts, r.path) and not (restack and is_stack_path(r.path)):
@@ -884,7 +889,7 @@ def audit_subject(
     return Report(s, result, stale, not differ, warning)
 
 
-def _copy_lines(record: Source, registry: str = "", problem: str | None = None) -> list[str]:
+def _copy_lines(record: Source, registry: str = "", problem: str | None = None, home: Path | None = None) -> list[str]:
     """The lines under a cited document's ``at:`` and ``read:`` in an audit saying which copy was read and when:
     ``    retrieved: DATE[, sha256 …]``, ``    copies: ADDRESS; …`` and ``    stored excerpt: PATH (…)``, each only
     where the record states it (:meth:`Source.retrieved_text`, :meth:`Source.copies_text`, ``Source.excerpt``: a
@@ -896,7 +901,9 @@ def _copy_lines(record: Source, registry: str = "", problem: str | None = None) 
     ``sources/excerpts/X.txt (the text read, from the registry's top folder)``, a folder the reader had not, where
     ``audit --source ID`` names the built-in registry's file (:func:`passprice.sources.excerpt_named`). ``problem``:
     what is wrong with the excerpt file (:func:`passprice.sources.excerpt_problem`, as ``check`` and ``audit --source``
-    say it), said after ``, but``: ``audit LOCK`` named a FIFO, a folder or a missing file as the text read."""
+    say it), said after ``, but``: ``audit LOCK`` named a FIFO, a folder or a missing file as the text read.
+    ``home``: the built-in registry's folder, whose absolute path of the excerpt the line gives
+    (:func:`passprice.sources.excerpt_words`)."""
     lines = []
     retrieved = record.retrieved_text()
     if retrieved is not None:
@@ -905,9 +912,14 @@ def _copy_lines(record: Source, registry: str = "", problem: str | None = None) 
     if copies is not None:
         lines.append(f"    copies: {copies}")
     if record.excerpt is not None:  # worded as audit --source words it (lineage.source_text)
+        from passprice.sources import EXCERPT_HOLDS, excerpt_words
+
         but = f", but {problem}" if problem is not None else ""
-        lines.append(f"    stored excerpt: {registry}{record.excerpt} (the text read){but}" if registry
-                     else f"    stored excerpt: {record.excerpt} (the text read, from the registry's top folder){but}")
+        if registry and home is None:
+            named = f"{registry}{record.excerpt} ({EXCERPT_HOLDS})"
+        else:
+            named = excerpt_words(record.excerpt, home if registry else None)
+        lines.append(f"    stored excerpt: {named}{but}")
     return lines
 
 
@@ -922,6 +934,7 @@ def audit_json(
     sources: Mapping[str, Source] | None = None,
     routing: RoutingShown | None = None,
     texts: Mapping[str, StoredText] | None = None,
+    registry: str | None = None,
 ) -> dict[str, Any]:
     """The audit for ``--json``: the price's tokens/s, bind and provenance, the weakest paths, and one object per
     fact (path, value and unit as written, base value, provenance, source, locator, cite (the citation in one line),
@@ -937,7 +950,10 @@ def audit_json(
     cites (:func:`description_notes`, :meth:`DescriptionNote.to_json`; ``[]`` when none). With ``texts`` (the cited
     documents' stored excerpts, :func:`passprice.sources.stored_texts`): each source's ``excerpt_problem`` (what is
     wrong with its excerpt file, or ``None``), each fact's ``quote_check`` (:meth:`QuoteCheck.to_json`) and
-    ``quotes_checked`` (``checked``, ``not_found``, ``facts``: :func:`quotes_summary`'s counts)."""
+    ``quotes_checked`` (``checked``, ``not_found``, ``facts``: :func:`quotes_summary`'s counts). With ``registry``
+    (:func:`passprice.registry.registry_named`: ``"built-in"`` or the registry's folder), each source's
+    ``registry``, the registry its ``excerpt`` path is relative to (the README's promise for the built-in registry's
+    files, which a new user found unkept: tests/test_walk128.py)."""
     found = _stale_by_path(stale)
     checks = {c.path: c for c in quote_checks(a, texts)} if texts is not None else {}
     derived = derived_from(a)
@@ -947,7 +963,8 @@ def audit_json(
         sid: {"title": record.title, "by": record.by, "date": record.date, "where": record.where(),
               "url": record.url, "copies": list(record.copies), "retrieved": record.retrieved,
               "sha256": record.sha256, "read": record.read, "excerpt": record.excerpt,
-              **({"excerpt_problem": texts[sid].problem if sid in texts else None} if texts is not None else {})}
+              **({"excerpt_problem": texts[sid].problem if sid in texts else None} if texts is not None else {}),
+              **({"registry": registry} if registry is not None else {})}
         for sid, record in (sources or {}).items() if sid in cited
     }
     return {
@@ -1307,6 +1324,7 @@ def audit_text(
     draft: RoutingShown | None = None,
     registry: str = "",
     texts: Mapping[str, StoredText] | None = None,
+    home: Path | None = None,
 ) -> str:
     """The audit for people: a table of the facts (binding ones marked ``*``, the weakest ``!``) with their floors and
     margins (a lock's, or the serving's locks') and elasticities; a line naming the ``stale`` derived facts it rests
@@ -1315,7 +1333,8 @@ def audit_text(
     names (:data:`passprice.registry.BUILT_IN` for the embedded registry, as a lock or checkpoint entry of it is
     named). With ``texts`` (the cited documents' stored excerpts, :func:`passprice.sources.stored_texts`), a stored
     excerpt that is not a regular file is said on its line, and a ``quotes checked against a stored text:`` section
-    gives each fact's :class:`QuoteCheck` under :func:`quotes_summary`'s line."""
+    gives each fact's :class:`QuoteCheck` under :func:`quotes_summary`'s line. ``home``: the built-in registry's
+    folder (with ``registry``), whose absolute path of each stored excerpt is given (the README's promise)."""
     found = _stale_by_path(stale)
     problems = {sid: t.problem for sid, t in (texts or {}).items() if t.problem is not None}
     described = description_notes(a, sources, routing)
@@ -1373,7 +1392,7 @@ def audit_text(
             # (walkthrough 49): said, never failed.
             if source_id in read_notes:
                 lines.append(f"    to verify: {read_notes[source_id]}")
-            lines += _copy_lines(record, registry, problems.get(source_id))
+            lines += _copy_lines(record, registry, problems.get(source_id), home)
         lines += [f"    {r.path}: {r.fact.locator}" for r in group]
         lines += figures.get(source_id, [])
     if texts is not None:
@@ -1401,7 +1420,7 @@ def audit_text(
             if record is not None:
                 lines.append(f"    {c.source} — {record.describe()}")
                 lines.append(f"    at: {record.where(registry)}")
-                lines += _copy_lines(record, registry, problems.get(c.source))
+                lines += _copy_lines(record, registry, problems.get(c.source), home)
             if (read := c.cards_line()) is not None:
                 lines.append(f"    {read}")
     derived = [r for r in a.rows if r.fact.derivation is not None]
@@ -1429,12 +1448,13 @@ def audit_markdown(
     draft: RoutingShown | None = None,
     registry: str = "",
     texts: Mapping[str, StoredText] | None = None,
+    home: Path | None = None,
 ) -> str:
     """The audit as a pull-request comment: a summary line, a table of the facts (value, provenance, floor and
     margin, elasticity, its ``term`` role: binds or weakest, source and locator), the sources, the ``routing``
     record and the runs a stack was ``calibration``-fitted on, each fact's derivation and note, and a warning naming
     the ``stale`` derived facts it rests on; with ``texts``, as :func:`audit_text` gives them, each stored excerpt's
-    problem and the quotes checked against a stored text."""
+    problem and the quotes checked against a stored text; ``home`` as :func:`audit_text` takes it."""
     rows = []
     problems = {sid: t.problem for sid, t in (texts or {}).items() if t.problem is not None}
     inputs = derived_from(a)
@@ -1469,7 +1489,7 @@ def audit_markdown(
     documents = [
         f"- {markdown_code(sid)}: {markdown_text(record.where(registry))}. Read: {markdown_text(record.read)}"
         + (f" ({markdown_text('; '.join(line.strip() for line in copied))})"
-           if (copied := _copy_lines(record, registry, problems.get(sid))) else "")
+           if (copied := _copy_lines(record, registry, problems.get(sid), home)) else "")
         for sid in cited if (record := (sources or {}).get(sid)) is not None
     ]
     listing = "\n\nSources:\n" + "\n".join(documents) if documents else ""

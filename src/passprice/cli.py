@@ -2949,6 +2949,24 @@ def audit_command(
     from passprice.sourcechange import UNCOMPARED
 
     uncompared = [] if compared else [f"  sources       {UNCOMPARED}"]
+    at_lock: dict[str, Any] | None = None  # which stored excerpts a lock's quotes were checked against
+    excerpts_said: str | None = None
+    if subject.lock is not None and subject.reference is not None and any(t.excerpt for t in texts.values()):
+        from passprice.locks import lock_path
+        from passprice.sourcechange import excerpts_at_lock, excerpts_line
+
+        # the excerpts committed with the lock where today's differ, and say which were read (a new user's audit of
+        # an old lock found a hyphen NOT FOUND in an excerpt that an em dash had since replaced)
+        at = excerpts_at_lock(root, lock_path(root, subject.reference), sources, list(texts))
+        replaced = []
+        for sid, then in (at[1] if at is not None else {}).items():
+            now = texts.get(sid)
+            if now is not None and now.problem is None and then.flat != now.flat:
+                texts[sid] = then
+                replaced.append(sid)
+        at_lock = {"commit": at[0] if at is not None else None, "replaced": sorted(replaced)}
+        if at is None or replaced:
+            excerpts_said = excerpts_line(at[0] if at is not None else None, replaced)
     from passprice.audit import stack_reach
 
     # how far the expected price lies from where its stack was fitted, in the audit's body (walkthrough 38)
@@ -2958,13 +2976,16 @@ def audit_command(
         for line in [*reach.warnings, *([spanned] if spanned else [])]:
             click.echo(f"passprice: warning: {line}", err=True)
     if fmt == "json":
-        data = audit_json(result, report.extra(), stale, sources, subject.routing, texts)
+        from passprice.registry import registry_named
+
+        data = audit_json(result, report.extra(), stale, sources, subject.routing, texts, registry_named(root))
         data["sources"] = with_notes(data["sources"], sources)
         extra: dict[str, Any] = {}
         if subject.lock is not None:
             extra = {"sources_since_lock": [s.to_json() for s in since], "sources_compared": compared,
                      # what identifies the price a paper cites (walkthrough 36)
                      "lock_digest": subject.lock.info.digest,
+                     "excerpts_at_lock": at_lock,
                      "pricing_model": subject.lock.info.pricing_model if subject.lock.info.format >= 2 else None}
         if reach is not None:
             extra.update(reach.to_json())
@@ -2973,7 +2994,7 @@ def audit_command(
         from passprice.tables import markdown_prose
 
         click.echo(audit_markdown(result, title, sources, stale, calibration, subject.routing, subject.draft,
-                                  BUILT_IN if root.embedded else "", texts))
+                                  BUILT_IN if root.embedded else "", texts, root.path if root.embedded else None))
         from passprice.architectures import defaulted_window
 
         said = defaulted_window(subject.header)
@@ -2986,10 +3007,11 @@ def audit_command(
         reached = [] if reach is None or not reach.markdown_lines() else ["", *reach.markdown_lines()]
         click.echo("\n".join([*reached, "", *notes_markdown(sources, cited_ids), *pinned, "", *cited.markdown_lines(),
                               *([""] + [f"- ⚠️ {markdown_prose(s.line())}" for s in since] if since else []),
+                              *(["", f"- {markdown_prose(excerpts_said)}"] if excerpts_said else []),
                               *(["", f"- {markdown_prose(UNCOMPARED)}"] if uncompared else [])]))
     else:
         click.echo(audit_text(result, title, sources, stale, calibration, subject.routing, subject.draft,
-                              BUILT_IN if root.embedded else "", texts))
+                              BUILT_IN if root.embedded else "", texts, root.path if root.embedded else None))
         _echo_defaulted(subject.header)  # as price says it (arch44: audit priced gemma2's 4,096 without a word)
         noted = notes_lines(sources, cited_ids)
         pinned = []
@@ -2999,6 +3021,7 @@ def audit_command(
         reached = [] if reach is None or not reach.lines() else ["", *reach.lines()]
         click.echo("\n".join([*reached, *(["", *noted] if noted else []), *pinned, "", *cited.text_lines(),
                               *(["", *(f"  since lock    {s.line()}" for s in since)] if since else []),
+                              *(["", f"  excerpts      {excerpts_said}"] if excerpts_said else []),
                               *(["", *uncompared] if uncompared else [])]))
     for s in since:
         click.echo(f"passprice: warning: {s.line()}", err=True)

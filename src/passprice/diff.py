@@ -73,6 +73,7 @@ if TYPE_CHECKING:
     from passprice.modellist import ListChanges
     from passprice.reproduce import RoutingTogether
     from passprice.servings import ServingSpec
+    from passprice.sources import QuoteCheck
     from passprice.unlocked import ServingMove
 
     #: BASE's and HEAD's list of pricing models as :func:`_side_lists` reads them: by digest, ``None`` where a side
@@ -405,6 +406,7 @@ class Checkout:
         wanted: dict[str, int] = {}
         names: list[tuple[str, str]] = []
         unread: set[str] = set()
+        blobs: dict[str, tuple[str, int]] = {}  # each unread file's blob and size: an excerpt's is written out
         links: dict[str, tuple[str, int]] = {}
         total = 0
         cap = gitread.side_files_cap()
@@ -435,6 +437,7 @@ class Checkout:
                 continue
             if not _read_here(rel):
                 unread.add(rel)  # a file passprice never reads is not read here either (a .bin, a README)
+                blobs[rel] = (obj, int(size))
                 continue
             if int(size) > schema.MAX_TOML_BYTES:
                 raise InputError(gitread.too_large(f"{commit[:12]}:{name}", int(size)))
@@ -494,6 +497,16 @@ class Checkout:
         for rel in (named & unread) | self._documents_elsewhere(commit, named - unread - set(files)):
             make_folders((dest / rel).parent)
             (dest / rel).touch()
+        # A stored excerpt within the cap audit reads one under holds its bytes: check compares them with the
+        # record's excerpt_sha256, and the review checks a re-cited fact's quotes in them (tests/test_walk128.py).
+        from passprice.sources import EXCERPT_BYTES
+
+        excerpts = {rel: blobs[rel] for rel in _excerpts_named(files) & unread if blobs[rel][1] <= EXCERPT_BYTES}
+        if excerpts:
+            texts = gitread.read_blobs(self.top, {obj: size for obj, size in excerpts.values()})
+            for rel, (obj, _size) in excerpts.items():
+                if obj in texts:
+                    (dest / rel).write_bytes(texts[obj])
         return files
 
     def _listing(self, commit: str, specs: list[str]) -> bytes:
@@ -948,6 +961,12 @@ class FactChange:
     #: path as the locator writes it (:func:`_foreign_files`; left60: a citation moved from the Azure guide to
     #: xytpai-nvbench under ``Azure_Results/ND_H200_v5_results.md`` read only the generic "its citation changed").
     foreign_files: tuple[str, ...] = ()
+    #: For a changed or added fact whose quotes changed (its locator, or a derivation input's, or the source they
+    #: cite): ``audit``'s quote check of HEAD's fact against HEAD's stored excerpts
+    #: (:func:`passprice.audit.quote_check`, :func:`_quotes_checked`); ``None`` when not made. A new user's
+    #: re-citation quoting 'GPU Memory Bandwidth 4.89TB/s', which the stored excerpt lacks, read only "its locator
+    #: quotes 4.89TB/s" where audit said NOT FOUND.
+    quote: QuoteCheck | None = None
 
     @property
     def change(self) -> str:
@@ -1045,6 +1064,10 @@ class FactChange:
         foreign = self._foreign()
         if foreign is not None:
             asks = f"{foreign}; {asks}" if asks else foreign
+        if self.quote is not None and self.quote.state == "NOT FOUND":  # as audit says it of HEAD's fact
+            found = (f"its quotes are NOT FOUND in the stored excerpt of the document it cites, as audit checks them "
+                     f"({self.quote.why})")
+            asks = f"{asks}; {found}" if asks else found
         if not self.fresh_sources or self.new is None:
             return asks
         names = ", ".join(self.fresh_sources)
@@ -1223,6 +1246,7 @@ class FactChange:
             "weakened": self.weakened,
             "strengthened": self.strengthened,
             "to_verify": self.to_verify,
+            "quote_check": self.quote.to_json() if self.quote is not None else None,
             "refit_unmoved": self.refit_unmoved,
             "moved_with": list(self.moved_with),
             # a moved derivation input that cancels out of the formula (moves nothing): audit's ``cancelled``
@@ -2263,6 +2287,9 @@ class LockImpact:
     #: of the fact, :func:`passprice.audit.audit`; ``None`` when re-pricing is refused), so a reviewer sees whether
     #: the weakened fact moves the price at all.
     elasticities: Mapping[str, float | None] = attrs.field(factory=dict)
+    #: For each path of :attr:`elasticities` that is ``None``: why, each step's refusal as
+    #: :attr:`passprice.audit.AuditRow.refused_why` words it (+1 % first), so the row says the real reason.
+    unmeasured: Mapping[str, tuple[str, ...]] = attrs.field(factory=dict)
     #: HEAD's derived facts this lock's price rests on that do not follow from their inputs (a stale
     #: ``streams.read`` after ``memory.bandwidth`` moved): the price shown for HEAD rests on figures nobody computed.
     unsound: tuple[Finding, ...] = ()
@@ -2606,7 +2633,13 @@ class LockImpact:
             return ""
         e = self.elasticities[path]
         if e is None:
-            return " (elasticity not measured: a changed fact is refused)"
+            why = self.unmeasured.get(path, ())
+            if not why:
+                return " (elasticity not measured: re-pricing with it 1 % higher and 1 % lower is refused)"
+            said = f"1 % higher it is refused: {why[0]}"
+            if len(why) > 1:
+                said += "; 1 % lower " + ("the same" if why[1] == why[0] else f"it is refused: {why[1]}")
+            return f" (elasticity not measured: {said})"
         if abs(e) < 1e-9:
             return " (elasticity 0: the price does not depend on this fact)"
         return f" (elasticity {e:+.3f}: +1 % of it moves tokens/s {e:+.3f} %)"
@@ -2814,12 +2847,15 @@ def _judge(lock: Lock | None, side: PriceSide) -> Verdict | None:
     return judge(lock.name, lock.policy, pairs)
 
 
-def offence_elasticities(side: Side, lock: Lock, verdict: Verdict | None) -> dict[str, float | None]:
+def offence_elasticities(
+    side: Side, lock: Lock, verdict: Verdict | None
+) -> tuple[dict[str, float | None], dict[str, tuple[str, ...]]]:
     """Each path ``verdict`` finds below a floor, with its elasticity on ``side``'s facts (the price's audit,
-    :func:`passprice.audit.audit`, with the running code); empty when the floors hold or the side cannot price the
-    lock."""
+    :func:`passprice.audit.audit`, with the running code), and for each path not measured the messages of the
+    refusals re-pricing it gave (+1 % first, then −1 %); both empty when the floors hold or the side cannot price
+    the lock."""
     if verdict is None or verdict.holds:
-        return {}
+        return {}, {}
     from passprice.audit import audit
     from passprice.locks import evaluate
     from passprice.reproduce import today_spec
@@ -2834,9 +2870,11 @@ def offence_elasticities(side: Side, lock: Lock, verdict: Verdict | None) -> dic
             lambda c, s: evaluate(lock.kind, resolved.header, c, s),
         ).rows
     except (InputError, ServingRefusal):
-        return {}
-    by_path = {r.path: r.elasticity for r in rows}
-    return {o.path: by_path[o.path] for o in verdict.offences if o.path in by_path}
+        return {}, {}
+    by_path = {r.path: r for r in rows}
+    offending = [by_path[o.path] for o in verdict.offences if o.path in by_path]
+    return ({r.path: r.elasticity for r in offending},
+            {r.path: r.refused_why for r in offending if r.elasticity is None})
 
 
 def _side_lists(base: Side, head: Side) -> SideLists:
@@ -2879,14 +2917,16 @@ def _list_changes(base: Side, head: Side, lists: SideLists) -> ListChanges:
     base_list, head_list = lists
     pins: dict[str, list[str]] = {}
     branch: dict[str, frozenset[str]] = {}
-    if base_list is not None and base_list != head_list:
+    if base_list != head_list:
         for lock in _locks(base).values():
             if lock is not None:
                 pins.setdefault(lock.info.pricing_model, []).append(lock.name)
         if isinstance(head_list, dict):
-            asked = asked_models(base_list, head_list)
+            # A BASE older than the list counts each of HEAD's entries as added (list_changes): each is asked of the
+            # branch's re-locks too (a new user's `diff a0187f68 main` failed 81 entries main's own history added).
+            asked = asked_models(base_list or {}, head_list)
             if asked:
-                branch = _branch_records(base, head, asked)
+                branch = _branch_records(base, head, asked, head_list, base_list is None)
     return list_changes(base_list, head_list, head.code.model, pins, branch)
 
 
@@ -2919,7 +2959,8 @@ def _unrecorded_locks(head: Side, changed: Iterable[str],
 BRANCH_COMMITS = 500
 
 
-def _branch_records(base: Side, head: Side, asked: frozenset[str]) -> dict[str, frozenset[str]]:
+def _branch_records(base: Side, head: Side, asked: frozenset[str], entries: Mapping[str, KnownModel] | None = None,
+                    listless: bool = False) -> dict[str, frozenset[str]]:
     """For each pricing model of ``asked``: the ``[lock] digest`` of every lock pinning it in ``locks/`` of HEAD
     (its files as read) or of a commit between BASE and HEAD (``git rev-list BASE..HEAD``, at most
     :data:`BRANCH_COMMITS`), when that model is HEAD's code's or the code (``src/passprice``) of such a commit holding
@@ -2927,7 +2968,13 @@ def _branch_records(base: Side, head: Side, asked: frozenset[str]) -> dict[str, 
     asked); models with no such lock or code are left out. Slip 57: a branch that re-locked twice (two changes of
     the pricing code, ``passprice lock --update`` after each, both committed) lists the first change's code, which
     no HEAD lock pins: listed by a re-lock this branch committed, with that code at that commit, it is history, not a
-    digest typed by hand. Never raises: what git cannot say is left out (the entry then fails as before)."""
+    digest typed by hand. Never raises: what git cannot say is left out (the entry then fails as before).
+
+    ``entries``: HEAD's list, whose entry's own ``commit`` (the re-lock that first locked with that code) is tried
+    first. ``listless``: BASE holds no list (a BASE older than it): HEAD's list then records history older than
+    BASE, so the commits read are those reachable from HEAD that changed ``locks/`` (at most
+    :data:`BRANCH_COMMITS`), not only BASE..HEAD: a new user's `diff a0187f68 main` (BASE before the list) failed
+    162 lines of entries and records main's own re-locks had written (tests/test_walk128.py)."""
     from passprice.pins import pricing_model_digest
 
     found: dict[str, set[str]] = {}
@@ -2940,8 +2987,13 @@ def _branch_records(base: Side, head: Side, asked: frozenset[str]) -> dict[str, 
         return {m: frozenset(found[m]) for m in confirmed}
     try:
         tip = head.info.revision or _run_git(checkout.top, ["rev-parse", "--verify", "HEAD"]).decode().strip()
-        commits = _run_git(checkout.top, ["rev-list", f"--max-count={BRANCH_COMMITS}",
-                                          f"{base.info.revision}..{tip}"]).decode().split()
+        # Only the commits that changed locks/ (a re-lock writes there): a review of an old BASE reads its re-locks
+        # however many other commits lie between (a new user's `diff a0187f68 main`, 2,387 commits, 138 touching
+        # locks/: the 500 newest read, main's own older re-locks failed as "the digest of no code of this review").
+        span = tip if listless else f"{base.info.revision}..{tip}"
+        # --full-history: a re-lock on a merged side branch is kept (a path limit alone prunes it)
+        commits = _run_git(checkout.top, ["rev-list", "--full-history", f"--max-count={BRANCH_COMMITS}", span, "--",
+                                          f"{checkout.prefix}locks"]).decode().split()
         holding: dict[str, list[str]] = {}  # model → the commits whose locks pin it
         for commit in commits:
             listing = _run_git(checkout.top, ["ls-tree", "-r", "-l", "-z", "--full-tree", commit, "--",
@@ -2965,18 +3017,48 @@ def _branch_records(base: Side, head: Side, asked: frozenset[str]) -> dict[str, 
                     found.setdefault(model, set()).add(digest)
                     if commit not in holding.setdefault(model, []):
                         holding[model].append(commit)
-        for model in sorted(set(holding) - confirmed):
-            for commit in holding[model][:3]:  # the code of a commit holding its locks (the re-lock's, committed)
+        for model in sorted((set(holding) | (set(asked) if listless else set())) - confirmed):
+            entry = (entries or {}).get(model)
+            own = [c for c in holding.get(model, []) if entry is not None and entry.commit
+                   and c.startswith(entry.commit)]
+            if not own and listless and entry is not None and entry.commit:
+                # the entry's own commit, where no lock pins it (a merge's re-lock), within HEAD's history
+                with contextlib.suppress(subprocess.CalledProcessError, OSError, InputError):
+                    full = _run_git(checkout.top, ["rev-parse", "--verify", "--quiet", f"{entry.commit}^{{commit}}"]
+                                    ).decode().strip()
+                    if full and _is_ancestor(checkout.top, full, tip):
+                        own = [full]
+            if listless and own and holding.get(model) and _is_ancestor(checkout.top, own[0], base.info.revision):
+                # Recorded before BASE, which had no list: history, not this change's. Its locks there pin it; its
+                # code may digest otherwise under today's rule (the rule has changed since the first entries).
+                confirmed.add(model)
+                continue
+            # the code of a commit holding its locks (the re-lock's, committed): the entry's own first
+            for commit in dict.fromkeys([*own, *holding.get(model, [])[:3]]):
                 with tempfile.TemporaryDirectory(prefix="passprice-branch-") as tmp:
-                    checkout.materialize(commit, Path(tmp), (CODE,))
-                    folder = code_folder(Path(tmp))
-                    if folder is not None and pricing_model_digest(folder) == model:
+                    try:
+                        checkout.materialize(commit, Path(tmp), (CODE,))
+                        folder = code_folder(Path(tmp))
+                        digest = pricing_model_digest(folder) if folder is not None else None
+                    except (InputError, SyntaxError, RecursionError, UnicodeDecodeError):
+                        continue  # that commit's code does not read: another commit's may (one failing stopped all)
+                    if digest == model:
                         confirmed.add(model)
                         break
     except (subprocess.CalledProcessError, OSError, InputError, SyntaxError, RecursionError, MemoryError,
             UnicodeDecodeError):
         pass
     return {m: frozenset(found[m]) for m in confirmed}
+
+
+def _is_ancestor(top: Path, commit: str, of: str) -> bool:
+    """Whether ``commit`` is ``of`` or an ancestor of it in the repository at ``top`` (``git merge-base
+    --is-ancestor``); ``False`` when git cannot say. Raises nothing."""
+    try:
+        _run_git(top, ["merge-base", "--is-ancestor", commit, of])
+    except (subprocess.CalledProcessError, OSError, InputError):
+        return False
+    return True
 
 
 def _locks(side: Side) -> dict[str, Lock | None]:
@@ -3412,6 +3494,7 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
         retired = None
         if status == "removed":
             dropped, retired = dropped_floors(lock, head, head_locks, base)
+        measured = offence_elasticities(head, lock, verdict) if status != "removed" else ({}, {})
         out.append(
             LockImpact(
                 name=lock.name,
@@ -3438,7 +3521,8 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
                 serving_differences=serving_fields,
                 older=new is not None and new.info.format < LOCK_FORMAT,
                 note=note,
-                elasticities=offence_elasticities(head, lock, verdict) if status != "removed" else {},
+                elasticities=measured[0],
+                unmeasured=measured[1],
                 unsound=tuple(unsound),
                 dropped=dropped,
                 retired=retired,
@@ -4015,6 +4099,10 @@ class Diff:
     #: change moved while a lock of HEAD is made under it, by path: what to verify (:func:`rerouted_stacks`). Shown,
     #: never failed.
     rerouted: Mapping[str, str] = attrs.field(factory=dict)
+    #: The lines of :attr:`head_check` that are the review's own rules, not ``passprice check``'s (the list of pricing
+    #: models, the commands that write the shipped headers): :meth:`check_line` names them so (a new user read "HEAD
+    #: fails passprice check (162 problems)" of list entries where ``check`` on HEAD found none: tests/test_walk128.py).
+    review_rules: frozenset[str] = frozenset()
 
     @property
     def entries_edited(self) -> tuple[str, ...]:
@@ -4276,9 +4364,19 @@ class Diff:
         return sum(n for _, _, n in shown), sum(1 for b, h, _ in shown if not b and not h)
 
     def check_line(self) -> str:
-        """``HEAD fails passprice check (2 problems)`` (``2 more problems`` beside derived facts listed already)."""
+        """``HEAD fails passprice check (2 problems)`` (``2 more problems`` beside derived facts listed already);
+        ``HEAD fails the review's rules (1 problem)`` when each is a rule of the review's own (:attr:`review_rules`),
+        not of ``check``, and ``HEAD fails passprice check and the review's rules (3 problems: 1 of the review's
+        rules)`` for both."""
         word = "more problem" if self.unsound else "problem"
-        return f"HEAD fails passprice check ({_n(len(self.check_beyond), word)})"
+        beyond = self.check_beyond
+        rules = sum(line in self.review_rules for line in beyond)
+        if rules and rules == len(beyond):
+            return f"HEAD fails the review's rules ({_n(len(beyond), word)}; passprice check does not check them)"
+        if rules:
+            return (f"HEAD fails passprice check and the review's rules ({_n(len(beyond), word)}: {rules:,} of the "
+                    "review's rules, which passprice check does not check)")
+        return f"HEAD fails passprice check ({_n(len(beyond), word)})"
 
     def unsound_names(self) -> list[str]:
         """``--json``'s ``unsound``: each derived fact of a changed file that does not follow from its inputs
@@ -4418,7 +4516,18 @@ class Diff:
             reasons.append(f"derived facts do not follow from their inputs: {facts}{on} ({todo}; "
                            "passprice check names each input that moved)")
         broken = [lock for lock in self.broken if not lock.after.gone]
+        # A lock whose floors hold but whose price HEAD refuses is "refused", as its row and the summary say it (a
+        # new user read "the change breaks lock r1-qwen7b-h200-llamacpp" beside "1 refused on HEAD":
+        # tests/test_walk128.py).
+        refused = [lock for lock in broken if lock.why_broken == "refused"]
+        broken = [lock for lock in broken if lock.why_broken != "refused"]
         floors = [lock for lock in broken if lock.verdict is not None and not lock.verdict.holds]
+        if refused:
+            names = ", ".join(
+                f"{lock.name} ({lock.after.refusal.get('refusal')})" if lock.after.refusal is not None else lock.name
+                for lock in refused)
+            reasons.append(f"HEAD refuses the price of lock{'s' if len(refused) > 1 else ''} {names}, its floors "
+                           "holding (the row under locks affected says why and what to fix)")
         if broken:
             names = ", ".join(lock.name for lock in broken)
             advice = ""
@@ -4705,6 +4814,8 @@ class Diff:
             "drifted": [lock.name for lock in self.drifting],
             "head_check": list(self.head_check[:MAX_HEAD_PROBLEMS]),
             "head_check_left_out": max(0, len(self.head_check) - MAX_HEAD_PROBLEMS),
+            # which of them are the review's own rules, not check's (check_line says so)
+            "head_check_review_rules": [p for p in self.head_check[:MAX_HEAD_PROBLEMS] if p in self.review_rules],
             "head_unreadable": list(self.head_unreadable[:MAX_HEAD_PROBLEMS]),
             "head_unreadable_left_out": max(0, len(self.head_unreadable) - MAX_HEAD_PROBLEMS),
             "files": [f.to_json(errors.get(f.path)) for f in self.files],
@@ -4840,6 +4951,7 @@ def _compare(base: Side, head: Side) -> Diff:
     into = {old: new for new, old in renames.items()}
     files = _ask_added(base, head, tuple(compare_file(base, head, p, renames.get(p), into.get(p)) for p in paths))
     files = _fresh_sources(base, head, files)
+    files = _quotes_checked(head, files)
     files = _foreign_files(head, files)
     files = _moved_under_runs(head, files)
     files = measurement_renames(base, head, files)
@@ -4862,7 +4974,8 @@ def _compare(base: Side, head: Side) -> Diff:
                               (base.code.model, head.code.model, pricing_model_digest()),
                               base.installs.get("requirements.txt") != head.installs.get("requirements.txt"))
     # A source leads elsewhere when its record changed, or the registry document or stored excerpt it names did (its
-    # file unchanged).
+    # file unchanged: a new user's finding, an edited sources/excerpts/X.txt changed what audit says, and the review
+    # said "no changes", exit 0; tests/test_walk128.py, tests/test_attack121.py).
     ids = [file_kind(p)[1] for p in head.files if file_kind(p)[0] == "source" and p in base.files
            and (base.files[p] != head.files[p] or b"path" in head.files[p] or b"excerpt" in head.files[p])]
     # And a source this change adds that a fact of BASE is re-cited to: the fact's line asks it, and the locks resting
@@ -4877,7 +4990,8 @@ def _compare(base: Side, head: Side) -> Diff:
     listed = _list_changes(base, head, lists)
     # A lock passprice lock wrote into locks/ is among the records of HEAD's list; one edited by hand is not (slip 58).
     problems += _unrecorded_locks(head, [p for p in paths if p in head.files], lists)
-    problems += listed.failing + synthetic_made_real(base, head, files) + unkept_changes(base, head)
+    rules = [*listed.failing, *unkept_changes(base, head)]
+    problems += synthetic_made_real(base, head, files) + tuple(rules)
     reviews = lock_impacts(base, head, files)
     moves, left_out = unlocked_moves(base, head, files, reviews)
     from passprice.addedservings import added_servings
@@ -4920,7 +5034,8 @@ def _compare(base: Side, head: Side) -> Diff:
                 cited_sources(head, files, {s.id for s in sources}),
                 {**relabelled_records(base, head, files), **relabelled_stacks(base, head, files)},
                 titles_contradicting(base, head, files), recited_locks=recited_locks,
-                stale_descriptions=stale_descriptions(base, head, files), rerouted=rerouted_stacks(base, head, files))
+                stale_descriptions=stale_descriptions(base, head, files), rerouted=rerouted_stacks(base, head, files),
+                review_rules=frozenset(_unrooted(head, rules)))
 
 
 #: What a checkpoint entry edited under the same header sha256 asks (:attr:`Diff.entries_edited`).
@@ -5861,6 +5976,37 @@ def _fresh_sources(base: Side, head: Side, files: tuple[FileChange, ...]) -> tup
                 fresh = tuple(sorted((_cited(c.new) - (_cited(c.old) if c.old is not None else set())) & added))
                 if fresh:
                     c = attrs.evolve(c, fresh_sources=fresh)
+            facts.append(c)
+        out.append(attrs.evolve(f, facts=tuple(facts)))
+    return tuple(out)
+
+
+def _quotes_checked(head: Side, files: tuple[FileChange, ...]) -> tuple[FileChange, ...]:
+    """``files`` with :attr:`FactChange.quote` set on each changed or added fact whose quoted locators (its own and
+    its derivation inputs', each with the source it cites: :func:`passprice.sources._quoted_locators`) differ from the
+    old fact's: :func:`passprice.sources.quote_check` of HEAD's fact against HEAD's stored excerpts
+    (:func:`passprice.sources.stored_texts`), the one check ``audit`` makes, so the review says what ``audit`` of the
+    same tree says (a new user's finding: NOT FOUND in audit, only "its locator quotes 4.89TB/s" in the review;
+    tests/test_walk128.py). HEAD's sources are read only when such a fact is there. Raises nothing."""
+    from passprice.sources import _quoted_locators as quoted_locators
+    from passprice.sources import quote_check
+
+    wanted = [(c.path, c.new) for f in files for c in f.facts if c.new is not None
+              and (c.old is None or quoted_locators(c.old) != quoted_locators(c.new)) and quoted_locators(c.new)]
+    if not wanted:
+        return files
+    from passprice.sources import read_sources, stored_texts
+
+    sources = read_sources(head.root)[0]
+    texts = stored_texts(head.root, sources, [sid for _, fact in wanted for _, sid, _ in quoted_locators(fact)
+                                              if sid is not None])
+    out = []
+    for f in files:
+        facts = []
+        for c in f.facts:
+            if c.new is not None and (c.old is None or quoted_locators(c.old) != quoted_locators(c.new)) \
+                    and quoted_locators(c.new):
+                c = attrs.evolve(c, quote=quote_check(c.path, c.new, texts))
             facts.append(c)
         out.append(attrs.evolve(f, facts=tuple(facts)))
     return tuple(out)

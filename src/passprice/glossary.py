@@ -370,7 +370,11 @@ _TERMS = (
         "and `install_changed` (the files of `src/passprice`, and of the install and workflows, HEAD changes); "
         "`head_check`, `head_unreadable` and `head_warnings` (what `check` fails on, cannot read and warns of on "
         "HEAD, the first 20, each `…_left_out` counting the rest, as `unlocked_left_out` counts servings past the "
-        "first 200) and a lock's `head_unread` (its file does not read on HEAD, so it is judged on BASE's); "
+        "first 200; `head_check_review_rules` the lines of `head_check` that are the review's own rules, not "
+        "`check`'s: the list of pricing models, the commands that write the shipped headers) and a lock's "
+        "`head_unread` (its file does not read on HEAD, so it is judged on BASE's); a changed fact's `quote_check` "
+        "(audit's quote check of HEAD's fact against HEAD's stored excerpts, made when its quotes changed; `null` "
+        "otherwise); "
         "`added_records`, `added_servings` and `cited_sources` (the records and servings HEAD adds, by path, and the "
         "documents changed facts cite, by id); `runs_to_verify` (edited measurement files whose runs to check in "
         "their source), `stack_spans` (a changed stack's measured / limit span, BASE → HEAD), `scopes_widened` (a "
@@ -385,7 +389,8 @@ _TERMS = (
         ("diff", "passprice diff", "BASE", "HEAD", "work tree", "merge base", "locks affected", "priced with BASE",
          "priced with HEAD", "sticky comment", "pull-request comment",
          "summary", "exit_status", "label", "revision", "folder", "code_changed", "install_changed",
-         "priced_with", "pricing_model_pins", "head_check", "head_check_left_out", "head_unreadable",
+         "priced_with", "pricing_model_pins", "head_check", "head_check_left_out", "head_check_review_rules",
+         "head_unreadable",
          "head_unreadable_left_out", "head_warnings", "head_warnings_left_out", "head_unread",
          "unlocked_left_out", "added_records", "added_servings", "cited_sources", "runs_to_verify",
          "stack_spans", "scopes_widened", "entries_edited", "lookalike_records", "held_by_header",
@@ -726,12 +731,15 @@ _TERMS = (
         " `date`, `where` (where it is, one line), `url`, `copies` (other places it is kept), `retrieved`,"
         " `sha256` (of the copy that was read), `read` (how it was read) and `excerpt`. `sources --json`'s `excerpt`"
         " (and `audit --source ID --json`'s `source.excerpt`, and `audit LOCK --json`'s `sources.ID.excerpt`) is"
-        " the file, from the registry's top folder, that holds the text that was read, stored for reading offline"
-        " (`sources/excerpts/cite70-excerpt.txt`; `null` when none is stored); `audit --source ID --json`'s"
+        " the file, from the registry's top folder, that holds the lines quoted from the text that was read, stored"
+        " for reading offline (`sources/excerpts/cite70-excerpt.txt`; `null` when none is stored), its bytes pinned"
+        " by the record's `excerpt_sha256`; `audit LOCK --json`'s `sources.ID.registry` is the registry that path"
+        " is relative to (`built-in` outside any registry, whose text names the file's absolute path too, else the"
+        " registry's folder); `audit --source ID --json`'s"
         " `excerpt_problem` (and `audit LOCK --json`'s `sources.ID.excerpt_problem`; the text audits say it after"
         " the `stored excerpt` line's `, but`, as `check` does) says what is wrong with that file as one of this"
-        " registry (not there, a folder, a FIFO, through a link, outside it; `null` when it is one, or none is"
-        " named). A review's `sources_changed` names"
+        " registry (not there, a folder, a FIFO, through a link, outside it, bytes not the pinned `excerpt_sha256`;"
+        " `null` when it is one, or none is named). A review's `sources_changed` names"
         " each source whose id leads to another document on HEAD, and each source HEAD adds that a fact is re-cited"
         " to (`added`), with the facts citing it, the locks resting on them and the figures to check in it. "
         "A source's `id` is its file's name; `publisher` or `authors`, `repository` with the `commit` read, and "
@@ -740,13 +748,18 @@ _TERMS = (
         " `audit LOCK --json`'s `sources_since_lock` lists each source the lock's facts cite whose record differs from"
         " its record at the commit that last wrote the lock (`id`, `commit`, `when`, `changed`, `message`; the text"
         " audit's `since lock` lines); "
-        "`sources_compared` is false when no commit holds the lock file as it is: the records shown are today's.",
+        "`sources_compared` is false when no commit holds the lock file as it is: the records shown are today's; "
+        "`excerpts_at_lock` says which stored excerpts its quotes were checked against: `commit`, the commit that "
+        "last wrote the lock (`null` when none holds it as it is: today's excerpts were read), and `replaced`, the "
+        "sources whose excerpt at that commit differs from today's and was read instead (the text audit's "
+        "`excerpts` line, given when one was, or when no commit holds the lock).",
         ("sources", "locator", "citation", "cite", "retrieved", "retrieved unknown", "kind", "date",
          "provenance it supports", "source: locator", "by", "where", "url", "copies", "sha256", "read", "excerpt",
+         "excerpt_sha256",
          "stored excerpt", "excerpt_problem",
          "sources_changed",
          "arxiv", "authors", "publisher", "repository", "commit", "id", "citing", "places", "added",
-         "sources_since_lock", "since lock", "sources_compared"),
+         "sources_since_lock", "since lock", "sources_compared", "excerpts_at_lock"),
     ),
     Term(
         "withdrawn",
@@ -1034,10 +1047,11 @@ _TERMS = (
         "quote check",
         "audit: whether each fact's quoted spans were found in its document's stored text",
         "A locator quotes the words of its document that state the figure, between single quotes. Where a source "
-        "record names a stored excerpt (`source.excerpt`, the text that was read), `audit` looks for each quoted "
+        "record names a stored excerpt (`source.excerpt`, the lines quoted from the text that was read), `audit` "
+        "looks for each quoted "
         "span of a fact the price rests on, and of each figure its derivation reads from another document, in "
         "that text, as the registry's citation tests do: `checked` when every span is found, `NOT FOUND` when one "
-        "is not (the quote is not the text read), `not checked` when the document has no stored text (the H200 "
+        "is not (the quote is not in the lines stored), `not checked` when the document has no stored text (the H200 "
         "datasheet, whose PDF was never read), or a locator quotes nothing (the MI300X's `vgpr`, read from a "
         "ROCm table no text of which is stored). A quote after a page its locator names (`p. 19: '…'`) is looked "
         "for on that page of the stored text alone, where the excerpt numbers its lines by page (the Ampere and "
@@ -1046,7 +1060,10 @@ _TERMS = (
         "each fact citing the source, of the spans its locators citing it quote. `audit --json`'s facts' "
         "`quote_check` holds `state`, `spans` (quoted), `found`, `missing` (the spans not found), `unstored` (the "
         "documents with no usable stored text) and `why`; `quotes_checked` counts the facts `checked`, "
-        "`not_found` and all `facts`.",
+        "`not_found` and all `facts`. A review (`passprice diff`) makes the same check of each changed or added "
+        "fact whose quotes changed, against HEAD's stored excerpts: `NOT FOUND` is added to its `to verify`, and "
+        "`--format json`'s facts' `quote_check` holds the same object (`null` where no check was made). An excerpt "
+        "whose bytes are not the `excerpt_sha256` its record pins is unusable: `not checked`, and `check` fails.",
         ("quote_check", "quotes_checked", "quotes checked", "quotes checked against a stored text", "not checked",
          "NOT FOUND", "not_found", "unstored", "spans", "checked", "missing"),
     ),

@@ -30,6 +30,7 @@ from passprice.sources import (
     check_sources,
     cited_ids,
     excerpt_named,
+    excerpt_words,
     load_source,
     missing_sources,
     quotes_counted,
@@ -1084,7 +1085,7 @@ def source_lines(source: Source, excerpt: str | None = None) -> list[str]:
     if copies is not None:
         lines.append(f"  copies: {copies}")
     if source.excerpt is not None:  # the text read, stored for reading offline (trace96)
-        named = excerpt if excerpt is not None else f"{source.excerpt} (the text read, from the registry's top folder)"
+        named = excerpt if excerpt is not None else excerpt_words(source.excerpt)
         lines.append(f"  stored excerpt: {named}")
     lines.append(f"  read: {source.read}")
     if source.note:
@@ -1357,8 +1358,8 @@ def sources_text(uses: Iterable[SourceUse]) -> str:
                "guessed (check warns of them)" if n else "")
     stored = [u.source.id for u in uses if u.source.excerpt is not None]
     if stored:  # trace96: which records name the text read, kept in the repository for reading offline
-        unknown += (f"\n  {len(stored)} of {len(rows)} name a stored excerpt of the text read (`passprice audit "
-                    "--source ID` shows its file)")
+        unknown += (f"\n  {len(stored)} of {len(rows)} name a stored excerpt, the lines quoted from the text read "
+                    "(`passprice audit --source ID` shows its file)")
     return (
         f"{table}\n\n  date: when it was published; retrieved: when the copy that was read was retrieved (registry: "
         f"a document of the registry){unknown}\n"

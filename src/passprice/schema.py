@@ -2030,10 +2030,23 @@ def toml_loads(text: str) -> dict[str, Any]:
         return tomllib.loads(text, parse_float=parse_float)
     except RecursionError:
         raise _not_read()("arrays or tables nested too deeply") from None
-    except tomllib.TOMLDecodeError:
-        raise
+    except tomllib.TOMLDecodeError as e:
+        end = " (at end of document)"
+        if not str(e).endswith(end):
+            raise
+        raise _not_read()(f"{str(e)[: -len(end)]} {end_of_document(text)}") from None
     except ValueError as e:  # an integer past Python's 4,300 digits (less its advice to raise the limit)
         raise _not_read()(str(e).split(";")[0]) from None
+
+
+def end_of_document(text: str) -> str:
+    """Where ``text`` ends, as ``tomllib`` words a place: ``(at end of document: line L, column C)``, L and C counted
+    from 1 as its other messages count them (C: the column just past the last character). ``tomllib`` says only
+    ``(at end of document)`` for an error there — a truncated lock's ``Unterminated string`` named no line (a new
+    user's finding, tests/test_walk128.py) — so every caller of :func:`toml_loads` gets the line of the cut."""
+    line = text.count("\n") + 1
+    column = len(text) - text.rfind("\n")  # rfind is -1 on the first line: column len(text) + 1
+    return f"(at end of document: line {line}, column {column})"
 
 
 #: The most characters a text :func:`_flat_document` reads may hold (a source record is 150 to 600): past it a file

@@ -13,19 +13,23 @@ unaffected" of a commit moving the source seven locked prices rest on to another
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from passprice.errors import InputError
 from passprice.registry import Root
 
+if TYPE_CHECKING:
+    from passprice.sources import Source, StoredText
+
 #: The fields of a ``[source]`` table that say which document it is (and how it was read): a change to any of them
 #: makes the id lead to another document, or to the same one read otherwise. ``note`` does not. ``retrieved`` does:
 #: a web page or datasheet address retrieved on another day is another copy, which may state other figures (slip round
 #: 34: the H200 datasheet's ``retrieved`` "unknown" → "2026-11-30" under its 9 citing facts read "1 other file
-#: changed", nothing to verify).
+#: changed", nothing to verify). ``excerpt`` does too, and is said apart with what it is (:data:`STORED_TEXT`); its
+#: pin ``excerpt_sha256`` does not (the bytes it pins are compared themselves: :func:`source_changes`).
 DOCUMENT_FIELDS = (
     "title", "kind", "publisher", "authors", "date", "url", "copies", "repository", "commit", "arxiv", "path",
     "sha256", "read", "retrieved",
@@ -156,7 +160,8 @@ def _shown(value: Any) -> str:
 
 
 #: What a review says a source's stored excerpt (``source.excerpt``) is, beside the change to it.
-STORED_TEXT = "the stored text its citing facts' quotes are checked against"
+STORED_TEXT = ("its stored excerpt: the lines quoted from the text read, which its citing facts' quotes are checked "
+               "against")
 
 
 def _table(root: Root, source_id: str) -> dict[str, Any] | None:
@@ -370,7 +375,7 @@ def compared_since_lock(
                 continue
             if not isinstance(then, dict):
                 continue  # a record whose source is no table did not read at that commit (attack93)
-            changed = [f"{k}: {_shown(then.get(k))} → {_shown(now[k])}" for k in DOCUMENT_FIELDS
+            changed = [f"{k}: {_shown(then.get(k))} → {_shown(now[k])}" for k in (*DOCUMENT_FIELDS, "excerpt")
                        if _shown(then.get(k)) != _shown(now[k])]
             path = now.get("path")
             if path is not None and path == then.get("path"):
@@ -387,3 +392,59 @@ def compared_since_lock(
         raise  # a record or document past the cap as committed: refused by name (left54), not passed over
     except (InputError, OSError, ValueError, subprocess.CalledProcessError):
         return (), False
+
+
+def excerpts_at_lock(
+    root: Root, lock_file: Any, sources: Mapping[str, Source], ids: Iterable[str]
+) -> tuple[str, dict[str, StoredText]] | None:
+    """The commit that last wrote ``lock_file`` (a lock of ``root``'s git work tree, committed as it is) and, for
+    each source of ``ids`` whose record (today's, of ``sources``) names a stored excerpt that git holds at that
+    commit, that excerpt as it was then (:func:`passprice.sources.stored_text_of`): what ``audit`` of a lock checks
+    its quotes against, the lines stored when the lock was made, not today's (a new user's audit of an old lock
+    found a hyphen NOT FOUND in today's excerpt, which an em dash had since replaced: tests/test_walk128.py).
+    ``None`` when no commit holds the lock file as it is (the built-in registry, no git work tree, a lock file
+    outside it, untracked or changed since its commit, git failing), as :func:`compared_since_lock` says it. Raises
+    nothing: an excerpt git cannot give, or past :data:`passprice.gitread.NAMED_BYTES`, is left out (today's is
+    checked)."""
+    import subprocess
+    from pathlib import Path
+
+    from passprice.gitread import BlobTooLarge, read_named, run_git
+    from passprice.sources import stored_text_of
+
+    if root.embedded:
+        return None
+    try:
+        top = Path(run_git(root.path, ["rev-parse", "--show-toplevel"]).decode("utf-8", "surrogateescape").strip())
+        rel_lock = Path(lock_file).resolve().relative_to(top.resolve()).as_posix()
+        if run_git(top, ["status", "--porcelain", "--", rel_lock]).strip():
+            return None
+        commit = run_git(top, ["log", "-1", "--format=%H", "--", rel_lock]).decode("ascii", "replace").strip()
+        if not commit:
+            return None
+        here = root.path.resolve().relative_to(top.resolve())
+        named = {sid: f"{commit}:{(here / excerpt).as_posix()}" for sid in dict.fromkeys(ids)
+                 if sid in sources and (excerpt := sources[sid].excerpt) is not None}
+        try:
+            data = read_named(top, list(named.values()))
+        except BlobTooLarge:
+            data = {}
+        return commit, {sid: stored_text_of(sources[sid], data[name], f"{commit[:12]}:{sources[sid].excerpt}")
+                        for sid, name in named.items() if name in data}
+    except (InputError, OSError, ValueError, subprocess.CalledProcessError):
+        return None
+
+
+def excerpts_line(commit: str | None, replaced: Iterable[str]) -> str:
+    """Which stored excerpts an audit of a lock checked its quotes against, one line: those committed with the lock
+    (``commit``) where they differ from today's (``replaced``, the source ids), else today's registry's, saying
+    whether they are the lock's commit's too; ``commit`` ``None``: no commit holds the lock file. Raises nothing."""
+    replaced = sorted(replaced)
+    if commit is None:
+        return ("quotes were checked against today's registry's stored excerpts: no commit here holds this lock file "
+                "to read those it was made under")
+    if not replaced:
+        return (f"quotes were checked against today's registry's stored excerpts, the same as at the lock's commit "
+                f"{commit[:12]}")
+    return (f"quotes were checked against the stored excerpts as committed with the lock ({commit[:12]}) where "
+            f"today's differ: {', '.join(replaced)}; the others are today's, the same")

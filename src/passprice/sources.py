@@ -62,6 +62,10 @@ class Source:
     #: or ``None``. Issue 13 (trace96): a source read only through a search tool's stored pages (the gpu-container
     #: handbook) could not be followed offline, though the text read ships in ``sources/excerpts/cite70-excerpt.txt``.
     excerpt: str | None = None
+    #: The sha256 of the stored excerpt's bytes, pinned in the record (``None``: not pinned). A new user edited an
+    #: excerpt: the review said "no changes" and ``check`` passed while ``audit`` said other things
+    #: (tests/test_walk128.py); :func:`excerpt_problem` reports bytes that no longer match it.
+    excerpt_sha256: str | None = None
 
     @property
     def by(self) -> str:
@@ -440,23 +444,71 @@ def excerpt_problem(root: Root, source: Source) -> str | None:
     :func:`passprice.registry.document_problem` words it for that key: ``None`` when the record names none, or it is
     a regular file inside ``root`` at its own plain path. Walkthrough 106: every record named an excerpt in the
     checkout's ``tests/data/``, which no wheel (and no ``init`` registry) held, and ``check`` said nothing of it.
-    Raises nothing."""
-    return document_problem(root, source.excerpt, "source.excerpt") if source.excerpt is not None else None
+    A regular file whose bytes' sha256 is not the record's ``excerpt_sha256`` (where it pins one) is a problem too
+    (:func:`excerpt_digest_problem`). Raises nothing."""
+    if source.excerpt is None:
+        return None
+    problem = document_problem(root, source.excerpt, "source.excerpt")
+    return problem if problem is not None else excerpt_digest_problem(root, source)
+
+
+def excerpt_digest_problem(root: Root, source: Source) -> str | None:
+    """What is wrong with ``source``'s stored excerpt (a regular file of ``root``) against the sha256 its record pins
+    (``excerpt_sha256``): ``None`` when the record pins none or the bytes match; else that the file is larger than
+    :data:`EXCERPT_BYTES` or cannot be read, or its bytes' sha256 and the pinned one (each to 12 digits, the file's
+    in full to paste), with what to do: restore the file, or re-pin it if the new text is what was read. The
+    excerpt holds the lines the locators citing the record quote, which ``audit`` checks each quote against: an
+    edit of it changed what ``audit`` said while ``check`` passed and the review said "no changes" (a new user's
+    finding, tests/test_walk128.py). Raises nothing."""
+    import hashlib
+
+    from passprice.files import read_regular
+
+    if source.excerpt is None or source.excerpt_sha256 is None:
+        return None
+    try:
+        data = read_regular(root.path / source.excerpt, EXCERPT_BYTES)
+    except InputError as e:
+        return str(e)
+    except OSError as e:
+        return f"{source.excerpt}: {e.strerror or type(e).__name__}"
+    found = hashlib.sha256(data).hexdigest()
+    if found == source.excerpt_sha256:
+        return None
+    return (f"{source.excerpt}'s sha256 is {found[:12]}…, not the {source.excerpt_sha256[:12]}… the record pins "
+            f"(source.excerpt_sha256): the excerpt changed since it was pinned; restore it (`git checkout -- "
+            f"{source.excerpt}`), or, if the new text is what was read, pin it: excerpt_sha256 = \"{found}\"")
+
+
+#: What a stored excerpt holds, as every output words it beside its file: the lines of the document a record's
+#: locators quote (with their line numbers and the copy's address), not the whole text read (a new user read "(the
+#: text read)" and expected the page: tests/test_walk128.py).
+EXCERPT_HOLDS = "the lines quoted from the text read"
+
+
+def excerpt_words(excerpt: str, home: Path | None = None) -> str:
+    """A stored excerpt's path ``excerpt`` (from the registry's top folder) as the text names it after ``stored
+    excerpt:``: ``PATH (the lines quoted from the text read, from the registry's top folder)`` for a registry of the
+    user's; with ``home``, the built-in registry's folder, ``the built-in registry's PATH (the lines quoted from the
+    text read; its file: /ABS/PATH)`` (the README's promise for a file of the built-in registry: text names it so,
+    and gives the absolute path a command can read; walkthrough 128 found none). Raises nothing."""
+    from passprice.registry import BUILT_IN
+
+    if home is not None:
+        return f"{BUILT_IN}{excerpt} ({EXCERPT_HOLDS}; its file: {home / excerpt})"
+    return f"{excerpt} ({EXCERPT_HOLDS}, from the registry's top folder)"
 
 
 def excerpt_named(root: Root, source: Source) -> str | None:
     """How ``audit --source`` names the stored excerpt of ``source`` after ``stored excerpt:``, or ``None`` when the
     record names none: ``the built-in registry's sources/excerpts/X.txt`` in the registry passprice ships
     (:data:`passprice.registry.BUILT_IN`, as a lock or checkpoint entry of it is named: walkthrough 106, run
-    outside the checkout, read ``tests/data/…`` as a path of the working folder), else ``PATH (the text read, from
-    the registry's top folder)``; with ``, but PROBLEM`` when it is not a regular file of ``root``
+    outside the checkout, read ``tests/data/…`` as a path of the working folder), else ``PATH (…, from the
+    registry's top folder)`` (:func:`excerpt_words`); with ``, but PROBLEM`` when it is not a regular file of ``root``
     (:func:`excerpt_problem`). Raises nothing."""
-    from passprice.registry import BUILT_IN
-
     if source.excerpt is None:
         return None
-    named = (f"{BUILT_IN}{source.excerpt} (the text read)" if root.embedded
-             else f"{source.excerpt} (the text read, from the registry's top folder)")
+    named = excerpt_words(source.excerpt, root.path if root.embedded else None)
     problem = excerpt_problem(root, source)
     return named if problem is None else f"{named}, but {problem}"
 
@@ -531,7 +583,7 @@ def quoted_spans(locator: str) -> list[str]:
 
 
 def paged_spans(locator: str) -> list[tuple[int | None, str]]:
-    """Each span ``locator`` quotes (:func:`quoted_spans`, in order) with the page it is to be found on: the last
+    """Each span ``locator`` quotes (:func:`quoted_spans`, in order, a blank one none) with the page it is to be found on: the last
     page the locator names before it (:data:`PAGE_NAMED`), ``None`` before any (the whole stored text). The one
     reading of a locator's pages that ``audit``'s quote check (:meth:`StoredText.holds`) and the citation tests
     (tests/test_cite72.py: each quote verbatim on the page it names) share. Linear in the locator's first 10,000
@@ -546,6 +598,8 @@ def paged_spans(locator: str) -> list[tuple[int | None, str]]:
         pages.append(int(m.group(1)))
     out: list[tuple[int | None, str]] = []
     for m in QUOTED_SPAN.finditer(text):
+        if m.group(1).isspace():
+            continue  # a blank span quotes nothing (:func:`quoted_spans`)
         at = bisect_left(starts, m.start())  # the marks starting before the quote's opening
         out.append((pages[at - 1] if at else None, m.group(1)))
     return out
@@ -661,6 +715,21 @@ def stored_text(root: Root, source: Source) -> StoredText:
     except OSError as e:
         return StoredText(source.id, source.excerpt, unread=f"{source.excerpt}: {e.strerror or type(e).__name__}")
     text, pages = _excerpt_lines(data, source.id)
+    return StoredText(source.id, source.excerpt, None, text, flat=" ".join(text.split()), pages=pages)
+
+
+def stored_text_of(source: Source, data: bytes, where: str) -> StoredText:
+    """The :class:`StoredText` of ``source`` read from ``data``, its excerpt's bytes as ``where`` holds them (a
+    commit's, ``COMMIT:PATH``): ``unread`` when they are more than :data:`EXCERPT_BYTES` or not UTF-8. What
+    :func:`stored_text` gives of a file, for an excerpt as git has it at a lock's commit
+    (:func:`passprice.sourcechange.excerpts_at_lock`). Raises nothing."""
+    if len(data) > EXCERPT_BYTES:
+        return StoredText(source.id, source.excerpt, unread=f"{where}: more than {EXCERPT_BYTES:,} bytes")
+    try:
+        decoded = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        return StoredText(source.id, source.excerpt, unread=f"{where}: not UTF-8 text (byte {e.start:,})")
+    text, pages = _excerpt_lines(decoded, source.id)
     return StoredText(source.id, source.excerpt, None, text, flat=" ".join(text.split()), pages=pages)
 
 
