@@ -583,8 +583,9 @@ def quoted_spans(locator: str) -> list[str]:
 
 
 def paged_spans(locator: str) -> list[tuple[int | None, str]]:
-    """Each span ``locator`` quotes (:func:`quoted_spans`, in order, a blank one none) with the page it is to be found on: the last
-    page the locator names before it (:data:`PAGE_NAMED`), ``None`` before any (the whole stored text). The one
+    """Each span ``locator`` quotes (:func:`quoted_spans`, in order, a blank one none) with the page it is to be
+    found on: the last page the locator names before it (:data:`PAGE_NAMED`), ``None`` before any (the whole stored
+    text). The one
     reading of a locator's pages that ``audit``'s quote check (:meth:`StoredText.holds`) and the citation tests
     (tests/test_cite72.py: each quote verbatim on the page it names) share. Linear in the locator's first 10,000
     characters. Raises nothing."""
