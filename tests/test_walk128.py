@@ -293,3 +293,21 @@ def test_6_a_locks_quotes_are_checked_against_the_excerpt_committed_with_it(repo
 def _head(repo: Path, back: int) -> str:
     return subprocess.run(["git", "rev-parse", f"HEAD~{back}"], cwd=repo, check=True, capture_output=True,
                           text=True).stdout.strip()
+
+
+def test_6_a_line_moved_to_another_page_since_the_lock_is_read_as_committed(repo: Path) -> None:
+    # a new user's check of the fix: a line of the Hopper whitepaper's excerpt moved from p. 18 to p. 19 (its text
+    # the same) left audit of a lock committed before reading today's excerpt ("scale: NOT FOUND … (on p. 18)"), no
+    # excerpts line, `replaced: []`: the comparison saw only the text, not its pages
+    excerpt = "sources/excerpts/cite71-excerpt.txt"
+    line = "18\t    ●   128 FP32 CUDA Cores per SM, 16896 FP32 CUDA Cores per GPU"
+    _edit(repo, excerpt, line, "19" + line[2:])
+    repin_excerpt(repo, excerpt)
+    _commit(repo, "a line to another page")
+    lock = os.fspath(repo / "locks" / "r1-qwen7b-h200.lock.toml")  # last written by the first commit
+    today = invoke("audit", "r1-qwen7b-h200", "--json", root=repo)
+    checks = {f["path"]: f["quote_check"]["state"] for f in json.loads(today.stdout)["facts"]}
+    assert checks["scale"] == "NOT FOUND"  # today's excerpt: the quote is no longer on p. 18
+    data = json.loads(invoke("audit", lock, "--json", root=repo).stdout)
+    assert data["excerpts_at_lock"]["replaced"] == ["nvidia-hopper-whitepaper"]
+    assert {f["path"]: f["quote_check"]["state"] for f in data["facts"]}["scale"] == "checked"

@@ -2961,7 +2961,8 @@ def audit_command(
         replaced = []
         for sid, then in (at[1] if at is not None else {}).items():
             now = texts.get(sid)
-            if now is not None and now.problem is None and then.flat != now.flat:
+            # the text and its pages: a line moved to another page is another stored text for a quote naming a page
+            if now is not None and now.problem is None and (then.flat, dict(then.pages)) != (now.flat, dict(now.pages)):
                 texts[sid] = then
                 replaced.append(sid)
         at_lock = {"commit": at[0] if at is not None else None, "replaced": sorted(replaced)}
