@@ -149,9 +149,13 @@ def test_3_an_excerpt_that_is_not_utf8_is_said_unusable_not_a_traceback(tmp_path
         f.write(b"\xff\xfe")
     repin_excerpt(root, EXCERPT)
     lines = _audit(root).splitlines()
-    assert NAMED in lines  # a regular file of the registry: check and audit --source say nothing of it either
+    # a regular file of the registry, pinned: its problem said where it is named, as check says it
+    # (tests/test_walk128.py), and why no quote is checked against it
+    unusable = (f"{EXCERPT}: not UTF-8 text (byte {size:,}): no quote can be checked against it; store the lines "
+                "quoted as UTF-8 text and pin them")
+    assert f"{NAMED}, but {unusable}" in lines
     assert (f"  routing.hot_experts: not checked (0 of 4 quoted spans found in the stored text; {HANDBOOK}'s stored "
-            f"excerpt is unusable: {EXCERPT}: not UTF-8 text (byte {size:,}))") in lines
+            f"excerpt is unusable: {unusable})") in lines
 
 
 # 2. A review pricing HEAD in its own process says why it gives no per-fact breakdown.

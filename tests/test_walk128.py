@@ -311,3 +311,14 @@ def test_6_a_line_moved_to_another_page_since_the_lock_is_read_as_committed(repo
     data = json.loads(invoke("audit", lock, "--json", root=repo).stdout)
     assert data["excerpts_at_lock"]["replaced"] == ["nvidia-hopper-whitepaper"]
     assert {f["path"]: f["quote_check"]["state"] for f in data["facts"]}["scale"] == "checked"
+
+
+def test_1_check_reports_a_pinned_excerpt_that_is_no_text(repo: Path) -> None:
+    # a new user's check of the fix: an excerpt of b"\\xff\\xfe\\x00bad" pinned by its sha256 passed check (0 problems)
+    # while audit called it unusable for all 8 facts citing it
+    (repo / EXCERPT).write_bytes(b"\xff\xfe\x00bad")
+    repin_excerpt(repo, EXCERPT)
+    result = invoke("check", root=repo)
+    assert result.exit_code == 2, result.output
+    assert ("sources/excerpts/cite102-excerpt.txt: not UTF-8 text (byte 0): no quote can be checked against it; "
+            "store the lines quoted as UTF-8 text and pin them") in result.output

@@ -456,7 +456,8 @@ def excerpt_digest_problem(root: Root, source: Source) -> str | None:
     """What is wrong with ``source``'s stored excerpt (a regular file of ``root``) against the sha256 its record pins
     (``excerpt_sha256``): ``None`` when the record pins none or the bytes match; else that the file is larger than
     :data:`EXCERPT_BYTES` or cannot be read, or its bytes' sha256 and the pinned one (each to 12 digits, the file's
-    in full to paste), with what to do: restore the file, or re-pin it if the new text is what was read. The
+    in full to paste), with what to do: restore the file, or re-pin it if the new text is what was read; or, the bytes
+    pinned, that they are not UTF-8 text (``check`` passed such an excerpt that ``audit`` called unusable). The
     excerpt holds the lines the locators citing the record quote, which ``audit`` checks each quote against: an
     edit of it changed what ``audit`` said while ``check`` passed and the review said "no changes" (a new user's
     finding, tests/test_walk128.py). Raises nothing."""
@@ -474,6 +475,11 @@ def excerpt_digest_problem(root: Root, source: Source) -> str | None:
         return f"{source.excerpt}: {e.strerror or type(e).__name__}"
     found = hashlib.sha256(data).hexdigest()
     if found == source.excerpt_sha256:
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError as e:  # pinned, but no text audit can check a quote against (a new user's finding)
+            return (f"{source.excerpt}: not UTF-8 text (byte {e.start:,}): no quote can be checked against it; store "
+                    "the lines quoted as UTF-8 text and pin them")
         return None
     return (f"{source.excerpt}'s sha256 is {found[:12]}…, not the {source.excerpt_sha256[:12]}… the record pins "
             f"(source.excerpt_sha256): the excerpt changed since it was pinned; restore it (`git checkout -- "
