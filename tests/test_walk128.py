@@ -322,3 +322,29 @@ def test_1_check_reports_a_pinned_excerpt_that_is_no_text(repo: Path) -> None:
     assert result.exit_code == 2, result.output
     assert ("sources/excerpts/cite102-excerpt.txt: not UTF-8 text (byte 0): no quote can be checked against it; "
             "store the lines quoted as UTF-8 text and pin them") in result.output
+
+
+def test_1_an_excerpt_headed_for_another_source_is_no_text_of_this_one(repo: Path) -> None:
+    # a new user's check of the fix: the product page's record re-pointed (and pinned) to a copy of its excerpt whose
+    # one section was headed for the Hopper whitepaper: check said "all holds", audit --source "8 of 8 facts' quotes
+    # checked" against another document's lines
+    text = (repo / EXCERPT).read_text(encoding="utf-8")
+    assert text.count("== nvidia-h200-product-page ") == 1
+    (repo / "sources" / "excerpts" / "evil.txt").write_text(
+        text.replace("== nvidia-h200-product-page ", "== nvidia-hopper-whitepaper "), encoding="utf-8")
+    _edit(repo, "sources/nvidia-h200-product-page.toml", f'excerpt = "{EXCERPT}"',
+          'excerpt = "sources/excerpts/evil.txt"')
+    repin_excerpt(repo, "sources/excerpts/evil.txt")
+    said = ("sources/excerpts/evil.txt: its sections are other sources' (nvidia-hopper-whitepaper), none headed "
+            "nvidia-h200-product-page: no quote of nvidia-h200-product-page can be checked against it; add its section "
+            "('== nvidia-h200-product-page PATH URL ==') or name its own excerpt")
+    result = invoke("check", root=repo)
+    assert result.exit_code == 2, result.output
+    assert said in result.output
+    data = json.loads(invoke("audit", "--source", "nvidia-h200-product-page", "--json", root=repo).stdout)
+    assert data["quotes_checked"]["checked"] == 0
+    # a heading without an address only cuts a file (the xiongjiedai notebooks' '== LLaMA 2/… =='): the whole file
+    from passprice.sources import foreign_sections
+
+    assert foreign_sections("== LLaMA 2/Gaming GPUs/4090_v2.ipynb ==\n1\tx\n", "xiongjiedai-gpu-benchmarks") is None
+    assert foreign_sections("1\tno sections\n", "any") is None

@@ -457,7 +457,8 @@ def excerpt_digest_problem(root: Root, source: Source) -> str | None:
     (``excerpt_sha256``): ``None`` when the record pins none or the bytes match; else that the file is larger than
     :data:`EXCERPT_BYTES` or cannot be read, or its bytes' sha256 and the pinned one (each to 12 digits, the file's
     in full to paste), with what to do: restore the file, or re-pin it if the new text is what was read; or, the bytes
-    pinned, that they are not UTF-8 text (``check`` passed such an excerpt that ``audit`` called unusable). The
+    pinned, that they are not UTF-8 text (``check`` passed such an excerpt that ``audit`` called unusable) or hold
+    other sources' sections alone (:func:`foreign_sections`). The
     excerpt holds the lines the locators citing the record quote, which ``audit`` checks each quote against: an
     edit of it changed what ``audit`` said while ``check`` passed and the review said "no changes" (a new user's
     finding, tests/test_walk128.py). Raises nothing."""
@@ -476,11 +477,12 @@ def excerpt_digest_problem(root: Root, source: Source) -> str | None:
     found = hashlib.sha256(data).hexdigest()
     if found == source.excerpt_sha256:
         try:
-            data.decode("utf-8")
+            text = data.decode("utf-8")
         except UnicodeDecodeError as e:  # pinned, but no text audit can check a quote against (a new user's finding)
             return (f"{source.excerpt}: not UTF-8 text (byte {e.start:,}): no quote can be checked against it; store "
                     "the lines quoted as UTF-8 text and pin them")
-        return None
+        foreign = foreign_sections(text, source.id)
+        return None if foreign is None else f"{source.excerpt}: {foreign}"
     return (f"{source.excerpt}'s sha256 is {found[:12]}…, not the {source.excerpt_sha256[:12]}… the record pins "
             f"(source.excerpt_sha256): the excerpt changed since it was pinned; restore it (`git checkout -- "
             f"{source.excerpt}`), or, if the new text is what was read, pin it: excerpt_sha256 = \"{found}\"")
@@ -700,6 +702,29 @@ def _excerpt_lines(data: str, source: str) -> tuple[str, dict[int, str]]:
     return "\n".join(_NUMBERED.sub("", line) for line in chosen), {n: " ".join(t) for n, t in paged.items()}
 
 
+#: A section heading naming a document by its address (``== ID PATH URL ==``): a source's section, as the shipped
+#: excerpts open one (a heading without an address, the xiongjiedai notebooks' ``== LLaMA 2/… ==``, only cuts a file).
+_SOURCE_SECTION = re.compile(r"^== (\S+) .*\bhttps?://\S+ ==$")
+
+
+def foreign_sections(data: str, source: str) -> str | None:
+    """What is wrong with the stored excerpt ``data`` (its text) as ``source``'s: ``None`` when it has a section
+    headed ``source`` or no source's section (``== ID PATH URL ==``, :data:`_SOURCE_SECTION`) at all; else that its
+    sections are other sources' (their ids, up to 5), none headed ``source``: its quotes would be checked against
+    another document's lines (a new user re-pointed the H200 product page's record to a copy whose one section was
+    headed for the Hopper whitepaper: ``check`` held and ``audit --source`` said "8 of 8 facts' quotes checked";
+    tests/test_walk128.py). Linear in ``data``. Raises nothing."""
+    heads = [m.group(1) for m in map(_SOURCE_SECTION.match, data.splitlines()) if m]
+    if not heads or source in heads:
+        return None
+    if any(m.group(1) == source for m in map(_SECTION.match, data.splitlines()) if m):
+        return None
+    named = list(dict.fromkeys(heads))
+    shown = ", ".join(named[:5]) + (f" and {len(named) - 5:,} more" if len(named) > 5 else "")
+    return (f"its sections are other sources' ({shown}), none headed {source}: no quote of {source} can be checked "
+            f"against it; add its section ('== {source} PATH URL ==') or name its own excerpt")
+
+
 def stored_text(root: Root, source: Source) -> StoredText:
     """The stored excerpt of ``source`` (:class:`StoredText`): ``excerpt`` ``None`` when the record names none;
     ``problem`` :func:`excerpt_problem`'s words when the file is not a regular file of ``root`` (a FIFO, a folder, a
@@ -721,6 +746,9 @@ def stored_text(root: Root, source: Source) -> StoredText:
         return StoredText(source.id, source.excerpt, unread=f"{source.excerpt}: not UTF-8 text (byte {e.start:,})")
     except OSError as e:
         return StoredText(source.id, source.excerpt, unread=f"{source.excerpt}: {e.strerror or type(e).__name__}")
+    foreign = foreign_sections(data, source.id)
+    if foreign is not None:
+        return StoredText(source.id, source.excerpt, unread=f"{source.excerpt}: {foreign}")
     text, pages = _excerpt_lines(data, source.id)
     return StoredText(source.id, source.excerpt, None, text, flat=" ".join(text.split()), pages=pages)
 
@@ -736,6 +764,9 @@ def stored_text_of(source: Source, data: bytes, where: str) -> StoredText:
         decoded = data.decode("utf-8")
     except UnicodeDecodeError as e:
         return StoredText(source.id, source.excerpt, unread=f"{where}: not UTF-8 text (byte {e.start:,})")
+    foreign = foreign_sections(decoded, source.id)
+    if foreign is not None:
+        return StoredText(source.id, source.excerpt, unread=f"{where}: {foreign}")
     text, pages = _excerpt_lines(decoded, source.id)
     return StoredText(source.id, source.excerpt, None, text, flat=" ".join(text.split()), pages=pages)
 
