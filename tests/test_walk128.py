@@ -348,3 +348,22 @@ def test_1_an_excerpt_headed_for_another_source_is_no_text_of_this_one(repo: Pat
 
     assert foreign_sections("== LLaMA 2/Gaming GPUs/4090_v2.ipynb ==\n1\tx\n", "xiongjiedai-gpu-benchmarks") is None
     assert foreign_sections("1\tno sections\n", "any") is None
+
+
+def test_4_audit_source_json_names_the_registry_of_its_excerpt(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a new user's check of the fix: outside a registry only audit LOCK --json said "registry": "built-in"
+    from click.testing import CliRunner
+
+    from passprice.cli import cli
+
+    own = copy_root(tmp_path / "own")
+    mine = json.loads(invoke("audit", "--source", "nvidia-h200-product-page", "--json", root=own).stdout)
+    assert (mine["source"]["excerpt"], mine["source"]["registry"]) == (EXCERPT, str(own))
+    away = tmp_path / "away"
+    away.mkdir()
+    monkeypatch.chdir(away)
+    monkeypatch.delenv("PASSPRICE_ROOT", raising=False)
+    result = CliRunner().invoke(cli, ["audit", "--source", "nvidia-h200-product-page", "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert (data["source"]["excerpt"], data["source"]["registry"]) == (EXCERPT, "built-in")  # was: no "registry"

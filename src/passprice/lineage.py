@@ -788,6 +788,10 @@ class Lineage:
     #: source, looked for in the source's stored excerpt, :func:`passprice.sources.source_quote_checks`), in its order;
     #: ``None`` for a fact's audit.
     quote_checks: tuple[QuoteCheck, ...] | None = None
+    #: The registry the source's ``excerpt`` path is relative to (:func:`passprice.registry.registry_named`:
+    #: ``"built-in"`` or the registry's folder), given in ``--json`` as ``source.registry``, as ``audit LOCK`` gives
+    #: ``sources.ID.registry`` (a new user found it only there); ``None`` for a fact's audit.
+    registry: str | None = None
 
     @property
     def breaks(self) -> tuple[LockImpact, ...]:
@@ -798,7 +802,8 @@ class Lineage:
         """The audit for ``--json``."""
         return {
             "subject": self.subject,
-            "source": attrs.asdict(self.source) if self.source is not None else None,
+            "source": ({**attrs.asdict(self.source), **({"registry": self.registry} if self.registry else {})}
+                       if self.source is not None else None),
             "fact": str(self.fact) if self.fact is not None else None,
             "facts": self.facts_json(),
             "derived": [c.to_json() for c in self.derived],
@@ -865,7 +870,7 @@ def source_lineage(root: Root, source_id: str) -> Lineage:
     no regular file of the registry (:func:`passprice.registry.document_problem`), as ``sources`` and ``check`` say
     (attack93: ``path = "../secret.md"``, a FIFO or a folder was audited as ``../secret.md in this registry``,
     exit 0)."""
-    from passprice.registry import document_problem
+    from passprice.registry import document_problem, registry_named
 
     source = load_source(root, source_id)
     problem = document_problem(root, source.path) if source.path is not None else None
@@ -890,7 +895,7 @@ def source_lineage(root: Root, source_id: str) -> Lineage:
                                  stored_texts(root, {source.id: source}, [source.id]), source.id)
     return attrs.evolve(lineage, fitted=fitted, fitted_through=through, fitted_on_cards=on_cards,
                         runs=runs_citing(root, source.id), excerpt_problem=excerpt,
-                        excerpt=excerpt_named(root, source), quote_checks=checks)
+                        excerpt=excerpt_named(root, source), quote_checks=checks, registry=registry_named(root))
 
 
 def runs_citing(
