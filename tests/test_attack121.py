@@ -84,8 +84,9 @@ def _said_of_excerpt(stdout: str, changed: str) -> None:
     said = [line for line in lines if line.startswith("  nvidia-h200-product-page: to verify: ")]
     assert len(said) == 1, stdout
     assert (f"the document source nvidia-h200-product-page names changed ({changed} (its stored excerpt: the lines "
-            "quoted from the text read, which its citing facts' quotes are checked against)): does it state each "
-            "of h200_sxm_141gb:memory.capacity, "
+            "quoted from the text read, which its citing facts' quotes are checked against)) (on HEAD, the quote of "
+            "h200_sxm_141gb:memory.bandwidth from it is NOT FOUND in its stored excerpt, found in BASE's: `passprice "
+            "audit --source nvidia-h200-product-page`): does it state each of h200_sxm_141gb:memory.capacity, "
             "h200_sxm_141gb:memory.bandwidth") in said[0]
     assert ("    h200_sxm_141gb:memory.bandwidth: 4.8 TB/s (published) at Specifications table, H200 SXM column (a "
             "row: its label, the H200 SXM figure, the H200 NVL figure): 'GPU Memory Bandwidth 4.8TB/s 4.8TB/s'"

@@ -110,13 +110,14 @@ def test_1_the_review_lists_a_rewritten_excerpt_as_a_change_to_its_source(repo: 
     assert lines[lines.index("sources whose document changed") + 1].startswith(
         "  nvidia-h200-product-page: to verify: the document source nvidia-h200-product-page names changed (sources/"
         "excerpts/cite102-excerpt.txt rewritten (its stored excerpt: the lines quoted from the text read, which its "
-        "citing facts' quotes are checked against)): does it "
-        "state each of h200_sxm_141gb:memory.capacity, h200_sxm_141gb:memory.bandwidth, ")
+        "citing facts' quotes are checked against)) (on HEAD, the quote of h200_sxm_141gb:memory.bandwidth from it is "
+        "NOT FOUND in its stored excerpt, found in BASE's: `passprice audit --source nvidia-h200-product-page`): does "
+        "it state each of h200_sxm_141gb:memory.capacity, h200_sxm_141gb:memory.bandwidth, ")
     changed = json.loads(invoke("diff", "HEAD~1", "HEAD", "--format", "json", root=repo).stdout)["sources_changed"]
-    assert [(s["id"], s["changed"]) for s in changed] == [(
+    assert [(s["id"], s["changed"], s["quotes_lost"]) for s in changed] == [(
         "nvidia-h200-product-page",
         ["sources/excerpts/cite102-excerpt.txt rewritten (its stored excerpt: the lines quoted from the text read, "
-         "which its citing facts' quotes are checked against)"])]
+         "which its citing facts' quotes are checked against)"], ["h200_sxm_141gb:memory.bandwidth"])]
 
 
 def test_1_an_excerpt_edited_with_its_pin_left_fails_the_review(repo: Path) -> None:
@@ -367,3 +368,25 @@ def test_4_audit_source_json_names_the_registry_of_its_excerpt(tmp_path: Path, m
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert (data["source"]["excerpt"], data["source"]["registry"]) == (EXCERPT, "built-in")  # was: no "registry"
+
+
+def test_1_a_rewritten_excerpt_names_the_citing_facts_whose_quotes_it_lost(repo: Path) -> None:
+    # a new user's check of the fix: a line of the Hopper whitepaper's excerpt moved from p. 18 to p. 19 (re-pinned):
+    # the review listed the source to verify, exit 0, and said nothing of the citing facts whose quotes HEAD's
+    # excerpt no longer holds, which audit --source on HEAD found NOT FOUND
+    excerpt = "sources/excerpts/cite71-excerpt.txt"
+    line = "18\t    ●   128 FP32 CUDA Cores per SM, 16896 FP32 CUDA Cores per GPU"
+    _edit(repo, excerpt, line, "19" + line[2:])
+    repin_excerpt(repo, excerpt)
+    _commit(repo, "a line to another page")
+    audit = json.loads(invoke("audit", "--source", "nvidia-hopper-whitepaper", "--json", root=repo).stdout)
+    lost = sorted(f"{f['record']}:{f['path']}" for f in audit["facts"] if f["quote_check"]["state"] == "NOT FOUND")
+    assert lost
+    result = invoke("diff", "HEAD~1", "HEAD", "--format", "json", root=repo)
+    changed = {s["id"]: s for s in json.loads(result.stdout)["sources_changed"]}
+    assert sorted(changed["nvidia-hopper-whitepaper"]["quotes_lost"]) == lost
+    assert ("NOT FOUND in its stored excerpt, found in BASE's: `passprice audit --source nvidia-hopper-whitepaper`"
+            in changed["nvidia-hopper-whitepaper"]["to_verify"])
+    # a source sharing the file whose own section did not change loses none (the SN40L's quotes of its slides that
+    # neither side's excerpt holds are not the change's)
+    assert changed.get("sambanova-sn40l-hot-chips-2024", {"quotes_lost": []})["quotes_lost"] == []

@@ -745,7 +745,9 @@ _TERMS = (
         " to (`added`), with the facts citing it, the locks resting on them and the figures to check in it. "
         "A source's `id` is its file's name; `publisher` or `authors`, `repository` with the `commit` read, and "
         "`arxiv` say where it is. In `sources_changed`, `citing` lists the facts citing it and `places` each figure "
-        "to find in it."
+        "to find in it; `quotes_lost`, where its stored excerpt changed, the citing facts whose quotes of it "
+        "HEAD's excerpt no longer holds and BASE's did (`audit --source ID`'s NOT FOUND on HEAD; `[]` when none, or "
+        "the excerpt did not change)."
         " `audit LOCK --json`'s `sources_since_lock` lists each source the lock's facts cite whose record differs from"
         " its record at the commit that last wrote the lock (`id`, `commit`, `when`, `changed`, `message`; the text"
         " audit's `since lock` lines); "
@@ -760,7 +762,7 @@ _TERMS = (
          "stored excerpt", "excerpt_problem",
          "sources_changed",
          "arxiv", "authors", "publisher", "repository", "commit", "id", "citing", "places", "added",
-         "sources_since_lock", "since lock", "sources_compared", "excerpts_at_lock"),
+         "quotes_lost", "sources_since_lock", "since lock", "sources_compared", "excerpts_at_lock"),
     ),
     Term(
         "withdrawn",

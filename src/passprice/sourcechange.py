@@ -99,6 +99,11 @@ class SourceChange:
     #: (``changed`` then names the document it leads to: ``title: …``, ``url: …``). The review's fact line asked it,
     #: but ``sources_changed`` never named it, nor the locks resting on the re-cited facts (session 38, walk53).
     added: bool = False
+    #: The citing facts (``card:path``) whose quotes of this source are NOT FOUND in HEAD's stored excerpt of it and
+    #: were found in BASE's (:func:`passprice.sources.quote_check`), asked only when the excerpt changed: a new user
+    #: rewrote the Hopper whitepaper's excerpt and the review listed the source to verify, exit 0, while ``audit
+    #: --source`` on HEAD found 4 facts' quotes NOT FOUND (tests/test_walk128.py).
+    quotes_lost: tuple[str, ...] = ()
 
     @property
     def to_verify(self) -> str:
@@ -122,6 +127,12 @@ class SourceChange:
         runs = " and ".join(
             f"the measured runs of stack {stack} ({count} fitted fact{'s' if count != 1 else ''} rest on them"
             f"{via(stack)})" for stack, count in self.fitted)
+        if self.quotes_lost:
+            lost = ", ".join(self.quotes_lost[:SHOWN]) + (
+                f" and {len(self.quotes_lost) - SHOWN} more" if len(self.quotes_lost) > SHOWN else "")
+            many = len(self.quotes_lost) > 1
+            what += (f" (on HEAD, the quote{'s' if many else ''} of {lost} from it {'are' if many else 'is'} NOT FOUND "
+                     "in its stored excerpt, found in BASE's: `passprice audit --source " + self.id + "`)")
         if not self.citing and not runs:
             return f"{what}; no fact cites it"
         names = ", ".join(self.citing[:SHOWN]) + (
@@ -147,7 +158,7 @@ class SourceChange:
                 "fitted_through": [{"stack": stack, "routing": routing} for stack, routing in self.through],
                 "fitted_on_cards": [{"stack": stack, "card": card, "paths": list(paths)}
                                     for stack, card, paths in self.on_cards],
-                "places": list(self.places), "added": self.added,
+                "places": list(self.places), "added": self.added, "quotes_lost": list(self.quotes_lost),
                 "to_verify": self.to_verify}
 
 
@@ -269,9 +280,31 @@ def source_changes(
             refs.append(FactRef("stack", stack, path.removeprefix(LOCK_PREFIX)))
             fitted[stack] = fitted.get(stack, 0) + 1
         resting, _ = lock_impacts(locks, set(refs), source_id)
+        lost: tuple[str, ...] = ()
+        if any(STORED_TEXT in field for field in fields):  # its stored excerpt changed: its citing facts' quotes
+            lost = _quotes_lost(base, head, source_id, citing.get(source_id, []))
         out.append(SourceChange(source_id, fields, named, tuple(sorted({i.name for i in resting})),
-                                tuple(fitted.items()), through, places, on_cards, source_id in new_ids))
+                                tuple(fitted.items()), through, places, on_cards, source_id in new_ids, lost))
     return tuple(out)
+
+
+def _quotes_lost(base: Root, head: Root, source_id: str, citing: Iterable[Any]) -> tuple[str, ...]:
+    """The facts of ``citing`` (:class:`passprice.lineage.Citing` of ``head``) whose quotes of ``source_id`` are NOT
+    FOUND in ``head``'s stored excerpt of it and all found in ``base``'s (:func:`passprice.sources.source_quote_checks`,
+    the check ``audit --source`` makes, of HEAD's fact against each side's excerpt): the quotes the change to the
+    excerpt lost, not those neither side's holds. Raises nothing (a record that does not read on a side: none)."""
+    from passprice.sources import load_source, source_quote_checks, stored_texts
+
+    facts = [(str(c.ref), c.fact) for c in citing]
+    states = []
+    for side in (head, base):
+        try:
+            record = load_source(side, source_id)
+        except InputError:
+            return ()
+        texts = stored_texts(side, {source_id: record}, [source_id])
+        states.append({c.path: c.state for c in source_quote_checks(facts, texts, source_id)})
+    return tuple(path for path, _ in facts if states[0].get(path) == "NOT FOUND" and states[1].get(path) == "checked")
 
 
 
