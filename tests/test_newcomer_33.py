@@ -191,8 +191,8 @@ def test_a_source_record_without_its_table_says_to_write_the_table_line(tmp_path
     path.write_text(SOURCE + "bogus = 1\n", encoding="utf-8")
     # leftovers 28c: with the keys the table may hold (no near miss of 'bogus' among them)
     assert ("passprice: error: sources/acme-x1-datasheet.toml: source: Additional properties are not allowed "
-            "('bogus' was unexpected): the keys here are arxiv, authors, commit, copies, date, excerpt, kind, note, "
-            "path, publisher and 6 more") in invoke("check", root=root).stderr.splitlines()
+            "('bogus' was unexpected): the keys here are arxiv, authors, commit, copies, date, excerpt, "
+            "excerpt_sha256, kind, note, path and 7 more") in invoke("check", root=root).stderr.splitlines()
 
 
 def test_an_option_named_after_a_choice_says_the_option_to_write() -> None:
