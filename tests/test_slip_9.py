@@ -30,6 +30,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from cli_helpers import repin_excerpt
 from passprice.cli import cli
 from test_diff import REPO, commit_all, git, make_lock_file
 
@@ -222,6 +223,12 @@ def test_a_lock_whose_pinned_citation_leads_to_no_source_fails_check_and_the_rev
     card = path / "facts" / "cards" / "h200_sxm_141gb.toml"
     card.write_text(card.read_text(encoding="utf-8").replace('"nvidia-h200-product-page"', '"nvidia-h200-pp"'),
                     encoding="utf-8")
+    # and its stored excerpt's section, headed by the record's id (an excerpt whose sections are all other sources'
+    # is no text of the record naming it: tests/test_walk128.py), pinned anew
+    excerpt = "sources/excerpts/cite102-excerpt.txt"
+    text = (path / excerpt).read_text(encoding="utf-8")
+    (path / excerpt).write_text(text.replace("== nvidia-h200-product-page ", "== nvidia-h200-pp "), encoding="utf-8")
+    repin_excerpt(path, excerpt)
     commit_all(path, "rename the H200 product page's record")
     problem = (f"locks/{SERVING}.lock.toml: facts.host.read.source, facts.host.write.source, "
                "facts.memory.bandwidth.source, facts.memory.capacity.source, facts.vector.source: pins a citation of "
