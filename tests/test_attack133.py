@@ -76,6 +76,7 @@ def _bandwidth_check(root: Path) -> dict[str, object]:
     ("Transistors64 GB High", "64 GB High", True),
     ("141GB 141GB", "141 GB 141 GB", True),
     ("14.8TB/s", "4.8TB/s", False), ("141.5", "141", False), ("a\x001 4.8", "a14.8", False),
+    ("1\x004.8", "14.8", False), ("1\u200b4.8", "14.8", False),  # a NUL or a zero-width space between two numbers
 ])
 def test_1_no_quote_is_found_by_gluing_two_numbers(text: str, span: str, held: bool) -> None:
     from passprice.sources import StoredText
