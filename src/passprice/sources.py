@@ -793,7 +793,7 @@ class _Read:
     bad: int | None
     heads: tuple[str, ...]
     sections: frozenset[str]
-    made: dict[str | None, tuple[str, dict[int, str], dict[int | None, tuple[str, str]]]] = attrs.field(
+    made: dict[str | None, tuple[str, dict[int, str], str, dict[int | None, tuple[str, str]]]] = attrs.field(
         factory=dict, eq=False, repr=False)
 
     def foreign(self, source: str) -> str | None:
@@ -804,11 +804,11 @@ class _Read:
         """The :class:`StoredText` of ``source`` (its excerpt named ``excerpt``) from this text (UTF-8, no foreign
         sections' alone): made once a section, the searched forms shared (:attr:`StoredText.searched`)."""
         key = source.id if source.id in self.sections else None
-        if key not in self.made:
+        if key not in self.made:  # a review comparing 40 records naming one excerpt made each of these 80 times
             text, pages = _excerpt_lines(self.text or "", source.id)
-            self.made[key] = (text, pages, {})
-        text, pages, searched = self.made[key]
-        return StoredText(source.id, excerpt, None, text, flat=" ".join(text.split()), pages=pages, searched=searched)
+            self.made[key] = (text, pages, " ".join(text.split()), {})
+        text, pages, flat, searched = self.made[key]
+        return StoredText(source.id, excerpt, None, text, flat=flat, pages=pages, searched=searched)
 
 
 #: The stored excerpts read by this process, by their bytes' sha256: a file many records name (40 naming one of
