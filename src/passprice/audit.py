@@ -22,7 +22,7 @@ from passprice.facts import Fact, Provenance
 from passprice.routing import ROUTING_PATHS
 from passprice.serving import Draft, Serving, ServingBind, ServingCost, ServingRefusal
 from passprice.sources import (  # the quote check lives with the stored texts, which audit --source reads too
-    QUOTES_MOST,
+    Lookups,
     QuoteCheck,
     quote_check,
     quotes_counted,
@@ -1213,15 +1213,10 @@ def cited_sources(a: Audit) -> list[str]:
 
 
 def quote_checks(a: Audit, texts: Mapping[str, StoredText]) -> tuple[QuoteCheck, ...]:
-    """:func:`quote_check` of each fact of ``a``, in its rows' order, :data:`QUOTES_MOST` spans looked up in all.
-    Raises nothing."""
-    out = []
-    left = QUOTES_MOST
-    for r in a.rows:
-        check = quote_check(r.path, r.fact, texts, left)
-        left -= check.found + len(check.missing)
-        out.append(check)
-    return tuple(out)
+    """:func:`quote_check` of each fact of ``a``, in its rows' order, one :class:`passprice.sources.Lookups` spent
+    in all (:data:`QUOTES_MOST` spans). Raises nothing."""
+    left = Lookups()
+    return tuple(quote_check(r.path, r.fact, texts, left) for r in a.rows)
 
 
 def lock_pins(lock: Lock, reference: str | None = None) -> tuple[str, str]:

@@ -5995,8 +5995,9 @@ def _quotes_checked(head: Side, files: tuple[FileChange, ...]) -> tuple[FileChan
               and (c.old is None or quoted_locators(c.old) != quoted_locators(c.new)) and quoted_locators(c.new)]
     if not wanted:
         return files
-    from passprice.sources import read_sources, stored_texts
+    from passprice.sources import Lookups, read_sources, stored_texts
 
+    left = Lookups()  # one for the review: one a fact looked up 512 spans each (tests/test_attack133.py)
     sources = read_sources(head.root)[0]
     texts = stored_texts(head.root, sources, [sid for _, fact in wanted for _, sid, _ in quoted_locators(fact)
                                               if sid is not None])
@@ -6006,7 +6007,7 @@ def _quotes_checked(head: Side, files: tuple[FileChange, ...]) -> tuple[FileChan
         for c in f.facts:
             if c.new is not None and (c.old is None or quoted_locators(c.old) != quoted_locators(c.new)) \
                     and quoted_locators(c.new):
-                c = attrs.evolve(c, quote=quote_check(c.path, c.new, texts))
+                c = attrs.evolve(c, quote=quote_check(c.path, c.new, texts, left))
             facts.append(c)
         out.append(attrs.evolve(f, facts=tuple(facts)))
     return tuple(out)

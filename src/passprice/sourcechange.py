@@ -22,7 +22,7 @@ from passprice.errors import InputError
 from passprice.registry import Root
 
 if TYPE_CHECKING:
-    from passprice.sources import Source, StoredText
+    from passprice.sources import Lookups, Source, StoredText
 
 #: The fields of a ``[source]`` table that say which document it is (and how it was read): a change to any of them
 #: makes the id lead to another document, or to the same one read otherwise. ``note`` does not. ``retrieved`` does:
@@ -221,6 +221,7 @@ def source_changes(
         lock_impacts,
         stack_fits,
     )
+    from passprice.sources import Lookups
     from passprice.stacks import LOCK_PREFIX
 
     found = []
@@ -263,6 +264,7 @@ def source_changes(
     # read them for each: 88 ms a source, 9.1 s of a review adding 238 sources re-cited to; attack68)
     fits = stack_fits(head)
     out = []
+    left = Lookups()  # the quote checks of every source compared, both sides: one a source, both sides, were 1,024
     for source_id, fields in found:
         refs = [c.ref for c in citing.get(source_id, [])]
         places = cited_places(citing.get(source_id, []), source_id)
@@ -282,17 +284,18 @@ def source_changes(
         resting, _ = lock_impacts(locks, set(refs), source_id)
         lost: tuple[str, ...] = ()
         if any(STORED_TEXT in field for field in fields):  # its stored excerpt changed: its citing facts' quotes
-            lost = _quotes_lost(base, head, source_id, citing.get(source_id, []))
+            lost = _quotes_lost(base, head, source_id, citing.get(source_id, []), left)
         out.append(SourceChange(source_id, fields, named, tuple(sorted({i.name for i in resting})),
                                 tuple(fitted.items()), through, places, on_cards, source_id in new_ids, lost))
     return tuple(out)
 
 
-def _quotes_lost(base: Root, head: Root, source_id: str, citing: Iterable[Any]) -> tuple[str, ...]:
+def _quotes_lost(base: Root, head: Root, source_id: str, citing: Iterable[Any], left: Lookups) -> tuple[str, ...]:
     """The facts of ``citing`` (:class:`passprice.lineage.Citing` of ``head``) whose quotes of ``source_id`` are NOT
     FOUND in ``head``'s stored excerpt of it and all found in ``base``'s (:func:`passprice.sources.source_quote_checks`,
     the check ``audit --source`` makes, of HEAD's fact against each side's excerpt): the quotes the change to the
-    excerpt lost, not those neither side's holds. Raises nothing (a record that does not read on a side: none)."""
+    excerpt lost, not those neither side's holds; what ``left`` allows looked up (:class:`passprice.sources.Lookups`,
+    one for the review's sources). Raises nothing (a record that does not read on a side: none)."""
     from passprice.sources import load_source, source_quote_checks, stored_texts
 
     facts = [(str(c.ref), c.fact) for c in citing]
@@ -303,7 +306,7 @@ def _quotes_lost(base: Root, head: Root, source_id: str, citing: Iterable[Any]) 
         except InputError:
             return ()
         texts = stored_texts(side, {source_id: record}, [source_id])
-        states.append({c.path: c.state for c in source_quote_checks(facts, texts, source_id)})
+        states.append({c.path: c.state for c in source_quote_checks(facts, texts, source_id, left)})
     return tuple(path for path, _ in facts if states[0].get(path) == "NOT FOUND" and states[1].get(path) == "checked")
 
 
