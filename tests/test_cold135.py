@@ -22,7 +22,7 @@ from pathlib import Path
 import attrs
 import pytest
 
-from passprice import cache, checkpoints, decode, digests, snapshot, stackfits
+from passprice import cache, checkpoints, decode, digests, filestamps, snapshot, stackfits
 from passprice.checkpoints import load_checkpoint
 from passprice.decode import Deployment, Layer, Stage, decode_step
 from passprice.measurements import load_runs
@@ -39,6 +39,10 @@ def own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]
     monkeypatch.setenv("PASSPRICE_CACHE_DIR", str(folder))
     monkeypatch.delenv("PASSPRICE_NO_CACHE", raising=False)
     cache.configure(True)
+    # Nothing an earlier test's reads vouched for (passprice.filestamps: a file's digest known by its status).
+    monkeypatch.setattr(filestamps, "_records", None)
+    monkeypatch.setattr(filestamps, "_cache", None)
+    monkeypatch.setattr(digests, "_vouched", {})
     checkpoints._CACHE.clear()
     checkpoints._CONTENT.clear()
     digests._recent.clear()
@@ -160,7 +164,8 @@ def test_2_an_entrys_bytes_are_hashed_once(own_cache: Path, monkeypatch: pytest.
     monkeypatch.setattr(checkpoints, "blake2b_digest", digests.blake2b_digest)
     with snapshot.reading():
         header = load_checkpoint(root, name)
-    assert hashed == [len(data)]  # before: three times (its own digest, the built key's joined bytes, the document)
+    # Before: three times (its own digest, the built key's name joined to the bytes, the document's validation).
+    assert hashed == [len(data)], hashed
     assert checkpoints.entry_content(header) == f"{real(data).hexdigest()}\0{root.schema}"
     # Read back from the cache folder by another "process" (nothing kept in this one): the same header.
     checkpoints._CACHE.clear()
