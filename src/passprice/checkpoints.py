@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from passprice import __version__, ggml, schema
-from passprice.digests import blake2b
+from passprice.digests import blake2b_digest
 from passprice.errors import InputError, problem_lines
 from passprice.files import is_there, make_folder, require_no_lookalike, write_atomically
 from passprice.gguf_records import (
@@ -661,7 +661,11 @@ def _kept_entry(path: Path, root: Root, data: bytes) -> GGUFHeader:
     """:func:`_load_entry` of the entry at ``path`` holding ``data``, kept in this process (:data:`_CACHE`)."""
     from passprice import cache
 
-    digest = blake2b(data).hexdigest()
+    # The bytes hashed once: this digest (kept by the bytes object, so the document's validation in
+    # _header_of_entry, which keys the same object, finds it) names them in the built object's key as well, where the
+    # entry's bytes were joined to its name and hashed again (tests/test_cold135.py).
+    whole = blake2b_digest(data)
+    digest = whole.hex()
     key = (os.path.realpath(path), digest, str(root.schema))
     if key in _CACHE:
         _CACHE.move_to_end(key)
@@ -672,7 +676,7 @@ def _kept_entry(path: Path, root: Root, data: bytes) -> GGUFHeader:
     # every run of `diff A B` rebuilt all 18 headers, their decode steps and pass shapes, about a third of its CPU)
     # and the work tree's share one header and what is computed from it, in the process and across runs.
     header = built = cache.built(
-        "checkpoint", root.schema / "checkpoint.schema.json", b"entry\0" + os.fsencode(path.name) + b"\0" + data,
+        "checkpoint", root.schema / "checkpoint.schema.json", b"entry\0" + os.fsencode(path.name) + b"\0" + whole,
         lambda: _header_of_entry(path, root, data), GGUFHeader,
     )
     if header.source != str(path):

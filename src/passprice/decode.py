@@ -236,6 +236,13 @@ class Stage:
     used: int = 0
     expert_bytes: int = 0
 
+    def __reduce__(self) -> tuple[type[Stage], tuple[Any, ...]]:
+        """Pickled as its constructor's arguments, in field order, as :class:`passprice.gguf_records.TensorInfo` is:
+        attrs' ``__getstate__`` made a dict of each of a decode step's stages (4,357 for the shipped checkpoints) for
+        the cache of built objects (tests/test_cold135.py)."""
+        return (Stage, (self.kind, self.layer, self.tensors, self.weight_bytes, self.state_read, self.state_write,
+                        self.ops, self.split, self.window, self.experts, self.used, self.expert_bytes))
+
 
 @attrs.frozen
 class Held:
@@ -304,6 +311,10 @@ class Layer:
     window: int | None = None
     latent: bool = False
     routed: bool = False
+
+    def __reduce__(self) -> tuple[type[Layer], tuple[Any, ...]]:
+        """Pickled as its constructor's arguments, in field order (as :meth:`Stage.__reduce__`)."""
+        return (Layer, (self.index, self.kind, self.draft, self.kv_heads, self.window, self.latent, self.routed))
 
 
 @attrs.frozen

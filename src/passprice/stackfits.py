@@ -113,10 +113,13 @@ def _numpy_stamp() -> str:
 
 
 def _registry_part(root: Root) -> bytes | None:
-    """The part of :func:`fit_inputs` every stack of ``root`` shares: the folders it keys whole, with the package's
-    schemas and NumPy's stamp; ``None`` when one cannot be keyed soundly. Inside a snapshot, made once for all
-    stacks (:func:`passprice.snapshot.made`: the registry's files are read once a snapshot)."""
+    """The part of :func:`fit_inputs` every stack of ``root`` shares: the BLAKE2b digest (32 bytes, RFC 7693) of the
+    folders it keys whole, each entry named and given whole, with the package's schemas and NumPy's stamp; ``None``
+    when one cannot be keyed soundly. Inside a snapshot, made once for all stacks (:func:`passprice.snapshot.made`:
+    the registry's files are read once a snapshot), so those bytes (1.9 MB for the shipped registry) are hashed once
+    a snapshot, not once in each stack's key (tests/test_cold135.py)."""
     from passprice import snapshot
+    from passprice.digests import blake2b
 
     def make() -> bytes | None:
         parts: list[bytes] = [f"{KIND}\0{_numpy_stamp()}\0".encode("utf-8", "surrogateescape")]
@@ -129,14 +132,18 @@ def _registry_part(root: Root) -> bytes | None:
         except (_NotKeyable, OSError):
             return None
         parts.append("cards\0{}\0".format("\0".join(listed)).encode("utf-8", "surrogateescape"))
-        return b"".join(parts)
+        whole = blake2b()
+        for part in parts:
+            whole.update(part)
+        return b"registry-digest\0" + whole.digest()
 
     return snapshot.made(("stack-fit-inputs", os.fspath(root.path)), make)
 
 
 def fit_inputs(root: Root, stack: Stack, runs: Sequence[Run]) -> bytes | None:
     """The bytes :func:`stack_findings` keys stack ``stack``'s findings by: every input the re-fit of ``stack`` on
-    ``runs`` (the registry's measured runs) reads, each named and given whole (the module's docstring lists them),
+    ``runs`` (the registry's measured runs) reads, each named and given whole (the module's docstring lists them;
+    the folders every stack shares as the digest of those bytes, :func:`_registry_part`),
     or ``None`` when one cannot be keyed soundly (a run naming a card, checkpoint or routing record by a path, or one
     not there; an
     entry of those folders that is neither a regular file nor a folder; a file that does not read). Raises
@@ -186,7 +193,8 @@ def _findings(root: Root, stack: Stack, runs: Sequence[Run]) -> tuple[Finding, .
     from passprice import cache
 
     inputs = fit_inputs(root, stack, runs) if cache.enabled() else None
-    # the inputs' key made once for the lookup and the store (about 1.7 MB hashed a stack: cold38, session 35)
+    # the inputs' key made once for the lookup and the store (the shared folders' 1.9 MB come as their digest,
+    # hashed once a snapshot by _registry_part: tests/test_cold135.py)
     entry_key = cache.object_key(KIND, inputs) if inputs is not None else None
     if inputs is not None:
         kept = cache.kept_object(KIND, inputs, tuple, entry_key)
