@@ -3050,9 +3050,9 @@ class _CommitCode:
     which names every byte the answer is a function of: the same folder is digested once a process, and a digest is
     kept in passprice's cache under that id (with this passprice's code, the interpreter and every ``PASSPRICE_``
     variable, which set the caps), so a review asked again writes out and digests no commit's code a second time (a
-    review of an old BASE wrote out and digested 145 of them, 3.3 s of CPU of its 11 s: docs/PERFORMANCE.md, round
-    review137). A code that does not read is not kept (its reason may be git's, a timeout). Raises nothing of its
-    own; :meth:`digest` raises what git does."""
+    review of an old BASE wrote out and digested 145 of them, 3.3 s of CPU of its 11 s: tests/test_review137.py,
+    docs/PERFORMANCE.md). A code that does not read is not kept (its reason may be git's, a timeout). Raises nothing
+    of its own; :meth:`digest` raises what git does."""
 
     def __init__(self, checkout: Checkout, commits: Iterable[str]) -> None:
         self.checkout = checkout
@@ -3099,8 +3099,8 @@ class _CommitCode:
 class _Ancestry:
     """Which commits are ancestors of which in the repository at ``top``, each ``of`` asked of git once (``git
     rev-list OF``, its every ancestor) where :func:`_branch_records` ran one ``git merge-base --is-ancestor`` a
-    question: a review of an old BASE asked 236 of them (3.05 s of CPU of its 17 s, docs/PERFORMANCE.md, round
-    review137). Raises nothing."""
+    question: a review of an old BASE asked 236 of them (3.05 s of CPU of its 17 s, tests/test_review137.py,
+    docs/PERFORMANCE.md). Raises nothing."""
 
     def __init__(self, top: Path) -> None:
         self.top = top
@@ -3150,7 +3150,8 @@ def _lock_pins(top: Path, sizes: Mapping[str, int]) -> dict[str, tuple[str, str]
     from git once (one ``cat-file --batch``); a blob git does not find is left out. The answers are kept in one entry
     of passprice's cache (:func:`_pins_key`), by blob id (the sha of its bytes, git's name for them), for the blobs of
     this call only: a review asked again reads and parses none of the blobs it read before (a review of an old BASE
-    read 1,507 distinct lock blobs, 37 MB, 1.8 s of CPU: docs/PERFORMANCE.md, round review137). An entry not of this
+    read 1,507 distinct lock blobs, 37 MB, 1.8 s of CPU: tests/test_review137.py, docs/PERFORMANCE.md). An entry
+    not of this
     shape is ignored and overwritten. Raises as :func:`passprice.gitread.read_blobs` and :func:`_lock_pin` do."""
     key = _pins_key()
     kept = cache.read(key) if sizes else None
@@ -3205,7 +3206,7 @@ def _lock_listings(checkout: Checkout, commits: Sequence[str]) -> dict[str, dict
     submodule not). Read with three or four git processes whatever the number of commits (``cat-file
     --batch-check`` of each commit's folder, ``cat-file --batch`` of each distinct tree under them, level by level,
     ``--batch-check`` of each distinct blob's size), where :func:`_branch_records` ran one ``ls-tree`` a commit (327
-    in a review of an old BASE: docs/PERFORMANCE.md, round review137); a prefix holding pathspec magic or a line
+    in a review of an old BASE: tests/test_review137.py, docs/PERFORMANCE.md); a prefix holding pathspec magic or a line
     break is listed the ``ls-tree`` way. Raises as :func:`passprice.gitread.run_git` does."""
     spec = f"{checkout.prefix}locks"
     out: dict[str, dict[str, int]] = {}
