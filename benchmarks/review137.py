@@ -83,6 +83,13 @@ def main() -> None:
                 print(f"{label}: exit {status}, {len(out):,} bytes out, {len(err):,} err, {took:.2f} s CPU (cold)")
                 said.append((status, out, err))
             print("same output, byte for byte:", said[0] == said[1])
+            if said[0] != said[1]:
+                import difflib
+
+                for stream in (1, 2):
+                    lines = difflib.unified_diff(said[0][stream].decode().splitlines(), said[1][stream].decode(
+                        ).splitlines(), "walk now", "walk as main had it", n=0, lineterm="")
+                    print("\n".join(list(lines)[:40]))
             return
         caches = {"before": scratch / "before", "after": scratch / "after"}
         for run in range(args.runs):
