@@ -277,3 +277,24 @@ def test_4_a_branch_committing_such_a_lock_is_reviewed_without_a_traceback(twice
     assert json.loads(result.stdout)["code_changed"] == [
         f"{LISTED}: entry {twice_repo[1][7:19]}… added (passprice 0.1.0's, first locked 2026-12-05): the code of a "
         "commit of this branch, which re-locked with it (since re-locked again)"]
+
+
+@pytest.mark.parametrize(("prefix", "keyed"), [("reg/", True), ("re[g]/", False)])
+def test_3_a_code_folder_under_pathspec_magic_is_not_keyed_by_its_tree(tmp_path: Path, prefix: str,
+                                                                      keyed: bool) -> None:
+    """``materialize`` lists a prefix holding ``[`` as a pattern (which may match other folders), so no one tree
+    names what it writes out: such a commit's code is digested each time, never found by a tree id."""
+    from passprice.diff import Checkout, _CommitCode
+
+    root = tmp_path / "repo"
+    code = root / prefix / "src" / "passprice"
+    code.mkdir(parents=True)
+    (code / "__init__.py").write_text("")
+    _run(root, "init", "-q", "-b", "main")
+    _run(root, "config", "user.email", "t@example.com")
+    _run(root, "config", "user.name", "t")
+    _run(root, "add", "-A")
+    _run(root, "commit", "-q", "-m", "code")
+    commit = _run(root, "rev-parse", "HEAD").strip()
+    trees = _CommitCode(Checkout(root, prefix), [commit]).trees
+    assert trees == ({commit: _run(root, "rev-parse", f"HEAD:{prefix}src/passprice").strip()} if keyed else {})

@@ -3057,7 +3057,9 @@ class _CommitCode:
     def __init__(self, checkout: Checkout, commits: Iterable[str]) -> None:
         self.checkout = checkout
         self.spec = f"{checkout.prefix}{CODE}"
-        wanted = list(dict.fromkeys(commits)) if not any(c in self.spec for c in "\n\r") else []
+        # A prefix holding pathspec magic is listed by materialize as a pattern, not a folder: no one tree then names
+        # what is written out, and nothing is keyed (each commit's code is digested, as before).
+        wanted = list(dict.fromkeys(commits)) if not any(c in self.spec for c in "*?[]\\:!\n\r") else []
         self.trees = {name.rpartition(":")[0] if name.endswith(f":{self.spec}") else name: oid
                       for name, (oid, kind) in _object_ids(checkout.top, [f"{c}:{self.spec}" for c in wanted]).items()
                       if kind == "tree"}
