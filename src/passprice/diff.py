@@ -2975,7 +2975,6 @@ def _branch_records(base: Side, head: Side, asked: frozenset[str], entries: Mapp
     BASE, so the commits read are those reachable from HEAD that changed ``locks/`` (at most
     :data:`BRANCH_COMMITS`), not only BASE..HEAD: a new user's `diff a0187f68 main` (BASE before the list) failed
     162 lines of entries and records main's own re-locks had written (tests/test_walk128.py)."""
-    from passprice.pins import pricing_model_digest
 
     found: dict[str, set[str]] = {}
     for lock in _locks(head).values():
@@ -2995,70 +2994,270 @@ def _branch_records(base: Side, head: Side, asked: frozenset[str], entries: Mapp
         commits = _run_git(checkout.top, ["rev-list", "--full-history", f"--max-count={BRANCH_COMMITS}", span, "--",
                                           f"{checkout.prefix}locks"]).decode().split()
         holding: dict[str, list[str]] = {}  # model → the commits whose locks pin it
+        listings = _lock_listings(checkout, commits)
+        read = _lock_pins(checkout.top, {b: n for blobs in listings.values() for b, n in blobs.items()})
         for commit in commits:
-            listing = _run_git(checkout.top, ["ls-tree", "-r", "-l", "-z", "--full-tree", commit, "--",
-                                              f"{checkout.prefix}locks"])
-            sizes = {}
-            for record in os.fsdecode(listing).split("\0"):
-                meta, _, name = record.partition("\t")
-                parts = meta.split()
-                if len(parts) == 4 and parts[1] == "blob" and parts[3].isdigit() and name.endswith(".lock.toml") \
-                        and int(parts[3]) <= schema.MAX_TOML_BYTES:
-                    sizes[parts[2]] = int(parts[3])
-            for data in gitread.read_blobs(checkout.top, sizes).values():
-                try:
-                    info = side_toml(data, "lock").get("lock", {})
-                except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+            for blob in listings[commit]:
+                if blob not in read:
+                    continue  # gone from the repository: as a blob the batch does not find
+                pin = read[blob]
+                if pin is None:
                     continue
-                if not isinstance(info, dict):  # a `lock` that is no table: no model or digest to read
-                    continue
-                model, digest = info.get("pricing_model"), info.get("digest")
-                if model in asked and isinstance(digest, str):
+                model, digest = pin
+                if model in asked:
                     found.setdefault(model, set()).add(digest)
                     if commit not in holding.setdefault(model, []):
                         holding[model].append(commit)
-        for model in sorted((set(holding) | (set(asked) if listless else set())) - confirmed):
+        ancestors = _Ancestry(checkout.top)
+        todo = sorted((set(holding) | (set(asked) if listless else set())) - confirmed)
+        # each entry's own commit, as `git rev-parse --verify COMMIT^{commit}` names it: one git process for all
+        named = [e.commit for m in todo if (e := (entries or {}).get(m)) is not None and e.commit
+                 and "\n" not in e.commit and "\r" not in e.commit] if listless else []
+        resolved = {name[: -len("^{commit}")]: oid for name, (oid, kind) in
+                    _object_ids(checkout.top, [f"{n}^{{commit}}" for n in dict.fromkeys(named)]).items()
+                    if kind == "commit"}
+        codes = _CommitCode(checkout, [c for m in todo for c in holding.get(m, [])[:3]] + list(resolved.values()))
+        for model in todo:
             entry = (entries or {}).get(model)
             own = [c for c in holding.get(model, []) if entry is not None and entry.commit
                    and c.startswith(entry.commit)]
             if not own and listless and entry is not None and entry.commit:
                 # the entry's own commit, where no lock pins it (a merge's re-lock), within HEAD's history
-                with contextlib.suppress(subprocess.CalledProcessError, OSError, InputError):
-                    full = _run_git(checkout.top, ["rev-parse", "--verify", "--quiet", f"{entry.commit}^{{commit}}"]
-                                    ).decode().strip()
-                    if full and _is_ancestor(checkout.top, full, tip):
-                        own = [full]
-            if listless and own and holding.get(model) and _is_ancestor(checkout.top, own[0], base.info.revision):
+                full = resolved.get(entry.commit)
+                if full and ancestors.holds(full, tip):
+                    own = [full]
+            if listless and own and holding.get(model) and ancestors.holds(own[0], base.info.revision):
                 # Recorded before BASE, which had no list: history, not this change's. Its locks there pin it; its
                 # code may digest otherwise under today's rule (the rule has changed since the first entries).
                 confirmed.add(model)
                 continue
             # the code of a commit holding its locks (the re-lock's, committed): the entry's own first
             for commit in dict.fromkeys([*own, *holding.get(model, [])[:3]]):
-                with tempfile.TemporaryDirectory(prefix="passprice-branch-") as tmp:
-                    try:
-                        checkout.materialize(commit, Path(tmp), (CODE,))
-                        folder = code_folder(Path(tmp))
-                        digest = pricing_model_digest(folder) if folder is not None else None
-                    except (InputError, SyntaxError, RecursionError, UnicodeDecodeError):
-                        continue  # that commit's code does not read: another commit's may (one failing stopped all)
-                    if digest == model:
-                        confirmed.add(model)
-                        break
+                if codes.digest(commit) == model:
+                    confirmed.add(model)
+                    break
     except (subprocess.CalledProcessError, OSError, InputError, SyntaxError, RecursionError, MemoryError,
             UnicodeDecodeError):
         pass
     return {m: frozenset(found[m]) for m in confirmed}
 
 
-def _is_ancestor(top: Path, commit: str, of: str) -> bool:
-    """Whether ``commit`` is ``of`` or an ancestor of it in the repository at ``top`` (``git merge-base
-    --is-ancestor``); ``False`` when git cannot say. Raises nothing."""
+class _CommitCode:
+    """The pricing-model digest of the code (``src/passprice``) of commits of the repository of ``checkout``, as
+    :func:`_branch_records` asks it: the folder written out (:meth:`Checkout.materialize`) and digested
+    (:func:`passprice.pins.pricing_model_digest`), ``None`` where that code does not read. Each answer is keyed by
+    the id of the commit's code folder (one ``git cat-file --batch-check`` for ``commits``, the ones to be asked),
+    which names every byte the answer is a function of: the same folder is digested once a process, and a digest is
+    kept in passprice's cache under that id (with this passprice's code, the interpreter and every ``PASSPRICE_``
+    variable, which set the caps), so a review asked again writes out and digests no commit's code a second time (a
+    review of an old BASE wrote out and digested 145 of them, 3.3 s of CPU of its 11 s: tests/test_review137.py,
+    docs/PERFORMANCE.md). A code that does not read is not kept (its reason may be git's, a timeout). Raises nothing
+    of its own; :meth:`digest` raises what git does."""
+
+    def __init__(self, checkout: Checkout, commits: Iterable[str]) -> None:
+        self.checkout = checkout
+        self.spec = f"{checkout.prefix}{CODE}"
+        # A prefix holding pathspec magic is listed by materialize as a pattern, not a folder: no one tree then names
+        # what is written out, and nothing is keyed (each commit's code is digested, as before).
+        wanted = list(dict.fromkeys(commits)) if not any(c in self.spec for c in "*?[]\\:!\n\r") else []
+        self.trees = {name.rpartition(":")[0] if name.endswith(f":{self.spec}") else name: oid
+                      for name, (oid, kind) in _object_ids(checkout.top, [f"{c}:{self.spec}" for c in wanted]).items()
+                      if kind == "tree"}
+        self.known: dict[str, str | None] = {}
+
+    def _key(self, tree: str) -> str:
+        import sys
+
+        caps = "".join(f"{k}={v}\0" for k, v in sorted(os.environ.items()) if k.startswith("PASSPRICE_"))
+        return cache.key("branch-code", b"", f"{sys.version}\n{tree}\n{caps}".encode("utf-8", "surrogateescape"))
+
+    def digest(self, commit: str) -> str | None:
+        """The digest of ``commit``'s code, or ``None`` when it does not read (a module that does not parse, a file
+        past a cap, no package)."""
+        from passprice.pins import pricing_model_digest
+
+        tree = self.trees.get(commit)
+        if tree is not None:
+            if tree in self.known:
+                return self.known[tree]
+            kept = cache.read(self._key(tree))
+            if kept is not None and isinstance(kept.get("digest"), str) and kept["digest"].startswith("sha256:"):
+                self.known[tree] = str(kept["digest"])
+                return self.known[tree]
+        with tempfile.TemporaryDirectory(prefix="passprice-branch-") as tmp:
+            try:
+                self.checkout.materialize(commit, Path(tmp), (CODE,))
+                folder = code_folder(Path(tmp))
+                digest = pricing_model_digest(folder) if folder is not None else None
+            except (InputError, SyntaxError, RecursionError, UnicodeDecodeError):
+                return None  # that commit's code does not read: another commit's may (one failing stopped all)
+        if tree is not None:
+            self.known[tree] = digest
+            if digest is not None:
+                cache.store(self._key(tree), {"digest": digest})
+        return digest
+
+
+class _Ancestry:
+    """Which commits are ancestors of which in the repository at ``top``, each ``of`` asked of git once (``git
+    rev-list OF``, its every ancestor) where :func:`_branch_records` ran one ``git merge-base --is-ancestor`` a
+    question: a review of an old BASE asked 236 of them (3.05 s of CPU of its 17 s, tests/test_review137.py,
+    docs/PERFORMANCE.md). Raises nothing."""
+
+    def __init__(self, top: Path) -> None:
+        self.top = top
+        self.reach: dict[str, frozenset[str] | None] = {}
+
+    def holds(self, commit: str, of: str) -> bool:
+        """Whether ``commit`` (a full object id) is ``of`` or an ancestor of it, as ``git merge-base --is-ancestor``
+        says; ``False`` when git cannot say (``of`` unknown, no git)."""
+        if of not in self.reach:
+            try:
+                self.reach[of] = frozenset(_run_git(self.top, ["rev-list", of, "--"]).decode("ascii").split())
+            except (subprocess.CalledProcessError, OSError, InputError, UnicodeDecodeError):
+                self.reach[of] = None
+        reach = self.reach[of]
+        return reach is not None and commit in reach
+
+
+def _lock_pin(data: bytes) -> tuple[str, str] | None:
+    """The ``[lock] pricing_model`` and ``digest`` of the lock file whose bytes are ``data``, read as a review reads
+    a side's file as plain TOML (:func:`side_toml`), or ``None``: not UTF-8, not TOML, past a cap, no ``lock`` table,
+    or either value not a string (a ``pricing_model`` that is a table or an array was a ``TypeError``, a traceback, in
+    :func:`_branch_records`'s test of it against the asked models). Raises :class:`InputError` only for a cap
+    variable set wrong (:func:`side_toml`)."""
     try:
-        _run_git(top, ["merge-base", "--is-ancestor", commit, of])
-    except (subprocess.CalledProcessError, OSError, InputError):
-        return False
-    return True
+        info = side_toml(data, "lock").get("lock", {})
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None
+    if not isinstance(info, dict):  # a `lock` that is no table: no model or digest to read
+        return None
+    model, digest = info.get("pricing_model"), info.get("digest")
+    if not isinstance(model, str) or not isinstance(digest, str):
+        return None
+    return model, digest
+
+
+def _pins_key() -> str:
+    """The cache key of :func:`_lock_pins`' entry: this passprice's code (:func:`passprice.cache.key`), the
+    interpreter and every ``PASSPRICE_`` variable (which set the caps a file is read within)."""
+    import sys
+
+    caps = "".join(f"{k}={v}\0" for k, v in sorted(os.environ.items()) if k.startswith("PASSPRICE_"))
+    return cache.key("lock-pins", b"", f"{sys.version}\n{caps}".encode("utf-8", "surrogateescape"))
+
+
+def _lock_pins(top: Path, sizes: Mapping[str, int]) -> dict[str, tuple[str, str] | None]:
+    """:func:`_lock_pin` of each lock blob of ``sizes`` (its id → its size) in the repository at ``top``, each read
+    from git once (one ``cat-file --batch``); a blob git does not find is left out. The answers are kept in one entry
+    of passprice's cache (:func:`_pins_key`), by blob id (the sha of its bytes, git's name for them), for the blobs of
+    this call only: a review asked again reads and parses none of the blobs it read before (a review of an old BASE
+    read 1,507 distinct lock blobs, 37 MB, 1.8 s of CPU: tests/test_review137.py, docs/PERFORMANCE.md). An entry
+    not of this
+    shape is ignored and overwritten. Raises as :func:`passprice.gitread.read_blobs` and :func:`_lock_pin` do."""
+    key = _pins_key()
+    kept = cache.read(key) if sizes else None
+    known: dict[str, tuple[str, str] | None] = {}
+    if kept is not None and isinstance(kept.get("pins"), dict):
+        for blob, pin in kept["pins"].items():
+            if blob in sizes and (pin is None or (isinstance(pin, list) and len(pin) == 2
+                                                  and all(isinstance(p, str) for p in pin))):
+                known[blob] = None if pin is None else (pin[0], pin[1])
+    missing = {b: n for b, n in sizes.items() if b not in known}
+    if not missing:
+        return known
+    contents = gitread.read_blobs(top, missing)
+    for blob, data in contents.items():
+        known[blob] = _lock_pin(data)
+    cache.store(key, {"pins": {b: None if p is None else list(p) for b, p in known.items()}})
+    return known
+
+
+def _object_ids(top: Path, names: Sequence[str]) -> dict[str, tuple[str, str]]:
+    """Each of ``names`` (``COMMIT:PATH``, no line break) that git finds: its object id and type, from one ``git
+    cat-file --batch-check``. Raises as :func:`passprice.gitread.run_git` does."""
+    if not names:
+        return {}
+    out = _run_git(top, ["cat-file", "--batch-check=%(objectname) %(objecttype)"],
+                   "".join(f"{n}\n" for n in names).encode("utf-8", "surrogateescape"))
+    found: dict[str, tuple[str, str]] = {}
+    for name, line in zip(names, out.split(b"\n"), strict=False):
+        fields = line.split(b" ")
+        if len(fields) == 2 and fields[1] in (b"tree", b"blob", b"commit"):
+            found[name] = (fields[0].decode("ascii"), fields[1].decode("ascii"))
+    return found
+
+
+def _tree_entries(data: bytes, width: int) -> Iterator[tuple[bytes, bytes, str]]:
+    """The entries of a git tree object's raw content ``data`` (``MODE NAME\\0`` then the object id's ``width``
+    bytes, git's tree format): each mode, name and object id (hex). A truncated entry ends the walk."""
+    at = 0
+    while at < len(data):
+        space = data.find(b" ", at)
+        nul = data.find(b"\0", space + 1)
+        if space < 0 or nul < 0 or nul + 1 + width > len(data):
+            return
+        yield data[at:space], data[space + 1:nul], data[nul + 1:nul + 1 + width].hex()
+        at = nul + 1 + width
+
+
+def _lock_listings(checkout: Checkout, commits: Sequence[str]) -> dict[str, dict[str, int]]:
+    """For each of ``commits``: the blobs (id → size) of the files named ``*.lock.toml`` anywhere under ``locks/``
+    of the checkout's root at that commit, of at most :data:`~passprice.schema.MAX_TOML_BYTES`, in git's order —
+    what ``git ls-tree -r -l --full-tree COMMIT -- PREFIXlocks`` lists of them (a symbolic link's blob included, a
+    submodule not). Read with three or four git processes whatever the number of commits (``cat-file
+    --batch-check`` of each commit's folder, ``cat-file --batch`` of each distinct tree under them, level by level,
+    ``--batch-check`` of each distinct blob's size), where :func:`_branch_records` ran one ``ls-tree`` a commit (327
+    in a review of an old BASE: tests/test_review137.py, docs/PERFORMANCE.md); a prefix holding pathspec magic or a line
+    break is listed the ``ls-tree`` way. Raises as :func:`passprice.gitread.run_git` does."""
+    spec = f"{checkout.prefix}locks"
+    out: dict[str, dict[str, int]] = {}
+    if any(c in spec for c in "*?[]\\:!\n\r"):
+        for commit in commits:
+            listing = _run_git(checkout.top, ["ls-tree", "-r", "-l", "-z", "--full-tree", commit, "--", spec])
+            sizes: dict[str, int] = {}
+            for record in os.fsdecode(listing).split("\0"):
+                meta, _, name = record.partition("\t")
+                parts = meta.split()
+                if len(parts) == 4 and parts[1] == "blob" and parts[3].isdigit() and name.endswith(".lock.toml") \
+                        and int(parts[3]) <= schema.MAX_TOML_BYTES:
+                    sizes[parts[2]] = int(parts[3])
+            out[commit] = sizes
+        return out
+    roots = _object_ids(checkout.top, [f"{commit}:{spec}" for commit in commits])
+    trees: dict[str, bytes] = {}
+    todo = list(dict.fromkeys(oid for oid, kind in roots.values() if kind == "tree"))
+    while todo:
+        got = gitread.read_blobs(checkout.top, dict.fromkeys(todo, 0))
+        trees.update(got)
+        todo = list(dict.fromkeys(
+            oid for tree in todo for mode, _, oid in _tree_entries(got.get(tree, b""), len(tree) // 2)
+            if mode == b"40000" and oid not in trees))
+    locks: dict[str, list[str]] = {}  # a commit's folder (a tree) → the blob ids of its *.lock.toml files
+
+    def walk(root: str) -> list[str]:
+        if root not in locks:
+            found, stack = [], [root]  # a stack, not recursion: a folder nested thousands deep is walked too
+            while stack:
+                tree = stack.pop()
+                entries = list(_tree_entries(trees.get(tree, b""), len(tree) // 2))
+                for mode, name, oid in entries:
+                    if mode != b"40000" and mode != b"160000" and name.endswith(b".lock.toml"):
+                        found.append(oid)
+                stack += [oid for mode, _, oid in reversed(entries) if mode == b"40000"]
+            locks[root] = found
+        return locks[root]
+
+    listed = {commit: walk(roots[f"{commit}:{spec}"][0]) if roots.get(f"{commit}:{spec}", ("", ""))[1] == "tree"
+              else [] for commit in commits}
+    sizes_of = gitread.blob_sizes(checkout.top, [b for blobs in listed.values() for b in blobs])
+    for commit, blobs in listed.items():
+        out[commit] = {}
+        for blob in blobs:
+            size = sizes_of.get(blob)
+            if size is not None and size <= schema.MAX_TOML_BYTES:
+                out[commit][blob] = size
+    return out
 
 
 def _locks(side: Side) -> dict[str, Lock | None]:
