@@ -193,17 +193,19 @@ def _as_uncached(folder: Path, args: tuple[str, ...], uncached: dict[tuple[str, 
     assert (status, out, err) == uncached[args], (args, status, err[-600:])
 
 
-#: Forgeries whose wrong shape the code takes for a value (an extra top-level key; a tuple one item short or long)
-#: and answers from without failing, so nothing is run again: the command's exit status and output are not an empty
-#: cache's (docs/DESIGN.md, "A forged entry", what is left). Only the absence of a traceback is asserted for them.
+#: Forgeries of exactly the right shape holding false values, which the code answers from as it would from a file
+#: saying so (docs/DESIGN.md, "A forged entry", what is left): only the absence of a traceback is asserted for them.
+#: Every tuple one item short: a drafting method of two acceptance figures where its file has three (a tuple of free
+#: length, 1 to 64 figures as its schema has them), which ``check`` then finds its locks' pinned
+#: ``draft.acceptance.3`` lacks. Wrong-shaped entries the code took for values (an extra top-level key; a tuple of a
+#: tied length one item short or long: a header's tensor table, a pass shape's expert streams, a serving's context
+#: mix) are misses since tests/test_forge132.py: answered as from an empty cache. Every document's first key dropped:
+#: a stack without its optional ``memory`` table, as a stack file without it reads (``check`` and ``diff`` then refuse
+#: the llama.cpp lock's price for want of ``stack.memory.reserved``, and ``sources`` counts one citing fact fewer);
+#: a document whose first key the schema requires is a miss since then (it ran again before, another having failed).
 LEFT = {
-    ("documents", "extra"): {("diff",)},
-    ("objects", "short"): {
-        ("check",), ("price", "r1-qwen7b-h200"), ("audit", "r1-qwen7b-h200"),
-        ("reproduce", "locks/r1-qwen7b-h200.lock.toml"), ("sweep", "--file", "examples/grid.toml", "--format", "json"),
-        ("best", "r1-qwen7b-h200"), ("price", "qwen3-30b-a3b-mi300x"),
-    },
-    ("objects", "long"): {("price", "qwen3-30b-a3b-mi300x")},
+    ("objects", "short"): {("check",)},
+    ("documents", "drop"): {("check",), ("sources",), ("diff",)},
 }
 
 

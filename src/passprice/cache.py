@@ -531,11 +531,15 @@ def _prune(folder: Path, limit: int | None = None) -> None:
 
 
 def validated(
-    kind: str, schema_path: Path, data: bytes, build: Callable[[], dict[str, Any]]
+    kind: str, schema_path: Path, data: bytes, build: Callable[[], dict[str, Any]],
+    holds: Callable[[dict[str, Any]], bool] | None = None,
 ) -> dict[str, Any]:
     """The validated document of a ``kind`` file holding ``data``: from the cache when an entry for the same bytes,
     schema (``schema_path``'s bytes), kind and passprice exists, else ``build()`` (which parses and validates, and
-    raises on a bad file), stored for the next run. A schema that cannot be read is ``build``'s to report."""
+    raises on a bad file), stored for the next run. A schema that cannot be read is ``build``'s to report.
+    ``holds``: whether a stored document has the shape ``build`` makes (a schema's top level,
+    :func:`passprice.schema._shaped`; a document without a schema, its writer's keys); one that has not is a miss,
+    built and stored over it (issue 13)."""
     if not enabled():
         return build()
     from passprice.errors import InputError
@@ -546,7 +550,7 @@ def validated(
         return build()
     entry_key = key(kind, schema_bytes, data)
     document = read(entry_key)
-    if document is not None:
+    if document is not None and (holds is None or holds(document)):
         return document
     document = build()
     store(entry_key, document)
@@ -909,8 +913,8 @@ def _whole(raw: bytes | None) -> bytes | None:
 
 def _stored_object(path: Path | str | None, entry_key: str, cls: type[T]) -> T | None:
     """The ``cls`` object the entry file ``path`` holds under ``entry_key``, or ``None`` (a miss): no file, or one
-    that is not whole and ours (checksum, pickle, allowed classes, key) or not a ``cls``, or a command run again
-    (:func:`served_again`)."""
+    that is not whole and ours (checksum, pickle, allowed classes, key), not a ``cls`` or not holding its class's
+    writer rule (:func:`_holds`), or a command run again (:func:`served_again`)."""
     raw = _read_file(path) if path is not None and not _again else None
     if raw is None:
         return None
@@ -923,10 +927,19 @@ def _stored_object(path: Path | str | None, entry_key: str, cls: type[T]) -> T |
         stored_key, obj = _unpickle(raw, at + 1)
     except Exception:  # a damaged or foreign entry, whatever it raises, is a miss
         return None
-    if stored_key == entry_key and isinstance(obj, cls):
+    if stored_key == entry_key and isinstance(obj, cls) and _holds(obj):
         _SERVED.append(path)
         return obj
     return None
+
+
+def _holds(obj: object) -> bool:
+    """Whether a served object holds its class's writer rule (:func:`passprice.entryshape.holds`: a tuple one item
+    short or long that the code would take for values, issue 13); the module imported when an object is first
+    served. Raises nothing."""
+    from passprice.entryshape import holds
+
+    return holds(obj)
 
 
 #: Objects of a batched kind (:func:`built`'s ``batch``) a snapshot reads from one folder through their own entry
@@ -995,7 +1008,7 @@ class _Batch:
         assert self.loaded is not None
         entry_key = key(self.prefix or "", self.schema_bytes, data)
         obj = self.loaded.get(entry_key)
-        if isinstance(obj, cls):
+        if isinstance(obj, cls) and _holds(obj):
             self.used[entry_key] = obj
         else:
             own = None if self.path is None else os.path.join(self.path.parent, f"{entry_key}.pickle")

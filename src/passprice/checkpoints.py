@@ -956,7 +956,32 @@ def entry_row(root: Root, name: str) -> dict[str, Any]:
         root.schema / "checkpoint.schema.json",
         os.fsencode(name) + b"\0" + data,
         lambda: _origin_row(listing_row(name, _load_entry(path, root)), _bytes_origin(root, data)),
+        lambda row: _row_holds(row, name),
     )
+
+
+#: The keys of a :func:`listing_row` with its origin (:func:`_origin_row`), each with the types it holds.
+_ROW_TYPES: dict[str, tuple[type, ...]] = {
+    "name": (str,), "architecture": (str, type(None)), "tensors": (int,), "tensor_bytes": (int,),
+    "context_length": (int, type(None)), "sha256": (str,), "draft_tensor_bytes": (int,),
+    "origin": (str, type(None)), "synthetic": (bool,),
+}
+
+
+def _row_holds(row: dict[str, Any], name: str) -> bool:
+    """Whether a kept listing row of the checkpoint ``name`` is one :func:`listing_row` and :func:`_origin_row` write:
+    its keys (``unknown_type_tensors`` only when some are), each of its type, its name ``name`` and ``synthetic``
+    its origin's (issue 13, tests/test_forge132.py: an entry forged with its checksum re-computed is a miss, the
+    row made again). Raises nothing."""
+    extra = row.keys() - _ROW_TYPES.keys()
+    if extra - {"unknown_type_tensors"} or not _ROW_TYPES.keys() <= row.keys():
+        return False
+    if extra and not (type(row["unknown_type_tensors"]) is int and row["unknown_type_tensors"] > 0):
+        return False
+    if not all(type(row[key]) in types for key, types in _ROW_TYPES.items()):
+        return False
+    origin = row["origin"]
+    return row["name"] == name and row["synthetic"] is bool(origin and origin.startswith("Synthetic"))
 
 
 def with_origin(root: Root, name: str, row: dict[str, Any]) -> dict[str, Any]:

@@ -706,9 +706,9 @@ TREE_BYTES = 32 * MODULE_BYTES
 
 def _kept_tree(sha: str) -> _Tree | None:
     """The canonical tree kept in passprice's cache for a module whose bytes have the sha256 ``sha``, or ``None``:
-    none kept, the cache bypassed (``--no-cache``), or an entry that is not whole or not of this shape (its tree not
-    zlib of at most :data:`TREE_BYTES` of UTF-8, an import not a name, a count not a count: ignored, and overwritten
-    when the tree is parsed again). Raises nothing."""
+    none kept, the cache bypassed (``--no-cache``), or an entry that is not whole or not of this shape (a key more or
+    fewer than its three, its tree not zlib of at most :data:`TREE_BYTES` of UTF-8, an import not a name, a count not
+    a count: ignored, and overwritten when the tree is parsed again). Raises nothing."""
     import base64
     import binascii
     import zlib
@@ -719,7 +719,7 @@ def _kept_tree(sha: str) -> _Tree | None:
     if kept is None:
         return None
     packed, imports, tokens = kept.get("tree"), kept.get("imports"), kept.get("tokens")
-    if not isinstance(packed, str) or not isinstance(imports, list):
+    if kept.keys() != {"tree", "imports", "tokens"} or not isinstance(packed, str) or not isinstance(imports, list):
         return None
     if not all(isinstance(i, str) and i.isidentifier() for i in imports):
         return None
@@ -792,7 +792,7 @@ def _digest(folder: str, capped: bool = False) -> str:
     if known is not None:
         return known
     kept = cache.read(entry)
-    if kept is not None and isinstance(kept.get("digest"), str):
+    if kept is not None and kept.keys() == {"digest"} and isinstance(kept.get("digest"), str):
         return str(kept["digest"])
     digest = _compute(folder, capped=capped, read=read)
     cache.store(entry, {"digest": digest})

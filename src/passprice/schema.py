@@ -2438,8 +2438,9 @@ def load(
     if len(raw) <= SMALL:  # parsed and validated faster than its cache entry is keyed and read, or first written
         kept = False
     entry_kind = kind if check is None else f"{kind}+{check[0]}"
+    shaped = functools.partial(_shaped, kind=kind, folder=str(schema_folder))
     if check is not None:  # a further check may read more than the file: nothing of it is remembered here
-        return cache.validated(entry_kind, Path(schema_folder) / f"{kind}.schema.json", data, build)
+        return cache.validated(entry_kind, Path(schema_folder) / f"{kind}.schema.json", data, build, shaped)
     memo = (kind, str(path), str(schema_folder), blake2b_digest(raw))
     refused = _REFUSED.get(memo)
     if refused is not None:  # the same bad bytes of the same file read again in this process (check reads a file
@@ -2450,12 +2451,102 @@ def load(
 
         return snapshot.made(
             ("document", kind, os.fspath(path), os.fspath(schema_folder), snapshot.fingerprint(raw)),
-            (lambda: cache.validated(entry_kind, Path(schema_folder) / f"{kind}.schema.json", data, build))
+            (lambda: cache.validated(entry_kind, Path(schema_folder) / f"{kind}.schema.json", data, build, shaped))
             if kept else build,
         )
     except InputError as e:
         _REFUSED.keep(memo, e)
         raise
+
+
+def _shaped(document: Any, kind: str, folder: str) -> bool:
+    """Whether a document the cache served for a ``kind`` file has its schema's top-level shape
+    (:func:`_document_shape`; issue 13, tests/test_forge132.py): one that has not (an entry forged with its checksum
+    re-computed: a key the schema does not have, a required key dropped, a table where a list was, a grid's card
+    ``1.5``) is a miss, parsed and validated again. Raises nothing: a schema that does not read holds nothing."""
+    try:
+        return _document_shape(kind, folder)(document)
+    except Exception:
+        return False
+
+
+#: The Python types of each JSON type a document read from TOML and kept as JSON holds.
+_JSON_TYPES: dict[str, frozenset[type]] = {
+    "object": frozenset({dict}), "array": frozenset({list}), "string": frozenset({str}), "integer": frozenset({int}),
+    "number": frozenset({int, float}), "boolean": frozenset({bool}), "null": frozenset({type(None)}),
+}
+
+
+def _node(node: Any, root: dict[str, Any]) -> Any:
+    """``node`` with a local ``$ref`` (``#/$defs/…``) followed, to the depth of a few references."""
+    for _ in range(8):
+        ref = node.get("$ref") if isinstance(node, dict) else None
+        if not (isinstance(ref, str) and ref.startswith("#/")):
+            break
+        target: Any = root
+        for step in ref[2:].split("/"):
+            target = target.get(step) if isinstance(target, dict) else None
+        node = target
+    return node
+
+
+def _types_of(node: Any, root: dict[str, Any]) -> frozenset[type] | None:
+    """The Python types a value of the schema ``node`` may have (its ``type``, or every ``anyOf``/``oneOf`` branch's
+    together), or ``None`` when the node does not say (any type)."""
+    node = _node(node, root)
+    if not isinstance(node, dict):
+        return None
+    kinds = node.get("type")
+    if kinds is not None:
+        names = [kinds] if isinstance(kinds, str) else list(kinds)
+        return frozenset().union(*(_JSON_TYPES.get(n, frozenset()) for n in names))
+    branches = node.get("anyOf") or node.get("oneOf")
+    if isinstance(branches, list) and branches:
+        each = [_types_of(b, root) for b in branches]
+        return None if any(t is None for t in each) else frozenset().union(*each)  # type: ignore[arg-type]
+    return None
+
+
+@functools.cache
+def _document_shape(kind: str, folder: str) -> Callable[[Any], bool]:
+    """The top-level shape of the ``kind`` schema in ``folder`` as a check of a document (compiled once a process):
+    a table; its ``required`` keys there; no key besides its ``properties`` where ``additionalProperties`` is false
+    (and no ``patternProperties``); each key's value of the JSON types its property names (``integer`` an int or a
+    whole float, as JSON Schema counts); an array's items of the types its ``items`` names. Not deeper (a measurement
+    file's runs are checked as a list of tables, not key by key), not bounds, value patterns or formats: a value
+    within its type is a value, as one edited in the file is. What it costs a served document: a key-set comparison
+    and a dict look-up a key. Raises :class:`InputError` for a schema that does not read."""
+    root = _schema_document(kind, folder)  # as written: no pattern is read, so none is made ECMA's (3 ms a check)
+    top = _node(root, root)
+    properties = top.get("properties") or {}
+    required = frozenset(top.get("required") or ())
+    closed = top.get("additionalProperties", True) is False and not top.get("patternProperties")
+    known: dict[str, tuple[frozenset[type] | None, frozenset[type] | None]] = {}
+    for name, sub in properties.items():
+        sub = _node(sub, root)
+        types = _types_of(sub, root)
+        items = _types_of(sub.get("items"), root) if isinstance(sub, dict) and types == _JSON_TYPES["array"] else None
+        known[name] = (types, items)
+    whole = frozenset({int})
+
+    def check(document: Any) -> bool:
+        if type(document) is not dict or not document.keys() >= required:
+            return False
+        for name, value in document.items():
+            shape = known.get(name)
+            if shape is None:
+                if closed:
+                    return False
+                continue
+            types, items = shape
+            if (types is not None and type(value) not in types
+                    and not (types >= whole and type(value) is float and value.is_integer())):
+                return False
+            if items is not None and type(value) is list and not set(map(type, value)) <= items:
+                return False
+        return True
+
+    return check
 
 
 #: Files refused in this process, by kind, path, schema folder and the sha256 of their bytes (never across

@@ -308,6 +308,15 @@ def registered_ids(source_id: str, known: list[str], near: str) -> str:
     return f"one of the {len(known):,} registered (passprice sources lists them)"
 
 
+def _paths_hold(document: dict[str, Any]) -> bool:
+    """Whether a kept ``source-set`` document is one its build writes: ``{"paths": {source id: path}}``, every id and
+    path text (issue 13, tests/test_forge132.py: one forged without ``paths`` listed the sources cited by none).
+    Raises nothing."""
+    paths = document.get("paths")
+    return (document.keys() == {"paths"} and type(paths) is dict
+            and all(type(k) is str and type(v) is str for k, v in paths.items()))
+
+
 def invalid_ids(root: Root, named: Iterable[tuple[str, str]], file: str) -> list[str]:
     """One line per registered source file a (key, source id) of ``named`` names that does not validate against
     ``schema/source.schema.json`` (:func:`passprice.schema.load`: a ``[source]`` table without its ``url``,
@@ -373,7 +382,8 @@ def invalid_ids(root: Root, named: Iterable[tuple[str, str]], file: str) -> list
     else:
         stamp = b"".join(b"%d:%s\0%d:" % (len(i), i.encode(), len(data[i])) + data[i] for i in data)
         with contextlib.suppress(_Untraceable):
-            stored = cache.validated("source-set", root.schema / "source.schema.json", stamp, build).get("paths")
+            stored = cache.validated("source-set", root.schema / "source.schema.json", stamp, build,
+                                     _paths_hold).get("paths")
             if isinstance(stored, dict):
                 paths.update((k, v) for k, v in stored.items() if isinstance(v, str))
     # Looked at on every run, never cached (the document may go while the record stays), the valid records' alongside
