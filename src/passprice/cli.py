@@ -477,10 +477,13 @@ class _Group(click.Group):
         return run
 
     def invoke(self, ctx: click.Context) -> Any:
-        from passprice import cache
-
         try:
             try:
+                # Imported inside the handlers: a SIGTERM or SIGHUP while it was imported (the first import of
+                # passprice.cache under --no-cache) reached click's own handler, "Aborted!" and exit 1
+                # (tests/test_afresh134.py).
+                from passprice import cache
+
                 result = cache.served_again(self._invoker(ctx), _answered, _closed(ctx))
             finally:
                 _command_ended()

@@ -250,6 +250,117 @@ def pathlib_without_urls() -> None:
         import pathlib  # noqa: F401
 
 
+#: The stand-ins :func:`standard_modules_held_off` put in :data:`sys.modules`, by name.
+_STAND_INS: dict[str, Any] = {}
+
+
+def _loaded(name: str) -> Any:
+    """The real module ``name`` when it is imported (by anyone), else ``None``: a stand-in's own answers are then
+    the real module's, whatever was done to it since (a function replaced in it included)."""
+    module = sys.modules.get(name)
+    return None if module is None or module is _STAND_INS.get(name) else module
+
+
+def _real(name: str) -> Any:
+    """The real module ``name`` (one of :data:`_STAND_INS`): imported as ever, its stand-in taken out of
+    :data:`sys.modules` first when still there."""
+    if name in _STAND_INS and sys.modules.get(name) is _STAND_INS[name]:
+        del sys.modules[name]
+    __import__(name)
+    return sys.modules[name]
+
+
+class _StandIn(type(sys)):  # type: ignore[misc]  # the module type, without importing types
+    """A module in :data:`sys.modules`, while the command line is imported, in place of a standard module that click
+    or attrs imports at once and a command may never use (:func:`standard_modules_held_off`): the few names set on
+    it answer as the real module's do; any other name imports the real module (:func:`_real`) and is its, but
+    ``__path__``, which the import system asks of a module ``from … import`` takes names of (none of the four is a
+    package: the real module has none either)."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "__path__":
+            raise AttributeError(name)
+        return getattr(_real(self.__name__), name)
+
+
+def _cleandoc(doc: Any) -> Any:
+    """:func:`inspect.cleandoc`: a text of one line (no line break, no tab) is the text with its leading blanks
+    taken out, which is what ``cleandoc`` makes of it (its first line's leading blanks stripped, a blank line
+    dropped); any other, or any once the real module is imported (:func:`_loaded`), asks the real function."""
+    if type(doc) is str and "\n" not in doc and "\t" not in doc and _loaded("inspect") is None:
+        return doc.lstrip()
+    return _real("inspect").cleandoc(doc)
+
+
+def _python_implementation() -> Any:
+    """:func:`platform.python_implementation`: ``CPython`` in CPython (``sys.implementation.name`` ``cpython``,
+    which :mod:`platform` finds by parsing ``sys.version``), the real function's answer elsewhere or once the real
+    module is imported."""
+    if sys.implementation.name == "cpython" and _loaded("platform") is None:
+        return "CPython"
+    return _real("platform").python_implementation()
+
+
+def _system() -> Any:
+    """:func:`platform.system`: ``Linux`` where ``os.uname()`` says so (the one name ``platform.uname`` passes on as
+    it is, none of its renamings applying), the real function's answer elsewhere or once the real module is
+    imported."""
+    uname = getattr(os, "uname", None)
+    if uname is not None and uname().sysname == "Linux" and _loaded("platform") is None:
+        return "Linux"
+    return _real("platform").system()
+
+
+def standard_modules_held_off() -> list[str]:
+    """Put stand-ins (:class:`_StandIn`) in :data:`sys.modules` for four standard modules that click and attrs
+    import when they are imported but a price uses a few small answers of, and return their names; the caller takes
+    them out (:func:`stand_ins_out`) once the command line is imported. Each answers these names itself and
+    imports the real module for any other: :mod:`inspect` (with :mod:`ast`, :mod:`dis`, :mod:`tokenize`; about 34 M
+    of a price's 424 M instructions) ``cleandoc`` of a one-line text (click cleans each option's help with it);
+    :mod:`platform` (about 8 M) ``python_implementation`` (attrs asks whether it runs in PyPy) and ``system``
+    (:mod:`uuid`, which ``click.types`` imports, asks whether it runs in AIX or Linux); :mod:`datetime` (about 3 M)
+    its ``datetime`` class, the one the real module takes from :mod:`_datetime` (``click.types`` imports it by
+    name); :mod:`tokenize` (about 8 M) none: :mod:`linecache`, which attrs imports, imports it to read a source
+    file for a traceback (``tokenize.open``), not when attrs puts its generated methods' text in its cache. attrs'
+    ``inspect.signature`` of each converter is answered without :mod:`inspect` by
+    :class:`passprice.generated._Annotations`. A module imported already, or without :mod:`_datetime` for
+    :mod:`datetime`, is left as it is. Once the real module is imported, by a stand-in asked another name or by
+    anyone, every answer of its stand-in is the real module's: what differs is only that the modules which imported
+    a stand-in hold it, not the real module (``click.core.inspect is not inspect``). Round 16 and round 19 declined
+    stand-ins for :mod:`inspect` and :mod:`platform` that stayed in the process with answers of their own (an
+    ``inspect.signature`` that raised); these answer as the real modules do. docs/PERFORMANCE.md;
+    ``tests/test_afresh134.py``."""
+    made = []
+    for name in ("inspect", "platform", "datetime", "tokenize"):
+        if name in sys.modules:
+            continue
+        stand_in = _StandIn(name, "A stand-in while the command line is imported (passprice.entry).")
+        if name == "inspect":
+            stand_in.cleandoc = _cleandoc
+        elif name == "platform":
+            stand_in.python_implementation = _python_implementation
+            stand_in.system = _system
+        else:
+            try:
+                import _datetime  # type: ignore[import-not-found]
+            except ImportError:  # pragma: no cover - an interpreter with the pure-Python datetime alone
+                continue
+            stand_in.datetime = _datetime.datetime
+        _STAND_INS[name] = stand_in
+        sys.modules[name] = stand_in
+        made.append(name)
+    return made
+
+
+def stand_ins_out(names: list[str]) -> None:
+    """Take the stand-ins of :func:`standard_modules_held_off` out of :data:`sys.modules` (those still there): any
+    later ``import`` imports the real module. The modules that imported a stand-in keep it, and it answers as the
+    real module does."""
+    for name in names:
+        if sys.modules.get(name) is _STAND_INS.get(name):
+            del sys.modules[name]
+
+
 def _command_line() -> None:
     import gc
 
@@ -268,6 +379,10 @@ def _command_line() -> None:
 
         generated.install_early()  # attrs' own classes' methods from the cache too, as passprice's are
     pathlib_without_urls()
-    from passprice.cli import main as cli_main
+    held_off = standard_modules_held_off()
+    try:
+        from passprice.cli import main as cli_main
+    finally:
+        stand_ins_out(held_off)
 
     cli_main()

@@ -36,7 +36,7 @@ import marshal
 import os
 import stat
 import sys
-from types import CodeType
+from types import CodeType, FunctionType
 from typing import Any
 
 #: The name attrs compiles one of passprice's classes' methods under (``_generate_unique_filename``).
@@ -124,7 +124,71 @@ def _install_into(make: Any) -> bool:
         return False
     _original = current
     make._compile_and_eval = _compile_and_eval
+    extractor = getattr(make, "_AnnotationExtractor", None)
+    if (
+        isinstance(extractor, type) and extractor is not _Annotations
+        and callable(getattr(extractor, "get_first_param_type", None))
+        and callable(getattr(extractor, "get_return_type", None))
+    ):
+        _original_extractor[0] = extractor
+        make._AnnotationExtractor = _Annotations
     return True
+
+
+#: attrs' own ``attr._make._AnnotationExtractor``, once :func:`_install_into` has put :class:`_Annotations` there.
+_original_extractor: list[Any] = [None]
+
+#: The code flags of a function's ``*args`` and ``**kwargs`` (:mod:`inspect`'s ``CO_VARARGS``, ``CO_VARKEYWORDS``).
+_VARARGS = 0x04
+_VARKEYWORDS = 0x08
+
+
+def _first_parameter(code: CodeType) -> str | None:
+    """The name of the first parameter :func:`inspect.signature` lists for a function of ``code`` (positional ones,
+    then ``*args``, the keyword-only ones, ``**kwargs``; ``co_varnames`` holds them as positional, keyword-only,
+    ``*args``, ``**kwargs``), ``None`` for a function of none."""
+    positional, keyword_only = code.co_argcount, code.co_kwonlyargcount
+    if positional:
+        return code.co_varnames[0]
+    if code.co_flags & _VARARGS:
+        return code.co_varnames[keyword_only]
+    if keyword_only or code.co_flags & _VARKEYWORDS:
+        return code.co_varnames[0]
+    return None
+
+
+class _Annotations:
+    """attrs' ``_AnnotationExtractor`` (the type a converter takes and returns, for the ``__init__`` attrs writes),
+    without :func:`inspect.signature` for a plain function: a :class:`types.FunctionType` with nothing in its
+    ``__dict__`` (no ``__wrapped__``, ``__signature__`` or ``_partialmethod``, which the signature would follow),
+    whose answers are its ``__annotations__`` of its first parameter and of ``return``, as the signature has them
+    (strings under ``from __future__ import annotations``, never evaluated), ``None`` for none. Anything else
+    (a builtin, a class, a ``functools.partial``, a wrapped function) is asked of attrs' own class. Why: every class
+    with a converter asked :func:`inspect.signature` when it was defined (attrs' own ``_NotValidator`` when attrs is
+    imported), and :mod:`inspect` (with :mod:`ast`, :mod:`dis` and :mod:`tokenize`) was 34 M of a price's 424 M
+    instructions, imported for that alone (docs/PERFORMANCE.md; ``tests/test_afresh134.py`` holds the answers to
+    attrs' own on every function of the package and the standard library's modules a price imports). Raises
+    nothing of its own."""
+
+    __slots__ = ("_asked", "_first", "_return")
+
+    def __init__(self, callable: Any) -> None:
+        self._asked: Any = None
+        if type(callable) is FunctionType and not callable.__dict__:
+            annotations = callable.__annotations__
+            name = _first_parameter(callable.__code__)
+            self._first = None if name is None else annotations.get(name)
+            self._return = annotations.get("return")
+        else:
+            self._asked = _original_extractor[0](callable)
+
+    def get_first_param_type(self) -> Any:
+        """The annotation of the first parameter, ``None`` for none (or no parameter)."""
+        return self._first if self._asked is None else self._asked.get_first_param_type()
+
+    def get_return_type(self) -> Any:
+        """The return annotation, ``None`` for none."""
+        return self._return if self._asked is None else self._asked.get_return_type()
 
 
 def uninstall() -> None:
@@ -133,6 +197,8 @@ def uninstall() -> None:
 
     if _original is not None and make._compile_and_eval is _compile_and_eval:
         make._compile_and_eval = _original
+    if _original_extractor[0] is not None and getattr(make, "_AnnotationExtractor", None) is _Annotations:
+        setattr(make, "_AnnotationExtractor", _original_extractor[0])  # noqa: B010  # a private name of attrs
 
 
 def _compile_and_eval(

@@ -28,12 +28,29 @@ from passprice.registry import Root, did_you_mean, document_problem, entry_name,
 if TYPE_CHECKING:
     import cattrs
 
+@functools.cache
+def _compiled(text: str) -> re.Pattern[str]:
+    """``re.compile(text)``, once a process. This module's patterns but :data:`SOURCE_ID` are compiled when first
+    used, not when it is imported: a price imports the module and uses none of them (compiling seven at import was
+    2.5 M of a price's instructions; docs/PERFORMANCE.md, tests/test_afresh134.py). Raises nothing for the
+    module's own."""
+    return re.compile(text)
+
+
+def __getattr__(name: str) -> re.Pattern[str]:
+    """:data:`QUOTED_SPAN`, compiled when first asked for (:func:`_compiled`). Raises :class:`AttributeError` for
+    any other name the module lacks."""
+    if name == "QUOTED_SPAN":
+        return _compiled(_QUOTED_SPAN_TEXT)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 #: A source id: the name of its file in ``sources/`` (``azure-ai-benchmarking-guide``), as facts cite it.
 SOURCE_ID = re.compile(r"[a-z0-9][a-z0-9.-]{0,79}")
 
 
 #: How a record's ``read`` states the edition of the copy read: ``the 2025 edition, '©2025', PID#2258402-B``.
-_EDITION = re.compile(r"\bthe (?:19|20)\d\d edition\b[^;)]*")
+_EDITION_TEXT = r"\bthe (?:19|20)\d\d edition\b[^;)]*"
 
 
 @attrs.frozen
@@ -112,7 +129,7 @@ class Source:
         PID#2258402-B``: the words from ``the YYYY edition`` to the next ``;`` or ``)``), or ``None`` when it states
         none. A header printed ``(AMD, unknown)`` beside a ``read:`` naming the 2025 edition: the date field is
         ``unknown`` (the cited address's edition), the edition read is what the record does say."""
-        m = _EDITION.search(self.read)
+        m = _compiled(_EDITION_TEXT).search(self.read)
         return m.group().rstrip(" ,.") if m else None
 
     def date_text(self) -> str | None:
@@ -572,7 +589,7 @@ def check_sources(
 #: A span a locator quotes: text between single quotes, the first opening at the text's start or after a blank,
 #: bracket or punctuation (so ``the card's`` opens none), the second closing before one or at the end. The one
 #: pattern the registry's citation tests (tests/test_cite66.py and those after it) read a quote with.
-QUOTED_SPAN = re.compile(r"(?:(?<=^)|(?<=[\s(\[:;,]))'(.+?)'(?=$|[\s),;:\].])")
+_QUOTED_SPAN_TEXT = r"(?:(?<=^)|(?<=[\s(\[:;,]))'(.+?)'(?=$|[\s),;:\].])"
 
 #: The most bytes of a stored excerpt read to check quotes against (the largest shipped is 19,590 bytes); a larger
 #: file is said to be too large, unread. With :data:`QUOTES_MOST` it bounds an audit's look-ups: 256
@@ -580,16 +597,16 @@ QUOTED_SPAN = re.compile(r"(?:(?<=^)|(?<=[\s(\[:;,]))'(.+?)'(?=$|[\s),;:\].])")
 EXCERPT_BYTES = 1024 * 1024
 
 #: A section line of a stored excerpt: ``== SOURCE PATH URL ==`` (or ``== PATH ==``, one document's file).
-_SECTION = re.compile(r"^== (\S+)(?: .*)? ==$")
+_SECTION_TEXT = r"^== (\S+)(?: .*)? ==$"
 #: A copied line's number and tab (``19\tThe A100 GPU includes …``): the page or line it was read at.
-_NUMBERED = re.compile(r"^\d+\t")
-#: The number of a copied line (:data:`_NUMBERED`), read as the page a quote after ``p. N`` is looked for on.
-_NUMBER = re.compile(r"^(\d{1,6})\t")
+_NUMBERED_TEXT = r"^\d+\t"
+#: The number of a copied line (:data:`_NUMBERED_TEXT`), read as the page a quote after ``p. N`` is looked for on.
+_NUMBER_TEXT = r"^(\d{1,6})\t"
 
 #: A page a locator names (``p. 19: 'The A100 GPU includes …'``, ``p. 36, Table 4 row '…'``): each quote after it, up
 #: to the next page named, is looked for on that page's lines of the stored text (:func:`paged_spans`). Up to six
 #: digits (``pp. 36-37`` names none: its quotes are then those of the page named before, or of the whole text).
-PAGE_NAMED = re.compile(r"\bp\. (\d{1,6})\b")
+_PAGE_NAMED_TEXT = r"\bp\. (\d{1,6})\b"
 
 
 #: What may stand before a span's opening quote and after its closing one (:data:`QUOTED_SPAN`'s lookarounds).
@@ -633,8 +650,8 @@ def quoted_spans(locator: str) -> list[str]:
 
 def paged_spans(locator: str) -> list[tuple[int | None, str]]:
     """Each span ``locator`` quotes (:func:`quoted_spans`, in order, a blank one none) with the page it is to be
-    found on: the last page the locator names before it (:data:`PAGE_NAMED`), ``None`` before any (the whole stored
-    text). The one
+    found on: the last page the locator names before it (:data:`_PAGE_NAMED_TEXT`), ``None`` before any (the whole
+    stored text). The one
     reading of a locator's pages that ``audit``'s quote check (:meth:`StoredText.holds`) and the citation tests
     (tests/test_cite72.py: each quote verbatim on the page it names) share. Linear in the locator's first 10,000
     characters. Raises nothing."""
@@ -643,7 +660,7 @@ def paged_spans(locator: str) -> list[tuple[int | None, str]]:
     text = locator[:10_000]
     starts: list[int] = []
     pages: list[int] = []
-    for m in PAGE_NAMED.finditer(text):
+    for m in _compiled(_PAGE_NAMED_TEXT).finditer(text):
         starts.append(m.start())
         pages.append(int(m.group(1)))
     out: list[tuple[int | None, str]] = []
@@ -722,20 +739,21 @@ class StoredText:
 
 
 #: A number as the quote check reads it whole: digits, and a ``.`` or ``,`` between digits (``1,141``, ``14.8``).
-_NUMBER_RUN = re.compile(r"(\d+(?:[.,]\d+)*)")
+_NUMBER_RUN_TEXT = r"(\d+(?:[.,]\d+)*)"
 #: The mark :func:`_searched` puts on each side of a number (one in the text read as a blank first).
 _MARK = "\x00"
 
 
 def _searched(flat: str) -> tuple[str, str]:
     """``flat`` (a text, its blanks runs of one space) as :meth:`StoredText.holds` searches it: each number
-    (:data:`_NUMBER_RUN`) between two marks, so a span is in it only taking each number whole (a span opening or
+    (:data:`_NUMBER_RUN_TEXT`) between two marks, so a span is in it only taking each number whole (a span opening or
     closing with a digit opens or closes a number of the text: ``'4.8TB/s'`` is not in ``14.8TB/s``); and that with
     every blank taken out, the marks keeping two numbers apart (``1 4.8`` is not ``14.8``). Linear in ``flat``.
     Raises nothing."""
     # split() gives the text between numbers and each number (the pattern's one group) in turn, in C: a sub() put
     # each number back through Python (0.33 s of CPU for the 450,000 numbers of a 900,000-byte excerpt).
-    marked = _MARK.join(_NUMBER_RUN.split(flat.replace(_MARK, " ")))  # a NUL keeps two numbers apart, as a blank
+    # a NUL keeps two numbers apart, as a blank
+    marked = _MARK.join(_compiled(_NUMBER_RUN_TEXT).split(flat.replace(_MARK, " ")))
     return marked, "".join(marked.split())
 
 
@@ -745,8 +763,9 @@ def _excerpt_lines(data: str, source: str) -> tuple[str, dict[int, str]]:
     sections: dict[str, list[str]] = {}
     head: list[str] = []
     lines: list[str] | None = None
+    section, number, numbered = _compiled(_SECTION_TEXT), _compiled(_NUMBER_TEXT), _compiled(_NUMBERED_TEXT)
     for line in data.splitlines():
-        m = _SECTION.match(line)
+        m = section.match(line)
         if m:
             lines = sections.setdefault(m.group(1), [])
         elif lines is not None:
@@ -758,28 +777,28 @@ def _excerpt_lines(data: str, source: str) -> tuple[str, dict[int, str]]:
         chosen = [*head, *(line for kept in sections.values() for line in kept)]
     paged: dict[int, list[str]] = {}
     for line in chosen:
-        m = _NUMBER.match(line)
+        m = number.match(line)
         if m:
             flat = " ".join(line[m.end():].split())
             if flat:
                 paged.setdefault(int(m.group(1)), []).append(flat)
-    return "\n".join(_NUMBERED.sub("", line) for line in chosen), {n: " ".join(t) for n, t in paged.items()}
+    return "\n".join(numbered.sub("", line) for line in chosen), {n: " ".join(t) for n, t in paged.items()}
 
 
 #: A section heading naming a document by its address (``== ID PATH URL ==``): a source's section, as the shipped
 #: excerpts open one (a heading without an address, the xiongjiedai notebooks' ``== LLaMA 2/… ==``, only cuts a file).
-_SOURCE_SECTION = re.compile(r"^== (\S+) .*\bhttps?://\S+ ==$")
+_SOURCE_SECTION_TEXT = r"^== (\S+) .*\bhttps?://\S+ ==$"
 
 
 def foreign_sections(data: str, source: str) -> str | None:
     """What is wrong with the stored excerpt ``data`` (its text) as ``source``'s: ``None`` when it has a section
-    headed ``source`` or no source's section (``== ID PATH URL ==``, :data:`_SOURCE_SECTION`) at all; else that its
+    headed ``source`` or no source's section (``== ID PATH URL ==``, :data:`_SOURCE_SECTION_TEXT`) at all; else that its
     sections are other sources' (their ids, up to 5), none headed ``source``: its quotes would be checked against
     another document's lines (a new user re-pointed the H200 product page's record to a copy whose one section was
     headed for the Hopper whitepaper: ``check`` held and ``audit --source`` said "8 of 8 facts' quotes checked";
     tests/test_walk128.py). Linear in ``data``. Raises nothing."""
-    return _foreign(tuple(m.group(1) for m in map(_SOURCE_SECTION.match, data.splitlines()) if m),
-                    frozenset(m.group(1) for m in map(_SECTION.match, data.splitlines()) if m), source)
+    return _foreign(tuple(m.group(1) for m in map(_compiled(_SOURCE_SECTION_TEXT).match, data.splitlines()) if m),
+                    frozenset(m.group(1) for m in map(_compiled(_SECTION_TEXT).match, data.splitlines()) if m), source)
 
 
 def _foreign(heads: tuple[str, ...], sections: frozenset[str], source: str) -> str | None:
@@ -842,8 +861,8 @@ def _excerpt_read(data: bytes, digest: str | None = None) -> _Read:
         except UnicodeDecodeError as e:
             text, bad = None, e.start
         lines = text.splitlines() if text is not None else []
-        read = _Read(text, bad, tuple(m.group(1) for m in map(_SOURCE_SECTION.match, lines) if m),
-                     frozenset(m.group(1) for m in map(_SECTION.match, lines) if m))
+        read = _Read(text, bad, tuple(m.group(1) for m in map(_compiled(_SOURCE_SECTION_TEXT).match, lines) if m),
+                     frozenset(m.group(1) for m in map(_compiled(_SECTION_TEXT).match, lines) if m))
         if len(_READ) >= _READ_KEPT:
             _READ.pop(next(iter(_READ)))
         _READ[digest] = read
