@@ -577,6 +577,13 @@ _NUMBERED = re.compile(r"^\d+\t")
 #: The number of a copied line (:data:`_NUMBERED`), read as the page a quote after ``p. N`` is looked for on.
 _NUMBER = re.compile(r"^(\d{1,6})\t")
 
+#: The line of a stored excerpt's header (the ``#`` lines before its first section) saying that the numbers its
+#: lines open with are the document's pages, not the lines of the copy: ``# Numbers are pages`` (every section's)
+#: or ``# Numbers are pages: ID ID …`` (the sections of those sources). A quote after ``p. N`` in a locator is looked
+#: for on page ``N`` alone only in a section declared so (:attr:`StoredText.paged`); an excerpt numbering its lines
+#: read ``p. 30: '…'`` as line 30 and said NOT FOUND of a quote it held (tests/test_left131.py).
+PAGES_DECLARED = re.compile(r"^# Numbers are pages(?:: ([^\n]*))?$")
+
 #: A page a locator names (``p. 19: 'The A100 GPU includes …'``, ``p. 36, Table 4 row '…'``): each quote after it, up
 #: to the next page named, is looked for on that page's lines of the stored text (:func:`paged_spans`). Up to six
 #: digits (``pp. 36-37`` names none: its quotes are then those of the page named before, or of the whole text).
@@ -623,7 +630,10 @@ class StoredText:
     its ``NUMBER<TAB>`` prefix, and without the ``#`` header lines before the first section; ``flat`` that text with
     every run of blanks (line breaks too) one space, what :meth:`holds` searches; ``pages`` the same of each page
     (the lines numbered ``N<TAB>``, by ``N``: where a copy numbers its lines by the document's pages, a quote after
-    ``p. N`` in its locator is looked for on page ``N`` alone, :func:`paged_spans`)."""
+    ``p. N`` in its locator is looked for on page ``N`` alone, :func:`paged_spans`); ``paged`` whether the
+    numbers are pages (the excerpt's header says so, :data:`PAGES_DECLARED`): where they number the copy's lines, a
+    page a locator names is no line number, and the quote is looked for in the whole text (an excerpt numbering its
+    lines said NOT FOUND of ``p. 30: '…'`` for a quote it held, tests/test_left131.py)."""
 
     source: str
     excerpt: str | None
@@ -632,6 +642,7 @@ class StoredText:
     unread: str | None = None
     flat: str | None = None
     pages: Mapping[int, str] = attrs.field(factory=dict)
+    paged: bool = True
 
     def unusable(self) -> str | None:
         """Why no quote can be checked against the file (:attr:`problem`, else :attr:`unread`), ``None`` when it
@@ -639,9 +650,10 @@ class StoredText:
         return self.problem if self.problem is not None else self.unread
 
     def holds(self, span: str, page: int | None = None) -> bool:
-        """Whether ``span`` is in :attr:`text` (with ``page``, on that page's lines alone: :attr:`pages`, a page the
-        copy does not number holding nothing), every run of blanks (line breaks too) on either side read as one
-        space (a quote of a sentence the copy breaks over two lines; a span in the text verbatim is in it so too): a
+        """Whether ``span`` is in :attr:`text` (with ``page``, on that page's lines alone where the numbers are pages,
+        :attr:`paged`: :attr:`pages`, a page the copy does not number holding nothing), every run of blanks (line
+        breaks too) on either side read as one space (a quote of a sentence the copy breaks over two lines; a span in
+        the text verbatim is in it so too): a
         search of :attr:`flat` or of the page's text, where a span opening or closing with a digit must open or close
         a number there too (:func:`_whole_number_at`): ``'4.8TB/s'`` is not in ``14.8TB/s``, nor ``'141'`` in
         ``1,141`` or ``141.5`` (tests/test_attack121.py: audit said ``checked`` of such a quote). Words may run on
@@ -651,7 +663,7 @@ class StoredText:
         nothing."""
         if self.flat is None:
             return False
-        flat = self.flat if page is None else self.pages.get(page, "")
+        flat = self.flat if page is None or not self.paged else self.pages.get(page, "")
         wanted = " ".join(span.split())
         if not wanted:
             return False  # a blank span quotes nothing (:func:`quoted_spans` gives none)
@@ -690,12 +702,15 @@ def _whole_number_at(text: str, span: str, at: int) -> bool:
     return not (span[-1:].isdigit() and (digit(end) or (text[end : end + 1] in (".", ",") and digit(end + 1))))
 
 
-def _excerpt_lines(data: str, source: str) -> tuple[str, dict[int, str]]:
-    """The text of ``data`` (a stored excerpt) that :class:`StoredText` checks quotes against for ``source``, and
-    its pages (:attr:`StoredText.pages`: each number's lines, every run of blanks one space, joined by one)."""
+def _excerpt_lines(data: str, source: str) -> tuple[str, dict[int, str], bool]:
+    """The text of ``data`` (a stored excerpt) that :class:`StoredText` checks quotes against for ``source``, its
+    pages (:attr:`StoredText.pages`: each number's lines, every run of blanks one space, joined by one), and whether
+    its numbers are pages (:attr:`StoredText.paged`: the header declares it of every section or of ``source``'s,
+    :data:`PAGES_DECLARED`)."""
     sections: dict[str, list[str]] = {}
     head: list[str] = []
     lines: list[str] | None = None
+    paged = False
     for line in data.splitlines():
         m = _SECTION.match(line)
         if m:
@@ -704,17 +719,20 @@ def _excerpt_lines(data: str, source: str) -> tuple[str, dict[int, str]]:
             lines.append(line)
         elif not line.startswith("#"):
             head.append(line)
+        elif (declared := PAGES_DECLARED.match(line)) is not None:
+            paged = paged or declared.group(1) is None or source in declared.group(1).split()
     chosen = sections.get(source)
     if chosen is None:
         chosen = [*head, *(line for kept in sections.values() for line in kept)]
-    paged: dict[int, list[str]] = {}
+    numbered: dict[int, list[str]] = {}
     for line in chosen:
         m = _NUMBER.match(line)
         if m:
             flat = " ".join(line[m.end():].split())
             if flat:
-                paged.setdefault(int(m.group(1)), []).append(flat)
-    return "\n".join(_NUMBERED.sub("", line) for line in chosen), {n: " ".join(t) for n, t in paged.items()}
+                numbered.setdefault(int(m.group(1)), []).append(flat)
+    return ("\n".join(_NUMBERED.sub("", line) for line in chosen), {n: " ".join(t) for n, t in numbered.items()},
+            paged)
 
 
 #: A section heading naming a document by its address (``== ID PATH URL ==``): a source's section, as the shipped
@@ -764,8 +782,8 @@ def stored_text(root: Root, source: Source) -> StoredText:
     foreign = foreign_sections(data, source.id)
     if foreign is not None:
         return StoredText(source.id, source.excerpt, unread=f"{source.excerpt}: {foreign}")
-    text, pages = _excerpt_lines(data, source.id)
-    return StoredText(source.id, source.excerpt, None, text, flat=" ".join(text.split()), pages=pages)
+    text, pages, paged = _excerpt_lines(data, source.id)
+    return StoredText(source.id, source.excerpt, None, text, flat=" ".join(text.split()), pages=pages, paged=paged)
 
 
 def stored_text_of(source: Source, data: bytes, where: str) -> StoredText:
@@ -782,8 +800,8 @@ def stored_text_of(source: Source, data: bytes, where: str) -> StoredText:
     foreign = foreign_sections(decoded, source.id)
     if foreign is not None:
         return StoredText(source.id, source.excerpt, unread=f"{where}: {foreign}")
-    text, pages = _excerpt_lines(decoded, source.id)
-    return StoredText(source.id, source.excerpt, None, text, flat=" ".join(text.split()), pages=pages)
+    text, pages, paged = _excerpt_lines(decoded, source.id)
+    return StoredText(source.id, source.excerpt, None, text, flat=" ".join(text.split()), pages=pages, paged=paged)
 
 
 def stored_texts(root: Root, sources: Mapping[str, Source], ids: Iterable[str]) -> dict[str, StoredText]:
@@ -856,12 +874,15 @@ def quote_check(path: str, fact: Fact, texts: Mapping[str, StoredText], left: in
     :func:`passprice.sources.stored_texts`), looking up at most ``left`` spans (the rest are not checked, and said
     so); with ``only`` (a source id), the spans of the locators citing that source alone (``audit --source``). A span
     after a page its locator names (``p. 19: '…'``, :func:`passprice.sources.paged_spans`) is looked for on that
-    page of the stored text alone, as tests/test_cite72.py looks. Raises nothing."""
+    page of the stored text alone, as tests/test_cite72.py looks. A span quoted twice of one source and page (by
+    the fact's locator and by its derivation input's) is one span, looked up and counted once (it read "2 of 2
+    quoted spans" of one quote, tests/test_left131.py). Raises nothing."""
     spans = found = past = 0
     missing: list[str] = []
     missed: list[str] = []  # each missing span as the check shows it: on the page its locator names
     unstored: dict[str, str] = {}
     unquoted: list[str] = []  # a locator quoting nothing: its figure is not checked (the MI300X's vgpr)
+    seen: set[tuple[str | None, int | None, str]] = set()
     for what, sid, locator in _quoted_locators(fact):
         if only is not None and sid != only:
             continue
@@ -870,6 +891,9 @@ def quote_check(path: str, fact: Fact, texts: Mapping[str, StoredText], left: in
             # a figure of the fact's own document quoting nothing is located by the fact's own quotes
             unquoted.append(f"{what} ({sid})" if sid is not None and sid != fact.source else what)
         for page, span in quoted:
+            if (sid, page, span) in seen:
+                continue  # quoted again (by the fact and by its derivation's input): one span, counted once
+            seen.add((sid, page, span))
             spans += 1
             stored = texts.get(sid) if sid is not None else None
             if stored is not None and stored.flat is not None and found + len(missing) >= left:
@@ -883,7 +907,7 @@ def quote_check(path: str, fact: Fact, texts: Mapping[str, StoredText], left: in
                 found += 1
             else:
                 missing.append(span)
-                missed.append(repr(span[:60]) + (f" (on p. {page})" if page is not None else ""))
+                missed.append(repr(span[:60]) + (f" (on p. {page})" if page is not None and stored.paged else ""))
     if spans == 0:
         why = ("its locator quotes nothing" if any(only is None or sid == only for _, sid, _ in _quoted_locators(fact))
                else "it has no locator")

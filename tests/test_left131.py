@@ -1,0 +1,122 @@
+"""The review and audit leftovers of issue 13 (the last closing note's list), each reproduced here.
+
+a. On an excerpt numbering the copy's lines, not the document's pages, a locator naming ``p. 30`` read NOT FOUND for
+   a quote the excerpt holds: an excerpt now says which of its sections number pages (a header line ``# Numbers are
+   pages`` or ``# Numbers are pages: ID …``), and a page a locator names is applied to those alone.
+b. A change moving a fact's value that also edits the stored excerpt its quote is checked against, and re-pins it,
+   read "checked" against text the same change wrote: the review says so, and asks it.
+c. A record naming an excerpt it does not pin (no ``excerpt_sha256``) got no word from ``check`` or the review.
+d. An edit in one ``== ID … ==`` section of an excerpt several records name listed every one of them as changed.
+e. A span quoted by a fact's locator and by its derivation input's was counted twice ("2 of 2 quoted spans").
+f. The lock audit's excerpts at the lock's commit repeated the git calls of the sources' comparison.
+g. ``.gitattributes`` ``export-ignore``/``export-subst`` changes went unnamed by the review, and ``check`` on a work
+   tree passed a rewrite rule on an excerpt that the review refuses.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from cli_helpers import REPO, copy_root, invoke
+
+CARD = "facts/cards/h200_sxm_141gb.toml"
+EXCERPT = "sources/excerpts/cite102-excerpt.txt"
+QUOTE = "'GPU Memory Bandwidth 4.8TB/s 4.8TB/s'"
+
+
+def _git(root: Path, *args: str) -> str:
+    return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=root, check=True,
+                          capture_output=True, text=True).stdout
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A git registry, its first commit the checkout's registry."""
+    root = copy_root(tmp_path)
+    _git(root, "init", "-q", "-b", "main")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "registry")
+    return root
+
+
+def _edit(root: Path, rel: str, old: str, new: str, count: int = 1) -> None:
+    path = root / rel
+    text = path.read_text(encoding="utf-8")
+    assert text.count(old) >= count, (rel, old)
+    path.write_text(text.replace(old, new, count), encoding="utf-8")
+
+
+def _checks(root: Path, source: str) -> dict[str, dict[str, object]]:
+    data = json.loads(invoke("audit", "--source", source, "--json", root=root).stdout)
+    return {f"{f['record']}:{f['path']}": f["quote_check"] for f in data["facts"]}
+
+
+# --- (a) a page named on an excerpt numbering lines ------------------------------------------------------------------
+
+
+def test_a_a_page_named_on_an_excerpt_numbering_lines_is_no_line(tmp_path: Path) -> None:
+    root = copy_root(tmp_path)
+    # the H200 product page's excerpt numbers the copy's lines (its row is on lines 31-33): a locator naming p. 30
+    _edit(root, CARD, QUOTE, f"p. 30: {QUOTE}")
+    check = _checks(root, "nvidia-h200-product-page")["h200_sxm_141gb:memory.bandwidth"]
+    # was: NOT FOUND (0 of 1 quoted span found in the stored text; not in it: '…' (on p. 30))
+    assert (check["state"], check["why"]) == ("checked", "1 of 1 quoted span found in the stored text")
+    lines = invoke("audit", "r1-qwen7b-h200", root=root).stdout.splitlines()
+    assert "  memory.bandwidth: checked (1 of 1 quoted span found in the stored text)" in lines
+
+
+def test_a_a_page_named_on_a_paged_excerpt_is_still_that_page(tmp_path: Path) -> None:
+    root = copy_root(tmp_path)
+    # the Hopper whitepaper's section is declared paged: its quote of p. 18 named as p. 30 is not on p. 30
+    card = root / "facts/cards/h100_sxm5_80gb.toml"
+    text = card.read_text(encoding="utf-8")
+    assert "p. 18: 'The H100 SXM5 GPU has 132 SMs'" in text
+    card.write_text(text.replace("p. 18: 'The H100 SXM5 GPU has 132 SMs'", "p. 30: 'The H100 SXM5 GPU has 132 SMs'"),
+                    encoding="utf-8")
+    bad = {k: v for k, v in _checks(root, "nvidia-hopper-whitepaper").items() if v["state"] == "NOT FOUND"}
+    assert sorted(bad) == ["h100_sxm5_80gb:on_chip.bandwidth", "h100_sxm5_80gb:on_chip.capacity"]
+    assert all("'The H100 SXM5 GPU has 132 SMs' (on p. 30)" in str(v["why"]) for v in bad.values())
+
+
+def test_a_the_excerpt_says_which_sections_number_pages() -> None:
+    from passprice.registry import Root
+    from passprice.sources import StoredText, load_sources, stored_text
+
+    root = Root(REPO)
+    paged = sorted(s.id for s in load_sources(root).values() if s.excerpt is not None and stored_text(root, s).paged)
+    # the four copies whose numbers are a PDF's pages (each excerpt's header says PAGE); every other numbers lines
+    assert paged == ["nvidia-a100-80gb-datasheet-zh", "nvidia-ampere-whitepaper", "nvidia-cuda-programming-guide",
+                     "nvidia-hopper-whitepaper"]
+    text = "# Numbers are pages: a\n== a x https://a ==\n5\tone\n== b y https://b ==\n5\ttwo\n"
+    from passprice.sources import Source, stored_text_of
+
+    def of(sid: str, data: str) -> StoredText:
+        record = Source(id=sid, title="t", kind="web-page", read="a copy", excerpt="e.txt")
+        return stored_text_of(record, data.encode(), "e.txt")
+
+    assert of("a", text).paged and of("a", text).holds("one", 5) and not of("a", text).holds("one", 6)
+    assert not of("b", text).paged and of("b", text).holds("two", 6)  # a line number, not a page: the whole text
+    whole = "# Numbers are pages\n3\tthree\n"
+    assert of("z", whole).paged and not of("z", whole).holds("three", 4)
+    assert not of("z", "# numbers are pages, said in prose\n3\tthree\n").paged
+
+
+# --- (e) a span quoted by a fact and by its derivation's input -----------------------------------------------------
+
+
+def test_e_a_span_quoted_twice_is_counted_once(tmp_path: Path) -> None:
+    checks = _checks(REPO, "azure-ai-benchmarking-guide")
+    # the fact's locator and its dot input both quote the row '| Dot   | 4.48 |': one span (was "2 of 2")
+    assert checks["h200_sxm_141gb:streams.read"] == {
+        "state": "checked", "spans": 1, "found": 1, "missing": [], "unstored": [],
+        "why": "1 of 1 quoted span found in the stored text"}
+    # missing from the stored text, it is one span not found, named once
+    root = copy_root(tmp_path)
+    _edit(root, CARD, "'| Dot   | 4.48              |'", "'| Dot   | 4.49              |'", count=2)
+    check = _checks(root, "azure-ai-benchmarking-guide")["h200_sxm_141gb:streams.read"]
+    assert (check["state"], check["spans"], check["missing"]) == ("NOT FOUND", 1, ["| Dot   | 4.49              |"])
+    assert str(check["why"]).startswith("0 of 1 quoted span found in the stored text; not in it: ")
