@@ -120,3 +120,52 @@ def test_e_a_span_quoted_twice_is_counted_once(tmp_path: Path) -> None:
     check = _checks(root, "azure-ai-benchmarking-guide")["h200_sxm_141gb:streams.read"]
     assert (check["state"], check["spans"], check["missing"]) == ("NOT FOUND", 1, ["| Dot   | 4.49              |"])
     assert str(check["why"]).startswith("0 of 1 quoted span found in the stored text; not in it: ")
+
+
+# --- (c) a stored excerpt its record does not pin ---------------------------------------------------------------------
+
+
+def _unpin(root: Path, record: str) -> None:
+    path = root / "sources" / f"{record}.toml"
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    kept = [line for line in lines if not line.startswith("excerpt_sha256 = ")]
+    assert len(kept) == len(lines) - 1
+    path.write_text("".join(kept), encoding="utf-8")
+
+
+def test_c_check_warns_of_an_unpinned_excerpt_with_the_sha256_to_pin(repo: Path) -> None:
+    import hashlib
+
+    _unpin(repo, "nvidia-h200-product-page")
+    digest = hashlib.sha256((repo / EXCERPT).read_bytes()).hexdigest()
+    result = invoke("check", root=repo)
+    assert result.exit_code == 0, result.output  # a pin is optional: a warning, never a failure
+    said = (f"sources/nvidia-h200-product-page.toml: source.excerpt: {EXCERPT} is not pinned (the record has no "
+            "excerpt_sha256): an edit of it would change what audit checks the quotes against and no check would see "
+            f"it; pin it: excerpt_sha256 = \"{digest}\"")
+    # was: nothing said
+    assert f"  warning: {said}" in result.stdout.splitlines(), result.stdout
+    coded = json.loads(invoke("check", "--json", root=repo).stdout)["coded_warnings"]
+    assert {"code": "unpinned_excerpt", "text": said} in coded
+
+
+def test_c_the_review_names_an_excerpt_the_change_leaves_unpinned(repo: Path) -> None:
+    # the pin removed
+    _unpin(repo, "nvidia-h200-product-page")
+    _git(repo, "commit", "-qam", "unpin")
+    changed = json.loads(invoke("diff", "HEAD~1", "HEAD", "--format", "json", root=repo).stdout)["sources_changed"]
+    # was: sources_changed [] (the record's pin is no document field)
+    assert [(s["id"], s["changed"]) for s in changed] == [("nvidia-h200-product-page", [
+        f"{EXCERPT}'s pin removed (excerpt_sha256: d00ac0058c14… → (none)); not pinned: the record has no "
+        "excerpt_sha256, so a later edit of the excerpt changes what audit checks its quotes against unseen by check "
+        "and by a review: pin it (the warning passprice check gives names the sha256)"])]
+    # a record re-pointed to a new excerpt it does not pin
+    (repo / "sources/excerpts/new.txt").write_bytes((repo / EXCERPT).read_bytes())
+    _edit(repo, "sources/nvidia-h200-product-page.toml", f'excerpt = "{EXCERPT}"',
+          'excerpt = "sources/excerpts/new.txt"')
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "re-point, unpinned")
+    text = invoke("diff", "HEAD~1", "HEAD", root=repo).stdout
+    assert (f"the document source nvidia-h200-product-page names changed (excerpt: {EXCERPT} → sources/excerpts/new.txt"
+            " (its stored excerpt: the lines quoted from the text read, which its citing facts' quotes are checked "
+            "against); not pinned: the record has no excerpt_sha256") in text

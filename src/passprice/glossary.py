@@ -1079,9 +1079,11 @@ _TERMS = (
         "`measured_elsewhere` (a measured fact citing the place another card's measured fact cites: a card copied "
         "from another that kept that card's measurement as its own), `stale` (a derived fact the edit left stale), "
         "`recompute` (the `fact recompute` command that writes them), `caution` (what the edit removed or made "
-        "inconsistent), `below_floor` (a lock whose floor the fact now falls below); `check`'s other warnings are "
-        "`other` until they are given a code of their own.",
-        ("coded_warnings", "code", "text", "measured_elsewhere", "below_floor", "recompute", "other"),
+        "inconsistent), `below_floor` (a lock whose floor the fact now falls below), `unpinned_excerpt` (`check`: a "
+        "source record names a stored excerpt it does not pin, no `excerpt_sha256`; the line gives the sha256 to "
+        "pin); `check`'s other warnings are `other` until they are given a code of their own.",
+        ("coded_warnings", "code", "text", "measured_elsewhere", "below_floor", "recompute", "unpinned_excerpt",
+         "other"),
     ),
     Term(
         "refusal",

@@ -175,6 +175,13 @@ STORED_TEXT = ("its stored excerpt: the lines quoted from the text read, which i
                "against")
 
 
+#: What a review adds to a stored excerpt the change names (re-pointed, rewritten, added, or its pin removed) that its
+#: record does not pin (no ``excerpt_sha256``): ``check`` only warns of it (:func:`passprice.sources.unpinned_line`).
+UNPINNED = ("; not pinned: the record has no excerpt_sha256, so a later edit of the excerpt changes what audit checks "
+            "its quotes against unseen by check and by a review: pin it (the warning passprice check gives names the "
+            "sha256)")
+
+
 def _table(root: Root, source_id: str) -> dict[str, Any] | None:
     """The ``[source]`` table of ``sources/ID.toml`` in ``root`` as validated (its :data:`DOCUMENT_FIELDS` and its
     ``excerpt``), or ``None`` when it does not read (the review reports that file as it reports any)."""
@@ -184,7 +191,8 @@ def _table(root: Root, source_id: str) -> dict[str, Any] | None:
         source = load_source(root, source_id)
     except InputError:
         return None
-    return {**{name: getattr(source, name) for name in DOCUMENT_FIELDS}, "excerpt": source.excerpt}
+    return {**{name: getattr(source, name) for name in DOCUMENT_FIELDS}, "excerpt": source.excerpt,
+            "excerpt_sha256": source.excerpt_sha256}
 
 
 def document_digest(data: bytes) -> str:
@@ -239,17 +247,24 @@ def source_changes(
         # 4.8TB/s' was no longer in it, or re-pointing source.excerpt to such a copy, read "no changes" or "1 source
         # record changed; no lock affected", exit 0, nothing to verify, while audit on HEAD said NOT FOUND).
         excerpt = new["excerpt"]
+        unpinned = UNPINNED if excerpt is not None and new["excerpt_sha256"] is None else ""
         if excerpt != old["excerpt"]:
-            changed.append(f"excerpt: {_shown(old['excerpt'])} → {_shown(excerpt)} ({STORED_TEXT})")
+            changed.append(f"excerpt: {_shown(old['excerpt'])} → {_shown(excerpt)} ({STORED_TEXT}){unpinned}")
         elif excerpt is not None and documents[0](excerpt) != documents[1](excerpt):
-            changed.append(f"{excerpt} rewritten ({STORED_TEXT})")
+            changed.append(f"{excerpt} rewritten ({STORED_TEXT}){unpinned}")
+        elif unpinned and old["excerpt_sha256"] is not None:
+            changed.append(f"{excerpt}'s pin removed (excerpt_sha256: {old['excerpt_sha256'][:12]}… → (none))"
+                           + unpinned)
         if changed:
             found.append((source_id, tuple(changed)))
     new_ids = set()
     for source_id in sorted(set(added)):
         new = _table(head, source_id)
         if new is not None and _table(base, source_id) is None:
-            found.append((source_id, tuple(f"{k}: {_shown(new[k])}" for k in ADDED_FIELDS if new[k] is not None)))
+            fields = [f"{k}: {_shown(new[k])}" for k in ADDED_FIELDS if new[k] is not None]
+            if new["excerpt"] is not None and new["excerpt_sha256"] is None:
+                fields.append(f"excerpt: {new['excerpt']} ({STORED_TEXT}){UNPINNED}")
+            found.append((source_id, tuple(fields)))
             new_ids.add(source_id)
     if not found:
         return ()

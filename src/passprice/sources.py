@@ -488,6 +488,35 @@ def excerpt_digest_problem(root: Root, source: Source) -> str | None:
             f"{source.excerpt}`), or, if the new text is what was read, pin it: excerpt_sha256 = \"{found}\"")
 
 
+#: The stable ``code`` of ``check``'s warning of a record naming a stored excerpt it does not pin (``--json``'s
+#: ``coded_warnings``, :func:`passprice.addedfacts.warning_code`): :func:`unpinned_line`.
+UNPINNED_EXCERPT = "unpinned_excerpt"
+
+#: The words of :func:`unpinned_line` that :func:`passprice.addedfacts.warning_code` knows it by.
+UNPINNED_WORDS = "is not pinned (the record has no excerpt_sha256)"
+
+
+def unpinned_line(root: Root, source: Source) -> str | None:
+    """What ``check`` warns of a record naming a stored excerpt (a regular file of ``root``) it does not pin
+    (``excerpt_sha256`` missing): ``PATH is not pinned (the record has no excerpt_sha256): an edit of it would
+    change what audit checks the quotes against and no check would see it; pin it: excerpt_sha256 = "SHA256"``,
+    the file's sha256 in full to paste; ``None`` when the record names no excerpt, pins it, or the file does not
+    read (:func:`excerpt_problem` says that). A pin is optional, so this warns, never fails (tests/test_left131.py:
+    an unpinned excerpt got no word). Raises nothing."""
+    import hashlib
+
+    from passprice.files import read_regular
+
+    if source.excerpt is None or source.excerpt_sha256 is not None:
+        return None
+    try:
+        data = read_regular(root.path / source.excerpt, EXCERPT_BYTES)
+    except (InputError, OSError):
+        return None
+    return (f"{source.excerpt} {UNPINNED_WORDS}: an edit of it would change what audit checks the quotes against "
+            f"and no check would see it; pin it: excerpt_sha256 = \"{hashlib.sha256(data).hexdigest()}\"")
+
+
 #: What a stored excerpt holds, as every output words it beside its file: the lines of the document a record's
 #: locators quote (with their line numbers and the copy's address), not the whole text read (a new user read "(the
 #: text read)" and expected the page: tests/test_walk128.py).
@@ -526,10 +555,10 @@ def check_sources(
 ) -> tuple[list[str], list[str]]:
     """``passprice check``'s look at ``sources/``: the problems (a file that does not read; a registry document
     whose path is not a regular file inside the root, :func:`document_problem`; a stored excerpt that is not one,
-    :func:`excerpt_problem`) and the warnings (a source nothing
-    in ``cited`` names), one line each; the problems are appended to ``unreadable`` too (bad files), and each record
-    that reads is put in ``loaded`` by id (so :func:`passprice.lineage.document_hashes` loads none twice: with 4,000
-    records, the second load was about a tenth of a cold ``check``)."""
+    :func:`excerpt_problem`) and the warnings (a source nothing in ``cited`` names; a stored excerpt the record does
+    not pin, :func:`unpinned_line`), one line each; the problems are appended to ``unreadable`` too (bad files), and
+    each record that reads is put in ``loaded`` by id (so :func:`passprice.lineage.document_hashes` loads none twice:
+    with 4,000 records, the second load was about a tenth of a cold ``check``)."""
     problems: list[str] = []
     warnings: list[str] = []
     named = set(cited)
@@ -551,6 +580,10 @@ def check_sources(
         problem = excerpt_problem(root, source)
         if problem is not None:
             problems.append(f"{file}: source.excerpt: {problem}")
+        else:
+            unpinned = unpinned_line(root, source)
+            if unpinned is not None:
+                warnings.append(f"{file}: source.excerpt: {unpinned}")
         if name not in named and unsure:
             warnings.append(f"{file}: cited by no fact{unsure}")
         elif name not in named:
