@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from cli_helpers import REPO, copy_root, invoke
+from cli_helpers import REPO, copy_root, invoke, repin_excerpt
 
 CARD = "facts/cards/h200_sxm_141gb.toml"
 EXCERPT = "sources/excerpts/cite102-excerpt.txt"
@@ -169,3 +169,31 @@ def test_c_the_review_names_an_excerpt_the_change_leaves_unpinned(repo: Path) ->
     assert (f"the document source nvidia-h200-product-page names changed (excerpt: {EXCERPT} → sources/excerpts/new.txt"
             " (its stored excerpt: the lines quoted from the text read, which its citing facts' quotes are checked "
             "against); not pinned: the record has no excerpt_sha256") in text
+
+
+# --- (d) an edit in one section of a shared excerpt -------------------------------------------------------------------
+
+
+def test_d_an_edit_in_one_section_lists_only_its_source(repo: Path) -> None:
+    excerpt = "sources/excerpts/cite71-excerpt.txt"
+    named = sorted(p.stem for p in (repo / "sources").glob("*.toml")
+                   if f'excerpt = "{excerpt}"' in p.read_text(encoding="utf-8"))
+    assert named == ["nvidia-hopper-whitepaper", "sambanova-sn40l-hot-chips-2024"]
+    line = "18\t    ●   128 FP32 CUDA Cores per SM, 16896 FP32 CUDA Cores per GPU"
+    _edit(repo, excerpt, line, "19" + line[2:])  # the Hopper whitepaper's section alone
+    repin_excerpt(repo, excerpt)
+    _git(repo, "commit", "-qam", "a line of the whitepaper's section to another page")
+    changed = json.loads(invoke("diff", "HEAD~1", "HEAD", "--format", "json", root=repo).stdout)["sources_changed"]
+    # was: both records listed, the SN40L's "rewritten" with no quote of it lost
+    assert [s["id"] for s in changed] == ["nvidia-hopper-whitepaper"]
+    # an edit of the SN40L slides' section lists the slides alone
+    _edit(repo, excerpt, "Cerulean SN40L RDU", "Cerulean  SN40L RDU")
+    repin_excerpt(repo, excerpt)
+    _git(repo, "commit", "-qam", "a blank in the slides' section")
+    changed = json.loads(invoke("diff", "HEAD~1", "HEAD", "--format", "json", root=repo).stdout)["sources_changed"]
+    assert [s["id"] for s in changed] == ["sambanova-sn40l-hot-chips-2024"]
+    # an edit of the header (the '#' lines before the first section) is no section's: neither is listed
+    _edit(repo, excerpt, "# The slides are the text", "# The slides are the very text")
+    repin_excerpt(repo, excerpt)
+    _git(repo, "commit", "-qam", "the header's words")
+    assert json.loads(invoke("diff", "HEAD~1", "HEAD", "--format", "json", root=repo).stdout)["sources_changed"] == []

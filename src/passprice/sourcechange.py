@@ -250,7 +250,8 @@ def source_changes(
         unpinned = UNPINNED if excerpt is not None and new["excerpt_sha256"] is None else ""
         if excerpt != old["excerpt"]:
             changed.append(f"excerpt: {_shown(old['excerpt'])} → {_shown(excerpt)} ({STORED_TEXT}){unpinned}")
-        elif excerpt is not None and documents[0](excerpt) != documents[1](excerpt):
+        elif (excerpt is not None and documents[0](excerpt) != documents[1](excerpt)
+              and _own_section_changed(base, head, source_id, excerpt)):
             changed.append(f"{excerpt} rewritten ({STORED_TEXT}){unpinned}")
         elif unpinned and old["excerpt_sha256"] is not None:
             changed.append(f"{excerpt}'s pin removed (excerpt_sha256: {old['excerpt_sha256'][:12]}… → (none))"
@@ -301,6 +302,25 @@ def source_changes(
         out.append(SourceChange(source_id, fields, named, tuple(sorted({i.name for i in resting})),
                                 tuple(fitted.items()), through, places, on_cards, source_id in new_ids, lost))
     return tuple(out)
+
+
+def _own_section_changed(base: Root, head: Root, source_id: str, excerpt: str) -> bool:
+    """Whether the stored excerpt ``excerpt`` (a file whose bytes differ between ``base`` and ``head``) reads as
+    another text for ``source_id`` (:func:`passprice.sources.excerpt_section`: its own ``== ID … ==`` section, or
+    the whole file's when none is headed so): an edit in another source's section of a file several records name
+    changes none of the quotes of this one (tests/test_left131.py: every record naming the file was listed, its
+    ``quotes_lost`` empty). ``True`` when a side does not read (not there, past the cap, not UTF-8). Raises
+    nothing."""
+    from passprice.files import read_regular
+    from passprice.sources import EXCERPT_BYTES, excerpt_section
+
+    sections = []
+    for side in (base, head):
+        try:
+            sections.append(excerpt_section(read_regular(side.path / excerpt, EXCERPT_BYTES), source_id))
+        except (InputError, OSError):
+            return True
+    return sections[0] is None or sections[0] != sections[1]
 
 
 def _quotes_lost(base: Root, head: Root, source_id: str, citing: Iterable[Any]) -> tuple[str, ...]:

@@ -768,6 +768,22 @@ def _excerpt_lines(data: str, source: str) -> tuple[str, dict[int, str], bool]:
             paged)
 
 
+def excerpt_section(data: bytes, source: str) -> tuple[str, tuple[tuple[int, str], ...], bool] | None:
+    """What a quote of ``source`` is checked against in the stored excerpt ``data`` (its bytes): the text of its
+    section (the whole file's when none is headed ``source``), its pages and whether its numbers are pages, as
+    :class:`StoredText` reads them (:func:`_excerpt_lines`); ``None`` when the bytes are more than
+    :data:`EXCERPT_BYTES` or not UTF-8. Two sides of a review whose sections of ``source`` read the same are the same
+    stored text for it, whatever else the file's other sections or header say (an edit in one section of a file
+    several records name listed every record as changed, tests/test_left131.py). Raises nothing."""
+    if len(data) > EXCERPT_BYTES:
+        return None
+    try:
+        text, pages, paged = _excerpt_lines(data.decode("utf-8"), source)
+    except UnicodeDecodeError:
+        return None
+    return text, tuple(sorted(pages.items())), paged
+
+
 #: A section heading naming a document by its address (``== ID PATH URL ==``): a source's section, as the shipped
 #: excerpts open one (a heading without an address, the xiongjiedai notebooks' ``== LLaMA 2/… ==``, only cuts a file).
 _SOURCE_SECTION = re.compile(r"^== (\S+) .*\bhttps?://\S+ ==$")
