@@ -197,3 +197,31 @@ def test_d_an_edit_in_one_section_lists_only_its_source(repo: Path) -> None:
     repin_excerpt(repo, excerpt)
     _git(repo, "commit", "-qam", "the header's words")
     assert json.loads(invoke("diff", "HEAD~1", "HEAD", "--format", "json", root=repo).stdout)["sources_changed"] == []
+
+
+# --- (b) a quote checked against an excerpt the same change edited ----------------------------------------------------
+
+
+def test_b_a_quote_found_in_an_excerpt_the_change_edited_is_asked(repo: Path) -> None:
+    # the value moved, the locator quotes the new figure, the excerpt edited to print it, and re-pinned: check holds
+    _edit(repo, CARD, "value = 141\n", "value = 144\n")
+    _edit(repo, CARD, "'GPU Memory 141GB 141GB'", "'GPU Memory 144GB 141GB'")
+    _edit(repo, EXCERPT, "30\t141GB", "30\t144GB")
+    repin_excerpt(repo, EXCERPT)
+    assert invoke("check", root=repo).exit_code == 0
+    _git(repo, "commit", "-qam", "bandwidth 4.9, its excerpt edited to say so")
+    data = json.loads(invoke("diff", "HEAD~1", "HEAD", "--format", "json", root=repo).stdout)
+    (fact,) = [c for f in data["files"] for c in f["facts"] if c["path"] == "memory.capacity"]
+    # was: quote_check "checked", nothing in to_verify about where the words came from
+    assert fact["quote_check"]["state"] == "checked"
+    assert fact["quote_excerpts_edited"] == ["nvidia-h200-product-page"]
+    said = ("its quotes were checked against an excerpt this change edited (checked: 1 of 1 quoted span found in the "
+            "stored text; the stored excerpt of nvidia-h200-product-page): the check shows only that the change wrote "
+            "both; read the quoted words in the document itself")
+    assert said in fact["to_verify"]
+    text = invoke("diff", "HEAD~1", "HEAD", root=repo).stdout
+    markdown = invoke("diff", "HEAD~1", "HEAD", "--format", "markdown", root=repo).stdout
+    assert said in text and said in markdown
+    # a fact whose quotes this change did not edit the excerpt of is said as before
+    assert all(c["quote_excerpts_edited"] == [] for f in data["files"] for c in f["facts"]
+               if c["path"] != "memory.capacity")

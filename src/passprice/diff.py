@@ -967,6 +967,10 @@ class FactChange:
     #: re-citation quoting 'GPU Memory Bandwidth 4.89TB/s', which the stored excerpt lacks, read only "its locator
     #: quotes 4.89TB/s" where audit said NOT FOUND.
     quote: QuoteCheck | None = None
+    #: The sources whose stored excerpt :attr:`quote` read that the same change edited (its own section's text, or
+    #: the excerpt re-pointed or first named): found there, a quote shows only that the change wrote both (a value
+    #: moved, the excerpt edited to state it and re-pinned read "checked"; tests/test_left131.py). Empty when none.
+    excerpts_edited: tuple[str, ...] = ()
 
     @property
     def change(self) -> str:
@@ -1068,6 +1072,11 @@ class FactChange:
             found = (f"its quotes are NOT FOUND in the stored excerpt of the document it cites, as audit checks them "
                      f"({self.quote.why})")
             asks = f"{asks}; {found}" if asks else found
+        if self.quote is not None and self.excerpts_edited:
+            edited = (f"its quotes were checked against an excerpt this change edited ({self.quote.state}: "
+                      f"{self.quote.why}; the stored excerpt of {', '.join(self.excerpts_edited)}): the check shows "
+                      "only that the change wrote both; read the quoted words in the document itself")
+            asks = f"{asks}; {edited}" if asks else edited
         if not self.fresh_sources or self.new is None:
             return asks
         names = ", ".join(self.fresh_sources)
@@ -1247,6 +1256,7 @@ class FactChange:
             "strengthened": self.strengthened,
             "to_verify": self.to_verify,
             "quote_check": self.quote.to_json() if self.quote is not None else None,
+            "quote_excerpts_edited": list(self.excerpts_edited),
             "refit_unmoved": self.refit_unmoved,
             "moved_with": list(self.moved_with),
             # a moved derivation input that cancels out of the formula (moves nothing): audit's ``cancelled``
@@ -4951,7 +4961,7 @@ def _compare(base: Side, head: Side) -> Diff:
     into = {old: new for new, old in renames.items()}
     files = _ask_added(base, head, tuple(compare_file(base, head, p, renames.get(p), into.get(p)) for p in paths))
     files = _fresh_sources(base, head, files)
-    files = _quotes_checked(head, files)
+    files = _quotes_checked(head, files, base)
     files = _foreign_files(head, files)
     files = _moved_under_runs(head, files)
     files = measurement_renames(base, head, files)
@@ -5981,35 +5991,87 @@ def _fresh_sources(base: Side, head: Side, files: tuple[FileChange, ...]) -> tup
     return tuple(out)
 
 
-def _quotes_checked(head: Side, files: tuple[FileChange, ...]) -> tuple[FileChange, ...]:
+def _quotes_checked(head: Side, files: tuple[FileChange, ...], base: Side | None = None) -> tuple[FileChange, ...]:
     """``files`` with :attr:`FactChange.quote` set on each changed or added fact whose quoted locators (its own and
     its derivation inputs', each with the source it cites: :func:`passprice.sources._quoted_locators`) differ from the
     old fact's: :func:`passprice.sources.quote_check` of HEAD's fact against HEAD's stored excerpts
     (:func:`passprice.sources.stored_texts`), the one check ``audit`` makes, so the review says what ``audit`` of the
     same tree says (a new user's finding: NOT FOUND in audit, only "its locator quotes 4.89TB/s" in the review;
-    tests/test_walk128.py). HEAD's sources are read only when such a fact is there. Raises nothing."""
+    tests/test_walk128.py). With ``base``, each checked fact's :attr:`FactChange.excerpts_edited`: the cited sources
+    whose stored text for them (:func:`passprice.sources.excerpt_section`'s reading) differs on BASE, or that BASE
+    stored none of; and a changed fact whose locators did not change is checked too when it cites such a source
+    (a value moved, the excerpt edited to state it and re-pinned read "checked" against text the change wrote,
+    tests/test_left131.py). HEAD's sources are read only when such a fact is there. Raises nothing."""
     from passprice.sources import _quoted_locators as quoted_locators
-    from passprice.sources import quote_check
+    from passprice.sources import quote_check, read_sources, stored_texts
 
-    wanted = [(c.path, c.new) for f in files for c in f.facts if c.new is not None
-              and (c.old is None or quoted_locators(c.old) != quoted_locators(c.new)) and quoted_locators(c.new)]
-    if not wanted:
+    def cited(fact: Fact) -> list[str]:
+        return [sid for _, sid, _ in quoted_locators(fact) if sid is not None]
+
+    def requoted(c: FactChange) -> bool:
+        return (c.new is not None and (c.old is None or quoted_locators(c.old) != quoted_locators(c.new))
+                and bool(quoted_locators(c.new)))
+
+    changed = [c.new for f in files for c in f.facts if c.new is not None and quoted_locators(c.new)]
+    if not changed:
         return files
-    from passprice.sources import read_sources, stored_texts
+    edited: frozenset[str] = frozenset()
+    sources: dict[str, Any] | None = None
+    if base is not None:
+        sources = read_sources(head.root)[0]
+        edited = _excerpts_edited(base, head, sources, {sid for fact in changed for sid in cited(fact)})
 
-    sources = read_sources(head.root)[0]
-    texts = stored_texts(head.root, sources, [sid for _, fact in wanted for _, sid, _ in quoted_locators(fact)
-                                              if sid is not None])
+    def wanted(c: FactChange) -> bool:
+        return requoted(c) or (c.new is not None and c.old is not None and bool(edited & set(cited(c.new))))
+
+    asked = [c.new for f in files for c in f.facts if c.new is not None and wanted(c)]
+    if not asked:
+        return files
+    if sources is None:
+        sources = read_sources(head.root)[0]
+    texts = stored_texts(head.root, sources, [sid for fact in asked for sid in cited(fact)])
     out = []
     for f in files:
         facts = []
         for c in f.facts:
-            if c.new is not None and (c.old is None or quoted_locators(c.old) != quoted_locators(c.new)) \
-                    and quoted_locators(c.new):
-                c = attrs.evolve(c, quote=quote_check(c.path, c.new, texts))
+            if c.new is not None and wanted(c):
+                c = attrs.evolve(c, quote=quote_check(c.path, c.new, texts),
+                                 excerpts_edited=tuple(sorted(edited & set(cited(c.new)))))
             facts.append(c)
         out.append(attrs.evolve(f, facts=tuple(facts)))
     return tuple(out)
+
+
+def _excerpts_edited(base: Side, head: Side, sources: Mapping[str, Any], ids: Iterable[str]) -> frozenset[str]:
+    """The sources of ``ids`` (HEAD's records, ``sources``) whose stored excerpt reads as another text for them on
+    HEAD than on BASE (:func:`passprice.sources.excerpt_section` of each side's bytes: the source's own section),
+    or that BASE stored none of (the record or its ``excerpt`` added, or re-pointed): what a quote found there was
+    written by the same change. Raises nothing (a side whose record or file does not read counts as edited)."""
+    from passprice.files import read_regular
+    from passprice.sources import EXCERPT_BYTES, excerpt_section, load_source
+
+    out = set()
+    for sid in sorted(set(ids)):
+        now = sources.get(sid)
+        if now is None or now.excerpt is None:
+            continue
+        try:
+            then = load_source(base.root, sid)
+        except InputError:
+            out.add(sid)
+            continue
+        if then.excerpt is None or then.excerpt != now.excerpt:
+            out.add(sid)
+            continue
+        try:
+            before = read_regular(base.root.path / then.excerpt, EXCERPT_BYTES)
+            after = read_regular(head.root.path / now.excerpt, EXCERPT_BYTES)
+        except (InputError, OSError):
+            out.add(sid)
+            continue
+        if before != after and excerpt_section(before, sid) != excerpt_section(after, sid):
+            out.add(sid)
+    return frozenset(out)
 
 
 def _moved_under_runs(head: Side, files: tuple[FileChange, ...]) -> tuple[FileChange, ...]:

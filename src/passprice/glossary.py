@@ -373,8 +373,8 @@ _TERMS = (
         "first 200; `head_check_review_rules` the lines of `head_check` that are the review's own rules, not "
         "`check`'s: the list of pricing models, the commands that write the shipped headers) and a lock's "
         "`head_unread` (its file does not read on HEAD, so it is judged on BASE's); a changed fact's `quote_check` "
-        "(audit's quote check of HEAD's fact against HEAD's stored excerpts, made when its quotes changed; `null` "
-        "otherwise); "
+        "(audit's quote check of HEAD's fact against HEAD's stored excerpts, made when its quotes changed or it "
+        "cites a stored excerpt the change edited, `quote_excerpts_edited` naming those; `null` otherwise); "
         "`added_records`, `added_servings` and `cited_sources` (the records and servings HEAD adds, by path, and the "
         "documents changed facts cite, by id); `runs_to_verify` (edited measurement files whose runs to check in "
         "their source), `stack_spans` (a changed stack's measured / limit span, BASE → HEAD), `scopes_widened` (a "
@@ -1057,18 +1057,25 @@ _TERMS = (
         "is not (the quote is not in the lines stored), `not checked` when the document has no stored text (the H200 "
         "datasheet, whose PDF was never read), or a locator quotes nothing (the MI300X's `vgpr`, read from a "
         "ROCm table no text of which is stored). A quote after a page its locator names (`p. 19: '…'`) is looked "
-        "for on that page of the stored text alone, where the excerpt numbers its lines by page (the Ampere and "
-        "Hopper whitepapers'). The text audit's `quotes checked against a stored text:` section "
+        "for on that page of the stored text alone, where the excerpt says its numbers are pages (a header line "
+        "`# Numbers are pages`, or `# Numbers are pages: ID …` for those sources' sections: the Ampere and Hopper "
+        "whitepapers'); where they number the copy's lines the quote is looked for in the whole text. A span a fact's "
+        "locator and its derivation's input both quote is one span, counted once. The text audit's `quotes checked "
+        "against a stored text:` section "
         "(the markdown's `Quotes checked`) gives the count and a line a fact; `audit --source ID` gives the same of "
         "each fact citing the source, of the spans its locators citing it quote. `audit --json`'s facts' "
         "`quote_check` holds `state`, `spans` (quoted), `found`, `missing` (the spans not found), `unstored` (the "
         "documents with no usable stored text) and `why`; `quotes_checked` counts the facts `checked`, "
         "`not_found` and all `facts`. A review (`passprice diff`) makes the same check of each changed or added "
         "fact whose quotes changed, against HEAD's stored excerpts: `NOT FOUND` is added to its `to verify`, and "
-        "`--format json`'s facts' `quote_check` holds the same object (`null` where no check was made). An excerpt "
-        "whose bytes are not the `excerpt_sha256` its record pins is unusable: `not checked`, and `check` fails.",
+        "`--format json`'s facts' `quote_check` holds the same object (`null` where no check was made); where the "
+        "check read a stored excerpt the same change edited (the source's own section, or an excerpt first named), "
+        "`quote_excerpts_edited` names those sources and `to verify` says the quotes were checked against text the "
+        "change wrote (a changed fact citing such a source is checked even when its quotes did not change). An "
+        "excerpt whose bytes are not the `excerpt_sha256` its record pins is unusable: `not checked`, and `check` "
+        "fails.",
         ("quote_check", "quotes_checked", "quotes checked", "quotes checked against a stored text", "not checked",
-         "NOT FOUND", "not_found", "unstored", "spans", "checked", "missing"),
+         "NOT FOUND", "not_found", "unstored", "spans", "checked", "missing", "quote_excerpts_edited"),
     ),
     Term(
         "warning code",
