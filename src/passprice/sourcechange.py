@@ -262,10 +262,10 @@ def source_changes(
     for source_id in sorted(set(added)):
         new = _table(head, source_id)
         if new is not None and _table(base, source_id) is None:
-            named = [f"{k}: {_shown(new[k])}" for k in ADDED_FIELDS if new[k] is not None]
+            leads = [f"{k}: {_shown(new[k])}" for k in ADDED_FIELDS if new[k] is not None]
             if new["excerpt"] is not None and new["excerpt_sha256"] is None:
-                named.append(f"excerpt: {new['excerpt']} ({STORED_TEXT}){UNPINNED}")
-            found.append((source_id, tuple(named)))
+                leads.append(f"excerpt: {new['excerpt']} ({STORED_TEXT}){UNPINNED}")
+            found.append((source_id, tuple(leads)))
             new_ids.add(source_id)
     if not found:
         return ()
