@@ -225,3 +225,30 @@ def test_b_a_quote_found_in_an_excerpt_the_change_edited_is_asked(repo: Path) ->
     # a fact whose quotes this change did not edit the excerpt of is said as before
     assert all(c["quote_excerpts_edited"] == [] for f in data["files"] for c in f["facts"]
                if c["path"] != "memory.capacity")
+
+
+# --- (f) the lock audit's git calls ------------------------------------------------------------------------------------
+
+
+def test_f_an_old_locks_sources_and_excerpts_are_read_with_one_lookup(repo: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    import passprice.gitread
+
+    excerpt = "sources/excerpts/cite70-excerpt.txt"
+    _edit(repo, excerpt, "## The real result — Qwen3", "## The real result - Qwen3")  # today's: a hyphen
+    repin_excerpt(repo, excerpt)
+    _git(repo, "commit", "-qam", "the heading's dash")
+    calls: list[list[str]] = []
+    real = passprice.gitread.run_git
+
+    def counted(top: Path, args: list[str], *rest: object, **kw: object) -> bytes:
+        calls.append(list(args))
+        return real(top, args, *rest, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(passprice.gitread, "run_git", counted)
+    data = json.loads(invoke("audit", str(repo / "locks" / "qwen3-30b-a3b-h200.lock.toml"), "--json",
+                             root=repo).stdout)
+    assert data["excerpts_at_lock"]["replaced"] == ["gpu-container-handbook-routing-derisk"]  # as committed with it
+    # rev-parse, status, log once, then one cat-file --batch-check and one --batch for records and excerpts
+    # together (was 10: the excerpts' own rev-parse, status, log and two cat-file)
+    assert [c[0] for c in calls] == ["rev-parse", "status", "log", "cat-file", "cat-file"]
