@@ -227,7 +227,7 @@ def test_b_a_quote_found_in_an_excerpt_the_change_edited_is_asked(repo: Path) ->
                if c["path"] != "memory.capacity")
 
 
-# --- (f) the lock audit's git calls ------------------------------------------------------------------------------------
+# --- (f) the lock audit's git calls ----------------------------------------------------------------------------------
 
 
 def test_f_an_old_locks_sources_and_excerpts_are_read_with_one_lookup(repo: Path,

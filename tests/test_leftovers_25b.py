@@ -218,11 +218,11 @@ def test_2_an_old_locks_audit_reads_its_sources_with_one_git(tmp_path: Path, mon
             counts.append(len(log.read_text().splitlines()))
         return outs, counts
 
+    real = passprice.sourcechange.read_at_lock
     # (each H200 lock cites one record more since cite102, the H200 product page: 4 and 6, 3 and 5 before)
     for lock, sources, since in (("r1-qwen7b-h200", 4, "source nvidia-h200-datasheet: "),
                                  ("qwen35-27b-h200-mtp", 6, "source qwen35-mtp-review: ")):
         now, now_count = audits(lock)
-        real = passprice.sourcechange.read_at_lock
         with monkeypatch.context() as m:
             # the audit asks read_at_lock (walkthrough 31: its sources and whether they were compared, and the
             # excerpts at the lock's commit, from the same git calls); the old reading answers the sources, the lock
