@@ -252,3 +252,19 @@ def test_f_an_old_locks_sources_and_excerpts_are_read_with_one_lookup(repo: Path
     # rev-parse, status, log once, then one cat-file --batch-check and one --batch for records and excerpts
     # together (was 10: the excerpts' own rev-parse, status, log and two cat-file)
     assert [c[0] for c in calls] == ["rev-parse", "status", "log", "cat-file", "cat-file"]
+
+
+# --- (g) a rewrite rule on a stored excerpt, in a work tree ------------------------------------------------------------
+
+
+def test_g_check_refuses_a_rewrite_rule_on_a_stored_excerpt(repo: Path) -> None:
+    (repo / ".gitattributes").write_text(f"{EXCERPT} working-tree-encoding=UTF-16\n", encoding="utf-8")
+    result = invoke("check", root=repo)
+    # was: exit 0, "all holds" (the rule's file looked at for the records alone), where the review refuses it
+    assert result.exit_code == 2, result.output
+    assert (f"passprice: error: {EXCERPT}: git rewrites it in a checkout (working-tree-encoding=UTF-16, a rule of "
+            ".gitattributes), so what a review reads from git is not what check and price read in a checkout; remove "
+            "the rule for passprice's files") in result.stderr.splitlines(), result.stderr
+    # a rule that rewrites nothing passprice reads (an excerpt no record names) is no problem
+    (repo / ".gitattributes").write_text("sources/excerpts/none.txt working-tree-encoding=UTF-16\n", encoding="utf-8")
+    assert invoke("check", root=repo).exit_code == 0

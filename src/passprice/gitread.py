@@ -1562,9 +1562,13 @@ def _attribute_files(folder: Path, tops: Iterable[str]) -> bool:
     return False
 
 
-def work_tree_rewrites(folder: Path, tops: Iterable[str]) -> list[str]:
+def work_tree_rewrites(folder: Path, tops: Iterable[str],
+                       also: Callable[[], Iterable[str]] | None = None) -> list[str]:
     """The lines (:func:`rewritten_lines`) refusing the files passprice reads (:func:`read_by_passprice`) in the
-    folders ``tops`` of ``folder`` (a registry's root) that git rewrites in a checkout by a rule of a file of
+    folders ``tops`` of ``folder`` (a registry's root), and the paths ``also`` gives (relative to ``folder``: the
+    stored excerpts and documents source records name, which a review refuses a rewrite rule on as it does a card:
+    ``check`` passed a ``working-tree-encoding`` rule on an excerpt, tests/test_left131.py; asked only when a file of
+    rules lies where it could reach them), that git rewrites in a checkout by a rule of a file of
     attribute rules: none when no such file lies where its rules could reach them (:func:`_attribute_files`, so a
     registry with none spawns no git), or ``folder`` is in no git repository (no checkout rewrites anything), or
     git is not installed; one line naming a config file git reads that is not git config (whether it names a file
@@ -1583,6 +1587,8 @@ def work_tree_rewrites(folder: Path, tops: Iterable[str]) -> list[str]:
             rel_dir = Path(dirpath).relative_to(folder).as_posix()
             dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and rel_dir.count("/") < 1)
             rels += [f"{rel_dir}/{name}" for name in sorted(filenames) if read_by_passprice(f"{rel_dir}/{name}")]
+    if also is not None:
+        rels += [rel for rel in also() if rel not in rels]
     return _asked_rewrites(folder, rels)
 
 
