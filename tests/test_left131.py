@@ -254,7 +254,7 @@ def test_f_an_old_locks_sources_and_excerpts_are_read_with_one_lookup(repo: Path
     assert [c[0] for c in calls] == ["rev-parse", "status", "log", "cat-file", "cat-file"]
 
 
-# --- (g) a rewrite rule on a stored excerpt, in a work tree ------------------------------------------------------------
+# --- (g) a rewrite rule on a stored excerpt, in a work tree ---------------------------------------------------------
 
 
 def test_g_check_refuses_a_rewrite_rule_on_a_stored_excerpt(repo: Path) -> None:
@@ -268,3 +268,28 @@ def test_g_check_refuses_a_rewrite_rule_on_a_stored_excerpt(repo: Path) -> None:
     # a rule that rewrites nothing passprice reads (an excerpt no record names) is no problem
     (repo / ".gitattributes").write_text("sources/excerpts/none.txt working-tree-encoding=UTF-16\n", encoding="utf-8")
     assert invoke("check", root=repo).exit_code == 0
+
+
+def test_g_the_review_names_an_export_rule_on_registry_files(repo: Path) -> None:
+    (repo / ".gitattributes").write_text(f"{EXCERPT} export-ignore\nfacts/cards/h200_sxm_141gb.toml export-subst\n",
+                                         encoding="utf-8")
+    _git(repo, "add", ".gitattributes")
+    _git(repo, "commit", "-qm", "export rules")
+    result = invoke("diff", "HEAD~1", "HEAD", root=repo)
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    # was: "no changes to facts, registry, locks or the pricing model; 10 locks unaffected"
+    assert "2 export rules of .gitattributes on registry files changed" in lines[1]
+    at = lines.index(next(x for x in lines if x.startswith("export rules changed: ")))
+    head = _git(repo, "rev-parse", "HEAD")[:12]
+    assert lines[at + 1: at + 3] == [
+        f"  facts/cards/h200_sxm_141gb.toml: export-subst (a rule of .gitattributes at {head}; not at BASE)",
+        f"  {EXCERPT}: export-ignore (a rule of .gitattributes at {head}; not at BASE)"]
+    data = json.loads(invoke("diff", "HEAD~1", "HEAD", "--format", "json", root=repo).stdout)
+    assert len(data["export_rules"]) == 2
+    markdown = invoke("diff", "HEAD~1", "HEAD", "--format", "markdown", root=repo).stdout
+    assert "#### Export rules" in markdown
+    # a change leaving the rules as they were names none
+    _edit(repo, "sources/nvidia-h200-product-page.toml", "[source]", "[source]", count=1)
+    _git(repo, "commit", "-qm", "nothing", "--allow-empty")
+    assert json.loads(invoke("diff", "HEAD~1", "HEAD", "--format", "json", root=repo).stdout)["export_rules"] == []

@@ -144,6 +144,10 @@ class Side:
     #: The git checkout a revision (or a work tree inside one) was read from: the review reads the branch's commits
     #: through it (:func:`_branch_records`, slip 57); ``None`` for a folder outside git.
     checkout: Checkout | None = attrs.field(default=None, eq=False, repr=False)
+    #: For a revision: each file of the facts, locks and sources (records and stored excerpts) that ``git archive``
+    #: of it leaves out or expands (``export-ignore``, ``export-subst``), with the attribute, its value and the rule's
+    #: file (:meth:`Checkout.exports`); empty for a folder or a work tree.
+    exports: Mapping[str, tuple[str, str, str]] = attrs.field(factory=dict)
 
     def document(self, rel: str) -> str | None:
         """The identity of the registry document at ``rel`` on this side (``None``: not there, or not readable)."""
@@ -191,6 +195,8 @@ class Checkout:
     prefix: str
     #: ``git ls-tree -r -l -z`` of :data:`FOLDERS` and :data:`CODE` by commit: one process a side lists both.
     _listed: dict[str, bytes] = attrs.field(factory=dict, init=False, eq=False, repr=False)
+    #: The ``.gitattributes`` files :meth:`rewrites` and :meth:`exports` read, by commit: one listing a commit.
+    _attributes: dict[str, dict[str, str]] = attrs.field(factory=dict, init=False, eq=False, repr=False)
 
     @classmethod
     def of(cls, folder: Path) -> Checkout:
@@ -532,12 +538,19 @@ class Checkout:
                 kept.append(record + b"\0")
         return b"".join(kept)
 
-    def rewrites(self, commit: str, rels: Iterable[str]) -> list[str]:
-        """The lines refusing the files ``rels`` (relative to the root) that a checkout of ``commit`` rewrites by a
-        ``.gitattributes`` rule (:func:`passprice.gitread.revision_rewrites`): its ``.gitattributes`` files at the
-        repository's top, in each folder down to the root, and in the folders :data:`FOLDERS` (and the code) below
-        it. Raises :class:`InputError` naming an oversized ``.gitattributes``."""
+    def exports(self, commit: str, rels: Iterable[str]) -> dict[str, tuple[str, str, str]]:
+        """The files of ``rels`` (relative to the root) that ``git archive`` of ``commit`` leaves out or expands
+        (:func:`passprice.gitread.revision_exports`), read from the same rule files as :meth:`rewrites`. Raises as
+        it does."""
+        return gitread.revision_exports(self.top, self.prefix, commit, self._attribute_blobs(commit), rels)
+
+    def _attribute_blobs(self, commit: str) -> dict[str, str]:
+        """The ``.gitattributes`` files at ``commit`` that :meth:`rewrites` reads, each path from the top → blob (one
+        ``git ls-tree`` a commit, kept)."""
         import posixpath
+
+        if commit in self._attributes:
+            return self._attributes[commit]
 
         parts = [p for p in self.prefix.split("/") if p]
         above = [posixpath.join(*parts[:n], ".gitattributes") for n in range(len(parts) + 1)]
@@ -550,7 +563,15 @@ class Checkout:
             fields = meta.split()
             if len(fields) == 3 and fields[1] == "blob" and posixpath.basename(name) == ".gitattributes":
                 attributes[name] = fields[2]
-        return gitread.revision_rewrites(self.top, self.prefix, commit, attributes, rels)
+        self._attributes[commit] = attributes
+        return attributes
+
+    def rewrites(self, commit: str, rels: Iterable[str]) -> list[str]:
+        """The lines refusing the files ``rels`` (relative to the root) that a checkout of ``commit`` rewrites by a
+        ``.gitattributes`` rule (:func:`passprice.gitread.revision_rewrites`): its ``.gitattributes`` files at the
+        repository's top, in each folder down to the root, and in the folders :data:`FOLDERS` (and the code) below
+        it. Raises :class:`InputError` naming an oversized ``.gitattributes``."""
+        return gitread.revision_rewrites(self.top, self.prefix, commit, self._attribute_blobs(commit), rels)
 
     def _documents_elsewhere(self, commit: str, names: Iterable[str]) -> set[str]:
         """The paths of ``names`` (relative to the root: registry documents that sources name, outside the folders
@@ -4113,6 +4134,11 @@ class Diff:
     #: models, the commands that write the shipped headers): :meth:`check_line` names them so (a new user read "HEAD
     #: fails passprice check (162 problems)" of list entries where ``check`` on HEAD found none: tests/test_walk128.py).
     review_rules: frozenset[str] = frozenset()
+    #: One line a ``.gitattributes`` ``export-ignore``/``export-subst`` rule HEAD sets on a file of its facts, locks
+    #: or sources (records and stored excerpts) that BASE did not set so (:func:`export_lines`): ``git archive`` of
+    #: HEAD leaves the file out or rewrites it, so a release packed from it is not the registry reviewed. Named, never
+    #: failed (tests/test_left131.py: such a rule read "no changes").
+    export_rules: tuple[str, ...] = ()
 
     @property
     def entries_edited(self) -> tuple[str, ...]:
@@ -4605,7 +4631,8 @@ class Diff:
         locks unaffected, the pricing model, files that do not read."""
         facts = self.fact_changes
         if not (self.files or self.model_changed or self.locks or self.head_check or self.sources or self.unlocked
-                or self.code_files or self.duplicates or self.head_warnings or self.install_files or self.spans):
+                or self.code_files or self.duplicates or self.head_warnings or self.install_files or self.spans
+                or self.export_rules):
             quiet = "no changes to facts, registry, locks or the pricing model"
             return quiet + (f"; {_n(len(self.unaffected), 'lock')} unaffected" if self.unaffected else "")
         # The facts of a file the change adds (not a rename: that is compared with BASE's file) are counted as added,
@@ -4791,6 +4818,8 @@ class Diff:
             parts.append(f"passprice's own code changed ({_n(len(self.code_files), 'file')})")
         if self.install_files:
             parts.append(f"how passprice is installed changed ({', '.join(self.install_files)})")
+        if self.export_rules:
+            parts.append(f"{_n(len(self.export_rules), 'export rule')} of .gitattributes on registry files changed")
         if self.unreadable:
             parts.append(f"{_n(len(self.unreadable), 'file')} {'does' if len(self.unreadable) == 1 else 'do'} not read")
         return "; ".join(parts)
@@ -4839,6 +4868,7 @@ class Diff:
             "unlocked_left_out": self.unlocked_left_out,
             "code_changed": list(self.code_files),
             "install_changed": list(self.install_files),
+            "export_rules": list(self.export_rules),
             "duplicate_locks": list(self.duplicates),
             "head_warnings": list(self.head_warnings),
             "head_warnings_left_out": self.head_warnings_left_out,
@@ -5045,7 +5075,38 @@ def _compare(base: Side, head: Side) -> Diff:
                 {**relabelled_records(base, head, files), **relabelled_stacks(base, head, files)},
                 titles_contradicting(base, head, files), recited_locks=recited_locks,
                 stale_descriptions=stale_descriptions(base, head, files), rerouted=rerouted_stacks(base, head, files),
-                review_rules=frozenset(_unrooted(head, rules)))
+                review_rules=frozenset(_unrooted(head, rules)), export_rules=export_lines(base, head))
+
+
+#: What the review says of the export rules it lists (:attr:`Diff.export_rules`).
+EXPORT_WARNING = ("a .gitattributes rule makes `git archive` of HEAD leave these files out (export-ignore) or expand "
+                  "$Format$ placeholders in them (export-subst): a release packed from HEAD is not the registry this "
+                  "review read")
+
+
+def export_lines(base: Side, head: Side) -> tuple[str, ...]:
+    """One line a file of HEAD's facts, locks or sources (records and stored excerpts) on which HEAD's rules set
+    ``export-ignore`` or ``export-subst`` (:attr:`Side.exports`, read for a HEAD revision) where BASE's do not set
+    the same (BASE's asked of the same files): ``PATH: export-ignore (a rule of .gitattributes at COMMIT; not at
+    BASE)``.
+    ``git archive`` then leaves the file out of, or rewrites it in, what it packs, while a checkout (what check, price
+    and the review read) is unchanged: named as the review names a rewrite rule, never failed. Empty when HEAD is no
+    revision, or sets none. Raises nothing (BASE's rules unread: each HEAD setting named)."""
+    if not head.exports:
+        return ()
+    then: Mapping[str, tuple[str, str, str]] = {}
+    if base.checkout is not None and base.info.revision is not None:
+        with contextlib.suppress(InputError, OSError, subprocess.CalledProcessError):
+            then = base.checkout.exports(base.info.revision, list(head.exports))
+    out = []
+    for path, (attribute, value, source) in sorted(head.exports.items()):
+        if then.get(path, ("", "", ""))[:2] == (attribute, value):
+            continue
+        rule = attribute if value == "set" else f"{attribute}={value}"
+        was = then.get(path)
+        before = f"BASE's: {was[0] if was[1] == 'set' else f'{was[0]}={was[1]}'}" if was else "not at BASE"
+        out.append(f"{path}: {rule} (a rule of {escaped(source)}; {before})")
+    return tuple(out)
 
 
 #: What a checkpoint entry edited under the same header sha256 asks (:attr:`Diff.entries_edited`).
@@ -7093,10 +7154,13 @@ def diff(root: Root, base: str | None = None, head: str | None = None) -> Diff:
                 rewritten = git().rewrites(sha, [*files, *code, *named])
                 if rewritten:
                     raise InputError.of(rewritten)
+            exported = sorted(n for n in (*files, *(_named_by_sources(files) | _excerpts_named(files)))
+                              if n.split("/", 1)[0] in ("facts", "locks", "sources") and _plain_inside(n)
+                              ) if default == "work tree" else []
             return Side(SideInfo(label, revision=sha), Root(tmp), files, code_of(code_folder(tmp) if code else None),
                         git().documents(sha, _named_by_sources(files) | _excerpts_named(files)),
                         git().documents(sha, install_names(git(), sha)),
-                        checkout=git())
+                        checkout=git(), exports=git().exports(sha, exported) if exported else {})
 
         opened: list[Side] = []  # BASE, once open
         base_side = open_side(base, None)
@@ -7937,6 +8001,9 @@ def diff_text(d: Diff) -> str:
     if d.install_files:
         lines += ["", f"how passprice is installed changed: {INSTALL_WARNING}"]
         lines += [f"  {path}" for path in d.install_files]
+    if d.export_rules:
+        lines += ["", f"export rules changed: {EXPORT_WARNING}"]
+        lines += [f"  {line}" for line in d.export_rules]
     model = _model_line(d)
     if model or any(code is not None and not code.own for code in (d.base_code, d.head_code)):
         lines.append("")
@@ -8361,7 +8428,8 @@ def summary_mark(d: Diff) -> str:
         return "❌"
     return "⚠️" if (
         d.weakened or d.loosened or d.removed or d.to_verify or d.drifting or d.sources or d.duplicates
-        or d.head_warnings or d.install_files or d.runs_outside or d.runs_recited or d.widened or d.entries_edited
+        or d.head_warnings or d.install_files or d.export_rules or d.runs_outside or d.runs_recited or d.widened
+        or d.entries_edited
         or d.digests_dropped or d.lookalikes or d.by_header or d.made_real or d.relabelled or d.hypothetical
         or d.relabelled_records or d.stale_descriptions or d.title_contradicts or d.on_changed_claims
         or d.on_recited_runs or d.rerouted
@@ -8683,6 +8751,9 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
     if d.install_files:
         out += ["", "#### How passprice is installed", "", f"⚠️ {markdown_text(INSTALL_WARNING)}", ""]
         out += [f"- {markdown_code(path)}" for path in d.install_files]
+    if d.export_rules:
+        out += ["", "#### Export rules", "", f"⚠️ {markdown_text(EXPORT_WARNING)}", ""]
+        out += [f"- {markdown_prose(line)}" for line in d.export_rules]
     model = _model_line(d)
     if model:
         out += ["", "#### Pricing model", "", markdown_text(model)]

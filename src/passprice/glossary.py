@@ -368,6 +368,9 @@ _TERMS = (
         "`folder`; the `summary` line and `exit_status`; `pricing_model`'s `priced_with` (the code each side was "
         "priced with) and a lock's `pricing_model_pins` (the code its file pinned, before and after); `code_changed` "
         "and `install_changed` (the files of `src/passprice`, and of the install and workflows, HEAD changes); "
+        "`export_rules` (a line a file of the facts, locks or sources, stored excerpts too, on which a HEAD revision's "
+        "`.gitattributes` sets `export-ignore` or `export-subst` where BASE's did not: `git archive` of HEAD leaves it "
+        "out or rewrites it; named, never failed); "
         "`head_check`, `head_unreadable` and `head_warnings` (what `check` fails on, cannot read and warns of on "
         "HEAD, the first 20, each `…_left_out` counting the rest, as `unlocked_left_out` counts servings past the "
         "first 200; `head_check_review_rules` the lines of `head_check` that are the review's own rules, not "
@@ -388,7 +391,7 @@ _TERMS = (
         "rewritten).",
         ("diff", "passprice diff", "BASE", "HEAD", "work tree", "merge base", "locks affected", "priced with BASE",
          "priced with HEAD", "sticky comment", "pull-request comment",
-         "summary", "exit_status", "label", "revision", "folder", "code_changed", "install_changed",
+         "summary", "exit_status", "label", "revision", "folder", "code_changed", "install_changed", "export_rules",
          "priced_with", "pricing_model_pins", "head_check", "head_check_left_out", "head_check_review_rules",
          "head_unreadable",
          "head_unreadable_left_out", "head_warnings", "head_warnings_left_out", "head_unread",
