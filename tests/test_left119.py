@@ -29,7 +29,8 @@ HANDBOOK = "gpu-container-handbook-routing-derisk"
 EXCERPT = "sources/excerpts/cite70-excerpt.txt"
 NAMED = f"    stored excerpt: {EXCERPT} (the lines quoted from the text read, from the registry's top folder)"
 SUMMARY = "quotes checked against a stored text: 8 of 10 facts' quotes checked against a stored text"
-ARRAY = ("  array: not checked (0 of 2 quoted spans found in the stored text; nvidia-h200-datasheet has no stored "
+# one span, quoted by the fact's locator and its derivation input's: counted once (0 of 2 before tests/test_left131.py)
+ARRAY = ("  array: not checked (0 of 1 quoted span found in the stored text; nvidia-h200-datasheet has no stored "
          "text)")
 
 
@@ -71,7 +72,7 @@ def test_1_audit_lock_says_what_is_wrong_with_a_stored_excerpt(tmp_path: Path, k
     # before: the line ended at "(the text read, from the registry's top folder)" whatever was there
     assert [line for line in text.splitlines() if line.startswith(NAMED)] == [f"{NAMED}, but {problem}"]
     # the routing fact quoting the handbook is not checked, and says why
-    assert (f"  routing.hot_experts: not checked (0 of 4 quoted spans found in the stored text; {HANDBOOK}'s stored "
+    assert (f"  routing.hot_experts: not checked (0 of 2 quoted spans found in the stored text; {HANDBOOK}'s stored "
             f"excerpt is unusable: {problem})") in text.splitlines()
     document = json.loads(_audit(root, "--json"))
     assert document["sources"][HANDBOOK]["excerpt_problem"] == problem
@@ -107,7 +108,7 @@ def test_3_the_h200_int8_row_is_said_unchecked_and_counted() -> None:
     document = json.loads(_audit(REPO, "--json"))
     assert document["quotes_checked"] == {"checked": 8, "not_found": 0, "facts": 10}
     array = next(f for f in document["facts"] if f["path"] == "array")
-    assert array["quote_check"] == {"state": "not checked", "spans": 2, "found": 0, "missing": [],
+    assert array["quote_check"] == {"state": "not checked", "spans": 1, "found": 0, "missing": [],
                                     "unstored": ["nvidia-h200-datasheet"],
                                     "why": ARRAY.split("(", 1)[1][:-1]}
     markdown = _audit(REPO, "--format", "markdown")
@@ -154,7 +155,7 @@ def test_3_an_excerpt_that_is_not_utf8_is_said_unusable_not_a_traceback(tmp_path
     unusable = (f"{EXCERPT}: not UTF-8 text (byte {size:,}): no quote can be checked against it; store the lines "
                 "quoted as UTF-8 text and pin them")
     assert f"{NAMED}, but {unusable}" in lines
-    assert (f"  routing.hot_experts: not checked (0 of 4 quoted spans found in the stored text; {HANDBOOK}'s stored "
+    assert (f"  routing.hot_experts: not checked (0 of 2 quoted spans found in the stored text; {HANDBOOK}'s stored "
             f"excerpt is unusable: {unusable})") in lines
 
 

@@ -47,18 +47,21 @@ def test_1_audit_source_checks_the_quotes_of_each_fact_citing_it() -> None:
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
     at = lines.index("quotes checked against a stored text: 14 of 14 facts' quotes checked against a stored text")
-    assert lines[at + 1] == ("  a100_pcie_80gb:on_chip.capacity: checked (35 of 35 quoted spans found in the stored "
+    # 7 spans, each quoted by the fact's locator and by its derivation inputs': counted once (35 of 35 before
+    # tests/test_left131.py)
+    assert lines[at + 1] == ("  a100_pcie_80gb:on_chip.capacity: checked (7 of 7 quoted spans found in the stored "
                              "text)")
     assert len([x for x in lines[at + 1:] if x.startswith("  a100_") and ": checked (" in x]) == 14
-    # 114 spans in all, as tests/test_cite72.py counts those citing the whitepaper
+    # 44 distinct spans of the 14 facts (114 before tests/test_left131.py, as tests/test_cite72.py counts the quotes
+    # of the locators citing the whitepaper: a span a fact and its derivation input both quote was counted twice)
     data = json.loads(invoke("audit", "--source", AMPERE, "--json").stdout)
     assert data["quotes_checked"] == {"checked": 14, "not_found": 0, "facts": 14}
-    assert sum(f["quote_check"]["spans"] for f in data["facts"]) == 114
-    assert data["facts"][0]["quote_check"] == {"state": "checked", "spans": 35, "found": 35, "missing": [],
-                                               "unstored": [], "why": "35 of 35 quoted spans found in the stored text"}
+    assert sum(f["quote_check"]["spans"] for f in data["facts"]) == 44
+    assert data["facts"][0]["quote_check"] == {"state": "checked", "spans": 7, "found": 7, "missing": [],
+                                               "unstored": [], "why": "7 of 7 quoted spans found in the stored text"}
     markdown = invoke("audit", "--source", AMPERE, "--format", "markdown").stdout
     assert ("Quotes checked against a stored text: 14 of 14 facts' quotes checked against a stored text\n"
-            "- `a100_pcie_80gb:on_chip.capacity`: checked (35 of 35 quoted spans found in the stored text)") in markdown
+            "- `a100_pcie_80gb:on_chip.capacity`: checked (7 of 7 quoted spans found in the stored text)") in markdown
 
 
 def test_1_a_source_with_no_stored_text_is_not_checked() -> None:
@@ -66,7 +69,7 @@ def test_1_a_source_with_no_stored_text_is_not_checked() -> None:
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
     at = lines.index("quotes checked against a stored text: 0 of 1 facts' quotes checked against a stored text")
-    assert lines[at + 1] == ("  h200_sxm_141gb:array: not checked (0 of 2 quoted spans found in the stored text; "
+    assert lines[at + 1] == ("  h200_sxm_141gb:array: not checked (0 of 1 quoted span found in the stored text; "
                              "nvidia-h200-datasheet has no stored text)")
 
 

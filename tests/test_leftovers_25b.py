@@ -218,15 +218,19 @@ def test_2_an_old_locks_audit_reads_its_sources_with_one_git(tmp_path: Path, mon
             counts.append(len(log.read_text().splitlines()))
         return outs, counts
 
+    real = passprice.sourcechange.read_at_lock
     # (each H200 lock cites one record more since cite102, the H200 product page: 4 and 6, 3 and 5 before)
     for lock, sources, since in (("r1-qwen7b-h200", 4, "source nvidia-h200-datasheet: "),
                                  ("qwen35-27b-h200-mtp", 6, "source qwen35-mtp-review: ")):
         now, now_count = audits(lock)
         with monkeypatch.context() as m:
-            # the audit asks compared_since_lock (walkthrough 31: its sources and whether they were compared, from
-            # the same git calls); the old reading answers the sources, the lock being committed here
-            m.setattr(passprice.sourcechange, "compared_since_lock",
-                      lambda root, lock_file, ids: (_old_sources_since_lock(root, lock_file, ids), True))
+            # the audit asks read_at_lock (walkthrough 31: its sources and whether they were compared, and the
+            # excerpts at the lock's commit, from the same git calls); the old reading answers the sources, the lock
+            # being committed here, and the excerpts are read apart, as before tests/test_left131.py
+            m.setattr(passprice.sourcechange, "read_at_lock",
+                      lambda root, lock_file, ids, sources, excerpt_ids: (
+                          _old_sources_since_lock(root, lock_file, ids), True,
+                          real(root, lock_file, (), sources, excerpt_ids)[2]))
             before, before_count = audits(lock)
         assert now == before  # text, JSON and markdown, stdout and stderr, byte for byte
         assert since in now[0][0]
@@ -234,9 +238,10 @@ def test_2_an_old_locks_audit_reads_its_sources_with_one_git(tmp_path: Path, mon
         # (6 records, 1 document); now rev-parse, status, log, one `cat-file --batch-check` sizing them all (left54:
         # a blob past gitread.NAMED_BYTES is refused unread) and one `cat-file --batch`
         # and since tests/test_walk128.py, the stored excerpts at the lock's commit: rev-parse, status, log again and
-        # the same two `cat-file` (5 more: the lookup is not shared with the sources' yet)
+        # the same two `cat-file` (5 more, 10 in all); since tests/test_left131.py the excerpts are read in the same
+        # lookup and the same two `cat-file` as the records: 5
         assert before_count == [3 + sources + (lock == "qwen35-27b-h200-mtp") + 5] * 3
-        assert now_count == [5 + 5] * 3
+        assert now_count == [5] * 3
     assert "qwen35-mtp.toml rewritten" in audits("qwen35-27b-h200-mtp")[0][0][0]
 
 

@@ -1175,10 +1175,14 @@ def warning_json(code: str, text: str) -> dict[str, str]:
 
 def warning_code(line: str) -> str:
     """The code of one of ``check``'s warning lines: :data:`MEASURED_ELSEWHERE` for a line of :func:`borrowed_lines`,
-    ``other`` for a warning given no code of its own yet. Raises nothing."""
+    :data:`passprice.sources.UNPINNED_EXCERPT` for one of :func:`passprice.sources.unpinned_line`, ``other`` for a
+    warning given no code of its own yet. Raises nothing."""
     from passprice.lineage import COPIED_INPUTS
+    from passprice.sources import UNPINNED_EXCERPT, UNPINNED_WORDS
 
-    return MEASURED_ELSEWHERE if f" is measured but {COPIED_INPUTS} measured fact (" in line else "other"
+    if f" is measured but {COPIED_INPUTS} measured fact (" in line:
+        return MEASURED_ELSEWHERE
+    return UNPINNED_EXCERPT if ": source.excerpt: " in line and UNPINNED_WORDS in line else "other"
 
 
 def borrowed_lines(cards: Mapping[str, Mapping[str, Fact]], file: str | None = None) -> list[str]:

@@ -730,7 +730,8 @@ def _review_files(root: Root, documents: Callable[[str], str | None] | None = No
 
     # A file git rewrites in a checkout (a .gitattributes rule) says one thing to a review, which reads git, and
     # another to check and price here (slip 27): bad input, as a file that does not read.
-    found = work_tree_rewrites(root.path, ("facts", "registry", "locks", "sources", "schema"))
+    found = work_tree_rewrites(root.path, ("facts", "registry", "locks", "sources", "schema"),
+                               lambda: _named_by_sources(root))
     problems += found
     unreadable += found
     from passprice.registry import schema_copy_drift
@@ -786,6 +787,22 @@ def _review_files(root: Root, documents: Callable[[str], str | None] | None = No
         tuple(kinds.items()),
         tuple(undated),
     )
+
+
+def _named_by_sources(root: Root) -> list[str]:
+    """The stored excerpts (``source.excerpt``) and registry documents (``source.path``) the source records of
+    ``root`` that read name, each a plain path inside the root (no ``..``, not absolute, no line break or NUL): the
+    files whose rewrite rules a review refuses at HEAD beside the records (:func:`passprice.gitread.work_tree_rewrites`
+    asks them of a work tree). Raises nothing."""
+    from passprice.sources import read_sources
+
+    named = []
+    for source in read_sources(root)[0].values():
+        for rel in (source.excerpt, source.path):
+            if (rel and not rel.startswith("/") and ".." not in rel.split("/")
+                    and not any(c in rel for c in "\0\n\r")):
+                named.append(rel)
+    return sorted(set(named))
 
 
 def check(root: Root) -> CheckReport:

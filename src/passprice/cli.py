@@ -2942,25 +2942,27 @@ def audit_command(
     texts = stored_texts(root, sources, [*cited_ids, *(c.source for c in calibration)])
     since: tuple[Any, ...] = ()
     compared = True  # whether a lock's source records could be compared with those at its commit
+    at: Any = None  # the lock's commit and its stored excerpts there
+    excerpted = any(t.excerpt for t in texts.values())
     if subject.lock is not None and subject.reference is not None:
         # a lock pins source ids, not documents: a record changed since the lock was committed is said (session 24)
         from passprice.locks import lock_path
-        from passprice.sourcechange import compared_since_lock
+        from passprice.sourcechange import read_at_lock
 
-        # walkthrough 31: a lock no commit holds (handed over outside git) is said to be audited on today's records
-        since, compared = compared_since_lock(root, lock_path(root, subject.reference), cited_ids)
+        # walkthrough 31: a lock no commit holds (handed over outside git) is said to be audited on today's records;
+        # the excerpts committed with the lock read by the same git calls (tests/test_left131.py)
+        since, compared, at = read_at_lock(root, lock_path(root, subject.reference), cited_ids, sources,
+                                           list(texts) if excerpted else [])
     from passprice.sourcechange import UNCOMPARED
 
     uncompared = [] if compared else [f"  sources       {UNCOMPARED}"]
     at_lock: dict[str, Any] | None = None  # which stored excerpts a lock's quotes were checked against
     excerpts_said: str | None = None
-    if subject.lock is not None and subject.reference is not None and any(t.excerpt for t in texts.values()):
-        from passprice.locks import lock_path
-        from passprice.sourcechange import excerpts_at_lock, excerpts_line
+    if subject.lock is not None and subject.reference is not None and excerpted:
+        from passprice.sourcechange import excerpts_line
 
         # the excerpts committed with the lock where today's differ, and say which were read (a new user's audit of
         # an old lock found a hyphen NOT FOUND in an excerpt that an em dash had since replaced)
-        at = excerpts_at_lock(root, lock_path(root, subject.reference), sources, list(texts))
         replaced = []
         for sid, then in (at[1] if at is not None else {}).items():
             now = texts.get(sid)

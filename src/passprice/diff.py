@@ -144,6 +144,10 @@ class Side:
     #: The git checkout a revision (or a work tree inside one) was read from: the review reads the branch's commits
     #: through it (:func:`_branch_records`, slip 57); ``None`` for a folder outside git.
     checkout: Checkout | None = attrs.field(default=None, eq=False, repr=False)
+    #: For a revision: each file of the facts, locks and sources (records and stored excerpts) that ``git archive``
+    #: of it leaves out or expands (``export-ignore``, ``export-subst``), with the attribute, its value and the rule's
+    #: file (:meth:`Checkout.exports`); empty for a folder or a work tree.
+    exports: Mapping[str, tuple[str, str, str]] = attrs.field(factory=dict)
 
     def document(self, rel: str) -> str | None:
         """The identity of the registry document at ``rel`` on this side (``None``: not there, or not readable)."""
@@ -191,6 +195,8 @@ class Checkout:
     prefix: str
     #: ``git ls-tree -r -l -z`` of :data:`FOLDERS` and :data:`CODE` by commit: one process a side lists both.
     _listed: dict[str, bytes] = attrs.field(factory=dict, init=False, eq=False, repr=False)
+    #: The ``.gitattributes`` files :meth:`rewrites` and :meth:`exports` read, by commit: one listing a commit.
+    _attributes: dict[str, dict[str, str]] = attrs.field(factory=dict, init=False, eq=False, repr=False)
 
     @classmethod
     def of(cls, folder: Path) -> Checkout:
@@ -532,12 +538,19 @@ class Checkout:
                 kept.append(record + b"\0")
         return b"".join(kept)
 
-    def rewrites(self, commit: str, rels: Iterable[str]) -> list[str]:
-        """The lines refusing the files ``rels`` (relative to the root) that a checkout of ``commit`` rewrites by a
-        ``.gitattributes`` rule (:func:`passprice.gitread.revision_rewrites`): its ``.gitattributes`` files at the
-        repository's top, in each folder down to the root, and in the folders :data:`FOLDERS` (and the code) below
-        it. Raises :class:`InputError` naming an oversized ``.gitattributes``."""
+    def exports(self, commit: str, rels: Iterable[str]) -> dict[str, tuple[str, str, str]]:
+        """The files of ``rels`` (relative to the root) that ``git archive`` of ``commit`` leaves out or expands
+        (:func:`passprice.gitread.revision_exports`), read from the same rule files as :meth:`rewrites`. Raises as
+        it does."""
+        return gitread.revision_exports(self.top, self.prefix, commit, self._attribute_blobs(commit), rels)
+
+    def _attribute_blobs(self, commit: str) -> dict[str, str]:
+        """The ``.gitattributes`` files at ``commit`` that :meth:`rewrites` reads, each path from the top → blob (one
+        ``git ls-tree`` a commit, kept)."""
         import posixpath
+
+        if commit in self._attributes:
+            return self._attributes[commit]
 
         parts = [p for p in self.prefix.split("/") if p]
         above = [posixpath.join(*parts[:n], ".gitattributes") for n in range(len(parts) + 1)]
@@ -550,7 +563,15 @@ class Checkout:
             fields = meta.split()
             if len(fields) == 3 and fields[1] == "blob" and posixpath.basename(name) == ".gitattributes":
                 attributes[name] = fields[2]
-        return gitread.revision_rewrites(self.top, self.prefix, commit, attributes, rels)
+        self._attributes[commit] = attributes
+        return attributes
+
+    def rewrites(self, commit: str, rels: Iterable[str]) -> list[str]:
+        """The lines refusing the files ``rels`` (relative to the root) that a checkout of ``commit`` rewrites by a
+        ``.gitattributes`` rule (:func:`passprice.gitread.revision_rewrites`): its ``.gitattributes`` files at the
+        repository's top, in each folder down to the root, and in the folders :data:`FOLDERS` (and the code) below
+        it. Raises :class:`InputError` naming an oversized ``.gitattributes``."""
+        return gitread.revision_rewrites(self.top, self.prefix, commit, self._attribute_blobs(commit), rels)
 
     def _documents_elsewhere(self, commit: str, names: Iterable[str]) -> set[str]:
         """The paths of ``names`` (relative to the root: registry documents that sources name, outside the folders
@@ -967,6 +988,10 @@ class FactChange:
     #: re-citation quoting 'GPU Memory Bandwidth 4.89TB/s', which the stored excerpt lacks, read only "its locator
     #: quotes 4.89TB/s" where audit said NOT FOUND.
     quote: QuoteCheck | None = None
+    #: The sources whose stored excerpt :attr:`quote` read that the same change edited (its own section's text, or
+    #: the excerpt re-pointed or first named): found there, a quote shows only that the change wrote both (a value
+    #: moved, the excerpt edited to state it and re-pinned read "checked"; tests/test_left131.py). Empty when none.
+    excerpts_edited: tuple[str, ...] = ()
 
     @property
     def change(self) -> str:
@@ -1068,6 +1093,11 @@ class FactChange:
             found = (f"its quotes are NOT FOUND in the stored excerpt of the document it cites, as audit checks them "
                      f"({self.quote.why})")
             asks = f"{asks}; {found}" if asks else found
+        if self.quote is not None and self.excerpts_edited:
+            edited = (f"its quotes were checked against an excerpt this change edited ({self.quote.state}: "
+                      f"{self.quote.why}; the stored excerpt of {', '.join(self.excerpts_edited)}): the check shows "
+                      "only that the change wrote both; read the quoted words in the document itself")
+            asks = f"{asks}; {edited}" if asks else edited
         if not self.fresh_sources or self.new is None:
             return asks
         names = ", ".join(self.fresh_sources)
@@ -1247,6 +1277,7 @@ class FactChange:
             "strengthened": self.strengthened,
             "to_verify": self.to_verify,
             "quote_check": self.quote.to_json() if self.quote is not None else None,
+            "quote_excerpts_edited": list(self.excerpts_edited),
             "refit_unmoved": self.refit_unmoved,
             "moved_with": list(self.moved_with),
             # a moved derivation input that cancels out of the formula (moves nothing): audit's ``cancelled``
@@ -4302,6 +4333,11 @@ class Diff:
     #: models, the commands that write the shipped headers): :meth:`check_line` names them so (a new user read "HEAD
     #: fails passprice check (162 problems)" of list entries where ``check`` on HEAD found none: tests/test_walk128.py).
     review_rules: frozenset[str] = frozenset()
+    #: One line a ``.gitattributes`` ``export-ignore``/``export-subst`` rule HEAD sets on a file of its facts, locks
+    #: or sources (records and stored excerpts) that BASE did not set so (:func:`export_lines`): ``git archive`` of
+    #: HEAD leaves the file out or rewrites it, so a release packed from it is not the registry reviewed. Named, never
+    #: failed (tests/test_left131.py: such a rule read "no changes").
+    export_rules: tuple[str, ...] = ()
 
     @property
     def entries_edited(self) -> tuple[str, ...]:
@@ -4794,7 +4830,8 @@ class Diff:
         locks unaffected, the pricing model, files that do not read."""
         facts = self.fact_changes
         if not (self.files or self.model_changed or self.locks or self.head_check or self.sources or self.unlocked
-                or self.code_files or self.duplicates or self.head_warnings or self.install_files or self.spans):
+                or self.code_files or self.duplicates or self.head_warnings or self.install_files or self.spans
+                or self.export_rules):
             quiet = "no changes to facts, registry, locks or the pricing model"
             return quiet + (f"; {_n(len(self.unaffected), 'lock')} unaffected" if self.unaffected else "")
         # The facts of a file the change adds (not a rename: that is compared with BASE's file) are counted as added,
@@ -4980,6 +5017,8 @@ class Diff:
             parts.append(f"passprice's own code changed ({_n(len(self.code_files), 'file')})")
         if self.install_files:
             parts.append(f"how passprice is installed changed ({', '.join(self.install_files)})")
+        if self.export_rules:
+            parts.append(f"{_n(len(self.export_rules), 'export rule')} of .gitattributes on registry files changed")
         if self.unreadable:
             parts.append(f"{_n(len(self.unreadable), 'file')} {'does' if len(self.unreadable) == 1 else 'do'} not read")
         return "; ".join(parts)
@@ -5028,6 +5067,7 @@ class Diff:
             "unlocked_left_out": self.unlocked_left_out,
             "code_changed": list(self.code_files),
             "install_changed": list(self.install_files),
+            "export_rules": list(self.export_rules),
             "duplicate_locks": list(self.duplicates),
             "head_warnings": list(self.head_warnings),
             "head_warnings_left_out": self.head_warnings_left_out,
@@ -5150,7 +5190,7 @@ def _compare(base: Side, head: Side) -> Diff:
     into = {old: new for new, old in renames.items()}
     files = _ask_added(base, head, tuple(compare_file(base, head, p, renames.get(p), into.get(p)) for p in paths))
     files = _fresh_sources(base, head, files)
-    files = _quotes_checked(head, files)
+    files = _quotes_checked(head, files, base)
     files = _foreign_files(head, files)
     files = _moved_under_runs(head, files)
     files = measurement_renames(base, head, files)
@@ -5234,7 +5274,38 @@ def _compare(base: Side, head: Side) -> Diff:
                 {**relabelled_records(base, head, files), **relabelled_stacks(base, head, files)},
                 titles_contradicting(base, head, files), recited_locks=recited_locks,
                 stale_descriptions=stale_descriptions(base, head, files), rerouted=rerouted_stacks(base, head, files),
-                review_rules=frozenset(_unrooted(head, rules)))
+                review_rules=frozenset(_unrooted(head, rules)), export_rules=export_lines(base, head))
+
+
+#: What the review says of the export rules it lists (:attr:`Diff.export_rules`).
+EXPORT_WARNING = ("a .gitattributes rule makes `git archive` of HEAD leave these files out (export-ignore) or expand "
+                  "$Format$ placeholders in them (export-subst): a release packed from HEAD is not the registry this "
+                  "review read")
+
+
+def export_lines(base: Side, head: Side) -> tuple[str, ...]:
+    """One line a file of HEAD's facts, locks or sources (records and stored excerpts) on which HEAD's rules set
+    ``export-ignore`` or ``export-subst`` (:attr:`Side.exports`, read for a HEAD revision) where BASE's do not set
+    the same (BASE's asked of the same files): ``PATH: export-ignore (a rule of .gitattributes at COMMIT; not at
+    BASE)``.
+    ``git archive`` then leaves the file out of, or rewrites it in, what it packs, while a checkout (what check, price
+    and the review read) is unchanged: named as the review names a rewrite rule, never failed. Empty when HEAD is no
+    revision, or sets none. Raises nothing (BASE's rules unread: each HEAD setting named)."""
+    if not head.exports:
+        return ()
+    then: Mapping[str, tuple[str, str, str]] = {}
+    if base.checkout is not None and base.info.revision is not None:
+        with contextlib.suppress(InputError, OSError, subprocess.CalledProcessError):
+            then = base.checkout.exports(base.info.revision, list(head.exports))
+    out = []
+    for path, (attribute, value, source) in sorted(head.exports.items()):
+        if then.get(path, ("", "", ""))[:2] == (attribute, value):
+            continue
+        rule = attribute if value == "set" else f"{attribute}={value}"
+        was = then.get(path)
+        before = f"BASE's: {was[0] if was[1] == 'set' else f'{was[0]}={was[1]}'}" if was else "not at BASE"
+        out.append(f"{path}: {rule} (a rule of {escaped(source)}; {before})")
+    return tuple(out)
 
 
 #: What a checkpoint entry edited under the same header sha256 asks (:attr:`Diff.entries_edited`).
@@ -6180,36 +6251,88 @@ def _fresh_sources(base: Side, head: Side, files: tuple[FileChange, ...]) -> tup
     return tuple(out)
 
 
-def _quotes_checked(head: Side, files: tuple[FileChange, ...]) -> tuple[FileChange, ...]:
+def _quotes_checked(head: Side, files: tuple[FileChange, ...], base: Side | None = None) -> tuple[FileChange, ...]:
     """``files`` with :attr:`FactChange.quote` set on each changed or added fact whose quoted locators (its own and
     its derivation inputs', each with the source it cites: :func:`passprice.sources._quoted_locators`) differ from the
     old fact's: :func:`passprice.sources.quote_check` of HEAD's fact against HEAD's stored excerpts
     (:func:`passprice.sources.stored_texts`), the one check ``audit`` makes, so the review says what ``audit`` of the
     same tree says (a new user's finding: NOT FOUND in audit, only "its locator quotes 4.89TB/s" in the review;
-    tests/test_walk128.py). HEAD's sources are read only when such a fact is there. Raises nothing."""
+    tests/test_walk128.py). With ``base``, each checked fact's :attr:`FactChange.excerpts_edited`: the cited sources
+    whose stored text for them (:func:`passprice.sources.excerpt_section`'s reading) differs on BASE, or that BASE
+    stored none of; and a changed fact whose locators did not change is checked too when it cites such a source
+    (a value moved, the excerpt edited to state it and re-pinned read "checked" against text the change wrote,
+    tests/test_left131.py). HEAD's sources are read only when such a fact is there. Raises nothing."""
+    from passprice.sources import Lookups, quote_check, read_sources, stored_texts
     from passprice.sources import _quoted_locators as quoted_locators
-    from passprice.sources import quote_check
 
-    wanted = [(c.path, c.new) for f in files for c in f.facts if c.new is not None
-              and (c.old is None or quoted_locators(c.old) != quoted_locators(c.new)) and quoted_locators(c.new)]
-    if not wanted:
+    def cited(fact: Fact) -> list[str]:
+        return [sid for _, sid, _ in quoted_locators(fact) if sid is not None]
+
+    def requoted(c: FactChange) -> bool:
+        return (c.new is not None and (c.old is None or quoted_locators(c.old) != quoted_locators(c.new))
+                and bool(quoted_locators(c.new)))
+
+    changed = [c.new for f in files for c in f.facts if c.new is not None and quoted_locators(c.new)]
+    if not changed:
         return files
-    from passprice.sources import Lookups, read_sources, stored_texts
+    edited: frozenset[str] = frozenset()
+    sources: dict[str, Any] | None = None
+    if base is not None:
+        sources = read_sources(head.root)[0]
+        edited = _excerpts_edited(base, head, sources, {sid for fact in changed for sid in cited(fact)})
 
+    def wanted(c: FactChange) -> bool:
+        return requoted(c) or (c.new is not None and c.old is not None and bool(edited & set(cited(c.new))))
+
+    asked = [c.new for f in files for c in f.facts if c.new is not None and wanted(c)]
+    if not asked:
+        return files
+    if sources is None:
+        sources = read_sources(head.root)[0]
     left = Lookups()  # one for the review: one a fact looked up 512 spans each (tests/test_attack133.py)
-    sources = read_sources(head.root)[0]
-    texts = stored_texts(head.root, sources, [sid for _, fact in wanted for _, sid, _ in quoted_locators(fact)
-                                              if sid is not None])
+    texts = stored_texts(head.root, sources, [sid for fact in asked for sid in cited(fact)])
     out = []
     for f in files:
         facts = []
         for c in f.facts:
-            if c.new is not None and (c.old is None or quoted_locators(c.old) != quoted_locators(c.new)) \
-                    and quoted_locators(c.new):
-                c = attrs.evolve(c, quote=quote_check(c.path, c.new, texts, left))
+            if c.new is not None and wanted(c):
+                c = attrs.evolve(c, quote=quote_check(c.path, c.new, texts, left),
+                                 excerpts_edited=tuple(sorted(edited & set(cited(c.new)))))
             facts.append(c)
         out.append(attrs.evolve(f, facts=tuple(facts)))
     return tuple(out)
+
+
+def _excerpts_edited(base: Side, head: Side, sources: Mapping[str, Any], ids: Iterable[str]) -> frozenset[str]:
+    """The sources of ``ids`` (HEAD's records, ``sources``) whose stored excerpt reads as another text for them on
+    HEAD than on BASE (:func:`passprice.sources.excerpt_section` of each side's bytes: the source's own section),
+    or that BASE stored none of (the record or its ``excerpt`` added, or re-pointed): what a quote found there was
+    written by the same change. Raises nothing (a side whose record or file does not read counts as edited)."""
+    from passprice.files import read_regular
+    from passprice.sources import EXCERPT_BYTES, excerpt_section, load_source
+
+    out = set()
+    for sid in sorted(set(ids)):
+        now = sources.get(sid)
+        if now is None or now.excerpt is None:
+            continue
+        try:
+            then = load_source(base.root, sid)
+        except InputError:
+            out.add(sid)
+            continue
+        if then.excerpt is None or then.excerpt != now.excerpt:
+            out.add(sid)
+            continue
+        try:
+            before = read_regular(base.root.path / then.excerpt, EXCERPT_BYTES)
+            after = read_regular(head.root.path / now.excerpt, EXCERPT_BYTES)
+        except (InputError, OSError):
+            out.add(sid)
+            continue
+        if before != after and excerpt_section(before, sid) != excerpt_section(after, sid):
+            out.add(sid)
+    return frozenset(out)
 
 
 def _moved_under_runs(head: Side, files: tuple[FileChange, ...]) -> tuple[FileChange, ...]:
@@ -7231,10 +7354,13 @@ def diff(root: Root, base: str | None = None, head: str | None = None) -> Diff:
                 rewritten = git().rewrites(sha, [*files, *code, *named])
                 if rewritten:
                     raise InputError.of(rewritten)
+            exported = sorted(n for n in (*files, *(_named_by_sources(files) | _excerpts_named(files)))
+                              if n.split("/", 1)[0] in ("facts", "locks", "sources") and _plain_inside(n)
+                              ) if default == "work tree" else []
             return Side(SideInfo(label, revision=sha), Root(tmp), files, code_of(code_folder(tmp) if code else None),
                         git().documents(sha, _named_by_sources(files) | _excerpts_named(files)),
                         git().documents(sha, install_names(git(), sha)),
-                        checkout=git())
+                        checkout=git(), exports=git().exports(sha, exported) if exported else {})
 
         opened: list[Side] = []  # BASE, once open
         base_side = open_side(base, None)
@@ -8075,6 +8201,9 @@ def diff_text(d: Diff) -> str:
     if d.install_files:
         lines += ["", f"how passprice is installed changed: {INSTALL_WARNING}"]
         lines += [f"  {path}" for path in d.install_files]
+    if d.export_rules:
+        lines += ["", f"export rules changed: {EXPORT_WARNING}"]
+        lines += [f"  {line}" for line in d.export_rules]
     model = _model_line(d)
     if model or any(code is not None and not code.own for code in (d.base_code, d.head_code)):
         lines.append("")
@@ -8499,7 +8628,8 @@ def summary_mark(d: Diff) -> str:
         return "❌"
     return "⚠️" if (
         d.weakened or d.loosened or d.removed or d.to_verify or d.drifting or d.sources or d.duplicates
-        or d.head_warnings or d.install_files or d.runs_outside or d.runs_recited or d.widened or d.entries_edited
+        or d.head_warnings or d.install_files or d.export_rules or d.runs_outside or d.runs_recited or d.widened
+        or d.entries_edited
         or d.digests_dropped or d.lookalikes or d.by_header or d.made_real or d.relabelled or d.hypothetical
         or d.relabelled_records or d.stale_descriptions or d.title_contradicts or d.on_changed_claims
         or d.on_recited_runs or d.rerouted
@@ -8821,6 +8951,9 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
     if d.install_files:
         out += ["", "#### How passprice is installed", "", f"⚠️ {markdown_text(INSTALL_WARNING)}", ""]
         out += [f"- {markdown_code(path)}" for path in d.install_files]
+    if d.export_rules:
+        out += ["", "#### Export rules", "", f"⚠️ {markdown_text(EXPORT_WARNING)}", ""]
+        out += [f"- {markdown_prose(line)}" for line in d.export_rules]
     model = _model_line(d)
     if model:
         out += ["", "#### Pricing model", "", markdown_text(model)]

@@ -1409,17 +1409,18 @@ def rewritten_lines(found: Mapping[str, tuple[str, str, str]], where: str = "") 
     return out
 
 
-def checked_attributes(cwd: Path, paths: Iterable[str], scratch: Path | None = None) -> dict[str, tuple[str, str]]:
+def checked_attributes(cwd: Path, paths: Iterable[str], scratch: Path | None = None,
+                       names: tuple[str, ...] = REWRITING) -> dict[str, tuple[str, str]]:
     """The paths of ``paths`` (relative to ``cwd``, inside a git repository; ``scratch``: one of passprice's own,
     whose only user and system rules are the file ``scratch`` names) that git rewrites in a checkout: each with the
-    first attribute of :data:`REWRITING` set on it and its value (``set`` for one set without a value), from one
-    ``git check-attr -z --stdin``. Raises :class:`subprocess.CalledProcessError` when git fails (``cwd`` in no
+    first attribute of ``names`` (:data:`REWRITING`) set on it and its value (``set`` for one set without a value),
+    from one ``git check-attr -z --stdin``. Raises :class:`subprocess.CalledProcessError` when git fails (``cwd`` in no
     repository) and :class:`InputError` when git is not installed."""
     wanted = list(dict.fromkeys(paths))
     if not wanted:
         return {}
     own = ["-c", f"core.attributesFile={scratch}"] if scratch is not None else []
-    out = run_git(cwd, [*own, "check-attr", "-z", "--stdin", *REWRITING], "".join(f"{p}\0" for p in wanted).encode(
+    out = run_git(cwd, [*own, "check-attr", "-z", "--stdin", *names], "".join(f"{p}\0" for p in wanted).encode(
         "utf-8", "surrogateescape"), scratch=scratch is not None)
     fields = os.fsdecode(out).split("\0")
     found: dict[str, tuple[str, str]] = {}
@@ -1562,9 +1563,13 @@ def _attribute_files(folder: Path, tops: Iterable[str]) -> bool:
     return False
 
 
-def work_tree_rewrites(folder: Path, tops: Iterable[str]) -> list[str]:
+def work_tree_rewrites(folder: Path, tops: Iterable[str],
+                       also: Callable[[], Iterable[str]] | None = None) -> list[str]:
     """The lines (:func:`rewritten_lines`) refusing the files passprice reads (:func:`read_by_passprice`) in the
-    folders ``tops`` of ``folder`` (a registry's root) that git rewrites in a checkout by a rule of a file of
+    folders ``tops`` of ``folder`` (a registry's root), and the paths ``also`` gives (relative to ``folder``: the
+    stored excerpts and documents source records name, which a review refuses a rewrite rule on as it does a card:
+    ``check`` passed a ``working-tree-encoding`` rule on an excerpt, tests/test_left131.py; asked only when a file of
+    rules lies where it could reach them), that git rewrites in a checkout by a rule of a file of
     attribute rules: none when no such file lies where its rules could reach them (:func:`_attribute_files`, so a
     registry with none spawns no git), or ``folder`` is in no git repository (no checkout rewrites anything), or
     git is not installed; one line naming a config file git reads that is not git config (whether it names a file
@@ -1583,6 +1588,8 @@ def work_tree_rewrites(folder: Path, tops: Iterable[str]) -> list[str]:
             rel_dir = Path(dirpath).relative_to(folder).as_posix()
             dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and rel_dir.count("/") < 1)
             rels += [f"{rel_dir}/{name}" for name in sorted(filenames) if read_by_passprice(f"{rel_dir}/{name}")]
+    if also is not None:
+        rels += [rel for rel in also() if rel not in rels]
     return _asked_rewrites(folder, rels)
 
 
@@ -1656,8 +1663,8 @@ def _work_tree_layers(top: Path, paths: Iterable[str], base: Path) -> list[tuple
     return layers
 
 
-def _rule_sources(layers: list[tuple[str, str, bytes]], paths: Iterable[str], fallback: str = "a file git reads") -> (
-        dict[str, tuple[str, str, str]]):
+def _rule_sources(layers: list[tuple[str, str, bytes]], paths: Iterable[str], fallback: str = "a file git reads",
+                  names: tuple[str, ...] = REWRITING) -> dict[str, tuple[str, str, str]]:
     """The paths of ``paths`` (from a repository's top) that the files of rules ``layers`` (the lowest precedence
     first, as :func:`_work_tree_layers` gives them) make git rewrite in a checkout, each with its attribute, value
     and the label of the file whose rule sets it: asked of ``git check-attr`` in an empty repository of passprice's
@@ -1694,7 +1701,7 @@ def _rule_sources(layers: list[tuple[str, str, bytes]], paths: Iterable[str], fa
         fresh()
         for _, where, data in layers:
             add(where, data)
-        final = checked_attributes(place, wanted, scratch=rules)
+        final = checked_attributes(place, wanted, scratch=rules, names=names)
         if not final:
             return {}
         sources = {path: fallback for path in final}
@@ -1702,7 +1709,7 @@ def _rule_sources(layers: list[tuple[str, str, bytes]], paths: Iterable[str], fa
         before: dict[str, tuple[str, str]] = {}
         for label, where, data in layers:
             add(where, data)
-            now = checked_attributes(place, list(final), scratch=rules)
+            now = checked_attributes(place, list(final), scratch=rules, names=names)
             for path, rule in final.items():
                 if now.get(path) == rule and before.get(path) != rule:
                     sources[path] = label
@@ -1759,8 +1766,16 @@ def _asked_rewrites(folder: Path, rels: list[str]) -> list[str]:
 
 def revision_rewrites(top: Path, prefix: str, commit: str, attributes: Mapping[str, str], rels: Iterable[str]) -> (
         list[str]):
-    """The lines (:func:`rewritten_lines`) refusing the files ``rels`` (relative to the root, ``prefix`` its folder
-    in the repository at ``top``) that a checkout of ``commit`` here rewrites: by the rules of its ``.gitattributes``
+    """The lines (:func:`rewritten_lines`) refusing the files ``rels`` that a checkout of ``commit`` rewrites
+    (:func:`_revision_rules` of :data:`REWRITING`). Raises as it does."""
+    return rewritten_lines(_revision_rules(top, prefix, commit, attributes, rels, REWRITING), f"at {commit[:12]}")
+
+
+def _revision_rules(top: Path, prefix: str, commit: str, attributes: Mapping[str, str], rels: Iterable[str],
+                    names: tuple[str, ...]) -> dict[str, tuple[str, str, str]]:
+    """The files of ``rels`` (relative to the root, ``prefix`` its folder in the repository at ``top``) on which one
+    of the attributes ``names`` is set at ``commit`` here, each with the attribute, its value and the label of the
+    file whose rule sets it: by the rules of its ``.gitattributes``
     files (``attributes``: each one's path from ``top`` → its blob) and of the files git reads for every path of
     this repository (:func:`_repository_rules`: its ``info/attributes``, a ``core.attributesFile`` its config or the
     user's names, the system's). git 2.39 cannot ask for a revision's attributes, so the files are written, as the
@@ -1783,6 +1798,20 @@ def revision_rewrites(top: Path, prefix: str, commit: str, attributes: Mapping[s
                 for name, blob in sorted(attributes.items(), key=lambda item: (item[0].count("/"), item[0]))),
               *(r for r in here if r[1] == "info")]
     if not layers:
-        return []
-    found = _rule_sources(layers, [f"{prefix}{rel}" for rel in rels])
-    return rewritten_lines({path.removeprefix(prefix): rule for path, rule in found.items()}, f"at {commit[:12]}")
+        return {}
+    found = _rule_sources(layers, [f"{prefix}{rel}" for rel in rels], names=names)
+    return {path.removeprefix(prefix): rule for path, rule in found.items()}
+
+
+#: The attributes by which ``git archive`` changes what it packs of a file: ``export-ignore`` (left out of the
+#: archive) and ``export-subst`` (its ``$Format:…$`` placeholders expanded). A checkout is unchanged, so check and the
+#: review read the same bytes; a release packed from the revision is not what they read (tests/test_left131.py).
+EXPORTING = ("export-ignore", "export-subst")
+
+
+def revision_exports(top: Path, prefix: str, commit: str, attributes: Mapping[str, str], rels: Iterable[str]) -> (
+        dict[str, tuple[str, str, str]]):
+    """The files of ``rels`` (relative to the root) that ``git archive`` of ``commit`` leaves out or expands
+    (:data:`EXPORTING`), each with the attribute, its value and the label of the file whose rule sets it, read as
+    :func:`revision_rewrites` reads a revision's rules. Raises as it does."""
+    return _revision_rules(top, prefix, commit, attributes, rels, EXPORTING)

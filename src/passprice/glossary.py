@@ -368,13 +368,16 @@ _TERMS = (
         "`folder`; the `summary` line and `exit_status`; `pricing_model`'s `priced_with` (the code each side was "
         "priced with) and a lock's `pricing_model_pins` (the code its file pinned, before and after); `code_changed` "
         "and `install_changed` (the files of `src/passprice`, and of the install and workflows, HEAD changes); "
+        "`export_rules` (a line a file of the facts, locks or sources, stored excerpts too, on which a HEAD revision's "
+        "`.gitattributes` sets `export-ignore` or `export-subst` where BASE's did not: `git archive` of HEAD leaves it "
+        "out or rewrites it; named, never failed); "
         "`head_check`, `head_unreadable` and `head_warnings` (what `check` fails on, cannot read and warns of on "
         "HEAD, the first 20, each `…_left_out` counting the rest, as `unlocked_left_out` counts servings past the "
         "first 200; `head_check_review_rules` the lines of `head_check` that are the review's own rules, not "
         "`check`'s: the list of pricing models, the commands that write the shipped headers) and a lock's "
         "`head_unread` (its file does not read on HEAD, so it is judged on BASE's); a changed fact's `quote_check` "
-        "(audit's quote check of HEAD's fact against HEAD's stored excerpts, made when its quotes changed; `null` "
-        "otherwise); "
+        "(audit's quote check of HEAD's fact against HEAD's stored excerpts, made when its quotes changed or it "
+        "cites a stored excerpt the change edited, `quote_excerpts_edited` naming those; `null` otherwise); "
         "`added_records`, `added_servings` and `cited_sources` (the records and servings HEAD adds, by path, and the "
         "documents changed facts cite, by id); `runs_to_verify` (edited measurement files whose runs to check in "
         "their source), `stack_spans` (a changed stack's measured / limit span, BASE → HEAD), `scopes_widened` (a "
@@ -388,7 +391,7 @@ _TERMS = (
         "rewritten).",
         ("diff", "passprice diff", "BASE", "HEAD", "work tree", "merge base", "locks affected", "priced with BASE",
          "priced with HEAD", "sticky comment", "pull-request comment",
-         "summary", "exit_status", "label", "revision", "folder", "code_changed", "install_changed",
+         "summary", "exit_status", "label", "revision", "folder", "code_changed", "install_changed", "export_rules",
          "priced_with", "pricing_model_pins", "head_check", "head_check_left_out", "head_check_review_rules",
          "head_unreadable",
          "head_unreadable_left_out", "head_warnings", "head_warnings_left_out", "head_unread",
@@ -1057,18 +1060,25 @@ _TERMS = (
         "is not (the quote is not in the lines stored), `not checked` when the document has no stored text (the H200 "
         "datasheet, whose PDF was never read), or a locator quotes nothing (the MI300X's `vgpr`, read from a "
         "ROCm table no text of which is stored). A quote after a page its locator names (`p. 19: '…'`) is looked "
-        "for on that page of the stored text alone, where the excerpt numbers its lines by page (the Ampere and "
-        "Hopper whitepapers'). The text audit's `quotes checked against a stored text:` section "
+        "for on that page of the stored text alone, where the excerpt says its numbers are pages (a header line "
+        "`# Numbers are pages`, or `# Numbers are pages: ID …` for those sources' sections: the Ampere and Hopper "
+        "whitepapers'); where they number the copy's lines the quote is looked for in the whole text. A span a fact's "
+        "locator and its derivation's input both quote is one span, counted once. The text audit's `quotes checked "
+        "against a stored text:` section "
         "(the markdown's `Quotes checked`) gives the count and a line a fact; `audit --source ID` gives the same of "
         "each fact citing the source, of the spans its locators citing it quote. `audit --json`'s facts' "
         "`quote_check` holds `state`, `spans` (quoted), `found`, `missing` (the spans not found), `unstored` (the "
         "documents with no usable stored text) and `why`; `quotes_checked` counts the facts `checked`, "
         "`not_found` and all `facts`. A review (`passprice diff`) makes the same check of each changed or added "
         "fact whose quotes changed, against HEAD's stored excerpts: `NOT FOUND` is added to its `to verify`, and "
-        "`--format json`'s facts' `quote_check` holds the same object (`null` where no check was made). An excerpt "
-        "whose bytes are not the `excerpt_sha256` its record pins is unusable: `not checked`, and `check` fails.",
+        "`--format json`'s facts' `quote_check` holds the same object (`null` where no check was made); where the "
+        "check read a stored excerpt the same change edited (the source's own section, or an excerpt first named), "
+        "`quote_excerpts_edited` names those sources and `to verify` says the quotes were checked against text the "
+        "change wrote (a changed fact citing such a source is checked even when its quotes did not change). An "
+        "excerpt whose bytes are not the `excerpt_sha256` its record pins is unusable: `not checked`, and `check` "
+        "fails.",
         ("quote_check", "quotes_checked", "quotes checked", "quotes checked against a stored text", "not checked",
-         "NOT FOUND", "not_found", "unstored", "spans", "checked", "missing"),
+         "NOT FOUND", "not_found", "unstored", "spans", "checked", "missing", "quote_excerpts_edited"),
     ),
     Term(
         "warning code",
@@ -1079,9 +1089,11 @@ _TERMS = (
         "`measured_elsewhere` (a measured fact citing the place another card's measured fact cites: a card copied "
         "from another that kept that card's measurement as its own), `stale` (a derived fact the edit left stale), "
         "`recompute` (the `fact recompute` command that writes them), `caution` (what the edit removed or made "
-        "inconsistent), `below_floor` (a lock whose floor the fact now falls below); `check`'s other warnings are "
-        "`other` until they are given a code of their own.",
-        ("coded_warnings", "code", "text", "measured_elsewhere", "below_floor", "recompute", "other"),
+        "inconsistent), `below_floor` (a lock whose floor the fact now falls below), `unpinned_excerpt` (`check`: a "
+        "source record names a stored excerpt it does not pin, no `excerpt_sha256`; the line gives the sha256 to "
+        "pin); `check`'s other warnings are `other` until they are given a code of their own.",
+        ("coded_warnings", "code", "text", "measured_elsewhere", "below_floor", "recompute", "unpinned_excerpt",
+         "other"),
     ),
     Term(
         "refusal",

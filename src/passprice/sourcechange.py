@@ -175,6 +175,13 @@ STORED_TEXT = ("its stored excerpt: the lines quoted from the text read, which i
                "against")
 
 
+#: What a review adds to a stored excerpt the change names (re-pointed, rewritten, added, or its pin removed) that its
+#: record does not pin (no ``excerpt_sha256``): ``check`` only warns of it (:func:`passprice.sources.unpinned_line`).
+UNPINNED = ("; not pinned: the record has no excerpt_sha256, so a later edit of the excerpt changes what audit checks "
+            "its quotes against unseen by check and by a review: pin it (the warning passprice check gives names the "
+            "sha256)")
+
+
 def _table(root: Root, source_id: str) -> dict[str, Any] | None:
     """The ``[source]`` table of ``sources/ID.toml`` in ``root`` as validated (its :data:`DOCUMENT_FIELDS` and its
     ``excerpt``), or ``None`` when it does not read (the review reports that file as it reports any)."""
@@ -184,7 +191,8 @@ def _table(root: Root, source_id: str) -> dict[str, Any] | None:
         source = load_source(root, source_id)
     except InputError:
         return None
-    return {**{name: getattr(source, name) for name in DOCUMENT_FIELDS}, "excerpt": source.excerpt}
+    return {**{name: getattr(source, name) for name in DOCUMENT_FIELDS}, "excerpt": source.excerpt,
+            "excerpt_sha256": source.excerpt_sha256}
 
 
 def document_digest(data: bytes) -> str:
@@ -240,17 +248,25 @@ def source_changes(
         # 4.8TB/s' was no longer in it, or re-pointing source.excerpt to such a copy, read "no changes" or "1 source
         # record changed; no lock affected", exit 0, nothing to verify, while audit on HEAD said NOT FOUND).
         excerpt = new["excerpt"]
+        unpinned = UNPINNED if excerpt is not None and new["excerpt_sha256"] is None else ""
         if excerpt != old["excerpt"]:
-            changed.append(f"excerpt: {_shown(old['excerpt'])} → {_shown(excerpt)} ({STORED_TEXT})")
-        elif excerpt is not None and documents[0](excerpt) != documents[1](excerpt):
-            changed.append(f"{excerpt} rewritten ({STORED_TEXT})")
+            changed.append(f"excerpt: {_shown(old['excerpt'])} → {_shown(excerpt)} ({STORED_TEXT}){unpinned}")
+        elif (excerpt is not None and documents[0](excerpt) != documents[1](excerpt)
+              and _own_section_changed(base, head, source_id, excerpt)):
+            changed.append(f"{excerpt} rewritten ({STORED_TEXT}){unpinned}")
+        elif unpinned and old["excerpt_sha256"] is not None:
+            changed.append(f"{excerpt}'s pin removed (excerpt_sha256: {old['excerpt_sha256'][:12]}… → (none))"
+                           + unpinned)
         if changed:
             found.append((source_id, tuple(changed)))
     new_ids = set()
     for source_id in sorted(set(added)):
         new = _table(head, source_id)
         if new is not None and _table(base, source_id) is None:
-            found.append((source_id, tuple(f"{k}: {_shown(new[k])}" for k in ADDED_FIELDS if new[k] is not None)))
+            leads = [f"{k}: {_shown(new[k])}" for k in ADDED_FIELDS if new[k] is not None]
+            if new["excerpt"] is not None and new["excerpt_sha256"] is None:
+                leads.append(f"excerpt: {new['excerpt']} ({STORED_TEXT}){UNPINNED}")
+            found.append((source_id, tuple(leads)))
             new_ids.add(source_id)
     if not found:
         return ()
@@ -288,6 +304,25 @@ def source_changes(
         out.append(SourceChange(source_id, fields, named, tuple(sorted({i.name for i in resting})),
                                 tuple(fitted.items()), through, places, on_cards, source_id in new_ids, lost))
     return tuple(out)
+
+
+def _own_section_changed(base: Root, head: Root, source_id: str, excerpt: str) -> bool:
+    """Whether the stored excerpt ``excerpt`` (a file whose bytes differ between ``base`` and ``head``) reads as
+    another text for ``source_id`` (:func:`passprice.sources.excerpt_section`: its own ``== ID … ==`` section, or
+    the whole file's when none is headed so): an edit in another source's section of a file several records name
+    changes none of the quotes of this one (tests/test_left131.py: every record naming the file was listed, its
+    ``quotes_lost`` empty). ``True`` when a side does not read (not there, past the cap, not UTF-8). Raises
+    nothing."""
+    from passprice.files import read_regular
+    from passprice.sources import EXCERPT_BYTES, excerpt_section
+
+    sections = []
+    for side in (base, head):
+        try:
+            sections.append(excerpt_section(read_regular(side.path / excerpt, EXCERPT_BYTES), source_id))
+        except (InputError, OSError):
+            return True
+    return sections[0] is None or sections[0] != sections[1]
 
 
 def _quotes_lost(base: Root, head: Root, source_id: str, citing: Iterable[Any], left: Lookups) -> tuple[str, ...]:
@@ -353,53 +388,82 @@ def compared_since_lock(
 ) -> tuple[tuple[SourceSinceLock, ...], bool]:
     """Each source of ``ids`` (those the facts of a lock cite) whose record today differs from its record at the
     commit that last wrote ``lock_file`` (a path in ``root``'s git work tree): a field of :data:`DOCUMENT_FIELDS`,
-    or the registry document it names (``source.path``) with other bytes. Read through git (:mod:`passprice.gitread`:
-    ``git log -1 -- LOCK``, then every record and document at that commit from one ``git cat-file --batch``,
-    :func:`passprice.gitread.read_named`). Nothing when the registry is no git work tree, the
-    lock file is not committed or has uncommitted changes (then it was made on today's records), git fails, or a
-    record did not read at that commit (it was added since: the lock's facts cited another record then, which the
-    lock's own pins show). Session 24: an audit of an old lock showed today's source document as its. With them,
-    whether the comparison was made: ``False`` when no commit holds the lock file as it is (the embedded registry, a
-    folder that is no git work tree, a lock file outside it, untracked or changed since its commit, git failing),
-    for the audit's line saying its source records are today's (walkthrough 31: a lock handed over outside git was
-    audited with today's records and nothing said so); the same git calls answer both. Raises
+    or the registry document it names (``source.path``) with other bytes, and whether the comparison was made:
+    :func:`read_at_lock`'s first two, reading no stored excerpt. Raises as it does."""
+    since, compared, _ = read_at_lock(root, lock_file, ids, {}, ())
+    return since, compared
+
+
+def read_at_lock(
+    root: Root, lock_file: Any, ids: Iterable[str], sources: Mapping[str, Source], excerpt_ids: Iterable[str]
+) -> tuple[tuple[SourceSinceLock, ...], bool, tuple[str, dict[str, StoredText]] | None]:
+    """What an audit of a lock reads at the commit that last wrote ``lock_file`` (a path in ``root``'s git work
+    tree), from one lookup of that commit (``git rev-parse``, ``status``, ``log``) and one read of the blobs
+    (:func:`passprice.gitread.read_named`: a ``cat-file --batch-check`` and a ``cat-file --batch``): 5 git processes
+    for the sources' comparison and the excerpts together, where each made its own lookup and read (10, a new
+    user's finding counted by tests/test_leftovers_25b.py; tests/test_left131.py).
+
+    First, each source of ``ids`` (those the facts of a lock cite) whose record today differs from its record at
+    that commit: a field of :data:`DOCUMENT_FIELDS`, or the registry document it names (``source.path``) with other
+    bytes. Nothing when a record did not read at that commit (it was added since: the lock's facts cited another
+    record then, which the lock's own pins show). Session 24: an audit of an old lock showed today's source document
+    as its. Second, whether the comparison was made: ``False`` when no commit holds the lock file as it is (the
+    embedded registry, a folder that is no git work tree, a lock file outside it, untracked or changed since its
+    commit, git failing), for the audit's line saying its source records are today's (walkthrough 31). Third, for
+    each source of ``excerpt_ids`` whose record (today's, of ``sources``) names a stored excerpt that git holds at
+    that commit, that excerpt as it was then (:func:`passprice.sources.stored_text_of`), with the commit: what
+    ``audit`` of a lock checks its quotes against (an old lock's hyphen was NOT FOUND in today's excerpt, which an
+    em dash had since replaced: tests/test_walk128.py); ``None`` when no commit holds the lock file as it is. An
+    excerpt git cannot give, or past :data:`passprice.gitread.NAMED_BYTES`, is left out (today's is checked): the
+    records and documents are then read again without the excerpts. Raises
     :class:`passprice.gitread.BlobTooLarge` (exit 2), one line naming ``COMMIT:PATH`` and its size, for a record or
-    document past :data:`passprice.gitread.NAMED_BYTES` at that commit (left54: read whole, however large); nothing
-    else."""
+    document past :data:`passprice.gitread.NAMED_BYTES` at that commit (left54: read whole, however large);
+    nothing else."""
     import subprocess
     import tomllib
     from pathlib import Path
 
     from passprice.gitread import BlobTooLarge, read_named, run_git
     from passprice.schema import read_bytes, toml_loads
+    from passprice.sources import stored_text_of
 
     ids = sorted(set(ids))
     if root.embedded:
-        return (), False
+        return (), False, None
     lock = Path(lock_file)
     try:
         top = Path(run_git(root.path, ["rev-parse", "--show-toplevel"]).decode("utf-8", "surrogateescape").strip())
         rel_lock = lock.resolve().relative_to(top.resolve()).as_posix()
         if run_git(top, ["status", "--porcelain", "--", rel_lock]).strip():
-            return (), False  # changed since its commit: it was made on today's records
+            return (), False, None  # changed since its commit: it was made on today's records
         said = run_git(top, ["log", "-1", "--format=%H%x00%cI", "--", rel_lock]).decode("ascii", "replace").strip()
         if not said:
-            return (), False
-        if not ids:
-            return (), True
+            return (), False, None
         commit, when = said.split("\0", 1)
-        sources = root.path.resolve().relative_to(top.resolve()) / "sources"
+        here = root.path.resolve().relative_to(top.resolve())
+        folder = here / "sources"
         today = {source_id: now for source_id in ids if (now := _table(root, source_id)) is not None}
 
         def record(source_id: str) -> str:
-            return f"{commit}:{(sources / f'{source_id}.toml').as_posix()}"
+            return f"{commit}:{(folder / f'{source_id}.toml').as_posix()}"
 
         def document(path: str) -> str:
-            return f"{commit}:{(sources.parent / path).as_posix()}"
+            return f"{commit}:{(here / path).as_posix()}"
 
-        # every record and document at the commit in one git process, however many sources (issue 13)
+        excerpts = {sid: document(excerpt) for sid in dict.fromkeys(excerpt_ids)
+                    if sid in sources and (excerpt := sources[sid].excerpt) is not None}
+        # every record, document and excerpt at the commit in one git read, however many sources (issue 13)
         documents = [document(now["path"]) for now in today.values() if isinstance(now.get("path"), str)]
-        then_bytes = read_named(top, [*(record(i) for i in today), *documents])
+        named = [*(record(i) for i in today), *documents]
+        try:
+            then_bytes = read_named(top, [*named, *excerpts.values()]) if named or excerpts else {}
+        except BlobTooLarge:
+            if not excerpts:
+                raise
+            # an excerpt past the cap is left out (today's is checked); a record or document past it is refused
+            then_bytes = read_named(top, named) if named else {}
+        at = commit, {sid: stored_text_of(sources[sid], then_bytes[name], f"{commit[:12]}:{sources[sid].excerpt}")
+                      for sid, name in excerpts.items() if name in then_bytes}
         out = []
         for source_id, now in today.items():
             text = then_bytes.get(record(source_id))
@@ -423,51 +487,24 @@ def compared_since_lock(
                     pass
             if changed:
                 out.append(SourceSinceLock(source_id, commit, when, tuple(changed)))
-        return tuple(out), True
+        return tuple(out), True, at
     except BlobTooLarge:
         raise  # a record or document past the cap as committed: refused by name (left54), not passed over
     except (InputError, OSError, ValueError, subprocess.CalledProcessError):
-        return (), False
+        return (), False, None
 
 
 def excerpts_at_lock(
     root: Root, lock_file: Any, sources: Mapping[str, Source], ids: Iterable[str]
 ) -> tuple[str, dict[str, StoredText]] | None:
-    """The commit that last wrote ``lock_file`` (a lock of ``root``'s git work tree, committed as it is) and, for
-    each source of ``ids`` whose record (today's, of ``sources``) names a stored excerpt that git holds at that
-    commit, that excerpt as it was then (:func:`passprice.sources.stored_text_of`): what ``audit`` of a lock checks
-    its quotes against, the lines stored when the lock was made, not today's (a new user's audit of an old lock
-    found a hyphen NOT FOUND in today's excerpt, which an em dash had since replaced: tests/test_walk128.py).
-    ``None`` when no commit holds the lock file as it is (the built-in registry, no git work tree, a lock file
-    outside it, untracked or changed since its commit, git failing), as :func:`compared_since_lock` says it. Raises
-    nothing: an excerpt git cannot give, or past :data:`passprice.gitread.NAMED_BYTES`, is left out (today's is
-    checked)."""
-    import subprocess
-    from pathlib import Path
+    """The commit that last wrote ``lock_file`` and, for each source of ``ids`` whose record (today's, of
+    ``sources``) names a stored excerpt that git holds at that commit, that excerpt as it was then:
+    :func:`read_at_lock`'s third, comparing no source record. Raises nothing."""
+    from passprice.gitread import BlobTooLarge
 
-    from passprice.gitread import BlobTooLarge, read_named, run_git
-    from passprice.sources import stored_text_of
-
-    if root.embedded:
-        return None
     try:
-        top = Path(run_git(root.path, ["rev-parse", "--show-toplevel"]).decode("utf-8", "surrogateescape").strip())
-        rel_lock = Path(lock_file).resolve().relative_to(top.resolve()).as_posix()
-        if run_git(top, ["status", "--porcelain", "--", rel_lock]).strip():
-            return None
-        commit = run_git(top, ["log", "-1", "--format=%H", "--", rel_lock]).decode("ascii", "replace").strip()
-        if not commit:
-            return None
-        here = root.path.resolve().relative_to(top.resolve())
-        named = {sid: f"{commit}:{(here / excerpt).as_posix()}" for sid in dict.fromkeys(ids)
-                 if sid in sources and (excerpt := sources[sid].excerpt) is not None}
-        try:
-            data = read_named(top, list(named.values()))
-        except BlobTooLarge:
-            data = {}
-        return commit, {sid: stored_text_of(sources[sid], data[name], f"{commit[:12]}:{sources[sid].excerpt}")
-                        for sid, name in named.items() if name in data}
-    except (InputError, OSError, ValueError, subprocess.CalledProcessError):
+        return read_at_lock(root, lock_file, (), sources, ids)[2]
+    except BlobTooLarge:  # no record or document is read here: only an excerpt, left out
         return None
 
 

@@ -38,10 +38,12 @@ def _compiled(text: str) -> re.Pattern[str]:
 
 
 def __getattr__(name: str) -> re.Pattern[str]:
-    """:data:`QUOTED_SPAN`, compiled when first asked for (:func:`_compiled`). Raises :class:`AttributeError` for
-    any other name the module lacks."""
+    """:data:`QUOTED_SPAN` and :data:`PAGES_DECLARED`, compiled when first asked for (:func:`_compiled`). Raises
+    :class:`AttributeError` for any other name the module lacks."""
     if name == "QUOTED_SPAN":
         return _compiled(_QUOTED_SPAN_TEXT)
+    if name == "PAGES_DECLARED":
+        return _compiled(_PAGES_DECLARED_TEXT)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -514,6 +516,35 @@ def excerpt_digest_problem(root: Root, source: Source) -> str | None:
             f"{source.excerpt}`), or, if the new text is what was read, pin it: excerpt_sha256 = \"{found}\"")
 
 
+#: The stable ``code`` of ``check``'s warning of a record naming a stored excerpt it does not pin (``--json``'s
+#: ``coded_warnings``, :func:`passprice.addedfacts.warning_code`): :func:`unpinned_line`.
+UNPINNED_EXCERPT = "unpinned_excerpt"
+
+#: The words of :func:`unpinned_line` that :func:`passprice.addedfacts.warning_code` knows it by.
+UNPINNED_WORDS = "is not pinned (the record has no excerpt_sha256)"
+
+
+def unpinned_line(root: Root, source: Source) -> str | None:
+    """What ``check`` warns of a record naming a stored excerpt (a regular file of ``root``) it does not pin
+    (``excerpt_sha256`` missing): ``PATH is not pinned (the record has no excerpt_sha256): an edit of it would
+    change what audit checks the quotes against and no check would see it; pin it: excerpt_sha256 = "SHA256"``,
+    the file's sha256 in full to paste; ``None`` when the record names no excerpt, pins it, or the file does not
+    read (:func:`excerpt_problem` says that). A pin is optional, so this warns, never fails (tests/test_left131.py:
+    an unpinned excerpt got no word). Raises nothing."""
+    import hashlib
+
+    from passprice.files import read_regular
+
+    if source.excerpt is None or source.excerpt_sha256 is not None:
+        return None
+    try:
+        data = read_regular(root.path / source.excerpt, EXCERPT_BYTES)
+    except (InputError, OSError):
+        return None
+    return (f"{source.excerpt} {UNPINNED_WORDS}: an edit of it would change what audit checks the quotes against "
+            f"and no check would see it; pin it: excerpt_sha256 = \"{hashlib.sha256(data).hexdigest()}\"")
+
+
 #: What a stored excerpt holds, as every output words it beside its file: the lines of the document a record's
 #: locators quote (with their line numbers and the copy's address), not the whole text read (a new user read "(the
 #: text read)" and expected the page: tests/test_walk128.py).
@@ -552,10 +583,10 @@ def check_sources(
 ) -> tuple[list[str], list[str]]:
     """``passprice check``'s look at ``sources/``: the problems (a file that does not read; a registry document
     whose path is not a regular file inside the root, :func:`document_problem`; a stored excerpt that is not one,
-    :func:`excerpt_problem`) and the warnings (a source nothing
-    in ``cited`` names), one line each; the problems are appended to ``unreadable`` too (bad files), and each record
-    that reads is put in ``loaded`` by id (so :func:`passprice.lineage.document_hashes` loads none twice: with 4,000
-    records, the second load was about a tenth of a cold ``check``)."""
+    :func:`excerpt_problem`) and the warnings (a source nothing in ``cited`` names; a stored excerpt the record does
+    not pin, :func:`unpinned_line`), one line each; the problems are appended to ``unreadable`` too (bad files), and
+    each record that reads is put in ``loaded`` by id (so :func:`passprice.lineage.document_hashes` loads none twice:
+    with 4,000 records, the second load was about a tenth of a cold ``check``)."""
     problems: list[str] = []
     warnings: list[str] = []
     named = set(cited)
@@ -577,6 +608,10 @@ def check_sources(
         problem = excerpt_problem(root, source)
         if problem is not None:
             problems.append(f"{file}: source.excerpt: {problem}")
+        else:
+            unpinned = unpinned_line(root, source)
+            if unpinned is not None:
+                warnings.append(f"{file}: source.excerpt: {unpinned}")
         if name not in named and unsure:
             warnings.append(f"{file}: cited by no fact{unsure}")
         elif name not in named:
@@ -602,6 +637,13 @@ _SECTION_TEXT = r"^== (\S+)(?: .*)? ==$"
 _NUMBERED_TEXT = r"^\d+\t"
 #: The number of a copied line (:data:`_NUMBERED_TEXT`), read as the page a quote after ``p. N`` is looked for on.
 _NUMBER_TEXT = r"^(\d{1,6})\t"
+
+#: The line of a stored excerpt's header (the ``#`` lines before its first section) saying that the numbers its
+#: lines open with are the document's pages, not the lines of the copy: ``# Numbers are pages`` (every section's)
+#: or ``# Numbers are pages: ID ID …`` (the sections of those sources). A quote after ``p. N`` in a locator is looked
+#: for on page ``N`` alone only in a section declared so (:attr:`StoredText.paged`); an excerpt numbering its lines
+#: read ``p. 30: '…'`` as line 30 and said NOT FOUND of a quote it held (tests/test_left131.py).
+_PAGES_DECLARED_TEXT = r"^# Numbers are pages(?:: ([^\n]*))?$"
 
 #: A page a locator names (``p. 19: 'The A100 GPU includes …'``, ``p. 36, Table 4 row '…'``): each quote after it, up
 #: to the next page named, is looked for on that page's lines of the stored text (:func:`paged_spans`). Up to six
@@ -681,7 +723,10 @@ class StoredText:
     its ``NUMBER<TAB>`` prefix, and without the ``#`` header lines before the first section; ``flat`` that text with
     every run of blanks (line breaks too) one space, what :meth:`holds` searches; ``pages`` the same of each page
     (the lines numbered ``N<TAB>``, by ``N``: where a copy numbers its lines by the document's pages, a quote after
-    ``p. N`` in its locator is looked for on page ``N`` alone, :func:`paged_spans`)."""
+    ``p. N`` in its locator is looked for on page ``N`` alone, :func:`paged_spans`); ``paged`` whether the
+    numbers are pages (the excerpt's header says so, :data:`PAGES_DECLARED`): where they number the copy's lines, a
+    page a locator names is no line number, and the quote is looked for in the whole text (an excerpt numbering its
+    lines said NOT FOUND of ``p. 30: '…'`` for a quote it held, tests/test_left131.py)."""
 
     source: str
     excerpt: str | None
@@ -693,6 +738,7 @@ class StoredText:
     #: :attr:`flat` (key ``None``) and each page of :attr:`pages` looked on, as :meth:`holds` searches them
     #: (:func:`_searched`), made at the first look-up of each: a text is read so once whatever the spans looked up.
     searched: dict[int | None, tuple[str, str]] = attrs.field(factory=dict, eq=False, repr=False)
+    paged: bool = True
 
     def unusable(self) -> str | None:
         """Why no quote can be checked against the file (:attr:`problem`, else :attr:`unread`), ``None`` when it
@@ -700,18 +746,18 @@ class StoredText:
         return self.problem if self.problem is not None else self.unread
 
     def holds(self, span: str, page: int | None = None) -> bool:
-        """Whether ``span`` is in :attr:`text` (with ``page``, on that page's lines alone: :attr:`pages`, a page the
-        copy does not number holding nothing), every run of blanks (line breaks too) on either side read as one
-        space (a quote of a sentence the copy breaks over two lines; a span in the text verbatim is in it so too),
-        where each number the span holds is a whole number there too (:func:`_searched`): ``'4.8TB/s'`` is not in
-        ``14.8TB/s``, nor ``'141'`` in ``1,141`` or ``141.5`` (tests/test_attack121.py: audit said ``checked`` of such
-        a quote). Words may run on (``'64 GB High Bandwidth Memory'`` is in a slide's ``Transistors64 GB High
-        Bandwidth Memory520 MB``, as text copied from a PDF runs), and blanks may differ (found with every blank
-        taken out of both, where the copy drops spaces or cuts words over its pieces), but never between two numbers:
-        ``'14.8TB/s'`` is not in ``1 4.8TB/s``, nor ``'1 4.8'`` in ``14.8`` (tests/test_attack133.py). ``False``
-        without a text, and for a blank span. One search of each form: linear in the text (a look for ``'11'`` in
-        900,000 ``1`` characters walked every place it was and was not a whole number: 0.5 s of CPU a span). Raises
-        nothing."""
+        """Whether ``span`` is in :attr:`text` (with ``page``, on that page's lines alone where the numbers are pages,
+        :attr:`paged`: :attr:`pages`, a page the copy does not number holding nothing), every run of blanks (line breaks
+        too) on either side read as one space (a quote of a sentence the copy breaks over two lines; a span in the text
+        verbatim is in it so too), where each number the span holds is a whole number there too (:func:`_searched`):
+        ``'4.8TB/s'`` is not in ``14.8TB/s``, nor ``'141'`` in ``1,141`` or ``141.5`` (tests/test_attack121.py: audit
+        said ``checked`` of such a quote). Words may run on (``'64 GB High Bandwidth Memory'`` is in a slide's
+        ``Transistors64 GB High Bandwidth Memory520 MB``, as text copied from a PDF runs), and blanks may differ (found
+        with every blank taken out of both, where the copy drops spaces or cuts words over its pieces), but never
+        between two numbers: ``'14.8TB/s'`` is not in ``1 4.8TB/s``, nor ``'1 4.8'`` in ``14.8``
+        (tests/test_attack133.py). ``False`` without a text, and for a blank span. One search of each form: linear in
+        the text (a look for ``'11'`` in 900,000 ``1`` characters walked every place it was and was not a whole number:
+        0.5 s of CPU a span). Raises nothing."""
         if self.flat is None:
             return False
         marked, tight = self._forms(page)
@@ -726,7 +772,10 @@ class StoredText:
         return wanted in marked or wanted_tight in tight
 
     def _forms(self, page: int | None) -> tuple[str, str]:
-        """:func:`_searched` of :attr:`flat` (``page`` ``None``) or of that page's text, made once."""
+        """:func:`_searched` of :attr:`flat` (``page`` ``None``, or an excerpt whose numbers are not pages) or of
+        that page's text, made once."""
+        if not self.paged:
+            page = None  # its numbers number the copy's lines: a page a locator names is none of them
         if page not in self.searched:
             self.searched[page] = _searched((self.flat or "") if page is None else self.pages.get(page, ""))
         return self.searched[page]
@@ -757,13 +806,16 @@ def _searched(flat: str) -> tuple[str, str]:
     return marked, "".join(marked.split())
 
 
-def _excerpt_lines(data: str, source: str) -> tuple[str, dict[int, str]]:
-    """The text of ``data`` (a stored excerpt) that :class:`StoredText` checks quotes against for ``source``, and
-    its pages (:attr:`StoredText.pages`: each number's lines, every run of blanks one space, joined by one)."""
+def _excerpt_lines(data: str, source: str) -> tuple[str, dict[int, str], bool]:
+    """The text of ``data`` (a stored excerpt) that :class:`StoredText` checks quotes against for ``source``, its
+    pages (:attr:`StoredText.pages`: each number's lines, every run of blanks one space, joined by one), and whether
+    its numbers are pages (:attr:`StoredText.paged`: the header declares it of every section or of ``source``'s,
+    :data:`PAGES_DECLARED`)."""
     sections: dict[str, list[str]] = {}
     head: list[str] = []
     lines: list[str] | None = None
-    section, number, numbered = _compiled(_SECTION_TEXT), _compiled(_NUMBER_TEXT), _compiled(_NUMBERED_TEXT)
+    section, number, numbered_line = _compiled(_SECTION_TEXT), _compiled(_NUMBER_TEXT), _compiled(_NUMBERED_TEXT)
+    paged = False
     for line in data.splitlines():
         m = section.match(line)
         if m:
@@ -772,17 +824,36 @@ def _excerpt_lines(data: str, source: str) -> tuple[str, dict[int, str]]:
             lines.append(line)
         elif not line.startswith("#"):
             head.append(line)
+        elif (declared := _compiled(_PAGES_DECLARED_TEXT).match(line)) is not None:
+            paged = paged or declared.group(1) is None or source in declared.group(1).split()
     chosen = sections.get(source)
     if chosen is None:
         chosen = [*head, *(line for kept in sections.values() for line in kept)]
-    paged: dict[int, list[str]] = {}
+    numbered: dict[int, list[str]] = {}
     for line in chosen:
         m = number.match(line)
         if m:
             flat = " ".join(line[m.end():].split())
             if flat:
-                paged.setdefault(int(m.group(1)), []).append(flat)
-    return "\n".join(numbered.sub("", line) for line in chosen), {n: " ".join(t) for n, t in paged.items()}
+                numbered.setdefault(int(m.group(1)), []).append(flat)
+    return ("\n".join(numbered_line.sub("", line) for line in chosen), {n: " ".join(t) for n, t in numbered.items()},
+            paged)
+
+
+def excerpt_section(data: bytes, source: str) -> tuple[str, tuple[tuple[int, str], ...], bool] | None:
+    """What a quote of ``source`` is checked against in the stored excerpt ``data`` (its bytes): the text of its
+    section (the whole file's when none is headed ``source``), its pages and whether its numbers are pages, as
+    :class:`StoredText` reads them (:func:`_excerpt_lines`); ``None`` when the bytes are more than
+    :data:`EXCERPT_BYTES` or not UTF-8. Two sides of a review whose sections of ``source`` read the same are the same
+    stored text for it, whatever else the file's other sections or header say (an edit in one section of a file
+    several records name listed every record as changed, tests/test_left131.py). Raises nothing."""
+    if len(data) > EXCERPT_BYTES:
+        return None
+    read = _excerpt_read(data)
+    if read.text is None:
+        return None
+    text, pages, _, _, paged = read.lines(source)
+    return text, tuple(sorted(pages.items())), paged
 
 
 #: A section heading naming a document by its address (``== ID PATH URL ==``): a source's section, as the shipped
@@ -822,7 +893,7 @@ class _Read:
     bad: int | None
     heads: tuple[str, ...]
     sections: frozenset[str]
-    made: dict[str | None, tuple[str, dict[int, str], str, dict[int | None, tuple[str, str]]]] = attrs.field(
+    made: dict[str | None, tuple[str, dict[int, str], str, dict[int | None, tuple[str, str]], bool]] = attrs.field(
         factory=dict, eq=False, repr=False)
 
     def foreign(self, source: str) -> str | None:
@@ -832,12 +903,20 @@ class _Read:
     def stored(self, source: Source, excerpt: str | None) -> StoredText:
         """The :class:`StoredText` of ``source`` (its excerpt named ``excerpt``) from this text (UTF-8, no foreign
         sections' alone): made once a section, the searched forms shared (:attr:`StoredText.searched`)."""
-        key = source.id if source.id in self.sections else None
-        if key not in self.made:  # a review comparing 40 records naming one excerpt made each of these 80 times
-            text, pages = _excerpt_lines(self.text or "", source.id)
-            self.made[key] = (text, pages, " ".join(text.split()), {})
-        text, pages, flat, searched = self.made[key]
-        return StoredText(source.id, excerpt, None, text, flat=flat, pages=pages, searched=searched)
+        # the whole file's text is one for every source it heads no section of, but where its header declares the
+        # numbers pages of named sources alone (``# Numbers are pages: ID …``): then whether they are depends on it
+        text, pages, flat, searched, paged = self.lines(source.id)
+        return StoredText(source.id, excerpt, None, text, flat=flat, pages=pages, searched=searched, paged=paged)
+
+    def lines(self, source: str) -> tuple[str, dict[int, str], str, dict[int | None, tuple[str, str]], bool]:
+        """:func:`_excerpt_lines` of this text for ``source`` with its flat text and searched forms, made once a
+        section (a review comparing 40 records naming one excerpt made each of these 80 times)."""
+        named = self.text is not None and "# Numbers are pages:" in self.text
+        key = source if source in self.sections or named else None
+        if key not in self.made:
+            text, pages, paged = _excerpt_lines(self.text or "", source)
+            self.made[key] = (text, pages, " ".join(text.split()), {}, paged)
+        return self.made[key]
 
 
 #: The stored excerpts read by this process, by their bytes' sha256: a file many records name (40 naming one of
@@ -1002,13 +1081,16 @@ def quote_check(path: str, fact: Fact, texts: Mapping[str, StoredText], left: Lo
     look-ups made; a fresh one when ``None``: the rest are not checked, and said so); with ``only`` (a source id),
     the spans of the locators citing that source alone (``audit --source``). A span
     after a page its locator names (``p. 19: '…'``, :func:`passprice.sources.paged_spans`) is looked for on that
-    page of the stored text alone, as tests/test_cite72.py looks. Raises nothing."""
+    page of the stored text alone, as tests/test_cite72.py looks. A span quoted twice of one source and page (by
+    the fact's locator and by its derivation input's) is one span, looked up and counted once (it read "2 of 2
+    quoted spans" of one quote, tests/test_left131.py). Raises nothing."""
     left = Lookups() if left is None else left
     spans = found = past = 0
     missing: list[str] = []
     missed: list[str] = []  # each missing span as the check shows it: on the page its locator names
     unstored: dict[str, str] = {}
     unquoted: list[str] = []  # a locator quoting nothing: its figure is not checked (the MI300X's vgpr)
+    seen: set[tuple[str | None, int | None, str]] = set()
     for what, sid, locator in _quoted_locators(fact):
         if only is not None and sid != only:
             continue
@@ -1017,6 +1099,9 @@ def quote_check(path: str, fact: Fact, texts: Mapping[str, StoredText], left: Lo
             # a figure of the fact's own document quoting nothing is located by the fact's own quotes
             unquoted.append(f"{what} ({sid})" if sid is not None and sid != fact.source else what)
         for page, span in quoted:
+            if (sid, page, span) in seen:
+                continue  # quoted again (by the fact and by its derivation's input): one span, counted once
+            seen.add((sid, page, span))
             spans += 1
             stored = texts.get(sid) if sid is not None else None
             cost = 0 if stored is None or stored.flat is None else stored.searched_size(page)
@@ -1035,7 +1120,7 @@ def quote_check(path: str, fact: Fact, texts: Mapping[str, StoredText], left: Lo
                 left.spans -= 1
                 left.chars -= cost
                 missing.append(span)
-                missed.append(repr(span[:60]) + (f" (on p. {page})" if page is not None else ""))
+                missed.append(repr(span[:60]) + (f" (on p. {page})" if page is not None and stored.paged else ""))
     if spans == 0:
         why = ("its locator quotes nothing" if any(only is None or sid == only for _, sid, _ in _quoted_locators(fact))
                else "it has no locator")
