@@ -4284,6 +4284,22 @@ class Diff:
         return tuple((f, c) for f in self.files for c in f.facts if not _folded(f, c))
 
     @property
+    def quotes_not_found(self) -> tuple[tuple[FileChange, FactChange], ...]:
+        """The changed or added facts whose quotes ``audit``'s quote check does not find in HEAD's stored excerpt of
+        the document they cite (:attr:`FactChange.quote` ``NOT FOUND``), with their file. Each fails the review
+        (:attr:`exit_status`): unlike a figure asked of a document passprice does not read, the stored excerpt is the
+        registry's own record of the words read, and the quote is not in it, so either the quote is wrong or the
+        excerpt lacks the lines it was read from (a new user's re-citation read "⚠️ … 1 to verify", exit 0, once its
+        locks were re-locked: tests/test_walk138.py)."""
+        return tuple((f, c) for f, c in self.fact_changes if c.quote is not None and c.quote.state == "NOT FOUND")
+
+    @property
+    def quote_spans_not_found(self) -> int:
+        """How many quoted spans of :attr:`quotes_not_found` the stored excerpts lack (the summary's ``N quotes NOT
+        FOUND in their stored text``)."""
+        return sum(len(c.quote.missing) for _, c in self.quotes_not_found if c.quote is not None)
+
+    @property
     def refit_unmoved(self) -> tuple[tuple[FileChange, FactChange], ...]:
         """The facts a re-fit wrote again with the same value, provenance and citation (:attr:`FactChange.
         refit_unmoved`), with their file: each file's are named in one line of the review."""
@@ -4477,10 +4493,12 @@ class Diff:
     @property
     def exit_status(self) -> int:
         """2 when a file does not read on HEAD, else 1 when a lock breaks (its serving deleted too), a locked price
-        moves unreviewed, or a removed lock drops floors its still-registered serving was priced under, else 0."""
+        moves unreviewed, a removed lock drops floors its still-registered serving was priced under, or a changed
+        fact's quote is NOT FOUND in its stored excerpt (:attr:`quotes_not_found`), else 0."""
         if any(f.head_errors for f in self.files) or self.head_unreadable:
             return 2
-        if self.broken or self.stale or self.unsound or self.dropping or self.head_check or self.requestioned:
+        if (self.broken or self.stale or self.unsound or self.dropping or self.head_check or self.requestioned
+                or self.quotes_not_found):
             return 1
         return 0
 
@@ -4585,10 +4603,25 @@ class Diff:
                 "one; restore BASE's file and re-lock it with `passprice lock --update -o LOCK` (which keeps its kind, "
                 "serving and stack), or keep it and add the new lock under another name"
             )
+        if self.quotes_not_found:
+            facts = ", ".join(f"{f.name}:{c.path}" for f, c in self.quotes_not_found)
+            cited = ", ".join(dict.fromkeys(c.new.source for _, c in self.quotes_not_found
+                                            if c.new is not None and c.new.source))
+            audits = ", ".join(f"`passprice audit --source {sid}`" for sid in cited.split(", ") if sid)
+            reasons.append(
+                f"{self.quotes_line()} ({facts}): the stored excerpt is the registry's record of the words read; "
+                "correct the quote to the document's words, or add the lines it was read from to the source's "
+                f"stored excerpt and re-pin it{f' ({audits} checks each)' if audits else ''}")
         beyond = self.check_beyond
         if beyond:
             reasons.append(f"{self.check_line()}; first: {beyond[0]}")
         return reasons
+
+    def quotes_line(self) -> str:
+        """``1 quote NOT FOUND in its stored text`` (``N quotes NOT FOUND in their stored text``): the summary's
+        count of :attr:`quote_spans_not_found`. Raises nothing."""
+        n = self.quote_spans_not_found
+        return f"{_n(n, 'quote')} NOT FOUND in {'its' if n == 1 else 'their'} stored text"
 
     def summary(self) -> str:
         """One line: facts changed (and weakened), locks affected (broken, moved unreviewed, floors loosened),
@@ -4625,6 +4658,8 @@ class Diff:
                 counts[0] += f" ({unmoved:,} more re-derived to the same value)"
             parts += counts
         parts = parts or ["no fact changed"]
+        if self.quotes_not_found:  # counted apart from "to verify": it fails the review (exit_status)
+            parts.append(self.quotes_line())
         if self.unsound:
             kinds = sorted({x.kind for _, x in self.unsound}, key=["stale", "mismatch", "broken"].index)
             what = {"stale": "stale", "mismatch": "not following", "broken": "broken"}

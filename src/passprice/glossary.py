@@ -362,7 +362,8 @@ _TERMS = (
         "touches, and re-prices every lock on both sides (`locks affected`; `priced with BASE` and `priced with "
         "HEAD` name the code each side was priced with). It exits 1 when the change breaks a lock's floors, moves "
         "a locked price without re-locking it (`price moved`), leaves a derived fact stale or HEAD failing "
-        "`passprice check`; 2 when a file does not read on HEAD; 0 otherwise, with ⚠️ beside what is `weakened`, "
+        "`passprice check`, or changes a fact whose quotes its stored excerpt lacks (`NOT FOUND`); "
+        "2 when a file does not read on HEAD; 0 otherwise, with ⚠️ beside what is `weakened`, "
         "`loosened` or `to verify`. "
         "Its `--format json` (the README tables each key): `base` and `head`, each side's `label`, `revision` and "
         "`folder`; the `summary` line and `exit_status`; `pricing_model`'s `priced_with` (the code each side was "
@@ -1064,7 +1065,9 @@ _TERMS = (
         "`quote_check` holds `state`, `spans` (quoted), `found`, `missing` (the spans not found), `unstored` (the "
         "documents with no usable stored text) and `why`; `quotes_checked` counts the facts `checked`, "
         "`not_found` and all `facts`. A review (`passprice diff`) makes the same check of each changed or added "
-        "fact whose quotes changed, against HEAD's stored excerpts: `NOT FOUND` is added to its `to verify`, and "
+        "fact whose quotes changed, against HEAD's stored excerpts: `NOT FOUND` is added to its `to verify`, counted "
+        "in the summary (`1 quote NOT FOUND in its stored text`) and fails the review (exit 1: the stored excerpt is "
+        "the registry's own record of the words read, so the quote or the excerpt is wrong), and "
         "`--format json`'s facts' `quote_check` holds the same object (`null` where no check was made). An excerpt "
         "whose bytes are not the `excerpt_sha256` its record pins is unusable: `not checked`, and `check` fails.",
         ("quote_check", "quotes_checked", "quotes checked", "quotes checked against a stored text", "not checked",
@@ -1245,7 +1248,7 @@ _TERMS = (
     ),
     Term(
         "BadContexts",
-        "refusal: context shares that do not sum to 1, or a position past its limit",
+        "refusal: context shares that do not sum to 1, or a position not below its limit",
         "A refusal: a serving's context classes' shares do not sum to 1, or a class's mean position is past its "
         "limit (raise `--limit` or lower `--position`).",
     ),
