@@ -492,8 +492,8 @@ def test_reproduce_refuses_a_checkpoint_whose_content_is_not_the_pinned_one(root
     message = f"lock r1: checkpoint {state}; import the pinned header again (passprice import), or re-lock"
     result = run(root, "reproduce", str(r1_lock))
     assert result.exit_code == 1
-    assert result.stdout.splitlines()[1] == (f"  does NOT reproduce: the pinned checkpoint {pinned['name']} is gone "
-                                             "(checkpoint, below)")
+    assert result.stdout.splitlines()[1] == (f"  cannot be reproduced here: the pinned checkpoint {pinned['name']} "
+                                             "is gone (checkpoint, below)")
     assert f"    checkpoint     {state}" in result.stdout
     assert result.stderr == "passprice: refused: lock r1 does not reproduce its recorded price\n"
     out = json.loads(run(root, "reproduce", str(r1_lock), "--json").stdout)
