@@ -167,12 +167,14 @@ class CheckReport:
 
     @staticmethod
     def verdict_word(s: LockStatus, frozen: bool) -> str:
-        """A lock's word in the report: ``ok``; ``not judged`` when it reproduces and today's files do not read
-        (:attr:`LockStatus.judged` false: no floor or drift verdict, which the file that does not read fails on its
-        own line); else ``FAILS``."""
+        """A lock's word in the report: ``ok``; ``not judged`` when it reproduces and its floors were not judged,
+        today's files not reading (:attr:`LockStatus.judged` false, its verdict ``today's files do not read: …``:
+        the file that does not read fails on its own line); else ``FAILS`` (a lock whose serving is no longer
+        registered is judged so, its drift alone not judged)."""
         if s.ok(frozen):
             return "ok"
-        return "not judged" if not s.judged and s.reproduces else "FAILS"
+        unread = not s.judged and s.verdict.startswith("today's files do not read")
+        return "not judged" if unread and s.reproduces else "FAILS"
 
     def text(self, frozen: bool) -> str:
         """The report for people: the findings in files that read, line by line; the files that do not read only
