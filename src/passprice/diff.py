@@ -6124,14 +6124,14 @@ def _ratio_bases(head: Side, files: tuple[FileChange, ...]) -> tuple[FileChange,
     for f in files:
         basis: tuple[float, str] | None = None
         if f.path in wanted:
-            try:
+            try:  # read as every look a review takes at a side's file as plain TOML, capped (side_toml)
                 data = head.files.get(f.path)
-                table = tomllib.loads(data.decode("utf-8")) if isinstance(data, bytes) else {}
+                table = side_toml(data, "card") if isinstance(data, bytes) else {}
                 raw = table.get("memory", {}).get("bandwidth", {})
                 value, unit = raw.get("value"), raw.get("unit")
                 if isinstance(value, (int, float)) and not isinstance(value, bool) and isinstance(unit, str):
                     basis = (float(value), unit)
-            except (UnicodeDecodeError, tomllib.TOMLDecodeError, AttributeError):
+            except (UnicodeDecodeError, tomllib.TOMLDecodeError, AttributeError, InputError):
                 basis = None
         if basis is None:
             out.append(f)
