@@ -350,7 +350,7 @@ CASES: tuple[Case, ...] = (
     Case("c10-serving-batch-0", 10, ("price", "odd"), 2, "odd.toml: batch: 0 is less than the minimum of 1",
          _serving("odd", _SERVING_HEAD + "batch = 0\n")),
     Case("c10-serving-position-past-limit", 10, ("price", "odd"), 2,
-         "odd.toml: contexts.0.position: 2000 is past the class's limit 1024",
+         "odd.toml: contexts.0.position: 2000 is not below the class's limit 1024",
          _serving("odd", _SERVING_HEAD + "contexts = [{share = 1, limit = 1024, position = 2000}]\n")),
     # 12. Writing: a device, a folder that does not exist, a read-only file.
     Case("c12-output-dev-null", 12, ("lock", R1, "-o", "/dev/null", "--force"), 2,

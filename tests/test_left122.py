@@ -246,8 +246,8 @@ def test_5_reproduce_in_a_registry_with_no_git_history_says_what_is_known(tmp_pa
     result = invoke("reproduce", "qwen3-30b-a3b-h200", root=root)
     assert result.exit_code == 1, result.output
     assert result.stdout.splitlines()[1].startswith(
-        "  does NOT reproduce: the pinned checkpoint qwen3-30b-a3b-q4_k_m is not in this registry (no git history "
-        "here says whether it ever was); passprice's own registry holds it: cp ")
+        "  cannot be reproduced here: the pinned checkpoint qwen3-30b-a3b-q4_k_m is not in this registry (no git "
+        "history here says whether it ever was); passprice's own registry holds it: cp ")
     assert "gone" not in result.stdout
     assert not_here_words(True) == "is not in this registry"
     assert not_here_words(False) == "is gone from this registry"
@@ -257,4 +257,5 @@ def test_5_reproduce_in_a_registry_with_no_git_history_says_what_is_known(tmp_pa
     _git(root, "commit", "-qm", "registry")
     known = invoke("reproduce", "qwen3-30b-a3b-h200", root=root)
     assert known.stdout.splitlines()[1].startswith(
-        "  does NOT reproduce: the pinned checkpoint qwen3-30b-a3b-q4_k_m is not in this registry; passprice's own ")
+        "  cannot be reproduced here: the pinned checkpoint qwen3-30b-a3b-q4_k_m is not in this registry; "
+        "passprice's own ")

@@ -38,8 +38,8 @@ def test_1_a_checkpoint_entry_that_does_not_parse_is_not_said_to_be_gone(tmp_pat
     problem = (f"registry/checkpoints/{ENTRY}.toml: not valid TOML: Invalid value (at line {lines + 1}, "
                "column 10)")
     assert result.stdout.splitlines()[1] == (
-        f"  does NOT reproduce: the pinned checkpoint's entry does not read ({problem}), and no other entry holds "
-        "the pinned content (checkpoint, below)")
+        f"  cannot be reproduced here: the pinned checkpoint's entry does not read ({problem}), and no other entry "
+        "holds the pinned content (checkpoint, below)")
     assert "is gone" not in result.stdout
     # audit said it all along, and still does: the two agree
     audit = invoke("audit", f"locks/{R1}.lock.toml", root=root)
@@ -51,7 +51,7 @@ def test_1_a_checkpoint_entry_that_does_not_parse_is_not_said_to_be_gone(tmp_pat
     result = invoke("reproduce", f"locks/{R1}.lock.toml", root=root)
     assert result.exit_code == 1, result.output
     assert result.stdout.splitlines()[1] == (
-        f"  does NOT reproduce: the pinned checkpoint {ENTRY} is not in this registry (no git history here says "
+        f"  cannot be reproduced here: the pinned checkpoint {ENTRY} is not in this registry (no git history here says "
         "whether it ever was); passprice's own registry "
         f"holds it: cp {embedded_root().path / 'registry' / 'checkpoints' / f'{ENTRY}.toml'} {entry}, and run this "
         "again")

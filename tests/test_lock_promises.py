@@ -294,7 +294,7 @@ def test_4_an_edited_tensor_type_fails_check_reproduce_and_review(branch: Path) 
     result = invoke("reproduce", R1, root=branch)
     assert result.exit_code == 1
     lines = result.stdout.splitlines()
-    assert lines[1] == f"  does NOT reproduce: the pinned checkpoint {DEEPSEEK} is gone (checkpoint, below)"
+    assert lines[1] == f"  cannot be reproduced here: the pinned checkpoint {DEEPSEEK} is gone (checkpoint, below)"
     changed = run_json("reproduce", R1, root=branch, code=1)["changed"]
     assert changed in (["checkpoint content"], ["checkpoint content", "pricing model"])  # the code may move on
     today = run_json("price", R1, "--no-lock", root=branch)

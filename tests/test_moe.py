@@ -344,7 +344,7 @@ def test_a_step_of_identical_decodes_is_the_moe_pass() -> None:
     r = resolved("qwen3-30b-a3b-h200")
     pricer = StepPricer.of(r.header, r.card, r.serving)
     for batch in (1, 7, 64):
-        for position in (0.0, 1000.0, 4096.0):
+        for position in (0.0, 1000.0, 4095.0):  # the last position of its 4,096 limit (4,096: BadContexts)
             step = pricer.price(StepRows.build(decode_positions=[position] * batch))
             assert_same(seed_pass(r, batch, position), step, batch, f"batch {batch} position {position}")
     # A prefill chunk of 2,048 rows routes them all together: nearly every expert, once.

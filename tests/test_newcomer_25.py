@@ -124,7 +124,8 @@ def test_a_lock_reproduced_where_its_checkpoint_is_missing_says_where_passprice_
     entry = embedded_root().path / "registry" / "checkpoints" / "deepseek-r1-distill-qwen-7b-q4_k_m.toml"
     target = root / "registry" / "checkpoints" / entry.name
     assert result.stderr == (
-        "passprice: refused: lock r1-qwen7b-h200 does not reproduce its recorded price\n"
+        "passprice: refused: lock r1-qwen7b-h200 cannot be reproduced here: no entry of this registry holds its "
+        "pinned checkpoint, so no price is made to compare with the recorded one\n"
         "passprice: hint: passprice's own registry holds the checkpoint content lock r1-qwen7b-h200 pinned, in "
         f"{entry}: copy that entry into this registry (cp {entry} {target}) and run this again\n"
     )

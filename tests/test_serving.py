@@ -1053,11 +1053,14 @@ def test_bad_contexts(mix: ContextMix) -> None:
 
 
 def test_context_edges_allowed() -> None:
-    # A class at its own limit, a class at position 0, and shares within the seed's 1e-9 of one are priced: two
-    # layers' caches read at the position and held at the limit (contiguous).
-    at_limit = pass_shape(dense(), Serving(contexts=ContextMix.uniform(200.0, 200)))
-    assert at_limit.read_bytes == 2 * per_position(2) * 200
+    # A class at its last position (limit − 1), a class at position 0, and shares within the seed's 1e-9 of one
+    # are priced: two layers' caches read at the position and held at the limit (contiguous). The seed priced a
+    # class at its limit too; that pass writes a row past it (BadContexts, DESIGN.md, Contexts; test_walk138.py).
+    at_limit = pass_shape(dense(), Serving(contexts=ContextMix.uniform(199.0, 200)))
+    assert at_limit.read_bytes == 2 * per_position(2) * 199
     assert at_limit.held_per_sequence == 2 * per_position(2) * 200
+    with pytest.raises(BadContexts, match="position 200 is not below its limit 200"):
+        pass_shape(dense(), Serving(contexts=ContextMix.uniform(200.0, 200)))
     at_zero = pass_shape(dense(), Serving(contexts=ContextMix.uniform(0.0, 4096)))
     assert at_zero.read_bytes == 0.0
     assert at_zero.held_per_sequence == 2 * per_position(2) * 4096

@@ -476,12 +476,15 @@ def test_a_card_renamed_with_a_fact_re_cited_inside_asks_to_verify_it(registry: 
     path = branch(registry, "rename-recite")
     _rename_h100(path, recite=True)
     status, (markdown, as_json) = renderings(path, "markdown", "json")  # one review
-    assert status == 0
+    # its derivation's Dot quote, now read as the whitepaper's (its inputs cite the fact's source), is in no stored
+    # text of it: NOT FOUND, which fails the review (tests/test_walk138.py)
+    assert status == 1
     lines = markdown.splitlines()
     # was "✅ … 34 facts changed in 2 files; 2 servings changed; 2 locks affected, 2 re-locked"
-    assert lines[0].startswith("⚠️ **passprice diff**")
-    assert lines[0].endswith("1 fact changed in 1 file, 1 to verify in its source; 1 card renamed; 3 servings changed; "
-                             "3 locks affected, 3 re-locked; 7 locks unaffected")
+    assert lines[0].startswith("❌ **passprice diff**")
+    assert lines[0].endswith("1 fact changed in 1 file, 1 to verify in its source; 1 quote NOT FOUND in its stored "
+                             "text; 1 card renamed; 3 servings changed; 3 locks affected, 3 re-locked; 7 locks "
+                             "unaffected")
     assert ("| `h100_sxm5` | `streams.read` | 0.9493 | 0.9493 | citation changed | measured | changed, below |"
             in lines)
     assert (f"- `facts/cards/{H100_CARD}.toml` → `facts/cards/h100_sxm5.toml`: its facts compared with the old file's "

@@ -282,8 +282,8 @@ def test_4_reproduce_in_a_fresh_registry_says_the_working_fix_first(tmp_path: Pa
     entry = embedded_root().path / "registry" / "checkpoints" / "qwen3-30b-a3b-q4_k_m.toml"  # the checkout, or _data
     target = fresh / "registry" / "checkpoints" / "qwen3-30b-a3b-q4_k_m.toml"
     lines = result.stdout.splitlines()
-    assert lines[1] == ("  does NOT reproduce: the pinned checkpoint qwen3-30b-a3b-q4_k_m is not in this registry; "
-                        f"passprice's own registry holds it: cp {entry} {target}, and run this again")
+    assert lines[1] == ("  cannot be reproduced here: the pinned checkpoint qwen3-30b-a3b-q4_k_m is not in this "
+                        f"registry; passprice's own registry holds it: cp {entry} {target}, and run this again")
     (checkpoint,) = [line for line in lines if line.startswith("    checkpoint ")]
     assert checkpoint.startswith(
         "    checkpoint     qwen3-30b-a3b-q4_k_m: no entry of that name in this registry; passprice's own registry "

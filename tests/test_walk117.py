@@ -181,7 +181,8 @@ def test_3_a_lock_copied_into_a_git_registry_that_never_had_its_checkpoint(tmp_p
     shutil.copy(REPO / "locks" / f"{Q3}.lock.toml", root / "locks")
     never = invoke("reproduce", Q3, root=root)
     assert never.exit_code == 1, never.output
-    assert "  does NOT reproduce: the pinned checkpoint qwen3-30b-a3b-q4_k_m is not in this registry; " in never.stdout
+    assert ("  cannot be reproduced here: the pinned checkpoint qwen3-30b-a3b-q4_k_m is not in this registry; "
+            in never.stdout)
     assert "gone from this registry" not in never.stdout
     entry = root / "registry" / "checkpoints" / "qwen3-30b-a3b-q4_k_m.toml"
     shutil.copy(REPO / "registry" / "checkpoints" / entry.name, entry)
@@ -190,7 +191,7 @@ def test_3_a_lock_copied_into_a_git_registry_that_never_had_its_checkpoint(tmp_p
     entry.unlink()
     gone = invoke("reproduce", Q3, root=root)
     assert gone.exit_code == 1, gone.output
-    assert "  does NOT reproduce: the pinned checkpoint qwen3-30b-a3b-q4_k_m is gone from this registry; " in (
+    assert "  cannot be reproduced here: the pinned checkpoint qwen3-30b-a3b-q4_k_m is gone from this registry; " in (
         gone.stdout)
 
 

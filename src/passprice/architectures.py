@@ -343,6 +343,22 @@ def windowed_reads_array(positions: npt.NDArray[np.float64], window: int) -> npt
     return result
 
 
+def paged_cap(limit: int, page: int) -> int:
+    """The most positions a sequence's paged cache can hold: the whole pages its ``limit`` needs,
+    ``⌈limit / page⌉ × page`` (positions; a cache allocates whole pages, and a sequence never reaches past its
+    limit: DESIGN.md, Contexts). Raises nothing for ``page`` ≥ 1."""
+    return -(-limit // page) * page
+
+
+def paged_held(position: float, page: int, limit: int) -> float:
+    """Positions a full layer's paged cache holds for a class at mean ``position`` of ``limit``: the seed's
+    ``position + page / 2`` (its own length and half a page on average), at most :func:`paged_cap` — the seed's
+    half page, added to a class whose sequences are all at their last position (``position`` = limit − 1), held
+    pages past the limit (``sweep qwen3-30b-a3b-h200 --positions 4096`` held 4,104 positions of a 4,096 limit).
+    Raises nothing for ``page`` ≥ 1."""
+    return min(position + page / 2.0, float(paged_cap(limit, page)))
+
+
 def windowed_held(positions: _N, window: int) -> _N:
     """Positions a windowed layer's cache holds for a sequence that would hold ``positions`` in a full layer (its
     limit in a contiguous cache, its position and half a page in a paged one): ``min(positions, window)``, an int

@@ -146,9 +146,35 @@ class CheckReport:
 
     def _locks_failing(self, frozen: bool) -> str:
         """The headline's word on the locks when any fails (``; 2 of 8 locks FAIL``): the file count alone read as
-        a pass over a check that fails on its locks."""
-        failing = sum(1 for s in self.locks if not s.ok(frozen))
-        return f"; {failing} of {len(self.locks)} lock{'s' if len(self.locks) != 1 else ''} FAIL" if failing else ""
+        a pass over a check that fails on its locks. A lock not judged (today's files do not read) is counted as
+        its own line says it, ``not judged``, not as failing (``; 3 of 9 locks not judged``), and lock files that
+        do not read, counted among the files and the problems, are said apart (``(1 more lock file does not read,
+        on stderr)``): a new user read "3 of 9 locks FAIL" beside "10 locks" and "locks not judged: 3 of 9"
+        (tests/test_walk138.py)."""
+        failing = sum(1 for s in self.locks if not s.ok(frozen) and self.verdict_word(s, frozen) == "FAILS")
+        unjudged = sum(1 for s in self.locks if self.verdict_word(s, frozen) == "not judged")
+        files = dict(self.kinds).get("locks", len(self.locks))
+        unread = max(0, files - len(self.locks))
+        of = f" of {len(self.locks)} lock{'s' if len(self.locks) != 1 else ''}"
+        said = [f"{failing}{of} FAIL" if failing else "", f"{unjudged}{'' if failing else of} not judged"
+                if unjudged else ""]
+        words = ", ".join(w for w in said if w)
+        if unread:
+            lockfiles = f"lock file{' does' if unread == 1 else 's do'}"
+            more = f"{unread} {'more ' if words else ''}{lockfiles} not read, on stderr"
+            words = f"{words} ({more})" if words else more
+        return f"; {words}" if words else ""
+
+    @staticmethod
+    def verdict_word(s: LockStatus, frozen: bool) -> str:
+        """A lock's word in the report: ``ok``; ``not judged`` when it reproduces and its floors were not judged,
+        today's files not reading (:attr:`LockStatus.judged` false, its verdict ``today's files do not read: …``:
+        the file that does not read fails on its own line); else ``FAILS`` (a lock whose serving is no longer
+        registered is judged so, its drift alone not judged)."""
+        if s.ok(frozen):
+            return "ok"
+        unread = not s.judged and s.verdict.startswith("today's files do not read")
+        return "not judged" if unread and s.reproduces else "FAILS"
 
     def text(self, frozen: bool) -> str:
         """The report for people: the findings in files that read, line by line; the files that do not read only
@@ -174,7 +200,7 @@ class CheckReport:
                          f"not read: {reason}")
         for s in self.locks:
             locks = f", locks serving {s.serving_name}" if s.serving_name else ""
-            lines.append(f"lock {s.name} ({escaped(s.shown)}{locks}): {'ok' if s.ok(frozen) else 'FAILS'}")
+            lines.append(f"lock {s.name} ({escaped(s.shown)}{locks}): {self.verdict_word(s, frozen)}")
             if s.older:
                 lines.append(f"  format: {s.older}")
             lines.append(f"  {s.reproduction}")

@@ -2749,7 +2749,11 @@ def reproduce_command(ctx: click.Context, lock: str, as_json: bool) -> None:
     if rep.bad_input is not None:  # a file of today's that does not read: bad input, after the report, as check
         _problems([rep.bad_input])
     if not rep.equals:
-        click.echo(f"passprice: refused: lock {the_lock.name} does not reproduce its recorded price", err=True)
+        if rep.price is None:  # no price was made (its pinned checkpoint is not here): no mismatch to report
+            click.echo(f"passprice: refused: lock {the_lock.name} cannot be reproduced here: no entry of this registry "
+                       "holds its pinned checkpoint, so no price is made to compare with the recorded one", err=True)
+        else:
+            click.echo(f"passprice: refused: lock {the_lock.name} does not reproduce its recorded price", err=True)
         if rep.checkpoint.status != "same" and rep.checkpoint.found is None:
             from passprice.checkpointcite import packaged_hint
 

@@ -992,6 +992,12 @@ class FactChange:
     #: the excerpt re-pointed or first named): found there, a quote shows only that the change wrote both (a value
     #: moved, the excerpt edited to state it and re-pinned read "checked"; tests/test_left131.py). Empty when none.
     excerpts_edited: tuple[str, ...] = ()
+    #: For a ratio of a card (unit ``1``) whose derivation, on either side, or note names the card's
+    #: ``memory.bandwidth`` as what a quoted figure is divided by (the stream shares: ``dot / bandwidth``, "measured
+    #: rate / this file's memory.bandwidth"): HEAD's ``memory.bandwidth`` as ``(value, unit)``
+    #: (:func:`_ratio_bases`); ``None`` otherwise. A new user's ``streams.read`` 0.9333 → 0.85 under a quote of Dot
+    #: ``4.48`` TB/s was asked only whether the place states it, where 4.48 / 4.8 = 0.9333 (tests/test_walk138.py).
+    ratio_basis: tuple[float, str] | None = None
 
     @property
     def change(self) -> str:
@@ -1107,6 +1113,35 @@ class FactChange:
                  f"nothing independent of itself for {self.new.describe()}: read the document itself")
         return f"{asks}; {fresh}" if asks else fresh
 
+    def _ratio_quoted(self) -> str | None:
+        """For a fact with a :attr:`ratio_basis` whose value moved, and which no derivation ties to its inputs on HEAD
+        (``check`` recomputes one that has it): ``the locator quotes 4.48 TB/s, which over the card's
+        memory.bandwidth (4.8 TB/s) is 0.9333, the ratio its derivation names, not 0.85`` when a figure the locator
+        quotes in the bandwidth's unit, over HEAD's bandwidth, gives the old value (within
+        :data:`passprice.addedfacts.BASIS_TOLERANCE`) and none gives the new one; else ``None``. Raises nothing."""
+        from passprice.addedfacts import BASIS_TOLERANCE
+        from passprice.derivations import Derivation
+
+        old, new = self.old, self.new
+        if (self.ratio_basis is None or old is None or new is None or isinstance(new.derivation, Derivation)
+                or old.amount == new.amount):
+            return None
+        bandwidth, unit = self.ratio_basis
+        text = new.locator or new.cite or ""
+        if bandwidth <= 0 or unit not in text:
+            return None
+
+        def near(amount: float, ratio: float) -> bool:
+            return abs(ratio - amount) <= BASIS_TOLERANCE * abs(amount)
+
+        quoted = sorted(_quoted_figures(text))
+        was = [q for q in quoted if near(old.amount, q / bandwidth)]
+        if not was or any(near(new.amount, q / bandwidth) for q in quoted):
+            return None
+        named = "derivation" if isinstance(old.derivation, Derivation) else "note"
+        return (f"the locator quotes {was[0]:g} {unit}, which over the card's memory.bandwidth ({bandwidth:g} {unit}) "
+                f"is {was[0] / bandwidth:.4g}, the ratio its {named} names, not {new.amount:g}")
+
     def _foreign(self) -> str | None:
         """What :attr:`foreign_files` asks (``None`` when none): the citation moved from one source to another while
         the locator still names a file of the old one's that the new one's record names nowhere."""
@@ -1193,7 +1228,7 @@ class FactChange:
                   ) if isinstance(old.derivation, Derived) and new.provenance in (
                       Provenance.PUBLISHED, Provenance.MEASURED) else None
         if stronger is not None or untied is not None:
-            return "; ".join(x for x in (stronger, untied) if x)
+            return "; ".join(x for x in (stronger, untied, self._ratio_quoted() if untied else None) if x)
         if "value" in self.fields and same_cite:
             from passprice.addedfacts import BASIS_TOLERANCE, in_own_unit, parts_of, percents_of, states
 
@@ -1217,6 +1252,11 @@ class FactChange:
             if was and not any(near(new.amount, ratio) for ratio in parts):
                 return (f"the value moved ({old.describe()} → {new.describe()}) but its citation did not, and the "
                         f"locator quotes {was[0]} ({old.amount:g}): {where}{noted}")
+
+            ratio = self._ratio_quoted()
+            if ratio is not None:
+                return f"the value moved ({old.describe()} → {new.describe()}) but its citation did not: {ratio}: " \
+                       f"{where}{noted}"
 
             # The old figure quoted in another notation (``4,800 GB/s``, ``four point eight terabytes per second``
             # under 4.8 → 5.2 TB/s) is said as firmly (slip round 34).
@@ -4519,6 +4559,22 @@ class Diff:
         return tuple((f, c) for f in self.files for c in f.facts if not _folded(f, c))
 
     @property
+    def quotes_not_found(self) -> tuple[tuple[FileChange, FactChange], ...]:
+        """The changed or added facts whose quotes ``audit``'s quote check does not find in HEAD's stored excerpt of
+        the document they cite (:attr:`FactChange.quote` ``NOT FOUND``), with their file. Each fails the review
+        (:attr:`exit_status`): unlike a figure asked of a document passprice does not read, the stored excerpt is the
+        registry's own record of the words read, and the quote is not in it, so either the quote is wrong or the
+        excerpt lacks the lines it was read from (a new user's re-citation read "⚠️ … 1 to verify", exit 0, once its
+        locks were re-locked: tests/test_walk138.py)."""
+        return tuple((f, c) for f, c in self.fact_changes if c.quote is not None and c.quote.state == "NOT FOUND")
+
+    @property
+    def quote_spans_not_found(self) -> int:
+        """How many quoted spans of :attr:`quotes_not_found` the stored excerpts lack (the summary's ``N quotes NOT
+        FOUND in their stored text``)."""
+        return sum(len(c.quote.missing) for _, c in self.quotes_not_found if c.quote is not None)
+
+    @property
     def refit_unmoved(self) -> tuple[tuple[FileChange, FactChange], ...]:
         """The facts a re-fit wrote again with the same value, provenance and citation (:attr:`FactChange.
         refit_unmoved`), with their file: each file's are named in one line of the review."""
@@ -4569,11 +4625,21 @@ class Diff:
         return tuple(p for p in self.head_check if p not in listed and p.split(copied)[0] not in listed)
 
     @property
+    def check_counted(self) -> tuple[str, ...]:
+        """What ``passprice check`` on HEAD counts as its problems and :attr:`check_beyond` leaves out: those lines,
+        then the error lines of each lock file HEAD changes that does not read there (:func:`passprice.check.
+        review_files` reads no lock, and ``check`` counts each such file's errors as problems). One count for one
+        tree: a hand-edited lock beside an invalid card read "HEAD fails passprice check (1 problem)" where ``check``
+        said "2 problems" (tests/test_walk138.py)."""
+        locks = tuple(e for f in self.files if f.kind == "lock" and f.head_errors for e in f.head_errors)
+        return self.check_beyond + tuple(e for e in locks if e not in self.check_beyond)
+
+    @property
     def check_shown(self) -> tuple[tuple[str, ...], int]:
         """The lines of :attr:`check_beyond` a review lists (the first :data:`MAX_HEAD_PROBLEMS`) and how many more
         it counts without listing (``passprice check`` on HEAD lists each): 3,000 invalid source records made a
-        2.4 MB pull-request comment of 15,000 problem lines (issue 13)."""
-        beyond = self.check_beyond
+        2.4 MB pull-request comment of 15,000 problem lines (issue 13). The lines are :attr:`check_counted`'s."""
+        beyond = self.check_counted
         return beyond[:MAX_HEAD_PROBLEMS], max(0, len(beyond) - MAX_HEAD_PROBLEMS)
 
     def errors_shown(self) -> dict[str, tuple[tuple[str, ...], tuple[str, ...], int]]:
@@ -4604,7 +4670,7 @@ class Diff:
         not of ``check``, and ``HEAD fails passprice check and the review's rules (3 problems: 1 of the review's
         rules)`` for both."""
         word = "more problem" if self.unsound else "problem"
-        beyond = self.check_beyond
+        beyond = self.check_counted
         rules = sum(line in self.review_rules for line in beyond)
         if rules and rules == len(beyond):
             return f"HEAD fails the review's rules ({_n(len(beyond), word)}; passprice check does not check them)"
@@ -4712,10 +4778,12 @@ class Diff:
     @property
     def exit_status(self) -> int:
         """2 when a file does not read on HEAD, else 1 when a lock breaks (its serving deleted too), a locked price
-        moves unreviewed, or a removed lock drops floors its still-registered serving was priced under, else 0."""
+        moves unreviewed, a removed lock drops floors its still-registered serving was priced under, or a changed
+        fact's quote is NOT FOUND in its stored excerpt (:attr:`quotes_not_found`), else 0."""
         if any(f.head_errors for f in self.files) or self.head_unreadable:
             return 2
-        if self.broken or self.stale or self.unsound or self.dropping or self.head_check or self.requestioned:
+        if (self.broken or self.stale or self.unsound or self.dropping or self.head_check or self.requestioned
+                or self.quotes_not_found):
             return 1
         return 0
 
@@ -4820,10 +4888,25 @@ class Diff:
                 "one; restore BASE's file and re-lock it with `passprice lock --update -o LOCK` (which keeps its kind, "
                 "serving and stack), or keep it and add the new lock under another name"
             )
+        if self.quotes_not_found:
+            facts = ", ".join(f"{f.name}:{c.path}" for f, c in self.quotes_not_found)
+            cited = ", ".join(dict.fromkeys(c.new.source for _, c in self.quotes_not_found
+                                            if c.new is not None and c.new.source))
+            audits = ", ".join(f"`passprice audit --source {sid}`" for sid in cited.split(", ") if sid)
+            reasons.append(
+                f"{self.quotes_line()} ({facts}): the stored excerpt is the registry's record of the words read; "
+                "correct the quote to the document's words, or add the lines it was read from to the source's "
+                f"stored excerpt and re-pin it{f' ({audits} checks each)' if audits else ''}")
         beyond = self.check_beyond
         if beyond:
             reasons.append(f"{self.check_line()}; first: {beyond[0]}")
         return reasons
+
+    def quotes_line(self) -> str:
+        """``1 quote NOT FOUND in its stored text`` (``N quotes NOT FOUND in their stored text``): the summary's
+        count of :attr:`quote_spans_not_found`. Raises nothing."""
+        n = self.quote_spans_not_found
+        return f"{_n(n, 'quote')} NOT FOUND in {'its' if n == 1 else 'their'} stored text"
 
     def summary(self) -> str:
         """One line: facts changed (and weakened), locks affected (broken, moved unreviewed, floors loosened),
@@ -4861,6 +4944,8 @@ class Diff:
                 counts[0] += f" ({unmoved:,} more re-derived to the same value)"
             parts += counts
         parts = parts or ["no fact changed"]
+        if self.quotes_not_found:  # counted apart from "to verify": it fails the review (exit_status)
+            parts.append(self.quotes_line())
         if self.unsound:
             kinds = sorted({x.kind for _, x in self.unsound}, key=["stale", "mismatch", "broken"].index)
             what = {"stale": "stale", "mismatch": "not following", "broken": "broken"}
@@ -4991,7 +5076,7 @@ class Diff:
                      if len(late) < len(self.behind) else ""]
             parts.append(f"{_n(len(self.behind), 'lock')} out of date already on BASE, which this change does not "
                          f"touch: {', '.join(k for k in kinds if k)}")
-        if self.check_beyond:
+        if self.check_counted:
             parts.append(self.check_line())
         if self.head_warnings:
             parts.append(f"{_n(len(self.head_warnings) + self.head_warnings_left_out, 'warning')} of check on HEAD")
@@ -5191,6 +5276,7 @@ def _compare(base: Side, head: Side) -> Diff:
     files = _ask_added(base, head, tuple(compare_file(base, head, p, renames.get(p), into.get(p)) for p in paths))
     files = _fresh_sources(base, head, files)
     files = _quotes_checked(head, files, base)
+    files = _ratio_bases(head, files)
     files = _foreign_files(head, files)
     files = _moved_under_runs(head, files)
     files = measurement_renames(base, head, files)
@@ -6333,6 +6419,48 @@ def _excerpts_edited(base: Side, head: Side, sources: Mapping[str, Any], ids: It
         if before != after and excerpt_section(before, sid) != excerpt_section(after, sid):
             out.add(sid)
     return frozenset(out)
+
+def _ratio_bases(head: Side, files: tuple[FileChange, ...]) -> tuple[FileChange, ...]:
+    """``files`` with :attr:`FactChange.ratio_basis` set on each changed ratio (unit ``1``) of a card file whose value
+    moved and whose derivation, on either side, divides by the fact ``memory.bandwidth`` or whose note names it:
+    HEAD's ``memory.bandwidth`` of that card (its value and unit, read from HEAD's bytes of the file), where it
+    reads. Raises nothing."""
+    from passprice.derivations import Derivation
+
+    def names_bandwidth(fact: Fact | None) -> bool:
+        if fact is None:
+            return False
+        d = fact.derivation
+        if isinstance(d, Derivation) and any(i.fact == "memory.bandwidth" for i in d.inputs):
+            return True
+        return "memory.bandwidth" in (fact.note or "")
+
+    wanted = {f.path for f in files for c in f.facts if f.kind == "card" and c.old is not None
+              and c.new is not None and c.new.unit == "1" and c.old.amount != c.new.amount
+              and (names_bandwidth(c.old) or names_bandwidth(c.new))}
+    if not wanted:
+        return files
+    import tomllib
+
+    out = []
+    for f in files:
+        basis: tuple[float, str] | None = None
+        if f.path in wanted:
+            try:  # read as every look a review takes at a side's file as plain TOML, capped (side_toml)
+                data = head.files.get(f.path)
+                table = side_toml(data, "card") if isinstance(data, bytes) else {}
+                raw = table.get("memory", {}).get("bandwidth", {})
+                value, unit = raw.get("value"), raw.get("unit")
+                if isinstance(value, (int, float)) and not isinstance(value, bool) and isinstance(unit, str):
+                    basis = (float(value), unit)
+            except (UnicodeDecodeError, tomllib.TOMLDecodeError, AttributeError, InputError):
+                basis = None
+        if basis is None:
+            out.append(f)
+            continue
+        out.append(attrs.evolve(f, facts=tuple(
+            attrs.evolve(c, ratio_basis=basis) if c.new is not None and c.new.unit == "1" else c for c in f.facts)))
+    return tuple(out)
 
 
 def _moved_under_runs(head: Side, files: tuple[FileChange, ...]) -> tuple[FileChange, ...]:
@@ -8236,7 +8364,7 @@ def diff_text(d: Diff) -> str:
         from passprice.unlocked import text_lines
 
         lines += text_lines(d.unlocked, d.unlocked_left_out)
-    if d.check_beyond:
+    if d.check_counted:
         listed, more = d.check_shown
         lines += ["", f"{d.check_line()}:"]
         lines += [f"  {p}" for p in listed]
@@ -8966,7 +9094,7 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
         from passprice.unlocked import markdown_lines
 
         out += markdown_lines(d.unlocked, d.unlocked_left_out)
-    if d.check_beyond:
+    if d.check_counted:
         listed, more = d.check_shown
         out += ["", f"#### ❌ {markdown_prose(d.check_line())}", ""]
         out += [f"- {markdown_prose(p)}" for p in listed]

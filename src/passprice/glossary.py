@@ -362,7 +362,8 @@ _TERMS = (
         "touches, and re-prices every lock on both sides (`locks affected`; `priced with BASE` and `priced with "
         "HEAD` name the code each side was priced with). It exits 1 when the change breaks a lock's floors, moves "
         "a locked price without re-locking it (`price moved`), leaves a derived fact stale or HEAD failing "
-        "`passprice check`; 2 when a file does not read on HEAD; 0 otherwise, with ⚠️ beside what is `weakened`, "
+        "`passprice check`, or changes a fact whose quotes its stored excerpt lacks (`NOT FOUND`); "
+        "2 when a file does not read on HEAD; 0 otherwise, with ⚠️ beside what is `weakened`, "
         "`loosened` or `to verify`. "
         "Its `--format json` (the README tables each key): `base` and `head`, each side's `label`, `revision` and "
         "`folder`; the `summary` line and `exit_status`; `pricing_model`'s `priced_with` (the code each side was "
@@ -923,7 +924,10 @@ _TERMS = (
         "reason follows. A reason two or more locks share is said once, above the locks, with how many it leaves "
         "not judged (`locks not judged: 5 of 10 (…): today's files do not read: FILE: …`), each of those locks then "
         "reading `floors: not judged (FILE does not read, above)`; a lock's `drift: not judged (the same)` says the "
-        "reason its floors line gave. It is no pass: the file that does not read is its own error. `reproduce` says "
+        "reason its floors line gave; each such lock's own line reads `not judged`, not `FAILS`, and `check`'s first "
+        "line counts them so (`3 of 9 locks not judged`, a lock file that does not read counted apart: `(1 more lock "
+        "file does not read, on stderr)`). It is no pass: the file that does not read is its own error. "
+        "`reproduce` says "
         "it as "
         "`today's files do not read: … (bad input: not judged; the price above is rebuilt from the lock's pins "
         "alone)` of a file that is there but cannot be read, and exits 2 on its line, as `check` does. (A warning "
@@ -1070,7 +1074,9 @@ _TERMS = (
         "`quote_check` holds `state`, `spans` (quoted), `found`, `missing` (the spans not found), `unstored` (the "
         "documents with no usable stored text) and `why`; `quotes_checked` counts the facts `checked`, "
         "`not_found` and all `facts`. A review (`passprice diff`) makes the same check of each changed or added "
-        "fact whose quotes changed, against HEAD's stored excerpts: `NOT FOUND` is added to its `to verify`, and "
+        "fact whose quotes changed, against HEAD's stored excerpts: `NOT FOUND` is added to its `to verify`, counted "
+        "in the summary (`1 quote NOT FOUND in its stored text`) and fails the review (exit 1: the stored excerpt is "
+        "the registry's own record of the words read, so the quote or the excerpt is wrong), and "
         "`--format json`'s facts' `quote_check` holds the same object (`null` where no check was made); where the "
         "check read a stored excerpt the same change edited (the source's own section, or an excerpt first named), "
         "`quote_excerpts_edited` names those sources and `to verify` says the quotes were checked against text the "
@@ -1257,7 +1263,7 @@ _TERMS = (
     ),
     Term(
         "BadContexts",
-        "refusal: context shares that do not sum to 1, or a position past its limit",
+        "refusal: context shares that do not sum to 1, or a position not below its limit",
         "A refusal: a serving's context classes' shares do not sum to 1, or a class's mean position is past its "
         "limit (raise `--limit` or lower `--position`).",
     ),

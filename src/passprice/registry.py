@@ -1250,9 +1250,56 @@ def _hint(kind: str, ref: str, folder: Path, known: list[str], root: Root | None
         return (f"; {files} are {both} {title!r}, the card passprice ships as {ref} (renamed copies?): rename the "
                 f"one meant back to {ref}.toml and remove the others, or name the card {names} here")
     shipped = _shipped_hint(kind, ref, folder, top)
+    if kind == "checkpoint" and shipped.startswith("; " + ref) and (same := _same_header_entries(ref, folder, top)):
+        # walk138: an entry renamed with `git mv` and its [entry] name set anew was told "copy … into
+        # registry/checkpoints", which duplicates the entry that holds it
+        names = " or ".join(p.stem for p in same[:3])
+        files = ", ".join(named_in(root, p) for p in same[:3])
+        return (f"; {ref} is a checkpoint of the facts passprice ships, and this registry holds its header under "
+                f"another name: {files} (the same header sha256; renamed?): name {names} here instead (copying "
+                f"{ref} in would register the same checkpoint twice)")
     if shipped.startswith("; " + ref):
         return shipped
     return did_you_mean(ref, known) or shipped
+
+
+def _same_header_entries(ref: str, folder: Path, top: Path) -> list[Path]:
+    """The checkpoint entry files of ``folder`` (a registry's ``registry/checkpoints`` at ``top``, not the facts
+    passprice ships) whose ``[header] sha256`` is that of the entry passprice ships as ``ref``: the same checkpoint
+    under another name (its file renamed and its ``[entry] name`` set anew), each read as :func:`_renamed_entries`
+    reads them (the first :data:`RENAMED_HEAD_BYTES` bytes of at most :data:`MAX_RENAMED_SCAN` regular files).
+    Empty when none is, or the shipped entry's digest is not read. Never raises."""
+    import re
+
+    digest = re.compile(r'\[header\][^\[]*?^sha256 = "([0-9a-f]{64})"$', re.MULTILINE)
+    try:
+        shipped = embedded_root().path / "registry" / "checkpoints" / f"{ref}.toml"
+        with open(shipped, "rb") as handle:
+            found = digest.search(handle.read(RENAMED_HEAD_BYTES).decode("utf-8", "replace"))
+        files = sorted(p for p in folder.iterdir() if p.suffix == ".toml" and p.stem != ref)
+    except (InputError, OSError):
+        return []
+    if found is None:
+        return []
+    inside = os.path.realpath(top)
+    out = []
+    for path in files[:MAX_RENAMED_SCAN]:
+        try:
+            if os.path.commonpath([os.path.realpath(path), inside]) != inside:
+                continue
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+            try:
+                if not stat.S_ISREG(os.fstat(fd).st_mode):
+                    continue
+                head = os.read(fd, RENAMED_HEAD_BYTES).decode("utf-8", "replace")
+            finally:
+                os.close(fd)
+        except (OSError, ValueError):
+            continue
+        mine = digest.search(head)
+        if mine is not None and mine.group(1) == found.group(1):
+            out.append(path)
+    return out
 
 
 def serving_card(path: Path) -> str | None:

@@ -1162,19 +1162,21 @@ class Reproduction:
             relock = (f"`passprice lock {served} --force -o {named}`, under its file's name: `lock --update` keeps "
                       f"{self.lock.name!r}, which {other} holds")
         if self.price is None:
-            # said once, on the checkpoint line below (walkthrough 21: the long line was repeated here)
+            # said once, on the checkpoint line below (walkthrough 21: the long line was repeated here); "cannot be
+            # reproduced here", no price being made to compare, not "does NOT reproduce", which reads as a price
+            # that differs (tests/test_walk138.py)
             unread = self.checkpoint.unread_entry()
             if unread is not None:  # left98: an entry that is there and does not parse is not "gone"
-                return (f"does NOT reproduce: the pinned checkpoint's entry does not read ({unread}), and no other "
-                        "entry holds the pinned content (checkpoint, below)")
+                return (f"cannot be reproduced here: the pinned checkpoint's entry does not read ({unread}), and no "
+                        "other entry holds the pinned content (checkpoint, below)")
             if self.checkpoint.packaged is not None:  # walkthrough 106: the fix first, not only on stderr
                 where = not_here_words(self.checkpoint.never_here)
-                return (f"does NOT reproduce: the pinned checkpoint {self.checkpoint.ref} {where}; passprice's own "
-                        f"registry holds it: {self.checkpoint.packaged}, and run this again")
+                return (f"cannot be reproduced here: the pinned checkpoint {self.checkpoint.ref} {where}; passprice's "
+                        f"own registry holds it: {self.checkpoint.packaged}, and run this again")
             if self.checkpoint.never_here is not False:  # a "gone" entry this registry never had, or may not have
-                return (f"does NOT reproduce: the pinned checkpoint {self.checkpoint.ref} "
+                return (f"cannot be reproduced here: the pinned checkpoint {self.checkpoint.ref} "
                         f"{not_here_words(self.checkpoint.never_here)} (checkpoint, below)")
-            return f"does NOT reproduce: the pinned checkpoint {self.checkpoint.ref} is gone (checkpoint, below)"
+            return f"cannot be reproduced here: the pinned checkpoint {self.checkpoint.ref} is gone (checkpoint, below)"
         if self.equals:
             if self.lock.info.format < LOCK_FORMAT:
                 return "reproduces on its figures (an older lock format, which pinned no pricing model)"
@@ -1869,6 +1871,14 @@ def reproduction_text(
     serving = "; ".join(today.serving) if today.serving else "unchanged"
     if not today.serving and today.spec is None:  # nothing of today's serving was read to compare
         serving = "not compared (today's files do not read)"
+        if rep.checkpoint.status == "renamed" and rep.checkpoint.found is not None and today.error is not None \
+                and rep.checkpoint.ref in today.error:
+            # walk138: the entry renamed (`git mv` and a new [entry] name) read "today's files do not read" here
+            # while the facts line compared on the entry holding the content: say what to point the serving at
+            which = f"serving {lock.info.serving}" if lock.info.serving else "the serving"
+            serving = (f"not compared: {which} names checkpoint {rep.checkpoint.ref}, which does not read today; "
+                       f"entry {rep.checkpoint.found} holds the pinned content: point the serving at it "
+                       f"(checkpoint = \"{rep.checkpoint.found}\" in its file)")
     model = "unchanged" + model_note
     if lock.info.format < LOCK_FORMAT:  # its pricing_model is a placeholder, no digest: nothing to compare with
         model = (f"none pinned (the lock predates pricing-model digests); today's is "

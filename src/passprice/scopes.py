@@ -30,7 +30,8 @@ class OutOfScope(ServingRefusal):
     name = "OutOfScope"
 
     def __init__(
-        self, kind: str, record: str, file: str, checkpoint: str, applies_to: Sequence[str], differs: str = ""
+        self, kind: str, record: str, file: str, checkpoint: str, applies_to: Sequence[str], differs: str = "",
+        named: str | None = None,
     ) -> None:
         self.kind = kind
         self.record = record
@@ -38,9 +39,12 @@ class OutOfScope(ServingRefusal):
         self.checkpoint = checkpoint
         self.applies_to = tuple(applies_to)
         listed = ", ".join(self.applies_to)
+        # ``named``: ``file`` as text names it (the built-in registry's file so named, walk138: outside a registry
+        # the line read a bare facts/routing/… path, which the README says is named "the built-in registry's …");
+        # ``--json``'s ``file`` stays the path relative to the registry
         super().__init__(
             f"{kind} {record!r} applies to checkpoint{'s' if len(self.applies_to) != 1 else ''} {listed} only "
-            f"({file}: checkpoints), not {checkpoint!r}{differs}: its figures were not established for that "
+            f"({named or file}: checkpoints), not {checkpoint!r}{differs}: its figures were not established for that "
             f"checkpoint; use a {kind} whose checkpoints list {checkpoint!r}, or add it to that list once the figures "
             "are shown to hold for it"
         )
@@ -199,7 +203,11 @@ def differences(root: Root, declared: Sequence[str], header: GGUFHeader) -> str:
 def require_in_scope(
     root: Root, kind: str, record: str, file: str, declared: Sequence[str], checkpoint: str, header: GGUFHeader
 ) -> None:
-    """Raise :class:`OutOfScope` when ``record`` (a ``kind`` declared in ``file``) lists the checkpoints it applies
-    to and ``checkpoint`` (read as ``header``) is not among them (:func:`in_scope`)."""
+    """Raise :class:`OutOfScope` when ``record`` (a ``kind`` declared in ``file``, a path relative to ``root``) lists
+    the checkpoints it applies to and ``checkpoint`` (read as ``header``) is not among them (:func:`in_scope`); its
+    text names the file as :func:`passprice.registry.named_in` does."""
     if not in_scope(root, declared, checkpoint, header):
-        raise OutOfScope(kind, record, file, checkpoint, declared, differences(root, declared, header))
+        from passprice.registry import named_in
+
+        raise OutOfScope(kind, record, file, checkpoint, declared, differences(root, declared, header),
+                         named_in(root, root.path / file))

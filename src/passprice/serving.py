@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import attrs
 
 from passprice import ggml
-from passprice.architectures import windowed_held, windowed_reads
+from passprice.architectures import paged_cap, paged_held, windowed_held, windowed_reads
 from passprice.cards import TENSOR_FORMATS, Card
 from passprice.cost import Pricing, pass_seconds, pass_terms
 from passprice.errors import InputError
@@ -149,6 +149,15 @@ class ContextMix:
         """The longest context any class is allowed (0 for none)."""
         return max((c.limit for c in self.classes), default=0)
 
+    def paged_held(self, kv_page: int) -> float:
+        """Positions a full layer's paged cache holds per sequence: the seed's mean position + page / 2, each class
+        at most the whole pages its limit needs (:func:`passprice.architectures.paged_held`; DESIGN.md, Contexts).
+        A mix no class of which reaches that cap is the seed's sum to the bit (every shipped lock's)."""
+        half = kv_page / 2.0
+        if all(c.position + half <= float(paged_cap(c.limit, kv_page)) for c in self.classes):
+            return self.mean_position() + half
+        return math.fsum(c.share * paged_held(c.position, kv_page, c.limit) for c in self.classes)
+
     def windowed_position(self, window: int) -> float:
         """Σ share × min(position, window − 1): the mean cached positions a windowed layer reads, its row's own
         written besides, so it attends ``window`` (:func:`passprice.architectures.windowed_reads`; DESIGN.md
@@ -157,11 +166,13 @@ class ContextMix:
 
     def windowed_held(self, window: int, kv_page: int | None) -> float:
         """Positions a windowed layer holds per sequence: Σ share × min(limit, window) for a contiguous cache, or
-        Σ share × min(position + page / 2, window) for a paged one (:func:`passprice.architectures.windowed_held`;
+        Σ share × min(position + page / 2, window) for a paged one, position + page / 2 at most the pages the
+        class's limit needs (:func:`passprice.architectures.windowed_held`, :func:`~passprice.architectures.paged_held`;
         DESIGN.md extension)."""
         if kv_page is None:
             return math.fsum(c.share * windowed_held(float(c.limit), window) for c in self.classes)
-        return math.fsum(c.share * windowed_held(c.position + kv_page / 2.0, window) for c in self.classes)
+        return math.fsum(c.share * windowed_held(paged_held(c.position, kv_page, c.limit), window)
+                         for c in self.classes)
 
 
 class AttentionMath(enum.Enum):
@@ -597,7 +608,7 @@ class NoHostLink(ServingRefusal):
 
 
 class BadContexts(ServingRefusal):
-    """A context mix whose shares do not sum to one, or a class past its own limit."""
+    """A context mix whose shares do not sum to one, or a class at or past its own limit (position ≥ limit)."""
 
     name = "BadContexts"
 
@@ -1230,7 +1241,7 @@ def _check_serving(header: GGUFHeader, s: Serving, routing_free: bool = False) -
     if (
         not classes
         or abs(shares - 1.0) > 1e-9
-        or any(not (c.share > 0.0) or not (c.position >= 0.0) or c.position > float(c.limit) for c in classes)
+        or any(not (c.share > 0.0) or not (c.position >= 0.0) or _past_limit(c) for c in classes)
     ):
         raise BadContexts(_contexts_problem(classes, shares))
     model = header.meta_int("context_length")
@@ -1298,9 +1309,23 @@ def _contexts_problem(classes: Sequence[ContextClass], shares: float) -> str:
             return f"a class has share {c.share:g}; every share must be above 0"
         if not c.position >= 0.0:
             return f"a class has position {c.position:g}; positions start at 0"
-        if c.position > float(c.limit):
-            return f"position {c.position:g} is past its limit {c.limit}: raise --limit or lower --position"
+        if _past_limit(c):
+            return (
+                f"position {c.position:g} is not below its limit {c.limit}: a pass at a position writes that "
+                f"position's row, and a sequence allowed {c.limit} positions holds rows 0 to {c.limit - 1}: raise "
+                "--limit or lower --position"
+            )
     return f"the shares sum to {shares:.12g}, not 1"
+
+
+def _past_limit(c: ContextClass) -> bool:
+    """Whether a class's mean position leaves no room for the row its pass writes: position ≥ limit. A pass at
+    position ``p`` reads the ``p`` cached positions and writes row ``p`` (seed ``PassShape::of``: reads ``position``,
+    writes ``rows``), so a sequence allowed ``limit`` positions decodes at most at position ``limit − 1``; the seed
+    refused only position > limit, and ``price --position 4096`` of a 4,096 limit read and wrote 4,097 positions a
+    sequence (DESIGN.md, Contexts). Limit 0 at position 0 is the shape at no context every attention term of which
+    is zero (:mod:`passprice.steps`); no user's limit is 0 (``--limit`` and a serving file's are at least 1)."""
+    return c.position > float(c.limit) or (c.limit > 0 and c.position >= float(c.limit))
 
 
 def _widest(header: GGUFHeader, key: str) -> int:
@@ -1391,7 +1416,7 @@ def pass_shape(header: GGUFHeader, s: Serving, *, routing_free: bool = False) ->
         flush_tokens, lazy, windows, window = every, True, 2.0, every + max((every - emitted) / 2.0, 0.0)
 
     position = s.contexts.mean_position()
-    kv_positions = position + s.kv_page / 2.0 if s.kv_page is not None else s.contexts.mean_limit()
+    kv_positions = s.contexts.paged_held(s.kv_page) if s.kv_page is not None else s.contexts.mean_limit()
 
     weight_bytes = embed_bytes = read_bytes = write_bytes = rewrite_bytes = 0.0
     array_macs = vector_macs = scale_cycles = held_per_sequence = 0.0

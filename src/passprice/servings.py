@@ -153,7 +153,8 @@ def spec_from_document(document: Mapping[str, Any], source: str) -> ServingSpec:
 def _check_contexts(spec: ServingSpec, source: str) -> None:
     """A serving file's context mix must be one a pass can have (the seed's ``BadContexts`` checks, made where the
     file is read, so a bad file is bad input naming its key, not a refusal): the shares sum to 1 (within 1e-9, the
-    seed's tolerance) and no class's position is past its own limit.
+    seed's tolerance) and every class's position is below its own limit (position ≥ limit leaves no room for the
+    row a pass writes).
 
     A shared prefix likewise (the seed's extension's ``BadPrefix``): it needs the file's paged cache (``kv_page``),
     and no class whose position the file gives may stop short of it. ``new-serving --shared-prefix 4096`` wrote a
@@ -163,8 +164,14 @@ def _check_contexts(spec: ServingSpec, source: str) -> None:
     Raises :class:`InputError` naming ``source`` and the key path."""
     classes = spec.contexts or ()
     for i, c in enumerate(classes):
-        if c.position is not None and c.limit is not None and c.position > c.limit:
-            raise InputError(f"{source}: contexts.{i}.position: {c.position:g} is past the class's limit {c.limit}")
+        if c.position is not None and c.limit is not None and c.position >= c.limit:
+            # A pass at a position writes that position's row: a class at its limit has no room for it (DESIGN.md,
+            # Contexts; the seed refused only a position past the limit).
+            raise InputError(
+                f"{source}: contexts.{i}.position: {c.position:g} is not below the class's limit {c.limit}: a pass at "
+                f"a position writes that position's row, and a sequence allowed {c.limit} positions holds rows 0 to "
+                f"{c.limit - 1}"
+            )
     if spec.shared_prefix > 0:
         if spec.kv_page is None:
             raise InputError(

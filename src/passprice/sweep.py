@@ -807,7 +807,7 @@ class _ShapeByPosition:
         routing-free shape (:func:`~passprice.serving.pass_shape`'s: what the card holds and how many sequences fit,
         no experts streamed; attention reads no routing). Raises what :func:`~passprice.serving.pass_shape` raises at
         no context."""
-        from passprice.architectures import windowed_held_array, windowed_reads_array
+        from passprice.architectures import paged_cap, windowed_held_array, windowed_reads_array
         from passprice.steps import attention_groups
 
         zero = pass_shape(
@@ -816,12 +816,13 @@ class _ShapeByPosition:
         k = serving.draft.tokens if serving.draft is not None else 0
         limit = float(serving.contexts.longest())
         p = positions.astype(float)[:, None]
+        cap = paged_cap(int(limit), serving.kv_page) if serving.kv_page is not None else 0
         read, vector, array, scale, held = (np.zeros_like(p) for _ in range(5))
         for g in attention_groups(header, serving, k):
             # The seed's positions read (the mean position; a windowed layer at most window − 1, its row written
-            # besides) and held (the limit, or the position and half a page; a windowed layer at most the window),
-            # for one class.
-            held_at = limit if serving.kv_page is None else p + serving.kv_page / 2.0
+            # besides) and held (the limit, or the position and half a page, at most the pages the limit needs:
+            # passprice.architectures.paged_held; a windowed layer at most the window), for one class.
+            held_at = limit if serving.kv_page is None else np.minimum(p + serving.kv_page / 2.0, float(cap))
             if g.window is None:
                 at, kept = p, held_at
             else:
@@ -1348,7 +1349,8 @@ class Sweeper:
         positions = np.array([sum(c.share * (c.position or 0.0) for c in s.contexts or ()) for s in specs])
         serving = self._serving(specs[0])
         limit = serving.contexts.longest()
-        valid = (positions >= 0.0) & (positions <= float(limit))
+        # A position at its limit leaves no room for the row a pass writes (BadContexts, as price refuses it).
+        valid = (positions >= 0.0) & (positions < float(limit))
         probe = attrs.evolve(serving, contexts=ContextMix.uniform(0.0, limit))
         # A mixture of experts without a routing record is priced on the routing-free shape, each row then refused
         # for capacity where no routing makes its batch fit and Routed where one might, as price refuses it
