@@ -22,11 +22,13 @@ def _private_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
 def _no_digest_taken_before() -> Iterator[None]:
     """Each test starts with no pricing-model digest kept in the process (``pins._TAKEN``, scale88): a test that
     counts the digests computed in a cache of its own (test_cache, test_digest77) would otherwise find one an earlier
-    test of the same worker took of the same bytes."""
+    test of the same worker took of the same bytes; nor any of the running package's trees (``pins._OWN_TREES``,
+    tests/test_cap142.py), which would spare a later test's count of parses a copy of the package's modules."""
     from passprice import pins
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(pins, "_TAKEN", {})
+        mp.setattr(pins, "_OWN_TREES", {})
         yield
 
 

@@ -534,6 +534,7 @@ def _trees(
     from passprice import cache
 
     kept = kept and cache.enabled()  # bypassed (``--no-cache``): no key made, no tree compressed that is not kept
+    own = folder == str(PACKAGE)
     base = Path(folder)
     seen: dict[str, str] = {}
     todo = list(PRICING_ROOTS)
@@ -554,6 +555,8 @@ def _trees(
             data = read_regular(path, MODULE_BYTES)
             sha = sha256(data).hexdigest()
         found = _kept_tree(sha) if kept else None
+        if found is None:
+            found = _OWN_TREES.get(sha)
         counted: int | None = None
         if capped:
             counted = found.tokens if found is not None and found.tokens is not None else _count_tokens(data)
@@ -582,11 +585,24 @@ def _trees(
             found = _Tree(text, tuple(sorted(imports)), counted)
             if kept:
                 _keep_tree(sha, found)
+            if own:
+                _OWN_TREES[sha] = found
         seen[name] = found.text
         todo.extend(found.imports)
     if folder == str(PACKAGE):
         _OWN_MODULES[:] = [tuple(sorted(seen))]
     return seen
+
+
+#: The running package's module trees (:class:`_Tree`) that :func:`_trees` parsed in this process, by the sha256 (hex)
+#: of the module's bytes: another folder's module holding the very same bytes (a checkout of passprice with one
+#: module edited, checked by an editable install whose build record is stale, ``--no-cache``) takes its tree from
+#: here instead of being parsed again: the tree is a function of the bytes (and of this module and the interpreter,
+#: the same in one process), so the digest is the one a parse gives. Only the running package's trees are kept (its
+#: own code: at most a few MB of text, 5.7 MB today); another checkout's, which may be at :data:`MODEL_TOKENS`, are
+#: not. Used under ``--no-cache`` too: it is this process's own work, as :data:`_COUNTED` and :data:`_TAKEN` are,
+#: never read from or written to the cache folder.
+_OWN_TREES: dict[str, _Tree] = {}
 
 
 def _parsed_text(data: bytes) -> bytes:
