@@ -59,6 +59,7 @@ from passprice.serving import (
     SOFTMAX_MACS_PER_SCORE,
     VALUE_BLOCK,
     AttentionMath,
+    BadContexts,
     ContextMix,
     MissingTensor,
     PassShape,
@@ -465,7 +466,13 @@ class StepPricer:
         the five terms as the seed's ``PassShape::cost`` computes them, with sums over sequences for its products
         by the batch. Raises :class:`ValueError` for a step that carries nothing, and under a serving stack
         :class:`~passprice.stacks.BeyondStack` for a step outside where its facts hold (its token-rows, or a position
-        a row reads)."""
+        a row reads). Raises :class:`~passprice.serving.BadContexts` for a row at or past :attr:`limit`: a decoding
+        sequence at position ``p`` reads ``p`` positions and writes row ``p``, a prompt chunk writes rows ``start`` to
+        ``start + rows − 1``, and a sequence allowed ``limit`` positions holds rows 0 to ``limit − 1`` — the pass
+        pricer's rule (:func:`~passprice.serving.pass_shape` refuses a class at position ≥ limit). A trace never
+        reaches it: a request of ``prompt + output`` ≤ limit decodes at most at position ``limit − 2``
+        (:mod:`passprice.simulate`)."""
+        self._below_limit(step)
         sums = self.sums(step)
         d, prompt_rows, lasts = sums.decode, sums.prompt_rows, sums.lasts
         if self.calibrated is not None:
@@ -493,6 +500,19 @@ class StepPricer:
             prompt_rows=int(prompt_rows),
             emitted=d * self.shape.emitted_per_sequence + lasts,
         )
+
+    def _below_limit(self, step: StepRows) -> None:
+        """Raises :class:`~passprice.serving.BadContexts` when a row of ``step`` lies at or past :attr:`limit`
+        (:meth:`price`): the last decode position, or the last row a prompt chunk writes."""
+        pos, ends = step.decode_positions, step.prompt_starts + step.prompt_rows
+        last = max(float(pos.max()) if len(pos) else -1.0, float(ends.max()) - 1.0 if len(ends) else -1.0)
+        if self.limit > 0 and last >= self.limit:
+            what = "decodes at position" if len(pos) and float(pos.max()) == last else "writes prompt row"
+            raise BadContexts(
+                f"a step {what} {last:,.0f}, not below the limit {self.limit:,}: a pass at a position writes that "
+                f"position's row, and a sequence allowed {self.limit:,} positions holds rows 0 to {self.limit - 1:,}; "
+                "end the request one token earlier (prompt + output at most the limit) or raise --limit"
+            )
 
     def price_many(self, sums: StepSums) -> tuple[np.ndarray, np.ndarray]:
         """The seconds and binding terms of many steps at once, from their sums (arrays of one element a step, or
