@@ -504,15 +504,21 @@ class StepPricer:
     def _below_limit(self, step: StepRows) -> None:
         """Raises :class:`~passprice.serving.BadContexts` when a row of ``step`` lies at or past :attr:`limit`
         (:meth:`price`): the last decode position, or the last row a prompt chunk writes."""
-        pos, ends = step.decode_positions, step.prompt_starts + step.prompt_rows
-        last = max(float(pos.max()) if len(pos) else -1.0, float(ends.max()) - 1.0 if len(ends) else -1.0)
-        if self.limit > 0 and last >= self.limit:
-            what = "decodes at position" if len(pos) and float(pos.max()) == last else "writes prompt row"
-            raise BadContexts(
-                f"a step {what} {last:,.0f}, not below the limit {self.limit:,}: a pass at a position writes that "
-                f"position's row, and a sequence allowed {self.limit:,} positions holds rows 0 to {self.limit - 1:,}; "
-                "end the request one token earlier (prompt + output at most the limit) or raise --limit"
-            )
+        limit = self.limit
+        if limit <= 0:
+            return
+        pos, starts = step.decode_positions, step.prompt_starts
+        if len(pos) and pos.max() >= limit:
+            what, last = "decodes at position", float(pos.max())
+        elif len(starts) and (starts + step.prompt_rows).max() > limit:
+            what, last = "writes prompt row", float((starts + step.prompt_rows).max()) - 1.0
+        else:
+            return
+        raise BadContexts(
+            f"a step {what} {last:,.0f}, not below the limit {limit:,}: a pass at a position writes that "
+            f"position's row, and a sequence allowed {limit:,} positions holds rows 0 to {limit - 1:,}; "
+            "end the request one token earlier (prompt + output at most the limit) or raise --limit"
+        )
 
     def price_many(self, sums: StepSums) -> tuple[np.ndarray, np.ndarray]:
         """The seconds and binding terms of many steps at once, from their sums (arrays of one element a step, or
