@@ -174,7 +174,8 @@ def test_gemma_batch_one_bytes() -> None:
 def test_readme_first_command_best_batch() -> None:
     out = run_json("best", "r1-qwen7b-h200")
     # a best batch also says the memory headroom its search kept to (left33; null: the whole card)
-    assert list(out) == [*PRICE_KEYS[:-2], "memory_use", *PRICE_KEYS[-2:]] and out["memory_use"] is None
+    assert list(out) == [*PRICE_KEYS[:-2], "memory_use", "spread", *PRICE_KEYS[-2:]] and out["memory_use"] is None
+    assert out["spread"] is None  # a contiguous cache holds its limit (tests/test_sim143.py: a paged one's)
     assert (out["card"], out["batch"], out["binds"]) == ("h200_sxm_141gb", 580, "memory")
     # Memory-bound, the pass streams the weights once for the whole batch, so tokens/s rises with every sequence
     # added: the best batch is the largest that fits. Each sequence holds its 4,096-position cache

@@ -2161,6 +2161,17 @@ def price_command(
         click.echo(f"\n  lock          {g.line(verdicts, moved, kind, given, relabels=relabels, drifted=drifts)}")
 
 
+def _spread(resolved: Any) -> tuple[Any, Any] | None:
+    """A paged serving's memory bounds at its mean position and with every sequence at its last
+    (:func:`passprice.serving.memory_bound`, :func:`passprice.serving.last_position_bound`); ``None`` for a
+    contiguous cache."""
+    from passprice.serving import last_position_bound, memory_bound
+
+    last = last_position_bound(resolved.header, resolved.card, resolved.serving)
+    if last is None:
+        return None
+    return memory_bound(resolved.header, resolved.card, resolved.serving), last
+
 @cli.command("best")
 @_serving_options(with_batch=False)
 @_lock_options
@@ -2185,6 +2196,8 @@ def best_command(
         expected_text,
         float_matrices,
         routed_expert_bytes,
+        spread_json,
+        spread_text,
     )
     from passprice.serving import ServingRefusal, best_serving
 
@@ -2217,10 +2230,12 @@ def best_command(
     note = _routing_note(resolved, cost)
     reach = _ratio_reach(ctx, expected, resolved)
     fitted = _fit_check(ctx, expected, lock_ref)
+    spread = _spread(resolved) if expected is None else None  # under a stack its memory.reserved moves the room
     if as_json:
         _echo_json({**_with_span(_with_routing_note(data, note, resolved.header), reach),
                           **_defaulted_json(resolved.header),
                           "memory_use": resolved.serving.memory_use,  # the searches' headroom (walkthrough 39)
+                          "spread": spread_json(resolved.serving, *spread) if spread else None,
                           **({} if fitted is None else {"stack_fit": fitted.to_json()}),
                           "stale": stale.to_json(), "lock": g.to_json(moved, relabels, drifts, given)})
     else:
@@ -2230,7 +2245,8 @@ def best_command(
         click.echo(cost_text(cost, title, resolved.spec, float_matrices(resolved.header, resolved.card),
                              under_stack=expected is not None, routing_note=note,
                              experts_held=routed_expert_bytes(resolved.header) if cost.routed is not None else None,
-                             best=True))
+                             best=True,
+                             spread=spread_text(cost.batch, resolved.serving, *spread) if spread else None))
         _echo_defaulted(resolved.header)
         if expected is not None:
             click.echo(expected_text(expected))
@@ -2448,9 +2464,13 @@ def max_batch_command(
     named = serving or (the_lock.info.serving if the_lock is not None else None)
     g, verdicts = _under_locks(root, named, resolved, lock_ref, no_lock)
     relabels, drifts = g.since(root, resolved, named)  # said as price says them (slip 44)
+    from passprice.report import spread_json, spread_text
+
+    spread = _spread(resolved)
     if as_json:
         data: dict[str, Any] = {"card": resolved.card.name, "checkpoint": resolved.spec.checkpoint, "max_batch": n,
-                                 "memory_use": resolved.serving.memory_use}
+                                 "memory_use": resolved.serving.memory_use,
+                                 "spread": spread_json(resolved.serving, *spread) if spread else None}
         if under is not None:
             data.update({"stack": stack, "expected_max_batch": under, "reserved_bytes": reserved,
                          "stack_batches": list(held) if held is not None else None})
@@ -2473,6 +2493,8 @@ def max_batch_command(
                    f"⌊({si(mb.capacity, 'B')} − {si(mb.shared, 'B')}) / {si(mb.per_sequence, 'B')} a sequence (its "
                    f"KV cache, state and conv ring)⌋ = {mb.card_room:,}"
                    + (f"; host memory adds {mb.host_room:,}" if mb.host_room else ""))
+        if spread:
+            click.echo(f"  spread  {spread_text(n, resolved.serving, *spread)}")
         click.echo(f"  memory  {si(resolved.card.memory.capacity.value, 'B')} is {resolved.card.capacity_said()}")
         if under is not None:
             from passprice.tables import si

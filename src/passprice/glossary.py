@@ -672,6 +672,22 @@ _TERMS = (
          "embedding_table", "tied", "draft_weights_not_held", "capacity", "fits", "limited_by"),
     ),
     Term(
+        "spread",
+        "a paged batch fits only while its sequences' positions stay spread about their mean",
+        "A paged KV cache holds each sequence's pages as it grows, and passprice counts every sequence of a batch "
+        "at the mix's mean position (the seed's position + half a page). `best` and `max-batch` print that batch "
+        "on a paged serving with a *spread* line: it fits only while positions stay spread about the mean (requests "
+        "start and end at different times); were every sequence at its last position (its limit − 1, its limit's "
+        "whole pages, as a contiguous cache holds its limit), memory would hold fewer, often about half "
+        "(`best qwen3-30b-a3b-h200`: 605 at mean position 2,048 of a 4,096 limit, 202.1 MB a sequence; 304 at "
+        "4,095, 402.7 MB). `--position L−1` prices that case; no price changes. Their `--json`'s `spread` is "
+        "`null` for a contiguous cache (and for `best --stack`, whose runtime's memory.reserved moves the room), "
+        "else `mean_position` and `held_per_sequence` (bytes) the batch is counted at, `last_positions` (each "
+        "class's limit − 1), `last_held_per_sequence` (bytes a sequence there) and `last_max_batch` (sequences "
+        "memory holds were every one there, host memory's included).",
+        ("spread evenly", "last_positions", "last_held_per_sequence", "last_max_batch", "last position"),
+    ),
+    Term(
         "KV cache",
         "each attention layer's cached keys and values, one row a position",
         "The KV cache: each attention layer keeps the key and value of every position a sequence has reached, "

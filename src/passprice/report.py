@@ -17,7 +17,7 @@ if TYPE_CHECKING:  # types only: a price's JSON, or a header's, needs none of th
     from passprice.cards import Card
     from passprice.facts import Fact
     from passprice.gguf_records import GGUFHeader
-    from passprice.serving import ServingCost
+    from passprice.serving import MemoryBound, Serving, ServingCost
     from passprice.servings import ServingSpec
 
 
@@ -120,6 +120,53 @@ def float_matrices(header: GGUFHeader, card: Card | None = None) -> dict[str, tu
     return out
 
 
+def spread_json(s: Serving, mean: MemoryBound, last: MemoryBound | None) -> dict[str, Any] | None:
+    """``--json``'s ``spread`` of a paged serving ``s`` (``None`` for a contiguous cache, ``last`` ``None``): the
+    ``mean_position`` its batch is counted at and the ``held_per_sequence`` bytes there (``mean``,
+    :func:`~passprice.serving.memory_bound`), each class's last position (``last_positions``: limit − 1), the bytes a
+    sequence holds there (``last_held_per_sequence``) and the sequences memory holds were every one there
+    (``last_max_batch``: card room plus host room, :func:`~passprice.serving.last_position_bound`)."""
+    if last is None:
+        return None
+    return {
+        "mean_position": s.contexts.mean_position(),
+        "held_per_sequence": mean.per_sequence,
+        "last_positions": [max(c.limit - 1, 0) for c in s.contexts.classes],
+        "last_held_per_sequence": last.per_sequence,
+        "last_max_batch": last.card_room + last.host_room,
+    }
+
+
+def spread_text(batch: int, s: Serving, mean: MemoryBound, last: MemoryBound | None) -> str | None:
+    """The ``spread`` line of ``best`` and ``max-batch`` for a paged serving ``s`` carrying ``batch`` sequences
+    (``None`` for a contiguous cache): the batch is counted with every sequence at the mix's mean position (the seed's
+    ``position + page / 2`` a sequence, ``mean``), so it fits only while positions stay spread about that mean; what
+    memory would hold were every sequence at its last position (``last``, :func:`spread_json`'s figures) and how to
+    price it (``--position``, for one context class). Issue 13: ``best qwen3-30b-a3b-h200``'s 605 sequences at mean
+    position 2,048 said nothing of the 304 that fit at 4,095."""
+    if last is None:
+        return None
+    at_last = last.card_room + last.host_room
+    classes = s.contexts.classes
+    sequences = "sequence" if batch == 1 else "sequences"
+    if len(classes) == 1:
+        c = classes[0]
+        where = (f"at its last position, {count(max(c.limit - 1, 0))} of its {count(c.limit)} limit "
+                 f"({si(last.per_sequence, 'B')} a sequence: its limit's whole pages)")
+        hint = f" (`--position {max(c.limit - 1, 0)}`)"
+    else:
+        where = (f"at its class's last position, its limit − 1 ({si(last.per_sequence, 'B')} a sequence on "
+                 "average: each limit's whole pages)")
+        hint = ""
+    head = (f"{count(batch)} {sequences} counted each at the mean position {count(s.contexts.mean_position())} "
+            f"({si(mean.per_sequence, 'B')} a sequence, the paged cache's position + half a page)")
+    if batch > at_last:
+        return (f"{head}: they fit only while their positions stay spread about it; were every sequence {where}, "
+                f"memory would hold {count(at_last)}{hint}")
+    return (f"{head}; were every sequence {where}, memory would still hold {count(at_last)}{hint}, so the batch "
+            "fits however their positions stand")
+
+
 def cost_text(
     cost: ServingCost,
     title: str,
@@ -129,6 +176,7 @@ def cost_text(
     routing_note: str | None = None,
     experts_held: float | None = None,
     best: bool = False,
+    spread: str | None = None,
 ) -> str:
     """A priced pass for people: the five terms with the bind marked and a one-line legend (from
     :mod:`passprice.glossary`), tokens/s and time per output token (TPOT), bytes and work per pass, held bytes
@@ -219,6 +267,8 @@ def cost_text(
             f"  headroom      {100.0 * left:.1f} % of card memory left: passprice counts no runtime workspace, "
             f"activations or fragmentation, so leave room ({room}) before serving this, {stack}"
         )
+    if spread:
+        lines.append(f"  spread        {spread}")
     if cost.host_sequences or (spec is not None and spec.host_memory):
         lines.append(
             f"  host held     {si(cost.host_held_bytes, 'B')} of {si(cost.host_capacity_bytes, 'B')} "

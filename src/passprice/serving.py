@@ -1911,6 +1911,20 @@ def memory_bound(header: GGUFHeader, card: Card, s: Serving) -> MemoryBound:
                        shape.host_room(card) if s.host_memory else 0)  # fmt: skip
 
 
+def last_position_bound(header: GGUFHeader, card: Card, s: Serving) -> MemoryBound | None:
+    """What card memory holds were every sequence of a paged ``s`` at its last position: :func:`memory_bound` of
+    ``s`` with each context class at position ``limit − 1`` (its limit's whole pages, :func:`~passprice.architectures
+    .paged_held`; ``price … --position L−1`` holds the same), or ``None`` for a contiguous cache, which holds its limit
+    whatever the position. A paged batch is counted at the mix's mean position (the seed's ``position + page / 2``
+    a sequence): it fits only while positions stay spread about that mean, and this bound is the batch that fits
+    however they stand (issue 13: 605 sequences of ``qwen3-30b-a3b-h200`` at mean position 2,048, 304 at 4,095).
+    Raises what :func:`pass_shape` raises."""
+    if s.kv_page is None:
+        return None
+    last = ContextMix(tuple(attrs.evolve(c, position=float(max(c.limit - 1, 0))) for c in s.contexts.classes))
+    return memory_bound(header, card, attrs.evolve(s, contexts=last))
+
+
 def best_serving(header: GGUFHeader, card: Card, s: Serving) -> ServingCost:
     """The batch at which ``s`` emits the most tokens per second on ``card``, and its pass (seed ``best_serving``;
     ``s.batch`` is ignored; ties go to the smaller batch). Raises what :func:`pass_shape` raises, or batch 1's

@@ -59,6 +59,7 @@ from passprice.serving import (
     SOFTMAX_MACS_PER_SCORE,
     VALUE_BLOCK,
     AttentionMath,
+    BadContexts,
     ContextMix,
     MissingTensor,
     PassShape,
@@ -465,7 +466,13 @@ class StepPricer:
         the five terms as the seed's ``PassShape::cost`` computes them, with sums over sequences for its products
         by the batch. Raises :class:`ValueError` for a step that carries nothing, and under a serving stack
         :class:`~passprice.stacks.BeyondStack` for a step outside where its facts hold (its token-rows, or a position
-        a row reads)."""
+        a row reads). Raises :class:`~passprice.serving.BadContexts` for a row at or past :attr:`limit`: a decoding
+        sequence at position ``p`` reads ``p`` positions and writes row ``p``, a prompt chunk writes rows ``start`` to
+        ``start + rows − 1``, and a sequence allowed ``limit`` positions holds rows 0 to ``limit − 1`` — the pass
+        pricer's rule (:func:`~passprice.serving.pass_shape` refuses a class at position ≥ limit). A trace never
+        reaches it: a request of ``prompt + output`` ≤ limit decodes at most at position ``limit − 2``
+        (:mod:`passprice.simulate`)."""
+        self._below_limit(step)
         sums = self.sums(step)
         d, prompt_rows, lasts = sums.decode, sums.prompt_rows, sums.lasts
         if self.calibrated is not None:
@@ -492,6 +499,25 @@ class StepPricer:
             decode_rows=int(d) * self.shape.rows_per_sequence,
             prompt_rows=int(prompt_rows),
             emitted=d * self.shape.emitted_per_sequence + lasts,
+        )
+
+    def _below_limit(self, step: StepRows) -> None:
+        """Raises :class:`~passprice.serving.BadContexts` when a row of ``step`` lies at or past :attr:`limit`
+        (:meth:`price`): the last decode position, or the last row a prompt chunk writes."""
+        limit = self.limit
+        if limit <= 0:
+            return
+        pos, starts = step.decode_positions, step.prompt_starts
+        if len(pos) and pos.max() >= limit:
+            what, last = "decodes at position", float(pos.max())
+        elif len(starts) and (starts + step.prompt_rows).max() > limit:
+            what, last = "writes prompt row", float((starts + step.prompt_rows).max()) - 1.0
+        else:
+            return
+        raise BadContexts(
+            f"a step {what} {last:,.0f}, not below the limit {limit:,}: a pass at a position writes that "
+            f"position's row, and a sequence allowed {limit:,} positions holds rows 0 to {limit - 1:,}; "
+            "end the request one token earlier (prompt + output at most the limit) or raise --limit"
         )
 
     def price_many(self, sums: StepSums) -> tuple[np.ndarray, np.ndarray]:

@@ -257,10 +257,10 @@ def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[str]], right:
 #: for Q4_0 stays a float); ``roofline``'s ``bytes_moved``. Not counts, and left as they are: rates (``rate``,
 #: ``bandwidth``), means (``mean_sequences``, ``emitted_per_pass``).
 _COUNT_KEYS = frozenset((
-    "on_chip_capacity", "tokens", "bytes", "needed", "capacity", "held_shared", "held_per_sequence", "weights",
-    "embedding_table", "draft_weights_not_held", "state_per_layer", "ring_per_layer", "per_token",
-    "per_token_total", "draft_per_token", "bytes_per_position", "bytes_moved", "kv_bytes_per_element",
-    "state_bytes_per_element",
+    "on_chip_capacity", "tokens", "bytes", "needed", "capacity", "held_shared", "held_per_sequence",
+    "last_held_per_sequence", "weights", "embedding_table", "draft_weights_not_held", "state_per_layer",
+    "ring_per_layer", "per_token", "per_token_total", "draft_per_token", "bytes_per_position", "bytes_moved",
+    "kv_bytes_per_element", "state_bytes_per_element",
 ))
 
 #: Keys whose value is a file's own figures, typed as the file types them (a GGUF header's ``metadata``: an F32
