@@ -105,8 +105,8 @@ def test_1_the_review_lists_a_rewritten_excerpt_as_a_change_to_its_source(repo: 
     assert result.exit_code == 1, result.output  # the quote it lost fails the review (tests/test_budget140.py)
     lines = result.stdout.splitlines()
     # was: "no changes to facts, registry, locks or the pricing model; 10 locks unaffected"
-    assert lines[1].startswith("no fact changed; 1 quote NOT FOUND in its stored text; 1 source record changed; 1 source whose document changed, to verify "
-                               "(under 5 locked prices); "), lines[1]
+    assert lines[1].startswith("no fact changed; 1 quote NOT FOUND in its stored text; 1 source record changed; "
+                               "1 source whose document changed, to verify (under 5 locked prices); "), lines[1]
     assert lines[lines.index("sources whose document changed") + 1].startswith(
         "  nvidia-h200-product-page: to verify: the document source nvidia-h200-product-page names changed (sources/"
         "excerpts/cite102-excerpt.txt rewritten (its stored excerpt: the lines quoted from the text read, which its "
