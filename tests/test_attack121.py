@@ -104,9 +104,11 @@ def test_1_a_stored_excerpt_changed_in_a_revision_is_to_verify(tmp_path: Path, m
     _git(root, "commit", "-qm", "the excerpt")
     result = invoke("diff", "HEAD~1", "HEAD", root=root)
     # was exit 0: "no changes to facts, registry, locks or the pricing model; 10 locks unaffected" (rewritten) or
-    # "no fact changed; 1 source record changed; no lock affected; 10 locks unaffected" (re-pointed)
-    assert result.exit_code == 0, result.output
-    assert result.stdout.startswith("⚠️ "), result.stdout[:200]
+    # "no fact changed; 1 source record changed; no lock affected; 10 locks unaffected" (re-pointed); then exit 0,
+    # "to verify": the quote the excerpt lost now fails the review (tests/test_budget140.py)
+    assert result.exit_code == 1, result.output
+    assert result.stdout.startswith("❌ "), result.stdout[:200]
+    assert "; 1 quote NOT FOUND in its stored text; " in result.stdout.splitlines()[1]
     _said_of_excerpt(result.stdout, f"{EXCERPT} rewritten" if how == "rewritten"
                      else f"excerpt: {EXCERPT} → sources/excerpts/copy.txt")
     # and audit on HEAD says the quote is not in the stored text
@@ -123,7 +125,8 @@ def test_1_a_stored_excerpt_rewritten_between_folders_is_to_verify(tmp_path: Pat
     base, head = _registry(tmp_path / "base"), _registry(tmp_path / "head")
     _rewrite_excerpt(head)
     result = invoke("diff", str(base), str(head), root=base)
-    assert result.exit_code == 0, result.output  # was "no changes to facts, registry, locks or the pricing model"
+    # was "no changes to facts, registry, locks or the pricing model"; then exit 0: its lost quote now fails it
+    assert result.exit_code == 1, result.output
     _said_of_excerpt(result.stdout, f"{EXCERPT} rewritten")
 
 

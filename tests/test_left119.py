@@ -109,7 +109,7 @@ def test_3_the_h200_int8_row_is_said_unchecked_and_counted() -> None:
     assert document["quotes_checked"] == {"checked": 8, "not_found": 0, "facts": 10}
     array = next(f for f in document["facts"] if f["path"] == "array")
     assert array["quote_check"] == {"state": "not checked", "spans": 1, "found": 0, "missing": [],
-                                    "unstored": ["nvidia-h200-datasheet"],
+                                    "unstored": ["nvidia-h200-datasheet"], "past": 0,
                                     "why": ARRAY.split("(", 1)[1][:-1]}
     markdown = _audit(REPO, "--format", "markdown")
     assert ("Quotes checked against a stored text: 8 of 10 facts' quotes checked against a stored text"

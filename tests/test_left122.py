@@ -58,7 +58,8 @@ def test_1_audit_source_checks_the_quotes_of_each_fact_citing_it() -> None:
     assert data["quotes_checked"] == {"checked": 14, "not_found": 0, "facts": 14}
     assert sum(f["quote_check"]["spans"] for f in data["facts"]) == 44
     assert data["facts"][0]["quote_check"] == {"state": "checked", "spans": 7, "found": 7, "missing": [],
-                                               "unstored": [], "why": "7 of 7 quoted spans found in the stored text"}
+                                               "unstored": [], "past": 0,
+                                               "why": "7 of 7 quoted spans found in the stored text"}
     markdown = invoke("audit", "--source", AMPERE, "--format", "markdown").stdout
     assert ("Quotes checked against a stored text: 14 of 14 facts' quotes checked against a stored text\n"
             "- `a100_pcie_80gb:on_chip.capacity`: checked (7 of 7 quoted spans found in the stored text)") in markdown
@@ -81,7 +82,8 @@ def test_1_a_fact_citing_the_source_by_a_figure_is_checked_on_that_figure_alone(
     assert data["quotes_checked"] == {"checked": 21, "not_found": 0, "facts": 25}
     assert checks[("ws1_hypothetical", "streams.rewrite")]["state"] == "checked"
     assert checks[("sn40l", "streams.append")] == {"state": "not checked", "spans": 0, "found": 0, "missing": [],
-                                                    "unstored": [], "why": "its locator quotes nothing"}
+                                                    "unstored": [], "past": 0,
+                                                    "why": "its locator quotes nothing"}
 
 
 # --- 2. a quote after a page is looked for on that page ------------------------------------------------------------

@@ -112,7 +112,7 @@ def test_e_a_span_quoted_twice_is_counted_once(tmp_path: Path) -> None:
     checks = _checks(REPO, "azure-ai-benchmarking-guide")
     # the fact's locator and its dot input both quote the row '| Dot   | 4.48 |': one span (was "2 of 2")
     assert checks["h200_sxm_141gb:streams.read"] == {
-        "state": "checked", "spans": 1, "found": 1, "missing": [], "unstored": [],
+        "state": "checked", "spans": 1, "found": 1, "missing": [], "unstored": [], "past": 0,
         "why": "1 of 1 quoted span found in the stored text"}
     # missing from the stored text, it is one span not found, named once
     root = copy_root(tmp_path)

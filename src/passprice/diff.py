@@ -4569,10 +4569,45 @@ class Diff:
         return tuple((f, c) for f, c in self.fact_changes if c.quote is not None and c.quote.state == "NOT FOUND")
 
     @property
+    def quotes_lost(self) -> tuple[tuple[str, str, int], ...]:
+        """``(source id, card:path, spans)`` of each fact a changed source's rewritten stored excerpt lost the quotes
+        of (:attr:`passprice.sourcechange.SourceChange.quotes_lost`: NOT FOUND on HEAD, found on BASE) that
+        :attr:`quotes_not_found` does not already name, with how many of its spans HEAD's excerpt lacks. Each fails
+        the review and is counted in its ``N quotes NOT FOUND`` headline, as a changed fact's NOT FOUND is: the
+        excerpt is the registry's record of the words read, and the change made it lack the fact's quote, so
+        ``audit`` of HEAD says NOT FOUND of a price it rests on (it read "to verify", exit 0, and was not counted:
+        tests/test_budget140.py)."""
+        named = {f"{f.name}:{c.path}" for f, c in self.quotes_not_found}
+        out: dict[str, tuple[str, str, int]] = {}
+        for s in self.sources:
+            for path, n in zip(s.quotes_lost, s.lost_spans, strict=False):
+                if path not in named and path not in out:
+                    out[path] = (s.id, path, n)
+        return tuple(out.values())
+
+    @property
+    def quotes_unchecked(self) -> tuple[str, ...]:
+        """The facts (``card:path``) whose quotes the review did not look up, its look-ups past their bound
+        (:class:`passprice.sources.Lookups`, 512 spans and 64 MiB of stored text: the changed facts' checks, and
+        apart the rewritten excerpts' checks of their citing facts, each all or none): each fails the review, which
+        cannot say their quotes are found. Before (tests/test_budget140.py), 600 junk quotes on facts sorting first
+        left a later fact's NOT FOUND "not checked … past the 512" and the review passed."""
+        names = [f"{f.name}:{c.path}" for f, c in self.fact_changes if c.quote is not None and c.quote.past]
+        names += [path for s in self.sources for path in s.quotes_unchecked]
+        return tuple(dict.fromkeys(names))
+
+    @property
+    def quote_spans_unchecked(self) -> int:
+        """How many quoted spans of changed facts the review did not look up (:attr:`quotes_unchecked`' own, not
+        those of the rewritten excerpts' citing facts, which are counted by fact)."""
+        return sum(c.quote.past for _, c in self.fact_changes if c.quote is not None)
+
+    @property
     def quote_spans_not_found(self) -> int:
-        """How many quoted spans of :attr:`quotes_not_found` the stored excerpts lack (the summary's ``N quotes NOT
-        FOUND in their stored text``)."""
-        return sum(len(c.quote.missing) for _, c in self.quotes_not_found if c.quote is not None)
+        """How many quoted spans of :attr:`quotes_not_found` and :attr:`quotes_lost` the stored excerpts lack (the
+        summary's ``N quotes NOT FOUND in their stored text``)."""
+        return (sum(len(c.quote.missing) for _, c in self.quotes_not_found if c.quote is not None)
+                + sum(n for _, _, n in self.quotes_lost))
 
     @property
     def refit_unmoved(self) -> tuple[tuple[FileChange, FactChange], ...]:
@@ -4633,6 +4668,15 @@ class Diff:
         said "2 problems" (tests/test_walk138.py)."""
         locks = tuple(e for f in self.files if f.kind == "lock" and f.head_errors for e in f.head_errors)
         return self.check_beyond + tuple(e for e in locks if e not in self.check_beyond)
+
+    @property
+    def check_problems(self) -> tuple[str, ...]:
+        """``--format json``'s ``head_check``: every line of :attr:`head_check` (derived facts that do not follow
+        included), then the error lines of each lock file HEAD changes that does not read there, as
+        :attr:`check_counted` adds them to the text's count: ``--json`` listed check's file-review lines alone where
+        the text and markdown counted the lock too (tests/test_budget140.py)."""
+        locks = tuple(e for f in self.files if f.kind == "lock" and f.head_errors for e in f.head_errors)
+        return self.head_check + tuple(dict.fromkeys(e for e in locks if e not in self.head_check))
 
     @property
     def check_shown(self) -> tuple[tuple[str, ...], int]:
@@ -4779,11 +4823,12 @@ class Diff:
     def exit_status(self) -> int:
         """2 when a file does not read on HEAD, else 1 when a lock breaks (its serving deleted too), a locked price
         moves unreviewed, a removed lock drops floors its still-registered serving was priced under, or a changed
-        fact's quote is NOT FOUND in its stored excerpt (:attr:`quotes_not_found`), else 0."""
+        fact's quote is NOT FOUND in its stored excerpt (:attr:`quotes_not_found`, :attr:`quotes_lost`) or was not
+        looked up, past the review's bound (:attr:`quotes_unchecked`), else 0."""
         if any(f.head_errors for f in self.files) or self.head_unreadable:
             return 2
         if (self.broken or self.stale or self.unsound or self.dropping or self.head_check or self.requestioned
-                or self.quotes_not_found):
+                or self.quotes_not_found or self.quotes_lost or self.quotes_unchecked):
             return 1
         return 0
 
@@ -4897,10 +4942,35 @@ class Diff:
                 f"{self.quotes_line()} ({facts}): the stored excerpt is the registry's record of the words read; "
                 "correct the quote to the document's words, or add the lines it was read from to the source's "
                 f"stored excerpt and re-pin it{f' ({audits} checks each)' if audits else ''}")
+        if self.quotes_lost:
+            lost = self.quotes_lost
+            shown = ", ".join(f"{path} (source {sid})" for sid, path, _ in lost[:MAX_SHOWN_QUOTES])
+            more = f" and {len(lost) - MAX_SHOWN_QUOTES:,} more" if len(lost) > MAX_SHOWN_QUOTES else ""
+            reasons.append(
+                f"{_facts_quotes(len(lost))} NOT FOUND in a stored excerpt the change rewrote, found in BASE's "
+                f"({shown}{more}): restore the lines they were read from to the excerpt and re-pin it, or correct "
+                "the quotes (`passprice audit --source ID` checks each)")
+        if self.quotes_unchecked:
+            reasons.append(self.unchecked_line())
         beyond = self.check_beyond
         if beyond:
             reasons.append(f"{self.check_line()}; first: {beyond[0]}")
         return reasons
+
+    def unchecked_line(self) -> str:
+        """Why the review fails when its quote look-ups ran past their bound: how many facts (and spans) were not
+        checked, and what to do. Raises nothing."""
+        from passprice.sources import QUOTES_MOST, SEARCHED_MOST
+
+        facts = self.quotes_unchecked
+        spans = self.quote_spans_unchecked
+        shown = ", ".join(facts[:MAX_SHOWN_QUOTES]) + (
+            f" and {len(facts) - MAX_SHOWN_QUOTES:,} more" if len(facts) > MAX_SHOWN_QUOTES else "")
+        counted = f"{_n(spans, 'quoted span')} of {_n(len(facts), 'fact')}" if spans else _n(len(facts), "fact")
+        return (f"quotes not checked: {counted} ({shown}) not looked up in their stored excerpts, the review's "
+                f"look-ups past their bound ({QUOTES_MOST:,} spans, {SEARCHED_MOST // 2**20:,} MiB of stored text; "
+                "none is looked up then, whichever file sorts first): a quote not checked may be NOT FOUND; split "
+                "the change, or run `passprice audit --source ID` on each source they cite")
 
     def quotes_line(self) -> str:
         """``1 quote NOT FOUND in its stored text`` (``N quotes NOT FOUND in their stored text``): the summary's
@@ -4944,8 +5014,10 @@ class Diff:
                 counts[0] += f" ({unmoved:,} more re-derived to the same value)"
             parts += counts
         parts = parts or ["no fact changed"]
-        if self.quotes_not_found:  # counted apart from "to verify": it fails the review (exit_status)
+        if self.quote_spans_not_found:  # counted apart from "to verify": it fails the review (exit_status)
             parts.append(self.quotes_line())
+        if self.quotes_unchecked:  # past the review's bound: it fails the review too
+            parts.append(f"{_facts_quotes(len(self.quotes_unchecked))} not checked (past the review's bound)")
         if self.unsound:
             kinds = sorted({x.kind for _, x in self.unsound}, key=["stale", "mismatch", "broken"].index)
             what = {"stale": "stale", "mismatch": "not following", "broken": "broken"}
@@ -5135,10 +5207,11 @@ class Diff:
             "dropping": [lock.name for lock in self.dropping],
             "requestioned": [lock.name for lock in self.requestioned],
             "drifted": [lock.name for lock in self.drifting],
-            "head_check": list(self.head_check[:MAX_HEAD_PROBLEMS]),
-            "head_check_left_out": max(0, len(self.head_check) - MAX_HEAD_PROBLEMS),
+            "head_check": list(self.check_problems[:MAX_HEAD_PROBLEMS]),
+            "head_check_left_out": max(0, len(self.check_problems) - MAX_HEAD_PROBLEMS),
             # which of them are the review's own rules, not check's (check_line says so)
-            "head_check_review_rules": [p for p in self.head_check[:MAX_HEAD_PROBLEMS] if p in self.review_rules],
+            "head_check_review_rules": [p for p in self.check_problems[:MAX_HEAD_PROBLEMS] if p in self.review_rules],
+            "quotes_unchecked": list(self.quotes_unchecked),
             "head_unreadable": list(self.head_unreadable[:MAX_HEAD_PROBLEMS]),
             "head_unreadable_left_out": max(0, len(self.head_unreadable) - MAX_HEAD_PROBLEMS),
             "files": [f.to_json(errors.get(f.path)) for f in self.files],
@@ -6348,7 +6421,7 @@ def _quotes_checked(head: Side, files: tuple[FileChange, ...], base: Side | None
     stored none of; and a changed fact whose locators did not change is checked too when it cites such a source
     (a value moved, the excerpt edited to state it and re-pinned read "checked" against text the change wrote,
     tests/test_left131.py). HEAD's sources are read only when such a fact is there. Raises nothing."""
-    from passprice.sources import Lookups, quote_check, read_sources, stored_texts
+    from passprice.sources import Lookups, quote_check, quote_cost, read_sources, stored_texts
     from passprice.sources import _quoted_locators as quoted_locators
 
     def cited(fact: Fact) -> list[str]:
@@ -6377,6 +6450,12 @@ def _quotes_checked(head: Side, files: tuple[FileChange, ...], base: Side | None
         sources = read_sources(head.root)[0]
     left = Lookups()  # one for the review: one a fact looked up 512 spans each (tests/test_attack133.py)
     texts = stored_texts(head.root, sources, [sid for fact in asked for sid in cited(fact)])
+    need = quote_cost(asked, texts)
+    if need.spans > left.spans or need.chars > left.chars:
+        # Past the bound, none is looked up and the review fails (Review.quotes_unchecked): looking up the first
+        # 512 let a pull request spend them on junk quotes of facts sorting first, so that a later fact's NOT FOUND
+        # read "not checked" and the review passed (tests/test_budget140.py).
+        left = Lookups(0, 0)
     out = []
     for f in files:
         facts = []
@@ -7226,6 +7305,15 @@ MAX_HEAD_WARNINGS = 20
 #: ``head_unreadable`` too); the rest are counted. 3,000 invalid source records made a 2.4 MB pull-request comment
 #: (15,000 problem lines, each listed twice), past GitHub's 65,536 characters (issue 13).
 MAX_HEAD_PROBLEMS = 20
+
+
+def _facts_quotes(n: int) -> str:
+    """``1 fact's quotes``, ``N facts' quotes``."""
+    return f"{n:,} fact's quotes" if n == 1 else f"{n:,} facts' quotes"
+
+#: The facts a refusal line of the review names when their quotes were lost or not checked (the rest counted).
+MAX_SHOWN_QUOTES = 10
+
 #: The most files a pull-request comment lists under "Other files changed" (source records, measurements …; the
 #: text review lists each): 300 source records added made a comment of 11 KB of names (GitHub takes 65,536 chars).
 MAX_OTHER_FILES = 20

@@ -373,12 +373,14 @@ _TERMS = (
         "`.gitattributes` sets `export-ignore` or `export-subst` where BASE's did not: `git archive` of HEAD leaves it "
         "out or rewrites it; named, never failed); "
         "`head_check`, `head_unreadable` and `head_warnings` (what `check` fails on, cannot read and warns of on "
-        "HEAD, the first 20, each `…_left_out` counting the rest, as `unlocked_left_out` counts servings past the "
+        "HEAD, `head_check` with the error lines of each lock file the change leaves unreadable, as the text counts "
+        "them; the first 20, each `…_left_out` counting the rest, as `unlocked_left_out` counts servings past the "
         "first 200; `head_check_review_rules` the lines of `head_check` that are the review's own rules, not "
         "`check`'s: the list of pricing models, the commands that write the shipped headers) and a lock's "
         "`head_unread` (its file does not read on HEAD, so it is judged on BASE's); a changed fact's `quote_check` "
         "(audit's quote check of HEAD's fact against HEAD's stored excerpts, made when its quotes changed or it "
-        "cites a stored excerpt the change edited, `quote_excerpts_edited` naming those; `null` otherwise); "
+        "cites a stored excerpt the change edited, `quote_excerpts_edited` naming those; `null` otherwise) and "
+        "`quotes_unchecked` (the facts whose quotes were not looked up, the review's look-ups past their bound); "
         "`added_records`, `added_servings` and `cited_sources` (the records and servings HEAD adds, by path, and the "
         "documents changed facts cite, by id); `runs_to_verify` (edited measurement files whose runs to check in "
         "their source), `stack_spans` (a changed stack's measured / limit span, BASE → HEAD), `scopes_widened` (a "
@@ -767,7 +769,9 @@ _TERMS = (
         "`arxiv` say where it is. In `sources_changed`, `citing` lists the facts citing it and `places` each figure "
         "to find in it; `quotes_lost`, where its stored excerpt changed, the citing facts whose quotes of it "
         "HEAD's excerpt no longer holds and BASE's did (`audit --source ID`'s NOT FOUND on HEAD; `[]` when none, or "
-        "the excerpt did not change)."
+        "the excerpt did not change; each fails the review, its spans counted in `N quotes NOT FOUND`), and "
+        "`quotes_unchecked` those whose quotes of it were not looked up, the review's look-ups past their bound "
+        "(each fails the review)."
         " `audit LOCK --json`'s `sources_since_lock` lists each source the lock's facts cite whose record differs from"
         " its record at the commit that last wrote the lock (`id`, `commit`, `when`, `changed`, `message`; the text"
         " audit's `since lock` lines); "
@@ -1093,14 +1097,18 @@ _TERMS = (
         "fact whose quotes changed, against HEAD's stored excerpts: `NOT FOUND` is added to its `to verify`, counted "
         "in the summary (`1 quote NOT FOUND in its stored text`) and fails the review (exit 1: the stored excerpt is "
         "the registry's own record of the words read, so the quote or the excerpt is wrong), and "
-        "`--format json`'s facts' `quote_check` holds the same object (`null` where no check was made); where the "
+        "`--format json`'s facts' `quote_check` holds the same object (`null` where no check was made; its `past` "
+        "counts the spans not looked up, past the 512 spans and 64 MiB of stored text one audit or review looks up "
+        "in all). A review whose look-ups would run past that bound looks up none (whichever file sorts first) and "
+        "fails, naming the facts not checked (`quotes_unchecked`); where the "
         "check read a stored excerpt the same change edited (the source's own section, or an excerpt first named), "
         "`quote_excerpts_edited` names those sources and `to verify` says the quotes were checked against text the "
         "change wrote (a changed fact citing such a source is checked even when its quotes did not change). An "
         "excerpt whose bytes are not the `excerpt_sha256` its record pins is unusable: `not checked`, and `check` "
         "fails.",
         ("quote_check", "quotes_checked", "quotes checked", "quotes checked against a stored text", "not checked",
-         "NOT FOUND", "not_found", "unstored", "spans", "checked", "missing", "quote_excerpts_edited"),
+         "NOT FOUND", "not_found", "unstored", "spans", "checked", "missing", "quote_excerpts_edited", "past",
+         "quotes_unchecked"),
     ),
     Term(
         "warning code",

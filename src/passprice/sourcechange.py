@@ -104,6 +104,12 @@ class SourceChange:
     #: rewrote the Hopper whitepaper's excerpt and the review listed the source to verify, exit 0, while ``audit
     #: --source`` on HEAD found 4 facts' quotes NOT FOUND (tests/test_walk128.py).
     quotes_lost: tuple[str, ...] = ()
+    #: How many quoted spans of each of :attr:`quotes_lost` HEAD's stored excerpt lacks (in its order): counted in
+    #: the review's ``N quotes NOT FOUND`` headline, and each such fact fails the review (tests/test_budget140.py).
+    lost_spans: tuple[int, ...] = ()
+    #: The citing facts whose quotes of this source were not looked up on a side, the review's look-ups past their
+    #: bound (:class:`passprice.sources.Lookups`; then none of any source is looked up): each fails the review.
+    quotes_unchecked: tuple[str, ...] = ()
 
     @property
     def to_verify(self) -> str:
@@ -133,6 +139,10 @@ class SourceChange:
             many = len(self.quotes_lost) > 1
             what += (f" (on HEAD, the quote{'s' if many else ''} of {lost} from it {'are' if many else 'is'} NOT FOUND "
                      "in its stored excerpt, found in BASE's: `passprice audit --source " + self.id + "`)")
+        if self.quotes_unchecked:
+            many = len(self.quotes_unchecked) > 1
+            what += (f" (the quote{'s' if many else ''} of {_n_shown(self.quotes_unchecked)} from it not checked: the "
+                     "review's look-ups past their bound)")
         if not self.citing and not runs:
             return f"{what}; no fact cites it"
         names = ", ".join(self.citing[:SHOWN]) + (
@@ -159,7 +169,12 @@ class SourceChange:
                 "fitted_on_cards": [{"stack": stack, "card": card, "paths": list(paths)}
                                     for stack, card, paths in self.on_cards],
                 "places": list(self.places), "added": self.added, "quotes_lost": list(self.quotes_lost),
-                "to_verify": self.to_verify}
+                "quotes_unchecked": list(self.quotes_unchecked), "to_verify": self.to_verify}
+
+
+def _n_shown(names: tuple[str, ...]) -> str:
+    """The first :data:`SHOWN` of ``names``, ``and N more`` after them."""
+    return ", ".join(names[:SHOWN]) + (f" and {len(names) - SHOWN} more" if len(names) > SHOWN else "")
 
 
 def _shown(value: Any) -> str:
@@ -229,7 +244,7 @@ def source_changes(
         lock_impacts,
         stack_fits,
     )
-    from passprice.sources import Lookups
+    from passprice.sources import Lookups, quote_cost
     from passprice.stacks import LOCK_PREFIX
 
     found = []
@@ -281,6 +296,14 @@ def source_changes(
     fits = stack_fits(head)
     out = []
     left = Lookups()  # the quote checks of every source compared, both sides: one a source, both sides, were 1,024
+    read = {source_id: _lost_inputs(base, head, source_id, citing.get(source_id, []))
+            for source_id, fields in found if any(STORED_TEXT in field for field in fields)}
+    need = [quote_cost([fact for _, fact in got[0]], texts) for got in read.values() if got is not None
+            for texts in got[1:]]
+    if sum(n.spans for n in need) > left.spans or sum(n.chars for n in need) > left.chars:
+        # past the bound none is looked up, whatever the sources' order: a change spending it on sources sorting
+        # first hid a later one's lost quotes, the review passing (tests/test_budget140.py)
+        left = Lookups(0, 0)
     for source_id, fields in found:
         refs = [c.ref for c in citing.get(source_id, [])]
         places = cited_places(citing.get(source_id, []), source_id)
@@ -298,11 +321,14 @@ def source_changes(
             refs.append(FactRef("stack", stack, path.removeprefix(LOCK_PREFIX)))
             fitted[stack] = fitted.get(stack, 0) + 1
         resting, _ = lock_impacts(locks, set(refs), source_id)
-        lost: tuple[str, ...] = ()
-        if any(STORED_TEXT in field for field in fields):  # its stored excerpt changed: its citing facts' quotes
-            lost = _quotes_lost(base, head, source_id, citing.get(source_id, []), left)
+        lost: tuple[tuple[str, int], ...] = ()
+        unchecked: tuple[str, ...] = ()
+        got = read.get(source_id)  # its stored excerpt changed: its citing facts' quotes
+        if got is not None:
+            lost, unchecked = _quotes_lost(got, source_id, left)
         out.append(SourceChange(source_id, fields, named, tuple(sorted({i.name for i in resting})),
-                                tuple(fitted.items()), through, places, on_cards, source_id in new_ids, lost))
+                                tuple(fitted.items()), through, places, on_cards, source_id in new_ids,
+                                tuple(p for p, _ in lost), tuple(n for _, n in lost), unchecked))
     return tuple(out)
 
 
@@ -325,25 +351,41 @@ def _own_section_changed(base: Root, head: Root, source_id: str, excerpt: str) -
     return sections[0] is None or sections[0] != sections[1]
 
 
-def _quotes_lost(base: Root, head: Root, source_id: str, citing: Iterable[Any], left: Lookups) -> tuple[str, ...]:
-    """The facts of ``citing`` (:class:`passprice.lineage.Citing` of ``head``) whose quotes of ``source_id`` are NOT
-    FOUND in ``head``'s stored excerpt of it and all found in ``base``'s (:func:`passprice.sources.source_quote_checks`,
-    the check ``audit --source`` makes, of HEAD's fact against each side's excerpt): the quotes the change to the
-    excerpt lost, not those neither side's holds; what ``left`` allows looked up (:class:`passprice.sources.Lookups`,
-    one for the review's sources). Raises nothing (a record that does not read on a side: none)."""
-    from passprice.sources import load_source, source_quote_checks, stored_texts
+def _lost_inputs(base: Root, head: Root, source_id: str,
+                 citing: Iterable[Any]) -> tuple[list[tuple[str, Any]], Any, Any] | None:
+    """What :func:`_quotes_lost` checks of ``source_id``: the facts of ``citing`` (:class:`passprice.lineage.Citing`
+    of ``head``, as ``(card:path, fact)``) and ``head``'s then ``base``'s stored texts of it
+    (:func:`passprice.sources.stored_texts`); ``None`` when its record does not read on a side. Raises nothing."""
+    from passprice.sources import load_source, stored_texts
 
     facts = [(str(c.ref), c.fact) for c in citing]
-    states = []
+    texts = []
     for side in (head, base):
         try:
             record = load_source(side, source_id)
         except InputError:
-            return ()
-        texts = stored_texts(side, {source_id: record}, [source_id])
-        states.append({c.path: c.state for c in source_quote_checks(facts, texts, source_id, left)})
-    return tuple(path for path, _ in facts if states[0].get(path) == "NOT FOUND" and states[1].get(path) == "checked")
+            return None
+        texts.append(stored_texts(side, {source_id: record}, [source_id]))
+    return facts, texts[0], texts[1]
 
+
+def _quotes_lost(got: tuple[list[tuple[str, Any]], Any, Any], source_id: str,
+                 left: Lookups) -> tuple[tuple[tuple[str, int], ...], tuple[str, ...]]:
+    """The facts of ``got`` (:func:`_lost_inputs`) whose quotes of ``source_id`` are NOT FOUND in HEAD's stored
+    excerpt of it and all found in BASE's (:func:`passprice.sources.source_quote_checks`, the check ``audit
+    --source`` makes, of HEAD's fact against each side's excerpt), each with how many of its spans HEAD's lacks: the
+    quotes the change to the excerpt lost, not those neither side's holds; and the facts a side's check left spans of
+    unlooked-up, past what ``left`` allows (:class:`passprice.sources.Lookups`, one for the review's sources). Raises
+    nothing."""
+    from passprice.sources import source_quote_checks
+
+    facts, head_texts, base_texts = got
+    checks = [{c.path: c for c in source_quote_checks(facts, texts, source_id, left)}
+              for texts in (head_texts, base_texts)]
+    lost = tuple((path, len(checks[0][path].missing)) for path, _ in facts
+                 if checks[0][path].state == "NOT FOUND" and checks[1][path].state == "checked")
+    unchecked = tuple(path for path, _ in facts if checks[0][path].past or checks[1][path].past)
+    return lost, unchecked
 
 
 @attrs.frozen

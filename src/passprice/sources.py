@@ -13,7 +13,7 @@ import contextlib
 import functools
 import os
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -1024,16 +1024,19 @@ class QuoteCheck:
     missing: tuple[str, ...]
     unstored: tuple[str, ...]
     why: str
+    #: The spans of a stored text not looked up: past what the command's :class:`Lookups` allowed (its state then
+    #: ``not checked``, unless a span looked up was NOT FOUND). A review fails on any (tests/test_budget140.py).
+    past: int = 0
 
     def line(self) -> str:
         """``memory.bandwidth: checked (2 of 2 quoted spans found in the stored text)``, or the state and why."""
         return f"{self.path}: {self.state} ({self.why})"
 
     def to_json(self) -> dict[str, Any]:
-        """``{"state", "spans", "found", "missing", "unstored", "why"}`` (``audit --json``'s facts'
+        """``{"state", "spans", "found", "missing", "unstored", "past", "why"}`` (``audit --json``'s facts'
         ``quote_check``)."""
         return {"state": self.state, "spans": self.spans, "found": self.found, "missing": list(self.missing),
-                "unstored": list(self.unstored), "why": self.why}
+                "unstored": list(self.unstored), "past": self.past, "why": self.why}
 
 
 def _quoted_locators(fact: Fact) -> list[tuple[str, str | None, str]]:
@@ -1074,6 +1077,39 @@ class Lookups:
     chars: int = SEARCHED_MOST
 
 
+def _spans(fact: Fact, only: str | None = None) -> Iterator[tuple[str, str | None, int | None, str | None]]:
+    """``(what, source id, page, span)`` of each span :func:`quote_check` looks up for ``fact`` (of the locators
+    citing ``only`` alone, when given), a span quoted twice of one source and page once; ``span`` ``None`` for a
+    locator quoting nothing that the check names (its own, or a figure's of another document)."""
+    seen: set[tuple[str | None, int | None, str]] = set()
+    for what, sid, locator in _quoted_locators(fact):
+        if only is not None and sid != only:
+            continue
+        quoted = paged_spans(locator)
+        if not quoted and (what == "its locator" or sid != fact.source):
+            yield what, sid, None, None
+        for page, span in quoted:
+            if (sid, page, span) in seen:
+                continue  # quoted again (by the fact and by its derivation's input): one span, counted once
+            seen.add((sid, page, span))
+            yield what, sid, page, span
+
+
+def quote_cost(facts: Iterable[Fact], texts: Mapping[str, StoredText]) -> Lookups:
+    """What :func:`quote_check` of each of ``facts`` against ``texts`` would look up in all, as a :class:`Lookups`:
+    its spans of a usable stored text and the characters searched (:meth:`StoredText.searched_size`), counted
+    before any is looked up, so that a review checks every changed fact or none (whether one is checked must not
+    depend on which file sorts first: tests/test_budget140.py). Raises nothing."""
+    need = Lookups(0, 0)
+    for fact in facts:
+        for _, sid, page, span in _spans(fact):
+            stored = texts.get(sid) if sid is not None and span is not None else None
+            if stored is not None and stored.flat is not None:
+                need.spans += 1
+                need.chars += stored.searched_size(page)
+    return need
+
+
 def quote_check(path: str, fact: Fact, texts: Mapping[str, StoredText], left: Lookups | None = None,
                 only: str | None = None) -> QuoteCheck:
     """The :class:`QuoteCheck` of the fact at ``path``, its cited documents' stored texts ``texts`` (by source id:
@@ -1090,37 +1126,30 @@ def quote_check(path: str, fact: Fact, texts: Mapping[str, StoredText], left: Lo
     missed: list[str] = []  # each missing span as the check shows it: on the page its locator names
     unstored: dict[str, str] = {}
     unquoted: list[str] = []  # a locator quoting nothing: its figure is not checked (the MI300X's vgpr)
-    seen: set[tuple[str | None, int | None, str]] = set()
-    for what, sid, locator in _quoted_locators(fact):
-        if only is not None and sid != only:
-            continue
-        quoted = paged_spans(locator)
-        if not quoted and (what == "its locator" or sid != fact.source):
+    for what, sid, page, span in _spans(fact, only):
+        if span is None:
             # a figure of the fact's own document quoting nothing is located by the fact's own quotes
             unquoted.append(f"{what} ({sid})" if sid is not None and sid != fact.source else what)
-        for page, span in quoted:
-            if (sid, page, span) in seen:
-                continue  # quoted again (by the fact and by its derivation's input): one span, counted once
-            seen.add((sid, page, span))
-            spans += 1
-            stored = texts.get(sid) if sid is not None else None
-            cost = 0 if stored is None or stored.flat is None else stored.searched_size(page)
-            if stored is not None and stored.flat is not None and (left.spans <= 0 or left.chars < cost):
-                past += 1
-            elif stored is None or stored.flat is None:
-                name = sid or "a free-text cite"
-                why = stored.unusable() if stored is not None else None
-                unstored.setdefault(name, f"{name} has no stored text" if why is None
-                                    else f"{name}'s stored excerpt is unusable: {why}")
-            elif stored.holds(span, page):
-                left.spans -= 1
-                left.chars -= cost
-                found += 1
-            else:
-                left.spans -= 1
-                left.chars -= cost
-                missing.append(span)
-                missed.append(repr(span[:60]) + (f" (on p. {page})" if page is not None and stored.paged else ""))
+            continue
+        spans += 1
+        stored = texts.get(sid) if sid is not None else None
+        cost = 0 if stored is None or stored.flat is None else stored.searched_size(page)
+        if stored is not None and stored.flat is not None and (left.spans <= 0 or left.chars < cost):
+            past += 1
+        elif stored is None or stored.flat is None:
+            name = sid or "a free-text cite"
+            why = stored.unusable() if stored is not None else None
+            unstored.setdefault(name, f"{name} has no stored text" if why is None
+                                else f"{name}'s stored excerpt is unusable: {why}")
+        elif stored.holds(span, page):
+            left.spans -= 1
+            left.chars -= cost
+            found += 1
+        else:
+            left.spans -= 1
+            left.chars -= cost
+            missing.append(span)
+            missed.append(repr(span[:60]) + (f" (on p. {page})" if page is not None and stored.paged else ""))
     if spans == 0:
         why = ("its locator quotes nothing" if any(only is None or sid == only for _, sid, _ in _quoted_locators(fact))
                else "it has no locator")
@@ -1132,7 +1161,7 @@ def quote_check(path: str, fact: Fact, texts: Mapping[str, StoredText], left: Lo
     if missing:
         shown = "; ".join(missed[:3]) + (f"; {len(missing) - 3:,} more" if len(missing) > 3 else "")
         return QuoteCheck(path, "NOT FOUND", spans, found, tuple(missing), tuple(unstored),
-                          f"{counted}; not in it: {escaped(shown)}" + (f"; {beyond}" if beyond else ""))
+                          f"{counted}; not in it: {escaped(shown)}" + (f"; {beyond}" if beyond else ""), past)
     if unquoted == ["its locator"] and not (unstored or past):
         # Every span is its derivation's figures', each found: those are checked, and only the fact's own figure,
         # its locator quoting nothing, is not (a new user read "not checked (4 of 4 quoted spans found in the stored
@@ -1144,7 +1173,7 @@ def quote_check(path: str, fact: Fact, texts: Mapping[str, StoredText], left: Lo
         if past:
             nothing.append(beyond)
         return QuoteCheck(path, "not checked", spans, found, (), tuple(unstored),
-                          f"{counted}; {'; '.join([*unstored.values(), *nothing])}")
+                          f"{counted}; {'; '.join([*unstored.values(), *nothing])}", past)
     return QuoteCheck(path, "checked", spans, found, (), (), counted)
 
 
