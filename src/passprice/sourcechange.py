@@ -422,11 +422,18 @@ def _section_changes(base: Root, head: Root, source_id: str, before: str | None,
     key = (old_key, new_key)
     if old_key is not None and new_key is not None and key in compared:
         return compared[key]
-    first = 0
-    while first < min(len(old), len(new)) and old[first][1] == new[first][1]:
+    # the first lines both share, compared 4,096 at a time in C (a 450,000-line excerpt: 0.3 s a line at a time)
+    first, most = 0, min(len(old), len(new))
+    while first + 4096 <= most and old[first:first + 4096] == new[first:first + 4096]:
+        first += 4096
+    while first < most and old[first][1] == new[first][1]:
         first += 1
-    last = 0
-    while last < min(len(old), len(new)) - first and old[-1 - last][1] == new[-1 - last][1]:
+    a_texts, b_texts = [t for _, t in old[first:]], [t for _, t in new[first:]]
+    last, most = 0, min(len(a_texts), len(b_texts))
+    while last + 4096 <= most and a_texts[len(a_texts) - last - 4096:len(a_texts) - last] == b_texts[
+            len(b_texts) - last - 4096:len(b_texts) - last]:
+        last += 4096
+    while last < most and a_texts[-1 - last] == b_texts[-1 - last]:
         last += 1
     a, b = old[first:len(old) - last], new[first:len(new) - last]
     if len(a) * len(b) <= EXCERPT_MATCHED:
