@@ -51,7 +51,7 @@ from passprice.report import fact_json
 from passprice.reproduce import same_quantity
 from passprice.servings import spec_to_document
 from passprice.sidecode import BUILD_FILES, Code, code_folder, code_of, conversations, kept_apart, price_locks
-from passprice.sourcechange import SourceChange, source_changes
+from passprice.sourcechange import EXCERPT_CHANGES, SourceChange, source_changes
 from passprice.tables import (
     decimals_pair,
     json_text,
@@ -8476,6 +8476,9 @@ def diff_text(d: Diff) -> str:
         for s in d.sources:
             lines.append(f"  {s.id}: to verify: {s.to_verify}")
             lines += [f"    {place}" for place in s.places]
+            if s.excerpt_changes:
+                lines.append(f"    {EXCERPT_CHANGES}")
+                lines += [f"      {line}" for line in s.excerpt_changes]
     # A file's path and name are shown, never obeyed: a card file ev\u202eil.toml added on HEAD was printed raw.
     return "\n".join(escaped(line) for line in lines)
 
@@ -9128,6 +9131,9 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
         for s in d.sources:
             out.append(f"- ⚠️ {markdown_code(s.id)} **to verify**: {markdown_prose(s.to_verify)}")
             out += [f"  - {markdown_text(place)}" for place in s.places]
+            if s.excerpt_changes:
+                out.append(f"  - {markdown_text(EXCERPT_CHANGES)}")
+                out += [f"    - {markdown_text(line)}" for line in s.excerpt_changes]
         if d.on_changed_sources:
             # Here, under the sources it rests on: it stood after the last section (the pricing model, the locks not
             # re-priced, or below the cited sources, which it then seemed to be about) and said "(sources below)" of

@@ -769,9 +769,15 @@ _TERMS = (
         "`arxiv` say where it is. In `sources_changed`, `citing` lists the facts citing it and `places` each figure "
         "to find in it; `quotes_lost`, where its stored excerpt changed, the citing facts whose quotes of it "
         "HEAD's excerpt no longer holds and BASE's did (`audit --source ID`'s NOT FOUND on HEAD; `[]` when none, or "
-        "the excerpt did not change; each fails the review, its spans counted in `N quotes NOT FOUND`), and "
+        "the excerpt did not change; each fails the review, its spans counted in `N quotes NOT FOUND`), "
         "`quotes_unchecked` those whose quotes of it were not looked up, the review's look-ups past their bound "
-        "(each fails the review)."
+        "(each fails the review); `quotes_gained`, the reverse of `quotes_lost`: the citing facts whose quotes HEAD's "
+        "excerpt holds and BASE's did not, exactly the words an edited excerpt supplies; `excerpt_changes`, the lines "
+        "of the source's own section of its stored excerpt that changed, BASE's then HEAD's (`BASE line N: TEXT`, "
+        "`HEAD line N: TEXT`, N the line in the file; the first 10, each cut at 200 characters, control characters "
+        "escaped, then `and N more changed lines`); `reading_unchanged`, where the excerpt changed, whether the "
+        "record's `retrieved`, `read` and `copies` are as on BASE (`true`: no new reading of the document recorded; "
+        "`null` when the excerpt did not change)."
         " `audit LOCK --json`'s `sources_since_lock` lists each source the lock's facts cite whose record differs from"
         " its record at the commit that last wrote the lock (`id`, `commit`, `when`, `changed`, `message`; the text"
         " audit's `since lock` lines); "
@@ -786,7 +792,8 @@ _TERMS = (
          "stored excerpt", "excerpt_problem",
          "sources_changed",
          "arxiv", "authors", "publisher", "repository", "commit", "id", "citing", "places", "added",
-         "quotes_lost", "sources_since_lock", "since lock", "sources_compared", "excerpts_at_lock"),
+         "quotes_lost", "quotes_gained", "excerpt_changes", "reading_unchanged",
+         "sources_since_lock", "since lock", "sources_compared", "excerpts_at_lock"),
     ),
     Term(
         "withdrawn",

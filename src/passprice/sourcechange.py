@@ -45,6 +45,23 @@ SHOWN = 6
 #: The figures :attr:`SourceChange.places` lists at most; the rest are counted.
 PLACES = 20
 
+#: The changed lines of a stored excerpt :attr:`SourceChange.excerpt_changes` shows at most; the rest are counted.
+EXCERPT_LINES = 10
+
+#: The characters of a changed excerpt line shown at most (before escaping); a longer line is cut, ``…`` marking it.
+EXCERPT_LINE_CHARS = 200
+
+#: The lines × lines past which the lines between a section's common first and last lines are shown as one block
+#: replaced (BASE's, then HEAD's) rather than matched line by line (:mod:`difflib`, quadratic in the worst case).
+EXCERPT_MATCHED = 250_000
+
+#: The line a review puts above :attr:`SourceChange.excerpt_changes`.
+EXCERPT_CHANGES = "its stored excerpt's lines for it that changed, BASE → HEAD (what audit now checks quotes against):"
+
+#: The record fields that say the document was read anew: when a change rewrites the excerpt and leaves all of them
+#: as they were, no new reading is recorded (:attr:`SourceChange.reading_unchanged`).
+READING_FIELDS = ("retrieved", "read", "copies")
+
 
 def cited_places(citing: Iterable[Any], source_id: str) -> tuple[str, ...]:
     """What each of ``citing`` (:class:`passprice.lineage.Citing`, facts citing ``source_id``) takes from the
@@ -110,6 +127,19 @@ class SourceChange:
     #: The citing facts whose quotes of this source were not looked up on a side, the review's look-ups past their
     #: bound (:class:`passprice.sources.Lookups`; then none of any source is looked up): each fails the review.
     quotes_unchecked: tuple[str, ...] = ()
+    #: Where its stored excerpt changed, the lines of the source's own section (its ``== ID … ==`` section, or the
+    #: whole file) that differ, BASE's then HEAD's, each ``BASE line N: TEXT`` or ``HEAD line N: TEXT`` (N its line
+    #: in the file; TEXT cut at :data:`EXCERPT_LINE_CHARS`, control characters escaped): the first
+    #: :data:`EXCERPT_LINES`, then ``and N more changed lines``. A new user raised the H200's bandwidth to 4.9 TB/s,
+    #: edited the excerpt's ``4.8TB/s`` to match and re-pinned it: the review said the quote was checked against an
+    #: excerpt the change edited, but not what was edited (tests/test_excerpt141.py).
+    excerpt_changes: tuple[str, ...] = ()
+    #: The citing facts whose quotes of it are found in HEAD's stored excerpt and NOT FOUND in BASE's: the words the
+    #: edited excerpt supplies (the reverse of :attr:`quotes_lost`), asked only when the excerpt changed.
+    quotes_gained: tuple[str, ...] = ()
+    #: Where its stored excerpt changed: ``True`` when the record's :data:`READING_FIELDS` are as on BASE (no new
+    #: reading of the document is recorded for the new text), ``False`` when one changed; ``None`` otherwise.
+    reading_unchanged: bool | None = None
 
     @property
     def to_verify(self) -> str:
@@ -143,6 +173,22 @@ class SourceChange:
             many = len(self.quotes_unchecked) > 1
             what += (f" (the quote{'s' if many else ''} of {_n_shown(self.quotes_unchecked)} from it not checked: the "
                      "review's look-ups past their bound)")
+        if self.quotes_gained:
+            gained = ", ".join(self.quotes_gained[:SHOWN]) + (
+                f" and {len(self.quotes_gained) - SHOWN} more" if len(self.quotes_gained) > SHOWN else "")
+            many = len(self.quotes_gained) > 1
+            what += (f" (on HEAD, the quote{'s' if many else ''} of {gained} from it {'are' if many else 'is'} "
+                     "found in its stored excerpt, NOT FOUND in BASE's: the edited excerpt supplies those words; read "
+                     "them in the document itself)")
+        said = self._verify(what, runs)
+        if self.reading_unchanged:
+            said += ("" if said.endswith((".", "?")) else ".") + (
+                " No new reading of the document is recorded for the new excerpt: its record's "
+                f"{', '.join(READING_FIELDS)} are as on BASE.")
+        return said
+
+    def _verify(self, what: str, runs: str) -> str:
+        """:attr:`to_verify` of ``what`` changed and the ``runs`` resting on it, without the reading's sentence."""
         if not self.citing and not runs:
             return f"{what}; no fact cites it"
         names = ", ".join(self.citing[:SHOWN]) + (
@@ -169,7 +215,9 @@ class SourceChange:
                 "fitted_on_cards": [{"stack": stack, "card": card, "paths": list(paths)}
                                     for stack, card, paths in self.on_cards],
                 "places": list(self.places), "added": self.added, "quotes_lost": list(self.quotes_lost),
-                "quotes_unchecked": list(self.quotes_unchecked), "to_verify": self.to_verify}
+                "quotes_unchecked": list(self.quotes_unchecked), "quotes_gained": list(self.quotes_gained),
+                "excerpt_changes": list(self.excerpt_changes), "reading_unchanged": self.reading_unchanged,
+                "to_verify": self.to_verify}
 
 
 def _n_shown(names: tuple[str, ...]) -> str:
@@ -248,6 +296,7 @@ def source_changes(
     from passprice.stacks import LOCK_PREFIX
 
     found = []
+    excerpts_edited: dict[str, tuple[str | None, str | None, bool]] = {}
     for source_id in sorted(set(ids)):
         old, new = _table(base, source_id), _table(head, source_id)
         if old is None or new is None:
@@ -264,16 +313,22 @@ def source_changes(
         # record changed; no lock affected", exit 0, nothing to verify, while audit on HEAD said NOT FOUND).
         excerpt = new["excerpt"]
         unpinned = UNPINNED if excerpt is not None and new["excerpt_sha256"] is None else ""
+        edited: tuple[str | None, str | None, bool] | None = None
+        same_reading = all(old[k] == new[k] for k in READING_FIELDS)
         if excerpt != old["excerpt"]:
             changed.append(f"excerpt: {_shown(old['excerpt'])} → {_shown(excerpt)} ({STORED_TEXT}){unpinned}")
+            edited = old["excerpt"], excerpt, same_reading
         elif (excerpt is not None and documents[0](excerpt) != documents[1](excerpt)
               and _own_section_changed(base, head, source_id, excerpt)):
             changed.append(f"{excerpt} rewritten ({STORED_TEXT}){unpinned}")
+            edited = excerpt, excerpt, same_reading
         elif unpinned and old["excerpt_sha256"] is not None:
             changed.append(f"{excerpt}'s pin removed (excerpt_sha256: {old['excerpt_sha256'][:12]}… → (none))"
                            + unpinned)
         if changed:
             found.append((source_id, tuple(changed)))
+            if edited is not None:
+                excerpts_edited[source_id] = edited
     new_ids = set()
     for source_id in sorted(set(added)):
         new = _table(head, source_id)
@@ -304,6 +359,8 @@ def source_changes(
         # past the bound none is looked up, whatever the sources' order: a change spending it on sources sorting
         # first hid a later one's lost quotes, the review passing (tests/test_budget140.py)
         left = Lookups(0, 0)
+    # each pair of sections compared once: 40 records naming one excerpt with no sections of theirs share its lines
+    compared: dict[tuple[Any, ...], tuple[str, ...]] = {}
     for source_id, fields in found:
         refs = [c.ref for c in citing.get(source_id, [])]
         places = cited_places(citing.get(source_id, []), source_id)
@@ -323,12 +380,20 @@ def source_changes(
         resting, _ = lock_impacts(locks, set(refs), source_id)
         lost: tuple[tuple[str, int], ...] = ()
         unchecked: tuple[str, ...] = ()
+        gained: tuple[str, ...] = ()
         got = read.get(source_id)  # its stored excerpt changed: its citing facts' quotes
         if got is not None:
-            lost, unchecked = _quotes_lost(got, source_id, left)
+            lost, unchecked, gained = _quotes_lost(got, source_id, left)
+        lines: tuple[str, ...] = ()
+        reading: bool | None = None
+        if source_id in excerpts_edited:
+            before, after, reading = excerpts_edited[source_id]
+            lines = _section_changes(base, head, source_id, before, after, compared)
         out.append(SourceChange(source_id, fields, named, tuple(sorted({i.name for i in resting})),
                                 tuple(fitted.items()), through, places, on_cards, source_id in new_ids,
-                                tuple(p for p, _ in lost), tuple(n for _, n in lost), unchecked))
+                                quotes_lost=tuple(p for p, _ in lost), lost_spans=tuple(n for _, n in lost),
+                                quotes_unchecked=unchecked, excerpt_changes=lines, quotes_gained=gained,
+                                reading_unchanged=reading))
     return tuple(out)
 
 
@@ -351,6 +416,73 @@ def _own_section_changed(base: Root, head: Root, source_id: str, excerpt: str) -
     return sections[0] is None or sections[0] != sections[1]
 
 
+def _section_lines(side: Root, excerpt: str | None, source_id: str) -> tuple[Any, tuple[tuple[int, str], ...]]:
+    """:func:`passprice.sources.excerpt_raw_section` of the excerpt ``excerpt`` of ``side`` for ``source_id``: a key
+    (the bytes' sha256 and the section's) and its numbered lines; no lines when it is ``None`` or does not read (not
+    there, not a regular file, past the cap, not UTF-8). Raises nothing."""
+    from passprice.files import read_regular
+    from passprice.sources import EXCERPT_BYTES, excerpt_raw_section
+
+    if excerpt is None:
+        return None, ()
+    try:
+        read = excerpt_raw_section(read_regular(side.path / excerpt, EXCERPT_BYTES), source_id)
+    except (InputError, OSError):
+        return None, ()
+    if read is None:
+        return None, ()
+    digest, key, lines = read
+    return (digest, key), lines
+
+
+def _section_changes(base: Root, head: Root, source_id: str, before: str | None, after: str | None,
+                     compared: dict[tuple[Any, ...], tuple[str, ...]]) -> tuple[str, ...]:
+    """:attr:`SourceChange.excerpt_changes` of ``source_id``, whose stored excerpt is ``before`` on ``base`` and
+    ``after`` on ``head`` (paths; ``None``: none). ``compared`` holds the pairs of sections already compared (by
+    their bytes' sha256 and section), shared by the records naming one file. The lines the two sides share first
+    and last are set aside; the rest matched line by line (:class:`difflib.SequenceMatcher`) when no more than
+    :data:`EXCERPT_MATCHED` pairs, else shown as one block replaced. Raises nothing."""
+    import difflib
+
+    from passprice.errors import escaped
+
+    (old_key, old), (new_key, new) = _section_lines(base, before, source_id), _section_lines(head, after, source_id)
+    key = (old_key, new_key)
+    if old_key is not None and new_key is not None and key in compared:
+        return compared[key]
+    # the first lines both share, compared 4,096 at a time in C (a 450,000-line excerpt: 0.3 s a line at a time)
+    first, most = 0, min(len(old), len(new))
+    while first + 4096 <= most and old[first:first + 4096] == new[first:first + 4096]:
+        first += 4096
+    while first < most and old[first][1] == new[first][1]:
+        first += 1
+    a_texts, b_texts = [t for _, t in old[first:]], [t for _, t in new[first:]]
+    last, most = 0, min(len(a_texts), len(b_texts))
+    while last + 4096 <= most and a_texts[len(a_texts) - last - 4096:len(a_texts) - last] == b_texts[
+            len(b_texts) - last - 4096:len(b_texts) - last]:
+        last += 4096
+    while last < most and a_texts[-1 - last] == b_texts[-1 - last]:
+        last += 1
+    a, b = old[first:len(old) - last], new[first:len(new) - last]
+    if len(a) * len(b) <= EXCERPT_MATCHED:
+        matcher = difflib.SequenceMatcher(None, [t for _, t in a], [t for _, t in b], autojunk=False)
+        blocks = [(a[i1:i2], b[j1:j2]) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"]
+    else:
+        blocks = [(a, b)]
+    total = sum(len(x) + len(y) for x, y in blocks)
+    out: list[str] = []
+    for x, y in blocks:
+        for side, lines in (("BASE", x), ("HEAD", y)):
+            for n, text in lines[:EXCERPT_LINES - len(out)]:
+                cut = text[:EXCERPT_LINE_CHARS] + ("…" if len(text) > EXCERPT_LINE_CHARS else "")
+                out.append(escaped(f"{side} line {n:,}: {cut}"))
+    if total > len(out):
+        out.append(f"and {total - len(out):,} more changed line{'s' if total - len(out) > 1 else ''}")
+    if old_key is not None and new_key is not None:
+        compared[key] = tuple(out)
+    return tuple(out)
+
+
 def _lost_inputs(base: Root, head: Root, source_id: str,
                  citing: Iterable[Any]) -> tuple[list[tuple[str, Any]], Any, Any] | None:
     """What :func:`_quotes_lost` checks of ``source_id``: the facts of ``citing`` (:class:`passprice.lineage.Citing`
@@ -370,13 +502,14 @@ def _lost_inputs(base: Root, head: Root, source_id: str,
 
 
 def _quotes_lost(got: tuple[list[tuple[str, Any]], Any, Any], source_id: str,
-                 left: Lookups) -> tuple[tuple[tuple[str, int], ...], tuple[str, ...]]:
+                 left: Lookups) -> tuple[tuple[tuple[str, int], ...], tuple[str, ...], tuple[str, ...]]:
     """The facts of ``got`` (:func:`_lost_inputs`) whose quotes of ``source_id`` are NOT FOUND in HEAD's stored
     excerpt of it and all found in BASE's (:func:`passprice.sources.source_quote_checks`, the check ``audit
     --source`` makes, of HEAD's fact against each side's excerpt), each with how many of its spans HEAD's lacks: the
     quotes the change to the excerpt lost, not those neither side's holds; and the facts a side's check left spans of
-    unlooked-up, past what ``left`` allows (:class:`passprice.sources.Lookups`, one for the review's sources). Raises
-    nothing."""
+    unlooked-up, past what ``left`` allows (:class:`passprice.sources.Lookups`, one for the review's sources); and
+    those whose quotes HEAD's holds and BASE's does not (NOT FOUND there), the words the edited excerpt supplies
+    (:attr:`SourceChange.quotes_gained`). Raises nothing."""
     from passprice.sources import source_quote_checks
 
     facts, head_texts, base_texts = got
@@ -385,7 +518,9 @@ def _quotes_lost(got: tuple[list[tuple[str, Any]], Any, Any], source_id: str,
     lost = tuple((path, len(checks[0][path].missing)) for path, _ in facts
                  if checks[0][path].state == "NOT FOUND" and checks[1][path].state == "checked")
     unchecked = tuple(path for path, _ in facts if checks[0][path].past or checks[1][path].past)
-    return lost, unchecked
+    gained = tuple(path for path, _ in facts
+                   if checks[0][path].state == "checked" and checks[1][path].state == "NOT FOUND")
+    return lost, unchecked, gained
 
 
 @attrs.frozen

@@ -856,6 +856,25 @@ def excerpt_section(data: bytes, source: str) -> tuple[str, tuple[tuple[int, str
     return text, tuple(sorted(pages.items())), paged
 
 
+def excerpt_raw_section(data: bytes, source: str) -> tuple[str, str | None, tuple[tuple[int, str], ...]] | None:
+    """The lines of the stored excerpt ``data`` (its bytes) that hold ``source``'s text, as written: its section's
+    (the heading's next line to the next heading) or, where no section is headed ``source``, the whole file's; each
+    with its line number in the file. With the bytes' sha256 and the section's key (``source``, or ``None`` for the
+    whole file): two sources reading one file's same lines share the key (a review compares them once). ``None``
+    when the bytes are more than :data:`EXCERPT_BYTES` or not UTF-8. Read through the cache of excerpts by sha256
+    (:func:`_excerpt_read`). Raises nothing."""
+    import hashlib
+
+    if len(data) > EXCERPT_BYTES:
+        return None
+    digest = hashlib.sha256(data).hexdigest()
+    read = _excerpt_read(data, digest)
+    if read.text is None:
+        return None
+    key, lines = read.raw(source)
+    return digest, key, lines
+
+
 #: A section heading naming a document by its address (``== ID PATH URL ==``): a source's section, as the shipped
 #: excerpts open one (a heading without an address, the xiongjiedai notebooks' ``== LLaMA 2/… ==``, only cuts a file).
 _SOURCE_SECTION_TEXT = r"^== (\S+) .*\bhttps?://\S+ ==$"
@@ -895,6 +914,8 @@ class _Read:
     sections: frozenset[str]
     made: dict[str | None, tuple[str, dict[int, str], str, dict[int | None, tuple[str, str]], bool]] = attrs.field(
         factory=dict, eq=False, repr=False)
+    #: Each section's raw lines with their line numbers in the file (:meth:`raw`), made once, when first asked.
+    numbered: dict[str, tuple[tuple[int, str], ...]] = attrs.field(factory=dict, eq=False, repr=False)
 
     def foreign(self, source: str) -> str | None:
         """:func:`foreign_sections` of the text for ``source``."""
@@ -907,6 +928,26 @@ class _Read:
         # numbers pages of named sources alone (``# Numbers are pages: ID …``): then whether they are depends on it
         text, pages, flat, searched, paged = self.lines(source.id)
         return StoredText(source.id, excerpt, None, text, flat=flat, pages=pages, searched=searched, paged=paged)
+
+    def raw(self, source: str) -> tuple[str | None, tuple[tuple[int, str], ...]]:
+        """The lines of this text a review compares for ``source`` (:func:`excerpt_raw_section`): its own section's
+        (``== source … ==`` up to the next heading), the key ``source``, else the whole file's, the key ``None``;
+        each with its line number in the file (1 the first). Every section split once a text. Raises nothing."""
+        if not self.numbered and self.text is not None:
+            section, current = _compiled(_SECTION_TEXT), None
+            split: dict[str, list[tuple[int, str]]] = {}
+            # a text headed no section is one whole: no line matched (450,000 lines: 0.3 s of CPU a side)
+            for n, line in enumerate(self.text.splitlines() if self.sections else (), 1):
+                m = section.match(line)
+                if m:
+                    current = split.setdefault(m.group(1), [])
+                elif current is not None:
+                    current.append((n, line))
+            self.numbered.update({k: tuple(v) for k, v in split.items()})
+            self.numbered["\0"] = tuple(enumerate(self.text.splitlines(), 1))  # the whole file's
+        if source in self.numbered and source != "\0":
+            return source, self.numbered[source]
+        return None, self.numbered.get("\0", ())
 
     def lines(self, source: str) -> tuple[str, dict[int, str], str, dict[int | None, tuple[str, str]], bool]:
         """:func:`_excerpt_lines` of this text for ``source`` with its flat text and searched forms, made once a
