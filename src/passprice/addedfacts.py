@@ -1175,13 +1175,22 @@ def warning_json(code: str, text: str) -> dict[str, str]:
 
 def warning_code(line: str) -> str:
     """The code of one of ``check``'s warning lines: :data:`MEASURED_ELSEWHERE` for a line of :func:`borrowed_lines`,
-    :data:`passprice.sources.UNPINNED_EXCERPT` for one of :func:`passprice.sources.unpinned_line`, ``other`` for a
-    warning given no code of its own yet. Raises nothing."""
+    :data:`passprice.sources.UNPINNED_EXCERPT` for one of :func:`passprice.sources.unpinned_line`,
+    :data:`passprice.sources.PAGES_DECLARATION` for one of :func:`passprice.sources.pages_declaration_lines`,
+    ``other`` for a warning given no code of its own yet. Raises nothing."""
     from passprice.lineage import COPIED_INPUTS
-    from passprice.sources import UNPINNED_EXCERPT, UNPINNED_WORDS
+    from passprice.sources import (
+        PAGES_DECLARATION,
+        PAGES_DECLARATION_WORDS,
+        PAGES_NAMED_WORDS,
+        UNPINNED_EXCERPT,
+        UNPINNED_WORDS,
+    )
 
     if f" is measured but {COPIED_INPUTS} measured fact (" in line:
         return MEASURED_ELSEWHERE
+    if PAGES_DECLARATION_WORDS in line or PAGES_NAMED_WORDS in line:
+        return PAGES_DECLARATION
     return UNPINNED_EXCERPT if ": source.excerpt: " in line and UNPINNED_WORDS in line else "other"
 
 

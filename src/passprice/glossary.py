@@ -1093,7 +1093,8 @@ _TERMS = (
         "ROCm table no text of which is stored). A quote after a page its locator names (`p. 19: '…'`) is looked "
         "for on that page of the stored text alone, where the excerpt says its numbers are pages (a header line "
         "`# Numbers are pages`, or `# Numbers are pages: ID …` for those sources' sections: the Ampere and Hopper "
-        "whitepapers'); where they number the copy's lines the quote is looked for in the whole text. A span a fact's "
+        "whitepapers'); where they number the copy's lines the quote is looked for in the whole text. A quote spans "
+        "two numbered lines of an excerpt only when their numbers are the same or next to each other. A span a fact's "
         "locator and its derivation's input both quote is one span, counted once. The text audit's `quotes checked "
         "against a stored text:` section "
         "(the markdown's `Quotes checked`) gives the count and a line a fact; `audit --source ID` gives the same of "
@@ -1128,9 +1129,11 @@ _TERMS = (
         "`recompute` (the `fact recompute` command that writes them), `caution` (what the edit removed or made "
         "inconsistent), `below_floor` (a lock whose floor the fact now falls below), `unpinned_excerpt` (`check`: a "
         "source record names a stored excerpt it does not pin, no `excerpt_sha256`; the line gives the sha256 to "
-        "pin); `check`'s other warnings are `other` until they are given a code of their own.",
+        "pin), `pages_declaration` (`check`: a stored excerpt's header line reads like `# Numbers are pages` but is "
+        "not it as written, or names an id no section of the file is headed nor any record naming it is: its numbers "
+        "are then not read as pages); `check`'s other warnings are `other` until they are given a code of their own.",
         ("coded_warnings", "code", "text", "measured_elsewhere", "below_floor", "recompute", "unpinned_excerpt",
-         "other"),
+         "pages_declaration", "other"),
     ),
     Term(
         "refusal",

@@ -545,6 +545,59 @@ def unpinned_line(root: Root, source: Source) -> str | None:
             f"and no check would see it; pin it: excerpt_sha256 = \"{hashlib.sha256(data).hexdigest()}\"")
 
 
+#: The code of ``check``'s warning of a stored excerpt's header line that reads like a page declaration but is none
+#: the quote check takes (:func:`pages_declaration_lines`).
+PAGES_DECLARATION = "pages_declaration"
+#: A header line that reads as a try at :data:`_PAGES_DECLARED_TEXT`: any case and spacing.
+_PAGES_LIKE_TEXT = r"^#\s*numbers\s+are\s+pages\b"
+#: The words of :func:`pages_declaration_lines`' two warnings, by which :func:`passprice.addedfacts.warning_code` codes
+#: them.
+PAGES_DECLARATION_WORDS = "is not the declaration that the numbers are pages"
+PAGES_NAMED_WORDS = "which no section of this file is headed nor any record naming it is"
+
+
+def pages_declaration_lines(excerpt: str, data: bytes, ids: Iterable[str]) -> list[str]:
+    """What ``check`` warns (coded :data:`PAGES_DECLARATION`) of the header of the stored excerpt ``excerpt`` (its
+    path, ``data`` its bytes; ``ids`` the records naming it): ``EXCERPT: line N: …`` for each ``#`` line before its
+    first section that reads like the declaration that its numbers are pages (any case or spacing,
+    :data:`_PAGES_LIKE_TEXT`) but is not it as written (:data:`_PAGES_DECLARED_TEXT`), and for each id an exact
+    ``# Numbers are pages: ID …`` names that is neither a section of the file nor a record naming it. Either typo
+    left page checking off without a word (a quote after ``p. N`` looked for in the whole text, issue 13,
+    tests/test_quote145.py). Empty for bytes over :data:`EXCERPT_BYTES` or not UTF-8. Linear in ``data``. Raises
+    nothing."""
+    if len(data) > EXCERPT_BYTES:
+        return []
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return []
+    section, like, exact = _compiled(_SECTION_TEXT), _compiled(_PAGES_LIKE_TEXT), _compiled(_PAGES_DECLARED_TEXT)
+    lines = text.splitlines()
+    known: set[str] | None = None  # the file's sections and the records naming it, made at a declaration naming ids
+    out: list[str] = []
+    for n, line in enumerate(lines, 1):
+        if section.match(line):
+            break
+        if not line.startswith("#"):
+            continue
+        declared = exact.match(line)
+        if declared is None and like.match(line.lower()):
+            out.append(f"{escaped(excerpt)}: line {n:,}: '{escaped(line[:80])}' {PAGES_DECLARATION_WORDS}, so a "
+                       "quote after 'p. N' is looked for in the whole text; write it '# Numbers are pages' (or "
+                       "'# Numbers are pages: ID ID …')")
+        elif declared is not None and declared.group(1) is not None:
+            if known is None:
+                known = {m.group(1) for m in map(section.match, lines) if m} | set(ids)
+            unknown = [i for i in declared.group(1).split() if i not in known]
+            if unknown or not declared.group(1).split():
+                shown = ", ".join(escaped(i) for i in unknown[:5]) or "no id"
+                shown += f" and {len(unknown) - 5:,} more" if len(unknown) > 5 else ""
+                out.append(f"{escaped(excerpt)}: line {n:,}: '# Numbers are pages:' names {shown}, "
+                           f"{PAGES_NAMED_WORDS}: no section's numbers are read as pages for it; name the "
+                           "section's source id (its '== ID PATH URL ==' line)")
+    return out
+
+
 #: What a stored excerpt holds, as every output words it beside its file: the lines of the document a record's
 #: locators quote (with their line numbers and the copy's address), not the whole text read (a new user read "(the
 #: text read)" and expected the page: tests/test_walk128.py).
@@ -584,11 +637,15 @@ def check_sources(
     """``passprice check``'s look at ``sources/``: the problems (a file that does not read; a registry document
     whose path is not a regular file inside the root, :func:`document_problem`; a stored excerpt that is not one,
     :func:`excerpt_problem`) and the warnings (a source nothing in ``cited`` names; a stored excerpt the record does
-    not pin, :func:`unpinned_line`), one line each; the problems are appended to ``unreadable`` too (bad files), and
-    each record that reads is put in ``loaded`` by id (so :func:`passprice.lineage.document_hashes` loads none twice:
-    with 4,000 records, the second load was about a tenth of a cold ``check``)."""
+    not pin, :func:`unpinned_line`; a stored excerpt's header line mistyping the declaration that its numbers are
+    pages, :func:`pages_declaration_lines`), one line each; the problems are appended to ``unreadable`` too (bad
+    files), and each record that reads is put in ``loaded`` by id (so :func:`passprice.lineage.document_hashes` loads
+    none twice: with 4,000 records, the second load was about a tenth of a cold ``check``)."""
+    from passprice.files import read_regular
+
     problems: list[str] = []
     warnings: list[str] = []
+    excerpts: dict[str, list[str]] = {}  # each stored excerpt a record names: the records naming it
     named = set(cited)
     # With a record that does not read (a card of mode 000, a TOML error), a source only it cites is cited by no fact
     # read: said so, not "cited by no fact: … remove it" of a source that unreadable card cites (attack round 27).
@@ -612,10 +669,15 @@ def check_sources(
             unpinned = unpinned_line(root, source)
             if unpinned is not None:
                 warnings.append(f"{file}: source.excerpt: {unpinned}")
+            if source.excerpt is not None:
+                excerpts.setdefault(source.excerpt, []).append(source.id)
         if name not in named and unsure:
             warnings.append(f"{file}: cited by no fact{unsure}")
         elif name not in named:
             warnings.append(f"{file}: cited by no fact: cite it, or remove it")
+    for excerpt, ids in sorted(excerpts.items()):
+        with contextlib.suppress(InputError, OSError):
+            warnings += pages_declaration_lines(excerpt, read_regular(root.path / excerpt, EXCERPT_BYTES), ids)
     if unreadable is not None:
         unreadable += problems
     return problems, warnings
@@ -761,7 +823,7 @@ class StoredText:
         if self.flat is None:
             return False
         marked, tight = self._forms(page)
-        wanted, wanted_tight = _searched(" ".join(span.split()))
+        wanted, wanted_tight = _searched(" ".join(span.replace(_BARRIER, " ").split()))
         if not wanted:
             return False  # a blank span quotes nothing (:func:`quoted_spans` gives none)
         # A copy that drops spaces or cuts words over its numbered pieces (the SN40L slides' text: '1.5 TB High
@@ -791,6 +853,10 @@ class StoredText:
 _NUMBER_RUN_TEXT = r"(\d+(?:[.,]\d+)*)"
 #: The mark :func:`_searched` puts on each side of a number (one in the text read as a blank first).
 _MARK = "\x00"
+#: What :func:`_excerpt_lines` puts in a stored text's flat form between two numbered lines whose numbers are not next
+#: to each other (one in the excerpt or a quoted span read as a blank first): no span holds it, so none is found
+#: across such a gap, and :func:`_searched` keeps it in both forms (it is no blank).
+_BARRIER = "\x01"
 
 
 def _searched(flat: str) -> tuple[str, str]:
@@ -806,11 +872,14 @@ def _searched(flat: str) -> tuple[str, str]:
     return marked, "".join(marked.split())
 
 
-def _excerpt_lines(data: str, source: str) -> tuple[str, dict[int, str], bool]:
+def _excerpt_lines(data: str, source: str) -> tuple[str, dict[int, str], bool, str]:
     """The text of ``data`` (a stored excerpt) that :class:`StoredText` checks quotes against for ``source``, its
-    pages (:attr:`StoredText.pages`: each number's lines, every run of blanks one space, joined by one), and whether
+    pages (:attr:`StoredText.pages`: each number's lines, every run of blanks one space, joined by one), whether
     its numbers are pages (:attr:`StoredText.paged`: the header declares it of every section or of ``source``'s,
-    :data:`PAGES_DECLARED`)."""
+    :data:`PAGES_DECLARED`), and its flat text (:attr:`StoredText.flat`: every run of blanks one space, and
+    :data:`_BARRIER` between two numbered lines whose numbers are neither the same nor next to each other, so no
+    quote spans them: ``'looks like: Detected 1 CUDA Capable'`` joined the L40S excerpt's lines 15 and 19 and read
+    ``checked``, tests/test_quote145.py; lines numbered ``N`` and ``N+1``, a sentence the copy breaks, still join)."""
     sections: dict[str, list[str]] = {}
     head: list[str] = []
     lines: list[str] | None = None
@@ -830,14 +899,23 @@ def _excerpt_lines(data: str, source: str) -> tuple[str, dict[int, str], bool]:
     if chosen is None:
         chosen = [*head, *(line for kept in sections.values() for line in kept)]
     numbered: dict[int, list[str]] = {}
+    pieces: list[str] = []
+    last: int | None = None
     for line in chosen:
         m = number.match(line)
         if m:
-            flat = " ".join(line[m.end():].split())
+            at = int(m.group(1))
+            if last is not None and at not in (last, last + 1):
+                pieces.append(_BARRIER)  # lines whose numbers are not next to each other do not join
+            last = at
+            flat = " ".join(line[m.end():].replace(_BARRIER, " ").split())
             if flat:
-                numbered.setdefault(int(m.group(1)), []).append(flat)
+                numbered.setdefault(at, []).append(flat)
+            pieces.append(flat)
+        else:
+            pieces.append(line.replace(_BARRIER, " "))
     return ("\n".join(numbered_line.sub("", line) for line in chosen), {n: " ".join(t) for n, t in numbered.items()},
-            paged)
+            paged, " ".join(" ".join(pieces).split()))
 
 
 def excerpt_section(data: bytes, source: str) -> tuple[str, tuple[tuple[int, str], ...], bool] | None:
@@ -955,8 +1033,8 @@ class _Read:
         named = self.text is not None and "# Numbers are pages:" in self.text
         key = source if source in self.sections or named else None
         if key not in self.made:
-            text, pages, paged = _excerpt_lines(self.text or "", source)
-            self.made[key] = (text, pages, " ".join(text.split()), {}, paged)
+            text, pages, paged, flat = _excerpt_lines(self.text or "", source)
+            self.made[key] = (text, pages, flat, {}, paged)
         return self.made[key]
 
 
@@ -1121,13 +1199,13 @@ class Lookups:
 def _spans(fact: Fact, only: str | None = None) -> Iterator[tuple[str, str | None, int | None, str | None]]:
     """``(what, source id, page, span)`` of each span :func:`quote_check` looks up for ``fact`` (of the locators
     citing ``only`` alone, when given), a span quoted twice of one source and page once; ``span`` ``None`` for a
-    locator quoting nothing that the check names (its own, or a figure's of another document)."""
+    locator quoting nothing (its own, a figure's of another document, or a derivation input's of its own)."""
     seen: set[tuple[str | None, int | None, str]] = set()
     for what, sid, locator in _quoted_locators(fact):
         if only is not None and sid != only:
             continue
         quoted = paged_spans(locator)
-        if not quoted and (what == "its locator" or sid != fact.source):
+        if not quoted:
             yield what, sid, None, None
         for page, span in quoted:
             if (sid, page, span) in seen:
@@ -1167,10 +1245,13 @@ def quote_check(path: str, fact: Fact, texts: Mapping[str, StoredText], left: Lo
     missed: list[str] = []  # each missing span as the check shows it: on the page its locator names
     unstored: dict[str, str] = {}
     unquoted: list[str] = []  # a locator quoting nothing: its figure is not checked (the MI300X's vgpr)
+    inputs_unquoted: list[str] = []  # a derivation input's locator of the fact's own document quoting nothing
     for what, sid, page, span in _spans(fact, only):
         if span is None:
-            # a figure of the fact's own document quoting nothing is located by the fact's own quotes
-            unquoted.append(f"{what} ({sid})" if sid is not None and sid != fact.source else what)
+            if what == "its locator" or sid != fact.source:
+                unquoted.append(f"{what} ({sid})" if sid is not None and sid != fact.source else what)
+            else:  # a figure of the fact's own document quoting nothing is located by the fact's own quotes, if any
+                inputs_unquoted.append(what)
             continue
         spans += 1
         stored = texts.get(sid) if sid is not None else None
@@ -1203,14 +1284,24 @@ def quote_check(path: str, fact: Fact, texts: Mapping[str, StoredText], left: Lo
         shown = "; ".join(missed[:3]) + (f"; {len(missing) - 3:,} more" if len(missing) > 3 else "")
         return QuoteCheck(path, "NOT FOUND", spans, found, tuple(missing), tuple(unstored),
                           f"{counted}; not in it: {escaped(shown)}" + (f"; {beyond}" if beyond else ""), past)
+    # With the fact's own locator quoting nothing, an input's locator of the same document quoting nothing is
+    # located by no quote either: said so (it read "only its own locator quotes nothing", tests/test_quote145.py).
+    too = (f"{len(inputs_unquoted)} of its derivation's inputs quote{'s' if len(inputs_unquoted) == 1 else ''} "
+           f"nothing too ({', '.join(inputs_unquoted)})") if "its locator" in unquoted and inputs_unquoted else ""
     if unquoted == ["its locator"] and not (unstored or past):
         # Every span is its derivation's figures', each found: those are checked, and only the fact's own figure,
         # its locator quoting nothing, is not (a new user read "not checked (4 of 4 quoted spans found in the stored
         # text; its locator quotes nothing)" as a contradiction: tests/test_walk138.py).
+        if too:
+            return QuoteCheck(path, "not checked", spans, found, (), (),
+                              f"its derivation's quoted figures checked: {counted}; its own locator quotes nothing, "
+                              f"and {too}")
         return QuoteCheck(path, "not checked", spans, found, (), (),
                           f"its derivation's figures checked: {counted}; only its own locator quotes nothing")
     if unstored or unquoted or past:
         nothing = [f"{', '.join(unquoted)} quote{'s' if len(unquoted) == 1 else ''} nothing"] if unquoted else []
+        if too:
+            nothing.append(too)
         if past:
             nothing.append(beyond)
         return QuoteCheck(path, "not checked", spans, found, (), tuple(unstored),
