@@ -135,9 +135,9 @@ def test_2_a_renamed_entry_file_is_not_called_gone(tmp_path: Path) -> None:
     assert result.exit_code == 1, result.output
     lines = result.stdout.splitlines()
     # was: "cannot be reproduced here: the pinned checkpoint … is gone (checkpoint, below)"
-    assert lines[1] == (f"  cannot be reproduced here: the pinned checkpoint {R1}'s entry is here as "
-                        "registry/checkpoints/r1.toml, a file named apart from its [entry] name, so it does not read "
-                        "(checkpoint, below)"), lines[1]
+    assert lines[1] == (f"  cannot be reproduced here: the pinned checkpoint {R1}'s entry is here, its file renamed "
+                        "and its [entry] name not, so it does not read (checkpoint, below: the file and what to do)"), \
+        lines[1]
     assert any(line.strip().startswith(f"checkpoint     {R1}: no entry of that name; registry/checkpoints/r1.toml "
                                        "still names its entry") for line in lines), lines
     # was: "no entry of this registry holds its pinned checkpoint", then a hint to `cp` passprice's own entry in
