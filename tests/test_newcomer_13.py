@@ -85,8 +85,9 @@ def test_a_renamed_checkpoint_entry_file_is_named_where_the_pinned_content_may_b
     result = invoke("reproduce", "locks/r1-qwen7b-h200.lock.toml", root=root)
     assert result.exit_code == 1, result.output
     # walkthrough 21: said once, in one line naming the old name, the file and what to do (test_newcomer_21)
-    assert result.stdout.splitlines()[1] == ("  cannot be reproduced here: the pinned checkpoint "
-                                             "deepseek-r1-distill-qwen-7b-q4_k_m is gone (checkpoint, below)")
+    assert result.stdout.splitlines()[1] == (  # its entry here, misnamed: not "is gone" (tests/test_fix146.py)
+        "  cannot be reproduced here: the pinned checkpoint deepseek-r1-distill-qwen-7b-q4_k_m's entry is here, its "
+        "file renamed and its [entry] name not, so it does not read (checkpoint, below: the file and what to do)")
     assert ("    checkpoint     deepseek-r1-distill-qwen-7b-q4_k_m: no entry of that name; "
             "registry/checkpoints/renamed-r1.toml still names its entry deepseek-r1-distill-qwen-7b-q4_k_m") in (
         result.stdout)

@@ -188,7 +188,9 @@ def test_reproduce_of_a_lock_whose_checkpoint_file_was_renamed_says_it_once(tmp_
     result = invoke("reproduce", "locks/r1-qwen7b-h200.lock.toml", root=root)
     assert result.exit_code == 1, result.output
     lines = result.stdout.splitlines()
-    assert lines[1] == f"  cannot be reproduced here: the pinned checkpoint {entry} is gone (checkpoint, below)"
+    # its entry is here, misnamed: not "is gone" (tests/test_fix146.py)
+    assert lines[1] == (f"  cannot be reproduced here: the pinned checkpoint {entry}'s entry is here, its file renamed "
+                        "and its [entry] name not, so it does not read (checkpoint, below: the file and what to do)")
     said = (f"    checkpoint     {entry}: no entry of that name; registry/checkpoints/r1-distill-7b.toml still names "
             f"its entry {entry} (its file renamed, its [entry] name not), so it does not read: set its [entry] name to "
             "'r1-distill-7b' too (a renamed entry's file and name go together) and reproduce finds the pinned content "

@@ -2771,12 +2771,21 @@ def reproduce_command(ctx: click.Context, lock: str, as_json: bool) -> None:
     if rep.bad_input is not None:  # a file of today's that does not read: bad input, after the report, as check
         _problems([rep.bad_input])
     if not rep.equals:
-        if rep.price is None:  # no price was made (its pinned checkpoint is not here): no mismatch to report
+        moved = rep.checkpoint.moved_to
+        if rep.price is None and moved is not None:  # the entry is here, its file renamed (tests/test_fix146.py)
+            from passprice.tables import printable
+
+            moved = printable(moved)
+            click.echo(f"passprice: refused: lock {the_lock.name} cannot be reproduced here: the entry holding its "
+                       f"pinned checkpoint, registry/checkpoints/{moved}.toml, does not read (its file's name is not "
+                       "its [entry] name), so no price is made to compare with the recorded one", err=True)
+        elif rep.price is None:  # no price was made (its pinned checkpoint is not here): no mismatch to report
             click.echo(f"passprice: refused: lock {the_lock.name} cannot be reproduced here: no entry of this registry "
                        "holds its pinned checkpoint, so no price is made to compare with the recorded one", err=True)
         else:
             click.echo(f"passprice: refused: lock {the_lock.name} does not reproduce its recorded price", err=True)
-        if rep.checkpoint.status != "same" and rep.checkpoint.found is None:
+        if rep.checkpoint.status != "same" and rep.checkpoint.found is None and moved is None:
+            # (an entry renamed is set right where it is: a copy would register the checkpoint twice)
             from passprice.checkpointcite import packaged_hint
 
             hint = packaged_hint(root, the_lock)  # a fresh registry lacking it (walkthrough 25)

@@ -566,12 +566,13 @@ class Checkout:
         self._attributes[commit] = attributes
         return attributes
 
-    def rewrites(self, commit: str, rels: Iterable[str]) -> list[str]:
+    def rewrites(self, commit: str, rels: Iterable[str], pinned: Iterable[str] = ()) -> list[str]:
         """The lines refusing the files ``rels`` (relative to the root) that a checkout of ``commit`` rewrites by a
         ``.gitattributes`` rule (:func:`passprice.gitread.revision_rewrites`): its ``.gitattributes`` files at the
         repository's top, in each folder down to the root, and in the folders :data:`FOLDERS` (and the code) below
-        it. Raises :class:`InputError` naming an oversized ``.gitattributes``."""
-        return gitread.revision_rewrites(self.top, self.prefix, commit, self._attribute_blobs(commit), rels)
+        it; and the files ``pinned`` (read byte for byte) whose line ends it writes as CRLF
+        (:data:`passprice.gitread.LINE_ENDS`). Raises :class:`InputError` naming an oversized ``.gitattributes``."""
+        return gitread.revision_rewrites(self.top, self.prefix, commit, self._attribute_blobs(commit), rels, pinned)
 
     def _documents_elsewhere(self, commit: str, names: Iterable[str]) -> set[str]:
         """The paths of ``names`` (relative to the root: registry documents that sources name, outside the folders
@@ -7567,7 +7568,7 @@ def diff(root: Root, base: str | None = None, head: str | None = None) -> Diff:
                 # a rule re-encoding sources/excerpts/cite102-excerpt.txt read "no changes" (tests/test_attack121.py)
                 named = sorted(n for n in (_named_by_sources(files) | _excerpts_named(files)) - set(files)
                                if _plain_inside(n))
-                rewritten = git().rewrites(sha, [*files, *code, *named])
+                rewritten = git().rewrites(sha, [*files, *code, *named], named)
                 if rewritten:
                     raise InputError.of(rewritten)
             exported = sorted(n for n in (*files, *(_named_by_sources(files) | _excerpts_named(files)))

@@ -1376,8 +1376,17 @@ def work_tree_files(folder: Path, tops: Iterable[str]) -> dict[str, bytes]:
 #: The attributes by which git rewrites a file's bytes between the repository and a checkout: ``working-tree-encoding``
 #: (re-encoded: under ISO646-KR the committed ``₩`` is a checkout's backslash), ``filter`` (a smudge command, such as
 #: git-lfs, which CI runners configure) and ``ident`` (``$Id$`` expanded). ``eol``/``text`` only change line ends,
-#: which TOML reads alike.
+#: which TOML reads alike; on a file read byte for byte they are :data:`LINE_ENDS`.
 REWRITING = ("working-tree-encoding", "filter", "ident")
+
+#: The attributes by which git writes a file's line ends as CRLF in a checkout: ``eol=crlf``, unless ``text`` is
+#: unset (``-text``, ``binary``); ``text=auto`` converts a file git finds to be text, as an excerpt is. Asked of the
+#: files read byte for byte, the stored excerpts and documents source records name (their sha256 pinned): a
+#: committed ``sources/excerpts/*.txt text eol=crlf`` made every fresh checkout's excerpt differ from its pin, and
+#: check's "restore it (git checkout -- …)" wrote the same CRLF bytes again (tests/test_fix146.py). A checkout's
+#: line ends set by ``core.autocrlf``/``core.eol`` (config, no rule) are not asked here: the pin's mismatch says
+#: so (:func:`passprice.sources.excerpt_digest_problem`).
+LINE_ENDS = ("text", "eol")
 
 #: The most bytes a ``.gitattributes`` file read from a revision may hold (a few lines in practice).
 MAX_ATTRIBUTES_BYTES = 1 << 20
@@ -1401,6 +1410,14 @@ def rewritten_lines(found: Mapping[str, tuple[str, str, str]], where: str = "") 
     for (attribute, value, source), paths in by_rule.items():
         more = f" and {len(paths) - 1:,} more file{'s' if len(paths) > 2 else ''}" if len(paths) > 1 else ""
         rule = attribute if value == "set" else f"{attribute}={value}"
+        if attribute == "eol":  # LINE_ENDS: a file read byte for byte, its sha256 pinned
+            out.append(
+                f"{paths[0]}{more}{at}: git writes {'their' if more else 'its'} line ends as CRLF in a checkout "
+                f"({rule}, a rule of {escaped(source)}), so a checkout's bytes are not the committed bytes its "
+                "record pins and a review reads (and `git checkout` writes them so again); remove the rule for "
+                "passprice's files (or set -text on them)"
+            )
+            continue
         out.append(
             f"{paths[0]}{more}{at}: git rewrites {'them' if more else 'it'} in a checkout ({rule}, a rule of "
             f"{escaped(source)}), so what a review reads from git is not what check and price read in a checkout; "
@@ -1409,13 +1426,22 @@ def rewritten_lines(found: Mapping[str, tuple[str, str, str]], where: str = "") 
     return out
 
 
+def _line_end_rule(values: Mapping[str, str]) -> tuple[str, str] | None:
+    """``("eol", "crlf")`` when the attribute values ``values`` (attribute → git's value) make git write a file's
+    line ends as CRLF in a checkout (:data:`LINE_ENDS`: ``eol=crlf`` and ``text`` not unset), else ``None``."""
+    if values.get("eol") == "crlf" and values.get("text") != "unset":
+        return ("eol", "crlf")
+    return None
+
+
 def checked_attributes(cwd: Path, paths: Iterable[str], scratch: Path | None = None,
                        names: tuple[str, ...] = REWRITING) -> dict[str, tuple[str, str]]:
     """The paths of ``paths`` (relative to ``cwd``, inside a git repository; ``scratch``: one of passprice's own,
     whose only user and system rules are the file ``scratch`` names) that git rewrites in a checkout: each with the
     first attribute of ``names`` (:data:`REWRITING`) set on it and its value (``set`` for one set without a value),
-    from one ``git check-attr -z --stdin``. Raises :class:`subprocess.CalledProcessError` when git fails (``cwd`` in no
-    repository) and :class:`InputError` when git is not installed."""
+    from one ``git check-attr -z --stdin``; for ``names`` :data:`LINE_ENDS`, the paths whose line ends git writes as
+    CRLF (:func:`_line_end_rule`), each with ``("eol", "crlf")``. Raises :class:`subprocess.CalledProcessError` when
+    git fails (``cwd`` in no repository) and :class:`InputError` when git is not installed."""
     wanted = list(dict.fromkeys(paths))
     if not wanted:
         return {}
@@ -1423,12 +1449,18 @@ def checked_attributes(cwd: Path, paths: Iterable[str], scratch: Path | None = N
     out = run_git(cwd, [*own, "check-attr", "-z", "--stdin", *names], "".join(f"{p}\0" for p in wanted).encode(
         "utf-8", "surrogateescape"), scratch=scratch is not None)
     fields = os.fsdecode(out).split("\0")
-    found: dict[str, tuple[str, str]] = {}
+    values: dict[str, dict[str, str]] = {}
     for at in range(0, len(fields) - 2, 3):
         path, attribute, value = fields[at : at + 3]
-        if value in ("unspecified", "unset") or path in found:
-            continue
-        found[path] = (attribute, value)
+        values.setdefault(path, {}).setdefault(attribute, value)
+    found: dict[str, tuple[str, str]] = {}
+    for path, got in values.items():
+        if names == LINE_ENDS:
+            rule = _line_end_rule(got)
+        else:
+            rule = next(((a, got[a]) for a in names if got.get(a, "unset") not in ("unspecified", "unset")), None)
+        if rule is not None:
+            found[path] = rule
     return found
 
 
@@ -1568,7 +1600,8 @@ def work_tree_rewrites(folder: Path, tops: Iterable[str],
     """The lines (:func:`rewritten_lines`) refusing the files passprice reads (:func:`read_by_passprice`) in the
     folders ``tops`` of ``folder`` (a registry's root), and the paths ``also`` gives (relative to ``folder``: the
     stored excerpts and documents source records name, which a review refuses a rewrite rule on as it does a card:
-    ``check`` passed a ``working-tree-encoding`` rule on an excerpt, tests/test_left131.py; asked only when a file of
+    ``check`` passed a ``working-tree-encoding`` rule on an excerpt, tests/test_left131.py; and, read byte for byte,
+    a line-end rule, :data:`LINE_ENDS`, tests/test_fix146.py; asked only when a file of
     rules lies where it could reach them), that git rewrites in a checkout by a rule of a file of
     attribute rules: none when no such file lies where its rules could reach them (:func:`_attribute_files`, so a
     registry with none spawns no git), or ``folder`` is in no git repository (no checkout rewrites anything), or
@@ -1588,9 +1621,15 @@ def work_tree_rewrites(folder: Path, tops: Iterable[str],
             rel_dir = Path(dirpath).relative_to(folder).as_posix()
             dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and rel_dir.count("/") < 1)
             rels += [f"{rel_dir}/{name}" for name in sorted(filenames) if read_by_passprice(f"{rel_dir}/{name}")]
-    if also is not None:
-        rels += [rel for rel in also() if rel not in rels]
-    return _asked_rewrites(folder, rels)
+    named = list(also()) if also is not None else []
+    rels += [rel for rel in named if rel not in rels]
+    lines = _asked_rewrites(folder, rels)
+    # read byte for byte (an excerpt's sha256 pinned): a line-end rule changes them too (LINE_ENDS); a TOML file
+    # passprice reads (a card named as a source's document) reads alike with either line ends, as a review asks
+    pinned = [rel for rel in named if not read_by_passprice(rel)]
+    if pinned:
+        lines += [line for line in _asked_rewrites(folder, pinned, LINE_ENDS) if line not in lines]
+    return lines
 
 
 def file_rewrites(top: Path, rel: str) -> list[str]:
@@ -1717,10 +1756,11 @@ def _rule_sources(layers: list[tuple[str, str, bytes]], paths: Iterable[str], fa
     return {path: (*rule, sources[path]) for path, rule in final.items()}
 
 
-def _asked_rewrites(folder: Path, rels: list[str]) -> list[str]:
-    """:func:`rewritten_lines` of ``rels`` (relative to ``folder``) asked of ``git check-attr``, each rule's file
-    named (:func:`_rule_sources`): none when ``folder`` is in no git repository or git is not installed, one line
-    saying so when git will not read the checkout. Raises nothing."""
+def _asked_rewrites(folder: Path, rels: list[str], names: tuple[str, ...] = REWRITING) -> list[str]:
+    """:func:`rewritten_lines` of ``rels`` (relative to ``folder``) asked of ``git check-attr`` for the attributes
+    ``names`` (:data:`REWRITING` or :data:`LINE_ENDS`), each rule's file named (:func:`_rule_sources`): none when
+    ``folder`` is in no git repository or git is not installed, one line saying so when git will not read the
+    checkout. Raises nothing."""
     top = _git_top(folder)
     if top is not None:
         places = [top / ".gitattributes"]
@@ -1735,7 +1775,7 @@ def _asked_rewrites(folder: Path, rels: list[str]) -> list[str]:
         if line is not None:
             return [line]
     try:
-        found = checked_attributes(folder, rels)
+        found = checked_attributes(folder, rels, names=names)
     except InputError as e:  # a config file that would block git: said (a git that is not installed: nothing)
         return [str(e)] if "where git reads" in str(e) else []
     except OSError:
@@ -1756,7 +1796,7 @@ def _asked_rewrites(folder: Path, rels: list[str]) -> list[str]:
         prefix = "" if prefix == "." else f"{prefix}/"
         with contextlib.suppress(InputError, OSError, subprocess.CalledProcessError):
             sources = _rule_sources(_work_tree_layers(top, [f"{prefix}{p}" for p in found], folder),
-                                    [f"{prefix}{p}" for p in found])
+                                    [f"{prefix}{p}" for p in found], names=names)
             for path, rule in found.items():
                 source = sources.get(f"{prefix}{path}")
                 if source is not None and source[:2] == rule:
@@ -1764,11 +1804,17 @@ def _asked_rewrites(folder: Path, rels: list[str]) -> list[str]:
     return rewritten_lines(named)
 
 
-def revision_rewrites(top: Path, prefix: str, commit: str, attributes: Mapping[str, str], rels: Iterable[str]) -> (
-        list[str]):
+def revision_rewrites(top: Path, prefix: str, commit: str, attributes: Mapping[str, str], rels: Iterable[str],
+                      pinned: Iterable[str] = ()) -> list[str]:
     """The lines (:func:`rewritten_lines`) refusing the files ``rels`` that a checkout of ``commit`` rewrites
-    (:func:`_revision_rules` of :data:`REWRITING`). Raises as it does."""
-    return rewritten_lines(_revision_rules(top, prefix, commit, attributes, rels, REWRITING), f"at {commit[:12]}")
+    (:func:`_revision_rules` of :data:`REWRITING`), and the files ``pinned`` (read byte for byte: stored excerpts,
+    documents) whose line ends it writes as CRLF (:data:`LINE_ENDS`). Raises as it does."""
+    at = f"at {commit[:12]}"
+    lines = rewritten_lines(_revision_rules(top, prefix, commit, attributes, rels, REWRITING), at)
+    pinned = list(pinned)
+    if pinned:
+        lines += rewritten_lines(_revision_rules(top, prefix, commit, attributes, pinned, LINE_ENDS), at)
+    return lines
 
 
 def _revision_rules(top: Path, prefix: str, commit: str, attributes: Mapping[str, str], rels: Iterable[str],

@@ -1298,8 +1298,9 @@ _TERMS = (
     Term(
         "BadContexts",
         "refusal: context shares that do not sum to 1, or a position not below its limit",
-        "A refusal: a serving's context classes' shares do not sum to 1, or a class's mean position is past its "
-        "limit (raise `--limit` or lower `--position`).",
+        "A refusal: a serving's context classes' shares do not sum to 1, or a class's mean position is not below "
+        "its limit (at or past it: a pass at a position writes that position's row, so a sequence allowed N "
+        "positions holds rows 0 to N-1; raise `--limit` or lower `--position`).",
     ),
     Term(
         "ContextBeyondModel",

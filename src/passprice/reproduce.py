@@ -1165,6 +1165,11 @@ class Reproduction:
             # said once, on the checkpoint line below (walkthrough 21: the long line was repeated here); "cannot be
             # reproduced here", no price being made to compare, not "does NOT reproduce", which reads as a price
             # that differs (tests/test_walk138.py)
+            moved = self.checkpoint.moved_to
+            if moved is not None:  # its content here, misnamed: not "gone" (tests/test_fix146.py)
+                return (f"cannot be reproduced here: the pinned checkpoint {self.checkpoint.ref}'s entry is here, its "
+                        "file renamed and its [entry] name not, so it does not read (checkpoint, below: the file and "
+                        "what to do)")
             unread = self.checkpoint.unread_entry()
             if unread is not None:  # left98: an entry that is there and does not parse is not "gone"
                 return (f"cannot be reproduced here: the pinned checkpoint's entry does not read ({unread}), and no "

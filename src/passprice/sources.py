@@ -487,13 +487,14 @@ def excerpt_digest_problem(root: Root, source: Source) -> str | None:
     :data:`EXCERPT_BYTES` or cannot be read, or its bytes' sha256 and the pinned one (each to 12 digits, the file's
     in full to paste), with what to do: restore the file, or re-pin it if the new text is what was read; or, the bytes
     pinned, that they are not UTF-8 text (``check`` passed such an excerpt that ``audit`` called unusable) or hold
-    other sources' sections alone (:func:`foreign_sections`). The
+    other sources' sections alone (:func:`foreign_sections`); bytes that are the pinned ones with CRLF line ends are
+    said to be a checkout's line-end conversion, which restoring repeats, with what to remove first. The
     excerpt holds the lines the locators citing the record quote, which ``audit`` checks each quote against: an
     edit of it changed what ``audit`` said while ``check`` passed and the review said "no changes" (a new user's
     finding, tests/test_walk128.py). Raises nothing."""
     import hashlib
 
-    from passprice.files import read_regular
+    from passprice.files import read_regular, shell_word
 
     if source.excerpt is None or source.excerpt_sha256 is None:
         return None
@@ -504,6 +505,17 @@ def excerpt_digest_problem(root: Root, source: Source) -> str | None:
     except OSError as e:
         return f"{source.excerpt}: {e.strerror or type(e).__name__}"
     found = hashlib.sha256(data).hexdigest()
+    if found != source.excerpt_sha256 and b"\r\n" in data and hashlib.sha256(
+            data.replace(b"\r\n", b"\n")).hexdigest() == source.excerpt_sha256:
+        # the pinned bytes with CRLF line ends: a checkout's line-end conversion, which `git checkout -- PATH`
+        # repeats (tests/test_fix146.py: the advice to restore it wrote the same bytes again)
+        return (f"{source.excerpt}'s sha256 is {found[:12]}…, not the {source.excerpt_sha256[:12]}… the record pins "
+                "(source.excerpt_sha256): it is the pinned text with CRLF line ends, which git's line-end conversion "
+                "writes in a checkout (an eol=crlf or text rule of .gitattributes, or core.autocrlf) and `git "
+                "checkout` writes again while it applies; remove that rule or setting for passprice's files (or set "
+                "-text on them), the .gitattributes edit staged (`git add .gitattributes`: a checkout reads the "
+                f"index's rules), then restore it (`rm {shell_word(source.excerpt)} && git checkout -- "
+                f"{shell_word(source.excerpt)}`: git passes over a file its index calls unchanged)")
     if found == source.excerpt_sha256:
         read = _excerpt_read(data, found)
         if read.bad is not None:  # pinned, but no text audit can check a quote against (a new user's finding)
