@@ -28,7 +28,7 @@ from test_slip_34 import printed  # one in-process review rendered per format, i
 SERVING = "r1-qwen7b-h200"
 SERVING_FILE = f"registry/servings/{SERVING}.toml"
 EXIT = ("        if (self.broken or self.stale or self.unsound or self.dropping or self.head_check or "
-        "self.requestioned\n                or self.quotes_not_found):\n")
+        "self.requestioned\n                or self.quotes_not_found or self.quotes_lost or self.quotes_unchecked):\n")
 
 
 #: The registry :func:`_base` builds, made once per test process (:func:`_build`) and copied for each caller.

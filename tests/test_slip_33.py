@@ -129,7 +129,9 @@ def test_3_the_review_reads_a_figure_written_with_a_power_of_ten(registry: Path)
               ("'GPU Memory Bandwidth 4.8TB/s 4.8TB/s'", "'GPU Memory Bandwidth 4.8e12 B/s'"))
     commit_all(path, "a copy at 5.2 TB/s")
     status, text, out = review(path)
-    assert status == 0, text
+    # the quote written is not in the stored excerpt: NOT FOUND fails the review (tests/test_walk138.py)
+    assert status == 1, text
+    assert "1 quote NOT FOUND in its stored text" in text
     assert "to verify: its locator quotes 4800000000000 B/s, not 5.2 TB/s" in text
     assert "h200_copy:memory.bandwidth" in out["to_verify"] and len(out["to_verify"]) == 16  # slip52: + 15 borrowed
 

@@ -27,7 +27,7 @@ ROOT = find_root(Path(__file__).resolve().parent.parent)
 
 def _segments(batches: int = 60, cards: tuple[str, ...] = ("h200_sxm_141gb",)) -> list[Segment]:
     grid = Grid(servings=("r1-qwen7b-h200",), batches=tuple(range(1, batches + 1)), cards=cards,
-                positions=(256.0, 4096.0))
+                positions=(256.0, 4095.0))
     made = list(Sweeper(ROOT).segments(grid))
     for segment in made:
         assert segment.priced is not None and (segment.status == 0).all()
