@@ -32,6 +32,7 @@ import contextlib
 import math
 import os
 import re
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -124,13 +125,55 @@ class RunModel:
     components: np.ndarray
 
 
+#: The probe prices :func:`model_runs` made in this process: by the pricing model's version and the exact text
+#: (``repr``) of the probe stack (:func:`probe_stack`: the stack's routes, name and texts; its facts are the probe's
+#: own) and of the card, each run's (pass shape, batch) → (the shape, its terms at share 1, its components). A run's
+#: terms and components are a function of exactly these (the probe's pricing of the card and shape, and the shape's
+#: cost at the run's batch: :func:`passprice.stacks.expected_pricing`, :meth:`passprice.serving.PassShape.cost`).
+#: The text names every field of every object (attrs' ``repr``, which none of these classes overrides) and tells
+#: apart what ``==`` does not (``-0.0`` and ``0.0``, ``1`` and ``1.0``), so a hit gives the very doubles a pricing
+#: gives; pickled bytes do not serve, for they differ with which equal strings are one object. A one-fact review
+#: priced every run of a stack twice: HEAD's ``check`` re-runs the stack's fit (:func:`verify_stack`) and the
+#: private copy's re-fit (:func:`calibrate`, in :func:`passprice.diff._refit`) priced the same runs on cards of the
+#: same bytes again, about 0.08 s of CPU for the 111 runs of ``llamacpp-cuda-2405`` (docs/PERFORMANCE.md, "A
+#: one-fact review's runs priced once"). A shape is the object :func:`passprice.serving.shape_of` shares by content
+#: across roots; it is kept with the entry and compared by identity. At most :data:`_PRICED_KEPT` probe and card
+#: pairs, the oldest dropped.
+_PRICED: OrderedDict[tuple[str, str, str], dict[tuple[int, str], tuple[Any, list[float], list[float]]]] = (
+    OrderedDict())
+_PRICED_KEPT = 64
+
+
+def _priced_runs(version: str, probe: str, card: Card, made: dict[int, Any]) -> dict[Any, Any]:
+    """The entry of :data:`_PRICED` for ``card`` under the probe whose text is ``probe``, found or made once a
+    :func:`model_runs` call a card (``made``, by the card object's identity). Raises nothing."""
+    found = made.get(id(card))
+    if found is not None:
+        return found  # type: ignore[no-any-return]
+    key = (version, probe, repr(card))
+    entry = _PRICED.get(key)
+    if entry is None:
+        entry = _PRICED[key] = {}
+        while len(_PRICED) > _PRICED_KEPT:
+            _PRICED.popitem(last=False)
+    else:
+        _PRICED.move_to_end(key)
+    made[id(card)] = entry
+    return entry
+
+
 def model_runs(root: Root, stack: Stack, runs: Sequence[Run]) -> list[RunModel]:
-    """Each run of ``runs`` read for the fit: its pass shape, and each share's component from the one cost formula.
+    """Each run of ``runs`` read for the fit: its pass shape, and each share's component from the one cost formula
+    (the probes' prices of a card and shape made once a process: :data:`_PRICED`).
     Raises :class:`InputError` naming a run whose card or checkpoint does not load, or that the pricer refuses."""
+    import passprice
+
     cards: dict[str, Card] = {}
     headers: dict[str, GGUFHeader] = {}  # one header object a checkpoint, so runs of one model share its decode step
     base_stack = probe_stack(stack)
     halves = {p: probe_stack(stack, {p: 0.5}) for p in SHARES}
+    version, probe = str(passprice.PRICING_MODEL_VERSION), repr(base_stack)
+    made: dict[int, Any] = {}  # each card's entry of _PRICED, by the card object's identity
     # The pricing of a probe depends on the probe, the card and the pass shape alone, never on the run's batch: made
     # once for the runs sharing a shape (a serving at one position, measured at many batches), not once a run.
     pricings: dict[tuple[str | None, str, int], Any] = {}
@@ -152,14 +195,21 @@ def model_runs(root: Root, stack: Stack, runs: Sequence[Run]) -> list[RunModel]:
         try:
             serving = run_serving(root, run, header)
             shape = shape_of(header, serving)  # built once for runs of one serving and position
-            base_pricing = pricing_of(None, card, shape)
-            base = shape.cost(card, run.batch, 0, base_pricing).terms()
-            base_terms = list(base.values())
-            components = []
-            for p in SHARES:
-                pricing = pricing_of(p, card, shape)
-                terms = list(shape.cost(card, run.batch, 0, pricing).terms().values())
-                components.append(max(terms[TERM_OF[p]] - base_terms[TERM_OF[p]], 0.0))
+            entry = _priced_runs(version, probe, card, made)
+            at = (id(shape), repr(run.batch))
+            hit = entry.get(at)
+            if hit is not None and hit[0] is shape:
+                base_terms, components = hit[1], hit[2]
+            else:
+                base_pricing = pricing_of(None, card, shape)
+                base = shape.cost(card, run.batch, 0, base_pricing).terms()
+                base_terms = list(base.values())
+                components = []
+                for p in SHARES:
+                    pricing = pricing_of(p, card, shape)
+                    terms = list(shape.cost(card, run.batch, 0, pricing).terms().values())
+                    components.append(max(terms[TERM_OF[p]] - base_terms[TERM_OF[p]], 0.0))
+                entry[at] = (shape, base_terms, components)
         except (InputError, ServingRefusal) as e:
             routed = isinstance(e, ServingRefusal) and e.name == "Routed"
             raise InputError(f"run {run.id} ({run.source}): {run.unrouted(str(e)) if routed else e}") from None
