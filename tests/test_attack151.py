@@ -7,16 +7,23 @@
   ``"1"`` read silently as a step of 1 (``int(True)``, ``int(1.5)``, ``int("1")``), a header built; an
   ``mlp_only_layers`` of ``true`` the same. Now the schema types both: one ``passprice: error:`` line naming the
   file and key, exit 2.
+- (2) ``fact show --history`` read a version of a card larger than a card may be (256 KiB, refused whole by every
+  other reader and by :func:`passprice.history._fact_in`) by its fact's own table, and showed its figure: a commit of
+  ``value = 4.9`` padded past 300 KB read ``4.9 TB/s``. Such a version was read whole (up to the 64 MiB TOML cap):
+  six versions of 60 MB each (a 3 MB ``.git``) cost 1.32 + 0.77 s of CPU and 212 MB, against 0.55 + 0.02 s and 53 MB
+  for six of 300 KB (load about 10). Now a version past the cap is sized, never read, and said not to read.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 from pathlib import Path
 
 import pytest
 
-from cli_helpers import bad, invoke
+from cli_helpers import bad, copy_root, invoke
 
 #: A small Qwen3-MoE configuration that ``synth`` builds as given.
 CONFIG = {
@@ -64,3 +71,51 @@ def test_synth_still_builds_the_qwen_moe_keys_of_a_published_config(tmp_path: Pa
         assert out.is_file()
     bad("synth", str(_config(tmp_path, decoder_sparse_step=2)), "-o", str(tmp_path / "y.gguf"),
         says="config: decoder_sparse_step 2: passprice builds a routed FFN in every block (a step of 1)")
+
+
+CARD = "facts/cards/h200_sxm_141gb.toml"
+
+
+def _git(root: Path, *args: str) -> None:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid"}
+    subprocess.run(["git", *args], cwd=root, env=env, capture_output=True, check=True)
+
+
+def test_a_version_past_the_cap_in_a_facts_history_is_not_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from passprice import gitread
+
+    root = copy_root(tmp_path)
+    card = root / CARD
+    text = card.read_text(encoding="utf-8")
+    assert text.count("\nvalue = 4.8\n") == 1
+    _git(root, "init", "-q", "-b", "main")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-q", "--no-verify", "-m", "base")
+    sizes = []
+    for padding in (300_000, 20_000_000):
+        big = text.replace("\nvalue = 4.8\n", "\nvalue = 4.9\n") + "# " + "x" * padding + "\n"
+        card.write_text(big, encoding="utf-8")
+        _git(root, "commit", "-q", "--no-verify", "-am", f"padded {padding}")
+        sizes.append(len(big.encode("utf-8")))
+    card.write_text(text, encoding="utf-8")
+    _git(root, "commit", "-q", "--no-verify", "-am", "back")
+    asked: list[int] = []
+    read_blobs = gitread.read_blobs
+
+    def watched(top: Path, blobs: dict[str, int]) -> dict[str, bytes]:
+        asked.extend(blobs.values())
+        return read_blobs(top, blobs)
+
+    monkeypatch.setattr(gitread, "read_blobs", watched)
+    result = invoke("fact", "show", "h200_sxm_141gb", "memory.bandwidth", "--history", root=root)
+    assert result.exit_code == 0, result.output
+    assert "4.9 TB/s" not in result.stdout
+    for size in sizes:
+        assert (f"does not read: {CARD} at ") in result.stdout
+        assert (f": larger than 256 KiB, the most a card or drafting method file may hold ({size:,} bytes; "
+                "PASSPRICE_MAX_FILE_BYTES=BYTES raises the cap)") in result.stdout, result.stdout
+    assert result.stdout.count("does not read: ") == 2
+    assert asked and max(asked) < 256 << 10  # the versions past the cap were sized, never read
