@@ -110,6 +110,11 @@ def _entry(document: Mapping[str, Any], path: str) -> Any:
     return node if isinstance(node, Mapping) else None
 
 
+#: What a version's size is capped as (:func:`passprice.schema.require_size`): every kind a fact's history reads (a
+#: card, drafting method, stack or routing record) has the one cap, :func:`passprice.schema.kind_cap`'s default.
+VERSION_KIND = "card or drafting method"
+
+
 def _fact_in(text: bytes, path: str, where: str, kind: str = "card") -> Fact | None:
     """The fact at ``path`` of a ``kind`` file's ``text`` (``card``, ``draft``, ``stack`` or ``routing``: the
     :class:`~passprice.edit.FactFile`'s), read leniently (an old version may predate today's schema). Raises
@@ -117,7 +122,7 @@ def _fact_in(text: bytes, path: str, where: str, kind: str = "card") -> Fact | N
     (:func:`passprice.schema.require_size`, before it is parsed: issue 13), holds more separators than its kind's files
     may (:func:`passprice.schema.require_shape`: a stack's 8,627 were refused under a card's 4,096 cap,
     tests/test_newcomer_21.py) or the entry is not a fact."""
-    schema.require_size(where, "card or drafting method", len(text))
+    schema.require_size(where, VERSION_KIND, len(text))
     schema.require_shape(where, kind, text)  # its kind's separators, before tomllib's cost of them
     try:
         document = schema.toml_loads(text.decode("utf-8"))
@@ -183,7 +188,9 @@ class _Reader:
 
     def read(self, text: bytes, where: str) -> Fact | None:
         """The fact, or ``None`` when this version has none. Raises :class:`InputError` as :func:`_fact_in`, naming
-        ``where``."""
+        ``where``: a version larger than a card or drafting method may be too, before its table is looked for (read by
+        its table, a version of 300 KB showed its fact where the whole file is refused: tests/test_attack151.py)."""
+        schema.require_size(where, VERSION_KIND, len(text))
         table = fact_table(text, self.path)
         key = table if table is not None else text
         if key not in self.seen:
@@ -529,6 +536,15 @@ def _read_versions(
         if size > schema.MAX_TOML_BYTES:
             for k in ks:
                 out[k] = (None, gitread.too_large(f"{commits[k].sha[:12]}:{commits[k].name}", size))
+            continue
+        if size > schema.kind_cap(VERSION_KIND):
+            # Refused by its size as its read would be, unread: six versions of 60 MB each (a 3 MB .git) were read
+            # whole (2.1 s of CPU, 212 MB; versions of 300 KB: 0.57 s, 53 MB) (tests/test_attack151.py).
+            for k in ks:
+                try:
+                    schema.require_size(f"{commits[k].name} at {commits[k].sha[:12]}", VERSION_KIND, size)
+                except InputError as e:
+                    out[k] = (None, str(e))
             continue
         if batch and held + size > schema.MAX_TOML_BYTES:
             parse(batch)
