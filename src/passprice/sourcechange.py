@@ -22,7 +22,9 @@ from passprice.errors import InputError
 from passprice.registry import Root
 
 if TYPE_CHECKING:
-    from passprice.sources import Lookups, Source, StoredText
+    from pathlib import Path
+
+    from passprice.sources import Lookups, NumberedLines, Source, StoredText
 
 #: The fields of a ``[source]`` table that say which document it is (and how it was read): a change to any of them
 #: makes the id lead to another document, or to the same one read otherwise. ``note`` does not. ``retrieved`` does:
@@ -297,6 +299,7 @@ def source_changes(
 
     found = []
     excerpts_edited: dict[str, tuple[str | None, str | None, bool]] = {}
+    read = _ExcerptBytes()  # each side's excerpt read once for the records naming it, not 4 times a record
     for source_id in sorted(set(ids)):
         old, new = _table(base, source_id), _table(head, source_id)
         if old is None or new is None:
@@ -319,7 +322,7 @@ def source_changes(
             changed.append(f"excerpt: {_shown(old['excerpt'])} → {_shown(excerpt)} ({STORED_TEXT}){unpinned}")
             edited = old["excerpt"], excerpt, same_reading
         elif (excerpt is not None and documents[0](excerpt) != documents[1](excerpt)
-              and _own_section_changed(base, head, source_id, excerpt)):
+              and _own_section_changed(base, head, source_id, excerpt, read)):
             changed.append(f"{excerpt} rewritten ({STORED_TEXT}){unpinned}")
             edited = excerpt, excerpt, same_reading
         elif unpinned and old["excerpt_sha256"] is not None:
@@ -351,9 +354,9 @@ def source_changes(
     fits = stack_fits(head)
     out = []
     left = Lookups()  # the quote checks of every source compared, both sides: one a source, both sides, were 1,024
-    read = {source_id: _lost_inputs(base, head, source_id, citing.get(source_id, []))
-            for source_id, fields in found if any(STORED_TEXT in field for field in fields)}
-    need = [quote_cost([fact for _, fact in got[0]], texts) for got in read.values() if got is not None
+    inputs = {source_id: _lost_inputs(base, head, source_id, citing.get(source_id, []))
+              for source_id, fields in found if any(STORED_TEXT in field for field in fields)}
+    need = [quote_cost([fact for _, fact in got[0]], texts) for got in inputs.values() if got is not None
             for texts in got[1:]]
     if sum(n.spans for n in need) > left.spans or sum(n.chars for n in need) > left.chars:
         # past the bound none is looked up, whatever the sources' order: a change spending it on sources sorting
@@ -381,14 +384,14 @@ def source_changes(
         lost: tuple[tuple[str, int], ...] = ()
         unchecked: tuple[str, ...] = ()
         gained: tuple[str, ...] = ()
-        got = read.get(source_id)  # its stored excerpt changed: its citing facts' quotes
+        got = inputs.get(source_id)  # its stored excerpt changed: its citing facts' quotes
         if got is not None:
             lost, unchecked, gained = _quotes_lost(got, source_id, left)
         lines: tuple[str, ...] = ()
         reading: bool | None = None
         if source_id in excerpts_edited:
             before, after, reading = excerpts_edited[source_id]
-            lines = _section_changes(base, head, source_id, before, after, compared)
+            lines = _section_changes(base, head, source_id, before, after, compared, read)
         out.append(SourceChange(source_id, fields, named, tuple(sorted({i.name for i in resting})),
                                 tuple(fitted.items()), through, places, on_cards, source_id in new_ids,
                                 quotes_lost=tuple(p for p, _ in lost), lost_spans=tuple(n for _, n in lost),
@@ -397,85 +400,112 @@ def source_changes(
     return tuple(out)
 
 
-def _own_section_changed(base: Root, head: Root, source_id: str, excerpt: str) -> bool:
+class _ExcerptBytes:
+    """The bytes of stored excerpts one review reads (:func:`passprice.files.read_regular`, at most
+    :data:`passprice.sources.EXCERPT_BYTES`), each path read once, the last 8 kept: 40 records naming one excerpt of
+    900,000 bytes read it 160 times (its section and its lines, each record and side)."""
+
+    def __init__(self) -> None:
+        self.kept: dict[Path, bytes] = {}
+
+    def __call__(self, path: Path) -> bytes:
+        """The bytes of ``path``. Raises as :func:`passprice.files.read_regular` does (nothing kept then)."""
+        from passprice.files import read_regular
+        from passprice.sources import EXCERPT_BYTES
+
+        data = self.kept.get(path)
+        if data is None:
+            data = read_regular(path, EXCERPT_BYTES)
+            if len(self.kept) >= 8:
+                self.kept.pop(next(iter(self.kept)))
+            self.kept[path] = data
+        return data
+
+
+def _own_section_changed(base: Root, head: Root, source_id: str, excerpt: str, read: _ExcerptBytes) -> bool:
     """Whether the stored excerpt ``excerpt`` (a file whose bytes differ between ``base`` and ``head``) reads as
     another text for ``source_id`` (:func:`passprice.sources.excerpt_section`: its own ``== ID … ==`` section, or
     the whole file's when none is headed so): an edit in another source's section of a file several records name
     changes none of the quotes of this one (tests/test_left131.py: every record naming the file was listed, its
     ``quotes_lost`` empty). ``True`` when a side does not read (not there, past the cap, not UTF-8). Raises
     nothing."""
-    from passprice.files import read_regular
-    from passprice.sources import EXCERPT_BYTES, excerpt_section
+    from passprice.sources import excerpt_section
 
     sections = []
     for side in (base, head):
         try:
-            sections.append(excerpt_section(read_regular(side.path / excerpt, EXCERPT_BYTES), source_id))
+            sections.append(excerpt_section(read(side.path / excerpt), source_id))
         except (InputError, OSError):
             return True
     return sections[0] is None or sections[0] != sections[1]
 
 
-def _section_lines(side: Root, excerpt: str | None, source_id: str) -> tuple[Any, tuple[tuple[int, str], ...]]:
-    """:func:`passprice.sources.excerpt_raw_section` of the excerpt ``excerpt`` of ``side`` for ``source_id``: a key
+def _section_lines(side: Root, excerpt: str | None, source_id: str,
+                   read: _ExcerptBytes) -> tuple[Any, NumberedLines]:
+    """:func:`passprice.sources.excerpt_raw_section` of the excerpt ``excerpt`` of ``side`` (read by ``read``) for
+    ``source_id``: a key
     (the bytes' sha256 and the section's) and its numbered lines; no lines when it is ``None`` or does not read (not
     there, not a regular file, past the cap, not UTF-8). Raises nothing."""
-    from passprice.files import read_regular
-    from passprice.sources import EXCERPT_BYTES, excerpt_raw_section
+    from passprice.sources import NumberedLines, excerpt_raw_section
 
     if excerpt is None:
-        return None, ()
+        return None, NumberedLines()
     try:
-        read = excerpt_raw_section(read_regular(side.path / excerpt, EXCERPT_BYTES), source_id)
+        section = excerpt_raw_section(read(side.path / excerpt), source_id)
     except (InputError, OSError):
-        return None, ()
-    if read is None:
-        return None, ()
-    digest, key, lines = read
+        return None, NumberedLines()
+    if section is None:
+        return None, NumberedLines()
+    digest, key, lines = section
     return (digest, key), lines
 
 
 def _section_changes(base: Root, head: Root, source_id: str, before: str | None, after: str | None,
-                     compared: dict[tuple[Any, ...], tuple[str, ...]]) -> tuple[str, ...]:
+                     compared: dict[tuple[Any, ...], tuple[str, ...]], read: _ExcerptBytes) -> tuple[str, ...]:
     """:attr:`SourceChange.excerpt_changes` of ``source_id``, whose stored excerpt is ``before`` on ``base`` and
     ``after`` on ``head`` (paths; ``None``: none). ``compared`` holds the pairs of sections already compared (by
-    their bytes' sha256 and section), shared by the records naming one file. The lines the two sides share first
+    their bytes' sha256 and section), shared by the records naming one file; ``read`` reads each side's file, once
+    for them too. The lines the two sides share first
     and last are set aside; the rest matched line by line (:class:`difflib.SequenceMatcher`) when no more than
     :data:`EXCERPT_MATCHED` pairs, else shown as one block replaced. Raises nothing."""
     import difflib
 
     from passprice.errors import escaped
 
-    (old_key, old), (new_key, new) = _section_lines(base, before, source_id), _section_lines(head, after, source_id)
+    (old_key, old), (new_key, new) = (_section_lines(base, before, source_id, read),
+                                      _section_lines(head, after, source_id, read))
     key = (old_key, new_key)
     if old_key is not None and new_key is not None and key in compared:
         return compared[key]
-    # the first lines both share, compared 4,096 at a time in C (a 450,000-line excerpt: 0.3 s a line at a time)
-    first, most = 0, min(len(old), len(new))
-    while first + 4096 <= most and old[first:first + 4096] == new[first:first + 4096]:
+    # the lines' texts compared, each side's numbers made for the lines shown alone (a pair a line was 0.12 s of CPU
+    # a side for 450,000 lines); the first lines both share, 4,096 at a time in C (a line at a time: 0.3 s)
+    a_all, b_all = old.texts, new.texts
+    first, most = 0, min(len(a_all), len(b_all))
+    while first + 4096 <= most and a_all[first:first + 4096] == b_all[first:first + 4096]:
         first += 4096
-    while first < most and old[first][1] == new[first][1]:
+    while first < most and a_all[first] == b_all[first]:
         first += 1
-    a_texts, b_texts = [t for _, t in old[first:]], [t for _, t in new[first:]]
-    last, most = 0, min(len(a_texts), len(b_texts))
-    while last + 4096 <= most and a_texts[len(a_texts) - last - 4096:len(a_texts) - last] == b_texts[
-            len(b_texts) - last - 4096:len(b_texts) - last]:
+    last, most = 0, most - first
+    while last + 4096 <= most and a_all[len(a_all) - last - 4096:len(a_all) - last] == b_all[
+            len(b_all) - last - 4096:len(b_all) - last]:
         last += 4096
-    while last < most and a_texts[-1 - last] == b_texts[-1 - last]:
+    while last < most and a_all[-1 - last] == b_all[-1 - last]:
         last += 1
-    a, b = old[first:len(old) - last], new[first:len(new) - last]
-    if len(a) * len(b) <= EXCERPT_MATCHED:
-        matcher = difflib.SequenceMatcher(None, [t for _, t in a], [t for _, t in b], autojunk=False)
-        blocks = [(a[i1:i2], b[j1:j2]) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"]
+    a, b = (first, len(a_all) - last), (first, len(b_all) - last)
+    if (a[1] - a[0]) * (b[1] - b[0]) <= EXCERPT_MATCHED:
+        matcher = difflib.SequenceMatcher(None, a_all[a[0]:a[1]], b_all[b[0]:b[1]], autojunk=False)
+        blocks = [((first + i1, first + i2), (first + j1, first + j2))
+                  for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"]
     else:
         blocks = [(a, b)]
-    total = sum(len(x) + len(y) for x, y in blocks)
+    total = sum(x[1] - x[0] + y[1] - y[0] for x, y in blocks)
     out: list[str] = []
     for x, y in blocks:
-        for side, lines in (("BASE", x), ("HEAD", y)):
-            for n, text in lines[:EXCERPT_LINES - len(out)]:
+        for side, (lo, hi), lines in (("BASE", x, old), ("HEAD", y, new)):
+            for i in range(lo, min(hi, lo + EXCERPT_LINES - len(out))):
+                text = lines.texts[i]
                 cut = text[:EXCERPT_LINE_CHARS] + ("…" if len(text) > EXCERPT_LINE_CHARS else "")
-                out.append(escaped(f"{side} line {n:,}: {cut}"))
+                out.append(escaped(f"{side} line {lines.number(i):,}: {cut}"))
     if total > len(out):
         out.append(f"and {total - len(out):,} more changed line{'s' if total - len(out) > 1 else ''}")
     if old_key is not None and new_key is not None:
@@ -487,10 +517,14 @@ def _lost_inputs(base: Root, head: Root, source_id: str,
                  citing: Iterable[Any]) -> tuple[list[tuple[str, Any]], Any, Any] | None:
     """What :func:`_quotes_lost` checks of ``source_id``: the facts of ``citing`` (:class:`passprice.lineage.Citing`
     of ``head``, as ``(card:path, fact)``) and ``head``'s then ``base``'s stored texts of it
-    (:func:`passprice.sources.stored_texts`); ``None`` when its record does not read on a side. Raises nothing."""
+    (:func:`passprice.sources.stored_texts`); ``None`` when its record does not read on a side. No fact citing it:
+    no stored text read (none has a quote to look up: each record of 40 naming one excerpt of 900,000 bytes read it
+    twice a side, 2 ms a record). Raises nothing."""
     from passprice.sources import load_source, stored_texts
 
     facts = [(str(c.ref), c.fact) for c in citing]
+    if not facts:
+        return facts, {}, {}
     texts = []
     for side in (head, base):
         try:
