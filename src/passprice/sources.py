@@ -508,10 +508,15 @@ def excerpt_digest_problem(root: Root, source: Source) -> str | None:
     if found != source.excerpt_sha256 and b"\r\n" in data and hashlib.sha256(
             data.replace(b"\r\n", b"\n")).hexdigest() == source.excerpt_sha256:
         # the pinned bytes with CRLF line ends: a checkout's line-end conversion, which `git checkout -- PATH`
-        # repeats (tests/test_fix146.py: the advice to restore it wrote the same bytes again)
+        # repeats (tests/test_fix146.py: the advice to restore it wrote the same bytes again); a setting of git's
+        # config that does it here is named (tests/test_odds150.py)
+        from passprice.gitread import config_line_ends
+
+        setting = config_line_ends(root.path)
+        here = "" if setting is None else f"; here {setting.name}={setting.value}, a setting of {setting.where}"
         return (f"{source.excerpt}'s sha256 is {found[:12]}…, not the {source.excerpt_sha256[:12]}… the record pins "
                 "(source.excerpt_sha256): it is the pinned text with CRLF line ends, which git's line-end conversion "
-                "writes in a checkout (an eol=crlf or text rule of .gitattributes, or core.autocrlf) and `git "
+                f"writes in a checkout (an eol=crlf or text rule of .gitattributes, or core.autocrlf{here}) and `git "
                 "checkout` writes again while it applies; remove that rule or setting for passprice's files (or set "
                 "-text on them), the .gitattributes edit staged (`git add .gitattributes`: a checkout reads the "
                 f"index's rules), then restore it (`rm {shell_word(source.excerpt)} && git checkout -- "
