@@ -4,6 +4,9 @@
    checkout writes the stored excerpts and byte-read documents with CRLF line ends, and ``check`` and the review
    passed it; only a checkout's pin mismatch said so, after the fact. Now both refuse it by name, as they refuse an
    ``eol=crlf`` rule (tests/test_fix146.py), with advice that works.
+3. Two right-shaped forged cache entries answered from their false values (tests/test_forge110.py's ``LEFT``): a
+   drafting method of 2 acceptance figures where its file has 3, a stack document without its optional ``memory``
+   table. Each is checked against the bytes of the file its key was made of, and is a miss.
 2. ``best --stack S`` said nothing of a paged batch's spread (``--json``'s ``spread`` was ``null``): the limit's 605
    sequences of ``qwen3-30b-a3b-h200`` fit only at the mean position (304 at the last) with or without a stack. Now
    the same line and key, and what the room the stack's runtime leaves (the card less ``memory.reserved``) holds.
@@ -17,7 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from cli_helpers import copy_root, invoke
+from cli_helpers import REPO, copy_root, invoke
+from passprice import drafts, schema
 from passprice.gitread import LineEndSetting, _config_converts, _is_binary
 
 EXCERPT = "sources/excerpts/cite102-excerpt.txt"
@@ -184,3 +188,36 @@ def test_1_what_git_converts_as_it_decides() -> None:
     assert _config_converts({"text": "set"}, b"a\r\nb\n", every)  # text: its LF alone converts
     assert not _config_converts({}, b"no line end", every)
     assert _is_binary(bytes(range(1, 8)) * 2 + b"x" * 200) and not _is_binary(b"\x01" + b"x" * 200)
+
+
+# --- (3) right-shaped forgeries checked against their file's bytes ---------------------------------------------------
+
+
+def test_3_a_drafting_method_short_of_its_files_figures_does_not_hold() -> None:
+    path = REPO / "facts/drafts/qwen35-mtp.toml"
+    raw = path.read_bytes()
+    method = drafts.method_from_document("qwen35-mtp", schema.load(path, "draft", kept=False), str(path))
+    assert len(method.acceptance) == 3 and drafts.all_figures(method, raw)
+    short = drafts.DraftMethod(method.name, method.title, method.acceptance[:2], method.kind, method.checkpoints,
+                               method.note)
+    assert not drafts.all_figures(short, raw)  # was served: check found the locks' acceptance.3 gone
+    for written in (b"[acceptance]\n3 = {value = 0.5}\n", b"acceptance.3.value = 0.5\n", b'[ "acceptance" . "3" ]\n'):
+        assert not drafts.all_figures(short, written), written
+    assert drafts.all_figures(short, b'note = "3 = x"\n[acceptance.1]\n[acceptance.2]\n')  # no figure 3 starts
+
+
+def test_3_a_document_without_an_optional_key_its_file_gives_does_not_hold() -> None:
+    folder = str(schema.schema_dir())
+    path = REPO / "facts/stacks/llamacpp-cuda-2405.toml"
+    raw = path.read_bytes()
+    document = schema.load(path, "stack", kept=False)
+    assert "memory" in document and "memory" in schema._optional_keys("stack", folder)
+    dropped = {k: v for k, v in document.items() if k != "memory"}
+    assert schema._shaped(dropped, "stack", folder)  # right-shaped at the top level: what was served
+    assert schema._absent_absent(document, "stack", folder, raw)
+    assert not schema._absent_absent(dropped, "stack", folder, raw)
+    # a file without the table, or naming it only inside a value or below another table, gives no such key
+    for text in (b'note = "memory = x"\n', b"[stack]\nmemory = 1\n", b"[other.memory]\nx = 1\n"):
+        assert schema._absent_absent(dropped, "stack", folder, text), text
+    for text in (b"memory.reserved = 1\n", b'"memory" = {reserved = 1}\n', b"[memory.reserved]\n", b"[ memory ]\n"):
+        assert not schema._absent_absent(dropped, "stack", folder, text), text
