@@ -793,6 +793,7 @@ def built(
     *,
     store: bool = True,
     batch: str | None = None,
+    holds: Callable[[T], bool] | None = None,
 ) -> T:
     """The ``cls`` object built from a ``kind`` file holding ``data`` (bytes; with whatever else the object depends
     on, such as the file's path) validated against the schema at ``schema_path`` (``None``: no schema): from the
@@ -811,12 +812,14 @@ def built(
 
     ``batch``: the folder the file lies in, for a kind a command may read thousands of from one folder (serving
     files): inside a snapshot, past the first :data:`BATCH_AFTER` of the folder, the objects are kept in one entry for
-    the folder (:class:`_Batch`), read once and written once a snapshot, not one file each. Raises what ``build``
-    raises."""
+    the folder (:class:`_Batch`), read once and written once a snapshot, not one file each. ``holds``: whether a
+    served object says what ``data`` says where its class's writer rule cannot tell (a drafting method's figures
+    against its file's, :func:`passprice.drafts.load_draft_method`); one that does not is a miss, built and stored
+    over it (not with ``batch``). Raises what ``build`` raises."""
     from passprice import snapshot
 
     if not snapshot.active():
-        return _built(kind, schema_path, data, build, cls, store)[1]
+        return _built(kind, schema_path, data, build, cls, store, holds)[1]
     where = None if schema_path is None else os.fspath(schema_path)
     named = snapshot.fingerprint(data)  # the memo's key names the bytes without holding them (issue 13)
     if batch is not None:
@@ -829,7 +832,7 @@ def built(
                 ("built", kind, where, named), lambda: (None, folder.built(data, build, cls, store))
             )[1]
     entry_key, obj = snapshot.made(
-        ("built", kind, where, named), lambda: _built(kind, schema_path, data, build, cls, store)
+        ("built", kind, where, named), lambda: _built(kind, schema_path, data, build, cls, store, holds)
     )
     if entry_key is not None:
         _identify(obj, entry_key)  # listed again: what is computed from it is still kept
@@ -837,7 +840,8 @@ def built(
 
 
 def _built(
-    kind: str, schema_path: Path | None, data: bytes, build: Callable[[], T], cls: type[T], store: bool
+    kind: str, schema_path: Path | None, data: bytes, build: Callable[[], T], cls: type[T], store: bool,
+    holds: Callable[[T], bool] | None = None,
 ) -> tuple[str | None, T]:
     """:func:`built`'s object, with the entry key it was built or read under (``None`` with the cache bypassed)."""
     if not enabled():
@@ -851,6 +855,8 @@ def _built(
     entry_key = key(f"{kind}+object\0{_library_stamp()}", schema_bytes, data)
     path = _object_path(entry_key)
     found = _stored_object(path, entry_key, cls)
+    if found is not None and holds is not None and not _answers(holds, found):
+        found = None
     if found is not None:
         _identify(found, entry_key)
         return entry_key, found
@@ -931,6 +937,14 @@ def _stored_object(path: Path | str | None, entry_key: str, cls: type[T]) -> T |
         _SERVED.append(path)
         return obj
     return None
+
+
+def _answers(holds: Callable[[T], bool], obj: T) -> bool:
+    """``holds(obj)`` (:func:`built`'s ``holds``), ``False`` where it raises. Raises nothing."""
+    try:
+        return bool(holds(obj))
+    except Exception:
+        return False
 
 
 def _holds(obj: object) -> bool:

@@ -2172,6 +2172,18 @@ def _spread(resolved: Any) -> tuple[Any, Any] | None:
         return None
     return memory_bound(resolved.header, resolved.card, resolved.serving), last
 
+
+def _stack_spread(resolved: Any, expected: Any) -> tuple[str, int, float, Any]:
+    """``best --stack``'s part of the spread: the stack's name, its best batch, the bytes its runtime reserves and
+    :func:`passprice.serving.last_position_bound` in the room it leaves (:func:`passprice.stacks.stack_room`)."""
+    from passprice.cost import Pricing
+    from passprice.serving import last_position_bound
+    from passprice.stacks import stack_room
+
+    room = stack_room(resolved.header, resolved.card, resolved.serving, expected.stack)
+    return (expected.stack.name, expected.expected.batch, Pricing.limit(resolved.card).capacity - room.capacity,
+            last_position_bound(resolved.header, resolved.card, resolved.serving, room))
+
 @cli.command("best")
 @_serving_options(with_batch=False)
 @_lock_options
@@ -2230,12 +2242,14 @@ def best_command(
     note = _routing_note(resolved, cost)
     reach = _ratio_reach(ctx, expected, resolved)
     fitted = _fit_check(ctx, expected, lock_ref)
-    spread = _spread(resolved) if expected is None else None  # under a stack its memory.reserved moves the room
+    spread = _spread(resolved)  # the limit's batch in card memory; under a stack its batch in the room it leaves too
+    under = _stack_spread(resolved, expected) if spread and expected is not None else None
     if as_json:
         _echo_json({**_with_span(_with_routing_note(data, note, resolved.header), reach),
                           **_defaulted_json(resolved.header),
                           "memory_use": resolved.serving.memory_use,  # the searches' headroom (walkthrough 39)
-                          "spread": spread_json(resolved.serving, *spread) if spread else None,
+                          "spread": spread_json(resolved.serving, *spread, under[3] if under else None)
+                          if spread else None,
                           **({} if fitted is None else {"stack_fit": fitted.to_json()}),
                           "stale": stale.to_json(), "lock": g.to_json(moved, relabels, drifts, given)})
     else:
@@ -2246,7 +2260,7 @@ def best_command(
                              under_stack=expected is not None, routing_note=note,
                              experts_held=routed_expert_bytes(resolved.header) if cost.routed is not None else None,
                              best=True,
-                             spread=spread_text(cost.batch, resolved.serving, *spread) if spread else None))
+                             spread=spread_text(cost.batch, resolved.serving, *spread, under) if spread else None))
         _echo_defaulted(resolved.header)
         if expected is not None:
             click.echo(expected_text(expected))

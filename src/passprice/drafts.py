@@ -60,6 +60,30 @@ def method_from_document(name: str, document: Mapping[str, Any], source: str) ->
                        meta.get("note"))
 
 
+def all_figures(method: DraftMethod, data: bytes) -> bool:
+    """Whether the drafting method ``method`` a cache entry served for the draft file of bytes ``data`` has all
+    its figures: no line of the file starts a figure past its last (figures are numbered 1…K without a gap,
+    :func:`method_from_document`): its table (``[acceptance.N]``), a dotted key (``acceptance.N.value = …``,
+    ``acceptance.N = {…}``) or its key in ``[acceptance]`` (``N = {…}``), quoted or not. A tuple of free length one
+    short is right-shaped, so the class's writer rule (:mod:`passprice.entryshape`) passed a forged entry of 2
+    figures where the file has 3 (``check`` then found its locks' pinned ``acceptance.3`` gone,
+    tests/test_forge110.py); this is a ``bytes.find`` of the number and a look at the line of each place it is found
+    (a regex compiled each process cost a drafting price 0.23 % of its instructions). A file writing its figures as
+    one inline table (``acceptance = {1 = {…}, …}``) is not looked into; a line of a multi-line string that reads as
+    such a key makes the entry a miss each run (built again). Raises nothing."""
+    word = str(len(method.acceptance) + 1).encode("ascii")
+    at = data.find(word)
+    while at >= 0:
+        end = at + len(word)
+        start = data.rfind(b"\n", 0, at) + 1
+        lead = data[start:at].lstrip(b" \t[").translate(None, b"\"' \t")
+        rest = data[end:end + 64].lstrip(b"\"'").lstrip(b" \t")[:1]
+        if lead in (b"", b"acceptance.") and rest in (b".", b"=", b"]"):
+            return False
+        at = data.find(word, end)
+    return True
+
+
 def draft_path(root: Root, ref: str) -> Path:
     """The file of the drafting method ``ref`` (a registry name or a ``.toml`` path). Raises :class:`InputError`
     listing the registered methods when ``ref`` names none."""
@@ -95,6 +119,7 @@ def load_draft_method(root: Root, ref: str) -> DraftMethod:
         return method_from_document(entry_name(path), document, str(path))
 
     source = str(path).encode("utf-8", "surrogateescape")
-    method = cache.built("draft", root.schema / "draft.schema.json", source + b"\0" + raw, build, DraftMethod)
+    method = cache.built("draft", root.schema / "draft.schema.json", source + b"\0" + raw, build, DraftMethod,
+                         holds=lambda served: all_figures(served, raw))
     require_sources(root, method.facts(), str(path))
     return method

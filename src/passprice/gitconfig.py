@@ -189,15 +189,23 @@ class _Look:
     so far."""
 
     top: Path
-    done: dict[tuple[str, str], tuple[Setting | None, int] | None] = attrs.Factory(dict)
-    named: dict[str, tuple[Setting | None, int] | None] = attrs.Factory(dict)
+    done: dict[tuple[str, str], tuple[dict[str, Setting], int] | None] = attrs.Factory(dict)
+    named: dict[str, tuple[dict[str, Setting], int] | None] = attrs.Factory(dict)
     read_bytes: int = 0
     includes: int = 0
+    #: The settings looked for (lowercased names): :data:`WANTED`.
+    names: frozenset[str] = frozenset({"core.attributesfile"})
 
 
-def _read(path: Path, look: _Look) -> tuple[Setting | None, int] | None:
-    """The last ``core.attributesfile`` the config file ``path`` sets, its own or an included file's, as
-    :class:`Setting` (relative to ``look.top``, the work tree's top, where git runs), and how deep its includes nest;
+#: The settings a look reads: the file of attribute rules, and the two by which git writes line ends as CRLF in a
+#: checkout without a rule (:func:`passprice.gitread.config_line_ends`).
+WANTED = frozenset({"core.attributesfile", "core.autocrlf", "core.eol"})
+
+
+def _read(path: Path, look: _Look) -> tuple[dict[str, Setting], int] | None:
+    """The last value of each setting of ``look.names`` the config file ``path`` sets, its own or an included
+    file's, as :class:`Setting` by its lowercased name (``core.attributesfile`` relative to ``look.top``, the work
+    tree's top, where git runs; a key written alone, a boolean's true, as ``true``), and how deep its includes nest;
     ``None`` when no file is there (git skips it too). A file included again is not read again. Raises
     :class:`ConfigUnread`: a file not read as git config, includes nesting past :data:`MAX_INCLUDE_DEPTH` (a loop
     too), more than :data:`MAX_INCLUDES` includes or :data:`MAX_CONFIG_TOTAL_BYTES` bytes in all."""
@@ -207,7 +215,7 @@ def _read(path: Path, look: _Look) -> tuple[Setting | None, int] | None:
         _absent(path)
         return None
     if null_device(path):
-        return None, 0
+        return {}, 0
     try:
         place = (os.path.realpath(path.parent), path.name)
     except (OSError, ValueError):
@@ -230,14 +238,16 @@ def _read(path: Path, look: _Look) -> tuple[Setting | None, int] | None:
                            f"{MAX_CONFIG_TOTAL_BYTES:,} bytes (so whether they name a file of attribute rules cannot "
                            "be told)")
     text = data.decode("utf-8", "surrogateescape")
-    last: Setting | None = None
+    last: dict[str, Setting] = {}
     depth = 0
     for name, value in entries(text, str(path)):
-        if name == "core.attributesfile":
+        if name == "core.attributesfile" and name in look.names:
             if value is None:
                 raise ConfigUnread(f"{shown(path)}: core.attributesFile has no value (a path); not git config (git "
                                    "refuses this file too)")
-            last = Setting(str(_expanded(value, look.top)) if value else "", str(path))
+            last[name] = Setting(str(_expanded(value, look.top)) if value else "", str(path))
+        elif name in look.names:
+            last[name] = Setting("true" if value is None else value, str(path))
         elif value and _includes(name):
             got = _included(_expanded(value, path.parent), look, path)
             if got is not None:
@@ -245,8 +255,7 @@ def _read(path: Path, look: _Look) -> tuple[Setting | None, int] | None:
                 if depth > MAX_INCLUDE_DEPTH:
                     raise ConfigUnread(f"{shown(path)}: includes nest more than {MAX_INCLUDE_DEPTH} deep (git refuses "
                                        "this too)")
-                if got[0] is not None:
-                    last = got[0]
+                last.update(got[0])
     look.done[place] = (last, depth)
     return last, depth
 
@@ -256,7 +265,7 @@ def _includes(name: str) -> bool:
     return name == "include.path" or (name.startswith("includeif.") and name.endswith(".path"))
 
 
-def _included(path: Path, look: _Look, by: Path | str) -> tuple[Setting | None, int] | None:
+def _included(path: Path, look: _Look, by: Path | str) -> tuple[dict[str, Setting], int] | None:
     """:func:`_read` of the file ``path`` an include (in ``by``) names, once a name: each name of a file that is there
     counted against :data:`MAX_INCLUDES`, each name against :data:`MAX_INCLUDE_NAMES`."""
     name = str(path)
@@ -466,19 +475,31 @@ def attributes_file(common: Path, git_dir: Path, top: Path) -> Setting | None:
     include.path=FILE``, absolute, as git requires there) is read too: its rule file was applied by git and passed by
     ``check`` (attack round 34). Raises :class:`ConfigUnread` naming a file git reads that passprice cannot read as
     git config."""
-    look = _Look(top)
-    found: Setting | None = None
+    return settings(common, git_dir, top, frozenset({"core.attributesfile"})).get("core.attributesfile")
+
+
+def settings(common: Path, git_dir: Path, top: Path, names: frozenset[str] = WANTED) -> dict[str, Setting]:
+    """The settings of ``names`` (lowercased: ``core.attributesfile``, ``core.autocrlf``, ``core.eol``) git applies
+    in the repository of ``common`` and ``git_dir`` (:func:`config_files`) with its work tree's top at ``top``, each
+    its last value (:class:`Setting`; ``core.attributesfile``'s a path from ``top``, empty for an empty value; a key
+    written alone ``true``), in git's order, the environment's last (:func:`_environment_pairs`); a name no file
+    sets is absent. A file the environment includes (``git -c include.path=FILE``, absolute, as git requires there)
+    is read too. Raises :class:`ConfigUnread` naming a file git reads that passprice cannot read as git config."""
+    look = _Look(top, names=names)
+    found: dict[str, Setting] = {}
     for path in config_files(common, git_dir):
         got = _read(path, look)
-        if got is not None and got[0] is not None:
-            found = got[0]
+        if got is not None:
+            found.update(got[0])
     for name, value, where in _environment_pairs():
-        if name == "core.attributesfile":
-            found = Setting(str(_expanded(value, top)) if value else "", where)
+        if name == "core.attributesfile" and name in names:
+            found[name] = Setting(str(_expanded(value, top)) if value else "", where)
+        elif name in names:
+            found[name] = Setting(value, where)
         elif value and _includes(name):
             path = Path(os.path.expanduser(value))
             if path.is_absolute():  # a relative one: git refuses it ("relative config includes must come from files")
                 got = _included(path, look, where)
-                if got is not None and got[0] is not None:
-                    found = got[0]
+                if got is not None:
+                    found.update(got[0])
     return found

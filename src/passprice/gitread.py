@@ -1434,6 +1434,181 @@ def _line_end_rule(values: Mapping[str, str]) -> tuple[str, str] | None:
     return None
 
 
+#: The attributes that decide whether git's config (``core.autocrlf``, ``core.eol``) converts a file's line ends in
+#: a checkout (git's convert.c ``convert_attrs``): ``text`` (``crlf``, its older name, where ``text`` is unspecified)
+#: and ``eol``.
+CONFIG_LINE_ENDS = ("text", "eol", "crlf")
+
+#: The most bytes of a file read byte for byte that :func:`config_rewrites` reads to guess, as git does, whether it
+#: is text (an excerpt is a few KB): a larger one is taken for text.
+MAX_GUESSED_BYTES = 1 << 24
+
+
+@attrs.frozen
+class LineEndSetting:
+    """A git setting by which a checkout writes line ends as CRLF with no attribute rule asking it: ``name``
+    (``core.autocrlf`` or ``core.eol``), ``value`` (as written), ``where`` (the config file setting it, labelled
+    relative to the registry's root when inside the work tree, or the environment variable) and ``every``: whether
+    it converts a file no ``text`` rule marks (``core.autocrlf`` true does: every file git finds to be text;
+    ``core.eol=crlf`` converts only the files a ``text`` or ``text=auto`` rule marks)."""
+
+    name: str
+    value: str
+    where: str
+    every: bool
+
+
+def _git_bool(value: str) -> bool | None:
+    """git's boolean ``value`` (config.c ``git_parse_maybe_bool``: true, yes, on or a non-zero integer; false, no,
+    off, empty or zero), ``None`` when git takes it for none (git then refuses to run)."""
+    low = value.strip().lower()
+    if low in ("true", "yes", "on"):
+        return True
+    if low in ("false", "no", "off", ""):
+        return False
+    try:
+        return int(low, 0) != 0
+    except ValueError:
+        return None
+
+
+def config_line_ends(folder: Path) -> LineEndSetting | None:
+    """The setting by which git writes line ends as CRLF in a checkout of the repository ``folder`` lies in (git's
+    convert.c ``text_eol_is_crlf``, on a system whose native line end is LF): ``core.autocrlf`` true, else, unless
+    it is ``input``, ``core.eol=crlf`` (or ``native`` on Windows); ``None`` when neither is set so, ``folder`` is in
+    no repository, or a config file git reads is not git config (:func:`work_tree_rewrites` names it). Read from git's
+    config files as git reads them, no git run (:func:`passprice.gitconfig.settings`). Raises nothing."""
+    from passprice.gitconfig import ConfigUnread, settings
+
+    top = _git_top(folder)
+    if top is None:
+        return None
+    git_dir, common = _git_dirs(_repository_of(top))
+    try:
+        found = settings(common, git_dir, top, frozenset({"core.autocrlf", "core.eol"}))
+    except ConfigUnread:
+        return None
+
+    def where(file: str) -> str:
+        return escaped(_label(Path(file), top, folder)) if "/" in file else file
+
+    auto = found.get("core.autocrlf")
+    if auto is not None:
+        if auto.value.strip().lower() == "input":
+            return None
+        if _git_bool(auto.value):
+            return LineEndSetting("core.autocrlf", auto.value, where(auto.file), True)
+    eol = found.get("core.eol")
+    if eol is not None and (eol.value.lower() == "crlf" or (eol.value.lower() == "native" and os.name == "nt")):
+        return LineEndSetting("core.eol", eol.value, where(eol.file), False)
+    return None
+
+
+def _is_binary(data: bytes) -> bool:
+    """git's guess that ``data`` is no text (convert.c ``gather_stats`` and ``convert_is_binary``): a NUL, a lone
+    carriage return, or more than one byte in 128 that does not print (a control character other than backspace,
+    tab, escape and form feed, or DEL; a final ^Z is passed over)."""
+    if b"\0" in data or data.count(b"\r") != data.count(b"\r\n"):
+        return True
+    body = data[:-1] if data.endswith(b"\x1a") else data
+    controls = len(body) - len(body.translate(None, _CONTROLS))
+    printable = len(body) - controls - body.count(b"\n") - body.count(b"\r")
+    return (printable >> 7) < controls
+
+
+#: The bytes git's ``gather_stats`` counts as not printing (a NUL is a binary file before this counts).
+_CONTROLS = bytes([*range(1, 8), 11, *range(14, 27), *range(28, 32), 127])
+
+
+def _config_converts(values: Mapping[str, str], data: bytes, setting: LineEndSetting) -> bool:
+    """Whether a checkout under ``setting`` writes CRLF line ends into the file of committed bytes ``data`` whose
+    attributes are ``values`` (:data:`CONFIG_LINE_ENDS`, git's values; empty: none set), as git's convert.c decides
+    (``convert_attrs``, ``output_eol``, ``will_convert_lf_to_crlf``): not where ``text`` is unset (``-text``,
+    ``binary``) or ``input``, nor where ``eol`` is set (``eol=crlf`` is :data:`LINE_ENDS`' own refusal; ``eol=lf``
+    keeps LF); with ``text`` set, where a line ends in LF alone; with ``text=auto`` (or no ``text`` under
+    ``core.autocrlf`` true), where too the bytes are text by git's guess (:func:`_is_binary`) and hold no CRLF."""
+    text = values.get("text", "unspecified")
+    if text == "unspecified":
+        text = values.get("crlf", "unspecified")
+    eol = values.get("eol", "unspecified")
+    if text in ("unset", "input") or eol in ("lf", "crlf"):
+        return False
+    if text == "set":
+        return data.count(b"\n") > data.count(b"\r\n")
+    if text != "auto" and not setting.every:
+        return False
+    return b"\r\n" not in data and b"\n" in data and not _is_binary(data)
+
+
+def config_rewrites(paths: Mapping[str, bytes | None], values: Mapping[str, Mapping[str, str]],
+                    setting: LineEndSetting, where: str = "") -> list[str]:
+    """The line refusing the files of ``paths`` (each path → its committed bytes, ``None`` when not read: then taken
+    for text with a line end) into which a checkout under ``setting`` (:func:`config_line_ends`) writes CRLF line
+    ends (:func:`_config_converts`, ``values`` each path's attributes), naming the first and how many more, and
+    ``where`` (``at REVISION``, or empty for the work tree); none when it converts none of them. tests/test_odds150.py:
+    ``git config core.autocrlf true`` (no rule) was said only after a checkout's excerpt missed its pin."""
+    found = [path for path, data in sorted(paths.items())
+             if _config_converts(values.get(path, {}), b"x\n" if data is None else data, setting)]
+    if not found:
+        return []
+    more = len(found) - 1
+    named = f"{found[0]} and {more:,} more file{'s' if more > 1 else ''}" if more else found[0]
+    at = f" {where}" if where else ""
+    fix = "false" if setting.name == "core.autocrlf" else "lf"
+    unset = (f"unset it where git is run ({setting.where}: `git -c` or GIT_CONFIG_*)" if "/" not in setting.where
+             else f"set `git config {setting.name} {fix}` in this repository")
+    return [f"{named}{at}: git writes {'their' if more else 'its'} line ends as CRLF in a checkout "
+            f"({setting.name}={setting.value}, a setting of {setting.where}, no .gitattributes rule), so a checkout's "
+            "bytes are not the committed bytes its record pins and a review reads (and `git checkout` writes them so "
+            f"again); {unset}, or set -text on passprice's files in .gitattributes (`sources/excerpts/*.txt -text`, "
+            "committed: every machine's checkout then keeps their bytes)"]
+
+
+def _committed_bytes(cwd: Path, rels: list[str], commit: str | None = None, prefix: str = "") -> (
+        dict[str, bytes | None]):
+    """Each path of ``rels`` (relative to ``cwd``; at ``commit`` relative to the root, ``prefix`` its folder from the
+    repository's top ``cwd``) with its committed bytes: the index's blob (a work tree), or ``commit``'s; ``None``
+    where there is none or it is past :data:`MAX_GUESSED_BYTES`. Raises as :func:`run_git`."""
+    if not rels:
+        return {}
+    if commit is None:
+        listing = run_git(cwd, ["--literal-pathspecs", "ls-files", "-z", "-s", "--", *rels])
+    else:
+        listing = run_git(cwd, ["--literal-pathspecs", "ls-tree", "-z", "--full-tree", commit, "--",
+                                *(f"{prefix}{rel}" for rel in rels)])
+    blobs: dict[str, str] = {}
+    for record in os.fsdecode(listing).split("\0"):
+        meta, _, name = record.partition("\t")
+        fields = meta.split()
+        if len(fields) == 3:
+            blob = fields[1] if commit is None else fields[2]
+            blobs[name.removeprefix(prefix) if commit is not None else name] = blob
+    sizes = blob_sizes(cwd, blobs.values())
+    contents = read_blobs(cwd, {b: s for b, s in sizes.items() if s is not None and s <= MAX_GUESSED_BYTES})
+    return {rel: contents.get(blobs[rel]) if rel in blobs else None for rel in rels}
+
+
+def work_tree_config_rewrites(folder: Path, pinned: list[str], rules: bool) -> list[str]:
+    """:func:`config_rewrites` of the files ``pinned`` (relative to ``folder``, read byte for byte: stored excerpts,
+    documents) in the work tree ``folder`` lies in, under its :func:`config_line_ends` setting, their committed
+    bytes the index's (a file not in it: its work tree bytes, CRLF read as LF), their attributes asked of git where
+    ``rules`` (a file of attribute rules lies where it could reach them), else none set; none without such a setting,
+    or when git fails (:func:`work_tree_rewrites` says why). Raises nothing."""
+    setting = config_line_ends(folder) if pinned else None
+    if setting is None:
+        return []
+    try:
+        values = _attribute_values(folder, pinned, None, CONFIG_LINE_ENDS) if rules else {}
+        data = _committed_bytes(folder, pinned)
+    except (InputError, OSError, subprocess.CalledProcessError):
+        return []
+    for rel, got in data.items():
+        if got is None:
+            with contextlib.suppress(InputError, OSError, ValueError):
+                data[rel] = read_regular(folder / rel, MAX_GUESSED_BYTES).replace(b"\r\n", b"\n")
+    return config_rewrites(data, values, setting)
+
+
 def checked_attributes(cwd: Path, paths: Iterable[str], scratch: Path | None = None,
                        names: tuple[str, ...] = REWRITING) -> dict[str, tuple[str, str]]:
     """The paths of ``paths`` (relative to ``cwd``, inside a git repository; ``scratch``: one of passprice's own,
@@ -1442,6 +1617,23 @@ def checked_attributes(cwd: Path, paths: Iterable[str], scratch: Path | None = N
     from one ``git check-attr -z --stdin``; for ``names`` :data:`LINE_ENDS`, the paths whose line ends git writes as
     CRLF (:func:`_line_end_rule`), each with ``("eol", "crlf")``. Raises :class:`subprocess.CalledProcessError` when
     git fails (``cwd`` in no repository) and :class:`InputError` when git is not installed."""
+    values = _attribute_values(cwd, paths, scratch, names)
+    found: dict[str, tuple[str, str]] = {}
+    for path, got in values.items():
+        if names == LINE_ENDS:
+            rule = _line_end_rule(got)
+        else:
+            rule = next(((a, got[a]) for a in names if got.get(a, "unset") not in ("unspecified", "unset")), None)
+        if rule is not None:
+            found[path] = rule
+    return found
+
+
+def _attribute_values(cwd: Path, paths: Iterable[str], scratch: Path | None,
+                      names: tuple[str, ...]) -> dict[str, dict[str, str]]:
+    """Each path of ``paths`` with git's value of each attribute of ``names`` on it (``set``, ``unset``,
+    ``unspecified`` or the value), from one ``git check-attr -z --stdin`` run in ``cwd`` (``scratch`` as
+    :func:`checked_attributes`'). Raises as :func:`checked_attributes`."""
     wanted = list(dict.fromkeys(paths))
     if not wanted:
         return {}
@@ -1453,15 +1645,7 @@ def checked_attributes(cwd: Path, paths: Iterable[str], scratch: Path | None = N
     for at in range(0, len(fields) - 2, 3):
         path, attribute, value = fields[at : at + 3]
         values.setdefault(path, {}).setdefault(attribute, value)
-    found: dict[str, tuple[str, str]] = {}
-    for path, got in values.items():
-        if names == LINE_ENDS:
-            rule = _line_end_rule(got)
-        else:
-            rule = next(((a, got[a]) for a in names if got.get(a, "unset") not in ("unspecified", "unset")), None)
-        if rule is not None:
-            found[path] = rule
-    return found
+    return values
 
 
 def _there(path: Path) -> bool:
@@ -1611,10 +1795,13 @@ def work_tree_rewrites(folder: Path, tops: Iterable[str],
 
     tops = tuple(tops)
     try:
-        if not _attribute_files(folder, tops):
-            return []
+        rules = _attribute_files(folder, tops)
     except ConfigUnread as e:
         return [str(e)]
+    if not rules:  # no rule; a setting of git's config (core.autocrlf) may still convert the files read byte for byte
+        if also is None or config_line_ends(folder) is None:
+            return []
+        return work_tree_config_rewrites(folder, [rel for rel in also() if not read_by_passprice(rel)], False)
     rels = []
     for top in tops:
         for dirpath, dirnames, filenames in os.walk(folder / top):
@@ -1629,6 +1816,7 @@ def work_tree_rewrites(folder: Path, tops: Iterable[str],
     pinned = [rel for rel in named if not read_by_passprice(rel)]
     if pinned:
         lines += [line for line in _asked_rewrites(folder, pinned, LINE_ENDS) if line not in lines]
+        lines += work_tree_config_rewrites(folder, pinned, True)
     return lines
 
 
@@ -1814,6 +2002,12 @@ def revision_rewrites(top: Path, prefix: str, commit: str, attributes: Mapping[s
     pinned = list(pinned)
     if pinned:
         lines += rewritten_lines(_revision_rules(top, prefix, commit, attributes, pinned, LINE_ENDS), at)
+        setting = config_line_ends(top / prefix)  # a setting of this repository's git, no rule: core.autocrlf
+        if setting is not None:
+            values = _scratch_values(_revision_layers(top, prefix, commit, attributes),
+                                     [f"{prefix}{rel}" for rel in pinned], CONFIG_LINE_ENDS)
+            lines += config_rewrites(_committed_bytes(top, pinned, commit, prefix),
+                                     {path.removeprefix(prefix): got for path, got in values.items()}, setting, at)
     return lines
 
 
@@ -1828,6 +2022,19 @@ def _revision_rules(top: Path, prefix: str, commit: str, attributes: Mapping[str
     revision holds them, into an empty repository, and ``git check-attr`` asked there (:func:`_rule_sources`).
     Raises :class:`InputError` naming a ``.gitattributes`` past :data:`MAX_ATTRIBUTES_BYTES` or a config file git
     reads that is not git config."""
+    layers = _revision_layers(top, prefix, commit, attributes)
+    if not layers:
+        return {}
+    found = _rule_sources(layers, [f"{prefix}{rel}" for rel in rels], names=names)
+    return {path.removeprefix(prefix): rule for path, rule in found.items()}
+
+
+def _revision_layers(top: Path, prefix: str, commit: str, attributes: Mapping[str, str]) -> (
+        list[tuple[str, str, bytes]]):
+    """The files of attribute rules git reads at ``commit`` for the registry at ``prefix`` in the repository at
+    ``top``, as :func:`_work_tree_layers` gives a work tree's: the system's and user's, the revision's
+    ``.gitattributes`` files (``attributes``: each one's path → its blob), the repository's ``info/attributes``.
+    Raises as :func:`_revision_rules`."""
     sizes = blob_sizes(top, attributes.values()) if attributes else {}
     for name, blob in attributes.items():
         size = sizes.get(blob)
@@ -1843,10 +2050,33 @@ def _revision_rules(top: Path, prefix: str, commit: str, attributes: Mapping[str
               *((f"{posixpath.relpath(name, prefix or '.')} at {commit[:12]}", name, contents.get(blob, b""))
                 for name, blob in sorted(attributes.items(), key=lambda item: (item[0].count("/"), item[0]))),
               *(r for r in here if r[1] == "info")]
-    if not layers:
+    return layers
+
+
+def _scratch_values(layers: list[tuple[str, str, bytes]], paths: list[str], names: tuple[str, ...]) -> (
+        dict[str, dict[str, str]]):
+    """:func:`_attribute_values` of ``paths`` (from a repository's top) under the files of rules ``layers``
+    (:func:`_revision_layers`), asked in an empty repository of passprice's own holding them, as
+    :func:`_rule_sources` asks. Raises as it does."""
+    import tempfile
+
+    if not paths or not layers:
         return {}
-    found = _rule_sources(layers, [f"{prefix}{rel}" for rel in rels], names=names)
-    return {path.removeprefix(prefix): rule for path, rule in found.items()}
+    with tempfile.TemporaryDirectory(prefix="passprice-attributes-") as scratch:
+        place = Path(scratch) / "repository"
+        place.mkdir()
+        rules = Path(scratch) / "rules"
+        run_git(place, ["init", "-q", "--template="], scratch=True)
+        kept = b""
+        for _, where, data in layers:
+            if where == "global":
+                kept += data + b"\n"
+                continue
+            target = place / ".git" / "info" / "attributes" if where == "info" else place / where
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+        rules.write_bytes(kept)
+        return _attribute_values(place, paths, rules, names)
 
 
 #: The attributes by which ``git archive`` changes what it packs of a file: ``export-ignore`` (left out of the

@@ -683,11 +683,16 @@ _TERMS = (
         "whole pages, as a contiguous cache holds its limit), memory would hold fewer, often about half "
         "(`best qwen3-30b-a3b-h200`: 605 at mean position 2,048 of a 4,096 limit, 202.1 MB a sequence; 304 at "
         "4,095, 402.7 MB). `--position L−1` prices that case; no price changes. Their `--json`'s `spread` is "
-        "`null` for a contiguous cache (and for `best --stack`, whose runtime's memory.reserved moves the room), "
+        "`null` for a contiguous cache, "
         "else `mean_position` and `held_per_sequence` (bytes) the batch is counted at, `last_positions` (each "
         "class's limit − 1), `last_held_per_sequence` (bytes a sequence there) and `last_max_batch` (sequences "
-        "memory holds were every one there, host memory's included).",
-        ("spread evenly", "last_positions", "last_held_per_sequence", "last_max_batch", "last position"),
+        "memory holds were every one there, host memory's included). Under `best --stack S` the line and key say "
+        "this of the limit's batch, then of the room the stack's runtime leaves (the card less its "
+        "memory.reserved): `stack_last_max_batch`, the sequences it holds were every one at its last position, "
+        "and whether the stack's best batch fits however positions stand (`--stack llamacpp-cuda-2405`, 512 MiB "
+        "reserved: 302).",
+        ("spread evenly", "last_positions", "last_held_per_sequence", "last_max_batch", "last position",
+         "stack_last_max_batch"),
     ),
     Term(
         "KV cache",

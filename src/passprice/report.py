@@ -120,32 +120,51 @@ def float_matrices(header: GGUFHeader, card: Card | None = None) -> dict[str, tu
     return out
 
 
-def spread_json(s: Serving, mean: MemoryBound, last: MemoryBound | None) -> dict[str, Any] | None:
+def spread_json(s: Serving, mean: MemoryBound, last: MemoryBound | None,
+                stack_last: MemoryBound | None = None) -> dict[str, Any] | None:
     """``--json``'s ``spread`` of a paged serving ``s`` (``None`` for a contiguous cache, ``last`` ``None``): the
     ``mean_position`` its batch is counted at and the ``held_per_sequence`` bytes there (``mean``,
     :func:`~passprice.serving.memory_bound`), each class's last position (``last_positions``: limit − 1), the bytes a
     sequence holds there (``last_held_per_sequence``) and the sequences memory holds were every one there
-    (``last_max_batch``: card room plus host room, :func:`~passprice.serving.last_position_bound`)."""
+    (``last_max_batch``: card room plus host room, :func:`~passprice.serving.last_position_bound`). Under a stack
+    (``best --stack``, ``stack_last``: :func:`~passprice.serving.last_position_bound` in the room its runtime leaves,
+    the card less ``memory.reserved``) also ``stack_last_max_batch``, the sequences that room holds were every one
+    there."""
     if last is None:
         return None
-    return {
+    out = {
         "mean_position": s.contexts.mean_position(),
         "held_per_sequence": mean.per_sequence,
         "last_positions": [max(c.limit - 1, 0) for c in s.contexts.classes],
         "last_held_per_sequence": last.per_sequence,
         "last_max_batch": last.card_room + last.host_room,
     }
+    if stack_last is not None:
+        out["stack_last_max_batch"] = stack_last.card_room + stack_last.host_room
+    return out
 
 
-def spread_text(batch: int, s: Serving, mean: MemoryBound, last: MemoryBound | None) -> str | None:
+def spread_text(batch: int, s: Serving, mean: MemoryBound, last: MemoryBound | None,
+                stack: tuple[str, int, float, MemoryBound] | None = None) -> str | None:
     """The ``spread`` line of ``best`` and ``max-batch`` for a paged serving ``s`` carrying ``batch`` sequences
     (``None`` for a contiguous cache): the batch is counted with every sequence at the mix's mean position (the seed's
     ``position + page / 2`` a sequence, ``mean``), so it fits only while positions stay spread about that mean; what
     memory would hold were every sequence at its last position (``last``, :func:`spread_json`'s figures) and how to
     price it (``--position``, for one context class). Issue 13: ``best qwen3-30b-a3b-h200``'s 605 sequences at mean
-    position 2,048 said nothing of the 304 that fit at 4,095."""
+    position 2,048 said nothing of the 304 that fit at 4,095. ``stack`` (``best --stack``): the stack's name, its
+    best batch, the bytes its runtime reserves (``memory.reserved``) and
+    :func:`~passprice.serving.last_position_bound` in the room it leaves (the card less them), said after the limit's:
+    whether that batch fits with every sequence at its last position."""
     if last is None:
         return None
+    under = ""
+    if stack is not None:
+        name, stack_batch, reserved, room = stack
+        held = room.card_room + room.host_room
+        fits = "fits however their positions stand" if stack_batch <= held else (
+            "fits only while their positions stay spread")
+        under = (f"; under stack {name}, whose runtime reserves {si(reserved, 'B')}, "
+                 f"{count(held)} would fit were every sequence there, so its best batch {count(stack_batch)} {fits}")
     at_last = last.card_room + last.host_room
     classes = s.contexts.classes
     sequences = "sequence" if batch == 1 else "sequences"
@@ -162,9 +181,9 @@ def spread_text(batch: int, s: Serving, mean: MemoryBound, last: MemoryBound | N
             f"({si(mean.per_sequence, 'B')} a sequence, the paged cache's position + half a page)")
     if batch > at_last:
         return (f"{head}: they fit only while their positions stay spread about it; were every sequence {where}, "
-                f"memory would hold {count(at_last)}{hint}")
+                f"memory would hold {count(at_last)}{hint}{under}")
     return (f"{head}; were every sequence {where}, memory would still hold {count(at_last)}{hint}, so the batch "
-            "fits however their positions stand")
+            f"fits however their positions stand{under}")
 
 
 def cost_text(

@@ -1899,30 +1899,33 @@ class MemoryBound:
     host_room: int
 
 
-def memory_bound(header: GGUFHeader, card: Card, s: Serving) -> MemoryBound:
-    """The bytes that bound :func:`max_batch` for ``s`` on ``card`` (:class:`MemoryBound`; ``s.batch`` ignored).
-    Raises what :func:`pass_shape` raises."""
+def memory_bound(header: GGUFHeader, card: Card, s: Serving, room: Pricing | None = None) -> MemoryBound:
+    """The bytes that bound :func:`max_batch` for ``s`` on ``card`` (:class:`MemoryBound`; ``s.batch`` ignored);
+    ``room``: the :class:`~passprice.cost.Pricing` whose ``capacity`` (bytes) the serving may fill, a stack's (the
+    card's less its ``memory.reserved``, :func:`passprice.stacks.expected_pricing`), by default the card's. Raises
+    what :func:`pass_shape` raises."""
     from passprice.batching import use_of
 
     shape = fit_shape(header, s)
-    pricing = use_of(card, None, s.memory_use)
+    pricing = use_of(card, room, s.memory_use)
     capacity = pricing.capacity if pricing is not None else card.memory.capacity.value
     return MemoryBound(capacity, shape.held_shared, shape.held_per_sequence, shape.card_room(card, pricing),
                        shape.host_room(card) if s.host_memory else 0)  # fmt: skip
 
 
-def last_position_bound(header: GGUFHeader, card: Card, s: Serving) -> MemoryBound | None:
+def last_position_bound(header: GGUFHeader, card: Card, s: Serving, room: Pricing | None = None) -> (
+        MemoryBound | None):
     """What card memory holds were every sequence of a paged ``s`` at its last position: :func:`memory_bound` of
     ``s`` with each context class at position ``limit − 1`` (its limit's whole pages, :func:`~passprice.architectures
     .paged_held`; ``price … --position L−1`` holds the same), or ``None`` for a contiguous cache, which holds its limit
     whatever the position. A paged batch is counted at the mix's mean position (the seed's ``position + page / 2``
     a sequence): it fits only while positions stay spread about that mean, and this bound is the batch that fits
     however they stand (issue 13: 605 sequences of ``qwen3-30b-a3b-h200`` at mean position 2,048, 304 at 4,095).
-    Raises what :func:`pass_shape` raises."""
+    ``room`` as :func:`memory_bound`'s (a stack's, ``best --stack``). Raises what :func:`pass_shape` raises."""
     if s.kv_page is None:
         return None
     last = ContextMix(tuple(attrs.evolve(c, position=float(max(c.limit - 1, 0))) for c in s.contexts.classes))
-    return memory_bound(header, card, attrs.evolve(s, contexts=last))
+    return memory_bound(header, card, attrs.evolve(s, contexts=last), room)
 
 
 def best_serving(header: GGUFHeader, card: Card, s: Serving) -> ServingCost:

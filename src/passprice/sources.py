@@ -537,12 +537,12 @@ def _pinned_problem(root: Root, source: Source) -> tuple[str | None, bytes | Non
         return str(e), None
     except OSError as e:
         return f"{source.excerpt}: {e.strerror or type(e).__name__}", None
-    return _digest_problem(source, source.excerpt, source.excerpt_sha256, data), data
+    return _digest_problem(root, source, source.excerpt, source.excerpt_sha256, data), data
 
 
-def _digest_problem(source: Source, excerpt: str, pinned: str, data: bytes) -> str | None:
-    """:func:`excerpt_digest_problem` of ``source``, whose record names the excerpt ``excerpt`` and pins ``pinned``
-    (hex), its bytes read ``data``."""
+def _digest_problem(root: Root, source: Source, excerpt: str, pinned: str, data: bytes) -> str | None:
+    """:func:`excerpt_digest_problem` of ``source`` in ``root``, whose record names the excerpt ``excerpt`` and pins
+    ``pinned`` (hex), its bytes read ``data``."""
     import hashlib
 
     from passprice.files import shell_word
@@ -551,10 +551,15 @@ def _digest_problem(source: Source, excerpt: str, pinned: str, data: bytes) -> s
     if found != pinned and b"\r\n" in data and hashlib.sha256(
             data.replace(b"\r\n", b"\n")).hexdigest() == pinned:
         # the pinned bytes with CRLF line ends: a checkout's line-end conversion, which `git checkout -- PATH`
-        # repeats (tests/test_fix146.py: the advice to restore it wrote the same bytes again)
+        # repeats (tests/test_fix146.py: the advice to restore it wrote the same bytes again); a setting of git's
+        # config that does it here is named (tests/test_odds150.py)
+        from passprice.gitread import config_line_ends
+
+        setting = config_line_ends(root.path)
+        here = "" if setting is None else f"; here {setting.name}={setting.value}, a setting of {setting.where}"
         return (f"{excerpt}'s sha256 is {found[:12]}…, not the {pinned[:12]}… the record pins "
                 "(source.excerpt_sha256): it is the pinned text with CRLF line ends, which git's line-end conversion "
-                "writes in a checkout (an eol=crlf or text rule of .gitattributes, or core.autocrlf) and `git "
+                f"writes in a checkout (an eol=crlf or text rule of .gitattributes, or core.autocrlf{here}) and `git "
                 "checkout` writes again while it applies; remove that rule or setting for passprice's files (or set "
                 "-text on them), the .gitattributes edit staged (`git add .gitattributes`: a checkout reads the "
                 f"index's rules), then restore it (`rm {shell_word(excerpt)} && git checkout -- "

@@ -570,6 +570,17 @@ def price_expected(header: GGUFHeader, card: Card, serving: Serving, stack: Stac
     return Expected(stack, limit, with_stack(expected, used), pricing.fixed_s, bounds)
 
 
+def stack_room(header: GGUFHeader, card: Card, serving: Serving, stack: Stack) -> Pricing:
+    """The :class:`~passprice.cost.Pricing` of ``serving`` on ``card`` under ``stack`` (:func:`expected_pricing`),
+    whose ``capacity`` is the card memory (bytes) its runtime leaves the serving: the card's less ``memory.reserved``,
+    the room :func:`~passprice.serving.last_position_bound` takes for ``best --stack``'s ``spread``. A mixture of
+    experts needs no routing record for it (:func:`~passprice.serving.fit_shape`). Raises as
+    :func:`expected_pricing`."""
+    from passprice.serving import fit_shape
+
+    return expected_pricing(stack, card, fit_shape(header, serving), serving.host_memory)[0]
+
+
 def max_batch_expected(
     header: GGUFHeader, card: Card, serving: Serving, stack: Stack
 ) -> tuple[int, int, float, tuple[int, int] | None]:
