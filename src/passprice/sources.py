@@ -1213,8 +1213,8 @@ SEARCHED_MOST = 128 * 1024 * 1024
 
 #: The most quoted spans one command looks up: what :data:`SEARCHED_MOST` allows of look-ups counted the least
 #: (``2 × LINEAR_FROM`` characters each), 2,236; a look-up of a larger text reaches the characters' bound first.
-#: Past it a span is not looked up, and said so. Each look-up is about 60 us of CPU at most where the characters
-#: bound it: 0.13 s the 2,236 (benchmarks/bound147.py).
+#: Past it a span is not looked up, and said so. A look-up of a text under :data:`LINEAR_FROM` took 64 us of CPU at
+#: most, padded: 0.14 s the 2,236 (benchmarks/bound147.py).
 QUOTES_MOST = SEARCHED_MOST // (2 * LINEAR_FROM)
 
 
