@@ -4703,12 +4703,10 @@ class Diff:
         :attr:`check_counted` counts under HEAD's check that :attr:`check_shown` lists under their lock file instead
         (the first 3 files named; ``where`` says where that list is: the markdown's ``below (Files that do not read),
         under``), ``""`` when none. Raises nothing."""
-        listed, _, files = self.check_shown
+        listed, more, files = self.check_shown
         if not files:
             return ""
-        named = set(files)
-        counted = sum(1 for f in self.files if f.path in named
-                      for e in self.errors_shown()[f.path][1] if e in self.check_counted)
+        counted = len(self.check_counted) - len(listed) - more
         names = ", ".join(files[:3]) + (f" and {len(files) - 3:,} more" if len(files) > 3 else "")
         return (f"{'and ' if listed else ''}{_n(counted, 'problem')} listed {where} the lock "
                 f"file{'s' if len(files) != 1 else ''} that do{'' if len(files) != 1 else 'es'} not read ({names})")
@@ -8496,8 +8494,9 @@ def diff_text(d: Diff) -> str:
         lines += [f"  {p}" for p in listed]
         if more:
             lines.append(f"  and {_n(more, 'more problem')}: passprice check on HEAD lists each")
-        if d.check_elsewhere_line():
-            lines.append(f"  {d.check_elsewhere_line()}")
+        elsewhere = d.check_elsewhere_line()
+        if elsewhere:
+            lines.append(f"  {elsewhere}")
     others = [
         f for f in d.files if not f.holds_facts and f.compared and f.kind not in ("checkpoint", "serving", "lock")
     ]
@@ -9234,8 +9233,9 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
         out += [f"- {markdown_prose(p)}" for p in listed]
         if more:
             out.append(f"- and {_n(more, 'more problem')}: `passprice check` on HEAD lists each")
-        if d.check_elsewhere_line():
-            out.append(f"- {markdown_prose(d.check_elsewhere_line('below (Files that do not read), under'))}")
+        elsewhere = d.check_elsewhere_line("below (Files that do not read), under")
+        if elsewhere:
+            out.append(f"- {markdown_prose(elsewhere)}")
     shown = d.errors_shown()
     unread = [
         [markdown_code(path), which, markdown_prose(e)]
