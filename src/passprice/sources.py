@@ -1208,7 +1208,8 @@ def _quoted_locators(fact: Fact) -> list[tuple[str, str | None, str]]:
 #: excerpt of ``1`` lines, or of ``a``, benchmarks/bound147.py), so at most about 0.5 s of CPU for the 128 MiB, under
 #: the issue's 2 s with the rest of a review. A look-up of a shipped excerpt (at most 19,590 bytes, each form under
 #: :data:`LINEAR_FROM`) counts 60,000 characters: a pull request quoting 2,000 spans of them (120 M) is looked up
-#: whole, where 64 MiB and 512 spans refused 1,008 (tests/test_bound147.py).
+#: whole, where 64 MiB and 512 spans refused 63 copies of a card, 1,575 look-ups (tests/test_hostile_55.py,
+#: tests/test_bound147.py).
 SEARCHED_MOST = 128 * 1024 * 1024
 
 #: The most quoted spans one command looks up: what :data:`SEARCHED_MOST` allows of look-ups counted the least
