@@ -872,13 +872,13 @@ _MARK = "\x00"
 _BARRIER = "\x01"
 
 
-#: The shortest text :func:`_within` searches: CPython (3.11 to 3.13, ``Objects/stringlib/fastsearch.h``) looks for a
-#: span of 6 to 99 characters in a text under 30,000 with its simple search, which compares the span at every place
-#: the text is full of its last character: 2,000 look-ups of 97 ``a`` then ``ba`` in 14,000 ``a`` took 1.13 s of
-#: CPU, 20 ns a character (1.3 s for the 64 MiB the bound was), where a text of 30,000 or more is searched in linear
-#: time (two-way: 0.8-3.6 ns a character, whatever the span). A shorter form is searched padded to it with
-#: :data:`_BARRIER`, which no span holds, and counted so (:meth:`StoredText.searched_size`): those 2,000 look-ups
-#: took 0.11 s (benchmarks/bound147.py).
+#: The shortest text :func:`_within` searches: CPython (``Objects/stringlib/fastsearch.h``; measured on 3.11, the
+#: oldest this package runs on) looks for a span of 6 to 99 characters in a text under 30,000 with its simple search,
+#: which compares the span at every place the text is full of its last character: 2,000 look-ups of 97 ``a`` then
+#: ``ba`` in 14,000 ``a`` took 1.13 s of CPU, 20 ns a character (1.3 s for the 64 MiB the bound was), where a text of
+#: 30,000 or more is searched in linear time (two-way: 0.8-3.6 ns a character, whatever the span). A shorter form is
+#: searched padded to it with :data:`_BARRIER`, which no span holds, and counted so
+#: (:meth:`StoredText.searched_size`): those 2,000 look-ups took 0.11 s (benchmarks/bound147.py).
 LINEAR_FROM = 30_000
 
 
