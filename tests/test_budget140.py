@@ -1,6 +1,7 @@
 """A review's NOT FOUND that could be hidden (issue 13), each hole kept as its reproducer, built in a git copy.
 
-1. One bound (:class:`passprice.sources.Lookups`: 512 spans, 64 MiB) served a review's changed facts in file
+1. One bound (:class:`passprice.sources.Lookups`: 512 spans, 64 MiB then; 2,236 and 128 MiB since
+   tests/test_bound147.py) served a review's changed facts in file
    order, so a pull request spending it on found junk quotes of the H200 card (sorting first) left the RTX 4090's
    NOT FOUND quote "not checked … past the 512" and the review passed. Now the review counts what its checks would
    look up first and, past the bound, looks up none (whichever file sorts first) and fails, saying how many spans of
@@ -82,8 +83,21 @@ def _review(root: Path) -> tuple[dict[str, object], object]:
 # --- (1) the bound spent on junk quotes ------------------------------------------------------------------------------
 
 
+def _grown(root: Path) -> None:
+    """BASE's H200 page excerpt with a line 69 of 120,000 letters ``a`` after its last, re-pinned and committed: its
+    two forms 584 + 1 + 120,000 and 501 + 120,000 characters, 241,086 a look-up, where the 60,000 of a shipped
+    excerpt's let 2,236 look-ups in under the review's 128 MiB (tests/test_bound147.py)."""
+    path = root / EXCERPT
+    path.write_text(path.read_text(encoding="utf-8") + f"69\t{'a' * 120_000}\n", encoding="utf-8")
+    repin_excerpt(root, EXCERPT)
+    _git(root, "commit", "-qam", "the excerpt grown")
+
+
 def test_1_junk_quotes_past_the_bound_fail_the_review_and_hide_nothing(repo: Path) -> None:
-    _junk(repo, 80)  # 80 spans × the 8 facts of the H200 card citing the page: 640, past the 512
+    _grown(repo)
+    # 80 spans × the 8 facts of the H200 card citing the page (649) and the RTX's 1: 649 × 241,086 + 60,000 =
+    # 156,524,814 characters, past the 134,217,728 (128 MiB; the 512 spans were the bound before)
+    _junk(repo, 80)
     _edit(repo, RTX, RTX_QUOTE, "'1MiB / 24565MiB'")  # NOT FOUND in its excerpt, a card sorting after the H200's
     _git(repo, "commit", "-qam", "junk quotes, then a wrong one")
     result = invoke("diff", "HEAD~1", "HEAD", root=repo)
@@ -103,13 +117,14 @@ def test_1_junk_quotes_past_the_bound_fail_the_review_and_hide_nothing(repo: Pat
     assert reason[0].startswith("passprice: refused: quotes not checked: 650 quoted spans of 9 facts "
                                 "(h200_sxm_141gb:memory.capacity, "), reason[0]
     assert reason[0].endswith(", rtx_4090:memory.capacity) not looked up in their stored excerpts, the review's "
-                              "look-ups past their bound (512 spans, 64 MiB of stored text; none is looked up then, "
+                              "look-ups past their bound (2,236 spans, 128 MiB of stored text; none is looked up then, "
                               "whichever file sorts first): a quote not checked may be NOT FOUND; split the change, "
                               "or run `passprice audit --source ID` on each source they cite"), reason[0]
 
 
 def test_1_under_the_bound_the_late_fact_s_not_found_fails_the_review(repo: Path) -> None:
-    _junk(repo, 20)  # 8 × 20 = 160 spans, under the 512: every one looked up
+    _grown(repo)
+    _junk(repo, 20)  # 169 spans of the page (160 and 9 inputs'): 40,743,534 characters, and the RTX's 60,000: all
     _edit(repo, RTX, RTX_QUOTE, "'1MiB / 24565MiB'")
     _git(repo, "commit", "-qam", "a few found quotes, then a wrong one")
     result = invoke("diff", "HEAD~1", "HEAD", root=repo)

@@ -73,7 +73,7 @@ if TYPE_CHECKING:
     from passprice.modellist import ListChanges
     from passprice.reproduce import RoutingTogether
     from passprice.servings import ServingSpec
-    from passprice.sources import QuoteCheck
+    from passprice.sources import Lookups, QuoteCheck
     from passprice.unlocked import ServingMove
 
     #: BASE's and HEAD's list of pricing models as :func:`_side_lists` reads them: by digest, ``None`` where a side
@@ -4589,8 +4589,9 @@ class Diff:
     @property
     def quotes_unchecked(self) -> tuple[str, ...]:
         """The facts (``card:path``) whose quotes the review did not look up, its look-ups past their bound
-        (:class:`passprice.sources.Lookups`, 512 spans and 64 MiB of stored text: the changed facts' checks, and
-        apart the rewritten excerpts' checks of their citing facts, each all or none): each fails the review, which
+        (:class:`passprice.sources.Lookups`, 2,236 spans and 128 MiB of stored text, one for the review: the changed
+        facts' checks, then the rewritten excerpts' checks of their citing facts with what those left, each all or
+        none, none of either when the first are past it; tests/test_bound147.py): each fails the review, which
         cannot say their quotes are found. Before (tests/test_budget140.py), 600 junk quotes on facts sorting first
         left a later fact's NOT FOUND "not checked … past the 512" and the review passed."""
         names = [f"{f.name}:{c.path}" for f, c in self.fact_changes if c.quote is not None and c.quote.past]
@@ -4680,12 +4681,35 @@ class Diff:
         return self.head_check + tuple(dict.fromkeys(e for e in locks if e not in self.head_check))
 
     @property
-    def check_shown(self) -> tuple[tuple[str, ...], int]:
-        """The lines of :attr:`check_beyond` a review lists (the first :data:`MAX_HEAD_PROBLEMS`) and how many more
-        it counts without listing (``passprice check`` on HEAD lists each): 3,000 invalid source records made a
-        2.4 MB pull-request comment of 15,000 problem lines (issue 13). The lines are :attr:`check_counted`'s."""
-        beyond = self.check_counted
-        return beyond[:MAX_HEAD_PROBLEMS], max(0, len(beyond) - MAX_HEAD_PROBLEMS)
+    def check_shown(self) -> tuple[tuple[str, ...], int, tuple[str, ...]]:
+        """The lines of :attr:`check_counted` a review lists under what HEAD fails ``check`` on (the first
+        :data:`MAX_HEAD_PROBLEMS`), how many more it counts without listing (``passprice check`` on HEAD lists each):
+        3,000 invalid source records made a 2.4 MB pull-request comment of 15,000 problem lines (issue 13); and the
+        lock files whose lines it lists under the file instead (:meth:`errors_shown`), each line listed once: a lock
+        file that does not read on HEAD was listed under its file and again under HEAD's check
+        (tests/test_bound147.py)."""
+        shown = self.errors_shown()
+        above: dict[str, str] = {}  # a line listed under its lock file: the file
+        for f in self.files:
+            if f.kind == "lock" and f.path in shown:
+                for e in shown[f.path][1]:
+                    above.setdefault(e, f.path)
+        rest = tuple(p for p in self.check_counted if p not in above)
+        files = tuple(dict.fromkeys(above[p] for p in self.check_counted if p in above))
+        return rest[:MAX_HEAD_PROBLEMS], max(0, len(rest) - MAX_HEAD_PROBLEMS), files
+
+    def check_elsewhere_line(self, where: str = "above, under") -> str:
+        """``1 problem listed above, under the lock file that does not read (locks/u1.lock.toml)``: the lines
+        :attr:`check_counted` counts under HEAD's check that :attr:`check_shown` lists under their lock file instead
+        (the first 3 files named; ``where`` says where that list is: the markdown's ``below (Files that do not read),
+        under``), ``""`` when none. Raises nothing."""
+        listed, more, files = self.check_shown
+        if not files:
+            return ""
+        counted = len(self.check_counted) - len(listed) - more
+        names = ", ".join(files[:3]) + (f" and {len(files) - 3:,} more" if len(files) > 3 else "")
+        return (f"{'and ' if listed else ''}{_n(counted, 'problem')} listed {where} the lock "
+                f"file{'s' if len(files) != 1 else ''} that do{'' if len(files) != 1 else 'es'} not read ({names})")
 
     def errors_shown(self) -> dict[str, tuple[tuple[str, ...], tuple[str, ...], int]]:
         """The errors of the changed files that do not read that a review lists: for each such file's path, its
@@ -5349,7 +5373,10 @@ def _compare(base: Side, head: Side) -> Diff:
     into = {old: new for new, old in renames.items()}
     files = _ask_added(base, head, tuple(compare_file(base, head, p, renames.get(p), into.get(p)) for p in paths))
     files = _fresh_sources(base, head, files)
-    files = _quotes_checked(head, files, base)
+    from passprice.sources import Lookups
+
+    lookups = Lookups()  # the review's quote look-ups, all of them: its changed facts' and rewritten excerpts'
+    files = _quotes_checked(head, files, base, lookups)
     files = _ratio_bases(head, files)
     files = _foreign_files(head, files)
     files = _moved_under_runs(head, files)
@@ -5382,7 +5409,8 @@ def _compare(base: Side, head: Side) -> Diff:
     recited_to = sorted({s for f in files for c in f.facts if c.old is not None for s in c.fresh_sources})
     head_locks = ([(rel, lock) for rel, lock in _locks(head).items() if lock is not None] if ids or recited_to
                   else [])
-    sources = source_changes(base.root, head.root, ids, (base.document, head.document), head_locks, recited_to)
+    sources = source_changes(base.root, head.root, ids, (base.document, head.document), head_locks, recited_to,
+                             lookups)
     from passprice.unlocked import unlocked_moves
 
     lists = _side_lists(base, head)
@@ -6411,7 +6439,8 @@ def _fresh_sources(base: Side, head: Side, files: tuple[FileChange, ...]) -> tup
     return tuple(out)
 
 
-def _quotes_checked(head: Side, files: tuple[FileChange, ...], base: Side | None = None) -> tuple[FileChange, ...]:
+def _quotes_checked(head: Side, files: tuple[FileChange, ...], base: Side | None = None,
+                    left: Lookups | None = None) -> tuple[FileChange, ...]:
     """``files`` with :attr:`FactChange.quote` set on each changed or added fact whose quoted locators (its own and
     its derivation inputs', each with the source it cites: :func:`passprice.sources._quoted_locators`) differ from the
     old fact's: :func:`passprice.sources.quote_check` of HEAD's fact against HEAD's stored excerpts
@@ -6421,7 +6450,11 @@ def _quotes_checked(head: Side, files: tuple[FileChange, ...], base: Side | None
     whose stored text for them (:func:`passprice.sources.excerpt_section`'s reading) differs on BASE, or that BASE
     stored none of; and a changed fact whose locators did not change is checked too when it cites such a source
     (a value moved, the excerpt edited to state it and re-pinned read "checked" against text the change wrote,
-    tests/test_left131.py). HEAD's sources are read only when such a fact is there. Raises nothing."""
+    tests/test_left131.py). HEAD's sources are read only when such a fact is there. The look-ups spend ``left``, the
+    review's one :class:`passprice.sources.Lookups` (a fresh one when ``None``), in place: what they would look up is
+    counted first, and past what it holds none is looked up and it is emptied, so that the rewritten excerpts' checks
+    after them look up none either (:func:`passprice.sourcechange.source_changes`; tests/test_bound147.py). Raises
+    nothing."""
     from passprice.sources import Lookups, quote_check, quote_cost, read_sources, stored_texts
     from passprice.sources import _quoted_locators as quoted_locators
 
@@ -6449,14 +6482,16 @@ def _quotes_checked(head: Side, files: tuple[FileChange, ...], base: Side | None
         return files
     if sources is None:
         sources = read_sources(head.root)[0]
-    left = Lookups()  # one for the review: one a fact looked up 512 spans each (tests/test_attack133.py)
+    # one for the review, shared with its rewritten excerpts' checks: one a fact looked up 512 spans each
+    # (tests/test_attack133.py), then the changed facts and the excerpts had one each (tests/test_bound147.py)
+    left = Lookups() if left is None else left
     texts = stored_texts(head.root, sources, [sid for fact in asked for sid in cited(fact)])
     need = quote_cost(asked, texts)
     if need.spans > left.spans or need.chars > left.chars:
         # Past the bound, none is looked up and the review fails (Review.quotes_unchecked): looking up the first
         # 512 let a pull request spend them on junk quotes of facts sorting first, so that a later fact's NOT FOUND
         # read "not checked" and the review passed (tests/test_budget140.py).
-        left = Lookups(0, 0)
+        left.spans = left.chars = 0
     out = []
     for f in files:
         facts = []
@@ -8454,11 +8489,14 @@ def diff_text(d: Diff) -> str:
 
         lines += text_lines(d.unlocked, d.unlocked_left_out)
     if d.check_counted:
-        listed, more = d.check_shown
+        listed, more, _ = d.check_shown
         lines += ["", f"{d.check_line()}:"]
         lines += [f"  {p}" for p in listed]
         if more:
             lines.append(f"  and {_n(more, 'more problem')}: passprice check on HEAD lists each")
+        elsewhere = d.check_elsewhere_line()
+        if elsewhere:
+            lines.append(f"  {elsewhere}")
     others = [
         f for f in d.files if not f.holds_facts and f.compared and f.kind not in ("checkpoint", "serving", "lock")
     ]
@@ -9190,11 +9228,14 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
 
         out += markdown_lines(d.unlocked, d.unlocked_left_out)
     if d.check_counted:
-        listed, more = d.check_shown
+        listed, more, _ = d.check_shown
         out += ["", f"#### ❌ {markdown_prose(d.check_line())}", ""]
         out += [f"- {markdown_prose(p)}" for p in listed]
         if more:
             out.append(f"- and {_n(more, 'more problem')}: `passprice check` on HEAD lists each")
+        elsewhere = d.check_elsewhere_line("below (Files that do not read), under")
+        if elsewhere:
+            out.append(f"- {markdown_prose(elsewhere)}")
     shown = d.errors_shown()
     unread = [
         [markdown_code(path), which, markdown_prose(e)]

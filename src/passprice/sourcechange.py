@@ -272,6 +272,7 @@ def source_changes(
     documents: tuple[Callable[[str], str | None], Callable[[str], str | None]],
     locks: Iterable[tuple[str, Any]] = (),
     added: Iterable[str] = (),
+    left: Lookups | None = None,
 ) -> tuple[SourceChange, ...]:
     """Each source of ``ids`` (registered on both sides) that leads to another document on ``head`` than on
     ``base``: a field of :data:`DOCUMENT_FIELDS` that differs, or the registry document it names (the same
@@ -283,7 +284,11 @@ def source_changes(
     :func:`passprice.lineage.fitted_through`); each with the ``locks`` (HEAD's,
     each its shown path and the lock read) resting on them, as :func:`passprice.lineage.lock_impacts` finds them for
     ``audit --source``. Each of ``added`` (sources ``head`` registers and ``base`` does not, to which a fact of
-    ``base`` is re-cited) is one too, ``changed`` naming the document it leads to (:data:`ADDED_FIELDS` it sets)."""
+    ``base`` is re-cited) is one too, ``changed`` naming the document it leads to (:data:`ADDED_FIELDS` it sets).
+    The quote checks of the sources whose stored excerpt changed (:func:`_quotes_lost`, HEAD's and BASE's) spend
+    ``left``, the review's one :class:`passprice.sources.Lookups` (what its changed facts' checks left; a fresh one
+    when ``None``): what they would look up is counted first, and past what it holds none is looked up
+    (tests/test_bound147.py)."""
     from passprice.lineage import (
         FactRef,
         _fitted_in,
@@ -353,7 +358,10 @@ def source_changes(
     # read them for each: 88 ms a source, 9.1 s of a review adding 238 sources re-cited to; attack68)
     fits = stack_fits(head)
     out = []
-    left = Lookups()  # the quote checks of every source compared, both sides: one a source, both sides, were 1,024
+    # the quote checks of every source compared, both sides, from the review's one bound: one a source, both sides,
+    # were 1,024 (tests/test_attack133.py), then the sources' had one and the changed facts' one
+    # (tests/test_bound147.py)
+    left = Lookups() if left is None else left
     inputs = {source_id: _lost_inputs(base, head, source_id, citing.get(source_id, []))
               for source_id, fields in found if any(STORED_TEXT in field for field in fields)}
     need = [quote_cost([fact for _, fact in got[0]], texts) for got in inputs.values() if got is not None
@@ -361,7 +369,7 @@ def source_changes(
     if sum(n.spans for n in need) > left.spans or sum(n.chars for n in need) > left.chars:
         # past the bound none is looked up, whatever the sources' order: a change spending it on sources sorting
         # first hid a later one's lost quotes, the review passing (tests/test_budget140.py)
-        left = Lookups(0, 0)
+        left.spans = left.chars = 0
     # each pair of sections compared once: 40 records naming one excerpt with no sections of theirs share its lines
     compared: dict[tuple[Any, ...], tuple[str, ...]] = {}
     for source_id, fields in found:

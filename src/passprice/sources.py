@@ -753,8 +753,8 @@ def check_sources(
 _QUOTED_SPAN_TEXT = r"(?:(?<=^)|(?<=[\s(\[:;,]))'(.+?)'(?=$|[\s),;:\].])"
 
 #: The most bytes of a stored excerpt read to check quotes against (the largest shipped is 19,590 bytes); a larger
-#: file is said to be too large, unread. With :data:`QUOTES_MOST` it bounds an audit's look-ups: 256
-#: spans looked for in 1 MB took 0.21 s of CPU.
+#: file is said to be too large, unread. With :data:`SEARCHED_MOST` it bounds a command's look-ups: about 42 of a
+#: text of 1 MB.
 EXCERPT_BYTES = 1024 * 1024
 
 #: A section line of a stored excerpt: ``== SOURCE PATH URL ==`` (or ``== PATH ==``, one document's file).
@@ -895,7 +895,7 @@ class StoredText:
         # tests/test_cite71.py compares them, each number still whole. Without it `audit --source
         # sambanova-sn40l-hot-chips-2024` said 5 of the SN40L's facts' quotes were NOT FOUND, and a review asked them
         # of a copy of its card (tests/test_slip_32.py).
-        return wanted in marked or wanted_tight in tight
+        return _within(wanted, marked) or _within(wanted_tight, tight)
 
     def _forms(self, page: int | None) -> tuple[str, str]:
         """:func:`_searched` of :attr:`flat` (``page`` ``None``, or an excerpt whose numbers are not pages) or of
@@ -908,9 +908,10 @@ class StoredText:
 
     def searched_size(self, page: int | None = None) -> int:
         """The characters a look-up by :meth:`holds` (on ``page``, or the whole text) may search: its two forms'
-        (:func:`_searched`), what it counts against :data:`SEARCHED_MOST`. Raises nothing."""
+        (:func:`_searched`), each at least :data:`LINEAR_FROM` (as :func:`_within` searches it), what it counts
+        against :data:`SEARCHED_MOST`. Raises nothing."""
         marked, tight = self._forms(page)
-        return len(marked) + len(tight)
+        return max(len(marked), LINEAR_FROM) + max(len(tight), LINEAR_FROM)
 
 
 #: A number as the quote check reads it whole: digits, and a ``.`` or ``,`` between digits (``1,141``, ``14.8``).
@@ -921,6 +922,23 @@ _MARK = "\x00"
 #: to each other (one in the excerpt or a quoted span read as a blank first): no span holds it, so none is found
 #: across such a gap, and :func:`_searched` keeps it in both forms (it is no blank).
 _BARRIER = "\x01"
+
+
+#: The shortest text :func:`_within` searches: CPython (``Objects/stringlib/fastsearch.h``; measured on 3.11, the
+#: oldest this package runs on) looks for a span of 6 to 99 characters in a text under 30,000 with its simple search,
+#: which compares the span at every place the text is full of its last character: 2,000 look-ups of 97 ``a`` then
+#: ``ba`` in 14,000 ``a`` took 1.13 s of CPU, 20 ns a character (1.3 s for the 64 MiB the bound was), where a text of
+#: 30,000 or more is searched in linear time (two-way: 0.8-3.6 ns a character, whatever the span). A shorter form is
+#: searched padded to it with :data:`_BARRIER`, which no span holds, and counted so
+#: (:meth:`StoredText.searched_size`): those 2,000 look-ups took 0.11 s (benchmarks/bound147.py).
+LINEAR_FROM = 30_000
+
+
+def _within(span: str, text: str) -> bool:
+    """Whether ``span`` is in ``text``, ``text`` searched at :data:`LINEAR_FROM` characters at least (padded with
+    :data:`_BARRIER`, which ``span`` never holds: :meth:`StoredText.holds` reads one as a blank), so that the search
+    is linear in them whatever the span. Raises nothing."""
+    return span in (text if len(text) >= LINEAR_FROM else text.ljust(LINEAR_FROM, _BARRIER))
 
 
 def _searched(flat: str) -> tuple[str, str]:
@@ -1292,18 +1310,22 @@ def _quoted_locators(fact: Fact) -> list[tuple[str, str | None, str]]:
     return out
 
 
-#: The most quoted spans one audit looks for in the stored texts (the registered locks quote at most 60): past it, a
-#: fact's spans are not checked, and said so. A hostile locator of 10,000 characters quotes up to 3,333 spans; each
-#: look-up reads a stored text of up to :data:`passprice.sources.EXCERPT_BYTES` (256 in 1 MB: 0.21 s of CPU).
-QUOTES_MOST = 512
+#: The most characters of stored text one command (an audit, or a whole review) searches for quoted spans, each
+#: look-up counted at the two forms of the text it may search, each at least :data:`LINEAR_FROM`
+#: (:meth:`StoredText.searched_size`): past it a span is not looked up, and said so. Each search is linear in them,
+#: whatever the span (:func:`_within`): 0.8-3.6 ns a character on the texts that search slowest (a 900,000-byte
+#: excerpt of ``1`` lines, or of ``a``, benchmarks/bound147.py), so at most about 0.5 s of CPU for the 128 MiB, under
+#: the issue's 2 s with the rest of a review. A look-up of a shipped excerpt (at most 19,590 bytes, each form under
+#: :data:`LINEAR_FROM`) counts 60,000 characters: a pull request quoting 2,000 spans of them (120 M) is looked up
+#: whole, where 64 MiB and 512 spans refused 63 copies of a card, 1,575 look-ups (tests/test_hostile_55.py,
+#: tests/test_bound147.py).
+SEARCHED_MOST = 128 * 1024 * 1024
 
-#: The most characters of stored text one audit (or review) searches for quoted spans, each look-up counted at the
-#: two forms of the text it may search (:meth:`StoredText.searched_size`): past it, as past :data:`QUOTES_MOST`, a
-#: span is not looked up, and said so. 512 look-ups in a 900,000-byte excerpt of ``1`` lines (its forms 3.15 M
-#: characters) took 1.04 s of CPU, past the issue's 2 s with the rest of ``audit --source`` (tests/test_attack133.py);
-#: the registered locks search under 3 M (60 spans, excerpts of at most 19,590 bytes). At most about 5 ns a character
-#: (a span whose every character the text is full of): 0.35 s.
-SEARCHED_MOST = 64 * 1024 * 1024
+#: The most quoted spans one command looks up: what :data:`SEARCHED_MOST` allows of look-ups counted the least
+#: (``2 × LINEAR_FROM`` characters each), 2,236; a look-up of a larger text reaches the characters' bound first.
+#: Past it a span is not looked up, and said so. A look-up of a text under :data:`LINEAR_FROM` took 64 us of CPU at
+#: most, padded: 0.14 s the 2,236 (benchmarks/bound147.py).
+QUOTES_MOST = SEARCHED_MOST // (2 * LINEAR_FROM)
 
 
 @attrs.define
@@ -1311,7 +1333,8 @@ class Lookups:
     """What the quote checks of one command may still look up, shared by every :func:`quote_check` it makes (an
     audit's facts, a review's changed facts, the sources whose excerpts it compares): ``spans`` (from
     :data:`QUOTES_MOST`) and ``chars`` of stored text searched (from :data:`SEARCHED_MOST`). A review made one a
-    fact, 512 spans each (tests/test_attack133.py)."""
+    fact, 512 spans each (tests/test_attack133.py), then one for its changed facts and one for its rewritten
+    excerpts' checks; now one for the whole review (tests/test_bound147.py)."""
 
     spans: int = QUOTES_MOST
     chars: int = SEARCHED_MOST
@@ -1398,7 +1421,9 @@ def quote_check(path: str, fact: Fact, texts: Mapping[str, StoredText], left: Lo
                else "it has no locator")
         return QuoteCheck(path, "not checked", 0, 0, (), (), why)
     counted = f"{found} of {spans} quoted span{'s' if spans != 1 else ''} found in the stored text"
-    limit = (f"the {QUOTES_MOST:,} an audit looks up" if left.spans <= 0
+    limit = (f"the review's bound ({QUOTES_MOST:,} spans, {SEARCHED_MOST // 2**20:,} MiB of stored text), none "
+             "looked up" if left.spans <= 0 and left.chars <= 0  # a review past it looks up none (Lookups emptied)
+             else f"the {QUOTES_MOST:,} an audit looks up" if left.spans <= 0
              else f"the {SEARCHED_MOST // 2**20:,} MiB of stored text an audit searches")
     beyond = f"{past:,} span{'s' if past != 1 else ''} past {limit}" if past else ""
     if missing:
