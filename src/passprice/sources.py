@@ -1383,7 +1383,8 @@ def quote_check(path: str, fact: Fact, texts: Mapping[str, StoredText], left: Lo
             lacking = next((named for named in parts if not any(stored.holds(span, part=p) for p in named)), ())
             # under which part it is, for the misses shown alone (each a search of the rest of the text)
             other = stored.part_holding(span, lacking) if lacking and not on_page and len(missed) < 3 else None
-            under = f" (under {' or '.join(lacking)}" if lacking and not on_page else ""
+            # said where the text has other parts (a file of one section, the L40S's README.md, is the text)
+            under = f" (under {' or '.join(lacking)}" if lacking and not on_page and len(stored.parts) > 1 else ""
             missed.append(repr(span[:60]) + (f" (on p. {page})" if on_page else "")
                           + (f"{under}; found only under {other})" if other is not None else f"{under})" if under
                              else ""))
