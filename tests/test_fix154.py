@@ -87,3 +87,107 @@ def test_1_the_shipped_b200_host_stream_reads_as_today(repo: Path) -> None:
     audit = invoke("audit", "--source", AZURE, root=repo)
     assert "  b200:host.stream: checked (2 of 2 quoted spans found in the stored text)" in audit.stdout.splitlines()
     assert "NOT FOUND" not in audit.stdout
+
+
+# --- (2) a made-up estimate raising prices -------------------------------------------------------------------------
+
+H200_LOCKS = ("qwen3-30b-a3b-h200", "qwen35-27b-h200-mtp", "r1-qwen7b-h200", "r1-qwen7b-h200-best",
+              "r1-qwen7b-h200-llamacpp")
+
+
+def test_2_a_guessed_estimate_above_the_measurement_is_asked(repo: Path) -> None:
+    result = invoke("fact", "set", "h200_sxm_141gb", "streams.read", "--value", "0.99", "--unit", "1",
+                    "--provenance", "estimated", "--source", "passprice-card-review", "--locator", "a guess", root=repo)
+    assert result.exit_code == 0, result.output
+    for lock in H200_LOCKS:
+        relocked = invoke("lock", "--update", "--force", "-o", str(repo / f"locks/{lock}.lock.toml"), "--require",
+                          "streams.read=estimated", root=repo)
+        assert relocked.exit_code == 0, relocked.output
+    review = invoke("diff", "main", root=repo)
+    assert review.exit_code == 0, review.output  # asked, never failed: the README's policy for what is to verify
+    lines = review.stdout.splitlines()
+    assert lines[0].startswith("⚠️ passprice diff: main")
+    # was "1 fact changed in 1 file, 1 weakened; 5 locks affected, …", nothing to verify
+    assert lines[1].startswith("1 fact changed in 1 file, 1 weakened, 1 to verify in its source; 5 locks affected"), (
+        lines[1])
+    # 0.99 x 4.8 TB/s = 4.752 TB/s, above the 4.48 TB/s measured (0.9333 x 4.8 = 4.48); +6.075 % = 0.99 / 0.9333 - 1
+    assert ("                to verify: the citation changed and its basis names no figure (its locator and note "
+            "quote no number): what gives 0.99? does passprice-card-review: a guess give it, estimated?; its value "
+            "moved past the measured 0.9333 it replaces (→ 0.99, +6.075 %) on a weaker basis: what justifies it over "
+            "the measured figure?") in lines, review.stdout
+
+
+# --- (3) the review's warnings of check on HEAD are check's --------------------------------------------------------
+
+
+def test_3_a_copied_card_s_warnings_are_counted_and_listed_as_check_prints_them(repo: Path) -> None:
+    text = (repo / "facts/cards/h100_sxm5_80gb.toml").read_text(encoding="utf-8")
+    text = text.replace('name = "NVIDIA H100 SXM5 80GB"', 'name = "H100 copy"', 1).replace(
+        'note = "GH100 with 132 SMs', 'note = "A copy. GH100 with 132 SMs', 1)
+    (repo / "facts/cards/h100_copy.toml").write_text(text, encoding="utf-8")
+    check = invoke("check", root=repo)
+    warned = [line for line in check.stdout.splitlines() if line.startswith("  warning: ")]
+    # 4 measured facts on each of the 2 cards, and the standing line of the 22 sources retrieved "unknown"
+    assert len(warned) == 9, check.stdout
+    assert sum("is measured but cites the same place as another card's measured fact" in w for w in warned) == 8
+    review = invoke("diff", "main", root=repo)
+    assert review.exit_code == 0, review.output
+    lines = review.stdout.splitlines()
+    # was "…; 0 warnings" (none listed) for this copy, and "1 warning of check on HEAD" with its note copied
+    assert lines[1] == ("17 facts added in 1 new file; no lock affected; 9 warnings of check on HEAD; 10 locks "
+                        "unaffected"), lines[1]
+    assert [line for line in lines if line.startswith("  warning: ")] == warned
+
+
+# --- (4) a checkpoint entry renamed ----------------------------------------------------------------------------------
+
+
+def test_4_a_renamed_checkpoint_entry_is_said_renamed(repo: Path) -> None:
+    _git(repo, "mv", "registry/checkpoints/codellama-7b-q8_0.toml", "registry/checkpoints/cl7-q8.toml")
+    entry = repo / "registry/checkpoints/cl7-q8.toml"
+    entry.write_text(entry.read_text(encoding="utf-8").replace('name = "codellama-7b-q8_0"', 'name = "cl7-q8"', 1),
+                     encoding="utf-8")
+    runs = repo / "registry/measurements/llamacpp-points.toml"
+    runs.write_text(runs.read_text(encoding="utf-8").replace('checkpoint = "codellama-7b-q8_0"',
+                                                             'checkpoint = "cl7-q8"'), encoding="utf-8")
+    review = invoke("diff", "main", root=repo)
+    assert review.exit_code == 0, review.output
+    lines = review.stdout.splitlines()
+    # was "no fact changed; 1 checkpoint entry added; 1 checkpoint entry removed; …", the same content on both
+    assert lines[1].startswith("no fact changed; 1 checkpoint entry renamed; 1 other file changed; "), lines[1]
+    assert ("registry/checkpoints/cl7-q8.toml (checkpoint cl7-q8): added (renamed from "
+            "registry/checkpoints/codellama-7b-q8_0.toml: the same content)") in lines
+    assert ("registry/checkpoints/codellama-7b-q8_0.toml (checkpoint codellama-7b-q8_0): removed (renamed to "
+            "registry/checkpoints/cl7-q8.toml: the same content)") in lines
+
+
+# --- (5) the ratio worked out from a changed citation ----------------------------------------------------------------
+
+
+def test_5_a_re_cited_ratio_is_worked_out_from_its_new_quote(repo: Path) -> None:
+    result = invoke("fact", "set", "h200_sxm_141gb", "streams.read", "--value", "0.85", "--unit", "1",
+                    "--provenance", "measured", "--source", AZURE, "--locator",
+                    "Azure_Results/ND_H200_v5_results.md, HBM Bandwidth table (BabelStream): row "
+                    "'| Copy  | 4.01              |' in TB/s", root=repo)
+    assert result.exit_code == 0, result.output
+    review = invoke("diff", "main", root=repo)
+    asks = [line for line in review.stdout.splitlines() if "to verify:" in line and "streams.read" not in line]
+    # 4.01 / 4.8 = 0.83541…: said to 4 digits
+    assert any(line.endswith("; the locator quotes 4.01 TB/s, which over the card's memory.bandwidth (4.8 TB/s) is "
+                             "0.8354, not 0.85") for line in asks), review.stdout
+
+
+# --- (6) a stack's refusal on a lock row -----------------------------------------------------------------------------
+
+
+def test_6_a_stack_refusal_is_not_called_the_limit() -> None:
+    from types import SimpleNamespace
+
+    from passprice.diff import _refused_by_stack
+
+    priced = SimpleNamespace(price={"tokens_per_s": 996.1, "stack": "llamacpp-cuda-2405"}, refusal=None)
+    refused = SimpleNamespace(price=None, refusal={"refusal": "BeyondStack"})
+    assert _refused_by_stack(SimpleNamespace(before=priced, after=refused)) == (
+        "  (refused by its stack llamacpp-cuda-2405, not at the card's limit)")
+    other = SimpleNamespace(price=None, refusal={"refusal": "NotResident"})
+    assert _refused_by_stack(SimpleNamespace(before=priced, after=other)) is None

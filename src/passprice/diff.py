@@ -1269,7 +1269,8 @@ class FactChange:
                   ) if isinstance(old.derivation, Derived) and new.provenance in (
                       Provenance.PUBLISHED, Provenance.MEASURED) else None
         if stronger is not None or untied is not None:
-            return "; ".join(x for x in (stronger, untied, self._ratio_quoted() if untied else None) if x)
+            ratio = (self._ratio_quoted() or (None if same_cite else self._ratio_recited())) if untied else None
+            return "; ".join(x for x in (stronger, untied, ratio) if x)
         if "value" in self.fields and same_cite:
             from passprice.addedfacts import BASIS_TOLERANCE, in_own_unit, parts_of, percents_of, states
 
