@@ -113,7 +113,7 @@ def test_2_a_guessed_estimate_above_the_measurement_is_asked(repo: Path) -> None
     # 0.99 x 4.8 TB/s = 4.752 TB/s, above the 4.48 TB/s measured (0.9333 x 4.8 = 4.48); +6.075 % = 0.99 / 0.9333 - 1
     assert ("                to verify: the citation changed and its basis names no figure (its locator and note "
             "quote no number): what gives 0.99? does passprice-card-review: a guess give it, estimated?; its value "
-            "moved past the measured 0.9333 it replaces (→ 0.99, +6.075 %) on a weaker basis: what justifies it over "
+            "moved above the measured 0.9333 it replaces (→ 0.99, +6.075 %) on a weaker basis: what justifies it over "
             "the measured figure?") in lines, review.stdout
 
 

@@ -1172,7 +1172,7 @@ class FactChange:
 
     def _past_replaced(self) -> str | None:
         """For a weakened fact (:attr:`weakened`) whose value moved off the published or measured figure it
-        replaces: ``its value moved past the measured 0.9333 it replaces (→ 0.99, +6.075 %) on a weaker basis``;
+        replaces: ``its value moved above the measured 0.9333 it replaces (→ 0.99, +6.075 %) on a weaker basis``;
         an estimate raising prices over the measurement read "1 weakened", nothing to verify (tests/test_fix154.py).
         ``None`` otherwise. Raises nothing."""
         old, new = self.old, self.new
@@ -1180,7 +1180,8 @@ class FactChange:
                 or old.provenance not in (Provenance.PUBLISHED, Provenance.MEASURED)):
             return None
         moved = f", {_pct(self.relative)}" if self.relative is not None else ""
-        return (f"its value moved past the {old.provenance.value} {old.describe()} it replaces (→ {new.describe()}"
+        way = "above" if new.amount > old.amount else "below"
+        return (f"its value moved {way} the {old.provenance.value} {old.describe()} it replaces (→ {new.describe()}"
                 f"{moved}) on a weaker basis: what justifies it over the {old.provenance.value} figure?")
 
     def _foreign(self) -> str | None:
@@ -1342,7 +1343,7 @@ class FactChange:
             # the designer's judgement", its note removed, re-locked: nothing to verify, slip round 38). A fact
             # stepped down the ladder with it was left to its "weakened" mark alone: an estimate of 0.99 under "a
             # guess" replacing the measured 0.9333 raised five locked prices with nothing to verify
-            # (tests/test_fix154.py); it is asked too, saying that its value moved past the figure it replaces.
+            # (tests/test_fix154.py); it is asked too, saying that its value moved above or below the one it replaces.
             from passprice.addedfacts import names_figure
 
             if not names_figure(new.locator) and not names_figure(new.note) and (
