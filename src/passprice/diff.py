@@ -1350,8 +1350,8 @@ class FactChange:
                     not self.weakened or "value" in self.fields):
                 return (f"the citation changed and its basis names no figure (its locator and note quote no number): "
                         f"what gives {new.describe()}? does {where} give it, {new.provenance.value}?{more}")
-            if ratio is not None or past is not None:
-                return "; ".join(x for x in (ratio, past) if x is not None)
+            if ratio is not None:  # a basis naming its figure: the weakened mark says the rest
+                return ratio
         return None
 
     def to_json(self) -> dict[str, Any]:
