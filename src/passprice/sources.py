@@ -1381,8 +1381,14 @@ def quote_check(path: str, fact: Fact, texts: Mapping[str, StoredText], left: Lo
             missing.append(span)
             on_page = page is not None and stored.paged
             lacking = next((named for named in parts if not any(stored.holds(span, part=p) for p in named)), ())
-            # under which part it is, for the misses shown alone (each a search of the rest of the text)
-            other = stored.part_holding(span, lacking) if lacking and not on_page and len(missed) < 3 else None
+            # under which part it is, for the misses shown alone, each a search of the rest of the text counted
+            # against what the command may still search (a hostile excerpt's tiny named part beside 1 MB of others)
+            rest = [p for p in stored.parts if p not in lacking]
+            extra = stored.searched_size(None, [rest]) if lacking and not on_page and len(missed) < 3 else 0
+            other = None
+            if extra and left.chars >= extra:
+                left.chars -= extra
+                other = stored.part_holding(span, lacking)
             # said where the text has other parts (a file of one section, the L40S's README.md, is the text)
             under = f" (under {' or '.join(lacking)}" if lacking and not on_page and len(stored.parts) > 1 else ""
             missed.append(repr(span[:60]) + (f" (on p. {page})" if on_page else "")
