@@ -965,33 +965,49 @@ def _flat_lines(chosen: Iterable[str]) -> tuple[dict[int, list[str]], str]:
     return numbered, " ".join(" ".join(pieces).split())
 
 
-def _excerpt_lines(data: str, source: str) -> tuple[str, dict[int, str], bool, str, dict[str, str]]:
+def _excerpt_parts(data: str, source: str) -> dict[str, str]:
+    """The flat text of each part of the stored excerpt ``data`` a section heading names (:attr:`StoredText.parts`,
+    :func:`_part_name`), as :func:`_excerpt_lines` flattens a text (:func:`_flat_lines`): of ``source``'s sections
+    where the file heads any, else of every section. Linear in ``data``. Raises nothing."""
+    section = _compiled(_SECTION_TEXT)
+    named: dict[str, dict[str, list[str]]] = {}  # each section id's lines by the part its heading names
+    part: list[str] | None = None
+    for line in data.splitlines():
+        m = section.match(line)
+        if m:
+            name = _part_name(line, source)
+            part = None if name is None else named.setdefault(m.group(1), {}).setdefault(name, [])
+        elif part is not None:
+            part.append(line)
+    if source in {m.group(1) for m in map(section.match, data.splitlines()) if m}:
+        by_part = named.get(source, {})
+    else:
+        by_part = {}
+        for parts in named.values():
+            for name, kept in parts.items():
+                by_part.setdefault(name, []).extend(kept)
+    return {name: _flat_lines(kept)[1] for name, kept in by_part.items()}
+
+
+def _excerpt_lines(data: str, source: str) -> tuple[str, dict[int, str], bool, str]:
     """The text of ``data`` (a stored excerpt) that :class:`StoredText` checks quotes against for ``source``, its
     pages (:attr:`StoredText.pages`: each number's lines, every run of blanks one space, joined by one), whether
     its numbers are pages (:attr:`StoredText.paged`: the header declares it of every section or of ``source``'s,
-    :data:`PAGES_DECLARED`), its flat text (:attr:`StoredText.flat`: every run of blanks one space, and
+    :data:`PAGES_DECLARED`), and its flat text (:attr:`StoredText.flat`: every run of blanks one space, and
     :data:`_BARRIER` between two numbered lines whose numbers are neither the same nor next to each other, so no
     quote spans them: ``'looks like: Detected 1 CUDA Capable'`` joined the L40S excerpt's lines 15 and 19 and read
-    ``checked``, tests/test_quote145.py; lines numbered ``N`` and ``N+1``, a sentence the copy breaks, still join),
-    and the flat text of each part a heading names (:attr:`StoredText.parts`, :func:`_part_name`)."""
+    ``checked``, tests/test_quote145.py; lines numbered ``N`` and ``N+1``, a sentence the copy breaks, still join)."""
     sections: dict[str, list[str]] = {}
-    named: dict[str, dict[str, list[str]]] = {}  # each section id's lines by the part its heading names
     head: list[str] = []
     lines: list[str] | None = None
-    part: list[str] | None = None
-    section = _compiled(_SECTION_TEXT)
-    numbered_line = _compiled(_NUMBERED_TEXT)
+    section, number, numbered_line = _compiled(_SECTION_TEXT), _compiled(_NUMBER_TEXT), _compiled(_NUMBERED_TEXT)
     paged = False
     for line in data.splitlines():
         m = section.match(line)
         if m:
             lines = sections.setdefault(m.group(1), [])
-            name = _part_name(line, source)
-            part = None if name is None else named.setdefault(m.group(1), {}).setdefault(name, [])
         elif lines is not None:
             lines.append(line)
-            if part is not None:
-                part.append(line)
         elif not line.startswith("#"):
             head.append(line)
         elif (declared := _compiled(_PAGES_DECLARED_TEXT).match(line)) is not None:
@@ -999,15 +1015,24 @@ def _excerpt_lines(data: str, source: str) -> tuple[str, dict[int, str], bool, s
     chosen = sections.get(source)
     if chosen is None:
         chosen = [*head, *(line for kept in sections.values() for line in kept)]
-        by_part: dict[str, list[str]] = {}
-        for parts in named.values():
-            for name, kept in parts.items():
-                by_part.setdefault(name, []).extend(kept)
-    else:
-        by_part = named.get(source, {})
-    numbered, flat = _flat_lines(chosen)
+    numbered: dict[int, list[str]] = {}
+    pieces: list[str] = []
+    last: int | None = None
+    for line in chosen:
+        m = number.match(line)
+        if m:
+            at = int(m.group(1))
+            if last is not None and at not in (last, last + 1):
+                pieces.append(_BARRIER)  # lines whose numbers are not next to each other do not join
+            last = at
+            flat = " ".join(line[m.end():].replace(_BARRIER, " ").split())
+            if flat:
+                numbered.setdefault(at, []).append(flat)
+            pieces.append(flat)
+        else:
+            pieces.append(line.replace(_BARRIER, " "))
     return ("\n".join(numbered_line.sub("", line) for line in chosen), {n: " ".join(t) for n, t in numbered.items()},
-            paged, flat, {name: _flat_lines(kept)[1] for name, kept in by_part.items()})
+            paged, " ".join(" ".join(pieces).split()))
 
 
 def excerpt_section(data: bytes, source: str) -> tuple[str, tuple[tuple[int, str], ...], bool] | None:
@@ -1127,8 +1152,8 @@ class _Read:
         named = self.text is not None and "# Numbers are pages:" in self.text
         key = source if source in self.sections or named else None
         if key not in self.made:
-            text, pages, paged, flat, parts = _excerpt_lines(self.text or "", source)
-            self.made[key] = (text, pages, flat, {}, paged, parts)
+            text, pages, paged, flat = _excerpt_lines(self.text or "", source)
+            self.made[key] = (text, pages, flat, {}, paged, _excerpt_parts(self.text or "", source))
         return self.made[key]
 
 
