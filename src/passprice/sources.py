@@ -916,79 +916,6 @@ def _searched(flat: str) -> tuple[str, str]:
     return marked, "".join(marked.split())
 
 
-def _names_whole(text: str, name: str) -> bool:
-    """Whether ``name`` stands whole in ``text``: not inside a longer name (a word character, ``/``, ``-`` or ``.``
-    before it; a word character, ``/`` or ``-`` after it, or a ``.`` then one). Raises nothing."""
-    at = text.find(name)
-    while at >= 0:
-        end = at + len(name)
-        before = text[at - 1] if at else " "
-        after = text[end:end + 2]
-        if not (before.isalnum() or before in "_/-.") and not (
-                after[:1].isalnum() or after[:1] in "_/-" or (after[:1] == "." and after[1:2].isalnum())):
-            return True
-        at = text.find(name, at + 1)
-    return False
-
-
-def _part_name(line: str, source: str) -> str | None:
-    """The part a section heading (:data:`_SECTION_TEXT`) names: ``PATH`` of ``== SOURCE PATH URL ==`` (``None``
-    for ``-``), else the heading's text less a leading ``SOURCE`` (``== LLaMA 3/Gaming GPUs/4090_v3.ipynb ==``)."""
-    inner = line[3:-3].strip()
-    if _compiled(_SOURCE_SECTION_TEXT).match(line):
-        words = inner.split()
-        return words[1] if len(words) >= 3 and words[1] != "-" else None
-    first, _, rest = inner.partition(" ")
-    return (rest.strip() or None) if first == source else inner or None
-
-
-def _flat_lines(chosen: Iterable[str]) -> tuple[dict[int, list[str]], str]:
-    """The numbered lines (by number, each flat) and the flat text of ``chosen`` (a section's lines), as
-    :func:`_excerpt_lines` reads them."""
-    number = _compiled(_NUMBER_TEXT)
-    numbered: dict[int, list[str]] = {}
-    pieces: list[str] = []
-    last: int | None = None
-    for line in chosen:
-        m = number.match(line)
-        if m:
-            at = int(m.group(1))
-            if last is not None and at not in (last, last + 1):
-                pieces.append(_BARRIER)  # lines whose numbers are not next to each other do not join
-            last = at
-            flat = " ".join(line[m.end():].replace(_BARRIER, " ").split())
-            if flat:
-                numbered.setdefault(at, []).append(flat)
-            pieces.append(flat)
-        else:
-            pieces.append(line.replace(_BARRIER, " "))
-    return numbered, " ".join(" ".join(pieces).split())
-
-
-def _excerpt_parts(data: str, source: str) -> dict[str, str]:
-    """The flat text of each part of the stored excerpt ``data`` a section heading names (:attr:`StoredText.parts`,
-    :func:`_part_name`), as :func:`_excerpt_lines` flattens a text (:func:`_flat_lines`): of ``source``'s sections
-    where the file heads any, else of every section. Linear in ``data``. Raises nothing."""
-    section = _compiled(_SECTION_TEXT)
-    named: dict[str, dict[str, list[str]]] = {}  # each section id's lines by the part its heading names
-    part: list[str] | None = None
-    for line in data.splitlines():
-        m = section.match(line)
-        if m:
-            name = _part_name(line, source)
-            part = None if name is None else named.setdefault(m.group(1), {}).setdefault(name, [])
-        elif part is not None:
-            part.append(line)
-    if source in {m.group(1) for m in map(section.match, data.splitlines()) if m}:
-        by_part = named.get(source, {})
-    else:
-        by_part = {}
-        for parts in named.values():
-            for name, kept in parts.items():
-                by_part.setdefault(name, []).extend(kept)
-    return {name: _flat_lines(kept)[1] for name, kept in by_part.items()}
-
-
 def _excerpt_lines(data: str, source: str) -> tuple[str, dict[int, str], bool, str]:
     """The text of ``data`` (a stored excerpt) that :class:`StoredText` checks quotes against for ``source``, its
     pages (:attr:`StoredText.pages`: each number's lines, every run of blanks one space, joined by one), whether
@@ -1479,3 +1406,79 @@ def quotes_summary(checks: Sequence[QuoteCheck]) -> str:
     bad = sum(c.state == "NOT FOUND" for c in checks)
     return (f"{checked:,} of {len(checks):,} facts' quotes checked against a stored text"
             + (f" ({bad:,} NOT FOUND)" if bad else ""))
+
+
+# --- the parts of a stored excerpt a locator names (tests/test_fix154.py) ----------------------------------------
+
+
+def _names_whole(text: str, name: str) -> bool:
+    """Whether ``name`` stands whole in ``text``: not inside a longer name (a word character, ``/``, ``-`` or ``.``
+    before it; a word character, ``/`` or ``-`` after it, or a ``.`` then one). Raises nothing."""
+    at = text.find(name)
+    while at >= 0:
+        end = at + len(name)
+        before = text[at - 1] if at else " "
+        after = text[end:end + 2]
+        if not (before.isalnum() or before in "_/-.") and not (
+                after[:1].isalnum() or after[:1] in "_/-" or (after[:1] == "." and after[1:2].isalnum())):
+            return True
+        at = text.find(name, at + 1)
+    return False
+
+
+def _part_name(line: str, source: str) -> str | None:
+    """The part a section heading (:data:`_SECTION_TEXT`) names: ``PATH`` of ``== SOURCE PATH URL ==`` (``None``
+    for ``-``), else the heading's text less a leading ``SOURCE`` (``== LLaMA 3/Gaming GPUs/4090_v3.ipynb ==``)."""
+    inner = line[3:-3].strip()
+    if _compiled(_SOURCE_SECTION_TEXT).match(line):
+        words = inner.split()
+        return words[1] if len(words) >= 3 and words[1] != "-" else None
+    first, _, rest = inner.partition(" ")
+    return (rest.strip() or None) if first == source else inner or None
+
+
+def _flat_lines(chosen: Iterable[str]) -> tuple[dict[int, list[str]], str]:
+    """The numbered lines (by number, each flat) and the flat text of ``chosen`` (a section's lines), as
+    :func:`_excerpt_lines` reads them."""
+    number = _compiled(_NUMBER_TEXT)
+    numbered: dict[int, list[str]] = {}
+    pieces: list[str] = []
+    last: int | None = None
+    for line in chosen:
+        m = number.match(line)
+        if m:
+            at = int(m.group(1))
+            if last is not None and at not in (last, last + 1):
+                pieces.append(_BARRIER)  # lines whose numbers are not next to each other do not join
+            last = at
+            flat = " ".join(line[m.end():].replace(_BARRIER, " ").split())
+            if flat:
+                numbered.setdefault(at, []).append(flat)
+            pieces.append(flat)
+        else:
+            pieces.append(line.replace(_BARRIER, " "))
+    return numbered, " ".join(" ".join(pieces).split())
+
+
+def _excerpt_parts(data: str, source: str) -> dict[str, str]:
+    """The flat text of each part of the stored excerpt ``data`` a section heading names (:attr:`StoredText.parts`,
+    :func:`_part_name`), as :func:`_excerpt_lines` flattens a text (:func:`_flat_lines`): of ``source``'s sections
+    where the file heads any, else of every section. Linear in ``data``. Raises nothing."""
+    section = _compiled(_SECTION_TEXT)
+    named: dict[str, dict[str, list[str]]] = {}  # each section id's lines by the part its heading names
+    part: list[str] | None = None
+    for line in data.splitlines():
+        m = section.match(line)
+        if m:
+            name = _part_name(line, source)
+            part = None if name is None else named.setdefault(m.group(1), {}).setdefault(name, [])
+        elif part is not None:
+            part.append(line)
+    if source in {m.group(1) for m in map(section.match, data.splitlines()) if m}:
+        by_part = named.get(source, {})
+    else:
+        by_part = {}
+        for parts in named.values():
+            for name, kept in parts.items():
+                by_part.setdefault(name, []).extend(kept)
+    return {name: _flat_lines(kept)[1] for name, kept in by_part.items()}
