@@ -254,7 +254,9 @@ def test_weakened_rewrite_breaks_the_lock_that_rests_on_it_only(repo: Repo) -> N
     assert d.exit_status == 1 and d.weakened and d.broken == (mtp,)
     assert d.summary() == (
         # left51: r1-qwen7b-h200, which the change does not touch, is out of date already on BASE, not affected
-        "1 fact changed in 1 file, 1 weakened; 1 lock affected, 1 breaks its floors, 1 price moved unreviewed; "
+        # tests/test_fix154.py: the estimate's basis names no figure and its value moved: asked what gives 0.8
+        "1 fact changed in 1 file, 1 weakened, 1 to verify in its source; 1 lock affected, 1 breaks its floors, 1 "
+        "price moved unreviewed; "
         "1 lock out of date already on BASE, which this change does not touch: 1 recording a price BASE's inputs no "
         "longer give (re-lock); 1 serving no lock pins moves, 1 more only a term of its price (memory_s) (not locked, "
         "informational)"
@@ -316,7 +318,7 @@ def test_default_base_is_the_merge_base_with_main_and_head_the_work_tree(repo: R
     assert out.splitlines()[0] == f"❌ passprice diff: merge base with main ({repo.locked[:12]}) → work tree"
     # 0.86 does not follow from its derivation (Triad over the bandwidth), which fails the diff as it fails check.
     assert (
-        "3 facts changed in 1 file, 1 weakened, 1 to verify in its source; 1 derived fact not following; 2 locks "
+        "3 facts changed in 1 file, 1 weakened, 2 to verify in their sources; 1 derived fact not following; 2 locks "
         "affected, 1 breaks its floors, "
         "2 prices moved unreviewed, 2 rest on derived facts that do not follow"
     ) in out
@@ -351,7 +353,7 @@ def test_markdown_is_a_pull_request_comment(main_to_pr: tuple[int, list[str], st
     lines = text.splitlines()
     assert lines[0].startswith("❌ **passprice diff** `main (")
     assert lines[0].endswith(
-        "2 facts changed in 1 file, 1 weakened, 1 to verify in its source; 2 locks affected, 1 breaks its floors, "
+        "2 facts changed in 1 file, 1 weakened, 2 to verify in their sources; 2 locks affected, 1 breaks its floors, "
         "2 prices moved unreviewed; 4 servings no lock pins move, 1 more only a term of its price (memory_s) (not "
         "locked, informational)"
     )

@@ -60,13 +60,15 @@ def test_1_a_copy_retitled_and_re_cited_in_the_same_datasheet_asks_each_borrowed
     lines = text.splitlines()
     # was "17 facts added in 1 new file; 3 derived facts stale; no lock affected; 9 locks unaffected"
     # 15 since issue 13: memory.capacity's note and the [card] variant and note, left as copied, are asked too
-    # and check on HEAD warns of the [card] note copied from h100_sxm5_80gb (slip 55)
+    # and check on HEAD warns of the [card] note copied from h100_sxm5_80gb (slip 55); the review lists check's
+    # warnings as check prints them (tests/test_fix154.py): 4 measured facts on each of the 2 cards and the standing
+    # line of the sources retrieved "unknown" too (it read "1 warning of check on HEAD" where check printed 10)
     assert lines[1] == ("17 facts added in 1 new file, 15 to verify in their sources; 3 derived facts stale; no lock "
-                        "affected; 1 warning of check on HEAD; 10 locks unaffected")
+                        "affected; 10 warnings of check on HEAD; 10 locks unaffected")
     assert ("  warning: facts/cards/h100_sxm5_80gb.toml: card.note: the same text as the note of h100_nvl.toml: one "
             "card copied from the other with its note? a card's note says what its own figures are and were checked "
             "against; give each card its own") in lines, text
-    asks = [line.strip() for line in lines if "another card's" in line]
+    asks = [line.strip() for line in lines if "another card's" in line and not line.startswith("  warning: ")]
     assert len(asks) == 14
     # issue 13: was "… Dot 3.18 TB/s state 0.9493 …", a share no document states: now its input and formula
     assert ("to verify: facts/cards/h100_sxm5_80gb.toml: streams.read cites the same place, another card's: does "
@@ -94,7 +96,9 @@ def test_1_a_copy_re_citing_a_locator_with_the_same_figure_still_asks_nothing(tm
     (head / "facts" / "cards" / "h100_twin.toml").write_text(text, encoding="utf-8")
     result = invoke("diff", str(base), str(head), root=head)
     assert result.exit_code == 0, result.output
-    assert "another card's" not in result.stdout
+    # asked nothing; check's warnings of its measured facts citing the H100's places are listed as check's
+    assert not [line for line in result.stdout.splitlines()
+                if "another card's" in line and not line.startswith("  warning: ")]
 
 
 # --- 6. calibrate's caution said as the in-sample error is ---------------------------------------------------------

@@ -195,12 +195,12 @@ def review(
     hashed = document_hashes(root, documents, loaded) if sources_there else []
     if unreadable is not None:
         unreadable += hashed
-    # A measured fact citing the place another card's measured fact cites, stale or not (walkthrough 117). Not of a
-    # review's revision (``documents`` given): the review asks it of each added fact itself (another_cards).
-    if documents is None:
-        from passprice.addedfacts import borrowed_lines
+    # A measured fact citing the place another card's measured fact cites, stale or not (walkthrough 117); of a
+    # review's revision (``documents`` given) too, whose warnings of check on HEAD are check's lines: a plain copy of
+    # the H100 SXM5's card read "1 warning of check on HEAD" where check printed 9 (tests/test_fix154.py).
+    from passprice.addedfacts import borrowed_lines
 
-        warnings = [*warnings, *borrowed_lines({shown(r.file): r.facts for r in records if r.kind == "card"})]
+    warnings = [*warnings, *borrowed_lines({shown(r.file): r.facts for r in records if r.kind == "card"})]
     return problems + found + hashed, warnings
 
 

@@ -863,15 +863,40 @@ class StoredText:
     pages: Mapping[int, str] = attrs.field(factory=dict)
     #: :attr:`flat` (key ``None``) and each page of :attr:`pages` looked on, as :meth:`holds` searches them
     #: (:func:`_searched`), made at the first look-up of each: a text is read so once whatever the spans looked up.
-    searched: dict[int | None, tuple[str, str]] = attrs.field(factory=dict, eq=False, repr=False)
+    searched: dict[int | str | None, tuple[str, str]] = attrs.field(factory=dict, eq=False, repr=False)
     paged: bool = True
+    #: The flat text (as :attr:`flat`) of each part of the text a section heading names (``== SOURCE PATH URL ==``'s
+    #: ``PATH``, or a ``== PATH ==`` heading's whole text where the file heads no section ``SOURCE``), by that name:
+    #: a quote whose locator names one is looked for under it alone (:meth:`parts_named`). One source's three Azure
+    #: result files: ``'| Dot | 3.18 |'`` of the H100's file read ``checked`` of a locator naming the H200's
+    #: (tests/test_fix154.py).
+    parts: Mapping[str, str] = attrs.field(factory=dict)
 
     def unusable(self) -> str | None:
         """Why no quote can be checked against the file (:attr:`problem`, else :attr:`unread`), ``None`` when it
         read."""
         return self.problem if self.problem is not None else self.unread
 
-    def holds(self, span: str, page: int | None = None) -> bool:
+    def parts_named(self, locator: str) -> tuple[str, ...]:
+        """The parts (:attr:`parts`) ``locator`` names, in the text's order: each part's name standing whole in it
+        (not inside a longer path or word), or its last path component where no other part ends so and that holds a
+        ``.`` (``ND_H200_v5_results.md``). Empty when it names none: its quotes are looked for in the whole text.
+        Linear in the locator's first 10,000 characters per part. Raises nothing."""
+        text = locator[:10_000]
+        tails = [name.rsplit("/", 1)[-1] for name in self.parts]
+        out: list[str] = []
+        for name, tail in zip(self.parts, tails, strict=True):
+            shown = [name] + ([tail] if tail != name and "." in tail and tails.count(tail) == 1 else [])
+            if any(_names_whole(text, n) for n in shown):
+                out.append(name)
+        return tuple(out)
+
+    def part_holding(self, span: str, but: Iterable[str] = ()) -> str | None:
+        """The first part (:attr:`parts`) other than ``but`` whose text holds ``span`` as :meth:`holds` reads it,
+        ``None`` when none does. Raises nothing."""
+        return next((name for name in self.parts if name not in but and self.holds(span, part=name)), None)
+
+    def holds(self, span: str, page: int | None = None, part: str | None = None) -> bool:
         """Whether ``span`` is in :attr:`text` (with ``page``, on that page's lines alone where the numbers are pages,
         :attr:`paged`: :attr:`pages`, a page the copy does not number holding nothing), every run of blanks (line breaks
         too) on either side read as one space (a quote of a sentence the copy breaks over two lines; a span in the text
@@ -883,10 +908,11 @@ class StoredText:
         between two numbers: ``'14.8TB/s'`` is not in ``1 4.8TB/s``, nor ``'1 4.8'`` in ``14.8``
         (tests/test_attack133.py). ``False`` without a text, and for a blank span. One search of each form: linear in
         the text (a look for ``'11'`` in 900,000 ``1`` characters walked every place it was and was not a whole number:
-        0.5 s of CPU a span). Raises nothing."""
+        0.5 s of CPU a span). With ``part`` (and no page), that part's text (:attr:`parts`) alone. Raises
+        nothing."""
         if self.flat is None:
             return False
-        marked, tight = self._forms(page)
+        marked, tight = self._forms(page, part)
         wanted, wanted_tight = _searched(" ".join(span.replace(_BARRIER, " ").split()))
         if not wanted:
             return False  # a blank span quotes nothing (:func:`quoted_spans` gives none)
@@ -897,19 +923,25 @@ class StoredText:
         # of a copy of its card (tests/test_slip_32.py).
         return _within(wanted, marked) or _within(wanted_tight, tight)
 
-    def _forms(self, page: int | None) -> tuple[str, str]:
+    def _forms(self, page: int | None, part: str | None = None) -> tuple[str, str]:
         """:func:`_searched` of :attr:`flat` (``page`` ``None``, or an excerpt whose numbers are not pages) or of
-        that page's text, made once."""
+        that page's text, or (no page) of ``part``'s (:attr:`parts`), made once."""
         if not self.paged:
             page = None  # its numbers number the copy's lines: a page a locator names is none of them
-        if page not in self.searched:
-            self.searched[page] = _searched((self.flat or "") if page is None else self.pages.get(page, ""))
-        return self.searched[page]
+        key: int | str | None = page if page is not None or part is None else "\0" + part
+        if key not in self.searched:
+            self.searched[key] = _searched((self.parts.get(part, "") if part is not None else (self.flat or ""))
+                                           if page is None else self.pages.get(page, ""))
+        return self.searched[key]
 
-    def searched_size(self, page: int | None = None) -> int:
-        """The characters a look-up by :meth:`holds` (on ``page``, or the whole text) may search: its two forms'
-        (:func:`_searched`), each at least :data:`LINEAR_FROM` (as :func:`_within` searches it), what it counts
-        against :data:`SEARCHED_MOST`. Raises nothing."""
+    def searched_size(self, page: int | None = None, parts: Iterable[Iterable[str]] = ()) -> int:
+        """The characters a look-up by :meth:`holds` (on ``page``, or in each part of each of ``parts``, or the
+        whole text) may search: its two forms' (:func:`_searched`), each at least :data:`LINEAR_FROM` (as
+        :func:`_within` searches it), what it counts against :data:`SEARCHED_MOST`. Raises nothing."""
+        named = [p for some in parts for p in some]
+        if page is None and named:
+            return sum(max(len(m), LINEAR_FROM) + max(len(t), LINEAR_FROM)
+                       for m, t in (self._forms(None, p) for p in named))
         marked, tight = self._forms(page)
         return max(len(marked), LINEAR_FROM) + max(len(tight), LINEAR_FROM)
 
@@ -1036,7 +1068,7 @@ def excerpt_section(data: bytes, source: str) -> tuple[str, tuple[tuple[int, str
     read = _excerpt_read(data)
     if read.text is None:
         return None
-    text, pages, _, _, paged = read.lines(source)
+    text, pages, _, _, paged, _ = read.lines(source)
     return text, tuple(sorted(pages.items())), paged
 
 
@@ -1119,8 +1151,8 @@ class _Read:
     #: pages: each source's text is then its own), looked for once a text (once a record was 1 ms a record and side
     #: for 900,000 bytes).
     names_pages: bool = False
-    made: dict[str | None, tuple[str, dict[int, str], str, dict[int | None, tuple[str, str]], bool]] = attrs.field(
-        factory=dict, eq=False, repr=False)
+    made: dict[str | None, tuple[str, dict[int, str], str, dict[int | str | None, tuple[str, str]], bool,
+                                 dict[str, str]]] = attrs.field(factory=dict, eq=False, repr=False)
     #: Each section's raw lines with their line numbers in the file (:meth:`raw`), made once, when first asked.
     numbered: dict[str, NumberedLines] = attrs.field(factory=dict, eq=False, repr=False)
 
@@ -1133,8 +1165,9 @@ class _Read:
         sections' alone): made once a section, the searched forms shared (:attr:`StoredText.searched`)."""
         # the whole file's text is one for every source it heads no section of, but where its header declares the
         # numbers pages of named sources alone (``# Numbers are pages: ID …``): then whether they are depends on it
-        text, pages, flat, searched, paged = self.lines(source.id)
-        return StoredText(source.id, excerpt, None, text, flat=flat, pages=pages, searched=searched, paged=paged)
+        text, pages, flat, searched, paged, parts = self.lines(source.id)
+        return StoredText(source.id, excerpt, None, text, flat=flat, pages=pages, searched=searched, paged=paged,
+                          parts=parts)
 
     def raw(self, source: str) -> tuple[str | None, NumberedLines]:
         """The lines of this text a review compares for ``source`` (:func:`excerpt_raw_section`): its own section's
@@ -1159,13 +1192,14 @@ class _Read:
             return source, self.numbered[source]
         return None, self.numbered.get("\0", NumberedLines())
 
-    def lines(self, source: str) -> tuple[str, dict[int, str], str, dict[int | None, tuple[str, str]], bool]:
+    def lines(self, source: str) -> tuple[str, dict[int, str], str, dict[int | str | None, tuple[str, str]], bool,
+                                          dict[str, str]]:
         """:func:`_excerpt_lines` of this text for ``source`` with its flat text and searched forms, made once a
         section (a review comparing 40 records naming one excerpt made each of these 80 times)."""
         key = source if source in self.sections or self.names_pages else None
         if key not in self.made:
             text, pages, paged, flat = _excerpt_lines(self.text or "", source)
-            self.made[key] = (text, pages, flat, {}, paged)
+            self.made[key] = (text, pages, flat, {}, paged, _excerpt_parts(self.text or "", source))
         return self.made[key]
 
 
@@ -1340,22 +1374,31 @@ class Lookups:
     chars: int = SEARCHED_MOST
 
 
-def _spans(fact: Fact, only: str | None = None) -> Iterator[tuple[str, str | None, int | None, str | None]]:
-    """``(what, source id, page, span)`` of each span :func:`quote_check` looks up for ``fact`` (of the locators
-    citing ``only`` alone, when given), a span quoted twice of one source and page once; ``span`` ``None`` for a
-    locator quoting nothing (its own, a figure's of another document, or a derivation input's of its own)."""
-    seen: set[tuple[str | None, int | None, str]] = set()
+def _spans(fact: Fact, only: str | None = None, texts: Mapping[str, StoredText] | None = None,
+           ) -> Iterator[tuple[str, str | None, int | None, str | None, tuple[tuple[str, ...], ...]]]:
+    """``(what, source id, page, span, parts)`` of each span :func:`quote_check` looks up for ``fact`` (of the
+    locators citing ``only`` alone, when given), a span quoted twice of one source and page once; ``span`` ``None``
+    for a locator quoting nothing (its own, a figure's of another document, or a derivation input's of its own);
+    ``parts`` the parts of the source's stored text in ``texts`` that each locator quoting it names
+    (:meth:`StoredText.parts_named`), one tuple a locator naming any: the span is to be under one of each (the B200's
+    ``host.stream`` quotes ``'| Host to Device | 51 |'`` of a locator naming both Hopper result files and of its
+    derivation input's naming the H100's: one span, under the H100's). Empty where none names a part."""
+    order: dict[tuple[str | None, int | None, str], tuple[str, list[tuple[str, ...]]]] = {}
     for what, sid, locator in _quoted_locators(fact):
         if only is not None and sid != only:
             continue
         quoted = paged_spans(locator)
         if not quoted:
-            yield what, sid, None, None
+            yield what, sid, None, None, ()
+        stored = texts.get(sid) if texts is not None and sid is not None else None
+        parts = stored.parts_named(locator) if stored is not None and stored.parts else ()
         for page, span in quoted:
-            if (sid, page, span) in seen:
-                continue  # quoted again (by the fact and by its derivation's input): one span, counted once
-            seen.add((sid, page, span))
-            yield what, sid, page, span
+            # quoted again (by the fact and by its derivation's input): one span, counted once
+            named = order.setdefault((sid, page, span), (what, []))[1]
+            if parts and parts not in named:
+                named.append(parts)
+    for (sid, page, span), (what, named) in order.items():
+        yield what, sid, page, span, tuple(named)
 
 
 def quote_cost(facts: Iterable[Fact], texts: Mapping[str, StoredText]) -> Lookups:
@@ -1365,11 +1408,11 @@ def quote_cost(facts: Iterable[Fact], texts: Mapping[str, StoredText]) -> Lookup
     depend on which file sorts first: tests/test_budget140.py). Raises nothing."""
     need = Lookups(0, 0)
     for fact in facts:
-        for _, sid, page, span in _spans(fact):
+        for _, sid, page, span, parts in _spans(fact, texts=texts):
             stored = texts.get(sid) if sid is not None and span is not None else None
             if stored is not None and stored.flat is not None:
                 need.spans += 1
-                need.chars += stored.searched_size(page)
+                need.chars += stored.searched_size(page, parts)
     return need
 
 
@@ -1382,7 +1425,11 @@ def quote_check(path: str, fact: Fact, texts: Mapping[str, StoredText], left: Lo
     after a page its locator names (``p. 19: '…'``, :func:`passprice.sources.paged_spans`) is looked for on that
     page of the stored text alone, as tests/test_cite72.py looks. A span quoted twice of one source and page (by
     the fact's locator and by its derivation input's) is one span, looked up and counted once (it read "2 of 2
-    quoted spans" of one quote, tests/test_left131.py). Raises nothing."""
+    quoted spans" of one quote, tests/test_left131.py). A span whose locator names a part of the stored text (a file
+    of the source its section heading names, :meth:`StoredText.parts_named`) is looked for under that part alone,
+    and where another part holds it, its miss says under which (``found only under PATH``; the first 3 misses
+    shown): ``'| Dot | 3.18 |'`` read ``checked`` of a locator naming the H200's result file, the H100's holding it
+    (tests/test_fix154.py). Raises nothing."""
     left = Lookups() if left is None else left
     spans = found = past = 0
     missing: list[str] = []
@@ -1390,7 +1437,7 @@ def quote_check(path: str, fact: Fact, texts: Mapping[str, StoredText], left: Lo
     unstored: dict[str, str] = {}
     unquoted: list[str] = []  # a locator quoting nothing: its figure is not checked (the MI300X's vgpr)
     inputs_unquoted: list[str] = []  # a derivation input's locator of the fact's own document quoting nothing
-    for what, sid, page, span in _spans(fact, only):
+    for what, sid, page, span, parts in _spans(fact, only, texts):
         if span is None:
             if what == "its locator" or sid != fact.source:
                 unquoted.append(f"{what} ({sid})" if sid is not None and sid != fact.source else what)
@@ -1399,7 +1446,7 @@ def quote_check(path: str, fact: Fact, texts: Mapping[str, StoredText], left: Lo
             continue
         spans += 1
         stored = texts.get(sid) if sid is not None else None
-        cost = 0 if stored is None or stored.flat is None else stored.searched_size(page)
+        cost = 0 if stored is None or stored.flat is None else stored.searched_size(page, parts)
         if stored is not None and stored.flat is not None and (left.spans <= 0 or left.chars < cost):
             past += 1
         elif stored is None or stored.flat is None:
@@ -1407,7 +1454,8 @@ def quote_check(path: str, fact: Fact, texts: Mapping[str, StoredText], left: Lo
             why = stored.unusable() if stored is not None else None
             unstored.setdefault(name, f"{name} has no stored text" if why is None
                                 else f"{name}'s stored excerpt is unusable: {why}")
-        elif stored.holds(span, page):
+        elif (stored.holds(span, page) if page is not None or not parts
+              else all(any(stored.holds(span, part=p) for p in named) for named in parts)):
             left.spans -= 1
             left.chars -= cost
             found += 1
@@ -1415,7 +1463,21 @@ def quote_check(path: str, fact: Fact, texts: Mapping[str, StoredText], left: Lo
             left.spans -= 1
             left.chars -= cost
             missing.append(span)
-            missed.append(repr(span[:60]) + (f" (on p. {page})" if page is not None and stored.paged else ""))
+            on_page = page is not None and stored.paged
+            lacking = next((named for named in parts if not any(stored.holds(span, part=p) for p in named)), ())
+            # under which part it is, for the misses shown alone, each a search of the rest of the text counted
+            # against what the command may still search (a hostile excerpt's tiny named part beside 1 MB of others)
+            rest = [p for p in stored.parts if p not in lacking]
+            extra = stored.searched_size(None, [rest]) if lacking and not on_page and len(missed) < 3 else 0
+            other = None
+            if extra and left.chars >= extra:
+                left.chars -= extra
+                other = stored.part_holding(span, lacking)
+            # said where the text has other parts (a file of one section, the L40S's README.md, is the text)
+            under = f" (under {' or '.join(lacking)}" if lacking and not on_page and len(stored.parts) > 1 else ""
+            missed.append(repr(span[:60]) + (f" (on p. {page})" if on_page else "")
+                          + (f"{under}; found only under {other})" if other is not None else f"{under})" if under
+                             else ""))
     if spans == 0:
         why = ("its locator quotes nothing" if any(only is None or sid == only for _, sid, _ in _quoted_locators(fact))
                else "it has no locator")
@@ -1478,3 +1540,79 @@ def quotes_summary(checks: Sequence[QuoteCheck]) -> str:
     bad = sum(c.state == "NOT FOUND" for c in checks)
     return (f"{checked:,} of {len(checks):,} facts' quotes checked against a stored text"
             + (f" ({bad:,} NOT FOUND)" if bad else ""))
+
+
+# --- the parts of a stored excerpt a locator names (tests/test_fix154.py) ----------------------------------------
+
+
+def _names_whole(text: str, name: str) -> bool:
+    """Whether ``name`` stands whole in ``text``: not inside a longer name (a word character, ``/``, ``-`` or ``.``
+    before it; a word character, ``/`` or ``-`` after it, or a ``.`` then one). Raises nothing."""
+    at = text.find(name)
+    while at >= 0:
+        end = at + len(name)
+        before = text[at - 1] if at else " "
+        after = text[end:end + 2]
+        if not (before.isalnum() or before in "_/-.") and not (
+                after[:1].isalnum() or after[:1] in "_/-" or (after[:1] == "." and after[1:2].isalnum())):
+            return True
+        at = text.find(name, at + 1)
+    return False
+
+
+def _part_name(line: str, source: str) -> str | None:
+    """The part a section heading (:data:`_SECTION_TEXT`) names: ``PATH`` of ``== SOURCE PATH URL ==`` (``None``
+    for ``-``), else the heading's text less a leading ``SOURCE`` (``== LLaMA 3/Gaming GPUs/4090_v3.ipynb ==``)."""
+    inner = line[3:-3].strip()
+    if _compiled(_SOURCE_SECTION_TEXT).match(line):
+        words = inner.split()
+        return words[1] if len(words) >= 3 and words[1] != "-" else None
+    first, _, rest = inner.partition(" ")
+    return (rest.strip() or None) if first == source else inner or None
+
+
+def _flat_lines(chosen: Iterable[str]) -> tuple[dict[int, list[str]], str]:
+    """The numbered lines (by number, each flat) and the flat text of ``chosen`` (a section's lines), as
+    :func:`_excerpt_lines` reads them."""
+    number = _compiled(_NUMBER_TEXT)
+    numbered: dict[int, list[str]] = {}
+    pieces: list[str] = []
+    last: int | None = None
+    for line in chosen:
+        m = number.match(line)
+        if m:
+            at = int(m.group(1))
+            if last is not None and at not in (last, last + 1):
+                pieces.append(_BARRIER)  # lines whose numbers are not next to each other do not join
+            last = at
+            flat = " ".join(line[m.end():].replace(_BARRIER, " ").split())
+            if flat:
+                numbered.setdefault(at, []).append(flat)
+            pieces.append(flat)
+        else:
+            pieces.append(line.replace(_BARRIER, " "))
+    return numbered, " ".join(" ".join(pieces).split())
+
+
+def _excerpt_parts(data: str, source: str) -> dict[str, str]:
+    """The flat text of each part of the stored excerpt ``data`` a section heading names (:attr:`StoredText.parts`,
+    :func:`_part_name`), as :func:`_excerpt_lines` flattens a text (:func:`_flat_lines`): of ``source``'s sections
+    where the file heads any, else of every section. Linear in ``data``. Raises nothing."""
+    section = _compiled(_SECTION_TEXT)
+    named: dict[str, dict[str, list[str]]] = {}  # each section id's lines by the part its heading names
+    part: list[str] | None = None
+    for line in data.splitlines():
+        m = section.match(line)
+        if m:
+            name = _part_name(line, source)
+            part = None if name is None else named.setdefault(m.group(1), {}).setdefault(name, [])
+        elif part is not None:
+            part.append(line)
+    if source in {m.group(1) for m in map(section.match, data.splitlines()) if m}:
+        by_part = named.get(source, {})
+    else:
+        by_part = {}
+        for parts in named.values():
+            for name, kept in parts.items():
+                by_part.setdefault(name, []).extend(kept)
+    return {name: _flat_lines(kept)[1] for name, kept in by_part.items()}
