@@ -136,3 +136,21 @@ def test_a_bzip2_file_is_named(tmp_path: Path, level: bytes) -> None:
     assert bad("header", str(path)) == [
         f"passprice: error: {path}: byte 0: bad magic of a bzip2 file (not read: decompress it): a GGUF file starts "
         "with b'GGUF'"]
+
+
+def test_a_work_tree_s_over_cap_card_is_still_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("PASSPRICE_MAX_FILE_BYTES", raising=False)
+    root = _committed(tmp_path)
+    card = root / "facts" / "cards" / f"{CARD}.toml"
+    card.write_bytes(card.read_bytes() + b"# " + b"x" * 299_000 + b"\n")
+    size = card.stat().st_size
+    line = (f"facts/cards/{CARD}.toml: larger than 256 KiB, the most a card file may hold ({size:,} bytes; "
+            "PASSPRICE_MAX_FILE_BYTES=BYTES raises the cap)")
+    # HEAD the work tree: read and reported as before (the report, then check's lines), exit 2.
+    result = invoke("diff", "HEAD", root=root)
+    assert result.exit_code == 2, result.output
+    assert "does not read on HEAD:" in result.stdout and line in result.stdout, result.stdout
+    # Committed: the one line, under --json too (the error document).
+    _git(root, "commit", "-q", "--no-verify", "-am", "big")
+    head = _git(root, "rev-parse", "HEAD").strip()[:12]
+    assert bad("diff", "--json", "HEAD~1", "HEAD", root=root) == [f"passprice: error: {head}:{line}"]
