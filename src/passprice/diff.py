@@ -447,6 +447,10 @@ class Checkout:
                 continue
             if int(size) > schema.MAX_TOML_BYTES:
                 raise InputError(gitread.too_large(f"{commit[:12]}:{name}", int(size)))
+            if (most := blob_cap(rel)) is not None and int(size) > most:
+                # Read whole, a 64 MB card of each kind cost the review 2.8-3.4 s of CPU and 372 MB that its kind's
+                # cap refuses at 256 KiB anyway (issue 13): refused as sized, never read (tests/test_blobcap156.py).
+                raise past_blob_cap(f"{commit[:12]}:{name}", rel, int(size), most)
             # Every name counts, a copy too: each is written out, and the code's read again (sidecode.code_changes).
             # Counted once a blob, 200 names of one 4 MiB module (14 KB packed) wrote 800 MB and took the review to
             # 892 MB of memory, and 4,000 names of one 64 MiB file would write 256 GB (attack round 37).
@@ -719,6 +723,33 @@ class Checkout:
 
 #: The links a path may pass through before it is a loop (Linux's ``MAXSYMLINKS``, the ELOOP limit).
 LINK_HOPS = 40
+
+
+def blob_cap(rel: str) -> int | None:
+    """The most bytes any reader of the registry record at ``rel`` (a POSIX path from the root) parses it within, so
+    that a revision's blob past it is refused unread (:meth:`Checkout.materialize`): its kind's cap
+    (:func:`passprice.schema.kind_cap` of :func:`file_kind`'s kind, ``other`` for a lock folder's or a measurement's
+    record), and never less than :data:`passprice.schema.MAX_FILE_BYTES`, within which the source listing reads a
+    source record whatever ``PASSPRICE_MAX_FILE_BYTES`` says. ``None`` for a file outside ``facts/``, ``registry/``,
+    ``locks/`` and ``sources/`` (code, ``schema/``: only :data:`passprice.schema.MAX_TOML_BYTES` applies). Raises
+    :class:`InputError` as :func:`passprice.schema.kind_cap` does (a bad ``PASSPRICE_MAX_FILE_BYTES``)."""
+    if rel.split("/")[0] not in ("facts", "registry", "locks", "sources"):
+        return None
+    return max(schema.kind_cap(file_kind(rel)[0]), schema.MAX_FILE_BYTES)
+
+
+def past_blob_cap(where: str, rel: str, size: int, most: int) -> InputError:
+    """The refusal of the blob at ``where`` (``commit:path``) of ``size`` bytes, past ``most`` (:func:`blob_cap` of
+    ``rel``): the line its kind's reader says of a file past its cap (:func:`passprice.schema.require_size`), or for
+    a record of no kind (``locks/notes.toml``, a measurement) one naming ``most``."""
+    kind = file_kind(rel)[0]
+    if kind != "other":
+        try:
+            schema.require_size(where, kind, size)
+        except InputError as refusal:
+            return refusal
+    return InputError(f"{where}: larger than {most:,} bytes, the most a file there may hold ({size:,} bytes; "
+                      f"{schema.FILE_BYTES_VARIABLE}=BYTES raises the cap)")
 
 
 def _read_here(rel: str) -> bool:

@@ -923,6 +923,8 @@ _KNOWN_MAGIC = {
     b"\xfd7zX": "of an xz file (name it .gguf.xz)",
     b"PK\x03\x04": "of a zip file",
     b"\x28\xb5\x2f\xfd": "of a zstd file (not read: decompress it)",
+    # bzip2's "BZh" and its block size, 1-9 (x.gguf.bz2 said only "bad magic": tests/test_blobcap156.py).
+    **{b"BZh" + bytes([level]): "of a bzip2 file (not read: decompress it)" for level in b"123456789"},
 }
 
 

@@ -1,0 +1,156 @@
+"""Issue 13: ``passprice diff`` never reads a revision's blob past what its kind may hold. Sized by ``git ls-tree
+-l``, a registry record past its kind's cap (:func:`passprice.diff.blob_cap`: 256 KiB for a card, serving, lock,
+source …; 8 MiB for a checkpoint entry) is refused in one line naming ``commit:path``, its size and the cap, exit 2:
+read whole up to 64 MiB, four 64 MB records cost the review 2.8-3.4 s of CPU and 372 MB. And a bzip2 file given as a
+GGUF file is named, as a zstd one is."""
+
+from __future__ import annotations
+
+import bz2
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from tests.cli_helpers import bad, copy_root, invoke
+
+from passprice import diff, gitread
+
+CARD = "h200_sxm_141gb"
+ENV = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
+       "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid"}
+
+
+def _git(root: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=root, env=ENV, capture_output=True, check=True, text=True).stdout
+
+
+def _committed(tmp_path: Path) -> Path:
+    """A copy of the registry, committed once on ``main``."""
+    root = copy_root(tmp_path)
+    _git(root, "init", "-q", "-b", "main")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-q", "--no-verify", "-m", "base")
+    return root
+
+
+def _bombs(root: Path, size: int) -> str:
+    """The task's reproducer at ``size`` bytes a file: one comment line of ``size - 3`` letters in a new card, serving,
+    ``locks/`` file and stored excerpt folder's ``.toml``, committed; the commit's first 12 hex digits."""
+    for i, folder in enumerate(["facts/cards", "registry/servings", "locks", "sources/excerpts"]):
+        (root / folder).mkdir(parents=True, exist_ok=True)
+        (root / folder / f"bomb{i}.toml").write_bytes(b"# " + bytes([97 + i]) * (size - 3) + b"\n")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-q", "--no-verify", "-m", "bomb")
+    return _git(root, "rev-parse", "HEAD").strip()[:12]
+
+
+def test_each_kind_s_cap(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("PASSPRICE_MAX_FILE_BYTES", raising=False)
+    monkeypatch.delenv("PASSPRICE_MAX_HEADER_BYTES", raising=False)
+    for rel in ("facts/cards/x.toml", "facts/stacks/x.toml", "registry/servings/x.toml", "registry/measurements/x.toml",
+                "locks/x.lock.toml", "locks/notes.toml", "sources/x.toml"):
+        assert diff.blob_cap(rel) == 262_144, rel
+    assert diff.blob_cap("registry/checkpoints/x.toml") == 8_388_608
+    assert diff.blob_cap("src/passprice/cli.py") is None and diff.blob_cap("schema/card.json") is None
+    monkeypatch.setenv("PASSPRICE_MAX_HEADER_BYTES", str(256 << 20))
+    assert diff.blob_cap("registry/checkpoints/x.toml") == 67_108_864
+    # Raised, the variable raises the cap; lowered, not below 256 KiB (the source listing reads a source within it).
+    monkeypatch.setenv("PASSPRICE_MAX_FILE_BYTES", "400000")
+    assert diff.blob_cap("facts/cards/x.toml") == diff.blob_cap("locks/notes.toml") == 400_000
+    monkeypatch.setenv("PASSPRICE_MAX_FILE_BYTES", "1000")
+    assert diff.blob_cap("sources/x.toml") == 262_144
+
+
+@pytest.mark.parametrize("size", [300_000, 3_000_000])
+def test_the_reproducer_is_refused_unread_both_ways(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                    size: int) -> None:
+    monkeypatch.delenv("PASSPRICE_MAX_FILE_BYTES", raising=False)
+    root = _committed(tmp_path)
+    head = _bombs(root, size)
+    asked: list[int] = []
+    real = gitread.read_blobs
+
+    def spy(top: Path, sizes: dict[str, int], timeout: float | None = None) -> dict[str, bytes]:
+        asked.extend(sizes.values())
+        return real(top, sizes, timeout)
+
+    monkeypatch.setattr(gitread, "read_blobs", spy)
+    # The first record past its cap, in git's order (facts/ first): one line, the kind reader's own words.
+    line = (f"passprice: error: {head}:facts/cards/bomb0.toml: larger than 256 KiB, the most a card file may hold "
+            f"({size:,} bytes; PASSPRICE_MAX_FILE_BYTES=BYTES raises the cap)")
+    for args in (("HEAD~1", "HEAD"), ("HEAD", "HEAD~1")):  # the bombs in BASE said "no changes", exit 0
+        assert bad("diff", *args, root=root) == [line]
+    assert asked and max(asked) < 262_144  # none of the bombs was read
+
+
+def test_a_lock_folder_s_other_record_names_the_cap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("PASSPRICE_MAX_FILE_BYTES", raising=False)
+    root = _committed(tmp_path)
+    (root / "locks" / "notes.toml").write_bytes(b"# " + b"n" * 299_997 + b"\n")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-q", "--no-verify", "-m", "notes")
+    head = _git(root, "rev-parse", "HEAD").strip()[:12]
+    assert bad("diff", "HEAD~1", "HEAD", root=root) == [
+        f"passprice: error: {head}:locks/notes.toml: larger than 262,144 bytes, the most a file there may hold "
+        "(300,000 bytes; PASSPRICE_MAX_FILE_BYTES=BYTES raises the cap)"]
+
+
+def test_a_checkpoint_entry_past_8_mib_is_refused_and_one_of_300_kb_read(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("PASSPRICE_MAX_HEADER_BYTES", raising=False)
+    root = _committed(tmp_path)
+    entry = sorted((root / "registry" / "checkpoints").glob("*.toml"))[0]
+    rel = f"registry/checkpoints/{entry.name}"
+    text = entry.read_bytes()
+    entry.write_bytes(text + b"# " + b"x" * (300_000 - len(text)) + b"\n")
+    _git(root, "commit", "-q", "--no-verify", "-am", "300 KB")
+    assert "checkpoint file may hold" not in invoke("diff", "HEAD~1", "HEAD", root=root).output
+    size = 8_388_609
+    entry.write_bytes(text + b"# " + b"x" * (size - len(text) - 3) + b"\n")
+    _git(root, "commit", "-q", "--no-verify", "-am", "8 MiB + 1")
+    head = _git(root, "rev-parse", "HEAD").strip()[:12]
+    assert bad("diff", "HEAD~1", "HEAD", root=root) == [
+        f"passprice: error: {head}:{rel}: larger than 8 MiB, the most a checkpoint file may hold (8,388,609 bytes; "
+        "with PASSPRICE_MAX_HEADER_BYTES set past 32 MiB, 64 MiB)"]
+
+
+def test_a_raised_cap_reads_the_card(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = _committed(tmp_path)
+    card = root / "facts" / "cards" / f"{CARD}.toml"
+    card.write_bytes(card.read_bytes() + b"# " + b"x" * 299_000 + b"\n")
+    _git(root, "commit", "-q", "--no-verify", "-am", "big")
+    monkeypatch.setenv("PASSPRICE_MAX_FILE_BYTES", "400000")
+    result = invoke("diff", "HEAD~1", "HEAD", root=root)
+    assert result.exit_code == 0, result.output
+    assert "file may hold" not in result.output
+
+
+@pytest.mark.parametrize("level", [b"1", b"9"])
+def test_a_bzip2_file_is_named(tmp_path: Path, level: bytes) -> None:
+    path = tmp_path / "x.gguf.bz2"
+    data = bz2.compress(b"GGUF" + bytes(60), compresslevel=int(level))
+    assert data[:4] == b"BZh" + level
+    path.write_bytes(data)
+    # Was "bad magic: a GGUF file starts with b'GGUF'" alone; a zstd file was already told to decompress.
+    assert bad("header", str(path)) == [
+        f"passprice: error: {path}: byte 0: bad magic of a bzip2 file (not read: decompress it): a GGUF file starts "
+        "with b'GGUF'"]
+
+
+def test_a_work_tree_s_over_cap_card_is_still_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("PASSPRICE_MAX_FILE_BYTES", raising=False)
+    root = _committed(tmp_path)
+    card = root / "facts" / "cards" / f"{CARD}.toml"
+    card.write_bytes(card.read_bytes() + b"# " + b"x" * 299_000 + b"\n")
+    size = card.stat().st_size
+    line = (f"facts/cards/{CARD}.toml: larger than 256 KiB, the most a card file may hold ({size:,} bytes; "
+            "PASSPRICE_MAX_FILE_BYTES=BYTES raises the cap)")
+    # HEAD the work tree: read and reported as before (the report, then check's lines), exit 2.
+    result = invoke("diff", "HEAD", root=root)
+    assert result.exit_code == 2, result.output
+    assert "does not read on HEAD:" in result.stdout and line in result.stdout, result.stdout
+    # Committed: the one line, under --json too (the error document).
+    _git(root, "commit", "-q", "--no-verify", "-am", "big")
+    head = _git(root, "rev-parse", "HEAD").strip()[:12]
+    assert bad("diff", "--json", "HEAD~1", "HEAD", root=root) == [f"passprice: error: {head}:{line}"]
