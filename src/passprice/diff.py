@@ -18,6 +18,7 @@ import functools
 import json
 import os
 import re
+import stat
 import subprocess
 import tempfile
 import tomllib
@@ -435,6 +436,9 @@ class Checkout:
             # hidden folder is no folder of the registry.
             if kind != "blob" or any(part.startswith(".") for part in rel.split("/")[:-1]):
                 continue
+            folder = next((f for f in _parents(rel) if gitread.read_by_passprice(f)), None)
+            if folder is not None:  # locks/x.lock.toml/a: a checkout's check fails the folder; it read "removed"
+                raise gitread.not_a_file(f"{self.prefix}{folder}", stat.S_IFDIR, f"at {commit[:12]}")
             if mode == "120000":
                 if _read_here(rel) or gitread.registry_folder(rel):
                     raise gitread.linked(name, f"at {commit[:12]}")
@@ -719,6 +723,12 @@ class Checkout:
 
 #: The links a path may pass through before it is a loop (Linux's ``MAXSYMLINKS``, the ELOOP limit).
 LINK_HOPS = 40
+
+
+def _parents(rel: str) -> list[str]:
+    """The folders ``rel`` (a POSIX path) lies in, outermost first: ``a/b/c`` → ``a``, ``a/b``."""
+    parts = rel.split("/")
+    return ["/".join(parts[:i]) for i in range(1, len(parts))]
 
 
 def _read_here(rel: str) -> bool:

@@ -29,7 +29,7 @@ import attrs
 
 from passprice import schema
 from passprice.errors import InputError, escaped
-from passprice.files import read_regular
+from passprice.files import kind, read_regular
 
 #: The most bytes one side of a diff may hold in the files passprice reads (each at most ``MAX_TOML_BYTES``): a
 #: registry is a few hundred KiB; past this a side is refused rather than held in memory.
@@ -796,6 +796,18 @@ def linked(path: str, where: str = "") -> InputError:
     )
 
 
+def not_a_file(path: str, mode: int, where: str = "") -> InputError:
+    """The refusal of ``path`` (``locks/x.lock.toml``), a file passprice reads (:func:`read_by_passprice`), when it
+    is not a regular file but of ``mode`` (``st_mode``: a folder, a FIFO, a socket, a device), seen ``where`` (``at
+    REVISION``, or empty for the work tree), in the words ``check`` fails it with. Left out, as it was, a review of a
+    FIFO or a folder in place of a lock said ``1 lock affected, 1 removed`` and exited 0, while ``check`` on the same
+    tree exited 2 (``1 lock file does not read``; tests/test_fix157.py)."""
+    at = f" {where}" if where else ""
+    if stat.S_ISDIR(mode):
+        return InputError(f"{escaped(path)}{at}: is a folder, not a file")
+    return InputError(f"{escaped(path)}{at}: is {kind(mode)}, not a regular file: passprice reads regular files only")
+
+
 def side_too_large(label: str, total: int) -> InputError:
     """The refusal of a side whose files add up to ``total`` bytes."""
     return InputError(
@@ -1320,12 +1332,12 @@ def sized_code(folder: Path | None) -> Path | None:
 def work_tree_files(folder: Path, tops: Iterable[str]) -> dict[str, bytes]:
     """The files passprice reads (:func:`read_by_passprice`) below ``folder``'s folders ``tops``, by POSIX path
     relative to ``folder``, as ``check`` and ``price`` name them: a hidden file's name too (``locks/.x.lock.toml``
-    is a lock to them); hidden folders and anything not a regular file left out, and every other file left unread.
+    is a lock to them); hidden folders left out, and every other file left unread.
     Each is sized (``lstat``) before it is read.
 
     Raises :class:`InputError`: a file past :data:`~passprice.schema.MAX_TOML_BYTES` (naming it and its size), a
     folder holding its own ``.git`` (a submodule or nested checkout, by name), a symbolic link where passprice reads
-    a file (:func:`linked`), the files adding up past :data:`MAX_SIDE_BYTES`, more than :func:`side_files_cap`, or
+    a file (:func:`linked`), a folder, FIFO, socket or device there (:func:`not_a_file`), the files adding up past :data:`MAX_SIDE_BYTES`, more than :func:`side_files_cap`, or
     more files of ``facts/`` than :func:`side_fact_files_cap`."""
     out: dict[str, bytes] = {}
     total = 0
@@ -1346,6 +1358,8 @@ def work_tree_files(folder: Path, tops: Iterable[str]) -> dict[str, bytes]:
             for d in dirnames:  # a linked folder is not walked: its cards were shown removed, yet priced
                 if registry_folder(f"{rel_dir}/{d}") and os.path.islink(here / d):
                     raise linked(f"{rel_dir}/{d}")
+                if read_by_passprice(f"{rel_dir}/{d}"):  # `check` fails it; left out, the review said "removed"
+                    raise not_a_file(f"{rel_dir}/{d}", stat.S_IFDIR)
             for name in sorted(filenames):
                 rel = f"{rel_dir}/{name}"
                 if not read_by_passprice(rel):
@@ -1358,7 +1372,7 @@ def work_tree_files(folder: Path, tops: Iterable[str]) -> dict[str, bytes]:
                 if stat.S_ISLNK(found.st_mode):
                     raise linked(rel)
                 if not stat.S_ISREG(found.st_mode):
-                    continue
+                    raise not_a_file(rel, found.st_mode)  # a FIFO: `check` fails it; left out, it read "removed"
                 if len(out) >= cap:
                     raise side_too_many(str(folder), cap)
                 if holds_facts(rel):
