@@ -4,10 +4,16 @@ made, as the README starts one (a temporary, git-initialised folder).
 1. A FIFO or a folder in place of a lock file: the review said ``1 lock affected, 1 removed`` and exited 0 while
    ``check`` on the same tree exited 2 (``1 lock file does not read``). Now the review refuses it, named, in
    ``check``'s words (a symbolic link there was already refused).
+2. ``core.autocrlf true``: the advice's example (``sources/excerpts/*.txt -text``), committed, still failed on the
+   documents registry sources cite (``facts/cards/README.md``); it said "the committed bytes its record pins" of
+   files no record pins, and "no .gitattributes rule" where a ``text=auto`` rule is what makes ``core.eol`` apply.
+3. ``reproduce`` of a lock lagging the running code named the running passprice (requirements.txt's pinned line) as
+   "the lock's code", to install.
 """
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -86,3 +92,117 @@ def test_1_a_symbolic_link_in_place_of_a_lock_is_still_refused(started: Path, tm
     assert bad("diff", "HEAD", root=root) == [
         f"passprice: error: {LOCK}: a symbolic link; passprice diff compares the files themselves (commit the file, "
         "or the folder's files, in place of the link)"]
+
+
+# --- (2) the advice on core.autocrlf covers every file it names ------------------------------------------------------
+
+
+def test_2_committing_the_advised_lines_exactly_passes(started: Path, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    import re
+
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", "/dev/null")
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    root = _copy(started, tmp_path)
+    _git(root, "config", "core.autocrlf", "true")
+    result = invoke("check", root=root)
+    assert result.exit_code == 2, result.output
+    [line] = result.stderr.splitlines()
+    assert line.startswith("passprice: error: facts/cards/README.md and 14 more files: git writes their line ends "
+                           "as CRLF in a checkout (core.autocrlf=true, a setting of .git/config, no .gitattributes "
+                           "rule), so a checkout's bytes are not the committed bytes a review reads "), line
+    # Was `sources/excerpts/*.txt -text` alone: committed, the two documents registry sources cite still failed.
+    advised = "(`facts/cards/README.md -text`, `facts/stacks/README.md -text`, `sources/excerpts/*.txt -text`, "
+    assert advised in line and "its record pins" not in line, line
+    rules = re.findall(r"`([^`]* -text)`", line)
+    (root / ".gitattributes").write_text("".join(f"{rule}\n" for rule in rules), encoding="utf-8")
+    _git(root, "add", ".gitattributes")
+    _git(root, "commit", "-q", "--no-verify", "-m", "the advice")
+    assert invoke("check", root=root).exit_code == 0
+    assert invoke("diff", "HEAD~1", "HEAD", root=root).exit_code == 0
+
+
+def test_2_core_eol_names_the_text_rule_it_applies_through(started: Path, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", "/dev/null")
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    root = _copy(started, tmp_path)
+    _git(root, "config", "core.eol", "crlf")
+    (root / ".gitattributes").write_text("* text=auto\n", encoding="utf-8")
+    result = invoke("check", root=root)
+    assert result.exit_code == 2, result.output
+    [line] = result.stderr.splitlines()
+    # Was "no .gitattributes rule", though the rule is what makes core.eol apply.
+    assert "(core.eol=crlf, a setting of .git/config, applied by the .gitattributes rule `text=auto` on them)" in line
+    assert line.endswith("`sources/excerpts/*.txt -text`, committed, after the `text=auto` rule: every machine's "
+                         "checkout then keeps their bytes)"), line
+
+
+def test_2_the_example_lines_by_folder_and_extension() -> None:
+    from passprice.gitread import _unset_text_lines
+
+    assert _unset_text_lines(["a/x.txt", "a/y.txt", "b/README.md"]) == "`a/*.txt -text`, `b/README.md -text`"
+    assert _unset_text_lines(["a b/x.txt"]) == "`* -text`"  # a space a pattern would split at
+    assert _unset_text_lines([f"d{i}/x.txt" for i in range(7)]) == "`* -text`"  # past 6 lines
+    assert _unset_text_lines([f"d{i}/x.txt" for i in range(6)]).count(" -text`") == 6
+
+
+# --- (3) reproduce, when the requirement named is the running passprice ---------------------------------------------
+
+PINNED = "passprice @ git+file:///home/me/passprice@" + "0123456789abcdef" * 2 + "01234567"
+
+
+def _lagging(started: Path, tmp_path: Path, line: str) -> tuple[Path, Path, str]:
+    """The registry with ``line`` as its requirements.txt line and one lock whose pricing model is another code's
+    (:data:`cli_helpers.LISTED_MODEL`, re-digested as passprice's writer would), committed: its root, the lock and
+    the commit (12 digits)."""
+    from cli_helpers import LISTED_MODEL
+    from test_newcomer_29 import _redigested
+
+    root = _copy(started, tmp_path)
+    (root / "requirements.txt").write_text(f"# how CI installs passprice\n{line}\n", encoding="utf-8")
+    lock = root / "locks" / "qwen3-30b-a3b-h200.lock.toml"
+    _redigested(lock, lock, LISTED_MODEL)
+    _git(root, "add", "-A")
+    _git(root, "commit", "-q", "--no-verify", "-m", "lagging lock")
+    return root, lock, _git(root, "rev-parse", "HEAD")[:12]
+
+
+def test_3_the_running_passprice_is_not_named_as_the_lock_s_code(started: Path, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    from passprice import scaffold
+
+    monkeypatch.setattr(scaffold, "installed_requirement", lambda: scaffold.Requirement(PINNED, "local"))
+    root, lock, wrote = _lagging(started, tmp_path, PINNED)
+    result = invoke("reproduce", str(lock), root=root)
+    assert result.exit_code == 0, result.output  # every recorded field reproduces
+    [said] = [x for x in result.stdout.splitlines() if x.startswith("    pricing model  ")]
+    now = invoke("reproduce", str(lock), "--json", root=root)
+    digest = json.loads(now.stdout)["pricing_model"]["now"].removeprefix("sha256:")[:12]
+    # Was: "the lock's code is the passprice this registry's requirements.txt named at commit C (…), `PINNED`:
+    # install it in a virtual environment of its own …", the code running here, whose digest is not the lock's.
+    assert said == (
+        f"    pricing model  changed (d82efb38ac44 → {digest}); the lock's code is unknown: the passprice this "
+        f"registry's requirements.txt named at commit {wrote} ({_git(root, 'log', '-1', '--format=%cs')}: the oldest "
+        f"commit whose locks record d82efb38ac44), `{PINNED}`, is this passprice, whose pricing model is {digest}, "
+        "not the lock's d82efb38ac44: the lock was written by another passprice (one installed otherwise, or its "
+        "digest edited); install the passprice whose locks record it, if you know it, or re-lock it with this one "
+        "and review the change (README: The price a lock recorded, from the code that wrote it)")
+    assert "install it in a virtual environment" not in result.stdout
+
+
+def test_3_another_requirement_is_still_named_as_the_lock_s_code(started: Path, tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    from passprice import scaffold
+
+    monkeypatch.setattr(scaffold, "installed_requirement", lambda: scaffold.Requirement(PINNED, "local"))
+    other = PINNED[:-8] + "89abcdef"  # another commit: the lock's code may be it
+    root, lock, wrote = _lagging(started, tmp_path, other)
+    said = invoke("reproduce", str(lock), root=root).stdout
+    assert f"`{other}`: install it in a virtual environment of its own (`git show {wrote}:requirements.txt" in said
+    # an unpinned folder (`pip install /path`, uncommitted changes) may have moved since: not taken for this code
+    monkeypatch.setattr(scaffold, "installed_requirement",
+                        lambda: scaffold.Requirement("passprice @ file:///home/me/passprice", "local"))
+    root, lock, wrote = _lagging(started, tmp_path / "b", "passprice @ file:///home/me/passprice")
+    said = invoke("reproduce", str(lock), root=root).stdout
+    assert "`passprice @ file:///home/me/passprice`: install it in a virtual environment" in said

@@ -18,12 +18,12 @@ import functools
 import json
 import os
 import re
-import stat
 import subprocess
 import tempfile
 import tomllib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
+from stat import S_IFDIR
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -436,9 +436,9 @@ class Checkout:
             # hidden folder is no folder of the registry.
             if kind != "blob" or any(part.startswith(".") for part in rel.split("/")[:-1]):
                 continue
-            folder = next((f for f in _parents(rel) if gitread.read_by_passprice(f)), None)
+            folder = next((f for f in _parents(rel) if f.startswith("locks/") and gitread.read_by_passprice(f)), None)
             if folder is not None:  # locks/x.lock.toml/a: a checkout's check fails the folder; it read "removed"
-                raise gitread.not_a_file(f"{self.prefix}{folder}", stat.S_IFDIR, f"at {commit[:12]}")
+                raise gitread.not_a_file(f"{self.prefix}{folder}", S_IFDIR, f"at {commit[:12]}")
             if mode == "120000":
                 if _read_here(rel) or gitread.registry_folder(rel):
                     raise gitread.linked(name, f"at {commit[:12]}")
