@@ -9,6 +9,8 @@ made, as the README starts one (a temporary, git-initialised folder).
    files no record pins, and "no .gitattributes rule" where a ``text=auto`` rule is what makes ``core.eol`` apply.
 3. ``reproduce`` of a lock lagging the running code named the running passprice (requirements.txt's pinned line) as
    "the lock's code", to install.
+4. ``max-batch --stack`` printed its most (603) but, unlike ``best --stack``, its ``spread`` lacked
+   ``stack_last_max_batch`` (302) and its line said nothing of the stack's room.
 """
 
 from __future__ import annotations
@@ -206,3 +208,24 @@ def test_3_another_requirement_is_still_named_as_the_lock_s_code(started: Path, 
     root, lock, wrote = _lagging(started, tmp_path / "b", "passprice @ file:///home/me/passprice")
     said = invoke("reproduce", str(lock), root=root).stdout
     assert "`passprice @ file:///home/me/passprice`: install it in a virtual environment" in said
+
+
+# --- (4) max-batch --stack says the spread in the stack's room, as best --stack does -------------------------------
+
+
+def test_4_max_batch_under_a_stack_has_the_same_key_and_line(started: Path) -> None:
+    qwen, llama = "qwen3-30b-a3b-h200", "llamacpp-cuda-2405"
+    result = invoke("max-batch", qwen, "--stack", llama, "--json", root=started)
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    best = json.loads(invoke("best", qwen, "--stack", llama, "--json", root=started).stdout)["spread"]
+    # 302 by hand (tests/test_odds150.py): 141e9 B less 18.55 GB held once less 536,870,912 B reserved, over
+    # 402,653,184 B a sequence at position 4,095, is 302.8. Was absent here.
+    assert document["spread"]["stack_last_max_batch"] == 302 and document["spread"] == best
+    assert document["expected_max_batch"] == 603 and document["max_batch"] == 605
+    text = invoke("max-batch", qwen, "--stack", llama, root=started)
+    assert text.exit_code == 0, text.output
+    [line] = [x for x in text.stdout.splitlines() if x.startswith("  spread ")]
+    assert line.endswith("memory would hold 304 (`--position 4095`); under stack llamacpp-cuda-2405, whose runtime "
+                         "reserves 536.9 MB, 302 would fit were every sequence there, so its max batch 603 fits only "
+                         "while their positions stay spread"), line
