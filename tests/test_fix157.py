@@ -11,6 +11,9 @@ made, as the README starts one (a temporary, git-initialised folder).
    "the lock's code", to install.
 4. ``max-batch --stack`` printed its most (603) but, unlike ``best --stack``, its ``spread`` lacked
    ``stack_last_max_batch`` (302) and its line said nothing of the stack's room.
+5. ``synth`` of a dense configuration holding Qwen-MoE's ``decoder_sparse_step`` / ``mlp_only_layers`` was refused
+   ("passprice builds a routed FFN in every block"); ``"mlp_only_layers": "0"`` was told to write ``["0"]`` (which
+   then failed), and ``null`` read Python's ``None is not of type 'array'``.
 """
 
 from __future__ import annotations
@@ -229,3 +232,61 @@ def test_4_max_batch_under_a_stack_has_the_same_key_and_line(started: Path) -> N
     assert line.endswith("memory would hold 304 (`--position 4095`); under stack llamacpp-cuda-2405, whose runtime "
                          "reserves 536.9 MB, 302 would fit were every sequence there, so its max batch 603 fits only "
                          "while their positions stay spread"), line
+
+
+# --- (5) synth: Qwen-MoE's dense-block keys on a dense model -------------------------------------------------------
+
+CONFIGS = Path(__file__).resolve().parent.parent / "examples" / "configs"
+
+
+def _with(tmp_path: Path, name: str, **changes: object) -> Path:
+    document = json.loads((CONFIGS / name).read_text(encoding="utf-8"))
+    document["config"].update(changes)
+    path = tmp_path / f"{len(list(tmp_path.iterdir()))}-{name}"
+    path.write_text(json.dumps(document), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(("name", "changes"), [
+    ("llama-3.1-8b.json", {"decoder_sparse_step": 2}),
+    ("deepseek-r1-distill-qwen-7b.json", {"mlp_only_layers": [0]}),  # qwen2
+    ("deepseek-r1-distill-qwen-7b.json", {"mlp_only_layers": "0"}),  # was: write ["0"]
+])
+def test_5_a_dense_model_ignores_the_moe_dense_block_keys(tmp_path: Path, name: str,
+                                                          changes: dict[str, object]) -> None:
+    plain, out = tmp_path / "plain.gguf", tmp_path / "x.gguf"
+    (tmp_path / "configs").mkdir()
+    if changes.get("mlp_only_layers") == "0":  # a string is still no list: the advice, then followed, builds
+        path = _with(tmp_path / "configs", name, **changes)
+        assert bad("synth", str(path), "-o", str(out)) == [
+            f"passprice: error: {path}: config.mlp_only_layers: '0' is one string, not a list: write [0] (Qwen-MoE: "
+            "the blocks with a dense FFN (read only to refuse any in a mixture of experts; ignored on a dense model))"]
+        changes = {"mlp_only_layers": [0]}
+    result = invoke("synth", str(_with(tmp_path / "configs", name, **changes)), "-o", str(out))
+    assert result.exit_code == 0, result.output  # was exit 2, "passprice builds a routed FFN in every block"
+    assert invoke("synth", str(CONFIGS / name), "-o", str(plain)).exit_code == 0
+    # ignored: the very tensors the published config makes (the header's bytes name the file it was made from)
+    assert _tensors(out) == _tensors(plain) and len(_tensors(out)) > 100
+
+
+def _tensors(path: Path) -> list[tuple[str, tuple[int, ...], int]]:
+    from passprice.gguf_header import read_header
+
+    return [(t.name, tuple(t.dims), t.type_id) for t in read_header(path, cache=False).tensors]
+
+
+def test_5_a_mixture_of_experts_still_refuses_them(tmp_path: Path) -> None:
+    (tmp_path / "configs").mkdir()
+    path = _with(tmp_path / "configs", "qwen3-30b-a3b.json", mlp_only_layers=[0])
+    assert bad("synth", str(path), "-o", str(tmp_path / "x.gguf")) == [
+        f"passprice: error: {path}: config: mlp_only_layers [0]: passprice builds a routed FFN in every block; dense "
+        "blocks among routed ones are not built (give [])"]
+
+
+def test_5_null_is_said_in_words(tmp_path: Path) -> None:
+    (tmp_path / "configs").mkdir()
+    path = _with(tmp_path / "configs", "deepseek-r1-distill-qwen-7b.json", mlp_only_layers=None)
+    # Was: "config.mlp_only_layers: None is not of type 'array'" (Python's None, not the file's null).
+    assert bad("synth", str(path), "-o", str(tmp_path / "x.gguf")) == [
+        f"passprice: error: {path}: config.mlp_only_layers: is null, not a list: give one, or leave the key out "
+        "where it is optional"]
