@@ -290,3 +290,32 @@ def test_5_null_is_said_in_words(tmp_path: Path) -> None:
     assert bad("synth", str(path), "-o", str(tmp_path / "x.gguf")) == [
         f"passprice: error: {path}: config.mlp_only_layers: is null, not a list: give one, or leave the key out "
         "where it is optional"]
+
+
+def test_3_a_lock_that_does_not_reproduce_says_its_writer_unknown(started: Path, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    import tomlkit
+
+    from passprice import scaffold
+    from passprice.digests import sha256
+    from passprice.locks import _PREAMBLE, _canonical, lock_document, read_lock
+
+    monkeypatch.setattr(scaffold, "installed_requirement", lambda: scaffold.Requirement(PINNED, "local"))
+    root, lock, _ = _lagging(started, tmp_path, PINNED)
+    body = lock_document(read_lock(lock))  # its recorded price moved too, every digest recomputed
+    body["price"]["tokens_per_s"] = 10_000.0
+    del body["lock"]["digest"]
+    body["lock"]["digest"] = "sha256:" + sha256(_canonical(body).encode("utf-8")).hexdigest()
+    lock.write_text(_PREAMBLE + tomlkit.dumps(body), encoding="utf-8")
+    _git(root, "commit", "-q", "--no-verify", "-am", "moved")
+    wrote = _git(root, "rev-parse", "HEAD~1")[:12]  # the oldest commit whose locks record the lock's model
+    result = invoke("reproduce", str(lock), root=root)
+    assert result.exit_code == 1, result.output
+    verdict = result.stdout.splitlines()[1]
+    assert verdict.startswith("  does NOT reproduce: the pricing model changed and moves the price (first: "), verdict
+    # Was: "the lock's own price comes from the code that wrote it: the passprice this registry's requirements.txt
+    # named at commit C (…), installed in a virtual environment of its own".
+    assert verdict.endswith(
+        f"the code that wrote the lock is unknown: the passprice this registry's requirements.txt named at commit "
+        f"{wrote} is this one (pricing model, below); re-lock it with today's code (`passprice lock --update -o "
+        f"{lock}`) and review the change"), verdict
