@@ -47,8 +47,8 @@ def _excerpts(root: Path) -> int:
 def _refusal(more: int, where: str = "") -> str:
     at = f" {where}" if where else ""
     return (f"{EXCERPT} and {more} more files{at}: git writes their line ends as CRLF in a checkout (eol=crlf, a rule "
-            f"of .gitattributes{at}), so a checkout's bytes are not the committed bytes its record pins and a review "
-            "reads (and `git checkout` writes them so again); remove the rule for passprice's files (or set -text on "
+            f"of .gitattributes{at}), so a checkout's bytes are not the committed bytes a review reads "
+            "(and `git checkout` writes them so again); remove the rule for passprice's files (or set -text on "
             "them)")
 
 

@@ -83,14 +83,16 @@ def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def _refusal(setting: str, where: str = ".git/config", at: str = "",
-             fix: str = "set `git config core.autocrlf false` in this repository") -> str:
+             fix: str = "set `git config core.autocrlf false` in this repository", rule: str = "no .gitattributes rule",
+             after: str = "") -> str:
     # the 13 excerpts and the 2 documents sources name that are no TOML file (facts/cards/README.md,
     # facts/stacks/README.md): the files fix146's eol=crlf rule names
     return (f"passprice: error: facts/cards/README.md and 14 more files{at}: git writes their line ends as CRLF in a "
-            f"checkout ({setting}, a setting of {where}, no .gitattributes rule), so a checkout's bytes are not the "
-            "committed bytes its record pins and a review reads (and `git checkout` writes them so again); "
-            f"{fix}, or set -text on passprice's files in .gitattributes (`sources/excerpts/*.txt -text`, "
-            "committed: every machine's checkout then keeps their bytes)")
+            f"checkout ({setting}, a setting of {where}, {rule}), so a checkout's bytes are not the "
+            "committed bytes a review reads (and `git checkout` writes them so again); "
+            f"{fix}, or set -text on passprice's files in .gitattributes (`facts/cards/README.md -text`, "
+            "`facts/stacks/README.md -text`, `sources/excerpts/*.txt -text`, "
+            f"committed{after}: every machine's checkout then keeps their bytes)")
 
 
 def test_1_check_names_core_autocrlf_before_a_checkout_misses_a_pin(repo: Path) -> None:
@@ -143,8 +145,15 @@ def test_1_core_eol_crlf_converts_only_files_a_text_rule_marks(repo: Path) -> No
     (repo / ".gitattributes").write_text("* text=auto\n", encoding="utf-8")
     result = invoke("check", root=repo)
     assert result.exit_code == 2, result.output  # was 0
+    # The rule is what makes core.eol apply: said so (was "no .gitattributes rule"; tests/test_fix157.py).
     assert result.stderr.splitlines() == [_refusal("core.eol=crlf", fix="set `git config core.eol lf` in this "
-                                                   "repository")], result.stderr
+                                                   "repository", rule="applied by the .gitattributes rule "
+                                                   "`text=auto` on them", after=", after the `text=auto` rule")
+                                          ], result.stderr
+    # The example's lines, after that rule, hold.
+    (repo / ".gitattributes").write_text("* text=auto\nfacts/cards/README.md -text\nfacts/stacks/README.md -text\n"
+                                         "sources/excerpts/*.txt -text\n", encoding="utf-8")
+    assert invoke("check", root=repo).exit_code == 0
     (repo / ".gitattributes").write_text("* text=auto eol=lf\n", encoding="utf-8")  # eol=lf wins over the setting
     assert invoke("check", root=repo).exit_code == 0
 

@@ -2173,15 +2173,16 @@ def _spread(resolved: Any) -> tuple[Any, Any] | None:
     return memory_bound(resolved.header, resolved.card, resolved.serving), last
 
 
-def _stack_spread(resolved: Any, expected: Any) -> tuple[str, int, float, Any]:
-    """``best --stack``'s part of the spread: the stack's name, its best batch, the bytes its runtime reserves and
-    :func:`passprice.serving.last_position_bound` in the room it leaves (:func:`passprice.stacks.stack_room`)."""
+def _stack_spread(resolved: Any, stack: Any, batch: int) -> tuple[str, int, float, Any]:
+    """``--stack``'s part of the spread (``best``, ``max-batch``): the stack's name, its batch ``batch`` (``best``'s
+    best, ``max-batch``'s most), the bytes its runtime reserves and :func:`passprice.serving.last_position_bound` in
+    the room it leaves (:func:`passprice.stacks.stack_room`)."""
     from passprice.cost import Pricing
     from passprice.serving import last_position_bound
     from passprice.stacks import stack_room
 
-    room = stack_room(resolved.header, resolved.card, resolved.serving, expected.stack)
-    return (expected.stack.name, expected.expected.batch, Pricing.limit(resolved.card).capacity - room.capacity,
+    room = stack_room(resolved.header, resolved.card, resolved.serving, stack)
+    return (stack.name, batch, Pricing.limit(resolved.card).capacity - room.capacity,
             last_position_bound(resolved.header, resolved.card, resolved.serving, room))
 
 @cli.command("best")
@@ -2243,7 +2244,8 @@ def best_command(
     reach = _ratio_reach(ctx, expected, resolved)
     fitted = _fit_check(ctx, expected, lock_ref)
     spread = _spread(resolved)  # the limit's batch in card memory; under a stack its batch in the room it leaves too
-    under = _stack_spread(resolved, expected) if spread and expected is not None else None
+    under = (_stack_spread(resolved, expected.stack, expected.expected.batch) if spread and expected is not None
+             else None)
     if as_json:
         _echo_json({**_with_span(_with_routing_note(data, note, resolved.header), reach),
                           **_defaulted_json(resolved.header),
@@ -2481,10 +2483,13 @@ def max_batch_command(
     from passprice.report import spread_json, spread_text
 
     spread = _spread(resolved)
+    # under a stack, what the room its runtime leaves holds at the last position too, as best --stack says it
+    stack_spread = _stack_spread(resolved, the_stack, under) if spread and under is not None else None
     if as_json:
         data: dict[str, Any] = {"card": resolved.card.name, "checkpoint": resolved.spec.checkpoint, "max_batch": n,
                                  "memory_use": resolved.serving.memory_use,
-                                 "spread": spread_json(resolved.serving, *spread) if spread else None}
+                                 "spread": spread_json(resolved.serving, *spread, stack_spread[3] if stack_spread
+                                                       else None) if spread else None}
         if under is not None:
             data.update({"stack": stack, "expected_max_batch": under, "reserved_bytes": reserved,
                          "stack_batches": list(held) if held is not None else None})
@@ -2508,7 +2513,7 @@ def max_batch_command(
                    f"KV cache, state and conv ring)⌋ = {mb.card_room:,}"
                    + (f"; host memory adds {mb.host_room:,}" if mb.host_room else ""))
         if spread:
-            click.echo(f"  spread  {spread_text(n, resolved.serving, *spread)}")
+            click.echo(f"  spread  {spread_text(n, resolved.serving, *spread, stack_spread, 'max batch')}")
         click.echo(f"  memory  {si(resolved.card.memory.capacity.value, 'B')} is {resolved.card.capacity_said()}")
         if under is not None:
             from passprice.tables import si

@@ -23,6 +23,7 @@ import tempfile
 import tomllib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
+from stat import S_IFDIR
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -435,6 +436,9 @@ class Checkout:
             # hidden folder is no folder of the registry.
             if kind != "blob" or any(part.startswith(".") for part in rel.split("/")[:-1]):
                 continue
+            folder = next((f for f in _parents(rel) if f.startswith("locks/") and gitread.read_by_passprice(f)), None)
+            if folder is not None:  # locks/x.lock.toml/a: a checkout's check fails the folder; it read "removed"
+                raise gitread.not_a_file(f"{self.prefix}{folder}", S_IFDIR, f"at {commit[:12]}")
             if mode == "120000":
                 if _read_here(rel) or gitread.registry_folder(rel):
                     raise gitread.linked(name, f"at {commit[:12]}")
@@ -750,6 +754,12 @@ def past_blob_cap(where: str, rel: str, size: int, most: int) -> InputError:
             return refusal
     return InputError(f"{where}: larger than {most:,} bytes, the most a file there may hold ({size:,} bytes; "
                       f"{schema.FILE_BYTES_VARIABLE}=BYTES raises the cap)")
+
+
+def _parents(rel: str) -> list[str]:
+    """The folders ``rel`` (a POSIX path) lies in, outermost first: ``a/b/c`` → ``a``, ``a/b``."""
+    parts = rel.split("/")
+    return ["/".join(parts[:i]) for i in range(1, len(parts))]
 
 
 def _read_here(rel: str) -> bool:

@@ -29,7 +29,7 @@ import attrs
 
 from passprice import schema
 from passprice.errors import InputError, escaped
-from passprice.files import read_regular
+from passprice.files import kind, read_regular
 
 #: The most bytes one side of a diff may hold in the files passprice reads (each at most ``MAX_TOML_BYTES``): a
 #: registry is a few hundred KiB; past this a side is refused rather than held in memory.
@@ -796,6 +796,19 @@ def linked(path: str, where: str = "") -> InputError:
     )
 
 
+def not_a_file(path: str, mode: int, where: str = "") -> InputError:
+    """The refusal of ``path`` (``locks/x.lock.toml``), a file passprice reads (:func:`read_by_passprice`), when it
+    is not a regular file but of ``mode`` (``st_mode``: a folder, a FIFO, a socket, a device), seen ``where`` (``at
+    REVISION``, or empty for the work tree), in the words ``check`` fails it with. Left out, as it was, a review of a
+    FIFO or a folder in place of a lock said ``1 lock affected, 1 removed`` and exited 0, while ``check`` on the same
+    tree exited 2 (``1 lock file does not read``; tests/test_fix157.py). Asked of ``locks/`` only: elsewhere (a
+    FIFO or folder named like a card) the review's own ``check`` of the side fails it, in its report."""
+    at = f" {where}" if where else ""
+    if stat.S_ISDIR(mode):
+        return InputError(f"{escaped(path)}{at}: is a folder, not a file")
+    return InputError(f"{escaped(path)}{at}: is {kind(mode)}, not a regular file: passprice reads regular files only")
+
+
 def side_too_large(label: str, total: int) -> InputError:
     """The refusal of a side whose files add up to ``total`` bytes."""
     return InputError(
@@ -1320,13 +1333,15 @@ def sized_code(folder: Path | None) -> Path | None:
 def work_tree_files(folder: Path, tops: Iterable[str]) -> dict[str, bytes]:
     """The files passprice reads (:func:`read_by_passprice`) below ``folder``'s folders ``tops``, by POSIX path
     relative to ``folder``, as ``check`` and ``price`` name them: a hidden file's name too (``locks/.x.lock.toml``
-    is a lock to them); hidden folders and anything not a regular file left out, and every other file left unread.
+    is a lock to them); hidden folders left out, and every other file left unread.
     Each is sized (``lstat``) before it is read.
 
     Raises :class:`InputError`: a file past :data:`~passprice.schema.MAX_TOML_BYTES` (naming it and its size), a
     folder holding its own ``.git`` (a submodule or nested checkout, by name), a symbolic link where passprice reads
-    a file (:func:`linked`), the files adding up past :data:`MAX_SIDE_BYTES`, more than :func:`side_files_cap`, or
-    more files of ``facts/`` than :func:`side_fact_files_cap`."""
+    a file (:func:`linked`), a folder, FIFO, socket or device in place of a lock (:func:`not_a_file`; elsewhere one
+    is left out, for the side's ``check`` to fail), the files adding up past
+    :data:`MAX_SIDE_BYTES`, more than :func:`side_files_cap`, or more files of ``facts/`` than
+    :func:`side_fact_files_cap`."""
     out: dict[str, bytes] = {}
     total = 0
     cap = side_files_cap()
@@ -1346,6 +1361,8 @@ def work_tree_files(folder: Path, tops: Iterable[str]) -> dict[str, bytes]:
             for d in dirnames:  # a linked folder is not walked: its cards were shown removed, yet priced
                 if registry_folder(f"{rel_dir}/{d}") and os.path.islink(here / d):
                     raise linked(f"{rel_dir}/{d}")
+                if rel_dir == "locks" and read_by_passprice(f"{rel_dir}/{d}"):
+                    raise not_a_file(f"{rel_dir}/{d}", stat.S_IFDIR)  # see not_a_file
             for name in sorted(filenames):
                 rel = f"{rel_dir}/{name}"
                 if not read_by_passprice(rel):
@@ -1358,7 +1375,9 @@ def work_tree_files(folder: Path, tops: Iterable[str]) -> dict[str, bytes]:
                 if stat.S_ISLNK(found.st_mode):
                     raise linked(rel)
                 if not stat.S_ISREG(found.st_mode):
-                    continue
+                    if rel_dir == "locks":
+                        raise not_a_file(rel, found.st_mode)  # a FIFO: see not_a_file
+                    continue  # the side's `check` reads the folder and fails it, in the review's report
                 if len(out) >= cap:
                     raise side_too_many(str(folder), cap)
                 if holds_facts(rel):
@@ -1410,11 +1429,11 @@ def rewritten_lines(found: Mapping[str, tuple[str, str, str]], where: str = "") 
     for (attribute, value, source), paths in by_rule.items():
         more = f" and {len(paths) - 1:,} more file{'s' if len(paths) > 2 else ''}" if len(paths) > 1 else ""
         rule = attribute if value == "set" else f"{attribute}={value}"
-        if attribute == "eol":  # LINE_ENDS: a file read byte for byte, its sha256 pinned
+        if attribute == "eol":  # LINE_ENDS: a file read byte for byte (its sha256 pinned, where its record pins one)
             out.append(
                 f"{paths[0]}{more}{at}: git writes {'their' if more else 'its'} line ends as CRLF in a checkout "
-                f"({rule}, a rule of {escaped(source)}), so a checkout's bytes are not the committed bytes its "
-                "record pins and a review reads (and `git checkout` writes them so again); remove the rule for "
+                f"({rule}, a rule of {escaped(source)}), so a checkout's bytes are not the committed bytes a "
+                "review reads (and `git checkout` writes them so again); remove the rule for "
                 "passprice's files (or set -text on them)"
             )
             continue
@@ -1557,11 +1576,51 @@ def config_rewrites(paths: Mapping[str, bytes | None], values: Mapping[str, Mapp
     fix = "false" if setting.name == "core.autocrlf" else "lf"
     unset = (f"unset it where git is run ({setting.where}: `git -c` or GIT_CONFIG_*)" if "/" not in setting.where
              else f"set `git config {setting.name} {fix}` in this repository")
+    ruled = next((r for r in (_text_rule(values.get(path, {})) for path in found) if r), None)
+    rule = (f"applied by the .gitattributes rule `{ruled}` on {'them' if more else 'it'}" if ruled
+            else "no .gitattributes rule")
     return [f"{named}{at}: git writes {'their' if more else 'its'} line ends as CRLF in a checkout "
-            f"({setting.name}={setting.value}, a setting of {setting.where}, no .gitattributes rule), so a checkout's "
-            "bytes are not the committed bytes its record pins and a review reads (and `git checkout` writes them so "
-            f"again); {unset}, or set -text on passprice's files in .gitattributes (`sources/excerpts/*.txt -text`, "
-            "committed: every machine's checkout then keeps their bytes)"]
+            f"({setting.name}={setting.value}, a setting of {setting.where}, {rule}), so a checkout's "
+            "bytes are not the committed bytes a review reads (and `git checkout` writes them so "
+            f"again); {unset}, or set -text on passprice's files in .gitattributes ({_unset_text_lines(found)}, "
+            f"committed{', after the `' + ruled + '` rule' if ruled else ''}: every machine's checkout then keeps "
+            "their bytes)"]
+
+
+def _text_rule(values: Mapping[str, str]) -> str:
+    """The ``text`` attribute ``values`` (git's values) set, as a .gitattributes rule writes it (``text``,
+    ``text=auto``; ``crlf``, its older name), or empty when none is set."""
+    for name in ("text", "crlf"):
+        value = values.get(name, "unspecified")
+        if value == "set":
+            return name
+        if value not in ("unspecified", "unset"):
+            return f"{name}={value}"
+    return ""
+
+
+#: The most .gitattributes lines :func:`_unset_text_lines` writes out; past them one line, ``* -text``, covers all.
+MOST_TEXT_LINES = 6
+
+
+def _unset_text_lines(paths: list[str]) -> str:
+    """The .gitattributes lines that unset ``text`` on every path of ``paths`` (POSIX, relative to the registry's
+    root), as an example to commit: one ``FOLDER/*.EXT -text`` for each folder and extension holding two or more of
+    them, the path itself for one alone (``facts/cards/README.md -text``), ``* -text`` past :data:`MOST_TEXT_LINES`
+    or where a path holds a character a pattern would read otherwise (a space, ``*?[\\"#!``). Before, the example
+    was ``sources/excerpts/*.txt -text`` alone: committed, the documents ``kind = "registry"`` sources cite
+    (``facts/cards/README.md``) still failed (tests/test_fix157.py)."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for path in paths:
+        folder, _, name = path.rpartition("/")
+        dot = name.rfind(".")
+        groups.setdefault((folder, name[dot:] if dot > 0 else ""), []).append(path)
+    lines: list[str] = []
+    for (folder, ext), group in groups.items():
+        lines += [f"{folder}/*{ext} -text"] if len(group) > 1 and folder and ext else [f"{p} -text" for p in group]
+    if len(lines) > MOST_TEXT_LINES or any(re.search(r'[\s*?\[\\"#!]', p) for p in paths):
+        return "`* -text`"
+    return ", ".join(f"`{line}`" for line in sorted(lines))
 
 
 def _committed_bytes(cwd: Path, rels: list[str], commit: str | None = None, prefix: str = "") -> (

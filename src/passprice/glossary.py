@@ -686,11 +686,11 @@ _TERMS = (
         "`null` for a contiguous cache, "
         "else `mean_position` and `held_per_sequence` (bytes) the batch is counted at, `last_positions` (each "
         "class's limit − 1), `last_held_per_sequence` (bytes a sequence there) and `last_max_batch` (sequences "
-        "memory holds were every one there, host memory's included). Under `best --stack S` the line and key say "
-        "this of the limit's batch, then of the room the stack's runtime leaves (the card less its "
-        "memory.reserved): `stack_last_max_batch`, the sequences it holds were every one at its last position, "
-        "and whether the stack's best batch fits however positions stand (`--stack llamacpp-cuda-2405`, 512 MiB "
-        "reserved: 302).",
+        "memory holds were every one there, host memory's included). Under `best --stack S` and `max-batch "
+        "--stack S` the line and key say this of the limit's batch, then of the room the stack's runtime leaves "
+        "(the card less its memory.reserved): `stack_last_max_batch`, the sequences it holds were every one at its "
+        "last position, and whether the stack's best (or max) batch fits however positions stand (`--stack "
+        "llamacpp-cuda-2405`, 512 MiB reserved: 302).",
         ("spread evenly", "last_positions", "last_held_per_sequence", "last_max_batch", "last position",
          "stack_last_max_batch"),
     ),

@@ -129,7 +129,7 @@ def spread_json(s: Serving, mean: MemoryBound, last: MemoryBound | None,
     (``last_max_batch``: card room plus host room, :func:`~passprice.serving.last_position_bound`). Under a stack
     (``best --stack``, ``stack_last``: :func:`~passprice.serving.last_position_bound` in the room its runtime leaves,
     the card less ``memory.reserved``) also ``stack_last_max_batch``, the sequences that room holds were every one
-    there."""
+    there (``max-batch --stack`` too: tests/test_fix157.py)."""
     if last is None:
         return None
     out = {
@@ -145,7 +145,7 @@ def spread_json(s: Serving, mean: MemoryBound, last: MemoryBound | None,
 
 
 def spread_text(batch: int, s: Serving, mean: MemoryBound, last: MemoryBound | None,
-                stack: tuple[str, int, float, MemoryBound] | None = None) -> str | None:
+                stack: tuple[str, int, float, MemoryBound] | None = None, said: str = "best batch") -> str | None:
     """The ``spread`` line of ``best`` and ``max-batch`` for a paged serving ``s`` carrying ``batch`` sequences
     (``None`` for a contiguous cache): the batch is counted with every sequence at the mix's mean position (the seed's
     ``position + page / 2`` a sequence, ``mean``), so it fits only while positions stay spread about that mean; what
@@ -154,7 +154,8 @@ def spread_text(batch: int, s: Serving, mean: MemoryBound, last: MemoryBound | N
     position 2,048 said nothing of the 304 that fit at 4,095. ``stack`` (``best --stack``): the stack's name, its
     best batch, the bytes its runtime reserves (``memory.reserved``) and
     :func:`~passprice.serving.last_position_bound` in the room it leaves (the card less them), said after the limit's:
-    whether that batch fits with every sequence at its last position."""
+    whether that batch fits with every sequence at its last position; ``said`` names that batch (``best batch``;
+    ``max-batch --stack``: ``max batch``, its most under the stack)."""
     if last is None:
         return None
     under = ""
@@ -164,7 +165,7 @@ def spread_text(batch: int, s: Serving, mean: MemoryBound, last: MemoryBound | N
         fits = "fits however their positions stand" if stack_batch <= held else (
             "fits only while their positions stay spread")
         under = (f"; under stack {name}, whose runtime reserves {si(reserved, 'B')}, "
-                 f"{count(held)} would fit were every sequence there, so its best batch {count(stack_batch)} {fits}")
+                 f"{count(held)} would fit were every sequence there, so its {said} {count(stack_batch)} {fits}")
     at_last = last.card_room + last.host_room
     classes = s.contexts.classes
     sequences = "sequence" if batch == 1 else "sequences"

@@ -1139,7 +1139,8 @@ class Reproduction:
             out.append("pricing model")
         return tuple(out)
 
-    def verdict(self, path: str | None = None, commit: tuple[str, str] | None = None, cut: str | None = None) -> str:
+    def verdict(self, path: str | None = None, commit: tuple[str, str] | None = None, cut: str | None = None,
+                requirement: str | None = None) -> str:
         """One line: reproduced or not, and why (which input is to blame). ``path`` is the lock file as a command to
         paste names it (``check``: :func:`passprice.registry.pasted_path`; ``diff``: its path in the registry);
         ``None`` names it as the lock was read (``reproduce LOCK``: as given). Walkthrough 34: the re-lock said
@@ -1151,7 +1152,9 @@ class Reproduction:
         (walkthrough 56). ``cut`` (:func:`model_commit`'s: what its search left unread) makes the code named a
         search's partial answer, said so: the last-change commit, named where no commit was found, is a fallback,
         and a commit found may not be the oldest (left92: a search cut by its cap named the last-change commit as
-        if the history held no other answer). Raises nothing."""
+        if the history held no other answer). ``requirement`` (:func:`requirement_at`, in a registry of one's own):
+        when it is the running passprice (:func:`runs_here`), the lock's writer is said unknown, not that passprice
+        (tests/test_fix157.py). Raises nothing."""
         import shlex
 
         named = shlex.quote(path or self.lock.source or "LOCK")
@@ -1205,6 +1208,11 @@ class Reproduction:
             last = f"git log -1 --format=%H -- {named}"
             # Walkthrough 20: a registry of one's own (passprice init) holds no src/passprice, so "the passprice of
             # the commit" named no code there; its requirements.txt at that commit names the passprice it ran.
+            if commit is not None and not self.holds_code and runs_here(requirement):
+                return (f"does NOT reproduce: the pricing model changed and moves the price (first: "
+                        f"{self.first_moved}); the code that wrote the lock is unknown: the passprice this "
+                        f"registry's requirements.txt named at commit {commit[0]} is this one (pricing model, below); "
+                        f"re-lock it with today's code ({relock}) and review the change")
             if commit is not None:
                 code = (
                     f"the passprice of commit {commit[0]}" if self.holds_code
@@ -1783,6 +1791,35 @@ def requirement_at(root: Root, commit: str) -> str | None:
     return None
 
 
+def runs_here(requirement: str | None) -> bool:
+    """Whether ``requirement`` (a requirements.txt line, :func:`requirement_at`) installs the running passprice: it
+    is the line ``passprice init`` writes for it (:func:`passprice.scaffold.installed_requirement`) and pins its code
+    (a commit, ``git+URL@COMMIT``, or an archive's URL), not a folder whose contents may have moved since. Raises
+    nothing."""
+    if requirement is None:
+        return False
+    from passprice.scaffold import installed_requirement
+
+    mine = installed_requirement()
+    if mine.placeholder or mine.line != requirement.strip():
+        return False
+    return mine.origin in ("vcs", "archive") or "@" in mine.line.split(" @ ", 1)[-1]
+
+
+def unknown_writer(rep: Reproduction, commit: tuple[str, str], requirement: str) -> str:
+    """After "the lock's code is", where the passprice the registry's requirements.txt named at ``commit`` (the
+    line ``requirement``) is the running one (:func:`runs_here`), whose pricing model is not the lock's: the lock's
+    writer is unknown, and what the user can do. tests/test_fix157.py: a lock lagging the running code was sent to
+    install that very code in a virtual environment of its own, to reproduce the same digest again."""
+    old = rep.lock.info.pricing_model.removeprefix("sha256:")[:12]
+    now = rep.pricing_model.removeprefix("sha256:")[:12]
+    return (f"unknown: the passprice this registry's requirements.txt named at commit {commit[0]} ({commit[1]}: the "
+            f"oldest commit whose locks record {old}), `{requirement}`, is this passprice, whose pricing model is "
+            f"{now}, not the lock's {old}: the lock was written by another passprice (one installed otherwise, "
+            "or its digest edited); install the passprice whose locks record it, if you know it, or re-lock it with "
+            "this one and review the change")
+
+
 def model_code(rep: Reproduction, commit: tuple[str, str], requirement: str | None) -> str:
     """Where the code of a lock whose pricing model changed is, after "the lock's code is": commit ``commit``'s own
     code in a checkout of passprice (``rep.holds_code``), a work tree of its own to run it in; in a registry of one's
@@ -1795,6 +1832,8 @@ def model_code(rep: Reproduction, commit: tuple[str, str], requirement: str | No
     if rep.holds_code:
         return (f"commit {commit[0]}'s ({why}): run it in a work tree of its own, `git worktree add --detach "
                 f"../at-lock {commit[0]}`")
+    if requirement is not None and runs_here(requirement):
+        return unknown_writer(rep, commit, requirement)
     said = f", `{requirement}`" if requirement else ""
     return (f"the passprice this registry's requirements.txt named at commit {commit[0]} ({why}){said}: install it "
             f"in a virtual environment of its own (`git show {commit[0]}:requirements.txt > at-lock.txt`, `pip "
@@ -1816,7 +1855,7 @@ def reproduction_text(
 
     lock = rep.lock
     locks = f"{lock.kind} lock of serving {lock.info.serving}" if lock.info.serving else f"{lock.kind} lock"
-    verdict = rep.verdict(commit=commit, cut=cut)
+    verdict = rep.verdict(commit=commit, cut=cut, requirement=requirement)
     if rep.equals and rep.price is not None:
         verdict += (
             f": {rep.price['tokens_per_s']!r} tokens/s at batch {rep.price['batch']}, binds on {rep.price['binds']}, "
@@ -2058,7 +2097,7 @@ def reproduction_json(
         "format": rep.lock.info.format,
         "older_format": older,
         "equals": rep.equals,
-        "reproduction": rep.verdict(commit=commit, cut=cut),
+        "reproduction": rep.verdict(commit=commit, cut=cut, requirement=requirement),
         "changed": list(rep.changes()),
         "pricing_model": {
             "recorded": rep.lock.info.pricing_model,

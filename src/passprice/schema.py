@@ -408,6 +408,31 @@ def _operations_hint(instance: Any, allowed: Sequence[Any]) -> str:
             f"or derive it from the quoted figure with an input of 2 {per} (passprice explain derivation)")
 
 
+#: A JSON Schema type in words, as an error line names what a key takes.
+_TYPE_WORDS = {"array": "a list", "integer": "a whole number", "number": "a number", "string": "a string",
+               "object": "a table", "boolean": "true or false"}
+
+
+def _type_words(types: Any) -> str:
+    """The JSON Schema ``type`` value ``types`` (a name, or a list of them) in words: ``a list``, ``a whole number
+    or a string``."""
+    names = [types] if isinstance(types, str) else list(types) if isinstance(types, list) else []
+    return " or ".join(_TYPE_WORDS.get(str(n), str(n)) for n in names if n != "null") or "another value"
+
+
+def _as_list(text: str, items: Any) -> str:
+    """The list a key written as the one string ``text`` means, as JSON writes it, by its schema's ``items``: whole
+    numbers where the items are (``"0"`` → ``[0]``, ``"0, 2"`` → ``[0, 2]``; tests/test_fix157.py: ``["0"]``, the
+    advice, then failed), else the string in a list (``["https://…"]``)."""
+    kind = items.get("type") if isinstance(items, dict) else None
+    if kind in ("integer", "number"):
+        parts = [p.strip() for p in text.strip().strip("[]").split(",")]
+        if parts and all(re.fullmatch(r"[+-]?\d{1,20}", p) for p in parts):
+            return "[" + ", ".join(str(int(p)) for p in parts) + "]"
+        return f"a list of {'whole numbers' if kind == 'integer' else 'numbers'} ([0])"
+    return f"[{json.dumps(text, ensure_ascii=False)}]"
+
+
 def _key_path(parts: Any) -> str:
     return ".".join(key_part(p) for p in parts) or "(top level)"
 
@@ -600,7 +625,11 @@ def _explain(error: Any) -> str:
         # A list written as one string (a source's `copies = "https://…"`) read "is not of type 'array'", not what
         # the key lists nor how it is written (walkthrough 42).
         return (f"{_key_path(where)}: {shown_value(instance)} is one string, not a list: write "
-                f"[{json.dumps(instance, ensure_ascii=False)}] ({error.schema['description']})")
+                f"{_as_list(instance, error.schema.get('items'))} ({error.schema['description']})")
+    if error.validator == "type" and instance is None:
+        # JSON's null read as Python's "None is not of type 'array'" (tests/test_fix157.py)
+        return (f"{_key_path(where)}: is null, not {_type_words(error.validator_value)}: give one, or leave the key "
+                "out where it is optional")
     if error.validator == "enum" and error.validator_value == list(NONFINITE):
         # A checkpoint entry's float: a finite number, or the name of a NaN or infinity the header held.
         said = overflowed(instance) if isinstance(instance, Overflowed) else underflowed(instance) if isinstance(

@@ -123,7 +123,8 @@ class ModelConfig:
     linear_conv_kernel_dim: int | None = None
     full_attention_interval: int | None = None
     partial_rotary_factor: float | None = None
-    # Qwen-MoE's dense blocks among the routed ones (config keys read only to refuse them: see config_from_document).
+    # Qwen-MoE's dense blocks among the routed ones (config keys read only to refuse them in a mixture of experts,
+    # ignored on a dense model: see config_from_document).
     decoder_sparse_step: int | None = None
     mlp_only_layers: tuple[int, ...] = ()
 
@@ -182,7 +183,8 @@ def config_from_document(document: Mapping[str, Any], source: str, folder: Path 
     Raises :class:`passprice.errors.SchemaError` listing every problem (key path and what was wrong), and
     :class:`InputError` for keys that agree with the schema but not with each other (query heads not a multiple of
     KV heads, no head width, more dense leading layers than layers, more experts a token than experts, dense
-    blocks among routed ones: ``decoder_sparse_step`` other than 1, ``mlp_only_layers`` not empty)."""
+    blocks among routed ones: ``decoder_sparse_step`` other than 1, ``mlp_only_layers`` not empty, in a mixture of
+    experts; a dense model's are ignored)."""
     try:
         schema.validate(document, "model-config", source, folder)
     except SchemaError as e:  # a model type synth does not build: say what does instead
@@ -215,15 +217,17 @@ def config_from_document(document: Mapping[str, Any], source: str, folder: Path 
         )
     # Qwen-MoE makes block i dense when i is in mlp_only_layers or (i + 1) is no multiple of decoder_sparse_step;
     # passprice builds a routed FFN in every block (as llama.cpp's qwen3moe header has one in every block), so a
-    # configuration with dense blocks is refused by the key, never built as all-MoE.
-    if config.decoder_sparse_step not in (None, 1):
+    # configuration with dense blocks is refused by the key, never built as all-MoE. On a dense model (no experts)
+    # every block is dense whatever they say: ignored (tests/test_fix157.py: llama-3.1-8b.json with
+    # "decoder_sparse_step": 2 was refused as if passprice built it routed).
+    if config.experts and config.decoder_sparse_step not in (None, 1):
         digits = len(str(abs(config.decoder_sparse_step)))
         shown = f"{config.decoder_sparse_step}" if digits <= 40 else f"of {digits:,} digits"
         raise InputError(
             f"{where}: decoder_sparse_step {shown}: passprice builds a routed FFN in every block (a step of 1); a "
             "step other than 1 makes blocks dense, which it does not build"
         )
-    if config.mlp_only_layers:
+    if config.experts and config.mlp_only_layers:
         first = ", ".join(str(i) for i in config.mlp_only_layers[:3])
         more = f" … ({len(config.mlp_only_layers):,} layers)" if len(config.mlp_only_layers) > 3 else ""
         raise InputError(
