@@ -246,22 +246,26 @@ def _config(tmp_path: Path, **changes: object) -> Path:
 @pytest.mark.parametrize(
     ("changes", "says"),
     [
-        ({"mlp_only_layers": list(range(100_000))},
-         "mlp_only_layers [0, 1, 2 … (100,000 layers)]: passprice builds a routed FFN in every block; dense blocks "
-         "among routed ones are not built (give [])"),
-        ({"decoder_sparse_step": 0}, "decoder_sparse_step 0: passprice builds a routed FFN in every block"),
+        # past the schema's bounds (a block index or step past the 4,096 blocks a config may have): the schema's line
+        ({"mlp_only_layers": list(range(100_000))}, "config.mlp_only_layers: 100,000 items (at most 4,096)"),
+        ({"mlp_only_layers": [1, 2]},
+         "config: mlp_only_layers [1, 2]: passprice builds a routed FFN in every block; dense blocks among routed ones "
+         "are not built (give [])"),
+        ({"decoder_sparse_step": 0}, "config: decoder_sparse_step 0: passprice builds a routed FFN in every block"),
         ({"decoder_sparse_step": 10**30},
-         f"decoder_sparse_step {10**30}: passprice builds a routed FFN in every block (a step of 1); a step other "
+         f"config.decoder_sparse_step: {10**30} is greater than the maximum of 4096"),
+        ({"decoder_sparse_step": 2},
+         "config: decoder_sparse_step 2: passprice builds a routed FFN in every block (a step of 1); a step other "
          "than 1 makes blocks dense, which it does not build"),
         ({"num_hidden_layers": 4096},
-         "num_hidden_layers 4096: 49,155 tensors is more than the 2,048 passprice reads of a header of at most "
+         "config: num_hidden_layers 4096: 49,155 tensors is more than the 2,048 passprice reads of a header of at most "
          "33,554,432 bytes"),
     ],
 )
 def test_synth_refuses_what_it_would_not_build_as_given(tmp_path: Path, changes: dict[str, object], says: str) -> None:
     path = _config(tmp_path, **changes)
     out = tmp_path / "x.gguf"
-    bad("synth", str(path), "-o", str(out), says=f"{path}: config: {says}")
+    bad("synth", str(path), "-o", str(out), says=f"{path}: {says}")
     assert not out.exists()
 
 
