@@ -441,7 +441,7 @@ class Checkout:
             if folder is not None:  # locks/x.lock.toml/a: a checkout's check fails the folder; it read "removed"
                 raise gitread.not_a_file(f"{self.prefix}{folder}", S_IFDIR, f"at {commit[:12]}")
             if mode == "120000":
-                if gitread.lock_alias(rel, "x.lock.toml") is not None and size.isdigit():
+                if gitread.lock_of_locks(rel) and size.isdigit():
                     lock_links[rel] = (obj, int(size))  # perhaps a second name of a lock beside it: read below
                     continue
                 if _read_here(rel) or gitread.registry_folder(rel):
@@ -7559,8 +7559,9 @@ def _lock_links(head: Side) -> tuple[str, ...]:
 
     locks = head.root.locks
     try:
-        if not any(entry.is_symlink() for entry in os.scandir(locks)):
-            return ()  # no link: nothing listed twice
+        with os.scandir(locks) as entries:
+            if not any(entry.is_symlink() for entry in entries):
+                return ()  # no link: nothing listed twice
     except OSError:
         return ()
     return tuple(alias_lines(head.root, head.root.scan(locks, ".lock.toml")).values())

@@ -757,6 +757,13 @@ def read_by_passprice(rel: str) -> bool:
     return False
 
 
+def lock_of_locks(rel: str) -> bool:
+    """Whether ``rel`` (a POSIX path relative to a root) names a lock file of ``locks/``, as ``check`` lists them
+    (``locks/NAME.lock.toml``, read by passprice). Raises nothing."""
+    parts = rel.split("/")
+    return len(parts) == 2 and parts[0] == "locks" and rel.endswith(".lock.toml") and read_by_passprice(rel)
+
+
 def lock_alias(rel: str, target: str) -> str | None:
     """The lock file (``locks/NAME.lock.toml``) that a symbolic link at ``rel`` leading to ``target`` (the link's
     text) is a second name of, as ``check`` reads such a link (:func:`passprice.check.alias_lines`): ``rel`` a lock
@@ -766,7 +773,7 @@ def lock_alias(rel: str, target: str) -> str | None:
     link … compares the files themselves" (exit 2) where ``check`` on the same tree warned (exit 0):
     tests/test_odds165.py. Raises nothing."""
     parts = rel.split("/")
-    if len(parts) != 2 or parts[0] != "locks" or not read_by_passprice(rel) or not rel.endswith(".lock.toml"):
+    if not lock_of_locks(rel):
         return None
     if "/" in target or "\0" in target or target == parts[1] or not read_by_passprice(f"locks/{target}") \
             or not target.endswith(".lock.toml"):
