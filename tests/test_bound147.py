@@ -211,7 +211,8 @@ def test_2_the_changed_facts_and_the_rewritten_excerpt_share_one_bound(repo: Pat
     assert said["quotes_unchecked"] == source["quotes_unchecked"]
     assert "8 facts' quotes not checked (past the review's bound)" in str(said["summary"])
     (reason,) = [line for line in result.stderr.splitlines() if "quotes not checked:" in line]
-    assert reason.startswith("passprice: refused: quotes not checked: 8 facts (h200_sxm_141gb:"), reason
+    assert reason.startswith(
+        "passprice: refused: quotes not checked: 649 quoted spans of 8 facts (h200_sxm_141gb:"), reason
 
 
 def test_2_a_rewritten_excerpt_s_checks_past_the_bound_fail_the_review(repo: Path) -> None:
@@ -227,7 +228,7 @@ def test_2_a_rewritten_excerpt_s_checks_past_the_bound_fail_the_review(repo: Pat
         "whose document changed, to verify"), result.stdout.splitlines()[1]
     (reason,) = [line for line in result.stderr.splitlines() if "quotes not checked:" in line]
     assert reason == (
-        "passprice: refused: quotes not checked: 8 facts (h200_sxm_141gb:memory.capacity, "
+        "passprice: refused: quotes not checked: 649 quoted spans of 8 facts (h200_sxm_141gb:memory.capacity, "
         "h200_sxm_141gb:memory.bandwidth, h200_sxm_141gb:vector, h200_sxm_141gb:host.read, h200_sxm_141gb:host.write, "
         "h200_sxm_141gb:tensor.f16, h200_sxm_141gb:tensor.bf16, h200_sxm_141gb:tensor.f8) not looked up in their "
         "stored excerpts, the review's look-ups past their bound (2,236 spans, 128 MiB of stored text; none is looked "

@@ -93,10 +93,20 @@ def test_1_a_folder_in_place_of_a_lock_is_refused_as_check_fails_it(started: Pat
 def test_1_a_symbolic_link_in_place_of_a_lock_is_still_refused(started: Path, tmp_path: Path) -> None:
     root = _copy(started, tmp_path)
     (root / LOCK).unlink()
-    (root / LOCK).symlink_to("r1-qwen7b-h200-best.lock.toml")
+    (root / LOCK).symlink_to("../facts/r1-qwen7b-h200-best.lock.toml")
     assert bad("diff", "HEAD", root=root) == [
         f"passprice: error: {LOCK}: a symbolic link; passprice diff compares the files themselves (commit the file, "
         "or the folder's files, in place of the link)"]
+    # A link to a lock file beside it is that lock under a second name, as check reads it: the review warns of it
+    # in check's words and exits 0 (tests/test_odds165.py; it was refused as above)
+    (root / LOCK).unlink()
+    (root / LOCK).symlink_to("r1-qwen7b-h200-best.lock.toml")
+    result = invoke("diff", "HEAD", root=root)
+    assert result.exit_code == 0, result.output
+    warned = (f"{LOCK} is a symbolic link to locks/r1-qwen7b-h200-best.lock.toml beside it: judged once, as "
+              "locks/r1-qwen7b-h200-best.lock.toml (every command reads the link as that lock)")
+    assert f"  warning: {warned}" in result.stdout.splitlines()
+    assert warned in json.loads(invoke("check", "--json", root=root).stdout)["warnings"]
 
 
 # --- (2) the advice on core.autocrlf covers every file it names ------------------------------------------------------

@@ -103,7 +103,10 @@ def test_an_old_version_that_is_not_a_fact_is_shown_as_such(tmp_path: Path) -> N
     assert found[0][1] == found[2][1] == 0.9333
     assert isinstance(found[1][1], str) and "streams.read: not a fact" in found[1][1]
     text = invoke("fact", "show", CARD, "streams.read", "--history", root=root).stdout
-    assert "  0.9333 (measured)   reads again\n" in text  # left53: was "changed: reads again"
+    first = subprocess.run(["git", "rev-parse", "HEAD~2"], cwd=root, capture_output=True, text=True,
+                           check=True).stdout.strip()
+    # left53: was "changed: reads again"; tests/test_odds165.py: it names the last version that reads
+    assert f"  0.9333 (measured)   reads again: as at {first[:12]}, the last version that reads\n" in text
 
 
 def test_a_folder_whose_name_is_not_utf8(tmp_path: Path) -> None:

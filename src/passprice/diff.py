@@ -415,6 +415,7 @@ class Checkout:
         unread: set[str] = set()
         blobs: dict[str, tuple[str, int]] = {}  # each unread file's blob and size: an excerpt's is written out
         links: dict[str, tuple[str, int]] = {}
+        lock_links: dict[str, tuple[str, int]] = {}
         total = 0
         cap = gitread.side_files_cap()
         fact_cap, facts = gitread.side_fact_files_cap(), 0
@@ -440,6 +441,9 @@ class Checkout:
             if folder is not None:  # locks/x.lock.toml/a: a checkout's check fails the folder; it read "removed"
                 raise gitread.not_a_file(f"{self.prefix}{folder}", S_IFDIR, f"at {commit[:12]}")
             if mode == "120000":
+                if gitread.lock_of_locks(rel) and size.isdigit():
+                    lock_links[rel] = (obj, int(size))  # perhaps a second name of a lock beside it: read below
+                    continue
                 if _read_here(rel) or gitread.registry_folder(rel):
                     raise gitread.linked(name, f"at {commit[:12]}")
                 if gitread.registry_folder(rel.rpartition("/")[0]):
@@ -475,6 +479,7 @@ class Checkout:
             if obj not in contents:
                 raise InputError(f"{commit[:12]}:{self.prefix}{rel}: object {obj} is missing from the repository")
             files[rel] = contents[obj]
+        aliases = self._lock_aliases(commit, lock_links, files)
         if judge is not None:
             judge(files)
         for folder in ("facts", "registry"):
@@ -490,6 +495,11 @@ class Checkout:
                 made.add(folder)
             with open(os.path.join(top, rel), "wb") as out:
                 out.write(data)
+        for rel, target in aliases.items():
+            # What a checkout of the revision holds: the link, which check judges as the lock it leads to and warns
+            # of (passprice.check.alias_lines), as the review's check of the side does
+            make_folders(dest / "locks")
+            os.symlink(target, dest / rel)
         for folder in {rel.rpartition("/")[0] for rel in unread}:
             make_folders(dest / folder)  # the tree's shape: a folder named x.toml is one
         for rel in unread:
@@ -522,6 +532,23 @@ class Checkout:
                 if obj in texts:
                     (dest / rel).write_bytes(texts[obj])
         return files
+
+    def _lock_aliases(self, commit: str, links: dict[str, tuple[str, int]], files: dict[str, bytes]) -> dict[str, str]:
+        """Of ``links`` (each symbolic link of ``locks/`` at ``commit`` named like a lock file, by path relative to
+        the root, with its blob and size), each that is a second name of a lock file of ``files`` beside it
+        (:func:`passprice.gitread.lock_alias`), with its text (the target's plain name). Raises
+        :func:`passprice.gitread.linked` for any other (a link's text is at most 255 bytes, a file name: one past it
+        is no such link and is not read)."""
+        small = {obj: size for obj, size in links.values() if size <= 255}
+        texts = gitread.read_blobs(self.top, small) if small else {}
+        out: dict[str, str] = {}
+        for rel, (obj, _size) in links.items():
+            target = os.fsdecode(texts[obj]) if obj in texts else ""
+            aliased = gitread.lock_alias(rel, target)
+            if aliased is None or aliased not in files:
+                raise gitread.linked(f"{self.prefix}{rel}", f"at {commit[:12]}")
+            out[rel] = target
+        return out
 
     def _listing(self, commit: str, specs: list[str]) -> bytes:
         """``git ls-tree -r -l -z --full-tree COMMIT -- SPECS``'s output. When ``specs`` are folders of :data:`FOLDERS`
@@ -4693,9 +4720,17 @@ class Diff:
 
     @property
     def quote_spans_unchecked(self) -> int:
-        """How many quoted spans of changed facts the review did not look up (:attr:`quotes_unchecked`' own, not
-        those of the rewritten excerpts' citing facts, which are counted by fact)."""
-        return sum(c.quote.past for _, c in self.fact_changes if c.quote is not None)
+        """How many quoted spans of :attr:`quotes_unchecked` the review did not look up: a changed fact's
+        (:attr:`passprice.sources.QuoteCheck.past`, of all its sources), then those of a rewritten excerpt's citing
+        fact of that source (:attr:`passprice.sourcechange.SourceChange.unchecked_spans`), each fact counted once,
+        as :attr:`quotes_unchecked` names it. The two were counted unevenly: spans and facts of the changed facts,
+        facts alone of the excerpts' (tests/test_odds165.py)."""
+        spans = {f"{f.name}:{c.path}": c.quote.past for f, c in self.fact_changes
+                 if c.quote is not None and c.quote.past}
+        for s in self.sources:
+            for path, n in zip(s.quotes_unchecked, s.unchecked_spans, strict=False):
+                spans.setdefault(path, n)
+        return sum(spans.values())
 
     @property
     def quote_spans_not_found(self) -> int:
@@ -5076,15 +5111,16 @@ class Diff:
         return reasons
 
     def unchecked_line(self) -> str:
-        """Why the review fails when its quote look-ups ran past their bound: how many facts (and spans) were not
-        checked, and what to do. Raises nothing."""
+        """Why the review fails when its quote look-ups ran past their bound: how many quoted spans of how many facts
+        were not looked up (:attr:`quote_spans_unchecked`, :attr:`quotes_unchecked`: a changed fact's and a rewritten
+        excerpt's citing fact's counted alike), which, and what to do. Raises nothing."""
         from passprice.sources import QUOTES_MOST, SEARCHED_MOST
 
         facts = self.quotes_unchecked
         spans = self.quote_spans_unchecked
         shown = ", ".join(facts[:MAX_SHOWN_QUOTES]) + (
             f" and {len(facts) - MAX_SHOWN_QUOTES:,} more" if len(facts) > MAX_SHOWN_QUOTES else "")
-        counted = f"{_n(spans, 'quoted span')} of {_n(len(facts), 'fact')}" if spans else _n(len(facts), "fact")
+        counted = f"{_n(spans, 'quoted span')} of {_n(len(facts), 'fact')}"  # a changed fact's, an excerpt's alike
         return (f"quotes not checked: {counted} ({shown}) not looked up in their stored excerpts, the review's "
                 f"look-ups past their bound ({QUOTES_MOST:,} spans, {SEARCHED_MOST // 2**20:,} MiB of stored text; "
                 "none is looked up then, whichever file sorts first): a quote not checked may be NOT FOUND; split "
@@ -5480,7 +5516,10 @@ def _compare(base: Side, head: Side) -> Diff:
     from passprice.check import review_files
 
     review = review_files(head.root, head.document)
-    head_warnings = _own_schemas_unwarned(head, review.warnings)
+    duplicates, untouched = _duplicates(head, paths)
+    # check's own order: the registry's warnings, the lock links, the duplicates (those of a pair the change touches
+    # under their own heading, Diff.duplicates), the undated sources
+    head_warnings = (*_own_schemas_unwarned(head, review.warnings), *_lock_links(head), *untouched)
     if head_warnings and review.undated:
         from passprice.sources import undated_line
 
@@ -5551,7 +5590,7 @@ def _compare(base: Side, head: Side) -> Diff:
             records[f.path] = f"{said}; {records[f.path]}" if f.path in records else said
     return Diff(base.info, head.info, files, reviews, base.code, head.code,
                 _unrooted(head, problems), _unrooted(head, review.unreadable), sources, moves, left_out,
-                code_changes(base.code, head.code) + listed.named, _duplicates(head, paths),
+                code_changes(base.code, head.code) + listed.named, duplicates,
                 _unrooted(head, head_warnings[:MAX_HEAD_WARNINGS]), max(0, len(head_warnings) - MAX_HEAD_WARNINGS),
                 added_servings(head, files, reviews),
                 tuple(p for p in dict.fromkeys([*INSTALL_FILES, *sorted({*base.installs, *head.installs})])
@@ -7497,16 +7536,35 @@ MAX_FACT_ROWS = 200
 MAX_FACT_TABLE = 20_000
 
 
-def _duplicates(head: Side, changed: Iterable[str]) -> tuple[str, ...]:
-    """The lines of :func:`passprice.check.duplicate_lines` on HEAD's lock files that read, for each pair one of
-    whose files the change adds or changes (``changed``: paths relative to the root): a lock copied under another
-    name passed the review without a word."""
+def _duplicates(head: Side, changed: Iterable[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The lines of :func:`passprice.check.duplicate_lines` on HEAD's lock files that read: those of each pair one of
+    whose files the change adds or changes (``changed``: paths relative to the root), which the review names under
+    their own heading (a lock copied under another name passed the review without a word), then the others, which
+    ``check`` warns of on HEAD as it does of them."""
     from passprice.check import duplicate_lines
 
     touched = set(changed)
     locks = [(head.root.path / rel, lock) for rel, lock in sorted(_locks(head).items(), key=lambda i: lock_order(i[0]))
              if lock is not None]
-    return tuple(line for pair, line in duplicate_lines(head.root, locks) if touched & set(pair))
+    found = duplicate_lines(head.root, locks)
+    return (tuple(line for pair, line in found if touched & set(pair)),
+            tuple(line for pair, line in found if not touched & set(pair)))
+
+
+def _lock_links(head: Side) -> tuple[str, ...]:
+    """``check``'s warning of each symbolic link of HEAD's ``locks/`` that is a second name of a lock file beside it
+    (:func:`passprice.check.alias_lines`, in its words), which the review, as ``check``, does not read as a lock of
+    its own (:func:`passprice.gitread.lock_alias`). Raises nothing."""
+    from passprice.check import alias_lines
+
+    locks = head.root.locks
+    try:
+        with os.scandir(locks) as entries:
+            if not any(entry.is_symlink() for entry in entries):
+                return ()  # no link: nothing listed twice
+    except OSError:
+        return ()
+    return tuple(alias_lines(head.root, head.root.scan(locks, ".lock.toml")).values())
 
 
 def _given(data: bytes) -> Callable[[], bytes]:

@@ -757,6 +757,30 @@ def read_by_passprice(rel: str) -> bool:
     return False
 
 
+def lock_of_locks(rel: str) -> bool:
+    """Whether ``rel`` (a POSIX path relative to a root) names a lock file of ``locks/``, as ``check`` lists them
+    (``locks/NAME.lock.toml``, read by passprice). Raises nothing."""
+    parts = rel.split("/")
+    return len(parts) == 2 and parts[0] == "locks" and rel.endswith(".lock.toml") and read_by_passprice(rel)
+
+
+def lock_alias(rel: str, target: str) -> str | None:
+    """The lock file (``locks/NAME.lock.toml``) that a symbolic link at ``rel`` leading to ``target`` (the link's
+    text) is a second name of, as ``check`` reads such a link (:func:`passprice.check.alias_lines`): ``rel`` a lock
+    file of ``locks/`` and ``target`` another lock file's plain name in that folder (no ``/``); ``None`` for any other
+    link (refused, :func:`linked`). The caller asks that the target is a regular file of the same side. ``check``
+    judges the lock once, under the target's name, and warns of the link; a review read the link as "a symbolic
+    link … compares the files themselves" (exit 2) where ``check`` on the same tree warned (exit 0):
+    tests/test_odds165.py. Raises nothing."""
+    parts = rel.split("/")
+    if not lock_of_locks(rel):
+        return None
+    if "/" in target or "\0" in target or target == parts[1] or not read_by_passprice(f"locks/{target}") \
+            or not target.endswith(".lock.toml"):
+        return None
+    return f"locks/{target}"
+
+
 def too_large(where: str, size: int) -> str:
     """The line refusing the file at ``where`` (``revision:path`` or a path) of ``size`` bytes."""
     return f"{where}: {size:,} bytes, past the {schema.MAX_TOML_BYTES:,}-byte cap on a passprice file (not read)"
@@ -1338,8 +1362,9 @@ def work_tree_files(folder: Path, tops: Iterable[str]) -> dict[str, bytes]:
 
     Raises :class:`InputError`: a file past :data:`~passprice.schema.MAX_TOML_BYTES` (naming it and its size), a
     folder holding its own ``.git`` (a submodule or nested checkout, by name), a symbolic link where passprice reads
-    a file (:func:`linked`), a folder, FIFO, socket or device in place of a lock (:func:`not_a_file`; elsewhere one
-    is left out, for the side's ``check`` to fail), the files adding up past
+    a file (:func:`linked`; one of ``locks/`` to a regular lock file beside it, :func:`lock_alias`, is that lock under
+    a second name, as ``check`` reads it: left out), a folder, FIFO, socket or device in place of a lock
+    (:func:`not_a_file`; elsewhere one is left out, for the side's ``check`` to fail), the files adding up past
     :data:`MAX_SIDE_BYTES`, more than :func:`side_files_cap`, or more files of ``facts/`` than
     :func:`side_fact_files_cap`."""
     out: dict[str, bytes] = {}
@@ -1373,6 +1398,13 @@ def work_tree_files(folder: Path, tops: Iterable[str]) -> dict[str, bytes]:
                 except OSError:
                     continue
                 if stat.S_ISLNK(found.st_mode):
+                    try:
+                        aliased = lock_alias(rel, os.readlink(path))
+                        regular = aliased is not None and stat.S_ISREG(os.lstat(folder / aliased).st_mode)
+                    except (OSError, ValueError):
+                        regular = False
+                    if regular:
+                        continue  # a second name of the lock beside it, as check reads it (lock_alias)
                     raise linked(rel)
                 if not stat.S_ISREG(found.st_mode):
                     if rel_dir == "locks":

@@ -1779,8 +1779,10 @@ _TERMS = (
         " `base_value` (`audit --json`) is the value in base units (4.8 TB/s is 4.8e12 B/s)."
         " `fact show --history --json` gives its `versions`, newest first: each commit's `commit`, `date`, `author`, "
         "`subject`, the `fact` as it left it (or the `error` that kept it from reading) and what `changed`: the parts "
-        "(`value`, `unit`, `provenance`, `citation`, `note`, `derivation`; `new` for the first), as the text line "
-        "says them in `fact set`'s and the review's words (`citation, note changed, derivation removed`); "
+        "(`value`, `unit`, `provenance`, `citation`, `note`, `derivation`; `new` for the first; after versions "
+        "that do not read, those since the last that does, `reads again` when none changed or none before reads), "
+        "as the text line says them in `fact set`'s and the review's words (`citation, note changed, derivation "
+        "removed`; after such versions `reads again: value changed since COMMIT, the last version that reads`); "
         "`older_not_read` marks the oldest read when older commits were not (`older_not_read_why`: past 2,000 commits,"
         " or a shallow clone), `merged_by` the merge commit that brought a branch's version, `merged_branch_not_read` "
         "a merge past the newest 32 whose branch was not read.",

@@ -83,6 +83,22 @@ class Version:
         }
 
 
+def _read_again(last: Fact | None, fact: Fact | None, last_at: str | None) -> tuple[tuple[str, ...], str]:
+    """What a version that reads says after one or more that do not (:func:`_changed`'s ``changed`` and ``said``):
+    what changed since ``last_at``, the last commit whose version reads (its fact ``last``), named, since the versions
+    between cannot say what they held (``reads again: value changed since abc123def456, the last version that
+    reads``; ``reads again: as at abc123def456, …`` when nothing did); with none before (``last_at`` ``None``), that it
+    cannot be told (``changed`` ``reads again``). Before (tests/test_odds165.py) the first read after a broken or
+    over-cap version said ``value changed`` as if of the version just before it, and ``new`` when no earlier one
+    read. Raises nothing."""
+    if last_at is None:
+        return ("reads again",), "reads again: what changed cannot be told (no earlier version reads)"
+    changed, said = _changed(last, fact)
+    if not changed:
+        return ("reads again",), f"reads again: as at {last_at[:12]}, the last version that reads"
+    return changed, f"reads again: {said} since {last_at[:12]}, the last version that reads"
+
+
 def _changed(old: Fact | None, new: Fact | None) -> tuple[tuple[str, ...], str]:
     """What changed from ``old`` to ``new`` (the fact one version before, the fact now; ``None``: no such fact): the
     parts :func:`passprice.factparts.changed_parts` names (``--json``'s ``changed``) and the words
@@ -354,18 +370,20 @@ def _fact_history(root: Root, where: FactFile) -> list[Version]:
     versions: list[Version] = []
     before: list[Fact | None] = []  # the fact on the line before each version
     last: Fact | None = None
+    last_at: str | None = None  # the last commit whose version reads
     for k, c in enumerate(commits):
         fact, error = read.get(k, (None, None))
         previous_error = bool(versions) and versions[-1].error is not None
         if error is None and not previous_error and (fact is None) == (last is None) and (
             fact is None or last is None or fact.digest() == last.digest()
         ):
+            last_at = c.sha
             continue
         if error is not None and previous_error and versions[-1].error == error:
             continue
         changed, said = _changed(last, fact) if error is None else ((), "")
-        if error is None and previous_error and not changed:
-            changed, said = ("reads again",), "reads again"
+        if error is None and previous_error:
+            changed, said = _read_again(last, fact, last_at)
         oldest_read = cut and not versions
         if oldest_read:
             changed, said = (), ""
@@ -373,7 +391,7 @@ def _fact_history(root: Root, where: FactFile) -> list[Version]:
                                 cut_why=cut_why if oldest_read else None, said=said))  # fmt: skip
         before.append(last)
         if error is None:
-            last = fact
+            last, last_at = fact, c.sha
     versions = _with_merged(checkout, versions, before, reader, {c.sha: c.name for c in commits})
     if os.path.islink(where.file):  # the work tree's file is a link: the file it names is another file's history
         if not (commits and commits[-1].linked):
@@ -387,7 +405,11 @@ def _fact_history(root: Root, where: FactFile) -> list[Version]:
     except (InputError, OSError) as e:
         versions.append(Version(None, "", "", "uncommitted changes", None, str(e)))
     else:
-        if (now is None) != (last is None) or (now is not None and last is not None and now.digest() != last.digest()):
+        if versions and versions[-1].error is not None and versions[-1].commit is not None:
+            changed, said = _read_again(last, now, last_at)  # the last commit's does not read: said so, as above
+            versions.append(Version(None, "", "", "uncommitted changes", now, None, changed, said=said))
+        elif (now is None) != (last is None) or (now is not None and last is not None
+                                                 and now.digest() != last.digest()):
             changed, said = _changed(last, now)
             versions.append(Version(None, "", "", "uncommitted changes", now, None, changed, said=said))
     versions.reverse()
@@ -418,7 +440,8 @@ def _with_merged(
         if k in read:
             merged = parents[version.commit or ""]
             name = names.get(version.commit or "", "")
-            out += _branch_versions(checkout, version, merged[0], fact_before, reader, name)
+            read_at = next((v.commit for v in reversed(versions[:k]) if v.error is None), None)  # fact_before's
+            out += _branch_versions(checkout, version, merged[0], fact_before, reader, name, read_at)
         elif k in merges:
             version = attrs.evolve(version, branch_unread=True)
         out.append(version)
@@ -433,13 +456,15 @@ MAX_BRANCH_COMMITS = MAX_COMMITS
 
 
 def _branch_versions(
-    checkout: Checkout, merge: Version, first: str, last: Fact | None, reader: _Reader, name: str
+    checkout: Checkout, merge: Version, first: str, last: Fact | None, reader: _Reader, name: str,
+    last_at: str | None = None,
 ) -> list[Version]:
     """The versions of the fact on the branches ``merge`` merged (commits reachable from the merge and not from its
     first parent ``first`` that changed the file ``name``: every parent of an octopus merge, not only the second),
     oldest first, each against the one before it, a commit that removed the file as a version without the fact;
     the file followed back through a rename on a branch (``--follow``, at :func:`fact_history`'s 90 %), so the
-    branch's versions under its old name are not hidden behind the rename; ``last``: the fact before them."""
+    branch's versions under its old name are not hidden behind the rename; ``last``: the fact before them, at
+    ``last_at`` (the line's last commit whose version reads, :func:`_read_again`)."""
     assert merge.commit is not None
     try:
         out = _run_git(
@@ -463,14 +488,17 @@ def _branch_versions(
         if error is None and (fact is None) == (last is None) and (
             fact is None or last is None or fact.digest() == last.digest()
         ):
+            last_at = c.sha
             continue
         oldest_read = cut and not found
         changed, said = ((), "") if oldest_read or error is not None else _changed(last, fact)
+        if error is None and found and found[-1].error is not None and not oldest_read:
+            changed, said = _read_again(last, fact, last_at)
         found.append(Version(c.sha, c.date, c.author, c.subject, fact, error, changed, cut=oldest_read,
                              cut_why=f"only the newest {MAX_BRANCH_COMMITS:,} commits of the branch are read"
                              if oldest_read else None, merged_by=merge.commit, said=said))
         if error is None:
-            last = fact
+            last, last_at = fact, c.sha
     return found
 
 

@@ -129,6 +129,10 @@ class SourceChange:
     #: The citing facts whose quotes of this source were not looked up on a side, the review's look-ups past their
     #: bound (:class:`passprice.sources.Lookups`; then none of any source is looked up): each fails the review.
     quotes_unchecked: tuple[str, ...] = ()
+    #: How many quoted spans of each of :attr:`quotes_unchecked` were not looked up (in its order; the most of its two
+    #: sides' checks): counted in the review's refusal ``quotes not checked: N quoted spans of M facts``, as a changed
+    #: fact's spans are (:attr:`passprice.sources.QuoteCheck.past`).
+    unchecked_spans: tuple[int, ...] = ()
     #: Where its stored excerpt changed, the lines of the source's own section (its ``== ID … ==`` section, or the
     #: whole file) that differ, BASE's then HEAD's, each ``BASE line N: TEXT`` or ``HEAD line N: TEXT`` (N its line
     #: in the file; TEXT cut at :data:`EXCERPT_LINE_CHARS`, control characters escaped): the first
@@ -390,7 +394,7 @@ def source_changes(
             fitted[stack] = fitted.get(stack, 0) + 1
         resting, _ = lock_impacts(locks, set(refs), source_id)
         lost: tuple[tuple[str, int], ...] = ()
-        unchecked: tuple[str, ...] = ()
+        unchecked: tuple[tuple[str, int], ...] = ()
         gained: tuple[str, ...] = ()
         got = inputs.get(source_id)  # its stored excerpt changed: its citing facts' quotes
         if got is not None:
@@ -403,7 +407,9 @@ def source_changes(
         out.append(SourceChange(source_id, fields, named, tuple(sorted({i.name for i in resting})),
                                 tuple(fitted.items()), through, places, on_cards, source_id in new_ids,
                                 quotes_lost=tuple(p for p, _ in lost), lost_spans=tuple(n for _, n in lost),
-                                quotes_unchecked=unchecked, excerpt_changes=lines, quotes_gained=gained,
+                                quotes_unchecked=tuple(p for p, _ in unchecked),
+                                unchecked_spans=tuple(n for _, n in unchecked), excerpt_changes=lines,
+                                quotes_gained=gained,
                                 reading_unchanged=reading))
     return tuple(out)
 
@@ -544,14 +550,15 @@ def _lost_inputs(base: Root, head: Root, source_id: str,
 
 
 def _quotes_lost(got: tuple[list[tuple[str, Any]], Any, Any], source_id: str,
-                 left: Lookups) -> tuple[tuple[tuple[str, int], ...], tuple[str, ...], tuple[str, ...]]:
+                 left: Lookups) -> tuple[tuple[tuple[str, int], ...], tuple[tuple[str, int], ...], tuple[str, ...]]:
     """The facts of ``got`` (:func:`_lost_inputs`) whose quotes of ``source_id`` are NOT FOUND in HEAD's stored
     excerpt of it and all found in BASE's (:func:`passprice.sources.source_quote_checks`, the check ``audit
     --source`` makes, of HEAD's fact against each side's excerpt), each with how many of its spans HEAD's lacks: the
     quotes the change to the excerpt lost, not those neither side's holds; and the facts a side's check left spans of
-    unlooked-up, past what ``left`` allows (:class:`passprice.sources.Lookups`, one for the review's sources); and
-    those whose quotes HEAD's holds and BASE's does not (NOT FOUND there), the words the edited excerpt supplies
-    (:attr:`SourceChange.quotes_gained`). Raises nothing."""
+    unlooked-up (each with how many, the most of the two sides'), past what ``left`` allows
+    (:class:`passprice.sources.Lookups`, one for the review's sources); and those whose quotes HEAD's holds and
+    BASE's does not (NOT FOUND there), the words the edited excerpt supplies (:attr:`SourceChange.quotes_gained`).
+    Raises nothing."""
     from passprice.sources import source_quote_checks
 
     facts, head_texts, base_texts = got
@@ -559,7 +566,8 @@ def _quotes_lost(got: tuple[list[tuple[str, Any]], Any, Any], source_id: str,
               for texts in (head_texts, base_texts)]
     lost = tuple((path, len(checks[0][path].missing)) for path, _ in facts
                  if checks[0][path].state == "NOT FOUND" and checks[1][path].state == "checked")
-    unchecked = tuple(path for path, _ in facts if checks[0][path].past or checks[1][path].past)
+    unchecked = tuple((path, max(checks[0][path].past, checks[1][path].past)) for path, _ in facts
+                      if checks[0][path].past or checks[1][path].past)
     gained = tuple(path for path, _ in facts
                    if checks[0][path].state == "checked" and checks[1][path].state == "NOT FOUND")
     return lost, unchecked, gained

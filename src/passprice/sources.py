@@ -955,7 +955,7 @@ class StoredText:
 _NUMBER_RUN_TEXT = r"(\d+(?:[.,]\d+)*)"
 #: The mark :func:`_searched` puts on each side of a number (one in the text read as a blank first).
 _MARK = "\x00"
-#: What :func:`_excerpt_lines` puts in a stored text's flat form between two numbered lines whose numbers are not next
+#: What :func:`_flat_lines` puts in a stored text's flat form between two numbered lines whose numbers are not next
 #: to each other (one in the excerpt or a quoted span read as a blank first): no span holds it, so none is found
 #: across such a gap, and :func:`_searched` keeps it in both forms (it is no blank).
 _BARRIER = "\x01"
@@ -1014,7 +1014,8 @@ def _excerpt_lines(data: str, source: str) -> tuple[str, dict[int, str], bool, s
     :data:`PAGES_DECLARED`), and its flat text (:attr:`StoredText.flat`: every run of blanks one space, and
     :data:`_BARRIER` between two numbered lines whose numbers are neither the same nor next to each other, so no
     quote spans them: ``'looks like: Detected 1 CUDA Capable'`` joined the L40S excerpt's lines 15 and 19 and read
-    ``checked``, tests/test_quote145.py; lines numbered ``N`` and ``N+1``, a sentence the copy breaks, still join).
+    ``checked``, tests/test_quote145.py; lines numbered ``N`` and ``N+1``, a sentence the copy breaks, still join;
+    :func:`_flat_lines` makes it, as it makes each part's of :func:`_excerpt_parts`).
     The sections, the header's declarations, the text and a flat text with no numbered line are each made by
     searching the whole text in C; only the numbered lines are read one Python step each (450,000 unnumbered lines:
     0.20 -> 0.03 s of CPU, docs/PERFORMANCE.md). Raises nothing."""
@@ -1038,27 +1039,8 @@ def _excerpt_lines(data: str, source: str) -> tuple[str, dict[int, str], bool, s
     chosen_text = joined if chosen is all_lines or (not headings and head is header) else "\n".join(chosen)
     # a numbered line holds a tab: a text with none has nothing to take out nor any page
     text = _compiled("(?m)" + _NUMBERED_TEXT).sub("", chosen_text) if "\t" in chosen_text else chosen_text
-    numbered: dict[int, list[str]] = {}
-    if "\t" not in chosen_text or _compiled("(?m)" + _NUMBER_TEXT).search(chosen_text) is None:
-        # no numbered line: every line's piece is itself, a barrier read as a blank
-        return text, {}, paged, " ".join(chosen_text.replace(_BARRIER, " ").split())
-    number = _compiled(_NUMBER_TEXT)
-    pieces: list[str] = []
-    last: int | None = None
-    for line in chosen:
-        m = number.match(line)
-        if m:
-            at = int(m.group(1))
-            if last is not None and at not in (last, last + 1):
-                pieces.append(_BARRIER)  # lines whose numbers are not next to each other do not join
-            last = at
-            flat = " ".join(line[m.end():].replace(_BARRIER, " ").split())
-            if flat:
-                numbered.setdefault(at, []).append(flat)
-            pieces.append(flat)
-        else:
-            pieces.append(line.replace(_BARRIER, " "))
-    return text, {n: " ".join(t) for n, t in numbered.items()}, paged, " ".join(" ".join(pieces).split())
+    numbered, flat = _flat_lines(chosen, chosen_text)
+    return text, {n: " ".join(t) for n, t in numbered.items()}, paged, flat
 
 
 def excerpt_section(data: bytes, source: str) -> tuple[str, tuple[tuple[int, str], ...], bool] | None:
@@ -1578,9 +1560,18 @@ def _part_name(line: str, source: str) -> str | None:
     return (rest.strip() or None) if first == source else inner or None
 
 
-def _flat_lines(chosen: Iterable[str]) -> tuple[dict[int, list[str]], str]:
-    """The numbered lines (by number, each flat) and the flat text of ``chosen`` (a section's lines), as
-    :func:`_excerpt_lines` reads them."""
+def _flat_lines(chosen: Sequence[str], joined: str | None = None) -> tuple[dict[int, list[str]], str]:
+    """The numbered lines (by number, each flat) and the flat text of ``chosen`` (a section's lines, no line break
+    in any; ``joined``: them joined by ``\\n``, made here when not given), the one place a stored text is flattened
+    (:func:`_excerpt_lines` for a source's text, :func:`_excerpt_parts` for each part): each numbered line's text
+    (past ``N<tab>``) and each other line as it is, every run of blanks one space, a :data:`_BARRIER` in the text
+    read as a blank, and a :data:`_BARRIER` put between two numbered lines whose numbers are neither the same nor
+    next to each other, so no quote spans them (tests/test_quote145.py). A text with no numbered line is flattened
+    by one search in C, a numbered one a line at a time. Raises nothing."""
+    text = "\n".join(chosen) if joined is None else joined
+    if "\t" not in text or _compiled("(?m)" + _NUMBER_TEXT).search(text) is None:
+        # no numbered line: every line's piece is itself, a barrier read as a blank
+        return {}, " ".join(text.replace(_BARRIER, " ").split())
     number = _compiled(_NUMBER_TEXT)
     numbered: dict[int, list[str]] = {}
     pieces: list[str] = []
