@@ -12,6 +12,12 @@
   30 figures an ulp above the rest) drew an empty top panel, and matplotlib's own ``RuntimeWarning`` lines (divide
   by zero, with its file and line) reached stderr, exit 0. Now a line of figures closer than a millionth gets a
   decade of axis about it, as matplotlib gives a line of one figure, and nothing is warned.
+- (3) A serving file whose context class allows more positions than its checkpoint's ``context_length``
+  (``limit = 40000`` for Gemma 3 270M's 32,768) was refused by ``price``, ``best``, ``max-batch``, ``audit``,
+  ``sweep`` and ``simulate`` as ``ContextBeyondModel: context limit 40000 is past the checkpoint's context length
+  32768: lower --limit``, exit 1, naming neither the file nor the key and advising an option the file has no part
+  in; ``check`` passed the file (0 problems). Now each says one line naming the file and ``contexts.1.limit``, exit
+  2; a ``--limit`` given on the command line is still the pricer's refusal, as before.
 """
 
 from __future__ import annotations
@@ -125,3 +131,52 @@ def test_log_span_gives_a_flat_line_a_decade_and_leaves_a_sloped_one() -> None:
         assert ax.get_ylim() == before
     finally:
         plt.close(fig)
+
+
+GEMMA = "registry/servings/gemma3-270m-h100.toml"
+
+
+def _long_class(tmp_path: Path) -> Path:
+    root = copy_root(tmp_path)
+    serving = root / GEMMA
+    text = serving.read_text(encoding="utf-8")
+    old = "position = 16384\nlimit = 32768\n"
+    assert text.count(old) == 1
+    serving.write_text(text.replace(old, "position = 16384\nlimit = 40000\n"), encoding="utf-8")
+    return root
+
+
+PAST = (
+    f"passprice: error: {GEMMA}: contexts.1.limit: 40,000 positions is past the context length of checkpoint "
+    "gemma3-270m-q4_k_m, 32,768 positions: a model reads no position past its context; give each class a limit of at "
+    "most 32,768"
+)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [("price", "gemma3-270m-h100", "--no-lock"), ("best", "gemma3-270m-h100", "--no-lock"),
+     ("max-batch", "gemma3-270m-h100"), ("audit", "gemma3-270m-h100")],
+)
+def test_a_serving_files_limit_past_the_models_context_is_bad_input(tmp_path: Path, command: tuple[str, ...]) -> None:
+    root = _long_class(tmp_path)
+    # Before: "passprice: refused: ContextBeyondModel: context limit 40000 is past the checkpoint's context length
+    # 32768: lower --limit", exit 1.
+    assert bad(*command, root=root, says=PAST) == [PAST]
+
+
+def test_check_finds_the_serving_files_limit(tmp_path: Path) -> None:
+    root = _long_class(tmp_path)
+    result = invoke("check", root=root)
+    assert result.exit_code == 2, result.output  # was 0 problems
+    assert PAST in result.stderr.splitlines(), result.stderr
+
+
+def test_a_limit_the_command_line_gives_is_still_the_pricers_refusal(tmp_path: Path) -> None:
+    root = _long_class(tmp_path)
+    result = invoke("price", "gemma3-270m-h100", "--no-lock", "--limit", "50000", root=root)
+    assert result.exit_code == 1, result.output
+    assert result.stderr.startswith("passprice: refused: ContextBeyondModel: context limit 50000 is past the "
+                                    "checkpoint's context length 32768: lower --limit"), result.stderr
+    fits = invoke("price", "gemma3-270m-h100", "--no-lock", "--limit", "8000", "--position", "100", root=root)
+    assert fits.exit_code == 0, fits.output
