@@ -17,7 +17,8 @@
   ``sweep`` and ``simulate`` as ``ContextBeyondModel: context limit 40000 is past the checkpoint's context length
   32768: lower --limit``, exit 1, naming neither the file nor the key and advising an option the file has no part
   in; ``check`` passed the file (0 problems). Now each says one line naming the file and ``contexts.1.limit``, exit
-  2; a ``--limit`` given on the command line is still the pricer's refusal, as before.
+  2; a ``--limit`` given on the command line is still the pricer's refusal, as before. ``new-serving --limit`` past
+  the model's context wrote such a file (exit 0): now it writes nothing and says the same line after the file's name.
 """
 
 from __future__ import annotations
@@ -180,3 +181,18 @@ def test_a_limit_the_command_line_gives_is_still_the_pricers_refusal(tmp_path: P
                                     "checkpoint's context length 32768: lower --limit"), result.stderr
     fits = invoke("price", "gemma3-270m-h100", "--no-lock", "--limit", "8000", "--position", "100", root=root)
     assert fits.exit_code == 0, fits.output
+
+
+def test_new_serving_writes_no_file_past_the_models_context(tmp_path: Path) -> None:
+    root = copy_root(tmp_path)
+    target = root / "registry" / "servings" / "long.toml"
+    # Before: "wrote registry/servings/long.toml: … contexts 1 at position 20000 of 40000", exit 0.
+    said = ("passprice: error: registry/servings/long.toml (not written): contexts.0.limit: 40,000 positions is past "
+            "the context length of checkpoint gemma3-270m-q4_k_m, 32,768 positions: a model reads no position past "
+            "its context; give each class a limit of at most 32,768")
+    assert bad("new-serving", "long", "--checkpoint", "gemma3-270m-q4_k_m", "--card", "h100_sxm5_80gb", "--limit",
+               "40000", root=root, says=said) == [said]
+    assert not target.exists()
+    result = invoke("new-serving", "long", "--checkpoint", "gemma3-270m-q4_k_m", "--card", "h100_sxm5_80gb",
+                    "--limit", "32768", root=root)
+    assert result.exit_code == 0 and target.is_file(), result.output

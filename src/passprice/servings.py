@@ -398,12 +398,10 @@ def _require_file_limits(root: Root, spec: ServingSpec, header: GGUFHeader) -> N
     the file nor the key and advising an option the file has no part in (tests/test_attack163.py). Raises
     :class:`InputError`; nothing when the limits fit, the header gives no context length, or the spec is not a
     serving file's (a lock's, one built from options)."""
-    model = header.meta_int("context_length")
-    classes = spec.contexts or ()
-    if model is None or model <= 0 or spec.source is None:
+    if spec.source is None:
         return
-    past = [(i, c.limit) for i, c in enumerate(classes) if c.limit is not None and c.limit > model]
-    if not past:
+    line = limit_past_model(spec, header)
+    if line is None:
         return
     path = Path(spec.source)
     if path.suffix != ".toml" or path.name.endswith(".lock.toml"):
@@ -414,12 +412,26 @@ def _require_file_limits(root: Root, spec: ServingSpec, header: GGUFHeader) -> N
         return
     if written.contexts != spec.contexts:
         return  # the command line's contexts, not the file's
+    raise InputError(f"{named_in(root, spec.source)}: {line}")
+
+
+def limit_past_model(spec: ServingSpec, header: GGUFHeader) -> str | None:
+    """The problem of ``spec``'s first context class whose ``limit`` is past the checkpoint's ``context_length``
+    (read from ``header``), from its key on: ``contexts.N.limit: …``; ``None`` when every limit given fits (or the
+    header gives no context length). The one wording of a serving file :func:`resolve` reads and of one
+    ``new-serving`` would write (:func:`passprice.servingfile.write_serving`). Raises nothing."""
+    model = header.meta_int("context_length")
+    if model is None or model <= 0:
+        return None
+    past = [(i, c.limit) for i, c in enumerate(spec.contexts or ()) if c.limit is not None and c.limit > model]
+    if not past:
+        return None
     i, limit = past[0]
     more = f" (and {len(past) - 1} more classes)" if len(past) > 1 else ""
-    raise InputError(
-        f"{named_in(root, spec.source)}: contexts.{i}.limit: {limit:,} positions is past the context length of "
-        f"checkpoint {spec.checkpoint}, {model:,} positions{more}: a model reads no position past its context; "
-        f"give each class a limit of at most {model:,}"
+    return (
+        f"contexts.{i}.limit: {limit:,} positions is past the context length of checkpoint {spec.checkpoint}, "
+        f"{model:,} positions{more}: a model reads no position past its context; give each class a limit of at "
+        f"most {model:,}"
     )
 
 
