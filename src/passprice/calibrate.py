@@ -47,7 +47,15 @@ from passprice.facts import Fact, Provenance, shown_unit
 from passprice.files import shell_word, shown
 from passprice.fits import extreme, figure_of, rounded
 from passprice.gguf_header import GGUFHeader
-from passprice.measurements import Run, load_runs, past_context, ratio_too_large, run_inputs, run_serving
+from passprice.measurements import (
+    Run,
+    load_runs,
+    past_context,
+    ratio_too_large,
+    refused_run,
+    run_inputs,
+    run_serving,
+)
 from passprice.registry import Root, in_root
 from passprice.serving import ServingRefusal, shape_of
 from passprice.stackfits import METHOD
@@ -210,9 +218,12 @@ def model_runs(root: Root, stack: Stack, runs: Sequence[Run]) -> list[RunModel]:
                     terms = list(shape.cost(card, run.batch, 0, pricing).terms().values())
                     components.append(max(terms[TERM_OF[p]] - base_terms[TERM_OF[p]], 0.0))
                 entry[at] = (shape, base_terms, components)
-        except (InputError, ServingRefusal) as e:
-            routed = isinstance(e, ServingRefusal) and e.name == "Routed"
-            raise InputError(f"run {run.id} ({run.source}): {run.unrouted(str(e)) if routed else e}") from None
+        except ServingRefusal as e:
+            if e.name == "Routed":
+                raise InputError(f"run {run.id} ({run.source}): {run.unrouted(str(e))}") from None
+            raise InputError(refused_run(run, e)) from None
+        except InputError as e:
+            raise InputError(f"run {run.id} ({run.source}): {e}") from None
         measured = run.batch * shape.emitted_per_sequence / run.tokens_per_s
         # The fit divides the measured pass by the priced one (at share 1, the fastest the stack may price it).
         small = ratio_too_large(root.measurements, run, 1.0 / max(base_terms)) if max(base_terms) > 0 else None

@@ -1317,7 +1317,8 @@ _TERMS = (
         "ContextBeyondModel",
         "refusal: a context limit past the checkpoint's own context length",
         "A refusal: the context limit is past the positions the model was trained for (`context_length`); lower "
-        "`--limit`.",
+        "`--limit`. A serving file's own class past it is bad input instead (exit 2), named by the file and "
+        "`contexts.N.limit`.",
     ),
     Term(
         "WideCacheOnArray",

@@ -206,6 +206,25 @@ def past_context(folder: Path, run: Run, context_length: int | None) -> str | No
     )
 
 
+def refused_run(run: Run, refusal: Exception) -> str:
+    """The line ``calibrate`` (and ``check``, re-running a stack's fit) refuses a run with that the pricer refuses
+    (``refusal``, a :class:`passprice.serving.ServingRefusal`): named by its file and key, ``run.INDEX.batch`` for a
+    batch the card does not hold (:class:`passprice.serving.NotResident`, without its advice, which names options of
+    ``price`` a run has none of), ``run.INDEX`` for another refusal, and the refusal's name. They said ``run ID
+    (SOURCE): the card memory must hold … page the KV cache (--kv-page), or let sequences use host memory
+    (--host-memory)``, naming neither the file nor the key (tests/test_attack163.py)."""
+    from passprice.serving import NotResident
+
+    name = getattr(refusal, "name", type(refusal).__name__)
+    if isinstance(refusal, NotResident):
+        return (
+            f"{run.key}.batch: refused ({name}): {run.batch:,} sequences at positions {run.first:,}-{run.last:,} "
+            f"on card {run.card}: {refusal.shortfall}; a fit rests only on runs the model prices: correct the run's "
+            "batch, positions or card, or name another stack for it (`stack`)"
+        )
+    return f"{run.key}: refused ({name}): {refusal}"
+
+
 def runs_of_document(
     name: str, document: Mapping[str, Any], where: str, problems: list[str] | None = None
 ) -> list[Run]:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from passprice.errors import InputError
 from passprice.files import write_atomically
-from passprice.roofline import literal_texts, require_matplotlib
+from passprice.roofline import literal_texts, log_span, require_matplotlib
 
 if TYPE_CHECKING:
     from passprice.audit import Audit
@@ -229,6 +229,7 @@ def draw_sweep(
             ax.plot([top[0]], [top[1]], marker="o", markersize=8, color=colour, markeredgecolor="black")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
+    log_span(ax, [t for points in lines.values() for _, t in points])  # a flat line an ulp apart drew no axis
     ax.grid(True, which="major", alpha=0.3)
     ax.set_xlabel("batch (sequences per pass)")
     ax.set_ylabel("throughput (tokens/s)")

@@ -436,7 +436,13 @@ class NotResident(ServingRefusal):
         # "the card memory … holds 80" of an 80 GB card, naming no fraction).
         of = f" (memory use {use[0]:.4g} of its {byte_figure(use[1])})" if use is not None else ""
         held = byte_figure(capacity)
-        super().__init__(f"the {memory} memory must hold {byte_figure(needed)} bytes but holds {held}{of}: {advice}")
+        lacking = f"the {memory} memory must hold {byte_figure(needed)} bytes but holds {held}{of}"
+        #: What does not fit and, when some sequences do, how many: without the advice, which names options of
+        #: price and best (a measured run has none of them).
+        self.shortfall = lacking
+        if self.fits is not None and weights <= capacity:
+            self.shortfall += f" ({room} beside the {byte_figure(weights)} bytes held once)"
+        super().__init__(f"{lacking}: {advice}")
 
     def under_use(self, use: float, whole: float) -> NotResident:
         """This refusal said of a search's share ``use`` (0 < use ≤ 1, :attr:`Serving.memory_use`) of the card

@@ -20,10 +20,11 @@ import attrs
 
 from passprice.errors import InputError, SchemaError
 from passprice.files import make_folder, require_no_lookalike, write_atomically
-from passprice.registry import Root, read_only, require_record_name
+from passprice.registry import Root, named_in, read_only, require_record_name
 from passprice.servings import (
     Resolved,
     ServingSpec,
+    limit_past_model,
     require_inside_root,
     resolve,
     spec_from_document,
@@ -115,8 +116,6 @@ def routing_problem(resolved: Resolved) -> str | None:
 def _require_routing_fits(root: Root, path: Path, resolved: Resolved) -> None:
     """Refuse writing a serving whose routing no price of it could take (:func:`routing_problem`). Raises
     :class:`InputError` naming the file and key (nothing written)."""
-    from passprice.registry import named_in
-
     problem = routing_problem(resolved)
     if problem is None:
         return
@@ -175,6 +174,9 @@ def write_serving(
             "facts/cards/) and give its name"
         ) from None
     resolved = resolve(root, attrs.evolve(spec, source=None))
+    past = limit_past_model(resolved.spec, resolved.header)
+    if past is not None:  # the file would be refused by every command reading it (tests/test_attack163.py)
+        raise InputError(f"{named_in(root, path)} (not written): {past}")
     _require_routing_fits(root, path, resolved)
     completed = attrs.evolve(resolved.spec, source=None)
     text = serving_text(completed)

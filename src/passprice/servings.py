@@ -389,6 +389,52 @@ def check_head_rows(header: GGUFHeader, head_rows: int | None, source: str | Non
         )
 
 
+def _require_file_limits(root: Root, spec: ServingSpec, header: GGUFHeader) -> None:
+    """Refuse a serving file's context class whose ``limit`` is past its checkpoint's ``context_length``, as bad
+    input naming the file and ``contexts.N.limit``: ``spec`` (before :func:`complete`) holds the contexts its file
+    ``spec.source`` gives, unless the command line replaced them (``--limit``, ``--position``: then the pricer's
+    ``ContextBeyondModel`` refusal, which says to lower ``--limit``, is the answer). A file of ``limit = 50000`` for
+    a checkpoint of 40,960 positions was refused ``ContextBeyondModel: … lower --limit`` (exit 1), naming neither
+    the file nor the key and advising an option the file has no part in (tests/test_attack163.py). Raises
+    :class:`InputError`; nothing when the limits fit, the header gives no context length, or the spec is not a
+    serving file's (a lock's, one built from options)."""
+    if spec.source is None:
+        return
+    line = limit_past_model(spec, header)
+    if line is None:
+        return
+    path = Path(spec.source)
+    if path.suffix != ".toml" or path.name.endswith(".lock.toml"):
+        return
+    try:
+        written = spec_of_file(root, path)
+    except (InputError, OSError):
+        return
+    if written.contexts != spec.contexts:
+        return  # the command line's contexts, not the file's
+    raise InputError(f"{named_in(root, spec.source)}: {line}")
+
+
+def limit_past_model(spec: ServingSpec, header: GGUFHeader) -> str | None:
+    """The problem of ``spec``'s first context class whose ``limit`` is past the checkpoint's ``context_length``
+    (read from ``header``), from its key on: ``contexts.N.limit: …``; ``None`` when every limit given fits (or the
+    header gives no context length). The one wording of a serving file :func:`resolve` reads and of one
+    ``new-serving`` would write (:func:`passprice.servingfile.write_serving`). Raises nothing."""
+    model = header.meta_int("context_length")
+    if model is None or model <= 0:
+        return None
+    past = [(i, c.limit) for i, c in enumerate(spec.contexts or ()) if c.limit is not None and c.limit > model]
+    if not past:
+        return None
+    i, limit = past[0]
+    more = f" (and {len(past) - 1} more classes)" if len(past) > 1 else ""
+    return (
+        f"contexts.{i}.limit: {limit:,} positions is past the context length of checkpoint {spec.checkpoint}, "
+        f"{model:,} positions{more}: a model reads no position past its context; give each class a limit of at "
+        f"most {model:,}"
+    )
+
+
 def _named(root: Root, spec: ServingSpec, key: str, load: Callable[[], T]) -> T:
     """``load()`` of what ``spec``'s ``key`` names; a name that names nothing is reported with the file and key that
     gave it (``odd.toml: checkpoint: checkpoint 'x': not found …``) when the spec was read from a file, the file
@@ -551,6 +597,7 @@ def resolve(
         method_of,
         routing_of,
     )
+    _require_file_limits(root, spec, header)
     spec = complete(spec, header)
     check_head_rows(header, spec.draft.head_rows if spec.draft is not None else None,
                     named_in(root, spec.source) if spec.source is not None else None)
