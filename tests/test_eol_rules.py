@@ -12,7 +12,8 @@ registry ``passprice init`` made held such a rule, so both were refused there un
 4. End to end under ``core.autocrlf=true``: a fresh ``init --examples`` committed, ``check`` and ``diff HEAD~1
    HEAD`` pass; a clone of this repository's tree with its ``.gitattributes`` passes ``check``.
 5. A ``.gitattributes`` of ``-text`` rules alone is read without running git (a run of git is one the result memo
-   cannot keep: a warm ``check`` of this repository took 421 ms of CPU with the file, 25 ms without).
+   cannot keep: a warm ``check`` of this repository's registry took 456 ms of CPU with the file, 22 ms without;
+   read by passprice, 25 ms: docs/PERFORMANCE.md).
 """
 
 from __future__ import annotations

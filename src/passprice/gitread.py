@@ -1649,8 +1649,8 @@ def plain_rules(data: bytes) -> list[str] | None:
     """The patterns of the file of attribute rules of bytes ``data`` when every line of it is blank, a comment or a
     :data:`_PLAIN_RULE` (``-text`` alone on a simple pattern, ``**`` left out), else ``None`` (git is asked). A
     ``.gitattributes`` holding :data:`BYTE_EXACT_RULES` alone is such a file: ``check`` reads it without running git,
-    so its result memo keeps the run (with git run, a warm ``check`` of this repository took 421 ms of CPU instead of
-    25 ms, tests/test_eol_rules.py)."""
+    so its result memo keeps the run (with git run, a warm ``check`` of this repository's registry took 456 ms of CPU
+    instead of 25 ms, docs/PERFORMANCE.md)."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
