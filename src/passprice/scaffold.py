@@ -481,6 +481,7 @@ schema/                 the JSON Schemas the files are validated against (copied
 .taplo.toml             editors validate every TOML file against its schema
 .pre-commit-config.yaml passprice check before each commit
 .github/workflows/      passprice check and a sticky passprice diff comment on every pull request
+.gitattributes          -text on the files read byte for byte: core.autocrlf (Windows) keeps them as committed
 requirements.txt        the passprice this registry is checked with
 ```
 
