@@ -119,6 +119,9 @@ def test_2_committing_the_advised_lines_exactly_passes(started: Path, tmp_path: 
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", "/dev/null")
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     root = _copy(started, tmp_path)
+    # a registry init made before it wrote .gitattributes (tests/test_eol_rules.py): no rule
+    _git(root, "rm", "-q", ".gitattributes")
+    _git(root, "commit", "-q", "--no-verify", "-m", "no rules")
     _git(root, "config", "core.autocrlf", "true")
     result = invoke("check", root=root)
     assert result.exit_code == 2, result.output
@@ -156,10 +159,13 @@ def test_2_core_eol_names_the_text_rule_it_applies_through(started: Path, tmp_pa
 def test_2_the_example_lines_by_folder_and_extension() -> None:
     from passprice.gitread import _unset_text_lines
 
-    assert _unset_text_lines(["a/x.txt", "a/y.txt", "b/README.md"]) == "`a/*.txt -text`, `b/README.md -text`"
+    # init's lines first (gitread.BYTE_EXACT_RULES), then those of the paths they miss (tests/test_eol_rules.py)
+    assert _unset_text_lines(["a/x.txt", "a/y.txt", "b/README.md"]) == (
+        "`a/*.txt -text`, `b/README.md -text`, `facts/cards/README.md -text`, `facts/stacks/README.md -text`, "
+        "`sources/excerpts/*.txt -text`")
     assert _unset_text_lines(["a b/x.txt"]) == "`* -text`"  # a space a pattern would split at
     assert _unset_text_lines([f"d{i}/x.txt" for i in range(7)]) == "`* -text`"  # past 6 lines
-    assert _unset_text_lines([f"d{i}/x.txt" for i in range(6)]).count(" -text`") == 6
+    assert _unset_text_lines([f"d{i}/x.txt" for i in range(6)]).count(" -text`") == 6 + 3  # and init's 3
 
 
 # --- (3) reproduce, when the requirement named is the running passprice ---------------------------------------------

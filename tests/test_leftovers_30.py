@@ -108,7 +108,8 @@ def test_2_an_empty_fitted_vendors_is_a_lock_s_own_and_reads_as_relabelled(tmp_p
 
 # --- 3. init . in a repository holding its own README.md and .github/ -----------------------------------------------
 
-TOOLING = "  schema/, .taplo.toml, .pre-commit-config.yaml, .github/workflows/facts.yml, requirements.txt"
+TOOLING = ("  schema/, .taplo.toml, .pre-commit-config.yaml, .github/workflows/facts.yml, .gitattributes, "
+           "requirements.txt")
 LEFT = "  left alone (already here; init replaces nothing, so its own are not written): "
 
 

@@ -1239,7 +1239,7 @@ def init_command(
     """Start a registry of your own in DIRECTORY (default: here): every record folder, the reference facts copied,
     the schemas, an editor configuration (.taplo.toml), a pre-commit hook and a CI workflow. Every command run in
     it then reads and writes its files."""
-    from passprice.scaffold import COMMIT_FIRST, nested_caution, plan, repository_top, write
+    from passprice.scaffold import COMMIT_FIRST, attributes_advice, nested_caution, plan, repository_top, write
 
     _require_unicode(str(directory), "DIRECTORY")
     if requirement is not None:
@@ -1253,6 +1253,9 @@ def init_command(
     caution = nested_caution(directory)
     if caution is not None:
         click.echo(f"passprice: warning: {caution}", err=True)
+    attributes = attributes_advice(directory, kept)  # the user's .gitattributes, left alone, lacking init's lines
+    if attributes is not None:
+        click.echo(f"passprice: warning: {attributes}", err=True)
     from passprice.scaffold import uncommitted_copies, uncommitted_line
 
     edited = uncommitted_line(the_plan, uncommitted_copies(the_plan))  # a checkout's working tree, as edited
@@ -1263,13 +1266,13 @@ def init_command(
                     "files": [f for f in sorted(the_plan.files) if f not in kept],
                     "requirement": the_plan.requirement.line,
                     "requirement_origin": the_plan.requirement.origin, "advice": the_plan.requirement.advice(),
-                    "caution": caution, "kept": list(kept), "then": COMMIT_FIRST})
+                    "caution": caution, "kept": list(kept), "attributes": attributes, "then": COMMIT_FIRST})
         return
     click.echo(f"a passprice registry in {directory}:")
     for folder in the_plan.folders:
         click.echo(f"  {folder + '/':<24}{the_plan.filled(folder)}")
-    tooling = ("schema/", ".taplo.toml", ".pre-commit-config.yaml", ".github/workflows/facts.yml", "requirements.txt",
-               "README.md")
+    tooling = ("schema/", ".taplo.toml", ".pre-commit-config.yaml", ".github/workflows/facts.yml", ".gitattributes",
+               "requirements.txt", "README.md")
     click.echo("  " + ", ".join(t for t in tooling if t not in kept))
     if kept:
         click.echo(f"  left alone (already here; init replaces nothing, so its own are not written): {', '.join(kept)}")

@@ -1592,12 +1592,15 @@ def _config_converts(values: Mapping[str, str], data: bytes, setting: LineEndSet
 
 
 def config_rewrites(paths: Mapping[str, bytes | None], values: Mapping[str, Mapping[str, str]],
-                    setting: LineEndSetting, where: str = "") -> list[str]:
+                    setting: LineEndSetting, where: str = "", prefix: str = "") -> list[str]:
     """The line refusing the files of ``paths`` (each path → its committed bytes, ``None`` when not read: then taken
     for text with a line end) into which a checkout under ``setting`` (:func:`config_line_ends`) writes CRLF line
     ends (:func:`_config_converts`, ``values`` each path's attributes), naming the first and how many more, and
     ``where`` (``at REVISION``, or empty for the work tree); none when it converts none of them. tests/test_odds150.py:
-    ``git config core.autocrlf true`` (no rule) was said only after a checkout's excerpt missed its pin."""
+    ``git config core.autocrlf true`` (no rule) was said only after a checkout's excerpt missed its pin. The advice's
+    lines (:func:`_unset_text_lines`) go in the registry's own ``.gitattributes``, their patterns relative to its
+    folder: ``prefix`` is that folder from the repository's top (``sub/``, or empty at the top), named so (the lines
+    put in the top's file would match no path of ``sub/``, tests/test_eol_rules.py)."""
     found = [path for path, data in sorted(paths.items())
              if _config_converts(values.get(path, {}), b"x\n" if data is None else data, setting)]
     if not found:
@@ -1614,9 +1617,19 @@ def config_rewrites(paths: Mapping[str, bytes | None], values: Mapping[str, Mapp
     return [f"{named}{at}: git writes {'their' if more else 'its'} line ends as CRLF in a checkout "
             f"({setting.name}={setting.value}, a setting of {setting.where}, {rule}), so a checkout's "
             "bytes are not the committed bytes a review reads (and `git checkout` writes them so "
-            f"again); {unset}, or set -text on passprice's files in .gitattributes ({_unset_text_lines(found)}, "
+            f"again); {unset}, or set -text on passprice's files in {_rules_file(prefix)} ({_unset_text_lines(found)}, "
             f"committed{', after the `' + ruled + '` rule' if ruled else ''}: every machine's checkout then keeps "
             "their bytes)"]
+
+
+def _rules_file(prefix: str) -> str:
+    """The ``.gitattributes`` the advice of :func:`config_rewrites` names for a registry at ``prefix`` (its folder from
+    the repository's top, ``/``-ended; empty at the top): ``.gitattributes`` at the top, else the registry folder's
+    own, with the folder its patterns are relative to."""
+    if not prefix:
+        return ".gitattributes"
+    return (f"the registry folder's .gitattributes, {escaped(prefix)}.gitattributes from the repository's top, whose "
+            f"patterns are relative to {escaped(prefix)}")
 
 
 def _text_rule(values: Mapping[str, str]) -> str:
@@ -1631,28 +1644,102 @@ def _text_rule(values: Mapping[str, str]) -> str:
     return ""
 
 
-#: The most .gitattributes lines :func:`_unset_text_lines` writes out; past them one line, ``* -text``, covers all.
+#: The ``.gitattributes`` lines that keep the files passprice reads byte for byte (their sha256 pinned) in every
+#: registry from its start byte-exact in a checkout, whatever git's config says (``core.autocrlf`` true, Git for
+#: Windows' default): the stored excerpts and the two documents the reference ``kind = "registry"`` sources cite that
+#: are no TOML file. The one list: ``init`` writes it (:func:`gitattributes_text`), this repository ships it, and
+#: :func:`config_rewrites`' advice names it first (tests/test_eol_rules.py compares the three). Each pattern is
+#: relative to the folder of the ``.gitattributes`` holding it: the registry's root.
+BYTE_EXACT_RULES = ("facts/cards/README.md -text", "facts/stacks/README.md -text", "sources/excerpts/*.txt -text")
+
+
+def gitattributes_text() -> str:
+    """The ``.gitattributes`` ``init`` writes into a new registry's root and this repository ships: a comment saying
+    why, then :data:`BYTE_EXACT_RULES`, one a line."""
+    return ("# passprice reads these files byte for byte (their sha256 pinned): git must never write their line ends\n"
+            "# as CRLF in a checkout (core.autocrlf true, Git for Windows' default). Patterns are relative to this\n"
+            "# file's folder, the registry's root. Written by passprice init; keep these lines.\n"
+            + "".join(f"{rule}\n" for rule in BYTE_EXACT_RULES))
+
+
+def missing_rules(data: bytes) -> list[str]:
+    """The lines of :data:`BYTE_EXACT_RULES` that the ``.gitattributes`` of bytes ``data`` does not hold (as a line
+    of its own; blanks between the pattern and ``-text`` may differ), in their order: what to add to a user's file
+    ``init`` leaves alone."""
+    held = {" ".join(line.split()) for line in data.decode("utf-8", "replace").splitlines()}
+    return [rule for rule in BYTE_EXACT_RULES if rule not in held]
+
+
+#: A line of a file of attribute rules that sets nothing but ``-text`` on the paths its pattern matches (a pattern of
+#: letters, digits, ``_.*-`` between slashes, an optional leading one; no ``**``, brackets, ``?``, ``!`` or quotes,
+#: whose reading passprice would have to repeat), as :data:`BYTE_EXACT_RULES` are: such a rule never makes git
+#: rewrite a file (:data:`REWRITING`) nor write CRLF (:data:`LINE_ENDS`), so no git need be asked of it.
+_PLAIN_RULE = re.compile(r"(/?[A-Za-z0-9_.*-]+(?:/[A-Za-z0-9_.*-]+)*)[ \t]+-text")
+
+
+def plain_rules(data: bytes) -> list[str] | None:
+    """The patterns of the file of attribute rules of bytes ``data`` when every line of it is blank, a comment or a
+    :data:`_PLAIN_RULE` (``-text`` alone on a simple pattern, ``**`` left out), else ``None`` (git is asked). A
+    ``.gitattributes`` holding :data:`BYTE_EXACT_RULES` alone is such a file: ``check`` reads it without running git,
+    so its result memo keeps the run (with git run, a warm ``check`` of this repository's registry took 456 ms of CPU
+    instead of 25 ms, docs/PERFORMANCE.md)."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    patterns = []
+    for raw in text.split("\n"):
+        line = raw.strip(" \t\r")
+        if not line or line.startswith("#"):
+            continue
+        found = _PLAIN_RULE.fullmatch(line)
+        if found is None or "**" in found.group(1):
+            return None
+        patterns.append(found.group(1))
+    return patterns
+
+
+def pattern_matches(pattern: str, path: str) -> bool:
+    """Whether the plain pattern ``pattern`` (:func:`plain_rules`) of a file of rules matches ``path`` (POSIX,
+    relative to that file's folder), as git matches it (``gitattributes(5)``, ``gitignore(5)``; case as written):
+    a pattern without a slash matches a path's last name at any depth, one with a slash (a leading one dropped) the
+    whole path from the file's folder, ``*`` matching within one name only."""
+    import fnmatch
+
+    if "/" not in pattern:
+        return fnmatch.fnmatchcase(path.rpartition("/")[2], pattern)
+    parts = pattern.removeprefix("/").split("/")
+    names = path.split("/")
+    return len(parts) == len(names) and all(fnmatch.fnmatchcase(n, p) for n, p in zip(names, parts, strict=True))
+
+
+#: The most .gitattributes lines :func:`_unset_text_lines` adds to :data:`BYTE_EXACT_RULES`; past them one line,
+#: ``* -text``, covers all.
 MOST_TEXT_LINES = 6
 
 
 def _unset_text_lines(paths: list[str]) -> str:
     """The .gitattributes lines that unset ``text`` on every path of ``paths`` (POSIX, relative to the registry's
-    root), as an example to commit: one ``FOLDER/*.EXT -text`` for each folder and extension holding two or more of
-    them, the path itself for one alone (``facts/cards/README.md -text``), ``* -text`` past :data:`MOST_TEXT_LINES`
-    or where a path holds a character a pattern would read otherwise (a space, ``*?[\\"#!``). Before, the example
-    was ``sources/excerpts/*.txt -text`` alone: committed, the documents ``kind = "registry"`` sources cite
-    (``facts/cards/README.md``) still failed (tests/test_fix157.py)."""
+    root), as an example to commit in the registry's root: :data:`BYTE_EXACT_RULES` (what ``init`` writes and this
+    repository ships), then, for the paths none of them matches (:func:`pattern_matches`: a document a registry's
+    own ``kind = "registry"`` source cites), one ``FOLDER/*.EXT -text`` for each folder and extension holding two or
+    more, the path itself for one alone (``docs/notes.md -text``), ``* -text`` alone past :data:`MOST_TEXT_LINES`
+    of them or where such a path holds a character a pattern would read otherwise (a space, ``*?[\\"#!``), all
+    sorted. Before, the example was ``sources/excerpts/*.txt -text`` alone: committed, the documents ``kind =
+    "registry"`` sources cite (``facts/cards/README.md``) still failed (tests/test_fix157.py)."""
+    rules = [rule.split()[0] for rule in BYTE_EXACT_RULES]
+    left = [p for p in paths if not any(pattern_matches(rule, p) for rule in rules)]
     groups: dict[tuple[str, str], list[str]] = {}
-    for path in paths:
+    for path in left:
         folder, _, name = path.rpartition("/")
         dot = name.rfind(".")
         groups.setdefault((folder, name[dot:] if dot > 0 else ""), []).append(path)
     lines: list[str] = []
     for (folder, ext), group in groups.items():
         lines += [f"{folder}/*{ext} -text"] if len(group) > 1 and folder and ext else [f"{p} -text" for p in group]
-    if len(lines) > MOST_TEXT_LINES or any(re.search(r'[\s*?\[\\"#!]', p) for p in paths):
+    if len(lines) > MOST_TEXT_LINES or any(re.search(r'[\s*?\[\\"#!]', p) for p in left):
         return "`* -text`"
-    return ", ".join(f"`{line}`" for line in sorted(lines))
+    return ", ".join(f"`{line}`" for line in sorted({*BYTE_EXACT_RULES, *lines}))
 
 
 def _committed_bytes(cwd: Path, rels: list[str], commit: str | None = None, prefix: str = "") -> (
@@ -1697,7 +1784,9 @@ def work_tree_config_rewrites(folder: Path, pinned: list[str], rules: bool) -> l
         if got is None:
             with contextlib.suppress(InputError, OSError, ValueError):
                 data[rel] = read_regular(folder / rel, MAX_GUESSED_BYTES).replace(b"\r\n", b"\n")
-    return config_rewrites(data, values, setting)
+    top = _git_top(folder)
+    prefix = "" if top is None else Path(os.path.relpath(folder, top)).as_posix()
+    return config_rewrites(data, values, setting, prefix="" if prefix == "." else f"{prefix}/")
 
 
 def checked_attributes(cwd: Path, paths: Iterable[str], scratch: Path | None = None,
@@ -1843,31 +1932,79 @@ def _attribute_files(folder: Path, tops: Iterable[str]) -> bool:
     nothing. A repository ``GIT_DIR`` names is git's, not the one found above ``folder``: its config and
     ``info/attributes`` are read too (``GIT_DIR=../other/.git``, whose ``info/attributes`` put ``ident`` on a card,
     made git apply the rule while ``check`` said "all holds", attack round 37)."""
+    return bool(_rule_files_found(folder, tops, first=True))
+
+
+def _rule_files_found(folder: Path, tops: Iterable[str], first: bool = False) -> list[tuple[Path, Path | None]]:
+    """The files of attribute rules :func:`_attribute_files` looks for that are there, each with the folder its
+    patterns are relative to (a ``.gitattributes``' own; the work tree's top for the repository's and the user's
+    files; ``None`` where that cannot be told: a repository ``GIT_DIR`` names); only the first found with ``first``.
+    Raises :class:`passprice.gitconfig.ConfigUnread` as :func:`_repository_rules` does."""
+    found: list[tuple[Path, Path | None]] = []
     named = os.environ.get("GIT_DIR")
-    if named and any(_there(rules.path) for rules in _repository_rules(Path(os.path.abspath(named)))):
-        return True
+    if named:
+        found += [(rules.path, None) for rules in _repository_rules(Path(os.path.abspath(named)))
+                  if _there(rules.path)]
+        if found and first:
+            return found
     here = folder
     while True:
         if _there(here / ".gitattributes"):
-            return True
+            found.append((here / ".gitattributes", here))
+            if first:
+                return found
         if _there(here / ".git"):
-            if any(_there(rules.path) for rules in _repository_rules(here / ".git")):
-                return True
+            found += [(rules.path, here) for rules in _repository_rules(here / ".git") if _there(rules.path)]
             break
         if here.parent == here:
             break
         here = here.parent
+    if found and first:
+        return found
     for top in tops:
         base = folder / top
         if _there(base / ".gitattributes"):
-            return True
+            found.append((base / ".gitattributes", base))
+            if first:
+                return found
         try:
             inner = [e for e in os.scandir(base) if e.is_dir(follow_symlinks=False)]
         except OSError:
             continue
-        if any(os.path.lexists(Path(e.path) / ".gitattributes") for e in inner):
-            return True
-    return False
+        found += [(Path(e.path) / ".gitattributes", Path(e.path)) for e in inner
+                  if os.path.lexists(Path(e.path) / ".gitattributes")]
+        if found and first:
+            return found
+    return found
+
+
+def _plain_patterns(found: list[tuple[Path, Path | None]]) -> list[tuple[Path, str]] | None:
+    """Each pattern of the files of rules ``found`` (:func:`_rule_files_found`) with the folder it is relative to,
+    when every one of those files is plain (:func:`plain_rules`: nothing but ``-text`` rules, so git rewrites no file
+    by them), read without running git; ``None`` when one is not (or is not a regular file within
+    :data:`MAX_ATTRIBUTES_BYTES`, or its folder cannot be told): git is then asked. Raises nothing."""
+    patterns: list[tuple[Path, str]] = []
+    for path, base in found:
+        data = _rule_text(path) if base is not None else None
+        plain = plain_rules(data) if data is not None else None
+        if plain is None or base is None:
+            return None
+        patterns += [(base, pattern) for pattern in plain]
+    return patterns
+
+
+def _covered(patterns: list[tuple[Path, str]], folder: Path, rels: Iterable[str]) -> set[str]:
+    """The paths of ``rels`` (relative to ``folder``) that a pattern of ``patterns`` (:func:`_plain_patterns`)
+    matches (:func:`pattern_matches`), so git unsets ``text`` on them. A path matched by git alone (under
+    ``core.ignoreCase``) is left out: judged as under no rule, at worst refused where git would not convert it."""
+    covered = set()
+    for rel in rels:
+        for base, pattern in patterns:
+            inside = Path(os.path.relpath(folder / rel, base)).as_posix()
+            if not inside.startswith("../") and inside != ".." and pattern_matches(pattern, inside):
+                covered.add(rel)
+                break
+    return covered
 
 
 def work_tree_rewrites(folder: Path, tops: Iterable[str],
@@ -1886,13 +2023,19 @@ def work_tree_rewrites(folder: Path, tops: Iterable[str],
 
     tops = tuple(tops)
     try:
-        rules = _attribute_files(folder, tops)
+        found = _rule_files_found(folder, tops)
     except ConfigUnread as e:
         return [str(e)]
-    if not rules:  # no rule; a setting of git's config (core.autocrlf) may still convert the files read byte for byte
+    # no rule, or none but -text (the .gitattributes init writes, BYTE_EXACT_RULES): no file is rewritten, and no git
+    # is run (a run of git is one the result memo cannot keep); a setting of git's config (core.autocrlf) may still
+    # convert the files read byte for byte that no -text rule covers
+    patterns = _plain_patterns(found)
+    if patterns is not None:
         if also is None or config_line_ends(folder) is None:
             return []
-        return work_tree_config_rewrites(folder, [rel for rel in also() if not read_by_passprice(rel)], False)
+        pinned = [rel for rel in also() if not read_by_passprice(rel)]
+        covered = _covered(patterns, folder, pinned)
+        return work_tree_config_rewrites(folder, [rel for rel in pinned if rel not in covered], False)
     rels = []
     for top in tops:
         for dirpath, dirnames, filenames in os.walk(folder / top):
@@ -1922,7 +2065,7 @@ def file_rewrites(top: Path, rel: str) -> list[str]:
     from passprice.gitconfig import ConfigUnread
 
     try:
-        if not _attribute_files((top / rel).parent, ()):
+        if _plain_patterns(_rule_files_found((top / rel).parent, ())) is not None:  # none, or -text rules alone
             return []
     except ConfigUnread as e:
         return [str(e)]
@@ -2098,7 +2241,8 @@ def revision_rewrites(top: Path, prefix: str, commit: str, attributes: Mapping[s
             values = _scratch_values(_revision_layers(top, prefix, commit, attributes),
                                      [f"{prefix}{rel}" for rel in pinned], CONFIG_LINE_ENDS)
             lines += config_rewrites(_committed_bytes(top, pinned, commit, prefix),
-                                     {path.removeprefix(prefix): got for path, got in values.items()}, setting, at)
+                                     {path.removeprefix(prefix): got for path, got in values.items()}, setting, at,
+                                     prefix)
     return lines
 
 
@@ -2114,7 +2258,7 @@ def _revision_rules(top: Path, prefix: str, commit: str, attributes: Mapping[str
     Raises :class:`InputError` naming a ``.gitattributes`` past :data:`MAX_ATTRIBUTES_BYTES` or a config file git
     reads that is not git config."""
     layers = _revision_layers(top, prefix, commit, attributes)
-    if not layers:
+    if all(plain_rules(data) is not None for _, _, data in layers):  # none, or -text rules alone: no git asked
         return {}
     found = _rule_sources(layers, [f"{prefix}{rel}" for rel in rels], names=names)
     return {path.removeprefix(prefix): rule for path, rule in found.items()}

@@ -2002,11 +2002,13 @@ _TERMS = (
         "`requirement` line CI installs passprice by and where it was read (`requirement_origin`: `given`, `vcs`, "
         "`archive`, `local` or `unknown`), `advice` (what to do before CI can "
         "install it, else `null`), `caution` (written below a git repository's top: its workflow and hook never run; "
-        "else `null`), `kept` (files there already, left alone) and `then`, what to do first: commit it to the default"
-        " branch.",
+        "else `null`), `kept` (files there already, left alone), `attributes` (a `.gitattributes` of yours left alone "
+        "that lacks lines init writes: which to add, else `null`) and `then`, what to do first: commit it to the "
+        "default branch.",
         ("registries", "registry document", "--root",
          "ok", "frozen", "files", "measurements", "routings", "warnings", "disagreements",
-         "folders", "copied", "requirement", "requirement_origin", "advice", "caution", "kept", "then"),
+         "folders", "copied", "requirement", "requirement_origin", "advice", "caution", "kept", "attributes",
+         "then"),
     ),
     Term(
         "tensor.f16",

@@ -17,6 +17,10 @@ has, the reference facts filled in, the user's own records empty, and the toolin
   the one ``requirements.txt`` installs);
 - ``.github/workflows/facts.yml``: the project's own review workflow (``passprice check``; ``passprice diff`` as the
   job summary and a sticky pull-request comment), installing ``requirements.txt``;
+- ``.gitattributes``: ``-text`` on the files passprice reads byte for byte (:data:`passprice.gitread.BYTE_EXACT_RULES`:
+  the stored excerpts, the documents the reference registry sources cite), so a checkout under ``core.autocrlf``
+  true (Git for Windows' default) keeps their pinned bytes and ``check`` and the review pass there; at a repository's
+  top a ``.gitattributes`` already there is left alone, ``init`` saying which of the lines it lacks;
 - ``requirements.txt``: the passprice the registry is checked with, as this passprice was installed when that can be
   known (PEP 610's ``direct_url.json``: a git URL at the commit installed, an archive's URL, a local file or folder),
   as ``--requirement`` gives it, else a placeholder line that pip refuses until it is filled in (passprice is on no
@@ -477,6 +481,7 @@ schema/                 the JSON Schemas the files are validated against (copied
 .taplo.toml             editors validate every TOML file against its schema
 .pre-commit-config.yaml passprice check before each commit
 .github/workflows/      passprice check and a sticky passprice diff comment on every pull request
+.gitattributes          -text on the files read byte for byte: core.autocrlf (Windows) keeps them as committed
 requirements.txt        the passprice this registry is checked with
 ```
 
@@ -602,6 +607,9 @@ def plan(source: Root, requirement: str | None = None, examples: bool = False, r
     files[".taplo.toml"] = taplo_config(schemas).encode()
     files[".pre-commit-config.yaml"] = pre_commit_config().encode()
     files[".github/workflows/facts.yml"] = workflow("python -m pip install -r requirements.txt").encode()
+    from passprice.gitread import gitattributes_text
+
+    files[".gitattributes"] = gitattributes_text().encode()
     files["requirements.txt"] = (
         f"# The passprice this registry is checked with ({__version__}; the CI workflow installs it, and so do you:\n"
         "# pip install -r requirements.txt). passprice is on no package index: name it by a git URL\n"
@@ -684,9 +692,32 @@ def _write_failure(error: OSError, parent: Path) -> str:
 
 
 #: What a repository's top may hold already that init adds to rather than refuses (session 30, issue 13): the
-#: repository's own ``README.md`` is left alone, and into its own ``.github/`` folder init adds each file it writes
-#: there that is missing (the review workflow), leaving any that exist alone.
-KEPT_IN_A_REPOSITORY = ("README.md", ".github")
+#: repository's own ``README.md`` and ``.gitattributes`` are left alone (:func:`attributes_advice` says which of the
+#: lines init writes the latter lacks), and into its own ``.github/`` folder init adds each file it writes there that
+#: is missing (the review workflow), leaving any that exist alone.
+KEPT_IN_A_REPOSITORY = ("README.md", ".gitattributes", ".github")
+
+
+def attributes_advice(dest: Path, kept: Iterable[str]) -> str | None:
+    """The warning for a ``.gitattributes`` of the user's that :func:`write` left alone in ``dest`` (``kept``, its
+    return) lacking lines of :data:`passprice.gitread.BYTE_EXACT_RULES`: which to add, and why; ``None`` when it holds
+    them all, or none was left alone. A file that cannot be read is said to be so."""
+    from passprice.gitread import BYTE_EXACT_RULES, MAX_ATTRIBUTES_BYTES, missing_rules
+
+    if ".gitattributes" not in kept:
+        return None
+    path = dest / ".gitattributes"
+    try:
+        missing = missing_rules(read_regular(path, MAX_ATTRIBUTES_BYTES))
+    except (InputError, OSError, ValueError) as e:
+        return f"{shown(path)}: left alone, but not read ({e}); add these lines to it: {', '.join(BYTE_EXACT_RULES)}"
+    if not missing:
+        return None
+    return (f"{shown(path)}: left alone (yours), but it lacks {', '.join(missing)}: add "
+            f"{'them' if len(missing) > 1 else 'it'} (init writes them into a new registry), or a checkout under "
+            "core.autocrlf true (Git for Windows' default) writes CRLF into the files passprice reads byte for byte, "
+            "and check and the review refuse it")
+
 
 
 def _require_folders_of(dest: Path, rel: str) -> None:
@@ -772,7 +803,7 @@ def write(the_plan: Plan, dest: Path) -> tuple[str, ...]:
     if taken and repository_top(dest):
         for top in [t for t in taken if t in KEPT_IN_A_REPOSITORY]:
             found = look(dest / top)
-            if top == "README.md":
+            if top in ("README.md", ".gitattributes"):  # the user's own: attributes_advice says what it lacks
                 kept.append(top)
             elif found is not None and stat.S_ISDIR(found.st_mode) and not (dest / top).is_symlink():
                 for rel in sorted(r for r in the_plan.files if r.startswith(f"{top}/")):
