@@ -35,7 +35,7 @@ from passprice.derivations import Derivation, Finding, Input, RunDerivation, rec
 from passprice.drafts import method_from_document
 from passprice.errors import InputError, escaped, problem_lines, spelled
 from passprice.facts import Fact, Provenance, dimension
-from passprice.files import is_folder, shell_word
+from passprice.files import is_folder, read_regular, shell_word
 from passprice.lineage import Dependant, changed_dependants
 from passprice.locks import (
     FloorChange,
@@ -412,6 +412,7 @@ class Checkout:
         listing = self._listing(commit, specs)
         wanted: dict[str, int] = {}
         names: list[tuple[str, str]] = []
+        past: dict[str, gitread.Unread] = {}  # each record past its reader's cap, by path: never read
         unread: set[str] = set()
         blobs: dict[str, tuple[str, int]] = {}  # each unread file's blob and size: an excerpt's is written out
         links: dict[str, tuple[str, int]] = {}
@@ -453,15 +454,20 @@ class Checkout:
                 raise InputError(gitread.too_large(f"{commit[:12]}:{name}", int(size)))
             if (most := blob_cap(rel)) is not None and int(size) > most:
                 # Read whole, a 64 MB card of each kind cost the review 2.8-3.4 s of CPU and 372 MB that its kind's
-                # cap refuses at 256 KiB anyway (issue 13): refused as sized, never read (tests/test_blobcap156.py).
-                raise past_blob_cap(f"{commit[:12]}:{name}", rel, int(size), most)
-            # Every name counts, a copy too: each is written out, and the code's read again (sidecode.code_changes).
-            # Counted once a blob, 200 names of one 4 MiB module (14 KB packed) wrote 800 MB and took the review to
-            # 892 MB of memory, and 4,000 names of one 64 MiB file would write 256 GB (attack round 37).
-            total += int(size)
-            if total > gitread.MAX_SIDE_BYTES:
-                raise gitread.side_too_large(commit[:12], total)
-            wanted[obj] = int(size)
+                # cap refuses at 256 KiB anyway (issue 13, tests/test_blobcap156.py), and a 60 MB schema or module
+                # 64 MiB more: never read, but written as a sparse file of its size, which its reader refuses by
+                # its size in its own line, so the review reports the file with the rest, as it reports a work
+                # tree's (tests/test_blobcap162.py).
+                past[rel] = gitread.Unread(obj, int(size))
+            else:
+                # Every name counts, a copy too: each is written out, and the code's read again
+                # (sidecode.code_changes). Counted once a blob, 200 names of one 4 MiB module (14 KB packed) wrote
+                # 800 MB and took the review to 892 MB of memory, and 4,000 names of one 64 MiB file would write
+                # 256 GB (attack round 37).
+                total += int(size)
+                if total > gitread.MAX_SIDE_BYTES:
+                    raise gitread.side_too_large(commit[:12], total)
+                wanted[obj] = int(size)
             names.append((rel, obj))
             if len(names) > cap:  # before a byte of them is read
                 raise gitread.side_too_many(commit[:12], cap)
@@ -472,6 +478,9 @@ class Checkout:
         contents = gitread.read_blobs(self.top, wanted)
         files: dict[str, bytes] = {}
         for rel, obj in names:
+            if rel in past:
+                files[rel] = past[rel]
+                continue
             if obj not in contents:
                 raise InputError(f"{commit[:12]}:{self.prefix}{rel}: object {obj} is missing from the repository")
             files[rel] = contents[obj]
@@ -488,8 +497,7 @@ class Checkout:
             if folder not in made:
                 make_folders(os.path.join(top, folder))
                 made.add(folder)
-            with open(os.path.join(top, rel), "wb") as out:
-                out.write(data)
+            gitread.write_side_file(os.path.join(top, rel), data)
         for folder in {rel.rpartition("/")[0] for rel in unread}:
             make_folders(dest / folder)  # the tree's shape: a folder named x.toml is one
         for rel in unread:
@@ -730,30 +738,31 @@ LINK_HOPS = 40
 
 
 def blob_cap(rel: str) -> int | None:
-    """The most bytes any reader of the registry record at ``rel`` (a POSIX path from the root) parses it within, so
-    that a revision's blob past it is refused unread (:meth:`Checkout.materialize`): its kind's cap
-    (:func:`passprice.schema.kind_cap` of :func:`file_kind`'s kind, ``other`` for a lock folder's or a measurement's
-    record), and never less than :data:`passprice.schema.MAX_FILE_BYTES`, within which the source listing reads a
-    source record whatever ``PASSPRICE_MAX_FILE_BYTES`` says. ``None`` for a file outside ``facts/``, ``registry/``,
-    ``locks/`` and ``sources/`` (code, ``schema/``: only :data:`passprice.schema.MAX_TOML_BYTES` applies). Raises
-    :class:`InputError` as :func:`passprice.schema.kind_cap` does (a bad ``PASSPRICE_MAX_FILE_BYTES``)."""
-    if rel.split("/")[0] not in ("facts", "registry", "locks", "sources"):
-        return None
-    return max(schema.kind_cap(file_kind(rel)[0]), schema.MAX_FILE_BYTES)
+    """The most bytes any reader of the file at ``rel`` (a POSIX path from the root) reads it within, so that a
+    revision's blob past it is not read (:meth:`Checkout.materialize` writes a sparse file of its size, which that
+    reader refuses by its size): for a registry record (``facts/``, ``registry/``, ``locks/``, ``sources/``) its
+    kind's cap (:func:`passprice.schema.kind_cap` of :func:`file_kind`'s kind, ``other`` for a lock folder's or a
+    measurement's record), and never less than :data:`passprice.schema.MAX_FILE_BYTES`, within which the source
+    listing reads a source record whatever ``PASSPRICE_MAX_FILE_BYTES`` says; for ``schema/*.json`` (and the code's
+    copy, ``src/passprice/_data/schema/*.json``) :data:`passprice.schema.MAX_SCHEMA_BYTES`; for a module of the code
+    (``src/passprice/**.py``) :data:`passprice.pins.MODULE_BYTES`. ``None`` for any other file (only
+    :data:`passprice.schema.MAX_TOML_BYTES` applies). Raises :class:`InputError` as
+    :func:`passprice.schema.kind_cap` does (a bad ``PASSPRICE_MAX_FILE_BYTES``)."""
+    top = rel.split("/")[0]
+    if top in ("facts", "registry", "locks", "sources"):
+        return max(schema.kind_cap(file_kind(rel)[0]), schema.MAX_FILE_BYTES)
+    if (top == "schema" or rel.startswith(f"{CODE}/_data/schema/")) and rel.endswith(".json"):
+        return schema.MAX_SCHEMA_BYTES
+    if rel.startswith(f"{CODE}/") and rel.endswith(".py"):
+        from passprice.pins import MODULE_BYTES
+
+        return MODULE_BYTES
+    return None
 
 
-def past_blob_cap(where: str, rel: str, size: int, most: int) -> InputError:
-    """The refusal of the blob at ``where`` (``commit:path``) of ``size`` bytes, past ``most`` (:func:`blob_cap` of
-    ``rel``): the line its kind's reader says of a file past its cap (:func:`passprice.schema.require_size`), or for
-    a record of no kind (``locks/notes.toml``, a measurement) one naming ``most``."""
-    kind = file_kind(rel)[0]
-    if kind != "other":
-        try:
-            schema.require_size(where, kind, size)
-        except InputError as refusal:
-            return refusal
-    return InputError(f"{where}: larger than {most:,} bytes, the most a file there may hold ({size:,} bytes; "
-                      f"{schema.FILE_BYTES_VARIABLE}=BYTES raises the cap)")
+def _raise(error: InputError) -> None:
+    """Raise ``error`` (for a callback that refuses)."""
+    raise error
 
 
 def _parents(rel: str) -> list[str]:
@@ -876,7 +885,8 @@ def refuse_lockless(side: str, files: Mapping[str, bytes]) -> None:
     :data:`MAX_LOCKLESS` or fewer (each then refused by its own line, as ever)."""
     from passprice.locks import lockless_line
 
-    lockless = [rel for rel, data in files.items() if file_kind(rel)[0] == "lock" and b"[lock]" not in data]
+    lockless = [rel for rel, data in files.items() if file_kind(rel)[0] == "lock" and b"[lock]" not in data
+                and not isinstance(data, gitread.Unread)]  # past its cap, unread: refused by its size
     if len(lockless) <= MAX_LOCKLESS:
         return
     first = min(lockless)
@@ -942,7 +952,7 @@ def refuse_unread_before_writing(base: Side, label: str, head: Path, files: Mapp
     with snapshot.reading():
         for one in (base, side):
             for rel, data in one.files.items():
-                if file_kind(rel)[0] == "lock":
+                if file_kind(rel)[0] == "lock" and not isinstance(data, gitread.Unread):  # unread: read by size
                     snapshot.file_bytes(one.root.path / rel, _given(data))
         refuse_unread_locks("BASE", base, [p for p in paths if p in base.files])
         refuse_unread_locks("HEAD", side, ours)
@@ -2005,7 +2015,8 @@ def _read(side: Side, rel: str, kind: str, name: str) -> _Read:
             load_source(side.root, str(path))
         elif kind == "schema":
             try:
-                json.loads(path.read_bytes().decode("utf-8"))
+                json.loads(read_regular(path, schema.MAX_SCHEMA_BYTES,
+                                        lambda size: _raise(schema.schema_too_large(path, size))).decode("utf-8"))
             except (UnicodeDecodeError, ValueError) as e:
                 raise InputError(f"{path}: not valid JSON: {e}") from None
             except RecursionError:  # a schema file nested 10^5 deep: a traceback, exit 1 (attack round 57)
@@ -4155,7 +4166,7 @@ def _recomputed_copy(head: Side, files: Sequence[FileChange], folder: Path) -> _
             for rel, data in head.files.items():
                 target = folder / rel
                 target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_bytes(data)
+                gitread.write_side_file(target, data)
             for rel in _named_by_sources(head.files):  # what sources name is there (empty: nothing prices it)
                 try:  # a name no file can have (past 255 bytes, a NUL, a link loop): check names it
                     target = (folder / rel).resolve()
@@ -5460,7 +5471,8 @@ def _compare(base: Side, head: Side) -> Diff:
         # and checked as a regular file, not a link (gitread), when the side was opened, not read again from disk
         # for each of 2,000 serving files (and the review sees the very version the comparison saw).
         for rel, data in side.files.items():
-            snapshot.file_bytes(side.root.path / rel, _given(data))
+            if not isinstance(data, gitread.Unread):  # past its cap, unread: its reader refuses it by its size
+                snapshot.file_bytes(side.root.path / rel, _given(data))
     paths = sorted(p for p in {*base.files, *head.files} if base.files.get(p) != head.files.get(p))
     for role, side in (("BASE", base), ("HEAD", head)):
         refuse_unread_locks(role, side, [p for p in paths if p in side.files])
@@ -5550,7 +5562,10 @@ def _compare(base: Side, head: Side) -> Diff:
             said = renamed_runs(head, f.renamed, f.path)
             records[f.path] = f"{said}; {records[f.path]}" if f.path in records else said
     return Diff(base.info, head.info, files, reviews, base.code, head.code,
-                _unrooted(head, problems), _unrooted(head, review.unreadable), sources, moves, left_out,
+                _unrooted(head, problems),
+                # HEAD's module past the cap, unread: a file that does not read on HEAD (tests/test_blobcap162.py)
+                _unrooted(head, review.unreadable) + ((head.code.oversized,) if head.code.oversized else ()),
+                sources, moves, left_out,
                 code_changes(base.code, head.code) + listed.named, _duplicates(head, paths),
                 _unrooted(head, head_warnings[:MAX_HEAD_WARNINGS]), max(0, len(head_warnings) - MAX_HEAD_WARNINGS),
                 added_servings(head, files, reviews),

@@ -762,6 +762,54 @@ def too_large(where: str, size: int) -> str:
     return f"{where}: {size:,} bytes, past the {schema.MAX_TOML_BYTES:,}-byte cap on a passprice file (not read)"
 
 
+class Unread(bytes):
+    """What a side holds for a revision's blob past the cap its readers read it within (a registry record past its
+    kind's cap, ``schema/*.json`` past :data:`passprice.schema.MAX_SCHEMA_BYTES`, a module past
+    :data:`passprice.pins.MODULE_BYTES`), sized by ``git ls-tree -l`` and never read: a few bytes naming the blob,
+    with its id (``blob``, hex) and its ``size`` in bytes. Its file is written as a sparse file of ``size`` bytes
+    (:func:`write_side_file`), so each reader finds it past its cap by ``stat`` and refuses it in its own line, as it
+    refuses such a file in a work tree, and the review reports it with the rest (issue 13).
+
+    Equal to another :class:`Unread` of the same blob, and to the bytes of a file of the same size whose git blob id
+    (the SHA-1, or SHA-256 for a 64-digit id, of ``blob SIZE\\0`` and the bytes: git's object format) is ``blob``: a
+    work tree's copy of the committed file is the same file, not a change."""
+
+    blob: str
+    size: int
+
+    def __new__(cls, blob: str, size: int) -> Unread:
+        made = super().__new__(cls, f"\0unread blob {blob} of {size} bytes\n".encode("ascii"))
+        made.blob, made.size = blob, size
+        return made
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Unread):
+            return self.blob == other.blob
+        if not isinstance(other, bytes) or len(other) != self.size:
+            return False
+        import hashlib
+
+        found = hashlib.new("sha256" if len(self.blob) == 64 else "sha1", b"blob %d\0" % len(other))
+        found.update(other)
+        return found.hexdigest() == self.blob
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    def __hash__(self) -> int:
+        return hash(self.blob)
+
+
+def write_side_file(path: str | os.PathLike[str], data: bytes) -> None:
+    """Write ``data`` (a side's file) at ``path``: its bytes, or for :class:`Unread` a sparse file of its size (no
+    byte of it written or read). Raises :class:`OSError`."""
+    with open(path, "wb") as out:
+        if isinstance(data, Unread):
+            out.truncate(data.size)
+        else:
+            out.write(data)
+
+
 def submodule(path: str, where: str = "") -> InputError:
     """The refusal of the submodule (or nested checkout) at ``path`` (``facts/cards``), seen ``where`` (``at
     REVISION``, or empty for the work tree)."""
