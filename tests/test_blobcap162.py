@@ -194,3 +194,39 @@ def test_a_committed_module_past_4_mib_is_reported_unread(tmp_path: Path, monkey
     work_tree = invoke("diff", "HEAD~1", root=root)
     _same_report(committed.stdout, work_tree.stdout, head)
     assert work_tree.exit_code == 2 and work_tree.stderr == committed.stderr
+
+
+def test_a_branch_s_lock_past_its_cap_has_no_pin_unread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The review's look at the branch's lock blobs (:func:`passprice.diff._lock_pins`) read each whole up to 64 MiB,
+    though one past the lock's 256 KiB has no pin (:func:`passprice.diff.side_toml` refuses it by its length)."""
+    monkeypatch.setenv("PASSPRICE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("PASSPRICE_MAX_FILE_BYTES", raising=False)
+    root = tmp_path / "repo"
+    root.mkdir()
+    _git(root, "init", "-q", "-b", "main")
+    text = '[lock]\npricing_model = "sha256:aa"\ndigest = "sha256:1"\n'
+    (root / "a.lock.toml").write_text(text)
+    (root / "b.lock.toml").write_text(text + "#" * 300_000 + "\n")
+    small = _git(root, "hash-object", "-w", "a.lock.toml").strip()
+    large = _git(root, "hash-object", "-w", "b.lock.toml").strip()
+    asked = _spy(monkeypatch)
+    assert diff._lock_pins(root, {small: len(text), large: len(text) + 300_001}) == {
+        small: ("sha256:aa", "sha256:1"), large: None}
+    assert asked == [len(text)]
+
+
+def test_a_large_document_is_hashed_as_streamed_not_held(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = tmp_path / "repo"
+    (root / "notes").mkdir(parents=True)
+    _git(root, "init", "-q", "-b", "main")
+    big, little = b"d" * 3_000_000, b"little\n"
+    (root / "notes" / "big.html").write_bytes(big)
+    (root / "notes" / "little.txt").write_bytes(little)
+    _git(root, "add", "-A")
+    _git(root, "commit", "-q", "--no-verify", "-m", "documents")
+    asked = _spy(monkeypatch)
+    checkout = diff.Checkout.of(root)
+    found = checkout.documents(checkout.commit("HEAD"), ["notes/big.html", "notes/little.txt"])
+    assert found == {"notes/big.html": "sha256:" + hashlib.sha256(big).hexdigest(),
+                     "notes/little.txt": "sha256:" + hashlib.sha256(little).hexdigest()}
+    assert asked == [len(little)]  # the 3 MB one streamed through git, never held whole (was read up to 64 MiB)

@@ -681,7 +681,7 @@ class Checkout:
 
     def documents(self, commit: str, names: Iterable[str]) -> dict[str, str]:
         """The identity (:func:`passprice.sourcechange.document_digest`) of each registry document of ``names``
-        (paths relative to the root) at ``commit``: its bytes' digest, read within the cap on a passprice file
+        (paths relative to the root) at ``commit``: its bytes' digest, read within :data:`DOCUMENT_READ_BYTES`
         (past it, streamed through :func:`passprice.gitread.blob_sha256`; its blob id if git gives none); a link's own
         target text; none for a path that names no file there."""
 
@@ -702,7 +702,9 @@ class Checkout:
             fields = meta.split()
             if len(fields) == 4 and fields[1] == "blob" and fields[3].isdigit() and name.startswith(self.prefix):
                 blobs[name[len(self.prefix):]] = (fields[2], int(fields[3]))
-        small = {obj: size for obj, size in blobs.values() if size <= schema.MAX_TOML_BYTES}
+        # Read whole within DOCUMENT_READ_BYTES; a larger one streamed (below), not held: read whole up to 64 MiB,
+        # documents of 60 MB each were held in memory together (tests/test_blobcap162.py).
+        small = {obj: size for obj, size in blobs.values() if size <= DOCUMENT_READ_BYTES}
         contents = gitread.read_blobs(self.top, small)
         # A document past the cap is hashed as git streams it: its identity was its blob id, which a source's
         # sha256 never equals (a 64 MiB + 1 document under its right sha256 failed the review of its revision, exit
@@ -735,6 +737,11 @@ class Checkout:
 
 #: The links a path may pass through before it is a loop (Linux's ``MAXSYMLINKS``, the ELOOP limit).
 LINK_HOPS = 40
+#: The most bytes of a revision's registry document (a source's ``source.path``, an install file) that
+#: :meth:`Checkout.documents` reads whole to hash: a larger one is streamed through git (within
+#: :data:`passprice.gitread.HASHED_BYTES` in all), never held: the most an audit reads of a stored excerpt
+#: (:data:`passprice.sources.EXCERPT_BYTES`).
+DOCUMENT_READ_BYTES = 1 << 20
 
 
 def blob_cap(rel: str) -> int | None:
@@ -3342,6 +3349,11 @@ def _lock_pins(top: Path, sizes: Mapping[str, int]) -> dict[str, tuple[str, str]
     missing = {b: n for b, n in sizes.items() if b not in known}
     if not missing:
         return known
+    # A lock blob past the lock's cap has no pin (side_toml refuses it by its length): not read, where it was read
+    # whole up to 64 MiB first (tests/test_blobcap162.py).
+    most = schema.kind_cap("lock")
+    known.update({b: None for b, n in missing.items() if n > most})
+    missing = {b: n for b, n in missing.items() if n <= most}
     contents = gitread.read_blobs(top, missing)
     for blob, data in contents.items():
         known[blob] = _lock_pin(data)
