@@ -497,7 +497,11 @@ class Checkout:
             if folder not in made:
                 make_folders(os.path.join(top, folder))
                 made.add(folder)
-            gitread.write_side_file(os.path.join(top, rel), data)
+            with open(os.path.join(top, rel), "wb") as out:
+                if isinstance(data, gitread.Unread):
+                    out.truncate(data.size)  # past its cap: a sparse file of its size, no byte written or read
+                else:
+                    out.write(data)
         for folder in {rel.rpartition("/")[0] for rel in unread}:
             make_folders(dest / folder)  # the tree's shape: a folder named x.toml is one
         for rel in unread:
