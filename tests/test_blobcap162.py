@@ -18,11 +18,12 @@ import pytest
 from tests.cli_helpers import copy_root, invoke
 
 from passprice import diff, gitread, schema
+from passprice.registry import schema_dir
 
 CARD = "h200_sxm_141gb"
 ENV = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
        "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid"}
-PACKAGE_SCHEMA = Path(schema.__file__).resolve().parents[2] / "schema"
+PACKAGE_SCHEMA = schema_dir()  # the checkout's schema/, or an installed package's copy
 
 
 def _git(root: Path, *args: str) -> str:
