@@ -96,9 +96,14 @@ def test_a_committed_over_cap_card_gets_the_whole_report(tmp_path: Path, monkeyp
     assert "registry/servings/deepseek-v3-h200.toml" in committed.stdout  # the other change, reported too
     assert "HEAD cannot price: " + line in committed.stdout  # each lock on the card: not priced, and why
     assert asked and max(asked) < 262_144  # the card was never read
+    sized: list[str] = []
+    real = gitread.read_sized
+    monkeypatch.setattr(gitread, "read_sized", lambda path: sized.append(str(path)) or real(path))
     work_tree = invoke("diff", "HEAD~1", root=root)
     assert work_tree.exit_code == 2
     _same_report(committed.stdout, work_tree.stdout, head)
+    # The work tree's card is not read whole either (it was, to 64 MiB): hashed in chunks for its git blob id.
+    assert sized and not [p for p in sized if p.endswith(f"{CARD}.toml")]
 
 
 def test_an_unchanged_over_cap_card_is_no_change(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -877,9 +877,10 @@ def _source_paths(data: bytes) -> tuple[str | None, str | None]:
 
 def folder_files(folder: Path) -> dict[str, bytes]:
     """The files passprice reads below ``folder``'s :data:`FOLDERS`, by POSIX path relative to ``folder``, hidden
-    files left out (:func:`passprice.gitread.work_tree_files`: each sized before it is read, nothing else read).
+    files left out (:func:`passprice.gitread.work_tree_files`: each sized before it is read, nothing else read; one
+    past :func:`blob_cap` not read whole, its git blob id taken as it is hashed in chunks).
     Raises :class:`InputError` for a file past the cap or a submodule."""
-    return gitread.work_tree_files(folder, FOLDERS)
+    return gitread.work_tree_files(folder, FOLDERS, blob_cap)
 
 
 #: More files than this under ``locks/`` of one side that are no lock (no ``[lock]`` table) refuse the side in one line
