@@ -236,3 +236,25 @@ def test_a_large_document_is_hashed_as_streamed_not_held(tmp_path: Path, monkeyp
     assert found == {"notes/big.html": "sha256:" + hashlib.sha256(big).hexdigest(),
                      "notes/little.txt": "sha256:" + hashlib.sha256(little).hexdigest()}
     assert asked == [len(little)]  # the 3 MB one streamed through git, never held whole (was read up to 64 MiB)
+
+
+def test_an_over_cap_lock_first_among_hundreds_that_do_not_read(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past 100 lock files that surely do not read, HEAD is refused before its tree is written, naming the first:
+    an over-cap one, unread and not yet on disk, is named by its size (not "no such file")."""
+    monkeypatch.delenv("PASSPRICE_MAX_FILE_BYTES", raising=False)
+    root = _committed(tmp_path)
+    _git(root, "checkout", "-q", "-b", "bad")
+    (root / "locks" / "a.lock.toml").write_bytes(b"[lock]\n" + b"#" * (300_000 - 8) + b"\n")
+    for i in range(101):
+        (root / "locks" / f"u{i}.lock.toml").write_text(f"[lock]\nx = {i}\n", encoding="utf-8")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-q", "--no-verify", "-m", "102 lock files that do not read")
+    sha = _git(root, "rev-parse", "HEAD").strip()[:12]
+    _git(root, "checkout", "-q", "main")
+    result = invoke("diff", "main", "bad", root=root)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.splitlines() == [
+        f"passprice: error: HEAD bad ({sha}): more than 100 of its 102 lock files that differ from the other side's do "
+        "not read (the side is refused whole); the first: locks/a.lock.toml: larger than 256 KiB, the most a lock file "
+        "may hold (300,000 bytes; PASSPRICE_MAX_FILE_BYTES=BYTES raises the cap)"]

@@ -928,6 +928,9 @@ def refuse_unread_locks(role: str, side: Side, paths: Sequence[str]) -> None:
     unread: list[str] = []
     for rel in locks:
         try:
+            data = side.files[rel]
+            if isinstance(data, gitread.Unread):  # past its cap, unread (and, before HEAD's tree is written, absent)
+                schema.require_size(side.root.path / rel, "lock", data.size)
             read_lock(side.root.path / rel, side.root.schema)
         except InputError as e:
             unread.append(side.local(problem_lines(e)[0]))
