@@ -315,7 +315,7 @@ def document_and_facts(
     :func:`facts_of_document`."""
     from passprice import snapshot
 
-    raw = schema.read_bytes(path) if data is None else data
+    raw = schema.read_bytes(path, "card") if data is None else data
 
     def make() -> tuple[dict[str, Any], dict[str, Fact]]:
         global PARSED

@@ -35,7 +35,7 @@ from passprice.derivations import Derivation, Finding, Input, RunDerivation, rec
 from passprice.drafts import method_from_document
 from passprice.errors import InputError, escaped, problem_lines, spelled
 from passprice.facts import Fact, Provenance, dimension
-from passprice.files import is_folder, shell_word
+from passprice.files import is_folder, read_regular, shell_word
 from passprice.lineage import Dependant, changed_dependants
 from passprice.locks import (
     FloorChange,
@@ -412,6 +412,7 @@ class Checkout:
         listing = self._listing(commit, specs)
         wanted: dict[str, int] = {}
         names: list[tuple[str, str]] = []
+        past: dict[str, gitread.Unread] = {}  # each record past its reader's cap, by path: never read
         unread: set[str] = set()
         blobs: dict[str, tuple[str, int]] = {}  # each unread file's blob and size: an excerpt's is written out
         links: dict[str, tuple[str, int]] = {}
@@ -457,15 +458,20 @@ class Checkout:
                 raise InputError(gitread.too_large(f"{commit[:12]}:{name}", int(size)))
             if (most := blob_cap(rel)) is not None and int(size) > most:
                 # Read whole, a 64 MB card of each kind cost the review 2.8-3.4 s of CPU and 372 MB that its kind's
-                # cap refuses at 256 KiB anyway (issue 13): refused as sized, never read (tests/test_blobcap156.py).
-                raise past_blob_cap(f"{commit[:12]}:{name}", rel, int(size), most)
-            # Every name counts, a copy too: each is written out, and the code's read again (sidecode.code_changes).
-            # Counted once a blob, 200 names of one 4 MiB module (14 KB packed) wrote 800 MB and took the review to
-            # 892 MB of memory, and 4,000 names of one 64 MiB file would write 256 GB (attack round 37).
-            total += int(size)
-            if total > gitread.MAX_SIDE_BYTES:
-                raise gitread.side_too_large(commit[:12], total)
-            wanted[obj] = int(size)
+                # cap refuses at 256 KiB anyway (issue 13, tests/test_blobcap156.py), and a 60 MB schema or module
+                # 64 MiB more: never read, but written as a sparse file of its size, which its reader refuses by
+                # its size in its own line, so the review reports the file with the rest, as it reports a work
+                # tree's (tests/test_blobcap162.py).
+                past[rel] = gitread.Unread(obj, int(size))
+            else:
+                # Every name counts, a copy too: each is written out, and the code's read again
+                # (sidecode.code_changes). Counted once a blob, 200 names of one 4 MiB module (14 KB packed) wrote
+                # 800 MB and took the review to 892 MB of memory, and 4,000 names of one 64 MiB file would write
+                # 256 GB (attack round 37).
+                total += int(size)
+                if total > gitread.MAX_SIDE_BYTES:
+                    raise gitread.side_too_large(commit[:12], total)
+                wanted[obj] = int(size)
             names.append((rel, obj))
             if len(names) > cap:  # before a byte of them is read
                 raise gitread.side_too_many(commit[:12], cap)
@@ -476,6 +482,9 @@ class Checkout:
         contents = gitread.read_blobs(self.top, wanted)
         files: dict[str, bytes] = {}
         for rel, obj in names:
+            if rel in past:
+                files[rel] = past[rel]
+                continue
             if obj not in contents:
                 raise InputError(f"{commit[:12]}:{self.prefix}{rel}: object {obj} is missing from the repository")
             files[rel] = contents[obj]
@@ -494,7 +503,10 @@ class Checkout:
                 make_folders(os.path.join(top, folder))
                 made.add(folder)
             with open(os.path.join(top, rel), "wb") as out:
-                out.write(data)
+                if isinstance(data, gitread.Unread):
+                    out.truncate(data.size)  # past its cap: a sparse file of its size, no byte written or read
+                else:
+                    out.write(data)
         for rel, target in aliases.items():
             # What a checkout of the revision holds: the link, which check judges as the lock it leads to and warns
             # of (passprice.check.alias_lines), as the review's check of the side does
@@ -700,7 +712,7 @@ class Checkout:
 
     def documents(self, commit: str, names: Iterable[str]) -> dict[str, str]:
         """The identity (:func:`passprice.sourcechange.document_digest`) of each registry document of ``names``
-        (paths relative to the root) at ``commit``: its bytes' digest, read within the cap on a passprice file
+        (paths relative to the root) at ``commit``: its bytes' digest, read within :data:`DOCUMENT_READ_BYTES`
         (past it, streamed through :func:`passprice.gitread.blob_sha256`; its blob id if git gives none); a link's own
         target text; none for a path that names no file there."""
 
@@ -721,7 +733,9 @@ class Checkout:
             fields = meta.split()
             if len(fields) == 4 and fields[1] == "blob" and fields[3].isdigit() and name.startswith(self.prefix):
                 blobs[name[len(self.prefix):]] = (fields[2], int(fields[3]))
-        small = {obj: size for obj, size in blobs.values() if size <= schema.MAX_TOML_BYTES}
+        # Read whole within DOCUMENT_READ_BYTES; a larger one streamed (below), not held: read whole up to 64 MiB,
+        # documents of 60 MB each were held in memory together (tests/test_blobcap162.py).
+        small = {obj: size for obj, size in blobs.values() if size <= DOCUMENT_READ_BYTES}
         contents = gitread.read_blobs(self.top, small)
         # A document past the cap is hashed as git streams it: its identity was its blob id, which a source's
         # sha256 never equals (a 64 MiB + 1 document under its right sha256 failed the review of its revision, exit
@@ -754,33 +768,39 @@ class Checkout:
 
 #: The links a path may pass through before it is a loop (Linux's ``MAXSYMLINKS``, the ELOOP limit).
 LINK_HOPS = 40
+#: The most bytes of a revision's registry document (a source's ``source.path``, an install file) that
+#: :meth:`Checkout.documents` reads whole to hash: a larger one is streamed through git (within
+#: :data:`passprice.gitread.HASHED_BYTES` in all), never held: the most an audit reads of a stored excerpt
+#: (:data:`passprice.sources.EXCERPT_BYTES`).
+DOCUMENT_READ_BYTES = 1 << 20
 
 
 def blob_cap(rel: str) -> int | None:
-    """The most bytes any reader of the registry record at ``rel`` (a POSIX path from the root) parses it within, so
-    that a revision's blob past it is refused unread (:meth:`Checkout.materialize`): its kind's cap
-    (:func:`passprice.schema.kind_cap` of :func:`file_kind`'s kind, ``other`` for a lock folder's or a measurement's
-    record), and never less than :data:`passprice.schema.MAX_FILE_BYTES`, within which the source listing reads a
-    source record whatever ``PASSPRICE_MAX_FILE_BYTES`` says. ``None`` for a file outside ``facts/``, ``registry/``,
-    ``locks/`` and ``sources/`` (code, ``schema/``: only :data:`passprice.schema.MAX_TOML_BYTES` applies). Raises
-    :class:`InputError` as :func:`passprice.schema.kind_cap` does (a bad ``PASSPRICE_MAX_FILE_BYTES``)."""
-    if rel.split("/")[0] not in ("facts", "registry", "locks", "sources"):
-        return None
-    return max(schema.kind_cap(file_kind(rel)[0]), schema.MAX_FILE_BYTES)
+    """The most bytes any reader of the file at ``rel`` (a POSIX path from the root) reads it within, so that a
+    revision's blob past it is not read (:meth:`Checkout.materialize` writes a sparse file of its size, which that
+    reader refuses by its size): for a registry record (``facts/``, ``registry/``, ``locks/``, ``sources/``) its
+    kind's cap (:func:`passprice.schema.kind_cap` of :func:`file_kind`'s kind, ``other`` for a lock folder's or a
+    measurement's record), and never less than :data:`passprice.schema.MAX_FILE_BYTES`, within which the source
+    listing reads a source record whatever ``PASSPRICE_MAX_FILE_BYTES`` says; for ``schema/*.json`` (and the code's
+    copy, ``src/passprice/_data/schema/*.json``) :data:`passprice.schema.MAX_SCHEMA_BYTES`; for a module of the code
+    (``src/passprice/**.py``) :data:`passprice.pins.MODULE_BYTES`. ``None`` for any other file (only
+    :data:`passprice.schema.MAX_TOML_BYTES` applies). Raises :class:`InputError` as
+    :func:`passprice.schema.kind_cap` does (a bad ``PASSPRICE_MAX_FILE_BYTES``)."""
+    top = rel.split("/")[0]
+    if top in ("facts", "registry", "locks", "sources"):
+        return max(schema.kind_cap(file_kind(rel)[0]), schema.MAX_FILE_BYTES)
+    if (top == "schema" or rel.startswith(f"{CODE}/_data/schema/")) and rel.endswith(".json"):
+        return schema.MAX_SCHEMA_BYTES
+    if rel.startswith(f"{CODE}/") and rel.endswith(".py"):
+        from passprice.pins import MODULE_BYTES
+
+        return MODULE_BYTES
+    return None
 
 
-def past_blob_cap(where: str, rel: str, size: int, most: int) -> InputError:
-    """The refusal of the blob at ``where`` (``commit:path``) of ``size`` bytes, past ``most`` (:func:`blob_cap` of
-    ``rel``): the line its kind's reader says of a file past its cap (:func:`passprice.schema.require_size`), or for
-    a record of no kind (``locks/notes.toml``, a measurement) one naming ``most``."""
-    kind = file_kind(rel)[0]
-    if kind != "other":
-        try:
-            schema.require_size(where, kind, size)
-        except InputError as refusal:
-            return refusal
-    return InputError(f"{where}: larger than {most:,} bytes, the most a file there may hold ({size:,} bytes; "
-                      f"{schema.FILE_BYTES_VARIABLE}=BYTES raises the cap)")
+def _raise(error: InputError) -> None:
+    """Raise ``error`` (for a callback that refuses)."""
+    raise error
 
 
 def _parents(rel: str) -> list[str]:
@@ -884,9 +904,10 @@ def _source_paths(data: bytes) -> tuple[str | None, str | None]:
 
 def folder_files(folder: Path) -> dict[str, bytes]:
     """The files passprice reads below ``folder``'s :data:`FOLDERS`, by POSIX path relative to ``folder``, hidden
-    files left out (:func:`passprice.gitread.work_tree_files`: each sized before it is read, nothing else read).
+    files left out (:func:`passprice.gitread.work_tree_files`: each sized before it is read, nothing else read; one
+    past :func:`blob_cap` not read whole, its git blob id taken as it is hashed in chunks).
     Raises :class:`InputError` for a file past the cap or a submodule."""
-    return gitread.work_tree_files(folder, FOLDERS)
+    return gitread.work_tree_files(folder, FOLDERS, blob_cap)
 
 
 #: More files than this under ``locks/`` of one side that are no lock (no ``[lock]`` table) refuse the side in one line
@@ -903,7 +924,8 @@ def refuse_lockless(side: str, files: Mapping[str, bytes]) -> None:
     :data:`MAX_LOCKLESS` or fewer (each then refused by its own line, as ever)."""
     from passprice.locks import lockless_line
 
-    lockless = [rel for rel, data in files.items() if file_kind(rel)[0] == "lock" and b"[lock]" not in data]
+    lockless = [rel for rel, data in files.items() if file_kind(rel)[0] == "lock" and b"[lock]" not in data
+                and not isinstance(data, gitread.Unread)]  # past its cap, unread: refused by its size
     if len(lockless) <= MAX_LOCKLESS:
         return
     first = min(lockless)
@@ -933,6 +955,9 @@ def refuse_unread_locks(role: str, side: Side, paths: Sequence[str]) -> None:
     unread: list[str] = []
     for rel in locks:
         try:
+            data = side.files[rel]
+            if isinstance(data, gitread.Unread):  # past its cap, unread (and, before HEAD's tree is written, absent)
+                schema.require_size(side.root.path / rel, "lock", data.size)
             read_lock(side.root.path / rel, side.root.schema)
         except InputError as e:
             unread.append(side.local(problem_lines(e)[0]))
@@ -969,7 +994,7 @@ def refuse_unread_before_writing(base: Side, label: str, head: Path, files: Mapp
     with snapshot.reading():
         for one in (base, side):
             for rel, data in one.files.items():
-                if file_kind(rel)[0] == "lock":
+                if file_kind(rel)[0] == "lock" and not isinstance(data, gitread.Unread):  # unread: read by size
                     snapshot.file_bytes(one.root.path / rel, _given(data))
         refuse_unread_locks("BASE", base, [p for p in paths if p in base.files])
         refuse_unread_locks("HEAD", side, ours)
@@ -2032,7 +2057,8 @@ def _read(side: Side, rel: str, kind: str, name: str) -> _Read:
             load_source(side.root, str(path))
         elif kind == "schema":
             try:
-                json.loads(path.read_bytes().decode("utf-8"))
+                json.loads(read_regular(path, schema.MAX_SCHEMA_BYTES,
+                                        lambda size: _raise(schema.schema_too_large(path, size))).decode("utf-8"))
             except (UnicodeDecodeError, ValueError) as e:
                 raise InputError(f"{path}: not valid JSON: {e}") from None
             except RecursionError:  # a schema file nested 10^5 deep: a traceback, exit 1 (attack round 57)
@@ -3358,6 +3384,11 @@ def _lock_pins(top: Path, sizes: Mapping[str, int]) -> dict[str, tuple[str, str]
     missing = {b: n for b, n in sizes.items() if b not in known}
     if not missing:
         return known
+    # A lock blob past the lock's cap has no pin (side_toml refuses it by its length): not read, where it was read
+    # whole up to 64 MiB first (tests/test_blobcap162.py).
+    most = schema.kind_cap("lock")
+    known.update({b: None for b, n in missing.items() if n > most})
+    missing = {b: n for b, n in missing.items() if n <= most}
     contents = gitread.read_blobs(top, missing)
     for blob, data in contents.items():
         known[blob] = _lock_pin(data)
@@ -4182,7 +4213,7 @@ def _recomputed_copy(head: Side, files: Sequence[FileChange], folder: Path) -> _
             for rel, data in head.files.items():
                 target = folder / rel
                 target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_bytes(data)
+                gitread.write_side_file(target, data)
             for rel in _named_by_sources(head.files):  # what sources name is there (empty: nothing prices it)
                 try:  # a name no file can have (past 255 bytes, a NUL, a link loop): check names it
                     target = (folder / rel).resolve()
@@ -5496,7 +5527,8 @@ def _compare(base: Side, head: Side) -> Diff:
         # and checked as a regular file, not a link (gitread), when the side was opened, not read again from disk
         # for each of 2,000 serving files (and the review sees the very version the comparison saw).
         for rel, data in side.files.items():
-            snapshot.file_bytes(side.root.path / rel, _given(data))
+            if not isinstance(data, gitread.Unread):  # past its cap, unread: its reader refuses it by its size
+                snapshot.file_bytes(side.root.path / rel, _given(data))
     paths = sorted(p for p in {*base.files, *head.files} if base.files.get(p) != head.files.get(p))
     for role, side in (("BASE", base), ("HEAD", head)):
         refuse_unread_locks(role, side, [p for p in paths if p in side.files])
@@ -5589,7 +5621,10 @@ def _compare(base: Side, head: Side) -> Diff:
             said = renamed_runs(head, f.renamed, f.path)
             records[f.path] = f"{said}; {records[f.path]}" if f.path in records else said
     return Diff(base.info, head.info, files, reviews, base.code, head.code,
-                _unrooted(head, problems), _unrooted(head, review.unreadable), sources, moves, left_out,
+                _unrooted(head, problems),
+                # HEAD's module past the cap, unread: a file that does not read on HEAD (tests/test_blobcap162.py)
+                _unrooted(head, review.unreadable) + ((head.code.oversized,) if head.code.oversized else ()),
+                sources, moves, left_out,
                 code_changes(base.code, head.code) + listed.named, duplicates,
                 _unrooted(head, head_warnings[:MAX_HEAD_WARNINGS]), max(0, len(head_warnings) - MAX_HEAD_WARNINGS),
                 added_servings(head, files, reviews),

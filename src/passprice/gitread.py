@@ -786,6 +786,76 @@ def too_large(where: str, size: int) -> str:
     return f"{where}: {size:,} bytes, past the {schema.MAX_TOML_BYTES:,}-byte cap on a passprice file (not read)"
 
 
+class Unread(bytes):
+    """What a side holds for a revision's blob past the cap its readers read it within (a registry record past its
+    kind's cap, ``schema/*.json`` past :data:`passprice.schema.MAX_SCHEMA_BYTES`, a module past
+    :data:`passprice.pins.MODULE_BYTES`), sized by ``git ls-tree -l`` and never read: a few bytes naming the blob,
+    with its id (``blob``, hex) and its ``size`` in bytes. Its file is written as a sparse file of ``size`` bytes
+    (:func:`write_side_file`), so each reader finds it past its cap by ``stat`` and refuses it in its own line, as it
+    refuses such a file in a work tree, and the review reports it with the rest (issue 13).
+
+    Equal to another :class:`Unread` of the same blob, and to the bytes of a file of the same size whose git blob id
+    (the SHA-1, or SHA-256 for a 64-digit id, of ``blob SIZE\\0`` and the bytes: git's object format) is ``blob``: a
+    work tree's copy of the committed file is the same file, not a change."""
+
+    blob: str
+    size: int
+
+    def __new__(cls, blob: str, size: int) -> Unread:
+        made = super().__new__(cls, f"\0unread blob {blob} of {size} bytes\n".encode("ascii"))
+        made.blob, made.size = blob, size
+        return made
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Unread):
+            return self.blob == other.blob
+        if not isinstance(other, bytes) or len(other) != self.size:
+            return False
+        import hashlib
+
+        found = hashlib.new("sha256" if len(self.blob) == 64 else "sha1", b"blob %d\0" % len(other))
+        found.update(other)
+        return found.hexdigest() == self.blob
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    def __hash__(self) -> int:
+        return hash(self.blob)
+
+
+def file_blob_id(path: Path, chunk: int = 1 << 20) -> str | None:
+    """The git blob id (SHA-1, the object format of git's default) of the regular file at ``path``, hashed in chunks
+    of ``chunk`` bytes (never held whole); ``None`` when it cannot be read, or changed size while it was hashed. A
+    repository of SHA-256 objects names the same file otherwise: its committed copy then differs from the work
+    tree's (shown changed). Raises nothing."""
+    import hashlib
+
+    from passprice.files import open_regular
+
+    try:
+        with open_regular(path) as handle:  # a FIFO swapped in after the lstat is refused, not waited on
+            size = os.fstat(handle.fileno()).st_size
+            found = hashlib.sha1(b"blob %d\0" % size, usedforsecurity=False)
+            read = 0
+            while block := handle.read(chunk):
+                found.update(block)
+                read += len(block)
+    except (OSError, InputError):
+        return None
+    return found.hexdigest() if read == size else None
+
+
+def write_side_file(path: str | os.PathLike[str], data: bytes) -> None:
+    """Write ``data`` (a side's file) at ``path``: its bytes, or for :class:`Unread` a sparse file of its size (no
+    byte of it written or read). Raises :class:`OSError`."""
+    with open(path, "wb") as out:
+        if isinstance(data, Unread):
+            out.truncate(data.size)
+        else:
+            out.write(data)
+
+
 def submodule(path: str, where: str = "") -> InputError:
     """The refusal of the submodule (or nested checkout) at ``path`` (``facts/cards``), seen ``where`` (``at
     REVISION``, or empty for the work tree)."""
@@ -1354,11 +1424,14 @@ def sized_code(folder: Path | None) -> Path | None:
     return folder
 
 
-def work_tree_files(folder: Path, tops: Iterable[str]) -> dict[str, bytes]:
+def work_tree_files(folder: Path, tops: Iterable[str],
+                    caps: Callable[[str], int | None] | None = None) -> dict[str, bytes]:
     """The files passprice reads (:func:`read_by_passprice`) below ``folder``'s folders ``tops``, by POSIX path
     relative to ``folder``, as ``check`` and ``price`` name them: a hidden file's name too (``locks/.x.lock.toml``
     is a lock to them); hidden folders left out, and every other file left unread.
-    Each is sized (``lstat``) before it is read.
+    Each is sized (``lstat``) before it is read; one past ``caps(rel)`` (the most its reader reads, when given) is
+    not read whole but an :class:`Unread` of its git blob id (:func:`file_blob_id`), its reader refusing the file
+    itself by its size, as for a revision's blob past the cap (not counted in :data:`MAX_SIDE_BYTES`).
 
     Raises :class:`InputError`: a file past :data:`~passprice.schema.MAX_TOML_BYTES` (naming it and its size), a
     folder holding its own ``.git`` (a submodule or nested checkout, by name), a symbolic link where passprice reads
@@ -1416,6 +1489,13 @@ def work_tree_files(folder: Path, tops: Iterable[str]) -> dict[str, bytes]:
                     facts += 1
                     if facts > fact_cap:
                         raise side_too_many_facts(str(folder), fact_cap)
+                most = caps(rel) if caps is not None else None
+                if most is not None and most < found.st_size <= schema.MAX_TOML_BYTES:
+                    # Read whole, a 60 MB card of the work tree was held (its reader refuses it by its size anyway)
+                    blob = file_blob_id(path)
+                    if blob is not None:
+                        out[rel] = Unread(blob, found.st_size)
+                        continue
                 data = read_sized(path)
                 total += len(data)
                 if total > MAX_SIDE_BYTES:

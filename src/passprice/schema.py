@@ -177,7 +177,7 @@ def _schema_document(kind: str, folder: str) -> dict[str, Any]:
     it is missing or not JSON."""
     path = Path(folder) / f"{kind}.schema.json"
     try:
-        schema = json.loads(read_regular(path, MAX_TOML_BYTES).decode("utf-8"))
+        schema = json.loads(read_regular(path, MAX_SCHEMA_BYTES, _schema_refusal(path)).decode("utf-8"))
     except NotFound:
         raise InputError(f"{path}: schema for {kind} files not found") from None
     except (UnicodeDecodeError, ValueError, RecursionError) as e:
@@ -185,6 +185,15 @@ def _schema_document(kind: str, folder: str) -> dict[str, Any]:
     if not isinstance(schema, dict):
         raise InputError(f"{path}: not a JSON Schema passprice reads: not an object")
     return schema
+
+
+def _schema_refusal(path: Path) -> Callable[[int], None]:
+    """What :func:`passprice.files.read_regular` calls for the schema at ``path`` past :data:`MAX_SCHEMA_BYTES`."""
+
+    def refuse(size: int) -> None:
+        raise schema_too_large(path, size)
+
+    return refuse
 
 
 def required_at_top(kind: str, folder: Path | None = None) -> tuple[str, ...]:
@@ -1425,6 +1434,20 @@ def record_kind(document: Mapping[str, Any]) -> str | None:
 #: Bytes a TOML file passprice reads may have (its largest, a checkpoint entry's tensor table, is a few MB): past it
 #: the file is refused, not read whole (``/dev/zero`` has no end).
 MAX_TOML_BYTES = 64 << 20
+
+
+#: Bytes a schema file (``schema/*.json``, the package's or a side's) may hold: the largest shipped,
+#: ``lock.schema.json``, is 48 KB; 1 MiB is 21 times that. Past it the file is refused unread (``diff`` sizes a
+#: revision's by ``git ls-tree -l``): read up to :data:`MAX_TOML_BYTES`, a 60 MB committed schema cost a review
+#: 64 MiB of memory first (tests/test_blobcap162.py).
+MAX_SCHEMA_BYTES = 1 << 20
+
+
+def schema_too_large(where: object, size: int) -> InputError:
+    """The refusal of the schema file at ``where`` (a path or ``revision:path``) of ``size`` bytes, past
+    :data:`MAX_SCHEMA_BYTES`."""
+    return InputError(f"{where}: larger than 1 MiB, the most a schema file may hold ({size:,} bytes; the largest "
+                      "shipped is 48 KB)")
 
 
 #: Bytes a registry file of one kind may hold before it is parsed, unless :data:`FILE_BYTES_VARIABLE` says otherwise

@@ -222,6 +222,10 @@ class Code:
     #: The side's own ``src/passprice`` left aside (its pricing-model digest), though it has one: HEAD brings it into
     #: a registry whose BASE has none (:func:`kept_apart`).
     set_aside: str | None = None
+    #: The side's module file past :data:`passprice.pins.MODULE_BYTES`, not read (:func:`_oversized_module`'s line):
+    #: the side's code is then :attr:`not_judged`, and a review's HEAD does not read (exit 2), as for a record past
+    #: its cap.
+    oversized: str | None = None
 
     def describe(self, side: str) -> str:
         """Which code priced ``side`` (``BASE``/``HEAD``), in words."""
@@ -252,6 +256,9 @@ def code_of(folder: Path | None) -> Code:
     running = pricing_model_digest()
     if folder is None:
         return Code(None, running, False, True)
+    past = _oversized_module(folder)
+    if past is not None:  # not read: the digest's refusal named the module where it lies (a review's temporary folder)
+        return Code(folder, "not judged", True, False, past, oversized=past)
     try:
         model = pricing_model_digest(folder)
     except CodeNotJudged as e:  # not parsed, and not imported by a side's process either
@@ -266,6 +273,33 @@ def code_of(folder: Path | None) -> Code:
         if slow is not None:
             return Code(folder, "not judged", True, False, slow)
     return Code(folder, model, True, alike)
+
+
+def _oversized_module(folder: Path) -> str | None:
+    """Why the side's ``folder`` is not read: its first module file (``*.py`` below it, as :func:`_module_files`
+    walks it) past :data:`passprice.pins.MODULE_BYTES`, sized by ``lstat``, named as ``src/passprice/REL``; or
+    ``None``. A review writes a revision's module past the cap as a sparse file of its size, unread
+    (:meth:`passprice.diff.Checkout.materialize`): the digest's refusal of it named the review's temporary folder and
+    replaced the whole report (tests/test_blobcap162.py). Raises nothing."""
+    import stat
+
+    from passprice.pins import MODULE_BYTES
+
+    for dirpath, dirnames, filenames in os.walk(folder):
+        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+        for name in sorted(filenames):
+            if not name.endswith(".py"):
+                continue
+            path = Path(dirpath) / name
+            try:
+                found = os.lstat(path)
+            except OSError:
+                continue
+            if stat.S_ISREG(found.st_mode) and found.st_size > MODULE_BYTES:
+                rel = path.relative_to(folder).as_posix()
+                return (f"src/passprice/{rel}: {found.st_size:,} bytes, past the {MODULE_BYTES:,} a module may hold: "
+                        "not read")
+    return None
 
 
 def _unpinned_changes(folder: Path) -> tuple[str, ...]:
