@@ -6,7 +6,9 @@
 - the list of architectures passprice prices, in the README and docs/DESIGN.md, from passprice.architectures;
 - .pre-commit-hooks.yaml, the hook this project publishes, from passprice.scaffold.published_hooks (it runs on every
   commit, as the hook `passprice init` writes does);
-- the gallery's pictures under docs/, each drawn by the passprice command the README shows beside it.
+- the gallery's pictures under docs/, each drawn by the passprice command the README shows beside it;
+- src/passprice/shipped_stacks.json, the shipped registry's stacks whose fit finds nothing (a review or check of
+  those stacks as shipped re-runs no fit while it names the running pricing code: re-run after a pricing change).
 
 Every picture is deterministic (no dates, fixed SVG ids), so a rerun on the same facts changes no byte.
 """
@@ -36,6 +38,49 @@ PICTURES = (
     ("docs/validate-llamacpp-cuda-2405.png",
      ["validate", "--stack", "llamacpp-cuda-2405"]),
 )
+
+
+def shipped() -> None:
+    """Rewrite src/passprice/shipped_stacks.json (passprice.stackfits.SHIPPED_STACKS) from the checkout's registry:
+    each stack whose fit, re-run here afresh in a temporary copy, finds nothing (passprice.calibrate.verify_stack)
+    and whose re-fit (passprice.calibrate.calibrate, written without its layout as a review's private copy writes it)
+    gives its file's own bytes, with its key (passprice.stackfits._shipped_key); a stack that does not is left out
+    (its fit is re-run). The table names the running package's pricing-model digest: run this with the checkout's
+    own package installed, after its last edit of a pricing module (the lead re-locks then too)."""
+    import json
+    import shutil
+    import tempfile
+
+    sys.path.insert(0, str(TOP / "src"))
+    from passprice import stackfits
+    from passprice.calibrate import calibrate, verify_stack, write_calibration
+    from passprice.measurements import load_runs
+    from passprice.registry import find_root
+    from passprice.stacks import load_stack, stack_path
+
+    solver = stackfits._shipped_solver()
+    assert solver is not None, "the running package's pricing-model digest cannot be made"
+    keys: dict[str, str] = {}
+    with tempfile.TemporaryDirectory() as folder:
+        for name in ("facts", "registry", "schema", "sources"):
+            shutil.copytree(TOP / name, Path(folder) / name)
+        copy = find_root(folder)
+        runs = load_runs(copy)
+        for name in copy.scan(copy.stacks):
+            stack = load_stack(copy, str(copy.stacks / f"{name}.toml"))
+            if verify_stack(copy, stack, runs):
+                continue
+            path = stack_path(copy, stack.name)
+            before = path.read_bytes()
+            key = stackfits._shipped_key(copy, stack, runs)
+            write_calibration(copy, calibrate(copy, stack.name), keep_layout=False)
+            if key is not None and path.read_bytes() == before:
+                keys[stack.name] = key
+    table = {"about": ("The stacks of the shipped registry whose fit finds nothing and whose re-fit writes their file "
+                       "as it is, by the digest of their fit's inputs (passprice.stackfits.shipped_stack; docs/make.py "
+                       "writes it)"),
+             "pricing_model": solver[0], "numpy": solver[1], "machine": solver[2], "stacks": dict(sorted(keys.items()))}
+    stackfits.SHIPPED_STACKS.write_text(json.dumps(table, indent=1) + "\n", encoding="utf-8")
 
 
 def glossary() -> None:
@@ -87,3 +132,4 @@ if __name__ == "__main__":
     architectures()
     hooks()
     pictures()
+    shipped()

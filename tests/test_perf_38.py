@@ -158,6 +158,8 @@ def test_a_stacks_fit_inputs_are_hashed_once(tmp_path: Path, monkeypatch: pytest
     from passprice.stacks import load_stack
 
     monkeypatch.setenv("PASSPRICE_CACHE_DIR", str(tmp_path))
+    # (a shipped stack as shipped is taken from the package's table, nothing kept: tests/test_reviewfast159.py)
+    monkeypatch.setattr(stackfits, "_SHIPPED", [(("", "", ""), {})])
     root = embedded_root()
     runs = load_runs(root)
     stack = load_stack(root, "lmdeploy-turbomind-2312")

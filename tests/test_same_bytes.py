@@ -49,8 +49,9 @@ HOSTILE = '[memory.bandwidth]\nvalue = 4.9\nnote = "q\\"u\\\\o \\u00E9 \\U0001F6
 OLD_PATHS = """
 import os, runpy, sys, tomllib
 if {rewritten!r}:
-    import passprice.calibrate
+    import passprice.calibrate, passprice.stackfits
     passprice.calibrate._holds = lambda document, entries: False
+    passprice.stackfits._SHIPPED[:] = [(("", "", ""), {{}})]  # the shipped stacks fitted (test_reviewfast159.py)
 if {old!r}:
     sys.path.insert(0, {tests!r})
     import passprice.calibrate, passprice.plaintoml

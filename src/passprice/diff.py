@@ -4356,14 +4356,15 @@ def _refit_stack(root: Root, stack: Any) -> None:
     :class:`InputError` or :class:`~passprice.serving.ServingRefusal` as a re-fit does."""
     from passprice.files import write_atomically
     from passprice.measurements import load_runs
-    from passprice.stackfits import fit_inputs
+    from passprice.stackfits import fit_inputs, shipped_stack
     from passprice.stacks import stack_path
 
     path = stack_path(root, stack.name)
     inputs = None
     if cache.enabled():
         try:
-            inputs = fit_inputs(root, stack, load_runs(root))
+            runs = load_runs(root)
+            inputs = fit_inputs(root, stack, runs)
         except InputError:  # a run that does not read: the re-fit says so as ever
             inputs = None
     entry_key = cache.object_key(REFIT_KIND, inputs) if inputs is not None else None
@@ -4372,6 +4373,8 @@ def _refit_stack(root: Root, stack: Any) -> None:
         if kept is not None:
             if path.read_bytes() != kept:
                 write_atomically(path, kept, force=True)
+            return
+        if shipped_stack(root, stack, runs):  # a shipped stack as shipped: its re-fit is its file
             return
     from passprice.calibrate import calibrate, fits_kept, write_calibration  # (NumPy: only for a re-fit)
 

@@ -73,10 +73,11 @@ def _add_file(parts: list[bytes], label: str, path: Path) -> None:
     parts.append(data)
 
 
-def _add_folder(parts: list[bytes], label: str, folder: Path, depth: int = 0) -> None:
+def _add_folder(parts: list[bytes], label: str, folder: Path, depth: int = 0, toml: bool = False) -> None:
     """Append every entry of ``folder`` (sorted by name, folders followed to :data:`_MAX_DEPTH`) with its bytes, or
-    that the folder is absent. Raises :class:`_NotKeyable` for an entry that is neither a regular file nor a folder,
-    or a folder that cannot be listed."""
+    that the folder is absent. ``toml``: only its ``*.toml`` entries, none of its folders followed (what the
+    registry's loaders read of a registry folder: :func:`_shipped_key`). Raises :class:`_NotKeyable` for an entry
+    that is neither a regular file nor a folder, or a folder that cannot be listed."""
     try:
         info = os.stat(folder)
     except FileNotFoundError:
@@ -90,6 +91,8 @@ def _add_folder(parts: list[bytes], label: str, folder: Path, depth: int = 0) ->
         names = sorted(os.listdir(folder))
     except OSError:
         raise _NotKeyable(label) from None
+    if toml:
+        names = [n for n in names if n.endswith(".toml")]
     parts.append(f"folder\0{label}\0{len(names)}\0".encode("utf-8", "surrogateescape"))
     for name in names:
         path = folder / name
@@ -97,7 +100,7 @@ def _add_folder(parts: list[bytes], label: str, folder: Path, depth: int = 0) ->
             mode = os.stat(path).st_mode
         except OSError:
             raise _NotKeyable(f"{label}/{name}") from None
-        if stat.S_ISDIR(mode):
+        if stat.S_ISDIR(mode) and not toml:
             _add_folder(parts, f"{label}/{name}", path, depth + 1)
         elif stat.S_ISREG(mode):
             _add_file(parts, f"{label}/{name}", path)
@@ -112,42 +115,47 @@ def _numpy_stamp() -> str:
     return _libraries_stamp(("numpy",))
 
 
-def _registry_part(root: Root) -> bytes | None:
+def _registry_part(root: Root, whole: bool = True) -> bytes | None:
     """The part of :func:`fit_inputs` every stack of ``root`` shares: the BLAKE2b digest (32 bytes, RFC 7693) of the
     folders it keys whole, each entry named and given whole, with the package's schemas and NumPy's stamp; ``None``
     when one cannot be keyed soundly. Inside a snapshot, made once for all stacks (:func:`passprice.snapshot.made`:
     the registry's files are read once a snapshot), so those bytes (1.9 MB for the shipped registry) are hashed once
-    a snapshot, not once in each stack's key (tests/test_cold135.py)."""
+    a snapshot, not once in each stack's key (tests/test_cold135.py). ``whole`` false (:func:`_shipped_key`): of
+    the registry folders, their ``*.toml`` files alone (a review's side holds the registry's files, the others
+    written empty; its private copy no excerpts), and not NumPy's installed files (its distribution is named
+    beside the key instead, :func:`_shipped_solver`)."""
     from passprice import snapshot
     from passprice.digests import blake2b
 
     def make() -> bytes | None:
-        parts: list[bytes] = [f"{KIND}\0{_numpy_stamp()}\0".encode("utf-8", "surrogateescape")]
+        parts: list[bytes] = [f"{KIND}\0{_numpy_stamp() if whole else ''}\0".encode("utf-8", "surrogateescape")]
         try:
             for label, folder in (("stacks", root.stacks), ("measurements", root.measurements),
                                   ("checkpoints", root.checkpoints), ("routing", root.routing),
                                   ("drafts", root.drafts), ("sources", root.sources), ("schema", root.schema)):
-                _add_folder(parts, label, folder)
+                _add_folder(parts, label, folder, toml=not whole and label != "schema")
             listed = sorted(os.listdir(root.cards))
         except (_NotKeyable, OSError):
             return None
         parts.append("cards\0{}\0".format("\0".join(listed)).encode("utf-8", "surrogateescape"))
-        whole = blake2b()
+        digest = blake2b()
         for part in parts:
-            whole.update(part)
-        return b"registry-digest\0" + whole.digest()
+            digest.update(part)
+        return b"registry-digest\0" + digest.digest()
 
-    return snapshot.made(("stack-fit-inputs", os.fspath(root.path)), make)
+    return snapshot.made(("stack-fit-inputs", os.fspath(root.path), whole), make)
 
 
-def fit_inputs(root: Root, stack: Stack, runs: Sequence[Run]) -> bytes | None:
+def fit_inputs(root: Root, stack: Stack, runs: Sequence[Run], where: bool = True) -> bytes | None:
     """The bytes :func:`stack_findings` keys stack ``stack``'s findings by: every input the re-fit of ``stack`` on
     ``runs`` (the registry's measured runs) reads, each named and given whole (the module's docstring lists them;
     the folders every stack shares as the digest of those bytes, :func:`_registry_part`),
     or ``None`` when one cannot be keyed soundly (a run naming a card, checkpoint or routing record by a path, or one
     not there; an
-    entry of those folders that is neither a regular file nor a folder; a file that does not read). Raises
-    nothing."""
+    entry of those folders that is neither a regular file nor a folder; a file that does not read). ``where``
+    false: without the working folder (:func:`shipped_stack`'s key, of a stack whose fit finds nothing, so no
+    finding's text names a path), the registry folders as :func:`_registry_part` keys them when not ``whole``.
+    Raises nothing."""
     cards = sorted({r.card for r in runs})
     checkpoints = sorted({r.checkpoint for r in runs})
     # A run's routing record too: a path inside the root passes the measurement file's check
@@ -158,7 +166,7 @@ def fit_inputs(root: Root, stack: Stack, runs: Sequence[Run]) -> bytes | None:
         return None
     if not all(os.path.isfile(root.routing / f"{n}.toml") for n in routings):
         return None  # a record not there: its "not found" lists the folder, which is keyed whole
-    shared = _registry_part(root)
+    shared = _registry_part(root, where)
     if shared is None:
         return None
     # Every bound the environment sets (passprice.settings.VARIABLES), not the fit's run cap alone: a card or
@@ -173,7 +181,7 @@ def fit_inputs(root: Root, stack: Stack, runs: Sequence[Run]) -> bytes | None:
     import passprice
 
     parts: list[bytes] = [
-        f"{stack.name}\0{os.getcwd()}\0{bounds}\0{passprice.PRICING_MODEL_VERSION}\0".encode(
+        f"{stack.name}\0{os.getcwd() if where else ''}\0{bounds}\0{passprice.PRICING_MODEL_VERSION}\0".encode(
             "utf-8", "surrogateescape"),
         shared,
     ]
@@ -200,6 +208,8 @@ def _findings(root: Root, stack: Stack, runs: Sequence[Run]) -> tuple[Finding, .
         kept = cache.kept_object(KIND, inputs, tuple, entry_key)
         if kept is not None and all(isinstance(f, Finding) for f in kept):
             return kept
+        if shipped_stack(root, stack, runs):
+            return ()
     from passprice.calibrate import verify_stack
 
     found = tuple(verify_stack(root, stack, runs))
@@ -207,6 +217,94 @@ def _findings(root: Root, stack: Stack, runs: Sequence[Run]) -> tuple[Finding, .
     if inputs is not None and not any(w in f.message for f in found for w in where):
         cache.keep_object(KIND, inputs, found, entry_key)
     return found
+
+
+#: The stacks of the registry passprice ships whose fit finds nothing and whose re-fit writes their file as it is
+#: (:func:`shipped_stack`), beside the modules.
+SHIPPED_STACKS = Path(__file__).with_name("shipped_stacks.json")
+
+#: :data:`SHIPPED_STACKS` as read once a process (:func:`_shipped_table`): (pricing-model digest, NumPy's
+#: distribution, architecture) and each stack's key by name; empty where it does not read.
+_SHIPPED: list[tuple[tuple[str, str, str], dict[str, str]]] = []
+
+
+def _shipped_solver() -> tuple[str, str, str] | None:
+    """What a shipped stack's key holds besides its inputs' bytes: the running package's pricing-model digest
+    (:func:`passprice.pins.pricing_model_digest`: the runs' prices, the fit, the checks of :func:`verify_stack`
+    are pricing modules), NumPy's installed distribution (its folder's name, ``numpy-2.4.6.dist-info``: the least
+    squares) and the machine's architecture; ``None`` when the digest cannot be made. Raises nothing."""
+    import platform
+
+    from passprice import pins
+
+    try:
+        digest = pins.pricing_model_digest()
+    except (InputError, SyntaxError, OSError, RecursionError, MemoryError):
+        return None
+    return digest, _numpy_stamp().rsplit(":", 1)[-1], platform.machine()
+
+
+def _shipped_table() -> tuple[tuple[str, str, str], dict[str, str]]:
+    """:data:`SHIPPED_STACKS` read once a process: (its solver, its stacks' keys by name); ``(("", "", ""), {})``
+    when it is missing or does not read. Raises nothing."""
+    if not _SHIPPED:
+        import json
+
+        try:
+            data = json.loads(SHIPPED_STACKS.read_bytes())
+            solver = (str(data["pricing_model"]), str(data["numpy"]), str(data["machine"]))
+            keys = {str(k): str(v) for k, v in data["stacks"].items()}
+        except (OSError, ValueError, TypeError, KeyError, AttributeError):
+            solver, keys = ("", "", ""), {}
+        _SHIPPED.append((solver, keys))
+    return _SHIPPED[0]
+
+
+def _fitted_runs(stack: Stack, runs: Sequence[Run]) -> list[Run]:
+    """The runs of ``runs`` whose card, checkpoint and routing record ``stack``'s fit and re-fit read: those its
+    run-derived facts name (:func:`passprice.calibrate.verify_stack` prices them) and those of the stack
+    (:func:`passprice.calibrate.calibrate` fits them). Which runs these are follows from the measurement files and the
+    stack's file, both keyed whole."""
+    from passprice.derivations import RunDerivation
+
+    named: set[str] = set()
+    facts = list(stack.facts.values())
+    for own in stack.cards.values():
+        facts += list(own.values())
+    for fact in facts:
+        if isinstance(fact.derivation, RunDerivation):
+            named.update(r.run for r in fact.derivation.runs)
+    return [r for r in runs if r.stack == stack.name or r.id in named]
+
+
+def _shipped_key(root: Root, stack: Stack, runs: Sequence[Run]) -> str | None:
+    """The hex BLAKE2b (RFC 7693) of :func:`fit_inputs` of ``stack`` without the working folder, the cards keyed
+    those of the runs its fit reads (:func:`_fitted_runs`: a card edit no run of the stack's fit prices, the
+    one-fact review's, leaves the key as it was), or ``None`` where they cannot be keyed soundly."""
+    from passprice.digests import blake2b
+
+    inputs = fit_inputs(root, stack, _fitted_runs(stack, runs), where=False)
+    return None if inputs is None else blake2b(inputs).hexdigest()
+
+
+def shipped_stack(root: Root, stack: Stack, runs: Sequence[Run]) -> bool:
+    """Whether ``stack`` (read from ``root``, on ``runs``) is a stack of the registry passprice ships as it was
+    shipped (:data:`SHIPPED_STACKS`): every input its fit reads (:func:`fit_inputs`, less the working folder) byte
+    for byte the shipped registry's, under the same pricing code, NumPy and architecture (:func:`_shipped_solver`).
+    Such a stack's fit was re-run when the table was made (``docs/make.py``'s ``shipped``): verify_stack found
+    nothing, and :func:`passprice.calibrate.calibrate` wrote its file as it stands. A cold one-fact review
+    re-ran both stacks' fits, and re-fitted one again in its private copy, every run priced and NumPy imported
+    (about 0.4 s of its 1.4 s), though no input of theirs had moved (docs/PERFORMANCE.md). False when the cache is
+    bypassed (``--no-cache``: everything judged afresh). Raises nothing."""
+    from passprice import cache
+
+    if not cache.enabled():
+        return False
+    solver, keys = _shipped_table()
+    want = keys.get(stack.name)
+    if want is None or _shipped_key(root, stack, runs) != want:
+        return False
+    return _shipped_solver() == solver
 
 
 def stack_findings(root: Root, stack: Stack, runs: Sequence[Run]) -> tuple[Finding, ...]:
