@@ -4,7 +4,8 @@ registry started as the README starts one (``passprice init --examples``, commit
 1. ``fact set h200_sxm_141gb vector … --source nvidia-h200-datasheet`` (a quote checked against the product page's
    stored excerpt moved to a document with no stored text): the review said "derived → published (stronger)" and
    nothing of the quote no longer being checked, which ``audit`` says ("not checked (… nvidia-h200-datasheet has no
-   stored text)"). The fact's line says so now, and it is to verify.
+   stored text)"). The fact's line says so now, and it is to verify; and its question says how the quoted 67 TFLOPS
+   reads as its 33.5 TMAC/s (two operations a multiply-add), which it left to the reader.
 2. A card copied from ``h100_sxm5_80gb.toml`` with only its name and vendor changed: "17 facts added in 1 new
    file", its 80 GB still under the H100's product-page column, nothing to verify. Each added fact whose own
    citation is another card's fact's is asked now, counted once in the summary.
@@ -80,9 +81,9 @@ def test_1_the_review_says_the_quote_can_no_longer_be_checked(mine: Path) -> Non
         "citation's quotes were looked up in a stored excerpt): read the quoted words in the document itself; the "
         "provenance is stronger (derived → published): does nvidia-h200-datasheet: Technical Specifications table, "
         "H200 SXM column: 'FP32 67 TFLOPS' state 33.5 TMAC/s, published?"), lines[6]
-    # What the review shows of 67 TFLOPS against 33.5 TMAC/s: the question alone, no FLOP-to-MAC reading (the
-    # locator states the figure at two FLOP a MAC, so nothing is asked of another figure).
-    assert "FLOP a" not in lines[6]
+    # 67 TFLOPS against 33.5 TMAC/s: the question was asked with the factor of two left to the reader
+    assert lines[6].endswith("state it, published? (its locator's 67 TFLOPS is 33.5 TMAC/s, two operations a "
+                             "multiply-add)"), lines[6]
     data = json.loads(invoke("diff", "--format", "json", root=mine).stdout)
     fact = data["files"][0]["facts"][0]
     assert fact["quote_no_longer_checked"] == ["nvidia-h200-datasheet has no stored text"]

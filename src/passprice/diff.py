@@ -1160,6 +1160,9 @@ class FactChange:
                       f"{self.quote.why}; the stored excerpt of {', '.join(self.excerpts_edited)}): the check shows "
                       "only that the change wrote both; read the quoted words in the document itself")
             asks = f"{asks}; {edited}" if asks else edited
+        macs = _macs_read(self.new) if asks and self.new is not None else None
+        if macs is not None:  # 'FP32 67 TFLOPS' asked of 33.5 TMAC/s: the figure is the same (tests/test_fix166.py)
+            asks = f"{asks} ({macs})"
         if not self.fresh_sources or self.new is None:
             return asks
         names = ", ".join(self.fresh_sources)
@@ -6664,6 +6667,35 @@ def _quotes_checked(head: Side, files: tuple[FileChange, ...], base: Side | None
     return tuple(out)
 
 
+def _macs_read(fact: Fact) -> str | None:
+    """For a fact in multiply-adds whose locator states its figure only in operations (FLOP or op, two a
+    multiply-add: :func:`passprice.addedfacts.stated_with_unit`), how the one reads as the other: ``its locator's 67
+    TFLOPS is 33.5 TMAC/s, two operations a multiply-add``; ``None`` otherwise (a locator stating it in MACs, or
+    stating no such figure). A new user's ``vector`` 33.5 TMAC/s under ``'FP32 67 TFLOPS'`` was asked whether the
+    place states 33.5 TMAC/s, the factor of two left to the reader (tests/test_fix166.py). Raises nothing."""
+    from passprice.addedfacts import _in_macs, stated_with_unit
+    from passprice.derivations import quantity
+
+    try:
+        mine = quantity(fact.amount, fact.unit)
+    except (InputError, ValueError, OverflowError):
+        return None
+    if not any(name == "MAC" for name, _ in mine.dims) or not fact.locator:
+        return None
+    found = None
+    for shown, _, value, dims, _ in stated_with_unit(fact.locator):
+        if dims == mine.dims:
+            if value == mine.value:
+                return None  # stated in MACs itself
+            continue
+        as_macs, macs_dims = _in_macs(value, dims)
+        if found is None and macs_dims == mine.dims and as_macs == mine.value:
+            found = shown
+    if found is None:
+        return None
+    return f"its locator's {escaped(found)} is {fact.describe()}, two operations a multiply-add"
+
+
 def unstored_why(name: str, stored: StoredText | None) -> str:
     """Why a quote of source ``name`` is not checked, its stored text being ``stored`` (``None``: its record names no
     excerpt, or is not there), in the words :func:`passprice.sources.quote_check` gives it: ``NAME has no stored
@@ -6734,12 +6766,16 @@ def copied_citation_ask(rel: str, fact: Fact, other: tuple[str, str]) -> str:
     """What a reviewer must verify of the added fact ``fact`` of card file ``rel`` whose citation is another card's
     (:func:`copied_citations`: ``other``, that card's file and fact path): ``a copied citation: it cites what
     h100_sxm5_80gb's memory.capacity cites: does nvidia-h100-product-page: … state 80 GB of what acme_x1
-    describes?``. Raises nothing."""
-    from passprice.addedfacts import _shown
+    describes?``, a derived fact asked of the figures its derivation reads there, as
+    :func:`passprice.addedfacts.another_cards` asks it (:func:`passprice.addedfacts._asked_figure`). Raises
+    nothing."""
+    from passprice.addedfacts import _asked_figure, _place
 
+    place = _place(fact.source, fact.locator)
+    figure = _asked_figure(fact, place) if place is not None else fact.describe()
     return (f"a copied citation: it cites what {escaped(_card_named(other[0]))}'s {escaped(other[1])} cites: does "
-            f"{escaped(fact.source or '')}: {escaped(fact.locator or '')} state {_shown(fact.amount, fact.unit)} of "
-            f"what {escaped(_card_named(rel))} describes?")
+            f"{escaped(fact.source or '')}: {escaped(fact.locator or '')} state {figure} of what "
+            f"{escaped(_card_named(rel))} describes?")
 
 
 def _excerpts_edited(base: Side, head: Side, sources: Mapping[str, Any], ids: Iterable[str]) -> frozenset[str]:
