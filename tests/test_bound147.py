@@ -141,7 +141,8 @@ def test_1_a_review_of_2_225_look_ups_passes_and_of_2_250_fails(tmp_path: Path,
     assert result.exit_code == 1, result.output
     # 17 facts a card, 16 to verify; 14 of them quote a stored excerpt
     assert result.stdout.splitlines()[1] == (
-        "1,530 facts added in 90 new files, 1,440 to verify in their sources; 1,260 facts' quotes not checked (past "
+        "1,530 facts added in 90 new files, 1,440 to verify in their sources (1,440 copied citations: each cites what "
+        "another card's fact cites); 1,260 facts' quotes not checked (past "
         "the review's bound); 1 source added; no lock affected; 455 warnings of check on HEAD; 10 locks unaffected")
     # 455 warnings: 90 notes kept from acme_x100 (89 copies and the H200), 4 measured facts of each of the 91 cards
     # citing the same place as another card's, and the retrieved "unknown" line (tests/test_fix154.py)

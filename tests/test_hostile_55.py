@@ -222,13 +222,14 @@ def test_5_copies_sharing_one_new_datasheet_are_each_asked_per_fact(tmp_path: Pa
     result = invoke("diff", str(base), str(head), root=head)
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
-    assert lines[1] == (f"{17 * copies} facts added in {copies} new files, {16 * copies} to verify in their sources; 1 "
+    assert lines[1] == (f"{17 * copies} facts added in {copies} new files, {16 * copies} to verify in their sources "
+                        f"({16 * copies} copied citations: each cites what another card's fact cites); 1 "
                         f"source added; no lock affected; {5 * copies + 5} warnings of check on HEAD; 10 locks "
                         "unaffected")  # each copy's note, 4 measured facts of each card, the retrieved "unknown" line
     # slip55: every card but the first by name keeps acme_x100's note (the H200's), each warned once
     warned = [f"facts/cards/acme_x10{i}.toml" for i in range(1, copies)] + ["facts/cards/h200_sxm_141gb.toml"]
     assert copied_notes(result.stdout) == [(path, "acme_x100.toml") for path in warned]
-    asks = [line.strip() for line in lines if "another card's" in line and not line.startswith("  warning: ")]
+    asks = [line.strip() for line in lines if "another card's" in line and line.strip().startswith("to verify:")]
     assert len(asks) == 16 * copies
     # the card copied is named where it cites the place; the copies' shared datasheet names another copy
     assert asks.count(
@@ -240,7 +241,7 @@ def test_5_copies_sharing_one_new_datasheet_are_each_asked_per_fact(tmp_path: Pa
     assert len(shared) == copies
 
 
-def test_5_plain_copies_of_a_card_still_ask_nothing(tmp_path: Path) -> None:
+def test_5_plain_copies_of_a_card_ask_each_copied_citation(tmp_path: Path) -> None:
     # slip round 32's decision kept: copies citing only the places of a card this change leaves are asked nothing.
     from test_leftovers_30b import copied_notes
 
@@ -254,10 +255,13 @@ def test_5_plain_copies_of_a_card_still_ask_nothing(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     # slip55: each twin keeps the H200's note; 4 measured facts of each of the 4 cards and the retrieved "unknown"
     # line are check's warnings too (tests/test_fix154.py): 3 + 16 + 1
-    assert result.stdout.splitlines()[1] == ("51 facts added in 3 new files; no lock affected; 20 warnings of check "
-                                             "on HEAD; 10 locks unaffected")
+    # each fact not assumed cites what the H200's fact cites: a copied citation, to verify (tests/test_fix166.py;
+    # plain copies asked nothing before)
+    assert result.stdout.splitlines()[1] == ("51 facts added in 3 new files, 48 to verify in their sources (48 copied "
+                                             "citations: each cites what another card's fact cites); no lock "
+                                             "affected; 20 warnings of check on HEAD; 10 locks unaffected")
     assert copied_notes(result.stdout) == [(f"facts/cards/h200_twin{i}.toml", "h200_sxm_141gb.toml") for i in range(3)]
-    assert "to verify" not in result.stdout
+    assert "to verify: a copied citation: it cites what h200_sxm_141gb's memory.capacity cites" in result.stdout
 
 
 # --- 6. a 1 GB sparse file in locks/ --------------------------------------------------------------------------------
@@ -292,7 +296,8 @@ def test_5_the_count_to_verify_is_grouped_as_the_others_are(tmp_path: Path) -> N
     # 63 × 25 = 1,575 quote look-ups, under the review's 2,236 (they were past its 512, exit 1; 90 copies are past it
     # and fail, naming the facts not looked up: tests/test_bound147.py)
     assert result.exit_code == 0, result.output
-    assert result.stdout.splitlines()[1] == ("1,071 facts added in 63 new files, 1,008 to verify in their sources; 1 "
+    assert result.stdout.splitlines()[1] == ("1,071 facts added in 63 new files, 1,008 to verify in their sources "
+                                             "(1,008 copied citations: each cites what another card's fact cites); 1 "
                                              "source added; no lock affected; 320 warnings of check on HEAD; 10 locks "
                                              "unaffected")
     # 63 notes, 4 measured facts of each of the 64 cards and the retrieved "unknown" line (tests/test_fix154.py)

@@ -132,8 +132,9 @@ def test_2_an_added_derived_fact_under_a_source_the_change_adds(registry: Path) 
     # file cites is asked too (was "1 to verify in its source", the others None); host.capacity, assumed, is not.
     # 9 warnings of check on HEAD, as check prints them: the measured facts of the copy and of the card it copies
     # citing one place, and the retrieved "unknown" line (tests/test_fix154.py)
-    assert ("17 facts added in 1 new file, 16 to verify in their sources; 1 source added; no lock affected; 9 warnings "
-            "of check on HEAD; 10 locks unaffected") in text
+    assert ("17 facts added in 1 new file, 16 to verify in their sources (15 copied citations: each cites what another "
+            "card's fact cites); 1 source added; no lock affected; 9 warnings of check on HEAD; 10 locks unaffected"
+            ) in text, text.splitlines()[1]
     assert f"                     to verify: {FRESH}\n" in text
     assert len(out["to_verify"]) == 16 and "h200_copy:memory.bandwidth" in out["to_verify"]
     (bandwidth,) = [f for f in out["files"][0]["facts"] if f["path"] == "memory.bandwidth"]

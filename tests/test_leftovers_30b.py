@@ -113,11 +113,12 @@ def test_2_a_copy_citing_another_card_s_places_asks_each_fact(tmp_path: Path) ->
     assert status == 0, text
     lines = text.splitlines()
     # was "17 facts added in 1 new file, 1 to verify in its source; …" (the new source's question alone)
-    assert lines[1] == ("17 facts added in 1 new file, 16 to verify in their sources; 1 source added; no lock "
-                        "affected; 10 warnings of check on HEAD; 10 locks unaffected")  # slip55: the copied note,
+    assert lines[1] == ("17 facts added in 1 new file, 16 to verify in their sources (15 copied citations: each cites "
+                        "what another card's fact cites); 1 source added; no lock affected; 10 warnings of check on "
+                        "HEAD; 10 locks unaffected")  # slip55: the copied note,
     # and (tests/test_fix154.py) the 4 measured facts of each of the 2 cards and the sources retrieved "unknown"
     assert copied_notes(text) == [("facts/cards/h200_sxm_141gb.toml", "acme_x100.toml")]
-    asks = [line.strip() for line in lines if "another card's" in line and not line.startswith("  warning: ")]
+    asks = [line.strip() for line in lines if "another card's" in line and line.strip().startswith("to verify:")]
     assert len(asks) == 15
     assert asks[0] == (
         "to verify: facts/cards/h200_sxm_141gb.toml: memory.bandwidth cites the same place, another card's: does "
@@ -128,8 +129,9 @@ def test_2_a_copy_citing_another_card_s_places_asks_each_fact(tmp_path: Path) ->
     assert sorted(said["to_verify"]) == sorted(["acme_x100:memory.capacity", *(f"acme_x100:{p}" for p in BORROWED)])
 
 
-def test_2_a_plain_copy_citing_only_the_card_s_places_asks_nothing(tmp_path: Path) -> None:
-    # slip round 32's decision kept: a copy sharing every place describes what its original describes.
+def test_2_a_plain_copy_citing_only_the_card_s_places_asks_each_copied_citation(tmp_path: Path) -> None:
+    # slip round 32's decision (a copy sharing every place describes what its original describes) reversed by a new
+    # user's Acme X1: each fact not assumed cites what the H200's fact cites, to verify (tests/test_fix166.py).
     base, head = copy_root(tmp_path / "base"), copy_root(tmp_path / "head")
     text = (head / H200).read_text(encoding="utf-8")
     (head / "facts" / "cards" / "h200_twin.toml").write_text(
@@ -138,10 +140,11 @@ def test_2_a_plain_copy_citing_only_the_card_s_places_asks_nothing(tmp_path: Pat
     assert result.exit_code == 0, result.output
     # slip55: the copy keeps the H200's note; its 4 measured facts and the H200's, and the sources retrieved
     # "unknown", are check's warnings too (tests/test_fix154.py)
-    assert result.stdout.splitlines()[1] == ("17 facts added in 1 new file; no lock affected; 10 warnings of check "
-                                             "on HEAD; 10 locks unaffected")
+    assert result.stdout.splitlines()[1] == ("17 facts added in 1 new file, 16 to verify in their sources (16 copied "
+                                             "citations: each cites what another card's fact cites); no lock "
+                                             "affected; 10 warnings of check on HEAD; 10 locks unaffected")
     assert copied_notes(result.stdout) == [("facts/cards/h200_twin.toml", "h200_sxm_141gb.toml")]
-    assert "to verify" not in result.stdout
+    assert "to verify: a copied citation: it cites what h200_sxm_141gb's memory.capacity cites" in result.stdout
 
 
 # --- 3. the serving's own locks and lock --update read as check reads them ----------------------------------------

@@ -113,8 +113,9 @@ def test_2_an_added_hypothetical_card_is_described_and_its_borrowed_facts_asked(
     assert code == 0, md
     assert md.splitlines()[0].startswith("⚠️ **passprice diff** `main (")
     assert md.splitlines()[0].endswith(
-        "`: 17 facts added in 1 new file; 1 hypothetical card added with published or measured facts, to verify; no "
-        "lock affected; 9 warnings of check on HEAD; 10 locks unaffected")
+        "`: 17 facts added in 1 new file, 16 to verify in their sources (16 copied citations: each cites what another "
+        "card's fact cites); 1 hypothetical card added with published or measured facts, to verify; no "
+        "lock affected; 9 warnings of check on HEAD; 10 locks unaffected"), md.splitlines()[0]
     # 9 warnings of check on HEAD, as check prints them: the measured facts of the copy and of the card it copies
     # citing one place, and the retrieved "unknown" line (tests/test_fix154.py)
     asks = ("card acme_x1 is marked hypothetical, yet 6 of its facts are published or measured (memory.capacity, "
@@ -156,8 +157,10 @@ def test_2_a_real_or_all_assumed_added_card_is_described_and_not_asked(registry:
     code, md = markdown(path)
     # ⚠️ for check's warnings alone (the copy's measured facts cite the H100's places: tests/test_fix154.py), no
     # hypothetical card asked
-    assert md.splitlines()[0].endswith("`: 31 facts added in 2 new files; no lock affected; 9 warnings of check on "
-                                       "HEAD; 10 locks unaffected")
+    # the copy's 16 facts not assumed cite the H100's places: copied citations, to verify (tests/test_fix166.py)
+    assert md.splitlines()[0].endswith("`: 31 facts added in 2 new files, 16 to verify in their sources (16 copied "
+                                       "citations: each cites what another card's fact cites); no lock affected; 9 "
+                                       "warnings of check on HEAD; 10 locks unaffected"), md.splitlines()[0]
     assert md.splitlines()[0].startswith("⚠️ ") and "hypothetical card" not in md
 
 

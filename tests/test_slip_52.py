@@ -63,12 +63,13 @@ def test_1_a_copy_retitled_and_re_cited_in_the_same_datasheet_asks_each_borrowed
     # and check on HEAD warns of the [card] note copied from h100_sxm5_80gb (slip 55); the review lists check's
     # warnings as check prints them (tests/test_fix154.py): 4 measured facts on each of the 2 cards and the standing
     # line of the sources retrieved "unknown" too (it read "1 warning of check on HEAD" where check printed 10)
-    assert lines[1] == ("17 facts added in 1 new file, 15 to verify in their sources; 3 derived facts stale; no lock "
-                        "affected; 10 warnings of check on HEAD; 10 locks unaffected")
+    assert lines[1] == ("17 facts added in 1 new file, 15 to verify in their sources (14 copied citations: each cites "
+                        "what another card's fact cites); 3 derived facts stale; no lock affected; 10 warnings of "
+                        "check on HEAD; 10 locks unaffected")
     assert ("  warning: facts/cards/h100_sxm5_80gb.toml: card.note: the same text as the note of h100_nvl.toml: one "
             "card copied from the other with its note? a card's note says what its own figures are and were checked "
             "against; give each card its own") in lines, text
-    asks = [line.strip() for line in lines if "another card's" in line and not line.startswith("  warning: ")]
+    asks = [line.strip() for line in lines if "another card's" in line and line.strip().startswith("to verify:")]
     assert len(asks) == 14
     # issue 13: was "… Dot 3.18 TB/s state 0.9493 …", a share no document states: now its input and formula
     assert ("to verify: facts/cards/h100_sxm5_80gb.toml: streams.read cites the same place, another card's: does "
@@ -87,8 +88,10 @@ def test_1_a_copy_retitled_and_re_cited_in_the_same_datasheet_asks_each_borrowed
     assert not {"h100_nvl:memory.bandwidth", "h100_nvl:host.capacity"} & set(said["to_verify"])
 
 
-def test_1_a_copy_re_citing_a_locator_with_the_same_figure_still_asks_nothing(tmp_path: Path) -> None:
-    # slip round 32's decision kept: a locator reworded, every figure the copied card's, describes the same card.
+def test_1_a_copy_re_citing_a_locator_with_the_same_figure_asks_only_its_copied_citations(tmp_path: Path) -> None:
+    # slip round 32's decision (a locator reworded, every figure the copied card's, describes the same card) kept
+    # for the reworded fact alone: the 15 others not assumed cite the H100's places as their own, each a copied
+    # citation to verify (tests/test_fix166.py).
     base, head = copy_root(tmp_path / "base"), copy_root(tmp_path / "head")
     text = (head / H100).read_text(encoding="utf-8").replace(
         "H100 SXM column: 'GPU Memory 80GB'", "H100 SXM5 column: 'GPU Memory 80GB'").replace(
@@ -96,9 +99,15 @@ def test_1_a_copy_re_citing_a_locator_with_the_same_figure_still_asks_nothing(tm
     (head / "facts" / "cards" / "h100_twin.toml").write_text(text, encoding="utf-8")
     result = invoke("diff", str(base), str(head), root=head)
     assert result.exit_code == 0, result.output
-    # asked nothing; check's warnings of its measured facts citing the H100's places are listed as check's
-    assert not [line for line in result.stdout.splitlines()
-                if "another card's" in line and not line.startswith("  warning: ")]
+    # not asked as a copy citing a place of its own; check's warnings of its measured facts citing the H100's places
+    # are listed as check's
+    lines = result.stdout.splitlines()
+    assert not [line for line in lines if "cites the same place, another card's" in line
+                and not line.startswith("  warning: ")]
+    # (its replace of "H100 SXM column: 'GPU Memory 80GB'" matches no locator since the H100's cite the product
+    # page's row 'GPU Memory 80GB 94GB': the copy is a plain one, each of its 16 facts not assumed a copied citation)
+    assert lines[1].startswith("17 facts added in 1 new file, 16 to verify in their sources (16 copied citations: "
+                               "each cites what another card's fact cites)"), lines[1]
 
 
 # --- 6. calibrate's caution said as the in-sample error is ---------------------------------------------------------

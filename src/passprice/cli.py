@@ -2103,7 +2103,6 @@ def price_command(
         cost_json,
         cost_text,
         expected_json,
-        expected_text,
         float_matrices,
         routed_expert_bytes,
     )
@@ -2156,7 +2155,7 @@ def price_command(
                              experts_held=routed_expert_bytes(resolved.header) if cost.routed is not None else None))
         _echo_defaulted(resolved.header)
         if expected is not None:
-            click.echo(expected_text(expected))
+            click.echo(_expected_text(expected))
             if reach is not None and reach.runs:
                 click.echo(f"  fitted span   {reach.line()}")
         if stale:
@@ -2188,6 +2187,43 @@ def _stack_spread(resolved: Any, stack: Any, batch: int) -> tuple[str, int, floa
     return (stack.name, batch, Pricing.limit(resolved.card).capacity - room.capacity,
             last_position_bound(resolved.header, resolved.card, resolved.serving, room))
 
+def _expected_text(expected: Any) -> str:
+    """:func:`passprice.report.expected_text` of ``expected`` (a price under a serving stack), its ``pass`` line
+    naming the array term ``array (at the vector rate)`` under a stack whose ``integer_matrices = "vector"``: its
+    integer matrices are priced at the card's vector rate, and "array 256.5 µs" read as the tensor cores' (a new
+    user's ``price r1-qwen7b-h200 --stack llamacpp-cuda-2405``; tests/test_fix166.py). The table alone: ``--json``
+    keeps ``array_s``. Said here, not in the report module, which is part of the pricing model that locks pin by
+    digest. Raises nothing."""
+    import re
+
+    from passprice.report import expected_text
+
+    text = expected_text(expected)
+    if expected.stack.integer_matrices != "vector":
+        return text
+    # the array term on the pass line (``shares memory 1.025 ms · array 256.5 µs · …``), first or after another
+    term = re.compile(r"(?<=shares )array (?=\d)|(?<= · )array (?=\d)")
+    return "\n".join(term.sub("array (at the vector rate) ", line, count=1) if line.startswith("  pass ")
+                     else line for line in text.split("\n"))
+
+
+def _draft_lengths(parse: Any, text: str) -> tuple[int, ...]:
+    """``speculate --tokens``' draft lengths (``parse``: :func:`passprice.speculate.parse_tokens`), its refusal of a
+    part starting at 0 saying that row 0 (no drafting), the yardstick, is every table's first row already: a new
+    user's ``--tokens 0..3`` read only "draft lengths run from 1 to 64" (tests/test_fix166.py). Raises what ``parse``
+    raises."""
+    try:
+        return tuple(parse(text))
+    except InputError as e:
+        zero = next((p for p in text.split(",") if (p.partition("..")[0] if ".." in p else p.partition("-")[0]
+                                                    ).strip() == "0"), None)
+        if zero is None or f"--tokens: {zero!r}: draft lengths run from 1" not in str(e):
+            raise
+        last = (zero.partition("..") if ".." in zero else zero.partition("-"))[2].strip()
+        fix = f": write 1..{last}" if last.isdigit() and int(last) >= 1 else ""
+        raise InputError(f"{e}; row 0 (no drafting) is always shown{fix}") from None
+
+
 @cli.command("best")
 @_serving_options(with_batch=False)
 @_lock_options
@@ -2209,7 +2245,6 @@ def best_command(
         cost_json,
         cost_text,
         expected_json,
-        expected_text,
         float_matrices,
         routed_expert_bytes,
         spread_json,
@@ -2268,7 +2303,7 @@ def best_command(
                              spread=spread_text(cost.batch, resolved.serving, *spread, under) if spread else None))
         _echo_defaulted(resolved.header)
         if expected is not None:
-            click.echo(expected_text(expected))
+            click.echo(_expected_text(expected))
             if reach is not None and reach.runs:
                 click.echo(f"  fitted span   {reach.line()}")
         if stale:
@@ -4171,7 +4206,7 @@ def speculate_command(
         raise click.UsageError("speculate varies the draft length itself: give --tokens, not --draft-tokens")
     if at_best and o.get("batch") is not None:
         raise click.UsageError("give --batch N or --best, not both")
-    tokens = parse_tokens(tokens_text)
+    tokens = _draft_lengths(parse_tokens, tokens_text)
     method_name = o.pop("draft_method", None)
     head_rows = o.pop("head_rows", None)
     root, spec = _spec(ctx, serving, **o)

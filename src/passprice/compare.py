@@ -38,6 +38,19 @@ class CardBest:
     expected: Expected | None = attrs.field(default=None, eq=False)
     #: What its memory capacity figure is (:meth:`passprice.cards.Card.capacity_said`), ``None`` when not given.
     capacity: str | None = attrs.field(default=None, eq=False)
+    #: A paged serving's ``spread`` as ``best --json`` gives it (:func:`passprice.report.spread_json`: the mean
+    #: position the batch is counted at, the last positions, ``last_max_batch`` and under a stack
+    #: ``stack_last_max_batch``); ``None`` for a contiguous cache or a refused card.
+    spread: dict[str, Any] | None = attrs.field(default=None, eq=False)
+
+    @property
+    def spread_batch(self) -> int | None:
+        """The sequences memory holds were every one of the row's batch at its last position (``spread``'s
+        ``stack_last_max_batch`` under a stack, whose best batch the row is, else ``last_max_batch``); ``None``
+        without a spread."""
+        if self.spread is None:
+            return None
+        return int(self.spread.get("stack_last_max_batch", self.spread["last_max_batch"]))
 
     @property
     def tpot(self) -> float | None:
@@ -134,30 +147,56 @@ def compare_cards(
 
                 expected = price_expected(resolved.header, resolved.card, resolved.serving, stack, "best")
                 priced.append(CardBest(resolved.card.name, title, cost=expected.expected, expected=expected,
-                                       capacity=resolved.card.capacity_said()))
+                                       capacity=resolved.card.capacity_said(),
+                                       spread=_spread(resolved, stack)))
                 continue
             cost = best_serving(resolved.header, resolved.card, resolved.serving)
         except ServingRefusal as e:
             refused.append(CardBest(resolved.card.name, title, refusal=e, capacity=resolved.card.capacity_said()))
             continue
-        priced.append(CardBest(resolved.card.name, title, cost=cost, capacity=resolved.card.capacity_said()))
+        priced.append(CardBest(resolved.card.name, title, cost=cost, capacity=resolved.card.capacity_said(),
+                               spread=_spread(resolved)))
     priced.sort(key=lambda row: -row.cost.tokens_per_s if row.cost is not None else 0.0)
     return priced + refused
+
+
+def _spread(resolved: Any, stack: Stack | None = None) -> dict[str, Any] | None:
+    """A priced card's ``spread`` (:func:`passprice.report.spread_json`) of ``resolved`` (a
+    :class:`passprice.servings.Resolved`): ``None`` for a contiguous cache; under ``stack`` with the room its runtime
+    leaves (:func:`passprice.stacks.stack_room`), as ``best --stack`` gives it. A new user read ``compare``'s 605 on
+    the H200 with no word that 304 fit at the last position, which ``best`` says (tests/test_fix166.py). Raises what
+    :func:`passprice.serving.memory_bound` raises (nothing the best batch did not raise first)."""
+    from passprice.report import spread_json
+    from passprice.serving import last_position_bound, memory_bound
+
+    last = last_position_bound(resolved.header, resolved.card, resolved.serving)
+    if last is None:
+        return None
+    room = None
+    if stack is not None:
+        from passprice.stacks import stack_room
+
+        room = last_position_bound(resolved.header, resolved.card, resolved.serving,
+                                   stack_room(resolved.header, resolved.card, resolved.serving, stack))
+    return spread_json(resolved.serving, memory_bound(resolved.header, resolved.card, resolved.serving), last, room)
 
 
 def comparison_json(rows: list[CardBest]) -> list[dict[str, Any]]:
     """The rows for ``--json``: ``card``, ``title``, then the best batch's price as ``best --json`` gives it
     (:func:`passprice.report.cost_json`) with ``tpot_s``, or ``refusal`` (the refusal's own JSON); under a stack,
     as ``best --stack --json`` gives it (:func:`passprice.report.expected_json`: the limit's best, ``stack``,
-    ``expected``, ``ratio``, ``fixed_s``) with the expected best's ``tpot_s``."""
+    ``expected``, ``ratio``, ``fixed_s``) with the expected best's ``tpot_s``; a priced row's ``spread`` as ``best
+    --json`` names it (:attr:`CardBest.spread`, ``null`` for a contiguous cache)."""
     from passprice.report import cost_json, expected_json
 
     out: list[dict[str, Any]] = []
     for row in rows:
         if row.expected is not None:
-            out.append({"card": row.card, "title": row.title, **expected_json(row.expected), "tpot_s": row.tpot})
+            out.append({"card": row.card, "title": row.title, **expected_json(row.expected), "tpot_s": row.tpot,
+                        "spread": row.spread})
         elif row.cost is not None:
-            out.append({"card": row.card, "title": row.title, **cost_json(row.cost), "tpot_s": row.tpot})
+            out.append({"card": row.card, "title": row.title, **cost_json(row.cost), "tpot_s": row.tpot,
+                        "spread": row.spread})
         elif row.refusal is not None:
             out.append({"card": row.card, "title": row.title, **row.refusal.to_json()})
     return out
@@ -247,6 +286,7 @@ def comparison_text(rows: list[CardBest], what: str, summary: str, note: str, st
         lines.append("\n  memory        " + "; ".join(f"{kind}: {', '.join(cards)}" for kind, cards in kinds.items())
                      + " (a batch bounded by memory compares the two as given; `passprice max-batch` names each "
                      "source)")
+    lines += spread_lines(rows, stack)
     full = [r.card for r in rows if r.cost is not None and r.cost.held_bytes > HEADROOM * r.cost.capacity_bytes]
     if full:
         # Of the cards priced (walk45: "on 9 of 17 cards" for gpt-oss-120b, whose 8 others refuse it NotResident:
@@ -268,6 +308,34 @@ def comparison_text(rows: list[CardBest], what: str, summary: str, note: str, st
                      "(range.*: where the stack's runs were measured): each card's best batch is sought within it")
     lines.append(f"\n  lock          {note}")
     return "\n".join(lines)
+
+
+def spread_lines(rows: Sequence[CardBest], stack: str | None = None) -> list[str]:
+    """The ``spread`` lines of :func:`comparison_text`: for a paged serving, one line a priced card whose best batch
+    (``rows``' ``cost.batch``) is more than memory holds were every sequence at its last position
+    (:attr:`CardBest.spread_batch`, in the room the ``stack``'s runtime leaves under one), under one line saying the
+    batches are counted at the mean position and fit only while positions stay spread about it, as ``best``'s
+    spread line says of one card (``h200_sxm_141gb  605, 304 at the last position``); empty when every batch fits
+    however positions stand, or the cache is contiguous. Raises nothing."""
+    from passprice.tables import count, text_table
+
+    over = [(r, r.spread_batch) for r in rows if r.cost is not None and r.spread is not None
+            and r.spread_batch is not None and r.cost.batch > r.spread_batch]
+    if not over:
+        return []
+    spread = over[0][0].spread
+    assert spread is not None
+    positions = spread["last_positions"]
+    last = (f"its last position, {count(positions[0])}" if len(positions) == 1
+            else "its class's last position (its limit − 1)")
+    room = " in the room the stack's runtime leaves" if stack is not None else ""
+    table = text_table(["card", "batch", "at the last position"],
+                       [[r.card, count(r.cost.batch if r.cost is not None else 0), count(n)] for r, n in over],
+                       right=(1, 2))
+    return [f"\n  spread        each batch is counted with every sequence at the mean position "
+            f"{count(spread['mean_position'])}: it fits only while positions stay spread about it; were every "
+            f"sequence at {last}, memory{room} would hold fewer (`--position` prices that case):",
+            *(f"                {line}" for line in table.splitlines())]
 
 
 def lock_note(root: Root, serving: str | None, own_card: str) -> str:

@@ -74,7 +74,7 @@ if TYPE_CHECKING:
     from passprice.modellist import ListChanges
     from passprice.reproduce import RoutingTogether
     from passprice.servings import ServingSpec
-    from passprice.sources import Lookups, QuoteCheck
+    from passprice.sources import Lookups, QuoteCheck, StoredText
     from passprice.unlocked import ServingMove
 
     #: BASE's and HEAD's list of pricing models as :func:`_side_lists` reads them: by digest, ``None`` where a side
@@ -1061,6 +1061,10 @@ class FactChange:
     #: For an added fact, what a reviewer must verify of it (:func:`passprice.addedfacts.asked`: its citation names
     #: no registered source, or another fact records another figure at the place it cites); ``None``: nothing.
     asked: str | None = None
+    #: For an added card fact whose own citation (source and locator) is another card's fact's
+    #: (:func:`passprice.addedfacts.copied_citations`): that fact, ``h100_sxm5_80gb's memory.capacity``, a copied
+    #: citation to verify (its :attr:`asked` says so), counted once in the summary; ``None`` otherwise.
+    copied_from: str | None = None
     #: The sources a changed or added fact's new citation (its own, or a figure input's) names that the same change
     #: adds (``sources/ID.toml`` on HEAD, not on BASE) and the old fact (if any) did not cite: nothing the registry
     #: recorded before the change backs what it cites them for (:attr:`to_verify` says so).
@@ -1086,6 +1090,12 @@ class FactChange:
     #: the excerpt re-pointed or first named): found there, a quote shows only that the change wrote both (a value
     #: moved, the excerpt edited to state it and re-pinned read "checked"; tests/test_left131.py). Empty when none.
     excerpts_edited: tuple[str, ...] = ()
+    #: For a changed fact whose old quotes :func:`passprice.sources.quote_check` could look up in a stored excerpt
+    #: (on BASE) and whose new ones cite a source with no usable stored text the old ones did not: why, a source a
+    #: line (``nvidia-h200-datasheet has no stored text``, :func:`passprice.sources.unstored_why`); empty otherwise.
+    #: A new user re-cited the H200's ``vector`` from the product page (its quote checked) to the unread datasheet
+    #: and read only "derived → published (stronger)" (tests/test_fix166.py).
+    unchecked_now: tuple[str, ...] = ()
     #: For a ratio of a card (unit ``1``) whose derivation, on either side, or note names the card's
     #: ``memory.bandwidth`` as what a quoted figure is divided by (the stream shares: ``dot / bandwidth``, "measured
     #: rate / this file's memory.bandwidth"): HEAD's ``memory.bandwidth`` as ``(value, unit)``
@@ -1193,11 +1203,18 @@ class FactChange:
             found = (f"its quotes are NOT FOUND in the stored excerpt of the document it cites, as audit checks them "
                      f"({self.quote.why})")
             asks = f"{asks}; {found}" if asks else found
+        if self.unchecked_now:
+            lost = (f"its quote can no longer be checked: {'; '.join(self.unchecked_now)} (its old citation's quotes "
+                    "were looked up in a stored excerpt): read the quoted words in the document itself")
+            asks = f"{lost}; {asks}" if asks else lost
         if self.quote is not None and self.excerpts_edited:
             edited = (f"its quotes were checked against an excerpt this change edited ({self.quote.state}: "
                       f"{self.quote.why}; the stored excerpt of {', '.join(self.excerpts_edited)}): the check shows "
                       "only that the change wrote both; read the quoted words in the document itself")
             asks = f"{asks}; {edited}" if asks else edited
+        macs = _macs_read(self.new) if asks and self.new is not None else None
+        if macs is not None:  # 'FP32 67 TFLOPS' asked of 33.5 TMAC/s: the figure is the same (tests/test_fix166.py)
+            asks = f"{asks} ({macs})"
         if not self.fresh_sources or self.new is None:
             return asks
         names = ", ".join(self.fresh_sources)
@@ -1464,6 +1481,8 @@ class FactChange:
             "to_verify": self.to_verify,
             "quote_check": self.quote.to_json() if self.quote is not None else None,
             "quote_excerpts_edited": list(self.excerpts_edited),
+            "quote_no_longer_checked": list(self.unchecked_now),
+            "copied_citation": self.copied_from,
             "refit_unmoved": self.refit_unmoved,
             "moved_with": list(self.moved_with),
             # a moved derivation input that cancels out of the formula (moves nothing): audit's ``cancelled``
@@ -5193,10 +5212,14 @@ class Diff:
                 counts.append(f"{_n(len(mine) - n_changed, noun)} added in {_n(len(added_files), 'new file')}")
             weakened = sum(1 for _, c in mine if c.weakened)
             asked = sum(1 for _, c in mine if c.to_verify is not None)
+            # one count of the copied citations among them (tests/test_fix166.py)
+            copies = sum(1 for _, c in mine if c.copied_from is not None and c.to_verify is not None)
+            copied = (f" ({_n(copies, 'copied citation')}: {'it cites' if copies == 1 else 'each cites'} what "
+                      "another card's fact cites)") if copies else ""
             # what the facts weaken or ask to verify follows the kind's first count
             # grouped as every count beside them is (999 copies of a card: "16,983 facts added …, 15984 to verify")
             counts[0] += ((f", {weakened:,} weakened" if weakened else "")
-                          + (f", {asked:,} to verify {in_source(asked)}" if asked else ""))
+                          + (f", {asked:,} to verify {in_source(asked)}{copied}" if asked else ""))
             unmoved = sum(1 for f, _ in self.refit_unmoved if _FACT_KIND_OF.get(f.kind, "card") == kind)
             if unmoved:  # a re-fit's facts written again unmoved: named in their file's line, not counted changed
                 counts[0] += f" ({unmoved:,} more re-derived to the same value)"
@@ -6573,8 +6596,15 @@ def _ask_added(base: Side, head: Side, files: tuple[FileChange, ...]) -> tuple[F
     from passprice.addedfacts import another_cards, copied_words, moved
 
     cards = {rel: facts for rel, facts in held.items() if file_kind(rel)[0] == "card"}
-    for key, ask in another_cards(cards, added).items():
+    elsewhere = another_cards(cards, added)
+    for key, ask in elsewhere.items():
         found[key] = f"{found[key]}; {ask}" if key in found else ask
+    # an added fact citing another card's place as its own (a plain copy: tests/test_fix166.py), asked once
+    copied = copied_citations(cards, added)
+    for key, other in copied.items():
+        if key not in elsewhere:
+            ask = copied_citation_ask(key[0], cards[key[0]][key[1]], other)
+            found[key] = f"{found[key]}; {ask}" if key in found else ask
     # a copy's notes and [card] variant left as copied under figures it moved (issue 13)
     for key, ask in copied_words(cards, {rel: _card_table(head, rel) or {} for rel in cards}, added).items():
         found[key] = f"{found[key]}; {ask}" if key in found else ask
@@ -6585,7 +6615,13 @@ def _ask_added(base: Side, head: Side, files: tuple[FileChange, ...]) -> tuple[F
         found[key] = f"{found[key]}; {ask}" if key in found else ask
     if not found:
         return files
-    return tuple(attrs.evolve(f, facts=tuple(attrs.evolve(c, asked=found.get((f.path, c.path))) for c in f.facts))
+
+    def copy_of(key: tuple[str, str]) -> str | None:
+        other = copied.get(key)
+        return f"{_card_named(other[0])}'s {other[1]}" if other is not None else None
+
+    return tuple(attrs.evolve(f, facts=tuple(attrs.evolve(c, asked=found.get((f.path, c.path)),
+                                                          copied_from=copy_of((f.path, c.path))) for c in f.facts))
                  for f in files)
 
 
@@ -6634,7 +6670,7 @@ def _quotes_checked(head: Side, files: tuple[FileChange, ...], base: Side | None
     counted first, and past what it holds none is looked up and it is emptied, so that the rewritten excerpts' checks
     after them look up none either (:func:`passprice.sourcechange.source_changes`; tests/test_bound147.py). Raises
     nothing."""
-    from passprice.sources import Lookups, quote_check, quote_cost, read_sources, stored_texts
+    from passprice.sources import Lookups, load_source, quote_check, quote_cost, read_sources, stored_text, stored_texts
     from passprice.sources import _quoted_locators as quoted_locators
 
     def cited(fact: Fact) -> list[str]:
@@ -6671,16 +6707,152 @@ def _quotes_checked(head: Side, files: tuple[FileChange, ...], base: Side | None
         # 512 let a pull request spend them on junk quotes of facts sorting first, so that a later fact's NOT FOUND
         # read "not checked" and the review passed (tests/test_budget140.py).
         left.spans = left.chars = 0
+    before: dict[str, StoredText | None] = {}  # BASE's stored text of each source an old fact cites, read once
+
+    def stored_before(sid: str) -> StoredText | None:
+        if sid not in before:
+            side = base if base is not None else head
+            try:
+                before[sid] = stored_text(side.root, load_source(side.root, sid))
+            except InputError:
+                before[sid] = None
+        return before[sid]
+
+    def unchecked_now(c: FactChange, quote: QuoteCheck) -> tuple[str, ...]:
+        # its old quotes could be looked up in a stored excerpt, its new ones cite one with none the old did not
+        if c.old is None or not quote.unstored:
+            return ()
+        old_cited = {sid for _, sid, _ in quoted_locators(c.old) if sid is not None}
+        checkable = quote_checkable(c.old, {sid: t for sid in sorted(old_cited)
+                                            if (t := stored_before(sid)) is not None})
+        # a source the old quotes did not cite, or whose stored text they were looked up in (its excerpt gone since)
+        fresh = [name for name in quote.unstored if name not in old_cited or name in checkable]
+        if not fresh or not checkable:
+            return ()
+        return tuple(unstored_why(name, texts.get(name)) for name in fresh)
+
     out = []
     for f in files:
         facts = []
         for c in f.facts:
             if c.new is not None and wanted(c):
-                c = attrs.evolve(c, quote=quote_check(c.path, c.new, texts, left),
-                                 excerpts_edited=tuple(sorted(edited & set(cited(c.new)))))
+                quote = quote_check(c.path, c.new, texts, left)
+                c = attrs.evolve(c, quote=quote, excerpts_edited=tuple(sorted(edited & set(cited(c.new)))),
+                                 unchecked_now=unchecked_now(c, quote))
             facts.append(c)
         out.append(attrs.evolve(f, facts=tuple(facts)))
     return tuple(out)
+
+
+def _macs_read(fact: Fact) -> str | None:
+    """For a fact in multiply-adds whose locator states its figure only in operations (FLOP or op, two a
+    multiply-add: :func:`passprice.addedfacts.stated_with_unit`), how the one reads as the other: ``its locator's 67
+    TFLOPS is 33.5 TMAC/s, two operations a multiply-add``; ``None`` otherwise (a locator stating it in MACs, or
+    stating no such figure). A new user's ``vector`` 33.5 TMAC/s under ``'FP32 67 TFLOPS'`` was asked whether the
+    place states 33.5 TMAC/s, the factor of two left to the reader (tests/test_fix166.py). Raises nothing."""
+    from passprice.addedfacts import _in_macs, stated_with_unit
+    from passprice.derivations import quantity
+
+    try:
+        mine = quantity(fact.amount, fact.unit)
+    except (InputError, ValueError, OverflowError):
+        return None
+    if not any(name == "MAC" for name, _ in mine.dims) or not fact.locator:
+        return None
+    found = None
+    for shown, _, value, dims, _ in stated_with_unit(fact.locator):
+        if dims == mine.dims:
+            if value == mine.value:
+                return None  # stated in MACs itself
+            continue
+        as_macs, macs_dims = _in_macs(value, dims)
+        if found is None and macs_dims == mine.dims and as_macs == mine.value:
+            found = shown
+    if found is None:
+        return None
+    return f"its locator's {escaped(found)} is {fact.describe()}, two operations a multiply-add"
+
+
+def unstored_why(name: str, stored: StoredText | None) -> str:
+    """Why a quote of source ``name`` is not checked, its stored text being ``stored`` (``None``: its record names no
+    excerpt, or is not there), in the words :func:`passprice.sources.quote_check` gives it: ``NAME has no stored
+    text``, or ``NAME's stored excerpt is unusable: WHY`` (:meth:`passprice.sources.StoredText.unusable`). Raises
+    nothing."""
+    why = stored.unusable() if stored is not None else None
+    return f"{name} has no stored text" if why is None else f"{name}'s stored excerpt is unusable: {why}"
+
+
+def quote_checkable(fact: Fact, texts: Mapping[str, StoredText]) -> frozenset[str]:
+    """The sources of ``fact``'s quoted spans (its locator's and its derivation's inputs',
+    :func:`passprice.sources._quoted_locators`) whose stored text in ``texts`` (by source id) is usable: where
+    :func:`passprice.sources.quote_check` would look its quotes up. Looks nothing up. Raises nothing."""
+    from passprice.sources import _quoted_locators, paged_spans
+
+    out: set[str] = set()
+    for _, sid, locator in _quoted_locators(fact):
+        stored = texts.get(sid) if sid is not None else None
+        if sid is not None and stored is not None and stored.flat is not None and paged_spans(locator):
+            out.add(sid)
+    return frozenset(out)
+
+
+def copied_citations(cards: Mapping[str, Mapping[str, Fact]], added: Iterable[tuple[str, str]]
+                     ) -> dict[tuple[str, str], tuple[str, str]]:
+    """Each added card fact ``(file, fact path)`` of ``added`` whose own citation, source and locator as a place
+    (:func:`passprice.addedfacts._place`: whitespace collapsed, look-alike letters read as Latin), is one a fact of
+    another card file of ``cards`` (file → fact path → fact, HEAD's card files) cites as its own: the ``(file, fact
+    path)`` of that other fact, a file the change adds no fact to first (the card copied), and that file's fact at the
+    same path where it cites the place. A copied citation: the place states its figure of the other card, not
+    necessarily of this one. An ``assumed`` fact cites a basis, not a figure read at the place (every real card's 512
+    GiB ``host.capacity`` placeholder): left out. A new user's card copied from the H100 SXM5's file, only its name
+    and vendor changed, was added with ``memory.capacity 80 GB`` under the H100's product-page column and nothing to
+    verify of it (:func:`passprice.addedfacts.another_cards` asks only a copy citing a place of its own;
+    tests/test_fix166.py). Linear in the facts ``cards`` holds. Raises nothing."""
+    from passprice.addedfacts import _place
+
+    wanted = [(rel, path) for rel, path in added if path in cards.get(rel, {})]
+    if not wanted:
+        return {}
+    adding = {rel for rel, _ in wanted}
+    holders: dict[tuple[str, str], dict[str, list[str]]] = {}  # own place -> file -> its fact paths citing it
+    for rel in sorted(cards):
+        for path, fact in cards[rel].items():
+            place = _place(fact.source, fact.locator)
+            if place is not None:
+                holders.setdefault(place, {}).setdefault(rel, []).append(path)
+    out = {}
+    for rel, path in wanted:
+        fact = cards[rel][path]
+        place = _place(fact.source, fact.locator)
+        if place is None or fact.provenance is Provenance.ASSUMED:
+            continue
+        held = holders.get(place, {})
+        found = next(((r, p) for r, p in held.items() if r != rel and r not in adding), None) or next(
+            ((r, p) for r, p in held.items() if r != rel), None)
+        if found is not None:
+            out[(rel, path)] = (found[0], path if path in found[1] else found[1][0])
+    return out
+
+
+def _card_named(rel: str) -> str:
+    """A card file's card name: ``facts/cards/h100_sxm5_80gb.toml`` → ``h100_sxm5_80gb``."""
+    return rel.rsplit("/", 1)[-1].removesuffix(".toml")
+
+
+def copied_citation_ask(rel: str, fact: Fact, other: tuple[str, str]) -> str:
+    """What a reviewer must verify of the added fact ``fact`` of card file ``rel`` whose citation is another card's
+    (:func:`copied_citations`: ``other``, that card's file and fact path): ``a copied citation: it cites what
+    h100_sxm5_80gb's memory.capacity cites: does nvidia-h100-product-page: … state 80 GB of what acme_x1
+    describes?``, a derived fact asked of the figures its derivation reads there, as
+    :func:`passprice.addedfacts.another_cards` asks it (:func:`passprice.addedfacts._asked_figure`). Raises
+    nothing."""
+    from passprice.addedfacts import _asked_figure, _place
+
+    place = _place(fact.source, fact.locator)
+    figure = _asked_figure(fact, place) if place is not None else fact.describe()
+    return (f"a copied citation: it cites what {escaped(_card_named(other[0]))}'s {escaped(other[1])} cites: does "
+            f"{escaped(fact.source or '')}: {escaped(fact.locator or '')} state {figure} of what "
+            f"{escaped(_card_named(rel))} describes?")
 
 
 def _excerpts_edited(base: Side, head: Side, sources: Mapping[str, Any], ids: Iterable[str]) -> frozenset[str]:
@@ -8095,9 +8267,16 @@ def _provenance(c: FactChange) -> str:
         fact = c.new or c.old
         return fact.provenance.value if fact is not None else ""
     if c.old.provenance is c.new.provenance:
-        return c.new.provenance.value
+        return c.new.provenance.value + _unchecked_now(c)
     flag = " (WEAKER)" if c.weakened else " (stronger)"
-    return f"{c.old.provenance.value} → {c.new.provenance.value}{flag}"
+    return f"{c.old.provenance.value} → {c.new.provenance.value}{flag}{_unchecked_now(c)}"
+
+
+def _unchecked_now(c: FactChange) -> str:
+    """``; its quote can no longer be checked: nvidia-h200-datasheet has no stored text`` for a fact whose quotes
+    moved off a stored excerpt (:attr:`FactChange.unchecked_now`), said on its line beside its provenance (a
+    stronger one read as the change's only headline, tests/test_fix166.py); empty otherwise."""
+    return f"; its quote can no longer be checked: {'; '.join(c.unchecked_now)}" if c.unchecked_now else ""
 
 
 def _what(c: FactChange) -> str:

@@ -379,7 +379,10 @@ _TERMS = (
         "`check`'s: the list of pricing models, the commands that write the shipped headers) and a lock's "
         "`head_unread` (its file does not read on HEAD, so it is judged on BASE's); a changed fact's `quote_check` "
         "(audit's quote check of HEAD's fact against HEAD's stored excerpts, made when its quotes changed or it "
-        "cites a stored excerpt the change edited, `quote_excerpts_edited` naming those; `null` otherwise) and "
+        "cites a stored excerpt the change edited, `quote_excerpts_edited` naming those; `null` otherwise; "
+        "`quote_no_longer_checked`, why quotes once looked up in a stored excerpt no longer can be; "
+        "`copied_citation`, for an added card fact whose own citation is another card's fact's, that fact, "
+        "`h100_sxm5_80gb's memory.capacity`, a copied citation to verify, `null` otherwise) and "
         "`quotes_unchecked` (the facts whose quotes were not looked up, the review's look-ups past their bound); "
         "`added_records`, `added_servings` and `cited_sources` (the records and servings HEAD adds, by path, and the "
         "documents changed facts cite, by id); `runs_to_verify` (edited measurement files whose runs to check in "
@@ -401,7 +404,7 @@ _TERMS = (
          "unlocked_left_out", "added_records", "added_servings", "cited_sources", "runs_to_verify",
          "stack_spans", "scopes_widened", "entries_edited", "lookalike_records", "held_by_header",
          "duplicate_locks", "on_changed_claims", "on_changed_sources", "on_recited_runs", "header_pinned_by",
-         "origin_pinned_by", "source_pinned_by", "digests_dropped"),
+         "origin_pinned_by", "source_pinned_by", "digests_dropped", "copied_citation", "copied citation"),
     ),
     Term(
         "out of date already on BASE",
@@ -678,11 +681,14 @@ _TERMS = (
         "a paged batch fits only while its sequences' positions stay spread about their mean",
         "A paged KV cache holds each sequence's pages as it grows, and passprice counts every sequence of a batch "
         "at the mix's mean position (the seed's position + half a page). `best` and `max-batch` print that batch "
-        "on a paged serving with a *spread* line: it fits only while positions stay spread about the mean (requests "
+        "on a paged serving with a *spread* line, and `compare` a *spread* table of each card whose best batch is "
+        "more than that (its batch and the batch at the last position): it fits only while positions stay spread "
+        "about the mean (requests "
         "start and end at different times); were every sequence at its last position (its limit − 1, its limit's "
         "whole pages, as a contiguous cache holds its limit), memory would hold fewer, often about half "
         "(`best qwen3-30b-a3b-h200`: 605 at mean position 2,048 of a 4,096 limit, 202.1 MB a sequence; 304 at "
-        "4,095, 402.7 MB). `--position L−1` prices that case; no price changes. Their `--json`'s `spread` is "
+        "4,095, 402.7 MB). `--position L−1` prices that case; no price changes. Their `--json`'s `spread` (each "
+        "row's, in `compare --json`'s `cards`) is "
         "`null` for a contiguous cache, "
         "else `mean_position` and `held_per_sequence` (bytes) the batch is counted at, `last_positions` (each "
         "class's limit − 1), `last_held_per_sequence` (bytes a sequence there) and `last_max_batch` (sequences "
@@ -1122,12 +1128,15 @@ _TERMS = (
         "fails, naming the facts not checked (`quotes_unchecked`); where the "
         "check read a stored excerpt the same change edited (the source's own section, or an excerpt first named), "
         "`quote_excerpts_edited` names those sources and `to verify` says the quotes were checked against text the "
-        "change wrote (a changed fact citing such a source is checked even when its quotes did not change). An "
+        "change wrote (a changed fact citing such a source is checked even when its quotes did not change); a "
+        "changed fact whose old quotes were looked up in a stored excerpt and whose new ones cite a document with "
+        "none says on its line `its quote can no longer be checked: nvidia-h200-datasheet has no stored text`, to "
+        "verify (`quote_no_longer_checked` lists why, a document a line). An "
         "excerpt whose bytes are not the `excerpt_sha256` its record pins is unusable: `not checked`, and `check` "
         "fails.",
         ("quote_check", "quotes_checked", "quotes checked", "quotes checked against a stored text", "not checked",
          "NOT FOUND", "not_found", "unstored", "spans", "checked", "missing", "quote_excerpts_edited", "past",
-         "quotes_unchecked"),
+         "quotes_unchecked", "quote_no_longer_checked", "no longer checked"),
     ),
     Term(
         "warning code",

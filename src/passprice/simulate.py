@@ -49,6 +49,7 @@ import heapq
 import itertools
 import math
 import operator
+import re
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from operator import attrgetter
@@ -1770,15 +1771,32 @@ def simulate(
     )
 
 
+#: A synthetic trace's cut clause counting one prompt or one output (:func:`passprice.trace.synthetic` writes
+#: ``88 prompts (to at most …) and 1 outputs``): the words :func:`counted_trace` makes singular.
+_ONE_CUT = re.compile(r"(?<=positions: )1 prompts(?= \(to at most )|(?<=for the output\) and )1 outputs\b")
+
+
+def counted_trace(summary: dict[str, Any]) -> dict[str, Any]:
+    """A trace's ``summary`` (:meth:`passprice.trace.Trace.summary`) with its ``source``'s cut clause counting one
+    prompt or output in the singular: a new user's ``simulate … --synthetic 1000 --seed 2 --rate 200`` read "88
+    prompts … and 1 outputs" (tests/test_fix166.py). Said here, where the summary is printed: the trace module is
+    part of the pricing model, which locks pin by digest. Raises nothing."""
+    source = summary.get("source")
+    if not isinstance(source, str) or "1 " not in source:
+        return summary
+    return {**summary, "source": _ONE_CUT.sub(lambda m: m.group(0)[:-1], source)}
+
+
 @attrs.frozen
 class Simulation:
     """Every policy's run of one trace on one serving: ``title`` (serving, checkpoint, card), ``serving`` (its
     registered name; ``None`` for a checkpoint and card given on the command line), the trace's
-    ``summary``, the ``settings``, the ``pricer`` (its facts) and the ``outcomes`` in policy order."""
+    ``summary`` (its source's counts said as :func:`counted_trace` says them), the ``settings``, the ``pricer`` (its
+    facts) and the ``outcomes`` in policy order."""
 
     title: str
     serving: str | None
-    trace: dict[str, Any]
+    trace: dict[str, Any] = attrs.field(converter=counted_trace)
     settings: Settings
     pricer: StepPricer
     outcomes: tuple[Outcome, ...]
