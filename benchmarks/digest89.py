@@ -89,7 +89,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--base", type=Path, help="another checkout's src folder to compare with")
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--tokens", type=int, help="the cap to size the forms at (default: this checkout's)")
+    parser.add_argument("--tokens", type=int, nargs="+",
+                        help="the caps to size the forms at (default: this checkout's)")  # fmt: skip
     parser.add_argument("--only", nargs="+", choices=sorted(FORMS), default=list(FORMS))
     parser.add_argument("--installed", action="store_true", help="each side laid out as a wheel installs it")
     args = parser.parse_args()
@@ -125,10 +126,10 @@ def main() -> None:
                 sides[side] = site
         for src in sides.values():
             compileall.compile_dir(src / "passprice", quiet=1)
-        cap = args.tokens or pins.MODEL_TOKENS
+        caps = args.tokens or [pins.MODEL_TOKENS]
         cases = [("none", b"x = 1\n")]
         for form in args.only:
-            cases.append((f"{form} at {cap:,}", sized(form, cap, pins._count_tokens)))
+            cases += [(f"{form} at {cap:,}", sized(form, cap, pins._count_tokens)) for cap in caps]
             cases.append((f"{form} at 700,000 (session 43's count)", sized(form, 700_000, old_count)))
         if "cr" in args.only:
             cases.append(("cr, 499,999 lines (999,998 bytes)", b"a\r" * 499_999))
