@@ -786,8 +786,8 @@ def blob_cap(rel: str) -> int | None:
     (``src/passprice/**.py``), compiled code there (:func:`passprice.sidecode.compiled_name`), its package data
     (:func:`passprice.sidecode.package_data`) and the build's files (:data:`passprice.sidecode.BUILD_FILES`)
     :data:`passprice.pins.MODULE_BYTES`, as the side's code reads them; for the list of pricing models
-    (:data:`passprice.modellist.LISTED`) :data:`passprice.modelhistory.KNOWN_BYTES` (blobcap169: each was read up to
-    64 MiB). ``None`` for any other file (only
+    (:data:`passprice.modellist.LISTED`) :data:`passprice.modelhistory.KNOWN_BYTES` (each was read to 64 MiB:
+    tests/test_blobcap169.py). ``None`` for any other file (only
     :data:`passprice.schema.MAX_TOML_BYTES` applies). Raises :class:`InputError` as
     :func:`passprice.schema.kind_cap` does (a bad ``PASSPRICE_MAX_FILE_BYTES``)."""
     from passprice.modelhistory import KNOWN_BYTES
@@ -3493,8 +3493,8 @@ def _lock_listings(checkout: Checkout, commits: Sequence[str]) -> dict[str, dict
     todo = list(dict.fromkeys(oid for oid, kind in roots.values() if kind == "tree"))
     total = 0
     while todo:
-        # Sized first (one --batch-check a level), read only within the caps (blobcap169: a tree of 10^6 entries,
-        # 36 MB as git stores it and 5 MB of pack, was read whole, and its entries walked)
+        # Sized first (one --batch-check a level), read only within the caps (tests/test_blobcap169.py: a tree of
+        # 10^6 entries, 46 MB as git stores it and 2.6 MB of .git, was read whole, 357 MB, and its entries walked)
         tree_sizes = _tree_sizes(checkout.top, todo)
         for tree in todo:
             held = tree_sizes.get(tree, 0)

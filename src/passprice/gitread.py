@@ -1153,7 +1153,7 @@ NAMED_BYTES = schema.MAX_TOML_BYTES
 #: Bytes the blobs of one :func:`read_named` call may have in all (each within :data:`NAMED_BYTES`): past it they are
 #: refused, none read. Attack74: an audit read five committed source records of 60 MiB each (2.6 MB of ``.git``),
 #: 415 MB of memory, and a lock citing more sources went on adding 64 MiB a record (and as much for its document).
-#: Blobcap169: 16 MiB, where it was 64 MiB; each record is read within its kind's cap and a document past
+#: 16 MiB (tests/test_blobcap169.py), where it was 64 MiB; each record is read within its kind's cap and a document past
 #: :data:`NAMED_READ_BYTES` is streamed, not read (``read_named``'s ``caps`` and ``hashed``), so this is sixteen
 #: documents of 1 MiB (the registry's ``sources/`` holds 173 KB in all at session 50).
 NAMED_TOTAL_BYTES = 16 << 20
@@ -1183,9 +1183,10 @@ def read_named(top: Path, names: Iterable[str], timeout: float | None = None,
     :data:`NAMED_BYTES`, or the largest one when the blobs hold more than :data:`NAMED_TOTAL_BYTES` in all (nothing
     is read then), and :class:`subprocess.CalledProcessError` and :class:`InputError` as
     :func:`run_git` does. ``caps``: a name's own cap in bytes, below :data:`NAMED_BYTES`, with what names it in the
-    refusal (a source record's kind cap: blobcap169, such a record was read up to 64 MiB where its reader reads
-    256 KiB). ``hashed``: names (documents) whose blob past :data:`NAMED_READ_BYTES` is given as :class:`Unread`,
-    not read and not counted in the total, for :func:`blob_sha256` to stream (within :data:`NAMED_BYTES` too)."""
+    refusal (a source record's kind cap: such a record was read up to 64 MiB where its reader reads 256 KiB,
+    tests/test_blobcap169.py). ``hashed``: names (documents) whose blob past :data:`NAMED_READ_BYTES` is given as
+    :class:`Unread`, not read and not counted in the total, for :func:`blob_sha256` to stream (within
+    :data:`NAMED_BYTES` too)."""
     import time
 
     wanted = [n for n in dict.fromkeys(names) if "\n" not in n and "\r" not in n]
@@ -1395,8 +1396,8 @@ def is_shallow(top: Path) -> bool:
 
 
 #: The most bytes of a commit object :func:`at_shallow_boundary` reads (its header and message): this checkout's
-#: largest of 3,662 commits held 3,376 bytes at session 50. Blobcap169: a commit of a 60 MB message (61 KB of
-#: ``.git``) was read whole to look at its header's ``parent`` lines.
+#: largest of 3,662 commits held 3,376 bytes at session 50. A commit of a 60 MB message (584 KB of ``.git``) was
+#: read whole to look at its header's ``parent`` lines, 149 MB of memory (tests/test_blobcap169.py).
 COMMIT_BYTES = 1 << 20
 
 
