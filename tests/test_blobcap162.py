@@ -144,7 +144,8 @@ def test_caps_of_schemas_and_modules() -> None:
     assert diff.blob_cap("schema/card.schema.json") == schema.MAX_SCHEMA_BYTES == 1_048_576
     assert diff.blob_cap("src/passprice/_data/schema/lock.schema.json") == 1_048_576
     assert diff.blob_cap("src/passprice/diff.py") == diff.blob_cap("src/passprice/sub/x.py") == 4_194_304
-    assert diff.blob_cap("src/passprice/pricing_models.json") is None
+    # the list of pricing models: its reader's cap (tests/test_blobcap169.py; was None, read up to 64 MiB)
+    assert diff.blob_cap("src/passprice/pricing_models.json") == 1_048_576
     # The margins: the largest shipped schema and module are well within them.
     assert max(p.stat().st_size for p in PACKAGE_SCHEMA.glob("*.json")) * 10 < schema.MAX_SCHEMA_BYTES
     package = Path(diff.__file__).parent

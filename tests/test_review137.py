@@ -156,8 +156,11 @@ def test_1_the_listing_takes_a_few_git_processes_whatever_the_commits(odd_repo: 
     monkeypatch.setattr(gitread, "read_blobs", lambda top, sizes, *a, **k: batches.append(len(sizes)) or read(
         top, sizes, *a, **k))
     diff._lock_listings(diff.Checkout(root, "reg/"), commits * 20)  # each commit 20 times: asked once each
-    assert [c[0] for c in calls] == ["cat-file"] and len(batches) == 41
+    # and each level's trees sized first, one --batch-check a level (tests/test_blobcap169.py: a folder's tree is
+    # read only within diff.LOCK_TREE_BYTES), so a folder nested 40 deep takes 41 more git processes
+    assert [c[0] for c in calls] == ["cat-file"] * 42 and len(batches) == 41
     assert calls[0][1] == "--batch-check=%(objectname) %(objecttype)"
+    assert {c[1] for c in calls[1:]} == {"--batch-check=%(objectname) %(objecttype) %(objectsize)"}
 
 
 # --- 2. ancestry, one rev-list an end point ---------------------------------------------------------------------------

@@ -783,17 +783,29 @@ def blob_cap(rel: str) -> int | None:
     measurement's record), and never less than :data:`passprice.schema.MAX_FILE_BYTES`, within which the source
     listing reads a source record whatever ``PASSPRICE_MAX_FILE_BYTES`` says; for ``schema/*.json`` (and the code's
     copy, ``src/passprice/_data/schema/*.json``) :data:`passprice.schema.MAX_SCHEMA_BYTES`; for a module of the code
-    (``src/passprice/**.py``) :data:`passprice.pins.MODULE_BYTES`. ``None`` for any other file (only
+    (``src/passprice/**.py``), compiled code there (:func:`passprice.sidecode.compiled_name`), its package data
+    (:func:`passprice.sidecode.package_data`) and the build's files (:data:`passprice.sidecode.BUILD_FILES`)
+    :data:`passprice.pins.MODULE_BYTES`, as the side's code reads them; for the list of pricing models
+    (:data:`passprice.modellist.LISTED`) :data:`passprice.modelhistory.KNOWN_BYTES` (each was read to 64 MiB:
+    tests/test_blobcap169.py). ``None`` for any other file (only
     :data:`passprice.schema.MAX_TOML_BYTES` applies). Raises :class:`InputError` as
     :func:`passprice.schema.kind_cap` does (a bad ``PASSPRICE_MAX_FILE_BYTES``)."""
+    from passprice.modelhistory import KNOWN_BYTES
+    from passprice.modellist import LISTED
+    from passprice.pins import MODULE_BYTES
+    from passprice.sidecode import BUILD_FILES, compiled_name, package_data
+
     top = rel.split("/")[0]
     if top in ("facts", "registry", "locks", "sources"):
         return max(schema.kind_cap(file_kind(rel)[0]), schema.MAX_FILE_BYTES)
     if (top == "schema" or rel.startswith(f"{CODE}/_data/schema/")) and rel.endswith(".json"):
         return schema.MAX_SCHEMA_BYTES
-    if rel.startswith(f"{CODE}/") and rel.endswith(".py"):
-        from passprice.pins import MODULE_BYTES
-
+    if rel == LISTED:
+        return KNOWN_BYTES
+    if rel.startswith(f"{CODE}/") and (rel.endswith(".py") or compiled_name(rel.rpartition("/")[2])
+                                       or package_data(rel[len(CODE) + 1:])):
+        return MODULE_BYTES
+    if rel in BUILD_FILES or (rel.startswith("src/") and rel.count("/") == 1 and rel.endswith(".pth")):
         return MODULE_BYTES
     return None
 
@@ -3430,6 +3442,30 @@ def _object_ids(top: Path, names: Sequence[str]) -> dict[str, tuple[str, str]]:
     return found
 
 
+#: The most bytes one folder (a git tree object) of ``locks/`` :func:`_lock_listings` reads: an entry of a lock file
+#: is about 60 bytes (``100644 NAME.lock.toml\0`` and a 20-byte id), so 1 MiB lists some 17,000 files, four times
+#: :data:`passprice.gitread.MAX_SIDE_FILES`; this checkout's ``locks/`` tree held 574 bytes at session 50.
+LOCK_TREE_BYTES = 1 << 20
+#: The most bytes of distinct folders :func:`_lock_listings` reads for one review (every commit of
+#: :data:`BRANCH_COMMITS`): 500 versions of this checkout's ``locks/`` hold 287 KB.
+LOCK_TREES_BYTES = 16 << 20
+
+
+def _tree_sizes(top: Path, trees: Sequence[str]) -> dict[str, int]:
+    """Each tree of ``trees`` (object ids) that git finds, by its size in bytes as git stores it, from one ``git
+    cat-file --batch-check``; none is read. Raises as :func:`passprice.gitread.run_git` does."""
+    if not trees:
+        return {}
+    out = _run_git(top, ["cat-file", "--batch-check=%(objectname) %(objecttype) %(objectsize)"],
+                   "".join(f"{t}\n" for t in trees).encode("ascii"))
+    sizes: dict[str, int] = {}
+    for tree, line in zip(trees, out.split(b"\n"), strict=False):
+        fields = line.split(b" ")
+        if len(fields) == 3 and fields[1] == b"tree" and fields[2].isdigit():
+            sizes[tree] = int(fields[2])
+    return sizes
+
+
 def _tree_entries(data: bytes, width: int) -> Iterator[tuple[bytes, bytes, str]]:
     """The entries of a git tree object's raw content ``data`` (``MODE NAME\\0`` then the object id's ``width``
     bytes, git's tree format): each mode, name and object id (hex). A truncated entry ends the walk."""
@@ -3451,7 +3487,10 @@ def _lock_listings(checkout: Checkout, commits: Sequence[str]) -> dict[str, dict
     --batch-check`` of each commit's folder, ``cat-file --batch`` of each distinct tree under them, level by level,
     ``--batch-check`` of each distinct blob's size), where :func:`_branch_records` ran one ``ls-tree`` a commit (327
     in a review of an old BASE: tests/test_review137.py, docs/PERFORMANCE.md); a prefix holding pathspec magic or a line
-    break is listed the ``ls-tree`` way. Raises as :func:`passprice.gitread.run_git` does."""
+    break is listed the ``ls-tree`` way. Each tree is sized before it is read (``--batch-check``, a level at once).
+    Raises :class:`InputError`, one line naming ``COMMIT:PATH`` of a folder, for a tree past
+    :data:`LOCK_TREE_BYTES` or trees past :data:`LOCK_TREES_BYTES` in all (not read), and as
+    :func:`passprice.gitread.run_git` does."""
     spec = f"{checkout.prefix}locks"
     out: dict[str, dict[str, int]] = {}
     if any(c in spec for c in "*?[]\\:!\n\r"):
@@ -3468,13 +3507,33 @@ def _lock_listings(checkout: Checkout, commits: Sequence[str]) -> dict[str, dict
         return out
     roots = _object_ids(checkout.top, [f"{commit}:{spec}" for commit in commits])
     trees: dict[str, bytes] = {}
+    # each folder (a tree) by the first COMMIT:PATH found to hold it, for the line refusing one past the cap
+    where = {oid: name for name, (oid, kind) in reversed(roots.items()) if kind == "tree"}
     todo = list(dict.fromkeys(oid for oid, kind in roots.values() if kind == "tree"))
+    total = 0
     while todo:
-        got = gitread.read_blobs(checkout.top, dict.fromkeys(todo, 0))
+        # Sized first (one --batch-check a level), read only within the caps (tests/test_blobcap169.py: a tree of
+        # 10^6 entries, 46 MB as git stores it and 2.6 MB of .git, was read whole, 357 MB, and its entries walked)
+        tree_sizes = _tree_sizes(checkout.top, todo)
+        for tree in todo:
+            held = tree_sizes.get(tree, 0)
+            total += held
+            if held > LOCK_TREE_BYTES or total > LOCK_TREES_BYTES:
+                raise InputError(
+                    f"{escaped(where.get(tree, tree))}: a folder of {held:,} bytes as git stores it"
+                    + (f", past the {LOCK_TREE_BYTES:,}-byte cap on one folder of locks/ passprice lists from git "
+                       "(diff.LOCK_TREE_BYTES; not read)" if held > LOCK_TREE_BYTES else
+                       f", {total:,} bytes of folders in all, past the {LOCK_TREES_BYTES:,}-byte cap on the folders "
+                       "of locks/ passprice lists from git (diff.LOCK_TREES_BYTES; not read)"))
+        got = gitread.read_blobs(checkout.top, {tree: tree_sizes.get(tree, 0) for tree in todo})
         trees.update(got)
-        todo = list(dict.fromkeys(
-            oid for tree in todo for mode, _, oid in _tree_entries(got.get(tree, b""), len(tree) // 2)
-            if mode == b"40000" and oid not in trees))
+        following: dict[str, None] = {}
+        for tree in todo:
+            for entry_mode, entry_name, oid in _tree_entries(got.get(tree, b""), len(tree) // 2):
+                if entry_mode == b"40000" and oid not in trees and oid not in following:
+                    following[oid] = None
+                    where.setdefault(oid, f"{where.get(tree, tree)}/{os.fsdecode(entry_name)}")
+        todo = list(following)
     locks: dict[str, list[str]] = {}  # a commit's folder (a tree) → the blob ids of its *.lock.toml files
 
     def walk(root: str) -> list[str]:

@@ -1153,7 +1153,14 @@ NAMED_BYTES = schema.MAX_TOML_BYTES
 #: Bytes the blobs of one :func:`read_named` call may have in all (each within :data:`NAMED_BYTES`): past it they are
 #: refused, none read. Attack74: an audit read five committed source records of 60 MiB each (2.6 MB of ``.git``),
 #: 415 MB of memory, and a lock citing more sources went on adding 64 MiB a record (and as much for its document).
-NAMED_TOTAL_BYTES = schema.MAX_TOML_BYTES
+#: 16 MiB (tests/test_blobcap169.py), where it was 64 MiB; each record is read within its kind's cap and a document past
+#: :data:`NAMED_READ_BYTES` is streamed, not read (``read_named``'s ``caps`` and ``hashed``), so this is sixteen
+#: documents of 1 MiB (the registry's ``sources/`` holds 173 KB in all at session 50).
+NAMED_TOTAL_BYTES = 16 << 20
+#: The most bytes of a blob :func:`read_named` reads among its ``hashed`` names (documents, compared by their digest):
+#: a larger one is given as :class:`Unread` (its id and size), for :func:`blob_sha256` to stream. As
+#: :data:`passprice.diff.DOCUMENT_READ_BYTES`.
+NAMED_READ_BYTES = 1 << 20
 
 
 class BlobTooLarge(InputError):
@@ -1161,7 +1168,8 @@ class BlobTooLarge(InputError):
     and the size git gave (not read)."""
 
 
-def read_named(top: Path, names: Iterable[str], timeout: float | None = None) -> dict[str, bytes]:
+def read_named(top: Path, names: Iterable[str], timeout: float | None = None,
+               caps: Mapping[str, tuple[int, str]] | None = None, hashed: Iterable[str] = ()) -> dict[str, bytes]:
     """The content of each blob ``names`` names (``COMMIT:PATH``, PATH relative to ``top``), from one ``git cat-file
     --batch`` whatever their number: what ``git show COMMIT:PATH`` prints of a blob, byte for byte (issue 13: an
     audit of a lock ran one ``git show`` a source it cites). Each is sized first (``git cat-file --batch-check``, one
@@ -1174,7 +1182,11 @@ def read_named(top: Path, names: Iterable[str], timeout: float | None = None) ->
     :class:`BlobTooLarge`, one line naming ``COMMIT:PATH`` and its size, when a blob holds more than
     :data:`NAMED_BYTES`, or the largest one when the blobs hold more than :data:`NAMED_TOTAL_BYTES` in all (nothing
     is read then), and :class:`subprocess.CalledProcessError` and :class:`InputError` as
-    :func:`run_git` does."""
+    :func:`run_git` does. ``caps``: a name's own cap in bytes, below :data:`NAMED_BYTES`, with what names it in the
+    refusal (a source record's kind cap: such a record was read up to 64 MiB where its reader reads 256 KiB,
+    tests/test_blobcap169.py). ``hashed``: names (documents) whose blob past :data:`NAMED_READ_BYTES` is given as
+    :class:`Unread`, not read and not counted in the total, for :func:`blob_sha256` to stream (within
+    :data:`NAMED_BYTES` too)."""
     import time
 
     wanted = [n for n in dict.fromkeys(names) if "\n" not in n and "\r" not in n]
@@ -1189,20 +1201,28 @@ def read_named(top: Path, names: Iterable[str], timeout: float | None = None) ->
                       "".join(f"{n}\n" for n in wanted).encode("utf-8", "surrogateescape"), timeout=left())
     ids: dict[str, str] = {}  # a name -> its blob's id, sized within the cap
     sizes: dict[str, int] = {}  # a blob's id -> its size
+    streamed: dict[str, bytes] = {}  # a hashed name past NAMED_READ_BYTES -> Unread
+    hashing = set(hashed)
     for name, line in zip(wanted, checked.split(b"\n"), strict=False):
         header = line.split(b" ")
         # a found object: "OID TYPE SIZE"; else "NAME missing" (or "ambiguous"), its name holding any spaces
         if len(header) != 3 or not header[2].isdigit() or header[1] != b"blob":
             continue
         size = int(header[2])
-        if size > NAMED_BYTES:
-            raise BlobTooLarge(f"{escaped(name)}: {size:,} bytes as committed, past the {NAMED_BYTES:,}-byte cap on "
-                               "a file passprice reads from git (gitread.NAMED_BYTES; not read)")
+        cap, what = (caps or {}).get(name, (NAMED_BYTES, "gitread.NAMED_BYTES"))
+        if cap >= NAMED_BYTES:
+            cap, what = NAMED_BYTES, "gitread.NAMED_BYTES"
+        if size > cap:
+            raise BlobTooLarge(f"{escaped(name)}: {size:,} bytes as committed, past the {cap:,}-byte cap on "
+                               f"a file passprice reads from git ({what}; not read)")
+        if name in hashing and size > NAMED_READ_BYTES:
+            streamed[name] = Unread(header[0].decode("ascii", "replace"), size)
+            continue
         ids[name] = header[0].decode("ascii", "replace")
         sizes[ids[name]] = size
     blobs = list(dict.fromkeys(ids.values()))
     if not blobs:
-        return {}
+        return streamed
     total = sum(sizes[b] for b in blobs)
     if total > NAMED_TOTAL_BYTES:
         largest = max(ids, key=lambda name: sizes[ids[name]])
@@ -1225,7 +1245,7 @@ def read_named(top: Path, names: Iterable[str], timeout: float | None = None) ->
         if header[1] == b"blob":
             found[blob] = data[at : at + size]
         at += size + 1
-    return {name: found[blob] for name, blob in ids.items() if blob in found}
+    return {**{name: found[blob] for name, blob in ids.items() if blob in found}, **streamed}
 
 
 #: The most bytes one blob may have to be searched by :func:`pickaxe` (the largest lock registered holds 170 KB): a
@@ -1375,10 +1395,23 @@ def is_shallow(top: Path) -> bool:
         return False
 
 
+#: The most bytes of a commit object :func:`at_shallow_boundary` reads (its header and message): this checkout's
+#: largest of 3,662 commits held 3,376 bytes at session 50. A commit of a 60 MB message (584 KB of ``.git``) was
+#: read whole to look at its header's ``parent`` lines, 149 MB of memory (tests/test_blobcap169.py).
+COMMIT_BYTES = 1 << 20
+
+
 def at_shallow_boundary(top: Path, commit: str) -> bool:
     """Whether ``commit`` is a boundary of a shallow clone: its object names a parent that git, in this clone, does
-    not walk to (``git cat-file commit`` against ``git rev-list --parents``)."""
+    not walk to (``git cat-file commit`` against ``git rev-list --parents``). The object is sized first (``git
+    cat-file -s``) and read only within :data:`COMMIT_BYTES`. Raises :class:`InputError`, one line naming the commit,
+    its size and the cap, for a commit object past it (not read)."""
     try:
+        size = run_git(top, ["cat-file", "-s", commit]).strip()
+        if size.isdigit() and int(size) > COMMIT_BYTES:
+            raise InputError(f"commit {escaped(commit)[:12]}: {int(size):,} bytes as committed (its message), past "
+                             f"the {COMMIT_BYTES:,}-byte cap on a commit passprice reads (gitread.COMMIT_BYTES; "
+                             "not read)")
         raw = run_git(top, ["cat-file", "commit", commit])
         walked = run_git(top, ["rev-list", "--parents", "-n", "1", commit]).split()
     except subprocess.CalledProcessError:

@@ -453,12 +453,16 @@ def compiled_name(name: str) -> bool:
 
 def _unchecked(path: Path) -> bool:
     """Whether the ``.pyc`` at ``path`` is one Python imports without checking it against its source: its flags
-    (the header's second word, PEP 552) say hash-based and not checked; also when it cannot be read or is no regular
-    file."""
+    (the header's second word, PEP 552) say hash-based and not checked; also when it cannot be read, is no regular
+    file, or holds more than :data:`passprice.pins.MODULE_BYTES` (not read: a review writes a revision's ``.pyc``
+    past that cap as a sparse file of its size, whose header says nothing; tests/test_blobcap169.py)."""
     import stat
 
+    from passprice.pins import MODULE_BYTES
+
     try:
-        if not stat.S_ISREG(os.lstat(path).st_mode):
+        found = os.lstat(path)
+        if not stat.S_ISREG(found.st_mode) or found.st_size > MODULE_BYTES:
             return True
         with open(path, "rb") as f:
             head = f.read(8)

@@ -641,18 +641,21 @@ def read_at_lock(
     that commit, that excerpt as it was then (:func:`passprice.sources.stored_text_of`), with the commit: what
     ``audit`` of a lock checks its quotes against (an old lock's hyphen was NOT FOUND in today's excerpt, which an
     em dash had since replaced: tests/test_walk128.py); ``None`` when no commit holds the lock file as it is. An
-    excerpt git cannot give, or past :data:`passprice.gitread.NAMED_BYTES`, is left out (today's is checked): the
-    records and documents are then read again without the excerpts. Raises
-    :class:`passprice.gitread.BlobTooLarge` (exit 2), one line naming ``COMMIT:PATH`` and its size, for a record or
-    document past :data:`passprice.gitread.NAMED_BYTES` at that commit (left54: read whole, however large);
-    nothing else."""
+    excerpt git cannot give, or past :data:`passprice.sources.EXCERPT_BYTES`, is left out (today's is checked): the
+    records and documents are then read again without the excerpts. A document past
+    :data:`passprice.gitread.NAMED_READ_BYTES` is not read but streamed (:func:`passprice.gitread.blob_sha256`).
+    Raises :class:`passprice.gitread.BlobTooLarge` (exit 2), one line naming ``COMMIT:PATH``, its size and the cap,
+    for a record past a source record's cap (:func:`passprice.schema.kind_cap`, at least
+    :data:`passprice.schema.MAX_FILE_BYTES`) or a document past :data:`passprice.gitread.NAMED_BYTES` at that
+    commit (left54: read whole, however large); nothing else."""
     import subprocess
     import tomllib
     from pathlib import Path
 
-    from passprice.gitread import BlobTooLarge, read_named, run_git
+    from passprice import schema
+    from passprice.gitread import BlobTooLarge, Unread, blob_sha256, read_named, run_git
     from passprice.schema import read_bytes, toml_loads
-    from passprice.sources import stored_text_of
+    from passprice.sources import EXCERPT_BYTES, stored_text_of
 
     ids = sorted(set(ids))
     if root.embedded:
@@ -682,13 +685,20 @@ def read_at_lock(
         # every record, document and excerpt at the commit in one git read, however many sources (issue 13)
         documents = [document(now["path"]) for now in today.values() if isinstance(now.get("path"), str)]
         named = [*(record(i) for i in today), *documents]
+        # Each within what its reader reads (tests/test_blobcap169.py: a 60 MB record or excerpt was read up to
+        # 64 MiB): a record its kind's cap, an excerpt EXCERPT_BYTES; a document past 1 MiB is streamed, not read
+        record_cap = (max(schema.kind_cap("source"), schema.MAX_FILE_BYTES),
+                      "schema.MAX_FILE_BYTES, a source record's cap")
+        caps = {**{record(i): record_cap for i in today},
+                **{name: (EXCERPT_BYTES, "sources.EXCERPT_BYTES") for name in excerpts.values()}}
         try:
-            then_bytes = read_named(top, [*named, *excerpts.values()]) if named or excerpts else {}
+            then_bytes = read_named(top, [*named, *excerpts.values()], caps=caps, hashed=documents) \
+                if named or excerpts else {}
         except BlobTooLarge:
             if not excerpts:
                 raise
             # an excerpt past the cap is left out (today's is checked); a record or document past it is refused
-            then_bytes = read_named(top, named) if named else {}
+            then_bytes = read_named(top, named, caps=caps, hashed=documents) if named else {}
         at = commit, {sid: stored_text_of(sources[sid], then_bytes[name], f"{commit[:12]}:{sources[sid].excerpt}")
                       for sid, name in excerpts.items() if name in then_bytes}
         out = []
@@ -708,7 +718,12 @@ def read_at_lock(
             if path is not None and path == then.get("path"):
                 old = then_bytes.get(document(path))
                 try:
-                    if old is not None and document_digest(old) != document_digest(read_bytes(root.path / path)):
+                    if isinstance(old, Unread):  # past 1 MiB: streamed through git, never held
+                        streamed = blob_sha256(top, old.blob)
+                        if streamed is not None and f"sha256:{streamed}" != document_digest(
+                                read_bytes(root.path / path)):
+                            changed.append(f"{path} rewritten")
+                    elif old is not None and document_digest(old) != document_digest(read_bytes(root.path / path)):
                         changed.append(f"{path} rewritten")
                 except (InputError, OSError):
                     pass
