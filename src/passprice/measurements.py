@@ -206,13 +206,59 @@ def past_context(folder: Path, run: Run, context_length: int | None) -> str | No
     )
 
 
+def run_refusal(run: Run, refusal: Exception) -> tuple[str, str]:
+    """What the pricer's ``refusal`` (a :class:`passprice.serving.ServingRefusal`) of ``run`` means for the run's
+    file: the key under ``run.INDEX`` it is about (``"batch"``, ``"positions"``, ``"routing"``; ``""`` for the run
+    as a whole) and the refusal's words with the advice a run can take, naming what to correct in the file. The
+    refusals' own advice names options of ``price`` (``--kv-page``, ``--host-memory``, ``--limit``, ``--position``,
+    ``--routing``) that a run has none of: ``validate``'s row said "page the KV cache (--kv-page)" of a batch its
+    card cannot hold, and ``calibrate`` said "raise --limit or lower --position" of a run at positions [512, 512]
+    (tests/test_fix168.py). A :class:`~passprice.serving.NotResident` says what fits (its
+    :attr:`~passprice.serving.NotResident.shortfall`); a ``Routed`` one is :meth:`Run.unrouted`. Raises nothing."""
+    from passprice.serving import BadContexts, BadRouting, ContextBeyondModel, NotResident, OnChipOverflow, Routed
+    from passprice.tables import byte_figure
+
+    if isinstance(refusal, NotResident):
+        return "batch", f"{refusal.shortfall}: correct the run's batch, positions or card"
+    if isinstance(refusal, Routed):
+        return "routing", run.unrouted(str(refusal))
+    if isinstance(refusal, ContextBeyondModel):
+        return "positions", (
+            f"last position {run.last:,} is past the checkpoint's context length {refusal.model:,}: correct the "
+            "run's positions or checkpoint"
+        )
+    if isinstance(refusal, BadContexts):
+        # A run is priced as one class at its mean position with a limit of its last (Run.spec): positions
+        # [512, 512] put the pass at its limit, which a pass at a position (writing that row) cannot reach.
+        return "positions", (
+            f"positions {run.first:,}-{run.last:,} are priced as one context class at their mean, {run.position:g}, "
+            f"with a limit of the last, {run.last:,}, and a pass at a position writes that position's row, so the "
+            "mean must be below the limit: correct the run's positions (a first position below the last)"
+        )
+    if isinstance(refusal, OnChipOverflow):
+        return "batch", (
+            f"the batch's token-rows take {byte_figure(refusal.needed)} bytes on chip but the card holds "
+            f"{byte_figure(refusal.capacity)}: correct the run's batch or card"
+        )
+    if getattr(refusal, "name", "") == "BeyondStack":
+        # Its advice, "price at batch 1 (--batch 1, …), price the limit (without --stack)", is price's: a run's limit
+        # is priced beside it (validate's row), and a run has its stack named in its file.
+        said, _, fix = str(refusal).rpartition("or calibrate the stack on ")
+        return "stack", f"{'; '.join(said.split('; ')[:2])}; calibrate the stack on {fix}, or name another stack for it"
+    if isinstance(refusal, BadRouting):
+        return "routing", f"{refusal}: name a routing record that fits its checkpoint, or correct the checkpoint"
+    return "", str(refusal)
+
+
 def refused_run(run: Run, refusal: Exception) -> str:
     """The line ``calibrate`` (and ``check``, re-running a stack's fit) refuses a run with that the pricer refuses
-    (``refusal``, a :class:`passprice.serving.ServingRefusal`): named by its file and key, ``run.INDEX.batch`` for a
-    batch the card does not hold (:class:`passprice.serving.NotResident`, without its advice, which names options of
-    ``price`` a run has none of), ``run.INDEX`` for another refusal, and the refusal's name. They said ``run ID
-    (SOURCE): the card memory must hold … page the KV cache (--kv-page), or let sequences use host memory
-    (--host-memory)``, naming neither the file nor the key (tests/test_attack163.py)."""
+    (``refusal``, a :class:`passprice.serving.ServingRefusal`): named by its file and key (``run.INDEX.batch`` for a
+    batch the card does not hold, :class:`passprice.serving.NotResident`; the key :func:`run_refusal` gives for
+    another), the refusal's name, and its words as :func:`run_refusal` gives them, advice naming what to correct in
+    the file, never an option of ``price`` a run has none of. They said ``run ID (SOURCE): the card memory must hold
+    … page the KV cache (--kv-page), or let sequences use host memory (--host-memory)``, naming neither the file nor
+    the key (tests/test_attack163.py), and ``run.0: refused (BadContexts): … raise --limit or lower --position``
+    (tests/test_fix168.py). Raises nothing."""
     from passprice.serving import NotResident
 
     name = getattr(refusal, "name", type(refusal).__name__)
@@ -222,7 +268,8 @@ def refused_run(run: Run, refusal: Exception) -> str:
             f"on card {run.card}: {refusal.shortfall}; a fit rests only on runs the model prices: correct the run's "
             "batch, positions or card, or name another stack for it (`stack`)"
         )
-    return f"{run.key}: refused ({name}): {refusal}"
+    key, words = run_refusal(run, refusal)
+    return f"{run.key}{'.' + key if key else ''}: refused ({name}): {words}"
 
 
 def runs_of_document(

@@ -24,6 +24,7 @@ from passprice.registry import Root, named_in, read_only, require_record_name
 from passprice.servings import (
     Resolved,
     ServingSpec,
+    file_limit_problem,
     limit_past_model,
     require_inside_root,
     resolve,
@@ -174,6 +175,11 @@ def write_serving(
             "facts/cards/) and give its name"
         ) from None
     resolved = resolve(root, attrs.evolve(spec, source=None))
+    # A limit the serving written from gives (new-serving NEW OLD) is OLD's file's problem, named by its file and key
+    # as every command reading OLD names it (it said "NEW.toml (not written)": tests/test_fix168.py).
+    theirs = file_limit_problem(root, spec, resolved.header)
+    if theirs is not None:
+        raise InputError(theirs)
     past = limit_past_model(resolved.spec, resolved.header)
     if past is not None:  # the file would be refused by every command reading it (tests/test_attack163.py)
         raise InputError(f"{named_in(root, path)} (not written): {past}")

@@ -390,29 +390,48 @@ def check_head_rows(header: GGUFHeader, head_rows: int | None, source: str | Non
 
 
 def _require_file_limits(root: Root, spec: ServingSpec, header: GGUFHeader) -> None:
-    """Refuse a serving file's context class whose ``limit`` is past its checkpoint's ``context_length``, as bad
-    input naming the file and ``contexts.N.limit``: ``spec`` (before :func:`complete`) holds the contexts its file
-    ``spec.source`` gives, unless the command line replaced them (``--limit``, ``--position``: then the pricer's
-    ``ContextBeyondModel`` refusal, which says to lower ``--limit``, is the answer). A file of ``limit = 50000`` for
-    a checkpoint of 40,960 positions was refused ``ContextBeyondModel: … lower --limit`` (exit 1), naming neither
-    the file nor the key and advising an option the file has no part in (tests/test_attack163.py). Raises
-    :class:`InputError`; nothing when the limits fit, the header gives no context length, or the spec is not a
-    serving file's (a lock's, one built from options)."""
+    """Raise :class:`InputError` with :func:`file_limit_problem`'s line, if any."""
+    line = file_limit_problem(root, spec, header)
+    if line is not None:
+        raise InputError(line)
+
+
+def file_limit_problem(root: Root, spec: ServingSpec, header: GGUFHeader) -> str | None:
+    """The line refusing a serving file's context class whose ``limit`` is past its checkpoint's ``context_length``,
+    as bad input naming the file and ``contexts.N.limit`` (:func:`limit_past_model`); ``None`` when the limits fit,
+    the header gives no context length, or the spec is not a serving file's (a lock's, one built from options).
+
+    ``spec`` (before :func:`complete`) holds the contexts its file ``spec.source`` gives, or the one class
+    :func:`override` made of them: with ``--position`` alone its limit is the file's longest, still the file's
+    (``price SERVING --position 100`` was refused ``ContextBeyondModel: … lower --limit``, exit 1, of the file's
+    limit: tests/test_fix168.py); with ``--limit`` another figure, the pricer's ``ContextBeyondModel`` refusal,
+    which says to lower ``--limit``, is the answer. A ``--limit`` equal to the file's longest cannot be told from
+    the file's own, and is named as the file's: that figure in the file is bad input either way. A file of ``limit =
+    50000`` for a checkpoint of 40,960 positions was refused ``ContextBeyondModel: … lower --limit`` (exit 1),
+    naming neither the file nor the key and advising an option the file has no part in (tests/test_attack163.py).
+    ``new-serving NEW OLD`` asks it of OLD's spec, so the line names OLD's file, not ``NEW.toml (not written)``.
+    Raises nothing (a file that no longer reads gives ``None``: its reader says why)."""
     if spec.source is None:
-        return
+        return None
     line = limit_past_model(spec, header)
     if line is None:
-        return
+        return None
     path = Path(spec.source)
     if path.suffix != ".toml" or path.name.endswith(".lock.toml"):
-        return
+        return None
     try:
         written = spec_of_file(root, path)
     except (InputError, OSError):
-        return
+        return None
     if written.contexts != spec.contexts:
-        return  # the command line's contexts, not the file's
-    raise InputError(f"{named_in(root, spec.source)}: {line}")
+        given = spec.contexts or ()
+        longest = max((c.limit for c in written.contexts or () if c.limit is not None), default=None)
+        if len(given) != 1 or given[0].limit != longest:
+            return None  # the command line's limit, not the file's
+        line = limit_past_model(written, header)
+        if line is None:  # pragma: no cover - the file's longest limit is the one past the model
+            return None
+    return f"{named_in(root, spec.source)}: {line}"
 
 
 def limit_past_model(spec: ServingSpec, header: GGUFHeader) -> str | None:

@@ -128,14 +128,45 @@ def _float(text: str) -> float:
     return number if math.isfinite(number) else _Overflowed(text)
 
 
+#: The most characters of a value an error line prints as written (past it, what it is and how long): a
+#: ``prompt_tokens`` of 10**400 printed every digit, with separators, a line of about 540 characters
+#: (tests/test_fix168.py).
+SHOWN_CHARS = 40
+
+
 def _show(value: Any) -> str:
-    """A JSON value as the trace writes it (``true``, ``"0"``, ``1.5``, ``1e400``), for messages."""
+    """A JSON value as the trace writes it (``true``, ``"0"``, ``1.5``, ``1e400``), for messages; one longer than
+    :data:`SHOWN_CHARS` characters as what it is (``a 401-digit number``, ``a 500-character number``, ``a
+    500-character string``), an integer of at most that many characters as :func:`_figure` writes it. Raises
+    nothing."""
+    if _integer(value):
+        return _figure(value, separated=False)
     if isinstance(value, _Overflowed | _Underflowed):
-        return value.text
-    try:
-        return json.dumps(value)
-    except (TypeError, ValueError):  # pragma: no cover - json.loads gives only what json.dumps writes
-        return repr(value)
+        text = value.text
+    else:
+        try:
+            text = json.dumps(value)
+        except (TypeError, ValueError):  # pragma: no cover - json.loads gives only what json.dumps writes
+            text = repr(value)
+    if len(text) <= SHOWN_CHARS:
+        return text
+    kind = "number" if isinstance(value, float) else "string" if isinstance(value, str) else "value"
+    return f"a {len(text):,}-character {kind}"
+
+
+def _figure(value: int, separated: bool = True) -> str:
+    """An integer for an error line: with thousands separators (``separated``) while its digits are at most
+    :data:`SHOWN_CHARS`, else ``a 401-digit number`` (``minus a 401-digit number``). Raises nothing."""
+    digits = len(str(abs(value)))
+    if digits > SHOWN_CHARS:
+        return f"{'minus ' if value < 0 else ''}a {digits:,}-digit number"
+    return f"{value:,}" if separated else str(value)
+
+
+def _positions(count: int) -> str:
+    """``count`` positions for an error line: ``40,000 positions``, ``a 401-digit number of positions``."""
+    shown = _figure(count)
+    return f"{shown} positions" if shown[0].isdigit() or shown[0] == "-" else f"{shown} of positions"
 
 
 def _integer(value: Any) -> bool:
@@ -147,10 +178,16 @@ def _check_line(obj: Any, limit: int, model: int | None) -> list[str]:
     if not isinstance(obj, dict):
         name = type(obj).__name__
         return [f"not a JSON object but {_JSON_TYPES.get(name, name)}"]
-    problems = [f"unknown key {k!r} (keys: {', '.join(KEYS)})" for k in obj if k not in KEYS]
+    problems = [f"unknown key {_show(k) if len(k) > SHOWN_CHARS else repr(k)} (keys: {', '.join(KEYS)})"
+                for k in obj if k not in KEYS]
+    # Every key a request needs that the line lacks, on one line (``{}`` gave three lines, one a key).
+    missing = [key for key in ("arrival_s", "prompt_tokens", "output_tokens") if obj.get(key) is None]
+    if missing:
+        keys = missing[0] if len(missing) == 1 else f"{', '.join(missing[:-1])} and {missing[-1]}"
+        problems.append(f"{keys}: missing")
     arrival = obj.get("arrival_s")
     if arrival is None:
-        problems.append("arrival_s: missing")
+        pass
     elif (isinstance(arrival, bool) or not isinstance(arrival, int | float)
           or (isinstance(arrival, float) and not math.isfinite(arrival))):
         # An integer is finite: math.isfinite(10**400) raised OverflowError, a traceback (attack round 39).
@@ -165,11 +202,11 @@ def _check_line(obj: Any, limit: int, model: int | None) -> list[str]:
     for key in ("prompt_tokens", "output_tokens"):
         value = obj.get(key)
         if value is None:
-            problems.append(f"{key}: missing")
-        elif not _integer(value):
+            continue  # named among the missing keys
+        if not _integer(value):
             problems.append(f"{key}: {_show(value)} is not an integer")
         elif value < 1:
-            problems.append(f"{key}: {value} is {'negative' if value < 0 else 'zero'}; it must be at least 1")
+            problems.append(f"{key}: {_show(value)} is {'negative' if value < 0 else 'zero'}; it must be at least 1")
     prefix_id, prefix = obj.get("prefix_id"), obj.get("prefix_tokens")
     if prefix_id is not None and (not isinstance(prefix_id, str) or not prefix_id):
         problems.append(f"prefix_id: {_show(prefix_id)} is not a non-empty string")
@@ -179,19 +216,22 @@ def _check_line(obj: Any, limit: int, model: int | None) -> list[str]:
         if not _integer(prefix):
             problems.append(f"prefix_tokens: {_show(prefix)} is not an integer")
         elif prefix < 1:
-            problems.append(f"prefix_tokens: {prefix} is {'negative' if prefix < 0 else 'zero'}; it must be >= 1")
+            problems.append(f"prefix_tokens: {_show(prefix)} is {'negative' if prefix < 0 else 'zero'}; it must be "
+                            ">= 1")
         elif _integer(obj.get("prompt_tokens")) and prefix >= obj["prompt_tokens"]:
             problems.append(
-                f"prefix_tokens: {prefix} is not below prompt_tokens {obj['prompt_tokens']} (a prompt has at least "
+                f"prefix_tokens: {_show(prefix)} is not below prompt_tokens {_show(obj['prompt_tokens'])} (a prompt "
+                "has at least "
                 "one token of its own, whose logits give the first output token)"
             )
     if not problems:
         length = obj["prompt_tokens"] + obj["output_tokens"]
         if model is not None and length > model:
-            problems.append(f"the request needs {length:,} positions, longer than the model's context {model:,}")
+            problems.append(f"the request needs {_positions(length)}, longer than the model's context "
+                            f"{model:,}")
         elif length > limit:
             problems.append(
-                f"the request needs {length:,} positions, longer than the serving's context limit {limit:,} "
+                f"the request needs {_positions(length)}, longer than the serving's context limit {limit:,} "
                 "(raise it with --limit)"
             )
     return problems

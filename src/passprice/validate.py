@@ -18,7 +18,15 @@ from passprice.cards import Card
 from passprice.errors import InputError
 from passprice.files import check_writable, is_there, written_suffix
 from passprice.gguf_header import GGUFHeader
-from passprice.measurements import Run, load_runs, past_context, ratio_too_large, run_inputs, run_serving
+from passprice.measurements import (
+    Run,
+    load_runs,
+    past_context,
+    ratio_too_large,
+    run_inputs,
+    run_refusal,
+    run_serving,
+)
 from passprice.registry import Root, name_problem
 from passprice.serving import ServingRefusal
 from passprice.stacks import Stack, load_stack, price_expected
@@ -172,9 +180,11 @@ def validate(root: Root, stack: str | None = None, runs: Sequence[Run] | None = 
             # The stack refuses the run (outside where its facts hold, a fact it lacks): the limit still bounds it.
             from passprice.serving import price_serving
 
-            # A run of a mixture of experts naming no routing record is told to name one in the run (walkthrough 22:
-            # the refusal said `--routing NAME`, an option no measured run has).
-            why = f"refused ({e.name}): {run.unrouted(str(e)) if e.name == 'Routed' else e}"
+            # Each refusal's advice said as what to correct in the run, never an option of price (a batch the card
+            # cannot hold said "page the KV cache (--kv-page)": tests/test_fix168.py); a run of a mixture of experts
+            # naming no routing record is told to add one to the run (walkthrough 22). No run's key on the row: runs
+            # refused alike keep one reason, which review groups (tests/test_slip_32.py).
+            why = f"refused ({e.name}): {run_refusal(run, e)[1]}"
             try:
                 alone = price_serving(header, card, serving)
             except ServingRefusal:
