@@ -1,0 +1,139 @@
+"""What a new user found in the review, reproduce and audit uses (issue 13), each reproduced and kept, built in the
+test.
+
+- (1) ``fact show --history``: a version whose file does not read where the break lies outside the fact's own table
+  (``broken = = `` appended to the end of the card) was left out, its fact read from its table alone, and the next
+  version said ``value changed``; it is a version that does not read now, and the next one ``reads again``.
+- (2) ``fact show --history`` of a card over its 256 KiB cap at HEAD, the work tree the same (``git status`` clean),
+  listed a ``work tree  uncommitted changes`` entry (``commit: null``); none now. The cap's words were "the most a
+  card or drafting method file may hold" there, "the most a card file may hold" in ``check`` and ``diff``: one now.
+- (3) ``roofline CARD SERVING`` of a serving file whose ``contexts.1.limit`` (40,000) is past its model's context
+  (32,768) was refused ``ContextBeyondModel … lower --limit`` (exit 1), an option nobody gave; it is the file's bad
+  input now, as every other command says it (exit 2, the file and ``contexts.1.limit``).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from cli_helpers import bad, copy_root, invoke
+
+# --- (1) a version that does not read, the break away from the fact -------------------------------------------------
+
+
+def _rewrite_history(tmp_path: Path) -> tuple[Path, list[str]]:
+    """The H200 card's history: the checkout's card, A (``broken = = `` appended), B (A undone, ``streams.rewrite``
+    set to 0.81); the registry and its commits, oldest first."""
+    from test_history import CARD_FILE, git, registry
+
+    root = registry(tmp_path)
+    file = root / CARD_FILE
+    good = file.read_text(encoding="utf-8")
+    file.write_text(good + "broken = = \n", encoding="utf-8")
+    git(root, "commit", "-qam", "A")
+    start = good.index("[streams.rewrite]\nvalue = ")
+    end = good.index("\n", start + len("[streams.rewrite]\n"))
+    file.write_text(good[:start] + "[streams.rewrite]\nvalue = 0.81" + good[end:], encoding="utf-8")
+    git(root, "commit", "-qam", "B")
+    done = subprocess.run(["git", "log", "--reverse", "--format=%H"], cwd=root, capture_output=True, text=True,
+                          check=True)
+    return root, done.stdout.split()
+
+
+def test_1_a_version_broken_away_from_the_fact_is_listed(tmp_path: Path) -> None:
+    # before: 2 versions, B "0.81 (measured)   value changed", no entry for A, no "error" in --json
+    from test_history import CARD
+
+    root, commits = _rewrite_history(tmp_path)
+    line = len((root / "facts/cards/h200_sxm_141gb.toml").read_text(encoding="utf-8").splitlines()) + 1
+    text = invoke("fact", "show", CARD, "streams.rewrite", "--history", root=root)
+    assert text.exit_code == 0, text.output
+    lines = text.stdout.splitlines()
+    assert lines[0] == f"{CARD} streams.rewrite (facts/cards/{CARD}.toml): 3 versions"
+    said = [line for line in lines if line.startswith("  ") and not line.startswith("  source")]
+    assert said == [
+        f"  0.81 (measured)   reads again: value changed since {commits[0][:12]}, the last version that reads",
+        f"  does not read: facts/cards/{CARD}.toml at {commits[1][:12]}: does not read: Invalid value (at line "
+        f"{line}, column 10)",
+        "  0.8333 (measured)   new",
+    ]
+    result = invoke("fact", "show", CARD, "streams.rewrite", "--history", "--json", root=root)
+    assert result.exit_code == 0, result.output
+    versions = json.loads(result.stdout)["versions"]
+    assert [v["commit"] for v in versions] == commits[::-1]
+    assert [v["error"] is None for v in versions] == [True, False, True]
+    assert [v["changed"] for v in versions] == [["value"], [], ["new"]]
+
+
+def test_1_a_version_changing_other_lines_only_is_still_left_out(tmp_path: Path) -> None:
+    # the rest of the file read for its break does not list a commit that leaves the fact as it was
+    from test_history import CARD, CARD_FILE, git, registry
+
+    root = registry(tmp_path)
+    file = root / CARD_FILE
+    file.write_text(file.read_text(encoding="utf-8") + "# a comment\n", encoding="utf-8")
+    git(root, "commit", "-qam", "comment")
+    result = invoke("fact", "show", CARD, "streams.rewrite", "--history", "--json", root=root)
+    assert result.exit_code == 0, result.output
+    assert [v["subject"] for v in json.loads(result.stdout)["versions"]] == ["the registry"]
+
+
+# --- (2) a card over its cap at HEAD, the work tree the same ----------------------------------------------------------
+
+
+def test_2_no_work_tree_entry_when_the_file_is_heads(tmp_path: Path) -> None:
+    # before: "work tree  uncommitted changes" first, 3 versions, and "the most a card or drafting method file may hold"
+    from test_history import git, registry
+
+    root = registry(tmp_path)
+    file = root / "facts/cards/mi300x.toml"
+    file.write_text(file.read_text(encoding="utf-8") + "#" * 270_000 + "\n", encoding="utf-8")
+    size = file.stat().st_size
+    git(root, "commit", "-qam", "big")
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True)
+    status = subprocess.run(["git", "status", "--short"], cwd=root, capture_output=True, text=True, check=True)
+    assert status.stdout == ""
+    cap = (f"larger than 256 KiB, the most a card file may hold ({size:,} bytes; PASSPRICE_MAX_FILE_BYTES=BYTES "
+           "raises the cap)")
+    text = invoke("fact", "show", "mi300x", "memory.bandwidth", "--history", root=root)
+    assert text.exit_code == 0, text.output
+    lines = text.stdout.splitlines()
+    assert lines[0] == "mi300x memory.bandwidth (facts/cards/mi300x.toml): 2 versions"
+    assert lines[2].startswith(f"{head.stdout[:12]}  ") and lines[2].endswith("  big")
+    assert lines[3] == f"  does not read: facts/cards/mi300x.toml at {head.stdout[:12]}: {cap}"
+    assert "uncommitted changes" not in text.stdout
+    result = invoke("fact", "show", "mi300x", "memory.bandwidth", "--history", "--json", root=root)
+    assert [v["commit"] is None for v in json.loads(result.stdout)["versions"]] == [False, False]
+    check = invoke("check", root=root)  # the one wording: check's
+    assert check.exit_code == 2 and f"facts/cards/mi300x.toml: {cap}" in check.output
+    # a change to the work tree is still one
+    with file.open("a", encoding="utf-8") as out:
+        out.write("\n")
+    again = invoke("fact", "show", "mi300x", "memory.bandwidth", "--history", "--json", root=root)
+    first = json.loads(again.stdout)["versions"][0]
+    assert first["commit"] is None and first["error"] == f"{file}: {cap.replace(f'{size:,}', f'{size + 1:,}')}"
+
+
+# --- (3) roofline of a serving file whose limit is past the model -----------------------------------------------------
+
+PAST = ("registry/servings/gemma3-270m-h100.toml: contexts.1.limit: 40,000 positions is past the context length of "
+        "checkpoint gemma3-270m-q4_k_m, 32,768 positions: a model reads no position past its context; give each class "
+        "a limit of at most 32,768")
+
+
+def test_3_roofline_names_the_file_and_key(tmp_path: Path) -> None:
+    # before: "passprice: refused: ContextBeyondModel: context limit 40000 is past the checkpoint's context length
+    # 32768: lower --limit", exit 1
+    root = copy_root(tmp_path)
+    file = root / "registry/servings/gemma3-270m-h100.toml"
+    text = file.read_text(encoding="utf-8")
+    assert text.count("limit = 32768\n") == 1
+    file.write_text(text.replace("limit = 32768\n", "limit = 40000\n"), encoding="utf-8")
+    for command in (("roofline", "h100_sxm5_80gb", "gemma3-270m-h100"), ("price", "gemma3-270m-h100")):
+        assert bad(*command, root=root) == [f"passprice: error: {PAST}"]
+        assert bad(*command, "--json", root=root) == [f"passprice: error: {PAST}"]
+    # the option's limit replaces the file's: priced, as price prices it
+    result = invoke("roofline", "h100_sxm5_80gb", "gemma3-270m-h100", "--limit", "8192", "--json", root=root)
+    assert result.exit_code == 0, result.output
