@@ -1726,11 +1726,14 @@ def _text_rule(values: Mapping[str, str]) -> str:
 
 #: The ``.gitattributes`` lines that keep the files passprice reads byte for byte (their sha256 pinned) in every
 #: registry from its start byte-exact in a checkout, whatever git's config says (``core.autocrlf`` true, Git for
-#: Windows' default): the stored excerpts and the two documents the reference ``kind = "registry"`` sources cite that
-#: are no TOML file. The one list: ``init`` writes it (:func:`gitattributes_text`), this repository ships it, and
+#: Windows' default): the stored excerpts, the two documents the reference ``kind = "registry"`` sources cite that
+#: are no TOML file, and the JSON Schemas ``check`` compares with passprice's own byte for byte
+#: (:func:`passprice.registry.schema_copy_drift`: an autocrlf clone warned of all 11, tests/test_fix171.py). The one
+#: list: ``init`` writes it (:func:`gitattributes_text`), this repository ships it, and
 #: :func:`config_rewrites`' advice names it first (tests/test_eol_rules.py compares the three). Each pattern is
 #: relative to the folder of the ``.gitattributes`` holding it: the registry's root.
-BYTE_EXACT_RULES = ("facts/cards/README.md -text", "facts/stacks/README.md -text", "sources/excerpts/*.txt -text")
+BYTE_EXACT_RULES = ("facts/cards/README.md -text", "facts/stacks/README.md -text", "sources/excerpts/*.txt -text",
+                    "schema/*.json -text")
 
 
 def gitattributes_text() -> str:
