@@ -10,15 +10,21 @@ test.
 - (3) ``roofline CARD SERVING`` of a serving file whose ``contexts.1.limit`` (40,000) is past its model's context
   (32,768) was refused ``ContextBeyondModel … lower --limit`` (exit 1), an option nobody gave; it is the file's bad
   input now, as every other command says it (exit 2, the file and ``contexts.1.limit``).
+- (4) In a clone under ``core.autocrlf=true``, ``check`` warned that all 11 ``schema/*.json`` "differ from this
+  passprice's copy" (in CR alone): ``schema/*.json -text`` is one of ``gitread.BYTE_EXACT_RULES`` (the file init
+  writes and this repository ships): a clone of an init registry and of this repository's records warns of nothing.
 """
 
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from pathlib import Path
 
-from cli_helpers import bad, copy_root, invoke
+import pytest
+
+from cli_helpers import REPO, bad, copy_root, invoke
 
 # --- (1) a version that does not read, the break away from the fact -------------------------------------------------
 
@@ -137,3 +143,68 @@ def test_3_roofline_names_the_file_and_key(tmp_path: Path) -> None:
     # the option's limit replaces the file's: priced, as price prices it
     result = invoke("roofline", "h100_sxm5_80gb", "gemma3-270m-h100", "--limit", "8192", "--json", root=root)
     assert result.exit_code == 0, result.output
+
+
+# --- (4) an autocrlf clone's schema copy ------------------------------------------------------------------------------
+
+
+def _git_clean(at: Path, *args: str) -> None:
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args], cwd=at, check=True,
+                   capture_output=True)
+
+
+def _autocrlf_clone(tmp_path: Path, source: Path) -> Path:
+    """``source`` committed, then cloned under ``core.autocrlf=true`` (Git for Windows' default)."""
+    _git_clean(source, "init", "-q")
+    _git_clean(source, "add", "-A")
+    _git_clean(source, "commit", "-q", "--no-verify", "-m", "start")
+    clone = tmp_path / "clone"
+    _git_clean(tmp_path, "-c", "core.autocrlf=true", "clone", "-q", str(source), str(clone))
+    _git_clean(clone, "config", "core.autocrlf", "true")
+    return clone
+
+
+def _warnings(root: Path) -> list[str]:
+    result = invoke("check", "--json", root=root)
+    assert result.exit_code == 0, result.output
+    return list(json.loads(result.stdout)["warnings"])
+
+
+@pytest.fixture
+def _no_user_git_config(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", "/dev/null")
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+
+
+@pytest.mark.usefixtures("_no_user_git_config")
+def test_4_an_autocrlf_clone_of_an_init_registry_warns_of_nothing(tmp_path: Path) -> None:
+    source = tmp_path / "mine"
+    assert invoke("init", "--examples", str(source)).exit_code == 0
+    assert "schema/*.json -text\n" in (source / ".gitattributes").read_text(encoding="utf-8")
+    clone = _autocrlf_clone(tmp_path, source)
+    assert b"\r\n" in (clone / "README.md").read_bytes()  # autocrlf applies to what no rule covers
+    assert b"\r" not in (clone / "schema/card.schema.json").read_bytes()
+    assert _warnings(clone) == _warnings(source)  # nothing the committed registry is not warned of
+
+
+@pytest.mark.usefixtures("_no_user_git_config")
+def test_4_without_the_rule_the_11_warnings_come_back(tmp_path: Path) -> None:
+    # what a clone made before the fix saw, the rule taken out: one warning a schema file
+    source = tmp_path / "mine"
+    assert invoke("init", str(source)).exit_code == 0
+    rules = source / ".gitattributes"
+    rules.write_text(rules.read_text(encoding="utf-8").replace("schema/*.json -text\n", ""), encoding="utf-8")
+    clone = _autocrlf_clone(tmp_path, source)
+    said = [line for line in _warnings(clone) if line not in _warnings(source)]
+    assert len(said) == 11 and all("differs from this passprice's copy" in line for line in said), said
+    assert said[0].startswith("schema/card.schema.json: differs from this passprice's copy, which it validates "
+                              "against (editors validate against this one): copy ")
+
+
+@pytest.mark.usefixtures("_no_user_git_config")
+def test_4_an_autocrlf_clone_of_this_repositorys_records_warns_of_nothing(tmp_path: Path) -> None:
+    source = copy_root(tmp_path / "repo")
+    shutil.copytree(REPO / "schema", source / "schema")
+    shutil.copyfile(REPO / ".gitattributes", source / ".gitattributes")
+    clone = _autocrlf_clone(tmp_path, source)
+    assert _warnings(clone) == _warnings(source)
