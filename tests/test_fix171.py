@@ -13,6 +13,9 @@ test.
 - (4) In a clone under ``core.autocrlf=true``, ``check`` warned that all 11 ``schema/*.json`` "differ from this
   passprice's copy" (in CR alone): ``schema/*.json -text`` is one of ``gitread.BYTE_EXACT_RULES`` (the file init
   writes and this repository ships): a clone of an init registry and of this repository's records warns of nothing.
+- (5) A clone made under ``core.autocrlf=true`` before the ``-text`` lines were committed (after ``* text=auto``)
+  keeps CRLF excerpts; ``check`` told each to "remove that rule or setting … (or set -text on them)" though the rule
+  now applies: it says the restore step alone, which works.
 """
 
 from __future__ import annotations
@@ -208,3 +211,42 @@ def test_4_an_autocrlf_clone_of_this_repositorys_records_warns_of_nothing(tmp_pa
     shutil.copyfile(REPO / ".gitattributes", source / ".gitattributes")
     clone = _autocrlf_clone(tmp_path, source)
     assert _warnings(clone) == _warnings(source)
+
+
+# --- (5) the restore step alone once the -text rule applies ----------------------------------------------------------
+
+
+@pytest.mark.usefixtures("_no_user_git_config")
+def test_5_a_clone_from_before_the_rules_is_told_to_restore_only(tmp_path: Path) -> None:
+    # before: "... and `git checkout` writes again while it applies; remove that rule or setting for passprice's
+    # files (or set -text on them), the .gitattributes edit staged ..., then restore it (...)"
+    source = tmp_path / "mine"
+    source.mkdir()
+    _git_clean(source, "init", "-q")
+    (source / ".gitattributes").write_text("* text=auto\n", encoding="utf-8")
+    assert invoke("init", str(source)).exit_code == 0
+    assert (source / ".gitattributes").read_text(encoding="utf-8") == "* text=auto\n"  # the user's, left alone
+    _git_clean(source, "add", "-A")
+    _git_clean(source, "commit", "-q", "--no-verify", "-m", "start")
+    clone = tmp_path / "clone"
+    _git_clean(tmp_path, "-c", "core.autocrlf=true", "clone", "-q", str(source), str(clone))
+    _git_clean(clone, "config", "core.autocrlf", "true")
+    from passprice.gitread import gitattributes_text
+
+    (source / ".gitattributes").write_text("* text=auto\n" + gitattributes_text(), encoding="utf-8")
+    _git_clean(source, "commit", "-q", "--no-verify", "-am", "the rules")
+    _git_clean(clone, "pull", "-q")
+    result = invoke("check", root=clone)
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.splitlines()
+    assert len(lines) == 23 and all(line.startswith("passprice: error: sources/") for line in lines), lines
+    assert not any("remove that rule" in line or "set -text" in line for line in lines), lines[0]
+    excerpt = "sources/excerpts/cite74-excerpt.txt"
+    [line] = [line for line in lines if f": {excerpt}'s sha256" in line]
+    assert line.endswith(f"it is the pinned text with CRLF line ends, which an earlier checkout wrote before the "
+                         f".gitattributes rule setting -text on it; restore it (`rm {excerpt} && git checkout -- "
+                         f"{excerpt}`: git passes over a file its index calls unchanged)"), line
+    (clone / excerpt).unlink()  # the step said, done
+    _git_clean(clone, "checkout", "--", excerpt)
+    again = invoke("check", root=clone)
+    assert excerpt not in again.stderr and len(again.stderr.splitlines()) == 22
