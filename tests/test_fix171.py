@@ -16,6 +16,9 @@ test.
 - (5) A clone made under ``core.autocrlf=true`` before the ``-text`` lines were committed (after ``* text=auto``)
   keeps CRLF excerpts; ``check`` told each to "remove that rule or setting … (or set -text on them)" though the rule
   now applies: it says the restore step alone, which works.
+- (6) ``new-serving g5 gemma3-270m-h100 --limit 32768`` wrote ``position = 16384.0`` (the shipped files write
+  ``16384``): a whole position is written as an integer. ``check`` of a link in ``locks/`` to a serving file said
+  ``locks/bad.lock.toml: not a lock file (…; it is a serving file)``: it names the link and what it points to.
 """
 
 from __future__ import annotations
@@ -250,3 +253,30 @@ def test_5_a_clone_from_before_the_rules_is_told_to_restore_only(tmp_path: Path)
     _git_clean(clone, "checkout", "--", excerpt)
     again = invoke("check", root=clone)
     assert excerpt not in again.stderr and len(again.stderr.splitlines()) == 22
+
+
+# --- (6) a whole position as an integer; a link in locks/ said to be one ----------------------------------------------
+
+
+def test_6_new_serving_writes_a_whole_position_as_an_integer(tmp_path: Path) -> None:
+    # before: "position = 16384.0"
+    root = copy_root(tmp_path)
+    result = invoke("new-serving", "g5", "gemma3-270m-h100", "--limit", "32768", root=root)
+    assert result.exit_code == 0, result.output
+    text = (root / "registry/servings/g5.toml").read_text(encoding="utf-8")
+    assert "\n[[contexts]]\nshare = 1.0\nposition = 16384\nlimit = 32768\n" in text, text
+    odd = invoke("new-serving", "g6", "gemma3-270m-h100", "--limit", "32768", "--position", "100.5", root=root)
+    assert odd.exit_code == 0, odd.output
+    assert "\nposition = 100.5\n" in (root / "registry/servings/g6.toml").read_text(encoding="utf-8")
+    assert invoke("price", "g5", root=root).exit_code == 0
+
+
+def test_6_a_link_in_locks_to_a_serving_file_is_said_to_be_a_link(tmp_path: Path) -> None:
+    root = copy_root(tmp_path)
+    (root / "locks/bad.lock.toml").symlink_to("../registry/servings/gemma3-270m-h100.toml")
+    result = invoke("check", root=root)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.splitlines() == [
+        "passprice: error: locks/bad.lock.toml -> ../registry/servings/gemma3-270m-h100.toml: not a lock file (no "
+        "[lock] table; it is a symbolic link to a serving file): a lock is locks/NAME.lock.toml, written by "
+        "`passprice lock SERVING`"]
