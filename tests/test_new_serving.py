@@ -55,7 +55,7 @@ def test_the_file_states_every_default_and_prices_as_the_command_line(root: Path
         "\n"
         "[[contexts]]\n"
         "share = 1.0\n"
-        "position = 2048.0\n"
+        "position = 2048\n"
         "limit = 4096\n"
     )
     by_name = _tokens(root, "r1-batch8")
