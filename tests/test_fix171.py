@@ -19,6 +19,9 @@ test.
 - (6) ``new-serving g5 gemma3-270m-h100 --limit 32768`` wrote ``position = 16384.0`` (the shipped files write
   ``16384``): a whole position is written as an integer. ``check`` of a link in ``locks/`` to a serving file said
   ``locks/bad.lock.toml: not a lock file (…; it is a serving file)``: it names the link and what it points to.
+- (7) ``roofline --plot``: each bind's shading ran half a batch past the last batch drawn, and with a largest batch
+  of 1 the pass-time panel showed no point (a line of one batch draws no segment); the shading ends at the last
+  batch and the pass time at the largest batch is marked.
 """
 
 from __future__ import annotations
@@ -280,3 +283,53 @@ def test_6_a_link_in_locks_to_a_serving_file_is_said_to_be_a_link(tmp_path: Path
         "passprice: error: locks/bad.lock.toml -> ../registry/servings/gemma3-270m-h100.toml: not a lock file (no "
         "[lock] table; it is a symbolic link to a serving file): a lock is locks/NAME.lock.toml, written by "
         "`passprice lock SERVING`"]
+
+
+# --- (7) the roofline's picture: shading within the batches drawn, a point for one batch -----------------------------
+
+
+def _drawn(monkeypatch: pytest.MonkeyPatch, line: object) -> tuple[list[tuple[float, float]], list[tuple[object, ...]]]:
+    """The spans shaded and the marked points plotted when ``line`` is rendered."""
+    pytest.importorskip("matplotlib")
+    from matplotlib.axes import Axes
+
+    from passprice.roofline import render
+
+    spans: list[tuple[float, float]] = []
+    marks: list[tuple[object, ...]] = []
+    span, plot = Axes.axvspan, Axes.plot
+
+    def spanned(ax: Axes, left: float, right: float, *args: object, **options: object) -> object:
+        spans.append((left, right))
+        return span(ax, left, right, *args, **options)
+
+    def plotted(ax: Axes, *args: object, **options: object) -> object:
+        if "marker" in options:
+            marks.append((ax.get_ylabel() or "?", *args))
+        return plot(ax, *args, **options)
+
+    monkeypatch.setattr(Axes, "axvspan", spanned)
+    monkeypatch.setattr(Axes, "plot", plotted)
+    render(line, "svg")  # type: ignore[arg-type]
+    return spans, marks
+
+
+def test_7_the_shading_ends_at_the_last_batch_and_one_batch_is_a_point(monkeypatch: pytest.MonkeyPatch) -> None:
+    import attrs
+
+    from passprice.registry import Root
+    from passprice.roofline import Region, roofline
+    from passprice.servings import load_spec, resolve
+
+    root = Root(REPO)
+    r = resolve(root, load_spec(root, "gemma3-270m-h100"))
+    line = roofline(r.header, r.card, r.serving, "t")
+    last = line.points[-1].batch
+    spans, _ = _drawn(monkeypatch, line)
+    assert spans and max(right for _, right in spans) == last  # before: last + 0.5
+    one = attrs.evolve(line, points=line.points[:1], regions=(Region(line.regions[0].binds, 1, 1),), max_batch=1,
+                       best=line.points[0], changes=())
+    spans, marks = _drawn(monkeypatch, one)
+    assert spans == [(0.5, 1), (0.5, 1)]  # one a panel
+    # before: no point on the pass-time panel (its line of one batch draws nothing)
+    assert ("pass time (ms)", [1], [line.points[0].pass_s * 1e3]) in marks, marks
