@@ -19,9 +19,11 @@ test.
 - (6) ``new-serving g5 gemma3-270m-h100 --limit 32768`` wrote ``position = 16384.0`` (the shipped files write
   ``16384``): a whole position is written as an integer. ``check`` of a link in ``locks/`` to a serving file said
   ``locks/bad.lock.toml: not a lock file (…; it is a serving file)``: it names the link and what it points to.
-- (7) ``roofline --plot``: each bind's shading ran half a batch past the last batch drawn, and with a largest batch
-  of 1 the pass-time panel showed no point (a line of one batch draws no segment); the shading ends at the last
-  batch and the pass time at the largest batch is marked.
+- (7) ``roofline``'s table divided its MAC/B by read-equivalent bytes but showed only the bytes moved: the
+  read-equivalent bytes are a column of their own (``read-eq bytes``). ``roofline --plot``: each bind's shading
+  ran half a batch past the last batch drawn, and with a largest batch of 1 the pass-time panel showed no point (a
+  line of one batch draws no segment); the shading ends at the last batch and the pass time at the largest batch is
+  marked.
 """
 
 from __future__ import annotations
@@ -333,3 +335,22 @@ def test_7_the_shading_ends_at_the_last_batch_and_one_batch_is_a_point(monkeypat
     assert spans == [(0.5, 1), (0.5, 1)]  # one a panel
     # before: no point on the pass-time panel (its line of one batch draws nothing)
     assert ("pass time (ms)", [1], [line.points[0].pass_s * 1e3]) in marks, marks
+
+
+def test_7_the_table_shows_the_bytes_its_intensities_divide_by() -> None:
+    # before: "batch  bytes moved  array MAC/B …", the MAC/B per read-equivalent byte, which no column gave
+    from passprice.tables import si
+
+    text = invoke("roofline", "h100_sxm5_80gb", "gemma3-270m-h100")
+    said = invoke("roofline", "h100_sxm5_80gb", "gemma3-270m-h100", "--json")
+    assert text.exit_code == said.exit_code == 0, text.output
+    lines = text.stdout.splitlines()
+    header = next(line for line in lines if line.startswith("batch  "))
+    assert header.split("  ")[:3] == ["batch", "bytes moved", "read-eq bytes"]
+    point = json.loads(said.stdout)["points"][0]
+    assert point["batch"] == 1 and point["read_equivalent_bytes"] != point["bytes_moved"]
+    row = lines[lines.index(header) + 2].split()
+    assert row[:5] == ["1", *si(point["bytes_moved"], "B").split(), *si(point["read_equivalent_bytes"], "B").split()]
+    # the division by hand: MAC/B x read-eq bytes, the array's MACs, is the same per byte moved x bytes moved
+    macs = point["array_macs_per_byte"] * point["read_equivalent_bytes"]
+    assert macs == pytest.approx(point["array_macs_per_byte_moved"] * point["bytes_moved"], rel=1e-9)
