@@ -1903,7 +1903,7 @@ _TERMS = (
         " byte moved (`array_macs_per_byte_moved`, `vector_macs_per_byte_moved`), with the pass's seconds,"
         " tokens/s and bind.",
         ("arithmetic intensity", "MAC/B", "cycle/B", "cyc/B", "array MAC/B", "vector MAC/B", "scale cyc/B",
-         "bytes moved", "array_macs_per_byte", "vector_macs_per_byte", "scale_cycles_per_byte",
+         "bytes moved", "read-eq bytes", "array_macs_per_byte", "vector_macs_per_byte", "scale_cycles_per_byte",
          "read_equivalent_bytes", "array_macs_per_byte_moved", "vector_macs_per_byte_moved", "points"),
     ),
     Term(
