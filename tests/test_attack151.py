@@ -115,7 +115,7 @@ def test_a_version_past_the_cap_in_a_facts_history_is_not_read(
     assert "4.9 TB/s" not in result.stdout
     for size in sizes:
         assert (f"does not read: {CARD} at ") in result.stdout
-        assert (f": larger than 256 KiB, the most a card or drafting method file may hold ({size:,} bytes; "
+        assert (f": larger than 256 KiB, the most a card file may hold ({size:,} bytes; "
                 "PASSPRICE_MAX_FILE_BYTES=BYTES raises the cap)") in result.stdout, result.stdout
     assert result.stdout.count("does not read: ") == 2
     assert asked and max(asked) < 256 << 10  # the versions past the cap were sized, never read

@@ -73,7 +73,8 @@ def _refusal(root: Path) -> str:
 def test_1_the_file_init_writes_holds_the_rules_one_a_line() -> None:
     text = gitattributes_text()
     rules = [line for line in text.splitlines() if line and not line.startswith("#")]
-    assert rules == ["facts/cards/README.md -text", "facts/stacks/README.md -text", "sources/excerpts/*.txt -text"]
+    assert rules == ["facts/cards/README.md -text", "facts/stacks/README.md -text", "schema/*.json -text",
+                     "sources/excerpts/*.txt -text"]
     assert tuple(rules) == BYTE_EXACT_RULES and plain_rules(text.encode()) == [r.split()[0] for r in rules]
     assert missing_rules(text.encode()) == []
 
@@ -101,7 +102,7 @@ def test_1_a_document_the_rules_miss_gets_a_line_of_its_own() -> None:
     # a kind = "registry" source of the user's citing docs/notes.md: the list, then its own line, sorted
     assert _unset_text_lines(["sources/excerpts/a.txt", "docs/notes.md"]) == (
         "`docs/notes.md -text`, `facts/cards/README.md -text`, `facts/stacks/README.md -text`, "
-        "`sources/excerpts/*.txt -text`")
+        "`schema/*.json -text`, `sources/excerpts/*.txt -text`")
     assert _unset_text_lines(["facts/cards/README.md"]) == ", ".join(f"`{r}`" for r in BYTE_EXACT_RULES)
     assert _unset_text_lines(["a b/x.txt"]) == "`* -text`"  # a space a pattern would split at
 
@@ -120,7 +121,8 @@ def test_2_a_users_file_at_a_repository_top_is_left_alone_and_told_what_it_lacks
     assert "left alone (already here; init replaces nothing, so its own are not written): .gitattributes" in (
         result.stdout)
     assert f"passprice: warning: {top}/.gitattributes: left alone (yours), but it lacks facts/stacks/README.md " \
-           "-text, sources/excerpts/*.txt -text: add them (init writes them into a new registry), or a checkout " \
+           "-text, schema/*.json -text, sources/excerpts/*.txt -text: add them (init writes them into a new " \
+           "registry), or a checkout " \
            "under core.autocrlf true (Git for Windows' default) writes CRLF into the files passprice reads byte for " \
            "byte, and check and the review refuse it" in result.stderr.splitlines(), result.stderr
 

@@ -109,6 +109,6 @@ def test_a_300_kb_version_in_a_facts_history_is_not_parsed() -> None:
     with pytest.raises(InputError) as caught:
         history._fact_in(text, "memory.capacity", "abc123:facts/cards/x.toml")
     assert str(caught.value) == (
-        f"abc123:facts/cards/x.toml: larger than 256 KiB, the most a card or drafting method file may hold "
+        f"abc123:facts/cards/x.toml: larger than 256 KiB, the most a card file may hold "
         f"({len(text):,} bytes; PASSPRICE_MAX_FILE_BYTES=BYTES raises the cap)"
     )

@@ -130,7 +130,8 @@ def test_2_committing_the_advised_lines_exactly_passes(started: Path, tmp_path: 
                            "as CRLF in a checkout (core.autocrlf=true, a setting of .git/config, no .gitattributes "
                            "rule), so a checkout's bytes are not the committed bytes a review reads "), line
     # Was `sources/excerpts/*.txt -text` alone: committed, the two documents registry sources cite still failed.
-    advised = "(`facts/cards/README.md -text`, `facts/stacks/README.md -text`, `sources/excerpts/*.txt -text`, "
+    advised = ("(`facts/cards/README.md -text`, `facts/stacks/README.md -text`, `schema/*.json -text`, "
+               "`sources/excerpts/*.txt -text`, ")
     assert advised in line and "its record pins" not in line, line
     rules = re.findall(r"`([^`]* -text)`", line)
     (root / ".gitattributes").write_text("".join(f"{rule}\n" for rule in rules), encoding="utf-8")
@@ -162,10 +163,10 @@ def test_2_the_example_lines_by_folder_and_extension() -> None:
     # init's lines first (gitread.BYTE_EXACT_RULES), then those of the paths they miss (tests/test_eol_rules.py)
     assert _unset_text_lines(["a/x.txt", "a/y.txt", "b/README.md"]) == (
         "`a/*.txt -text`, `b/README.md -text`, `facts/cards/README.md -text`, `facts/stacks/README.md -text`, "
-        "`sources/excerpts/*.txt -text`")
+        "`schema/*.json -text`, `sources/excerpts/*.txt -text`")
     assert _unset_text_lines(["a b/x.txt"]) == "`* -text`"  # a space a pattern would split at
     assert _unset_text_lines([f"d{i}/x.txt" for i in range(7)]) == "`* -text`"  # past 6 lines
-    assert _unset_text_lines([f"d{i}/x.txt" for i in range(6)]).count(" -text`") == 6 + 3  # and init's 3
+    assert _unset_text_lines([f"d{i}/x.txt" for i in range(6)]).count(" -text`") == 6 + 4  # and init's 4
 
 
 # --- (3) reproduce, when the requirement named is the running passprice ---------------------------------------------

@@ -55,7 +55,7 @@ def test_the_file_states_every_default_and_prices_as_the_command_line(root: Path
         "\n"
         "[[contexts]]\n"
         "share = 1.0\n"
-        "position = 2048.0\n"
+        "position = 2048\n"
         "limit = 4096\n"
     )
     by_name = _tokens(root, "r1-batch8")
@@ -74,7 +74,7 @@ def test_a_serving_derived_from_another_keeps_its_draft_not_its_description(root
     assert "description" not in out["document"]  # the base's says batch 16: it would describe another serving
     text = (root / "registry" / "servings" / "mtp-batch4.toml").read_text(encoding="utf-8")
     assert "\n[draft]\nmethod = \"qwen35-mtp\"\ntokens = 2\nhead_rows = 32768\n" in text
-    assert "position = 16384.0\nlimit = 32768\n" in text
+    assert "position = 16384\nlimit = 32768\n" in text  # a whole position as an integer (tests/test_fix171.py)
     assert _tokens(root, "mtp-batch4") == _tokens(root, "qwen35-27b-h200-mtp", "--batch", "4")
 
 

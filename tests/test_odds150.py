@@ -91,7 +91,7 @@ def _refusal(setting: str, where: str = ".git/config", at: str = "",
             f"checkout ({setting}, a setting of {where}, {rule}), so a checkout's bytes are not the "
             "committed bytes a review reads (and `git checkout` writes them so again); "
             f"{fix}, or set -text on passprice's files in .gitattributes (`facts/cards/README.md -text`, "
-            "`facts/stacks/README.md -text`, `sources/excerpts/*.txt -text`, "
+            "`facts/stacks/README.md -text`, `schema/*.json -text`, `sources/excerpts/*.txt -text`, "
             f"committed{after}: every machine's checkout then keeps their bytes)")
 
 

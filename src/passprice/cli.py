@@ -4117,7 +4117,12 @@ def roofline_command(
         else:
             click.echo(ridges_text(card))
         return
-    root, spec = _spec(ctx, serving, base=base, **{**o, "card": card_name})
+    spec = None if serving is None and base is None else _spec(ctx, serving, base=base, **o)[1]
+    if spec is None or spec.card != card_name:  # CARD is the serving's own: its file's spec, still naming the file
+        # (its `contexts.1.limit` past the model was refused `ContextBeyondModel … lower --limit`, exit 1, as if of
+        # an option: tests/test_fix171.py)
+        spec = _spec(ctx, serving, base=base, **{**o, "card": card_name})[1]
+    root = _root(ctx)
     # --plot over the header or card it draws (`roofline CARD --checkpoint h.png --plot h.png --force` drew over
     # the header, exit 0: attack round 26)
     _check_inputs([("SERVING", serving), *_read_through(root, [], stack=stack, specs=[spec])], [("--plot", plot_path)])

@@ -1759,11 +1759,14 @@ def _text_rule(values: Mapping[str, str]) -> str:
 
 #: The ``.gitattributes`` lines that keep the files passprice reads byte for byte (their sha256 pinned) in every
 #: registry from its start byte-exact in a checkout, whatever git's config says (``core.autocrlf`` true, Git for
-#: Windows' default): the stored excerpts and the two documents the reference ``kind = "registry"`` sources cite that
-#: are no TOML file. The one list: ``init`` writes it (:func:`gitattributes_text`), this repository ships it, and
+#: Windows' default): the stored excerpts, the two documents the reference ``kind = "registry"`` sources cite that
+#: are no TOML file, and the JSON Schemas ``check`` compares with passprice's own byte for byte
+#: (:func:`passprice.registry.schema_copy_drift`: an autocrlf clone warned of all 11, tests/test_fix171.py). The one
+#: list: ``init`` writes it (:func:`gitattributes_text`), this repository ships it, and
 #: :func:`config_rewrites`' advice names it first (tests/test_eol_rules.py compares the three). Each pattern is
 #: relative to the folder of the ``.gitattributes`` holding it: the registry's root.
-BYTE_EXACT_RULES = ("facts/cards/README.md -text", "facts/stacks/README.md -text", "sources/excerpts/*.txt -text")
+BYTE_EXACT_RULES = ("facts/cards/README.md -text", "facts/stacks/README.md -text", "schema/*.json -text",
+                    "sources/excerpts/*.txt -text")
 
 
 def gitattributes_text() -> str:
@@ -1900,6 +1903,20 @@ def work_tree_config_rewrites(folder: Path, pinned: list[str], rules: bool) -> l
     top = _git_top(folder)
     prefix = "" if top is None else Path(os.path.relpath(folder, top)).as_posix()
     return config_rewrites(data, values, setting, prefix="" if prefix == "." else f"{prefix}/")
+
+
+def index_keeps_bytes(folder: Path, rel: str) -> bool:
+    """Whether the index's ``.gitattributes`` rules (``git check-attr --cached``, what a checkout reads) unset
+    ``text`` on ``rel`` (relative to ``folder``): a checkout then writes its committed bytes whatever git's config
+    says, so a file holding CRLF from an earlier checkout needs restoring alone (tests/test_fix171.py: the advice to
+    remove the rule or setting, or set ``-text``, was given with the ``-text`` rule committed). ``False`` when git
+    fails or is not installed. Raises nothing."""
+    try:
+        out = run_git(folder, ["check-attr", "--cached", "-z", "text", "--", rel])
+    except (InputError, GitFailed, OSError, subprocess.CalledProcessError):
+        return False
+    fields = os.fsdecode(out).split("\0")
+    return len(fields) >= 3 and fields[2] == "unset"
 
 
 def checked_attributes(cwd: Path, paths: Iterable[str], scratch: Path | None = None,

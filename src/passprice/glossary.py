@@ -1904,15 +1904,16 @@ _TERMS = (
         "arithmetic intensity: a pass's work per byte of memory traffic, against a datapath's ridge",
         "Arithmetic intensity (roofline model): a pass's work on a datapath over the bytes it moves, in MAC/B (array "
         "and vector) or cycle/B (scale lanes), the bytes counted as read-equivalent bytes (the memory term's seconds "
-        "× `memory.bandwidth` × `streams.read`: `bytes moved`). A datapath binds once its intensity reaches its "
-        "ridge; `roofline` gives it by batch (`array MAC/B`, `vector MAC/B`, `scale cyc/B`)."
+        "× `memory.bandwidth` × `streams.read`: the table's `read-eq bytes`, beside the card-memory `bytes moved`). A "
+        "datapath binds once its intensity reaches its ridge; `roofline` gives it by batch (`array MAC/B`, `vector "
+        "MAC/B`, `scale cyc/B`)."
         " `roofline --json`'s `points` gives one priced batch each: `bytes_moved` (card-memory bytes a pass"
         " moves), `read_equivalent_bytes` (memory_s × bandwidth × streams.read), the intensities per"
         " read-equivalent byte (`array_macs_per_byte`, `vector_macs_per_byte`, `scale_cycles_per_byte`) and per"
         " byte moved (`array_macs_per_byte_moved`, `vector_macs_per_byte_moved`), with the pass's seconds,"
         " tokens/s and bind.",
         ("arithmetic intensity", "MAC/B", "cycle/B", "cyc/B", "array MAC/B", "vector MAC/B", "scale cyc/B",
-         "bytes moved", "array_macs_per_byte", "vector_macs_per_byte", "scale_cycles_per_byte",
+         "bytes moved", "read-eq bytes", "array_macs_per_byte", "vector_macs_per_byte", "scale_cycles_per_byte",
          "read_equivalent_bytes", "array_macs_per_byte_moved", "vector_macs_per_byte_moved", "points"),
     ),
     Term(

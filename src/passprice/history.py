@@ -19,6 +19,7 @@ import re
 import subprocess
 import tomllib
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -126,9 +127,6 @@ def _entry(document: Mapping[str, Any], path: str) -> Any:
     return node if isinstance(node, Mapping) else None
 
 
-#: What a version's size is capped as (:func:`passprice.schema.require_size`): every kind a fact's history reads (a
-#: card, drafting method, stack or routing record) has the one cap, :func:`passprice.schema.kind_cap`'s default.
-VERSION_KIND = "card or drafting method"
 
 
 def _fact_in(text: bytes, path: str, where: str, kind: str = "card") -> Fact | None:
@@ -138,7 +136,7 @@ def _fact_in(text: bytes, path: str, where: str, kind: str = "card") -> Fact | N
     (:func:`passprice.schema.require_size`, before it is parsed: issue 13), holds more separators than its kind's files
     may (:func:`passprice.schema.require_shape`: a stack's 8,627 were refused under a card's 4,096 cap,
     tests/test_newcomer_21.py) or the entry is not a fact."""
-    schema.require_size(where, VERSION_KIND, len(text))
+    schema.require_size(where, kind, len(text))
     schema.require_shape(where, kind, text)  # its kind's separators, before tomllib's cost of them
     try:
         document = schema.toml_loads(text.decode("utf-8"))
@@ -156,11 +154,18 @@ def _fact_in(text: bytes, path: str, where: str, kind: str = "card") -> Fact | N
 
 
 def fact_table(text: bytes, path: str) -> bytes | None:
-    """The lines of fact ``path``'s own table in a TOML file's ``text``: its ``[path]`` header line and what follows
-    up to the next table that is not one of its own (``[path.derivation]`` is); ``None`` when the file has no such
-    header, or more than one (then the whole file is read). TOML defines a table's keys in its own table only (a
-    table defined by a header cannot be added to by dotted keys elsewhere), so the fact is what this text holds; a
-    multi-line value cut by a line opening with ``[`` leaves text that does not parse, and the whole file is read."""
+    """The lines of fact ``path``'s own table in a TOML file's ``text`` (:func:`table_at`), or ``None``."""
+    at = table_at(text, path)
+    return None if at is None else text[at[0] : at[1]]
+
+
+def table_at(text: bytes, path: str) -> tuple[int, int] | None:
+    """Where fact ``path``'s own table lies in a TOML file's ``text`` (byte offsets, start and end): its
+    ``[path]`` header line and what follows up to the next table that is not one of its own (``[path.derivation]``
+    is); ``None`` when the file has no such header, or more than one (then the whole file is read). TOML defines a
+    table's keys in its own table only (a table defined by a header cannot be added to by dotted keys elsewhere), so
+    the fact is what this text holds; a multi-line value cut by a line opening with ``[`` leaves text that does not
+    parse, and the whole file is read."""
     parts = [re.escape(p.encode("utf-8")) for p in path.split(".")]
     dotted = rb"[ \t]*\.[ \t]*".join(parts)
     header = re.compile(rb"^[ \t]*\[[ \t]*" + dotted + rb"[ \t]*\][ \t]*(#.*)?$", re.MULTILINE)
@@ -180,19 +185,25 @@ def fact_table(text: bytes, path: str) -> bytes | None:
         at = text.find(last, max(at + 1, text.find(b"\n", at) + 1 or len(text)))
     if len(found) != 1:
         return None
-    start = found[0].start()
+    return _table_span(text, found[0], dotted)
+
+
+def _table_span(text: bytes, found: re.Match[bytes], dotted: bytes) -> tuple[int, int]:
+    """Where the table whose header ``found`` matched starts and ends in ``text`` (:func:`fact_table`)."""
+    start = found.start()
     own = re.compile(rb"^[ \t]*\[[ \t]*" + dotted + rb"[ \t]*\.")
     end = len(text)
-    for line in re.finditer(rb"^[ \t]*\[.*$", text[found[0].end():], re.MULTILINE):
+    for line in re.finditer(rb"^[ \t]*\[.*$", text[found.end():], re.MULTILINE):
         if not own.match(line.group(0)):
-            end = found[0].end() + line.start()
+            end = found.end() + line.start()
             break
-    return text[start:end]
+    return start, end
 
 
 class _Reader:
     """Reads the fact from each version's text, once per distinct text: by its own table when
-    :func:`fact_table` finds it (a few hundred bytes, however large the file), else from the whole file."""
+    :func:`fact_table` finds it (a few hundred bytes, however large the file) and the rest of the file reads (once per
+    distinct rest), else from the whole file."""
 
     #: Stands for the version's name in a remembered error (the same table read at another commit names that one).
     _WHERE = "\0version\0"
@@ -201,13 +212,18 @@ class _Reader:
         self.path = path
         self.kind = kind
         self.seen: dict[bytes, Fact | InputError | None] = {}
+        self.rest: dict[bytes, bool] = {}  # whether the file reads outside the fact's table, by that rest's text
 
     def read(self, text: bytes, where: str) -> Fact | None:
         """The fact, or ``None`` when this version has none. Raises :class:`InputError` as :func:`_fact_in`, naming
-        ``where``: a version larger than a card or drafting method may be too, before its table is looked for (read by
-        its table, a version of 300 KB showed its fact where the whole file is refused: tests/test_attack151.py)."""
-        schema.require_size(where, VERSION_KIND, len(text))
-        table = fact_table(text, self.path)
+        ``where``: a version larger than a file of its kind may be too (in ``check``'s words), before its table is
+        looked for (read by its table, a version of 300 KB showed its fact where the whole file is refused:
+        tests/test_attack151.py)."""
+        schema.require_size(where, self.kind, len(text))
+        at = table_at(text, self.path)
+        table = None if at is None else text[at[0] : at[1]]
+        if at is not None and not self._rest_reads(text, at):
+            table = None  # the file does not read elsewhere: the whole file is read, and its error said
         key = table if table is not None else text
         if key not in self.seen:
             found: Fact | InputError | None = None
@@ -225,6 +241,27 @@ class _Reader:
         known = self.seen[key]
         if isinstance(known, InputError):
             raise InputError(str(known).replace(self._WHERE, where)) from None
+        return known
+
+    def _rest_reads(self, text: bytes, at: tuple[int, int]) -> bool:
+        """Whether the file ``text`` reads outside the fact's own table (its offsets ``at``): the file with
+        the table's lines but its header taken out parses, and holds nothing under the fact's path (else a key of
+        the table could clash with it), once per distinct such rest. A version whose file does not read is a version
+        that does not read, whatever lines changed: read by its table alone, ``broken = = `` appended to the end of
+        a card showed the fact at that commit, and the next commit as ``value changed`` (tests/test_fix171.py)."""
+        start, end = at
+        header_end = text.find(b"\n", start, end)
+        header = text[start:end] if header_end == -1 else text[start : header_end + 1]
+        rest = text[:start] + header + (b"" if header.endswith(b"\n") else b"\n") + text[end:]
+        known = self.rest.get(rest)
+        if known is None:
+            try:
+                document = schema.toml_loads(rest.decode("utf-8"))
+            except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError, ValueError):
+                known = False
+            else:
+                known = _entry(document, self.path) == {}
+            self.rest[rest] = known
         return known
 
 
@@ -403,7 +440,9 @@ def _fact_history(root: Root, where: FactFile) -> list[Version]:
     try:
         now = _fact_in(gitread.read_sized(where.file), where.path, str(where.file), where.kind)
     except (InputError, OSError) as e:
-        versions.append(Version(None, "", "", "uncommitted changes", None, str(e)))
+        if not (commits and commits[-1].blob is not None and versions and versions[-1].commit == commits[-1].sha
+                and versions[-1].error is not None and _as_committed(checkout, where.file, commits[-1].blob)):
+            versions.append(Version(None, "", "", "uncommitted changes", None, str(e)))
     else:
         if versions and versions[-1].error is not None and versions[-1].commit is not None:
             changed, said = _read_again(last, now, last_at)  # the last commit's does not read: said so, as above
@@ -414,6 +453,18 @@ def _fact_history(root: Root, where: FactFile) -> list[Version]:
             versions.append(Version(None, "", "", "uncommitted changes", now, None, changed, said=said))
     versions.reverse()
     return versions
+
+
+def _as_committed(checkout: Checkout, file: Path, blob: str) -> bool:
+    """Whether the work tree's ``file`` is the last commit's version of it, blob id ``blob`` (``git hash-object``,
+    through the checkout's filters as ``git status`` compares it): a file that does not read, unchanged since its
+    commit, is no uncommitted change (the version over the cap at HEAD was listed again as ``work tree  uncommitted
+    changes``, tests/test_fix171.py). ``False`` when git cannot tell."""
+    try:
+        out = _run_git(checkout.top, ["hash-object", "--", os.fspath(file)])
+    except subprocess.CalledProcessError:
+        return False
+    return out.strip().decode("ascii", "replace") == blob
 
 
 def _with_merged(
@@ -565,12 +616,12 @@ def _read_versions(
             for k in ks:
                 out[k] = (None, gitread.too_large(f"{commits[k].sha[:12]}:{commits[k].name}", size))
             continue
-        if size > schema.kind_cap(VERSION_KIND):
+        if size > schema.kind_cap(reader.kind):
             # Refused by its size as its read would be, unread: six versions of 60 MB each (a 3 MB .git) were read
             # whole (2.1 s of CPU, 212 MB; versions of 300 KB: 0.57 s, 53 MB) (tests/test_attack151.py).
             for k in ks:
                 try:
-                    schema.require_size(f"{commits[k].name} at {commits[k].sha[:12]}", VERSION_KIND, size)
+                    schema.require_size(f"{commits[k].name} at {commits[k].sha[:12]}", reader.kind, size)
                 except InputError as e:
                     out[k] = (None, str(e))
             continue

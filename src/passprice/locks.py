@@ -1666,8 +1666,14 @@ def _not_a_lock(path: Path, data: bytes, document: dict[str, Any] | None = None)
     if "lock" in document or kind == "lock" or (kind is None and (not document or set(document) & set(_TABLES))):
         return  # a lock, perhaps cut short (said so by the caller), or nothing to tell it by
     what = f"a {kind} file" if kind is not None else "some other file"
+    named = str(path)
+    try:  # a link says so: `locks/bad.lock.toml -> ../registry/servings/x.toml` (it read as the file it names)
+        if os.path.islink(path):
+            named, what = f"{path} -> {os.readlink(path)}", f"a symbolic link to {what}"
+    except OSError:
+        pass
     raise InputError(
-        f"{path}: not a lock file (no [lock] table; it is {what}): a lock is locks/NAME.lock.toml, written by "
+        f"{named}: not a lock file (no [lock] table; it is {what}): a lock is locks/NAME.lock.toml, written by "
         "`passprice lock SERVING`"
     ) from None
 

@@ -542,6 +542,7 @@ def roofline_text(line: Roofline) -> str:
             [
                 f"{b:,}",
                 si(p.bytes_moved, "B"),
+                si(p.read_equivalent, "B"),
                 f"{p.array:,.4g}",
                 f"{p.vector:,.4g}",
                 f"{p.scale:,.4g}",
@@ -558,11 +559,13 @@ def roofline_text(line: Roofline) -> str:
     lines.append(
         text_table(
             [
-                "batch", "bytes moved", "array MAC/B", "vector MAC/B", "scale cyc/B", "pass", "tokens/s", "binds",
-                "best / largest",
+                # the intensities divide by the read-equivalent bytes, not the bytes moved: both shown, so the
+                # division works by hand (tests/test_fix171.py)
+                "batch", "bytes moved", "read-eq bytes", "array MAC/B", "vector MAC/B", "scale cyc/B", "pass",
+                "tokens/s", "binds", "best / largest",
             ],
             rows,
-            right=(0, 1, 2, 3, 4, 5, 6),
+            right=(0, 1, 2, 3, 4, 5, 6, 7),
         )
     )
     lines.append("")
@@ -708,9 +711,11 @@ def render(line: Roofline, fmt: str) -> bytes:
         top.plot(batches, [p.tokens_per_s for p in line.points], color="black", linewidth=1.6)
         bottom.plot(batches, [p.pass_s * 1e3 for p in line.points], color="black", linewidth=1.6)
         shown: set[ServingBind] = set()
+        end = batches[-1]
         for r in line.regions:
-            # Shade from half a batch before the region's first batch to half a batch after its last.
-            left, right = max(r.first - 0.5, 0.5), r.last + 0.5
+            # Shade from half a batch before the region's first batch to half a batch after its last, never past the
+            # last batch drawn (the shading ran on past the line's end to the frame: tests/test_fix171.py).
+            left, right = max(r.first - 0.5, 0.5), min(r.last + 0.5, end)
             for ax in (top, bottom):
                 ax.axvspan(
                     left,
@@ -750,6 +755,9 @@ def render(line: Roofline, fmt: str) -> bytes:
         top.set_xlim(0.7, max(line.max_batch * 1.25, line.max_batch + 1.0))
         last = line.points[-1]
         top.plot([last.batch], [last.tokens_per_s], marker="s", color="#0072B2")
+        # the pass time at the largest batch marked too: a line of one batch draws no segment, so with a largest batch
+        # of 1 the pass-time panel showed no point (tests/test_fix171.py)
+        bottom.plot([last.batch], [last.pass_s * 1e3], marker="s", color="#0072B2")
         top.legend(loc="best", fontsize=8)
         # Each title line wrapped to the picture's width: a MoE's routing line (routing_caption) ran past both
         # edges, the record's name cut off (left31).

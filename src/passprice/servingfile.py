@@ -70,7 +70,9 @@ def serving_text(spec: ServingSpec) -> str:
         for context in contexts:
             table = tomlkit.table()
             for key, value in context.items():
-                table.add(key, value)
+                # a whole position as an integer, as the shipped files write it (`position = 16384`, not 16384.0)
+                whole = key == "position" and isinstance(value, float) and value.is_integer()
+                table.add(key, int(value) if whole else value)
             array.append(table)
         out.add(tomlkit.nl())
         out.add("contexts", array)

@@ -553,8 +553,15 @@ def _digest_problem(root: Root, source: Source, excerpt: str, pinned: str, data:
         # the pinned bytes with CRLF line ends: a checkout's line-end conversion, which `git checkout -- PATH`
         # repeats (tests/test_fix146.py: the advice to restore it wrote the same bytes again); a setting of git's
         # config that does it here is named (tests/test_odds150.py)
-        from passprice.gitread import config_line_ends
+        from passprice.gitread import config_line_ends, index_keeps_bytes
 
+        restore = (f"`rm {shell_word(excerpt)} && git checkout -- {shell_word(excerpt)}`: git passes over a file its "
+                   "index calls unchanged")
+        if index_keeps_bytes(root.path, excerpt):  # the -text rule is committed now: restoring is all that is left
+            return (f"{excerpt}'s sha256 is {found[:12]}…, not the {pinned[:12]}… the record pins "
+                    "(source.excerpt_sha256): it is the pinned text with CRLF line ends, which an earlier checkout "
+                    "wrote before the .gitattributes rule setting -text on it; restore it "
+                    f"({restore})")
         setting = config_line_ends(root.path)
         here = "" if setting is None else f"; here {setting.name}={setting.value}, a setting of {setting.where}"
         return (f"{excerpt}'s sha256 is {found[:12]}…, not the {pinned[:12]}… the record pins "
@@ -562,8 +569,7 @@ def _digest_problem(root: Root, source: Source, excerpt: str, pinned: str, data:
                 f"writes in a checkout (an eol=crlf or text rule of .gitattributes, or core.autocrlf{here}) and `git "
                 "checkout` writes again while it applies; remove that rule or setting for passprice's files (or set "
                 "-text on them), the .gitattributes edit staged (`git add .gitattributes`: a checkout reads the "
-                f"index's rules), then restore it (`rm {shell_word(excerpt)} && git checkout -- "
-                f"{shell_word(excerpt)}`: git passes over a file its index calls unchanged)")
+                f"index's rules), then restore it ({restore})")
     if found == pinned:
         read = _excerpt_read(data, found)
         if read.bad is not None:  # pinned, but no text audit can check a quote against (a new user's finding)
