@@ -403,3 +403,42 @@ def test_5_one_cost_formula_called_where_design_says() -> None:
     assert {m for m, (_, lines) in callers.items() if lines} == {"batching", "roofline"}
     cost_of = inspect.getsource(importlib.import_module("passprice.serving").PassShape.cost)
     assert "pass_terms(" in cost_of and "pass_seconds(" in cost_of
+
+
+# --- 6. the command line section ------------------------------------------------------------------------------------
+
+
+def test_6_design_lists_every_command_and_counts_the_parameters() -> None:
+    section = DESIGN.split("## Command line\n", 1)[1].split("\n## ", 1)[0]
+    listed = section.split("**Where decisions live.**", 1)[0].split(". Every command:", 1)[0]
+    named = {m.split()[0] for m in SPAN.findall(listed) if re.fullmatch(r"[a-z][a-z-]*(?: [A-Z]+| [a-z|]+)?", m)}
+    named -= {"passprice"}  # `passprice` (click): the program, then its commands
+    assert named == set(cli.commands), named ^ set(cli.commands)
+    assert f"{len(cli.commands)} commands in all" in section
+    options = arguments = 0
+    plots = set()
+    groups: list[click.Command] = [cli]
+    while groups:
+        group = groups.pop()
+        for param in group.params:
+            options += isinstance(param, click.Option)
+            arguments += isinstance(param, click.Argument)
+            plots |= {group.name} if "--plot" in getattr(param, "opts", ()) else set()
+        if isinstance(group, click.Group):
+            groups.extend(group.commands.values())
+    # the ~390 parameters click builds when a command is first used (about 280 when the sentence was written)
+    assert f"of the ~390 defined: {options} options and {arguments} arguments)" in section
+    assert abs(options + arguments - 390) <= 39
+    assert plots == {"roofline", "sweep", "simulate", "audit", "validate"}
+    assert "`--plot FILE` of `roofline`, `sweep`, `simulate`, `audit` or\n`validate`" in section
+
+
+def test_6_the_readme_s_status_1_names_the_judgements_that_fail() -> None:
+    row = next(line for line in README.splitlines() if line.startswith("| 1 | a refusal"))
+    for said in ("a `sweep` none of whose rows has a price", "`check` FAILED", "a lock `reproduce` does not reproduce",
+                 "a review (`diff`) that fails"):
+        assert said in row
+    cli_source = (REPO / "src" / "passprice" / "cli.py").read_text(encoding="utf-8")
+    assert cli_source.count("ctx.exit(1)") == 5  # two refusal handlers, reproduce, check, a sweep priced nowhere
+    assert "ctx.meta[STATUS] = 0 if rep.equals else 1" in cli_source
+    assert "ctx.meta[STATUS] = 2 if report.unreadable else 0 if report.ok(frozen) else 1" in cli_source
