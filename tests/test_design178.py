@@ -442,3 +442,35 @@ def test_6_the_readme_s_status_1_names_the_judgements_that_fail() -> None:
     assert cli_source.count("ctx.exit(1)") == 5  # two refusal handlers, reproduce, check, a sweep priced nowhere
     assert "ctx.meta[STATUS] = 0 if rep.equals else 1" in cli_source
     assert "ctx.meta[STATUS] = 2 if report.unreadable else 0 if report.ok(frozen) else 1" in cli_source
+
+
+# --- 7. the layouts and the commands a stack is given to ------------------------------------------------------------
+
+
+def test_7_the_readme_layout_names_every_module() -> None:
+    block = README.split("src/passprice/         the library", 1)[1].split("\ntests/ ", 1)[0]
+    named = set(re.findall(r"\b([a-z_]+)\b", re.sub(r"\([^)]*\)", "", block)))
+    modules = {p.stem for p in (REPO / "src" / "passprice").glob("*.py")} - {"__init__", "__main__"}
+    assert sorted(modules - named) == []  # 41 of 95 were missing
+    assert len(modules) >= 90
+
+
+def test_7_the_design_layout_names_every_top_level_entry() -> None:
+    block = DESIGN.split("## Repository layout (top level)\n\n```\n", 1)[1].split("```", 1)[0]
+    named = {re.split(r"[/ ,]", line.strip(), maxsplit=1)[0] for line in block.splitlines() if line.strip()}
+    named |= set(re.findall(r"(?<![\w/])(\.[a-z][\w.-]*)", block))
+    tracked = {p.name for p in REPO.iterdir()} & {
+        ".ci", ".gitattributes", ".github", ".gitignore", ".pre-commit-hooks.yaml", "README.md", "benchmarks", "docs",
+        "examples", "facts", "hatch_build.py", "locks", "pyproject.toml", "registry", "schema", "sources", "src",
+        "tests"}
+    assert len(tracked) >= 15  # a checkout (an sdist may lack the dot files)
+    assert sorted(tracked - named) == []
+
+
+def test_7_design_says_every_command_a_stack_is_given_to() -> None:
+    with_stack = {name for name, command in _commands().items() if "--stack" in _options(command)}
+    assert with_stack == {"price", "best", "compare", "max-batch", "lock", "audit", "sweep", "roofline", "speculate",
+                          "simulate", "calibrate", "validate"}
+    section = DESIGN.split("## Serving stacks", 1)[1].split("\n## ", 1)[0]
+    said = section.split("`--stack S` on ", 1)[1].split("without `--stack` nothing changes", 1)[0]
+    assert {c for c in with_stack if f"`{c}`" in said or f"`{c} --stack`" in said} == with_stack
