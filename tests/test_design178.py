@@ -24,6 +24,14 @@
 5. The one cost formula: `cost.pass_terms` is called by the modules DESIGN.md's "One cost formula" names (the
    pass's cost, the batch searches' bounds, the sweep, the step pricer, the roofline through `cost.Lines`), and no
    module outside `cost` divides by a `Pricing`'s rate (test_5_*).
+6. DESIGN.md's Command line names the 28 commands and counts the click parameters (it said ~280: 387 now); the
+   README's exit status 1 names the judgements that fail (check, reproduce, a review, a sweep priced nowhere), not
+   refusals alone (test_6_*).
+7. The README's Layout names every module of src/passprice (41 of 95 were missing), DESIGN.md's layout every
+   top-level entry, and "Serving stacks" every command that takes ``--stack`` (compare, audit, calibrate and
+   validate were not named) (test_7_*).
+8. Every other backticked code name (snake_case, CamelCase, a CONSTANT) of DESIGN.md and the README is a word of
+   the package's code or data, or one of the other programs' names listed here (test_8_*).
 """
 
 from __future__ import annotations
@@ -197,7 +205,7 @@ def test_2_every_class_attribute_resolves(document: str) -> None:
     bad: set[str] = set()
     count = 0
     for span in SPAN.findall(text):
-        for m in re.finditer(r"(?<![\w.])([A-Z][A-Za-z0-9]+)\.([a-z_][A-Za-z0-9_]*)(?![\w.])", span):
+        for m in re.finditer(r"(?<![\w.])(_?[A-Z][A-Za-z0-9]+)\.([a-z_][A-Za-z0-9_]*)(?![\w.])", span):
             if m[1] in classes:
                 count += 1
                 if not _resolves(classes[m[1]][0], [m[2]]):
@@ -474,3 +482,54 @@ def test_7_design_says_every_command_a_stack_is_given_to() -> None:
     section = DESIGN.split("## Serving stacks", 1)[1].split("\n## ", 1)[0]
     said = section.split("`--stack S` on ", 1)[1].split("without `--stack` nothing changes", 1)[0]
     assert {c for c in with_stack if f"`{c}`" in said or f"`{c} --stack`" in said} == with_stack
+
+
+# --- 8. every other backticked code name ----------------------------------------------------------------------------
+
+#: Names DESIGN.md gives that are other programs' (each where it is said): Linux's capability and open flag, the
+#: environment's TZ, pickle's opcode, coreutils' close_stdout, git's file_stat_matches, llama.cpp's size_base and
+#: swa_full and its tensor names ssm_d and token_embd_norm, cattrs' ClassValidationError, a derivation's input
+#: name in facts/cards/ (both_ways), tests/test_forge110.py's LEFT and a test named by its function (test_leftovers_27).
+OTHERS = frozenset({"CAP_DAC_OVERRIDE", "O_DIRECT", "TZ", "LONG_BINPUT", "close_stdout", "file_stat_matches",
+                    "size_base", "swa_full", "ssm_d", "token_embd_norm", "ClassValidationError", "both_ways", "LEFT",
+                    "test_leftovers_27"})
+#: The README's: gguf's ``GGUFWriter`` methods a test of one's own builds a header with.
+README_OTHERS = frozenset({"add_block_count", "add_expert_count", "add_expert_used_count"})
+
+
+@functools.cache
+def _code_words() -> frozenset[str]:
+    code = "\n".join(p.read_text(encoding="utf-8") for p in sorted((REPO / "src" / "passprice").rglob("*"))
+                     if p.is_file() and p.suffix in (".py", ".json", ".toml", ".yml", ".md"))
+    return frozenset(re.findall(r"\w+", code))
+
+
+def _unknown_code_names(text: str, others: frozenset[str]) -> tuple[set[str], int]:
+    """The spans of ``text`` that are one identifier written as code (snake_case, CamelCase or a CONSTANT; ``()``
+    allowed) naming nothing in src/passprice or its package data and none of ``others``; and how many there are."""
+    missing = set()
+    count = 0
+    for span in set(SPAN.findall(text)):
+        name = span.removesuffix("()")
+        if not re.fullmatch(r"[A-Za-z_]\w*", name) or not (
+                "_" in name.strip("_") or re.fullmatch(r"[A-Z][a-z]+[A-Z]\w*|[A-Z][A-Z0-9_]+", name)):
+            continue
+        count += 1
+        if name not in _code_words() and name not in others:
+            missing.add(name)
+    return missing, count
+
+
+def test_8_every_backticked_code_name_of_design_is_in_the_code() -> None:
+    missing, count = _unknown_code_names(DESIGN, OTHERS)
+    assert missing == set(), sorted(missing)
+    assert count >= 450  # 493 distinct names when this test was written
+    # each other program's name is still said, and (but two common words) still no name of passprice's
+    assert all(f"`{name}`" in DESIGN for name in OTHERS)
+    assert {name for name in OTHERS if name in _code_words()} <= {"LEFT", "TZ"}
+
+
+def test_8_every_backticked_code_name_of_the_readme_is_in_the_code() -> None:
+    missing, count = _unknown_code_names(README, README_OTHERS)
+    assert missing == set(), sorted(missing)
+    assert count >= 200
