@@ -533,3 +533,22 @@ def test_8_every_backticked_code_name_of_the_readme_is_in_the_code() -> None:
     missing, count = _unknown_code_names(README, README_OTHERS)
     assert missing == set(), sorted(missing)
     assert count >= 200
+
+
+# --- 9. units --------------------------------------------------------------------------------------------------------
+
+
+def test_9_the_units_design_lists_are_the_card_schema_s() -> None:
+    # DESIGN.md's Facts: "`B`, `kB`/`MB`/`GB`/`TB`/`PB` … and `KiB`/`MiB`/`GiB`/`TiB` …; `B/s` with the same prefixes;
+    # `MAC/s` (with `G`/`T`/`P`); `Hz` (with `k`/`M`/`G`/`T`) or `cycle/s` (with `G`/`T`); `1` for shares" (`PB`
+    # and the lane rates' prefixes were not said)
+    said = DESIGN.split("**Units** are explicit and exact: ", 1)[1].split("for shares;", 1)[0]
+    for piece in ("`kB`/`MB`/`GB`/`TB`/`PB`", "`KiB`/`MiB`/`GiB`/`TiB`", "`B/s` with the same prefixes",
+                  "`MAC/s` (with `G`/`T`/`P` prefixes)", "`Hz` (with `k`/`M`/`G`/`T`)", "`cycle/s` (with `G`/`T`)"):
+        assert piece in said.replace("\n", " "), piece
+    capacities = ["B", "kB", "MB", "GB", "TB", "PB", "KiB", "MiB", "GiB", "TiB"]
+    want = [capacities, [f"{u}/s" for u in capacities], ["MAC/s", "GMAC/s", "TMAC/s", "PMAC/s"],
+            ["Hz", "kHz", "MHz", "GHz", "THz", "cycle/s", "Gcycle/s", "Tcycle/s"], ["1"]]
+    text = (REPO / "schema" / "card.schema.json").read_text(encoding="utf-8")
+    enums = {tuple(json.loads(m)) for m in re.findall(r'"unit": \{\s*"enum": (\[[^]]*\])', text)}
+    assert enums == {tuple(w) for w in want}
