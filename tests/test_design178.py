@@ -552,3 +552,21 @@ def test_9_the_units_design_lists_are_the_card_schema_s() -> None:
     text = (REPO / "schema" / "card.schema.json").read_text(encoding="utf-8")
     enums = {tuple(json.loads(m)) for m in re.findall(r'"unit": \{\s*"enum": (\[[^]]*\])', text)}
     assert enums == {tuple(w) for w in want}
+
+
+# --- 10. the package's own size, as the caps' sentences state it -----------------------------------------------------
+
+
+def test_10_the_package_s_token_counts_design_states_are_near_today_s() -> None:
+    from passprice import pins, sidecode
+
+    own = sum(pins._count_tokens(p.read_bytes()) for p in pins.PACKAGE.rglob("*.py"))
+    said = re.search(r"this package's\n?\s*own ([\d,]+) at commit \w+, ([\d.]+) %, a test holding them under 80 %",
+                     DESIGN)
+    assert said is not None
+    figure = int(said[1].replace(",", ""))
+    assert figure == 680_359 and said[2] == f"{100 * figure / sidecode.SIDE_TOKENS:.1f}"  # 641,864 before
+    assert abs(own - figure) <= 0.1 * figure, own  # past 10 %: write today's figure
+    message = (REPO / "src" / "passprice" / "sidecode.py").read_text(encoding="utf-8")
+    hold = re.search(r"this passprice's own hold about ([\d,]+)", message)
+    assert hold is not None and abs(own - int(hold[1].replace(",", ""))) <= 0.1 * own, own  # it said 640,000
