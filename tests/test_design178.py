@@ -570,3 +570,24 @@ def test_10_the_package_s_token_counts_design_states_are_near_today_s() -> None:
     message = (REPO / "src" / "passprice" / "sidecode.py").read_text(encoding="utf-8")
     hold = re.search(r"this passprice's own hold about ([\d,]+)", message)
     assert hold is not None and abs(own - int(hold[1].replace(",", ""))) <= 0.1 * own, own  # it said 640,000
+
+
+# --- 11. the caps' "N times the largest shipped file" ----------------------------------------------------------------
+
+
+def test_11_each_cap_s_ratio_to_the_largest_shipped_file_is_today_s() -> None:
+    from passprice import edit, schema
+
+    kinds = ("facts", "registry/servings", "registry/measurements", "locks", "sources")
+    files = [p for top in kinds for p in (REPO / top).rglob("*.toml") if "excerpts" not in p.parts]
+    largest = max(files, key=lambda p: p.stat().st_size)
+    assert largest.name == "r1-qwen7b-h200-llamacpp.lock.toml"  # a 93 KB stack was the largest when it was said
+    ratio = schema.MAX_FILE_BYTES / largest.stat().st_size
+    said = f"{ratio:.1f} times the largest shipped"
+    assert f"{said} file, the {round(largest.stat().st_size / 1000)} KB stack lock" in DESIGN
+    assert f"{said}, the {round(largest.stat().st_size / 1000)} KB lock of `r1-qwen7b-h200-llamacpp`" in README
+    card = max((REPO / "facts" / "cards").glob("*.toml"), key=lambda p: p.stat().st_size)
+    times = {6: "six", 7: "seven", 8: "eight"}[int(edit.MAX_EDITED_BYTES / card.stat().st_size)]
+    kb = round(card.stat().st_size / 1000)
+    assert f"(128 KiB, {times} times the largest card, {card.stem}'s {kb} KB)" in DESIGN  # it said eight
+    assert f"({times} times the largest card, {kb} KB;" in README
