@@ -591,3 +591,13 @@ def test_11_each_cap_s_ratio_to_the_largest_shipped_file_is_today_s() -> None:
     kb = round(card.stat().st_size / 1000)
     assert f"(128 KiB, {times} times the largest card, {card.stem}'s {kb} KB)" in DESIGN  # it said eight
     assert f"({times} times the largest card, {kb} KB;" in README
+
+
+def test_11_the_sizes_the_blob_caps_sentence_gives_are_today_s() -> None:
+    package = REPO / "src" / "passprice"
+    largest = max(package.glob("*.py"), key=lambda p: p.stat().st_size)
+    assert f"(the largest, `{largest.name}`, is {largest.stat().st_size / 1e6:.2f} MB)" in DESIGN  # 0.58 MB before
+    listed = (package / "pricing_models.json").stat().st_size
+    assert f"`modelhistory.KNOWN_BYTES`, 1 MiB (shipped: {round(listed / 1000)} KB)." in DESIGN  # 159 KB before
+    schemas = max((REPO / "schema").glob("*.json"), key=lambda p: p.stat().st_size)
+    assert f"(the largest shipped, `{schemas.name}`, is {round(schemas.stat().st_size / 1000)} KB)" in DESIGN
