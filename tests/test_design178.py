@@ -608,3 +608,13 @@ def test_11_the_sizes_the_blob_caps_sentence_gives_are_today_s() -> None:
     assert f"`modelhistory.KNOWN_BYTES`, 1 MiB (shipped: {round(listed / 1000)} KB)." in DESIGN  # 159 KB before
     schemas = max((REPO / "schema").glob("*.json"), key=lambda p: p.stat().st_size)
     assert f"(the largest shipped, `{schemas.name}`, is {round(schemas.stat().st_size / 1000)} KB)" in DESIGN
+
+
+def test_4_every_exit_status_the_documents_name_is_one_of_the_table_s() -> None:
+    for text in (README, DESIGN):
+        said = set(re.findall(r"\bexit (?:status |code )?(\d+)", text))
+        assert said <= {"0", "1", "2", "130", "143", "129", "3"}, said
+    # 3 is a side process's (sidecode: a failing exit of a review side's process), never a command's
+    assert re.findall(r"\bexit (?:status |code )?3\b", README) == []
+    assert len(re.findall(r"\bexit (?:status |code )?3\b", DESIGN)) == 1
+    assert "a failing exit fails the ask (`exit status 3`)" in DESIGN
