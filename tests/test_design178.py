@@ -620,3 +620,22 @@ def test_4_every_exit_status_the_documents_name_is_one_of_the_table_s() -> None:
     assert re.findall(r"\bexit (?:status |code )?3\b", README) == []
     assert len(re.findall(r"\bexit (?:status |code )?3\b", DESIGN)) == 1
     assert "a failing exit fails the ask (`exit status 3`)" in DESIGN
+
+
+# --- 12. files named ------------------------------------------------------------------------------------------------
+
+#: Paths the documents name that are other repositories' (LMDeploy's benchmark table, vLLM's MoE benchmark) or a
+#: placeholder (the README's ``tests/test_X.py``).
+ELSEWHERE = frozenset({"docs/en/benchmark/a100_fp16.md", "benchmarks/kernels/benchmark_moe.py", "tests/test_X.py"})
+
+
+@pytest.mark.parametrize(("document", "least"), [("README.md", 50), ("docs/DESIGN.md", 200)])
+def test_12_every_file_of_this_repository_a_document_names_is_here(document: str, least: int) -> None:
+    text = (REPO / document).read_text(encoding="utf-8")
+    named = set(re.findall(r"(?<![\w/.-])((?:tests|benchmarks|src/passprice|docs)/[\w/.-]*\w)", text))
+    named |= {f"tests/{m}" for m in re.findall(r"(?<![/\w])(test_\w+\.py)", text)}
+    named = {n for n in named if re.search(r"\.\w+$", n)}  # files, not folders
+    assert len(named) >= least
+    assert sorted(n for n in named - ELSEWHERE if not (REPO / n).exists()) == []
+    # the shipped copy of the seed the design's opening names
+    assert "its copy here is `docs/seed/serving.rs.txt`" in DESIGN and (REPO / "docs/seed/serving.rs.txt").is_file()
