@@ -177,7 +177,8 @@ def report(part: str, rows: list[tuple[str, int, float, float, str]]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--fuzz", type=int, default=40, help="mutated headers to run (default 40)")
-    parser.add_argument("--only", default="", help="run only parts whose name starts with this (a, b, c)")
+    parser.add_argument("--only", default="", help="run only this part: a (reproducers), b (worst inputs the cap "
+                        "allows), c (fuzzed headers), d (registry files past their size)")
     args = parser.parse_args()
     big: list[str] = []
     with tempfile.TemporaryDirectory() as folder:

@@ -265,7 +265,7 @@ def test_fact_set_reads_a_value_as_written(tmp_path: Path, value: str, problem: 
 
 def test_fact_set_refuses_a_card_file_too_large_to_edit_in_time(tmp_path: Path) -> None:
     """A card file of 1 MB (a long comment) took ``fact set`` 5.6 s, one of 5 MB past 20 s (tomlkit, which keeps the
-    layout, parses about 8 µs a byte, twice an edit). Past :data:`passprice.edit.MAX_EDITED_BYTES` (128 KiB, eight
+    layout, parses about 8 µs a byte, twice an edit). Past :data:`passprice.edit.MAX_EDITED_BYTES` (128 KiB, six
     times the largest card) it is refused before it is parsed, the file untouched."""
     from passprice.edit import MAX_EDITED_BYTES
 

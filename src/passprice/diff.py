@@ -1074,7 +1074,7 @@ class FactChange:
     #: no registered source, or another fact records another figure at the place it cites); ``None``: nothing.
     asked: str | None = None
     #: For an added card fact whose own citation (source and locator) is another card's fact's
-    #: (:func:`passprice.addedfacts.copied_citations`): that fact, ``h100_sxm5_80gb's memory.capacity``, a copied
+    #: (:func:`copied_citations`): that fact, ``h100_sxm5_80gb's memory.capacity``, a copied
     #: citation to verify (its :attr:`asked` says so), counted once in the summary; ``None`` otherwise.
     copied_from: str | None = None
     #: The sources a changed or added fact's new citation (its own, or a figure input's) names that the same change

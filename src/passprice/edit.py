@@ -56,7 +56,7 @@ _INTEGER = re.compile(r"^[+-]?[0-9]+$")
 
 #: The most bytes a file ``fact set`` (or a recompute) edits may hold: tomlkit, which keeps the file's comments and
 #: layout, parses about 8 µs a byte, and the edit parses the file twice (round 18: a 1 MB card file took 5.6 s, a
-#: 5 MB one past 20 s). 128 KiB is eight times the largest card (b200, 16 KB); a file past it is edited by hand.
+#: 5 MB one past 20 s). 128 KiB is six times the largest card (a100_pcie_80gb, 21 KB); a file past it is edited by hand.
 MAX_EDITED_BYTES = 128 * 1024
 
 
