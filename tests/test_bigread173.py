@@ -192,3 +192,85 @@ def test_2_an_audit_s_documents_are_hashed_in_chunks_never_held(tmp_path: Path,
         assert peak < 8_000_000, peak  # was over 20 MB: the document held whole (60 MB: 64 MB traced)
     assert not [p for p in read if p.endswith("README.md")], read
     assert subprocess.run(["git", "diff", "--quiet"], cwd=root).returncode == 1  # the rewrite is today's alone
+
+
+# --- 3. a long history's rest of each version, parsed once a shape (history._Reader._rest_reads) ----------------
+
+
+def _long_history(tmp_path: Path) -> Path:
+    """The H200 card's history over 40 commits: each changes another fact's note (or a figure) — one shape of the
+    rest of the file — and among them versions broken away from ``memory.bandwidth``'s table (``broken = = ``), a
+    multi-line basic string and a multi-line literal string each holding a ``note = "…"`` line (whose value is
+    content there), the literal one later closed by a value holding ``'''`` (the file no longer reads), a note line
+    inside an array written over lines (never reads), a note of 70 dotted parts (a line ``toml_loads`` looks
+    through for a deep key), and ``memory.bandwidth`` itself changed twice."""
+    import re
+
+    from test_history import CARD_FILE, git, registry
+
+    root = registry(tmp_path)
+    file = root / CARD_FILE
+    good = file.read_text(encoding="utf-8")
+    notes = [m.start() for m in re.finditer(r'^note = "', good, re.M)]
+    tails = {
+        5: "broken = = \n",
+        8: '[odd]\ntext = """\nnote = "a"\n"""\n',
+        9: '[odd]\ntext = """\nnote = "b"\n"""\n',
+        12: "[odd]\ntext = '''\nnote = \"a\"\n'''\n",
+        13: "[odd]\ntext = '''\nnote = \"it'''s\"\n'''\n",
+        16: '[odd]\nlist = [\nnote = "a"\n]\n',
+        17: '[odd]\nlist = [\nnote = "b"\n]\n',
+        20: "[odd]\nnote = \"" + ".a" * 70 + "\"\n",
+        21: "[odd]\nnote = \"" + ".b" * 70 + "\"\n",
+        30: "broken = = \n",
+    }
+    for i in range(40):
+        at = notes[i % len(notes)]
+        text = good[:at] + f'note = "edit {i}; ' + good[at + len('note = "'):] + tails.get(i, "")
+        if i in (25, 33):
+            text = text.replace("[memory.bandwidth]\nvalue = 4.8\n", f"[memory.bandwidth]\nvalue = 4.{i}\n", 1)
+        file.write_text(text, encoding="utf-8")
+        git(root, "commit", "-qam", f"c{i}")
+    return root
+
+
+def test_3_a_long_history_says_what_it_said_with_each_rest_parsed(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The history, text and JSON, of three facts is the same byte for byte as with each distinct rest parsed
+    (the reader before: ``_VALUE_AT_END`` matching nothing makes each rest its own shape), and the rests are parsed
+    a shape each: 17 parses a run where there were about 49."""
+    import re
+
+    from passprice import history, schema
+    from test_history import CARD
+
+    root = _long_history(tmp_path)
+    parses: list[int] = []
+    real = schema.toml_loads
+    monkeypatch.setattr(schema, "toml_loads", lambda text: parses.append(len(text)) or real(text))
+    said = {}
+    for before in (False, True):
+        if before:
+            monkeypatch.setattr(history, "_VALUE_AT_END", re.compile(r"(?!)"))
+        parses.clear()
+        runs = []
+        for fact in ("memory.bandwidth", "streams.rewrite", "host.read"):
+            for how in ((), ("--json",)):
+                result = invoke("fact", "show", CARD, fact, "--history", *how, root=root)
+                runs.append((result.exit_code, result.stdout, result.stderr))
+        said[before] = (runs, len(parses))
+    (now, parsed_now), (then, parsed_then) = said[False], said[True]
+    assert now == then
+    assert all(code == 0 for code, _, _ in now)
+    versions = json.loads(now[1][1])["versions"]
+    errors = [v["error"] for v in versions if v["error"] is not None]
+    # the two broken away (line 201), the array's two versions (line 203), the literal string closed early
+    assert [e.split(": does not read: ")[1] for e in errors] == [
+        "Invalid value (at line 201, column 10)", "Invalid value (at line 203, column 1)",
+        "Invalid value (at line 203, column 1)",
+        "Expected newline or end of document after a statement (at line 203, column 14)",
+        "Invalid value (at line 201, column 10)"]
+    # Each run reads 41 versions: each distinct rest was parsed (about 40 a run, besides the fact's tables and the
+    # whole files that do not read); now a shape each (the note edits one, 7 for the tails), 17 parses a run in all.
+    assert parsed_then >= 6 * 45, parsed_then
+    assert parsed_now <= 6 * 17, parsed_now

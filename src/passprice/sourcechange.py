@@ -720,7 +720,7 @@ def read_at_lock(
                 try:
                     # The commit's past 1 MiB streamed through git (blob_sha256), today's hashed in chunks
                     # (_work_tree_digest): neither held. Today's was read whole, up to 64 MiB (a 60 MB document took
-                    # the audit to 188 MB; tests/test_bigread173.py, docs/PERFORMANCE.md).
+                    # the audit from 37 MB to 96 MB; tests/test_bigread173.py, docs/PERFORMANCE.md).
                     if isinstance(old, Unread):
                         streamed = blob_sha256(top, old.blob)
                         if streamed is not None and (today_digest := _work_tree_digest(root, path)) is not None \
