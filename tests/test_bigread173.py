@@ -29,6 +29,17 @@ CONFIRMED = ("entry {short}… added (passprice 0.1.0's, first locked 2026-12-05
              "which re-locked with it (since re-locked again)")
 
 
+def _git_in(root: Path, *args: str, stdin: str | None = None) -> str:
+    """git in ``root`` with a fixed identity, ``stdin`` given: its standard output."""
+    import os
+    import subprocess
+
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid"}
+    return subprocess.run(["git", *args], cwd=root, env=env, input=stdin, capture_output=True, text=True,
+                          check=True).stdout
+
+
 def _branch(twice_repo: tuple[Path, str], tmp_path: Path) -> Path:
     root = tmp_path / "repo"
     shutil.copytree(twice_repo[0], root, symlinks=True)
@@ -91,11 +102,21 @@ def test_1_a_commit_of_5000_lock_files_is_named_and_older_re_locks_unread(twice_
     walk reads the newer commit and stops there: the first re-lock, older, is not read, so its entry is not
     confirmed (exit 1's line, as before) and the review says why (exit 2)."""
     root = _branch(twice_repo, tmp_path)
+    # the two commits built from trees (git mktree); the work tree and the index stay HEAD's
+    made = tmp_path / "made"
+    made.mkdir()
     for i in range(5000):
-        (root / "locks" / f"l{i:04d}.lock.toml").write_text(f'[lock]\npricing_model = "sha256:{i}"\n')
-    many = commit_all(root, "5,000 locks")
-    git(root, "rm", "-q", "--", *[f"locks/l{i:04d}.lock.toml" for i in range(5000)])
-    commit_all(root, "gone again")
+        (made / f"l{i:04d}.lock.toml").write_text(f'[lock]\npricing_model = "sha256:{i}"\n')
+    blobs = _git_in(root, "hash-object", "-w", "--stdin-paths",
+                    stdin="".join(f"{made}/l{i:04d}.lock.toml\n" for i in range(5000))).split()
+    locks = _git_in(root, "mktree", stdin=_git_in(root, "ls-tree", "HEAD:locks") + "".join(
+        f"100644 blob {blob}\tl{i:04d}.lock.toml\n" for i, blob in enumerate(blobs))).strip()
+    top = _git_in(root, "mktree", stdin="".join(
+        f"040000 tree {locks}\tlocks\n" if line.endswith("\tlocks") else f"{line}\n"
+        for line in _git_in(root, "ls-tree", "HEAD").splitlines())).strip()
+    many = _git_in(root, "commit-tree", top, "-p", "HEAD", "-m", "5,000 locks").strip()
+    gone = _git_in(root, "commit-tree", "HEAD^{tree}", "-p", many, "-m", "gone again").strip()
+    _git_in(root, "update-ref", "HEAD", gone)
     size = (root / R1).stat().st_size
     code, err, doc, text = _review(root)
     line = (f"{many}:locks: its locks/ holds 5,001 distinct lock files, past the 4,000 files a side may hold "
