@@ -3153,19 +3153,21 @@ def _side_lists(base: Side, head: Side) -> SideLists:
     return base_list, head_list
 
 
-def _list_changes(base: Side, head: Side, lists: SideLists) -> ListChanges:
+def _list_changes(base: Side, head: Side, lists: SideLists) -> tuple[ListChanges, tuple[str, ...]]:
     """How HEAD changes passprice's list of pricing models (:func:`passprice.modellist.list_changes`), each side's
     list as :func:`_side_lists` read it (``lists``; ``None``: HEAD's code is not its own, no change), the records
     each model's locks were written with on the branch read from its commits (:func:`_branch_records`) when the
     list's change asks for them. Never raises: a list that does not read on HEAD is a failing line, on BASE an
-    empty list."""
+    empty list. Also returns the lines naming what of the branch's ``locks/`` was past a cap, unread
+    (:func:`_branch_records`): files that do not read on HEAD, exit 2."""
     from passprice.modellist import ListChanges, asked_models, list_changes
 
     if lists is None:
-        return ListChanges()
+        return ListChanges(), ()
     base_list, head_list = lists
     pins: dict[str, list[str]] = {}
     branch: dict[str, frozenset[str]] = {}
+    unread: tuple[str, ...] = ()
     if base_list != head_list:
         for lock in _locks(base).values():
             if lock is not None:
@@ -3175,8 +3177,8 @@ def _list_changes(base: Side, head: Side, lists: SideLists) -> ListChanges:
             # branch's re-locks too (a new user's `diff a0187f68 main` failed 81 entries main's own history added).
             asked = asked_models(base_list or {}, head_list)
             if asked:
-                branch = _branch_records(base, head, asked, head_list, base_list is None)
-    return list_changes(base_list, head_list, head.code.model, pins, branch)
+                branch, unread = _branch_records(base, head, asked, head_list, base_list is None)
+    return list_changes(base_list, head_list, head.code.model, pins, branch), unread
 
 
 def _unrecorded_locks(head: Side, changed: Iterable[str],
@@ -3206,10 +3208,17 @@ def _unrecorded_locks(head: Side, changed: Iterable[str],
 
 #: The most commits of a branch the review reads for the list's records (:func:`_branch_records`).
 BRANCH_COMMITS = 500
+#: The most bytes of distinct lock files (git blobs, each within the lock's cap) :func:`_branch_records` reads for
+#: one review, its commits' newest first: past it the locks of that commit and older ones are not read, and the review
+#: names the commit (exit 2). A review of an old BASE (``diff a0187f68 main``, 327 commits that changed ``locks/``)
+#: read 1,507 distinct lock blobs, 37 MB (tests/test_review137.py); a lock file parses at about 43 µs a KB
+#: (:func:`_lock_pin`, the shipped 16.5 KB lock 0.71 ms), so 64 MiB is about 2.9 s of CPU the first time (the pins
+#: are kept in the cache after).
+LOCK_BLOBS_BYTES = 64 << 20
 
 
 def _branch_records(base: Side, head: Side, asked: frozenset[str], entries: Mapping[str, KnownModel] | None = None,
-                    listless: bool = False) -> dict[str, frozenset[str]]:
+                    listless: bool = False) -> tuple[dict[str, frozenset[str]], tuple[str, ...]]:
     """For each pricing model of ``asked``: the ``[lock] digest`` of every lock pinning it in ``locks/`` of HEAD
     (its files as read) or of a commit between BASE and HEAD (``git rev-list BASE..HEAD``, at most
     :data:`BRANCH_COMMITS`), when that model is HEAD's code's or the code (``src/passprice``) of such a commit holding
@@ -3223,7 +3232,13 @@ def _branch_records(base: Side, head: Side, asked: frozenset[str], entries: Mapp
     first. ``listless``: BASE holds no list (a BASE older than it): HEAD's list then records history older than
     BASE, so the commits read are those reachable from HEAD that changed ``locks/`` (at most
     :data:`BRANCH_COMMITS`), not only BASE..HEAD: a new user's `diff a0187f68 main` (BASE before the list) failed
-    162 lines of entries and records main's own re-locks had written (tests/test_walk128.py)."""
+    162 lines of entries and records main's own re-locks had written (tests/test_walk128.py).
+
+    Also returns the lines naming what of the branch's ``locks/`` was not read (:func:`_walk_unread`), each a file
+    that does not read on HEAD for the review (exit 2): they were swallowed, the re-locks left unconfirmed without a
+    word (tests/test_bigread173.py)."""
+
+    from passprice.modellist import LISTED
 
     found: dict[str, set[str]] = {}
     for lock in _locks(head).values():
@@ -3231,8 +3246,9 @@ def _branch_records(base: Side, head: Side, asked: frozenset[str], entries: Mapp
             found.setdefault(lock.info.pricing_model, set()).add(lock.info.digest)
     confirmed = {head.code.model} & set(found)
     checkout = head.checkout or base.checkout
+    unread: list[str] = []
     if checkout is None or base.info.revision is None:
-        return {m: frozenset(found[m]) for m in confirmed}
+        return {m: frozenset(found[m]) for m in confirmed}, ()
     try:
         tip = head.info.revision or _run_git(checkout.top, ["rev-parse", "--verify", "HEAD"]).decode().strip()
         # Only the commits that changed locks/ (a re-lock writes there): a review of an old BASE reads its re-locks
@@ -3243,10 +3259,21 @@ def _branch_records(base: Side, head: Side, asked: frozenset[str], entries: Mapp
         commits = _run_git(checkout.top, ["rev-list", "--full-history", f"--max-count={BRANCH_COMMITS}", span, "--",
                                           f"{checkout.prefix}locks"]).decode().split()
         holding: dict[str, list[str]] = {}  # model → the commits whose locks pin it
-        listings = _lock_listings(checkout, commits)
+        names: dict[tuple[str, str], str] = {}
+        over: dict[str, dict[str, int]] = {}
+        try:
+            listings = _lock_listings(checkout, commits, names, over)
+        except InputError as refused:
+            # a folder past its cap (sized, not read): said, where it was swallowed with the walk (the re-locks left
+            # unconfirmed, no line naming why)
+            unread.append(f"{refused}: the locks of none of this branch's {_n(len(commits), 'commit')} that changed "
+                          f"locks/ were read, so no re-lock of them confirms an entry of {LISTED}")
+            listings = {}
+        listings, said = _walk_unread(checkout, commits, listings, names, over)
+        unread += said
         read = _lock_pins(checkout.top, {b: n for blobs in listings.values() for b, n in blobs.items()})
         for commit in commits:
-            for blob in listings[commit]:
+            for blob in listings.get(commit, {}):
                 if blob not in read:
                     continue  # gone from the repository: as a blob the batch does not find
                 pin = read[blob]
@@ -3288,7 +3315,71 @@ def _branch_records(base: Side, head: Side, asked: frozenset[str], entries: Mapp
     except (subprocess.CalledProcessError, OSError, InputError, SyntaxError, RecursionError, MemoryError,
             UnicodeDecodeError):
         pass
-    return {m: frozenset(found[m]) for m in confirmed}
+    return {m: frozenset(found[m]) for m in confirmed}, tuple(unread)
+
+
+def _walk_unread(checkout: Checkout, commits: Sequence[str], listings: Mapping[str, Mapping[str, int]],
+                 names: Mapping[tuple[str, str], str], over: Mapping[str, Mapping[str, int]]
+                 ) -> tuple[dict[str, dict[str, int]], list[str]]:
+    """What :func:`_branch_records` reads of ``listings`` (:func:`_lock_listings`' answer for ``commits``, newest
+    first; ``names`` and ``over`` as it filled them), and a line for each cap that left some of it unread, naming
+    ``COMMIT:PATH``, the cap and what was read:
+
+    - a lock file past the lock's cap (:func:`passprice.schema.kind_cap`, 256 KiB, what ``passprice check`` reads of
+      a lock; or past ``MAX_TOML_BYTES``, which the listing leaves out) is not read, the first named with how many
+      more (its pin, had it been read, is no lock's: :func:`_lock_pin` refuses it by its size);
+    - a commit whose ``locks/`` holds more lock files than a side may hold files
+      (:func:`passprice.gitread.side_files_cap`, 4,000: the review refuses such a revision as BASE or HEAD), or whose
+      lock files would take the distinct bytes read past :data:`LOCK_BLOBS_BYTES`, is not read, nor any older commit:
+      the newer ones are.
+
+    Raises nothing."""
+    from passprice.modellist import LISTED
+
+    most = schema.kind_cap("lock")
+    files_cap = gitread.side_files_cap()
+    kept: dict[str, dict[str, int]] = {}
+    lines: list[str] = []
+    past: list[tuple[str, str, int]] = []  # each lock file past its cap: (commit, blob, size), the newest first
+    seen: set[str] = set()
+    for commit in commits:
+        for blob, size in {**listings.get(commit, {}), **over.get(commit, {})}.items():
+            if size > most and blob not in seen:
+                seen.add(blob)
+                past.append((commit, blob, size))
+    if past:
+        commit, blob, size = past[0]
+        more = f" (and {_n(len(past) - 1, 'other lock file')} of this branch past it, unread)" if len(past) > 1 else ""
+        lines.append(f"{commit}:{escaped(_locks_path(checkout, names.get((commit, blob), '?')))}: {size:,} bytes as "
+                     f"committed, past the {most:,}-byte cap on a lock file (schema.kind_cap; not read){more}: a "
+                     f"re-lock it holds confirms no entry of {LISTED}")
+    total = 0
+    read: set[str] = set()
+    for at, commit in enumerate(commits):
+        blobs = {b: n for b, n in listings.get(commit, {}).items() if n <= most}
+        new = sum(n for b, n in blobs.items() if b not in read)
+        why = None
+        if len(blobs) > files_cap:
+            why = (f"its locks/ holds {len(blobs):,} distinct lock files, past the {files_cap:,} files a side may "
+                   f"hold ({gitread.FILES_VARIABLE}; a review refuses such a revision)")
+        elif total + new > LOCK_BLOBS_BYTES:
+            why = (f"its lock files take the lock files of this branch read to {total + new:,} bytes, past the "
+                   f"{LOCK_BLOBS_BYTES:,}-byte cap on what the review reads of them (diff.LOCK_BLOBS_BYTES)")
+        if why is not None:
+            lines.append(f"{commit}:{escaped(_locks_path(checkout, ''))}: {why}: not read; the locks of the "
+                         f"{_n(at, 'newer commit')} of this branch that changed locks/ were read ({total:,} bytes), "
+                         f"of this one and {_n(len(commits) - at - 1, 'older one')} not, so no re-lock of them "
+                         f"confirms an entry of {LISTED}")
+            break
+        kept[commit] = blobs
+        total += new
+        read.update(blobs)
+    return kept, lines
+
+
+def _locks_path(checkout: Checkout, rel: str) -> str:
+    """``PREFIXlocks/REL`` of ``checkout`` (``PREFIXlocks`` for an empty ``rel``), as ``COMMIT:PATH`` names it."""
+    return f"{checkout.prefix}locks" + (f"/{rel}" if rel else "")
 
 
 class _CommitCode:
@@ -3479,7 +3570,9 @@ def _tree_entries(data: bytes, width: int) -> Iterator[tuple[bytes, bytes, str]]
         at = nul + 1 + width
 
 
-def _lock_listings(checkout: Checkout, commits: Sequence[str]) -> dict[str, dict[str, int]]:
+def _lock_listings(checkout: Checkout, commits: Sequence[str],
+                   names: dict[tuple[str, str], str] | None = None,
+                   over: dict[str, dict[str, int]] | None = None) -> dict[str, dict[str, int]]:
     """For each of ``commits``: the blobs (id → size) of the files named ``*.lock.toml`` anywhere under ``locks/``
     of the checkout's root at that commit, of at most :data:`~passprice.schema.MAX_TOML_BYTES`, in git's order —
     what ``git ls-tree -r -l --full-tree COMMIT -- PREFIXlocks`` lists of them (a symbolic link's blob included, a
@@ -3490,7 +3583,9 @@ def _lock_listings(checkout: Checkout, commits: Sequence[str]) -> dict[str, dict
     break is listed the ``ls-tree`` way. Each tree is sized before it is read (``--batch-check``, a level at once).
     Raises :class:`InputError`, one line naming ``COMMIT:PATH`` of a folder, for a tree past
     :data:`LOCK_TREE_BYTES` or trees past :data:`LOCK_TREES_BYTES` in all (not read), and as
-    :func:`passprice.gitread.run_git` does."""
+    :func:`passprice.gitread.run_git` does. ``names``, when given, gets each listed blob's path under ``locks/``
+    (the first name it has) by ``(commit, blob)``; ``over`` the blobs left out past ``MAX_TOML_BYTES`` by commit
+    (id → size), so that the caller can name them (tests/test_bigread173.py)."""
     spec = f"{checkout.prefix}locks"
     out: dict[str, dict[str, int]] = {}
     if any(c in spec for c in "*?[]\\:!\n\r"):
@@ -3500,9 +3595,13 @@ def _lock_listings(checkout: Checkout, commits: Sequence[str]) -> dict[str, dict
             for record in os.fsdecode(listing).split("\0"):
                 meta, _, name = record.partition("\t")
                 parts = meta.split()
-                if len(parts) == 4 and parts[1] == "blob" and parts[3].isdigit() and name.endswith(".lock.toml") \
-                        and int(parts[3]) <= schema.MAX_TOML_BYTES:
-                    sizes[parts[2]] = int(parts[3])
+                if len(parts) == 4 and parts[1] == "blob" and parts[3].isdigit() and name.endswith(".lock.toml"):
+                    if names is not None:
+                        names.setdefault((commit, parts[2]), name[len(spec) + 1:])
+                    if int(parts[3]) <= schema.MAX_TOML_BYTES:
+                        sizes[parts[2]] = int(parts[3])
+                    elif over is not None:
+                        over.setdefault(commit, {})[parts[2]] = int(parts[3])
             out[commit] = sizes
         return out
     roots = _object_ids(checkout.top, [f"{commit}:{spec}" for commit in commits])
@@ -3534,30 +3633,39 @@ def _lock_listings(checkout: Checkout, commits: Sequence[str]) -> dict[str, dict
                     following[oid] = None
                     where.setdefault(oid, f"{where.get(tree, tree)}/{os.fsdecode(entry_name)}")
         todo = list(following)
-    locks: dict[str, list[str]] = {}  # a commit's folder (a tree) → the blob ids of its *.lock.toml files
+    # a commit's folder (a tree) → the blob ids of its *.lock.toml files, each with its path under locks/
+    locks: dict[str, list[tuple[str, str]]] = {}
 
-    def walk(root: str) -> list[str]:
+    def walk(root: str) -> list[tuple[str, str]]:
         if root not in locks:
-            found, stack = [], [root]  # a stack, not recursion: a folder nested thousands deep is walked too
+            found: list[tuple[str, str]] = []
+            stack = [(root, "")]  # a stack, not recursion: a folder nested thousands deep is walked too
             while stack:
-                tree = stack.pop()
+                tree, path = stack.pop()
                 entries = list(_tree_entries(trees.get(tree, b""), len(tree) // 2))
                 for mode, name, oid in entries:
                     if mode != b"40000" and mode != b"160000" and name.endswith(b".lock.toml"):
-                        found.append(oid)
-                stack += [oid for mode, _, oid in reversed(entries) if mode == b"40000"]
+                        found.append((oid, path + os.fsdecode(name)))
+                stack += [(oid, f"{path}{os.fsdecode(name)}/") for mode, name, oid in reversed(entries)
+                          if mode == b"40000"]
             locks[root] = found
         return locks[root]
 
     listed = {commit: walk(roots[f"{commit}:{spec}"][0]) if roots.get(f"{commit}:{spec}", ("", ""))[1] == "tree"
               else [] for commit in commits}
-    sizes_of = gitread.blob_sizes(checkout.top, [b for blobs in listed.values() for b in blobs])
-    for commit, blobs in listed.items():
+    sizes_of = gitread.blob_sizes(checkout.top, [b for blobs in listed.values() for b, _ in blobs])
+    for commit, named in listed.items():
         out[commit] = {}
-        for blob in blobs:
+        for blob, path in named:
             size = sizes_of.get(blob)
-            if size is not None and size <= schema.MAX_TOML_BYTES:
+            if size is None:
+                continue
+            if names is not None:
+                names.setdefault((commit, blob), path)
+            if size <= schema.MAX_TOML_BYTES:
                 out[commit][blob] = size
+            elif over is not None:
+                over.setdefault(commit, {})[blob] = size
     return out
 
 
@@ -5672,9 +5780,12 @@ def _compare(base: Side, head: Side) -> Diff:
     from passprice.unlocked import unlocked_moves
 
     lists = _side_lists(base, head)
-    listed = _list_changes(base, head, lists)
+    listed, walk_unread = _list_changes(base, head, lists)
     # A lock passprice lock wrote into locks/ is among the records of HEAD's list; one edited by hand is not (slip 58).
     problems += _unrecorded_locks(head, [p for p in paths if p in head.files], lists)
+    # what of the branch's locks/ the list's walk could not read, past a cap: a problem of HEAD's that is a file that
+    # does not read (exit 2), the rest of the report kept (tests/test_bigread173.py; it was swallowed)
+    problems += walk_unread
     rules = [*listed.failing, *unkept_changes(base, head)]
     problems += synthetic_made_real(base, head, files) + tuple(rules)
     reviews = lock_impacts(base, head, files)
@@ -5708,7 +5819,8 @@ def _compare(base: Side, head: Side) -> Diff:
     return Diff(base.info, head.info, files, reviews, base.code, head.code,
                 _unrooted(head, problems),
                 # HEAD's module past the cap, unread: a file that does not read on HEAD (tests/test_blobcap162.py)
-                _unrooted(head, review.unreadable) + ((head.code.oversized,) if head.code.oversized else ()),
+                _unrooted(head, review.unreadable) + ((head.code.oversized,) if head.code.oversized else ())
+                + walk_unread,
                 sources, moves, left_out,
                 code_changes(base.code, head.code) + listed.named, duplicates,
                 _unrooted(head, head_warnings[:MAX_HEAD_WARNINGS]), max(0, len(head_warnings) - MAX_HEAD_WARNINGS),

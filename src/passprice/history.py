@@ -200,6 +200,24 @@ def _table_span(text: bytes, found: re.Match[bytes], dotted: bytes) -> tuple[int
     return start, end
 
 
+#: A value at a line's end after `` = `` (``KEY = VALUE``): a basic string without quotes, escapes or control
+#: characters, a decimal number of at most 15 digits and 17 decimals without exponent, or a boolean. In a text holding
+#: no ``'''`` its text decides neither whether the text parses nor which keys it holds, wherever the line lies: a
+#: key's value (a scalar either way), the content of a multi-line string or a comment (characters either way), a line
+#: that does not parse for what comes before it (an array's line, where no ``=`` reads; a string opened earlier on the
+#: line, which a closing quote of the value would end as the value's own did not) (:meth:`_Reader._rest_reads`).
+_VALUE_AT_END = re.compile(r'(?m) = (?:"[^"\\\x00-\x1f\x7f]*"|-?(?:0|[1-9][0-9]{0,14})(?:\.[0-9]{1,17})?|true|false)$')
+
+
+def _dotted_lines(text: str) -> bool:
+    """Whether a line of ``text`` holds :data:`~passprice.schema.MAX_KEY_PARTS` dots or more: only then does
+    :func:`passprice.schema.toml_loads` look for a dotted key too deep (:func:`passprice.schema.deep_key`)."""
+    from itertools import repeat
+
+    return text.count(".") >= schema.MAX_KEY_PARTS and max(
+        map(str.count, text.split("\n"), repeat("."))) >= schema.MAX_KEY_PARTS
+
+
 class _Reader:
     """Reads the fact from each version's text, once per distinct text: by its own table when
     :func:`fact_table` finds it (a few hundred bytes, however large the file) and the rest of the file reads (once per
@@ -212,7 +230,9 @@ class _Reader:
         self.path = path
         self.kind = kind
         self.seen: dict[bytes, Fact | InputError | None] = {}
-        self.rest: dict[bytes, bool] = {}  # whether the file reads outside the fact's table, by that rest's text
+        # whether the file reads outside the fact's table, by that rest's text, and by its shape (_VALUE_AT_END)
+        self.rest: dict[bytes, bool] = {}
+        self.shapes: dict[str, bool] = {}
 
     def read(self, text: bytes, where: str) -> Fact | None:
         """The fact, or ``None`` when this version has none. Raises :class:`InputError` as :func:`_fact_in`, naming
@@ -256,11 +276,26 @@ class _Reader:
         known = self.rest.get(rest)
         if known is None:
             try:
-                document = schema.toml_loads(rest.decode("utf-8"))
-            except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError, ValueError):
+                decoded = rest.decode("utf-8")
+            except UnicodeDecodeError:
                 known = False
             else:
-                known = _entry(document, self.path) == {}
+                # Its shape: each plain value's text taken out, which decides neither whether it parses nor which
+                # keys it holds (_VALUE_AT_END). A history of commits each changing another fact's note (or figure)
+                # is one shape, parsed once, where each distinct rest was parsed (tests/test_bigread173.py,
+                # docs/PERFORMANCE.md). A text holding ``'''`` (which may close a multi-line literal string inside a
+                # value) or a line of MAX_KEY_PARTS dots (which toml_loads looks through for a key too deep: a
+                # value's dots may count) is its own shape.
+                shape = decoded if "'''" in decoded or _dotted_lines(decoded) else _VALUE_AT_END.sub(" = 0", decoded)
+                known = self.shapes.get(shape)
+                if known is None:
+                    try:
+                        document = schema.toml_loads(shape)
+                    except (tomllib.TOMLDecodeError, RecursionError, ValueError):
+                        known = False
+                    else:
+                        known = _entry(document, self.path) == {}
+                    self.shapes[shape] = known
             self.rest[rest] = known
         return known
 

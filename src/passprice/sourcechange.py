@@ -654,7 +654,7 @@ def read_at_lock(
 
     from passprice import schema
     from passprice.gitread import BlobTooLarge, Unread, blob_sha256, read_named, run_git
-    from passprice.schema import read_bytes, toml_loads
+    from passprice.schema import toml_loads
     from passprice.sources import EXCERPT_BYTES, stored_text_of
 
     ids = sorted(set(ids))
@@ -718,12 +718,16 @@ def read_at_lock(
             if path is not None and path == then.get("path"):
                 old = then_bytes.get(document(path))
                 try:
-                    if isinstance(old, Unread):  # past 1 MiB: streamed through git, never held
+                    # The commit's past 1 MiB streamed through git (blob_sha256), today's hashed in chunks
+                    # (_work_tree_digest): neither held. Today's was read whole, up to 64 MiB (a 60 MB document took
+                    # the audit from 37 MB to 96 MB; tests/test_bigread173.py, docs/PERFORMANCE.md).
+                    if isinstance(old, Unread):
                         streamed = blob_sha256(top, old.blob)
-                        if streamed is not None and f"sha256:{streamed}" != document_digest(
-                                read_bytes(root.path / path)):
+                        if streamed is not None and (today_digest := _work_tree_digest(root, path)) is not None \
+                                and f"sha256:{streamed}" != today_digest:
                             changed.append(f"{path} rewritten")
-                    elif old is not None and document_digest(old) != document_digest(read_bytes(root.path / path)):
+                    elif old is not None and (today_digest := _work_tree_digest(root, path)) is not None \
+                            and document_digest(old) != today_digest:
                         changed.append(f"{path} rewritten")
                 except (InputError, OSError):
                     pass
@@ -734,6 +738,20 @@ def read_at_lock(
         raise  # a record or document past the cap as committed: refused by name (left54), not passed over
     except (InputError, OSError, ValueError, subprocess.CalledProcessError):
         return (), False, None
+
+
+def _work_tree_digest(root: Root, path: str) -> str | None:
+    """The identity (:func:`document_digest`) of the registry document ``path`` (relative to ``root``) as it is
+    today, hashed in chunks, never read whole (:func:`passprice.lineage.hashed_file`, as ``check`` and a review of a
+    work tree hash it, whatever its size); ``None`` when it is outside the registry or no regular file
+    (:func:`passprice.registry.document_problem`: nothing is read) or cannot be read. Raises nothing."""
+    from passprice.lineage import hashed_file
+    from passprice.registry import document_problem
+
+    if document_problem(root, path) is not None:
+        return None
+    found = hashed_file(root.path / path)
+    return f"sha256:{found}" if found is not None else None
 
 
 def excerpts_at_lock(
