@@ -591,10 +591,14 @@ def test_11_each_cap_s_ratio_to_the_largest_shipped_file_is_today_s() -> None:
     files = [p for top in kinds for p in (REPO / top).rglob("*.toml") if "excerpts" not in p.parts]
     largest = max(files, key=lambda p: p.stat().st_size)
     assert largest.name == "r1-qwen7b-h200-llamacpp.lock.toml"  # a 93 KB stack was the largest when it was said
-    ratio = schema.MAX_FILE_BYTES / largest.stat().st_size
-    said = f"{ratio:.1f} times the largest shipped"
-    assert f"{said} file, the {round(largest.stat().st_size / 1000)} KB stack lock" in DESIGN
-    assert f"{said}, the {round(largest.stat().st_size / 1000)} KB lock of `r1-qwen7b-h200-llamacpp`" in README
+    size = largest.stat().st_size  # a re-lock rewrites its prices: its size moves by a few hundred bytes
+    ratio = schema.MAX_FILE_BYTES / size
+    stack = r"([\d.]+) times the largest shipped file, the (\d+) KB stack lock"
+    lock = r"([\d.]+) times the largest shipped, the (\d+) KB lock of `r1-qwen7b-h200-llamacpp`"
+    for pattern, text in ((stack, DESIGN), (lock, README)):
+        said = re.search(pattern, text)
+        assert said is not None, pattern
+        assert abs(float(said[1]) - ratio) <= 0.1 and abs(int(said[2]) * 1000 - size) <= 0.05 * size, (ratio, size)
     card = max((REPO / "facts" / "cards").glob("*.toml"), key=lambda p: p.stat().st_size)
     times = {6: "six", 7: "seven", 8: "eight"}[int(edit.MAX_EDITED_BYTES / card.stat().st_size)]
     kb = round(card.stat().st_size / 1000)
@@ -605,11 +609,18 @@ def test_11_each_cap_s_ratio_to_the_largest_shipped_file_is_today_s() -> None:
 def test_11_the_sizes_the_blob_caps_sentence_gives_are_today_s() -> None:
     package = REPO / "src" / "passprice"
     largest = max(package.glob("*.py"), key=lambda p: p.stat().st_size)
-    assert f"(the largest, `{largest.name}`, is {largest.stat().st_size / 1e6:.2f} MB)" in DESIGN  # 0.58 MB before
+    # Each merge grows these files a little (a module, the list of pricing models a re-lock appends to): the
+    # sentence must name the right file and a size within 10 % of today's (0.58 MB and 159 KB were stale).
+    said = re.search(r"\(the largest, `([\w.]+)`, is ([\d.]+) MB\)", DESIGN)
+    assert said is not None and said[1] == largest.name
+    assert abs(float(said[2]) * 1e6 - largest.stat().st_size) <= 0.1 * largest.stat().st_size, largest.stat().st_size
     listed = (package / "pricing_models.json").stat().st_size
-    assert f"`modelhistory.KNOWN_BYTES`, 1 MiB (shipped: {round(listed / 1000)} KB)." in DESIGN  # 159 KB before
+    said = re.search(r"`modelhistory.KNOWN_BYTES`, 1 MiB \(shipped: (\d+) KB\)\.", DESIGN)
+    assert said is not None and abs(int(said[1]) * 1000 - listed) <= 0.1 * listed, listed
     schemas = max((REPO / "schema").glob("*.json"), key=lambda p: p.stat().st_size)
-    assert f"(the largest shipped, `{schemas.name}`, is {round(schemas.stat().st_size / 1000)} KB)" in DESIGN
+    said = re.search(r"\(the largest shipped, `([\w.-]+)`, is (\d+) KB\)", DESIGN)
+    assert said is not None and said[1] == schemas.name
+    assert abs(int(said[2]) * 1000 - schemas.stat().st_size) <= 0.1 * schemas.stat().st_size, schemas.stat().st_size
 
 
 def test_4_every_exit_status_the_documents_name_is_one_of_the_table_s() -> None:
