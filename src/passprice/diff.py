@@ -4456,7 +4456,7 @@ def _refit_stack(root: Root, stack: Any) -> None:
                 write_atomically(path, kept, force=True)
             return
     # a shipped stack as shipped: its re-fit is its file (the package's table, the cache bypassed or not)
-    if runs is not None and shipped_stack(root, stack, runs):
+    if runs is not None and (inputs is not None or not cache.enabled()) and shipped_stack(root, stack, runs):
         return
     from passprice.calibrate import calibrate, fits_kept, write_calibration  # (NumPy: only for a re-fit)
 

@@ -209,8 +209,9 @@ def _findings(root: Root, stack: Stack, runs: Sequence[Run]) -> tuple[Finding, .
         if kept is not None and all(isinstance(f, Finding) for f in kept):
             return kept
     # The shipped table with the cache bypassed too (``--no-cache``): it is the package's own bytes, checked here
-    # against the digest of every input the fit reads, never the cache folder's (round cheapcheck174)
-    if shipped_stack(root, stack, runs):
+    # against the digest of every input the fit reads, never the cache folder's (round cheapcheck174). With the cache
+    # on, only where the inputs could be keyed, as before.
+    if (inputs is not None or not cache.enabled()) and shipped_stack(root, stack, runs):
         return ()
     from passprice.calibrate import verify_stack
 
