@@ -4538,7 +4538,10 @@ def _refit_stack(root: Root, stack: Any) -> None:
     libraries, as every cache key): so it is kept in the cache folder under those bytes, and a review run again
     writes the kept bytes, with no run priced, no fit solved and NumPy not imported (the copy's re-fit was about half
     of a warm one-fact diff, speed50). Where the inputs cannot be keyed (:func:`~passprice.stackfits.fit_inputs`
-    says ``None``) or the cache is bypassed, it is re-fitted as ever; a re-fit that raises keeps nothing. Raises
+    says ``None``) or the cache is bypassed, nothing is kept or taken from the cache folder; a stack of the
+    registry passprice ships, every input of its fit as shipped (:func:`~passprice.stackfits.shipped_stack`,
+    answered with or without the cache), is left as its file is; any other is re-fitted as ever; a re-fit that
+    raises keeps nothing. Raises
     :class:`InputError` or :class:`~passprice.serving.ServingRefusal` as a re-fit does."""
     from passprice.files import write_atomically
     from passprice.measurements import load_runs
@@ -4547,12 +4550,12 @@ def _refit_stack(root: Root, stack: Any) -> None:
 
     path = stack_path(root, stack.name)
     inputs = None
-    if cache.enabled():
-        try:
-            runs = load_runs(root)
-            inputs = fit_inputs(root, stack, runs)
-        except InputError:  # a run that does not read: the re-fit says so as ever
-            inputs = None
+    try:
+        runs: list[Any] | None = load_runs(root)
+    except InputError:  # a run that does not read: the re-fit says so as ever
+        runs = None
+    if cache.enabled() and runs is not None:
+        inputs = fit_inputs(root, stack, runs)
     entry_key = cache.object_key(REFIT_KIND, inputs) if inputs is not None else None
     if inputs is not None:
         kept = cache.kept_object(REFIT_KIND, inputs, bytes, entry_key)
@@ -4560,8 +4563,9 @@ def _refit_stack(root: Root, stack: Any) -> None:
             if path.read_bytes() != kept:
                 write_atomically(path, kept, force=True)
             return
-        if shipped_stack(root, stack, runs):  # a shipped stack as shipped: its re-fit is its file
-            return
+    # a shipped stack as shipped: its re-fit is its file (the package's table, the cache bypassed or not)
+    if runs is not None and (inputs is not None or not cache.enabled()) and shipped_stack(root, stack, runs):
+        return
     from passprice.calibrate import calibrate, fits_kept, write_calibration  # (NumPy: only for a re-fit)
 
     with fits_kept():
