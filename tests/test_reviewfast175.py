@@ -1,9 +1,8 @@
 """A cold one-fact review reads what BASE, HEAD and its private copy of HEAD share once (issue 16; issue 13's review
 use): the same bytes are parsed and validated once whatever temporary folder holds them (:func:`passprice.schema.load`),
 a checkpoint's content is digested once whatever side's entry it came from (:func:`passprice.pins.checkpoint_digest`),
-and a registry file is hashed once for the stacks' fit keys however many roots and keys name it
-(:func:`passprice.stackfits._file_digest`). What the review says is byte for byte what it says without that reuse,
-in markdown and ``--json``; a file changed between BASE and HEAD is still validated on each side, and a file that
+and an entry's bytes hashed once (:func:`passprice.checkpoints._kept_entry`). What the review says is byte for byte
+what it says without that reuse, in markdown and ``--json``; a file changed between BASE and HEAD is still validated on each side, and a file that
 does not validate is refused on HEAD under its own name."""
 
 from __future__ import annotations
@@ -16,14 +15,13 @@ from typing import Any
 import pytest
 
 from cli_helpers import REPO, invoke
-from passprice import pins, schema, snapshot, stackfits
-from passprice.registry import Root
+from passprice import pins, schema, snapshot
 
 H200 = "facts/cards/h200_sxm_141gb.toml"
 STACK = "facts/stacks/llamacpp-cuda-2405.toml"
 SOURCE = "sources/nvidia-h200-datasheet.toml"
 #: The memo keys this round made content-keyed (or made at all): without them, each side's folder is its own.
-REUSED = ("document", "checkpoint-digest", "registry-file-digest")
+REUSED = ("document", "checkpoint-digest", "entry-digest")
 
 
 def _sides(tmp_path: Path) -> tuple[Path, Path]:
@@ -163,44 +161,3 @@ def test_a_file_that_does_not_validate_on_both_sides_is_refused_on_head(
     assert reused == before
     assert reused[0] == 2, reused
     assert SOURCE in reused[1] + reused[2] and "unknown_key" in reused[1] + reused[2]
-
-
-def test_the_stacks_registry_key_follows_the_bytes_not_the_folder(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """:func:`stackfits._registry_part` of two folders holding the same bytes is one key, each file's bytes hashed
-    once a snapshot (the second folder hashes only the joined parts); one byte of one measurement file moved changes
-    it (the key still covers every byte, as the fit reads them all), as does a file added."""
-    import passprice.digests as digests
-
-    one, two = tmp_path / "one", tmp_path / "two"
-    for side in (one, two):
-        for name in ("facts", "registry", "sources"):
-            shutil.copytree(REPO / name, side / name)
-    hashed: list[int] = []
-    blake2b = digests.blake2b
-
-    def counting(data: bytes = b"") -> Any:
-        hashed.append(len(data))
-        return blake2b(data)
-
-    monkeypatch.setattr(digests, "blake2b", counting)
-    with snapshot.reading():
-        first = stackfits._registry_part(Root(one), whole=False)
-        alone = len(hashed)
-        second = stackfits._registry_part(Root(two), whole=False)
-    assert first is not None and first == second
-    files = sorted((one / "registry" / "measurements").glob("*.toml"))
-    assert alone > len(files) and len(hashed) == alone + 1, (alone, len(hashed))  # the second: the joined parts
-    with snapshot.reading():
-        assert stackfits._registry_part(Root(two), whole=False) == first  # another snapshot: the same key
-    moved_file = two / "registry" / "measurements" / files[0].name
-    moved_file.write_bytes(files[0].read_bytes() + b"\n")
-    with snapshot.reading():
-        moved = stackfits._registry_part(Root(two), whole=False)
-    assert moved is not None and moved != first
-    moved_file.write_bytes(files[0].read_bytes())
-    (two / "sources" / "zz-extra.toml").write_bytes((one / SOURCE).read_bytes())
-    with snapshot.reading():
-        added = stackfits._registry_part(Root(two), whole=False)
-    assert added is not None and added not in (first, moved)

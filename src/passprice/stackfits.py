@@ -58,10 +58,8 @@ class _NotKeyable(Exception):
     """An input :func:`fit_inputs` cannot key soundly (a FIFO, a path-named card, a file that does not read)."""
 
 
-def _add_file(parts: list[bytes], label: str, path: Path, digested: bool = False) -> None:
-    """Append ``label`` and the bytes of the regular file ``path``; raises :class:`_NotKeyable` otherwise.
-    ``digested``: the BLAKE2b digest of its bytes (32 bytes, RFC 7693) in their place, made once a snapshot for the
-    same bytes whatever folder holds them (:func:`_file_digest`)."""
+def _add_file(parts: list[bytes], label: str, path: Path) -> None:
+    """Append ``label`` and the bytes of the regular file ``path``; raises :class:`_NotKeyable` otherwise."""
     from passprice.files import read_regular
     from passprice.schema import kind_cap
 
@@ -72,27 +70,14 @@ def _add_file(parts: list[bytes], label: str, path: Path, digested: bool = False
     except InputError:
         raise _NotKeyable(label) from None
     parts.append(f"file\0{label}\0{len(data)}\0".encode("utf-8", "surrogateescape"))
-    parts.append(_file_digest(data) if digested else data)
-
-
-def _file_digest(data: bytes) -> bytes:
-    """The BLAKE2b digest (32 bytes, RFC 7693) of a registry file's bytes ``data``; inside a snapshot, made once for
-    the same bytes (:func:`passprice.snapshot.made`, keyed by the bytes themselves, compared whole as a dict compares
-    them): a review keys the registry folders of HEAD, of its private copy of HEAD, whole and as the shipped table
-    keys them (:func:`_registry_part`), 6.6 MB hashed for the shipped registry's 1.9 MB (tests/test_reviewfast175.py).
-    Raises nothing."""
-    from passprice import snapshot
-    from passprice.digests import blake2b
-
-    return snapshot.made(("registry-file-digest", data), lambda: blake2b(data).digest())
+    parts.append(data)
 
 
 def _add_folder(parts: list[bytes], label: str, folder: Path, depth: int = 0, toml: bool = False) -> None:
-    """Append every entry of ``folder`` (sorted by name, folders followed to :data:`_MAX_DEPTH`) with the digest of
-    its bytes (:func:`_add_file`'s ``digested``), or that the folder is absent. ``toml``: only its ``*.toml``
-    entries, none of its folders followed (what the registry's loaders read of a registry folder:
-    :func:`_shipped_key`). Raises :class:`_NotKeyable` for an entry that is neither a regular file nor a folder, or
-    a folder that cannot be listed."""
+    """Append every entry of ``folder`` (sorted by name, folders followed to :data:`_MAX_DEPTH`) with its bytes, or
+    that the folder is absent. ``toml``: only its ``*.toml`` entries, none of its folders followed (what the
+    registry's loaders read of a registry folder: :func:`_shipped_key`). Raises :class:`_NotKeyable` for an entry
+    that is neither a regular file nor a folder, or a folder that cannot be listed."""
     try:
         info = os.stat(folder)
     except FileNotFoundError:
@@ -118,7 +103,7 @@ def _add_folder(parts: list[bytes], label: str, folder: Path, depth: int = 0, to
         if stat.S_ISDIR(mode) and not toml:
             _add_folder(parts, f"{label}/{name}", path, depth + 1)
         elif stat.S_ISREG(mode):
-            _add_file(parts, f"{label}/{name}", path, digested=True)
+            _add_file(parts, f"{label}/{name}", path)
         else:
             raise _NotKeyable(f"{label}/{name}")
 
@@ -132,8 +117,7 @@ def _numpy_stamp() -> str:
 
 def _registry_part(root: Root, whole: bool = True) -> bytes | None:
     """The part of :func:`fit_inputs` every stack of ``root`` shares: the BLAKE2b digest (32 bytes, RFC 7693) of the
-    folders it keys whole, each entry named, sized and given as the digest of its bytes (:func:`_file_digest`), with
-    the package's schemas and NumPy's stamp; ``None``
+    folders it keys whole, each entry named and given whole, with the package's schemas and NumPy's stamp; ``None``
     when one cannot be keyed soundly. Inside a snapshot, made once for all stacks (:func:`passprice.snapshot.made`:
     the registry's files are read once a snapshot), so those bytes (1.9 MB for the shipped registry) are hashed once
     a snapshot, not once in each stack's key (tests/test_cold135.py). ``whole`` false (:func:`_shipped_key`): of
