@@ -1,9 +1,9 @@
-"""A cold one-fact review reads what BASE, HEAD and its private copy of HEAD share once (issue 16; issue 13's review
-use): the same bytes are parsed and validated once whatever temporary folder holds them (:func:`passprice.schema.load`),
-a checkpoint's content is digested once whatever side's entry it came from (:func:`passprice.pins.checkpoint_digest`),
-and an entry's bytes hashed once (:func:`passprice.checkpoints._kept_entry`). What the review says is byte for byte
-what it says without that reuse, in markdown and ``--json``; a file changed between BASE and HEAD is still validated on each side, and a file that
-does not validate is refused on HEAD under its own name."""
+"""A cold one-fact review makes what BASE, HEAD and its private copy of HEAD share once (issue 16; issue 13's review
+use): the same bytes give one validated document whatever temporary folder holds them (:func:`passprice.schema.load`),
+a checkpoint's content is digested once whatever side's entry it came from (:func:`passprice.pins.checkpoint_digest`)
+and an entry's bytes are hashed once (:func:`passprice.checkpoints._kept_entry`). What the review says is byte for
+byte what it says without that reuse, in markdown and ``--json``; a file changed between BASE and HEAD is still
+validated on each side, and a file that does not validate is refused on HEAD under its own name."""
 
 from __future__ import annotations
 
