@@ -4504,7 +4504,7 @@ def _refit(copy: _Copy, requests: Sequence[Mapping[str, Any]], refits: Mapping[s
     (:func:`passprice.calibrate.calibrate`): ``None``, or the error that stopped a re-fit. Raises nothing."""
     from passprice import snapshot
     from passprice.serving import ServingRefusal
-    from passprice.stacks import load_stack
+    from passprice.stacks import load_stack, stack_path
 
     try:
         with snapshot.suspended():
@@ -4513,8 +4513,12 @@ def _refit(copy: _Copy, requests: Sequence[Mapping[str, Any]], refits: Mapping[s
                     continue
                 stack = load_stack(copy.root, name)
                 was = stack.lock_facts()
+                path = stack_path(copy.root, stack.name)
+                before = path.read_bytes()
                 _refit_stack(copy.root, stack)
-                now = load_stack(copy.root, name).lock_facts()
+                # A re-fit that writes the file as it was (a shipped stack as shipped, a kept re-fit of the same
+                # bytes) leaves the stack it was: not read, parsed and validated again (no snapshot is open here).
+                now = was if path.read_bytes() == before else load_stack(copy.root, name).lock_facts()
                 copy.refitted[name] = {p.removeprefix("stack."): (was[p].describe(), now[p].describe())
                                        for p in now if p in was}
     except (InputError, ServingRefusal, OSError) as e:

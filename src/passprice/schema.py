@@ -2501,11 +2501,16 @@ def load(
     if refused is not None:  # the same bad bytes of the same file read again in this process (check reads a file
         raise refused  # once for each review): parsed and refused once a process, not once a read
     try:
-        # Inside a snapshot (passprice.snapshot) the same bytes of the same file are parsed and validated once.
+        # Inside a snapshot (passprice.snapshot) the same bytes are parsed and validated once, whatever file holds
+        # them: a valid document is a function of the kind, the schema folder and the bytes alone (the path only
+        # words a refusal, which is never kept). A review's BASE and HEAD are written into two temporary folders, and
+        # its private copy of HEAD into a third: each unchanged source record, drafting method, routing record and
+        # stack had its document made once a folder, parsed and validated or read back from the cache of validated
+        # files (tests/test_reviewfast175.py).
         from passprice import snapshot
 
         return snapshot.made(
-            ("document", kind, os.fspath(path), os.fspath(schema_folder), snapshot.fingerprint(raw)),
+            ("document", kind, os.fspath(schema_folder), snapshot.fingerprint(raw)),
             (lambda: cache.validated(entry_kind, Path(schema_folder) / f"{kind}.schema.json", data, build, shaped))
             if kept else build,
         )
