@@ -13,6 +13,10 @@
   reads passed ``check`` (0 problems, exit 0) and was a refused row of ``validate``, exit 0, though no such run can be
   priced (one context class at the mean, 512, with a limit of the last, 512: ``BadContexts``). Now the file is refused
   as it is read, naming ``run.0.positions``, exit 2, by every command that reads it.
+- (4) A commit whose tree names a tree object under a file's mode at a card's path (``git update-index --cacheinfo
+  100644,TREE,PATH``, which git takes unchecked) was read by ``diff`` as the card: the tree's bytes, ``byte 29: not
+  UTF-8 text`` (2.45 s of CPU where the refusal takes 1.3 s); ``fact show --history`` said the object was "missing
+  from the repository". Now no object but a blob is read as a file's content, and both say what the object is.
 """
 
 from __future__ import annotations
@@ -114,3 +118,28 @@ def test_a_run_whose_first_position_is_its_last_is_a_bad_file(tmp_path: Path) ->
         assert result.exit_code == 2, (args, result.output)
         assert said in result.stderr.splitlines(), (args, result.stderr)
         assert "Traceback" not in result.output
+
+
+def test_a_tree_under_a_files_mode_is_no_version_of_the_file(tmp_path: Path) -> None:
+    from passprice import gitread
+
+    root = _repository(tmp_path)
+    base = _git(root, "rev-parse", "HEAD")
+    tree = _git(root, "rev-parse", "HEAD:facts/drafts")
+    _git(root, "rm", "-q", "--cached", PCIE)
+    _git(root, "update-index", "--add", "--cacheinfo", f"100644,{tree},{PCIE}")
+    _git(root, "commit", "-q", "--no-verify", "-m", "a tree under a file's mode")
+    forged = _git(root, "rev-parse", "HEAD")
+    said = (f"{forged[:12]}:{PCIE}: object {tree} is a tree, not a file's content (a tree entry of a file's mode "
+            "names it, which git fsck reports): commit the file itself")
+    result = invoke("diff", base, forged, root=root)
+    # Before: "… does not read on HEAD: facts/cards/h100_pcie_80gb.toml: byte 29: not UTF-8 text".
+    assert result.exit_code == 2, result.output
+    assert result.stderr.splitlines() == [f"passprice: error: {said}"], result.stderr
+    _git(root, "rm", "-q", "--cached", PCIE)
+    _git(root, "add", PCIE)
+    _git(root, "commit", "-q", "--no-verify", "-m", "back")
+    result = invoke("fact", "show", "h100_pcie_80gb", "memory.bandwidth", "--history", root=root)
+    assert result.exit_code == 0, result.output
+    assert f"  does not read: {said}" in result.stdout.splitlines(), result.stdout  # before: "is missing from …"
+    assert gitread.read_blobs(root, {tree: 1}) == {}  # a tree's bytes are no file's

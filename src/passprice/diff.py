@@ -486,7 +486,7 @@ class Checkout:
                 files[rel] = past[rel]
                 continue
             if obj not in contents:
-                raise InputError(f"{commit[:12]}:{self.prefix}{rel}: object {obj} is missing from the repository")
+                raise gitread.not_a_blob(self.top, f"{commit[:12]}:{self.prefix}{rel}", obj)
             files[rel] = contents[obj]
         aliases = self._lock_aliases(commit, lock_links, files)
         if judge is not None:

@@ -1062,7 +1062,8 @@ class _Batch:
                     if len(fields) < 3 or fields[-1] == b"missing":
                         continue
                     body = take(int(fields[2]) + 1)
-                    contents[blob] = body[:-1]
+                    if fields[1] == b"blob":  # a tree or commit named under a file's mode is no file's content
+                        contents[blob] = body[:-1]
         except TimeoutError:
             self.close(kill=True)
             raise GitFailed(f"git cat-file: took longer than {timeout} s") from None
@@ -1119,8 +1120,10 @@ def one_batch(top: Path) -> Iterator[None]:
 def read_blobs(top: Path, sizes: Mapping[str, int], timeout: float | None = None) -> dict[str, bytes]:
     """The content of each blob of ``sizes`` (its id → its size, known beforehand and within the caller's cap), from
     one ``git cat-file --batch`` (the one :func:`one_batch` holds open for ``top``, if any; else one run within
-    ``timeout`` seconds, as :func:`run_git` takes them). A blob git no longer finds is left out. Raises as
-    :func:`run_git` does."""
+    ``timeout`` seconds, as :func:`run_git` takes them). A blob git no longer finds is left out, and so is an object
+    that is not a blob: a tree entry of a file's mode may name any object (``git update-index --cacheinfo
+    100644,TREE,PATH`` commits one), and a tree's bytes were read as the file (``diff`` said ``byte 29: not UTF-8
+    text``; tests/test_attack177.py); its caller says so (:func:`not_a_blob`). Raises as :func:`run_git` does."""
     wanted = list(sizes)
     if not wanted:
         return {}
@@ -1141,9 +1144,25 @@ def read_blobs(top: Path, sizes: Mapping[str, int], timeout: float | None = None
         if len(header) < 3 or header[-1] == b"missing":
             continue
         size = int(header[2])
-        contents[blob] = data[at : at + size]
+        if header[1] == b"blob":
+            contents[blob] = data[at : at + size]
         at += size + 1
     return contents
+
+
+def not_a_blob(top: Path, where: str, obj: str) -> InputError:
+    """The refusal of a file ``where`` (``COMMIT:PATH``) whose tree entry names ``obj``, an object :func:`read_blobs`
+    and :func:`blob_sizes` do not give as a file's content: missing from the repository (a partial clone's, not
+    fetched), or of another type (a tree or commit under a file's mode, which ``git fsck`` reports), asked of the
+    repository at ``top`` (``git cat-file -t``). Raises nothing: it returns the error."""
+    try:
+        kind = run_git(top, ["cat-file", "-t", obj]).decode("ascii", "replace").strip()
+    except (subprocess.CalledProcessError, InputError):
+        kind = ""
+    if not kind or kind == "blob":
+        return InputError(f"{where}: object {obj} is missing from the repository")
+    return InputError(f"{where}: object {obj} is a {kind}, not a file's content (a tree entry of a file's mode names "
+                      "it, which git fsck reports): commit the file itself")
 
 
 #: Bytes one blob :func:`read_named` reads may have (a source record or document an audit reads as committed, a lock

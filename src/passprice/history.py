@@ -631,8 +631,7 @@ def _read_versions(
             # Left out, the version before was shown as the first ("changed: new"): a partial clone's blob not
             # fetched (passprice fetches nothing, gitread.git_environment) is said to be missing (attack round 30).
             for k in ks:
-                out[k] = (None, f"{commits[k].sha[:12]}:{commits[k].name}: object {blob} is missing from the "
-                                "repository")
+                out[k] = (None, str(gitread.not_a_blob(checkout.top, f"{commits[k].sha[:12]}:{commits[k].name}", blob)))
             continue
         if size > schema.MAX_TOML_BYTES:
             for k in ks:
