@@ -3525,7 +3525,7 @@ def _lock_listings(checkout: Checkout, commits: Sequence[str]) -> dict[str, dict
                        "(diff.LOCK_TREE_BYTES; not read)" if held > LOCK_TREE_BYTES else
                        f", {total:,} bytes of folders in all, past the {LOCK_TREES_BYTES:,}-byte cap on the folders "
                        "of locks/ passprice lists from git (diff.LOCK_TREES_BYTES; not read)"))
-        got = gitread.read_blobs(checkout.top, {tree: tree_sizes.get(tree, 0) for tree in todo})
+        got = gitread.read_blobs(checkout.top, {tree: tree_sizes.get(tree, 0) for tree in todo}, kind="tree")
         trees.update(got)
         following: dict[str, None] = {}
         for tree in todo:
