@@ -106,7 +106,7 @@ def test_a_side_of_more_fact_files_than_the_bound_is_refused_before_any_is_read(
     _git(root, "commit", "-qm", "copies")
     read: list[int] = []
     real = gitread.read_blobs
-    monkeypatch.setattr(gitread, "read_blobs", lambda top, sizes: read.append(len(sizes)) or real(top, sizes))
+    monkeypatch.setattr(gitread, "read_blobs", lambda top, sizes, **k: read.append(len(sizes)) or real(top, sizes, **k))
     head = _git(root, "rev-parse", "HEAD")[:12]
     monkeypatch.chdir(root)
     lines = bad("diff", "main~1", "main", root=root,

@@ -7,9 +7,9 @@ test.
   correct in the run (its batch, positions or card).
 - (2) ``calibrate`` of a run at positions [512, 512] (schema-valid: first is not past last) said ``…: run.0: refused
   (BadContexts): … raise --limit or lower --position``: a run is priced as one class at its mean position, 512, of a
-  limit of its last, 512, and has neither option. Now ``run.0.positions`` and what to correct in the file; the same
-  words in ``validate``'s row. A stack's ``BeyondStack`` (``price at batch 1 (--batch 1 …), price the limit (without
-  --stack)``) is said of a run the same way.
+  limit of its last, 512, and has neither option. Now ``run.0.positions`` and what to correct in the file, as the
+  file is read (tests/test_attack177.py), from every command that reads it. A stack's ``BeyondStack`` (``price at
+  batch 1 (--batch 1 …), price the limit (without --stack)``) is said of a run the same way.
 - (3) ``price SERVING --position 100`` of a serving file whose class allows 40,000 positions, past Gemma 3 270M's
   32,768, was refused ``ContextBeyondModel: … lower --limit`` (exit 1): the limit is still the file's (``--position``
   alone keeps the file's longest). Now exit 2 naming the file and ``contexts.1.limit``, as ``price SERVING`` says.
@@ -63,21 +63,19 @@ def test_validate_says_what_fits_of_a_batch_the_card_cannot_hold(tmp_path: Path)
     assert "--" not in row.split("refused (", 1)[1]
 
 
-POSITIONS = (
-    "positions 512-512 are priced as one context class at their mean, 512, with a limit of the last, 512, and a pass "
-    "at a position writes that position's row, so the mean must be below the limit: correct the run's positions (a "
-    "first position below the last)"
-)
-
-
 def test_calibrate_names_the_runs_positions_not_price_options(tmp_path: Path) -> None:
     root = _first_run(tmp_path, "[0, 512]", "[512, 512]")
-    said = f"passprice: error: {RUNS}: run.0.positions: refused (BadContexts): {POSITIONS}"
     # Before: "…: run.0: refused (BadContexts): bad context mix: position 512 is not below its limit 512: … raise
-    # --limit or lower --position".
+    # --limit or lower --position"; then "run.0.positions: refused (BadContexts): …" with validate's row refused,
+    # exit 0. Such a run is refused as the file is read (tests/test_attack177.py): a bad file, exit 2, the same line
+    # from every command.
+    said = (f"passprice: error: {RUNS}: run.0.positions: first 512 is not below last 512: a run is priced at the mean "
+            "of its positions with a limit of the last, so the first must be below the last: correct the run's "
+            "positions")
     assert bad("calibrate", "--stack", "llamacpp-cuda-2405", root=root, says=said) == [said]
-    row = _row(root)
-    assert row.endswith(f"  refused (BadContexts): {POSITIONS}"), row
+    result = invoke("validate", root=root)  # the good files' runs still shown (the bad file's left out), exit 2
+    assert result.exit_code == 2 and result.stderr.splitlines() == [said], result.output
+    assert ROW not in result.stdout
 
 
 def test_a_stacks_range_refusal_of_a_run_names_no_price_option() -> None:

@@ -206,7 +206,7 @@ def test_a_commit_of_thousands_of_copies_of_a_card_is_refused_before_any_is_read
     _git(root, "commit", "-qm", "copies")
     read: list[int] = []
     real = gitread.read_blobs
-    monkeypatch.setattr(gitread, "read_blobs", lambda top, sizes: read.append(len(sizes)) or real(top, sizes))
+    monkeypatch.setattr(gitread, "read_blobs", lambda top, sizes, **k: read.append(len(sizes)) or real(top, sizes, **k))
     head = _git(root, "rev-parse", "HEAD")[:12]
     monkeypatch.chdir(root)
     lines = bad("diff", "main~1", "main", root=root,

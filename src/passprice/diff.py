@@ -486,7 +486,7 @@ class Checkout:
                 files[rel] = past[rel]
                 continue
             if obj not in contents:
-                raise InputError(f"{commit[:12]}:{self.prefix}{rel}: object {obj} is missing from the repository")
+                raise gitread.not_a_blob(self.top, f"{commit[:12]}:{self.prefix}{rel}", obj)
             files[rel] = contents[obj]
         aliases = self._lock_aliases(commit, lock_links, files)
         if judge is not None:
@@ -3624,7 +3624,7 @@ def _lock_listings(checkout: Checkout, commits: Sequence[str],
                        "(diff.LOCK_TREE_BYTES; not read)" if held > LOCK_TREE_BYTES else
                        f", {total:,} bytes of folders in all, past the {LOCK_TREES_BYTES:,}-byte cap on the folders "
                        "of locks/ passprice lists from git (diff.LOCK_TREES_BYTES; not read)"))
-        got = gitread.read_blobs(checkout.top, {tree: tree_sizes.get(tree, 0) for tree in todo})
+        got = gitread.read_blobs(checkout.top, {tree: tree_sizes.get(tree, 0) for tree in todo}, kind="tree")
         trees.update(got)
         following: dict[str, None] = {}
         for tree in todo:

@@ -997,14 +997,14 @@ class _Batch:
             self.git = None  # not started: read_blobs runs git as before, and says why in its words
             return
 
-    def read(self, wanted: list[str], timeout: float | None = None) -> dict[str, bytes] | None:
-        """The content of each object of ``wanted`` (ids) git finds, as :func:`read_blobs` gives it; ``None`` when the
-        process has ended or fails, or is seen waiting to open a FIFO (:func:`blocked_open`, looked at whenever git
-        has said nothing for :data:`WATCH_S`; the process is then ended, and the caller reads them the one-shot way,
-        which raises as git fails and names the FIFO: git86, an object swapped for a FIFO after the look-through held
-        this read for ever). Raises :class:`GitFailed` (the process ended) past ``timeout`` seconds
-        (:data:`GIT_TIMEOUT_S` when not given), or when git says nothing for :func:`quiet_bound`'s seconds after a
-        run of requests was written (left103)."""
+    def read(self, wanted: list[str], timeout: float | None = None, kind: str = "blob") -> dict[str, bytes] | None:
+        """The content of each object of ``wanted`` (ids) git finds of type ``kind``, as :func:`read_blobs` gives it;
+        ``None`` when the process has ended or fails, or is seen waiting to open a FIFO (:func:`blocked_open`, looked at
+        whenever git has said nothing for :data:`WATCH_S`; the process is then ended, and the caller reads them the
+        one-shot way, which raises as git fails and names the FIFO: git86, an object swapped for a FIFO after the
+        look-through held this read for ever). Raises :class:`GitFailed` (the process ended) past ``timeout`` seconds
+        (:data:`GIT_TIMEOUT_S` when not given), or when git says nothing for :func:`quiet_bound`'s seconds after a run
+        of requests was written (left103)."""
         import select
         import time
 
@@ -1044,6 +1044,7 @@ class _Batch:
                 held.extend(chunk)
 
         contents: dict[str, bytes] = {}
+        want = kind.encode("ascii")
         try:
             at = 0
             while at < len(wanted):
@@ -1062,7 +1063,8 @@ class _Batch:
                     if len(fields) < 3 or fields[-1] == b"missing":
                         continue
                     body = take(int(fields[2]) + 1)
-                    contents[blob] = body[:-1]
+                    if fields[1] == want:  # a tree or commit named under a file's mode is no file's content
+                        contents[blob] = body[:-1]
         except TimeoutError:
             self.close(kill=True)
             raise GitFailed(f"git cat-file: took longer than {timeout} s") from None
@@ -1116,17 +1118,21 @@ def one_batch(top: Path) -> Iterator[None]:
         batch.close()
 
 
-def read_blobs(top: Path, sizes: Mapping[str, int], timeout: float | None = None) -> dict[str, bytes]:
+def read_blobs(top: Path, sizes: Mapping[str, int], timeout: float | None = None, kind: str = "blob"
+               ) -> dict[str, bytes]:
     """The content of each blob of ``sizes`` (its id → its size, known beforehand and within the caller's cap), from
     one ``git cat-file --batch`` (the one :func:`one_batch` holds open for ``top``, if any; else one run within
-    ``timeout`` seconds, as :func:`run_git` takes them). A blob git no longer finds is left out. Raises as
-    :func:`run_git` does."""
+    ``timeout`` seconds, as :func:`run_git` takes them). A blob git no longer finds is left out, and so is an object
+    that is not a blob (not of type ``kind``: ``"tree"`` for a caller listing folders): a tree entry of a file's
+    mode may name any object (``git update-index --cacheinfo 100644,TREE,PATH`` commits one), and a tree's bytes
+    were read as the file (``diff`` said ``byte 29: not UTF-8 text``; tests/test_attack177.py); its caller says so
+    (:func:`not_a_blob`). Raises as :func:`run_git` does."""
     wanted = list(sizes)
     if not wanted:
         return {}
     batch = _BATCHES.get(top)
     if batch is not None:
-        found = batch.read(wanted, timeout)
+        found = batch.read(wanted, timeout, kind)
         if found is not None:
             return found
     data = run_git(top, ["cat-file", "--batch"], "".join(f"{b}\n" for b in wanted).encode("ascii"), timeout=timeout)
@@ -1141,9 +1147,25 @@ def read_blobs(top: Path, sizes: Mapping[str, int], timeout: float | None = None
         if len(header) < 3 or header[-1] == b"missing":
             continue
         size = int(header[2])
-        contents[blob] = data[at : at + size]
+        if header[1] == kind.encode("ascii"):
+            contents[blob] = data[at : at + size]
         at += size + 1
     return contents
+
+
+def not_a_blob(top: Path, where: str, obj: str) -> InputError:
+    """The refusal of a file ``where`` (``COMMIT:PATH``) whose tree entry names ``obj``, an object :func:`read_blobs`
+    and :func:`blob_sizes` do not give as a file's content: missing from the repository (a partial clone's, not
+    fetched), or of another type (a tree or commit under a file's mode, which ``git fsck`` reports), asked of the
+    repository at ``top`` (``git cat-file -t``). Raises nothing: it returns the error."""
+    try:
+        kind = run_git(top, ["cat-file", "-t", obj]).decode("ascii", "replace").strip()
+    except (subprocess.CalledProcessError, InputError):
+        kind = ""
+    if not kind or kind == "blob":
+        return InputError(f"{where}: object {obj} is missing from the repository")
+    return InputError(f"{where}: object {obj} is a {kind}, not a file's content (a tree entry of a file's mode names "
+                      "it, which git fsck reports): commit the file itself")
 
 
 #: Bytes one blob :func:`read_named` reads may have (a source record or document an audit reads as committed, a lock

@@ -314,6 +314,10 @@ class _Commit:
     blob: str | None
     deleted: bool = False
     linked: bool = False  # the file was a symbolic link at this commit (mode 120000): its blob is the link's text
+    #: A git submodule entry (a gitlink, mode 160000) at this commit: its id names a commit of another repository,
+    #: not a version of the file; git takes any id there, so one naming another card's blob was read as this card's
+    #: version (tests/test_attack177.py).
+    gitlink: bool = False
 
 
 _ZERO = "0" * 40
@@ -347,7 +351,7 @@ def _commits(out: bytes, rel: str) -> list[_Commit]:
             continue
         date, author, subject = (_shown(tokens[i + k]) for k in (1, 2, 3))
         i += 4
-        name, blob, deleted, linked = rel, None, False, False
+        name, blob, deleted, linked, gitlink = rel, None, False, False, False
         if i < len(tokens) and tokens[i].lstrip(b"\n").startswith(b":"):
             fields = tokens[i].lstrip(b"\n").decode("ascii", "replace").split()
             status = fields[-1] if fields else ""
@@ -359,7 +363,8 @@ def _commits(out: bytes, rel: str) -> list[_Commit]:
             blob = None if new == _ZERO or status.startswith("D") else new
             deleted = status.startswith("D")
             linked = len(fields) > 1 and fields[1] == "120000"
-        commits.append(_Commit(sha.decode("ascii"), date, author, subject, name, blob, deleted, linked))
+            gitlink = len(fields) > 1 and fields[1] == "160000"
+        commits.append(_Commit(sha.decode("ascii"), date, author, subject, name, blob, deleted, linked, gitlink))
     return commits
 
 
@@ -476,7 +481,8 @@ def _fact_history(root: Root, where: FactFile) -> list[Version]:
         now = _fact_in(gitread.read_sized(where.file), where.path, str(where.file), where.kind)
     except (InputError, OSError) as e:
         if not (commits and commits[-1].blob is not None and versions and versions[-1].commit == commits[-1].sha
-                and versions[-1].error is not None and _as_committed(checkout, where.file, commits[-1].blob)):
+                and versions[-1].error is not None
+                and _as_committed(checkout, where.file, commits[-1].blob, where.kind)):
             versions.append(Version(None, "", "", "uncommitted changes", None, str(e)))
     else:
         if versions and versions[-1].error is not None and versions[-1].commit is not None:
@@ -490,11 +496,25 @@ def _fact_history(root: Root, where: FactFile) -> list[Version]:
     return versions
 
 
-def _as_committed(checkout: Checkout, file: Path, blob: str) -> bool:
+def _as_committed(checkout: Checkout, file: Path, blob: str, kind: str = "card") -> bool:
     """Whether the work tree's ``file`` is the last commit's version of it, blob id ``blob`` (``git hash-object``,
     through the checkout's filters as ``git status`` compares it): a file that does not read, unchanged since its
     commit, is no uncommitted change (the version over the cap at HEAD was listed again as ``work tree  uncommitted
-    changes``, tests/test_fix171.py). ``False`` when git cannot tell."""
+    changes``, tests/test_fix171.py). A file past the cap of a ``kind`` file (:func:`passprice.schema.require_size`)
+    is not hashed: it is the committed version when the blob's size is its own, since both then read as the same
+    refusal of that size (``git hash-object`` of a committed 300 MB card ran past git's quiet bound, and the history
+    refused as "something holds it": tests/test_attack177.py). ``False`` when git cannot tell."""
+    try:
+        size = os.stat(file).st_size
+    except OSError:
+        return False
+    try:
+        schema.require_size(file, kind, size)
+    except InputError:
+        try:
+            return gitread.blob_sizes(checkout.top, [blob]).get(blob) == size
+        except (subprocess.CalledProcessError, InputError):
+            return False
     try:
         out = _run_git(checkout.top, ["hash-object", "--", os.fspath(file)])
     except subprocess.CalledProcessError:
@@ -622,6 +642,8 @@ def _read_versions(
         if c.linked:  # its blob is a link's text, not a version of the file
             out[k] = (None, f"{c.name} at {c.sha[:12]}: a symbolic link, not the file itself (its figures are "
                             "another file's)")
+        elif c.gitlink:  # its id is a commit's of another repository (or any object git was handed), never read
+            out[k] = (None, str(gitread.submodule(c.name, f"at {c.sha[:12]}")))
         elif c.blob is not None:
             by_blob.setdefault(c.blob, []).append(k)
     sizes = gitread.blob_sizes(checkout.top, by_blob)
@@ -644,8 +666,7 @@ def _read_versions(
             # Left out, the version before was shown as the first ("changed: new"): a partial clone's blob not
             # fetched (passprice fetches nothing, gitread.git_environment) is said to be missing (attack round 30).
             for k in ks:
-                out[k] = (None, f"{commits[k].sha[:12]}:{commits[k].name}: object {blob} is missing from the "
-                                "repository")
+                out[k] = (None, str(gitread.not_a_blob(checkout.top, f"{commits[k].sha[:12]}:{commits[k].name}", blob)))
             continue
         if size > schema.MAX_TOML_BYTES:
             for k in ks:

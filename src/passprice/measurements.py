@@ -276,15 +276,22 @@ def runs_of_document(
     name: str, document: Mapping[str, Any], where: str, problems: list[str] | None = None
 ) -> list[Run]:
     """The runs of a validated ``measurement`` document named ``name``. Raises :class:`InputError` for a run whose
-    first position is past its last, or whose tokens/s is too small to divide by (:func:`too_small`); with
+    first position is not below its last, or whose tokens/s is too small to divide by (:func:`too_small`); with
     ``problems``, a run of the latter kind is left out and its line appended there instead (``validate`` still
     shows the good runs)."""
     source = document["source"]
     out = []
     for i, entry in enumerate(document["run"]):
         first, last = entry["positions"]
-        if first > last:
-            raise InputError(f"{where}: run.{i}.positions: first {first} is past last {last}")
+        if first >= last:
+            # [512, 512] too: a run is priced as one context class at its mean position with a limit of its last
+            # (Run.spec), and a pass at its limit is refused (BadContexts) whatever the run, so such a run was
+            # "0 problems" for check in a stack with no fit and a refused row of validate, exit 0
+            # (tests/test_attack177.py).
+            said = "is past" if first > last else "is not below"
+            raise InputError(f"{where}: run.{i}.positions: first {first} {said} last {last}: a run is priced at the "
+                             "mean of its positions with a limit of the last, so the first must be below the last: "
+                             "correct the run's positions")
         small = too_small(where, i, float(entry["tokens_per_s"]), entry["batch"])
         if small is not None:
             if problems is None:
