@@ -81,7 +81,8 @@ def test_1_a_lock_file_past_the_lock_s_cap_is_named_unread(twice_repo: tuple[Pat
     asked: list[int] = []
     real = gitread.read_blobs
     monkeypatch.setattr(gitread, "read_blobs",
-                        lambda top, sizes, timeout=None: asked.extend(sizes.values()) or real(top, sizes, timeout))
+                        lambda top, sizes, timeout=None, kind="blob": asked.extend(sizes.values())
+                        or real(top, sizes, timeout, kind))
     code, err, doc, text = _review(root)
     line = (f"{added}:locks/huge.lock.toml: 70,000,000 bytes as committed, past the 262,144-byte cap on a lock file "
             "(schema.kind_cap; not read) (and 1 other lock file of this branch past it, unread): a re-lock it holds "
