@@ -3546,6 +3546,9 @@ def fact_set_command(
 @click.option("--cards", help="Cards, comma-separated, or 'all' (default: each serving's own card).")
 @click.option("--batches", default="1-4096*2", show_default=True, help="Batches: 1,2,8 or 1-64 or 1-4096*2.")
 @click.option("--positions", help="Mean context positions (default: each serving's own contexts).")
+@click.option("--limit", type=_int("--limit"),
+              help="Context each sequence is allowed (positions), in place of each serving's contexts, as price's "
+                   "--limit (at its half, or at each of --positions; default: each serving's own).")
 @click.option("--draft-tokens", "draft_tokens", help="Drafted tokens per pass, e.g. 0,1,2,3 (default: the serving's).")
 @click.option("--checkpoint", help="Checkpoint: registry entry name or a .gguf path, swept on every card (or --cards) "
                                    "with no serving; with SERVINGS, in place of each one's, as price's --checkpoint.")
@@ -3581,6 +3584,7 @@ def sweep_command(
     cards: str | None,
     batches: str,
     positions: str | None,
+    limit: int | None,
     draft_tokens: str | None,
     checkpoint: str | None,
     routing: str | None,
@@ -3612,6 +3616,7 @@ def sweep_command(
         output_format,
         parse_batches,
         parse_numbers,
+        refused_row,
         require_suffix,
         routing_refusal,
         text_chunks,
@@ -3643,8 +3648,9 @@ def sweep_command(
         # The file describes the whole grid: an axis given on the command line too would be silently ignored.
         given = [f"--{name.replace('_', '-')}" for name in ("cards", "batches", "positions", "draft_tokens")
                  if ctx.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE]
-        if checkpoint is not None or routing is not None:  # a sweep file names servings, never a checkpoint alone
-            what = " and ".join(o for o, v in (("--checkpoint", checkpoint), ("--routing", routing)) if v is not None)
+        if checkpoint is not None or routing is not None or limit is not None:  # a sweep file names servings only
+            what = " and ".join(o for o, v in (("--checkpoint", checkpoint), ("--routing", routing), ("--limit", limit))
+                                if v is not None)
             raise click.UsageError(f"--file describes the whole grid, and a sweep file takes no {what}: sweep the "
                                    f"file's servings on the command line with {what} (sweep SERVINGS {what} …)")
         if servings or given:
@@ -3662,6 +3668,7 @@ def sweep_command(
             servings=names,
             checkpoint=checkpoint,
             routing=routing,
+            limit=limit,
             batches=parse_batches(batches, "--batches", most=U32_MAX),
             cards=card_list,
             positions=parse_numbers(positions, float, "--positions") if positions is not None else None,
@@ -3733,7 +3740,7 @@ def sweep_command(
         # The servings judged under their locks (a floor breached exits 1 before a row is written): done once the
         # grid's workers are forked, while they price their parts (passprice.sweepjobs), else before pricing.
         under.extend(_sweep_locks(root, grid.servings, lock_ref, no_lock, grid.cards, grid.positions, max_tpot,
-                                  grid.draft_tokens, memory_use, grid.checkpoint, grid.routing))
+                                  grid.draft_tokens, memory_use, grid.checkpoint, grid.routing, grid.limit))
 
     total = grid.size()
     if total >= 1 << 16:  # its text made a group of rows at a time: the heap's freed pages kept (passprice.heapkeep)
@@ -3858,7 +3865,10 @@ def sweep_command(
         click.echo(f"plot -> {shown_path(plot_path)}", err=True)
     # Lines for people: a checkpoint path's U+202E escaped, as --json escapes it (its CSV cell keeps the bytes; left43)
     # (each line of a message escaped, its own line breaks kept: a lock's drift lines follow it; test_slip_44)
-    for line in best.summary() if best is not None else ():
+    def explain(common: Any, batch: int) -> Any:
+        return refused_row(sweeper, grid, common, batch)
+
+    for line in best.summary(explain) if best is not None else ():
         click.echo(f"passprice: {_escaped_lines(line)}", err=True)
     for line in under:
         click.echo(f"passprice: {_escaped_lines(line)}", err=True)
@@ -3869,8 +3879,21 @@ def sweep_command(
     # Written, but nothing priced: exit 1. A row this process priced with a price (sweeper.saw_price; with --jobs N
     # the parent's own part) settles it without the probe, which prices the grid's smallest batch again
     # (nothing_priced: 14-20 ms of the bench grid's run, its first 170 lines refused).
-    if total and not sweeper.saw_price and (nothing := nothing_priced(sweeper, grid)) is not None:
-        said = ", ".join(f"{name} ({n:,} line{'s' if n != 1 else ''})" for name, n in nothing.items())
+    first: dict[str, Any] = {}
+    if total and not sweeper.saw_price and (nothing := nothing_priced(sweeper, grid, first)) is not None:
+        # each refusal with the message price says of its first line's row (fix181: the names alone said nothing
+        # of what to change, where price says "position 8192 is not below its limit 8192 … raise --limit")
+        each = []
+        for name, n in nothing.items():
+            text = f"{name} ({n:,} line{'s' if n != 1 else ''})"
+            refused = (refused_row(sweeper, grid, *first[name]) if name in first and name not in ROUTING_REFUSALS
+                       else None)  # a routing refusal's advice follows, with the records that fit
+            if refused is not None:
+                common, at = first[name]
+                text += (f" — {common['serving'] or common['checkpoint']} on {common['card']} at position "
+                         f"{common['position']:g}, batch {at:,}: {refused}")
+            each.append(text)
+        said = "; ".join(each)
         advice = ""
         if ROUTING_REFUSALS & set(nothing) and (routed := routing_refusal(sweeper, grid)) is not None:
             # price's words, with the records that fit its checkpoint (the summary said the name alone: sweep51)
@@ -3975,7 +3998,7 @@ def _sweep_locks(
     root: Any, servings: tuple[Any, ...], lock_ref: str | None, no_lock: bool, cards: tuple[str, ...] | None = None,
     positions: tuple[float, ...] | None = None, max_tpot: float | None = None,
     draft_tokens: tuple[int, ...] | None = None, memory_use: float | None = None, checkpoint: str | None = None,
-    routing: str | None = None,
+    routing: str | None = None, limit: int | None = None,
 ) -> list[str]:
     """:func:`passprice.enforce.sweep_under` (each registered serving of a sweep judged under its locks): the lines
     naming the locks each is priced under; a floor breached, or ``--lock L`` locking none of them, exits 1."""
@@ -3985,7 +4008,7 @@ def _sweep_locks(
         raise click.UsageError("give --lock L or --no-lock, not both")
     try:
         return sweep_under(root, servings, lock_ref, no_lock, cards, positions, max_tpot, draft_tokens, memory_use,
-                           checkpoint, routing)
+                           checkpoint, routing, limit)
     except (LockRefusal, LockFloor) as e:
         _refuse(e)
 

@@ -1281,8 +1281,9 @@ _TERMS = (
     Term(
         "Empty",
         "refusal: a serving of no sequences, or no activation words",
-        "A refusal: a batch of 0 (a sweep's `--batches 0`) prices no sequences, and `--activation-words 0` leaves the "
-        "array nothing to read; each must be at least 1.",
+        "A refusal: a batch of 0 prices no sequences, and `--activation-words 0` leaves the array nothing to read; "
+        "each must be at least 1 (on the command line, `--batch 0` and a sweep's `--batches 0` are out of range: "
+        "exit 2).",
     ),
     Term(
         "Routed",

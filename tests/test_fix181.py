@@ -1,0 +1,131 @@
+"""What a capacity planner new to passprice found (README only, ``pip install .``, an ``init --examples`` registry):
+each case rebuilt here, with the exit status and the exact lines (or ``--json`` keys) the command gives now."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+from cli_helpers import REPO, invoke
+
+R1 = "r1-qwen7b-h200"
+
+
+def _rows(text: str) -> list[dict[str, str]]:
+    return list(csv.DictReader(io.StringIO(text)))
+
+
+# --- 1. sweep --limit, as best and compare take it ---------------------------------------------------------------
+
+
+def test_1_sweep_takes_limit_as_price_does() -> None:
+    """``sweep --limit 8192`` was ``No such option '--limit'``: each row is now the serving at that limit, its mean
+    position the limit's half (as ``price --limit 8192``), and each row's ``limit`` cell says it."""
+    swept = invoke("sweep", R1, "--batches", "1,2", "--limit", "8192", "--no-lock")
+    assert swept.exit_code == 0, swept.output
+    rows = _rows(swept.stdout)
+    assert [(r["position"], r["limit"], r["batch"], r["refusal"]) for r in rows] == [
+        ("4096", "8192", "1", ""), ("4096", "8192", "2", "")
+    ]
+    priced = invoke("price", R1, "--limit", "8192", "--batch", "2", "--json", "--no-lock")
+    assert priced.exit_code == 0, priced.output
+    assert float(rows[1]["tokens_per_s"]) == json.loads(priced.stdout)["tokens_per_s"]
+    # in JSON, at each of --positions: a position at the limit refused as price refuses it
+    swept = invoke("sweep", R1, "--batches", "1", "--limit", "8192", "--positions", "100,8192", "--json", "--no-lock")
+    assert swept.exit_code == 0, swept.output
+    assert [(r["position"], r["limit"], r["refusal"]) for r in json.loads(swept.stdout)] == [
+        (100, 8192, None), (8192, 8192, "BadContexts")
+    ]
+
+
+def test_1_sweep_limit_is_validated_as_best_validates_it() -> None:
+    for args in (("sweep", R1, "--limit", "0"), ("best", R1, "--limit", "0")):
+        result = invoke(*args)
+        assert result.exit_code == 2, result.output
+        assert result.stderr == (f"passprice: error: Invalid value for '--limit': 0 is out of range (a whole number "
+                                 f"from 1 to 4,294,967,295) (see 'cli {args[0]} --help')\n")  # CliRunner's program name
+    # past the checkpoint's context: the row refused as best refuses it, and the summary says price's message
+    result = invoke("sweep", R1, "--batches", "1", "--limit", "1000000", "--no-lock")
+    assert result.exit_code == 1, result.output
+    assert _rows(result.stdout)[0]["refusal"] == "ContextBeyondModel"
+    assert result.stderr.splitlines()[-1] == (
+        "passprice: refused: no row of the sweep has a price: every line is refused at its smallest batch, and at "
+        "every larger one: ContextBeyondModel (1 line) — r1-qwen7b-h200 on h200_sxm_141gb at position 500000, batch "
+        "1: context limit 1000000 is past the checkpoint's context length 131072: lower --limit; the rows and their "
+        "refusals were written")
+    # a sweep file describes the whole grid: --limit beside it is refused, as --positions is
+    result = invoke("sweep", "--file", str(REPO / "examples" / "grid.toml"), "--limit", "8192")
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith("passprice: error: --file describes the whole grid, and a sweep file takes no "
+                                    "--limit: sweep the file's servings on the command line with --limit (sweep "
+                                    "SERVINGS --limit …)")
+
+
+def test_1_a_locked_serving_swept_at_another_limit_is_not_the_locked_one() -> None:
+    result = invoke("sweep", R1, "--batches", "1", "--limit", "8192")
+    assert result.exit_code == 0, result.output
+    said = result.stderr.splitlines()
+    assert said[0].endswith("floors hold, but the prices shown are NOT the locked ones (below)")
+    assert said[1].strip() == (
+        "serving differs from the locked one: contexts: share 1.0, position 2048.0, limit 4096 → share 1.0, position "
+        "4096.0, limit 8192; its rows at limit 8192 are not the locked serving's (limit 4096)")
+    same = invoke("sweep", R1, "--batches", "1", "--limit", "4096")
+    assert "the serving is the locked one" in same.stderr and "limit" not in same.stderr
+
+
+# --- 2. a refused sweep's summary says each refusal's message --------------------------------------------------------
+
+
+def test_2_the_capped_summary_says_a_refusals_message_once_a_kind() -> None:
+    result = invoke("sweep", R1, "--positions", "100,5000,6000", "--batches", "1-8", "--max-tpot", "0.05",
+                    "--no-lock")
+    assert result.exit_code == 0, result.output
+    said = result.stderr.splitlines()
+    assert said[1] == (
+        "passprice: r1-qwen7b-h200 on h200_sxm_141gb, position 5000: no batch within TPOT ≤ 50 ms: every batch is "
+        "refused: BadContexts (8 batches) — at batch 1: bad context mix: position 5000 is not below its limit 4096: a "
+        "pass at a position writes that position's row, and a sequence allowed 4096 positions holds rows 0 to 4095: "
+        "raise --limit or lower --position")
+    assert said[2] == ("passprice: r1-qwen7b-h200 on h200_sxm_141gb, position 6000: no batch within TPOT ≤ 50 ms: "
+                       "every batch is refused: BadContexts (8 batches)")  # the kind's message said once
+
+
+def test_2_nothing_priced_says_one_message_a_kind() -> None:
+    result = invoke("sweep", "deepseek-v3-h200", "--cards", "h100_sxm5_80gb", "--batches", "1-3", "--positions",
+                    "100,9000")
+    assert result.exit_code == 1, result.output
+    line = result.stderr.splitlines()[-1]
+    assert line.startswith(
+        "passprice: refused: no row of the sweep has a price: every line is refused at its smallest batch, and at "
+        "every larger one: NotResident (1 line) — deepseek-v3-h200 on h100_sxm5_80gb at position 100, batch 1: the "
+        "card memory must hold ")
+    assert ("; BadContexts (1 line) — deepseek-v3-h200 on h100_sxm5_80gb at position 9000, batch 1: bad context mix: "
+            "position 9000 is not below its limit 4096: ") in line
+    assert line.endswith("raise --limit or lower --position; the rows and their refusals were written")
+
+
+# --- 4. a sweep's batches are 1 and up, as price's --batch -----------------------------------------------------------
+
+
+def test_4_batch_0_is_out_of_range_in_a_sweep_as_in_price() -> None:
+    price = invoke("price", R1, "--batch", "0")
+    assert price.exit_code == 2
+    assert "'--batch': 0 is out of range (a whole number from 1 to 4,294,967,295)" in price.stderr
+    for batches in ("0", "0-10", "3,0"):
+        result = invoke("sweep", R1, "--batches", batches)
+        assert result.exit_code == 2, result.output
+        assert result.stdout == ""
+        assert result.stderr == (f"passprice: error: --batches: '{batches.split(',')[-1]}': 0 is out of range (a "
+                                 "whole number from 1 to 4,294,967,295)\n")
+
+
+def test_4_a_sweep_files_batch_0_is_refused(tmp_path: object) -> None:
+    from pathlib import Path
+
+    assert isinstance(tmp_path, Path)
+    grid = tmp_path / "g.toml"
+    grid.write_text(f'servings = ["{R1}"]\nbatches = [0, 1]\n', encoding="utf-8")
+    result = invoke("sweep", "--file", str(grid))
+    assert result.exit_code == 2, result.output
+    assert result.stderr == f"passprice: error: {grid}: batches.0: 0 is less than the minimum of 1\n"
