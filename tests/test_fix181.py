@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from pathlib import Path
 
 from cli_helpers import REPO, invoke
 
@@ -120,12 +121,64 @@ def test_4_batch_0_is_out_of_range_in_a_sweep_as_in_price() -> None:
                                  "whole number from 1 to 4,294,967,295)\n")
 
 
-def test_4_a_sweep_files_batch_0_is_refused(tmp_path: object) -> None:
-    from pathlib import Path
-
-    assert isinstance(tmp_path, Path)
+def test_4_a_sweep_files_batch_0_is_refused(tmp_path: Path) -> None:
     grid = tmp_path / "g.toml"
     grid.write_text(f'servings = ["{R1}"]\nbatches = [0, 1]\n', encoding="utf-8")
     result = invoke("sweep", "--file", str(grid))
     assert result.exit_code == 2, result.output
     assert result.stderr == f"passprice: error: {grid}: batches.0: 0 is less than the minimum of 1\n"
+
+
+# --- 3. simulate says a serving's max_tpot is not enforced, and how many requests exceed it --------------------------
+
+
+def _capped_serving(tmp_path: Path, cap: str) -> Path:
+    text = (REPO / "registry" / "servings" / f"{R1}.toml").read_text(encoding="utf-8")
+    serving = tmp_path / "capped.toml"
+    serving.write_text(text.replace("host_memory = false\n", f"host_memory = false\nmax_tpot = {cap}\n"),
+                       encoding="utf-8")
+    return serving
+
+
+def test_3_simulate_says_the_cap_is_not_enforced_and_counts_the_requests_over_it(tmp_path: Path) -> None:
+    serving = str(_capped_serving(tmp_path, "0.01"))
+    args = ("simulate", serving, "--synthetic", "300", "--seed", "7", "--rate", "200")
+    done = invoke(*args, "--json")
+    assert done.exit_code == 0, done.output
+    data = json.loads(done.stdout)
+    assert (data["setup"]["max_tpot_s"], data["setup"]["max_tpot_enforced"], data["setup"]["max_batch"]) == (
+        0.01, False, 256)
+    for policy, over in (("static", 146), ("continuous", 190)):
+        records = data["policies"][policy]["records"]
+        # counted again from the records' own TPOTs
+        assert sum(1 for r in records if r["tpot_s"] is not None and r["tpot_s"] > 0.01) == over
+        assert data["policies"][policy]["requests_over_max_tpot"] == over
+    text = invoke(*args)
+    assert text.exit_code == 0, text.output
+    assert ("  TPOT cap    the serving's max_tpot 10 ms is not enforced: admission takes up to 256 sequences "
+            "(--max-batch) while memory holds them; requests whose TPOT is above it: static 146 of 300, continuous "
+            "190 of 300 (`passprice best` finds the best batch within it; --max-batch that batch keeps the steps "
+            "near it)") in text.stdout.splitlines()
+    # a serving without a cap: no line, no key
+    plain = invoke("simulate", R1, "--synthetic", "30", "--seed", "7", "--json")
+    assert "max_tpot_s" not in json.loads(plain.stdout)["setup"]
+    assert "requests_over_max_tpot" not in json.loads(plain.stdout)["policies"]["static"]
+
+
+# --- 6. price and best --json hold tpot_s, as compare --json does ----------------------------------------------------
+
+
+def test_6_price_and_best_json_hold_tpot_s() -> None:
+    price = invoke("price", "qwen35-27b-h200-mtp", "--json")
+    assert price.exit_code == 0, price.output
+    data = json.loads(price.stdout)
+    keys = list(data)
+    assert keys[keys.index("tokens_per_s") + 1] == "tpot_s"
+    # 10.921 ms a pass over 2.4875 tokens emitted a sequence (two drafts): 4.391 ms, the text's TPOT
+    assert data["tpot_s"] == data["pass_s"] / data["emitted_per_sequence"]
+    assert data["emitted_per_sequence"] == 2.4875 and round(data["tpot_s"] * 1e3, 3) == 4.391
+    assert "(TPOT 4.391 ms per sequence)" in invoke("price", "qwen35-27b-h200-mtp").stdout
+    best = json.loads(invoke("best", R1, "--json").stdout)
+    assert best["tpot_s"] == best["pass_s"]  # no drafts: one token a pass
+    stacked = json.loads(invoke("best", R1, "--stack", "llamacpp-cuda-2405", "--json").stdout)
+    assert stacked["expected"]["tpot_s"] == stacked["expected"]["pass_s"]

@@ -120,7 +120,9 @@ def test_explain_knows_the_words_the_moe_price_and_the_readme_open_with() -> Non
         assert said.stdout.startswith("GGUF: llama.cpp's checkpoint file format; passprice reads its header, never "
                                       "its weights"), word
     tpot = invoke("explain", "TPOT").stdout
-    assert ("`price --json` and `best --json` hold no TPOT key: it is `pass_s` / `emitted_per_sequence`") in tpot
+    # (since test_fix181.py price and best --json hold it: tpot_s)
+    assert ("`tpot_s` (in `price`, `best`, `compare` and `sweep --max-tpot` JSON) is TPOT in seconds: `pass_s` / "
+            "`emitted_per_sequence`") in tpot
 
 
 def test_the_audit_of_a_serving_is_of_its_own_batch_and_of_best_s_with_batch() -> None:

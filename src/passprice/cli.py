@@ -2142,7 +2142,9 @@ def price_command(
     reach = _ratio_reach(ctx, expected, resolved)
     fitted = _fit_check(ctx, expected, lock_ref)
     if as_json:
-        _echo_json({**_with_span(_with_routing_note(data, note, resolved.header), reach),
+        from passprice.report import with_tpot
+
+        _echo_json({**_with_span(_with_routing_note(with_tpot(data), note, resolved.header), reach),
                           **_defaulted_json(resolved.header),
                           **({} if fitted is None else {"stack_fit": fitted.to_json()}),
                           "stale": stale.to_json(), "lock": g.to_json(moved, relabels, drifts, given)})
@@ -2285,7 +2287,9 @@ def best_command(
     under = (_stack_spread(resolved, expected.stack, expected.expected.batch) if spread and expected is not None
              else None)
     if as_json:
-        _echo_json({**_with_span(_with_routing_note(data, note, resolved.header), reach),
+        from passprice.report import with_tpot
+
+        _echo_json({**_with_span(_with_routing_note(with_tpot(data), note, resolved.header), reach),
                           **_defaulted_json(resolved.header),
                           "memory_use": resolved.serving.memory_use,  # the searches' headroom (walkthrough 39)
                           "spread": spread_json(resolved.serving, *spread, under[3] if under else None)
@@ -4430,7 +4434,7 @@ def simulate_command(
         f"{resolved.spec.checkpoint} on {resolved.card.name} ({shown_title(resolved.card)})")
     if stack is not None:
         title += f" under stack {stack}"
-    sim = Simulation(title, serving, trace.summary(), settings, pricer, tuple(outcomes))
+    sim = Simulation(title, serving, trace.summary(), settings, pricer, tuple(outcomes), resolved.spec.max_tpot)
     reach = _serving_span(root, the_stack, resolved)  # its decode pass against the stack's fitted span
     # The request records as a table of columns, which jsontext writes as json.dumps writes their dicts
     defaulted = _defaulted_json(resolved.header)  # as price says it (arch44: simulate said no word of gemma2's 4,096)

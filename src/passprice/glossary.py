@@ -152,11 +152,14 @@ _TERMS = (
         "lock) then seeks the most tokens/s only among batches whose TPOT is at most the cap (refused `OverTPOT` "
         "when none is); it is part of the serving a lock pins. `compare` finds that capped best batch on each "
         "card; `sweep --max-tpot` adds each row's `tpot_s` and `within_max_tpot` and marks the best within it. "
-        "`price --json` and `best --json` hold no TPOT key: it is `pass_s` / `emitted_per_sequence` (a drafting "
-        "serving emits more than 1 token a pass, so its TPOT is shorter than its pass)."
-        " `tpot_s` is TPOT in seconds: a pass's seconds over the tokens it emits per sequence.",
+        "`simulate` does not enforce a serving's cap (admission takes sequences up to `--max-batch` while memory "
+        "holds them): its `TPOT cap` line says so and counts, for each policy, the requests whose TPOT is above it "
+        "(`--json`: `setup`'s `max_tpot_s` and `max_tpot_enforced`, false; each policy's `requests_over_max_tpot`)."
+        " `tpot_s` (in `price`, `best`, `compare` and `sweep --max-tpot` JSON) is TPOT in seconds: `pass_s` / "
+        "`emitted_per_sequence`, a pass's seconds over the tokens it emits per sequence (a drafting serving emits "
+        "more than 1 token a pass, so its TPOT is shorter than its pass).",
         ("time per output token", "max_tpot", "max-tpot", "TPOT cap", "tpot_s",
-         "within_max_tpot"),
+         "within_max_tpot", "requests_over_max_tpot", "max_tpot_enforced"),
     ),
     Term(
         "memory use",

@@ -44,6 +44,29 @@ def cost_json(cost: ServingCost) -> dict[str, Any]:
     return out
 
 
+def with_tpot(data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` (a price's ``--json`` object, :func:`cost_json`, or :func:`expected_json`'s with its ``expected``)
+    with ``tpot_s`` after ``tokens_per_s``: the time per output token a sequence sees, ``pass_s /
+    emitted_per_sequence`` seconds (the seed's ``best_by_scan`` cap, :func:`passprice.batching._tpot`; the figure the
+    text's ``TPOT`` shows and ``compare --json``'s ``tpot_s``), in each priced object. Added after a lock's
+    comparison of the price (a lock records no ``tpot_s``). Raises nothing."""
+
+    def keyed(obj: dict[str, Any]) -> dict[str, Any]:
+        if "pass_s" not in obj or "emitted_per_sequence" not in obj or "tokens_per_s" not in obj:
+            return obj
+        out: dict[str, Any] = {}
+        for key, value in obj.items():
+            out[key] = value
+            if key == "tokens_per_s":
+                out["tpot_s"] = obj["pass_s"] / obj["emitted_per_sequence"]
+        return out
+
+    data = keyed(data)
+    if isinstance(data.get("expected"), dict):
+        data = {**data, "expected": keyed(data["expected"])}
+    return data
+
+
 def spec_summary(spec: ServingSpec) -> str:
     """One line of a serving's choices: contexts, cache layout, drafts, flush, host memory."""
     parts = []
