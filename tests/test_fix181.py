@@ -182,3 +182,19 @@ def test_6_price_and_best_json_hold_tpot_s() -> None:
     assert best["tpot_s"] == best["pass_s"]  # no drafts: one token a pass
     stacked = json.loads(invoke("best", R1, "--stack", "llamacpp-cuda-2405", "--json").stdout)
     assert stacked["expected"]["tpot_s"] == stacked["expected"]["pass_s"]
+
+
+# --- 5. the uncapped best at the grid's edge is said to be the largest batch swept ------------------------------------
+
+
+def test_5_an_uncapped_best_at_the_grids_edge_is_said_so() -> None:
+    edge = invoke("sweep", R1, "--batches", "1-512", "--max-tpot", "0.01", "--no-lock")
+    assert edge.exit_code == 0, edge.output
+    assert edge.stderr.splitlines()[0] == (
+        "passprice: r1-qwen7b-h200 on h200_sxm_141gb: best batch within TPOT ≤ 10 ms: 318, 31,866.8 tokens/s at "
+        "9.979 ms (without the cap: 512 (the largest batch swept), 33,092.7 tokens/s at 15.47 ms)")
+    # past the 580 that fit (max-batch), the uncapped best is the card's, said without the words
+    inside = invoke("sweep", R1, "--batches", "1-1024", "--max-tpot", "0.01", "--no-lock")
+    assert inside.stderr.splitlines()[0] == (
+        "passprice: r1-qwen7b-h200 on h200_sxm_141gb: best batch within TPOT ≤ 10 ms: 318, 31,866.8 tokens/s at "
+        "9.979 ms (without the cap: 580, 33,339.2 tokens/s at 17.4 ms)")

@@ -53,7 +53,7 @@ def test_the_best_batch_within_the_cap_is_best_s() -> None:
     (summary,) = [line for line in swept.stderr.splitlines() if "within TPOT" in line]
     assert summary == (
         f"passprice: {R1} on h200_sxm_141gb: best batch within TPOT ≤ 10 ms: 318, {found['tokens_per_s']:,.1f} "
-        "tokens/s at 9.979 ms (without the cap: 400, 32,518.6 tokens/s at 12.3 ms)"
+        "tokens/s at 9.979 ms (without the cap: 400 (the largest batch swept), 32,518.6 tokens/s at 12.3 ms)"
     )
     row = next(r for r in csv.DictReader(io.StringIO(swept.stdout)) if r["batch"] == "318")
     assert float(row["tokens_per_s"]) == found["tokens_per_s"] and row["within_max_tpot"] == "true"
@@ -145,6 +145,6 @@ def test_a_sweep_of_every_batch_names_the_best_compare_finds_on_each_card() -> N
     assert said == [
         f"passprice: {R1} on {card}: best batch within TPOT ≤ 10 ms: {batch}, {rate:,.1f} tokens/s at "
         + ("9.979 ms (without the cap: 580, 33,339.2 tokens/s at 17.4 ms)" if card == "h200_sxm_141gb"
-           else "9.996 ms (without the cap: 600, 55,013.3 tokens/s at 10.91 ms)")
+           else "9.996 ms (without the cap: 600 (the largest batch swept), 55,013.3 tokens/s at 10.91 ms)")
         for card, (batch, rate) in sorted(best.items(), key=lambda kv: kv[0] != "h200_sxm_141gb")
     ]

@@ -271,7 +271,9 @@ class BestWithin:
             rate, batch, tpot = line.within
             text = f"{label}: best batch within TPOT ≤ {cap}: {batch:,}, {rate:,.1f} tokens/s at {si(tpot, 's')}"
             if line.best is not None and line.best[1] != batch:
-                text += (f" (without the cap: {line.best[1]:,}, {line.best[0]:,.1f} tokens/s at "
+                # the grid's edge is no best of the card's (fix181: 512 of 1-512, where max-batch gives 588)
+                edge = " (the largest batch swept)" if line.best[1] == line.largest else ""
+                text += (f" (without the cap: {line.best[1]:,}{edge}, {line.best[0]:,.1f} tokens/s at "
                          f"{si(line.best[2], 's')})")
             if batch == line.largest:  # walkthrough 11: 100 read as the cap's answer where `best` finds 318
                 text += (" — the grid's largest batch: the grid, not the cap, bounds it (`passprice best --max-tpot` "
