@@ -198,3 +198,40 @@ def test_5_an_uncapped_best_at_the_grids_edge_is_said_so() -> None:
     assert inside.stderr.splitlines()[0] == (
         "passprice: r1-qwen7b-h200 on h200_sxm_141gb: best batch within TPOT ≤ 10 ms: 318, 31,866.8 tokens/s at "
         "9.979 ms (without the cap: 580, 33,339.2 tokens/s at 17.4 ms)")
+
+
+# --- 7. why sequences are in host memory while card memory shows room -------------------------------------------------
+
+QWEN_MOE = "qwen3-30b-a3b-h200"
+
+
+def test_7_host_memory_under_a_memory_use_cap_says_the_cap() -> None:
+    """At 8K contexts on an H100 with --memory-use 0.8, best holds 2 sequences in host memory at 79.7 % of the card:
+    the cap (64 GB of 80 GB) is full, 264 MB left for a 403.4 MB sequence. The line said nothing of it."""
+    done = invoke("best", QWEN_MOE, "--card", "h100_sxm5_80gb", "--host-memory", "--limit", "8192", "--memory-use",
+                  "0.8", "--no-lock")
+    assert done.exit_code == 0, done.output
+    lines = done.stdout.splitlines()
+    assert ("  batch 114 sequences (2 of them in host memory); each carries 1 token-row through a pass and emits 1 "
+            "token") in lines
+    assert "  held          63.74 GB of 80 GB card memory (79.7 %)" in lines
+    assert ("  host why      2 sequences in host memory: the memory-use cap, 80 % of card memory (64 GB of 80 GB: the "
+            "serving's memory_use or --memory-use) holds no more (264 MB left, 403.4 MB a sequence); the price now "
+            "rests on host.* facts (its weakest may be host.capacity): --no-host-memory keeps every sequence in card "
+            "memory") in lines
+
+
+def test_7_a_host_sequence_beside_room_is_the_faster_split() -> None:
+    done = invoke("price", QWEN_MOE, "--card", "h100_sxm5_80gb", "--host-memory", "--batch", "20", "--no-lock")
+    assert done.exit_code == 0, done.output
+    assert ("  host why      1 sequence in host memory though card memory has room for 285 more: the pass is faster "
+            "so, the host link reading its KV cache beside card memory's stream (memory and host terms overlap); the "
+            "price now rests on host.* facts (its weakest may be host.capacity): --no-host-memory keeps every "
+            "sequence in card memory") in done.stdout.splitlines()
+    # the same batch with every sequence in card memory is slower: the split is the faster one
+    split = json.loads(invoke("price", QWEN_MOE, "--card", "h100_sxm5_80gb", "--host-memory", "--batch", "20",
+                              "--no-lock", "--json").stdout)
+    card = json.loads(invoke("price", QWEN_MOE, "--card", "h100_sxm5_80gb", "--batch", "20", "--no-lock",
+                             "--json").stdout)
+    assert split["host_sequences"] == 1 and card["host_sequences"] == 0
+    assert split["pass_s"] < card["pass_s"]

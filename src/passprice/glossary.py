@@ -52,12 +52,15 @@ _TERMS = (
     Term(
         "host",
         "seconds to move the sequences held in host memory over the host link",
-        "The host term: with `--host-memory`, sequences that do not fit in card memory live in pinned host memory "
-        "and are read and written over the host link each pass (`host.read`, `host.write`, at the DMA share "
+        "The host term: with `--host-memory`, sequences that do not fit in card memory (or in its `--memory-use` "
+        "share) live in pinned host memory, and so may a few that fit where the pass is faster so (the host link "
+        "reads them beside card memory's stream, the two terms overlapped; a price's `host why` line says which), "
+        "read and written over the host link each pass (`host.read`, `host.write`, at the DMA share "
         "`host.stream`). 0 s when every sequence is in card memory. In `--json` and a sweep's rows: `host_s` the "
         "term's seconds, `host_sequences` the sequences of the batch held in host memory, `host_held_bytes` their "
         "bytes there and `host_capacity_bytes` the host memory they may use (`host.capacity`).",
-        ("host link", "host memory", "host held", "host memory allowed", "--host-memory", "host.read", "host.write",
+        ("host link", "host memory", "host held", "host why", "host memory allowed", "--host-memory", "host.read",
+         "host.write",
          "host.stream", "host.capacity", "host_s", "host_sequences", "host_held_bytes", "host_capacity_bytes"),
         tag="bytes over the host link",
     ),

@@ -67,6 +67,33 @@ def with_tpot(data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
+def host_reason(cost: ServingCost, memory_use: float | None = None) -> str:
+    """Why ``cost`` holds sequences in host memory, for its ``host why`` line: card memory holds no other sequence
+    within its share ``memory_use`` (``None``: all of it; the serving's ``memory_use``, ``--memory-use``) — a sequence
+    held takes ``host_held_bytes / host_sequences`` bytes (:meth:`passprice.serving.PassShape.cost`'s
+    ``held_per_sequence``) — or, where it holds room, the host split's search (seed ``cost_split``) found the pass
+    faster with them there: the host link reads their KV cache beside card memory's stream, the two terms
+    overlapped. Either way the price then rests on ``host.*`` facts (``host.capacity`` is assumed on most cards).
+    Fix181: `best … --host-memory` put 2 sequences in host memory at 78.7 % of an 80 GB card, its weakest
+    ``host.capacity``, with no word of its 0.8 cap. Raises nothing."""
+    per_sequence = cost.host_held_bytes / cost.host_sequences
+    share = 1.0 if memory_use is None else memory_use
+    room = share * cost.capacity_bytes - cost.held_bytes
+    n = cost.host_sequences
+    them = f"{n:,} sequence{'s' if n != 1 else ''}"
+    after = ("; the price now rests on host.* facts (its weakest may be host.capacity): --no-host-memory keeps every "
+             "sequence in card memory")
+    if room < per_sequence:
+        within = ("card memory" if share >= 1.0 else
+                  f"the memory-use cap, {100.0 * share:.4g} % of card memory ({si(share * cost.capacity_bytes, 'B')} "
+                  f"of {si(cost.capacity_bytes, 'B')}: the serving's memory_use or --memory-use)")
+        return (f"{them} in host memory: {within} holds no more ({si(max(room, 0.0), 'B')} left, "
+                f"{si(per_sequence, 'B')} a sequence){after}")
+    return (f"{them} in host memory though card memory has room for {int(room // per_sequence):,} more: the pass is "
+            f"faster so, the host link reading {'its' if n == 1 else 'their'} KV cache beside card memory's stream "
+            f"(memory and host terms overlap){after}")
+
+
 def spec_summary(spec: ServingSpec) -> str:
     """One line of a serving's choices: contexts, cache layout, drafts, flush, host memory."""
     parts = []
@@ -317,6 +344,8 @@ def cost_text(
             f"  host held     {si(cost.host_held_bytes, 'B')} of {si(cost.host_capacity_bytes, 'B')} "
             f"({percent(cost.host_held_bytes, cost.host_capacity_bytes)})"
         )
+    if cost.host_sequences:
+        lines.append(f"  host why      {host_reason(cost, spec.memory_use if spec is not None else None)}")
     lines.append(
         f"  on chip       {si(cost.on_chip_bytes, 'B')} of {si(cost.on_chip_capacity, 'B')} "
         f"({percent(cost.on_chip_bytes, cost.on_chip_capacity)})"
