@@ -235,3 +235,25 @@ def test_7_a_host_sequence_beside_room_is_the_faster_split() -> None:
                              "--json").stdout)
     assert split["host_sequences"] == 1 and card["host_sequences"] == 0
     assert split["pass_s"] < card["pass_s"]
+
+
+# --- 8. one reading of --cards for compare, sweep and kv -------------------------------------------------------------
+
+
+def test_8_every_command_reads_cards_alike() -> None:
+    commands = (("compare", R1), ("sweep", R1, "--batches", "1", "--no-lock"),
+                ("kv", "deepseek-r1-distill-qwen-7b-q4_k_m"))
+    for cards, said in (
+        ("b200,b200", "--cards: 'b200' is given more than once: each card is priced once"),
+        ("b200,,mi300x", "--cards: 'b200,,mi300x' holds an empty name between commas (give names, comma-separated, "
+                         "or 'all')"),
+        ("all,b200", "--cards: 'all' is every card, not a name beside others: give 'all' alone, or names, "
+                     "comma-separated"),
+        (",", "--cards: no cards (give names, comma-separated, or 'all')"),
+    ):
+        for command in commands:
+            result = invoke(*command, "--cards", cards)
+            assert (result.exit_code, result.stdout, result.stderr) == (2, "", f"passprice: error: {said}\n"), command
+    # what they take is unchanged: names, and ' all '
+    assert invoke("compare", R1, "--cards", "b200, mi300x").exit_code == 0
+    assert invoke("kv", "deepseek-r1-distill-qwen-7b-q4_k_m", "--cards", " all ").exit_code == 0

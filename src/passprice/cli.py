@@ -2338,7 +2338,10 @@ def compare_command(
         raise click.UsageError("give the cards with --cards (comma-separated, or 'all'), not --card")
     if serving is None and not o.get("checkpoint"):
         raise click.UsageError("give a SERVING, or --checkpoint (with the serving options it is priced with)")
-    if cards.strip() == "all":  # as `cards`: the good ones compared, each bad card file one error line (exit 2)
+    from passprice.compare import parse_cards
+
+    named_cards = parse_cards(cards)  # one reading of --cards for compare, sweep and kv (fix181)
+    if named_cards is None:  # as `cards`: the good ones compared, each bad card file one error line (exit 2)
         from passprice.cards import load_card
 
         card_list = tuple(name for name, _ in _load_all(root.names(root.cards), lambda name: load_card(root, name),
@@ -2350,9 +2353,7 @@ def compare_command(
                 _echo_json({"serving": serving, "cards": [], "problems": _kept_problems()})
             return
     else:
-        card_list = tuple(c.strip() for c in cards.split(",") if c.strip())
-    if not card_list:
-        raise click.UsageError("--cards: give at least one card, or 'all'")
+        card_list = named_cards
     if serving is None:
         o["card"] = card_list[0]  # a serving needs a card to be built; each row replaces it
     try:
@@ -3662,11 +3663,14 @@ def sweep_command(
             raise click.UsageError(f"--file describes the whole grid: give {what} in the file, not on the command line")
         grid = grid_from_file(sweep_file, root)
     else:
+        from passprice.compare import parse_cards
+
         card_list = None
-        if cards == "all" or (cards is None and checkpoint is not None and not servings):
+        named_cards = parse_cards(cards) if cards is not None else ()  # one reading of --cards (fix181)
+        if named_cards is None or (cards is None and checkpoint is not None and not servings):
             card_list = tuple(root.names(root.cards))  # a checkpoint alone has no card of its own: every card
         elif cards is not None:
-            card_list = tuple(c.strip() for c in cards.split(",") if c.strip())
+            card_list = named_cards
         names, checkpoint, routing = _swept(ctx, servings, card_list, checkpoint, routing)
         grid = Grid(
             servings=names,
@@ -3714,7 +3718,7 @@ def sweep_command(
         # /…/root/facts/cards/zz.toml: issue 13's leftovers, session 26); a sweep of named ones, as every pricing
         # command names its files (as given).
         relative = relative_lines(root, e.lines)
-        if sweep_file is None and (cards == "all" or not servings) and relative != list(e.lines):
+        if sweep_file is None and ((cards or "").strip() == "all" or not servings) and relative != list(e.lines):
             raise InputError.of(relative) from None
         raise
     named = "SERVINGS" if grid.source is None else f"{grid.source}: servings"
@@ -4051,16 +4055,17 @@ def kv_command(
     from passprice.serving import ServingRefusal
 
     root = _root(ctx)
-    if cards.strip() == "all":  # as `cards` and compare: the good ones listed, each bad card file one line (exit 2)
+    from passprice.compare import parse_cards
+
+    named_cards = parse_cards(cards)  # one reading of --cards for compare, sweep and kv (fix181)
+    if named_cards is None:  # as `cards` and compare: the good ones listed, each bad card file one line (exit 2)
         # load_cards stopped at the first card file that did not read: one bad file hid the whole table, the
         # checkpoint's own bytes a token included (attack round 59)
         the_cards = [c for _, c in _load_all(root.names(root.cards), lambda name: load_card(root, name), root=root)]
     else:  # as compare's --cards: every wrong name said at once (exit 2), before the checkpoint is read
         from passprice.compare import missing_cards
 
-        names = tuple(dict.fromkeys(c.strip() for c in cards.split(",") if c.strip()))
-        if not names:
-            raise click.UsageError("--cards: give at least one card, or 'all'")
+        names = named_cards
         missing = missing_cards(root, names)
         if missing:
             raise InputError.of(missing)
