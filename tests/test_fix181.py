@@ -257,3 +257,22 @@ def test_8_every_command_reads_cards_alike() -> None:
     # what they take is unchanged: names, and ' all '
     assert invoke("compare", R1, "--cards", "b200, mi300x").exit_code == 0
     assert invoke("kv", "deepseek-r1-distill-qwen-7b-q4_k_m", "--cards", " all ").exit_code == 0
+
+
+# --- 9. an unknown option names the commands that take it -----------------------------------------------------------
+
+
+def test_9_an_option_of_other_commands_names_them() -> None:
+    for args, said in (
+        (("best", R1, "--format", "markdown"),
+         "No such option '--format'. Did you mean '--draft'? (--format is an option of audit, diff and sweep, not of "
+         "best) (see 'cli best --help')"),
+        (("price", R1, "--cards", "all"),
+         "No such option '--cards'. Did you mean '--card'? (--cards is an option of compare, sweep and kv, not of "
+         "price) (see 'cli price --help')"),
+        (("fact", "show", "x", "--unit", "s"),
+         "No such option '--unit'. (--unit is an option of fact set, not of fact show) (see 'cli fact show --help')"),
+        (("best", R1, "--nonsense"), "No such option '--nonsense'. (see 'cli best --help')"),  # no command takes it
+    ):
+        result = invoke(*args)
+        assert (result.exit_code, result.stderr) == (2, f"passprice: error: {said}\n"), args

@@ -316,11 +316,37 @@ def _usage(e: click.UsageError, args: list[str] | None = None) -> NoReturn:
                    "and --position P (the mean position reached; limit / 2 by default)")
     elif isinstance(e, click.NoSuchOption) and e.ctx is not None and _choice_option(e.ctx, e.option_name):
         message = f"no such option {e.option_name}: write {_choice_option(e.ctx, e.option_name)}"
+    elif isinstance(e, click.NoSuchOption) and e.ctx is not None and (others := _taken_by(e.ctx, e.option_name)):
+        # fix181: `best --format markdown` read "Did you mean '--draft'?", where audit and diff take --format
+        command = " ".join(_group_names(e.ctx)) or "passprice"
+        listed = ", ".join(others[:-1]) + f" and {others[-1]}" if len(others) > 1 else others[0]
+        message += f" ({e.option_name} is an option of {listed}, not of {command})"
     # cut as every error line is (attack round 54: an unknown option or command of 100,000 characters printed a
     # line of 100,070)
     _say_failed(e.ctx, [f"{message}{where}"], shown=[f"passprice: error: {_cut(escaped(message))}{where}"],
                 wanted=_json_wanted(e.ctx, args))
     raise click.exceptions.Exit(2)
+
+
+def _taken_by(ctx: click.Context, option: str) -> list[str]:
+    """The commands of passprice (``fact set`` for a subcommand) that take ``option``, other than ``ctx``'s own, in
+    the order ``passprice --help`` lists them: what an unknown option's error names (``best --format`` is an option of
+    audit, diff and sweep). ``[]`` for a word no command takes. Raises nothing."""
+    root = ctx.find_root().command
+    own = ctx.command
+    found: list[str] = []
+
+    def walk(group: click.Group, path: list[str]) -> None:
+        for name, command in group.commands.items():
+            if isinstance(command, click.Group):
+                walk(command, [*path, name])
+            elif command is not own and not command.hidden and any(
+                    option in p.opts or option in getattr(p, "secondary_opts", ()) for p in command.params):
+                found.append(" ".join([*path, name]))
+
+    if isinstance(root, click.Group):
+        walk(root, [])
+    return found
 
 
 def _group_names(ctx: click.Context) -> list[str]:
