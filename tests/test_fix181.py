@@ -276,3 +276,29 @@ def test_9_an_option_of_other_commands_names_them() -> None:
     ):
         result = invoke(*args)
         assert (result.exit_code, result.stderr) == (2, f"passprice: error: {said}\n"), args
+
+
+# --- 10. compare's headroom hint is best's ---------------------------------------------------------------------------
+
+
+def test_10_compare_and_best_give_one_headroom_hint() -> None:
+    hint = ("leave room (seek the best batch within a share of card memory with `--memory-use 0.9`, price a smaller "
+            "batch with `passprice price … --batch N`, or give a smaller --limit)")
+    best = invoke("best", "qwen3-30b-a3b-h200", "--card", "h100_sxm5_80gb", "--no-lock")
+    assert hint in best.stdout
+    for extra in ((), ("--max-tpot", "0.05")):
+        compared = invoke("compare", "qwen3-30b-a3b-h200", "--cards", "h100_sxm5_80gb,h200_sxm_141gb", *extra)
+        assert compared.exit_code == 0, compared.output
+        [line] = [x for x in compared.stdout.splitlines() if x.startswith("  headroom")]
+        assert hint in line and "or --max-tpot" not in line
+
+
+# --- 11. audit --json says the batch audited -----------------------------------------------------------------------
+
+
+def test_11_audit_json_has_its_batch() -> None:
+    data = json.loads(invoke("audit", R1, "--batch", "167", "--json").stdout)
+    assert list(data)[:3] == ["title", "batch", "tokens_per_s"]
+    assert data["batch"] == 167
+    assert data["by_hand"].startswith("tokens/s = batch × emitted_per_sequence / pass time = 167 × 1 / ")
+    assert json.loads(invoke("audit", R1, "--json").stdout)["batch"] == 1  # the serving's own

@@ -102,8 +102,9 @@ def test_compare_writes_its_headroom_share_as_every_other_line_does() -> None:
     result = invoke("compare", "qwen3-30b-a3b-h200", "--cards", "h100_sxm5_80gb,h200_sxm_141gb")
     assert result.exit_code == 0, result.output
     assert ("  headroom      the best batch holds over 95 % of card memory on 2 of 2 cards: passprice counts no "
-            "runtime workspace, activations or fragmentation, so leave room (a smaller --limit, or --max-tpot) before "
-            "serving one of these") in result.stdout.splitlines()
+            "runtime workspace, activations or fragmentation, so leave room (seek the best batch within a share of "
+            "card memory with `--memory-use 0.9`, price a smaller batch with `passprice price … --batch N`, or give a "
+            "smaller --limit) before serving one of these") in result.stdout.splitlines()  # best's hint (fix181)
     assert "95%" not in result.stdout
 
 

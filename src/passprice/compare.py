@@ -324,9 +324,11 @@ def comparison_text(rows: list[CardBest], what: str, summary: str, note: str, st
         priced = sum(1 for r in rows if r.cost is not None)
         among = f"{len(full)} of {len(rows)} cards" if priced == len(rows) else (
             f"{len(full)} of the {priced} cards priced ({len(rows) - priced} refused)")
+        from passprice.report import ROOM_BEST
+
         lines.append(f"\n  headroom      the best batch holds over {HEADROOM * 100:.0f} % of card memory on "
                      f"{among}: passprice counts no runtime workspace, activations or "
-                     "fragmentation, so leave room (a smaller --limit, or --max-tpot) before serving one of these")
+                     f"fragmentation, so leave room ({ROOM_BEST}) before serving one of these")
     held = next((r.expected for r in rows if r.expected is not None and r.expected.held is not None), None)
     if held is not None and held.held is not None:
         # Walkthrough 49: every row read batch 1 under llamacpp-cuda-2405, and nothing said the stack's range, not

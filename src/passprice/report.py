@@ -67,6 +67,12 @@ def with_tpot(data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
+#: How to leave card memory room under a best batch (``best``'s and ``compare``'s headroom lines say the same; fix181:
+#: compare said "(a smaller --limit, or --max-tpot)", --max-tpot given or not, and not --memory-use).
+ROOM_BEST = ("seek the best batch within a share of card memory with `--memory-use 0.9`, price a smaller batch with "
+             "`passprice price … --batch N`, or give a smaller --limit")
+
+
 def host_reason(cost: ServingCost, memory_use: float | None = None) -> str:
     """Why ``cost`` holds sequences in host memory, for its ``host why`` line: card memory holds no other sequence
     within its share ``memory_use`` (``None``: all of it; the serving's ``memory_use``, ``--memory-use``) — a sequence
@@ -328,9 +334,7 @@ def cost_text(
     if cost.capacity_bytes > 0 and cost.held_bytes > HEADROOM_WARNING * cost.capacity_bytes:
         left = 1.0 - cost.held_bytes / cost.capacity_bytes
         # walk106: best's own option for it, --memory-use, was not named
-        room = ("seek the best batch within a share of card memory with `--memory-use 0.9`, price a smaller batch "
-                "with `passprice price … --batch N`, or give a smaller --limit" if best
-                else "a smaller --batch or --limit")
+        room = ROOM_BEST if best else "a smaller --batch or --limit"
         stack = ("or read the expected price below, which keeps the stack's memory.reserved free" if under_stack else
                  "or price it under a serving stack (--stack S), whose memory.reserved is what its runtime keeps")
         lines.append(
