@@ -114,11 +114,12 @@ def lock(root: Path, name: str, serving_name: str, *options: str) -> Path:
 
 
 def price_json(root: Path, *args: str) -> dict[str, Any]:
-    """``price --json``: the price a lock records (the ``lock`` key, naming the locks it was priced under, and the
-    ``stale`` derived facts it rests on, apart)."""
+    """``price --json``: the price a lock records (the ``lock`` key, naming the locks it was priced under, the
+    ``stale`` derived facts it rests on, and ``tpot_s``, the TPOT price adds and a lock records not, apart)."""
     out: dict[str, Any] = json.loads(ok(run(root, "price", *args, "--json")).stdout)
     out.pop("lock")
     out.pop("stale")
+    out.pop("tpot_s")
     return out
 
 
