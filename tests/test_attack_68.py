@@ -127,7 +127,7 @@ def test_a_plain_range_of_positions_is_checked_by_its_ends_not_value_by_value(mo
     assert (len(values), values[0], values[-1], type(values[-1])) == (10_000, 0.0, 9_999.0, float)
     assert len(seen) <= 4  # was 10,000
     assert sweep.parse_numbers("3-5,7", int, "--batches") == (3, 4, 5, 7)
-    with pytest.raises(InputError, match=r"^--batches: '5-10': 10 is out of range \(each must be a finite number "
+    with pytest.raises(InputError, match=r"^--batches: '5-10': 10 is out of range \(a whole number "
                                          r"from 0 to 8\)$"):
         sweep.parse_numbers("5-10", int, "--batches", most=8)
     big = "1" + "0" * 400

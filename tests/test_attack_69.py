@@ -165,8 +165,6 @@ def test_a_special_file_in_place_of_the_stamps_file_gives_no_record_and_no_wait(
         (("gemma3-270m-h100", "--batches", "1", "--positions", "1,1,1"), "--positions: 1.0"),
         (("gemma3-270m-h100", "--batches", "1", "--positions", "1-4,2-3"), "--positions: 2.0"),
         (("gemma3-270m-h100", "--batches", "8,1-64*2"), "--batches: 8"),
-        (("gemma3-270m-h100", "--batches", "1", "--cards", "h100_sxm5_80gb,h100_sxm5_80gb"),
-         "--cards: 'h100_sxm5_80gb'"),
         (("gemma3-270m-h100", "gemma3-270m-h100", "--batches", "1"), "SERVINGS: 'gemma3-270m-h100'"),
     ],
 )
@@ -178,6 +176,9 @@ def test_a_sweep_value_given_twice_is_refused_as_a_sweep_file_is(args: tuple[str
     assert bad("sweep", *args) == [
         f"passprice: error: {said} is given more than once: a sweep prices each point once (a sweep file is refused "
         "the same)"]
+    # a card given twice: said as every command that takes --cards says it (test_fix181.py, one parser)
+    assert bad("sweep", "gemma3-270m-h100", "--batches", "1", "--cards", "h100_sxm5_80gb,h100_sxm5_80gb") == [
+        "passprice: error: --cards: 'h100_sxm5_80gb' is given more than once: each card is priced once"]
 
 
 # --- 6. a figure in another unit, quoted twice -----------------------------------------------------------------------

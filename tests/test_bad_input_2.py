@@ -308,7 +308,7 @@ def test_least_steps_is_a_lower_bound() -> None:
     ("options", "says"),
     [
         (("--batches", "99999999999999999999"), "--batches: '99999999999999999999': 99999999999999999999 is out of"),
-        (("--batches", "4294967296"), "each must be a finite number from 0 to 4,294,967,295"),
+        (("--batches", "4294967296"), "out of range (a whole number from 1 to 4,294,967,295)"),
         (("--batches", "1", "--positions", "nan", "--json"), "--positions: 'nan': nan is out of range"),
         (("--batches", "1", "--positions", "-1"), "--positions: '-1': -1.0 is out of range"),
         (("--batches", "1", "--positions", ""), "--positions: '' is not a number"),

@@ -55,6 +55,7 @@ PRICE_KEYS = [
     "on_chip_capacity",
     "provenance",
     "tokens_per_s",
+    "tpot_s",  # price and best --json (test_fix181.py)
     "rests_on",
     "weakest",
     "stale",

@@ -11,6 +11,7 @@ import shutil
 from pathlib import Path
 
 from cli_helpers import REPO, copy_root, invoke
+from passprice.registry import find_root
 
 # --- (a) sweep: every row refused, batch 0 among the batches ----------------------------------------------------------
 
@@ -18,28 +19,39 @@ from cli_helpers import REPO, copy_root, invoke
 def test_a_grid_of_batch_0_and_batches_that_do_not_fit_says_nothing_priced() -> None:
     """DeepSeek-V3 does not fit an H200 at any batch; ``--batches 0,1,2`` probed batch 0 alone (refused as Empty,
     which a larger batch lifts), so the sweep wrote only refusals and exited 0 without a word. The probe now prices
-    the smallest batch of sequences: exit 1 and the one ``refused:`` line."""
-    result = invoke("sweep", "deepseek-v3-h200", "--batches", "0,1,2")
+    the smallest batch of sequences. (The command line refuses batch 0 since test_fix181.py, exit 2; a grid the
+    library is given may still hold it.)"""
+    from passprice.sweep import Grid, Sweeper, nothing_priced
+
+    root = find_root(REPO)
+    assert nothing_priced(Sweeper(root), Grid(("deepseek-v3-h200",), (0, 1, 2))) == {"NotResident": 1}
+    result = invoke("sweep", "deepseek-v3-h200", "--batches", "1,2")
     assert result.exit_code == 1, result.output
-    assert [row.rsplit(",", 1)[-1] for row in result.stdout.splitlines()[1:]] == ["Empty", "NotResident", "NotResident"]
-    assert result.stderr.splitlines()[-1] == (
+    assert [row.rsplit(",", 1)[-1] for row in result.stdout.splitlines()[1:]] == ["NotResident", "NotResident"]
+    assert result.stderr.splitlines()[-1].startswith(
         "passprice: refused: no row of the sweep has a price: every line is refused at its smallest batch, and at "
-        "every larger one: NotResident (1 line); the rows and their refusals were written"
+        "every larger one: NotResident (1 line) — deepseek-v3-h200 on h200_sxm_141gb at position 2048, batch 1: the "
+        "card memory must hold 411,173,846,016 bytes but holds 141,000,000,000: "
     )
 
 
 def test_a_grid_of_batch_0_alone_is_every_row_empty() -> None:
-    """``--batches 0`` refuses every row as Empty: said (exit 1), not exit 0 in silence."""
+    """A grid of batch 0 alone is every row Empty (the library's probe says so); on the command line ``--batches 0``
+    is out of range, as ``price --batch 0`` is (exit 2)."""
+    from passprice.sweep import Grid, Sweeper, nothing_priced
+
+    assert nothing_priced(Sweeper(find_root(REPO)), Grid(("gemma3-270m-h100",), (0,))) == {"Empty": 1}
     result = invoke("sweep", "gemma3-270m-h100", "--batches", "0", "--no-lock")
-    assert result.exit_code == 1, result.output
-    assert result.stderr.splitlines()[-1].endswith(": Empty (1 line); the rows and their refusals were written")
+    assert result.exit_code == 2, result.output
+    assert result.stderr == ("passprice: error: --batches: '0': 0 is out of range (a whole number from 1 to "
+                             "4,294,967,295)\n")
 
 
 def test_a_grid_where_batch_1_prices_is_no_refusal() -> None:
-    """Batch 0 beside a batch that prices: exit 0, no ``refused:`` line (no false claim)."""
-    result = invoke("sweep", "gemma3-270m-h100", "--batches", "0,1", "--no-lock")
-    assert result.exit_code == 0, result.output
-    assert "refused:" not in result.stderr
+    """Batch 0 beside a batch that prices: no refusal of the whole grid (no false claim)."""
+    from passprice.sweep import Grid, Sweeper, nothing_priced
+
+    assert nothing_priced(Sweeper(find_root(REPO)), Grid(("gemma3-270m-h100",), (0, 1))) is None
 
 
 # --- (c) check's stray-folder rule: a link to a folder ---------------------------------------------------------------

@@ -37,7 +37,8 @@ def _error_of(result: object) -> str:
         (("price", "--json", "--batch"), "Option '--batch' requires an argument."),
         (("price", "r1-qwen7b-h200", "--json", "--card"), "Option '--card' requires an argument."),
         (("sweep", "--json", "-o"), "Option '-o' requires an argument."),
-        (("fact", "show", "--json", "--unit"), "No such option '--unit'. (see 'cli fact show --help')"),
+        (("fact", "show", "--json", "--unit"),
+         "No such option '--unit'. (--unit is an option of fact set, not of fact show) (see 'cli fact show --help')"),
     ],
     ids=["price-batch", "price-card", "sweep-o", "fact-show"],
 )

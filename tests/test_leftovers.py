@@ -260,11 +260,10 @@ def test_batch_0_is_out_of_the_options_range_as_in_a_serving_file() -> None:
         [line] = bad(command, R1, "--batch", "0")
         assert "Invalid value for '--batch': 0 is out of range (a whole number from 1 to 4,294,967,295)" in line
     assert "Sequences per pass (at least 1)." in invoke("price", "--help").stdout
-    # a grid's refused row is a row, written; a grid with no row priced then says so and exits 1 (walkthrough 12)
+    # a sweep's batches are 1 and up too, said in the same words (exit 2; test_fix181.py: it was a row refused Empty)
     result = invoke("sweep", R1, "--batches", "0", "--json")
-    assert result.exit_code == 1, result.output
-    assert [row["refusal"] for row in json.loads(result.stdout)] == ["Empty"]
-    assert "passprice: refused: no row of the sweep has a price" in result.stderr
+    assert result.exit_code == 2, result.output
+    assert "--batches: '0': 0 is out of range (a whole number from 1 to 4,294,967,295)" in result.stderr
 
 
 # `price --limit N` on a locked serving exits 0: not a bug. A lock's policy is its floors (the provenance a price may

@@ -114,11 +114,12 @@ def lock(root: Path, name: str, serving_name: str, *options: str) -> Path:
 
 
 def price_json(root: Path, *args: str) -> dict[str, Any]:
-    """``price --json``: the price a lock records (the ``lock`` key, naming the locks it was priced under, and the
-    ``stale`` derived facts it rests on, apart)."""
+    """``price --json``: the price a lock records (the ``lock`` key, naming the locks it was priced under, the
+    ``stale`` derived facts it rests on, and ``tpot_s``, the TPOT price adds and a lock records not, apart)."""
     out: dict[str, Any] = json.loads(ok(run(root, "price", *args, "--json")).stdout)
     out.pop("lock")
     out.pop("stale")
+    out.pop("tpot_s")
     return out
 
 
@@ -601,8 +602,8 @@ def test_reproduce_names_the_pricing_model_when_it_moves_the_price(
 def test_audit_of_a_memory_bound_price(root: Path) -> None:
     result = ok(run(root, "audit", R1, "--batch", "1", "--json"))
     a = json.loads(result.stdout)
-    assert list(a) == ["title", "tokens_per_s", "by_hand", "binds", "provenance", "weakest", "facts", "sources",
-                       "stale_descriptions", "quotes_checked", "checkpoint"]
+    assert list(a) == ["title", "batch", "tokens_per_s", "by_hand", "binds", "provenance", "weakest", "facts",
+                       "sources", "stale_descriptions", "quotes_checked", "checkpoint"]
     assert a["stale_descriptions"] == []  # left43: no record here names a row its facts do not cite
     assert sorted(a["sources"]) == sorted({f["source"] for f in a["facts"] if f["source"] is not None})
     assert a["title"].startswith(f"audit of {R1} (today's facts)")

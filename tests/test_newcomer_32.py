@@ -102,8 +102,9 @@ def test_compare_writes_its_headroom_share_as_every_other_line_does() -> None:
     result = invoke("compare", "qwen3-30b-a3b-h200", "--cards", "h100_sxm5_80gb,h200_sxm_141gb")
     assert result.exit_code == 0, result.output
     assert ("  headroom      the best batch holds over 95 % of card memory on 2 of 2 cards: passprice counts no "
-            "runtime workspace, activations or fragmentation, so leave room (a smaller --limit, or --max-tpot) before "
-            "serving one of these") in result.stdout.splitlines()
+            "runtime workspace, activations or fragmentation, so leave room (seek the best batch within a share of "
+            "card memory with `--memory-use 0.9`, price a smaller batch with `passprice price … --batch N`, or give a "
+            "smaller --limit) before serving one of these") in result.stdout.splitlines()  # best's hint (fix181)
     assert "95%" not in result.stdout
 
 
@@ -120,7 +121,9 @@ def test_explain_knows_the_words_the_moe_price_and_the_readme_open_with() -> Non
         assert said.stdout.startswith("GGUF: llama.cpp's checkpoint file format; passprice reads its header, never "
                                       "its weights"), word
     tpot = invoke("explain", "TPOT").stdout
-    assert ("`price --json` and `best --json` hold no TPOT key: it is `pass_s` / `emitted_per_sequence`") in tpot
+    # (since test_fix181.py price and best --json hold it: tpot_s)
+    assert ("`tpot_s` (in `price`, `best`, `compare` and `sweep --max-tpot` JSON) is TPOT in seconds: `pass_s` / "
+            "`emitted_per_sequence`") in tpot
 
 
 def test_the_audit_of_a_serving_is_of_its_own_batch_and_of_best_s_with_batch() -> None:

@@ -92,10 +92,10 @@ def test_a_plot_file_is_checked_before_any_work(tmp_path: Path) -> None:
 
 
 def test_a_sweep_whose_picture_cannot_be_drawn_writes_no_output(tmp_path: Path) -> None:
-    # Batch 0 only: every row refused (Empty), so there is nothing to draw: neither -o FILE nor the picture is
-    # written, and a file -o would replace (--force) is left as it was.
+    # A position past the limit only: every row refused (BadContexts), so there is nothing to draw: neither -o FILE
+    # nor the picture is written, and a file -o would replace (--force) is left as it was.
     out, png = tmp_path / "x.csv", tmp_path / "x.png"
-    args = ("sweep", "r1-qwen7b-h200", "--batches", "0", "-o", str(out), "--plot", str(png))
+    args = ("sweep", "r1-qwen7b-h200", "--batches", "1", "--positions", "5000", "-o", str(out), "--plot", str(png))
     bad(*args, says="every row of the sweep is refused; there is nothing to draw")
     assert not out.exists() and not png.exists()
     out.write_text("keep", encoding="utf-8")

@@ -152,8 +152,12 @@ def test_sweep_file_takes_all_cards_and_the_example_file(tmp_path: Path) -> None
 def test_parse_batches_keeps_a_plain_range_as_a_range() -> None:
     # The batch axis as parse_numbers reads it, value for value; one plain range kept as a range (4,000,000 batches
     # are not 4,000,000 Python integers), anything else as parse_numbers' tuple, with its errors.
-    for text in ("1-4000000", "3..6", "0-0", "1,2,8", "1-20*2", "0,1-2,100", "7"):
-        assert list(parse_batches(text, "--batches")) == list(parse_numbers(text, int, "--batches", most=U32_MAX))
+    for text in ("1-4000000", "3..6", "1-1", "1,2,8", "1-20*2", "3,1-2,100", "7"):
+        assert list(parse_batches(text, "--batches")) == list(
+            parse_numbers(text, int, "--batches", least=1, most=U32_MAX))
+    for zero in ("0-0", "0,1-2,100"):  # a batch of 0 is out of range (test_fix181.py)
+        with pytest.raises(InputError, match=r": 0 is out of range \(a whole number from 1 to 4,294,967,295\)$"):
+            parse_batches(zero, "--batches")
     assert parse_batches("1-4000000", "--batches") == range(1, 4_000_001)
     assert isinstance(parse_batches("1,2", "--batches"), tuple)
     for bad, message in (("5-1", "runs from high to low: write 1-5"), (" 0-0 ", "holds a space"),

@@ -109,12 +109,14 @@ def test_the_json_of_a_price_has_the_keys_the_readme_lists_in_its_order() -> Non
         in README
     assert "then `memory_use` (from `best` alone, under a\nstack or not" in README
     best = json.loads(invoke("best", "r1-qwen7b-h200", "--json").stdout)
-    assert list(best) == [*seed, "tokens_per_s", "rests_on", "weakest", "memory_use", "spread", "stale", "lock"]
+    assert list(best) == [*seed, "tokens_per_s", "tpot_s", "rests_on", "weakest", "memory_use", "spread", "stale",
+                          "lock"]
     assert best["memory_use"] is None
     capped = json.loads(invoke("best", "r1-qwen7b-h200", "--memory-use", "0.9", "--json").stdout)
     assert (capped["memory_use"], capped["batch"]) == (0.9, 520)  # the README's 520 sequences at 89.9 %
     f16 = json.loads(invoke("price", "--checkpoint", "llama2-13b-f16", "--card", "a100_sxm4_80gb", "--json").stdout)
-    assert list(f16) == [*seed, "float_matrix_macs", "tokens_per_s", "rests_on", "weakest", "stale", "lock"]
+    assert list(f16) == [*seed, "float_matrix_macs", "tokens_per_s", "tpot_s", "rests_on", "weakest", "stale",
+                         "lock"]
     assert f16["float_matrix_macs"] > 0
 
 

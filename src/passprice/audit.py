@@ -936,7 +936,7 @@ def audit_json(
     texts: Mapping[str, StoredText] | None = None,
     registry: str | None = None,
 ) -> dict[str, Any]:
-    """The audit for ``--json``: the price's tokens/s, bind and provenance, the weakest paths, and one object per
+    """The audit for ``--json``: the price's batch, tokens/s, bind and provenance, the weakest paths, and one object per
     fact (path, value and unit as written, base value, provenance, source, locator, cite (the citation in one line),
     note, derivation (its table, and as text), ``stale`` (what recomputing its derivation found, when it does not
     follow from today's inputs: :mod:`passprice.stale`; else ``null``), floor and margin (``null`` without a lock),
@@ -969,6 +969,7 @@ def audit_json(
     }
     return {
         **(extra or {}),
+        "batch": a.cost.batch,  # the batch audited (fix181: `audit S --batch 167 --json` said it nowhere)
         "tokens_per_s": a.cost.tokens_per_s,
         "by_hand": by_hand(a),
         "binds": a.cost.binds.value,

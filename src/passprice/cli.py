@@ -316,11 +316,37 @@ def _usage(e: click.UsageError, args: list[str] | None = None) -> NoReturn:
                    "and --position P (the mean position reached; limit / 2 by default)")
     elif isinstance(e, click.NoSuchOption) and e.ctx is not None and _choice_option(e.ctx, e.option_name):
         message = f"no such option {e.option_name}: write {_choice_option(e.ctx, e.option_name)}"
+    elif isinstance(e, click.NoSuchOption) and e.ctx is not None and (others := _taken_by(e.ctx, e.option_name)):
+        # fix181: `best --format markdown` read "Did you mean '--draft'?", where audit and diff take --format
+        command = " ".join(_group_names(e.ctx)) or "passprice"
+        listed = ", ".join(others[:-1]) + f" and {others[-1]}" if len(others) > 1 else others[0]
+        message += f" ({e.option_name} is an option of {listed}, not of {command})"
     # cut as every error line is (attack round 54: an unknown option or command of 100,000 characters printed a
     # line of 100,070)
     _say_failed(e.ctx, [f"{message}{where}"], shown=[f"passprice: error: {_cut(escaped(message))}{where}"],
                 wanted=_json_wanted(e.ctx, args))
     raise click.exceptions.Exit(2)
+
+
+def _taken_by(ctx: click.Context, option: str) -> list[str]:
+    """The commands of passprice (``fact set`` for a subcommand) that take ``option``, other than ``ctx``'s own, in
+    the order ``passprice --help`` lists them: what an unknown option's error names (``best --format`` is an option of
+    audit, diff and sweep). ``[]`` for a word no command takes. Raises nothing."""
+    root = ctx.find_root().command
+    own = ctx.command
+    found: list[str] = []
+
+    def walk(group: click.Group, path: list[str]) -> None:
+        for name, command in group.commands.items():
+            if isinstance(command, click.Group):
+                walk(command, [*path, name])
+            elif command is not own and not command.hidden and any(
+                    option in p.opts or option in getattr(p, "secondary_opts", ()) for p in command.params):
+                found.append(" ".join([*path, name]))
+
+    if isinstance(root, click.Group):
+        walk(root, [])
+    return found
 
 
 def _group_names(ctx: click.Context) -> list[str]:
@@ -2142,7 +2168,9 @@ def price_command(
     reach = _ratio_reach(ctx, expected, resolved)
     fitted = _fit_check(ctx, expected, lock_ref)
     if as_json:
-        _echo_json({**_with_span(_with_routing_note(data, note, resolved.header), reach),
+        from passprice.report import with_tpot
+
+        _echo_json({**_with_span(_with_routing_note(with_tpot(data), note, resolved.header), reach),
                           **_defaulted_json(resolved.header),
                           **({} if fitted is None else {"stack_fit": fitted.to_json()}),
                           "stale": stale.to_json(), "lock": g.to_json(moved, relabels, drifts, given)})
@@ -2285,7 +2313,9 @@ def best_command(
     under = (_stack_spread(resolved, expected.stack, expected.expected.batch) if spread and expected is not None
              else None)
     if as_json:
-        _echo_json({**_with_span(_with_routing_note(data, note, resolved.header), reach),
+        from passprice.report import with_tpot
+
+        _echo_json({**_with_span(_with_routing_note(with_tpot(data), note, resolved.header), reach),
                           **_defaulted_json(resolved.header),
                           "memory_use": resolved.serving.memory_use,  # the searches' headroom (walkthrough 39)
                           "spread": spread_json(resolved.serving, *spread, under[3] if under else None)
@@ -2334,7 +2364,10 @@ def compare_command(
         raise click.UsageError("give the cards with --cards (comma-separated, or 'all'), not --card")
     if serving is None and not o.get("checkpoint"):
         raise click.UsageError("give a SERVING, or --checkpoint (with the serving options it is priced with)")
-    if cards.strip() == "all":  # as `cards`: the good ones compared, each bad card file one error line (exit 2)
+    from passprice.compare import parse_cards
+
+    named_cards = parse_cards(cards)  # one reading of --cards for compare, sweep and kv (fix181)
+    if named_cards is None:  # as `cards`: the good ones compared, each bad card file one error line (exit 2)
         from passprice.cards import load_card
 
         card_list = tuple(name for name, _ in _load_all(root.names(root.cards), lambda name: load_card(root, name),
@@ -2346,9 +2379,7 @@ def compare_command(
                 _echo_json({"serving": serving, "cards": [], "problems": _kept_problems()})
             return
     else:
-        card_list = tuple(c.strip() for c in cards.split(",") if c.strip())
-    if not card_list:
-        raise click.UsageError("--cards: give at least one card, or 'all'")
+        card_list = named_cards
     if serving is None:
         o["card"] = card_list[0]  # a serving needs a card to be built; each row replaces it
     try:
@@ -3546,6 +3577,9 @@ def fact_set_command(
 @click.option("--cards", help="Cards, comma-separated, or 'all' (default: each serving's own card).")
 @click.option("--batches", default="1-4096*2", show_default=True, help="Batches: 1,2,8 or 1-64 or 1-4096*2.")
 @click.option("--positions", help="Mean context positions (default: each serving's own contexts).")
+@click.option("--limit", type=_int("--limit"),
+              help="Context each sequence is allowed (positions), in place of each serving's contexts, as price's "
+                   "--limit (at its half, or at each of --positions; default: each serving's own).")
 @click.option("--draft-tokens", "draft_tokens", help="Drafted tokens per pass, e.g. 0,1,2,3 (default: the serving's).")
 @click.option("--checkpoint", help="Checkpoint: registry entry name or a .gguf path, swept on every card (or --cards) "
                                    "with no serving; with SERVINGS, in place of each one's, as price's --checkpoint.")
@@ -3581,6 +3615,7 @@ def sweep_command(
     cards: str | None,
     batches: str,
     positions: str | None,
+    limit: int | None,
     draft_tokens: str | None,
     checkpoint: str | None,
     routing: str | None,
@@ -3612,6 +3647,7 @@ def sweep_command(
         output_format,
         parse_batches,
         parse_numbers,
+        refused_row,
         require_suffix,
         routing_refusal,
         text_chunks,
@@ -3643,8 +3679,9 @@ def sweep_command(
         # The file describes the whole grid: an axis given on the command line too would be silently ignored.
         given = [f"--{name.replace('_', '-')}" for name in ("cards", "batches", "positions", "draft_tokens")
                  if ctx.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE]
-        if checkpoint is not None or routing is not None:  # a sweep file names servings, never a checkpoint alone
-            what = " and ".join(o for o, v in (("--checkpoint", checkpoint), ("--routing", routing)) if v is not None)
+        if checkpoint is not None or routing is not None or limit is not None:  # a sweep file names servings only
+            what = " and ".join(o for o, v in (("--checkpoint", checkpoint), ("--routing", routing), ("--limit", limit))
+                                if v is not None)
             raise click.UsageError(f"--file describes the whole grid, and a sweep file takes no {what}: sweep the "
                                    f"file's servings on the command line with {what} (sweep SERVINGS {what} …)")
         if servings or given:
@@ -3652,16 +3689,20 @@ def sweep_command(
             raise click.UsageError(f"--file describes the whole grid: give {what} in the file, not on the command line")
         grid = grid_from_file(sweep_file, root)
     else:
+        from passprice.compare import parse_cards
+
         card_list = None
-        if cards == "all" or (cards is None and checkpoint is not None and not servings):
+        named_cards = parse_cards(cards) if cards is not None else ()  # one reading of --cards (fix181)
+        if named_cards is None or (cards is None and checkpoint is not None and not servings):
             card_list = tuple(root.names(root.cards))  # a checkpoint alone has no card of its own: every card
         elif cards is not None:
-            card_list = tuple(c.strip() for c in cards.split(",") if c.strip())
+            card_list = named_cards
         names, checkpoint, routing = _swept(ctx, servings, card_list, checkpoint, routing)
         grid = Grid(
             servings=names,
             checkpoint=checkpoint,
             routing=routing,
+            limit=limit,
             batches=parse_batches(batches, "--batches", most=U32_MAX),
             cards=card_list,
             positions=parse_numbers(positions, float, "--positions") if positions is not None else None,
@@ -3703,7 +3744,7 @@ def sweep_command(
         # /…/root/facts/cards/zz.toml: issue 13's leftovers, session 26); a sweep of named ones, as every pricing
         # command names its files (as given).
         relative = relative_lines(root, e.lines)
-        if sweep_file is None and (cards == "all" or not servings) and relative != list(e.lines):
+        if sweep_file is None and ((cards or "").strip() == "all" or not servings) and relative != list(e.lines):
             raise InputError.of(relative) from None
         raise
     named = "SERVINGS" if grid.source is None else f"{grid.source}: servings"
@@ -3733,7 +3774,7 @@ def sweep_command(
         # The servings judged under their locks (a floor breached exits 1 before a row is written): done once the
         # grid's workers are forked, while they price their parts (passprice.sweepjobs), else before pricing.
         under.extend(_sweep_locks(root, grid.servings, lock_ref, no_lock, grid.cards, grid.positions, max_tpot,
-                                  grid.draft_tokens, memory_use, grid.checkpoint, grid.routing))
+                                  grid.draft_tokens, memory_use, grid.checkpoint, grid.routing, grid.limit))
 
     total = grid.size()
     if total >= 1 << 16:  # its text made a group of rows at a time: the heap's freed pages kept (passprice.heapkeep)
@@ -3858,7 +3899,10 @@ def sweep_command(
         click.echo(f"plot -> {shown_path(plot_path)}", err=True)
     # Lines for people: a checkpoint path's U+202E escaped, as --json escapes it (its CSV cell keeps the bytes; left43)
     # (each line of a message escaped, its own line breaks kept: a lock's drift lines follow it; test_slip_44)
-    for line in best.summary() if best is not None else ():
+    def explain(common: Any, batch: int) -> Any:
+        return refused_row(sweeper, grid, common, batch)
+
+    for line in best.summary(explain) if best is not None else ():
         click.echo(f"passprice: {_escaped_lines(line)}", err=True)
     for line in under:
         click.echo(f"passprice: {_escaped_lines(line)}", err=True)
@@ -3869,8 +3913,21 @@ def sweep_command(
     # Written, but nothing priced: exit 1. A row this process priced with a price (sweeper.saw_price; with --jobs N
     # the parent's own part) settles it without the probe, which prices the grid's smallest batch again
     # (nothing_priced: 14-20 ms of the bench grid's run, its first 170 lines refused).
-    if total and not sweeper.saw_price and (nothing := nothing_priced(sweeper, grid)) is not None:
-        said = ", ".join(f"{name} ({n:,} line{'s' if n != 1 else ''})" for name, n in nothing.items())
+    first: dict[str, Any] = {}
+    if total and not sweeper.saw_price and (nothing := nothing_priced(sweeper, grid, first)) is not None:
+        # each refusal with the message price says of its first line's row (fix181: the names alone said nothing
+        # of what to change, where price says "position 8192 is not below its limit 8192 … raise --limit")
+        each = []
+        for name, n in nothing.items():
+            text = f"{name} ({n:,} line{'s' if n != 1 else ''})"
+            refused = (refused_row(sweeper, grid, *first[name]) if name in first and name not in ROUTING_REFUSALS
+                       else None)  # a routing refusal's advice follows, with the records that fit
+            if refused is not None:
+                common, at = first[name]
+                text += (f" — {common['serving'] or common['checkpoint']} on {common['card']} at position "
+                         f"{common['position']:g}, batch {at:,}: {refused}")
+            each.append(text)
+        said = "; ".join(each)
         advice = ""
         if ROUTING_REFUSALS & set(nothing) and (routed := routing_refusal(sweeper, grid)) is not None:
             # price's words, with the records that fit its checkpoint (the summary said the name alone: sweep51)
@@ -3975,7 +4032,7 @@ def _sweep_locks(
     root: Any, servings: tuple[Any, ...], lock_ref: str | None, no_lock: bool, cards: tuple[str, ...] | None = None,
     positions: tuple[float, ...] | None = None, max_tpot: float | None = None,
     draft_tokens: tuple[int, ...] | None = None, memory_use: float | None = None, checkpoint: str | None = None,
-    routing: str | None = None,
+    routing: str | None = None, limit: int | None = None,
 ) -> list[str]:
     """:func:`passprice.enforce.sweep_under` (each registered serving of a sweep judged under its locks): the lines
     naming the locks each is priced under; a floor breached, or ``--lock L`` locking none of them, exits 1."""
@@ -3985,7 +4042,7 @@ def _sweep_locks(
         raise click.UsageError("give --lock L or --no-lock, not both")
     try:
         return sweep_under(root, servings, lock_ref, no_lock, cards, positions, max_tpot, draft_tokens, memory_use,
-                           checkpoint, routing)
+                           checkpoint, routing, limit)
     except (LockRefusal, LockFloor) as e:
         _refuse(e)
 
@@ -4024,16 +4081,17 @@ def kv_command(
     from passprice.serving import ServingRefusal
 
     root = _root(ctx)
-    if cards.strip() == "all":  # as `cards` and compare: the good ones listed, each bad card file one line (exit 2)
+    from passprice.compare import parse_cards
+
+    named_cards = parse_cards(cards)  # one reading of --cards for compare, sweep and kv (fix181)
+    if named_cards is None:  # as `cards` and compare: the good ones listed, each bad card file one line (exit 2)
         # load_cards stopped at the first card file that did not read: one bad file hid the whole table, the
         # checkpoint's own bytes a token included (attack round 59)
         the_cards = [c for _, c in _load_all(root.names(root.cards), lambda name: load_card(root, name), root=root)]
     else:  # as compare's --cards: every wrong name said at once (exit 2), before the checkpoint is read
         from passprice.compare import missing_cards
 
-        names = tuple(dict.fromkeys(c.strip() for c in cards.split(",") if c.strip()))
-        if not names:
-            raise click.UsageError("--cards: give at least one card, or 'all'")
+        names = named_cards
         missing = missing_cards(root, names)
         if missing:
             raise InputError.of(missing)
@@ -4407,7 +4465,7 @@ def simulate_command(
         f"{resolved.spec.checkpoint} on {resolved.card.name} ({shown_title(resolved.card)})")
     if stack is not None:
         title += f" under stack {stack}"
-    sim = Simulation(title, serving, trace.summary(), settings, pricer, tuple(outcomes))
+    sim = Simulation(title, serving, trace.summary(), settings, pricer, tuple(outcomes), resolved.spec.max_tpot)
     reach = _serving_span(root, the_stack, resolved)  # its decode pass against the stack's fitted span
     # The request records as a table of columns, which jsontext writes as json.dumps writes their dicts
     defaulted = _defaulted_json(resolved.header)  # as price says it (arch44: simulate said no word of gemma2's 4,096)

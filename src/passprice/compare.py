@@ -59,6 +59,36 @@ class CardBest:
         return None if self.cost is None else self.cost.pass_s / self.cost.emitted_per_sequence
 
 
+#: What ``--cards`` takes, said by each of :func:`parse_cards`' refusals.
+CARDS_TAKE = "give names, comma-separated, or 'all'"
+
+
+def parse_cards(text: str, option: str = "--cards") -> tuple[str, ...] | None:
+    """The cards a ``--cards`` value names, the one reading of it ``compare``, ``sweep`` and ``kv`` share: ``None``
+    for ``all`` (every registered card), else the names (registry names or card files), each stripped of spaces, in
+    the order given. Raises :class:`~passprice.errors.InputError` (exit 2), one line naming ``option``, for no name
+    (``''``, ``','``), an empty name between commas (``b200,,mi300x``, which compare read as two cards), ``all``
+    beside names (``all,b200``, read as a card named ``all``: not found), and a name given twice (``b200,b200``,
+    which compare priced twice; sweep refused it). Fix181: each command read the list its own way."""
+    from passprice.errors import InputError
+
+    if text.strip() == "all":
+        return None
+    names = [part.strip() for part in text.split(",")]
+    if not any(names):
+        raise InputError(f"{option}: no cards ({CARDS_TAKE})")
+    if not all(names):
+        raise InputError(f"{option}: {escaped(text)!r} holds an empty name between commas ({CARDS_TAKE})")
+    if "all" in names:
+        raise InputError(f"{option}: 'all' is every card, not a name beside others: give 'all' alone, or names, "
+                         "comma-separated")
+    seen: set[str] = set()
+    twice = next((n for n in names if n in seen or seen.add(n)), None)  # type: ignore[func-returns-value]
+    if twice is not None:
+        raise InputError(f"{option}: {escaped(twice)!r} is given more than once: each card is priced once")
+    return tuple(names)
+
+
 def missing_cards(root: Root, cards: Sequence[str]) -> list[str]:
     """One ``--cards: …`` line for each of ``cards`` (registry names or card files) that names no card file: what
     :func:`compare_cards` says of them, for a command that stops before it (a wrong serving said with them). Raises
@@ -294,9 +324,11 @@ def comparison_text(rows: list[CardBest], what: str, summary: str, note: str, st
         priced = sum(1 for r in rows if r.cost is not None)
         among = f"{len(full)} of {len(rows)} cards" if priced == len(rows) else (
             f"{len(full)} of the {priced} cards priced ({len(rows) - priced} refused)")
+        from passprice.report import ROOM_BEST
+
         lines.append(f"\n  headroom      the best batch holds over {HEADROOM * 100:.0f} % of card memory on "
                      f"{among}: passprice counts no runtime workspace, activations or "
-                     "fragmentation, so leave room (a smaller --limit, or --max-tpot) before serving one of these")
+                     f"fragmentation, so leave room ({ROOM_BEST}) before serving one of these")
     held = next((r.expected for r in rows if r.expected is not None and r.expected.held is not None), None)
     if held is not None and held.held is not None:
         # Walkthrough 49: every row read batch 1 under llamacpp-cuda-2405, and nothing said the stack's range, not

@@ -1645,6 +1645,7 @@ def sweep_under(
     memory_use: float | None = None,
     checkpoint: str | None = None,
     routing: str | None = None,
+    limit: int | None = None,
 ) -> list[str]:
     """The policy ``sweep`` applies: each registered serving of ``servings`` (references as the command line gives them;
     a :class:`~passprice.servings.ServingSpec` (a checkpoint swept with no serving) has no lock; a serving file kept
@@ -1665,7 +1666,8 @@ def sweep_under(
     not the locked serving's either (``sweep qwen35-27b-h200-mtp --draft-tokens 0,1,2`` said "the serving is the locked
     one" of rows drafting 0 and 1 tokens, attack round 49) (:meth:`Guard.line` says the rest, as every command does: a
     ``max_tpot`` given on the command line is a change of the serving, as ``best``/``roofline --max-tpot`` say it is; so
-    is a ``memory_use``, ``sweep --memory-use``).
+    is a ``memory_use``, ``sweep --memory-use``, and a ``limit``, ``sweep --limit N``: its contexts, as ``price
+    --limit N`` says they differ).
 
     Raises :class:`LockFloor` at the first serving whose floors are breached (naming every lock of it that
     breaks; its JSON names the serving), the first
@@ -1727,19 +1729,24 @@ def sweep_under(
             # the rows at the locked serving's position and drafting: none when every swept position or draft is
             # another (walk95: "the serving is the locked one" beside "its rows at 512, 4096 are not the locked
             # serving's")
-            at_lock = (not positions or any(p in locked for p in positions)) and (
+            locked_limits = sorted({c.limit for c in resolved.spec.contexts or () if c.limit is not None})
+            relimited = limit is not None and locked_limits != [limit]  # sweep --limit N: every row at N
+            at_lock = not relimited and (not positions or any(p in locked for p in positions)) and (
                 not draft_tokens or own_tokens in draft_tokens) and (
                 not cards or any(c == own or Path(c).name.removesuffix(".toml") == own for c in cards))
             which = " ".join([*([f"on {own}"] if others else []),
                               *([f"at position {', '.join(f'{p:g}' for p in locked)}"] if away else []),
                               *([f"drafting {own_tokens}"] if drafting else [])])
-            rows = ("the serving is the locked one, its prices" if not (away or drafting or others)
+            rows = ("the serving is the locked one, its prices" if not (away or drafting or others or relimited)
                     else f"its rows {which} are the locked serving's, their prices" if at_lock
                     else "no row is the locked serving's, so its prices are")
             if away:
                 where = ", ".join(f"{p:g}" for p in away[:3]) + (f" and {len(away) - 3} more" if len(away) > 3 else "")
                 tail += (f"; its rows at position {where} are not the locked serving's (position "
                          f"{', '.join(f'{p:g}' for p in locked)})")
+            if relimited:
+                tail += (f"; its rows at limit {limit} are not the locked serving's (limit "
+                         f"{', '.join(map(str, locked_limits))})")
             if drafting:
                 tail += (f"; its rows drafting {', '.join(map(str, drafting[:3]))}"
                          f"{f' and {len(drafting) - 3} more' if len(drafting) > 3 else ''} tokens a pass are not the "
@@ -1751,6 +1758,10 @@ def sweep_under(
             )
             if memory_use is not None:  # --memory-use likewise overrides its file's headroom (moe43)
                 swept = attrs.evolve(swept, spec=attrs.evolve(swept.spec, memory_use=memory_use))
+            if limit is not None:  # --limit N: its contexts, as price --limit N says they differ
+                from passprice.servings import complete
+
+                swept = attrs.evolve(swept, spec=complete(override(swept.spec, limit=limit), resolved.header))
             relabels, drifts = g.since(root, resolved, name)  # said as price says them (slip round 44)
             said = g.line(verdicts, differs=g.differs(root, swept), relabels=relabels, drifted=drifts, rows=rows)
             lines.append(f"{shown_name}: {said}{tail}")

@@ -52,12 +52,15 @@ _TERMS = (
     Term(
         "host",
         "seconds to move the sequences held in host memory over the host link",
-        "The host term: with `--host-memory`, sequences that do not fit in card memory live in pinned host memory "
-        "and are read and written over the host link each pass (`host.read`, `host.write`, at the DMA share "
+        "The host term: with `--host-memory`, sequences that do not fit in card memory (or in its `--memory-use` "
+        "share) live in pinned host memory, and so may a few that fit where the pass is faster so (the host link "
+        "reads them beside card memory's stream, the two terms overlapped; a price's `host why` line says which), "
+        "read and written over the host link each pass (`host.read`, `host.write`, at the DMA share "
         "`host.stream`). 0 s when every sequence is in card memory. In `--json` and a sweep's rows: `host_s` the "
         "term's seconds, `host_sequences` the sequences of the batch held in host memory, `host_held_bytes` their "
         "bytes there and `host_capacity_bytes` the host memory they may use (`host.capacity`).",
-        ("host link", "host memory", "host held", "host memory allowed", "--host-memory", "host.read", "host.write",
+        ("host link", "host memory", "host held", "host why", "host memory allowed", "--host-memory", "host.read",
+         "host.write",
          "host.stream", "host.capacity", "host_s", "host_sequences", "host_held_bytes", "host_capacity_bytes"),
         tag="bytes over the host link",
     ),
@@ -152,11 +155,14 @@ _TERMS = (
         "lock) then seeks the most tokens/s only among batches whose TPOT is at most the cap (refused `OverTPOT` "
         "when none is); it is part of the serving a lock pins. `compare` finds that capped best batch on each "
         "card; `sweep --max-tpot` adds each row's `tpot_s` and `within_max_tpot` and marks the best within it. "
-        "`price --json` and `best --json` hold no TPOT key: it is `pass_s` / `emitted_per_sequence` (a drafting "
-        "serving emits more than 1 token a pass, so its TPOT is shorter than its pass)."
-        " `tpot_s` is TPOT in seconds: a pass's seconds over the tokens it emits per sequence.",
+        "`simulate` does not enforce a serving's cap (admission takes sequences up to `--max-batch` while memory "
+        "holds them): its `TPOT cap` line says so and counts, for each policy, the requests whose TPOT is above it "
+        "(`--json`: `setup`'s `max_tpot_s` and `max_tpot_enforced`, false; each policy's `requests_over_max_tpot`)."
+        " `tpot_s` (in `price`, `best`, `compare` and `sweep --max-tpot` JSON) is TPOT in seconds: `pass_s` / "
+        "`emitted_per_sequence`, a pass's seconds over the tokens it emits per sequence (a drafting serving emits "
+        "more than 1 token a pass, so its TPOT is shorter than its pass).",
         ("time per output token", "max_tpot", "max-tpot", "TPOT cap", "tpot_s",
-         "within_max_tpot"),
+         "within_max_tpot", "requests_over_max_tpot", "max_tpot_enforced"),
     ),
     Term(
         "memory use",
@@ -1281,8 +1287,9 @@ _TERMS = (
     Term(
         "Empty",
         "refusal: a serving of no sequences, or no activation words",
-        "A refusal: a batch of 0 (a sweep's `--batches 0`) prices no sequences, and `--activation-words 0` leaves the "
-        "array nothing to read; each must be at least 1.",
+        "A refusal: a batch of 0 prices no sequences, and `--activation-words 0` leaves the array nothing to read; "
+        "each must be at least 1 (on the command line, `--batch 0` and a sweep's `--batches 0` are out of range: "
+        "exit 2).",
     ),
     Term(
         "Routed",

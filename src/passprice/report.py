@@ -44,6 +44,62 @@ def cost_json(cost: ServingCost) -> dict[str, Any]:
     return out
 
 
+def with_tpot(data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` (a price's ``--json`` object, :func:`cost_json`, or :func:`expected_json`'s with its ``expected``)
+    with ``tpot_s`` after ``tokens_per_s``: the time per output token a sequence sees, ``pass_s /
+    emitted_per_sequence`` seconds (the seed's ``best_by_scan`` cap, :func:`passprice.batching._tpot`; the figure the
+    text's ``TPOT`` shows and ``compare --json``'s ``tpot_s``), in each priced object. Added after a lock's
+    comparison of the price (a lock records no ``tpot_s``). Raises nothing."""
+
+    def keyed(obj: dict[str, Any]) -> dict[str, Any]:
+        if "pass_s" not in obj or "emitted_per_sequence" not in obj or "tokens_per_s" not in obj:
+            return obj
+        out: dict[str, Any] = {}
+        for key, value in obj.items():
+            out[key] = value
+            if key == "tokens_per_s":
+                out["tpot_s"] = obj["pass_s"] / obj["emitted_per_sequence"]
+        return out
+
+    data = keyed(data)
+    if isinstance(data.get("expected"), dict):
+        data = {**data, "expected": keyed(data["expected"])}
+    return data
+
+
+#: How to leave card memory room under a best batch (``best``'s and ``compare``'s headroom lines say the same; fix181:
+#: compare said "(a smaller --limit, or --max-tpot)", --max-tpot given or not, and not --memory-use).
+ROOM_BEST = ("seek the best batch within a share of card memory with `--memory-use 0.9`, price a smaller batch with "
+             "`passprice price … --batch N`, or give a smaller --limit")
+
+
+def host_reason(cost: ServingCost, memory_use: float | None = None) -> str:
+    """Why ``cost`` holds sequences in host memory, for its ``host why`` line: card memory holds no other sequence
+    within its share ``memory_use`` (``None``: all of it; the serving's ``memory_use``, ``--memory-use``) — a sequence
+    held takes ``host_held_bytes / host_sequences`` bytes (:meth:`passprice.serving.PassShape.cost`'s
+    ``held_per_sequence``) — or, where it holds room, the host split's search (seed ``cost_split``) found the pass
+    faster with them there: the host link reads their KV cache beside card memory's stream, the two terms
+    overlapped. Either way the price then rests on ``host.*`` facts (``host.capacity`` is assumed on most cards).
+    Fix181: `best … --host-memory` put 2 sequences in host memory at 78.7 % of an 80 GB card, its weakest
+    ``host.capacity``, with no word of its 0.8 cap. Raises nothing."""
+    per_sequence = cost.host_held_bytes / cost.host_sequences
+    share = 1.0 if memory_use is None else memory_use
+    room = share * cost.capacity_bytes - cost.held_bytes
+    n = cost.host_sequences
+    them = f"{n:,} sequence{'s' if n != 1 else ''}"
+    after = ("; the price now rests on host.* facts (its weakest may be host.capacity): --no-host-memory keeps every "
+             "sequence in card memory")
+    if room < per_sequence:
+        within = ("card memory" if share >= 1.0 else
+                  f"the memory-use cap, {100.0 * share:.4g} % of card memory ({si(share * cost.capacity_bytes, 'B')} "
+                  f"of {si(cost.capacity_bytes, 'B')}: the serving's memory_use or --memory-use)")
+        return (f"{them} in host memory: {within} holds no more ({si(max(room, 0.0), 'B')} left, "
+                f"{si(per_sequence, 'B')} a sequence){after}")
+    return (f"{them} in host memory though card memory has room for {int(room // per_sequence):,} more: the pass is "
+            f"faster so, the host link reading {'its' if n == 1 else 'their'} KV cache beside card memory's stream "
+            f"(memory and host terms overlap){after}")
+
+
 def spec_summary(spec: ServingSpec) -> str:
     """One line of a serving's choices: contexts, cache layout, drafts, flush, host memory."""
     parts = []
@@ -278,9 +334,7 @@ def cost_text(
     if cost.capacity_bytes > 0 and cost.held_bytes > HEADROOM_WARNING * cost.capacity_bytes:
         left = 1.0 - cost.held_bytes / cost.capacity_bytes
         # walk106: best's own option for it, --memory-use, was not named
-        room = ("seek the best batch within a share of card memory with `--memory-use 0.9`, price a smaller batch "
-                "with `passprice price … --batch N`, or give a smaller --limit" if best
-                else "a smaller --batch or --limit")
+        room = ROOM_BEST if best else "a smaller --batch or --limit"
         stack = ("or read the expected price below, which keeps the stack's memory.reserved free" if under_stack else
                  "or price it under a serving stack (--stack S), whose memory.reserved is what its runtime keeps")
         lines.append(
@@ -294,6 +348,8 @@ def cost_text(
             f"  host held     {si(cost.host_held_bytes, 'B')} of {si(cost.host_capacity_bytes, 'B')} "
             f"({percent(cost.host_held_bytes, cost.host_capacity_bytes)})"
         )
+    if cost.host_sequences:
+        lines.append(f"  host why      {host_reason(cost, spec.memory_use if spec is not None else None)}")
     lines.append(
         f"  on chip       {si(cost.on_chip_bytes, 'B')} of {si(cost.on_chip_capacity, 'B')} "
         f"({percent(cost.on_chip_bytes, cost.on_chip_capacity)})"

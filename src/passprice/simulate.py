@@ -316,6 +316,12 @@ class Outcome:
         """Requests that waited at the head of the queue because memory was full."""
         return sum(r.waited_for_memory for r in self.records)
 
+    def over_tpot(self, cap: float) -> int:
+        """Requests whose TPOT (seconds from their first token to their last over the tokens after the first:
+        :meth:`Record.tpot`, the figure the TPOT percentiles read) is above ``cap`` seconds; a request of one output
+        token has no TPOT and is never counted."""
+        return sum(1 for r in self.records if (t := r.tpot) is not None and t > cap)
+
     def summary(self) -> dict[str, Any]:
         """The reported figures, base units (JSON-ready)."""
         # The latencies as arrays, each sorted once (the same subtractions and divisions as Record's, element by
@@ -1792,7 +1798,10 @@ class Simulation:
     """Every policy's run of one trace on one serving: ``title`` (serving, checkpoint, card), ``serving`` (its
     registered name; ``None`` for a checkpoint and card given on the command line), the trace's
     ``summary`` (its source's counts said as :func:`counted_trace` says them), the ``settings``, the ``pricer`` (its
-    facts) and the ``outcomes`` in policy order."""
+    facts) and the ``outcomes`` in policy order; ``max_tpot``: the serving's TPOT cap (seconds, its file's
+    ``max_tpot``; ``None``: none), which a simulation does not enforce (admission takes sequences up to
+    ``settings.max_batch`` while memory holds them, whatever their steps' TPOT): the text and ``--json`` say so, and
+    how many requests of each policy had a TPOT above it."""
 
     title: str
     serving: str | None
@@ -1800,6 +1809,7 @@ class Simulation:
     settings: Settings
     pricer: StepPricer
     outcomes: tuple[Outcome, ...]
+    max_tpot: float | None = None
 
     def setup(self) -> dict[str, Any]:
         """The engine's settings as run: budget, cap, cache layout, prefix handling (JSON-ready)."""
@@ -1847,12 +1857,18 @@ def simulation_json(sim: Simulation, with_requests: bool = True, as_table: bool 
         if with_requests:
             table = records_table(o.records)
             entry["records"] = table if as_table else table.records()
+        if sim.max_tpot is not None:  # the cap is not enforced: the requests it would have kept out, counted
+            entry["requests_over_max_tpot"] = o.over_tpot(sim.max_tpot)
         policies[o.policy.value] = entry
+    setup = sim.setup()
+    if sim.max_tpot is not None:
+        setup["max_tpot_s"] = sim.max_tpot
+        setup["max_tpot_enforced"] = False
     return {
         "title": sim.title,
         "serving": sim.serving,
         "trace": sim.trace,
-        "setup": sim.setup(),
+        "setup": setup,
         "policies": policies,
         "provenance": provenance.value,
         "rests_on": {path: f.provenance.value for path, f in rests},
@@ -1909,6 +1925,13 @@ def simulation_text(sim: Simulation) -> str:
         row("prompt rows computed", lambda s: f"{count(s['prompt_rows'])} ({count(s['prefix_hits'])} prefix hits)"),
     ]
     lines.append(text_table(["", *(o.policy.value for o in sim.outcomes)], rows))
+    if sim.max_tpot is not None:  # fix181: TPOT p99 22.7 ms beside a serving's 20 ms cap, without a word
+        over = ", ".join(f"{o.policy.value} {count(o.over_tpot(sim.max_tpot))} of {count(len(o.records))}"
+                         for o in sim.outcomes)
+        lines += ["", f"  TPOT cap    the serving's max_tpot {si(sim.max_tpot, 's')} is not enforced: admission takes "
+                  f"up to {count(setup['max_batch'])} sequences (--max-batch) while memory holds them; requests "
+                  f"whose TPOT is above it: {over} (`passprice best` finds the best batch within it; --max-batch "
+                  "that batch keeps the steps near it)"]
     rests = sim.pricer.rests_on()
     provenance = sim.pricer.provenance()
     weakest = ", ".join(p for p, f in rests if f.provenance is provenance)

@@ -130,7 +130,9 @@ class Grid:
     and every batch in ``batches``. A serving may be a :class:`~passprice.servings.ServingSpec` in place of a name: a
     checkpoint swept with no registered serving (``sweep --checkpoint C``), its rows' ``serving`` empty (``None``).
     ``checkpoint`` and ``routing`` (``None``: each serving's own) replace every serving's checkpoint and routing
-    record, as ``price SERVING --checkpoint C --routing R`` does (:func:`swept_spec`)."""
+    record, as ``price SERVING --checkpoint C --routing R`` does (:func:`swept_spec`); ``limit`` (``None``: each
+    serving's own contexts) replaces every serving's contexts by one class at that limit, as ``price --limit N``
+    does (its mean position the limit's half, or each of ``positions``)."""
 
     servings: tuple[str | ServingSpec, ...]
     batches: Sequence[int]
@@ -139,6 +141,9 @@ class Grid:
     draft_tokens: tuple[int, ...] | None = None
     checkpoint: str | None = None
     routing: str | None = None
+    #: The context each sequence is allowed (positions), in place of every serving's contexts (``sweep --limit N``,
+    #: as ``price --limit N``), or ``None``: each serving's own.
+    limit: int | None = None
     #: The sweep file the grid was read from (named in its refusals), or ``None``.
     source: Path | None = attrs.field(default=None, eq=False)
 
@@ -280,7 +285,10 @@ def parse_numbers(
         ]
         if bad:
             span = f"from {least:,} to {most:,}" if most is not None else f"at least {least:,}"
-            raise InputError(f"{what}: {part!r}: {bad[0]!r} is out of range (each must be a finite number {span})")
+            # whole numbers said as an integer option says its range (`price --batch 0`: "0 is out of range (a whole
+            # number from 1 to 4,294,967,295)", passprice.bounds)
+            said = f"a whole number {span}" if kind is int else f"each must be a finite number {span}"
+            raise InputError(f"{what}: {part!r}: {bad[0]!r} is out of range ({said})")
         pieces.append((lo, hi) if ends else values)
         count += hi - lo + 1 if ends else len(values)
     twice = first_repeat(pieces)
@@ -335,15 +343,17 @@ _PLAIN_RANGE = re.compile(r"([0-9]+)-([0-9]+)")
 
 
 def parse_batches(text: str, what: str, most: int | None = U32_MAX) -> Sequence[int]:
-    """The batches of a sweep from the command line, as :func:`parse_numbers` reads integers from 0 to ``most``;
-    one plain range ``A-B`` (or ``A..B``) kept as a :class:`range`, not a tuple: a sweep's batch axis may hold
-    4,000,000 batches, which as Python integers would take 160 MB. Raises what :func:`parse_numbers` raises."""
+    """The batches of a sweep from the command line, as :func:`parse_numbers` reads integers from 1 to ``most`` (a
+    batch of 0 sequences prices nothing: refused as bad input, exit 2, as ``price --batch 0`` is, in the same words;
+    it was a row refused ``Empty``, or with ``--batches 0`` alone exit 1); one plain range ``A-B`` (or ``A..B``)
+    kept as a :class:`range`, not a tuple: a sweep's batch axis may hold 4,000,000 batches, which as Python integers
+    would take 160 MB. Raises what :func:`parse_numbers` raises."""
     match = _PLAIN_RANGE.fullmatch(text.replace("..", "-", 1))
     if match is not None:
         lo, hi = int(match[1]), int(match[2])
-        if lo <= hi and (most is None or hi <= most) and hi - lo < MAX_ROWS:
+        if 1 <= lo <= hi and (most is None or hi <= most) and hi - lo < MAX_ROWS:
             return range(lo, hi + 1)
-    return parse_numbers(text, int, what, most=most)
+    return parse_numbers(text, int, what, least=1, most=most)
 
 
 def batch_array(batches: Sequence[int]) -> np.ndarray:
@@ -519,13 +529,14 @@ def grid_from_file(path: Path, root: Root) -> Grid:
 def swept_spec(root: Root, grid: Grid, entry: str | ServingSpec) -> ServingSpec:
     """The serving spec a sweep prices for ``entry``, one of ``grid.servings``: the registered serving's (or serving
     file's) spec, or ``entry`` itself for a spec, with ``grid.checkpoint`` and ``grid.routing`` put in place of its
-    own by :func:`~passprice.servings.override`, the function ``price SERVING --checkpoint C --routing R`` applies
-    (so a sweep row names, and is priced on, what that price is). Raises what
-    :func:`~passprice.servings.load_spec` raises (:class:`~passprice.errors.NotFound`, :class:`InputError`)."""
+    own (and ``grid.limit`` in place of its contexts) by :func:`~passprice.servings.override`, the function ``price
+    SERVING --checkpoint C --routing R --limit N`` applies (so a sweep row names, and is priced on, what that price
+    is). Raises what :func:`~passprice.servings.load_spec` raises (:class:`~passprice.errors.NotFound`,
+    :class:`InputError`)."""
     spec = entry if isinstance(entry, ServingSpec) else load_spec(root, entry)
-    if grid.checkpoint is None and grid.routing is None:
+    if grid.checkpoint is None and grid.routing is None and grid.limit is None:
         return spec
-    return override(spec, checkpoint=grid.checkpoint, routing=grid.routing)
+    return override(spec, checkpoint=grid.checkpoint, routing=grid.routing, limit=grid.limit)
 
 
 def entry_name(entry: str | ServingSpec) -> str:
@@ -2824,13 +2835,51 @@ def _cell(value: Any) -> Any:
 BATCH_LIFTED = frozenset({"BeyondStack", "Empty"})
 
 
-def nothing_priced(sweeper: Sweeper, grid: Grid) -> dict[str, int] | None:
+def refused_row(sweeper: Sweeper, grid: Grid, common: Mapping[str, Any], batch: int) -> ServingRefusal | None:
+    """The refusal ``price`` raises for the row of ``grid`` at ``batch`` whose shared columns are ``common`` (a
+    :class:`Segment`'s: serving, card, draft tokens, position), priced alone as :func:`scalar_rows` prices it with
+    :func:`~passprice.serving.price_serving`; ``None`` when no serving and card of the grid are the row's, or the row
+    has a price. A sweep's row names its refusal alone (``BadContexts``); a summary on stderr says this one's
+    message, what ``price`` says (``position 8192 is not below its limit 8192 … raise --limit or lower --position``).
+    Raises what :meth:`Sweeper.segments` raises for a serving that does not load (none, for a grid it priced)."""
+    from passprice.checkpoints import load_checkpoint
+    from passprice.serving import price_serving
+
+    for entry in dict.fromkeys(grid.servings):
+        if sweeper._label(entry) != common.get("serving"):
+            continue
+        base = swept_spec(sweeper.root, grid, entry)
+        header = load_checkpoint(sweeper.root, base.checkpoint)
+        base = complete(base, header)
+        if sweeper.memory_use is not None:
+            base = attrs.evolve(base, memory_use=sweeper.memory_use)
+        for card_name in grid.cards or (base.card,):
+            card = sweeper.card(card_name)
+            if card.name != common.get("card"):
+                continue
+            position = common.get("position") if grid.positions else None
+            spec = sweeper._spec(base, int(common.get("draft_tokens") or 0), position, entry_name(entry))
+            acceptance = sweeper.method(spec.draft.method).first(spec.draft.tokens) if spec.draft else ()
+            try:
+                price_serving(header, card,
+                              to_serving(attrs.evolve(spec, batch=batch), acceptance, sweeper.routing(spec.routing)))
+            except ServingRefusal as e:
+                return e
+            return None
+    return None
+
+
+def nothing_priced(
+    sweeper: Sweeper, grid: Grid, first: dict[str, tuple[dict[str, Any], int]] | None = None
+) -> dict[str, int] | None:
     """When no row of ``grid`` can have a price: each refusal and how many of the grid's lines (serving, card,
     drafted tokens, position) it refuses at their smallest batch; else ``None`` (a row is priced, or a refusal a
     larger batch may lift, :data:`BATCH_LIFTED`, leaves it open). A sweep whose every row was refused wrote its
     rows and exited 0 without a word (newcomer walkthrough 12: ``--positions 8000`` past a 4,096 limit, and
     DeepSeek-V3 on an H200 it does not fit). Prices the grid at its smallest batch alone, stopping at the first
-    line priced (one scalar-sized segment on a sweep that prices). Raises what :meth:`Sweeper.segments` raises."""
+    line priced (one scalar-sized segment on a sweep that prices). ``first``, when given, gets each refusal's first
+    row refused so (its segment's ``common`` and batch: :func:`refused_row` says its message). Raises what
+    :meth:`Sweeper.segments` raises."""
     # Batch 0 is refused as Empty whatever else holds: the probe prices the smallest batch of sequences (round 19: a
     # grid of batches 0, 1, 2 on a card its weights do not fit said nothing); a grid of batch 0 alone is all Empty.
     sequences = [b for b in grid.batches if b > 0]
@@ -2843,6 +2892,8 @@ def nothing_priced(sweeper: Sweeper, grid: Grid) -> dict[str, int] | None:
             if not refusal or refusal in lifted:
                 return None
             counts[refusal] = counts.get(refusal, 0) + 1
+            if first is not None:
+                first.setdefault(str(refusal), (segment.common, int(row["batch"])))
     return counts or None
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 import attrs
@@ -132,16 +132,24 @@ def reference_chunks(segments: Iterable[Segment], fmt: str, max_tpot: float) -> 
         yield "\n]\n"
 
 
-def _count_refusals(counts: dict[str, int], segment: Segment) -> None:
+def _count_refusals(counts: dict[str, int], segment: Segment, first: dict[str, int] | None = None) -> None:
     """Add the refusal of each row of ``segment`` without a price (a status ``k ≥ 1``: ``names[k − 1]``; a row priced
-    alone with a ``refusal``) to ``counts`` (refusal name → rows)."""
+    alone with a ``refusal``) to ``counts`` (refusal name → rows); ``first`` (refusal name → batch), when given, keeps
+    the smallest batch each refusal refused."""
     codes, n = np.unique(segment.status[segment.status >= 1], return_counts=True)
     for code, rows in zip(codes.tolist(), n.tolist(), strict=True):
         name = segment.names[code - 1]
         counts[name] = counts.get(name, 0) + rows
-    for fields in segment.alone.values():
+        if first is not None:
+            at = int(segment.batches[segment.status == code].min())
+            first[name] = min(first.get(name, at), at)
+    for j, fields in segment.alone.items():
         if fields.get("refusal"):
-            counts[fields["refusal"]] = counts.get(fields["refusal"], 0) + 1
+            name = fields["refusal"]
+            counts[name] = counts.get(name, 0) + 1
+            if first is not None:
+                at = int(segment.batches[j])
+                first[str(name)] = min(first.get(str(name), at), at)
 
 
 @attrs.define
@@ -156,6 +164,10 @@ class _Line:
     last: int | None = None
     largest: int | None = None
     refused: dict[str, int] = attrs.Factory(dict)
+    #: The smallest batch each refusal refused (refusal name → batch), and the line's shared columns (a segment's
+    #: ``common``): the row whose message the summary says (:func:`passprice.sweep.refused_row`).
+    refused_at: dict[str, int] = attrs.Factory(dict)
+    common: dict[str, Any] = attrs.Factory(dict)
 
 
 def _better(a: tuple[float, int, float] | None, b: tuple[float, int, float]) -> tuple[float, int, float]:
@@ -190,8 +202,8 @@ class BestWithin:
             return
         # Every line gets its summary line, one whose every batch is refused too (left44: a card the checkpoint is
         # not resident on said nothing beside the other card's best).
-        line = self._lines.setdefault(key, _Line())
-        _count_refusals(line.refused, segment)
+        line = self._lines.setdefault(key, _Line(common=dict(c)))
+        _count_refusals(line.refused, segment, line.refused_at)
         if not len(rows):  # a block refused whole still widens the grid
             line.largest = max(line.largest or 0, int(segment.batches.max()))
             return
@@ -225,21 +237,32 @@ class BestWithin:
         best = self.best()
         return {labels[k]: (best[k], v.last) for k, v in priced.items()}
 
-    def summary(self) -> list[str]:
+    def summary(self, explain: Callable[[Mapping[str, Any], int], Exception | None] | None = None) -> list[str]:
         """A line for each line of the sweep (at most :data:`SUMMARY_LINES`, then a count): its best batch within the
         cap with its tokens/s and TPOT, beside the best without the cap when that is another batch; or that no batch
-        is within (the smallest batch's TPOT)."""
+        is within (the smallest batch's TPOT); or, a line whose every batch is refused, each refusal with its rows,
+        and, the first time a refusal's name is said, the message ``price`` says of its smallest batch refused so:
+        ``explain(common, batch)`` (:func:`passprice.sweep.refused_row`; ``None``: the names alone)."""
         from passprice.plots import line_labels
 
         cap = self.cap
         labels = line_labels(self._lines)
         out = []
+        explained: set[str] = set()
         for key, line in list(self._lines.items())[:SUMMARY_LINES]:
             label = labels[key]
             if line.first is None:  # no batch of the line priced: why, by refusal (most rows first)
-                said = ", ".join(f"{name} ({n:,} batch{'es' if n != 1 else ''})" for name, n in
-                                 sorted(line.refused.items(), key=lambda item: (-item[1], item[0])))
-                out.append(f"{label}: no batch within TPOT ≤ {cap}: every batch is refused: {said}")
+                each = []
+                for name, n in sorted(line.refused.items(), key=lambda item: (-item[1], item[0])):
+                    text = f"{name} ({n:,} batch{'es' if n != 1 else ''})"
+                    name = str(name)
+                    if explain is not None and name not in explained and name in line.refused_at:
+                        e = explain(line.common, line.refused_at[name])
+                        if e is not None:
+                            explained.add(name)
+                            text += f" — at batch {line.refused_at[name]:,}: {e}"
+                    each.append(text)
+                out.append(f"{label}: no batch within TPOT ≤ {cap}: every batch is refused: {'; '.join(each)}")
                 continue
             if line.within is None:
                 out.append(f"{label}: no batch within TPOT ≤ {cap} (batch {line.first[0]:,} takes "
@@ -248,7 +271,9 @@ class BestWithin:
             rate, batch, tpot = line.within
             text = f"{label}: best batch within TPOT ≤ {cap}: {batch:,}, {rate:,.1f} tokens/s at {si(tpot, 's')}"
             if line.best is not None and line.best[1] != batch:
-                text += (f" (without the cap: {line.best[1]:,}, {line.best[0]:,.1f} tokens/s at "
+                # the grid's edge is no best of the card's (fix181: 512 of 1-512, where max-batch gives 588)
+                edge = " (the largest batch swept)" if line.best[1] == line.largest else ""
+                text += (f" (without the cap: {line.best[1]:,}{edge}, {line.best[0]:,.1f} tokens/s at "
                          f"{si(line.best[2], 's')})")
             if batch == line.largest:  # walkthrough 11: 100 read as the cap's answer where `best` finds 318
                 text += (" — the grid's largest batch: the grid, not the cap, bounds it (`passprice best --max-tpot` "
