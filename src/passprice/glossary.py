@@ -1327,8 +1327,8 @@ _TERMS = (
         "refusal: a context limit past the checkpoint's own context length",
         "A refusal: the context limit is past the positions the model was trained for (`context_length`); lower "
         "`--limit`. A serving file's own class past it is bad input instead (exit 2), named by the file and "
-        "`contexts.N.limit` (`--position` alone keeps the file's limits, and so that line; `new-serving NEW OLD` "
-        "names OLD's file).",
+        "`contexts.N.limit` (`--position` alone keeps the file's limits, and so that line, as does another card: "
+        "`--card`, `roofline CARD SERVING`; `new-serving NEW OLD` names OLD's file).",
     ),
     Term(
         "WideCacheOnArray",

@@ -102,6 +102,11 @@ class ServingSpec:
     #: The file the spec was read from (a serving or a lock), so a name in it that names nothing is reported with
     #: the file and key; not part of the spec's identity or of its document.
     source: str | None = attrs.field(default=None, eq=False, kw_only=True)
+    #: The serving file whose context classes the spec holds, kept when a name given on the command line (``--card``,
+    #: ``roofline OTHER_CARD SERVING``, ``--draft``, ``--routing``) clears :attr:`source`: a ``contexts.N.limit`` past
+    #: the checkpoint's context is still that file's key (:func:`file_limit_problem`); cleared with ``--checkpoint``,
+    #: as another model makes the limit the command line's problem. Not part of the spec's identity.
+    contexts_source: str | None = attrs.field(default=None, eq=False, kw_only=True)
 
 
 #: Fields added after locks were first written (issue 8): left out of a document at their default, so a lock of a
@@ -275,6 +280,17 @@ def spec_of_file(root: Root, path: Path) -> ServingSpec:
                        batch=os.fspath(path.parent))  # a registry of thousands of serving files: one entry for all
 
 
+def unsourced(spec: ServingSpec, *, checkpoint: bool = False) -> dict[str, Any]:
+    """The fields to evolve ``spec`` with when the command line names what its file named (a card, drafting method or
+    routing record; ``checkpoint``: a checkpoint): ``source`` cleared, as a name the command line gave is not the
+    file's, and :attr:`ServingSpec.contexts_source` keeping the file whose context classes the spec still holds (none
+    once another checkpoint is named). ``price SERVING --card OTHER`` and ``roofline OTHER SERVING`` of a file whose
+    ``contexts.1.limit`` was past the checkpoint's context were refused ``ContextBeyondModel: … lower --limit``
+    (exit 1), the serving's own card ``FILE: contexts.1.limit: …`` (exit 2): tests/test_odds172.py. Raises nothing."""
+    kept = None if checkpoint else (spec.source if spec.source is not None else spec.contexts_source)
+    return {"source": None, "contexts_source": kept}
+
+
 def override(spec: ServingSpec, position: float | None = None, limit: int | None = None, **fields: Any) -> ServingSpec:
     """``spec`` with the given fields replaced (``None`` values ignored).
 
@@ -283,7 +299,7 @@ def override(spec: ServingSpec, position: float | None = None, limit: int | None
     else to limit / 2."""
     changes = {k: v for k, v in fields.items() if v is not None}
     if {"checkpoint", "card", "draft", "routing"} & changes.keys():
-        changes["source"] = None  # a name given on the command line is not the file's
+        changes = {**unsourced(spec, checkpoint="checkpoint" in changes), **changes}
     if position is not None or limit is not None:
         current = spec.contexts or ()
         single = current[0] if len(current) == 1 else None
@@ -401,7 +417,8 @@ def file_limit_problem(root: Root, spec: ServingSpec, header: GGUFHeader) -> str
     as bad input naming the file and ``contexts.N.limit`` (:func:`limit_past_model`); ``None`` when the limits fit,
     the header gives no context length, or the spec is not a serving file's (a lock's, one built from options).
 
-    ``spec`` (before :func:`complete`) holds the contexts its file ``spec.source`` gives, or the one class
+    ``spec`` (before :func:`complete`) holds the contexts its file ``spec.source`` gives (or
+    ``spec.contexts_source``, when the command line named another card: :func:`unsourced`), or the one class
     :func:`override` made of them: with ``--position`` alone its limit is the file's longest, still the file's
     (``price SERVING --position 100`` was refused ``ContextBeyondModel: … lower --limit``, exit 1, of the file's
     limit: tests/test_fix168.py); with ``--limit`` another figure, the pricer's ``ContextBeyondModel`` refusal,
@@ -411,12 +428,13 @@ def file_limit_problem(root: Root, spec: ServingSpec, header: GGUFHeader) -> str
     naming neither the file nor the key and advising an option the file has no part in (tests/test_attack163.py).
     ``new-serving NEW OLD`` asks it of OLD's spec, so the line names OLD's file, not ``NEW.toml (not written)``.
     Raises nothing (a file that no longer reads gives ``None``: its reader says why)."""
-    if spec.source is None:
+    source = spec.source if spec.source is not None else spec.contexts_source
+    if source is None:
         return None
     line = limit_past_model(spec, header)
     if line is None:
         return None
-    path = Path(spec.source)
+    path = Path(source)
     if path.suffix != ".toml" or path.name.endswith(".lock.toml"):
         return None
     try:
@@ -431,7 +449,7 @@ def file_limit_problem(root: Root, spec: ServingSpec, header: GGUFHeader) -> str
         line = limit_past_model(written, header)
         if line is None:  # pragma: no cover - the file's longest limit is the one past the model
             return None
-    return f"{named_in(root, spec.source)}: {line}"
+    return f"{named_in(root, source)}: {line}"
 
 
 def limit_past_model(spec: ServingSpec, header: GGUFHeader) -> str | None:
