@@ -5,6 +5,15 @@
   checkpoint's context was refused ``ContextBeyondModel: … lower --limit`` (exit 1), while on the serving's own card
   (and ``sweep --cards``, ``compare``) it was bad input naming the file and key (exit 2). Now exit 2 everywhere: a
   card named on the command line clears the spec's ``source`` but keeps the file of its context classes.
+- (2) Refusals a file can reach that gave option advice. From a serving file: ``attention = "array"`` over
+  ``kv_bytes = 2`` (``WideCacheOnArray``: "use --kv-bytes 1 or --attention vector"), ``host_memory = true`` on a card
+  with no host link (``NoHostLink``: "price it without --host-memory"), ``draft.tokens`` past its method's figures
+  (``BadDraft``: "--draft-tokens 3"), a ``draft.method`` whose drafter the checkpoint does not carry (``NoDrafter``:
+  "price without drafts"): now bad input naming the file and key, what to change in it. ``BadPrefix`` was already
+  (``shared_prefix``, ``contexts.N.position``). From a measurement run only ``NotResident`` and the refusals
+  ``measurements.run_refusal`` words are reachable (a run is priced vector attention, a contiguous 16-bit cache, no
+  host memory, prefix or draft): a run whose weights alone pass its card was told to correct its "batch, positions
+  or card"; now its card or checkpoint (``run.0.card``). The same refusals of options keep the options' advice.
 """
 
 from __future__ import annotations
@@ -13,9 +22,10 @@ from pathlib import Path
 
 import pytest
 
-from cli_helpers import bad, copy_root, invoke
+from cli_helpers import bad, copy_root, invoke, refused
 
 GEMMA = "registry/servings/gemma3-270m-h100.toml"
+RUNS = "registry/measurements/xiongjiedai-llama3-llamabench.toml"
 OTHER = "h200_sxm_141gb"
 
 
@@ -71,3 +81,111 @@ def test_a_limit_the_command_line_gives_is_still_the_options(tmp_path: Path) -> 
         assert result.stderr.rstrip().endswith(": lower --limit"), result.stderr
     result = invoke("price", "gemma3-270m-h100", "--card", OTHER, "--limit", "30000", root=root)
     assert result.exit_code == 0, result.output
+
+
+SERVINGS = "registry/servings"
+
+
+def _serving(root: Path, name: str, old: str, new: str, base: str = "gemma3-270m-h100") -> str:
+    """``registry/servings/NAME.toml``: ``base``'s file with ``old`` replaced by ``new`` (once); its path as named."""
+    text = (root / SERVINGS / f"{base}.toml").read_text(encoding="utf-8")
+    assert text.count(old) == 1, old
+    (root / SERVINGS / f"{name}.toml").write_text(text.replace(old, new), encoding="utf-8")
+    return f"{SERVINGS}/{name}.toml"
+
+
+def _draft_method(root: Path, name: str, kind: str) -> None:
+    """facts/drafts/NAME.toml: qwen35-mtp's file of ``kind``, its scope Gemma 3 270M (whose header has no MTP)."""
+    text = (root / "facts/drafts/qwen35-mtp.toml").read_text(encoding="utf-8")
+    text = text.replace('kind = "mtp"', f'kind = "{kind}"').replace(
+        'checkpoints = ["qwen35-27b-like"]', 'checkpoints = ["gemma3-270m-q4_k_m"]')
+    (root / f"facts/drafts/{name}.toml").write_text(text, encoding="utf-8")
+
+
+def test_a_serving_files_choices_the_pricer_refuses_are_named_by_key(tmp_path: Path) -> None:
+    root = copy_root(tmp_path)
+    wide = _serving(root, "wide", "kv_bytes = 2\n", 'kv_bytes = 2\nattention = "array"\n')
+    nohost = _serving(root, "nohost", 'card = "h100_sxm5_80gb"\n', 'card = "l40s"\nhost_memory = true\n')
+    long = _serving(root, "long", "tokens = 1\n", "tokens = 5\n", base="qwen35-27b-h100-every8")
+    _draft_method(root, "g-mtp", "mtp")
+    _draft_method(root, "g-model", "draft-model")
+    mtp = _serving(root, "mtp", "kv_bytes = 2\n", 'kv_bytes = 2\n\n[draft]\nmethod = "g-mtp"\ntokens = 1\n')
+    model = _serving(root, "model", "kv_bytes = 2\n", 'kv_bytes = 2\n\n[draft]\nmethod = "g-model"\ntokens = 1\n')
+    said = {
+        # Before: "passprice: refused: WideCacheOnArray: attention on the array needs an 8-bit cache (kv_bytes <=
+        # 1.25), not 2 bytes an element: use --kv-bytes 1 or --attention vector" (exit 1).
+        # (Read where every serving file's keys are checked, it is named as the file was found: --root's path.)
+        "wide": f'{root / wide}: kv_bytes: attention = "array" reads an 8-bit cache (kv_bytes at most 1.25: 8-bit '
+                'codes and a scale share), not 2 bytes an element: set kv_bytes = 1, or attention = "vector"',
+        # Before: "passprice: refused: NoHostLink: card 'l40s' has no host link (host.* facts): price it without
+        # --host-memory".
+        "nohost": f"{nohost}: host_memory: card l40s has no host link (no host.* facts), so no sequence can be held "
+                  "in host memory: remove host_memory (or set it false), or name a card with a host link",
+        # Before: "passprice: refused: BadDraft: … draft at most 3 tokens (--draft-tokens 3), or add acceptance.4 …".
+        "long": f"{long}: draft.tokens: 5 drafted tokens, but drafting method qwen35-mtp gives acceptance figures for "
+                "3 drafts (facts/drafts/qwen35-mtp.toml), so a longer draft would be priced on a guess: set "
+                "draft.tokens to at most 3, or add acceptance.4 to that file, cited as every fact is",
+        # Before: "passprice: refused: NoDrafter: drafting method 'g-mtp': its header carries no drafting blocks
+        # (nextn_predict_layers 0), … price without drafts, or a checkpoint that carries its drafter …".
+        "mtp": f"{mtp}: draft.method: drafting method g-mtp drafts with the checkpoint's MTP blocks, and checkpoint "
+               "gemma3-270m-q4_k_m carries none (nextn_predict_layers 0), so its drafted tokens would be priced as if "
+               "drafting cost nothing but the head's rows: remove [draft], or name a checkpoint that carries its "
+               "drafter",
+        "model": f"{model}: draft.method: it drafts with a separate draft model, whose weights and passes are not in "
+                 "this checkpoint's header, so its drafted tokens would be priced as if drafting cost nothing: remove "
+                 "[draft], or name a method that drafts with the checkpoint's MTP blocks",
+    }
+    for name, line in said.items():
+        for command in ("price", "best"):
+            assert bad(command, name, root=root) == [f"passprice: error: {line}"], (command, name)
+    checked = invoke("check", root=root)
+    assert checked.exit_code == 2, checked.output
+    errors = [line for line in checked.stderr.splitlines() if line.startswith("passprice: error: ")]
+    for line in said.values():  # check names every file from the registry's top
+        assert f"passprice: error: {line.replace(f'{root}/', '')}" in errors
+
+
+@pytest.mark.parametrize(
+    ("args", "name", "advice"),
+    [
+        (("gemma3-270m-h100", "--attention", "array"), "WideCacheOnArray", ": use --kv-bytes 1 or --attention vector"),
+        (("gemma3-270m-h100", "--card", "l40s", "--host-memory"), "NoHostLink",
+         ": price it without --host-memory"),
+        (("qwen35-27b-h100-every8", "--draft-tokens", "5"), "BadDraft",
+         "draft at most 3 tokens (--draft-tokens 3), or add acceptance.4 to that file, cited as every fact is"),
+    ],
+)
+def test_the_same_choices_given_as_options_keep_the_options_advice(
+    tmp_path: Path, args: tuple[str, ...], name: str, advice: str
+) -> None:
+    root = copy_root(tmp_path)
+    out = refused("price", *args, root=root, name=name)
+    assert out["message"].endswith(advice), out
+
+
+def test_a_run_whose_weights_alone_pass_its_card_is_told_to_correct_card_or_checkpoint(tmp_path: Path) -> None:
+    root = copy_root(tmp_path)
+    runs = root / RUNS
+    text = runs.read_text(encoding="utf-8")
+    first = 'card = "h100_pcie_80gb"\ncheckpoint = "llama3-8b-q4_k_m"\nbatch = 1\npositions = [0, 512]'
+    assert text.count(first) == 1
+    runs.write_text(text.replace(first, first.replace("h100_pcie_80gb", "rtx_4090").replace("8b", "70b")),
+                    encoding="utf-8")
+    # Llama 3 70B Q4_K_M holds 42,512,531,456 bytes once; the RTX 4090 holds 25,757,220,864: 42,512,531,456 /
+    # 25,757,220,864 = 1.6505 times; with its 512 positions' cache, 42,680,303,616 bytes.
+    shortfall = (
+        "the card memory must hold 42,680,303,616 bytes but holds 25,757,220,864: the weights and embedding table "
+        "alone take 42,512,531,456 bytes, 1.65 times what it holds, so no batch or positions fit"
+    )
+    result = invoke("validate", root=root)
+    assert result.exit_code == 0, result.output
+    row = next(line for line in result.stdout.splitlines() if line.startswith("xd3.h100_pcie_80gb.8b-q4km.tg512 "))
+    # Before: "… refused (NotResident): the card memory must hold … holds 25,757,220,864: correct the run's batch,
+    # positions or card".
+    assert row.endswith(f"  refused (NotResident): {shortfall}: correct the run's card or checkpoint"), row
+    said = (
+        f"passprice: error: {RUNS}: run.0.card: refused (NotResident): checkpoint llama3-70b-q4_k_m on card rtx_4090: "
+        f"{shortfall}; a fit rests only on runs the model prices: correct the run's card or checkpoint, or name "
+        "another stack for it (`stack`)"
+    )
+    assert bad("calibrate", "--stack", "llamacpp-cuda-2405", root=root) == [said]

@@ -1180,7 +1180,8 @@ _TERMS = (
         "and the host's too with `--host-memory`. Lower the batch or the context limit, page the KV cache "
         "(`--kv-page`), allow host memory, or, when the weights alone do not fit (the line says how many times the "
         "capacity they take), a smaller type mix or a larger card: `--host-memory` holds sequences, never weights "
-        "(passprice prices no weights held off the card). When the weights fit, the line says how many sequences "
+        "(passprice prices no weights held off the card; a measured run is told to correct its card or "
+        "checkpoint). When the weights fit, the line says how many sequences "
         "do (`at most 605 sequences fit beside the 18,550,716,416 bytes held once, 202,113,024 bytes a sequence "
         "(passprice max-batch)`; `fits` in `--json`): "
         "⌊(capacity − held once) / held per sequence⌋, the card-memory bound `max-batch` gives, and a serving "
@@ -1268,7 +1269,8 @@ _TERMS = (
         "BadDraft",
         "refusal: a draft without one acceptance figure in [0, 1] per drafted token",
         "A refusal: the drafting method gives no acceptance figure for a drafted token (a draft longer than its "
-        "figures), or one outside [0, 1]; a longer draft would be priced on a guess.",
+        "figures), or one outside [0, 1]; a longer draft would be priced on a guess. A serving file's own "
+        "`draft.tokens` past its method's figures is bad input instead (exit 2), named by the file and key.",
     ),
     Term(
         "NoDrafter",
@@ -1276,7 +1278,8 @@ _TERMS = (
         "A refusal: passprice prices each drafting step through the checkpoint's own drafting (MTP) blocks "
         "(`nextn_predict_layers`); a checkpoint without them, or a drafting method of kind `draft-model` (a separate "
         "draft model), would have its drafted tokens cost only the head's rows, a speedup bought with a drafter priced "
-        "as free. Price without drafts, or a checkpoint that carries its drafter.",
+        "as free. Price without drafts, or a checkpoint that carries its drafter. A serving file's own `draft.method` "
+        "is bad input instead (exit 2), named by the file and key.",
     ),
     Term(
         "Empty",
@@ -1313,7 +1316,8 @@ _TERMS = (
     Term(
         "NoHostLink",
         "refusal: host memory asked for on a card without a host link",
-        "A refusal: `--host-memory` on a card that has no `host.*` facts; price it without `--host-memory`.",
+        "A refusal: `--host-memory` on a card that has no `host.*` facts; price it without `--host-memory`. A serving "
+        "file's own `host_memory = true` on its own card is bad input instead (exit 2), named by the file and key.",
     ),
     Term(
         "BadContexts",
@@ -1334,7 +1338,9 @@ _TERMS = (
         "WideCacheOnArray",
         "refusal: attention on the array over a cache wider than 8-bit codes",
         "A refusal: `--attention array` reads 8-bit codes of the KV cache, and the cache's elements are wider "
-        "(`--kv-bytes` above 1); give `--kv-bytes 1` or attention on the vector units.",
+        "(`--kv-bytes` above 1); give `--kv-bytes 1` or attention on the vector units. A serving file of "
+        "`attention = \"array\"` over `kv_bytes` above 1.25 is bad input instead (exit 2), named by the file and "
+        "`kv_bytes`.",
     ),
     Term(
         "BadPrefix",
