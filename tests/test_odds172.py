@@ -14,6 +14,9 @@
   ``measurements.run_refusal`` words are reachable (a run is priced vector attention, a contiguous 16-bit cache, no
   host memory, prefix or draft): a run whose weights alone pass its card was told to correct its "batch, positions
   or card"; now its card or checkpoint (``run.0.card``). The same refusals of options keep the options' advice.
+- (3) A trace's ``prefix_id`` given two lengths was printed whole with ``repr`` (1,000,000 characters in the
+  ``--json`` error document; the text line cut only by the command line's backstop), as was a key given twice: now
+  as the trace writes a value, one longer than 40 characters by its length (``a 1,000,002-character string``).
 """
 
 from __future__ import annotations
@@ -189,3 +192,26 @@ def test_a_run_whose_weights_alone_pass_its_card_is_told_to_correct_card_or_chec
         "another stack for it (`stack`)"
     )
     assert bad("calibrate", "--stack", "llamacpp-cuda-2405", root=root) == [said]
+
+
+def test_a_long_prefix_id_or_key_is_described_not_printed(tmp_path: Path) -> None:
+    import json
+
+    big = "p" * 1_000_000
+    trace = tmp_path / "t.jsonl"
+    lines = [{"arrival_s": 0, "prompt_tokens": 100, "output_tokens": 10, "prefix_id": big, "prefix_tokens": 50},
+             {"arrival_s": 0.5, "prompt_tokens": 100, "output_tokens": 10, "prefix_id": big, "prefix_tokens": 60},
+             {"arrival_s": 1, "prompt_tokens": 100, "output_tokens": 10, "prefix_id": "a\nb", "prefix_tokens": 60},
+             {"arrival_s": 2, "prompt_tokens": 100, "output_tokens": 10, "prefix_id": "a\nb", "prefix_tokens": 70}]
+    twice = '{"arrival_s": 3, "' + "k" * 100_000 + '": 1, "' + "k" * 100_000 + '": 2}'
+    trace.write_text("\n".join([*map(json.dumps, lines), twice]) + "\n", encoding="utf-8")
+    said = [
+        # Before: "…:2: prefix_id 'ppp…' has 60 tokens here …", every character (repr), cut at 3,500 by the CLI.
+        f"passprice: error: {trace}:2: prefix_id a 1,000,002-character string has 60 tokens here but 50 on line 1: "
+        "one id names one prefix",
+        f'passprice: error: {trace}:4: prefix_id "a\\nb" has 70 tokens here but 60 on line 3: one id names one prefix',
+        f"passprice: error: {trace}:5: not JSON: key a 100,002-character string given twice",
+    ]
+    assert bad("simulate", "gemma3-270m-h100", "--trace", str(trace)) == said
+    result = invoke("simulate", "gemma3-270m-h100", "--trace", str(trace), "--json")
+    assert result.exit_code == 2 and len(result.stdout) < 1_000, len(result.stdout)
