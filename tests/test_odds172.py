@@ -17,6 +17,10 @@
 - (3) A trace's ``prefix_id`` given two lengths was printed whole with ``repr`` (1,000,000 characters in the
   ``--json`` error document; the text line cut only by the command line's backstop), as was a key given twice: now
   as the trace writes a value, one longer than 40 characters by its length (``a 1,000,002-character string``).
+- (4) ``check`` of ``locks/old/`` holding a symbolic link to a lock of ``locks/`` and one to the README said only
+  "its 2 .toml files are neither checked nor priced (… move them to locks/)": moving the first makes a second name of
+  a lock. Now each link is named as ``check`` names one in ``locks/`` (``locks/old/x.lock.toml -> …``), with what it
+  reaches and what to do.
 """
 
 from __future__ import annotations
@@ -215,3 +219,35 @@ def test_a_long_prefix_id_or_key_is_described_not_printed(tmp_path: Path) -> Non
     assert bad("simulate", "gemma3-270m-h100", "--trace", str(trace)) == said
     result = invoke("simulate", "gemma3-270m-h100", "--trace", str(trace), "--json")
     assert result.exit_code == 2 and len(result.stdout) < 1_000, len(result.stdout)
+
+
+def test_check_names_the_links_in_a_folder_inside_locks(tmp_path: Path) -> None:
+    root = copy_root(tmp_path)
+    old = root / "locks" / "old"
+    old.mkdir()
+    (old / "x.lock.toml").symlink_to("../r1-qwen7b-h200.lock.toml")
+    (old / "y.lock.toml").symlink_to("../../README.md")
+    (root / "README.md").write_text("# mine\n", encoding="utf-8")
+    (old / "z.lock.toml").symlink_to("gone.lock.toml")
+    result = invoke("check", root=root)
+    assert result.exit_code == 2, result.output
+    said = [line for line in result.stderr.splitlines() if "locks/old" in line]
+    # Before: "…/locks/old: not a folder passprice reads: its 3 .toml files are neither checked nor priced
+    # (passprice reads locks/ itself, not the folders in it: move them to locks/)".
+    assert said == [
+        "passprice: error: locks/old: not a folder passprice reads: its 3 .toml files are neither checked nor priced "
+        "(passprice reads locks/ itself, not the folders in it); locks/old/x.lock.toml -> "
+        "../r1-qwen7b-h200.lock.toml, a symbolic link to locks/r1-qwen7b-h200.lock.toml, read already from locks/: "
+        "remove the link (moved to locks/, it would be a second name of that file); locks/old/y.lock.toml -> "
+        "../../README.md, a symbolic link to README.md: move the file it names to locks/ if passprice should read it, "
+        "and remove the link; locks/old/z.lock.toml -> gone.lock.toml, a symbolic link to nothing: remove it"
+    ], said
+    (old / "w.lock.toml").write_text("", encoding="utf-8")  # a file and a fourth link: the files moved, one counted
+    (old / "v.lock.toml").symlink_to("gone.lock.toml")
+    result = invoke("check", root=root)
+    said = [line for line in result.stderr.splitlines() if "locks/old" in line]
+    assert len(said) == 1 and said[0].startswith(
+        "passprice: error: locks/old: not a folder passprice reads: its 5 .toml files are neither checked nor priced "
+        "(passprice reads locks/ itself, not the folders in it: move the files to locks/); locks/old/v.lock.toml -> "
+        "gone.lock.toml, a symbolic link to nothing: remove it; "), said
+    assert said[0].endswith("; and 1 more symbolic link"), said
