@@ -21,6 +21,10 @@
   "its 2 .toml files are neither checked nor priced (… move them to locks/)": moving the first makes a second name of
   a lock. Now each link is named as ``check`` names one in ``locks/`` (``locks/old/x.lock.toml -> …``), with what it
   reaches and what to do.
+- (5) The review's "N warnings of check on HEAD" left out the duplicate locks of a pair the change touches (listed
+  under "locks duplicating another"), and with no other warning it dropped check's line of undated sources too: a
+  copied lock read "1 duplicating another" and no warning where ``check`` printed 2. Now the count is check's, says how
+  many are under that heading, and the warnings' list ends "and 1 more warning under locks duplicating another".
 """
 
 from __future__ import annotations
@@ -251,3 +255,28 @@ def test_check_names_the_links_in_a_folder_inside_locks(tmp_path: Path) -> None:
         "(passprice reads locks/ itself, not the folders in it: move the files to locks/); locks/old/v.lock.toml -> "
         "gone.lock.toml, a symbolic link to nothing: remove it; "), said
     assert said[0].endswith("; and 1 more symbolic link"), said
+
+
+def test_the_reviews_count_of_checks_warnings_holds_the_duplicates(tmp_path: Path) -> None:
+    import shutil
+
+    base = copy_root(tmp_path / "base")
+    head = tmp_path / "head"
+    shutil.copytree(base, head)
+    shutil.copyfile(head / "locks/r1-qwen7b-h200.lock.toml", head / "locks/r1-copy.lock.toml")
+    checked = invoke("check", root=head)
+    warned = [line for line in checked.stdout.splitlines() if line.startswith("  warning: ")]
+    assert len(warned) == 2 and "locks/r1-copy.lock.toml duplicates locks/r1-qwen7b-h200.lock.toml" in warned[0]
+    assert "source records say retrieved = \"unknown\"" in warned[1], warned
+    result = invoke("diff", str(base), str(head), root=head)
+    text = result.stdout.splitlines()
+    # Before: "…; 1 lock affected, 1 added, 1 duplicating another; 9 locks unaffected": no warning of check's 2.
+    assert "; 2 warnings of check on HEAD (1 under locks duplicating another); " in text[1], text[1]
+    at = text.index("HEAD's passprice check warns (not a failure)")
+    assert text[at + 1].startswith("  warning: ") and "retrieved = \"unknown\"" in text[at + 1]
+    assert text[at + 2] == "  and 1 more warning under locks duplicating another"
+    assert text[text.index("locks duplicating another") + 1].startswith(
+        "  locks/r1-copy.lock.toml duplicates locks/r1-qwen7b-h200.lock.toml: ")
+    markdown = invoke("diff", str(base), str(head), "--format", "markdown", root=head).stdout.splitlines()
+    at = markdown.index("#### Warnings of passprice check on HEAD (not a failure)")
+    assert markdown[at + 3] == "- and 1 more warning under locks duplicating another", markdown[at:at + 4]
