@@ -25,6 +25,10 @@
   under "locks duplicating another"), and with no other warning it dropped check's line of undated sources too: a
   copied lock read "1 duplicating another" and no warning where ``check`` printed 2. Now the count is check's, says how
   many are under that heading, and the warnings' list ends "and 1 more warning under locks duplicating another".
+- (6) Under ``core.autocrlf true``, a ``*.txt text`` rule in ``.git/info/attributes`` (over every ``.gitattributes``)
+  was said as "the .gitattributes rule `text`", the advice to add ``-text`` lines to ``.gitattributes``, which the
+  rule overrides. Now the rule is named with its file, and the advice is to remove it there; one in the file
+  ``core.attributesFile`` names (under ``.gitattributes``) is named with that file.
 """
 
 from __future__ import annotations
@@ -280,3 +284,53 @@ def test_the_reviews_count_of_checks_warnings_holds_the_duplicates(tmp_path: Pat
     markdown = invoke("diff", str(base), str(head), "--format", "markdown", root=head).stdout.splitlines()
     at = markdown.index("#### Warnings of passprice check on HEAD (not a failure)")
     assert markdown[at + 3] == "- and 1 more warning under locks duplicating another", markdown[at:at + 4]
+
+
+def _git(root: Path, *args: str) -> None:
+    import subprocess
+
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=root, check=True,
+                   capture_output=True)
+
+
+def test_a_text_rule_outside_gitattributes_is_named_with_its_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", "/dev/null")
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    root = copy_root(tmp_path)
+    (root / ".gitattributes").write_text("facts/*/README.md -text\nsources/excerpts/*.txt -text\n", encoding="utf-8")
+    _git(root, "init", "-q", "-b", "main")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "registry")
+    _git(root, "config", "core.autocrlf", "true")
+    assert invoke("check", root=root).exit_code == 0  # the committed -text lines keep every file's bytes
+    (root / ".git/info").mkdir(exist_ok=True)
+    (root / ".git/info/attributes").write_text("*.txt text\n", encoding="utf-8")
+    result = invoke("check", root=root)
+    assert result.exit_code == 2, result.output
+    # Before: "… applied by the .gitattributes rule `text` on them), … or set -text on passprice's files in
+    # .gitattributes (…, committed, after the `text` rule: …)": the lines above, which the rule overrides.
+    assert result.stderr.splitlines() == [
+        "passprice: error: sources/excerpts/cite102-excerpt.txt and 12 more files: git writes their line ends as CRLF "
+        "in a checkout (core.autocrlf=true, a setting of .git/config, applied by the rule `*.txt text` of "
+        ".git/info/attributes on them), so a checkout's bytes are not the committed bytes a review reads (and `git "
+        "checkout` writes them so again); set `git config core.autocrlf false` in this repository, or remove the rule "
+        "`*.txt text` from .git/info/attributes, which is over every .gitattributes (a -text line of .gitattributes "
+        "does not undo it), and set -text on passprice's files in .gitattributes (`facts/cards/README.md -text`, "
+        "`facts/stacks/README.md -text`, `schema/*.json -text`, `sources/excerpts/*.txt -text`, committed: every "
+        "machine's checkout then keeps their bytes)"
+    ], result.stderr
+    (root / ".git/info/attributes").write_text("", encoding="utf-8")
+    assert invoke("check", root=root).exit_code == 0
+    # The user's file is under .gitattributes: named, with the .gitattributes advice (a -text line there wins).
+    user = tmp_path / "user-attributes"
+    user.write_text("*.txt text\n", encoding="utf-8")
+    _git(root, "config", "core.attributesFile", str(user))
+    (root / ".gitattributes").write_text("facts/*/README.md -text\n", encoding="utf-8")
+    result = invoke("check", root=root)
+    assert result.exit_code == 2, result.output
+    assert (f"(core.autocrlf=true, a setting of .git/config, applied by the rule `*.txt text` of {user}, the "
+            "core.attributesFile of .git/config on them)") in result.stderr, result.stderr
+    assert "or set -text on passprice's files in .gitattributes (" in result.stderr, result.stderr
