@@ -210,7 +210,7 @@ def test_trace_lines_that_broke_the_reader(tmp_path: Path) -> None:
         says=[
             f"{name}:2: not JSON: Exceeds the limit",
             f"{name}:3: not JSON: nested too deeply",
-            f"{name}:4: not JSON: key 'arrival_s' given twice",
+            f'{name}:4: not JSON: key "arrival_s" given twice',
             f"{name}:5: not a JSON object but null",
             f"{name}:6: arrival_s: 1e+300 is past 1e+09 s",
             f"{name}:7: arrival_s: true is not a finite number of seconds",

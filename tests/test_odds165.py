@@ -115,11 +115,14 @@ def test_1_a_copy_the_change_adds_is_named_under_its_own_heading_once(tmp_path: 
     git(path, "checkout", "-q", "-b", "pr")
     shutil.copyfile(path / "locks" / f"{R1}.lock.toml", path / "locks" / "r1-copy.lock.toml")
     commit_all(path, "a copy")
-    assert _check_warnings(path)[0] == COPY_LINE
+    warned = _check_warnings(path)
+    assert warned[0] == COPY_LINE and len(warned) == 2 and "retrieved = \"unknown\"" in warned[1]
     status, (text, as_json) = renderings(path, "text", "json")
     assert status == 0, text
     out = json.loads(as_json)
-    assert out["duplicate_locks"] == [COPY_LINE] and out["head_warnings"] == []
+    # check's other warning, the undated sources, is listed beside the copy (tests/test_odds172.py: the count is
+    # check's, "2 warnings of check on HEAD (1 under locks duplicating another)")
+    assert out["duplicate_locks"] == [COPY_LINE] and out["head_warnings"] == warned[1:]
     assert text.count("duplicates locks/r1-qwen7b-h200.lock.toml") == 1
 
 

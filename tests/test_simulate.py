@@ -327,7 +327,7 @@ def test_bad_trace_lines_are_refused_by_number() -> None:
     assert "t.jsonl:6: prompt_tokens: 10.5 is not an integer" in text
     assert "t.jsonl:7: not JSON" in text
     assert "t.jsonl:8: output_tokens: 0 is zero" in text
-    assert "t.jsonl:10: prefix_id 'a' has 5 tokens here but 4 on line 9" in text
+    assert 't.jsonl:10: prefix_id "a" has 5 tokens here but 4 on line 9' in text
     assert not any(line.startswith(("t.jsonl:1:", "t.jsonl:3:", "t.jsonl:9:")) for line in text.splitlines())
 
 

@@ -1745,7 +1745,9 @@ def _spec(ctx: click.Context, serving: str | None, base: Any = None, **o: Any) -
     if draft is not spec.draft:
         import attrs
 
-        spec = attrs.evolve(spec, draft=draft, source=None)  # as servings.override: the option's, not the file's
+        from passprice.servings import unsourced
+
+        spec = attrs.evolve(spec, draft=draft, **unsourced(spec))  # as servings.override: the option's, not the file's
     return root, spec
 
 
@@ -4178,7 +4180,7 @@ def roofline_command(
     spec = None if serving is None and base is None else _spec(ctx, serving, base=base, **o)[1]
     if spec is None or spec.card != card_name:  # CARD is the serving's own: its file's spec, still naming the file
         # (its `contexts.1.limit` past the model was refused `ContextBeyondModel … lower --limit`, exit 1, as if of
-        # an option: tests/test_fix171.py)
+        # an option: tests/test_fix171.py); another card keeps the file of its contexts (servings.unsourced)
         spec = _spec(ctx, serving, base=base, **{**o, "card": card_name})[1]
     root = _root(ctx)
     # --plot over the header or card it draws (`roofline CARD --checkpoint h.png --plot h.png --force` drew over

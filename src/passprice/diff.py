@@ -5089,6 +5089,17 @@ class Diff:
         shown = self.errors_shown().values()
         return sum(n for _, _, n in shown), sum(1 for b, h, _ in shown if not b and not h)
 
+    def head_warnings_count(self) -> str:
+        """The summary's count of ``check``'s warnings on HEAD, as ``check`` counts them: those listed
+        (:attr:`head_warnings`, with :attr:`head_warnings_left_out`) and the duplicate locks of a pair the change
+        touches (:attr:`duplicates`), which ``check`` warns of among them and the review lists under their own
+        heading, said so (:func:`duplicates_elsewhere` is the lists' line of them). It said "2 warnings of check on
+        HEAD" where ``check`` printed 3, the third under "locks duplicating another" (tests/test_odds172.py). Raises
+        nothing."""
+        total = len(self.head_warnings) + self.head_warnings_left_out + len(self.duplicates)
+        under = f" ({len(self.duplicates):,} under {DUPLICATES_HEADING})" if self.duplicates else ""
+        return f"{_n(total, 'warning')} of check on HEAD{under}"
+
     def check_line(self) -> str:
         """``HEAD fails passprice check (2 problems)`` (``2 more problems`` beside derived facts listed already);
         ``HEAD fails the review's rules (1 problem)`` when each is a rule of the review's own (:attr:`review_rules`),
@@ -5538,8 +5549,8 @@ class Diff:
                          f"touch: {', '.join(k for k in kinds if k)}")
         if self.check_counted:
             parts.append(self.check_line())
-        if self.head_warnings:
-            parts.append(f"{_n(len(self.head_warnings) + self.head_warnings_left_out, 'warning')} of check on HEAD")
+        if self.head_warnings or self.duplicates:
+            parts.append(self.head_warnings_count())
         if self.on_changed_sources:
             n = len(self.on_changed_sources)
             parts.append(f"{_n(n, 'lock')} resting on a source whose document changed, to verify")
@@ -5753,11 +5764,12 @@ def _compare(base: Side, head: Side) -> Diff:
     # check's own order: the registry's warnings, the lock links, the duplicates (those of a pair the change touches
     # under their own heading, Diff.duplicates), the undated sources
     head_warnings = (*_own_schemas_unwarned(head, review.warnings), *_lock_links(head), *untouched)
-    if head_warnings and review.undated:
+    if (head_warnings or duplicates) and review.undated:
         from passprice.sources import undated_line
 
         # check's standing line of the sources retrieved "unknown", listed beside its other warnings so that the
-        # count and lines are check's (alone, it is not repeated: every review of the shipped registry would say it)
+        # count and lines are check's (alone, it is not repeated: every review of the shipped registry would say it),
+        # a duplicate listed under its own heading among them (Diff.head_warnings_count)
         head_warnings = (*head_warnings, *filter(None, [undated_line(review.undated)]))
     problems = review.problems + unreproduced(head, [p for p in paths if p in head.files])
     # HEAD's and BASE's facts read with the running code: also when HEAD prices with its own code (a pull request
@@ -7925,6 +7937,18 @@ MAX_FACT_ROWS = 200
 MAX_FACT_TABLE = 20_000
 
 
+#: The heading the review lists the duplicate locks of a pair the change touches under (the text's; the Markdown's
+#: capitalised): ``check`` counts them among its warnings on HEAD (:meth:`Diff.head_warnings_count`).
+DUPLICATES_HEADING = "locks duplicating another"
+
+
+def duplicates_elsewhere(d: Diff) -> str:
+    """The line closing the list of ``check``'s warnings on HEAD when some of them, the duplicate locks of a pair the
+    change touches, are listed under :data:`DUPLICATES_HEADING` instead: ``and 1 more under locks duplicating
+    another``, so the list and the summary's count (:meth:`Diff.head_warnings_count`) agree. Raises nothing."""
+    return f"and {_n(len(d.duplicates), 'more warning')} under {DUPLICATES_HEADING}"
+
+
 def _duplicates(head: Side, changed: Iterable[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The lines of :func:`passprice.check.duplicate_lines` on HEAD's lock files that read: those of each pair one of
     whose files the change adds or changes (``changed``: paths relative to the root), which the review names under
@@ -9032,13 +9056,15 @@ def diff_text(d: Diff) -> str:
             lines.append(f"    note      {lock.note}")
         lines += [f"    {'edited' if i == 0 else '':<10}{edit}" for i, edit in enumerate(lock.hand_edits)]
     if d.duplicates:
-        lines += ["", "locks duplicating another"]
+        lines += ["", DUPLICATES_HEADING]
         lines += [f"  {line}" for line in d.duplicates]
     if d.head_warnings:
         lines += ["", "HEAD's passprice check warns (not a failure)"]
         lines += [f"  warning: {line}" for line in d.head_warnings]
         if d.head_warnings_left_out:
             lines.append(f"  and {_n(d.head_warnings_left_out, 'more warning')}: passprice check on HEAD lists each")
+        if d.duplicates:
+            lines.append(f"  {duplicates_elsewhere(d)}")
     if d.code_files:
         lines += ["", f"passprice's own code changed: {CODE_WARNING}"]
         lines += [f"  {path}" for path in d.code_files]
@@ -9794,6 +9820,8 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
         out += [f"- ⚠️ warning: {markdown_prose(line)}" for line in d.head_warnings]
         if d.head_warnings_left_out:
             out.append(f"- and {_n(d.head_warnings_left_out, 'more warning')}: `passprice check` on HEAD lists each")
+        if d.duplicates:
+            out.append(f"- {duplicates_elsewhere(d)}")
     if d.code_files:
         out += ["", "#### passprice's own code", "", f"⚠️ {markdown_text(CODE_WARNING)}", ""]
         # At most MAX_OTHER_FILES, the rest counted: 2,000 modules added under src/passprice made the comment 268 KB,

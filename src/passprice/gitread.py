@@ -1727,7 +1727,7 @@ def _config_converts(values: Mapping[str, str], data: bytes, setting: LineEndSet
 
 
 def config_rewrites(paths: Mapping[str, bytes | None], values: Mapping[str, Mapping[str, str]],
-                    setting: LineEndSetting, where: str = "", prefix: str = "") -> list[str]:
+                    setting: LineEndSetting, where: str = "", prefix: str = "", top: Path | None = None) -> list[str]:
     """The line refusing the files of ``paths`` (each path → its committed bytes, ``None`` when not read: then taken
     for text with a line end) into which a checkout under ``setting`` (:func:`config_line_ends`) writes CRLF line
     ends (:func:`_config_converts`, ``values`` each path's attributes), naming the first and how many more, and
@@ -1735,7 +1735,11 @@ def config_rewrites(paths: Mapping[str, bytes | None], values: Mapping[str, Mapp
     ``git config core.autocrlf true`` (no rule) was said only after a checkout's excerpt missed its pin. The advice's
     lines (:func:`_unset_text_lines`) go in the registry's own ``.gitattributes``, their patterns relative to its
     folder: ``prefix`` is that folder from the repository's top (``sub/``, or empty at the top), named so (the lines
-    put in the top's file would match no path of ``sub/``, tests/test_eol_rules.py)."""
+    put in the top's file would match no path of ``sub/``, tests/test_eol_rules.py). ``top``: the work tree's top,
+    whose repository's own rules (``.git/info/attributes``, over every ``.gitattributes``) and the user's
+    (``core.attributesFile``) are looked in for the rule setting ``text`` (:func:`_text_rule_file`): a rule there
+    is named with its file, and one in ``.git/info/attributes`` is to be removed there, as a ``-text`` line of
+    ``.gitattributes`` does not undo it (the advice named ``.gitattributes`` alone: tests/test_odds172.py)."""
     found = [path for path, data in sorted(paths.items())
              if _config_converts(values.get(path, {}), b"x\n" if data is None else data, setting)]
     if not found:
@@ -1749,12 +1753,55 @@ def config_rewrites(paths: Mapping[str, bytes | None], values: Mapping[str, Mapp
     ruled = next((r for r in (_text_rule(values.get(path, {})) for path in found) if r), None)
     rule = (f"applied by the .gitattributes rule `{ruled}` on {'them' if more else 'it'}" if ruled
             else "no .gitattributes rule")
+    outside = _text_rule_file(top, [f"{prefix}{path}" for path in found]) if ruled and top is not None else None
+    if outside is not None:
+        rule = f"applied by the rule `{outside[1]}` of {escaped(outside[0].label)} on {'them' if more else 'it'}"
+    if outside is not None and outside[0].place == "info":
+        # .git/info/attributes is over every .gitattributes: a -text line committed there leaves its rule applied
+        return [f"{named}{at}: git writes {'their' if more else 'its'} line ends as CRLF in a checkout "
+                f"({setting.name}={setting.value}, a setting of {setting.where}, {rule}), so a checkout's "
+                "bytes are not the committed bytes a review reads (and `git checkout` writes them so "
+                f"again); {unset}, or remove the rule `{outside[1]}` from {escaped(outside[0].label)}, which is over "
+                "every .gitattributes (a -text line of .gitattributes does not undo it), and set -text on passprice's "
+                f"files in {_rules_file(prefix)} ({_unset_text_lines(found)}, committed: every machine's checkout "
+                "then keeps their bytes)"]
     return [f"{named}{at}: git writes {'their' if more else 'its'} line ends as CRLF in a checkout "
             f"({setting.name}={setting.value}, a setting of {setting.where}, {rule}), so a checkout's "
             "bytes are not the committed bytes a review reads (and `git checkout` writes them so "
             f"again); {unset}, or set -text on passprice's files in {_rules_file(prefix)} ({_unset_text_lines(found)}, "
             f"committed{', after the `' + ruled + '` rule' if ruled else ''}: every machine's checkout then keeps "
             "their bytes)"]
+
+
+def _text_rule_file(top: Path, paths: list[str]) -> tuple[RuleFile, str] | None:
+    """The file of rules outside the ``.gitattributes`` files (:func:`_repository_rules` of the work tree whose top is
+    ``top``: ``.git/info/attributes`` first, the one over them all, then the user's and the system's) whose last
+    line matching one of ``paths`` (POSIX, from ``top``; :func:`pattern_matches`) sets ``text`` (``text``,
+    ``text=auto``, ``crlf``), with that line's pattern and attribute (``*.txt text``); ``None`` when none does, or
+    its files do not read. Raises nothing."""
+    from passprice.gitconfig import ConfigUnread
+
+    try:
+        files = _repository_rules(_repository_of(top), top=top)
+    except (ConfigUnread, OSError, ValueError):  # a config that does not read: .gitattributes named, as before
+        return None
+    for rule_file in reversed(files):
+        try:
+            text = read_sized(rule_file.path).decode("utf-8")
+        except (InputError, OSError, UnicodeDecodeError, ValueError):
+            continue
+        setting = None
+        for raw in text.split("\n"):
+            words = raw.strip(" \t\r").split()
+            if not words or words[0].startswith("#") or not any(pattern_matches(words[0], p) for p in paths):
+                continue
+            for word in words[1:]:
+                name = word.lstrip("-!").partition("=")[0]
+                if name in ("text", "crlf"):
+                    setting = f"{words[0]} {word}" if not word.startswith(("-", "!")) else None
+        if setting is not None:
+            return rule_file, setting
+    return None
 
 
 def _rules_file(prefix: str) -> str:
@@ -1924,7 +1971,7 @@ def work_tree_config_rewrites(folder: Path, pinned: list[str], rules: bool) -> l
                 data[rel] = read_regular(folder / rel, MAX_GUESSED_BYTES).replace(b"\r\n", b"\n")
     top = _git_top(folder)
     prefix = "" if top is None else Path(os.path.relpath(folder, top)).as_posix()
-    return config_rewrites(data, values, setting, prefix="" if prefix == "." else f"{prefix}/")
+    return config_rewrites(data, values, setting, prefix="" if prefix == "." else f"{prefix}/", top=top)
 
 
 def index_keeps_bytes(folder: Path, rel: str) -> bool:
@@ -2394,7 +2441,7 @@ def revision_rewrites(top: Path, prefix: str, commit: str, attributes: Mapping[s
                                      [f"{prefix}{rel}" for rel in pinned], CONFIG_LINE_ENDS)
             lines += config_rewrites(_committed_bytes(top, pinned, commit, prefix),
                                      {path.removeprefix(prefix): got for path, got in values.items()}, setting, at,
-                                     prefix)
+                                     prefix, top)
     return lines
 
 

@@ -396,7 +396,9 @@ _TERMS = (
         "routing record or drafting method whose `checkpoints` HEAD widens), `entries_edited` (checkpoint entries "
         "whose content changed), `lookalike_records` (a new record whose name reads as another's), `held_by_header` "
         "(locks held by a look-alike header alone) and `duplicate_locks` (a lock duplicating another under another "
-        "name); `on_changed_claims`, `on_changed_sources` and `on_recited_runs` (locks affected by nothing else than "
+        "name, of a pair the change touches: `check` warns of it on HEAD too, counted with `head_warnings` in the "
+        "text's summary, not listed in them); `on_changed_claims`, `on_changed_sources` and `on_recited_runs` (locks "
+        "affected by nothing else than "
         "a checkpoint entry's changed claims, a changed document, a stack fitted from runs to verify); "
         "`header_pinned_by`, `origin_pinned_by` and `source_pinned_by` (the locks pinning a checkpoint entry's old "
         "header sha256, `origin` or `source`) and `digests_dropped` (entries whose header digest was dropped or "
@@ -1186,7 +1188,8 @@ _TERMS = (
         "and the host's too with `--host-memory`. Lower the batch or the context limit, page the KV cache "
         "(`--kv-page`), allow host memory, or, when the weights alone do not fit (the line says how many times the "
         "capacity they take), a smaller type mix or a larger card: `--host-memory` holds sequences, never weights "
-        "(passprice prices no weights held off the card). When the weights fit, the line says how many sequences "
+        "(passprice prices no weights held off the card; a measured run is told to correct its card or "
+        "checkpoint). When the weights fit, the line says how many sequences "
         "do (`at most 605 sequences fit beside the 18,550,716,416 bytes held once, 202,113,024 bytes a sequence "
         "(passprice max-batch)`; `fits` in `--json`): "
         "⌊(capacity − held once) / held per sequence⌋, the card-memory bound `max-batch` gives, and a serving "
@@ -1274,7 +1277,8 @@ _TERMS = (
         "BadDraft",
         "refusal: a draft without one acceptance figure in [0, 1] per drafted token",
         "A refusal: the drafting method gives no acceptance figure for a drafted token (a draft longer than its "
-        "figures), or one outside [0, 1]; a longer draft would be priced on a guess.",
+        "figures), or one outside [0, 1]; a longer draft would be priced on a guess. A serving file's own "
+        "`draft.tokens` past its method's figures is bad input instead (exit 2), named by the file and key.",
     ),
     Term(
         "NoDrafter",
@@ -1282,7 +1286,8 @@ _TERMS = (
         "A refusal: passprice prices each drafting step through the checkpoint's own drafting (MTP) blocks "
         "(`nextn_predict_layers`); a checkpoint without them, or a drafting method of kind `draft-model` (a separate "
         "draft model), would have its drafted tokens cost only the head's rows, a speedup bought with a drafter priced "
-        "as free. Price without drafts, or a checkpoint that carries its drafter.",
+        "as free. Price without drafts, or a checkpoint that carries its drafter. A serving file's own `draft.method` "
+        "is bad input instead (exit 2), named by the file and key.",
     ),
     Term(
         "Empty",
@@ -1320,7 +1325,8 @@ _TERMS = (
     Term(
         "NoHostLink",
         "refusal: host memory asked for on a card without a host link",
-        "A refusal: `--host-memory` on a card that has no `host.*` facts; price it without `--host-memory`.",
+        "A refusal: `--host-memory` on a card that has no `host.*` facts; price it without `--host-memory`. A serving "
+        "file's own `host_memory = true` on its own card is bad input instead (exit 2), named by the file and key.",
     ),
     Term(
         "BadContexts",
@@ -1334,14 +1340,16 @@ _TERMS = (
         "refusal: a context limit past the checkpoint's own context length",
         "A refusal: the context limit is past the positions the model was trained for (`context_length`); lower "
         "`--limit`. A serving file's own class past it is bad input instead (exit 2), named by the file and "
-        "`contexts.N.limit` (`--position` alone keeps the file's limits, and so that line; `new-serving NEW OLD` "
-        "names OLD's file).",
+        "`contexts.N.limit` (`--position` alone keeps the file's limits, and so that line, as does another card: "
+        "`--card`, `roofline CARD SERVING`; `new-serving NEW OLD` names OLD's file).",
     ),
     Term(
         "WideCacheOnArray",
         "refusal: attention on the array over a cache wider than 8-bit codes",
         "A refusal: `--attention array` reads 8-bit codes of the KV cache, and the cache's elements are wider "
-        "(`--kv-bytes` above 1); give `--kv-bytes 1` or attention on the vector units.",
+        "(`--kv-bytes` above 1); give `--kv-bytes 1` or attention on the vector units. A serving file of "
+        "`attention = \"array\"` over `kv_bytes` above 1.25 is bad input instead (exit 2), named by the file and "
+        "`kv_bytes`.",
     ),
     Term(
         "BadPrefix",

@@ -219,6 +219,8 @@ def run_refusal(run: Run, refusal: Exception) -> tuple[str, str]:
     from passprice.tables import byte_figure
 
     if isinstance(refusal, NotResident):
+        if refusal.weights_alone:
+            return "card", f"{refusal.shortfall}: {_held_once(refusal)}: correct the run's card or checkpoint"
         return "batch", f"{refusal.shortfall}: correct the run's batch, positions or card"
     if isinstance(refusal, Routed):
         return "routing", run.unrouted(str(refusal))
@@ -250,6 +252,17 @@ def run_refusal(run: Run, refusal: Exception) -> tuple[str, str]:
     return "", str(refusal)
 
 
+def _held_once(refusal: Any) -> str:
+    """The words of a :class:`~passprice.serving.NotResident` whose bytes held once (weights, embedding table) alone
+    pass the card's capacity: how many bytes, how many times the capacity, and that no batch or positions fit. A run of
+    Llama 3 70B (Q4_K_M) on a 24 GB card was told to ``correct the run's batch, positions or card`` though no batch or
+    positions fit (tests/test_odds172.py). Raises nothing."""
+    from passprice.tables import byte_figure
+
+    return (f"the weights and embedding table alone take {byte_figure(refusal.held_once)} bytes, "
+            f"{refusal.held_once / refusal.capacity:.3g} times what it holds, so no batch or positions fit")
+
+
 def refused_run(run: Run, refusal: Exception) -> str:
     """The line ``calibrate`` (and ``check``, re-running a stack's fit) refuses a run with that the pricer refuses
     (``refusal``, a :class:`passprice.serving.ServingRefusal`): named by its file and key (``run.INDEX.batch`` for a
@@ -262,9 +275,16 @@ def refused_run(run: Run, refusal: Exception) -> str:
     from passprice.serving import NotResident
 
     name = getattr(refusal, "name", type(refusal).__name__)
-    if isinstance(refusal, NotResident):
+    if isinstance(refusal, NotResident) and refusal.weights_alone:
         return (
-            f"{run.key}.batch: refused ({name}): {run.batch:,} sequences at positions {run.first:,}-{run.last:,} "
+            f"{run.key}.card: refused ({name}): checkpoint {run.checkpoint} on card {run.card}: {refusal.shortfall}: "
+            f"{_held_once(refusal)}; a fit rests only on runs the model prices: correct the run's card or checkpoint, "
+            "or name another stack for it (`stack`)"
+        )
+    if isinstance(refusal, NotResident):
+        sequences = f"{run.batch:,} sequence{'s' if run.batch != 1 else ''}"
+        return (
+            f"{run.key}.batch: refused ({name}): {sequences} at positions {run.first:,}-{run.last:,} "
             f"on card {run.card}: {refusal.shortfall}; a fit rests only on runs the model prices: correct the run's "
             "batch, positions or card, or name another stack for it (`stack`)"
         )

@@ -455,14 +455,77 @@ def stale_temporaries(root: Root) -> list[str]:
 
 def stray_lines(root: Root) -> list[str]:
     """One line for each of :func:`stray_folders`: the folder, that passprice reads nothing from it, how many
-    ``.toml`` files that leaves unchecked and unpriced, and the record folder it was likely meant as."""
-    return [
-        f"{shown(folder)}: not a folder passprice reads: its {count} .toml file{'s' if count != 1 else ''} "
-        f"{'are' if count != 1 else 'is'} neither checked nor priced"
-        + ("" if meant is None else f" (passprice reads {meant}/ itself, not the folders in it: move them to "
-           f"{meant}/)" if folder.parent == root.path / meant else f" (did you mean {meant}?)")
-        for folder, meant, count in stray_folders(root)
-    ]
+    ``.toml`` files that leaves unchecked and unpriced, and the record folder it was likely meant as; then the
+    symbolic links among those files, each named as ``check`` names a link in ``locks/`` (``locks/old/x.lock.toml ->
+    ../x.lock.toml``) with what it reaches (:func:`_stray_links`)."""
+    out = []
+    for folder, meant, count in stray_folders(root):
+        inside = meant is not None and folder.parent == root.path / meant
+        links, said = _stray_links(root, folder, meant if inside else None)
+        line = (f"{shown(folder)}: not a folder passprice reads: its {count} .toml file{'s' if count != 1 else ''} "
+                f"{'are' if count != 1 else 'is'} neither checked nor priced")
+        if meant is not None and inside:
+            move = ("" if links >= count else f": move {'them' if not links else 'the files'} to {meant}/")
+            line += f" (passprice reads {meant}/ itself, not the folders in it{move})"
+        elif meant is not None:
+            line += f" (did you mean {meant}?)"
+        out.append(line + said)
+    return out
+
+
+#: The most symbolic links of a stray folder :func:`_stray_links` names; the rest are counted.
+MAX_STRAY_LINKS = 3
+
+
+def _stray_links(root: Root, folder: Path, record: str | None) -> tuple[int, str]:
+    """The symbolic links among the ``.toml`` files of ``folder`` (a folder :func:`stray_folders` found), as the
+    words :func:`stray_lines` ends its line with: each named with its target as written (``locks/old/x.lock.toml ->
+    ../r1.lock.toml``) and what it reaches: a file of ``record`` (the record folder ``folder`` lies in) passprice
+    reads already, to remove rather than move (moved, it would be a second name of that record); a link to nothing;
+    or another file, read by nothing there. ``check`` said only "move them to locks/" of ``locks/old/`` holding a
+    link to a lock of ``locks/`` and one to the README (tests/test_odds172.py). At most :data:`MAX_STRAY_LINKS` are
+    named, the rest counted. Returns how many links there are and the words (``""`` for none). Only names and links
+    are read. Raises nothing."""
+    try:
+        links = sorted(e.name for e in os.scandir(folder) if e.name.endswith(".toml") and e.is_symlink())
+    except OSError:
+        return 0, ""
+    if not links:
+        return 0, ""
+    try:
+        reads = os.path.realpath(root.path / record) if record is not None else None
+    except (OSError, ValueError):
+        reads = None
+    said = []
+    for name in links[:MAX_STRAY_LINKS]:
+        path = folder / name
+        try:
+            written = os.readlink(path)
+            real = Path(os.path.realpath(path))
+        except (OSError, ValueError):
+            continue
+        named = f"{shown(path)} -> {escaped(written)}"
+        if not real.exists():
+            said.append(f"{named}, a symbolic link to nothing: remove it")
+        elif reads is not None and str(real.parent) == reads:
+            said.append(f"{named}, a symbolic link to {shown(_rel(root, real))}, read already from {record}/: remove "
+                        f"the link (moved to {record}/, it would be a second name of that file)")
+        else:
+            where = f"{record}/" if record is not None else "the record folder it belongs in"
+            said.append(f"{named}, a symbolic link to {shown(_rel(root, real))}: move the file it names to {where} if "
+                        "passprice should read it, and remove the link")
+    more = len(links) - MAX_STRAY_LINKS
+    if more > 0:
+        said.append(f"and {more:,} more symbolic link{'s' if more != 1 else ''}")
+    return len(links), ("; " + "; ".join(said) if said else "")
+
+
+def _rel(root: Root, path: Path) -> Path:
+    """``path`` relative to the root when it lies inside it (the root's own path resolved), else as given."""
+    try:
+        return path.relative_to(os.path.realpath(root.path))
+    except ValueError:
+        return path
 
 
 def folder_problem(folder: Path, root: Root | None = None) -> str | None:

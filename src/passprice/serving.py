@@ -408,6 +408,11 @@ class NotResident(ServingRefusal):
         # walk44: a batch past the card's room said how many bytes, never how many sequences fit (the number a user
         # lowers the batch to): the seed's card_room, ⌊(capacity − held once) / held per sequence⌋, as max-batch.
         self.fits: int | None = None
+        #: Bytes held once (weights, embedding table, draft) and whether they alone pass the card's capacity: no
+        #: batch, context or cache choice helps (a measured run is told to correct its card or checkpoint, not its
+        #: batch or positions: :func:`passprice.measurements.run_refusal`).
+        self.held_once = weights
+        self.weights_alone = memory == "card" and weights > capacity
         if memory == "card" and per_sequence > 0 and 0 < weights <= capacity:
             self.fits = int(min(math.floor((capacity - weights) / per_sequence), U32_MAX))
         ways = ["lower the context limit" if self.fits == 0 else "lower the batch or the context limit",

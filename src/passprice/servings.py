@@ -102,6 +102,11 @@ class ServingSpec:
     #: The file the spec was read from (a serving or a lock), so a name in it that names nothing is reported with
     #: the file and key; not part of the spec's identity or of its document.
     source: str | None = attrs.field(default=None, eq=False, kw_only=True)
+    #: The serving file whose context classes the spec holds, kept when a name given on the command line (``--card``,
+    #: ``roofline OTHER_CARD SERVING``, ``--draft``, ``--routing``) clears :attr:`source`: a ``contexts.N.limit`` past
+    #: the checkpoint's context is still that file's key (:func:`file_limit_problem`); cleared with ``--checkpoint``,
+    #: as another model makes the limit the command line's problem. Not part of the spec's identity.
+    contexts_source: str | None = attrs.field(default=None, eq=False, kw_only=True)
 
 
 #: Fields added after locks were first written (issue 8): left out of a document at their default, so a lock of a
@@ -150,6 +155,11 @@ def spec_from_document(document: Mapping[str, Any], source: str) -> ServingSpec:
     return spec
 
 
+#: The widest cache element (bytes) attention on the array reads: 8-bit codes and their scales' share (the seed's
+#: ``WideCacheOnArray`` bound, :func:`passprice.serving.check_serving`).
+_ARRAY_KV_BYTES = 1.25
+
+
 def _check_contexts(spec: ServingSpec, source: str) -> None:
     """A serving file's context mix must be one a pass can have (the seed's ``BadContexts`` checks, made where the
     file is read, so a bad file is bad input naming its key, not a refusal): the shares sum to 1 (within 1e-9, the
@@ -159,7 +169,9 @@ def _check_contexts(spec: ServingSpec, source: str) -> None:
     A shared prefix likewise (the seed's extension's ``BadPrefix``): it needs the file's paged cache (``kv_page``),
     and no class whose position the file gives may stop short of it. ``new-serving --shared-prefix 4096`` wrote a
     file without ``kv_page`` (exit 0) that ``price`` then refused (``BadPrefix``, exit 1, naming neither file nor
-    key) and ``check`` passed.
+    key) and ``check`` passed. Attention on the array (``attention = "array"``) over a cache wider than 8-bit codes
+    (``kv_bytes`` past 1.25) likewise (the seed's ``WideCacheOnArray``, which advised ``--kv-bytes 1 or --attention
+    vector``).
 
     Raises :class:`InputError` naming ``source`` and the key path."""
     classes = spec.contexts or ()
@@ -172,6 +184,14 @@ def _check_contexts(spec: ServingSpec, source: str) -> None:
                 f"a position writes that position's row, and a sequence allowed {c.limit} positions holds rows 0 to "
                 f"{c.limit - 1}"
             )
+    if spec.attention == "array" and spec.kv_bytes > _ARRAY_KV_BYTES:
+        # The seed's WideCacheOnArray, made where the file is read: its advice, "use --kv-bytes 1 or --attention
+        # vector", named options a file's reader had not given (tests/test_odds172.py).
+        raise InputError(
+            f"{source}: kv_bytes: attention = \"array\" reads an 8-bit cache (kv_bytes at most {_ARRAY_KV_BYTES:g}: "
+            f"8-bit codes and a scale share), not {spec.kv_bytes:g} bytes an element: set kv_bytes = 1, or attention "
+            "= \"vector\""
+        )
     if spec.shared_prefix > 0:
         if spec.kv_page is None:
             raise InputError(
@@ -275,6 +295,17 @@ def spec_of_file(root: Root, path: Path) -> ServingSpec:
                        batch=os.fspath(path.parent))  # a registry of thousands of serving files: one entry for all
 
 
+def unsourced(spec: ServingSpec, *, checkpoint: bool = False) -> dict[str, Any]:
+    """The fields to evolve ``spec`` with when the command line names what its file named (a card, drafting method or
+    routing record; ``checkpoint``: a checkpoint): ``source`` cleared, as a name the command line gave is not the
+    file's, and :attr:`ServingSpec.contexts_source` keeping the file whose context classes the spec still holds (none
+    once another checkpoint is named). ``price SERVING --card OTHER`` and ``roofline OTHER SERVING`` of a file whose
+    ``contexts.1.limit`` was past the checkpoint's context were refused ``ContextBeyondModel: … lower --limit``
+    (exit 1), the serving's own card ``FILE: contexts.1.limit: …`` (exit 2): tests/test_odds172.py. Raises nothing."""
+    kept = None if checkpoint else (spec.source if spec.source is not None else spec.contexts_source)
+    return {"source": None, "contexts_source": kept}
+
+
 def override(spec: ServingSpec, position: float | None = None, limit: int | None = None, **fields: Any) -> ServingSpec:
     """``spec`` with the given fields replaced (``None`` values ignored).
 
@@ -283,7 +314,7 @@ def override(spec: ServingSpec, position: float | None = None, limit: int | None
     else to limit / 2."""
     changes = {k: v for k, v in fields.items() if v is not None}
     if {"checkpoint", "card", "draft", "routing"} & changes.keys():
-        changes["source"] = None  # a name given on the command line is not the file's
+        changes = {**unsourced(spec, checkpoint="checkpoint" in changes), **changes}
     if position is not None or limit is not None:
         current = spec.contexts or ()
         single = current[0] if len(current) == 1 else None
@@ -396,12 +427,59 @@ def _require_file_limits(root: Root, spec: ServingSpec, header: GGUFHeader) -> N
         raise InputError(line)
 
 
+def _require_file_choices(
+    root: Root, spec: ServingSpec, header: GGUFHeader, card: Card, method: DraftMethod | None
+) -> None:
+    """Raise :class:`InputError` naming a serving file and its key for a choice of the file the pricer would refuse
+    with an option's advice, whatever the command line adds: ``host_memory = true`` on the file's card with no host
+    link (``NoHostLink``: "price it without --host-memory"), ``draft.tokens`` past the acceptance figures its
+    ``draft.method`` gives (``BadDraft``: "--draft-tokens N"), and a ``draft.method`` drafting with MTP blocks its
+    checkpoint's header does not carry (``NoDrafter``: "price without drafts"). The card and drafting method are the
+    file's while ``spec.source`` is (a name the command line gives clears it: :func:`unsourced`); the option
+    ``--host-memory`` given on the command line over a file without ``host_memory`` is the option's, and keeps the
+    refusal (tests/test_odds172.py). A lock's serving is no file to correct: left to the pricer. Raises nothing else."""
+    source = spec.source
+    if source is None or not source.endswith(".toml") or source.endswith(".lock.toml"):
+        return
+    where = named_in(root, source)
+    if spec.host_memory and card.host is None:
+        try:
+            written = spec_of_file(root, Path(source)).host_memory
+        except (InputError, OSError):  # pragma: no cover - the file read a moment ago
+            written = False
+        if written:
+            raise InputError(
+                f"{where}: host_memory: card {card.name} has no host link (no host.* facts), so no sequence can be "
+                "held in host memory: remove host_memory (or set it false), or name a card with a host link"
+            )
+    draft = spec.draft
+    if draft is None or method is None:
+        return
+    figures = len(method.acceptance)
+    if draft.tokens > figures:
+        plural = "s" if figures != 1 else ""
+        raise InputError(
+            f"{where}: draft.tokens: {draft.tokens:,} drafted tokens, but drafting method {draft.method} gives "
+            f"acceptance figures for {figures} draft{plural} (facts/drafts/{draft.method}.toml), so a longer draft "
+            f"would be priced on a guess: set draft.tokens to at most {figures}, or add acceptance.{figures + 1} to "
+            "that file, cited as every fact is"
+        )
+    if (header.meta_int("nextn_predict_layers") or 0) < 1:  # the pricer's NoDrafter (serving.pass_shape)
+        raise InputError(
+            f"{where}: draft.method: drafting method {draft.method} drafts with the checkpoint's MTP blocks, and "
+            f"checkpoint {spec.checkpoint} carries none (nextn_predict_layers 0), so its drafted tokens would be "
+            "priced as if drafting cost nothing but the head's rows: remove [draft], or name a checkpoint that "
+            "carries its drafter"
+        )
+
+
 def file_limit_problem(root: Root, spec: ServingSpec, header: GGUFHeader) -> str | None:
     """The line refusing a serving file's context class whose ``limit`` is past its checkpoint's ``context_length``,
     as bad input naming the file and ``contexts.N.limit`` (:func:`limit_past_model`); ``None`` when the limits fit,
     the header gives no context length, or the spec is not a serving file's (a lock's, one built from options).
 
-    ``spec`` (before :func:`complete`) holds the contexts its file ``spec.source`` gives, or the one class
+    ``spec`` (before :func:`complete`) holds the contexts its file ``spec.source`` gives (or
+    ``spec.contexts_source``, when the command line named another card: :func:`unsourced`), or the one class
     :func:`override` made of them: with ``--position`` alone its limit is the file's longest, still the file's
     (``price SERVING --position 100`` was refused ``ContextBeyondModel: … lower --limit``, exit 1, of the file's
     limit: tests/test_fix168.py); with ``--limit`` another figure, the pricer's ``ContextBeyondModel`` refusal,
@@ -411,12 +489,13 @@ def file_limit_problem(root: Root, spec: ServingSpec, header: GGUFHeader) -> str
     naming neither the file nor the key and advising an option the file has no part in (tests/test_attack163.py).
     ``new-serving NEW OLD`` asks it of OLD's spec, so the line names OLD's file, not ``NEW.toml (not written)``.
     Raises nothing (a file that no longer reads gives ``None``: its reader says why)."""
-    if spec.source is None:
+    source = spec.source if spec.source is not None else spec.contexts_source
+    if source is None:
         return None
     line = limit_past_model(spec, header)
     if line is None:
         return None
-    path = Path(spec.source)
+    path = Path(source)
     if path.suffix != ".toml" or path.name.endswith(".lock.toml"):
         return None
     try:
@@ -431,7 +510,7 @@ def file_limit_problem(root: Root, spec: ServingSpec, header: GGUFHeader) -> str
         line = limit_past_model(written, header)
         if line is None:  # pragma: no cover - the file's longest limit is the one past the model
             return None
-    return f"{named_in(root, spec.source)}: {line}"
+    return f"{named_in(root, source)}: {line}"
 
 
 def limit_past_model(spec: ServingSpec, header: GGUFHeader) -> str | None:
@@ -623,6 +702,7 @@ def resolve(
     acceptance = method.first(spec.draft.tokens) if method is not None and spec.draft is not None else ()
     require_scopes(root, spec.checkpoint, header, (ref, method), (name, routing), source=spec.source,
                    method_from_file=spec.draft is not None or method_ref_from_file)
+    _require_file_choices(root, spec, header, card, method)
     return Resolved(spec, header, card, method, to_serving(spec, acceptance, routing))
 
 
@@ -645,6 +725,7 @@ def require_scopes(
     the model cannot price. Then :func:`~passprice.scopes.require_drafter`: a method in scope that drafts with a
     separate draft model is refused (:class:`~passprice.serving.NoDrafter`)."""
     from passprice.scopes import OutOfScope, require_drafter
+    from passprice.serving import NoDrafter
 
     try:
         _require_scopes(root, checkpoint, header, method, routing)
@@ -655,7 +736,15 @@ def require_scopes(
         raise InputError(f"{named_in(root, source)}: {key}: {e}") from None
     ref, the_method = method
     if ref is not None and the_method is not None:  # in scope: now, does the header carry what it drafts with?
-        require_drafter(ref, the_method.kind, checkpoint)
+        try:
+            require_drafter(ref, the_method.kind, checkpoint)
+        except NoDrafter as e:  # a file's draft.method: its key, not "price without drafts" (tests/test_odds172.py)
+            if source is None or not method_from_file or source.endswith(".lock.toml"):
+                raise
+            raise InputError(
+                f"{named_in(root, source)}: draft.method: {e.why}, so its drafted tokens would be priced as if "
+                "drafting cost nothing: remove [draft], or name a method that drafts with the checkpoint's MTP blocks"
+            ) from None
 
 
 def _require_scopes(

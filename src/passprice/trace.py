@@ -130,7 +130,8 @@ def _float(text: str) -> float:
 
 #: The most characters of a value an error line prints as written (past it, what it is and how long): a
 #: ``prompt_tokens`` of 10**400 printed every digit, with separators, a line of about 540 characters
-#: (tests/test_fix168.py).
+#: (tests/test_fix168.py); a ``prefix_id`` of 1,000,000 characters was printed whole, with ``repr``, where two lines
+#: gave it two lengths (tests/test_odds172.py).
 SHOWN_CHARS = 40
 
 
@@ -249,7 +250,7 @@ def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in pairs:
         if key in out:
-            raise ValueError(f"key {key!r} given twice")
+            raise ValueError(f"key {_show(key)} given twice")
         out[key] = value
     return out
 
@@ -332,7 +333,8 @@ def parse_trace(lines: Iterable[str], source: str, limit: int, model: int | None
             seen = prefixes.setdefault(obj["prefix_id"], (obj["prefix_tokens"], number))
             if seen[0] != obj["prefix_tokens"]:
                 problems.append(
-                    f"prefix_id {obj['prefix_id']!r} has {obj['prefix_tokens']} tokens here but {seen[0]} on line "
+                    f"prefix_id {_show(obj['prefix_id'])} has {_figure(obj['prefix_tokens'])} tokens here but "
+                    f"{_figure(seen[0])} on line "
                     f"{seen[1]}: one id names one prefix"
                 )
         if problems:
@@ -568,8 +570,8 @@ def check_trace(trace: Trace, limit: int) -> None:
         if not problems and r.prefix_id is not None:
             length, first = prefixes.setdefault(r.prefix_id, (r.prefix, i))
             if length != r.prefix:
-                problems.append(f"prefix_id {r.prefix_id!r} has {r.prefix} tokens here but {length} in request "
-                                f"{first}: one id names one prefix")
+                problems.append(f"prefix_id {_show(r.prefix_id)} has {_figure(r.prefix)} tokens here but "
+                                f"{_figure(length)} in request {first}: one id names one prefix")
         bad.extend(f"{where}: {p}" for p in problems)
     if bad:
         raise _refuse(source, bad)
