@@ -1414,8 +1414,10 @@ _TERMS = (
         "derived (`fact set memory.bandwidth` without `fact recompute`), the price `diff` calls not a price to "
         "publish, `audit` marks STALE and `check` fails. The line names each such fact, the input that changed and "
         "what it recomputes to, then what writes them from today's inputs (`passprice fact recompute CARD`, "
-        "`--draft` for a drafting method's; a routing record's by hand); no lock file is written. In `--json`, "
-        "`stale` lists the facts (as `audit --json`'s `stale`) and `fix` the steps.",
+        "`--draft` for a drafting method's; a routing record's by hand); no lock file is written. Under a serving "
+        "stack whose fit no longer follows from today's registry (as `price --stack` warns and `check` fails), "
+        "the line names the fit and `passprice calibrate --stack S` as the fix. In `--json`, `stale` lists the facts "
+        "(as `audit --json`'s `stale`; a stack's fitted facts as `stack.PATH`) and `fix` the steps.",
         ("fix",),
     ),
     Term(
