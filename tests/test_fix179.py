@@ -198,3 +198,41 @@ def test_3_audit_marks_the_stale_fit(repo: Path, target: tuple[str, ...]) -> Non
     data = json.loads(invoke("audit", *target, "--json", root=repo).stdout)
     assert [f["path"] for f in data["facts"] if f["stale"]] == marked, data["facts"]
     assert next(f["stale"] for f in data["facts"] if f["stale"]).startswith(REFIT)
+
+
+# --- (4) a mixture of experts whose every token reads every expert ------------------------------------------------
+
+
+def test_4_every_expert_read_needs_no_routing_and_rests_on_none(tmp_path: Path) -> None:
+    from test_walk45 import moe_header
+
+    header = str(moe_header(tmp_path / "h.gguf", 8))  # 8 experts, 8 a token
+    bare = invoke("price", "--checkpoint", header, "--card", "h200_sxm_141gb", "--json")
+    assert bare.exit_code == 0, bare.output  # was refused Routed, exit 1
+    uniform = invoke("price", "--checkpoint", header, "--card", "h200_sxm_141gb", "--json", "--routing", "uniform")
+    assert uniform.exit_code == 0, uniform.output
+    a, b = json.loads(bare.stdout), json.loads(uniform.stdout)
+    # the price uniform routing gave (D(t) = 8 for every t >= 1: every expert read whole), bit for bit
+    assert a["tokens_per_s"] == b["tokens_per_s"] == 1032880.3479582472
+    assert a["weight_bytes"] == b["weight_bytes"] == 2072336
+    # no routing fact rested on (was: routing.hot_experts, routing.hot_share, assumed, the weakest)
+    for priced in (a, b):
+        assert priced["provenance"] == "estimated" and priced.get("routing") is None
+        assert not [p for p in priced["rests_on"] if p.startswith("routing.")], priced["rests_on"]
+    for batch, tokens in (("64", 1949946.9423301157), ("512", 1974293.0750513226)):  # as uniform routing priced them
+        result = invoke("price", "--checkpoint", header, "--card", "h200_sxm_141gb", "--json", "--batch", batch)
+        assert json.loads(result.stdout)["tokens_per_s"] == tokens
+    audit = invoke("audit", "--checkpoint", header, "--card", "h200_sxm_141gb", "--routing", "uniform")
+    assert audit.exit_code == 0, audit.output
+    assert audit.stdout.splitlines()[1] == ("  1,032,880.3 tokens/s at batch 1, binds on memory; weakest provenance "
+                                            "estimated (scale, on_chip.capacity)")  # was assumed (routing.…)
+    assert "routing.hot_" not in audit.stdout
+
+
+def test_4_a_mixture_reading_fewer_is_still_asked_its_routing(tmp_path: Path) -> None:
+    from test_walk45 import moe_header
+
+    header = str(moe_header(tmp_path / "h.gguf", 7))
+    result = invoke("price", "--checkpoint", header, "--card", "h200_sxm_141gb")
+    assert result.exit_code == 1, result.output
+    assert result.stderr.startswith("passprice: refused: Routed: a mixture of 8 experts: "), result.stderr

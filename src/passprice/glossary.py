@@ -1293,8 +1293,9 @@ _TERMS = (
         "checkpoint's router, its expert count and experts a token (`; registered here for 128 experts, 8 a token: "
         "uniform (assumed; any checkpoint)`; `--json`: `expert_count`, `records`). A refusal no record can lift is "
         "said before it: an architecture passprice does not price (`Step`) and a batch the card cannot hold whatever "
-        "the routing (`NotResident`: every expert is held). A sweep whose every row is refused so ends its one "
-        "refusal line with this one, records included."
+        "the routing (`NotResident`: every expert is held). A mixture whose every token reads every expert "
+        "(`expert_used_count` = `expert_count`) is not refused: it is priced as dense experts. A sweep whose every "
+        "row is refused so ends its one refusal line with this one, records included."
         " `--json`'s `expert_count` is the checkpoint's experts a layer; `records_out_of_scope` the records of that "
         "router whose `checkpoints` scope leaves this checkpoint out (naming one is refused `OutOfScope`).",
         ("expert_count", "records_out_of_scope"),
