@@ -236,3 +236,63 @@ def test_4_a_mixture_reading_fewer_is_still_asked_its_routing(tmp_path: Path) ->
     result = invoke("price", "--checkpoint", header, "--card", "h200_sxm_141gb")
     assert result.exit_code == 1, result.output
     assert result.stderr.startswith("passprice: refused: Routed: a mixture of 8 experts: "), result.stderr
+
+
+# --- (5) a stack file that does not read on a side: its facts not compared ---------------------------------------
+
+
+def test_5_the_summary_says_the_facts_were_not_compared(repo: Path) -> None:
+    path = repo / f"facts/stacks/{STACK}.toml"
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace('float_matrices = "vector"', 'float_matrices = "tensorz"')
+                    .replace("[memory.reserved]\nvalue = 512\n", "[memory.reserved]\nvalue = 256\n"), encoding="utf-8")
+    review = invoke("diff", "main", root=repo)
+    assert review.exit_code == 2, review.output  # a file that does not read on HEAD
+    lines = review.stdout.splitlines()
+    # was "no fact changed; …" though memory.reserved went 512 -> 256 MiB
+    assert lines[1] == ("facts not compared in 1 file (not reading on a side); 1 lock affected, 1 not judged; HEAD "
+                        "fails passprice check (1 problem); 9 locks unaffected; 1 file does not read"), lines[1]
+    assert "  facts not compared: the file does not read on a side" in lines
+
+
+# --- (6) a corrected run whose note still states the old figure ----------------------------------------------------
+
+RUN = "lmd1.a100_sxm4_80gb.l2-7b.b1.p1-o128"
+RUNS = "registry/measurements/lmdeploy-turbomind-a100.toml"
+ROW = "| 1     | 1   | 1             | 128           | "
+NOTE_ASK = "; its note still states 100.02, the tokens/s it replaces: is the note this figure's?"
+
+
+def _correct_run(root: Path, locator_too: bool) -> None:
+    path = root / RUNS
+    text = path.read_text(encoding="utf-8")
+    at = text.index(f'id = "{RUN}"')
+    head, rest = text[:at], text[at:]
+    assert "tokens_per_s = 100.02\n" in rest and f"{ROW}100.02" in rest
+    assert "(1 x 128 / 100.02)" in rest  # the run's note states the figure
+    rest = rest.replace("tokens_per_s = 100.02\n", "tokens_per_s = 110.02\n", 1)
+    if locator_too:
+        rest = rest.replace(f"{ROW}100.02", f"{ROW}110.02", 1)
+    path.write_text(head + rest, encoding="utf-8")
+
+
+@pytest.mark.parametrize("locator_too", [True, False])
+def test_6_a_run_whose_note_states_the_old_figure_is_asked(repo: Path, locator_too: bool) -> None:
+    _correct_run(repo, locator_too)
+    review = invoke("diff", "main", root=repo)
+    assert review.exit_code == 1, review.output  # the stack fitted to it is stale: check fails
+    [line] = [x for x in review.stdout.splitlines() if x.startswith(f"  {RUNS} (changed): 1 measured run to verify")]
+    assert line.endswith(NOTE_ASK), line  # was nothing of the note
+    if not locator_too:
+        assert (f"{RUN}'s tokens/s moved (100.02 → 110.02 tokens/s, +9.998 %) but its citation did not, and the "
+                "locator quotes 100.02: ") in line, line
+
+
+def test_6_a_note_stating_the_new_figure_is_not_asked(repo: Path) -> None:
+    _correct_run(repo, True)
+    path = repo / RUNS
+    path.write_text(path.read_text(encoding="utf-8").replace("(1 x 128 / 100.02)", "(1 x 128 / 110.02)", 1),
+                    encoding="utf-8")
+    review = invoke("diff", "main", root=repo)
+    [line] = [x for x in review.stdout.splitlines() if x.startswith(f"  {RUNS} (changed): 1 measured run to verify")]
+    assert "its note still states" not in line, line
