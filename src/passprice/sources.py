@@ -1470,7 +1470,7 @@ def quote_check(path: str, fact: Fact, texts: Mapping[str, StoredText], left: Lo
             continue
         spans += 1
         stored = texts.get(sid) if sid is not None else None
-        cost = 0 if stored is None or stored.flat is None else _cost(stored, page, parts)
+        cost = 0 if stored is None or stored.flat is None else stored.searched_size(page, parts)
         if stored is not None and stored.flat is not None and (left.spans <= 0 or left.chars < cost):
             past += 1
         elif stored is None or stored.flat is None:
@@ -1478,16 +1478,28 @@ def quote_check(path: str, fact: Fact, texts: Mapping[str, StoredText], left: Lo
             why = stored.unusable() if stored is not None else None
             unstored.setdefault(name, f"{name} has no stored text" if why is None
                                 else f"{name}'s stored excerpt is unusable: {why}")
-        elif _unplaced(stored, page, parts) and 0 < len(
-                holders := [p for p in stored.parts if stored.holds(span, part=p)]) < len(stored.parts):
-            # under some parts, not all, its locator naming none: which file it reads is the reader's guess, and
-            # the H200's '| Dot | 3.18 |' read `checked` from the H100's file of a prose locator (test_fix179.py);
-            # under every part (two copies of one page, the Ampere tuning guide's) the file does not matter
+        elif _unplaced(stored, page, parts) and stored.holds(span):
+            # Found in the text, its locator naming none of the text's parts: under which is looked up too, each
+            # part's search counted (:func:`_cost` counts it first for a review); past what is left, the span is
+            # not checked rather than `checked` unplaced. Under some parts, not all, which file it reads is the
+            # reader's guess (the H200's '| Dot | 3.18 |' read `checked` from the H100's file of a prose locator,
+            # tests/test_fix179.py); under every part (two copies of one page, the Ampere tuning guide's), or under
+            # none (lines before the first heading), the file does not matter. A span the text lacks is missed as
+            # any is, at the whole text's cost alone (tests/test_left119.py's bound).
+            placing = _cost(stored, page, parts) - cost
             left.spans -= 1
             left.chars -= cost
-            missing.append(span)
-            missed.append(f"{span[:60]!r} (its locator names none of the {len(stored.parts)} files the stored "
-                          f"excerpt holds; found only under {' or '.join(holders[:3])})")
+            if left.chars < placing:
+                past += 1
+            else:
+                left.chars -= placing
+                holders = [p for p in stored.parts if stored.holds(span, part=p)]
+                if 0 < len(holders) < len(stored.parts):
+                    missing.append(span)
+                    missed.append(f"{span[:60]!r} (its locator names none of the {len(stored.parts)} files the "
+                                  f"stored excerpt holds; found only under {' or '.join(holders[:3])})")
+                else:
+                    found += 1
         elif (stored.holds(span, page) if page is not None or not parts
               else all(any(stored.holds(span, part=p) for p in named) for named in parts)):
             left.spans -= 1
