@@ -50,6 +50,20 @@ def _relock(root: Path, lock: str = "locks/r1-stack.lock.toml") -> None:
     assert made.exit_code == 0, made.output
 
 
+def _relock_stale_fit(root: Path, lock: str = "locks/r1-stack.lock.toml") -> None:
+    """Re-lock ``lock`` on a stack whose fit does not follow, as a passprice before tests/test_fix179.py wrote it:
+    today's ``lock`` refuses it (``StaleFacts``, the fit named), so the lock is written with the fit check stood
+    down, the state a review must still fail."""
+    from unittest import mock
+
+    from passprice.stackreach import FitCheck
+
+    refused = invoke("lock", "--update", "-o", str(root / lock), root=root)
+    assert refused.exit_code == 1 and "StaleFacts" in refused.stderr, refused.output
+    with mock.patch("passprice.stackreach.fit_check", lambda _root, name: FitCheck(name)):
+        _relock(root, lock)
+
+
 def _loosened(tmp_path: Path) -> tuple[Path, Path]:
     base = _copy(tmp_path / "base", with_schema=True)
     head = tmp_path / "head"
@@ -166,7 +180,7 @@ def _errors_relocked_made() -> Path:
     atexit.register(shutil.rmtree, folder, ignore_errors=True)
     _, head = _stack_locked(folder)
     _errors_rewritten(head)
-    _relock(head)
+    _relock_stale_fit(head)
     return head
 
 

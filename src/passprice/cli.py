@@ -1886,6 +1886,30 @@ def _fit_check(ctx: click.Context, expected: Any, lock_ref: str | None = None) -
     return checked
 
 
+def _audit_fit(root: Any, subject: Any, stale: Any, rests_on: list[str]) -> Any:
+    """``stale`` (an audit's :class:`passprice.stale.Stale`) with the fitted facts of ``subject``'s stack that no
+    longer follow from today's registry (:func:`passprice.stackreach.fit_check`; a lock's compared with what it
+    pinned, :func:`passprice.stackreach.lock_fit`, its facts pinned otherwise not marked), after one warning line on
+    stderr as ``price --stack`` (``--lock L``) says it: ``audit SERVING --stack S`` and ``audit LOCK`` said nothing
+    of the fit ``price --stack`` warned of (tests/test_fix179.py)."""
+    from passprice.stackreach import fit_check, lock_fit
+    from passprice.stale import Stale
+
+    checked: Any = fit_check(root, subject.stack.name)
+    if not checked.findings:
+        return stale
+    apart: tuple[str, ...] = ()
+    if subject.lock is not None and subject.lock.stack is not None and subject.lock.stack.name == checked.stack:
+        said: Any = lock_fit(root, checked, subject.lock)
+        apart = said.apart
+    else:
+        said = checked
+    warning = said.warning()
+    if warning is not None:
+        click.echo(f"passprice: warning: {warning}", err=True)
+    return Stale(stale.findings + checked.stale(subject.facts, rests_on, apart).findings)
+
+
 def _serving_span(root: Any, the_stack: Any, resolved: Any) -> Any:
     """The fitted-span reach of ``resolved``'s own expected price under ``the_stack``
     (:func:`passprice.stackreach.serving_reach`), its warning on stderr when it lies outside, as ``price --stack``
@@ -3046,6 +3070,8 @@ def audit_command(
 
     sources = load_sources(root)
     result, stale, title = report.audit, report.stale, subject.title
+    if subject.stack is not None:  # the stack's fitted facts are derived too: a fit that does not follow is marked
+        stale = _audit_fit(root, subject, stale, [r.path for r in result.rows])
     if plot_path is not None:
         from passprice.plots import audit_picture, picture_format, write_picture
 

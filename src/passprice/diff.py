@@ -5410,6 +5410,11 @@ class Diff:
             if unmoved:  # a re-fit's facts written again unmoved: named in their file's line, not counted changed
                 counts[0] += f" ({unmoved:,} more re-derived to the same value)"
             parts += counts
+        # a file of facts that does not read on a side: its facts were not compared, so "no fact changed" is not
+        # known (a stack whose memory.reserved went 512 -> 256 MiB beside a bad route read "no fact changed")
+        uncompared = sum(1 for f in self.files if f.holds_facts and not f.compared)
+        if uncompared:
+            parts.append(f"facts not compared in {_n(uncompared, 'file')} (not reading on a side)")
         parts = parts or ["no fact changed"]
         if self.quote_spans_not_found:  # counted apart from "to verify": it fails the review (exit_status)
             parts.append(self.quotes_line())
@@ -7640,7 +7645,8 @@ def runs_to_verify(
                 # Re-cited to a record the same change adds (slip round 38): nothing the registry held backs it.
                 fresh = _fresh_source(base, head, run.source_id, figure)
                 fresh = f"; {fresh}" if fresh else ""
-            ask(run, f"{name} cited anew ({', '.join(anew)}): does {where} state {figure}?{fresh}")
+            ask(run, f"{name} cited anew ({', '.join(anew)}): does {where} state {figure}?{fresh}"
+                     f"{_run_note_stale(was, run)}")
         elif setting(was) != setting(run):
             # Its setting moved under its citation: the figure now prices another pass (slip round 34: a run's
             # positions [256, 512] → [1, 64] read "1 other file changed", nothing to verify).
@@ -7652,16 +7658,16 @@ def runs_to_verify(
                 f"({relative_move(was.tokens_per_s, run.tokens_per_s)})")
             tokens += "".join(f"; {move}" for move in identity)
             ask(run, f"{name}'s setting moved ({escaped(moved_to)}{tokens}) but its citation did not: does {where} "
-                       f"measure {figure} at that setting?", was)
+                       f"measure {figure} at that setting?{_run_note_stale(was, run)}", was)
         elif was.tokens_per_s != run.tokens_per_s:
             quoted = _quoted_figures(run.locator)
             moved = (f"{name}'s tokens/s moved ({count(was.tokens_per_s)} → {figure}, "
                      f"{relative_move(was.tokens_per_s, run.tokens_per_s)}"
                      + "".join(f"; {move}" for move in identity) + ") but its citation did not")
             if _figure(was.tokens_per_s) in quoted and _figure(run.tokens_per_s) not in quoted:
-                ask(run, f"{moved}, and the locator quotes {was.tokens_per_s:g}: {where}")
+                ask(run, f"{moved}, and the locator quotes {was.tokens_per_s:g}: {where}{_run_note_stale(was, run)}")
             else:
-                ask(run, f"{moved}: does {where} say {figure}?")
+                ask(run, f"{moved}: does {where} say {figure}?{_run_note_stale(was, run)}")
         elif identity:
             # Another build, test or date under its citation: the figure is another run's (slip round 47).
             moved_keys = [key for key in RUN_IDENTITY if getattr(was, key) != getattr(run, key)]
@@ -7669,6 +7675,22 @@ def runs_to_verify(
             ask(run, f"{name}'s {keys} changed ({'; '.join(identity)}) but its citation did not: does {where} state "
                      f"{figure} for that {keys}?")
     return out
+
+
+def _run_note_stale(was: Run, run: Run) -> str:
+    """``; its note still states 100.02, the tokens/s it replaces: is the note this figure's?`` for a run whose
+    tokens/s moved under a note left as it was that states the old figure and not the new one (as a fact's note is
+    asked, :attr:`FactChange.to_verify`): a corrected run 100.02 -> 110.02 tokens/s kept its note's "0.9 % of the
+    1.28 s a round took (1 x 128 / 100.02)", asked nothing of it (tests/test_fix179.py); ``""`` otherwise. The note's
+    figures are read as a locator's are (:func:`_quoted_figures`: bare numbers too, none of a name or setting).
+    Raises nothing."""
+    if was.tokens_per_s == run.tokens_per_s or was.note != run.note or not run.note:
+        return ""
+    figures = _quoted_figures(run.note)
+    if _figure(was.tokens_per_s) not in figures or _figure(run.tokens_per_s) in figures:
+        return ""
+    return (f"; its note still states {was.tokens_per_s:g}, the tokens/s it replaces: is the note this "
+            "figure's?")
 
 
 #: A measured run's identity as published (:class:`passprice.measurements.Run`): the build that ran it, the test it

@@ -1305,8 +1305,9 @@ _TERMS = (
         "checkpoint's router, its expert count and experts a token (`; registered here for 128 experts, 8 a token: "
         "uniform (assumed; any checkpoint)`; `--json`: `expert_count`, `records`). A refusal no record can lift is "
         "said before it: an architecture passprice does not price (`Step`) and a batch the card cannot hold whatever "
-        "the routing (`NotResident`: every expert is held). A sweep whose every row is refused so ends its one "
-        "refusal line with this one, records included."
+        "the routing (`NotResident`: every expert is held). A mixture whose every token reads every expert "
+        "(`expert_used_count` = `expert_count`) is not refused: it is priced as dense experts. A sweep whose every "
+        "row is refused so ends its one refusal line with this one, records included."
         " `--json`'s `expert_count` is the checkpoint's experts a layer; `records_out_of_scope` the records of that "
         "router whose `checkpoints` scope leaves this checkpoint out (naming one is refused `OutOfScope`).",
         ("expert_count", "records_out_of_scope"),
@@ -1429,8 +1430,10 @@ _TERMS = (
         "derived (`fact set memory.bandwidth` without `fact recompute`), the price `diff` calls not a price to "
         "publish, `audit` marks STALE and `check` fails. The line names each such fact, the input that changed and "
         "what it recomputes to, then what writes them from today's inputs (`passprice fact recompute CARD`, "
-        "`--draft` for a drafting method's; a routing record's by hand); no lock file is written. In `--json`, "
-        "`stale` lists the facts (as `audit --json`'s `stale`) and `fix` the steps.",
+        "`--draft` for a drafting method's; a routing record's by hand); no lock file is written. Under a serving "
+        "stack whose fit no longer follows from today's registry (as `price --stack` warns and `check` fails), "
+        "the line names the fit and `passprice calibrate --stack S` as the fix. In `--json`, `stale` lists the facts "
+        "(as `audit --json`'s `stale`; a stack's fitted facts as `stack.PATH`) and `fix` the steps.",
         ("fix",),
     ),
     Term(

@@ -30,6 +30,7 @@ from passprice.schema import ONE_LINE
 from passprice.servings import ServingSpec
 
 if TYPE_CHECKING:
+    from passprice.stackreach import FitCheck
     from passprice.stale import Stale
 
 #: A lock's name: a file stem in ``locks/`` (letters, digits, ``.``, ``_``, ``-``; first a letter or digit).
@@ -606,29 +607,40 @@ class LockOnStaleFacts(Exception):
 
     name = "StaleFacts"
 
-    def __init__(self, lock: str, stale: Stale, fixes: Sequence[str], output: Path) -> None:
+    def __init__(self, lock: str, stale: Stale, fixes: Sequence[str], output: Path, fit: FitCheck | None = None,
+                 ) -> None:
         self.lock = lock
         self.stale = stale
         self.fixes = tuple(fixes)
         self.output = output
+        #: The lock's serving stack's fit, where it does not follow from today's registry (the stack's facts are
+        #: derived from its runs: ``check`` fails each; walkthrough of tests/test_fix179.py: `lock --update` under
+        #: an edited stack wrote the lock, exit 0, and `check` then failed 8 problems). ``None`` where it holds.
+        self.fit = fit if fit is not None and fit.findings else None
         self.shown_as: str | None = None
         super().__init__(self.message())
 
     def message(self) -> str:
         """``lock NAME: its price rests on derived facts that do not follow from their inputs, not a price to
-        publish: LINE; FIX, then lock again; PATH not written``."""
+        publish: LINE; FIX, then lock again; PATH not written``, LINE the stale facts' (:meth:`Stale.line`) and the
+        stack fit's (:meth:`passprice.stackreach.FitCheck.summary`)."""
         path = self.shown_as if self.shown_as is not None else str(self.output)
+        lines = [line for line in (self.stale.line(), self.fit.summary() if self.fit is not None else None) if line]
         return (f"lock {self.lock}: its price rests on derived facts that do not follow from their inputs, not a price "
-                f"to publish: {self.stale.line()}; {'; '.join(self.fixes)}, then lock again; {path} not written")
+                f"to publish: {'; '.join(lines)}; {'; '.join(self.fixes)}, then lock again; {path} not written")
 
     def __str__(self) -> str:
         return self.message()
 
     def to_json(self) -> dict[str, Any]:
-        """``{"refusal": "StaleFacts", "message", "lock", "stale" (:meth:`passprice.stale.Stale.to_json`), "fix",
-        "path", "absolute_path", "written": false}``."""
+        """``{"refusal": "StaleFacts", "message", "lock", "stale" (:meth:`passprice.stale.Stale.to_json`, and each
+        finding of the stack's fit with its lock path, ``stack.share.read``), "fix", "path", "absolute_path",
+        "written": false}``."""
         path = self.shown_as if self.shown_as is not None else str(self.output)
-        return {"refusal": self.name, "message": self.message(), "lock": self.lock, "stale": self.stale.to_json(),
+        stale = self.stale.to_json() + ([{**f.to_json(), "path": f"stack.{f.path}", "value": None}
+                                         for f in sorted(self.fit.findings, key=lambda f: f.of_errors)]
+                                        if self.fit is not None else [])  # a fact's own findings first
+        return {"refusal": self.name, "message": self.message(), "lock": self.lock, "stale": stale,
                 "fix": list(self.fixes), "path": path, "absolute_path": absolute_path(self.output), "written": False}
 
 
@@ -730,15 +742,22 @@ def write(
     )
     if untraceable:
         raise InputError.of(untraceable)
+    from passprice.stackreach import fit_check
     from passprice.stale import stale_rested_on
 
     # A price on a derived fact whose inputs moved (fact set without fact recompute) is no price to pin: refused by
     # name, as diff, audit and check judge it (walkthrough 106: written, exit 0).
     stale = stale_rested_on(resolved.facts(), lock.rests_on)
-    if stale:
+    # A stack's facts are derived too (fitted to its runs): a fit that does not follow from today's registry, which
+    # `price --stack` warns of and `check` fails, is refused alike (tests/test_fix179.py: written, exit 0).
+    fit = fit_check(root, stack) if the_stack is not None and stack is not None else None
+    if stale or (fit is not None and fit.findings):
         routing = resolved.serving.routing.name if resolved.serving.routing is not None else None
         method = resolved.method.name if resolved.method is not None else None
-        raise LockOnStaleFacts(lock.name, stale, stale_fixes(stale, resolved.card.name, method, routing), output)
+        fixes = stale_fixes(stale, resolved.card.name, method, routing) if stale else []
+        if fit is not None and fit.findings:
+            fixes.append(f"run `{fit.command()}` (review the re-fit with `{fit.command()} --dry-run` first)")
+        raise LockOnStaleFacts(lock.name, stale, fixes, output, fit)
     verdict = judge(lock.name, lock.policy, tuple((p, lock.facts[p]) for p in lock.rests_on))
     if not verdict.holds:
         advice = ""

@@ -1237,7 +1237,8 @@ def _check_serving(header: GGUFHeader, s: Serving, routing_free: bool = False) -
         from passprice.decode import check_header
 
         check_header(header)
-    if experts is not None and experts > 0 and s.routing is None and not routing_free:
+    if (experts is not None and experts > 0 and s.routing is None and not routing_free
+            and not every_expert_read(header)):
         _check_architecture(header)
         raise Routed(experts, header)
     if s.draft is not None:
@@ -1286,6 +1287,17 @@ def _check_serving(header: GGUFHeader, s: Serving, routing_free: bool = False) -
         if problem is not None:
             _check_architecture(header)
             raise BadRouting(s.routing.name, problem, experts, header)
+
+
+def every_expert_read(header: GGUFHeader) -> bool:
+    """Whether ``header`` is a mixture of experts whose every token reads every expert (``expert_used_count`` equal to
+    ``expert_count``, at least 1): its experts are read whole every pass, as a dense layer's weights are, whatever
+    the routing, so it is priced as dense experts (:func:`pass_shape`), no routing record asked (``Routed``) nor
+    rested on: ``Routed`` was refused without ``--routing``, and ``--routing uniform`` made the routing facts the
+    price's weakest, marked ``*!`` by ``audit``, though no routing can move the price (tests/test_fix179.py).
+    Raises nothing."""
+    experts = header.meta_int("expert_count")
+    return experts is not None and experts > 0 and header.meta_int("expert_used_count") == experts
 
 
 def _holds_stacks(header: GGUFHeader) -> bool:
@@ -1366,9 +1378,12 @@ def pass_shape(header: GGUFHeader, s: Serving, *, routing_free: bool = False) ->
     crosses plus a gating function over its E logits (:data:`SOFTMAX_MACS_PER_SCORE` vector multiply-adds a score);
     every row multiplies its k experts (k / E of each expert stack's work); the experts' bytes are streamed as the
     routing says (:class:`ExpertStream`): the main layers route every sequence's 1 + drafts rows together, an MTP
-    block each drafting step's one row a sequence. The routing's facts join the facts the price rests on.
-    ``routing_free``: a shape for what does not depend on routing (what the card holds and how many sequences fit,
-    :mod:`passprice.kv`): no routing is needed, and none of the experts' stream is priced.
+    block each drafting step's one row a sequence. The routing's facts join the facts the price rests on. A mixture
+    whose every token reads every expert (:func:`every_expert_read`, k = E) streams its experts whole each read, in
+    ``weight_bytes`` as a dense layer's weights (what uniform routing gives, E distinct experts for any rows), and
+    needs and rests on no routing. ``routing_free``: a shape for what does not depend on routing (what the card
+    holds and how many sequences fit, :mod:`passprice.kv`): no routing is needed, and none of the experts' stream is
+    priced.
 
     A shared prefix (``s.shared_prefix`` > 0, DESIGN.md extension, issue 8) counts its whole pages only: each full
     layer holds ``position + page / 2 − shared`` positions a sequence and ``shared`` once (in ``held_shared``); with
@@ -1441,7 +1456,10 @@ def pass_shape(header: GGUFHeader, s: Serving, *, routing_free: bool = False) ->
     experts_total = header.meta_int("expert_count") or 0
     used = header.meta_int("expert_used_count") or 0
     rtr = None
-    if s.routing is not None and experts_total > 0:
+    # every expert read by every token (k = E): the experts stream whole each read, as a dense layer's weights do,
+    # whatever the routing (uniform routing's D(t) = E for every t >= 1 gives the same bytes): no routing rested on
+    dense_experts = experts_total > 0 and used == experts_total
+    if s.routing is not None and experts_total > 0 and not dense_experts:
         from passprice.routing import router
 
         rtr = router(s.routing, experts_total, used)
@@ -1500,7 +1518,10 @@ def pass_shape(header: GGUFHeader, s: Serving, *, routing_free: bool = False) ->
         elif st.kind is StageKind.EXPERTS:
             # DESIGN.md extension (issue 15): every row multiplies its k experts; the experts' bytes stream as the
             # routing says (ExpertStream), one read a pass (an MTP block: one a drafting step, its one row).
-            routed = True
+            if dense_experts:  # every expert a read: E experts' bytes, shared by the batch (an MTP block's kf)
+                weight_bytes += float(st.expert_bytes) * float(experts_total) * (kf if draft else 1.0)
+            else:
+                routed = True
             if rtr is not None:
                 key = (1.0, kf, True) if draft else (n, 1.0, False)
                 streams[key] = streams.get(key, 0.0) + float(st.expert_bytes)

@@ -132,10 +132,11 @@ def _routing_warning(root: Root, resolved: Resolved) -> str | None:
     """The warning for a mixture of experts written without a routing record, naming the records registered for
     its expert count (:func:`passprice.routing.records_for`), or ``None``."""
     from passprice.routing import records_for, router_said
+    from passprice.serving import every_expert_read
 
     experts = resolved.header.meta_int("expert_count") or 0
-    if resolved.serving.routing is not None or not experts:
-        return None
+    if resolved.serving.routing is not None or not experts or every_expert_read(resolved.header):
+        return None  # every expert read by every token: no routing asked (tests/test_fix179.py)
     records = records_for(root, experts, resolved.header)
     named = (f"registered here for {router_said(experts, resolved.header)}: {', '.join(records)}" if records
              else "facts/routing/uniform.toml states uniform routing as an assumption")

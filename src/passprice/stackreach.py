@@ -15,9 +15,9 @@ of the stack's runs measured, with the error its fit reported for a checkpoint h
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -25,6 +25,9 @@ from passprice.derivations import RunDerivation
 from passprice.gguf_header import GGUFHeader
 from passprice.registry import Root
 from passprice.stacks import Stack
+
+if TYPE_CHECKING:
+    from passprice.stale import Stale
 
 
 @attrs.frozen
@@ -444,13 +447,24 @@ class FitCheck:
         """One line for a price under the stack whose fit no longer follows from today's registry (``None`` when it
         does): the stack, how many of its fitted facts and which kinds of finding, the first finding's message (less the
         facts it names first) cut at 240 characters, and the command that re-fits it."""
+        line = self.summary()
+        return None if line is None else (f"{line}: this expected price rests on its facts as written; re-fit it "
+                                          f"with `{self.command()}`")
+
+    def summary(self) -> str | None:
+        """``stack S's fit does not follow from today's registry (N fitted facts KINDS: PATHS; FIRST)``, what
+        :meth:`warning` opens with and ``lock``'s ``StaleFacts`` refusal says (:class:`passprice.locking.
+        LockOnStaleFacts`); ``None`` when the fit holds. Raises nothing."""
         if not self.findings:
             return None
         facts = self.facts()
         kinds = " and ".join(k for k in ("stale", "mismatch", "broken") if any(f.kind == k for f in self.findings))
-        first = self.findings[0].message
-        own = ", ".join((self.findings[0].path, *self.findings[0].also))
-        if first.startswith(own):  # the facts are named once, before it
+        # a fact's own finding first: the fit's recorded errors move with its facts (a stack edited by hand read
+        # "the fit's errors recorded are not the ones …" where share.read had moved, tests/test_fix179.py)
+        shown = next((f for f in self.findings if not f.of_errors), self.findings[0])
+        first = shown.message
+        own = ", ".join((shown.path, *shown.also))
+        if own == ", ".join(facts) and first.startswith(own):  # the facts are named once, before it
             first = first[len(own):]
             for lead in (" are stale: ", " is stale: ", ": "):
                 if first.startswith(lead):
@@ -458,8 +472,29 @@ class FitCheck:
                     break
         first = first if len(first) <= 240 else first[:239] + "…"
         return (f"stack {self.stack}'s fit does not follow from today's registry ({len(facts)} fitted fact"
-                f"{'s' if len(facts) != 1 else ''} {kinds}: {', '.join(facts)}; {first}): this expected price "
-                f"rests on its facts as written; re-fit it with `{self.command()}`")
+                f"{'s' if len(facts) != 1 else ''} {kinds}: {', '.join(facts)}; {first})")
+
+    def stale(self, facts: Mapping[str, Any], rests_on: Iterable[str], apart: Iterable[str] = ()) -> Stale:
+        """The :class:`passprice.stale.Stale` an audit marks of the fit: each fitted fact the findings cover that the
+        price rests on (``rests_on``: lock paths, ``stack.share.read``), by lock path, with its finding and its
+        value as ``facts`` (by lock path) hold it; a finding of the fit's recorded errors only where none of a fact's
+        value is (as ``check`` and ``diff`` name them, :func:`passprice.diff.stack_refit_findings`); none of
+        ``apart`` (stack paths a lock pinned other than today's file holds them: :class:`LockFit`). ``audit
+        SERVING --stack S`` and ``audit LOCK`` said nothing of a fit ``price --stack`` warned of
+        (tests/test_fix179.py). Raises nothing."""
+        from passprice.stale import Stale
+
+        values = tuple(f for f in self.findings if not f.of_errors) or self.findings
+        rests = set(rests_on)
+        skip = set(apart)
+        out = []
+        for finding in values:
+            for path in (finding.path, *finding.also):
+                at = f"stack.{path}"
+                fact = facts.get(at)
+                if at in rests and path not in skip and fact is not None:
+                    out.append((at, finding, fact.describe()))
+        return Stale(tuple(out))
 
     def to_json(self) -> dict[str, Any] | None:
         """``{"stack", "facts", "kinds", "command", "findings"}`` for ``--json`` (``findings``: each finding's

@@ -55,8 +55,11 @@ class Stale:
         derived, and their written values against what today's inputs give; empty when none is."""
         if not self.findings:
             return ""
-        stale = [(p, f, w) for p, f, w in self.findings if f.kind == "stale" and not f.follows]
-        other = [f for _, f, _ in self.findings if f.kind != "stale"]
+        # a stale finding naming no input is a stack fit's (its runs moved: its message says which), said as it is
+        stale = [(p, f, w) for p, f, w in self.findings if f.kind == "stale" and not f.follows and f.changed]
+        # a stack fit's finding covers several facts (one a lock path each): its message said once
+        other = list(dict.fromkeys(f for _, f, _ in self.findings
+                                   if f.kind != "stale" or (not f.follows and not f.changed)))
         parts = []
         follow = [(p, f) for p, f, _ in self.findings if f.kind == "stale" and f.follows]
         if follow:
