@@ -1,0 +1,90 @@
+"""Left-overs of issue 13's hostile input, each kept as its reproducer, built in the test.
+
+- (1) ``reproduce DIGEST`` credited a gitlink (mode 160000) with writing a lock: a gitlink at
+  ``locks/evil.lock.toml`` naming the blob of a lock (in no tree) was read as that file's content, and the reply
+  said "commit … wrote it as locks/evil.lock.toml". A gitlink's id is never a file's content: the history search
+  reads it as the zero id.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+from cli_helpers import copy_root, invoke
+
+LOCK = "locks/r1-qwen7b-h200.lock.toml"
+DIGEST = "sha256:fe290d9694e41d3a01f715f39a73d53c61bc3d0d0370229922cfeb5a1b47c5de"  # its [lock] digest
+
+
+def _git(root: Path, *args: str, stdin: str | None = None) -> str:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid"}
+    done = subprocess.run(["git", *args], cwd=root, env=env, capture_output=True, check=True, text=True,
+                          input=stdin)
+    return done.stdout.strip()
+
+
+def _repository(tmp_path: Path) -> Path:
+    root = copy_root(tmp_path)
+    _git(root, "init", "-q", "-b", "main")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-q", "--no-verify", "-m", "base")
+    return root
+
+
+def test_a_gitlink_naming_a_locks_blob_wrote_no_lock(tmp_path: Path) -> None:
+    root = _repository(tmp_path)
+    text = (root / LOCK).read_text(encoding="utf-8")
+    forged = "sha256:" + "ab" * 32
+    assert text.count(DIGEST) == 1
+    blob = _git(root, "hash-object", "-w", "--stdin", stdin=text.replace(DIGEST, forged))  # in no tree
+    _git(root, "update-index", "--add", "--cacheinfo", f"160000,{blob},locks/evil.lock.toml")
+    _git(root, "commit", "-q", "--no-verify", "-m", "a gitlink naming a lock's blob")
+    _git(root, "rm", "-q", "--cached", "locks/evil.lock.toml")
+    _git(root, "commit", "-q", "--no-verify", "-m", "gone")
+    result = invoke("reproduce", forged, root=root)
+    assert result.exit_code == 2, result.output
+    # Before: "…: re-locked since; commit … wrote it as locks/evil.lock.toml: write it out, `git show …`".
+    assert "wrote it as" not in result.output, result.output
+    assert result.stderr == (
+        f"passprice: error: lock {forged!r}: no such file, and no lock in {root / 'locks'} has that [lock] digest "
+        "(locks: gemma3-270m-h100, gpt-oss-120b-h100, qwen3-30b-a3b-h200, qwen35-27b-h100-every8, "
+        "qwen35-27b-h200-mtp, qwen35-27b-ws1-trailing, r1-qwen7b-h200, r1-qwen7b-h200-best, r1-qwen7b-h200-llamacpp, "
+        "r1-qwen7b-mi300x-int8kv; passprice audit NAME prints a lock's digest): the lock cited may have been "
+        "re-locked since, or be of another registry\n"), result.stderr
+
+
+PCIE = "facts/cards/h100_pcie_80gb.toml"
+
+
+def test_a_folder_at_a_cards_path_is_a_version_that_does_not_read(tmp_path: Path) -> None:
+    root = _repository(tmp_path)
+    base = _git(root, "rev-parse", "HEAD")
+    card = root / PCIE
+    text = card.read_text(encoding="utf-8")
+    card.unlink()
+    card.mkdir()
+    (card / "notes.md").write_text("not a card\n", encoding="utf-8")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-q", "--no-verify", "-m", "a folder at the card's path")
+    folder = _git(root, "rev-parse", "HEAD")
+    (card / "notes.md").unlink()
+    card.rmdir()
+    card.write_text(text, encoding="utf-8")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-q", "--no-verify", "-m", "the card again")
+    back = _git(root, "rev-parse", "HEAD")
+    result = invoke("fact", "show", "h100_pcie_80gb", "memory.bandwidth", "--history", root=root)
+    assert result.exit_code == 0, result.output
+    # Before: "(no such fact)" under the folder's commit, and "reads again: new since <folder's commit>" after it.
+    source = ("  source: nvidia-h100-datasheet — Technical Specifications table, H100 PCIe column: 'GPU Memory "
+              "Bandwidth 2TB/s'")
+    assert [line for line in result.stdout.splitlines() if not line.startswith(f"{back[:12]}  ")
+            and not line.startswith(f"{folder[:12]}  ") and not line.startswith(f"{base[:12]}  ")] == [
+        f"h100_pcie_80gb memory.bandwidth ({PCIE}): 3 versions", "",
+        f"  2 TB/s (published)   reads again: as at {base[:12]}, the last version that reads", source, "",
+        f"  does not read: {PCIE} at {folder[:12]}: a folder, not a file", "",
+        "  2 TB/s (published)   new", source,
+    ], result.stdout
