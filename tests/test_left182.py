@@ -88,3 +88,27 @@ def test_a_folder_at_a_cards_path_is_a_version_that_does_not_read(tmp_path: Path
         f"  does not read: {PCIE} at {folder[:12]}: a folder, not a file", "",
         "  2 TB/s (published)   new", source,
     ], result.stdout
+
+
+def test_a_hard_link_to_a_lock_is_named_as_check_keeps_it(tmp_path: Path) -> None:
+    root = copy_root(tmp_path)
+    os.link(root / LOCK, root / "locks/hard.lock.toml")
+    check = invoke("check", root=root)
+    assert ("  warning: locks/hard.lock.toml duplicates locks/r1-qwen7b-h200.lock.toml: it locks serving "
+            "r1-qwen7b-h200 (price) with the same pins") in check.output, check.output
+    kept = ("under locks r1-qwen7b-h200 (locks/r1-qwen7b-h200.lock.toml), r1-qwen7b-h200-best "
+            "(locks/r1-qwen7b-h200-best.lock.toml), r1-qwen7b-h200-llamacpp (locks/r1-qwen7b-h200-llamacpp.lock.toml): "
+            "floors hold")
+    price = invoke("price", "r1-qwen7b-h200", root=root)
+    assert price.exit_code == 0, price.output
+    # Before: "under locks r1-qwen7b-h200 (locks/hard.lock.toml), …": the name `check` says to remove.
+    assert [line for line in price.stdout.splitlines() if "under locks" in line] == [
+        f"  lock          {kept}, and the price is the one r1-qwen7b-h200 and r1-qwen7b-h200-llamacpp record"
+    ], price.stdout
+    sweep = invoke("sweep", "r1-qwen7b-h200", "--batches", "1", "--positions", "2048", root=root)
+    assert sweep.exit_code == 0, sweep.output
+    assert sweep.stderr.splitlines() == [
+        f"passprice: r1-qwen7b-h200: {kept}; the serving is the locked one, its prices not compared with the locked "
+        "ones (`passprice reproduce r1-qwen7b-h200` compares them)"
+    ], sweep.stderr
+    assert "hard.lock.toml" not in price.output + sweep.output
