@@ -112,3 +112,35 @@ def test_a_hard_link_to_a_lock_is_named_as_check_keeps_it(tmp_path: Path) -> Non
         "ones (`passprice reproduce r1-qwen7b-h200` compares them)"
     ], sweep.stderr
     assert "hard.lock.toml" not in price.output + sweep.output
+
+
+STACK = "llamacpp-cuda-2405"
+
+
+def test_a_stale_fits_audit_line_is_short_and_its_details_are_under_the_facts(tmp_path: Path) -> None:
+    root = copy_root(tmp_path)
+    path = root / f"facts/stacks/{STACK}.toml"
+    text = path.read_text(encoding="utf-8")
+    assert 'float_matrices = "vector"' in text and "[memory.reserved]\nvalue = 512\n" in text
+    path.write_text(text.replace('float_matrices = "vector"', 'float_matrices = "tensor"')
+                    .replace("[memory.reserved]\nvalue = 512\n", "[memory.reserved]\nvalue = 256\n"), encoding="utf-8")
+    result = invoke("audit", "r1-qwen7b-h200", "--stack", STACK, root=root)
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    # Before: one "STALE: overhead.layer: re-fitted from its 111 runs … ; share.read: …" line of 2,4xx characters.
+    # The moves, by |today / written - 1|: share.scale 0.00824 / 0.002051 - 1 = 3.02, terms.serial 0.7 / 0.5 - 1 =
+    # 0.40, share.append 1 / 0.7532 - 1 = 0.33 (then share.vector 0.082, overhead.layer 0.073, share.read 0.0025).
+    assert [x for x in lines if x.startswith("STALE: ")] == [
+        "STALE: 6 derived facts the price rests on do not follow from today's inputs (largest moves: share.scale "
+        "0.002051 → 0.00824, terms.serial 0.5 → 0.7, share.append 0.7532 → 1); fix: `passprice calibrate --stack "
+        f"{STACK}`; each fact's details below, marked STALE"
+    ]
+    marked = [x for x in lines if " — STALE: " in x]
+    assert [x.split(":", 1)[0].strip() for x in marked] == [
+        "stack.overhead.layer", "stack.terms.serial", "stack.share.read", "stack.share.append", "stack.share.vector",
+        "stack.share.scale"]
+    assert marked[-1].endswith(" — STALE: share.scale: re-fitted from its 111 runs (as registered today, on today's "
+                               "cards, checkpoints and routing records) it is 0.00824, not 0.002051: more than the "
+                               "0.1 % its derivation allows (a fact of a card, checkpoint or routing record its runs "
+                               "price changed, or passprice's pricing code did: review the re-fit with `passprice "
+                               f"calibrate --stack {STACK} --dry-run`, then run it without --dry-run)"), marked[-1]
