@@ -144,3 +144,20 @@ def test_a_stale_fits_audit_line_is_short_and_its_details_are_under_the_facts(tm
                                "0.1 % its derivation allows (a fact of a card, checkpoint or routing record its runs "
                                "price changed, or passprice's pricing code did: review the re-fit with `passprice "
                                f"calibrate --stack {STACK} --dry-run`, then run it without --dry-run)"), marked[-1]
+
+
+def test_a_sweeps_refusal_summary_advises_the_sweeps_option(tmp_path: Path) -> None:
+    root = copy_root(tmp_path)
+    sweep = invoke("sweep", "r1-qwen7b-h200", "--positions", "8192", "--limit", "8192", "--batches", "1", root=root)
+    assert sweep.exit_code == 1, sweep.output
+    # Before: "… holds rows 0 to 8191: raise --limit or lower --position; …", price's option, not the sweep's.
+    assert sweep.stderr.splitlines()[-1] == (
+        "passprice: refused: no row of the sweep has a price: every line is refused at its smallest batch, and at "
+        "every larger one: BadContexts (1 line) — r1-qwen7b-h200 on h200_sxm_141gb at position 8192, batch 1: bad "
+        "context mix: position 8192 is not below its limit 8192: a pass at a position writes that position's row, "
+        "and a sequence allowed 8192 positions holds rows 0 to 8191: raise --limit or lower --positions; the rows "
+        "and their refusals were written"), sweep.stderr
+    price = invoke("price", "r1-qwen7b-h200", "--position", "8192", "--limit", "8192", root=root)
+    assert price.exit_code == 1, price.output
+    assert "rows 0 to 8191: raise --limit or lower --position" in price.output, price.output
+    assert "--positions" not in price.output, price.output
