@@ -190,7 +190,9 @@ def test_3_audit_marks_the_stale_fit(repo: Path, target: tuple[str, ...]) -> Non
     assert warning.startswith(f"passprice: warning: stack {STACK}'s fit {which}does not follow from today's "
                               "registry (9 fitted facts mismatch: "), warning
     [stale] = [x for x in lines if x.startswith("STALE: ")]
-    assert stale.startswith(f"STALE: {REFIT}"), stale
+    # one short line, the details under the facts marked STALE (tests/test_left182.py)
+    assert stale.startswith("STALE: 6 derived facts the price rests on do not follow from today's inputs"), stale
+    assert len(stale) < 300, stale
     marked = [x.split(":", 1)[0].strip() for x in lines if " — STALE: " in x]
     # the six the price rests on whose re-fit moved (overhead.pass 0 and share.array 1 re-fit the same)
     assert marked == ["stack.overhead.layer", "stack.terms.serial", "stack.share.read", "stack.share.append",

@@ -87,7 +87,7 @@ def test_2_the_capped_summary_says_a_refusals_message_once_a_kind() -> None:
         "passprice: r1-qwen7b-h200 on h200_sxm_141gb, position 5000: no batch within TPOT ≤ 50 ms: every batch is "
         "refused: BadContexts (8 batches) — at batch 1: bad context mix: position 5000 is not below its limit 4096: a "
         "pass at a position writes that position's row, and a sequence allowed 4096 positions holds rows 0 to 4095: "
-        "raise --limit or lower --position")
+        "raise --limit or lower --positions")
     assert said[2] == ("passprice: r1-qwen7b-h200 on h200_sxm_141gb, position 6000: no batch within TPOT ≤ 50 ms: "
                        "every batch is refused: BadContexts (8 batches)")  # the kind's message said once
 
@@ -103,7 +103,7 @@ def test_2_nothing_priced_says_one_message_a_kind() -> None:
         "card memory must hold ")
     assert ("; BadContexts (1 line) — deepseek-v3-h200 on h100_sxm5_80gb at position 9000, batch 1: bad context mix: "
             "position 9000 is not below its limit 4096: ") in line
-    assert line.endswith("raise --limit or lower --position; the rows and their refusals were written")
+    assert line.endswith("raise --limit or lower --positions; the rows and their refusals were written")
 
 
 # --- 4. a sweep's batches are 1 and up, as price's --batch -----------------------------------------------------------

@@ -21,7 +21,7 @@ def test_a_sweep_past_the_limit_or_on_a_card_too_small_prices_nothing_and_says_s
     assert ("passprice: refused: no row of the sweep has a price: every line is refused at its smallest batch, and "
             "at every larger one: BadContexts (1 line) — r1-qwen7b-h200 on h200_sxm_141gb at position 8000, batch 1: "
             "bad context mix: position 8000 is not below its limit 4096: a pass at a position writes that position's "
-            "row, and a sequence allowed 4096 positions holds rows 0 to 4095: raise --limit or lower --position; the "
+            "row, and a sequence allowed 4096 positions holds rows 0 to 4095: raise --limit or lower --positions; the "
             "rows and their refusals were written") in done.stderr
     done = invoke("sweep", "deepseek-v3-h200", "r1-qwen7b-h200", "--cards", "h200_sxm_141gb", "--batches", "1-2",
                   "-o", str(out), "--force")

@@ -1367,7 +1367,7 @@ def audit_text(
     if note is not None:
         lines.append(f"  {note}")
     if stale:
-        lines += ["", f"STALE: {stale.line()}"]
+        lines += ["", f"STALE: {stale.summary()}"]  # each finding whole under its fact (derivations, below)
     lines += ["", "citations, by source:"]
     groups = by_source(a)
     figures: dict[str, list[str]] = {}  # a derivation's figure read from another document (slip round 41)

@@ -1633,6 +1633,9 @@ def verify_stack(root: Root, stack: Stack, runs: Sequence[Run] | None = None) ->
                     f"{100 * tolerance:g} % its derivation allows (a fact of a card, checkpoint or routing record its "
                     "runs price changed, or passprice's pricing code did: review the re-fit with "
                     f"`passprice calibrate --stack {shell_word(stack.name)} --dry-run`, then run it without --dry-run)",
+                    moved=abs(value / fact.value - 1) if fact.value else None,
+                    move=f"{'.'.join(path.split('.')[-2:])} {fact.describe()} → {_in_unit(fact, value)}",
+                    fix=f"passprice calibrate --stack {shell_word(stack.name)}",
                 ))
     return out
 

@@ -610,6 +610,13 @@ class Finding:
     #: is marked by it only when no fact's value moved (:func:`passprice.diff.stack_refit_findings`; session 29: it
     #: named all eight facts of a fit whose three moved).
     of_errors: bool = False
+    #: How far the value moved, as the relative change ``|today / written - 1|`` (``None``: not told), and the move
+    #: as a few words (``share.scale 0.002051 → 0.00824``): what a one-line summary of many findings ranks and names
+    #: (:meth:`passprice.stale.Stale.summary`). Not in ``--json`` (its ``message`` and ``expected`` say it).
+    moved: float | None = None
+    move: str | None = None
+    #: The command that makes the fact follow again (``passprice calibrate --stack NAME``), ``None`` when none is told.
+    fix: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The finding for ``--json``."""

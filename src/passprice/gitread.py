@@ -1326,7 +1326,8 @@ def pickaxe(top: Path, text: str, folder: str, timeout: float) -> Pickaxe:
     within caps (:class:`Pickaxe`): the commits, oldest first, that change the number of times ``text`` (UTF-8)
     occurs in a file under ``folder`` (``locks/``, from ``top``), each as its id, its date (``%cs``, YYYY-MM-DD) and
     the files so changed (their path from the repository's top, as ``git show COMMIT:PATH`` takes it, and new blob
-    id, the zero id when the commit removed the file), and what was not read. The files each commit changes come
+    id, the zero id when the commit removed the file or made the path a gitlink: a gitlink's id is never a file's
+    content), and what was not read. The files each commit changes come
     from one ``git log --raw`` (trees only, no blob read); each distinct blob of them, sized in one ``git cat-file
     --batch-check``, is read once (``git cat-file --batch``, :data:`_PICKAXE_RUN_BYTES` a run) and its occurrences
     counted (non-overlapping, as git counts them); one over :data:`PICKAXE_BLOB_BYTES` is not read and holds none,
@@ -1357,7 +1358,12 @@ def pickaxe(top: Path, text: str, folder: str, timeout: float) -> Pickaxe:
     fields: list[str] = []  # the last ":OLDMODE NEWMODE OLDID NEWID STATUS", its path the next field
     for field in said.decode("utf-8", "surrogateescape").split("\0"):
         if fields:
-            commits[-1][2].append((field, fields[2], fields[3]))  # under folder: git's pathspec keeps no other
+            # under folder: git's pathspec keeps no other. A gitlink's id (mode 160000) names a commit of another
+            # repository, never this file's content, though git takes any id there: read as the zero id, as a
+            # removal or an addition, so a blob named by a gitlink is never credited with writing the text (left182)
+            old, new = (fields[2] if fields[0] != ":160000" else "0" * len(fields[2]),
+                        fields[3] if fields[1] != "160000" else "0" * len(fields[3]))
+            commits[-1][2].append((field, old, new))
             fields = []
             continue
         field = field.lstrip("\n")  # a commit's line ends with a NUL, its files follow a line break

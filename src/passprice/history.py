@@ -318,6 +318,8 @@ class _Commit:
     #: not a version of the file; git takes any id there, so one naming another card's blob was read as this card's
     #: version (tests/test_attack177.py).
     gitlink: bool = False
+    #: A folder at the file's path at this commit (git lists the files under it): a version that does not read.
+    folder: bool = False
 
 
 _ZERO = "0" * 40
@@ -343,6 +345,7 @@ def _commits(out: bytes, rel: str) -> list[_Commit]:
     newline), read as they are; names are decoded as the file system's (os.fsdecode)."""
     tokens = out.split(b"\0")
     commits: list[_Commit] = []
+    current = rel  # the file's name at the commit read next (older), renames followed
     i = 0
     while i + 3 < len(tokens):
         sha = tokens[i].lstrip(b"\n")
@@ -351,20 +354,34 @@ def _commits(out: bytes, rel: str) -> list[_Commit]:
             continue
         date, author, subject = (_shown(tokens[i + k]) for k in (1, 2, 3))
         i += 4
-        name, blob, deleted, linked, gitlink = rel, None, False, False, False
-        if i < len(tokens) and tokens[i].lstrip(b"\n").startswith(b":"):
+        name, blob, deleted, linked, gitlink, folder, older = current, None, False, False, False, False, current
+        first = True
+        while i < len(tokens) and tokens[i].lstrip(b"\n").startswith(b":"):
             fields = tokens[i].lstrip(b"\n").decode("ascii", "replace").split()
             status = fields[-1] if fields else ""
             paths = 2 if status[:1] in ("R", "C") else 1
-            names = tokens[i + 1 : i + 1 + paths]
+            names = [os.fsdecode(n) for n in tokens[i + 1 : i + 1 + paths]]
             i += 1 + paths
-            name = os.fsdecode(names[-1]) if names else rel
+            entry = names[-1] if names else current
+            # A file under the path: a folder there at this commit (left182: it read as "(no such fact)", counted
+            # as the last version that reads, or, a file moved into it, as the card itself)
+            folder = folder or (entry.startswith(current + "/") and not status.startswith("D"))
+            if not first:
+                continue
+            first = False
+            name = entry
             new = fields[3] if len(fields) > 3 else _ZERO
             blob = None if new == _ZERO or status.startswith("D") else new
             deleted = status.startswith("D")
             linked = len(fields) > 1 and fields[1] == "120000"
             gitlink = len(fields) > 1 and fields[1] == "160000"
-        commits.append(_Commit(sha.decode("ascii"), date, author, subject, name, blob, deleted, linked, gitlink))
+            if paths == 2 and entry == current and not names[0].startswith(current + "/"):
+                older = names[0]  # renamed from: its name before this commit
+        if folder:
+            name, blob, deleted, linked, gitlink = current, None, False, False, False
+        commits.append(_Commit(sha.decode("ascii"), date, author, subject, name, blob, deleted, linked, gitlink,
+                               folder))
+        current = older
     return commits
 
 
@@ -644,6 +661,8 @@ def _read_versions(
                             "another file's)")
         elif c.gitlink:  # its id is a commit's of another repository (or any object git was handed), never read
             out[k] = (None, str(gitread.submodule(c.name, f"at {c.sha[:12]}")))
+        elif c.folder:
+            out[k] = (None, f"{c.name} at {c.sha[:12]}: a folder, not a file")
         elif c.blob is not None:
             by_blob.setdefault(c.blob, []).append(k)
     sizes = gitread.blob_sizes(checkout.top, by_blob)

@@ -2103,8 +2103,9 @@ def _once(entries: tuple[tuple[Path, tuple[int, int] | None], ...]) -> tuple[Pat
     """The lock files of ``entries`` (each a path of ``root/locks``, sorted, and the file's ``(st_dev, st_ino)``,
     links followed, from the stat :func:`_lock_index` takes anyway; ``None`` when it has none) with each file counted
     once: a symbolic link to a lock kept under its own name (``alias.lock.toml → r1-qwen7b-h200.lock.toml``) is that
-    lock, left out; two hard links of one file (one inode, two names) are one lock, kept under the first; links to
-    one file elsewhere are one lock, kept under the first; ``entries``' order otherwise. Left55 (attack 73's
+    lock, left out; two hard links of one file (one inode, two names) are one lock, kept under the name after the
+    lock it holds (its ``[lock]`` table's ``name``: the name ``check``'s duplicate warning keeps), else the first;
+    links to one file elsewhere are one lock, kept under the first; ``entries``' order otherwise. Left55 (attack 73's
     leftover): a symbolic link made ``price``'s lock line name ``r1-qwen7b-h200 (locks/r1-qwen7b-h200.lock.toml)``
     twice; left58: a hard link named the lock twice too (only symbolic links were resolved). No path is resolved
     (scale 38: each lock path resolved on every price cost 52 × 6 calls): the identity is the one ``os.stat`` the
@@ -2118,6 +2119,21 @@ def _once(entries: tuple[tuple[Path, tuple[int, int] | None], ...]) -> tuple[Pat
     for path, ident in entries:  # a file's own name first, then links to it
         if ident is not None and path not in links:
             kept.setdefault(ident, path)
+    names = [ident for path, ident in entries if ident is not None and path not in links]
+    for ident in {ident for ident in names if names.count(ident) > 1}:
+        # Hard links (left182): the name the file is named after its lock by, as `check`'s duplicate warning keeps
+        # it ("locks/hard.lock.toml duplicates locks/r1-qwen7b-h200.lock.toml"); else the sorted first, as there.
+        # Before, ``price`` said "under lock r1-qwen7b-h200 (locks/hard.lock.toml)" while `check` named that file
+        # the copy to remove. The file is read (its [lock] table) only here, where two names hold one file.
+        try:
+            table = lock_table_of(schema.read_unkept(kept[ident], "lock"))
+        except InputError:
+            continue  # its reader refuses it, under whichever name
+        name = table.get("name") if isinstance(table, Mapping) else None
+        own = next((path for path, other in entries
+                    if other == ident and path not in links and path.name == f"{name}.lock.toml"), None)
+        if own is not None:
+            kept[ident] = own
     for path, ident in entries:
         if ident is not None and path in links:
             kept.setdefault(ident, path)

@@ -618,6 +618,12 @@ class NoHostLink(ServingRefusal):
         return {"card": self.card}
 
 
+#: What ``price``'s refusal of a class at or past its limit advises, in its options' words; a sweep's summary says
+#: it in the sweep's (:data:`SWEEP_PAST_LIMIT`, :meth:`BadContexts.for_sweep`).
+PAST_LIMIT = "raise --limit or lower --position"
+SWEEP_PAST_LIMIT = "raise --limit or lower --positions"
+
+
 class BadContexts(ServingRefusal):
     """A context mix whose shares do not sum to one, or a class at or past its own limit (position ≥ limit)."""
 
@@ -626,6 +632,13 @@ class BadContexts(ServingRefusal):
     def __init__(self, detail: str) -> None:
         self.detail = detail
         super().__init__(f"bad context mix: {detail}")
+
+    def for_sweep(self) -> BadContexts:
+        """This refusal as a sweep says it: its advice names the sweep's ``--positions``, not ``price``'s
+        ``--position`` (left182: a sweep's refusal summary quoted price's option). Raises nothing."""
+        if self.detail.endswith(PAST_LIMIT):
+            return BadContexts(self.detail.removesuffix(PAST_LIMIT) + SWEEP_PAST_LIMIT)
+        return self
 
     def fields(self) -> dict[str, Any]:
         return {"detail": self.detail}
@@ -1335,8 +1348,8 @@ def _contexts_problem(classes: Sequence[ContextClass], shares: float) -> str:
         if _past_limit(c):
             return (
                 f"position {c.position:g} is not below its limit {c.limit}: a pass at a position writes that "
-                f"position's row, and a sequence allowed {c.limit} positions holds rows 0 to {c.limit - 1}: raise "
-                "--limit or lower --position"
+                f"position's row, and a sequence allowed {c.limit} positions holds rows 0 to {c.limit - 1}: "
+                f"{PAST_LIMIT}"
             )
     return f"the shares sum to {shares:.12g}, not 1"
 

@@ -36,6 +36,12 @@ def _record(path: str, facts: Mapping[str, Fact]) -> tuple[str, dict[str, Fact]]
     return path, {p: f for p, f in facts.items() if not p.startswith(("draft.", "routing.", "stack."))}
 
 
+#: The longest :meth:`Stale.line` an audit prints whole as its ``STALE:`` line; a longer one is summarised.
+SUMMARY_CHARS = 300
+#: How many of the largest moves a summarised ``STALE:`` line names.
+SUMMARY_MOVES = 3
+
+
 @attrs.frozen
 class Stale:
     """The facts a price rests on whose derivation does not give them today: ``findings``, each (lock path, what
@@ -86,6 +92,25 @@ class Stale:
             )
         parts += [f.message for f in other]
         return "; ".join(parts)
+
+    def summary(self, most: int = SUMMARY_CHARS) -> str:
+        """:meth:`line`, when it is at most ``most`` characters or names one finding; else one short line: how many
+        facts do not follow, the largest moves (:data:`SUMMARY_MOVES` of them, by the relative change
+        :attr:`~passprice.derivations.Finding.moved`), the command that fixes them when the findings tell one, and
+        that each fact's details are under it. Left182: ``audit SERVING --stack S`` of a stale fit printed one
+        ``STALE:`` line of about 2,400 characters, each of six findings' whole message, repeated under each fact."""
+        whole = self.line()
+        if len(whole) <= most or len(self.findings) < 2:
+            return whole
+        paths = list(dict.fromkeys(q for p, f, _ in self.findings for q in (p, *f.also)))
+        ranked = sorted((f for _, f, _ in self.findings if f.moved is not None and f.move),
+                        key=lambda f: -(f.moved or 0.0))[:SUMMARY_MOVES]
+        fixes = list(dict.fromkeys(f.fix for _, f, _ in self.findings if f.fix))
+        said = f"{len(paths):,} derived facts the price rests on do not follow from today's inputs"
+        if ranked:
+            said += f" (largest moves: {', '.join(str(f.move) for f in ranked)})"
+        said += f"; fix: `{'`, `'.join(fixes)}`" if fixes else "; `passprice check` names each"
+        return said + "; each fact's details below, marked STALE"
 
     def to_json(self) -> list[dict[str, Any]]:
         """One object a fact: ``{"path", "kind", "changed", "expected", "message", "value"}`` (``path`` its lock

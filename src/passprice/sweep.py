@@ -2840,7 +2840,8 @@ def refused_row(sweeper: Sweeper, grid: Grid, common: Mapping[str, Any], batch: 
     :class:`Segment`'s: serving, card, draft tokens, position), priced alone as :func:`scalar_rows` prices it with
     :func:`~passprice.serving.price_serving`; ``None`` when no serving and card of the grid are the row's, or the row
     has a price. A sweep's row names its refusal alone (``BadContexts``); a summary on stderr says this one's
-    message, what ``price`` says (``position 8192 is not below its limit 8192 … raise --limit or lower --position``).
+    message, what ``price`` says, its advice in the sweep's options' words (``position 8192 is not below its limit 8192
+    … raise --limit or lower --positions``: :meth:`~passprice.serving.BadContexts.for_sweep`).
     Raises what :meth:`Sweeper.segments` raises for a serving that does not load (none, for a grid it priced)."""
     from passprice.checkpoints import load_checkpoint
     from passprice.serving import price_serving
@@ -2863,6 +2864,8 @@ def refused_row(sweeper: Sweeper, grid: Grid, common: Mapping[str, Any], batch: 
             try:
                 price_serving(header, card,
                               to_serving(attrs.evolve(spec, batch=batch), acceptance, sweeper.routing(spec.routing)))
+            except BadContexts as e:  # its advice in the sweep's options' words (--positions)
+                return e.for_sweep()
             except ServingRefusal as e:
                 return e
             return None
