@@ -81,14 +81,25 @@ def host_reason(cost: ServingCost, memory_use: float | None = None) -> str:
     faster with them there: the host link reads their KV cache beside card memory's stream, the two terms
     overlapped. Either way the price then rests on ``host.*`` facts (``host.capacity`` is assumed on most cards).
     Fix181: `best … --host-memory` put 2 sequences in host memory at 78.7 % of an 80 GB card, its weakest
-    ``host.capacity``, with no word of its 0.8 cap. Raises nothing."""
+    ``host.capacity``, with no word of its 0.8 cap. Pass ``memory_use`` only where the batch was searched under it
+    (``best``): a fixed batch (``price``, ``--batch``) ignores the cap, and tests/test_fix184.py's price at
+    ``--memory-use 0.2 --batch 300`` was said to be held by a 28.2 GB cap while 74.2 GB was held. ``--no-host-memory``
+    is advised only where the whole batch fits card memory (``capacity_bytes - held_bytes`` holds the host
+    sequences' bytes); otherwise the line names the largest batch card memory holds (its sequences there plus those
+    the room left takes), as ``NotResident`` would (tests/test_fix184.py: batch 700, 580 fit). Raises nothing."""
     per_sequence = cost.host_held_bytes / cost.host_sequences
     share = 1.0 if memory_use is None else memory_use
     room = share * cost.capacity_bytes - cost.held_bytes
     n = cost.host_sequences
     them = f"{n:,} sequence{'s' if n != 1 else ''}"
-    after = ("; the price now rests on host.* facts (its weakest may be host.capacity): --no-host-memory keeps every "
-             "sequence in card memory")
+    whole_room = cost.capacity_bytes - cost.held_bytes
+    if whole_room >= cost.host_held_bytes:
+        keep = "--no-host-memory keeps every sequence in card memory"
+    else:
+        fit = cost.batch - n + int(max(whole_room, 0.0) // per_sequence)
+        keep = (f"card memory holds {fit:,} sequence{'s' if fit != 1 else ''} of this serving, so --no-host-memory "
+                f"keeps every sequence there only with a batch of at most {fit:,}")
+    after = f"; the price now rests on host.* facts (its weakest may be host.capacity): {keep}"
     if room < per_sequence:
         within = ("card memory" if share >= 1.0 else
                   f"the memory-use cap, {100.0 * share:.4g} % of card memory ({si(share * cost.capacity_bytes, 'B')} "
@@ -349,7 +360,7 @@ def cost_text(
             f"({percent(cost.host_held_bytes, cost.host_capacity_bytes)})"
         )
     if cost.host_sequences:
-        lines.append(f"  host why      {host_reason(cost, spec.memory_use if spec is not None else None)}")
+        lines.append(f"  host why      {host_reason(cost, spec.memory_use if spec is not None and best else None)}")
     lines.append(
         f"  on chip       {si(cost.on_chip_bytes, 'B')} of {si(cost.on_chip_capacity, 'B')} "
         f"({percent(cost.on_chip_bytes, cost.on_chip_capacity)})"
