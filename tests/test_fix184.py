@@ -3,7 +3,13 @@ lines the command gives now."""
 
 from __future__ import annotations
 
-from cli_helpers import invoke
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from cli_helpers import REPO, copy_root, invoke
+from passprice.sources import Source, stored_text_of
 
 R1 = "r1-qwen7b-h200"
 
@@ -52,3 +58,74 @@ def test_1_best_under_the_cap_still_names_it() -> None:
     assert found.exit_code == 0, found.output
     assert _line(found.stdout, "host why").startswith(
         "host why      6 sequences in host memory: the memory-use cap, 80 % of card memory (112.8 GB of 141 GB")
+
+
+# --- 2. a locator naming several files reads from the first it names -----------------------------------------------
+
+AZURE = "azure-ai-benchmarking-guide"
+EXCERPT = "sources/excerpts/github-sources-excerpt.txt"
+H100 = "Azure_Results/ND_H100_v5_results.md"
+H200 = "Azure_Results/ND_H200_v5_results.md"
+
+
+def _git(root: Path, *args: str) -> str:
+    return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=root, check=True,
+                          capture_output=True, text=True).stdout
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A git registry, its first commit (on main) the checkout's registry."""
+    root = copy_root(tmp_path)
+    _git(root, "init", "-q", "-b", "main")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "registry")
+    return root
+
+
+def _audit_line(repo: Path, locator: str, value: str) -> str:
+    result = invoke("fact", "set", "h200_sxm_141gb", "streams.read", "--value", value, "--unit", "1",
+                    "--provenance", "measured", "--source", AZURE, "--locator", locator, root=repo)
+    assert result.exit_code == 0, result.output
+    audit = invoke("audit", "--source", AZURE, root=repo)
+    assert audit.exit_code == 0, audit.output
+    return _line(audit.stdout, "h200_sxm_141gb:streams.read:")
+
+
+@pytest.mark.parametrize("locator", [
+    f"{H200} (as in ND_H100_v5_results.md), HBM Bandwidth table: row '| Dot   | 3.18              |'",
+    f"{H200} (not the ND_H100_v5_results.md file), HBM Bandwidth table: row '| Dot   | 3.18              |'",
+])
+def test_2_the_h100_row_under_a_locator_naming_the_h200_first_is_not_found(repo: Path, locator: str) -> None:
+    """Both spellings read ``checked`` of the H100's row (found under the second file named); without the
+    parenthesis they are NOT FOUND. The first file named is the one read from."""
+    assert _audit_line(repo, locator, "0.6625") == (
+        "h200_sxm_141gb:streams.read: NOT FOUND (0 of 1 quoted span found in the stored text; not in it: "
+        f"'| Dot   | 3.18              |' (under {H200}; found only under {H100}))")
+    review = invoke("diff", "main", root=repo)
+    assert review.exit_code == 1, review.output  # a NOT FOUND quote fails the review
+
+
+@pytest.mark.parametrize("locator", [
+    f"{H200} (as in ND_H100_v5_results.md), HBM Bandwidth table: row '| Dot   | 4.48              |'",
+    f"{H200} (not the ND_H100_v5_results.md file), HBM Bandwidth table: row '| Dot   | 4.48              |'",
+])
+def test_2_the_h200_row_under_the_same_locators_is_checked(repo: Path, locator: str) -> None:
+    assert _audit_line(repo, locator, "0.9333") == (
+        "h200_sxm_141gb:streams.read: checked (1 of 1 quoted span found in the stored text)")
+
+
+def test_2_parts_named_in_the_locators_order() -> None:
+    stored = stored_text_of(Source(id=AZURE, title="t", kind="web", read="r", url="https://example.com",
+                                   excerpt=EXCERPT), (REPO / EXCERPT).read_bytes(), EXCERPT)
+    assert stored.parts_named(f"{H200} (as in ND_H100_v5_results.md): row") == (H200, H100)
+    assert stored.parts_named(f"{H100} and {H200}: row") == (H100, H200)
+
+
+def test_2_the_shipped_b200_host_stream_reads_as_today() -> None:
+    """The B200's ``host.stream`` names both Hopper files and quotes a row of each; its inputs name each row's
+    file, so each row is read from its input's file: checked, as before."""
+    audit = invoke("audit", "--source", AZURE)
+    assert audit.exit_code == 0, audit.output
+    assert _line(audit.stdout, "b200:host.stream:") == (
+        "b200:host.stream: checked (2 of 2 quoted spans found in the stored text)")
