@@ -885,14 +885,14 @@ class StoredText:
 
     def parts_named(self, locator: str) -> tuple[str, ...]:
         """The parts (:attr:`parts`) ``locator`` names, in the order it first names them, each name read loosely
-        (:func:`_loose`: case, and a run of blanks, ``_`` and ``-``, not told apart): each part's name standing whole
-        in it (not inside a longer path or word), or its last path component where no other part ends so and that
-        holds a ``.`` (``ND_H200_v5_results.md``), or that component less its extension where no other part's is the same and it
+        (:func:`_loose`: case, and a run of blanks, ``_`` and ``-``, not told apart): each part's name standing whole in
+        it (not inside a longer path or word), or its last path component where no other part ends so and that holds a
+        ``.`` (``ND_H200_v5_results.md``), or that component less its extension where no other part's is the same and it
         is at least 4 characters (prose: ``the ND H200 v5 results file``). Empty when it names none: its quotes are
         looked for in the whole text, and where the text has more than one part a span found under one is not
-        ``checked`` (:func:`quote_check`). A locator spelling the H200's file ``Azure Results/ND_H200_v5_results.md``
-        or in lower case named none, and its quote of the H100's row read ``checked`` (tests/test_fix179.py).
-        Linear in the locator's first 10,000 characters per part. Raises nothing."""
+        ``checked`` (:func:`quote_check`). A locator spelling the H200's file ``Azure Results/ND_H200_v5_results.md`` or
+        in lower case named none, and its quote of the H100's row read ``checked`` (tests/test_fix179.py). Linear in the
+        locator's first 10,000 characters per part. Raises nothing."""
         text = _loose(locator[:10_000])
         names = [_loose(name) for name in self.parts]
         tails = [name.rsplit("/", 1)[-1] for name in names]
