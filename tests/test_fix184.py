@@ -129,3 +129,90 @@ def test_2_the_shipped_b200_host_stream_reads_as_today() -> None:
     assert audit.exit_code == 0, audit.output
     assert _line(audit.stdout, "b200:host.stream:") == (
         "b200:host.stream: checked (2 of 2 quoted spans found in the stored text)")
+
+
+# --- 3. a file's host_memory is bad input on its own card alone ----------------------------------------------------
+
+R1_FILE = REPO / "registry" / "servings" / "r1-qwen7b-h200.toml"
+
+
+def _serving(tmp_path: Path, name: str, **swap: str) -> str:
+    text = R1_FILE.read_text()
+    for old, new in swap.items():
+        assert old in text
+        text = text.replace(old, new)
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+def _host_file(tmp_path: Path, card: str) -> str:
+    return _serving(tmp_path, f"host-{card}.toml", **{'card = "h200_sxm_141gb"': f'card = "{card}"',
+                                                     "host_memory = false": "host_memory = true"})
+
+
+def test_3_compare_refuses_a_linkless_card_per_row(tmp_path: Path) -> None:
+    """``compare host.toml`` (on the SN40L, ``host_memory = true``) exited 2 naming the A100 PCIe: each card with no
+    host link is a NoHostLink row, as ``compare --host-memory`` gives."""
+    host = _host_file(tmp_path, "sn40l")
+    assert invoke("price", host, "--no-lock").exit_code == 0
+    compared = invoke("compare", host)
+    assert compared.exit_code == 0, compared.output
+    assert ("a100_pcie_80gb        —         —         —  —            —  refused: NoHostLink: card 'a100_pcie_80gb' "
+            "has no host link (host.* facts): price it without --host-memory") in compared.stdout.splitlines()
+
+
+def test_3_sweep_of_other_cards_refuses_per_row(tmp_path: Path) -> None:
+    """``sweep host2.toml --cards mi300x,rtx_3090`` (host2 on the RTX 4090, no link) exited 2 naming rtx_4090, a
+    card not swept: the RTX 3090's rows are NoHostLink refusals; sweeping the file's own card is bad input."""
+    host2 = _host_file(tmp_path, "rtx_4090")
+    swept = invoke("sweep", host2, "--cards", "mi300x,rtx_3090", "--batches", "1", "--no-lock")
+    assert swept.exit_code == 0, swept.output
+    rows = [line.split(",") for line in swept.stdout.splitlines()[1:]]
+    assert [(r[0], r[-1]) for r in rows] == [("mi300x", ""), ("rtx_3090", "NoHostLink")]
+    said = (f"passprice: error: {host2}: host_memory: card rtx_4090 has no host link (no host.* facts), so no "
+            "sequence can be held in host memory: remove host_memory (or set it false), or name a card with a host "
+            "link")
+    for args in (("sweep", host2, "--cards", "mi300x,rtx_4090", "--batches", "1"), ("price", host2),
+                 ("price", host2, "--card", "rtx_4090")):
+        refused = invoke(*args, "--no-lock")
+        assert refused.exit_code == 2, refused.output
+        assert refused.stderr.strip() == said
+    other = invoke("price", host2, "--card", "rtx_3090", "--no-lock")
+    assert other.exit_code == 1 and "refused: NoHostLink: card 'rtx_3090'" in other.stderr
+
+
+# --- 4. a file's draft is its keys' whatever the card -------------------------------------------------------------
+
+MTP_FILE = REPO / "registry" / "servings" / "qwen35-27b-h200-mtp.toml"
+
+
+def test_4_draft_tokens_past_the_figures_is_the_files_key_with_any_card(tmp_path: Path) -> None:
+    mtp9 = tmp_path / "mtp9.toml"
+    text = MTP_FILE.read_text()
+    assert "\ntokens = 2\n" in text
+    mtp9.write_text(text.replace("\ntokens = 2\n", "\ntokens = 9\n"))
+    said = (f"passprice: error: {mtp9}: draft.tokens: 9 drafted tokens, but drafting method qwen35-mtp gives "
+            "acceptance figures for 3 drafts (facts/drafts/qwen35-mtp.toml), so a longer draft would be priced on a "
+            "guess: set draft.tokens to at most 3, or add acceptance.4 to that file, cited as every fact is")
+    for args in (("price", str(mtp9)), ("price", str(mtp9), "--card", "mi300x"),
+                 ("best", str(mtp9), "--card", "mi300x"), ("roofline", "mi300x", str(mtp9))):
+        refused = invoke(*args, "--no-lock")
+        assert refused.exit_code == 2, (args, refused.output)
+        assert refused.stderr.strip() == said
+    # --draft-tokens 9 on the command line is the option's: still BadDraft, exit 1
+    option = invoke("price", str(MTP_FILE), "--card", "mi300x", "--draft-tokens", "9", "--no-lock")
+    assert option.exit_code == 1 and "refused: BadDraft" in option.stderr and "(--draft-tokens 3)" in option.stderr
+
+
+def test_4_draft_method_out_of_scope_is_the_files_key_with_any_card(tmp_path: Path) -> None:
+    scope = tmp_path / "scope.toml"
+    text = MTP_FILE.read_text()
+    assert 'method = "qwen35-mtp"' in text
+    scope.write_text(text.replace('method = "qwen35-mtp"', 'method = "deepseek-v3-mtp"'))
+    for args in (("price", str(scope)), ("price", str(scope), "--card", "mi300x"),
+                 ("roofline", "mi300x", str(scope))):
+        refused = invoke(*args, "--no-lock")
+        assert refused.exit_code == 2, (args, refused.output)
+        assert refused.stderr.startswith(f"passprice: error: {scope}: draft.method: drafting method "
+                                         "'deepseek-v3-mtp' applies to checkpoint deepseek-v3-q4_k_m only")
