@@ -216,3 +216,27 @@ def test_4_draft_method_out_of_scope_is_the_files_key_with_any_card(tmp_path: Pa
         assert refused.exit_code == 2, (args, refused.output)
         assert refused.stderr.startswith(f"passprice: error: {scope}: draft.method: drafting method "
                                          "'deepseek-v3-mtp' applies to checkpoint deepseek-v3-q4_k_m only")
+
+
+# --- 5. simulate's TPOT cap advice names --chunk --------------------------------------------------------------------
+
+
+def test_5_max_batch_at_bests_batch_and_the_chunk(tmp_path: Path) -> None:
+    """r1 with ``max_tpot = 0.005``: best finds 142; ``simulate --max-batch 142`` still has static batching's
+    requests over the cap (48 of 300 here) where ``--chunk 64`` has none: prefill chunks push steps over, and the
+    advice says so."""
+    capped = _serving(tmp_path, "capped.toml", **{"batch = 1\n": "batch = 1\nmax_tpot = 0.005\n"})
+    found = invoke("best", capped, "--no-lock")
+    assert found.exit_code == 0 and "  batch 142 sequences (all in card memory);" in found.stdout, found.output
+    lines = {}
+    for chunk in ("2048", "64"):
+        run = invoke("simulate", capped, "--synthetic", "300", "--seed", "1", "--max-batch", "142", "--chunk", chunk)
+        assert run.exit_code == 0, run.output
+        lines[chunk] = _line(run.stdout, "TPOT cap")
+    advice = ("(`passprice best` finds the best batch within it: --max-batch that batch bounds the decode steps, but a "
+              "step that also carries a prompt's chunk (--chunk, {} rows) takes longer, so give a smaller --chunk too)")
+    assert lines["2048"] == (
+        "TPOT cap    the serving's max_tpot 5 ms is not enforced: admission takes up to 142 sequences (--max-batch) "
+        "while memory holds them; requests whose TPOT is above it: static 48 of 300, continuous 0 of 300 "
+        + advice.format("2,048"))
+    assert "requests whose TPOT is above it: static 0 of 300, continuous 0 of 300 " + advice.format("64") in lines["64"]
