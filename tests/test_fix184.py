@@ -240,3 +240,29 @@ def test_5_max_batch_at_bests_batch_and_the_chunk(tmp_path: Path) -> None:
         "while memory holds them; requests whose TPOT is above it: static 48 of 300, continuous 0 of 300 "
         + advice.format("2,048"))
     assert "requests whose TPOT is above it: static 0 of 300, continuous 0 of 300 " + advice.format("64") in lines["64"]
+
+
+# --- 6. a stray link to a card file is no lock to move; the review names it as check does -------------------------
+
+CARD_LINK = ("locks/old: not a folder passprice reads: its 1 .toml file is neither checked nor priced (passprice reads "
+             "locks/ itself, not the folders in it); locks/old/card.toml -> ../../facts/cards/h200_sxm_141gb.toml, a "
+             "symbolic link to facts/cards/h200_sxm_141gb.toml, read already from facts/cards/: remove the link "
+             "(locks/ reads no file of facts/cards/)")
+
+
+def test_6_a_link_to_a_card_in_locks_old(repo: Path) -> None:
+    """``check`` advised ``move the file it names to locks/`` of a link to a card, and the review printed the link's
+    absolute path where check printed ``locks/old/card.toml``."""
+    old = repo / "locks" / "old"
+    old.mkdir()
+    (old / "card.toml").symlink_to("../../facts/cards/h200_sxm_141gb.toml")
+    checked = invoke("check", root=repo)
+    assert checked.exit_code == 2, checked.output
+    assert f"passprice: error: {CARD_LINK}" in checked.stderr.splitlines()
+    _git(repo, "checkout", "-q", "-b", "b")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "link")
+    review = invoke("diff", "main", root=repo)
+    assert review.exit_code == 2, review.output
+    assert f"passprice: error: on HEAD: {CARD_LINK}" in review.stderr.splitlines(), review.stderr
+    assert str(repo) not in review.output
