@@ -3,6 +3,7 @@ lines the command gives now."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 
@@ -266,3 +267,33 @@ def test_6_a_link_to_a_card_in_locks_old(repo: Path) -> None:
     assert review.exit_code == 2, review.output
     assert f"passprice: error: on HEAD: {CARD_LINK}" in review.stderr.splitlines(), review.stderr
     assert str(repo) not in review.output
+
+
+# --- 7. a mixture every token reads whole says so ------------------------------------------------------------------
+
+
+def test_7_every_expert_line_and_json(tmp_path: Path) -> None:
+    from test_walk45 import moe_header
+
+    header = str(moe_header(tmp_path / "h.gguf", 8))  # 8 experts, 8 a token
+    base = ("price", "--checkpoint", header, "--card", "h200_sxm_141gb")
+    plain = invoke(*base)
+    assert plain.exit_code == 0, plain.output
+    assert _line(plain.stdout, "experts ") == "experts       8 of 8 experts a layer: every token reads every expert"
+    routed = invoke(*base, "--routing", "uniform")
+    assert routed.exit_code == 0, routed.output
+    assert _line(routed.stdout, "experts ") == (
+        "experts       8 of 8 experts a layer: every token reads every expert; --routing uniform is not needed (no "
+        "price of this checkpoint rests on a routing record)")
+    assert json.loads(invoke(*base, "--json").stdout)["every_expert"] == {"experts": 8, "routing_unused": None}
+    assert json.loads(invoke(*base, "--json", "--routing", "uniform").stdout)["every_expert"] == {
+        "experts": 8, "routing_unused": "uniform"}
+    found = invoke("best", "--checkpoint", header, "--card", "h200_sxm_141gb", "--routing", "uniform", "--json")
+    assert found.exit_code == 0, found.output
+    assert json.loads(found.stdout)["every_expert"] == {"experts": 8, "routing_unused": "uniform"}
+    # a dense checkpoint and a mixture reading fewer: no key, no line
+    dense = invoke("price", R1, "--json", "--no-lock")
+    assert "every_expert" not in json.loads(dense.stdout)
+    fewer = invoke("price", "--checkpoint", str(moe_header(tmp_path / "h7.gguf", 7)), "--card", "h200_sxm_141gb",
+                   "--routing", "uniform")
+    assert fewer.exit_code == 0 and "every token reads every expert" not in fewer.stdout

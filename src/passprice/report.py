@@ -9,7 +9,7 @@ import math
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from passprice.errors import InputError
+from passprice.errors import InputError, escaped
 from passprice.gguf_records import LongArray, LongString, nonfinite_text
 from passprice.tables import count, percent, printable, si, text_table, titled
 
@@ -109,6 +109,32 @@ def host_reason(cost: ServingCost, memory_use: float | None = None) -> str:
     return (f"{them} in host memory though card memory has room for {int(room // per_sequence):,} more: the pass is "
             f"faster so, the host link reading {'its' if n == 1 else 'their'} KV cache beside card memory's stream "
             f"(memory and host terms overlap){after}")
+
+
+def every_expert(header: GGUFHeader, routing: str | None) -> dict[str, Any] | None:
+    """A price's ``--json`` ``every_expert`` object for a mixture of experts whose every token reads every expert
+    (:func:`passprice.serving.every_expert_read`, k = E): ``experts`` (E) and ``routing_unused`` (the routing
+    record the command line or serving named, which no price of it rests on; ``None``: none named); ``None`` for any
+    other checkpoint. A 4-of-4 mixture never said so, and ``--routing uniform`` was taken without a word
+    (tests/test_fix184.py). Raises nothing."""
+    from passprice.serving import every_expert_read
+
+    if not every_expert_read(header):
+        return None
+    return {"experts": header.meta_int("expert_count"), "routing_unused": routing}
+
+
+def every_expert_text(data: dict[str, Any] | None) -> list[str]:
+    """The ``experts`` line of :func:`every_expert`'s object (none for ``None``): ``4 of 4 experts a layer: every
+    token reads every expert``, and, where a routing record was named, that it is not needed. Raises nothing."""
+    if data is None:
+        return []
+    n = data["experts"]
+    line = f"  experts       {n:,} of {n:,} experts a layer: every token reads every expert"
+    if data["routing_unused"] is not None:
+        line += (f"; --routing {escaped(data['routing_unused'])} is not needed (no price of this checkpoint rests on "
+                 "a routing record)")
+    return [line]
 
 
 def spec_summary(spec: ServingSpec) -> str:
@@ -264,6 +290,7 @@ def cost_text(
     experts_held: float | None = None,
     best: bool = False,
     spread: str | None = None,
+    every: dict[str, Any] | None = None,
 ) -> str:
     """A priced pass for people: the five terms with the bind marked and a one-line legend (from
     :mod:`passprice.glossary`), tokens/s and time per output token (TPOT), bytes and work per pass, held bytes
@@ -274,7 +301,7 @@ def cost_text(
     the caveat showed in neither ``price`` nor ``audit``), and the bytes all its routed experts hold
     (``experts_held``, :func:`routed_expert_bytes`) beside the expected bytes a pass reads of them. Of ``best``'s
     pass (``best``), the headroom line names the command that prices a smaller batch: ``best`` takes no
-    ``--batch`` (walkthrough 39)."""
+    ``--batch`` (walkthrough 39). ``every``: :func:`every_expert`'s object, shown as its ``experts`` line."""
     from passprice.glossary import legend
 
     lines = [title]
@@ -311,6 +338,7 @@ def cost_text(
         f"  bytes/pass    {si(cost.weight_bytes, 'B')} of {shared_what}, shared by the batch; "
         f"{si(cost.sequence_bytes, 'B')} per sequence ({si(cost.rewrite_bytes, 'B')} rewritten in place)"
     )
+    lines += every_expert_text(every)  # a mixture every token reads whole (:func:`every_expert`)
     if cost.routed is not None:
         r = cost.routed
         lines.append(
