@@ -297,3 +297,31 @@ def test_7_every_expert_line_and_json(tmp_path: Path) -> None:
     fewer = invoke("price", "--checkpoint", str(moe_header(tmp_path / "h7.gguf", 7)), "--card", "h200_sxm_141gb",
                    "--routing", "uniform")
     assert fewer.exit_code == 0 and "every token reads every expert" not in fewer.stdout
+
+
+# --- 8. who set the TPOT cap; sweep's --cards prefix as compare's ---------------------------------------------------
+
+
+def test_8_a_cap_from_the_command_line_is_named_so() -> None:
+    given = invoke("best", R1, "--max-tpot", "0.0005", "--no-lock")
+    assert given.exit_code == 1
+    assert given.stderr.strip() == (
+        "passprice: refused: OverTPOT: batch 1 already takes 1.004 ms per output token, over the TPOT cap of 500 µs "
+        "(--max-tpot): no batch meets it; raise the cap (--max-tpot SECONDS), or price a smaller model, a shorter "
+        "context or a faster card")
+
+
+def test_8_a_cap_from_the_serving_file_is_named_so(tmp_path: Path) -> None:
+    capped = _serving(tmp_path, "capped.toml", **{"batch = 1\n": "batch = 1\nmax_tpot = 0.0005\n"})
+    own = invoke("best", capped, "--no-lock")
+    assert own.exit_code == 1
+    assert "over the serving's TPOT cap of 500 µs (max_tpot): no batch meets it" in own.stderr
+
+
+def test_8_sweep_cards_prefix_as_compare() -> None:
+    said = ("--cards: card 'MI300X': not found in facts/cards; did you mean mi300x? (the name differs only in case; "
+            "names are matched exactly)")
+    for command in ("sweep", "compare"):
+        result = invoke(command, R1, "--cards", "MI300X")
+        assert result.exit_code == 2, result.output
+        assert result.stderr.strip() == f"passprice: error: {said}"

@@ -2328,6 +2328,10 @@ def best_command(
         try:
             cost = best_serving(resolved.header, resolved.card, resolved.serving)
         except ServingRefusal as e:
+            from passprice.batching import OverTPOT
+
+            if isinstance(e, OverTPOT) and o.get("max_tpot") is not None:  # the command line's cap, said so
+                e = OverTPOT(e.batch, e.tpot_s, e.max_tpot_s, e.stack, given=True)
             _refuse(e)
     named = serving or (the_lock.info.serving if the_lock is not None else None)
     g, verdicts = _under_locks(
