@@ -157,8 +157,9 @@ def test_3_simulate_says_the_cap_is_not_enforced_and_counts_the_requests_over_it
     assert text.exit_code == 0, text.output
     assert ("  TPOT cap    the serving's max_tpot 10 ms is not enforced: admission takes up to 256 sequences "
             "(--max-batch) while memory holds them; requests whose TPOT is above it: static 146 of 300, continuous "
-            "190 of 300 (`passprice best` finds the best batch within it; --max-batch that batch keeps the steps "
-            "near it)") in text.stdout.splitlines()
+            "190 of 300 (`passprice best` finds the best batch within it: --max-batch that batch bounds the decode "
+            "steps, but a step that also carries a prompt's chunk (--chunk, 2,048 rows) takes longer, so give a "
+            "smaller --chunk too)") in text.stdout.splitlines()  # tests/test_fix184.py: it said --max-batch alone
     # a serving without a cap: no line, no key
     plain = invoke("simulate", R1, "--synthetic", "30", "--seed", "7", "--json")
     assert "max_tpot_s" not in json.loads(plain.stdout)["setup"]

@@ -132,7 +132,7 @@ def test_a_sweep_says_every_unknown_name_of_a_few() -> None:
     """Under the bound nothing changes: each wrong name, serving or card, is said (round 18)."""
     lines = bad("sweep", "nope1", "--cards", "h200_sxm_141gb,nope2", "--positions", "512", "--batches", "1")
     assert [re.sub(r": not found.*", "", line) for line in lines] == [
-        "passprice: error: serving 'nope1'", "passprice: error: card 'nope2'"]
+        "passprice: error: serving 'nope1'", "passprice: error: --cards: card 'nope2'"]
 
 
 

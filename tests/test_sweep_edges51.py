@@ -92,7 +92,7 @@ def test_every_wrong_name_beside_a_wrong_checkpoint_is_said_at_once() -> None:
     said = stderr_lines(result)
     assert [line.split(":")[:2] for line in said] == [["passprice", " error"]] * 2  # one line each
     assert said[0].startswith("passprice: error: checkpoint 'nope': not found in registry/checkpoints")
-    assert said[1].startswith("passprice: error: card 'nocard': not found in facts/cards")
+    assert said[1].startswith("passprice: error: --cards: card 'nocard': not found in facts/cards")
     # the first card (the one price's resolution looks at) said once, the others after it
     result = invoke("sweep", "--checkpoint", "nope", "--cards", "nocard,nocard2,nocard", "--batches", "1")
     assert result.exit_code == 2

@@ -95,7 +95,10 @@ class OverTPOT(ServingRefusal):
 
     name = "OverTPOT"
 
-    def __init__(self, batch: int, tpot_s: float, max_tpot_s: float, stack: str | None = None) -> None:
+    def __init__(self, batch: int, tpot_s: float, max_tpot_s: float, stack: str | None = None,
+                 given: bool = False) -> None:
+        """``given``: the cap came from the command line (``--max-tpot``), not the serving's ``max_tpot``: said so
+        (``best … --max-tpot 0.0005`` read "the serving's TPOT cap … (max_tpot)", tests/test_fix184.py)."""
         self.batch = batch
         self.tpot_s = tpot_s
         self.max_tpot_s = max_tpot_s
@@ -105,8 +108,10 @@ class OverTPOT(ServingRefusal):
         takes = (f"under stack {stack}, batch {batch:,} is expected to take" if stack is not None
                  else f"batch {batch:,} already takes")
         super().__init__(
-            f"{takes} {si(tpot_s, 's')} per output token, over the serving's TPOT cap of "
-            f"{si(max_tpot_s, 's')} (max_tpot): no batch meets it; raise the cap (--max-tpot SECONDS), or price a "
+            f"{takes} {si(tpot_s, 's')} per output token, over "
+            + (f"the TPOT cap of {si(max_tpot_s, 's')} (--max-tpot)" if given else
+               f"the serving's TPOT cap of {si(max_tpot_s, 's')} (max_tpot)")
+            + ": no batch meets it; raise the cap (--max-tpot SECONDS), or price a "
             "smaller model, a shorter context or a faster card" + (" (or the limit, without --stack)" if stack else "")
         )
 

@@ -2014,6 +2014,15 @@ def _stale(resolved: Any, data: dict[str, Any], expected: Any = None) -> Any:
     return stale_rested_on(facts, rests)
 
 
+def _every_expert_json(resolved: Any) -> dict[str, Any]:
+    """``{"every_expert": …}`` (:func:`passprice.report.every_expert`) for a mixture whose every token reads every
+    expert, ``{}`` otherwise: a price's and best's ``--json`` key."""
+    from passprice.report import every_expert
+
+    found = every_expert(resolved.header, resolved.spec.routing)
+    return {} if found is None else {"every_expert": found}
+
+
 def _routing_note(resolved: Any, cost: Any) -> str | None:
     """The note (caveat) of the routing record a mixture of experts' price ``cost`` rests on, if it has one."""
     routing = resolved.serving.routing
@@ -2197,6 +2206,7 @@ def price_command(
         from passprice.report import with_tpot
 
         _echo_json({**_with_span(_with_routing_note(with_tpot(data), note, resolved.header), reach),
+                          **_every_expert_json(resolved),
                           **_defaulted_json(resolved.header),
                           **({} if fitted is None else {"stack_fit": fitted.to_json()}),
                           "stale": stale.to_json(), "lock": g.to_json(moved, relabels, drifts, given)})
@@ -2206,7 +2216,8 @@ def price_command(
         title = f"{escaped(resolved.spec.checkpoint)} on {resolved.card.name} ({shown_title(resolved.card)})"
         click.echo(cost_text(cost, title, resolved.spec, float_matrices(resolved.header, resolved.card),
                              under_stack=expected is not None, routing_note=note,
-                             experts_held=routed_expert_bytes(resolved.header) if cost.routed is not None else None))
+                             experts_held=routed_expert_bytes(resolved.header) if cost.routed is not None else None,
+                             every=_every_expert_json(resolved).get("every_expert")))
         _echo_defaulted(resolved.header)
         if expected is not None:
             click.echo(_expected_text(expected))
@@ -2317,6 +2328,10 @@ def best_command(
         try:
             cost = best_serving(resolved.header, resolved.card, resolved.serving)
         except ServingRefusal as e:
+            from passprice.batching import OverTPOT
+
+            if isinstance(e, OverTPOT) and o.get("max_tpot") is not None:  # the command line's cap, said so
+                e = OverTPOT(e.batch, e.tpot_s, e.max_tpot_s, e.stack, given=True)
             _refuse(e)
     named = serving or (the_lock.info.serving if the_lock is not None else None)
     g, verdicts = _under_locks(
@@ -2342,6 +2357,7 @@ def best_command(
         from passprice.report import with_tpot
 
         _echo_json({**_with_span(_with_routing_note(with_tpot(data), note, resolved.header), reach),
+                          **_every_expert_json(resolved),
                           **_defaulted_json(resolved.header),
                           "memory_use": resolved.serving.memory_use,  # the searches' headroom (walkthrough 39)
                           "spread": spread_json(resolved.serving, *spread, under[3] if under else None)
@@ -2355,7 +2371,7 @@ def best_command(
         click.echo(cost_text(cost, title, resolved.spec, float_matrices(resolved.header, resolved.card),
                              under_stack=expected is not None, routing_note=note,
                              experts_held=routed_expert_bytes(resolved.header) if cost.routed is not None else None,
-                             best=True,
+                             best=True, every=_every_expert_json(resolved).get("every_expert"),
                              spread=spread_text(cost.batch, resolved.serving, *spread, under) if spread else None))
         _echo_defaulted(resolved.header)
         if expected is not None:

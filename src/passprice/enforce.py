@@ -1683,7 +1683,11 @@ def sweep_under(
         if isinstance(ref, ServingSpec):
             continue
         name = serving_name(root, ref)
-        resolved = resolve(root, override(load_spec(root, ref), checkpoint=checkpoint, routing=routing))
+        spec = override(load_spec(root, ref), checkpoint=checkpoint, routing=routing)
+        # its own card unswept (--cards naming others): its file's host_memory is no bad input (tests/test_fix184.py)
+        own_swept = cards is None or any(c == spec.card or Path(c).name.removesuffix(".toml") == spec.card
+                                         or Path(spec.card).name.removesuffix(".toml") == c for c in cards)
+        resolved = resolve(root, spec, card_priced=own_swept)
         if name is None and explicit is None:
             # A serving file kept outside the registry is judged under the locks that lock what it prices, as `price
             # FILE` judges it (sweep skipped it: `price COPY` said "under lock r1-1k … floors hold" where `sweep COPY`

@@ -1522,11 +1522,15 @@ _TERMS = (
         "its note. A price's `--json` `routing` object gives `distinct` (the mean experts a layer the pass reads), "
         "`bytes` (theirs) and `experts_held_bytes` (all routed experts' bytes). `sweep --routing NAME` prices every "
         "row on the record, as `price --routing NAME` does, and names it in the row's `routing` column. "
-        "In `--json` a routing record's `used` is the experts each token routes to, `file` the record's file.",
+        "In `--json` a routing record's `used` is the experts each token routes to, `file` the record's file. A "
+        "mixture whose every token reads every expert (k = E) needs no record, as no routing moves its price: "
+        "`price` and `best` say `experts  E of E experts a layer: every token reads every expert` (and that a "
+        "`--routing` given is not needed), and their `--json` `every_expert` object gives `experts` (E) and "
+        "`routing_unused` (the record named, which no price rests on; null for none).",
         ("routing record", "mixture of experts", "moe", "experts", "expert", "hot_experts", "hot_share", "hot set",
          "routing note", "token-slots", "token-slot", "p_e", "mean over routing", "distinct", "experts_held_bytes",
          "D(T)", "D(1)", "experts a layer", "experts a token",
-         "used", "file"),
+         "used", "file", "every_expert", "routing_unused"),
     ),
     Term(
         "MLA",

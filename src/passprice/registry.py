@@ -496,6 +496,15 @@ def _stray_links(root: Root, folder: Path, record: str | None) -> tuple[int, str
         reads = os.path.realpath(root.path / record) if record is not None else None
     except (OSError, ValueError):
         reads = None
+    # every record folder passprice reads, by its real path: a link reaching a file of another (a card, from
+    # locks/old/) names a record read already, not one to move into ``record`` (tests/test_fix184.py)
+    read_from: dict[str, str] = {}
+    for folder_name in ("locks", "sources", *(f"{top}/{name}" for top, names in RECORD_FOLDERS.items()
+                                              for name in names)):
+        try:
+            read_from.setdefault(os.path.realpath(root.path / folder_name), folder_name)
+        except (OSError, ValueError):
+            continue
     said = []
     for name in links[:MAX_STRAY_LINKS]:
         path = folder / name
@@ -504,12 +513,21 @@ def _stray_links(root: Root, folder: Path, record: str | None) -> tuple[int, str
             real = Path(os.path.realpath(path))
         except (OSError, ValueError):
             continue
-        named = f"{shown(path)} -> {escaped(written)}"
+        try:  # as the root names it, whether the root was given as `.` (check) or a side's tree (the review)
+            link = path.relative_to(root.path)
+        except ValueError:
+            link = _rel(root, path)
+        named = f"{shown(link)} -> {escaped(written)}"
+        other = read_from.get(str(real.parent))
         if not real.exists():
             said.append(f"{named}, a symbolic link to nothing: remove it")
         elif reads is not None and str(real.parent) == reads:
             said.append(f"{named}, a symbolic link to {shown(_rel(root, real))}, read already from {record}/: remove "
                         f"the link (moved to {record}/, it would be a second name of that file)")
+        elif other is not None and real.name.endswith(".toml"):
+            kind = f"{record}/ reads no file of {other}/" if record is not None else "it is no file of this folder's"
+            said.append(f"{named}, a symbolic link to {shown(_rel(root, real))}, read already from {other}/: remove "
+                        f"the link ({kind})")
         else:
             where = f"{record}/" if record is not None else "the record folder it belongs in"
             said.append(f"{named}, a symbolic link to {shown(_rel(root, real))}: move the file it names to {where} if "

@@ -9,7 +9,7 @@ import math
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from passprice.errors import InputError
+from passprice.errors import InputError, escaped
 from passprice.gguf_records import LongArray, LongString, nonfinite_text
 from passprice.tables import count, percent, printable, si, text_table, titled
 
@@ -81,14 +81,25 @@ def host_reason(cost: ServingCost, memory_use: float | None = None) -> str:
     faster with them there: the host link reads their KV cache beside card memory's stream, the two terms
     overlapped. Either way the price then rests on ``host.*`` facts (``host.capacity`` is assumed on most cards).
     Fix181: `best … --host-memory` put 2 sequences in host memory at 78.7 % of an 80 GB card, its weakest
-    ``host.capacity``, with no word of its 0.8 cap. Raises nothing."""
+    ``host.capacity``, with no word of its 0.8 cap. Pass ``memory_use`` only where the batch was searched under it
+    (``best``): a fixed batch (``price``, ``--batch``) ignores the cap, and tests/test_fix184.py's price at
+    ``--memory-use 0.2 --batch 300`` was said to be held by a 28.2 GB cap while 74.2 GB was held. ``--no-host-memory``
+    is advised only where the whole batch fits card memory (``capacity_bytes - held_bytes`` holds the host
+    sequences' bytes); otherwise the line names the largest batch card memory holds (its sequences there plus those
+    the room left takes), as ``NotResident`` would (tests/test_fix184.py: batch 700, 580 fit). Raises nothing."""
     per_sequence = cost.host_held_bytes / cost.host_sequences
     share = 1.0 if memory_use is None else memory_use
     room = share * cost.capacity_bytes - cost.held_bytes
     n = cost.host_sequences
     them = f"{n:,} sequence{'s' if n != 1 else ''}"
-    after = ("; the price now rests on host.* facts (its weakest may be host.capacity): --no-host-memory keeps every "
-             "sequence in card memory")
+    whole_room = cost.capacity_bytes - cost.held_bytes
+    if whole_room >= cost.host_held_bytes:
+        keep = "--no-host-memory keeps every sequence in card memory"
+    else:
+        fit = cost.batch - n + int(max(whole_room, 0.0) // per_sequence)
+        keep = (f"card memory holds {fit:,} sequence{'s' if fit != 1 else ''} of this serving, so --no-host-memory "
+                f"keeps every sequence there only with a batch of at most {fit:,}")
+    after = f"; the price now rests on host.* facts (its weakest may be host.capacity): {keep}"
     if room < per_sequence:
         within = ("card memory" if share >= 1.0 else
                   f"the memory-use cap, {100.0 * share:.4g} % of card memory ({si(share * cost.capacity_bytes, 'B')} "
@@ -98,6 +109,32 @@ def host_reason(cost: ServingCost, memory_use: float | None = None) -> str:
     return (f"{them} in host memory though card memory has room for {int(room // per_sequence):,} more: the pass is "
             f"faster so, the host link reading {'its' if n == 1 else 'their'} KV cache beside card memory's stream "
             f"(memory and host terms overlap){after}")
+
+
+def every_expert(header: GGUFHeader, routing: str | None) -> dict[str, Any] | None:
+    """A price's ``--json`` ``every_expert`` object for a mixture of experts whose every token reads every expert
+    (:func:`passprice.serving.every_expert_read`, k = E): ``experts`` (E) and ``routing_unused`` (the routing
+    record the command line or serving named, which no price of it rests on; ``None``: none named); ``None`` for any
+    other checkpoint. A 4-of-4 mixture never said so, and ``--routing uniform`` was taken without a word
+    (tests/test_fix184.py). Raises nothing."""
+    from passprice.serving import every_expert_read
+
+    if not every_expert_read(header):
+        return None
+    return {"experts": header.meta_int("expert_count"), "routing_unused": routing}
+
+
+def every_expert_text(data: dict[str, Any] | None) -> list[str]:
+    """The ``experts`` line of :func:`every_expert`'s object (none for ``None``): ``4 of 4 experts a layer: every
+    token reads every expert``, and, where a routing record was named, that it is not needed. Raises nothing."""
+    if data is None:
+        return []
+    n = data["experts"]
+    line = f"  experts       {n:,} of {n:,} experts a layer: every token reads every expert"
+    if data["routing_unused"] is not None:
+        line += (f"; --routing {escaped(data['routing_unused'])} is not needed (no price of this checkpoint rests on "
+                 "a routing record)")
+    return [line]
 
 
 def spec_summary(spec: ServingSpec) -> str:
@@ -253,6 +290,7 @@ def cost_text(
     experts_held: float | None = None,
     best: bool = False,
     spread: str | None = None,
+    every: dict[str, Any] | None = None,
 ) -> str:
     """A priced pass for people: the five terms with the bind marked and a one-line legend (from
     :mod:`passprice.glossary`), tokens/s and time per output token (TPOT), bytes and work per pass, held bytes
@@ -263,7 +301,7 @@ def cost_text(
     the caveat showed in neither ``price`` nor ``audit``), and the bytes all its routed experts hold
     (``experts_held``, :func:`routed_expert_bytes`) beside the expected bytes a pass reads of them. Of ``best``'s
     pass (``best``), the headroom line names the command that prices a smaller batch: ``best`` takes no
-    ``--batch`` (walkthrough 39)."""
+    ``--batch`` (walkthrough 39). ``every``: :func:`every_expert`'s object, shown as its ``experts`` line."""
     from passprice.glossary import legend
 
     lines = [title]
@@ -300,6 +338,7 @@ def cost_text(
         f"  bytes/pass    {si(cost.weight_bytes, 'B')} of {shared_what}, shared by the batch; "
         f"{si(cost.sequence_bytes, 'B')} per sequence ({si(cost.rewrite_bytes, 'B')} rewritten in place)"
     )
+    lines += every_expert_text(every)  # a mixture every token reads whole (:func:`every_expert`)
     if cost.routed is not None:
         r = cost.routed
         lines.append(
@@ -349,7 +388,7 @@ def cost_text(
             f"({percent(cost.host_held_bytes, cost.host_capacity_bytes)})"
         )
     if cost.host_sequences:
-        lines.append(f"  host why      {host_reason(cost, spec.memory_use if spec is not None else None)}")
+        lines.append(f"  host why      {host_reason(cost, spec.memory_use if spec is not None and best else None)}")
     lines.append(
         f"  on chip       {si(cost.on_chip_bytes, 'B')} of {si(cost.on_chip_capacity, 'B')} "
         f"({percent(cost.on_chip_bytes, cost.on_chip_capacity)})"

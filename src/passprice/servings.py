@@ -427,8 +427,37 @@ def _require_file_limits(root: Root, spec: ServingSpec, header: GGUFHeader) -> N
         raise InputError(line)
 
 
+def _file_read(root: Root, spec: ServingSpec) -> tuple[str | None, ServingSpec | None]:
+    """The serving file ``spec`` was read from (:attr:`ServingSpec.source`, else the
+    :attr:`ServingSpec.contexts_source` a name given on the command line left) and its spec as written, ``(None,
+    None)`` for none, a lock, or a file that no longer reads. Raises nothing."""
+    source = spec.source if spec.source is not None else spec.contexts_source
+    if source is None or not source.endswith(".toml") or source.endswith(".lock.toml"):
+        return None, None
+    try:
+        return source, spec_of_file(root, Path(source))
+    except (InputError, OSError):  # pragma: no cover - the file read a moment ago
+        return None, None
+
+
+def _names_card(named: str, card: Card) -> bool:
+    """Whether a serving file's ``card`` (a name or a path to a card file) names ``card``. Raises nothing."""
+    return named == card.name or Path(named).stem == card.name
+
+
+def _file_draft(spec: ServingSpec, written: ServingSpec) -> bool:
+    """Whether ``spec``'s draft (its method and tokens) is the serving file's ``written`` one: the file's keys
+    answer for it whatever card the command line names (a draft does not depend on the card), and not where
+    ``--draft``/``--draft-tokens`` gave another. Raises nothing."""
+    if spec.source is not None:
+        return True
+    return (spec.draft is not None and written.draft is not None
+            and (spec.draft.method, spec.draft.tokens) == (written.draft.method, written.draft.tokens))
+
+
 def _require_file_choices(
-    root: Root, spec: ServingSpec, header: GGUFHeader, card: Card, method: DraftMethod | None
+    root: Root, spec: ServingSpec, header: GGUFHeader, card: Card, method: DraftMethod | None,
+    card_priced: bool = True,
 ) -> None:
     """Raise :class:`InputError` naming a serving file and its key for a choice of the file the pricer would refuse
     with an option's advice, whatever the command line adds: ``host_memory = true`` on the file's card with no host
@@ -437,23 +466,25 @@ def _require_file_choices(
     checkpoint's header does not carry (``NoDrafter``: "price without drafts"). The card and drafting method are the
     file's while ``spec.source`` is (a name the command line gives clears it: :func:`unsourced`); the option
     ``--host-memory`` given on the command line over a file without ``host_memory`` is the option's, and keeps the
-    refusal (tests/test_odds172.py). A lock's serving is no file to correct: left to the pricer. Raises nothing else."""
-    source = spec.source
-    if source is None or not source.endswith(".toml") or source.endswith(".lock.toml"):
+    refusal (tests/test_odds172.py). The file's ``host_memory`` is bad input on the file's own card alone (another
+    card's is its ``NoHostLink``, a row's refusal in ``compare`` and ``sweep``), and its draft whatever card is priced
+    (:func:`_file_draft`: ``--card mi300x`` made ``draft.tokens = 9`` a ``BadDraft`` exit 1, tests/test_fix184.py).
+    A lock's serving is no file to correct: left to the pricer. Raises nothing else."""
+    source, written = _file_read(root, spec)
+    if source is None or written is None:
         return
     where = named_in(root, source)
-    if spec.host_memory and card.host is None:
-        try:
-            written = spec_of_file(root, Path(source)).host_memory
-        except (InputError, OSError):  # pragma: no cover - the file read a moment ago
-            written = False
-        if written:
-            raise InputError(
-                f"{where}: host_memory: card {card.name} has no host link (no host.* facts), so no sequence can be "
-                "held in host memory: remove host_memory (or set it false), or name a card with a host link"
-            )
+    # The file's host_memory is bad input on the file's own card alone: on another (compare's, sweep's --cards,
+    # --card) it is that card's NoHostLink refusal, as `compare --host-memory` gives (tests/test_fix184.py: `compare`
+    # of a file on the SN40L exited 2 naming the A100 PCIe).
+    if (card_priced and spec.host_memory and card.host is None and written.host_memory
+            and _names_card(written.card, card)):
+        raise InputError(
+            f"{where}: host_memory: card {card.name} has no host link (no host.* facts), so no sequence can be "
+            "held in host memory: remove host_memory (or set it false), or name a card with a host link"
+        )
     draft = spec.draft
-    if draft is None or method is None:
+    if draft is None or method is None or not _file_draft(spec, written):
         return
     figures = len(method.acceptance)
     if draft.tokens > figures:
@@ -657,7 +688,8 @@ def require_lockable(root: Root, spec: ServingSpec, output: Path) -> None:
 
 
 def resolve(
-    root: Root, spec: ServingSpec, method_ref: str | None = None, *, method_ref_from_file: bool = False
+    root: Root, spec: ServingSpec, method_ref: str | None = None, *, method_ref_from_file: bool = False,
+    card_priced: bool = True,
 ) -> Resolved:
     """Load the checkpoint, card and drafting method ``spec`` names from ``root``, complete its defaults, and build
     the seed's serving. ``method_ref`` names a drafting method to load (and hold to its scope) for a spec that does
@@ -666,7 +698,9 @@ def resolve(
     through here, so a record's scope is checked once for all. Raises
     :class:`InputError` for anything it names that is missing or invalid, and
     :class:`~passprice.scopes.OutOfScope` for a drafting method or routing record whose checkpoints do not list the
-    one priced."""
+    one priced. ``card_priced`` false: the spec's card is not priced (``sweep FILE --cards`` naming others, whose
+    lock judgement resolves the file on its own card), so its ``host_memory`` is no bad input there
+    (:func:`_require_file_choices`; tests/test_fix184.py: it exited 2 naming a card not swept)."""
     from passprice.checkpoints import load_checkpoint
 
     ref = spec.draft.method if spec.draft is not None else method_ref
@@ -700,9 +734,11 @@ def resolve(
     check_head_rows(header, spec.draft.head_rows if spec.draft is not None else None,
                     named_in(root, spec.source) if spec.source is not None else None)
     acceptance = method.first(spec.draft.tokens) if method is not None and spec.draft is not None else ()
+    file, written = _file_read(root, spec)
+    draft_file = file if file is not None and written is not None and _file_draft(spec, written) else None
     require_scopes(root, spec.checkpoint, header, (ref, method), (name, routing), source=spec.source,
-                   method_from_file=spec.draft is not None or method_ref_from_file)
-    _require_file_choices(root, spec, header, card, method)
+                   method_from_file=spec.draft is not None or method_ref_from_file, draft_source=draft_file)
+    _require_file_choices(root, spec, header, card, method, card_priced)
     return Resolved(spec, header, card, method, to_serving(spec, acceptance, routing))
 
 
@@ -715,6 +751,7 @@ def require_scopes(
     *,
     source: str | None = None,
     method_from_file: bool = True,
+    draft_source: str | None = None,
 ) -> None:
     """The drafting method and routing record a serving prices ``checkpoint`` (read as ``header``) with, each given
     as (the name it was given by, the record), apply to it: :func:`~passprice.scopes.require_in_scope` for each
@@ -722,10 +759,16 @@ def require_scopes(
     when the serving file ``source`` named the checkpoint and the record together (its ``routing``, its
     ``draft.method`` unless ``method_from_file`` is false: a method the command line gave), :class:`InputError`
     naming the file and key: a file that pairs a model with another model's record is bad input, not a serving
-    the model cannot price. Then :func:`~passprice.scopes.require_drafter`: a method in scope that drafts with a
-    separate draft model is refused (:class:`~passprice.serving.NoDrafter`)."""
+    the model cannot price. ``draft_source``: the serving file whose ``draft.method`` it is where ``source`` is
+    cleared by a card named on the command line (a draft does not depend on the card: tests/test_fix184.py). Then
+    :func:`~passprice.scopes.require_drafter`: a method in scope that drafts with a separate draft model is refused
+    (:class:`~passprice.serving.NoDrafter`)."""
     from passprice.scopes import OutOfScope, require_drafter
     from passprice.serving import NoDrafter
+
+    if source is None and draft_source is not None:
+        require_scopes(root, checkpoint, header, method, (None, None), source=draft_source)
+        method = (None, None)  # checked: the routing alone is left, the command line's
 
     try:
         _require_scopes(root, checkpoint, header, method, routing)

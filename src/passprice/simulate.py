@@ -1925,13 +1925,16 @@ def simulation_text(sim: Simulation) -> str:
         row("prompt rows computed", lambda s: f"{count(s['prompt_rows'])} ({count(s['prefix_hits'])} prefix hits)"),
     ]
     lines.append(text_table(["", *(o.policy.value for o in sim.outcomes)], rows))
-    if sim.max_tpot is not None:  # fix181: TPOT p99 22.7 ms beside a serving's 20 ms cap, without a word
+    # fix181: TPOT p99 22.7 ms beside a serving's 20 ms cap, without a word; tests/test_fix184.py: --max-batch at
+    # best's 142 left 48 of 300 requests over the cap, prefill chunks of 2,048 rows pushing steps over; --chunk 64: 0
+    if sim.max_tpot is not None:
         over = ", ".join(f"{o.policy.value} {count(o.over_tpot(sim.max_tpot))} of {count(len(o.records))}"
                          for o in sim.outcomes)
         lines += ["", f"  TPOT cap    the serving's max_tpot {si(sim.max_tpot, 's')} is not enforced: admission takes "
                   f"up to {count(setup['max_batch'])} sequences (--max-batch) while memory holds them; requests "
-                  f"whose TPOT is above it: {over} (`passprice best` finds the best batch within it; --max-batch "
-                  "that batch keeps the steps near it)"]
+                  f"whose TPOT is above it: {over} (`passprice best` finds the best batch within it: --max-batch "
+                  f"that batch bounds the decode steps, but a step that also carries a prompt's chunk (--chunk, "
+                  f"{count(setup['chunk_rows'])} rows) takes longer, so give a smaller --chunk too)"]
     rests = sim.pricer.rests_on()
     provenance = sim.pricer.provenance()
     weakest = ", ".join(p for p, f in rests if f.provenance is provenance)

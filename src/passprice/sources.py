@@ -884,27 +884,28 @@ class StoredText:
         return self.problem if self.problem is not None else self.unread
 
     def parts_named(self, locator: str) -> tuple[str, ...]:
-        """The parts (:attr:`parts`) ``locator`` names, in the text's order, each name read loosely (:func:`_loose`:
-        case, and a run of blanks, ``_`` and ``-``, not told apart): each part's name standing whole in it (not inside
-        a longer path or word), or its last path component where no other part ends so and that holds a ``.``
-        (``ND_H200_v5_results.md``), or that component less its extension where no other part's is the same and it
+        """The parts (:attr:`parts`) ``locator`` names, in the order it first names them, each name read loosely
+        (:func:`_loose`: case, and a run of blanks, ``_`` and ``-``, not told apart): each part's name standing whole in
+        it (not inside a longer path or word), or its last path component where no other part ends so and that holds a
+        ``.`` (``ND_H200_v5_results.md``), or that component less its extension where no other part's is the same and it
         is at least 4 characters (prose: ``the ND H200 v5 results file``). Empty when it names none: its quotes are
         looked for in the whole text, and where the text has more than one part a span found under one is not
-        ``checked`` (:func:`quote_check`). A locator spelling the H200's file ``Azure Results/ND_H200_v5_results.md``
-        or in lower case named none, and its quote of the H100's row read ``checked`` (tests/test_fix179.py).
-        Linear in the locator's first 10,000 characters per part. Raises nothing."""
+        ``checked`` (:func:`quote_check`). A locator spelling the H200's file ``Azure Results/ND_H200_v5_results.md`` or
+        in lower case named none, and its quote of the H100's row read ``checked`` (tests/test_fix179.py). Linear in the
+        locator's first 10,000 characters per part. Raises nothing."""
         text = _loose(locator[:10_000])
         names = [_loose(name) for name in self.parts]
         tails = [name.rsplit("/", 1)[-1] for name in names]
         stems = [tail.rsplit(".", 1)[0] if "." in tail else tail for tail in tails]
-        out: list[str] = []
+        out: list[tuple[int, str]] = []
         for part, name, tail, stem in zip(self.parts, names, tails, stems, strict=True):
             shown = [name] + ([tail] if tail != name and "." in tail and tails.count(tail) == 1 else [])
             if stem not in shown and len(stem.strip()) >= 4 and stems.count(stem) == 1:
                 shown.append(stem)
-            if any(_names_whole(text, n) for n in shown):
-                out.append(part)
-        return tuple(out)
+            at = [i for i in (_whole_at(text, n) for n in shown) if i >= 0]
+            if at:
+                out.append((min(at), part))
+        return tuple(part for _, part in sorted(out))
 
     def part_holding(self, span: str, but: Iterable[str] = ()) -> str | None:
         """The first part (:attr:`parts`) other than ``but`` whose text holds ``span`` as :meth:`holds` reads it,
@@ -1402,7 +1403,25 @@ def _spans(fact: Fact, only: str | None = None, texts: Mapping[str, StoredText] 
             if parts and parts not in named:
                 named.append(parts)
     for (sid, page, span), (what, named) in order.items():
-        yield what, sid, page, span, tuple(named)
+        yield what, sid, page, span, _first_named(named)
+
+
+def _first_named(named: list[tuple[str, ...]]) -> tuple[tuple[str, ...], ...]:
+    """The parts a span is to be under, one of each tuple, from ``named`` (each locator quoting it: the parts it
+    names, in its order, :meth:`StoredText.parts_named`). A locator naming several files reads from the first it
+    names (the others are named in prose: ``(as in ND_H100_v5_results.md)``, ``(not the ND_H100_v5_results.md
+    file)``, which read ``checked`` of the H100's row quoted for the H200, tests/test_fix184.py), unless another
+    locator of the span names one file alone: a derivation input's locator placing each of a several-file locator's
+    rows (the B200's ``host.stream`` names both Hopper result files and quotes a row of each; its inputs name each
+    row's file), when the several-file locator asks only that the span be under one of those it names, as
+    before. Raises nothing."""
+    if any(len(parts) == 1 for parts in named):
+        return tuple(named)
+    out: list[tuple[str, ...]] = []
+    for parts in named:
+        if parts[:1] not in out:
+            out.append(parts[:1])
+    return tuple(out)
 
 
 def quote_cost(facts: Iterable[Fact], texts: Mapping[str, StoredText]) -> Lookups:
@@ -1603,8 +1622,14 @@ _LOOSE = re.compile(r"[\s_\-]+")
 
 
 def _names_whole(text: str, name: str) -> bool:
-    """Whether ``name`` stands whole in ``text``: not inside a longer name (a word character, ``/``, ``-`` or ``.``
-    before it; a word character, ``/`` or ``-`` after it, or a ``.`` then one). Raises nothing."""
+    """Whether ``name`` stands whole in ``text`` (:func:`_whole_at`). Raises nothing."""
+    return _whole_at(text, name) >= 0
+
+
+def _whole_at(text: str, name: str) -> int:
+    """Where ``name`` first stands whole in ``text`` (its index; -1 where it nowhere does): not inside a longer name
+    (a word character, ``/``, ``-`` or ``.`` before it; a word character, ``/`` or ``-`` after it, or a ``.`` then
+    one). Raises nothing."""
     at = text.find(name)
     while at >= 0:
         end = at + len(name)
@@ -1612,9 +1637,9 @@ def _names_whole(text: str, name: str) -> bool:
         after = text[end:end + 2]
         if not (before.isalnum() or before in "_/-.") and not (
                 after[:1].isalnum() or after[:1] in "_/-" or (after[:1] == "." and after[1:2].isalnum())):
-            return True
+            return at
         at = text.find(name, at + 1)
-    return False
+    return -1
 
 
 def _part_name(line: str, source: str) -> str | None:

@@ -1005,20 +1005,23 @@ class Sweeper:
 
         missing: list[str] = []
         not_looked = 0
-        looks: list[tuple[str, Callable[[str], object]]] = [
-            (name, lambda n: load_spec(self.root, n))
+        looks: list[tuple[str, Callable[[str], object], str]] = [
+            (name, lambda n: load_spec(self.root, n), "")
             for name in dict.fromkeys(grid.servings) if not isinstance(name, ServingSpec)
         ]
         said = set(skip)
-        looks += [(card, self.card) for card in dict.fromkeys(grid.cards or ()) if card not in said]
-        for name, look in looks:
+        # a card of --cards named by the option, as compare and kv name it (`sweep --cards MI300X` said `card
+        # 'MI300X': …` where they say `--cards: card 'MI300X': …`; tests/test_fix184.py); a grid file's cards are
+        # refused with its file and key before this
+        looks += [(card, self.card, "--cards: ") for card in dict.fromkeys(grid.cards or ()) if card not in said]
+        for name, look, key in looks:
             if len(missing) >= MAX_NOT_FOUND:
                 not_looked += 1
                 continue
             try:
                 look(name)
             except NotFound as e:
-                missing += e.lines
+                missing += [f"{key}{line}" for line in e.lines]
         if not_looked:
             missing.append(f"sweep: {not_looked:,} more serving and card names not looked up after {MAX_NOT_FOUND} "
                            "not found: correct these first")
