@@ -491,9 +491,10 @@ def _running_module_files() -> dict[str, bytes | str | None]:
 #: pricing model's are capped apart (:data:`passprice.pins.MODEL_TOKENS`), the others were not (``schema.py``,
 #: ``registry.py``, ``files.py`` …), so a side's ``schema.py`` grown by 1 MB of ``[a,a,…]`` (499,000 names) held a
 #: ``diff`` at 6.3-6.5 s of CPU and 585 MB, its process compiling it (``tests/test_bound111.py``). This package's
-#: own modules hold 641,864 (74.6 %; a test holds them under 80 %: past it, raise the cap with the measure; it was
-#: 800,000 until the package's own passed 640,000).
-SIDE_TOKENS = 860_000
+#: own modules hold 691,339 (76.8 %; a test holds them under 80 %: past it, raise the cap with the measure, about 1.3
+#: times the package's own; it was 800,000 until the package's own passed 640,000, and 860,000 until they reached
+#: 691,339, 80.4 % of it).
+SIDE_TOKENS = 900_000
 
 
 def _too_many_tokens(folder: Path) -> str | None:
@@ -508,7 +509,7 @@ def _too_many_tokens(folder: Path) -> str | None:
     if total <= SIDE_TOKENS:
         return None
     return (f"src/passprice: {total:,} tokens in its modules, past the {SIDE_TOKENS:,} a side's code may hold to be "
-            "priced in a process of its own, which imports them all (this passprice's own hold about 680,000): "
+            "priced in a process of its own, which imports them all (this passprice's own hold about 690,000): "
             "not imported")
 
 
