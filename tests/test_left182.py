@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import os
 import subprocess
+import tomllib
 from pathlib import Path
 
 from cli_helpers import copy_root, invoke
 
 LOCK = "locks/r1-qwen7b-h200.lock.toml"
-DIGEST = "sha256:fe290d9694e41d3a01f715f39a73d53c61bc3d0d0370229922cfeb5a1b47c5de"  # its [lock] digest
 
 
 def _git(root: Path, *args: str, stdin: str | None = None) -> str:
@@ -37,9 +37,10 @@ def _repository(tmp_path: Path) -> Path:
 def test_a_gitlink_naming_a_locks_blob_wrote_no_lock(tmp_path: Path) -> None:
     root = _repository(tmp_path)
     text = (root / LOCK).read_text(encoding="utf-8")
+    digest = tomllib.loads(text)["lock"]["digest"]  # its [lock] digest: each re-lock moves it
     forged = "sha256:" + "ab" * 32
-    assert text.count(DIGEST) == 1
-    blob = _git(root, "hash-object", "-w", "--stdin", stdin=text.replace(DIGEST, forged))  # in no tree
+    assert text.count(digest) == 1
+    blob = _git(root, "hash-object", "-w", "--stdin", stdin=text.replace(digest, forged))  # in no tree
     _git(root, "update-index", "--add", "--cacheinfo", f"160000,{blob},locks/evil.lock.toml")
     _git(root, "commit", "-q", "--no-verify", "-m", "a gitlink naming a lock's blob")
     _git(root, "rm", "-q", "--cached", "locks/evil.lock.toml")

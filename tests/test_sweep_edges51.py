@@ -94,9 +94,15 @@ def test_every_wrong_name_beside_a_wrong_checkpoint_is_said_at_once() -> None:
     assert said[0].startswith("passprice: error: checkpoint 'nope': not found in registry/checkpoints")
     assert said[1].startswith("passprice: error: --cards: card 'nocard': not found in facts/cards")
     # the first card (the one price's resolution looks at) said once, the others after it
-    result = invoke("sweep", "--checkpoint", "nope", "--cards", "nocard,nocard2,nocard", "--batches", "1")
+    result = invoke("sweep", "--checkpoint", "nope", "--cards", "nocard,nocard2", "--batches", "1")
     assert result.exit_code == 2
     assert [line.split("'")[1] for line in stderr_lines(result)] == ["nope", "nocard", "nocard2"]
+    # a name given twice is the list's own fault, said before any name is looked up (one reader of --cards for
+    # compare, sweep and kv: tests/test_fix181.py)
+    result = invoke("sweep", "--checkpoint", "nope", "--cards", "nocard,nocard2,nocard", "--batches", "1")
+    assert result.exit_code == 2
+    assert stderr_lines(result) == [
+        "passprice: error: --cards: 'nocard' is given more than once: each card is priced once"]
 
 
 def test_with_servings_each_wrong_serving_card_checkpoint_and_routing_is_said() -> None:
@@ -106,7 +112,7 @@ def test_with_servings_each_wrong_serving_card_checkpoint_and_routing_is_said() 
     said = stderr_lines(result)
     assert [line.split("'")[0] for line in said] == [
         "passprice: error: checkpoint ", "passprice: error: routing record ", "passprice: error: stack ",
-        "passprice: error: serving ", "passprice: error: card ",
+        "passprice: error: serving ", "passprice: error: --cards: card ",
     ]
     assert [line.split("'")[1] for line in said] == ["nope", "nor", "nostack", "nosuch", "nocard"]
 
