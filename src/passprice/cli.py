@@ -2646,18 +2646,26 @@ def _parse_requires(requires: tuple[str, ...]) -> dict[str, Any]:
     from passprice.facts import Provenance
     from passprice.locks import is_fact_path
 
+    from passprice.routing import ROUTING_PATHS
+
     out = {}
     for item in requires:
         path, sep, level = item.partition("=")
         if not sep or not path:
             raise click.BadParameter(f"{item!r} is not PATH=PROVENANCE", param_hint="--require")
+        if path == "routing.*":
+            # the routing record's facts together, as the README's qwen3 lock "requires routing.* >= measured": the
+            # policy stores each path (a new user's `--require 'routing.*=measured'` was not a fact path)
+            floor = Provenance.parse(level, f"--require {path}")
+            out.update(dict.fromkeys(ROUTING_PATHS, floor))
+            continue
         if not is_fact_path(path):
             # A path that prints like a fact path (a Cyrillic а in `аrray`) is spelled by its code points: "'аrray'
             # is not a fact path" read as a refusal of `array` itself (attack round 31).
             spelled = "" if ascii(path) == repr(path) else f" (spelled {path!a}: it prints like another name)"
             raise click.BadParameter(
                 f"{path!r}{spelled} is not a fact path (memory.bandwidth, streams.rewrite, array, host.read, "
-                "draft.acceptance.1 …)",
+                "draft.acceptance.1, routing.hot_share, routing.* for both routing facts …)",
                 param_hint="--require",
             )
         out[path] = Provenance.parse(level, f"--require {path}")
@@ -2681,7 +2689,8 @@ def _given(o: dict[str, Any]) -> list[str]:
               help="Weakest provenance any fact may have (default: each fact the price rests on floored at its "
               "provenance today).")
 @click.option("--require", "requires", multiple=True, metavar="PATH=PROVENANCE",
-              help="A per-path floor, e.g. streams.rewrite=measured (repeatable); the price must rest on PATH.")
+              help="A per-path floor, e.g. streams.rewrite=measured (repeatable; routing.* floors both routing facts); the "
+              "price must rest on PATH.")
 @click.option("--update", is_flag=True,
               help="Re-lock the existing lock with today's facts, checkpoint, serving and code, keeping its name, "
               "kind, serving, stack and policy (with --force --require PATH=PROVENANCE: PATH's floor set as given).")
