@@ -1,0 +1,184 @@
+"""A new MoE/calibration user's findings (README only) on the reproduce, review and audit uses, each reproduced here.
+
+1. ``audit`` of an old lock written out of git (``git show C:LOCK > old.lock.toml``), or put back at its own path
+   (``git checkout C -- LOCK``), said "no commit here holds this lock file" and showed today's source record beside
+   the lock's figures: the commit is now found by the lock's ``[lock] digest`` (``locks.lock_commit``), as
+   ``reproduce`` finds it, and the sources compared there.
+2. README said every shipped MoE serving keeps ``uniform`` routing; ``qwen3-30b-a3b-h200`` is on the measured record.
+3. ``lock --require 'routing.*=measured'`` was "not a fact path" though README says the qwen3 lock requires it.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from cli_helpers import REPO, bad, copy_root, invoke
+
+QWEN = "qwen3-30b-a3b-h200"
+QWEN_LOCK = f"locks/{QWEN}.lock.toml"
+ROUTING_SOURCE = "sources/gpu-container-handbook-routing-derisk.toml"
+OLD_URL = 'url = "https://mcp-tool-shop-org.github.io/gpu-container/handbook/derisk/"'
+NEW_URL = 'url = "https://example.org/derisk-v2/"'
+UNCOMPARED = ("  sources       the source records above are today's: a lock pins each fact's source id and locator, "
+              "not the record, and no commit here holds this lock file to compare them with (a lock committed in "
+              "a git registry is compared)")
+
+
+def _git(root: Path, *args: str) -> str:
+    return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=root, check=True,
+                          capture_output=True, text=True).stdout
+
+
+def _edit(root: Path, rel: str, old: str, new: str) -> None:
+    path = root / rel
+    text = path.read_text(encoding="utf-8")
+    assert old in text, rel
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+
+
+# --- (1) audit of a lock written out of git --------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def moved(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """A git registry: C, the checkout's; then a commit adding a comment to the qwen3 lock (its digest kept); then
+    one moving the routing source's document (its url). Returned with C."""
+    root = copy_root(tmp_path_factory.mktemp("moved"))
+    _git(root, "init", "-q", "-b", "main")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "registry")
+    first = _git(root, "rev-parse", "HEAD").strip()
+    with (root / QWEN_LOCK).open("a", encoding="utf-8") as f:
+        f.write("# kept\n")
+    _git(root, "commit", "-qam", "a comment in the lock")
+    _edit(root, ROUTING_SOURCE, OLD_URL, NEW_URL)
+    _git(root, "commit", "-qam", "the routing document moved")
+    return root, first
+
+
+def _since_line(commit: str) -> str:
+    return (f"  since lock    source gpu-container-handbook-routing-derisk: the lock was committed at {commit[:12]} "
+            "(DATE) under another record than today's (url: https://mcp-tool-shop-org.github.io/gpu-container/"
+            "handbook/derisk/ → https://example.org/derisk-v2/); the source shown is today's: verify the lock's "
+            "figures against the document it was made under")
+
+
+def _audit(root: Path, lock: Path) -> tuple[int, list[str], str]:
+    result = invoke("audit", str(lock), root=root)
+    return result.exit_code, result.stdout.splitlines(), result.stderr
+
+
+def _dated(lines: list[str], commit: str) -> list[str]:
+    date = _git_date(lines, commit)
+    return [line.replace(f"({date})", "(DATE)") if date else line for line in lines]
+
+
+def _git_date(lines: list[str], commit: str) -> str | None:
+    for line in lines:
+        marker = f"committed at {commit[:12]} ("
+        if marker in line:
+            return line.split(marker, 1)[1][:10]
+    return None
+
+
+def test_1_a_lock_written_out_of_git_is_compared_at_the_commit_its_digest_finds(moved: tuple[Path, str]) -> None:
+    root, first = moved
+    old = root.parent / "old.lock.toml"
+    old.write_text(_git(root, "show", f"{first}:{QWEN_LOCK}"), encoding="utf-8")
+    code, lines, stderr = _audit(root, old)
+    assert code == 0
+    assert UNCOMPARED not in lines
+    assert _since_line(first) in _dated(lines, first)
+    assert _git_date(lines, first) == _git(root, "log", "-1", "--format=%cs", first).strip()
+    assert "passprice: warning: source gpu-container-handbook-routing-derisk: the lock was committed at " \
+        f"{first[:12]} " in stderr
+
+
+def test_1_a_lock_checked_out_of_an_old_commit_at_its_path_too(moved: tuple[Path, str]) -> None:
+    root, first = moved
+    _git(root, "checkout", first, "--", QWEN_LOCK)
+    try:
+        assert _git(root, "status", "--porcelain", "--", QWEN_LOCK).split() == ["M", QWEN_LOCK]
+        code, lines, _ = _audit(root, root / QWEN_LOCK)
+    finally:
+        _git(root, "checkout", "HEAD", "--", QWEN_LOCK)
+    assert code == 0
+    assert UNCOMPARED not in lines
+    assert _since_line(first) in _dated(lines, first)
+
+
+def test_1_a_lock_no_commit_holds_byte_for_byte_is_still_said_uncompared(moved: tuple[Path, str]) -> None:
+    root, first = moved
+    old = root.parent / "edited.lock.toml"
+    old.write_text(_git(root, "show", f"{first}:{QWEN_LOCK}") + "# mine\n", encoding="utf-8")
+    code, lines, _ = _audit(root, old)
+    assert code == 0
+    assert UNCOMPARED in lines
+    assert not any(line.startswith("  since lock") for line in lines)
+
+
+def test_1_a_lock_committed_at_its_path_keeps_its_last_commit(moved: tuple[Path, str]) -> None:
+    from passprice.locks import lock_commit
+    from passprice.registry import Root
+
+    root, first = moved
+    second = _git(root, "rev-parse", "HEAD~1").strip()
+    held = lock_commit(Root(root), root / QWEN_LOCK)
+    assert held is not None and held[1] == second
+    old = root.parent / "old2.lock.toml"
+    old.write_text(_git(root, "show", f"{first}:{QWEN_LOCK}"), encoding="utf-8")
+    found = lock_commit(Root(root), old)
+    assert found is not None and found[1] == first and len(found[1]) == 40
+    assert lock_commit(Root(root, embedded=True), old) is None
+
+
+# --- (2) the shipped MoE servings' routing --------------------------------------------------------------------------
+
+
+def test_2_readme_names_every_shipped_moe_serving_off_uniform() -> None:
+    routed = {}
+    for path in sorted((REPO / "registry" / "servings").glob("*.toml")):
+        table = tomllib.loads(path.read_text(encoding="utf-8"))
+        serving = table.get("serving", table)
+        if "routing" in serving:
+            routed[path.stem] = serving["routing"]
+    assert len(routed) == 10
+    off_uniform = {name: record for name, record in routed.items() if record != "uniform"}
+    assert off_uniform == {QWEN: "qwen3-30b-a3b-measured"}
+    readme = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
+    assert ("So the shipped MoE servings keep `uniform` (an assumption, and priced as one), all but "
+            "`qwen3-30b-a3b-h200`, which prices on `qwen3-30b-a3b-measured`") in readme
+    design = " ".join((REPO / "docs" / "DESIGN.md").read_text(encoding="utf-8").split())
+    assert "all but `qwen3-30b-a3b-h200`, priced on `qwen3-30b-a3b-measured`" in design
+    result = invoke("price", QWEN)
+    assert result.exit_code == 0
+    assert "measured (qwen3-30b-a3b-measured)" in result.stdout
+
+
+# --- (3) --require 'routing.*=PROV' ----------------------------------------------------------------------------------
+
+
+def test_3_require_routing_glob_floors_both_routing_facts_as_the_shipped_lock(tmp_path: Path) -> None:
+    root = copy_root(tmp_path)
+    out = tmp_path / "q.lock.toml"
+    result = invoke("lock", QWEN, "--require", "routing.*=measured", "-o", str(out), root=root)
+    assert result.exit_code == 0, result.output
+    made = tomllib.loads(out.read_text(encoding="utf-8"))["policy"]["paths"]
+    shipped = tomllib.loads((REPO / QWEN_LOCK).read_text(encoding="utf-8"))["policy"]["paths"]
+    assert {k: v for k, v in made.items() if k.startswith("routing.")} == {
+        "routing.hot_experts": "measured", "routing.hot_share": "measured"}
+    assert made == shipped
+
+
+def test_3_an_unknown_path_names_a_routing_path_among_the_examples(tmp_path: Path) -> None:
+    assert bad("lock", QWEN, "-o", str(tmp_path / "x.lock.toml"), "--require", "routing.hot=measured") == [
+        "passprice: error: Invalid value for --require: 'routing.hot' is not a fact path (memory.bandwidth, "
+        "streams.rewrite, array, host.read, draft.acceptance.1, routing.hot_share, routing.* for both routing facts "
+        "…) (see 'cli lock --help')"]
+    assert bad("lock", QWEN, "-o", str(tmp_path / "x.lock.toml"), "--require", "routing.*=great") == [
+        "passprice: error: --require routing.*: 'great' is not a provenance (one of published, measured, derived, "
+        "estimated, assumed)"]
