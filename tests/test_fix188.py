@@ -182,3 +182,29 @@ def test_3_an_unknown_path_names_a_routing_path_among_the_examples(tmp_path: Pat
     assert bad("lock", QWEN, "-o", str(tmp_path / "x.lock.toml"), "--require", "routing.*=great") == [
         "passprice: error: --require routing.*: 'great' is not a provenance (one of published, measured, derived, "
         "estimated, assumed)"]
+
+
+# --- (6) a refusal's advice keeps the user's options -----------------------------------------------------------------
+
+
+def test_6_the_best_lock_advice_repeats_the_user_s_output_and_options(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                                                      ) -> None:
+    monkeypatch.chdir(tmp_path)
+    args = ("lock", "gpt-oss-20b-h200", "--stack", "llamacpp-cuda-2405", "-o", "y.lock.toml", "--position", "4000",
+            "--floor", "estimated", "--require", "routing.*=assumed", "--name", "mine")
+    result = invoke(*args)
+    assert result.exit_code == 1 and not (tmp_path / "y.lock.toml").exists()
+    advice = ("passprice lock gpt-oss-20b-h200 --best --stack llamacpp-cuda-2405 --position 4000.0 -o y.lock.toml "
+              "--name mine --floor estimated --require 'routing.*=assumed'")
+    assert result.stderr.splitlines() == [
+        "passprice: refused: BeyondStack: llamacpp-cuda-2405 was calibrated on batch 1 … 1; this price needs batch "
+        "32; price at batch 1 (--batch 1, the largest its runs reach), price the limit (without --stack), or "
+        f"calibrate the stack on runs at that batch; or lock its best price inside the stack's range: `{advice}`"]
+    import shlex
+
+    followed = invoke(*shlex.split(advice)[1:])
+    assert followed.exit_code == 0, followed.output
+    assert (tmp_path / "y.lock.toml").exists()
+    made = tomllib.loads((tmp_path / "y.lock.toml").read_text(encoding="utf-8"))
+    assert made["policy"]["floor"] == "estimated"
+    assert made["policy"]["paths"]["routing.hot_share"] == "assumed"

@@ -2798,8 +2798,14 @@ def lock_command(
         from passprice.stacks import BeyondStack
 
         if isinstance(e, BeyondStack) and serving is not None and locking.best_instead(root, spec, stack, kind):
+            # the user's own options that still apply (-o, --name, --floor, --require, the serving's): the advice
+            # without -o wrote locks/SERVING.lock.toml, "already exists" (a new user's -o /tmp/x.lock.toml dropped)
+            kept = [words for _, words in _typed_options(ctx, {p.name for p in ctx.command.params if p.name}
+                                                         - {"serving", "kind", "batch", "stack", "requires"})]
+            kept += [f"--require {shell_word(item)}" for item in requires]
             hint = (f"or lock its best price inside the stack's range: "
-                    f"`passprice lock {shell_word(serving)} --best --stack {shell_word(str(stack))}`")
+                    f"`passprice lock {shell_word(serving)} --best --stack {shell_word(str(stack))}"
+                    + "".join(f" {words}" for words in kept) + "`")
             raise Refused(f"{e}; {hint}", {**e.to_json(), "message": f"{e}; {hint}", "best_instead": True},
                           None) from None
         _refuse(e)
