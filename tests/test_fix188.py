@@ -208,3 +208,20 @@ def test_6_the_best_lock_advice_repeats_the_user_s_output_and_options(tmp_path: 
     made = tomllib.loads((tmp_path / "y.lock.toml").read_text(encoding="utf-8"))
     assert made["policy"]["floor"] == "estimated"
     assert made["policy"]["paths"]["routing.hot_share"] == "assumed"
+
+
+# --- (7) a model's size in a locator is no quoted figure -------------------------------------------------------------
+
+
+def test_7_a_model_size_glued_to_its_suffix_is_not_a_quoted_figure() -> None:
+    from passprice.diff import _added_run_asks, _quoted_figures
+    from passprice.measurements import Run
+
+    locator = "PR table: row '| llama 8B Q4_0 | 1 | tg128 | 168.2 |'"
+    run = Run(id="r", stack="s", card="c", checkpoint="k", batch=1, first=128, last=256, tokens_per_s=190.0,
+              source_id="src", locator=locator)
+    assert _added_run_asks(run, [run]) == [
+        f"its locator quotes 168.2, 1, not 190 tokens/s: does src: {locator} state 190 tokens/s?"]
+    assert _quoted_figures("llama 70B, 1.5M, 32K context: 168.2") == {168.2}
+    # units glued to their figure stay figures: 100MB (M then B), 4.8TB/s, 8 B/s
+    assert _quoted_figures("'100MB', 'GPU Memory Bandwidth 4.8TB/s', '8B/s'") == {100.0, 4.8, 8.0}

@@ -1774,11 +1774,18 @@ _REFERENCE_WORDS = (r"(?i)(?<![\w.])(?:pages?|tables?|fig(?:ure)?s?|sections?|se
                     r"eq(?:uation)?s?|footnotes?|endnotes?|p|pp)\.?[ \t]*\Z")
 
 
+#: A unit-less size suffix glued to a number (``8B``, ``70B``, ``1.5M``, ``32K``) ending the word: a model's size
+#: in its name, not a figure a locator quotes (a new user's ``llama 8B`` read as "its locator quotes 168.2, 8");
+#: ``100MB`` (M then B) and ``4.8TB/s`` are units, and stay figures (:func:`_quoted_figures`).
+_MODEL_SIZE = re.compile(r"[BMK](?![\w/])")
+
+
 def _quoted_figures(text: str) -> set[float]:
     """The figures a locator's text quotes (``'GPU Memory Bandwidth 4.8TB/s'`` → {4.8}; ``16,896`` → {16896}),
     for :attr:`FactChange.to_verify`. A number that is part of a name or a setting's value is not a figure the
     locator quotes, nor one naming a place in the document (``page 4``, ``Table 2``, ``Fig. 3``: :func:`_reference`):
-    one glued to a letter before it (``pp512``, ``tg128``, build ``b2824``), one after a setting's name (``n_ctx
+    one glued to a letter before it (``pp512``, ``tg128``, build ``b2824``) or to a model size's suffix after it
+    (``8B``, ``70B``: :data:`_MODEL_SIZE`), one after a setting's name (``n_ctx
     512``, ``--ctx-size=512``, :func:`_setting_spans`) or after ``=`` (walkthrough 9: ``n_ctx 512`` in the llama.cpp
     stack's ``memory.reserved`` locator was read as its 512 MiB, and the review said "the locator quotes 512" of a
     setting). The first 10,000 characters are read, in time linear in them."""
@@ -1796,6 +1803,8 @@ def _quoted_figures(text: str) -> set[float]:
             continue  # a setting's number, or a name's
         if _reference().search(text, max(0, found.start() - 12), found.start()):
             continue  # where in the document (page 4, Table 2), not a figure it states
+        if _MODEL_SIZE.match(text, found.end()):
+            continue  # a model's size in its name (llama 8B, 70B, 1.5M): the review read 8 as a quoted figure
         figure = figure_read(found.group(0))
         if figure is not None:  # a number past a float (``1e-400``, ``1e999``) quotes no figure (left50)
             out.add(_figure(figure))
