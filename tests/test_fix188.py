@@ -225,3 +225,29 @@ def test_7_a_model_size_glued_to_its_suffix_is_not_a_quoted_figure() -> None:
     assert _quoted_figures("llama 70B, 1.5M, 32K context: 168.2") == {168.2}
     # units glued to their figure stay figures: 100MB (M then B), 4.8TB/s, 8 B/s
     assert _quoted_figures("'100MB', 'GPU Memory Bandwidth 4.8TB/s', '8B/s'") == {100.0, 4.8, 8.0}
+
+
+# --- (9) explain alone, and a recorded figure named in words --------------------------------------------------------
+
+
+def test_9_explain_alone_opens_with_its_own_line() -> None:
+    from passprice import glossary
+
+    for asked in (".locks[0].alone", "alone"):
+        result = invoke("explain", asked)
+        assert result.exit_code == 0
+        assert result.stdout.splitlines()[0].startswith(
+            "alone: review: what one changed fact alone does to a lock's price (the pins with only that fact as HEAD "
+            "has it); explained under unaffected  (also: unaffected, does not read, ")
+    assert invoke("explain", "unaffected").stdout.startswith(
+        "unaffected: review: a lock the change does not touch, re-priced the same on both sides  (also: does not "
+        "read, informational, not locked, informational, alone, ")
+    assert glossary.headline(glossary.TERMS["unaffected"], ".locks[0].alone_grouped")[0] == "unaffected"
+
+
+def test_9_a_stale_recorded_count_is_said_in_words() -> None:
+    from passprice.diff import _figure_named
+
+    assert _figure_named("weight_bytes") == "weight_bytes, the weights' bytes a pass reads"
+    assert _figure_named("expected.sequence_bytes") == "expected.sequence_bytes, each sequence's bytes a pass reads"
+    assert _figure_named("memory_s") == "memory_s"

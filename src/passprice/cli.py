@@ -1245,7 +1245,7 @@ def explain_command(term: str | None, as_json: bool) -> None:
     if as_json:
         _echo_json({"term": found.name, "short": found.short, "definition": found.long, "aliases": list(found.aliases)})
     else:
-        click.echo(glossary.text(found))
+        click.echo(glossary.text(found, term))
 
 
 @cli.command("init")

@@ -2933,7 +2933,7 @@ class LockImpact:
         if self.stale and not self.unreviewed:
             return f"{unsound}out of date already on BASE ({self.stale}): re-lock it"
         if self.stale:
-            why = _moved_again(self) or _stale_figure(self) or self.stale
+            why = _moved_again(self) or _stale_figure(self) or _figure_named(self.stale)
             return f"{unsound}price moved, lock not updated ({why})"
         if self.after.price is None and not self.unsound:
             # no price on HEAD: nothing recorded can be HEAD's price
@@ -8347,6 +8347,31 @@ def _moved_again(lock: Any) -> str | None:
     if behind == lock.moved:
         return f"{lock.moved} moved by this change{tokens}, and out of date already on BASE"
     return f"{lock.moved} moved by this change{tokens}; {behind} out of date already on BASE"
+
+
+#: What a recorded figure of a price's ``--json`` holds, in words, for a review's row naming it (a new user read
+#: "price moved, lock not updated (weight_bytes)" without knowing what weight_bytes was): the byte, multiply-add
+#: and cycle counts; a term's seconds (``memory_s``) and ``tokens_per_s`` are ``explain``'s terms.
+_FIGURE_WORDS = {
+    "weight_bytes": "the weights' bytes a pass reads",
+    "sequence_bytes": "each sequence's bytes a pass reads",
+    "rewrite_bytes": "the bytes a pass rewrites in place",
+    "held_bytes": "the bytes held in card memory",
+    "capacity_bytes": "the card memory's bytes",
+    "host_held_bytes": "the bytes held in host memory",
+    "host_capacity_bytes": "the host memory's bytes",
+    "on_chip_bytes": "the on-chip bytes a pass needs",
+    "array_macs": "the matrix units' multiply-adds a pass",
+    "vector_macs": "the vector units' multiply-adds a pass",
+    "scale_cycles": "the block-scale cycles a pass",
+}
+
+
+def _figure_named(field: str) -> str:
+    """``field`` (a price's recorded figure, ``expected.`` before a stack's) with what it holds in words where
+    :data:`_FIGURE_WORDS` has them: ``weight_bytes, the weights' bytes a pass reads``. Raises nothing."""
+    words = _FIGURE_WORDS.get(field.removeprefix("expected."))
+    return f"{field}, {words}" if words else field
 
 
 def _stale_figure(lock: Any) -> str | None:
