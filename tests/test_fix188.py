@@ -251,3 +251,36 @@ def test_9_a_stale_recorded_count_is_said_in_words() -> None:
     assert _figure_named("weight_bytes") == "weight_bytes, the weights' bytes a pass reads"
     assert _figure_named("expected.sequence_bytes") == "expected.sequence_bytes, each sequence's bytes a pass reads"
     assert _figure_named("memory_s") == "memory_s"
+
+
+# --- (4) a price on a stale fit says so on its lock line ------------------------------------------------------------
+
+RUNS = "registry/measurements/xiongjiedai-llama3-llamabench.toml"
+
+
+def test_4_a_price_on_a_stale_fit_says_it_on_stdout(tmp_path: Path) -> None:
+    root = copy_root(tmp_path)
+    text = (root / RUNS).read_text(encoding="utf-8")
+    assert text.count("tokens_per_s = 145.55\n") == 1
+    (root / RUNS).write_text(text.replace("tokens_per_s = 145.55\n", "tokens_per_s = 245.55\n"), encoding="utf-8")
+    locks = ("under locks r1-qwen7b-h200 (locks/r1-qwen7b-h200.lock.toml), r1-qwen7b-h200-best "
+             "(locks/r1-qwen7b-h200-best.lock.toml), r1-qwen7b-h200-llamacpp (locks/r1-qwen7b-h200-llamacpp.lock.toml)")
+    fit = ("floors hold, but the price rests on stack llamacpp-cuda-2405's stale fit (9 fitted facts no longer follow "
+           "from today's registry), as the one {} it: `lock --update` refuses it (StaleFacts) until `passprice "
+           "calibrate --stack llamacpp-cuda-2405` re-fits it")
+    span = ("  fitted span   its 111 fitted runs, as today's registry holds them, not as the stale fit read them, "
+            "measured 0.3425 … 0.8519 × their limit (the limit 1.17 … 2.92 × measured); this price's 0.2384")
+    price = invoke("price", "r1-qwen7b-h200", "--stack", "llamacpp-cuda-2405", root=root)
+    assert price.exit_code == 0
+    lines = price.stdout.splitlines()
+    assert f"  lock          {locks}: {fit.format('r1-qwen7b-h200 and r1-qwen7b-h200-llamacpp record')}" in lines
+    assert "and the price is the one" not in price.stdout
+    assert any(line.startswith(span) for line in lines)
+    best = invoke("best", "r1-qwen7b-h200", "--stack", "llamacpp-cuda-2405", root=root)
+    assert best.exit_code == 0
+    assert f"  lock          {locks}: {fit.format('r1-qwen7b-h200-best records')}" in best.stdout.splitlines()
+    # the fit holding, the line is as before
+    again = invoke("price", "r1-qwen7b-h200", "--stack", "llamacpp-cuda-2405")
+    assert f"  lock          {locks}: floors hold, and the price is the one r1-qwen7b-h200 and r1-qwen7b-h200-" \
+           "llamacpp record" in again.stdout.splitlines()
+    assert "as today's registry holds them" not in again.stdout

@@ -1886,6 +1886,19 @@ def _fit_check(ctx: click.Context, expected: Any, lock_ref: str | None = None) -
     return checked
 
 
+def _fit_stale(fitted: Any) -> bool:
+    """Whether ``fitted`` (:func:`_fit_check`'s) found the stack's fit no longer following from today's registry."""
+    checked = getattr(fitted, "checked", fitted)  # a LockFit (price --lock L) holds today's stack file's check
+    return checked is not None and bool(checked.findings)
+
+
+def _fit_words(fitted: Any) -> str | None:
+    """The lock line's words for a stale fit (:meth:`passprice.stackreach.FitCheck.guard_words`, of today's stack
+    file, which the price is made under); ``None`` when the fit holds or no stack was priced under. Raises
+    nothing."""
+    return getattr(fitted, "checked", fitted).guard_words() if _fit_stale(fitted) else None
+
+
 def _audit_fit(root: Any, subject: Any, stale: Any, rests_on: list[str]) -> Any:
     """``stale`` (an audit's :class:`passprice.stale.Stale`) with the fitted facts of ``subject``'s stack that no
     longer follow from today's registry (:func:`passprice.stackreach.fit_check`; a lock's compared with what it
@@ -2222,10 +2235,11 @@ def price_command(
         if expected is not None:
             click.echo(_expected_text(expected))
             if reach is not None and reach.runs:
-                click.echo(f"  fitted span   {reach.line()}")
+                click.echo(f"  fitted span   {reach.line(_fit_stale(fitted))}")
         if stale:
             click.echo(f"\n  stale         {stale.line()}")
-        click.echo(f"\n  lock          {g.line(verdicts, moved, kind, given, relabels=relabels, drifted=drifts)}")
+        said = g.line(verdicts, moved, kind, given, relabels=relabels, drifted=drifts, stale_fit=_fit_words(fitted))
+        click.echo(f"\n  lock          {said}")
 
 
 def _spread(resolved: Any) -> tuple[Any, Any] | None:
@@ -2377,10 +2391,11 @@ def best_command(
         if expected is not None:
             click.echo(_expected_text(expected))
             if reach is not None and reach.runs:
-                click.echo(f"  fitted span   {reach.line()}")
+                click.echo(f"  fitted span   {reach.line(_fit_stale(fitted))}")
         if stale:
             click.echo(f"\n  stale         {stale.line()}")
-        click.echo(f"\n  lock          {g.line(verdicts, moved, 'best', given, relabels=relabels, drifted=drifts)}")
+        said = g.line(verdicts, moved, 'best', given, relabels=relabels, drifted=drifts, stale_fit=_fit_words(fitted))
+        click.echo(f"\n  lock          {said}")
 
 
 @cli.command("compare")

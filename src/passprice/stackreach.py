@@ -261,10 +261,14 @@ class RatioReach:
         at = "" if self.at_batch is None else f" × the limit at the same batch {self.at_batch:,}"
         return f"this price's {self.ratio:.4g}{at}"
 
-    def line(self) -> str:
+    def line(self, stale: bool = False) -> str:
         """The span, for a price's text: ``its 111 fitted runs measured 0.3425 … 0.8547 × their limit (the limit
-        1.17 … 2.92 × measured)``, and, outside it, that this price extrapolates."""
-        span = (f"its {self.runs} fitted runs measured {self.low:.4g} … {self.high:.4g} × their limit (the limit "
+        1.17 … 2.92 × measured)``, and, outside it, that this price extrapolates. ``stale``: the stack's fit no
+        longer follows from today's runs (:class:`FitCheck`), and the span, read from today's runs, is said to be
+        theirs, not the fit's (``its 111 fitted runs, as today's registry holds them, not as the stale fit read
+        them, measured …``)."""
+        today = ", as today's registry holds them, not as the stale fit read them," if stale else ""
+        span = (f"its {self.runs} fitted runs{today} measured {self.low:.4g} … {self.high:.4g} × their limit (the limit "
                 f"{1 / self.high:.3g} … {1 / self.low:.3g} × measured)")
         if self.inside:
             return f"{span}; {self._price()} lies inside"
@@ -436,6 +440,16 @@ class FitCheck:
         """The stack's fact paths the findings cover (``share.read``, a card's own ``cards.NAME.share.read``), each
         once, in the findings' order."""
         return tuple(dict.fromkeys(p for f in self.findings for p in (f.path, *f.also)))
+
+    def guard_words(self) -> str | None:
+        """What a lock line says a price rests on when the fit does not hold (:meth:`passprice.enforce.Guard.line`'s
+        ``stale_fit``): ``stack S's stale fit (N fitted facts no longer follow from today's runs)``, then a NUL and
+        :meth:`command`; ``None`` when it holds. Raises nothing."""
+        if not self.findings:
+            return None
+        n = len(self.facts())
+        return (f"stack {self.stack}'s stale fit ({n} fitted fact{'s' if n != 1 else ''} no longer follow"
+                f"{'s' if n == 1 else ''} from today's registry)\0{self.command()}")
 
     def command(self) -> str:
         """The command that re-fits the stack: ``passprice calibrate --stack NAME``."""
