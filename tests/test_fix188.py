@@ -284,3 +284,31 @@ def test_4_a_price_on_a_stale_fit_says_it_on_stdout(tmp_path: Path) -> None:
     assert f"  lock          {locks}: floors hold, and the price is the one r1-qwen7b-h200 and r1-qwen7b-h200-" \
            "llamacpp record" in again.stdout.splitlines()
     assert "as today's registry holds them" not in again.stdout
+
+
+# --- (5) calibrate warns of a run far from the others ---------------------------------------------------------------
+
+
+def test_5_calibrate_names_a_run_far_from_the_others_span(tmp_path: Path) -> None:
+    root = copy_root(tmp_path)
+    text = (root / RUNS).read_text(encoding="utf-8")
+    (root / RUNS).write_text(text.replace("tokens_per_s = 145.55\n", "tokens_per_s = 45.55\n"), encoding="utf-8")
+    result = invoke("calibrate", "--stack", "llamacpp-cuda-2405", "--dry-run", root=root)
+    assert result.exit_code == 0
+    assert result.stderr.splitlines() == [
+        "passprice: warning: calibrate llamacpp-cuda-2405: run xd3.h100_pcie_80gb.8b-q4km.tg512 measured 0.1116 × its "
+        "limit (the limit 8.96 × measured), outside the 0.3425 … 0.8519 × (the limit 1.17 … 2.92 × measured) the "
+        "other 110 runs measured: the fit rests on it; check its figure in its source"]
+    shipped = invoke("calibrate", "--stack", "llamacpp-cuda-2405", "--dry-run")
+    assert shipped.exit_code == 0 and "the fit rests on it" not in shipped.stderr
+
+
+def test_5_a_run_is_far_only_past_a_quarter_beyond_the_others() -> None:
+    from passprice.stackreach import runs_apart
+
+    assert runs_apart({"a": 0.5, "b": 0.6, "c": 0.41}) == []  # 0.5 / 0.41 = 1.22: within a quarter
+    assert [line.split(" measured")[0] for line in runs_apart({"a": 0.5, "b": 0.6, "c": 0.39})] == ["run c"]
+    assert runs_apart({"a": 0.5, "b": 0.6}) == []
+    assert runs_apart({"a": 0.5, "b": 0.6, "c": 0.8}) == [
+        "run c measured 0.8 × its limit (the limit 1.25 × measured), outside the 0.5 … 0.6 × (the limit 1.67 … 2 × "
+        "measured) the other 2 runs measured: the fit rests on it; check its figure in its source"]

@@ -4623,6 +4623,12 @@ def calibrate_command(ctx: click.Context, stack: str, dry_run: bool, as_json: bo
         click.echo(calibration_text(cal, shown))
     for line in calibration_cautions(cal):
         click.echo(f"passprice: warning: calibrate {stack}: {line}", err=True)
+    from passprice.stackreach import run_ratios, runs_apart
+
+    # a run far from the others' measured / limit span, which the fit rests on: said here, not only by the review of
+    # the change later ("outside BASE's span"; tests/test_fix188.py)
+    for line in runs_apart(run_ratios(root, list(cal.fit.runs))):
+        click.echo(f"passprice: warning: calibrate {stack}: {line}", err=True)
 
 
 @cli.command("validate")
