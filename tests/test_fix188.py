@@ -312,3 +312,35 @@ def test_5_a_run_is_far_only_past_a_quarter_beyond_the_others() -> None:
     assert runs_apart({"a": 0.5, "b": 0.6, "c": 0.8}) == [
         "run c measured 0.8 × its limit (the limit 1.25 × measured), outside the 0.5 … 0.6 × (the limit 1.67 … 2 × "
         "measured) the other 2 runs measured: the fit rests on it; check its figure in its source"]
+
+
+# --- (8) a re-fit's shared old citation given once -------------------------------------------------------------------
+
+
+def test_8_a_refit_gives_its_shared_old_citation_once(tmp_path: Path) -> None:
+    root = copy_root(tmp_path)
+    _git(root, "init", "-q", "-b", "main")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "registry")
+    _git(root, "checkout", "-q", "-b", "refit")
+    path = root / RUNS
+    text = path.read_text(encoding="utf-8")
+    start = text.index("\n[[run]]\n")
+    block = text[start:text.index("\n[[run]]\n", start + 1)]
+    assert 'id = "xd3.h100_pcie_80gb.8b-q4km.tg512"' in block
+    added = block.replace('id = "xd3.h100_pcie_80gb.8b-q4km.tg512"', 'id = "new.h100_pcie_80gb.8b-q4km.tg512"')
+    path.write_text(text.rstrip("\n") + "\n" + added.replace("tokens_per_s = 145.55", "tokens_per_s = 140.1")
+                    .rstrip("\n") + "\n", encoding="utf-8")
+    assert invoke("calibrate", "--stack", "llamacpp-cuda-2405", root=root).exit_code == 0
+    _git(root, "commit", "-qam", "one run added, re-fitted")
+    result = invoke("diff", "main", "--format", "markdown", root=root)
+    assert result.exit_code == 1
+    lines = result.stdout.splitlines()
+    cites = [line for line in lines if line.startswith("  - **cite")]
+    assert cites[0].startswith("  - **cite (new)**: passprice-stack-calibration: the 112 runs of stack "
+                               "llamacpp-cuda-2405 in registry/measurements/xiongjiedai-llama3-llamabench.toml")
+    assert cites[1].startswith("  - **cite (was)**: passprice-stack-calibration: the 111 runs of stack "
+                               "llamacpp-cuda-2405 in registry/measurements/xiongjiedai-llama3-llamabench.toml")
+    assert len(cites) >= 6
+    assert set(cites[2:]) == {"  - **cite (new and was)**: as `overhead.layer`'s"}
+    assert sum("cite (was)" in line for line in lines) == 1

@@ -9386,15 +9386,25 @@ def _fact_items(d: Diff, links: Links | None) -> Iterator[list[str]]:
         if f.path in d.stale_descriptions and (f.path, "described", "") not in said:
             said[(f.path, "described", "")] = c.path  # once a file, under its first changed fact
             out.append(f"  - ⚠️ **to verify**: {markdown_prose(d.stale_descriptions[f.path])}")
+        recited = c.old is not None and (c.new is None or c.old.citation() != c.new.citation())
+        # the old citation a stack's re-fitted facts share, once a file too (a new user's 13 facts each repeated it,
+        # where the README says the comment gives their shared citation once; tests/test_fix188.py)
+        was = said.setdefault((f.path, "cite (was)", c.old.citation()), c.path) if recited and c.old else None
         if c.new is not None:
-            label = "cite (new)" if c.old is not None and c.old.citation() != c.new.citation() else "cite"
+            label = "cite (new)" if recited else "cite"
             first = said.setdefault((f.path, "cite", c.new.citation()), c.path)
-            if first != c.path:  # a stack's facts all cite its calibration: said once a file
+            if first != c.path and was == first:  # both shared with the same fact: one line
+                out.append(f"  - **cite (new and was)**: as {markdown_code(first)}'s")
+                was = None
+            elif first != c.path:  # a stack's facts all cite its calibration: said once a file
                 out.append(f"  - **{label}**: as {markdown_code(first)}'s")
             else:
                 out.append(f"  - **{label}**: {markdown_text(c.new.citation())}")
-        if c.old is not None and (c.new is None or c.old.citation() != c.new.citation()):
-            out.append(f"  - **cite (was)**: {markdown_text(c.old.citation())}")
+        if was is not None and c.old is not None:
+            if was != c.path:
+                out.append(f"  - **cite (was)**: as {markdown_code(was)}'s")
+            else:
+                out.append(f"  - **cite (was)**: {markdown_text(c.old.citation())}")
         if c.to_verify is not None:
             out.append(f"  - ⚠️ **to verify**: {markdown_prose(c.to_verify)}")
         note = c.new.note if c.new is not None else None
