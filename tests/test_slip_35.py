@@ -78,7 +78,8 @@ def test_a_lock_under_a_stack_whose_fit_no_longer_follows_is_marked_on_stale_fac
     assert "it is 0.912, not 0.8564" in moe["unsound"][1]["message"]
     # the lock not under the stack (same card, same routing) rests on no stack fact: its row is as before
     [plain] = [x for x in locks if x["name"] == "qwen3-30b-a3b-h200"]
-    assert plain["unsound"] == [] and plain["review"] == "price moved, lock not updated (weight_bytes, the weights' bytes a pass reads)"
+    assert plain["unsound"] == [] and plain["review"] == ("price moved, lock not updated (weight_bytes, the weights' "
+                                                          "bytes a pass reads)")
 
 
 def _move_first_run(path: Path, *edits: tuple[str, str]) -> None:

@@ -2660,7 +2660,6 @@ def max_batch_command(
 def _parse_requires(requires: tuple[str, ...]) -> dict[str, Any]:
     from passprice.facts import Provenance
     from passprice.locks import is_fact_path
-
     from passprice.routing import ROUTING_PATHS
 
     out = {}
@@ -2704,8 +2703,8 @@ def _given(o: dict[str, Any]) -> list[str]:
               help="Weakest provenance any fact may have (default: each fact the price rests on floored at its "
               "provenance today).")
 @click.option("--require", "requires", multiple=True, metavar="PATH=PROVENANCE",
-              help="A per-path floor, e.g. streams.rewrite=measured (repeatable; routing.* floors both routing facts); the "
-              "price must rest on PATH.")
+              help="A per-path floor, e.g. streams.rewrite=measured (repeatable; routing.* floors both routing "
+              "facts); the price must rest on PATH.")
 @click.option("--update", is_flag=True,
               help="Re-lock the existing lock with today's facts, checkpoint, serving and code, keeping its name, "
               "kind, serving, stack and policy (with --force --require PATH=PROVENANCE: PATH's floor set as given).")

@@ -637,7 +637,8 @@ def read_at_lock(
     bytes. Nothing when a record did not read at that commit (it was added since: the lock's facts cited another
     record then, which the lock's own pins show). Session 24: an audit of an old lock showed today's source document
     as its. Second, whether the comparison was made: ``False`` when no commit holds the lock file as it is (the
-    embedded registry, a folder that is no git work tree, a lock file whose bytes no commit holds, git failing), for the audit's line saying its source records are today's (walkthrough 31). Third, for
+    embedded registry, a folder that is no git work tree, a lock file whose bytes no commit holds, git failing),
+    for the audit's line saying its source records are today's (walkthrough 31). Third, for
     each source of ``excerpt_ids`` whose record (today's, of ``sources``) names a stored excerpt that git holds at
     that commit, that excerpt as it was then (:func:`passprice.sources.stored_text_of`), with the commit: what
     ``audit`` of a lock checks its quotes against (an old lock's hyphen was NOT FOUND in today's excerpt, which an

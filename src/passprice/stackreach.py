@@ -268,8 +268,8 @@ class RatioReach:
         theirs, not the fit's (``its 111 fitted runs, as today's registry holds them, not as the stale fit read
         them, measured …``)."""
         today = ", as today's registry holds them, not as the stale fit read them," if stale else ""
-        span = (f"its {self.runs} fitted runs{today} measured {self.low:.4g} … {self.high:.4g} × their limit (the limit "
-                f"{1 / self.high:.3g} … {1 / self.low:.3g} × measured)")
+        span = (f"its {self.runs} fitted runs{today} measured {self.low:.4g} … {self.high:.4g} × their limit (the "
+                f"limit {1 / self.high:.3g} … {1 / self.low:.3g} × measured)")
         if self.inside:
             return f"{span}; {self._price()} lies inside"
         return (f"{span}; {self._price()} (the limit {1 / self.ratio:.3g} × expected) lies outside: an extrapolation "
@@ -367,7 +367,8 @@ def runs_apart(ratios: Mapping[str, float]) -> list[str]:
     """One line for each run of ``ratios`` (:func:`run_ratios`: run id → measured / limit) lying past the span of
     the others by more than :data:`APART_FROM_SPAN`: ``run ID measured 0.2513 × its limit (the limit 3.98 ×
     measured), outside the 0.3425 … 0.8519 × (the limit 1.17 … 2.92 × measured) the other 111 runs measured: the
-    fit rests on it; check its figure in its source``. Empty for fewer than 3 runs (no span of others to be apart from). Raises nothing."""
+    fit rests on it; check its figure in its source``. Empty for fewer than 3 runs (no span of others to be apart
+    from). Raises nothing."""
     if len(ratios) < 3:
         return []
     ordered = sorted(ratios.items(), key=lambda item: item[1])
