@@ -475,7 +475,8 @@ def test_a_require_path_that_prints_like_a_fact_path_is_spelled(tmp_path: Path) 
     assert bad("lock", "gemma3-270m-h100", "--name", "t", "-o", str(tmp_path / "t.lock.toml"), "--require",
                "\u0430rray=measured", root=root) == [
         "passprice: error: Invalid value for --require: '\u0430rray' (spelled '\\u0430rray': it prints like another "
-        "name) is not a fact path (memory.bandwidth, streams.rewrite, array, host.read, draft.acceptance.1 …) (see "
+        "name) is not a fact path (memory.bandwidth, streams.rewrite, array, host.read, draft.acceptance.1, "
+        "routing.hot_share, routing.* for both routing facts …) (see "
         "'cli lock --help')"
     ]
     assert not (tmp_path / "t.lock.toml").exists()

@@ -273,7 +273,8 @@ def test_quoted_figures_leave_settings_and_names_out() -> None:
 
     assert _quoted_figures("'GPU Memory Bandwidth 4.8TB/s'") == {4.8}
     assert _quoted_figures("'INT8 Tensor Core 3,958 TOPS'") == {3958.0}
-    assert _quoted_figures("'VRAM scratch buffer: 70.50 MiB' (Llama 7B, n_ctx 512)") == {70.5, 7.0}
+    # a model size (7B) is no quoted figure (tests/test_fix188.py)
+    assert _quoted_figures("'VRAM scratch buffer: 70.50 MiB' (Llama 7B, n_ctx 512)") == {70.5}
     assert _quoted_figures("llama-bench pp512 tg128, build b2824, -c 4096, --ctx-size=8192, n_gpu_layers=99") == set()
 
 

@@ -165,7 +165,7 @@ def test_the_review_says_which_changed_fact_moved_a_locked_price(tmp_path: Path)
     assert status == 1, text
     lines = text.splitlines()
     row = lines.index("  qwen3-30b-a3b-h200 (locks/qwen3-30b-a3b-h200.lock.toml, card h200_sxm_141gb, price): price "
-                      "moved, lock not updated (weight_bytes)")
+                      "moved, lock not updated (weight_bytes, the weights' bytes a pass reads)")
     # Walkthrough 49: the bandwidth and the shares recomputed from it are one change (tests/test_walk46.py prices it
     # by hand, +0.00496 %), and the row names the record and the citation it now rests on (`cites`).
     assert lines[row + 1:row + 3] == [

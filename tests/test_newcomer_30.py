@@ -200,7 +200,8 @@ def test_4_the_routing_change_moves_the_locked_price_as_the_formulas_give(regist
     assert code == 1
     assert ("| `qwen3-30b-a3b-h200` | `routing.hot_share (qwen3-30b-a3b-measured)` | held → still holds | 10,354.4 | "
             "10,354.4 | 9,847.7 | "
-            "-4.894 % | memory | ❌ price moved, lock not updated (weight_bytes) |") in md
+            "-4.894 % | memory | ❌ price moved, lock not updated (weight_bytes, the weights' bytes a pass "
+            "reads) |") in md
     # By hand (README, Mixtures of experts): p_e = 8 × 0.85 / 58 = 0.11724 for each of the 58 hot experts and
     # 8 × 0.15 / 70 = 0.017143 for each of the other 70; 64 token-rows read D = 58 (1 − (1 − 0.11724)^64) +
     # 70 (1 − (1 − 0.017143)^64) = 57.980 + 46.854 = 104.83 experts a layer (94.44 at 0.9), so the weights read are

@@ -194,7 +194,14 @@ def test_the_moe_price_by_hand_from_its_routing_record() -> None:
 
 
 def test_audit_of_a_lock_no_commit_holds_says_its_source_records_are_todays(tmp_path: Path) -> None:
-    result = invoke("audit", str(handed_over(tmp_path, "r1-qwen7b-h200")))
+    # A lock written out of this history is compared at the commit its [lock] digest finds (tests/test_fix188.py);
+    # one no commit holds byte for byte (a comment added) is not
+    handed = handed_over(tmp_path, "r1-qwen7b-h200")
+    found = json.loads(invoke("audit", str(handed), "--json").stdout)
+    assert found["sources_compared"] is True
+    assert {s["commit"][:7] for s in found["sources_since_lock"]} == {OLD}
+    handed.write_bytes(handed.read_bytes() + b"# mailed\n")
+    result = invoke("audit", str(handed))
     assert result.exit_code == 0, result.output
     assert result.stdout.splitlines()[-1] == SOURCES_LINE
     data = json.loads(invoke("audit", str(tmp_path / "r1-qwen7b-h200.q3.lock.toml"), "--json").stdout)

@@ -62,7 +62,7 @@ def test_a_lock_under_a_stack_whose_fit_no_longer_follows_is_marked_on_stale_fac
     assert ("  w24-moe (locks/w24-moe.lock.toml, card h200_sxm_141gb, price): rests on stack.overhead.pass, "
             "stack.share.read, stack.share.append, no longer the fit of stack vllm-w24's runs: re-fit them (`passprice "
             "calibrate --stack vllm-w24`); price moved, "
-            "lock not updated (weight_bytes)") in stdout
+            "lock not updated (weight_bytes, the weights' bytes a pass reads)") in stdout
     assert ("    tokens/s  10,354.4 → 10,069.4  (-2.752 %)\n" in stdout)  # the card's limit rests on no stack fact
     assert ("    expected  6,589.8 → 6,454.1  (-2.06 %) under stack vllm-w24, recorded 6,589.8  HEAD's expected price "
             "rests on stack facts that do not follow: not a price to publish") in stdout
@@ -78,7 +78,8 @@ def test_a_lock_under_a_stack_whose_fit_no_longer_follows_is_marked_on_stale_fac
     assert "it is 0.912, not 0.8564" in moe["unsound"][1]["message"]
     # the lock not under the stack (same card, same routing) rests on no stack fact: its row is as before
     [plain] = [x for x in locks if x["name"] == "qwen3-30b-a3b-h200"]
-    assert plain["unsound"] == [] and plain["review"] == "price moved, lock not updated (weight_bytes)"
+    assert plain["unsound"] == [] and plain["review"] == ("price moved, lock not updated (weight_bytes, the weights' "
+                                                          "bytes a pass reads)")
 
 
 def _move_first_run(path: Path, *edits: tuple[str, str]) -> None:

@@ -88,7 +88,8 @@ def test_a_lock_kept_as_a_link_or_under_a_hidden_name_is_reviewed(tmp_path: Path
     if kept == "hidden":
         assert status == 1, out
         assert f"passprice: refused: {MOVED}" in err
-        assert f"{SERVING} (locks/.r1.lock.toml" in out and "price moved, lock not updated (sequence_bytes)" in out
+        assert f"{SERVING} (locks/.r1.lock.toml" in out and (
+            "price moved, lock not updated (sequence_bytes, each sequence's bytes a pass reads)") in out
         return
     # A link is refused by name (round 14's rule): the review never passes over what check and price read through it.
     link = f"locks/{SERVING}.lock.toml" if kept == "link" else "locks"

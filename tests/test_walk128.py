@@ -281,8 +281,13 @@ def test_6_a_locks_quotes_are_checked_against_the_excerpt_committed_with_it(repo
             "today's, the same") in lines
     data = json.loads(invoke("audit", lock, "--json", root=repo).stdout)
     assert data["excerpts_at_lock"] == {"commit": _head(repo, 1), "replaced": ["gpu-container-handbook-routing-derisk"]}
-    # a lock file no commit holds as it is: today's excerpts, said so
-    (repo / "away.lock.toml").write_bytes(Path(lock).read_bytes())
+    # a copy of it outside locks/ is found by its [lock] digest (tests/test_fix188.py), its excerpts the committed
+    (repo / "copy.lock.toml").write_bytes(Path(lock).read_bytes())
+    copied = json.loads(invoke("audit", os.fspath(repo / "copy.lock.toml"), "--json", root=repo).stdout)
+    assert copied["excerpts_at_lock"] == {"commit": _head(repo, 1),
+                                          "replaced": ["gpu-container-handbook-routing-derisk"]}
+    # a lock file no commit holds as it is (a comment added): today's excerpts, said so
+    (repo / "away.lock.toml").write_bytes(Path(lock).read_bytes() + b"# mailed\n")
     away = invoke("audit", os.fspath(repo / "away.lock.toml"), root=repo).stdout.splitlines()
     assert ("  excerpts      quotes were checked against today's registry's stored excerpts: no commit here holds "
             "this lock file to read those it was made under") in away

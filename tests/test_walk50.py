@@ -55,7 +55,7 @@ def test_a_stack_refusing_the_serving_s_batch_names_the_best_lock(tmp_path: Path
     assert refusal["message"].startswith("llamacpp-cuda-2405 was calibrated on batch 1 … 1; this price needs batch 32")
     assert refusal["message"].endswith(
         "; or lock its best price inside the stack's range: `passprice lock gpt-oss-20b-h200 --best --stack "
-        "llamacpp-cuda-2405`")
+        f"llamacpp-cuda-2405 -o {out} --json`")  # the user's -o and --json kept (tests/test_fix188.py)
     # Checked, not assumed: the advice follows the best lock priced under the stack (locking.best_instead makes it,
     # unwritten). A serving whose positions lie outside the stack is refused at every batch: no such advice.
     far = invoke("lock", "gemma3-270m-h100", "--stack", "llamacpp-cuda-2405", "-o", str(out), "--json")

@@ -1245,7 +1245,7 @@ def explain_command(term: str | None, as_json: bool) -> None:
     if as_json:
         _echo_json({"term": found.name, "short": found.short, "definition": found.long, "aliases": list(found.aliases)})
     else:
-        click.echo(glossary.text(found))
+        click.echo(glossary.text(found, term))
 
 
 @cli.command("init")
@@ -1886,6 +1886,19 @@ def _fit_check(ctx: click.Context, expected: Any, lock_ref: str | None = None) -
     return checked
 
 
+def _fit_stale(fitted: Any) -> bool:
+    """Whether ``fitted`` (:func:`_fit_check`'s) found the stack's fit no longer following from today's registry."""
+    checked = getattr(fitted, "checked", fitted)  # a LockFit (price --lock L) holds today's stack file's check
+    return checked is not None and bool(checked.findings)
+
+
+def _fit_words(fitted: Any) -> str | None:
+    """The lock line's words for a stale fit (:meth:`passprice.stackreach.FitCheck.guard_words`, of today's stack
+    file, which the price is made under); ``None`` when the fit holds or no stack was priced under. Raises
+    nothing."""
+    return getattr(fitted, "checked", fitted).guard_words() if _fit_stale(fitted) else None
+
+
 def _audit_fit(root: Any, subject: Any, stale: Any, rests_on: list[str]) -> Any:
     """``stale`` (an audit's :class:`passprice.stale.Stale`) with the fitted facts of ``subject``'s stack that no
     longer follow from today's registry (:func:`passprice.stackreach.fit_check`; a lock's compared with what it
@@ -2222,10 +2235,11 @@ def price_command(
         if expected is not None:
             click.echo(_expected_text(expected))
             if reach is not None and reach.runs:
-                click.echo(f"  fitted span   {reach.line()}")
+                click.echo(f"  fitted span   {reach.line(_fit_stale(fitted))}")
         if stale:
             click.echo(f"\n  stale         {stale.line()}")
-        click.echo(f"\n  lock          {g.line(verdicts, moved, kind, given, relabels=relabels, drifted=drifts)}")
+        said = g.line(verdicts, moved, kind, given, relabels=relabels, drifted=drifts, stale_fit=_fit_words(fitted))
+        click.echo(f"\n  lock          {said}")
 
 
 def _spread(resolved: Any) -> tuple[Any, Any] | None:
@@ -2377,10 +2391,11 @@ def best_command(
         if expected is not None:
             click.echo(_expected_text(expected))
             if reach is not None and reach.runs:
-                click.echo(f"  fitted span   {reach.line()}")
+                click.echo(f"  fitted span   {reach.line(_fit_stale(fitted))}")
         if stale:
             click.echo(f"\n  stale         {stale.line()}")
-        click.echo(f"\n  lock          {g.line(verdicts, moved, 'best', given, relabels=relabels, drifted=drifts)}")
+        said = g.line(verdicts, moved, 'best', given, relabels=relabels, drifted=drifts, stale_fit=_fit_words(fitted))
+        click.echo(f"\n  lock          {said}")
 
 
 @cli.command("compare")
@@ -2645,19 +2660,26 @@ def max_batch_command(
 def _parse_requires(requires: tuple[str, ...]) -> dict[str, Any]:
     from passprice.facts import Provenance
     from passprice.locks import is_fact_path
+    from passprice.routing import ROUTING_PATHS
 
     out = {}
     for item in requires:
         path, sep, level = item.partition("=")
         if not sep or not path:
             raise click.BadParameter(f"{item!r} is not PATH=PROVENANCE", param_hint="--require")
+        if path == "routing.*":
+            # the routing record's facts together, as the README's qwen3 lock "requires routing.* >= measured": the
+            # policy stores each path (a new user's `--require 'routing.*=measured'` was not a fact path)
+            floor = Provenance.parse(level, f"--require {path}")
+            out.update(dict.fromkeys(ROUTING_PATHS, floor))
+            continue
         if not is_fact_path(path):
             # A path that prints like a fact path (a Cyrillic а in `аrray`) is spelled by its code points: "'аrray'
             # is not a fact path" read as a refusal of `array` itself (attack round 31).
             spelled = "" if ascii(path) == repr(path) else f" (spelled {path!a}: it prints like another name)"
             raise click.BadParameter(
                 f"{path!r}{spelled} is not a fact path (memory.bandwidth, streams.rewrite, array, host.read, "
-                "draft.acceptance.1 …)",
+                "draft.acceptance.1, routing.hot_share, routing.* for both routing facts …)",
                 param_hint="--require",
             )
         out[path] = Provenance.parse(level, f"--require {path}")
@@ -2681,7 +2703,8 @@ def _given(o: dict[str, Any]) -> list[str]:
               help="Weakest provenance any fact may have (default: each fact the price rests on floored at its "
               "provenance today).")
 @click.option("--require", "requires", multiple=True, metavar="PATH=PROVENANCE",
-              help="A per-path floor, e.g. streams.rewrite=measured (repeatable); the price must rest on PATH.")
+              help="A per-path floor, e.g. streams.rewrite=measured (repeatable; routing.* floors both routing "
+              "facts); the price must rest on PATH.")
 @click.option("--update", is_flag=True,
               help="Re-lock the existing lock with today's facts, checkpoint, serving and code, keeping its name, "
               "kind, serving, stack and policy (with --force --require PATH=PROVENANCE: PATH's floor set as given).")
@@ -2789,8 +2812,14 @@ def lock_command(
         from passprice.stacks import BeyondStack
 
         if isinstance(e, BeyondStack) and serving is not None and locking.best_instead(root, spec, stack, kind):
+            # the user's own options that still apply (-o, --name, --floor, --require, the serving's): the advice
+            # without -o wrote locks/SERVING.lock.toml, "already exists" (a new user's -o /tmp/x.lock.toml dropped)
+            kept = [words for _, words in _typed_options(ctx, {p.name for p in ctx.command.params if p.name}
+                                                         - {"serving", "kind", "batch", "stack", "requires"})]
+            kept += [f"--require {shell_word(item)}" for item in requires]
             hint = (f"or lock its best price inside the stack's range: "
-                    f"`passprice lock {shell_word(serving)} --best --stack {shell_word(str(stack))}`")
+                    f"`passprice lock {shell_word(serving)} --best --stack {shell_word(str(stack))}"
+                    + "".join(f" {words}" for words in kept) + "`")
             raise Refused(f"{e}; {hint}", {**e.to_json(), "message": f"{e}; {hint}", "best_instead": True},
                           None) from None
         _refuse(e)
@@ -4592,6 +4621,12 @@ def calibrate_command(ctx: click.Context, stack: str, dry_run: bool, as_json: bo
         shown = written.relative_to(root.path) if written is not None and written.is_relative_to(root.path) else written
         click.echo(calibration_text(cal, shown))
     for line in calibration_cautions(cal):
+        click.echo(f"passprice: warning: calibrate {stack}: {line}", err=True)
+    from passprice.stackreach import run_ratios, runs_apart
+
+    # a run far from the others' measured / limit span, which the fit rests on: said here, not only by the review of
+    # the change later ("outside BASE's span"; tests/test_fix188.py)
+    for line in runs_apart(run_ratios(root, list(cal.fit.runs))):
         click.echo(f"passprice: warning: calibrate {stack}: {line}", err=True)
 
 

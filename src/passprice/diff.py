@@ -1774,11 +1774,18 @@ _REFERENCE_WORDS = (r"(?i)(?<![\w.])(?:pages?|tables?|fig(?:ure)?s?|sections?|se
                     r"eq(?:uation)?s?|footnotes?|endnotes?|p|pp)\.?[ \t]*\Z")
 
 
+#: A unit-less size suffix glued to a number (``8B``, ``70B``, ``1.5M``, ``32K``) ending the word: a model's size
+#: in its name, not a figure a locator quotes (a new user's ``llama 8B`` read as "its locator quotes 168.2, 8");
+#: ``100MB`` (M then B) and ``4.8TB/s`` are units, and stay figures (:func:`_quoted_figures`).
+_MODEL_SIZE = re.compile(r"[BMK](?![\w/])")
+
+
 def _quoted_figures(text: str) -> set[float]:
     """The figures a locator's text quotes (``'GPU Memory Bandwidth 4.8TB/s'`` → {4.8}; ``16,896`` → {16896}),
     for :attr:`FactChange.to_verify`. A number that is part of a name or a setting's value is not a figure the
     locator quotes, nor one naming a place in the document (``page 4``, ``Table 2``, ``Fig. 3``: :func:`_reference`):
-    one glued to a letter before it (``pp512``, ``tg128``, build ``b2824``), one after a setting's name (``n_ctx
+    one glued to a letter before it (``pp512``, ``tg128``, build ``b2824``) or to a model size's suffix after it
+    (``8B``, ``70B``: :data:`_MODEL_SIZE`), one after a setting's name (``n_ctx
     512``, ``--ctx-size=512``, :func:`_setting_spans`) or after ``=`` (walkthrough 9: ``n_ctx 512`` in the llama.cpp
     stack's ``memory.reserved`` locator was read as its 512 MiB, and the review said "the locator quotes 512" of a
     setting). The first 10,000 characters are read, in time linear in them."""
@@ -1796,6 +1803,8 @@ def _quoted_figures(text: str) -> set[float]:
             continue  # a setting's number, or a name's
         if _reference().search(text, max(0, found.start() - 12), found.start()):
             continue  # where in the document (page 4, Table 2), not a figure it states
+        if _MODEL_SIZE.match(text, found.end()):
+            continue  # a model's size in its name (llama 8B, 70B, 1.5M): the review read 8 as a quoted figure
         figure = figure_read(found.group(0))
         if figure is not None:  # a number past a float (``1e-400``, ``1e999``) quotes no figure (left50)
             out.add(_figure(figure))
@@ -2924,7 +2933,7 @@ class LockImpact:
         if self.stale and not self.unreviewed:
             return f"{unsound}out of date already on BASE ({self.stale}): re-lock it"
         if self.stale:
-            why = _moved_again(self) or _stale_figure(self) or self.stale
+            why = _moved_again(self) or _stale_figure(self) or _figure_named(self.stale)
             return f"{unsound}price moved, lock not updated ({why})"
         if self.after.price is None and not self.unsound:
             # no price on HEAD: nothing recorded can be HEAD's price
@@ -8340,6 +8349,31 @@ def _moved_again(lock: Any) -> str | None:
     return f"{lock.moved} moved by this change{tokens}; {behind} out of date already on BASE"
 
 
+#: What a recorded figure of a price's ``--json`` holds, in words, for a review's row naming it (a new user read
+#: "price moved, lock not updated (weight_bytes)" without knowing what weight_bytes was): the byte, multiply-add
+#: and cycle counts; a term's seconds (``memory_s``) and ``tokens_per_s`` are ``explain``'s terms.
+_FIGURE_WORDS = {
+    "weight_bytes": "the weights' bytes a pass reads",
+    "sequence_bytes": "each sequence's bytes a pass reads",
+    "rewrite_bytes": "the bytes a pass rewrites in place",
+    "held_bytes": "the bytes held in card memory",
+    "capacity_bytes": "the card memory's bytes",
+    "host_held_bytes": "the bytes held in host memory",
+    "host_capacity_bytes": "the host memory's bytes",
+    "on_chip_bytes": "the on-chip bytes a pass needs",
+    "array_macs": "the matrix units' multiply-adds a pass",
+    "vector_macs": "the vector units' multiply-adds a pass",
+    "scale_cycles": "the block-scale cycles a pass",
+}
+
+
+def _figure_named(field: str) -> str:
+    """``field`` (a price's recorded figure, ``expected.`` before a stack's) with what it holds in words where
+    :data:`_FIGURE_WORDS` has them: ``weight_bytes, the weights' bytes a pass reads``. Raises nothing."""
+    words = _FIGURE_WORDS.get(field.removeprefix("expected."))
+    return f"{field}, {words}" if words else field
+
+
 def _stale_figure(lock: Any) -> str | None:
     """When the figure a lock's stale price moved first is not its tokens/s and the tokens/s did not move: that
     figure as recorded → HEAD's, and that the tokens/s did not (walkthrough 9: a capacity change read "+0 %" and
@@ -9352,15 +9386,25 @@ def _fact_items(d: Diff, links: Links | None) -> Iterator[list[str]]:
         if f.path in d.stale_descriptions and (f.path, "described", "") not in said:
             said[(f.path, "described", "")] = c.path  # once a file, under its first changed fact
             out.append(f"  - ⚠️ **to verify**: {markdown_prose(d.stale_descriptions[f.path])}")
+        recited = c.old is not None and (c.new is None or c.old.citation() != c.new.citation())
+        # the old citation a stack's re-fitted facts share, once a file too (a new user's 13 facts each repeated it,
+        # where the README says the comment gives their shared citation once; tests/test_fix188.py)
+        was = said.setdefault((f.path, "cite (was)", c.old.citation()), c.path) if recited and c.old else None
         if c.new is not None:
-            label = "cite (new)" if c.old is not None and c.old.citation() != c.new.citation() else "cite"
+            label = "cite (new)" if recited else "cite"
             first = said.setdefault((f.path, "cite", c.new.citation()), c.path)
-            if first != c.path:  # a stack's facts all cite its calibration: said once a file
+            if first != c.path and was == first:  # both shared with the same fact: one line
+                out.append(f"  - **cite (new and was)**: as {markdown_code(first)}'s")
+                was = None
+            elif first != c.path:  # a stack's facts all cite its calibration: said once a file
                 out.append(f"  - **{label}**: as {markdown_code(first)}'s")
             else:
                 out.append(f"  - **{label}**: {markdown_text(c.new.citation())}")
-        if c.old is not None and (c.new is None or c.old.citation() != c.new.citation()):
-            out.append(f"  - **cite (was)**: {markdown_text(c.old.citation())}")
+        if was is not None and c.old is not None:
+            if was != c.path:
+                out.append(f"  - **cite (was)**: as {markdown_code(was)}'s")
+            else:
+                out.append(f"  - **cite (was)**: {markdown_text(c.old.citation())}")
         if c.to_verify is not None:
             out.append(f"  - ⚠️ **to verify**: {markdown_prose(c.to_verify)}")
         note = c.new.note if c.new is not None else None

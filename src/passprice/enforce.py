@@ -824,6 +824,7 @@ class Guard:
         relabels: Iterable[str] = (),
         drifted: Iterable[str] = (),
         rows: str = "the serving is the locked one, its prices",
+        stale_fit: str | None = None,
     ) -> str:
         """One line naming the locks priced under and what they say of the result, or why none applies. Every
         command says the same thing of the same situation: ``REFUSED`` when a floor breaks, else ``floors hold``
@@ -852,7 +853,13 @@ class Guard:
         locked one, but not under the title it was locked as (slip round 43: a retitled card read "floors hold, and
         the price is the one r1-qwen7b-h200 records" and nothing more). ``drifted`` (:meth:`drifted`: a pinned fact
         the price rests on whose citation, note or provenance changed, moving no number) adds ``; drifted since the
-        lock (below)`` and a ``drifted since the lock: …`` line each, as a moved price's lines do."""
+        lock (below)`` and a ``drifted since the lock: …`` line each, as a moved price's lines do.
+
+        ``stale_fit`` (the words for a serving stack whose fit no longer follows from today's registry, ``stack S's
+        stale fit (N fitted facts no longer follow from today's runs)``): with floors holding, the price is said to
+        rest on it and that ``lock --update`` refuses it (``StaleFacts``) until ``calibrate`` re-fits the stack; a
+        new user's ``price --stack S`` on an edited run read "floors hold, and the price is the one L records" on
+        stdout, the stale fit on stderr alone (tests/test_fix188.py)."""
         if not self.locks:
             note = self.note or f"no lock of this serving in locks/{' applies' if self.passed else ''}"
             return "\n".join([note, *(f"                {line}" for line in self.passed_lines())])
@@ -894,6 +901,14 @@ class Guard:
                 f"floors hold; {rows} not compared with the locked ones "
                 f"(`passprice reproduce {shell_word(self.locks[0][0].name)}` compares them)"
             )
+        if held and stale_fit is not None:
+            fit, _, command = stale_fit.partition("\0")
+            if kind is not None and not moves and verdict.startswith("floors hold, and the price is the one "):
+                recorded = verdict.removeprefix("floors hold, and the price is the one ")
+                verdict = f"floors hold, but the price rests on {fit}, as the one {recorded} it"
+            else:
+                verdict += f"; the price rests on {fit}"
+            verdict += f": `lock --update` refuses it (StaleFacts) until `{command}` re-fits it"
         relabel = list(dict.fromkeys(relabels))
         drift_lines = [d for d in dict.fromkeys(drifted) if d not in {x for m in moves for x in m.lines()}]
         if held and drift_lines and not moves:

@@ -27,6 +27,9 @@ class Term:
     long: str
     aliases: tuple[str, ...] = ()
     tag: str = ""
+    #: An alias naming a notion of its own that the term explains (``alone`` under ``unaffected``), with its own one
+    #: line: ``explain alone`` opened with the term's "a lock the change does not touch" (:func:`headline`).
+    heads: tuple[tuple[str, str], ...] = ()
 
 
 _TERMS = (
@@ -475,6 +478,8 @@ _TERMS = (
         ("does not read", "informational", "not locked, informational", "alone", "edited",
          "look-alike header", "held by a look-alike header alone", "cites", "derived from it", "recited",
          "value_changed", "alone_grouped", "alone_routing", "rerouted", "runs_moved", "inputs_give", "its inputs give"),
+        heads=(("alone", "review: what one changed fact alone does to a lock's price (the pins with only that fact "
+                "as HEAD has it)"),),
     ),
     Term(
         "weakened",
@@ -513,7 +518,8 @@ _TERMS = (
         "`to re-pin` a lock whose pinned facts drifted (`check --frozen` fails it until `lock --update`); `asks "
         "another question` a lock file rewritten to another kind, serving, stack or name. The lock's line reads "
         "`price moved, lock not updated (FIGURE)`, FIGURE the recorded figure that no longer matches "
-        "(`weight_bytes`, `memory_s` …), and the summary line counts such locks (`1 price moved unreviewed`). "
+        "(`memory_s`; a count with what it holds, `weight_bytes, the weights' bytes a pass reads` …), and the "
+        "summary line counts such locks (`1 price moved unreviewed`). "
         "In `--json`, a lock's `recorded_before` is BASE's recorded figures, `after` HEAD's price, `recorded_edited` "
         "true when HEAD's figure was edited by hand (`hand_edits`: each key the edit changed); `question` what a "
         "rewritten lock asks otherwise; `retired` why a removed lock drops no floor; `recomputed_relative_change` and"
@@ -2184,10 +2190,26 @@ def _term(text: str) -> Term:
     )
 
 
-def text(term: Term) -> str:
-    """One term for ``passprice explain TERM``: the name, its one line, then the definition."""
-    also = f"  (also: {', '.join(term.aliases)})" if term.aliases else ""
-    return f"{term.name}: {term.short}{also}\n\n{term.long}"
+def headline(term: Term, asked: str | None = None) -> tuple[str, str]:
+    """The name and one line ``explain`` opens with for ``asked`` (the word or ``--json`` key given, found under
+    ``term``): an alias of :attr:`Term.heads` (``alone``, ``.locks[0].alone``) by its own name and line, said to be
+    explained under the term; else the term's. Raises nothing."""
+    if asked is not None:
+        keys = re.sub(r"\[[0-9]*\]", "", _key(asked), flags=re.ASCII).split(".")
+        own = dict(term.heads)
+        for alias in (k for k in reversed(keys) if k):
+            if alias in own:
+                return alias, f"{own[alias]}; explained under {term.name}"
+    return term.name, term.short
+
+
+def text(term: Term, asked: str | None = None) -> str:
+    """One term for ``passprice explain TERM``: the name, its one line (:func:`headline`: an alias's own where it
+    names another notion), then the definition."""
+    name, short = headline(term, asked)
+    others = [a for a in (term.name, *term.aliases) if a != name] if name != term.name else list(term.aliases)
+    also = f"  (also: {', '.join(others)})" if others else ""
+    return f"{name}: {short}{also}\n\n{term.long}"
 
 
 #: The most characters a term's one line shows in ``explain``'s listing (the longest written is 103).

@@ -1969,6 +1969,64 @@ def digest_ref_problem(root: Root, ref: str, files: list[str], known: str, found
             + ("" if cut is None else f" ({cut})"))
 
 
+def lock_commit(root: Root, lock_file: Path) -> tuple[Path, str, str] | None:
+    """The commit of ``root``'s git history that holds the lock file ``lock_file`` as it is, byte for byte: the git
+    work tree's top folder, the commit (40 hex digits) and its date (ISO 8601). A lock file committed at its path and
+    unchanged since is that path's last commit (``git log -1``); any other (written out of an older commit, ``git show
+    C:LOCK > old.lock.toml``, or put back at its own path, ``git checkout C -- LOCK``) is found by its ``[lock]
+    digest``, as ``reproduce DIGEST`` finds a re-locked one (:func:`digest_in_history`, the pickaxe of
+    :func:`passprice.gitread.pickaxe`), and taken only where the blob that commit holds has the file's bytes. A new
+    user's audit of an old lock written out of git said "no commit here holds this lock file" and showed today's
+    source document beside the lock's figures, where reproduce found the commit (tests/test_fix188.py). ``None``
+    when ``root`` is embedded or no git work tree, git fails, the file does not read or is over
+    :data:`MAX_HISTORY_LOCK_BYTES`, or no commit holds it. Raises nothing."""
+    import hashlib
+    import subprocess
+    import tomllib
+
+    from passprice.gitread import run_git
+
+    if root.embedded:
+        return None
+    try:
+        top = Path(run_git(root.path, ["rev-parse", "--show-toplevel"]).decode("utf-8", "surrogateescape").strip())
+        try:
+            rel_lock: str | None = Path(lock_file).resolve().relative_to(top.resolve()).as_posix()
+        except ValueError:
+            rel_lock = None  # outside the work tree: only its digest can find it
+        if rel_lock is not None and not run_git(top, ["status", "--porcelain", "--", rel_lock]).strip():
+            said = run_git(top, ["log", "-1", "--format=%H%x00%cI", "--", rel_lock]).decode("ascii", "replace")
+            if said.strip():
+                commit, when = said.strip().split("\0", 1)
+                return top, commit, when
+        with open(lock_file, "rb") as f:
+            held = f.read(MAX_HISTORY_LOCK_BYTES + 1)
+        if len(held) > MAX_HISTORY_LOCK_BYTES:
+            return None
+        table = tomllib.loads(held.decode("utf-8")).get("lock")
+        digest = table.get("digest") if isinstance(table, Mapping) else None
+        if not isinstance(digest, str) or not digest.startswith("sha256:"):
+            return None
+        found, _ = digest_in_history(root, digest)
+        if found is None:
+            return None
+        short, _, path = found
+        named = run_git(top, ["rev-parse", f"{short}^{{commit}}",
+                              f"{short}:{path}"]).decode("ascii", "replace").split()
+        if len(named) != 2:
+            return None
+        commit, blob = named
+        # the blob's id as git computes it (sha1 of "blob SIZE\0" and the bytes): the file as committed, or not
+        algorithm = hashlib.sha256 if len(blob) == 64 else hashlib.sha1
+        if algorithm(b"blob %d\0" % len(held) + held).hexdigest() != blob:
+            return None
+        when = run_git(top, ["log", "-1", "--format=%cI", commit]).decode("ascii", "replace").strip()
+        return top, commit, when
+    except (InputError, OSError, ValueError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError,
+            subprocess.CalledProcessError):
+        return None
+
+
 #: The most bytes a lock file of the git history may have to be read as :func:`digest_in_history`'s candidate (the
 #: largest lock registered holds 170 KB): a 50 MB lock of an old commit, a few hundred KB in git's pack, took 8.9 s
 #: and 358 MB to parse (attack70).

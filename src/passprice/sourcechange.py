@@ -624,8 +624,10 @@ def compared_since_lock(
 def read_at_lock(
     root: Root, lock_file: Any, ids: Iterable[str], sources: Mapping[str, Source], excerpt_ids: Iterable[str]
 ) -> tuple[tuple[SourceSinceLock, ...], bool, tuple[str, dict[str, StoredText]] | None]:
-    """What an audit of a lock reads at the commit that last wrote ``lock_file`` (a path in ``root``'s git work
-    tree), from one lookup of that commit (``git rev-parse``, ``status``, ``log``) and one read of the blobs
+    """What an audit of a lock reads at the commit that holds ``lock_file`` (:func:`passprice.locks.lock_commit`:
+    its path's last commit, or for a file written out of git the one its ``[lock] digest`` finds), from one lookup of
+    that commit (``git rev-parse``, ``status``, ``log``; a file no commit holds at its path searches the history by
+    its digest) and one read of the blobs
     (:func:`passprice.gitread.read_named`: a ``cat-file --batch-check`` and a ``cat-file --batch``): 5 git processes
     for the sources' comparison and the excerpts together, where each made its own lookup and read (10, a new
     user's finding counted by tests/test_leftovers_25b.py; tests/test_left131.py).
@@ -635,8 +637,8 @@ def read_at_lock(
     bytes. Nothing when a record did not read at that commit (it was added since: the lock's facts cited another
     record then, which the lock's own pins show). Session 24: an audit of an old lock showed today's source document
     as its. Second, whether the comparison was made: ``False`` when no commit holds the lock file as it is (the
-    embedded registry, a folder that is no git work tree, a lock file outside it, untracked or changed since its
-    commit, git failing), for the audit's line saying its source records are today's (walkthrough 31). Third, for
+    embedded registry, a folder that is no git work tree, a lock file whose bytes no commit holds, git failing),
+    for the audit's line saying its source records are today's (walkthrough 31). Third, for
     each source of ``excerpt_ids`` whose record (today's, of ``sources``) names a stored excerpt that git holds at
     that commit, that excerpt as it was then (:func:`passprice.sources.stored_text_of`), with the commit: what
     ``audit`` of a lock checks its quotes against (an old lock's hyphen was NOT FOUND in today's excerpt, which an
@@ -653,23 +655,21 @@ def read_at_lock(
     from pathlib import Path
 
     from passprice import schema
-    from passprice.gitread import BlobTooLarge, Unread, blob_sha256, read_named, run_git
+    from passprice.gitread import BlobTooLarge, Unread, blob_sha256, read_named
+    from passprice.locks import lock_commit
     from passprice.schema import toml_loads
     from passprice.sources import EXCERPT_BYTES, stored_text_of
 
     ids = sorted(set(ids))
     if root.embedded:
         return (), False, None
-    lock = Path(lock_file)
+    # the commit holding the lock file as it is: its path's last commit, else the one its [lock] digest finds (a lock
+    # written out of git, tests/test_fix188.py), as reproduce finds it
+    held = lock_commit(root, Path(lock_file))
+    if held is None:
+        return (), False, None  # changed since its commit (made on today's records), or no commit holds it
+    top, commit, when = held
     try:
-        top = Path(run_git(root.path, ["rev-parse", "--show-toplevel"]).decode("utf-8", "surrogateescape").strip())
-        rel_lock = lock.resolve().relative_to(top.resolve()).as_posix()
-        if run_git(top, ["status", "--porcelain", "--", rel_lock]).strip():
-            return (), False, None  # changed since its commit: it was made on today's records
-        said = run_git(top, ["log", "-1", "--format=%H%x00%cI", "--", rel_lock]).decode("ascii", "replace").strip()
-        if not said:
-            return (), False, None
-        commit, when = said.split("\0", 1)
         here = root.path.resolve().relative_to(top.resolve())
         folder = here / "sources"
         today = {source_id: now for source_id in ids if (now := _table(root, source_id)) is not None}
