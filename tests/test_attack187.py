@@ -1,0 +1,82 @@
+"""Hostile input against the newest record kinds and lookups (issue 13): routing records, measurements and stack
+files, sources and their stored excerpts, and the command line's lists; each escape found kept as its reproducer,
+built in the test.
+
+- (1) A stored excerpt holding two files whose names read alike once case-folded (``AZURE_RESULTS/…`` beside
+  ``Azure_Results/…``; ``ß`` and ``SS`` fold together too): a locator naming the one exactly was read as naming both
+  (:meth:`passprice.sources.StoredText.parts_named` reads names loosely), its quote looked for under the one sorting
+  first, and a row of the other file read ``checked``. Now parts whose names fold together are told apart by the
+  name as written alone.
+- (2) ``calibrate`` of a stack whose runs all repeat one point (card, checkpoint, batch, positions), 200 of them,
+  fitted 8 facts and said nothing of it: its caution counted runs, not the points they tell the fit apart, so one
+  point said nothing where one run said "the fit matches every run … as so few runs let it". Now the caution counts
+  points.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+
+from cli_helpers import REPO, copy_root, invoke
+from passprice.sources import Source, stored_text_of
+
+AZURE = "azure-ai-benchmarking-guide"
+EXCERPT = "sources/excerpts/github-sources-excerpt.txt"
+H200 = "Azure_Results/ND_H200_v5_results.md"
+FOLDED = "AZURE_RESULTS/ND_H200_V5_RESULTS.MD"  # sorts before H200: the part read from before
+ROW = "| Dot   | 9.91              |"
+
+
+def _line(output: str, head: str) -> str:
+    found = [line.strip() for line in output.splitlines() if line.strip().startswith(head)]
+    assert len(found) == 1, output
+    return found[0]
+
+
+def _with_folded_part(root: Path) -> None:
+    """Add to the shared excerpt a section of a file whose name folds to the H200 results file's, holding ``ROW``;
+    re-pin every record naming the excerpt (its sha256 read from the file, never written here)."""
+    excerpt = root / EXCERPT
+    old = hashlib.sha256(excerpt.read_bytes()).hexdigest()
+    excerpt.write_bytes(excerpt.read_bytes() + (
+        f"\n== {AZURE} {FOLDED} https://example.com/{FOLDED} ==\n\n{ROW}\n").encode())
+    new = hashlib.sha256(excerpt.read_bytes()).hexdigest()
+    pinned = 0
+    for record in (root / "sources").glob("*.toml"):
+        text = record.read_text(encoding="utf-8")
+        if old in text:
+            record.write_text(text.replace(old, new), encoding="utf-8")
+            pinned += 1
+    assert pinned >= 2, pinned  # the excerpt is shared
+
+
+def test_1_a_part_whose_name_folds_with_the_named_one_is_not_read_from(tmp_path: Path) -> None:
+    root = copy_root(tmp_path)
+    _with_folded_part(root)
+    result = invoke("fact", "set", "h200_sxm_141gb", "streams.read", "--value", "0.6625", "--unit", "1",
+                    "--provenance", "measured", "--source", AZURE, "--locator",
+                    f"{H200}, HBM Bandwidth table: row '{ROW}'", root=root)
+    assert result.exit_code == 0, result.output
+    audit = invoke("audit", "--source", AZURE, root=root)
+    assert audit.exit_code == 0, audit.output
+    # Before: "h200_sxm_141gb:streams.read: checked (1 of 1 quoted span found in the stored text)".
+    assert _line(audit.stdout, "h200_sxm_141gb:streams.read:") == (
+        "h200_sxm_141gb:streams.read: NOT FOUND (0 of 1 quoted span found in the stored text; not in it: "
+        f"'{ROW}' (under {H200}; found only under {FOLDED}))")
+
+
+def test_1_parts_that_fold_together_are_named_as_written() -> None:
+    text = (REPO / EXCERPT).read_bytes() + f"\n== {AZURE} {FOLDED} https://example.com/x ==\n\n{ROW}\n".encode()
+    stored = stored_text_of(Source(id=AZURE, title="t", kind="web", read="r", url="https://example.com",
+                                   excerpt=EXCERPT), text, EXCERPT)
+    assert stored.parts_named(f"{H200}: row") == (H200,)
+    assert stored.parts_named(f"{FOLDED}: row") == (FOLDED,)
+    assert stored.parts_named("azure_results/nd_h200_v5_results.md: row") == ()  # names neither as written
+    assert stored.parts_named("Azure_Results/ND_H100_v5_results.md: row") == ("Azure_Results/ND_H100_v5_results.md",)
+    sharp = stored_text_of(Source(id=AZURE, title="t", kind="web", read="r", url="https://example.com",
+                                  excerpt=EXCERPT),
+                           f"== {AZURE} docs/Straße.md https://example.com/a ==\n\na\n"
+                           f"== {AZURE} docs/STRASSE.md https://example.com/b ==\n\nb\n".encode(), EXCERPT)
+    assert sharp.parts_named("docs/Straße.md: row 'a'") == ("docs/Straße.md",)
