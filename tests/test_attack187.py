@@ -80,3 +80,35 @@ def test_1_parts_that_fold_together_are_named_as_written() -> None:
                            f"== {AZURE} docs/Straße.md https://example.com/a ==\n\na\n"
                            f"== {AZURE} docs/STRASSE.md https://example.com/b ==\n\nb\n".encode(), EXCERPT)
     assert sharp.parts_named("docs/Straße.md: row 'a'") == ("docs/Straße.md",)
+
+
+# --- 2. calibrate's caution counts the points its runs stand at ------------------------------------------------------
+
+RUNS = "registry/measurements/xiongjiedai-llama3-llamabench.toml"
+
+
+def test_2_runs_repeating_one_point_are_one_point_to_the_caution(tmp_path: Path) -> None:
+    root = copy_root(tmp_path)
+    path = root / RUNS
+    text = path.read_text(encoding="utf-8")
+    head, first = text.split("\n[[run]]\n")[:2]
+    copies = "".join("\n[[run]]\n" + re.sub(r'(?m)^id = ".*"$', f'id = "same.{i}"', first, count=1)
+                     for i in range(12))
+    path.write_text(head + "\n" + copies, encoding="utf-8")
+    result = invoke("calibrate", "--stack", "llamacpp-cuda-2405", "--dry-run", root=root)
+    assert result.exit_code == 0, result.output
+    # Before: only the hold-out caution (12 runs is more than the 8 facts fitted).
+    assert result.stderr.splitlines()[0] == (
+        "passprice: warning: calibrate llamacpp-cuda-2405: 12 runs at 1 point (a run at another's card, checkpoint, "
+        "batch and positions tells the fit nothing new) fit 8 facts (terms.serial included): the fit matches every "
+        "run (in-sample error 0.0 %), as so few runs let it, so its in-sample error says nothing; measure more runs "
+        "(other batches, positions, cards, checkpoints)")
+
+
+def test_2_the_shipped_stacks_say_as_before() -> None:
+    from passprice.calibrate import calibrate, calibration_cautions, points
+    from passprice.registry import find_root
+
+    fitted = calibrate(find_root(REPO), "llamacpp-cuda-2405")
+    assert points(fitted.fit.runs) == len(fitted.fit.runs) == 111
+    assert calibration_cautions(fitted) == []
