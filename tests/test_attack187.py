@@ -14,6 +14,10 @@ built in the test.
 - (3) ``sweep --cards`` of 100,000 names (600 KB) looked each name up as a file of the working folder (1.5 s of
   CPU of the 1.9 s the refusal took), to compare it with an ``-o`` that was not given. Now nothing is looked up
   without an output, and a name not ending in ``.toml``, which names no file, never.
+- (4) A routing record scoped to 1,001 checkpoints of 206 characters (212 KB, under a routing file's 256 KiB cap):
+  the ``Routed`` refusal offering it printed one line of 208,423 characters, every name of its scope, and so did
+  the ``OutOfScope`` refusal naming it. Now a line names five of them, each cut past 100 characters, and counts the
+  rest (``passprice.scopes.scope_said``); ``--json``'s ``applies_to`` keeps every one.
 """
 
 from __future__ import annotations
@@ -144,3 +148,55 @@ def test_3_many_card_names_are_not_looked_up_as_files(tmp_path: Path, monkeypatc
         "first")
     assert len(looked) < 1_000, len(looked)  # before: 100,000 and more, one a name (now about 400)
     assert not (tmp_path / "rows.csv").exists()
+
+
+# --- 4. a routing record's scope of 1,001 names is said as five and a count ------------------------------------------
+
+MEASURED = "facts/routing/qwen3-30b-a3b-measured.toml"
+SERVING = "registry/servings/qwen3-30b-a3b-h200.toml"
+
+
+def _wide_scope(tmp_path: Path) -> tuple[Path, list[str]]:
+    import json
+
+    root = copy_root(tmp_path)
+    names = ["qwen3-30b-a3b-q4_k_m", *(f"n{i:04d}-" + "x" * 200 for i in range(1000))]
+    record = root / MEASURED
+    text = record.read_text(encoding="utf-8")
+    record.write_text(text.replace('checkpoints = ["qwen3-30b-a3b-q4_k_m"]', f"checkpoints = {json.dumps(names)}"),
+                      encoding="utf-8")
+    assert 200_000 < record.stat().st_size < 256 * 1024
+    serving = root / SERVING
+    serving.write_text(serving.read_text(encoding="utf-8").replace('routing = "qwen3-30b-a3b-measured"\n', ""),
+                       encoding="utf-8")
+    return root, names
+
+
+def _said(names: list[str]) -> str:
+    return ", ".join([names[0], *(f"{n[:99]}…" for n in names[1:5])]) + " and 996 more"
+
+
+def test_4_the_routed_refusal_names_five_of_the_scope(tmp_path: Path) -> None:
+    root, names = _wide_scope(tmp_path)
+    result = invoke("price", "qwen3-30b-a3b-h200", "--no-lock", root=root)
+    assert result.exit_code == 1, result.output
+    [line] = result.stderr.splitlines()
+    assert len(line) < 1_000, len(line)  # before: 208,423 characters
+    assert line.endswith(f"registered here for 128 experts, 8 a token: qwen3-30b-a3b-measured (measured; for "
+                         f"{_said(names)}), uniform (assumed; any checkpoint)"), line
+
+
+def test_4_the_out_of_scope_refusal_names_five_and_json_every_one(tmp_path: Path) -> None:
+    import json
+
+    root, names = _wide_scope(tmp_path)
+    args = ("price", "qwen3-30b-a3b-h200", "--checkpoint", "qwen3-30b-a3b-q4_0", "--routing", "qwen3-30b-a3b-measured",
+            "--no-lock")
+    result = invoke(*args, root=root)
+    assert result.exit_code == 1, result.output
+    [line] = result.stderr.splitlines()
+    assert line.startswith("passprice: refused: OutOfScope: routing record 'qwen3-30b-a3b-measured' applies to "
+                           f"checkpoints {_said(names)} only ({MEASURED}: checkpoints), not 'qwen3-30b-a3b-q4_0'"), line
+    assert len(line) < 2_000, len(line)
+    document = json.loads(invoke(*args, "--json", root=root).stdout)
+    assert document["applies_to"] == names
