@@ -18,6 +18,10 @@ built in the test.
   the ``Routed`` refusal offering it printed one line of 208,423 characters, every name of its scope, and so did
   the ``OutOfScope`` refusal naming it. Now a line names five of them, each cut past 100 characters, and counts the
   rest (``passprice.scopes.scope_said``); ``--json``'s ``applies_to`` keeps every one.
+- (5) A measurement file of 400 runs, each naming a card of its own that is not there (88 KB): ``check`` and
+  ``validate`` printed 400 error lines (202 KB), where a file with more problems than a reader can use says the
+  first 20 and counts the rest. Now each file's runs' lines are its first 20 and one counting the others
+  (``passprice.measurements.first_run_problems``).
 """
 
 from __future__ import annotations
@@ -200,3 +204,42 @@ def test_4_the_out_of_scope_refusal_names_five_and_json_every_one(tmp_path: Path
     assert len(line) < 2_000, len(line)
     document = json.loads(invoke(*args, "--json", root=root).stdout)
     assert document["applies_to"] == names
+
+
+# --- 5. a measurement file's runs' problems: the first 20, the rest counted -----------------------------------------
+
+
+def _unknown_cards(tmp_path: Path, runs: int) -> Path:
+    root = copy_root(tmp_path)
+    path = root / RUNS
+    head, first = path.read_text(encoding="utf-8").split("\n[[run]]\n")[:2]
+    one = re.sub(r'(?m)^note = .*$', "", first)
+    out = []
+    for i in range(runs):
+        run = re.sub(r'(?m)^id = ".*"$', f'id = "r{i}"', one, count=1)
+        out.append("\n[[run]]\n" + re.sub(r'(?m)^card = ".*"$', f'card = "nosuch{i}"', run, count=1))
+    path.write_text(head + "\n" + "".join(out), encoding="utf-8")
+    return root
+
+
+def test_5_check_and_validate_list_20_of_a_files_runs_problems(tmp_path: Path) -> None:
+    root = _unknown_cards(tmp_path, 400)
+    counted = f"passprice: error: {RUNS}: and 380 more problems of its runs, not listed"
+    for args in (("validate", "--stack", "llamacpp-cuda-2405"), ("check",)):
+        result = invoke(*args, root=root)
+        assert result.exit_code == 2, result.output
+        lines = result.stderr.splitlines()
+        runs = [line for line in lines if line.startswith(f"passprice: error: {RUNS}: run.")]
+        assert [line.split(": ")[3] for line in runs] == [f"run.{i}.card" for i in range(20)], args
+        assert runs[0].startswith(f"passprice: error: {RUNS}: run.0.card: card 'nosuch0': not found in facts/cards")
+        assert counted in lines, args  # before: 400 lines, one a run
+    assert len(invoke("validate", "--stack", "llamacpp-cuda-2405", root=root).stderr.splitlines()) == 21
+
+
+def test_5_twenty_are_listed_whole() -> None:
+    from passprice.measurements import first_run_problems
+
+    lines = [f"x.toml: run.{i}.card: no" for i in range(20)]
+    assert first_run_problems({"x": lines}, "registry/measurements") == lines
+    assert first_run_problems({"x": [*lines, "x.toml: run.20.card: no"]}, "registry/measurements") == [
+        *lines, "registry/measurements/x.toml: and 1 more problems of its runs, not listed"]

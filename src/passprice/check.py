@@ -343,7 +343,8 @@ def _runs_past_context(root: Root, runs: list[Run]) -> list[str]:
     (:func:`passprice.measurements.past_context`): bad input, as ``validate`` and ``calibrate`` say of a run, which
     ``check`` passed ("all holds", exit 0) when the run was in no registered stack's fit (attack round 31). A card
     or checkpoint named that is not there is named once a file; one whose file does not read is left to that file's
-    own lines. Raises nothing."""
+    own lines. A file's first 20 lines are listed and the rest counted on one more line
+    (:func:`passprice.measurements.first_run_problems`). Raises nothing."""
     from passprice.cards import load_card
     from passprice.checkpoints import load_checkpoint
     from passprice.measurements import past_context, run_serving
@@ -363,8 +364,9 @@ def _runs_past_context(root: Root, runs: list[Run]) -> list[str]:
     # of a run but its key): its problem lines and the key they name. 1,000 runs of a dense checkpoint naming a
     # routing record, each refused alike, took 2 s of CPU (leftovers round 20).
     served: dict[tuple[str, str, str, int, int, int], tuple[str, list[str]]] = {}
-    out = []
+    by_file: dict[str, list[str]] = {}
     for run in runs:
+        out = by_file.setdefault(run.source, [])
         where = f"{folder / f'{run.source}.toml'}: run.{run.index}"
         if run.card not in cards:
             cards[run.card] = None
@@ -417,7 +419,9 @@ def _runs_past_context(root: Root, runs: list[Run]) -> list[str]:
         beyond = past_context(folder, run, None if isinstance(context, NotFound) else context)
         if beyond is not None:
             out.append(beyond)
-    return out
+    from passprice.measurements import first_run_problems
+
+    return first_run_problems(by_file, folder)
 
 
 #: The word for a record of each kind :func:`_validate_folder` reads where it differs from the kind's name, as a lookup
