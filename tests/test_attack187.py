@@ -22,6 +22,10 @@ built in the test.
   ``validate`` printed 400 error lines (202 KB), where a file with more problems than a reader can use says the
   first 20 and counts the rest. Now each file's runs' lines are its first 20 and one counting the others
   (``passprice.measurements.first_run_problems``).
+- (6) ``sources/excerpts/CITE70-excerpt.txt`` beside ``cite70-excerpt.txt``, one record naming each: ``check``
+  said "all holds", though the two are one file on macOS and Windows (a checkout there holds one, and the other
+  record's pinned sha256 fails). Now the folders of the excerpts and documents records name are held to the rule
+  the record folders are (``passprice.check.documents_alike``).
 """
 
 from __future__ import annotations
@@ -243,3 +247,33 @@ def test_5_twenty_are_listed_whole() -> None:
     assert first_run_problems({"x": lines}, "registry/measurements") == lines
     assert first_run_problems({"x": [*lines, "x.toml: run.20.card: no"]}, "registry/measurements") == [
         *lines, "registry/measurements/x.toml: and 1 more problems of its runs, not listed"]
+
+
+# --- 6. stored excerpts whose names fold together ---------------------------------------------------------------------
+
+
+def test_6_excerpts_whose_names_fold_together_fail_check(tmp_path: Path) -> None:
+    import shutil
+    import unicodedata
+
+    root = copy_root(tmp_path)
+    excerpts = root / "sources" / "excerpts"
+    shutil.copy(excerpts / "cite70-excerpt.txt", excerpts / "CITE70-excerpt.txt")
+    record = root / "sources" / "gpu-container-handbook-routing-derisk.toml"
+    text = record.read_text(encoding="utf-8")
+    record.write_text(text.replace("sources/excerpts/cite70-excerpt.txt", "sources/excerpts/CITE70-excerpt.txt"),
+                      encoding="utf-8")
+    result = invoke("check", root=root)
+    assert result.exit_code == 2, result.output  # before: exit 0, "all holds"
+    assert result.stderr.splitlines() == [
+        "passprice: error: sources/excerpts: 'CITE70-excerpt.txt', 'cite70-excerpt.txt': names that differ only by "
+        "case or Unicode normalization (they show alike, and are one file on macOS and Windows): rename all but one"]
+    (excerpts / "CITE70-excerpt.txt").unlink()
+    record.write_text(text, encoding="utf-8")
+    name = unicodedata.normalize("NFD", "notes-é.txt")
+    (excerpts / name).write_bytes(b"x")
+    (excerpts / unicodedata.normalize("NFC", name)).write_bytes(b"y")
+    result = invoke("check", root=root)
+    assert result.exit_code == 2, result.output
+    assert len(result.stderr.splitlines()) == 1 and "names that differ only by case or Unicode normalization" in (
+        result.stderr), result.stderr

@@ -742,6 +742,9 @@ def _review_files(root: Root, documents: Callable[[str], str | None] | None = No
     found = registry_device_names(root)
     problems += found
     unreadable += found
+    found = documents_alike(root)
+    problems += found
+    unreadable += found
     # sources cited and registered, derived facts recomputed (passprice.lineage); a source file that does not read
     # is bad input too, as a card is: review's look at sources/ (sources.check_sources, each record loaded once)
     # appends its lines to unreadable. Until issue 13's leftovers each record was loaded a second time here
@@ -817,6 +820,16 @@ def _review_files(root: Root, documents: Callable[[str], str | None] | None = No
         tuple(kinds.items()),
         tuple(undated),
     )
+
+
+def documents_alike(root: Root) -> list[str]:
+    """:func:`lookalikes` of each folder holding a stored excerpt or a registry document a source record names
+    (:func:`_named_by_sources`; ``sources/`` itself is looked at with the records): every file of it, of any suffix.
+    ``sources/excerpts/cite70-excerpt.txt`` beside ``CITE70-excerpt.txt`` (or the same name in another Unicode normalization) passed
+    ``check``, "all holds", though a checkout on macOS or Windows holds one of them, and a record pinning the other's
+    sha256 fails there (tests/test_attack187.py). Raises nothing."""
+    folders = {(root.path / rel).parent for rel in _named_by_sources(root)} - {root.sources}
+    return [line for folder in sorted(folders) if folder.is_dir() for line in lookalikes(folder, "")]
 
 
 def _named_by_sources(root: Root) -> list[str]:
