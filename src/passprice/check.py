@@ -825,9 +825,9 @@ def _review_files(root: Root, documents: Callable[[str], str | None] | None = No
 def documents_alike(root: Root) -> list[str]:
     """:func:`lookalikes` of each folder holding a stored excerpt or a registry document a source record names
     (:func:`_named_by_sources`; ``sources/`` itself is looked at with the records): every file of it, of any suffix.
-    ``sources/excerpts/cite70-excerpt.txt`` beside ``CITE70-excerpt.txt`` (or the same name in another Unicode normalization) passed
-    ``check``, "all holds", though a checkout on macOS or Windows holds one of them, and a record pinning the other's
-    sha256 fails there (tests/test_attack187.py). Raises nothing."""
+    ``sources/excerpts/cite70-excerpt.txt`` beside ``CITE70-excerpt.txt`` (or the same name in another Unicode
+    normalization) passed ``check``, "all holds", though a checkout on macOS or Windows holds one of them, and a
+    record pinning the other's sha256 fails there (tests/test_attack187.py). Raises nothing."""
     folders = {(root.path / rel).parent for rel in _named_by_sources(root)} - {root.sources}
     return [line for folder in sorted(folders) if folder.is_dir() for line in lookalikes(folder, "")]
 
