@@ -343,7 +343,8 @@ def _runs_past_context(root: Root, runs: list[Run]) -> list[str]:
     (:func:`passprice.measurements.past_context`): bad input, as ``validate`` and ``calibrate`` say of a run, which
     ``check`` passed ("all holds", exit 0) when the run was in no registered stack's fit (attack round 31). A card
     or checkpoint named that is not there is named once a file; one whose file does not read is left to that file's
-    own lines. Raises nothing."""
+    own lines. A file's first 20 lines are listed and the rest counted on one more line
+    (:func:`passprice.measurements.first_run_problems`). Raises nothing."""
     from passprice.cards import load_card
     from passprice.checkpoints import load_checkpoint
     from passprice.measurements import past_context, run_serving
@@ -363,8 +364,9 @@ def _runs_past_context(root: Root, runs: list[Run]) -> list[str]:
     # of a run but its key): its problem lines and the key they name. 1,000 runs of a dense checkpoint naming a
     # routing record, each refused alike, took 2 s of CPU (leftovers round 20).
     served: dict[tuple[str, str, str, int, int, int], tuple[str, list[str]]] = {}
-    out = []
+    by_file: dict[str, list[str]] = {}
     for run in runs:
+        out = by_file.setdefault(run.source, [])
         where = f"{folder / f'{run.source}.toml'}: run.{run.index}"
         if run.card not in cards:
             cards[run.card] = None
@@ -417,7 +419,9 @@ def _runs_past_context(root: Root, runs: list[Run]) -> list[str]:
         beyond = past_context(folder, run, None if isinstance(context, NotFound) else context)
         if beyond is not None:
             out.append(beyond)
-    return out
+    from passprice.measurements import first_run_problems
+
+    return first_run_problems(by_file, folder)
 
 
 #: The word for a record of each kind :func:`_validate_folder` reads where it differs from the kind's name, as a lookup
@@ -738,6 +742,9 @@ def _review_files(root: Root, documents: Callable[[str], str | None] | None = No
     found = registry_device_names(root)
     problems += found
     unreadable += found
+    found = documents_alike(root)
+    problems += found
+    unreadable += found
     # sources cited and registered, derived facts recomputed (passprice.lineage); a source file that does not read
     # is bad input too, as a card is: review's look at sources/ (sources.check_sources, each record loaded once)
     # appends its lines to unreadable. Until issue 13's leftovers each record was loaded a second time here
@@ -813,6 +820,16 @@ def _review_files(root: Root, documents: Callable[[str], str | None] | None = No
         tuple(kinds.items()),
         tuple(undated),
     )
+
+
+def documents_alike(root: Root) -> list[str]:
+    """:func:`lookalikes` of each folder holding a stored excerpt or a registry document a source record names
+    (:func:`_named_by_sources`; ``sources/`` itself is looked at with the records): every file of it, of any suffix.
+    ``sources/excerpts/cite70-excerpt.txt`` beside ``CITE70-excerpt.txt`` (or the same name in another Unicode
+    normalization) passed ``check``, "all holds", though a checkout on macOS or Windows holds one of them, and a
+    record pinning the other's sha256 fails there (tests/test_attack187.py). Raises nothing."""
+    folders = {(root.path / rel).parent for rel in _named_by_sources(root)} - {root.sources}
+    return [line for folder in sorted(folders) if folder.is_dir() for line in lookalikes(folder, "")]
 
 
 def _named_by_sources(root: Root) -> list[str]:

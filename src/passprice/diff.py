@@ -7398,11 +7398,12 @@ def added_records(head: Side, files: Sequence[FileChange],
         try:
             if f.kind == "routing":  # its scope and caveat, which its two facts' rows do not show (walkthrough 21)
                 from passprice.routing import load_routing
+                from passprice.scopes import scope_said
 
                 routing = load_routing(head.root, f.name)
                 router = (f"{routing.experts:,} experts, {routing.used:,} a token"
                           if routing.experts is not None and routing.used is not None else "any router")
-                scope = ", ".join(routing.checkpoints) if routing.checkpoints else "any checkpoint"
+                scope = scope_said(routing.checkpoints) if routing.checkpoints else "any checkpoint"
                 note = f"; note: {routing.note}" if routing.note else ""
                 out[f.path] = f"routing record {routing.title}: {router}, for {scope}{note}"
                 continue

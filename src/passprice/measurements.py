@@ -107,6 +107,26 @@ class Run:
         )
 
 
+#: The most problem lines of one measurement file's runs ``check`` and ``validate`` list
+#: (:func:`first_run_problems`); past it the rest are counted on one more line, as
+#: :data:`passprice.decode.MAX_HEADER_PROBLEMS` counts a header's.
+MAX_RUN_PROBLEMS = 20
+
+
+def first_run_problems(by_file: Mapping[str, Sequence[str]], folder: Path | str) -> list[str]:
+    """The problem lines of measured runs, ``by_file`` (a measurement file's stem, as :attr:`Run.source`, to its
+    runs' lines), each file's first :data:`MAX_RUN_PROBLEMS`, then one line counting the rest (``FOLDER/SOURCE.toml:
+    and 880 more problems of its runs, not listed``): 900 runs each naming a card of its own that is not there
+    printed 900 lines, 455 KB, in ``check``, and 400 runs 400 lines in ``validate`` (tests/test_attack187.py).
+    Raises nothing."""
+    out: list[str] = []
+    for source, lines in by_file.items():
+        more = len(lines) - MAX_RUN_PROBLEMS
+        counted = f"{Path(folder) / f'{source}.toml'}: and {more:,} more problems of its runs, not listed"
+        out += lines if more <= 0 else [*lines[:MAX_RUN_PROBLEMS], counted]
+    return out
+
+
 def run_inputs(
     root: Root, run: Run, cards: dict[str, Card], headers: dict[str, GGUFHeader]
 ) -> tuple[Card, GGUFHeader]:

@@ -162,7 +162,7 @@ def experts_used(header: GGUFHeader | None) -> int | None:
 
 def _records(root: Root, experts: int, header: GGUFHeader | None) -> tuple[list[str], list[str]]:
     from passprice.errors import InputError
-    from passprice.scopes import in_scope
+    from passprice.scopes import in_scope, scope_said
 
     out: list[str] = []
     outside: list[str] = []
@@ -181,7 +181,7 @@ def _records(root: Root, experts: int, header: GGUFHeader | None) -> tuple[list[
         if used is not None and mismatch(record, experts, used) is not None:
             continue  # another k, or shares no router of this size can take: BadRouting if named (left38)
         provenance = max(f.provenance for f in record.facts().values()).value  # max: the weakest
-        scope = f"for {', '.join(record.checkpoints)}" if record.checkpoints else "any checkpoint"
+        scope = f"for {scope_said(record.checkpoints)}" if record.checkpoints else "any checkpoint"
         try:
             held = header is None or in_scope(root, record.checkpoints, "", header)
         except InputError:

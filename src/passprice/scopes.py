@@ -38,7 +38,7 @@ class OutOfScope(ServingRefusal):
         self.file = file
         self.checkpoint = checkpoint
         self.applies_to = tuple(applies_to)
-        listed = ", ".join(self.applies_to)
+        listed = scope_said(self.applies_to)
         # ``named``: ``file`` as text names it (the built-in registry's file so named, walk138: outside a registry
         # the line read a bare facts/routing/… path, which the README says is named "the built-in registry's …");
         # ``--json``'s ``file`` stays the path relative to the registry
@@ -57,6 +57,24 @@ class OutOfScope(ServingRefusal):
             "checkpoint": self.checkpoint,
             "applies_to": list(self.applies_to),
         }
+
+
+#: How many checkpoints of a record's scope a line names one by one (:func:`scope_said`); the rest are counted.
+SCOPE_SAID = 5
+#: The most characters of one checkpoint name a line shows (:func:`scope_said`); a longer one is cut.
+SCOPE_NAME_SAID = 100
+
+
+def scope_said(checkpoints: Sequence[str]) -> str:
+    """A record's ``checkpoints`` scope as a line names it: the first :data:`SCOPE_SAID`, each cut past
+    :data:`SCOPE_NAME_SAID` characters, the rest counted (``a, b, c, d, e and 995 more``). A routing record
+    scoped to 1,001 checkpoints of 206 characters each (212 KB, under a routing file's cap) made the ``Routed``
+    refusal naming it one line of 208,423 characters, as the ``OutOfScope`` refusal and a review's line of an added
+    record were (tests/test_attack187.py); ``--json`` keeps every name (``applies_to``). Raises nothing."""
+    shown = [name if len(name) <= SCOPE_NAME_SAID else f"{name[:SCOPE_NAME_SAID - 1]}…"
+             for name in checkpoints[:SCOPE_SAID]]
+    rest = len(checkpoints) - len(shown)
+    return ", ".join(shown) + (f" and {rest:,} more" if rest > 0 else "")
 
 
 def require_drafter(method: str, kind: str | None, checkpoint: str) -> None:

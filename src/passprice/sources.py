@@ -892,13 +892,23 @@ class StoredText:
         looked for in the whole text, and where the text has more than one part a span found under one is not
         ``checked`` (:func:`quote_check`). A locator spelling the H200's file ``Azure Results/ND_H200_v5_results.md`` or
         in lower case named none, and its quote of the H100's row read ``checked`` (tests/test_fix179.py). Linear in the
-        locator's first 10,000 characters per part. Raises nothing."""
-        text = _loose(locator[:10_000])
+        locator's first 10,000 characters per part. Parts whose names read alike loosely (``Results/A.md`` and
+        ``results/a.md``; ``Straße.md`` and ``STRASSE.md``, which case folding makes one) are told apart by the name
+        as the heading writes it alone, standing whole in the locator as written: read loosely, a locator naming
+        one named both, and its quote was looked for under the one sorting first, the other file's row reading
+        ``checked`` (tests/test_attack187.py); a locator naming neither so names none of them. Raises nothing."""
+        written = locator[:10_000]
+        text = _loose(written)
         names = [_loose(name) for name in self.parts]
         tails = [name.rsplit("/", 1)[-1] for name in names]
         stems = [tail.rsplit(".", 1)[0] if "." in tail else tail for tail in tails]
         out: list[tuple[int, str]] = []
         for part, name, tail, stem in zip(self.parts, names, tails, stems, strict=True):
+            if names.count(name) > 1:  # another part's name reads alike: only the name as written tells them apart
+                at = [i for i in (_whole_at(written, part),) if i >= 0]
+                if at:
+                    out.append((min(at), part))
+                continue
             shown = [name] + ([tail] if tail != name and "." in tail and tails.count(tail) == 1 else [])
             if stem not in shown and len(stem.strip()) >= 4 and stems.count(stem) == 1:
                 shown.append(stem)

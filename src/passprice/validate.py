@@ -20,6 +20,7 @@ from passprice.files import check_writable, is_there, written_suffix
 from passprice.gguf_header import GGUFHeader
 from passprice.measurements import (
     Run,
+    first_run_problems,
     load_runs,
     past_context,
     ratio_too_large,
@@ -143,6 +144,7 @@ def validate(root: Root, stack: str | None = None, runs: Sequence[Run] | None = 
     stacks: dict[str, Stack | None] = {}
     unread: set[str] = set()  # stacks whose file does not read: their runs are left out, the file named once
     rows = []
+    of_runs: dict[str, list[str]] = {}  # each measurement file's runs' problem lines (first_run_problems)
     for run in runs:
         if run.stack not in stacks and run.stack not in unread:
             try:
@@ -153,19 +155,20 @@ def validate(root: Root, stack: str | None = None, runs: Sequence[Run] | None = 
                 problems.extend(e.lines)
         if run.stack in unread:
             continue
+        said = of_runs.setdefault(run.source, [])  # a file's first lines listed, the rest counted
         try:
             card, header = run_inputs(root, run, cards, headers)
         except InputError as e:  # left out, its lines kept (each names its file and key), the rest shown
-            problems.extend(e.lines)
+            said.extend(e.lines)
             continue
         try:
             serving = run_serving(root, run, header)
         except InputError as e:  # its file names what does not load: left out, its lines kept, the rest shown
-            problems.extend(f"run {run.id} ({run.source}): {line}" for line in e.lines)
+            said.extend(f"run {run.id} ({run.source}): {line}" for line in e.lines)
             continue
         beyond = past_context(root.measurements, run, header.meta_int("context_length"))
         if beyond is not None:  # bad input, not a serving the model refuses: left out and named
-            problems.append(beyond)
+            said.append(beyond)
             continue
         st = stacks[run.stack]
         try:
@@ -202,6 +205,7 @@ def validate(root: Root, stack: str | None = None, runs: Sequence[Run] | None = 
                 priced.provenance.value,
             )
         )
+    problems += first_run_problems(of_runs, root.measurements)
     kept = []
     for row in rows:
         small = ratio_too_large(root.measurements, row.run, row.limit) or ratio_too_large(
