@@ -14,7 +14,7 @@ import functools
 import json
 import os
 import sys
-from collections.abc import Callable, Generator, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, overload
 
@@ -3961,17 +3961,8 @@ def sweep_command(
     if total and not sweeper.saw_price and (nothing := nothing_priced(sweeper, grid, first)) is not None:
         # each refusal with the message price says of its first line's row (fix181: the names alone said nothing
         # of what to change, where price says "position 8192 is not below its limit 8192 … raise --limit")
-        each = []
-        for name, n in nothing.items():
-            text = f"{name} ({n:,} line{'s' if n != 1 else ''})"
-            refused = (refused_row(sweeper, grid, *first[name]) if name in first and name not in ROUTING_REFUSALS
-                       else None)  # a routing refusal's advice follows, with the records that fit
-            if refused is not None:
-                common, at = first[name]
-                text += (f" — {common['serving'] or common['checkpoint']} on {common['card']} at position "
-                         f"{common['position']:g}, batch {at:,}: {refused}")
-            each.append(text)
-        said = "; ".join(each)
+        said = "; ".join(_refusal_said(sweeper, grid, name, f"{n:,} line{'s' if n != 1 else ''}", first)
+                         for name, n in nothing.items())
         advice = ""
         if ROUTING_REFUSALS & set(nothing) and (routed := routing_refusal(sweeper, grid)) is not None:
             # price's words, with the records that fit its checkpoint (the summary said the name alone: sweep51)
@@ -3982,6 +3973,31 @@ def sweep_command(
                    f"batch, and at every larger one: {said}; the rows and their refusals were written{advice}",
                    err=True)
         ctx.exit(1)
+    elif sweeper.refused:
+        # Some rows refused, some priced (this process's; a worker's, --jobs N, are its own): one line a refusal on
+        # stderr, its count and its first row's message, in the all-refused summary's words (_refusal_said), so a
+        # sweep piped to a file is not silent of them. Exit 0: a sweep's refusals are rows, not a failure.
+        rows = sweeper.priced_rows + sum(sweeper.refused.values())
+        for name, n in sweeper.refused.items():
+            said = _refusal_said(sweeper, grid, name, f"{n:,} of {rows:,} row{'s' if rows != 1 else ''}, "
+                                 f"{sweeper.priced_rows:,} priced", sweeper.first_refused)
+            click.echo(f"passprice: refused: {_escaped_lines(said)}", err=True)
+
+
+def _refusal_said(sweeper: Any, grid: Any, name: str, count: str, first: Mapping[str, Any]) -> str:
+    """What a sweep's summary on stderr says of the refusal ``name``: ``NAME (COUNT)``, and where ``first`` holds its
+    first row (``common``, batch) and it is no routing refusal (whose advice follows, with the records that fit),
+    that row and the message ``price`` says of it (the names alone said nothing of what to change). The one
+    wording of a sweep every row of which is refused and of one some rows of which are."""
+    from passprice.sweep import ROUTING_REFUSALS, refused_row
+
+    text = f"{name} ({count})"
+    refused = refused_row(sweeper, grid, *first[name]) if name in first and name not in ROUTING_REFUSALS else None
+    if refused is not None:
+        common, at = first[name]
+        text += (f" — {common['serving'] or common['checkpoint']} on {common['card']} at position "
+                 f"{common['position']:g}, batch {at:,}: {refused}")
+    return text
 
 
 def _terminal() -> bool:
