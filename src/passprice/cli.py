@@ -2482,7 +2482,8 @@ def compare_command(
 
 def _sweep_spans(root: Any, the_stack: Any, grid: Any, most: int = 64) -> dict[str, Any]:
     """The fitted-span reach (:func:`passprice.stackreach.serving_reach`) of each serving of ``grid`` on each of its
-    cards (its own card without ``--cards``), at the serving's own batch and contexts, by ``SERVING on CARD``; the
+    cards (its own card without ``--cards``), at the serving's own batch and contexts (those ``--limit`` sets, where
+    given: :func:`~passprice.sweep.swept_spec`), by ``SERVING on CARD``; the
     first ``most`` pairs (each one price); a pair that does not load or price is left out (the sweep reports it)."""
     import attrs
 
@@ -3810,8 +3811,11 @@ def sweep_command(
         _stack_warnings(root, the_stack, [Path(c).name.removesuffix(".toml") for c in own])
         outside = _outside_line(the_stack.name, _sweep_spans(root, the_stack, grid))
         if outside:  # as price --stack says it, for each (serving, card) of the grid (walkthrough 21)
-            click.echo(f"passprice: warning: {outside} (each serving's own batch and contexts; a row lies outside "
-                       "where its expected_tokens_per_s / tokens_per_s does)", err=True)
+            # the contexts --limit N set, where it is given (they were said to be each serving's own)
+            at = ("each serving's own batch and contexts" if grid.limit is None
+                  else f"each serving's own batch, at the contexts --limit {grid.limit:,} sets")
+            click.echo(f"passprice: warning: {outside} ({at}; a row lies outside where its expected_tokens_per_s / "
+                       "tokens_per_s does)", err=True)
     under: list[str] = []
 
     def judged() -> None:
