@@ -1612,6 +1612,18 @@ class _UnshownArgument(_DeferredArgument):
         return []
 
 
+def _whole_limit(limit: int | None, positioned: bool, instead: str) -> None:
+    """Refuse ``--limit 1`` where no position is given (``positioned``): its default mean position, limit / 2, is
+    0.5, and positions are whole tokens (a sequence allowed 1 position holds row 0 alone; it priced position 0.5).
+    ``instead``: the command's own option that prices row 0 (``--position 0``, ``--positions 0``). Raises
+    :class:`click.BadParameter` (exit 2), naming ``--limit``."""
+    if limit is not None and limit < 2 and not positioned:
+        raise click.BadParameter(
+            f"{limit} leaves no whole mean position to price: a sequence allowed {limit} position holds row 0 alone, "
+            f"and the default mean position limit / 2 is {limit / 2:g}; give --limit 2 or more, or {instead}",
+            param_hint="--limit")
+
+
 def _serving_options(with_batch: bool, serving_shown: bool = True) -> Callable[[F], F]:
     """The options every pricing command takes (DESIGN.md, Command line); ``serving_shown=False``: the SERVING
     argument is read (for the command to refuse by name) but not shown in the usage line."""
@@ -1716,6 +1728,7 @@ def _spec(ctx: click.Context, serving: str | None, base: Any = None, **o: Any) -
             raise click.UsageError("drafting needs both --draft METHOD and --draft-tokens K")
         head_rows = o.get("head_rows") or (draft.head_rows if draft else None)
         draft = DraftSpec(base_method, base_tokens, head_rows)
+    _whole_limit(o.get("limit"), o.get("position") is not None, "--position 0")
     spec = override(
         spec,
         position=o.get("position"),
@@ -3736,6 +3749,7 @@ def sweep_command(
     else:
         from passprice.compare import parse_cards
 
+        _whole_limit(limit, positions is not None, "--positions 0")
         card_list = None
         named_cards = parse_cards(cards) if cards is not None else ()  # one reading of --cards (fix181)
         if named_cards is None or (cards is None and checkpoint is not None and not servings):
