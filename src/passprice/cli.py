@@ -1848,9 +1848,20 @@ def _expected(ctx: click.Context, stack: str, resolved: Any, kind: str) -> Any:
     try:
         expected = price_expected(resolved.header, resolved.card, resolved.serving, the_stack, kind)
     except ServingRefusal as e:
-        _refuse(e)
+        _refuse(_cap_named(ctx, e))
     _stack_warnings(_root(ctx), the_stack, [resolved.card.name], resolved.header)
     return expected
+
+
+def _cap_named(ctx: click.Context, e: Any) -> Any:
+    """``e``, and an :class:`~passprice.batching.OverTPOT` of a command given ``--max-tpot`` made to name that
+    option's cap, not the serving's ``max_tpot`` (the one place both ``best`` and ``best --stack S`` say it: under a
+    stack it read "the serving's TPOT cap … (max_tpot)" for the command line's cap). Raises nothing."""
+    from passprice.batching import OverTPOT
+
+    if isinstance(e, OverTPOT) and ctx.params.get("max_tpot") is not None:
+        return OverTPOT(e.batch, e.tpot_s, e.max_tpot_s, e.stack, given=True)
+    return e
 
 
 def _ratio_reach(ctx: click.Context, expected: Any, resolved: Any) -> Any:
@@ -2227,10 +2238,14 @@ def price_command(
         from passprice.cards import shown_title
         # a checkpoint named by a path holding U+202E is escaped for people, as --json escapes it (left43)
         title = f"{escaped(resolved.spec.checkpoint)} on {resolved.card.name} ({shown_title(resolved.card)})"
-        click.echo(cost_text(cost, title, resolved.spec, float_matrices(resolved.header, resolved.card),
-                             under_stack=expected is not None, routing_note=note,
-                             experts_held=routed_expert_bytes(resolved.header) if cost.routed is not None else None,
-                             every=_every_expert_json(resolved).get("every_expert")))
+        text = cost_text(cost, title, resolved.spec, float_matrices(resolved.header, resolved.card),
+                         under_stack=expected is not None, routing_note=note,
+                         experts_held=routed_expert_bytes(resolved.header) if cost.routed is not None else None,
+                         every=_every_expert_json(resolved).get("every_expert"))
+        if o.get("max_tpot") is not None:  # the command line's cap, said so (as OverTPOT says it: _cap_named)
+            text = text.replace("against the serving's cap of ", "against the --max-tpot cap of ", 1).replace(
+                "(max_tpot bounds the best batch's search", "(it bounds the best batch's search", 1)
+        click.echo(text)
         _echo_defaulted(resolved.header)
         if expected is not None:
             click.echo(_expected_text(expected))
@@ -2341,11 +2356,7 @@ def best_command(
         try:
             cost = best_serving(resolved.header, resolved.card, resolved.serving)
         except ServingRefusal as e:
-            from passprice.batching import OverTPOT
-
-            if isinstance(e, OverTPOT) and o.get("max_tpot") is not None:  # the command line's cap, said so
-                e = OverTPOT(e.batch, e.tpot_s, e.max_tpot_s, e.stack, given=True)
-            _refuse(e)
+            _refuse(_cap_named(ctx, e))
     named = serving or (the_lock.info.serving if the_lock is not None else None)
     g, verdicts = _under_locks(
         root, named, resolved, lock_ref, no_lock, cost.rests_on, _stack_facts(expected)
