@@ -320,12 +320,28 @@ def _usage(e: click.UsageError, args: list[str] | None = None) -> NoReturn:
         # fix181: `best --format markdown` read "Did you mean '--draft'?", where audit and diff take --format
         command = " ".join(_group_names(e.ctx)) or "passprice"
         listed = ", ".join(others[:-1]) + f" and {others[-1]}" if len(others) > 1 else others[0]
+        # click's guess kept only where it is the same word (--card for --cards): `compare --batches` read "Did you
+        # mean '--kv-bytes'?", `best --format` "Did you mean '--draft'?", where the option is another command's
+        message = _related_guess(message, e.option_name)
         message += f" ({e.option_name} is an option of {listed}, not of {command})"
     # cut as every error line is (attack round 54: an unknown option or command of 100,000 characters printed a
     # line of 100,070)
     _say_failed(e.ctx, [f"{message}{where}"], shown=[f"passprice: error: {_cut(escaped(message))}{where}"],
                 wanted=_json_wanted(e.ctx, args))
     raise click.exceptions.Exit(2)
+
+
+def _related_guess(message: str, option: str) -> str:
+    """``message`` (click's "No such option 'X'. Did you mean 'Y'?") without its guess unless ``Y`` and ``option``
+    are the same word, one a prefix of the other (``--card`` for ``--cards``): a guess that only looks alike names
+    an option of another meaning. Raises nothing."""
+    import re
+
+    def kept(m: re.Match[str]) -> str:
+        guesses = re.findall(r"'([^']+)'", m.group(0))
+        return m.group(0) if all(g.startswith(option) or option.startswith(g) for g in guesses) else ""
+
+    return re.sub(r" Did you mean [^?]*\?| \(Possible options: [^)]*\)", kept, message)
 
 
 def _taken_by(ctx: click.Context, option: str) -> list[str]:

@@ -2900,9 +2900,32 @@ def refused_row(sweeper: Sweeper, grid: Grid, common: Mapping[str, Any], batch: 
             except BadContexts as e:  # its advice in the sweep's options' words (--positions)
                 return e.for_sweep()
             except ServingRefusal as e:
-                return e
+                return _sweep_words(e)
             return None
     return None
+
+
+#: The options a refusal's advice names that ``sweep`` lacks, and where a sweep sets the same: the serving's file
+#: (a sweep's summary quoted ``price``'s ``NotResident`` advice, "page the KV cache (--kv-page) … (--host-memory)",
+#: options ``sweep --help`` does not list; tests/test_fix185.py).
+SWEEP_LACKS = {"(--kv-page)": "(kv_page in the serving's file)",
+               "(--host-memory)": "(host_memory in the serving's file)",
+               "(--host-memory holds": "(host_memory in the serving's file holds"}
+
+
+def _sweep_words(refusal: ServingRefusal) -> ServingRefusal:
+    """``refusal``, its message's advice naming where a sweep sets what ``price``'s options set (:data:`SWEEP_LACKS`)
+    where it names an option ``sweep`` lacks: a copy, its ``args`` rewritten. Raises nothing."""
+    text = str(refusal)
+    said = text
+    for option, words in SWEEP_LACKS.items():
+        said = said.replace(option, words)
+    if said == text:
+        return refusal
+    out = type(refusal).__new__(type(refusal), said)  # its fields kept, its message the sweep's
+    out.__dict__.update(refusal.__dict__)
+    out.args = (said,)
+    return out
 
 
 def nothing_priced(
