@@ -1944,7 +1944,7 @@ def _audit_fit(root: Any, subject: Any, stale: Any, rests_on: list[str]) -> Any:
         apart = said.apart
     else:
         said = checked
-    warning = said.warning()
+    warning = said.warning(rests_on)  # the fitted facts the price rests on (it named share.float, read by none)
     if warning is not None:
         click.echo(f"passprice: warning: {warning}", err=True)
     return Stale(stale.findings + checked.stale(subject.facts, rests_on, apart).findings)
