@@ -2540,12 +2540,14 @@ def _sweep_spans(root: Any, the_stack: Any, grid: Any, most: int = 64) -> dict[s
             spec = swept_spec(root, grid, ref)
         except InputError:
             continue
-        for card in [spec.card] if grid.cards is None else [Path(c).name.removesuffix(".toml") for c in grid.cards]:
+        # each card as swept (a path priced as that file, not as the registry's card of its stem: cards.same_card)
+        for ref_card in [spec.card] if grid.cards is None else list(grid.cards):
+            card = Path(ref_card).name.removesuffix(".toml")
             pairs += 1
             if pairs > most:
                 return out
             try:
-                resolved = resolve(root, attrs.evolve(spec, card=card))
+                resolved = resolve(root, attrs.evolve(spec, card=ref_card))
                 reach = serving_reach(root, the_stack, resolved.header, resolved.card, resolved.serving)
             except (InputError, ServingRefusal):
                 continue
