@@ -21,6 +21,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+
 from cli_helpers import REPO, copy_root, invoke
 
 R1 = "r1-qwen7b-h200"
