@@ -4025,8 +4025,10 @@ def sweep_command(
         # stderr, its count and its first row's message, in the all-refused summary's words (_refusal_said), so a
         # sweep piped to a file is not silent of them. Exit 0: a sweep's refusals are rows, not a failure.
         rows = sweeper.priced_rows + sum(sweeper.refused.values())
+        # with --jobs N, of the rows this process made (the workers' are not told it): said so, never as the grid's
+        share = "" if rows >= total else f" this process made of the grid's {total:,}"
         for name, n in sweeper.refused.items():
-            said = _refusal_said(sweeper, grid, name, f"{n:,} of {rows:,} row{'s' if rows != 1 else ''}, "
+            said = _refusal_said(sweeper, grid, name, f"{n:,} of {rows:,} row{'s' if rows != 1 else ''}{share}, "
                                  f"{sweeper.priced_rows:,} priced", sweeper.first_refused)
             click.echo(f"passprice: refused: {_escaped_lines(said)}", err=True)
 
