@@ -1744,7 +1744,8 @@ def _spec(ctx: click.Context, serving: str | None, base: Any = None, **o: Any) -
             raise click.UsageError("drafting needs both --draft METHOD and --draft-tokens K")
         head_rows = o.get("head_rows") or (draft.head_rows if draft else None)
         draft = DraftSpec(base_method, base_tokens, head_rows)
-    _whole_limit(o.get("limit"), o.get("position") is not None, "--position 0")
+    if "position" in o:  # a command with --position (simulate's --limit is a request's, its own refusal says it)
+        _whole_limit(o.get("limit"), o.get("position") is not None, "--position 0")
     spec = override(
         spec,
         position=o.get("position"),
