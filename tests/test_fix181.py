@@ -266,7 +266,7 @@ def test_8_every_command_reads_cards_alike() -> None:
 def test_9_an_option_of_other_commands_names_them() -> None:
     for args, said in (
         (("best", R1, "--format", "markdown"),
-         "No such option '--format'. Did you mean '--draft'? (--format is an option of audit, diff and sweep, not of "
+         "No such option '--format'. (--format is an option of audit, diff and sweep, not of "
          "best) (see 'cli best --help')"),
         (("price", R1, "--cards", "all"),
          "No such option '--cards'. Did you mean '--card'? (--cards is an option of compare, sweep and kv, not of "

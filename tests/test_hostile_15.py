@@ -152,7 +152,7 @@ def test_a_cap_only_the_stacks_expected_price_misses_is_refused_under_the_stack(
     assert under["tpot_s"] == pytest.approx(0.018517040579820458, rel=1e-9)
     assert under["message"].startswith(
         "under stack lmdeploy-turbomind-2312, batch 1 is expected to take 18.52 ms per output token, over the "
-        "serving's TPOT cap of 16 ms (max_tpot)"
+        "TPOT cap of 16 ms (--max-tpot)"  # the option's cap, not the serving's (tests/test_fix185.py)
     )
 
 

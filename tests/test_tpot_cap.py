@@ -101,7 +101,7 @@ def test_best_within_a_ten_millisecond_cap_on_the_h200() -> None:
     assert "TPOT cap 10 ms on the best batch" in text and "batch 318 sequences" in text and "over it" not in text
     # A price at a batch given is not held to the cap, and says so when it is over it (it said "within").
     text = invoke("price", R1, "--batch", "580", "--max-tpot", "0.01", "--no-lock").stdout
-    assert ("  TPOT cap      over it: 17.4 ms against the serving's cap of 10 ms (max_tpot bounds the best batch's "
+    assert ("  TPOT cap      over it: 17.4 ms against the --max-tpot cap of 10 ms (it bounds the best batch's "
             "search, `passprice best`; a price at a batch given is not held to it)") in text
     assert json.loads(invoke("best", R1, "--no-lock", "--json").stdout)["batch"] == 580
 

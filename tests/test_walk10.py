@@ -61,6 +61,10 @@ def test_a_sweep_at_other_positions_says_its_rows_there_are_not_the_locked_servi
         f"passprice: {R1}: {LOCKS}floors hold; no row is the locked serving's, so its prices are not compared with "
         f"the locked ones (`passprice reproduce {R1}` compares them); its rows at position 512, 4096 are not the "
         "locked serving's (position 2048)\n"
+        # the row at 4096 refused, said on stderr as a sweep says its refusals (tests/test_fix185.py)
+        f"passprice: refused: BadContexts (1 of 2 rows, 1 priced) — {R1} on h200_sxm_141gb at position 4096, batch 1: "
+        "bad context mix: position 4096 is not below its limit 4096: a pass at a position writes that position's row, "
+        "and a sequence allowed 4096 positions holds rows 0 to 4095: raise --limit or lower --positions\n"
     )
     at_own = invoke("sweep", R1, "--positions", "2048", "--batches", "1")
     assert "its rows at position" not in at_own.stderr, at_own.stderr

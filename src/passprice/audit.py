@@ -10,6 +10,7 @@ fact's note and derivation, and its citations grouped by source. (Backwards, fro
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -927,6 +928,29 @@ def _stale_by_path(stale: Stale | None) -> dict[str, str]:
     return {p: f.message for p, f, _ in stale.findings} if stale is not None else {}
 
 
+#: The clause a fitted fact's derivation ends with (:meth:`passprice.derivations.RunDerivation.text`): not said of a
+#: fact its fit no longer gives ("passprice check re-fits it within 0.1 % — STALE", audit LOCK).
+_REFITS = re.compile(r"; passprice check re-fits it within [0-9.e+-]+ %")
+
+
+def _derivation_said(path: str, fact: Any, stale: Stale | None) -> tuple[str, str]:
+    """A derivation line's text and its STALE mark, as the text and markdown audits say them: a fact of a stale fit
+    (its finding tells the fix and the move: a serving stack's) without the claim that ``check`` re-fits it within
+    its tolerance, and its mark the move alone (``re-fitted today: share.scale 0.002051 → 0.00824``), the fit said
+    stale once, in the ``STALE:`` line; any other finding's whole message; ``""`` when it follows. Raises nothing."""
+    text = fact.derivation_text() or ""
+    finding = next((f for p, f, _ in stale.findings if p == path), None) if stale is not None else None
+    if finding is None:
+        return text, ""
+    short = path.removeprefix("stack.")
+    if finding.fix and finding.move and finding.path == short:
+        tolerance = _REFITS.search(text)
+        past = (f", past the {tolerance.group(0).rsplit(' ', 2)[-2]} % its derivation allows" if tolerance
+                else "")
+        return _REFITS.sub("", text), f"re-fitted today: {finding.move}{past}"
+    return text, finding.message
+
+
 def audit_json(
     a: Audit,
     extra: Mapping[str, Any] | None = None,
@@ -1340,6 +1364,8 @@ def audit_text(
     rows = []
     for r in a.rows:
         mark = ("*" if r.binding else "") + ("!" if r.weakest else "")
+        if r.path in found:  # a fact that does not follow from today's inputs (its line under derivations)
+            mark = f"{mark} STALE" if mark else "STALE"
         row = [mark, r.path, _value(r.fact), r.fact.provenance.value]
         if with_floors:
             row += [r.floor.value if r.floor is not None else "–", _margin(r)]
@@ -1353,7 +1379,8 @@ def audit_text(
         "",
         text_table(headers, rows, right=(2, *range(len(headers) - (2 if inputs else 1), len(headers)))),
         "",
-        "  * a fact of the binding term   ! carries the weakest provenance",
+        "  * a fact of the binding term   ! carries the weakest provenance"
+        + ("   STALE does not follow from today's inputs (below)" if found else ""),
         f"  elasticity: % change of tokens/s for a +1 % change of the fact, by re-pricing{_step_said(a)}",
         *(f"  {line}" for line in elasticity_notes(a)),
     ]
@@ -1422,11 +1449,9 @@ def audit_text(
     derived = [r for r in a.rows if r.fact.derivation is not None]
     if derived:
         lines += ["", "derivations:"]
-        lines += [
-            f"  {r.path}: {r.fact.derivation_text()}" + (f" — STALE: {found[r.path]}" if r.path in found else "")
-            + cancels_text(r.path, r.fact)
-            for r in derived
-        ]
+        for r in derived:
+            text, mark = _derivation_said(r.path, r.fact, stale)
+            lines.append(f"  {r.path}: {text}" + (f" — STALE: {mark}" if mark else "") + cancels_text(r.path, r.fact))
     noted = [r for r in a.rows if r.fact.note]
     if noted:
         lines += ["", "notes:"]
@@ -1455,7 +1480,8 @@ def audit_markdown(
     problems = {sid: t.problem for sid, t in (texts or {}).items() if t.problem is not None}
     inputs = derived_from(a)
     for r in a.rows:
-        mark = ("**binds** " if r.binding else "") + ("⚠️ weakest" if r.weakest else "")
+        mark = " ".join([*(["**binds**"] if r.binding else []), *(["⚠️ weakest"] if r.weakest else []),
+                         *(["**STALE**"] if stale is not None and r.path in stale.paths() else [])])  # as text's
         floor = "–" if r.floor is None else f"{r.floor.value} ({_margin(r)})"
         record = (sources or {}).get(r.fact.source or "")
         cite = (f"{markdown_code(r.fact.source)} {markdown_text(r.fact.locator or '')}" if r.fact.source is not None
@@ -1480,7 +1506,10 @@ def audit_markdown(
     derived_line = derived_note(a)
     if derived_line is not None:  # as the text says it under its table (left32)
         table += f"\n\nRe-derived: {markdown_text(derived_line)}"
-    warning = f"\n\n⚠️ **stale**: {markdown_prose(stale.line())}" if stale else ""
+    # the text audit's one short line (Stale.summary), not the whole of each finding (each under its derivation)
+    # (said last, after the derivations: their details lie above it)
+    warning = (f"\n\n⚠️ **stale**: {markdown_prose(stale.summary().replace('details below', 'details above'))}"
+               if stale else "")
     cited = cited_sources(a)
     documents = [
         f"- {markdown_code(sid)}: {markdown_text(record.where(registry))}. Read: {markdown_text(record.read)}"
@@ -1514,12 +1543,12 @@ def audit_markdown(
         )
     # Each derivation and note, as the text audit gives them (walkthrough 19: the markdown had neither, so a reviewer
     # could not trace streams.read's 0.9333 to BabelStream's Dot 4.48 TB/s over 4.8 TB/s).
-    found = _stale_by_path(stale)
     derived = [r for r in a.rows if r.fact.derivation is not None]
     if derived:
+        said = {r.path: _derivation_said(r.path, r.fact, stale) for r in derived}
         listing += "\n\nDerivations:\n" + "\n".join(
-            f"- {markdown_code(r.path)}: {markdown_text(r.fact.derivation_text() or '')}"
-            + (f" — **STALE**: {markdown_prose(found[r.path])}" if r.path in found else "")
+            f"- {markdown_code(r.path)}: {markdown_text(said[r.path][0])}"
+            + (f" — **STALE**: {markdown_prose(said[r.path][1])}" if said[r.path][1] else "")
             + markdown_text(cancels_text(r.path, r.fact))
             for r in derived
         )

@@ -345,6 +345,20 @@ def card_path(root: Root, ref: str) -> Path:
     return path
 
 
+def same_card(root: Root, a: str, b: str) -> bool:
+    """Whether the card references ``a`` and ``b`` (registry names or paths to card files) name one file: equal
+    text, or the same file once each is looked up (:func:`card_path`, compared with :func:`os.path.samefile`). A
+    serving's card matched a swept card by file stem alone, so another folder's ``h200_sxm_141gb.toml`` (other facts)
+    was taken for the registry's, and its rows for the locked serving's (tests/test_fix185.py). A reference that
+    names no card is the same as none but its own text. Raises nothing."""
+    if a == b:
+        return True
+    try:
+        return os.path.samefile(card_path(root, a), card_path(root, b))
+    except (InputError, OSError, ValueError):
+        return False
+
+
 def load_card(root: Root, ref: str) -> Card:
     """The card named ``ref`` in ``root`` (or at the path ``ref``), validated against ``schema/card.schema.json``,
     every source its facts cite registered in ``root``'s ``sources/`` and its record valid.

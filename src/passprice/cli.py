@@ -14,7 +14,7 @@ import functools
 import json
 import os
 import sys
-from collections.abc import Callable, Generator, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, overload
 
@@ -320,12 +320,28 @@ def _usage(e: click.UsageError, args: list[str] | None = None) -> NoReturn:
         # fix181: `best --format markdown` read "Did you mean '--draft'?", where audit and diff take --format
         command = " ".join(_group_names(e.ctx)) or "passprice"
         listed = ", ".join(others[:-1]) + f" and {others[-1]}" if len(others) > 1 else others[0]
+        # click's guess kept only where it is the same word (--card for --cards): `compare --batches` read "Did you
+        # mean '--kv-bytes'?", `best --format` "Did you mean '--draft'?", where the option is another command's
+        message = _related_guess(message, e.option_name)
         message += f" ({e.option_name} is an option of {listed}, not of {command})"
     # cut as every error line is (attack round 54: an unknown option or command of 100,000 characters printed a
     # line of 100,070)
     _say_failed(e.ctx, [f"{message}{where}"], shown=[f"passprice: error: {_cut(escaped(message))}{where}"],
                 wanted=_json_wanted(e.ctx, args))
     raise click.exceptions.Exit(2)
+
+
+def _related_guess(message: str, option: str) -> str:
+    """``message`` (click's "No such option 'X'. Did you mean 'Y'?") without its guess unless ``Y`` and ``option``
+    are the same word, one a prefix of the other (``--card`` for ``--cards``): a guess that only looks alike names
+    an option of another meaning. Raises nothing."""
+    import re
+
+    def kept(m: re.Match[str]) -> str:
+        guesses = re.findall(r"'([^']+)'", m.group(0))
+        return m.group(0) if all(g.startswith(option) or option.startswith(g) for g in guesses) else ""
+
+    return re.sub(r" Did you mean [^?]*\?| \(Possible options: [^)]*\)", kept, message)
 
 
 def _taken_by(ctx: click.Context, option: str) -> list[str]:
@@ -1616,6 +1632,18 @@ class _UnshownArgument(_DeferredArgument):
         return []
 
 
+def _whole_limit(limit: int | None, positioned: bool, instead: str) -> None:
+    """Refuse ``--limit 1`` where no position is given (``positioned``): its default mean position, limit / 2, is
+    0.5, and positions are whole tokens (a sequence allowed 1 position holds row 0 alone; it priced position 0.5).
+    ``instead``: the command's own option that prices row 0 (``--position 0``, ``--positions 0``). Raises
+    :class:`click.BadParameter` (exit 2), naming ``--limit``."""
+    if limit is not None and limit < 2 and not positioned:
+        raise click.BadParameter(
+            f"{limit} leaves no whole mean position to price: a sequence allowed {limit} position holds row 0 alone, "
+            f"and the default mean position limit / 2 is {limit / 2:g}; give --limit 2 or more, or {instead}",
+            param_hint="--limit")
+
+
 def _serving_options(with_batch: bool, serving_shown: bool = True) -> Callable[[F], F]:
     """The options every pricing command takes (DESIGN.md, Command line); ``serving_shown=False``: the SERVING
     argument is read (for the command to refuse by name) but not shown in the usage line."""
@@ -1720,6 +1748,8 @@ def _spec(ctx: click.Context, serving: str | None, base: Any = None, **o: Any) -
             raise click.UsageError("drafting needs both --draft METHOD and --draft-tokens K")
         head_rows = o.get("head_rows") or (draft.head_rows if draft else None)
         draft = DraftSpec(base_method, base_tokens, head_rows)
+    if "position" in o:  # a command with --position (simulate's --limit is a request's, its own refusal says it)
+        _whole_limit(o.get("limit"), o.get("position") is not None, "--position 0")
     spec = override(
         spec,
         position=o.get("position"),
@@ -1839,9 +1869,20 @@ def _expected(ctx: click.Context, stack: str, resolved: Any, kind: str) -> Any:
     try:
         expected = price_expected(resolved.header, resolved.card, resolved.serving, the_stack, kind)
     except ServingRefusal as e:
-        _refuse(e)
+        _refuse(_cap_named(ctx, e))
     _stack_warnings(_root(ctx), the_stack, [resolved.card.name], resolved.header)
     return expected
+
+
+def _cap_named(ctx: click.Context, e: Any) -> Any:
+    """``e``, and an :class:`~passprice.batching.OverTPOT` of a command given ``--max-tpot`` made to name that
+    option's cap, not the serving's ``max_tpot`` (the one place both ``best`` and ``best --stack S`` say it: under a
+    stack it read "the serving's TPOT cap … (max_tpot)" for the command line's cap). Raises nothing."""
+    from passprice.batching import OverTPOT
+
+    if isinstance(e, OverTPOT) and ctx.params.get("max_tpot") is not None:
+        return OverTPOT(e.batch, e.tpot_s, e.max_tpot_s, e.stack, given=True)
+    return e
 
 
 def _ratio_reach(ctx: click.Context, expected: Any, resolved: Any) -> Any:
@@ -1921,7 +1962,7 @@ def _audit_fit(root: Any, subject: Any, stale: Any, rests_on: list[str]) -> Any:
         apart = said.apart
     else:
         said = checked
-    warning = said.warning()
+    warning = said.warning(rests_on)  # the fitted facts the price rests on (it named share.float, read by none)
     if warning is not None:
         click.echo(f"passprice: warning: {warning}", err=True)
     return Stale(stale.findings + checked.stale(subject.facts, rests_on, apart).findings)
@@ -2231,10 +2272,14 @@ def price_command(
         from passprice.cards import shown_title
         # a checkpoint named by a path holding U+202E is escaped for people, as --json escapes it (left43)
         title = f"{escaped(resolved.spec.checkpoint)} on {resolved.card.name} ({shown_title(resolved.card)})"
-        click.echo(cost_text(cost, title, resolved.spec, float_matrices(resolved.header, resolved.card),
-                             under_stack=expected is not None, routing_note=note,
-                             experts_held=routed_expert_bytes(resolved.header) if cost.routed is not None else None,
-                             every=_every_expert_json(resolved).get("every_expert")))
+        text = cost_text(cost, title, resolved.spec, float_matrices(resolved.header, resolved.card),
+                         under_stack=expected is not None, routing_note=note,
+                         experts_held=routed_expert_bytes(resolved.header) if cost.routed is not None else None,
+                         every=_every_expert_json(resolved).get("every_expert"))
+        if o.get("max_tpot") is not None:  # the command line's cap, said so (as OverTPOT says it: _cap_named)
+            text = text.replace("against the serving's cap of ", "against the --max-tpot cap of ", 1).replace(
+                "(max_tpot bounds the best batch's search", "(it bounds the best batch's search", 1)
+        click.echo(text)
         _echo_defaulted(resolved.header)
         if expected is not None:
             click.echo(_expected_text(expected))
@@ -2346,11 +2391,7 @@ def best_command(
         try:
             cost = best_serving(resolved.header, resolved.card, resolved.serving)
         except ServingRefusal as e:
-            from passprice.batching import OverTPOT
-
-            if isinstance(e, OverTPOT) and o.get("max_tpot") is not None:  # the command line's cap, said so
-                e = OverTPOT(e.batch, e.tpot_s, e.max_tpot_s, e.stack, given=True)
-            _refuse(e)
+            _refuse(_cap_named(ctx, e))
     named = serving or (the_lock.info.serving if the_lock is not None else None)
     g, verdicts = _under_locks(
         root, named, resolved, lock_ref, no_lock, cost.rests_on, _stack_facts(expected)
@@ -2501,7 +2542,8 @@ def compare_command(
 
 def _sweep_spans(root: Any, the_stack: Any, grid: Any, most: int = 64) -> dict[str, Any]:
     """The fitted-span reach (:func:`passprice.stackreach.serving_reach`) of each serving of ``grid`` on each of its
-    cards (its own card without ``--cards``), at the serving's own batch and contexts, by ``SERVING on CARD``; the
+    cards (its own card without ``--cards``), at the serving's own batch and contexts (those ``--limit`` sets, where
+    given: :func:`~passprice.sweep.swept_spec`), by ``SERVING on CARD``; the
     first ``most`` pairs (each one price); a pair that does not load or price is left out (the sweep reports it)."""
     import attrs
 
@@ -2518,12 +2560,14 @@ def _sweep_spans(root: Any, the_stack: Any, grid: Any, most: int = 64) -> dict[s
             spec = swept_spec(root, grid, ref)
         except InputError:
             continue
-        for card in [spec.card] if grid.cards is None else [Path(c).name.removesuffix(".toml") for c in grid.cards]:
+        # each card as swept (a path priced as that file, not as the registry's card of its stem: cards.same_card)
+        for ref_card in [spec.card] if grid.cards is None else list(grid.cards):
+            card = Path(ref_card).name.removesuffix(".toml")
             pairs += 1
             if pairs > most:
                 return out
             try:
-                resolved = resolve(root, attrs.evolve(spec, card=card))
+                resolved = resolve(root, attrs.evolve(spec, card=ref_card))
                 reach = serving_reach(root, the_stack, resolved.header, resolved.card, resolved.serving)
             except (InputError, ServingRefusal):
                 continue
@@ -3768,6 +3812,7 @@ def sweep_command(
     else:
         from passprice.compare import parse_cards
 
+        _whole_limit(limit, positions is not None, "--positions 0")
         card_list = None
         named_cards = parse_cards(cards) if cards is not None else ()  # one reading of --cards (fix181)
         if named_cards is None or (cards is None and checkpoint is not None and not servings):
@@ -3843,8 +3888,11 @@ def sweep_command(
         _stack_warnings(root, the_stack, [Path(c).name.removesuffix(".toml") for c in own])
         outside = _outside_line(the_stack.name, _sweep_spans(root, the_stack, grid))
         if outside:  # as price --stack says it, for each (serving, card) of the grid (walkthrough 21)
-            click.echo(f"passprice: warning: {outside} (each serving's own batch and contexts; a row lies outside "
-                       "where its expected_tokens_per_s / tokens_per_s does)", err=True)
+            # the contexts --limit N set, where it is given (they were said to be each serving's own)
+            at = ("each serving's own batch and contexts" if grid.limit is None
+                  else f"each serving's own batch, at the contexts --limit {grid.limit:,} sets")
+            click.echo(f"passprice: warning: {outside} ({at}; a row lies outside where its expected_tokens_per_s / "
+                       "tokens_per_s does)", err=True)
     under: list[str] = []
 
     def judged() -> None:
@@ -3994,17 +4042,8 @@ def sweep_command(
     if total and not sweeper.saw_price and (nothing := nothing_priced(sweeper, grid, first)) is not None:
         # each refusal with the message price says of its first line's row (fix181: the names alone said nothing
         # of what to change, where price says "position 8192 is not below its limit 8192 … raise --limit")
-        each = []
-        for name, n in nothing.items():
-            text = f"{name} ({n:,} line{'s' if n != 1 else ''})"
-            refused = (refused_row(sweeper, grid, *first[name]) if name in first and name not in ROUTING_REFUSALS
-                       else None)  # a routing refusal's advice follows, with the records that fit
-            if refused is not None:
-                common, at = first[name]
-                text += (f" — {common['serving'] or common['checkpoint']} on {common['card']} at position "
-                         f"{common['position']:g}, batch {at:,}: {refused}")
-            each.append(text)
-        said = "; ".join(each)
+        said = "; ".join(_refusal_said(sweeper, grid, name, f"{n:,} line{'s' if n != 1 else ''}", first)
+                         for name, n in nothing.items())
         advice = ""
         if ROUTING_REFUSALS & set(nothing) and (routed := routing_refusal(sweeper, grid)) is not None:
             # price's words, with the records that fit its checkpoint (the summary said the name alone: sweep51)
@@ -4015,6 +4054,33 @@ def sweep_command(
                    f"batch, and at every larger one: {said}; the rows and their refusals were written{advice}",
                    err=True)
         ctx.exit(1)
+    elif sweeper.refused:
+        # Some rows refused, some priced (this process's; a worker's, --jobs N, are its own): one line a refusal on
+        # stderr, its count and its first row's message, in the all-refused summary's words (_refusal_said), so a
+        # sweep piped to a file is not silent of them. Exit 0: a sweep's refusals are rows, not a failure.
+        rows = sweeper.priced_rows + sum(sweeper.refused.values())
+        # with --jobs N, of the rows this process made (the workers' are not told it): said so, never as the grid's
+        share = "" if rows >= total else f" this process made of the grid's {total:,}"
+        for name, n in sweeper.refused.items():
+            said = _refusal_said(sweeper, grid, name, f"{n:,} of {rows:,} row{'s' if rows != 1 else ''}{share}, "
+                                 f"{sweeper.priced_rows:,} priced", sweeper.first_refused)
+            click.echo(f"passprice: refused: {_escaped_lines(said)}", err=True)
+
+
+def _refusal_said(sweeper: Any, grid: Any, name: str, count: str, first: Mapping[str, Any]) -> str:
+    """What a sweep's summary on stderr says of the refusal ``name``: ``NAME (COUNT)``, and where ``first`` holds its
+    first row (``common``, batch) and it is no routing refusal (whose advice follows, with the records that fit),
+    that row and the message ``price`` says of it (the names alone said nothing of what to change). The one
+    wording of a sweep every row of which is refused and of one some rows of which are."""
+    from passprice.sweep import ROUTING_REFUSALS, refused_row
+
+    text = f"{name} ({count})"
+    refused = refused_row(sweeper, grid, *first[name]) if name in first and name not in ROUTING_REFUSALS else None
+    if refused is not None:
+        common, at = first[name]
+        text += (f" — {common['serving'] or common['checkpoint']} on {common['card']} at position "
+                 f"{common['position']:g}, batch {at:,}: {refused}")
+    return text
 
 
 def _terminal() -> bool:

@@ -5589,8 +5589,13 @@ class Diff:
             parts.append(f"how passprice is installed changed ({', '.join(self.install_files)})")
         if self.export_rules:
             parts.append(f"{_n(len(self.export_rules), 'export rule')} of .gitattributes on registry files changed")
-        if self.unreadable:
-            parts.append(f"{_n(len(self.unreadable), 'file')} {'does' if len(self.unreadable) == 1 else 'do'} not read")
+        # a lock file said above ("1 does not read on HEAD", among the locks) is not counted again here (a lock past
+        # the size cap was named twice: as a lock and as a file)
+        said = {lock.path for lock in self.locks if lock.head_unread}
+        unread_files = [f for f in self.unreadable if f.path not in said]
+        if unread_files:
+            parts.append(f"{_n(len(unread_files), 'other file' if said else 'file')} "
+                         f"{'does' if len(unread_files) == 1 else 'do'} not read")
         return "; ".join(parts)
 
     def to_json(self) -> dict[str, Any]:

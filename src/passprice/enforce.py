@@ -1689,6 +1689,7 @@ def sweep_under(
     :class:`LockMismatch` when ``explicit`` locks none of ``servings``, :class:`CheckpointChanged` or
     :class:`ServingChanged` when what a lock locks changed under it, and
     :class:`~passprice.errors.InputError` for a serving or lock that does not read."""
+    from passprice.cards import same_card
     from passprice.servings import ServingSpec, load_spec, override, resolve
 
     # (name shown, registered name or None, resolved, the guard of --lock L or None: the serving's own locks)
@@ -1700,8 +1701,8 @@ def sweep_under(
         name = serving_name(root, ref)
         spec = override(load_spec(root, ref), checkpoint=checkpoint, routing=routing)
         # its own card unswept (--cards naming others): its file's host_memory is no bad input (tests/test_fix184.py)
-        own_swept = cards is None or any(c == spec.card or Path(c).name.removesuffix(".toml") == spec.card
-                                         or Path(spec.card).name.removesuffix(".toml") == c for c in cards)
+        # (the same file, not one of the same stem in another folder: cards.same_card)
+        own_swept = cards is None or any(same_card(root, c, spec.card) for c in cards)
         resolved = resolve(root, spec, card_priced=own_swept)
         if name is None and explicit is None:
             # A serving file kept outside the registry is judged under the locks that lock what it prices, as `price
@@ -1738,7 +1739,8 @@ def sweep_under(
         if g.locks:
             verdicts = g.judge(resolved.facts())
             own = resolved.card.name
-            others = sorted({c for c in (cards or ()) if c != own and Path(c).name.removesuffix(".toml") != own})
+            # a card of another folder with the own card's stem is another card (cards.same_card)
+            others = sorted({c for c in (cards or ()) if not same_card(root, c, resolved.spec.card)})
             shown = ", ".join(others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
             tail = (f"; its rows on {shown} are under no lock (the locks lock {own})" if others else "")
             locked = [c.position for c in resolved.spec.contexts or () if c.position is not None]
@@ -1752,7 +1754,7 @@ def sweep_under(
             relimited = limit is not None and locked_limits != [limit]  # sweep --limit N: every row at N
             at_lock = not relimited and (not positions or any(p in locked for p in positions)) and (
                 not draft_tokens or own_tokens in draft_tokens) and (
-                not cards or any(c == own or Path(c).name.removesuffix(".toml") == own for c in cards))
+                not cards or any(same_card(root, c, resolved.spec.card) for c in cards))
             which = " ".join([*([f"on {own}"] if others else []),
                               *([f"at position {', '.join(f'{p:g}' for p in locked)}"] if away else []),
                               *([f"drafting {own_tokens}"] if drafting else [])])

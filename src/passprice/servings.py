@@ -441,9 +441,13 @@ def _file_read(root: Root, spec: ServingSpec) -> tuple[str | None, ServingSpec |
         return None, None
 
 
-def _names_card(named: str, card: Card) -> bool:
-    """Whether a serving file's ``card`` (a name or a path to a card file) names ``card``. Raises nothing."""
-    return named == card.name or Path(named).stem == card.name
+def _names_card(root: Root, named: str, priced: str) -> bool:
+    """Whether a serving file's ``card`` (a name or a path to a card file) names the card priced (``priced``: the
+    spec's reference): the same file (:func:`passprice.cards.same_card`), not a file of the same stem. Raises
+    nothing."""
+    from passprice.cards import same_card
+
+    return same_card(root, named, priced)
 
 
 def _file_draft(spec: ServingSpec, written: ServingSpec) -> bool:
@@ -479,7 +483,7 @@ def _require_file_choices(
     # --card) it is that card's NoHostLink refusal, as `compare --host-memory` gives (tests/test_fix184.py: `compare`
     # of a file on the SN40L exited 2 naming the A100 PCIe).
     if (card_priced and spec.host_memory and card.host is None and written.host_memory
-            and _names_card(written.card, card)):
+            and _names_card(root, written.card, spec.card)):
         raise InputError(
             f"{where}: host_memory: card {card.name} has no host link (no host.* facts), so no sequence can be "
             "held in host memory: remove host_memory (or set it false), or name a card with a host link"

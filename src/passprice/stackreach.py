@@ -485,25 +485,36 @@ class FitCheck:
 
         return f"passprice calibrate --stack {shell_word(self.stack)}"
 
-    def warning(self) -> str | None:
+    def warning(self, rests_on: Iterable[str] | None = None) -> str | None:
         """One line for a price under the stack whose fit no longer follows from today's registry (``None`` when it
         does): the stack, how many of its fitted facts and which kinds of finding, the first finding's message (less the
-        facts it names first) cut at 240 characters, and the command that re-fits it."""
-        line = self.summary()
+        facts it names first) cut at 240 characters, and the command that re-fits it. ``rests_on``: the price's lock
+        paths (:meth:`summary`)."""
+        line = self.summary(rests_on)
         return None if line is None else (f"{line}: this expected price rests on its facts as written; re-fit it "
                                           f"with `{self.command()}`")
 
-    def summary(self) -> str | None:
+    def summary(self, rests_on: Iterable[str] | None = None) -> str | None:
         """``stack S's fit does not follow from today's registry (N fitted facts KINDS: PATHS; FIRST)``, what
         :meth:`warning` opens with and ``lock``'s ``StaleFacts`` refusal says (:class:`passprice.locking.
-        LockOnStaleFacts`); ``None`` when the fit holds. Raises nothing."""
+        LockOnStaleFacts`); ``None`` when the fit holds. With ``rests_on`` (a price's lock paths, ``stack.share.read``)
+        PATHS are the fitted facts the price rests on, ``N fitted facts KINDS, M the price rests on: PATHS`` (an audit
+        named ``share.float``, which its price does not read), and FIRST one of theirs. Raises nothing."""
         if not self.findings:
             return None
         facts = self.facts()
         kinds = " and ".join(k for k in ("stale", "mismatch", "broken") if any(f.kind == k for f in self.findings))
+        count = f"{len(facts)} fitted fact{'s' if len(facts) != 1 else ''} {kinds}"
+        rested = facts
+        if rests_on is not None:
+            rests = set(rests_on)
+            rested = tuple(p for p in facts if f"stack.{p}" in rests)
+            if rested != facts:
+                count += f", {len(rested)} the price rests on"
         # a fact's own finding first: the fit's recorded errors move with its facts (a stack edited by hand read
         # "the fit's errors recorded are not the ones …" where share.read had moved, tests/test_fix179.py)
-        shown = next((f for f in self.findings if not f.of_errors), self.findings[0])
+        mine = [f for f in self.findings if {f.path, *f.also} & set(rested)] or list(self.findings)
+        shown = next((f for f in mine if not f.of_errors), mine[0])
         first = shown.message
         own = ", ".join((shown.path, *shown.also))
         if own == ", ".join(facts) and first.startswith(own):  # the facts are named once, before it
@@ -513,8 +524,7 @@ class FitCheck:
                     first = first[len(lead):]
                     break
         first = first if len(first) <= 240 else first[:239] + "…"
-        return (f"stack {self.stack}'s fit does not follow from today's registry ({len(facts)} fitted fact"
-                f"{'s' if len(facts) != 1 else ''} {kinds}: {', '.join(facts)}; {first})")
+        return f"stack {self.stack}'s fit does not follow from today's registry ({count}: {', '.join(rested)}; {first})"
 
     def stale(self, facts: Mapping[str, Any], rests_on: Iterable[str], apart: Iterable[str] = ()) -> Stale:
         """The :class:`passprice.stale.Stale` an audit marks of the fit: each fitted fact the findings cover that the
@@ -614,10 +624,10 @@ class LockFit:
         return (f"the facts of {self.file()} today, not as lock {self.lock} pinned {len(self.apart)} of them "
                 f"({', '.join(self.apart)}{runs})")
 
-    def warning(self) -> str | None:
-        """:meth:`FitCheck.warning`, naming the stack as ``stack S's fit (WHICH)`` (:meth:`which`); ``None`` when
-        the fit holds."""
-        line = self.checked.warning()
+    def warning(self, rests_on: Iterable[str] | None = None) -> str | None:
+        """:meth:`FitCheck.warning` (of the facts ``rests_on`` names, where given), naming the stack as ``stack S's
+        fit (WHICH)`` (:meth:`which`); ``None`` when the fit holds."""
+        line = self.checked.warning(rests_on)
         if line is None:
             return None
         lead = f"stack {self.checked.stack}'s fit "

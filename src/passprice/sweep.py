@@ -971,6 +971,12 @@ class Sweeper:
         #: Whether a segment this sweeper made had a row with a price (:meth:`Segment.has_price`): a sweep that saw
         #: one needs no :func:`nothing_priced` probe. A worker's (``--jobs N``) are its own process's, not seen here.
         self.saw_price = False
+        #: The rows this sweeper's segments refused, by refusal (a step refusal by its cell's text), with the
+        #: ``common`` and batch of each one's first row (:func:`refused_row` says its message), and the rows priced:
+        #: what a sweep says on stderr of its refusals (``passprice.cli``; a worker's, ``--jobs N``, are not seen).
+        self.refused: dict[str, int] = {}
+        self.first_refused: dict[str, tuple[dict[str, Any], int]] = {}
+        self.priced_rows = 0
         self._checked: Grid | None = None
 
     def card(self, name: str) -> Card:
@@ -1161,7 +1167,31 @@ class Sweeper:
                     for segment in made:
                         if not self.saw_price and segment.has_price():
                             self.saw_price = True
+                        self._tally(segment)
                         yield self._refused_under_stack(segment)
+
+    def _tally(self, segment: Segment) -> None:
+        """Count ``segment``'s refused rows by refusal (:attr:`refused`, :attr:`first_refused`) and its priced
+        ones (:attr:`priced_rows`): a row priced alone counts as its own fields say."""
+        status = segment.status
+        self.priced_rows += int((status == _PRICED).sum())
+        codes = status[status > 0]
+        if len(codes):
+            counts = np.bincount(codes)
+            for code in np.flatnonzero(counts).tolist():
+                name = str(segment.names[code - 1])
+                self.refused[name] = self.refused.get(name, 0) + int(counts[code])
+                if name not in self.first_refused:
+                    at = int(np.flatnonzero(status == code)[0])
+                    self.first_refused[name] = (segment.common, int(segment.batches[at]))
+        for j, fields in segment.alone.items():
+            refusal = fields.get("refusal")
+            if not refusal:
+                self.priced_rows += 1
+                continue
+            name = str(refusal)
+            self.refused[name] = self.refused.get(name, 0) + 1
+            self.first_refused.setdefault(name, (segment.common, int(segment.batches[j])))
 
     def _refused_under_stack(self, segment: Segment) -> Segment:
         """``segment``, and under a stack with no expected price (the serving itself is refused), its stack columns
@@ -2870,9 +2900,32 @@ def refused_row(sweeper: Sweeper, grid: Grid, common: Mapping[str, Any], batch: 
             except BadContexts as e:  # its advice in the sweep's options' words (--positions)
                 return e.for_sweep()
             except ServingRefusal as e:
-                return e
+                return _sweep_words(e)
             return None
     return None
+
+
+#: The options a refusal's advice names that ``sweep`` lacks, and where a sweep sets the same: the serving's file
+#: (a sweep's summary quoted ``price``'s ``NotResident`` advice, "page the KV cache (--kv-page) … (--host-memory)",
+#: options ``sweep --help`` does not list; tests/test_fix185.py).
+SWEEP_LACKS = {"(--kv-page)": "(kv_page in the serving's file)",
+               "(--host-memory)": "(host_memory in the serving's file)",
+               "(--host-memory holds": "(host_memory in the serving's file holds"}
+
+
+def _sweep_words(refusal: ServingRefusal) -> ServingRefusal:
+    """``refusal``, its message's advice naming where a sweep sets what ``price``'s options set (:data:`SWEEP_LACKS`)
+    where it names an option ``sweep`` lacks: a copy, its ``args`` rewritten. Raises nothing."""
+    text = str(refusal)
+    said = text
+    for option, words in SWEEP_LACKS.items():
+        said = said.replace(option, words)
+    if said == text:
+        return refusal
+    out = type(refusal).__new__(type(refusal), said)  # its fields kept, its message the sweep's
+    out.__dict__.update(refusal.__dict__)
+    out.args = (said,)
+    return out
 
 
 def nothing_priced(
