@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +23,7 @@ from passprice.routing import Routing, colder, router, routing_from_document
 if TYPE_CHECKING:
     from passprice.gguf_header import GGUFHeader
     from passprice.measurements import Run
+    from passprice.sources import Source
 
 
 @attrs.frozen
@@ -742,16 +743,17 @@ def _review_files(root: Root, documents: Callable[[str], str | None] | None = No
     found = registry_device_names(root)
     problems += found
     unreadable += found
-    found = documents_alike(root)
-    problems += found
-    unreadable += found
     # sources cited and registered, derived facts recomputed (passprice.lineage); a source file that does not read
     # is bad input too, as a card is: review's look at sources/ (sources.check_sources, each record loaded once)
     # appends its lines to unreadable. Until issue 13's leftovers each record was loaded a second time here
     # (read_sources) for the same lines: 4,000 records, 8,000 schema.load calls.
     undated: list[str] = []
-    found, warnings = review(root, unreadable, documents, undated)
+    loaded: dict[str, Source] = {}
+    found, warnings = review(root, unreadable, documents, undated, loaded)
     problems += found
+    found = documents_alike(root, loaded.values())
+    problems += found
+    unreadable += found
     warnings = [*titles, *warnings]
     from passprice.stackfits import review_stacks
 
@@ -822,17 +824,19 @@ def _review_files(root: Root, documents: Callable[[str], str | None] | None = No
     )
 
 
-def documents_alike(root: Root) -> list[str]:
+def documents_alike(root: Root, sources: Iterable[Source] | None = None) -> list[str]:
     """:func:`lookalikes` of each folder holding a stored excerpt or a registry document a source record names
     (:func:`_named_by_sources`; ``sources/`` itself is looked at with the records): every file of it, of any suffix.
     ``sources/excerpts/cite70-excerpt.txt`` beside ``CITE70-excerpt.txt`` (or the same name in another Unicode
     normalization) passed ``check``, "all holds", though a checkout on macOS or Windows holds one of them, and a
     record pinning the other's sha256 fails there (tests/test_attack187.py). Raises nothing."""
-    folders = {(root.path / rel).parent for rel in _named_by_sources(root)} - {root.sources}
+    if not root.sources.is_dir():  # no source records to name any: the folder's own problem is said where it is read
+        return []
+    folders = {(root.path / rel).parent for rel in _named_by_sources(root, sources)} - {root.sources}
     return [line for folder in sorted(folders) if folder.is_dir() for line in lookalikes(folder, "")]
 
 
-def _named_by_sources(root: Root) -> list[str]:
+def _named_by_sources(root: Root, sources: Iterable[Source] | None = None) -> list[str]:
     """The stored excerpts (``source.excerpt``) and registry documents (``source.path``) the source records of
     ``root`` that read name, each a plain path inside the root (no ``..``, not absolute, no line break or NUL): the
     files whose rewrite rules a review refuses at HEAD beside the records (:func:`passprice.gitread.work_tree_rewrites`
@@ -840,7 +844,7 @@ def _named_by_sources(root: Root) -> list[str]:
     from passprice.sources import read_sources
 
     named = []
-    for source in read_sources(root)[0].values():
+    for source in read_sources(root)[0].values() if sources is None else sources:
         for rel in (source.excerpt, source.path):
             if (rel and not rel.startswith("/") and ".." not in rel.split("/")
                     and not any(c in rel for c in "\0\n\r")):

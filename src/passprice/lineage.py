@@ -136,7 +136,7 @@ def _stack_records(root: Root, problems: list[str]) -> list[Record]:
 
 def review(
     root: Root, unreadable: list[str] | None = None, documents: Callable[[str], str | None] | None = None,
-    undated: list[str] | None = None,
+    undated: list[str] | None = None, loaded: dict[str, Source] | None = None,
 ) -> tuple[list[str], list[str]]:
     """``passprice check``'s look at lineage: problems (a fact citing a source that is not registered, a derived fact
     that no longer follows from its inputs — naming each input that changed —, one source figure quoted with two
@@ -145,7 +145,9 @@ def review(
     derivation that is ``broken`` (a cycle, a formula that does not evaluate), a source whose ``path`` is no
     document of the registry or does not hash to its ``sha256`` (:func:`document_hashes`, ``documents`` as there) —
     are appended to ``unreadable`` too (``check`` reports them on stderr, exit 2). ``undated``, when given, gains the
-    ids of the source records that read and say ``retrieved = "unknown"`` (:func:`passprice.sources.undated`)."""
+    ids of the source records that read and say ``retrieved = "unknown"`` (:func:`passprice.sources.undated`);
+    ``loaded``, when given, gains every source record that reads, by id (each loaded once: check's look at the
+    folders of the documents they name, :func:`passprice.check.documents_alike`, reads them there)."""
     records, _ = load_records(root)  # a file that does not read is reported by check's own validation
     problems: list[str] = []
     cited: set[str] = set()
@@ -186,7 +188,8 @@ def review(
         pinned, more = pinned_sources(root)
         problems += more
         cited.update(pinned)
-    loaded: dict[str, Source] = {}
+    if loaded is None:
+        loaded = {}
     found, warnings = check_sources(root, cited, unreadable, loaded)
     if undated is not None:
         from passprice.sources import undated as undated_ids
