@@ -19,16 +19,20 @@ def _private_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
 
 
 @pytest.fixture(autouse=True)
-def _no_digest_taken_before() -> Iterator[None]:
+def _no_digest_taken_before(request: pytest.FixtureRequest) -> Iterator[None]:
     """Each test starts with no pricing-model digest kept in the process (``pins._TAKEN``, scale88): a test that
     counts the digests computed in a cache of its own (test_cache, test_digest77) would otherwise find one an earlier
-    test of the same worker took of the same bytes; nor any of the running package's trees (``pins._OWN_TREES``,
-    tests/test_cap142.py), which would spare a later test's count of parses a copy of the package's modules."""
+    test of the same worker took of the same bytes. The running package's trees (``pins._OWN_TREES``) are kept from
+    test to test of a worker, as a process keeps them (a tree is a function of the module's bytes): emptied only for
+    a module that sets ``FRESH_TREES = True`` (tests/test_cap142.py counts the parses of a copy of the package's
+    modules, which a tree kept would spare). Emptied before every test, they were parsed again by every test whose
+    review or check took a digest in a cache folder of its own: a tenth of the review tests' time."""
     from passprice import pins
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(pins, "_TAKEN", {})
-        mp.setattr(pins, "_OWN_TREES", {})
+        if getattr(request.module, "FRESH_TREES", False):
+            mp.setattr(pins, "_OWN_TREES", {})
         yield
 
 

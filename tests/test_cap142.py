@@ -17,6 +17,8 @@ import pytest
 from passprice import pins
 
 #: A pricing module the roots import (not a root itself), edited in the copies below.
+#: The running package's trees emptied before each test (tests/conftest.py): each test counts the parses it causes.
+FRESH_TREES = True
 EDITED = "cost"
 
 
