@@ -201,7 +201,63 @@ def review(
     from passprice.addedfacts import borrowed_lines
 
     warnings = [*warnings, *borrowed_lines({shown(r.file): r.facts for r in records if r.kind == "card"})]
+    warnings += measured_from_datasheets(records, loaded, shown)
     return problems + found + hashed, warnings
+
+
+def measured_from_datasheets(records: Iterable[Record], sources: Mapping[str, Source],
+                             shown: Callable[[Path], str]) -> list[str]:
+    """One warning for each ``measured`` fact of ``records`` whose own source is of kind ``datasheet`` in
+    ``sources`` (by id): a datasheet is no measurement (:class:`passprice.facts.Provenance`: ``measured`` is a public,
+    reproducible measurement), and such a fact passed ``check``, ``audit`` and the review with nothing said
+    (tests/test_fix190.py). ``shown`` words each record's file. Raises nothing."""
+    out = []
+    for record in records:
+        for path, fact in record.facts.items():
+            source = sources.get(fact.source) if fact.source is not None else None
+            if fact.provenance is Provenance.MEASURED and source is not None and source.kind == "datasheet":
+                out.append(f"{shown(record.file)}: {path}: measured, citing {source.id}, a datasheet: measured needs a "
+                           "public reproducible measurement; cite one, or say estimated or published")
+    return out
+
+
+def quote_problems(root: Root) -> list[str]:
+    """``check``'s look at quotes: one problem line for each fact of a card, drafting method or routing record of
+    ``root`` whose quotes of a source are NOT FOUND in that source's stored excerpt, by
+    :func:`passprice.sources.quote_check` of the spans of its locators citing that source alone (``only``), the one
+    look-up ``audit --source`` and the review (:func:`passprice.diff._quotes_checked`) make: ``FILE: KEY: its quotes
+    of SOURCE are NOT FOUND in its stored excerpt EXCERPT: …``. A new user's excerpt line edited (``FP32 30.3
+    teraFLOPs`` to ``30.0``) and its ``excerpt_sha256`` re-pinned read "all holds" here and in the pre-commit hook,
+    while ``audit`` said NOT FOUND and the review failed (tests/test_fix190.py). A source with no usable stored text
+    is no problem here (``audit`` says ``not checked``); the look-ups are bounded as an audit's
+    (:class:`passprice.sources.Lookups`: past it, a span is not looked up). A record that does not read is check's
+    own problem. Raises nothing."""
+    from passprice.sources import Lookups, _quoted_locators, quote_check, read_sources, stored_texts
+
+    records, _ = load_records(root)
+    cites = [(record, path, fact, list(dict.fromkeys(sid for _, sid, _ in _quoted_locators(fact) if sid is not None)))
+             for record in records for path, fact in record.facts.items()]
+    cites = [c for c in cites if c[3]]
+    if not cites:
+        return []
+    sources, _ = read_sources(root)
+    wanted = [sid for *_, sids in cites for sid in sids if sid in sources and sources[sid].excerpt is not None]
+    texts = stored_texts(root, sources, wanted)
+    left = Lookups()
+    out = []
+    for record, path, fact, sids in cites:
+        for sid in sids:
+            stored = texts.get(sid)
+            if stored is None or stored.flat is None:
+                continue
+            found = quote_check(path, fact, texts, left, only=sid)
+            if found.state == "NOT FOUND":
+                file = (str(record.file.relative_to(root.path)) if record.file.is_relative_to(root.path)
+                        else str(record.file))
+                out.append(f"{file}: {path}: its quotes of {sid} are NOT FOUND in its stored excerpt "
+                           f"{sources[sid].excerpt} ({found.why}): restore the quoted words there, or quote the "
+                           "words it holds")
+    return out
 
 
 def borrowed_in(root: Root, file: Path) -> list[str]:

@@ -1132,6 +1132,27 @@ def schema_copy_drift(root: Root) -> list[str]:
     return lines
 
 
+def against_root(root: Root, ref: str, kind: str) -> Path | None:
+    """The file a relative ``.toml`` path ``ref`` names (``sources/X.toml``), read as a shell user expects: against
+    the working folder first, and where nothing is there but a file is under the registry's root, that file, said
+    nothing of (``locks/X.lock.toml`` was read against the root and ``sources/X.toml`` was not: ``audit --source
+    sources/X.toml`` from a subfolder said "no such source file", tests/test_fix190.py). ``None`` for any other
+    reference (a name, an absolute path, a path there from the working folder, a folder or a link: the caller reads
+    or refuses them as before). Raises :class:`~passprice.errors.NotFound` naming both places tried when neither
+    holds anything of that path."""
+    if not ref.endswith(".toml") or os.path.isabs(ref) or ("/" not in ref and os.sep not in ref):
+        return None
+    if os.path.lexists(ref):
+        return None
+    there = root.path / ref
+    if is_there(there):
+        return there
+    if os.path.lexists(there):
+        return None
+    raise NotFound(f"{shown(ref)}: no such {kind} file (looked for from the working folder and from the registry's "
+                   f"root, {shown(root.path.resolve())})")
+
+
 def stays_in(folder: Path, ref: str) -> bool:
     """Whether ``folder/REF.toml``, a name joined to its kind's folder, is a file of that folder once its ``.`` and
     ``..`` parts are resolved (by the text: links are the file system's): ``./a40`` and ``../cards/a40`` from

@@ -1,0 +1,122 @@
+"""A new user's findings starting a registry of their own (README only), on the review and audit uses, each
+reproduced in a registry ``passprice init --examples`` writes in a temporary folder.
+
+1. ``check`` (so the pre-commit hook) passed a fact whose quoted words its stored excerpt no longer held (the
+   excerpt's line edited, its ``excerpt_sha256`` re-pinned), while ``audit`` said NOT FOUND and the review failed:
+   ``check`` now makes the same quote look-up (``sources.quote_check``) and reports each NOT FOUND as a problem.
+2. A ``measured`` fact citing a source of kind ``datasheet`` passed everything: ``check`` warns.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+L40S = "facts/cards/l40s.toml"
+DATASHEET = "sources/nvidia-l40s-datasheet.toml"
+EXCERPT = "sources/excerpts/cite73-excerpt.txt"
+
+
+def _run(root: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PASSPRICE_NO_CACHE": "1"}
+    return subprocess.run(["passprice", *args], cwd=cwd or root, capture_output=True, text=True, env=env,
+                          timeout=120)
+
+
+def _edit(root: Path, rel: str, old: str, new: str) -> None:
+    path = root / rel
+    text = path.read_text(encoding="utf-8")
+    assert old in text, (rel, old)
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+
+
+def _repin(root: Path, record: str, excerpt: str) -> None:
+    digest = hashlib.sha256((root / excerpt).read_bytes()).hexdigest()
+    path = root / record
+    text = re.sub(r'(?m)^excerpt_sha256 = "[0-9a-f]{64}"$', f'excerpt_sha256 = "{digest}"',
+                  path.read_text(encoding="utf-8"))
+    path.write_text(text, encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def made(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A registry ``passprice init --examples`` wrote (never outside a temporary folder)."""
+    where = tmp_path_factory.mktemp("init")
+    done = subprocess.run(["passprice", "init", "--examples", "mine"], cwd=where, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    return where / "mine"
+
+
+@pytest.fixture
+def root(made: Path, tmp_path: Path) -> Path:
+    """A private copy of :func:`made`, to break."""
+    copy = tmp_path / "mine"
+    shutil.copytree(made, copy, symlinks=True)
+    return copy
+
+
+# --- (1) check looks quotes up as audit and the review do --------------------------------------------------------
+
+
+def test_check_reports_a_quote_its_excerpt_lost(root: Path) -> None:
+    _edit(root, EXCERPT, "Memory Bandwidth 864GB/s", "Memory Bandwidth 860GB/s")
+    _repin(root, DATASHEET, EXCERPT)
+    done = _run(root, "check")
+    assert done.returncode == 1, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].endswith(": 1 problem"), lines[0]
+    assert ("  facts/cards/l40s.toml: memory.bandwidth: its quotes of nvidia-l40s-datasheet are NOT FOUND in its "
+            "stored excerpt sources/excerpts/cite73-excerpt.txt (0 of 1 quoted span found in the stored text; not in "
+            "it: 'Memory Bandwidth 864GB/s'): restore the quoted words there, or quote the words it holds") in lines
+    assert lines[-1] == "check FAILED"
+    # the same look-up audit --source makes
+    audit = _run(root, "audit", "--source", DATASHEET)
+    assert ("  l40s:memory.bandwidth: NOT FOUND (0 of 1 quoted span found in the stored text; not in it: "
+            "'Memory Bandwidth 864GB/s')") in audit.stdout.splitlines(), audit.stdout
+
+
+def test_check_of_the_made_registry_holds(made: Path) -> None:
+    done = _run(made, "check")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.splitlines()[-1] == "all holds"
+    assert "NOT FOUND" not in done.stdout
+
+
+# --- (2) a measured fact citing a datasheet ----------------------------------------------------------------------
+
+
+def test_measured_citing_a_datasheet_is_warned(root: Path) -> None:
+    _edit(root, L40S, 'unit = "GB/s"\nprovenance = "published"\nsource = "nvidia-l40s-datasheet"',
+          'unit = "GB/s"\nprovenance = "measured"\nsource = "nvidia-l40s-datasheet"')
+    done = _run(root, "check")
+    assert done.returncode == 0, done.stdout + done.stderr
+    warned = [line for line in done.stdout.splitlines() if "a datasheet" in line]
+    assert warned == ["  warning: facts/cards/l40s.toml: memory.bandwidth: measured, citing nvidia-l40s-datasheet, a "
+                      "datasheet: measured needs a public reproducible measurement; cite one, or say estimated or "
+                      "published"], done.stdout
+
+
+# --- (3) a relative path from a subfolder of the registry --------------------------------------------------------
+
+
+def test_audit_source_reads_a_path_against_the_root_from_a_subfolder(root: Path) -> None:
+    below = root / "facts" / "cards"
+    done = _run(root, "audit", "--source", DATASHEET, cwd=below)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0] == "audit of source nvidia-l40s-datasheet"
+    # a card file named as from the root, too
+    card = _run(root, "facts", L40S, cwd=below)
+    assert card.returncode == 0, card.stderr
+    # named in neither place: both said
+    gone = _run(root, "audit", "--source", "sources/nvidia-l4-datasheet.toml", cwd=below)
+    assert gone.returncode == 2
+    assert gone.stderr == ("passprice: error: sources/nvidia-l4-datasheet.toml: no such source file (looked for from "
+                           f"the working folder and from the registry's root, {root.resolve()})\n")
+    assert gone.stdout == ""
