@@ -120,3 +120,52 @@ def test_audit_source_reads_a_path_against_the_root_from_a_subfolder(root: Path)
     assert gone.stderr == ("passprice: error: sources/nvidia-l4-datasheet.toml: no such source file (looked for from "
                            f"the working folder and from the registry's root, {root.resolve()})\n")
     assert gone.stdout == ""
+
+
+# --- (4) a hand-edited lock: the command to paste ----------------------------------------------------------------
+
+LOCK = "locks/r1-qwen7b-h200.lock.toml"
+
+
+def _git(root: Path, *args: str) -> str:
+    return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=root, check=True,
+                          capture_output=True, text=True).stdout
+
+
+def _hand_edit_lock(root: Path) -> None:
+    path = root / LOCK
+    text = path.read_text(encoding="utf-8")
+    found = re.search(r"(?m)^tokens_per_s = (\S+)$", text)
+    assert found is not None
+    path.write_text(text.replace(found.group(0), "tokens_per_s = 1000.0", 1), encoding="utf-8")
+
+
+def _way(root: Path) -> str:
+    done = _run(root, "reproduce", LOCK)
+    assert done.returncode == 2, done.stdout + done.stderr
+    line = done.stderr.strip()
+    assert line.startswith(f"passprice: error: {LOCK}: lock.digest: the lock's contents do not match its digest "), line
+    return line.split("a lock is written by passprice only; ", 1)[1]
+
+
+def test_a_hand_edited_lock_names_the_commit_to_restore_it_from(root: Path) -> None:
+    _git(root, "init", "-q", "-b", "main")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "registry")
+    _hand_edit_lock(root)
+    tail = (f", then change it with `passprice lock --update -o {LOCK}` (it keeps the lock's kind and policy; "
+            "`--force --require PATH=PROVENANCE` loosens a floor, which the review shows)")
+    assert _way(root) == (f"restore it from the last commit that holds it as written (`git checkout HEAD -- {LOCK}`)"
+                          + tail)
+    first = _git(root, "rev-parse", "HEAD").strip()
+    _git(root, "commit", "-qam", "the edit committed")  # HEAD's bytes no longer read: the commit before
+    assert _way(root) == (f"restore it from the last commit that holds it as written (`git checkout {first[:12]} -- "
+                          f"{LOCK}`)" + tail)
+
+
+def test_a_hand_edited_lock_out_of_git_says_no_commit_holds_it(root: Path) -> None:
+    _hand_edit_lock(root)
+    assert _way(root) == ("no commit here holds it as written: restore it from a copy of it as written, then change "
+                          f"it with `passprice lock --update -o {LOCK}` (it keeps the lock's kind and policy; "
+                          "`--force --require PATH=PROVENANCE` loosens a floor, which the review shows); or write it "
+                          f"anew, `passprice lock SERVING --force -o {LOCK}`")
