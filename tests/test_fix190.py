@@ -169,3 +169,15 @@ def test_a_hand_edited_lock_out_of_git_says_no_commit_holds_it(root: Path) -> No
                           f"it with `passprice lock --update -o {LOCK}` (it keeps the lock's kind and policy; "
                           "`--force --require PATH=PROVENANCE` loosens a floor, which the review shows); or write it "
                           f"anew, `passprice lock SERVING --force -o {LOCK}`")
+
+
+# --- (5) a unit typo of case only --------------------------------------------------------------------------------
+
+
+def test_a_unit_of_the_wrong_case_is_told_its_spelling(root: Path) -> None:
+    _edit(root, L40S, 'value = 864\nunit = "GB/s"', 'value = 864\nunit = "GB/S"')
+    done = _run(root, "facts", "l40s")
+    assert done.returncode == 2
+    assert done.stderr == ("passprice: error: facts/cards/l40s.toml: memory.bandwidth.unit: 'GB/S' is not allowed here "
+                           "(one of 'B/s', 'kB/s', 'MB/s', 'GB/s', 'TB/s', 'PB/s', 'KiB/s', 'MiB/s', 'GiB/s', "
+                           "'TiB/s'); did you mean 'GB/s'?\n")
