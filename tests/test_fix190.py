@@ -181,3 +181,17 @@ def test_a_unit_of_the_wrong_case_is_told_its_spelling(root: Path) -> None:
     assert done.stderr == ("passprice: error: facts/cards/l40s.toml: memory.bandwidth.unit: 'GB/S' is not allowed here "
                            "(one of 'B/s', 'kB/s', 'MB/s', 'GB/s', 'TB/s', 'PB/s', 'KiB/s', 'MiB/s', 'GiB/s', "
                            "'TiB/s'); did you mean 'GB/s'?\n")
+
+
+# --- (6) reproduce: a pinned fact the price does not read, changed -----------------------------------------------
+
+
+def test_a_changed_fact_the_price_does_not_read_says_what_changed(root: Path) -> None:
+    _edit(root, "facts/cards/h200_sxm_141gb.toml", 'locator = "Azure_Results/ND_H200_v5_results.md, HBM Bandwidth '
+          "table (BabelStream): row '| Mul ", 'locator = "Azure_Results (re-read)/ND_H200_v5_results.md, HBM Bandwidth '
+          "table (BabelStream): row '| Mul ")
+    done = _run(root, "reproduce", LOCK)
+    assert done.returncode == 0, done.stderr
+    facts = [line for line in done.stdout.splitlines() if line.startswith("    facts  ")]
+    assert facts == ["    facts          unchanged (of those the price reads); no drift in 1 pinned fact changed today "
+                     "that it does not read: streams.rewrite (citation changed)"]
