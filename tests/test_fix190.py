@@ -195,3 +195,21 @@ def test_a_changed_fact_the_price_does_not_read_says_what_changed(root: Path) ->
     facts = [line for line in done.stdout.splitlines() if line.startswith("    facts  ")]
     assert facts == ["    facts          unchanged (of those the price reads); no drift in 1 pinned fact changed today "
                      "that it does not read: streams.rewrite (citation changed)"]
+
+
+# --- (7) a dimensionless fact in the review's list of what a changed source states --------------------------------
+
+
+def test_a_dimensionless_fact_is_its_bare_value_in_a_changed_sources_places() -> None:
+    from passprice.facts import Fact
+    from passprice.lineage import Citing, FactRef
+    from passprice.sourcechange import cited_places
+
+    share = Fact.from_entry({"value": 1, "unit": "1", "provenance": "estimated", "source": "team-notes",
+                             "locator": "notes.md: 'one pass'"}, "test")
+    rate = Fact.from_entry({"value": 4.8, "unit": "TB/s", "provenance": "published", "source": "team-notes",
+                            "locator": "notes.md: '4.8TB/s'"}, "test")
+    places = cited_places([Citing(FactRef("card", "mine", "draft.share"), share, ("source",)),
+                           Citing(FactRef("card", "mine", "memory.bandwidth"), rate, ("source",))], "team-notes")
+    assert places == ("mine:draft.share: 1 (estimated) at notes.md: 'one pass'",
+                      "mine:memory.bandwidth: 4.8 TB/s (published) at notes.md: '4.8TB/s'")
