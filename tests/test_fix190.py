@@ -213,3 +213,20 @@ def test_a_dimensionless_fact_is_its_bare_value_in_a_changed_sources_places() ->
                            Citing(FactRef("card", "mine", "memory.bandwidth"), rate, ("source",))], "team-notes")
     assert places == ("mine:draft.share: 1 (estimated) at notes.md: 'one pass'",
                       "mine:memory.bandwidth: 4.8 TB/s (published) at notes.md: '4.8TB/s'")
+
+
+# --- (9) fact set --provenance derived without --derivation: the example for the key set --------------------------
+
+
+def test_a_derived_fact_without_derivation_gets_an_example_for_its_key(root: Path) -> None:
+    done = _run(root, "fact", "set", "h200_sxm_141gb", "vector", "--value", "33.5", "--unit", "TMAC/s",
+                "--provenance", "derived", "--source", "passprice-card-review", "--locator", "by hand")
+    assert done.returncode == 2
+    assert done.stderr == (
+        "passprice: error: facts/cards/h200_sxm_141gb.toml: vector.derivation: missing (required): a derived fact says "
+        "how it is computed: give --derivation TABLE, e.g. for vector: '{formula = \"a * b\", inputs = {a = {value = "
+        "2, unit = \"1\", locator = \"...\"}, b = {fact = \"OTHER.KEY\"}}}' (its inputs' units giving the fact's; "
+        "passprice explain derivation), or another --provenance\n")
+    shares = _run(root, "fact", "set", "h200_sxm_141gb", "streams.append", "--value", "0.8", "--unit", "1",
+                  "--provenance", "derived", "--source", "passprice-card-review", "--locator", "by hand")
+    assert "e.g. for streams.append: '{formula = \"dot / bandwidth\", digits = 4, " in shares.stderr

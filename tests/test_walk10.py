@@ -148,9 +148,9 @@ def test_a_derived_fact_without_a_derivation_is_told_the_option(tmp_path: Path) 
     assert result.exit_code == 2 and card.read_bytes() == before
     assert result.stderr == (
         f"passprice: error: {card}: memory.bandwidth.derivation: missing (required): a derived fact says how it is "
-        "computed: give --derivation TABLE, e.g. for streams.read: '{formula = \"dot / bandwidth\", digits = 4, "
-        "inputs = {dot = {value = 4.48, unit = \"TB/s\", locator = \"...\"}, bandwidth = {fact = "
-        "\"memory.bandwidth\"}}}' (passprice explain derivation), or another --provenance\n"
+        "computed: give --derivation TABLE, e.g. for memory.bandwidth: '{formula = \"a * b\", inputs = {a = {value "
+        "= 2, unit = \"1\", locator = \"...\"}, b = {fact = \"OTHER.KEY\"}}}' (its inputs' units giving the fact's; "
+        "passprice explain derivation), or another --provenance\n"  # the example for the key set (test_fix190.py)
     )
 
 
