@@ -230,3 +230,23 @@ def test_a_derived_fact_without_derivation_gets_an_example_for_its_key(root: Pat
     shares = _run(root, "fact", "set", "h200_sxm_141gb", "streams.append", "--value", "0.8", "--unit", "1",
                   "--provenance", "derived", "--source", "passprice-card-review", "--locator", "by hand")
     assert "e.g. for streams.append: '{formula = \"dot / bandwidth\", digits = 4, " in shares.stderr
+
+
+# --- (10) did you mean: the name sharing the longest prefix of whole words first ----------------------------------
+
+
+def test_did_you_mean_puts_the_name_sharing_most_leading_words_first(root: Path) -> None:
+    shutil.copy(root / DATASHEET, root / "sources" / "nvidia-l4-datasheet.toml")
+    done = _run(root, "audit", "--source", "nvidia-l4-spec-sheet")
+    assert done.returncode == 2
+    assert done.stderr.startswith("passprice: error: source 'nvidia-l4-spec-sheet': not found in sources; did you mean "
+                                  "nvidia-l4-datasheet or nvidia-l40s-datasheet or nvidia-a40-datasheet? "), done.stderr
+
+
+def test_shared_words_count_whole_words_from_the_start() -> None:
+    from passprice.registry import _shared_words
+
+    assert _shared_words("nvidia-l4-spec-sheet", "nvidia-l4-datasheet") == 2
+    assert _shared_words("nvidia-l4-spec-sheet", "nvidia-l40s-datasheet") == 1
+    assert _shared_words("H200_SXM", "h200_sxm_141gb") == 2
+    assert _shared_words("a40", "nvidia-a40-datasheet") == 0

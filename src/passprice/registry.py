@@ -1661,7 +1661,24 @@ def _closest(ref: str, known: list[str], n: int = 3, cutoff: float = 0.6) -> lis
         matcher.set_seq1(name)
         if (ratio := matcher.ratio()) >= cutoff:
             scored.append((ratio, name))
-    return [name for _, name in heapq.nlargest(n, scored)]
+    # the names sharing the longest prefix of whole words first (nvidia-l4-datasheet before nvidia-l40s-datasheet for
+    # nvidia-l4-spec-sheet, which the ratio alone put second: tests/test_fix190.py), then by ratio
+    return [name for _, _, name in heapq.nlargest(n, ((_shared_words(ref, name), ratio, name)
+                                                      for ratio, name in scored))]
+
+
+def _shared_words(ref: str, name: str) -> int:
+    """How many whole words (split at ``-``, ``_``, ``.`` and ``/``) ``ref`` and ``name`` share from their starts,
+    case aside: 2 for ``nvidia-l4-spec-sheet`` and ``nvidia-l4-datasheet``, 1 with ``nvidia-l40s-datasheet``. Raises
+    nothing."""
+    import re
+
+    shared = 0
+    for a, b in zip(re.split(r"[-_./]", ref.lower()), re.split(r"[-_./]", name.lower()), strict=False):
+        if a != b:
+            break
+        shared += 1
+    return shared
 
 
 def _aligned(ref: str, name: str) -> int:
