@@ -63,8 +63,8 @@ def test_reproduce_says_a_moved_host_capacity_is_a_pinned_input_not_a_term(tmp_p
         "  host_capacity_bytes 549,755,813,888 B → 274,877,906,944 B with today's inputs: a pinned input that moved "
         "(host.capacity), not a term of the price: no sequence is held in host memory, so the price does not read it "
         "and the lock does not guarantee it (no drift: check --frozen and the review call the lock unaffected)")
-    assert ("    facts          unchanged (of those the price reads); 1 pinned fact it does not read holds otherwise "
-            "today: host.capacity: no drift") in lines
+    assert ("    facts          unchanged (of those the price reads); no drift in 1 pinned fact changed today that "
+            "it does not read: host.capacity (value changed)") in lines
 
 
 def test_a_commit_touching_no_lock_counts_those_out_of_date_on_base_as_such(tmp_path: Path) -> None:

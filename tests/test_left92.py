@@ -212,9 +212,10 @@ def test_2_a_hand_edited_first_format_lock_whose_name_is_taken_is_told_the_reloc
     # alone in its folder (its update is let by) it is told to restore and update it, as before
     root, old = _edited_old(tmp_path / "alone", beside_r1=False)
     assert bad("reproduce", str(old), root=root) == [
-        f"passprice: error: {old}: {EDITED}restore it from the last commit that holds it as written (`git checkout "
-        "REV -- FILE`), then change it with `passprice lock --update -o FILE` (it keeps the lock's kind and policy; "
-        "`--force --require PATH=PROVENANCE` loosens a floor, which the review shows)"]
+        f"passprice: error: {old}: {EDITED}no commit here holds it as written: restore it from a copy of it as "
+        f"written, then change it with `passprice lock --update -o {old}` (it keeps the lock's kind and policy; "
+        f"`--force --require PATH=PROVENANCE` loosens a floor, which the review shows); or write it anew, `passprice "
+        f"lock SERVING --force -o {old}`"]  # out of git (tests/test_fix190.py names the commit in git)
 
 
 # --- (5) a verdict resting on a cut history search ------------------------------------------------------------------

@@ -410,9 +410,10 @@ def test_a_tampered_price_fails_the_lock_digest(root: Path, r1_lock: Path) -> No
     message = one_error(run(root, "reproduce", str(r1_lock)))
     assert re.fullmatch(
         rf"{re.escape(str(r1_lock))}: lock\.digest: the lock's contents do not match its digest sha256:[0-9a-f]{{64}} "
-        r"\(edited by hand\?\): a lock is written by passprice only; restore it from the last commit that holds it as "
-        r"written \(`git checkout REV -- FILE`\), then change it with `passprice lock --update -o FILE` \(it keeps the "
-        r"lock's kind and policy; `--force --require PATH=PROVENANCE` loosens a floor, which the review shows\)",
+        r"\(edited by hand\?\): a lock is written by passprice only; no commit here holds it as written: restore it "
+        rf"from a copy of it as written, then change it with `passprice lock --update -o {re.escape(str(r1_lock))}` "
+        r"\(it keeps the lock's kind and policy; `--force --require PATH=PROVENANCE` loosens a floor, which the review "
+        rf"shows\); or write it anew, `passprice lock SERVING --force -o {re.escape(str(r1_lock))}`",
         message,
     )
     _still_refused_and_untouched(root, r1_lock, message)

@@ -80,8 +80,10 @@ def test_reproduce_of_last_quarters_lock_names_a_derivation_rewritten_alone(tmp_
             "0.9333 (measured) → 0.9333 (measured) (citation, derivation changed); streams.rewrite: 0.8333 "
             "(measured) → 0.8333 (measured) (citation, derivation changed); vector: 33.5 TMAC/s (derived) → 33.5 "
             "TMAC/s (derived) (citation, derivation changed), source nvidia-h200-datasheet → "
-            "nvidia-h200-product-page (of those the price reads); 5 pinned facts it does not read hold otherwise "
-            "today: host.capacity, host.read, host.stream, host.write, on_chip.bandwidth: no drift") in lines
+            "nvidia-h200-product-page (of those the price reads); no drift in 5 pinned facts changed today that it "
+            "does not read: host.capacity (note changed), host.read (citation, note, derivation changed), "
+            "host.stream (citation, derivation changed), host.write (citation, derivation changed), "
+            "on_chip.bandwidth (derivation changed)") in lines
     assert lines[-1] == ("    array, draft.acceptance.2, memory.bandwidth, memory.capacity, on_chip.capacity, scale, "
                          "streams.append, streams.read, streams.rewrite, vector: tokens/s unchanged (each its "
                          "citation, note or derivation alone changed: the figure and provenance are the pinned ones)")

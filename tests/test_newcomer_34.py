@@ -94,8 +94,8 @@ def test_the_registry_readme_leaves_out_git_init_at_a_repository_top_and_install
     assert lines[at: at + 4] == [
         "pip install -r requirements.txt",
         "pip install pre-commit                   # the hook's runner (not in requirements.txt: CI runs no hook)",
-        'git init && git add . && git commit -m "A passprice registry"',
-        "pre-commit install                       # passprice check before each commit",
+        "git init && pre-commit install           # passprice check before each commit, the first too",
+        'git add . && git commit -m "A passprice registry"',  # the hook installed first (tests/test_fix190.py)
     ]
     # `init .` in the company's own repository: the README's commands are the next: line's (no second `git init`).
     company = tmp_path / "company"
@@ -106,7 +106,9 @@ def test_the_registry_readme_leaves_out_git_init_at_a_repository_top_and_install
     assert out.stdout.splitlines()[-2].endswith("pre-commit install; passprice import MODEL.gguf --name NAME")
     readme = (company / "README.md").read_text(encoding="utf-8").splitlines()
     at = readme.index("pip install -r requirements.txt")
-    assert readme[at + 2] == 'git add . && git commit -m "A passprice registry"'
+    assert readme[at + 2] == ("pre-commit install                       # passprice check before each commit, the "
+                              "first too")
+    assert readme[at + 3] == 'git add . && git commit -m "A passprice registry"'
     assert not any("git init" in line for line in readme)
 
 
@@ -115,8 +117,10 @@ def test_the_readme_installs_pre_commit_and_pins_the_published_hook_by_commit() 
     own = text[text.index("## Your own registry"):text.index("## Reviewing a fact change")]
     block = own[own.index("```sh"):own.index("```", own.index("```sh") + 5)].splitlines()
     assert block.index("pip install pre-commit                                     # the hook's runner: "
-                       "requirements.txt names passprice alone") == block.index(
-        'git init && git add . && git commit -m "A passprice registry"') + 1
+                       "requirements.txt names passprice alone") + 1 == block.index(
+        "git init && pre-commit install                             # passprice check before every commit, the "
+        "first too") == block.index('git add . && git commit -m "A passprice registry"          # as init\'s next: '
+                                    "line: the hook installed first") - 1
     assert "rev: main" not in text and "rev: main" not in published_hooks()
     assert "    rev: COMMIT                                  # a commit sha or tag of it, not a branch\n" in text
     assert "#       rev: COMMIT   # a commit sha or tag: pre-commit never updates a branch name once installed\n" in (

@@ -492,7 +492,8 @@ def test_a_fact_citing_a_missing_source_is_refused_naming_file_and_key(tmp_path:
         )
     )
     # each near a registered id, so each says which (walkthrough 23: the ids were listed unmarked)
-    near = "; did you mean nvidia-h200-datasheet or nvidia-h100-datasheet or nvidia-a40-datasheet?"  # a100 until cite90
+    # (a100 until cite90; nvidia-h200-product-page, sharing two leading words, second since tests/test_fix190.py)
+    near = "; did you mean nvidia-h200-datasheet or nvidia-h200-product-page or nvidia-h100-datasheet?"
     # the record's path relative to the registry, as check names it (left29b: it was ROOT/sources/…)
     key = f"{card}: memory.bandwidth.source: no source 'nvidia-h200-datasheet-2099'{near} (sources/"
     bad("price", "r1-qwen7b-h200", root=root, says=[key, f"{card}: on_chip.bandwidth.derivation.inputs.sms.source"])

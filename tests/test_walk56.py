@@ -93,9 +93,12 @@ def test_2_an_old_lock_names_its_code_commit_and_its_facts_alone_against_the_rep
     # re-cited too, now ends the drifted list, naming its new source)
     assert ("vector: 33.5 TMAC/s (derived) → 33.5 TMAC/s (derived) (citation, derivation changed), source "
             "nvidia-h100-datasheet → nvidia-h100-product-page (of those the price reads)") in facts
-    assert facts.endswith(" (of those the price reads); 6 pinned facts it does not read hold "
-                          "otherwise today: host.capacity, host.read, host.stream, host.write, on_chip.bandwidth, "
-                          "streams.rewrite: no drift"), facts
+    # (each with what changed since tests/test_fix190.py: "… hold otherwise today: …, streams.rewrite: no drift")
+    assert facts.endswith(" (of those the price reads); no drift in 6 pinned facts changed today that it does not "
+                          "read: host.capacity (note changed), host.read (citation, note, derivation changed), "
+                          "host.stream (citation, derivation changed), host.write (citation, derivation changed), "
+                          "on_chip.bandwidth (derivation changed), streams.rewrite (citation, derivation "
+                          "changed)"), facts
 
 
 # --- 3. a pair of rounded figures reads as the move it is ----------------------------------------------------------

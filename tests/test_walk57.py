@@ -108,8 +108,8 @@ def test_3_a_pinned_fact_no_price_reads_is_no_drift_and_the_tour_says_so(tmp_pat
     card.write_text(text.replace("[host.capacity]\nvalue = 512\n", "[host.capacity]\nvalue = 256\n"), encoding="utf-8")
     shown = invoke("reproduce", str(root / "locks" / "r1-qwen7b-h200.lock.toml"), root=root)
     assert shown.exit_code == 0, shown.output
-    assert ("    facts          unchanged (of those the price reads); 1 pinned fact it does not read holds otherwise "
-            "today: host.capacity: no drift") in shown.stdout.splitlines()
+    assert ("    facts          unchanged (of those the price reads); no drift in 1 pinned fact changed today that "
+            "it does not read: host.capacity (value changed)") in shown.stdout.splitlines()
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     assert ("passprice check --frozen                 # ... and nothing a lock pinned drifted (as cargo --locked; a "
             "pinned fact its price does not read, host.* at no host sequences, is no drift)\n") in readme

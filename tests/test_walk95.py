@@ -128,8 +128,9 @@ def test_4_a_source_id_not_found_offers_only_close_ids(tmp_path: Path) -> None:
     card = root / "facts" / "cards" / "h200_sxm_141gb.toml"
     before = card.read_bytes()
     write = "does not exist: write it (a [source] table, schema/source.schema.json), or cite one of the"
-    for source, near in (("my-notes", ""), ("nvidia-h200-datashet", "; did you mean nvidia-h200-datasheet or "
-                                                                    "nvidia-h100-datasheet or nvidia-a40-datasheet?")):
+    # (nvidia-h200-product-page second since tests/test_fix190.py: the most leading words shared first)
+    close = "; did you mean nvidia-h200-datasheet or nvidia-h200-product-page or nvidia-h100-datasheet?"
+    for source, near in (("my-notes", ""), ("nvidia-h200-datashet", close)):
         lines = bad("fact", "set", "h200_sxm_141gb", "streams.rewrite", "--value", "0.8", "--unit", "1",
                     "--provenance", "estimated", "--source", source, "--locator", "a what-if", root=root)
         assert lines == [

@@ -18,7 +18,7 @@ from passprice import schema
 from passprice.errors import InputError
 from passprice.facts import Fact, Provenance, dimension
 from passprice.files import is_there
-from passprice.registry import Root, entry_name, not_found, outside, stays_in
+from passprice.registry import Root, against_root, entry_name, not_found, outside, stays_in
 
 #: Every path a card fact may have, with the dimension its unit must have, in the seed's ``Card::facts`` order.
 CARD_PATHS: dict[str, str] = {
@@ -337,6 +337,9 @@ def card_path(root: Root, ref: str) -> Path:
     candidate = Path(ref)
     if ref.endswith(".toml") and is_there(candidate):
         return candidate
+    beneath = against_root(root, ref, "card")  # sources/X.toml from a subfolder of the registry
+    if beneath is not None:
+        return beneath
     if ("/" in ref or os.sep in ref) and not stays_in(root.cards, ref):  # ../../other/a40: a file of another folder
         raise outside("card", ref, root.cards, root.names(root.cards), root)
     path = root.cards / f"{ref}.toml"

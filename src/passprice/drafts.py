@@ -18,7 +18,7 @@ from passprice import schema
 from passprice.errors import InputError
 from passprice.facts import Fact
 from passprice.files import is_there
-from passprice.registry import Root, entry_name, not_found, outside, stays_in
+from passprice.registry import Root, against_root, entry_name, not_found, outside, stays_in
 
 
 @attrs.frozen
@@ -90,6 +90,9 @@ def draft_path(root: Root, ref: str) -> Path:
     candidate = Path(ref)
     if ref.endswith(".toml") and is_there(candidate):
         return candidate
+    beneath = against_root(root, ref, "drafting method")  # sources/X.toml from a subfolder of the registry
+    if beneath is not None:
+        return beneath
     if ("/" in ref or os.sep in ref) and not stays_in(root.drafts, ref):  # ../../other/a40: a file of another folder
         raise outside("drafting method", ref, root.drafts, root.names(root.drafts), root)
     path = root.drafts / f"{ref}.toml"

@@ -357,6 +357,24 @@ DERIVATION_HINT = (
 )
 
 
+def derivation_hint(line: str) -> str:
+    """:data:`DERIVATION_HINT` for the fact the schema's ``line`` (``FILE: KEY.derivation: missing …``) names: its
+    streams share example for a ``streams.*`` key, named for that key, else a generic example for it (``fact set
+    vector --provenance derived`` was given the example "for streams.read", tests/test_fix190.py). Raises
+    nothing."""
+    import re
+
+    found = re.search(r": ([^:\s]+)\.derivation: ", line)
+    key = found.group(1) if found else None
+    if key is None:
+        return DERIVATION_HINT
+    if key.startswith("streams."):
+        return DERIVATION_HINT.replace("for streams.read:", f"for {key}:", 1)
+    return (f": a derived fact says how it is computed: give --derivation TABLE, e.g. for {key}: '{{formula = \"a * "
+            "b\", inputs = {a = {value = 2, unit = \"1\", locator = \"...\"}, b = {fact = \"OTHER.KEY\"}}}' (its "
+            "inputs' units giving the fact's; passprice explain derivation), or another --provenance")
+
+
 def _checked(
     where: FactFile,
     entries: list[tuple[str, Mapping[str, Any]]],
@@ -377,7 +395,7 @@ def _checked(
     except InputError as e:
         # the schema's own reason (schema.DERIVED_NEEDS) replaced by the option that gives a derivation here
         needs = schema.DERIVED_NEEDS
-        problems += [line.removesuffix(needs) + DERIVATION_HINT if line.endswith(needs) else line
+        problems += [line.removesuffix(needs) + derivation_hint(line) if line.endswith(needs) else line
                      for line in problem_lines(e)]
     for path, entry in entries:
         one = attrs.evolve(where, path=path)

@@ -1019,9 +1019,53 @@ def _edited_way(document: Mapping[str, Any], source: str) -> str:
         way = first_format_clash(Root(path.parent.parent), path, name, shell_word(source))
         if way is not None:
             return way
-    return ("restore it from the last commit that holds it as written (`git checkout REV -- FILE`), then change it "
-            "with `passprice lock --update -o FILE` (it keeps the lock's kind and policy; `--force --require "
-            "PATH=PROVENANCE` loosens a floor, which the review shows)")
+    word = shell_word(source)
+    held = _last_written(path)
+    then = (f"then change it with `passprice lock --update -o {word}` (it keeps the lock's kind and policy; "
+            "`--force --require PATH=PROVENANCE` loosens a floor, which the review shows)")
+    if held is None:
+        return (f"no commit here holds it as written: restore it from a copy of it as written, {then}; or write it "
+                f"anew, `passprice lock SERVING --force -o {word}`")
+    return f"restore it from the last commit that holds it as written (`git checkout {held} -- {word}`), {then}"
+
+
+#: The most commits :func:`_last_written` reads the lock file of, newest first.
+LAST_WRITTEN_COMMITS = 20
+
+
+def _last_written(path: Path) -> str | None:
+    """The last commit of the git work tree holding the lock file ``path`` whose bytes there read as written (its
+    ``[lock] digest`` that of its contents): ``HEAD`` when HEAD's do, else the commit's 12 hex digits, of the last
+    :data:`LAST_WRITTEN_COMMITS` changing it. A hand-edited lock's error said ``git checkout REV -- FILE``, with
+    placeholders to fill (tests/test_fix190.py). ``None`` when it is in no git work tree, git fails, or none of them
+    holds it as written. Raises nothing."""
+    import subprocess
+    import tomllib
+
+    from passprice.gitread import run_git
+
+    try:
+        where = path.resolve()
+        top = Path(run_git(where.parent, ["rev-parse", "--show-toplevel"]).decode("utf-8", "surrogateescape").strip())
+        rel = where.relative_to(top.resolve()).as_posix()
+        head = run_git(top, ["rev-parse", "--verify", "-q", f"HEAD:{rel}"]).decode("ascii", "replace").strip()
+        listed = run_git(top, ["log", f"-{LAST_WRITTEN_COMMITS}", "--format=%H", "--", rel]).decode("ascii", "replace")
+        for commit in listed.split():
+            blob = run_git(top, ["rev-parse", "--verify", "-q", f"{commit}:{rel}"]).decode("ascii", "replace").strip()
+            data = run_git(top, ["cat-file", "blob", blob]) if blob else b""
+            if not data or len(data) > MAX_HISTORY_LOCK_BYTES:
+                continue
+            body = _sorted(schema.toml_loads(data.decode("utf-8")))
+            table = body.get("lock")
+            if not isinstance(table, dict) or not isinstance(table.get("digest"), str):
+                continue
+            stated = table.pop("digest")
+            if stated == "sha256:" + sha256(_canonical(body).encode("utf-8")).hexdigest():
+                return "HEAD" if blob == head else commit[:12]
+    except (InputError, OSError, ValueError, TypeError, AttributeError, UnicodeDecodeError, tomllib.TOMLDecodeError,
+            RecursionError, subprocess.CalledProcessError):
+        return None
+    return None
 
 
 def _shared(path: str, digest: str, fact: Fact) -> Fact:

@@ -1132,6 +1132,27 @@ def schema_copy_drift(root: Root) -> list[str]:
     return lines
 
 
+def against_root(root: Root, ref: str, kind: str) -> Path | None:
+    """The file a relative ``.toml`` path ``ref`` names (``sources/X.toml``), read as a shell user expects: against
+    the working folder first, and where nothing is there but a file is under the registry's root, that file, said
+    nothing of (``locks/X.lock.toml`` was read against the root and ``sources/X.toml`` was not: ``audit --source
+    sources/X.toml`` from a subfolder said "no such source file", tests/test_fix190.py). ``None`` for any other
+    reference (a name, an absolute path, a path there from the working folder, a folder or a link: the caller reads
+    or refuses them as before). Raises :class:`~passprice.errors.NotFound` naming both places tried when neither
+    holds anything of that path."""
+    if not ref.endswith(".toml") or os.path.isabs(ref) or ("/" not in ref and os.sep not in ref):
+        return None
+    if os.path.lexists(ref):
+        return None
+    there = root.path / ref
+    if is_there(there):
+        return there
+    if os.path.lexists(there):
+        return None
+    raise NotFound(f"{shown(ref)}: no such {kind} file (looked for from the working folder and from the registry's "
+                   f"root, {shown(root.path.resolve())})")
+
+
 def stays_in(folder: Path, ref: str) -> bool:
     """Whether ``folder/REF.toml``, a name joined to its kind's folder, is a file of that folder once its ``.`` and
     ``..`` parts are resolved (by the text: links are the file system's): ``./a40`` and ``../cards/a40`` from
@@ -1640,7 +1661,24 @@ def _closest(ref: str, known: list[str], n: int = 3, cutoff: float = 0.6) -> lis
         matcher.set_seq1(name)
         if (ratio := matcher.ratio()) >= cutoff:
             scored.append((ratio, name))
-    return [name for _, name in heapq.nlargest(n, scored)]
+    # the names sharing the longest prefix of whole words first (nvidia-l4-datasheet before nvidia-l40s-datasheet for
+    # nvidia-l4-spec-sheet, which the ratio alone put second: tests/test_fix190.py), then by ratio
+    return [name for _, _, name in heapq.nlargest(n, ((_shared_words(ref, name), ratio, name)
+                                                      for ratio, name in scored))]
+
+
+def _shared_words(ref: str, name: str) -> int:
+    """How many whole words (split at ``-``, ``_``, ``.`` and ``/``) ``ref`` and ``name`` share from their starts,
+    case aside: 2 for ``nvidia-l4-spec-sheet`` and ``nvidia-l4-datasheet``, 1 with ``nvidia-l40s-datasheet``. Raises
+    nothing."""
+    import re
+
+    shared = 0
+    for a, b in zip(re.split(r"[-_./]", ref.lower()), re.split(r"[-_./]", name.lower()), strict=False):
+        if a != b:
+            break
+        shared += 1
+    return shared
 
 
 def _aligned(ref: str, name: str) -> int:

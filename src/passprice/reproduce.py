@@ -1889,9 +1889,15 @@ def reproduction_text(
     if unread:
         # Walkthrough 56: the MI300X's host.* locators rewritten after its lock read "facts  unchanged"; an auditor
         # comparing the lock file with today's card found four of its pinned facts otherwise.
+        # Each with what changed: "1 pinned fact … holds otherwise today: streams.rewrite: no drift" read as saying
+        # streams.rewrite had no change, its citation changed in the same commit (tests/test_fix190.py).
+        from passprice.factparts import change_said
+
         n = len(unread)
-        facts += (f" (of those the price reads); {n} pinned fact{'s' if n != 1 else ''} it does not read "
-                  f"hold{'s' if n == 1 else ''} otherwise today: {', '.join(unread)}: no drift")
+        changed = ", ".join(f"{p} ({change_said(lock.facts[p], today.facts[p]) or 'written otherwise'})"
+                            for p in unread)
+        facts += (f" (of those the price reads); no drift in {n} pinned fact{'s' if n != 1 else ''} changed "
+                  f"today that it does not read: {changed}")
     if today.unpinned:
         n = len(today.unpinned)
         unpinned = f"the price now rests on {n} fact{'s' if n != 1 else ''} the lock does not pin: " + "; ".join(

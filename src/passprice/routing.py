@@ -31,7 +31,7 @@ import attrs
 from passprice import schema
 from passprice.facts import Fact
 from passprice.files import is_there
-from passprice.registry import Root, entry_name, not_found, outside, stays_in
+from passprice.registry import Root, against_root, entry_name, not_found, outside, stays_in
 
 if TYPE_CHECKING:
     from passprice.gguf_header import GGUFHeader
@@ -115,6 +115,9 @@ def routing_path(root: Root, ref: str) -> Path:
     candidate = Path(ref)
     if ref.endswith(".toml") and is_there(candidate):
         return candidate
+    beneath = against_root(root, ref, "routing record")  # sources/X.toml from a subfolder of the registry
+    if beneath is not None:
+        return beneath
     if ("/" in ref or os.sep in ref) and not stays_in(root.routing, ref):  # ../../other/a40: a file of another folder
         raise outside("routing record", ref, root.routing, root.names(root.routing), root)
     path = root.routing / f"{ref}.toml"

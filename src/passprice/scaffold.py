@@ -465,8 +465,10 @@ def _readme(
     leave out ``git init``, as the ``next:`` line does (walkthrough 34: the README still said ``git init`` there),
     and it says where pre-commit comes from (walkthrough 34: ``pre-commit install`` in a fresh virtual environment
     read ``command not found``; requirements.txt, which CI installs, names passprice alone). Raises nothing."""
-    commit = 'git add . && git commit -m "A passprice registry"' if repository else (
-        'git init && git add . && git commit -m "A passprice registry"')
+    # the hook installed before the first commit, as the next: line says (it read commit, then install)
+    install = "pre-commit install" if repository else "git init && pre-commit install"
+    install = f"{install:<40} # passprice check before each commit, the first too"
+    commit = 'git add . && git commit -m "A passprice registry"'
     rows = "\n".join(
         f"{folder + '/':<24}{_what(folder, copied)}"
         for folder in plan_folders
@@ -490,8 +492,8 @@ Start with:
 ```sh
 pip install -r requirements.txt
 pip install pre-commit                   # the hook's runner (not in requirements.txt: CI runs no hook)
+{install}
 {commit}
-pre-commit install                       # passprice check before each commit
 passprice import MODEL.gguf --name my-model     # registry/checkpoints/my-model.toml
 passprice price --checkpoint my-model --card h200_sxm_141gb --batch 8
 passprice lock --checkpoint my-model --card h200_sxm_141gb --batch 8 --name my-model-h200

@@ -403,6 +403,15 @@ def _operations() -> re.Pattern[str]:
     return re.compile(r"([kMGTPE]?)(FLOPS|OPS|FLOP/s|OP/s)", re.IGNORECASE)
 
 
+def _case_hint(instance: Any, allowed: Any) -> str:
+    """``; did you mean 'GB/s'?`` where the text ``instance`` is one of ``allowed`` but for letter case alone (a
+    fact's unit ``GB/S``: tests/test_fix190.py), else ``""``. Raises nothing."""
+    if not isinstance(instance, str) or not isinstance(allowed, list):
+        return ""
+    alike = [v for v in allowed if isinstance(v, str) and v != instance and v.casefold() == instance.casefold()]
+    return f"; did you mean {shown_value(alike[0])}?" if len(alike) == 1 else ""
+
+
 def _operations_hint(instance: Any, allowed: Sequence[Any]) -> str:
     """For a rate given in operations a second where a multiply-add rate belongs (``tensor.f8`` in ``TFLOPS``, as
     a datasheet prints it): how to write it, two operations a multiply-add; else ``""``. Walkthrough 39: the line
@@ -653,7 +662,7 @@ def _explain(error: Any) -> str:
     if error.validator == "enum":
         allowed = ", ".join(repr(v) for v in error.validator_value)
         return (f"{_key_path(where)}: {shown_value(instance)} is not allowed here (one of {allowed})"
-                f"{_operations_hint(instance, error.validator_value)}")
+                f"{_operations_hint(instance, error.validator_value) or _case_hint(instance, error.validator_value)}")
     if error.validator == "minLength" and instance == "":
         return f"{_key_path(where)}: is empty (\"\"): give the text, or leave the key out if it is optional"
     if error.validator == "maxLength" and isinstance(instance, str):

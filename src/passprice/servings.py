@@ -22,7 +22,7 @@ from passprice.errors import InputError, NotFound
 from passprice.facts import Fact
 from passprice.files import is_there
 from passprice.gguf_records import GGUFHeader
-from passprice.registry import Root, below, named_in, not_found, outside, stays_in
+from passprice.registry import Root, against_root, below, named_in, not_found, outside, stays_in
 from passprice.serving import (
     ActScaling,
     AttentionMath,
@@ -236,6 +236,9 @@ def serving_path(root: Root, ref: str) -> Path:
     registered servings when ``ref`` names none."""
     if ref.endswith(".toml") and is_there(ref):
         return Path(ref)
+    beneath = against_root(root, ref, "serving")  # sources/X.toml from a subfolder of the registry
+    if beneath is not None:
+        return beneath
     if ("/" in ref or os.sep in ref) and not stays_in(root.servings, ref):  # ../../other/a40: a file of another folder
         raise outside("serving", ref, root.servings, root.names(root.servings), root)
     path = root.servings / f"{ref}.toml"

@@ -65,6 +65,11 @@ EXCERPT_CHANGES = "its stored excerpt's lines for it that changed, BASE → HEAD
 READING_FIELDS = ("retrieved", "read", "copies")
 
 
+def _amount(amount: Any, unit: str) -> str:
+    """``4.8 TB/s``; a dimensionless figure (unit ``1``) its bare value, ``1``. Raises nothing."""
+    return f"{amount}" if unit == "1" else f"{amount} {unit}"
+
+
 def cited_places(citing: Iterable[Any], source_id: str) -> tuple[str, ...]:
     """What each of ``citing`` (:class:`passprice.lineage.Citing`, facts citing ``source_id``) takes from the
     source, one line a figure: ``h200_sxm_141gb:array: figure sparse 3958 TOPS at LOCATOR`` for each figure of a
@@ -80,10 +85,12 @@ def cited_places(citing: Iterable[Any], source_id: str) -> tuple[str, ...]:
                    ] if isinstance(fact.derivation, Derivation) else []
         # a derived fact is stated by the figures it reads there (989.5 TMAC/s is no figure of the datasheet, its
         # 3,958 TOPS is); a fact derived from figures of other sources alone, by its own value
-        out += [f"{c.ref}: figure {i.name} {i.amount} {i.unit} at {i.locator or fact.locator or '(no locator)'}"
-                for i in figures]
+        # a dimensionless figure (unit "1") is its bare value: "1 1 (estimated)" read as value then unit
+        # (tests/test_fix190.py)
+        out += [f"{c.ref}: figure {i.name} {_amount(i.amount, i.unit)} at "
+                f"{i.locator or fact.locator or '(no locator)'}" for i in figures]
         if fact.source == source_id and not figures:
-            out.append(f"{c.ref}: {fact.amount} {fact.unit} ({fact.provenance.value}) at "
+            out.append(f"{c.ref}: {_amount(fact.amount, fact.unit)} ({fact.provenance.value}) at "
                        f"{fact.locator or '(no locator)'}")
     if len(out) > PLACES:
         out = [*out[:PLACES], f"and {len(out) - PLACES:,} more (passprice sources {source_id} lists each)"]

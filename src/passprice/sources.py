@@ -23,7 +23,7 @@ from passprice import schema
 from passprice.errors import InputError, SchemaError, escaped, problem_lines
 from passprice.facts import Fact
 from passprice.files import is_there
-from passprice.registry import Root, did_you_mean, document_problem, entry_name, named_in, not_found
+from passprice.registry import Root, against_root, did_you_mean, document_problem, entry_name, named_in, not_found
 
 if TYPE_CHECKING:
     import cattrs
@@ -205,6 +205,9 @@ def source_path(root: Root, ref: str) -> Path:
     candidate = Path(ref)
     if ref.endswith(".toml") and is_there(candidate):
         return candidate
+    beneath = against_root(root, ref, "source")  # sources/X.toml from a subfolder of the registry
+    if beneath is not None:
+        return beneath
     path = root.sources / f"{ref}.toml"
     if not SOURCE_ID.fullmatch(ref):
         if "/" not in ref and ref in root.names(root.sources):

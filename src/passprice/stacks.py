@@ -47,7 +47,7 @@ from passprice.errors import InputError
 from passprice.facts import Fact, Provenance, dimension, weakest
 from passprice.files import is_there
 from passprice.gguf_header import GGUFHeader
-from passprice.registry import Root, entry_name, not_found, outside, stays_in
+from passprice.registry import Root, against_root, entry_name, not_found, outside, stays_in
 from passprice.serving import (
     ContextMix,
     PassShape,
@@ -384,6 +384,9 @@ def stack_path(root: Root, ref: str) -> Path:
     candidate = Path(ref)
     if ref.endswith(".toml") and is_there(candidate):
         return candidate
+    beneath = against_root(root, ref, "stack")  # sources/X.toml from a subfolder of the registry
+    if beneath is not None:
+        return beneath
     if ("/" in ref or os.sep in ref) and not stays_in(root.stacks, ref):  # ../../other/a40: a file of another folder
         raise outside("stack", ref, root.stacks, root.names(root.stacks), root)
     path = root.stacks / f"{ref}.toml"
