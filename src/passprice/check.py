@@ -672,6 +672,9 @@ class FileReview:
     #: The source records that say ``retrieved = "unknown"``, by id: ``check`` warns of them in one line
     #: (:func:`passprice.sources.undated_line`); a review does not repeat that standing warning on HEAD.
     undated: tuple[str, ...] = ()
+    #: The source records that read, by id, each loaded once (:func:`passprice.lineage.review`): ``check``'s look at
+    #: quotes (:func:`passprice.lineage.quote_problems`) reads them from here.
+    sources: tuple[tuple[str, Source], ...] = attrs.field(default=(), eq=False, repr=False)
 
 
 def review_files(root: Root, documents: Callable[[str], str | None] | None = None) -> FileReview:
@@ -821,6 +824,7 @@ def _review_files(root: Root, documents: Callable[[str], str | None] | None = No
         tuple(w.removeprefix(prefix) for w in warnings),
         tuple(kinds.items()),
         tuple(undated),
+        tuple(loaded.items()),
     )
 
 
@@ -869,7 +873,7 @@ def _check(root: Root) -> CheckReport:
     from passprice.lineage import quote_problems
 
     # quoted words its stored excerpt lacks: what audit says NOT FOUND of and the review fails (tests/test_fix190.py)
-    problems += quote_problems(root)
+    problems += quote_problems(root, dict(files.sources))
     unreadable = list(files.unreadable)
     kinds = dict(files.kinds)
     statuses = []

@@ -248,7 +248,7 @@ def measured_from_datasheets(records: Iterable[Record], sources: Mapping[str, So
     return out
 
 
-def quote_problems(root: Root) -> list[str]:
+def quote_problems(root: Root, sources: Mapping[str, Source] | None = None) -> list[str]:
     """``check``'s look at quotes: one problem line for each fact of a card, drafting method or routing record of
     ``root`` whose quotes of a source are NOT FOUND in that source's stored excerpt, by
     :func:`passprice.sources.quote_check` of the spans of its locators citing that source alone (``only``), the one
@@ -258,7 +258,7 @@ def quote_problems(root: Root) -> list[str]:
     while ``audit`` said NOT FOUND and the review failed (tests/test_fix190.py). A source with no usable stored text
     is no problem here (``audit`` says ``not checked``); the look-ups are bounded as an audit's
     (:class:`passprice.sources.Lookups`: past it, a span is not looked up). A record that does not read is check's
-    own problem. Raises nothing."""
+    own problem. ``sources``: the source records that read, by id (by default read here). Raises nothing."""
     from passprice.sources import Lookups, _quoted_locators, quote_check, read_sources, stored_texts
 
     changed = changed_from_head(root)
@@ -270,7 +270,8 @@ def quote_problems(root: Root) -> list[str]:
     cites = [c for c in cites if c[3]]
     if not cites:
         return []
-    sources, _ = read_sources(root)
+    if sources is None:  # else the records check's look at lineage loaded, each once
+        sources = read_sources(root)[0]
     if changed is not None:
         # only the facts whose card file, or a cited source's record or excerpt, differs from HEAD
         moved = {sid for sid, s in sources.items() if f"sources/{sid}.toml" in changed or s.excerpt in changed}
