@@ -101,7 +101,7 @@ def test_a_source_not_found_names_the_close_ones_and_counts_the_rest(tmp_path: P
     write = "does not exist: write it (a [source] table, schema/source.schema.json), or cite one of the"
     assert lines[0] == (
         f"passprice: error: {H200}: memory.capacity.source: no source 'nvidia-h200-datasheett'; did you mean "
-        f"nvidia-h200-datasheet or nvidia-h100-datasheet or nvidia-a40-datasheet? "
+        f"nvidia-h200-datasheet or nvidia-h200-product-page or nvidia-h100-datasheet? "  # most leading words first
         f"({sources}/nvidia-h200-datasheett.toml {write} {len(ids)} registered (passprice sources lists them))"
     )
     # walk95: no id is close to zzz, so none is named (it listed the three "closest" whatever their likeness)

@@ -89,7 +89,7 @@ def test_price_names_a_missing_source_record_as_check_does(tmp_path: Path) -> No
     first = result.stderr.splitlines()[0]
     assert first == (
         f"passprice: error: {card}: memory.capacity.source: no source 'nvidia-h100-product-page'; did you mean "
-        "nvidia-h200-product-page or nvidia-hgx-platform-page or nvidia-h100-datasheet? (sources/"
+        "nvidia-h100-datasheet or nvidia-h200-product-page or nvidia-hgx-platform-page? (sources/"
         "nvidia-h100-product-page.toml "
         "does not exist: write it (a [source] table, schema/source.schema.json), or cite one of the 46 registered "
         "(passprice sources lists them))"), first

@@ -208,30 +208,6 @@ def review(
     return problems + found + hashed, warnings
 
 
-def _rel(root: Root, file: Path) -> str:
-    return file.relative_to(root.path).as_posix() if file.is_relative_to(root.path) else str(file)
-
-
-def changed_from_head(root: Root) -> set[str] | None:
-    """The files of ``root`` (paths relative to it) that differ from HEAD in its git work tree: changed, staged or
-    untracked (not ignored); ``None`` when ``root`` is no git work tree, has no HEAD yet, or git fails (every file is
-    then looked at). ``check``'s quote look-up is made of those alone (:func:`quote_problems`): made of every fact it
-    cost 7 % of a cold ``check`` of the shipped registry, past the 5 % the pre-commit hook may grow by
-    (tests/test_fix190.py). Raises nothing."""
-    import subprocess
-
-    from passprice.gitread import run_git
-
-    if root.embedded:
-        return None
-    try:
-        diff = run_git(root.path, ["diff", "--name-only", "-z", "--relative", "HEAD", "--"])
-        new = run_git(root.path, ["ls-files", "--others", "--exclude-standard", "-z", "--"])
-    except (InputError, OSError, subprocess.CalledProcessError):
-        return None
-    return {p.decode("utf-8", "surrogateescape") for p in (diff + new).split(b"\0") if p}
-
-
 def measured_from_datasheets(records: Iterable[Record], sources: Mapping[str, Source],
                              shown: Callable[[Path], str]) -> list[str]:
     """One warning for each ``measured`` fact of ``records`` whose own source is of kind ``datasheet`` in
@@ -261,9 +237,6 @@ def quote_problems(root: Root, sources: Mapping[str, Source] | None = None) -> l
     own problem. ``sources``: the source records that read, by id (by default read here). Raises nothing."""
     from passprice.sources import Lookups, _quoted_locators, quote_check, read_sources, stored_texts
 
-    changed = changed_from_head(root)
-    if changed is not None and not changed:
-        return []  # a work tree as HEAD holds it: its quotes are the review's to check (as committed)
     records, _ = load_records(root)
     cites = [(record, path, fact, list(dict.fromkeys(sid for _, sid, _ in _quoted_locators(fact) if sid is not None)))
              for record in records for path, fact in record.facts.items()]
@@ -272,12 +245,6 @@ def quote_problems(root: Root, sources: Mapping[str, Source] | None = None) -> l
         return []
     if sources is None:  # else the records check's look at lineage loaded, each once
         sources = read_sources(root)[0]
-    if changed is not None:
-        # only the facts whose card file, or a cited source's record or excerpt, differs from HEAD
-        moved = {sid for sid, s in sources.items() if f"sources/{sid}.toml" in changed or s.excerpt in changed}
-        cites = [c for c in cites if _rel(root, c[0].file) in changed or moved & set(c[3])]
-        if not cites:
-            return []
     wanted = [sid for *_, sids in cites for sid in sids if sid in sources and sources[sid].excerpt is not None]
     texts = stored_texts(root, sources, wanted)
     left = Lookups()
