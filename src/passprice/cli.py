@@ -4072,6 +4072,7 @@ def _refusal_said(sweeper: Any, grid: Any, name: str, count: str, first: Mapping
     first row (``common``, batch) and it is no routing refusal (whose advice follows, with the records that fit),
     that row and the message ``price`` says of it (the names alone said nothing of what to change). The one
     wording of a sweep every row of which is refused and of one some rows of which are."""
+    from passprice.bounds import position_text
     from passprice.sweep import ROUTING_REFUSALS, refused_row
 
     text = f"{name} ({count})"
@@ -4079,7 +4080,7 @@ def _refusal_said(sweeper: Any, grid: Any, name: str, count: str, first: Mapping
     if refused is not None:
         common, at = first[name]
         text += (f" — {common['serving'] or common['checkpoint']} on {common['card']} at position "
-                 f"{common['position']:g}, batch {at:,}: {refused}")
+                 f"{position_text(common['position'])}, batch {at:,}: {refused}")
     return text
 
 
