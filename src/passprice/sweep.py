@@ -975,6 +975,19 @@ def _row_refusal(code: int) -> str:
     )
 
 
+@attrs.frozen
+class Tally:
+    """What a sweeper counted of the rows it made (:meth:`Sweeper.take_tally`): ``refused`` rows by refusal, in the
+    order each was first met, ``first_refused`` (each refusal's first row: its ``common`` and batch), ``priced`` rows
+    and whether one had a price (``saw_price``). A worker of ``sweep --jobs N`` sends this process one a block it
+    makes, and the blocks' tallies added in grid order (:meth:`Sweeper.add_tally`) are the one-process sweep's."""
+
+    refused: dict[str, int]
+    first_refused: dict[str, tuple[dict[str, Any], int]]
+    priced: int
+    saw_price: bool
+
+
 class Sweeper:
     """Prices a :class:`Grid` from a root, loading each card, checkpoint and drafting method once; ``as_json``: its
     rows are to be written as JSON, each counted as :data:`JSON_ROW_ROWS` against ``max_rows``."""
@@ -1001,11 +1014,13 @@ class Sweeper:
         self._labels: dict[str, str] = {}
         self._record_labels: dict[tuple[str, str], str] = {}
         #: Whether a segment this sweeper made had a row with a price (:meth:`Segment.has_price`): a sweep that saw
-        #: one needs no :func:`nothing_priced` probe. A worker's (``--jobs N``) are its own process's, not seen here.
+        #: one needs no :func:`nothing_priced` probe. A worker's (``--jobs N``) are added once the sweep is made
+        #: (:meth:`add_tally`, :mod:`passprice.sweepjobs`).
         self.saw_price = False
         #: The rows this sweeper's segments refused, by refusal (a step refusal by its cell's text), with the
         #: ``common`` and batch of each one's first row (:func:`refused_row` says its message), and the rows priced:
-        #: what a sweep says on stderr of its refusals (``passprice.cli``; a worker's, ``--jobs N``, are not seen).
+        #: what a sweep says on stderr of its refusals (``passprice.cli``; with ``--jobs N`` the whole grid's, each
+        #: block's tally added in grid order by :mod:`passprice.sweepjobs`).
         self.refused: dict[str, int] = {}
         self.first_refused: dict[str, tuple[dict[str, Any], int]] = {}
         self.priced_rows = 0
@@ -1224,6 +1239,25 @@ class Sweeper:
             name = str(refusal)
             self.refused[name] = self.refused.get(name, 0) + 1
             self.first_refused.setdefault(name, (segment.common, int(segment.batches[j])))
+
+    def take_tally(self) -> Tally:
+        """What this sweeper has counted since the last take (:attr:`refused`, :attr:`first_refused`,
+        :attr:`priced_rows`, :attr:`saw_price`), those then emptied: one block's tally of ``sweep --jobs N``. Raises
+        nothing."""
+        tally = Tally(self.refused, self.first_refused, self.priced_rows, self.saw_price)
+        self.refused, self.first_refused, self.priced_rows, self.saw_price = {}, {}, 0, False
+        return tally
+
+    def add_tally(self, tally: Tally) -> None:
+        """Add ``tally`` (the rows after those counted so far, in grid order) to what this sweeper has counted: each
+        refusal's rows added, a refusal first met here kept after the others, its first row kept where it has none.
+        Raises nothing."""
+        for name, n in tally.refused.items():
+            self.refused[name] = self.refused.get(name, 0) + n
+        for name, first in tally.first_refused.items():
+            self.first_refused.setdefault(name, first)
+        self.priced_rows += tally.priced
+        self.saw_price = self.saw_price or tally.saw_price
 
     def _refused_under_stack(self, segment: Segment) -> Segment:
         """``segment``, and under a stack with no expected price (the serving itself is refused), its stack columns
