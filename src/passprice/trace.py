@@ -352,7 +352,7 @@ def parse_trace(lines: Iterable[str], source: str, limit: int, model: int | None
                 obj = _loads(text)
             else:
                 arrival, prompt, output = _number(plain[1]), _number(plain[2]), _number(plain[3])
-                if (type(prompt) is int and type(output) is int and type(arrival) in (int, float)
+                if (type(prompt) is int and type(output) is int and isinstance(arrival, int | float)
                         and prompt >= 1 and output >= 1
                         and 0 <= arrival <= MAX_ARRIVAL_S and prompt + output <= reach
                         and type(arrival) is not _Underflowed):
