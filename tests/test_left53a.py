@@ -229,3 +229,27 @@ def test_shared_chunks_add_every_blocks_tally_in_grid_order(monkeypatch: pytest.
     assert shared.first_refused == one.first_refused
     assert shared.priced_rows == one.priced_rows and shared.saw_price == one.saw_price
     assert shared.priced_rows + sum(shared.refused.values()) == grid.size()
+
+
+@pytest.mark.parametrize("to_file", [True, False])
+def test_a_failed_workers_blocks_are_counted_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                  to_file: bool) -> None:
+    """Workers that fail at the end of each block they make: this process makes those blocks again, and each is
+    counted once, its own tally's, the summary still ``--jobs 1``'s."""
+    import os
+
+    args = ["--root", str(ROOT.path), "sweep", *ARGS]
+    out = ["-o", str(tmp_path / "one.csv")] if to_file else []
+    one = CliRunner().invoke(cli, [*args, "--jobs", "1", *out])
+    parent, made = os.getpid(), sweepjobs.text_chunks
+
+    def failing(*given: Any, **named: Any) -> Any:
+        yield from made(*given, **named)
+        if os.getpid() != parent:
+            raise RuntimeError("a worker fails at the end of its block")
+
+    monkeypatch.setattr(sweepjobs, "text_chunks", failing)
+    out = ["-o", str(tmp_path / "two.csv")] if to_file else []
+    two = CliRunner().invoke(cli, [*args, "--jobs", "2", *out])
+    assert one.exit_code == two.exit_code == 0, two.output
+    assert _summary(two) == _summary(one) and _summary(one)
