@@ -208,7 +208,7 @@ def test_trace_lines_that_broke_the_reader(tmp_path: Path) -> None:
         "--trace",
         name,
         says=[
-            f"{name}:2: not JSON: Exceeds the limit",
+            f"{name}:2: prompt_tokens: a 5,001-digit number is past the serving's context limit 4,096",
             f"{name}:3: not JSON: nested too deeply",
             f'{name}:4: not JSON: key "arrival_s" given twice',
             f"{name}:5: not a JSON object but null",

@@ -132,6 +132,16 @@ def unsigned_zero(value: float) -> float:
     return value + 0.0
 
 
+def position_text(value: float | int) -> str:
+    """A position (or any count a float holds) as a line of text shows it: a whole number as an integer, without
+    separators, as a limit is shown beside it (``1000000``, where ``f"{p:g}"`` wrote ``1e+06`` and 123456789
+    ``1.23457e+08``, figures nobody gave: issue 13), else Python's shortest text for it (``1500.5``, ``1e+20``).
+    Raises nothing."""
+    if isinstance(value, int) or (float(value).is_integer() and abs(value) < 1e16):
+        return str(int(value))
+    return repr(float(value))
+
+
 def _shown(value: float | int) -> str:
     """``value`` as an option's error line shows it: an integer with commas, a float in six figures when they are
     the value and no longer than Python's shortest text for it, else that text (``--max-tpot 1e-320`` was

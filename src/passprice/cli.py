@@ -4035,9 +4035,9 @@ def sweep_command(
     # `defaulted` line says it, never a column of every row (arch44: the sweep priced 4,096 without a word).
     for line in sweeper.defaulted(grid):
         click.echo(f"passprice: defaulted: {escaped(line)}", err=True)
-    # Written, but nothing priced: exit 1. A row this process priced with a price (sweeper.saw_price; with --jobs N
-    # the parent's own part) settles it without the probe, which prices the grid's smallest batch again
-    # (nothing_priced: 14-20 ms of the bench grid's run, its first 170 lines refused).
+    # Written, but nothing priced: exit 1. A row priced with a price (sweeper.saw_price; with --jobs N every
+    # process's, passprice.sweepjobs adding each block's tally) settles it without the probe, which prices the
+    # grid's smallest batch again (nothing_priced: 14-20 ms of the bench grid's run, its first 170 lines refused).
     first: dict[str, Any] = {}
     if total and not sweeper.saw_price and (nothing := nothing_priced(sweeper, grid, first)) is not None:
         # each refusal with the message price says of its first line's row (fix181: the names alone said nothing
@@ -4055,12 +4055,13 @@ def sweep_command(
                    err=True)
         ctx.exit(1)
     elif sweeper.refused:
-        # Some rows refused, some priced (this process's; a worker's, --jobs N, are its own): one line a refusal on
-        # stderr, its count and its first row's message, in the all-refused summary's words (_refusal_said), so a
-        # sweep piped to a file is not silent of them. Exit 0: a sweep's refusals are rows, not a failure.
+        # Some rows refused, some priced (the whole grid's, --jobs N or not: passprice.sweepjobs adds every block's
+        # tally in grid order, so these lines are the one-process sweep's): one line a refusal on stderr, its count
+        # and its first row's message, in the all-refused summary's words (_refusal_said), so a sweep piped to a
+        # file is not silent of them. Exit 0: a sweep's refusals are rows, not a failure.
         rows = sweeper.priced_rows + sum(sweeper.refused.values())
-        # with --jobs N, of the rows this process made (the workers' are not told it): said so, never as the grid's
-        share = "" if rows >= total else f" this process made of the grid's {total:,}"
+        # fewer rows than the grid's only were a block's tally lost: said so, never as the grid's
+        share = "" if rows >= total else f" counted of the grid's {total:,}"
         for name, n in sweeper.refused.items():
             said = _refusal_said(sweeper, grid, name, f"{n:,} of {rows:,} row{'s' if rows != 1 else ''}{share}, "
                                  f"{sweeper.priced_rows:,} priced", sweeper.first_refused)
@@ -4072,6 +4073,7 @@ def _refusal_said(sweeper: Any, grid: Any, name: str, count: str, first: Mapping
     first row (``common``, batch) and it is no routing refusal (whose advice follows, with the records that fit),
     that row and the message ``price`` says of it (the names alone said nothing of what to change). The one
     wording of a sweep every row of which is refused and of one some rows of which are."""
+    from passprice.bounds import position_text
     from passprice.sweep import ROUTING_REFUSALS, refused_row
 
     text = f"{name} ({count})"
@@ -4079,7 +4081,7 @@ def _refusal_said(sweeper: Any, grid: Any, name: str, count: str, first: Mapping
     if refused is not None:
         common, at = first[name]
         text += (f" — {common['serving'] or common['checkpoint']} on {common['card']} at position "
-                 f"{common['position']:g}, batch {at:,}: {refused}")
+                 f"{position_text(common['position'])}, batch {at:,}: {refused}")
     return text
 
 

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from passprice.bounds import position_text
 from passprice.facts import Fact
 from passprice.files import is_there, shell_word
 from passprice.locks import Lock, Policy, Verdict, judge, lock_path, locks_of, read_lock, read_lock_in
@@ -1756,15 +1757,16 @@ def sweep_under(
                 not draft_tokens or own_tokens in draft_tokens) and (
                 not cards or any(same_card(root, c, resolved.spec.card) for c in cards))
             which = " ".join([*([f"on {own}"] if others else []),
-                              *([f"at position {', '.join(f'{p:g}' for p in locked)}"] if away else []),
+                              *([f"at position {', '.join(position_text(p) for p in locked)}"] if away else []),
                               *([f"drafting {own_tokens}"] if drafting else [])])
             rows = ("the serving is the locked one, its prices" if not (away or drafting or others or relimited)
                     else f"its rows {which} are the locked serving's, their prices" if at_lock
                     else "no row is the locked serving's, so its prices are")
             if away:
-                where = ", ".join(f"{p:g}" for p in away[:3]) + (f" and {len(away) - 3} more" if len(away) > 3 else "")
+                more = f" and {len(away) - 3} more" if len(away) > 3 else ""
+                where = ", ".join(position_text(p) for p in away[:3]) + more
                 tail += (f"; its rows at position {where} are not the locked serving's (position "
-                         f"{', '.join(f'{p:g}' for p in locked)})")
+                         f"{', '.join(position_text(p) for p in locked)})")
             if relimited:
                 tail += (f"; its rows at limit {limit} are not the locked serving's (limit "
                          f"{', '.join(map(str, locked_limits))})")

@@ -852,13 +852,19 @@ def problems(document: Mapping[str, Any], kind: str, folder: Path | None = None)
     # also the calendar-date format's "is after today" or "not a date of the calendar" (attack round 49).
     patterned = {tuple(e.absolute_path) for e in errors if e.validator == "pattern"}
     loose = _looser_bounds(errors)
+    # A whole float past its key's bound (`range.position.max.value = 1e308`, a count of at most 4,294,967,295) is
+    # one value, one line: the bound's, saying how a whole number is written, not also whole_floats' line beside it
+    # (issue 13: two lines for one fault).
+    bounded = {tuple(e.absolute_path) for e in errors if e.validator in _LOWER | _UPPER and id(e) not in loose} & said
     found = [((list(map(str, e.absolute_path)), e.message),
               _false_key(e, validator.schema, document) or _forms(e) or _explain(e)
-              + _branches(e, validator.schema, document))
+              + _branches(e, validator.schema, document)
+              + (f" ({_WHOLE_SPELLING})" if e.validator in _LOWER | _UPPER and tuple(e.absolute_path) in bounded
+                 else ""))
              for e in errors if not (e.validator == "oneOf" and not e.context and tuple(e.absolute_path) in typed)
              and not (e.validator == "type" and isinstance(e.instance, float) and tuple(e.absolute_path) in said)
              and not (e.validator == "format" and tuple(e.absolute_path) in patterned) and id(e) not in loose]
-    kept, more = _whole_lines(floats)
+    kept, more = _whole_lines([(at, line) for at, line in floats if tuple(at) not in bounded])
     found.extend(((list(map(str, at)), ""), line) for at, line in kept)
     # One line per problem: two keywords saying one thing (`items: false` and `maxItems`) give one line.
     lines = list(dict.fromkeys(line for _, line in sorted(found, key=lambda pair: pair[0]))) + more
@@ -947,6 +953,10 @@ def _whole_only(node: Mapping[str, Any]) -> bool:
     return bool(numbers) and all(isinstance(v, int) for v in numbers)
 
 
+#: How a whole number is written, as a line refusing a float where one goes says it.
+_WHOLE_SPELLING = "a whole number, written without a decimal point or exponent"
+
+
 def _whole_line(at: Sequence[Any], value: float, node: Mapping[str, Any]) -> str:
     """The line refusing the float ``value`` at key path ``at`` where the schema ``node`` takes a whole number: as
     ``jsonschema`` words a type or ``enum`` error, and how to write the number (``2.0`` → ``2``)."""
@@ -957,8 +967,7 @@ def _whole_line(at: Sequence[Any], value: float, node: Mapping[str, Any]) -> str
                 "without a decimal point)")
     # The integer spelled out only while it is short: `batch = 1e300` printed its 301 digits (attack round 31)
     whole = f": {int(value)}" if value.is_integer() and abs(value) < 1e30 else ""
-    return (f"{_key_path(at)}: {shown_value(value)} is not of type 'integer' (a whole number, written without a "
-            f"decimal point or exponent{whole})")
+    return f"{_key_path(at)}: {shown_value(value)} is not of type 'integer' ({_WHOLE_SPELLING}{whole})"
 
 
 def _pointed(root: Mapping[str, Any], ref: str) -> Any:

@@ -29,6 +29,7 @@ import attrs
 
 from passprice import ggml
 from passprice.architectures import paged_cap, paged_held, windowed_held, windowed_reads
+from passprice.bounds import position_text
 from passprice.cards import TENSOR_FORMATS, Card
 from passprice.cost import Pricing, pass_seconds, pass_terms
 from passprice.errors import InputError
@@ -1280,7 +1281,8 @@ def _check_serving(header: GGUFHeader, s: Serving, routing_free: bool = False) -
             raise BadPrefix(s.shared_prefix, "needs a paged KV cache (--kv-page N): a contiguous cache shares no page")
         short = [c.position for c in classes if c.position < float(s.shared_prefix)]
         if short:
-            raise BadPrefix(s.shared_prefix, f"is past the position {min(short):g} a context class has reached")
+            reached = position_text(min(short))
+            raise BadPrefix(s.shared_prefix, f"is past the position {reached} a context class has reached")
     used = header.meta_int("expert_used_count")
     if not experts and s.routing is not None and not _holds_stacks(header):
         # A routing record on a dense checkpoint would be silently ignored: refused by name, as the likelier case is
@@ -1344,11 +1346,11 @@ def _contexts_problem(classes: Sequence[ContextClass], shares: float) -> str:
         if not c.share > 0.0:
             return f"a class has share {c.share:g}; every share must be above 0"
         if not c.position >= 0.0:
-            return f"a class has position {c.position:g}; positions start at 0"
+            return f"a class has position {position_text(c.position)}; positions start at 0"
         if _past_limit(c):
             return (
-                f"position {c.position:g} is not below its limit {c.limit}: a pass at a position writes that "
-                f"position's row, and a sequence allowed {c.limit} positions holds rows 0 to {c.limit - 1}: "
+                f"position {position_text(c.position)} is not below its limit {c.limit}: a pass at a position writes "
+                f"that position's row, and a sequence allowed {c.limit} positions holds rows 0 to {c.limit - 1}: "
                 f"{PAST_LIMIT}"
             )
     return f"the shares sum to {shares:.12g}, not 1"

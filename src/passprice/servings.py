@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import attrs
 
 from passprice import schema
+from passprice.bounds import position_text
 from passprice.cards import Card, load_card
 from passprice.errors import InputError, NotFound
 from passprice.facts import Fact
@@ -180,9 +181,9 @@ def _check_contexts(spec: ServingSpec, source: str) -> None:
             # A pass at a position writes that position's row: a class at its limit has no room for it (DESIGN.md,
             # Contexts; the seed refused only a position past the limit).
             raise InputError(
-                f"{source}: contexts.{i}.position: {c.position:g} is not below the class's limit {c.limit}: a pass at "
-                f"a position writes that position's row, and a sequence allowed {c.limit} positions holds rows 0 to "
-                f"{c.limit - 1}"
+                f"{source}: contexts.{i}.position: {position_text(c.position)} is not below the class's limit "
+                f"{c.limit}: a pass at a position writes that position's row, and a sequence allowed {c.limit} "
+                f"positions holds rows 0 to {c.limit - 1}"
             )
     if spec.attention == "array" and spec.kv_bytes > _ARRAY_KV_BYTES:
         # The seed's WideCacheOnArray, made where the file is read: its advice, "use --kv-bytes 1 or --attention
@@ -201,7 +202,7 @@ def _check_contexts(spec: ServingSpec, source: str) -> None:
         for i, c in enumerate(classes):
             if c.position is not None and c.position < spec.shared_prefix:
                 raise InputError(
-                    f"{source}: contexts.{i}.position: {c.position:g} stops short of the shared prefix "
+                    f"{source}: contexts.{i}.position: {position_text(c.position)} stops short of the shared prefix "
                     f"(shared_prefix {spec.shared_prefix}): every sequence holds the whole prefix"
                 )
     if classes:

@@ -11,9 +11,11 @@ into this process.
 After the grid is checked (every file it reads loaded), the process forks its workers. A worker that fails, for any
 reason (a price that is not finite, a full disk, a signal), says nothing: this process makes the blocks it left, so
 the error a sweep reports is the one the one-process sweep reports, at the first such row in grid order. A worker
-tells this process the rows it has priced (for the progress bar) through a pipe. Ctrl-C, SIGTERM or any error here
-kills and reaps every worker before it goes on, and a worker dies with this process (Linux's parent-death signal),
-so no process outlives the sweep.
+tells this process the rows it has priced (for the progress bar) through a pipe, and each block's tally of refused
+and priced rows (:class:`~passprice.sweep.Tally`) once it is made: the tallies, added in grid order, are the
+one-process sweep's, so the refusals a sweep counts on stderr are the whole grid's whatever ``--jobs`` says.
+Ctrl-C, SIGTERM or any error here kills and reaps every worker before it goes on, and a worker dies with this
+process (Linux's parent-death signal), so no process outlives the sweep.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from passprice.files import Appended, start_writeback
-from passprice.sweep import Grid, Sweeper, text_chunks, units_of
+from passprice.sweep import Grid, Sweeper, Tally, text_chunks, units_of
 
 #: Rows from which a sweep shares its grid among processes when ``--jobs`` is not given (a fork and the copy of
 #: a worker's text cost a few milliseconds: a smaller grid is done before they pay).
@@ -84,6 +86,7 @@ class _Worker:
         self.report = report
         self.rows = 0  # rows it has said it priced
         self.status: int | None = None  # its exit status, once reaped
+        self.tallies: dict[int, Tally] = {}  # the tally of each block it has made (_tally_line)
         self._pending = b""
 
     def drain(self, progress: Callable[[int], None] | None, wait: bool) -> None:
@@ -134,6 +137,38 @@ class _Worker:
                 with contextlib.suppress(OSError):
                     os.close(fd)
         self.fd, self.report = -1, None
+
+
+def _tally_line(block: int, tally: Tally) -> bytes:
+    """The line a worker tells this process ``block``'s tally in: ``tBLOCK HEX``, the tally pickled (a forked copy
+    of this process's own code reads it back, :func:`_heard_tally`), in hexadecimal, so no byte of it is a line's
+    end."""
+    import pickle
+
+    return b"t%d %s\n" % (block, pickle.dumps(tally).hex().encode("ascii"))
+
+
+def _heard_tally(worker: _Worker, line: bytes) -> None:
+    """Keep the tally a line of :func:`_tally_line` tells in ``worker.tallies``."""
+    import pickle
+
+    block, data = line[1:].split()
+    worker.tallies[int(block)] = pickle.loads(bytes.fromhex(data.decode("ascii")))
+
+
+def _add_tallies(sweeper: Sweeper, own: dict[int, Tally], workers: list[_Worker]) -> None:
+    """Add to ``sweeper`` every block's tally in grid order: this process's (``own``; ``-1``: what it had counted
+    before the blocks), each worker's of the blocks this process did not make again (after a worker failed); what
+    it counted outside a block last. The one-process sweep's counts, the same refusals in the same order with the
+    same first rows (the summary ``sweep --jobs N`` writes on stderr: it counted this process's blocks alone)."""
+    outside = sweeper.take_tally()
+    every: dict[int, Tally] = {}
+    for worker in workers:
+        every.update(worker.tallies)
+    every.update(own)
+    for block in sorted(every):
+        sweeper.add_tally(every[block])
+    sweeper.add_tally(outside)
 
 
 #: The signals that stop a sweep (Ctrl-C, and those passprice.cli turns into :class:`~passprice.cli.Terminated`):
@@ -189,6 +224,7 @@ def _start_part(
                     data = _encoded(chunk)
                     _write_all(fd, data)
                     size += len(data)
+                _write_all(write, _tally_line(block, sweeper.take_tally()))  # before the block is heard of
                 os.write(write, b"w%d %d %d\n" % (block, start, size))
             status = 0
         except BaseException:  # whatever stops the worker, this process makes the blocks it left
@@ -293,6 +329,7 @@ def shared_chunks(
     room = [HELD_BYTES]  # the bytes this process may still hold
     unfinished: dict[int, int] = {}
     counted = 0
+    tallies: dict[int, Tally] = {-1: sweeper.take_tally()}  # this process's tally of each block it made
 
     def count(rows: int) -> None:
         nonlocal counted
@@ -317,7 +354,9 @@ def shared_chunks(
             lines = (worker._pending + data).split(b"\n")
             worker._pending = lines.pop()
             for line in lines:
-                if line.startswith(b"w"):
+                if line.startswith(b"t"):
+                    _heard_tally(worker, line)
+                elif line.startswith(b"w"):
                     block, start, stop = (int(f) for f in line[1:].split())
                     made[block] = [(files[workers.index(worker)], start, stop)]
                     unfinished[worker.pid] = 0
@@ -378,6 +417,7 @@ def shared_chunks(
             )
             if block == turn:  # its turn: given as it is made
                 yield from text
+                tallies[block] = sweeper.take_tally()
                 turn += 1
                 continue
             # Ahead of its turn: held in memory (HELD_BYTES for every block held), the rest in this process's
@@ -412,7 +452,9 @@ def shared_chunks(
                 if start >= 0:
                     yield from given([(own, start, size)])
                 raise
+            tallies[block] = sweeper.take_tally()
             made[block] = [*held, (own, start, size)] if start >= 0 else held
+        _add_tallies(sweeper, tallies, workers)
     except _Failed:
         # A worker failed: every worker stopped, the blocks not yet given are made here, in grid order (each row
         # counted once: the rows the workers reported of a block they did not finish are not counted again).
@@ -427,6 +469,8 @@ def shared_chunks(
             yield from text_chunks(
                 sweeper.segments(grid, again, runs[block]), fmt, block == 0, block == len(runs) - 1, binary=True
             )
+            tallies[block] = sweeper.take_tally()
+        _add_tallies(sweeper, tallies, workers)
     finally:
         for worker in workers:
             worker.stop()
@@ -683,7 +727,7 @@ def _claim(claims: int) -> int | None:
 def _made(
     sweeper: Sweeper, grid: Grid, fmt: str, runs: list[range], claims: int, fd: int, folder: Path | None,
     report: Callable[[int], None] | None, written: list[int], hear: Callable[[bool], None],
-    tell: Callable[[int, int], None], settle: bool,
+    tell: Callable[[int, int], None], settle: bool, tallied: Callable[[int], None],
 ) -> None:
     """One process's share of :func:`write_shared`: take the next block not taken (:func:`_claim`) until none is
     left, make its text and write it into ``fd`` at its turn, when every block before it is written (``written``:
@@ -693,7 +737,8 @@ def _made(
     block is left; each held block is written as soon as its turn comes (asked between two chunks of text), and
     ``tell`` is told each block written and the offset past it. ``settle``: a row this process refuses is raised
     once every block before its block is written (the sweep's error only then, this process's own held blocks
-    written meanwhile); else at once."""
+    written meanwhile); else at once. ``tallied`` is told each block made, before it is written (its tally: the
+    sweeper's counts since the block before, :meth:`~passprice.sweep.Sweeper.take_tally`)."""
     held: list[tuple[int, _Held]] = []
     room = [HELD_BYTES]
 
@@ -728,6 +773,7 @@ def _made(
                     if written[0] + 1 < block:
                         hear(True)
                 raise
+            tallied(block)
             if text.at is not None:  # its turn came while it was made: written in place
                 text.close()
                 done(block, text.at)
@@ -817,7 +863,10 @@ def _start(
                     if j != k:
                         os.write(turns[j][1], news)  # 16 bytes written at once arrive at once (PIPE_BUF)
 
-            _made(sweeper, grid, fmt, runs, claims, fd, folder, report, written, hear, tell, False)
+            def tallied(block: int) -> None:  # before the block is written, so heard before it is
+                _write_all(write, _tally_line(block, sweeper.take_tally()))
+
+            _made(sweeper, grid, fmt, runs, claims, fd, folder, report, written, hear, tell, False, tallied)
             status = 0
         except BaseException:  # whatever stops the worker, this process writes what it left
             status = 1
@@ -878,6 +927,11 @@ def write_shared(
     claims = -1
     written = [-1, offset]  # the last block written (all before it written too), and the offset past it
     ends: dict[int, int] = {}  # the offset past each block written
+    tallies: dict[int, Tally] = {-1: sweeper.take_tally()}  # this process's tally of each block it made
+
+    def tallied(block: int) -> None:
+        tallies[block] = sweeper.take_tally()
+
     try:
         turns = [os.pipe() for _ in range(jobs)]
         claims = _claims(len(runs))
@@ -907,8 +961,10 @@ def write_shared(
                 os.write(turns[j][1], news)
 
         try:
-            _made(sweeper, grid, fmt, runs, claims, fd, folder, mine, written, hear, tell, True)
-            return _await(workers, len(runs), written, ends, count)
+            _made(sweeper, grid, fmt, runs, claims, fd, folder, mine, written, hear, tell, True, tallied)
+            end = _await(workers, len(runs), written, ends, count)
+            _add_tallies(sweeper, tallies, workers)
+            return end
         except _Failed:
             pass
         # A worker failed: every worker stopped, the blocks not yet written are written here, in grid order.
@@ -917,7 +973,10 @@ def write_shared(
             worker.stop()
         _advance(written, ends)
         done = sum(len(runs[k]) for k in range(written[0] + 1)) * (grid.size() // units_of(grid))
-        return _write_from(sweeper, grid, fmt, runs, written[0] + 1, fd, written[1], _less(progress, counted - done))
+        end = _write_from(sweeper, grid, fmt, runs, written[0] + 1, fd, written[1], _less(progress, counted - done),
+                          tallied)
+        _add_tallies(sweeper, tallies, workers)
+        return end
     finally:
         for worker in workers:
             worker.stop()
@@ -929,10 +988,11 @@ def write_shared(
 
 def _write_from(
     sweeper: Sweeper, grid: Grid, fmt: str, runs: list[range], first: int, fd: int, offset: int,
-    progress: Callable[[int], None] | None,
+    progress: Callable[[int], None] | None, tallied: Callable[[int], None] | None = None,
 ) -> int:
     """Write blocks ``first`` … of ``runs`` into ``fd`` from ``offset`` on, in this process, as they are made (a
-    group of rows at a time: memory stays one group's text); return the offset past them."""
+    group of rows at a time: memory stays one group's text), ``tallied`` (if given) told each block written; return
+    the offset past them."""
     for block in range(first, len(runs)):
         made = text_chunks(
             sweeper.segments(grid, progress, runs[block]), fmt, block == 0, block == len(runs) - 1, binary=True
@@ -942,6 +1002,8 @@ def _write_from(
             _write_at(fd, data, offset)
             start_writeback(fd, offset, len(data))
             offset += len(data)
+        if tallied is not None:
+            tallied(block)
     return offset
 
 
@@ -966,7 +1028,9 @@ def _heard(worker: _Worker, count: Callable[[int], None], ends: dict[int, int]) 
         worker._pending = lines.pop()
         rows = 0
         for line in lines:
-            if line.startswith(b"w"):
+            if line.startswith(b"t"):
+                _heard_tally(worker, line)
+            elif line.startswith(b"w"):
                 block, end = line[1:].split()
                 ends[int(block)] = int(end)
             else:

@@ -118,6 +118,31 @@ class _Underflowed(float):
         return number
 
 
+@attrs.frozen
+class _LongInteger:
+    """A JSON integer of more digits than Python reads as an ``int`` (past ``sys.get_int_max_str_digits()``, 4,300
+    by default: ``int(text)`` raises ``ValueError``), kept as its count of ``digits`` (no sign) and whether it is
+    ``negative``: a trace line's ``prompt_tokens`` of 100,001 digits was refused in Python's words, ``not JSON:
+    Exceeds the limit (4300 digits) for integer string conversion: value has 100001 digits`` (issue 13); it is now
+    named as a shorter integer past :data:`SHOWN_CHARS` digits is (``a 100,001-digit number``), against its key's own
+    bound (the context a request must fit, the latest arrival)."""
+
+    digits: int
+    negative: bool
+
+    def __str__(self) -> str:
+        return f"a {self.digits:,}-digit number"  # as _figure names an integer too long to print
+
+
+def _int(text: str) -> int | _LongInteger:
+    """A JSON integer (``-?(0|[1-9][0-9]*)``, as ``json.loads`` hands it to ``parse_int``) as an ``int``, or, past the
+    digits Python reads, as a :class:`_LongInteger`. Raises nothing."""
+    try:
+        return int(text)
+    except ValueError:
+        return _LongInteger(len(text.lstrip("-")), text.startswith("-"))
+
+
 def _float(text: str) -> float:
     """A JSON number with a fraction or an exponent, as ``json.loads`` reads it; one past a double's range as an
     :class:`_Overflowed` infinity that remembers its text, one written apart from zero that reads as zero as an
@@ -142,6 +167,8 @@ def _show(value: Any) -> str:
     nothing."""
     if _integer(value):
         return _figure(value, separated=False)
+    if isinstance(value, _LongInteger):
+        return str(value)
     if isinstance(value, _Overflowed | _Underflowed):
         text = value.text
     else:
@@ -187,8 +214,13 @@ def _check_line(obj: Any, limit: int, model: int | None) -> list[str]:
         keys = missing[0] if len(missing) == 1 else f"{', '.join(missing[:-1])} and {missing[-1]}"
         problems.append(f"{keys}: missing")
     arrival = obj.get("arrival_s")
+    reach = limit if model is None or limit <= model else model  # the bound a request's lengths must fit
+    bound = f"the model's context {model:,}" if reach != limit else f"the serving's context limit {limit:,}"
     if arrival is None:
         pass
+    elif isinstance(arrival, _LongInteger):
+        past = f"past {MAX_ARRIVAL_S:g} s (about 31 years) after the start"
+        problems.append(f"arrival_s: {arrival} is {'negative' if arrival.negative else past}")
     elif (isinstance(arrival, bool) or not isinstance(arrival, int | float)
           or (isinstance(arrival, float) and not math.isfinite(arrival))):
         # An integer is finite: math.isfinite(10**400) raised OverflowError, a traceback (attack round 39).
@@ -204,7 +236,10 @@ def _check_line(obj: Any, limit: int, model: int | None) -> list[str]:
         value = obj.get(key)
         if value is None:
             continue  # named among the missing keys
-        if not _integer(value):
+        if isinstance(value, _LongInteger):
+            problems.append(f"{key}: {value} is negative; it must be at least 1" if value.negative
+                            else f"{key}: {value} is past {bound}")
+        elif not _integer(value):
             problems.append(f"{key}: {_show(value)} is not an integer")
         elif value < 1:
             problems.append(f"{key}: {_show(value)} is {'negative' if value < 0 else 'zero'}; it must be at least 1")
@@ -214,7 +249,10 @@ def _check_line(obj: Any, limit: int, model: int | None) -> list[str]:
     if (prefix_id is None) != (prefix is None):
         problems.append("prefix_id and prefix_tokens go together: give both or neither")
     elif prefix is not None:
-        if not _integer(prefix):
+        if isinstance(prefix, _LongInteger):
+            problems.append(f"prefix_tokens: {prefix} is negative; it must be >= 1" if prefix.negative
+                            else f"prefix_tokens: {prefix} is past {bound}")
+        elif not _integer(prefix):
             problems.append(f"prefix_tokens: {_show(prefix)} is not an integer")
         elif prefix < 1:
             problems.append(f"prefix_tokens: {_show(prefix)} is {'negative' if prefix < 0 else 'zero'}; it must be "
@@ -256,7 +294,7 @@ def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 #: One decoder for every line (``json.loads`` builds one a call): the same parse, duplicate keys refused.
-_DECODER = json.JSONDecoder(object_pairs_hook=_object, parse_float=_float)
+_DECODER = json.JSONDecoder(object_pairs_hook=_object, parse_float=_float, parse_int=_int)
 
 
 def _loads(text: str) -> Any:
@@ -280,10 +318,10 @@ _PLAIN = re.compile(
 )
 
 
-def _number(text: str) -> int | float:
-    """A JSON number's value as ``json.loads`` gives it (its scanner's rule: an integer unless a fraction or exponent
-    is written)."""
-    return _float(text) if "." in text or "e" in text or "E" in text else int(text)
+def _number(text: str) -> int | float | _LongInteger:
+    """A JSON number's value as :data:`_DECODER` gives it (its scanner's rule: an integer unless a fraction or
+    exponent is written)."""
+    return _float(text) if "." in text or "e" in text or "E" in text else _int(text)
 
 
 def parse_trace(lines: Iterable[str], source: str, limit: int, model: int | None = None) -> Trace:
@@ -314,7 +352,8 @@ def parse_trace(lines: Iterable[str], source: str, limit: int, model: int | None
                 obj = _loads(text)
             else:
                 arrival, prompt, output = _number(plain[1]), _number(plain[2]), _number(plain[3])
-                if (type(prompt) is int and type(output) is int and prompt >= 1 and output >= 1
+                if (type(prompt) is int and type(output) is int and isinstance(arrival, int | float)
+                        and prompt >= 1 and output >= 1
                         and 0 <= arrival <= MAX_ARRIVAL_S and prompt + output <= reach
                         and type(arrival) is not _Underflowed):
                     # A good request (every check _check_line makes passes): taken without building its object.
