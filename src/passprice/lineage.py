@@ -234,8 +234,12 @@ def quote_problems(root: Root, sources: Mapping[str, Source] | None = None) -> l
     while ``audit`` said NOT FOUND and the review failed (tests/test_fix190.py). A source with no usable stored text
     is no problem here (``audit`` says ``not checked``); the look-ups are bounded as an audit's
     (:class:`passprice.sources.Lookups`: past it, a span is not looked up). A record that does not read is check's
-    own problem. ``sources``: the source records that read, by id (by default read here). Raises nothing."""
-    from passprice.sources import Lookups, _quoted_locators, quote_check, read_sources, stored_texts
+    own problem. A fact whose quotes are found but state another figure than its own (state ``MISMATCH``,
+    :func:`passprice.sources.figures_quoted`) is a problem too: ``FILE: KEY: its quote of SOURCE 'SPAN' states 8
+    TB/s, not its value 8.2 TB/s: …`` (tests/test_fix53w.py). ``sources``: the source records that read, by id (by
+    default read here). Raises nothing."""
+    from passprice.errors import escaped
+    from passprice.sources import MISMATCH, Lookups, _quoted_locators, quote_check, read_sources, stored_texts
 
     records, _ = load_records(root)
     cites = [(record, path, fact, list(dict.fromkeys(sid for _, sid, _ in _quoted_locators(fact) if sid is not None)))
@@ -255,9 +259,12 @@ def quote_problems(root: Root, sources: Mapping[str, Source] | None = None) -> l
             if stored is None or stored.flat is None:
                 continue
             found = quote_check(path, fact, texts, left, only=sid)
+            file = (str(record.file.relative_to(root.path)) if record.file.is_relative_to(root.path)
+                    else str(record.file))
+            if found.state == MISMATCH:
+                out += [f"{file}: {path}: {escaped(said)}: the value and the words it cites disagree; quote the words "
+                        "of the document stating the value, or set the value they state" for said in found.mismatch]
             if found.state == "NOT FOUND":
-                file = (str(record.file.relative_to(root.path)) if record.file.is_relative_to(root.path)
-                        else str(record.file))
                 out.append(f"{file}: {path}: its quotes of {sid} are NOT FOUND in its stored excerpt "
                            f"{sources[sid].excerpt} ({found.why}): restore the quoted words there, or quote the "
                            "words it holds")
