@@ -4734,7 +4734,8 @@ class Diff:
     #: never failed.
     rerouted: Mapping[str, str] = attrs.field(factory=dict)
     #: The lines of :attr:`head_check` that are the review's own rules, not ``passprice check``'s (the list of pricing
-    #: models, the commands that write the shipped headers): :meth:`check_line` names them so (a new user read "HEAD
+    #: models, the commands that write the shipped headers, a lock's pin no side of the change holds, a pricing model
+    #: no code of the review gives): :meth:`check_line` names them so (a new user read "HEAD
     #: fails passprice check (162 problems)" of list entries where ``check`` on HEAD found none: tests/test_walk128.py).
     review_rules: frozenset[str] = frozenset()
     #: One line a ``.gitattributes`` ``export-ignore``/``export-subst`` rule HEAD sets on a file of its facts, locks
@@ -5542,8 +5543,10 @@ class Diff:
         by_hand = [lock for lock in self.forging if not lock.added]
         if by_hand:
             flags.append(f"{len(by_hand)} with pins edited by hand")
-        if len(by_hand) < len(self.forging):  # added locks (PINS_OF_AN_ADDED_LOCK)
-            flags.append(f"{len(self.forging) - len(by_hand)} added pinning what no side holds")
+        # added locks pinning what no side holds (PINS_OF_AN_ADDED_LOCK) are counted within "N added" below: "1 lock
+        # affected, 1 added pinning what no side holds, 1 added" read as two locks added where one was
+        # (tests/test_fix53w.py)
+        added_forging = len(self.forging) - len(by_hand)
         if self.unrecorded:
             flags.append(f"{len(self.unrecorded)} not written by passprice lock")
         # a lock counted above as pinning what no side holds is not counted again as a moved price (slip 55: a lock
@@ -5572,7 +5575,11 @@ class Diff:
             flags.append(f"{len(self.loosened)} with floors loosened")
         added = [lock for lock in self.locks if lock.added]
         if added:
-            flags.append(f"{len(added)} added")
+            of_them = ("" if not added_forging else " (pinning what no side holds)" if len(added) == 1
+                       else f" ({added_forging} of them pinning what no side holds)")
+            flags.append(f"{len(added)} added{of_them}")
+        elif added_forging:  # (a lock added and pinning what no side holds is among those added)
+            flags.append(f"{added_forging} added pinning what no side holds")
         if self.removed:
             dropping = f", {len(self.dropping)} dropping floors" if self.dropping else ""
             flags.append(f"{len(self.removed)} removed{dropping}")
@@ -5825,14 +5832,20 @@ def _compare(base: Side, head: Side) -> Diff:
     # a path no side holds among them (slip round 30: it was left to HEAD's code, as a fact its new code might add).
     from passprice.pinforgery import forged_pins
 
-    problems += forged_pins(base.root, head.root, base.files, [p for p in paths if p in head.files])
+    forged = forged_pins(base.root, head.root, base.files, [p for p in paths if p in head.files])
+    problems += forged
     # A lock's pricing model is the digest of the code that priced it: one of no code here, typed by hand (slip 46).
     from passprice.pinforgery import forged_models
     from passprice.pins import pricing_model_digest
 
-    problems += forged_models(base.root, head.root, base.files, [p for p in paths if p in head.files],
-                              (base.code.model, head.code.model, pricing_model_digest()),
-                              base.installs.get("requirements.txt") != head.installs.get("requirements.txt"))
+    models = forged_models(base.root, head.root, base.files, [p for p in paths if p in head.files],
+                           (base.code.model, head.code.model, pricing_model_digest()),
+                           base.installs.get("requirements.txt") != head.installs.get("requirements.txt"))
+    problems += models
+    # Both are the review's own rules: `check` has no sides of a change to hold a pin against, so a lock added and
+    # then left behind by a later commit's edit read "HEAD fails passprice check (1 problem)" where check on that
+    # commit passed (tests/test_fix53w.py): listed among head_check_review_rules, as README says.
+    forged += models
     # A source leads elsewhere when its record changed, or the registry document or stored excerpt it names did (its
     # file unchanged: a new user's finding, an edited sources/excerpts/X.txt changed what audit says, and the review
     # said "no changes", exit 0; tests/test_walk128.py, tests/test_attack121.py).
@@ -5903,7 +5916,7 @@ def _compare(base: Side, head: Side) -> Diff:
                 {**relabelled_records(base, head, files), **relabelled_stacks(base, head, files)},
                 titles_contradicting(base, head, files), recited_locks=recited_locks,
                 stale_descriptions=stale_descriptions(base, head, files), rerouted=rerouted_stacks(base, head, files),
-                review_rules=frozenset(_unrooted(head, rules)), export_rules=export_lines(base, head))
+                review_rules=frozenset(_unrooted(head, [*rules, *forged])), export_rules=export_lines(base, head))
 
 
 #: What the review says of the export rules it lists (:attr:`Diff.export_rules`).
@@ -9561,11 +9574,12 @@ def _review(d: Diff, lock: LockImpact) -> str:
     (:func:`unreproduced`: edited by hand), that, whatever its price says."""
     if _unreproducing(d, lock):
         return "does NOT reproduce from its own pinned inputs (edited by hand?): see HEAD fails passprice check"
+    # a pin no side holds is a rule of the review's own, listed under "HEAD fails the review's rules" (check_line)
     if _forging(d, lock) and lock.added:
-        return f"{PINS_OF_AN_ADDED_LOCK}: see HEAD fails passprice check"
+        return f"{PINS_OF_AN_ADDED_LOCK}: see HEAD fails the review's rules"
     if _forging(d, lock):
         return ("its pins were edited by hand (one no registry holds, or one BASE's copy pinned dropped): see HEAD "
-                "fails passprice check")
+                "fails the review's rules")
     if _unrecorded(d, lock):
         from passprice.modellist import UNRECORDED_SAYS
 
