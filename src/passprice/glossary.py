@@ -1162,12 +1162,14 @@ _TERMS = (
         "`measured_elsewhere` (a measured fact citing the place another card's measured fact cites: a card copied "
         "from another that kept that card's measurement as its own), `stale` (a derived fact the edit left stale), "
         "`recompute` (the `fact recompute` command that writes them), `caution` (what the edit removed or made "
-        "inconsistent), `below_floor` (a lock whose floor the fact now falls below), `unpinned_excerpt` (`check`: a "
+        "inconsistent), `below_floor` (a lock whose floor the fact now falls below), `quote` (`fact set`: `check`'s "
+        "line for a quote of the fact its source's stored excerpt lacks, or one stating another figure than the "
+        "fact's; the file is written all the same), `unpinned_excerpt` (`check`: a "
         "source record names a stored excerpt it does not pin, no `excerpt_sha256`; the line gives the sha256 to "
         "pin), `pages_declaration` (`check`: a stored excerpt's header line reads like `# Numbers are pages` but is "
         "not it as written, or names an id no section of the file is headed nor any record naming it is: its numbers "
         "are then not read as pages); `check`'s other warnings are `other` until they are given a code of their own.",
-        ("coded_warnings", "code", "text", "measured_elsewhere", "below_floor", "recompute", "unpinned_excerpt",
+        ("coded_warnings", "code", "text", "measured_elsewhere", "below_floor", "quote", "recompute", "unpinned_excerpt",
          "pages_declaration", "other"),
     ),
     Term(
