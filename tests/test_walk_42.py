@@ -125,13 +125,14 @@ def test_a_lock_added_before_a_later_edit_is_not_called_edited_by_hand(tmp_path:
     result = invoke("diff", str(base), str(head))
     assert result.exit_code == 1, result.output
     lines = result.stdout.splitlines()
-    assert "1 added pinning what no side holds" in lines[1] and "edited by hand" not in lines[1], lines[1]
-    # counted once (slip 55: "1 lock affected, 1 added pinning what no side holds, 1 price moved unreviewed, 1 added")
-    assert "1 lock affected, 1 added pinning what no side holds, 1 added; HEAD fails" in lines[1], lines[1]
+    assert "1 added (pinning what no side holds)" in lines[1] and "edited by hand" not in lines[1], lines[1]
+    # counted once (slip 55: "1 lock affected, 1 added pinning what no side holds, 1 price moved unreviewed, 1 added";
+    # then "1 added pinning what no side holds, 1 added", two locks read where one was: tests/test_fix53w.py)
+    assert "1 lock affected, 1 added (pinning what no side holds); HEAD fails the review's rules" in lines[1], lines[1]
     assert "moved unreviewed" not in lines[1]
     assert ("  r1-qwen7b-mi325x (locks/r1-qwen7b-mi325x.lock.toml, card mi325x, price): it pins what no side of the "
             "change holds (locked before a later commit of the change edited a fact it pins, or edited by hand): see "
-            "HEAD fails passprice check") in lines, result.stdout
+            "HEAD fails the review's rules") in lines, result.stdout
     markdown = invoke("diff", str(base), str(head), "--format", "markdown").stdout.splitlines()
     assert ("- `r1-qwen7b-mi325x`: it pins what no side of the change holds (locked before a later commit of the "
             "change edited a fact it pins, or edited by hand): re-lock it with `passprice lock --update -o "
