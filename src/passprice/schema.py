@@ -405,11 +405,22 @@ def _operations() -> re.Pattern[str]:
 
 def _case_hint(instance: Any, allowed: Any) -> str:
     """``; did you mean 'GB/s'?`` where the text ``instance`` is one of ``allowed`` but for letter case alone (a
-    fact's unit ``GB/S``: tests/test_fix190.py), else ``""``. Raises nothing."""
+    fact's unit ``GB/S``: tests/test_fix190.py), or but for how "a second" is written (``GBps``, ``GB/sec``, ``GB
+    per second``: :data:`_PER_SECOND_WRITTEN`), else ``""``. Raises nothing."""
     if not isinstance(instance, str) or not isinstance(allowed, list):
         return ""
     alike = [v for v in allowed if isinstance(v, str) and v != instance and v.casefold() == instance.casefold()]
+    if not alike:  # a rate written another way: 'TBps', 'TB/sec', 'TB per second' for 'TB/s' (tests/test_fix53w.py)
+        per = _PER_SECOND_WRITTEN.fullmatch(instance.strip())
+        if per is not None:
+            alike = [v for v in allowed if isinstance(v, str) and v == f"{per[1]}/s"] or [
+                v for v in allowed if isinstance(v, str) and v.casefold() == f"{per[1]}/s".casefold()]
     return f"; did you mean {shown_value(alike[0])}?" if len(alike) == 1 else ""
+
+
+#: A unit a second written as a datasheet or a person may write it: ``TBps``, ``TB/sec``, ``TB/second``, ``TB per
+#: second``, ``TB/S`` (its unit before the rate, group 1), which :func:`_case_hint` reads as ``TB/s``.
+_PER_SECOND_WRITTEN = re.compile(r"(?i)([A-Za-z]+?)\s*(?:ps|/\s*s(?:ec(?:ond)?)?|\s+per\s+sec(?:ond)?)")
 
 
 def _operations_hint(instance: Any, allowed: Sequence[Any]) -> str:
