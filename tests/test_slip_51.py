@@ -152,8 +152,8 @@ def test_a_forged_label_pin_is_not_counted_re_locked(tmp_path: Path) -> None:
     # before: "no fact changed; 1 lock affected, 1 re-locked; HEAD fails passprice check (1 problem); …", the row
     # "re-locked"
     # a pin no side holds is the review's own rule, not check's (tests/test_fix53w.py)
-    assert lines[1] == ("no fact changed; 1 lock affected, 1 with pins edited by hand; HEAD fails the review's rules (1 "
-                        "problem; passprice check does not check them); 10 locks unaffected")
+    assert lines[1] == ("no fact changed; 1 lock affected, 1 with pins edited by hand; HEAD fails the review's rules "
+                        "(1 problem; passprice check does not check them); 10 locks unaffected")
     assert ("  r1-stack (locks/r1-stack.lock.toml, card h200_sxm_141gb, price): its pins were edited by hand (one no "
             "registry holds, or one BASE's copy pinned dropped): see HEAD fails the review's rules") in lines
     review = json.JSONDecoder().raw_decode(as_json)[0]

@@ -6922,10 +6922,18 @@ def _quotes_checked(head: Side, files: tuple[FileChange, ...], base: Side | None
     counted first, and past what it holds none is looked up and it is emptied, so that the rewritten excerpts' checks
     after them look up none either (:func:`passprice.sourcechange.source_changes`; tests/test_bound147.py). Raises
     nothing."""
-    from passprice.sources import Lookups, load_source, quote_check, quote_cost, read_sources, stored_text, stored_texts
-    from passprice.sources import _quoted_locators as quoted_locators
     from passprice.sources import USABLE as _USABLE
-    from passprice.sources import figures_quoted
+    from passprice.sources import (
+        Lookups,
+        figures_quoted,
+        load_source,
+        quote_check,
+        quote_cost,
+        read_sources,
+        stored_text,
+        stored_texts,
+    )
+    from passprice.sources import _quoted_locators as quoted_locators
 
     def cited(fact: Fact) -> list[str]:
         return [sid for _, sid, _ in quoted_locators(fact) if sid is not None]

@@ -1169,8 +1169,8 @@ _TERMS = (
         "pin), `pages_declaration` (`check`: a stored excerpt's header line reads like `# Numbers are pages` but is "
         "not it as written, or names an id no section of the file is headed nor any record naming it is: its numbers "
         "are then not read as pages); `check`'s other warnings are `other` until they are given a code of their own.",
-        ("coded_warnings", "code", "text", "measured_elsewhere", "below_floor", "quote", "recompute", "unpinned_excerpt",
-         "pages_declaration", "other"),
+        ("coded_warnings", "code", "text", "measured_elsewhere", "below_floor", "quote", "recompute",
+         "unpinned_excerpt", "pages_declaration", "other"),
     ),
     Term(
         "refusal",

@@ -664,9 +664,6 @@ def _explain(error: Any, root: Mapping[str, Any] | None = None) -> str:
         patterns = [re.compile(p) for p in error.schema.get("patternProperties", {})]  # ecma_pattern's already
         extra = [k for k in extra if not any(p.search(k) for p in patterns)]
         if extra:  # each key shown short: a key of 5,000 digits would fill the screen
-            more = f" and {len(extra) - 5} more" if len(extra) > 5 else ""
-            shown = ", ".join(shown_value(k) for k in extra[:5]) + more
-            verb = "was" if len(extra) == 1 else "were"
             table = _table_of(extra, error.schema, error.instance)
             hint = f"; they are keys of the [{table}] table: write [{table}] on a line above them" if table else (
                 _valid_keys_hint(extra[:5], error.schema))
