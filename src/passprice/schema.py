@@ -913,8 +913,9 @@ def problems(document: Mapping[str, Any], kind: str, folder: Path | None = None)
     return lines
 
 
-#: An unknown key's line naming one key it may be (:func:`_unknown_keys`): its table's path, the key meant.
-_MEANT = re.compile(r"^(.*): unknown key .*; did you mean '([^']+)'\?$")
+#: An unknown key's line naming the keys they may be (:func:`_unknown_keys`): its table's path, the keys meant
+#: (``'provenance'``, or ``'capacity' for 'capacty', 'bandwidth' for 'bandwith'``).
+_MEANT = re.compile(r"^(.*): unknown keys? .*?; did you mean (.*)\?$")
 
 
 def _folded(lines: list[str]) -> list[str]:
@@ -924,10 +925,13 @@ def _folded(lines: list[str]) -> list[str]:
     meant = set()
     for line in lines:
         found = _MEANT.match(line)
-        if found is not None:
-            table = found.group(1)
-            meant.add(f"{found.group(2)}: missing (required)" if table == "(top level)"
-                      else f"{table}.{found.group(2)}: missing (required)")
+        if found is None:
+            continue
+        table = found.group(1)
+        said = found.group(2)
+        keys = re.findall(r"'([^']+)' for ", said) if " for " in said else re.findall(r"^'([^']+)'$", said)
+        meant |= {f"{key}: missing (required)" if table == "(top level)" else f"{table}.{key}: missing (required)"
+                  for key in keys}
     return [line for line in lines if line not in meant]
 
 
