@@ -32,8 +32,7 @@ def test_calibrate_names_a_bad_measurement_file_relative_to_the_registry(tmp_pat
     # Before: "passprice: error: ROOT/registry/measurements/llamacpp-points.toml: …" under --root ROOT, exit 2.
     root = copy_root(tmp_path)
     _bogus(root, MEASUREMENTS)
-    line = (f"passprice: error: {MEASUREMENTS}: (top level): Additional properties are not allowed ('bogus' was "
-            "unexpected): the keys here are run, source")
+    line = f"passprice: error: {MEASUREMENTS}: (top level): unknown key 'bogus'; the keys here are run, source"
     for args in (("--dry-run",), ("--dry-run", "--json"), ()):
         result = invoke("calibrate", "--stack", "llamacpp-cuda-2405", *args, root=root)
         assert result.exit_code == 2, result.output
@@ -109,9 +108,9 @@ def test_each_listings_json_names_the_files_it_left_out(tmp_path: Path) -> None:
     root = copy_root(tmp_path)
     for rel in (CARD, SERVING, CHECKPOINT):
         _bogus(root, rel)
-    card = (f"{CARD}: (top level): Additional properties are not allowed ('bogus' was unexpected): the keys here are "
+    card = (f"{CARD}: (top level): unknown key 'bogus'; the keys here are "
             "array, card, host, memory, on_chip, scale, streams, tensor, vector")
-    serving = (f"{SERVING}: (top level): Additional properties are not allowed ('bogus' was unexpected): the keys here "
+    serving = (f"{SERVING}: (top level): unknown key 'bogus'; the keys here "
                "are activation_words, attention, batch, card, checkpoint, contexts, description, draft, flush, "
                "host_memory and 10 more")
     cards, err = _listed(root, "cards")
@@ -144,7 +143,7 @@ def test_calibrate_names_the_card_file_of_a_run_that_does_not_price_relative_to_
     root = copy_root(tmp_path)
     _bogus(root, "facts/cards/a40.toml")
     line = ("passprice: error: run xd3.a40.8b-q4km.tg512 (xiongjiedai-llama3-llamabench): facts/cards/a40.toml: (top "
-            "level): Additional properties are not allowed ('bogus' was unexpected): the keys here are array, card, "
+            "level): unknown key 'bogus'; the keys here are array, card, "
             "host, memory, on_chip, scale, streams, tensor, vector")
     result = invoke("calibrate", "--stack", "llamacpp-cuda-2405", "--dry-run", root=root)
     assert result.exit_code == 2 and result.stdout == ""

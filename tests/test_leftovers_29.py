@@ -185,8 +185,8 @@ def test_compare_json_when_no_card_reads_prints_one_document_with_the_problems(t
     out = _one_document(("compare", "gemma3-270m-h100", "--cards", "all"), root)
     assert (out["serving"], out["cards"], len(out["problems"])) == ("gemma3-270m-h100", [], count)  # type: ignore
     assert out["problems"][0] == (  # type: ignore[index]
-        "facts/cards/a100_pcie_80gb.toml: (top level): Additional properties are not allowed ('bogus' was "
-        "unexpected): the keys here are array, card, host, memory, on_chip, scale, streams, tensor, vector"
+        "facts/cards/a100_pcie_80gb.toml: (top level): unknown key 'bogus'; "
+        "the keys here are array, card, host, memory, on_chip, scale, streams, tensor, vector"
     ), out["problems"]
     text = invoke("compare", "gemma3-270m-h100", "--cards", "all", root=root)
     assert (text.exit_code, text.stdout) == (2, "")
@@ -199,8 +199,7 @@ def test_validate_json_names_the_files_it_left_out(tmp_path: Path) -> None:
     out = _one_document(("validate",), root)
     assert (out["runs"], len(out["problems"])) == ([], count)  # type: ignore[arg-type]
     assert out["problems"][0].startswith(  # type: ignore[index]
-        "registry/measurements/llamacpp-points.toml: (top level): Additional properties are not allowed ('bogus' "
-        "was unexpected)")
+        "registry/measurements/llamacpp-points.toml: (top level): unknown key 'bogus'")
     good = json.loads(invoke("validate", "--json", root=copy_root(tmp_path / "good")).stdout)
     # 144, the 6 MoE runs of moe43 and moe44, moe45's 10, moe46's 16, moe48's 19
     assert good["problems"] == [] and len(good["runs"]) == 195

@@ -176,22 +176,21 @@ def test_a_source_record_without_its_table_says_to_write_the_table_line(tmp_path
     # 2 more were unexpected)", and no word of where they go.
     assert result.stderr.splitlines()[:2] == [
         "passprice: error: sources/acme-x1-datasheet.toml: source: missing (required)",
-        "passprice: error: sources/acme-x1-datasheet.toml: (top level): Additional properties are not allowed "
-        "('title', 'kind', 'publisher', 'date', 'url' and 2 more were unexpected): they are keys of the [source] "
-        "table: write [source] on a line above them",
+        "passprice: error: sources/acme-x1-datasheet.toml: (top level): unknown keys 'title', 'kind', "
+        "'publisher', 'date', 'url' and 2 more; they are keys of the [source] table: write [source] on a line above "
+        "them",
     ]
     # A routing record's keys written without [routing] alike; a key of no table is said as before.
     routing = root / "facts" / "routing" / "uniform.toml"
     routing.write_text(routing.read_text(encoding="utf-8").replace("[routing]\n", ""), encoding="utf-8")
     lines = invoke("check", root=root).stderr.splitlines()
     assert [x for x in lines if "uniform.toml: (top level)" in x] == [
-        "passprice: error: facts/routing/uniform.toml: (top level): Additional properties are not allowed ('name', "
-        "'note' were unexpected): they are keys of the [routing] table: write [routing] on a line "
-        "above them"]
+        "passprice: error: facts/routing/uniform.toml: (top level): unknown keys 'name', 'note'; they are keys "
+        "of the [routing] table: write [routing] on a line above them"]
     path.write_text(SOURCE + "bogus = 1\n", encoding="utf-8")
     # leftovers 28c: with the keys the table may hold (no near miss of 'bogus' among them)
-    assert ("passprice: error: sources/acme-x1-datasheet.toml: source: Additional properties are not allowed "
-            "('bogus' was unexpected): the keys here are arxiv, authors, commit, copies, date, excerpt, "
+    assert ("passprice: error: sources/acme-x1-datasheet.toml: source: unknown key 'bogus'; "
+            "the keys here are arxiv, authors, commit, copies, date, excerpt, "
             "excerpt_sha256, kind, note, path and 7 more") in invoke("check", root=root).stderr.splitlines()
 
 

@@ -28,7 +28,8 @@ from test_slip_34 import printed  # one in-process review rendered per format, i
 SERVING = "r1-qwen7b-h200"
 SERVING_FILE = f"registry/servings/{SERVING}.toml"
 EXIT = ("        if (self.broken or self.stale or self.unsound or self.dropping or self.head_check or "
-        "self.requestioned\n                or self.quotes_not_found or self.quotes_lost or self.quotes_unchecked):\n")
+        "self.requestioned\n                or self.quotes_not_found or self.quotes_lost or self.quotes_unchecked "
+        "or self.quotes_mismatched):\n")
 
 
 #: The registry :func:`_base` builds, made once per test process (:func:`_build`) and copied for each caller.
@@ -200,7 +201,9 @@ def test_a_lock_s_pinned_citation_rewritten_by_hand_fails_the_review(tmp_path: P
             "pinned by passprice lock from a registry, and a pin neither side holds (written by hand, or made before "
             f"a later commit of the change edited the fact) cannot be traced; re-lock it: passprice lock --update -o "
             f"locks/{SERVING}.lock.toml")
-    assert f"passprice: refused: HEAD fails passprice check (1 problem); first: {line}" in result.stderr
+    # a pin no side holds: the review's own rule (tests/test_fix53w.py)
+    assert (f"passprice: refused: HEAD fails the review's rules (1 problem; passprice check does not check them); "
+            f"first: {line}") in result.stderr
     # Re-locked by passprice on today's facts, the same file passes.
     make_lock_file(path, SERVING, SERVING)
     commit_all(path, "re-lock")

@@ -153,7 +153,8 @@ def test_a_renamed_measurement_file_fails_check_on_the_locators_naming_it(tmp_pa
     (root / OLD_RUNS).rename(root / NEW_RUNS)
     result = invoke("check", root=root)
     assert result.exit_code == 1, result.output
-    problems = [line for line in result.stdout.splitlines() if line.startswith("  facts/stacks/")]
+    listed = result.stdout.split("\nproblems, as listed at the top")[0]  # (said again before check FAILED)
+    problems = [line for line in listed.splitlines() if line.startswith("  facts/stacks/")]
     fitted = ("overhead.pass, overhead.layer, share.read, share.append, share.array, share.float, share.vector, "
               "share.scale, terms.serial")
     assert problems[0] == (

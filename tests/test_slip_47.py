@@ -110,9 +110,8 @@ def test_2_a_routing_fact_cannot_rest_on_a_measured_run(tmp_path: Path) -> None:
     result = invoke("check", root=root)
     assert result.exit_code == 2, result.output
     assert result.stderr.splitlines() == [
-        "passprice: error: facts/routing/qwen3-30b-a3b-measured.toml: hot_experts.derivation.inputs.hot: Additional "
-        "properties are not allowed ('run' was unexpected): the keys here are constant, fact, locator, source, unit, "
-        "value"]
+        "passprice: error: facts/routing/qwen3-30b-a3b-measured.toml: hot_experts.derivation.inputs.hot: unknown key "
+        "'run'; the keys here are constant, fact, locator, source, unit, value"]
 
 
 def test_3_an_entrys_imported_by_is_asked_by_the_review_and_pinned_nowhere(tmp_path: Path) -> None:

@@ -151,10 +151,11 @@ def test_a_forged_label_pin_is_not_counted_re_locked(tmp_path: Path) -> None:
     lines = text.splitlines()
     # before: "no fact changed; 1 lock affected, 1 re-locked; HEAD fails passprice check (1 problem); …", the row
     # "re-locked"
-    assert lines[1] == ("no fact changed; 1 lock affected, 1 with pins edited by hand; HEAD fails passprice check (1 "
-                        "problem); 10 locks unaffected")
+    # a pin no side holds is the review's own rule, not check's (tests/test_fix53w.py)
+    assert lines[1] == ("no fact changed; 1 lock affected, 1 with pins edited by hand; HEAD fails the review's rules "
+                        "(1 problem; passprice check does not check them); 10 locks unaffected")
     assert ("  r1-stack (locks/r1-stack.lock.toml, card h200_sxm_141gb, price): its pins were edited by hand (one no "
-            "registry holds, or one BASE's copy pinned dropped): see HEAD fails passprice check") in lines
+            "registry holds, or one BASE's copy pinned dropped): see HEAD fails the review's rules") in lines
     review = json.JSONDecoder().raw_decode(as_json)[0]
     assert review["forged_pins"] == ["r1-stack"] and review["unreproduced"] == []
     markdown = markdown_text.splitlines()

@@ -1363,3 +1363,18 @@ def uncarried(fact: Fact, carried: Callable[[str], Carried | None]) -> str | Non
     return (f"its basis names {', '.join(escaped(m) for m in missing[:3])}, which nothing the registry recorded of "
             f"{escaped(fact.source)} before this change names ({escaped(known.what)}): does {escaped(fact.source)}: "
             f"{escaped(fact.locator)} give {_shown(fact.amount, fact.unit)}, {fact.provenance.value}?")
+
+
+def quote_holds_another(amount: float, unit: str, spans: Sequence[str]) -> list[str]:
+    """The figures the quoted ``spans`` of a locator state with a unit of the dimension of ``amount`` ``unit`` when
+    none of their numbers is that figure: each as written, with its amount in ``unit`` where written in another
+    (:func:`in_own_unit`, the reading behind the review's ``the locator quotes …``; ``8 TB/s`` is ``8000 GB/s``, a
+    size in a binary prefix its decimal one as :func:`other_figures` reads it, and a bare number equal to ``amount``
+    is its figure). Empty where the spans state no figure of that dimension, or one is its own, or ``unit`` is ``1``
+    (a count or share has no unit to read a quoted figure by). The one rule ``check``, ``audit`` and the review
+    (:func:`passprice.sources.quote_check`, state ``MISMATCH``) hold a published or measured figure, and each figure
+    a derivation reads from a document, to: a new user's card kept ``memory.bandwidth`` 8.2 TB/s under its quote
+    ``'Peak Memory Bandwidth 8 TB/s'``, and ``audit`` said ``checked`` (tests/test_fix53w.py). Raises nothing."""
+    if unit == "1" or not spans:
+        return []
+    return in_own_unit(amount, unit, " | ".join(spans))  # (joined so that no span's number reads the next's word)

@@ -166,6 +166,28 @@ class CheckReport:
             words = f"{words} ({more})" if words else more
         return f"; {words}" if words else ""
 
+    def _recap(self, frozen: bool, unread: set[str]) -> list[str]:
+        """The lines before ``check FAILED`` that say again what fails: the problems listed at the top (the first
+        :data:`RECAP_SHOWN`, the rest counted), and the locks that FAIL, by name. The pre-commit hook shows the end
+        of the output: one problem printed on line 2 of 71, then 69 lock lines, then ``check FAILED``, read as a
+        failure with no reason (tests/test_fix53w.py). Empty when it holds. Raises nothing."""
+        if self.ok(frozen):
+            return []
+        out = []
+        listed = [p for p in self.problems if p not in unread]
+        if self.problems:
+            on_stderr = f", {len(self.problems) - len(listed)} of them on stderr" if len(listed) < len(self.problems) \
+                else ""
+            more = f"; the first {RECAP_SHOWN}:" if len(listed) > RECAP_SHOWN else ":" if listed else ""
+            out.append(f"problems, as listed at the top ({len(self.problems)}{on_stderr}){more}")
+            out += [f"  {p}" for p in listed[:RECAP_SHOWN]]
+        failing = [s.name for s in self.locks if not s.ok(frozen) and self.verdict_word(s, frozen) == "FAILS"]
+        if failing:
+            shown = ", ".join(failing[:RECAP_SHOWN]) + (f" and {len(failing) - RECAP_SHOWN} more"
+                                                       if len(failing) > RECAP_SHOWN else "")
+            out.append(f"locks that FAIL, as said above: {shown}")
+        return out
+
     @staticmethod
     def verdict_word(s: LockStatus, frozen: bool) -> str:
         """A lock's word in the report: ``ok``; ``not judged`` when it reproduces and its floors were not judged,
@@ -234,6 +256,7 @@ class CheckReport:
                 lines.append(f"  today: {s.today}")
         for d in self.disagreements:
             lines.append(f"locks disagree: {d}")
+        lines += self._recap(frozen, unread)
         lines.append("all holds" if self.ok(frozen) else "check FAILED")
         drifted = [s for s in self.locks if frozen and s.reproduces and s.holds and s.drifted]
         if drifted:  # failed by --frozen alone: say how to bring the locks up to date
@@ -247,6 +270,10 @@ class CheckReport:
             )
         # A look-alike name (a card copied under a Cyrillic х) reads as the name it copies: spelled out (slip 32).
         return "\n".join(spelled_words(line) for line in lines)
+
+
+#: The most problems (and failing locks' names) :meth:`CheckReport._recap` says again before ``check FAILED``.
+RECAP_SHOWN = 5
 
 
 def unread_said(reason: str) -> str:

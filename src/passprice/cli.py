@@ -3665,6 +3665,13 @@ def fact_set_command(
                                     "stale)"))
         warned += [(MEASURED_ELSEWHERE, line) for line in borrowed]
     warned += [("caution", f"{shown}: {line}") for line in said]
+    if edit.changed:
+        from passprice.lineage import quote_problems
+
+        # check's line for a quote of the fact its stored excerpt lacks, or one stating another figure: written all
+        # the same (the excerpt may be about to be updated), said now rather than by the next check
+        # (tests/test_fix53w.py: a locator set to 'Peak Memory Bandwidth 8.2 TB/s' was written without a word)
+        warned += [("quote", line) for line in quote_problems(root, only=(where.file, where.path))]
     if not draft and edit.old is not None and edit.new.provenance.weaker_than(edit.old.provenance):
         from passprice.locks import MAX_FLOOR_WARNINGS, floors_below
         from passprice.registry import pasted_path

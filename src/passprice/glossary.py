@@ -385,10 +385,12 @@ _TERMS = (
         "HEAD, `head_check` with the error lines of each lock file the change leaves unreadable, as the text counts "
         "them; the first 20, each `…_left_out` counting the rest, as `unlocked_left_out` counts servings past the "
         "first 200; `head_check_review_rules` the lines of `head_check` that are the review's own rules, not "
-        "`check`'s: the list of pricing models, the commands that write the shipped headers) and a lock's "
+        "`check`'s: the list of pricing models, the commands that write the shipped headers, a lock's pin no side "
+        "of the change holds) and a lock's "
         "`head_unread` (its file does not read on HEAD, so it is judged on BASE's); a changed fact's `quote_check` "
         "(audit's quote check of HEAD's fact against HEAD's stored excerpts, made when its quotes changed or it "
-        "cites a stored excerpt the change edited, `quote_excerpts_edited` naming those; `null` otherwise; "
+        "cites a stored excerpt the change edited, or its figure moved under quotes stating another, "
+        "`quote_excerpts_edited` naming those; `null` otherwise; "
         "`quote_no_longer_checked`, why quotes once looked up in a stored excerpt no longer can be; "
         "`copied_citation`, for an added card fact whose own citation is another card's fact's, that fact, "
         "`h100_sxm5_80gb's memory.capacity`, a copied citation to verify, `null` otherwise) and "
@@ -1113,7 +1115,11 @@ _TERMS = (
         "looks for each quoted "
         "span of a fact the price rests on, and of each figure its derivation reads from another document, in "
         "that text, as the registry's citation tests do: `checked` when every span is found, `NOT FOUND` when one "
-        "is not (the quote is not in the lines stored), `not checked` when the document has no stored text (the H200 "
+        "is not (the quote is not in the lines stored), `MISMATCH` when every span is found but they state, with a "
+        "unit of the figure's dimension, another figure than the fact's and none of their numbers is its own (a "
+        "`published` or `measured` fact without a derivation held to its locator's quotes, each figure a derivation "
+        "reads to its own locator's; `8 TB/s` is `8000 GB/s`; `check` fails it and the review fails it too), "
+        "`not checked` when the document has no stored text (the H200 "
         "datasheet, whose PDF was never read), or a locator quotes nothing (the MI300X's `vgpr`, read from a "
         "ROCm table no text of which is stored). A quote after a page its locator names (`p. 19: '…'`) is looked "
         "for on that page of the stored text alone, where the excerpt says its numbers are pages (a header line "
@@ -1161,13 +1167,15 @@ _TERMS = (
         "`measured_elsewhere` (a measured fact citing the place another card's measured fact cites: a card copied "
         "from another that kept that card's measurement as its own), `stale` (a derived fact the edit left stale), "
         "`recompute` (the `fact recompute` command that writes them), `caution` (what the edit removed or made "
-        "inconsistent), `below_floor` (a lock whose floor the fact now falls below), `unpinned_excerpt` (`check`: a "
+        "inconsistent), `below_floor` (a lock whose floor the fact now falls below), `quote` (`fact set`: `check`'s "
+        "line for a quote of the fact its source's stored excerpt lacks, or one stating another figure than the "
+        "fact's; the file is written all the same), `unpinned_excerpt` (`check`: a "
         "source record names a stored excerpt it does not pin, no `excerpt_sha256`; the line gives the sha256 to "
         "pin), `pages_declaration` (`check`: a stored excerpt's header line reads like `# Numbers are pages` but is "
         "not it as written, or names an id no section of the file is headed nor any record naming it is: its numbers "
         "are then not read as pages); `check`'s other warnings are `other` until they are given a code of their own.",
-        ("coded_warnings", "code", "text", "measured_elsewhere", "below_floor", "recompute", "unpinned_excerpt",
-         "pages_declaration", "other"),
+        ("coded_warnings", "code", "text", "measured_elsewhere", "below_floor", "quote", "recompute",
+         "unpinned_excerpt", "pages_declaration", "other"),
     ),
     Term(
         "refusal",

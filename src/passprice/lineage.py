@@ -224,7 +224,8 @@ def measured_from_datasheets(records: Iterable[Record], sources: Mapping[str, So
     return out
 
 
-def quote_problems(root: Root, sources: Mapping[str, Source] | None = None) -> list[str]:
+def quote_problems(root: Root, sources: Mapping[str, Source] | None = None,
+                   only: tuple[Path, str] | None = None) -> list[str]:
     """``check``'s look at quotes: one problem line for each fact of a card, drafting method or routing record of
     ``root`` whose quotes of a source are NOT FOUND in that source's stored excerpt, by
     :func:`passprice.sources.quote_check` of the spans of its locators citing that source alone (``only``), the one
@@ -234,13 +235,20 @@ def quote_problems(root: Root, sources: Mapping[str, Source] | None = None) -> l
     while ``audit`` said NOT FOUND and the review failed (tests/test_fix190.py). A source with no usable stored text
     is no problem here (``audit`` says ``not checked``); the look-ups are bounded as an audit's
     (:class:`passprice.sources.Lookups`: past it, a span is not looked up). A record that does not read is check's
-    own problem. ``sources``: the source records that read, by id (by default read here). Raises nothing."""
-    from passprice.sources import Lookups, _quoted_locators, quote_check, read_sources, stored_texts
+    own problem. A fact whose quotes are found but state another figure than its own (state ``MISMATCH``,
+    :func:`passprice.sources.figures_quoted`) is a problem too: ``FILE: KEY: its quote of SOURCE 'SPAN' states 8
+    TB/s, not its value 8.2 TB/s: …`` (tests/test_fix53w.py). ``sources``: the source records that read, by id (by
+    default read here). ``only``: the ``(file, fact path)`` of one fact, looked up alone (``fact set`` and ``fact
+    recompute`` warn with its lines: a locator set to a quote the excerpt lacks was written without a word,
+    tests/test_fix53w.py). Raises nothing."""
+    from passprice.errors import escaped
+    from passprice.sources import MISMATCH, Lookups, _quoted_locators, quote_check, read_sources, stored_texts
 
     records, _ = load_records(root)
     cites = [(record, path, fact, list(dict.fromkeys(sid for _, sid, _ in _quoted_locators(fact) if sid is not None)))
              for record in records for path, fact in record.facts.items()]
-    cites = [c for c in cites if c[3]]
+    cites = [c for c in cites if c[3] and (only is None or (c[0].file.resolve() == only[0].resolve()
+                                                              and c[1] == only[1]))]
     if not cites:
         return []
     if sources is None:  # else the records check's look at lineage loaded, each once
@@ -255,9 +263,12 @@ def quote_problems(root: Root, sources: Mapping[str, Source] | None = None) -> l
             if stored is None or stored.flat is None:
                 continue
             found = quote_check(path, fact, texts, left, only=sid)
+            file = (str(record.file.relative_to(root.path)) if record.file.is_relative_to(root.path)
+                    else str(record.file))
+            if found.state == MISMATCH:
+                out += [f"{file}: {path}: {escaped(said)}: the value and the words it cites disagree; quote the words "
+                        "of the document stating the value, or set the value they state" for said in found.mismatch]
             if found.state == "NOT FOUND":
-                file = (str(record.file.relative_to(root.path)) if record.file.is_relative_to(root.path)
-                        else str(record.file))
                 out.append(f"{file}: {path}: its quotes of {sid} are NOT FOUND in its stored excerpt "
                            f"{sources[sid].excerpt} ({found.why}): restore the quoted words there, or quote the "
                            "words it holds")

@@ -405,11 +405,22 @@ def _operations() -> re.Pattern[str]:
 
 def _case_hint(instance: Any, allowed: Any) -> str:
     """``; did you mean 'GB/s'?`` where the text ``instance`` is one of ``allowed`` but for letter case alone (a
-    fact's unit ``GB/S``: tests/test_fix190.py), else ``""``. Raises nothing."""
+    fact's unit ``GB/S``: tests/test_fix190.py), or but for how "a second" is written (``GBps``, ``GB/sec``, ``GB
+    per second``: :data:`_PER_SECOND_WRITTEN`), else ``""``. Raises nothing."""
     if not isinstance(instance, str) or not isinstance(allowed, list):
         return ""
     alike = [v for v in allowed if isinstance(v, str) and v != instance and v.casefold() == instance.casefold()]
+    if not alike:  # a rate written another way: 'TBps', 'TB/sec', 'TB per second' for 'TB/s' (tests/test_fix53w.py)
+        per = _PER_SECOND_WRITTEN.fullmatch(instance.strip())
+        if per is not None:
+            alike = [v for v in allowed if isinstance(v, str) and v == f"{per[1]}/s"] or [
+                v for v in allowed if isinstance(v, str) and v.casefold() == f"{per[1]}/s".casefold()]
     return f"; did you mean {shown_value(alike[0])}?" if len(alike) == 1 else ""
+
+
+#: A unit a second written as a datasheet or a person may write it: ``TBps``, ``TB/sec``, ``TB/second``, ``TB per
+#: second``, ``TB/S`` (its unit before the rate, group 1), which :func:`_case_hint` reads as ``TB/s``.
+_PER_SECOND_WRITTEN = re.compile(r"(?i)([A-Za-z]+?)\s*(?:ps|/\s*s(?:ec(?:ond)?)?|\s+per\s+sec(?:ond)?)")
 
 
 def _operations_hint(instance: Any, allowed: Sequence[Any]) -> str:
@@ -527,21 +538,57 @@ def _valid_keys_hint(extra: Sequence[str], node: Mapping[str, Any]) -> str:
     card's ``[on_chip]`` said only "Additional properties are not allowed ('bw' was unexpected)"."""
     import difflib
 
-    names = sorted(k for k in node.get("properties", {}) if isinstance(k, str))
+    names = sorted(k for k in node.get("properties", {}) if isinstance(k, str) and node["properties"][k] != {
+        "not": {}} and not (isinstance(node["properties"][k], Mapping) and node["properties"][k].get("not") == {}))
     if not names or node.get("patternProperties"):
         return ""
     short = [k for k in extra if isinstance(k, str) and len(k) <= MAX_KEY_MATCHED]
     if len(extra) == 1 and short:
         close = difflib.get_close_matches(short[0], names, n=3, cutoff=0.6)
         if close:
-            return f": did you mean {' or '.join(close)}?"
+            return f"; did you mean {' or '.join(repr(c) for c in close)}?"
     else:
         pairs = [(k, difflib.get_close_matches(k, names, n=1, cutoff=0.6)) for k in short]
-        said = [f"{close[0]} for {shown_value(k)}" for k, close in pairs if close]
+        said = [f"{close[0]!r} for {shown_value(k)}" for k, close in pairs if close]
         if said:
-            return f": did you mean {', '.join(said)}?"
+            return f"; did you mean {', '.join(said)}?"
     more = f" and {len(names) - MAX_KEYS_LISTED} more" if len(names) > MAX_KEYS_LISTED else ""
-    return f": the keys here are {', '.join(names[:MAX_KEYS_LISTED])}{more}"
+    return f"; the keys here are {', '.join(names[:MAX_KEYS_LISTED])}{more}"
+
+
+def _unknown_keys(where: Sequence[Any], extra: Sequence[str], more: int, hint: str) -> str:
+    """``memory.capacity: unknown key 'provenace'; did you mean 'provenance'?``: a table's keys its schema does not
+    know (``extra``, the first five of them, ``more`` past those) with ``hint``, what to write instead
+    (:func:`_valid_keys_hint`). JSON Schema's words ("Unevaluated properties are not allowed ('provenace' was
+    unexpected)") named neither the key's place nor the key meant (tests/test_fix53w.py). Raises nothing."""
+    shown = ", ".join(shown_value(k) for k in extra) + (f" and {more} more" if more else "")
+    return f"{_key_path(where)}: unknown key{'s' if len(extra) + more > 1 else ''} {shown}{hint}"
+
+
+def _evaluated_node(node: Any, root: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    """The schema object ``node`` with the properties of what it refers to (``$ref`` into ``root``'s ``$defs``) and
+    of its ``allOf`` branches beside its own: the keys an ``unevaluatedProperties: false`` table allows. Raises
+    nothing (a reference that does not resolve is left out)."""
+    if not isinstance(node, Mapping):
+        return {}
+    names: dict[str, Any] = {}
+    parts = [node, *(b for b in node.get("allOf", []) if isinstance(b, Mapping))]
+    seen = 0
+    while parts and seen < 16:
+        part = parts.pop(0)
+        seen += 1
+        props = part.get("properties")
+        if isinstance(props, Mapping):
+            for k, v in props.items():
+                names.setdefault(k, v)
+        ref = part.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/") and root is not None:
+            target: Any = root
+            for step in ref[2:].split("/"):
+                target = target.get(step) if isinstance(target, Mapping) else None
+            if isinstance(target, Mapping):
+                parts.append(target)
+    return {"properties": names}
 
 
 def _unevaluated(message: str) -> list[str]:
@@ -588,7 +635,7 @@ def _forbidden_keys(error: Any) -> list[str]:
     return [k for k in keys if isinstance(error.instance, dict) and k in error.instance]
 
 
-def _explain(error: Any) -> str:
+def _explain(error: Any, root: Mapping[str, Any] | None = None) -> str:
     """One line for one ``jsonschema`` error: the key path and what was wrong, in words a file's author can act on. A
     value is shown by :func:`shown_value` (cut past 120 characters): a source record's ``kind`` of 700 KB made every
     line of ``check`` naming it 500,000 characters long (round 23)."""
@@ -598,7 +645,7 @@ def _explain(error: Any) -> str:
         # Among those, a bound or pattern it broke says more than a type it is not.
         # A oneOf every branch of which holds (`required` keys of a value that is no table) says least of all.
         return _explain(max(error.context, key=lambda e: (
-            len(e.absolute_path), e.validator != "type" and not (e.validator == "oneOf" and not e.context))))
+            len(e.absolute_path), e.validator != "type" and not (e.validator == "oneOf" and not e.context))), root)
     where = list(error.absolute_path)
     instance = error.instance
     if error.validator == "required":
@@ -617,20 +664,17 @@ def _explain(error: Any) -> str:
         patterns = [re.compile(p) for p in error.schema.get("patternProperties", {})]  # ecma_pattern's already
         extra = [k for k in extra if not any(p.search(k) for p in patterns)]
         if extra:  # each key shown short: a key of 5,000 digits would fill the screen
-            more = f" and {len(extra) - 5} more" if len(extra) > 5 else ""
-            shown = ", ".join(shown_value(k) for k in extra[:5]) + more
-            verb = "was" if len(extra) == 1 else "were"
             table = _table_of(extra, error.schema, error.instance)
-            hint = f": they are keys of the [{table}] table: write [{table}] on a line above them" if table else (
+            hint = f"; they are keys of the [{table}] table: write [{table}] on a line above them" if table else (
                 _valid_keys_hint(extra[:5], error.schema))
-            return f"{_key_path(where)}: Additional properties are not allowed ({shown} {verb} unexpected){hint}"
+            return _unknown_keys(where, extra[:5], max(0, len(extra) - 5), hint)
         return f"{_key_path(where)}: {error.message}"
     if error.validator == "unevaluatedProperties":
         extra = _unevaluated(error.message)
-        if len(extra) > 5:  # named as additionalProperties names them: 5,000 stray subtables of a fact's table made
-            # check's line and the listings' --json "problems" 44,000 characters long (attack round 51)
-            shown = ", ".join(shown_value(k) for k in extra[:5]) + f" and {len(extra) - 5} more"
-            return f"{_key_path(where)}: Unevaluated properties are not allowed ({shown} were unexpected)"
+        if extra:  # named as additionalProperties names them: 5,000 stray subtables of a fact's table made check's
+            # line and the listings' --json "problems" 44,000 characters long (attack round 51)
+            return _unknown_keys(where, extra[:5], max(0, len(extra) - 5),
+                                 _valid_keys_hint(extra[:5], _evaluated_node(error.schema, root)))
         return f"{_key_path(where)}: {error.message}"
     if error.validator == "type" and isinstance(instance, Overflowed):
         return f"{_key_path(where)}: {overflowed(instance)}"
@@ -857,7 +901,7 @@ def problems(document: Mapping[str, Any], kind: str, folder: Path | None = None)
     # (issue 13: two lines for one fault).
     bounded = {tuple(e.absolute_path) for e in errors if e.validator in _LOWER | _UPPER and id(e) not in loose} & said
     found = [((list(map(str, e.absolute_path)), e.message),
-              _false_key(e, validator.schema, document) or _forms(e) or _explain(e)
+              _false_key(e, validator.schema, document) or _forms(e) or _explain(e, validator.schema)
               + _branches(e, validator.schema, document)
               + (f" ({_WHOLE_SPELLING})" if e.validator in _LOWER | _UPPER and tuple(e.absolute_path) in bounded
                  else ""))
@@ -867,12 +911,34 @@ def problems(document: Mapping[str, Any], kind: str, folder: Path | None = None)
     kept, more = _whole_lines([(at, line) for at, line in floats if tuple(at) not in bounded])
     found.extend(((list(map(str, at)), ""), line) for at, line in kept)
     # One line per problem: two keywords saying one thing (`items: false` and `maxItems`) give one line.
-    lines = list(dict.fromkeys(line for _, line in sorted(found, key=lambda pair: pair[0]))) + more
+    lines = _folded(list(dict.fromkeys(line for _, line in sorted(found, key=lambda pair: pair[0])))) + more
     if cut:
         return [*lines[:MAX_COMPILED_PROBLEMS],
             f"(top level): and more problems (over {MAX_EXPLAINED_ERRORS:,}; the first {MAX_COMPILED_PROBLEMS} by key "
             f"path of the first {MAX_EXPLAINED_ERRORS:,} found are listed): make it smaller"]
     return lines
+
+
+#: An unknown key's line naming the keys they may be (:func:`_unknown_keys`): its table's path, the keys meant
+#: (``'provenance'``, or ``'capacity' for 'capacty', 'bandwidth' for 'bandwith'``).
+_MEANT = re.compile(r"^(.*): unknown keys? .*?; did you mean (.*)\?$")
+
+
+def _folded(lines: list[str]) -> list[str]:
+    """``lines`` without the ``TABLE.KEY: missing (required)`` line of a key an unknown key's line of that table
+    names as meant (``memory.capacity: unknown key 'provenace'; did you mean 'provenance'?``): one fault, one line
+    (tests/test_fix53w.py). Raises nothing."""
+    meant = set()
+    for line in lines:
+        found = _MEANT.match(line)
+        if found is None:
+            continue
+        table = found.group(1)
+        said = found.group(2)
+        keys = re.findall(r"'([^']+)' for ", said) if " for " in said else re.findall(r"^'([^']+)'$", said)
+        meant |= {f"{key}: missing (required)" if table == "(top level)" else f"{table}.{key}: missing (required)"
+                  for key in keys}
+    return [line for line in lines if line not in meant]
 
 
 _LOWER = frozenset({"minimum", "exclusiveMinimum"})

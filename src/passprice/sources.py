@@ -1335,6 +1335,10 @@ class QuoteCheck:
     #: The spans of a stored text not looked up: past what the command's :class:`Lookups` allowed (its state then
     #: ``not checked``, unless a span looked up was NOT FOUND). A review fails on any (tests/test_budget140.py).
     past: int = 0
+    #: Where its state is ``MISMATCH``: what each locator's quotes state that is not its figure
+    #: (:func:`figures_quoted`), one sentence a locator (``its quote of SOURCE 'SPAN' states 8 TB/s, not its value
+    #: 8.2 TB/s``).
+    mismatch: tuple[str, ...] = ()
 
     def line(self) -> str:
         """``memory.bandwidth: checked (2 of 2 quoted spans found in the stored text)``, or the state and why."""
@@ -1345,6 +1349,50 @@ class QuoteCheck:
         ``quote_check``)."""
         return {"state": self.state, "spans": self.spans, "found": self.found, "missing": list(self.missing),
                 "unstored": list(self.unstored), "past": self.past, "why": self.why}
+
+
+#: A stored text that reads, holding nothing: what :func:`figures_quoted` is given for a source to read a fact's
+#: quotes as if its excerpt were stored (the review asks it before reading any excerpt).
+USABLE = StoredText("", None, text="", flat="")
+
+#: The state of a :class:`QuoteCheck` whose quotes are found but state another figure than the fact's
+#: (:func:`figures_quoted`): ``check`` fails it, ``audit`` says it, the review fails it.
+MISMATCH = "MISMATCH"
+
+
+def figures_quoted(fact: Fact, texts: Mapping[str, StoredText], only: str | None = None) -> tuple[str, ...]:
+    """What the quoted spans of ``fact``'s locators citing a source with a usable stored text in ``texts`` (that
+    source alone, with ``only``) state that its figure is not (:func:`passprice.addedfacts.quote_holds_another`):
+    the fact's own locator against its value, for a ``published`` or ``measured`` fact without a derivation (a
+    derived fact's locator quotes what its formula reads; an estimate quotes its basis), and each figure input's
+    locator of a derivation against that input's figure. One sentence a locator: ``its quote of SOURCE 'SPAN' states
+    8 TB/s, not its value 8.2 TB/s``, ``its dot figure's quote of SOURCE 'SPAN' states …, not its 3.87 TB/s``. Empty
+    where every quote states its figure or none of its dimension. Raises nothing."""
+    from passprice.addedfacts import _shown, quote_holds_another
+    from passprice.derivations import Derivation
+    from passprice.facts import Provenance
+
+    checks: list[tuple[str, str | None, str, float, str]] = []
+    if fact.derivation is None and fact.locator and fact.provenance in (Provenance.PUBLISHED, Provenance.MEASURED):
+        checks.append(("its quote", fact.source, fact.locator, fact.amount, fact.unit))
+    if isinstance(fact.derivation, Derivation):
+        checks += [(f"its {i.name} figure's quote", i.source or fact.source, i.locator, i.amount, i.unit)
+                   for i in fact.derivation.inputs if i.kind == "figure" and i.locator]
+    out = []
+    for what, sid, locator, amount, unit in checks:
+        stored = texts.get(sid) if sid is not None else None
+        if stored is None or stored.flat is None or (only is not None and sid != only):
+            continue
+        spans = quoted_spans(locator)
+        others = quote_holds_another(amount, unit, spans)
+        if not others:
+            continue
+        holding = [span for span in spans if quote_holds_another(amount, unit, [span])] or spans
+        mine = "its value " if what == "its quote" else "its "
+        out.append(f"{what}{'s' if len(holding) > 1 else ''} of {sid} "
+                   f"{', '.join(repr(span[:80]) for span in holding[:3])} state{'' if len(holding) > 1 else 's'} "
+                   f"{', '.join(others[:3])}, not {mine}{_shown(amount, unit)}")
+    return tuple(out)
 
 
 def _quoted_locators(fact: Fact) -> list[tuple[str, str | None, str]]:
@@ -1570,6 +1618,13 @@ def quote_check(path: str, fact: Fact, texts: Mapping[str, StoredText], left: Lo
         shown = "; ".join(missed[:3]) + (f"; {len(missing) - 3:,} more" if len(missing) > 3 else "")
         return QuoteCheck(path, "NOT FOUND", spans, found, tuple(missing), tuple(unstored),
                           f"{counted}; not in it: {escaped(shown)}" + (f"; {beyond}" if beyond else ""), past)
+    # Found, its quotes state another figure than the fact's (a new user's 8.2 TB/s under 'Peak Memory Bandwidth 8
+    # TB/s' read `checked`, and check passed it): the quote or the value is wrong (tests/test_fix53w.py).
+    # (looked up: a fact whose spans were past the command's bound is `not checked`, said so, as before)
+    mismatch = figures_quoted(fact, texts, only) if not past else ()
+    if mismatch:
+        return QuoteCheck(path, MISMATCH, spans, found, (), tuple(unstored),
+                          f"{counted}; {escaped('; '.join(mismatch))}", past, mismatch)
     # With the fact's own locator quoting nothing, an input's locator of the same document quoting nothing is
     # located by no quote either: said so (it read "only its own locator quotes nothing", tests/test_quote145.py).
     too = (f"{len(inputs_unquoted)} of its derivation's inputs quote{'s' if len(inputs_unquoted) == 1 else ''} "
@@ -1616,8 +1671,10 @@ def quotes_summary(checks: Sequence[QuoteCheck]) -> str:
     """``12 of 20 facts' quotes checked against a stored text (2 NOT FOUND)``: the audit's summary of ``checks``."""
     checked = sum(c.state == "checked" for c in checks)
     bad = sum(c.state == "NOT FOUND" for c in checks)
+    other = sum(c.state == MISMATCH for c in checks)
+    said = ", ".join(x for x in (f"{bad:,} NOT FOUND" if bad else "", f"{other:,} {MISMATCH}" if other else "") if x)
     return (f"{checked:,} of {len(checks):,} facts' quotes checked against a stored text"
-            + (f" ({bad:,} NOT FOUND)" if bad else ""))
+            + (f" ({said})" if said else ""))
 
 
 # --- the parts of a stored excerpt a locator names (tests/test_fix154.py) ----------------------------------------
