@@ -136,7 +136,7 @@ def _stack_records(root: Root, problems: list[str]) -> list[Record]:
 
 def review(
     root: Root, unreadable: list[str] | None = None, documents: Callable[[str], str | None] | None = None,
-    undated: list[str] | None = None, loaded: dict[str, Source] | None = None,
+    undated: list[str] | None = None, loaded: dict[str, Source] | None = None, read: list[Record] | None = None,
 ) -> tuple[list[str], list[str]]:
     """``passprice check``'s look at lineage: problems (a fact citing a source that is not registered, a derived fact
     that no longer follows from its inputs — naming each input that changed —, one source figure quoted with two
@@ -147,8 +147,12 @@ def review(
     are appended to ``unreadable`` too (``check`` reports them on stderr, exit 2). ``undated``, when given, gains the
     ids of the source records that read and say ``retrieved = "unknown"`` (:func:`passprice.sources.undated`);
     ``loaded``, when given, gains every source record that reads, by id (each loaded once: check's look at the
-    folders of the documents they name, :func:`passprice.check.documents_alike`, reads them there)."""
+    folders of the documents they name, :func:`passprice.check.documents_alike`, reads them there); ``read``, when
+    given, gains every card, drafting method and routing record that reads (:func:`load_records`: check's look at
+    quotes, :func:`quote_problems`, reads them there)."""
     records, _ = load_records(root)  # a file that does not read is reported by check's own validation
+    if read is not None:
+        read.extend(records)
     problems: list[str] = []
     cited: set[str] = set()
     from passprice import snapshot
@@ -224,7 +228,8 @@ def measured_from_datasheets(records: Iterable[Record], sources: Mapping[str, So
     return out
 
 
-def quote_problems(root: Root, sources: Mapping[str, Source] | None = None) -> list[str]:
+def quote_problems(root: Root, sources: Mapping[str, Source] | None = None,
+                   records: Iterable[Record] | None = None) -> list[str]:
     """``check``'s look at quotes: one problem line for each fact of a card, drafting method or routing record of
     ``root`` whose quotes of a source are NOT FOUND in that source's stored excerpt, by
     :func:`passprice.sources.quote_check` of the spans of its locators citing that source alone (``only``), the one
@@ -234,10 +239,21 @@ def quote_problems(root: Root, sources: Mapping[str, Source] | None = None) -> l
     while ``audit`` said NOT FOUND and the review failed (tests/test_fix190.py). A source with no usable stored text
     is no problem here (``audit`` says ``not checked``); the look-ups are bounded as an audit's
     (:class:`passprice.sources.Lookups`: past it, a span is not looked up). A record that does not read is check's
-    own problem. ``sources``: the source records that read, by id (by default read here). Raises nothing."""
+    own problem. ``sources``: the source records that read, by id (by default read here); ``records``: the records
+    that read (by default read here, :func:`load_records`).
+
+    The lines are kept in the cache of validated files (:mod:`passprice.cache`, kind ``quotes``) under a key made of
+    everything they are made from (:func:`_quotes_keyed`): each citing fact's file, key, source and locators (its
+    own, its derivation's inputs'), and each cited source's excerpt as :func:`passprice.sources.excerpt_state` reads
+    it (the problem with it, or the sha256 of its bytes), with the code's stamp: a warm ``check`` of an unchanged
+    registry looks nothing up, and an excerpt edited within the same second (its bytes, so its digest, not its
+    status, key it) misses. An entry that is not whole and ours, or not a list of lines, is a miss; ``--no-cache``
+    neither reads nor writes one (tests/test_quote53.py). Raises nothing."""
+    from passprice import cache
     from passprice.sources import Lookups, _quoted_locators, quote_check, read_sources, stored_texts
 
-    records, _ = load_records(root)
+    if records is None:
+        records = load_records(root)[0]
     cites = [(record, path, fact, list(dict.fromkeys(sid for _, sid, _ in _quoted_locators(fact) if sid is not None)))
              for record in records for path, fact in record.facts.items()]
     cites = [c for c in cites if c[3]]
@@ -245,6 +261,16 @@ def quote_problems(root: Root, sources: Mapping[str, Source] | None = None) -> l
         return []
     if sources is None:  # else the records check's look at lineage loaded, each once
         sources = read_sources(root)[0]
+
+    def shown(file: Path) -> str:
+        return str(file.relative_to(root.path)) if file.is_relative_to(root.path) else str(file)
+
+    entry_key = cache.key("quotes", b"", _quotes_keyed(root, cites, sources, shown)) if cache.enabled() else None
+    if entry_key is not None:
+        kept = cache.read(entry_key)
+        lines = kept.get("lines") if kept is not None else None
+        if isinstance(lines, list) and all(isinstance(line, str) for line in lines):
+            return list(lines)
     wanted = [sid for *_, sids in cites for sid in sids if sid in sources and sources[sid].excerpt is not None]
     texts = stored_texts(root, sources, wanted)
     left = Lookups()
@@ -256,12 +282,37 @@ def quote_problems(root: Root, sources: Mapping[str, Source] | None = None) -> l
                 continue
             found = quote_check(path, fact, texts, left, only=sid)
             if found.state == "NOT FOUND":
-                file = (str(record.file.relative_to(root.path)) if record.file.is_relative_to(root.path)
-                        else str(record.file))
-                out.append(f"{file}: {path}: its quotes of {sid} are NOT FOUND in its stored excerpt "
+                out.append(f"{shown(record.file)}: {path}: its quotes of {sid} are NOT FOUND in its stored excerpt "
                            f"{sources[sid].excerpt} ({found.why}): restore the quoted words there, or quote the "
                            "words it holds")
+    if entry_key is not None:
+        cache.store(entry_key, {"lines": out})
     return out
+
+
+def _quotes_keyed(root: Root, cites: Iterable[tuple[Record, str, Fact, list[str]]], sources: Mapping[str, Source],
+                  shown: Callable[[Path], str]) -> bytes:
+    """What :func:`quote_problems`' lines are made from, as bytes for its cache key: for each citing fact (in order:
+    the look-ups share one bound, :class:`passprice.sources.Lookups`) its file as shown, key, source, and each
+    locator it quotes with (what, source id, locator: :func:`passprice.sources._quoted_locators`); then for each
+    source it cites, the record's excerpt and the excerpt as :func:`passprice.sources.excerpt_state` reads it (the
+    problem, or why it did not read, or its bytes' sha256; inside ``check``'s snapshot, what its look at
+    ``sources/`` read, nothing read again). JSON, UTF-8 (a lone surrogate kept). Raises nothing."""
+    import json
+
+    from passprice.sources import _quoted_locators, excerpt_state
+
+    facts = [[shown(record.file), path, fact.source, [list(q) for q in _quoted_locators(fact)]]
+             for record, path, fact, _ in cites]
+    texts = []
+    for sid in dict.fromkeys(sid for *_, sids in cites for sid in sids):
+        source = sources.get(sid)
+        if source is None:
+            texts.append([sid, None])
+            continue
+        problem, unread, _, digest = excerpt_state(root, source)
+        texts.append([sid, source.excerpt, problem, unread, digest])
+    return json.dumps([facts, texts], ensure_ascii=False).encode("utf-8", "surrogatepass")
 
 
 def borrowed_in(root: Root, file: Path) -> list[str]:
