@@ -1773,17 +1773,17 @@ def _excerpt_parts(data: str, source: str) -> dict[str, str]:
     """The flat text of each part of the stored excerpt ``data`` a section heading names (:attr:`StoredText.parts`,
     :func:`_part_name`), as :func:`_excerpt_lines` flattens a text (:func:`_flat_lines`): of ``source``'s sections
     where the file heads any, else of every section. Linear in ``data``. Raises nothing."""
-    section = _compiled(_SECTION_TEXT)
+    lines = data.splitlines()
+    # the headings found by one search in C (:func:`_headings`), each section's lines a slice: a match a line, twice,
+    # was a Python step a line for each source a file names
+    headings = _headings("\n".join(lines))
     named: dict[str, dict[str, list[str]]] = {}  # each section id's lines by the part its heading names
-    part: list[str] | None = None
-    for line in data.splitlines():
-        m = section.match(line)
-        if m:
-            name = _part_name(line, source)
-            part = None if name is None else named.setdefault(m.group(1), {}).setdefault(name, [])
-        elif part is not None:
-            part.append(line)
-    if source in {m.group(1) for m in map(section.match, data.splitlines()) if m}:
+    for k, (at, sid) in enumerate(headings):
+        name = _part_name(lines[at], source)
+        if name is not None:  # a heading naming no part: its lines are no part's
+            named.setdefault(sid, {}).setdefault(name, []).extend(
+                lines[at + 1:headings[k + 1][0] if k + 1 < len(headings) else None])
+    if source in {sid for _, sid in headings}:
         by_part = named.get(source, {})
     else:
         by_part = {}
