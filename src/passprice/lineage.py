@@ -12,7 +12,7 @@ happens to pin (every lock pins ``host.stream``; only a price with sequences in 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Container, Iterable, Mapping
+from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -254,16 +254,25 @@ def quote_problems(root: Root, sources: Mapping[str, Source] | None = None,
 
     if records is None:
         records = load_records(root)[0]
-    cites = [(record, path, fact, list(dict.fromkeys(sid for _, sid, _ in _quoted_locators(fact) if sid is not None)))
-             for record in records for path, fact in record.facts.items()]
-    cites = [c for c in cites if c[3]]
+    cites = []  # (record, key, fact, the sources its quotes cite, its locators: _quoted_locators)
+    for record in records:
+        for path, fact in record.facts.items():
+            quoted = _quoted_locators(fact)
+            sids = list(dict.fromkeys(sid for _, sid, _ in quoted if sid is not None))
+            if sids:
+                cites.append((record, path, fact, sids, quoted))
     if not cites:
         return []
     if sources is None:  # else the records check's look at lineage loaded, each once
         sources = read_sources(root)[0]
 
-    def shown(file: Path) -> str:
-        return str(file.relative_to(root.path)) if file.is_relative_to(root.path) else str(file)
+    names: dict[Path, str] = {}
+
+    def shown(file: Path) -> str:  # once a record file (a relative_to a fact was 90 % of a warm look)
+        name = names.get(file)
+        if name is None:
+            name = names[file] = str(file.relative_to(root.path)) if file.is_relative_to(root.path) else str(file)
+        return name
 
     entry_key = cache.key("quotes", b"", _quotes_keyed(root, cites, sources, shown)) if cache.enabled() else None
     if entry_key is not None:
@@ -271,11 +280,11 @@ def quote_problems(root: Root, sources: Mapping[str, Source] | None = None,
         lines = kept.get("lines") if kept is not None else None
         if isinstance(lines, list) and all(isinstance(line, str) for line in lines):
             return list(lines)
-    wanted = [sid for *_, sids in cites for sid in sids if sid in sources and sources[sid].excerpt is not None]
+    wanted = [sid for c in cites for sid in c[3] if sid in sources and sources[sid].excerpt is not None]
     texts = stored_texts(root, sources, wanted)
     left = Lookups()
     out = []
-    for record, path, fact, sids in cites:
+    for record, path, fact, sids, _ in cites:
         for sid in sids:
             stored = texts.get(sid)
             if stored is None or stored.flat is None:
@@ -290,8 +299,8 @@ def quote_problems(root: Root, sources: Mapping[str, Source] | None = None,
     return out
 
 
-def _quotes_keyed(root: Root, cites: Iterable[tuple[Record, str, Fact, list[str]]], sources: Mapping[str, Source],
-                  shown: Callable[[Path], str]) -> bytes:
+def _quotes_keyed(root: Root, cites: Sequence[tuple[Record, str, Fact, list[str], list[tuple[str, str | None, str]]]],
+                  sources: Mapping[str, Source], shown: Callable[[Path], str]) -> bytes:
     """What :func:`quote_problems`' lines are made from, as bytes for its cache key: for each citing fact (in order:
     the look-ups share one bound, :class:`passprice.sources.Lookups`) its file as shown, key, source, and each
     locator it quotes with (what, source id, locator: :func:`passprice.sources._quoted_locators`); then for each
@@ -300,12 +309,11 @@ def _quotes_keyed(root: Root, cites: Iterable[tuple[Record, str, Fact, list[str]
     ``sources/`` read, nothing read again). JSON, UTF-8 (a lone surrogate kept). Raises nothing."""
     import json
 
-    from passprice.sources import _quoted_locators, excerpt_state
+    from passprice.sources import excerpt_state
 
-    facts = [[shown(record.file), path, fact.source, [list(q) for q in _quoted_locators(fact)]]
-             for record, path, fact, _ in cites]
+    facts = [[shown(record.file), path, fact.source, quoted] for record, path, fact, _, quoted in cites]
     texts = []
-    for sid in dict.fromkeys(sid for *_, sids in cites for sid in sids):
+    for sid in dict.fromkeys(sid for c in cites for sid in c[3]):
         source = sources.get(sid)
         if source is None:
             texts.append([sid, None])
