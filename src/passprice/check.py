@@ -22,6 +22,7 @@ from passprice.routing import Routing, colder, router, routing_from_document
 
 if TYPE_CHECKING:
     from passprice.gguf_header import GGUFHeader
+    from passprice.lineage import Record
     from passprice.measurements import Run
     from passprice.sources import Source
 
@@ -702,6 +703,9 @@ class FileReview:
     #: The source records that read, by id, each loaded once (:func:`passprice.lineage.review`): ``check``'s look at
     #: quotes (:func:`passprice.lineage.quote_problems`) reads them from here.
     sources: tuple[tuple[str, Source], ...] = attrs.field(default=(), eq=False, repr=False)
+    #: The cards, drafting methods and routing records that read (:func:`passprice.lineage.load_records`, by
+    #: :func:`passprice.lineage.review`): ``check``'s look at quotes reads them from here, none read again.
+    records: tuple[Record, ...] = attrs.field(default=(), eq=False, repr=False)
 
 
 def review_files(root: Root, documents: Callable[[str], str | None] | None = None) -> FileReview:
@@ -779,7 +783,8 @@ def _review_files(root: Root, documents: Callable[[str], str | None] | None = No
     # (read_sources) for the same lines: 4,000 records, 8,000 schema.load calls.
     undated: list[str] = []
     loaded: dict[str, Source] = {}
-    found, warnings = review(root, unreadable, documents, undated, loaded)
+    records: list[Record] = []
+    found, warnings = review(root, unreadable, documents, undated, loaded, records)
     problems += found
     found = documents_alike(root, loaded.values())
     problems += found
@@ -852,6 +857,7 @@ def _review_files(root: Root, documents: Callable[[str], str | None] | None = No
         tuple(kinds.items()),
         tuple(undated),
         tuple(loaded.items()),
+        tuple(records),
     )
 
 
@@ -900,7 +906,7 @@ def _check(root: Root) -> CheckReport:
     from passprice.lineage import quote_problems
 
     # quoted words its stored excerpt lacks: what audit says NOT FOUND of and the review fails (tests/test_fix190.py)
-    problems += quote_problems(root, dict(files.sources))
+    problems += quote_problems(root, dict(files.sources), files.records)
     unreadable = list(files.unreadable)
     kinds = dict(files.kinds)
     statuses = []

@@ -12,7 +12,7 @@ happens to pin (every lock pins ``host.stream``; only a price with sequences in 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Container, Iterable, Mapping
+from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -136,7 +136,7 @@ def _stack_records(root: Root, problems: list[str]) -> list[Record]:
 
 def review(
     root: Root, unreadable: list[str] | None = None, documents: Callable[[str], str | None] | None = None,
-    undated: list[str] | None = None, loaded: dict[str, Source] | None = None,
+    undated: list[str] | None = None, loaded: dict[str, Source] | None = None, read: list[Record] | None = None,
 ) -> tuple[list[str], list[str]]:
     """``passprice check``'s look at lineage: problems (a fact citing a source that is not registered, a derived fact
     that no longer follows from its inputs — naming each input that changed —, one source figure quoted with two
@@ -147,8 +147,12 @@ def review(
     are appended to ``unreadable`` too (``check`` reports them on stderr, exit 2). ``undated``, when given, gains the
     ids of the source records that read and say ``retrieved = "unknown"`` (:func:`passprice.sources.undated`);
     ``loaded``, when given, gains every source record that reads, by id (each loaded once: check's look at the
-    folders of the documents they name, :func:`passprice.check.documents_alike`, reads them there)."""
+    folders of the documents they name, :func:`passprice.check.documents_alike`, reads them there); ``read``, when
+    given, gains every card, drafting method and routing record that reads (:func:`load_records`: check's look at
+    quotes, :func:`quote_problems`, reads them there)."""
     records, _ = load_records(root)  # a file that does not read is reported by check's own validation
+    if read is not None:
+        read.extend(records)
     problems: list[str] = []
     cited: set[str] = set()
     from passprice import snapshot
@@ -225,7 +229,7 @@ def measured_from_datasheets(records: Iterable[Record], sources: Mapping[str, So
 
 
 def quote_problems(root: Root, sources: Mapping[str, Source] | None = None,
-                   only: tuple[Path, str] | None = None) -> list[str]:
+                   only: tuple[Path, str] | None = None, records: Iterable[Record] | None = None) -> list[str]:
     """``check``'s look at quotes: one problem line for each fact of a card, drafting method or routing record of
     ``root`` whose quotes of a source are NOT FOUND in that source's stored excerpt, by
     :func:`passprice.sources.quote_check` of the spans of its locators citing that source alone (``only``), the one
@@ -238,41 +242,102 @@ def quote_problems(root: Root, sources: Mapping[str, Source] | None = None,
     own problem. A fact whose quotes are found but state another figure than its own (state ``MISMATCH``,
     :func:`passprice.sources.figures_quoted`) is a problem too: ``FILE: KEY: its quote of SOURCE 'SPAN' states 8
     TB/s, not its value 8.2 TB/s: …`` (tests/test_fix53w.py). ``sources``: the source records that read, by id (by
-    default read here). ``only``: the ``(file, fact path)`` of one fact, looked up alone (``fact set`` and ``fact
-    recompute`` warn with its lines: a locator set to a quote the excerpt lacks was written without a word,
-    tests/test_fix53w.py). Raises nothing."""
+    default read here); ``records``: the records that read (by default read here, :func:`load_records`). ``only``:
+    the ``(file, fact path)`` of one fact, looked up alone (``fact set`` and ``fact recompute`` warn with its lines:
+    a locator set to a quote the excerpt lacks was written without a word, tests/test_fix53w.py).
+
+    The lines of a whole registry's look (``only`` not given) are kept in the cache of validated files
+    (:mod:`passprice.cache`, kind ``quotes``) under a key made of everything they are made from
+    (:func:`_quotes_keyed`): each citing fact whole (its value and unit, which a quote's figure is held to, its
+    locators, its derivation's inputs'), its file and key, and each cited source's excerpt as
+    :func:`passprice.sources.excerpt_state` reads it (the problem with it, or the sha256 of its bytes), with the
+    code's stamp: a warm ``check`` of an unchanged registry looks nothing up, and an excerpt edited within the same
+    second (its bytes, so its digest, not its status, key it) misses. An entry that is not whole and ours, or not a
+    list of lines, is a miss; ``--no-cache`` neither reads nor writes one (tests/test_quote53.py). Raises
+    nothing."""
+    from passprice import cache
     from passprice.errors import escaped
     from passprice.sources import MISMATCH, Lookups, _quoted_locators, quote_check, read_sources, stored_texts
 
-    records, _ = load_records(root)
-    cites = [(record, path, fact, list(dict.fromkeys(sid for _, sid, _ in _quoted_locators(fact) if sid is not None)))
-             for record in records for path, fact in record.facts.items()]
-    cites = [c for c in cites if c[3] and (only is None or (c[0].file.resolve() == only[0].resolve()
-                                                              and c[1] == only[1]))]
+    if records is None:
+        records = load_records(root)[0]
+    names: dict[Path, str] = {}
+
+    def shown(file: Path) -> str:  # once a record file (a relative_to a fact was 90 % of a warm look)
+        name = names.get(file)
+        if name is None:
+            name = names[file] = str(file.relative_to(root.path)) if file.is_relative_to(root.path) else str(file)
+        return name
+
+    cites = []  # (record, key, fact, the sources its quotes cite, its locators: _quoted_locators)
+    alone = None if only is None else (only[0].resolve(), only[1])
+    for record in records:
+        if alone is not None and record.file.resolve() != alone[0]:
+            continue
+        for path, fact in record.facts.items():
+            if alone is not None and path != alone[1]:
+                continue
+            quoted = _quoted_locators(fact)
+            sids = list(dict.fromkeys(sid for _, sid, _ in quoted if sid is not None))
+            if sids:
+                cites.append((record, path, fact, sids, quoted))
     if not cites:
         return []
     if sources is None:  # else the records check's look at lineage loaded, each once
         sources = read_sources(root)[0]
-    wanted = [sid for *_, sids in cites for sid in sids if sid in sources and sources[sid].excerpt is not None]
+    entry_key = (cache.key("quotes", b"", _quotes_keyed(root, cites, sources, shown))
+                 if only is None and cache.enabled() else None)
+    if entry_key is not None:
+        kept = cache.read(entry_key)
+        lines = kept.get("lines") if kept is not None else None
+        if isinstance(lines, list) and all(isinstance(line, str) for line in lines):
+            return list(lines)
+    wanted = [sid for c in cites for sid in c[3] if sid in sources and sources[sid].excerpt is not None]
     texts = stored_texts(root, sources, wanted)
     left = Lookups()
     out = []
-    for record, path, fact, sids in cites:
+    for record, path, fact, sids, _ in cites:
         for sid in sids:
             stored = texts.get(sid)
             if stored is None or stored.flat is None:
                 continue
             found = quote_check(path, fact, texts, left, only=sid)
-            file = (str(record.file.relative_to(root.path)) if record.file.is_relative_to(root.path)
-                    else str(record.file))
             if found.state == MISMATCH:
-                out += [f"{file}: {path}: {escaped(said)}: the value and the words it cites disagree; quote the words "
-                        "of the document stating the value, or set the value they state" for said in found.mismatch]
+                out += [f"{shown(record.file)}: {path}: {escaped(said)}: the value and the words it cites disagree; "
+                        "quote the words of the document stating the value, or set the value they state"
+                        for said in found.mismatch]
             if found.state == "NOT FOUND":
-                out.append(f"{file}: {path}: its quotes of {sid} are NOT FOUND in its stored excerpt "
+                out.append(f"{shown(record.file)}: {path}: its quotes of {sid} are NOT FOUND in its stored excerpt "
                            f"{sources[sid].excerpt} ({found.why}): restore the quoted words there, or quote the "
                            "words it holds")
+    if entry_key is not None:
+        cache.store(entry_key, {"lines": out})
     return out
+
+
+def _quotes_keyed(root: Root, cites: Sequence[tuple[Record, str, Fact, list[str], list[tuple[str, str | None, str]]]],
+                  sources: Mapping[str, Source], shown: Callable[[Path], str]) -> bytes:
+    """What :func:`quote_problems`' lines are made from, as bytes for its cache key: for each citing fact (in order:
+    the look-ups share one bound, :class:`passprice.sources.Lookups`) its file as shown, key, the fact whole (its
+    ``repr``: value, unit, provenance, source, locator, derivation with its inputs: a value moved under an unchanged
+    locator is a MISMATCH the key must miss for, tests/test_fix53w.py), and each locator it quotes with (what, source id, locator: :func:`passprice.sources._quoted_locators`); then for each
+    source it cites, the record's excerpt and the excerpt as :func:`passprice.sources.excerpt_state` reads it (the
+    problem, or why it did not read, or its bytes' sha256; inside ``check``'s snapshot, what its look at
+    ``sources/`` read, nothing read again). JSON, UTF-8 (a lone surrogate kept). Raises nothing."""
+    import json
+
+    from passprice.sources import excerpt_state
+
+    facts = [[shown(record.file), path, repr(fact), quoted] for record, path, fact, _, quoted in cites]
+    texts = []
+    for sid in dict.fromkeys(sid for c in cites for sid in c[3]):
+        source = sources.get(sid)
+        if source is None:
+            texts.append([sid, None])
+            continue
+        problem, unread, _, digest = excerpt_state(root, source)
+        texts.append([sid, source.excerpt, problem, unread, digest])
+    return json.dumps([facts, texts], ensure_ascii=False).encode("utf-8", "surrogatepass")
 
 
 def borrowed_in(root: Root, file: Path) -> list[str]:

@@ -508,8 +508,50 @@ def excerpt_problem(root: Root, source: Source) -> str | None:
     (:func:`excerpt_digest_problem`). Raises nothing."""
     if source.excerpt is None:
         return None
+    from passprice import snapshot
+
+    if snapshot.active():  # the file looked at and read once a snapshot (:func:`excerpt_state`)
+        return excerpt_state(root, source)[0]
     problem = document_problem(root, source.excerpt, "source.excerpt")
     return problem if problem is not None else excerpt_digest_problem(root, source)
+
+
+def excerpt_state(root: Root, source: Source) -> tuple[str | None, str | None, bytes | None, str | None]:
+    """The stored excerpt ``source`` names as :func:`stored_text` reads it: ``(problem, unread, data, digest)``,
+    ``problem`` :func:`excerpt_problem`'s words (not a regular file of ``root``, or not the bytes the record pins),
+    else ``unread`` why a regular file did not read (larger than :data:`EXCERPT_BYTES`, an error), else its bytes
+    ``data`` and their sha256 ``digest`` (hex, :func:`excerpt_sha256`); all ``None`` when the record names none.
+    Inside a snapshot (:mod:`passprice.snapshot`), made once for each root, excerpt and pin: ``check`` looked at each
+    file, read it and hashed it for its record's pin, then again for the quotes its facts quote
+    (:func:`passprice.lineage.quote_problems`), whose cache entry is keyed by ``digest``. Raises nothing."""
+    from passprice import snapshot
+
+    if source.excerpt is None:
+        return None, None, None, None
+    return snapshot.made(("excerpt-state", os.fspath(root.path), source.excerpt, source.excerpt_sha256),
+                         functools.partial(_excerpt_state, root, source))
+
+
+def _excerpt_state(root: Root, source: Source) -> tuple[str | None, str | None, bytes | None, str | None]:
+    """:func:`excerpt_state`, made."""
+    from passprice.files import read_regular
+
+    assert source.excerpt is not None
+    # excerpt_problem's words, the bytes its pin check read kept for the text
+    problem = document_problem(root, source.excerpt, "source.excerpt")
+    data: bytes | None = None
+    if problem is None:
+        problem, data = _pinned_problem(root, source)
+    if problem is not None:
+        return problem, None, None, None
+    try:
+        if data is None:
+            data = read_regular(root.path / source.excerpt, EXCERPT_BYTES)
+    except InputError as e:
+        return None, str(e), None, None
+    except OSError as e:
+        return None, f"{source.excerpt}: {e.strerror or type(e).__name__}", None, None
+    return None, None, data, excerpt_sha256(data)
 
 
 def excerpt_digest_problem(root: Root, source: Source) -> str | None:
@@ -795,25 +837,46 @@ def _quotes(text: str) -> list[tuple[int, str]]:
     """Each span ``text`` quotes with the offset of its opening quote: :data:`QUOTED_SPAN`'s ``finditer``, read in one
     pass. The pattern's lazy ``.+?`` scans each opening quote to its line's end when no quote closes there: a locator
     of 10,000 characters of `` 'a`` took 0.26 s of CPU a read, and ``audit --source`` reads each citing fact's
-    (tests/test_attack133.py). Linear in ``text``. Raises nothing."""
+    (tests/test_attack133.py). The quotes and line breaks are found by searches in C (:meth:`str.find`), each quote
+    then read as an opening or a closing one by the characters beside it, and the two paired walking them once: a
+    character at a time in Python was a third of ``check``'s look at quotes on the shipped registry (567 locators,
+    87,000 characters; docs/PERFORMANCE.md). Linear in ``text``. Raises nothing."""
+    k = text.find("'")
+    if k < 0:
+        return []
     n = len(text)
-    closes = [n] * (n + 1)  # closes[i]: the first closing quote at i or after (n: none)
-    breaks = [n] * (n + 1)  # breaks[i]: the first line break at i or after
-    for i in range(n - 1, -1, -1):
-        c = text[i]
-        closes[i] = i if c == "'" and (i + 1 == n or text[i + 1] in _CLOSES_BEFORE or text[i + 1].isspace()
-                                       or (i + 2 == n and text[i + 1] == "\n")) else closes[i + 1]
-        breaks[i] = i if c == "\n" else breaks[i + 1]
+    opens: list[int] = []
+    closes: list[int] = []  # a quote before one of _CLOSES_BEFORE, a blank, or the text's end
+    while k >= 0:
+        if k == 0 or text[k - 1] in _OPENS_AFTER or text[k - 1].isspace():
+            opens.append(k)
+        if k + 1 == n or text[k + 1] in _CLOSES_BEFORE or text[k + 1].isspace():
+            closes.append(k)
+        k = text.find("'", k + 1)
+    if not opens or not closes:
+        return []
+    breaks: list[int] = []
+    k = text.find("\n", opens[0])
+    while 0 <= k < closes[-1]:
+        breaks.append(k)
+        k = text.find("\n", k + 1)
     out: list[tuple[int, str]] = []
-    i = text.find("'")
-    while 0 <= i < n:
-        if i == 0 or text[i - 1] in _OPENS_AFTER or text[i - 1].isspace():
-            j = closes[i + 2] if i + 2 <= n else n
-            if j < n and j <= breaks[i + 1]:
-                out.append((i, text[i + 1 : j]))
-                i = text.find("'", j + 1)
-                continue
-        i = text.find("'", i + 1)
+    c = b = 0  # the first closing quote, and line break, not yet passed
+    after = -1  # the closing quote of the span found last: an opening at or before it opens nothing
+    for i in opens:
+        if i <= after:
+            continue
+        while c < len(closes) and closes[c] < i + 2:  # a span holds a character at least
+            c += 1
+        if c == len(closes):
+            break  # no quote closes past here: no span opens
+        while b < len(breaks) and breaks[b] <= i:
+            b += 1
+        j = closes[c]
+        if b < len(breaks) and breaks[b] < j:
+            continue  # a line break before the closing quote: this opening closes none
+        out.append((i, text[i + 1 : j]))
+        after = j
     return out
 
 
@@ -837,7 +900,7 @@ def paged_spans(locator: str) -> list[tuple[int | None, str]]:
     text = locator[:10_000]
     starts: list[int] = []
     pages: list[int] = []
-    for m in _compiled(_PAGE_NAMED_TEXT).finditer(text):
+    for m in _compiled(_PAGE_NAMED_TEXT).finditer(text) if "p. " in text else ():  # most name no page
         starts.append(m.start())
         pages.append(int(m.group(1)))
     out: list[tuple[int | None, str]] = []
@@ -902,20 +965,12 @@ class StoredText:
         ``checked`` (tests/test_attack187.py); a locator naming neither so names none of them. Raises nothing."""
         written = locator[:10_000]
         text = _loose(written)
-        names = [_loose(name) for name in self.parts]
-        tails = [name.rsplit("/", 1)[-1] for name in names]
-        stems = [tail.rsplit(".", 1)[0] if "." in tail else tail for tail in tails]
         out: list[tuple[int, str]] = []
-        for part, name, tail, stem in zip(self.parts, names, tails, stems, strict=True):
-            if names.count(name) > 1:  # another part's name reads alike: only the name as written tells them apart
+        for part, alike, shown in _part_names(tuple(self.parts)):
+            if alike:  # another part's name reads alike: only the name as written tells them apart
                 at = [i for i in (_whole_at(written, part),) if i >= 0]
-                if at:
-                    out.append((min(at), part))
-                continue
-            shown = [name] + ([tail] if tail != name and "." in tail and tails.count(tail) == 1 else [])
-            if stem not in shown and len(stem.strip()) >= 4 and stems.count(stem) == 1:
-                shown.append(stem)
-            at = [i for i in (_whole_at(text, n) for n in shown) if i >= 0]
+            else:
+                at = [i for i in (_whole_at(text, n) for n in shown) if i >= 0]
             if at:
                 out.append((min(at), part))
         return tuple(part for _, part in sorted(out))
@@ -1221,9 +1276,13 @@ class _Read:
 
 #: The stored excerpts read by this process, by their bytes' sha256: a file many records name (40 naming one of
 #: 900,000 bytes) was decoded and its sections read once a record, 37 ms each (``check`` 1.60 -> 3.09 s of CPU,
-#: tests/test_attack133.py). The last :data:`_READ_KEPT` kept.
+#: tests/test_attack133.py). The last :data:`_READ_KEPT` kept, of :data:`_READ_BYTES` bytes in all at most (but the
+#: last, whatever its size): the shipped registry's 13 excerpts (176 KB) were 8 kept, and ``check``, reading each for
+#: its pin and then for its facts' quotes, decoded and split each again.
 _READ: dict[str, _Read] = {}
-_READ_KEPT = 8
+_READ_SIZES: dict[str, int] = {}
+_READ_KEPT = 64
+_READ_BYTES = 8 * 1024 * 1024
 
 
 def _excerpt_read(data: bytes, digest: str | None = None) -> _Read:
@@ -1245,9 +1304,12 @@ def _excerpt_read(data: bytes, digest: str | None = None) -> _Read:
         read = _Read(text, bad, tuple(m.group(1) for m in map(_compiled(_SOURCE_SECTION_TEXT).match, lines) if m),
                      frozenset(m.group(1) for m in _compiled("(?m)" + _SECTION_TEXT).finditer(joined)),
                      text is not None and "# Numbers are pages:" in text)
-        if len(_READ) >= _READ_KEPT:
-            _READ.pop(next(iter(_READ)))
+        while _READ and (len(_READ) >= _READ_KEPT or sum(_READ_SIZES.values()) + len(data) > _READ_BYTES):
+            oldest = next(iter(_READ))
+            del _READ[oldest]
+            _READ_SIZES.pop(oldest, None)
         _READ[digest] = read
+        _READ_SIZES[digest] = len(data)
     return read
 
 
@@ -1257,25 +1319,14 @@ def stored_text(root: Root, source: Source) -> StoredText:
     link, not there: never opened); ``unread`` the reason a regular file did not read (larger than
     :data:`EXCERPT_BYTES`, not UTF-8).
     Raises nothing."""
-    from passprice.files import read_regular
-
     if source.excerpt is None:
         return StoredText(source.id, None)
-    # excerpt_problem's words, the bytes its pin check read kept for the text
-    problem = document_problem(root, source.excerpt, "source.excerpt")
-    data: bytes | None = None
-    if problem is None:
-        problem, data = _pinned_problem(root, source)
+    problem, unread, data, digest = excerpt_state(root, source)
     if problem is not None:
         return StoredText(source.id, source.excerpt, problem)
-    try:
-        if data is None:
-            data = read_regular(root.path / source.excerpt, EXCERPT_BYTES)
-    except InputError as e:
-        return StoredText(source.id, source.excerpt, unread=str(e))
-    except OSError as e:
-        return StoredText(source.id, source.excerpt, unread=f"{source.excerpt}: {e.strerror or type(e).__name__}")
-    return _stored_of(source, _excerpt_read(data), source.excerpt)
+    if unread is not None or data is None:
+        return StoredText(source.id, source.excerpt, unread=unread)
+    return _stored_of(source, _excerpt_read(data, digest), source.excerpt)
 
 
 def _stored_of(source: Source, read: _Read, where: str) -> StoredText:
@@ -1691,6 +1742,26 @@ def _loose(text: str) -> str:
 _LOOSE = re.compile(r"[\s_\-]+")
 
 
+@functools.lru_cache(maxsize=64)
+def _part_names(parts: tuple[str, ...]) -> tuple[tuple[str, bool, tuple[str, ...]], ...]:
+    """How :meth:`StoredText.parts_named` looks for each of ``parts`` (a stored text's part names) in a locator:
+    ``(part, alike, shown)``, ``alike`` where another part's name reads alike loosely (:func:`_loose`; then the name
+    as written is looked for), else ``shown`` the loose forms looked for: the name, its last path component where no
+    other part's is the same and it holds a ``.``, and that less its extension where no other part's is the same and it
+    is at least 4 characters. Made once a process for each set of parts, not once a locator (309 locators a
+    ``check`` of the shipped registry). Raises nothing."""
+    names = [_loose(name) for name in parts]
+    tails = [name.rsplit("/", 1)[-1] for name in names]
+    stems = [tail.rsplit(".", 1)[0] if "." in tail else tail for tail in tails]
+    out = []
+    for part, name, tail, stem in zip(parts, names, tails, stems, strict=True):
+        shown = [name] + ([tail] if tail != name and "." in tail and tails.count(tail) == 1 else [])
+        if stem not in shown and len(stem.strip()) >= 4 and stems.count(stem) == 1:
+            shown.append(stem)
+        out.append((part, names.count(name) > 1, tuple(shown)))
+    return tuple(out)
+
+
 def _names_whole(text: str, name: str) -> bool:
     """Whether ``name`` stands whole in ``text`` (:func:`_whole_at`). Raises nothing."""
     return _whole_at(text, name) >= 0
@@ -1759,17 +1830,17 @@ def _excerpt_parts(data: str, source: str) -> dict[str, str]:
     """The flat text of each part of the stored excerpt ``data`` a section heading names (:attr:`StoredText.parts`,
     :func:`_part_name`), as :func:`_excerpt_lines` flattens a text (:func:`_flat_lines`): of ``source``'s sections
     where the file heads any, else of every section. Linear in ``data``. Raises nothing."""
-    section = _compiled(_SECTION_TEXT)
+    lines = data.splitlines()
+    # the headings found by one search in C (:func:`_headings`), each section's lines a slice: a match a line, twice,
+    # was a Python step a line for each source a file names
+    headings = _headings("\n".join(lines))
     named: dict[str, dict[str, list[str]]] = {}  # each section id's lines by the part its heading names
-    part: list[str] | None = None
-    for line in data.splitlines():
-        m = section.match(line)
-        if m:
-            name = _part_name(line, source)
-            part = None if name is None else named.setdefault(m.group(1), {}).setdefault(name, [])
-        elif part is not None:
-            part.append(line)
-    if source in {m.group(1) for m in map(section.match, data.splitlines()) if m}:
+    for k, (at, sid) in enumerate(headings):
+        name = _part_name(lines[at], source)
+        if name is not None:  # a heading naming no part: its lines are no part's
+            named.setdefault(sid, {}).setdefault(name, []).extend(
+                lines[at + 1:headings[k + 1][0] if k + 1 < len(headings) else None])
+    if source in {sid for _, sid in headings}:
         by_part = named.get(source, {})
     else:
         by_part = {}
