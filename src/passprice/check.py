@@ -906,7 +906,7 @@ def _check(root: Root) -> CheckReport:
     from passprice.lineage import quote_problems
 
     # quoted words its stored excerpt lacks: what audit says NOT FOUND of and the review fails (tests/test_fix190.py)
-    problems += quote_problems(root, dict(files.sources), files.records)
+    problems += quote_problems(root, dict(files.sources), records=files.records)
     unreadable = list(files.unreadable)
     kinds = dict(files.kinds)
     statuses = []

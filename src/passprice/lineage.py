@@ -320,7 +320,8 @@ def _quotes_keyed(root: Root, cites: Sequence[tuple[Record, str, Fact, list[str]
     """What :func:`quote_problems`' lines are made from, as bytes for its cache key: for each citing fact (in order:
     the look-ups share one bound, :class:`passprice.sources.Lookups`) its file as shown, key, the fact whole (its
     ``repr``: value, unit, provenance, source, locator, derivation with its inputs: a value moved under an unchanged
-    locator is a MISMATCH the key must miss for, tests/test_fix53w.py), and each locator it quotes with (what, source id, locator: :func:`passprice.sources._quoted_locators`); then for each
+    locator is a MISMATCH the key must miss for, tests/test_fix53w.py), and each locator it quotes with (what,
+    source id, locator: :func:`passprice.sources._quoted_locators`); then for each
     source it cites, the record's excerpt and the excerpt as :func:`passprice.sources.excerpt_state` reads it (the
     problem, or why it did not read, or its bytes' sha256; inside ``check``'s snapshot, what its look at
     ``sources/`` read, nothing read again). JSON, UTF-8 (a lone surrogate kept). Raises nothing."""
