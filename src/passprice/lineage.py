@@ -225,8 +225,10 @@ def measured_from_datasheets(records: Iterable[Record], sources: Mapping[str, So
 
 
 def quote_problems(root: Root, sources: Mapping[str, Source] | None = None) -> list[str]:
-    """``check``'s look at quotes: one problem line for each fact of a card, drafting method or routing record of
-    ``root`` whose quotes of a source are NOT FOUND in that source's stored excerpt, by
+    """``check``'s look at quotes: one problem line for each fact of a card, drafting method, routing record or
+    serving stack of ``root`` (a stack's by its key in the stack file, as the review names it), and each measured run
+    (``registry/measurements/FILE.toml: run.INDEX (ID)``), whose quotes of a source are NOT FOUND in that source's
+    stored excerpt, by
     :func:`passprice.sources.quote_check` of the spans of its locators citing that source alone (``only``), the one
     look-up ``audit --source`` and the review (:func:`passprice.diff._quotes_checked`) make: ``FILE: KEY: its quotes
     of SOURCE are NOT FOUND in its stored excerpt EXCERPT: …``. A new user's excerpt line edited (``FP32 30.3
@@ -234,12 +236,17 @@ def quote_problems(root: Root, sources: Mapping[str, Source] | None = None) -> l
     while ``audit`` said NOT FOUND and the review failed (tests/test_fix190.py). A source with no usable stored text
     is no problem here (``audit`` says ``not checked``); the look-ups are bounded as an audit's
     (:class:`passprice.sources.Lookups`: past it, a span is not looked up). A record that does not read is check's
-    own problem. ``sources``: the source records that read, by id (by default read here). Raises nothing."""
+    own problem. A serving stack's facts and the measured runs were not looked up: a stack's quote of
+    ``'VRAM scratch buffer: 70.50 MiB'`` edited out of its excerpt, and a run's ``'|    145.55 ± 0.80 |'`` row (the
+    run a stack is fitted to), the excerpt re-pinned, read "all holds" (tests/test_attack53.py). ``sources``: the
+    source records that read, by id (by default read here). Raises nothing."""
     from passprice.sources import Lookups, _quoted_locators, quote_check, read_sources, stored_texts
 
-    records, _ = load_records(root)
-    cites = [(record, path, fact, list(dict.fromkeys(sid for _, sid, _ in _quoted_locators(fact) if sid is not None)))
+    records, _ = load_records(root, stacks=True)
+    cites = [(_shown_file(root, record.file), path, fact,
+              list(dict.fromkeys(sid for _, sid, _ in _quoted_locators(fact) if sid is not None)))
              for record in records for path, fact in record.facts.items()]
+    cites += _run_cites(root)
     cites = [c for c in cites if c[3]]
     if not cites:
         return []
@@ -249,18 +256,42 @@ def quote_problems(root: Root, sources: Mapping[str, Source] | None = None) -> l
     texts = stored_texts(root, sources, wanted)
     left = Lookups()
     out = []
-    for record, path, fact, sids in cites:
+    for file, path, fact, sids in cites:
         for sid in sids:
             stored = texts.get(sid)
             if stored is None or stored.flat is None:
                 continue
             found = quote_check(path, fact, texts, left, only=sid)
             if found.state == "NOT FOUND":
-                file = (str(record.file.relative_to(root.path)) if record.file.is_relative_to(root.path)
-                        else str(record.file))
                 out.append(f"{file}: {path}: its quotes of {sid} are NOT FOUND in its stored excerpt "
                            f"{sources[sid].excerpt} ({found.why}): restore the quoted words there, or quote the "
                            "words it holds")
+    return out
+
+
+def _shown_file(root: Root, file: Path) -> str:
+    """``file`` as a problem line of ``check`` names it: relative to ``root`` when below it. Raises nothing."""
+    return str(file.relative_to(root.path)) if file.is_relative_to(root.path) else str(file)
+
+
+def _run_cites(root: Root) -> list[tuple[str, str, Fact, list[str]]]:
+    """``(file, key, fact, source ids)`` of each measured run of ``root`` whose locator quotes its source, for
+    :func:`quote_problems`: the run as a fact of its measured tokens/s (its ``source_id`` and ``locator``), keyed
+    ``run.INDEX (ID)`` in its measurement file. A file that does not read is ``check``'s own problem (left out here).
+    Raises nothing."""
+    from passprice.measurements import load_runs
+
+    try:
+        runs = load_runs(root, problems=[])
+    except InputError:
+        return []
+    out = []
+    for run in runs:
+        if run.locator and run.source_id:
+            fact = Fact(value=run.tokens_per_s, amount=run.tokens_per_s, unit="1", provenance=Provenance.MEASURED,
+                        source=run.source_id, locator=run.locator)
+            file = _shown_file(root, root.measurements / f"{run.source}.toml")
+            out.append((file, f"run.{run.index} ({run.id})", fact, [run.source_id]))
     return out
 
 
