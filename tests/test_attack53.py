@@ -16,15 +16,22 @@ built in the test.
   ``git status`` says nothing of an ignored file either, so a lock put back at an ignored path a commit once held was
   compared at the commit deleting it. Now the path is read literally and must be tracked; any other lock file is
   found by its digest.
+- (4) ``check``'s quote look-ups share audit's bound (128 MiB of stored text, 2,236 spans), and past it a fact's
+  quotes were skipped without a word: a card sorting first whose four facts quote 160 spans of a 1 MB excerpt spent
+  it, and the H100 product page's excerpt line ``3.35TB/s`` edited to ``3.0TB/s`` and re-pinned read "all holds"
+  while ``audit --source`` said NOT FOUND. Now quotes left past the bound are a problem naming the first three facts
+  and counting them.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import re
 import subprocess
 from pathlib import Path
 
-from cli_helpers import copy_root, invoke, repin_excerpt
+from cli_helpers import copy_root, invoke, repin_excerpt, retitled
 
 SOURCE = "xiongjiedai-gpu-benchmarks"
 EXCERPT = "sources/excerpts/xiongjiedai-aa72e0e-excerpt.txt"
@@ -166,3 +173,55 @@ def test_3_an_ignored_lock_at_a_path_once_committed_is_found_by_its_digest(tmp_p
     assert _git(root, "status", "--porcelain", "--", archived) == ""
     with contextlib.chdir(root):
         assert _since(root, archived) == _since_at(first)  # the first commit writing its digest: the r1 lock's
+
+
+# --- (4) check's quote look-ups past their bound -------------------------------------------------------------------
+
+
+def _spending_card(root: Path) -> None:
+    """A source record whose stored excerpt is 1,000,000 bytes (pinned) and a card sorting first whose four facts
+    quote 40 of its spans each: 160 look-ups of 2 MB counted each, past the 128 MiB check looks up."""
+    lines = "".join(f"line {i} figure {i}.5 units\n" for i in range(60_000)).encode()[:1_000_000]
+    (root / "sources/excerpts/big-excerpt.txt").write_bytes(lines)
+    record = (root / "sources/nvidia-h100-product-page.toml").read_text(encoding="utf-8")
+    record = re.sub(r'(?m)^excerpt = ".*"$', 'excerpt = "sources/excerpts/big-excerpt.txt"', record)
+    record = re.sub(r'(?m)^excerpt_sha256 = ".*"$', f'excerpt_sha256 = "{hashlib.sha256(lines).hexdigest()}"', record)
+    (root / "sources/aaa-big.toml").write_text(record, encoding="utf-8")
+    out, table, k = [], None, 0
+    for line in retitled((root / "facts/cards/a100_pcie_80gb.toml").read_text(encoding="utf-8"), "A0").split("\n"):
+        if line.startswith("["):
+            table = line if line in ("[memory.bandwidth]", "[memory.capacity]", "[on_chip.bandwidth]",
+                                     "[streams.read]") else None
+        if table and line.startswith("source = "):
+            line = 'source = "aaa-big"'
+        if table and line.startswith("locator = "):
+            line = "locator = \"rows " + ", ".join(f"'figure {i}.5'" for i in range(k * 40 + 1, k * 40 + 41)) + '"'
+            k += 1
+        out.append(line)
+    assert k == 4
+    (root / "facts/cards/a0.toml").write_text("\n".join(out), encoding="utf-8")
+
+
+def test_4_quotes_past_checks_bound_are_a_problem_not_skipped(tmp_path: Path) -> None:
+    root = copy_root(tmp_path)
+    _spending_card(root)
+    path = root / "sources/excerpts/cite90-excerpt.txt"
+    text = path.read_text(encoding="utf-8")
+    assert text.count("\n32\t3.35TB/s\n") == 1
+    path.write_text(text.replace("\n32\t3.35TB/s\n", "\n32\t3.0TB/s\n"), encoding="utf-8")
+    repin_excerpt(root, "sources/excerpts/cite90-excerpt.txt")
+    # audit says what the H100's edited line lost
+    audit = invoke("audit", "--source", "nvidia-h100-product-page", root=root)
+    assert "h100_pcie_80gb:streams.read: NOT FOUND (0 of 1 quoted span found in the stored text; not in it: 'GPU " \
+        "Memory Bandwidth 3.35TB/s 3.9TB/s')" in audit.output
+    result = invoke("check", root=root)
+    assert result.exit_code == 1, result.output  # read "all holds"
+    said = [line.strip() for line in result.output.splitlines() if "not looked up" in line]
+    assert len(said) == 1, result.output
+    assert said[0].startswith(
+        "facts/cards/a0.toml: memory.bandwidth (aaa-big); facts/cards/a0.toml: on_chip.capacity "
+        "(nvidia-ampere-whitepaper); facts/cards/a0.toml: on_chip.bandwidth (aaa-big), and ")
+    assert ": quotes not looked up in their stored excerpts, past the 128 MiB of stored text and 2,236 quoted spans " \
+        "check looks up in all (" in said[0]
+    assert said[0].endswith(" facts' quotes left): a quote its excerpt lacks would go unsaid; quote fewer spans of "
+                            "the largest stored excerpts")
