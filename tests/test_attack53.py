@@ -8,8 +8,9 @@ built in the test.
   a stack's facts are looked up too, named by their key in the stack file.
 - (2) No command looked up a measured run's quote (the run a stack is fitted to): its excerpt's row edited
   (``145.55 ± 0.80`` to ``155.55``, the run's ``tokens_per_s`` left) and re-pinned read "all holds" in ``check``
-  and nothing in ``audit --source``. Now ``check`` looks each run's quotes up as it does a fact's, naming the
-  measurement file, the run's key and id.
+  and nothing in ``audit --source``; the review named the source "to verify" alone (exit 0). Now ``check`` looks
+  each run's quotes up as it does a fact's, naming the measurement file, the run's key and id, and the review looks
+  up a rewritten excerpt's runs' quotes with its citing facts' (NOT FOUND on HEAD and found on BASE fails it).
 - (3) ``audit LOCK`` took a lock file's commit from ``git log -1 -- PATH`` where ``git status`` said nothing of
   ``PATH``, reading the path as a pattern: a lock kept as ``l*.lock.toml`` was compared at the last commit touching
   any file under ``locks/`` (another lock archived after the source record moved: the move went unsaid); and
@@ -225,3 +226,18 @@ def test_4_quotes_past_checks_bound_are_a_problem_not_skipped(tmp_path: Path) ->
         "check looks up in all (" in said[0]
     assert said[0].endswith(" facts' quotes left): a quote its excerpt lacks would go unsaid; quote fewer spans of "
                             "the largest stored excerpts")
+
+
+def test_2_the_review_fails_a_runs_quote_its_rewritten_excerpt_lost(tmp_path: Path) -> None:
+    # the review named the source "to verify" alone (exit 0) where check now fails: it looks the runs up too
+    root = _registry(tmp_path)
+    _edit_excerpt(root, "|    145.55 ± 0.80 |", "|    155.55 ± 0.80 |")
+    with contextlib.chdir(root):
+        result = invoke("diff", root=root)
+    assert result.exit_code == 1, result.output
+    assert result.stdout.splitlines()[1].startswith("no fact changed; 1 quote NOT FOUND in its stored text; ")
+    assert result.stderr.strip() == (
+        "passprice: refused: 1 fact's quotes NOT FOUND in a stored excerpt the change rewrote, found in BASE's "
+        "(registry/measurements/xiongjiedai-llama3-llamabench.toml: run.0 (xd3.h100_pcie_80gb.8b-q4km.tg512) "
+        f"(source {SOURCE})): restore the lines they were read from to the excerpt and re-pin it, or correct the "
+        "quotes (`passprice audit --source ID` checks each)")
