@@ -230,19 +230,27 @@ def measured_from_datasheets(records: Iterable[Record], sources: Mapping[str, So
 
 def quote_problems(root: Root, sources: Mapping[str, Source] | None = None,
                    only: tuple[Path, str] | None = None, records: Iterable[Record] | None = None) -> list[str]:
-    """``check``'s look at quotes: one problem line for each fact of a card, drafting method or routing record of
-    ``root`` whose quotes of a source are NOT FOUND in that source's stored excerpt, by
+    """``check``'s look at quotes: one problem line for each fact of a card, drafting method, routing record or
+    serving stack of ``root`` (a stack's by its key in the stack file, as the review names it), and each measured run
+    (``registry/measurements/FILE.toml: run.INDEX (ID)``), whose quotes of a source are NOT FOUND in that source's
+    stored excerpt, by
     :func:`passprice.sources.quote_check` of the spans of its locators citing that source alone (``only``), the one
     look-up ``audit --source`` and the review (:func:`passprice.diff._quotes_checked`) make: ``FILE: KEY: its quotes
     of SOURCE are NOT FOUND in its stored excerpt EXCERPT: …``. A new user's excerpt line edited (``FP32 30.3
     teraFLOPs`` to ``30.0``) and its ``excerpt_sha256`` re-pinned read "all holds" here and in the pre-commit hook,
     while ``audit`` said NOT FOUND and the review failed (tests/test_fix190.py). A source with no usable stored text
     is no problem here (``audit`` says ``not checked``); the look-ups are bounded as an audit's
-    (:class:`passprice.sources.Lookups`: past it, a span is not looked up). A record that does not read is check's
-    own problem. A fact whose quotes are found but state another figure than its own (state ``MISMATCH``,
+    (:class:`passprice.sources.Lookups`: past it, a span is not looked up), and the facts whose quotes were left past
+    it are one problem line (the first three named, then counted): a card sorting first spending the bound on a 1 MB
+    excerpt kept an edited excerpt's lost quote unsaid. A serving stack's facts and the measured runs were not looked
+    up: a stack's quote of ``'VRAM scratch buffer: 70.50 MiB'`` edited out of its excerpt, and a run's ``'|    145.55
+    ± 0.80 |'`` row (the run a stack is fitted to), the excerpt re-pinned, read "all holds" (tests/test_attack53.py).
+    A record that does not read is check's own problem. A fact whose quotes are found but state another figure than
+    its own (state ``MISMATCH``,
     :func:`passprice.sources.figures_quoted`) is a problem too: ``FILE: KEY: its quote of SOURCE 'SPAN' states 8
     TB/s, not its value 8.2 TB/s: …`` (tests/test_fix53w.py). ``sources``: the source records that read, by id (by
-    default read here); ``records``: the records that read (by default read here, :func:`load_records`). ``only``:
+    default read here); ``records``: the cards, drafting methods and routing records that read (by default read here,
+    :func:`load_records`; the stacks are read here either way). ``only``:
     the ``(file, fact path)`` of one fact, looked up alone (``fact set`` and ``fact recompute`` warn with its lines:
     a locator set to a quote the excerpt lacks was written without a word, tests/test_fix53w.py).
 
@@ -257,10 +265,18 @@ def quote_problems(root: Root, sources: Mapping[str, Source] | None = None,
     nothing."""
     from passprice import cache
     from passprice.errors import escaped
-    from passprice.sources import MISMATCH, Lookups, _quoted_locators, quote_check, read_sources, stored_texts
+    from passprice.sources import (
+        MISMATCH,
+        QUOTES_MOST,
+        SEARCHED_MOST,
+        Lookups,
+        _quoted_locators,
+        quote_check,
+        read_sources,
+        stored_texts,
+    )
 
-    if records is None:
-        records = load_records(root)[0]
+    records = load_records(root, stacks=True)[0] if records is None else [*records, *_stack_records(root, [])]
     names: dict[Path, str] = {}
 
     def shown(file: Path) -> str:  # once a record file (a relative_to a fact was 90 % of a warm look)
@@ -269,18 +285,16 @@ def quote_problems(root: Root, sources: Mapping[str, Source] | None = None,
             name = names[file] = str(file.relative_to(root.path)) if file.is_relative_to(root.path) else str(file)
         return name
 
-    cites = []  # (record, key, fact, the sources its quotes cite, its locators: _quoted_locators)
+    cites = []  # (record's file, key, fact, the sources its quotes cite, its locators: _quoted_locators)
     alone = None if only is None else (only[0].resolve(), only[1])
-    for record in records:
-        if alone is not None and record.file.resolve() != alone[0]:
+    facts = [(record.file, path, fact) for record in records for path, fact in record.facts.items()]
+    for file, path, fact in facts if alone is not None else [*facts, *_run_facts(root)]:
+        if alone is not None and (path != alone[1] or file.resolve() != alone[0]):
             continue
-        for path, fact in record.facts.items():
-            if alone is not None and path != alone[1]:
-                continue
-            quoted = _quoted_locators(fact)
-            sids = list(dict.fromkeys(sid for _, sid, _ in quoted if sid is not None))
-            if sids:
-                cites.append((record, path, fact, sids, quoted))
+        quoted = _quoted_locators(fact)
+        sids = list(dict.fromkeys(sid for _, sid, _ in quoted if sid is not None))
+        if sids:
+            cites.append((file, path, fact, sids, quoted))
     if not cites:
         return []
     if sources is None:  # else the records check's look at lineage loaded, each once
@@ -296,26 +310,37 @@ def quote_problems(root: Root, sources: Mapping[str, Source] | None = None,
     texts = stored_texts(root, sources, wanted)
     left = Lookups()
     out = []
-    for record, path, fact, sids, _ in cites:
+    unlooked: list[str] = []  # the facts whose quotes were past the bound, each as "FILE: KEY (SOURCE)"
+    for file, path, fact, sids, _ in cites:
         for sid in sids:
             stored = texts.get(sid)
             if stored is None or stored.flat is None:
                 continue
             found = quote_check(path, fact, texts, left, only=sid)
+            if found.state != "NOT FOUND" and found.past:
+                unlooked.append(f"{shown(file)}: {path} ({sid})")
             if found.state == MISMATCH:
-                out += [f"{shown(record.file)}: {path}: {escaped(said)}: the value and the words it cites disagree; "
+                out += [f"{shown(file)}: {path}: {escaped(said)}: the value and the words it cites disagree; "
                         "quote the words of the document stating the value, or set the value they state"
                         for said in found.mismatch]
             if found.state == "NOT FOUND":
-                out.append(f"{shown(record.file)}: {path}: its quotes of {sid} are NOT FOUND in its stored excerpt "
+                out.append(f"{shown(file)}: {path}: its quotes of {sid} are NOT FOUND in its stored excerpt "
                            f"{sources[sid].excerpt} ({found.why}): restore the quoted words there, or quote the "
                            "words it holds")
+    if unlooked:
+        # past the bound a span went unsaid: one record's quotes of a 1 MB excerpt sorting first spent it, and the
+        # H100 page's excerpt line a card quotes edited and re-pinned read "all holds" (tests/test_attack53.py)
+        more = f", and {len(unlooked) - 3:,} more" if len(unlooked) > 3 else ""
+        out.append(f"{'; '.join(unlooked[:3])}{more}: quotes not looked up in their stored excerpts, past the "
+                   f"{SEARCHED_MOST >> 20} MiB of stored text and {QUOTES_MOST:,} quoted spans check looks up in all "
+                   f"({len(unlooked):,} facts' quotes left): a quote its excerpt lacks would go unsaid; quote fewer "
+                   "spans of the largest stored excerpts")
     if entry_key is not None:
         cache.store(entry_key, {"lines": out})
     return out
 
 
-def _quotes_keyed(root: Root, cites: Sequence[tuple[Record, str, Fact, list[str], list[tuple[str, str | None, str]]]],
+def _quotes_keyed(root: Root, cites: Sequence[tuple[Path, str, Fact, list[str], list[tuple[str, str | None, str]]]],
                   sources: Mapping[str, Source], shown: Callable[[Path], str]) -> bytes:
     """What :func:`quote_problems`' lines are made from, as bytes for its cache key: for each citing fact (in order:
     the look-ups share one bound, :class:`passprice.sources.Lookups`) its file as shown, key, the fact whole (its
@@ -329,7 +354,7 @@ def _quotes_keyed(root: Root, cites: Sequence[tuple[Record, str, Fact, list[str]
 
     from passprice.sources import excerpt_state
 
-    facts = [[shown(record.file), path, repr(fact), quoted] for record, path, fact, _, quoted in cites]
+    facts = [[shown(file), path, repr(fact), quoted] for file, path, fact, _, quoted in cites]
     texts = []
     for sid in dict.fromkeys(sid for c in cites for sid in c[3]):
         source = sources.get(sid)
@@ -339,6 +364,36 @@ def _quotes_keyed(root: Root, cites: Sequence[tuple[Record, str, Fact, list[str]
         problem, unread, _, digest = excerpt_state(root, source)
         texts.append([sid, source.excerpt, problem, unread, digest])
     return json.dumps([facts, texts], ensure_ascii=False).encode("utf-8", "surrogatepass")
+
+
+def _run_facts(root: Root) -> list[tuple[Path, str, Fact]]:
+    """``(file, key, fact)`` of each measured run of ``root`` whose locator quotes its source, for
+    :func:`quote_problems`: the run as a fact of its measured tokens/s (its ``source_id`` and ``locator``), keyed
+    ``run.INDEX (ID)`` in its measurement file. A file that does not read is ``check``'s own problem (left out here).
+    Raises nothing."""
+    from passprice.measurements import load_runs
+
+    try:
+        runs = load_runs(root, problems=[])
+    except InputError:
+        return []
+    return [(root.measurements / f"{run.source}.toml", f"run.{run.index} ({run.id})",
+             Fact(value=run.tokens_per_s, amount=run.tokens_per_s, unit="1", provenance=Provenance.MEASURED,
+                  source=run.source_id, locator=run.locator))
+            for run in runs if run.locator and run.source_id]
+
+
+def _shown_file(root: Root, file: Path) -> str:
+    """``file`` as a problem line of ``check`` names it: relative to ``root`` when below it. Raises nothing."""
+    return str(file.relative_to(root.path)) if file.is_relative_to(root.path) else str(file)
+
+
+def _run_cites(root: Root) -> list[tuple[str, str, Fact, list[str]]]:
+    """``(file, key, fact, source ids)`` of each measured run of ``root`` whose locator quotes its source
+    (:func:`_run_facts`, the file as ``check`` names it: :func:`_shown_file`), for the review's look at the quotes a
+    rewritten excerpt lost (:mod:`passprice.sourcechange`). Raises nothing."""
+    return [(_shown_file(root, file), key, fact, [fact.source]) for file, key, fact in _run_facts(root)
+            if fact.source is not None]
 
 
 def borrowed_in(root: Root, file: Path) -> list[str]:

@@ -1049,7 +1049,8 @@ def _last_written(path: Path) -> str | None:
         top = Path(run_git(where.parent, ["rev-parse", "--show-toplevel"]).decode("utf-8", "surrogateescape").strip())
         rel = where.relative_to(top.resolve()).as_posix()
         head = run_git(top, ["rev-parse", "--verify", "-q", f"HEAD:{rel}"]).decode("ascii", "replace").strip()
-        listed = run_git(top, ["log", f"-{LAST_WRITTEN_COMMITS}", "--format=%H", "--", rel]).decode("ascii", "replace")
+        listed = run_git(top, ["log", f"-{LAST_WRITTEN_COMMITS}", "--format=%H", "--",
+                               f":(literal){rel}"]).decode("ascii", "replace")
         for commit in listed.split():
             blob = run_git(top, ["rev-parse", "--verify", "-q", f"{commit}:{rel}"]).decode("ascii", "replace").strip()
             data = run_git(top, ["cat-file", "blob", blob]) if blob else b""
@@ -2016,9 +2017,10 @@ def digest_ref_problem(root: Root, ref: str, files: list[str], known: str, found
 def lock_commit(root: Root, lock_file: Path) -> tuple[Path, str, str] | None:
     """The commit of ``root``'s git history that holds the lock file ``lock_file`` as it is, byte for byte: the git
     work tree's top folder, the commit (40 hex digits) and its date (ISO 8601). A lock file committed at its path and
-    unchanged since is that path's last commit (``git log -1``); any other (written out of an older commit, ``git show
-    C:LOCK > old.lock.toml``, or put back at its own path, ``git checkout C -- LOCK``) is found by its ``[lock]
-    digest``, as ``reproduce DIGEST`` finds a re-locked one (:func:`digest_in_history`, the pickaxe of
+    unchanged since (neither ignored nor untracked, its path read literally, never as a pattern) is that path's last
+    commit (``git log -1``); any other (written out of an older commit, ``git show C:LOCK > old.lock.toml``, put
+    back at its own path, ``git checkout C -- LOCK``, or an ignored file at a path a commit once held) is found by
+    its ``[lock] digest``, as ``reproduce DIGEST`` finds a re-locked one (:func:`digest_in_history`, the pickaxe of
     :func:`passprice.gitread.pickaxe`), and taken only where the blob that commit holds has the file's bytes. A new
     user's audit of an old lock written out of git said "no commit here holds this lock file" and showed today's
     source document beside the lock's figures, where reproduce found the commit (tests/test_fix188.py). ``None``
@@ -2038,8 +2040,12 @@ def lock_commit(root: Root, lock_file: Path) -> tuple[Path, str, str] | None:
             rel_lock: str | None = Path(lock_file).resolve().relative_to(top.resolve()).as_posix()
         except ValueError:
             rel_lock = None  # outside the work tree: only its digest can find it
-        if rel_lock is not None and not run_git(top, ["status", "--porcelain", "--", rel_lock]).strip():
-            said = run_git(top, ["log", "-1", "--format=%H%x00%cI", "--", rel_lock]).decode("ascii", "replace")
+        # the path literal: a lock file named 'l*.lock.toml' (or '[l]ocks/…') is no pattern matching every lock,
+        # whose last commit touching any of them was taken for its own; and ignored files said (`!!`): status said
+        # nothing of one, whose path's last commit (one deleting it) was taken (tests/test_attack53.py)
+        literal = f":(literal){rel_lock}"
+        if rel_lock is not None and not run_git(top, ["status", "--porcelain", "--ignored", "--", literal]).strip():
+            said = run_git(top, ["log", "-1", "--format=%H%x00%cI", "--", literal]).decode("ascii", "replace")
             if said.strip():
                 commit, when = said.strip().split("\0", 1)
                 return top, commit, when

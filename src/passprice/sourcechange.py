@@ -303,6 +303,7 @@ def source_changes(
     from passprice.lineage import (
         FactRef,
         _fitted_in,
+        _run_cites,
         card_paths,
         citing_sources,
         derived_closure,
@@ -373,8 +374,13 @@ def source_changes(
     # were 1,024 (tests/test_attack133.py), then the sources' had one and the changed facts' one
     # (tests/test_bound147.py)
     left = Lookups() if left is None else left
-    inputs = {source_id: _lost_inputs(base, head, source_id, citing.get(source_id, []))
-              for source_id, fields in found if any(STORED_TEXT in field for field in fields)}
+    rewritten = [source_id for source_id, fields in found if any(STORED_TEXT in field for field in fields)]
+    # the measured runs quote their sources too: a run's row edited out of its excerpt read "to verify" alone
+    # (tests/test_attack53.py)
+    runs = _run_cites(head) if rewritten else []
+    inputs = {source_id: _lost_inputs(base, head, source_id, citing.get(source_id, []),
+                                      [(f"{file}: {key}", fact) for file, key, fact, ids in runs if source_id in ids])
+              for source_id in rewritten}
     need = [quote_cost([fact for _, fact in got[0]], texts) for got in inputs.values() if got is not None
             for texts in got[1:]]
     if sum(n.spans for n in need) > left.spans or sum(n.chars for n in need) > left.chars:
@@ -534,16 +540,17 @@ def _section_changes(base: Root, head: Root, source_id: str, before: str | None,
     return tuple(out)
 
 
-def _lost_inputs(base: Root, head: Root, source_id: str,
-                 citing: Iterable[Any]) -> tuple[list[tuple[str, Any]], Any, Any] | None:
+def _lost_inputs(base: Root, head: Root, source_id: str, citing: Iterable[Any],
+                 runs: Iterable[tuple[str, Any]] = ()) -> tuple[list[tuple[str, Any]], Any, Any] | None:
     """What :func:`_quotes_lost` checks of ``source_id``: the facts of ``citing`` (:class:`passprice.lineage.Citing`
-    of ``head``, as ``(card:path, fact)``) and ``head``'s then ``base``'s stored texts of it
+    of ``head``, as ``(card:path, fact)``) and ``runs`` (the measured runs quoting it, each as ``(FILE: run.INDEX
+    (ID), fact)``, :func:`passprice.lineage._run_cites`), and ``head``'s then ``base``'s stored texts of it
     (:func:`passprice.sources.stored_texts`); ``None`` when its record does not read on a side. No fact citing it:
     no stored text read (none has a quote to look up: each record of 40 naming one excerpt of 900,000 bytes read it
     twice a side, 2 ms a record). Raises nothing."""
     from passprice.sources import load_source, stored_texts
 
-    facts = [(str(c.ref), c.fact) for c in citing]
+    facts = [*((str(c.ref), c.fact) for c in citing), *runs]
     if not facts:
         return facts, {}, {}
     texts = []
