@@ -88,7 +88,8 @@ def _quote_entries(cache: Path) -> list[Path]:
 
 
 def _problems(done: subprocess.CompletedProcess[str]) -> list[str]:
-    return [line for line in done.stdout.splitlines() if "NOT FOUND" in line]
+    """The NOT FOUND lines of a ``check``, each once (a check that fails says its problems again at its end)."""
+    return list(dict.fromkeys(line for line in done.stdout.splitlines() if "NOT FOUND" in line))
 
 
 def test_an_excerpt_edited_within_the_same_second_is_seen(root: Path, tmp_path: Path) -> None:
@@ -146,3 +147,21 @@ def test_no_cache_gives_the_same_lines_and_writes_no_entry(root: Path, tmp_path:
     assert (bypassed.returncode, _problems(bypassed)) == (cached.returncode, _problems(cached)) == (1, [LOST])
     assert bypassed.stdout == cached.stdout
     assert not (tmp_path / "other").exists() or not _quote_entries(tmp_path / "other")
+
+
+def test_a_value_moved_under_its_quote_is_seen_by_a_warm_check(root: Path, tmp_path: Path) -> None:
+    """The entry is keyed by each citing fact whole, not its locators alone: a fact's value moved under an unchanged
+    quote (864 -> 860 GB/s under ``'Memory Bandwidth 864GB/s'``) is a MISMATCH (tests/test_fix53w.py) that a warm
+    ``check`` must say, where an entry keyed by the locators alone replayed the warm run's "no problem"."""
+    cache = tmp_path / "cache"
+    warm = _check(root, cache)
+    assert warm.returncode == 0, warm.stdout + warm.stderr
+    assert _quote_entries(cache)
+    card = root / "facts/cards/l40s.toml"
+    _edit_in_place(card, "value = 864\n", "value = 860\n")
+    moved = _check(root, cache)
+    mismatch = [line for line in moved.stdout.splitlines() if "l40s.toml: memory.bandwidth:" in line]
+    assert mismatch and "states 864GB/s, not its value 860 GB/s" in mismatch[0], moved.stdout
+    assert moved.returncode == 1
+    assert _check(root, cache, "--no-cache").stdout.count("states 864GB/s, not its value 860 GB/s") == \
+        moved.stdout.count("states 864GB/s, not its value 860 GB/s")
