@@ -1637,11 +1637,11 @@ def _whole_limit(limit: int | None, positioned: bool, instead: str) -> None:
     0.5, and positions are whole tokens (a sequence allowed 1 position holds row 0 alone; it priced position 0.5).
     ``instead``: the command's own option that prices row 0 (``--position 0``, ``--positions 0``). Raises
     :class:`click.BadParameter` (exit 2), naming ``--limit``."""
-    if limit is not None and limit < 2 and not positioned:
-        raise click.BadParameter(
-            f"{limit} leaves no whole mean position to price: a sequence allowed {limit} position holds row 0 alone, "
-            f"and the default mean position limit / 2 is {limit / 2:g}; give --limit 2 or more, or {instead}",
-            param_hint="--limit")
+    from passprice.servings import no_whole_mean
+
+    lone = no_whole_mean(limit, "--limit 2 or more", instead) if limit is not None and not positioned else None
+    if lone is not None:
+        raise click.BadParameter(lone, param_hint="--limit")
 
 
 def _serving_options(with_batch: bool, serving_shown: bool = True) -> Callable[[F], F]:
