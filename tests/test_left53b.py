@@ -18,7 +18,7 @@ LONE = ("contexts.{i}.limit: 1 leaves no whole mean position to price: a sequenc
         "alone, and the default mean position limit / 2 is 0.5; give limit = 2 or more, or position = 0")
 
 
-# --- (1) a serving file's limit = 1 ------------------------------------------------------------------------------------
+# --- (1) a serving file's limit = 1 ----------------------------------------------------------------------------------
 
 
 def _one_limit(tmp_path: Path, *, second: bool = False, position: str | None = None) -> Path:
@@ -71,3 +71,23 @@ def test_cli_limit_one_line_unchanged() -> None:
         "position holds row 0 alone, and the default mean position limit / 2 is 0.5; give --limit 2 or more, or "
         "--position 0 (see 'cli price --help')"
     ]
+
+
+# --- (2) a lock past the size cap, its path once ---------------------------------------------------------------------
+
+
+def test_lock_past_the_cap_on_head_is_named_once(tmp_path: Path) -> None:
+    """``diff`` of two folders, HEAD's lock past 256 KiB: ``locks/X does not read on HEAD: larger than …``, the path
+    once (it was ``locks/X does not read on HEAD: locks/X: larger than …``); the listing keeps the reader's line."""
+    base, head = copy_root(tmp_path / "base"), copy_root(tmp_path / "head")
+    lock = head / "locks" / "gemma3-270m-h100.lock.toml"
+    lock.write_bytes(lock.read_bytes() + b"#" * 300_000 + b"\n")
+    size = lock.stat().st_size
+    rel = "locks/gemma3-270m-h100.lock.toml"
+    said = (f"larger than 256 KiB, the most a lock file may hold ({size:,} bytes; PASSPRICE_MAX_FILE_BYTES=BYTES "
+            "raises the cap)")
+    result = invoke("diff", str(base), str(head))
+    assert result.exit_code == 2, result.output
+    assert result.stderr.splitlines() == [f"passprice: error: {rel} does not read on HEAD: {said}"]
+    assert result.stderr.count(rel) == 1
+    assert f"  does not read on HEAD:\n    {rel}: {said}\n" in result.stdout
