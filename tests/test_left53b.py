@@ -91,3 +91,34 @@ def test_lock_past_the_cap_on_head_is_named_once(tmp_path: Path) -> None:
     assert result.stderr.splitlines() == [f"passprice: error: {rel} does not read on HEAD: {said}"]
     assert result.stderr.count(rel) == 1
     assert f"  does not read on HEAD:\n    {rel}: {said}\n" in result.stdout
+
+
+# --- (3) the advice after a refusal gives numbers as typed -----------------------------------------------------------
+
+
+def test_best_lock_advice_gives_numbers_as_typed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--position 4000`` was repeated ``--position 4000.0`` (``--kv-bytes 1``: ``1.0``); a fraction keeps its
+    digits. The advice, pasted, locks."""
+    import shlex
+
+    monkeypatch.chdir(tmp_path)
+    result = invoke("lock", "gpt-oss-20b-h200", "--stack", "llamacpp-cuda-2405", "-o", "y.lock.toml",
+                    "--position", "4000", "--kv-bytes", "1", "--memory-use", "0.9")
+    assert result.exit_code == 1 and not (tmp_path / "y.lock.toml").exists(), result.output
+    advice = ("passprice lock gpt-oss-20b-h200 --best --stack llamacpp-cuda-2405 --position 4000 --kv-bytes 1 "
+              "--memory-use 0.9 -o y.lock.toml")
+    assert result.stderr.splitlines()[0].endswith(f"; or lock its best price inside the stack's range: `{advice}`")
+    followed = invoke(*shlex.split(advice)[1:])
+    assert followed.exit_code == 0, followed.output
+    assert (tmp_path / "y.lock.toml").exists()
+
+
+@pytest.mark.parametrize(
+    ("value", "word"),
+    [(4000.0, "4000"), (0.0, "0"), (0.9, "0.9"), (1e-05, "1e-05"), (2.5e20, "250000000000000000000"), (3, "3"),
+     ("x y.lock.toml", "'x y.lock.toml'"), ("-o.toml", "./-o.toml")],
+)
+def test_typed_word(value: object, word: str) -> None:
+    from passprice.cli import _typed_word
+
+    assert _typed_word(value) == word
