@@ -122,3 +122,124 @@ def test_typed_word(value: object, word: str) -> None:
     from passprice.cli import _typed_word
 
     assert _typed_word(value) == word
+
+
+# --- (4) --checkpoint PATH read as a record's relative path ----------------------------------------------------------
+
+GGUF = REPO / "tests" / "data" / "qwen35-27b-like.header.gguf"
+
+
+@pytest.fixture
+def registry(tmp_path: Path) -> Path:
+    """A registry (facts, registry, locks) with ``models/q.gguf``, a folder ``models/dir.gguf``, a FIFO
+    ``models/fifo.gguf`` and a subfolder ``sub/deeper``."""
+    import os
+    import shutil
+
+    root = copy_root(tmp_path)
+    (root / "models").mkdir()
+    shutil.copyfile(GGUF, root / "models" / "q.gguf")
+    (root / "models" / "dir.gguf").mkdir()
+    os.mkfifo(root / "models" / "fifo.gguf")
+    (root / "sub" / "deeper").mkdir(parents=True)
+    return root
+
+
+def _price(root: Path, where: Path, checkpoint: str, monkeypatch: pytest.MonkeyPatch) -> tuple[int, str, str]:
+    monkeypatch.chdir(where)
+    result = invoke("price", "--checkpoint", checkpoint, "--card", "h200_sxm_141gb", root=root)
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.mark.parametrize("below", [".", "sub", "sub/deeper"])
+@pytest.mark.parametrize("checkpoint", ["models/q.gguf", "registry/checkpoints/r1-distill-qwen-7b-q4_k_m.toml"])
+def test_a_relative_checkpoint_is_read_from_the_root_too(registry: Path, below: str, checkpoint: str,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """From a subfolder ``models/q.gguf`` said "no such file here (…); … has one: run there, or give …" and an entry's
+    path "no such checkpoint file"; ``--card facts/cards/X.toml`` read the root's card."""
+    if not (registry / checkpoint).exists():
+        checkpoint = next(iter(sorted((registry / "registry" / "checkpoints").glob("*.toml")))).relative_to(
+            registry).as_posix()
+    code, out, err = _price(registry, registry / below, checkpoint, monkeypatch)
+    assert code == 0, err
+    assert out.splitlines()[0] == f"{checkpoint} on h200_sxm_141gb (NVIDIA H200 SXM 141GB)"
+
+
+def test_the_same_checkpoint_prices_alike_from_the_root_and_below(registry: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    top = _price(registry, registry, "models/q.gguf", monkeypatch)
+    deep = _price(registry, registry / "sub" / "deeper", "models/q.gguf", monkeypatch)
+    assert top == deep and top[0] == 0
+
+
+@pytest.mark.parametrize("below", [".", "sub"])
+@pytest.mark.parametrize("checkpoint", ["models/none.gguf", "models/none", "registry/checkpoints/none.toml"])
+def test_a_missing_checkpoint_names_both_places(registry: Path, below: str, checkpoint: str,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    code, out, err = _price(registry, registry / below, checkpoint, monkeypatch)
+    assert (code, out) == (2, "")
+    assert err.splitlines() == [
+        f"passprice: error: {checkpoint}: no such checkpoint file (looked for from the working folder and from the "
+        f"registry's root, {registry.resolve()})"]
+
+
+@pytest.mark.parametrize("below", [".", "sub", "sub/deeper"])
+def test_a_folder_or_fifo_checkpoint_is_refused_by_its_path(registry: Path, below: str,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """Below the root they said "models/dir.gguf: no such file"; the root's folder or FIFO is named by its path (under
+    the absolute ``--root`` the tests give, absolute)."""
+    up = "" if below == "." else f"{registry}/"
+    code, _, err = _price(registry, registry / below, "models/dir.gguf", monkeypatch)
+    assert code == 2 and err.splitlines() == [f"passprice: error: {up}models/dir.gguf: is a folder, not a file"]
+    code, _, err = _price(registry, registry / below, "models/fifo.gguf", monkeypatch)
+    assert code == 2 and err.splitlines() == [
+        f"passprice: error: {up}models/fifo.gguf: is a FIFO (named pipe), not a regular file: passprice reads regular "
+        "files only"]
+
+
+def test_the_working_folder_s_file_comes_first(registry: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``sub/models/q.gguf`` (another checkpoint) is read from ``sub``, not the root's ``models/q.gguf``."""
+    import shutil
+
+    (registry / "sub" / "models").mkdir()
+    shutil.copyfile(REPO / "tests" / "data" / "qwen3next-80b-a3b-like.header.gguf",
+                    registry / "sub" / "models" / "q.gguf")
+    monkeypatch.chdir(registry / "sub")
+    sub = invoke("header", "models/q.gguf", "--json", root=registry)
+    monkeypatch.chdir(registry)
+    top = invoke("header", "models/q.gguf", "--json", root=registry)
+    assert sub.exit_code == top.exit_code == 0
+    assert sub.stdout != top.stdout
+
+
+def test_a_path_leading_out_is_not_looked_for_in_the_root(registry: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    code, _, err = _price(registry, registry, "../models/q.gguf", monkeypatch)
+    assert code == 2 and err.splitlines() == ["passprice: error: ../models/q.gguf: no such file"]
+
+
+def test_a_lock_of_a_checkpoint_read_from_the_root_reproduces(registry: Path, tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Written from ``sub`` outside the registry, it records the root-relative path and reproduces from the root."""
+    out = tmp_path / "q.lock.toml"
+    monkeypatch.chdir(registry / "sub")
+    made = invoke("lock", "--checkpoint", "models/q.gguf", "--card", "h200_sxm_141gb", "-o", str(out), root=registry)
+    assert made.exit_code == 0, made.output
+    assert 'checkpoint = "models/q.gguf"' in out.read_text(encoding="utf-8").splitlines()
+    monkeypatch.chdir(registry)
+    again = invoke("reproduce", str(out), root=registry)
+    assert again.exit_code == 0, again.output
+
+
+def test_found_from_below_without_root_the_folder_is_named_from_here(registry: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from click.testing import CliRunner
+
+    from passprice.cli import cli
+
+    monkeypatch.chdir(registry / "sub")
+    result = CliRunner().invoke(cli, ["price", "--checkpoint", "models/dir.gguf", "--card", "h200_sxm_141gb"])
+    assert result.exit_code == 2
+    assert result.stderr.splitlines() == ["passprice: error: ../models/dir.gguf: is a folder, not a file"]
+    result = CliRunner().invoke(cli, ["header", "models/q.gguf"])
+    # the header's first line names the file read: the root's
+    assert result.exit_code == 0 and result.stdout.startswith(f"{registry.resolve()}/models/q.gguf\n"), result.output
