@@ -243,3 +243,77 @@ def test_found_from_below_without_root_the_folder_is_named_from_here(registry: P
     result = CliRunner().invoke(cli, ["header", "models/q.gguf"])
     # the header's first line names the file read: the root's
     assert result.exit_code == 0 and result.stdout.startswith(f"{registry.resolve()}/models/q.gguf\n"), result.output
+
+
+# --- (5) a record named by a path: decided by its file, not its file name --------------------------------------------
+
+H200 = "h200_sxm_141gb"
+
+
+@pytest.fixture
+def two_folders(tmp_path: Path) -> Path:
+    """A registry whose ``other/`` holds another card of the registry card's file name (``memory.bandwidth``
+    4.7), and ``other/H200_SXM_141GB.toml``, the registry's own card file by another spelling (a hard link, as a
+    file system that ignores case reads ``facts/cards/H200_SXM_141GB.toml``)."""
+    import os
+
+    root = copy_root(tmp_path)
+    (root / "other").mkdir()
+    text = (root / "facts" / "cards" / f"{H200}.toml").read_text(encoding="utf-8")
+    head, tail = text.split("[memory.bandwidth]\nvalue = 4.8\n")
+    (root / "other" / f"{H200}.toml").write_text(f"{head}[memory.bandwidth]\nvalue = 4.7\n{tail}", encoding="utf-8")
+    os.link(root / "facts" / "cards" / f"{H200}.toml", root / "other" / "H200_SXM_141GB.toml")
+    return root
+
+
+@pytest.mark.parametrize("spelled", [H200, f"./facts/cards/{H200}.toml", f"facts/cards/{H200}.toml",
+                                     "other/H200_SXM_141GB.toml"])
+def test_audit_fact_same_file_two_spellings(two_folders: Path, spelled: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hard link's spelling said "--fact H200_SXM_141GB:memory.bandwidth: no such fact (H200_SXM_141GB is no
+    card record of this registry)", exit 2."""
+    monkeypatch.chdir(two_folders)
+    result = invoke("audit", "--fact", f"{spelled}:memory.bandwidth", root=two_folders)
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0] == f"audit of fact {H200}:memory.bandwidth"
+    assert lines[1].startswith("  4.8 TB/s (published); nvidia-h200-product-page")
+
+
+def test_audit_fact_of_another_folder_s_card_of_that_name(two_folders: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``other/h200_sxm_141gb.toml`` (4.7 TB/s) was audited as the registry's card: its 4.8 TB/s, its servings and
+    locks, exit 0."""
+    monkeypatch.chdir(two_folders)
+    lines = bad("audit", "--fact", f"other/{H200}.toml:memory.bandwidth", root=two_folders)
+    assert lines == [f"passprice: error: --fact other/{H200}.toml:memory.bandwidth: no such fact (other/{H200}.toml "
+                     "is no card record of this registry: nothing here rests on it)"]
+
+
+def test_record_name_decided_by_the_file(two_folders: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from passprice.lineage import _record_name
+    from passprice.registry import Root
+
+    monkeypatch.chdir(two_folders)
+    root = Root(two_folders)
+    assert _record_name(root, "card", H200) == H200
+    assert _record_name(root, "card", f"./facts/cards/{H200}.toml") == H200
+    assert _record_name(root, "card", "other/H200_SXM_141GB.toml") == H200  # the same file
+    assert _record_name(root, "card", f"other/{H200}.toml") == f"other/{H200}.toml"  # another file: no record's
+    assert _record_name(root, "card", str(two_folders / "other" / f"{H200}.toml")) == str(
+        two_folders / "other" / f"{H200}.toml")
+    assert _record_name(root, "card", "nowhere/x.toml") == "nowhere/x.toml"
+
+
+@pytest.mark.parametrize(
+    ("ref", "entry"),
+    [(H200, H200), (f"./{H200}", H200), (f"../cards/{H200}", H200), (f"facts/cards/{H200}.toml", H200),
+     (f"./facts/cards/{H200}.toml", H200), (f"/elsewhere/{H200}.toml", f"/elsewhere/{H200}.toml"),
+     (f"other/{H200}.toml", f"other/{H200}.toml"), (f"facts/cards/sub/{H200}.toml", f"facts/cards/sub/{H200}.toml"),
+     ("../drafts/x", "../drafts/x")],
+)
+def test_review_matches_a_serving_s_card_by_its_file(ref: str, entry: str) -> None:
+    """A review re-prices a serving when a file it names changed: ``/elsewhere/h200_sxm_141gb.toml`` was taken for
+    the registry's card (its file name less ``.toml``)."""
+    from passprice.unlocked import named_files
+
+    data = (f'checkpoint = "llama3-8b-q4_k_m"\ncard = "{ref}"\n').encode()
+    assert named_files(data) == {("checkpoint", "llama3-8b-q4_k_m"), ("card", entry)}
