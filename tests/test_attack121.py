@@ -250,7 +250,7 @@ def test_4_a_document_path_holding_a_nul_is_check_s_problem(tmp_path: Path, monk
     result = invoke("diff", "HEAD~1", "HEAD", root=root)
     assert result.exit_code == 2, result.output
     assert "HEAD fails passprice check" in result.stdout.splitlines()[1]
-    assert (f"passprice: error: {PAGE} does not read on HEAD: {PAGE}: source.{key}: 'sources/a\\x00b' is not "
+    assert (f"passprice: error: {PAGE} does not read on HEAD: source.{key}: 'sources/a\\x00b' is not "
             in result.stderr)
 
 

@@ -85,9 +85,10 @@ def test_the_reproducer_is_refused_unread_both_ways(tmp_path: Path, monkeypatch:
     serving = card.replace("facts/cards/bomb0", "registry/servings/bomb1").replace("a card", "a serving")
     result = invoke("diff", "HEAD~1", "HEAD", root=root)
     assert result.exit_code == 2 and card in result.stdout and serving in result.stdout, result.output
-    assert result.stderr.splitlines() == [f"passprice: error: facts/cards/bomb0.toml does not read on HEAD: {card}",
+    assert result.stderr.splitlines() == [f"passprice: error: facts/cards/bomb0.toml does not read on HEAD: "
+                                          f"{card.removeprefix('facts/cards/bomb0.toml: ')}",
                                           f"passprice: error: registry/servings/bomb1.toml does not read on HEAD: "
-                                          f"{serving}"]
+                                          f"{serving.removeprefix('registry/servings/bomb1.toml: ')}"]
     result = invoke("diff", "HEAD", "HEAD~1", root=root)  # the bombs in BASE said "no changes", exit 0
     assert result.exit_code == 0 and "does not read on BASE:" in result.stdout, result.output
     assert card in result.stdout and serving in result.stdout and f"{head}:" not in result.stdout, result.output
@@ -120,7 +121,7 @@ def test_a_checkpoint_entry_past_8_mib_is_refused_and_one_of_300_kb_read(tmp_pat
     _git(root, "commit", "-q", "--no-verify", "-am", "8 MiB + 1")
     result = invoke("diff", "HEAD~1", "HEAD", root=root)
     assert result.exit_code == 2 and result.stderr.splitlines() == [
-        f"passprice: error: {rel} does not read on HEAD: {rel}: larger than 8 MiB, the most a checkpoint file may hold "
+        f"passprice: error: {rel} does not read on HEAD: larger than 8 MiB, the most a checkpoint file may hold "
         "(8,388,609 bytes; with PASSPRICE_MAX_HEADER_BYTES set past 32 MiB, 64 MiB)"]
 
 

@@ -125,7 +125,7 @@ def test_1_a_review_adding_such_cards_names_each_unparsed(tmp_path: Path) -> Non
     lines = result.stderr.splitlines()
     assert "2 files do not read" in result.stdout
     for n in (1, 2):
-        assert f"passprice: error: facts/cards/x{n}.toml does not read on HEAD: facts/cards/x{n}.toml: {CARD_PAST}" \
+        assert f"passprice: error: facts/cards/x{n}.toml does not read on HEAD: {CARD_PAST}" \
             in lines
 
 

@@ -330,6 +330,6 @@ def test_8_a_lock_past_the_cap_is_named_once(tmp_path: Path, monkeypatch: pytest
     assert review.stdout.splitlines()[1] == ("no fact changed; 1 lock affected, 1 does not read on HEAD; HEAD fails "
                                              "passprice check (1 problem); 9 locks unaffected")
     # the error line as every file's that does not read on HEAD (its path, then its problem as its reader says it)
-    assert review.stderr == (f"passprice: error: locks/{R1}.lock.toml does not read on HEAD: locks/{R1}.lock.toml: "
+    assert review.stderr == (f"passprice: error: locks/{R1}.lock.toml does not read on HEAD: "
                              f"larger than 256 KiB, the most a lock file may hold ({size:,} bytes; "
                              "PASSPRICE_MAX_FILE_BYTES=BYTES raises the cap)\n")

@@ -194,7 +194,7 @@ def test_6_the_best_lock_advice_repeats_the_user_s_output_and_options(tmp_path: 
             "--floor", "estimated", "--require", "routing.*=assumed", "--name", "mine")
     result = invoke(*args)
     assert result.exit_code == 1 and not (tmp_path / "y.lock.toml").exists()
-    advice = ("passprice lock gpt-oss-20b-h200 --best --stack llamacpp-cuda-2405 --position 4000.0 -o y.lock.toml "
+    advice = ("passprice lock gpt-oss-20b-h200 --best --stack llamacpp-cuda-2405 --position 4000 -o y.lock.toml "
               "--name mine --floor estimated --require 'routing.*=assumed'")
     assert result.stderr.splitlines() == [
         "passprice: refused: BeyondStack: llamacpp-cuda-2405 was calibrated on batch 1 … 1; this price needs batch "

@@ -294,5 +294,4 @@ def test_diff_of_a_schema_file_nested_100000_deep_is_one_error_line(tmp_path: Pa
     assert result.exit_code == 2, result.output
     assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
     assert result.stderr.splitlines()[-1] == (
-        "passprice: error: schema/x.schema.json does not read on HEAD: schema/x.schema.json: not valid JSON: nested "
-        "too deeply")
+        "passprice: error: schema/x.schema.json does not read on HEAD: not valid JSON: nested too deeply")

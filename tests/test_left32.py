@@ -89,8 +89,8 @@ def test_each_option_on_a_lock_is_one_line_naming_it(option: str) -> None:
     lines = bad("audit", f"{BEST}.lock.toml", *words,
                 says=f"passprice: error: audit: {option} cannot apply to lock {BEST}: a lock pins its ")
     assert len(lines) == 1
-    # a number is echoed as click read it (--kv-bytes 1 as 1.0): the serving's audit reads it the same
-    echoed = shown + (".0" if option in ("--position", "--kv-bytes", "--state-bytes") else "")
+    # a number is echoed as typed (--kv-bytes 1, not click's 1.0): the serving's audit reads it the same
+    echoed = shown
     assert (
         f"(it is audited as it was priced), so the option would change nothing; audit the lock without it, passprice "
         f"audit {BEST}.lock.toml, or its serving with it: passprice audit {R1} {echoed} (see '"

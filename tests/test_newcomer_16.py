@@ -74,8 +74,12 @@ def test_a_checkout_path_run_from_another_folder_says_where_it_is(
     monkeypatch.chdir(tmp_path)
     here = Path(os.getcwd()).resolve()
     top = REPO.resolve()
+    # A checkpoint's path is read from the working folder, then from the registry's root, as a record's is (the
+    # checkout here: its header is read, named by the file read); a missing one names both places.
+    gemma = "tests/data/gemma3-270m-q4_k_m.header.gguf.xz"
+    read = CliRunner().invoke(cli, ["--root", str(REPO), "header", gemma])
+    assert read.exit_code == 0 and read.stdout.startswith(f"{REPO / gemma}\n"), read.output
     for args, rel in (
-        (["header", "tests/data/gemma3-270m-q4_k_m.header.gguf.xz"], "tests/data/gemma3-270m-q4_k_m.header.gguf.xz"),
         (["sweep", "--file", "examples/grid.toml"], "examples/grid.toml"),
         (["synth", "examples/configs/llama-3.1-8b.json", "-o", "x.gguf"], "examples/configs/llama-3.1-8b.json"),
     ):
@@ -84,13 +88,17 @@ def test_a_checkout_path_run_from_another_folder_says_where_it_is(
         assert result.stderr.splitlines() == [
             f"passprice: error: {rel}: no such file here ({here}); {top} has one: run there, or give {top / rel}"
         ]
-    # A path the checkout does not hold either stays as it was.
+    # A path the checkout does not hold either: both places tried.
+    both = (f"passprice: error: tests/data/nope.gguf: no such checkpoint file (looked for from the working folder and "
+            f"from the registry's root, {top})")
     result = CliRunner().invoke(cli, ["--root", str(REPO), "header", "tests/data/nope.gguf"])
-    assert result.stderr.splitlines() == ["passprice: error: tests/data/nope.gguf: no such file"]
+    assert result.stderr.splitlines() == [both]
+    result = CliRunner().invoke(cli, ["--root", str(REPO), "sweep", "--file", "examples/nope.toml"])
+    assert result.stderr.splitlines() == ["passprice: error: examples/nope.toml: no such file"]
     # Run in the checkout, nothing is added (it is not there either).
     monkeypatch.chdir(REPO)
     result = CliRunner().invoke(cli, ["--root", str(REPO), "header", "tests/data/nope.gguf"])
-    assert result.stderr.splitlines() == ["passprice: error: tests/data/nope.gguf: no such file"]
+    assert result.stderr.splitlines() == [both]
 
 
 def test_the_readme_tour_says_where_to_run_it_and_quotes_the_line() -> None:

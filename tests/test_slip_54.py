@@ -112,7 +112,7 @@ def test_diff_of_a_pr_with_a_hostile_lock_file_is_one_line_each(tmp_path: Path, 
             target = head / "locks" / f"zz{n}.lock.toml"
             target.write_text(text + "\n" + tail + "\n", encoding="utf-8")
         rel = f"locks/{target.name}"
-        said.append(f"passprice: error: {rel} does not read on HEAD: {rel}: {says}")
+        said.append(f"passprice: error: {rel} does not read on HEAD: {says}")
     if how != "changed":
         card = head / "facts" / "cards" / "h200_sxm_141gb.toml"
         card.write_text(card.read_text(encoding="utf-8").replace('name = "', 'name = "Re ', 1), encoding="utf-8")
@@ -143,7 +143,7 @@ def test_diff_of_a_pr_adding_a_hostile_card_parses_none_of_it_uncapped(
         (cards / f"{name}.toml").write_text(
             (cards / "h200_sxm_141gb.toml").read_text(encoding="utf-8") + "\n" + tail + "\n", encoding="utf-8")
         rel = f"facts/cards/{name}.toml"
-        said.append(f"passprice: error: {rel} does not read on HEAD: {rel}: {says.replace('lock', 'card')}")
+        said.append(f"passprice: error: {rel} does not read on HEAD: {says.replace('lock', 'card')}")
     parsed: list[int] = []
     real = tomllib.loads
 

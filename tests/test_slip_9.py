@@ -267,7 +267,7 @@ def test_a_locator_that_names_nothing_does_not_read(tmp_path: Path) -> None:
     status, out, err = _diff(path, "main", "HEAD")
     assert status == 2, out
     card_file = "facts/cards/h200_sxm_141gb.toml"
-    assert (f"passprice: error: {card_file} does not read on HEAD: {card_file}: "
+    assert (f"passprice: error: {card_file} does not read on HEAD: "
             f"array.derivation.inputs.sparse.locator: '...' {names}") in err
     checked = CliRunner().invoke(cli, ["--root", str(path), "check"])
     assert checked.exit_code == 2

@@ -868,14 +868,21 @@ def checkpoint_file(root: Root, ref: str) -> tuple[Path, bool]:
     if ref.endswith(GGUF_SUFFIXES):
         if registry_name(root, ref):
             return entry_path(root, ref), True
-        return candidate, False
-    if ref.endswith(".toml") and is_there(candidate):
-        return candidate, True
+        return _beneath(root, ref, missing=True) or candidate, False
+    if ref.endswith(".toml"):
+        if is_there(candidate):
+            return candidate, True
+        beneath = _beneath(root, ref, missing=False)
+        if beneath is not None:
+            return beneath, True
     if ("/" in ref or os.sep in ref) and not stays_in(root.checkpoints, ref):  # a path, never an entry name
         if is_there(candidate):
             return candidate, False
         if ref.endswith("/") or is_there(os.path.normpath(os.path.join(root.checkpoints, f"{ref}.toml"))):
             raise outside("checkpoint", ref, root.checkpoints, root.names(root.checkpoints), root)
+        beneath = _beneath(root, ref, missing=True)
+        if beneath is not None:
+            return beneath, ref.endswith(".toml")
         raise not_found("checkpoint", ref, root.checkpoints, root.names(root.checkpoints), root)
     path = entry_path(root, ref)
     if is_there(path):
@@ -883,6 +890,40 @@ def checkpoint_file(root: Root, ref: str) -> tuple[Path, bool]:
     if is_there(candidate):
         return candidate, False
     raise not_found("checkpoint", ref, root.checkpoints, root.names(root.checkpoints), root)
+
+
+def _beneath(root: Root, ref: str, *, missing: bool) -> Path | None:
+    """The file a relative checkpoint path ``ref`` with a folder in it (``models/m.gguf``,
+    ``registry/checkpoints/m.toml``) names, read as a record's relative path is read
+    (:func:`passprice.registry.against_root`): from the working folder first, and where nothing is there, from the
+    registry's root. ``None`` when the working folder holds something of that name (read, or refused by name, as
+    given), for an absolute path, a plain name, a path leading out of the root (``../m.gguf``) and the embedded facts
+    (no registry of the user's). Whatever the root holds there is returned, a folder or FIFO too, for its reader to
+    refuse by name (``../models/m.gguf: is a folder, not a file`` from ``sub/``). A checkpoint path run from a subfolder
+    said "no such file here (…); … has one: run there, or give …", and an entry's path "no such checkpoint file",
+    where ``--card facts/cards/x.toml`` read the root's card. ``missing``: raise :class:`NotFound` naming both places
+    tried when neither holds anything (else ``None``): ``models/m.gguf: no such checkpoint file (looked for from the
+    working folder and from the registry's root, /reg)``; a file the source checkout of an editable install holds is
+    named as :func:`passprice.registry.found_elsewhere` names it."""
+    from passprice.errors import NotFound
+    from passprice.files import shown
+    from passprice.registry import found_elsewhere
+
+    if root.embedded or os.path.isabs(ref) or ("/" not in ref and os.sep not in ref) or ref.endswith(("/", os.sep)):
+        return None
+    if os.path.lexists(ref) or os.path.normpath(ref).split(os.sep)[0] == os.pardir:
+        return None
+    there = root.path / ref
+    if os.path.lexists(there):
+        return there
+    if not missing:
+        return None
+    plain = f"{ref}: no such file"
+    elsewhere = found_elsewhere(plain, root)
+    if elsewhere != plain:
+        raise NotFound(elsewhere)
+    raise NotFound(f"{shown(ref)}: no such checkpoint file (looked for from the working folder and from the "
+                   f"registry's root, {shown(root.path.resolve())})")
 
 
 def registry_name(root: Root, ref: str) -> bool:

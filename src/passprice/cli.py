@@ -1637,11 +1637,11 @@ def _whole_limit(limit: int | None, positioned: bool, instead: str) -> None:
     0.5, and positions are whole tokens (a sequence allowed 1 position holds row 0 alone; it priced position 0.5).
     ``instead``: the command's own option that prices row 0 (``--position 0``, ``--positions 0``). Raises
     :class:`click.BadParameter` (exit 2), naming ``--limit``."""
-    if limit is not None and limit < 2 and not positioned:
-        raise click.BadParameter(
-            f"{limit} leaves no whole mean position to price: a sequence allowed {limit} position holds row 0 alone, "
-            f"and the default mean position limit / 2 is {limit / 2:g}; give --limit 2 or more, or {instead}",
-            param_hint="--limit")
+    from passprice.servings import no_whole_mean
+
+    lone = no_whole_mean(limit, "--limit 2 or more", instead) if limit is not None and not positioned else None
+    if lone is not None:
+        raise click.BadParameter(lone, param_hint="--limit")
 
 
 def _serving_options(with_batch: bool, serving_shown: bool = True) -> Callable[[F], F]:
@@ -3030,8 +3030,6 @@ def _typed_options(ctx: click.Context, names: set[str]) -> list[tuple[str, str]]
     ``v is not False`` test let ``audit LOCK --no-host-memory`` pass silently (left32)."""
     from click.core import ParameterSource
 
-    from passprice.files import shell_word
-
     given = []
     for param in ctx.command.params:
         if param.name not in names or not isinstance(param, click.Option):
@@ -3043,8 +3041,22 @@ def _typed_options(ctx: click.Context, names: set[str]) -> list[tuple[str, str]]
             option = param.opts[0] if value or not param.secondary_opts else param.secondary_opts[0]
             given.append((option, option))
         else:
-            given.append((param.opts[0], f"{param.opts[0]} {shell_word(str(value))}"))
+            given.append((param.opts[0], f"{param.opts[0]} {_typed_word(value)}"))
     return given
+
+
+def _typed_word(value: object) -> str:
+    """An option's value as a user types it, one shell word: a number as a number (a whole float without ``.0``,
+    another as its shortest text, ``0.9``), anything else as :func:`passprice.files.shell_word` quotes it. The
+    advice after a ``lock --stack`` refusal said ``--position 4000.0`` where the user typed ``--position 4000``.
+    Raises nothing."""
+    from passprice.files import shell_word
+
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return repr(value)
+    return shell_word(str(value))
 
 
 @cli.command("audit")

@@ -5252,8 +5252,12 @@ class Diff:
 
     def head_error_lines(self) -> list[str]:
         """The error lines of a review that cannot be made (exit 2): each changed file that does not read on HEAD
-        (its first problem), else each of HEAD's files that does not read."""
-        lines = [f"{f.path} does not read on HEAD: {f.head_errors[0]}" for f in self.files if f.head_errors]
+        (its first problem, the file named once: a problem its reader words from the file's path on,
+        ``locks/x.lock.toml: larger than 256 KiB …``, is given from what follows the path), else each of HEAD's files
+        that does not read. A lock past its size cap was ``locks/x.lock.toml does not read on HEAD: locks/x.lock.toml:
+        larger than …``, its path twice (every file alike)."""
+        lines = [f"{f.path} does not read on HEAD: {f.head_errors[0].removeprefix(f'{f.path}: ')}"
+                 for f in self.files if f.head_errors]
         return lines or [f"on HEAD: {line}" for line in self.head_unreadable]
 
     def refusal_reasons(self) -> list[str]:

@@ -721,6 +721,52 @@ def _method_name(method: str | None) -> str | None:
     return Path(method).name.removesuffix(".toml")
 
 
+def registry_record(root: Root, kind: str, file: Path) -> str | None:
+    """The name of ``root``'s ``kind`` record (``card``, ``draft``, ``routing``) whose file is ``file`` — the same
+    file once each is looked up (:func:`os.path.samefile`: ``./facts/cards/h200.toml``, a link to it, or
+    ``facts/cards/H200.toml`` on a file system that ignores case) —, ``None`` when none is (a card of another folder
+    with a registry card's file name is another card). Raises nothing."""
+    import os
+
+    folder = {"card": root.cards, "draft": root.drafts, "routing": root.routing}[kind]
+    try:
+        names = root.names(folder)
+    except (InputError, OSError):
+        return None
+    stem = file.name.removesuffix(".toml")
+    # the registry's own file name first (one look-up for every path that spells it), then every record
+    for name in sorted(names, key=lambda n: (n.lower() != stem.lower(), n)):
+        try:
+            if os.path.samefile(folder / f"{name}.toml", file):
+                return name
+        except (OSError, ValueError):
+            continue
+    return None
+
+
+def _record_name(root: Root, kind: str, ref: str | None) -> str | None:
+    """The registry name of the ``kind`` record ``ref`` (a name, or a path to a record file) reads, decided by the
+    file it names (:func:`registry_record`), as ``sweep --cards`` matches a serving's card
+    (:func:`passprice.cards.same_card`); a name as it is, and a path naming no registry record (another folder's
+    file, one that is not there) as given, so it matches no record's facts. Its file name less ``.toml`` was taken
+    for the record's (:func:`_method_name`), so ``/elsewhere/h200_sxm_141gb.toml`` was the registry's card.
+    Raises nothing."""
+    import os
+
+    if ref is None or ("/" not in ref and os.sep not in ref and not ref.endswith(".toml")):
+        return ref
+    from passprice.cards import card_path
+    from passprice.drafts import draft_path
+    from passprice.routing import routing_path
+
+    find = {"card": card_path, "draft": draft_path, "routing": routing_path}[kind]
+    try:
+        file = find(root, ref)
+    except (InputError, OSError, ValueError):
+        return ref
+    return registry_record(root, kind, Path(file)) or ref
+
+
 @attrs.frozen
 class ServingUse:
     """A registered serving priced with today's facts: its ``name``, ``card``, drafting ``method``, the facts its
@@ -749,9 +795,9 @@ def serving_uses(root: Root) -> list[ServingUse]:
         except InputError as e:
             out.append(ServingUse(name, "?", None, {}, refusal=problem_lines(e)[0]))
             continue
-        method = _method_name(spec.draft.method if spec.draft is not None else None)
-        routing = _method_name(spec.routing)
-        card = Path(spec.card).name.removesuffix(".toml")
+        method = _record_name(root, "draft", spec.draft.method if spec.draft is not None else None)
+        routing = _record_name(root, "routing", spec.routing)
+        card = _record_name(root, "card", spec.card) or spec.card
         try:
             resolved = resolve(root, spec)
             cost = price_serving(resolved.header, resolved.card, resolved.serving)
@@ -761,7 +807,7 @@ def serving_uses(root: Root) -> list[ServingUse]:
         except InputError as e:
             out.append(ServingUse(name, card, method, {}, refusal=problem_lines(e)[0], routing=routing))
             continue
-        out.append(ServingUse(name, resolved.card.name, method, dict(cost.rests_on), cost.tokens_per_s, None, routing))
+        out.append(ServingUse(name, card, method, dict(cost.rests_on), cost.tokens_per_s, None, routing))
     return out
 
 
@@ -1233,6 +1279,17 @@ def parse_fact_ref(root: Root, text: str) -> FactRef:
     if routing_path in ("hot_experts", "hot_share") and is_there(root.routing / f"{name}.toml"):
         return FactRef("routing", name, routing_path)
     where = locate(root, name, path)
+    if where.kind in ("card", "draft") and ("/" in name or name.endswith(".toml")):
+        # a record named by its path is the registry's record of that file, whatever its spelling; another folder's
+        # file of the same name is not (it was audited as the registry's record of its file name)
+        record = registry_record(root, where.kind, Path(where.file))
+        if record is None:
+            from passprice.files import shown
+
+            what = "card" if where.kind == "card" else "drafting method"
+            raise InputError(f"--fact {text}: no such fact ({shown(where.file)} is no {what} record of this "
+                             "registry: nothing here rests on it)")
+        return FactRef(where.kind, record, where.path)
     return FactRef(where.kind, where.name, where.path)
 
 

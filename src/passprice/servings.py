@@ -161,6 +161,21 @@ def spec_from_document(document: Mapping[str, Any], source: str) -> ServingSpec:
 _ARRAY_KV_BYTES = 1.25
 
 
+def no_whole_mean(limit: int, more: str, instead: str) -> str | None:
+    """Why a context ``limit`` with no position given leaves nothing to price, or ``None`` when it leaves a whole
+    mean position: its default mean position, limit / 2, is 0.5 at ``limit = 1``, and positions are whole tokens (a
+    sequence allowed 1 position holds row 0 alone; it priced position 0.5). ``more``: the way to give a longer limit
+    (``--limit 2 or more``, ``limit = 2 or more``); ``instead``: the way to price row 0 (``--position 0``,
+    ``position = 0``). The one wording of ``--limit 1`` and of a serving file's ``contexts.N.limit = 1``. Raises
+    nothing."""
+    if limit >= 2:
+        return None
+    return (
+        f"{limit} leaves no whole mean position to price: a sequence allowed {limit} position holds row 0 alone, "
+        f"and the default mean position limit / 2 is {limit / 2:g}; give {more}, or {instead}"
+    )
+
+
 def _check_contexts(spec: ServingSpec, source: str) -> None:
     """A serving file's context mix must be one a pass can have (the seed's ``BadContexts`` checks, made where the
     file is read, so a bad file is bad input naming its key, not a refusal): the shares sum to 1 (within 1e-9, the
@@ -177,6 +192,10 @@ def _check_contexts(spec: ServingSpec, source: str) -> None:
     Raises :class:`InputError` naming ``source`` and the key path."""
     classes = spec.contexts or ()
     for i, c in enumerate(classes):
+        lone = no_whole_mean(c.limit, "limit = 2 or more", "position = 0") if c.limit is not None else None
+        if lone is not None and c.position is None:
+            # ``--limit 1`` is refused (the CLI's ``_whole_limit``); a file's ``limit = 1`` priced position 0.5
+            raise InputError(f"{source}: contexts.{i}.limit: {lone}")
         if c.position is not None and c.limit is not None and c.position >= c.limit:
             # A pass at a position writes that position's row: a class at its limit has no room for it (DESIGN.md,
             # Contexts; the seed refused only a position past the limit).

@@ -212,10 +212,37 @@ def _names(side: Side) -> set[str]:
     return out
 
 
+#: Each kind of file a serving names, and the folder of its entries (relative to a side's root, POSIX).
+_FOLDERS = {"card": "facts/cards", "checkpoint": "registry/checkpoints", "routing": "facts/routing",
+            "draft": "facts/drafts"}
+
+
+def named_entry(kind: str, ref: str) -> tuple[str, str]:
+    """The registry file of ``kind`` that ``ref``, a name a serving file gives, reads, as ``(kind, entry name)``: a
+    name is its entry's, and so is a name with a folder in it that stays in the kind's folder (``./h200``,
+    ``../cards/h200``) or a path that is the entry's own file from the root (``facts/cards/h200.toml``, ``./facts/…``);
+    any other path names a file of its own, kept as ``(kind, ref)``, the entry of no file. The file's name less
+    ``.toml`` was taken for the entry's, so ``/elsewhere/h200.toml`` (another folder's file of another card) was
+    the registry's ``h200``, re-priced as reached by its change. Raises nothing."""
+    import posixpath
+
+    if "/" not in ref and "\\" not in ref and not ref.endswith(".toml"):
+        return kind, ref
+    folder = _FOLDERS[kind]
+    if not ref.endswith(".toml") and not ref.startswith("/"):
+        joined = posixpath.normpath(posixpath.join(folder, f"{ref}.toml"))
+        if posixpath.dirname(joined) == folder:
+            return kind, posixpath.basename(joined).removesuffix(".toml")
+    plain = posixpath.normpath(ref)
+    if not ref.startswith("/") and posixpath.dirname(plain) == folder and plain.endswith(".toml"):
+        return kind, posixpath.basename(plain).removesuffix(".toml")
+    return kind, ref
+
+
 def named_files(data: bytes) -> set[tuple[str, str]]:
     """The files a serving file names, as ``(kind, entry name)``: its ``card``, ``checkpoint``, ``routing`` and
-    ``draft.method`` (a name, or a path whose file name less ``.toml`` is the entry's). A file that does not parse
-    names nothing (the review reports it where it reads the file)."""
+    ``draft.method``, each the entry :func:`named_entry` finds (a path of another file is kept as given, naming no
+    entry). A file that does not parse names nothing (the review reports it where it reads the file)."""
     if len(data) > kind_cap("serving"):  # not parsed (issue 13): the review's read of the file refuses it
         return set()
     try:
@@ -226,7 +253,7 @@ def named_files(data: bytes) -> set[tuple[str, str]]:
     draft = doc.get("draft")
     if isinstance(draft, dict):
         refs.append(("draft", draft.get("method")))
-    return {(kind, PurePosixPath(ref).name.removesuffix(".toml")) for kind, ref in refs if isinstance(ref, str)}
+    return {named_entry(kind, ref) for kind, ref in refs if isinstance(ref, str)}
 
 
 def unlocked_moves(
@@ -290,9 +317,10 @@ def unlocked_moves(
 
 
 def _card(side: PriceSide) -> str | None:
-    """The card a side priced on (its serving document's ``card``, as a name)."""
+    """The card a side priced on (its serving document's ``card``, as a name: :func:`named_entry`; a path of
+    another file as given)."""
     card = side.spec.get("card") if side.spec is not None else None
-    return PurePosixPath(card).name.removesuffix(".toml") if isinstance(card, str) else None
+    return named_entry("card", card)[1] if isinstance(card, str) else None
 
 
 #: What the review says of the unlocked servings, once, above them.
