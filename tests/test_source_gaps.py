@@ -80,7 +80,8 @@ def test_correcting_the_figure_on_the_measuring_card_flags_every_borrower(tmp_pa
                     .replace("value = 0.9145\n", "value = 0.8929\n"), encoding="utf-8")
     result = invoke("check", root=root)
     assert result.exit_code == 1
-    problems = [line.strip() for line in result.stdout.splitlines() if line.strip().startswith("figure copy")]
+    problems = list(dict.fromkeys(line.strip() for line in result.stdout.splitlines()
+                                  if line.strip().startswith("figure copy")))
     assert len(problems) == 1
     line = problems[0]
     assert line == (
