@@ -200,14 +200,18 @@ def test_raised_bandwidth_moves_the_locked_prices_and_fails_until_they_are_re_lo
     assert lock.after.tokens_per_s / lock.before.tokens_per_s == pytest.approx(5.2 / 4.8, rel=1e-12)
     assert lock.relative == pytest.approx(5.2 / 4.8 - 1, rel=1e-9)
 
-    # Re-locked in the same change (lock --update): reviewed, the review passes, the recorded price shown moving.
+    # Re-locked in the same change (lock --update): reviewed, nothing stale, the recorded price shown moving; the
+    # only reason the review still fails is the bandwidth's quote, which states 4.8TB/s, not its value 5.2 TB/s
+    # (test_fix53w: a quote found in its source's stored excerpt stating another figure is a MISMATCH).
     d = diff(Root(repo.path), repo.locked, repo.relocked)
-    assert d.exit_status == 0 and d.stale == () and [x.review() for x in d.locks] == ["re-locked", "re-locked"]
+    assert d.stale == () and d.broken == () and [x.review() for x in d.locks] == ["re-locked", "re-locked"]
+    assert [(f.name, c.path) for f, c in d.quotes_mismatched] == [(CARD, "memory.bandwidth")] and d.exit_status == 1
     lock = {x.name: x for x in d.locks}[LOCK]
     assert lock.recorded_before == recorded.price and lock.recorded == lock.after.price
     assert d.summary() == (
-        "1 fact changed in 1 file, 1 to verify in its source; 2 locks affected, 2 re-locked; 4 servings no lock pins "
-        "move, 1 more only a term of its price (memory_s) (not locked, informational)"
+        "1 fact changed in 1 file, 1 to verify in its source; 1 fact's quotes state another figure than its own; "
+        "2 locks affected, 2 re-locked; 4 servings no lock pins move, 1 more only a term of its price (memory_s) "
+        "(not locked, informational)"
     )
     # The registered servings on the card that no lock names move too: shown, never failing the review. Every
     # stream share is a share of memory.bandwidth, so each one's memory time moves by the bandwidth ratio.
@@ -219,8 +223,8 @@ def test_raised_bandwidth_moves_the_locked_prices_and_fails_until_they_are_re_lo
         assert m.before.price is not None and m.after.price is not None and m.changed == ("memory.bandwidth",)
         assert m.after.price["memory_s"] / m.before.price["memory_s"] == pytest.approx(4.8 / 5.2, rel=1e-12)
     markdown = diff_markdown(d)
-    # Passes, but not green: the bandwidth moved to 5.2 TB/s under a locator that still quotes 4.8TB/s.
-    assert markdown.splitlines()[0].startswith("⚠️ **passprice diff**")
+    # Fails: the bandwidth moved to 5.2 TB/s under a locator that still quotes 4.8TB/s.
+    assert markdown.splitlines()[0].startswith("❌ **passprice diff**")
     assert f"| `{LOCK}` | `memory.bandwidth` | held → still holds | 996.1 → 1,079.1 | 996.1 | 1,079.1 | +8.333 % | " \
         "memory | re-locked |" in markdown
 
@@ -278,7 +282,9 @@ def test_both_commits_through_the_command_line(repo: Repo, main_to_pr: tuple[int
         f"floor loosened, `passprice lock --update -o {MTP_FILE} --force --require streams.rewrite=estimated`, which "
         f"the review shows as a loosened floor; `--update` alone keeps the floors and refuses); it moves the locked "
         "price of "
-        f"{LOCK} without re-locking (review the move, then `passprice lock --update -o {LOCK_FILE}`)\n"
+        f"{LOCK} without re-locking (review the move, then `passprice lock --update -o {LOCK_FILE}`); 1 fact's quotes "
+        f"state another figure than its own ({CARD}:memory.bandwidth): the value and the words it cites disagree; quote "
+        "the words of the document stating the value, or set the value they state\n"
     )
     data = json.loads(out)
     assert data["exit_status"] == 1 and data["weakened"] == [f"{CARD}:streams.rewrite"] and data["broken"] == [MTP]
@@ -318,8 +324,8 @@ def test_default_base_is_the_merge_base_with_main_and_head_the_work_tree(repo: R
     assert out.splitlines()[0] == f"❌ passprice diff: merge base with main ({repo.locked[:12]}) → work tree"
     # 0.86 does not follow from its derivation (Triad over the bandwidth), which fails the diff as it fails check.
     assert (
-        "3 facts changed in 1 file, 1 weakened, 2 to verify in their sources; 1 derived fact not following; 2 locks "
-        "affected, 1 breaks its floors, "
+        "3 facts changed in 1 file, 1 weakened, 2 to verify in their sources; 1 fact's quotes state another figure "
+        "than its own; 1 derived fact not following; 2 locks affected, 1 breaks its floors, "
         "2 prices moved unreviewed, 2 rest on derived facts that do not follow"
     ) in out
     assert "rests on streams.append, not following from its derivation: correct it" in out
@@ -353,8 +359,8 @@ def test_markdown_is_a_pull_request_comment(main_to_pr: tuple[int, list[str], st
     lines = text.splitlines()
     assert lines[0].startswith("❌ **passprice diff** `main (")
     assert lines[0].endswith(
-        "2 facts changed in 1 file, 1 weakened, 2 to verify in their sources; 2 locks affected, 1 breaks its floors, "
-        "2 prices moved unreviewed; 4 servings no lock pins move, 1 more only a term of its price (memory_s) (not "
+        "2 facts changed in 1 file, 1 weakened, 2 to verify in their sources; 1 fact's quotes state another figure "
+        "than its own; 2 locks affected, 1 breaks its floors, 2 prices moved unreviewed; 4 servings no lock pins move, 1 more only a term of its price (memory_s) (not "
         "locked, informational)"
     )
     assert "| file | fact | before | after | change | provenance | cite |" in lines
@@ -535,8 +541,8 @@ def test_a_stale_derived_fact_marks_the_locks_resting_on_it(tmp_path: Path) -> N
     assert lock.relative == pytest.approx(5.2 / 4.8 - 1, rel=1e-9)  # the move a recomputation would cancel
     assert d.exit_status == 1 and d.resting_on_unsound == (lock,) and not d.stale and not d.broken
     assert d.summary() == (
-        "1 fact changed in 1 file, 1 to verify in its source; 3 derived facts stale; 1 lock affected, 1 rests on "
-        "derived facts that do not follow, 1 re-locked; 5 servings no lock pins move, 1 more only a term of its price "
+        "1 fact changed in 1 file, 1 to verify in its source; 1 fact's quotes state another figure than its own; 3 "
+        "derived facts stale; 1 lock affected, 1 rests on derived facts that do not follow, 1 re-locked; 5 servings no lock pins move, 1 more only a term of its price "
         "(memory_s) (not locked, informational)"
     )
     # The unlocked servings on the card move too (the hybrid's serving is unlocked here), on the same stale shares.
@@ -566,10 +572,13 @@ def test_a_stale_derived_fact_marks_the_locks_resting_on_it(tmp_path: Path) -> N
         "passprice: refused: derived facts do not follow from their inputs: h200_sxm_141gb:streams.read (stale), "
         "h200_sxm_141gb:streams.rewrite (stale), h200_sxm_141gb:streams.append (stale); the prices of "
         f"{LOCK} rest on them (recompute them: `passprice fact recompute h200_sxm_141gb`; "
-        "passprice check names each input that moved)\n"
+        "passprice check names each input that moved); 1 fact's quotes state another figure than its own "
+        "(h200_sxm_141gb:memory.bandwidth): the value and the words it cites disagree; quote the words of the document "
+        "stating the value, or set the value they state\n"
     )
-    # Recomputed (each share's bandwidth input recorded at 5.2 TB/s, the value it now gives) and re-locked, the
-    # change passes: the price barely moves, as the same measured rates over a higher peak are lower shares.
+    # Recomputed (each share's bandwidth input recorded at 5.2 TB/s, the value it now gives) and re-locked, nothing
+    # rests on a derived fact that does not follow: the price barely moves, as the same measured rates over a higher
+    # peak are lower shares. The one reason left to fail is the bandwidth's quote, still stating 4.8TB/s.
     card = path / CARD_FILE
     text = card.read_text(encoding="utf-8").replace(
         'derivation.inputs.bandwidth = { fact = "memory.bandwidth", value = 4.8, unit = "TB/s" }',
@@ -583,7 +592,8 @@ def test_a_stale_derived_fact_marks_the_locks_resting_on_it(tmp_path: Path) -> N
     assert card.read_text(encoding="utf-8") == text
     make_lock_file(path, LOCK, LOCK)
     d = diff(Root(path))
-    assert d.exit_status == 0 and d.unsound == ()
+    assert d.exit_status == 1 and d.unsound == () and d.resting_on_unsound == () and not d.stale and not d.broken
+    assert [(f.name, c.path) for f, c in d.quotes_mismatched] == [(CARD, "memory.bandwidth")]
     lock = {x.name: x for x in d.locks}[LOCK]
     assert lock.unsound == () and lock.review() == "re-locked"
     assert lock.relative is not None and abs(lock.relative) < 1e-4  # 4.48 TB/s read either way, to 4 digits
