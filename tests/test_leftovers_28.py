@@ -131,12 +131,16 @@ def test_the_markdown_review_puts_each_paragraph_in_its_section(tmp_path: Path) 
     result = invoke("diff", str(base), str(head), "--format", "markdown")
     assert result.exit_code == 1  # two locked prices moved unreviewed, on stale derived facts
     assert result.stderr.startswith("passprice: refused: derived facts do not follow from their inputs: ")
+    # and 3.3 TB/s under the quote stating 3.35TB/s (test_fix53w: a MISMATCH)
+    assert result.stderr.endswith("; 1 fact's quotes state another figure than its own (h100_sxm5_80gb:memory."
+                                  "bandwidth): the value and the words it cites disagree; quote the words of the "
+                                  "document stating the value, or set the value they state\n")
     # before: "2 locks unaffected: …" and "Other files changed: `sources/nvidia-h200-datasheet.toml` (changed)" as
     # the last two paragraphs, after the Sources section (read as about the sources), and "1 other file changed"
     assert result.stdout.split("\n") == [
-    f'❌ **passprice diff** `{base}` → `{head}`: 1 fact changed in 1 file, 1 to verify in its source; 3 '
-     f'derived facts stale; 1 checkpoint entry changed; 1 source record changed; 1 source whose document '
-     f'changed, to verify (under 5 locked prices); 3 locks affected, 3 prices moved unreviewed, 3 rest on '
+    f'❌ **passprice diff** `{base}` → `{head}`: 1 fact changed in 1 file, 1 to verify in its source; 1 '
+     f"fact's quotes state another figure than its own; 3 derived facts stale; 1 checkpoint entry changed; 1 "
+     f'source record changed; 1 source whose document changed, to verify (under 5 locked prices); 3 locks affected, 3 prices moved unreviewed, 3 rest on '
      f'derived facts that do not follow; 5 locks resting on a source whose document changed, to verify; 2 '
      f'locks unaffected',
     '',
@@ -151,7 +155,10 @@ def test_the_markdown_review_puts_each_paragraph_in_its_section(tmp_path: Path) 
      "the H100 SXM figure, the H100 NVL figure): 'GPU Memory Bandwidth 3.35TB/s 3.9TB/s'",  # was the datasheet's
     '  - ⚠️ **to verify**: the value moved (3.35 TB/s → 3.3 TB/s) but its citation did not, and the '
      "locator quotes 3.35: nvidia-h100-product-page: Product Specifications table, H100 SXM column (a row: its "
-     "label, the H100 SXM figure, the H100 NVL figure): 'GPU Memory Bandwidth 3.35TB/s 3.9TB/s'",
+     "label, the H100 SXM figure, the H100 NVL figure): 'GPU Memory Bandwidth 3.35TB/s 3.9TB/s'; its quotes, found "
+     "in the stored excerpt of the document it cites, state another figure than its own, as audit and check read "
+     "them (1 of 1 quoted span found in the stored text; its quote of nvidia-h100-product-page 'GPU Memory "
+     "Bandwidth 3.35TB/s 3.9TB/s' states 3.35TB/s, 3.9TB/s, not its value 3.3 TB/s)",  # fix53w: a MISMATCH
     '',
     '#### Derived from changed facts',
     '',
