@@ -173,19 +173,26 @@ def moved(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 def test_5_the_text_summary_flags_a_value_moved_under_a_locator_quoting_the_old_figure(
         moved: tuple[Path, Path]) -> None:
     # Before: exit 0, and the text's summary ("passprice diff: BASE → HEAD", then "4 facts changed in 1 file, 1 to
-    # verify in its source; …") carried no ⚠️, where the markdown's began "⚠️ **passprice diff**". Not failed (exit
-    # 0): see the README's `diff` section.
+    # verify in its source; …") carried no ⚠️, where the markdown's began "⚠️ **passprice diff**". Since fix53w the
+    # quote, found in the stored excerpt and stating 4.8TB/s, is a MISMATCH of the value 5.2 TB/s: the review fails
+    # (❌, exit 1), on it alone (the shares recomputed, every lock re-locked), and says so in its summary.
     base, head = moved
     assert "'GPU Memory Bandwidth 4.8TB/s" in CITED[1]  # the old figure, quoted (its row's H200 SXM cell)
     result = invoke("diff", str(base), str(head), root=head)
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output
+    assert result.stderr == (
+        "passprice: refused: 1 fact's quotes state another figure than its own (h200_sxm_141gb:memory.bandwidth): the "
+        "value and the words it cites disagree; quote the words of the document stating the value, or set the value "
+        "they state\n")
     lines = result.stdout.splitlines()
-    assert lines[0] == f"⚠️ passprice diff: {base} → {head}"
-    assert lines[1].startswith("4 facts changed in 1 file, 1 to verify in its source; "), lines[1]
+    assert lines[0] == f"❌ passprice diff: {base} → {head}"
+    assert lines[1].startswith("4 facts changed in 1 file, 1 to verify in its source; 1 fact's quotes state another "
+                               "figure than its own; 5 locks affected, 5 re-locked; "), lines[1]
     assert ("to verify: the value moved (4.8 TB/s → 5.2 TB/s) but its citation did not, and the locator quotes 4.8: "
-            f"{CITED[0]}: {CITED[1]}") in result.stdout
+            f"{CITED[0]}: {CITED[1]}; its quotes, found in the stored excerpt of the document it cites, state another "
+            "figure than its own") in result.stdout
     markdown = invoke("diff", str(base), str(head), "--format", "markdown", root=head).stdout
-    assert markdown.startswith("⚠️ **passprice diff**")
+    assert markdown.startswith("❌ **passprice diff**")
     # JSON's summary stays the sentence; the mark is the outputs' for people
     summary = json.loads(invoke("diff", str(base), str(head), "--json", root=head).stdout)["summary"]
     assert summary == lines[1]
