@@ -289,7 +289,13 @@ def test_a_value_moved_under_a_note_stating_the_old_figure_asks_of_the_note(repo
     commit_all(repo.path, "capacity raised, its note kept")
     d = diff(Root(repo.path), "note-base", "HEAD")
     (asked,) = [c.to_verify for f, c in d.fact_changes if c.path == "memory.capacity"]
-    assert asked is not None and asked.endswith("; its note still states 141 GB: is the note this figure's?")
+    # fix53w: the quote, found in the stored excerpt, states 141GB: a MISMATCH, said after the note's question
+    assert asked is not None and asked.endswith(
+        "; its note still states 141 GB: is the note this figure's?; its quotes, found in the stored excerpt of the "
+        "document it cites, state another figure than its own, as audit and check read them (1 of 1 quoted span "
+        "found in the stored text; its quote of nvidia-h200-product-page 'GPU Memory 141GB 141GB' states 141GB, not "
+        "its value 143 GB)")
+    assert [(f.name, c.path) for f, c in d.quotes_mismatched] == [("h200_sxm_141gb", "memory.capacity")]
     # the note rewritten with the new figure is not asked
     edit_fact(repo.path, "memory.capacity", value=143, unit="GB", provenance="published", source=was.source,
               locator=was.locator, note=was.note.replace("'141 GB'", "'143 GB'"))
