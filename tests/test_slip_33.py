@@ -85,9 +85,14 @@ def test_1_an_added_fact_in_another_unit_than_its_locator_is_to_verify(registry:
     h200_copy(path, ('value = 4.8\nunit = "TB/s"', 'value = 4.8\nunit = "TiB/s"'))
     commit_all(path, "a copy at 4.8 TiB/s")
     status, text, out = review(path)
-    assert status == 0, text
+    # fix53w: the quote, found in the stored excerpt, states 4.8TB/s (4.36557 TiB/s), not 4.8 TiB/s: a MISMATCH,
+    # which fails the review
+    assert status == 1, text
     assert ("17 facts added in 1 new file, 16 to verify in their sources (16 copied citations: each cites what "
-            "another card's fact cites)") in text, text.splitlines()[1]  # copied citations (tests/test_fix166.py)
+            "another card's fact cites); 1 fact's quotes state another figure than its own; no lock affected"
+            ) in text, text.splitlines()[1]  # copied citations (tests/test_fix166.py)
+    assert ("; its quote of nvidia-h200-product-page 'GPU Memory Bandwidth 4.8TB/s 4.8TB/s' states 4.8TB/s (4.36557 "
+            "TiB/s), not its value 4.8 TiB/s)\n") in text
     # (the row quoted since cite102 prints the H200 NVL's 4.8TB/s too: both figures are named)
     assert ("to verify: its locator quotes 4.8TB/s, 4.8TB/s, not 4.8 TiB/s: does nvidia-h200-product-page: "
             f"{BANDWIDTH} state "
