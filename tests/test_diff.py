@@ -282,9 +282,9 @@ def test_both_commits_through_the_command_line(repo: Repo, main_to_pr: tuple[int
         f"floor loosened, `passprice lock --update -o {MTP_FILE} --force --require streams.rewrite=estimated`, which "
         f"the review shows as a loosened floor; `--update` alone keeps the floors and refuses); it moves the locked "
         "price of "
-        f"{LOCK} without re-locking (review the move, then `passprice lock --update -o {LOCK_FILE}`); 1 fact's quotes "
-        f"state another figure than its own ({CARD}:memory.bandwidth): the value and the words it cites disagree; quote "
-        "the words of the document stating the value, or set the value they state\n"
+        f"{LOCK} without re-locking (review the move, then `passprice lock --update -o {LOCK_FILE}`); 1 fact's "
+        f"quotes state another figure than its own ({CARD}:memory.bandwidth): the value and the words it cites "
+        "disagree; quote the words of the document stating the value, or set the value they state\n"
     )
     data = json.loads(out)
     assert data["exit_status"] == 1 and data["weakened"] == [f"{CARD}:streams.rewrite"] and data["broken"] == [MTP]
@@ -360,8 +360,8 @@ def test_markdown_is_a_pull_request_comment(main_to_pr: tuple[int, list[str], st
     assert lines[0].startswith("❌ **passprice diff** `main (")
     assert lines[0].endswith(
         "2 facts changed in 1 file, 1 weakened, 2 to verify in their sources; 1 fact's quotes state another figure "
-        "than its own; 2 locks affected, 1 breaks its floors, 2 prices moved unreviewed; 4 servings no lock pins move, 1 more only a term of its price (memory_s) (not "
-        "locked, informational)"
+        "than its own; 2 locks affected, 1 breaks its floors, 2 prices moved unreviewed; 4 servings no lock pins "
+        "move, 1 more only a term of its price (memory_s) (not locked, informational)"
     )
     assert "| file | fact | before | after | change | provenance | cite |" in lines
     row = next(line for line in lines if "`streams.rewrite` | 0.8333 | 0.8 |" in line)
@@ -542,8 +542,8 @@ def test_a_stale_derived_fact_marks_the_locks_resting_on_it(tmp_path: Path) -> N
     assert d.exit_status == 1 and d.resting_on_unsound == (lock,) and not d.stale and not d.broken
     assert d.summary() == (
         "1 fact changed in 1 file, 1 to verify in its source; 1 fact's quotes state another figure than its own; 3 "
-        "derived facts stale; 1 lock affected, 1 rests on derived facts that do not follow, 1 re-locked; 5 servings no lock pins move, 1 more only a term of its price "
-        "(memory_s) (not locked, informational)"
+        "derived facts stale; 1 lock affected, 1 rests on derived facts that do not follow, 1 re-locked; 5 servings "
+        "no lock pins move, 1 more only a term of its price (memory_s) (not locked, informational)"
     )
     # The unlocked servings on the card move too (the hybrid's serving is unlocked here), on the same stale shares.
     assert [m.name for m in d.unlocked] == [

@@ -196,15 +196,15 @@ def test_4_the_summary_counts_a_routing_records_facts_apart(tmp_path: Path) -> N
     card.write_text(text.replace("value = 4.8\n", "value = 4.9\n"), encoding="utf-8")
     result = invoke("diff", str(base), str(head), root=head)
     assert result.exit_code == 1
-    # The bandwidth's quote still states 4.8TB/s (test_fix53w: a MISMATCH, the routing record's quotes follow it).
+    # The bandwidth's quote still states 4.8TB/s (test_fix53w: a MISMATCH; the routing record's is not one).
     assert "1 fact's quotes state another figure than its own (h200_sxm_141gb:memory.bandwidth)" in result.stderr
     # Before: "2 facts changed in 2 files, 2 to verify in its source; 3 derived facts stale; …". The shipped stack lock
     # r1-qwen7b-h200-llamacpp rests on the H200's memory.bandwidth and its derived stream shares: the 5th affected.
     assert result.stdout.splitlines()[1] == (
         "1 fact changed in 1 file, 1 to verify in its source; 1 routing fact changed in 1 file, 1 to verify in its "
-        "source; 1 fact's quotes state another figure than its own; 3 derived facts stale; 5 locks affected, 5 prices moved unreviewed, 5 rest on derived facts that do "
-        "not follow; 5 locks unaffected; 3 servings no lock pins move, 1 more only a term of its price (memory_s) (not "
-        "locked, informational)")
+        "source; 1 fact's quotes state another figure than its own; 3 derived facts stale; 5 locks affected, 5 prices "
+        "moved unreviewed, 5 rest on derived facts that do not follow; 5 locks unaffected; 3 servings no lock pins "
+        "move, 1 more only a term of its price (memory_s) (not locked, informational)")
     card.write_text(text, encoding="utf-8")  # the routing record alone: no card clause, no "no fact changed"
     assert invoke("diff", str(base), str(head), root=head).stdout.splitlines()[1] == (
         "1 routing fact changed in 1 file, 1 to verify in its source; 1 lock affected, 1 price moved unreviewed; 9 "

@@ -140,9 +140,9 @@ def test_the_markdown_review_puts_each_paragraph_in_its_section(tmp_path: Path) 
     assert result.stdout.split("\n") == [
     f'❌ **passprice diff** `{base}` → `{head}`: 1 fact changed in 1 file, 1 to verify in its source; 1 '
      f"fact's quotes state another figure than its own; 3 derived facts stale; 1 checkpoint entry changed; 1 "
-     f'source record changed; 1 source whose document changed, to verify (under 5 locked prices); 3 locks affected, 3 prices moved unreviewed, 3 rest on '
-     f'derived facts that do not follow; 5 locks resting on a source whose document changed, to verify; 2 '
-     f'locks unaffected',
+     f'source record changed; 1 source whose document changed, to verify (under 5 locked prices); 3 locks '
+     f'affected, 3 prices moved unreviewed, 3 rest on derived facts that do not follow; 5 locks resting on a '
+     f'source whose document changed, to verify; 2 locks unaffected',
     '',
     '#### Facts',
     '',
