@@ -1435,15 +1435,43 @@ def figures_quoted(fact: Fact, texts: Mapping[str, StoredText], only: str | None
         if stored is None or stored.flat is None or (only is not None and sid != only):
             continue
         spans = quoted_spans(locator)
-        others = quote_holds_another(amount, unit, spans)
+        read = _in_named_unit(locator)
+        others = quote_holds_another(amount, unit, read)
         if not others:
             continue
-        holding = [span for span in spans if quote_holds_another(amount, unit, [span])] or spans
+        holding = [span for span, as_read in zip(spans, read, strict=False)
+                   if quote_holds_another(amount, unit, [as_read])] or spans
         mine = "its value " if what == "its quote" else "its "
         out.append(f"{what}{'s' if len(holding) > 1 else ''} of {sid} "
                    f"{', '.join(repr(span[:80]) for span in holding[:3])} state{'' if len(holding) > 1 else 's'} "
                    f"{', '.join(others[:3])}, not {mine}{_shown(amount, unit)}")
     return tuple(out)
+
+
+#: The unit a locator names right after a quoted table cell or row (``row '| Dot   | 4.48   |' in TB/s``).
+_UNIT_AFTER_QUOTE = re.compile(r"' in ([A-Za-z]+(?:/[A-Za-z]+)?)\b(?!/)")
+
+
+def _in_named_unit(locator: str) -> list[str]:
+    """The spans ``locator`` quotes (:func:`quoted_spans`, in order), each followed in the locator by ``in UNIT``
+    (a unit passprice reads) with its numbers written with no unit read in that unit (``'| Dot   | 4.48   |' in
+    TB/s`` → ``| Dot   | 4.48 TB/s   |``): a table's cells state their figures in the unit of its header, which the
+    locator names outside the quote. Attack54: a derivation input moved 4.48 → 4.58 TB/s under the unchanged row
+    ``'| Dot   | 4.48              |' in TB/s`` passed ``check`` (0 problems) and the re-locked review, its quote
+    stating no figure with a unit. Raises nothing."""
+    from passprice.addedfacts import _reads
+    from passprice.textchange import NUMBER
+
+    text = locator[:10_000]
+    out = []
+    for opening, span in _quotes(text):
+        if span.isspace():
+            continue
+        named = _UNIT_AFTER_QUOTE.match(text, opening + 1 + len(span))
+        if named is not None and _reads(named.group(1)):
+            span = re.sub(rf"{NUMBER}(?!\s?[A-Za-z%])", lambda m, u=named.group(1): f"{m.group(0)} {u}", span)
+        out.append(span)
+    return out
 
 
 def _quoted_locators(fact: Fact) -> list[tuple[str, str | None, str]]:
