@@ -1469,7 +1469,8 @@ def _in_named_unit(locator: str) -> list[str]:
             continue
         named = _UNIT_AFTER_QUOTE.match(text, opening + 1 + len(span))
         if named is not None and _reads(named.group(1)):
-            span = re.sub(rf"{NUMBER}(?!\s?[A-Za-z%])", lambda m, u=named.group(1): f"{m.group(0)} {u}", span)
+            span = re.sub(rf"({NUMBER})(\s?[A-Za-z%])?",
+                          lambda m, u=named.group(1): m.group(0) if m.group(2) else f"{m.group(1)} {u}", span)
         out.append(span)
     return out
 
