@@ -1436,7 +1436,7 @@ def figures_quoted(fact: Fact, texts: Mapping[str, StoredText], only: str | None
             continue
         spans = quoted_spans(locator)
         read = _in_named_unit(locator)
-        others = quote_holds_another(amount, unit, read)
+        others = quote_holds_another(amount, unit, read) if unit != "1" else _means_not(amount, spans)
         if not others:
             continue
         holding = [span for span, as_read in zip(spans, read, strict=False)
@@ -1446,6 +1446,24 @@ def figures_quoted(fact: Fact, texts: Mapping[str, StoredText], only: str | None
                    f"{', '.join(repr(span[:80]) for span in holding[:3])} state{'' if len(holding) > 1 else 's'} "
                    f"{', '.join(others[:3])}, not {mine}{_shown(amount, unit)}")
     return tuple(out)
+
+
+#: A mean a benchmark prints with its spread (llama-bench's ``145.55 ± 0.80``): the mean, :data:`NUMBER`'s digits.
+_MEAN_SPREAD = re.compile(r"(?<![\w.,])(\d[\d,]*(?:\.\d+)?) ?± ?\d[\d,]*(?:\.\d+)?")
+
+
+def _means_not(amount: float, spans: Sequence[str]) -> list[str]:
+    """The means ``spans`` quote with their spread (:data:`_MEAN_SPREAD`, ``145.55 ± 0.80``) when none of them is
+    ``amount``, each as written: a count or ratio (unit ``1``, a measured run's tokens/s) held to the mean its quoted
+    row prints. Attack54: a run's ``tokens_per_s`` moved 145.55 → 150.55 under its unchanged llama-bench row
+    ``'…|    145.55 ± 0.80 |'``, its stack re-fitted (``calibrate --stack``), passed ``check`` (0 problems): a run's
+    figure has unit ``1``, which the MISMATCH rule read no quoted figure by. Raises nothing."""
+    from passprice.textchange import figure_read
+
+    found = [m for span in spans for m in _MEAN_SPREAD.finditer(span[:10_000])]
+    if any(figure_read(m.group(1)) == amount for m in found):
+        return []
+    return list(dict.fromkeys(m.group(0) for m in found))
 
 
 #: The unit a locator names right after a quoted table cell or row (``row '| Dot   | 4.48   |' in TB/s``).
@@ -1469,8 +1487,12 @@ def _in_named_unit(locator: str) -> list[str]:
             continue
         named = _UNIT_AFTER_QUOTE.match(text, opening + 1 + len(span))
         if named is not None and _reads(named.group(1)):
-            span = re.sub(rf"({NUMBER})(\s?[A-Za-z%])?",
-                          lambda m, u=named.group(1): m.group(0) if m.group(2) else f"{m.group(1)} {u}", span)
+            cell_unit = named.group(1)
+
+            def in_unit(m: re.Match[str], u: str = cell_unit) -> str:
+                return m.group(0) if m.group(2) else f"{m.group(1)} {u}"
+
+            span = re.sub(rf"({NUMBER})(\s?[A-Za-z%])?", in_unit, span)
         out.append(span)
     return out
 
