@@ -7,6 +7,9 @@ audit of a lock): each case that slipped, now caught by name.
    read in the unit the locator names after the quote: a MISMATCH.
 2. A measured run's tokens/s moved 145.55 → 150.55 under its unchanged llama-bench row ``'…|    145.55 ± 0.80 |'``,
    its stack re-fitted: ``check`` said 0 problems (a run's figure has unit ``1``, which the rule read nothing by).
+3. A published figure moved onto a bare number its quote holds (``5`` of ``5 stacks: 4.8TB/s``, a year): that number
+   read as its figure, ``check`` said 0 problems. Now a bare number is its figure only in a list sharing the unit
+   written after it (``733 | 1,466 TOPS``).
 """
 
 from __future__ import annotations
@@ -74,3 +77,44 @@ def test_2_a_mean_quoted_with_its_spread_is_its_figure() -> None:
     assert _means_not(145.55, ["|    145.55 ± 0.80 |"]) == []
     assert _means_not(150.55, ["|    145.55 ± 0.80 |", "| 1,145.5 ±0.8 |"]) == ["145.55 ± 0.80", "1,145.5 ±0.8"]
     assert _means_not(83.4, ["83.19 tokens per second"]) == []  # (a mean of three runs' lines: no spread, no rule)
+
+
+def test_3_a_bare_number_is_the_figure_only_in_a_list_sharing_the_unit_after_it() -> None:
+    from passprice.addedfacts import quote_holds_another
+
+    # a count of stacks, a year: no figure of the value's; the quote's bandwidth or capacity is another
+    assert quote_holds_another(5.0, "TB/s", ["Memory Bandwidth 4.8TB/s across 5 HBM3e stacks"]) == ["4.8TB/s"]
+    assert quote_holds_another(6.0, "TB/s", ["6 stacks, 4.8TB/s"]) == ["4.8TB/s"]
+    assert quote_holds_another(2024.0, "GB", ["141GB (2024)"]) == ["141GB"]
+    # a list sharing the unit written after its last number still holds each of them
+    assert quote_holds_another(733.0, "TOPS", ["INT8 Tensor Core 733 | 1,466 TOPS"]) == []
+    assert quote_holds_another(1979.0, "TFLOPS", ["1,979/3,958 TFLOPS"]) == []
+    assert quote_holds_another(4.8, "TB/s", ["4.8 or 5.2 TB/s"]) == []
+    assert quote_holds_another(4.48, "TB/s", ["| Dot | 4.48 |"]) == []  # (no figure with a unit: none other)
+
+
+def test_3_a_value_moved_onto_a_count_its_quote_holds_is_a_mismatch(tmp_path: Path) -> None:
+    """The H200's bandwidth set to 5 TB/s under a quote its stored excerpt holds, ``'HBM3e, 5 stacks: 4.8TB/s'``:
+    ``check`` said 0 problems (the bare 5, a count of stacks, read as the figure); now a MISMATCH."""
+    from cli_helpers import repin_excerpt
+
+    root = copy_root(tmp_path)
+    excerpt = "sources/excerpts/cite102-excerpt.txt"
+    with (root / excerpt).open("a", encoding="utf-8") as out:
+        out.write("69\tHBM3e, 5 stacks: 4.8TB/s\n")
+    repin_excerpt(root, excerpt)
+    card = root / CARD
+    text = card.read_text(encoding="utf-8")
+    old = ("value = 4.8\nunit = \"TB/s\"\nprovenance = \"published\"\nsource = \"nvidia-h200-product-page\"\n"
+           "locator = \"Specifications table, H200 SXM column (a row: its label, the H200 SXM figure, the H200 NVL "
+           "figure): 'GPU Memory Bandwidth 4.8TB/s 4.8TB/s'\"")
+    assert old in text
+    card.write_text(text.replace(old, "value = 5\nunit = \"TB/s\"\nprovenance = \"published\"\nsource = "
+                                      "\"nvidia-h200-product-page\"\nlocator = \"Memory: 'HBM3e, 5 stacks: 4.8TB/s'\"",
+                                 1), encoding="utf-8")
+    assert invoke("fact", "recompute", "h200_sxm_141gb", root=root).exit_code == 0
+    done = invoke("check", root=root)
+    assert done.exit_code == 1, done.output
+    assert ("  facts/cards/h200_sxm_141gb.toml: memory.bandwidth: its quote of nvidia-h200-product-page 'HBM3e, 5 "
+            "stacks: 4.8TB/s' states 4.8TB/s, not its value 5 TB/s: the value and the words it cites disagree; quote "
+            "the words of the document stating the value, or set the value they state\n") in done.output
