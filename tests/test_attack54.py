@@ -10,6 +10,8 @@ audit of a lock): each case that slipped, now caught by name.
 3. A published figure moved onto a bare number its quote holds (``5`` of ``5 stacks: 4.8TB/s``, a year): that number
    read as its figure, ``check`` said 0 problems. Now a bare number is its figure only in a list sharing the unit
    written after it (``733 | 1,466 TOPS``).
+4. A false alarm's words: 4.36557 TiB/s under ``'4.8TB/s'`` was said to be ``4.8TB/s (4.36557 TiB/s), not its value
+   4.36557 TiB/s``; the quoted figure is now shown in the digits that tell it from the value.
 """
 
 from __future__ import annotations
@@ -118,3 +120,14 @@ def test_3_a_value_moved_onto_a_count_its_quote_holds_is_a_mismatch(tmp_path: Pa
     assert ("  facts/cards/h200_sxm_141gb.toml: memory.bandwidth: its quote of nvidia-h200-product-page 'HBM3e, 5 "
             "stacks: 4.8TB/s' states 4.8TB/s, not its value 5 TB/s: the value and the words it cites disagree; quote "
             "the words of the document stating the value, or set the value they state\n") in done.output
+
+
+def test_4_a_value_rounded_from_its_quote_is_told_from_it_in_the_mismatch() -> None:
+    """4.36557 TiB/s, 4.8 TB/s rounded to 6 digits, under ``'4.8TB/s'`` is still a MISMATCH (a value moved under its
+    quote by a conversion's rounding is one: write it in TB/s, as quoted), but said as ``4.8TB/s (4.36557 TiB/s), not
+    its value 4.36557 TiB/s``, which read as no difference: the quoted figure is now shown in as many digits as tell
+    it from the value."""
+    from passprice.addedfacts import quote_holds_another
+
+    assert quote_holds_another(4.36557, "TiB/s", ["4.8TB/s"]) == ["4.8TB/s (4.365575 TiB/s)"]
+    assert quote_holds_another(4.8, "TiB/s", ["4.8TB/s"]) == ["4.8TB/s (4.36557 TiB/s)"]  # (6 digits tell it)

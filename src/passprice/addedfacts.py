@@ -461,7 +461,10 @@ def in_own_unit(amount: float, unit: str, text: str | None) -> list[str]:
         if in_macs and dims != mine.dims:
             value, dims = _in_macs(value, dims)
         own = float(value / mine.value) if dims == mine.dims and mine.value else None
-        said = shown if own is None or their_unit == unit else f"{shown} ({own:.6g} {unit})"
+        # to 6 digits, or as many as tell it from ``amount`` (attack54: ``4.8TB/s (4.36557 TiB/s), not its value
+        # 4.36557 TiB/s`` said a value rounded from the quote was not what the quote stated, in the same digits)
+        digits = next((d for d in range(6, 18) if float(f"{own:.{d}g}") != amount), 17) if own is not None else 6
+        said = shown if own is None or their_unit == unit else f"{shown} ({own:.{digits}g} {unit})"
         out.append(said)
     return out
 
