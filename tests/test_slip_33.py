@@ -151,7 +151,9 @@ def test_4_a_copied_derivation_input_raised_under_a_reworded_locator_is_to_verif
     h200_copy(path, (found.group(0), raised))
     commit_all(path, "a copy, its input raised")
     status, text, out = review(path)
-    assert status == 0, text
+    # the row quotes 4.48 in TB/s (the unit its locator names after it): a MISMATCH of 4.624 TB/s, the review fails
+    assert status == 1, text
+    assert "1 fact's quotes state another figure than its own" in text
     assert ("to verify: its input dot is 4.624 TB/s but the place quotes 4.48 TB/s: does azure-ai-benchmarking-guide: "
             "Azure_Results/ND_H200_v5_results.md (NVIDIA H200 141GB, CUDA 12.6), HBM Bandwidth table (BabelStream): "
             "row '| Dot | 4.48 |' in TB/s state 4.624 TB/s?")  # the row's runs of spaces shown as one in text

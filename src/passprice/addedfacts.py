@@ -240,6 +240,11 @@ def _size_alike(amount: float, unit: str, other_amount: float, other_unit: str,
             and bare(unit) in ("kb", "mb"))
 
 
+#: What follows a bare number that shares the unit written after the next (``733 | 1,466 TOPS``, ``1,979/3,958
+#: TFLOPS``, ``4.8 or 5.2 TB/s``): a list's separator, then a number.
+_LISTED = re.compile(r"\s*(?:[|/,;\u2013-]|\bor\b|\band\b|\bto\b)\s*(?=\d)")
+
+
 def other_figures(amount: float, unit: str, text: str | None) -> list[str] | None:
     """The figures ``text`` quotes with their unit of the dimension of ``amount`` ``unit`` (FLOP and op counted as
     MACs for a figure in MACs) when none is that figure: ``None`` when it quotes no figure of that dimension, ``[]``
@@ -255,13 +260,18 @@ def _other_figures(amount: float, unit: str, text: str | None) -> tuple[str, ...
         return None
     plain = _plain(text)
     with_unit = {found.start() for found in _WITH_UNIT.finditer(plain) if _reads(found.group(2))}
+    bare = False  # a bare number equal to ``amount`` the text writes
     for found in _NUMBER.finditer(plain):
         if found.start() not in with_unit and figure_read(found.group(0)) == amount:
-            return ()
+            if _LISTED.match(plain, found.end()):
+                return ()  # one of a list sharing the unit after it (``733 | 1,466 TOPS``)
+            bare = True
     try:
         mine = quantity(amount, unit)
     except (InputError, ValueError, OverflowError):  # (a NaN or infinite amount: no Fraction holds it; attack69)
-        return None
+        return () if bare else None
+    if bare and not mine.dims:
+        return ()  # a count or share: a bare number is one
     in_macs = any(name == "MAC" for name, _ in mine.dims)
     alike = []
     for shown, their_amount, value, dims, their_unit in stated_with_unit(text):
@@ -272,7 +282,7 @@ def _other_figures(amount: float, unit: str, text: str | None) -> tuple[str, ...
         if value == mine.value or _size_alike(amount, unit, their_amount, their_unit, dims):
             return ()
         alike.append(shown)
-    return tuple(alike) or None
+    return tuple(alike) or (() if bare else None)
 
 
 #: A unit written as a reader reads a size or rate but passprice does not (``tb/s``, ``gb``, ``TBPS``): which one is
@@ -451,7 +461,10 @@ def in_own_unit(amount: float, unit: str, text: str | None) -> list[str]:
         if in_macs and dims != mine.dims:
             value, dims = _in_macs(value, dims)
         own = float(value / mine.value) if dims == mine.dims and mine.value else None
-        said = shown if own is None or their_unit == unit else f"{shown} ({own:.6g} {unit})"
+        # to 6 digits, or as many as tell it from ``amount`` (attack54: ``4.8TB/s (4.36557 TiB/s), not its value
+        # 4.36557 TiB/s`` said a value rounded from the quote was not what the quote stated, in the same digits)
+        digits = next((d for d in range(6, 18) if float(f"{own:.{d}g}") != amount), 17) if own is not None else 6
+        said = shown if own is None or their_unit == unit else f"{shown} ({own:.{digits}g} {unit})"
         out.append(said)
     return out
 

@@ -1435,15 +1435,66 @@ def figures_quoted(fact: Fact, texts: Mapping[str, StoredText], only: str | None
         if stored is None or stored.flat is None or (only is not None and sid != only):
             continue
         spans = quoted_spans(locator)
-        others = quote_holds_another(amount, unit, spans)
+        read = _in_named_unit(locator)
+        others = quote_holds_another(amount, unit, read) if unit != "1" else _means_not(amount, spans)
         if not others:
             continue
-        holding = [span for span in spans if quote_holds_another(amount, unit, [span])] or spans
+        holding = [span for span, as_read in zip(spans, read, strict=False)
+                   if quote_holds_another(amount, unit, [as_read])] or spans
         mine = "its value " if what == "its quote" else "its "
         out.append(f"{what}{'s' if len(holding) > 1 else ''} of {sid} "
                    f"{', '.join(repr(span[:80]) for span in holding[:3])} state{'' if len(holding) > 1 else 's'} "
                    f"{', '.join(others[:3])}, not {mine}{_shown(amount, unit)}")
     return tuple(out)
+
+
+#: A mean a benchmark prints with its spread (llama-bench's ``145.55 ± 0.80``): the mean, :data:`NUMBER`'s digits.
+_MEAN_SPREAD = re.compile(r"(?<![\w.,])(\d[\d,]*(?:\.\d+)?) ?± ?\d[\d,]*(?:\.\d+)?")
+
+
+def _means_not(amount: float, spans: Sequence[str]) -> list[str]:
+    """The means ``spans`` quote with their spread (:data:`_MEAN_SPREAD`, ``145.55 ± 0.80``) when none of them is
+    ``amount``, each as written: a count or ratio (unit ``1``, a measured run's tokens/s) held to the mean its quoted
+    row prints. Attack54: a run's ``tokens_per_s`` moved 145.55 → 150.55 under its unchanged llama-bench row
+    ``'…|    145.55 ± 0.80 |'``, its stack re-fitted (``calibrate --stack``), passed ``check`` (0 problems): a run's
+    figure has unit ``1``, which the MISMATCH rule read no quoted figure by. Raises nothing."""
+    from passprice.textchange import figure_read
+
+    found = [m for span in spans for m in _MEAN_SPREAD.finditer(span[:10_000])]
+    if any(figure_read(m.group(1)) == amount for m in found):
+        return []
+    return list(dict.fromkeys(m.group(0) for m in found))
+
+
+#: The unit a locator names right after a quoted table cell or row (``row '| Dot   | 4.48   |' in TB/s``).
+_UNIT_AFTER_QUOTE = re.compile(r"' in ([A-Za-z]+(?:/[A-Za-z]+)?)\b(?!/)")
+
+
+def _in_named_unit(locator: str) -> list[str]:
+    """The spans ``locator`` quotes (:func:`quoted_spans`, in order), each followed in the locator by ``in UNIT``
+    (a unit passprice reads) with its numbers written with no unit read in that unit (``'| Dot   | 4.48   |' in
+    TB/s`` → ``| Dot   | 4.48 TB/s   |``): a table's cells state their figures in the unit of its header, which the
+    locator names outside the quote. Attack54: a derivation input moved 4.48 → 4.58 TB/s under the unchanged row
+    ``'| Dot   | 4.48              |' in TB/s`` passed ``check`` (0 problems) and the re-locked review, its quote
+    stating no figure with a unit. Raises nothing."""
+    from passprice.addedfacts import _reads
+    from passprice.textchange import NUMBER
+
+    text = locator[:10_000]
+    out = []
+    for opening, span in _quotes(text):
+        if span.isspace():
+            continue
+        named = _UNIT_AFTER_QUOTE.match(text, opening + 1 + len(span))
+        if named is not None and _reads(named.group(1)):
+            cell_unit = named.group(1)
+
+            def in_unit(m: re.Match[str], u: str = cell_unit) -> str:
+                return m.group(0) if m.group(2) else f"{m.group(1)} {u}"
+
+            span = re.sub(rf"({NUMBER})(\s?[A-Za-z%])?", in_unit, span)
+        out.append(span)
+    return out
 
 
 def _quoted_locators(fact: Fact) -> list[tuple[str, str | None, str]]:
