@@ -919,20 +919,30 @@ def lock_impacts(
     demoted: set[FactRef],
     source_id: str | None = None,
     cited: Mapping[str, Mapping[str, frozenset[str]]] | None = None,
+    root: Root | None = None,
 ) -> tuple[list[LockImpact], list[tuple[str, tuple[str, ...]]]]:
     """For each lock, the withdrawn facts its recorded price rests on (a fact of its card or drafting method in
     ``demoted``, or — for a source — a pinned fact citing ``source_id``), judged with those facts ``assumed``; and
     the locks that only pin such facts, with the paths (grep would count them; their prices do not rest on them).
-    ``cited``: each lock's :func:`pinned_citations` by its shown file, when the caller asks about many sources."""
+    ``cited``: each lock's :func:`pinned_citations` by its shown file, when the caller asks about many sources.
+    With ``root``, a lock's card, drafting method and routing record are the registry records whose files its serving
+    named (:func:`_record_name`, as :func:`serving_uses` decides a serving's): the card name the lock recorded was
+    taken for the registry's card of that name, so a lock priced on another folder's ``h200_sxm_141gb.toml`` was said
+    to rest on the registry's card (issue 13); a file that is no registry record matches none."""
     from passprice.locks import judge
 
     impacts = []
     pinned_only = []
     for shown, lock in locks:
-        method = _method_name(lock.spec.draft.method if lock.spec.draft is not None else None)
-        routing = _method_name(lock.spec.routing)
+        drafted = lock.spec.draft.method if lock.spec.draft is not None else None
+        if root is not None:  # the cards by file, as serving_uses matches a serving's
+            card = _record_name(root, "card", lock.spec.card) or lock.card
+            method = _record_name(root, "draft", drafted)
+            routing = _record_name(root, "routing", lock.spec.routing)
+        else:
+            card, method, routing = lock.card, _method_name(drafted), _method_name(lock.spec.routing)
         stack = lock.stack.name if lock.stack is not None else None
-        paths = {ref.lock_path for ref in demoted if _matches(ref, lock.card, method, routing, stack)}
+        paths = {ref.lock_path for ref in demoted if _matches(ref, card, method, routing, stack)}
         if source_id is not None:
             citations = cited[shown] if cited is not None else pinned_citations(lock)
             paths |= {p for p in lock.facts if source_id in citations[p]}
@@ -1080,7 +1090,7 @@ def _lineage(
     locks, problems = registered_locks(root)
     if problems:
         raise InputError.of(problems)
-    impacts, pinned_only = lock_impacts(locks, demoted, source.id if source is not None else None)
+    impacts, pinned_only = lock_impacts(locks, demoted, source.id if source is not None else None, root=root)
     uses = serving_uses(root)
     return Lineage(
         subject,
@@ -1574,7 +1584,7 @@ def source_uses(root: Root) -> tuple[list[SourceUse], list[str]]:
         fitted, _, _ = _fitted_in(fits, source.id, frozenset(r.record for r in demoted if r.kind == "routing"),
                                   card_paths(demoted))
         demoted |= {FactRef("stack", stack, path.removeprefix("stack.")) for stack, path, _, _, _ in fitted}
-        impacts, _ = lock_impacts(locks, demoted, source.id, cited)
+        impacts, _ = lock_impacts(locks, demoted, source.id, cited, root)
         provenances = [c.fact.provenance for c in citing]
         out.append(
             SourceUse(

@@ -2014,7 +2014,7 @@ def digest_ref_problem(root: Root, ref: str, files: list[str], known: str, found
             + ("" if cut is None else f" ({cut})"))
 
 
-def lock_commit(root: Root, lock_file: Path) -> tuple[Path, str, str] | None:
+def lock_commit(root: Root, lock_file: Path, notes: list[str] | None = None) -> tuple[Path, str, str] | None:
     """The commit of ``root``'s git history that holds the lock file ``lock_file`` as it is, byte for byte: the git
     work tree's top folder, the commit (40 hex digits) and its date (ISO 8601). A lock file committed at its path and
     unchanged since (neither ignored nor untracked, its path read literally, never as a pattern) is that path's last
@@ -2025,17 +2025,31 @@ def lock_commit(root: Root, lock_file: Path) -> tuple[Path, str, str] | None:
     user's audit of an old lock written out of git said "no commit here holds this lock file" and showed today's
     source document beside the lock's figures, where reproduce found the commit (tests/test_fix188.py). ``None``
     when ``root`` is embedded or no git work tree, git fails, the file does not read or is over
-    :data:`MAX_HISTORY_LOCK_BYTES`, or no commit holds it. Raises nothing."""
+    :data:`MAX_HISTORY_LOCK_BYTES`, or no commit holds it. Raises nothing.
+
+    A lock file git's index marks ``assume-unchanged`` or ``skip-worktree`` (:func:`index_flag`) is never taken as
+    committed at its path: ``git status`` does not look at such a file, so an edited lock read as clean and its
+    path's last commit was taken for it; it is found by its digest and bytes as any other, and the reason is added
+    to ``notes`` (one line). The path's lookup (``rev-parse``, ``ls-files``, ``status``, ``log -1``) runs within
+    :data:`HISTORY_SEARCH_S` in all, as the history's search does (it was bound only by git's 60 s); a git stopped
+    there adds ``LOCK: its commit not searched: GIT'S LINE`` to ``notes`` (as ``reproduce`` says ``not searched:``)."""
     import hashlib
     import subprocess
+    import time
     import tomllib
 
-    from passprice.gitread import run_git
+    from passprice.gitread import GitFailed, run_git
 
     if root.embedded:
         return None
+    deadline = time.monotonic() + HISTORY_SEARCH_S
+
+    def left() -> float:
+        return max(deadline - time.monotonic(), 0.001)
+
     try:
-        top = Path(run_git(root.path, ["rev-parse", "--show-toplevel"]).decode("utf-8", "surrogateescape").strip())
+        top = Path(run_git(root.path, ["rev-parse", "--show-toplevel"],
+                           timeout=left()).decode("utf-8", "surrogateescape").strip())
         try:
             rel_lock: str | None = Path(lock_file).resolve().relative_to(top.resolve()).as_posix()
         except ValueError:
@@ -2044,8 +2058,14 @@ def lock_commit(root: Root, lock_file: Path) -> tuple[Path, str, str] | None:
         # whose last commit touching any of them was taken for its own; and ignored files said (`!!`): status said
         # nothing of one, whose path's last commit (one deleting it) was taken (tests/test_attack53.py)
         literal = f":(literal){rel_lock}"
-        if rel_lock is not None and not run_git(top, ["status", "--porcelain", "--ignored", "--", literal]).strip():
-            said = run_git(top, ["log", "-1", "--format=%H%x00%cI", "--", literal]).decode("ascii", "replace")
+        flag = index_flag(top, literal, timeout=left()) if rel_lock is not None else None
+        if flag is not None and notes is not None:
+            notes.append(f"{lock_file}: {flag}: git status does not look at it, so it is not taken as committed at "
+                         "its path (its commit is found by its [lock] digest and bytes)")
+        if rel_lock is not None and flag is None and not run_git(
+                top, ["status", "--porcelain", "--ignored", "--", literal], timeout=left()).strip():
+            said = run_git(top, ["log", "-1", "--format=%H%x00%cI", "--", literal],
+                           timeout=left()).decode("ascii", "replace")
             if said.strip():
                 commit, when = said.strip().split("\0", 1)
                 return top, commit, when
@@ -2072,9 +2092,31 @@ def lock_commit(root: Root, lock_file: Path) -> tuple[Path, str, str] | None:
             return None
         when = run_git(top, ["log", "-1", "--format=%cI", commit]).decode("ascii", "replace").strip()
         return top, commit, when
+    except GitFailed as e:  # stopped past the bound, blocked or not started: said, as reproduce says it
+        if notes is not None:
+            notes.append(f"{lock_file}: its commit not searched: {e}")
+        return None
     except (InputError, OSError, ValueError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError,
             subprocess.CalledProcessError):
         return None
+
+
+def index_flag(top: Path, literal: str, timeout: float | None = None) -> str | None:
+    """What git's index marks the tracked file ``literal`` (a pathspec, ``:(literal)PATH``) as, in the work tree at
+    ``top``, that keeps ``git status`` from looking at it: ``"git's index marks it assume-unchanged (git ls-files -v:
+    h)"`` (a lower-case tag), ``"… skip-worktree (S)"``, or both (``s``); ``None`` for neither, or an untracked file.
+    ``git update-index --assume-unchanged LOCK`` (or ``--skip-worktree``) and an edit made an edited lock read as
+    committed (issue 13). Raises what :func:`passprice.gitread.run_git` raises."""
+    from passprice.gitread import run_git
+
+    listed = run_git(top, ["ls-files", "-v", "-z", "--", literal], timeout=timeout).decode("utf-8", "replace")
+    tag = listed.split("\0", 1)[0][:1]
+    if not tag or tag == "?":
+        return None
+    marks = [name for name, marked in (("assume-unchanged", tag.islower()), ("skip-worktree", tag in "Ss")) if marked]
+    if not marks:
+        return None
+    return f"git's index marks it {' and '.join(marks)} (git ls-files -v: {tag})"
 
 
 #: The most bytes a lock file of the git history may have to be read as :func:`digest_in_history`'s candidate (the
