@@ -1033,8 +1033,9 @@ class Lineage:
     #: registry's file named as such, one not there said so), or ``None``.
     excerpt: str | None = None
     #: The quote check of each fact :attr:`citing` holds (``audit --source``: the spans of its locators citing the
-    #: source, looked for in the source's stored excerpt, :func:`passprice.sources.source_quote_checks`), in its order;
-    #: ``None`` for a fact's audit.
+    #: source, looked for in the source's stored excerpt, :func:`passprice.sources.source_quote_checks`), in its order,
+    #: then of each measured run quoting the source (``FILE: run.INDEX (ID)``, as ``check`` names it); ``None`` for a
+    #: fact's audit.
     quote_checks: tuple[QuoteCheck, ...] | None = None
     #: The registry the source's ``excerpt`` path is relative to (:func:`passprice.registry.registry_named`:
     #: ``"built-in"`` or the registry's folder), given in ``--json`` as ``source.registry``, as ``audit LOCK`` gives
@@ -1069,7 +1070,8 @@ class Lineage:
             "runs": [{"file": file, "ids": list(ids), "stacks": list(stacks), "cards": list(cards)}
                      for file, ids, stacks, cards in self.runs],
             "excerpt_problem": self.excerpt_problem,
-            **({"quotes_checked": quotes_counted(self.quote_checks)} if self.quote_checks is not None else {}),
+            **({"quotes_checked": quotes_counted(self.quote_checks), "run_quote_checks": self.run_quote_checks()}
+               if self.quote_checks is not None else {}),
         }
 
     def facts_json(self) -> list[dict[str, Any]]:
@@ -1078,7 +1080,14 @@ class Lineage:
         if self.quote_checks is None:
             return [c.to_json() for c in self.citing]
         return [{**c.to_json(), "quote_check": q.to_json()}
-                for c, q in zip(self.citing, self.quote_checks, strict=True)]
+                for c, q in zip(self.citing, self.quote_checks[:len(self.citing)], strict=True)]
+
+    def run_quote_checks(self) -> list[dict[str, Any]]:
+        """The quote checks of the measured runs citing the audited source (after its facts' in ``quote_checks``):
+        ``{"run": "FILE: run.INDEX (ID)", **QuoteCheck.to_json()}`` each."""
+        if self.quote_checks is None:
+            return []
+        return [{"run": q.path, **q.to_json()} for q in self.quote_checks[len(self.citing):]]
 
 
 def _lineage(
@@ -1139,7 +1148,11 @@ def source_lineage(root: Root, source_id: str) -> Lineage:
     excerpt = document_problem(root, source.excerpt, "source.excerpt") if source.excerpt is not None else None
     # each citing fact's quotes of this source looked for in its stored excerpt, as audit LOCK looks
     # (tests/test_left119.py, tests/test_left122.py)
-    checks = source_quote_checks([(str(c.ref), c.fact) for c in citing],
+    # and each measured run's quote of it (a run as check's quote look reads it, _run_facts: its tokens/s under its
+    # locator), as check and the review look them up: audit --source left them out (issue 13)
+    runs = [(f"{_shown_file(root, file)}: {key}", fact) for file, key, fact in _run_facts(root)
+            if fact.source == source.id]
+    checks = source_quote_checks([*((str(c.ref), c.fact) for c in citing), *runs],
                                  stored_texts(root, {source.id: source}, [source.id]), source.id)
     return attrs.evolve(lineage, fitted=fitted, fitted_through=through, fitted_on_cards=on_cards,
                         runs=runs_citing(root, source.id), excerpt_problem=excerpt,
