@@ -58,7 +58,7 @@ SHOWN_CHARS = 40
 #: ``ValueError``, though the text is a number.
 INT_DIGITS = 4_300
 
-_LONG_DIGITS = re.compile(r"[0-9]{%d,}" % (SHOWN_CHARS + 1))
+_LONG_DIGITS = re.compile(rf"[0-9]{{{SHOWN_CHARS + 1},}}")
 
 
 def long_number(text: str) -> bool:
@@ -69,9 +69,9 @@ def long_number(text: str) -> bool:
 
 def shown_part(text: str) -> str:
     """A part of a list typed on the command line as an error line shows it: quoted as typed (``'1x1'``) while at most
-    :data:`SHOWN_CHARS` characters; a longer run of digits by its length (``a 5,000-digit number``, ``minus a 5,000-digit
-    number``), inside a longer part too (``'1-[a 5,000-digit number]'``); anything else longer by its first characters
-    and its length. Raises nothing."""
+    :data:`SHOWN_CHARS` characters; a longer run of digits by its length (``a 5,000-digit number``, ``minus a
+    5,000-digit number``), inside a longer part too (``'1-[a 5,000-digit number]'``); anything else longer by its
+    first characters and its length. Raises nothing."""
     if len(text) <= SHOWN_CHARS:
         return repr(text)
     if long_number(text):
