@@ -130,6 +130,28 @@ def test_2_an_unflagged_lock_keeps_its_path_commit_without_a_word(committed: Pat
         "git's index marks it assume-unchanged and skip-worktree (git ls-files -v: s)"
 
 
+def test_2_a_change_staged_and_not_committed_is_not_the_commit_s_file(committed: Path) -> None:
+    """The one ``ls-files`` that replaced ``status`` compares the file with the index; the index's blob is compared
+    with the one the path's last commit wrote, so a staged edit (``status``: ``M ``) is not taken for the commit's."""
+    from passprice.locks import index_state, lock_commit
+    from passprice.registry import Root
+
+    with (committed / QWEN_LOCK).open("a", encoding="utf-8") as f:
+        f.write("# staged\n")
+    _git(committed, "add", QWEN_LOCK)
+    assert _git(committed, "status", "--porcelain", "--", QWEN_LOCK) == f"M  {QWEN_LOCK}\n"
+    blob = _git(committed, "rev-parse", f":{QWEN_LOCK}").strip()
+    assert index_state(committed, f":(literal){QWEN_LOCK}") == (blob, None)
+    notes: list[str] = []
+    assert lock_commit(Root(committed), committed / QWEN_LOCK, notes) is None
+    assert notes == []
+    _git(committed, "commit", "-qm", "the staged edit")
+    held = lock_commit(Root(committed), committed / QWEN_LOCK, notes)
+    assert held is not None and held[1] == _git(committed, "rev-parse", "HEAD").strip()
+    (committed / QWEN_LOCK).unlink()  # removed from the work tree: not as the index holds it
+    assert index_state(committed, f":(literal){QWEN_LOCK}") == (None, None)
+
+
 def test_3_the_path_lookup_is_bound_by_the_history_cap(committed: Path, tmp_path: Path,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     """A ``git log`` that keeps talking (so git's quiet bound never stops it) ran to git's 60 s; now to

@@ -246,6 +246,7 @@ def parse_numbers(
             )
         if ".." in part:
             part = part.replace("..", "-", 1)
+            shown = shown_part(part)  # as read: `64..1*2` runs from high to low as '64-1*2'
         try:
             if "-" in part[1:] and not _spelt_number(part, kind):  # round 18: 1e-5 is a number, not a range 1e…5
                 first, _, rest = part.partition("-") if not part.startswith("-") else ("", "", part)
