@@ -2100,7 +2100,10 @@ def lock_commit(root: Root, lock_file: Path, notes: list[str] | None = None) -> 
         return top, commit, when
     except GitFailed as e:  # stopped past the bound, blocked or not started: said, as reproduce says it
         if notes is not None:
-            notes.append(f"{lock_file}: its commit not searched: {e}")
+            # the bound as a whole, not what was left of it when this git started (9.987532933002512 s)
+            said = re.sub(r"took longer than \S+ s", f"took longer than {HISTORY_SEARCH_S} s (locks.HISTORY_SEARCH_S, "
+                          "the look-up at its path in all)", str(e))
+            notes.append(f"{lock_file}: its commit not searched: {said}")
         return None
     except (InputError, OSError, ValueError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError,
             subprocess.CalledProcessError):
