@@ -65,10 +65,10 @@ def _plain_and_parted(text: str, kind: Any, **bounds: Any) -> tuple[str, str]:
     ("3,65", int, {"most": 64}, "--x: '65': 65 is out of range (a whole number from 0 to 64)"),
     ("0,0.0", float, {}, "--x: 0.0 is given more than once: a sweep prices each point once (a sweep file is refused "
                          "the same)"),
-    ("0." + "0" * 400 + "1,2", float, {}, "--x: '0." + "0" * 400 + "1' underflows a float (read as 0: nothing but 0 "
+    # a part past 40 characters named by its length, not echoed (issue 13, tests/test_left54b.py)
+    ("0." + "0" * 400 + "1,2", float, {}, "--x: a 403-character number underflows a float (read as 0: nothing but 0 "
                                           "is nearer zero than ±4.9e-324)"),
-    ("1" * 400 + ",2", float, {}, "--x: '" + "1" * 400 + "': inf is out of range (each must be a finite number at "
-                                  "least 0)"),
+    ("1" * 400 + ",2", float, {}, "--x: a 400-digit number is out of range (each must be a finite number at least 0)"),
 ])
 def test_a_plain_list_in_doubt_is_refused_in_the_part_by_part_words(
     text: str, kind: Any, bounds: dict[str, Any], line: str

@@ -228,7 +228,7 @@ def test_2_an_old_locks_audit_reads_its_sources_with_one_git(tmp_path: Path, mon
             # excerpts at the lock's commit, from the same git calls); the old reading answers the sources, the lock
             # being committed here, and the excerpts are read apart, as before tests/test_left131.py
             m.setattr(passprice.sourcechange, "read_at_lock",
-                      lambda root, lock_file, ids, sources, excerpt_ids: (
+                      lambda root, lock_file, ids, sources, excerpt_ids, *notes: (
                           _old_sources_since_lock(root, lock_file, ids), True,
                           real(root, lock_file, (), sources, excerpt_ids)[2]))
             before, before_count = audits(lock)

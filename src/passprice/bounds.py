@@ -49,6 +49,44 @@ def misspelt(text: str) -> str | None:
     return "holds an underscore" if found[0] == "_" else "holds a space"
 
 
+#: The most characters of a number typed on the command line an error line echoes as typed: past it, a run of digits
+#: is named by its length (``a 5,000-digit number``), as the trace reader names a JSON integer too long to print
+#: (``passprice.trace.SHOWN_CHARS``, the same 40): ``sweep --draft-tokens 111…(5,000 digits),2`` echoed every digit.
+SHOWN_CHARS = 40
+
+#: Digits Python's ``int`` reads from text (``sys.get_int_max_str_digits()``'s default): past them ``int`` raises
+#: ``ValueError``, though the text is a number.
+INT_DIGITS = 4_300
+
+_DECIMAL = re.compile(r"-?[0-9]*\.?[0-9]*(?:[eE][-+]?[0-9]+)?")
+_LONG_DIGITS = re.compile(rf"[0-9]{{{SHOWN_CHARS + 1},}}")
+
+
+def long_number(text: str) -> bool:
+    """Whether ``text`` is a number written in ASCII digits alone (a ``-`` sign allowed) too long to echo (more than
+    :data:`SHOWN_CHARS` characters)."""
+    return len(text) > SHOWN_CHARS and _DIGITS.fullmatch(text) is not None
+
+
+def shown_part(text: str) -> str:
+    """A part of a list typed on the command line as an error line shows it: quoted as typed (``'1x1'``) while at most
+    :data:`SHOWN_CHARS` characters; a longer run of digits by its length (``a 5,000-digit number``, ``minus a
+    5,000-digit number``), inside a longer part too (``'1-[a 5,000-digit number]'``); a longer decimal number by its
+    characters (``a 403-character number``, as the trace reader names one); anything else longer by its first
+    characters and its length. Raises nothing."""
+    if len(text) <= SHOWN_CHARS:
+        return repr(text)
+    if long_number(text):
+        digits = len(text.lstrip("-"))
+        return f"{'minus ' if text.startswith('-') else ''}a {digits:,}-digit number"
+    if _DECIMAL.fullmatch(text) and any(c.isdigit() for c in text):  # 0.000…1, 1.5e-400: as the trace reader says
+        return f"a {len(text):,}-character number"
+    named = _LONG_DIGITS.sub(lambda m: f"[a {len(m[0]):,}-digit number]", text)
+    if len(named) <= 2 * SHOWN_CHARS:
+        return repr(named)
+    return f"{text[:30]!r}… ({len(text):,} characters)"
+
+
 @attrs.frozen
 class Bound:
     """The values a number may take: ``minimum`` … ``maximum`` (either ``None``: unbounded on that side; each

@@ -3207,8 +3207,11 @@ def audit_command(
 
         # walkthrough 31: a lock no commit holds (handed over outside git) is said to be audited on today's records;
         # the excerpts committed with the lock read by the same git calls (tests/test_left131.py)
+        looked: list[str] = []  # why its commit was not taken at its path (issue 13: an index flag, a git stopped)
         since, compared, at = read_at_lock(root, lock_path(root, subject.reference), cited_ids, sources,
-                                           list(texts) if excerpted else [])
+                                           list(texts) if excerpted else [], looked)
+        for line in looked:
+            click.echo(f"passprice: warning: {line}", err=True)
     from passprice.sourcechange import UNCOMPARED
 
     uncompared = [] if compared else [f"  sources       {UNCOMPARED}"]

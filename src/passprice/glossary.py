@@ -1134,7 +1134,9 @@ _TERMS = (
         "locator and its derivation's input both quote is one span, counted once. The text audit's `quotes checked "
         "against a stored text:` section "
         "(the markdown's `Quotes checked`) gives the count and a line a fact; `audit --source ID` gives the same of "
-        "each fact citing the source, of the spans its locators citing it quote. `audit --json`'s facts' "
+        "each fact citing the source, of the spans its locators citing it quote, and of each measured run quoting "
+        "it (`FILE: run.INDEX (ID)`, as `check` names it; `--json`'s `run_quote_checks`, a `run` and the same "
+        "object each; `quotes_checked` counts them with the facts). `audit --json`'s facts' "
         "`quote_check` holds `state`, `spans` (quoted), `found`, `missing` (the spans not found), `unstored` (the "
         "documents with no usable stored text) and `why`; `quotes_checked` counts the facts `checked`, "
         "`not_found` and all `facts`. A review (`passprice diff`) makes the same check of each changed or added "
@@ -1156,7 +1158,7 @@ _TERMS = (
         "fails.",
         ("quote_check", "quotes_checked", "quotes checked", "quotes checked against a stored text", "not checked",
          "NOT FOUND", "not_found", "unstored", "spans", "checked", "missing", "quote_excerpts_edited", "past",
-         "quotes_unchecked", "quote_no_longer_checked", "no longer checked"),
+         "quotes_unchecked", "quote_no_longer_checked", "no longer checked", "run_quote_checks"),
     ),
     Term(
         "warning code",

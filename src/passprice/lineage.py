@@ -919,20 +919,30 @@ def lock_impacts(
     demoted: set[FactRef],
     source_id: str | None = None,
     cited: Mapping[str, Mapping[str, frozenset[str]]] | None = None,
+    root: Root | None = None,
 ) -> tuple[list[LockImpact], list[tuple[str, tuple[str, ...]]]]:
     """For each lock, the withdrawn facts its recorded price rests on (a fact of its card or drafting method in
     ``demoted``, or — for a source — a pinned fact citing ``source_id``), judged with those facts ``assumed``; and
     the locks that only pin such facts, with the paths (grep would count them; their prices do not rest on them).
-    ``cited``: each lock's :func:`pinned_citations` by its shown file, when the caller asks about many sources."""
+    ``cited``: each lock's :func:`pinned_citations` by its shown file, when the caller asks about many sources.
+    With ``root``, a lock's card, drafting method and routing record are the registry records whose files its serving
+    named (:func:`_record_name`, as :func:`serving_uses` decides a serving's): the card name the lock recorded was
+    taken for the registry's card of that name, so a lock priced on another folder's ``h200_sxm_141gb.toml`` was said
+    to rest on the registry's card (issue 13); a file that is no registry record matches none."""
     from passprice.locks import judge
 
     impacts = []
     pinned_only = []
     for shown, lock in locks:
-        method = _method_name(lock.spec.draft.method if lock.spec.draft is not None else None)
-        routing = _method_name(lock.spec.routing)
+        drafted = lock.spec.draft.method if lock.spec.draft is not None else None
+        if root is not None:  # the cards by file, as serving_uses matches a serving's
+            card = _record_name(root, "card", lock.spec.card) or lock.card
+            method = _record_name(root, "draft", drafted)
+            routing = _record_name(root, "routing", lock.spec.routing)
+        else:
+            card, method, routing = lock.card, _method_name(drafted), _method_name(lock.spec.routing)
         stack = lock.stack.name if lock.stack is not None else None
-        paths = {ref.lock_path for ref in demoted if _matches(ref, lock.card, method, routing, stack)}
+        paths = {ref.lock_path for ref in demoted if _matches(ref, card, method, routing, stack)}
         if source_id is not None:
             citations = cited[shown] if cited is not None else pinned_citations(lock)
             paths |= {p for p in lock.facts if source_id in citations[p]}
@@ -1023,8 +1033,9 @@ class Lineage:
     #: registry's file named as such, one not there said so), or ``None``.
     excerpt: str | None = None
     #: The quote check of each fact :attr:`citing` holds (``audit --source``: the spans of its locators citing the
-    #: source, looked for in the source's stored excerpt, :func:`passprice.sources.source_quote_checks`), in its order;
-    #: ``None`` for a fact's audit.
+    #: source, looked for in the source's stored excerpt, :func:`passprice.sources.source_quote_checks`), in its order,
+    #: then of each measured run quoting the source (``FILE: run.INDEX (ID)``, as ``check`` names it); ``None`` for a
+    #: fact's audit.
     quote_checks: tuple[QuoteCheck, ...] | None = None
     #: The registry the source's ``excerpt`` path is relative to (:func:`passprice.registry.registry_named`:
     #: ``"built-in"`` or the registry's folder), given in ``--json`` as ``source.registry``, as ``audit LOCK`` gives
@@ -1059,7 +1070,8 @@ class Lineage:
             "runs": [{"file": file, "ids": list(ids), "stacks": list(stacks), "cards": list(cards)}
                      for file, ids, stacks, cards in self.runs],
             "excerpt_problem": self.excerpt_problem,
-            **({"quotes_checked": quotes_counted(self.quote_checks)} if self.quote_checks is not None else {}),
+            **({"quotes_checked": quotes_counted(self.quote_checks), "run_quote_checks": self.run_quote_checks()}
+               if self.quote_checks is not None else {}),
         }
 
     def facts_json(self) -> list[dict[str, Any]]:
@@ -1068,7 +1080,14 @@ class Lineage:
         if self.quote_checks is None:
             return [c.to_json() for c in self.citing]
         return [{**c.to_json(), "quote_check": q.to_json()}
-                for c, q in zip(self.citing, self.quote_checks, strict=True)]
+                for c, q in zip(self.citing, self.quote_checks[:len(self.citing)], strict=True)]
+
+    def run_quote_checks(self) -> list[dict[str, Any]]:
+        """The quote checks of the measured runs citing the audited source (after its facts' in ``quote_checks``):
+        ``{"run": "FILE: run.INDEX (ID)", **QuoteCheck.to_json()}`` each."""
+        if self.quote_checks is None:
+            return []
+        return [{"run": q.path, **q.to_json()} for q in self.quote_checks[len(self.citing):]]
 
 
 def _lineage(
@@ -1080,7 +1099,7 @@ def _lineage(
     locks, problems = registered_locks(root)
     if problems:
         raise InputError.of(problems)
-    impacts, pinned_only = lock_impacts(locks, demoted, source.id if source is not None else None)
+    impacts, pinned_only = lock_impacts(locks, demoted, source.id if source is not None else None, root=root)
     uses = serving_uses(root)
     return Lineage(
         subject,
@@ -1129,7 +1148,11 @@ def source_lineage(root: Root, source_id: str) -> Lineage:
     excerpt = document_problem(root, source.excerpt, "source.excerpt") if source.excerpt is not None else None
     # each citing fact's quotes of this source looked for in its stored excerpt, as audit LOCK looks
     # (tests/test_left119.py, tests/test_left122.py)
-    checks = source_quote_checks([(str(c.ref), c.fact) for c in citing],
+    # and each measured run's quote of it (a run as check's quote look reads it, _run_facts: its tokens/s under its
+    # locator), as check and the review look them up: audit --source left them out (issue 13)
+    runs = [(f"{_shown_file(root, file)}: {key}", fact) for file, key, fact in _run_facts(root)
+            if fact.source == source.id]
+    checks = source_quote_checks([*((str(c.ref), c.fact) for c in citing), *runs],
                                  stored_texts(root, {source.id: source}, [source.id]), source.id)
     return attrs.evolve(lineage, fitted=fitted, fitted_through=through, fitted_on_cards=on_cards,
                         runs=runs_citing(root, source.id), excerpt_problem=excerpt,
@@ -1574,7 +1597,7 @@ def source_uses(root: Root) -> tuple[list[SourceUse], list[str]]:
         fitted, _, _ = _fitted_in(fits, source.id, frozenset(r.record for r in demoted if r.kind == "routing"),
                                   card_paths(demoted))
         demoted |= {FactRef("stack", stack, path.removeprefix("stack.")) for stack, path, _, _, _ in fitted}
-        impacts, _ = lock_impacts(locks, demoted, source.id, cited)
+        impacts, _ = lock_impacts(locks, demoted, source.id, cited, root)
         provenances = [c.fact.provenance for c in citing]
         out.append(
             SourceUse(

@@ -2014,7 +2014,7 @@ def digest_ref_problem(root: Root, ref: str, files: list[str], known: str, found
             + ("" if cut is None else f" ({cut})"))
 
 
-def lock_commit(root: Root, lock_file: Path) -> tuple[Path, str, str] | None:
+def lock_commit(root: Root, lock_file: Path, notes: list[str] | None = None) -> tuple[Path, str, str] | None:
     """The commit of ``root``'s git history that holds the lock file ``lock_file`` as it is, byte for byte: the git
     work tree's top folder, the commit (40 hex digits) and its date (ISO 8601). A lock file committed at its path and
     unchanged since (neither ignored nor untracked, its path read literally, never as a pattern) is that path's last
@@ -2025,17 +2025,33 @@ def lock_commit(root: Root, lock_file: Path) -> tuple[Path, str, str] | None:
     user's audit of an old lock written out of git said "no commit here holds this lock file" and showed today's
     source document beside the lock's figures, where reproduce found the commit (tests/test_fix188.py). ``None``
     when ``root`` is embedded or no git work tree, git fails, the file does not read or is over
-    :data:`MAX_HISTORY_LOCK_BYTES`, or no commit holds it. Raises nothing."""
+    :data:`MAX_HISTORY_LOCK_BYTES`, or no commit holds it. Raises nothing.
+
+    A lock file git's index marks ``assume-unchanged`` or ``skip-worktree`` (:func:`index_flag`) is never taken as
+    committed at its path: ``git status`` does not look at such a file, so an edited lock read as clean and its
+    path's last commit was taken for it; it is found by its digest and bytes as any other, and the reason is added
+    to ``notes`` (one line; :func:`index_state`, whose one ``ls-files`` now says whether the file is as the index
+    holds it, where ``status --porcelain --ignored`` did, and the path's last commit is taken only where the blob it
+    wrote there is the index's). The path's lookup (``rev-parse``, ``ls-files``, ``log -1``) runs within
+    :data:`HISTORY_SEARCH_S` in all, as the history's search does (it was bound only by git's 60 s); a git stopped
+    there adds ``LOCK: its commit not searched: GIT'S LINE`` to ``notes`` (as ``reproduce`` says ``not searched:``)."""
     import hashlib
     import subprocess
+    import time
     import tomllib
 
-    from passprice.gitread import run_git
+    from passprice.gitread import GitFailed, run_git
 
     if root.embedded:
         return None
+    deadline = time.monotonic() + HISTORY_SEARCH_S
+
+    def left() -> float:
+        return max(deadline - time.monotonic(), 0.001)
+
     try:
-        top = Path(run_git(root.path, ["rev-parse", "--show-toplevel"]).decode("utf-8", "surrogateescape").strip())
+        top = Path(run_git(root.path, ["rev-parse", "--show-toplevel"],
+                           timeout=left()).decode("utf-8", "surrogateescape").strip())
         try:
             rel_lock: str | None = Path(lock_file).resolve().relative_to(top.resolve()).as_posix()
         except ValueError:
@@ -2044,10 +2060,20 @@ def lock_commit(root: Root, lock_file: Path) -> tuple[Path, str, str] | None:
         # whose last commit touching any of them was taken for its own; and ignored files said (`!!`): status said
         # nothing of one, whose path's last commit (one deleting it) was taken (tests/test_attack53.py)
         literal = f":(literal){rel_lock}"
-        if rel_lock is not None and not run_git(top, ["status", "--porcelain", "--ignored", "--", literal]).strip():
-            said = run_git(top, ["log", "-1", "--format=%H%x00%cI", "--", literal]).decode("ascii", "replace")
-            if said.strip():
-                commit, when = said.strip().split("\0", 1)
+        staged, flag = index_state(top, literal, timeout=left()) if rel_lock is not None else (None, None)
+        if flag is not None and notes is not None:
+            notes.append(f"{lock_file}: {flag}: git status does not look at it, so it is not taken as committed at "
+                         "its path (its commit is found by its [lock] digest and bytes)")
+        if staged is not None:
+            # the path's last commit, and the blob it wrote there (`-m`: a merge's too), which must be the index's:
+            # a change staged and not committed is not the commit's file (status said `M ` of it)
+            said = run_git(top, ["log", "-1", "-m", "--raw", "--no-abbrev", "--no-renames", "--format=%H%x00%cI",
+                                 "--", literal], timeout=left()).decode("ascii", "replace")
+            head, _, raw = said.strip().partition("\n")
+            wrote = next((line.split()[3] for line in raw.splitlines() if line.startswith(":")
+                          and len(line.split()) > 3), None)
+            if "\0" in head and wrote == staged:
+                commit, when = head.split("\0", 1)
                 return top, commit, when
         with open(lock_file, "rb") as f:
             held = f.read(MAX_HISTORY_LOCK_BYTES + 1)
@@ -2072,9 +2098,53 @@ def lock_commit(root: Root, lock_file: Path) -> tuple[Path, str, str] | None:
             return None
         when = run_git(top, ["log", "-1", "--format=%cI", commit]).decode("ascii", "replace").strip()
         return top, commit, when
+    except GitFailed as e:  # stopped past the bound, blocked or not started: said, as reproduce says it
+        if notes is not None:
+            # the bound as a whole, not what was left of it when this git started (9.987532933002512 s)
+            said = re.sub(r"took longer than \S+ s", f"took longer than {HISTORY_SEARCH_S} s (locks.HISTORY_SEARCH_S, "
+                          "the look-up at its path in all)", str(e))
+            notes.append(f"{lock_file}: its commit not searched: {said}")
+        return None
     except (InputError, OSError, ValueError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError,
             subprocess.CalledProcessError):
         return None
+
+
+def index_state(top: Path, literal: str, timeout: float | None = None) -> tuple[str | None, str | None]:
+    """The blob git's index holds for the file ``literal`` (a pathspec, ``:(literal)PATH``) of the work tree at
+    ``top`` when the file is as the index holds it, and what the index marks it as that keeps ``git status`` from
+    looking at it, from one ``git ls-files -v -s -c -m -d`` (its tags: ``H`` a tracked file, ``C`` changed, ``R``
+    removed, ``M`` unmerged, ``S`` skip-worktree, lower case assume-unchanged; nothing for a file the index does not
+    hold, ignored or not). The blob (40 or 64 hex digits) only when the one entry is tagged ``H`` at stage 0, so not
+    for an ignored or untracked file, an edited or removed one, nor a flagged one; the mark as :func:`index_flag`
+    words it, ``None`` for none. ``status --porcelain --ignored`` said nothing of a lock marked ``git update-index
+    --assume-unchanged LOCK`` (or ``--skip-worktree``) and edited, which was taken as committed (issue 13). Raises what
+    :func:`passprice.gitread.run_git` raises."""
+    from passprice.gitread import run_git
+
+    listed = run_git(top, ["ls-files", "-v", "-s", "-c", "-m", "-d", "-z", "--", literal],
+                     timeout=timeout).decode("utf-8", "replace")
+    entries = [entry.split("\t", 1)[0].split() for entry in listed.split("\0") if entry]
+    flag = _flag_words(entries[0][0]) if entries and entries[0] else None
+    if len(entries) == 1 and len(entries[0]) == 4 and entries[0][0] == "H" and entries[0][3] == "0":
+        return entries[0][2], flag
+    return None, flag
+
+
+def index_flag(top: Path, literal: str, timeout: float | None = None) -> str | None:
+    """What git's index marks the tracked file ``literal`` (a pathspec, ``:(literal)PATH``) as, in the work tree at
+    ``top``, that keeps ``git status`` from looking at it: ``"git's index marks it assume-unchanged (git ls-files -v:
+    h)"`` (a lower-case tag), ``"… skip-worktree (… S)"``, or both (``s``); ``None`` for neither, or an untracked file
+    (:func:`index_state`). Raises what :func:`passprice.gitread.run_git` raises."""
+    return index_state(top, literal, timeout)[1]
+
+
+def _flag_words(tag: str) -> str | None:
+    """The words for ``git ls-files -v``'s ``tag`` of a file marked assume-unchanged (lower case) or skip-worktree
+    (``S``, ``s``); ``None`` for any other."""
+    marks = [name for name, marked in (("assume-unchanged", tag.islower()), ("skip-worktree", tag in ("S", "s")))
+             if marked]
+    return f"git's index marks it {' and '.join(marks)} (git ls-files -v: {tag})" if marks else None
 
 
 #: The most bytes a lock file of the git history may have to be read as :func:`digest_in_history`'s candidate (the

@@ -405,7 +405,7 @@ def source_changes(
         for stack, path, _fact, _runs, _named in facts:
             refs.append(FactRef("stack", stack, path.removeprefix(LOCK_PREFIX)))
             fitted[stack] = fitted.get(stack, 0) + 1
-        resting, _ = lock_impacts(locks, set(refs), source_id)
+        resting, _ = lock_impacts(locks, set(refs), source_id, root=head)  # cards by file, as audit --source
         lost: tuple[tuple[str, int], ...] = ()
         unchecked: tuple[tuple[str, int], ...] = ()
         gained: tuple[str, ...] = ()
@@ -636,7 +636,8 @@ def compared_since_lock(
 
 
 def read_at_lock(
-    root: Root, lock_file: Any, ids: Iterable[str], sources: Mapping[str, Source], excerpt_ids: Iterable[str]
+    root: Root, lock_file: Any, ids: Iterable[str], sources: Mapping[str, Source], excerpt_ids: Iterable[str],
+    notes: list[str] | None = None,
 ) -> tuple[tuple[SourceSinceLock, ...], bool, tuple[str, dict[str, StoredText]] | None]:
     """What an audit of a lock reads at the commit that holds ``lock_file`` (:func:`passprice.locks.lock_commit`:
     its path's last commit, or for a file written out of git the one its ``[lock] digest`` finds), from one lookup of
@@ -663,7 +664,9 @@ def read_at_lock(
     Raises :class:`passprice.gitread.BlobTooLarge` (exit 2), one line naming ``COMMIT:PATH``, its size and the cap,
     for a record past a source record's cap (:func:`passprice.schema.kind_cap`, at least
     :data:`passprice.schema.MAX_FILE_BYTES`) or a document past :data:`passprice.gitread.NAMED_BYTES` at that
-    commit (left54: read whole, however large); nothing else."""
+    commit (left54: read whole, however large); nothing else. Why the commit was not looked up at the lock's path
+    (git's index marking it ``assume-unchanged`` or ``skip-worktree``, a git stopped past its bound) is added to
+    ``notes``, a line each (:func:`passprice.locks.lock_commit`)."""
     import subprocess
     import tomllib
     from pathlib import Path
@@ -679,7 +682,7 @@ def read_at_lock(
         return (), False, None
     # the commit holding the lock file as it is: its path's last commit, else the one its [lock] digest finds (a lock
     # written out of git, tests/test_fix188.py), as reproduce finds it
-    held = lock_commit(root, Path(lock_file))
+    held = lock_commit(root, Path(lock_file), notes)
     if held is None:
         return (), False, None  # changed since its commit (made on today's records), or no commit holds it
     top, commit, when = held

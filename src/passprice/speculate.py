@@ -24,7 +24,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from passprice.bounds import misspelt
+from passprice.bounds import INT_DIGITS, long_number, misspelt, shown_part
 from passprice.cards import Card
 from passprice.drafts import DraftMethod
 from passprice.errors import InputError
@@ -60,23 +60,27 @@ def parse_tokens(text: str) -> tuple[int, ...]:
     is not a draft length."""
     out: list[int] = []
     if not text.isascii():  # int() would read Arabic-Indic and other Unicode digits as numbers
-        raise InputError(f"--tokens: {text!r} is not ASCII digits (a draft length or a range like 1..8)")
+        raise InputError(f"--tokens: {shown_part(text)} is not ASCII digits (a draft length or a range like 1..8)")
     for part in text.split(","):
+        shown = shown_part(part)  # a 5,000-digit part was echoed whole (issue 13): named by its length past 40
         problem = misspelt(part)
         if problem is not None:
-            raise InputError(f"--tokens: {part!r} {problem}: write draft lengths in digits alone (1..8, 1,2,4 or 3)")
+            raise InputError(f"--tokens: {shown} {problem}: write draft lengths in digits alone (1..8, 1,2,4 or 3)")
         lo_text, sep, hi_text = part.partition("..")
         if not sep:
             lo_text, sep, hi_text = part.partition("-")
+        if any(long_number(t) and len(t.lstrip("-").lstrip("0")) > INT_DIGITS for t in (lo_text, hi_text)):
+            # int() reads 4,300 digits at most: such a length was "not a draft length", echoed whole (issue 13)
+            raise InputError(f"--tokens: {shown}: draft lengths run from 1 to {MAX_TOKENS}, low to high")
         try:
             lo = int(lo_text)
             hi = int(hi_text) if sep else lo
         except ValueError:
-            raise InputError(f"--tokens: {part!r} is not a draft length or a range like 1..8") from None
+            raise InputError(f"--tokens: {shown} is not a draft length or a range like 1..8") from None
         if 1 <= hi < lo <= MAX_TOKENS:
-            raise InputError(f"--tokens: {part!r} runs from high to low: write {hi}..{lo}")
+            raise InputError(f"--tokens: {shown} runs from high to low: write {hi}..{lo}")
         if lo < 1 or hi < lo or hi > MAX_TOKENS:
-            raise InputError(f"--tokens: {part!r}: draft lengths run from 1 to {MAX_TOKENS}, low to high")
+            raise InputError(f"--tokens: {shown}: draft lengths run from 1 to {MAX_TOKENS}, low to high")
         out.extend(k for k in range(lo, hi + 1) if k not in out)
     return tuple(out)
 

@@ -28,7 +28,7 @@ import numpy as np
 
 from passprice import schema
 from passprice.batching import use_of
-from passprice.bounds import misspelt, unsigned_zero
+from passprice.bounds import INT_DIGITS, SHOWN_CHARS, long_number, misspelt, shown_part, unsigned_zero
 from passprice.cards import Card, card_path, load_card
 from passprice.cost import Pricing, pass_seconds, pass_terms
 from passprice.drafts import DraftMethod, load_draft_method
@@ -227,18 +227,26 @@ def parse_numbers(
     pieces: list[tuple[int, int] | list[Any]] = []  # each part: a plain range's ends, or its values
     count = 0
     if not text.isascii():  # int() and float() would read Arabic-Indic and other Unicode digits as numbers
-        raise InputError(f"{what}: {text!r} is not ASCII digits (a number, a range A-B, or a doubling range A-B*2)")
+        raise InputError(
+            f"{what}: {shown_part(text)} is not ASCII digits (a number, a range A-B, or a doubling range A-B*2)"
+        )
+    span = f"from {least:,} to {most:,}" if most is not None else f"at least {least:,}"
+    # whole numbers said as an integer option says its range (`price --batch 0`: "0 is out of range (a whole
+    # number from 1 to 4,294,967,295)", passprice.bounds)
+    said = f"a whole number {span}" if kind is int else f"each must be a finite number {span}"
     for part in text.split(","):
         values: list[Any] = []
         ends: tuple[Any, ...] = ()  # a plain range's first and last values: the others lie between them
+        shown = shown_part(part)  # a 5,000-digit part was echoed whole (issue 13): named by its length past 40
         problem = misspelt(part)
         if problem is not None:
             raise InputError(
-                f"{what}: {part!r} {problem}: write numbers in digits alone, comma-separated (1,2,8 or 1-64 or "
+                f"{what}: {shown} {problem}: write numbers in digits alone, comma-separated (1,2,8 or 1-64 or "
                 "1-4096*2)"
             )
         if ".." in part:
             part = part.replace("..", "-", 1)
+            shown = shown_part(part)  # as read: `64..1*2` runs from high to low as '64-1*2'
         try:
             if "-" in part[1:] and not _spelt_number(part, kind):  # round 18: 1e-5 is a number, not a range 1e…5
                 first, _, rest = part.partition("-") if not part.startswith("-") else ("", "", part)
@@ -248,8 +256,9 @@ def parse_numbers(
                 if last.startswith("-"):
                     raise ValueError
                 if lo >= 0 and hi < lo:
-                    raise InputError(f"{what}: {part!r} runs from high to low: write {hi}-{lo}{'*' if factor else ''}"
-                                     f"{factor}")
+                    turned = f"{last}-{first}{'*' if factor else ''}{factor}"
+                    raise InputError(f"{what}: {shown} runs from high to low: write "
+                                     f"{turned if len(turned) <= SHOWN_CHARS else 'its low end first'}")
                 if lo < 0:
                     raise ValueError
                 if factor:
@@ -263,7 +272,7 @@ def parse_numbers(
                 else:
                     if hi - lo >= MAX_ROWS:
                         raise InputError(
-                            f"{what}: {part!r} gives {hi - lo + 1:,} values, more than the {MAX_ROWS:,} rows a sweep "
+                            f"{what}: {shown} gives {hi - lo + 1:,} values, more than the {MAX_ROWS:,} rows a sweep "
                             "prices"
                         )
                     # each value of a plain range lies between its two ends, so only they are checked below, and
@@ -272,26 +281,31 @@ def parse_numbers(
                     # only once every part is read and none repeats a value (left50)
                     ends = (kind(str(lo)), kind(str(hi)))
             else:
+                digits = part.lstrip("-").lstrip("0")
+                if kind is int and long_number(part) and len(digits) > INT_DIGITS:
+                    # int() reads 4,300 digits at most: a longer number was refused as "not a number", echoed whole
+                    # (issue 13); every bound here has at most 20 digits
+                    if most is not None or part.startswith("-"):
+                        raise InputError(f"{what}: {shown} is out of range ({said})")
+                    raise InputError(f"{what}: {shown} has more than the {INT_DIGITS:,} digits a number is read to")
                 values.append(kind(part))
                 if isinstance(values[-1], float):  # -0.0 is 0, as a sweep file's and a serving file's are (attack66:
                     values[-1] = unsigned_zero(values[-1])  # `--positions -0.0` read "its rows at position -0")
                 if values[-1] == 0 and any(c in "123456789" for c in part.lower().partition("e")[0]):
                     # `--positions 1e-400` priced position 0, a number the line does not hold (round 33)
-                    raise InputError(f"{what}: {part!r} underflows a float (read as 0: nothing but 0 is nearer zero "
+                    raise InputError(f"{what}: {shown} underflows a float (read as 0: nothing but 0 is nearer zero "
                                      "than ±4.9e-324)")
         except ValueError:
-            raise InputError(f"{what}: {part!r} is not a number, a range A-B, or a doubling range A-B*2") from None
+            raise InputError(f"{what}: {shown} is not a number, a range A-B, or a doubling range A-B*2") from None
         bad = [
             v
             for v in (ends if ends else values)
             if not ((isinstance(v, int) or math.isfinite(v)) and v >= least and (most is None or v <= most))
         ]
         if bad:
-            span = f"from {least:,} to {most:,}" if most is not None else f"at least {least:,}"
-            # whole numbers said as an integer option says its range (`price --batch 0`: "0 is out of range (a whole
-            # number from 1 to 4,294,967,295)", passprice.bounds)
-            said = f"a whole number {span}" if kind is int else f"each must be a finite number {span}"
-            raise InputError(f"{what}: {part!r}: {bad[0]!r} is out of range ({said})")
+            if long_number(part):  # its value is as long as the part (or, for a float, inf: a word it does not hold)
+                raise InputError(f"{what}: {shown} is out of range ({said})")
+            raise InputError(f"{what}: {shown}: {bad[0]!r} is out of range ({said})")
         pieces.append((lo, hi) if ends else values)
         count += hi - lo + 1 if ends else len(values)
     twice = first_repeat(pieces)
@@ -381,7 +395,9 @@ def parse_batches(text: str, what: str, most: int | None = U32_MAX) -> Sequence[
     kept as a :class:`range`, not a tuple: a sweep's batch axis may hold 4,000,000 batches, which as Python integers
     would take 160 MB. Raises what :func:`parse_numbers` raises."""
     match = _PLAIN_RANGE.fullmatch(text.replace("..", "-", 1))
-    if match is not None:
+    # an end past 40 digits is past every bound, and past 4,300 int() raises: `--batches 111…(5,000 digits)-2` was a
+    # traceback; parse_numbers names it
+    if match is not None and max(len(match[1]), len(match[2])) <= SHOWN_CHARS:
         lo, hi = int(match[1]), int(match[2])
         if 1 <= lo <= hi and (most is None or hi <= most) and hi - lo < MAX_ROWS:
             return range(lo, hi + 1)
