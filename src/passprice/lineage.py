@@ -368,17 +368,19 @@ def _quotes_keyed(root: Root, cites: Sequence[tuple[Path, str, Fact, list[str], 
 
 def _run_facts(root: Root) -> list[tuple[Path, str, Fact]]:
     """``(file, key, fact)`` of each measured run of ``root`` whose locator quotes its source, for
-    :func:`quote_problems`: the run as a fact of its measured tokens/s (its ``source_id`` and ``locator``), keyed
+    :func:`quote_problems`: the run as a fact of its measured tokens/s (unit :data:`passprice.sources.RUN_UNIT`, which
+    :func:`passprice.sources.figures_quoted` holds to the run's rule; its ``source_id`` and ``locator``), keyed
     ``run.INDEX (ID)`` in its measurement file. A file that does not read is ``check``'s own problem (left out here).
     Raises nothing."""
     from passprice.measurements import load_runs
+    from passprice.sources import RUN_UNIT
 
     try:
         runs = load_runs(root, problems=[])
     except InputError:
         return []
     return [(root.measurements / f"{run.source}.toml", f"run.{run.index} ({run.id})",
-             Fact(value=run.tokens_per_s, amount=run.tokens_per_s, unit="1", provenance=Provenance.MEASURED,
+             Fact(value=run.tokens_per_s, amount=run.tokens_per_s, unit=RUN_UNIT, provenance=Provenance.MEASURED,
                   source=run.source_id, locator=run.locator))
             for run in runs if run.locator and run.source_id]
 
