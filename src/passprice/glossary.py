@@ -281,10 +281,13 @@ _TERMS = (
         "more tokens/s than the run measured (164.8 against 145.55 tokens/s is +13.2 %); `calibrate`'s mean and max "
         "`|error|` are of the same figure, over the runs it fitted (`in sample`) or held out. "
         "`validate --json` gives each run's `limit_ratio`, `above_limit` (runs measured above their limit), "
-        "`mean_error` and `max_error` (of |error|), and `unregistered` (`stacks` not registered, the `registered` "
+        "`mean_error` and `max_error` (of |error|), the two apart as `in_fit` (the runs their stack was fitted on: "
+        "in-sample) and `not_in_fit` (runs its fit never saw: out-of-sample), each with its `runs` count, and each "
+        "run's own `in_fit`; and `unregistered` (`stacks` not registered, the `registered` "
         "ones, and each such run's `price_command`).",
         ("limit over measured", "error",
-         "limit_ratio", "above_limit", "mean_error", "max_error", "unregistered", "registered", "price_command"),
+         "limit_ratio", "above_limit", "mean_error", "max_error", "in_fit", "not_in_fit", "unregistered",
+         "registered", "price_command"),
     ),
     Term(
         "fixed",
