@@ -1261,6 +1261,11 @@ def not_found(kind: str, ref: str, folder: Path, known: list[str], root: Root | 
     return NotFound(f"{kind} {named}: not found in {where}{hint} (registered: {listed}){own}")
 
 
+#: How the hint a stack name not found ends with begins (:func:`_own_card`): ``calibrate`` says its own instead
+#: (:func:`passprice.calibrate.stack_to_fit`).
+OWN_STACK = "; a stack not registered is a file of your own"
+
+
 def _own_card(kind: str, ref: str, hint: str, root: Root | None) -> str:
     """What a card name not found ends with when it is no record of another kind (``hint`` empty, or the closest
     names): how to add a card of one's own, ``; a card not registered is a file of your own: … facts/cards/NAME.toml
@@ -1273,7 +1278,7 @@ def _own_card(kind: str, ref: str, hint: str, root: Root | None) -> str:
     name = ref if plain else "NAME"
     where = " in a registry of your own (passprice init DIR starts one)" if root is not None and root.embedded else ""
     if kind == "stack":  # `price --stack vllm` named no way to add one (tests/test_fix54w.py)
-        return (f"; a stack not registered is a file of your own{where}: copy the closest registered stack's file "
+        return (f"{OWN_STACK}{where}: copy the closest registered stack's file "
                 f"to facts/stacks/{name}.toml, add your measured runs of it (registry/measurements/, stack = "
                 f"\"{name}\"), and passprice calibrate --stack {name} fits its facts to them (README, 'Serving "
                 "stacks')")
