@@ -34,7 +34,9 @@ def test_validate_shows_the_other_files_runs_beside_a_schema_invalid_one(tmp_pat
     result = invoke("validate", root=root)
     assert result.exit_code == 2, result.output
     # named relative to the registry, as check and the listings name it (leftovers 28c: it was ROOT/registry/…)
-    assert result.stderr == f"passprice: error: {MEASURED}: run.0.tokens_per_s: 'abc' is not of type 'number'\n"
+    # (fix54w: the number's unit said, where JSON Schema's words read "'abc' is not of type 'number'")
+    assert result.stderr == f"passprice: error: {MEASURED}: run.0.tokens_per_s: 'abc' is not a number (tokens per " \
+                            "second)\n"
     assert "pr15131.rtx_4090.l31-8b-q4_0.ub16 " in result.stdout  # llamacpp-points.toml's runs are shown
     assert "xd3.h100_pcie_80gb" not in result.stdout  # no run of the bad file
     # calibrate still refuses to fit while a file of runs does not read (a fit over some of them is no fit).

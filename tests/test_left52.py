@@ -350,7 +350,9 @@ def test_1_a_drift_line_names_the_parts_that_changed_as_fact_set_does(tmp_path: 
     assert json.loads(priced.stdout)["lock"]["drifted"] == [said]
     reproduced = invoke("reproduce", "r1-qwen7b-h200", root=root)
     assert reproduced.exit_code == 0, reproduced.output
-    assert f"    facts          1 drifted: {said}" in reproduced.stdout.splitlines()
+    # (fix54w: reproduce says a fact whose value is the pinned one briefly, its value once)
+    assert ("    facts          1 drifted, every value as pinned: memory.bandwidth: 4.8 TB/s (note added)"
+            in reproduced.stdout.splitlines())
 
 
 # --- 2. the markdown review puts the locks out of date on BASE under their own heading --------------------------------

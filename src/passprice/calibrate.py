@@ -956,19 +956,22 @@ def stack_to_fit(root: Root, stack_name: str) -> Path:
     (registered: …)", and the README said nowhere what the file must hold: walkthrough 23)."""
     import shlex
 
+    from passprice.registry import OWN_STACK
+
     try:
         return stack_path(root, stack_name)
     except NotFound as e:
         if ": not found in " not in str(e):
             raise
+        said = str(e).split(OWN_STACK, 1)[0]  # the hint `price --stack` gives (copy a file, calibrate it): its own here
         try:
             runs = load_runs(root, stack_name)
         except InputError:
             runs = []
         if not runs:
-            raise
+            raise NotFound(said) from None
         raise NotFound(
-            f"{e}; {len(runs):,} measured run{'s' if len(runs) != 1 else ''} of {_files(runs)} name it: calibrate "
+            f"{said}; {len(runs):,} measured run{'s' if len(runs) != 1 else ''} of {_files(runs)} name it: calibrate "
             f"fits the facts of a stack that exists, so write {shown(root.stacks / f'{stack_name}.toml')} first, a "
             "[stack] table with its name, integer_matrices (array or vector: where its integer-quantised matrix "
             "kernels run) and float_matrices (tensor or vector), and a memory.reserved fact, the memory its runtime "

@@ -281,10 +281,13 @@ _TERMS = (
         "more tokens/s than the run measured (164.8 against 145.55 tokens/s is +13.2 %); `calibrate`'s mean and max "
         "`|error|` are of the same figure, over the runs it fitted (`in sample`) or held out. "
         "`validate --json` gives each run's `limit_ratio`, `above_limit` (runs measured above their limit), "
-        "`mean_error` and `max_error` (of |error|), and `unregistered` (`stacks` not registered, the `registered` "
+        "`mean_error` and `max_error` (of |error|), the two apart as `in_fit` (the runs their stack was fitted on: "
+        "in-sample) and `not_in_fit` (runs its fit never saw: out-of-sample), each with its `runs` count, and each "
+        "run's own `in_fit`; and `unregistered` (`stacks` not registered, the `registered` "
         "ones, and each such run's `price_command`).",
         ("limit over measured", "error",
-         "limit_ratio", "above_limit", "mean_error", "max_error", "unregistered", "registered", "price_command"),
+         "limit_ratio", "above_limit", "mean_error", "max_error", "in_fit", "not_in_fit", "unregistered",
+         "registered", "price_command"),
     ),
     Term(
         "fixed",
@@ -832,7 +835,9 @@ _TERMS = (
         "PATH`). Values do not change, so no price "
         "moves: the servings and locks resting on those facts show their weakest provenance today and withdrawn "
         "(`provenance → withdrawn`; `provenance_withdrawn` in `--json`), and the locks line counts those whose "
-        "floors would then break (`withdrawn (the facts above assumed), 8 break`). "
+        "floors would then break (`withdrawn (the facts above assumed), 8 break`). A lock made under a serving "
+        "stack shows the expected price its stack facts carry, labelled, beside the limit (`237.4 expected (limit "
+        "996.1)`; `expected_tokens_per_s` in `--json`, null for a limit's lock). "
         "Its `--json` names the `subject` (the source or fact) and gives each lock `holds_withdrawn`, `breaks` (the "
         "floors would break) and `offences_withdrawn` (each fact then below its floor: `path`, `provenance`, "
         "`floor`), `pinned_only` (facts it pins but its price does not rest on), `skipped_servings` (servings not "

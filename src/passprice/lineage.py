@@ -368,17 +368,19 @@ def _quotes_keyed(root: Root, cites: Sequence[tuple[Path, str, Fact, list[str], 
 
 def _run_facts(root: Root) -> list[tuple[Path, str, Fact]]:
     """``(file, key, fact)`` of each measured run of ``root`` whose locator quotes its source, for
-    :func:`quote_problems`: the run as a fact of its measured tokens/s (its ``source_id`` and ``locator``), keyed
+    :func:`quote_problems`: the run as a fact of its measured tokens/s (unit :data:`passprice.sources.RUN_UNIT`, which
+    :func:`passprice.sources.figures_quoted` holds to the run's rule; its ``source_id`` and ``locator``), keyed
     ``run.INDEX (ID)`` in its measurement file. A file that does not read is ``check``'s own problem (left out here).
     Raises nothing."""
     from passprice.measurements import load_runs
+    from passprice.sources import RUN_UNIT
 
     try:
         runs = load_runs(root, problems=[])
     except InputError:
         return []
     return [(root.measurements / f"{run.source}.toml", f"run.{run.index} ({run.id})",
-             Fact(value=run.tokens_per_s, amount=run.tokens_per_s, unit="1", provenance=Provenance.MEASURED,
+             Fact(value=run.tokens_per_s, amount=run.tokens_per_s, unit=RUN_UNIT, provenance=Provenance.MEASURED,
                   source=run.source_id, locator=run.locator))
             for run in runs if run.locator and run.source_id]
 
@@ -850,6 +852,16 @@ class LockImpact:
     tokens_per_s: float
     now: Any  # locks.Verdict
     withdrawn: Any  # locks.Verdict
+    #: The expected tokens/s a lock made under a serving stack records (``None`` for a limit's lock): what rests on
+    #: the stack's facts, where the limit (:attr:`tokens_per_s`) does not (tests/test_fix54w.py).
+    expected: float | None = None
+
+    def price_said(self) -> str:
+        """The tokens/s cell of the audit's locks table: the recorded limit, or for a lock under a stack its expected
+        price, labelled, the limit beside it (``237.4 expected (limit 996.1)``). Raises nothing."""
+        if self.expected is None:
+            return f"{self.tokens_per_s:,.1f}"
+        return f"{self.expected:,.1f} expected (limit {self.tokens_per_s:,.1f})"
 
     @property
     def breaks(self) -> bool:
@@ -876,6 +888,7 @@ class LockImpact:
             "rests_on": list(self.rests_on),
             "pinned_only": list(self.pinned_only),
             "tokens_per_s": self.tokens_per_s,
+            "expected_tokens_per_s": self.expected,
             "provenance": self.now.provenance.value,
             "provenance_withdrawn": self.withdrawn.provenance.value,
             "holds": self.now.holds,
@@ -886,6 +899,14 @@ class LockImpact:
                 for o in self.withdrawn.offences
             ],
         }
+
+
+def _expected_of(price: Mapping[str, Any]) -> float | None:
+    """The expected tokens/s a lock's ``price`` records under a serving stack (``price.expected.tokens_per_s``), or
+    ``None``. Raises nothing."""
+    expected = price.get("expected")
+    value = expected.get("tokens_per_s") if isinstance(expected, Mapping) else None
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 def registered_locks(root: Root) -> tuple[list[tuple[str, Any]], list[str]]:
@@ -957,7 +978,8 @@ def lock_impacts(
         now = judge(lock.name, lock.policy, facts)
         withdrawn = judge(lock.name, lock.policy, tuple((p, _withdrawn(f) if p in resting else f) for p, f in facts))
         impacts.append(
-            LockImpact(lock.name, shown, lock.card, resting, only, float(lock.price["tokens_per_s"]), now, withdrawn)
+            LockImpact(lock.name, shown, lock.card, resting, only, float(lock.price["tokens_per_s"]), now, withdrawn,
+                       _expected_of(lock.price))
         )
     return impacts, pinned_only
 
@@ -1439,7 +1461,7 @@ def lineage_text(a: Lineage) -> str:
             [
                 lock.name,
                 paths_text(lock.rests_on),
-                f"{lock.tokens_per_s:,.1f}",
+                lock.price_said(),
                 f"{lock.now.provenance.value} → {lock.withdrawn.provenance.value}",
                 ("holds" if lock.now.holds else "unheld") + " → " + lock.floors(),
             ]
@@ -1501,7 +1523,7 @@ def lineage_markdown(a: Lineage) -> str:
                 markdown_table(["serving", "card", "rests on", "tokens/s", "provenance → withdrawn"], rows, (3,))]
     if a.locks:
         rows = [
-            [markdown_code(lock.name), paths_text(lock.rests_on, markdown_code), f"{lock.tokens_per_s:,.1f}",
+            [markdown_code(lock.name), paths_text(lock.rests_on, markdown_code), lock.price_said(),
              f"{lock.now.provenance.value} → {lock.withdrawn.provenance.value}",
              ("❌ " if lock.breaks else "") + markdown_prose(lock.floors())]
             for lock in a.locks

@@ -1261,21 +1261,29 @@ def not_found(kind: str, ref: str, folder: Path, known: list[str], root: Root | 
     return NotFound(f"{kind} {named}: not found in {where}{hint} (registered: {listed}){own}")
 
 
+#: How the hint a stack name not found ends with begins (:func:`_own_card`): ``calibrate`` says its own instead
+#: (:func:`passprice.calibrate.stack_to_fit`).
+OWN_STACK = "; a stack not registered is a file of your own"
+
+
 def _own_card(kind: str, ref: str, hint: str, root: Root | None) -> str:
     """What a card name not found ends with when it is no record of another kind (``hint`` empty, or the closest
     names): how to add a card of one's own, ``; a card not registered is a file of your own: … facts/cards/NAME.toml
     …`` (walkthrough 106: ``price --card rtx5090`` said only "did you mean rtx_4090", and a new
-    user took the cards for all there are). Outside any registry, where to make one. ``""`` for another kind, or a name
-    no file can carry. Raises nothing."""
-    if kind != "card" or not (hint == "" or hint.startswith("; did you mean")):
+    user took the cards for all there are); for a stack, which file to copy where and that ``calibrate --stack NAME``
+    fits it. Outside any registry, where to make one. ``""`` for another kind. Raises nothing."""
+    if kind not in ("card", "stack") or not (hint == "" or hint.startswith("; did you mean")):
         return ""
-    if not ref or not ref.isprintable() or windows_problem(ref) is not None or any(c in ref for c in "/\\"):
-        file = "facts/cards/NAME.toml"
-    else:
-        file = f"facts/cards/{ref}.toml"
+    plain = bool(ref) and ref.isprintable() and windows_problem(ref) is None and not any(c in ref for c in "/\\")
+    name = ref if plain else "NAME"
     where = " in a registry of your own (passprice init DIR starts one)" if root is not None and root.embedded else ""
+    if kind == "stack":  # `price --stack vllm` named no way to add one (tests/test_fix54w.py)
+        return (f"{OWN_STACK}{where}: copy the closest registered stack's file "
+                f"to facts/stacks/{name}.toml, add your measured runs of it (registry/measurements/, stack = "
+                f"\"{name}\"), and passprice calibrate --stack {name} fits its facts to them (README, 'Serving "
+                "stacks')")
     return (f"; a card not registered is a file of your own{where}: copy the closest registered card's file "
-            f"to {file} and set its facts (README, 'A card of your own')")
+            f"to facts/cards/{name}.toml and set its facts (README, 'A card of your own')")
 
 
 #: The most names a command given many (``sweep``'s servings and cards, ``compare --cards``) says are not found before

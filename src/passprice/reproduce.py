@@ -155,6 +155,27 @@ class Drift:
         return f"{self.path}: {old} → {new}"
 
     @property
+    def kept_value(self) -> bool:
+        """Whether today's fact has the pinned value, unit and provenance as written (its citation, note or
+        derivation alone moved). Raises nothing."""
+        return (self.today is not None and self.pinned.describe() == self.today.describe()
+                and self.pinned.provenance == self.today.provenance)
+
+    def brief(self, pinned: str = " as pinned") -> str:
+        """:meth:`describe`, shorter for a fact whose value is the pinned one (:attr:`kept_value`): ``memory.bandwidth:
+        4.8 TB/s as pinned (citation changed), source A → B``, not the value twice (``pinned``: the words after the
+        value, none where the line said it of every fact). Raises nothing."""
+        if not self.kept_value or self.today is None:
+            return self.describe()
+        from passprice.fits import runs_change
+
+        runs = runs_change(self.pinned.derivation, self.today.derivation)
+        moved = self.source_changed
+        return (f"{self.path}: {self.pinned.describe()}{pinned} "
+                f"({runs if runs is not None else rewrite_said(self.pinned, self.today)})"
+                + (f", source {moved[0]} → {moved[1]}" if moved is not None else ""))
+
+    @property
     def source_changed(self) -> tuple[str, str] | None:
         """``(pinned source, today's source)`` when both name a source and they differ (the figure moved to
         another document: ``nvidia-l40s-datasheet → nvidia-l40s-datasheet-rev2``), else ``None``. Walkthrough 51:
@@ -1895,7 +1916,7 @@ def reproduction_text(
 
         n = len(unread)
         changed = ", ".join(f"{p} ({change_said(lock.facts[p], today.facts[p]) or 'written otherwise'})"
-                            for p in unread)
+                            for p in unread[:DRIFT_SHOWN]) + (f" and {n - DRIFT_SHOWN} more" if n > DRIFT_SHOWN else "")
         facts += (f" (of those the price reads); no drift in {n} pinned fact{'s' if n != 1 else ''} changed "
                   f"today that it does not read: {changed}")
     if today.unpinned:
@@ -2036,6 +2057,10 @@ def reproduction_text(
     return "\n".join(lines)
 
 
+#: The most drifted facts the ``facts`` line of ``reproduce`` describes (:func:`drift_said`); the rest are counted.
+DRIFT_SHOWN = 5
+
+
 def drift_said(lock: Lock, today: Today) -> str:
     """The ``facts`` line's drift: ``unchanged``, or ``N drifted: PATH: PINNED → TODAY; …`` (:meth:`Drift.describe`),
     a serving re-pointed to another routing record (:func:`rerouted_today`) saying that record's facts as the record
@@ -2047,7 +2072,15 @@ def drift_said(lock: Lock, today: Today) -> str:
     rerouted = rerouted_today(lock, today)
     routed = [d for d in today.drift if rerouted is not None and d.path.startswith("routing.")]
     rest = [d for d in today.drift if d not in routed]
-    said = [f"{len(rest)} drifted: " + "; ".join(d.describe() for d in rest)] if rest else []
+    said = []
+    if rest:
+        # Each briefly, the first DRIFT_SHOWN, the rest counted: 9 facts whose values were the pinned ones, their
+        # citations moved, read one line of 1,344 characters (tests/test_fix54w.py)
+        kept = all(d.kept_value for d in rest)
+        more = len(rest) - DRIFT_SHOWN
+        said.append(f"{len(rest)} drifted{', every value as pinned' if kept else ''}: "
+                    + "; ".join(d.brief("" if kept else " as pinned") for d in rest[:DRIFT_SHOWN])
+                    + (f"; and {more} more (reproduce --json's facts_drifted lists each)" if more > 0 else ""))
     if routed and rerouted is not None:
         said.append(f"routing record {rerouted[0]} → {rerouted[1]} as a whole (the serving re-pointed): "
                     + "; ".join(d.describe().removeprefix("routing.") for d in routed))

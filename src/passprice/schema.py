@@ -688,6 +688,13 @@ def _explain(error: Any, root: Mapping[str, Any] | None = None) -> str:
         # the key lists nor how it is written (walkthrough 42).
         return (f"{_key_path(where)}: {shown_value(instance)} is one string, not a list: write "
                 f"{_as_list(instance, error.schema.get('items'))} ({error.schema['description']})")
+    if (error.validator == "type" and error.validator_value == "number" and isinstance(instance, str)
+            and where and where[-1] == "tokens_per_s"):
+        # a run's `tokens_per_s = "98.42 tok/s"` read "is not of type 'number'": the unit is the key's, as `fact set`
+        # reads a figure with its unit (tests/test_fix54w.py)
+        lead = re.match(r"\s*([0-9][0-9,]*(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)", instance)
+        write = f"; write {lead.group(1).replace(',', '')}" if lead else ""
+        return f"{_key_path(where)}: {shown_value(instance)} is not a number (tokens per second{write})"
     if error.validator == "type" and instance is None:
         # JSON's null read as Python's "None is not of type 'array'" (tests/test_fix157.py)
         return (f"{_key_path(where)}: is null, not {_type_words(error.validator_value)}: give one, or leave the key "

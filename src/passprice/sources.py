@@ -1423,6 +1423,19 @@ def figures_quoted(fact: Fact, texts: Mapping[str, StoredText], only: str | None
     from passprice.derivations import Derivation
     from passprice.facts import Provenance
 
+    if fact.unit == RUN_UNIT:  # a measured run's tokens/s (:func:`passprice.lineage._run_facts`)
+        stored = texts.get(fact.source) if fact.source is not None else None
+        if (stored is None or stored.flat is None or not fact.locator
+                or (only is not None and fact.source != only)):
+            return ()
+        spans = quoted_spans(fact.locator)
+        others = run_quote_states(fact.amount, spans)
+        if others is None:
+            return ()
+        states = f"states {', '.join(others[:5])}" if others else "states no figure"
+        return (f"its quote{'s' if len(spans) > 1 else ''} of {fact.source} "
+                f"{', '.join(repr(span[:200]) for span in spans[:3])} {states}, not its "
+                f"{fact.amount:,g} tokens/s",)
     checks: list[tuple[str, str | None, str, float, str]] = []
     if fact.derivation is None and fact.locator and fact.provenance in (Provenance.PUBLISHED, Provenance.MEASURED):
         checks.append(("its quote", fact.source, fact.locator, fact.amount, fact.unit))
@@ -1495,6 +1508,47 @@ def _in_named_unit(locator: str) -> list[str]:
             span = re.sub(rf"({NUMBER})(\s?[A-Za-z%])?", in_unit, span)
         out.append(span)
     return out
+
+
+#: The unit of a measured run's figure as :func:`passprice.lineage._run_facts` makes it a fact, tokens per second:
+#: :func:`figures_quoted` holds it to :func:`run_quote_states`, not to a card fact's rule (a run's quote is a table
+#: row without a unit, so a run's figure was never held to its quote: tests/test_fix54w.py).
+RUN_UNIT = "tokens/s"
+
+#: What follows a figure in tokens per second (``131.44 tokens per second``, ``135.07 tokens/s``, ``98 t/s``,
+#: ``1,234 tok/s``), the unit a run records: :func:`run_quote_states` reads only these where its quote has any.
+#: (The review reads added runs' locators by the same words, :data:`passprice.diff._PER_SECOND`.)
+PER_SECOND = r"[ \t]*(?:tokens?|tok|t)[ \t]*(?:/[ \t]*s(?:ec)?|per[ \t]+second)\b"
+
+
+def run_quote_states(amount: float, spans: Sequence[str]) -> list[str] | None:
+    """What the quoted ``spans`` of a measured run's locator state when none of their figures is its ``amount``
+    tokens/s: the figures they quote in tokens per second (:data:`PER_SECOND`) where they quote any, else every
+    number they quote (:data:`passprice.textchange.NUMBER`: ``tg128`` is a name), each as written, at most once;
+    ``[]`` when they quote no number, ``None`` when one of those figures is the run's, rounded as the run's figure is
+    written (``98.42`` holds a run of 98.4, ``131.44`` one of 131; not one of 984.2). A run entered as 984.2 under
+    its row ``'… | tg128 | 98.42 ± 0.31'`` passed ``check`` (tests/test_fix54w.py). Raises nothing."""
+    from passprice.textchange import NUMBER, figure_read
+
+    text = " | ".join(spans)[:10_000]
+    if not spans:
+        return None
+    rated = [(m.group(1), figure_read(m.group(1)))
+             for m in re.finditer(f"({NUMBER}){PER_SECOND}", text, re.IGNORECASE)]
+    # a mean printed with its spread (llama-bench's ``145.55 ± 0.80``) is the row's measured figure: the row's other
+    # numbers (its size in GiB, ``ngl`` 99) hold no run (:data:`_MEAN_SPREAD`)
+    means = [(m.group(1), figure_read(m.group(1))) for m in _MEAN_SPREAD.finditer(text)]
+    # a model's size in its name (``llama 8B``) is no figure of the run, as the review reads an added run's locator
+    figures = rated or means or [(m.group(0), figure_read(m.group(0)))
+                                 for m in re.finditer(NUMBER + r"(?![BMK](?![\w/]))", text)]
+    written = repr(float(amount))
+    places = 0 if "e" in written or written.endswith(".0") else len(written.split(".")[1])
+    half = 0.5 * 10.0 ** -places * (1 + 1e-9)
+    if any(value is not None and abs(value - amount) <= half for _, value in figures):
+        return None
+    if means and not rated:
+        return list(dict.fromkeys(m.group(0) for m in _MEAN_SPREAD.finditer(text)))
+    return list(dict.fromkeys(shown for shown, value in figures if value is not None))
 
 
 def _quoted_locators(fact: Fact) -> list[tuple[str, str | None, str]]:

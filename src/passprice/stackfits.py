@@ -323,15 +323,22 @@ def stack_findings(root: Root, stack: Stack, runs: Sequence[Run]) -> tuple[Findi
     return snapshot.made(("verify-stack", str(root.path), stack.name), lambda: _findings(root, stack, runs))
 
 
-def unfitted_runs(stack: Stack, runs: Sequence[Run]) -> tuple[str, ...]:
-    """The ids of ``stack``'s measured runs (of ``runs``) that no fitted fact of the stack names: runs added since
-    it was calibrated."""
+def fit_ids(stack: Stack) -> frozenset[str]:
+    """The ids of the measured runs ``stack``'s fitted facts name (its calibration's runs); empty for a stack with no
+    fitted fact. Raises nothing."""
     from passprice.derivations import RunDerivation
 
     named: set[str] = set()
     for fact in stack.facts.values():
         if isinstance(fact.derivation, RunDerivation) and fact.derivation.method == METHOD:
             named.update(fact.derivation.ids())
+    return frozenset(named)
+
+
+def unfitted_runs(stack: Stack, runs: Sequence[Run]) -> tuple[str, ...]:
+    """The ids of ``stack``'s measured runs (of ``runs``) that no fitted fact of the stack names: runs added since
+    it was calibrated (:func:`fit_ids`)."""
+    named = fit_ids(stack)
     if not named:
         return ()
     return tuple(r.id for r in runs if r.stack == stack.name and r.id not in named)
