@@ -69,7 +69,8 @@ def test_2_a_run_moved_under_its_unchanged_llama_bench_row_is_a_mismatch(tmp_pat
     assert done.exit_code == 1, done.output
     assert ("  registry/measurements/xiongjiedai-llama3-llamabench.toml: run.0 (xd3.h100_pcie_80gb.8b-q4km.tg512): its "
             "quote of xiongjiedai-gpu-benchmarks '| llama 8B Q4_K - Medium         |   4.58 GiB |     8.03 B | CUDA"
-            "       |  99 | ' states 145.55 ± 0.80, not its value 150.55: the value and the words it cites disagree; "
+            "       |  99 |         tg512 |    145.55 ± 0.80 |' states 145.55 ± 0.80, not its 150.55 tokens/s: "
+            "the value and the words it cites disagree; "
             "quote the words of the document stating the value, or set the value they state\n") in done.output
 
 

@@ -72,9 +72,16 @@ def test_1_the_rule_rounds_as_the_run_writes_its_figure() -> None:
     assert run_quote_states(98.4, row) is None  # 98.42 rounded as 98.4 is written
     assert run_quote_states(98, row) is None
     # the model's size (8B) and the test's name (tg128) are no figures of the row
-    assert run_quote_states(984.2, row) == ["4.58", "8.03", "99", "98.42", "0.31"]
-    assert run_quote_states(9.842, row) == ["4.58", "8.03", "99", "98.42", "0.31"]
-    assert run_quote_states(98.5, row) == ["4.58", "8.03", "99", "98.42", "0.31"]  # 98.42 rounds to 98.4
+    # the row's mean with its spread is its figure: not its size in GiB, nor its ngl 99
+    assert run_quote_states(984.2, row) == ["98.42 ± 0.31"]
+    assert run_quote_states(9.842, row) == ["98.42 ± 0.31"]
+    assert run_quote_states(98.5, row) == ["98.42 ± 0.31"]  # 98.42 rounds to 98.4
+    assert run_quote_states(99, row) == ["98.42 ± 0.31"]
+    assert run_quote_states(4.58, row) == ["98.42 ± 0.31"]
+    # a row without a spread: every number it states (the model's size 8B and the test's name tg128 are none)
+    bare = ["| llama 8B Q4_K - Medium | 4.58 GiB | 8.03 B | CUDA | 99 | tg128 | 98.42 |"]
+    assert run_quote_states(98.42, bare) is None
+    assert run_quote_states(984.2, bare) == ["4.58", "8.03", "99", "98.42"]
     # a quote writing tokens/s: those figures alone (the 1023 runs and 7.40 ms are not the run's figure)
     line = ["eval time =    7573.66 ms /  1023 runs   (    7.40 ms per token,   135.07 tokens per second)"]
     assert run_quote_states(135.07, line) is None
@@ -89,15 +96,15 @@ def test_1_check_fails_a_run_entered_10x_its_quote(root: Path) -> None:
     (root / MINE).write_text(text, encoding="utf-8")
     done = _run(root, "check")
     assert done.returncode == 1, done.stdout[-3000:] + done.stderr
-    line = (f"  {MINE}: run.0 ({RUN}): its quote of xiongjiedai-gpu-benchmarks '{ROW}' states 4.58, 8.03, 99, "
-            "145.55, 0.80, not its 1,455.5 tokens/s: the value and the words it cites disagree; quote the words of "
+    line = (f"  {MINE}: run.0 ({RUN}): its quote of xiongjiedai-gpu-benchmarks '{ROW}' states 145.55 ± 0.80, "
+            "not its 1,455.5 tokens/s: the value and the words it cites disagree; quote the words of "
             "the document stating the value, or set the value they state")
     assert line in done.stdout.splitlines()
     assert "checked 128 files (17 cards, 2 drafts, 2 routings, 2 stacks, 21 checkpoints, 10 measurements, " \
            "47 sources, 17 servings, 10 locks): 1 problem" in done.stdout
     (root / MINE).write_text(text.replace("1455.5", "14.555"), encoding="utf-8")
     done = _run(root, "check")
-    assert done.returncode == 1 and "0.80, not its 14.555 tokens/s: the value" in done.stdout
+    assert done.returncode == 1 and "± 0.80, not its 14.555 tokens/s: the value" in done.stdout
     # 145.5 is the row's 145.55 as the run rounds it: no problem (only the warning that the fit has not seen it)
     (root / MINE).write_text(text.replace("1455.5", "145.5"), encoding="utf-8")
     done = _run(root, "check")
