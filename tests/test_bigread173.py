@@ -136,11 +136,11 @@ def test_1_lock_files_past_the_walk_s_bytes_are_named(twice_repo: tuple[Path, st
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """The distinct lock files read, newest commit first, within diff.LOCK_BLOBS_BYTES (64 MiB; here the newest
     re-lock's lock alone): the first re-lock's, older, would pass it, and is named, unread."""
-    from passprice import diff
+    from passprice.review import impacts
 
     root = _branch(twice_repo, tmp_path)
     size = (root / R1).stat().st_size
-    monkeypatch.setattr(diff, "LOCK_BLOBS_BYTES", size)
+    monkeypatch.setattr(impacts, "LOCK_BLOBS_BYTES", size)
     first = git(root, "rev-parse", "twice~1")
     first_size = len(git(root, "show", f"{first}:{R1}").encode()) + 1  # git strips the last line break
     code, err, doc, _ = _review(root)
@@ -158,12 +158,12 @@ def test_1_a_locks_folder_past_its_cap_is_named(twice_repo: tuple[Path, str], tm
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """A folder of ``locks/`` past diff.LOCK_TREE_BYTES (sized, not read): the walk's refusal, which the review
     swallowed, is its line now."""
-    from passprice import diff
+    from passprice.review import impacts
 
     root = _branch(twice_repo, tmp_path)
     tip = git(root, "rev-parse", "HEAD")
     size = int(git(root, "cat-file", "-s", f"{tip}:locks"))
-    monkeypatch.setattr(diff, "LOCK_TREE_BYTES", size - 1)
+    monkeypatch.setattr(impacts, "LOCK_TREE_BYTES", size - 1)
     code, err, doc, _ = _review(root)
     line = (f"{tip}:locks: a folder of {size:,} bytes as git stores it, past the {size - 1:,}-byte cap on one folder "
             "of locks/ passprice lists from git (diff.LOCK_TREE_BYTES; not read): the locks of none of this branch's 2 "

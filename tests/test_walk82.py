@@ -12,8 +12,9 @@ from __future__ import annotations
 import tomllib
 
 from cli_helpers import REPO
-from passprice.diff import FileChange, Side, SideInfo, rerouted_stacks
 from passprice.registry import Root
+from passprice.review import FileChange, Side, SideInfo
+from passprice.review.verdict import rerouted_stacks
 
 README = (REPO / "README.md").read_text(encoding="utf-8")
 EXCERPT = (REPO / "sources" / "excerpts" / "cite71-excerpt.txt").read_text(encoding="utf-8")
