@@ -1,12 +1,12 @@
 """Issue 13: the last whole reads, and a history's cost.
 
 1. A branch's ``locks/`` the review walks for the list of pricing models' records
-   (:func:`passprice.diff._branch_records`) past a cap — a folder past ``diff.LOCK_TREE_BYTES``, a commit holding
-   5,000 lock files (past the 4,000 files a side may hold), one lock file past the lock's cap, or lock files past
-   ``diff.LOCK_BLOBS_BYTES`` in all — was swallowed: the walk's error caught with the rest, the branch's re-locks left
-   unconfirmed (the entry failing as "the digest of no code of this review", exit 1) with no line naming why. Now
-   one line names ``COMMIT:PATH``, the cap and what was read, among HEAD's problems, exit 2, and the rest of the
-   report is kept (as tests/test_blobcap162.py keeps it for a committed record past its cap).
+   (:func:`passprice.review.impacts._branch_records`) past a cap — a folder past ``diff.LOCK_TREE_BYTES``, a commit
+   holding 5,000 lock files (past the 4,000 files a side may hold), one lock file past the lock's cap, or lock files
+   past ``diff.LOCK_BLOBS_BYTES`` in all — was swallowed: the walk's error caught with the rest, the branch's re-locks
+   left unconfirmed (the entry failing as "the digest of no code of this review", exit 1) with no line naming why. Now
+   one line names ``COMMIT:PATH``, the cap and what was read, among HEAD's problems, exit 2, and the rest of the report
+   is kept (as tests/test_blobcap162.py keeps it for a committed record past its cap).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Issue 13: ``passprice diff`` never reads a revision's blob past what its kind may hold. Sized by ``git ls-tree
--l``, a registry record past its kind's cap (:func:`passprice.diff.blob_cap`: 256 KiB for a card, serving, lock,
+-l``, a registry record past its kind's cap (:func:`passprice.review.sides.blob_cap`: 256 KiB for a card, serving, lock,
 source …; 8 MiB for a checkpoint entry) is refused in one line naming ``commit:path``, its size and the cap, exit 2:
 read whole up to 64 MiB, four 64 MB records cost the review 2.8-3.4 s of CPU and 372 MB. And a bzip2 file given as a
 GGUF file is named, as a zstd one is."""

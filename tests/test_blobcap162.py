@@ -208,8 +208,9 @@ def test_a_committed_module_past_4_mib_is_reported_unread(tmp_path: Path, monkey
 
 
 def test_a_branch_s_lock_past_its_cap_has_no_pin_unread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The review's look at the branch's lock blobs (:func:`passprice.diff._lock_pins`) read each whole up to 64 MiB,
-    though one past the lock's 256 KiB has no pin (:func:`passprice.diff.side_toml` refuses it by its length)."""
+    """The review's look at the branch's lock blobs (:func:`passprice.review.impacts._lock_pins`) read each whole up to
+    64 MiB, though one past the lock's 256 KiB has no pin (:func:`passprice.review.changes.side_toml` refuses it by its
+    length)."""
     monkeypatch.setenv("PASSPRICE_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.delenv("PASSPRICE_MAX_FILE_BYTES", raising=False)
     root = tmp_path / "repo"

@@ -1,8 +1,8 @@
 """Issue 13 (diff59): ``diff`` of a side holding hundreds of files under ``locks/`` that are no locks. Before: a branch
 adding 3,700 files ``x = {i}`` there made ``diff`` call ``read_lock`` 29,610 times (each file sized, hashed and looked
 up 8 times, once a pass) and print 3,789 lines; now a lock file is read once a snapshot, and past
-:data:`~passprice.diff.MAX_LOCKLESS` such files the side is refused in one line before its tree is written (speed48:
-also past that many lock files that surely do not read, :func:`~passprice.diff.surely_unread`)."""
+:data:`~passprice.review.sides.MAX_LOCKLESS` such files the side is refused in one line before its tree is written
+(speed48: also past that many lock files that surely do not read, :func:`~passprice.review.sides.surely_unread`)."""
 
 from __future__ import annotations
 
@@ -191,8 +191,9 @@ def test_both_sides_holding_locks_that_do_not_read_name_base_first(
 
 
 def test_a_lock_surely_unread_is_told_from_its_bytes_alone() -> None:
-    """:func:`passprice.diff.surely_unread` is sure only where the lock schema's required keys are not all spelled
-    in the bytes; every shipped lock (which reads) is not surely unread, and a key spelled by an escape says nothing."""
+    """:func:`passprice.review.sides.surely_unread` is sure only where the lock schema's required keys are not all
+    spelled in the bytes; every shipped lock (which reads) is not surely unread, and a key spelled by an escape says
+    nothing."""
     from passprice.review.sides import surely_unread
 
     shipped = sorted((REPO / "locks").glob("*.lock.toml"))

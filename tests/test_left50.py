@@ -139,8 +139,8 @@ def _re_pointed(tmp_path: Path) -> Path:
 def test_a_review_prices_a_drifted_routing_record_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Left49's leftover: the review's ``alone`` entries for a lock whose routing facts drifted priced the record's
     facts at once twice, once in :func:`passprice.reproduce.reproduce` (``rep.routing``) and again in
-    :func:`passprice.diff.changed_alone` with its own paths. Counted, on walk56 (c): 6 prices, now 5 (the pins, today's
-    serving, each of the 2 facts alone, the record as a whole); what the entry says is unchanged."""
+    :func:`passprice.review.impacts.changed_alone` with its own paths. Counted, on walk56 (c): 6 prices, now 5 (the
+    pins, today's serving, each of the 2 facts alone, the record as a whole); what the entry says is unchanged."""
     from passprice import reproduce
     from passprice.locks import read_lock
     from passprice.registry import Root

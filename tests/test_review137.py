@@ -1,14 +1,14 @@
 """The review's walk of a branch's re-locks made cheaper, its answers the same (issue 16; issue 13's review use).
 
 ``passprice diff a0187f68 main`` (a BASE from before the list of pricing models, 2,444 commits back) asks the
-history behind every entry of HEAD's list (:func:`passprice.diff._branch_records`): it ran one ``git ls-tree`` for
-each of the 327 commits that changed ``locks/``, parsed 2,983 lock blobs (1,507 distinct), asked 236 ``git
-merge-base --is-ancestor`` and wrote out and digested 145 commits' code, every time: 13.7 s of the review's 17 s of
-CPU (docs/PERFORMANCE.md, round review137). Now:
+history behind every entry of HEAD's list (:func:`passprice.review.impacts._branch_records`): it ran one ``git ls-tree``
+for each of the 327 commits that changed ``locks/``, parsed 2,983 lock blobs (1,507 distinct), asked 236 ``git
+merge-base --is-ancestor`` and wrote out and digested 145 commits' code, every time: 13.7 s of the review's 17 s of CPU
+(docs/PERFORMANCE.md, round review137). Now:
 
 1. each commit's ``locks/`` is listed from its tree objects, all commits in three or four git processes
-   (:func:`~passprice.diff._lock_listings`), the same blobs as ``ls-tree -r -l`` gives (test_1_*);
-2. ancestry is one ``git rev-list`` an end point (:class:`~passprice.diff._Ancestry`), the same answers as
+   (:func:`~passprice.review.impacts._lock_listings`), the same blobs as ``ls-tree -r -l`` gives (test_1_*);
+2. ancestry is one ``git rev-list`` an end point (:class:`~passprice.review.impacts._Ancestry`), the same answers as
    ``merge-base --is-ancestor`` (test_2_*);
 3. each distinct lock blob is parsed once, and its ``[lock]`` pin kept in the cache by blob id; each commit's code
    is digested once a code folder (its tree id), and kept in the cache under it: a review asked again parses and

@@ -72,10 +72,10 @@ def renderings(
 ) -> tuple[int, list[str]]:
     """``passprice --root PATH diff BASE HEAD --format FORMAT``'s exit status and standard output for each of
     ``formats`` (``None``: BASE or HEAD not given, the command's default), from one review: the library's
-    :func:`passprice.diff.diff` run once in process as the command runs it (the cache on, the registry read as one
-    snapshot) and rendered per format as the command prints it (:func:`passprice.diff.render`, no links, a line end),
-    where one command per format reviewed the change again (session 33: ~0.7 s a review). That these are the
-    command's bytes and status is pinned by
+    :func:`passprice.review.verdict.diff` run once in process as the command runs it (the cache on, the registry read as
+    one snapshot) and rendered per format as the command prints it (:func:`passprice.review.rendering.render`, no links,
+    a line end), where one command per format reviewed the change again (session 33: ~0.7 s a review). That these are
+    the command's bytes and status is pinned by
     ``test_3_a_new_files_run_citing_an_unregistered_source_fails_check_and_the_review``."""
     status, outs, _ = printed(path, *formats, base=base, head=head)
     return status, outs
@@ -98,8 +98,9 @@ def printed(
 
 def shown(result: Diff, *formats: str) -> tuple[int, list[str], str]:
     """What ``passprice diff --format FORMAT`` prints of a review already made (``result``, a
-    :class:`passprice.diff.Diff`): its exit status, its standard output in each of ``formats`` (no links, a line end)
-    and its standard error (:func:`printed`'s lines), where a test holding the review ran the command again."""
+    :class:`passprice.review.verdict.Diff`): its exit status, its standard output in each of ``formats`` (no links, a
+    line end) and its standard error (:func:`printed`'s lines), where a test holding the review ran the command
+    again."""
     from passprice.review import render
 
     outs = [render(result, fmt, None) + "\n" for fmt in formats]

@@ -128,7 +128,7 @@ def test_diff_of_a_pr_adding_a_hostile_card_parses_none_of_it_uncapped(
     # Slip 54: an added card that does not read was still parsed whole by the review's look at its [card] table
     # (diff._card_table, a bare tomllib.loads): a 40 KB dotted key of 20,000 parts cost 8.9-11 s of CPU and 2.4 GB,
     # a 50 MB card 9.1 s, before the one line (now 3.4 s and 2.4 s, 110-157 MiB in all). No bare tomllib.loads is
-    # left in passprice.diff: each goes through diff.side_toml, which this test watches.
+    # left in passprice.review: each goes through diff.side_toml, which this test watches.
     import tomllib
 
     from passprice.review import sides

@@ -96,7 +96,7 @@ def fact_lines(text: str, fact: str) -> tuple[int, int] | None:
 
 def comment_body(d: Diff, links: Links | None = None) -> str:
     """The sticky pull-request comment: :data:`MARKER` on the first line, then the diff's markdown
-    (:func:`passprice.diff.diff_markdown`)."""
+    (:func:`passprice.review.rendering.diff_markdown`)."""
     from passprice.review import diff_markdown
 
     return f"{MARKER}\n{diff_markdown(d, links)}"

@@ -279,8 +279,8 @@ def _oversized_module(folder: Path) -> str | None:
     """Why the side's ``folder`` is not read: its first module file (``*.py`` below it, as :func:`_module_files`
     walks it) past :data:`passprice.pins.MODULE_BYTES`, sized by ``lstat``, named as ``src/passprice/REL``; or
     ``None``. A review writes a revision's module past the cap as a sparse file of its size, unread
-    (:meth:`passprice.diff.Checkout.materialize`): the digest's refusal of it named the review's temporary folder and
-    replaced the whole report (tests/test_blobcap162.py). Raises nothing."""
+    (:meth:`passprice.review.sides.Checkout.materialize`): the digest's refusal of it named the review's temporary
+    folder and replaced the whole report (tests/test_blobcap162.py). Raises nothing."""
     import stat
 
     from passprice.pins import MODULE_BYTES
@@ -445,7 +445,8 @@ def compiled_files(folder: Path) -> tuple[str, ...]:
 def compiled_name(name: str) -> bool:
     """Whether a file named ``name`` may be compiled code Python imports as a module: an extension module's suffix
     (this interpreter's, ``.so``, ``.pyd``) or ``.pyc``. A review materializes such files of a revision's
-    ``src/passprice`` with its modules (:func:`passprice.diff._read_here`), so :func:`compiled_files` finds them."""
+    ``src/passprice`` with its modules (:func:`passprice.review.sides._read_here`), so :func:`compiled_files` finds
+    them."""
     import importlib.machinery
 
     return name.endswith((*importlib.machinery.EXTENSION_SUFFIXES, ".so", ".pyd", ".pyc"))

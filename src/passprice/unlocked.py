@@ -32,7 +32,7 @@ SERVINGS = "registry/servings"
 #: thousands of registered servings) names how many it left out, so no review runs past its time bound for them.
 MAX_REPRICED = 200
 #: The keys of a serving file that name another file a price reads, with the kind of that file
-#: (:func:`passprice.diff.file_kind`).
+#: (:func:`passprice.review.sides.file_kind`).
 NAMED = (("card", "card"), ("checkpoint", "checkpoint"), ("routing", "routing"))
 
 
@@ -53,7 +53,7 @@ class ServingMove:
     #: rests on figures nobody computed (the review fails on them already, as ``check`` does).
     unsound: tuple[str, ...] = ()
     #: For a serving resting on :attr:`unsound` facts: HEAD priced again with them recomputed
-    #: (:func:`passprice.diff.recomputed_prices`), the move once they follow; ``None`` otherwise.
+    #: (:func:`passprice.review.impacts.recomputed_prices`), the move once they follow; ``None`` otherwise.
     recomputed: PriceSide | None = None
 
     @property
