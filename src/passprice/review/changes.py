@@ -47,7 +47,7 @@ class FactChange:
     #: no registered source, or another fact records another figure at the place it cites); ``None``: nothing.
     asked: str | None = None
     #: For an added card fact whose own citation (source and locator) is another card's fact's
-    #: (:func:`copied_citations`): that fact, ``h100_sxm5_80gb's memory.capacity``, a copied
+    #: (:func:`passprice.review.verdict.copied_citations`): that fact, ``h100_sxm5_80gb's memory.capacity``, a copied
     #: citation to verify (its :attr:`asked` says so), counted once in the summary; ``None`` otherwise.
     copied_from: str | None = None
     #: The sources a changed or added fact's new citation (its own, or a figure input's) names that the same change
@@ -56,9 +56,9 @@ class FactChange:
     fresh_sources: tuple[str, ...] = ()
     #: For a fact fitted again to the same runs (its runs and their figures as before, its fit's errors moved): the
     #: records the same change moved that those runs are priced on, ``card rtx_4090 (memory.bandwidth,
-    #: streams.rewrite)``, ``checkpoint NAME`` or ``routing NAME`` (:func:`_moved_under_runs`); empty when none did.
-    #: Such a fit moved with them, not by hand (left45: the RTX 4090's bandwidth 1008 → 1010 GB/s re-fitted
-    #: llamacpp-cuda-2405, and four facts read as changed at their own values, ``overhead.pass 0 µs → 0 µs``).
+    #: streams.rewrite)``, ``checkpoint NAME`` or ``routing NAME`` (:func:`passprice.review.verdict._moved_under_runs`);
+    #: empty when none did. Such a fit moved with them, not by hand (left45: the RTX 4090's bandwidth 1008 → 1010 GB/s
+    #: re-fitted llamacpp-cuda-2405, and four facts read as changed at their own values, ``overhead.pass 0 µs → 0 µs``).
     moved_with: tuple[str, ...] = ()
     #: For a fact re-cited to another source whose locator still names a file it named under the old one: each such
     #: file that the new source's record (its title, address, ``read``, ``note``, ``copies``) names nowhere, by its
@@ -67,9 +67,9 @@ class FactChange:
     foreign_files: tuple[str, ...] = ()
     #: For a changed or added fact whose quotes changed (its locator, or a derivation input's, or the source they
     #: cite): ``audit``'s quote check of HEAD's fact against HEAD's stored excerpts
-    #: (:func:`passprice.audit.quote_check`, :func:`_quotes_checked`); ``None`` when not made. A new user's
-    #: re-citation quoting 'GPU Memory Bandwidth 4.89TB/s', which the stored excerpt lacks, read only "its locator
-    #: quotes 4.89TB/s" where audit said NOT FOUND.
+    #: (:func:`passprice.audit.quote_check`, :func:`passprice.review.verdict._quotes_checked`); ``None`` when not made.
+    #: A new user's re-citation quoting 'GPU Memory Bandwidth 4.89TB/s', which the stored excerpt lacks, read only "its
+    #: locator quotes 4.89TB/s" where audit said NOT FOUND.
     quote: QuoteCheck | None = None
     #: The sources whose stored excerpt :attr:`quote` read that the same change edited (its own section's text, or
     #: the excerpt re-pointed or first named): found there, a quote shows only that the change wrote both (a value
@@ -84,8 +84,9 @@ class FactChange:
     #: For a ratio of a card (unit ``1``) whose derivation, on either side, or note names the card's
     #: ``memory.bandwidth`` as what a quoted figure is divided by (the stream shares: ``dot / bandwidth``, "measured
     #: rate / this file's memory.bandwidth"): HEAD's ``memory.bandwidth`` as ``(value, unit)``
-    #: (:func:`_ratio_bases`); ``None`` otherwise. A new user's ``streams.read`` 0.9333 → 0.85 under a quote of Dot
-    #: ``4.48`` TB/s was asked only whether the place states it, where 4.48 / 4.8 = 0.9333 (tests/test_walk138.py).
+    #: (:func:`passprice.review.verdict._ratio_bases`); ``None`` otherwise. A new user's ``streams.read`` 0.9333 → 0.85
+    #: under a quote of Dot ``4.48`` TB/s was asked only whether the place states it, where 4.48 / 4.8 = 0.9333
+    #: (tests/test_walk138.py).
     ratio_basis: tuple[float, str] | None = None
 
     @property
@@ -911,11 +912,11 @@ def fact_changes(old: Mapping[str, Fact], new: Mapping[str, Fact], lock_prefix: 
 @attrs.frozen
 class FileChange:
     """A file that differs between the sides: its ``path`` relative to the root, ``kind`` and entry ``name`` (see
-    :func:`file_kind`), ``status`` (``added``, ``removed`` or ``changed``), the errors that keep it from reading on
-    each side (lines, ``FILE: KEY.PATH: what was wrong``), and, for a card or drafting method that reads on both
-    sides it has, its fact changes (``facts``) and the keys of its ``[card]``/``[method]`` table that changed
-    (``meta``); for a checkpoint entry its ``content`` digest on each side (what the pricer reads); for a serving
-    the fields that changed (``serving``, ``field: before → after`` lines). ``compared`` is false when a side's
+    :func:`passprice.review.sides.file_kind`), ``status`` (``added``, ``removed`` or ``changed``), the errors that keep
+    it from reading on each side (lines, ``FILE: KEY.PATH: what was wrong``), and, for a card or drafting method that
+    reads on both sides it has, its fact changes (``facts``) and the keys of its ``[card]``/``[method]`` table that
+    changed (``meta``); for a checkpoint entry its ``content`` digest on each side (what the pricer reads); for a
+    serving the fields that changed (``serving``, ``field: before → after`` lines). ``compared`` is false when a side's
     errors kept the facts from being compared."""
 
     path: str
@@ -939,7 +940,8 @@ class FileChange:
     #: ``facts`` are the changes between the two); for the file HEAD removes, the file it became (no facts of its
     #: own listed). A card renamed with a fact re-cited inside it listed every fact as removed and added, so the
     #: re-cited fact asked nothing to be verified and the review read ✅ (slip round 28). A serving stack too, and
-    #: (slip round 51) a measurement file whose bytes HEAD holds under another name (:func:`measurement_renames`).
+    #: (slip round 51) a measurement file whose bytes HEAD holds under another name
+    #: (:func:`passprice.review.verdict.measurement_renames`).
     renamed: str | None = None
     #: A checkpoint entry's claims on BASE and HEAD (:func:`checkpoint_claims`) when one changed: what the entry
     #: says of the GGUF file, not read by the pricer.
@@ -974,7 +976,7 @@ class FileChange:
 
     def to_json(self, shown: tuple[tuple[str, ...], tuple[str, ...], int] | None = None) -> dict[str, Any]:
         """The file for ``--format json``; ``shown``: the errors listed and how many more are counted
-        (:meth:`Diff.errors_shown`), every one when ``None``."""
+        (:meth:`passprice.review.verdict.Diff.errors_shown`), every one when ``None``."""
         base, head, left_out = shown if shown is not None else (self.base_errors, self.head_errors, 0)
         return {
             "path": self.path,
@@ -1268,7 +1270,8 @@ def layout_line(f: FileChange) -> str:
     return f"checkpoint {spelled(f.name)}: {', '.join(f.layout)}; no price rests on them"
 
 
-#: What a checkpoint entry whose recorded digests the change drops or rewrites asks (:attr:`Diff.digests_dropped`).
+#: What a checkpoint entry whose recorded digests the change drops or rewrites asks
+#: (:attr:`passprice.review.verdict.Diff.digests_dropped`).
 DROPPED_DIGESTS = ("a digest that identifies the header is dropped or rewritten while the entry stays: it decides "
                    "which headers count as this checkpoint (a record scoped to it, a lock pinning it by header "
                    "sha256), and one dropped lets another header in; re-import the entry from its GGUF file "

@@ -138,7 +138,7 @@ def _figures_differ(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) ->
 #: derivation, value_changed, inputs_give, figures)``; ``inputs_give`` what the derivation's recorded inputs give
 #: when the value does not follow from them (:func:`_inputs_give`), ``figures`` the fact's new and old amounts (as
 #: written, in either side's unit) when it carries no derivation: the figures its cut locator keeps whole
-#: (:func:`_cut_keeping`).
+#: (:func:`passprice.review.verdict._cut_keeping`).
 Cite = tuple[str, str | None, str | None, bool, Derivation | None, bool, str | None, tuple[float, ...]]
 
 
@@ -1028,15 +1028,15 @@ def _locks_path(checkout: Checkout, rel: str) -> str:
 
 class _CommitCode:
     """The pricing-model digest of the code (``src/passprice``) of commits of the repository of ``checkout``, as
-    :func:`_branch_records` asks it: the folder written out (:meth:`Checkout.materialize`) and digested
-    (:func:`passprice.pins.pricing_model_digest`), ``None`` where that code does not read. Each answer is keyed by
-    the id of the commit's code folder (one ``git cat-file --batch-check`` for ``commits``, the ones to be asked),
-    which names every byte the answer is a function of: the same folder is digested once a process, and a digest is
-    kept in passprice's cache under that id (with this passprice's code, the interpreter and every ``PASSPRICE_``
-    variable, which set the caps), so a review asked again writes out and digests no commit's code a second time (a
-    review of an old BASE wrote out and digested 145 of them, 3.3 s of CPU of its 11 s: tests/test_review137.py,
-    docs/PERFORMANCE.md). A code that does not read is not kept (its reason may be git's, a timeout). Raises nothing
-    of its own; :meth:`digest` raises what git does."""
+    :func:`_branch_records` asks it: the folder written out (:meth:`passprice.review.sides.Checkout.materialize`) and
+    digested (:func:`passprice.pins.pricing_model_digest`), ``None`` where that code does not read. Each answer is keyed
+    by the id of the commit's code folder (one ``git cat-file --batch-check`` for ``commits``, the ones to be asked),
+    which names every byte the answer is a function of: the same folder is digested once a process, and a digest is kept
+    in passprice's cache under that id (with this passprice's code, the interpreter and every ``PASSPRICE_`` variable,
+    which set the caps), so a review asked again writes out and digests no commit's code a second time (a review of an
+    old BASE wrote out and digested 145 of them, 3.3 s of CPU of its 11 s: tests/test_review137.py,
+    docs/PERFORMANCE.md). A code that does not read is not kept (its reason may be git's, a timeout). Raises nothing of
+    its own; :meth:`digest` raises what git does."""
 
     def __init__(self, checkout: Checkout, commits: Iterable[str]) -> None:
         self.checkout = checkout
@@ -1106,10 +1106,10 @@ class _Ancestry:
 
 def _lock_pin(data: bytes) -> tuple[str, str] | None:
     """The ``[lock] pricing_model`` and ``digest`` of the lock file whose bytes are ``data``, read as a review reads
-    a side's file as plain TOML (:func:`side_toml`), or ``None``: not UTF-8, not TOML, past a cap, no ``lock`` table,
-    or either value not a string (a ``pricing_model`` that is a table or an array was a ``TypeError``, a traceback, in
-    :func:`_branch_records`'s test of it against the asked models). Raises :class:`InputError` only for a cap
-    variable set wrong (:func:`side_toml`)."""
+    a side's file as plain TOML (:func:`passprice.review.changes.side_toml`), or ``None``: not UTF-8, not TOML, past a
+    cap, no ``lock`` table, or either value not a string (a ``pricing_model`` that is a table or an array was a
+    ``TypeError``, a traceback, in :func:`_branch_records`'s test of it against the asked models). Raises
+    :class:`InputError` only for a cap variable set wrong (:func:`passprice.review.changes.side_toml`)."""
     try:
         info = side_toml(data, "lock").get("lock", {})
     except (UnicodeDecodeError, tomllib.TOMLDecodeError):
@@ -1983,16 +1983,16 @@ class _Copy:
 
 @attrs.define
 class _Copies:
-    """The copies :func:`recomputed_prices` made while :func:`compare` runs (``made``: by the id of HEAD's side and
-    of the file changes) and the exit stack that removes their folders (``removal``)."""
+    """The copies :func:`recomputed_prices` made while :func:`passprice.review.verdict.compare` runs (``made``: by the
+    id of HEAD's side and of the file changes) and the exit stack that removes their folders (``removal``)."""
 
     made: dict[tuple[int, int], _Copy]
     removal: contextlib.ExitStack
 
 
-#: While :func:`compare` runs (:func:`_shared_copies`): the locks' and the unlocked servings' prices share one copy
-#: (round 28: each wrote all of HEAD's files again and recomputed the card again, about a tenth of the CPU of a
-#: review of one changed card fact).
+#: While :func:`passprice.review.verdict.compare` runs (:func:`_shared_copies`): the locks' and the unlocked servings'
+#: prices share one copy (round 28: each wrote all of HEAD's files again and recomputed the card again, about a tenth of
+#: the CPU of a review of one changed card fact).
 _COPIES: list[_Copies] = []
 
 
@@ -2063,9 +2063,9 @@ def recomputed_prices(
     when a recomputation fails (a derivation that does not evaluate, a re-fit refused), every result is its
     ``error`` (``not recomputed: …``). HEAD's files are not touched. ``moved``, when given, receives each stack
     re-fitted: each of its facts by path (``share.read``), (as HEAD wrote it, as re-fitted), in the fact's unit.
-    Inside :func:`compare`, a second call on the same HEAD and changes (the unlocked servings' after the locks')
-    prices in the first call's copy, unless a stack it prices stands otherwise there than it wants it (re-fitted or
-    not, :func:`_fits`): then in a copy of its own. Raises nothing."""
+    Inside :func:`passprice.review.verdict.compare`, a second call on the same HEAD and changes (the unlocked servings'
+    after the locks') prices in the first call's copy, unless a stack it prices stands otherwise there than it wants it
+    (re-fitted or not, :func:`_fits`): then in a copy of its own. Raises nothing."""
     shared = _COPIES[-1] if _COPIES else None
     key = (id(head), id(files))
     with contextlib.ExitStack() as stack:
@@ -2485,11 +2485,11 @@ def _rerouted(before: PriceSide, after: PriceSide) -> tuple[str, str] | None:
 
 def _record_changes(base: Side, head: Side, was: str, now: str) -> tuple[FactChange, ...]:
     """The fact changes (lock paths ``routing.*``) from BASE's routing record ``was`` to HEAD's record ``now``
-    (:func:`fact_changes`): what a serving re-pointed from one record to the other changes under its price. A record
-    is a registry name (``facts/routing/NAME.toml`` of its side) or a ``.toml`` path, found as the side's pricing
-    finds it (:func:`passprice.routing.routing_path`; walk53: a serving re-pointed between two records named by
-    path read ``routing record A → B`` with no fact compared). Empty when either record is missing or does not read
-    on its side (the side's price says why). Raises nothing."""
+    (:func:`passprice.review.changes.fact_changes`): what a serving re-pointed from one record to the other changes
+    under its price. A record is a registry name (``facts/routing/NAME.toml`` of its side) or a ``.toml`` path, found as
+    the side's pricing finds it (:func:`passprice.routing.routing_path`; walk53: a serving re-pointed between two
+    records named by path read ``routing record A → B`` with no fact compared). Empty when either record is missing or
+    does not read on its side (the side's price says why). Raises nothing."""
     old_rel, new_rel = _record_file(base, was), _record_file(head, now)
     if old_rel is None or new_rel is None:
         return ()

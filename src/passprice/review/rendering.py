@@ -59,10 +59,10 @@ if TYPE_CHECKING:
     from passprice.comment import Links
 
 
-#: What a review says when HEAD changes passprice's own code (:attr:`Diff.code_files`).
+#: What a review says when HEAD changes passprice's own code (:attr:`passprice.review.verdict.Diff.code_files`).
 CODE_WARNING = ("the verdict is sound only from BASE's passprice (the CI workflow installs the base branch's to "
                 "review): HEAD's code could pass its own change")
-#: What a review says when HEAD changes one of :data:`INSTALL_FILES`.
+#: What a review says when HEAD changes one of :data:`passprice.review.verdict.INSTALL_FILES`.
 INSTALL_WARNING = ("these decide which passprice checks and reviews the registry: once merged, the one they install "
                    "reviews every later pull request, so read them as code (guard them with a CODEOWNERS rule)")
 
@@ -73,9 +73,10 @@ def show(fact: Fact | None) -> str:
 
 
 def _shorts(lock: Any) -> tuple[str, str]:
-    """A lock's tokens/s before and after, as :meth:`PriceSide.short` gives them, with more decimals when one decimal
-    shows two different prices alike (a fact recomputed moved 10,354.4 by +4.0e-05 %: the row read "10,354.4 →
-    10,354.4 ❌ price moved", session 9's walkthrough): the fewest decimals, up to 17, that tell them apart."""
+    """A lock's tokens/s before and after, as :meth:`passprice.review.impacts.PriceSide.short` gives them, with more
+    decimals when one decimal shows two different prices alike (a fact recomputed moved 10,354.4 by +4.0e-05 %: the row
+    read "10,354.4 → 10,354.4 ❌ price moved", session 9's walkthrough): the fewest decimals, up to 17, that tell them
+    apart."""
     b, a = lock.before, lock.after
     if getattr(lock, "head_unread", False):
         return b.short(), "– (not judged: HEAD's lock file does not read)"
@@ -145,9 +146,9 @@ def _expected_unrouted(lock: Any, expected: object, x: float | None, y: float | 
 
 def _recomputed_shift(lock: LockImpact) -> str | None:
     """A lock resting on derived facts that do not follow, priced again with them recomputed
-    (:attr:`LockImpact.recomputed`): ``tokens/s 996.1 → 996.2 (+0.008243 %), as HEAD wrote it +1.875 %, once
-    streams.read (0.9162), streams.append (0.8487) follow from their inputs`` (and the expected price under a
-    re-fitted stack), or why it could not be; ``None`` for a lock resting on none."""
+    (:attr:`passprice.review.impacts.LockImpact.recomputed`): ``tokens/s 996.1 → 996.2 (+0.008243 %), as HEAD wrote it
+    +1.875 %, once streams.read (0.9162), streams.append (0.8487) follow from their inputs`` (and the expected price
+    under a re-fitted stack), or why it could not be; ``None`` for a lock resting on none."""
     side = lock.recomputed
     if side is None:
         return None
@@ -196,8 +197,8 @@ def _provenance(c: FactChange) -> str:
 
 def _unchecked_now(c: FactChange) -> str:
     """``; its quote can no longer be checked: nvidia-h200-datasheet has no stored text`` for a fact whose quotes
-    moved off a stored excerpt (:attr:`FactChange.unchecked_now`), said on its line beside its provenance (a
-    stronger one read as the change's only headline, tests/test_fix166.py); empty otherwise."""
+    moved off a stored excerpt (:attr:`passprice.review.changes.FactChange.unchecked_now`), said on its line beside its
+    provenance (a stronger one read as the change's only headline, tests/test_fix166.py); empty otherwise."""
     return f"; its quote can no longer be checked: {'; '.join(c.unchecked_now)}" if c.unchecked_now else ""
 
 
@@ -264,8 +265,8 @@ def _added_terms(lock: LockImpact) -> str:
 
 def _recorded(lock: LockImpact) -> str:
     """The tokens/s the lock files record: BASE's → HEAD's when the lock was re-locked, one figure otherwise; for a
-    lock file edited by hand (:attr:`LockImpact.recorded_edited`) BASE's → HEAD's file's figure, ``(edited by
-    hand)``."""
+    lock file edited by hand (:attr:`passprice.review.impacts.LockImpact.recorded_edited`) BASE's → HEAD's file's
+    figure, ``(edited by hand)``."""
     before = lock.recorded_before.get("tokens_per_s") if lock.recorded_before is not None else None
     after = lock.recorded.get("tokens_per_s") if lock.recorded is not None else None
     if after is None and lock.recorded_edited is not None:
@@ -317,7 +318,7 @@ def _input_cite(i: Input, own: str | None) -> str:
     """One derivation input as a ``cites`` line names what it rests on, its value as written first: ``bandwidth
     4.89 TB/s: fact memory.bandwidth``, ``dot 4.48 TB/s: SOURCE, LOCATOR…`` (the fact's own source, ``own``, where
     it names none; the locator cut at a word to :data:`INPUT_CITE_CHARS`, the quote holding the input's figure kept
-    whole: :func:`_cut_keeping`), ``bits 8: constant``."""
+    whole: :func:`passprice.review.verdict._cut_keeping`), ``bits 8: constant``."""
     head = f"{i.name} {i.shown()}"
     if i.kind == "fact":
         return f"{head}: fact {i.fact}"
@@ -331,8 +332,8 @@ def _input_cite(i: Input, own: str | None) -> str:
 
 def _runs_moved(lock: LockImpact) -> str:
     """The review's line naming the measured runs whose corrected figure moved ``lock``'s stack fit
-    (:attr:`LockImpact.runs_moved`), each with its move and its citation as HEAD records it, cut at a word as
-    :func:`_cites` cuts a locator but keeping whole the quote that holds the run's figure
+    (:attr:`passprice.review.impacts.LockImpact.runs_moved`), each with its move and its citation as HEAD records it,
+    cut at a word as :func:`_cites` cuts a locator but keeping whole the quote that holds the run's figure
     (:func:`passprice.textchange.cut_keeping_figure`): ``re-fitted from the runs changed: ID 145.55 → 154.55 tokens/s
     (+6.183 %): SOURCE, LOCATOR``, at most 6, then how many more."""
     from passprice.fits import relative_move
@@ -714,8 +715,8 @@ def _quiet(f: FileChange) -> bool:
 
 def _other_status(f: FileChange) -> str:
     """How an other file changed, as its line says it: its status, and for a measurement file renamed
-    (:func:`measurement_renames`) removed on BASE, where it went (``removed: renamed to PATH``); for a record whose
-    facts did not change (:func:`_quiet`), ``changed: comments or layout only, no fact``."""
+    (:func:`passprice.review.verdict.measurement_renames`) removed on BASE, where it went (``removed: renamed to
+    PATH``); for a record whose facts did not change (:func:`_quiet`), ``changed: comments or layout only, no fact``."""
     if f.kind == "other" and f.status == "removed" and f.renamed is not None:
         return f"removed: renamed to {f.renamed}"
     if _quiet(f):
@@ -753,10 +754,11 @@ def _cite_cell(c: FactChange) -> str:
 
 
 def _added_markdown(d: Diff) -> dict[str, str]:
-    """Each added record's description (:attr:`Diff.added_records`) as the pull-request comment shows it, by path, in
-    the order of :attr:`Diff.files`: Markdown text (:func:`passprice.tables.markdown_text`) of at most
-    :data:`MAX_ADDED_DETAIL` characters, cut with its length said; past :data:`MAX_ADDED_DETAILS` characters in all,
-    a line that the text review describes it."""
+    """Each added record's description (:attr:`passprice.review.verdict.Diff.added_records`) as the pull-request comment
+    shows it, by path, in the order of :attr:`passprice.review.verdict.Diff.files`: Markdown text
+    (:func:`passprice.tables.markdown_text`) of at most :data:`passprice.review.verdict.MAX_ADDED_DETAIL` characters,
+    cut with its length said; past :data:`passprice.review.verdict.MAX_ADDED_DETAILS` characters in all, a line that the
+    text review describes it."""
     out: dict[str, str] = {}
     room = MAX_ADDED_DETAILS
     for f in d.files:
@@ -787,8 +789,9 @@ def markdown_cut(text: str, room: int) -> str:
 def _fact_details(d: Diff, links: Links | None) -> list[str]:
     """Below the facts table, one item a changed fact: where it is (a link to its lines on HEAD when the repository
     is known), the new citation on its own line (and the old one when it changed), what the reviewer must verify in
-    the source (:attr:`FactChange.to_verify`), and the note; items past :data:`MAX_FACT_DETAILS` characters are
-    counted, not shown (the facts table above lists every fact)."""
+    the source (:attr:`passprice.review.changes.FactChange.to_verify`), and the note; items past
+    :data:`passprice.review.verdict.MAX_FACT_DETAILS` characters are counted, not shown (the facts table above lists
+    every fact)."""
     out: list[str] = []
     size = 0
     for i, item in enumerate(_fact_items(d, links)):
@@ -803,8 +806,8 @@ def _fact_details(d: Diff, links: Links | None) -> list[str]:
 
 
 def _fact_items(d: Diff, links: Links | None) -> Iterator[list[str]]:
-    """:func:`_fact_details`'s items, one a changed fact in the order of :attr:`Diff.fact_changes`, each its
-    Markdown lines."""
+    """:func:`_fact_details`'s items, one a changed fact in the order of
+    :attr:`passprice.review.verdict.Diff.fact_changes`, each its Markdown lines."""
     said: dict[tuple[str, str, str], str] = {}  # per file: a citation or derivation (change) → its first fact
     for f, c in d.fact_changes:
         out: list[str] = []
@@ -861,9 +864,10 @@ def _fact_items(d: Diff, links: Links | None) -> Iterator[list[str]]:
 
 
 def _alone(lock: LockImpact) -> str:
-    """What each changed fact alone does to ``lock``'s recorded price (:attr:`LockImpact.alone`), the review's
-    ``alone`` line: ``memory.bandwidth: tokens/s +1.875 %; routing.hot_share: tokens/s -4.894 %``. A changed input
-    with changed facts derived from it (:attr:`LockImpact.joint`) is one entry, in the place of its first member:
+    """What each changed fact alone does to ``lock``'s recorded price
+    (:attr:`passprice.review.impacts.LockImpact.alone`), the review's ``alone`` line: ``memory.bandwidth: tokens/s
+    +1.875 %; routing.hot_share: tokens/s -4.894 %``. A changed input with changed facts derived from it
+    (:attr:`passprice.review.impacts.LockImpact.joint`) is one entry, in the place of its first member:
     ``memory.bandwidth with the 2 facts derived from it (streams.read, streams.append): tokens/s +0.003051 %``."""
     from passprice.reproduce import grouped_moves
 
@@ -893,10 +897,11 @@ def _relock_note(lock: LockImpact, forged: bool = False, pins: bool = False, unr
     (:func:`passprice.enforce.relock_command`), ``passprice lock --update -o LOCK`` for a lock that does not record
     HEAD's price (or pins a changed fact as before), or that after restoring a lock file edited by hand; ``None``
     for any other lock. Until slip round 28 only stderr gave the command, and a pull request's author reads the
-    comment. ``forged``: the lock's HEAD file does not reproduce from its own pinned inputs (:func:`_unreproducing`;
-    slip round 50: such a lock's expected price forged 237.4 → 250 tokens/s was told "its price was out of date
-    already on BASE"); ``pins``: its pins were edited by hand (:func:`_forging`, slip round 51); ``unrecorded``: its
-    digest is in no record of HEAD's list of pricing models (:func:`_unrecorded`, slip 58)."""
+    comment. ``forged``: the lock's HEAD file does not reproduce from its own pinned inputs
+    (:func:`passprice.review.verdict._unreproducing`; slip round 50: such a lock's expected price forged 237.4 → 250
+    tokens/s was told "its price was out of date already on BASE"); ``pins``: its pins were edited by hand
+    (:func:`passprice.review.verdict._forging`, slip round 51); ``unrecorded``: its digest is in no record of HEAD's
+    list of pricing models (:func:`passprice.review.verdict._unrecorded`, slip 58)."""
     from passprice.enforce import command_span, relock_command
 
     update = command_span(["passprice", "lock", "--update", "-o", lock.path])
@@ -943,7 +948,7 @@ PINS_OF_AN_ADDED_LOCK = ("it pins what no side of the change holds (locked befor
 
 def _review(d: Diff, lock: LockImpact) -> str:
     """A lock's review verdict, or, for a lock file of HEAD that does not reproduce from its own pinned inputs
-    (:func:`unreproduced`: edited by hand), that, whatever its price says."""
+    (:func:`passprice.review.verdict.unreproduced`: edited by hand), that, whatever its price says."""
     if _unreproducing(d, lock):
         return "does NOT reproduce from its own pinned inputs (edited by hand?): see HEAD fails passprice check"
     # a pin no side holds is a rule of the review's own, listed under "HEAD fails the review's rules" (check_line)
@@ -961,10 +966,10 @@ def _review(d: Diff, lock: LockImpact) -> str:
 
 def summary_mark(d: Diff) -> str:
     """The mark heading a diff's summary, in the markdown comment and (but ✅) in the text's first line: ``❌`` when it
-    fails (:attr:`Diff.exit_status` not 0), ``⚠️`` when it passes with something for a reviewer (a fact weakened or
-    to verify in its source, such as a value moved under a locator still quoting the old figure; floors loosened, a
-    lock removed or drifting, a source whose document changed …), else ``✅``. One place for both outputs:
-    walkthrough 106 (finding 5) read a text summary with no ⚠️ where the markdown had one. Raises nothing."""
+    fails (:attr:`passprice.review.verdict.Diff.exit_status` not 0), ``⚠️`` when it passes with something for a reviewer
+    (a fact weakened or to verify in its source, such as a value moved under a locator still quoting the old figure;
+    floors loosened, a lock removed or drifting, a source whose document changed …), else ``✅``. One place for both
+    outputs: walkthrough 106 (finding 5) read a text summary with no ⚠️ where the markdown had one. Raises nothing."""
     if d.exit_status:
         return "❌"
     return "⚠️" if (

@@ -67,11 +67,12 @@ class Side:
     #: source names (``source.path``, and its stored excerpt ``source.excerpt``), which is written empty into
     #: ``root``; a folder's are read where they lie.
     documents: Mapping[str, str] = attrs.field(factory=dict)
-    #: The identity (:func:`passprice.sourcechange.document_digest`) of each of :data:`INSTALL_FILES` and each file
-    #: of :data:`WORKFLOWS` on this side, by path (absent: not there).
+    #: The identity (:func:`passprice.sourcechange.document_digest`) of each of
+    #: :data:`passprice.review.verdict.INSTALL_FILES` and each file of :data:`passprice.review.verdict.WORKFLOWS` on
+    #: this side, by path (absent: not there).
     installs: Mapping[str, str] = attrs.field(factory=dict)
     #: The git checkout a revision (or a work tree inside one) was read from: the review reads the branch's commits
-    #: through it (:func:`_branch_records`, slip 57); ``None`` for a folder outside git.
+    #: through it (:func:`passprice.review.impacts._branch_records`, slip 57); ``None`` for a folder outside git.
     checkout: Checkout | None = attrs.field(default=None, eq=False, repr=False)
     #: For a revision: each file of the facts, locks and sources (records and stored excerpts) that ``git archive``
     #: of it leaves out or expands (``export-ignore``, ``export-subst``), with the attribute, its value and the rule's
@@ -915,14 +916,15 @@ def _unread_locks(role: str, side: Side, count: int, first: str) -> InputError:
 
 
 def refuse_unread_before_writing(base: Side, label: str, head: Path, files: Mapping[str, bytes]) -> None:
-    """Raise what :func:`_compare` raises first (:func:`refuse_unread_locks`, BASE's line, else HEAD's) when more
-    than :data:`MAX_LOCKLESS` of the lock files of HEAD (the revision ``label``, whose ``files`` are about to be
-    written into the folder ``head``) that differ from ``base``'s surely do not read (:func:`surely_unread`): told
-    from the bytes, before HEAD's tree is written. A branch adding 3,700 files ``[lock]`` + ``x = {i}`` had its
-    4,160 files written (0.8 s of the kernel's time, under load, of a 1.2 s ``diff``), then was refused by them. The
-    locks are read in a snapshot of their own holding these very bytes, as the comparison's would; where the side is
-    not surely refused nothing is read, and the comparison judges it as ever (a branch adding thousands of locks that
-    read is not read twice). Raises nothing when fewer surely fail: ``_compare`` then judges the side."""
+    """Raise what :func:`passprice.review.verdict._compare` raises first (:func:`refuse_unread_locks`, BASE's line, else
+    HEAD's) when more than :data:`MAX_LOCKLESS` of the lock files of HEAD (the revision ``label``, whose ``files`` are
+    about to be written into the folder ``head``) that differ from ``base``'s surely do not read
+    (:func:`surely_unread`): told from the bytes, before HEAD's tree is written. A branch adding 3,700 files ``[lock]``
+    + ``x = {i}`` had its 4,160 files written (0.8 s of the kernel's time, under load, of a 1.2 s ``diff``), then was
+    refused by them. The locks are read in a snapshot of their own holding these very bytes, as the comparison's would;
+    where the side is not surely refused nothing is read, and the comparison judges it as ever (a branch adding
+    thousands of locks that read is not read twice). Raises nothing when fewer surely fail: ``_compare`` then judges the
+    side."""
     from passprice import snapshot
 
     paths = sorted(p for p in {*base.files, *files} if base.files.get(p) != files.get(p))

@@ -163,7 +163,7 @@ class Diff:
     #: (:func:`scopes_widened`; shown with the file, as :attr:`added_records` describes it). Shown, never failed.
     widened: Mapping[str, str] = attrs.field(factory=dict)
     #: Each record file the change adds whose name reads as another record's of its kind, by path: what to verify,
-    #: quoting both files (:func:`lookalike_records`). Shown, never failed.
+    #: quoting both files (:func:`passprice.review.changes.lookalike_records`). Shown, never failed.
     lookalikes: Mapping[str, str] = attrs.field(factory=dict)
     #: Each card BASE marks hypothetical and HEAD does not, by path: what to verify (:func:`made_real`). Shown,
     #: never failed.
@@ -221,26 +221,27 @@ class Diff:
 
     @property
     def by_header(self) -> dict[str, str]:
-        """Each lock HEAD holds only by its checkpoint's header (:attr:`LockImpact.by_header`), by name: what to
-        verify. Shown, never failed."""
+        """Each lock HEAD holds only by its checkpoint's header (:attr:`passprice.review.impacts.LockImpact.by_header`),
+        by name: what to verify. Shown, never failed."""
         return {lock.name: said for lock in self.reviews if (said := lock.by_header) is not None}
 
     @property
     def digests_dropped(self) -> dict[str, tuple[str, ...]]:
         """The checkpoint entries whose recorded digests (the header's sha256, a shard's, a long array's element
         digest) the change drops or rewrites, by path: each digest with its value before → after
-        (:func:`dropped_digests`). Slip round 38: ``tokenizer.ggml.tokens``' element digest removed from the
-        entry a lock pins read "content unchanged (the entry was rewritten …)", nothing to verify, exit 0, and a
-        re-tokenized copy then counted as the entry's model (:func:`passprice.scopes.same_model` held only the
+        (:func:`passprice.review.changes.dropped_digests`). Slip round 38: ``tokenizer.ggml.tokens``' element digest
+        removed from the entry a lock pins read "content unchanged (the entry was rewritten …)", nothing to verify, exit
+        0, and a re-tokenized copy then counted as the entry's model (:func:`passprice.scopes.same_model` held only the
         digests both know; since session 24 a copy is refused where a digest is missing). Shown, never failed."""
         return {f.path: found for f in self.files if (found := dropped_digests(f))}
 
     @property
     def header_pins(self) -> dict[str, tuple[str, ...]]:
         """For each checkpoint entry of :attr:`digests_dropped`, by path, the locks of HEAD that pin the header
-        sha256 it stated before (their ``drifted`` holds ``checkpoint.sha256``, :func:`header_repinned`): each must be
-        re-pinned (``lock --update``), ``check --frozen`` failing until then. Slip round 43: the review asked the
-        rewritten digest but named no lock pinning the old one."""
+        sha256 it stated before (their ``drifted`` holds ``checkpoint.sha256``,
+        :func:`passprice.review.impacts.header_repinned`): each must be re-pinned (``lock --update``), ``check
+        --frozen`` failing until then. Slip round 43: the review asked the rewritten digest but named no lock pinning
+        the old one."""
         dropped = self.digests_dropped
         out: dict[str, tuple[str, ...]] = {}
         for f in self.files:
@@ -255,9 +256,9 @@ class Diff:
     @property
     def origin_pins(self) -> dict[str, tuple[str, ...]]:
         """For each checkpoint entry whose ``origin`` the change rewrites, by path, the locks of HEAD that pin the
-        origin it stated before (their ``drifted`` holds ``checkpoint.origin``, :func:`origin_repinned`): each must be
-        re-pinned (``lock --update``), ``check --frozen`` failing until then (session 27: a lock pins its entry's
-        origin, which ``audit`` cites)."""
+        origin it stated before (their ``drifted`` holds ``checkpoint.origin``,
+        :func:`passprice.review.impacts.origin_repinned`): each must be re-pinned (``lock --update``), ``check
+        --frozen`` failing until then (session 27: a lock pins its entry's origin, which ``audit`` cites)."""
         return self.entry_label_pins("origin")
 
     @property
@@ -268,7 +269,7 @@ class Diff:
     def entry_label_pins(self, key: str) -> dict[str, tuple[str, ...]]:
         """For each checkpoint entry whose ``[entry]`` ``key`` (``origin``, ``source``) the change rewrites, by path,
         the locks of HEAD pinning the value it stated before (``checkpoint.KEY`` among their ``drifted``,
-        :func:`entry_label_repinned`)."""
+        :func:`passprice.review.impacts.entry_label_repinned`)."""
         out: dict[str, tuple[str, ...]] = {}
         for f in self.files:
             if f.kind != "checkpoint" or f"entry.{key}" not in f.meta:
@@ -314,13 +315,13 @@ class Diff:
 
     @property
     def locks(self) -> tuple[LockImpact, ...]:
-        """The locks a reviewer needs to see (:attr:`LockImpact.affected`)."""
+        """The locks a reviewer needs to see (:attr:`passprice.review.impacts.LockImpact.affected`)."""
         return tuple(lock for lock in self.reviews if lock.affected)
 
     @property
     def behind(self) -> tuple[LockImpact, ...]:
-        """The locks out of date already on BASE that the change does not touch (:attr:`LockImpact.behind`): listed
-        as such, not counted as affected by the change."""
+        """The locks out of date already on BASE that the change does not touch
+        (:attr:`passprice.review.impacts.LockImpact.behind`): listed as such, not counted as affected by the change."""
         return tuple(lock for lock in self.locks if lock.behind)
 
     @property
@@ -347,8 +348,9 @@ class Diff:
 
     @property
     def claimed_entries(self) -> tuple[str, ...]:
-        """The checkpoint entries (by name) changed on both sides whose claims changed (:func:`claims_changed`: its
-        ``origin``, ``source``, ``imported_by``, a header or shard sha256, a long array's element digest)."""
+        """The checkpoint entries (by name) changed on both sides whose claims changed
+        (:func:`passprice.review.changes.claims_changed`: its ``origin``, ``source``, ``imported_by``, a header or shard
+        sha256, a long array's element digest)."""
         return tuple(f.name for f in self.files if f.kind == "checkpoint" and f.status == "changed" and f.meta)
 
     @property
@@ -386,19 +388,19 @@ class Diff:
     @property
     def quotes_not_found(self) -> tuple[tuple[FileChange, FactChange], ...]:
         """The changed or added facts whose quotes ``audit``'s quote check does not find in HEAD's stored excerpt of
-        the document they cite (:attr:`FactChange.quote` ``NOT FOUND``), with their file. Each fails the review
-        (:attr:`exit_status`): unlike a figure asked of a document passprice does not read, the stored excerpt is the
-        registry's own record of the words read, and the quote is not in it, so either the quote is wrong or the
-        excerpt lacks the lines it was read from (a new user's re-citation read "⚠️ … 1 to verify", exit 0, once its
-        locks were re-locked: tests/test_walk138.py)."""
+        the document they cite (:attr:`passprice.review.changes.FactChange.quote` ``NOT FOUND``), with their file. Each
+        fails the review (:attr:`exit_status`): unlike a figure asked of a document passprice does not read, the stored
+        excerpt is the registry's own record of the words read, and the quote is not in it, so either the quote is wrong
+        or the excerpt lacks the lines it was read from (a new user's re-citation read "⚠️ … 1 to verify", exit 0, once
+        its locks were re-locked: tests/test_walk138.py)."""
         return tuple((f, c) for f, c in self.fact_changes if c.quote is not None and c.quote.state == "NOT FOUND")
 
     @property
     def quotes_mismatched(self) -> tuple[tuple[FileChange, FactChange], ...]:
         """The changed or added facts whose quotes, found in HEAD's stored excerpt, state another figure than theirs
-        (:attr:`FactChange.quote` ``MISMATCH``, :func:`passprice.sources.figures_quoted`), with their file. Each fails
-        the review, as ``check`` fails it: a new user's ``memory.bandwidth`` moved 8 → 8.2 TB/s under its quote
-        ``'Peak Memory Bandwidth 8 TB/s'`` passed once re-locked (tests/test_fix53w.py)."""
+        (:attr:`passprice.review.changes.FactChange.quote` ``MISMATCH``, :func:`passprice.sources.figures_quoted`), with
+        their file. Each fails the review, as ``check`` fails it: a new user's ``memory.bandwidth`` moved 8 → 8.2 TB/s
+        under its quote ``'Peak Memory Bandwidth 8 TB/s'`` passed once re-locked (tests/test_fix53w.py)."""
         from passprice.sources import MISMATCH
 
         return tuple((f, c) for f, c in self.fact_changes if c.quote is not None and c.quote.state == MISMATCH)
@@ -466,8 +468,9 @@ class Diff:
 
     @property
     def to_verify(self) -> tuple[tuple[FileChange, FactChange], ...]:
-        """The fact changes a reviewer must check in their source (:attr:`FactChange.to_verify`): they do not fail
-        the review, they are listed for the person approving it."""
+        """The fact changes a reviewer must check in their source
+        (:attr:`passprice.review.changes.FactChange.to_verify`): they do not fail the review, they are listed for the
+        person approving it."""
         return tuple((f, c) for f, c in self.fact_changes if c.to_verify is not None)
 
     @property
@@ -665,14 +668,15 @@ class Diff:
     @property
     def drifting(self) -> tuple[LockImpact, ...]:
         """The locks whose HEAD price is the one they record but which pin a changed fact as it was on BASE
-        (:attr:`LockImpact.drifted`): the review passes them, ``check --frozen`` does not until they are re-pinned
-        (``lock --update``)."""
+        (:attr:`passprice.review.impacts.LockImpact.drifted`): the review passes them, ``check --frozen`` does not until
+        they are re-pinned (``lock --update``)."""
         return tuple(lock for lock in self.locks if lock.drifted and not lock.breaks and not lock.stale)
 
     @property
     def requestioned(self) -> tuple[LockImpact, ...]:
-        """The lock files HEAD rewrote to answer another question (:attr:`LockImpact.question`): a kind, serving,
-        stack or name changed under the same file. Each fails the review."""
+        """The lock files HEAD rewrote to answer another question
+        (:attr:`passprice.review.impacts.LockImpact.question`): a kind, serving, stack or name changed under the same
+        file. Each fails the review."""
         return tuple(lock for lock in self.locks if lock.question)
 
     @property
@@ -1387,12 +1391,12 @@ EXPORT_WARNING = ("a .gitattributes rule makes `git archive` of HEAD leave these
 
 def export_lines(base: Side, head: Side) -> tuple[str, ...]:
     """One line a file of HEAD's facts, locks or sources (records and stored excerpts) on which HEAD's rules set
-    ``export-ignore`` or ``export-subst`` (:attr:`Side.exports`, read for a HEAD revision) where BASE's do not set
-    the same (BASE's asked of the same files): ``PATH: export-ignore (a rule of .gitattributes at COMMIT; not at
-    BASE)``.
-    ``git archive`` then leaves the file out of, or rewrites it in, what it packs, while a checkout (what check, price
-    and the review read) is unchanged: named as the review names a rewrite rule, never failed. Empty when HEAD is no
-    revision, or sets none. Raises nothing (BASE's rules unread: each HEAD setting named)."""
+    ``export-ignore`` or ``export-subst`` (:attr:`passprice.review.sides.Side.exports`, read for a HEAD revision) where
+    BASE's do not set the same (BASE's asked of the same files): ``PATH: export-ignore (a rule of .gitattributes at
+    COMMIT; not at BASE)``. ``git archive`` then leaves the file out of, or rewrites it in, what it packs, while a
+    checkout (what check, price and the review read) is unchanged: named as the review names a rewrite rule, never
+    failed. Empty when HEAD is no revision, or sets none. Raises nothing (BASE's rules unread: each HEAD setting
+    named)."""
     if not head.exports:
         return ()
     then: Mapping[str, tuple[str, str, str]] = {}
@@ -1457,8 +1461,8 @@ SYNTHETIC = "Synthetic"
 def _checkpoint_document(side: Side, rel: str) -> dict[str, Any]:
     """The checkpoint entry ``rel`` of ``side`` as the review already read it (:func:`passprice.schema.load`, made
     once a snapshot: an added entry was parsed twice cold, once to compare it and once for its origin; leftovers round
-    20's one parse), or, for an entry that does not validate, as plain TOML (:func:`side_toml`). Raises what
-    :func:`side_toml` raises."""
+    20's one parse), or, for an entry that does not validate, as plain TOML
+    (:func:`passprice.review.changes.side_toml`). Raises what :func:`passprice.review.changes.side_toml` raises."""
     try:
         return schema.load(side.root.path / rel, "checkpoint", side.root.schema)
     except InputError:
@@ -2139,10 +2143,11 @@ def scopes_copied(base: Side, head: Side, files: Sequence[FileChange]) -> dict[s
 
 
 def _ask_added(base: Side, head: Side, files: tuple[FileChange, ...]) -> tuple[FileChange, ...]:
-    """``files`` with each added fact's :attr:`FactChange.asked` set (:func:`passprice.addedfacts.asked`, and
-    :func:`passprice.addedfacts.moved` for one citing the place of a fact the change removes), from every
-    file of ``head`` that holds facts and reads, and the source records ``head`` holds; what ``base`` recorded of
-    each source an added estimate cites (:func:`_carried`). Only read when the change adds a fact."""
+    """``files`` with each added fact's :attr:`passprice.review.changes.FactChange.asked` set
+    (:func:`passprice.addedfacts.asked`, and :func:`passprice.addedfacts.moved` for one citing the place of a fact the
+    change removes), from every file of ``head`` that holds facts and reads, and the source records ``head`` holds; what
+    ``base`` recorded of each source an added estimate cites (:func:`_carried`). Only read when the change adds a
+    fact."""
     added = [(f.path, c.path) for f in files for c in f.facts if c.old is None and c.new is not None]
     if not added:
         return files
@@ -2198,10 +2203,10 @@ def _cited(fact: Fact) -> set[str]:
 
 
 def _fresh_sources(base: Side, head: Side, files: tuple[FileChange, ...]) -> tuple[FileChange, ...]:
-    """``files`` with each changed or added fact's :attr:`FactChange.fresh_sources` set: the sources its new citation
-    names that ``head`` registers and ``base`` does not, and its old citation (a changed fact's) did not name. An
-    added fact is asked as a changed one is (left26b: walkthrough 30's new card, its bandwidth derived from a source
-    record the same pull request added, read nothing to verify of it)."""
+    """``files`` with each changed or added fact's :attr:`passprice.review.changes.FactChange.fresh_sources` set: the
+    sources its new citation names that ``head`` registers and ``base`` does not, and its old citation (a changed
+    fact's) did not name. An added fact is asked as a changed one is (left26b: walkthrough 30's new card, its bandwidth
+    derived from a source record the same pull request added, read nothing to verify of it)."""
     added = {file_kind(p)[1] for p in head.files if file_kind(p)[0] == "source" and p not in base.files}
     if not added:
         return files
@@ -2220,20 +2225,20 @@ def _fresh_sources(base: Side, head: Side, files: tuple[FileChange, ...]) -> tup
 
 def _quotes_checked(head: Side, files: tuple[FileChange, ...], base: Side | None = None,
                     left: Lookups | None = None) -> tuple[FileChange, ...]:
-    """``files`` with :attr:`FactChange.quote` set on each changed or added fact whose quoted locators (its own and
-    its derivation inputs', each with the source it cites: :func:`passprice.sources._quoted_locators`) differ from the
-    old fact's: :func:`passprice.sources.quote_check` of HEAD's fact against HEAD's stored excerpts
-    (:func:`passprice.sources.stored_texts`), the one check ``audit`` makes, so the review says what ``audit`` of the
-    same tree says (a new user's finding: NOT FOUND in audit, only "its locator quotes 4.89TB/s" in the review;
-    tests/test_walk128.py). With ``base``, each checked fact's :attr:`FactChange.excerpts_edited`: the cited sources
-    whose stored text for them (:func:`passprice.sources.excerpt_section`'s reading) differs on BASE, or that BASE
-    stored none of; and a changed fact whose locators did not change is checked too when it cites such a source
-    (a value moved, the excerpt edited to state it and re-pinned read "checked" against text the change wrote,
-    tests/test_left131.py). HEAD's sources are read only when such a fact is there. The look-ups spend ``left``, the
-    review's one :class:`passprice.sources.Lookups` (a fresh one when ``None``), in place: what they would look up is
-    counted first, and past what it holds none is looked up and it is emptied, so that the rewritten excerpts' checks
-    after them look up none either (:func:`passprice.sourcechange.source_changes`; tests/test_bound147.py). Raises
-    nothing."""
+    """``files`` with :attr:`passprice.review.changes.FactChange.quote` set on each changed or added fact whose quoted
+    locators (its own and its derivation inputs', each with the source it cites:
+    :func:`passprice.sources._quoted_locators`) differ from the old fact's: :func:`passprice.sources.quote_check` of
+    HEAD's fact against HEAD's stored excerpts (:func:`passprice.sources.stored_texts`), the one check ``audit`` makes,
+    so the review says what ``audit`` of the same tree says (a new user's finding: NOT FOUND in audit, only "its locator
+    quotes 4.89TB/s" in the review; tests/test_walk128.py). With ``base``, each checked fact's
+    :attr:`passprice.review.changes.FactChange.excerpts_edited`: the cited sources whose stored text for them
+    (:func:`passprice.sources.excerpt_section`'s reading) differs on BASE, or that BASE stored none of; and a changed
+    fact whose locators did not change is checked too when it cites such a source (a value moved, the excerpt edited to
+    state it and re-pinned read "checked" against text the change wrote, tests/test_left131.py). HEAD's sources are read
+    only when such a fact is there. The look-ups spend ``left``, the review's one :class:`passprice.sources.Lookups` (a
+    fresh one when ``None``), in place: what they would look up is counted first, and past what it holds none is looked
+    up and it is emptied, so that the rewritten excerpts' checks after them look up none either
+    (:func:`passprice.sourcechange.source_changes`; tests/test_bound147.py). Raises nothing."""
     from passprice.sources import USABLE as _USABLE
     from passprice.sources import (
         Lookups,
@@ -2439,10 +2444,10 @@ def _excerpts_edited(base: Side, head: Side, sources: Mapping[str, Any], ids: It
     return frozenset(out)
 
 def _ratio_bases(head: Side, files: tuple[FileChange, ...]) -> tuple[FileChange, ...]:
-    """``files`` with :attr:`FactChange.ratio_basis` set on each changed ratio (unit ``1``) of a card file whose value
-    moved and whose derivation, on either side, divides by the fact ``memory.bandwidth`` or whose note names it:
-    HEAD's ``memory.bandwidth`` of that card (its value and unit, read from HEAD's bytes of the file), where it
-    reads. Raises nothing."""
+    """``files`` with :attr:`passprice.review.changes.FactChange.ratio_basis` set on each changed ratio (unit ``1``) of
+    a card file whose value moved and whose derivation, on either side, divides by the fact ``memory.bandwidth`` or
+    whose note names it: HEAD's ``memory.bandwidth`` of that card (its value and unit, read from HEAD's bytes of the
+    file), where it reads. Raises nothing."""
     from passprice.derivations import Derivation
 
     def names_bandwidth(fact: Fact | None) -> bool:
@@ -2482,12 +2487,12 @@ def _ratio_bases(head: Side, files: tuple[FileChange, ...]) -> tuple[FileChange,
 
 
 def _moved_under_runs(head: Side, files: tuple[FileChange, ...]) -> tuple[FileChange, ...]:
-    """``files`` with :attr:`FactChange.moved_with` set on each stack fact fitted again to the same runs (each run's
-    figure as before) whose fit's errors moved: the card, checkpoint and routing records of ``files`` whose facts
-    or content moved (a fact's value or unit; a checkpoint entry's content digest) and that one of its runs names
-    (HEAD's ``registry/measurements``; a file that does not read names none). Left45: the RTX 4090's bandwidth
-    1008 → 1010 GB/s and llamacpp-cuda-2405 re-fitted read ``overhead.pass 0 µs → 0 µs`` and three more unmoved
-    facts as changes, as if its errors were typed by hand (slip 48). Raises nothing."""
+    """``files`` with :attr:`passprice.review.changes.FactChange.moved_with` set on each stack fact fitted again to the
+    same runs (each run's figure as before) whose fit's errors moved: the card, checkpoint and routing records of
+    ``files`` whose facts or content moved (a fact's value or unit; a checkpoint entry's content digest) and that one of
+    its runs names (HEAD's ``registry/measurements``; a file that does not read names none). Left45: the RTX 4090's
+    bandwidth 1008 → 1010 GB/s and llamacpp-cuda-2405 re-fitted read ``overhead.pass 0 µs → 0 µs`` and three more
+    unmoved facts as changes, as if its errors were typed by hand (slip 48). Raises nothing."""
     from passprice.derivations import RunDerivation
 
     moved: dict[tuple[str, str], str] = {}
@@ -2875,23 +2880,23 @@ def runs_to_verify(
     (its source or locator changed: does the new place state its tokens/s?), whose setting (stack, card, checkpoint,
     batch, positions, routing) moved under an unchanged citation (slip round 34), or whose tokens/s moved under an
     unchanged citation (more firmly when the locator quotes the old figure and not the new, as
-    :attr:`FactChange.to_verify` asks of a fact). A measured run is a fact a stack is fitted from: its locator
-    rewritten to quote another row's 90.02 tokens/s over the run's 100.02, or the file's 17 runs re-attributed to
-    another source record, read "1 other file changed", nothing to verify, and ``check`` passed (slip round 32).
-    A run under an id BASE does not hold is compared with the run BASE held at its setting (stack, card,
-    checkpoint, batch, positions, routing) under an id HEAD does not hold (``ID (was OLD)``), else with a run BASE
-    held there in another file under an id no file of HEAD holds (moved and renamed at once: ``ID (was OLD in
-    FILE)``), else asked as added to the file. ``read_runs``: the runs of each measurement file already read
-    (``None``: it does not read), kept across the calls of one review (a change to 100 measurement files read each
-    other file again for each, 11,326 reads, 6.7 of a review's 8.1 s, attack round 41). Empty when a side does not
-    read (the review's errors say why). ``stacks``, when given, gains the stack of each run asked (and the stack a
-    run's setting moved from): the stacks fitted from a run to verify (:attr:`Diff.on_recited_runs`). A run's
-    identity as published, its ``build``, ``test`` or ``date`` (:data:`RUN_IDENTITY`), changed is asked as its
-    citation is, beside any other move (``ID's build changed (… → …) but its citation did not: does … state N
-    tokens/s for that build?``): the run a stack is fitted from is then another run (slip round 47: build, test and
-    date rewritten read "1 other file changed; no lock affected", the lock under the stack unaffected). ``noted``,
-    when given, gains a line for each run whose ``note`` changed (``ID's note changed: old → new``): listed, never
-    asked, since neither the fit nor a price reads it. Raises nothing."""
+    :attr:`passprice.review.changes.FactChange.to_verify` asks of a fact). A measured run is a fact a stack is fitted
+    from: its locator rewritten to quote another row's 90.02 tokens/s over the run's 100.02, or the file's 17 runs
+    re-attributed to another source record, read "1 other file changed", nothing to verify, and ``check`` passed (slip
+    round 32). A run under an id BASE does not hold is compared with the run BASE held at its setting (stack, card,
+    checkpoint, batch, positions, routing) under an id HEAD does not hold (``ID (was OLD)``), else with a run BASE held
+    there in another file under an id no file of HEAD holds (moved and renamed at once: ``ID (was OLD in FILE)``), else
+    asked as added to the file. ``read_runs``: the runs of each measurement file already read (``None``: it does not
+    read), kept across the calls of one review (a change to 100 measurement files read each other file again for each,
+    11,326 reads, 6.7 of a review's 8.1 s, attack round 41). Empty when a side does not read (the review's errors say
+    why). ``stacks``, when given, gains the stack of each run asked (and the stack a run's setting moved from): the
+    stacks fitted from a run to verify (:attr:`Diff.on_recited_runs`). A run's identity as published, its ``build``,
+    ``test`` or ``date`` (:data:`RUN_IDENTITY`), changed is asked as its citation is, beside any other move (``ID's
+    build changed (… → …) but its citation did not: does … state N tokens/s for that build?``): the run a stack is
+    fitted from is then another run (slip round 47: build, test and date rewritten read "1 other file changed; no lock
+    affected", the lock under the stack unaffected). ``noted``, when given, gains a line for each run whose ``note``
+    changed (``ID's note changed: old → new``): listed, never asked, since neither the fit nor a price reads it. Raises
+    nothing."""
     from passprice.fits import relative_move
     from passprice.measurements import load_file
     from passprice.tables import count
@@ -3037,10 +3042,10 @@ def runs_to_verify(
 def _run_note_stale(was: Run, run: Run) -> str:
     """``; its note still states 100.02, the tokens/s it replaces: is the note this figure's?`` for a run whose
     tokens/s moved under a note left as it was that states the old figure and not the new one (as a fact's note is
-    asked, :attr:`FactChange.to_verify`): a corrected run 100.02 -> 110.02 tokens/s kept its note's "0.9 % of the
-    1.28 s a round took (1 x 128 / 100.02)", asked nothing of it (tests/test_fix179.py); ``""`` otherwise. The note's
-    figures are read as a locator's are (:func:`_quoted_figures`: bare numbers too, none of a name or setting).
-    Raises nothing."""
+    asked, :attr:`passprice.review.changes.FactChange.to_verify`): a corrected run 100.02 -> 110.02 tokens/s kept its
+    note's "0.9 % of the 1.28 s a round took (1 x 128 / 100.02)", asked nothing of it (tests/test_fix179.py); ``""``
+    otherwise. The note's figures are read as a locator's are (:func:`passprice.review.changes._quoted_figures`: bare
+    numbers too, none of a name or setting). Raises nothing."""
     if was.tokens_per_s == run.tokens_per_s or was.note != run.note or not run.note:
         return ""
     figures = _quoted_figures(run.note)
@@ -3069,13 +3074,12 @@ def _identity_moves(was: Run, run: Run) -> list[str]:
 def _quoted_span_figures(locator: str, tokens_per_s: float) -> list[float]:
     """The figures ``locator`` (a run's) quotes between single quotes (:func:`passprice.sources.quoted_spans`; a
     number outside them, ``llama2-7b table, row '…'``'s 7, is a name, not a figure the document states), in the order
-    a reviewer reads them: those in tokens per second first (:func:`_figures_per_second`: a ``./main`` line quotes
-    ms per token before them, left41; smaller first, and no other figure after them), else the others nearest the
-    run's ``tokens_per_s`` first (by ratio; ties smaller first), so a row's
-    own throughput heads the list (LMDeploy's row ``| 1 | 1 | 1 | 128 | 100.02 | 76.55 | 0.011 | …`` for a run of
-    100 tokens/s reads ``100.02, 128, 76.55, 1, 0.011``, not ``0.009, 0.01, 0.011, 1, 7``: cite67); a locator that
-    quotes nothing is read whole. Empty when it quotes no figure. The first 10,000 characters are read. Raises
-    nothing."""
+    a reviewer reads them: those in tokens per second first (:func:`passprice.review.changes._figures_per_second`: a
+    ``./main`` line quotes ms per token before them, left41; smaller first, and no other figure after them), else the
+    others nearest the run's ``tokens_per_s`` first (by ratio; ties smaller first), so a row's own throughput heads the
+    list (LMDeploy's row ``| 1 | 1 | 1 | 128 | 100.02 | 76.55 | 0.011 | …`` for a run of 100 tokens/s reads ``100.02,
+    128, 76.55, 1, 0.011``, not ``0.009, 0.01, 0.011, 1, 7``: cite67); a locator that quotes nothing is read whole.
+    Empty when it quotes no figure. The first 10,000 characters are read. Raises nothing."""
     import math
 
     from passprice.sources import quoted_spans
@@ -3132,9 +3136,9 @@ MAX_ADDED_RUNS = 5
 
 def measurement_renames(base: Side, head: Side, files: Sequence[FileChange]) -> tuple[FileChange, ...]:
     """``files`` with each measurement file BASE has and HEAD lacks whose bytes HEAD holds, exactly, in one measurement
-    file it adds marked renamed (:attr:`FileChange.renamed`: the removed one names the added one, the added one the
-    removed one), each file paired once, in path order: a measured runs' file renamed read "removed" and "added",
-    with nothing linking the two (slip round 51). Raises nothing."""
+    file it adds marked renamed (:attr:`passprice.review.changes.FileChange.renamed`: the removed one names the added
+    one, the added one the removed one), each file paired once, in path order: a measured runs' file renamed read
+    "removed" and "added", with nothing linking the two (slip round 51). Raises nothing."""
     gone = [f.path for f in files if f.kind == "other" and f.status == "removed" and _is_measurement(f.path)]
     added = [f.path for f in files if f.kind == "other" and f.status == "added" and _is_measurement(f.path)]
     pairs: dict[str, str] = {}
@@ -3148,11 +3152,11 @@ def measurement_renames(base: Side, head: Side, files: Sequence[FileChange]) -> 
 
 
 def checkpoint_renames(files: Sequence[FileChange]) -> tuple[FileChange, ...]:
-    """``files`` with each checkpoint entry BASE has and HEAD lacks whose content digest (:attr:`FileChange.content`)
-    one HEAD adds has marked renamed (:attr:`FileChange.renamed`, both ways), each paired once, in path order: an
-    entry renamed (``git mv``, its ``[entry] name`` set) read "1 checkpoint entry added; 1 checkpoint entry removed"
-    with the same content on both lines, where ``reproduce`` says it is renamed (tests/test_fix154.py). Raises
-    nothing."""
+    """``files`` with each checkpoint entry BASE has and HEAD lacks whose content digest
+    (:attr:`passprice.review.changes.FileChange.content`) one HEAD adds has marked renamed
+    (:attr:`passprice.review.changes.FileChange.renamed`, both ways), each paired once, in path order: an entry renamed
+    (``git mv``, its ``[entry] name`` set) read "1 checkpoint entry added; 1 checkpoint entry removed" with the same
+    content on both lines, where ``reproduce`` says it is renamed (tests/test_fix154.py). Raises nothing."""
     gone = [f for f in files if f.kind == "checkpoint" and f.status == "removed" and f.content[0] is not None]
     added = [f for f in files if f.kind == "checkpoint" and f.status == "added" and f.content[1] is not None]
     pairs: dict[str, str] = {}
@@ -3301,11 +3305,11 @@ MAX_SERVING_FILES = 50
 #: comment of 884 KB (857 KB of it these items), past the 65,536 characters GitHub takes (attack round 32).
 MAX_FACT_DETAILS = 30_000
 #: The most characters of added records' descriptions (:func:`added_records`) a pull-request comment shows, in all
-#: and each, and of checkpoint entries' changed claims (:func:`claims_changed`: ``entry.imported_by`` of 1,000,000
-#: ``<`` made a 4 MB comment, exit 0); past them a text is cut (it says how long it is) or left to the text review,
-#: which shows each whole. A routing record's own ``note`` (no length bound but the file's 256 KiB) of 200,000 ``<``
-#: made a comment of 801 KB, with 20 source records within their schema's bounds (title, publisher and ``read`` of
-#: ``@``) 1.18 MB (attack round 34b).
+#: and each, and of checkpoint entries' changed claims (:func:`passprice.review.changes.claims_changed`:
+#: ``entry.imported_by`` of 1,000,000 ``<`` made a 4 MB comment, exit 0); past them a text is cut (it says how long it
+#: is) or left to the text review, which shows each whole. A routing record's own ``note`` (no length bound but the
+#: file's 256 KiB) of 200,000 ``<`` made a comment of 801 KB, with 20 source records within their schema's bounds
+#: (title, publisher and ``read`` of ``@``) 1.18 MB (attack round 34b).
 MAX_ADDED_DETAILS = 20_000
 MAX_ADDED_DETAIL = 2_000
 #: The most rows of a pull-request comment's facts table (every fact weaker or to verify first); the rest are
@@ -3601,9 +3605,9 @@ def install_names(checkout: Checkout, commit: str) -> tuple[str, ...]:
 
 def _installs(folder: Path) -> dict[str, str]:
     """The identity of each of :data:`INSTALL_FILES` and each file of :data:`WORKFLOWS` in ``folder``, as
-    :meth:`Checkout.documents` gives a revision's: its bytes' digest (read within the cap on a passprice file);
-    ``unread`` for one there that is no regular file within the cap (a link, a FIFO, past the cap), so it shows as
-    changed; none when nothing is there."""
+    :meth:`passprice.review.sides.Checkout.documents` gives a revision's: its bytes' digest (read within the cap on a
+    passprice file); ``unread`` for one there that is no regular file within the cap (a link, a FIFO, past the cap), so
+    it shows as changed; none when nothing is there."""
     from passprice.sourcechange import document_digest
 
     out = {}
