@@ -541,13 +541,13 @@ def kept_apart(base: Code, head: Code) -> Code:
 
 
 def code_changes(base: Code, head: Code) -> tuple[str, ...]:
-    """The files of ``src/passprice`` (POSIX paths from the side's root, ``src/passprice/diff.py``) that differ
-    between ``base``'s and ``head``'s own code: added, removed or rewritten, pricing or not. Empty unless both sides
-    bring their own code. The review's verdict is made by the running passprice: a pull request that rewrites
-    ``diff.py``'s exit status (outside the pricing model's digest, so no price moves) while it moves a locked price
-    passed the review run by its own code (exit 0), and no line of the review named the change. Named here, a
-    reviewer sees that the code judging the change is itself changed; the CI workflow runs the verdict with BASE's
-    passprice, so HEAD's code cannot pass its own change. Never raises: a file that cannot be read counts as
+    """The files of ``src/passprice`` (POSIX paths from the side's root, ``src/passprice/review/verdict.py``, a
+    subpackage's too) that differ between ``base``'s and ``head``'s own code: added, removed or rewritten, pricing or
+    not. Empty unless both sides bring their own code. The review's verdict is made by the running passprice: a pull
+    request that rewrites its exit status (``diff.py``'s then; outside the pricing model's digest, so no price moves)
+    while it moves a locked price passed the review run by its own code (exit 0), and no line of the review named
+    the change. Named here, a reviewer sees that the code judging the change is itself changed; the CI workflow runs
+    the verdict with BASE's passprice, so HEAD's code cannot pass its own change. Never raises: a file that cannot be read counts as
     changed, and so does one that is not read — a ``.py`` past :data:`passprice.pins.MODULE_BYTES` (4 MiB, the most a
     module of the pricing model may hold), a link, a FIFO — named with why (``src/passprice/x.py (1,073,741,824
     bytes, past the 4,194,304 a module may hold: not read, counted as changed)``): a 1 GiB ``.py`` in a hidden folder

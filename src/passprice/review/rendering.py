@@ -1,7 +1,8 @@
-"""A :class:`~passprice.review.verdict.Diff` as people and programs read it: the text review
-(:func:`diff_text`), the pull-request comment's markdown (:func:`diff_markdown`, cut to fit GitHub's limit by
-:func:`bounded`, saying what was cut and how to see all of it) and the JSON (:func:`render`). Rendering decides
-nothing: every mark and line shows what the ``Diff`` already holds, and every figure a file holds is escaped.
+"""A :class:`~passprice.review.verdict.Diff` as people and programs read it, one format picked by :func:`render`:
+the text review (:func:`diff_text`), the pull-request comment's markdown (:func:`diff_markdown`, cut to fit GitHub's
+limit by :func:`bounded`, saying what was cut and how to see all of it) and the JSON (the ``Diff``'s own
+:meth:`~passprice.review.verdict.Diff.to_json`). Rendering decides nothing: every mark and line shows what the
+``Diff`` already holds.
 """
 
 from __future__ import annotations

@@ -5,8 +5,9 @@ merge base with ``main`` and the work tree.
 Each side's ``facts/``, ``registry/``, ``locks/``, ``schema/`` and ``sources/`` are materialized into a temporary
 folder, so the ordinary loaders (:class:`~passprice.registry.Root`, :func:`~passprice.cards.load_card`,
 :func:`~passprice.servings.resolve`, :func:`~passprice.locks.read_lock`) read each side exactly as they read a
-checkout. Every blob is read under a cap (:func:`blob_cap`), and a side whose locks cannot all be read is refused by
-name before anything is written.
+checkout. A revision's blob past the cap its reader reads within (:func:`blob_cap`) is not read, and a side with more
+than :data:`MAX_LOCKLESS` lock files that do not read is refused in one line, told from their bytes, before its tree is
+written (:func:`refuse_lockless`, :func:`refuse_unread_before_writing`).
 """
 
 from __future__ import annotations
