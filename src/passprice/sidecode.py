@@ -547,12 +547,12 @@ def code_changes(base: Code, head: Code) -> tuple[str, ...]:
     request that rewrites its exit status (``diff.py``'s then; outside the pricing model's digest, so no price moves)
     while it moves a locked price passed the review run by its own code (exit 0), and no line of the review named
     the change. Named here, a reviewer sees that the code judging the change is itself changed; the CI workflow runs
-    the verdict with BASE's passprice, so HEAD's code cannot pass its own change. Never raises: a file that cannot be read counts as
-    changed, and so does one that is not read — a ``.py`` past :data:`passprice.pins.MODULE_BYTES` (4 MiB, the most a
-    module of the pricing model may hold), a link, a FIFO — named with why (``src/passprice/x.py (1,073,741,824
-    bytes, past the 4,194,304 a module may hold: not read, counted as changed)``): a 1 GiB ``.py`` in a hidden folder
-    of a side's code (which the side's own reading passes over) took the review 14 s and 1.1 GB, and a FIFO held it
-    for ever. Folders are walked without following links."""
+    the verdict with BASE's passprice, so HEAD's code cannot pass its own change. Never raises: a file that cannot be
+    read counts as changed, and so does one that is not read — a ``.py`` past :data:`passprice.pins.MODULE_BYTES`
+    (4 MiB, the most a module of the pricing model may hold), a link, a FIFO — named with why (``src/passprice/x.py
+    (1,073,741,824 bytes, past the 4,194,304 a module may hold: not read, counted as changed)``): a 1 GiB ``.py`` in a
+    hidden folder of a side's code (which the side's own reading passes over) took the review 14 s and 1.1 GB, and a
+    FIFO held it for ever. Folders are walked without following links."""
     if base.folder is None or head.folder is None or not base.own or not head.own:
         return ()
     old, new = _module_files(base.folder), _module_files(head.folder)
