@@ -11,6 +11,8 @@ lines, ``diff.py``; what read the package's files by name or by glob must still 
 3. An edit below ``src/passprice/review/`` is passprice's own code changed, as an edit of ``diff.py`` was: named by
    :func:`passprice.sidecode.code_changes`, and it keeps HEAD from being priced with the running code
    (tests/test_slip_10.py runs the review of such an edit end to end) (test_3_*).
+4. The entries the review keeps in the cache are keyed by its own modules too: :func:`passprice.cache.key` stamps the
+   modules of the package's own folder only, which held ``diff.py`` but holds no module of ``review/`` (test_4_*).
 """
 
 from __future__ import annotations
@@ -20,7 +22,9 @@ import importlib.util
 import shutil
 from pathlib import Path
 
-from passprice import pins, sidecode
+import pytest
+
+from passprice import cache, pins, sidecode
 from passprice.sidecode import Code
 
 PARTS = ("sides", "changes", "impacts", "verdict", "rendering")
@@ -122,3 +126,29 @@ def test_3_an_edit_below_review_is_named_as_passprice_s_own_code(tmp_path: Path)
     # and HEAD is not priced with the running code, whose review/ differs from its own
     assert {"review/extra.py", "review/verdict.py"} <= set(sidecode._unpinned_changes(head))
     assert not {rel for rel in sidecode._unpinned_changes(base) if rel.startswith("review/")}
+
+
+# --- 4. the review's kept entries are keyed by its own code ---------------------------------------------------------
+
+
+def test_4_an_edit_of_a_review_module_misses_what_the_review_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    from passprice.review import impacts
+
+    def keys() -> tuple[str, str]:  # the lock pins' entry, and a commit's code digest's (its self is not read)
+        return impacts._pins_key(), impacts._CommitCode._key(None, "4b825dc6")  # type: ignore[arg-type]
+
+    impacts._review_stamp.cache_clear()
+    before, stamp = keys(), impacts._review_stamp()
+    assert [part.split(":")[0] for part in stamp.split(",")] == sorted(["__init__.py", *(f"{p}.py" for p in PARTS)])
+    real = cache.file_stamp
+    monkeypatch.setattr(cache, "file_stamp",
+                        lambda path, now: "edited" if Path(path).name == "verdict.py" else real(path, now))
+    impacts._review_stamp.cache_clear()
+    try:
+        assert "verdict.py:edited" in impacts._review_stamp()
+        after = keys()  # an edit of verdict.py: neither entry kept before it is read
+        assert after[0] != before[0] and after[1] != before[1]
+    finally:
+        monkeypatch.undo()
+        impacts._review_stamp.cache_clear()
+    assert keys() == before and impacts._review_stamp() == stamp

@@ -7,6 +7,7 @@ lock that cannot be read or re-priced on a side is shown with its error, never d
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import subprocess
 import tempfile
@@ -1053,7 +1054,8 @@ class _CommitCode:
         import sys
 
         caps = "".join(f"{k}={v}\0" for k, v in sorted(os.environ.items()) if k.startswith("PASSPRICE_"))
-        return cache.key("branch-code", b"", f"{sys.version}\n{tree}\n{caps}".encode("utf-8", "surrogateescape"))
+        data = f"{sys.version}\n{tree}\n{caps}\n{_review_stamp()}"
+        return cache.key("branch-code", b"", data.encode("utf-8", "surrogateescape"))
 
     def digest(self, commit: str) -> str | None:
         """The digest of ``commit``'s code, or ``None`` when it does not read (a module that does not parse, a file
@@ -1122,13 +1124,28 @@ def _lock_pin(data: bytes) -> tuple[str, str] | None:
     return model, digest
 
 
+@functools.cache
+def _review_stamp() -> str:
+    """Name and :func:`passprice.cache.file_stamp` of each module of this subpackage (``passprice/review/*.py``), once
+    a process, in the key of each entry the review keeps (:func:`_pins_key`, :meth:`_CommitCode.digest`'s):
+    :func:`passprice.cache.key` stamps the modules of the package's own folder only, so without it a checkout's edit
+    of a review module, its version unchanged, would be served what its code before the edit kept (an edit of
+    ``diff.py``, a module of that folder while the review was one module, never was). Raises nothing."""
+    import time
+
+    now = time.time_ns()
+    return ",".join(f"{p.name}:{cache.file_stamp(p, now)}" for p in sorted(Path(__file__).parent.glob("*.py")))
+
+
 def _pins_key() -> str:
-    """The cache key of :func:`_lock_pins`' entry: this passprice's code (:func:`passprice.cache.key`), the
-    interpreter and every ``PASSPRICE_`` variable (which set the caps a file is read within)."""
+    """The cache key of :func:`_lock_pins`' entry: this passprice's code (:func:`passprice.cache.key`, and the
+    review's own modules, :func:`_review_stamp`), the interpreter and every ``PASSPRICE_`` variable (which set the
+    caps a file is read within)."""
     import sys
 
     caps = "".join(f"{k}={v}\0" for k, v in sorted(os.environ.items()) if k.startswith("PASSPRICE_"))
-    return cache.key("lock-pins", b"", f"{sys.version}\n{caps}".encode("utf-8", "surrogateescape"))
+    data = f"{sys.version}\n{caps}\n{_review_stamp()}"
+    return cache.key("lock-pins", b"", data.encode("utf-8", "surrogateescape"))
 
 
 def _lock_pins(top: Path, sizes: Mapping[str, int]) -> dict[str, tuple[str, str] | None]:
