@@ -1,7 +1,8 @@
 """The review of a change is one value with one verdict: :class:`Diff` holds the two sides, the files that
 changed, every lock's impact and every finding HEAD's files raise, and its exit status (:attr:`Diff.exit_status`:
 2 bad input brought in by HEAD, 1 a lock unheld or moved without re-locking, a stale derived fact or HEAD failing
-``passprice check``, else 0) is the verdict; :func:`diff` is the one place that builds it from two sides.
+``passprice check``, else 0) is the verdict. :func:`compare` is the one place that builds it, from two opened sides;
+:func:`diff` opens them (git revisions or folders, :mod:`passprice.review.sides`) and compares.
 """
 
 from __future__ import annotations
