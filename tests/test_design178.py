@@ -348,7 +348,7 @@ def test_3_the_options_documented_here_do_what_the_readme_says(tmp_path: Any) ->
 @functools.cache
 def _refusal_names() -> frozenset[str]:
     # each refusal class states its name as a class attribute, ``name = "NotResident"``
-    source = "\n".join(p.read_text(encoding="utf-8") for p in sorted((REPO / "src" / "passprice").glob("*.py")))
+    source = "\n".join(p.read_text(encoding="utf-8") for p in sorted((REPO / "src" / "passprice").rglob("*.py")))
     names = set(re.findall(r'(?m)^    name = "([A-Z][A-Za-z]+)"$', source))
     # reproduce's refusal of a pinned checkpoint takes one of two names
     names |= {n for pair in re.findall(r'self\.name = "(\w+)" if .* else "(\w+)"', source) for n in pair}
@@ -411,7 +411,7 @@ def test_5_one_cost_formula_called_where_design_says() -> None:
     section = DESIGN.split("## One cost formula", 1)[1].split("\n## ", 1)[0]
     assert "`PassShape.cost`, the batch searches' bounds (`Lines`" in section
     callers = {}
-    for path in sorted((REPO / "src" / "passprice").glob("*.py")):
+    for path in sorted((REPO / "src" / "passprice").rglob("*.py")):  # a subpackage's modules too (review/)
         text = path.read_text(encoding="utf-8")
         if path.stem != "cost":
             callers[path.stem] = ("pass_terms(" in text, "Lines.of(" in text)

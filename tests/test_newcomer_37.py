@@ -157,7 +157,7 @@ def test_6_readme_says_how_to_upgrade_and_its_quotes_are_passprices_text() -> No
             "locks' digest") in flat
     # each message the paragraph quotes is one passprice prints
     source = "".join(p.read_text(encoding="utf-8") for p in
-                     (Path(__file__).resolve().parents[1] / "src" / "passprice").glob("*.py"))
+                     (Path(__file__).resolve().parents[1] / "src" / "passprice").rglob("*.py"))
     for quoted in ("the pricing model changed and moves the price", "changed since the lock",
                    "the digest of no code of this review", "how passprice is installed changed"):
         assert quoted in flat and quoted in source, quoted
