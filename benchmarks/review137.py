@@ -11,7 +11,7 @@ the yardstick, and the load average printed.
 
 ``--same-output`` instead runs the after side's review twice in this process's venv, once with the walk as it is and
 once with the walk as it was (main's ``_branch_records``, ``--before``'s tree's source, exec'd into the after side's
-``passprice.diff``), each with an empty cache, and compares standard output and error byte for byte.
+``passprice.review.impacts``), each with an empty cache, and compares standard output and error byte for byte.
 
 Run from a checkout: ``python benchmarks/review137.py --before V:T --after V:T [--runs 3] [--base a0187f68]`` or
 ``python benchmarks/review137.py --same-output --before V:T --after V:T``. Nothing here is a test: CPU depends on
@@ -29,14 +29,15 @@ import tempfile
 from pathlib import Path
 
 #: The child that reviews with the walk as main had it: its source cut from main's diff.py (with ``_is_ancestor``,
-#: which follows it there) and run in the after side's module, whose helpers it calls have the same names.
+#: which follows it there) and run in the after side's module (``passprice.review.impacts`` since the review became a
+#: subpackage), whose helpers it calls have the same names.
 OLD_WALK = r"""
 import re, subprocess, sys
 from pathlib import Path
-from passprice import diff
+from passprice.review import impacts
 source = Path(sys.argv[1]).read_text(encoding="utf-8")
 walk = re.search(r"^def _branch_records\(.*?(?=^def _locks\()", source, re.S | re.M).group(0)
-exec(compile("from __future__ import annotations\n" + walk, "main:diff.py", "exec"), diff.__dict__)
+exec(compile("from __future__ import annotations\n" + walk, "main:diff.py", "exec"), impacts.__dict__)
 from passprice.entry import main
 sys.argv = ["passprice", *sys.argv[2:]]
 main()

@@ -40,7 +40,9 @@ def _functions() -> list[Any]:
     """Every function and method defined in passprice's modules and in standard modules a price imports."""
     import passprice
 
-    names = sorted(p.stem for p in Path(passprice.__file__).parent.glob("*.py"))
+    package = Path(passprice.__file__).parent  # a subpackage's modules too (passprice.review.verdict)
+    names = sorted(".".join(p.relative_to(package).with_suffix("").parts).removesuffix(".__init__")
+                   for p in package.rglob("*.py"))
     modules = [__import__(f"passprice.{n}", fromlist=["_"]) for n in names if n not in ("__main__",)]
     modules += [json, os, functools, inspect, types, click.core, click.types, attr._compat]
     found: list[Any] = []

@@ -10,8 +10,8 @@ import attrs
 
 from cli_helpers import REPO
 from passprice import rowcite
-from passprice.diff import stale_descriptions
 from passprice.registry import Root
+from passprice.review.verdict import stale_descriptions
 from passprice.routing import load_routing
 
 ROUTING = "facts/routing/qwen3-30b-a3b-measured.toml"

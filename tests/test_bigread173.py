@@ -1,12 +1,12 @@
 """Issue 13: the last whole reads, and a history's cost.
 
 1. A branch's ``locks/`` the review walks for the list of pricing models' records
-   (:func:`passprice.diff._branch_records`) past a cap — a folder past ``diff.LOCK_TREE_BYTES``, a commit holding
-   5,000 lock files (past the 4,000 files a side may hold), one lock file past the lock's cap, or lock files past
-   ``diff.LOCK_BLOBS_BYTES`` in all — was swallowed: the walk's error caught with the rest, the branch's re-locks left
-   unconfirmed (the entry failing as "the digest of no code of this review", exit 1) with no line naming why. Now
-   one line names ``COMMIT:PATH``, the cap and what was read, among HEAD's problems, exit 2, and the rest of the
-   report is kept (as tests/test_blobcap162.py keeps it for a committed record past its cap).
+   (:func:`passprice.review.impacts._branch_records`) past a cap — a folder past ``diff.LOCK_TREE_BYTES``, a commit
+   holding 5,000 lock files (past the 4,000 files a side may hold), one lock file past the lock's cap, or lock files
+   past ``diff.LOCK_BLOBS_BYTES`` in all — was swallowed: the walk's error caught with the rest, the branch's re-locks
+   left unconfirmed (the entry failing as "the digest of no code of this review", exit 1) with no line naming why. Now
+   one line names ``COMMIT:PATH``, the cap and what was read, among HEAD's problems, exit 2, and the rest of the report
+   is kept (as tests/test_blobcap162.py keeps it for a committed record past its cap).
 """
 
 from __future__ import annotations
@@ -136,11 +136,11 @@ def test_1_lock_files_past_the_walk_s_bytes_are_named(twice_repo: tuple[Path, st
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """The distinct lock files read, newest commit first, within diff.LOCK_BLOBS_BYTES (64 MiB; here the newest
     re-lock's lock alone): the first re-lock's, older, would pass it, and is named, unread."""
-    from passprice import diff
+    from passprice.review import impacts
 
     root = _branch(twice_repo, tmp_path)
     size = (root / R1).stat().st_size
-    monkeypatch.setattr(diff, "LOCK_BLOBS_BYTES", size)
+    monkeypatch.setattr(impacts, "LOCK_BLOBS_BYTES", size)
     first = git(root, "rev-parse", "twice~1")
     first_size = len(git(root, "show", f"{first}:{R1}").encode()) + 1  # git strips the last line break
     code, err, doc, _ = _review(root)
@@ -158,12 +158,12 @@ def test_1_a_locks_folder_past_its_cap_is_named(twice_repo: tuple[Path, str], tm
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """A folder of ``locks/`` past diff.LOCK_TREE_BYTES (sized, not read): the walk's refusal, which the review
     swallowed, is its line now."""
-    from passprice import diff
+    from passprice.review import impacts
 
     root = _branch(twice_repo, tmp_path)
     tip = git(root, "rev-parse", "HEAD")
     size = int(git(root, "cat-file", "-s", f"{tip}:locks"))
-    monkeypatch.setattr(diff, "LOCK_TREE_BYTES", size - 1)
+    monkeypatch.setattr(impacts, "LOCK_TREE_BYTES", size - 1)
     code, err, doc, _ = _review(root)
     line = (f"{tip}:locks: a folder of {size:,} bytes as git stores it, past the {size - 1:,}-byte cap on one folder "
             "of locks/ passprice lists from git (diff.LOCK_TREE_BYTES; not read): the locks of none of this branch's 2 "

@@ -1,5 +1,5 @@
 """Issue 13: ``passprice diff`` never reads a revision's blob past what its kind may hold. Sized by ``git ls-tree
--l``, a registry record past its kind's cap (:func:`passprice.diff.blob_cap`: 256 KiB for a card, serving, lock,
+-l``, a registry record past its kind's cap (:func:`passprice.review.sides.blob_cap`: 256 KiB for a card, serving, lock,
 source …; 8 MiB for a checkpoint entry) is refused in one line naming ``commit:path``, its size and the cap, exit 2:
 read whole up to 64 MiB, four 64 MB records cost the review 2.8-3.4 s of CPU and 372 MB. And a bzip2 file given as a
 GGUF file is named, as a zstd one is."""
@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 from tests.cli_helpers import bad, copy_root, invoke
 
-from passprice import diff, gitread
+from passprice import gitread
+from passprice.review import sides
 
 CARD = "h200_sxm_141gb"
 ENV = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
@@ -50,18 +51,18 @@ def test_each_kind_s_cap(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("PASSPRICE_MAX_HEADER_BYTES", raising=False)
     for rel in ("facts/cards/x.toml", "facts/stacks/x.toml", "registry/servings/x.toml", "registry/measurements/x.toml",
                 "locks/x.lock.toml", "locks/notes.toml", "sources/x.toml"):
-        assert diff.blob_cap(rel) == 262_144, rel
-    assert diff.blob_cap("registry/checkpoints/x.toml") == 8_388_608
+        assert sides.blob_cap(rel) == 262_144, rel
+    assert sides.blob_cap("registry/checkpoints/x.toml") == 8_388_608
     # Since test_blobcap162: a module and a schema have caps of their own; other files none but the 64 MiB.
-    assert diff.blob_cap("src/passprice/cli.py") == 4_194_304 and diff.blob_cap("schema/card.json") == 1_048_576
-    assert diff.blob_cap("requirements.txt") is None
+    assert sides.blob_cap("src/passprice/cli.py") == 4_194_304 and sides.blob_cap("schema/card.json") == 1_048_576
+    assert sides.blob_cap("requirements.txt") is None
     monkeypatch.setenv("PASSPRICE_MAX_HEADER_BYTES", str(256 << 20))
-    assert diff.blob_cap("registry/checkpoints/x.toml") == 67_108_864
+    assert sides.blob_cap("registry/checkpoints/x.toml") == 67_108_864
     # Raised, the variable raises the cap; lowered, not below 256 KiB (the source listing reads a source within it).
     monkeypatch.setenv("PASSPRICE_MAX_FILE_BYTES", "400000")
-    assert diff.blob_cap("facts/cards/x.toml") == diff.blob_cap("locks/notes.toml") == 400_000
+    assert sides.blob_cap("facts/cards/x.toml") == sides.blob_cap("locks/notes.toml") == 400_000
     monkeypatch.setenv("PASSPRICE_MAX_FILE_BYTES", "1000")
-    assert diff.blob_cap("sources/x.toml") == 262_144
+    assert sides.blob_cap("sources/x.toml") == 262_144
 
 
 @pytest.mark.parametrize("size", [300_000, 3_000_000])

@@ -17,8 +17,9 @@ from pathlib import Path
 import pytest
 from tests.cli_helpers import copy_root, invoke
 
-from passprice import diff, gitread, schema
+from passprice import gitread, schema
 from passprice.registry import schema_dir
+from passprice.review import impacts, sides
 
 CARD = "h200_sxm_141gb"
 ENV = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
@@ -143,15 +144,15 @@ def test_unread_is_its_blob(tmp_path: Path) -> None:
 
 
 def test_caps_of_schemas_and_modules() -> None:
-    assert diff.blob_cap("schema/card.schema.json") == schema.MAX_SCHEMA_BYTES == 1_048_576
-    assert diff.blob_cap("src/passprice/_data/schema/lock.schema.json") == 1_048_576
-    assert diff.blob_cap("src/passprice/diff.py") == diff.blob_cap("src/passprice/sub/x.py") == 4_194_304
+    assert sides.blob_cap("schema/card.schema.json") == schema.MAX_SCHEMA_BYTES == 1_048_576
+    assert sides.blob_cap("src/passprice/_data/schema/lock.schema.json") == 1_048_576
+    assert sides.blob_cap("src/passprice/locks.py") == sides.blob_cap("src/passprice/review/sides.py") == 4_194_304
     # the list of pricing models: its reader's cap (tests/test_blobcap169.py; was None, read up to 64 MiB)
-    assert diff.blob_cap("src/passprice/pricing_models.json") == 1_048_576
+    assert sides.blob_cap("src/passprice/pricing_models.json") == 1_048_576
     # The margins: the largest shipped schema and module are well within them.
     assert max(p.stat().st_size for p in PACKAGE_SCHEMA.glob("*.json")) * 10 < schema.MAX_SCHEMA_BYTES
-    package = Path(diff.__file__).parent
-    assert max(p.stat().st_size for p in package.glob("*.py")) * 4 < 4_194_304
+    package = Path(sides.__file__).parent.parent
+    assert max(p.stat().st_size for p in package.rglob("*.py")) * 4 < 4_194_304
 
 
 def test_a_committed_schema_past_1_mib_is_reported_unread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -207,8 +208,9 @@ def test_a_committed_module_past_4_mib_is_reported_unread(tmp_path: Path, monkey
 
 
 def test_a_branch_s_lock_past_its_cap_has_no_pin_unread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The review's look at the branch's lock blobs (:func:`passprice.diff._lock_pins`) read each whole up to 64 MiB,
-    though one past the lock's 256 KiB has no pin (:func:`passprice.diff.side_toml` refuses it by its length)."""
+    """The review's look at the branch's lock blobs (:func:`passprice.review.impacts._lock_pins`) read each whole up to
+    64 MiB, though one past the lock's 256 KiB has no pin (:func:`passprice.review.changes.side_toml` refuses it by its
+    length)."""
     monkeypatch.setenv("PASSPRICE_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.delenv("PASSPRICE_MAX_FILE_BYTES", raising=False)
     root = tmp_path / "repo"
@@ -220,7 +222,7 @@ def test_a_branch_s_lock_past_its_cap_has_no_pin_unread(tmp_path: Path, monkeypa
     small = _git(root, "hash-object", "-w", "a.lock.toml").strip()
     large = _git(root, "hash-object", "-w", "b.lock.toml").strip()
     asked = _spy(monkeypatch)
-    assert diff._lock_pins(root, {small: len(text), large: len(text) + 300_001}) == {
+    assert impacts._lock_pins(root, {small: len(text), large: len(text) + 300_001}) == {
         small: ("sha256:aa", "sha256:1"), large: None}
     assert asked == [len(text)]
 
@@ -235,7 +237,7 @@ def test_a_large_document_is_hashed_as_streamed_not_held(tmp_path: Path, monkeyp
     _git(root, "add", "-A")
     _git(root, "commit", "-q", "--no-verify", "-m", "documents")
     asked = _spy(monkeypatch)
-    checkout = diff.Checkout.of(root)
+    checkout = sides.Checkout.of(root)
     found = checkout.documents(checkout.commit("HEAD"), ["notes/big.html", "notes/little.txt"])
     assert found == {"notes/big.html": "sha256:" + hashlib.sha256(big).hexdigest(),
                      "notes/little.txt": "sha256:" + hashlib.sha256(little).hexdigest()}

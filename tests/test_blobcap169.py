@@ -17,9 +17,10 @@ from pathlib import Path
 import pytest
 from tests.cli_helpers import copy_root, invoke
 
-from passprice import diff, gitread, sidecode, sourcechange
+from passprice import gitread, sidecode, sourcechange
 from passprice.errors import InputError
 from passprice.registry import Root, schema_dir
+from passprice.review import impacts, sides
 
 CARD = "h200_sxm_141gb"
 CARD_FILE = f"facts/cards/{CARD}.toml"
@@ -114,13 +115,13 @@ def test_a_committed_document_past_1_mib_is_compared_streamed(tmp_path: Path,
 
 
 def test_caps_of_the_code_s_other_files() -> None:
-    assert diff.blob_cap("src/passprice/pricing_models.json") == 1_048_576  # modelhistory.KNOWN_BYTES
+    assert sides.blob_cap("src/passprice/pricing_models.json") == 1_048_576  # modelhistory.KNOWN_BYTES
     for rel in ("src/passprice/__pycache__/schema.cpython-311.pyc", "src/passprice/templates/facts.yml",
                 "pyproject.toml", "hatch_build.py", "src/passprice_sigint.pth"):
-        assert diff.blob_cap(rel) == 4_194_304, rel  # pins.MODULE_BYTES
-    assert diff.blob_cap("README.md") is None
+        assert sides.blob_cap(rel) == 4_194_304, rel  # pins.MODULE_BYTES
+    assert sides.blob_cap("README.md") is None
     # the margins: the shipped list and templates are far within them
-    package = Path(diff.__file__).parent
+    package = Path(sides.__file__).parent.parent
     assert (package / "pricing_models.json").stat().st_size * 4 < 1_048_576
     assert (package / "templates" / "facts.yml").stat().st_size * 100 < 4_194_304
 
@@ -146,19 +147,20 @@ def test_a_revision_s_large_code_files_are_written_sparse_unread(tmp_path: Path,
     real = gitread.read_blobs
     monkeypatch.setattr(gitread, "read_blobs",
                         lambda top, wanted, timeout=None: asked.extend(wanted.values()) or real(top, wanted, timeout))
-    checkout = diff.Checkout.of(root)
+    checkout = sides.Checkout.of(root)
     dest = tmp_path / "side"
-    files = {**checkout.materialize("HEAD", dest, (diff.CODE,)), **checkout.materialize("HEAD", dest, diff.BUILD_FILES)}
+    files = {**checkout.materialize("HEAD", dest, (sides.CODE,)),
+             **checkout.materialize("HEAD", dest, sidecode.BUILD_FILES)}
     assert max(asked) == 0  # __init__.py alone read; before, each of the four whole
     for rel, size in sizes.items():
         assert isinstance(files[rel], gitread.Unread) and (dest / rel).stat().st_size == size, rel
     # each reader refuses its file by its size, as in a work tree; the .pyc counts as compiled code (unread)
-    assert sidecode.compiled_files(dest / diff.CODE) == ("__pycache__/locks.cpython-311.pyc",)
+    assert sidecode.compiled_files(dest / sides.CODE) == ("__pycache__/locks.cpython-311.pyc",)
     with pytest.raises(InputError, match="holds over 1,048,576 bytes: not passprice's list of pricing models"):
         from passprice.modelhistory import read_known
 
         read_known(dest / "src/passprice/pricing_models.json")
-    assert sidecode._package_data(dest / diff.CODE)["templates/facts.yml"] == (
+    assert sidecode._package_data(dest / sides.CODE)["templates/facts.yml"] == (
         "4,194,305 bytes, past the 4,194,304 a module may hold")
     assert sidecode._build_files(dest)["pyproject.toml"] == "4,194,305 bytes, past the 4,194,304 a module may hold"
 
@@ -196,24 +198,24 @@ def test_a_locks_folder_past_its_cap_is_refused_unread(tmp_path: Path, monkeypat
     blob = _git(root, "rev-parse", "HEAD:a.lock.toml")
     three = _locks_tree(root, 3, blob)
     four = _locks_tree(root, 4, blob)
-    checkout = diff.Checkout.of(root)
+    checkout = sides.Checkout.of(root)
     size = int(_git(root, "cat-file", "-s", f"{four}:locks"))
     assert size == 4 * (len("100644 l0000000.lock.toml") + 1 + 20)
-    assert diff._lock_listings(checkout, [three, four]) == {three: {blob: 6}, four: {blob: 6}}
-    monkeypatch.setattr(diff, "LOCK_TREE_BYTES", size - 1)
+    assert impacts._lock_listings(checkout, [three, four]) == {three: {blob: 6}, four: {blob: 6}}
+    monkeypatch.setattr(impacts, "LOCK_TREE_BYTES", size - 1)
     read: list[object] = []
     real = gitread.read_blobs
     monkeypatch.setattr(gitread, "read_blobs", lambda *a, **k: read.append(a) or real(*a, **k))
     with pytest.raises(InputError) as refused:
-        diff._lock_listings(checkout, [three, four])
+        impacts._lock_listings(checkout, [three, four])
     assert str(refused.value) == (
         f"{four}:locks: a folder of {size:,} bytes as git stores it, past the {size - 1:,}-byte cap on one folder of "
         "locks/ passprice lists from git (diff.LOCK_TREE_BYTES; not read)")
     assert read == []  # sized first, nothing read
-    monkeypatch.setattr(diff, "LOCK_TREE_BYTES", size)
-    monkeypatch.setattr(diff, "LOCK_TREES_BYTES", size + 10)  # three's 3/4 of it and four's: past in all
+    monkeypatch.setattr(impacts, "LOCK_TREE_BYTES", size)
+    monkeypatch.setattr(impacts, "LOCK_TREES_BYTES", size + 10)  # three's 3/4 of it and four's: past in all
     with pytest.raises(InputError) as refused:
-        diff._lock_listings(checkout, [three, four])
+        impacts._lock_listings(checkout, [three, four])
     assert str(refused.value) == (
         f"{four}:locks: a folder of {size:,} bytes as git stores it, {size * 7 // 4:,} bytes of folders in all, past "
         f"the {size + 10:,}-byte cap on the folders of locks/ passprice lists from git (diff.LOCK_TREES_BYTES; not "

@@ -132,11 +132,11 @@ def test_1_a_review_adding_such_cards_names_each_unparsed(tmp_path: Path) -> Non
 def test_1_a_side_s_file_read_as_plain_toml_is_refused_for_its_shape() -> None:
     import tomllib
 
-    from passprice import diff
+    from passprice.review import changes
 
     with pytest.raises(tomllib.TOMLDecodeError, match="62,744 separators"):
-        diff.side_toml(_dotted(2024).encode(), "card")
-    assert diff.side_toml(b'[card]\nname = "x"\n', "card") == {"card": {"name": "x"}}
+        changes.side_toml(_dotted(2024).encode(), "card")
+    assert changes.side_toml(b'[card]\nname = "x"\n', "card") == {"card": {"name": "x"}}
 
 
 # --- (4) a stopped git's history search, and loose objects ----------------------------------------------------------

@@ -319,7 +319,7 @@ NOT_WHEN_WARM = (
 #: Modules a plain price of a registered serving (dense, no drafts, no routing, no stack) does not use, so does not
 #: import: reading or drafting routes, drafting methods, stacks, reproducing, reviewing, sweeping.
 NOT_FOR_A_PRICE = (
-    "passprice.routing", "passprice.drafts", "passprice.stacks", "passprice.reproduce", "passprice.diff",
+    "passprice.routing", "passprice.drafts", "passprice.stacks", "passprice.reproduce", "passprice.review",
     "passprice.lineage", "passprice.sweep", "passprice.check", "passprice.audit",
     "shlex",  # only `init` quotes a folder with it
 )

@@ -22,9 +22,10 @@ from pathlib import Path
 import pytest
 
 from cli_helpers import REPO, copy_root, invoke
-from passprice import calibrate, diff, pins, stackfits
+from passprice import calibrate, pins, stackfits
 from passprice.measurements import load_runs
 from passprice.registry import find_root
+from passprice.review import impacts
 from passprice.stacks import load_stack, stack_path
 
 STACKS = ("llamacpp-cuda-2405", "lmdeploy-turbomind-2312")
@@ -195,12 +196,12 @@ def test_a_review_copy_keeps_a_shipped_stack_as_its_refit_without_the_cache(
     before = {name: stack_path(root, name).read_bytes() for name in STACKS}
     fitted = _fitting(monkeypatch)
     for name in STACKS:
-        diff._refit_stack(root, load_stack(root, name))
+        impacts._refit_stack(root, load_stack(root, name))
     assert fitted == ([] if _same_solver() else [f"calibrate {n}" for n in STACKS])
     fitted.clear()
     _use_table(monkeypatch, tmp_path / "no-table.json")
     for name in STACKS:
-        diff._refit_stack(root, load_stack(root, name))
+        impacts._refit_stack(root, load_stack(root, name))
     assert fitted == [f"calibrate {n}" for n in STACKS]
     assert {name: stack_path(root, name).read_bytes() for name in STACKS} == before
 

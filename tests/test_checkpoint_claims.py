@@ -14,7 +14,7 @@ import pytest
 
 from cli_helpers import REPO, invoke
 from passprice import schema
-from passprice.diff import checkpoint_claims
+from passprice.review.changes import checkpoint_claims
 from test_diff import commit_all, git
 from test_slip_34 import renderings  # one in-process review rendered per format
 

@@ -14,9 +14,9 @@ import attrs
 import pytest
 
 from passprice.comment import MARKER, Links, comment_body, fact_lines
-from passprice.diff import diff, diff_text
 from passprice.errors import InputError
 from passprice.registry import Root
+from passprice.review import diff, diff_text
 from passprice.scaffold import workflow
 from test_diff import (
     CARD,

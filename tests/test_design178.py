@@ -140,8 +140,10 @@ def _design_dotted() -> Iterator[tuple[str, str, list[str]]]:
 
 def _classes() -> dict[str, list[type]]:
     found: dict[str, list[type]] = {}
-    for name in sorted(MODULES - {"__main__"}):
-        module = importlib.import_module(f"passprice.{name}")
+    # a subpackage's modules too (passprice.review.verdict's Diff): a class defined there is its module's
+    every = {m.name for m in pkgutil.walk_packages(passprice.__path__, "passprice.")}
+    for name in sorted(every - {"passprice.__main__"}):
+        module = importlib.import_module(name)
         for attr, obj in vars(module).items():
             if inspect.isclass(obj) and obj.__module__ == module.__name__:
                 found.setdefault(attr, []).append(obj)
@@ -176,7 +178,7 @@ def test_1_every_dotted_module_name_of_design_resolves() -> None:
 
 
 def test_1_the_names_it_got_wrong_are_right_now() -> None:
-    assert "`addedfacts.copied_citations`" not in DESIGN and "`diff.copied_citations`" in DESIGN
+    assert "`addedfacts.copied_citations`" not in DESIGN and "`review.verdict.copied_citations`" in DESIGN
     assert "`simulate.ahead`" not in DESIGN and "`simulate.simulate`'s inner `ahead`" in DESIGN
     assert "`PassShape` (`of`," not in DESIGN and "`pass_shape`" in DESIGN
     assert not hasattr(importlib.import_module("passprice.serving").PassShape, "of")
@@ -346,7 +348,7 @@ def test_3_the_options_documented_here_do_what_the_readme_says(tmp_path: Any) ->
 @functools.cache
 def _refusal_names() -> frozenset[str]:
     # each refusal class states its name as a class attribute, ``name = "NotResident"``
-    source = "\n".join(p.read_text(encoding="utf-8") for p in sorted((REPO / "src" / "passprice").glob("*.py")))
+    source = "\n".join(p.read_text(encoding="utf-8") for p in sorted((REPO / "src" / "passprice").rglob("*.py")))
     names = set(re.findall(r'(?m)^    name = "([A-Z][A-Za-z]+)"$', source))
     # reproduce's refusal of a pinned checkpoint takes one of two names
     names |= {n for pair in re.findall(r'self\.name = "(\w+)" if .* else "(\w+)"', source) for n in pair}
@@ -409,7 +411,7 @@ def test_5_one_cost_formula_called_where_design_says() -> None:
     section = DESIGN.split("## One cost formula", 1)[1].split("\n## ", 1)[0]
     assert "`PassShape.cost`, the batch searches' bounds (`Lines`" in section
     callers = {}
-    for path in sorted((REPO / "src" / "passprice").glob("*.py")):
+    for path in sorted((REPO / "src" / "passprice").rglob("*.py")):  # a subpackage's modules too (review/)
         text = path.read_text(encoding="utf-8")
         if path.stem != "cost":
             callers[path.stem] = ("pass_terms(" in text, "Lines.of(" in text)

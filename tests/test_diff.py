@@ -18,12 +18,13 @@ from click.testing import CliRunner
 
 from passprice.cards import Tier
 from passprice.cli import cli
-from passprice.diff import diff, diff_markdown, diff_text, file_kind
 from passprice.edit import apply_edit, locate, set_fact
 from passprice.errors import InputError
 from passprice.facts import Fact, Provenance
 from passprice.locks import make_lock, read_lock, write_lock
 from passprice.registry import Root
+from passprice.review import diff, diff_markdown, diff_text
+from passprice.review.sides import file_kind
 from passprice.serving import price_serving
 from passprice.servings import load_spec, resolve
 
@@ -627,7 +628,7 @@ def test_a_revisions_temporary_copy_leaves_no_objects_in_the_cache(
 def test_a_sources_document_path_is_read_once_for_its_bytes() -> None:
     """Issue 13: a revision's source records were parsed twice as it was opened; now once for their bytes, and a key
     written with an escape still names the document."""
-    from passprice.diff import _named_by_sources, _source_path
+    from passprice.review.sides import _named_by_sources, _source_path
 
     data = b'[source]\n"p\\u0061th" = "registry/docs/x.pdf"\n'
     files = {"sources/a.toml": data, "sources/b.toml": b"not toml [", "facts/cards/c.toml": data}

@@ -1,8 +1,8 @@
 """Issue 13 (diff59): ``diff`` of a side holding hundreds of files under ``locks/`` that are no locks. Before: a branch
 adding 3,700 files ``x = {i}`` there made ``diff`` call ``read_lock`` 29,610 times (each file sized, hashed and looked
 up 8 times, once a pass) and print 3,789 lines; now a lock file is read once a snapshot, and past
-:data:`~passprice.diff.MAX_LOCKLESS` such files the side is refused in one line before its tree is written (speed48:
-also past that many lock files that surely do not read, :func:`~passprice.diff.surely_unread`)."""
+:data:`~passprice.review.sides.MAX_LOCKLESS` such files the side is refused in one line before its tree is written
+(speed48: also past that many lock files that surely do not read, :func:`~passprice.review.sides.surely_unread`)."""
 
 from __future__ import annotations
 
@@ -14,9 +14,10 @@ import pytest
 from tests.test_diff import commit_all, git
 
 from passprice import locks, snapshot
-from passprice.diff import MAX_LOCKLESS, diff, diff_text
 from passprice.errors import InputError
 from passprice.registry import Root
+from passprice.review import diff, diff_text
+from passprice.review.sides import MAX_LOCKLESS
 
 REPO = Path(__file__).parent.parent
 NOT_A_LOCK = (
@@ -145,8 +146,8 @@ def test_hundreds_of_lock_files_that_do_not_read_refuse_the_side_after_the_101st
 
 
 def _written(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The paths :mod:`passprice.diff` opens to write a side's tree, in order."""
-    from passprice import diff as module
+    """The paths :mod:`passprice.review.sides` opens to write a side's tree, in order."""
+    from passprice.review import sides
 
     written: list[str] = []
 
@@ -155,7 +156,7 @@ def _written(monkeypatch: pytest.MonkeyPatch) -> list[str]:
             written.append(path)
         return open(path, mode, *args, **kwargs)  # type: ignore[call-overload]
 
-    monkeypatch.setattr(module, "open", opened, raising=False)
+    monkeypatch.setattr(sides, "open", opened, raising=False)
     return written
 
 
@@ -190,9 +191,10 @@ def test_both_sides_holding_locks_that_do_not_read_name_base_first(
 
 
 def test_a_lock_surely_unread_is_told_from_its_bytes_alone() -> None:
-    """:func:`passprice.diff.surely_unread` is sure only where the lock schema's required keys are not all spelled
-    in the bytes; every shipped lock (which reads) is not surely unread, and a key spelled by an escape says nothing."""
-    from passprice.diff import surely_unread
+    """:func:`passprice.review.sides.surely_unread` is sure only where the lock schema's required keys are not all
+    spelled in the bytes; every shipped lock (which reads) is not surely unread, and a key spelled by an escape says
+    nothing."""
+    from passprice.review.sides import surely_unread
 
     shipped = sorted((REPO / "locks").glob("*.lock.toml"))
     assert len(shipped) >= 10 and not any(surely_unread(p.read_bytes()) for p in shipped)

@@ -185,7 +185,7 @@ def test_5_a_re_cited_ratio_is_worked_out_from_its_new_quote(repo: Path) -> None
 def test_6_a_stack_refusal_is_not_called_the_limit() -> None:
     from types import SimpleNamespace
 
-    from passprice.diff import _refused_by_stack
+    from passprice.review.rendering import _refused_by_stack
 
     priced = SimpleNamespace(price={"tokens_per_s": 996.1, "stack": "llamacpp-cuda-2405"}, refusal=None)
     refused = SimpleNamespace(price=None, refusal={"refusal": "BeyondStack"})

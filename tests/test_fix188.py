@@ -214,8 +214,9 @@ def test_6_the_best_lock_advice_repeats_the_user_s_output_and_options(tmp_path: 
 
 
 def test_7_a_model_size_glued_to_its_suffix_is_not_a_quoted_figure() -> None:
-    from passprice.diff import _added_run_asks, _quoted_figures
     from passprice.measurements import Run
+    from passprice.review.changes import _quoted_figures
+    from passprice.review.verdict import _added_run_asks
 
     locator = "PR table: row '| llama 8B Q4_0 | 1 | tg128 | 168.2 |'"
     run = Run(id="r", stack="s", card="c", checkpoint="k", batch=1, first=128, last=256, tokens_per_s=190.0,
@@ -246,7 +247,7 @@ def test_9_explain_alone_opens_with_its_own_line() -> None:
 
 
 def test_9_a_stale_recorded_count_is_said_in_words() -> None:
-    from passprice.diff import _figure_named
+    from passprice.review.impacts import _figure_named
 
     assert _figure_named("weight_bytes") == "weight_bytes, the weights' bytes a pass reads"
     assert _figure_named("expected.sequence_bytes") == "expected.sequence_bytes, each sequence's bytes a pass reads"

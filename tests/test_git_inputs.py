@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from cli_helpers import bad, copy_root, invoke
-from passprice import diff, gitread, schema
-from passprice.diff import Checkout
+from passprice import gitread, schema
+from passprice.review import Checkout, sides
 
 CARD = "h200_sxm_141gb"
 CARD_FILE = f"facts/cards/{CARD}.toml"
@@ -246,7 +246,7 @@ def test_a_commit_of_thousands_of_files_costs_one_cat_file_and_reads_none_of_the
         return real(cwd, args, stdin, timeout=timeout)
 
     monkeypatch.setattr(gitread, "run_git", counting)
-    monkeypatch.setattr(diff, "_run_git", counting)
+    monkeypatch.setattr(sides, "_run_git", counting)  # Checkout.materialize reads it there
     side = tmp_path / "side"
     checkout, pr = Checkout.of(root), git(root, "rev-parse", "pr")
     calls.clear()

@@ -39,7 +39,7 @@ def _refusal_names() -> set[str]:
     import passprice.stacks  # noqa: F401  (their refusals subclass ServingRefusal)
 
     names = walk(ServingRefusal) | walk(DecodeRefusal)
-    for path in (REPO / "src" / "passprice").glob("*.py"):
+    for path in (REPO / "src" / "passprice").rglob("*.py"):
         text = path.read_text(encoding="utf-8")
         names |= set(re.findall(r'^    name = "([A-Z]\w+)"', text, re.M))
         names |= set(re.findall(r'\{"refusal": "([A-Z]\w+)"', text))

@@ -50,7 +50,7 @@ def branch(path: Path, name: str, start: str = "main") -> Path:
 
 
 def test_1_figures_of_a_locator_of_hyphenated_names_are_read_in_one_pass() -> None:
-    from passprice.diff import _quoted_figures
+    from passprice.review.changes import _quoted_figures
 
     # Before: 1.1 s for 990 characters, 81 s for 4,000 (each 2x the characters 8x the time).
     assert _quoted_figures("x " + "a_-" * 3_330) == set()

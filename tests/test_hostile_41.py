@@ -98,8 +98,8 @@ def test_the_review_refits_no_stack_file_outside_the_registry(tmp_path: Path) ->
     import shutil
 
     from cli_helpers import invoke
-    from passprice.diff import stack_refit_findings
     from passprice.registry import find_root
+    from passprice.review.impacts import stack_refit_findings
     from test_newcomer_24 import STACK, _registry
 
     root = _registry(tmp_path / "made")

@@ -99,8 +99,9 @@ def test_a_lock_cites_a_fact_re_cited_and_re_derived_both_ways() -> None:
     from cli_helpers import REPO
     from passprice.cards import load_card
     from passprice.derivations import Derivation
-    from passprice.diff import _cites, _lock_cite
     from passprice.registry import Root
+    from passprice.review.impacts import _lock_cite
+    from passprice.review.rendering import _cites
 
     old = load_card(Root(REPO), "h200_sxm_141gb").facts()["streams.read"]
     assert isinstance(old.derivation, Derivation)

@@ -12,20 +12,13 @@ import attrs
 from cli_helpers import REPO
 from passprice.addedfacts import in_own_unit
 from passprice.derivations import RunDerivation, RunInput
-from passprice.diff import (
-    FactChange,
-    FileChange,
-    LockImpact,
-    PriceSide,
-    _cites,
-    _moved_runs,
-    _moved_under_runs,
-    _runs_moved,
-    refit_line,
-    run_change,
-)
 from passprice.facts import Fact
 from passprice.registry import find_root
+from passprice.review import FactChange, FileChange, LockImpact, PriceSide
+from passprice.review.changes import refit_line, run_change
+from passprice.review.impacts import _moved_runs
+from passprice.review.rendering import _cites, _runs_moved
+from passprice.review.verdict import _moved_under_runs
 
 _ERRORS = {"in_sample_mean": 0.0555, "card_out_mean": 0.069}
 _CITE = "the 111 runs of stack llamacpp-cuda-2405 in registry/measurements/xiongjiedai-llama3-llamabench.toml"
@@ -159,8 +152,8 @@ def test_left46_a_derived_value_moved_under_its_kept_derivation_cites_its_inputs
     (left43): its formula and its inputs' values and citations, one entry, no "value changed"."""
     from passprice.cards import load_card
     from passprice.derivations import Derivation
-    from passprice.diff import _lock_cite
     from passprice.registry import Root
+    from passprice.review.impacts import _lock_cite
 
     old = load_card(Root(REPO), "h200_sxm_141gb").facts()["streams.read"]
     assert isinstance(old.derivation, Derivation)

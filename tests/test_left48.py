@@ -15,11 +15,12 @@ import attrs
 
 from cli_helpers import REPO, copy_root
 from passprice.addedfacts import in_own_unit, other_figures, stated_with_unit
-from passprice.diff import LockImpact, PriceSide, _alone, _alone_what
 from passprice.facts import Fact, converter
 from passprice.locks import Lock, read_lock
 from passprice.registry import Root
 from passprice.reproduce import Drift, RoutingTogether, find_checkpoint, routing_together
+from passprice.review import LockImpact, PriceSide
+from passprice.review.rendering import _alone, _alone_what
 
 _SENTENCE = "'32 of the 128 experts take 60 % of the routed token-slots'"
 
@@ -88,7 +89,7 @@ def test_a_routing_records_two_facts_changed_in_place_are_one_entry() -> None:
 def test_a_percentage_is_quoted_as_the_locator_writes_it() -> None:
     """Walk56's test 5 read `its locator quotes 32 of the 128 (0.25), 60%` of `… take 60 % …`."""
     from passprice.addedfacts import asked
-    from passprice.diff import _quoted_figures
+    from passprice.review.changes import _quoted_figures
 
     rel = "facts/routing/gpt-oss-120b-chat.toml"
     added = [(rel, "routing.hot_experts"), (rel, "routing.hot_share")]

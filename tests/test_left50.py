@@ -139,12 +139,13 @@ def _re_pointed(tmp_path: Path) -> Path:
 def test_a_review_prices_a_drifted_routing_record_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Left49's leftover: the review's ``alone`` entries for a lock whose routing facts drifted priced the record's
     facts at once twice, once in :func:`passprice.reproduce.reproduce` (``rep.routing``) and again in
-    :func:`passprice.diff.changed_alone` with its own paths. Counted, on walk56 (c): 6 prices, now 5 (the pins, today's
-    serving, each of the 2 facts alone, the record as a whole); what the entry says is unchanged."""
+    :func:`passprice.review.impacts.changed_alone` with its own paths. Counted, on walk56 (c): 6 prices, now 5 (the
+    pins, today's serving, each of the 2 facts alone, the record as a whole); what the entry says is unchanged."""
     from passprice import reproduce
-    from passprice.diff import Side, SideInfo, changed_alone
     from passprice.locks import read_lock
     from passprice.registry import Root
+    from passprice.review import Side, SideInfo
+    from passprice.review.impacts import changed_alone
 
     root = _re_pointed(tmp_path)
     lock = read_lock(root / "locks" / "gpt-oss-120b-h100.lock.toml")
@@ -185,7 +186,8 @@ def test_the_review_reads_a_power_of_ten_whole_in_a_locator() -> None:
     """The review's reader of the figures a locator quotes (``diff._quoted_figures``, held against a value moved
     under its unchanged citation) read ``1e-400`` as two figures, 1 and 400 (a share moved 1 → 0.5 under it read
     "the locator quotes 1"), and ``4.8e12`` as 4.8. A power of ten is read whole; one past a float is no figure."""
-    from passprice.diff import FactChange, _quoted_figures
+    from passprice.review import FactChange
+    from passprice.review.changes import _quoted_figures
 
     assert _quoted_figures("Bandwidth 1e-400 GB/s, 1e+999 ops") == set()  # was {1, 400, 999}
     assert _quoted_figures("'4.8e12 B/s', '1E+5 slots', 1,024 lanes") == {4.8e12, 1e5, 1024.0}

@@ -9,8 +9,8 @@ import shutil
 from pathlib import Path
 
 from cli_helpers import copy_root, invoke
-from passprice.diff import diff, diff_markdown, diff_text
 from passprice.registry import Root
+from passprice.review import diff, diff_markdown, diff_text
 
 #: Walkthrough 57's re-citation of the MI300X's memory bandwidth to ROCm's table, with a note of its own.
 RECITE = ("fact", "set", "mi300x", "memory.bandwidth", "--value", "5.3", "--unit", "TB/s", "--provenance",

@@ -92,7 +92,8 @@ def test_6_both_cuts_read_a_power_of_ten_as_one_number() -> None:
     # figures 2 and 3 (a quote kept for a figure 3 it does not state, not for the 2000 it does), `x1e-400` as 400 in
     # diff's (a figure kept that is a power's digits) and as 1 and 400 in textchange's. Now one pattern
     # (textchange.NUMBER) read by one function (textchange.figure_read) in both, and in the review's reader.
-    from passprice.diff import _cut_keeping, _quoted_figures
+    from passprice.review.changes import _quoted_figures
+    from passprice.review.verdict import _cut_keeping
     from passprice.textchange import cut_keeping_figure
 
     quoted = "x " * 60 + "'rate 2e3 tokens' and more"
@@ -366,8 +367,8 @@ def test_2_the_markdown_says_the_locks_behind_on_base_apart_as_the_text_does(tmp
     import shutil
 
     from cli_helpers import copy_root
-    from passprice.diff import diff, diff_markdown, diff_text
     from passprice.registry import Root
+    from passprice.review import diff, diff_markdown, diff_text
     from test_left51 import _only_locks
 
     base = copy_root(tmp_path / "base")

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from cli_helpers import REPO, copy_root, invoke
-from passprice.diff import diff, render
 from passprice.registry import Root, lock_order
+from passprice.review import diff, render
 from passprice.tables import whole_counts
 
 GEMMA = "gemma3-270m-q4_k_m"

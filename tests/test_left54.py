@@ -19,7 +19,7 @@ def test_1_addedfacts_reads_each_figure_as_the_review_does() -> None:
     # digits), '2E3GB' and '带宽4.8TB/s' as no figure, where the review (diff._quoted_figures) read none, none, 2000
     # and 4.8. Now both read each with textchange.NUMBER.
     from passprice.addedfacts import names_figure, other_figures, stated_with_unit, unreadable
-    from passprice.diff import _quoted_figures
+    from passprice.review.changes import _quoted_figures
 
     def amounts(text: str) -> list[tuple[str, float, str]]:
         return [(shown, amount, unit) for shown, amount, _, _, unit in stated_with_unit(text)]
@@ -46,7 +46,7 @@ def test_1_addedfacts_reads_each_figure_as_the_review_does() -> None:
 def test_2_a_settings_value_is_read_with_its_power_of_ten() -> None:
     # Before: diff._SETTING_VALUE wrote its own number, without a power of ten: n_ctx=2e3's setting ended at its 2
     # ((0, 7)), its e3 left as text after it. Now the setting is the name and the whole number (textchange.NUMBER).
-    from passprice.diff import _quoted_figures, _setting_spans
+    from passprice.review.changes import _quoted_figures, _setting_spans
 
     assert _setting_spans("n_ctx=2e3 tokens") == [(0, 9)]  # was [(0, 7)]
     assert _setting_spans("--lr 1e-4000 x") == [(0, 12)]  # was [(0, 6)]

@@ -104,15 +104,16 @@ def _git(repo: Path, *args: str) -> str:
 def test_4_diff_reads_the_characters_a_name_runs_on_from_textchange(monkeypatch: pytest.MonkeyPatch) -> None:
     # Before: diff._NO_START was r"[A-Za-z_\d.,=]", textchange.NUMBER's look-behind class copied by hand plus "=". Now
     # both are built from textchange.RUNS_INTO: the same characters, one place to change them.
-    from passprice import diff, textchange
+    from passprice import textchange
+    from passprice.review import changes
 
     assert textchange.RUNS_INTO == r"A-Za-z_\d.,"
     assert textchange.NUMBER.startswith(r"(?<![A-Za-z_\d.,])(?<!\d[eE][+-])")
-    assert diff._no_start() == r"[A-Za-z_\d.,=]"  # the class the hand-written copy held
-    spans = {text: [text[a:b] for a, b in diff._setting_spans(text)]
+    assert changes._no_start() == r"[A-Za-z_\d.,=]"  # the class the hand-written copy held
+    spans = {text: [text[a:b] for a, b in changes._setting_spans(text)]
              for text in ("run n_ctx=512 here", "x=n_ctx 512", "a,n_ctx 512", "9n_ctx 512", "b=-c 512")}
     assert spans == {"run n_ctx=512 here": ["n_ctx=512"], "x=n_ctx 512": [], "a,n_ctx 512": [], "9n_ctx 512": [],
                      "b=-c 512": []}
     monkeypatch.setattr(textchange, "RUNS_INTO", "a-z")  # a change made there is diff's too
-    assert diff._no_start() == "[a-z=]"
-    assert [t[a:b] for t in ["9n_ctx 512"] for a, b in diff._setting_spans(t)] == ["n_ctx 512"]
+    assert changes._no_start() == "[a-z=]"
+    assert [t[a:b] for t in ["9n_ctx 512"] for a, b in changes._setting_spans(t)] == ["n_ctx 512"]

@@ -23,10 +23,11 @@ from typing import Any
 import attrs
 
 from cli_helpers import REPO, copy_root
-from passprice.diff import Side, SideInfo, _foreign_files, compare_file, locator_files
 from passprice.locks import read_lock
 from passprice.registry import Root
 from passprice.reproduce import RoutingTogether, reproduce
+from passprice.review import Side, SideInfo
+from passprice.review.changes import _foreign_files, compare_file, locator_files
 
 H200 = "facts/cards/h200_sxm_141gb.toml"
 ROUTING = "facts/routing/qwen3-30b-a3b-measured.toml"

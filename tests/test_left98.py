@@ -85,8 +85,8 @@ def test_2_a_lock_file_that_does_not_parse_and_holds_the_name_refuses_the_name(t
 def _first_format_review(tmp_path: Path, beside_r1: bool) -> str:
     """The review line of ``locks/old.lock.toml``, a first-format lock named R1 edited by hand on HEAD (its card's
     title), with R1's current-format lock beside it or not."""
-    from passprice.diff import diff
     from passprice.registry import Root
+    from passprice.review import diff
     from test_diff import commit_all, git
 
     repo = tmp_path / "repo"

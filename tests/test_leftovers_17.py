@@ -10,8 +10,9 @@ from pathlib import Path
 import attrs
 
 from cli_helpers import REPO, bad
-from passprice.diff import MAX_OTHER_FILES, diff, diff_markdown
 from passprice.registry import Root
+from passprice.review import diff, diff_markdown
+from passprice.review.verdict import MAX_OTHER_FILES
 
 ENTRY = "deepseek-r1-distill-qwen-7b-q4_k_m"
 

@@ -269,7 +269,7 @@ def test_diff_shows_a_stack_locks_expected_price_and_no_setting_as_the_figure(re
 
 
 def test_quoted_figures_leave_settings_and_names_out() -> None:
-    from passprice.diff import _quoted_figures
+    from passprice.review.changes import _quoted_figures
 
     assert _quoted_figures("'GPU Memory Bandwidth 4.8TB/s'") == {4.8}
     assert _quoted_figures("'INT8 Tensor Core 3,958 TOPS'") == {3958.0}

@@ -38,9 +38,10 @@ import pytest
 
 from cli_helpers import copy_root, invoke
 from passprice.addedfacts import parts_of, quotes_another
-from passprice.diff import FactChange, _quoted_figures
 from passprice.facts import Fact
 from passprice.registry import embedded_root, schema_dir
+from passprice.review import FactChange
+from passprice.review.changes import _quoted_figures
 from passprice.schema import _fast_validator, problems
 
 

@@ -256,7 +256,7 @@ def test_1_tensor_offsets_edited_are_named_as_no_price_rests_on_them(tmp_path: P
 def test_1_the_layout_is_every_key_outside_the_content_and_the_claims() -> None:
     import tomllib
 
-    from passprice.diff import checkpoint_claims, checkpoint_layout
+    from passprice.review.changes import checkpoint_claims, checkpoint_layout
 
     document = tomllib.loads((REPO / ENTRY).read_text(encoding="utf-8"))
     layout, claims = checkpoint_layout(document), checkpoint_claims(document)

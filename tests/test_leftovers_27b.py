@@ -97,8 +97,8 @@ def _git(path: Path, *args: str) -> str:
 def test_a_revision_searched_by_its_message_is_the_commit_git_finds(tmp_path: Path) -> None:
     # Before: `diff :/base` said ":/base: neither a folder nor a revision of the git checkout at …", exit 2 (git
     # was asked for ":/base^{commit}": a commit whose message holds "base^{commit}").
-    from passprice.diff import Checkout
     from passprice.errors import InputError
+    from passprice.review import Checkout
 
     root = copy_root(tmp_path)
     _git(root, "init", "-q", "-b", "main")

@@ -119,7 +119,7 @@ def test_4_no_other_sentence_puts_a_vendor_in_the_possessive() -> None:
     source = REPO / "src" / "passprice"
     if not source.is_dir():
         pytest.skip("the package's source is not beside the tests")
-    found = [f"{p.name}: {line.strip()}" for p in source.glob("*.py")
+    found = [f"{p.name}: {line.strip()}" for p in source.rglob("*.py")
              for line in p.read_text(encoding="utf-8").splitlines() if re.search(r"vendor[^\n]*\}'s\b", line)]
     assert found == []
 

@@ -31,11 +31,11 @@ import pytest
 
 from cli_helpers import REPO, invoke
 from passprice import files, schema
-from passprice.diff import _figure, _quoted_figures
 from passprice.errors import InputError
 from passprice.kv import context_label
 from passprice.measurements import load_runs
 from passprice.registry import Root
+from passprice.review.changes import _figure, _quoted_figures
 from passprice.serving import NotResident, OnChipOverflow
 from passprice.tables import byte_figure
 

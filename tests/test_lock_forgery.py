@@ -14,9 +14,9 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from passprice.cli import cli
-from passprice.diff import diff
 from passprice.locks import _canonical, _sorted
 from passprice.registry import Root
+from passprice.review import diff
 from test_diff import LOCK, LOCK_FILE, REPO, commit_all, edit_fact, git, make_lock_file, read_fact
 
 
@@ -54,7 +54,7 @@ def test_a_hand_edited_lock_with_its_digest_recomputed_fails_the_review(tmp_path
         f"{LOCK_FILE}: does NOT reproduce, although the pricing model's code is the lock's (first: rests_on): its "
         "pinned inputs do not give what it records: the lock was edited by hand" in r for r in reasons
     ), reasons
-    from passprice.diff import diff_markdown, diff_text
+    from passprice.review import diff_markdown, diff_text
 
     row = next(line for line in diff_markdown(d).splitlines() if line.startswith(f"| `{LOCK}` |"))
     assert row.endswith("| ❌ does NOT reproduce from its own pinned inputs (edited by hand?): see HEAD fails "

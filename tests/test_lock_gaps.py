@@ -27,9 +27,9 @@ from typing import Any
 import pytest
 
 from cli_helpers import REPO, copy_root, invoke
-from passprice.diff import diff, diff_markdown
 from passprice.pins import pricing_model_digest, pricing_modules
 from passprice.registry import Root
+from passprice.review import diff, diff_markdown
 
 R1 = "r1-qwen7b-h200"
 R1_BEST = "r1-qwen7b-h200-best"

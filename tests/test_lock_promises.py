@@ -23,9 +23,9 @@ from typing import Any
 import pytest
 
 from cli_helpers import REPO, copy_root, invoke
-from passprice.diff import diff, diff_markdown, diff_text
 from passprice.pins import pricing_model_digest
 from passprice.registry import Root, lock_order
+from passprice.review import diff, diff_markdown, diff_text
 
 R1 = "r1-qwen7b-h200"
 R1_LOCK = f"locks/{R1}.lock.toml"

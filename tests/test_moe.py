@@ -415,7 +415,7 @@ def test_roofline_change_of_an_moe_serving_is_the_scan() -> None:
 
 
 def test_diff_of_a_routing_record_reaches_its_lock(tmp_path: Path) -> None:
-    from passprice.diff import diff
+    from passprice.review import diff
 
     base, head = copy_root(tmp_path / "base"), copy_root(tmp_path / "head")
     record = head / "facts" / "routing" / "qwen3-30b-a3b-measured.toml"

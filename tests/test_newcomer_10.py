@@ -37,7 +37,7 @@ def test_a_review_row_shows_enough_decimals_to_tell_two_prices_apart() -> None:
     keep one decimal."""
     from types import SimpleNamespace
 
-    from passprice.diff import _shorts
+    from passprice.review.rendering import _shorts
 
     def lock(before: float, after: float) -> SimpleNamespace:
         def side(x: float) -> SimpleNamespace:

@@ -22,7 +22,7 @@ import json
 from pathlib import Path
 
 from cli_helpers import invoke
-from passprice.diff import content_changes
+from passprice.review.changes import content_changes
 from test_diff import commit_all
 from test_slip_34 import branch, registry, review
 
@@ -276,7 +276,7 @@ def test_6_the_best_lock_is_checked_by_hand_from_its_own_weight_bytes() -> None:
 
 
 def test_7_a_page_or_table_number_is_no_figure_the_locator_quotes(registry: Path) -> None:
-    from passprice.diff import _quoted_figures
+    from passprice.review.changes import _quoted_figures
 
     assert _quoted_figures("page 4, table 2: 700 GB/s a stack") == {700.0}
     assert _quoted_figures("Table 3, H100 SXM5 column: 132 SMs") == {132.0}

@@ -134,8 +134,8 @@ def test_4_a_tflops_rate_over_an_op_per_mac_input_says_which_unit_to_write(tmp_p
 
 
 def test_5_a_run_outside_the_span_is_named_with_its_figure_and_citation() -> None:
-    from passprice.diff import _run_cited
     from passprice.measurements import Run
+    from passprice.review.verdict import _run_cited
 
     run = Run("acme.h100_nvl_94gb.l3-8b-f16.b4", "acme-vllm-06", "h100_nvl_94gb", "llama3-8b-f16", 4, 0, 1024, 470.3,
               source="acme-vllm-h100nvl", source_id="acme-inference-bench",
@@ -157,7 +157,7 @@ def test_6_readme_says_how_to_upgrade_and_its_quotes_are_passprices_text() -> No
             "locks' digest") in flat
     # each message the paragraph quotes is one passprice prints
     source = "".join(p.read_text(encoding="utf-8") for p in
-                     (Path(__file__).resolve().parents[1] / "src" / "passprice").glob("*.py"))
+                     (Path(__file__).resolve().parents[1] / "src" / "passprice").rglob("*.py"))
     for quoted in ("the pricing model changed and moves the price", "changed since the lock",
                    "the digest of no code of this review", "how passprice is installed changed"):
         assert quoted in flat and quoted in source, quoted

@@ -18,8 +18,9 @@ from pathlib import Path
 import pytest
 
 from cli_helpers import copy_root, invoke
-from passprice import diff, gitread
-from passprice.diff import CODE, FOLDERS, Checkout
+from passprice import gitread
+from passprice.review import Checkout, sides
+from passprice.review.sides import CODE, FOLDERS
 
 CARD_FILE = "facts/cards/h200_sxm_141gb.toml"
 
@@ -101,7 +102,7 @@ def test_a_diff_reads_the_same_text_through_one_cat_file_as_through_one_a_read(
     root = two_commits(tmp_path)
     shared = invoke("diff", *how, "main", "pr", root=root)
     monkeypatch.setattr(gitread, "one_batch", _one_a_read)
-    monkeypatch.setattr(Checkout, "_listing", lambda self, commit, specs: diff._run_git(
+    monkeypatch.setattr(Checkout, "_listing", lambda self, commit, specs: sides._run_git(
         self.top, ["ls-tree", "-r", "-l", "-z", "--full-tree", commit, "--", *specs]))
     apart = invoke("diff", *how, "main", "pr", root=root)
     assert shared.exit_code == apart.exit_code == 1, shared.output  # the review refuses the change: printed first

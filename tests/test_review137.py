@@ -1,14 +1,14 @@
 """The review's walk of a branch's re-locks made cheaper, its answers the same (issue 16; issue 13's review use).
 
 ``passprice diff a0187f68 main`` (a BASE from before the list of pricing models, 2,444 commits back) asks the
-history behind every entry of HEAD's list (:func:`passprice.diff._branch_records`): it ran one ``git ls-tree`` for
-each of the 327 commits that changed ``locks/``, parsed 2,983 lock blobs (1,507 distinct), asked 236 ``git
-merge-base --is-ancestor`` and wrote out and digested 145 commits' code, every time: 13.7 s of the review's 17 s of
-CPU (docs/PERFORMANCE.md, round review137). Now:
+history behind every entry of HEAD's list (:func:`passprice.review.impacts._branch_records`): it ran one ``git ls-tree``
+for each of the 327 commits that changed ``locks/``, parsed 2,983 lock blobs (1,507 distinct), asked 236 ``git
+merge-base --is-ancestor`` and wrote out and digested 145 commits' code, every time: 13.7 s of the review's 17 s of CPU
+(docs/PERFORMANCE.md, round review137). Now:
 
 1. each commit's ``locks/`` is listed from its tree objects, all commits in three or four git processes
-   (:func:`~passprice.diff._lock_listings`), the same blobs as ``ls-tree -r -l`` gives (test_1_*);
-2. ancestry is one ``git rev-list`` an end point (:class:`~passprice.diff._Ancestry`), the same answers as
+   (:func:`~passprice.review.impacts._lock_listings`), the same blobs as ``ls-tree -r -l`` gives (test_1_*);
+2. ancestry is one ``git rev-list`` an end point (:class:`~passprice.review.impacts._Ancestry`), the same answers as
    ``merge-base --is-ancestor`` (test_2_*);
 3. each distinct lock blob is parsed once, and its ``[lock]`` pin kept in the cache by blob id; each commit's code
    is digested once a code folder (its tree id), and kept in the cache under it: a review asked again parses and
@@ -107,7 +107,8 @@ def test_1_the_listing_is_ls_tree_s_in_every_shape(odd_repo: tuple[Path, list[st
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """``re[g]/`` (pathspec magic) is listed the ``ls-tree`` way; ``reg/`` from the trees: the same blobs."""
     from passprice import schema
-    from passprice.diff import Checkout, _lock_listings
+    from passprice.review import Checkout
+    from passprice.review.impacts import _lock_listings
 
     root, commits = odd_repo
     if prefix != "reg/":
@@ -128,7 +129,8 @@ def test_1_the_listing_is_ls_tree_s_in_every_shape(odd_repo: tuple[Path, list[st
 def test_1_the_listing_of_this_repository_s_history_is_ls_tree_s() -> None:
     """The 40 newest commits that changed ``locks/`` of passprice's own history, listed both ways."""
     from passprice import schema
-    from passprice.diff import Checkout, _lock_listings
+    from passprice.review import Checkout
+    from passprice.review.impacts import _lock_listings
 
     if not (REPO / ".git").exists():
         pytest.skip("not a git checkout")
@@ -145,17 +147,18 @@ def test_1_the_listing_takes_a_few_git_processes_whatever_the_commits(odd_repo: 
     """Before: one ``ls-tree`` a commit (327 in the old-BASE review). Now: the commits' folders in one
     ``--batch-check``, their trees level by level in ``cat-file --batch`` (here 41 levels: the folder nested 40
     deep), the blobs' sizes in one ``--batch-check``: no ``ls-tree``."""
-    from passprice import diff, gitread
+    from passprice import gitread
+    from passprice.review import impacts, sides
 
     root, commits = odd_repo
     calls: list[list[str]] = []
-    run, read = diff._run_git, gitread.read_blobs
-    monkeypatch.setattr(diff, "_run_git", lambda top, args, *a, **k: calls.append(list(args)) or run(top, args, *a,
+    run, read = sides._run_git, gitread.read_blobs
+    monkeypatch.setattr(impacts, "_run_git", lambda top, args, *a, **k: calls.append(list(args)) or run(top, args, *a,
                                                                                                           **k))
     batches: list[int] = []
     monkeypatch.setattr(gitread, "read_blobs", lambda top, sizes, *a, **k: batches.append(len(sizes)) or read(
         top, sizes, *a, **k))
-    diff._lock_listings(diff.Checkout(root, "reg/"), commits * 20)  # each commit 20 times: asked once each
+    impacts._lock_listings(sides.Checkout(root, "reg/"), commits * 20)  # each commit 20 times: asked once each
     # and each level's trees sized first, one --batch-check a level (tests/test_blobcap169.py: a folder's tree is
     # read only within diff.LOCK_TREE_BYTES), so a folder nested 40 deep takes 41 more git processes
     assert [c[0] for c in calls] == ["cat-file"] * 42 and len(batches) == 41
@@ -167,7 +170,7 @@ def test_1_the_listing_takes_a_few_git_processes_whatever_the_commits(odd_repo: 
 
 
 def test_2_ancestry_answers_as_merge_base_does(tmp_path: Path) -> None:
-    from passprice.diff import _Ancestry
+    from passprice.review.impacts import _Ancestry
 
     root = tmp_path / "repo"
     root.mkdir()
@@ -197,21 +200,21 @@ def test_3_a_review_asked_again_parses_and_digests_nothing_and_says_the_same(
         twice_repo: tuple[Path, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """slip 57's branch that re-locked twice: its review with an empty cache digests the first code once and parses
     each lock blob once; asked again, none; both say the same, byte for byte, text and JSON."""
-    from passprice import diff
+    from passprice.review import impacts, sides
 
     monkeypatch.setenv("PASSPRICE_CACHE_DIR", str(tmp_path / "cache"))
     parsed: list[bytes] = []
     written: list[str] = []
-    pin, materialize = diff._lock_pin, diff.Checkout.materialize
-    monkeypatch.setattr(diff, "_lock_pin", lambda data: parsed.append(data) or pin(data))
+    pin, materialize = impacts._lock_pin, sides.Checkout.materialize
+    monkeypatch.setattr(impacts, "_lock_pin", lambda data: parsed.append(data) or pin(data))
 
-    def counted(self: diff.Checkout, commit: str, dest: Path, folders: tuple[str, ...] = diff.FOLDERS,
+    def counted(self: sides.Checkout, commit: str, dest: Path, folders: tuple[str, ...] = sides.FOLDERS,
                 judge: object = None) -> dict[str, bytes]:
         if Path(dest).name.startswith("passprice-branch-"):  # the walk's (diff._CommitCode)
             written.append(commit)
         return materialize(self, commit, dest, folders, judge)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(diff.Checkout, "materialize", counted)
+    monkeypatch.setattr(sides.Checkout, "materialize", counted)
     root, first = twice_repo
     runs = []
     for _ in range(2):
@@ -234,7 +237,8 @@ def test_3_a_review_asked_again_parses_and_digests_nothing_and_says_the_same(
 
 
 def test_3_a_kept_entry_not_of_its_shape_is_parsed_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from passprice import cache, diff
+    from passprice import cache
+    from passprice.review import impacts
 
     monkeypatch.setenv("PASSPRICE_CACHE_DIR", str(tmp_path / "cache"))
     root = tmp_path / "repo"
@@ -242,13 +246,13 @@ def test_3_a_kept_entry_not_of_its_shape_is_parsed_again(tmp_path: Path, monkeyp
     _run(root, "init", "-q", "-b", "main")
     (root / "locks" / "a.lock.toml").write_text('[lock]\npricing_model = "sha256:aa"\ndigest = "sha256:1"\n')
     blob = _run(root, "hash-object", "-w", "locks/a.lock.toml").strip()
-    assert diff._lock_pins(root, {blob: 50}) == {blob: ("sha256:aa", "sha256:1")}
+    assert impacts._lock_pins(root, {blob: 50}) == {blob: ("sha256:aa", "sha256:1")}
     for forged in ({blob: ["sha256:aa"]}, {blob: [1, 2]}, {blob: "sha256:aa"}, []):
-        cache.store(diff._pins_key(), {"pins": forged})
-        assert diff._lock_pins(root, {blob: 50}) == {blob: ("sha256:aa", "sha256:1")}
+        cache.store(impacts._pins_key(), {"pins": forged})
+        assert impacts._lock_pins(root, {blob: 50}) == {blob: ("sha256:aa", "sha256:1")}
     # a right-shaped entry is believed (the cache is trusted as the user's own files are: passprice.cache._trusted)
-    cache.store(diff._pins_key(), {"pins": {blob: None}})
-    assert diff._lock_pins(root, {blob: 50}) == {blob: None}
+    cache.store(impacts._pins_key(), {"pins": {blob: None}})
+    assert impacts._lock_pins(root, {blob: 50}) == {blob: None}
 
 
 # --- 4. a lock whose pricing_model is a table -------------------------------------------------------------------------
@@ -256,7 +260,7 @@ def test_3_a_kept_entry_not_of_its_shape_is_parsed_again(tmp_path: Path, monkeyp
 
 @pytest.mark.parametrize("value", ["{ a = 1 }", "[1, 2]", "1"])
 def test_4_a_pricing_model_that_is_no_string_pins_nothing(value: str) -> None:
-    from passprice.diff import _lock_pin
+    from passprice.review.impacts import _lock_pin
 
     assert _lock_pin(f'[lock]\npricing_model = {value}\ndigest = "sha256:1"\n'.encode()) is None
     assert _lock_pin(b'[lock]\npricing_model = "sha256:aa"\ndigest = "sha256:1"\n') == ("sha256:aa", "sha256:1")
@@ -287,7 +291,8 @@ def test_3_a_code_folder_under_pathspec_magic_is_not_keyed_by_its_tree(tmp_path:
                                                                       keyed: bool) -> None:
     """``materialize`` lists a prefix holding ``[`` as a pattern (which may match other folders), so no one tree
     names what it writes out: such a commit's code is digested each time, never found by a tree id."""
-    from passprice.diff import Checkout, _CommitCode
+    from passprice.review import Checkout
+    from passprice.review.impacts import _CommitCode
 
     root = tmp_path / "repo"
     code = root / prefix / "src" / "passprice"

@@ -25,9 +25,9 @@ import pytest
 from click.testing import CliRunner
 
 from passprice.cli import cli
-from passprice.diff import diff, diff_markdown
 from passprice.locks import FloorChange, compare_policies, read_lock
 from passprice.registry import Root
+from passprice.review import diff, diff_markdown
 
 REPO = Path(__file__).resolve().parent.parent
 CARD = "h200_sxm_141gb"

@@ -11,7 +11,7 @@ from typing import Any
 from tests.cli_helpers import REPO, copy_root, invoke
 from tests.test_slip_34 import renderings  # one in-process review rendered per format
 
-from passprice import diff
+from passprice.review import verdict
 
 MISSING = ("date", "read", "retrieved", "url", "publisher")  # what a web-page record without them lacks, in order
 
@@ -92,7 +92,7 @@ def test_a_file_cut_mid_way_says_how_many_of_its_errors_are_left_out(tmp_path: P
 
 
 def test_the_bound_is_20() -> None:
-    assert diff.MAX_HEAD_PROBLEMS == 20
+    assert verdict.MAX_HEAD_PROBLEMS == 20
 
 
 def test_check_loads_each_source_record_once_with_the_same_lines(tmp_path: Path, monkeypatch: Any) -> None:

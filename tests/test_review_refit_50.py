@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from cli_helpers import copy_root
-from passprice import calibrate, diff, stackfits
+from passprice import calibrate, stackfits
 from passprice.registry import find_root
+from passprice.review import impacts
 from passprice.stacks import load_stack, stack_path
 
 STACK = "lmdeploy-turbomind-2312"  # 17 runs, all of one card: its fits are few and cheap
@@ -30,7 +31,7 @@ def test_a_copys_refit_is_kept_and_written_again_unfitted(tmp_path: Path, monkey
     root = find_root(copy_root(tmp_path))
     path = stack_path(root, STACK)
     before = path.read_bytes()
-    diff._refit_stack(root, load_stack(root, STACK))
+    impacts._refit_stack(root, load_stack(root, STACK))
     refitted = path.read_bytes()
     # Solved once, kept: within fits_kept the same fits come from the cache folder, the same doubles, none solved.
     calibrate._FITS.clear()
@@ -45,19 +46,19 @@ def test_a_copys_refit_is_kept_and_written_again_unfitted(tmp_path: Path, monkey
     path.write_bytes(before)
     monkeypatch.setattr(calibrate, "calibrate", _no_refit)
     monkeypatch.setattr(calibrate, "write_calibration", _no_refit)
-    diff._refit_stack(root, load_stack(root, STACK))
+    impacts._refit_stack(root, load_stack(root, STACK))
     assert path.read_bytes() == refitted
     # Any input edited (here a comment in a measurement file: the fit inputs are the files' bytes) is a miss.
     path.write_bytes(before)
     runs = root.measurements / "lmdeploy-turbomind-a100.toml"
     runs.write_text(runs.read_text(encoding="utf-8") + "# edited\n", encoding="utf-8")
     with pytest.raises(AssertionError, match="re-fitted"):
-        diff._refit_stack(root, load_stack(root, STACK))
+        impacts._refit_stack(root, load_stack(root, STACK))
     # A bypassed cache re-fits too, and the fit outside fits_kept is solved in the process as ever.
     monkeypatch.setenv("PASSPRICE_NO_CACHE", "1")
     runs.write_text(runs.read_text(encoding="utf-8").removesuffix("# edited\n"), encoding="utf-8")
     with pytest.raises(AssertionError, match="re-fitted"):
-        diff._refit_stack(root, load_stack(root, STACK))
+        impacts._refit_stack(root, load_stack(root, STACK))
     monkeypatch.delenv("PASSPRICE_NO_CACHE")
     monkeypatch.setattr(calibrate, "write_calibration", write)
     calibrate._FITS.clear()

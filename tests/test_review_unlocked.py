@@ -14,8 +14,8 @@ import pytest
 
 from cli_helpers import REPO, invoke
 from passprice import sidecode
-from passprice.diff import Diff, PriceSide, diff, diff_markdown, diff_text
 from passprice.registry import Root
+from passprice.review import Diff, PriceSide, diff, diff_markdown, diff_text
 from passprice.unlocked import ServingMove, named_files
 
 CARD_FILE = "facts/cards/h200_sxm_141gb.toml"
@@ -221,7 +221,7 @@ def test_a_serving_head_refuses_gets_no_lock_advice() -> None:
     """Walkthrough 11: under "Servings no lock pins", a serving refused ``NotResident`` on HEAD was advised
     ``passprice lock NAME -o …``, which, pasted, exits 1 (a refused price cannot be locked). Only a serving HEAD
     prices gets the command."""
-    from passprice.diff import PriceSide
+    from passprice.review import PriceSide
     from passprice.unlocked import ServingMove
 
     refused = {"refusal": "NotResident", "message": "the card memory must hold more"}

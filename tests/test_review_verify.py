@@ -4,8 +4,8 @@ source. passprice cannot read the source; it says what to check there."""
 
 from __future__ import annotations
 
-from passprice.diff import FactChange
 from passprice.facts import Fact
+from passprice.review import FactChange
 
 LOCATOR = "Technical Specifications table, H200 SXM column: 'GPU Memory Bandwidth 4.8TB/s'"
 

@@ -15,9 +15,10 @@ from pathlib import Path
 import pytest
 
 from cli_helpers import REPO, copy_root, invoke
-from passprice import calibrate, diff, pins, stackfits
+from passprice import calibrate, pins, stackfits
 from passprice.measurements import load_runs
 from passprice.registry import find_root
+from passprice.review import impacts
 from passprice.stacks import load_stack, stack_path
 
 STACKS = ("llamacpp-cuda-2405", "lmdeploy-turbomind-2312")
@@ -81,7 +82,7 @@ def test_an_unread_card_edited_fits_nothing_and_finds_what_a_fit_finds(
     fitted = _fitting(monkeypatch)
     taken = stackfits.review_stacks(root)
     for name in STACKS:
-        diff._refit_stack(root, load_stack(root, name))
+        impacts._refit_stack(root, load_stack(root, name))
     assert fitted == []
     assert taken == ([], [])
     assert {name: stack_path(root, name).read_bytes() for name in STACKS} == before
@@ -90,7 +91,7 @@ def test_an_unread_card_edited_fits_nothing_and_finds_what_a_fit_finds(
     monkeypatch.setattr(stackfits, "_SHIPPED", [(("", "", ""), {})])
     assert stackfits.review_stacks(find_root(str(folder))) == taken
     for name in STACKS:
-        diff._refit_stack(root, load_stack(root, name))
+        impacts._refit_stack(root, load_stack(root, name))
     assert sorted(fitted) == sorted([f"verify {n}" for n in STACKS] + [f"calibrate {n}" for n in STACKS])
     assert {name: stack_path(root, name).read_bytes() for name in STACKS} == before
 

@@ -259,12 +259,12 @@ def test_sharing_the_recomputed_copy_changes_no_word_of_the_review(
 ) -> None:
     """(Round 28, in process.) The locks' and the unlocked servings' prices with the card's stale facts recomputed
     are made in one private copy of HEAD; made in a copy each (as before round 28), the review says the same."""
-    from passprice import diff as diff_module
+    from passprice.review import impacts, rendering, verdict
 
     monkeypatch.setenv("TMPDIR", str(tmp_path))
     monkeypatch.setattr("tempfile.tempdir", None)
     made: list[str] = []
-    real = diff_module._recomputed_copy
+    real = impacts._recomputed_copy
 
     def counted(*args: object) -> object:
         made.append("copy")
@@ -276,14 +276,14 @@ def test_sharing_the_recomputed_copy_changes_no_word_of_the_review(
 
     # The copies counted on the shared review itself (it was reviewed twice, uncounted then counted, to the same
     # words: one review more, ~1.3 s of CPU; session 39).
-    monkeypatch.setattr(diff_module, "_recomputed_copy", counted)
-    shared = diff_module.diff(Root(repo.path), repo.base, repo.fact)
+    monkeypatch.setattr(impacts, "_recomputed_copy", counted)
+    shared = verdict.diff(Root(repo.path), repo.base, repo.fact)
     assert made == ["copy"]  # the locks' copy served the unlocked servings too
     made.clear()
-    monkeypatch.setattr(diff_module, "_shared_copies", unshared)
-    apart = diff_module.diff(Root(repo.path), repo.base, repo.fact)
+    monkeypatch.setattr(verdict, "_shared_copies", unshared)
+    apart = verdict.diff(Root(repo.path), repo.base, repo.fact)
     assert made == ["copy", "copy"]
     for fmt in ("text", "markdown", "json"):
-        assert diff_module.render(apart, fmt) == diff_module.render(shared, fmt)
+        assert rendering.render(apart, fmt) == rendering.render(shared, fmt)
     assert apart.exit_status == shared.exit_status == 1
     assert [p.name for p in tmp_path.iterdir()] == []

@@ -66,7 +66,7 @@ def _build(path: Path) -> Path:
 def test_a_pull_request_rewriting_the_review_s_verdict_is_named_and_judged_by_base_s_code(tmp_path: Path) -> None:
     path = _base(tmp_path / "registry")
     git(path, "checkout", "-q", "-b", "pr")
-    module = path / "src" / "passprice" / "diff.py"
+    module = path / "src" / "passprice" / "review" / "verdict.py"  # the review's code lies in a subpackage
     text = module.read_text(encoding="utf-8")
     assert text.count(EXIT) == 1
     module.write_text(text.replace(EXIT, "        if False:\n"), encoding="utf-8")  # never 1
@@ -81,7 +81,7 @@ def test_a_pull_request_rewriting_the_review_s_verdict_is_named_and_judged_by_ba
     own = subprocess.run([sys.executable, "-B", "-m", "passprice", "--root", str(path), "diff", "main", "HEAD",
                           "--json"], cwd=path, env=env, capture_output=True, text=True, timeout=120)
     assert own.returncode == 0, own.stderr
-    assert json.loads(own.stdout)["code_changed"] == ["src/passprice/diff.py"]  # named, but passed
+    assert json.loads(own.stdout)["code_changed"] == ["src/passprice/review/verdict.py"]  # named, but passed
 
     # Run by BASE's code (this passprice: the workflow's reviewer): refused, and the code change named.
     status, (text, markdown), err = printed(path, "text", "markdown")  # one review, as text and as markdown
@@ -91,8 +91,8 @@ def test_a_pull_request_rewriting_the_review_s_verdict_is_named_and_judged_by_ba
     assert summary.endswith("; passprice's own code changed (1 file)"), summary
     assert ("\npassprice's own code changed: the verdict is sound only from BASE's passprice (the CI workflow "
             "installs the base branch's to review): HEAD's code could pass its own change\n"
-            "  src/passprice/diff.py\n") in text
-    assert "#### passprice's own code" in markdown and "- `src/passprice/diff.py`" in markdown
+            "  src/passprice/review/verdict.py\n") in text
+    assert "#### passprice's own code" in markdown and "- `src/passprice/review/verdict.py`" in markdown
 
 
 def test_the_workflow_reviews_with_the_base_branch_s_passprice_before_the_pull_request_s_code_runs() -> None:

@@ -30,9 +30,9 @@ from cli_helpers import REPO, invoke
 from passprice.addedfacts import inputs_quote_another, quotes_another
 from passprice.cards import load_cards
 from passprice.derivations import quantity
-from passprice.diff import _quoted_figures
 from passprice.facts import Fact, Provenance
 from passprice.registry import find_root
+from passprice.review.changes import _quoted_figures
 from test_diff import commit_all, git
 from test_slip_34 import review  # one in-process review rendered as text and as JSON
 

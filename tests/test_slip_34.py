@@ -23,8 +23,8 @@ import pytest
 from cli_helpers import REPO, invoke
 from passprice.addedfacts import from_basis, quotes_another
 from passprice.derivations import quantity
-from passprice.diff import Diff
 from passprice.facts import Fact, Provenance
+from passprice.review import Diff
 from test_diff import commit_all, git
 
 H200 = "facts/cards/h200_sxm_141gb.toml"
@@ -72,10 +72,10 @@ def renderings(
 ) -> tuple[int, list[str]]:
     """``passprice --root PATH diff BASE HEAD --format FORMAT``'s exit status and standard output for each of
     ``formats`` (``None``: BASE or HEAD not given, the command's default), from one review: the library's
-    :func:`passprice.diff.diff` run once in process as the command runs it (the cache on, the registry read as one
-    snapshot) and rendered per format as the command prints it (:func:`passprice.diff.render`, no links, a line end),
-    where one command per format reviewed the change again (session 33: ~0.7 s a review). That these are the
-    command's bytes and status is pinned by
+    :func:`passprice.review.verdict.diff` run once in process as the command runs it (the cache on, the registry read as
+    one snapshot) and rendered per format as the command prints it (:func:`passprice.review.rendering.render`, no links,
+    a line end), where one command per format reviewed the change again (session 33: ~0.7 s a review). That these are
+    the command's bytes and status is pinned by
     ``test_3_a_new_files_run_citing_an_unregistered_source_fails_check_and_the_review``."""
     status, outs, _ = printed(path, *formats, base=base, head=head)
     return status, outs
@@ -88,8 +88,8 @@ def printed(
     ``passprice: error:`` line per problem when the review exits 2, one ``passprice: refused:`` line when it exits 1,
     nothing at 0."""
     from passprice import cache, snapshot
-    from passprice.diff import diff
     from passprice.registry import find_root
+    from passprice.review import diff
 
     cache.configure(enabled=True)
     with snapshot.reading():
@@ -98,9 +98,10 @@ def printed(
 
 def shown(result: Diff, *formats: str) -> tuple[int, list[str], str]:
     """What ``passprice diff --format FORMAT`` prints of a review already made (``result``, a
-    :class:`passprice.diff.Diff`): its exit status, its standard output in each of ``formats`` (no links, a line end)
-    and its standard error (:func:`printed`'s lines), where a test holding the review ran the command again."""
-    from passprice.diff import render
+    :class:`passprice.review.verdict.Diff`): its exit status, its standard output in each of ``formats`` (no links, a
+    line end) and its standard error (:func:`printed`'s lines), where a test holding the review ran the command
+    again."""
+    from passprice.review import render
 
     outs = [render(result, fmt, None) + "\n" for fmt in formats]
     if result.exit_status == 2:
@@ -297,7 +298,7 @@ def test_6_a_copied_drafting_methods_acceptance_outside_its_quoted_range_is_to_v
 
 def test_6_an_estimated_share_in_its_quoted_range_or_bound_is_not_asked() -> None:
     # The 2 shipped estimates of a share: ws1_hypothetical's host.stream and sn40l's streams.read.
-    from passprice.diff import _quoted_figures
+    from passprice.review.changes import _quoted_figures
 
     assert quotes_another(fact(0.85, "1", "basis: the 0.80-0.86 DMA shares measured", Provenance.ASSUMED),
                           _quoted_figures) is None
@@ -346,7 +347,7 @@ def test_8_a_copied_cards_constant_moved_under_its_words_is_to_verify(registry: 
 
 
 def test_6_a_share_is_held_against_ratios_only() -> None:
-    from passprice.diff import _quoted_figures
+    from passprice.review.changes import _quoted_figures
 
     # A share under a locator quoting only rates and a version number is not held against them (slip 32's copy).
     assert quotes_another(fact(0.9633, "1", "results (CUDA 12.6), HBM Bandwidth table: Dot 4.48 TB/s",

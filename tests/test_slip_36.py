@@ -22,11 +22,11 @@ from cli_helpers import REPO, copy_root, invoke
 from gguf_bytes import Array, Meta, decode, encode
 from passprice.addedfacts import _place, _plain, basis_terms, quotes_another, unreadable
 from passprice.checkpoints import import_header, load_checkpoint
-from passprice.diff import _quoted_figures
 from passprice.facts import Provenance
 from passprice.gguf_header import GGUFHeader, LongArray, read_header
 from passprice.pins import checkpoint_digest
 from passprice.registry import Root
+from passprice.review.changes import _quoted_figures
 from passprice.scopes import differences, in_scope
 from test_diff import commit_all
 from test_slip_34 import branch, fact, registry, renderings, review

@@ -17,8 +17,8 @@ import pytest
 
 from cli_helpers import REPO, invoke
 from passprice.addedfacts import parts_of, quotes_another
-from passprice.diff import _quoted_figures
 from passprice.facts import Fact
+from passprice.review.changes import _quoted_figures
 from test_diff import commit_all
 from test_slip_34 import branch, registry, review
 

@@ -128,10 +128,10 @@ def test_diff_of_a_pr_adding_a_hostile_card_parses_none_of_it_uncapped(
     # Slip 54: an added card that does not read was still parsed whole by the review's look at its [card] table
     # (diff._card_table, a bare tomllib.loads): a 40 KB dotted key of 20,000 parts cost 8.9-11 s of CPU and 2.4 GB,
     # a 50 MB card 9.1 s, before the one line (now 3.4 s and 2.4 s, 110-157 MiB in all). No bare tomllib.loads is
-    # left in passprice.diff: each goes through diff.side_toml, which this test watches.
+    # left in passprice.review: each goes through diff.side_toml, which this test watches.
     import tomllib
 
-    from passprice import diff
+    from passprice.review import sides
 
     # Both hostile cards (a 40 KB dotted key, 50 MB) are added in one pull request, each said in its one line: one
     # review where each had its own (session 39).
@@ -157,4 +157,5 @@ def test_diff_of_a_pr_adding_a_hostile_card_parses_none_of_it_uncapped(
     for line in said:
         assert line in result.output
     assert max(parsed, default=0) < 300_000  # nothing past a kind's 256 KiB cap reached tomllib
-    assert "tomllib.loads(" not in Path(diff.__file__).read_text(encoding="utf-8")
+    review = Path(sides.__file__).parent
+    assert not [p.name for p in review.glob("*.py") if "tomllib.loads(" in p.read_text(encoding="utf-8")]

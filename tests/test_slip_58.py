@@ -57,9 +57,9 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
 def test_a_lock_loosened_by_hand_is_refused_by_name(repo: tuple[Path, str]) -> None:
     """Before: "1 re-locked, 1 with floors loosened", the row "⚠️ re-locked, floors loosened", exit 0. Now its
     digest, in none of the records of HEAD's list under its pricing model, fails the review in every format."""
-    from passprice.diff import diff, diff_markdown, diff_text
     from passprice.locks import read_lock
     from passprice.registry import Root
+    from passprice.review import diff, diff_markdown, diff_text
 
     root, digest = repo
     assert digest not in (root / LISTED).read_text(encoding="utf-8")
@@ -88,10 +88,10 @@ def test_a_lock_loosened_by_hand_is_refused_by_name(repo: tuple[Path, str]) -> N
 def test_an_honest_re_lock_loosening_a_floor_passes_with_its_warning(repo: tuple[Path, str]) -> None:
     """``passprice lock --update --force --require streams.read=assumed`` lists the lock's digest under its model:
     "re-locked, floors loosened", ⚠️, exit 0, as before."""
-    from passprice.diff import diff, diff_markdown
     from passprice.locks import read_lock
     from passprice.modelhistory import read_known
     from passprice.registry import Root
+    from passprice.review import diff, diff_markdown
 
     root, _ = repo
     git(root, "checkout", "-q", "honest")
@@ -110,9 +110,9 @@ def test_the_records_rule_itself() -> None:
     at all where HEAD's code is not its own (a user's registry: no list records its locks)."""
     from types import SimpleNamespace
 
-    from passprice.diff import _unrecorded_locks
     from passprice.modelhistory import KnownModel
     from passprice.modellist import unrecorded_locks
+    from passprice.review.impacts import _unrecorded_locks
 
     a, b = "sha256:" + "a" * 64, "sha256:" + "b" * 64
     listed = {a: KnownModel(a, "0.1.0", "2026-12-01", "", (b,))}

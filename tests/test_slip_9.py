@@ -192,8 +192,8 @@ def test_citations_that_lead_elsewhere_are_to_verify(tmp_path: Path) -> None:
 
 
 def test_a_figure_input_turned_into_a_constant_is_to_verify() -> None:
-    from passprice.diff import FactChange
     from passprice.facts import Fact
+    from passprice.review import FactChange
 
     def array(sparse: dict[str, object]) -> Fact:
         return Fact.from_entry({"value": 989.5, "unit": "TMAC/s", "provenance": "derived",

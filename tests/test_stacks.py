@@ -372,7 +372,7 @@ def test_a_lock_under_a_stack_pins_its_facts_reproduces_and_sees_them_change(tmp
 def test_diff_of_a_stack_fact_reaches_the_locks_resting_on_it(tmp_path: object) -> None:
     from pathlib import Path
 
-    from passprice.diff import diff
+    from passprice.review import diff
 
     base = copy_root(Path(str(tmp_path)) / "base")
     lock = base / "locks" / "r1-stack.lock.toml"

@@ -19,9 +19,9 @@ import attrs
 import pytest
 
 from passprice import cache, snapshot
-from passprice.diff import diff
 from passprice.locks import lock_text, read_lock
 from passprice.registry import find_root
+from passprice.review import diff
 from test_pin_27 import _copy
 
 LOCK = "locks/r1-qwen7b-h200.lock.toml"

@@ -376,8 +376,8 @@ def test_9_best_s_headroom_line_names_memory_use() -> None:
 
 
 def test_9_a_not_locked_row_shows_the_figure_that_moved() -> None:
-    from passprice.diff import PriceSide
     from passprice.locks import FIGURES
+    from passprice.review import PriceSide
     from passprice.unlocked import ServingMove, text_lines
 
     price = json.loads(invoke("price", "r1-qwen7b-h200", "--no-lock", "--json").stdout)

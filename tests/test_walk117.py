@@ -45,7 +45,7 @@ import tomllib
 from pathlib import Path
 
 from cli_helpers import REPO, copy_card, copy_root, invoke
-from passprice.diff import Diff, diff_markdown, diff_text
+from passprice.review import Diff, diff_markdown, diff_text
 from test_review_unlocked import reviewed  # noqa: F401 - the review of tests/test_review_unlocked.py, a fixture
 
 Q3 = "qwen3-30b-a3b-h200"

@@ -193,8 +193,8 @@ def test_4_audit_outside_a_registry_gives_the_excerpts_file_and_registry(tmp_pat
 
 
 def test_5_a_review_rule_is_not_called_a_check_problem(repo: Path) -> None:
-    from passprice.diff import diff
     from passprice.registry import Root
+    from passprice.review import diff
 
     _edit(repo, "registry/servings/r1-qwen7b-h200.toml", "batch = 1", "batch = 2")
     _commit(repo, "batch")

@@ -10,8 +10,9 @@ from __future__ import annotations
 import pytest
 
 from passprice.comment import comment_body
-from passprice.diff import MAX_HAND_EDITS, diff, diff_text, edited_recorded, hand_edits
 from passprice.registry import Root
+from passprice.review import diff, diff_text
+from passprice.review.impacts import MAX_HAND_EDITS, edited_recorded, hand_edits
 from test_diff import LOCK, LOCK_FILE, Repo, commit_all, edit_fact, git, make_repo
 
 
@@ -191,7 +192,7 @@ def test_a_re_lock_moving_the_price_under_a_tenth_shows_both_figures_apart() -> 
     # read "recorded 5,166.6 → 5,166.6" beside BASE's 5,166.56 and HEAD's 5,166.63
     from types import SimpleNamespace
 
-    from passprice.diff import _recorded
+    from passprice.review.rendering import _recorded
 
     def lock(before: float | None, after: float | None) -> SimpleNamespace:
         return SimpleNamespace(recorded_before=None if before is None else {"tokens_per_s": before},
@@ -237,7 +238,7 @@ def test_a_checkpoint_changed_under_a_lock_is_no_broken_floor(repo: Repo) -> Non
 
 
 def _held_cell(lock: object) -> str:
-    from passprice.diff import _held
+    from passprice.review.rendering import _held
 
     return _held(lock)  # type: ignore[arg-type]
 

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from cli_helpers import copy_root, invoke
-from passprice.diff import Diff, diff, diff_markdown, diff_text
 from passprice.registry import Root
+from passprice.review import Diff, diff, diff_markdown, diff_text
 
 LOCK = "qwen3-30b-a3b-h200"
 ROUTING = "qwen3-30b-a3b-measured"

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from cli_helpers import REPO, copy_root, invoke
-from passprice.diff import Diff, diff, diff_markdown, diff_text
 from passprice.locks import replaced, replaced_lines
 from passprice.registry import Root
+from passprice.review import Diff, diff, diff_markdown, diff_text
 
 LOCK = "r1-qwen7b-h200-llamacpp"
 SERVING = "r1-qwen7b-h200"

@@ -23,7 +23,8 @@ from types import SimpleNamespace
 import pytest
 
 from cli_helpers import REPO, invoke
-from passprice import diff, glossary
+from passprice import glossary
+from passprice.review import rendering
 
 
 @pytest.mark.parametrize("word", ["price", "prices", "cheapest", "cost", "$/hour", "money"])
@@ -115,13 +116,13 @@ def test_a_stack_lock_s_expected_price_unmoved_by_routing_says_why() -> None:
     """A best lock under llamacpp-cuda-2405 (fitted at batch 1): the routing record's change moved the limit's best
     (batch 605, -0.003585 %) and left the expected price at batch 1 where it was, which read `177.8 → 177.8 (+0 %)`
     with no reason."""
-    line = diff._expected_shift(_stack_lock(("routing.hot_experts",), 1, 177.7740829202033))
+    line = rendering._expected_shift(_stack_lock(("routing.hot_experts",), 1, 177.7740829202033))
     assert line == ("177.8 → 177.8  (+0 %) under stack llamacpp-cuda-2405, recorded 177.8; unmoved by "
                     "routing.hot_experts: 1 token-row a pass reads its 8 experts a layer whatever the routing")
     for lock in (_stack_lock(("routing.hot_experts",), 2, 177.7740829202033),  # 2 token-rows: the routing counts
                  _stack_lock(("memory.bandwidth",), 1, 177.7740829202033),  # no routing fact changed
                  _stack_lock(("routing.hot_share",), 1, 180.0)):  # it moved: nothing to explain
-        assert "unmoved" not in (diff._expected_shift(lock) or "")
+        assert "unmoved" not in (rendering._expected_shift(lock) or "")
 
 
 def test_compare_under_a_stack_says_its_range_chose_the_batch() -> None:

@@ -13,9 +13,9 @@ from types import SimpleNamespace
 from cli_helpers import REPO, copy_root, invoke
 from passprice import locking, rowcite
 from passprice.cards import load_card
-from passprice.diff import stale_descriptions
 from passprice.registry import Root
 from passprice.reproduce import Drift, derived_groups
+from passprice.review.verdict import stale_descriptions
 from passprice.routing import load_routing
 from passprice.textchange import cut_at_word, text_change
 

@@ -78,8 +78,8 @@ def test_a_serving_re_pointed_to_another_routing_record_names_both_and_the_new_c
     # Walkthrough 51: the row read `changed: []`, `cites: []` (diff read the lock's own record, BASE's, which the
     # change left as it was), so nothing said the price now rests on another record's facts and citations. One
     # review (the library's, as `passprice diff` makes it), rendered in the three formats.
-    from passprice.diff import diff, render
     from passprice.registry import Root
+    from passprice.review import diff, render
 
     review = diff(Root(repo), "HEAD~1", "HEAD")
     data = json.loads(render(review, "json"))

@@ -21,8 +21,9 @@ def test_a_value_moved_under_its_unchanged_citation_is_cited_as_such() -> None:
 
     import attrs
 
-    from passprice.diff import _cites, _lock_cite
     from passprice.registry import Root
+    from passprice.review.impacts import _lock_cite
+    from passprice.review.rendering import _cites
     from passprice.routing import load_routing
 
     old = load_routing(Root(REPO), "qwen3-30b-a3b-measured").facts()["routing.hot_share"]
@@ -75,8 +76,8 @@ def test_a_serving_re_pointed_between_records_named_by_path_compares_their_facts
     # Walk52 compared two records' facts only by name (facts/routing/NAME.toml): a lock whose serving names its
     # record by a file path re-pointed to another read `routing record A → B` and `changed` nothing more. HEAD:
     # the lock re-locked on extra/b.toml, the same record with hot_share 0.9 → 0.85 under the same citation.
-    from passprice.diff import diff, render
     from passprice.registry import Root
+    from passprice.review import diff, render
 
     head = tmp_path / "head"
     shutil.copytree(by_path, head)
@@ -167,8 +168,8 @@ def test_a_card_fact_re_cited_to_an_added_source_is_among_the_sources_to_verify(
     # memory.bandwidth to it (the same figure and locator); the fact's line asked it, but `sources_changed` was []
     # (only ids BASE registers were compared) and lock x, which prices on that fact, was named under no source.
     # (The H200's memory facts cite NVIDIA's H200 product page since cite102: the added records are the page's.)
-    from passprice.diff import diff, render
     from passprice.registry import Root
+    from passprice.review import diff, render
 
     head = tmp_path / "head"
     shutil.copytree(by_path, head)

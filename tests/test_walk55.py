@@ -7,8 +7,9 @@ import attrs
 
 from passprice.addedfacts import percents_of
 from passprice.derivations import Finding, RunDerivation, RunInput
-from passprice.diff import FactChange, LockImpact, PriceSide, _description_names_old, run_change
 from passprice.facts import Fact
+from passprice.review import FactChange, LockImpact, PriceSide
+from passprice.review.changes import _description_names_old, run_change
 from passprice.servings import ServingSpec
 
 _ERRORS = {"in_sample_mean": 0.0555, "in_sample_max": 0.1801, "card_out_mean": 0.069, "card_out_max": 0.2045,

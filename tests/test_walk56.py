@@ -18,8 +18,8 @@ from types import SimpleNamespace
 import pytest
 
 from cli_helpers import REPO, invoke
-from passprice.diff import _expected_shift
 from passprice.reproduce import _first_figure
+from passprice.review.rendering import _expected_shift
 from passprice.tables import decimals_pair, si_pair
 
 #: qwen3-30b-a3b-h200's [lock] digest as commit e9af49f4c0f7 wrote it (re-locked at d6ad0245: cited, then replaced).
@@ -135,8 +135,8 @@ def test_5_a_routing_records_two_facts_under_one_sentence_stating_both_are_not_a
     # Before: each of hot_experts 0.25 and hot_share 0.6 under '32 of the 128 experts take 60 % …' was asked
     # "facts/routing/…: hot_share reads 0.6 at the place … hot_experts cites as 0.25: does … state 0.25?"
     from passprice.addedfacts import asked
-    from passprice.diff import _quoted_figures
     from passprice.facts import Fact, converter
+    from passprice.review.changes import _quoted_figures
 
     sentence = "'32 of the 128 experts take 60 % of the routed token-slots'"
 

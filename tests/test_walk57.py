@@ -15,7 +15,7 @@ import attrs
 import pytest
 
 from cli_helpers import copy_root, invoke
-from passprice.diff import _description_changed
+from passprice.review.changes import _description_changed
 from passprice.servings import ServingSpec
 
 R1 = "registry/servings/r1-qwen7b-h200.toml"

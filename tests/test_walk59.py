@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 
 from cli_helpers import REPO, copy_root, invoke
-from passprice.diff import diff
 from passprice.registry import Root
+from passprice.review import diff
 
 README = (REPO / "README.md").read_text(encoding="utf-8")
 

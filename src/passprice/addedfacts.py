@@ -35,7 +35,7 @@ from passprice.textchange import figure_read as figure_read  # the one reader of
 #: ``308 GB/s``). Left54: this module had its own number (a power of ten only as ``e``, a sign and 1 to 3 digits;
 #: anything but a letter of any script, a digit, ``_``, ``.`` or ``,`` before it), which read ``1e-4000 GB/s`` and
 #: ``x1e-400 GB/s`` as ``4000 GB/s`` and ``400 GB/s`` (the power's digits), ``2E3GB`` as no figure, and no figure
-#: glued to a letter of another script (``带宽4.8TB/s``); the review (:mod:`passprice.diff`) read each as
+#: glued to a letter of another script (``带宽4.8TB/s``); the review (:mod:`passprice.review`) read each as
 #: :data:`~passprice.textchange.NUMBER` does. No difference was needed: a look-alike letter before a figure
 #: (``Н100``, Cyrillic) is a Latin one by then (:func:`_plain`), so the name rule reads it as a name.
 _WITH_UNIT = re.compile(rf"({NUMBER}) ?([A-Za-z]+(?:/[A-Za-z]+)?)")
@@ -600,8 +600,8 @@ _TIMES = re.compile(TIMES_COUNT)
 
 
 def _counts_quoted(text: str, quoted: Callable[[str], set[float]]) -> set[float]:
-    """The bare numbers ``text`` quotes (``quoted``: :func:`passprice.diff._quoted_figures`), with a count after
-    ``x`` (``x16``)."""
+    """The bare numbers ``text`` quotes (``quoted``: :func:`passprice.review.changes._quoted_figures`), with a count
+    after ``x`` (``x16``)."""
     return quoted(text) | {float(found.group(1)) for found in _TIMES.finditer(text[:10_000])}
 
 

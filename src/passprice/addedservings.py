@@ -21,7 +21,7 @@ import attrs
 from passprice.tables import markdown_code, markdown_text
 
 if TYPE_CHECKING:
-    from passprice.diff import FileChange, LockImpact, PriceSide, Side
+    from passprice.review import FileChange, LockImpact, PriceSide, Side
 
 #: The most added servings a review prices (on HEAD): a pull request adding more (2,000 generated serving files)
 #: names how many it left unpriced.
@@ -148,7 +148,7 @@ def added_servings(
     """Each serving file HEAD adds (``files``: the changed files) that reads on HEAD, by name, the first ``most``
     (:data:`MAX_DESCRIBED` by default) priced on HEAD with HEAD's inputs and code, each with HEAD's locks of it
     (``reviews``: every lock reviewed)."""
-    from passprice.diff import PriceSide
+    from passprice.review import PriceSide
     from passprice.sidecode import price_locks
     from passprice.unlocked import SERVINGS
 

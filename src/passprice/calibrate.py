@@ -142,11 +142,11 @@ class RunModel:
 #: apart what ``==`` does not (``-0.0`` and ``0.0``, ``1`` and ``1.0``), so a hit gives the very doubles a pricing
 #: gives; pickled bytes do not serve, for they differ with which equal strings are one object. A one-fact review
 #: priced every run of a stack twice: HEAD's ``check`` re-runs the stack's fit (:func:`verify_stack`) and the
-#: private copy's re-fit (:func:`calibrate`, in :func:`passprice.diff._refit`) priced the same runs on cards of the
-#: same bytes again, about 0.08 s of CPU for the 111 runs of ``llamacpp-cuda-2405`` (docs/PERFORMANCE.md, "A
+#: private copy's re-fit (:func:`calibrate`, in :func:`passprice.review.impacts._refit`) priced the same runs on cards
+#: of the same bytes again, about 0.08 s of CPU for the 111 runs of ``llamacpp-cuda-2405`` (docs/PERFORMANCE.md, "A
 #: one-fact review's runs priced once"). A shape is the object :func:`passprice.serving.shape_of` shares by content
-#: across roots; it is kept with the entry and compared by identity. At most :data:`_PRICED_KEPT` probe and card
-#: pairs, the oldest dropped.
+#: across roots; it is kept with the entry and compared by identity. At most :data:`_PRICED_KEPT` probe and card pairs,
+#: the oldest dropped.
 _PRICED: OrderedDict[tuple[str, str, str], dict[tuple[int, str], tuple[Any, list[float], list[float]]]] = (
     OrderedDict())
 _PRICED_KEPT = 64
@@ -754,8 +754,8 @@ def _on_disk(key: bytes) -> tuple[str, bytes]:
 @contextlib.contextmanager
 def fits_kept() -> Iterator[None]:
     """Within the ``with``, :func:`fit` gives a fit another process solved and kept (:func:`_kept_fit`) and keeps
-    those it solves. For a one-fact ``diff``'s re-fit of its private copy (:func:`passprice.diff._refit`), which
-    solved the same 15 fits every run, about half of a warm review (speed50); ``check`` keeps its stacks' findings
+    those it solves. For a one-fact ``diff``'s re-fit of its private copy (:func:`passprice.review.impacts._refit`),
+    which solved the same 15 fits every run, about half of a warm review (speed50); ``check`` keeps its stacks' findings
     whole (:mod:`passprice.stackfits`), and a fit asked for anywhere else is solved in the process as ever."""
     before = _ACROSS[0]
     _ACROSS[0] = True
@@ -1179,10 +1179,11 @@ def _plain_text_with(before: str, entries: dict[str, dict[str, Any]]) -> str | N
 def stack_text_with(path: Path, entries: dict[str, dict[str, Any]], keep_layout: bool = True) -> str:
     """The stack file's text with each entry set at its path (tomlkit: the rest of the file, its comments, key
     order and line endings, stay as written; an existing table is replaced whole, a new one appended). With
-    ``keep_layout`` false (a private copy's file, read only by passprice: :func:`passprice.diff.recomputed_prices`)
-    the same document, comments and layout not kept (:func:`_plain_text_with`; tomlkit where it cannot write the
-    document exactly). Raises :class:`InputError` for a file that is not a regular file or holds more than
-    :data:`passprice.edit.MAX_EDITED_BYTES` (:func:`passprice.edit.edited_bytes`)."""
+    ``keep_layout`` false (a private copy's file, read only by passprice:
+    :func:`passprice.review.impacts.recomputed_prices`) the same document, comments and layout not kept
+    (:func:`_plain_text_with`; tomlkit where it cannot write the document exactly). Raises :class:`InputError` for a
+    file that is not a regular file or holds more than :data:`passprice.edit.MAX_EDITED_BYTES`
+    (:func:`passprice.edit.edited_bytes`)."""
     import tomlkit
 
     from passprice.edit import edited_bytes, in_line_endings

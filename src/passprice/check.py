@@ -715,7 +715,7 @@ def review_files(root: Root, documents: Callable[[str], str | None] | None = Non
     ``check`` would). File names in the lines are relative to ``root``. The files are read as one snapshot
     (:func:`passprice.snapshot.reading`): each once, whatever the number of servings naming it. ``documents``: the
     identity (``sha256:…``) of each registry document by its path, where ``root`` does not hold their bytes (a
-    review's revision: :meth:`passprice.diff.Side.document`); by default each is hashed where it lies."""
+    review's revision: :meth:`passprice.review.sides.Side.document`); by default each is hashed where it lies."""
     from passprice import snapshot
 
     with snapshot.reading():
@@ -1107,7 +1107,7 @@ def duplicate_lines(root: Root, locks: list[tuple[Path, Any]]) -> list[tuple[tup
     pinning the old facts (then the two disagree, or one drifts), and a copy keeps the original's ``[lock]`` name,
     which every lock line and refusal prints, naming a file it does not lie in. Not a failure (a duplicate lets no
     change past its floors): a warning of ``check``, and of a review that adds or changes one of the two
-    (:func:`passprice.diff.compare`)."""
+    (:func:`passprice.review.verdict.compare`)."""
     import json
 
     from passprice.locks import converter

@@ -2956,7 +2956,7 @@ def reproduce_command(ctx: click.Context, lock: str, as_json: bool) -> None:
     if the_lock.stack is not None:  # today's expected column on a fit its runs no longer give (walkthrough 27)
         import attrs
 
-        from passprice.diff import stale_stack_facts
+        from passprice.review import stale_stack_facts
 
         rep = attrs.evolve(rep, stale_stack=stale_stack_facts(root, the_lock.stack.name, rep.today.price))
     shown = _relative(root, path)
@@ -3325,7 +3325,7 @@ def diff_command(
     lock's floors, moves a locked price without re-locking it, or leaves a derived fact stale (the locks resting on
     it are marked), 2 when a file does not read on HEAD."""
     from passprice.comment import Links
-    from passprice.diff import diff, render
+    from passprice.review import diff, render
 
     if (repository_url is None) != (ref is None):
         raise click.UsageError("give --repository-url and --ref together")

@@ -19,7 +19,7 @@ from passprice.errors import InputError
 from passprice.tables import markdown_code
 
 if TYPE_CHECKING:
-    from passprice.diff import Diff
+    from passprice.review import Diff
 
 #: The first line of every comment passprice posts: an HTML comment (GitHub does not show it) the workflow finds the
 #: comment to update by.
@@ -96,8 +96,8 @@ def fact_lines(text: str, fact: str) -> tuple[int, int] | None:
 
 def comment_body(d: Diff, links: Links | None = None) -> str:
     """The sticky pull-request comment: :data:`MARKER` on the first line, then the diff's markdown
-    (:func:`passprice.diff.diff_markdown`)."""
-    from passprice.diff import diff_markdown
+    (:func:`passprice.review.rendering.diff_markdown`)."""
+    from passprice.review import diff_markdown
 
     return f"{MARKER}\n{diff_markdown(d, links)}"
 

@@ -607,8 +607,8 @@ class Finding:
     also: tuple[str, ...] = ()
     #: A ``mismatch`` of a serving stack fit's recorded ``errors`` (:func:`passprice.calibrate.verify_stack`), not of
     #: the fitted facts' values, which may still follow: ``check`` and the review fail it; a lock resting on the facts
-    #: is marked by it only when no fact's value moved (:func:`passprice.diff.stack_refit_findings`; session 29: it
-    #: named all eight facts of a fit whose three moved).
+    #: is marked by it only when no fact's value moved (:func:`passprice.review.impacts.stack_refit_findings`; session
+    #: 29: it named all eight facts of a fit whose three moved).
     of_errors: bool = False
     #: How far the value moved, as the relative change ``|today / written - 1|`` (``None``: not told), and the move
     #: as a few words (``share.scale 0.002051 → 0.00824``): what a one-line summary of many findings ranks and names

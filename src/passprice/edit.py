@@ -996,8 +996,8 @@ def recompute_record(
     recomputed before it, the whole edit checked once and written once, under :func:`locked` (64 chained
     acceptances of a drafting method took 14 s when each was a ``fact set`` of its own, re-reading, re-parsing and
     re-validating the file). ``keep_layout`` false (a private copy only passprice reads:
-    :func:`passprice.diff.recomputed_prices`): the file's comments and layout are not kept, and tomlkit does not
-    parse it (:func:`_recomputed_text`). Raises :class:`InputError` at the first derivation that cannot be
+    :func:`passprice.review.impacts.recomputed_prices`): the file's comments and layout are not kept, and tomlkit does
+    not parse it (:func:`_recomputed_text`). Raises :class:`InputError` at the first derivation that cannot be
     evaluated, and with every problem of the edit (a recomputed value out of the schema's range), nothing written."""
     from passprice.derivations import Derivation, recheck
 

@@ -52,7 +52,7 @@ file is hashed) and replaced, never an error; so is one larger than :data:`MAX_F
 ``--no-cache`` and ``PASSPRICE_NO_CACHE`` bypass it with the rest of the cache.
 
 A file read from one of passprice's own temporary folders (``TMPDIR/passprice-*``: the private copies of BASE and
-HEAD a review writes and removes, :mod:`passprice.diff`) is recorded for the rest of the process only, never written:
+HEAD a review writes and removes, :mod:`passprice.review`) is recorded for the rest of the process only, never written:
 its folder is gone when the process ends, so its record could never name it again, and each review added about 25
 such records, which every later process read and rewrote (a full file, :data:`MAX_RECORDS`, costs about 20 ms a
 process; session 37, suite43).

@@ -927,12 +927,12 @@ def blob_sizes(top: Path, blobs: Iterable[str]) -> dict[str, int | None]:
 
 
 #: The most bytes of blobs :func:`blob_sha256` is asked to stream for one revision's documents
-#: (:meth:`passprice.diff.Checkout.documents`): past them none is hashed, and the review says which document and why.
-#: A blob's size is not its cost in the repository: 512 MiB of zeros is 523 KB of pack (zlib at level 9), and
-#: hashing it as git streams it took 1.34 s of CPU (git's inflating 0.93 s, passprice's sha256 and pipe 0.41 s; the
-#: same sha256 in process, the yardstick, 0.35 s; load 8.5); 1 GiB is 1,045,032 bytes of pack and took 1.57 s of CPU
-#: (4.7 s wall, load 6.3), on top of the review's own (left92). The bound is on the size git states, whatever made
-#: it: a pack's deltas (copies of a base object, not built here) may make more of fewer bytes, up to git's 60 s.
+#: (:meth:`passprice.review.sides.Checkout.documents`): past them none is hashed, and the review says which document and
+#: why. A blob's size is not its cost in the repository: 512 MiB of zeros is 523 KB of pack (zlib at level 9), and
+#: hashing it as git streams it took 1.34 s of CPU (git's inflating 0.93 s, passprice's sha256 and pipe 0.41 s; the same
+#: sha256 in process, the yardstick, 0.35 s; load 8.5); 1 GiB is 1,045,032 bytes of pack and took 1.57 s of CPU (4.7 s
+#: wall, load 6.3), on top of the review's own (left92). The bound is on the size git states, whatever made it: a pack's
+#: deltas (copies of a base object, not built here) may make more of fewer bytes, up to git's 60 s.
 HASHED_BYTES = 512 << 20
 
 
@@ -1181,7 +1181,7 @@ NAMED_BYTES = schema.MAX_TOML_BYTES
 NAMED_TOTAL_BYTES = 16 << 20
 #: The most bytes of a blob :func:`read_named` reads among its ``hashed`` names (documents, compared by their digest):
 #: a larger one is given as :class:`Unread` (its id and size), for :func:`blob_sha256` to stream. As
-#: :data:`passprice.diff.DOCUMENT_READ_BYTES`.
+#: :data:`passprice.review.sides.DOCUMENT_READ_BYTES`.
 NAMED_READ_BYTES = 1 << 20
 
 

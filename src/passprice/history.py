@@ -25,12 +25,13 @@ from typing import Any
 import attrs
 
 from passprice import gitread, schema
-from passprice.diff import Checkout, _git_says, _run_git
 from passprice.edit import FactFile
 from passprice.errors import InputError, escaped
 from passprice.factparts import change_said, changed_parts
 from passprice.facts import Fact
 from passprice.registry import Root
+from passprice.review import Checkout
+from passprice.review.sides import _git_says, _run_git
 
 #: The most commits a history reads (a fact file changes a few times a year; the bound keeps a long-lived registry's
 #: history quick to read).

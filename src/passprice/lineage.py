@@ -235,24 +235,23 @@ def quote_problems(root: Root, sources: Mapping[str, Source] | None = None,
     (``registry/measurements/FILE.toml: run.INDEX (ID)``), whose quotes of a source are NOT FOUND in that source's
     stored excerpt, by
     :func:`passprice.sources.quote_check` of the spans of its locators citing that source alone (``only``), the one
-    look-up ``audit --source`` and the review (:func:`passprice.diff._quotes_checked`) make: ``FILE: KEY: its quotes
-    of SOURCE are NOT FOUND in its stored excerpt EXCERPT: …``. A new user's excerpt line edited (``FP32 30.3
+    look-up ``audit --source`` and the review (:func:`passprice.review.verdict._quotes_checked`) make: ``FILE: KEY: its
+    quotes of SOURCE are NOT FOUND in its stored excerpt EXCERPT: …``. A new user's excerpt line edited (``FP32 30.3
     teraFLOPs`` to ``30.0``) and its ``excerpt_sha256`` re-pinned read "all holds" here and in the pre-commit hook,
-    while ``audit`` said NOT FOUND and the review failed (tests/test_fix190.py). A source with no usable stored text
-    is no problem here (``audit`` says ``not checked``); the look-ups are bounded as an audit's
-    (:class:`passprice.sources.Lookups`: past it, a span is not looked up), and the facts whose quotes were left past
-    it are one problem line (the first three named, then counted): a card sorting first spending the bound on a 1 MB
+    while ``audit`` said NOT FOUND and the review failed (tests/test_fix190.py). A source with no usable stored text is
+    no problem here (``audit`` says ``not checked``); the look-ups are bounded as an audit's
+    (:class:`passprice.sources.Lookups`: past it, a span is not looked up), and the facts whose quotes were left past it
+    are one problem line (the first three named, then counted): a card sorting first spending the bound on a 1 MB
     excerpt kept an edited excerpt's lost quote unsaid. A serving stack's facts and the measured runs were not looked
-    up: a stack's quote of ``'VRAM scratch buffer: 70.50 MiB'`` edited out of its excerpt, and a run's ``'|    145.55
-    ± 0.80 |'`` row (the run a stack is fitted to), the excerpt re-pinned, read "all holds" (tests/test_attack53.py).
-    A record that does not read is check's own problem. A fact whose quotes are found but state another figure than
-    its own (state ``MISMATCH``,
-    :func:`passprice.sources.figures_quoted`) is a problem too: ``FILE: KEY: its quote of SOURCE 'SPAN' states 8
-    TB/s, not its value 8.2 TB/s: …`` (tests/test_fix53w.py). ``sources``: the source records that read, by id (by
-    default read here); ``records``: the cards, drafting methods and routing records that read (by default read here,
-    :func:`load_records`; the stacks are read here either way). ``only``:
-    the ``(file, fact path)`` of one fact, looked up alone (``fact set`` and ``fact recompute`` warn with its lines:
-    a locator set to a quote the excerpt lacks was written without a word, tests/test_fix53w.py).
+    up: a stack's quote of ``'VRAM scratch buffer: 70.50 MiB'`` edited out of its excerpt, and a run's ``'| 145.55 ±
+    0.80 |'`` row (the run a stack is fitted to), the excerpt re-pinned, read "all holds" (tests/test_attack53.py). A
+    record that does not read is check's own problem. A fact whose quotes are found but state another figure than its
+    own (state ``MISMATCH``, :func:`passprice.sources.figures_quoted`) is a problem too: ``FILE: KEY: its quote of
+    SOURCE 'SPAN' states 8 TB/s, not its value 8.2 TB/s: …`` (tests/test_fix53w.py). ``sources``: the source records
+    that read, by id (by default read here); ``records``: the cards, drafting methods and routing records that read (by
+    default read here, :func:`load_records`; the stacks are read here either way). ``only``: the ``(file, fact path)``
+    of one fact, looked up alone (``fact set`` and ``fact recompute`` warn with its lines: a locator set to a quote the
+    excerpt lacks was written without a word, tests/test_fix53w.py).
 
     The lines of a whole registry's look (``only`` not given) are kept in the cache of validated files
     (:mod:`passprice.cache`, kind ``quotes``) under a key made of everything they are made from

@@ -618,8 +618,8 @@ def first_format_clash(root: Root, path: Path, name: str, where: str) -> str | N
     :func:`first_format_serving` finds it; it needs no restore of a file edited by hand), or removing it. ``None``
     when no other lock carries the name, or ``path`` is not in ``root/locks``. Said by :func:`older_format`
     (``check``, ``reproduce``), by a hand-edited lock's refusal (:func:`_edited_way`) and by the review of such a
-    lock (:meth:`passprice.diff.LockImpact.review`, left98: it said ``restore it from BASE, then re-lock it with
-    passprice lock --update -o PATH``, exit 2 when run). Raises nothing."""
+    lock (:meth:`passprice.review.impacts.LockImpact.review`, left98: it said ``restore it from BASE, then re-lock it
+    with passprice lock --update -o PATH``, exit 2 when run). Raises nothing."""
     from passprice.files import shell_word
 
     holders = name_holders(root, path, name)

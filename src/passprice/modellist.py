@@ -6,7 +6,7 @@ upgrade, one pinning no listed digest is refused as forged (:class:`passprice.en
 is a fact about history, not code to review by eye: an entry is added only by a re-lock
 (:func:`passprice.modelhistory.add_running` lists the code it locked with, and the locks it wrote as ``records``),
 of HEAD's code or of a commit's of the branch that re-locked with it, and is never edited or removed. Nothing
-here prices: the module is outside the pricing model's digest (only :mod:`passprice.diff` imports it).
+here prices: the module is outside the pricing model's digest (only :mod:`passprice.review` imports it).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ LISTED = f"src/passprice/{KNOWN.name}"
 @attrs.frozen
 class ListChanges:
     """How a pull request changes the list (:func:`list_changes`): ``named``, one line for each entry added, removed
-    or edited (the review shows each with passprice's own code, :attr:`passprice.diff.Diff.code_files`), and
+    or edited (the review shows each with passprice's own code, :attr:`passprice.review.verdict.Diff.code_files`), and
     ``failing``, the lines of the changes that fail the review (shown with HEAD's problems)."""
 
     named: tuple[str, ...] = ()
@@ -68,8 +68,8 @@ def list_changes(base: Mapping[str, KnownModel] | None, head: Mapping[str, Known
     HEAD's does not read) in a review whose HEAD code's pricing-model digest is ``head_model``; ``base_pins``: the
     BASE locks pinning each digest (lock names), named beside a removed entry; ``branch``: for each model of
     :func:`asked_models` whose code this branch had (HEAD's, or a commit's between BASE and HEAD whose locks pin it:
-    :func:`passprice.diff._branch_records`), the ``[lock] digest`` of every lock pinning it in ``locks/`` of HEAD or
-    of those commits.
+    :func:`passprice.review.impacts._branch_records`), the ``[lock] digest`` of every lock pinning it in ``locks/`` of
+    HEAD or of those commits.
 
     The list is a fact about history: an entry says passprice locked this repository with that code, and the running
     package believes it (:func:`passprice.modelhistory.is_known`: a lock pinning a listed digest is an upgrade, not a
@@ -162,7 +162,7 @@ def list_changes(base: Mapping[str, KnownModel] | None, head: Mapping[str, Known
 
 
 #: What :func:`unrecorded_locks` says of a lock file (after ``FILE: lock.digest: DIGEST…``): the review's row and
-#: summary find its lines in HEAD's problems by these words (:func:`passprice.diff._unrecorded`).
+#: summary find its lines in HEAD's problems by these words (:func:`passprice.review.verdict._unrecorded`).
 UNRECORDED_SAYS = "not written by passprice lock: its digest is in no record of the pricing model list"
 
 

@@ -3,11 +3,11 @@ written without ``tomlkit``: for a file nobody reads but passprice, where no com
 
 ``tomlkit`` keeps a file's comments and layout for an edit, at the price of a parser in Python that reads about a
 megabyte a second: the 93 KB stack file a one-fact ``diff`` re-fits in its private copy of HEAD
-(:func:`passprice.diff.recomputed_prices`) took 0.11 s to parse (round 31, docs/PERFORMANCE.md), for a copy that is
-priced and removed, never shown. :func:`dumps` gives text that ``tomllib`` reads back as exactly the document, keys
-in the same order at every level (a table whose key comes before a plain value is written inline, so the order
-holds), or ``None`` when it cannot (a date or time, a value of another type, a float that is not the same double
-read back): the caller then writes with ``tomlkit`` as before. The format: TOML 1.0 (https://toml.io/en/v1.0.0)."""
+(:func:`passprice.review.impacts.recomputed_prices`) took 0.11 s to parse (round 31, docs/PERFORMANCE.md), for a copy
+that is priced and removed, never shown. :func:`dumps` gives text that ``tomllib`` reads back as exactly the document,
+keys in the same order at every level (a table whose key comes before a plain value is written inline, so the order
+holds), or ``None`` when it cannot (a date or time, a value of another type, a float that is not the same double read
+back): the caller then writes with ``tomlkit`` as before. The format: TOML 1.0 (https://toml.io/en/v1.0.0)."""
 
 from __future__ import annotations
 

@@ -63,10 +63,10 @@ def expected_moved(recorded: Mapping[str, Any] | None, now: Mapping[str, Any] | 
     both are priced under a stack (a price without ``expected``, the limit alone, has none to compare). A lock made
     under a stack guarantees its expected price as it guarantees the limit: a re-fit, a hand-edited share or a code
     change that moves it is a moved price. ``expected.host_capacity_bytes`` counts only when a side holds sequences
-    in host memory, as the limit's does (:func:`passprice.diff._figures_differ`): the record shows the card's host
-    capacity either way, but a price without host sequences does not rest on it (session 29: the first shipped lock
-    under a stack read "price moved, lock not updated (expected.host_capacity_bytes …; tokens/s did not move)" when
-    the H200's assumed 512 GiB host placeholder was edited, while the limit locks read unaffected)."""
+    in host memory, as the limit's does (:func:`passprice.review.impacts._figures_differ`): the record shows the card's
+    host capacity either way, but a price without host sequences does not rest on it (session 29: the first shipped lock
+    under a stack read "price moved, lock not updated (expected.host_capacity_bytes …; tokens/s did not move)" when the
+    H200's assumed 512 GiB host placeholder was edited, while the limit locks read unaffected)."""
     if recorded is None or now is None or "expected" not in recorded or "expected" not in now:
         return ()
     was, is_ = recorded["expected"], now["expected"]
@@ -1088,8 +1088,8 @@ class Reproduction:
     #: ``stack.share.read``) that no longer follow from the stack's runs (``check``'s re-fit: a run, card, checkpoint
     #: or routing record its runs price changed). Walkthrough 27: today's expected column moved on an old fit,
     #: unmarked, after the routing record its runs price changed. Set by the ``reproduce`` command
-    #: (:func:`passprice.diff.stale_stack_facts`: the re-fit is no part of the pricing model, whose digest it would
-    #: bring calibrate and diff into).
+    #: (:func:`passprice.review.impacts.stale_stack_facts`: the re-fit is no part of the pricing model, whose digest it
+    #: would bring calibrate and diff into).
     stale_stack: tuple[str, ...] = ()
     #: Asked (``reproduce(grouped=True)``): each drifted input with the drifted facts derived from it, priced at
     #: once (:func:`together`); empty otherwise.

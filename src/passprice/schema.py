@@ -2036,8 +2036,8 @@ def deep_key(text: str) -> tuple[int, int] | None:
 @functools.cache
 def toml_refusal(message: str) -> ValueError:
     """A ``tomllib.TOMLDecodeError`` (:func:`_not_read`) saying ``message``: what a reader raises for a TOML text it
-    refuses before parsing it (:func:`passprice.diff.side_toml`: past its kind's cap), so every caller's handling of
-    a syntax error holds. Raises nothing."""
+    refuses before parsing it (:func:`passprice.review.changes.side_toml`: past its kind's cap), so every caller's
+    handling of a syntax error holds. Raises nothing."""
     return _not_read()(message)
 
 

@@ -279,8 +279,8 @@ def _oversized_module(folder: Path) -> str | None:
     """Why the side's ``folder`` is not read: its first module file (``*.py`` below it, as :func:`_module_files`
     walks it) past :data:`passprice.pins.MODULE_BYTES`, sized by ``lstat``, named as ``src/passprice/REL``; or
     ``None``. A review writes a revision's module past the cap as a sparse file of its size, unread
-    (:meth:`passprice.diff.Checkout.materialize`): the digest's refusal of it named the review's temporary folder and
-    replaced the whole report (tests/test_blobcap162.py). Raises nothing."""
+    (:meth:`passprice.review.sides.Checkout.materialize`): the digest's refusal of it named the review's temporary
+    folder and replaced the whole report (tests/test_blobcap162.py). Raises nothing."""
     import stat
 
     from passprice.pins import MODULE_BYTES
@@ -445,7 +445,8 @@ def compiled_files(folder: Path) -> tuple[str, ...]:
 def compiled_name(name: str) -> bool:
     """Whether a file named ``name`` may be compiled code Python imports as a module: an extension module's suffix
     (this interpreter's, ``.so``, ``.pyd``) or ``.pyc``. A review materializes such files of a revision's
-    ``src/passprice`` with its modules (:func:`passprice.diff._read_here`), so :func:`compiled_files` finds them."""
+    ``src/passprice`` with its modules (:func:`passprice.review.sides._read_here`), so :func:`compiled_files` finds
+    them."""
     import importlib.machinery
 
     return name.endswith((*importlib.machinery.EXTENSION_SUFFIXES, ".so", ".pyd", ".pyc"))
@@ -540,18 +541,18 @@ def kept_apart(base: Code, head: Code) -> Code:
 
 
 def code_changes(base: Code, head: Code) -> tuple[str, ...]:
-    """The files of ``src/passprice`` (POSIX paths from the side's root, ``src/passprice/diff.py``) that differ
-    between ``base``'s and ``head``'s own code: added, removed or rewritten, pricing or not. Empty unless both sides
-    bring their own code. The review's verdict is made by the running passprice: a pull request that rewrites
-    ``diff.py``'s exit status (outside the pricing model's digest, so no price moves) while it moves a locked price
-    passed the review run by its own code (exit 0), and no line of the review named the change. Named here, a
-    reviewer sees that the code judging the change is itself changed; the CI workflow runs the verdict with BASE's
-    passprice, so HEAD's code cannot pass its own change. Never raises: a file that cannot be read counts as
-    changed, and so does one that is not read — a ``.py`` past :data:`passprice.pins.MODULE_BYTES` (4 MiB, the most a
-    module of the pricing model may hold), a link, a FIFO — named with why (``src/passprice/x.py (1,073,741,824
-    bytes, past the 4,194,304 a module may hold: not read, counted as changed)``): a 1 GiB ``.py`` in a hidden folder
-    of a side's code (which the side's own reading passes over) took the review 14 s and 1.1 GB, and a FIFO held it
-    for ever. Folders are walked without following links."""
+    """The files of ``src/passprice`` (POSIX paths from the side's root, ``src/passprice/review/verdict.py``, a
+    subpackage's too) that differ between ``base``'s and ``head``'s own code: added, removed or rewritten, pricing or
+    not. Empty unless both sides bring their own code. The review's verdict is made by the running passprice: a pull
+    request that rewrites its exit status (``diff.py``'s then; outside the pricing model's digest, so no price moves)
+    while it moves a locked price passed the review run by its own code (exit 0), and no line of the review named
+    the change. Named here, a reviewer sees that the code judging the change is itself changed; the CI workflow runs
+    the verdict with BASE's passprice, so HEAD's code cannot pass its own change. Never raises: a file that cannot be
+    read counts as changed, and so does one that is not read — a ``.py`` past :data:`passprice.pins.MODULE_BYTES`
+    (4 MiB, the most a module of the pricing model may hold), a link, a FIFO — named with why (``src/passprice/x.py
+    (1,073,741,824 bytes, past the 4,194,304 a module may hold: not read, counted as changed)``): a 1 GiB ``.py`` in a
+    hidden folder of a side's code (which the side's own reading passes over) took the review 14 s and 1.1 GB, and a
+    FIFO held it for ever. Folders are walked without following links."""
     if base.folder is None or head.folder is None or not base.own or not head.own:
         return ()
     old, new = _module_files(base.folder), _module_files(head.folder)

@@ -68,8 +68,8 @@ def reading() -> Iterator[None]:
 def suspended() -> Iterator[None]:
     """No snapshot until the ``with`` ends, then the one open before (if any) again: a command reading as one
     snapshot that writes files of its own (the review's private copy of HEAD with its derived facts recomputed,
-    :func:`passprice.diff.recomputed_prices`) reads its own writes back, and what it read meanwhile is not kept as
-    the snapshot's (a recomputed card's path first read before its rewrite was served the old bytes)."""
+    :func:`passprice.review.impacts.recomputed_prices`) reads its own writes back, and what it read meanwhile is not
+    kept as the snapshot's (a recomputed card's path first read before its rewrite was served the old bytes)."""
     global _current
     was, _current = _current, None
     try:

@@ -5,10 +5,9 @@ fact citing the id now traces to that document, and the review asks its reviewer
 passprice does not read sources, so it cannot say whether the new document agrees; what it can say is that the
 citation now leads elsewhere, and which facts follow it there. A source's record is not pinned in locks (a
 correction of its title or address is no drift), so this is asked, never failed: a "to verify" like a value moved
-under an unchanged locator (:attr:`passprice.diff.FactChange.to_verify`). The question names the locks whose price
-rests on a fact citing the id (as ``passprice sources`` counts them): the review read "no lock affected; 8 locks
-unaffected" of a commit moving the source seven locked prices rest on to another commit of its repository (slip 27).
-"""
+under an unchanged locator (:attr:`passprice.review.changes.FactChange.to_verify`). The question names the locks whose
+price rests on a fact citing the id (as ``passprice sources`` counts them): the review read "no lock affected; 8 locks
+unaffected" of a commit moving the source seven locked prices rest on to another commit of its repository (slip 27). """
 
 from __future__ import annotations
 

@@ -530,7 +530,7 @@ class FitCheck:
         """The :class:`passprice.stale.Stale` an audit marks of the fit: each fitted fact the findings cover that the
         price rests on (``rests_on``: lock paths, ``stack.share.read``), by lock path, with its finding and its
         value as ``facts`` (by lock path) hold it; a finding of the fit's recorded errors only where none of a fact's
-        value is (as ``check`` and ``diff`` name them, :func:`passprice.diff.stack_refit_findings`); none of
+        value is (as ``check`` and ``diff`` name them, :func:`passprice.review.impacts.stack_refit_findings`); none of
         ``apart`` (stack paths a lock pinned other than today's file holds them: :class:`LockFit`). ``audit
         SERVING --stack S`` and ``audit LOCK`` said nothing of a fit ``price --stack`` warned of
         (tests/test_fix179.py). Raises nothing."""

@@ -105,8 +105,8 @@ def cut_at_word(text: str, limit: int) -> str:
 
 #: The characters a number or a name runs on from, as a regular expression's class body (between ``[`` and ``]``):
 #: a letter, ``_``, a digit, ``.`` and ``,``. :data:`NUMBER` starts after none of them, and the review's setting
-#: names start after none of them either (:data:`passprice.diff._NO_START`, which adds ``=``). Left56: diff wrote the
-#: class out again by hand.
+#: names start after none of them either (:data:`passprice.review.changes._no_start`, which adds ``=``). Left56: diff
+#: wrote the class out again by hand.
 RUNS_INTO = r"A-Za-z_\d.,"
 
 #: A number's digits, the one place they are written: digits, thousands commas and a decimal part (``154.55``,
@@ -120,12 +120,12 @@ DIGITS = r"\d[\d,]*(?:\.\d+)?"
 _FREE = rf"(?<![{RUNS_INTO}])(?<!\d[eE][+-])"
 
 #: A number as a locator writes it, the one pattern every reader of a locator's figures uses (the review's quoted
-#: figures, :func:`passprice.diff._quoted_figures`; the quote a cut keeps, :func:`cut_keeping_figure` and
-#: :func:`passprice.diff._cut_keeping`): digits, thousands commas, a decimal part and a power of ten (``154.55``,
-#: ``1,979``, ``4.8e12``, ``1e-400``), where no name or other number runs into it (``pp512`` and ``b2824`` are names;
-#: the ``400`` of ``x1e-400`` is a power's, the number glued to a name).
-#: Its amount is :func:`figure_read`'s. Left52: the two cuts had patterns of their own, each without the power of
-#: ten, which read ``1e-400`` as the figures 1 and 400 (``x1e-400`` as 400 alone in one of them) and ``2e3`` as 2.
+#: figures, :func:`passprice.review.changes._quoted_figures`; the quote a cut keeps, :func:`cut_keeping_figure` and
+#: :func:`passprice.review.verdict._cut_keeping`): digits, thousands commas, a decimal part and a power of ten
+#: (``154.55``, ``1,979``, ``4.8e12``, ``1e-400``), where no name or other number runs into it (``pp512`` and ``b2824``
+#: are names; the ``400`` of ``x1e-400`` is a power's, the number glued to a name). Its amount is :func:`figure_read`'s.
+#: Left52: the two cuts had patterns of their own, each without the power of ten, which read ``1e-400`` as the figures 1
+#: and 400 (``x1e-400`` as 400 alone in one of them) and ``2e3`` as 2.
 NUMBER = rf"{_FREE}{DIGITS}(?:[eE][+-]?\d+(?![\d.]))?"
 _NUMBER = re.compile(NUMBER)
 #: A number a phrase quotes bare, as a range's ends (``85-90%``), a bound (``over 75%``), a percentage or a part of a

@@ -24,7 +24,7 @@ from passprice.schema import kind_cap, toml_loads
 from passprice.tables import markdown_code, markdown_prose, markdown_table, markdown_text, si
 
 if TYPE_CHECKING:
-    from passprice.diff import FileChange, LockImpact, PriceSide, Side
+    from passprice.review import FileChange, LockImpact, PriceSide, Side
 
 #: Where a root keeps its registered servings (relative to the root, POSIX).
 SERVINGS = "registry/servings"
@@ -32,7 +32,7 @@ SERVINGS = "registry/servings"
 #: thousands of registered servings) names how many it left out, so no review runs past its time bound for them.
 MAX_REPRICED = 200
 #: The keys of a serving file that name another file a price reads, with the kind of that file
-#: (:func:`passprice.diff.file_kind`).
+#: (:func:`passprice.review.sides.file_kind`).
 NAMED = (("card", "card"), ("checkpoint", "checkpoint"), ("routing", "routing"))
 
 
@@ -53,7 +53,7 @@ class ServingMove:
     #: rests on figures nobody computed (the review fails on them already, as ``check`` does).
     unsound: tuple[str, ...] = ()
     #: For a serving resting on :attr:`unsound` facts: HEAD priced again with them recomputed
-    #: (:func:`passprice.diff.recomputed_prices`), the move once they follow; ``None`` otherwise.
+    #: (:func:`passprice.review.impacts.recomputed_prices`), the move once they follow; ``None`` otherwise.
     recomputed: PriceSide | None = None
 
     @property
@@ -69,7 +69,7 @@ class ServingMove:
         """``tokens/s 9,603.7 → 9,604.2 (+0.005 %), as HEAD wrote it +1.875 %, once streams.read, streams.append
         follow from their inputs (recomputed as passprice would write them)``, or why it was not priced so; ``None``
         without :attr:`recomputed`."""
-        from passprice.diff import _pct
+        from passprice.review.changes import _pct
 
         side = self.recomputed
         if side is None:
@@ -89,7 +89,7 @@ class ServingMove:
         """How the price moved: the first figure of :data:`passprice.locks.FIGURES` the sides price differently
         (``memory_s``), ``refused on HEAD``, ``priced on HEAD``, ``refusal changed``, ``not priced on HEAD``; ``None``
         when both sides give the same."""
-        from passprice.diff import _figures_differ
+        from passprice.review.impacts import _figures_differ
 
         b, a = self.before, self.after
         if b.price is not None and a.price is not None:
@@ -108,7 +108,7 @@ class ServingMove:
         0.0010039186836974126 → 0.0010039186836974128 (+1.99e-14 %)``, each value as the price's ``--json`` holds it,
         so a move too small for tokens/s to show is seen (walkthrough 106: "memory_s moved" beside tokens/s +0 %
         showed no memory_s); ``None`` otherwise."""
-        from passprice.diff import _pct
+        from passprice.review.changes import _pct
 
         figure = self.moved
         b, a = self.before.price, self.after.price
@@ -264,7 +264,7 @@ def unlocked_moves(
     ``files``, or the pricing model changed), kept when its price or refusal moved; by name. Returns them, and how
     many servings the change reaches past the first ``most`` (by name; :data:`MAX_REPRICED` by default), which are
     not re-priced."""
-    from passprice.diff import PriceSide
+    from passprice.review import PriceSide
     from passprice.sidecode import price_locks
 
     files = tuple(files)
@@ -309,7 +309,7 @@ def unlocked_moves(
             out.append(move)
     due = {m.name for m in out if m.unsound}
     if due:  # priced again with the derived facts recomputed, as the locks resting on them are
-        from passprice.diff import recomputed_prices
+        from passprice.review import recomputed_prices
 
         sides = recomputed_prices(head, files, [r for r in requests if r["key"] in due], {})
         out = [attrs.evolve(m, recomputed=sides[m.name]) if m.name in sides else m for m in out]
@@ -385,7 +385,7 @@ def text_lines(moves: Iterable[ServingMove], left_out: int = 0) -> list[str]:
     """The unlocked servings for ``diff``'s text: a heading with :data:`NOTE`, then each serving's changed inputs,
     tokens/s before → after (with the relative change), pass time, bind, and the command that locks it; and how
     many the review left out (:data:`MAX_REPRICED`)."""
-    from passprice.diff import _pct
+    from passprice.review.changes import _pct
 
     moves = tuple(moves)
     if not moves:
@@ -423,7 +423,7 @@ def markdown_lines(moves: Iterable[ServingMove], left_out: int = 0) -> list[str]
     """The unlocked servings for the pull-request comment: a section saying they cannot fail it, a table (serving,
     changed, tokens/s BASE and HEAD, change, binds, lock it), each side's refusal below it, and how many the review
     left out."""
-    from passprice.diff import _pct
+    from passprice.review.changes import _pct
 
     moves = tuple(moves)
     if not moves:
