@@ -152,3 +152,13 @@ def test_4_an_edit_of_a_review_module_misses_what_the_review_kept(monkeypatch: p
         monkeypatch.undo()
         impacts._review_stamp.cache_clear()
     assert keys() == before and impacts._review_stamp() == stamp
+
+
+def test_4_every_cache_key_stamps_the_subpackages_modules_too() -> None:
+    """The code stamp in every kept entry's key (:func:`passprice.cache._code_stamp`) names the review's modules,
+    not the package folder's alone: a checkout's edit of ``review/verdict.py`` misses every entry kept before it."""
+    stamp = cache._code_stamp()
+    names = [part.split(":")[0] for part in stamp.split(",")]
+    assert {f"review/{p}.py" for p in PARTS} | {"review/__init__.py"} <= set(names)
+    assert "cache.py" in names and "cli.py" in names
+    assert not any(name.startswith("__pycache__") or name.count("/") > 1 for name in names)

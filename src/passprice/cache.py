@@ -278,20 +278,28 @@ def file_stamp_and_id(path: str | os.PathLike[str], now_ns: int) -> tuple[str | 
 
 @functools.cache
 def _code_stamp() -> str:
-    """Name and :func:`_file_stamp` of every module of the package, once a process: what a stored entry is (a
-    validated document, a lock whose digests were checked, a checkpoint's listing row, a card or a pass shape built)
-    is decided by code, and a source checkout edited without a version change must miss too."""
+    """Name and :func:`_file_stamp` of every module of the package, its subpackages' too (``review/verdict.py``),
+    once a process: what a stored entry is (a validated document, a lock whose digests were checked, a checkpoint's
+    listing row, a card or a pass shape built) is decided by code, and a source checkout edited without a version
+    change must miss too (an edit of a subpackage's module, stamped by the package's own folder alone, was served
+    what the code before it kept)."""
     import time
 
     now = time.time_ns()
     parts = []
-    try:
-        with os.scandir(Path(__file__).parent) as entries:
-            for entry in entries:
-                if entry.name.endswith(".py"):
-                    parts.append(f"{entry.name}:{_file_stamp(entry.path, entry.stat(), now)}")
-    except OSError:
-        parts.append("?")
+    folders = [("", str(Path(__file__).parent))]
+    while folders:
+        prefix, folder = folders.pop()
+        try:
+            with os.scandir(folder) as entries:
+                for entry in entries:
+                    if entry.name.endswith(".py"):
+                        parts.append(f"{prefix}{entry.name}:{_file_stamp(entry.path, entry.stat(), now)}")
+                    elif (not prefix and entry.name.isidentifier() and entry.is_dir(follow_symlinks=False)
+                          and os.path.isfile(os.path.join(entry.path, "__init__.py"))):
+                        folders.append((f"{entry.name}/", entry.path))
+        except OSError:
+            parts.append("?")
     return ",".join(sorted(parts))
 
 

@@ -1517,7 +1517,7 @@ RUN_UNIT = "tokens/s"
 
 #: What follows a figure in tokens per second (``131.44 tokens per second``, ``135.07 tokens/s``, ``98 t/s``,
 #: ``1,234 tok/s``), the unit a run records: :func:`run_quote_states` reads only these where its quote has any.
-#: (The review reads added runs' locators by the same words, :data:`passprice.diff._PER_SECOND`.)
+#: (The review reads added runs' locators by the same words, :data:`passprice.review.changes._PER_SECOND`.)
 PER_SECOND = r"[ \t]*(?:tokens?|tok|t)[ \t]*(?:/[ \t]*s(?:ec)?|per[ \t]+second)\b"
 
 
