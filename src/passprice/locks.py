@@ -1628,8 +1628,10 @@ def _same_bytes_built(path: Path, schema_folder: Path, data: bytes, digest: byte
     from passprice import snapshot
 
     where = str(path)
-    first, lock = snapshot.made(
-        ("lock-of-bytes", os.fspath(schema_folder), (len(data), digest)),
+    # Kept past the snapshot (:func:`passprice.snapshot.lasting`), by the bytes and the schemas' bytes: a review
+    # reads the same locks from each side's new temporary folder, and the tests run many commands on one registry.
+    first, lock = snapshot.lasting(
+        ("lock-of-bytes", snapshot.folder_fingerprint(schema_folder), (len(data), digest)),
         lambda: (where, _lock_of_file(path, schema_folder, data)),
     )
     return lock if first == where else attrs.evolve(lock, source=where)
@@ -1654,8 +1656,8 @@ def _lock_of_file(path: Path, schema_folder: Path, data: bytes) -> Lock:
     if content is None:
         return _lock_of_document(path, schema_folder, data, document)
     where = str(path)
-    first, lock = snapshot.made(
-        ("lock-of-content", os.fspath(schema_folder), content),
+    first, lock = snapshot.lasting(
+        ("lock-of-content", snapshot.folder_fingerprint(schema_folder), content),
         lambda: (where, _lock_of_document(path, schema_folder, data, document)),
     )
     return lock if first == where else attrs.evolve(lock, source=where)
