@@ -212,6 +212,19 @@ def enabled() -> bool:
     return _enabled and not cachefolder.bypassed()
 
 
+def scope() -> str | None:
+    """The cache folder (:func:`cache_dir`) while the cache is used, else ``None`` (bypassed, or no home folder to
+    find it in): named in the key of what a process keeps past a command (:func:`passprice.snapshot.lasting`), so a
+    value made beside one cache (or none) never stands in for the entries a command writes to another. Raises
+    nothing."""
+    if not enabled():
+        return None
+    try:
+        return os.fspath(cache_dir())
+    except RuntimeError:
+        return None
+
+
 def cache_dir() -> Path:
     """The folder of passprice's cache: ``$PASSPRICE_CACHE_DIR`` (when absolute), else the user cache folder of the
     platform (XDG
