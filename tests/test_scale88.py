@@ -24,6 +24,9 @@ import pytest
 
 from cli_helpers import REPO, copy_root, invoke
 
+# counts the locks built (test_1): none kept from an earlier test's command (tests/conftest.py)
+FRESH_LASTING = True
+
 R1 = "r1-qwen7b-h200"
 
 
