@@ -104,3 +104,44 @@ def test_2_an_edited_run_is_priced_and_its_quote_read(tmp_path: Path) -> None:
     assert "?; its locator quotes 145.55, 99, 8.03, 4.58, 0.8, not 1,455.5 tokens/s; ❌ MISMATCH: " in line
     assert line.endswith("; priced on HEAD: 1,455.5 tokens/s, limit 404.9 (0.278 × measured), ABOVE its limit: check "
                          "it in its source")
+
+
+# --- (3) a figure moved to another figure of its same quote ---------------------------------------------------------
+
+CARD = "facts/cards/h200_sxm_141gb.toml"
+H200_LOCKS = ("qwen3-30b-a3b-h200", "qwen35-27b-h200-mtp", "r1-qwen7b-h200", "r1-qwen7b-h200-best",
+              "r1-qwen7b-h200-llamacpp")
+
+
+def test_3_the_rule_reads_both_figures_in_the_quote() -> None:
+    from passprice.review.changes import _moved_within_quote
+
+    row = "Specifications table, H200 SXM column: 'FP32 67 TFLOPS 60 TFLOPS'"
+    assert _moved_within_quote(67, "TFLOPS", 60, "TFLOPS", row) == (
+        "moved from one figure of its quote to another: 67 TFLOPS → 60 TFLOPS; which column is this card's?")
+    assert _moved_within_quote(67, "TFLOPS", 61, "TFLOPS", row) is None  # 61 is no figure of it
+    assert _moved_within_quote(67, "TFLOPS", 60, "TFLOPS", "FP32 67 TFLOPS 60 TFLOPS") is None  # quotes nothing
+    # a table row's bare numbers read in the unit the locator names after it
+    assert _moved_within_quote(4.48, "TB/s", 4.01, "TB/s", "row '| Dot | 4.48 | 4.01 |' in TB/s") is not None
+
+
+def test_3_an_input_moved_to_the_other_column_of_its_quote_is_named(tmp_path: Path) -> None:
+    """The H200's ``fp32`` 67 → 60 TFLOPS under ``'FP32 67 TFLOPS 60 TFLOPS'`` (the NVL column), recomputed and
+    re-locked: ``check`` passes (the quote states 60 TFLOPS); the review names the move (⚠️, to verify, exit 0)."""
+    root = _registry(tmp_path)
+    _edit(root, CARD, "derivation.inputs.fp32 = { value = 67,", "derivation.inputs.fp32 = { value = 60,")
+    with contextlib.chdir(root):
+        assert invoke("fact", "recompute", "h200_sxm_141gb", root=root).exit_code == 0
+        for name in H200_LOCKS:
+            assert invoke("lock", "--update", "-o", f"locks/{name}.lock.toml", root=root).exit_code == 0
+        assert invoke("check", root=root).exit_code == 0
+    code, out, err = _diff(root)
+    assert code == 0, out + err
+    assert out.startswith("⚠️ passprice diff")
+    assert out.splitlines()[1].startswith("3 facts changed in 1 file, 1 to verify in its source; ")
+    assert ("to verify: its input fp32 moved (67 TFLOPS → 60 TFLOPS) but its citation did not: moved from one "
+            "figure of its quote to another: 67 TFLOPS → 60 TFLOPS; which column is this card's?: "
+            "nvidia-h200-product-page: Specifications table, H200 SXM column (a row: its label, the H200 SXM figure, "
+            "the H200 NVL figure): 'FP32 67 TFLOPS 60 TFLOPS'") in out
+    code, out, _ = _diff(root, "--format", "json")
+    assert (code, json.loads(out)["to_verify"]) == (0, ["h200_sxm_141gb:vector"])

@@ -383,6 +383,10 @@ class FactChange:
                      if "note" not in self.fields and states(old.amount, old.unit, new.note)
                      and not states(new.amount, new.unit, new.note) else "")
             quoted = _quoted_figures(new.locator or new.cite or "")
+            across = _moved_within_quote(old.amount, old.unit, new.amount, new.unit, new.locator)
+            if across is not None:
+                return (f"the value moved ({old.describe()} → {new.describe()}) but its citation did not: {across}: "
+                        f"{where}{noted}")
             if _figure(old.amount) in quoted and _figure(new.amount) not in quoted:
                 return (f"the value moved ({old.describe()} → {new.describe()}) but its citation did not, and the "
                         f"locator quotes {old.amount:g}: {where}{noted}")
@@ -600,6 +604,27 @@ def _cancelled(fact: Fact | None) -> tuple[tuple[str, tuple[int, ...]], ...]:
     return cancelled(fact) if fact is not None else ()
 
 
+def _moved_within_quote(was: float, was_unit: str, now: float, now_unit: str, locator: str | None) -> str | None:
+    """``moved from one figure of its quote to another: 67 TFLOPS → 60 TFLOPS; which column is this card's?`` when a
+    figure moved under an unchanged ``locator`` whose quoted spans (read in the unit the locator names after a table
+    row's quote, :func:`passprice.sources._in_named_unit`) state both the old figure ``was`` ``was_unit`` and the new
+    one (:func:`passprice.addedfacts.states`, with a unit), else ``None``. The H200's ``fp32`` input moved 67 → 60
+    TFLOPS under ``'FP32 67 TFLOPS 60 TFLOPS'`` (its SXM and NVL columns), re-locked, passed ``check`` (the quote
+    states 60 TFLOPS) and the review asked only ``does … say 60 TFLOPS?``: the quote does, in the other card's
+    column. Asked, not failed: which figure of a row is the card's is the document's layout, which passprice does not
+    read (a correction from the wrong column reads the same). Raises nothing."""
+    from passprice.addedfacts import states
+    from passprice.sources import _in_named_unit
+
+    if not locator or (was, was_unit) == (now, now_unit):
+        return None
+    quoted = " | ".join(_in_named_unit(locator))
+    if not quoted or not states(was, was_unit, quoted) or not states(now, now_unit, quoted):
+        return None
+    return (f"moved from one figure of its quote to another: {was:g} {was_unit} → {now:g} {now_unit}; which column "
+            "is this card's?")
+
+
 def _inputs_to_verify(old: Fact, new: Fact) -> str | None:
     """What a reviewer must check in the sources of a derived fact's figure inputs (``None`` when nothing): each
     figure whose amount or unit moved while its source and locator did not (more firmly when the locator quotes the
@@ -624,7 +649,11 @@ def _inputs_to_verify(old: Fact, new: Fact) -> str | None:
                 if (was.amount, was.unit) == (i.amount, i.unit):
                     continue
                 quoted = _quoted_figures(i.locator or "")
-                if _figure(was.amount) in quoted and _figure(i.amount) not in quoted:
+                across = _moved_within_quote(was.amount, was.unit, i.amount, i.unit, i.locator)
+                if across is not None:
+                    asks.append(f"its input {i.name} moved ({was.shown()} → {i.shown()}) but its citation did not: "
+                                f"{across}: {where}")
+                elif _figure(was.amount) in quoted and _figure(i.amount) not in quoted:
                     asks.append(f"its input {i.name} moved ({was.shown()} → {i.shown()}) but its citation did not, "
                                 f"and the locator quotes {was.amount:g}: {where}")
                 else:
