@@ -145,3 +145,51 @@ def test_3_an_input_moved_to_the_other_column_of_its_quote_is_named(tmp_path: Pa
             "the H200 NVL figure): 'FP32 67 TFLOPS 60 TFLOPS'") in out
     code, out, _ = _diff(root, "--format", "json")
     assert (code, json.loads(out)["to_verify"]) == (0, ["h200_sxm_141gb:vector"])
+
+
+# --- (4) a fact held to the excerpt its change removed --------------------------------------------------------------
+
+H200_SOURCE = "sources/nvidia-h200-product-page.toml"
+
+
+def _unstore(root: Path) -> None:
+    """The product page's record without its ``excerpt`` and ``excerpt_sha256`` lines."""
+    path = root / H200_SOURCE
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    kept = [line for line in lines if not line.startswith("excerpt")]
+    assert len(lines) - len(kept) == 2
+    path.write_text("".join(kept), encoding="utf-8")
+
+
+def test_4_a_value_moved_with_its_excerpt_removed_fails_against_the_removed_excerpt(tmp_path: Path) -> None:
+    root = _registry(tmp_path)
+    _unstore(root)
+    _edit(root, CARD, 'value = 4.8\nunit = "TB/s"', 'value = 5.2\nunit = "TB/s"')
+    with contextlib.chdir(root):
+        assert invoke("fact", "recompute", "h200_sxm_141gb", root=root).exit_code == 0
+        for name in H200_LOCKS:
+            assert invoke("lock", "--update", "-o", f"locks/{name}.lock.toml", root=root).exit_code == 0
+        assert invoke("check", root=root).exit_code == 0  # nothing stored to read the quote in
+    code, out, err = _diff(root)
+    assert code == 1, out + err
+    assert out.startswith("❌ passprice diff")
+    assert ("; 1 fact's quotes NOT FOUND or another figure against the excerpt this change removed; "
+            in out.splitlines()[1])
+    assert ("❌ its quotes, read against the excerpt this change removed (BASE's stored text), fail: "
+            "nvidia-h200-product-page: MISMATCH (1 of 1 quoted span found in the stored text; its quote of "
+            "nvidia-h200-product-page 'GPU Memory Bandwidth 4.8TB/s 4.8TB/s' states 4.8TB/s, not its value 5.2 TB/s)"
+            ) in out
+    assert err.strip() == (
+        "passprice: refused: 1 fact's quotes NOT FOUND or another figure against the excerpt this change removed "
+        "(h200_sxm_141gb:memory.bandwidth): that excerpt was the registry's record of the words read; restore it, or "
+        "correct the quote or the value to the document's words")
+    code, out, _ = _diff(root, "--format", "json")
+    said = json.loads(out)
+    assert (code, said["quotes_against_removed"]) == (1, ["h200_sxm_141gb:memory.bandwidth"])
+
+
+def test_4_an_excerpt_removed_under_unmoved_facts_is_not_failed_by_this_rule(tmp_path: Path) -> None:
+    root = _registry(tmp_path)
+    _unstore(root)
+    code, out, _ = _diff(root, "--format", "json")
+    assert json.loads(out)["quotes_against_removed"] == []

@@ -81,6 +81,13 @@ class FactChange:
     #: A new user re-cited the H200's ``vector`` from the product page (its quote checked) to the unread datasheet
     #: and read only "derived → published (stronger)" (tests/test_fix166.py).
     unchecked_now: tuple[str, ...] = ()
+    #: For a changed or added fact whose quotes cite a source whose stored excerpt BASE held and HEAD does not (the
+    #: change removed the record's ``excerpt``, or made it unusable): each such source's check of HEAD's fact against
+    #: BASE's stored text that is ``NOT FOUND`` or ``MISMATCH`` (:func:`passprice.sources.quote_check`), as ``SOURCE:
+    #: STATE (WHY)``; empty otherwise. Each fails the review (:attr:`passprice.review.verdict.Diff.quotes_against_removed`):
+    #: the H200's bandwidth moved 4.8 → 5.2 TB/s under 'GPU Memory Bandwidth 4.8TB/s 4.8TB/s' with the product page's
+    #: ``excerpt`` line removed in the same change read only "its quote can no longer be checked" (exit 0).
+    against_removed: tuple[str, ...] = ()
     #: For a ratio of a card (unit ``1``) whose derivation, on either side, or note names the card's
     #: ``memory.bandwidth`` as what a quoted figure is divided by (the stream shares: ``dot / bandwidth``, "measured
     #: rate / this file's memory.bandwidth"): HEAD's ``memory.bandwidth`` as ``(value, unit)``
@@ -195,6 +202,10 @@ class FactChange:
             other = (f"its quotes, found in the stored excerpt of the document it cites, state another figure than its "
                      f"own, as audit and check read them ({self.quote.why})")
             asks = f"{asks}; {other}" if asks else other
+        if self.against_removed:
+            removed = ("❌ its quotes, read against the excerpt this change removed (BASE's stored text), fail: "
+                       f"{'; '.join(self.against_removed)}")
+            asks = f"{removed}; {asks}" if asks else removed
         if self.unchecked_now:
             lost = (f"its quote can no longer be checked: {'; '.join(self.unchecked_now)} (its old citation's quotes "
                     "were looked up in a stored excerpt): read the quoted words in the document itself")
@@ -478,6 +489,7 @@ class FactChange:
             "quote_check": self.quote.to_json() if self.quote is not None else None,
             "quote_excerpts_edited": list(self.excerpts_edited),
             "quote_no_longer_checked": list(self.unchecked_now),
+            "quote_against_removed_excerpt": list(self.against_removed),
             "copied_citation": self.copied_from,
             "refit_unmoved": self.refit_unmoved,
             "moved_with": list(self.moved_with),

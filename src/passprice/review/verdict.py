@@ -412,6 +412,15 @@ class Diff:
         return tuple((f, c) for f, c in self.fact_changes if c.quote is not None and c.quote.state == MISMATCH)
 
     @property
+    def quotes_against_removed(self) -> tuple[tuple[FileChange, FactChange], ...]:
+        """The changed or added facts whose quotes, read against the stored excerpt BASE held of a source and the
+        change removed (:attr:`passprice.review.changes.FactChange.against_removed`), are NOT FOUND or state another
+        figure, with their file. Each fails the review: removing a record's ``excerpt`` line switched the MISMATCH
+        rule off for a value moved in the same change (4.8 → 5.2 TB/s, re-locked, read ⚠️ "its quote can no longer
+        be checked", exit 0)."""
+        return tuple((f, c) for f, c in self.fact_changes if c.against_removed)
+
+    @property
     def quotes_lost(self) -> tuple[tuple[str, str, int], ...]:
         """``(source id, card:path, spans)`` of each fact a changed source's rewritten stored excerpt lost the quotes
         of (:attr:`passprice.sourcechange.SourceChange.quotes_lost`: NOT FOUND on HEAD, found on BASE) that
@@ -717,7 +726,7 @@ class Diff:
             return 2
         if (self.broken or self.stale or self.unsound or self.dropping or self.head_check or self.requestioned
                 or self.quotes_not_found or self.quotes_lost or self.quotes_unchecked or self.quotes_mismatched
-                or self.runs_mismatched):
+                or self.runs_mismatched or self.quotes_against_removed):
             return 1
         return 0
 
@@ -839,6 +848,10 @@ class Diff:
             facts = ", ".join(f"{f.name}:{c.path}" for f, c in self.quotes_mismatched)
             reasons.append(f"{self.mismatched_line()} ({facts}): the value and the words it cites disagree; quote the "
                            "words of the document stating the value, or set the value they state")
+        if self.quotes_against_removed:
+            facts = ", ".join(f"{f.name}:{c.path}" for f, c in self.quotes_against_removed)
+            reasons.append(f"{self.against_removed_line()} ({facts}): that excerpt was the registry's record of the "
+                           "words read; restore it, or correct the quote or the value to the document's words")
         if self.runs_mismatched:
             reasons.append(f"{self.runs_mismatched_line()} ({', '.join(self.runs_mismatched)}): the value and the "
                            "words it cites disagree; quote the words of the document stating the value, or set the "
@@ -886,6 +899,14 @@ class Diff:
         n = len(self.quotes_mismatched)
         return (f"{n:,} fact's quotes state another figure than its own" if n == 1
                 else f"{n:,} facts' quotes state another figure than their own")
+
+    def against_removed_line(self) -> str:
+        """``1 fact's quotes NOT FOUND or another figure against the excerpt this change removed`` (``N facts'
+        quotes …``): the summary's count of :attr:`quotes_against_removed`. Raises nothing."""
+        n = len(self.quotes_against_removed)
+        return (f"{n:,} fact's quotes NOT FOUND or another figure against the excerpt this change removed"
+                if n == 1 else f"{n:,} facts' quotes NOT FOUND or another figure against the excerpts this change "
+                "removed")
 
     def runs_mismatched_line(self) -> str:
         """``1 measured run's quote states another figure than its tokens/s`` (``N measured runs' quotes …``): the
@@ -945,6 +966,8 @@ class Diff:
             parts.append(self.mismatched_line())
         if self.runs_mismatched:
             parts.append(self.runs_mismatched_line())
+        if self.quotes_against_removed:
+            parts.append(self.against_removed_line())
         if self.quotes_unchecked:  # past the review's bound: it fails the review too
             parts.append(f"{_facts_quotes(len(self.quotes_unchecked))} not checked (past the review's bound)")
         if self.unsound:
@@ -1176,6 +1199,7 @@ class Diff:
             "stack_spans": dict(self.spans),
             "runs_to_verify": dict(self.recited),
             "runs_mismatched": list(self.runs_mismatched),
+            "quotes_against_removed": [f"{f.name}:{c.path}" for f, c in self.quotes_against_removed],
             "scopes_widened": dict(self.widened),
             "entries_edited": list(self.entries_edited),
             "digests_dropped": {path: list(found) for path, found in self.digests_dropped.items()},
@@ -2263,6 +2287,7 @@ def _quotes_checked(head: Side, files: tuple[FileChange, ...], base: Side | None
     fresh one when ``None``), in place: what they would look up is counted first, and past what it holds none is looked
     up and it is emptied, so that the rewritten excerpts' checks after them look up none either
     (:func:`passprice.sourcechange.source_changes`; tests/test_bound147.py). Raises nothing."""
+    from passprice.sources import MISMATCH
     from passprice.sources import USABLE as _USABLE
     from passprice.sources import (
         Lookups,
@@ -2341,6 +2366,21 @@ def _quotes_checked(head: Side, files: tuple[FileChange, ...], base: Side | None
             return ()
         return tuple(unstored_why(name, texts.get(name)) for name in fresh)
 
+    def against_removed(c: FactChange, quote: QuoteCheck) -> tuple[str, ...]:
+        # a source HEAD stores no usable text of whose text BASE stored: HEAD's fact read against BASE's, as check
+        # read it before the change (the excerpt line removed switched the MISMATCH rule off)
+        if base is None or c.new is None or not quote.unstored:
+            return ()
+        out = []
+        for sid in quote.unstored:
+            was = stored_before(sid)
+            if was is None or was.flat is None:
+                continue
+            before = quote_check(c.path, c.new, {sid: was}, left, only=sid)
+            if before.state in ("NOT FOUND", MISMATCH):
+                out.append(f"{sid}: {before.state} ({before.why})")
+        return tuple(out)
+
     out = []
     for f in files:
         facts = []
@@ -2348,7 +2388,7 @@ def _quotes_checked(head: Side, files: tuple[FileChange, ...], base: Side | None
             if c.new is not None and wanted(c):
                 quote = quote_check(c.path, c.new, texts, left)
                 c = attrs.evolve(c, quote=quote, excerpts_edited=tuple(sorted(edited & set(cited(c.new)))),
-                                 unchecked_now=unchecked_now(c, quote))
+                                 unchecked_now=unchecked_now(c, quote), against_removed=against_removed(c, quote))
             facts.append(c)
         out.append(attrs.evolve(f, facts=tuple(facts)))
     return tuple(out)
