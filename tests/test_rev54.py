@@ -193,3 +193,33 @@ def test_4_an_excerpt_removed_under_unmoved_facts_is_not_failed_by_this_rule(tmp
     _unstore(root)
     code, out, _ = _diff(root, "--format", "json")
     assert json.loads(out)["quotes_against_removed"] == []
+
+
+# --- (5) a lock's card matched by its file --------------------------------------------------------------------------
+
+
+def test_5_a_lock_on_another_folders_card_of_that_name_is_not_the_registry_cards(tmp_path: Path) -> None:
+    """A lock made with ``--card ROOT/other/h200_sxm_141gb.toml`` records the name ``h200_sxm_141gb``: the review
+    matched it to the registry's card of that name, so a change of the registry's card read as one of that lock's."""
+    root = copy_root(tmp_path)
+    other = root / "other"
+    other.mkdir()
+    (other / "h200_sxm_141gb.toml").write_bytes((root / CARD).read_bytes())
+    with contextlib.chdir(root):
+        locked = invoke("lock", "qwen3-30b-a3b-h200", "--card", str(other / "h200_sxm_141gb.toml"), "--name",
+                        "other-h200", "-o", str(root / "locks/other-h200.lock.toml"), root=root)
+    assert locked.exit_code == 0, locked.output
+    assert '[card]\nname = "h200_sxm_141gb"' in (root / "locks/other-h200.lock.toml").read_text(encoding="utf-8")
+    _git(root, "init", "-q", "-b", "main")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "registry")
+    _edit(root, CARD, "derivation.inputs.fp32 = { value = 67,", "derivation.inputs.fp32 = { value = 60,")
+    with contextlib.chdir(root):
+        assert invoke("fact", "recompute", "h200_sxm_141gb", root=root).exit_code == 0
+    code, out, _ = _diff(root, "--format", "json")
+    said = json.loads(out)
+    affected = {lock["name"]: lock for lock in said["locks"]}
+    # it rests on other/h200_sxm_141gb.toml, which did not change: no fact of it changed (it read vector, scale)
+    assert (affected["other-h200"]["changed"], affected["other-h200"]["moved"]) == ([], None)
+    assert "qwen3-30b-a3b-h200" in affected  # the registry's card's lock, matched by its name as before
+    assert set(affected["qwen3-30b-a3b-h200"]["changed"]) == {"vector", "scale"}
