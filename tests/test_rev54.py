@@ -19,7 +19,8 @@ from cli_helpers import copy_root, invoke
 
 RUNS = "registry/measurements/xiongjiedai-llama3-llamabench.toml"
 RUN = "xd3.h100_pcie_80gb.8b-q4km.tg512"
-ROW = "| llama 8B Q4_K - Medium         |   4.58 GiB |     8.03 B | CUDA       |  99 |         tg512 |    145.55 ± 0.80 |"
+ROW = ("| llama 8B Q4_K - Medium         |   4.58 GiB |     8.03 B | CUDA       |  99 |         tg512 |    145.55 "
+       "± 0.80 |")
 LOCK = "locks/r1-qwen7b-h200-llamacpp.lock.toml"
 
 
@@ -84,7 +85,7 @@ def test_1_a_run_moved_onto_its_quote_passes(tmp_path: Path) -> None:
     # a figure its row states as the run writes it (145.55 rounds to 145.5): no MISMATCH, asked only
     root = _registry(tmp_path)
     _edit(root, RUNS, "tokens_per_s = 145.55\n", "tokens_per_s = 145.5\n")
-    code, out, _ = _diff(root, "--format", "json")
+    _, out, _ = _diff(root, "--format", "json")
     said = json.loads(out)
     assert said["runs_mismatched"] == []
     assert not any("MISMATCH" in line for line in said["added_records"].values())
@@ -191,7 +192,7 @@ def test_4_a_value_moved_with_its_excerpt_removed_fails_against_the_removed_exce
 def test_4_an_excerpt_removed_under_unmoved_facts_is_not_failed_by_this_rule(tmp_path: Path) -> None:
     root = _registry(tmp_path)
     _unstore(root)
-    code, out, _ = _diff(root, "--format", "json")
+    _, out, _ = _diff(root, "--format", "json")
     assert json.loads(out)["quotes_against_removed"] == []
 
 
@@ -216,7 +217,7 @@ def test_5_a_lock_on_another_folders_card_of_that_name_is_not_the_registry_cards
     _edit(root, CARD, "derivation.inputs.fp32 = { value = 67,", "derivation.inputs.fp32 = { value = 60,")
     with contextlib.chdir(root):
         assert invoke("fact", "recompute", "h200_sxm_141gb", root=root).exit_code == 0
-    code, out, _ = _diff(root, "--format", "json")
+    _, out, _ = _diff(root, "--format", "json")
     said = json.loads(out)
     affected = {lock["name"]: lock for lock in said["locks"]}
     # it rests on other/h200_sxm_141gb.toml, which did not change: no fact of it changed (it read vector, scale)

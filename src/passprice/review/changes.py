@@ -84,9 +84,10 @@ class FactChange:
     #: For a changed or added fact whose quotes cite a source whose stored excerpt BASE held and HEAD does not (the
     #: change removed the record's ``excerpt``, or made it unusable): each such source's check of HEAD's fact against
     #: BASE's stored text that is ``NOT FOUND`` or ``MISMATCH`` (:func:`passprice.sources.quote_check`), as ``SOURCE:
-    #: STATE (WHY)``; empty otherwise. Each fails the review (:attr:`passprice.review.verdict.Diff.quotes_against_removed`):
-    #: the H200's bandwidth moved 4.8 → 5.2 TB/s under 'GPU Memory Bandwidth 4.8TB/s 4.8TB/s' with the product page's
-    #: ``excerpt`` line removed in the same change read only "its quote can no longer be checked" (exit 0).
+    #: STATE (WHY)``; empty otherwise. Each fails the review
+    #: (:attr:`passprice.review.verdict.Diff.quotes_against_removed`): the H200's bandwidth moved 4.8 → 5.2 TB/s
+    #: under 'GPU Memory Bandwidth 4.8TB/s 4.8TB/s' with the product page's ``excerpt`` line removed in the same
+    #: change read only "its quote can no longer be checked" (exit 0).
     against_removed: tuple[str, ...] = ()
     #: For a ratio of a card (unit ``1``) whose derivation, on either side, or note names the card's
     #: ``memory.bandwidth`` as what a quoted figure is divided by (the stream shares: ``dot / bandwidth``, "measured

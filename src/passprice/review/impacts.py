@@ -1641,9 +1641,11 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
         card_name = _record_name(named.root, "card", lock.spec.card) or lock.card
         touched = [by_file.get(("card", card_name))]
         if lock.spec.draft is not None:
-            touched.append(by_file.get(("draft", _record_name(named.root, "draft", lock.spec.draft.method))))
+            touched.append(by_file.get(("draft", _record_name(named.root, "draft", lock.spec.draft.method)
+                                        or lock.spec.draft.method)))
         if lock.spec.routing is not None:
-            touched.append(by_file.get(("routing", _record_name(named.root, "routing", lock.spec.routing))))
+            touched.append(by_file.get(("routing", _record_name(named.root, "routing", lock.spec.routing)
+                                        or lock.spec.routing)))
         if lock.stack is not None:
             touched.append(by_file.get(("stack", lock.stack.name)))
         changed: list[str] = []

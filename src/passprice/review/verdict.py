@@ -2287,9 +2287,8 @@ def _quotes_checked(head: Side, files: tuple[FileChange, ...], base: Side | None
     fresh one when ``None``), in place: what they would look up is counted first, and past what it holds none is looked
     up and it is emptied, so that the rewritten excerpts' checks after them look up none either
     (:func:`passprice.sourcechange.source_changes`; tests/test_bound147.py). Raises nothing."""
-    from passprice.sources import MISMATCH
-    from passprice.sources import USABLE as _USABLE
     from passprice.sources import (
+        MISMATCH,
         Lookups,
         figures_quoted,
         load_source,
@@ -2299,6 +2298,7 @@ def _quotes_checked(head: Side, files: tuple[FileChange, ...], base: Side | None
         stored_text,
         stored_texts,
     )
+    from passprice.sources import USABLE as _USABLE
     from passprice.sources import _quoted_locators as quoted_locators
 
     def cited(fact: Fact) -> list[str]:
