@@ -1122,6 +1122,8 @@ _TERMS = (
         "that text, as the registry's citation tests do: `checked` when every span is found, `NOT FOUND` when one "
         "is not (the quote is not in the lines stored), `MISMATCH` when every span is found but they state, with a "
         "unit of the figure's dimension, another figure than the fact's and none of their numbers is its own (a "
+        "quoted table row's numbers are in the unit its locator names right after the quote, `row '| Dot | 4.48 |' "
+        "in TB/s`; a measured run's tokens/s is held to a mean its quote prints with its spread, `145.55 ± 0.80`; a "
         "`published` or `measured` fact without a derivation held to its locator's quotes, each figure a derivation "
         "reads to its own locator's; `8 TB/s` is `8000 GB/s`; `check` fails it and the review fails it too), "
         "`not checked` when the document has no stored text (the H200 "
@@ -1158,12 +1160,17 @@ _TERMS = (
         "change wrote (a changed fact citing such a source is checked even when its quotes did not change); a "
         "changed fact whose old quotes were looked up in a stored excerpt and whose new ones cite a document with "
         "none says on its line `its quote can no longer be checked: nvidia-h200-datasheet has no stored text`, to "
-        "verify (`quote_no_longer_checked` lists why, a document a line). An "
+        "verify (`quote_no_longer_checked` lists why, a document a line), and is read against the excerpt BASE "
+        "stored and the change removed: NOT FOUND or another figure there fails the review "
+        "(`quote_against_removed_excerpt`, `quotes_against_removed`); a measured run the change adds or changes whose "
+        "quote, found in HEAD's stored excerpt, states another figure than its tokens/s fails it too "
+        "(`runs_mismatched`). An "
         "excerpt whose bytes are not the `excerpt_sha256` its record pins is unusable: `not checked`, and `check` "
         "fails.",
         ("quote_check", "quotes_checked", "quotes checked", "quotes checked against a stored text", "not checked",
          "NOT FOUND", "not_found", "unstored", "spans", "checked", "missing", "quote_excerpts_edited", "past",
-         "quotes_unchecked", "quote_no_longer_checked", "no longer checked", "run_quote_checks"),
+         "quotes_unchecked", "quote_no_longer_checked", "no longer checked", "run_quote_checks",
+         "quote_against_removed_excerpt", "quotes_against_removed", "runs_mismatched"),
     ),
     Term(
         "warning code",
