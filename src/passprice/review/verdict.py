@@ -3003,6 +3003,10 @@ def runs_to_verify(
     out: list[str] = []
 
     texts: dict[str, Any] = {}  # HEAD's stored text of each source a run asked cites, read once
+    from passprice.sources import Lookups
+
+    left = Lookups()  # one bound for the runs' quote look-ups of this file (a file may hold 1,000 runs)
+    looked: dict[str, tuple[str, bool]] = {}  # each run's look-up, by its key: (its MISMATCH, past the bound)
     priced: list[tuple[int, Run]] = []  # (its line's place in out, the changed run): priced on HEAD after the walk
 
     def ask(run: Run, line: str, was: Run | None = None, read: bool = True) -> None:
@@ -3010,7 +3014,10 @@ def runs_to_verify(
             reading = _run_quote_reading(run) if read else ""
             line += f"; {reading}" if reading else ""
             priced.append((len(out), run))
-        wrong = _run_mismatch(head, run, texts) if was is None or _run_moved(was, run) else ""
+        wrong, past = (_run_mismatch(head, run, texts, left, looked) if was is None or _run_moved(was, run)
+                       else ("", False))
+        if past:
+            line += "; its quote was not looked up, past the review's bound: read it in its source"
         if wrong:
             line += f"; ❌ MISMATCH: {wrong}: the value and the words it cites disagree"
             if mismatched is not None:
@@ -3064,7 +3071,7 @@ def runs_to_verify(
                 fresh = _fresh_source(base, head, run.source_id, figure)
                 if fresh:
                     asks.append(fresh)
-                if asks or _run_mismatch(head, run, texts):
+                if asks or any(_run_mismatch(head, run, texts, left, looked)):
                     ask(run, f"{name} added: " + "; ".join(asks or [f"does {where} state {figure}?"]))
                 continue
             was = alike.pop(0)
@@ -3149,18 +3156,25 @@ def _run_quote_reading(run: Run) -> str:
             if shown else "its locator quotes no figure")
 
 
-def _run_mismatch(head: Side, run: Run, texts: dict[str, Any]) -> str:
-    """What the quote of ``run`` (HEAD's) states that its tokens/s is not, its quote found in HEAD's stored excerpt of
-    its source: ``check``'s rule, the run made a fact as :func:`passprice.lineage._run_facts` makes it (unit
+def _run_mismatch(head: Side, run: Run, texts: dict[str, Any], left: Lookups | None = None,
+                  looked: dict[str, tuple[str, bool]] | None = None) -> tuple[str, bool]:
+    """What the quote of ``run`` (HEAD's) states that its tokens/s is not, its quote found in HEAD's stored excerpt
+    of its source: ``check``'s rule, the run made a fact as :func:`passprice.lineage._run_facts` makes it (unit
     :data:`passprice.sources.RUN_UNIT`) and looked up by :func:`passprice.sources.quote_check` (state ``MISMATCH``,
-    :func:`passprice.sources.figures_quoted`), escaped; ``""`` when its quote states it, is not found, or its source
-    has no usable stored text. ``texts`` keeps each source's stored text (``None``: none) across the calls of one
-    walk. Raises nothing."""
+    :func:`passprice.sources.figures_quoted`), escaped, with whether its look-up was past ``left``; ``""`` when its
+    quote states it, is not found, or its source has no usable stored text. ``texts`` keeps each source's stored text
+    (``None``: none) across the calls of one walk; ``left`` is the walk's one bound of look-ups
+    (:class:`passprice.sources.Lookups`), spent in place: a run past it is said so on its line (``its quote was not
+    looked up, past the review's bound: …``; asked, not failed). ``looked`` keeps each run's answer by its key: an added
+    run looked up twice (asked, then its line) spends the bound once. Raises nothing."""
     from passprice.facts import Fact, Provenance
     from passprice.sources import MISMATCH, RUN_UNIT, load_source, quote_check, stored_text
 
     if not run.locator or not run.source_id:
-        return ""
+        return "", False
+    looked = {} if looked is None else looked
+    if run.key in looked:
+        return looked[run.key]
     if run.source_id not in texts:
         try:
             texts[run.source_id] = stored_text(head.root, load_source(head.root, run.source_id))
@@ -3168,11 +3182,12 @@ def _run_mismatch(head: Side, run: Run, texts: dict[str, Any]) -> str:
             texts[run.source_id] = None
     stored = texts[run.source_id]
     if stored is None:
-        return ""
+        return "", False
     fact = Fact(value=run.tokens_per_s, amount=run.tokens_per_s, unit=RUN_UNIT, provenance=Provenance.MEASURED,
                 source=run.source_id, locator=run.locator)
-    quote = quote_check("tokens_per_s", fact, {run.source_id: stored})
-    return escaped("; ".join(quote.mismatch)) if quote.state == MISMATCH else ""
+    quote = quote_check("tokens_per_s", fact, {run.source_id: stored}, left)
+    looked[run.key] = (escaped("; ".join(quote.mismatch)) if quote.state == MISMATCH else "", quote.past > 0)
+    return looked[run.key]
 
 
 def _priced_runs(head: Side, runs: Sequence[Run]) -> list[str]:
