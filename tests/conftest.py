@@ -23,7 +23,9 @@ def _no_digest_taken_before(request: pytest.FixtureRequest) -> Iterator[None]:
     """Each test starts with no pricing-model digest kept in the process (``pins._TAKEN``, scale88): a test that
     counts the digests computed in a cache of its own (test_cache, test_digest77) would otherwise find one an earlier
     test of the same worker took of the same bytes. The running package's trees (``pins._OWN_TREES``) are kept from
-    test to test of a worker, as a process keeps them (a tree is a function of the module's bytes): emptied only for
+    test to test of a worker, as a process keeps them (a tree is a function of the module's bytes), and so are the
+    objects kept by content past a command (``snapshot._LASTING``, emptied for a module that sets
+    ``FRESH_LASTING = True``: it counts the locks built); the trees are emptied only for
     a module that sets ``FRESH_TREES = True`` (tests/test_cap142.py counts the parses of a copy of the package's
     modules, which a tree kept would spare). Emptied before every test, they were parsed again by every test whose
     review or check took a digest in a cache folder of its own: a tenth of the review tests' time."""
@@ -33,6 +35,12 @@ def _no_digest_taken_before(request: pytest.FixtureRequest) -> Iterator[None]:
         mp.setattr(pins, "_TAKEN", {})
         if getattr(request.module, "FRESH_TREES", False):
             mp.setattr(pins, "_OWN_TREES", {})
+        if getattr(request.module, "FRESH_LASTING", False):
+            # a module that counts the locks built (``locks._lock_of_file``): none kept from an earlier test's
+            # command (``snapshot._LASTING``, kept for the process by content)
+            from passprice import snapshot
+
+            mp.setattr(snapshot, "_LASTING", type(snapshot._LASTING)())
         yield
 
 

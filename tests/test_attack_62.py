@@ -16,6 +16,9 @@ import pytest
 
 from cli_helpers import REPO
 
+#: Count the locks built by this module's own commands: none kept from another test's (tests/conftest.py).
+FRESH_LASTING = True
+
 LISTED = "src/passprice/pricing_models.json"
 
 

@@ -14,6 +14,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import attrs
 import pytest
 
 from cli_helpers import REPO, copy_root, invoke
@@ -522,7 +523,10 @@ def test_a_built_card_is_served_without_parsing_validating_or_structuring(
     with monkeypatch.context() as m:
         m.setattr(schema, "load", never)
         m.setattr(cards, "card_from_document", never)
+        held = load_card(root, "h200_sxm_141gb")  # the object this process wrote, its entry file unchanged
+        cache._HELD.clear()  # as a new process: the entry is read back
         again = load_card(root, "h200_sxm_141gb")
+    assert held is first
     assert again == first and again is not first
     assert again.memory.bandwidth.value == 4.8e12
     assert again.memory.bandwidth.citation() == first.memory.bandwidth.citation()
@@ -988,3 +992,51 @@ def test_a_file_of_at_most_small_bytes_is_parsed_every_time_never_kept(tmp_path:
     assert len((root.sources / "nvidia-h200-datasheet.toml").read_bytes()) > schema.SMALL
     load_source(root, "nvidia-h200-datasheet")
     assert len(set(documents.glob("*.json")) - before) == 1
+
+
+def test_a_lock_and_an_object_are_kept_for_the_process_by_their_bytes_only(
+    tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 16: a lock built in one command is that lock in the next command of the process, from another folder
+    holding the same bytes (each side of a review), with its own path; other bytes, or another cache folder, build
+    their own. An object held while its entry file is unchanged is read from the entry again once that file
+    changes."""
+    from passprice import snapshot
+
+    monkeypatch.setattr(snapshot, "_LASTING", type(snapshot._LASTING)())
+    monkeypatch.setattr(cache, "_HELD", type(cache._HELD)())
+    built: list[str] = []
+    real = locks._lock_of_file
+    monkeypatch.setattr(locks, "_lock_of_file", lambda path, *a: built.append(path.parent.name) or real(path, *a))
+    data = (REPO / "locks" / "r1-qwen7b-h200.lock.toml").read_bytes()
+    paths = []
+    for side in ("base", "head", "edited"):
+        (tmp_path / side).mkdir()
+        paths.append(tmp_path / side / "r1-qwen7b-h200.lock.toml")
+    paths[0].write_bytes(data)
+    paths[1].write_bytes(data)
+    paths[2].write_bytes(data + b"# edited\n")
+    with snapshot.reading():
+        first = locks.read_lock(paths[0])
+    with snapshot.reading():
+        second = locks.read_lock(paths[1])
+    assert built == ["base"]  # the second command's copy: the lock built by the first
+    assert second.source == str(paths[1]) and first.source == str(paths[0])
+    assert attrs.evolve(second, source=first.source) == first
+    with snapshot.reading():
+        locks.read_lock(paths[2])
+    assert built == ["base", "edited"]  # other bytes: built
+    monkeypatch.setenv("PASSPRICE_CACHE_DIR", str(tmp_path / "other-cache"))
+    with snapshot.reading():
+        locks.read_lock(paths[1])
+    assert built == ["base", "edited", "head"]  # another cache folder: built there (its entries written)
+    # an object held: the same object while its entry is unchanged, read back once the entry file is rewritten
+    monkeypatch.setenv("PASSPRICE_CACHE_DIR", str(tmp_path / "card-cache"))
+    root = Root(copy_root(tmp_path / "copy"))
+    card = load_card(root, "h200_sxm_141gb")
+    assert load_card(root, "h200_sxm_141gb") is card
+    [entry] = objects(tmp_path / "card-cache")
+    entry.write_bytes(entry.read_bytes())  # the same bytes, written again: its change time moves
+    os.utime(entry, ns=(entry.stat().st_atime_ns, entry.stat().st_mtime_ns + 1))
+    again = load_card(root, "h200_sxm_141gb")
+    assert again == card and again is not card

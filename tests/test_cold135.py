@@ -170,6 +170,7 @@ def test_2_an_entrys_bytes_are_hashed_once(own_cache: Path, monkeypatch: pytest.
     # Read back from the cache folder by another "process" (nothing kept in this one): the same header.
     checkpoints._CACHE.clear()
     checkpoints._CONTENT.clear()
+    cache._HELD.clear()
     with snapshot.reading():
         again = load_checkpoint(root, name)
     assert again == header and again is not header

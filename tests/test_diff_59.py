@@ -19,6 +19,9 @@ from passprice.registry import Root
 from passprice.review import diff, diff_text
 from passprice.review.sides import MAX_LOCKLESS
 
+#: Count the locks built by this module's own commands: none kept from another test's (tests/conftest.py).
+FRESH_LASTING = True
+
 REPO = Path(__file__).parent.parent
 NOT_A_LOCK = (
     "not a lock file (no [lock] table; it is some other file): a lock is locks/NAME.lock.toml, written by "

@@ -19,6 +19,9 @@ from cli_helpers import copy_root, invoke
 from passprice import cache, files, locks
 from passprice.registry import Root
 
+#: Count the locks built by this module's own commands: none kept from another test's (tests/conftest.py).
+FRESH_LASTING = True
+
 
 @pytest.fixture
 def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:

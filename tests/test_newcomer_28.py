@@ -210,5 +210,5 @@ def test_reproduce_says_once_which_drifted_facts_changed_only_their_citation(tmp
         "    memory.bandwidth, memory.capacity: tokens/s unchanged (each its citation alone changed: the "
         "figure and provenance are the pinned ones)"
     ]
-    assert ("memory.capacity: 141 GB (published) → 141 GB (published) (citation changed)"
-            in result.stdout)
+    assert ("3 drifted: memory.bandwidth: 4.8 TB/s as pinned (citation changed); memory.capacity: 141 GB as pinned "
+            "(citation changed); scale: 33.5 Tcycle/s (estimated) → 30 Tcycle/s (estimated)" in result.stdout)

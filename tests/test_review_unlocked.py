@@ -109,8 +109,11 @@ def test_each_unlocked_move_is_the_rewrite_stream_s_hand_checked(reviewed: tuple
 def test_the_review_fails_on_the_locked_price_only(reviewed: tuple[Diff, list[list[str]]]) -> None:
     d, _ = reviewed
     assert d.exit_status == 1 and [lock.name for lock in d.stale] == ["qwen35-27b-h200-mtp"]
-    (reason,) = d.refusal_reasons()
+    # the mul input moved under its unchanged quote (``row '| Mul | 4.00 |' in TB/s``) is the other reason: a table
+    # row's numbers are read in the unit its locator names after the quote
+    reason, quote = d.refusal_reasons()
     assert reason.startswith("it moves the locked price of qwen35-27b-h200-mtp without re-locking")
+    assert quote.startswith("1 fact's quotes state another figure than its own (h200_sxm_141gb:streams.rewrite)")
     # (the chat serving's price did not move, only its memory_s: not counted as moving, tests/test_walk117.py)
     assert d.summary().endswith("9 locks unaffected; 1 serving no lock pins moves, 1 more only a term of its price "
                                 "(memory_s) (not locked, informational)")
@@ -164,10 +167,13 @@ def test_text_markdown_and_json_show_them_alike(reviewed: tuple[Diff, list[list[
 
 
 def test_unlocked_moves_alone_pass_the_review(tmp_path: Path) -> None:
-    # Without the hybrid's lock, the change reaches no locked price: three unlocked servings move, the review passes.
+    # Without the hybrid's lock, the change reaches no locked price: three unlocked servings move, and they fail
+    # nothing; the review fails on the mul input moved under its unchanged quote alone (``'| Mul | 4.00 |' in TB/s``).
     base, head = make_sides(tmp_path, drop=(MTP_LOCK,))
     result = invoke("diff", str(base), str(head), "--format", "markdown", root=head)
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output
+    d = diff(Root(head), str(base), str(head))
+    assert [r.split(" (")[0] for r in d.refusal_reasons()] == ["1 fact's quotes state another figure than its own"]
     assert "`qwen35-27b-h200-mtp` (not locked) | `streams.rewrite` | 3,644.2 | 3,556.8 | -2.398 % |" in result.stdout
     assert result.stdout.count("(not locked)") == 3
     assert "no lock affected" in result.stdout.splitlines()[0]

@@ -23,6 +23,9 @@ from passprice.errors import InputError
 from passprice.registry import embedded_root, find_root
 from passprice.tables import json_text
 
+#: Count the locks built by this module's own commands: none kept from another test's (tests/conftest.py).
+FRESH_LASTING = True
+
 
 def _whole(cards: list, problems: list[str]) -> str:
     """The document as one ``json_text`` of the whole: what the chunks must equal, byte for byte."""

@@ -16,6 +16,9 @@ from tests.cli_helpers import bad, copy_root, invoke
 
 from passprice import cache, locks
 
+#: Count the locks built by this module's own commands: none kept from another test's (tests/conftest.py).
+FRESH_LASTING = True
+
 R1 = "r1-qwen7b-h200"
 
 

@@ -36,6 +36,7 @@ import functools
 import json
 import os
 import sys
+from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
@@ -80,6 +81,8 @@ KEPT_IN_PROCESS = (
     ("passprice.scopes", ("_MODELS",)),
     ("passprice.sweep", ("_RESTS", "_KINDS", "_READS")),
     ("passprice.calibrate", ("_FITS",)),
+    ("passprice.snapshot", ("_LASTING",)),
+    ("passprice.cache", ("_HELD",)),
 )
 
 
@@ -210,6 +213,19 @@ def enabled() -> bool:
     """Whether documents are read from and stored in the cache: not after ``configure(False)``, nor when the
     environment sets ``PASSPRICE_NO_CACHE`` to anything but ``""`` or ``0``."""
     return _enabled and not cachefolder.bypassed()
+
+
+def scope() -> str | None:
+    """The cache folder (:func:`cache_dir`) while the cache is used, else ``None`` (bypassed, or no home folder to
+    find it in): named in the key of what a process keeps past a command (:func:`passprice.snapshot.lasting`), so a
+    value made beside one cache (or none) never stands in for the entries a command writes to another. Raises
+    nothing."""
+    if not enabled():
+        return None
+    try:
+        return os.fspath(cache_dir())
+    except RuntimeError:
+        return None
 
 
 def cache_dir() -> Path:
@@ -862,11 +878,17 @@ def _built(
         return None, build()
     entry_key = key(f"{kind}+object\0{_library_stamp()}", schema_bytes, data)
     path = _object_path(entry_key)
+    held = _held_object(path, entry_key, cls) if holds is None else None
+    if held is not None:
+        _identify(held, entry_key)
+        return entry_key, held
     found = _stored_object(path, entry_key, cls)
     if found is not None and holds is not None and not _answers(holds, found):
         found = None
     if found is not None:
         _identify(found, entry_key)
+        if holds is None:
+            _hold(path, entry_key, found)
         return entry_key, found
     obj = build()
     _identify(obj, entry_key)
@@ -874,7 +896,65 @@ def _built(
         _UNKEPT_KEYS.add(entry_key.encode("ascii"))
     elif path is not None and store:
         _store_object(path, entry_key, obj)
+        if holds is None:
+            _hold(path, entry_key, obj)
     return entry_key, obj
+
+
+#: How many objects :func:`_hold` keeps for the process (the least recently served goes first).
+HELD_MAX = 128
+
+#: The objects entry files were read back as or written from in this process, by the entry file's path: the entry
+#: key the object was stored under, the file's status then (device, inode, size, modification and change times) and
+#: the object (:func:`_held_object`).
+_HELD: OrderedDict[str, tuple[str, tuple[int, ...], object]] = OrderedDict()
+
+
+def _status(path: Path) -> tuple[int, ...] | None:
+    """The device, inode, size and modification and change times (ns) of the file at ``path``, or ``None`` where it
+    cannot be read. Raises nothing."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+
+def _hold(path: Path | None, entry_key: str, obj: object) -> None:
+    """Keep ``obj``, read from or written to the entry file ``path`` under ``entry_key``, for :func:`_held_object`.
+    Raises nothing."""
+    if path is None:
+        return
+    status = _status(path)
+    if status is None:
+        return
+    where = os.fspath(path)
+    _HELD[where] = (entry_key, status, obj)
+    _HELD.move_to_end(where)
+    while len(_HELD) > HELD_MAX:
+        _HELD.popitem(last=False)
+
+
+def _held_object(path: Path | None, entry_key: str, cls: type[T]) -> T | None:
+    """The object this process last read from or wrote to the entry file ``path`` under ``entry_key`` (its key names
+    every byte the object is built from: the kind, the schema's bytes and the file's), while that file is unchanged
+    (its device, inode, size and modification and change times: a change time no user can set back), else ``None``.
+    Issue 16: the same objects (a checkpoint's header and its tensor table, a card) were unpickled again from the same
+    entry by every command of a process, and by each side of a review. Served as a hit (:data:`_SERVED`: a command
+    that fails after it runs again uncached, and :func:`served_again` forgets every object held). ``None`` while a
+    command runs again (:func:`served_again`). Raises nothing."""
+    if path is None or _again:
+        return None
+    where = os.fspath(path)
+    held = _HELD.get(where)
+    if held is None or held[0] != entry_key or not isinstance(held[2], cls):
+        return None
+    if _status(path) != held[1]:
+        del _HELD[where]
+        return None
+    _HELD.move_to_end(where)
+    _SERVED.append(path)
+    return held[2]
 
 
 def _object_key(kind: str, data: bytes) -> str:

@@ -1625,11 +1625,14 @@ def _same_bytes_built(path: Path, schema_folder: Path, data: bytes, digest: byte
     differs in one byte (a forged or edited lock) is its own content, read and checked as ever. ``digest``: the
     BLAKE2b digest of ``data`` (:func:`passprice.digests.blake2b_digest`), which names the content (as
     :func:`passprice.snapshot.fingerprint` would, without hashing the bytes again)."""
-    from passprice import snapshot
+    from passprice import cache, snapshot
 
     where = str(path)
-    first, lock = snapshot.made(
-        ("lock-of-bytes", os.fspath(schema_folder), (len(data), digest)),
+    # Kept past the snapshot (:func:`passprice.snapshot.lasting`), by the bytes, the schemas' bytes and the cache
+    # folder in use (its entries written by the first command that builds the lock there): a review reads the same
+    # locks from each side's new temporary folder, and a process (the tests) runs many commands on one registry.
+    first, lock = snapshot.lasting(
+        ("lock-of-bytes", cache.scope(), snapshot.folder_fingerprint(schema_folder), (len(data), digest)),
         lambda: (where, _lock_of_file(path, schema_folder, data)),
     )
     return lock if first == where else attrs.evolve(lock, source=where)
@@ -1638,7 +1641,7 @@ def _same_bytes_built(path: Path, schema_folder: Path, data: bytes, digest: byte
 def _lock_of_file(path: Path, schema_folder: Path, data: bytes) -> Lock:
     """The lock in the file at ``path`` (whose bytes are ``data``), validated and digest-checked: what
     :func:`read_lock` keeps. Raises what :func:`read_lock` raises."""
-    from passprice import snapshot
+    from passprice import cache, snapshot
 
     if b"[lock]" not in data:  # no lock table (every lock passprice writes has one): told before the schema, whose
         _not_a_lock(path, data)  # check cost 1 ms a file (attack 62: a branch adding 3,700 tiny files under locks/)
@@ -1654,8 +1657,8 @@ def _lock_of_file(path: Path, schema_folder: Path, data: bytes) -> Lock:
     if content is None:
         return _lock_of_document(path, schema_folder, data, document)
     where = str(path)
-    first, lock = snapshot.made(
-        ("lock-of-content", os.fspath(schema_folder), content),
+    first, lock = snapshot.lasting(
+        ("lock-of-content", cache.scope(), snapshot.folder_fingerprint(schema_folder), content),
         lambda: (where, _lock_of_document(path, schema_folder, data, document)),
     )
     return lock if first == where else attrs.evolve(lock, source=where)

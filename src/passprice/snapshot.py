@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
+from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
@@ -197,3 +198,62 @@ def made(key: Hashable, make: Callable[[], T]) -> T:
     value = make()
     _current.made[key] = value
     return value
+
+
+#: How many values :func:`lasting` keeps past their snapshot (the least recently asked for goes first).
+LASTING_MAX = 128
+
+#: :func:`lasting`'s values, by their content key, kept for the process (bounded by :data:`LASTING_MAX`).
+_LASTING: OrderedDict[Hashable, Any] = OrderedDict()
+
+
+def lasting(key: Hashable, make: Callable[[], T]) -> T:
+    """:func:`made`, the value also kept past the snapshot for the rest of the process (the last
+    :data:`LASTING_MAX` of them): for a ``key`` that names every byte ``make`` reads (a file's bytes or their
+    digest, with the bytes of the schemas it is validated against: :func:`folder_fingerprint`), never a path or a
+    time alone, so a value kept can only answer for the same inputs, and for a value nothing changes (a frozen
+    object). A review's two sides and every command a process runs on the same registry read the same locks again
+    from new temporary folders: each lock was validated, digest-checked and structured again by each command
+    (issue 16: a tenth of the test suite's in-process time went to reviews). Outside a snapshot, ``make()`` and
+    nothing kept. Raises what ``make`` raises (a failure is not kept)."""
+    if _current is None:
+        return make()
+    try:
+        return _current.made[key]  # type: ignore[no-any-return]
+    except KeyError:
+        pass
+    try:
+        value = _LASTING[key]
+        _LASTING.move_to_end(key)
+    except KeyError:
+        value = make()
+        _LASTING[key] = value
+        if len(_LASTING) > LASTING_MAX:
+            _LASTING.popitem(last=False)
+    _current.made[key] = value
+    return value  # type: ignore[no-any-return]
+
+
+def folder_fingerprint(folder: str | os.PathLike[str]) -> bytes:
+    """The BLAKE2b-256 digest of the names and bytes of the files in ``folder`` (sorted by name; not below it), as
+    read once a snapshot (:func:`made`), to name a folder of schemas in a :func:`lasting` key by its content. A
+    folder or file that does not read names itself by its error's words instead (never equal to a digest of bytes
+    read). Raises nothing."""
+    text = os.fspath(folder)
+
+    def take() -> bytes:
+        from hashlib import blake2b
+
+        digest = blake2b(digest_size=32)
+        try:
+            names = sorted(os.listdir(text))
+            for name in names:
+                with open(os.path.join(text, name), "rb") as f:
+                    data = f.read()
+                digest.update(len(name).to_bytes(8, "big") + name.encode("utf-8", "surrogateescape"))
+                digest.update(len(data).to_bytes(8, "big") + data)
+        except OSError as e:
+            digest.update(b"\0unread\0" + str(e).encode("utf-8", "surrogateescape"))
+        return digest.digest()
+
+    return made(("folder-fingerprint", text), take)
