@@ -20,14 +20,10 @@ from passprice.unlocked import ServingMove, named_files
 
 CARD_FILE = "facts/cards/h200_sxm_141gb.toml"
 MTP_LOCK = "locks/qwen35-27b-h200-mtp.lock.toml"
-#: streams.rewrite derives from BabelStream's Mul over memory.bandwidth: Mul 4.0 → 3.6 TB/s makes it 0.75. The
-#: input's locator no longer quotes the row's '| Mul | 4.00 |' (which states 4.00 TB/s: check's and the review's
-#: MISMATCH, not what these tests are about): it names the row in words, which the review asks of, never fails.
+#: streams.rewrite derives from BabelStream's Mul over memory.bandwidth: Mul 4.0 → 3.6 TB/s makes it 0.75.
 EDITS = (
     ("[streams.rewrite]\nvalue = 0.8333", "[streams.rewrite]\nvalue = 0.75"),
     ("derivation.inputs.mul = { value = 4.0,", "derivation.inputs.mul = { value = 3.6,"),
-    ("HBM Bandwidth table (BabelStream): row '| Mul   | 4.00              |' in TB/s\" }",
-     "HBM Bandwidth table (BabelStream): the Mul row\" }"),
 )
 BANDWIDTH = 4.8e12  # B/s, the H200's memory.bandwidth
 OLD, NEW = 0.8333, 0.75
