@@ -178,7 +178,9 @@ def test_5_a_run_added_to_an_existing_measurement_file_is_to_verify(registry: Pa
     measurements.write_text(text.rstrip("\n") + "\n\n" + added + "\n")
     commit_all(path, "a run added")
     status, text, out = review(path)
-    assert status == 0, text
+    # its quote, found in the stored excerpt, states no 155.07: check's MISMATCH, which fails the review too
+    assert status == 1, text
+    assert out["runs_mismatched"] == ["registry/measurements/llamacpp-points.toml: xd2.h100_pcie_80gb.l2-7b-q4_0.main2"]
     assert "1 measured run to verify in its source" in text
     assert ("xd2.h100_pcie_80gb.l2-7b-q4_0.main2 added: its locator quotes 131.44, 134.81, 135.07, not 155.07 "
             "tokens/s: does xiongjiedai-gpu-benchmarks: ") in text

@@ -209,7 +209,9 @@ def test_3_a_new_files_run_under_another_figure_is_to_verify(registry: Path) -> 
     new_file(path, ("tokens_per_s = 135.07", "tokens_per_s = 155.07"))
     commit_all(path, "a new measurement file")
     status, text, out = review(path)
-    assert status == 0, text
+    # its quote, found in the stored excerpt, states no 155.07: check's MISMATCH, which fails the review too
+    assert status == 1, text
+    assert out["runs_mismatched"] == ["registry/measurements/new-points.toml: xd2.h100_pcie_80gb.l2-7b-q4_0.main9"]
     assert "1 other file changed; 1 measured run to verify in its source" in text
     assert ("155.07 tokens/s, limit 478.5 (3.09 × measured); 1 measured run to verify in its source: "
             "xd2.h100_pcie_80gb.l2-7b-q4_0.main9 added: its locator quotes 131.44, 134.81, 135.07, not 155.07 "

@@ -80,9 +80,11 @@ def test_1_a_runs_date_alone_and_beside_its_figure_is_asked(tmp_path: Path) -> N
     result = invoke("diff", str(base), str(head))
     assert result.exit_code == 1, result.output  # the stack's fit is stale on HEAD (check fails it, as before)
     lines = result.stdout.splitlines()
-    assert (f"  {RUNS} (changed): 1 measured run to verify in its source: {RUN}'s tokens/s moved (145.55 → 150.55 "
-            "tokens/s, +3.435 %; date none → 2024-05-09) but its citation did not, and the locator quotes 145.55: "
-            f"{WHERE}") in lines
+    # (then its quote's MISMATCH and its price on HEAD: tests/test_rev54.py)
+    assert any(line.startswith(
+        f"  {RUNS} (changed): 1 measured run to verify in its source: {RUN}'s tokens/s moved (145.55 → 150.55 "
+        "tokens/s, +3.435 %; date none → 2024-05-09) but its citation did not, and the locator quotes 145.55: "
+        f"{WHERE}; ❌ MISMATCH: ") for line in lines)
 
 
 def test_1_a_runs_note_rewritten_is_listed_not_asked(tmp_path: Path) -> None:

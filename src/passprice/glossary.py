@@ -1161,12 +1161,17 @@ _TERMS = (
         "change wrote (a changed fact citing such a source is checked even when its quotes did not change); a "
         "changed fact whose old quotes were looked up in a stored excerpt and whose new ones cite a document with "
         "none says on its line `its quote can no longer be checked: nvidia-h200-datasheet has no stored text`, to "
-        "verify (`quote_no_longer_checked` lists why, a document a line). An "
+        "verify (`quote_no_longer_checked` lists why, a document a line), and is read against the excerpt BASE "
+        "stored and the change removed: NOT FOUND or another figure there fails the review "
+        "(`quote_against_removed_excerpt`, `quotes_against_removed`); a measured run the change adds or changes whose "
+        "quote, found in HEAD's stored excerpt, states another figure than its tokens/s fails it too "
+        "(`runs_mismatched`). An "
         "excerpt whose bytes are not the `excerpt_sha256` its record pins is unusable: `not checked`, and `check` "
         "fails.",
         ("quote_check", "quotes_checked", "quotes checked", "quotes checked against a stored text", "not checked",
          "NOT FOUND", "not_found", "unstored", "spans", "checked", "missing", "quote_excerpts_edited", "past",
-         "quotes_unchecked", "quote_no_longer_checked", "no longer checked", "run_quote_checks"),
+         "quotes_unchecked", "quote_no_longer_checked", "no longer checked", "run_quote_checks",
+         "quote_against_removed_excerpt", "quotes_against_removed", "runs_mismatched"),
     ),
     Term(
         "warning code",

@@ -81,6 +81,14 @@ class FactChange:
     #: A new user re-cited the H200's ``vector`` from the product page (its quote checked) to the unread datasheet
     #: and read only "derived → published (stronger)" (tests/test_fix166.py).
     unchecked_now: tuple[str, ...] = ()
+    #: For a changed or added fact whose quotes cite a source whose stored excerpt BASE held and HEAD does not (the
+    #: change removed the record's ``excerpt``, or made it unusable): each such source's check of HEAD's fact against
+    #: BASE's stored text that is ``NOT FOUND`` or ``MISMATCH`` (:func:`passprice.sources.quote_check`), as ``SOURCE:
+    #: STATE (WHY)``; empty otherwise. Each fails the review
+    #: (:attr:`passprice.review.verdict.Diff.quotes_against_removed`): the H200's bandwidth moved 4.8 → 5.2 TB/s
+    #: under 'GPU Memory Bandwidth 4.8TB/s 4.8TB/s' with the product page's ``excerpt`` line removed in the same
+    #: change read only "its quote can no longer be checked" (exit 0).
+    against_removed: tuple[str, ...] = ()
     #: For a ratio of a card (unit ``1``) whose derivation, on either side, or note names the card's
     #: ``memory.bandwidth`` as what a quoted figure is divided by (the stream shares: ``dot / bandwidth``, "measured
     #: rate / this file's memory.bandwidth"): HEAD's ``memory.bandwidth`` as ``(value, unit)``
@@ -195,6 +203,10 @@ class FactChange:
             other = (f"its quotes, found in the stored excerpt of the document it cites, state another figure than its "
                      f"own, as audit and check read them ({self.quote.why})")
             asks = f"{asks}; {other}" if asks else other
+        if self.against_removed:
+            removed = ("❌ its quotes, read against the excerpt this change removed (BASE's stored text), fail: "
+                       f"{'; '.join(self.against_removed)}")
+            asks = f"{removed}; {asks}" if asks else removed
         if self.unchecked_now:
             lost = (f"its quote can no longer be checked: {'; '.join(self.unchecked_now)} (its old citation's quotes "
                     "were looked up in a stored excerpt): read the quoted words in the document itself")
@@ -383,6 +395,10 @@ class FactChange:
                      if "note" not in self.fields and states(old.amount, old.unit, new.note)
                      and not states(new.amount, new.unit, new.note) else "")
             quoted = _quoted_figures(new.locator or new.cite or "")
+            across = _moved_within_quote(old.amount, old.unit, new.amount, new.unit, new.locator)
+            if across is not None:
+                return (f"the value moved ({old.describe()} → {new.describe()}) but its citation did not: {across}: "
+                        f"{where}{noted}")
             if _figure(old.amount) in quoted and _figure(new.amount) not in quoted:
                 return (f"the value moved ({old.describe()} → {new.describe()}) but its citation did not, and the "
                         f"locator quotes {old.amount:g}: {where}{noted}")
@@ -474,6 +490,7 @@ class FactChange:
             "quote_check": self.quote.to_json() if self.quote is not None else None,
             "quote_excerpts_edited": list(self.excerpts_edited),
             "quote_no_longer_checked": list(self.unchecked_now),
+            "quote_against_removed_excerpt": list(self.against_removed),
             "copied_citation": self.copied_from,
             "refit_unmoved": self.refit_unmoved,
             "moved_with": list(self.moved_with),
@@ -600,6 +617,27 @@ def _cancelled(fact: Fact | None) -> tuple[tuple[str, tuple[int, ...]], ...]:
     return cancelled(fact) if fact is not None else ()
 
 
+def _moved_within_quote(was: float, was_unit: str, now: float, now_unit: str, locator: str | None) -> str | None:
+    """``moved from one figure of its quote to another: 67 TFLOPS → 60 TFLOPS; which column is this card's?`` when a
+    figure moved under an unchanged ``locator`` whose quoted spans (read in the unit the locator names after a table
+    row's quote, :func:`passprice.sources._in_named_unit`) state both the old figure ``was`` ``was_unit`` and the new
+    one (:func:`passprice.addedfacts.states`, with a unit), else ``None``. The H200's ``fp32`` input moved 67 → 60
+    TFLOPS under ``'FP32 67 TFLOPS 60 TFLOPS'`` (its SXM and NVL columns), re-locked, passed ``check`` (the quote
+    states 60 TFLOPS) and the review asked only ``does … say 60 TFLOPS?``: the quote does, in the other card's
+    column. Asked, not failed: which figure of a row is the card's is the document's layout, which passprice does not
+    read (a correction from the wrong column reads the same). Raises nothing."""
+    from passprice.addedfacts import states
+    from passprice.sources import _in_named_unit
+
+    if not locator or (was, was_unit) == (now, now_unit):
+        return None
+    quoted = " | ".join(_in_named_unit(locator))
+    if not quoted or not states(was, was_unit, quoted) or not states(now, now_unit, quoted):
+        return None
+    return (f"moved from one figure of its quote to another: {was:g} {was_unit} → {now:g} {now_unit}; which column "
+            "is this card's?")
+
+
 def _inputs_to_verify(old: Fact, new: Fact) -> str | None:
     """What a reviewer must check in the sources of a derived fact's figure inputs (``None`` when nothing): each
     figure whose amount or unit moved while its source and locator did not (more firmly when the locator quotes the
@@ -624,7 +662,11 @@ def _inputs_to_verify(old: Fact, new: Fact) -> str | None:
                 if (was.amount, was.unit) == (i.amount, i.unit):
                     continue
                 quoted = _quoted_figures(i.locator or "")
-                if _figure(was.amount) in quoted and _figure(i.amount) not in quoted:
+                across = _moved_within_quote(was.amount, was.unit, i.amount, i.unit, i.locator)
+                if across is not None:
+                    asks.append(f"its input {i.name} moved ({was.shown()} → {i.shown()}) but its citation did not: "
+                                f"{across}: {where}")
+                elif _figure(was.amount) in quoted and _figure(i.amount) not in quoted:
                     asks.append(f"its input {i.name} moved ({was.shown()} → {i.shown()}) but its citation did not, "
                                 f"and the locator quotes {was.amount:g}: {where}")
                 else:

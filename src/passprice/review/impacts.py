@@ -1579,6 +1579,7 @@ def _base_drift(base: Side, lock: Lock) -> tuple[str, ...]:
 def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[LockImpact, ...]:
     """Every lock of either side, re-priced with BASE's inputs and code (BASE's lock) and with HEAD's (HEAD's lock),
     and judged with each side's own policy."""
+    from passprice.lineage import _record_name
     from passprice.servings import spec_from_document
 
     files = tuple(files)
@@ -1633,11 +1634,18 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
         if rel in head_locks and new is None:
             after = PriceSide(error=HEAD_UNREAD)
         rests = {*before.rests_on(), *after.rests_on(), *lock.rests_on}
-        touched = [by_file.get(("card", lock.card))]
+        # The card, drafting method and routing record the lock's serving named, decided by their files as
+        # lineage.lock_impacts decides them (lineage._record_name): a lock made with `--card OTHER/h200_sxm_141gb.toml`
+        # records the card's name, and was matched to the registry's card of that name.
+        named = head if new is not None and status != "removed" else base
+        card_name = _record_name(named.root, "card", lock.spec.card) or lock.card
+        touched = [by_file.get(("card", card_name))]
         if lock.spec.draft is not None:
-            touched.append(by_file.get(("draft", lock.spec.draft.method)))
+            touched.append(by_file.get(("draft", _record_name(named.root, "draft", lock.spec.draft.method)
+                                        or lock.spec.draft.method)))
         if lock.spec.routing is not None:
-            touched.append(by_file.get(("routing", lock.spec.routing)))
+            touched.append(by_file.get(("routing", _record_name(named.root, "routing", lock.spec.routing)
+                                        or lock.spec.routing)))
         if lock.stack is not None:
             touched.append(by_file.get(("stack", lock.stack.name)))
         changed: list[str] = []
@@ -1683,7 +1691,7 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
         if new is not None and status != "removed":
             # What the lock pins besides facts (its card's title and hypothetical, its serving's description): a
             # change moves no number, yet check --frozen fails on it until re-pinned (slip round 42).
-            drifted += relabelled_pins(head, new, by_file.get(("card", lock.card)), after.spec,
+            drifted += relabelled_pins(head, new, by_file.get(("card", card_name)), after.spec,
                                        by_file.get(("stack", lock.stack.name)) if lock.stack is not None else None,
                                        {k: by_file.get((k, pin.name)) for k, pin in (("routing", new.routing),
                                                                                      ("draft", new.draft))

@@ -187,6 +187,11 @@ class Diff:
     #: HEAD's locks made under a serving stack fitted from a measured run to verify (:func:`runs_to_verify`'s
     #: ``stacks``), by name: their expected price rests on the run's figure (slip round 46).
     recited_locks: tuple[str, ...] = ()
+    #: ``FILE: ID`` of each run the change adds or changes whose quote, found in HEAD's stored excerpt, states another
+    #: figure than its tokens/s (:func:`runs_to_verify`'s ``mismatched``, ``check``'s rule): each fails the review, as
+    #: :attr:`quotes_mismatched` does a fact (a run moved 145.55 -> 150.55 under its unchanged llama-bench row read
+    #: "1 measured run to verify", exit 0, where ``check`` failed).
+    runs_mismatched: tuple[str, ...] = ()
     #: Each record re-cited to another table row whose unchanged description (or its source's ``read``) still names
     #: the old row, by path: what to verify (:func:`stale_descriptions`). Shown, never failed.
     stale_descriptions: Mapping[str, str] = attrs.field(factory=dict)
@@ -405,6 +410,15 @@ class Diff:
         from passprice.sources import MISMATCH
 
         return tuple((f, c) for f, c in self.fact_changes if c.quote is not None and c.quote.state == MISMATCH)
+
+    @property
+    def quotes_against_removed(self) -> tuple[tuple[FileChange, FactChange], ...]:
+        """The changed or added facts whose quotes, read against the stored excerpt BASE held of a source and the
+        change removed (:attr:`passprice.review.changes.FactChange.against_removed`), are NOT FOUND or state another
+        figure, with their file. Each fails the review: removing a record's ``excerpt`` line switched the MISMATCH
+        rule off for a value moved in the same change (4.8 → 5.2 TB/s, re-locked, read ⚠️ "its quote can no longer
+        be checked", exit 0)."""
+        return tuple((f, c) for f, c in self.fact_changes if c.against_removed)
 
     @property
     def quotes_lost(self) -> tuple[tuple[str, str, int], ...]:
@@ -711,7 +725,8 @@ class Diff:
         if any(f.head_errors for f in self.files) or self.head_unreadable:
             return 2
         if (self.broken or self.stale or self.unsound or self.dropping or self.head_check or self.requestioned
-                or self.quotes_not_found or self.quotes_lost or self.quotes_unchecked or self.quotes_mismatched):
+                or self.quotes_not_found or self.quotes_lost or self.quotes_unchecked or self.quotes_mismatched
+                or self.runs_mismatched or self.quotes_against_removed):
             return 1
         return 0
 
@@ -833,6 +848,14 @@ class Diff:
             facts = ", ".join(f"{f.name}:{c.path}" for f, c in self.quotes_mismatched)
             reasons.append(f"{self.mismatched_line()} ({facts}): the value and the words it cites disagree; quote the "
                            "words of the document stating the value, or set the value they state")
+        if self.quotes_against_removed:
+            facts = ", ".join(f"{f.name}:{c.path}" for f, c in self.quotes_against_removed)
+            reasons.append(f"{self.against_removed_line()} ({facts}): that excerpt was the registry's record of the "
+                           "words read; restore it, or correct the quote or the value to the document's words")
+        if self.runs_mismatched:
+            reasons.append(f"{self.runs_mismatched_line()} ({', '.join(self.runs_mismatched)}): the value and the "
+                           "words it cites disagree; quote the words of the document stating the value, or set the "
+                           "value they state")
         if self.quotes_lost:
             lost = self.quotes_lost
             shown = ", ".join(f"{path} (source {sid})" for sid, path, _ in lost[:MAX_SHOWN_QUOTES])
@@ -876,6 +899,21 @@ class Diff:
         n = len(self.quotes_mismatched)
         return (f"{n:,} fact's quotes state another figure than its own" if n == 1
                 else f"{n:,} facts' quotes state another figure than their own")
+
+    def against_removed_line(self) -> str:
+        """``1 fact's quotes NOT FOUND or another figure against the excerpt this change removed`` (``N facts'
+        quotes …``): the summary's count of :attr:`quotes_against_removed`. Raises nothing."""
+        n = len(self.quotes_against_removed)
+        return (f"{n:,} fact's quotes NOT FOUND or another figure against the excerpt this change removed"
+                if n == 1 else f"{n:,} facts' quotes NOT FOUND or another figure against the excerpts this change "
+                "removed")
+
+    def runs_mismatched_line(self) -> str:
+        """``1 measured run's quote states another figure than its tokens/s`` (``N measured runs' quotes …``): the
+        summary's count of :attr:`runs_mismatched`. Raises nothing."""
+        n = len(self.runs_mismatched)
+        return (f"{n:,} measured run's quote states another figure than its tokens/s" if n == 1
+                else f"{n:,} measured runs' quotes state another figure than their tokens/s")
 
     def summary(self) -> str:
         """One line: facts changed (and weakened), locks affected (broken, moved unreviewed, floors loosened),
@@ -926,6 +964,10 @@ class Diff:
             parts.append(self.quotes_line())
         if self.quotes_mismatched:
             parts.append(self.mismatched_line())
+        if self.runs_mismatched:
+            parts.append(self.runs_mismatched_line())
+        if self.quotes_against_removed:
+            parts.append(self.against_removed_line())
         if self.quotes_unchecked:  # past the review's bound: it fails the review too
             parts.append(f"{_facts_quotes(len(self.quotes_unchecked))} not checked (past the review's bound)")
         if self.unsound:
@@ -1156,6 +1198,8 @@ class Diff:
             "added_records": dict(self.added_records),
             "stack_spans": dict(self.spans),
             "runs_to_verify": dict(self.recited),
+            "runs_mismatched": list(self.runs_mismatched),
+            "quotes_against_removed": [f"{f.name}:{c.path}" for f, c in self.quotes_against_removed],
             "scopes_widened": dict(self.widened),
             "entries_edited": list(self.entries_edited),
             "digests_dropped": {path: list(found) for path, found in self.digests_dropped.items()},
@@ -1344,9 +1388,11 @@ def _compare(base: Side, head: Side) -> Diff:
     read_runs: dict[Path, tuple[Run, ...] | None] = {}  # each measurement file read once for all files' asks
     asked_stacks: set[str] = set()
     noted: dict[str, list[str]] = {}  # runs whose note changed, by file: listed, not asked (slip round 47)
+    runs_mismatched: list[str] = []  # runs whose found quote states another figure: each fails the review
     recited = {f.path: asks for f in files if f.status in ("changed", "added") and f.kind == "other"
                and _is_measurement(f.path)
-               and (asks := runs_to_verify(base, head, f.path, read_runs, asked_stacks, noted.setdefault(f.path, [])))}
+               and (asks := runs_to_verify(base, head, f.path, read_runs, asked_stacks, noted.setdefault(f.path, []),
+                                           runs_mismatched))}
     # HEAD's locks made under a stack fitted from a run to verify: to verify themselves (slip round 46)
     recited_locks = tuple(lock.name for lock in _locks(head).values()
                           if lock is not None and lock.stack is not None and lock.stack.name in asked_stacks) \
@@ -1380,6 +1426,7 @@ def _compare(base: Side, head: Side) -> Diff:
                 cited_sources(head, files, {s.id for s in sources}),
                 {**relabelled_records(base, head, files), **relabelled_stacks(base, head, files)},
                 titles_contradicting(base, head, files), recited_locks=recited_locks,
+                runs_mismatched=tuple(runs_mismatched),
                 stale_descriptions=stale_descriptions(base, head, files), rerouted=rerouted_stacks(base, head, files),
                 review_rules=frozenset(_unrooted(head, [*rules, *forged])), export_rules=export_lines(base, head))
 
@@ -2240,8 +2287,8 @@ def _quotes_checked(head: Side, files: tuple[FileChange, ...], base: Side | None
     fresh one when ``None``), in place: what they would look up is counted first, and past what it holds none is looked
     up and it is emptied, so that the rewritten excerpts' checks after them look up none either
     (:func:`passprice.sourcechange.source_changes`; tests/test_bound147.py). Raises nothing."""
-    from passprice.sources import USABLE as _USABLE
     from passprice.sources import (
+        MISMATCH,
         Lookups,
         figures_quoted,
         load_source,
@@ -2251,6 +2298,7 @@ def _quotes_checked(head: Side, files: tuple[FileChange, ...], base: Side | None
         stored_text,
         stored_texts,
     )
+    from passprice.sources import USABLE as _USABLE
     from passprice.sources import _quoted_locators as quoted_locators
 
     def cited(fact: Fact) -> list[str]:
@@ -2318,6 +2366,21 @@ def _quotes_checked(head: Side, files: tuple[FileChange, ...], base: Side | None
             return ()
         return tuple(unstored_why(name, texts.get(name)) for name in fresh)
 
+    def against_removed(c: FactChange, quote: QuoteCheck) -> tuple[str, ...]:
+        # a source HEAD stores no usable text of whose text BASE stored: HEAD's fact read against BASE's, as check
+        # read it before the change (the excerpt line removed switched the MISMATCH rule off)
+        if base is None or c.new is None or not quote.unstored:
+            return ()
+        out = []
+        for sid in quote.unstored:
+            was = stored_before(sid)
+            if was is None or was.flat is None:
+                continue
+            before = quote_check(c.path, c.new, {sid: was}, left, only=sid)
+            if before.state in ("NOT FOUND", MISMATCH):
+                out.append(f"{sid}: {before.state} ({before.why})")
+        return tuple(out)
+
     out = []
     for f in files:
         facts = []
@@ -2325,7 +2388,7 @@ def _quotes_checked(head: Side, files: tuple[FileChange, ...], base: Side | None
             if c.new is not None and wanted(c):
                 quote = quote_check(c.path, c.new, texts, left)
                 c = attrs.evolve(c, quote=quote, excerpts_edited=tuple(sorted(edited & set(cited(c.new)))),
-                                 unchecked_now=unchecked_now(c, quote))
+                                 unchecked_now=unchecked_now(c, quote), against_removed=against_removed(c, quote))
             facts.append(c)
         out.append(attrs.evolve(f, facts=tuple(facts)))
     return tuple(out)
@@ -2873,7 +2936,7 @@ def escaped_key(key: str) -> str:
 
 def runs_to_verify(
     base: Side, head: Side, rel: str, read_runs: dict[Path, tuple[Run, ...] | None] | None = None,
-    stacks: set[str] | None = None, noted: list[str] | None = None,
+    stacks: set[str] | None = None, noted: list[str] | None = None, mismatched: list[str] | None = None,
 ) -> list[str]:
     """What a reviewer must verify of the runs of the measurement file ``rel`` HEAD holds (BASE too, or the change
     adds it: each of its runs is then added, slip round 34), by run id, one line a question: a run added to it whose
@@ -2896,7 +2959,14 @@ def runs_to_verify(
     build changed (… → …) but its citation did not: does … state N tokens/s for that build?``): the run a stack is
     fitted from is then another run (slip round 47: build, test and date rewritten read "1 other file changed; no lock
     affected", the lock under the stack unaffected). ``noted``, when given, gains a line for each run whose ``note``
-    changed (``ID's note changed: old → new``): listed, never asked, since neither the fit nor a price reads it. Raises
+    changed (``ID's note changed: old → new``): listed, never asked, since neither the fit nor a price reads it.
+    ``mismatched``, when given, gains ``FILE: ID`` of each added or changed run whose quote, found in HEAD's stored
+    excerpt, states another figure than its tokens/s (:func:`_run_mismatch`, ``check``'s rule): its line says so
+    (``❌ MISMATCH: …``) and the review fails (:attr:`Diff.runs_mismatched`): a run moved 145.55 -> 150.55 under its
+    unchanged llama-bench row, its stack re-fitted, failed ``check`` and read "1 measured run to verify" (exit 0). A
+    changed run (its tokens/s, setting or citation moved) is priced on HEAD as an added file's is
+    (:func:`_priced_runs`): ``984.2 tokens/s, limit 186.7 (0.19 × measured), ABOVE its limit: check it in its
+    source``, and its locator read as an added run's is (``its locator quotes 98.42, not 984.2 tokens/s``). Raises
     nothing."""
     from passprice.fits import relative_move
     from passprice.measurements import load_file
@@ -2932,7 +3002,26 @@ def runs_to_verify(
             renamed.setdefault(setting(r), []).append(r)
     out: list[str] = []
 
-    def ask(run: Run, line: str, was: Run | None = None) -> None:
+    texts: dict[str, Any] = {}  # HEAD's stored text of each source a run asked cites, read once
+    from passprice.sources import Lookups
+
+    left = Lookups()  # one bound for the runs' quote look-ups of this file (a file may hold 1,000 runs)
+    looked: dict[str, tuple[str, bool]] = {}  # each run's look-up, by its key: (its MISMATCH, past the bound)
+    priced: list[tuple[int, Run]] = []  # (its line's place in out, the changed run): priced on HEAD after the walk
+
+    def ask(run: Run, line: str, was: Run | None = None, read: bool = True) -> None:
+        if was is not None and _run_moved(was, run):
+            reading = _run_quote_reading(run) if read else ""
+            line += f"; {reading}" if reading else ""
+            priced.append((len(out), run))
+        wrong, past = (_run_mismatch(head, run, texts, left, looked) if was is None or _run_moved(was, run)
+                       else ("", False))
+        if past:
+            line += "; its quote was not looked up, past the review's bound: read it in its source"
+        if wrong:
+            line += f"; ❌ MISMATCH: {wrong}: the value and the words it cites disagree"
+            if mismatched is not None:
+                mismatched.append(f"{rel}: {escaped(run.id)}")
         out.append(line)
         if stacks is not None:
             stacks.update(r.stack for r in (run, was) if r is not None)
@@ -2982,8 +3071,8 @@ def runs_to_verify(
                 fresh = _fresh_source(base, head, run.source_id, figure)
                 if fresh:
                     asks.append(fresh)
-                if asks:
-                    ask(run, f"{name} added: " + "; ".join(asks))
+                if asks or any(_run_mismatch(head, run, texts, left, looked)):
+                    ask(run, f"{name} added: " + "; ".join(asks or [f"does {where} state {figure}?"]))
                 continue
             was = alike.pop(0)
             name = f"{name} (was {escaped(was.id)})"
@@ -3009,7 +3098,7 @@ def runs_to_verify(
                 fresh = _fresh_source(base, head, run.source_id, figure)
                 fresh = f"; {fresh}" if fresh else ""
             ask(run, f"{name} cited anew ({', '.join(anew)}): does {where} state {figure}?{fresh}"
-                     f"{_run_note_stale(was, run)}")
+                     f"{_run_note_stale(was, run)}", was)
         elif setting(was) != setting(run):
             # Its setting moved under its citation: the figure now prices another pass (slip round 34: a run's
             # positions [256, 512] → [1, 64] read "1 other file changed", nothing to verify).
@@ -3028,15 +3117,102 @@ def runs_to_verify(
                      f"{relative_move(was.tokens_per_s, run.tokens_per_s)}"
                      + "".join(f"; {move}" for move in identity) + ") but its citation did not")
             if _figure(was.tokens_per_s) in quoted and _figure(run.tokens_per_s) not in quoted:
-                ask(run, f"{moved}, and the locator quotes {was.tokens_per_s:g}: {where}{_run_note_stale(was, run)}")
+                ask(run, f"{moved}, and the locator quotes {was.tokens_per_s:g}: {where}{_run_note_stale(was, run)}",
+                    was, read=False)
             else:
-                ask(run, f"{moved}: does {where} say {figure}?{_run_note_stale(was, run)}")
+                ask(run, f"{moved}: does {where} say {figure}?{_run_note_stale(was, run)}", was)
         elif identity:
             # Another build, test or date under its citation: the figure is another run's (slip round 47).
             moved_keys = [key for key in RUN_IDENTITY if getattr(was, key) != getattr(run, key)]
             keys = (", ".join(moved_keys[:-1]) + " and " if len(moved_keys) > 1 else "") + moved_keys[-1]
             ask(run, f"{name}'s {keys} changed ({'; '.join(identity)}) but its citation did not: does {where} state "
                      f"{figure} for that {keys}?")
+    for (at, _), line in zip(priced, _priced_runs(head, [run for _, run in priced]), strict=True):
+        if line:
+            out[at] = f"{out[at]}; priced on HEAD: {line}"
+    return out
+
+
+def _run_moved(was: Run, run: Run) -> bool:
+    """Whether HEAD's ``run`` moved from BASE's ``was`` in what its figure or its quote is: its tokens/s, source,
+    locator or setting (stack, card, checkpoint, batch, positions, routing). Raises nothing."""
+    return ((was.tokens_per_s, was.source_id, was.locator, was.stack, was.card, was.checkpoint, was.batch, was.first,
+             was.last, was.routing)
+            != (run.tokens_per_s, run.source_id, run.locator, run.stack, run.card, run.checkpoint, run.batch,
+                run.first, run.last, run.routing))
+
+
+def _run_quote_reading(run: Run) -> str:
+    """``its locator quotes 98.42, not 984.2 tokens/s`` when a changed run's locator does not quote its tokens/s (as
+    :func:`_added_run_asks` reads an added run's: a run edited 98.42 -> 984.2 with its stack moved read only its move,
+    where the same run added read what its locator quotes), ``its locator quotes no figure`` when it quotes none,
+    else ``""``. Raises nothing."""
+    from passprice.tables import count
+
+    if _figure(run.tokens_per_s) in _quoted_figures(run.locator):
+        return ""
+    shown = _quoted_span_figures(run.locator, run.tokens_per_s)
+    return (f"its locator quotes {', '.join(f'{q:g}' for q in shown[:5])}, not {count(run.tokens_per_s)} tokens/s"
+            if shown else "its locator quotes no figure")
+
+
+def _run_mismatch(head: Side, run: Run, texts: dict[str, Any], left: Lookups | None = None,
+                  looked: dict[str, tuple[str, bool]] | None = None) -> tuple[str, bool]:
+    """What the quote of ``run`` (HEAD's) states that its tokens/s is not, its quote found in HEAD's stored excerpt
+    of its source: ``check``'s rule, the run made a fact as :func:`passprice.lineage._run_facts` makes it (unit
+    :data:`passprice.sources.RUN_UNIT`) and looked up by :func:`passprice.sources.quote_check` (state ``MISMATCH``,
+    :func:`passprice.sources.figures_quoted`), escaped, with whether its look-up was past ``left``; ``""`` when its
+    quote states it, is not found, or its source has no usable stored text. ``texts`` keeps each source's stored text
+    (``None``: none) across the calls of one walk; ``left`` is the walk's one bound of look-ups
+    (:class:`passprice.sources.Lookups`), spent in place: a run past it is said so on its line (``its quote was not
+    looked up, past the review's bound: …``; asked, not failed). ``looked`` keeps each run's answer by its key: an added
+    run looked up twice (asked, then its line) spends the bound once. Raises nothing."""
+    from passprice.facts import Fact, Provenance
+    from passprice.sources import MISMATCH, RUN_UNIT, load_source, quote_check, stored_text
+
+    if not run.locator or not run.source_id:
+        return "", False
+    looked = {} if looked is None else looked
+    if run.key in looked:
+        return looked[run.key]
+    if run.source_id not in texts:
+        try:
+            texts[run.source_id] = stored_text(head.root, load_source(head.root, run.source_id))
+        except InputError:
+            texts[run.source_id] = None
+    stored = texts[run.source_id]
+    if stored is None:
+        return "", False
+    fact = Fact(value=run.tokens_per_s, amount=run.tokens_per_s, unit=RUN_UNIT, provenance=Provenance.MEASURED,
+                source=run.source_id, locator=run.locator)
+    quote = quote_check("tokens_per_s", fact, {run.source_id: stored}, left)
+    looked[run.key] = (escaped("; ".join(quote.mismatch)) if quote.state == MISMATCH else "", quote.past > 0)
+    return looked[run.key]
+
+
+def _priced_runs(head: Side, runs: Sequence[Run]) -> list[str]:
+    """Each of ``runs`` (HEAD's, changed) priced on HEAD as :func:`measurements_added` prices an added file's runs:
+    ``984.2 tokens/s, limit 186.7 (0.19 × measured), ABOVE its limit: check it in its source``; ``""`` for a run not
+    priced (its stack's or card's refusal is the review's or ``validate``'s to say) and past the first
+    :data:`MAX_ADDED_RUNS`. Raises nothing."""
+    from passprice.tables import count
+    from passprice.validate import validate
+
+    out = [""] * len(runs)
+    if not runs:
+        return out
+    try:
+        rows = validate(head.root, runs=list(runs[:MAX_ADDED_RUNS])).rows
+    except InputError:
+        return out
+    by_key = {row.run.key: row for row in rows}
+    for i, run in enumerate(runs[:MAX_ADDED_RUNS]):
+        row = by_key.get(run.key)
+        if row is None or row.limit is None:
+            continue
+        flag = ", ABOVE its limit: check it in its source" if row.above_limit else ""
+        out[i] = (f"{count(run.tokens_per_s)} tokens/s, limit {count(round(row.limit, 1))} "
+                  f"({row.limit / run.tokens_per_s:.3g} × measured){flag}")
     return out
 
 
