@@ -45,7 +45,7 @@ def test_a_ctrl_c_raised_in_a_finalizer_stops_the_command(after: str) -> None:
                           timeout=50)
     # before: 'Exception ignored in: <function Bomb.__del__ …>' and Python's KeyboardInterrupt traceback on stderr,
     # the cards listed and exit 0 (or, after the sleep, the minute waited out)
-    assert (done.returncode, done.stderr) == (130, "passprice: interrupted\n")
+    assert (done.returncode, done.stderr) == (130, "passprice: interrupted\n"), (done.returncode, done.stderr[-3000:])
     if after != "pass":
         assert done.stdout == ""  # stopped in its sleep, before the line was printed
 
