@@ -1329,8 +1329,8 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
         if elsewhere:
             out.append(f"- {markdown_prose(elsewhere)}")
     shown = d.errors_shown()
-    unread = [
-        [markdown_code(path), which, markdown_prose(e)]
+    unread = [  # the file is the row's first cell: its error said without its path again (a user's walk, left53b)
+        [markdown_code(path), which, markdown_prose(e.removeprefix(f"{path}: "))]
         for path, (base, head, _) in shown.items()
         for which, errors in (("BASE", base), ("HEAD", head))
         for e in errors
