@@ -1,0 +1,58 @@
+"""Attack round 55 (issue 13): measured runs and stacks, routing records, drafting methods, sources and their
+excerpts, the caches, ``reproduce`` and ``diff`` — what escaped, each with its reproducer built here and the exit
+status and line asserted (before the fix: exit 0 and a price, or the line that was printed)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import attrs
+import pytest
+
+from cli_helpers import bad, copy_root, invoke
+
+STACK_LOCK = "locks/r1-qwen7b-h200-llamacpp.lock.toml"  # priced at batch 1 under stack llamacpp-cuda-2405
+
+
+def _repinned(root: Path, rel: str, **values: float) -> None:
+    """The lock ``rel`` of ``root`` with the pinned facts ``values`` (path → value) replaced and every digest
+    recomputed, as an attacker who knows the digest rule (or passprice's own writer) would write it."""
+    from passprice.locks import lock_text, read_lock
+
+    path = root / rel
+    lock = read_lock(path)
+    facts = dict(lock.facts)
+    for key, value in values.items():
+        facts[key] = attrs.evolve(facts[key], value=value, amount=value)
+    path.write_text(lock_text(attrs.evolve(lock, facts=facts)), encoding="utf-8")
+
+
+# --- 1. a lock's pinned stack range: a fraction was read as the whole number below it --------------------------------
+
+
+@pytest.mark.parametrize(("path", "value"), [
+    ("stack.range.rows.min", 1.5),
+    ("stack.range.rows.max", 1.5),
+    ("stack.range.position.max", 8192.5),
+    ("stack.range.position.min", 0.25),
+])  # fmt: skip
+def test_a_fractional_pinned_range_is_refused(tmp_path: Path, path: str, value: float) -> None:
+    """Re-digested with ``stack.range.rows.min = 1.5``, the lock of a batch-1 price under llamacpp-cuda-2405
+    "reproduces exactly" (exit 0) and ``price --lock`` priced under it: the lock schema let a pinned range be any
+    number where the stack schema demands a whole one, and :func:`passprice.stacks.held` read ``int(1.5)``, batch 1,
+    so the batch below the pinned range was not refused. Refused as the stack file's own range is: exit 2, the key."""
+    root = copy_root(tmp_path)
+    _repinned(root, STACK_LOCK, **{path: value})
+    line = (f'passprice: error: {root / STACK_LOCK}: facts."{path}".value: {value} is not of type \'integer\' (a '
+            "whole number, written without a decimal point or exponent)")
+    for args in (("reproduce", str(root / STACK_LOCK)), ("price", "r1-qwen7b-h200", "--lock", str(root / STACK_LOCK))):
+        assert bad(*args, root=root) == [line]
+
+
+def test_a_whole_pinned_range_still_reproduces(tmp_path: Path) -> None:
+    """The same lock re-digested with its own values (the range 1 … 1 rows, 0 … 8,192 positions) reproduces."""
+    root = copy_root(tmp_path)
+    _repinned(root, STACK_LOCK, **{"stack.range.rows.min": 1, "stack.range.position.max": 8192})
+    result = invoke("reproduce", str(root / STACK_LOCK), root=root)
+    assert result.exit_code == 0, result.output
+    assert "  reproduces exactly: 996.0966124437687 tokens/s at batch 1, binds on memory" in result.stdout
