@@ -4,12 +4,15 @@ status and line asserted (before the fix: exit 0 and a price, or the line that w
 
 from __future__ import annotations
 
+import json
+import shutil
+import subprocess
 from pathlib import Path
 
 import attrs
 import pytest
 
-from cli_helpers import bad, copy_root, invoke
+from cli_helpers import REPO, bad, copy_root, invoke
 
 STACK_LOCK = "locks/r1-qwen7b-h200-llamacpp.lock.toml"  # priced at batch 1 under stack llamacpp-cuda-2405
 
@@ -56,3 +59,41 @@ def test_a_whole_pinned_range_still_reproduces(tmp_path: Path) -> None:
     result = invoke("reproduce", str(root / STACK_LOCK), root=root)
     assert result.exit_code == 0, result.output
     assert "  reproduces exactly: 996.0966124437687 tokens/s at batch 1, binds on memory" in result.stdout
+
+
+# --- 2. diff: a hint naming the review's own temporary folder ------------------------------------------------------
+
+
+def _git(root: Path, *args: str) -> None:
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=root, check=True,
+                   capture_output=True)
+
+
+def test_a_review_names_no_temporary_folder(tmp_path: Path) -> None:
+    """A change removing card a40, whose measured runs stack llamacpp-cuda-2405 was fitted on: the review's lines on
+    the stack's fit told the user to "copy …/facts/cards/a40.toml into /tmp/passprice-diff-273u_2af/facts/cards to use
+    it here" (the JSON's ``locks[].unsound[].message``) and named ``/tmp/passprice-recomputed-jtois35z`` (its
+    ``recomputed.error`` and the text's ``recomputed`` line): folders the review made for itself and removed, named
+    anew at every run, so two runs of one review differed. Now the lines name the registry's own folders only, and
+    two runs print the same bytes."""
+    root = copy_root(tmp_path / "repo")
+    shutil.copytree(REPO / "schema", root / "schema")
+    _git(root, "init", "-q", "-b", "main")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "base")
+    _git(root, "rm", "-q", "facts/cards/a40.toml")
+    _git(root, "commit", "-qm", "a40 removed")
+    first = invoke("diff", "HEAD~1", "HEAD", "--json", root=root)
+    assert first.exit_code == 2, first.output  # HEAD fails check: the stack's runs name a card it no longer has
+    assert "passprice-diff-" not in first.stdout and "passprice-recomputed-" not in first.stdout
+    lock = next(lock for lock in json.loads(first.stdout)["locks"] if lock["name"] == "r1-qwen7b-h200-llamacpp")
+    said = ("registry/measurements/xiongjiedai-llama3-llamabench.toml: run.48.card: card 'a40': not found in "
+            "facts/cards (registered: a100_pcie_80gb, a100_sxm4_80gb, b200, h100_pcie_80gb, h100_sxm5_80gb, "
+            "h200_sxm_141gb, l40s, mi300x, rtx_3080, rtx_3090, rtx_4080, rtx_4090, rtx_6000_ada, rtx_a6000, sn40l, "
+            "ws1_hypothetical); a card not registered is a file of your own: copy the closest registered card's file "
+            "to facts/cards/a40.toml and set its facts (README, 'A card of your own')")
+    assert lock["recomputed"]["error"] == f"not recomputed: {said}"
+    assert lock["unsound"][0]["message"].endswith(f"their fit cannot be re-run: {said}")
+    assert invoke("diff", "HEAD~1", "HEAD", "--json", root=root).stdout == first.stdout
+    text = invoke("diff", "HEAD~1", "HEAD", root=root)
+    assert "/passprice-" not in text.stdout + text.stderr

@@ -25,7 +25,7 @@ from passprice.facts import Fact, Provenance
 from passprice.files import shell_word
 from passprice.locks import FloorChange, Lock, Verdict, compare_policies, first_format_clash, judge, read_lock
 from passprice.pins import LOCK_FORMAT
-from passprice.registry import Root, lock_order
+from passprice.registry import Root, lock_order, temporary_root
 from passprice.reproduce import same_quantity
 from passprice.review.changes import (
     FactChange,
@@ -2101,6 +2101,7 @@ def recomputed_prices(
             folder = Path(tempfile.mkdtemp(prefix="passprice-recomputed-"))
             (stack if shared is None else shared.removal).callback(_remove, folder)
             stack.enter_context(cache.unkept(folder))
+            stack.enter_context(temporary_root(folder))
             copy = _recomputed_copy(head, files, folder)
             if copy.error is None:
                 copy.error = _refit(copy, requests, refits)
@@ -2108,6 +2109,7 @@ def recomputed_prices(
                 shared.made[key] = copy
         else:
             stack.enter_context(cache.unkept(copy.folder))
+            stack.enter_context(temporary_root(copy.folder))
         if copy.error is not None:
             return {str(r["key"]): PriceSide(error=copy.error) for r in requests}
         if moved is not None:
