@@ -97,3 +97,28 @@ def test_a_review_names_no_temporary_folder(tmp_path: Path) -> None:
     assert invoke("diff", "HEAD~1", "HEAD", "--json", root=root).stdout == first.stdout
     text = invoke("diff", "HEAD~1", "HEAD", root=root)
     assert "/passprice-" not in text.stdout + text.stderr
+
+
+def test_a_reviews_unsound_findings_name_no_temporary_folder(tmp_path: Path) -> None:
+    """A change making ``facts/cards/a40.toml`` a folder: each lock resting on the stack fitted on a40's runs said
+    its fit "cannot be re-run: run xd3.a40.8b-q4km.tg512 (xiongjiedai-llama3-llamabench):
+    /tmp/passprice-diff-e9y5tzpr/facts/cards/a40.toml: is a folder, not a card file" (``locks[].unsound[].message``),
+    the revision's temporary copy, where ``check``'s own line on HEAD already read ``facts/cards/a40.toml``."""
+    root = copy_root(tmp_path / "repo")
+    shutil.copytree(REPO / "schema", root / "schema")
+    _git(root, "init", "-q", "-b", "main")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "base")
+    _git(root, "rm", "-q", "facts/cards/a40.toml")
+    (root / "facts" / "cards" / "a40.toml").mkdir()
+    (root / "facts" / "cards" / "a40.toml" / "f").write_text("x\n", encoding="utf-8")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "a40 a folder")
+    result = invoke("diff", "HEAD~1", "HEAD", "--json", root=root)
+    assert result.exit_code == 2, result.output
+    assert "/passprice-" not in result.stdout + result.stderr
+    lock = next(lock for lock in json.loads(result.stdout)["locks"] if lock["name"] == "r1-qwen7b-h200-llamacpp")
+    assert lock["unsound"][0]["message"] == (
+        "overhead.pass, overhead.layer, share.read, share.append, share.array, share.float, share.vector, share.scale, "
+        "terms.serial: their fit cannot be re-run: run xd3.a40.8b-q4km.tg512 (xiongjiedai-llama3-llamabench): "
+        "facts/cards/a40.toml: is a folder, not a card file")
