@@ -7,6 +7,7 @@ carries (``passprice/_data``), so ``passprice`` works from any folder.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import stat
@@ -17,6 +18,10 @@ import attrs
 from passprice.errors import InputError, NotFound, Unreadable, escaped
 from passprice.files import UNSEARCHABLE, is_folder, is_there, listing_refusal, shell_word, shown, unsearchable_folder
 from passprice.snapshot import resolved, resolved_folder
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 _PACKAGE = Path(__file__).resolve().parent
 
@@ -1620,10 +1625,11 @@ def _shipped_hint(kind: str, ref: str, folder: Path, top: Path) -> str:
     default, :func:`embedded_root`) while ``top`` is another registry (``--root DIR``, or one of the user's own that
     lacks it: ``passprice init`` copies cards and sources, not servings); or, when ``top`` is that default because
     no registry was found at or above the working folder, a name of the user's own registry, which passprice did not
-    look in. Empty when neither applies (and for a name with a path separator). Never raises."""
+    look in. Empty when neither applies (and for a name with a path separator, and for a folder passprice made for
+    itself, :func:`temporary_root`). Never raises."""
     rel = _KINDS.get(kind, "locks" if kind == "lock" else None)
     suffix = ".lock.toml" if kind == "lock" else ".toml"
-    if rel is None or not ref or "/" in ref or os.sep in ref:
+    if rel is None or not ref or "/" in ref or os.sep in ref or is_temporary(top):
         return ""
     try:
         shipped = embedded_root().path
@@ -1703,6 +1709,37 @@ def gone_folder() -> str:
     """The line saying the working folder no longer exists (``os.getcwd`` fails: it was removed)."""
     return ("the working folder no longer exists (it was removed while the shell stood in it): cd to a folder "
             "that exists, or give --root and absolute paths")
+
+
+#: The folders a command made for itself and removes when it ends (:func:`temporary_root`: a review's copy of a
+#: revision, its re-fitted copy of HEAD), each resolved, with a trailing separator.
+_MADE_FOLDERS: list[str] = []
+
+
+@contextlib.contextmanager
+def temporary_root(folder: Path) -> Iterator[None]:
+    """Until the ``with`` ends, ``folder`` is a registry this process made for itself (a copy of a git revision):
+    a name not found in it is not said to be a record to copy into it (:func:`_shipped_hint`). A review of a revision
+    that removed card a40 told the user to "copy …/facts/cards/a40.toml into /tmp/passprice-diff-273u_2af/facts/cards
+    to use it here", a folder gone when ``diff`` ended, named anew at every run (so the review's text, JSON and
+    pull-request comment changed from run to run; attack round 55)."""
+    mark = os.path.join(os.path.realpath(folder), "")
+    _MADE_FOLDERS.append(mark)
+    try:
+        yield
+    finally:
+        _MADE_FOLDERS.remove(mark)
+
+
+def is_temporary(path: Path) -> bool:
+    """Whether ``path`` lies in a folder of :func:`temporary_root`. Raises nothing."""
+    if not _MADE_FOLDERS:
+        return False
+    try:
+        where = os.path.join(os.path.realpath(path), "")
+    except (OSError, ValueError):
+        return False
+    return any(where.startswith(mark) for mark in _MADE_FOLDERS)
 
 
 #: The roots this process was given by name (``--root DIR``), resolved: a name not found in one is not said to have

@@ -25,7 +25,7 @@ from passprice.facts import Fact, Provenance
 from passprice.files import shell_word
 from passprice.locks import FloorChange, Lock, Verdict, compare_policies, first_format_clash, judge, read_lock
 from passprice.pins import LOCK_FORMAT
-from passprice.registry import Root, lock_order
+from passprice.registry import Root, lock_order, temporary_root
 from passprice.reproduce import same_quantity
 from passprice.review.changes import (
     FactChange,
@@ -1800,7 +1800,7 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
                 note=note,
                 elasticities=measured[0],
                 unmeasured=measured[1],
-                unsound=tuple(unsound),
+                unsound=_unrooted(head, unsound),
                 dropped=dropped,
                 retired=retired,
                 pinned_content=new.checkpoint_pin.content if new is not None else None,
@@ -1912,6 +1912,26 @@ def _alone_due(lock: LockImpact, old: Lock | None, new: Lock | None) -> bool:
     ``old``): the review of a lock the change moved (or re-locked) through its facts. Raises nothing."""
     return ((lock.unreviewed and new is not None)
             or (not lock.stale and bool(lock.moved) and old is not None and not lock.removed and not lock.added))
+
+
+def _unrooted(side: Side, findings: Sequence[Finding]) -> tuple[Finding, ...]:
+    """``findings`` (what recomputing the derived facts a lock rests on found, on ``side``) with the temporary folder
+    a git revision's files are read from written as :func:`passprice.review.verdict._unrooted` writes ``check``'s
+    lines: a path in it relative to the registry, the folder itself as the revision (12 digits of its commit). A
+    review of a change making card a40 a folder said the stack's fit "cannot be re-run: …
+    /tmp/passprice-diff-e9y5tzpr/facts/cards/a40.toml: is a folder" in each lock's ``unsound`` (attack round 55): a
+    folder gone when ``diff`` ended, named anew at every run. A folder or the work tree is shown as it is."""
+    revision = side.info.revision
+    if revision is None:
+        return tuple(findings)
+    tops = {str(side.root.path), os.path.realpath(side.root.path)}
+
+    def unrooted(text: str) -> str:
+        for top in tops:
+            text = text.replace(top + os.sep, "").replace(top, revision[:12])
+        return text
+
+    return tuple(attrs.evolve(f, message=unrooted(f.message)) for f in findings)
 
 
 def _with_alone(head: Side, lock: LockImpact, old: Lock | None, new: Lock | None) -> LockImpact:
@@ -2101,6 +2121,7 @@ def recomputed_prices(
             folder = Path(tempfile.mkdtemp(prefix="passprice-recomputed-"))
             (stack if shared is None else shared.removal).callback(_remove, folder)
             stack.enter_context(cache.unkept(folder))
+            stack.enter_context(temporary_root(folder))
             copy = _recomputed_copy(head, files, folder)
             if copy.error is None:
                 copy.error = _refit(copy, requests, refits)
@@ -2108,6 +2129,7 @@ def recomputed_prices(
                 shared.made[key] = copy
         else:
             stack.enter_context(cache.unkept(copy.folder))
+            stack.enter_context(temporary_root(copy.folder))
         if copy.error is not None:
             return {str(r["key"]): PriceSide(error=copy.error) for r in requests}
         if moved is not None:

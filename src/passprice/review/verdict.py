@@ -26,7 +26,7 @@ from passprice.errors import InputError, escaped, spelled
 from passprice.facts import Fact, Provenance
 from passprice.files import is_folder, shell_word
 from passprice.locks import Lock, read_lock
-from passprice.registry import Root, lock_order
+from passprice.registry import Root, lock_order, temporary_root
 from passprice.review.changes import (
     FactChange,
     FileChange,
@@ -3734,6 +3734,7 @@ def diff(root: Root, base: str | None = None, head: str | None = None) -> Diff:
                 label = sha[:12] if sha.startswith(ref.lower()) else f"{ref} ({sha[:12]})"
             tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="passprice-diff-")))
             stack.enter_context(cache.unkept(tmp))
+            stack.enter_context(temporary_root(tmp))
 
             def judged(read: Mapping[str, bytes]) -> None:
                 refuse_lockless(f"{role} {label}", read)
