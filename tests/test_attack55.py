@@ -61,6 +61,27 @@ def test_a_whole_pinned_range_still_reproduces(tmp_path: Path) -> None:
     assert "  reproduces exactly: 996.0966124437687 tokens/s at batch 1, binds on memory" in result.stdout
 
 
+@pytest.mark.parametrize(("low", "high", "pins", "shown"), [
+    ("stack.range.rows.min", "stack.range.rows.max", {"stack.range.rows.min": 5}, "5 is above stack.range.rows.max 1"),
+    ("stack.range.position.min", "stack.range.position.max", {"stack.range.position.min": 10**9},
+     "1000000000 is above stack.range.position.max 8192"),
+])  # fmt: skip
+def test_a_backwards_pinned_range_is_refused(
+    tmp_path: Path, low: str, high: str, pins: dict[str, float], shown: str
+) -> None:
+    """Re-digested with ``stack.range.rows.min = 5`` above its ``max = 1`` (or a position range 10^9 … 8,192),
+    ``reproduce`` said "its pinned inputs are refused (BeyondStack …)" and ``price --lock`` "LockForged", exit 1: a
+    refusal of a price, where the lock itself is bad input, as a stack file with such a range is (exit 2). Refused
+    when read: exit 2, the file, the key and both values."""
+    root = copy_root(tmp_path)
+    _repinned(root, STACK_LOCK, **pins)
+    line = (f'passprice: error: {root / STACK_LOCK}: facts."{low}": {shown}: a range runs from its least to its '
+            "largest value (edited by hand?): restore the lock from the last commit that holds it as written, or "
+            "re-lock it")
+    for args in (("reproduce", str(root / STACK_LOCK)), ("price", "r1-qwen7b-h200", "--lock", str(root / STACK_LOCK))):
+        assert bad(*args, root=root) == [line]
+
+
 # --- 2. diff: a hint naming the review's own temporary folder ------------------------------------------------------
 
 

@@ -1165,6 +1165,7 @@ def lock_from_document(document: Mapping[str, Any], source: str, *, checked: boo
     _require_own_records(lock, facts, source)
     _require_own_stack(lock, facts, source)
     _require_reserve_fits(lock, facts, source)
+    _require_ranges_ordered(facts, source)
     _require_read_pins(lock, facts, source)
     return attrs.evolve(lock, facts=facts, source=source)
 
@@ -1338,6 +1339,24 @@ def _require_reserve_fits(lock: Lock, facts: Mapping[str, Fact], source: str) ->
         f"pinned memory.capacity of card {lock.card_pin.name} ({byte_figure(capacity.value)} bytes): the runtime's "
         f"reserve must leave the card memory to hold a serving {_RESTORE}"
     )
+
+
+def _require_ranges_ordered(facts: Mapping[str, Fact], source: str) -> None:
+    """Refuse a lock (its pinned ``facts`` by path) whose stack range runs backwards: ``stack.range.rows.min`` above
+    ``stack.range.rows.max``, or ``stack.range.position.min`` above ``stack.range.position.max`` (batches and
+    positions, counts). A stack file saying so is refused by ``check`` (``range.rows.min: 5 is above range.rows.max
+    2``, exit 2); re-digested into a lock, ``reproduce`` said "its pinned inputs are refused (BeyondStack …)" and
+    ``price --lock`` "LockForged", both exit 1, where the lock itself is bad input (attack round attack55). One value
+    against another, so no schema rule states it (the lock schema makes both whole numbers). Raises
+    :class:`InputError` naming the file and the key."""
+    for what in ("rows", "position"):
+        low, high = facts.get(f"stack.range.{what}.min"), facts.get(f"stack.range.{what}.max")
+        if low is None or high is None or low.value <= high.value:
+            continue
+        raise InputError(
+            f'{source}: facts."stack.range.{what}.min": {int(low.value)} is above stack.range.{what}.max '
+            f"{int(high.value)}: a range runs from its least to its largest value {_RESTORE}"
+        )
 
 
 def _require_stack_name(name: str, source: str) -> None:
