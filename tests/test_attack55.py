@@ -143,3 +143,41 @@ def test_a_reviews_unsound_findings_name_no_temporary_folder(tmp_path: Path) -> 
         "overhead.pass, overhead.layer, share.read, share.append, share.array, share.float, share.vector, share.scale, "
         "terms.serial: their fit cannot be re-run: run xd3.a40.8b-q4km.tg512 (xiongjiedai-llama3-llamabench): "
         "facts/cards/a40.toml: is a folder, not a card file")
+
+
+# --- a stack's per-card table naming no registered card --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("own", "hint"), [
+    ("H100_SXM5_80GB", "; did you mean h100_sxm5_80gb?"),
+    ("x" * 250, ""),
+])  # fmt: skip
+def test_a_stack_table_for_no_card_fails_check(tmp_path: Path, own: str, hint: str) -> None:
+    """``[cards.H100_SXM5_80GB.share.read]`` in a stack file (a case slip for ``h100_sxm5_80gb``) passed ``check``
+    (0 problems, exit 0) and was never applied to any price; a 300-character name was accepted too. Now a problem
+    naming the file, the key and the card it may mean (exit 1), and a name past 250 characters is refused by the
+    schema (exit 2)."""
+    root = copy_root(tmp_path)
+    stack = root / "facts" / "stacks" / "llamacpp-cuda-2405.toml"
+    table = (f"\n[cards.{own}.share.read]\nvalue = 0.8\nunit = \"1\"\nprovenance = \"estimated\"\n"
+             'source = "passprice-stack-calibration"\nlocator = "a per-card read share"\n')
+    stack.write_text(stack.read_text(encoding="utf-8") + table, encoding="utf-8")
+    result = invoke("--no-cache", "check", root=root)
+    assert result.exit_code == 1, result.output
+    line = (f"  facts/stacks/llamacpp-cuda-2405.toml: cards.{own}: no card {own!r} in facts/cards, so this per-card "
+            f"table is never applied: name it as a card's file is named, or remove it{hint}")
+    assert line in result.stdout.splitlines(), result.output
+
+
+def test_a_stack_table_name_past_250_characters_is_refused(tmp_path: Path) -> None:
+    """A per-card table whose name is longer than any card file's name (250 characters beside ``.toml``) is bad
+    input: exit 2, the file and the key."""
+    root = copy_root(tmp_path)
+    stack = root / "facts" / "stacks" / "llamacpp-cuda-2405.toml"
+    own = "x" * 251
+    table = (f"\n[cards.{own}.share.read]\nvalue = 0.8\nunit = \"1\"\nprovenance = \"estimated\"\n"
+             'source = "passprice-stack-calibration"\nlocator = "a per-card read share"\n')
+    stack.write_text(stack.read_text(encoding="utf-8") + table, encoding="utf-8")
+    result = invoke("--no-cache", "check", root=root)
+    assert result.exit_code == 2, result.output
+    assert any("cards" in line and "is too long" in line for line in result.stderr.splitlines()), result.output

@@ -354,14 +354,25 @@ def review_stacks(root: Root, unreadable: list[str] | None = None) -> tuple[list
         runs = load_runs(root)
     except InputError:
         return [], []  # a measurement file that does not read: reported by check's validation
+    from passprice.registry import did_you_mean
+
     problems: list[str] = []
     warnings: list[str] = []
+    cards: list[str] | None = None
     for name in root.scan(root.stacks):
         path = root.stacks / f"{name}.toml"
         try:
             stack = load_stack(root, str(path))
         except InputError:
             continue  # reported by check's validation
+        if stack.cards and cards is None:
+            cards = root.scan(root.cards)
+        for own in stack.cards:  # a table no card's name reaches is never applied (attack round attack55)
+            if own not in (cards or []):
+                problems.append(
+                    f"{path}: cards.{own}: no card {own!r} in facts/cards, so this per-card table is never applied: "
+                    f"name it as a card's file is named, or remove it{did_you_mean(own, cards or [])}"
+                )
         for f in stack_findings(root, stack, runs):
             problems.append(f"{path}: {f.message}")
             if f.kind == "broken" and unreadable is not None:
