@@ -165,6 +165,8 @@ def _small_runs(values: np.ndarray, separated: bool) -> tuple[np.ndarray, np.nda
 #: (``0.0000`` and 17 digits, or ``1.2345678901234567e-100``: 23 bytes), and a byte more.
 _WIDE = 24
 _COLUMNS = np.arange(_WIDE, dtype=np.int64)
+#: A :func:`_small_table` row as one item.
+_ROW = np.dtype(f"V{_WIDE}")
 _EXPONENT = np.frombuffer(b"e-05", dtype=np.uint8)
 
 
@@ -190,7 +192,7 @@ def _small_table(values: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
         return None
     # Row i: the 24 bytes from value i's start (a view of every 24-byte window of the text, rows gathered whole).
     padded = np.concatenate([a, np.zeros(_WIDE, dtype=np.uint8)])
-    table = _windows(padded)[starts].view(np.uint8).reshape(-1, _WIDE)
+    table = _rows(_windows(padded)[starts])
     fixed = np.flatnonzero(table[:, 0] == _ZERO)  # 0.0000D… (no sign: a leading 0 is that layout's)
     if len(fixed):
         # 0.0000 D1 D2 … Dk → D1 . D2 … Dk e-05 (D1 e-05 for one digit): the digits after the first moved back five
@@ -198,7 +200,7 @@ def _small_table(values: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
         # Every row moved in place (a few column copies), the rows of other layouts (a sweep's few) kept apart and
         # put back: no copy of the rows of this layout, most of a sweep's small values.
         others = np.flatnonzero(table[:, 0] != _ZERO) if len(fixed) < len(table) else None
-        kept = table[others] if others is not None else None
+        kept = _items(table)[others] if others is not None else None
         count = lengths[fixed] - 6
         table[:, 0] = table[:, 6]
         table[:, 1] = ord(".")
@@ -208,7 +210,7 @@ def _small_table(values: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
         flat = table.reshape(-1)
         as_strided(flat, shape=(len(flat) - 3, 4), strides=(1, 1))[fixed * _WIDE + at] = _EXPONENT
         if others is not None:
-            table[others] = kept
+            _items(table)[others] = kept
         lengths[fixed] = at + 4
     short = np.flatnonzero(table[np.arange(len(ends)), np.maximum(lengths - 2, 0)] == _MINUS)  # De-N: one digit
     if len(short):
@@ -221,6 +223,7 @@ def _small_table(values: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
 
 #: For each length from 0 to 24, which of a :func:`_small_table` row's 24 bytes hold a text of that length (255).
 _INSIDE = np.where(np.arange(_WIDE + 1)[:, None] > _COLUMNS, 255, 0).astype(np.uint8)
+_INSIDE_ITEMS = _INSIDE.reshape(-1).view(_ROW)
 
 
 def _windows(text: np.ndarray) -> np.ndarray:
@@ -229,8 +232,14 @@ def _windows(text: np.ndarray) -> np.ndarray:
     return np.ndarray(shape=(max(len(text) - _WIDE + 1, 0),), dtype=_ROW, buffer=text, strides=(1,))
 
 
-#: A :func:`_small_table` row as one item.
-_ROW = np.dtype(f"V{_WIDE}")
+def _items(rows: np.ndarray) -> np.ndarray:
+    """``rows`` (a C-contiguous ``(n, 24)`` byte array) as ``(n,)`` 24-byte items: a view."""
+    return rows.reshape(-1).view(_ROW)
+
+
+def _rows(items: np.ndarray) -> np.ndarray:
+    """``items`` (a contiguous ``(n,)`` array of 24-byte items) as ``(n, 24)`` bytes: a view."""
+    return items.view(np.uint8).reshape(-1, _WIDE)
 
 
 def _put(text: np.ndarray, starts: np.ndarray, texts: np.ndarray, lengths: np.ndarray) -> None:
@@ -247,16 +256,18 @@ def _put(text: np.ndarray, starts: np.ndarray, texts: np.ndarray, lengths: np.nd
     fits = int(np.searchsorted(starts, room))  # rows 0 … fits − 1 have 24 bytes from their start
     # The rows in the rounds' order, so each round's are one contiguous block (a where over contiguous rows).
     order = np.concatenate([np.arange(first, fits, 4) for first in range(4)]) if fits > 4 else np.arange(fits)
-    ordered, inside, at = texts[order], _INSIDE[lengths[order]], starts[order]
+    # (Rows gathered as 24-byte items: one copy a row, not a loop over its bytes.)
+    ordered = _rows(_items(texts)[order])
+    inside, at = _rows(_INSIDE_ITEMS[lengths[order]]), starts[order]
     done = 0
     for first in range(min(4, fits)):
         end = done + len(range(first, fits, 4))
-        rows = windows[at[done:end]].view(np.uint8).reshape(-1, _WIDE)
+        rows = _rows(windows[at[done:end]])
         # The text's bytes where the mask is 255, the bytes read elsewhere: rows ^ ((rows ^ text) & mask).
         change = np.bitwise_xor(rows, ordered[done:end])
         change &= inside[done:end]
         rows ^= change
-        windows[at[done:end]] = rows.reshape(-1).view(_ROW)
+        windows[at[done:end]] = _items(rows)
         done = end
     for row in range(fits, len(starts)):
         text[starts[row] : starts[row] + lengths[row]] = texts[row, : lengths[row]]
