@@ -303,3 +303,24 @@ def test_bytes_texts_of_arrays_of_another_shape_are_refused() -> None:
         float_rows_bytes(np.zeros(4))
     with pytest.raises(ValueError, match=r"int_texts_bytes: a 1-D array, not shape \(2, 2\)"):
         int_texts_bytes(np.zeros((2, 2), dtype=np.int64))
+
+
+def test_small_values_table_rows_are_repr_and_are_written_over_their_stand_ins() -> None:
+    # Every layout below 10^-4 (0.0000D… of 1 to 17 digits, one-, two- and three-digit exponents), rows side by
+    # side (4 rounds of writes: a row's 24 bytes reach the next three stand-ins) and the last value small (its
+    # 24 bytes past the end of the text: written byte by byte).
+    rng = np.random.default_rng(55)
+    values = np.concatenate([
+        [1e-05, 9.999999999999999e-05, 1.2345678901234567e-05, 1e-06, 1.2345678901234567e-09, 1.5e-10, 5e-324],
+        10.0 ** rng.uniform(-323, -4, size=400),
+        rng.uniform(1e-5, 1e-4, size=400),
+    ])
+    table = floattext._small_table(values)
+    assert table is not None
+    texts, lengths = table
+    assert [bytes(texts[i, : lengths[i]]) for i in range(len(values))] == [repr(v).encode() for v in values.tolist()]
+    mixed = np.where(rng.random(len(values)) < 0.3, rng.uniform(1, 1e6, size=len(values)), values)
+    mixed[-3:] = [2e-05, 3e-07, 1e-05]
+    text, commas = floattext._json_commas(mixed)
+    assert len(commas) == len(mixed) - 1
+    assert bytes(text) == ("[" + ",".join(map(repr, mixed.tolist())) + "]").encode()

@@ -171,3 +171,35 @@ def test_the_json_numbers_are_the_scalar_pricers_bit_for_bit() -> None:
             else:
                 assert mine[key] == value, key
     assert 0 < priced < len(rows)  # some rows priced, some refused (the 3080 holds no 4096 batch)
+
+
+#: Positive values below 10^-4 of every layout orjson writes otherwise than ``repr``: ``0.0000D…`` of one digit
+#: and of 17 (``1e-05``, ``9.999999999999999e-05``), a one-digit exponent of one digit and of 17
+#: (``1e-06``, ``1.2345678901234566e-09``), two- and three-digit exponents (``1.5e-10``, ``5e-324``).
+SMALL_EDGES = [1e-05, 9.999999999999999e-05, 1.2345e-05, 1e-06, 1.2345678901234566e-09, 4.4e-07, 1.5e-10, 5e-324]
+
+
+@pytest.mark.parametrize("group", [1, 40, 1 << 12])
+def test_positive_small_floats_side_by_side_and_at_the_end_are_json_dumps_floats(
+    monkeypatch: pytest.MonkeyPatch, group: int
+) -> None:
+    # No sign bit anywhere: the values below 10^-4 are written over stand-ins of their lengths in orjson's text
+    # (floattext._json_commas), four rows of them side by side (a row's every varying float small), a run of them
+    # from the first row, and the group's very last value small (its 24 bytes past the end of the text).
+    segments = _segments(batches=60, cards=("h200_sxm_141gb", "rtx_4090"))
+    rng = np.random.default_rng(55 + group)
+    for k, segment in enumerate(segments):
+        p: Any = segment.priced
+        for j, key in enumerate(sweep._ROW_FLOATS):
+            column = 10.0 ** rng.uniform(-12, 3, size=60)
+            column[rng.choice(60, size=len(SMALL_EDGES), replace=False)] = SMALL_EDGES
+            column[:4] = rng.choice(SMALL_EDGES, size=4)
+            column[-1] = SMALL_EDGES[(k + j) % len(SMALL_EDGES)]
+            p[key][:] = column
+        p["binds"][:] = rng.integers(0, len(sweep._BINDS), size=60)
+    monkeypatch.setattr(sweep, "GROUP_ROWS", group)
+    text = _text(segments)
+    assert text == _dumps(segments)
+    assert b'"tokens_per_s": 1e-05, ' in text and b": 9.999999999999999e-05, " in text
+    assert b": 1.2345678901234566e-09, " in text and b": 5e-324, " in text and b": 1e-06, " in text
+    assert _csv(segments) == _reference(segments, "csv")
