@@ -17,7 +17,7 @@ from passprice.files import shown as shown_path
 
 class _Deferred:
     """A click parameter built when it is first used, not when its command is defined: a run uses one command's
-    options, and building the ~280 options of every command took about a third of importing this module. Until
+    options, and building the ~280 options of every command took about a third of importing the command line. Until
     then it holds its arguments; the first attribute it is asked for builds it (click's own ``__init__``, so an
     option that does not declare well fails at its command's first use, as every command's ``--help`` does in
     the tests)."""
@@ -46,9 +46,9 @@ class _DeferredPath(_Deferred, click.Path):
     (``gettext``, which imports ``locale`` and looks for catalogues on disk), 15 times at import."""
 
 
-# The commands below are defined with deferred parameters: click.option and click.argument build the class
-# click.decorators names, and click.Path is the deferred type, all restored to click's own once the last command is
-# defined (above main()).
+# The commands are defined with deferred parameters (this module is imported before any): click.option and
+# click.argument build the class click.decorators names, and click.Path is the deferred type, all restored to click's
+# own once the last command is defined (click_as_it_was, called by the package once its command modules are imported).
 _BUILT_AT_ONCE = (getattr(click.decorators, "Option"), getattr(click.decorators, "Argument"), click.Path)  # noqa: B009
 setattr(click.decorators, "Option", _DeferredOption)  # noqa: B010
 setattr(click.decorators, "Argument", _DeferredArgument)  # noqa: B010

@@ -34,22 +34,23 @@ class Terminated(KeyboardInterrupt):
 
 
 #: The SIGINT handler of the console script once a command has run (:func:`passprice.entry._interrupted`: one line,
-#: exit 130 at once), set by :func:`main` when :mod:`passprice.entry` started it; empty otherwise (a test's runner, a
-#: caller of :func:`main` keeps Python's handler).
+#: exit 130 at once), set by :func:`~passprice.cli.main` when :mod:`passprice.entry` started it; empty otherwise (a
+#: test's runner, a caller of :func:`~passprice.cli.main` keeps Python's handler).
 _AFTER_COMMAND: list[Callable[[int, Any], None]] = []
 
 
 def _terminated(number: int, _frame: object) -> None:
-    """:func:`main`'s handler of SIGTERM and SIGHUP while a command runs: raise :class:`Terminated` there."""
+    """:func:`~passprice.cli.main`'s handler of SIGTERM and SIGHUP while a command runs: raise :class:`Terminated`
+    there."""
     raise Terminated(number)
 
 
 def _command_ended() -> None:
     """Past a command's body, Ctrl-C ends the console script at once with status 130 (:data:`_AFTER_COMMAND`): no
     ``KeyboardInterrupt`` is raised where nothing is left to clean up, because one raised there reached click's own
-    handler ("Aborted!", exit 1) or, past :func:`main`, the interpreter's (killed by SIGINT, status -2, in 4 of 40
-    runs interrupted near their end). SIGTERM and SIGHUP likewise (128 + the number): a SIGTERM 4 ms after a Ctrl-C
-    was raised in the Ctrl-C's own handler, and click said "Aborted!" and exited 1 (4 of 32 runs of ``--no-cache
+    handler ("Aborted!", exit 1) or, past :func:`~passprice.cli.main`, the interpreter's (killed by SIGINT, status -2,
+    in 4 of 40 runs interrupted near their end). SIGTERM and SIGHUP likewise (128 + the number): a SIGTERM 4 ms after a
+    Ctrl-C was raised in the Ctrl-C's own handler, and click said "Aborted!" and exited 1 (4 of 32 runs of ``--no-cache
     check``, attack72). Left as it is when the handler is not Python's (SIGINT ignored)."""
     if _AFTER_COMMAND and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
         signal.signal(signal.SIGINT, _AFTER_COMMAND[0])
@@ -65,18 +66,18 @@ _PENDING_LOCK = _thread.allocate_lock()
 
 
 def _stopped_again(hook: Any, previous: Callable[[Any], object]) -> None:
-    """``sys.unraisablehook`` while :func:`main` runs a command: a Ctrl-C (``KeyboardInterrupt``) or a SIGTERM/SIGHUP
-    (:class:`Terminated`) whose handler raised inside a finalizer (an object's ``__del__``, a weakref callback, run by
-    the collector wherever an allocation triggered it) is not lost there. Python itself prints "Exception ignored
-    in: …" with a ``KeyboardInterrupt`` traceback and carries on, so the command was not stopped and exited 0
-    (flaky41: one Ctrl-C in 35 during ``--no-cache check`` printed a traceback; a ``__del__`` sending itself SIGINT
-    during ``cards`` shows it every time). The signal is kept in :data:`_PENDING` and sent again to this thread 5 ms
-    later by a thread of its own (:func:`_send_pending`; sent from this hook, by :func:`signal.raise_signal` or
+    """``sys.unraisablehook`` while :func:`~passprice.cli.main` runs a command: a Ctrl-C (``KeyboardInterrupt``) or a
+    SIGTERM/SIGHUP (:class:`Terminated`) whose handler raised inside a finalizer (an object's ``__del__``, a weakref
+    callback, run by the collector wherever an allocation triggered it) is not lost there. Python itself prints
+    "Exception ignored in: …" with a ``KeyboardInterrupt`` traceback and carries on, so the command was not stopped and
+    exited 0 (flaky41: one Ctrl-C in 35 during ``--no-cache check`` printed a traceback; a ``__del__`` sending itself
+    SIGINT during ``cards`` shows it every time). The signal is kept in :data:`_PENDING` and sent again to this thread 5
+    ms later by a thread of its own (:func:`_send_pending`; sent from this hook, by :func:`signal.raise_signal` or
     :func:`_thread.interrupt_main`, its handler ran at once, inside the hook), so that it is raised where the command
     runs (one landing in a finalizer again is kept again); a command that ends before is stopped as it ends
-    (:func:`_stop_pending`). Either way it ends with its one line and 130 (128 + the signal's number), as for any
-    other Ctrl-C. Any other unraisable exception, or one whose signal's handler is no longer Python's (ignored, or
-    the default action), goes to ``previous``."""
+    (:func:`_stop_pending`). Either way it ends with its one line and 130 (128 + the signal's number), as for any other
+    Ctrl-C. Any other unraisable exception, or one whose signal's handler is no longer Python's (ignored, or the default
+    action), goes to ``previous``."""
     error = hook.exc_value
     if isinstance(error, KeyboardInterrupt):
         number = error.status - 128 if isinstance(error, Terminated) else int(signal.SIGINT)
