@@ -13,7 +13,7 @@ from typing import Any
 
 from click.testing import CliRunner, Result
 
-from passprice.cli import _cut, _options_of, cli
+from passprice.cli.app import _cut, _options_of, cli
 from passprice.errors import escaped
 from passprice.jsonerror import json_asked
 

@@ -54,7 +54,7 @@ def test_each_kind_s_cap(monkeypatch: pytest.MonkeyPatch) -> None:
         assert sides.blob_cap(rel) == 262_144, rel
     assert sides.blob_cap("registry/checkpoints/x.toml") == 8_388_608
     # Since test_blobcap162: a module and a schema have caps of their own; other files none but the 64 MiB.
-    assert sides.blob_cap("src/passprice/cli.py") == 4_194_304 and sides.blob_cap("schema/card.json") == 1_048_576
+    assert sides.blob_cap("src/passprice/cli/app.py") == 4_194_304 and sides.blob_cap("schema/card.json") == 1_048_576
     assert sides.blob_cap("requirements.txt") is None
     monkeypatch.setenv("PASSPRICE_MAX_HEADER_BYTES", str(256 << 20))
     assert sides.blob_cap("registry/checkpoints/x.toml") == 67_108_864

@@ -839,7 +839,7 @@ def test_every_commands_options_build_as_declared() -> None:
     assert seen > 250 and paths >= 14
     # init's folder is passprice's to judge (left39: a file is refused by scaffold's one line, not click's), so its
     # type is the folder type that leaves files to passprice
-    from passprice.cli import _FolderPath
+    from passprice.cli.params import _FolderPath
 
     assert isinstance(cli.commands["init"].params[0].type, _FolderPath)
     assert cli.commands["init"].params[0].type.dir_okay and cli.commands["init"].params[0].type.file_okay

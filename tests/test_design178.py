@@ -457,7 +457,8 @@ def test_6_the_readme_s_status_1_names_the_judgements_that_fail() -> None:
     for said in ("a `sweep` none of whose rows has a price", "`check` FAILED", "a lock `reproduce` does not reproduce",
                  "a review (`diff`) that fails"):
         assert said in row
-    cli_source = (REPO / "src" / "passprice" / "cli.py").read_text(encoding="utf-8")
+    cli_source = "".join(p.read_text(encoding="utf-8")
+                         for p in sorted((REPO / "src" / "passprice" / "cli").glob("*.py")))  # its modules, all
     assert cli_source.count("ctx.exit(1)") == 5  # two refusal handlers, reproduce, check, a sweep priced nowhere
     assert "ctx.meta[STATUS] = 0 if rep.equals else 1" in cli_source
     assert "ctx.meta[STATUS] = 2 if report.unreadable else 0 if report.ok(frozen) else 1" in cli_source

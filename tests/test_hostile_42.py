@@ -105,9 +105,9 @@ def test_git_that_cannot_be_started_is_said_so(tmp_path: Path, args: tuple[str, 
 
 #: A child running the command line with its click group replaced by one raising ``RAISED`` (main() sets signal
 #: handlers and the collector's thresholds: not in the test's own process).
-_RAISING = ("import sys; from passprice import cli\n"
+_RAISING = ("import sys; from passprice.cli import app\n"
             "def raising(**_):\n    raise {raised}\n"
-            "cli.cli = raising; sys.argv[0] = 'passprice'; cli.main()")  # fmt: skip
+            "app.cli = raising; sys.argv[0] = 'passprice'; app.main()")  # fmt: skip
 
 
 @pytest.mark.parametrize("raised", [

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from cli_helpers import REPO, copy_root, invoke
-from passprice.cli import _options_of, cli
+from passprice.cli.app import _options_of, cli
 from passprice.jsonerror import error_document, json_asked
 
 NOT_SERVING = "serving 'nosuch': not found in registry/servings"

@@ -29,7 +29,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from cli_helpers import REPO, copy_root
-from passprice.cli import _options_of, cli
+from passprice.cli.app import _options_of, cli
 from passprice.jsonerror import json_asked
 
 S = "r1-qwen7b-h200"  # a serving; its lock has the same name

@@ -80,8 +80,8 @@ def test_a_line_of_another_kind_is_left_as_it_is() -> None:
 def test_2_a_listings_json_problems_name_the_folder_as_its_stderr_does(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: tuple[str, ...]) -> None:
     """Before: ``"problems"`` held ``facts/cards: …`` (and, with item 2's rewrite alone, the package's absolute path)
-    where stderr said ``the built-in registry's facts/cards: …``; ``cli._kept_problems`` writes each line as the group
-    prints it."""
+    where stderr said ``the built-in registry's facts/cards: …``; ``cli.options._kept_problems`` writes each line as
+    the group prints it."""
     import json
 
     from passprice.registry import embedded_root

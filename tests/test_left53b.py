@@ -119,7 +119,7 @@ def test_best_lock_advice_gives_numbers_as_typed(tmp_path: Path, monkeypatch: py
      ("x y.lock.toml", "'x y.lock.toml'"), ("-o.toml", "./-o.toml")],
 )
 def test_typed_word(value: object, word: str) -> None:
-    from passprice.cli import _typed_word
+    from passprice.cli.checking import _typed_word
 
     assert _typed_word(value) == word
 

@@ -2,7 +2,7 @@
 
 1. An editing command whose standard output is full (``> /dev/full``) wrote its edit, then said only ``standard
    output: No space left on device`` (exit 2): its user would redo an edit that stands. The line now names the files
-   written (:func:`passprice.cli._written_before`).
+   written (:func:`passprice.cli.app._written_before`).
 2. ``explain`` skipped an empty key in a dotted path (``.calibration[0]..card_facts.unread``, ``streams.rewrite.``)
    but refused ``streams..rewrite`` as no term: one rule now, as a card's fact path has it, refused by name."""
 
@@ -52,7 +52,7 @@ def test_1_an_edit_written_before_a_full_standard_output_is_named(tmp_path: Path
 
 
 def test_1_written_before_names_each_file_once() -> None:
-    from passprice.cli import _written_before
+    from passprice.cli.app import _written_before
     from passprice.files import WRITTEN
 
     kept = list(WRITTEN)

@@ -296,17 +296,18 @@ def test_an_option_changing_a_locked_serving_is_priced_and_flagged_not_the_locke
 
 _SELF_INTERRUPTED = """
 import atexit, os, signal, sys
-from passprice import cli, entry
+from passprice import entry
+from passprice.cli import app
 moment = sys.argv[1]
 interrupt = lambda: os.kill(os.getpid(), signal.SIGINT)
-invoke = cli._Group.invoke
+invoke = app._Group.invoke
 def hooked(self, ctx):
     if moment == "close":  # as click closes the command's context, after the command
         ctx.call_on_close(interrupt)
     elif moment == "atexit":  # among the interpreter's exit handlers (a module registers one as it is imported)
         atexit.register(interrupt)
     return invoke(self, ctx)
-cli._Group.invoke = hooked
+app._Group.invoke = hooked
 sys.argv = ["passprice", "cards"]
 entry.main()
 """

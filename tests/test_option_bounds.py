@@ -12,7 +12,8 @@ import pytest
 
 from cli_helpers import REPO, bad, invoke
 from passprice.bounds import OPTIONS, Bound, option_bound, schema_bound
-from passprice.cli import _Bounded, cli
+from passprice.cli import cli
+from passprice.cli.params import _Bounded
 
 R1 = "r1-qwen7b-h200"
 HUGE = str(10**309)  # 310 digits

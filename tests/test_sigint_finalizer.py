@@ -1,6 +1,7 @@
 """A Ctrl-C whose handler raised inside a finalizer (an object's ``__del__`` run by the collector) is not lost: the
 command ends with ``passprice: interrupted`` and 130, never Python's "Exception ignored in: …" traceback and exit 0
-(flaky41: one Ctrl-C in 35 during ``--no-cache check`` printed a traceback; :func:`passprice.cli._stopped_again`)."""
+(flaky41: one Ctrl-C in 35 during ``--no-cache check`` printed a traceback;
+:func:`passprice.cli.signals._stopped_again`)."""
 
 from __future__ import annotations
 

@@ -168,7 +168,7 @@ STACKED = ("--checkpoint", "llama2-7b-f16", "--card", "a100_sxm4_80gb", "--stack
 COPIED_LOCKS = ("r1-qwen7b-h200", "qwen3-30b-a3b-h200")
 LEFT_OUT = ("facts/stacks/llamacpp-cuda-2405.toml", "registry/measurements/xiongjiedai-llama3-llamabench.toml")
 
-#: Every command with ``--json`` (cli.py's commands: :func:`test_every_json_command_is_walked`) in each shape whose
+#: Every command with ``--json`` (passprice's commands: :func:`test_every_json_command_is_walked`) in each shape whose
 #: document holds keys the others do not, one invocation each, in this order: on the shipped registry, on
 #: :func:`documents`' copy of it (``^``, ``{BASE}``), or on a copy of that copy (``@``, ``{HEAD}``), edited by hand and
 #: written to by the commands marked so. The review (``diff BASE HEAD``) sees what those wrote before it and the hand
@@ -390,7 +390,7 @@ def test_the_review_walked_has_a_head_that_does_not_read(documents: dict[str, An
 
 
 def test_every_json_command_is_walked() -> None:
-    """A command given ``--json`` later is walked too: each command of cli.py with the option is in :data:`SHAPES`."""
+    """A command given ``--json`` later is walked too: each command with the option is in :data:`SHAPES`."""
     commands: list[str] = []
     for name, command in cli.commands.items():
         for sub, leaf in (getattr(command, "commands", None) or {None: command}).items():

@@ -189,8 +189,8 @@ def main() -> None:
     """Run ``passprice`` with ``sys.argv``: the memo's replay when one holds, else the command line
     (:func:`passprice.cli.main`), watched by the memo when its output may be kept. Exits as the command exits.
     :func:`_interrupted` handles Ctrl-C until the command line takes over and again once its command has ended
-    (:func:`passprice.cli._command_ended`), to the end of the process (:func:`_end`); all left as they are when SIGINT
-    is ignored, as a shell's background job has it."""
+    (:func:`passprice.cli.signals._command_ended`), to the end of the process (:func:`_end`); all left as they are
+    when SIGINT is ignored, as a shell's background job has it."""
     utf8_names()
     if signal.getsignal(signal.SIGINT) in (signal.default_int_handler, _interrupted):  # _interrupted: :func:`early`
         signal.signal(signal.SIGINT, _interrupted)

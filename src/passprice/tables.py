@@ -406,7 +406,7 @@ def json_text(data: Any, indent: int | None = 2) -> str:
     holds one here: ``--json`` refuses it first, naming its key (:func:`passprice.report.require_finite`, exit 2).
     Left59: ``json.dumps`` wrote ``Infinity`` and ``NaN``, tokens a strict parser refuses. Each whole count of bytes
     or tokens is written as an integer (:func:`whole_counts`), here, where every ``--json`` document is written
-    (``cli._echo_json``, ``diff --json``, ``audit --json``'s lineage): walk95, ``diff --json`` wrote a lock's
+    (``cli.app._echo_json``, ``diff --json``, ``audit --json``'s lineage): walk95, ``diff --json`` wrote a lock's
     ``"held_bytes": 61153984512.0`` where ``price --json`` wrote 61153984512."""
     import json
 
