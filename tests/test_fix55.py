@@ -1,0 +1,108 @@
+"""The review's and check's leftovers on quotes, runs and lock matching (issue 13).
+
+1. A lock made with an absolute ``--card ROOT/other/X.toml`` was listed as affected, no fact changed, by
+   ``serving card: /tmp/…/other/X.toml → other/X.toml`` on every review of the work tree: one file spelt two ways.
+2. The review read a measured run's locator (every number it states) otherwise than ``check``
+   (:func:`passprice.sources.run_quote_states`): one reading now, :func:`passprice.sources.run_quote_figures`.
+3. Runs past the review's look-up bound were asked (exit 0) where facts past it fail (exit 1), and the bound was one a
+   measurement file: one bound for the review now, and a run past it fails, naming the bound.
+4. A quoted column or row name followed by ``column``/``row`` (``'GeForce RTX 4080 16 GB' column``) is a place, not
+   a figure: it read as a MISMATCH (16 GB is not 64 MiB) against a stored excerpt.
+5. ``check`` warns of a quote stating two or more figures in its fact's own unit (which is this card's?).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import subprocess
+from pathlib import Path
+
+from cli_helpers import copy_root, invoke
+
+CARD = "facts/cards/h200_sxm_141gb.toml"
+
+
+def _git(root: Path, *args: str) -> str:
+    return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=root, check=True,
+                          capture_output=True, text=True).stdout
+
+
+def _registry(tmp_path: Path) -> Path:
+    """A copy of the shipped registry, committed on ``main``: the review's BASE."""
+    root = copy_root(tmp_path)
+    _git(root, "init", "-q", "-b", "main")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "registry")
+    return root
+
+
+def _edit(root: Path, rel: str, old: str, new: str) -> None:
+    path = root / rel
+    text = path.read_text(encoding="utf-8")
+    assert text.count(old) == 1, old
+    path.write_text(text.replace(old, new), encoding="utf-8")
+
+
+def _diff(root: Path, *args: str) -> tuple[int, str, str]:
+    with contextlib.chdir(root):
+        done = invoke("diff", *args, root=root)
+    return done.exit_code, done.stdout, done.stderr
+
+
+# --- (1) one card file spelt two ways --------------------------------------------------------------------------------
+
+
+def test_1_a_lock_on_an_absolute_card_path_is_not_affected_by_a_change_elsewhere(tmp_path: Path) -> None:
+    """The lock records ``card = "other/h200_sxm_141gb.toml"``; BASE (a revision, whose root holds only the
+    registry's folders) read it from the working folder and wrote it back absolute, HEAD (the work tree) relative."""
+    root = copy_root(tmp_path)
+    other = root / "other"
+    other.mkdir()
+    (other / "h200_sxm_141gb.toml").write_bytes((root / CARD).read_bytes())
+    with contextlib.chdir(root):
+        locked = invoke("lock", "qwen3-30b-a3b-h200", "--card", str(other / "h200_sxm_141gb.toml"), "--name",
+                        "other-h200", "-o", str(root / "locks/other-h200.lock.toml"), root=root)
+    assert locked.exit_code == 0, locked.output
+    assert 'card = "other/h200_sxm_141gb.toml"' in (root / "locks/other-h200.lock.toml").read_text(encoding="utf-8")
+    _git(root, "init", "-q", "-b", "main")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "registry")
+    # a change elsewhere: the registry's own H200 card (not the file the lock rests on)
+    _edit(root, CARD, "derivation.inputs.fp32 = { value = 67,", "derivation.inputs.fp32 = { value = 60,")
+    with contextlib.chdir(root):
+        assert invoke("fact", "recompute", "h200_sxm_141gb", root=root).exit_code == 0
+    code, out, _ = _diff(root)
+    assert code == 1  # the registry's H200 locks' prices moved unreviewed
+    # before: "  other-h200 (locks/other-h200.lock.toml, card h200_sxm_141gb, price): pins serving.card as before the
+    # change, …" then "    serving   card: /tmp/…/other/h200_sxm_141gb.toml → other/h200_sxm_141gb.toml"
+    assert "other-h200 (locks/other-h200.lock.toml" not in out
+    assert not any(line.lstrip().startswith("serving   card:") for line in out.splitlines())
+    unaffected = next(line for line in out.splitlines() if line.startswith("6 locks unaffected: "))
+    assert "other-h200" in unaffected.split(": ", 1)[1].split(", ")
+    code, out, _ = _diff(root, "--format", "json")
+    said = json.loads(out)
+    assert "other-h200" not in {lock["name"] for lock in said["locks"]}
+
+
+def test_1_a_card_moved_to_another_file_is_still_a_change(tmp_path: Path) -> None:
+    """Two spellings of two files stay a change: the rule compares files, not names."""
+    from passprice.registry import Root
+    from passprice.review.impacts import _one_spelling
+    from passprice.review.sides import Side, SideInfo
+    from passprice.servings import load_spec
+
+    root = copy_root(tmp_path)
+    (root / "other").mkdir()
+    (root / "elsewhere").mkdir()
+    for folder in ("other", "elsewhere"):
+        (root / folder / "h200_sxm_141gb.toml").write_bytes((root / CARD).read_bytes())
+    side = Side(SideInfo("t"), Root(root), {})
+    spec = load_spec(Root(root), "qwen3-30b-a3b-h200")
+    import attrs
+
+    old = attrs.evolve(spec, card=str(root / "other/h200_sxm_141gb.toml"))
+    same = attrs.evolve(spec, card="other/h200_sxm_141gb.toml")
+    moved = attrs.evolve(spec, card="elsewhere/h200_sxm_141gb.toml")
+    assert _one_spelling(side, side, old, same)[0].card == "other/h200_sxm_141gb.toml"
+    assert _one_spelling(side, side, old, moved)[0].card == str(root / "other/h200_sxm_141gb.toml")
