@@ -18,6 +18,8 @@ import json
 import subprocess
 from pathlib import Path
 
+import attrs
+
 from cli_helpers import copy_root, invoke
 
 CARD = "facts/cards/h200_sxm_141gb.toml"
@@ -99,10 +101,57 @@ def test_1_a_card_moved_to_another_file_is_still_a_change(tmp_path: Path) -> Non
         (root / folder / "h200_sxm_141gb.toml").write_bytes((root / CARD).read_bytes())
     side = Side(SideInfo("t"), Root(root), {})
     spec = load_spec(Root(root), "qwen3-30b-a3b-h200")
-    import attrs
-
     old = attrs.evolve(spec, card=str(root / "other/h200_sxm_141gb.toml"))
     same = attrs.evolve(spec, card="other/h200_sxm_141gb.toml")
     moved = attrs.evolve(spec, card="elsewhere/h200_sxm_141gb.toml")
     assert _one_spelling(side, side, old, same)[0].card == "other/h200_sxm_141gb.toml"
     assert _one_spelling(side, side, old, moved)[0].card == str(root / "other/h200_sxm_141gb.toml")
+
+
+# --- (2) one reading of a run's quote ---------------------------------------------------------------------------------
+
+RUNS = "registry/measurements/xiongjiedai-llama3-llamabench.toml"
+RUN = "xd3.h100_pcie_80gb.8b-q4km.tg512"
+ROW = ("| llama 8B Q4_K - Medium         |   4.58 GiB |     8.03 B | CUDA       |  99 |         tg512 |    145.55 "
+       "± 0.80 |")
+
+
+def test_2_check_and_the_review_read_a_runs_quote_alike() -> None:
+    """A run of 99 tokens/s under its llama-bench row (``ngl`` 99): check's rule read the mean printed with its
+    spread and failed it; the review read every number, found 99 (``ngl``) and asked nothing of an added run."""
+    from passprice.measurements import Run
+    from passprice.review.verdict import _added_run_asks, _quoted_span_figures
+    from passprice.sources import run_quote_figures, run_quote_states
+
+    assert run_quote_states(99, [ROW]) == ["145.55 ± 0.80"]  # check: not held
+    assert run_quote_figures([ROW]) == ([("145.55", 145.55)], "means")
+    locator = f"llama-bench table, row '{ROW}'"
+    run = Run(id="r", stack="s", card="c", checkpoint="k", batch=1, first=0, last=512, tokens_per_s=99,
+              source_id="src", locator=locator)
+    # before: [] (99 read as a figure of the row)
+    assert _added_run_asks(run, [run]) == [f"its locator quotes 145.55, not 99 tokens/s: does src: {locator} state 99 "
+                                           "tokens/s?"]
+    assert _quoted_span_figures(locator, 99) == [145.55]
+    # and the reverse: 145.5 is held by 145.55 as the run writes it, by both (the review asked it before)
+    held = attrs.evolve(run, tokens_per_s=145.5)
+    assert run_quote_states(145.5, [ROW]) is None
+    assert _added_run_asks(held, [held]) == []
+
+
+def test_2_a_run_moved_off_its_row_reads_the_rows_figure_as_check_does(tmp_path: Path) -> None:
+    root = _registry(tmp_path)
+    _edit(root, RUNS, "tokens_per_s = 145.55\n", "tokens_per_s = 99\n")
+    with contextlib.chdir(root):
+        checked = invoke("check", root=root)
+    assert checked.exit_code == 1
+    assert (f"  {RUNS}: run.0 ({RUN}): its quote of xiongjiedai-gpu-benchmarks '{ROW}' states 145.55 ± 0.80, not its "
+            "99 tokens/s: the value and the words it cites disagree; quote the words of the document stating the "
+            "value, or set the value they state") in checked.stdout.splitlines()
+    code, out, _ = _diff(root)
+    assert code == 1
+    line = next(x for x in out.splitlines() if x.startswith(f"  {RUNS} (changed): "))
+    # before: "…(145.55 → 99 tokens/s, -31.98 %) but its citation did not: does xiongjiedai-gpu-benchmarks: … say 99
+    # tokens/s?" (the row's ngl 99 read as its figure)
+    assert line.startswith(f"  {RUNS} (changed): 1 measured run to verify in its source: {RUN}'s tokens/s moved "
+                           "(145.55 → 99 tokens/s, -31.98 %) but its citation did not, and the locator quotes 145.55: "
+                           "xiongjiedai-gpu-benchmarks: ")

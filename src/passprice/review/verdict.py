@@ -31,7 +31,6 @@ from passprice.review.changes import (
     FactChange,
     FileChange,
     _figure,
-    _figures_per_second,
     _folded,
     _foreign_files,
     _n,
@@ -3112,12 +3111,14 @@ def runs_to_verify(
             ask(run, f"{name}'s setting moved ({escaped(moved_to)}{tokens}) but its citation did not: does {where} "
                        f"measure {figure} at that setting?{_run_note_stale(was, run)}", was)
         elif was.tokens_per_s != run.tokens_per_s:
-            quoted = _quoted_figures(run.locator)
             moved = (f"{name}'s tokens/s moved ({count(was.tokens_per_s)} → {figure}, "
                      f"{relative_move(was.tokens_per_s, run.tokens_per_s)}"
                      + "".join(f"; {move}" for move in identity) + ") but its citation did not")
-            if _figure(was.tokens_per_s) in quoted and _figure(run.tokens_per_s) not in quoted:
-                ask(run, f"{moved}, and the locator quotes {was.tokens_per_s:g}: {where}{_run_note_stale(was, run)}",
+            if _run_quote_held(run.locator, was.tokens_per_s) and not _run_quote_held(run.locator, run.tokens_per_s):
+                # the figure that holds the old one, as the locator writes it (100.02 holds a run of 100)
+                holding = min(_quoted_span_figures(run.locator, was.tokens_per_s),
+                           key=lambda q: abs(q - was.tokens_per_s), default=was.tokens_per_s)
+                ask(run, f"{moved}, and the locator quotes {holding:g}: {where}{_run_note_stale(was, run)}",
                     was, read=False)
             else:
                 ask(run, f"{moved}: does {where} say {figure}?{_run_note_stale(was, run)}", was)
@@ -3149,7 +3150,7 @@ def _run_quote_reading(run: Run) -> str:
     else ``""``. Raises nothing."""
     from passprice.tables import count
 
-    if _figure(run.tokens_per_s) in _quoted_figures(run.locator):
+    if _run_quote_held(run.locator, run.tokens_per_s):
         return ""
     shown = _quoted_span_figures(run.locator, run.tokens_per_s)
     return (f"its locator quotes {', '.join(f'{q:g}' for q in shown[:5])}, not {count(run.tokens_per_s)} tokens/s"
@@ -3249,27 +3250,43 @@ def _identity_moves(was: Run, run: Run) -> list[str]:
 
 
 def _quoted_span_figures(locator: str, tokens_per_s: float) -> list[float]:
-    """The figures ``locator`` (a run's) quotes between single quotes (:func:`passprice.sources.quoted_spans`; a
-    number outside them, ``llama2-7b table, row '…'``'s 7, is a name, not a figure the document states), in the order
-    a reviewer reads them: those in tokens per second first (:func:`passprice.review.changes._figures_per_second`: a
-    ``./main`` line quotes ms per token before them, left41; smaller first, and no other figure after them), else the
-    others nearest the run's ``tokens_per_s`` first (by ratio; ties smaller first), so a row's own throughput heads the
-    list (LMDeploy's row ``| 1 | 1 | 1 | 128 | 100.02 | 76.55 | 0.011 | …`` for a run of 100 tokens/s reads ``100.02,
-    128, 76.55, 1, 0.011``, not ``0.009, 0.01, 0.011, 1, 7``: cite67); a locator that quotes nothing is read whole.
-    Empty when it quotes no figure. The first 10,000 characters are read. Raises nothing."""
+    """The figures ``locator`` (a run's) states as ``check`` reads a run's quote
+    (:func:`passprice.sources.run_quote_figures`: those in tokens per second, else the means printed with their
+    spread, else every number; of the spans between single quotes, :func:`passprice.sources.quoted_spans`: a number
+    outside them, ``llama2-7b table, row '…'``'s 7, is a name, not a figure the document states), in the order a
+    reviewer reads them: rates smaller first (a ``./main`` line quotes ms per token before them, left41), else the
+    others nearest the run's ``tokens_per_s`` first (by ratio; ties smaller first), so a row's own throughput heads
+    the list (LMDeploy's row ``| 1 | 1 | 1 | 128 | 100.02 | 76.55 | 0.011 | …`` for a run of 100 tokens/s reads
+    ``100.02, 128, 76.55, 1, 0.011``: cite67); a locator that quotes nothing (no quote for ``check`` to hold) is read
+    whole by :func:`passprice.review.changes._quoted_figures` (``Table 3`` a place, not a figure). Empty when it
+    states no figure. The first 10,000 characters are read. Raises nothing."""
     import math
 
-    from passprice.sources import quoted_spans
+    from passprice.sources import quoted_spans, run_quote_figures
 
-    spans = quoted_spans(locator) or [locator[:10_000]]
-    rates: set[float] = set().union(*(_figures_per_second(s) for s in spans))
-    rest: set[float] = set().union(*(_quoted_figures(s) for s in spans)) - rates
+    figures, kind = run_quote_figures(quoted_spans(locator) or [locator[:10_000]])
+    values = {_figure(value) for _, value in figures}
+    if not quoted_spans(locator) and kind != "rates":
+        # no quote for check to hold: the locator read whole, its places (``Table 3``) and settings no figures
+        kind, values = "numbers", _quoted_figures(locator)
     own = tokens_per_s if tokens_per_s > 0 and math.isfinite(tokens_per_s) else 1.0
 
     def distance(x: float) -> tuple[float, float]:
         return (abs(math.log(x / own)) if x > 0 else math.inf, x)
 
-    return sorted(rates) or sorted(rest, key=distance)
+    return sorted(values) if kind == "rates" else sorted(values, key=distance)
+
+
+def _run_quote_held(locator: str, tokens_per_s: float) -> bool:
+    """Whether a run's ``locator`` states its ``tokens_per_s`` as ``check`` reads it
+    (:func:`passprice.sources.run_quote_figures`, :func:`passprice.sources.run_figure_held`: rounded as the run
+    writes it); a locator quoting nothing read whole (:func:`_quoted_span_figures`). Raises nothing."""
+    from passprice.sources import quoted_spans, run_figure_held, run_quote_figures
+
+    figures, kind = run_quote_figures(quoted_spans(locator) or [locator[:10_000]])
+    if not quoted_spans(locator) and kind != "rates":  # read whole, as :func:`_quoted_span_figures` reads it
+        return _figure(tokens_per_s) in _quoted_figures(locator)
+    return run_figure_held(tokens_per_s, figures)
 
 
 def _fresh_source(base: Side, head: Side, source: str, figure: str) -> str:
@@ -3293,8 +3310,7 @@ def _added_run_asks(run: Run, alike: Sequence[Run]) -> list[str]:
     figure = f"{count(run.tokens_per_s)} tokens/s"
     where = escaped(f"{run.source_id}: {run.locator}")
     out = []
-    quoted = _quoted_figures(run.locator)
-    if _figure(run.tokens_per_s) not in quoted:
+    if not _run_quote_held(run.locator, run.tokens_per_s):
         shown = _quoted_span_figures(run.locator, run.tokens_per_s)
         says = (f"its locator quotes {', '.join(f'{q:g}' for q in shown[:5])}, not {figure}" if shown
                 else "its locator quotes no figure")
