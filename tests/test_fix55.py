@@ -155,3 +155,55 @@ def test_2_a_run_moved_off_its_row_reads_the_rows_figure_as_check_does(tmp_path:
     assert line.startswith(f"  {RUNS} (changed): 1 measured run to verify in its source: {RUN}'s tokens/s moved "
                            "(145.55 → 99 tokens/s, -31.98 %) but its citation did not, and the locator quotes 145.55: "
                            "xiongjiedai-gpu-benchmarks: ")
+
+
+# --- (3) one bound for the review's quote look-ups, runs past it failing ------------------------------------------
+
+POINTS = "registry/measurements/llamacpp-points.toml"
+POINTS_RUN = "xd2.h100_pcie_80gb.l2-7b-q4_0.main"
+
+
+def _recite(root: Path) -> None:
+    """Both runs cited anew (a word added outside their quotes), their figures unmoved: each run's quote is looked
+    up (3 spans, then 1), no fit goes stale, and nothing else fails the review."""
+    _edit(root, POINTS, "of three runs: 'llama_print_timings:        eval time =    7783.09",
+          "of the three runs: 'llama_print_timings:        eval time =    7783.09")
+    _edit(root, RUNS, "llama-bench table, row '| llama 8B Q4_K - Medium         |   4.58 GiB |     8.03 B | CUDA       "
+                      "|  99 |         tg512 |",
+          "llama-bench's table, row '| llama 8B Q4_K - Medium         |   4.58 GiB |     8.03 B | CUDA       "
+          "|  99 |         tg512 |")
+
+
+def test_3_runs_share_the_reviews_one_bound_and_fail_past_it(tmp_path: Path, monkeypatch: object) -> None:
+    import pytest
+
+    import passprice.sources as sources
+
+    assert isinstance(monkeypatch, pytest.MonkeyPatch)
+    root = _registry(tmp_path)
+    _recite(root)
+    code, out, err = _diff(root)
+    assert code == 0, out + err  # within the bound: asked, looked up, nothing fails
+    assert "❌" not in out
+    real = sources.Lookups
+    # a bound of 3 spans for the review: the first file's run spends it; the second file's run is past it (with a
+    # bound a file, as before, each file's run was looked up and the review passed: exit 0)
+    monkeypatch.setattr(sources, "Lookups", lambda spans=3, chars=sources.SEARCHED_MOST: real(spans, chars))
+    code, out, err = _diff(root)
+    assert code == 1, out + err
+    assert "1 measured run's quotes not checked (past the review's bound)" in out.splitlines()[1]
+    line = next(x for x in out.splitlines() if x.startswith(f"  {RUNS} (changed): "))
+    assert line.endswith("; ❌ its quote was not looked up, past the review's bound (2,236 spans, 128 MiB of stored "
+                         "text, one bound for the whole review): review the change in smaller pieces, or read it in "
+                         "its source; priced on HEAD: 145.55 tokens/s, limit 408 (2.8 × measured)")
+    points = next(x for x in out.splitlines() if x.startswith(f"  {POINTS} (changed): "))
+    assert "past the review's bound" not in points
+    assert err.strip() == (
+        f"passprice: refused: quotes not checked: 1 quoted span of 1 measured run ({RUNS}: {RUN}) not looked up in "
+        "their stored excerpts, the review's look-ups past their bound (2,236 spans, 128 MiB of stored text, one "
+        "bound for the whole review; none of its facts' is looked up then, whichever file sorts first): a quote not "
+        "checked may be NOT FOUND or state another figure; review the change in smaller pieces (split it), or run "
+        "`passprice audit --source ID` on each source they cite")
+    code, out, _ = _diff(root, "--format", "json")
+    said = json.loads(out)
+    assert (code, said["exit_status"], said["quotes_unchecked"]) == (1, 1, [f"{RUNS}: {RUN}"])

@@ -191,6 +191,11 @@ class Diff:
     #: :attr:`quotes_mismatched` does a fact (a run moved 145.55 -> 150.55 under its unchanged llama-bench row read
     #: "1 measured run to verify", exit 0, where ``check`` failed).
     runs_mismatched: tuple[str, ...] = ()
+    #: ``FILE: ID`` of each run the change adds or changes whose quote was not looked up, the review's look-ups past
+    #: their bound (one :class:`passprice.sources.Lookups` for the whole review, its runs' look-ups after its facts'
+    #: and excerpts'), with its spans not looked up: each fails the review, named among :attr:`quotes_unchecked`, as
+    #: a fact past the bound does (a run past it was asked, exit 0, and the bound was one a measurement file).
+    runs_unchecked: Mapping[str, int] = attrs.field(factory=dict)
     #: Each record re-cited to another table row whose unchanged description (or its source's ``read``) still names
     #: the old row, by path: what to verify (:func:`stale_descriptions`). Shown, never failed.
     stale_descriptions: Mapping[str, str] = attrs.field(factory=dict)
@@ -446,6 +451,7 @@ class Diff:
         left a later fact's NOT FOUND "not checked … past the 512" and the review passed."""
         names = [f"{f.name}:{c.path}" for f, c in self.fact_changes if c.quote is not None and c.quote.past]
         names += [path for s in self.sources for path in s.quotes_unchecked]
+        names += list(self.runs_unchecked)  # measured runs' (``FILE: ID``), looked up last
         return tuple(dict.fromkeys(names))
 
     @property
@@ -460,6 +466,8 @@ class Diff:
         for s in self.sources:
             for path, n in zip(s.quotes_unchecked, s.unchecked_spans, strict=False):
                 spans.setdefault(path, n)
+        for run, n in self.runs_unchecked.items():
+            spans.setdefault(run, n)
         return sum(spans.values())
 
     @property
@@ -880,11 +888,15 @@ class Diff:
         spans = self.quote_spans_unchecked
         shown = ", ".join(facts[:MAX_SHOWN_QUOTES]) + (
             f" and {len(facts) - MAX_SHOWN_QUOTES:,} more" if len(facts) > MAX_SHOWN_QUOTES else "")
-        counted = f"{_n(spans, 'quoted span')} of {_n(len(facts), 'fact')}"  # a changed fact's, an excerpt's alike
+        runs = len([name for name in facts if name in self.runs_unchecked])
+        whose = [_n(len(facts) - runs, "fact")] if len(facts) > runs else []
+        whose += [_n(runs, "measured run")] if runs else []
+        counted = f"{_n(spans, 'quoted span')} of {' and '.join(whose)}"  # a changed fact's, an excerpt's alike
         return (f"quotes not checked: {counted} ({shown}) not looked up in their stored excerpts, the review's "
-                f"look-ups past their bound ({QUOTES_MOST:,} spans, {SEARCHED_MOST // 2**20:,} MiB of stored text; "
-                "none is looked up then, whichever file sorts first): a quote not checked may be NOT FOUND; split "
-                "the change, or run `passprice audit --source ID` on each source they cite")
+                f"look-ups past their bound ({QUOTES_MOST:,} spans, {SEARCHED_MOST // 2**20:,} MiB of stored text, "
+                "one bound for the whole review; none of its facts' is looked up then, whichever file sorts first): "
+                "a quote not checked may be NOT FOUND or state another figure; review the change in smaller pieces "
+                "(split it), or run `passprice audit --source ID` on each source they cite")
 
     def quotes_line(self) -> str:
         """``1 quote NOT FOUND in its stored text`` (``N quotes NOT FOUND in their stored text``): the summary's
@@ -968,7 +980,11 @@ class Diff:
         if self.quotes_against_removed:
             parts.append(self.against_removed_line())
         if self.quotes_unchecked:  # past the review's bound: it fails the review too
-            parts.append(f"{_facts_quotes(len(self.quotes_unchecked))} not checked (past the review's bound)")
+            runs = len([name for name in self.quotes_unchecked if name in self.runs_unchecked])
+            unrun = len(self.quotes_unchecked) - runs
+            whose = ([_facts_quotes(unrun)] if unrun else []) + (
+                [f"{runs:,} measured run's quotes" if runs == 1 else f"{runs:,} measured runs' quotes"] if runs else [])
+            parts.append(f"{' and '.join(whose)} not checked (past the review's bound)")
         if self.unsound:
             kinds = sorted({x.kind for _, x in self.unsound}, key=["stale", "mismatch", "broken"].index)
             what = {"stale": "stale", "mismatch": "not following", "broken": "broken"}
@@ -1388,10 +1404,13 @@ def _compare(base: Side, head: Side) -> Diff:
     asked_stacks: set[str] = set()
     noted: dict[str, list[str]] = {}  # runs whose note changed, by file: listed, not asked (slip round 47)
     runs_mismatched: list[str] = []  # runs whose found quote states another figure: each fails the review
+    runs_unchecked: dict[str, int] = {}  # runs whose quote was past the review's bound: each fails the review
+    # the runs' quote look-ups spend what the facts' and excerpts' left of the review's one bound (``lookups``),
+    # however many measurement files it changes (it was a fresh bound a file)
     recited = {f.path: asks for f in files if f.status in ("changed", "added") and f.kind == "other"
                and _is_measurement(f.path)
                and (asks := runs_to_verify(base, head, f.path, read_runs, asked_stacks, noted.setdefault(f.path, []),
-                                           runs_mismatched))}
+                                           runs_mismatched, lookups, runs_unchecked))}
     # HEAD's locks made under a stack fitted from a run to verify: to verify themselves (slip round 46)
     recited_locks = tuple(lock.name for lock in _locks(head).values()
                           if lock is not None and lock.stack is not None and lock.stack.name in asked_stacks) \
@@ -1425,7 +1444,7 @@ def _compare(base: Side, head: Side) -> Diff:
                 cited_sources(head, files, {s.id for s in sources}),
                 {**relabelled_records(base, head, files), **relabelled_stacks(base, head, files)},
                 titles_contradicting(base, head, files), recited_locks=recited_locks,
-                runs_mismatched=tuple(runs_mismatched),
+                runs_mismatched=tuple(runs_mismatched), runs_unchecked=runs_unchecked,
                 stale_descriptions=stale_descriptions(base, head, files), rerouted=rerouted_stacks(base, head, files),
                 review_rules=frozenset(_unrooted(head, [*rules, *forged])), export_rules=export_lines(base, head))
 
@@ -2936,6 +2955,7 @@ def escaped_key(key: str) -> str:
 def runs_to_verify(
     base: Side, head: Side, rel: str, read_runs: dict[Path, tuple[Run, ...] | None] | None = None,
     stacks: set[str] | None = None, noted: list[str] | None = None, mismatched: list[str] | None = None,
+    left: Lookups | None = None, unchecked: dict[str, int] | None = None,
 ) -> list[str]:
     """What a reviewer must verify of the runs of the measurement file ``rel`` HEAD holds (BASE too, or the change
     adds it: each of its runs is then added, slip round 34), by run id, one line a question: a run added to it whose
@@ -2966,7 +2986,10 @@ def runs_to_verify(
     changed run (its tokens/s, setting or citation moved) is priced on HEAD as an added file's is
     (:func:`_priced_runs`): ``984.2 tokens/s, limit 186.7 (0.19 × measured), ABOVE its limit: check it in its
     source``, and its locator read as an added run's is (``its locator quotes 98.42, not 984.2 tokens/s``). Raises
-    nothing."""
+    nothing. ``left``: the review's one bound of quote look-ups (:class:`passprice.sources.Lookups`), spent in
+    place by the runs' look-ups (a fresh one when ``None``); ``unchecked``, when given, gains ``FILE: ID`` of each
+    run whose quote was past it, with its spans not looked up: its line says so (``❌ its quote was not looked up,
+    past the review's bound …``) and the review fails (:attr:`Diff.runs_unchecked`). Raises nothing."""
     from passprice.fits import relative_move
     from passprice.measurements import load_file
     from passprice.tables import count
@@ -3002,10 +3025,10 @@ def runs_to_verify(
     out: list[str] = []
 
     texts: dict[str, Any] = {}  # HEAD's stored text of each source a run asked cites, read once
-    from passprice.sources import Lookups
+    from passprice.sources import QUOTES_MOST, SEARCHED_MOST, Lookups
 
-    left = Lookups()  # one bound for the runs' quote look-ups of this file (a file may hold 1,000 runs)
-    looked: dict[str, tuple[str, bool]] = {}  # each run's look-up, by its key: (its MISMATCH, past the bound)
+    left = Lookups() if left is None else left  # the review's one bound (a file may hold 1,000 runs)
+    looked: dict[str, tuple[str, int]] = {}  # each run's look-up, by its key: (its MISMATCH, spans past the bound)
     priced: list[tuple[int, Run]] = []  # (its line's place in out, the changed run): priced on HEAD after the walk
 
     def ask(run: Run, line: str, was: Run | None = None, read: bool = True) -> None:
@@ -3014,9 +3037,13 @@ def runs_to_verify(
             line += f"; {reading}" if reading else ""
             priced.append((len(out), run))
         wrong, past = (_run_mismatch(head, run, texts, left, looked) if was is None or _run_moved(was, run)
-                       else ("", False))
+                       else ("", 0))
         if past:
-            line += "; its quote was not looked up, past the review's bound: read it in its source"
+            line += (f"; ❌ its quote was not looked up, past the review's bound ({QUOTES_MOST:,} spans, "
+                     f"{SEARCHED_MOST // 2**20:,} MiB of stored text, one bound for the whole review): review the "
+                     "change in smaller pieces, or read it in its source")
+            if unchecked is not None:
+                unchecked[f"{rel}: {escaped(run.id)}"] = past
         if wrong:
             line += f"; ❌ MISMATCH: {wrong}: the value and the words it cites disagree"
             if mismatched is not None:
@@ -3158,21 +3185,22 @@ def _run_quote_reading(run: Run) -> str:
 
 
 def _run_mismatch(head: Side, run: Run, texts: dict[str, Any], left: Lookups | None = None,
-                  looked: dict[str, tuple[str, bool]] | None = None) -> tuple[str, bool]:
+                  looked: dict[str, tuple[str, int]] | None = None) -> tuple[str, int]:
     """What the quote of ``run`` (HEAD's) states that its tokens/s is not, its quote found in HEAD's stored excerpt
     of its source: ``check``'s rule, the run made a fact as :func:`passprice.lineage._run_facts` makes it (unit
     :data:`passprice.sources.RUN_UNIT`) and looked up by :func:`passprice.sources.quote_check` (state ``MISMATCH``,
-    :func:`passprice.sources.figures_quoted`), escaped, with whether its look-up was past ``left``; ``""`` when its
+    :func:`passprice.sources.figures_quoted`), escaped, with how many of its spans were past ``left``; ``""`` when its
     quote states it, is not found, or its source has no usable stored text. ``texts`` keeps each source's stored text
-    (``None``: none) across the calls of one walk; ``left`` is the walk's one bound of look-ups
+    (``None``: none) across the calls of one walk; ``left`` is the review's one bound of look-ups
     (:class:`passprice.sources.Lookups`), spent in place: a run past it is said so on its line (``its quote was not
-    looked up, past the review's bound: …``; asked, not failed). ``looked`` keeps each run's answer by its key: an added
-    run looked up twice (asked, then its line) spends the bound once. Raises nothing."""
+    looked up, past the review's bound …``) and fails the review, as a fact past it does. ``looked`` keeps each
+    run's answer by its key: an added run looked up twice (asked, then its line) spends the bound once. Raises
+    nothing."""
     from passprice.facts import Fact, Provenance
     from passprice.sources import MISMATCH, RUN_UNIT, load_source, quote_check, stored_text
 
     if not run.locator or not run.source_id:
-        return "", False
+        return "", 0
     looked = {} if looked is None else looked
     if run.key in looked:
         return looked[run.key]
@@ -3183,11 +3211,11 @@ def _run_mismatch(head: Side, run: Run, texts: dict[str, Any], left: Lookups | N
             texts[run.source_id] = None
     stored = texts[run.source_id]
     if stored is None:
-        return "", False
+        return "", 0
     fact = Fact(value=run.tokens_per_s, amount=run.tokens_per_s, unit=RUN_UNIT, provenance=Provenance.MEASURED,
                 source=run.source_id, locator=run.locator)
     quote = quote_check("tokens_per_s", fact, {run.source_id: stored}, left)
-    looked[run.key] = (escaped("; ".join(quote.mismatch)) if quote.state == MISMATCH else "", quote.past > 0)
+    looked[run.key] = (escaped("; ".join(quote.mismatch)) if quote.state == MISMATCH else "", quote.past)
     return looked[run.key]
 
 
