@@ -207,3 +207,47 @@ def test_3_runs_share_the_reviews_one_bound_and_fail_past_it(tmp_path: Path, mon
     code, out, _ = _diff(root, "--format", "json")
     said = json.loads(out)
     assert (code, said["exit_status"], said["quotes_unchecked"]) == (1, 1, [f"{RUNS}: {RUN}"])
+
+
+# --- (4) a quoted column's or row's name is a place --------------------------------------------------------------
+
+
+def test_4_a_quoted_column_name_is_a_place_not_a_figure(monkeypatch: object) -> None:
+    """The RTX 4080's ``l2`` (64 MiB) is read under ``Appendix A, 'GeForce RTX 4080 16 GB' column: …``: against a
+    stored excerpt of the Ada whitepaper (none is shipped: a synthetic one) its quote read as 16 GB, a MISMATCH."""
+    import pytest
+
+    import passprice.sources as sources
+    from cli_helpers import REPO
+    from passprice.cards import load_card
+    from passprice.registry import Root
+
+    assert isinstance(monkeypatch, pytest.MonkeyPatch)
+    root = Root(REPO)
+    facts = load_card(root, "rtx_4080").facts()
+    whitepaper = sources.stored_text_of(sources.load_source(root, "nvidia-ada-whitepaper"), (
+        "== nvidia-ada-whitepaper ==\n1\tGraphics Card GeForce RTX 4090 GeForce RTX 4080 16 GB\n"
+        "2\tMemory Bandwidth 716.8 GB/sec\n").encode(), "synthetic")
+    guide = sources.stored_text_of(sources.load_source(root, "nvidia-ada-tuning-guide"), (
+        "== nvidia-ada-tuning-guide ==\n1\tThe shared memory capacity per SM is 100 KB.\n"
+        "2\tThe register file size is 64K 32-bit registers per SM.\n").encode(), "synthetic")
+    texts = {"nvidia-ada-whitepaper": whitepaper, "nvidia-ada-tuning-guide": guide}
+    assert sources.quote_check("on_chip.capacity", facts["on_chip.capacity"], texts).line() == (
+        "on_chip.capacity: checked (3 of 3 quoted spans found in the stored text)")
+    assert sources.quote_check("memory.bandwidth", facts["memory.bandwidth"], texts).line() == (
+        "memory.bandwidth: checked (2 of 2 quoted spans found in the stored text)")
+    assert sources._in_named_unit("Appendix A, 'GeForce RTX 4080 16 GB' column: 'Memory Bandwidth 716.8 GB/sec'") == [
+        "", "Memory Bandwidth 716.8 GB/sec"]
+    # a row quoted after the word row is still read in the unit named after it (attack54)
+    assert sources._in_named_unit("row '| Dot   | 4.48   |' in TB/s") == ["| Dot   | 4.48 TB/s   |"]
+    # before: the column's name read as a figure
+    monkeypatch.setattr(sources, "_PLACE_AFTER_QUOTE", r"(?!)")
+    assert sources.quote_check("on_chip.capacity", facts["on_chip.capacity"], texts).line() == (
+        "on_chip.capacity: MISMATCH (3 of 3 quoted spans found in the stored text; its l2 figure's quote of "
+        "nvidia-ada-whitepaper 'GeForce RTX 4080 16 GB' states 16 GB (15258.8 MiB), not its 64 MiB)")
+
+
+def test_4_the_shipped_registry_still_reads_no_problem() -> None:
+    done = invoke("check")
+    assert done.exit_code == 0, done.output
+    assert ": 0 problems" in done.stdout.splitlines()[0]

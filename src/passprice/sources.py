@@ -1482,6 +1482,11 @@ def _means_not(amount: float, spans: Sequence[str]) -> list[str]:
 #: The unit a locator names right after a quoted table cell or row (``row '| Dot   | 4.48   |' in TB/s``).
 _UNIT_AFTER_QUOTE = re.compile(r"' in ([A-Za-z]+(?:/[A-Za-z]+)?)\b(?!/)")
 
+#: What makes a quoted span a place, not a figure: ``column`` or ``row`` right after it (``'GeForce RTX 4080 16 GB'
+#: column``: the name of a table's column, whose 16 GB is no figure of the fact read under it).
+#: (compiled when first used, :func:`_compiled`).
+_PLACE_AFTER_QUOTE = r"(?i)'[ \t]+(?:column|row)s?\b"
+
 
 def _in_named_unit(locator: str) -> list[str]:
     """The spans ``locator`` quotes (:func:`quoted_spans`, in order), each followed in the locator by ``in UNIT``
@@ -1489,7 +1494,9 @@ def _in_named_unit(locator: str) -> list[str]:
     TB/s`` → ``| Dot   | 4.48 TB/s   |``): a table's cells state their figures in the unit of its header, which the
     locator names outside the quote. Attack54: a derivation input moved 4.48 → 4.58 TB/s under the unchanged row
     ``'| Dot   | 4.48              |' in TB/s`` passed ``check`` (0 problems) and the re-locked review, its quote
-    stating no figure with a unit. Raises nothing."""
+    stating no figure with a unit. A span followed by ``column`` or ``row`` (:data:`_PLACE_AFTER_QUOTE`) names a
+    place of the document, its numbers no figure: it reads ``""`` (``'GeForce RTX 4080 16 GB' column`` read as
+    16 GB, a MISMATCH of the RTX 4080's 64 MiB ``l2`` read under it, tests/test_fix55.py). Raises nothing."""
     from passprice.addedfacts import _reads
     from passprice.textchange import NUMBER
 
@@ -1497,6 +1504,9 @@ def _in_named_unit(locator: str) -> list[str]:
     out = []
     for opening, span in _quotes(text):
         if span.isspace():
+            continue
+        if _compiled(_PLACE_AFTER_QUOTE).match(text, opening + 1 + len(span)):
+            out.append("")  # a column's or row's name: where the figure is, not a figure
             continue
         named = _UNIT_AFTER_QUOTE.match(text, opening + 1 + len(span))
         if named is not None and _reads(named.group(1)):
