@@ -226,11 +226,11 @@ def test_4_a_quoted_column_name_is_a_place_not_a_figure(monkeypatch: object) -> 
     root = Root(REPO)
     facts = load_card(root, "rtx_4080").facts()
     whitepaper = sources.stored_text_of(sources.load_source(root, "nvidia-ada-whitepaper"), (
-        "== nvidia-ada-whitepaper ==\n1\tGraphics Card GeForce RTX 4090 GeForce RTX 4080 16 GB\n"
-        "2\tMemory Bandwidth 716.8 GB/sec\n").encode(), "synthetic")
+        b"== nvidia-ada-whitepaper ==\n1\tGraphics Card GeForce RTX 4090 GeForce RTX 4080 16 GB\n"
+        b"2\tMemory Bandwidth 716.8 GB/sec\n"), "synthetic")
     guide = sources.stored_text_of(sources.load_source(root, "nvidia-ada-tuning-guide"), (
-        "== nvidia-ada-tuning-guide ==\n1\tThe shared memory capacity per SM is 100 KB.\n"
-        "2\tThe register file size is 64K 32-bit registers per SM.\n").encode(), "synthetic")
+        b"== nvidia-ada-tuning-guide ==\n1\tThe shared memory capacity per SM is 100 KB.\n"
+        b"2\tThe register file size is 64K 32-bit registers per SM.\n"), "synthetic")
     texts = {"nvidia-ada-whitepaper": whitepaper, "nvidia-ada-tuning-guide": guide}
     assert sources.quote_check("on_chip.capacity", facts["on_chip.capacity"], texts).line() == (
         "on_chip.capacity: checked (3 of 3 quoted spans found in the stored text)")
