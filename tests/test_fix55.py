@@ -200,9 +200,8 @@ def test_3_runs_share_the_reviews_one_bound_and_fail_past_it(tmp_path: Path, mon
     assert "past the review's bound" not in points
     assert err.strip() == (
         f"passprice: refused: quotes not checked: 1 quoted span of 1 measured run ({RUNS}: {RUN}) not looked up in "
-        "their stored excerpts, the review's look-ups past their bound (2,236 spans, 128 MiB of stored text, one "
-        "bound for the whole review; none of its facts' is looked up then, whichever file sorts first): a quote not "
-        "checked may be NOT FOUND or state another figure; review the change in smaller pieces (split it), or run "
+        "their stored excerpts, the review's look-ups past their bound (2,236 spans, 128 MiB of stored text; none is "
+        "looked up then, whichever file sorts first): a quote not checked may be NOT FOUND; split the change, or run "
         "`passprice audit --source ID` on each source they cite")
     code, out, _ = _diff(root, "--format", "json")
     said = json.loads(out)

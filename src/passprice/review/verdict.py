@@ -893,10 +893,9 @@ class Diff:
         whose += [_n(runs, "measured run")] if runs else []
         counted = f"{_n(spans, 'quoted span')} of {' and '.join(whose)}"  # a changed fact's, an excerpt's alike
         return (f"quotes not checked: {counted} ({shown}) not looked up in their stored excerpts, the review's "
-                f"look-ups past their bound ({QUOTES_MOST:,} spans, {SEARCHED_MOST // 2**20:,} MiB of stored text, "
-                "one bound for the whole review; none of its facts' is looked up then, whichever file sorts first): "
-                "a quote not checked may be NOT FOUND or state another figure; review the change in smaller pieces "
-                "(split it), or run `passprice audit --source ID` on each source they cite")
+                f"look-ups past their bound ({QUOTES_MOST:,} spans, {SEARCHED_MOST // 2**20:,} MiB of stored text; "
+                "none is looked up then, whichever file sorts first): a quote not checked may be NOT FOUND; split "
+                "the change, or run `passprice audit --source ID` on each source they cite")
 
     def quotes_line(self) -> str:
         """``1 quote NOT FOUND in its stored text`` (``N quotes NOT FOUND in their stored text``): the summary's
