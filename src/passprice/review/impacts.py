@@ -1586,9 +1586,12 @@ def _read_at(side: Side, ref: str) -> str | None:
     if "/" not in ref and os.sep not in ref:
         return None
     path = Path(ref)
-    found = next((p for p in ((path,) if path.is_absolute() else (side.root.path / path, Path.cwd() / path))
-                  if is_there(p)), None)
-    return os.path.realpath(found) if found is not None else None
+    try:
+        found = next((p for p in ((path,) if path.is_absolute() else (side.root.path / path, Path.cwd() / path))
+                      if is_there(p)), None)
+        return os.path.realpath(found) if found is not None else None
+    except (OSError, ValueError):  # the working folder gone, a name the system refuses
+        return None
 
 
 def _one_spelling(base: Side, head: Side, old: Any, new: Any) -> tuple[Any, Any]:
